@@ -1,0 +1,31 @@
+# `make run` and `make test` do all the set-up on a fresh machine with Python 3.11.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8501
+
+.PHONY: run test bench venv clean sample-data
+
+$(STAMP): requirements.txt requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python bench/run_all.py
+
+sample-data: $(STAMP)
+	$(BIN)/python sample_data/generate.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,67 @@
+"""The full configuration of a run — everything that decides its numbers, seed included."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+
+from .errors import ConfigError
+from .ledger import validate_budget
+
+
+@dataclass
+class RunConfig:
+    """Parameters of one run (one method on one split).
+
+    method : name of a registered comparison method (see :data:`dpfed_core.methods.METHODS`).
+    epsilon, delta : privacy budget per entity; ``inf`` = non-private. Only DP methods use them.
+    k : prototypes per entity. rank : latent factors ℓ. lam : ridge λ. mode : "zero" | "observed".
+    seed : seeds both the split and the method (the split uses its own stream).
+    test_fraction, n_hidden : the split of SPEC §4. top_n : N of precision/recall/NDCG@N.
+    server_weighting : "none" | "counts" (weight prototypes by released cluster sizes).
+    n_jobs : parallel worker processes over entities (1 = none, -1 = all cores); same results.
+    prototype_params : extra keyword arguments of the prototype method (bounds, split, …).
+    method_params : extra keyword arguments of non-prototype methods.
+    """
+
+    method: str = "kmeans"
+    epsilon: float = math.inf
+    delta: float = 1e-6
+    k: int = 50
+    rank: int = 10
+    lam: float = 0.1
+    mode: str = "zero"
+    seed: int = 0
+    max_iter: int = 200
+    test_fraction: float = 0.2
+    n_hidden: int = 5
+    top_n: int = 10
+    server_weighting: str = "none"
+    n_jobs: int = 1
+    prototype_params: dict = field(default_factory=dict)
+    method_params: dict = field(default_factory=dict)
+
+    def validate(self) -> "RunConfig":
+        validate_budget(self.epsilon, self.delta)
+        for name in ("k", "rank", "top_n", "n_hidden", "max_iter"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ConfigError(f"{name} must be a positive whole number, got {v!r}")
+        if not isinstance(self.lam, (int, float)) or not math.isfinite(self.lam) or self.lam < 0:
+            raise ConfigError(f"λ (lam) must be a non-negative number, got {self.lam!r}")
+        if self.mode not in ("zero", "observed"):
+            raise ConfigError(f"mode must be 'zero' or 'observed', got {self.mode!r}")
+        if not 0 < self.test_fraction < 1:
+            raise ConfigError(f"test fraction must be strictly between 0 and 1, got {self.test_fraction}")
+        return self
+
+    def replace(self, **changes) -> "RunConfig":
+        known = {f.name for f in fields(self)}
+        bad = set(changes) - known
+        if bad:
+            raise ConfigError(f"unknown configuration keys: {', '.join(sorted(bad))}")
+        d = asdict(self)
+        d.update(changes)
+        return RunConfig(**d)
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,167 @@
+"""Evaluation metrics (SPEC §4, paper §5.2) for any model that scores by ``U @ V.T``.
+
+Formulas, for a test user u with training row T_u (the items u has in train), hidden entries
+H_u = {(i, x_ui)} and candidate items C_u = all items not in T_u (hidden items are candidates):
+
+* **train RMSE**: sqrt(Σ_{Ω_train} (x − û)² / |Ω_train|), Ω_train = every cell of the training
+  matrix in ``zero`` mode, its stored entries in ``observed`` mode (the cells the objective fits).
+* **test RMSE**: sqrt(Σ_{H} (x − û)² / |H|) over the hidden entries.
+* **MAR** (mean average rank, paper Eq. 3): Σ_H x_ui·rank_ui / Σ_H x_ui, where rank_ui is the
+  percentile of item i among C_u: (#{j ∈ C_u: s_j > s_i} + ½·#{j ∈ C_u, j ≠ i: s_j = s_i}) /
+  (|C_u| − 1). 0 = top, 1 = bottom; ties count half, so a constant scorer gets exactly 0.5.
+* **precision@N** = |top-N(C_u) ∩ H_u| / N; **recall@N** = |top-N(C_u) ∩ H_u| / |H_u|;
+  **NDCG@N** with binary relevance = Σ_{r ≤ N, item_r ∈ H_u} 1/log2(r + 1) / Σ_{r ≤ min(N,|H_u|)} 1/log2(r + 1).
+  Top-N breaks score ties by the lower item index. Averaged over test users with |H_u| > 0
+  (users with nothing hidden are not test users and are skipped).
+
+Per-entity values aggregate that entity's rows; ``overall`` aggregates all rows the same way
+(pooled sums, not a mean of entity means).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+METRIC_KEYS = ("train_rmse", "test_rmse", "mar", "precision", "recall", "ndcg")
+
+
+def ranking_metrics(
+    scores: np.ndarray,
+    train_rows: sp.csr_matrix,
+    test_rows: sp.csr_matrix,
+    n: int = 10,
+) -> dict[str, np.ndarray]:
+    """Per-user ranking quantities for a batch of users.
+
+    Parameters
+    ----------
+    scores : (b, m) predicted scores.
+    train_rows, test_rows : (b, m) sparse rows of the training and hidden entries of those users.
+    n : cut-off N of the top-N metrics.
+
+    Returns
+    -------
+    dict of (b,) arrays: ``mar_num`` (Σ x·rank), ``mar_den`` (Σ x), ``precision``, ``recall``,
+    ``ndcg``, ``has_test`` (bool). Rows without hidden entries get zeros and ``has_test`` False.
+    """
+    S = np.array(scores, dtype=np.float64, copy=True)
+    b, m = S.shape
+    tr = sp.csr_matrix(train_rows)
+    te = sp.csr_matrix(test_rows)
+    tr_rows = np.repeat(np.arange(b), np.diff(tr.indptr))
+    S[tr_rows, tr.indices] = -np.inf
+    n_cand = m - np.diff(tr.indptr)
+
+    te_rows = np.repeat(np.arange(b), np.diff(te.indptr))
+    te_cols, te_vals = te.indices, te.data
+    s_hidden = S[te_rows, te_cols]
+    # Compare each hidden score with its user's whole row: (n_hidden_total × m), built per batch.
+    rowS = S[te_rows]
+    greater = np.sum(rowS > s_hidden[:, None], axis=1)
+    equal = np.sum(rowS == s_hidden[:, None], axis=1) - 1
+    denom = np.maximum(n_cand[te_rows] - 1, 1)
+    rank = (greater + 0.5 * equal) / denom
+    mar_num = np.bincount(te_rows, weights=te_vals * rank, minlength=b)
+    mar_den = np.bincount(te_rows, weights=te_vals, minlength=b)
+
+    n_eff = min(n, m)
+    # Stable sort on −score: ties go to the lower item index.
+    top = np.argsort(-S, axis=1, kind="stable")[:, :n_eff]
+    hidden = np.zeros((b, m), dtype=bool)
+    hidden[te_rows, te_cols] = True
+    hits = np.take_along_axis(hidden, top, axis=1)
+    # A slot holding a training item (−inf) can never be a hit; with fewer than N candidates the
+    # tail slots are simply misses.
+    n_hidden = np.diff(te.indptr)
+    discounts = 1.0 / np.log2(np.arange(2, n_eff + 2))
+    dcg = hits @ discounts
+    ideal_cum = np.concatenate([[0.0], np.cumsum(discounts)])
+    idcg = ideal_cum[np.minimum(n_hidden, n_eff)]
+    n_hits = hits.sum(axis=1)
+    has = n_hidden > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(has, n_hits / n, 0.0)
+        recall = np.where(has, n_hits / np.maximum(n_hidden, 1), 0.0)
+        ndcg = np.where(has, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
+    return {"mar_num": mar_num, "mar_den": mar_den, "precision": precision, "recall": recall,
+            "ndcg": ndcg, "has_test": has}
+
+
+def _row_train_sse(train: sp.csr_matrix, U: np.ndarray, V: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row squared error on the training cells and the number of cells, never densifying X."""
+    n, m = train.shape
+    if mode == "zero":
+        XV = np.asarray(train @ V)
+        xx = np.asarray(train.multiply(train).sum(axis=1)).ravel()
+        quad = np.einsum("ij,jk,ik->i", U, V.T @ V, U)
+        sse = np.maximum(xx - 2 * np.einsum("ij,ij->i", U, XV) + quad, 0.0)
+        return sse, np.full(n, float(m))
+    rows = np.repeat(np.arange(n), np.diff(train.indptr))
+    resid = train.data - np.einsum("ij,ij->i", U[rows], V[train.indices])
+    return np.bincount(rows, weights=resid**2, minlength=n), np.diff(train.indptr).astype(float)
+
+
+def evaluate(
+    U: np.ndarray,
+    V: np.ndarray,
+    train: sp.csr_matrix,
+    test: sp.csr_matrix,
+    test_users: np.ndarray,
+    entity_of_user: np.ndarray,
+    entity_names: list[str],
+    mode: str = "zero",
+    n: int = 10,
+    batch_size: int = 512,
+) -> dict:
+    """All SPEC §4 metrics per entity and overall for predictions ``U @ V.T``.
+
+    Returns ``{"entities": [per-entity dicts], "overall": dict}`` with keys ``name``, ``n_users``,
+    ``n_test_users``, ``train_rmse``, ``test_rmse``, ``mar``, ``precision_at_{n}``,
+    ``recall_at_{n}``, ``ndcg_at_{n}``. A metric with no data (an entity without test users) is NaN.
+    """
+    U = np.asarray(U, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    train = sp.csr_matrix(train)
+    test = sp.csr_matrix(test)
+    n_users, m = train.shape
+    H = len(entity_names)
+
+    tr_sse, tr_cnt = _row_train_sse(train, U, V, mode)
+    te_rows = np.repeat(np.arange(n_users), np.diff(test.indptr))
+    te_res = test.data - np.einsum("ij,ij->i", U[te_rows], V[test.indices])
+    te_sse = np.bincount(te_rows, weights=te_res**2, minlength=n_users)
+    te_cnt = np.diff(test.indptr).astype(float)
+
+    per_user = {k: np.zeros(n_users) for k in ("mar_num", "mar_den", "precision", "recall", "ndcg")}
+    has_test = np.zeros(n_users, dtype=bool)
+    users = np.asarray(test_users, dtype=np.int64)
+    for start in range(0, len(users), batch_size):
+        idx = users[start:start + batch_size]
+        res = ranking_metrics(U[idx] @ V.T, train[idx], test[idx], n)
+        for k in per_user:
+            per_user[k][idx] = res[k]
+        has_test[idx] = res["has_test"]
+
+    def summarise(mask: np.ndarray, name: str) -> dict:
+        t = mask & has_test
+        nt = int(t.sum())
+
+        def ratio(a, b):
+            b = float(b)
+            return float(a) / b if b > 0 else float("nan")
+
+        return {
+            "name": name,
+            "n_users": int(mask.sum()),
+            "n_test_users": nt,
+            "train_rmse": float(np.sqrt(ratio(tr_sse[mask].sum(), tr_cnt[mask].sum()))),
+            "test_rmse": float(np.sqrt(ratio(te_sse[mask].sum(), te_cnt[mask].sum()))),
+            "mar": ratio(per_user["mar_num"][t].sum(), per_user["mar_den"][t].sum()),
+            f"precision_at_{n}": ratio(per_user["precision"][t].sum(), nt),
+            f"recall_at_{n}": ratio(per_user["recall"][t].sum(), nt),
+            f"ndcg_at_{n}": ratio(per_user["ndcg"][t].sum(), nt),
+        }
+
+    entities = [summarise(entity_of_user == h, entity_names[h]) for h in range(H)]
+    overall = summarise(np.ones(n_users, dtype=bool), "overall")
+    return {"entities": entities, "overall": overall}

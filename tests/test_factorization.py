@@ -1,0 +1,87 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import nnls
+
+from dpfed_core.errors import ConfigError
+from dpfed_core.factorization import fit_nmf, fit_rows_given, objective, update_factor
+
+
+def _random_sparse(rng, n=40, m=30, density=0.2):
+    X = sp.random(n, m, density=density, random_state=np.random.RandomState(0), format="csr")
+    X.data = rng.integers(1, 6, size=X.nnz).astype(float)
+    return X
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_objective_never_increases(mode):
+    rng = np.random.default_rng(1)
+    X = _random_sparse(rng)
+    U, V, hist = fit_nmf(X, rank=4, lam=0.1, mode=mode, max_iter=60, tol=0, rng=rng)
+    h = np.asarray(hist)
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1])), "HALS is exact block descent: F must not increase"
+    assert h[-1] < 0.75 * h[0]
+    assert (U >= 0).all() and (V >= 0).all()
+    assert objective(X, U, V, 0.1, mode) == pytest.approx(h[-1])
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_row_fit_matches_brute_force_nnls(mode):
+    """Round 2 solves min_u≥0 Σ_Ω (x − u·v)² + λ‖u‖² exactly: compare with scipy's NNLS on the
+    ridge-augmented system [V_Ω; √λ I] u ≈ [x_Ω; 0], row by row."""
+    rng = np.random.default_rng(2)
+    X = _random_sparse(rng, n=12, m=25, density=0.4)
+    V = rng.uniform(0, 1, size=(25, 3))
+    lam = 0.3
+    U = fit_rows_given(X, V, lam=lam, mode=mode, max_sweeps=2000, tol=1e-12)
+    for i in range(X.shape[0]):
+        if mode == "zero":
+            cols, x = np.arange(25), X[i].toarray().ravel()
+        else:
+            cols, x = X[i].indices, X[i].data
+        A = np.vstack([V[cols], np.sqrt(lam) * np.eye(3)])
+        b = np.concatenate([x, np.zeros(3)])
+        u_ref, _ = nnls(A, b)
+        np.testing.assert_allclose(U[i], u_ref, atol=1e-6)
+
+
+def test_observed_mode_ignores_unobserved_cells():
+    X = sp.csr_matrix(np.array([[5.0, 0, 0], [0, 4.0, 0]]))
+    V = np.array([[1.0], [1.0], [1.0]])
+    U = fit_rows_given(X, V, lam=0.0, mode="observed", max_sweeps=50)
+    # Only the single observed entry per row counts: u = x exactly.
+    np.testing.assert_allclose(U.ravel(), [5.0, 4.0], atol=1e-9)
+    Uz = fit_rows_given(X, V, lam=0.0, mode="zero", max_sweeps=50)
+    np.testing.assert_allclose(Uz.ravel(), [5 / 3, 4 / 3], atol=1e-9)
+
+
+def test_dense_and_sparse_agree():
+    rng = np.random.default_rng(3)
+    X = _random_sparse(rng)
+    W = rng.uniform(size=(40, 3))
+    H = rng.uniform(size=(30, 3))
+    a = update_factor(X, W, H, 0.1, "zero", sweeps=3)
+    b = update_factor(X.toarray(), W, H, 0.1, "zero", sweeps=3)
+    np.testing.assert_allclose(a, b)
+
+
+def test_weights_equal_row_duplication():
+    """A prototype of weight 2 must count like the same prototype sent twice."""
+    rng = np.random.default_rng(4)
+    P = rng.uniform(0, 3, size=(6, 8))
+    w = np.array([2, 1, 1, 1, 1, 1.0])
+    P_dup = np.vstack([P, P[:1]])
+    _, V_w, _ = fit_nmf(P, 2, 0.1, "zero", max_iter=3000, tol=1e-14, rng=np.random.default_rng(0), weights=w)
+    _, V_d, _ = fit_nmf(P_dup, 2, 0.1, "zero", max_iter=3000, tol=1e-14, rng=np.random.default_rng(0))
+    Uw = fit_rows_given(P, V_w, 0.1)
+    Ud = fit_rows_given(P, V_d, 0.1)
+    # Same fitted reconstruction (factors are unique only up to permutation/scaling).
+    np.testing.assert_allclose(Uw @ V_w.T, Ud @ V_d.T, atol=2e-2)
+
+
+def test_bad_parameters():
+    X = sp.csr_matrix(np.ones((3, 3)))
+    with pytest.raises(ConfigError, match="mode"):
+        fit_nmf(X, 2, mode="dense")
+    with pytest.raises(ConfigError, match="rank"):
+        fit_nmf(X, 0)

@@ -1,0 +1,128 @@
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.config import RunConfig
+from dpfed_core.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
+from dpfed_core.experiments import crossing_epsilon, json_safe, make_split, run_comparison, run_method, sweep
+from dpfed_core.protocol import FederatedRecommender
+
+
+@pytest.fixture(scope="module")
+def small():
+    """Three entities of Poisson counts sharing a low-rank item structure."""
+    rng = np.random.default_rng(0)
+    n, m, r = 240, 40, 3
+    U = rng.gamma(1.0, 1.0, size=(n, r))
+    V = rng.gamma(1.0, 1.0, size=(m, r))
+    X = sp.csr_matrix(rng.poisson(0.4 * U @ V.T).astype(float))
+    ent = np.repeat(["north", "south", "west"], [120, 80, 40])
+    return FederatedDataset.from_parts(X, ent, value_kind="counts", value_max=10, name="small")
+
+
+def test_two_rounds_message_log(small):
+    model = FederatedRecommender("kmeans", k=5, rank=3, random_state=0).fit(small)
+    msgs = model.messages_
+    r1 = [m for m in msgs if m.round == 1]
+    r2 = [m for m in msgs if m.round == 2]
+    assert [m.sender for m in r1] == small.entity_names and {m.receiver for m in r1} == {"server"}
+    assert all(m.shape == (5, small.n_items) and m.bytes == 5 * small.n_items * 8 for m in r1)
+    assert [m.receiver for m in r2] == small.entity_names
+    assert all(m.shape == (small.n_items, 3) for m in r2)
+    assert len(msgs) == 2 * small.n_entities  # nothing else crosses a boundary
+    assert model.ledger_.guarantee()[0] == math.inf  # k-means centroids are not private
+    assert model.U_.shape == (small.n_users, 3) and (model.U_ >= 0).all() and (model.V_ >= 0).all()
+
+
+def test_counts_weighting_sends_sizes(small):
+    model = FederatedRecommender("kmeans", k=4, rank=2, server_weighting="counts", random_state=0).fit(small)
+    assert sum(m.content == "cluster sizes" for m in model.messages_) == small.n_entities
+
+
+def test_deterministic_and_parallel_identical(small):
+    a = FederatedRecommender("krandom", k=6, rank=3, random_state=5).fit(small)
+    b = FederatedRecommender("krandom", k=6, rank=3, random_state=5).fit(small)
+    c = FederatedRecommender("krandom", k=6, rank=3, random_state=5, n_jobs=2).fit(small)
+    np.testing.assert_array_equal(a.V_, b.V_)
+    np.testing.assert_allclose(a.U_, c.U_)
+
+
+def test_recommend_excludes_seen(small):
+    model = FederatedRecommender("kmeans", k=5, rank=3, random_state=0).fit(small)
+    items, scores = model.recommend("south", 0, n=7)
+    row = small.entity_slices()[1].start
+    seen = set(small.X[row].indices)
+    assert len(items) == 7 and not seen & set(items)
+    assert np.all(np.diff(scores) <= 0)
+    items_all, _ = model.recommend("south", small.user_ids[row], n=small.n_items, exclude_seen=False)
+    assert len(items_all) == small.n_items
+    with pytest.raises(ConfigError, match="unknown entity"):
+        model.recommend("east", 0)
+    with pytest.raises(ConfigError, match="not a user"):
+        model.recommend("south", "nobody")
+
+
+def test_k_policy(small):
+    with pytest.raises(ConfigError, match="largest entity"):
+        FederatedRecommender("kmeans", k=500).fit(small)
+    model = FederatedRecommender("kmeans", k=60, rank=2, random_state=0).fit(small)
+    assert model.releases_[2].prototypes.shape[0] == 40 and "west" in model.notes_[0]
+
+
+def test_result_document_matches_spec(small):
+    cfg = RunConfig(method="kmeans", k=5, rank=3, seed=1)
+    doc, result = run_method(small, cfg)
+    assert {"config", "entities", "overall", "privacy", "messages", "timings"} <= set(doc)
+    keys = {"name", "n_users", "train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10", "ndcg_at_10"}
+    assert all(keys <= set(e) for e in doc["entities"]) and keys <= set(doc["overall"])
+    assert [e["name"] for e in doc["entities"]] == small.entity_names
+    assert {"epsilon", "delta", "ledger"} <= set(doc["privacy"]) and doc["privacy"]["private"] is False
+    text = json.dumps(json_safe(doc), allow_nan=False)
+    assert '"epsilon": "inf"' in text
+    # the document's metrics are the ones the engine computes for the same split
+    split = make_split(small, cfg)
+    doc2, _ = run_method(small, cfg, split)
+    assert doc2["overall"]["mar"] == doc["overall"]["mar"]
+
+
+def test_federation_beats_random_and_comparison_shares_split(small):
+    docs = run_comparison(small, RunConfig(method="kmeans", k=8, rank=3, seed=0))
+    assert set(docs) == {"kmeans", "central", "individual", "random-v", "popularity"}
+    mar = {m: d["overall"]["mar"] for m, d in docs.items()}
+    assert mar["kmeans"] < mar["random-v"] - 0.1
+    n_test = {d["overall"]["n_test_users"] for d in docs.values()}
+    assert len(n_test) == 1
+
+
+def test_sweep_and_crossing(small):
+    doc = sweep(small, RunConfig(method="kmeans", k=5, rank=3), epsilons=[1.0], seeds=[0, 1],
+                references=["individual"])
+    assert {(r["method"], r["seed"]) for r in doc["runs"]} == {("kmeans", 0), ("kmeans", 1), ("individual", 0), ("individual", 1)}
+    # non-private methods are swept once per seed at ε = inf
+    assert doc["epsilons"] == [math.inf]
+    fake = {"config": {"method": "dp"}, "runs": [
+        {"method": "individual", "epsilon": math.inf, "overall": {"mar": 0.2}},
+        {"method": "dp", "epsilon": 0.1, "overall": {"mar": 0.19}},  # lucky point, then worse
+        {"method": "dp", "epsilon": 1.0, "overall": {"mar": 0.25}},
+        {"method": "dp", "epsilon": 10.0, "overall": {"mar": 0.15}},
+        {"method": "dp", "epsilon": math.inf, "overall": {"mar": 0.1}},
+    ]}
+    assert crossing_epsilon(fake, "mar") == 10.0
+    for r in fake["runs"]:
+        r["overall"]["ndcg_at_10"] = -r["overall"]["mar"]  # higher is better for NDCG
+    assert crossing_epsilon(fake, "ndcg_at_10") == 10.0
+    fake["runs"] = [r for r in fake["runs"] if r["method"] == "individual" or r["epsilon"] < 5]
+    assert crossing_epsilon(fake, "mar") is None
+
+
+def test_bad_config(small):
+    with pytest.raises(ConfigError, match="ε"):
+        run_method(small, RunConfig(method="kmeans", epsilon=0))
+    with pytest.raises(ConfigError, match="unknown method"):
+        run_method(small, RunConfig(method="nope"))
+    with pytest.raises(ConfigError, match="rank"):
+        run_method(small, RunConfig(method="kmeans", rank=0))
