@@ -93,6 +93,9 @@ def run_method(
     document and the fitted :class:`MethodResult` (for the dashboard's views)."""
     config.validate()
     spec = get_method(config.method)
+    if not spec.uses_epsilon and math.isfinite(config.epsilon):
+        # A non-private method has no budget: record ε = inf rather than a number it ignored.
+        config = config.replace(epsilon=math.inf)
     progress = progress or _noop
     t0 = time.perf_counter()
     split = make_split(dataset, config) if split is None else split

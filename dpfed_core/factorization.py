@@ -40,12 +40,14 @@ def _as_matrix(X) -> sp.csr_matrix | np.ndarray:
     return np.asarray(X, dtype=np.float64)
 
 
-def objective(X, U: np.ndarray, V: np.ndarray, lam: float, mode: Mode = "zero") -> float:
-    """F(U, V) for the given observation mode (see module docstring)."""
+def objective(X, U: np.ndarray, V: np.ndarray, lam: float, mode: Mode = "zero",
+              xx: float | None = None) -> float:
+    """F(U, V) for the given observation mode (see module docstring). ``xx`` = ‖X‖²_F if known."""
     X = _as_matrix(X)
     reg = lam * (float(np.sum(U * U)) + float(np.sum(V * V)))
     if mode == "zero":
-        xx = float(X.multiply(X).sum()) if sp.issparse(X) else float(np.sum(X * X))
+        if xx is None:
+            xx = float(X.multiply(X).sum()) if sp.issparse(X) else float(np.sum(X * X))
         cross = float(np.sum(U * (X @ V)))
         quad = float(np.sum((U.T @ U) * (V.T @ V)))
         return xx - 2 * cross + quad + reg
@@ -150,12 +152,13 @@ def fit_nmf(
         if mode == "observed":
             X = sp.csr_matrix(X)
     U, V = init_factors((n, m), rank, total / max(count, 1), rng)
-    XT = X.T.tocsr() if sp.issparse(X) else X.T
-    history = [objective(X, U, V, lam, mode)]
+    XT = X.T.tocsr() if sp.issparse(X) else np.ascontiguousarray(X.T)
+    xx = float(X.multiply(X).sum()) if sp.issparse(X) else float(np.sum(X * X))
+    history = [objective(X, U, V, lam, mode, xx)]
     for _ in range(max_iter):
         U = update_factor(X, U, V, lam, mode)
         V = update_factor(XT, V, U, lam, mode)
-        history.append(objective(X, U, V, lam, mode))
+        history.append(objective(X, U, V, lam, mode, xx))
         if history[-2] - history[-1] <= tol * max(abs(history[-2]), 1e-12):
             break
     if weights is not None:

@@ -1,0 +1,478 @@
+"""Loaders: every malformed input gets a specific DataError/ConfigError; real data loads right."""
+from __future__ import annotations
+
+import gzip
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpfed_core.errors import ConfigError, DataError
+from dpfed_core.loaders import (
+    derive_entity,
+    load_data,
+    load_eicu,
+    load_long_table,
+    load_movielens,
+    normalize_drug_name,
+    normalize_drug_names,
+)
+
+OPTS = dict(user_col="user", item_col="item", value_col="rating", entity_col="site", min_entity_users=2)
+
+
+def _table(n_per_entity: int = 3, entities=("A", "B")) -> pd.DataFrame:
+    """A small valid ratings table: users u<e><i> rate items 1..3."""
+    rows = []
+    for e in entities:
+        for i in range(n_per_entity):
+            for item in (1, 2, 3):
+                rows.append({"user": f"u{e}{i}", "item": item, "rating": 1 + (i + item) % 5, "site": e})
+    return pd.DataFrame(rows)
+
+
+def _csv(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+# ---------------------------------------------------------------- valid inputs
+def test_csv_roundtrip_and_sorting(tmp_path):
+    df = _table()
+    p = tmp_path / "t.csv"
+    df.to_csv(p, index=False)
+    before = p.read_bytes()
+    ds = load_long_table(p, **OPTS)
+    assert ds.X.shape == (6, 3) and ds.X.nnz == 18
+    assert ds.entity_names == ["A", "B"]
+    assert list(ds.item_ids) == ["1", "2", "3"]
+    assert ds.value_kind == "ratings" and ds.value_max == 5
+    assert p.read_bytes() == before  # never modified
+
+
+@pytest.mark.parametrize("fmt", ["csv.gz", "tsv", "parquet", "dataframe", "bytes", "filelike"])
+def test_formats(tmp_path, fmt):
+    df = _table()
+    if fmt == "csv.gz":
+        src = tmp_path / "t.csv.gz"
+        df.to_csv(src, index=False, compression="gzip")
+    elif fmt == "tsv":
+        src = tmp_path / "t.tsv"
+        df.to_csv(src, index=False, sep="\t")
+    elif fmt == "parquet":
+        src = tmp_path / "t.parquet"
+        df.to_parquet(src)
+    elif fmt == "dataframe":
+        src = df
+    elif fmt == "bytes":
+        src = df.to_csv(index=False).encode()
+    else:
+        src = io.BytesIO(df.to_csv(index=False).encode())
+        src.seek(3)
+    ds = load_long_table(src, **OPTS, filename="upload.csv" if fmt in ("bytes", "filelike") else None)
+    assert ds.X.shape == (6, 3) and ds.X.sum() == df["rating"].sum()
+    if fmt == "filelike":
+        assert src.tell() == 3  # the upload is left where it was
+    if fmt == "dataframe":
+        assert df.equals(_table())  # not mutated
+
+
+def test_dataframe_not_mutated_and_numeric_ids():
+    df = _table()
+    df["user"] = np.repeat(np.arange(6) * 10, 3)  # numeric ids sort numerically
+    copy = df.copy()
+    ds = load_long_table(df, **OPTS)
+    assert df.equals(copy)
+    assert list(ds.user_ids) == ["0", "10", "20", "30", "40", "50"]
+
+
+def test_entity_from_zip_first_digit():
+    df = pd.DataFrame(
+        {"user": ["a", "a", "b", "c", "d", "e", "f"], "item": [1, 2, 1, 1, 2, 1, 1],
+         "rating": [3] * 7, "zip": ["12345", "12345", "19000", "55455", "5xxxx", "T8H1N", "V3N4P"]}
+    )  # fmt: skip
+    ds = load_long_table(df, user_col="user", item_col="item", value_col="rating", entity_from="zip",
+                         entity_transform="first_digit", min_entity_users=1)  # fmt: skip
+    assert ds.entity_names == ["1", "5", "other"]
+    assert np.bincount(ds.entity_of_user).tolist() == [2, 2, 2]
+
+
+def test_derive_entity_transforms():
+    s = pd.Series(["12345", " 98765", "K1A0B1", "7"])
+    assert derive_entity(s, "first_char").tolist() == ["1", "9", "other", "7"]
+    assert derive_entity(s, "prefix:2").tolist() == ["12", "98", "K1", "7"]
+    assert derive_entity(s, None).tolist() == ["12345", "98765", "K1A0B1", "7"]
+    with pytest.raises(ConfigError, match="prefix:N"):
+        derive_entity(s, "last_digit")
+
+
+def test_duplicates_ratings_last_and_mean():
+    df = pd.concat([_table(), pd.DataFrame([{"user": "uA0", "item": 1, "rating": 5, "site": "A"}])])
+    first = df.loc[(df.user == "uA0") & (df.item == 1), "rating"].iloc[0]
+    last = load_long_table(df.reset_index(drop=True), **OPTS)
+    mean = load_long_table(df.reset_index(drop=True), **OPTS, duplicates="mean")
+    r = list(last.user_ids).index("uA0")
+    assert last.X[r, 0] == 5 and mean.X[r, 0] == (first + 5) / 2
+    assert any("merged 1 repeated" in n for n in last.notes)
+    with pytest.raises(DataError, match="more than once"):
+        load_long_table(df.reset_index(drop=True), **OPTS, duplicates="error")
+
+
+def test_duplicates_counts_summed_and_event_log():
+    log = pd.DataFrame({"user": ["a", "a", "a", "b", "c", "d"], "item": ["x", "x", "y", "x", "y", "x"],
+                        "site": ["H1", "H1", "H1", "H1", "H2", "H2"]})  # fmt: skip
+    ds = load_long_table(log, user_col="user", item_col="item", entity_col="site", value_kind="counts",
+                         value_max=10, min_entity_users=1)  # fmt: skip
+    assert ds.X.toarray().tolist() == [[2, 1], [1, 0], [0, 1], [1, 0]]
+    imp = load_long_table(log, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                          min_entity_users=1)  # fmt: skip
+    assert imp.X.max() == 1
+
+
+def test_min_item_users_and_drop_small_entities():
+    df = _table(n_per_entity=3, entities=("A", "B", "C"))
+    df = pd.concat([df, pd.DataFrame([{"user": "uA0", "item": 99, "rating": 4, "site": "A"}])], ignore_index=True)
+    ds = load_long_table(df, **{**OPTS, "min_entity_users": 3}, min_item_users=2)
+    assert "99" not in ds.item_ids and any("dropped 1 items" in n for n in ds.notes)
+    df2 = df.loc[~df.user.isin(["uC1", "uC2"])]
+    ds2 = load_long_table(df2, **{**OPTS, "min_entity_users": 3}, small_entities="drop")
+    assert ds2.entity_names == ["A", "B"] and any("'C' (1 users)" in n for n in ds2.notes)
+
+
+def test_value_over_max_as_note():
+    df = _table()
+    df.loc[0, "rating"] = 7
+    ds = load_long_table(df, **OPTS, over_max="note")
+    assert ds.X.max() == 7 and any("exceed the declared public bound 5" in n for n in ds.notes)
+
+
+def test_zero_ratings_are_dropped():
+    df = _table()
+    df.loc[0, "rating"] = 0
+    assert load_long_table(df, **OPTS).X.nnz == len(df) - 1
+
+
+# ---------------------------------------------------------------- one test per bad input
+def test_missing_file(tmp_path):
+    _csv(tmp_path, "x", "ratings.csv")
+    with pytest.raises(DataError, match=r"not found: .*ratngs\.csv.*Did you mean: ratings\.csv"):
+        load_long_table(tmp_path / "ratngs.csv", **OPTS)
+
+
+def test_directory_instead_of_file(tmp_path):
+    with pytest.raises(DataError, match="is a directory"):
+        load_long_table(tmp_path, **OPTS)
+
+
+def test_empty_file(tmp_path):
+    with pytest.raises(DataError, match=r"empty \(0 bytes\)"):
+        load_long_table(_csv(tmp_path, ""), **OPTS)
+
+
+def test_empty_upload():
+    with pytest.raises(DataError, match="upload.csv is empty"):
+        load_long_table(b"", **OPTS, filename="upload.csv")
+
+
+def test_blank_lines_only(tmp_path):
+    with pytest.raises(DataError, match="empty"):
+        load_long_table(_csv(tmp_path, "\n\n\n"), **OPTS)
+
+
+def test_header_only(tmp_path):
+    with pytest.raises(DataError, match="header but no data rows"):
+        load_long_table(_csv(tmp_path, "user,item,rating,site\n"), **OPTS)
+
+
+def test_malformed_csv(tmp_path):
+    text = "user,item,rating,site\nu1,1,3,A\nu2,2,4,B,extra,fields\n"
+    with pytest.raises(DataError, match=r"not a well-formed .*line 3"):
+        load_long_table(_csv(tmp_path, text), **OPTS)
+
+
+def test_binary_file(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_bytes(b"\x00\x01\x02garbage\x00" * 50)
+    with pytest.raises(DataError, match="binary"):
+        load_long_table(p, **OPTS)
+
+
+def test_corrupt_gzip(tmp_path):
+    p = tmp_path / "t.csv.gz"
+    p.write_bytes(gzip.compress(b"user,item,rating,site\n" + b"u1,1,3,A\n" * 1000)[:60])
+    with pytest.raises(DataError, match="truncated or corrupt|empty"):
+        load_long_table(p, **OPTS)
+
+
+def test_fake_parquet(tmp_path):
+    with pytest.raises(DataError, match="not one"):
+        load_long_table(_csv(tmp_path, "user,item\n1,2\n", "t.parquet"), **OPTS)
+
+
+def test_zip_or_excel(tmp_path):
+    p = tmp_path / "t.xlsx"
+    p.write_bytes(b"PK\x03\x04" + b"\x00" * 100)
+    with pytest.raises(DataError, match="ZIP archive .* Excel"):
+        load_long_table(p, **OPTS)
+
+
+def test_missing_column_lists_found_columns(tmp_path):
+    p = tmp_path / "t.csv"
+    _table().rename(columns={"rating": "Rating"}).to_csv(p, index=False)
+    with pytest.raises(DataError, match=r"no column 'rating' \(value column\) — did you mean 'Rating'.*Columns found: 'user', 'item', 'Rating', 'site'"):
+        load_long_table(p, **OPTS)
+
+
+def test_text_where_numbers_belong(tmp_path):
+    text = "user,item,rating,site\nu1,1,3,A\nu2,1,four,A\nu3,1,2,B\n"
+    with pytest.raises(DataError, match=r"data row 2 \(line 3\): column 'rating' holds 'four' where a number was expected"):
+        load_long_table(_csv(tmp_path, text), **OPTS)
+
+
+def test_empty_value(tmp_path):
+    text = "user,item,rating,site\nu1,1,3,A\nu2,1,,A\nu3,1,2,B\n"
+    with pytest.raises(DataError, match=r"data row 2 \(line 3\): column 'rating' is empty.*drop_missing=True"):
+        load_long_table(_csv(tmp_path, text), **OPTS)
+
+
+def test_empty_entity_dropped_on_request(tmp_path):
+    text = "user,item,rating,site\nu1,1,3,A\nu2,1,4,\nu3,1,2,B\nu4,2,2,B\nu5,2,2,A\n"
+    with pytest.raises(DataError, match="column 'site' is empty"):
+        load_long_table(_csv(tmp_path, text), **OPTS)
+    ds = load_long_table(_csv(tmp_path, text), **OPTS, drop_missing=True)
+    assert ds.n_users == 4 and any("dropped 1 rows" in n for n in ds.notes)
+
+
+def test_nan_in_dataframe_names_index():
+    df = _table()
+    df.loc[4, "rating"] = np.nan
+    with pytest.raises(DataError, match="row with index 4: column 'rating' is empty"):
+        load_long_table(df, **OPTS)
+
+
+def test_negative_value(tmp_path):
+    text = "user,item,rating,site\nu1,1,3,A\nu2,1,-2,A\nu3,1,2,B\n"
+    with pytest.raises(DataError, match=r"line 3\): column 'rating' holds a negative value '-2'"):
+        load_long_table(_csv(tmp_path, text), **OPTS)
+
+
+def test_infinite_value(tmp_path):
+    text = "user,item,rating,site\nu1,1,3,A\nu2,1,inf,A\nu3,1,2,B\n"
+    with pytest.raises(DataError, match="infinite"):
+        load_long_table(_csv(tmp_path, text), **OPTS)
+
+
+def test_value_above_declared_max(tmp_path):
+    text = "user,item,rating,site\nu1,1,3,A\nu2,1,10,A\nu3,1,2,B\n"
+    with pytest.raises(DataError, match=r"holds '10', above the declared maximum value_max=5.*Declare"):
+        load_long_table(_csv(tmp_path, text), **OPTS)
+
+
+def test_user_in_two_entities(tmp_path):
+    text = "user,item,rating,site\nu1,1,3,A\nu2,1,4,A\nu1,2,2,B\nu3,1,2,B\n"
+    with pytest.raises(DataError, match=r"user 'u1' appears in two entities: 'A' \(.*line 2\)\) and 'B' \(.*line 4\)\).*disjoint"):
+        load_long_table(_csv(tmp_path, text), **OPTS)
+
+
+def test_entity_too_small_named():
+    df = _table(n_per_entity=5)
+    df = pd.concat([df, pd.DataFrame([{"user": "lonely", "item": 1, "rating": 3, "site": "Tiny"},
+                                      {"user": "lonely2", "item": 1, "rating": 3, "site": "Tiny"}])])  # fmt: skip
+    with pytest.raises(DataError, match=r"'Tiny' \(2 users\).*coarser federation key.*min_entity_users"):
+        load_long_table(df, **{**OPTS, "min_entity_users": 3})
+
+
+def test_only_one_entity():
+    with pytest.raises(DataError, match=r"only one entity \('A', 3 users\)"):
+        load_long_table(_table(entities=("A",)), **OPTS)
+
+
+def test_all_zero_values():
+    df = _table()
+    df["rating"] = 0
+    with pytest.raises(DataError, match="every value is 0"):
+        load_long_table(df, **OPTS)
+
+
+def test_empty_after_filtering():
+    with pytest.raises(DataError, match="empty after filtering"):
+        load_long_table(_table(), **OPTS, min_item_users=100)
+
+
+def test_all_entities_too_small():
+    with pytest.raises(DataError, match="2 of 2 entities"):
+        load_long_table(_table(), **{**OPTS, "min_entity_users": 50}, small_entities="drop")
+
+
+@pytest.mark.parametrize(
+    "opts, match",
+    [
+        ({"entity_col": None}, "exactly one of entity_col"),
+        ({"entity_from": "site"}, "exactly one of entity_col"),
+        ({"entity_transform": "first_digit"}, "applies to entity_from"),
+        ({"value_kind": "stars"}, "value_kind must be one of"),
+        ({"value_col": None}, "ratings need a value column"),
+        ({"value_kind": "counts"}, "declared public upper bound"),
+        ({"value_max": -1}, "positive finite"),
+        ({"duplicates": "first"}, "duplicates must be"),
+    ],
+)
+def test_bad_options(opts, match):
+    with pytest.raises(ConfigError, match=match):
+        load_long_table(_table(), **{**OPTS, **opts})
+
+
+def test_unsupported_source_type():
+    with pytest.raises(ConfigError, match="cannot read data from a int"):
+        load_long_table(42, **OPTS)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- dispatcher
+def test_load_data_dispatch_errors(tmp_path):
+    with pytest.raises(DataError, match="no such dataset or file.*Accepted: 'sample:synthetic'"):
+        load_data(tmp_path / "nope")
+    (tmp_path / "stuff.txt").write_text("x")
+    with pytest.raises(DataError, match="neither a MovieLens nor an eICU one.*stuff.txt"):
+        load_data(tmp_path)
+    p = tmp_path / "t.csv"
+    _table().to_csv(p, index=False)
+    with pytest.raises(ConfigError, match="Columns found: 'user', 'item', 'rating', 'site'"):
+        load_data(p)
+    with pytest.raises(ConfigError, match="federation do"):
+        load_data(p, **OPTS, federation="zip")
+    with pytest.raises(DataError, match="unknown sample dataset"):
+        load_data("sample:nope")
+    assert load_data(p, **OPTS).n_users == 6
+
+
+def test_load_data_samples_and_synthetic():
+    assert load_data("sample:clinic", federation="region").n_entities == 4
+    ds = load_data("synthetic", n_users=300, n_items=40, n_entities=3, seed=1)
+    assert ds.X.shape == (300, 40) and ds.n_entities == 3
+
+
+# ---------------------------------------------------------------- MovieLens
+def test_movielens_100k(ml100k_dir):
+    ds = load_movielens(ml100k_dir)
+    assert ds.X.shape == (943, 1682) and ds.X.nnz == 100_000
+    assert ds.n_entities >= 10 and "ZIP other" in ds.entity_names
+    assert ds.item_names[0] == "Toy Story (1995)"
+    assert ds.value_kind == "ratings" and ds.value_max == 5 and ds.X.max() == 5
+    occ = load_movielens(ml100k_dir, federation="occupation")
+    assert occ.n_entities >= 15
+
+
+def test_movielens_1m_format(tmp_path):
+    (tmp_path / "ratings.dat").write_text("".join(f"{u}::{i}::{1 + (u + i) % 5}::978300760\n" for u in range(1, 13) for i in (1, 2)))
+    (tmp_path / "users.dat").write_text("".join(f"{u}::{'MF'[u % 2]}::25::{u % 3}::{'1' if u <= 6 else '9'}2345\n" for u in range(1, 13)))
+    (tmp_path / "movies.dat").write_bytes("1::Toy Story (1995)::Animation\n2::Amélie (2001)::Comedy\n".encode("latin-1"))
+    ds = load_movielens(tmp_path, min_entity_users=2)
+    assert ds.X.shape == (12, 2) and ds.entity_names == ["ZIP 1", "ZIP 9"]
+    assert list(ds.item_names) == ["Toy Story (1995)", "Amélie (2001)"]
+    g = load_movielens(tmp_path, federation="gender", min_entity_users=2)
+    assert g.entity_names == ["F", "M"]
+
+
+def test_movielens_errors(tmp_path):
+    with pytest.raises(DataError, match="not a MovieLens 100K or 1M directory.*Found: x.txt"):
+        (tmp_path / "x.txt").write_text("x")
+        load_movielens(tmp_path)
+    (tmp_path / "u.data").write_text("1\t1\t5\t0\n2\t1\t4\t0\n")
+    with pytest.raises(DataError, match="users file missing"):
+        load_movielens(tmp_path)
+    (tmp_path / "u.user").write_text("1|24|M|technician|85711\n")
+    (tmp_path / "u.item").write_text("1|Toy Story (1995)|\n")
+    with pytest.raises(DataError, match=r"line 2\): user '2' is not in the users file"):
+        load_movielens(tmp_path)
+    with pytest.raises(ConfigError, match="federation must be"):
+        load_movielens(tmp_path, federation="city")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- eICU
+def test_eicu_demo_by_hospital(eicu_dir):
+    ds = load_eicu(eicu_dir)
+    assert ds.value_kind == "counts" and ds.value_max == 20
+    assert ds.n_entities > 50 and all(e.startswith("hospital ") for e in ds.entity_names)
+    assert min(s["users"] for s in ds.summary()) >= 10
+    names = set(ds.item_names)
+    assert {"acetaminophen", "potassium chloride", "sodium chloride", "furosemide"} <= names
+    assert not any("325 mg" in n or n.isupper() for n in names)
+    assert 100 < ds.n_items < 400  # ~1400 raw drug names collapse to a readable catalogue
+    assert any("exceed the declared public bound" in n for n in ds.notes)  # reported, not clipped
+    assert ds.X.max() > ds.value_max
+
+
+def test_eicu_demo_by_region(eicu_dir):
+    ds = load_eicu(eicu_dir, entity="region")
+    assert set(ds.entity_names) == {"Midwest", "Northeast", "South", "West", "Unknown region"}
+    assert load_data(eicu_dir, federation="region", events="medication").n_entities == 5
+
+
+def test_drug_name_normalisation():
+    cases = {
+        "ACETAMINOPHEN 325 MG PO TABS": "acetaminophen",
+        "acetaminophen": "acetaminophen",
+        "TYLENOL": "acetaminophen",
+        "1000 ML FLEX CONT : SODIUM CHLORIDE 0.9 % IV SOLN": "sodium chloride",
+        "SODIUM CHLORIDE 0.9 % IV : 1000 ML": "sodium chloride",
+        "0.9%NaCl 1,000 mL": "sodium chloride",
+        "POTASSIUM CHLORIDE CRYS ER 20 MEQ PO TBCR": "potassium chloride",
+        "famotidine (PEPCID) tab 20 mg": "famotidine",
+        "metoPROLOL tartrate": "metoprolol",
+        "MAGNESIUM SULFATE 2 GM/50 ML IVPB": "magnesium sulfate",
+        "PRMX NOREPInephrine 4 mg/250 mL NS Drip": "norepinephrine",
+        "albuterol/ipratropium": "ipratropium-albuterol",
+        "calcium gluconate": "calcium gluconate",
+    }
+    for raw, want in cases.items():
+        assert normalize_drug_name(raw) == want, raw
+    s = pd.Series(["TYLENOL", None, "acetaminophen"])
+    assert normalize_drug_names(s).tolist()[::2] == ["acetaminophen", "acetaminophen"]
+
+
+def _eicu_dir(tmp_path: Path, tables: dict[str, str]) -> Path:
+    for name, text in tables.items():
+        (tmp_path / f"{name}.csv").write_text(text)
+    return tmp_path
+
+
+PATIENT = "patientunitstayid,hospitalid\n" + "".join(f"{i},{1 if i <= 4 else 2}\n" for i in range(1, 9))
+HOSPITAL = "hospitalid,region\n1,South\n2,\n"
+
+
+def test_eicu_other_event_tables(tmp_path):
+    lab = "labid,patientunitstayid,labname,labresult\n" + "".join(
+        f"{k},{i},{'potassium' if k % 2 else 'BUN'},4\n" for k, i in enumerate(list(range(1, 9)) * 3)
+    )
+    diag = "diagnosisid,patientunitstayid,diagnosisstring\n" + "".join(
+        f"{i},{i},cardiovascular|shock|septic shock\n" for i in range(1, 9)
+    )
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "hospital": HOSPITAL, "lab": lab, "diagnosis": diag})
+    ds = load_eicu(d, "lab", min_entity_users=2, min_item_users=1)
+    assert sorted(ds.item_names) == ["BUN", "potassium"] and ds.entity_names == ["hospital 1", "hospital 2"]
+    assert ds.value_max == 50 and ds.X.sum() == 24
+    both = load_eicu(d, ["lab", "diagnosis"], entity="region", min_entity_users=2, min_item_users=1)
+    assert "diagnosis: cardiovascular|shock|septic shock" in set(both.item_names)
+    assert both.entity_names == ["South", "Unknown region"]
+
+
+def test_eicu_errors(tmp_path):
+    with pytest.raises(DataError, match="eICU directory not found"):
+        load_eicu(tmp_path / "nope")
+    d = _eicu_dir(tmp_path, {"patient": PATIENT})
+    with pytest.raises(DataError, match=r"has no medication.csv or medication.csv.gz .*Found: patient.csv"):
+        load_eicu(d)
+    with pytest.raises(ConfigError, match="unknown eICU event table 'vitals'"):
+        load_eicu(d, "vitals")
+    (tmp_path / "medication.csv").write_text("patientunitstayid,drug\n1,x\n")
+    with pytest.raises(DataError, match=r"no column 'drugname'.*Columns found: 'patientunitstayid', 'drug'"):
+        load_eicu(d)
+    (tmp_path / "medication.csv").write_text("patientunitstayid,drugname\n1,ASPIRIN 81 MG\n2,ASPIRIN\n")
+    with pytest.raises(DataError, match="hospital.csv"):
+        load_eicu(d, entity="region")
+    (tmp_path / "patient.csv").write_text(PATIENT + "1,2\n")
+    with pytest.raises(DataError, match="unit stay 1 is listed twice"):
+        load_eicu(d)

@@ -1,0 +1,56 @@
+"""The committed sample datasets: they load, are small, and reproduce bit-identically from the script."""
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpfed_core.loaders import SAMPLE_DIR, SAMPLES, load_sample
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def regenerated(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("samples")
+    subprocess.run([sys.executable, str(REPO / "sample_data" / "generate.py"), "--out", str(out)],
+                   check=True, capture_output=True)  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_committed_file_reproduces(regenerated, name):
+    committed = (SAMPLE_DIR / SAMPLES[name]["file"]).read_bytes()
+    fresh = (regenerated / SAMPLES[name]["file"]).read_bytes()
+    # the CSV content must be identical; the gzip bytes too, given the same zlib (fixed header)
+    assert gzip.decompress(fresh) == gzip.decompress(committed)
+    assert fresh == committed
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_sample_small(name):
+    assert (SAMPLE_DIR / SAMPLES[name]["file"]).stat().st_size < 1_500_000
+
+
+def test_synthetic_sample():
+    ds = load_sample("synthetic")
+    # users whose 200 Poisson draws were all zero have no row in a long table
+    assert 1950 <= ds.n_users <= 2000 and ds.n_items == 200 and ds.n_entities == 10
+    assert ds.value_kind == "counts" and ds.value_max == 10 and ds.X.max() <= 10
+    assert not ds.notes  # nothing dropped or exceeding
+    sizes = np.bincount(ds.entity_of_user)
+    assert sizes.min() >= 50 and sizes.max() > 3 * sizes.min()  # varied entity sizes
+
+
+def test_clinic_sample():
+    ds = load_sample("clinic")
+    assert 25 <= ds.n_entities <= 35 and 2000 <= ds.n_users <= 5000 and 100 <= ds.n_items <= 150
+    assert {"potassium chloride", "BMP", "troponin I"} <= set(ds.item_names)
+    assert ds.value_max == 20 and ds.X.max() <= 20 and not ds.notes
+    assert min(s["users"] for s in ds.summary()) >= 25
+    by_region = load_sample("clinic", federation="region")
+    assert by_region.entity_names == ["Midwest", "Northeast", "South", "West"]
