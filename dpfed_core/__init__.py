@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 from .dataset import FederatedDataset
 from .errors import BudgetExceededError, ConfigError, DataError, DpfedError
 from .ledger import PrivacyLedger
+from . import dp_prototypes  # registers "dp-prototypes"
 
 __all__ = [
     "FederatedDataset",

@@ -204,4 +204,4 @@ register_method(MethodSpec("popularity", _fit_popularity, "Popularity",
 
 # Registers the other papers' systems (SPEC §6) and the DP prototypes; imported last so that they
 # can use this module's registry.
-from . import comparison  # noqa: E402,F401
+from . import comparison, dp_prototypes  # noqa: E402,F401

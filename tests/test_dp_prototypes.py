@@ -1,0 +1,135 @@
+"""The ``dp-prototypes`` method: API, bounds, ledger accounting, non-private limit, errors."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.dp_prototypes import DEFAULT_SPLIT, DPPrototypes
+from dpfed_core.errors import BudgetExceededError, ConfigError
+from dpfed_core.ledger import PrivacyLedger
+from dpfed_core.prototypes import PROTOTYPE_METHODS, make_prototype_method
+
+
+def clustered(n=600, m=40, k=4, seed=0, vmax=5.0):
+    """k well-separated groups of users, each rating its own block of items high."""
+    g = np.random.default_rng(seed)
+    lab = g.integers(k, size=n)
+    X = np.zeros((n, m))
+    block = m // k
+    for j in range(k):
+        rows = lab == j
+        X[np.ix_(rows, np.arange(j * block, (j + 1) * block))] = vmax
+    X *= g.random((n, m)) < 0.8
+    return sp.csr_matrix(X), lab
+
+
+def release(method, X, eps=None, delta=None, seed=0):
+    ledger = PrivacyLedger(method.epsilon if eps is None else eps, method.delta if delta is None else delta)
+    rel = method.release(X, np.random.default_rng(seed), ledger.for_entity("h"))
+    return rel, ledger
+
+
+def test_dp_registered_and_constructible_by_name():
+    assert PROTOTYPE_METHODS["dp-prototypes"] is DPPrototypes
+    m = make_prototype_method("dp-prototypes", k=3, value_max=5.0, epsilon=2.0, delta=1e-6, support=10)
+    assert m.private and m.get_params()["support"] == 10
+
+
+@pytest.mark.parametrize("variant", ["paper", "gaussian"])
+def test_dp_release_shapes_bounds_and_support(variant):
+    X, _ = clustered()
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=2.0, delta=1e-6, support=10, variant=variant)
+    rel, ledger = release(meth, X)
+    P = rel.prototypes
+    assert P.shape == (4, 40) and rel.counts.shape == (4,)
+    assert P.min() >= 0 and P.max() <= 5.0 and (rel.counts >= 0).all()
+    assert ((P != 0).sum(1) <= 10).all()
+    eps, dlt = ledger.guarantee()
+    assert eps <= 2.0 and dlt <= 1e-6
+    assert eps > 2.0 * 0.999  # the budget is used, not wasted
+    for row in ledger.rows:
+        assert math.isfinite(row.sensitivity) and math.isfinite(row.noise_scale) and row.noise_scale > 0
+
+
+def test_dp_ledger_rows_name_every_stage():
+    X, _ = clustered()
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=1.0, delta=1e-6, support=10, refine_steps=1, trials=2)
+    _, ledger = release(meth, X)
+    stages = {r.stage for r in ledger.rows}
+    assert stages == {"size", "candidates", "local search", "recovery: counts", "recovery: support",
+                      "recovery: sums", "trial choice"}
+    assert sum(r.stage == "recovery: sums" for r in ledger.rows) == 4  # 2 trials × (1 + 1 refinement)
+
+
+def test_dp_ledger_total_never_above_request_random_configs():
+    X, _ = clustered(n=300, m=30)
+    g = np.random.default_rng(11)
+    for i in range(25):
+        eps = float(10 ** g.uniform(-2, 1.5))
+        delta = float(10 ** g.uniform(-9, -3))
+        split = {key: float(g.uniform(0.01, 1)) for key in DEFAULT_SPLIT if g.random() < 0.7}
+        variant = ["paper", "gaussian"][i % 2]
+        if variant == "gaussian":
+            split["delta_candidates"] = float(g.uniform(0.05, 1.0))
+        meth = DPPrototypes(
+            k=int(g.integers(1, 8)), value_max=5.0, epsilon=eps, delta=delta, variant=variant,
+            support=int(g.integers(1, 40)), split=split, trials=int(g.integers(1, 3)),
+            refine_steps=int(g.integers(0, 3)), search_steps=int(g.integers(0, 6)),
+            projection_dim=None if g.random() < 0.5 else int(g.integers(2, 7)),
+            n_grids=int(g.integers(1, 4)), depth=int(g.integers(1, 5)),
+            final_choice=bool(g.random() < 0.5))
+        _, ledger = release(meth, X, seed=i)
+        e, d = ledger.guarantee()
+        assert e <= eps and d <= delta, (i, e, eps, d, delta)
+        assert e >= eps * 0.999  # every stage's share is spent
+
+
+def test_dp_refuses_to_overspend_the_ledger():
+    X, _ = clustered()
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=2.0, delta=1e-6)
+    with pytest.raises(BudgetExceededError):
+        release(meth, X, eps=1.0)
+
+
+def test_dp_infinite_epsilon_is_the_labelled_non_private_limit():
+    X, lab = clustered()
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=math.inf, delta=0.0, support=10, refine_steps=1)
+    rel, ledger = release(meth, X)
+    assert not ledger.is_private and all(math.isinf(r.epsilon) for r in ledger.rows)
+    # exact counts, and each true group is recovered as one cluster
+    assert sorted(rel.counts) == sorted(np.bincount(lab).astype(float))
+
+
+def test_dp_high_epsilon_recovers_the_groups():
+    X, lab = clustered(n=2000)
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=50.0, delta=1e-6, support=10)
+    rel, _ = release(meth, X, seed=3)
+    # every prototype puts its mass on one group's item block
+    blocks = rel.prototypes.reshape(4, 4, 10).sum(2)
+    assert sorted(blocks.argmax(1).tolist()) == [0, 1, 2, 3]
+
+
+def test_dp_same_seed_same_release_and_no_dependence_on_k_vs_n():
+    X, _ = clustered(n=30)
+    meth = DPPrototypes(k=50, value_max=5.0, epsilon=1.0, delta=1e-6)  # k > n is allowed: k is public
+    a, _ = release(meth, X, seed=4)
+    b, _ = release(meth, X, seed=4)
+    np.testing.assert_array_equal(a.prototypes, b.prototypes)
+    assert a.prototypes.shape == (50, 40)
+
+
+@pytest.mark.parametrize("params", [
+    dict(epsilon=0.0), dict(epsilon=-1.0), dict(epsilon=float("nan")), dict(delta=0.0), dict(delta=1.0),
+    dict(variant="laplace"), dict(split={"bogus": 1.0}), dict(split={"sums": -1.0}),
+    dict(split={"sums": 0.0}), dict(value_min=1.0), dict(row_norm=0.0), dict(projection_dim=0),
+    dict(trials=0), dict(support=0), dict(k=0),
+])
+def test_dp_friendly_config_errors(params):
+    X, _ = clustered(n=50)
+    base = dict(k=3, value_max=5.0, epsilon=1.0, delta=1e-6)
+    base.update(params)
+    with pytest.raises(ConfigError):
+        release(DPPrototypes(**base), X, eps=1.0, delta=1e-6)

@@ -1,0 +1,140 @@
+"""Samplers and mechanisms (SPEC §3): goodness of fit, exact probabilities, calibration, errors.
+
+Fixed seeds everywhere; thresholds are p-values of 1e-4 (a correct sampler fails one such test
+with probability 1e-4 for a *random* seed, and never for the fixed one)."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpfed_core import mechanisms as mech
+from dpfed_core.errors import ConfigError
+
+P_MIN = 1e-4
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+# ---------------------------------------------------------------------------------- samplers
+@pytest.mark.parametrize("scale", [0.3, 1.0, 7.0])
+def test_mech_laplace_noise_fits_laplace(scale):
+    x = mech.laplace_noise(scale, 20000, rng(1))
+    assert stats.kstest(x, stats.laplace(scale=scale).cdf).pvalue > P_MIN
+
+
+def test_mech_laplace_mechanism_scale_is_sensitivity_over_epsilon():
+    values = np.full(20000, 3.0)
+    out, b = mech.laplace_mechanism(values, 2.0, 0.5, rng(2))
+    assert b == 4.0
+    assert stats.kstest(out - 3.0, stats.laplace(scale=4.0).cdf).pvalue > P_MIN
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0])
+def test_mech_gumbel_noise_fits_gumbel(scale):
+    x = mech.gumbel_noise(scale, 20000, rng(3))
+    assert stats.kstest(x, stats.gumbel_r(scale=scale).cdf).pvalue > P_MIN
+
+
+def test_mech_gaussian_mechanism_fits_normal_with_analytic_sigma():
+    out, sigma = mech.gaussian_mechanism(np.zeros(20000), 1.0, 1.0, 1e-5, rng(4))
+    assert sigma == pytest.approx(mech.gaussian_sigma_analytic(1.0, 1e-5, 1.0))
+    assert stats.kstest(out, stats.norm(scale=sigma).cdf).pvalue > P_MIN
+
+
+@pytest.mark.parametrize("eps,delta", [(0.1, 1e-6), (1.0, 1e-5), (5.0, 1e-8), (50.0, 1e-6)])
+def test_mech_analytic_gaussian_sigma_attains_delta(eps, delta):
+    sigma = mech.gaussian_sigma_analytic(eps, delta, 2.0)
+    # the privacy profile at σ is at most δ, and 1% less noise would exceed it
+    assert mech._gauss_delta(sigma, eps, 2.0) <= delta
+    assert mech._gauss_delta(0.99 * sigma, eps, 2.0) > delta
+    if eps < 1:  # analytic is never worse than the classic bound where that bound is valid
+        assert sigma <= mech.gaussian_sigma_classic(eps, delta, 2.0)
+
+
+# ---------------------------------------------------------------------- exact distributions
+@pytest.mark.parametrize("monotone", [False, True])
+def test_mech_exponential_mechanism_exact_probabilities(monotone):
+    u = np.array([0.0, 1.0, 2.5, 3.0, -1.0])
+    eps, sens, n = 1.3, 1.0, 40000
+    g = rng(5)
+    draws = np.array([mech.exponential_mechanism(u, sens, eps, g, monotone=monotone) for _ in range(n)])
+    p = mech.exponential_mechanism_probabilities(u, sens, eps, monotone=monotone)
+    expected = np.exp((1 if monotone else 0.5) * eps * u / sens)
+    np.testing.assert_allclose(p, expected / expected.sum())
+    observed = np.bincount(draws, minlength=u.size)
+    assert stats.chisquare(observed, n * p).pvalue > P_MIN
+
+
+def test_mech_exponential_mechanism_handles_huge_utilities_and_minus_inf():
+    u = np.array([-1e300, 1e6, 1e6 - 1, -np.inf])
+    g = rng(6)
+    picks = {mech.exponential_mechanism(u, 1.0, 2.0, g) for _ in range(200)}
+    assert picks <= {1, 2} and 3 not in picks
+    assert np.isfinite(mech.exponential_mechanism_probabilities(u, 1.0, 2.0)[:3]).all()
+
+
+def test_mech_exponential_mechanism_infinite_epsilon_is_argmax():
+    assert mech.exponential_mechanism([1.0, 5.0, 2.0], 1.0, math.inf, rng(7)) == 1
+
+
+@pytest.mark.parametrize("monotone", [False, True])
+def test_mech_gumbel_top_s_exact_sequence_probabilities(monotone):
+    u = np.array([0.0, 2.0, 1.0, 3.0])
+    s, eps, sens, n = 2, 2.0, 1.0, 40000
+    g = rng(8)
+    out = mech.gumbel_top_s(np.tile(u, (n, 1)), s, sens, eps, g, monotone=monotone)  # one draw per row
+    seqs = list(itertools.permutations(range(u.size), s))
+    code = {q: i for i, q in enumerate(seqs)}
+    observed = np.bincount([code[tuple(r)] for r in out], minlength=len(seqs))
+    probs = np.array([mech.top_s_sequence_probability(u, q, sens, eps, monotone) for q in seqs])
+    assert probs.sum() == pytest.approx(1.0)
+    assert stats.chisquare(observed, n * probs).pvalue > P_MIN
+
+
+def test_mech_gumbel_top_s_rows_and_exact_limit():
+    u = np.array([[1.0, 5.0, 3.0, 4.0], [9.0, 0.0, 8.0, 7.0]])
+    np.testing.assert_array_equal(mech.gumbel_top_s(u, 2, 1.0, math.inf, rng(9)), [[1, 3], [0, 2]])
+    with pytest.raises(ConfigError):
+        mech.gumbel_top_s(u, 5, 1.0, 1.0, rng(9))
+
+
+# ------------------------------------------------------------------------- private partition
+def test_mech_partition_keep_probability_ratio_bounds_and_threshold():
+    eps_l = 0.3
+    gamma = mech.partition_threshold(eps_l, 1e-7)
+    c = np.arange(0, int(gamma) + 60)
+    f = mech.partition_keep_probability(c, eps_l, gamma)
+    assert np.all(np.diff(f) >= 0) and f[-1] > 0.99
+    # ε'-DP for a count change of 1, for keep and for drop
+    assert np.all(f[2:] / f[1:-1] <= math.exp(eps_l) * (1 + 1e-6))  # 1 − f loses digits near 1
+    assert np.all((1 - f[1:-1]) / (1 - f[2:]) <= math.exp(eps_l) * (1 + 1e-6))
+    assert f[1] == pytest.approx(1e-7)  # a cube created by one user is kept with probability δ₁
+    assert mech.partition_keep_probability([3, 4, 5], math.inf, 4.0).tolist() == [0, 1, 1]
+
+
+# ----------------------------------------------------------------------------------- errors
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan")])
+def test_mech_rejects_bad_epsilon(bad):
+    with pytest.raises(ConfigError):
+        mech.laplace_mechanism([1.0], 1.0, bad, rng())
+    with pytest.raises(ConfigError):
+        mech.exponential_mechanism([1.0, 2.0], 1.0, bad, rng())
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, -0.1])
+def test_mech_gaussian_rejects_bad_delta(delta):
+    with pytest.raises(ConfigError):
+        mech.gaussian_sigma_analytic(1.0, delta, 1.0)
+
+
+def test_mech_infinite_epsilon_adds_no_noise():
+    out, b = mech.laplace_mechanism([1.0, 2.0], 1.0, math.inf, rng())
+    assert b == 0 and out.tolist() == [1.0, 2.0]
+    out, s = mech.gaussian_mechanism([1.0], 1.0, math.inf, 1e-6, rng())
+    assert s == 0 and out.tolist() == [1.0]
