@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpfed_core {run,sweep,methods} …``.
+"""Command line: ``python -m dpfed_core {run,sweep,methods,audit,report} …``.
 
 Every bad input ends with a one-line ``error: …`` on stderr and exit status 2 (never a traceback).
 """
@@ -146,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--out", help="write the JSON sweep document here")
 
     sub.add_parser("methods", help="list the available methods and their privacy models")
+    from . import audit, report
+
+    audit.register_cli(sub)
+    report.register_cli(sub)
     return parser
 
 
@@ -271,7 +275,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return {"run": cmd_run, "sweep": cmd_sweep, "methods": cmd_methods}[args.command](args)
+        from . import audit, report
+
+        commands = {"run": cmd_run, "sweep": cmd_sweep, "methods": cmd_methods,
+                    "audit": audit.cmd_audit, "report": report.cmd_report}
+        return commands[args.command](args)
     except DpfedError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

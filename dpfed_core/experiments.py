@@ -113,6 +113,7 @@ def run_method(
     doc = {
         "config": config.to_dict(),
         "dataset": dataset_summary(dataset),
+        "entity_summary": dataset.summary(),
         "method": {"name": spec.name, "label": spec.label, "privacy_model": spec.privacy,
                    "description": spec.description},
         "entities": metrics["entities"],

@@ -1,0 +1,222 @@
+"""Membership-inference audit (issue 7): statistics on hand-checked numbers, the DP method stays
+under its claimed ε, the non-private methods leak, a broken "private" method is caught."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from dpfed_core import audit as aud
+from dpfed_core.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
+from dpfed_core.prototypes import KMeansPrototypes, PrototypeRelease
+
+
+# ----------------------------------------------------------------------------- statistics
+def test_clopper_pearson_hand_checked():
+    # x = 0 and x = n have closed forms: hi = 1 − (α/2)^(1/n), lo = (α/2)^(1/n)
+    lo, hi = aud.clopper_pearson([0, 10], 10, 0.95)
+    assert lo[0] == 0.0 and hi[1] == 1.0
+    assert hi[0] == pytest.approx(1 - 0.025 ** 0.1, rel=1e-9)  # 0.308497
+    assert lo[1] == pytest.approx(0.025 ** 0.1, rel=1e-9)  # 0.691503
+    # 5/10: the textbook exact interval (0.1871, 0.8129)
+    lo, hi = aud.clopper_pearson(5, 10, 0.95)
+    assert float(lo) == pytest.approx(0.187086, abs=1e-6)
+    assert float(hi) == pytest.approx(0.812914, abs=1e-6)
+    # and scipy's exact binomial interval for a few counts
+    for x, n in [(3, 40), (17, 25), (99, 100)]:
+        ci = stats.binomtest(x, n).proportion_ci(0.9, method="exact")
+        lo, hi = aud.clopper_pearson(x, n, 0.9)
+        assert float(lo) == pytest.approx(ci.low, rel=1e-9) and float(hi) == pytest.approx(ci.high, rel=1e-9)
+
+
+def test_epsilon_bound_hand_checked():
+    # a perfect test on 100 + 100 runs: ln(0.963783 / 0.036217) = 3.2813 at 95 %
+    a = 0.025 ** (1 / 100)
+    e1, e2 = aud.epsilon_bounds(100, 0, 0, 100, 0.0, 0.95)
+    assert float(e1) == pytest.approx(math.log(a / (1 - a)), rel=1e-9)
+    assert float(e1) == pytest.approx(3.2813, abs=1e-4) and float(e2) == pytest.approx(float(e1))
+    e1, _ = aud.epsilon_bounds(100, 0, 0, 100, 0.01, 0.95)
+    assert float(e1) == pytest.approx(math.log((a - 0.01) / (1 - a)), rel=1e-9)  # 3.2709
+    assert aud.max_certifiable_epsilon(100) == pytest.approx(3.2813, abs=1e-4)
+    # TPR 0.5, FPR 0.05 on 100 + 100: ln(TPR_lo / FPR_hi) with the exact CP bounds
+    e1, e2 = aud.epsilon_bounds(50, 50, 5, 95, 0.0, 0.95)
+    t_lo = stats.beta.ppf(0.025, 50, 51)
+    f_hi = stats.beta.ppf(0.975, 6, 95)
+    assert float(e1) == pytest.approx(math.log(t_lo / f_hi), rel=1e-9)
+    assert float(e1) == pytest.approx(1.2613, abs=1e-3)  # ln(0.3983 / 0.1128)
+    # no separation: bounds are negative, the reported bound is floored at 0
+    r = aud.empirical_epsilon(np.arange(50.0), np.arange(50.0), np.arange(50.0), np.arange(50.0))
+    assert r["epsilon_lb"] == 0.0
+
+
+def test_roc_auc_and_tpr_at_fpr():
+    out, inn = np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0])
+    assert aud.roc_auc(out, inn) == pytest.approx(7 / 9)  # 1 + ½ + 2 + ½ + 3 over 9 pairs
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    o, i = rng.normal(0, 1, 300), rng.normal(0.7, 1, 300)
+    assert aud.roc_auc(o, i) == pytest.approx(roc_auc_score(np.r_[np.zeros(300), np.ones(300)], np.r_[o, i]))
+    fpr, tpr, thr = aud.roc_curve(out, inn)
+    assert fpr[0] == 0 and tpr[0] == 0 and fpr[-1] == 1 and tpr[-1] == 1
+    assert aud.tpr_at_fpr(fpr, tpr, 0.0) == pytest.approx(1 / 3)  # only the 3 beats every OUT score
+
+
+def test_threshold_chosen_on_calibration_certified_on_evaluation():
+    # perfectly separated: the bound is the ceiling of the evaluation half, not of all runs
+    r = aud.empirical_epsilon(np.zeros(50), np.ones(50), np.zeros(40), np.ones(40))
+    assert r["epsilon_lb"] == pytest.approx(aud.max_certifiable_epsilon(40))
+    assert (r["tp"], r["fp"]) == (40, 0) and 0 < r["threshold"] < 1
+
+
+# ----------------------------------------------------------------------------- targets
+def _entity(n=30, m=20, seed=1) -> sp.csr_matrix:
+    rng = np.random.default_rng(seed)
+    base = rng.poisson(1.0, size=(n, m)).astype(float)
+    base[:, -4:] = 0.0  # four items nobody uses: where the worst-case row goes
+    return sp.csr_matrix(base)
+
+
+def test_targets_and_neighbours():
+    X = _entity()
+    X = sp.vstack([X, sp.csr_matrix(np.full((1, 20), 9.0))], format="csr")  # an obvious outlier, row 30
+    tg = aud.make_targets(X, ["synthetic", "outlier", "typical", "user:3"], value_max=5.0, support=4)
+    syn, out, typ, u3 = tg
+    assert set(np.flatnonzero(syn.row)) == {16, 17, 18, 19} and syn.row.max() == 5.0 and syn.index is None
+    assert out.index == 30 and out.row.max() == 5.0  # clipped to the public bound
+    assert typ.index != 30 and u3.index == 3 and u3.user_id == "3"
+    D0, D1 = aud.neighbouring_pair(X, syn)
+    assert D0.shape[0] == 31 and D1.shape[0] == 32
+    np.testing.assert_array_equal(D1[-1].toarray().ravel(), syn.row)
+    D0, D1 = aud.neighbouring_pair(X, out)
+    assert D0.shape[0] == 30 and D1.shape[0] == 31 and abs(D0.sum() - (D1.sum() - 9.0 * 20)) < 1e-9
+    with pytest.raises(ConfigError, match="not a user"):
+        aud.make_targets(X, ["user:nobody"], 5.0, 4)
+    with pytest.raises(ConfigError, match="unknown audit target"):
+        aud.make_targets(X, ["loudest"], 5.0, 4)
+
+
+# ----------------------------------------------------------------------------- the audit
+@pytest.fixture(scope="module")
+def small_ds() -> FederatedDataset:
+    X = sp.vstack([_entity(30, 20, 1), _entity(20, 20, 2)], format="csr")
+    ent = np.repeat(["a", "b"], [30, 20])
+    return FederatedDataset.from_parts(X, ent, value_kind="counts", value_max=5.0, name="small")
+
+
+@pytest.fixture(scope="module")
+def small_audit(small_ds) -> dict:
+    return aud.run_audit(small_ds, "b", methods=("dp-prototypes", "kmeans", "krandom"),
+                         epsilons=(0.5, 1.0, 2.0), k=10, targets=("synthetic", "outlier"), runs=200, seed=0)
+
+
+def _rows(doc, method, eps=None):
+    return [r for r in doc["results"] if r["method"] == method
+            and (eps is None or float(r["requested_epsilon"]) == eps)]
+
+
+def test_dp_prototypes_lower_bound_never_exceeds_claimed(small_audit):
+    for eps in (0.5, 1.0, 2.0):
+        rows = _rows(small_audit, "dp-prototypes", eps)
+        assert rows and all(r["epsilon"] == pytest.approx(eps) and r["private"] for r in rows)
+        for r in rows:
+            assert r["epsilon_lb"] <= r["epsilon"], (r["target"], r["attack"], r["epsilon_lb"])
+    verdicts = {s["requested_epsilon"]: s["verdict"] for s in small_audit["summary"] if s["method"] == "dp-prototypes"}
+    assert verdicts == {0.5: "consistent", 1.0: "consistent", 2.0: "consistent"}
+    # the ceiling these runs could certify is well above ε = 0.5 and 1: the check has teeth
+    assert min(r["max_certifiable_epsilon"] for r in _rows(small_audit, "dp-prototypes", 1.0)
+               if r["attack"] == "distance") > 3
+
+
+def test_kmeans_and_krandom_leak(small_audit):
+    km = {r["target_kind"]: r for r in _rows(small_audit, "kmeans") if r["attack"] == "distance"}
+    assert km["synthetic"]["auc"] > 0.9 and km["synthetic"]["epsilon_lb"] > 2.0
+    assert km["synthetic"]["verbatim_in"] > 0.9  # the outlier becomes its own centroid
+    kr = {r["target_kind"]: r for r in _rows(small_audit, "krandom") if r["attack"] == "distance"}
+    # k-random publishes the target's raw row in k/(n+1) = 10/21 of the IN runs, never in OUT runs
+    assert kr["synthetic"]["verbatim_in"] == pytest.approx(10 / 21, abs=0.08)
+    assert kr["synthetic"]["verbatim_out"] == 0.0
+    assert kr["synthetic"]["tpr_at_fpr"]["0.01"] > 0.35
+    assert kr["synthetic"]["epsilon_lb"] > 1.0
+    summ = {s["method"]: s for s in small_audit["summary"]}
+    assert summ["kmeans"]["verdict"] == summ["krandom"]["verdict"] == "non-private (no guarantee)"
+    assert math.isinf(summ["kmeans"]["epsilon"])
+
+
+class _BrokenPrivate(KMeansPrototypes):
+    """A canary: claims ε = 0.5 in its ledger but releases exact k-means centroids."""
+
+    private = True
+    name = "broken"
+
+    def __init__(self, k=10, value_max=1.0, epsilon=0.5, delta=1e-6):
+        super().__init__(k, value_max)
+        self.epsilon, self.delta = epsilon, delta
+
+    def release(self, X, rng, ledger):
+        rel = super().release(X, rng, _Swallow())
+        ledger.spend("prototypes", "Laplace (claimed)", self.epsilon, 0.0, 1.0, 2.0)
+        return PrototypeRelease(rel.prototypes, rel.counts)
+
+
+class _Swallow:
+    entity = "x"
+
+    def spend(self, *a, **k):
+        return None
+
+
+def test_audit_catches_a_broken_mechanism(small_ds):
+    X = small_ds.X[small_ds.entity_slices()[1]]
+    target = aud.make_targets(X, ["synthetic"], 5.0, 20)[0]
+    res = aud.audit_target(X, target, _BrokenPrivate(k=5, value_max=5.0), 100, np.random.SeedSequence(3))
+    assert res["private"] and res["epsilon"] == pytest.approx(0.5)
+    assert res["attacks"]["distance"]["epsilon_lb"] > 0.5  # flagged: above the claimed ε
+    rows = [{"method": "broken", "requested_epsilon": 0.5, "epsilon": res["epsilon"], "delta": res["delta"],
+             "private": True, "target": target.name, **a} for a in res["attacks"].values()]
+    assert aud.summarize(rows)[0]["verdict"] == "VIOLATION"
+
+
+def test_deterministic_and_independent_of_grid(small_ds):
+    a = aud.run_audit(small_ds, "b", methods=("dp-prototypes",), epsilons=(1.0,), k=4, targets=("synthetic",),
+                      runs=8, seed=5)
+    b = aud.run_audit(small_ds, "b", methods=("dp-prototypes", "krandom"), epsilons=(2.0, 1.0), k=4,
+                      targets=("synthetic",), runs=8, seed=5)
+    ra = [r for r in a["results"] if r["attack"] == "distance"][0]
+    rb = [r for r in b["results"] if r["attack"] == "distance" and r["method"] == "dp-prototypes"
+          and r["requested_epsilon"] == 1.0][0]
+    assert ra["roc"] == rb["roc"] and ra["auc"] == rb["auc"]
+
+
+def test_bad_parameters_are_friendly(small_ds):
+    with pytest.raises(ConfigError, match="not a prototype method"):
+        aud.run_audit(small_ds, "a", methods=("central",), runs=8)
+    with pytest.raises(ConfigError, match="unknown entity"):
+        aud.run_audit(small_ds, "nowhere", runs=8)
+    with pytest.raises(ConfigError, match="runs"):
+        aud.run_audit(small_ds, "a", runs=2)
+    with pytest.raises(ConfigError, match="positive"):
+        aud.run_audit(small_ds, "a", epsilons=(0.0,), runs=8)
+
+
+def test_cli_writes_the_document(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    aud.register_cli(sub)
+    out = tmp_path / "a.json"
+    args = parser.parse_args(["audit", "--data", "sample:clinic", "--entity", "0", "--k", "5", "--runs", "8",
+                              "--methods", "dp-prototypes,krandom", "--epsilons", "1", "--targets",
+                              "synthetic", "--attacks", "distance", "--out", str(out)])
+    assert args.func(args) == 0
+    doc = json.loads(out.read_text())
+    assert doc["kind"] == "audit" and doc["config"]["runs"] == 8
+    assert {s["method"] for s in doc["summary"]} == {"dp-prototypes", "krandom"}
+    assert doc["summary"][1]["epsilon"] == "inf"  # strict JSON
+    text = capsys.readouterr().out
+    assert "claimed ε" in text and "non-private" in text

@@ -1,0 +1,160 @@
+"""Compliance report (issue 7): every section is present, values match the documents, the scope
+statements are there, and it works from JSON files and the CLI."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+
+import pytest
+
+from dpfed_core import __version__
+from dpfed_core import report as rep
+from dpfed_core.errors import DataError
+from dpfed_core.experiments import write_json
+
+from report_docs import make_docs
+
+
+@pytest.fixture(scope="module")
+def docs() -> dict:
+    return make_docs()
+
+
+@pytest.fixture(scope="module")
+def page(docs) -> str:
+    return rep.build_report(docs["run"], sweep_doc=docs["sweep"], audit_doc=docs["audit"], dataset=docs["dataset"],
+                            generated="2026-01-02T03:04:05+00:00")
+
+
+def _section(page: str, sid: str) -> str:
+    m = re.search(rf"<section id='{sid}'.*?</section>", page, re.S)
+    assert m, f"section {sid} missing"
+    return m.group(0)
+
+
+def test_every_section_in_order(page):
+    pos = [page.index(f"<section id='{s}'") for s in rep.SECTIONS]
+    assert pos == sorted(pos)
+    for s in rep.SECTIONS:
+        assert rep.SECTION_TITLES[s] in _section(page, s)
+
+
+def test_self_contained(page):
+    assert page.count("<script type='text/javascript'>") == 1  # one inline plotly.js
+    # no external resources in the markup (plotly.js's own source mentions URLs in strings; the
+    # end-to-end test checks that the browser makes no network request)
+    markup = re.sub(r"<script type='text/javascript'>.*?</script>", "", page, count=1, flags=re.S)
+    assert not re.search(r"""(src|href)\s*=\s*['"]https?://""", markup)
+    assert not re.search(r"<(script|link)[^>]+(src|href)=", markup)
+    assert "2026-01-02T03:04:05+00:00" in page and __version__ in page
+
+
+def test_values_match_the_run(docs, page):
+    run = docs["run"]
+    p = run["privacy"]
+    priv = _section(page, "privacy")
+    assert f"({rep.fmt_num(p['epsilon'])}, {rep.fmt_num(p['delta'])})-differential privacy" in _section(page, "summary")
+    assert p["epsilon"] <= 1.0 and p["private"]
+    for row in p["ledger"]:
+        assert rep._esc(row["mechanism"]) in priv and rep._esc(row["stage"]) in priv
+        assert rep.fmt_num(row["epsilon"]) in priv
+    msgs = _section(page, "messages")
+    for m in run["messages"]:
+        assert f"<td class='num'>{m['bytes']}</td>" in msgs
+    total = sum(m["bytes"] for m in run["messages"])
+    assert f"{total} bytes in total" in msgs
+    util = _section(page, "utility")
+    for name, d in [("dp-prototypes", run), *run["comparison"].items()]:
+        assert f"<td>{name}</td>" in util
+        assert rep._esc(d["method"]["privacy_model"]) in util
+        for k in ("mar", "test_rmse", "ndcg_at_10"):
+            assert rep.fmt_num(d["overall"][k]) in util
+    data = _section(page, "data")
+    for s in docs["dataset"].summary():
+        assert f"<td>{s['entity']}</td>" in data and f"<td class='num'>{s['interactions']}</td>" in data
+    params = _section(page, "parameters")
+    for k in ("k", "rank", "lam", "seed", "epsilon", "delta", "mode"):
+        assert f"<td>{k}</td>" in params
+
+
+def test_values_match_sweep_and_audit(docs, page):
+    from dpfed_core.experiments import crossing_epsilon, sweep_table
+
+    trade = _section(page, "tradeoff")
+    for r in sweep_table(docs["sweep"], "mar"):
+        assert rep.fmt_num(r["mean"]) in trade
+    c = crossing_epsilon(docs["sweep"], "mar")
+    assert ("none in the grid" if c is None else rep.fmt_num(c)) in trade
+    audit = _section(page, "audit")
+    for s in docs["audit"]["summary"]:
+        assert rep.fmt_num(s["epsilon_lb"]) in audit and rep.fmt_num(s["auc"]) in audit
+        assert s["verdict"] in audit
+    assert docs["audit"]["entity"]["name"] in audit
+    assert "fig-audit-eps" in audit and "fig-audit-roc-0" in audit
+
+
+def test_scope_statements(page):
+    scope = _section(page, "scope")
+    for phrase in ("one user of one entity", "disjoint across entities", "combined protection is only 2ε",
+                   "post-processing", "analyst", "Non-private methods are labelled non-private",
+                   "public parameters", "lower bound, not a proof"):
+        assert phrase in scope, phrase
+    # analyst-only vs released badges on the right sections
+    assert "analyst only" in _section(page, "data") and "analyst only" in _section(page, "utility")
+    assert "analyst only" in _section(page, "audit") and "released" in _section(page, "messages")
+
+
+def test_non_private_run_is_labelled(docs):
+    km = dict(docs["run"]["comparison"]["kmeans"])
+    km.update(config=docs["run"]["config"] | {"method": "kmeans"}, dataset=docs["run"]["dataset"],
+              messages=[], created="x", version=__version__)
+    page = rep.build_report(km, include_plotlyjs=False)
+    assert "NOT PRIVATE" in _section(page, "summary") and "∞ (non-private)" in _section(page, "privacy")
+    assert "This run is non-private" in _section(page, "scope")
+
+
+def test_from_json_files_and_cli(docs, tmp_path, capsys):
+    paths = {k: write_json(docs[k], tmp_path / f"{k}.json") for k in ("run", "sweep", "audit")}
+    loaded = {k: rep.load_doc(p) for k, p in paths.items()}
+    assert loaded["run"]["privacy"]["ledger"][0]["epsilon"] == docs["run"]["privacy"]["ledger"][0]["epsilon"]
+    parser = argparse.ArgumentParser()
+    rep.register_cli(parser.add_subparsers(dest="command"))
+    out = tmp_path / "report.html"
+    args = parser.parse_args(["report", "--run", str(paths["run"]), "--sweep", str(paths["sweep"]), "--audit",
+                              str(paths["audit"]), "--out", str(out), "--no-charts"])
+    assert args.func(args) == 0
+    html = out.read_text(encoding="utf-8")
+    for s in rep.SECTIONS:
+        assert f"<section id='{s}'" in html
+    # "inf" strings from JSON read as ∞, and the kmeans comparison is labelled non-private
+    assert "∞ (non-private)" in _section(html, "utility")
+    for s in docs["audit"]["summary"]:
+        assert rep.fmt_num(s["epsilon_lb"]) in _section(html, "audit")
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_missing_optional_parts_and_bad_input(docs, tmp_path):
+    page = rep.build_report(docs["run"], include_plotlyjs=False)
+    assert "No sweep included" in _section(page, "tradeoff")
+    assert "No audit included" in _section(page, "audit")
+    with pytest.raises(DataError, match="run document"):
+        rep.build_report({"hello": 1})
+    with pytest.raises(DataError, match="audit"):
+        rep.build_report(docs["run"], audit_doc=docs["sweep"])
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    with pytest.raises(DataError, match="not a JSON"):
+        rep.load_doc(bad)
+    with pytest.raises(DataError, match="no such"):
+        rep.load_doc(tmp_path / "missing.json")
+
+
+def test_report_from_session(docs):
+    # the dashboard's session objects: {"doc", …} wrappers
+    data = rep.report_from_session({"doc": docs["run"], "config": None}, comparison={"docs": docs["run"]["comparison"]},
+                                   sweep={"key": 1, "doc": docs["sweep"]}, audit=docs["audit"], dataset=docs["dataset"])
+    html = data.decode("utf-8")
+    assert "<section id='audit'" in html and "No sweep included" not in html
+    assert math.isfinite(docs["run"]["privacy"]["epsilon"])
