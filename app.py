@@ -1,0 +1,78 @@
+"""dpfed dashboard: the entry point (``streamlit run app.py``) — the Home page and the navigation.
+
+Home imports nothing heavy before its text is on screen, so it is interactive right after the server
+starts; the other pages live in ``pages/`` and are registered here with readable titles.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+import ui_common as ui
+
+
+def home() -> None:
+    ui.page_setup("Home", ":material/lock:")
+    st.title("dpfed — federated recommendations with differentially private prototypes")
+    st.markdown(
+        "Several data holders (**entities**: hospitals, regions, banks) learn a shared recommender "
+        "without pooling their raw data. "
+        "Each entity sends the server only **k differentially private prototypes** of its users; the "
+        "server learns item factors **V** from them and sends V back, and every entity fits its own "
+        "users locally — two messages, one privacy cost. "
+        "You choose the privacy budget **ε** and see what the server saw, what it cost, how good the "
+        "recommendations are, and how utility changes with ε."
+    )
+
+    left, right = st.columns([3, 2])
+    # The right column first: it needs no engine import, so "where to start" shows at once.
+    with right:
+        st.subheader("Where to start")
+        st.markdown(
+            "1. **Data** — pick the clinic sample (loaded by default), MovieLens / eICU, or upload a CSV; "
+            "choose the federation key.\n"
+            "2. **Federate** — set ε and run; see each entity's prototypes, V, the message log and the "
+            "privacy ledger.\n"
+            "3. **Evaluate** — the federated model beside individual, central, random-V and popularity.\n"
+            "4. **Recommend** — a user's top items next to what they already have.\n"
+            "5. **Trade-off** — utility against ε, with the crossing ε where sharing starts to pay."
+        )
+        st.page_link(ui.PAGES["data"], label="Start with the data", icon=":material/folder_open:")
+        st.page_link(ui.PAGES["federate"], label="Or federate the default sample right away", icon=":material/hub:")
+    with left:
+        st.subheader("The two rounds")
+        # Imported here, after the text above is on screen: the engine pulls in scikit-learn.
+        from dpfed_core import plots
+
+        st.graphviz_chart(plots.protocol_dot(3, ["Hospital A", "Hospital B", "Hospital C"]),
+                          width="content")
+        st.caption("Round 1: each entity → server, k DP prototypes (k × items) and nothing else. "
+                   "Server: non-negative factorisation P ≈ W Vᵀ, pure post-processing. "
+                   "Round 2: server → each entity, V; each entity fits U_h ≥ 0 on its own data. "
+                   "Privacy: (ε, δ)-DP for every user of every entity (entities hold disjoint users).")
+
+
+st.set_page_config(page_title="dpfed", page_icon=":material/lock:", layout="wide")
+_MINE = [
+    ("data", "Data", ":material/folder_open:"),
+    ("federate", "Federate", ":material/hub:"),
+    ("evaluate", "Evaluate", ":material/bar_chart:"),
+    ("recommend", "Recommend", ":material/lightbulb:"),
+    ("tradeoff", "Trade-off", ":material/show_chart:"),
+    ("audit", "Privacy audit", ":material/policy:"),
+]
+_pages = [st.Page(home, title="Home", icon=":material/lock:", default=True)]
+_pages += [st.Page(ui.PAGES[key], title=title, icon=icon) for key, title, icon in _MINE]
+# Any other page dropped into pages/ (e.g. the privacy audit) joins the navigation in file order,
+# titled from its file name as Streamlit does for a plain pages/ folder.
+_ROOT = Path(__file__).resolve().parent
+_known = {str(Path(p)) for p in ui.PAGES.values()}
+for _path in sorted((_ROOT / "pages").glob("*.py")):
+    _rel = str(_path.relative_to(_ROOT))
+    if _rel not in _known and not _path.name.startswith(("_", ".")):
+        _pages.append(st.Page(_rel))
+nav = st.navigation(_pages)
+nav.run()
+# After the page ran, so the sidebar reflects a run made on it.
+ui.sidebar_status()

@@ -1,0 +1,189 @@
+"""Data: a bundled sample, a real loader or an upload; column mapping; the federation key."""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+import ui_common as ui
+from dpfed_core import dashboard as dash
+from dpfed_core.errors import DpfedError
+from dpfed_core.loaders import EICU_EVENT_TABLES, MIN_ENTITY_USERS
+
+ui.page_setup("Data", ":material/folder_open:")
+st.title("Data")
+st.caption("Users of different entities are disjoint; the item catalogue is shared. Nothing you "
+           "upload is changed: the file is read as is and kept only in this session.")
+
+SOURCES = {
+    "sample": "Bundled sample",
+    "movielens": "MovieLens directory",
+    "eicu": "eICU directory",
+    "upload": "Upload CSV / Parquet",
+}
+source = st.radio("Source", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="data_source")
+
+NONE = "(none)"
+
+
+def _load(fn, *args, source_text: str) -> None:
+    """Load through a cached loader; show a loader error as one message."""
+    try:
+        with st.spinner("Loading…"):
+            ds = fn(*args)
+    except DpfedError as exc:
+        ui.show_error(exc)
+        return
+    ui.set_dataset(ds, source_text)
+    st.success(f"Loaded {ds.name}: {ds.n_users} users × {ds.n_items} items in {ds.n_entities} entities.")
+
+
+min_users = st.number_input("Minimum users per entity", 1, 10_000, MIN_ENTITY_USERS, key="min_users",
+                            help="Entities with fewer users cannot hold out test users and still "
+                                 "compute prototypes.")
+
+if source == "sample":
+    c1, c2 = st.columns(2)
+    spec = c1.selectbox("Sample", list(dash.SAMPLES), format_func=dash.SAMPLES.get, key="sample_spec")
+    fed = None
+    if spec == "sample:clinic":
+        fed = c2.selectbox("Federation key", ["hospital", "region"], key="sample_fed",
+                           help="Each hospital as an entity, or hospitals grouped by region.")
+    if st.button("Load sample", type="primary", key="load_sample"):
+        opts = {"min_entity_users": int(min_users)}
+        if fed and fed != "hospital":
+            opts["federation"] = fed
+        _load(ui.load_spec, spec, json.dumps(opts, sort_keys=True),
+              source_text=dash.SAMPLES[spec] + (f" (by {fed})" if fed else ""))
+
+elif source == "movielens":
+    path = st.text_input("MovieLens 100K / 1M directory", dash.default_data_path("movielens"), key="ml_path",
+                         placeholder="path/to/ml-100k")
+    fed = st.selectbox("Federation key", ["zip", "gender", "occupation", "age"], key="ml_fed",
+                       format_func=lambda s: {"zip": "first digit of the ZIP code (as in the paper)"}.get(s, s))
+    if st.button("Load MovieLens", type="primary", key="load_ml"):
+        if not path.strip():
+            st.error("Type the path of a MovieLens directory (containing u.data or ratings.dat).")
+        else:
+            opts = {"federation": fed, "min_entity_users": int(min_users)}
+            _load(ui.load_spec, path.strip(), json.dumps(opts, sort_keys=True),
+                  source_text=f"MovieLens {path.strip()} by {fed}")
+
+elif source == "eicu":
+    path = st.text_input("eICU directory (patient.csv[.gz] + event tables)", dash.default_data_path("eicu"),
+                         key="eicu_path", placeholder="path/to/eicu-demo")
+    c1, c2 = st.columns(2)
+    tables = c1.multiselect("Event tables (items)", list(EICU_EVENT_TABLES), default=["medication"],
+                            key="eicu_tables")
+    entity = c2.selectbox("Federation key", ["hospitalid", "region"], key="eicu_entity")
+    if st.button("Load eICU", type="primary", key="load_eicu"):
+        if not path.strip():
+            st.error("Type the path of an eICU directory (containing patient.csv or patient.csv.gz).")
+        elif not tables:
+            st.error("Choose at least one event table.")
+        else:
+            opts = {"event_table": tables if len(tables) > 1 else tables[0], "entity": entity,
+                    "min_entity_users": int(min_users)}
+            _load(ui.load_spec, path.strip(), json.dumps(opts, sort_keys=True),
+                  source_text=f"eICU {path.strip()} ({', '.join(tables)}) by {entity}")
+
+else:
+    up = st.file_uploader("Long table: one row per (user, item) interaction",
+                          type=["csv", "tsv", "txt", "gz", "parquet", "pq"], key="upload")
+    if up is not None:
+        data = up.getvalue()
+        try:
+            df = dash.upload_columns(data, up.name)
+        except DpfedError as exc:
+            ui.show_error(exc)
+            st.stop()
+        st.caption(f"{up.name}: {len(df):,} rows, columns {', '.join(map(str, df.columns))}")
+        st.dataframe(df.head(8), hide_index=True)
+        cols = [str(c) for c in df.columns]
+
+        def pick(label, hints, key, optional=False, help=None):
+            options = ([NONE] if optional else []) + cols
+            guess = dash.guess_column(cols, *hints)
+            idx = options.index(guess) if guess in options else 0
+            return st.selectbox(label, options, index=idx, key=key, help=help)
+
+        st.subheader("Map the columns")
+        c1, c2, c3, c4 = st.columns(4)
+        with c1:
+            user_col = pick("User", ("user", "user_id", "patient", "patient_id", "customer"), "map_user")
+        with c2:
+            item_col = pick("Item", ("item", "item_id", "movie", "product", "drug"), "map_item")
+        with c3:
+            value_col = pick("Value", ("value", "rating", "count", "score"), "map_value", optional=True,
+                             help="(none): each row is one event / interaction.")
+        with c4:
+            name_col = pick("Item name (optional)", ("title", "item_name", "name"), "map_name", optional=True)
+
+        st.subheader("Federation key")
+        c1, c2, c3 = st.columns(3)
+        key_col = c1.selectbox("Entity from column", cols,
+                               index=cols.index(g) if (g := dash.guess_column(
+                                   cols, "entity", "hospital", "region", "bank", "zip", "site")) else 0,
+                               key="map_entity")
+        TRANSFORMS = {"": "the value itself", "first_digit": "first digit (e.g. of a ZIP code)",
+                      "first_char": "first character", "prefix": "first N characters"}
+        transform = c2.selectbox("Derived as", list(TRANSFORMS), format_func=TRANSFORMS.get, key="map_transform")
+        prefix_n = c3.number_input("N", 1, 20, 2, key="map_prefix", disabled=transform != "prefix")
+
+        c1, c2, c3 = st.columns(3)
+        kinds = ["ratings", "counts", "implicit"]
+        kind = c1.selectbox("Values are", kinds, key="map_kind",
+                            index=1 if value_col == NONE else 0)
+        default_max = {"ratings": 5.0, "counts": 10.0, "implicit": 1.0}[kind]
+        value_max = c2.number_input("Declared maximum of one value (public bound)", min_value=0.0,
+                                    value=default_max, key=f"map_max_{kind}",
+                                    help="A public bound, never read off the data; DP mechanisms clip to it.")
+        small = c3.selectbox("Entities below the minimum", ["error", "drop"], key="map_small",
+                             format_func={"error": "stop and name them", "drop": "leave them out"}.get)
+
+        if st.button("Build entities", type="primary", key="build_upload"):
+            ent_transform = None if not transform else (f"prefix:{int(prefix_n)}" if transform == "prefix"
+                                                        else transform)
+            opts = {"user_col": user_col, "item_col": item_col,
+                    "value_col": None if value_col == NONE else value_col,
+                    "item_name_col": None if name_col == NONE else name_col,
+                    "value_kind": kind, "value_max": float(value_max),
+                    "min_entity_users": int(min_users), "small_entities": small}
+            if ent_transform is None:
+                opts["entity_col"] = key_col
+            else:
+                opts["entity_from"] = key_col
+                opts["entity_transform"] = ent_transform
+            _load(ui.load_upload, data, up.name, json.dumps(opts, sort_keys=True),
+                  source_text=f"upload {up.name}")
+
+# ----------------------------------------------------------------------------- the loaded data
+st.divider()
+ds = ui.get_dataset(auto_default=True)
+if ds is None:
+    st.stop()
+st.subheader(f"Loaded: {st.session_state.get(ui.DATASET_SOURCE, ds.name)}")
+ov = dash.dataset_overview(ds)
+c = st.columns(5)
+c[0].metric("Users", f"{ov['users']:,}")
+c[1].metric("Items", f"{ov['items']:,}")
+c[2].metric("Entities", ov["entities"])
+c[3].metric("Density", f"{ov['density']:.2%}")
+c[4].metric(f"Max value ({ov['value_kind']})", f"{ov['value_max']:g}",
+            help="The declared public bound of one value; DP mechanisms clip to it.")
+for note in ds.notes:
+    st.info(note, icon=":material/info:")
+warn = dash.small_entity_warning(ds)
+if warn:
+    st.warning(warn, icon=":material/warning:")
+table = dash.entity_table(ds)
+st.dataframe(
+    table, hide_index=True,
+    column_config={
+        "entity": "entity", "users": "users", "items_used": "items used",
+        "interactions": "interactions",
+        "density": st.column_config.NumberColumn("density", format="percent"),
+        "too_small": st.column_config.CheckboxColumn("too small?"),
+    },
+)
+st.page_link(ui.PAGES["federate"], label="Next: federate these entities", icon=":material/hub:")

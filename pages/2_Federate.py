@@ -1,0 +1,263 @@
+"""Federate: choose the method and the privacy budget, run the two rounds, see what left each entity."""
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import streamlit as st
+
+import ui_common as ui
+from dpfed_core import dashboard as dash
+from dpfed_core import plots
+from dpfed_core.errors import DpfedError
+from dpfed_core.experiments import json_safe
+from dpfed_core.ledger import validate_budget
+from dpfed_core.methods import METHODS
+
+ui.page_setup("Federate", ":material/hub:")
+st.title("Federate")
+ds = ui.require_dataset()
+base = ui.current_config(ds)
+
+# ε slider options: log-spaced, plus ∞ (non-private). Typed values need not be on the grid.
+EPS_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, math.inf]
+
+
+def _eps_from_slider() -> None:
+    st.session_state["fed_eps_text"] = dash.format_epsilon(st.session_state["fed_eps_slider"])
+
+
+def _eps_from_text() -> None:
+    try:
+        v = dash.parse_epsilon(st.session_state["fed_eps_text"])
+    except DpfedError:
+        return  # the error is shown below; the slider keeps its place
+    if v in EPS_OPTIONS:
+        st.session_state["fed_eps_slider"] = v
+
+
+methods = dash.federated_methods() + [m for m in dash.method_catalogue()["method"]
+                                      if m not in dash.federated_methods()]
+ui.widget_default("fed_method", base.method if base.method in methods else methods[0])
+ui.widget_default("fed_eps_slider", base.epsilon if base.epsilon in EPS_OPTIONS else 1.0)
+ui.widget_default("fed_eps_text", dash.format_epsilon(base.epsilon))
+ui.widget_default("fed_delta", f"{base.delta:g}")
+ui.widget_default("fed_k", base.k)
+ui.widget_default("fed_rank", base.rank)
+ui.widget_default("fed_lam", float(base.lam))
+ui.widget_default("fed_mode", base.mode)
+ui.widget_default("fed_seed", base.seed)
+
+errors: list[str] = []
+c1, c2 = st.columns([1, 2])
+with c1:
+    method = st.selectbox("Method", methods, key="fed_method",
+                          format_func=lambda m: f"{m} — {dash.label_of(m)}")
+    st.caption(f"Privacy model: **{dash.privacy_of(method)}**. {METHODS[method].description}")
+spec = METHODS[method]
+with c2:
+    e1, e2, e3 = st.columns([3, 1, 1])
+    e1.select_slider("ε per entity (log scale)", EPS_OPTIONS, key="fed_eps_slider",
+                     format_func=dash.format_epsilon, on_change=_eps_from_slider,
+                     disabled=not spec.uses_epsilon)
+    e2.text_input("or type ε", key="fed_eps_text", on_change=_eps_from_text,
+                  help="Any positive number; 'inf' or '∞' for the non-private limit.",
+                  disabled=not spec.uses_epsilon)
+    e3.text_input("δ", key="fed_delta", disabled=not spec.uses_epsilon,
+                  help="Probability of failure of the (ε, δ) guarantee; e.g. 1e-6.")
+    epsilon, delta = math.inf, 1e-6
+    if spec.uses_epsilon:
+        try:
+            epsilon = dash.parse_epsilon(st.session_state["fed_eps_text"])
+            delta = float(st.session_state["fed_delta"])
+            validate_budget(epsilon, delta)
+        except ValueError as exc:  # DpfedError is a ValueError too; float() raises a plain one
+            errors.append(str(exc) if isinstance(exc, DpfedError) else
+                          f"δ must be a number such as 1e-6, got {st.session_state['fed_delta']!r}")
+        if math.isinf(epsilon) and not errors:
+            st.caption("ε = ∞: the non-private limit of the same pipeline — labelled **not private**.")
+    else:
+        st.caption("This method does not use ε: its privacy model is stated next to it.")
+
+c = st.columns(5)
+c[0].number_input("k (prototypes per entity)", 1, 10_000, key="fed_k", disabled=not spec.uses_k)
+c[1].number_input("rank ℓ (latent factors)", 1, 200, key="fed_rank")
+c[2].number_input("λ (ridge)", 0.0, 1000.0, key="fed_lam", step=0.05, format="%.3f")
+c[3].selectbox("Observation mode", ["zero", "observed"], key="fed_mode",
+               help="zero: absent interactions are zeros (counts, implicit; ranking headline). "
+                    "observed: only observed entries (ratings; RMSE headline).")
+c[4].number_input("Seed (split and method)", 0, 2**31 - 1, key="fed_seed")
+ui.remember("fed_method", "fed_eps_slider", "fed_eps_text", "fed_delta", "fed_k", "fed_rank", "fed_lam",
+            "fed_mode", "fed_seed")
+
+# ----------------------------------------------------------------------------- advanced
+proto_params: dict = {}
+with st.expander("Advanced: bounds, budget split, server, split"):
+    params = dash.prototype_method_params(method)
+    if params:
+        st.markdown(f"**Parameters of `{method}`** (read from the method's class; blank = automatic)")
+        cols = st.columns(3)
+        for i, p in enumerate(params):
+            key = f"fed_p_{method}_{p.name}"
+            with cols[i % 3]:
+                if p.kind == "bool":
+                    v = st.checkbox(p.name, value=p.default, key=key, help=p.doc or None)
+                elif p.kind == "int":
+                    v = int(st.number_input(p.name, value=int(p.default), step=1, key=key, help=p.doc or None))
+                elif p.kind == "float":
+                    v = float(st.number_input(p.name, value=float(p.default), key=key, help=p.doc or None,
+                                              format="%g"))
+                elif p.kind == "choice":
+                    v = st.selectbox(p.name, list(p.choices), index=list(p.choices).index(p.default),
+                                     key=key, help=p.doc or None)
+                elif p.kind == "text":
+                    v = st.text_input(p.name, value=str(p.default), key=key, help=p.doc or None).strip()
+                else:
+                    text = st.text_input(p.name, value="", key=key, placeholder="auto", help=p.doc or None)
+                    v = None
+                    if text.strip():
+                        try:
+                            v = int(text) if p.kind == "optional_int" else float(text)
+                        except ValueError:
+                            errors.append(f"{p.name} must be a {'whole ' if p.kind == 'optional_int' else ''}"
+                                          f"number or blank (automatic), got {text!r}")
+            if v != p.default:
+                proto_params[p.name] = v
+    shares = dash.budget_split_defaults(method)
+    if shares:
+        st.markdown("**Budget split** — share of ε per stage (renormalised over the stages that run)")
+        cols = st.columns(len(shares))
+        split = {}
+        for col, (stage, share) in zip(cols, shares.items()):
+            split[stage] = float(col.number_input(stage, 0.0, 1.0, float(share), step=0.01,
+                                                  key=f"fed_split_{stage}", format="%.3f"))
+        if split != shares:
+            proto_params["split"] = split
+    s1, s2, s3, s4 = st.columns(4)
+    weighting = s1.selectbox("Server weighting", ["none", "counts"], key="fed_weighting",
+                             help="counts: entities also release (noisy) cluster sizes; the server "
+                                  "weights each prototype by its size.")
+    max_iter = int(s2.number_input("Server / MF iterations", 1, 5000, base.max_iter, key="fed_max_iter"))
+    test_fraction = float(s3.number_input("Test users per entity", 0.05, 0.9, base.test_fraction, step=0.05,
+                                          key="fed_test_fraction"))
+    n_hidden = int(s4.number_input("Hidden entries per test user", 1, 50, base.n_hidden, key="fed_n_hidden"))
+
+config = base.replace(
+    method=method, epsilon=epsilon if spec.uses_epsilon else math.inf,
+    delta=delta if spec.uses_epsilon else base.delta,
+    k=int(st.session_state["fed_k"]), rank=int(st.session_state["fed_rank"]),
+    lam=float(st.session_state["fed_lam"]), mode=st.session_state["fed_mode"],
+    seed=int(st.session_state["fed_seed"]), max_iter=max_iter, test_fraction=test_fraction,
+    n_hidden=n_hidden, server_weighting=weighting, prototype_params=proto_params,
+)
+if spec.uses_epsilon and not errors:
+    try:
+        plan = dash.budget_plan(method, ds, config)
+        if not plan.empty:
+            st.caption("Planned ε per stage and entity: " + ", ".join(
+                f"{r.stage} {r.epsilon:.3g}" for r in plan.itertuples()))
+    except DpfedError as exc:
+        errors.append(str(exc))
+
+for e in errors:
+    st.error(e, icon=":material/error:")
+
+# ----------------------------------------------------------------------------- run
+if st.button("Run federation", type="primary", disabled=bool(errors), key="fed_run"):
+    with st.status(f"Federating {ds.n_entities} entities with {method}…", expanded=True) as status:
+        seen = []
+
+        def progress(event: str, **info) -> None:
+            seen.append(event)
+            line = dash.progress_text(event, info)
+            if line:
+                status.write(line)
+
+        t0 = time.perf_counter()
+        try:
+            doc, result = ui.run(ds, config, progress)
+        except DpfedError as exc:
+            status.update(label="The run stopped", state="error", expanded=True)
+            ui.show_error(exc)
+        else:
+            dt = time.perf_counter() - t0
+            if not seen:
+                status.write("Same data and configuration as an earlier run: shown from the cache.")
+            st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": dt}
+            st.session_state[ui.CONFIG] = config
+            status.update(label=f"Done in {dt:.2f} s — {doc['privacy']['label']}",
+                          state="complete", expanded=False)
+
+r = ui.get_run()
+if r is None:
+    st.info("Set the budget and press **Run federation**. The defaults give a picture in a few seconds.")
+    st.stop()
+
+doc, result, cfg = r["doc"], r["result"], r["config"]
+if dash.config_key(cfg) != dash.config_key(config):
+    st.caption("The results below are from the last run; the controls above have changed since.")
+st.markdown(dash.guarantee_text(doc))
+run_notes = [n for n in doc.get("notes", []) if n not in ds.notes]
+if run_notes:
+    with st.expander(f"Notes from this run ({len(run_notes)})"):
+        for note in run_notes:
+            st.markdown(f"- {note}")
+o = doc["overall"]
+m = st.columns(5)
+m[0].metric("Run time", f"{r['seconds']:.2f} s", help="Fit and evaluation; 0 if served from the cache.")
+m[1].metric("ε (proven)", dash.format_epsilon(doc["privacy"]["epsilon"]))
+m[2].metric("test RMSE", ui.fmt(o["test_rmse"]))
+m[3].metric("MAR", ui.fmt(o["mar"]), help="0 = hidden items ranked top, 0.5 = random")
+m[4].metric("NDCG@10", ui.fmt(o["ndcg_at_10"]))
+
+tabs = st.tabs(["What the server saw", "V: item factors", "Message log", "Privacy ledger", "Run document"])
+with tabs[0]:
+    if dash.is_federated(result):
+        st.markdown("Exactly what each entity sent in round 1: its **prototypes** (rows) over the items "
+                    "(columns, the items with most prototype mass across all entities, same for every "
+                    "entity). Nothing else derived from its data left it.")
+        st.dataframe(dash.prototype_summary(result, ds), hide_index=True)
+        n_cols = st.slider("Items shown", 5, min(80, ds.n_items), min(30, ds.n_items), key="fed_n_cols")
+        P_all = np.vstack([rel.prototypes for rel in result.model.releases_])
+        cols_idx = dash.top_columns(P_all, n_cols)
+        ent = st.selectbox("Entity", list(ds.entity_names) + ["all entities"], key="fed_proto_entity")
+        names = ds.entity_names if ent == "all entities" else [ent]
+        for name in names:
+            rel = result.model.releases_[ds.entity_index(name)]
+            st.plotly_chart(plots.prototype_heatmap(rel.prototypes, ds.item_names, cols_idx,
+                                                    title=f"{name}: {len(rel.prototypes)} prototypes sent",
+                                                    value_max=ds.value_max),
+                            key=f"proto_{name}")
+    else:
+        st.info(f"`{cfg.method}` does not send prototypes; see the message log for what it shares.")
+with tabs[1]:
+    st.markdown("The server's item factors **V** (items × latent factors), broadcast to every entity "
+                "in round 2, and the items that load most on each factor.")
+    if result.V.shape[1] <= 200:
+        st.plotly_chart(plots.factor_heatmap(result.V, ds.item_names), key="v_heatmap")
+        st.dataframe(dash.top_items_per_factor(result.V, ds.item_names, 8))
+with tabs[2]:
+    msgs = dash.messages_table(doc)
+    st.markdown(f"{len(msgs)} messages crossed an entity's boundary "
+                f"({msgs['bytes'].sum() / 1024:.1f} KiB in total)." if not msgs.empty else "No messages.")
+    st.dataframe(msgs, hide_index=True)
+with tabs[3]:
+    st.markdown(dash.guarantee_text(doc))
+    stages = dash.per_stage_table(doc)
+    if not stages.empty:
+        st.dataframe(stages, hide_index=True, column_config={
+            c: st.column_config.NumberColumn(c, format="%.4g") for c in stages.columns if c != "entity"}
+            | {"total δ": st.column_config.NumberColumn("total δ", format="%.3e")})
+        if doc["privacy"]["private"]:
+            st.plotly_chart(plots.privacy_stage_bars(doc["privacy"]["per_stage"],
+                                                     title="ε spent per entity and stage"), key="ledger_bars")
+    with st.expander("Every mechanism invocation (ledger rows)"):
+        st.dataframe(dash.ledger_table(doc), hide_index=True)
+with tabs[4]:
+    st.download_button("Download the result document (JSON)",
+                       json.dumps(json_safe(doc), indent=2), file_name=f"dpfed_{cfg.method}_run.json",
+                       mime="application/json", key="dl_run")
+    st.json({"config": json_safe(doc["config"]), "timings (s)": doc["timings"], "notes": doc["notes"]},
+            expanded=False)

@@ -1,0 +1,79 @@
+"""Evaluate: the federated model beside the reference methods, on the same split."""
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+import ui_common as ui
+from dpfed_core import dashboard as dash
+from dpfed_core import plots
+from dpfed_core.errors import DpfedError
+from dpfed_core.methods import METHODS
+
+ui.page_setup("Evaluate", ":material/bar_chart:")
+st.title("Evaluate")
+ds = ui.require_dataset()
+r = ui.require_run("compare it with the reference methods")
+cfg = r["config"]
+
+others = [m for m in dash.method_catalogue()["method"] if m != cfg.method]
+ui.widget_default("eval_methods", [m for m in dash.BASE_REFERENCES if m in others])
+chosen = st.multiselect("Compare with (all on the same split: same seed, same hidden entries)", others,
+                        key="eval_methods", format_func=lambda m: f"{m} — {dash.label_of(m)}")
+ui.remember("eval_methods")
+st.caption("Some systems of the other papers (e.g. FCF's many communication rounds) take much longer "
+           "than the defaults; each result is cached once computed.")
+
+
+def config_for(method: str):
+    """The run's config for another method; ε/δ/prototype settings are dropped where the method does
+    not use them, so one cached run serves every ε of the federated model."""
+    spec = METHODS[method]
+    c = cfg.replace(method=method)
+    if not spec.uses_epsilon:
+        c = c.replace(epsilon=math.inf, delta=1e-6)
+    if not spec.uses_k:
+        c = c.replace(prototype_params={}, server_weighting="none")
+    return c
+
+
+docs = {cfg.method: r["doc"]}
+bar = st.progress(0.0, text="Running the comparison methods…") if chosen else None
+for i, m in enumerate(chosen):
+    if bar:
+        bar.progress(i / len(chosen), text=f"Running {m} ({i + 1}/{len(chosen)}; cached afterwards)…")
+    try:
+        docs[m] = ui.run(ds, config_for(m))[0]
+    except DpfedError as exc:
+        st.error(f"{m}: {exc}", icon=":material/error:")
+    except Exception as exc:  # a comparison method's bug must not hide the other methods' results
+        st.error(f"{m} failed unexpectedly ({type(exc).__name__}: {exc}). This is a bug in the method; "
+                 "the other methods are shown.", icon=":material/error:")
+if bar:
+    bar.empty()
+
+df = dash.metrics_frame(docs)
+metrics = dash.metric_columns(df)
+st.subheader("Overall")
+overall = df[df["entity"] == "overall"].set_index("method")[[*metrics, "privacy"]]
+st.dataframe(overall, column_config={m: st.column_config.NumberColumn(
+    dash.METRIC_SHORT.get(m, m), format="%.4f", help=dash.METRIC_LABELS.get(m)) for m in metrics})
+st.caption("Privacy models differ: a method's ε is comparable with ours only when its privacy model "
+           "says user-level DP. MAR: 0 = the hidden items are ranked first, 0.5 = random order. "
+           f"Federated run: {dash.guarantee_text(r['doc']).replace('**', '')}")
+
+metric = st.selectbox("Metric", metrics, index=metrics.index("mar") if "mar" in metrics else 0,
+                      format_func=lambda m: dash.METRIC_LABELS.get(m, m), key="eval_metric")
+st.plotly_chart(plots.metric_bars(df, metric, title=f"{dash.METRIC_SHORT.get(metric, metric)} per entity "
+                                  f"({dash.better_word(metric)})"), key="eval_bars")
+
+st.subheader("Per entity")
+wide = df.pivot_table(index="entity", columns="method", values=metric, sort=False)
+wide = wide[[m for m in docs if m in wide.columns]]
+st.dataframe(wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in wide.columns})
+
+st.download_button("Download all metrics (CSV)", df.to_csv(index=False).encode(),
+                   file_name=f"dpfed_metrics_{cfg.method}_seed{cfg.seed}.csv", mime="text/csv",
+                   key="eval_csv")
+st.session_state[ui.COMPARISON] = {"config_key": dash.config_key(cfg), "docs": docs}

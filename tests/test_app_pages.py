@@ -1,0 +1,319 @@
+"""AppTest (headless Streamlit) tests of the dashboard: every page renders, the happy path gives the
+engine's numbers, and every bad input shows its specific error (never an exception).
+
+All tests use the default sample (``sample:clinic``); Streamlit's caches are process-wide, so the
+expensive runs are computed once per test session.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpfed_core import dashboard as dash
+from dpfed_core.experiments import make_split, run_method, sweep, sweep_table
+from dpfed_core.loaders import load_data
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = ["app.py", "pages/1_Data.py", "pages/2_Federate.py", "pages/3_Evaluate.py",
+         "pages/4_Recommend.py", "pages/5_Trade-off.py"]
+TIMEOUT = 120
+
+
+def app(page: str = "app.py") -> AppTest:
+    """A new session opened on ``page``. Always entered through ``app.py`` (as in a browser), so the
+    multipage navigation exists and page links resolve."""
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+    if page != "app.py":
+        at.run()
+        at.switch_page(page)
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception element (a traceback) on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+@pytest.fixture(scope="module")
+def clinic():
+    return load_data(dash.DEFAULT_SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def federated(clinic):
+    """An AppTest session that has run the default federation (shared by the flow tests)."""
+    at = app().run()
+    at.switch_page("pages/2_Federate.py").run()
+    at.button(key="fed_run").click().run()
+    assert_clean(at)
+    return at
+
+
+# ------------------------------------------------------------------------------ rendering
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_fresh(page):
+    """Each page opened directly in a new session renders without an exception (pages that need a
+    run say so and link to Federate)."""
+    at = app(page).run()
+    assert_clean(at)
+    assert not errors(at)
+    assert at.title, "every page has a title"
+
+
+def test_home_has_three_parts():
+    at = app().run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "prototypes" in text and "ε" in text
+    assert any(s.value == "The two rounds" for s in at.subheader)
+    assert any(s.value == "Where to start" for s in at.subheader)
+
+
+# ------------------------------------------------------------------------------ happy path
+def test_data_page_loads_default_sample_and_lists_entities(clinic):
+    at = app("pages/1_Data.py").run()
+    assert_clean(at)
+    table = at.dataframe[-1].value
+    assert list(table["entity"]) == clinic.entity_names
+    assert table["users"].sum() == clinic.n_users
+    # switching the federation key to region gives the 4 regions
+    at.selectbox(key="sample_fed").set_value("region").run()
+    at.button(key="load_sample").click().run()
+    assert_clean(at)
+    assert at.success, "a success message after loading"
+    table = at.dataframe[-1].value
+    assert len(table) == 4 and table["users"].sum() == clinic.n_users
+
+
+def test_federate_matches_engine(federated, clinic):
+    at = federated
+    r = at.session_state["run"]
+    cfg = dash.default_config(clinic)
+    assert dash.config_key(r["config"]) == dash.config_key(cfg)
+    doc, _ = run_method(clinic, cfg)
+    for key in ("test_rmse", "mar", "ndcg_at_10", "train_rmse"):
+        assert r["doc"]["overall"][key] == pytest.approx(doc["overall"][key], rel=1e-12, abs=1e-12)
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["MAR"] == f"{doc['overall']['mar']:.4f}"
+    assert shown["test RMSE"] == f"{doc['overall']['test_rmse']:.4f}"
+    # the live status reported the protocol steps and finished
+    status = at.status[0]
+    assert status.state == "complete"
+    lines = " ".join(m.value for m in status.markdown)
+    assert "Round 1" in lines and "Server" in lines and "Round 2" in lines
+    # what the server saw, V, messages, ledger with the proven guarantee
+    tabs = [t.label for t in at.tabs]
+    assert tabs == ["What the server saw", "V: item factors", "Message log", "Privacy ledger", "Run document"]
+    text = " ".join(m.value for m in at.markdown)
+    assert f"({doc['privacy']['epsilon']:.4g}, {doc['privacy']['delta']:.3g})-DP" in text
+    msgs = at.tabs[2].dataframe[0].value
+    assert len(msgs) == len(doc["messages"])
+    assert set(msgs["round"]) == {1, 2}
+
+
+def test_evaluate_matches_engine(federated, clinic):
+    at = federated
+    at.switch_page("pages/3_Evaluate.py").run()
+    assert_clean(at)
+    overall = at.dataframe[0].value
+    cfg = dash.default_config(clinic)
+    split = make_split(clinic, cfg)
+    assert list(overall.index) == [cfg.method, *dash.BASE_REFERENCES]
+    for m in overall.index:
+        doc, _ = run_method(clinic, cfg.replace(method=m), split)
+        assert overall.loc[m, "mar"] == pytest.approx(doc["overall"]["mar"], abs=1e-12)
+        assert overall.loc[m, "test_rmse"] == pytest.approx(doc["overall"]["test_rmse"], abs=1e-12)
+    assert "user-level DP" in overall.loc[cfg.method, "privacy"]
+    assert at.get("download_button"), "a CSV download"
+
+
+def test_recommend_matches_engine(federated, clinic):
+    at = federated
+    at.switch_page("pages/4_Recommend.py").run()
+    assert_clean(at)
+    entity = at.selectbox(key="rec_entity").value
+    user = at.selectbox(key=f"rec_user_{entity}").value
+    mine, theirs, history = (d.value for d in at.dataframe[:3])
+    model = at.session_state["run"]["result"].model
+    items, scores = model.recommend(entity, user, n=10)
+    assert list(mine["item"]) == list(clinic.item_names[items])
+    np.testing.assert_allclose(mine["score"].to_numpy(), scores)
+    assert len(theirs) == 10 and len(history) > 0
+    # clinicians see lab / medication names, not ids
+    assert all(not str(n).isdigit() for n in mine["item"])
+    # typing an unknown id is a message, not a traceback
+    at.text_input(key="rec_typed").set_value("no-such-patient").run()
+    assert_clean(at)
+    assert any("no-such-patient" in e for e in errors(at))
+
+
+def test_tradeoff_matches_engine(federated, clinic):
+    at = federated
+    at.switch_page("pages/5_Trade-off.py").run()
+    assert_clean(at)
+    at.text_input(key="sweep_grid").set_value("1, inf")
+    at.text_input(key="sweep_seeds").set_value("0, 1")
+    at.multiselect(key="sweep_refs").set_value(["individual", "popularity"])
+    at.run()
+    at.button(key="sweep_run").click().run()
+    assert_clean(at)
+    doc = at.session_state["sweep"]["doc"]
+    cfg = dash.default_config(clinic)
+    ref = sweep(clinic, cfg, [1.0, math.inf], [0, 1], ["individual", "popularity"])
+    got = {(r["method"], r["epsilon"]): r["mean"] for r in sweep_table(doc, "mar")}
+    want = {(r["method"], r["epsilon"]): r["mean"] for r in sweep_table(ref, "mar")}
+    assert got.keys() == want.keys()
+    for k in want:
+        assert got[k] == pytest.approx(want[k], abs=1e-12)
+    assert len(at.get("plotly_chart")) >= 2
+    assert any("Crossing ε" in m.value for m in at.markdown)
+    # a revisit shows the cached sweep without pressing the button
+    at.switch_page("pages/1_Data.py").run()
+    at.switch_page("pages/5_Trade-off.py").run()
+    assert any("Crossing ε" in m.value for m in at.markdown)
+
+
+# ------------------------------------------------------------------------------ bad input
+GOOD_ROWS = [(f"u{e}{i}", f"item{j}", (i + j) % 5 + 1, e) for e in "ABC" for i in range(12)
+             for j in range(6) if (i + 2 * j) % 3]
+
+
+def csv_bytes(rows, header="user,item,value,entity") -> bytes:
+    return (header + "\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n").encode()
+
+
+def upload(data: bytes, name: str = "table.csv") -> AppTest:
+    at = app("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader[0].set_value((name, data, "text/csv")).run()
+    return at
+
+
+def build(at: AppTest) -> AppTest:
+    at.button(key="build_upload").click().run()
+    return at
+
+
+def test_good_upload_builds_entities_and_is_not_altered():
+    data = csv_bytes(GOOD_ROWS)
+    at = build(upload(data))
+    assert_clean(at)
+    assert not errors(at), errors(at)
+    table = at.dataframe[-1].value
+    assert list(table["entity"]) == ["A", "B", "C"]
+    assert at.session_state["upload"].getvalue() == data  # the upload itself is untouched
+    assert at.session_state["dataset_source"] == "upload table.csv"
+
+
+def test_upload_with_derived_federation_key():
+    rows = [(u, i, v, f"{ '19' if e == 'A' else '27' if e == 'B' else '35'}{n % 10}00")
+            for n, (u, i, v, e) in enumerate(GOOD_ROWS)]
+    # a ZIP-like column: the entity is its first digit; users keep one ZIP each
+    zips = {}
+    rows = [(u, i, v, zips.setdefault(u, z)) for u, i, v, z in rows]
+    at = upload(csv_bytes(rows, "user,item,value,zip"))
+    at.selectbox(key="map_entity").set_value("zip")
+    at.selectbox(key="map_transform").set_value("first_digit")
+    build(at)
+    assert_clean(at)
+    assert not errors(at), errors(at)
+    assert list(at.dataframe[-1].value["entity"]) == ["1", "2", "3"]
+
+
+def test_malformed_csv():
+    at = upload(b'user,item,value,entity\nu1,i1,3,A\nu2,"i2,4,A,extra,fields\nu3,i3,1,B,x,y,z\n')
+    assert_clean(at)
+    assert any("well-formed" in e or "not a" in e for e in errors(at)), errors(at)
+
+
+def test_missing_column():
+    at = upload(b"user,item\nu1,i1\nu2,i2\n")
+    assert_clean(at)
+    assert any("needs at least a user, an item and an entity column" in e for e in errors(at)), errors(at)
+
+
+def test_text_in_value_column():
+    rows = list(GOOD_ROWS)
+    rows[7] = (rows[7][0], rows[7][1], "five", rows[7][3])
+    at = build(upload(csv_bytes(rows)))
+    assert_clean(at)
+    msg = " ".join(errors(at))
+    assert "'five'" in msg and "value" in msg and "line 9" in msg, msg
+
+
+def test_entity_with_two_users():
+    rows = GOOD_ROWS + [("z1", "item1", 3, "D"), ("z2", "item2", 4, "D")]
+    at = build(upload(csv_bytes(rows)))
+    assert_clean(at)
+    msg = " ".join(errors(at))
+    assert "'D' (2 users)" in msg, msg
+
+
+def test_epsilon_not_positive(federated):
+    at = federated
+    at.switch_page("pages/2_Federate.py").run()
+    for bad in ("0", "-1", "abc"):
+        at.text_input(key="fed_eps_text").set_value(bad).run()
+        assert_clean(at)
+        assert any("ε must be a positive number" in e for e in errors(at)), (bad, errors(at))
+        assert at.button(key="fed_run").disabled
+    at.text_input(key="fed_eps_text").set_value("inf").run()
+    assert not errors(at)
+    assert not at.button(key="fed_run").disabled
+
+
+def test_k_larger_than_every_entity(clinic):
+    at = app("pages/2_Federate.py").run()
+    at.number_input(key="fed_k").set_value(5000)
+    at.button(key="fed_run").click().run()
+    assert_clean(at)
+    msg = " ".join(errors(at))
+    assert "k=5000" in msg and "largest entity" in msg, msg
+    assert at.status[0].state == "error"
+
+
+# ------------------------------------------------------------------------------ real loaders
+@pytest.mark.parametrize("source, path_key, button, sub", [
+    ("movielens", "ml_path", "load_ml", "ml-100k"),
+    ("eicu", "eicu_path", "load_eicu", "eicu-demo"),
+])
+def test_real_loader_from_path(shared_data, source, path_key, button, sub):
+    """The real loaders through the page: the path box (pre-filled when ../shared/data exists)."""
+    at = app("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value(source).run()
+    at.text_input(key=path_key).set_value(str(shared_data / sub))
+    at.button(key=button).click().run()
+    assert_clean(at)
+    assert not errors(at), errors(at)
+    assert at.success and at.session_state["dataset"].n_entities >= 2
+    # a wrong path is a message, not a traceback
+    at.text_input(key=path_key).set_value(str(shared_data / "does-not-exist")).run()
+    at.button(key=button).click().run()
+    assert_clean(at)
+    assert any("does-not-exist" in e for e in errors(at)), errors(at)
+
+
+def test_advanced_budget_split_reaches_the_engine(clinic):
+    """A changed stage share is part of the run's config (and cache key) and shows in the ledger."""
+    at = app("pages/2_Federate.py").run()
+    shares = dash.budget_split_defaults(dash.DP_METHOD)
+    assert shares, "the DP method exposes its default split"
+    stage = "search" if "search" in shares else next(iter(shares))
+    at.number_input(key=f"fed_split_{stage}").set_value(0.6)
+    at.text_input(key="fed_eps_text").set_value("2").run()
+    assert at.select_slider(key="fed_eps_slider").value == 2.0  # typed ε moves the slider
+    at.button(key="fed_run").click().run()
+    assert_clean(at)
+    r = at.session_state["run"]
+    assert r["config"].epsilon == 2.0
+    assert r["config"].prototype_params["split"][stage] == 0.6
+    doc, _ = run_method(clinic, r["config"])
+    assert r["doc"]["privacy"]["per_stage"] == doc["privacy"]["per_stage"]
+    assert r["doc"]["privacy"]["epsilon"] <= 2.0

@@ -1,0 +1,72 @@
+"""AppTest of the "Privacy audit" page: renders, runs a small audit, shows the verdicts and charts,
+offers the compliance report once a federation run exists, and reports bad input as an error."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[1]
+PAGE = "pages/7_Privacy_audit.py"
+TIMEOUT = 120
+
+
+def open_page() -> AppTest:
+    """Enter through app.py (as a browser does) when the page is registered in its navigation;
+    otherwise open the page file on its own."""
+    if PAGE in (REPO / "app.py").read_text():
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=TIMEOUT)
+        at.run()
+        at.switch_page(PAGE)
+        return at
+    return AppTest.from_file(str(REPO / PAGE), default_timeout=TIMEOUT)
+
+
+def clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def test_renders_and_runs_a_small_audit():
+    at = open_page().run()
+    clean(at)
+    assert any("Run audit" in i.value for i in at.info)
+    assert any("federation run" in i.value for i in at.info)  # report needs a run first
+    at.number_input(key="audit_runs").set_value(12)
+    at.text_input(key="audit_grid").set_value("1")
+    at.button(key="audit_run").click().run()
+    clean(at)
+    assert not at.error
+    assert any("No empirical lower bound exceeds" in s.value for s in at.success)
+    assert any("Non-private methods" in w.value for w in at.warning)
+    table = at.dataframe[0].value
+    assert set(table["method"]) == {"dp-prototypes", "kmeans", "krandom"}
+    assert (table.loc[table["method"] == "dp-prototypes", "verdict"] == "consistent").all()
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download the audit (JSON)" in labels
+
+
+def test_bad_grid_is_an_error_not_a_traceback():
+    at = open_page().run()
+    at.text_input(key="audit_grid").set_value("one, two").run()
+    clean(at)
+    assert any("ε must be a positive number" in e.value for e in at.error)
+    assert at.button(key="audit_run").disabled
+
+
+def test_report_button_with_a_run():
+    from dpfed_core import dashboard as dash
+    from dpfed_core.experiments import run_method
+    from dpfed_core.loaders import load_data
+
+    ds = load_data(dash.DEFAULT_SAMPLE)
+    cfg = dash.default_config(ds).replace(max_iter=30)
+    doc, result = run_method(ds, cfg)
+    at = open_page()
+    at.session_state["dataset"] = ds
+    at.session_state["dataset_key"] = dash.dataset_fingerprint(ds)
+    at.session_state["run"] = {"doc": doc, "result": result, "config": cfg, "seconds": 0.0}
+    at.run()
+    clean(at)
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download compliance report" in labels
