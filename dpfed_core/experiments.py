@@ -49,15 +49,19 @@ def make_split(dataset: FederatedDataset, config: RunConfig) -> Split:
     return split_users(dataset.X, dataset.entity_of_user, rng, config.test_fraction, config.n_hidden)
 
 
-def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool) -> dict:
+def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
+                    privacy_model: str = "user-level DP (federated)") -> dict:
     eps, dlt = result.ledger.guarantee()
     private = math.isfinite(eps)
     if not private:
         label = "non-private (ε = ∞): raw data or exact statistics leave the entities"
     elif eps == 0:
         label = "nothing derived from private data leaves an entity (ε = 0)"
-    else:
+    elif privacy_model.startswith("user-level"):
         label = f"({eps:.4g}, {dlt:.3g})-DP per user of each entity (user-level, parallel over entities)"
+    else:
+        # Another system's guarantee (e.g. rating-level DP at a trusted curator): say what it is.
+        label = f"ε = {eps:.4g}, δ = {dlt:.3g} — {privacy_model}"
     return {
         "epsilon": eps,
         "delta": dlt,
@@ -118,7 +122,7 @@ def run_method(
                    "description": spec.description},
         "entities": metrics["entities"],
         "overall": metrics["overall"],
-        "privacy": privacy_summary(result, config, spec.uses_epsilon),
+        "privacy": privacy_summary(result, config, spec.uses_epsilon, spec.privacy),
         "messages": [m.to_dict() for m in result.messages],
         "timings": timings,
         "notes": [*dataset.notes, *result.extra.get("notes", [])],

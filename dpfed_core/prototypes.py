@@ -17,7 +17,6 @@ from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.cluster import KMeans
 
 from .errors import ConfigError
 from .ledger import EntityLedger
@@ -102,6 +101,8 @@ class KMeansPrototypes(PrototypeMethod):
         self.max_iter = max_iter
 
     def release(self, X, rng, ledger):
+        from sklearn.cluster import KMeans  # deferred: importing scikit-learn costs seconds at start-up
+
         k, note = self.effective_k(X, ledger.entity)
         km = KMeans(
             n_clusters=k,

@@ -1,0 +1,157 @@
+"""FCF (Ammad-ud-din et al. 2019) and centralised implicit ALS: update rules on tiny problems, the
+server gradient against the clients' uploads, convergence to ALS, divergence of plain GD, the leak."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.comparison import fcf
+from dpfed_core.config import RunConfig
+from dpfed_core.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
+from dpfed_core.experiments import run_method
+from dpfed_core.methods import get_method
+
+
+def tiny_implicit(seed=0, n=40, m=25, per_user=6, counts=False) -> sp.csr_matrix:
+    rng = np.random.default_rng(seed)
+    rows, cols, vals = [], [], []
+    for u in range(n):
+        items = rng.choice(m, per_user, replace=False)
+        rows += [u] * per_user
+        cols += items.tolist()
+        vals += (rng.integers(1, 4, per_user) if counts else np.ones(per_user)).tolist()
+    return sp.csr_matrix((np.array(vals, float), (rows, cols)), shape=(n, m))
+
+
+def dense_parts(R, alpha):
+    D = R.toarray()
+    return (D > 0).astype(float), 1 + alpha * D
+
+
+def test_solve_rows_matches_eq7_and_zeroes_gradient():
+    R = tiny_implicit(1, counts=True)
+    alpha, lam = 2.0, 0.7
+    Y = np.random.default_rng(2).normal(size=(R.shape[1], 3))
+    X = fcf.solve_rows(R, Y, alpha, lam)
+    P, C = dense_parts(R, alpha)
+    for u in range(R.shape[0]):
+        Cu = np.diag(C[u])
+        expect = np.linalg.solve(Y.T @ Cu @ Y + lam * np.eye(3), Y.T @ Cu @ P[u])  # Eq. 7
+        np.testing.assert_allclose(X[u], expect, atol=1e-10)
+        grad = -2 * Y.T @ (C[u] * (P[u] - Y @ X[u])) + 2 * lam * X[u]  # Eq. 6
+        np.testing.assert_allclose(grad, 0, atol=1e-9)
+
+
+def test_objective_matches_dense_eq5():
+    R = tiny_implicit(3, counts=True)
+    rng = np.random.default_rng(4)
+    X, Y = rng.normal(size=(R.shape[0], 2)), rng.normal(size=(R.shape[1], 2))
+    P, C = dense_parts(R, 1.5)
+    dense = np.sum(C * (P - X @ Y.T) ** 2) + 0.3 * (np.sum(X ** 2) + np.sum(Y ** 2))
+    assert fcf.objective(R, X, Y, 1.5, 0.3) == pytest.approx(dense)
+
+
+def test_server_gradient_is_sum_of_client_uploads_and_true_gradient():
+    R = tiny_implicit(5, counts=True)
+    alpha, lam = 1.5, 0.4
+    rng = np.random.default_rng(6)
+    X, Y = rng.normal(size=(R.shape[0], 3)), rng.normal(size=(R.shape[1], 3))
+    uploads = sum(fcf.client_upload(X[u], Y, R[u].indices, R[u].data, alpha) for u in range(R.shape[0]))
+    g = fcf.item_gradient(R, X, Y, alpha, lam)
+    np.testing.assert_allclose(g, -2 * uploads.T + 2 * lam * Y, atol=1e-10)  # Eq. 12
+    # and it is ∂J/∂Y (central finite differences on a few coordinates)
+    h = 1e-6
+    for (i, k) in [(0, 0), (3, 1), (10, 2)]:
+        Yp, Ym = Y.copy(), Y.copy()
+        Yp[i, k] += h
+        Ym[i, k] -= h
+        num = (fcf.objective(R, X, Yp, alpha, lam) - fcf.objective(R, X, Ym, alpha, lam)) / (2 * h)
+        assert g[i, k] == pytest.approx(num, rel=1e-5, abs=1e-6)
+    np.testing.assert_allclose(fcf.item_gradient(R, X, Y, alpha, lam, "mean"),
+                               -2 * uploads.T / R.shape[0] + 2 * lam * Y, atol=1e-10)
+
+
+@pytest.mark.parametrize("alpha", [1.0, 10.0])
+def test_one_fcf_epoch_reaches_the_als_item_step(alpha):
+    R = tiny_implicit(7, n=300, m=30, per_user=8)
+    Y0 = np.random.default_rng(8).normal(0, 0.1, (30, 4))
+    X = fcf.solve_rows(R, Y0, alpha, 1.0)
+    Y_als = fcf.solve_rows(R.T.tocsr(), X, alpha, 1.0)
+    model = fcf.FCF(factors=4, alpha=alpha, lam=1.0, epochs=1, gd_iters=20).fit(R, Y0=Y0)
+    err = np.linalg.norm(model.Y_ - Y_als) / np.linalg.norm(Y_als)
+    assert err < 1e-2  # notes B.8: ~1e-4 with the paper's Adam settings
+
+
+def test_plain_gd_with_paper_step_diverges_and_is_reported():
+    R = tiny_implicit(9, n=400, m=30, per_user=8)
+    with pytest.raises(ConfigError, match="diverged"):
+        fcf.FCF(factors=4, alpha=1.0, lam=1.0, epochs=3, gd_iters=20, optimizer="gd", gamma=0.05,
+                random_state=0).fit(R)
+
+
+def test_fcf_and_als_agree_on_scores():
+    R = tiny_implicit(10, n=120, m=30, per_user=7)
+    Y0 = np.random.default_rng(0).normal(0, 0.1, (30, 3))
+    a = fcf.ImplicitALS(3, 2.0, 1.0, epochs=10).fit(R, Y0=Y0)
+    f = fcf.FCF(3, 2.0, 1.0, epochs=10, gd_iters=10).fit(R, Y0=Y0)
+    Sa, Sf = a.X_ @ a.Y_.T, f.X_ @ f.Y_.T
+    assert np.linalg.norm(Sa - Sf) / np.linalg.norm(Sa) < 0.05
+    assert f.rounds_ == 100 and len(f.history_) == 10
+
+
+def test_single_upload_reveals_items_factor_and_values():
+    rng = np.random.default_rng(11)
+    M, K, alpha = 200, 4, 2.0
+    Y = rng.normal(0, 0.3, (M, K))
+    x = rng.normal(0, 0.5, K)
+    items = np.sort(rng.choice(M, 19, replace=False))
+    vals = rng.integers(1, 6, 19).astype(float)
+    F = fcf.client_upload(x, Y, items, vals, alpha)
+    assert np.linalg.matrix_rank(F) == 1
+    res = fcf.analyse_client_upload(F, Y, alpha)
+    np.testing.assert_array_equal(np.sort(res["items"]), items)
+    np.testing.assert_allclose(res["x_u"], x, atol=1e-10)
+    np.testing.assert_allclose(res["values"][np.argsort(res["items"])], vals, atol=1e-8)
+
+
+def test_what_one_upload_reveals_on_fitted_model():
+    R = tiny_implicit(12, n=80, m=40, per_user=6)
+    model = fcf.FCF(3, 1.0, 1.0, epochs=3, gd_iters=5, random_state=0).fit(R)
+    out = fcf.what_one_upload_reveals(model, R, 7)
+    assert out["precision"] == 1.0 and out["recall"] == 1.0
+    assert out["n_recovered_items"] == 6 and out["x_u_max_error"] < 1e-8
+    assert "reveals 6 interacted items" in out["summary"]
+
+
+# ------------------------------------------------------------------------------------ engine
+def implicit_dataset():
+    X = tiny_implicit(13, n=60, m=30, per_user=9)
+    return FederatedDataset.from_parts(X, np.where(np.arange(60) % 3 == 0, "A", "B"), value_kind="implicit")
+
+
+def test_registered_implicit_als_runs():
+    doc, res = run_method(implicit_dataset(), RunConfig(method="implicit-als", rank=3, n_hidden=2,
+                                                        method_params={"epochs": 3, "alpha": 2.0}))
+    assert np.isfinite(doc["overall"]["precision_at_10"])
+    assert get_method("implicit-als").privacy.startswith("non-private")
+    assert math.isinf(doc["privacy"]["epsilon"])
+
+
+def test_registered_fcf_runs_and_logs_every_round():
+    ds = implicit_dataset()
+    cfg = RunConfig(method="fcf", rank=3, n_hidden=2, method_params={"epochs": 2, "gd_iters": 4})
+    doc, res = run_method(ds, cfg)
+    assert get_method("fcf").privacy == "no formal privacy (gradients of raw data leave every round)"
+    assert np.isfinite(doc["overall"]["precision_at_10"])
+    rounds = {m["round"] for m in doc["messages"]}
+    assert rounds == set(range(1, 9))
+    assert len(doc["messages"]) == 8 * ds.n_entities * 2
+    up = [m for m in doc["messages"] if m["sender"] == "A"]
+    n_a = int((ds.entity_of_user == 0).sum())
+    assert up[0]["bytes"] == n_a * 3 * ds.n_items * 8
+    with pytest.raises(ConfigError):
+        run_method(ds, cfg.replace(method_params={"optimiser": "adam"}))

@@ -1,0 +1,312 @@
+"""Friedman, Berkovsky & Kaafar (2016): update rules on tiny problems, noise scales against the
+paper's formulas, Laplace / Gamma goodness of fit, budget accounting, and engine smoke tests."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from dpfed_core.comparison import friedman as fr
+from dpfed_core.comparison.friedman import FriedmanMF, Ratings
+from dpfed_core.config import RunConfig
+from dpfed_core.dataset import FederatedDataset
+from dpfed_core.experiments import run_method
+from dpfed_core.methods import get_method
+
+
+def tiny_ratings(seed: int = 0, n: int = 30, m: int = 20, density: float = 0.4) -> Ratings:
+    rng = np.random.default_rng(seed)
+    mask = rng.random((n, m)) < density
+    mask[np.arange(n), rng.integers(0, m, n)] = True
+    u, i = np.nonzero(mask)
+    return Ratings(u, i, rng.integers(1, 6, len(u)).astype(float), n, m)
+
+
+def rating_dataset(seed: int = 0, n: int = 60, m: int = 40) -> FederatedDataset:
+    rng = np.random.default_rng(seed)
+    # Low-rank-ish ratings so the factor models have something to find.
+    a, b = rng.normal(size=(n, 2)), rng.normal(size=(m, 2))
+    full = np.clip(np.rint(3 + a @ b.T * 0.8 + rng.normal(0, 0.3, (n, m))), 1, 5)
+    mask = rng.random((n, m)) < 0.5
+    X = sp.csr_matrix(np.where(mask, full, 0.0))
+    return FederatedDataset.from_parts(X, np.where(np.arange(n) < n // 2, "A", "B"),
+                                       value_kind="ratings", name="tiny ratings")
+
+
+# ------------------------------------------------------------------------------------ SGD rules
+@pytest.mark.parametrize("batch_size", [1, 64])
+def test_sgd_single_rating_by_hand(batch_size):
+    R = Ratings(np.array([0]), np.array([0]), np.array([2.0]), 1, 1)
+    P, Q = np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]])
+    fr.sgd_epoch(R, P, Q, lr=0.1, lam=0.1, rng=np.random.default_rng(0), batch_size=batch_size)
+    # e = 2 − 0.5 = 1.5; q ← q + 0.1(1.5 p − 0.1 q) = (0.645, 0.495);
+    # p ← p + 0.1(1.5 q_new − 0.1 p) = (1.08675, 0.07425)   (Alg. 4: p uses the new q)
+    np.testing.assert_allclose(Q, [[0.645, 0.495]])
+    np.testing.assert_allclose(P, [[1.08675, 0.07425]])
+
+
+def test_sgd_simultaneous_update_uses_old_q():
+    R = Ratings(np.array([0]), np.array([0]), np.array([2.0]), 1, 1)
+    P, Q = np.array([[1.0, 0.0]]), np.array([[0.5, 0.5]])
+    fr.sgd_epoch(R, P, Q, 0.1, 0.1, np.random.default_rng(0), batch_size=1, q_first=False)
+    np.testing.assert_allclose(P, [[1.0 + 0.1 * (0.75 - 0.1), 0.1 * 0.75]])  # Eq. 2
+
+
+def test_sgd_error_clamp_and_projection():
+    R = Ratings(np.array([0]), np.array([0]), np.array([100.0]), 1, 1)
+    P, Q = np.array([[0.3, 0.0]]), np.array([[0.4, 0.0]])
+    fr.sgd_epoch(R, P, Q, 0.1, 0.0, np.random.default_rng(0), batch_size=1, e_max=2.0, p_max=0.4, q_max=0.5)
+    # e clamped to 2: q = 0.4 + 0.1·2·0.3 = 0.46 (inside 0.5); p = 0.3 + 0.1·2·0.46 = 0.392.
+    np.testing.assert_allclose(Q, [[0.46, 0.0]])
+    np.testing.assert_allclose(P, [[0.392, 0.0]])
+    fr.sgd_epoch(R, P, Q, 0.5, 0.0, np.random.default_rng(0), batch_size=1, e_max=2.0, p_max=0.4, q_max=0.5)
+    assert np.linalg.norm(P) <= 0.4 + 1e-12 and np.linalg.norm(Q) <= 0.5 + 1e-12
+
+
+def test_minibatch_matches_sequential_sgd():
+    R = tiny_ratings(1)
+    R = R.with_values(R.values - R.values.mean())
+    out = []
+    for bs in (1, 16):
+        P, Q = fr.init_factors(R.n_users, R.n_items, 3, np.random.default_rng(5))
+        for _ in range(5):
+            fr.sgd_epoch(R, P, Q, 0.01, 0.06, np.random.default_rng(7), batch_size=bs)
+        out.append(P @ Q.T)
+    # Same visiting order; summed in-batch updates differ only at O(γ²).
+    assert np.max(np.abs(out[0] - out[1])) < 2e-3
+
+
+# ------------------------------------------------------------------------------------ ALS rule
+def test_ridge_rows_is_count_weighted_als_wr():
+    R = tiny_ratings(2)
+    Q = np.random.default_rng(3).normal(size=(R.n_items, 2))
+    P, cnt = fr.ridge_rows(R, Q, lam=0.5, by="user")
+    for u in range(R.n_users):
+        sel = R.users == u
+        Qu, r = Q[R.items[sel]], R.values[sel]
+        expect = np.linalg.solve(Qu.T @ Qu + 0.5 * sel.sum() * np.eye(2), Qu.T @ r)
+        np.testing.assert_allclose(P[u], expect, atol=1e-10)
+        # the gradient of J_Q(p_u) = Σ(r − p q)² + n_u λ‖p‖² vanishes there
+        grad = -2 * Qu.T @ (r - Qu @ P[u]) + 2 * sel.sum() * 0.5 * P[u]
+        np.testing.assert_allclose(grad, 0, atol=1e-9)
+    assert cnt.sum() == R.n
+
+
+def test_ridge_rows_cold_rows_are_zero():
+    R = Ratings(np.array([0]), np.array([1]), np.array([1.0]), 2, 3)
+    P, cnt = fr.ridge_rows(R, np.ones((3, 2)), 0.1)
+    assert np.all(P[1] == 0) and list(cnt) == [1, 0]
+
+
+# ------------------------------------------------------------------------------------ global effects
+def test_exact_global_effects_by_hand():
+    # users 0,1; items 0,1. Ratings: (0,0)=5, (0,1)=3, (1,0)=3.
+    R = Ratings(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([5.0, 3.0, 3.0]), 2, 3)
+    ge = fr.exact_global_effects(R)
+    np.testing.assert_allclose(ge.item_avg, [4.0, 3.0, 11 / 3])  # item 2 unrated → global mean
+    np.testing.assert_allclose(ge.user_avg, [(1 + 0) / 2, -1.0])
+
+
+def test_private_global_effects_noiseless_by_hand():
+    R = Ratings(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([5.0, 3.0, 3.0]), 2, 2)
+    ge = fr.private_global_effects(R, math.inf, math.inf, math.inf, math.inf, np.random.default_rng(0),
+                                   beta_m=1.0, beta_u=1.0)
+    g = 11 / 3
+    ia = np.array([(8 + g) / 3, (3 + g) / 2])
+    np.testing.assert_allclose(ge.global_avg, g)
+    np.testing.assert_allclose(ge.item_avg, ia)
+    resid = np.array([5 - ia[0], 3 - ia[1], 3 - ia[0]])
+    g2 = resid.mean()
+    np.testing.assert_allclose(ge.user_avg, [(resid[0] + resid[1] + g2) / 3, (resid[2] + g2) / 2])
+
+
+@pytest.mark.parametrize("variant", ["bounded", "unbounded"])
+def test_private_global_effects_noise_scales_match_paper(variant):
+    R = tiny_ratings(4)
+    led = fr.PrivacyLedger(1.0)
+    fr.private_global_effects(R, 0.01, 0.14, 0.01, 0.14, np.random.default_rng(0), variant=variant, ledger=led)
+    rows = {r.stage: r for r in led.rows}
+    if variant == "bounded":  # Alg. 1–2: Lap(Δr/ε), Δr = r_max − r_min = 4 for sums and residual sums
+        expect = {"global average (items)": 4 / 0.01, "item averages": 4 / 0.14,
+                  "global average (users)": 4 / 0.01, "user averages": 4 / 0.14}
+    else:  # raw sums: max|r| = 5 with ε/2; residual sums: Δr = 4 with ε/2
+        expect = {"global average (items)": 5 / 0.005, "item averages": 5 / 0.07,
+                  "global average (users)": 4 / 0.005, "user averages": 4 / 0.07}
+    for stage, scale in expect.items():
+        assert rows[stage].noise_scale == pytest.approx(scale)
+    assert led.guarantee()[0] == pytest.approx(0.30)
+    ge = fr.private_global_effects(R, 0.01, 0.14, 0.01, 0.14, np.random.default_rng(1), variant=variant)
+    assert ge.item_avg.min() >= 1 and ge.item_avg.max() <= 5  # clamps of Alg. 1 and 2
+    assert np.abs(ge.user_avg).max() <= 2
+
+
+def test_noisy_average_noise_is_laplace():
+    rng = np.random.default_rng(11)
+    n = 4000
+    out = fr._noisy_average(np.zeros(n), np.full(n, 9.0), 0.0, 1.0, 2.5, 0.0, rng)
+    noise = out * 10.0  # (0 + Lap(b)) / (9 + 1)
+    assert stats.kstest(noise, stats.laplace(scale=2.5).cdf).pvalue > 0.01
+
+
+# ------------------------------------------------------------------------------------ mechanisms
+def test_input_perturbation_bounded_scale_and_laplace_fit():
+    R = Ratings(np.zeros(5000, int), np.arange(5000), np.zeros(5000), 1, 5000)
+    led = fr.PrivacyLedger(0.7)
+    noisy = fr.perturb_ratings_bounded(R, 1.0, 0.7, np.random.default_rng(3), led, clamp=False)
+    b = 2 * 1.0 / 0.7  # Alg. 3: Lap(Δr/ε_MF), Δr = 2B
+    assert led.rows[0].noise_scale == pytest.approx(b)
+    assert stats.kstest(noisy.values, stats.laplace(scale=b).cdf).pvalue > 0.01
+    clamped = fr.perturb_ratings_bounded(R, 1.0, 0.7, np.random.default_rng(3))
+    assert np.abs(clamped.values).max() <= 1.0
+
+
+def test_input_perturbation_unbounded_fake_ratings():
+    n, m, eps, alpha, B = 60, 50, 20.0, 0.6, 50.0  # b = 2.5 ≪ B: no clamping, to test the tail law
+    R = Ratings(np.array([0]), np.array([0]), np.array([0.5]), n, m)
+    led = fr.PrivacyLedger(eps)
+    out = fr.perturb_ratings_unbounded(R, B, alpha, eps, np.random.default_rng(8), led)
+    b = B / eps
+    assert led.rows[0].noise_scale == pytest.approx(b)
+    # K ~ Binomial(n·m − 1, e^{−α/b}); survivors' |value| − α ~ Exp(b) (Laplace tail beyond α).
+    p = math.exp(-alpha / b)
+    assert abs(out.n - (n * m - 1) * p) < 5 * math.sqrt((n * m) * p * (1 - p)) + 1
+    assert np.all(np.abs(out.values) > alpha)
+    assert stats.kstest(np.abs(out.values) - alpha, stats.expon(scale=b).cdf).pvalue > 0.01
+    cells = out.users * m + out.items
+    assert len(np.unique(cells)) == len(cells)
+
+
+def test_knorm_noise_gamma_radius_and_uniform_direction():
+    noise, scale = fr.knorm_noise(6000, 3, 0.5, 2.0, np.random.default_rng(9))
+    assert scale == pytest.approx(0.25)
+    r = np.linalg.norm(noise, axis=1)
+    assert stats.kstest(r, stats.gamma(a=3, scale=0.25).cdf).pvalue > 0.01
+    assert np.abs((noise / r[:, None]).mean(axis=0)).max() < 0.05
+    assert np.all(fr.knorm_noise(4, 3, 0.5, math.inf, np.random.default_rng(0))[0] == 0)
+
+
+def test_psgd_bounded_noise_scale_and_budget():
+    R = tiny_ratings(5)
+    m = FriedmanMF("psgd", 2.0, factors=2, iterations=5, random_state=0).fit(R)
+    rows = [r for r in m.ledger_.rows if r.stage.startswith("PSGD")]
+    assert len(rows) == 5
+    # Alg. 4: Lap(k·Δr/ε_MF) with Δr = 2B = 2, k = 5, ε_MF = 0.7·2
+    assert rows[0].noise_scale == pytest.approx(5 * 2 / 1.4)
+    assert m.ledger_.guarantee()[0] == pytest.approx(2.0)
+    assert np.linalg.norm(m.P_, axis=1).max() <= 0.4 + 1e-9
+    assert np.linalg.norm(m.Q_, axis=1).max() <= 0.5 + 1e-9
+
+
+def test_psgd_unbounded_sensitivities_alg5():
+    R = tiny_ratings(6)
+    m = FriedmanMF("psgd", 1.0, variant="unbounded", factors=2, lam=0.045, iterations=5, random_state=0).fit(R)
+    e_max = 1 + 0.4 * 0.5
+    s_p, s_q = 0.01 * (e_max * 0.5 + 0.045 * 0.4), 0.01 * (e_max * 0.4 + 0.045 * 0.5)
+    assert s_p == pytest.approx(0.00618) and s_q == pytest.approx(0.005025)  # notes §4.2 (ML-1M values)
+    users = [r for r in m.ledger_.rows if r.stage.startswith(("PALS", "PSGD")) and r.stage.endswith("(users)")]
+    items = [r for r in m.ledger_.rows if r.stage.startswith(("PALS", "PSGD")) and r.stage.endswith("(items)")]
+    assert users[0].sensitivity == pytest.approx(s_p) and items[0].sensitivity == pytest.approx(s_q)
+    assert users[0].noise_scale == pytest.approx(2 * 5 * s_p / 0.7)  # Gamma scale 2k·s_p/ε_MF
+    assert m.ledger_.guarantee()[0] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("variant", ["bounded", "unbounded"])
+def test_pals_sensitivity_theorem6_table1(variant):
+    R = tiny_ratings(7)
+    lam, B, pm, qm = 0.06, 1.0, 0.4, 0.5
+    m = FriedmanMF("pals", 3.0, variant=variant, factors=2, lam=lam, iterations=5, random_state=0).fit(R)
+    rows_u = [r for r in m.ledger_.rows if r.stage.startswith(("PALS", "PSGD")) and r.stage.endswith("(users)")]
+    rows_i = [r for r in m.ledger_.rows if r.stage.startswith(("PALS", "PSGD")) and r.stage.endswith("(items)")]
+    assert len(rows_u) == len(rows_i) == 5
+    if variant == "bounded":  # Theorem 6: Δp_u = q_max·2B/(n_u λ) (ledger shows n_u = 1)
+        assert rows_u[0].sensitivity == pytest.approx(qm * 2 * B / lam)
+        assert rows_i[0].sensitivity == pytest.approx(pm * 2 * B / lam)
+    else:  # Table 1 ÷ 2nλ
+        assert rows_u[0].sensitivity == pytest.approx((qm * (B + qm * pm) + lam * pm) / lam)
+        assert rows_i[0].sensitivity == pytest.approx((pm * (B + qm * pm) + lam * qm) / lam)
+    eps_step = 0.7 * 3.0 / 10
+    assert rows_u[0].noise_scale == pytest.approx(rows_u[0].sensitivity / eps_step)
+    assert m.ledger_.guarantee()[0] == pytest.approx(3.0)
+    assert np.linalg.norm(m.P_, axis=1).max() <= pm + 1e-9
+
+
+def test_pals_per_user_noise_scale_divides_by_count(monkeypatch):
+    R = tiny_ratings(8)
+    seen = []
+    real = fr.knorm_noise_rows
+    monkeypatch.setattr(fr, "knorm_noise_rows", lambda d, s, rng: (seen.append(np.array(s)), real(d, s, rng))[1])
+    FriedmanMF("pals", 1.0, factors=2, lam=0.06, iterations=1, random_state=0).fit(R)
+    n_u = R.user_counts()
+    # Alg. 6 / Theorem 6: Gamma scale 2k·q_max·Δr/(ε_MF·n_u·λ), k = 1
+    np.testing.assert_allclose(seen[0], 2 * 1 * 0.5 * 2 / (0.7 * n_u * 0.06))
+
+
+def test_isgd_and_ge_budget_and_clamped_predictions():
+    R = tiny_ratings(9)
+    for algo in ("ge", "isgd"):
+        for variant in ("bounded", "unbounded"):
+            m = FriedmanMF(algo, 1.5, variant=variant, factors=2, random_state=1).fit(R)
+            assert m.ledger_.guarantee()[0] == pytest.approx(1.5)
+            assert all(r.entity == fr.CURATOR for r in m.ledger_.rows)
+            pred = m.predict(R.users, R.items)
+            assert pred.min() >= 1 and pred.max() <= 5
+            U, V = m.factors_uv()
+            np.testing.assert_allclose((U @ V.T)[R.users, R.items], m.predict(R.users, R.items, clamp=False))
+
+
+def test_seeded_runs_are_reproducible():
+    R = tiny_ratings(10)
+    a = FriedmanMF("isgd", 1.0, factors=2, random_state=3).fit(R).P_
+    b = FriedmanMF("isgd", 1.0, factors=2, random_state=3).fit(R).P_
+    np.testing.assert_array_equal(a, b)
+
+
+def test_more_budget_helps_on_average():
+    R = tiny_ratings(12, n=80, m=40, density=0.5)
+    err = {}
+    for eps in (0.2, 50.0):
+        e = []
+        for s in range(5):
+            m = FriedmanMF("ge", eps, random_state=s).fit(R)
+            e.append(np.sqrt(np.mean((m.predict(R.users, R.items) - R.values) ** 2)))
+        err[eps] = np.mean(e)
+    assert err[50.0] < err[0.2]
+
+
+# ------------------------------------------------------------------------------------ engine
+FRIEDMAN_METHODS = ["global-average", "item-average", "global-effects", "ge-mf",
+                    "friedman-ge", "friedman-isgd", "friedman-psgd", "friedman-pals"]
+
+
+@pytest.mark.parametrize("name", FRIEDMAN_METHODS)
+def test_registered_methods_run(name):
+    ds = rating_dataset()
+    spec = get_method(name)
+    if name.startswith("friedman-"):
+        assert spec.uses_epsilon and "rating-level DP, trusted central curator" in spec.privacy
+        assert "not comparable one-for-one with user-level federated ε" in spec.privacy
+    cfg = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3,
+                    method_params={"iterations": 3} if name in ("ge-mf", "friedman-isgd", "friedman-psgd",
+                                                                "friedman-pals") else {})
+    doc, res = run_method(ds, cfg)
+    assert np.isfinite(doc["overall"]["test_rmse"])
+    assert res.U.shape[0] == ds.n_users and res.V.shape[0] == ds.n_items
+    eps = doc["privacy"]["epsilon"]
+    assert (eps == pytest.approx(2.0)) if spec.uses_epsilon else math.isinf(eps)
+    assert all(m["receiver"] == fr.CURATOR for m in doc["messages"])
+
+
+def test_unbounded_variant_through_engine_and_bad_params():
+    ds = rating_dataset(1)
+    cfg = RunConfig(method="friedman-pals", epsilon=5.0, mode="observed", rank=2, n_hidden=3,
+                    method_params={"variant": "unbounded", "iterations": 2})
+    doc, _ = run_method(ds, cfg)
+    assert np.isfinite(doc["overall"]["test_rmse"])
+    from dpfed_core.errors import ConfigError
+    with pytest.raises(ConfigError):
+        run_method(ds, cfg.replace(method_params={"variant": "sideways"}))
+    with pytest.raises(ConfigError):
+        run_method(ds, cfg.replace(method_params={"no_such_option": 1}))
