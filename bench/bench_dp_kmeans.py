@@ -65,10 +65,36 @@ def kmeans_loss(X: np.ndarray, P: np.ndarray) -> float:
 
 CONFIGS = {
     # the paper's recovery (Laplace on sums, L1 sensitivity s·Λ∞ with s = d = 100)
-    "paper": dict(variant="paper"),
-    "gaussian": dict(variant="gaussian"),
-    "gaussian+refine2": dict(variant="gaussian", refine_steps=2),
+    "paper": dict(variant="paper", row_scaling="clip"),
+    # points lie *inside* the unit ball: rows are clipped to Λ = 1, not normalised onto the sphere
+    "gaussian": dict(variant="gaussian", row_scaling="clip"),
+    # one DP-Lloyd step and a single unshifted grid of depth 4: fewer partition tests, so each test
+    # gets more ε and the threshold γ drops below the cluster size (γ ≈ 200 instead of ≈ 1200 at ε = 1)
+    "gaussian+refine1+grid1x4": dict(variant="gaussian", row_scaling="clip", refine_steps=1, n_grids=1, depth=4),
 }
+
+
+NOTE = """
+## Reading (written by hand from the n = 100,000 run, 2 seeds)
+
+* Target "beat 0.43" (the Balcan et al. reference code in the LSH-clustering report): met by both
+  Gaussian configurations at every ε (0.25–0.27 at ε = 0.1, 0.08–0.12 at ε = 1, 0.04–0.07 at ε = 10).
+  The paper's Laplace recovery (L1 sensitivity s·Λ∞ = 100 on 100-d sums) is far worse (0.50 at ε = 1).
+* Aim "below 0.07": met at ε = 10 (0.041 with one DP-Lloyd step and a single grid of depth 4; 0.067
+  with the default grids); **not** at ε = 1 (0.083) or ε = 0.1 (0.27).
+* Why the tuned configuration helps: the private partition's threshold is γ = 1 + ln(1/(2δ₁))/ε' with
+  ε' = ε_candidates / (number of level tests). The default 3 grids × ~5 levels = 17 tests give γ ≈ 1,200
+  points at ε = 1, close to the 1,560 points of a mixture component, so few fine cubes survive; one
+  grid of depth 4 (4 tests) gives γ ≈ 300. The DP-Lloyd step re-assigns in the original space and
+  re-recovers, fixing projection-induced merges. At ε = 0.1 the refinement's halved recovery budget
+  costs more than it gains.
+* Comparability: "normalised loss" here is the mean squared distance to the nearest released centre
+  on our own mixture (σ chosen so non-private k-means++ gets ≈ 0.02, as in the report); the report's
+  exact data and normalisation may differ, so the 0.07 / 0.43 comparison is indicative.
+* These settings are not the `DPPrototypes` defaults: the recommendation benchmarks (dp_ml.md,
+  dp_synthetic.md) were run with the default grids (n_grids = 3, depth = 5, no refinement), and with the
+  automatic k the clustering stages only run for entities of ≥ 2,000 users.
+"""
 
 
 def run_dp(X: np.ndarray, k: int, eps: float, delta: float, seed: int, **params) -> tuple[float, float, list]:
@@ -93,7 +119,8 @@ def speed(seed: int = 0) -> dict:
         times = []
         for r in range(3):
             ledger = PrivacyLedger(1.0, 1e-6)
-            meth = DPPrototypes(k=50, value_max=5.0, epsilon=1.0, delta=1e-6, variant=variant)
+            # cluster_size=None: exactly k = 50 (the automatic k would pick ⌊n̂/1000⌋ = 10)
+            meth = DPPrototypes(k=50, value_max=5.0, epsilon=1.0, delta=1e-6, variant=variant, cluster_size=None)
             t0 = time.perf_counter()
             meth.release(X, np.random.default_rng(r), ledger.for_entity("e"))
             times.append(time.perf_counter() - t0)
@@ -152,6 +179,7 @@ def main() -> None:
                      f"| {r['ratio_to_kmeanspp']:.2f} | {r['seconds_mean']:.1f} |")
     lines += ["", "Speed, one entity of 10,000 users × 500 items (5% dense, ratings 1–5), k = 50, ε = 1 "
               "(median of 3): " + ", ".join(f"{v}: {d['median_s']:.2f} s" for v, d in spd.items())]
+    lines.append(NOTE)
     (RESULTS / f"dp_kmeans{suffix}.md").write_text("\n".join(lines) + "\n")
 
 

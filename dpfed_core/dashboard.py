@@ -28,7 +28,7 @@ from .protocol import recommend_from_factors, user_row
 from .prototypes import PROTOTYPE_METHODS
 
 #: The headline method of the app: the paper's DP prototypes.
-DP_METHOD = "dp-prototypes"
+DP_METHOD = "dp-gaussian"  # the measured-best DP method; "dp-prototypes" is the paper's variant
 #: Methods shown beside the federated model on the Evaluate page (issue 4).
 BASE_REFERENCES = ("individual", "central", "random-v", "popularity")
 #: Default ε grid of the trade-off sweep (log-spaced, plus the non-private limit).

@@ -179,7 +179,9 @@ class FederatedRecommender:
         entity_rngs = rng.spawn(dataset.n_entities + 1)
         slices = dataset.entity_slices()
         largest = max((sl.stop - sl.start for sl in slices), default=0)
-        if self.k > largest:
+        # Only for non-private methods: a DP method treats k as a maximum and sizes its clusters
+        # from a noisy count, so comparing k with a true entity size would leak it.
+        if not private and self.k > largest:
             raise ConfigError(
                 f"k={self.k} prototypes per entity is more than the largest entity has users "
                 f"({largest}); lower k (a tenth of an entity's users is a good start)"

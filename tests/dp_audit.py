@@ -137,7 +137,6 @@ def audit_recovery(method, X_a, X_b, reps: int, eps: tuple[float, float, float],
 
     import scipy.sparse as sp
 
-    from dpfed_core.dp_prototypes import _row_scale_sparse
     from dpfed_core.ledger import PrivacyLedger
 
     def sampler(rows):
@@ -152,7 +151,7 @@ def audit_recovery(method, X_a, X_b, reps: int, eps: tuple[float, float, float],
             vmin, vmax, lam, _ = meth._bounds(X)
             Xc = X.copy()
             np.clip(Xc.data, vmin, vmax, out=Xc.data)
-            P, counts = meth._recover(Xc, _row_scale_sparse(Xc, lam), labels, *eps, delta_sum, g,
+            P, counts = meth._recover(Xc, meth._scale_rows(Xc, lam), labels, *eps, delta_sum, g,
                                       PrivacyLedger(_m.inf).for_entity("audit"), "")
             vmax_pub = float(method.value_max)
             middle = ((P > 0) & (P < vmax_pub)).sum(1)
@@ -168,3 +167,30 @@ def audit_recovery(method, X_a, X_b, reps: int, eps: tuple[float, float, float],
     ev_cnt = threshold_events(cal[:, :1])
     return {"counts": epsilon_lower_bound(ev_cnt(A[:, :1]), ev_cnt(B[:, :1])),
             "all": epsilon_lower_bound(ev_all(A), ev_all(B), delta_sum)}
+
+
+def audit_row_scaling(method, X_a, X_b, epsilon: float, delta: float, runs: int = 40000,
+                      seed: int = 0) -> float:
+    """The L2 sensitivity claimed for a method's row scaling (``method._scale_rows``): the sum of the
+    scaled rows of D and of D' released with the Gaussian noise the method calibrates to Λ; the
+    statistic is the projection onto the direction in which D' differs (the most powerful test)."""
+    import scipy.sparse as sp
+
+    from dpfed_core import mechanisms as mech
+
+    def total(rows):
+        rows = sp.csr_matrix(rows, dtype=float)
+        vmin, vmax, lam, _ = method._bounds(rows)
+        Xc = rows.copy()
+        np.clip(Xc.data, vmin, vmax, out=Xc.data)
+        return np.asarray(method._scale_rows(Xc, lam).sum(0)).ravel(), lam
+
+    S_a, lam = total(X_a)
+    S_b, _ = total(X_b)
+    u = (S_b - S_a) / max(np.linalg.norm(S_b - S_a), 1e-300)
+    sigma = mech.gaussian_sigma_analytic(epsilon, delta, lam)
+
+    def sampler(S):
+        return lambda r, g: ((S[None, :] + sigma * g.standard_normal((r, S.size))) @ u)[:, None]
+
+    return audit_statistics(sampler(S_a), sampler(S_b), runs, seed, delta=delta)

@@ -270,7 +270,10 @@ def test_epsilon_not_positive(federated):
 
 
 def test_k_larger_than_every_entity(clinic):
+    # Non-private prototypes need k ≤ entity size; DP methods treat k as a maximum (no check on
+    # the true size, which would leak it).
     at = app("pages/2_Federate.py").run()
+    at.selectbox(key="fed_method").set_value("kmeans").run()
     at.number_input(key="fed_k").set_value(5000)
     at.button(key="fed_run").click().run()
     assert_clean(at)

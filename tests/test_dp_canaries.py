@@ -11,7 +11,8 @@ import scipy.sparse as sp
 
 from dpfed_core import mechanisms as mech
 from dpfed_core.dp_prototypes import DPPrototypes, _indicator
-from tests.dp_audit import audit_exponential_mechanism, audit_laplace_count, audit_recovery
+from tests.dp_audit import (audit_exponential_mechanism, audit_laplace_count, audit_recovery,
+                             audit_row_scaling)
 from tests.test_dp_neighbours import _cluster_rows
 
 
@@ -31,8 +32,8 @@ def halved_em(utilities, sensitivity, epsilon, rng, monotone=False):
 class TrueCountDenominator(DPPrototypes):
     """BROKEN: divides the noisy sums by the *true* cluster size."""
 
-    def _recover(self, Xc, Xs, labels, eps_cnt, eps_sup, eps_sum, delta_sum, rng, ledger, tag):
-        P, noisy_n = super()._recover(Xc, Xs, labels, eps_cnt, eps_sup, eps_sum, delta_sum, rng, ledger, tag)
+    def _recover(self, Xc, Xs, labels, eps_cnt, eps_sup, eps_sum, delta_sum, rng, ledger, tag, k=None):
+        P, noisy_n = super()._recover(Xc, Xs, labels, eps_cnt, eps_sup, eps_sum, delta_sum, rng, ledger, tag, k=k)
         true_n = np.asarray(_indicator(labels, self.k).sum(1)).ravel()
         # undo the noisy denominator, apply the true one (the bug), clip again
         return np.clip(P * np.maximum(noisy_n, 1)[:, None] / np.maximum(true_n, 1)[:, None],
@@ -49,6 +50,21 @@ class DataDerivedBounds(DPPrototypes):
         return vmin, vmax, lam, s
 
 
+class OverNormalised(DPPrototypes):
+    """BROKEN: rows normalised to 2Λ while the Gaussian noise is calibrated to sensitivity Λ."""
+
+    def _scale_rows(self, Xc, lam):
+        return super()._scale_rows(Xc, 2.0 * lam)
+
+
+def test_dp_canary_understated_row_norm_sensitivity_is_caught():
+    D, Dp = _cluster_rows()
+    kw = dict(k=1, value_max=1.0, row_norm=2.0, variant="gaussian", row_scaling="normalise")
+    assert audit_row_scaling(OverNormalised(**kw), D, Dp, 1.0, 1e-3, seed=9) > 1.0
+    # and the correct scaling passes the identical audit
+    assert audit_row_scaling(DPPrototypes(**kw), D, Dp, 1.0, 1e-3, seed=9) <= 1.0
+
+
 def test_dp_canary_halved_laplace_is_caught():
     assert audit_laplace_count(halved_laplace, 1.0) > 1.0
 
@@ -60,7 +76,7 @@ def test_dp_canary_halved_exponential_mechanism_is_caught():
 def test_dp_canary_halved_noise_in_recovery_is_caught(monkeypatch):
     monkeypatch.setattr(mech, "laplace_mechanism", halved_laplace)
     D, Dp = _cluster_rows()
-    meth = DPPrototypes(k=1, value_max=1.0, support=3, row_norm=2.0)
+    meth = DPPrototypes(k=1, value_max=1.0, variant="paper", support=3, row_norm=2.0)
     eps = (0.5, 0.5, 1.0)
     assert audit_recovery(meth, D, Dp, 20000, eps, seed=4)["counts"] > eps[0]
 
@@ -70,12 +86,12 @@ def test_dp_canary_true_count_denominator_is_caught():
     # only the cluster size. Claimed: all of ε in the three recovery stages.
     D = np.ones((1, 4))
     Dp = np.vstack([D, np.zeros((1, 4))])
-    meth = TrueCountDenominator(k=1, value_max=1.0, support=4, row_norm=2.0)
+    meth = TrueCountDenominator(k=1, value_max=1.0, variant="paper", support=4, row_norm=2.0)
     eps = (0.05, 0.05, 2.0)
     lbs = audit_recovery(meth, D, Dp, 20000, eps, seed=6)
     assert lbs["all"] > sum(eps)
     # and the correct mechanism passes the identical audit
-    ok = audit_recovery(DPPrototypes(k=1, value_max=1.0, support=4, row_norm=2.0), D, Dp, 20000, eps, seed=6)
+    ok = audit_recovery(DPPrototypes(k=1, value_max=1.0, variant="paper", support=4, row_norm=2.0), D, Dp, 20000, eps, seed=6)
     assert ok["all"] <= sum(eps)
 
 
@@ -84,7 +100,7 @@ def test_dp_canary_data_derived_bounds_are_caught():
     D = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0]])
     Dp = np.vstack([D, [[50.0, 50.0, 50.0, 50.0]]])
     eps = (0.5, 0.5, 1.0)
-    lbs = audit_recovery(DataDerivedBounds(k=1, value_max=1.0, support=2, row_norm=2.0), D, Dp, 20000, eps, seed=7)
+    lbs = audit_recovery(DataDerivedBounds(k=1, value_max=1.0, variant="paper", support=2, row_norm=2.0), D, Dp, 20000, eps, seed=7)
     assert lbs["all"] > sum(eps)
-    ok = audit_recovery(DPPrototypes(k=1, value_max=1.0, support=2, row_norm=2.0), D, Dp, 20000, eps, seed=7)
+    ok = audit_recovery(DPPrototypes(k=1, value_max=1.0, variant="paper", support=2, row_norm=2.0), D, Dp, 20000, eps, seed=7)
     assert ok["all"] <= sum(eps)

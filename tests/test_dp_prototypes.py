@@ -41,7 +41,8 @@ def test_dp_registered_and_constructible_by_name():
 @pytest.mark.parametrize("variant", ["paper", "gaussian"])
 def test_dp_release_shapes_bounds_and_support(variant):
     X, _ = clustered()
-    meth = DPPrototypes(k=4, value_max=5.0, epsilon=2.0, delta=1e-6, support=10, variant=variant)
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=2.0, delta=1e-6, support=10, variant=variant,
+                        cluster_size=None)
     rel, ledger = release(meth, X)
     P = rel.prototypes
     assert P.shape == (4, 40) and rel.counts.shape == (4,)
@@ -56,7 +57,8 @@ def test_dp_release_shapes_bounds_and_support(variant):
 
 def test_dp_ledger_rows_name_every_stage():
     X, _ = clustered()
-    meth = DPPrototypes(k=4, value_max=5.0, epsilon=1.0, delta=1e-6, support=10, refine_steps=1, trials=2)
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=1.0, delta=1e-6, support=10, refine_steps=1, trials=2,
+                        variant="paper", cluster_size=None)
     _, ledger = release(meth, X)
     stages = {r.stage for r in ledger.rows}
     assert stages == {"size", "candidates", "local search", "recovery: counts", "recovery: support",
@@ -80,7 +82,9 @@ def test_dp_ledger_total_never_above_request_random_configs():
             refine_steps=int(g.integers(0, 3)), search_steps=int(g.integers(0, 6)),
             projection_dim=None if g.random() < 0.5 else int(g.integers(2, 7)),
             n_grids=int(g.integers(1, 4)), depth=int(g.integers(1, 5)),
-            final_choice=bool(g.random() < 0.5))
+            final_choice=bool(g.random() < 0.5),
+            cluster_size=[None, 50.0, 150.0, 1000.0][int(g.integers(4))],
+            row_scaling=["clip", "normalise"][int(g.integers(2))], threshold=float(g.uniform(0, 2)))
         _, ledger = release(meth, X, seed=i)
         e, d = ledger.guarantee()
         assert e <= eps and d <= delta, (i, e, eps, d, delta)
@@ -96,7 +100,8 @@ def test_dp_refuses_to_overspend_the_ledger():
 
 def test_dp_infinite_epsilon_is_the_labelled_non_private_limit():
     X, lab = clustered()
-    meth = DPPrototypes(k=4, value_max=5.0, epsilon=math.inf, delta=0.0, support=10, refine_steps=1)
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=math.inf, delta=0.0, support=10, refine_steps=1,
+                        cluster_size=None)
     rel, ledger = release(meth, X)
     assert not ledger.is_private and all(math.isinf(r.epsilon) for r in ledger.rows)
     # exact counts, and each true group is recovered as one cluster
@@ -105,7 +110,7 @@ def test_dp_infinite_epsilon_is_the_labelled_non_private_limit():
 
 def test_dp_high_epsilon_recovers_the_groups():
     X, lab = clustered(n=2000)
-    meth = DPPrototypes(k=4, value_max=5.0, epsilon=50.0, delta=1e-6, support=10)
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=50.0, delta=1e-6, support=10, cluster_size=None)
     rel, _ = release(meth, X, seed=3)
     # every prototype puts its mass on one group's item block
     blocks = rel.prototypes.reshape(4, 4, 10).sum(2)
@@ -114,7 +119,7 @@ def test_dp_high_epsilon_recovers_the_groups():
 
 def test_dp_same_seed_same_release_and_no_dependence_on_k_vs_n():
     X, _ = clustered(n=30)
-    meth = DPPrototypes(k=50, value_max=5.0, epsilon=1.0, delta=1e-6)  # k > n is allowed: k is public
+    meth = DPPrototypes(k=50, value_max=5.0, epsilon=1.0, delta=1e-6, cluster_size=None)  # k > n is allowed
     a, _ = release(meth, X, seed=4)
     b, _ = release(meth, X, seed=4)
     np.testing.assert_array_equal(a.prototypes, b.prototypes)
@@ -133,3 +138,49 @@ def test_dp_friendly_config_errors(params):
     base.update(params)
     with pytest.raises(ConfigError):
         release(DPPrototypes(**base), X, eps=1.0, delta=1e-6)
+
+
+def test_dp_auto_k_depends_on_the_noisy_size_only():
+    meth = DPPrototypes(k=10, value_max=5.0, cluster_size=100.0)
+    assert [meth.effective_k(x) for x in (-5.0, 0.0, 99.9, 100.0, 350.0, 5000.0)] == [1, 1, 1, 1, 3, 10]
+    X, _ = clustered(n=600)
+    meth = DPPrototypes(k=10, value_max=5.0, epsilon=1.0, delta=1e-6, cluster_size=100.0)
+    rel, ledger = release(meth, X, seed=1)
+    assert ledger.rows[0].stage == "size" and "number of clusters k" in ledger.rows[0].note
+    assert rel.prototypes.shape[0] == meth.effective_k(meth.n_hat_) == meth.k_
+    assert ledger.guarantee()[0] >= 0.999  # the whole budget is used
+
+
+def test_dp_auto_k_one_spends_everything_on_the_recovery():
+    X, _ = clustered(n=300)
+    meth = DPPrototypes(k=10, value_max=5.0, epsilon=1.0, delta=1e-6)  # default cluster_size 1000 → k = 1
+    rel, ledger = release(meth, X, seed=2)
+    assert rel.prototypes.shape == (1, 40) and meth.k_ == 1
+    assert {r.stage for r in ledger.rows} == {"size", "recovery: counts", "recovery: sums"}
+    eps, dlt = ledger.guarantee()
+    assert 0.999 <= eps <= 1.0 and dlt <= 1e-6
+    plan = meth.budget_plan(40, 1)
+    assert plan["size"] == pytest.approx(DPPrototypes(k=10, value_max=5.0).budget_plan(40)["size"])
+
+
+def test_dp_defaults_paper_variant_and_gaussian_method():
+    """SPEC §2: the paper's mechanism is the default of ``dp-prototypes``; ``dp-gaussian`` is the
+    same class with the Gaussian recovery as its default, registered as its own method."""
+    from dpfed_core.dp_prototypes import DPGaussianPrototypes
+    from dpfed_core.prototypes import PROTOTYPE_METHODS
+
+    assert DPPrototypes().variant == "paper"
+    assert PROTOTYPE_METHODS["dp-gaussian"] is DPGaussianPrototypes
+    g = DPGaussianPrototypes(k=3, value_max=5.0, epsilon=2.0)
+    assert g.variant == "gaussian" and g.k == 3 and g.epsilon == 2.0 and g.private
+    assert DPGaussianPrototypes(variant="paper").variant == "paper"
+
+
+def test_dp_gaussian_all_items_normalised_rows():
+    X, _ = clustered(n=300)
+    meth = DPPrototypes(k=1, value_max=5.0, epsilon=5.0, delta=1e-6, variant="gaussian")
+    rel, ledger = release(meth, X, seed=0)
+    assert meth.variant == "gaussian" and meth.row_scaling == "normalise"
+    assert (rel.prototypes != 0).sum() > 20  # no top-64 truncation: every positive noisy mean is kept
+    sums = [r for r in ledger.rows if r.stage == "recovery: sums"][0]
+    assert sums.sensitivity == pytest.approx(5.0 * math.sqrt(40)) and "normalised" in sums.note
