@@ -26,3 +26,25 @@ def ml100k_dir(shared_data: Path) -> Path:
 @pytest.fixture(scope="session")
 def eicu_dir(shared_data: Path) -> Path:
     return shared_data / "eicu-demo"
+
+
+#: Debian's Chromium, driven by Playwright (Playwright's own browser download is never used).
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser_path() -> Path:
+    """The Chromium binary; skips without it locally, fails in CI (env ``CI`` set)."""
+    if not CHROMIUM.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing in CI; .ci/run should have installed chromium")
+        pytest.skip(f"{CHROMIUM} not installed (install Debian's chromium to run the e2e test)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("the playwright package is missing in CI (requirements-dev.txt)")
+        pytest.skip("playwright is not installed")
+    return CHROMIUM

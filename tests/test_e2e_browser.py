@@ -12,7 +12,6 @@ Timings (server start → health, Home interactive, federation run, sweep) are p
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -21,13 +20,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import CHROMIUM_ARGS
 
 REPO = Path(__file__).resolve().parents[1]
 SHOTS = REPO / "docs" / "screenshots"
 ARTIFACTS = REPO / "tests" / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 pytestmark = pytest.mark.e2e
 VIEW_W, VIEW_H = 1280, 860
@@ -47,21 +44,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def browser_path() -> Path:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing in CI; .ci/run should have installed chromium")
-        pytest.skip(f"{CHROMIUM} not installed (install Debian's chromium to run the e2e test)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("the playwright package is missing in CI (requirements-dev.txt)")
-        pytest.skip("playwright is not installed")
-    return CHROMIUM
 
 
 @pytest.fixture(scope="module")

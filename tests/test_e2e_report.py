@@ -3,35 +3,17 @@
 network request. Skipped without Chromium locally; fails in CI (env ``CI`` set)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from conftest import CHROMIUM_ARGS
 
 from dpfed_core import report as rep
 
 from report_docs import make_docs
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-
-
-@pytest.fixture(scope="module")
-def browser_path() -> Path:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing in CI; .ci/run should have installed chromium")
-        pytest.skip(f"{CHROMIUM} not installed (install Debian's chromium to run the e2e test)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("the playwright package is missing in CI (requirements-dev.txt)")
-        pytest.skip("playwright is not installed")
-    return CHROMIUM
 
 
 def test_report_opens_and_shows_every_section(browser_path, tmp_path):
