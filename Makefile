@@ -22,6 +22,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
 	$(BIN)/python bench/run_all.py
 
 sample-data: $(STAMP)

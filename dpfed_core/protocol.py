@@ -153,8 +153,10 @@ class FederatedRecommender:
         if self.server_weighting not in ("none", "counts"):
             raise ConfigError(f"server_weighting must be 'none' or 'counts', got {self.server_weighting!r}")
 
-    def _map(self, fn, arg_tuples: list[tuple]) -> list:
-        if self.n_jobs == 1 or len(arg_tuples) < 2:
+    def _map(self, fn, arg_tuples) -> list:
+        """Apply ``fn`` to each argument tuple, lazily: an entity's rows are sliced only when its turn
+        comes, so the training matrix is never copied whole (entities are streamed)."""
+        if self.n_jobs == 1:
             return [fn(*args) for args in arg_tuples]
         return Parallel(n_jobs=self.n_jobs)(delayed(fn)(*args) for args in arg_tuples)
 
@@ -199,8 +201,8 @@ class FederatedRecommender:
         # ledger, which re-checks every spend against the budget.
         outputs = self._map(
             _release_one,
-            [(method, X[sl], entity_rngs[h], name, self.ledger_.epsilon, self.ledger_.delta)
-             for h, (name, sl) in enumerate(zip(names, slices))],
+            ((method, X[sl], entity_rngs[h], name, self.ledger_.epsilon, self.ledger_.delta)
+             for h, (name, sl) in enumerate(zip(names, slices))),
         )
         for h, (name, (release, rows)) in enumerate(zip(names, outputs)):
             for row in rows:
@@ -241,7 +243,7 @@ class FederatedRecommender:
         self.U_ = np.zeros((X.shape[0], self.rank))
         for h, name in enumerate(names):
             progress("round2_start", entity=name, index=h, total=dataset.n_entities)
-        U_blocks = self._map(fit_rows_given, [(X[sl], self.V_, self.lam, self.mode) for sl in slices])
+        U_blocks = self._map(fit_rows_given, ((X[sl], self.V_, self.lam, self.mode) for sl in slices))
         for h, (name, sl, U_h) in enumerate(zip(names, slices, U_blocks)):
             self.U_[sl] = U_h
             progress("round2_done", entity=name, index=h, total=dataset.n_entities)

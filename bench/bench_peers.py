@@ -1,0 +1,364 @@
+"""Peers side by side, same data, same machine, one run (issue 6 §2). Ratios, not lone times.
+
+A. **NMF solvers.** Our HALS NMF (``dpfed_core.factorization.fit_nmf``, zero mode) against
+   scikit-learn's ``NMF`` (solvers ``cd`` and ``mu``) on the *same objective*: scikit-learn minimises
+   ½‖X − WH‖² + ½·α_W·n_features·‖W‖² + ½·α_H·n_samples·‖H‖² (with ``l1_ratio = 0``), so
+   α_W = λ/m and α_H = λ/n give exactly ½·F(U, V) of SPEC §1. Both objectives are evaluated by
+   ``factorization.objective``. Each solver runs to its own default stopping rule (max 200
+   iterations), and again for a fixed 50 iterations without early stopping (cost per iteration).
+B. **implicit's ALS** (Hu et al. 2008; a *different* objective: confidence-weighted squared loss,
+   not non-negative), in its own venv ``bench/.venv-implicit``: fit time and ranking quality (MAR,
+   precision@10, NDCG@10) on the same split as our central NMF.
+C. **DP k-means.** Our ``dp-prototypes`` against IBM diffprivlib's ``KMeans`` (0.6.6, DP-Lloyd, pure
+   ε-DP; its own venv ``bench/.venv-diffprivlib`` with scikit-learn < 1.8) at equal ε, and against
+   non-private k-means++ (scikit-learn): k-means loss of the released centres on all points / n and
+   seconds.
+
+Usage::
+
+    .venv/bin/python bench/bench_peers.py [--quick] [--only nmf,implicit,dpkmeans]
+
+Set-up of the peer venvs (once; gitignored)::
+
+    python3.11 -m venv bench/.venv-implicit && bench/.venv-implicit/bin/pip install implicit==0.7.3
+    python3.11 -m venv bench/.venv-diffprivlib && \\
+        bench/.venv-diffprivlib/bin/pip install diffprivlib==0.6.6 "scikit-learn<1.8"
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
+
+VENV_IMPLICIT = C.BENCH / ".venv-implicit" / "bin" / "python"
+VENV_DPL = C.BENCH / ".venv-diffprivlib" / "bin" / "python"
+CHILD = C.BENCH / "_peer_child.py"
+LAM = 0.1
+
+
+def _child(python: Path, kind: str, task: dict, tmp: Path, timeout: float = 3600) -> dict:
+    tp = tmp / f"task_{kind}.json"
+    tp.write_text(json.dumps(task))
+    p = subprocess.run([str(python), str(CHILD), kind, str(tp)], capture_output=True, text=True, timeout=timeout)
+    for line in p.stdout.splitlines():
+        if line.startswith("@@RESULT@@"):
+            return json.loads(line[len("@@RESULT@@"):])
+    raise RuntimeError(f"{kind} worker failed: {(p.stderr or '').strip()[-800:]}")
+
+
+# ======================================================================================= A. NMF
+def problems(quick: bool) -> list[tuple[str, object]]:
+    out = []
+    syn = C.synthetic(5_000 if quick else 20_000, 500, 10, seed=0)
+    out.append((f"synthetic {syn.n_users:,}×{syn.n_items} (5 % dense)", syn.X))
+    try:
+        ml = C.movielens()
+        out.append((f"MovieLens 100K {ml.n_users}×{ml.n_items} ratings", ml.X))
+    except Exception as exc:  # noqa: BLE001
+        print("MovieLens unavailable:", exc)
+    if not quick:
+        try:
+            ei = C.eicu("hospitalid")
+            out.append((f"eICU demo {ei.n_users}×{ei.n_items} medication counts", ei.X))
+        except Exception as exc:  # noqa: BLE001
+            print("eICU unavailable:", exc)
+    return out
+
+
+def bench_nmf(quick: bool) -> dict:
+    from sklearn.decomposition import NMF
+
+    from dpfed_core.factorization import fit_nmf, objective
+
+    ranks = (10,) if quick else (10, 50)
+    seeds = (0,) if quick else (0, 1, 2)
+    rows = []
+    for pname, X in problems(quick):
+        X = sp.csr_matrix(X, dtype=np.float64)
+        n, m = X.shape
+        for rank in ranks:
+            for regime, max_iter, early in (("own stopping rule", 200, True), ("50 iterations", 50, False)):
+                rec = {"problem": pname, "rank": rank, "regime": regime}
+                per = {}
+                for solver in ("ours (HALS)", "sklearn cd", "sklearn mu"):
+                    objs, times, iters = [], [], []
+                    for seed in seeds:
+                        t0 = time.perf_counter()
+                        if solver.startswith("ours"):
+                            U, V, hist = fit_nmf(X, rank, LAM, "zero", max_iter=max_iter,
+                                                 tol=1e-5 if early else 0.0, rng=np.random.default_rng(seed))
+                            it = len(hist) - 1
+                        else:
+                            model = NMF(n_components=rank, solver=solver.split()[1], init=None,
+                                        alpha_W=LAM / m, alpha_H=LAM / n, l1_ratio=0.0,
+                                        max_iter=max_iter, tol=1e-4 if early else 0.0, random_state=seed)
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore")
+                                U = model.fit_transform(X)
+                            V = model.components_.T
+                            it = int(model.n_iter_)
+                        times.append(time.perf_counter() - t0)
+                        objs.append(objective(X, U, V, LAM, "zero"))
+                        iters.append(it)
+                    per[solver] = {"objective": float(np.median(objs)), "seconds": float(np.median(times)),
+                                   "iterations": float(np.median(iters))}
+                ours = per["ours (HALS)"]
+                for solver, v in per.items():
+                    rows.append({**rec, "solver": solver, **v,
+                                 "objective_ratio": v["objective"] / ours["objective"],
+                                 "time_ratio": v["seconds"] / ours["seconds"]})
+                print(f"[peers/nmf] {pname} r={rank} {regime}: " + "; ".join(
+                    f"{s}: F×{r['objective_ratio']:.4f} t×{r['time_ratio']:.2f} ({r['seconds']:.2f}s, {r['iterations']:.0f} it)"
+                    for s, r in zip(per, rows[-3:])), flush=True)
+    return {"rows": rows, "lam": LAM, "seeds": list(seeds)}
+
+
+# ================================================================================== B. implicit
+def bench_implicit(quick: bool, tmp: Path) -> dict:
+    if not VENV_IMPLICIT.exists():
+        return {"skipped": "bench/.venv-implicit is missing (see the module docstring to create it)"}
+    from dpfed_core.config import RunConfig
+    from dpfed_core.experiments import make_split, run_method
+    from dpfed_core.metrics import evaluate
+
+    sets = [("MovieLens 100K (ZIP)", C.movielens)]
+    if not quick:
+        sets.append(("eICU demo (hospital)", lambda: C.eicu("hospitalid")))
+    rows = []
+    version = None
+    for dname, loader in sets:
+        ds = loader()
+        for rank in ((10,) if quick else (10, 50)):
+            cfg = RunConfig(method="central", rank=rank, k=10, seed=0)
+            split = make_split(ds, cfg)
+            t0 = time.perf_counter()
+            doc, _ = run_method(ds, cfg, split)
+            t_ours = doc["timings"]["central_fit"]
+            base = {"data": dname, "rank": rank}
+            rows.append({**base, "model": "ours: central NMF (HALS)", "threads": "numpy default",
+                         "seconds": t_ours, **{k: doc["overall"][k] for k in ("mar", "precision_at_10", "ndcg_at_10", "test_rmse")}})
+            sp.save_npz(tmp / "train.npz", split.train)
+            for iters in (15, 50):
+                task = {"train": str(tmp / "train.npz"), "rank": rank, "lam": LAM, "iterations": iters, "seed": 0,
+                        "threads": [1, 0], "out_U": str(tmp / "U.npy"), "out_V": str(tmp / "V.npy")}
+                res = _child(VENV_IMPLICIT, "implicit", task, tmp)
+                version = res["version"]
+                U, V = np.load(tmp / "U.npy"), np.load(tmp / "V.npy")
+                ev = evaluate(U, V, split.train, split.test, split.test_users, ds.entity_of_user,
+                              ds.entity_names, "zero", 10)["overall"]
+                for run in res["runs"]:
+                    rows.append({**base, "model": f"implicit ALS, {iters} it", "threads": run["threads"] or "all",
+                                 "seconds": run["seconds"], "time_ratio": run["seconds"] / t_ours,
+                                 **{k: ev[k] for k in ("mar", "precision_at_10", "ndcg_at_10", "test_rmse")}})
+            print(f"[peers/implicit] {dname} r={rank}: " + "; ".join(
+                f"{r['model']} ({r['threads']}) {r['seconds']:.2f}s MAR {r['mar']:.3f}" for r in rows[-5:]), flush=True)
+    return {"rows": rows, "version": version,
+            "note": "implicit's ALS minimises Σ c_ui (p_ui − u·v)² + λ(‖U‖² + ‖V‖²) over all cells with "
+                    "confidence c_ui = 1 + α·x_ui (α = 1) and p_ui = [x_ui > 0]; factors are not "
+                    "non-negative. Objectives differ, so only time and ranking quality are comparable."}
+
+
+# ================================================================================== C. DP k-means
+def _loss(X: np.ndarray, P: np.ndarray) -> float:
+    total, pp = 0.0, (P * P).sum(1)
+    for s in range(0, X.shape[0], 20_000):
+        B = X[s:s + 20_000]
+        d = (B * B).sum(1)[:, None] - 2 * B @ P.T + pp[None, :]
+        total += float(np.maximum(d.min(1), 0).sum())
+    return total / X.shape[0]
+
+
+def _mixture(n: int, d: int = 100, k: int = 64, sigma: float = 0.0141, seed: int = 0) -> np.ndarray:
+    """The private-LSH-clustering setting (same recipe as bench_dp_kmeans.py): 64 Gaussians in the unit ball."""
+    rng = np.random.default_rng(seed)
+    dirs = rng.standard_normal((k, d))
+    centres = dirs / np.linalg.norm(dirs, axis=1, keepdims=True) * rng.uniform(0.2, 0.8, (k, 1))
+    X = centres[rng.integers(k, size=n)] + sigma * rng.standard_normal((n, d))
+    return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+
+
+def bench_dpkmeans(quick: bool, tmp: Path) -> dict:
+    from sklearn.cluster import KMeans
+
+    from dpfed_core.dp_prototypes import DPPrototypes
+    from dpfed_core.ledger import PrivacyLedger
+
+    eps_grid = (0.1, 1.0, 10.0)
+    seeds = (0, 1) if quick else (0, 1, 2)
+    syn = C.synthetic(10_000, 500, 10, seed=1)
+    settings = [
+        ("Gaussian mixture, d = 100, k = 64", _mixture(20_000 if quick else 100_000), 64, (-1.0, 1.0),
+         dict(value_min=-1.0, value_max=1.0, row_norm=1.0, support=100)),
+        (f"synthetic Poisson entity {syn.n_users:,}×{syn.n_items}, k = 50", syn.X.toarray(), 50,
+         (0.0, syn.value_max), dict(value_max=syn.value_max)),
+    ]
+    if not quick:
+        ml = C.movielens()
+        settings.append((f"MovieLens 100K all users {ml.n_users}×{ml.n_items}, k = 10", ml.X.toarray(), 10,
+                         (0.0, 5.0), dict(value_max=5.0)))
+    rows = []
+    dpl_version = None
+    for sname, X, k, bounds, params in settings:
+        n = X.shape[0]
+        t0 = time.perf_counter()
+        km = KMeans(n_clusters=k, init="k-means++", n_init=1, random_state=0).fit(X)
+        t_km = time.perf_counter() - t0
+        l_km = _loss(X, km.cluster_centers_)
+        rows.append({"setting": sname, "method": "k-means++ (non-private)", "epsilon": math.inf,
+                     "loss": l_km, "loss_sd": 0.0, "ratio_to_kmeanspp": 1.0, "seconds": t_km})
+        # ours
+        Xs = sp.csr_matrix(X)
+        for variant, eps in [(v, e) for v in ("paper", "gaussian") for e in eps_grid]:
+            ls, ts = [], []
+            for seed in seeds:
+                led = PrivacyLedger(eps, 1e-6)
+                meth = DPPrototypes(k=k, epsilon=eps, delta=1e-6, variant=variant, **params)
+                t0 = time.perf_counter()
+                rel = meth.release(Xs, np.random.default_rng(seed), led.for_entity("e"))
+                ts.append(time.perf_counter() - t0)
+                assert led.guarantee()[0] <= eps * (1 + 1e-9)
+                ls.append(_loss(X, rel.prototypes))
+            rows.append({"setting": sname, "method": f"dpfed dp-prototypes {variant} (ε, δ=1e-6)", "epsilon": eps,
+                         "loss": float(np.mean(ls)), "loss_sd": float(np.std(ls)),
+                         "ratio_to_kmeanspp": float(np.mean(ls)) / l_km, "seconds": float(np.mean(ts))})
+        # diffprivlib
+        if VENV_DPL.exists():
+            np.save(tmp / "X.npy", X)
+            task = {"X": str(tmp / "X.npy"), "k": k, "bounds": list(bounds), "epsilons": list(eps_grid),
+                    "seeds": list(seeds), "out": str(tmp / "dpl")}
+            res = _child(VENV_DPL, "diffprivlib", task, tmp)
+            dpl_version = f"diffprivlib {res['version']} (scikit-learn {res['sklearn']})"
+            for eps in eps_grid:
+                runs = [r for r in res["runs"] if r["epsilon"] == eps]
+                ls = [_loss(X, np.load(r["centres"])) for r in runs]
+                rows.append({"setting": sname, "method": "diffprivlib KMeans (ε, δ=0)", "epsilon": eps,
+                             "loss": float(np.mean(ls)), "loss_sd": float(np.std(ls)),
+                             "ratio_to_kmeanspp": float(np.mean(ls)) / l_km,
+                             "seconds": float(np.mean([r["seconds"] for r in runs]))})
+        print(f"[peers/dpkmeans] {sname}: " + "; ".join(
+            f"{r['method'].split()[0]} ε={r['epsilon']:g} ×{r['ratio_to_kmeanspp']:.2f} {r['seconds']:.2f}s"
+            for r in rows if r["setting"] == sname), flush=True)
+    return {"rows": rows, "diffprivlib": dpl_version, "seeds": list(seeds),
+            "note": "loss = Σ_i min_j ‖x_i − c_j‖² / n on all points (unclipped). dp-prototypes: the default `paper` "
+                    "recovery (Laplace on sums) and the `gaussian` recovery variant, default budget split; bounds as declared (mixture: entries in [−1, 1], Λ = 1, s = d; "
+                    "count/rating data: value_max, default Λ and s). diffprivlib: bounds = [lo, hi] per feature."}
+
+
+# ====================================================================================== report
+def write_report(doc: dict, out: dict) -> None:
+    L = [f"# Peers side by side{' (quick)' if doc['quick'] else ''}", "",
+         f"Machine: {doc['machine']['cpus']} cores ({doc['machine']['cpu']}), numpy {doc['machine']['numpy']}, "
+         f"scikit-learn {doc['machine']['scikit-learn']}; load average at start {doc['machine']['loadavg_1m_at_start']:.1f}. "
+         "Ratios are peer / ours (objective ratio > 1: the peer stopped at a worse objective; time ratio > 1: "
+         "the peer is slower).", ""]
+    nmf = doc.get("nmf")
+    if nmf:
+        L += ["## A. NMF with ridge: ours (HALS) vs scikit-learn `NMF`", "",
+              f"Same objective F = ‖X − UVᵀ‖²_F + λ(‖U‖² + ‖V‖²), λ = {nmf['lam']}, all cells observed (zero mode); "
+              "scikit-learn with `alpha_W = λ/m`, `alpha_H = λ/n`, `l1_ratio = 0`, its default init (NNDSVDa). "
+              f"Median over seeds {nmf['seeds']}.", ""]
+        L.append(C.md_table(nmf["rows"], ["problem", "rank", "regime", "solver", "objective", "objective_ratio",
+                                          "seconds", "time_ratio", "iterations"],
+                            {"objective": "{:.6g}", "objective_ratio": "{:.4f}", "seconds": "{:.3g}",
+                             "time_ratio": "{:.2f}", "iterations": "{:.0f}"}))
+        png = out["png"]("nmf")
+        f, ax = C.fig(1, 1, w=6.0, h=3.0)
+        labels, ys, cs = [], [], []
+        for r in nmf["rows"]:
+            if r["regime"] != "own stopping rule" or r["solver"].startswith("ours"):
+                continue
+            labels.append(f"{r['problem'].split(' ')[0]} r{r['rank']}\n{r['solver'].split()[1]}")
+            ys.append(r["time_ratio"])
+            cs.append(r["objective_ratio"])
+        a = ax[0][0]
+        a.bar(range(len(ys)), ys, color=["tab:blue" if "cd" in lb else "tab:orange" for lb in labels])
+        for i, (y, c) in enumerate(zip(ys, cs)):
+            a.text(i, y, f"F×{c:.3f}", ha="center", va="bottom", fontsize=6)
+        a.axhline(1, color="k", lw=0.8)
+        a.set_xticks(range(len(ys)), labels, fontsize=6)
+        a.set_ylabel("time(sklearn) / time(ours)")
+        a.set_yscale("log")
+        a.set_title("scikit-learn NMF vs ours, to each one's stopping rule (labels: objective ratio)")
+        C.save_fig(f, png)
+        L += [f"![nmf]({png.name})", ""]
+    imp = doc.get("implicit")
+    if imp:
+        L += ["## B. implicit's ALS vs our central NMF (same split)", ""]
+        if "skipped" in imp:
+            L.append(f"Skipped: {imp['skipped']}\n")
+        else:
+            L += [f"`implicit` {imp['version']} in `bench/.venv-implicit` (installed from PyPI: a manylinux wheel). "
+                  + imp["note"] + " Lower MAR is better.", ""]
+            L.append(C.md_table(imp["rows"], ["data", "rank", "model", "threads", "seconds", "time_ratio", "mar",
+                                              "precision_at_10", "ndcg_at_10"],
+                                {"seconds": "{:.3g}", "time_ratio": "{:.3f}", "mar": "{:.4f}",
+                                 "precision_at_10": "{:.4f}", "ndcg_at_10": "{:.4f}"}))
+    dk = doc.get("dpkmeans")
+    if dk:
+        L += ["## C. DP k-means: dp-prototypes vs diffprivlib `KMeans` vs k-means++", "",
+              f"{dk.get('diffprivlib') or 'diffprivlib not available'}; seeds {dk['seeds']}. {dk['note']}", ""]
+        L.append(C.md_table(dk["rows"], ["setting", "method", "epsilon", "loss", "loss_sd", "ratio_to_kmeanspp", "seconds"],
+                            {"loss": "{:.4g}", "loss_sd": "{:.2g}", "ratio_to_kmeanspp": "{:.2f}", "seconds": "{:.3g}"}))
+        png = out["png"]("dpkmeans")
+        settings = list(dict.fromkeys(r["setting"] for r in dk["rows"]))
+        f, ax = C.fig(len(settings), 1, w=3.4, h=2.8)
+        for a, s in zip(ax[0], settings):
+            rs = [r for r in dk["rows"] if r["setting"] == s]
+            for meth, mk in (("dpfed dp-prototypes paper", "o-"), ("dpfed dp-prototypes gaussian", "^-"),
+                             ("diffprivlib", "s-")):
+                pts = sorted((r["epsilon"], r["ratio_to_kmeanspp"], r["loss_sd"] / max(r["loss"], 1e-300) * r["ratio_to_kmeanspp"])
+                             for r in rs if r["method"].startswith(meth))
+                if pts:
+                    a.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], fmt=mk,
+                               label=meth.replace("dpfed dp-prototypes ", "ours, "), capsize=2)
+            a.axhline(1, color="k", lw=0.8, label="k-means++")
+            a.set_xscale("log")
+            a.set_yscale("log")
+            a.set_xlabel("ε")
+            a.set_ylabel("loss / k-means++ loss")
+            a.set_title(s, fontsize=7)
+            a.legend()
+        C.save_fig(f, png)
+        L += [f"![dpkmeans]({png.name})", ""]
+    out["md"].write_text("\n".join(L) + "\n")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="nmf,implicit,dpkmeans")
+    args = ap.parse_args(argv)
+    parts = args.only.split(",")
+    out = C.outputs("peers", args.quick)
+    C.ensure_methods()
+    doc = {"benchmark": "peers", "quick": args.quick, "machine": C.machine()}
+    tmp = Path(tempfile.mkdtemp(prefix="dpfed_peers_"))  # outside the repository: derived data
+    try:
+        if "nmf" in parts:
+            doc["nmf"] = bench_nmf(args.quick)
+        if "implicit" in parts:
+            doc["implicit"] = bench_implicit(args.quick, tmp)
+        if "dpkmeans" in parts:
+            doc["dpkmeans"] = bench_dpkmeans(args.quick, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    write_report(doc, out)
+    C.write_doc(out["json"], doc)
+    print(f"wrote {out['json']} and {out['md']}")
+
+
+if __name__ == "__main__":
+    main()
