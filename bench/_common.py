@@ -153,6 +153,15 @@ def write_doc(path: Path, doc: dict) -> None:
     path.write_text(json.dumps(json_safe(doc), indent=1, allow_nan=False))
 
 
+def write_results(out: str | Path, doc: dict, markdown: str) -> None:
+    """Write ``<out>.json`` (strict JSON) and ``<out>.md`` beside it, and print the markdown."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_doc(out.with_suffix(".json"), doc)
+    out.with_suffix(".md").write_text(markdown)
+    print(markdown)
+
+
 def md_table(rows: list[dict], cols: list[str] | None = None, fmt: dict | None = None) -> str:
     if not rows:
         return "(no rows)\n"

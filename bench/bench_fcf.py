@@ -21,7 +21,6 @@ Writes bench/results/fcf.json and bench/results/fcf.md.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -33,7 +32,7 @@ import scipy.sparse as sp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpfed_core.comparison.fcf import FCF, ImplicitALS, implicit_matrix, what_one_upload_reveals  # noqa: E402
-from dpfed_core.experiments import json_safe  # noqa: E402
+from _common import write_results  # noqa: E402
 from dpfed_core.loaders import load_movielens  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -157,11 +156,7 @@ def main(argv: list[str] | None = None) -> dict:
         "total_s": time.perf_counter() - t_start,
         "machine": platform.platform(),
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(json_safe(doc), indent=2))
-    out.with_suffix(".md").write_text(markdown(doc))
-    print(markdown(doc))
+    write_results(args.out, doc, markdown(doc))
     return doc
 
 

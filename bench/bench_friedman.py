@@ -24,7 +24,6 @@ Writes bench/results/friedman.json and bench/results/friedman.md.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import platform
 import sys
@@ -37,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpfed_core.comparison.friedman import (  # noqa: E402
     FriedmanMF, Ratings, exact_global_effects, global_average, item_average)
-from dpfed_core.experiments import json_safe  # noqa: E402
+from _common import write_results  # noqa: E402
 from dpfed_core.loaders import load_movielens  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -159,11 +158,7 @@ def main(argv: list[str] | None = None) -> dict:
         "total_s": time.perf_counter() - t_start,
         "machine": platform.platform(),
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(json_safe(doc), indent=2))
-    out.with_suffix(".md").write_text(markdown(doc))
-    print(markdown(doc))
+    write_results(args.out, doc, markdown(doc))
     return doc
 
 

@@ -24,7 +24,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -36,7 +35,7 @@ import scipy.sparse as sp  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpfed_core.comparison.xin import XinJaakkola  # noqa: E402
-from dpfed_core.experiments import json_safe  # noqa: E402
+from _common import write_results  # noqa: E402
 from dpfed_core.loaders import load_movielens  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -103,11 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
            "rows": rows, "public_item_means_only_rmse_1pct": rmse(item_mean, test),
            "paper": {"ml10m_1pct_public_rmse": 0.876},
            "total_s": time.perf_counter() - t_start, "machine": platform.platform()}
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(json_safe(doc), indent=2))
-    out.with_suffix(".md").write_text(markdown(doc))
-    print(markdown(doc))
+    write_results(args.out, doc, markdown(doc))
     return doc
 
 
