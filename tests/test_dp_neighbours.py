@@ -96,16 +96,22 @@ def test_dp_recovery_stage_stays_under_epsilon(variant, support, scaling):
     assert lbs["all"] <= total
 
 
-def _release_stats(method: DPPrototypes, X: np.ndarray, runs: int, g: np.random.Generator) -> np.ndarray:
+def _release_features(method: DPPrototypes, X: np.ndarray, runs: int, g: np.random.Generator,
+                      features) -> np.ndarray:
+    """``runs`` releases of ``method`` on ``X``, each reduced to a feature vector for the audit."""
     Xs = sp.csr_matrix(X)
     out = []
     for _ in range(runs):
         ledger = PrivacyLedger(method.epsilon, method.delta)
         rel = method.release(Xs, g, ledger.for_entity("e"))
-        P = rel.prototypes
-        out.append(np.concatenate([rel.counts, P.ravel(), [P.sum(), (P > 0).sum()]]))
+        out.append(features(rel))
         assert ledger.guarantee()[0] <= method.epsilon
     return np.array(out)
+
+
+def _release_stats(method: DPPrototypes, X: np.ndarray, runs: int, g: np.random.Generator) -> np.ndarray:
+    return _release_features(method, X, runs, g, lambda rel: np.concatenate(
+        [rel.counts, rel.prototypes.ravel(), [rel.prototypes.sum(), (rel.prototypes > 0).sum()]]))
 
 
 @pytest.mark.parametrize("k", [2])
@@ -120,15 +126,11 @@ def test_dp_end_to_end_release_stays_under_epsilon(k):
 
 
 def _auto_k_stats(method: DPPrototypes, X: np.ndarray, runs: int, g: np.random.Generator) -> np.ndarray:
-    Xs = sp.csr_matrix(X)
-    out = []
-    for _ in range(runs):
-        ledger = PrivacyLedger(method.epsilon, method.delta)
-        rel = method.release(Xs, g, ledger.for_entity("e"))
+    def features(rel):
         P = rel.prototypes
-        out.append([P.shape[0], rel.counts.sum(), rel.counts.max(), P.sum(), (P > 0).sum(), P[:, 0].max()])
-        assert ledger.guarantee()[0] <= method.epsilon
-    return np.array(out)
+        return [P.shape[0], rel.counts.sum(), rel.counts.max(), P.sum(), (P > 0).sum(), P[:, 0].max()]
+
+    return _release_features(method, X, runs, g, features)
 
 
 def test_dp_end_to_end_auto_k_stays_under_epsilon():

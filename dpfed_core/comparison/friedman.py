@@ -609,25 +609,21 @@ class FriedmanMF:
             g_p = qm * (B + qm * pm) + lam * pm
             g_q = pm * (B + qm * pm) + lam * qm
         label = "" if self.variant == "bounded" else "as claimed by the paper (noise calibrated on private counts)"
+        def half_step(fixed, by, g, bound, who):
+            """One output-perturbed ridge solve of the ``by`` factors given the other factor."""
+            F, counts = ridge_rows(Rt, fixed, lam, by=by)
+            sens = np.where(counts > 0, g / (np.maximum(counts, 1) * lam), 0.0)
+            scales = sens / eps_step if math.isfinite(eps_step) else np.zeros_like(sens)
+            F += knorm_noise_rows(d, scales, rng)
+            _project_rows(F, slice(None), bound)
+            ledger.spend(CURATOR, f"PALS iteration {it + 1} ({by}s)", "K-norm (Gamma) output perturbation",
+                         eps_step, 0.0, g / lam, _scale(g / lam, eps_step),
+                         f"per {by}: sensitivity and Gamma scale ÷ n_{who} (shown for n_{who} = 1). " + label)
+            return F
+
         for it in range(k):
-            P, n_u = ridge_rows(Rt, self.Q_, lam, by="user")
-            sens_u = np.where(n_u > 0, g_p / (np.maximum(n_u, 1) * lam), 0.0)
-            scales_u = sens_u / eps_step if math.isfinite(eps_step) else np.zeros_like(sens_u)
-            P += knorm_noise_rows(d, scales_u, rng)
-            _project_rows(P, slice(None), pm)
-            self.P_ = P
-            ledger.spend(CURATOR, f"PALS iteration {it + 1} (users)", "K-norm (Gamma) output perturbation",
-                         eps_step, 0.0, g_p / lam, _scale(g_p / lam, eps_step),
-                         "per user: sensitivity and Gamma scale ÷ n_u (shown for n_u = 1). " + label)
-            Q, n_i = ridge_rows(Rt, self.P_, lam, by="item")
-            sens_i = np.where(n_i > 0, g_q / (np.maximum(n_i, 1) * lam), 0.0)
-            scales_i = sens_i / eps_step if math.isfinite(eps_step) else np.zeros_like(sens_i)
-            Q += knorm_noise_rows(d, scales_i, rng)
-            _project_rows(Q, slice(None), qm)
-            self.Q_ = Q
-            ledger.spend(CURATOR, f"PALS iteration {it + 1} (items)", "K-norm (Gamma) output perturbation",
-                         eps_step, 0.0, g_q / lam, _scale(g_q / lam, eps_step),
-                         "per item: sensitivity and Gamma scale ÷ n_i (shown for n_i = 1). " + label)
+            self.P_ = half_step(self.Q_, "user", g_p, pm, "u")
+            self.Q_ = half_step(self.P_, "item", g_q, qm, "i")
 
     # ------------------------------------------------------------------ use
     def predict(self, users: np.ndarray, items: np.ndarray, clamp: bool = True) -> np.ndarray:
