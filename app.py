@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-import ui_common as ui
+from dpfed_core.ui import widgets as ui
 
 
 def home() -> None:
@@ -43,7 +43,7 @@ def home() -> None:
     with left:
         st.subheader("The two rounds")
         # Imported here, after the text above is on screen: the engine pulls in scikit-learn.
-        from dpfed_core import plots
+        from dpfed_core.reporting import plots
 
         st.graphviz_chart(plots.protocol_dot(3, ["Hospital A", "Hospital B", "Hospital C"]),
                           width="content")

@@ -1,6 +1,6 @@
 """Shared helpers of the benchmark scripts (not a benchmark itself: run_all.py runs ``bench_*.py``).
 
-* :func:`synthetic` — the paper's §5.1 Poisson data from :mod:`dpfed_core.synthetic` when present,
+* :func:`synthetic` — the paper's §5.1 Poisson data from :mod:`dpfed_core.data.synthetic` when present,
   else a local stand-in with the same recipe (noted in every result that used it).
 * :func:`outputs` — result file names (``<name>.json|md|png``, ``<name>_quick.*`` in quick mode).
 * :func:`md_table`, :func:`fig`, :func:`save_fig` — small markdown tables and small PNGs (matplotlib).
@@ -38,7 +38,7 @@ def ensure_methods() -> list[str]:
     """Import every optional engine module that registers methods; return the method names."""
     import importlib
 
-    for mod in ("dpfed_core.dp_prototypes", "dpfed_core.synthetic"):
+    for mod in ("dpfed_core.federation.dp_prototypes", "dpfed_core.data.synthetic"):
         try:
             importlib.import_module(mod)
         except ImportError:
@@ -57,9 +57,9 @@ SYNTH_NOTE = ""
 
 
 def _local_poisson(n_users, n_items, n_entities, rank, rng, signal_sd=1.0, offset=-1.0, block=None):
-    """Stand-in for dpfed_core.synthetic: X ~ Poisson(exp(offset + signal_sd·U Vᵀ/√ℓ)), U, V ~ N(0, 1),
+    """Stand-in for dpfed_core.data.synthetic: X ~ Poisson(exp(offset + signal_sd·U Vᵀ/√ℓ)), U, V ~ N(0, 1),
     users spread uniformly over the entities; generated in row blocks (never n × m at once)."""
-    from dpfed_core.dataset import FederatedDataset
+    from dpfed_core.data.dataset import FederatedDataset
 
     V = rng.standard_normal((n_items, rank))
     block = block or max(1, int(2_000_000 // max(n_items, 1)))
@@ -72,19 +72,19 @@ def _local_poisson(n_users, n_items, n_entities, rank, rng, signal_sd=1.0, offse
     labels = np.array([f"entity {h:03d}" for h in range(n_entities)])[np.arange(n_users) % n_entities]
     return FederatedDataset.from_parts(X, labels, value_kind="counts", value_max=20.0,
                                        name=f"local Poisson stand-in {n_users}×{n_items}, {n_entities} entities",
-                                       notes=["bench/_common.py stand-in generator (dpfed_core.synthetic absent)"])
+                                       notes=["bench/_common.py stand-in generator (dpfed_core.data.synthetic absent)"])
 
 
 def synthetic(n_users: int, n_items: int = 500, n_entities: int = 10, seed: int = 0, **kw):
-    """The paper's synthetic Poisson data. Uses ``dpfed_core.synthetic.make_poisson`` if it exists."""
+    """The paper's synthetic Poisson data. Uses ``dpfed_core.data.synthetic.make_poisson`` if it exists."""
     global SYNTH_NOTE
     rng = np.random.default_rng(seed)
     try:
-        from dpfed_core import synthetic as syn  # noqa: F401
+        from dpfed_core.data import synthetic as syn  # noqa: F401
     except ImportError:
-        SYNTH_NOTE = "dpfed_core.synthetic was absent: bench/_common.py's stand-in generator was used"
+        SYNTH_NOTE = "dpfed_core.data.synthetic was absent: bench/_common.py's stand-in generator was used"
         return _local_poisson(n_users, n_items, n_entities, kw.pop("rank", 10), rng, **kw)
-    SYNTH_NOTE = "dpfed_core.synthetic.make_poisson"
+    SYNTH_NOTE = "dpfed_core.data.synthetic.make_poisson"
     import inspect
 
     params = inspect.signature(syn.make_poisson).parameters
@@ -97,13 +97,13 @@ def synthetic(n_users: int, n_items: int = 500, n_entities: int = 10, seed: int 
 
 
 def movielens():
-    from dpfed_core.loaders import load_movielens
+    from dpfed_core.data.loaders import load_movielens
 
     return load_movielens(ML100K, federation="zip")
 
 
 def eicu(entity: str = "hospitalid"):
-    from dpfed_core.loaders import load_eicu
+    from dpfed_core.data.loaders import load_eicu
 
     return load_eicu(EICU, entity=entity)
 
@@ -148,7 +148,7 @@ def machine() -> dict:
 
 
 def write_doc(path: Path, doc: dict) -> None:
-    from dpfed_core.experiments import json_safe
+    from dpfed_core.evaluation.experiments import json_safe
 
     path.write_text(json.dumps(json_safe(doc), indent=1, allow_nan=False))
 
@@ -239,7 +239,7 @@ def run_point(module: str, func: str, kwargs: dict, timeout: float = 1800, pytho
         "out['wall_s'] = time.perf_counter() - t0\n"
         "import os; out['loadavg_1m'] = os.getloadavg()[0]\n"
         "out['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
-        "from dpfed_core.experiments import json_safe\n"
+        "from dpfed_core.evaluation.experiments import json_safe\n"
         "print('@@RESULT@@' + json.dumps(json_safe(out)))\n"
     )
     cmd = [python or sys.executable, "-c", code, json.dumps(kwargs)]

@@ -29,8 +29,8 @@ from sklearn.cluster import KMeans
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpfed_core.dp_prototypes import DPPrototypes  # noqa: E402
-from dpfed_core.ledger import PrivacyLedger  # noqa: E402
+from dpfed_core.federation.dp_prototypes import DPPrototypes  # noqa: E402
+from dpfed_core.privacy.ledger import PrivacyLedger  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -4,7 +4,7 @@ Datasets: MovieLens 100K (entities = first ZIP digit), the eICU demo by region a
 the bundled samples ``sample:clinic`` and ``sample:synthetic``. For each: MAR (lower is better,
 0.5 = random) vs ε for several DP configurations, mean ± sd over seeds, with ``individual``,
 ``central``, ``kmeans`` and ``random-v`` as references on the same splits, and the crossing ε
-(:func:`dpfed_core.experiments.crossing_epsilon` semantics: the smallest ε of the grid from which
+(:func:`dpfed_core.evaluation.experiments.crossing_epsilon` semantics: the smallest ε of the grid from which
 the DP method's mean MAR beats ``individual``'s at that ε and at every larger ε).
 
 DP configurations (all with server weighting by the released noisy counts):
@@ -40,12 +40,12 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpfed_core import mechanisms as mech  # noqa: E402
+from dpfed_core.privacy import mechanisms as mech  # noqa: E402
 from dpfed_core.config import RunConfig  # noqa: E402
-from dpfed_core.dp_prototypes import DPPrototypes, _row_normalise_sparse  # noqa: E402
-from dpfed_core.experiments import crossing_epsilon, make_split, run_method  # noqa: E402
-from dpfed_core.ledger import PrivacyLedger  # noqa: E402
-from dpfed_core.loaders import load_data, load_eicu, load_movielens  # noqa: E402
+from dpfed_core.federation.dp_prototypes import DPPrototypes, _row_normalise_sparse  # noqa: E402
+from dpfed_core.evaluation.experiments import crossing_epsilon, make_split, run_method  # noqa: E402
+from dpfed_core.privacy.ledger import PrivacyLedger  # noqa: E402
+from dpfed_core.data.loaders import load_data, load_eicu, load_movielens  # noqa: E402
 
 DATA = Path(os.environ.get("DPFED_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 RESULTS = Path(__file__).resolve().parent / "results"

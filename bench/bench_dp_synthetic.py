@@ -1,6 +1,6 @@
 """The paper's synthetic setting (§5.3, Fig. 1c/1d) for ``dp-prototypes`` (issue 3, item 5).
 
-Data: ``dpfed_core.synthetic.make_poisson`` with the paper's shape — 10 equally sized entities of
+Data: ``dpfed_core.data.synthetic.make_poisson`` with the paper's shape — 10 equally sized entities of
 i.i.d. users, 500 items, ℓ_true = 100 latent factors, Poisson counts clipped to 10 — using the same
 generator settings as ``bench/bench_paper_synthetic.py`` (sd(u·v) = 1, 5 % density; the paper's
 literal scale overflows). Default size 100,000 users × 500 items (the paper's); ``--users`` lowers it.
@@ -28,9 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dpfed_core import synthetic as syn  # noqa: E402
+from dpfed_core.data import synthetic as syn  # noqa: E402
 from dpfed_core.config import RunConfig  # noqa: E402
-from dpfed_core.experiments import make_split, run_method  # noqa: E402
+from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GEN = dict(rank=100, density=0.05, entity_effect=0.0, entity_item_sd=0.0, item_sd=0.0, interaction_sd=1.0,

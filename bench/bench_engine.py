@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dpfed_core.config import RunConfig  # noqa: E402
-from dpfed_core.experiments import make_split, run_method  # noqa: E402
-from dpfed_core.loaders import load_movielens  # noqa: E402
+from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
+from dpfed_core.data.loaders import load_movielens  # noqa: E402
 
 METHODS = ["central", "individual", "kmeans", "krandom", "random-v", "popularity"]
 

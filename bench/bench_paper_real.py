@@ -51,7 +51,7 @@ def main(argv=None) -> None:
     out = C.outputs("paper_real", args.quick)
     C.ensure_methods()
     from dpfed_core.config import RunConfig
-    from dpfed_core.experiments import crossing_epsilon, make_split, run_method, sweep, sweep_table
+    from dpfed_core.evaluation.experiments import crossing_epsilon, make_split, run_method, sweep, sweep_table
 
     q = args.quick
     seeds = (0,) if q else (0, 1, 2)

@@ -1,6 +1,6 @@
 """The paper's synthetic experiments (§5.3, Fig. 1a–d; supplementary Figs. 5–7) at the paper's size.
 
-Data: ``dpfed_core.synthetic.make_poisson`` with the paper's shape — 100,000 users × 500 items,
+Data: ``dpfed_core.data.synthetic.make_poisson`` with the paper's shape — 100,000 users × 500 items,
 ℓ = 100 latent factors, 10 equally sized entities with i.i.d. users (``entity_effect = 0``, no
 entity-specific or popularity offsets, as in the paper's X ~ Poisson(exp(U Vᵀ))). The paper's literal
 scale (U, V ~ N(0, 1) with ℓ = 100) overflows, so sd(u·v) = 1 and the base rate is set for a 5 %
@@ -37,7 +37,7 @@ GEN = dict(rank=100, density=0.05, entity_effect=0.0, entity_item_sd=0.0, item_s
 
 
 def make_data(n_users: int, n_entities: int, seed: int = 0):
-    from dpfed_core import synthetic as syn
+    from dpfed_core.data import synthetic as syn
 
     return syn.make_poisson(n_users=n_users, n_items=500, n_entities=n_entities, **GEN,
                             rng=np.random.default_rng(seed))
@@ -46,7 +46,7 @@ def make_data(n_users: int, n_entities: int, seed: int = 0):
 def relabel(ds, n_entities: int):
     """The same users spread uniformly over ``n_entities`` entities (users are i.i.d., so only the
     federation changes)."""
-    from dpfed_core.dataset import FederatedDataset
+    from dpfed_core.data.dataset import FederatedDataset
 
     labels = np.array([f"entity {h + 1:03d}" for h in range(n_entities)])[np.arange(ds.n_users) % n_entities]
     return FederatedDataset.from_parts(ds.X, labels, value_kind=ds.value_kind, value_max=ds.value_max,
@@ -55,7 +55,7 @@ def relabel(ds, n_entities: int):
 
 def run(ds, split, method: str, rank: int, k: int, eps: float = math.inf, seed: int = 0) -> dict:
     from dpfed_core.config import RunConfig
-    from dpfed_core.experiments import run_method
+    from dpfed_core.evaluation.experiments import run_method
 
     cfg = RunConfig(method=method, rank=rank, k=k, epsilon=eps if method == "dp-gaussian" else math.inf,
                     seed=seed, mode="zero")
@@ -83,7 +83,7 @@ def main(argv=None) -> None:
     parts = args.only.split(",")
     out = C.outputs("paper_synthetic", args.quick)
     C.ensure_methods()
-    from dpfed_core.experiments import make_split
+    from dpfed_core.evaluation.experiments import make_split
     from dpfed_core.config import RunConfig
 
     q = args.quick
@@ -139,7 +139,7 @@ def main(argv=None) -> None:
                 for e in (0.1, 1.0):
                     go(ds, split, "dp-gaussian", rank, k, e, exp="grid")
     doc = {"benchmark": "paper_synthetic", "quick": q, "machine": C.machine(),
-           "data": {"generator": "dpfed_core.synthetic.make_poisson", "n_users": ds.n_users, "n_items": ds.n_items,
+           "data": {"generator": "dpfed_core.data.synthetic.make_poisson", "n_users": ds.n_users, "n_items": ds.n_items,
                     "n_entities": ds.n_entities, "nnz": int(ds.X.nnz), **GEN, "notes": ds.notes},
            "seconds": time.perf_counter() - t_all, "rows": rows}
     write_report(doc, out)

@@ -30,7 +30,7 @@ STAGES = ("round1_prototypes", "server_fit", "round2_local_fit")
 
 
 def one_fit(ds, train, method: str, k: int, n_jobs: int, seed: int = 0):
-    from dpfed_core.protocol import FederatedRecommender
+    from dpfed_core.federation.protocol import FederatedRecommender
 
     kw = dict(prototypes=method, k=k, rank=10, lam=0.1, mode="zero", n_jobs=n_jobs, random_state=seed)
     if method == "dp-gaussian":
@@ -49,8 +49,8 @@ def main(argv=None) -> None:
     out = C.outputs("parallel", args.quick)
     methods = C.ensure_methods()
     from dpfed_core.config import RunConfig
-    from dpfed_core.experiments import make_split
-    from dpfed_core.protocol import FederatedRecommender
+    from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.federation.protocol import FederatedRecommender
 
     has_njobs = "n_jobs" in FederatedRecommender.__init__.__code__.co_varnames
     if not has_njobs:
@@ -130,7 +130,7 @@ def write_report(doc: dict, out: dict) -> None:
          f"`FederatedRecommender(n_jobs=…)` ({doc['backend']}); best of {doc['repeats']} fits, *cold* = first fit "
          f"(includes starting the worker pool). Machine: {m['cpus']} cores ({m['cpu']}), load average at start "
          f"{m['loadavg_1m_at_start']:.1f} (other jobs on the machine inflate parallel times). Data: synthetic Poisson "
-         "(dpfed_core.synthetic, density 0.05); rank 10; dp-prototypes at ε = 1.", "",
+         "(dpfed_core.data.synthetic, density 0.05); rank 10; dp-prototypes at ε = 1.", "",
          f"![parallel]({png.name})", ""]
     L.append(C.md_table(rows, ["case", "method", "k", "n_jobs", "blas_threads", "round1_prototypes", "server_fit", "round2_local_fit",
                                "total", "cold_total", "speedup_round1_prototypes", "speedup_round2_local_fit",

@@ -1,6 +1,6 @@
 """Peers side by side, same data, same machine, one run (issue 6 §2). Ratios, not lone times.
 
-A. **NMF solvers.** Our HALS NMF (``dpfed_core.factorization.fit_nmf``, zero mode) against
+A. **NMF solvers.** Our HALS NMF (``dpfed_core.models.factorization.fit_nmf``, zero mode) against
    scikit-learn's ``NMF`` (solvers ``cd`` and ``mu``) on the *same objective*: scikit-learn minimises
    ½‖X − WH‖² + ½·α_W·n_features·‖W‖² + ½·α_H·n_samples·‖H‖² (with ``l1_ratio = 0``), so
    α_W = λ/m and α_H = λ/n give exactly ½·F(U, V) of SPEC §1. Both objectives are evaluated by
@@ -81,7 +81,7 @@ def problems(quick: bool) -> list[tuple[str, object]]:
 def bench_nmf(quick: bool) -> dict:
     from sklearn.decomposition import NMF
 
-    from dpfed_core.factorization import fit_nmf, objective
+    from dpfed_core.models.factorization import fit_nmf, objective
 
     ranks = (10,) if quick else (10, 50)
     seeds = (0,) if quick else (0, 1, 2)
@@ -131,8 +131,8 @@ def bench_implicit(quick: bool, tmp: Path) -> dict:
     if not VENV_IMPLICIT.exists():
         return {"skipped": "bench/.venv-implicit is missing (see the module docstring to create it)"}
     from dpfed_core.config import RunConfig
-    from dpfed_core.experiments import make_split, run_method
-    from dpfed_core.metrics import evaluate
+    from dpfed_core.evaluation.experiments import make_split, run_method
+    from dpfed_core.evaluation.metrics import evaluate
 
     sets = [("MovieLens 100K (ZIP)", C.movielens)]
     if not quick:
@@ -193,8 +193,8 @@ def _mixture(n: int, d: int = 100, k: int = 64, sigma: float = 0.0141, seed: int
 def bench_dpkmeans(quick: bool, tmp: Path) -> dict:
     from sklearn.cluster import KMeans
 
-    from dpfed_core.dp_prototypes import DPPrototypes
-    from dpfed_core.ledger import PrivacyLedger
+    from dpfed_core.federation.dp_prototypes import DPPrototypes
+    from dpfed_core.privacy.ledger import PrivacyLedger
 
     eps_grid = (0.1, 1.0, 10.0)
     seeds = (0, 1) if quick else (0, 1, 2)

@@ -1,7 +1,7 @@
 """Scale: time and peak memory of the whole DP federation vs users, items, entities and k (issue 6 §3).
 
 Every point runs in a fresh subprocess (so peak RSS = that point alone): generate synthetic Poisson
-data (dpfed_core.synthetic.make_poisson), split it (SPEC §4), then ``run_method`` with
+data (dpfed_core.data.synthetic.make_poisson), split it (SPEC §4), then ``run_method`` with
 ``dp-gaussian`` (the Gaussian-recovery DP prototypes; the paper's Laplace variant ``dp-prototypes`` is compared in dp_ml.md) — round 1 for every entity, server, round 2, evaluation. We record per-stage
 seconds, the child's peak RSS after data + split and at the end (getrusage ru_maxrss), and the size
 of the sparse data. Log-log plots with least-squares slopes.
@@ -40,14 +40,14 @@ def point(n_users: int, n_items: int, n_entities: int, k: int, rank: int = 10, e
 
     C.ensure_methods()
     from dpfed_core.config import RunConfig
-    from dpfed_core.experiments import make_split, run_method
+    from dpfed_core.evaluation.experiments import make_split, run_method
 
     def rss():
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     t0 = time.perf_counter()
     if preset == "paper":
-        from dpfed_core import synthetic as syn
+        from dpfed_core.data import synthetic as syn
 
         ds = syn.make_poisson(**{**syn.PAPER, "density": density, "chunk_rows": 256, **gen},
                               rng=np.random.default_rng(seed))
@@ -144,7 +144,7 @@ def main(argv=None) -> None:
             print(f"[scale/{sweep}] {p} -> {msg} ({time.perf_counter() - t0:.0f}s wall)", flush=True)
 
     doc = {"benchmark": "scale", "quick": args.quick, "method": method, "machine": C.machine(),
-           "synthetic": "dpfed_core.synthetic.make_poisson (ℓ=10 in the sweeps, density 0.05, entity effects on; "
+           "synthetic": "dpfed_core.data.synthetic.make_poisson (ℓ=10 in the sweeps, density 0.05, entity effects on; "
                         "PAPER preset ℓ=100 for the target)",
            "results": results}
     slopes = write_report(doc, out)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 #: Order: cheap and engine-level first, paper reproductions last; unknown scripts go at the end.
-ORDER = ["engine", "scale", "parallel", "peers", "dp_kmeans", "dp_ml", "paper_synthetic", "paper_real",
+ORDER = ["startup", "engine", "scale", "parallel", "peers", "dp_kmeans", "dp_ml", "paper_synthetic", "paper_real",
          "friedman", "fcf", "xin"]
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .dataset import FederatedDataset
-from .errors import BudgetExceededError, ConfigError, DataError, DpfedError
-from .ledger import PrivacyLedger
-from . import dp_prototypes  # registers "dp-prototypes"
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import BudgetExceededError, ConfigError, DataError, DpfedError
+from dpfed_core.privacy.ledger import PrivacyLedger
 
 __all__ = [
     "FederatedDataset",

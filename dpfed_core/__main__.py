@@ -1,6 +1,6 @@
 """``python -m dpfed_core`` — see :mod:`dpfed_core.cli`."""
 import sys
 
-from .cli import main
+from dpfed_core.cli.main import main
 
 sys.exit(main())

@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field, fields
 
-from .errors import ConfigError
-from .ledger import validate_budget
+from dpfed_core.errors import ConfigError
+from dpfed_core.privacy.ledger import validate_budget
 
 
 @dataclass
@@ -15,7 +15,10 @@ class RunConfig:
     method : name of a registered comparison method (see :data:`dpfed_core.methods.METHODS`).
     epsilon, delta : privacy budget per entity; ``inf`` = non-private. Only DP methods use them.
     k : prototypes per entity. rank : latent factors ℓ. lam : ridge λ. mode : "zero" | "observed".
-    seed : seeds both the split and the method (the split uses its own stream).
+    seed : fixes the split and every non-private step. A DP method's noise comes from the operating
+        system's entropy unless ``simulation`` is set (:mod:`dpfed_core.privacy.noise`).
+    simulation : reproducible noise from the seed, for tests and benchmarks only; every output of
+        such a run is labelled "simulation: noise reproducible, no privacy claim".
     test_fraction, n_hidden : the split of SPEC §4. top_n : N of precision/recall/NDCG@N.
     server_weighting : "none" | "counts" (weight prototypes by released cluster sizes).
     n_jobs : parallel worker processes over entities (1 = none, -1 = all cores); same results.
@@ -31,6 +34,7 @@ class RunConfig:
     lam: float = 0.1
     mode: str = "zero"
     seed: int = 0
+    simulation: bool = False
     max_iter: int = 200
     test_fraction: float = 0.2
     n_hidden: int = 5

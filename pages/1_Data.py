@@ -5,10 +5,10 @@ import json
 
 import streamlit as st
 
-import ui_common as ui
-from dpfed_core import dashboard as dash
+from dpfed_core.ui import widgets as ui
+from dpfed_core.ui import engine as dash
 from dpfed_core.errors import DpfedError
-from dpfed_core.loaders import EICU_EVENT_TABLES, MIN_ENTITY_USERS
+from dpfed_core.data.loaders import EICU_EVENT_TABLES, MIN_ENTITY_USERS
 
 ui.page_setup("Data", ":material/folder_open:")
 st.title("Data")

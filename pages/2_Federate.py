@@ -8,12 +8,12 @@ import time
 import numpy as np
 import streamlit as st
 
-import ui_common as ui
-from dpfed_core import dashboard as dash
-from dpfed_core import plots
+from dpfed_core.ui import widgets as ui
+from dpfed_core.ui import engine as dash
+from dpfed_core.reporting import plots
 from dpfed_core.errors import DpfedError
-from dpfed_core.experiments import json_safe
-from dpfed_core.ledger import validate_budget
+from dpfed_core.evaluation.experiments import json_safe
+from dpfed_core.privacy.ledger import validate_budget
 from dpfed_core.methods import METHODS
 
 ui.page_setup("Federate", ":material/hub:")
@@ -49,6 +49,7 @@ ui.widget_default("fed_rank", base.rank)
 ui.widget_default("fed_lam", float(base.lam))
 ui.widget_default("fed_mode", base.mode)
 ui.widget_default("fed_seed", base.seed)
+ui.widget_default("fed_simulation", base.simulation)
 
 errors: list[str] = []
 c1, c2 = st.columns([1, 2])
@@ -89,8 +90,12 @@ c[3].selectbox("Observation mode", ["zero", "observed"], key="fed_mode",
                help="zero: absent interactions are zeros (counts, implicit; ranking headline). "
                     "observed: only observed entries (ratings; RMSE headline).")
 c[4].number_input("Seed (split and method)", 0, 2**31 - 1, key="fed_seed")
+st.toggle("Simulation: reproducible noise from the seed (no privacy claim)", key="fed_simulation",
+          help="For testing and benchmarking only. Without it, DP noise comes from the operating system's "
+               "entropy and the seed fixes only the split and the non-private steps. A simulation run is "
+               "labelled 'simulation: noise reproducible, no privacy claim' everywhere.")
 ui.remember("fed_method", "fed_eps_slider", "fed_eps_text", "fed_delta", "fed_k", "fed_rank", "fed_lam",
-            "fed_mode", "fed_seed")
+            "fed_mode", "fed_seed", "fed_simulation")
 
 # ----------------------------------------------------------------------------- advanced
 proto_params: dict = {}
@@ -149,7 +154,8 @@ config = base.replace(
     delta=delta if spec.uses_epsilon else base.delta,
     k=int(st.session_state["fed_k"]), rank=int(st.session_state["fed_rank"]),
     lam=float(st.session_state["fed_lam"]), mode=st.session_state["fed_mode"],
-    seed=int(st.session_state["fed_seed"]), max_iter=max_iter, test_fraction=test_fraction,
+    seed=int(st.session_state["fed_seed"]), simulation=bool(st.session_state["fed_simulation"]),
+    max_iter=max_iter, test_fraction=test_fraction,
     n_hidden=n_hidden, server_weighting=weighting, prototype_params=proto_params,
 )
 if spec.uses_epsilon and not errors:

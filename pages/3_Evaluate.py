@@ -5,9 +5,9 @@ import math
 
 import streamlit as st
 
-import ui_common as ui
-from dpfed_core import dashboard as dash
-from dpfed_core import plots
+from dpfed_core.ui import widgets as ui
+from dpfed_core.ui import engine as dash
+from dpfed_core.reporting import plots
 from dpfed_core.errors import DpfedError
 from dpfed_core.methods import METHODS
 

@@ -5,8 +5,8 @@ import math
 
 import streamlit as st
 
-import ui_common as ui
-from dpfed_core import dashboard as dash
+from dpfed_core.ui import widgets as ui
+from dpfed_core.ui import engine as dash
 from dpfed_core.errors import DpfedError
 
 ui.page_setup("Recommend", ":material/lightbulb:")

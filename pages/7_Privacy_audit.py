@@ -1,9 +1,9 @@
 """Privacy audit: what could someone who sees the server's inbox learn about one user?
 
-A membership-inference audit of one entity's round-1 release (:mod:`dpfed_core.audit`): the
+A membership-inference audit of one entity's round-1 release (:mod:`dpfed_core.audit.membership`): the
 mechanism runs many times with and without a target user; an attacker scores each release; we show
 ROC curves, AUC, TPR at low FPR and the empirical ε lower bound against the claimed ε. Plus the
-one-click compliance report (:mod:`dpfed_core.report`).
+one-click compliance report (:mod:`dpfed_core.reporting.report`).
 """
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ import math
 import pandas as pd
 import streamlit as st
 
-import ui_common as ui
-from dpfed_core import audit as aud
-from dpfed_core import dashboard as dash
-from dpfed_core import report as rep
+from dpfed_core.ui import widgets as ui
+from dpfed_core.audit import membership as aud
+from dpfed_core.ui import engine as dash
+from dpfed_core.reporting import report as rep
 from dpfed_core.errors import DpfedError
-from dpfed_core.experiments import json_safe
-from dpfed_core.prototypes import PROTOTYPE_METHODS
+from dpfed_core.evaluation.experiments import json_safe
+from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 
 RESULT = "audit_result"  # {"key", "doc"} of the last audit (keys prefixed audit_, like the widgets)
 TARGET_CHOICES = {"synthetic": "Synthetic worst case (Λ∞ on the entity's rarest items)",

@@ -137,7 +137,7 @@ def audit_recovery(method, X_a, X_b, reps: int, eps: tuple[float, float, float],
 
     import scipy.sparse as sp
 
-    from dpfed_core.ledger import PrivacyLedger
+    from dpfed_core.privacy.ledger import PrivacyLedger
 
     def sampler(rows):
         rows = sp.csr_matrix(rows, dtype=float)
@@ -176,7 +176,7 @@ def audit_row_scaling(method, X_a, X_b, epsilon: float, delta: float, runs: int 
     statistic is the projection onto the direction in which D' differs (the most powerful test)."""
     import scipy.sparse as sp
 
-    from dpfed_core import mechanisms as mech
+    from dpfed_core.privacy import mechanisms as mech
 
     def total(rows):
         rows = sp.csr_matrix(rows, dtype=float)

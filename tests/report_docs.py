@@ -6,10 +6,10 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from dpfed_core.audit import run_audit
+from dpfed_core.audit.membership import run_audit
 from dpfed_core.config import RunConfig
-from dpfed_core.dataset import FederatedDataset
-from dpfed_core.experiments import make_split, run_method, sweep
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.evaluation.experiments import make_split, run_method, sweep
 
 
 def small_dataset() -> FederatedDataset:

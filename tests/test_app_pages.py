@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dpfed_core import dashboard as dash
-from dpfed_core.experiments import make_split, run_method, sweep, sweep_table
-from dpfed_core.loaders import load_data
+from dpfed_core.ui import engine as dash
+from dpfed_core.evaluation.experiments import make_split, run_method, sweep, sweep_table
+from dpfed_core.data.loaders import load_data
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = ["app.py", "pages/1_Data.py", "pages/2_Federate.py", "pages/3_Evaluate.py",
@@ -52,6 +52,7 @@ def federated(clinic):
     """An AppTest session that has run the default federation (shared by the flow tests)."""
     at = app().run()
     at.switch_page("pages/2_Federate.py").run()
+    at.toggle(key="fed_simulation").set_value(True).run()  # reproducible noise, to compare with the engine
     at.button(key="fed_run").click().run()
     assert_clean(at)
     return at
@@ -95,7 +96,7 @@ def test_data_page_loads_default_sample_and_lists_entities(clinic):
 def test_federate_matches_engine(federated, clinic):
     at = federated
     r = at.session_state["run"]
-    cfg = dash.default_config(clinic)
+    cfg = dash.default_config(clinic).replace(simulation=True)
     assert dash.config_key(r["config"]) == dash.config_key(cfg)
     doc, _ = run_method(clinic, cfg)
     for key in ("test_rmse", "mar", "ndcg_at_10", "train_rmse"):
@@ -123,7 +124,7 @@ def test_evaluate_matches_engine(federated, clinic):
     at.switch_page("pages/3_Evaluate.py").run()
     assert_clean(at)
     overall = at.dataframe[0].value
-    cfg = dash.default_config(clinic)
+    cfg = dash.default_config(clinic).replace(simulation=True)
     split = make_split(clinic, cfg)
     assert list(overall.index) == [cfg.method, *dash.BASE_REFERENCES]
     for m in overall.index:
@@ -165,7 +166,7 @@ def test_tradeoff_matches_engine(federated, clinic):
     at.button(key="sweep_run").click().run()
     assert_clean(at)
     doc = at.session_state["sweep"]["doc"]
-    cfg = dash.default_config(clinic)
+    cfg = dash.default_config(clinic).replace(simulation=True)
     ref = sweep(clinic, cfg, [1.0, math.inf], [0, 1], ["individual", "popularity"])
     got = {(r["method"], r["epsilon"]): r["mean"] for r in sweep_table(doc, "mar")}
     want = {(r["method"], r["epsilon"]): r["mean"] for r in sweep_table(ref, "mar")}

@@ -11,10 +11,11 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from dpfed_core import audit as aud
-from dpfed_core.dataset import FederatedDataset
+from dpfed_core.audit import membership as aud
+from dpfed_core.cli import audit_cmd
+from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
-from dpfed_core.prototypes import KMeansPrototypes, PrototypeRelease
+from dpfed_core.federation.prototypes import KMeansPrototypes, PrototypeRelease
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -208,7 +209,7 @@ def test_bad_parameters_are_friendly(small_ds):
 def test_cli_writes_the_document(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command")
-    aud.register_cli(sub)
+    audit_cmd.register_cli(sub)
     out = tmp_path / "a.json"
     args = parser.parse_args(["audit", "--data", "sample:clinic", "--entity", "0", "--k", "5", "--runs", "8",
                               "--methods", "dp-prototypes,krandom", "--epsilons", "1", "--targets",

@@ -9,11 +9,11 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from dpfed_core.comparison import friedman as fr
-from dpfed_core.comparison.friedman import FriedmanMF, Ratings
+from dpfed_core.methods.comparison import friedman as fr
+from dpfed_core.methods.comparison.friedman import FriedmanMF, Ratings
 from dpfed_core.config import RunConfig
-from dpfed_core.dataset import FederatedDataset
-from dpfed_core.experiments import run_method
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.evaluation.experiments import run_method
 from dpfed_core.methods import get_method
 
 

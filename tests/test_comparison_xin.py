@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpfed_core.comparison import xin
+from dpfed_core.methods.comparison import xin
 from dpfed_core.config import RunConfig
-from dpfed_core.dataset import FederatedDataset
-from dpfed_core.experiments import run_method
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.evaluation.experiments import run_method
 from dpfed_core.methods import get_method
 
 

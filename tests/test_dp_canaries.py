@@ -9,8 +9,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from dpfed_core import mechanisms as mech
-from dpfed_core.dp_prototypes import DPPrototypes, _indicator
+from dpfed_core.privacy import mechanisms as mech
+from dpfed_core.federation.dp_prototypes import DPPrototypes, _indicator
 from tests.dp_audit import (audit_exponential_mechanism, audit_laplace_count, audit_recovery,
                              audit_row_scaling)
 from tests.test_dp_neighbours import _cluster_rows

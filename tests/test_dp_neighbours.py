@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpfed_core import mechanisms as mech
-from dpfed_core.dp_prototypes import DPPrototypes, private_partition
-from dpfed_core.ledger import PrivacyLedger
+from dpfed_core.privacy import mechanisms as mech
+from dpfed_core.federation.dp_prototypes import DPPrototypes, private_partition
+from dpfed_core.privacy.ledger import PrivacyLedger
 from tests.dp_audit import (audit_exponential_mechanism, audit_laplace_count, audit_outcomes,
                             audit_recovery, audit_row_scaling, audit_statistics)
 

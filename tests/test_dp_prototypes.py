@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpfed_core.dp_prototypes import DEFAULT_SPLIT, DPPrototypes
+from dpfed_core.federation.dp_prototypes import DEFAULT_SPLIT, DPPrototypes
 from dpfed_core.errors import BudgetExceededError, ConfigError
-from dpfed_core.ledger import PrivacyLedger
-from dpfed_core.prototypes import PROTOTYPE_METHODS, make_prototype_method
+from dpfed_core.privacy.ledger import PrivacyLedger
+from dpfed_core.federation.prototypes import PROTOTYPE_METHODS, make_prototype_method
 
 
 def clustered(n=600, m=40, k=4, seed=0, vmax=5.0):
@@ -166,8 +166,8 @@ def test_dp_auto_k_one_spends_everything_on_the_recovery():
 def test_dp_defaults_paper_variant_and_gaussian_method():
     """SPEC §2: the paper's mechanism is the default of ``dp-prototypes``; ``dp-gaussian`` is the
     same class with the Gaussian recovery as its default, registered as its own method."""
-    from dpfed_core.dp_prototypes import DPGaussianPrototypes
-    from dpfed_core.prototypes import PROTOTYPE_METHODS
+    from dpfed_core.federation.dp_prototypes import DPGaussianPrototypes
+    from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 
     assert DPPrototypes().variant == "paper"
     assert PROTOTYPE_METHODS["dp-gaussian"] is DPGaussianPrototypes

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import CHROMIUM_ARGS
 
-from dpfed_core import report as rep
+from dpfed_core.reporting import report as rep
 
 from report_docs import make_docs
 

@@ -4,7 +4,7 @@ import scipy.sparse as sp
 from scipy.optimize import nnls
 
 from dpfed_core.errors import ConfigError
-from dpfed_core.factorization import fit_nmf, fit_rows_given, objective, update_factor
+from dpfed_core.models.factorization import fit_nmf, fit_rows_given, objective, update_factor
 
 
 def _random_sparse(rng, n=40, m=30, density=0.2):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from dpfed_core.errors import BudgetExceededError, ConfigError
-from dpfed_core.ledger import PrivacyLedger
+from dpfed_core.privacy.ledger import PrivacyLedger
 
 
 def test_sequential_within_parallel_across_entities():

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from dpfed_core.errors import ConfigError, DataError
-from dpfed_core.loaders import (
+from dpfed_core.data.loaders import (
     derive_entity,
     load_data,
     load_eicu,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpfed_core import mechanisms as mech
+from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.errors import ConfigError
 
 P_MIN = 1e-4

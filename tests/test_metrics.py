@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpfed_core.metrics import evaluate, ranking_metrics
+from dpfed_core.evaluation.metrics import evaluate, ranking_metrics
 
 
 def _rows(dense):

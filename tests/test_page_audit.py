@@ -55,9 +55,9 @@ def test_bad_grid_is_an_error_not_a_traceback():
 
 
 def test_report_button_with_a_run():
-    from dpfed_core import dashboard as dash
-    from dpfed_core.experiments import run_method
-    from dpfed_core.loaders import load_data
+    from dpfed_core.ui import engine as dash
+    from dpfed_core.evaluation.experiments import run_method
+    from dpfed_core.data.loaders import load_data
 
     ds = load_data(dash.DEFAULT_SAMPLE)
     cfg = dash.default_config(ds).replace(max_iter=30)

@@ -6,10 +6,10 @@ import pytest
 import scipy.sparse as sp
 
 from dpfed_core.config import RunConfig
-from dpfed_core.dataset import FederatedDataset
+from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
-from dpfed_core.experiments import crossing_epsilon, json_safe, make_split, run_comparison, run_method, sweep
-from dpfed_core.protocol import FederatedRecommender
+from dpfed_core.evaluation.experiments import crossing_epsilon, json_safe, make_split, run_comparison, run_method, sweep
+from dpfed_core.federation.protocol import FederatedRecommender
 
 
 @pytest.fixture(scope="module")

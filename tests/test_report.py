@@ -10,9 +10,10 @@ import re
 import pytest
 
 from dpfed_core import __version__
-from dpfed_core import report as rep
+from dpfed_core.reporting import report as rep
+from dpfed_core.cli import report_cmd
 from dpfed_core.errors import DataError
-from dpfed_core.experiments import write_json
+from dpfed_core.evaluation.experiments import write_json
 
 from report_docs import make_docs
 
@@ -80,7 +81,7 @@ def test_values_match_the_run(docs, page):
 
 
 def test_values_match_sweep_and_audit(docs, page):
-    from dpfed_core.experiments import crossing_epsilon, sweep_table
+    from dpfed_core.evaluation.experiments import crossing_epsilon, sweep_table
 
     trade = _section(page, "tradeoff")
     for r in sweep_table(docs["sweep"], "mar"):
@@ -120,7 +121,7 @@ def test_from_json_files_and_cli(docs, tmp_path, capsys):
     loaded = {k: rep.load_doc(p) for k, p in paths.items()}
     assert loaded["run"]["privacy"]["ledger"][0]["epsilon"] == docs["run"]["privacy"]["ledger"][0]["epsilon"]
     parser = argparse.ArgumentParser()
-    rep.register_cli(parser.add_subparsers(dest="command"))
+    report_cmd.register_cli(parser.add_subparsers(dest="command"))
     out = tmp_path / "report.html"
     args = parser.parse_args(["report", "--run", str(paths["run"]), "--sweep", str(paths["sweep"]), "--audit",
                               str(paths["audit"]), "--out", str(out), "--no-charts"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpfed_core.loaders import SAMPLE_DIR, SAMPLES, load_sample
+from dpfed_core.data.loaders import SAMPLE_DIR, SAMPLES, load_sample
 
 REPO = Path(__file__).resolve().parents[1]
 

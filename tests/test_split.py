@@ -3,7 +3,7 @@ import pytest
 import scipy.sparse as sp
 
 from dpfed_core.errors import ConfigError
-from dpfed_core.split import split_users
+from dpfed_core.data.split import split_users
 
 
 def _data(rng, n_per=(50, 30, 20), m=40):

@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from dpfed_core.errors import ConfigError
-from dpfed_core.synthetic import PAPER, CLINIC_ITEMS, REGIONS, entity_sizes, make_clinic, make_poisson
+from dpfed_core.data.synthetic import PAPER, CLINIC_ITEMS, REGIONS, entity_sizes, make_clinic, make_poisson
 
 
 def test_small_shapes_and_kind():

@@ -1,0 +1,21 @@
+"""The audit's defaults and labels: light enough for the CLI to build its parser without the audit."""
+
+#: Methods audited by default: the DP method over an ε grid and the two non-private baselines.
+DEFAULT_METHODS = ("dp-prototypes", "kmeans", "krandom")
+DEFAULT_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
+DEFAULT_TARGETS = ("synthetic", "outlier", "typical")
+DEFAULT_ATTACKS = ("distance", "lr")
+DEFAULT_FPRS = (0.01, 0.1)
+#: Points kept of each ROC curve in the result document (keeps the JSON small).
+ROC_POINTS = 101
+
+TARGET_LABELS = {
+    "synthetic": "synthetic worst case (Λ∞ on the entity's rarest items)",
+    "outlier": "real user farthest from the rest",
+    "typical": "typical real user (closest to the others on average)",
+}
+ATTACK_LABELS = {
+    "distance": "distance to nearest prototype",
+    "lr": "likelihood ratio (Gaussian, shadow-fitted)",
+    "v-residual": "residual of the target on V",
+}

@@ -1,0 +1,688 @@
+"""Empirical privacy audit: what could someone who sees the server's inbox learn about one user?
+
+A **membership-inference audit** of the round-1 release (SPEC §2–3, issue 7). For one entity and a
+*target* user we build two neighbouring datasets — the entity's training rows without the target
+(D₀, "OUT") and with it (D₁, "IN"), which is exactly the neighbouring relation of the guarantee
+(add or remove one user) — and run the entity's prototype mechanism ``runs`` times on each, every
+run with a fresh :class:`numpy.random.Generator` spawned from a seeded :class:`~numpy.random.
+SeedSequence`. An attacker who knows the target's row and sees only the released prototypes
+(optionally also the item factors V the server would learn from them) scores each release:
+
+* ``distance`` — minus the Euclidean distance from the target's row to the nearest prototype
+  (higher = "the target was in"); parameter-free, so it is evaluated on all runs;
+* ``lr`` — a likelihood-ratio attack (LiRA-style): four features of the release (nearest
+  distance, largest cosine, largest and summed projection of the prototypes on the target row),
+  a Gaussian per class fitted on a *calibration* half of the runs ("shadow" runs), and the log
+  likelihood ratio scored on the other half;
+* ``v-residual`` (``with_v=True``) — the server's factorisation run on the entity's prototypes
+  alone (the attacker-friendliest case: other entities' prototypes are independent of the target
+  and only add noise), the target's row fitted with V fixed as in round 2; minus its residual.
+
+For each attack we report the ROC curve, its AUC, the true-positive rate at low false-positive
+rates, and the **empirical ε lower bound**. (ε, δ)-DP implies, for every test (threshold t),
+TPR ≤ e^ε·FPR + δ and TNR ≤ e^ε·FNR + δ, hence
+ε ≥ ln((TPR − δ)/FPR) and ε ≥ ln((TNR − δ)/FNR). We replace the rates by Clopper–Pearson bounds
+(lower bound in the numerator, upper bound in the denominator, each one-sided at (1 − c)/2 so
+both hold together with confidence c, default 95 %). The threshold and the form are chosen on the
+calibration half and the bound is computed on the untouched evaluation half, so the reported value
+is a valid lower bound on the mechanism's true ε with confidence c (no selection bias). With N
+evaluation runs per class no audit can certify more than ln((1 − a)/a), a = 1 − ((1 − c)/2)^(1/N)
+(``max_certifiable_epsilon``): e.g. ≈ 3.3 for N = 100 — a non-private method that leaks
+perfectly shows this ceiling, not ∞.
+
+What the audit is and is not: a *lower* bound from one family of attacks. A value far below the
+claimed ε does not prove the claim (the proof is the ledger); a value *above* the claimed ε for
+a DP method is a bug. The numbers are computed on private data and are for the entity's own
+analysts; they are not released.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import time
+import zlib
+from dataclasses import dataclass
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpfed_core import __version__
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
+from dpfed_core.privacy.ledger import PrivacyLedger
+from dpfed_core.federation.prototypes import PROTOTYPE_METHODS, PrototypeMethod, make_prototype_method
+
+ProgressFn = Callable[..., None]
+
+from dpfed_core.audit.defaults import (ATTACK_LABELS, DEFAULT_ATTACKS, DEFAULT_EPSILONS, DEFAULT_FPRS,  # noqa: F401
+                                      DEFAULT_METHODS, DEFAULT_TARGETS, ROC_POINTS, TARGET_LABELS)
+
+
+def _noop(*_a, **_k) -> None:
+    return None
+
+
+def ensure_prototype_methods() -> None:
+    """Import the modules that register prototype methods (``dp-prototypes`` lives in its own
+    module, imported by the comparison registry; importing it here keeps the audit standalone)."""
+    from dpfed_core import methods  # noqa: F401  registers every comparison method
+    try:
+        from dpfed_core.federation import dp_prototypes  # noqa: F401
+    except ImportError:  # pragma: no cover - only while the module is being written
+        pass
+
+
+# =============================================================================== statistics
+def clopper_pearson(successes, trials, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided Clopper–Pearson interval for binomial proportions (vectorised).
+
+    Parameters
+    ----------
+    successes : array of int — observed successes x (0 ≤ x ≤ n).
+    trials : int or array of int — n.
+    confidence : two-sided level c; each end is a one-sided bound at level (1 + c)/2.
+
+    Returns
+    -------
+    (lo, hi) : arrays of the same shape as ``successes`` (lo = 0 when x = 0, hi = 1 when x = n).
+    """
+    x = np.asarray(successes, dtype=float)
+    n = np.broadcast_to(np.asarray(trials, dtype=float), x.shape)
+    a = (1.0 - confidence) / 2.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        from scipy import stats  # deferred: scipy.stats costs a third of a CLI start-up
+
+        lo = np.where(x > 0, stats.beta.ppf(a, np.maximum(x, 1e-300), n - x + 1), 0.0)
+        hi = np.where(x < n, stats.beta.ppf(1 - a, x + 1, np.maximum(n - x, 1e-300)), 1.0)
+    return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
+
+
+def epsilon_bounds(tp, fn, fp, tn, delta: float = 0.0, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical ε lower bounds of tests given their confusion counts (vectorised over tests).
+
+    A test says "IN" on tp of the IN runs (fn missed) and on fp of the OUT runs (tn correct).
+    Returns ``(eps_in, eps_out)``: ln((TPR_lo − δ)/FPR_hi) and the symmetric
+    ln((TNR_lo − δ)/FNR_hi), with Clopper–Pearson bounds at two-sided ``confidence`` (so the lower
+    bound of the numerator and the upper bound of the denominator hold together with probability
+    ≥ ``confidence``). Entries are −inf where the numerator is ≤ 0; never NaN.
+    """
+    tp, fn, fp, tn = (np.asarray(v, dtype=float) for v in (tp, fn, fp, tn))
+    n_in, n_out = tp + fn, fp + tn
+    tpr_lo, tpr_hi = clopper_pearson(tp, n_in, confidence)
+    fpr_lo, fpr_hi = clopper_pearson(fp, n_out, confidence)
+    tnr_lo = 1.0 - fpr_hi
+    fnr_hi = 1.0 - tpr_lo
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e1 = np.log(np.maximum(tpr_lo - delta, 0.0)) - np.log(fpr_hi)
+        e2 = np.log(np.maximum(tnr_lo - delta, 0.0)) - np.log(fnr_hi)
+    return np.nan_to_num(e1, nan=-np.inf), np.nan_to_num(e2, nan=-np.inf)
+
+
+def max_certifiable_epsilon(n_per_class: int, delta: float = 0.0, confidence: float = 0.95) -> float:
+    """The largest ε lower bound any attack can certify with ``n_per_class`` evaluation runs per
+    class: that of a perfect test (tp = n, fp = 0)."""
+    e1, _ = epsilon_bounds(n_per_class, 0, 0, n_per_class, delta, confidence)
+    return float(max(e1, 0.0))
+
+
+def _confusion_at(scores_out: np.ndarray, scores_in: np.ndarray, thresholds: np.ndarray):
+    """Counts of the tests "IN iff score ≥ t" for each threshold t (vectorised by sorting)."""
+    so, si = np.sort(scores_out), np.sort(scores_in)
+    tp = si.size - np.searchsorted(si, thresholds, side="left")
+    fp = so.size - np.searchsorted(so, thresholds, side="left")
+    return tp, si.size - tp, fp, so.size - fp
+
+
+def roc_curve(scores_out: np.ndarray, scores_in: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ROC of the tests "IN iff score ≥ t" over every distinct score (plus +inf), FPR ascending.
+
+    Returns (fpr, tpr, thresholds)."""
+    so = np.asarray(scores_out, dtype=float)
+    si = np.asarray(scores_in, dtype=float)
+    thr = np.unique(np.concatenate([so, si]))[::-1]
+    thr = np.concatenate([[np.inf], thr])
+    tp, fn, fp, tn = _confusion_at(so, si, thr)
+    return fp / max(so.size, 1), tp / max(si.size, 1), thr
+
+
+def roc_auc(scores_out: np.ndarray, scores_in: np.ndarray) -> float:
+    """Area under the ROC curve = P(score_IN > score_OUT) + ½·P(tie) (Mann–Whitney U / n₀n₁)."""
+    so = np.asarray(scores_out, dtype=float)
+    si = np.asarray(scores_in, dtype=float)
+    if so.size == 0 or si.size == 0:
+        return math.nan
+    from scipy.stats import rankdata  # deferred (see clopper_pearson)
+
+    ranks = rankdata(np.concatenate([so, si]))  # average ranks handle ties as ½
+    u = ranks[so.size:].sum() - si.size * (si.size + 1) / 2.0
+    return float(u / (so.size * si.size))
+
+
+def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
+    """Largest TPR among tests with FPR ≤ ``target`` (the ROC's operating point at low FPR)."""
+    ok = fpr <= target + 1e-12
+    return float(tpr[ok].max()) if ok.any() else 0.0
+
+
+def empirical_epsilon(cal_out: np.ndarray, cal_in: np.ndarray, ev_out: np.ndarray, ev_in: np.ndarray,
+                      delta: float = 0.0, confidence: float = 0.95) -> dict:
+    """ε lower bound with the threshold chosen on calibration runs and certified on evaluation runs.
+
+    The threshold and the form (``"tpr/fpr"`` or ``"tnr/fnr"``) maximise the bound on the
+    calibration scores; the evaluation scores then give the reported bound (floored at 0), so the
+    choice does not bias it. Returns ``{"epsilon_lb", "form", "threshold", "tp", "fn", "fp", "tn"}``
+    (counts on the evaluation runs)."""
+    cal_out, cal_in = np.asarray(cal_out, float), np.asarray(cal_in, float)
+    ev_out, ev_in = np.asarray(ev_out, float), np.asarray(ev_in, float)
+    thr = np.unique(np.concatenate([cal_out, cal_in]))
+    if thr.size == 0:
+        thr = np.array([0.0])
+    # candidate thresholds halfway between consecutive calibration scores generalise better than
+    # the scores themselves (a test at an observed score is tied with it)
+    mids = np.concatenate([[thr[0] - 1.0], (thr[:-1] + thr[1:]) / 2.0, [thr[-1] + 1.0]])
+    e1, e2 = epsilon_bounds(*_confusion_at(cal_out, cal_in, mids), delta, confidence)
+    i1, i2 = int(np.argmax(e1)), int(np.argmax(e2))
+    form, t = ("tpr/fpr", mids[i1]) if e1[i1] >= e2[i2] else ("tnr/fnr", mids[i2])
+    tp, fn, fp, tn = (int(v[0]) for v in _confusion_at(ev_out, ev_in, np.array([t])))
+    f1, f2 = epsilon_bounds(tp, fn, fp, tn, delta, confidence)
+    eps = float(f1 if form == "tpr/fpr" else f2)
+    return {"epsilon_lb": max(eps, 0.0), "form": form, "threshold": float(t),
+            "tp": tp, "fn": fn, "fp": fp, "tn": tn}
+
+
+# =============================================================================== targets
+@dataclass(frozen=True)
+class AuditTarget:
+    """One user whose membership is audited.
+
+    name : label shown in reports. kind : "synthetic" | "outlier" | "typical" | "user".
+    row : (m,) the target's row as the mechanism receives it (dense, float64).
+    index : row index within the entity's matrix for a real user (None for a synthetic row).
+    user_id : the user's id for a real user. nn_distance : Euclidean distance to the nearest other
+    user of the entity (value units), a measure of how exposed the target is.
+    """
+
+    name: str
+    kind: str
+    row: np.ndarray
+    index: int | None = None
+    user_id: str | None = None
+    nn_distance: float = math.nan
+
+    def describe(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "user_id": self.user_id,
+                "nonzeros": int(np.count_nonzero(self.row)), "norm": float(np.linalg.norm(self.row)),
+                "nn_distance": self.nn_distance}
+
+
+def _row_sq_norms(X: sp.csr_matrix) -> np.ndarray:
+    return np.asarray(X.multiply(X).sum(1)).ravel()
+
+
+def nearest_neighbour_stats(X: sp.csr_matrix, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """For each row: distance to its nearest other row, and mean distance to all other rows
+    (Euclidean, value units). Chunked so memory stays O(chunk·n)."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n = X.shape[0]
+    sq = _row_sq_norms(X)
+    nn = np.full(n, np.inf)
+    mean = np.zeros(n)
+    for s in range(0, n, chunk):
+        e = min(n, s + chunk)
+        G = np.asarray((X[s:e] @ X.T).todense())
+        D = np.sqrt(np.maximum(sq[s:e, None] - 2.0 * G + sq[None, :], 0.0))
+        D[np.arange(e - s), np.arange(s, e)] = np.inf
+        nn[s:e] = D.min(1)
+        D[np.arange(e - s), np.arange(s, e)] = 0.0
+        mean[s:e] = D.sum(1) / max(n - 1, 1)
+    return nn, mean
+
+
+def worst_case_row(X: sp.csr_matrix, value_max: float, support: int) -> np.ndarray:
+    """A synthetic user at the worst spot for prototype releases: the public maximum Λ∞ on the
+    ``support`` items the entity's users touch least (ties by item index). Its ℓ2 norm is
+    Λ∞·√s — exactly the default row bound Λ of ``dp-prototypes``, so no clipping softens it — and
+    its presence moves the cluster sums of items that are otherwise (nearly) zero."""
+    m = X.shape[1]
+    s = int(min(max(support, 1), m))
+    col_count = np.diff(sp.csc_matrix(X).indptr)
+    items = np.lexsort((np.arange(m), col_count))[:s]
+    row = np.zeros(m)
+    row[items] = float(value_max)
+    return row
+
+
+def make_targets(X: sp.csr_matrix, specs: Sequence[str], value_max: float, support: int,
+                 user_ids: Sequence[str] | None = None) -> list[AuditTarget]:
+    """Build the audit targets of one entity.
+
+    specs : any of ``"synthetic"``, ``"outlier"`` (largest nearest-neighbour distance),
+    ``"typical"`` (smallest mean distance to the others) and ``"user:<id>"``.
+    Real rows are clipped to [0, value_max] (the public bound every method clips to).
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n = X.shape[0]
+    Xc = X.copy()
+    np.clip(Xc.data, 0.0, value_max, out=Xc.data)
+    ids = np.asarray(user_ids if user_ids is not None else [str(i) for i in range(n)]).astype(str)
+    need_real = any(s != "synthetic" for s in specs)
+    if need_real and n < 2:
+        raise ConfigError("auditing a real user needs an entity with at least 2 users")
+    nn, mean = nearest_neighbour_stats(Xc) if need_real else (None, None)
+    out: list[AuditTarget] = []
+    for spec in dict.fromkeys(specs):
+        if spec == "synthetic":
+            row = worst_case_row(Xc, value_max, support)
+            d = np.sqrt(np.maximum(_row_sq_norms(Xc) - 2.0 * (Xc @ row) + row @ row, 0.0))
+            out.append(AuditTarget(TARGET_LABELS["synthetic"], "synthetic", row,
+                                   nn_distance=float(d.min()) if n else math.nan))
+            continue
+        if spec == "outlier":
+            i = int(np.argmax(nn))
+        elif spec == "typical":
+            i = int(np.argmin(mean))
+        elif spec.startswith("user:"):
+            uid = spec.split(":", 1)[1]
+            hits = np.flatnonzero(ids == uid)
+            if hits.size == 0:
+                raise ConfigError(f"target user {uid!r} is not a user of this entity")
+            i = int(hits[0])
+        else:
+            raise ConfigError(f"unknown audit target {spec!r}; use synthetic, outlier, typical or user:<id>")
+        kind = spec.split(":")[0] if not spec.startswith("user:") else "user"
+        label = TARGET_LABELS.get(kind, "chosen user")
+        out.append(AuditTarget(f"{label} ({ids[i]})", kind, Xc[i].toarray().ravel(), i, str(ids[i]),
+                               float(nn[i])))
+    return out
+
+
+def neighbouring_pair(X: sp.csr_matrix, target: AuditTarget) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """(D₀ without the target, D₁ with it) — the add/remove-one-user neighbours of the guarantee."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if target.index is None:
+        return X, sp.vstack([X, sp.csr_matrix(target.row[None, :])], format="csr")
+    keep = np.ones(X.shape[0], dtype=bool)
+    keep[target.index] = False
+    return X[keep], X
+
+
+# =============================================================================== attacks
+def release_features(P: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Attack features of one release P (k × m) for the target row x (m,): [nearest distance,
+    largest cosine, largest projection ⟨x, p⟩/‖x‖², summed projection]. Value units / unitless."""
+    P = np.asarray(P, dtype=float)
+    xx = float(x @ x)
+    dots = P @ x
+    pp = np.einsum("ij,ij->i", P, P)
+    dist = np.sqrt(np.maximum(pp - 2.0 * dots + xx, 0.0))
+    cos = dots / np.maximum(np.sqrt(pp * xx), 1e-300)
+    proj = dots / max(xx, 1e-300)
+    return np.array([dist.min(), cos.max(), proj.max(), proj.sum()])
+
+
+def _is_verbatim(P: np.ndarray, x: np.ndarray, rtol: float = 1e-9) -> bool:
+    """Whether some released prototype equals the target's row (up to float rounding)."""
+    tol = rtol * max(float(np.abs(x).max(initial=0.0)), 1.0)
+    return bool(np.any(np.all(np.abs(np.asarray(P) - x[None, :]) <= tol, axis=1)))
+
+
+def _gaussian_lr(cal_out: np.ndarray, cal_in: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """Log likelihood ratio log N(z; μ₁, Σ₁) − log N(z; μ₀, Σ₀) with class Gaussians fitted on the
+    calibration features (standardised, covariances shrunk toward the identity so a constant
+    feature — e.g. a distance of exactly 0 — stays well-defined)."""
+    both = np.vstack([cal_out, cal_in])
+    mu, sd = both.mean(0), both.std(0)
+    sd = np.where(sd > 1e-12, sd, 1.0)
+
+    def fit(A):
+        A = (A - mu) / sd
+        m = A.mean(0)
+        C = np.cov(A, rowvar=False) if len(A) > 1 else np.eye(A.shape[1])
+        C = np.atleast_2d(C) + 1e-3 * np.eye(A.shape[1])
+        sign, logdet = np.linalg.slogdet(C)
+        return m, np.linalg.inv(C), logdet
+
+    def loglik(Zs, params):
+        m, Ci, logdet = params
+        d = Zs - m
+        return -0.5 * (np.einsum("ij,jk,ik->i", d, Ci, d) + logdet)
+
+    Zs = (Z - mu) / sd
+    return loglik(Zs, fit(cal_in)) - loglik(Zs, fit(cal_out))
+
+
+def _v_residual(P: np.ndarray, x: np.ndarray, rank: int, lam: float, rng: np.random.Generator,
+                max_iter: int) -> float:
+    """‖x − u Vᵀ‖ with V fitted by the server's NMF on P and u ≥ 0 fitted as in round 2."""
+    from dpfed_core.models.factorization import fit_nmf, fit_rows_given
+
+    r = int(min(rank, P.shape[0]))
+    _, V, _ = fit_nmf(P, r, lam, "zero", max_iter=max_iter, rng=rng)
+    u = fit_rows_given(x[None, :], V, lam, "zero")
+    return float(np.linalg.norm(x - (u @ V.T).ravel()))
+
+
+# =============================================================================== one audit
+def _method_for(name: str, k: int, value_max: float, epsilon: float, delta: float,
+                params: dict | None) -> PrototypeMethod:
+    ensure_prototype_methods()
+    cls = PROTOTYPE_METHODS.get(name)
+    if cls is None:
+        return make_prototype_method(name)  # raises the friendly "unknown method" error
+    params = dict(params or {})
+    if getattr(cls, "private", False):
+        params.setdefault("epsilon", epsilon)
+        params.setdefault("delta", delta)
+    else:
+        # a non-private method takes no budget parameters; drop those meant for the DP method
+        import inspect
+
+        accepted = set(inspect.signature(cls.__init__).parameters)
+        params = {key: v for key, v in params.items() if key in accepted}
+    return make_prototype_method(name, k=k, value_max=value_max, **params)
+
+
+def _job_seed(seed: int, *parts) -> np.random.SeedSequence:
+    """A SeedSequence per (method, ε, target): results do not depend on which other jobs run."""
+    key = zlib.crc32("|".join(str(p) for p in parts).encode())
+    return np.random.SeedSequence([int(seed), key])
+
+
+def _fast_context():
+    """Speed settings for hundreds of small releases: BLAS/OpenMP thread pools cost more than they
+    save here (scikit-learn's KMeans is ~8× faster single-threaded on a clinic entity), and
+    scikit-learn's per-call parameter validation is a quarter of a k-means fit's time."""
+    import contextlib
+
+    stack = contextlib.ExitStack()
+    try:
+        from threadpoolctl import threadpool_limits
+
+        stack.enter_context(threadpool_limits(1))
+    except Exception:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        pass
+    try:
+        import sklearn
+
+        stack.enter_context(sklearn.config_context(assume_finite=True, skip_parameter_validation=True))
+    except Exception:  # pragma: no cover
+        pass
+    return stack
+
+
+#: Prototype methods that run faster on a dense matrix (scikit-learn's KMeans: ~2× on small
+#: entities); the others get the sparse CSR matrix the protocol gives them.
+_DENSE_OK = {"kmeans", "krandom"}
+#: Densify only below this many cells (float64: 16 MB).
+_DENSE_CELLS = 2_000_000
+
+
+def _downsample_roc(fpr: np.ndarray, tpr: np.ndarray, n: int = ROC_POINTS) -> tuple[list, list]:
+    if fpr.size <= n:
+        return fpr.tolist(), tpr.tolist()
+    grid = np.linspace(0, 1, n)
+    # keep the step shape: the best TPR reachable at each FPR on the grid, plus both ends
+    idx = np.searchsorted(fpr, grid, side="right") - 1
+    idx = np.clip(idx, 0, fpr.size - 1)
+    return np.concatenate([[0.0], grid, [1.0]]).tolist(), np.concatenate([[tpr[0]], tpr[idx], [1.0]]).tolist()
+
+
+def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod, runs: int,
+                 seed: np.random.SeedSequence, *, attacks: Sequence[str] = DEFAULT_ATTACKS,
+                 with_v: bool = False, rank: int = 10, lam: float = 0.1, v_max_iter: int = 50,
+                 confidence: float = 0.95, fprs: Sequence[float] = DEFAULT_FPRS,
+                 entity: str = "entity", progress: ProgressFn | None = None) -> dict:
+    """Audit one method on one target: ``runs`` releases without and ``runs`` with the target.
+
+    Every release gets its own Generator from ``seed.spawn``; run i of each class uses the i-th
+    child of that class, so OUT and IN runs are independent. Runs 0..runs/2−1 of each class are the
+    calibration half (threshold choice, LR fit), the rest the evaluation half.
+
+    Returns a dict with the claimed ``epsilon``/``delta`` (from the ledger of a release), and per
+    attack ``auc``, ``tpr_at_fpr`` ({"0.01": …}), ``epsilon_lb`` and its details, ``roc``.
+    """
+    if runs < 4:
+        raise ConfigError(f"an audit needs at least 4 runs per class, got {runs}")
+    attacks = list(dict.fromkeys([*attacks, *(["v-residual"] if with_v else [])]))
+    for a in attacks:
+        if a not in ATTACK_LABELS:
+            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}")
+    progress = progress or _noop
+    D0, D1 = neighbouring_pair(X, target)
+    if getattr(method, "name", "") in _DENSE_OK and D1.shape[0] * D1.shape[1] <= _DENSE_CELLS:
+        D0, D1 = D0.toarray(), D1.toarray()
+    x = target.row
+    private = bool(getattr(method, "private", False))
+    children = seed.spawn(2 * runs)
+    feats = np.zeros((2, runs, 4))
+    vres = np.zeros((2, runs))
+    verbatim = np.zeros((2, runs), dtype=bool)
+    claimed = None
+    t0 = time.perf_counter()
+    with _fast_context():
+        for i in range(runs):
+            for label, D in ((0, D0), (1, D1)):
+                rng = np.random.default_rng(children[label * runs + i])
+                ledger = PrivacyLedger(getattr(method, "epsilon", math.inf) if private else math.inf,
+                                       getattr(method, "delta", 0.0) if private else 0.0)
+                rel = method.release(D, rng, ledger.for_entity(entity))
+                if claimed is None:
+                    claimed = ledger.guarantee()
+                feats[label, i] = release_features(rel.prototypes, x)
+                verbatim[label, i] = _is_verbatim(rel.prototypes, x)
+                if with_v:
+                    vres[label, i] = _v_residual(rel.prototypes, x, rank, lam, rng, v_max_iter)
+            progress("audit_run", done=i + 1, total=runs)
+    seconds = time.perf_counter() - t0
+    eps_claim, delta_claim = claimed if claimed is not None else (math.inf, 0.0)
+    half = runs // 2
+    scores = {"distance": -feats[..., 0]}
+    if with_v:
+        scores["v-residual"] = -vres
+    results = {}
+    for a in attacks:
+        if a == "lr":
+            s_cal = None
+            Z_ev = np.vstack([feats[0, half:], feats[1, half:]])
+            lr = _gaussian_lr(feats[0, :half], feats[1, :half], Z_ev)
+            ev_out, ev_in = lr[: runs - half], lr[runs - half:]
+            # the LR is fitted on the calibration half, so its threshold is chosen on a split of the
+            # evaluation half (first half of it chooses, second half certifies)
+            q = (runs - half) // 2
+            eps = empirical_epsilon(ev_out[:q], ev_in[:q], ev_out[q:], ev_in[q:], delta_claim, confidence)
+            roc_out, roc_in = ev_out, ev_in
+            n_cert = runs - half - q
+        else:
+            s = scores[a]
+            s_cal = (s[0, :half], s[1, :half])
+            eps = empirical_epsilon(*s_cal, s[0, half:], s[1, half:], delta_claim, confidence)
+            roc_out, roc_in = s[0], s[1]  # parameter-free: the ROC uses every run
+            n_cert = runs - half
+        fpr, tpr, _ = roc_curve(roc_out, roc_in)
+        rf, rt = _downsample_roc(fpr, tpr)
+        results[a] = {
+            "attack": a,
+            "label": ATTACK_LABELS[a],
+            "auc": roc_auc(roc_out, roc_in),
+            "tpr_at_fpr": {f"{f:g}": tpr_at_fpr(fpr, tpr, f) for f in fprs},
+            **eps,
+            "n_roc_per_class": int(roc_out.size),
+            "n_certify_per_class": int(n_cert),
+            "max_certifiable_epsilon": max_certifiable_epsilon(n_cert, delta_claim, confidence),
+            "roc": {"fpr": rf, "tpr": rt},
+        }
+    return {
+        "epsilon": float(eps_claim), "delta": float(delta_claim), "private": bool(private and math.isfinite(eps_claim)),
+        "seconds": seconds, "runs": runs,
+        # the target's exact row among the prototypes: how k-random (and a k-means singleton
+        # cluster) expose a user — rarely, but completely
+        "verbatim_in": float(verbatim[1].mean()), "verbatim_out": float(verbatim[0].mean()),
+        "feature_means": {"out": feats[0].mean(0).tolist(), "in": feats[1].mean(0).tolist(),
+                          "names": ["nearest_distance", "max_cosine", "max_projection", "sum_projection"]},
+        "attacks": results,
+    }
+
+
+# =============================================================================== the grid
+def run_audit(
+    dataset: FederatedDataset,
+    entity: str | int = 0,
+    *,
+    methods: Iterable[str] = DEFAULT_METHODS,
+    epsilons: Iterable[float] = DEFAULT_EPSILONS,
+    delta: float = 1e-6,
+    k: int = 10,
+    prototype_params: dict | None = None,
+    targets: Sequence[str] = DEFAULT_TARGETS,
+    runs: int = 200,
+    attacks: Sequence[str] = DEFAULT_ATTACKS,
+    with_v: bool = False,
+    rank: int = 10,
+    lam: float = 0.1,
+    confidence: float = 0.95,
+    fprs: Sequence[float] = DEFAULT_FPRS,
+    seed: int = 0,
+    X: sp.spmatrix | None = None,
+    progress: ProgressFn | None = None,
+) -> dict:
+    """Membership-inference audit of one entity's round-1 release for several methods.
+
+    Parameters
+    ----------
+    dataset : the federated dataset; the audit uses the rows of ``entity`` (of ``X`` if given, e.g.
+        a split's training matrix of the same shape).
+    methods : prototype methods; private ones are audited at every ε of ``epsilons`` (``inf`` = the
+        non-private limit), non-private ones once (their claim is ε = ∞).
+    delta : δ per entity for private methods. k : prototypes per entity.
+    prototype_params : extra keyword arguments of the methods (e.g. ``{"support": 20}``); keys a
+        non-private method does not take are ignored for it.
+    targets : see :func:`make_targets`. runs : releases per class (IN and OUT) per job.
+    attacks : ``"distance"``, ``"lr"``; ``with_v`` adds ``"v-residual"`` (server NMF with
+        ``rank``, ``lam`` per run: slower).
+    confidence : Clopper–Pearson level of the ε lower bound. fprs : FPRs for TPR@FPR.
+    seed : seeds every job's SeedSequence (with a hash of the job's method, ε and target).
+    progress : ``progress("audit_step", done=, total=, method=, epsilon=, target=)`` per run.
+
+    Returns
+    -------
+    The audit document (JSON-ready after :func:`dpfed_core.evaluation.experiments.write_json`): ``config``,
+    ``dataset``, ``entity`` (name and counts), ``targets``, ``results`` (one row per method × ε ×
+    target × attack), ``summary`` (per method × ε: the largest ε lower bound and AUC over targets
+    and attacks, and a verdict), ``version``, ``created``, ``timings``.
+    """
+    from dpfed_core.evaluation.experiments import dataset_summary
+
+    ensure_prototype_methods()
+    methods = list(dict.fromkeys(methods))
+    epsilons = [float(e) for e in epsilons]
+    if not methods:
+        raise ConfigError("choose at least one method to audit")
+    for name in methods:
+        if name not in PROTOTYPE_METHODS:
+            raise ConfigError(f"cannot audit {name!r}: it is not a prototype method; choose from "
+                              f"{', '.join(sorted(PROTOTYPE_METHODS))}")
+    if any(math.isnan(e) or e <= 0 for e in epsilons):
+        raise ConfigError(f"every ε of the grid must be positive (or inf), got {epsilons}")
+    if not 0 < confidence < 1:
+        raise ConfigError(f"confidence must be in (0, 1), got {confidence}")
+    if not isinstance(runs, (int, np.integer)) or runs < 4:
+        raise ConfigError(f"runs must be a whole number ≥ 4, got {runs!r}")
+    h = dataset.entity_index(entity)
+    name = dataset.entity_names[h]
+    sl = dataset.entity_slices()[h]
+    Xall = dataset.X if X is None else sp.csr_matrix(X)
+    if Xall.shape != dataset.X.shape:
+        raise ConfigError(f"matrix has shape {Xall.shape}, the dataset {dataset.X.shape}")
+    Xh = sp.csr_matrix(Xall[sl], dtype=np.float64)
+    vmax = float(dataset.value_max)
+    support = (prototype_params or {}).get("support") or min(Xh.shape[1], 64)
+    tgts = make_targets(Xh, targets, vmax, int(support), dataset.user_ids[sl])
+
+    jobs = []
+    for mname in methods:
+        private = bool(getattr(PROTOTYPE_METHODS[mname], "private", False))
+        for eps in (epsilons if private else [math.inf]):
+            jobs.append((mname, eps))
+    total = len(jobs) * len(tgts) * runs
+    progress = progress or _noop
+    done = 0
+    results = []
+    t_start = time.perf_counter()
+    for mname, eps in jobs:
+        method = _method_for(mname, k, vmax, eps, delta, prototype_params)
+        for tgt in tgts:
+            def step(_event, *, done_base=done, **info):
+                progress("audit_step", done=done_base + info["done"], total=total, method=mname,
+                         epsilon=eps, target=tgt.name)
+
+            res = audit_target(Xh, tgt, method, runs, _job_seed(seed, mname, eps, tgt.kind, tgt.user_id),
+                               attacks=attacks, with_v=with_v, rank=rank, lam=lam,
+                               confidence=confidence, fprs=fprs, entity=name, progress=step)
+            done += runs
+            for a, r in res["attacks"].items():
+                results.append({"method": mname, "requested_epsilon": eps, "epsilon": res["epsilon"],
+                                "delta": res["delta"], "private": res["private"], "target": tgt.name,
+                                "target_kind": tgt.kind, "seconds": res["seconds"],
+                                "verbatim_in": res["verbatim_in"], "verbatim_out": res["verbatim_out"], **r})
+    return {
+        "kind": "audit",
+        "config": {"methods": methods, "epsilons": epsilons, "delta": delta, "k": k,
+                   "prototype_params": dict(prototype_params or {}), "targets": list(targets),
+                   "runs": int(runs), "attacks": list(attacks), "with_v": with_v, "rank": rank,
+                   "lam": lam, "confidence": confidence, "fprs": list(fprs), "seed": seed},
+        "dataset": dataset_summary(dataset),
+        "entity": {"name": name, "n_users": int(Xh.shape[0]), "n_items": int(Xh.shape[1]),
+                   "n_interactions": int(Xh.nnz)},
+        "targets": [t.describe() for t in tgts],
+        "results": results,
+        "summary": summarize(results),
+        "timings": {"total": time.perf_counter() - t_start},
+        "version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def summarize(results: list[dict]) -> list[dict]:
+    """Per (method, requested ε): the strongest attack over targets and attacks, and a verdict.
+
+    verdict: ``"consistent"`` (ε lower bound ≤ claimed ε), ``"VIOLATION"`` (above it: a bug in
+    the mechanism or its accounting), or ``"non-private (no guarantee)"`` for ε = ∞.
+    ``verbatim_in``: the largest fraction of IN runs whose release contained the target's exact row."""
+    groups: dict[tuple[str, float], list[dict]] = {}
+    for r in results:
+        groups.setdefault((r["method"], float(r["requested_epsilon"])), []).append(r)
+    out = []
+    for (mname, eps), rows in groups.items():
+        best = max(rows, key=lambda r: (r["epsilon_lb"], r["auc"]))
+        top_auc = max(rows, key=lambda r: r["auc"] if r["auc"] == r["auc"] else -1)
+        claimed = float(rows[0]["epsilon"])
+        if math.isfinite(claimed):
+            verdict = "consistent" if best["epsilon_lb"] <= claimed else "VIOLATION"
+        else:
+            verdict = "non-private (no guarantee)"
+        out.append({
+            "method": mname, "requested_epsilon": eps, "epsilon": claimed, "delta": rows[0]["delta"],
+            "private": rows[0]["private"],
+            "epsilon_lb": best["epsilon_lb"], "epsilon_lb_target": best["target"],
+            "epsilon_lb_attack": best["attack"],
+            "max_certifiable_epsilon": max(r["max_certifiable_epsilon"] for r in rows),
+            "auc": top_auc["auc"], "auc_target": top_auc["target"], "auc_attack": top_auc["attack"],
+            "tpr_at_fpr": {f: max(r["tpr_at_fpr"][f] for r in rows) for f in rows[0]["tpr_at_fpr"]},
+            "verbatim_in": max(r.get("verbatim_in", 0.0) for r in rows),
+            "verdict": verdict,
+        })
+    return out
+
+
+def format_summary(doc: dict) -> str:
+    """The summary table as plain text (CLI output)."""
+    lines = [f"{'method':14s} {'claimed ε':>10s} {'ε lower bd':>10s} {'max':>6s} {'AUC':>6s} "
+             f"{'TPR@1%':>7s} {'TPR@10%':>7s} {'verbatim':>8s}  verdict"]
+    for r in doc["summary"]:
+        claim = "∞" if not math.isfinite(float(r["epsilon"])) else f"{float(r['epsilon']):.3g}"
+        t = r["tpr_at_fpr"]
+        lines.append(f"{r['method']:14s} {claim:>10s} {r['epsilon_lb']:>10.3f} {r['max_certifiable_epsilon']:>6.2f} "
+                     f"{r['auc']:>6.3f} {t.get('0.01', math.nan):>7.3f} {t.get('0.1', math.nan):>7.3f} "
+                     f"{r.get('verbatim_in', 0.0):>8.1%}  {r['verdict']}")
+    return "\n".join(lines)

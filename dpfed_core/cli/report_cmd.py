@@ -1,0 +1,44 @@
+"""``python -m dpfed_core report``: the HTML compliance report from result documents."""
+from __future__ import annotations
+
+import argparse
+
+
+EPILOG = """\
+examples:
+  python -m dpfed_core run --data sample:clinic --method dp-prototypes --epsilon 1 --k 10 \\
+      --compare central,individual,random-v,popularity,kmeans --out r.json
+  python -m dpfed_core sweep --data sample:clinic --k 10 --out s.json
+  python -m dpfed_core audit --data sample:clinic --entity 0 --out a.json
+  python -m dpfed_core report --run r.json --sweep s.json --audit a.json --out report.html
+
+The report opens offline (inline CSS and plotly.js). --no-charts gives a small tables-only file.
+"""
+
+
+def register_cli(subparsers) -> argparse.ArgumentParser:
+    """Add the ``report`` sub-command to ``python -m dpfed_core``'s sub-parsers."""
+    p = subparsers.add_parser("report", help="self-contained HTML compliance report from result documents",
+                              formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    p.add_argument("--run", required=True, help="run result document (JSON) of `python -m dpfed_core run`")
+    p.add_argument("--sweep", help="sweep document (JSON) of `python -m dpfed_core sweep`")
+    p.add_argument("--audit", help="audit document (JSON) of `python -m dpfed_core audit`")
+    p.add_argument("--metric", default="mar", help="metric of the trade-off chart (default mar)")
+    p.add_argument("--title", help="report title")
+    p.add_argument("--no-charts", action="store_true", help="tables only, without plotly.js (small file)")
+    p.add_argument("--out", required=True, help="write the HTML report here")
+    p.set_defaults(func=cmd_report)
+    return p
+
+
+def cmd_report(args) -> int:
+    """``python -m dpfed_core report …``."""
+    from dpfed_core.reporting.report import load_doc, write_report
+
+    run = load_doc(args.run)
+    sweep = load_doc(args.sweep) if args.sweep else None
+    audit = load_doc(args.audit) if args.audit else None
+    path = write_report(args.out, run, sweep_doc=sweep, audit_doc=audit, metric=args.metric, title=args.title,
+                        include_plotlyjs=not args.no_charts)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0

@@ -1,0 +1,204 @@
+"""The federated dataset: one sparse user × item matrix whose rows are partitioned into entities.
+
+Users belong to exactly one entity (SPEC §1: users of different entities are disjoint); the item
+catalogue is shared. Rows are sorted by entity so that ``X[rows_of(h)]`` is a contiguous slice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpfed_core.errors import ConfigError, DataError
+
+ValueKind = Literal["ratings", "counts", "implicit"]
+
+
+@dataclass(frozen=True)
+class FederatedDataset:
+    """A user × item matrix partitioned by entity.
+
+    Attributes
+    ----------
+    X : scipy.sparse.csr_matrix, shape (n_users, n_items), float64
+        Interaction values; absent interactions are structural zeros. Rows sorted by entity.
+    entity_of_user : ndarray of int, shape (n_users,)
+        Index into ``entity_names`` of each row's entity (non-decreasing).
+    entity_names : list of str, length n_entities
+    user_ids : ndarray of str, shape (n_users,)
+        The users' identifiers as given in the source data.
+    item_names : ndarray of str, shape (n_items,)
+        Human-readable item names (movie titles, drug or lab names); equal to the ids if none exist.
+    item_ids : ndarray of str, shape (n_items,)
+    value_kind : {"ratings", "counts", "implicit"}
+        What the values mean. Decides the default observation mode and public bounds.
+    value_max : float
+        The *declared* public upper bound of a single value (e.g. 5 for a 1–5 rating scale). It is
+        part of the data's description, never computed from the private values; DP mechanisms clip to
+        it (SPEC §2).
+    name : str
+        A short description shown in the CLI and the dashboard.
+    notes : list of str
+        What the loader did that a user should know (rows dropped, entities merged, …).
+    """
+
+    X: sp.csr_matrix
+    entity_of_user: np.ndarray
+    entity_names: list[str]
+    user_ids: np.ndarray
+    item_names: np.ndarray
+    item_ids: np.ndarray
+    value_kind: ValueKind = "counts"
+    value_max: float = 1.0
+    name: str = "dataset"
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        X = self.X
+        if not sp.issparse(X):
+            raise DataError("the interaction matrix must be a scipy.sparse matrix")
+        n, m = X.shape
+        if len(self.entity_of_user) != n or len(self.user_ids) != n:
+            raise DataError("entity_of_user and user_ids must have one entry per row of X")
+        if len(self.item_names) != m or len(self.item_ids) != m:
+            raise DataError("item_names and item_ids must have one entry per column of X")
+        if n and np.any(np.diff(self.entity_of_user) < 0):
+            raise DataError("rows of X must be sorted by entity (use FederatedDataset.from_parts)")
+        if not np.isfinite(self.value_max) or self.value_max <= 0:
+            raise ConfigError(f"value_max must be a positive finite number, got {self.value_max!r}")
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_parts(
+        cls,
+        X: sp.spmatrix,
+        entity_labels: np.ndarray,
+        *,
+        user_ids: np.ndarray | None = None,
+        item_ids: np.ndarray | None = None,
+        item_names: np.ndarray | None = None,
+        value_kind: ValueKind = "counts",
+        value_max: float | None = None,
+        name: str = "dataset",
+        notes: list[str] | None = None,
+    ) -> "FederatedDataset":
+        """Build a dataset from a matrix and one entity label per row (any order).
+
+        Rows are stably re-ordered by entity name. ``value_max`` defaults to 5 for ratings and 1
+        for implicit data; for counts it must be given (it is a public bound, not a data statistic).
+        """
+        X = sp.csr_matrix(X, dtype=np.float64)
+        X.sum_duplicates()
+        X.eliminate_zeros()
+        n, m = X.shape
+        labels = np.asarray(entity_labels).astype(str)
+        if labels.shape != (n,):
+            raise DataError(f"need one entity label per user: got {labels.shape[0]} labels for {n} users")
+        names, codes = np.unique(labels, return_inverse=True)
+        order = np.argsort(codes, kind="stable")
+        if value_max is None:
+            if value_kind == "ratings":
+                value_max = 5.0
+            elif value_kind == "implicit":
+                value_max = 1.0
+            else:
+                raise ConfigError(
+                    "count data needs a declared public upper bound per value (value_max), "
+                    "e.g. the most events a single stay can plausibly have; it must not be read off the data"
+                )
+        uid = np.arange(n).astype(str) if user_ids is None else np.asarray(user_ids).astype(str)
+        iid = np.arange(m).astype(str) if item_ids is None else np.asarray(item_ids).astype(str)
+        inames = iid if item_names is None else np.asarray(item_names).astype(str)
+        return cls(
+            X=X[order].tocsr(),
+            entity_of_user=codes[order].astype(np.int64),
+            entity_names=[str(s) for s in names],
+            user_ids=uid[order],
+            item_names=inames,
+            item_ids=iid,
+            value_kind=value_kind,
+            value_max=float(value_max),
+            name=name,
+            notes=list(notes or []),
+        )
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_users(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_items(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def n_entities(self) -> int:
+        return len(self.entity_names)
+
+    def entity_slices(self) -> list[slice]:
+        """Row slice of each entity, in ``entity_names`` order."""
+        bounds = np.searchsorted(self.entity_of_user, np.arange(self.n_entities + 1))
+        return [slice(int(bounds[h]), int(bounds[h + 1])) for h in range(self.n_entities)]
+
+    def entity_index(self, entity: str | int) -> int:
+        """Index of an entity given by name or index, with a helpful error if unknown."""
+        if isinstance(entity, (int, np.integer)):
+            if not 0 <= int(entity) < self.n_entities:
+                raise ConfigError(f"entity index {entity} out of range 0..{self.n_entities - 1}")
+            return int(entity)
+        try:
+            return self.entity_names.index(str(entity))
+        except ValueError:
+            shown = ", ".join(self.entity_names[:10]) + (" …" if self.n_entities > 10 else "")
+            raise ConfigError(f"unknown entity {entity!r}; the entities are: {shown}") from None
+
+    def summary(self) -> list[dict]:
+        """Per-entity counts (users, items used, interactions, density) — counts only."""
+        out = []
+        for h, sl in enumerate(self.entity_slices()):
+            Xh = self.X[sl]
+            n_h = Xh.shape[0]
+            items_used = int(np.count_nonzero(np.diff(Xh.tocsc().indptr)))
+            out.append(
+                {
+                    "entity": self.entity_names[h],
+                    "users": n_h,
+                    "items_used": items_used,
+                    "interactions": int(Xh.nnz),
+                    "density": float(Xh.nnz / max(n_h * self.n_items, 1)),
+                }
+            )
+        return out
+
+    def drop_small_entities(self, min_users: int) -> "FederatedDataset":
+        """Drop entities with fewer than ``min_users`` users, recording what was dropped in ``notes``."""
+        sizes = np.bincount(self.entity_of_user, minlength=self.n_entities)
+        keep_ent = sizes >= min_users
+        if keep_ent.all():
+            return self
+        if not keep_ent.any():
+            raise ConfigError(
+                f"every entity has fewer than {min_users} users; lower the minimum entity size or "
+                "choose a coarser federation key"
+            )
+        keep_rows = keep_ent[self.entity_of_user]
+        dropped = [self.entity_names[h] for h in np.flatnonzero(~keep_ent)]
+        remap = np.cumsum(keep_ent) - 1
+        note = (
+            f"dropped {len(dropped)} entities with fewer than {min_users} users "
+            f"({int((~keep_rows).sum())} users): {', '.join(dropped[:8])}{' …' if len(dropped) > 8 else ''}"
+        )
+        return FederatedDataset(
+            X=self.X[keep_rows].tocsr(),
+            entity_of_user=remap[self.entity_of_user[keep_rows]],
+            entity_names=[n for n, k in zip(self.entity_names, keep_ent) if k],
+            user_ids=self.user_ids[keep_rows],
+            item_names=self.item_names,
+            item_ids=self.item_ids,
+            value_kind=self.value_kind,
+            value_max=self.value_max,
+            name=self.name,
+            notes=[*self.notes, note],
+        )

@@ -1,0 +1,106 @@
+"""Built-in reference methods (SPEC §4): ``central``, ``individual``, ``random-v``, ``popularity``.
+The prototype methods (``kmeans``, ``krandom``, ``dp-prototypes`` …) register through
+:func:`~dpfed_core.methods.registry._register_prototype_methods`.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..federation.messages import SERVER, Message, array_message
+from ..models.factorization import fit_nmf, fit_rows_given
+from ..privacy.ledger import PrivacyLedger
+from .registry import MethodResult, MethodSpec, register_method
+
+
+def _noop(*_a, **_k):
+    return None
+
+
+def _sparse_bytes(X: sp.csr_matrix) -> int:
+    return int(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes)
+
+
+# ---------------------------------------------------------------------------- baselines
+def _fit_central(dataset, train, config, rng, progress):
+    t0 = time.perf_counter()
+    progress("central_start")
+    messages = [
+        Message(1, name, SERVER, "raw training rows", (sl.stop - sl.start, dataset.n_items),
+                _sparse_bytes(train[sl]))
+        for name, sl in zip(dataset.entity_names, dataset.entity_slices())
+    ]
+    U, V, hist = fit_nmf(train, config.rank, config.lam, config.mode, max_iter=config.max_iter, rng=rng)
+    progress("central_done")
+    ledger = PrivacyLedger(math.inf, 0.0)
+    for name in dataset.entity_names:
+        ledger.spend(name, "raw data", "raw training rows (non-private)", math.inf)
+    return MethodResult(U, V, ledger, messages,
+                        {"central_fit": time.perf_counter() - t0}, extra={"history": hist})
+
+
+def _fit_individual(dataset, train, config, rng, progress):
+    t0 = time.perf_counter()
+    U = np.zeros((dataset.n_users, config.rank))
+    Vs = []
+    for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
+        progress("individual_entity", entity=name, index=h, total=dataset.n_entities)
+        U_h, V_h, _ = fit_nmf(train[sl], config.rank, config.lam, config.mode, max_iter=config.max_iter, rng=rng)
+        U[sl] = U_h
+        Vs.append(V_h)
+    # Each entity predicts with its own V_h; a block-diagonal embedding gives one U, V pair that
+    # reproduces exactly U_h V_hᵀ for the entity's rows, so the shared evaluation code applies.
+    r = config.rank
+    H = dataset.n_entities
+    U_big = np.zeros((dataset.n_users, r * H))
+    for h, sl in enumerate(dataset.entity_slices()):
+        U_big[sl, h * r:(h + 1) * r] = U[sl]
+    V_big = np.hstack(Vs)
+    return MethodResult(U_big, V_big, PrivacyLedger(math.inf, 0.0), [],
+                        {"individual_fit": time.perf_counter() - t0}, extra={"item_factors": Vs})
+
+
+def _fit_random_v(dataset, train, config, rng, progress):
+    t0 = time.perf_counter()
+    # Drawn without looking at any data: the floor that local fitting alone reaches.
+    V = rng.uniform(0.0, 1.0, size=(dataset.n_items, config.rank))
+    messages = [array_message(2, SERVER, name, "random item factors V", V) for name in dataset.entity_names]
+    U = np.zeros((dataset.n_users, config.rank))
+    for sl in dataset.entity_slices():
+        U[sl] = fit_rows_given(train[sl], V, config.lam, config.mode)
+    ledger = PrivacyLedger(math.inf, 0.0)  # nothing leaves an entity: no spend at all
+    return MethodResult(U, V, ledger, messages, {"local_fit": time.perf_counter() - t0})
+
+
+def _fit_popularity(dataset, train, config, rng, progress):
+    t0 = time.perf_counter()
+    col_sum = np.asarray(train.sum(axis=0)).ravel()
+    if config.mode == "zero":
+        scores = col_sum / max(train.shape[0], 1)
+    else:
+        col_cnt = np.diff(train.tocsc().indptr)
+        glob = float(train.data.mean()) if train.nnz else 0.0
+        scores = np.where(col_cnt > 0, col_sum / np.maximum(col_cnt, 1), glob)
+    messages = [array_message(1, name, SERVER, "exact item totals", col_sum) for name in dataset.entity_names]
+    ledger = PrivacyLedger(math.inf, 0.0)
+    for name in dataset.entity_names:
+        ledger.spend(name, "item totals", "exact sums (non-private)", math.inf)
+    return MethodResult(np.ones((dataset.n_users, 1)), scores[:, None], ledger, messages,
+                        {"popularity": time.perf_counter() - t0})
+
+
+register_method(MethodSpec("central", _fit_central, "Central MF (pooled)",
+                           "non-private (all raw data pooled at the server)",
+                           "One NMF on every entity's training data pooled: the upper reference."))
+register_method(MethodSpec("individual", _fit_individual, "Individual MF (per entity)",
+                           "no sharing (nothing leaves an entity)",
+                           "An independent NMF per entity, no collaboration."))
+register_method(MethodSpec("random-v", _fit_random_v, "Random V + local fit",
+                           "no data shared (V drawn at random)",
+                           "Item factors drawn without looking at data; only local fitting: the floor."))
+register_method(MethodSpec("popularity", _fit_popularity, "Popularity",
+                           "non-private (exact item totals pooled)",
+                           "Every user gets the pooled item mean (zero mode) or mean rating (observed)."))

@@ -1,0 +1,185 @@
+"""The privacy ledger: one row per mechanism invocation, and the run's proven (ε, δ).
+
+Composition rules (SPEC §3):
+
+* inside an entity, mechanisms compose **sequentially** (basic composition: ε and δ add up);
+* entities hold disjoint users, so across entities they compose in **parallel**: the run is
+  (max_h ε_h, max_h δ_h)-DP with respect to adding or removing one user of one entity;
+* the server's factorisation and round 2 only touch released prototypes or an entity's own data
+  and release nothing, so they are post-processing and cost nothing.
+
+A mechanism never decides on its own how much it may spend: it asks the ledger, which refuses
+(:class:`~dpfed_core.errors.BudgetExceededError`) any spend that would take an entity above the
+requested budget. ``ε = inf`` marks a non-private release (raw data leaves the entity).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from dpfed_core.errors import BudgetExceededError, ConfigError
+
+#: Relative slack for floating-point sums of stage shares (e.g. 0.1 + 0.2 != 0.3).
+_REL_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One mechanism invocation.
+
+    ``sensitivity`` is in the units of the released quantity under the mechanism's norm (L1 for
+    Laplace, L2 for Gaussian, utility range for the exponential mechanism); ``noise_scale`` is the
+    Laplace/Gumbel scale b or the Gaussian σ. ``count`` > 1 records that many identical invocations
+    that were composed into one row (e.g. one Laplace draw per cluster with parallel support).
+    """
+
+    entity: str
+    stage: str
+    mechanism: str
+    epsilon: float
+    delta: float
+    sensitivity: float
+    noise_scale: float
+    note: str = ""
+
+
+def validate_budget(epsilon: float, delta: float) -> None:
+    """Raise a friendly :class:`ConfigError` unless 0 < ε ≤ inf and 0 ≤ δ < 1."""
+    try:
+        epsilon = float(epsilon)
+        delta = float(delta)
+    except (TypeError, ValueError):
+        raise ConfigError(f"ε and δ must be numbers, got ε={epsilon!r}, δ={delta!r}") from None
+    if math.isnan(epsilon) or epsilon <= 0:
+        raise ConfigError(
+            f"ε must be a positive number (or inf for a non-private run), got {epsilon}; "
+            "typical private values are 0.1 to 10"
+        )
+    if math.isnan(delta) or not 0 <= delta < 1:
+        raise ConfigError(f"δ must be in [0, 1), got {delta}; a usual choice is 1e-6 or 1/(10·n)")
+
+
+class PrivacyLedger:
+    """Ledger of one run: every entity gets the same requested budget (ε, δ).
+
+    Parameters
+    ----------
+    epsilon : float
+        Requested ε per entity (and therefore for the run). ``math.inf`` = non-private.
+    delta : float
+        Requested δ per entity.
+
+    Attributes
+    ----------
+    simulation : bool
+        Set by the protocol when the noise was reproducible from the seed (simulation mode): the
+        rows then account for a mechanism whose noise an observer who knows the seed can remove,
+        so the run makes no privacy claim.
+    """
+
+    def __init__(self, epsilon: float, delta: float = 0.0) -> None:
+        validate_budget(epsilon, delta)
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self.rows: list[LedgerRow] = []
+        self.simulation = False
+
+    # ------------------------------------------------------------------ spending
+    def spend(
+        self,
+        entity: str,
+        stage: str,
+        mechanism: str,
+        epsilon: float,
+        delta: float = 0.0,
+        sensitivity: float = math.nan,
+        noise_scale: float = math.nan,
+        note: str = "",
+    ) -> LedgerRow:
+        """Record one invocation, refusing it if the entity's total would exceed the request."""
+        if epsilon < 0 or delta < 0 or math.isnan(epsilon) or math.isnan(delta):
+            raise BudgetExceededError(f"{stage}: a spend must be non-negative, got ε={epsilon}, δ={delta}")
+        eps_h, delta_h = self.spent(entity)
+        if not math.isinf(self.epsilon):
+            if math.isinf(epsilon) or eps_h + epsilon > self.epsilon * (1 + _REL_TOL):
+                raise BudgetExceededError(
+                    f"entity {entity!r}, stage {stage!r}: spending ε={epsilon:.6g} on top of "
+                    f"{eps_h:.6g} exceeds the budget ε={self.epsilon:.6g}"
+                )
+            if delta_h + delta > self.delta * (1 + _REL_TOL) + 1e-300:
+                raise BudgetExceededError(
+                    f"entity {entity!r}, stage {stage!r}: spending δ={delta:.3g} on top of "
+                    f"{delta_h:.3g} exceeds the budget δ={self.delta:.3g}"
+                )
+        row = LedgerRow(entity, stage, mechanism, float(epsilon), float(delta),
+                        float(sensitivity), float(noise_scale), note)
+        self.rows.append(row)
+        return row
+
+    def for_entity(self, entity: str) -> "EntityLedger":
+        """A view that spends on behalf of one entity."""
+        return EntityLedger(self, entity)
+
+    # ------------------------------------------------------------------ accounting
+    def spent(self, entity: str) -> tuple[float, float]:
+        """(ε, δ) spent so far by one entity, by basic sequential composition."""
+        eps = sum(r.epsilon for r in self.rows if r.entity == entity)
+        dlt = sum(r.delta for r in self.rows if r.entity == entity)
+        return eps, min(dlt, 1.0)
+
+    def entities(self) -> list[str]:
+        return list(dict.fromkeys(r.entity for r in self.rows))
+
+    def guarantee(self) -> tuple[float, float]:
+        """The run's proven (ε, δ): parallel composition (max) over entities of their sums."""
+        per = [self.spent(e) for e in self.entities()]
+        if not per:
+            return 0.0, 0.0
+        return max(p[0] for p in per), max(p[1] for p in per)
+
+    @property
+    def is_private(self) -> bool:
+        return math.isfinite(self.guarantee()[0])
+
+    def to_records(self) -> list[dict]:
+        """Ledger rows as plain dicts (JSON-ready; inf is kept as float inf)."""
+        return [asdict(r) for r in self.rows]
+
+    def per_stage(self) -> list[dict]:
+        """Spend per (entity, stage), in first-seen order."""
+        acc: dict[tuple[str, str], list[float]] = {}
+        for r in self.rows:
+            a = acc.setdefault((r.entity, r.stage), [0.0, 0.0, 0])
+            a[0] += r.epsilon
+            a[1] += r.delta
+            a[2] += 1
+        return [
+            {"entity": e, "stage": s, "epsilon": v[0], "delta": v[1], "invocations": int(v[2])}
+            for (e, s), v in acc.items()
+        ]
+
+
+class EntityLedger:
+    """Spending view of a :class:`PrivacyLedger` bound to one entity."""
+
+    def __init__(self, ledger: PrivacyLedger, entity: str) -> None:
+        self.ledger = ledger
+        self.entity = entity
+
+    @property
+    def epsilon(self) -> float:
+        """The entity's whole requested ε."""
+        return self.ledger.epsilon
+
+    @property
+    def delta(self) -> float:
+        return self.ledger.delta
+
+    def remaining(self) -> tuple[float, float]:
+        eps, dlt = self.ledger.spent(self.entity)
+        return self.ledger.epsilon - eps, self.ledger.delta - dlt
+
+    def spend(self, stage: str, mechanism: str, epsilon: float, delta: float = 0.0,
+              sensitivity: float = math.nan, noise_scale: float = math.nan, note: str = "") -> LedgerRow:
+        return self.ledger.spend(self.entity, stage, mechanism, epsilon, delta,
+                                 sensitivity, noise_scale, note)

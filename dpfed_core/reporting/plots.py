@@ -1,0 +1,245 @@
+"""Plotly figure builders shared by the dashboard and reports.
+
+Figures set no template and keep transparent backgrounds, so Streamlit's theme (light or dark)
+or a report's template decides colours of text and grid; the data colours below are mid-luminance
+so they read on both white and near-black backgrounds.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+#: Qualitative palette readable on light and dark backgrounds (mid-luminance, colour-blind aware).
+PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6",
+           "#9D755D", "#BAB0AC", "#EECA3B"]
+SEQUENTIAL = "Viridis"
+#: Where ∞ is drawn on a log-ε axis: this many decades right of the largest finite ε.
+INF_OFFSET_DECADES = 0.6
+
+
+def _base_layout(fig: go.Figure, title: str | None = None, height: int | None = None,
+                 legend_rows: int = 1) -> go.Figure:
+    """Shared layout: transparent background, horizontal legend above the plot (below the title),
+    with room reserved for ``legend_rows`` rows of legend so the two never overlap."""
+    top = (45 if title else 10) + (24 * legend_rows if fig.data and len(fig.data) > 1 else 0)
+    fig.update_layout(
+        title=dict(text=title, x=0, xanchor="left", y=0.99, yanchor="top") if title else None,
+        height=(height or 400) + top,
+        margin=dict(l=10, r=10, t=top + 10, b=10),
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
+    )
+    return fig
+
+
+def _short(names: Iterable[str], n: int = 28) -> list[str]:
+    return [s if len(s) <= n else s[: n - 1] + "…" for s in map(str, names)]
+
+
+def _dedupe(labels: list[str]) -> list[str]:
+    """Plotly merges identical category labels; keep truncated duplicates apart."""
+    seen: dict[str, int] = {}
+    out = []
+    for s in labels:
+        c = seen.get(s, 0)
+        seen[s] = c + 1
+        out.append(s if c == 0 else f"{s} ({c + 1})")
+    return out
+
+
+# ------------------------------------------------------------------------------ heatmaps
+def prototype_heatmap(P: np.ndarray, item_names: Sequence[str], columns: np.ndarray | None = None,
+                      title: str | None = None, value_max: float | None = None) -> go.Figure:
+    """What one entity sent the server: its k prototypes (rows) over the items (columns) with the
+    largest mass, labelled by item name."""
+    P = np.asarray(P, dtype=float)
+    if columns is None:
+        columns = np.argsort(-np.abs(P).sum(axis=0), kind="stable")[: min(30, P.shape[1])]
+    names = np.asarray(item_names)[columns]
+    Z = P[:, columns]
+    fig = go.Figure(go.Heatmap(
+        z=Z, x=_dedupe(_short(names)), y=[f"prototype {i + 1}" for i in range(P.shape[0])],
+        colorscale=SEQUENTIAL, zmin=0, zmax=value_max if value_max else None,
+        customdata=np.broadcast_to(np.asarray(names, dtype=object)[None, :], Z.shape),
+        hovertemplate="%{y}<br>%{customdata}<br>value %{z:.3f}<extra></extra>",
+        colorbar=dict(title="value"),
+    ))
+    fig.update_yaxes(autorange="reversed")
+    fig.update_xaxes(tickangle=-45)
+    return _base_layout(fig, title, height=max(300, 26 * P.shape[0] + 150))
+
+
+def factor_heatmap(V: np.ndarray, item_names: Sequence[str], n_items: int = 40,
+                   title: str | None = None) -> go.Figure:
+    """V (items × latent factors) for the items with the largest loadings."""
+    V = np.asarray(V, dtype=float)
+    rows = np.argsort(-V.sum(axis=1), kind="stable")[: min(n_items, V.shape[0])]
+    names = np.asarray(item_names)[rows]
+    fig = go.Figure(go.Heatmap(
+        z=V[rows], y=_dedupe(_short(names, 36)), x=[f"factor {f + 1}" for f in range(V.shape[1])],
+        colorscale=SEQUENTIAL, zmin=0,
+        hovertemplate="%{y}<br>%{x}: %{z:.3f}<extra></extra>", colorbar=dict(title="loading"),
+    ))
+    fig.update_yaxes(autorange="reversed")
+    return _base_layout(fig, title, height=max(300, 60 + 16 * len(rows)))
+
+
+# ------------------------------------------------------------------------------ bars
+def metric_bars(df: pd.DataFrame, metric: str, title: str | None = None,
+                methods: Sequence[str] | None = None, labels: dict[str, str] | None = None) -> go.Figure:
+    """Grouped bars of one metric per entity (and 'overall') for each method.
+
+    ``df`` is :func:`dpfed_core.ui.engine.metrics_frame`: columns method, entity, <metric>.
+    """
+    methods = list(methods) if methods is not None else list(dict.fromkeys(df["method"]))
+    entities = list(dict.fromkeys(df["entity"]))
+    if "overall" in entities:  # overall last, visually apart
+        entities = [e for e in entities if e != "overall"] + ["overall"]
+    fig = go.Figure()
+    for i, m in enumerate(methods):
+        d = df[df["method"] == m].set_index("entity").reindex(entities)
+        fig.add_bar(x=entities, y=d[metric], name=(labels or {}).get(m, m),
+                    marker_color=PALETTE[i % len(PALETTE)],
+                    hovertemplate=f"{m}<br>%{{x}}: %{{y:.4f}}<extra></extra>")
+    fig.update_layout(barmode="group", xaxis_title="entity", yaxis_title=metric)
+    return _base_layout(fig, title, height=380, legend_rows=1 + len(methods) // 6)
+
+
+def privacy_stage_bars(per_stage: list[dict], title: str | None = None) -> go.Figure:
+    """Stacked ε per stage for each entity (the budget split as actually spent)."""
+    df = pd.DataFrame(per_stage)
+    fig = go.Figure()
+    if df.empty:
+        return _base_layout(fig, title)
+    df = df[np.isfinite(df["epsilon"].astype(float))]
+    for i, stage in enumerate(dict.fromkeys(df["stage"])):
+        d = df[df["stage"] == stage]
+        fig.add_bar(x=d["entity"], y=d["epsilon"], name=stage, marker_color=PALETTE[i % len(PALETTE)],
+                    hovertemplate=f"{stage}<br>%{{x}}: ε = %{{y:.4g}}<extra></extra>")
+    fig.update_layout(barmode="stack", xaxis_title="entity", yaxis_title="ε spent")
+    return _base_layout(fig, title, height=340, legend_rows=1 + len(fig.data) // 7)
+
+
+# ------------------------------------------------------------------------------ trade-off
+def _eps_x(eps: np.ndarray, inf_x: float) -> np.ndarray:
+    return np.where(np.isinf(eps), inf_x, eps)
+
+
+def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
+                   references: Sequence[str] = (), crossing: float | None = None,
+                   labels: dict[str, str] | None = None, title: str | None = None,
+                   metric_label: str | None = None) -> go.Figure:
+    """Mean ± sd of ``metric`` against ε (log axis) for the swept method, with ∞ drawn as a separate
+    point right of the finite grid, each reference method as a horizontal line (mean) with its
+    ± sd band, and the crossing ε marked.
+
+    ``table``: rows of :func:`dpfed_core.evaluation.experiments.sweep_table` (method, epsilon, mean, sd, n).
+    """
+    labels = labels or {}
+    d = table[table["method"] == method].sort_values("epsilon")
+    eps = d["epsilon"].to_numpy(dtype=float)
+    finite = eps[np.isfinite(eps)]
+    lo_f = float(finite.min()) if len(finite) else 1.0
+    hi_f = float(finite.max()) if len(finite) else 1.0
+    inf_x = hi_f * 10 ** INF_OFFSET_DECADES
+    x_min = lo_f / 10 ** 0.25
+    x_max = inf_x * 10 ** 0.25
+    fig = go.Figure()
+
+    # references: horizontal mean line with a light sd band across the whole axis
+    for i, ref in enumerate(references):
+        r = table[table["method"] == ref]
+        if r.empty:
+            continue
+        mean, sd = float(r["mean"].iloc[0]), float(r["sd"].iloc[0])
+        color = PALETTE[(i + 1) % len(PALETTE)]
+        name = labels.get(ref, ref)
+        if sd > 0:
+            fig.add_trace(go.Scatter(
+                x=[x_min, x_max, x_max, x_min], y=[mean - sd, mean - sd, mean + sd, mean + sd],
+                fill="toself", fillcolor=_rgba(color, 0.08), line=dict(width=0), hoverinfo="skip", mode="lines",
+                showlegend=False, legendgroup=ref))
+        fig.add_trace(go.Scatter(
+            x=[x_min, x_max], y=[mean, mean], mode="lines", name=f"{name}",
+            line=dict(color=color, dash="dash", width=2), legendgroup=ref,
+            hovertemplate=f"{name}: %{{y:.4f}} ± {sd:.4f}<extra></extra>"))
+
+    color = PALETTE[0]
+    name = labels.get(method, method)
+    fin = d[np.isfinite(d["epsilon"])]
+    if not fin.empty:
+        x = fin["epsilon"].to_numpy(float)
+        m = fin["mean"].to_numpy(float)
+        s = fin["sd"].to_numpy(float)
+        fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[m + s, (m - s)[::-1]], fill="toself", mode="lines",
+                                 fillcolor=_rgba(color, 0.25), line=dict(width=0), hoverinfo="skip",
+                                 showlegend=False, legendgroup=method))
+        fig.add_trace(go.Scatter(x=x, y=m, mode="lines+markers", name=f"{name} (mean ± sd)",
+                                 line=dict(color=color, width=3), legendgroup=method,
+                                 customdata=s, hovertemplate="ε = %{x:g}<br>%{y:.4f} ± %{customdata:.4f}<extra></extra>"))
+    inf_row = d[np.isinf(d["epsilon"])]
+    if not inf_row.empty:
+        m_inf, s_inf = float(inf_row["mean"].iloc[0]), float(inf_row["sd"].iloc[0])
+        fig.add_trace(go.Scatter(
+            x=[inf_x], y=[m_inf], mode="markers", name=f"{name}, ε = ∞ (non-private)",
+            marker=dict(color=color, size=12, symbol="diamond", line=dict(width=1, color="#888")),
+            error_y=dict(type="data", array=[s_inf], visible=True, color=color),
+            legendgroup=method, hovertemplate=f"ε = ∞<br>%{{y:.4f}} ± {s_inf:.4f}<extra></extra>"))
+        if len(finite):
+            fig.add_vline(x=hi_f * 10 ** (INF_OFFSET_DECADES / 2), line=dict(color="#888", dash="dot", width=1))
+
+    if crossing is not None:
+        cx = inf_x if math.isinf(crossing) else crossing
+        fig.add_vline(x=cx, line=dict(color="#E45756", width=2))
+        # inside the plot, left of the line: above it sits the legend
+        fig.add_annotation(x=math.log10(cx), y=0.98, yref="paper", xref="x", showarrow=False,
+                           text=f"crossing ε = {'∞' if math.isinf(crossing) else f'{crossing:g}'}",
+                           font=dict(color="#E45756"), yanchor="top", xanchor="right",
+                           bgcolor="rgba(0,0,0,0)")
+
+    ticks = sorted(set(finite.tolist()))
+    fig.update_xaxes(type="log", range=[math.log10(x_min), math.log10(x_max)],
+                     tickvals=ticks + [inf_x], ticktext=[f"{t:g}" for t in ticks] + ["∞"],
+                     title="ε per entity (log scale; ∞ = non-private)")
+    fig.update_yaxes(title=metric_label or metric)
+    # one legend row per ~2 entries at the widths of a half-page column
+    return _base_layout(fig, title, height=420, legend_rows=(len(references) + 3) // 2)
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+# ------------------------------------------------------------------------------ diagram
+def protocol_dot(n_entities: int = 3, names: Sequence[str] | None = None, k: str = "k",
+                 rank: str = "ℓ") -> str:
+    """Graphviz DOT source of the two rounds: entities send prototypes, the server returns V.
+
+    Neutral grey lines and transparent background so it reads in light and dark themes.
+    """
+    names = list(names or [f"Entity {i + 1}" for i in range(n_entities)])[:4]
+    lines = [
+        "digraph G {",
+        '  rankdir=LR; bgcolor="transparent"; nodesep=0.35; ranksep=1.4;',
+        '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11, '
+        'color="#888888", fontcolor="#222222"];',
+        '  edge [fontname="Helvetica", fontsize=10, color="#888888", fontcolor="#888888"];',
+        '  server [label="Server\\nstacks P = [P₁; …; P_H]\\nfits P ≈ W Vᵀ (NMF)\\nno privacy cost", '
+        'fillcolor="#F58518"];',
+    ]
+    for i, n in enumerate(names):
+        lines.append(f'  e{i} [label="{n}\\nprivate data X_{i + 1}\\n(never leaves)\\n'
+                     f'fits U_{i + 1} locally", fillcolor="#72B7B2"];')
+        lines.append(f'  e{i} -> server [label="Round 1: {k} DP prototypes P_{i + 1}", color="#4C78A8", '
+                     'fontcolor="#4C78A8", penwidth=2];')
+        lines.append(f'  server -> e{i} [label="Round 2: item factors V", color="#54A24B", '
+                     'fontcolor="#54A24B", penwidth=2, style=dashed];')
+    lines.append("}")
+    return "\n".join(lines)

@@ -1,0 +1,757 @@
+"""A self-contained HTML compliance report of one federation run (issue 7).
+
+Built only from the JSON result documents (:mod:`dpfed_core.evaluation.experiments`, :mod:`dpfed_core.audit.membership`),
+so it can be produced from files (``python -m dpfed_core report``) as well as from the dashboard.
+The file has inline CSS and one inline copy of plotly.js: it opens offline and fetches nothing.
+
+Sections (each an ``<section id=…>``; the ids are stable and tested):
+
+``summary``     what was run, the proven (ε, δ), date, version;
+``scope``       what the guarantee covers and what it does not — every statement true of the
+                engine: user-level DP per entity, users assumed disjoint across entities, server
+                and round 2 are post-processing, which numbers are released and which are computed
+                on private data for the analyst only, non-private methods labelled;
+``data``        per-entity counts (users, test users, items used, interactions) — counts only;
+``parameters``  every configuration value, the method's own parameters, the data's public bounds;
+``privacy``     the ledger (one row per mechanism invocation) and ε per stage;
+``messages``    the message log: what crossed each entity's boundary, shapes and bytes;
+``utility``     the metrics of the run next to the comparison methods, with each one's privacy model;
+``tradeoff``    the privacy–utility sweep (if given): chart, table, crossing ε;
+``audit``       the membership-inference audit (if given): empirical ε lower bounds vs claimed ε,
+                ROC curves, AUC, TPR at low FPR;
+``provenance``  SHA-256 of the source documents, generation date and ``dpfed_core.__version__``.
+
+CLI::
+
+    python -m dpfed_core run   --data sample:clinic --method dp-prototypes --epsilon 1 --k 10 \\
+        --compare central,individual,random-v,popularity,kmeans --out r.json
+    python -m dpfed_core sweep --data sample:clinic --method dp-prototypes --k 10 --out s.json
+    python -m dpfed_core audit --data sample:clinic --entity 0 --out a.json
+    python -m dpfed_core report --run r.json --sweep s.json --audit a.json --out report.html
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import html
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from dpfed_core import __version__
+from dpfed_core.errors import ConfigError, DataError
+
+#: Section ids in page order (the e2e test and the dashboard rely on them).
+SECTIONS = ("summary", "scope", "data", "parameters", "privacy", "messages", "utility", "tradeoff",
+            "audit", "provenance")
+SECTION_TITLES = {
+    "summary": "Summary",
+    "scope": "Scope of the guarantee",
+    "data": "Data summary per entity",
+    "parameters": "Parameters",
+    "privacy": "Privacy ledger and proven guarantee",
+    "messages": "Message log: what left each entity",
+    "utility": "Utility against the comparison methods",
+    "tradeoff": "Privacy–utility trade-off",
+    "audit": "Empirical privacy audit (membership inference)",
+    "provenance": "Provenance",
+}
+METRICS = ("mar", "test_rmse", "train_rmse", "precision_at_10", "recall_at_10", "ndcg_at_10")
+METRIC_LABELS = {
+    "mar": "MAR (↓)", "test_rmse": "test RMSE (↓)", "train_rmse": "train RMSE (↓)",
+    "precision_at_10": "precision@10 (↑)", "recall_at_10": "recall@10 (↑)", "ndcg_at_10": "NDCG@10 (↑)",
+}
+
+ANALYST_ONLY = ("analyst only", "Computed on the entities' private data for the analyst's eyes only. "
+                "Not released by the protocol; do not publish without separate protection.")
+RELEASED = ("released", "Left the entity in the protocol (the only data-derived output the server sees).")
+PUBLIC = ("public", "Parameters and accounting: chosen by the user, not computed from private data.")
+
+CSS = """
+:root { --fg:#1d2330; --muted:#5b6475; --line:#d9dee7; --bg:#ffffff; --soft:#f4f6fa;
+        --ok:#1f7a3e; --bad:#b3261e; --warn:#8a5a00; --accent:#2f5d9b; }
+* { box-sizing: border-box; }
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
+       background: var(--bg); margin: 0; }
+main { max-width: 1120px; margin: 0 auto; padding: 24px 28px 60px; }
+h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 20px; margin: 0 0 10px;
+     border-bottom: 2px solid var(--line); padding-bottom: 6px; } h3 { font-size: 16px; margin: 18px 0 6px; }
+section { margin: 28px 0; }
+p, li { max-width: 900px; } .muted { color: var(--muted); } .small { font-size: 13px; }
+table { border-collapse: collapse; margin: 8px 0 12px; font-size: 13px; width: auto; max-width: 100%; }
+th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: var(--soft); font-weight: 600; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.scroll { overflow-x: auto; max-height: 520px; overflow-y: auto; }
+.badge { display: inline-block; font-size: 11px; font-weight: 700; letter-spacing: .04em;
+         text-transform: uppercase; padding: 2px 8px; border-radius: 10px; margin-left: 8px;
+         vertical-align: middle; border: 1px solid currentColor; }
+.b-analyst { color: var(--warn); } .b-released { color: var(--accent); } .b-public { color: var(--muted); }
+.callout { border-left: 4px solid var(--accent); background: var(--soft); padding: 10px 14px; margin: 10px 0; }
+.callout.bad { border-color: var(--bad); } .callout.ok { border-color: var(--ok); }
+.verdict-ok { color: var(--ok); font-weight: 600; } .verdict-bad { color: var(--bad); font-weight: 700; }
+.kv td:first-child { font-weight: 600; background: var(--soft); }
+nav ol { columns: 2; font-size: 14px; } header { border-bottom: 3px solid var(--fg); padding-bottom: 10px; }
+.fig { margin: 8px 0 16px; }
+@media print { .scroll { max-height: none; overflow: visible; } nav { display: none; } }
+"""
+
+
+# ================================================================================= helpers
+def _f(x: Any) -> float:
+    """A number from a document value (JSON writes inf as "inf" and NaN as null)."""
+    if x is None:
+        return math.nan
+    if isinstance(x, str):
+        t = x.strip().lower()
+        if t in ("inf", "∞", "infinity"):
+            return math.inf
+        if t == "-inf":
+            return -math.inf
+        try:
+            return float(t)
+        except ValueError:
+            return math.nan
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def fmt_num(x: Any, digits: int = 4) -> str:
+    """How every number appears in the report: ∞, — for missing, ints as is, else ``digits``
+    significant digits."""
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return str(x)
+    v = _f(x)
+    if math.isnan(v):
+        return "—" if x is None or not isinstance(x, str) else html.escape(str(x))
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    if v == int(v) and abs(v) < 1e15 and not isinstance(x, float):
+        return str(int(v))
+    return f"{v:.{digits}g}"
+
+
+def fmt_eps(x: Any) -> str:
+    v = _f(x)
+    return "∞ (non-private)" if math.isinf(v) else fmt_num(v)
+
+
+def _esc(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        return f"<td>{_esc(' × '.join(str(s) for s in v))}</td>"
+    if isinstance(v, dict):
+        return f"<td><code>{_esc(json.dumps(v, ensure_ascii=False))}</code></td>"
+    if isinstance(v, bool) or v is None:
+        return f"<td>{fmt_num(v) if v is not None else '—'}</td>"
+    if isinstance(v, (int, float)) or (isinstance(v, str) and v.strip().lower() in ("inf", "-inf")):
+        return f"<td class='num'>{fmt_num(v)}</td>"
+    return f"<td>{_esc(v)}</td>"
+
+
+def html_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] | None = None,
+               cls: str = "", scroll: bool = False, raw: Iterable[str] = ()) -> str:
+    """An HTML table of ``rows`` with ``columns`` = [(key, header)] (all keys if None). Values are
+    escaped, except keys listed in ``raw`` (already-safe HTML)."""
+    rows = list(rows)
+    if columns is None:
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        columns = [(k, k) for k in keys]
+    raw = set(raw)
+    head = "".join(f"<th>{_esc(h)}</th>" for _, h in columns)
+    body = []
+    for r in rows:
+        cells = "".join(f"<td>{r.get(k, '')}</td>" if k in raw else _cell(r.get(k)) for k, _ in columns)
+        body.append(f"<tr>{cells}</tr>")
+    if not body:
+        body.append(f"<tr><td colspan='{len(columns)}' class='muted'>none</td></tr>")
+    t = f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return f"<div class='scroll'>{t}</div>" if scroll else t
+
+
+def _badge(kind: tuple[str, str]) -> str:
+    name, title = kind
+    return f"<span class='badge b-{name.split()[0]}' title='{_esc(title)}'>{_esc(name)}</span>"
+
+
+def _section(sid: str, body: str, badges: Sequence[tuple[str, str]] = ()) -> str:
+    b = "".join(_badge(k) for k in badges)
+    return (f"<section id='{sid}' data-section='{sid}'><h2>{_esc(SECTION_TITLES[sid])}{b}</h2>\n"
+            f"{body}\n</section>")
+
+
+def _fig_html(fig, div_id: str, height: int = 440) -> str:
+    return "<div class='fig'>" + fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
+                                             default_height=f"{height}px",
+                                             config={"displaylogo": False, "responsive": True}) + "</div>"
+
+
+def load_doc(path: str | Path) -> dict:
+    """Read a JSON result document with a clear error if it is missing or not one."""
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"no such result document: {p}")
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"{p} is not a JSON result document ({exc})") from None
+
+
+def _sha(doc: dict | None) -> str:
+    if doc is None:
+        return "—"
+    from dpfed_core.evaluation.experiments import json_safe
+
+    return hashlib.sha256(json.dumps(json_safe(doc), sort_keys=True).encode()).hexdigest()
+
+
+def _privacy_model(doc: dict) -> str:
+    m = doc.get("method") or {}
+    return str(m.get("privacy_model") or doc.get("privacy", {}).get("label", ""))
+
+
+def _is_private(doc: dict) -> bool:
+    p = doc.get("privacy") or {}
+    return bool(p.get("private")) and math.isfinite(_f(p.get("epsilon")))
+
+
+# ================================================================================= figures
+def _palette() -> list[str]:
+    try:
+        from dpfed_core.reporting.plots import PALETTE
+
+        return list(PALETTE)
+    except ImportError:  # pragma: no cover
+        return ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6"]
+
+
+def _layout(fig, title: str | None = None, height: int = 420, legend_inside: bool = False):
+    legend = (dict(orientation="v", yanchor="bottom", y=0.02, xanchor="right", x=0.99,
+                   bgcolor="rgba(255,255,255,0.75)", bordercolor="#ccc", borderwidth=1)
+              if legend_inside else dict(orientation="h", yanchor="top", y=-0.18, xanchor="left", x=0))
+    fig.update_layout(title=dict(text=title, x=0, xanchor="left") if title else None, height=height,
+                      margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+                      paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)", legend=legend)
+    return fig
+
+
+def _run_label(r: dict) -> str:
+    eps = _f(r["requested_epsilon"])
+    if r.get("private") or (math.isfinite(eps) and r["method"] not in ("kmeans", "krandom")):
+        return f"{r['method']} ε={fmt_num(eps)}" if math.isfinite(eps) else f"{r['method']} ε=∞ (non-private limit)"
+    return f"{r['method']} (non-private)"
+
+
+def audit_roc_figure(audit_doc: dict, target: str | None = None, attack: str = "distance",
+                     title: str | None = None):
+    """ROC curves of one attack on one target, one curve per (method, ε), with the chance diagonal.
+
+    ``target`` is a target name or kind (default: the first target of the document)."""
+    import plotly.graph_objects as go
+
+    rows = [r for r in audit_doc["results"] if r["attack"] == attack]
+    if not rows:
+        rows = list(audit_doc["results"])
+    names = list(dict.fromkeys(r["target"] for r in rows))
+    if target is not None:
+        names = [n for n in names if n == target or any(r["target"] == n and r["target_kind"] == target for r in rows)] or names
+    chosen = names[0] if names else None
+    pal = _palette()
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (AUC 0.5)",
+                             line=dict(color="#999", dash="dot"), hoverinfo="skip"))
+    for i, r in enumerate(r for r in rows if r["target"] == chosen):
+        lab = _run_label(r)
+        fig.add_trace(go.Scatter(
+            x=r["roc"]["fpr"], y=r["roc"]["tpr"], mode="lines", line=dict(color=pal[i % len(pal)], width=2,
+                                                                          shape="hv"),
+            name=f"{lab} — AUC {_f(r['auc']):.3f}",
+            hovertemplate=f"{lab}<br>FPR %{{x:.3f}}<br>TPR %{{y:.3f}}<extra></extra>"))
+    fig.update_xaxes(title="false-positive rate (OUT runs flagged IN)", range=[0, 1])
+    fig.update_yaxes(title="true-positive rate (IN runs flagged IN)", range=[0, 1.02])
+    return _layout(fig, title or f"ROC — {chosen} — attack: {attack}", height=480, legend_inside=True)
+
+
+def audit_epsilon_figure(audit_doc: dict, title: str | None = None):
+    """Empirical ε lower bound (strongest attack and target) against the claimed ε, log-ε axis with ∞
+    drawn right of the grid, the line ε_lb = claimed ε, and the ceiling the run count can certify."""
+    import plotly.graph_objects as go
+
+    summ = audit_doc["summary"]
+    pal = _palette()
+    claimed = [_f(r["epsilon"]) for r in summ]
+    finite = [c for c in claimed if math.isfinite(c)] or [1.0]
+    lo, hi = min(finite), max(finite)
+    inf_x = hi * 10 ** 0.6
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[lo / 1.5, hi * 1.5], y=[lo / 1.5, hi * 1.5], mode="lines",
+                             name="claimed ε (a bound above this line = violation)",
+                             line=dict(color="#E45756", dash="dash")))
+    cap = max((_f(r.get("max_certifiable_epsilon")) for r in summ), default=math.nan)
+    if math.isfinite(cap):
+        fig.add_trace(go.Scatter(x=[lo / 1.5, inf_x * 1.3], y=[cap, cap], mode="lines",
+                                 name=f"most these runs can certify ({cap:.2f})",
+                                 line=dict(color="#999", dash="dot")))
+    for i, m in enumerate(dict.fromkeys(r["method"] for r in summ)):
+        color = pal[i % len(pal)]
+        pts = [r for r in summ if r["method"] == m]
+        # finite claims joined by a line; ε = ∞ (no guarantee) drawn apart as a diamond
+        for part, is_inf in (([r for r in pts if math.isfinite(_f(r["epsilon"]))], False),
+                             ([r for r in pts if not math.isfinite(_f(r["epsilon"]))], True)):
+            if not part:
+                continue
+            fig.add_trace(go.Scatter(
+                x=[inf_x if is_inf else _f(r["epsilon"]) for r in part], y=[_f(r["epsilon_lb"]) for r in part],
+                mode="lines+markers" if len(part) > 1 else "markers",
+                name=m if not is_inf or len(pts) == 1 else f"{m}, ε = ∞", legendgroup=m,
+                marker=dict(size=12 if is_inf else 10, color=color, symbol="diamond" if is_inf else "circle"),
+                line=dict(color=color),
+                customdata=[[fmt_eps(r["epsilon"]), _f(r["auc"]), r["epsilon_lb_target"]] for r in part],
+                hovertemplate=f"{m}<br>claimed ε %{{customdata[0]}}<br>ε lower bound %{{y:.3f}}"
+                              "<br>AUC %{customdata[1]:.3f}<br>%{customdata[2]}<extra></extra>"))
+    ticks = sorted(set(finite))
+    fig.update_xaxes(type="log", tickvals=ticks + [inf_x], ticktext=[fmt_num(t) for t in ticks] + ["∞"],
+                     title="claimed ε per entity (log; ∞ = non-private)")
+    fig.update_yaxes(title="empirical ε lower bound", rangemode="tozero")
+    return _layout(fig, title, height=460)
+
+
+# ================================================================================= sections
+def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) -> str:
+    p = run.get("privacy", {})
+    ds = run.get("dataset", {})
+    m = run.get("method", {})
+    cfg = run.get("config", {})
+    if _is_private(run):
+        g = (f"<div class='callout ok'><b>Proven guarantee: ({fmt_num(p.get('epsilon'))}, "
+             f"{fmt_num(p.get('delta'))})-differential privacy</b> for every user of every entity "
+             f"(user-level, per entity; requested ε = {fmt_eps(p.get('requested_epsilon'))}, "
+             f"δ = {fmt_num(p.get('requested_delta'))}). Computed from the ledger below.</div>")
+    else:
+        g = (f"<div class='callout bad'><b>NOT PRIVATE.</b> {_esc(p.get('label', 'non-private'))}. "
+             "No differential-privacy guarantee holds for this run.</div>")
+    rows = [
+        {"k": "dataset", "v": ds.get("name", "—")},
+        {"k": "entities / users / items", "v": f"{fmt_num(ds.get('n_entities'))} / {fmt_num(ds.get('n_users'))} / {fmt_num(ds.get('n_items'))}"},
+        {"k": "method", "v": f"{m.get('name', cfg.get('method', '—'))} — {m.get('label', '')}"},
+        {"k": "privacy model", "v": _privacy_model(run)},
+        {"k": "run created", "v": run.get("created", "—")},
+        {"k": "report generated", "v": generated},
+        {"k": "dpfed version", "v": f"{__version__} (run made with {run.get('version', '—')})"},
+        {"k": "included", "v": ", ".join(["run"] + (["sweep"] if sweep else []) + (["audit"] if audit else []))},
+    ]
+    nav = "".join(f"<li><a href='#{s}'>{_esc(SECTION_TITLES[s])}</a></li>" for s in SECTIONS)
+    return _section("summary", g + html_table(rows, [("k", "item"), ("v", "value")], cls="kv")
+                    + f"<nav><ol>{nav}</ol></nav>", [PUBLIC])
+
+
+def _scope(run: dict) -> str:
+    cfg = run.get("config", {})
+    weighting = cfg.get("server_weighting", "none") == "counts"
+    private = _is_private(run)
+    eps = fmt_num(run.get("privacy", {}).get("epsilon"))
+    released = [
+        ("Round 1, entity → server", "k prototypes per entity (k × items)"
+         + (" and their noisy cluster sizes (server weighting = counts)" if weighting else ""),
+         "released" + ("" if private else " — NON-PRIVATE for this method")),
+        ("Round 2, server → entity", "item factors V (items × rank), computed from the prototypes only",
+         "released (post-processing: no extra privacy cost)"),
+        ("Round 2 inside each entity", "user factors U_h and predictions", "never leave the entity"),
+        ("This report: data summary", "user, test-user, item and interaction counts", "analyst only (exact, private)"),
+        ("This report: utility metrics", "RMSE, MAR, precision/recall/NDCG on held-out entries",
+         "analyst only (computed on private data)"),
+        ("This report: audit", "attack success rates on the entity's own data", "analyst only (computed on private data)"),
+        ("This report: ledger, parameters, message sizes", "ε, δ, sensitivities, noise scales, shapes, bytes",
+         "public (from parameters, not from data values)"),
+    ]
+    items = [
+        "<b>Privacy unit: one user of one entity.</b> The guarantee is user-level: it covers all of a "
+        "user's row at once. Neighbouring datasets differ by adding or removing one user "
+        "(unbounded DP).",
+        f"<b>Per entity, parallel across entities.</b> Each entity's release is ({eps}, δ)-DP for its own "
+        "users (sequential composition of the stages in the ledger); entities hold disjoint users, so "
+        "the run as a whole is (max ε, max δ)-DP.",
+        "<b>Users are assumed disjoint across entities.</b> The engine cannot link people across "
+        "entities: a patient seen by two hospitals is two users, each protected at ε, so that person's "
+        "combined protection is only 2ε (k hospitals: k·ε).",
+        "<b>The server and round 2 are post-processing.</b> The server fits V from the released "
+        "prototypes (and released noisy cluster sizes, if the run uses them) only; round 2 fits each "
+        "entity's users locally with V fixed and sends nothing back. "
+        "Neither costs privacy and neither can weaken the guarantee.",
+        "<b>Bounds are public parameters.</b> Value bound, row norm and support are set by the user "
+        "(defaults from the data's declared scale), never read off the private values; values are "
+        "clipped before any aggregate.",
+        "<b>Analyst-only numbers.</b> Counts, utility metrics and audit results on this page are "
+        "computed on private data, exactly and without noise. They are for the analyst's eyes and are "
+        "not covered by the guarantee if published.",
+        "<b>Non-private methods are labelled non-private</b> (ε = ∞): k-means and k-random prototypes "
+        "send exact cluster means or raw rows; central MF and popularity pool raw data or exact totals.",
+        "<b>The audit is a lower bound, not a proof.</b> The proof is the ledger; an empirical lower "
+        "bound above the claimed ε would reveal a bug.",
+    ]
+    if not private:
+        items.insert(0, "<b class='verdict-bad'>This run is non-private:</b> the statements about the DP "
+                        "guarantee describe the protocol, not this run's method.")
+    body = "<ul>" + "".join(f"<li>{s}</li>" for s in items) + "</ul>"
+    body += "<h3>What is released and what is not</h3>" + html_table(
+        [{"what": a, "content": b, "status": c} for a, b, c in released],
+        [("what", "where"), ("content", "content"), ("status", "status")])
+    return _section("scope", body, [PUBLIC])
+
+
+def _data(run: dict, data_summary: list[dict] | None) -> str:
+    ents = {e["name"]: e for e in run.get("entities", [])}
+    rows = []
+    if data_summary:
+        for s in data_summary:
+            name = s.get("entity", s.get("name"))
+            rows.append({"entity": name, "users": s.get("users", s.get("n_users")),
+                         "test users": ents.get(name, {}).get("n_test_users"),
+                         "items used": s.get("items_used"), "interactions": s.get("interactions")})
+    else:
+        for name, e in ents.items():
+            rows.append({"entity": name, "users": e.get("n_users"), "test users": e.get("n_test_users"),
+                         "items used": None, "interactions": None})
+    ds = run.get("dataset", {})
+    body = (f"<p>{_esc(ds.get('name', ''))}: {fmt_num(ds.get('n_users'))} users × "
+            f"{fmt_num(ds.get('n_items'))} items, {fmt_num(ds.get('n_interactions'))} interactions in "
+            f"{fmt_num(ds.get('n_entities'))} entities; values: {_esc(ds.get('value_kind', '—'))}, "
+            f"declared public bound {fmt_num(ds.get('value_max'))}.</p>")
+    body += html_table(rows, [("entity", "entity"), ("users", "users"), ("test users", "test users"),
+                              ("items used", "items used"), ("interactions", "interactions")], scroll=True)
+    if not data_summary:
+        body += ("<p class='muted small'>Items used and interactions per entity are not in the run "
+                 "document; build the report with the dataset to include them.</p>")
+    notes = ds.get("notes") or []
+    if notes:
+        body += "<h3>Loader notes</h3><ul>" + "".join(f"<li>{_esc(n)}</li>" for n in notes) + "</ul>"
+    return _section("data", body, [ANALYST_ONLY])
+
+
+def _parameters(run: dict) -> str:
+    cfg = dict(run.get("config", {}))
+    proto = cfg.pop("prototype_params", {}) or {}
+    mparams = cfg.pop("method_params", {}) or {}
+    rows = [{"k": k, "v": v} for k, v in cfg.items()]
+    body = html_table(rows, [("k", "parameter"), ("v", "value")], cls="kv")
+    body += "<h3>Prototype-method parameters</h3>"
+    body += (html_table([{"k": k, "v": v} for k, v in proto.items()], [("k", "parameter"), ("v", "value")], cls="kv")
+             if proto else "<p class='muted'>none beyond the method's documented defaults</p>")
+    if mparams:
+        body += "<h3>Other method parameters</h3>" + html_table(
+            [{"k": k, "v": v} for k, v in mparams.items()], [("k", "parameter"), ("v", "value")], cls="kv")
+    ds = run.get("dataset", {})
+    body += (f"<p>Declared public value bound Λ∞ = {fmt_num(ds.get('value_max'))} "
+             f"({_esc(ds.get('value_kind', '—'))}).</p>")
+    return _section("parameters", body, [PUBLIC])
+
+
+def _privacy(run: dict, plotly_ok: bool) -> str:
+    p = run.get("privacy", {})
+    rows = [
+        {"k": "proven ε (max over entities of the sum of their stages)", "v": fmt_eps(p.get("epsilon"))},
+        {"k": "proven δ", "v": fmt_num(p.get("delta"))},
+        {"k": "requested ε", "v": fmt_eps(p.get("requested_epsilon"))},
+        {"k": "requested δ", "v": fmt_num(p.get("requested_delta"))},
+        {"k": "private", "v": "yes" if _is_private(run) else "NO (non-private)"},
+        {"k": "statement", "v": p.get("label", "")},
+    ]
+    body = html_table(rows, [("k", "item"), ("v", "value")], cls="kv")
+    ok = (not _is_private(run)) or (_f(p.get("epsilon")) <= _f(p.get("requested_epsilon")) * (1 + 1e-9)
+                                    and _f(p.get("delta")) <= _f(p.get("requested_delta")) * (1 + 1e-9) + 1e-300)
+    if _is_private(run):
+        body += (f"<p class='{'verdict-ok' if ok else 'verdict-bad'}'>"
+                 + ("The proven budget is within the request." if ok else "The proven budget EXCEEDS the request.")
+                 + "</p>")
+    per = p.get("per_stage") or []
+    body += "<h3>ε per stage and entity</h3>" + html_table(
+        per, [("entity", "entity"), ("stage", "stage"), ("epsilon", "ε"), ("delta", "δ"),
+              ("invocations", "invocations")], scroll=True)
+    if plotly_ok and per and _is_private(run):
+        try:
+            from dpfed_core.reporting.plots import privacy_stage_bars
+
+            body += _fig_html(privacy_stage_bars(per, "ε spent per stage (stacked) per entity"), "fig-stages", 360)
+        except ImportError:  # pragma: no cover
+            pass
+    body += "<h3>Ledger (one row per mechanism invocation)</h3>" + html_table(
+        p.get("ledger") or [], [("entity", "entity"), ("stage", "stage"), ("mechanism", "mechanism"),
+                                ("epsilon", "ε"), ("delta", "δ"), ("sensitivity", "sensitivity"),
+                                ("noise_scale", "noise scale"), ("note", "note")], scroll=True)
+    return _section("privacy", body, [PUBLIC])
+
+
+def _messages(run: dict) -> str:
+    msgs = run.get("messages") or []
+    per: dict[str, dict] = {}
+    for mm in msgs:
+        if mm.get("receiver") == "server":
+            d = per.setdefault(mm["sender"], {"entity": mm["sender"], "messages out": 0, "bytes out": 0,
+                                              "messages in": 0, "bytes in": 0})
+            d["messages out"] += 1
+            d["bytes out"] += int(mm.get("bytes", 0))
+        else:
+            d = per.setdefault(mm["receiver"], {"entity": mm["receiver"], "messages out": 0, "bytes out": 0,
+                                                "messages in": 0, "bytes in": 0})
+            d["messages in"] += 1
+            d["bytes in"] += int(mm.get("bytes", 0))
+    total = sum(int(mm.get("bytes", 0)) for mm in msgs)
+    rounds = sorted({int(mm.get("round", 0)) for mm in msgs})
+    body = (f"<p>{len(msgs)} messages in round(s) {', '.join(map(str, rounds)) or '—'}, "
+            f"{fmt_num(total)} bytes in total. Every message that crossed an entity's boundary is listed; "
+            "nothing else was sent.</p>")
+    body += "<h3>Per entity</h3>" + html_table(list(per.values()), scroll=True)
+    body += "<h3>All messages</h3>" + html_table(
+        msgs, [("round", "round"), ("sender", "sender"), ("receiver", "receiver"), ("content", "content"),
+               ("shape", "shape"), ("bytes", "bytes")], scroll=True)
+    return _section("messages", body, [RELEASED])
+
+
+def _comparison_docs(run: dict, comparison: dict[str, dict] | None) -> dict[str, dict]:
+    main = (run.get("method") or {}).get("name") or run.get("config", {}).get("method", "run")
+    docs = {main: run}
+    for name, d in (comparison or run.get("comparison") or {}).items():
+        if name != main:
+            docs[name] = d
+    return docs
+
+
+def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool) -> str:
+    docs = _comparison_docs(run, comparison)
+    metrics = [k for k in METRICS if k in run.get("overall", {})]
+    rows = []
+    for name, d in docs.items():
+        row = {"method": name, "privacy": _privacy_model(d), "ε": fmt_eps(d.get("privacy", {}).get("epsilon"))}
+        row.update({k: d.get("overall", {}).get(k) for k in metrics})
+        rows.append(row)
+    cols = [("method", "method"), ("privacy", "privacy model"), ("ε", "proven ε")] + \
+           [(k, METRIC_LABELS.get(k, k)) for k in metrics]
+    body = ("<p>Overall metrics over every entity's test users (20 % of users, 5 hidden entries each), "
+            "all methods on the same split.</p>") + html_table(rows, cols, scroll=True)
+    if len(docs) == 1:
+        body += ("<p class='muted small'>No comparison methods in the run document; run with "
+                 "<code>--compare central,individual,random-v,popularity</code> to include them.</p>")
+    body += "<h3>Per entity — " + _esc(next(iter(docs))) + "</h3>" + html_table(
+        run.get("entities") or [], [("name", "entity"), ("n_users", "users"), ("n_test_users", "test users")]
+        + [(k, METRIC_LABELS.get(k, k)) for k in metrics], scroll=True)
+    if plotly_ok and metrics and len(docs) > 1:
+        import plotly.graph_objects as go
+
+        headline = "mar" if "mar" in metrics else metrics[0]
+        pal = _palette()
+        fig = go.Figure(go.Bar(x=[r["method"] for r in rows], y=[_f(r[headline]) for r in rows],
+                               marker_color=[pal[i % len(pal)] for i in range(len(rows))],
+                               hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
+        fig.update_yaxes(title=METRIC_LABELS.get(headline, headline))
+        body += _fig_html(_layout(fig, f"{METRIC_LABELS.get(headline, headline)} by method", 340),
+                          "fig-utility", 340)
+    return _section("utility", body, [ANALYST_ONLY])
+
+
+def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool) -> str:
+    if not sweep:
+        return _section("tradeoff", "<p class='muted'>No sweep included. Produce one with "
+                        "<code>python -m dpfed_core sweep … --out s.json</code> and pass "
+                        "<code>--sweep s.json</code>.</p>", [ANALYST_ONLY])
+    from dpfed_core.evaluation.experiments import crossing_epsilon, sweep_table
+
+    method = sweep.get("config", {}).get("method", "")
+    table = sweep_table(sweep, metric)
+    crossing = None
+    try:
+        if "individual" in (sweep.get("references") or []):
+            crossing = crossing_epsilon(sweep, metric)
+    except ConfigError:
+        crossing = None
+    body = (f"<p>{_esc(method)} over ε ∈ {{{', '.join(fmt_num(e) for e in sweep.get('epsilons', []))}}}, "
+            f"seeds {sweep.get('seeds')}; metric: {_esc(METRIC_LABELS.get(metric, metric))}, mean ± sd over "
+            f"seeds. Crossing ε (from which {_esc(method)} beats individual at that ε and every larger one): "
+            f"<b>{'none in the grid' if crossing is None else fmt_num(crossing)}</b>.</p>")
+    if plotly_ok:
+        try:
+            import pandas as pd
+
+            from dpfed_core.reporting.plots import tradeoff_chart
+
+            fig = tradeoff_chart(pd.DataFrame(table), method, metric, references=sweep.get("references") or [],
+                                 crossing=crossing, metric_label=METRIC_LABELS.get(metric, metric))
+            body += _fig_html(fig, "fig-tradeoff", 440)
+        except ImportError:  # pragma: no cover
+            pass
+    body += html_table(table, [("method", "method"), ("epsilon", "ε"), ("mean", "mean"), ("sd", "sd"),
+                               ("n", "seeds")], scroll=True)
+    return _section("tradeoff", body, [ANALYST_ONLY])
+
+
+def _audit(audit: dict | None, plotly_ok: bool) -> str:
+    if not audit:
+        return _section("audit", "<p class='muted'>No audit included. Produce one with "
+                        "<code>python -m dpfed_core audit … --out a.json</code> and pass "
+                        "<code>--audit a.json</code>.</p>", [ANALYST_ONLY])
+    cfg = audit.get("config", {})
+    ent = audit.get("entity", {})
+    conf = _f(cfg.get("confidence", 0.95))
+    viol = [r for r in audit["summary"] if r["verdict"] == "VIOLATION"]
+    body = (f"<p>Entity <b>{_esc(ent.get('name'))}</b> ({fmt_num(ent.get('n_users'))} users). For each target "
+            f"user the round-1 mechanism ran {fmt_num(cfg.get('runs'))} times without and "
+            f"{fmt_num(cfg.get('runs'))} times with the target (fresh randomness each run). An attacker who "
+            "knows the target's row and sees only the released prototypes scores each release; we report "
+            "the attack's ROC AUC, its true-positive rate at low false-positive rates, and an empirical "
+            f"lower bound on ε certified with Clopper–Pearson bounds at {conf * 100:g} % confidence on runs "
+            "not used to choose the attack's threshold.</p>")
+    if viol:
+        body += ("<div class='callout bad'><b>VIOLATION:</b> an empirical lower bound exceeds the claimed ε "
+                 f"for {', '.join(_esc(r['method']) + ' ε=' + fmt_num(r['epsilon']) for r in viol)}. "
+                 "The mechanism or its accounting is broken.</div>")
+    else:
+        body += ("<div class='callout ok'>No empirical lower bound exceeds a DP method's claimed ε. "
+                 "Non-private methods are labelled as such; their leakage is shown for contrast.</div>")
+    fprs = list(audit["summary"][0]["tpr_at_fpr"]) if audit.get("summary") else []
+    rows = []
+    for r in audit["summary"]:
+        v = r["verdict"]
+        vcls = "verdict-bad" if v == "VIOLATION" else ("verdict-ok" if v == "consistent" else "muted")
+        row = {"method": r["method"], "claimed": fmt_eps(r["epsilon"]), "lb": r["epsilon_lb"],
+               "cap": r["max_certifiable_epsilon"], "auc": r["auc"],
+               "where": f"{r['epsilon_lb_target']} / {r['epsilon_lb_attack']}",
+               "verbatim": f"{_f(r.get('verbatim_in', 0.0)) * 100:.1f} %",
+               "verdict": f"<span class='{vcls}'>{_esc(v)}</span>"}
+        for f in fprs:
+            row[f"tpr{f}"] = r["tpr_at_fpr"][f]
+        rows.append(row)
+    cols = [("method", "method"), ("claimed", "claimed ε"), ("lb", "empirical ε lower bound"),
+            ("cap", "most certifiable"), ("auc", "best AUC")] + \
+           [(f"tpr{f}", f"TPR @ FPR {float(f) * 100:g}%") for f in fprs] + \
+           [("verbatim", "target's row published verbatim (IN runs)"),
+            ("where", "strongest target / attack"), ("verdict", "verdict")]
+    body += html_table(rows, cols, raw=("verdict",), scroll=True)
+    if plotly_ok:
+        body += _fig_html(audit_epsilon_figure(audit, "Empirical ε lower bound vs claimed ε"), "fig-audit-eps", 420)
+        for i, t in enumerate(audit.get("targets", [])):
+            body += _fig_html(audit_roc_figure(audit, t["name"], "distance"), f"fig-audit-roc-{i}", 460)
+    body += "<h3>Targets</h3>" + html_table(
+        audit.get("targets", []), [("name", "target"), ("nonzeros", "non-zeros"), ("norm", "ℓ2 norm"),
+                                   ("nn_distance", "distance to nearest other user")])
+    body += "<h3>All results</h3>" + html_table(
+        [{**r, "claimed": fmt_eps(r["epsilon"])} for r in audit["results"]],
+        [("method", "method"), ("claimed", "claimed ε"), ("target", "target"), ("attack", "attack"),
+         ("auc", "AUC"), ("epsilon_lb", "ε lower bound"), ("form", "form"), ("tp", "TP"), ("fn", "FN"),
+         ("fp", "FP"), ("tn", "TN")], scroll=True)
+    body += ("<p class='muted small'>Reading the numbers: a lower bound of 0 means the attacks found no "
+             "measurable leakage; it does not prove privacy (the ledger does). With N evaluation runs per "
+             "class no audit can certify more than the 'most certifiable' column, so a perfectly leaking "
+             "non-private method shows that ceiling, not ∞. k-random prototypes leak rarely but totally: "
+             "the target's raw row is published in about k/n of the runs.</p>")
+    return _section("audit", body, [ANALYST_ONLY])
+
+
+def _provenance(run, sweep, audit, generated: str) -> str:
+    rows = [{"doc": "run", "created": run.get("created", "—"), "version": run.get("version", "—"), "sha": _sha(run)}]
+    if sweep:
+        rows.append({"doc": "sweep", "created": sweep.get("created", "—"), "version": sweep.get("version", "—"),
+                     "sha": _sha(sweep)})
+    if audit:
+        rows.append({"doc": "audit", "created": audit.get("created", "—"), "version": audit.get("version", "—"),
+                     "sha": _sha(audit)})
+    body = (f"<p>Generated {generated} by dpfed_core {__version__}. The report is a pure function of the "
+            "documents below (SHA-256 of their canonical JSON).</p>")
+    body += html_table(rows, [("doc", "document"), ("created", "created"), ("version", "dpfed version"),
+                              ("sha", "SHA-256")])
+    return _section("provenance", body, [PUBLIC])
+
+
+# ================================================================================= public API
+def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dict | None = None,
+                 comparison: dict[str, dict] | None = None, data_summary: list[dict] | None = None,
+                 dataset=None, metric: str = "mar", title: str | None = None,
+                 include_plotlyjs: bool = True, generated: str | None = None) -> str:
+    """The compliance report as one self-contained HTML string.
+
+    Parameters
+    ----------
+    run_doc : result document of one run (:func:`dpfed_core.evaluation.experiments.run_method`; may carry a
+        ``comparison`` key as written by ``python -m dpfed_core run --compare …``).
+    sweep_doc, audit_doc : optional sweep (:func:`~dpfed_core.evaluation.experiments.sweep`) and audit
+        (:func:`~dpfed_core.audit.run_audit`) documents.
+    comparison : {method: document} of comparison methods on the same split (overrides
+        ``run_doc["comparison"]``), e.g. the dashboard's comparison docs.
+    data_summary : per-entity counts (:meth:`FederatedDataset.summary`); taken from ``dataset`` if
+        given, else from ``run_doc["entity_summary"]`` if present, else users only.
+    metric : metric of the trade-off chart.
+    include_plotlyjs : embed one inline copy of plotly.js (≈ 4.8 MB) and the charts; ``False``
+        gives a small tables-only report.
+    generated : timestamp to print (default: now, UTC).
+    """
+    if not isinstance(run_doc, dict) or "privacy" not in run_doc or "config" not in run_doc:
+        raise DataError("the run document must be a result document of `python -m dpfed_core run` "
+                        "(with 'config' and 'privacy')")
+    if sweep_doc is not None and "runs" not in sweep_doc:
+        raise DataError("the sweep document has no 'runs'; is it a `python -m dpfed_core sweep` result?")
+    if audit_doc is not None and audit_doc.get("kind") != "audit":
+        raise DataError("the audit document is not a `python -m dpfed_core audit` result")
+    if data_summary is None and dataset is not None:
+        data_summary = dataset.summary()
+    if data_summary is None:
+        data_summary = run_doc.get("entity_summary")
+    generated = generated or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    m = run_doc.get("method", {})
+    title = title or f"dpfed compliance report — {m.get('name', run_doc['config'].get('method', ''))}"
+    parts = [
+        _summary(run_doc, generated, sweep_doc, audit_doc),
+        _scope(run_doc),
+        _data(run_doc, data_summary),
+        _parameters(run_doc),
+        _privacy(run_doc, include_plotlyjs),
+        _messages(run_doc),
+        _utility(run_doc, comparison, include_plotlyjs),
+        _tradeoff(sweep_doc, metric, include_plotlyjs),
+        _audit(audit_doc, include_plotlyjs),
+        _provenance(run_doc, sweep_doc, audit_doc, generated),
+    ]
+    js = ""
+    if include_plotlyjs:
+        from plotly.offline import get_plotlyjs
+
+        js = f"<script type='text/javascript'>{get_plotlyjs()}</script>"
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<meta name='generator' content='dpfed_core {__version__}'>"
+        f"<title>{_esc(title)}</title><style>{CSS}</style>{js}</head><body><main>"
+        f"<header><h1>{_esc(title)}</h1><div class='muted'>Generated {generated} · dpfed_core "
+        f"{__version__} · {_esc(run_doc.get('dataset', {}).get('name', ''))}</div></header>\n"
+        + "\n".join(parts) + "\n</main></body></html>\n"
+    )
+
+
+def write_report(path: str | Path, run_doc: dict, **kwargs) -> Path:
+    """:func:`build_report` written to ``path`` (UTF-8). Returns the path."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(build_report(run_doc, **kwargs), encoding="utf-8")
+    return path
+
+
+def report_from_session(run: dict, *, comparison: dict | None = None, sweep: dict | None = None,
+                        audit: dict | None = None, dataset=None) -> bytes:
+    """Report bytes for a dashboard download button from the session's objects.
+
+    run : ``st.session_state["run"]`` (``{"doc", …}``) or a run document.
+    comparison : ``st.session_state["comparison"]`` (``{"docs": {method: doc}}``) or {method: doc}.
+    sweep : ``st.session_state["sweep"]`` (``{"doc"}``) or a sweep document. audit : audit document.
+    """
+    run_doc = run.get("doc", run) if isinstance(run, dict) else run
+    comp = comparison.get("docs", comparison) if isinstance(comparison, dict) else None
+    sw = sweep.get("doc", sweep) if isinstance(sweep, dict) and "runs" not in sweep else sweep
+    return build_report(run_doc, comparison=comp, sweep_doc=sw, audit_doc=audit, dataset=dataset).encode("utf-8")
+
+
+# ================================================================================= CLI
