@@ -3,4 +3,4 @@
 Importing the package registers every prototype method (``kmeans``, ``krandom``, ``dp-prototypes``,
 ``dp-gaussian``).
 """
-from dpfed_core.federation import dp_prototypes, prototypes  # noqa: F401  (registration)
+from dpfed_core.federation import dp_prototypes, prototypes, summable  # noqa: F401  (registration)

@@ -4,7 +4,7 @@ Importing this package registers every method: the built-ins (:mod:`.builtin`), 
 methods of :mod:`dpfed_core.federation` (through :mod:`.registry`) and the comparison systems
 (:mod:`.comparison`).
 """
-from . import builtin, comparison  # noqa: F401  (registration side effects)
+from . import builtin, comparison, summable  # noqa: F401  (registration side effects)
 from .registry import METHODS, MethodResult, MethodSpec, available_methods, get_method, register_method
 
 __all__ = ["METHODS", "MethodResult", "MethodSpec", "available_methods", "get_method", "register_method"]

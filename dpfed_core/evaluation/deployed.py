@@ -1,0 +1,156 @@
+"""A run on a real local Flower deployment, with the same result document as :func:`run_method`.
+
+:func:`run_deployed` splits the data exactly as an in-process run with the same seed, writes one
+shard per entity, starts a :class:`~dpfed_core.federation.deployment.LocalFederation` (one SuperLink,
+one SuperNode process per entity, the ServerApp), runs the method there and stops every process.
+The document's ``messages`` are the messages Flower actually carried, with their serialised sizes;
+``entities``/``overall`` are pooled from the sums each node computed on its own test entries.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from dpfed_core import __version__
+from dpfed_core.config import RunConfig
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
+from dpfed_core.evaluation.experiments import dataset_summary, make_split, privacy_summary
+from dpfed_core.evaluation.partial import combine_statistics
+from dpfed_core.federation.deployment.launcher import LocalFederation
+from dpfed_core.federation.deployment.shards import write_shards
+from dpfed_core.federation.deployment.wire import dumps
+from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
+from dpfed_core.federation.summable import SUMMABLE_METHODS
+from dpfed_core.methods import MethodResult, get_method
+from dpfed_core.privacy.ledger import LedgerRow, PrivacyLedger
+
+
+def deployable_methods() -> list[str]:
+    """Methods that run as a deployment: every prototype method and every summable method."""
+    return sorted([*PROTOTYPE_METHODS, *SUMMABLE_METHODS])
+
+
+def run_deployed(
+    dataset: FederatedDataset,
+    config: RunConfig,
+    *,
+    workdir: str | Path | None = None,
+    keep_workdir: bool = False,
+    progress: Callable[[dict], None] | None = None,
+    round_timeout: float = 600.0,
+    timeout: float = 3600.0,
+    dump_dir: str | Path | None = None,
+    federation: LocalFederation | None = None,
+) -> dict:
+    """Run ``config.method`` on a local Flower deployment and return the result document.
+
+    ``federation``: an already started federation whose SuperNodes serve this dataset's shards
+    (for several runs on one deployment); otherwise one is started and stopped here.
+    """
+    config.validate()
+    spec = get_method(config.method)
+    if config.method not in deployable_methods():
+        raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "
+                          f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
+    if not spec.uses_epsilon and math.isfinite(config.epsilon):
+        config = config.replace(epsilon=math.inf)
+    if dataset.n_entities < 2:
+        raise ConfigError(f"a deployment needs at least 2 entities, the data has {dataset.n_entities}")
+    t0 = time.perf_counter()
+    split = make_split(dataset, config)
+    t_split = time.perf_counter() - t0
+
+    owned = federation is None
+    tmp = None
+    if owned:
+        if workdir is None:
+            tmp = tempfile.TemporaryDirectory(prefix="dpfed_deploy_")
+            workdir = tmp.name
+        workdir = Path(workdir)
+        t0 = time.perf_counter()
+        shards = write_shards(dataset, split, workdir / "shards")
+        t_shards = time.perf_counter() - t0
+        federation = LocalFederation(shards, workdir / "flower", dataset.entity_names, keep=keep_workdir)
+    else:
+        t_shards = 0.0
+    try:
+        t0 = time.perf_counter()
+        if owned:
+            federation.start()
+        t_start = time.perf_counter() - t0
+        res = federation.run(dumps(config.to_dict()), dataset.n_entities, round_timeout=round_timeout,
+                             timeout=timeout, dump_dir=str(dump_dir) if dump_dir else None, progress=progress)
+    finally:
+        if owned:
+            federation.close()
+            if tmp is not None and not keep_workdir:
+                tmp.cleanup()
+    return _document(dataset, config, spec, res, {"split": t_split, "write_shards": t_shards,
+                                                  "deployment_start": t_start})
+
+
+def _document(dataset, config, spec, res: dict, timings: dict) -> dict:
+    private = spec.uses_epsilon and math.isfinite(config.epsilon)
+    ledger = PrivacyLedger(config.epsilon if private else math.inf, config.delta if private else 0.0)
+    entities = sorted(res["entities"], key=lambda e: e["index"])
+    if [e["entity"] for e in entities] != list(dataset.entity_names):
+        raise ConfigError("the deployment's entities do not match the dataset's: "
+                          f"{[e['entity'] for e in entities]} vs {list(dataset.entity_names)}")
+    notes = []
+    for e in entities:
+        for row in e["ledger"]:
+            row = {k: (math.nan if v is None else v) for k, v in row.items()}  # NaN travels as null
+            r = LedgerRow(**row)
+            ledger.spend(r.entity, r.stage, r.mechanism, r.epsilon, r.delta, r.sensitivity, r.noise_scale, r.note)
+        if e["note"] and e["note"] not in notes and not e["note"].startswith("noise share"):
+            notes.append(e["note"])
+    V = np.asarray(res["V"])
+    result = MethodResult(np.zeros((0, V.shape[1])), V, ledger, [], {})
+    metrics = combine_statistics([(e["entity"], e["stats"]) for e in entities], config.top_n)
+    secure = res.get("secure_aggregation")
+    privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy)
+    if secure:
+        privacy["coalition_epsilon"] = max(float(e.get("coalition_epsilon", math.inf)) for e in entities)
+        privacy["against"] = ("ε holds against the server, which sees only the SecAgg+ sum; against the server "
+                              "colluding with every other entity the guarantee is coalition_epsilon")
+    wire = sum(int(m["bytes"]) for m in res["messages"])
+    deployment = {
+        "engine": "flower", "flwr_version": _flwr_version(), "run_id": res.get("run_id"),
+        "superlink": "127.0.0.1 (insecure, loopback only)", "supernodes": len(entities),
+        "bytes_on_wire": wire, "n_messages": len(res["messages"]), "wall_seconds": res.get("wall_seconds"),
+        "secure_aggregation": secure,
+        "node_seconds": {e["entity"]: {"release": e["release_seconds"], "round2_fit": e["fit_seconds"]}
+                         for e in entities},
+    }
+    if spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank:
+        notes.append(f"{spec.name} learns {V.shape[1]} latent factor(s); rank={config.rank} is not used")
+    return {
+        "config": config.to_dict(),
+        "dataset": dataset_summary(dataset),
+        "entity_summary": dataset.summary(),
+        "method": {"name": spec.name, "label": spec.label, "privacy_model": spec.privacy,
+                   "description": spec.description},
+        "entities": metrics["entities"],
+        "overall": metrics["overall"],
+        "privacy": privacy,
+        "messages": res["messages"],
+        "timings": {**timings, **res.get("timings", {}), "wall_total": res.get("wall_seconds")},
+        "deployment": deployment,
+        "notes": [*dataset.notes, *notes,
+                  "deployment: one Flower SuperNode process per entity; messages and bytes as Flower carried them"],
+        "version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _flwr_version() -> str:
+    from importlib.metadata import version
+
+    return version("flwr")

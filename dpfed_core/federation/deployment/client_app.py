@@ -1,0 +1,148 @@
+"""The Flower ClientApp of one entity (one SuperNode per entity, see docs/DEPLOYMENT.md).
+
+The node loads only its own shard (``--node-config "data-path='…'"``) and answers three kinds of
+messages from the ServerApp:
+
+* ``query.round1`` — prototype methods: compute the entity's prototypes (SPEC §2), spend through a
+  local ledger, reply with the prototypes (and released cluster sizes if asked) plus the ledger rows.
+* ``train`` — summable methods: Flower's ``secaggplus_mod`` wraps this handler; the handler returns
+  the entity's share (rounded to the public grid) and the mod masks it, so only the masked vector
+  leaves the node and the server can unmask nothing but the sum (SecAgg+).
+* ``query.round2`` — receive V, fit U_h ≥ 0 locally (U_h never leaves), reply with the evaluation
+  sums of the entity's held-out entries (not part of the protocol: for the result document).
+
+Randomness: the entity's stream is spawned exactly as the in-process protocol spawns it
+(``method_generator(seed, …).spawn(H + 1)[h]``): operating-system entropy for a DP method unless the
+run is a labelled simulation, in which case it reproduces the in-process run.
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import time
+
+import numpy as np
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
+from flwr.client.mod import secaggplus_mod
+from flwr.clientapp import ClientApp
+
+from dpfed_core.errors import DpfedError
+from dpfed_core.federation.deployment.shards import load_shard
+from dpfed_core.federation.deployment.wire import config_from_json, dumps, ledger_rows_to_json
+from dpfed_core.federation.protocol import FederatedRecommender, _release_one
+from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method
+from dpfed_core.models.factorization import fit_rows_given
+from dpfed_core.privacy.ledger import PrivacyLedger
+from dpfed_core.privacy.noise import method_generator
+
+app = ClientApp()
+
+#: Where a node keeps what it must remember between messages of one run (its ledger rows).
+STATE_KEY = "dpfed"
+
+
+def _error_reply(msg: Message, exc: Exception, where: str) -> Message:
+    return Message(RecordDict({"error": ConfigRecord({"message": f"{where}: {exc}"})}), reply_to=msg)
+
+
+def _entity_rngs(config, private: bool, n_entities: int):
+    return method_generator(config.seed, private=private, simulation=config.simulation).spawn(n_entities + 1)
+
+
+def _load(context: Context, n_entities: int):
+    path = context.node_config.get("data-path")
+    if not path:
+        raise DpfedError("this SuperNode has no data path; start it with --node-config \"data-path='…'\"")
+    shard = load_shard(str(path))
+    if shard.n_entities != n_entities:
+        raise DpfedError(f"shard {path} belongs to a federation of {shard.n_entities} entities, "
+                         f"the run declares {n_entities}")
+    return shard
+
+
+def _identity(shard) -> dict:
+    return {"entity": shard.entity, "index": shard.index}
+
+
+@app.query("round1")
+def round1(msg: Message, context: Context) -> Message:
+    """Round 1 of a prototype method: this entity's prototypes."""
+    try:
+        cfg_rec = msg.content["config"]
+        config = config_from_json(str(cfg_rec["config"]))
+        H = int(cfg_rec["n-entities"])
+        shard = _load(context, H)
+        t0 = time.perf_counter()
+        model = FederatedRecommender(
+            prototypes=config.method, k=config.k, rank=config.rank, lam=config.lam, mode=config.mode,
+            epsilon=config.epsilon, delta=config.delta, prototype_params=config.prototype_params,
+            server_weighting=config.server_weighting, max_iter=config.max_iter)
+        model._validate()
+        method = model._method(shard.value_max)
+        private = bool(getattr(method, "private", False))
+        rng = _entity_rngs(config, private, H)[shard.index]
+        eps, dlt = (config.epsilon, config.delta) if private else (math.inf, 0.0)
+        release, rows = _release_one(method, shard.train, rng, shard.entity, eps, dlt)
+        arrays = {"prototypes": Array(np.ascontiguousarray(release.prototypes, dtype=np.float64))}
+        if config.server_weighting == "counts":
+            if release.counts is None:
+                raise DpfedError(f"prototype method {config.method!r} releases no cluster sizes; "
+                                 "use --server-weighting none")
+            arrays["counts"] = Array(np.ascontiguousarray(release.counts, dtype=np.float64))
+        meta = {**_identity(shard), "ledger": ledger_rows_to_json(rows), "note": release.note,
+                "seconds": time.perf_counter() - t0}
+        return Message(RecordDict({"release": ArrayRecord(arrays), "meta": ConfigRecord(meta)}), reply_to=msg)
+    except DpfedError as exc:
+        return _error_reply(msg, exc, "round 1")
+
+
+@app.train(mods=[secaggplus_mod])
+def secure_share(msg: Message, context: Context) -> Message:
+    """Round 1 of a summable method: this entity's share, handed to SecAgg+ for masking."""
+    from flwr.common import Code, FitRes, Status, ndarrays_to_parameters
+    from flwr.compat.common import recorddict_compat as compat
+
+    fitins = compat.recorddict_to_fitins(msg.content, keep_input=True)
+    config = config_from_json(str(fitins.config["config"]))
+    H = int(fitins.config["n-entities"])
+    shard = _load(context, H)  # a failure here is a ClientApp exception: SecAgg+ has no error reply
+    t0 = time.perf_counter()
+    method = make_summable_method(config.method, value_max=shard.value_max, epsilon=config.epsilon,
+                                  delta=config.delta, **dict(config.method_params or {}))
+    rng = _entity_rngs(config, True, H)[shard.index]
+    ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
+    share = method.share(shard.train, rng, ledger.for_entity(shard.entity), H)
+    context.state.config_records[STATE_KEY] = ConfigRecord({
+        "ledger": ledger_rows_to_json(ledger.rows), "note": share.note, "seconds": time.perf_counter() - t0,
+        "coalition_epsilon": dumps(share.coalition_epsilon)})
+    fitres = FitRes(Status(Code.OK, ""), ndarrays_to_parameters([share.values]), 1, {})
+    return Message(compat.fitres_to_recorddict(fitres, keep_input=False), reply_to=msg)
+
+
+@app.query("round2")
+def round2(msg: Message, context: Context) -> Message:
+    """Round 2: fit U_h on V locally, reply with evaluation sums only."""
+    try:
+        cfg_rec = msg.content["config"]
+        config = config_from_json(str(cfg_rec["config"]))
+        H = int(cfg_rec["n-entities"])
+        shard = _load(context, H)
+        V = msg.content["model"]["V"].numpy()
+        t0 = time.perf_counter()
+        U = fit_rows_given(shard.train, V, config.lam, config.mode)
+        fit_seconds = time.perf_counter() - t0
+        module, _, func = str(cfg_rec["evaluator"]).partition(":")
+        evaluator = getattr(importlib.import_module(module), func)
+        stats = evaluator(U, V, shard.train, shard.test, shard.test_users, config.mode, config.top_n)
+        meta = {**_identity(shard), "stats": dumps(stats), "fit_seconds": fit_seconds}
+        if config.method in SUMMABLE_METHODS:
+            kept = context.state.config_records.get(STATE_KEY)
+            if kept is None:
+                raise DpfedError("round 2 of a summable method reached a node that sent no share")
+            meta.update({"ledger": str(kept["ledger"]), "note": str(kept["note"]),
+                         "seconds": float(kept["seconds"]), "coalition_epsilon": str(kept["coalition_epsilon"])})
+        return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
+    except DpfedError as exc:
+        return _error_reply(msg, exc, "round 2")
+
+

@@ -1,0 +1,352 @@
+"""The Flower ServerApp: the coordinator's side of the two-round protocol (SPEC §1).
+
+``main(grid, context)`` (a custom ``@app.main()``) runs:
+
+1. Wait until the declared number of SuperNodes is connected (``connect-timeout``).
+2. Round 1 — prototype methods: ``grid.send_and_receive`` of ``query.round1`` to every node; each
+   reply carries that entity's prototypes and ledger rows. Summable methods: Flower's
+   :class:`~flwr.server.workflow.SecAggPlusWorkflow` (setup, share keys, collect masked vectors,
+   unmask) driven from this main; the server only ever holds masked vectors and their sum.
+3. Server: stack the prototypes (entity order) and fit V (:func:`fit_nmf`), or V from the sum.
+4. Round 2: ``query.round2`` with V to every node; each fits U_h locally and replies with its
+   evaluation sums.
+
+Every message sent and received is logged with its size as Flower serialises it (:mod:`.wire`).
+Any failure — an error reply, a node that does not answer within ``round-timeout``, a node lost in
+the secure sum — ends the run with one clear message in the progress file and no result file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
+from flwr.serverapp import Grid, ServerApp
+
+from dpfed_core.errors import DpfedError
+from dpfed_core.federation.deployment.wire import config_from_json, dumps, loads, message_bytes
+from dpfed_core.federation.protocol import FederatedRecommender
+from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method, secagg_ranges, to_grid
+from dpfed_core.models.factorization import fit_nmf
+from dpfed_core.privacy.noise import method_generator
+
+app = ServerApp()
+
+SECAGG_STAGES = ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
+                 "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")
+
+
+class DeploymentRunError(DpfedError):
+    """The run cannot finish; the message says which node and what happened."""
+
+
+class _Run:
+    """State of one run on the server: message log, node ↔ entity map, progress file."""
+
+    def __init__(self, grid: Grid, context: Context) -> None:
+        rc = context.run_config
+        self.grid = grid
+        self.context = context
+        self.config = config_from_json(str(rc["config"]))
+        self.n_entities = int(rc["n-entities"])
+        self.out = Path(str(rc["out"]))
+        self.progress_path = Path(str(rc["progress"]))
+        self.round_timeout = float(rc["round-timeout"])
+        self.connect_timeout = float(rc["connect-timeout"])
+        self.evaluator = str(rc["evaluator"])
+        self.dump_dir = Path(str(rc["dump-dir"])) if str(rc.get("dump-dir", "")) else None
+        self.messages: list[dict] = []
+        self.entity_of_node: dict[int, str] = {}
+        self.timings: dict[str, float] = {}
+        self._dumped = 0
+
+    # ------------------------------------------------------------------ bookkeeping
+    def progress(self, event: str, **info) -> None:
+        with open(self.progress_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"event": event, "time": time.time(), **info}) + "\n")
+
+    def log(self, msg: Message, round_: int, content: str, outgoing: bool, node: int, shape=()) -> None:
+        self.messages.append({"round": round_, "sender": "server" if outgoing else node,
+                              "receiver": node if outgoing else "server", "content": content,
+                              "shape": list(shape), "bytes": message_bytes(msg),
+                              "records": sorted(msg.content.keys()) if msg.has_content() else []})
+
+    def dump(self, msg: Message, label: str) -> None:
+        """Compliance copy of what the server received: every array in the reply (incl. SecAgg+'s
+        masked vectors, which travel as serialised arrays inside a config record)."""
+        if self.dump_dir is None or not msg.has_content():
+            return
+        from flwr.common import bytes_to_ndarray
+
+        arrays = {}
+        for rname, rec in msg.content.array_records.items():
+            for aname, arr in rec.items():
+                arrays[f"{rname}.{aname}"] = arr.numpy()
+        for rname, rec in msg.content.config_records.items():
+            for key, val in rec.items():
+                if isinstance(val, list) and val and all(isinstance(v, bytes) for v in val):
+                    for i, b in enumerate(val):
+                        try:
+                            arrays[f"{rname}.{key}.{i}"] = bytes_to_ndarray(b)
+                        except Exception:  # ciphertexts and keys are not arrays
+                            pass
+        self._dumped += 1
+        self.dump_dir.mkdir(parents=True, exist_ok=True)
+        np.savez(self.dump_dir / f"{self._dumped:03d}_{label}_{msg.metadata.src_node_id}.npz", **arrays)
+
+    def name(self, node: int) -> str:
+        return self.entity_of_node.get(node, f"node {node}")
+
+    def check_replies(self, sent: list[Message], replies: list[Message], what: str) -> None:
+        got = {r.metadata.src_node_id for r in replies}
+        missing = [m.metadata.dst_node_id for m in sent if m.metadata.dst_node_id not in got]
+        if missing:
+            raise DeploymentRunError(
+                f"{what}: no reply within {self.round_timeout:g} s from "
+                f"{', '.join(self.name(n) for n in missing)} (node stopped or unreachable); run stopped")
+        for r in replies:
+            node = r.metadata.src_node_id
+            if r.has_error():
+                raise DeploymentRunError(f"{what}: {self.name(node)} failed: {r.error.reason}")
+            if "error" in r.content.keys():
+                raise DeploymentRunError(f"{what}: {self.name(node)}: {r.content['error']['message']}")
+
+    def exchange(self, messages: list[Message], round_: int, label: str, reply_label: str) -> list[Message]:
+        for m in messages:
+            self.log(m, round_, label, True, m.metadata.dst_node_id)
+        replies = list(self.grid.send_and_receive(messages, timeout=self.round_timeout))
+        for r in replies:
+            self.log(r, round_, reply_label, False, r.metadata.src_node_id)
+            self.dump(r, f"round{round_}")
+        self.check_replies(messages, replies, f"round {round_}")
+        return replies
+
+    # ------------------------------------------------------------------ steps
+    def wait_for_nodes(self) -> list[int]:
+        self.progress("waiting_for_nodes", expected=self.n_entities)
+        end = time.monotonic() + self.connect_timeout
+        while True:
+            nodes = sorted(self.grid.get_node_ids())
+            if len(nodes) >= self.n_entities:
+                self.progress("nodes_connected", nodes=len(nodes))
+                return nodes
+            if time.monotonic() > end:
+                raise DeploymentRunError(f"only {len(nodes)} of {self.n_entities} SuperNodes connected within "
+                                         f"{self.connect_timeout:g} s")
+            time.sleep(0.2)
+
+    def instructions(self) -> ConfigRecord:
+        return ConfigRecord({"config": dumps(self.config.to_dict()), "n-entities": self.n_entities,
+                             "evaluator": self.evaluator})
+
+    def identify(self, replies: list[Message]) -> list[Message]:
+        """Map nodes to entities from their replies; refuse duplicates and gaps."""
+        by_index: dict[int, Message] = {}
+        for r in replies:
+            meta = r.content["meta"]
+            idx, name = int(meta["index"]), str(meta["entity"])
+            if idx in by_index:
+                raise DeploymentRunError(f"two SuperNodes serve entity {name!r} (index {idx}); "
+                                         "give every node its own shard")
+            by_index[idx] = r
+            self.entity_of_node[r.metadata.src_node_id] = name
+        if sorted(by_index) != list(range(self.n_entities)):
+            raise DeploymentRunError(f"the nodes serve entities {sorted(by_index)}, expected 0…{self.n_entities - 1}")
+        return [by_index[h] for h in range(self.n_entities)]
+
+    def round1_prototypes(self, nodes: list[int]):
+        msgs = [Message(RecordDict({"config": self.instructions()}), dst_node_id=n, message_type="query.round1")
+                for n in nodes]
+        self.progress("round1_sent", nodes=len(nodes))
+        replies = self.identify(self.exchange(msgs, 1, "round-1 instruction (public run configuration)",
+                                              "prototypes (+ ledger rows)"))
+        for r in replies:
+            self.messages[-len(replies):]  # noqa: B018 (log already written)
+        P = [r.content["release"]["prototypes"].numpy() for r in replies]
+        counts = [r.content["release"]["counts"].numpy() for r in replies] if self.config.server_weighting == "counts" else None
+        for m in self.messages:
+            if m["content"].startswith("prototypes") and m["sender"] in self.entity_of_node:
+                node = m["sender"]
+                m["shape"] = list(next(p.shape for r, p in zip(replies, P) if r.metadata.src_node_id == node))
+        meta = [r.content["meta"] for r in replies]
+        for r in replies:
+            self.progress("round1_done", entity=self.entity_of_node[r.metadata.src_node_id])
+        return P, counts, meta
+
+    def round1_secure_sum(self, nodes: list[int]) -> tuple[np.ndarray, dict]:
+        from flwr.server import ServerConfig
+        from flwr.server.client_manager import SimpleClientManager
+        from flwr.server.compat.grid_client_proxy import GridClientProxy
+        from flwr.server.compat.legacy_context import LegacyContext
+        from flwr.server.strategy import FedAvg
+        from flwr.server.workflow import SecAggPlusWorkflow
+        from flwr.server.workflow.constant import MAIN_CONFIGS_RECORD, MAIN_PARAMS_RECORD, Key
+
+        H = self.n_entities
+        method = make_summable_method(self.config.method, epsilon=self.config.epsilon, delta=self.config.delta,
+                                      **dict(self.config.method_params or {}))
+        method.check(H)
+        survivors = H - int(method.max_dropouts)
+        target, modulus, clip = secagg_ranges(H)
+        instructions = {"config": dumps(self.config.to_dict()), "n-entities": H}
+
+        class _SumOnly(FedAvg):
+            """Hands the unmasked sum through unchanged (FedAvg would re-average it)."""
+            n_active = 0
+
+            def aggregate_fit(self, server_round, results, failures):
+                _SumOnly.n_active = len(results)
+                return (results[0][1].parameters if results else None), {}
+
+        strategy = _SumOnly(fraction_fit=1.0, min_fit_clients=H, min_available_clients=H,
+                            on_fit_config_fn=lambda _r: dict(instructions))
+        legacy = LegacyContext(self.context, ServerConfig(num_rounds=1), strategy, SimpleClientManager())
+        for n in nodes:
+            legacy.client_manager.register(GridClientProxy(n, self.grid, self.context.run_id))
+        legacy.state.array_records[MAIN_PARAMS_RECORD] = ArrayRecord()
+        legacy.state.config_records[MAIN_CONFIGS_RECORD] = ConfigRecord({Key.CURRENT_ROUND: 1})
+        # num_shares = 1.0: every node shares its keys with every other (full graph, H small);
+        # threshold = H − d: the secure sum survives d dropouts, and fewer than H − d colluding
+        # parties cannot rebuild a live node's mask.
+        workflow = SecAggPlusWorkflow(num_shares=1.0, reconstruction_threshold=survivors, max_weight=1.0,
+                                      clipping_range=clip, quantization_range=target, modulus_range=modulus,
+                                      timeout=self.round_timeout)
+        run = self
+        stage = {"i": 0}
+
+        class _LoggingGrid:
+            """The grid as SecAggPlusWorkflow sees it, logging every message of each stage."""
+
+            def __getattr__(self, item):
+                return getattr(run.grid, item)
+
+            def send_and_receive(self, messages, *, timeout=None):
+                label = SECAGG_STAGES[min(stage["i"], len(SECAGG_STAGES) - 1)]
+                stage["i"] += 1
+                messages = list(messages)
+                for m in messages:
+                    run.log(m, 1, label, True, m.metadata.dst_node_id)
+                replies = list(run.grid.send_and_receive(messages, timeout=timeout))
+                for r in replies:
+                    run.log(r, 1, label + " (reply)", False, r.metadata.src_node_id)
+                    run.dump(r, f"secagg{stage['i']}")
+                run.progress("secagg_stage", stage=label, replies=len(replies), sent=len(messages))
+                return replies
+
+        self.progress("round1_sent", nodes=len(nodes), secure_aggregation=True)
+        workflow(_LoggingGrid(), legacy)
+        if _SumOnly.n_active != H:
+            raise DeploymentRunError(
+                f"secure aggregation ended with {_SumOnly.n_active} of {H} entities; a node dropped out or "
+                f"failed (see the SuperNode logs); run stopped, nothing written")
+        mean = legacy.state.array_records[MAIN_PARAMS_RECORD].to_numpy_ndarrays()[0]
+        # SecAggPlusWorkflow returns the mean of the H unmasked shares; × H and back onto the grid
+        # gives the exact integer sum (every share is on the grid, see federation.summable).
+        total = to_grid(mean * H)
+        info = {"protocol": "SecAgg+ (flwr.server.workflow.SecAggPlusWorkflow + flwr.client.mod.secaggplus_mod)",
+                "num_shares": H, "reconstruction_threshold": survivors, "max_dropouts": int(method.max_dropouts),
+                "clipping_range": clip, "quantization_range": target, "modulus_range": modulus,
+                "grid": float(np.float64(2.0 ** -6)), "contributors": H,
+                "server_saw": "masked vectors and their unmasked sum only"}
+        return total, info
+
+    def round2(self, nodes_in_order: list[int], V: np.ndarray) -> list[Message]:
+        rec = RecordDict({"model": ArrayRecord({"V": Array(np.ascontiguousarray(V))}), "config": self.instructions()})
+        msgs = [Message(rec, dst_node_id=n, message_type="query.round2") for n in nodes_in_order]
+        self.progress("round2_sent", nodes=len(msgs), shape=list(V.shape))
+        before = len(self.messages)
+        replies = self.exchange(msgs, 2, "item factors V", "evaluation sums (not part of the protocol)")
+        for m in self.messages[before:]:
+            if m["content"] == "item factors V":
+                m["shape"] = list(V.shape)
+        if self.config.method in SUMMABLE_METHODS:
+            replies = self.identify(replies)
+        else:
+            order = {n: i for i, n in enumerate(nodes_in_order)}
+            replies = sorted(replies, key=lambda r: order[r.metadata.src_node_id])
+        for r in replies:
+            self.progress("round2_done", entity=self.entity_of_node[r.metadata.src_node_id])
+        return replies
+
+    def run(self) -> None:
+        t_start = time.perf_counter()
+        nodes = self.wait_for_nodes()
+        H = self.n_entities
+        if len(nodes) > H:
+            raise DeploymentRunError(f"{len(nodes)} SuperNodes are connected but the run declares {H} entities")
+        summable = self.config.method in SUMMABLE_METHODS
+        # The server's stream, spawned like the in-process protocol's (entity streams + 1).
+        private = True if summable else None
+        secure = None
+        t0 = time.perf_counter()
+        if summable:
+            total, secure = self.round1_secure_sum(nodes)
+            self.timings["round1_secure_sum"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            method = make_summable_method(self.config.method, **dict(self.config.method_params or {}))
+            V = method.finish(total)
+            order = nodes
+            meta1 = []
+        else:
+            P, counts, meta1 = self.round1_prototypes(nodes)
+            self.timings["round1_prototypes"] = time.perf_counter() - t0
+            model = FederatedRecommender(prototypes=self.config.method, k=self.config.k)
+            private = bool(getattr(model._method(1.0), "private", False))
+            t0 = time.perf_counter()
+            self.progress("server_start", n_prototypes=int(sum(len(p) for p in P)))
+            rng = method_generator(self.config.seed, private=private, simulation=self.config.simulation).spawn(H + 1)[-1]
+            Pm = np.vstack(P)
+            weights = np.concatenate([np.maximum(c, 0.0) for c in counts]) if counts is not None else None
+            import scipy.sparse as sp
+
+            P_fit = sp.csr_matrix(Pm) if self.config.mode == "observed" else Pm
+            _W, V, _hist = fit_nmf(P_fit, self.config.rank, self.config.lam, self.config.mode,
+                                   max_iter=self.config.max_iter, rng=rng, weights=weights)
+            order = [n for h in range(H) for n, e in self.entity_of_node.items()
+                     if e == str(meta1[h]["entity"])]
+        self.timings["server_fit"] = time.perf_counter() - t0
+        self.progress("server_done", shape=list(V.shape))
+        t0 = time.perf_counter()
+        replies2 = self.round2(order, V)
+        self.timings["round2_local_fit"] = time.perf_counter() - t0
+        metas = meta1 if not summable else [r.content["meta"] for r in replies2]
+        entities = []
+        for h, r in enumerate(replies2):
+            m2 = r.content["meta"]
+            m1 = metas[h]
+            entities.append({"entity": str(m2["entity"]), "index": int(m2["index"]),
+                             "stats": loads(str(m2["stats"])), "ledger": loads(str(m1["ledger"])),
+                             "note": str(m1["note"]), "release_seconds": float(m1["seconds"]),
+                             "fit_seconds": float(m2["fit_seconds"]),
+                             **({"coalition_epsilon": loads(str(m1["coalition_epsilon"]))} if summable else {})})
+        for m in self.messages:
+            for key in ("sender", "receiver"):
+                if isinstance(m[key], int):
+                    m[key] = self.name(m[key])
+        self.timings["server_total"] = time.perf_counter() - t_start
+        result = {"entities": entities, "messages": self.messages, "timings": self.timings,
+                  "secure_aggregation": secure, "n_entities": H}
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.out.parent, suffix=".npz.tmp")
+        os.close(fd)
+        with open(tmp, "wb") as f:
+            np.savez(f, V=V, result=np.asarray(dumps(result)))
+        os.replace(tmp, self.out)
+        self.progress("done", seconds=self.timings["server_total"])
+
+
+@app.main()
+def main(grid: Grid, context: Context) -> None:
+    run = _Run(grid, context)
+    try:
+        run.run()
+    except DpfedError as exc:
+        run.progress("error", message=str(exc))
+    except Exception as exc:  # noqa: BLE001 — reported to the launcher, which shows it as one line
+        run.progress("error", message=f"server: {type(exc).__name__}: {exc}")
+        raise

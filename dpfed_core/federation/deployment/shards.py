@@ -1,0 +1,93 @@
+"""Per-entity shard files: the only data a node of a deployment ever loads.
+
+:func:`write_shards` takes any dataset the project loads (plus its train/test split) and writes one
+``.npz`` per entity holding that entity's rows only: training matrix, hidden test entries, its test
+users, and the public facts every node needs (entity name and position in the declared federation,
+number of entities, number of items, the public value bound). A site of a real deployment runs the
+same writer on its own export and keeps the file on its own machine (docs/DEPLOYMENT.md).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpfed_core.errors import ConfigError
+
+SHARD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One entity's data as a node sees it. ``train``/``test``: csr (n_h × m); ``test_users``: row
+    positions within the entity; ``index``/``n_entities``: its place in the declared federation."""
+
+    entity: str
+    index: int
+    n_entities: int
+    train: sp.csr_matrix
+    test: sp.csr_matrix
+    test_users: np.ndarray
+    value_max: float
+    dataset_name: str
+
+
+def _csr_parts(prefix: str, X: sp.csr_matrix) -> dict:
+    X = sp.csr_matrix(X, dtype=np.float64)
+    return {f"{prefix}_data": X.data, f"{prefix}_indices": X.indices, f"{prefix}_indptr": X.indptr,
+            f"{prefix}_shape": np.asarray(X.shape, dtype=np.int64)}
+
+
+def _csr_from(z, prefix: str) -> sp.csr_matrix:
+    return sp.csr_matrix((z[f"{prefix}_data"], z[f"{prefix}_indices"], z[f"{prefix}_indptr"]),
+                         shape=tuple(int(s) for s in z[f"{prefix}_shape"]))
+
+
+def write_shards(dataset, split, out_dir: str | os.PathLike) -> list[Path]:
+    """Write ``entity_000.npz`` … into ``out_dir`` (created if needed); returns the paths in entity
+    order. Each file is written to a temporary name and renamed, so no half-written shard exists."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    train = sp.csr_matrix(split.train)
+    test = sp.csr_matrix(split.test)
+    test_users = np.asarray(split.test_users, dtype=np.int64)
+    paths = []
+    for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
+        local_test = test_users[(test_users >= sl.start) & (test_users < sl.stop)] - sl.start
+        payload = {
+            "version": np.asarray(SHARD_VERSION), "entity": np.asarray(str(name)), "index": np.asarray(h),
+            "n_entities": np.asarray(dataset.n_entities), "value_max": np.asarray(float(dataset.value_max)),
+            "dataset_name": np.asarray(str(dataset.name)), "test_users": local_test,
+            **_csr_parts("train", train[sl]), **_csr_parts("test", test[sl]),
+        }
+        path = out / f"entity_{h:03d}.npz"
+        fd, tmp = tempfile.mkstemp(dir=out, suffix=".npz.tmp")
+        os.close(fd)
+        with open(tmp, "wb") as f:
+            np.savez(f, **payload)
+        os.replace(tmp, path)
+        paths.append(path)
+    return paths
+
+
+def load_shard(path: str | os.PathLike) -> Shard:
+    """Read one shard; a missing or foreign file is a :class:`ConfigError` naming the path and the
+    SuperNode's ``--node-config data-path=…`` that points at it."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"shard file {p} does not exist; fix the SuperNode's --node-config \"data-path='…'\"")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            if int(z["version"]) != SHARD_VERSION:
+                raise ConfigError(f"shard {p} has format version {int(z['version'])}, expected {SHARD_VERSION}; "
+                                  "rewrite it with `python -m dpfed_core write-shards`")
+            return Shard(str(z["entity"]), int(z["index"]), int(z["n_entities"]), _csr_from(z, "train"),
+                         _csr_from(z, "test"), np.asarray(z["test_users"], dtype=np.int64),
+                         float(z["value_max"]), str(z["dataset_name"]))
+    except (KeyError, ValueError, OSError) as exc:
+        raise ConfigError(f"{p} is not a dpfed shard file ({exc}); write shards with "
+                          "`python -m dpfed_core write-shards`") from None

@@ -1,0 +1,72 @@
+"""What goes on the wire of a deployment, and how its size is measured.
+
+``message_bytes`` is the size of a Flower message as Flower serialises it for transport: Flower 1.42
+splits a message into content-addressed objects (the message, its record dict, each record, each
+array chunk) and pushes each object's ``deflate()`` bytes over HTTP. The sum over the message's
+distinct objects is what crossed the wire, without HTTP/TLS framing (a few hundred bytes per request).
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+#: Run-config keys the launcher sets (see ``app/pyproject.toml``).
+RUN_CONFIG_KEYS = ("config", "n-entities", "out", "progress", "round-timeout", "connect-timeout",
+                   "evaluator", "dump-dir")
+
+#: The node-side evaluator: a layer above federation, so it is named here and imported by name in
+#: the node (the federation package never imports the evaluation package).
+DEFAULT_EVALUATOR = "dpfed_core.evaluation.partial:entity_statistics"
+
+
+def message_bytes(msg) -> int:
+    """Bytes of ``msg`` (a ``flwr.app.Message``) as serialised for transport."""
+    from flwr.supercore.inflatable.inflatable_object import get_all_nested_objects
+
+    return int(sum(len(obj.deflate()) for obj in get_all_nested_objects(msg).values()))
+
+
+def dumps(obj) -> str:
+    """JSON for metadata that crosses the wire (∞ as the string "inf", NaN as null)."""
+    def fix(v):
+        if isinstance(v, float):
+            if math.isnan(v):
+                return None
+            if math.isinf(v):
+                return "inf" if v > 0 else "-inf"
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [fix(x) for x in v]
+        return v
+    return json.dumps(fix(obj))
+
+
+def loads(text: str):
+    def fix(v):
+        if v == "inf":
+            return math.inf
+        if v == "-inf":
+            return -math.inf
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        return v
+    return fix(json.loads(text))
+
+
+def ledger_rows_to_json(rows) -> str:
+    return dumps([dataclasses.asdict(r) for r in rows])
+
+
+def config_from_json(text: str):
+    """A :class:`~dpfed_core.config.RunConfig` from its JSON (as sent in round 1)."""
+    from dpfed_core.config import RunConfig
+
+    d = loads(text)
+    for key in ("epsilon", "delta"):
+        if d.get(key) is None:
+            d[key] = math.nan
+    return RunConfig(**d)
