@@ -13,12 +13,18 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-dev.txt
 	touch $(STAMP)
 
+# Flower (deploy-local and its tests): installed for `make test` only, so `make run` stays light.
+DEPLOY_STAMP := $(VENV)/.installed-deploy
+$(DEPLOY_STAMP): $(STAMP) requirements-deploy.txt
+	$(BIN)/python -m pip install --quiet -r requirements-deploy.txt
+	touch $(DEPLOY_STAMP)
+
 venv: $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
-test: $(STAMP)
+test: $(STAMP) $(DEPLOY_STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

@@ -12,7 +12,7 @@ from typing import Sequence
 
 from tqdm import tqdm
 
-from dpfed_core.cli import audit_cmd, report_cmd
+from dpfed_core.cli import audit_cmd, deploy_cmd, report_cmd
 from dpfed_core.cli.args import (add_data_args, add_model_args, float_list, int_list, load_dataset, name_list,
                                  run_config)
 from dpfed_core.errors import DpfedError
@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("methods", help="list the available methods and their privacy models")
     audit_cmd.register_cli(sub)
     report_cmd.register_cli(sub)
+    deploy_cmd.register_cli(sub)
     return parser
 
 
@@ -169,7 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         commands = {"run": cmd_run, "sweep": cmd_sweep, "methods": cmd_methods,
-                    "audit": audit_cmd.cmd_audit, "report": report_cmd.cmd_report}
+                    "audit": audit_cmd.cmd_audit, "report": report_cmd.cmd_report,
+                    "deploy-local": deploy_cmd.cmd_deploy_local, "write-shards": deploy_cmd.cmd_write_shards}
         return commands[args.command](args)
     except DpfedError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -48,11 +48,13 @@ def run_deployed(
     timeout: float = 3600.0,
     dump_dir: str | Path | None = None,
     federation: LocalFederation | None = None,
-) -> dict:
+    return_model: bool = False,
+):
     """Run ``config.method`` on a local Flower deployment and return the result document.
 
     ``federation``: an already started federation whose SuperNodes serve this dataset's shards
     (for several runs on one deployment); otherwise one is started and stopped here.
+    ``return_model``: return ``(doc, V)`` (the item factors the server broadcast) instead of ``doc``.
     """
     config.validate()
     spec = get_method(config.method)
@@ -92,8 +94,9 @@ def run_deployed(
             federation.close()
             if tmp is not None and not keep_workdir:
                 tmp.cleanup()
-    return _document(dataset, config, spec, res, {"split": t_split, "write_shards": t_shards,
-                                                  "deployment_start": t_start})
+    doc = _document(dataset, config, spec, res, {"split": t_split, "write_shards": t_shards,
+                                                 "deployment_start": t_start})
+    return (doc, np.asarray(res["V"])) if return_model else doc
 
 
 def _document(dataset, config, spec, res: dict, timings: dict) -> dict:

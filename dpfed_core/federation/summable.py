@@ -139,6 +139,12 @@ def register_summable_method(name: str):
     return deco
 
 
+def summable_params(config) -> dict:
+    """A summable method's parameters from a run configuration (``--param KEY=VALUE`` lands in
+    ``prototype_params``; ``method_params`` wins on a clash)."""
+    return {**dict(config.prototype_params or {}), **dict(config.method_params or {})}
+
+
 def make_summable_method(name: str, **params) -> SummableMethod:
     if name not in SUMMABLE_METHODS:
         raise ConfigError(f"unknown summable method {name!r}; choose one of {', '.join(sorted(SUMMABLE_METHODS))}")

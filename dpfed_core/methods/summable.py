@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from ..federation.messages import SERVER, array_message
-from ..federation.summable import SUMMABLE_METHODS, make_summable_method
+from ..federation.summable import SUMMABLE_METHODS, make_summable_method, summable_params
 from ..models.factorization import fit_rows_given
 from ..privacy.ledger import PrivacyLedger
 from .registry import METHODS, MethodResult, MethodSpec, register_method
@@ -26,7 +26,7 @@ IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in
 
 def summable_method_from_config(name: str, config, value_max: float):
     """The summable method of a run configuration (parameters from ``config.method_params``)."""
-    params = dict(config.method_params or {})
+    params = summable_params(config)
     return make_summable_method(name, value_max=value_max, epsilon=config.epsilon, delta=config.delta,
                                 **params)
 

@@ -30,7 +30,7 @@ from dpfed_core.errors import DpfedError
 from dpfed_core.federation.deployment.shards import load_shard
 from dpfed_core.federation.deployment.wire import config_from_json, dumps, ledger_rows_to_json
 from dpfed_core.federation.protocol import FederatedRecommender, _release_one
-from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method
+from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method, summable_params
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.noise import method_generator
@@ -108,7 +108,7 @@ def secure_share(msg: Message, context: Context) -> Message:
     shard = _load(context, H)  # a failure here is a ClientApp exception: SecAgg+ has no error reply
     t0 = time.perf_counter()
     method = make_summable_method(config.method, value_max=shard.value_max, epsilon=config.epsilon,
-                                  delta=config.delta, **dict(config.method_params or {}))
+                                  delta=config.delta, **summable_params(config))
     rng = _entity_rngs(config, True, H)[shard.index]
     ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
     share = method.share(shard.train, rng, ledger.for_entity(shard.entity), H)

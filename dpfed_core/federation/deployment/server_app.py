@@ -31,7 +31,7 @@ from flwr.serverapp import Grid, ServerApp
 from dpfed_core.errors import DpfedError
 from dpfed_core.federation.deployment.wire import config_from_json, dumps, loads, message_bytes
 from dpfed_core.federation.protocol import FederatedRecommender
-from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method, secagg_ranges, to_grid
+from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method, summable_params, secagg_ranges, to_grid
 from dpfed_core.models.factorization import fit_nmf
 from dpfed_core.privacy.noise import method_generator
 
@@ -189,7 +189,7 @@ class _Run:
 
         H = self.n_entities
         method = make_summable_method(self.config.method, epsilon=self.config.epsilon, delta=self.config.delta,
-                                      **dict(self.config.method_params or {}))
+                                      **summable_params(self.config))
         method.check(H)
         survivors = H - int(method.max_dropouts)
         target, modulus, clip = secagg_ranges(H)
@@ -288,7 +288,7 @@ class _Run:
             total, secure = self.round1_secure_sum(nodes)
             self.timings["round1_secure_sum"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            method = make_summable_method(self.config.method, **dict(self.config.method_params or {}))
+            method = make_summable_method(self.config.method, **summable_params(self.config))
             V = method.finish(total)
             order = nodes
             meta1 = []
