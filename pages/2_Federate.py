@@ -10,6 +10,7 @@ import streamlit as st
 
 from dpfed_core.ui import widgets as ui
 from dpfed_core.ui import engine as dash
+from dpfed_core.ui import deployment_panel
 from dpfed_core.reporting import plots
 from dpfed_core.errors import DpfedError
 from dpfed_core.evaluation.experiments import json_safe
@@ -171,6 +172,9 @@ for e in errors:
     st.error(e, icon=":material/error:")
 
 # ----------------------------------------------------------------------------- run
+if deployment_panel.execution_choice() == deployment_panel.EXECUTION_OPTIONS[1]:
+    deployment_panel.flower_panel(ds, config, disabled=bool(errors))
+    st.stop()
 if st.button("Run federation", type="primary", disabled=bool(errors), key="fed_run"):
     with st.status(f"Federating {ds.n_entities} entities with {method}…", expanded=True) as status:
         seen = []

@@ -165,3 +165,22 @@ def test_a_node_dying_mid_run_stops_the_run_with_a_clear_message(deployment):
     with pytest.raises(DeploymentError, match=r"SuperNode of entity 'clinic B'.*died.*no result was written"):
         run_deployed(ds, cfg, federation=fed, progress=crash_after_round1, round_timeout=120, timeout=300)
     assert not list((base / "flower").glob("result_*.npz"))
+
+
+def test_federate_page_offers_flower_execution():
+    """The Federate page's "separate processes (Flower)" option: its run button, and the specific
+    error for a method that cannot be deployed (no deployment is started here)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    repo = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(repo / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/2_Federate.py").run()
+    at.radio(key="fed_execution").set_value("separate processes (Flower)").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.button(key="fed_run_flower") is not None
+    assert not any(b.key == "fed_run" for b in at.button)
+    at.selectbox(key="fed_method").set_value("central").run()
+    assert any("does not run as a deployment" in e.value for e in at.error)

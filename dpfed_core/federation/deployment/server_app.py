@@ -18,20 +18,21 @@ the secure sum — ends the run with one clear message in the progress file and 
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
 from flwr.serverapp import Grid, ServerApp
 
 from dpfed_core.errors import DpfedError
 from dpfed_core.federation.deployment.wire import config_from_json, dumps, loads, message_bytes
 from dpfed_core.federation.protocol import FederatedRecommender
-from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method, summable_params, secagg_ranges, to_grid
+from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
+                                            summable_params, to_grid)
 from dpfed_core.models.factorization import fit_nmf
 from dpfed_core.privacy.noise import method_generator
 
@@ -163,16 +164,16 @@ class _Run:
         msgs = [Message(RecordDict({"config": self.instructions()}), dst_node_id=n, message_type="query.round1")
                 for n in nodes]
         self.progress("round1_sent", nodes=len(nodes))
+        before = len(self.messages)
         replies = self.identify(self.exchange(msgs, 1, "round-1 instruction (public run configuration)",
                                               "prototypes (+ ledger rows)"))
-        for r in replies:
-            self.messages[-len(replies):]  # noqa: B018 (log already written)
         P = [r.content["release"]["prototypes"].numpy() for r in replies]
-        counts = [r.content["release"]["counts"].numpy() for r in replies] if self.config.server_weighting == "counts" else None
-        for m in self.messages:
-            if m["content"].startswith("prototypes") and m["sender"] in self.entity_of_node:
-                node = m["sender"]
-                m["shape"] = list(next(p.shape for r, p in zip(replies, P) if r.metadata.src_node_id == node))
+        counts = ([r.content["release"]["counts"].numpy() for r in replies]
+                  if self.config.server_weighting == "counts" else None)
+        shape_of = {r.metadata.src_node_id: list(p.shape) for r, p in zip(replies, P)}
+        for m in self.messages[before:]:
+            if m["receiver"] == "server":
+                m["shape"] = shape_of.get(m["sender"], [])
         meta = [r.content["meta"] for r in replies]
         for r in replies:
             self.progress("round1_done", entity=self.entity_of_node[r.metadata.src_node_id])
@@ -251,7 +252,7 @@ class _Run:
         info = {"protocol": "SecAgg+ (flwr.server.workflow.SecAggPlusWorkflow + flwr.client.mod.secaggplus_mod)",
                 "num_shares": H, "reconstruction_threshold": survivors, "max_dropouts": int(method.max_dropouts),
                 "clipping_range": clip, "quantization_range": target, "modulus_range": modulus,
-                "grid": float(np.float64(2.0 ** -6)), "contributors": H,
+                "grid": GRID, "contributors": H,
                 "server_saw": "masked vectors and their unmasked sum only"}
         return total, info
 
@@ -280,8 +281,6 @@ class _Run:
         if len(nodes) > H:
             raise DeploymentRunError(f"{len(nodes)} SuperNodes are connected but the run declares {H} entities")
         summable = self.config.method in SUMMABLE_METHODS
-        # The server's stream, spawned like the in-process protocol's (entity streams + 1).
-        private = True if summable else None
         secure = None
         t0 = time.perf_counter()
         if summable:
@@ -295,15 +294,16 @@ class _Run:
         else:
             P, counts, meta1 = self.round1_prototypes(nodes)
             self.timings["round1_prototypes"] = time.perf_counter() - t0
-            model = FederatedRecommender(prototypes=self.config.method, k=self.config.k)
+            model = FederatedRecommender(prototypes=self.config.method, k=self.config.k,
+                                         prototype_params=self.config.prototype_params)
             private = bool(getattr(model._method(1.0), "private", False))
             t0 = time.perf_counter()
             self.progress("server_start", n_prototypes=int(sum(len(p) for p in P)))
-            rng = method_generator(self.config.seed, private=private, simulation=self.config.simulation).spawn(H + 1)[-1]
+            # The server's stream, spawned like the in-process protocol's (one per entity, then the server).
+            rng = method_generator(self.config.seed, private=private,
+                                   simulation=self.config.simulation).spawn(H + 1)[-1]
             Pm = np.vstack(P)
             weights = np.concatenate([np.maximum(c, 0.0) for c in counts]) if counts is not None else None
-            import scipy.sparse as sp
-
             P_fit = sp.csr_matrix(Pm) if self.config.mode == "observed" else Pm
             _W, V, _hist = fit_nmf(P_fit, self.config.rank, self.config.lam, self.config.mode,
                                    max_iter=self.config.max_iter, rng=rng, weights=weights)

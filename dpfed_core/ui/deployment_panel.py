@@ -1,0 +1,95 @@
+"""The Federate page's "separate processes (Flower)" option: the same run as a real local Flower
+deployment (one SuperLink, one SuperNode process per entity, the ServerApp), with per-node progress.
+
+The page calls :func:`flower_panel`; everything here is Streamlit layout over
+:func:`dpfed_core.evaluation.deployed.run_deployed`.
+"""
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import streamlit as st
+
+from dpfed_core.errors import DpfedError
+
+EXECUTION_OPTIONS = ["in this process", "separate processes (Flower)"]
+DOC_KEY = "fed_flower_doc"
+
+
+def execution_choice() -> str:
+    return st.radio("Execution", EXECUTION_OPTIONS, horizontal=True, key="fed_execution",
+                    help="Separate processes: every entity runs as its own Flower SuperNode process on this "
+                         "machine, the server as a Flower ServerApp; only the protocol's messages cross "
+                         "between them (summable releases through SecAgg+). Slower: it starts real processes.")
+
+
+def flower_panel(ds, config, disabled: bool = False) -> None:
+    """Run ``config`` on a local Flower deployment and show the result with per-node progress."""
+    from dpfed_core.evaluation.deployed import deployable_methods, run_deployed
+    from dpfed_core.federation.deployment import flower_available
+
+    ok, info = flower_available()
+    if not ok:
+        st.warning(f"Flower is not available here: {info}. Install it with "
+                   "`pip install -r requirements-deploy.txt` and restart the dashboard.")
+        return
+    if config.method not in deployable_methods():
+        st.error(f"{config.method} does not run as a deployment (it pools raw data or is not a federated "
+                 f"protocol). Choose one of: {', '.join(deployable_methods())} in **Method**.")
+        return
+    st.caption(f"Flower {info}: 1 SuperLink + {ds.n_entities} SuperNode processes on 127.0.0.1, started "
+               "for this run and stopped after it.")
+    if st.button("Run on Flower", type="primary", disabled=disabled, key="fed_run_flower"):
+        nodes = pd.DataFrame({"entity": list(ds.entity_names), "round 1": "waiting", "round 2": "waiting"})
+        status = st.status(f"Deploying {ds.n_entities} SuperNodes…", expanded=True)
+        line = status.empty()
+        table = status.empty()
+        table.dataframe(nodes, hide_index=True)
+        t0 = time.perf_counter()
+
+        def progress(ev: dict) -> None:
+            e = ev.get("event")
+            idx = nodes.index[nodes["entity"] == ev.get("entity")]
+            if e == "round1_sent":
+                nodes["round 1"] = "computing release"
+            elif e == "secagg_stage":
+                nodes["round 1"] = f"SecAgg+: {ev.get('stage')} ({ev.get('replies')}/{ev.get('sent')} replied)"
+            elif e == "round1_done" and len(idx):
+                nodes.loc[idx, "round 1"] = "sent"
+            elif e == "round2_sent":
+                nodes["round 2"] = "fitting U locally"
+            elif e == "round2_done" and len(idx):
+                nodes.loc[idx, "round 2"] = "done"
+            line.write(f"{time.perf_counter() - t0:.0f} s — {e.replace('_', ' ')}")
+            table.dataframe(nodes, hide_index=True)
+
+        try:
+            doc = run_deployed(ds, config, progress=progress)
+        except DpfedError as exc:
+            status.update(label="The deployment stopped", state="error", expanded=True)
+            st.error(str(exc), icon=":material/error:")
+        else:
+            st.session_state[DOC_KEY] = doc
+            status.update(label=f"Done in {time.perf_counter() - t0:.1f} s — {doc['privacy']['label']}",
+                          state="complete", expanded=False)
+    doc = st.session_state.get(DOC_KEY)
+    if doc is None:
+        return
+    dep, o = doc["deployment"], doc["overall"]
+    st.markdown(f"**Last Flower run** ({doc['method']['name']}, {dep['supernodes']} SuperNodes): "
+                f"{doc['privacy']['label']}")
+    m = st.columns(5)
+    m[0].metric("Wall time", f"{dep['wall_seconds']:.1f} s")
+    m[1].metric("Bytes on the wire", f"{dep['bytes_on_wire']:,}")
+    m[2].metric("Messages", dep["n_messages"])
+    m[3].metric("MAR", f"{o['mar']:.4f}")
+    m[4].metric("NDCG@10", f"{o['ndcg_at_10']:.4f}")
+    if dep.get("secure_aggregation"):
+        sa = dep["secure_aggregation"]
+        st.caption(f"SecAgg+: the server saw masked vectors and their sum only; threshold "
+                   f"{sa['reconstruction_threshold']} of {sa['num_shares']}, tolerated dropouts {sa['max_dropouts']}.")
+    t1, t2, t3 = st.tabs(["Per entity", "Message log (as Flower carried it)", "Privacy ledger"])
+    t1.dataframe(pd.DataFrame(doc["entities"]), hide_index=True)
+    t2.dataframe(pd.DataFrame(doc["messages"]).drop(columns=["records"], errors="ignore"), hide_index=True)
+    t3.dataframe(pd.DataFrame(doc["privacy"]["ledger"]), hide_index=True)
