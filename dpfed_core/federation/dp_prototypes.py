@@ -203,6 +203,11 @@ class _SwapScorer:
     a_i its nearest centre, and D_ic = min(‖y_i − c‖², cap):
     L(Z − z_a + c) = Σ_i min(D_ic, d1_i) + Σ_{i: a_i = a} [min(D_ic, d2_i) − min(D_ic, d1_i)].
     Cost per step O(n·|C|); the distance matrix is cached when it fits in memory.
+
+    The nearest-two state (a, d1, b, d2) is kept *incrementally* across steps (issue 14): after a
+    swap only the points whose nearest or second-nearest centre left Z are searched again over Z
+    (O(affected·k)); every other point compares its two with the new centre (O(n)). Ties resolve to
+    the lower position in Z, as a full recomputation (``argmin``) would.
     """
 
     def __init__(self, Y: np.ndarray, C: np.ndarray, cap: float, chunk: int = 8192) -> None:
@@ -210,6 +215,7 @@ class _SwapScorer:
         n, M = Y.shape[0], C.shape[0]
         self.D = (np.minimum(_sq_dists(Y, C), cap).astype(np.float32)
                   if n * M <= _CACHE_ENTRIES else None)
+        self._Z = None
 
     def _blocks(self):
         n = self.Y.shape[0]
@@ -219,30 +225,82 @@ class _SwapScorer:
                 _sq_dists(self.Y[s:e], self.C), self.cap).astype(np.float32)
             yield s, e, D
 
+    def _cols(self, rows: np.ndarray | slice, cols: np.ndarray) -> np.ndarray:
+        """Clipped distances of the points ``rows`` to the candidates ``cols`` (float32)."""
+        if self.D is not None:
+            return self.D[rows][:, cols] if isinstance(rows, np.ndarray) else self.D[rows, cols]
+        Yr = self.Y[rows]
+        return np.minimum(_sq_dists(Yr, self.C[cols]), self.cap).astype(np.float32)
+
+    @staticmethod
+    def _two(dz: np.ndarray):
+        """(a, d1, b, d2): positions and values of the two smallest entries of each row; ties go
+        to the lower position (stable), like ``argmin``."""
+        n, k = dz.shape
+        if k == 1:
+            z = np.zeros(n, dtype=np.int64)
+            return z, dz[:, 0].copy(), np.full(n, -1, dtype=np.int64), np.full(n, np.inf, dtype=np.float32)
+        rows = np.arange(n)
+        a = np.argmin(dz, axis=1)
+        d1 = dz[rows, a]
+        masked = dz.copy()
+        masked[rows, a] = np.inf
+        b = np.argmin(masked, axis=1)
+        return a, d1, b, masked[rows, b]
+
+    def _reset(self, Z: np.ndarray) -> None:
+        parts = [self._two(D[:, Z]) for _, _, D in self._blocks()]
+        self.a, self.d1, self.b, self.d2 = (np.concatenate([p[i] for p in parts]) for i in range(4))
+        self._Z = Z.copy()
+
+    def _swap(self, pos: int, c: int) -> None:
+        """Update the nearest-two state after Z[pos] := c."""
+        Z = self._Z.copy()
+        Z[pos] = c
+        lost = (self.a == pos) | (self.b == pos)
+        keep = np.flatnonzero(~lost)
+        if keep.size:
+            dc = self._cols(keep, np.array([c]))[:, 0]
+            a, d1, b, d2 = self.a[keep], self.d1[keep], self.b[keep], self.d2[keep]
+            # the new centre enters the two if it beats the second (ties by position)
+            first = (dc < d1) | ((dc == d1) & (pos < a))
+            second = ~first & ((dc < d2) | ((dc == d2) & (pos < b)))
+            self.b[keep] = np.where(first, a, np.where(second, pos, b))
+            self.d2[keep] = np.where(first, d1, np.where(second, dc, d2))
+            self.a[keep] = np.where(first, pos, a)
+            self.d1[keep] = np.where(first, dc, d1)
+        redo = np.flatnonzero(lost)
+        if redo.size:
+            a, d1, b, d2 = self._two(self._cols(redo, Z))
+            self.a[redo], self.d1[redo], self.b[redo], self.d2[redo] = a, d1, b, d2
+        self._Z = Z
+
+    def _state(self, Z: np.ndarray) -> None:
+        if self._Z is None or Z.size != self._Z.size:
+            self._reset(Z)
+            return
+        diff = np.flatnonzero(Z != self._Z)
+        if diff.size == 0:
+            return
+        if diff.size == 1:
+            self._swap(int(diff[0]), int(Z[diff[0]]))
+        else:
+            self._reset(Z)
+
     def scores(self, Z: np.ndarray) -> tuple[np.ndarray, float]:
         """(k × |C|) losses of all swaps and the loss of Z itself."""
         k, M = Z.size, self.C.shape[0]
+        self._state(Z)
+        d2_all = np.where(np.isfinite(self.d2), self.d2, self.cap).astype(np.float32)
         term1 = np.zeros(M)
         term2 = np.zeros((k, M))
-        current = 0.0
         for s, e, D in self._blocks():
-            dz = D[:, Z]
-            if k == 1:
-                a = np.zeros(e - s, dtype=np.int64)
-                d1 = dz[:, 0]
-                d2 = np.full(e - s, self.cap, dtype=np.float32)
-            else:
-                two = np.argpartition(dz, 1, axis=1)[:, :2]
-                v = np.take_along_axis(dz, two, axis=1)
-                first = v[:, 0] <= v[:, 1]
-                a = np.where(first, two[:, 0], two[:, 1])
-                d1 = np.where(first, v[:, 0], v[:, 1])
-                d2 = np.where(first, v[:, 1], v[:, 0])
+            d1 = self.d1[s:e]
             m1 = np.minimum(D, d1[:, None])
             term1 += m1.sum(0, dtype=np.float64)
-            diff = np.minimum(D, d2[:, None]) - m1
-            term2 += _indicator(a, k) @ diff
-            current += float(d1.sum(dtype=np.float64))
+            diff = np.minimum(D, d2_all[s:e, None]) - m1
+            term2 += _indicator(self.a[s:e], k) @ diff
+        current = float(self.d1.sum(dtype=np.float64))
         return term1[None, :] + term2, current
 
     def loss(self, Z: np.ndarray) -> float:
