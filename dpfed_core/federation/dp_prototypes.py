@@ -233,46 +233,78 @@ class _SwapScorer:
         return np.minimum(_sq_dists(Yr, self.C[cols]), self.cap).astype(np.float32)
 
     @staticmethod
-    def _two(dz: np.ndarray):
+    def _two(dz: np.ndarray, cap: float):
         """(a, d1, b, d2): positions and values of the two smallest entries of each row; ties go
-        to the lower position (stable), like ``argmin``."""
+        to the lower position, like ``argmin``. With one column, b = −1 and d2 = cap."""
         n, k = dz.shape
-        if k == 1:
-            z = np.zeros(n, dtype=np.int64)
-            return z, dz[:, 0].copy(), np.full(n, -1, dtype=np.int64), np.full(n, np.inf, dtype=np.float32)
         rows = np.arange(n)
         a = np.argmin(dz, axis=1)
         d1 = dz[rows, a]
+        if k == 1:
+            return a, d1, np.full(n, -1, dtype=np.int64), np.full(n, cap, dtype=np.float32)
         masked = dz.copy()
         masked[rows, a] = np.inf
         b = np.argmin(masked, axis=1)
         return a, d1, b, masked[rows, b]
 
+    def _terms(self, D: np.ndarray, a: np.ndarray, d1: np.ndarray, d2: np.ndarray, k: int):
+        """Contributions of a block of points to term1 (|C|,) and term2 (k, |C|)."""
+        m1 = np.minimum(D, d1[:, None])
+        diff = np.minimum(D, d2[:, None]) - m1
+        return m1.sum(0, dtype=np.float64), np.asarray(_indicator(a, k) @ diff, dtype=np.float64)
+
     def _reset(self, Z: np.ndarray) -> None:
-        parts = [self._two(D[:, Z]) for _, _, D in self._blocks()]
-        self.a, self.d1, self.b, self.d2 = (np.concatenate([p[i] for p in parts]) for i in range(4))
+        k, M = Z.size, self.C.shape[0]
+        self.a = np.empty(self.Y.shape[0], dtype=np.int64)
+        self.b = np.empty(self.Y.shape[0], dtype=np.int64)
+        self.d1 = np.empty(self.Y.shape[0], dtype=np.float32)
+        self.d2 = np.empty(self.Y.shape[0], dtype=np.float32)
+        self.term1, self.term2 = np.zeros(M), np.zeros((k, M))
+        for s, e, D in self._blocks():
+            a, d1, b, d2 = self._two(D[:, Z], self.cap)
+            self.a[s:e], self.d1[s:e], self.b[s:e], self.d2[s:e] = a, d1, b, d2
+            t1, t2 = self._terms(D, a, d1, d2, k)
+            self.term1 += t1
+            self.term2 += t2
         self._Z = Z.copy()
 
     def _swap(self, pos: int, c: int) -> None:
-        """Update the nearest-two state after Z[pos] := c."""
+        """Update the nearest-two state and the two score terms after Z[pos] := c: only points
+        whose nearest two change contribute differently, so only their rows are recomputed."""
         Z = self._Z.copy()
         Z[pos] = c
-        lost = (self.a == pos) | (self.b == pos)
+        k = Z.size
+        a, d1, b, d2 = self.a.copy(), self.d1.copy(), self.b.copy(), self.d2.copy()
+        lost = (a == pos) | (b == pos)
         keep = np.flatnonzero(~lost)
+        changed = [np.flatnonzero(lost)]
         if keep.size:
             dc = self._cols(keep, np.array([c]))[:, 0]
-            a, d1, b, d2 = self.a[keep], self.d1[keep], self.b[keep], self.d2[keep]
+            ak, d1k, bk, d2k = a[keep], d1[keep], b[keep], d2[keep]
             # the new centre enters the two if it beats the second (ties by position)
-            first = (dc < d1) | ((dc == d1) & (pos < a))
-            second = ~first & ((dc < d2) | ((dc == d2) & (pos < b)))
-            self.b[keep] = np.where(first, a, np.where(second, pos, b))
-            self.d2[keep] = np.where(first, d1, np.where(second, dc, d2))
-            self.a[keep] = np.where(first, pos, a)
-            self.d1[keep] = np.where(first, dc, d1)
-        redo = np.flatnonzero(lost)
+            first = (dc < d1k) | ((dc == d1k) & (pos < ak))
+            second = ~first & ((dc < d2k) | ((dc == d2k) & (pos < bk)))
+            moved = first | second
+            idx = keep[moved]
+            f, sc = first[moved], second[moved]
+            self.b[idx] = np.where(f, ak[moved], pos)
+            self.d2[idx] = np.where(f, d1k[moved], dc[moved])
+            self.a[idx] = np.where(f, pos, ak[moved])
+            self.d1[idx] = np.where(f, dc[moved], d1k[moved])
+            changed.append(idx)
+        redo = changed[0]
         if redo.size:
-            a, d1, b, d2 = self._two(self._cols(redo, Z))
-            self.a[redo], self.d1[redo], self.b[redo], self.d2[redo] = a, d1, b, d2
+            ra, rd1, rb, rd2 = self._two(self._cols(redo, Z), self.cap)
+            self.a[redo], self.d1[redo], self.b[redo], self.d2[redo] = ra, rd1, rb, rd2
+        ch = np.concatenate(changed)
+        all_c = np.arange(self.C.shape[0])
+        for s in range(0, ch.size, self.chunk):
+            rows = ch[s:s + self.chunk]
+            D = self._cols(rows, all_c)
+            o1, o2 = self._terms(D, a[rows], d1[rows], d2[rows], k)
+            n1, n2 = self._terms(D, self.a[rows], self.d1[rows], self.d2[rows], k)
+            self.term1 += n1 - o1
+            self.term2 += n2 - o2
         self._Z = Z
 
     def _state(self, Z: np.ndarray) -> None:
@@ -280,28 +312,16 @@ class _SwapScorer:
             self._reset(Z)
             return
         diff = np.flatnonzero(Z != self._Z)
-        if diff.size == 0:
-            return
         if diff.size == 1:
             self._swap(int(diff[0]), int(Z[diff[0]]))
-        else:
+        elif diff.size > 1:
             self._reset(Z)
 
     def scores(self, Z: np.ndarray) -> tuple[np.ndarray, float]:
         """(k × |C|) losses of all swaps and the loss of Z itself."""
-        k, M = Z.size, self.C.shape[0]
-        self._state(Z)
-        d2_all = np.where(np.isfinite(self.d2), self.d2, self.cap).astype(np.float32)
-        term1 = np.zeros(M)
-        term2 = np.zeros((k, M))
-        for s, e, D in self._blocks():
-            d1 = self.d1[s:e]
-            m1 = np.minimum(D, d1[:, None])
-            term1 += m1.sum(0, dtype=np.float64)
-            diff = np.minimum(D, d2_all[s:e, None]) - m1
-            term2 += _indicator(self.a[s:e], k) @ diff
+        self._state(np.asarray(Z))
         current = float(self.d1.sum(dtype=np.float64))
-        return term1[None, :] + term2, current
+        return self.term1[None, :] + self.term2, current
 
     def loss(self, Z: np.ndarray) -> float:
         return float(sum(D[:, Z].min(1).sum(dtype=np.float64) for _, _, D in self._blocks()))
