@@ -85,3 +85,19 @@ def test_bad_parameters():
         fit_nmf(X, 2, mode="dense")
     with pytest.raises(ConfigError, match="rank"):
         fit_nmf(X, 0)
+
+
+def test_objective_from_the_v_updates_products_equals_the_direct_objective():
+    # issue 14: fit_nmf evaluates F from the products of the V update; same value as objective()
+    from dpfed_core.models.factorization import objective_from_products
+
+    g = np.random.default_rng(5)
+    X = sp.random(60, 40, density=0.2, random_state=5, format="csr") * 3
+    U, V = g.random((60, 4)), g.random((40, 4))
+    prods = {}
+    V2 = update_factor(X.T.tocsr(), V, U, 0.1, "zero", products=prods)
+    xx = float(X.multiply(X).sum())
+    assert np.isclose(objective_from_products(xx, V2, U, prods["A"], prods["B"], 0.1),
+                      objective(X, U, V2, 0.1, "zero"), rtol=1e-10)
+    _, _, hist = fit_nmf(X, 4, max_iter=5, tol=0.0, rng=np.random.default_rng(0))
+    assert all(b <= a * (1 + 1e-9) for a, b in zip(hist, hist[1:]))

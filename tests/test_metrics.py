@@ -82,3 +82,18 @@ def test_entity_without_test_users_reports_nan():
     res = evaluate(U, V, train, test, np.array([1]), np.array([0, 1]), ["A", "B"])
     assert np.isnan(res["entities"][0]["mar"]) and np.isnan(res["entities"][0]["test_rmse"])
     assert res["entities"][1]["n_test_users"] == 1
+
+
+def test_top_n_partial_sort_equals_the_stable_full_sort():
+    # issue 14: the partial sort must pick and order exactly what the stable full sort did,
+    # ties (many, and −inf training items) included
+    from dpfed_core.evaluation.metrics import top_n_stable
+
+    g = np.random.default_rng(3)
+    for m, n in ((7, 3), (50, 10), (50, 49), (20, 20), (30, 1)):
+        S = np.round(g.standard_normal((40, m)), 1)
+        S[g.random(S.shape) < 0.2] = -np.inf
+        S[0] = 0.0  # a row of ties
+        S[1] = -np.inf
+        ref = np.argsort(-S, axis=1, kind="stable")[:, :n]
+        np.testing.assert_array_equal(top_n_stable(S, n), ref)

@@ -65,8 +65,8 @@ def ranking_metrics(
     mar_den = np.bincount(te_rows, weights=te_vals, minlength=b)
 
     n_eff = min(n, m)
-    # Stable sort on −score: ties go to the lower item index.
-    top = np.argsort(-S, axis=1, kind="stable")[:, :n_eff]
+    # The N best items, ties to the lower item index (what a stable sort on −score gives).
+    top = top_n_stable(S, n_eff)
     hidden = np.zeros((b, m), dtype=bool)
     hidden[te_rows, te_cols] = True
     hits = np.take_along_axis(hidden, top, axis=1)
@@ -85,6 +85,24 @@ def ranking_metrics(
         ndcg = np.where(has, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
     return {"mar_num": mar_num, "mar_den": mar_den, "precision": precision, "recall": recall,
             "ndcg": ndcg, "has_test": has}
+
+
+def top_n_stable(S: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the n largest entries of each row of S (b × m), in decreasing order, ties to the
+    lower column — exactly ``np.argsort(-S, axis=1, kind="stable")[:, :n]`` — by a partial sort
+    (issue 14): O(b·m) selection plus a sort of the n chosen, instead of sorting all m."""
+    b, m = S.shape
+    if n >= m:
+        return np.argsort(-S, axis=1, kind="stable")
+    kth = -np.partition(-S, n - 1, axis=1)[:, n - 1]  # the n-th largest value of each row
+    above = S > kth[:, None]
+    tied = S == kth[:, None]
+    need = n - above.sum(1)
+    # among entries equal to the n-th value, the lowest columns fill the remaining slots
+    chosen = above | (tied & (np.cumsum(tied, axis=1) <= need[:, None]))
+    cols = np.nonzero(chosen)[1].reshape(b, n)  # row-major: columns ascending within a row
+    order = np.argsort(-np.take_along_axis(S, cols, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(cols, order, axis=1)
 
 
 def _row_train_sse(train: sp.csr_matrix, U: np.ndarray, V: np.ndarray, mode: str) -> tuple[np.ndarray, np.ndarray]:

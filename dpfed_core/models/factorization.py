@@ -57,6 +57,15 @@ def objective(X, U: np.ndarray, V: np.ndarray, lam: float, mode: Mode = "zero",
     return float(resid @ resid) + reg
 
 
+def objective_from_products(xx: float, W: np.ndarray, H: np.ndarray, A: np.ndarray, B: np.ndarray,
+                            lam: float) -> float:
+    """F in zero mode from the products of the last update of W: with A = X·H and B = HᵀH,
+    F = ‖X‖² − 2·Σ W∘A + Σ B∘(WᵀW) + λ(‖W‖² + ‖H‖²) — the same value :func:`objective` computes,
+    without another product with X (issue 14: that product was 23–26 % of ``fit_nmf``)."""
+    reg = lam * (float(np.sum(W * W)) + float(np.sum(H * H)))
+    return xx - 2.0 * float(np.sum(W * A)) + float(np.sum(B * (W.T @ W))) + reg
+
+
 def _pattern(X: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
     return rows, X.indices
@@ -69,11 +78,14 @@ def update_factor(
     lam: float,
     mode: Mode = "zero",
     sweeps: int = 1,
+    products: dict | None = None,
 ) -> np.ndarray:
     """Minimise F over the row factor ``W`` (n × ℓ) with the column factor ``H`` (m × ℓ) fixed.
 
     ``X`` is n × m (sparse or dense). Returns a new array; ``sweeps`` HALS passes over the ℓ columns.
-    To update the column factor, call with ``X.T``, ``H`` and ``W`` swapped.
+    To update the column factor, call with ``X.T``, ``H`` and ``W`` swapped. ``products`` (zero
+    mode): a dict that receives ``A`` = X·H (n × ℓ) and ``B`` = HᵀH (ℓ × ℓ), so the caller can
+    evaluate F after this update without a second sparse product (:func:`objective_from_products`).
     """
     X = _as_matrix(X)
     W = np.array(W, dtype=np.float64, copy=True)
@@ -86,6 +98,8 @@ def update_factor(
             for r in range(ell):
                 num = A[:, r] - W @ B[:, r] + W[:, r] * B[r, r]
                 W[:, r] = np.maximum(num / (B[r, r] + lam), 0.0)
+        if products is not None:
+            products["A"], products["B"] = A, B
         return W
     Xc = sp.csr_matrix(X)
     rows, cols = _pattern(Xc)
@@ -158,8 +172,13 @@ def fit_nmf(
     with _single_threaded_blas():
         for _ in range(max_iter):
             U = update_factor(X, U, V, lam, mode)
-            V = update_factor(XT, V, U, lam, mode)
-            history.append(objective(X, U, V, lam, mode, xx))
+            if mode == "zero":  # F from the V update's own products XᵀU and UᵀU
+                prods: dict = {}
+                V = update_factor(XT, V, U, lam, mode, products=prods)
+                history.append(objective_from_products(xx, V, U, prods["A"], prods["B"], lam))
+            else:
+                V = update_factor(XT, V, U, lam, mode)
+                history.append(objective(X, U, V, lam, mode, xx))
             if history[-2] - history[-1] <= tol * max(abs(history[-2]), 1e-12):
                 break
     if weights is not None:

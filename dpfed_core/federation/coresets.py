@@ -1,0 +1,212 @@
+"""Private coresets for the ``dp-prototypes`` pipeline: the LSH prefix tree (issue 14).
+
+``candidates="lsh"`` in :class:`~dpfed_core.federation.dp_prototypes.DPPrototypes` replaces the
+paper's private partition + private local search (stages 2–3) by the private-coreset approach of
+Google's differential-privacy clustering library (``learning/clustering``; Chang, Ghazi, Kumar &
+Manurangsi 2021): hash the rows with SimHash (random hyperplanes), grow a prefix tree whose node
+counts are released with noise, release a noisy average of the rows in every leaf, and cluster the
+weighted leaf averages (the *coreset*) with ordinary k-means — pure post-processing.
+
+Written from the published description and the library's documented behaviour, not copied; two
+differences: the count noise is continuous Laplace per tree level with basic sequential composition
+(the library uses discrete Laplace with PLD accounting), and the leaf threshold is
+``node_factor·√m·σ/Λ`` with ``node_factor = 3`` (the library: 10, capped at n̂/(2k)); chosen on
+Google's recipe, bench/results/dp_kmeans.md.
+
+Privacy unit: one user (one row, ℓ2 norm ≤ Λ after the pipeline's row scaling); unbounded DP.
+
+* **Tree counts** (stage "candidates"). Level 0 is the root (all users); at level t ≥ 1 the nodes
+  are *both* children (hash bit 0 and 1) of every node that branched at level t − 1, empty ones
+  included, so the set of counted nodes is a function of earlier *released* counts and of the
+  data-independent hyperplanes only. Within a level the nodes are disjoint, so one user changes one
+  count by 1: L1 sensitivity 1, Laplace(b = (D+1)/ε_tree) per count is ε_tree/(D+1)-DP per level,
+  and the D + 1 levels (charged in full even if the tree stops early) compose sequentially (adaptive
+  composition) to ε_tree. No δ: no node exists only because a user was added.
+* **Leaf sums** (stage "coreset sums"). Which nodes are leaves depends on released counts only; the
+  leaves are disjoint, so one user is in at most one leaf and moves the stacked leaf sums by at most
+  Λ in ℓ2: the analytic Gaussian mechanism at L2 sensitivity Λ is (ε_leaf, δ)-DP.
+* **Coreset and centres** (free). Coreset point = noisy leaf sum / max(noisy leaf count, 1) (never a
+  true count), clipped to the Λ-ball; weight = max(noisy count, 0); k-means on the weighted points.
+
+Total: (ε_tree + ε_leaf, δ) by basic composition; the caller writes one ledger row per stage.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpfed_core.privacy import mechanisms as mech
+
+__all__ = ["LSH_SPLIT", "LshCoreset", "leaf_threshold", "lsh_tree_coreset", "weighted_kmeans"]
+
+#: Levels D of the prefix tree below the root (hash bits); the library's default is 20, 15 was as
+#: good on Google's recipe (bench/results/dp_kmeans.md) and leaves more ε per level.
+DEFAULT_DEPTH = 15
+#: Leaf threshold factor: a node stays in the tree if its noisy count is ≥ node_factor·√m·σ/Λ, where
+#: the Gaussian noise norm √m·σ is then about 1/node_factor of the leaf's signal scale Λ·count.
+DEFAULT_NODE_FACTOR = 3.0
+#: A node branches if its noisy count is ≥ this multiple of the leaf threshold (the library's 3).
+BRANCH_FACTOR = 3.0
+
+
+@dataclass(frozen=True)
+class LshCoreset:
+    """A released private coreset.
+
+    points : (L, m) leaf averages (noisy sum / max(noisy count, 1)), clipped to the Λ-ball.
+    weights : (L,) max(noisy leaf count, 0).
+    levels : (L,) depth of each leaf (0 = the root).
+    n_root : the root's noisy count (a released statistic; may serve as n̂).
+    leaf_of : (n,) the leaf of each user, −1 if the user's path was cut (NOT released; kept for
+        diagnostics and tests).
+    tree_counts : the noisy counts of every counted node, one array per level (the tree stage's
+        whole output; the leaves are a function of it). Used by the neighbour audits.
+    """
+
+    points: np.ndarray
+    weights: np.ndarray
+    levels: np.ndarray
+    n_root: float
+    leaf_of: np.ndarray
+    tree_counts: tuple = ()
+
+
+def leaf_threshold(m: int, sigma: float, radius: float, node_factor: float = DEFAULT_NODE_FACTOR) -> float:
+    """Smallest noisy count of a node kept in the tree: node_factor·√m·σ/Λ (at least 1).
+
+    Public: m is the catalogue size, σ the leaf-sum noise (a function of ε, δ, Λ), Λ the public
+    row bound. With σ = 0 (ε = inf) every non-empty node counts (threshold 1)."""
+    return max(1.0, node_factor * math.sqrt(m) * sigma / radius)
+
+
+def _hash_bits(X, hyperplanes: np.ndarray) -> np.ndarray:
+    """SimHash bits (n, D): bit t = 1 iff ⟨x, h_t⟩ < 0 (the zero row hashes to all zeros)."""
+    proj = X @ hyperplanes.T
+    proj = np.asarray(proj.todense()) if sp.issparse(proj) else np.asarray(proj)
+    return (proj < 0).astype(np.int64)
+
+
+def lsh_tree_coreset(X, radius: float, depth: int, eps_tree: float, sigma: float, min_node: float,
+                     min_branch: float, rng: np.random.Generator) -> LshCoreset:
+    """Private LSH prefix-tree coreset of the rows of ``X``.
+
+    Parameters
+    ----------
+    X : (n, m) dense or sparse rows with ℓ2 norm ≤ ``radius`` (the caller scales them).
+    depth : D, hash bits / tree levels below the root.
+    eps_tree : ε of all tree counts together; each of the D + 1 levels gets ε_tree/(D+1)
+        (``inf`` = exact counts).
+    sigma : standard deviation of the Gaussian noise on each leaf-sum coordinate (the caller
+        calibrates it to L2 sensitivity ``radius`` and charges it; 0 = no noise).
+    min_node, min_branch : public thresholds on noisy counts (keep a node / branch a node).
+    rng : the method's noise source (OS entropy outside simulation).
+    """
+    n, m = X.shape
+    # data-independent hyperplanes: drawing them from the method's generator is not a release
+    H = rng.standard_normal((depth, m))
+    bits = _hash_bits(X, H)
+    b = 0.0 if math.isinf(eps_tree) else (depth + 1) / eps_tree
+    node_cnt = mech.laplace_noise(b, 1, rng) + n       # level 0: the root, always kept
+    n_root = float(node_cnt[0])
+    node_code = np.zeros(1, dtype=np.int64)             # hash prefix of each node of the level
+    alive = np.arange(n)                                 # users still on a kept path
+    pt_node = np.zeros(n, dtype=np.int64)                # their node at the current level
+    leaf_of = np.full(n, -1, dtype=np.int64)
+    leaf_cnt, leaf_lev, tree_counts = [], [], [node_cnt.copy()]
+    n_leaves = 0
+    for t in range(depth + 1):
+        branch = node_cnt >= min_branch if t < depth else np.zeros(node_code.size, dtype=bool)
+        has_child = np.zeros(node_code.size, dtype=bool)
+        if branch.any():
+            bidx = np.flatnonzero(branch)
+            pos = np.full(node_code.size, -1, dtype=np.int64)
+            pos[bidx] = np.arange(bidx.size)
+            # both children of every branching node (empty ones included: no δ), child 2j + bit
+            ch_parent = np.repeat(bidx, 2)
+            ch_code = 2 * np.repeat(node_code[bidx], 2) + np.tile(np.array([0, 1], dtype=np.int64), bidx.size)
+            in_branch = branch[pt_node]
+            child = 2 * pos[pt_node[in_branch]] + bits[alive[in_branch], t]
+            true_c = np.bincount(child, minlength=ch_code.size)
+            noisy = true_c + mech.laplace_noise(b, ch_code.size, rng)
+            tree_counts.append(noisy.copy())
+            keep = noisy >= min_node
+            has_child[ch_parent[keep]] = True
+        # a node with no kept child (did not branch, or all its children fell below min_node) is a leaf
+        is_leaf = ~has_child
+        leaf_id = np.full(node_code.size, -1, dtype=np.int64)
+        leaf_id[is_leaf] = n_leaves + np.arange(int(is_leaf.sum()))
+        n_leaves += int(is_leaf.sum())
+        leaf_cnt.append(node_cnt[is_leaf])
+        leaf_lev.append(np.full(int(is_leaf.sum()), t, dtype=np.int64))
+        here = is_leaf[pt_node]
+        leaf_of[alive[here]] = leaf_id[pt_node[here]]
+        if not has_child.any():
+            break
+        # next level: users of branching nodes whose own child was kept (the others are cut)
+        new_id = np.full(ch_code.size, -1, dtype=np.int64)
+        new_id[keep] = np.arange(int(keep.sum()))
+        child_all = np.full(alive.size, -1, dtype=np.int64)
+        child_all[in_branch] = child
+        nxt = np.where(child_all >= 0, new_id[np.maximum(child_all, 0)], -1)
+        go = nxt >= 0
+        alive, pt_node = alive[go], nxt[go]
+        node_code, node_cnt = ch_code[keep], noisy[keep]
+    counts = np.concatenate(leaf_cnt)
+    members = leaf_of >= 0
+    A = sp.csr_matrix((np.ones(int(members.sum())), (leaf_of[members], np.flatnonzero(members))),
+                      shape=(n_leaves, n))
+    sums = A @ X
+    sums = np.asarray(sums.todense()) if sp.issparse(sums) else np.asarray(sums, dtype=np.float64)
+    if sigma > 0:
+        sums = sums + sigma * rng.standard_normal(sums.shape)
+    pts = sums / np.maximum(counts, 1.0)[:, None]  # a noisy count, never the true one
+    norms = np.sqrt((pts * pts).sum(1))
+    pts = pts * np.minimum(1.0, radius / np.maximum(norms, 1e-300))[:, None]
+    return LshCoreset(pts, np.maximum(counts, 0.0), np.concatenate(leaf_lev), n_root, leaf_of, tuple(tree_counts))
+
+
+def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, rng: np.random.Generator,
+                    n_init: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """k-means++ with Lloyd iterations on a weighted coreset (post-processing of released data).
+
+    Returns (centres (k, m), cluster weights (k,)). With fewer than k coreset points (or fewer
+    distinct ones) the centres are the points themselves and the missing rows repeat the heaviest
+    centre with weight 0, so the release always has exactly k rows (a public shape).
+    """
+    from sklearn.cluster import KMeans
+
+    L, m = points.shape
+    w = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+    if w.sum() <= 0:
+        w = np.ones(L)
+    kk = min(k, L)
+    if kk == L:
+        C, cw = points.copy(), w.copy()
+    else:
+        km = KMeans(n_clusters=kk, init="k-means++", n_init=n_init,
+                    random_state=int(rng.integers(2**31 - 1))).fit(points, sample_weight=np.maximum(w, 1e-12))
+        C = km.cluster_centers_
+        cw = np.bincount(km.labels_, weights=w, minlength=kk)
+    if kk < k:
+        top = int(np.argmax(cw))
+        C = np.vstack([C, np.repeat(C[top:top + 1], k - kk, axis=0)])
+        cw = np.concatenate([cw, np.zeros(k - kk)])
+    return C, cw
+
+
+#: Default ε shares with ``candidates="lsh"`` (same keys as the pipeline's ``DEFAULT_SPLIT``):
+#: ``candidates`` = tree counts, ``search`` = leaf sums. Tree 0.25 / leaves 0.75 measured on Google's
+#: recipe at ε = 1 (0.040 vs 0.044 with 0.15 / 0.85; bench/results/dp_kmeans.md); the recovery
+#: shares are used only with ``refine_steps`` > 0.
+LSH_SPLIT: dict[str, float] = {
+    "size": 0.02,
+    "candidates": 0.245,
+    "search": 0.735,
+    "counts": 0.02,
+    "support": 0.15,
+    "sums": 0.25,
+    "choice": 0.05,
+}

@@ -1,0 +1,172 @@
+"""The LSH-tree private coreset (``candidates="lsh"``, issue 14): structure, ledger, and
+neighbouring-dataset audits of its two mechanisms and of the whole release, each with a power check
+(the same audit flags a copy whose noise is too small). Fixed seeds."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.errors import ConfigError
+from dpfed_core.federation import coresets
+from dpfed_core.federation.dp_prototypes import DPPrototypes
+from dpfed_core.privacy import mechanisms as mech
+from dpfed_core.privacy.ledger import PrivacyLedger
+from tests.dp_audit import audit_statistics
+
+
+def _blobs(n=600, d=8, k=4, seed=0):
+    g = np.random.default_rng(seed)
+    c = g.standard_normal((k, d))
+    c = 0.8 * c / np.linalg.norm(c, axis=1, keepdims=True)
+    X = c[g.integers(k, size=n)] + 0.02 * g.standard_normal((n, d))
+    return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0), c
+
+
+def test_exact_tree_leaves_are_disjoint_means_of_their_users():
+    X, _ = _blobs()
+    core = coresets.lsh_tree_coreset(X, 1.0, 6, math.inf, 0.0, 20, 60, np.random.default_rng(1))
+    L = core.points.shape[0]
+    assert core.weights.shape == (L,) and core.levels.shape == (L,)
+    assert core.n_root == X.shape[0]
+    members = core.leaf_of >= 0
+    # exact counts: every leaf's weight is its number of users, its point their mean
+    assert np.array_equal(np.bincount(core.leaf_of[members], minlength=L), core.weights)
+    for j in range(L):
+        assert np.allclose(core.points[j], X[core.leaf_of == j].mean(0))
+    # only users whose own child fell below the threshold are cut; a leaf has ≥ min_node users
+    # unless it is the root
+    assert members.mean() > 0.9 and (core.weights[core.levels > 0] >= 20).all()
+    # the root's children are both counted (empty ones included): 2 counts at level 1
+    assert core.tree_counts[1].size == 2
+
+
+def test_weighted_kmeans_always_returns_k_rows():
+    P = np.array([[0.0, 1.0], [1.0, 0.0]])
+    C, w = coresets.weighted_kmeans(P, np.array([3.0, 5.0]), 4, np.random.default_rng(0))
+    assert C.shape == (4, 2) and np.allclose(w, [3, 5, 0, 0]) and np.allclose(C[2:], P[1])
+    X, c = _blobs()
+    C, w = coresets.weighted_kmeans(X, np.ones(len(X)), 4, np.random.default_rng(0))
+    assert np.isclose(w.sum(), len(X))
+    # each true centre has a k-means centre next to it
+    assert (((c[:, None] - C[None]) ** 2).sum(-1).min(1) < 0.01).all()
+
+
+def _lsh(**kw):
+    base = dict(k=4, value_max=1.0, value_min=-1.0, row_norm=1.0, epsilon=1.0, delta=1e-6,
+                variant="gaussian", row_scaling="clip", cluster_size=None, candidates="lsh")
+    base.update(kw)
+    return DPPrototypes(**base)
+
+
+def test_lsh_release_ledger_and_shape():
+    X, c = _blobs(n=4000)
+    led = PrivacyLedger(1.0, 1e-6)
+    meth = _lsh()
+    rel = meth.release(sp.csr_matrix(X), np.random.default_rng(0), led.for_entity("e"))
+    assert rel.prototypes.shape == (4, 8) and rel.counts.shape == (4,)
+    stages = [r.stage for r in led.rows]
+    assert stages == ["candidates", "coreset sums"]
+    eps, delta = led.guarantee()
+    assert eps <= 1.0 and delta <= 1e-6
+    tree = led.rows[0]
+    assert tree.delta == 0 and math.isclose(tree.noise_scale, (meth.lsh_depth + 1) / tree.epsilon)
+    assert math.isclose(led.rows[1].noise_scale, mech.gaussian_sigma_analytic(led.rows[1].epsilon, led.rows[1].delta, 1.0))
+    # with 1,000 users per blob the release is far better than one cluster
+    loss = lambda P: ((X[:, None] - P[None]) ** 2).sum(-1).min(1).mean()  # noqa: E731
+    assert loss(rel.prototypes) < 0.2 * loss(X.mean(0, keepdims=True))
+
+
+def test_lsh_refinement_adds_recovery_rows_within_budget():
+    X, _ = _blobs(n=2000)
+    led = PrivacyLedger(1.0, 1e-6)
+    _lsh(refine_steps=2).release(sp.csr_matrix(X), np.random.default_rng(0), led.for_entity("e"))
+    stages = [r.stage for r in led.rows]
+    assert stages[:2] == ["candidates", "coreset sums"] and stages.count("recovery: sums") == 2
+    eps, delta = led.guarantee()
+    assert eps <= 1.0 and delta <= 1e-6
+
+
+def test_lsh_non_private_limit_is_labelled():
+    X, _ = _blobs(n=1000)
+    led = PrivacyLedger(math.inf)
+    rel = _lsh(epsilon=math.inf).release(sp.csr_matrix(X), np.random.default_rng(0), led.for_entity("e"))
+    assert rel.prototypes.shape == (4, 8) and all(math.isinf(r.epsilon) for r in led.rows)
+
+
+@pytest.mark.parametrize("kw,msg", [(dict(candidates="grid"), "candidates must be"),
+                                    (dict(trials=2), "trials > 1"),
+                                    (dict(lsh_depth=0), "lsh_depth"),
+                                    (dict(lsh_node_factor=-1.0), "lsh_node_factor")])
+def test_lsh_bad_configuration_names_the_parameter(kw, msg):
+    with pytest.raises(ConfigError, match=msg):
+        _lsh(**kw).release(sp.csr_matrix(np.eye(3)), np.random.default_rng(0), PrivacyLedger(1.0, 1e-6).for_entity("e"))
+
+
+# ------------------------------------------------------------------ neighbouring-dataset audits
+def _tree_sampler(X, eps_noise, depth=1):
+    """Tree counts of ``runs`` trees on X: the sum of the counts on the path of the users (all at the
+    origin, so every hash bit is 0 and the path is node 0 of every level) and each of them.
+    Thresholds −inf: every node is kept and branches, so D's and D''s trees have the same shape and
+    the extra user moves one count per level (the worst case)."""
+    def sample(r, g):
+        out = np.empty((r, depth + 2))
+        for i in range(r):
+            core = coresets.lsh_tree_coreset(X, 1.0, depth, eps_noise, 0.0, -np.inf, -np.inf, g)
+            path = [c[0] for c in core.tree_counts]
+            out[i] = [sum(path), *path]
+        return out
+    return sample
+
+
+def test_dp_lsh_tree_counts_stay_under_epsilon_and_audit_has_power():
+    # D: 5 users at the origin; D': one more, on the same path at every level
+    D, Dp = np.zeros((5, 2)), np.zeros((6, 2))
+    eps = 1.0
+    lb = audit_statistics(_tree_sampler(D, eps), _tree_sampler(Dp, eps), 12000, seed=11)
+    assert 0.3 < lb <= eps  # under the claim, and not vacuous
+    # power: the same audit flags a tree whose count noise is 2.5× too small
+    lb_bad = audit_statistics(_tree_sampler(D, 2.5 * eps), _tree_sampler(Dp, 2.5 * eps), 12000, seed=11)
+    assert lb_bad > eps
+
+
+def _release_stats(meth, X, runs, g):
+    out = []
+    for _ in range(runs):
+        led = PrivacyLedger(meth.epsilon, meth.delta)
+        rel = meth.release(sp.csr_matrix(X), g, led.for_entity("e"))
+        assert led.guarantee()[0] <= meth.epsilon
+        P = rel.prototypes
+        out.append(np.concatenate([rel.counts, P.ravel(), [P.sum(), rel.counts.sum()]]))
+    return np.array(out)
+
+
+class _SmallLeafNoise(DPPrototypes):
+    """Mutant: charges the leaf sums at (ε, δ) but draws a tenth of the calibrated σ."""
+
+    def _release_lsh(self, Xc, Xs, k, plan, delta, rng, ledger):
+        real = mech.gaussian_sigma_analytic
+        try:
+            mech.gaussian_sigma_analytic = lambda e, d, s: real(e, d, s) / 10
+            return super()._release_lsh(Xc, Xs, k, plan, delta, rng, ledger)
+        finally:
+            mech.gaussian_sigma_analytic = real
+
+
+def test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power():
+    # D: two users; D': one more at the worst spot (a full row of norm Λ in a new direction)
+    D = np.array([[0.6, 0.0, 0.0], [0.0, 0.6, 0.0]])
+    Dp = np.vstack([D, [[0.0, 0.0, 1.0]]])
+    eps, delta = 1.0, 1e-3
+    kw = dict(k=4, epsilon=eps, delta=delta, lsh_depth=2, lsh_node_factor=0.05)
+    meth = _lsh(**kw)
+    lb = audit_statistics(lambda r, g: _release_stats(meth, D, r, g),
+                          lambda r, g: _release_stats(meth, Dp, r, g), 2000, seed=12, delta=delta)
+    assert lb <= eps
+    bad = _SmallLeafNoise(**{**dict(value_max=1.0, value_min=-1.0, row_norm=1.0, variant="gaussian",
+                                     row_scaling="clip", cluster_size=None, candidates="lsh"), **kw})
+    lb_bad = audit_statistics(lambda r, g: _release_stats(bad, D, r, g),
+                              lambda r, g: _release_stats(bad, Dp, r, g), 2000, seed=12, delta=delta)
+    assert lb_bad > eps
