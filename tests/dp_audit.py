@@ -112,85 +112,147 @@ def audit_laplace_count(laplace_fn, epsilon: float, runs: int = 40000, seed: int
 def audit_exponential_mechanism(em_fn, epsilon: float, sensitivity: float = 1.0, runs: int = 30000,
                                 seed: int = 0, monotone: bool = True) -> float:
     """EM over 4 outcomes; D' adds a user who raises the *loss* of outcome 0 by the full
-    sensitivity and leaves the others (the worst case of a monotone clipped loss)."""
+    sensitivity and leaves the others (the worst case of a monotone clipped loss) or, for a
+    general (``monotone=False``) utility, also lowers the others' losses by the full sensitivity
+    (the case that needs the factor 2)."""
     loss_a = np.array([0.0, 0.5, 1.0, 2.0]) * sensitivity
-    loss_b = loss_a + np.array([sensitivity, 0.0, 0.0, 0.0])
+    shift = [1.0, 0.0, 0.0, 0.0] if monotone else [1.0, -1.0, -1.0, -1.0]
+    loss_b = loss_a + np.array(shift) * sensitivity
     g = np.random.default_rng(seed)
     out_a = np.array([em_fn(-loss_a, sensitivity, epsilon, g, monotone=monotone) for _ in range(runs)])
     out_b = np.array([em_fn(-loss_b, sensitivity, epsilon, g, monotone=monotone) for _ in range(runs)])
     return audit_outcomes(out_a, out_b)
 
 
-def audit_recovery(method, X_a, X_b, reps: int, eps: tuple[float, float, float], delta_sum: float = 0.0,
-                   seed: int = 0) -> dict[str, float]:
-    """Recovery stage (counts, support, sums) of a :class:`DPPrototypes`-like ``method``.
-
-    ``X_a`` / ``X_b`` are the rows of *one cluster* in D and D'. The cluster is replicated ``reps``
-    times with one cluster label per copy and recovered in a single call: clusters are disjoint
-    and recovered independently, so the k = reps outputs are independent samples of the one-cluster
-    output distribution. The method's public bounds are obtained through its own ``_bounds`` on the
-    data it is given, exactly as ``release`` does. Returns ε lower bounds for the noisy counts alone
-    and for the whole per-cluster output.
-    """
+def recovery_sampler(method, rows, eps: tuple[float, float, float], delta_sum: float = 0.0):
+    """A sampler of the production recovery stage (``method._preprocess`` then ``method._recover``)
+    on one cluster with rows ``rows``: the cluster is replicated r times with one label per copy and
+    recovered in a single call (clusters are disjoint and recovered independently, so the r outputs
+    are independent samples of the one-cluster output). Returns (r, 1 + m) arrays: the noisy count
+    and the prototype."""
     import copy
-    import math as _m
 
     import scipy.sparse as sp
 
     from dpfed_core.privacy.ledger import PrivacyLedger
 
-    def sampler(rows):
-        rows = sp.csr_matrix(rows, dtype=float)
+    rows = sp.csr_matrix(rows, dtype=float)
 
-        def sample(r, g):
-            X = sp.vstack([rows] * r).tocsr()
-            labels = np.repeat(np.arange(r), rows.shape[0])
-            meth = copy.copy(method)
-            meth.k = r
-            meth.spend_ = []
-            vmin, vmax, lam, _ = meth._bounds(X)
-            Xc = X.copy()
-            np.clip(Xc.data, vmin, vmax, out=Xc.data)
-            P, counts = meth._recover(Xc, meth._scale_rows(Xc, lam), labels, *eps, delta_sum, g,
-                                      PrivacyLedger(_m.inf).for_entity("audit"), "")
-            vmax_pub = float(method.value_max)
+    def sample(r, g):
+        X = sp.vstack([rows] * r).tocsr()
+        labels = np.repeat(np.arange(r), rows.shape[0])
+        meth = copy.copy(method)
+        meth.k = r
+        meth.spend_ = []
+        Xc, Xs = meth._preprocess(X)
+        P, counts = meth._recover(Xc, Xs, labels, *eps, delta_sum, g,
+                                  PrivacyLedger(math.inf).for_entity("audit"), "")
+        return np.column_stack([counts, P])
+    return sample
+
+
+def audit_recovery(method, X_a, X_b, reps: int, eps: tuple[float, float, float], delta_sum: float = 0.0,
+                   seed: int = 0) -> dict[str, float]:
+    """Recovery stage (counts, support, sums) of a :class:`DPPrototypes`-like ``method``, run through
+    the production ``_preprocess`` and ``_recover`` (see :func:`recovery_sampler`). ``X_a`` / ``X_b``
+    are the rows of *one cluster* in D and D'. Returns ε lower bounds for the noisy counts alone,
+    for the whole per-cluster output ("all": counts, every coordinate, their sum, the number of
+    interior and non-zero coordinates), and for the projection of the prototype on the direction
+    in which D' differs ("direction": the most powerful single statistic for Gaussian sums)."""
+    vmax_pub = float(method.value_max)
+
+    def feats(sample):
+        def f(r, g):
+            out = sample(r, g)
+            counts, P = out[:, :1], out[:, 1:]
             middle = ((P > 0) & (P < vmax_pub)).sum(1)
             return np.column_stack([counts, P, P.sum(1), middle, (P != 0).sum(1)])
-        return sample
+        return f
 
-    sa, sb = sampler(X_a), sampler(X_b)
+    sa, sb = feats(recovery_sampler(method, X_a, eps, delta_sum)), feats(recovery_sampler(method, X_b, eps, delta_sum))
     rng = np.random.default_rng(seed)
     n_cal = reps // 5
     cal = np.vstack([sa(n_cal, rng), sb(n_cal, rng)])
     A, B = sa(reps, rng), sb(reps, rng)
+    m = np.asarray(X_a).shape[1]
+    # the noisy sums, recovered from the release as prototype × max(noisy count, 1) (exact where
+    # the prototype is not clipped): the most direct view of the sums' noise
+    sums = lambda Z: Z[:, 1:1 + m] * np.maximum(Z[:, :1], 1.0)  # noqa: E731
+    S_cal = sums(cal)
+    half = n_cal
+    u = S_cal[half:].mean(0) - S_cal[:half].mean(0)  # direction from calibration runs only
+    u = u / max(np.linalg.norm(u), 1e-300)
+    proj = lambda Z: (sums(Z) @ u)[:, None]  # noqa: E731
     ev_all = threshold_events(cal)
     ev_cnt = threshold_events(cal[:, :1])
+    ev_dir = threshold_events(proj(cal))
     return {"counts": epsilon_lower_bound(ev_cnt(A[:, :1]), ev_cnt(B[:, :1])),
-            "all": epsilon_lower_bound(ev_all(A), ev_all(B), delta_sum)}
+            "all": epsilon_lower_bound(ev_all(A), ev_all(B), delta_sum),
+            "direction": epsilon_lower_bound(ev_dir(proj(A)), ev_dir(proj(B)), delta_sum)}
 
 
-def audit_row_scaling(method, X_a, X_b, epsilon: float, delta: float, runs: int = 40000,
-                      seed: int = 0) -> float:
-    """The L2 sensitivity claimed for a method's row scaling (``method._scale_rows``): the sum of the
-    scaled rows of D and of D' released with the Gaussian noise the method calibrates to Λ; the
-    statistic is the projection onto the direction in which D' differs (the most powerful test)."""
-    import scipy.sparse as sp
+# ------------------------------------------------------------------ power checks and recording
+class ScaledSampler:
+    """Wraps a sampler and multiplies every noise scale by ``factor`` — a *mutant* of every
+    mechanism at once, used by the power checks: the same audit on the same production code with
+    the noise quartered must report an ε lower bound above the claim."""
 
+    def __init__(self, inner, factor: float) -> None:
+        self.inner, self.factor = inner, factor
+        self.simulation = inner.simulation
+
+    def discrete_laplace(self, values, scale):
+        return self.inner.discrete_laplace(values, scale * self.factor)
+
+    def laplace(self, values, scale):
+        return self.inner.laplace(values, scale * self.factor)
+
+    def gaussian(self, values, sigma):
+        return self.inner.gaussian(values, sigma * self.factor)
+
+    def noisy_max(self, utilities, scale):
+        return self.inner.noisy_max(utilities, scale * self.factor)
+
+    def noisy_top_k(self, utilities, k, scale):
+        return self.inner.noisy_top_k(utilities, k, scale * self.factor)
+
+
+class RecordingSampler:
+    """Wraps a sampler and records (kind, scale, number of coordinates) of every draw."""
+
+    def __init__(self, inner, log: list) -> None:
+        self.inner, self.log = inner, log
+        self.simulation = inner.simulation
+
+    def _rec(self, kind, scale, values):
+        self.log.append((kind, float(scale), int(np.size(values))))
+
+    def discrete_laplace(self, values, scale):
+        self._rec("discrete_laplace", scale, values)
+        return self.inner.discrete_laplace(values, scale)
+
+    def laplace(self, values, scale):
+        self._rec("laplace", scale, values)
+        return self.inner.laplace(values, scale)
+
+    def gaussian(self, values, sigma):
+        self._rec("gaussian", sigma, values)
+        return self.inner.gaussian(values, sigma)
+
+    def noisy_max(self, utilities, scale):
+        self._rec("noisy_max", scale, utilities)
+        return self.inner.noisy_max(utilities, scale)
+
+    def noisy_top_k(self, utilities, k, scale):
+        self._rec("noisy_top_k", scale, utilities)
+        return self.inner.noisy_top_k(utilities, k, scale)
+
+
+def patch_sampler(monkeypatch, wrap) -> None:
+    """Make every mechanism draw through ``wrap(real_sampler)`` (the production code is unchanged:
+    only the sampler it asks for is wrapped)."""
     from dpfed_core.privacy import mechanisms as mech
+    from dpfed_core.privacy import noise
 
-    def total(rows):
-        rows = sp.csr_matrix(rows, dtype=float)
-        vmin, vmax, lam, _ = method._bounds(rows)
-        Xc = rows.copy()
-        np.clip(Xc.data, vmin, vmax, out=Xc.data)
-        return np.asarray(method._scale_rows(Xc, lam).sum(0)).ravel(), lam
-
-    S_a, lam = total(X_a)
-    S_b, _ = total(X_b)
-    u = (S_b - S_a) / max(np.linalg.norm(S_b - S_a), 1e-300)
-    sigma = mech.gaussian_sigma_analytic(epsilon, delta, lam)
-
-    def sampler(S):
-        return lambda r, g: ((S[None, :] + sigma * g.standard_normal((r, S.size))) @ u)[:, None]
-
-    return audit_statistics(sampler(S_a), sampler(S_b), runs, seed, delta=delta)
+    real = noise.sampler_for
+    monkeypatch.setattr(mech, "sampler_for", lambda rng: wrap(real(rng)))

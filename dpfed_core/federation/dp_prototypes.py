@@ -60,6 +60,7 @@ import scipy.sparse as sp
 
 from dpfed_core.federation import coresets
 from dpfed_core.privacy import mechanisms as mech
+from dpfed_core.privacy.noise import noise_label
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import EntityLedger
 from dpfed_core.federation.prototypes import PrototypeMethod, PrototypeRelease, register_prototype_method
@@ -176,7 +177,7 @@ def private_partition(Y: np.ndarray, radius: float, depth: int, n_grids: int, ep
             # child code = (parent group, p child bits); p ≤ 40 is enforced so this fits in int64
             code = group * (1 << p) + (bits << np.arange(p, dtype=np.int64)).sum(1)
             uniq, inv, counts = np.unique(code, return_inverse=True, return_counts=True)
-            keep = rng.random(uniq.size) < mech.partition_keep_probability(counts, eps_level, gamma)
+            keep = mech.partition_keep(counts, eps_level, gamma, rng)  # counts + discrete Laplace ≥ γ
             if not keep.any():
                 break
             # centre of each kept cube, from any one of its points
@@ -193,6 +194,24 @@ def private_partition(Y: np.ndarray, radius: float, depth: int, n_grids: int, ep
             centres.append((offset + root_side / 2)[None, :])
             levels.append(np.zeros(1, dtype=np.int64))
     return np.vstack(centres), np.concatenate(levels)
+
+
+def partition_plan(eps_cand: float, delta_cand: float, depth: int, n_grids: int) -> tuple[float, float]:
+    """(ε', γ) of the candidate stage for its (ε_cand, δ_cand): the stage runs
+    n_tests = depth + (n_grids − 1)(depth + 1) level tests; each costs ε' = ε_cand / n_tests (one
+    count per level changes by 1) and δ₁ = f(1) ≤ δ_cand / n_tests (a cube only the added user
+    creates), so by basic composition the stage is (ε_cand, δ_cand)-DP."""
+    n_tests = depth + (n_grids - 1) * (depth + 1)
+    eps_level = eps_cand / n_tests
+    return eps_level, mech.partition_threshold(eps_level, delta_cand / n_tests)
+
+
+def search_plan(eps_search: float, steps: int, final_choice: bool) -> tuple[float, float]:
+    """(ε per swap step, ε of the final choice) of the local search: T steps plus the optional
+    final choice, each an exponential mechanism, share ε_search equally (basic composition)."""
+    n_em = steps + (1 if final_choice else 0)
+    eps_step = eps_search / max(n_em, 1)
+    return eps_step, (eps_step if final_choice else 0.0)
 
 
 # ---------------------------------------------------------------------- stage 3: local search
@@ -547,13 +566,22 @@ class DPPrototypes(PrototypeMethod):
             return _row_normalise_sparse(Xc, lam)
         return _row_scale_sparse(Xc, lam)
 
+    def _preprocess(self, X: sp.csr_matrix) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """(Xc, Xs): entries clipped to the public [value_min, value_max] before any aggregate
+        (per-coordinate sensitivity Λ∞ of a sum), and those rows scaled to ℓ2 ≤ Λ (L2 sensitivity Λ).
+        The neighbour audits run this very function."""
+        vmin, vmax, lam, _ = self._bounds(X)
+        Xc = X.copy()
+        np.clip(Xc.data, vmin, vmax, out=Xc.data)
+        return Xc, self._scale_rows(Xc, lam)
+
     def _validate(self, X: sp.csr_matrix, entity: str) -> None:
         # k is public and is never compared with the private n: an entity with fewer users than k
         # simply gets clusters whose noisy counts are near 0 (comparing would leak n).
         if not isinstance(self.k, (int, np.integer)) or self.k < 1:
             raise ConfigError(f"k (prototypes per entity) must be a positive integer, got {self.k!r}")
-        if X.shape[0] < 1:
-            raise ConfigError(f"entity {entity!r} has no training users")
+        # No check on the number of users: an error for n = 0 but not n = 1 would itself reveal a
+        # true count. An empty entity releases noise like any other.
         mech_eps = float(self.epsilon)
         if math.isnan(mech_eps) or mech_eps <= 0:
             raise ConfigError(f"dp-prototypes: ε must be positive (or inf for the non-private limit), got {self.epsilon}")
@@ -675,7 +703,8 @@ class DPPrototypes(PrototypeMethod):
                sensitivity: float, noise_scale: float, note: str) -> None:
         """Record a spend (the ledger refuses an overspend) and keep a copy in ``spend_``.
         Notes only contain public quantities (parameters), never data-dependent values."""
-        row = ledger.spend(stage, mechanism, epsilon, delta, sensitivity, noise_scale, note)
+        row = ledger.spend(stage, mechanism, epsilon, delta, sensitivity, noise_scale, note,
+                           getattr(self, "_sampler_label", ""))
         self.spend_.append(row)
 
     # ------------------------------------------------------------------ recovery
@@ -697,10 +726,11 @@ class DPPrototypes(PrototypeMethod):
         A = _indicator(labels, k)
         inf = math.isinf(eps_cnt)
         # every ledger row is written *before* its noise is drawn, so a refused spend releases nothing
-        self._spend(ledger, "recovery: counts", "Laplace", eps_cnt, 0.0, 1.0, 0.0 if inf else 1.0 / eps_cnt,
+        self._spend(ledger, "recovery: counts", "discrete Laplace", eps_cnt, 0.0, 1.0, 0.0 if inf else 1.0 / eps_cnt,
                     f"{tag}noisy size of each of the k={k} disjoint clusters (parallel composition)")
         true_n = np.asarray(A.sum(1)).ravel()
-        noisy_n, _ = mech.laplace_mechanism(true_n, 1.0, eps_cnt, rng)
+        noisy_n, _ = mech.count_mechanism(true_n, 1, eps_cnt, rng)
+        noisy_n = noisy_n.astype(np.float64)
         denom = np.maximum(noisy_n, 1.0)[:, None]  # a noisy count, never the true one
         if self.variant == "paper":
             sums = np.asarray((A @ Xc).todense())
@@ -714,19 +744,19 @@ class DPPrototypes(PrototypeMethod):
             else:
                 support = np.broadcast_to(np.arange(m), (k, m))
             self._spend(ledger, "recovery: sums", "Laplace", eps_sum, 0.0, s * bound,
-                        0.0 if inf else s * bound / eps_sum,
+                        mech.laplace_scale(s * bound, eps_sum, k * s),
                         f"{tag}{s} selected sums per cluster; L1 sensitivity s·Λ∞")
             sel = np.take_along_axis(sums, support, axis=1)
             noisy_sel, _ = mech.laplace_mechanism(sel, s * bound, eps_sum, rng)
             P = np.zeros((k, m))
             np.put_along_axis(P, support, np.clip(noisy_sel / denom, vmin, vmax), axis=1)
         else:
-            sigma = 0.0 if inf else mech.gaussian_sigma_analytic(eps_sum, delta_sum, lam)
+            sigma = 0.0 if inf else mech.gaussian_sigma(eps_sum, delta_sum, lam, k * m)
             how = "normalised to ℓ2 = Λ" if self.row_scaling == "normalise" else "clipped to ℓ2 ≤ Λ"
-            self._spend(ledger, "recovery: sums", "Gaussian (analytic)", eps_sum, delta_sum, lam, sigma,
+            self._spend(ledger, "recovery: sums", "Gaussian (OpenDP map)", eps_sum, delta_sum, lam, sigma,
                         f"{tag}all {m} sums per cluster of rows {how}; L2 sensitivity Λ")
             sums = np.asarray((A @ Xs).todense())
-            noisy_sums = sums + sigma * rng.standard_normal(sums.shape)
+            noisy_sums, _ = mech.gaussian_mechanism(sums, lam, eps_sum, delta_sum, rng)
             if self.threshold > 0:  # post-processing with the public σ: drop sums within τσ of 0
                 noisy_sums[np.abs(noisy_sums) < self.threshold * sigma] = 0.0
             P = np.clip(noisy_sums / denom, vmin, vmax)
@@ -791,11 +821,9 @@ class DPPrototypes(PrototypeMethod):
         private = math.isfinite(eps)
         delta = float(self.delta) if private else 0.0
         self.spend_ = []
+        self._sampler_label = noise_label(rng) if private else ""
 
-        # clip to the public bounds before any aggregate
-        Xc = X.copy()
-        np.clip(Xc.data, vmin, vmax, out=Xc.data)
-        Xs = self._scale_rows(Xc, lam)
+        Xc, Xs = self._preprocess(X)
 
         # 0. size → p and (with cluster_size) k; everything after is adaptive on n̂ only
         self.n_hat_ = None
@@ -804,9 +832,9 @@ class DPPrototypes(PrototypeMethod):
                 e_size = self.budget_plan(m)["size"]
                 uses = " and ".join(x for x, on in (("the projection dimension p", self.projection_dim is None),
                                                     ("the number of clusters k", self.cluster_size is not None)) if on)
-                self._spend(ledger, "size", "Laplace", e_size, 0.0, 1.0, 1.0 / e_size,
+                self._spend(ledger, "size", "discrete Laplace", e_size, 0.0, 1.0, 1.0 / e_size,
                             f"noisy user count n̂, used only to choose {uses}")
-                self.n_hat_ = float(mech.laplace_mechanism(float(n), 1.0, e_size, rng)[0])
+                self.n_hat_ = float(mech.count_mechanism(n, 1, e_size, rng)[0])
             else:
                 self.n_hat_ = float(n)
         k = self.effective_k(self.n_hat_)
@@ -844,11 +872,8 @@ class DPPrototypes(PrototypeMethod):
                                for x in ("counts", "support", "sums"))
         n_tests = self.depth + (self.n_grids - 1) * (self.depth + 1)
         if private:
-            eps_level = e_cand / n_tests
-            gamma = mech.partition_threshold(eps_level, d_cand / n_tests)
-            n_em = steps + (1 if self.final_choice else 0)
-            eps_step = e_search / max(n_em, 1)
-            eps_final = eps_step if self.final_choice else 0.0
+            eps_level, gamma = partition_plan(e_cand, d_cand, self.depth, self.n_grids)
+            eps_step, eps_final = search_plan(e_search, steps, self.final_choice)
         else:  # non-private limit: exact thresholds and argmax choices
             eps_level, gamma = math.inf, max(1.0, n / (4.0 * k))
             eps_step, eps_final = math.inf, (math.inf if self.final_choice else 0.0)

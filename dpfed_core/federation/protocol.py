@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import asdict
 from typing import Callable
 
 import numpy as np
@@ -19,6 +20,7 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.models.factorization import check_mode, fit_nmf, fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger, validate_budget
+from dpfed_core.privacy.noise import SecureGenerator
 from .messages import SERVER, Message, array_message
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS, PrototypeRelease, make_prototype_method
 
@@ -166,9 +168,9 @@ class FederatedRecommender:
         rng = as_generator(self.random_state)
         entity_rngs = rng.spawn(dataset.n_entities + 1)
         if private and not self.simulation:
-            # The mechanisms' noise must be unknown to anyone who knows the (public) seed.
-            entity_rngs[:-1] = np.random.SeedSequence().spawn(dataset.n_entities)
-            entity_rngs[:-1] = [np.random.default_rng(s) for s in entity_rngs[:-1]]
+            # The mechanisms' noise must be unknown to anyone who knows the (public) seed: each
+            # entity gets a SecureGenerator (OS entropy), whose mechanisms sample with OpenDP.
+            entity_rngs[:-1] = [SecureGenerator() for _ in range(dataset.n_entities)]
         self.ledger_.simulation = bool(private and self.simulation)
         slices = dataset.entity_slices()
         largest = max((sl.stop - sl.start for sl in slices), default=0)
@@ -197,8 +199,7 @@ class FederatedRecommender:
         )
         for h, (name, (release, rows)) in enumerate(zip(names, outputs)):
             for row in rows:
-                self.ledger_.spend(row.entity, row.stage, row.mechanism, row.epsilon, row.delta,
-                                   row.sensitivity, row.noise_scale, row.note)
+                self.ledger_.spend(**asdict(row))
             self.releases_.append(release)
             if release.note:
                 self.notes_.append(release.note)

@@ -29,8 +29,8 @@ class LedgerRow:
 
     ``sensitivity`` is in the units of the released quantity under the mechanism's norm (L1 for
     Laplace, L2 for Gaussian, utility range for the exponential mechanism); ``noise_scale`` is the
-    Laplace/Gumbel scale b or the Gaussian σ. ``count`` > 1 records that many identical invocations
-    that were composed into one row (e.g. one Laplace draw per cluster with parallel support).
+    Laplace/Gumbel scale b or the Gaussian σ. ``sampler`` says who drew the noise (OpenDP's exact
+    samplers from OS entropy, or NumPy in simulation mode; see :mod:`dpfed_core.privacy.noise`).
     """
 
     entity: str
@@ -41,10 +41,17 @@ class LedgerRow:
     sensitivity: float
     noise_scale: float
     note: str = ""
+    sampler: str = ""
+
+
+#: δ at or above this is refused: (ε, δ)-DP with δ ≥ 1/100 allows a mechanism that publishes one
+#: user in a hundred verbatim, which no reading of "private" supports.
+DELTA_MAX = 1e-2
 
 
 def validate_budget(epsilon: float, delta: float) -> None:
-    """Raise a friendly :class:`ConfigError` unless 0 < ε ≤ inf and 0 ≤ δ < 1."""
+    """Raise a friendly :class:`ConfigError` unless 0 < ε ≤ inf and 0 ≤ δ < :data:`DELTA_MAX`
+    (for a private ε; a non-private run ignores δ)."""
     try:
         epsilon = float(epsilon)
         delta = float(delta)
@@ -57,6 +64,26 @@ def validate_budget(epsilon: float, delta: float) -> None:
         )
     if math.isnan(delta) or not 0 <= delta < 1:
         raise ConfigError(f"δ must be in [0, 1), got {delta}; a usual choice is 1e-6 or 1/(10·n)")
+    if math.isfinite(epsilon) and delta >= DELTA_MAX:
+        raise ConfigError(
+            f"δ = {delta:g} is too large for a privacy guarantee: (ε, δ)-DP with δ ≥ {DELTA_MAX:g} "
+            "permits publishing about one user in a hundred in the clear. Set δ below "
+            f"{DELTA_MAX:g} — CLI: --delta 1e-6; dashboard: the δ field next to ε on the Federate "
+            "page — a usual choice is 1e-6 or well below 1/(number of users of the smallest entity)")
+
+
+def delta_warning(delta: float, smallest_noisy_size: float | None) -> str | None:
+    """A warning when δ exceeds 1/n̂ of the smallest entity (n̂ a *released* noisy size, never a true
+    count — so the warning itself leaks nothing): with δ > 1/n the guarantee tolerates a mechanism
+    that publishes one of the entity's users outright. ``None`` when there is nothing to say."""
+    if smallest_noisy_size is None or not math.isfinite(float(smallest_noisy_size)) or delta <= 0:
+        return None
+    n_hat = max(float(smallest_noisy_size), 1.0)
+    if delta > 1.0 / n_hat:
+        return (f"δ = {delta:g} is above 1/n̂ = {1.0 / n_hat:.2g} of the smallest entity (released noisy "
+                f"size ≈ {n_hat:.0f}): the guarantee then tolerates publishing one of its users; "
+                "lower δ (--delta, or the δ field on the Federate page)")
+    return None
 
 
 class PrivacyLedger:
@@ -95,6 +122,7 @@ class PrivacyLedger:
         sensitivity: float = math.nan,
         noise_scale: float = math.nan,
         note: str = "",
+        sampler: str = "",
     ) -> LedgerRow:
         """Record one invocation, refusing it if the entity's total would exceed the request."""
         if epsilon < 0 or delta < 0 or math.isnan(epsilon) or math.isnan(delta):
@@ -112,7 +140,7 @@ class PrivacyLedger:
                     f"{delta_h:.3g} exceeds the budget δ={self.delta:.3g}"
                 )
         row = LedgerRow(entity, stage, mechanism, float(epsilon), float(delta),
-                        float(sensitivity), float(noise_scale), note)
+                        float(sensitivity), float(noise_scale), note, sampler)
         self.rows.append(row)
         return row
 
@@ -180,6 +208,7 @@ class EntityLedger:
         return self.ledger.epsilon - eps, self.ledger.delta - dlt
 
     def spend(self, stage: str, mechanism: str, epsilon: float, delta: float = 0.0,
-              sensitivity: float = math.nan, noise_scale: float = math.nan, note: str = "") -> LedgerRow:
+              sensitivity: float = math.nan, noise_scale: float = math.nan, note: str = "",
+              sampler: str = "") -> LedgerRow:
         return self.ledger.spend(self.entity, stage, mechanism, epsilon, delta,
-                                 sensitivity, noise_scale, note)
+                                 sensitivity, noise_scale, note, sampler)

@@ -1,7 +1,10 @@
 """Differential-privacy samplers and mechanisms used by the DP prototypes (SPEC §2).
 
-Every function takes an explicit :class:`numpy.random.Generator`; nothing touches global random
-state. Each mechanism documents, next to its code and in the style of OpenDP, its
+Every function takes an explicit :class:`numpy.random.Generator` ``rng``; nothing touches global
+random state. The *noise* is drawn through :func:`dpfed_core.privacy.noise.sampler_for`: OpenDP's
+exact samplers from OS entropy when ``rng`` is a production
+:class:`~dpfed_core.privacy.noise.SecureGenerator`, reproducible NumPy noise (simulation mode, no
+privacy claim) for any other generator. Each mechanism documents, next to its code and in the style of OpenDP, its
 
 * **input domain / neighbouring relation** — what one user can change,
 * **sensitivity** — how far one user can move the quantity, in the metric the noise is calibrated to,
@@ -26,19 +29,23 @@ import math
 import numpy as np
 
 from dpfed_core.errors import ConfigError
+from dpfed_core.privacy.noise import sampler_for
 
 __all__ = [
     "laplace_noise",
     "laplace_mechanism",
+    "laplace_scale",
+    "count_mechanism",
+    "gaussian_sigma",
     "gaussian_sigma_analytic",
     "gaussian_sigma_classic",
     "gaussian_mechanism",
-    "gumbel_noise",
     "exponential_mechanism",
     "exponential_mechanism_probabilities",
     "gumbel_top_s",
     "top_s_sequence_probability",
     "partition_keep_probability",
+    "partition_keep",
     "partition_threshold",
 ]
 
@@ -59,32 +66,73 @@ def _check_sensitivity(sensitivity: float, what: str) -> float:
 
 # ---------------------------------------------------------------------------------------- Laplace
 def laplace_noise(scale: float, size, rng: np.random.Generator) -> np.ndarray:
-    """i.i.d. Laplace(0, b = ``scale``) samples; ``scale = 0`` gives zeros.
-
-    Sampler: NumPy's inverse-CDF Laplace (PCG64 doubles). Not hardened against floating-point
-    attacks (Mironov 2012); fine for a research tool, stated in the dashboard.
-    """
+    """``size`` i.i.d. Laplace(0, b = ``scale``) draws (OpenDP's float Laplace in production);
+    ``scale = 0`` gives zeros."""
     if scale == 0:
         return np.zeros(size)
     if not scale > 0:
         raise ConfigError(f"Laplace scale must be positive, got {scale}")
-    return rng.laplace(0.0, scale, size=size)
+    return sampler_for(rng).laplace(np.zeros(size), scale)
+
+
+def laplace_scale(sensitivity: float, epsilon: float, size: int) -> float:
+    """Laplace scale b for ``size`` real coordinates at L1 sensitivity Δ and ε, by OpenDP's privacy
+    map of its float Laplace: the input is rounded to the grid 2^k, which can move the L1 distance by
+    up to size·2^k, so b = (Δ + size·2^k)/ε, rounded up until OpenDP's map(Δ) ≤ ε."""
+    from dpfed_core.privacy.noise import laplace_float_epsilon
+
+    if math.isinf(epsilon) or sensitivity == 0:
+        return 0.0
+    b = sensitivity / epsilon
+    for _ in range(4):
+        eps_map = laplace_float_epsilon(b, sensitivity, max(int(size), 1))
+        if eps_map <= epsilon:
+            return b
+        b *= (eps_map / epsilon) * (1 + 1e-12)
+    raise AssertionError(f"Laplace calibration did not converge (Δ={sensitivity}, ε={epsilon})")
 
 
 def laplace_mechanism(values, sensitivity: float, epsilon: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """Release ``values + Lap(Δ₁/ε)`` coordinate-wise.
+    """Release ``values + Lap(b)`` coordinate-wise, real-valued.
 
     * Neighbouring relation: one user added or removed.
     * Sensitivity: ``sensitivity`` = Δ₁, the largest L1 distance one user can move ``values``.
-    * Privacy map: Δ₁ / b = ε, δ = 0 (pure ε-DP). ``epsilon = inf`` → no noise.
+    * Sampler: OpenDP ``make_laplace`` on a float vector domain of known size (exact, OS entropy;
+      the input is rounded to the grid 2^-40 and discrete Laplace noise is added in grid units).
+    * Privacy map: OpenDP's, ε = (Δ₁ + size·2^k)/b; b from :func:`laplace_scale`, so the release is
+      ε-DP (δ = 0). ``epsilon = inf`` → no noise.
 
     Returns (noisy values, noise scale b).
     """
     epsilon = _check_eps(epsilon, "Laplace mechanism")
     sensitivity = _check_sensitivity(sensitivity, "Laplace mechanism")
     values = np.asarray(values, dtype=np.float64)
-    scale = 0.0 if math.isinf(epsilon) else sensitivity / epsilon
-    return values + laplace_noise(scale, values.shape, rng), scale
+    scale = laplace_scale(sensitivity, epsilon, values.size)
+    if scale == 0:
+        return values.copy(), 0.0
+    return sampler_for(rng).laplace(values, scale), scale
+
+
+def count_mechanism(counts, sensitivity: int, epsilon: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """Release integer ``counts + Z`` with Z discrete Laplace, P(Z = z) ∝ exp(−|z|/b), b = Δ/ε.
+
+    * Neighbouring relation: one user added or removed.
+    * Sensitivity: ``sensitivity`` = Δ₁ (an integer; 1 for a user count, or for disjoint counts of
+      which one user is in exactly one).
+    * Sampler: OpenDP ``make_laplace`` on an integer vector domain (discrete Laplace, exact, OS
+      entropy; Canonne, Kamath & Steinke 2020). Output stays an integer, so no floating-point
+      artefact can reveal the true count (Mironov 2012).
+    * Privacy map: ε = Δ₁/b (pure ε-DP). ``epsilon = inf`` → the exact counts.
+
+    Returns (noisy counts as int64, noise scale b).
+    """
+    epsilon = _check_eps(epsilon, "count mechanism")
+    sensitivity = _check_sensitivity(sensitivity, "count mechanism")
+    c = np.rint(np.asarray(counts, dtype=np.float64)).astype(np.int64)
+    if math.isinf(epsilon) or sensitivity == 0:
+        return c, 0.0
+    scale = sensitivity / epsilon
+    return sampler_for(rng).discrete_laplace(c, scale), scale
 
 
 # --------------------------------------------------------------------------------------- Gaussian
@@ -128,30 +176,46 @@ def gaussian_sigma_classic(epsilon: float, delta: float, sensitivity: float) -> 
     return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, size: int = 1) -> float:
+    """σ of :func:`gaussian_mechanism` for ``size`` coordinates: the smallest σ (bisection to 1e-7,
+    rounded up) at which OpenDP's float Gaussian is (ε, δ)-DP at L2 sensitivity Δ *by OpenDP's own
+    privacy map* (ρ-zCDP with ρ = (Δ + rounding)²/2σ², converted to (ε, δ) by OpenDP's optimal
+    zCDP → approximate-DP conversion). 3–9 % above :func:`gaussian_sigma_analytic` (the continuous
+    mechanism's exact curve), the price of a proof that covers the sampler actually used."""
+    from dpfed_core.privacy.noise import gaussian_float_sigma
+
+    epsilon = _check_eps(epsilon, "Gaussian mechanism")
+    sensitivity = _check_sensitivity(sensitivity, "Gaussian mechanism")
+    if not 0 < delta < 1:
+        raise ConfigError(f"the Gaussian mechanism needs 0 < δ < 1, got δ={delta}")
+    if math.isinf(epsilon) or sensitivity == 0:
+        return 0.0
+    start = gaussian_sigma_analytic(epsilon, delta, sensitivity)
+    return gaussian_float_sigma(float(epsilon), float(delta), float(sensitivity), max(int(size), 1), start)
+
+
 def gaussian_mechanism(values, sensitivity: float, epsilon: float, delta: float,
                        rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """Release ``values + N(0, σ²I)`` with σ from :func:`gaussian_sigma_analytic`.
+    """Release ``values + N(0, σ²I)`` with σ from :func:`gaussian_sigma`.
 
     * Neighbouring relation: one user added or removed.
     * Sensitivity: ``sensitivity`` = Δ₂, the largest L2 distance one user can move ``values``
       (for a sum of rows clipped to ℓ2 norm ≤ Λ, Δ₂ = Λ).
-    * Privacy map: (ε, δ)-DP by the analytic Gaussian calibration. ``epsilon = inf`` → no noise.
+    * Sampler: OpenDP ``make_gaussian`` on a float vector domain of known size (discrete Gaussian on
+      the grid 2^-40, exact, OS entropy).
+    * Privacy map: OpenDP's zCDP map converted to (ε, δ) (see :func:`gaussian_sigma`).
+      ``epsilon = inf`` → no noise.
 
     Returns (noisy values, σ).
     """
     values = np.asarray(values, dtype=np.float64)
     if math.isinf(float(epsilon)):
         return values.copy(), 0.0
-    sigma = gaussian_sigma_analytic(epsilon, delta, sensitivity)
-    return values + sigma * rng.standard_normal(values.shape), sigma
+    sigma = gaussian_sigma(epsilon, delta, sensitivity, values.size)
+    return sampler_for(rng).gaussian(values, sigma), sigma
 
 
 # ------------------------------------------------------------------------- exponential mechanism
-def gumbel_noise(scale: float, size, rng: np.random.Generator) -> np.ndarray:
-    """i.i.d. standard Gumbel(0, β = ``scale``) samples (max-type: CDF exp(−exp(−x/β)))."""
-    return scale * rng.gumbel(0.0, 1.0, size=size)
-
-
 def _em_scale(sensitivity: float, epsilon: float, monotone: bool) -> float:
     """Gumbel scale β so that argmax(u + Gumbel(β)) is the exponential mechanism at ε:
     β = 2Δ/ε in general, Δ/ε for monotone utilities."""
@@ -163,12 +227,15 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: np
     """Index r chosen with probability ∝ exp(ε·u_r / (2Δ)) (∝ exp(ε·u_r/Δ) if ``monotone``).
 
     Sampled with the Gumbel-max trick — argmax_r(u_r + Gumbel(β)) — so no exponential of a large
-    number is ever formed. Entries equal to −inf are never chosen.
+    number is ever formed; in production by OpenDP ``make_noisy_max`` with Gumbel noise (its
+    zero-concentrated measure; exact, OS entropy). Entries equal to −inf are never chosen.
 
     * Neighbouring relation: one user added or removed.
     * Sensitivity: Δ = max over r of |u_r(D) − u_r(D')|. ``monotone``: additionally every u_r moves
       in the same direction under any one neighbouring change.
-    * Privacy map: ε-DP (δ = 0). ``epsilon = inf`` → exact argmax (ties broken at random).
+    * Privacy map: ε-DP (δ = 0), McSherry & Talwar 2007 (OpenDP states the same mechanism as
+      ρ = ε²/8-zCDP, Cesar & Rogers 2021; a unit test checks the two maps agree).
+      ``epsilon = inf`` → exact argmax (ties broken at random).
     """
     u = np.asarray(utilities, dtype=np.float64).ravel()
     epsilon = _check_eps(epsilon, "exponential mechanism")
@@ -177,9 +244,9 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: np
         raise ValueError("exponential mechanism: no finite utility to choose from")
     if math.isinf(epsilon) or sensitivity == 0:
         best = np.flatnonzero(u == u.max())
-        return int(best[rng.integers(best.size)])
+        return int(best[rng.integers(best.size)])  # ties at random (data-independent choice)
     beta = _em_scale(sensitivity, epsilon, monotone)
-    return int(np.argmax(u + gumbel_noise(beta, u.shape, rng)))
+    return sampler_for(rng).noisy_max(u, beta)
 
 
 def exponential_mechanism_probabilities(utilities, sensitivity: float, epsilon: float,
@@ -195,6 +262,7 @@ def gumbel_top_s(utilities, s: int, sensitivity: float, epsilon: float, rng: np.
     """One-shot top-s: the s largest of u + Gumbel(β), in decreasing order of the noisy value.
 
     Works row-wise on a 2-D array (one independent selection per row; returns shape (rows, s)).
+    In production sampled by OpenDP ``make_noisy_top_k`` with Gumbel noise (exact, OS entropy).
     Equivalent in distribution to s *peeled* exponential mechanisms, each at ε/s (Durfee & Rogers
     2019, Lemma 4.2), so the scale is β = 2·s·Δ/ε (s·Δ/ε if ``monotone``).
 
@@ -212,14 +280,14 @@ def gumbel_top_s(utilities, s: int, sensitivity: float, epsilon: float, rng: np.
     if not 1 <= s <= m:
         raise ConfigError(f"top-s needs 1 ≤ s ≤ {m}, got s={s}")
     if math.isinf(epsilon) or sensitivity == 0:
-        # tiny jitter breaks ties at random without changing any strict order
+        # tiny jitter breaks ties at random without changing any strict order (non-private limit)
         noisy = u2 + rng.random(u2.shape) * 1e-12 * (1 + np.abs(u2))
+        part = np.argpartition(-noisy, s - 1, axis=1)[:, :s]
+        order = np.argsort(-np.take_along_axis(noisy, part, axis=1), axis=1)
+        out = np.take_along_axis(part, order, axis=1)
     else:
         beta = s * _em_scale(sensitivity, epsilon, monotone)
-        noisy = u2 + gumbel_noise(beta, u2.shape, rng)
-    part = np.argpartition(-noisy, s - 1, axis=1)[:, :s]
-    order = np.argsort(-np.take_along_axis(noisy, part, axis=1), axis=1)
-    out = np.take_along_axis(part, order, axis=1)
+        out = sampler_for(rng).noisy_top_k(u2, s, beta)
     return out[0] if one_d else out
 
 
@@ -240,28 +308,45 @@ def top_s_sequence_probability(utilities, sequence, sensitivity: float, epsilon:
 
 # ------------------------------------------------------------------------------- private partition
 def partition_keep_probability(counts, eps_level: float, gamma: float) -> np.ndarray:
-    """f(c) of the private partition (Balcan et al. 2017, Alg. 4 of the paper's appendix):
-    ½·exp(−ε'(γ − c)) for c ≤ γ, else 1 − ½·exp(−ε'(c − γ)). Vectorised over ``counts``.
+    """Probability that :func:`partition_keep` keeps a cube holding c users: P(c + Z ≥ γ) with Z
+    discrete Laplace of scale 1/ε' (q = e^{−ε'}): q^{γ−c}/(1+q) if c < γ, else 1 − q^{c−γ+1}/(1+q).
+    The discrete twin of the paper's f(c) = ½·exp(−ε'(γ − c)) (Balcan et al. 2017, Alg. 4), which
+    is P(c + Lap(1/ε') > γ) for the continuous Laplace. Vectorised over ``counts``; γ an integer.
 
     * Neighbouring relation: one user added or removed changes one cube count per level by 1.
     * Sensitivity: 1 (a count).
-    * Privacy map: f(c+1)/f(c) ≤ e^ε' and (1−f(c))/(1−f(c+1)) ≤ e^ε', so each level's keep/drop
-      decisions are ε'-DP for cubes that exist in both datasets; a cube that exists only because of
-      the added user (c = 1 vs absent) is kept with probability f(1), which is charged to δ.
+    * Privacy map: a discrete-Laplace count compared with a public threshold is ε'-DP for every
+      cube that exists in both datasets (post-processing of an ε'-DP count); a cube that exists
+      only because of the added user (c = 1 vs absent) is kept with probability f(1), charged to δ.
       ``eps_level = inf`` keeps exactly the cubes with c ≥ γ.
     """
     c = np.asarray(counts, dtype=np.float64)
     if math.isinf(eps_level):
         return (c >= gamma).astype(np.float64)
-    z = eps_level * (c - gamma)
-    return np.where(z <= 0, 0.5 * np.exp(np.minimum(z, 0)), 1 - 0.5 * np.exp(-np.maximum(z, 0)))
+    q = math.exp(-eps_level)
+    j = gamma - c  # keep iff Z ≥ j
+    return np.where(j >= 1, q ** np.maximum(j, 0) / (1 + q), 1 - q ** np.maximum(1 - j, 0) / (1 + q))
+
+
+def partition_keep(counts, eps_level: float, gamma: float, rng: np.random.Generator) -> np.ndarray:
+    """Keep/drop decision of each cube: noisy count c + Z ≥ γ, Z discrete Laplace(1/ε') (OpenDP in
+    production). Returns booleans; the keep probability is :func:`partition_keep_probability`."""
+    c = np.asarray(counts, dtype=np.int64)
+    if math.isinf(eps_level):
+        return c >= gamma
+    return count_mechanism(c, 1, eps_level, rng)[0] >= gamma
 
 
 def partition_threshold(eps_level: float, delta_per_test: float) -> float:
-    """The γ that makes f(1) = ½·exp(−ε'(γ−1)) equal ``delta_per_test``: γ = 1 + ln(1/(2δ₁))/ε'."""
+    """The smallest integer γ ≥ 2 with f(1) = P(1 + Z ≥ γ) = q^{γ−1}/(1+q) ≤ ``delta_per_test``
+    (q = e^{−ε'}): γ = 1 + ⌈ln(1/(δ₁(1+q)))/ε'⌉. f(1) is the δ one level test costs."""
     if not 0 < delta_per_test < 0.5:
         raise ConfigError(f"private partition: δ per level must be in (0, 0.5), got {delta_per_test}")
-    return 1.0 + math.log(1.0 / (2.0 * delta_per_test)) / eps_level
+    q = math.exp(-eps_level)
+    gamma = 1 + max(1, math.ceil(math.log(1.0 / (delta_per_test * (1 + q))) / eps_level - 1e-12))
+    while q ** (gamma - 1) / (1 + q) > delta_per_test:  # guard the ceil against rounding
+        gamma += 1
+    return float(gamma)
 
 
 def _logsumexp(x: np.ndarray) -> float:

@@ -11,28 +11,63 @@ is printed in the report lets anyone who reads the server's inbox subtract the n
   dashboard's "simulation" toggle): the noise is a function of the seed, reproducible for tests and
   benchmarks, and every output says so with :data:`SIMULATION_LABEL`. Such a run makes no privacy
   claim.
+
+Samplers (who draws the mechanism noise):
+
+* production — :class:`OpenDPSampler`: the exact samplers of OpenDP (pinned ``opendp``), which take
+  their randomness from the operating system's CSPRNG and never form a floating-point inverse CDF
+  (Mironov 2012): discrete Laplace on integer counts; OpenDP's float Laplace / Gaussian on real
+  sums (input rounded to the grid 2^k, k = :data:`FLOAT_GRID_K`, discrete noise in grid units; its
+  privacy map charges the rounding); Gumbel report-noisy-max / one-shot top-k for selections.
+  One OpenDP call per vector (vector domains), never per element.
+* simulation — :class:`NumpySampler`: the same distributions drawn from the seeded NumPy generator
+  (continuous Laplace/Gaussian instead of the 2^-40 grid), reproducible, no privacy claim.
+
+A private method's generator in production is a :class:`SecureGenerator` (a NumPy generator seeded
+from OS entropy, used only for the method's data-independent random choices — projections, grid
+shifts, tie-breaks); :func:`sampler_for` maps it to OpenDP. Any plain generator means simulation.
 """
 from __future__ import annotations
+
+import functools
+import math
 
 import numpy as np
 
 #: The label every output of a simulation run carries (ledger, JSON, dashboard, report).
 SIMULATION_LABEL = "simulation: noise reproducible, no privacy claim"
 
+#: Ledger label of noise drawn in production.
+PRODUCTION_SAMPLER_LABEL = "OpenDP exact samplers, OS entropy"
+
 #: Stream tag of a method's randomness under a seed (kept from the first build, so simulation runs
 #: reproduce the numbers of the committed benchmarks).
 METHOD_STREAM = 0x3E7
+
+
+
+class SecureGenerator(np.random.Generator):
+    """A NumPy generator seeded from OS entropy that marks its owner as a *production* DP release:
+    mechanisms given one draw their noise from OpenDP (:func:`sampler_for`). It survives
+    ``spawn`` and pickling (worker processes) as the same type."""
+
+    def __init__(self, bit_generator=None) -> None:
+        super().__init__(np.random.PCG64(np.random.SeedSequence()) if bit_generator is None else bit_generator)
+
+    def __reduce__(self):
+        return (SecureGenerator, (self.bit_generator,))
 
 
 def method_generator(seed: int, *, private: bool, simulation: bool) -> np.random.Generator:
     """The generator a method draws from.
 
     seed : the run's public seed. private : the method spends privacy budget. simulation : the
-    explicit reproducible-noise switch. A private method outside simulation gets OS entropy; a
-    non-private method, or any method in simulation, gets a stream fixed by the seed.
+    explicit reproducible-noise switch. A private method outside simulation gets a
+    :class:`SecureGenerator` (OS entropy; its mechanisms sample with OpenDP); a non-private
+    method, or any method in simulation, gets a stream fixed by the seed.
     """
     if private and not simulation:
-        return np.random.default_rng(np.random.SeedSequence())
+        return SecureGenerator()
     return np.random.default_rng([seed, METHOD_STREAM])
 
 
@@ -42,4 +77,195 @@ def noise_provenance(private: bool, simulation: bool) -> str:
         return "no noise (non-private method); randomness seeded by the run's seed"
     if simulation:
         return SIMULATION_LABEL
-    return "operating-system entropy (fresh per run; not reproducible from the seed)"
+    return ("OpenDP exact samplers, operating-system entropy (fresh per run; not reproducible "
+            "from the seed)")
+
+
+#: Grid 2^k of OpenDP's float mechanisms. k = −40 (≈ 9e-13) is far below any released value's
+#: meaning and ~3× faster than OpenDP's default exact grid; the map charges the rounding.
+FLOAT_GRID_K = -40
+
+
+@functools.lru_cache(maxsize=1)
+def _dp():
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp
+
+
+def _float_space(size: int, metric: str):
+    dp = _dp()
+    dom = dp.vector_domain(dp.atom_domain(T=float, nan=False), size=int(size))
+    return dom, (dp.l1_distance(T=float) if metric == "l1" else dp.l2_distance(T=float))
+
+
+@functools.lru_cache(maxsize=4096)
+def laplace_float_epsilon(scale: float, sensitivity: float, size: int) -> float:
+    """OpenDP's privacy map of its float Laplace on ``size`` coordinates: ε for L1 sensitivity Δ
+    (includes the rounding to the grid 2^k)."""
+    dp = _dp()
+    meas = dp.m.make_laplace(*_float_space(size, "l1"), scale=float(scale), k=FLOAT_GRID_K)
+    return float(meas.map(float(sensitivity)))
+
+
+@functools.lru_cache(maxsize=4096)
+def gaussian_float_delta(scale: float, sensitivity: float, size: int, epsilon: float) -> float:
+    """OpenDP's privacy map of its float Gaussian on ``size`` coordinates: δ at ε for L2
+    sensitivity Δ (zCDP ρ, converted to (ε, δ) by OpenDP's optimal zCDP → approx-DP conversion;
+    includes the rounding to the grid 2^k)."""
+    dp = _dp()
+    meas = dp.c.make_zCDP_to_approxDP(
+        dp.m.make_gaussian(*_float_space(size, "l2"), scale=float(scale), k=FLOAT_GRID_K))
+    return float(meas.map(float(sensitivity)).delta(float(epsilon)))
+
+
+@functools.lru_cache(maxsize=4096)
+def gaussian_float_sigma(epsilon: float, delta: float, sensitivity: float, size: int,
+                         start: float) -> float:
+    """Smallest σ (to 1e-7 relative, rounded up) for which OpenDP's float Gaussian on ``size``
+    coordinates is (ε, δ)-DP at L2 sensitivity Δ by OpenDP's own privacy map. ``start`` is a
+    lower bracket (the analytic Gaussian σ of the continuous mechanism, never larger)."""
+    def ok(log_s: float) -> bool:
+        try:
+            return gaussian_float_delta(math.exp(log_s), sensitivity, size, epsilon) <= delta
+        except Exception:  # OpenDP refuses to evaluate a map that overflows: far too little noise
+            return False
+
+    lo = math.log(start)
+    hi = lo + 0.25
+    while not ok(hi):
+        lo, hi = hi, hi + 0.25
+        if hi > lo + 40:
+            raise ValueError(f"no σ reaches (ε={epsilon}, δ={delta})")
+    while hi - lo > 1e-7:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return math.exp(hi)
+
+
+def _finite_index(u: np.ndarray) -> np.ndarray:
+    idx = np.flatnonzero(np.isfinite(u))
+    if idx.size == 0:
+        raise ValueError("no finite utility to choose from")
+    return idx
+
+
+class OpenDPSampler:
+    """Production sampler: OpenDP, OS entropy, exact. Stateless; one OpenDP call per vector."""
+
+    simulation = False
+
+    def discrete_laplace(self, values, scale: float) -> np.ndarray:
+        """values (any shape, integers) + discrete Laplace(scale) noise, as int64."""
+        v = np.asarray(values)
+        if scale == 0:
+            return v.astype(np.int64)
+        dp = _dp()
+        meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int),
+                                 scale=float(scale))
+        return np.asarray(meas(v.astype(np.int64).ravel().tolist()), dtype=np.int64).reshape(v.shape)
+
+    def laplace(self, values, scale: float) -> np.ndarray:
+        v = np.asarray(values, dtype=np.float64)
+        if scale == 0 or v.size == 0:
+            return v.copy()
+        meas = _dp().m.make_laplace(*_float_space(v.size, "l1"), scale=float(scale), k=FLOAT_GRID_K)
+        return np.asarray(meas(v.ravel().tolist()), dtype=np.float64).reshape(v.shape)
+
+    def gaussian(self, values, sigma: float) -> np.ndarray:
+        v = np.asarray(values, dtype=np.float64)
+        if sigma == 0 or v.size == 0:
+            return v.copy()
+        meas = _dp().m.make_gaussian(*_float_space(v.size, "l2"), scale=float(sigma), k=FLOAT_GRID_K)
+        return np.asarray(meas(v.ravel().tolist()), dtype=np.float64).reshape(v.shape)
+
+    def _top(self, u: np.ndarray, k: int, scale: float) -> np.ndarray:
+        dp = _dp()
+        idx = _finite_index(u)
+        space = (dp.vector_domain(dp.atom_domain(T=float, nan=False)),
+                 dp.linf_distance(T=float, monotonic=True))
+        # the zero-concentrated measure makes OpenDP use Gumbel noise (= exponential mechanism)
+        meas = dp.m.make_noisy_top_k(*space, dp.zero_concentrated_divergence(), k=int(k),
+                                     scale=float(scale))
+        return idx[np.asarray(meas(u[idx].tolist()), dtype=np.int64)]
+
+    def noisy_max(self, utilities, scale: float) -> int:
+        """argmax of u + Gumbel(scale) (entries −inf never chosen)."""
+        return int(self._top(np.asarray(utilities, dtype=np.float64).ravel(), 1, scale)[0])
+
+    def noisy_top_k(self, utilities, k: int, scale: float) -> np.ndarray:
+        """Row-wise: the k largest of u + Gumbel(scale), in decreasing order of the noisy value."""
+        u = np.asarray(utilities, dtype=np.float64)
+        rows = u[None, :] if u.ndim == 1 else u
+        out = np.stack([self._top(r, k, scale) for r in rows])
+        return out[0] if u.ndim == 1 else out
+
+
+class NumpySampler:
+    """Simulation sampler: the same distributions from a seeded NumPy Generator (reproducible,
+    floating-point, no privacy claim)."""
+
+    simulation = True
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def discrete_laplace(self, values, scale: float) -> np.ndarray:
+        v = np.asarray(values).astype(np.int64)
+        if scale == 0:
+            return v
+        p = -math.expm1(-1.0 / scale)  # 1 − q: G1 − G2 of two geometrics is discrete Laplace
+        return v + self.rng.geometric(p, v.shape) - self.rng.geometric(p, v.shape)
+
+    def laplace(self, values, scale: float) -> np.ndarray:
+        v = np.asarray(values, dtype=np.float64)
+        return v + (self.rng.laplace(0.0, scale, v.shape) if scale > 0 else 0.0)
+
+    def gaussian(self, values, sigma: float) -> np.ndarray:
+        v = np.asarray(values, dtype=np.float64)
+        return v + (sigma * self.rng.standard_normal(v.shape) if sigma > 0 else 0.0)
+
+    def noisy_top_k(self, utilities, k: int, scale: float) -> np.ndarray:
+        u = np.asarray(utilities, dtype=np.float64)
+        rows = u[None, :] if u.ndim == 1 else u
+        noisy = rows + (scale * self.rng.gumbel(0.0, 1.0, rows.shape) if scale > 0 else 0.0)
+        noisy = np.where(np.isfinite(rows), noisy, -np.inf)
+        part = np.argpartition(-noisy, k - 1, axis=1)[:, :k]
+        order = np.argsort(-np.take_along_axis(noisy, part, axis=1), axis=1, kind="stable")
+        out = np.take_along_axis(part, order, axis=1)
+        return out[0] if u.ndim == 1 else out
+
+    def noisy_max(self, utilities, scale: float) -> int:
+        u = np.asarray(utilities, dtype=np.float64).ravel()
+        _finite_index(u)
+        return int(self.noisy_top_k(u, 1, scale)[0])
+
+
+def sampler_for(rng: np.random.Generator):
+    """The sampler a mechanism draws its noise from: OpenDP for a :class:`SecureGenerator`
+    (production), the generator itself through :class:`NumpySampler` otherwise (simulation)."""
+    if isinstance(rng, SecureGenerator):
+        return _OPENDP
+    return NumpySampler(rng)
+
+
+def is_simulation(rng: np.random.Generator) -> bool:
+    """True when mechanism noise drawn with ``rng`` is reproducible (no privacy claim)."""
+    return not isinstance(rng, SecureGenerator)
+
+
+def noise_label(rng: np.random.Generator) -> str:
+    """Short provenance of the noise drawn with ``rng`` (for ledger rows)."""
+    return SIMULATION_LABEL if is_simulation(rng) else PRODUCTION_SAMPLER_LABEL
+
+
+#: Which values each sampler kind never reaches exactly: the float samplers of OpenDP release a
+#: value on the grid 2^k; NumPy's release any double (the dashboard and report say which ran).
+FLOAT_SAMPLER_NOTE = (
+    "Real-valued sums use OpenDP's exact float mechanisms (noise sampled on the grid 2^-40 from "
+    "OS entropy); counts use the discrete Laplace. In simulation mode the noise is NumPy "
+    "floating-point noise (not hardened against floating-point attacks, Mironov 2012).")
+
+
+_OPENDP = OpenDPSampler()
