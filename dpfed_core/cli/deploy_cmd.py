@@ -5,7 +5,7 @@ import argparse
 import sys
 import time
 
-from dpfed_core.cli.args import add_data_args, add_model_args, load_dataset, run_config
+from dpfed_core.cli.args import add_data_args, add_model_args, load_dataset, name_list, run_config
 
 EPILOG = """\
 examples:
@@ -44,6 +44,9 @@ def register_cli(subparsers) -> None:
     add_data_args(w)
     w.add_argument("--seed", type=int, default=0, help="seed of the train/test split (default 0)")
     w.add_argument("--out-dir", required=True, help="directory for entity_000.npz, …")
+    w.add_argument("--declared-entities", type=name_list,
+                   help="the federation's public entity list (comma-separated), for a site whose data holds "
+                        "only its own entity; its shard records its position in this list")
     w.set_defaults(func=cmd_write_shards)
 
 
@@ -93,7 +96,7 @@ def cmd_write_shards(args) -> int:
 
     dataset = load_dataset(args)
     split = make_split(dataset, RunConfig(seed=args.seed))
-    paths = write_shards(dataset, split, args.out_dir)
+    paths = write_shards(dataset, split, args.out_dir, declared=args.declared_entities)
     for name, p in zip(dataset.entity_names, paths):
         print(f"{name}: {p}")
     return 0

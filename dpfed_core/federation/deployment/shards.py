@@ -47,9 +47,19 @@ def _csr_from(z, prefix: str) -> sp.csr_matrix:
                          shape=tuple(int(s) for s in z[f"{prefix}_shape"]))
 
 
-def write_shards(dataset, split, out_dir: str | os.PathLike) -> list[Path]:
+def write_shards(dataset, split, out_dir: str | os.PathLike, declared: list[str] | None = None) -> list[Path]:
     """Write ``entity_000.npz`` … into ``out_dir`` (created if needed); returns the paths in entity
-    order. Each file is written to a temporary name and renamed, so no half-written shard exists."""
+    order. Each file is written to a temporary name and renamed, so no half-written shard exists.
+
+    ``declared``: the federation's public entity list, for a site that exports only its own entity
+    (its shard then carries its position in that list and the list's length)."""
+    names = [str(n) for n in dataset.entity_names]
+    if declared is not None:
+        declared = [str(d) for d in declared]
+        unknown = [n for n in names if n not in declared]
+        if unknown or len(set(declared)) != len(declared):
+            raise ConfigError(f"entities {unknown} are not in the declared federation {declared} (or it lists "
+                              "one twice); fix --declared-entities")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     train = sp.csr_matrix(split.train)
@@ -58,13 +68,15 @@ def write_shards(dataset, split, out_dir: str | os.PathLike) -> list[Path]:
     paths = []
     for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
         local_test = test_users[(test_users >= sl.start) & (test_users < sl.stop)] - sl.start
+        index = h if declared is None else declared.index(str(name))
+        total = dataset.n_entities if declared is None else len(declared)
         payload = {
-            "version": np.asarray(SHARD_VERSION), "entity": np.asarray(str(name)), "index": np.asarray(h),
-            "n_entities": np.asarray(dataset.n_entities), "value_max": np.asarray(float(dataset.value_max)),
+            "version": np.asarray(SHARD_VERSION), "entity": np.asarray(str(name)), "index": np.asarray(index),
+            "n_entities": np.asarray(total), "value_max": np.asarray(float(dataset.value_max)),
             "dataset_name": np.asarray(str(dataset.name)), "test_users": local_test,
             **_csr_parts("train", train[sl]), **_csr_parts("test", test[sl]),
         }
-        path = out / f"entity_{h:03d}.npz"
+        path = out / f"entity_{index:03d}.npz"
         fd, tmp = tempfile.mkstemp(dir=out, suffix=".npz.tmp")
         os.close(fd)
         with open(tmp, "wb") as f:
