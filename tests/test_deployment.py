@@ -184,3 +184,16 @@ def test_federate_page_offers_flower_execution():
     assert not any(b.key == "fed_run" for b in at.button)
     at.selectbox(key="fed_method").set_value("central").run()
     assert any("does not run as a deployment" in e.value for e in at.error)
+
+
+def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp_path):
+    from dpfed_core.cli.main import main
+
+    out = tmp_path / "f.json"
+    assert main(["deploy-local", "--data", "sample:synthetic", "--method", "central", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "does not run as a deployment" in err and "--method" in err and "starting" not in err
+    assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--max-dropouts", "1",
+                 "--out", str(out)]) == 2
+    assert "--max-dropouts applies to summable methods" in capsys.readouterr().err
+    assert not out.exists()

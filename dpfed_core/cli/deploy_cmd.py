@@ -63,13 +63,21 @@ class _NodeProgress:
 
 
 def cmd_deploy_local(args) -> int:
-    from dpfed_core.evaluation.deployed import run_deployed
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.evaluation.deployed import deployable_methods, run_deployed
     from dpfed_core.evaluation.experiments import write_json
+    from dpfed_core.federation.summable import SUMMABLE_METHODS
 
     t0 = time.perf_counter()
     dataset = load_dataset(args)
     config = run_config(args, dataset)
+    if config.method not in deployable_methods():
+        raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "
+                          f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
     if args.max_dropouts is not None:
+        if config.method not in SUMMABLE_METHODS:
+            raise ConfigError(f"--max-dropouts applies to summable methods ({', '.join(sorted(SUMMABLE_METHODS))}), "
+                              f"not to {config.method}")
         config = config.replace(method_params={**config.method_params, "max_dropouts": args.max_dropouts})
     print(f"starting a local Flower deployment: 1 SuperLink + {dataset.n_entities} SuperNodes", file=sys.stderr)
     doc = run_deployed(dataset, config, workdir=args.workdir, keep_workdir=bool(args.workdir),
