@@ -29,7 +29,7 @@ from dpfed_core.federation.deployment.wire import dumps
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 from dpfed_core.federation.summable import SUMMABLE_METHODS
 from dpfed_core.methods import MethodResult, get_method
-from dpfed_core.privacy.ledger import LedgerRow, PrivacyLedger
+from dpfed_core.privacy.ledger import PrivacyLedger
 
 
 def deployable_methods() -> list[str]:
@@ -109,9 +109,8 @@ def _document(dataset, config, spec, res: dict, timings: dict) -> dict:
     notes = []
     for e in entities:
         for row in e["ledger"]:
-            row = {k: (math.nan if v is None else v) for k, v in row.items()}  # NaN travels as null
-            r = LedgerRow(**row)
-            ledger.spend(r.entity, r.stage, r.mechanism, r.epsilon, r.delta, r.sensitivity, r.noise_scale, r.note)
+            # Re-spent on the run's ledger, which re-checks every row against the budget.
+            ledger.spend(**{k: (math.nan if v is None else v) for k, v in row.items()})  # NaN travels as null
         if e["note"] and e["note"] not in notes and not e["note"].startswith("noise share"):
             notes.append(e["note"])
     V = np.asarray(res["V"])

@@ -32,7 +32,8 @@ import scipy.sparse as sp
 
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import EntityLedger
-from dpfed_core.privacy.mechanisms import gaussian_sigma_analytic
+from dpfed_core.privacy.mechanisms import gaussian_sigma
+from dpfed_core.privacy.noise import gaussian_float_delta, noise_label, sampler_for
 
 #: Public rounding grid of every share (2⁻⁶): fine next to any DP noise, coarse enough that
 #: SecAgg+'s integer quantisation of a share in [−c, c] is exact (c = GRID·T/2, T its target range).
@@ -72,24 +73,28 @@ def to_grid(values: np.ndarray) -> np.ndarray:
     return np.round(np.asarray(values, dtype=np.float64) / GRID) * GRID
 
 
-def _epsilon_of_sigma(sigma: float, delta: float, sensitivity: float) -> float:
-    """Smallest ε at which N(0, σ²) at L2 sensitivity Δ is (ε, δ)-DP (inverse of the analytic
-    calibration, by bisection on ε; rounded up)."""
-    from scipy.optimize import brentq
-
-    from dpfed_core.privacy.mechanisms import _gauss_delta
-
+def _epsilon_of_sigma(sigma: float, delta: float, sensitivity: float, size: int) -> float:
+    """Smallest ε (to 1e-6 relative, rounded up) at which Gaussian noise of scale σ on ``size``
+    coordinates is (ε, δ)-DP at L2 sensitivity Δ by OpenDP's privacy map (the map that calibrates
+    σ in :func:`~dpfed_core.privacy.mechanisms.gaussian_sigma`)."""
     if sigma <= 0:
         return math.inf
-    f = lambda e: _gauss_delta(sigma, e, sensitivity) - delta  # noqa: E731
-    if f(1e-9) <= 0:
-        return 1e-9
-    hi = 1.0
-    while f(hi) > 0:
-        hi *= 2
+
+    def ok(eps: float) -> bool:
+        try:
+            return gaussian_float_delta(float(sigma), float(sensitivity), int(size), float(eps)) <= delta
+        except Exception:  # OpenDP refuses a map that overflows: far from enough
+            return False
+
+    lo, hi = 0.0, 1.0
+    while not ok(hi):
+        lo, hi = hi, hi * 2
         if hi > 1e6:
             return math.inf
-    return brentq(f, 1e-9, hi, xtol=1e-12) * (1 + 1e-9)
+    while hi - lo > 1e-6 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
 
 
 class SummableMethod(ABC):
@@ -161,8 +166,14 @@ class DPPopularity(SummableMethod):
     Mechanism (per entity): entries clipped to [0, Λ∞]; each user's row scaled to ℓ2 norm ≤ Λ
     (``row_norm``, public; default Λ∞); s_h = Σ_users row + N(0, σ²/(H − d)·I).
     Sensitivity: adding or removing one user moves Σ_h s_h by at most Λ in ℓ2.
-    Privacy map: σ = analytic Gaussian σ(ε, δ, Λ) on the secure sum → (ε, δ)-DP against the server;
-    against the server with every other entity: (ε_c, δ) with ε_c the analytic ε of σ/√(H − d).
+    Privacy map: σ = :func:`~dpfed_core.privacy.mechanisms.gaussian_sigma` (OpenDP's zCDP map of its
+    float Gaussian, m coordinates) on the secure sum → (ε, δ)-DP against the server; against the
+    server with every other entity: (ε_c, δ), ε_c the same map's ε at σ/√(H − d).
+    Sampler: :func:`~dpfed_core.privacy.noise.sampler_for` — OpenDP's exact Gaussian from OS entropy in
+    production, the seeded generator in simulation. The sum of the H − d surviving shares is a sum of
+    independent discrete Gaussians on the 2⁻⁴⁰ grid with σ ≫ grid, which is within a negligible
+    divergence of one discrete Gaussian of variance Σ σ_h² (Kairouz, Liu & Steinke 2021, "The
+    distributed discrete Gaussian mechanism"); that gap is stated here, not charged.
     The server's V = max(sum, 0) as one latent factor (m × 1); round 2 fits U_h ≥ 0 locally.
     """
 
@@ -190,13 +201,16 @@ class DPPopularity(SummableMethod):
         if math.isinf(float(self.epsilon)):
             ledger.spend("item totals", "exact sums (non-private)", math.inf, 0.0, lam, 0.0)
             return SummableShare(to_grid(totals), 0.0, math.inf, "non-private: exact totals")
-        sigma = gaussian_sigma_analytic(self.epsilon, self.delta, lam)
+        m = totals.size
+        sigma = gaussian_sigma(self.epsilon, self.delta, lam, m)
         sigma_share = sigma / math.sqrt(survivors)
-        eps_c = _epsilon_of_sigma(sigma_share, self.delta, lam)
+        eps_c = _epsilon_of_sigma(sigma_share, self.delta, lam, m)
         note = (f"noise share σ/√{survivors} of a secure sum over ≥ {survivors} of {n_entities} entities "
-                f"(σ={sigma:.4g}); against the server with all other entities: ε={eps_c:.4g}, δ={self.delta:.3g}")
-        values = totals + sigma_share * rng.standard_normal(totals.shape)
-        ledger.spend("item totals", "Gaussian share of a secure sum", self.epsilon, self.delta, lam, sigma, note)
+                f"(σ={sigma:.4g}); against the server with all other entities: ε={eps_c:.4g}, "
+                f"δ={self.delta:.3g}")
+        values = sampler_for(rng).gaussian(totals, sigma_share)
+        ledger.spend("item totals", "Gaussian share of a secure sum", self.epsilon, self.delta, lam, sigma, note,
+                     noise_label(rng))
         return SummableShare(to_grid(values), sigma_share, eps_c, note)
 
     def finish(self, total):
