@@ -197,3 +197,28 @@ def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp
                  "--out", str(out)]) == 2
     assert "--max-dropouts applies to summable methods" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix(tmp_path):
+    from dpfed_core.federation.deployment import load_shard
+
+    ds = three_clinics()
+    split = make_split(ds, RunConfig(seed=0))
+    paths = write_shards(ds, split, tmp_path)
+    for h, (p, sl) in enumerate(zip(paths, ds.entity_slices())):
+        s = load_shard(p)
+        assert (s.entity, s.index, s.n_entities) == (ds.entity_names[h], h, 3)
+        assert (s.train != split.train[sl]).nnz == 0 and (s.test != split.test[sl]).nnz == 0
+        expected = split.test_users[(split.test_users >= sl.start) & (split.test_users < sl.stop)] - sl.start
+        np.testing.assert_array_equal(s.test_users, expected)
+    assert not list(tmp_path.glob("*.tmp"))
+    with pytest.raises(ConfigError, match="data-path"):
+        load_shard(tmp_path / "missing.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a shard")
+    with pytest.raises(ConfigError, match="not a dpfed shard"):
+        load_shard(tmp_path / "junk.npz")
+    # A site that exports only its own entity records its place in the declared federation.
+    site = write_shards(ds, split, tmp_path / "site", declared=["clinic Z", *ds.entity_names])
+    assert load_shard(site[1]).index == 2 and load_shard(site[1]).n_entities == 4
+    with pytest.raises(ConfigError, match="--declared-entities"):
+        write_shards(ds, split, tmp_path / "bad", declared=["clinic A"])
