@@ -1,0 +1,64 @@
+"""Summable releases (dp-popularity): noise shares sized for the tolerated dropouts, the ledger's two
+guarantees, the public grid that makes SecAgg+'s quantisation exact, and bad parameters."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from dpfed_core.errors import ConfigError
+from dpfed_core.federation.summable import GRID, make_summable_method, secagg_ranges, to_grid
+from dpfed_core.privacy.ledger import PrivacyLedger
+from dpfed_core.privacy.mechanisms import gaussian_sigma
+
+
+def _rows(n=40, m=25, seed=3):
+    rng = np.random.default_rng(seed)
+    return sp.csr_matrix(np.minimum(rng.poisson(1.0, (n, m)), 5).astype(float))
+
+
+@pytest.mark.parametrize("H,d", [(3, 0), (3, 1), (10, 4)])
+def test_noise_share_is_sigma_over_sqrt_survivors(H, d):
+    X = _rows()
+    m = make_summable_method("dp-popularity", value_max=5.0, epsilon=1.0, delta=1e-6, max_dropouts=d)
+    sigma = gaussian_sigma(1.0, 1e-6, 5.0, X.shape[1])
+    exact = make_summable_method("dp-popularity", value_max=5.0, epsilon=math.inf).share(
+        X, np.random.default_rng(0), PrivacyLedger(math.inf).for_entity("a"), H).values
+    draws = []
+    for s in range(200):
+        led = PrivacyLedger(1.0, 1e-6)
+        share = m.share(X, np.random.default_rng(s), led.for_entity("a"), H)
+        assert share.sigma_share == pytest.approx(sigma / math.sqrt(H - d))
+        assert led.guarantee() == pytest.approx((1.0, 1e-6))
+        draws.append(share.values - exact)
+    z = np.ravel(draws) / (sigma / math.sqrt(H - d))
+    # Kolmogorov–Smirnov against N(0, 1) (fixed seeds; grid rounding is 2⁻⁶ ≪ σ).
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    # The weaker guarantee against the server colluding with all other entities is stated.
+    assert share.coalition_epsilon > 1.0 and "against the server with all other entities" in share.note
+
+
+def test_shares_are_on_the_grid_and_the_quantisation_is_exact():
+    X = _rows()
+    m = make_summable_method("dp-popularity", value_max=5.0, epsilon=1.0)
+    v = m.share(X, np.random.default_rng(1), PrivacyLedger(1.0, 1e-6).for_entity("a"), 3).values
+    np.testing.assert_array_equal(v, to_grid(v))
+    for H in (2, 3, 10, 30, 100):
+        T, M, c = secagg_ranges(H)
+        assert H * T < M == 2 ** 32 and T / (2 * c) == 1 / GRID
+        q = (v + c) * T / (2 * c)
+        np.testing.assert_array_equal(q, np.round(q))  # SecAgg+'s stochastic rounding has nothing to round
+
+
+def test_bad_parameters_name_the_fix():
+    X = _rows()
+    with pytest.raises(ConfigError, match="--max-dropouts"):
+        make_summable_method("dp-popularity", value_max=5.0, epsilon=1.0, max_dropouts=2).share(
+            X, np.random.default_rng(0), PrivacyLedger(1.0, 1e-6).for_entity("a"), 3)
+    with pytest.raises(ConfigError, match="bad parameter"):
+        make_summable_method("dp-popularity", value_max=5.0, bogus=1)
+    with pytest.raises(ConfigError, match="at least 2 entities"):
+        secagg_ranges(1)
