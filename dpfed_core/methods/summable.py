@@ -48,7 +48,7 @@ def _fit_summable(dataset, train, config, rng, progress):
         shares.append(share.values)
         messages.append(array_message(1, name, SERVER, "share of the secure sum (item totals + noise share)",
                                       share.values))
-        progress("round1_done", entity=name, index=h, total=H, shape=share.values.shape)
+        progress("round1_done", entity=name, index=h, total=H)  # a share, not prototypes: no shape line
     total = np.sum(shares, axis=0)
     V = method.finish(total)
     t1 = time.perf_counter()
