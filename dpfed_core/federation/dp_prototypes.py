@@ -401,10 +401,12 @@ class DPPrototypes(PrototypeMethod):
       pays (the SNR tables of dp_ml.md), so clustering is kept for entities of thousands of users
       (the paper's synthetic setting: bench/results/dp_synthetic.md). ``None`` = k exactly.
     * Clustering stages (only used when k_eff > 1) keep n_grids = 3, depth = 5, refine_steps = 0, the
-      settings the recommendation benchmarks ran with. As a DP k-means (bench/results/dp_kmeans.md:
-      64 Gaussians in 100-d, n = 100,000) ``refine_steps=1, n_grids=1, depth=4`` was better at ε = 1
+      settings the recommendation benchmarks ran with. As a DP k-means (the issue-3 run on a mixture
+      of 64 Gaussians in 100-d, n = 100,000) ``refine_steps=1, n_grids=1, depth=4`` was better at ε = 1
       (normalised loss 0.083 vs 0.115) and ε = 10 (0.041 vs 0.067), slightly worse at ε = 0.1 (0.27 vs
-      0.25); use it for large entities with k > 1.
+      0.25). ``candidates="lsh"`` (issue 14) was far better than both on Google's recipe
+      (≈ 0.04 at ε = 1; bench/results/dp_kmeans.md, after ``make bench``); use it for large entities
+      with k > 1.
 
     Parameters
     ----------
