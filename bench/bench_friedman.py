@@ -150,7 +150,12 @@ def main(argv: list[str] | None = None) -> dict:
                      "unbounded_folds": args.unbounded_folds if args.unbounded else 0,
                      "clamp_predictions": [1, 5]},
         "baselines": {"ours_mean": base_mean, "ours_sd": base_sd, "paper": PAPER_BASELINES,
-                      "within_0.02": {k: abs(base_mean[k] - PAPER_BASELINES[k]) <= 0.02 for k in base_mean}},
+                      "within_0.02": {k: abs(base_mean[k] - PAPER_BASELINES[k]) <= 0.02 for k in base_mean},
+                      # issue 14: the MF gain over global effects, per fold, next to the paper's
+                      "mf_gain": {"ours_mean": float(np.mean(np.subtract(base["GE"], base["MF"]))),
+                                  "ours_sd": float(np.std(np.subtract(base["GE"], base["MF"]), ddof=1))
+                                  if len(base["MF"]) > 1 else 0.0,
+                                  "paper": PAPER_BASELINES["GE"] - PAPER_BASELINES["MF"]}},
         "curves": {v: {a: {str(e): float(np.mean(x)) for e, x in sorted(c.items())} for a, c in cs.items()}
                    for v, cs in curves.items()},
         "crossings": rows,
@@ -181,6 +186,13 @@ def markdown(doc: dict) -> str:
     for k in ("GA", "IA", "GE", "MF"):
         L.append(f"| {names[k]} | {b['ours_mean'][k]:.4f} ± {b['ours_sd'][k]:.4f} | {b['paper'][k]:.4f} | "
                  f"{'yes' if b['within_0.02'][k] else 'NO'} |")
+    g = b.get("mf_gain")
+    if g:
+        L += ["", f"**What the ±0.02 check does not cover:** the gain of clean MF over global effects (GE − MF, per "
+              f"fold) is **{g['ours_mean']:.3f} ± {g['ours_sd']:.3f}** here against **{g['paper']:.3f}** in the paper "
+              f"({100 * g['ours_mean'] / g['paper']:.0f} % of it): every baseline is within ±0.02 of the paper, but the "
+              "improvement MF brings — the quantity the private MF methods compete for — is much smaller, so the "
+              "crossing ε of the MF methods against GE are not comparable with Table 4's."]
     for variant, title in (("bounded", "Table 4 (bounded, \"value\" DP)"),
                            ("unbounded", "Table 5 (unbounded, \"existence\" DP)")):
         rows = [r for r in doc["crossings"] if r["variant"] == variant]

@@ -13,6 +13,12 @@ Usage::
     .venv/bin/python bench/run_all.py --list
 
 ``make bench`` runs the first form. Scripts that do not know ``--quick`` are run without it.
+
+A *complete* run (no ``--only`` / ``--skip``, not ``--quick``) first moves every previous result file
+to ``bench/results/tmp/previous/`` (gitignored), so every result file left in ``bench/results/``
+afterwards was produced by this one run; SUMMARY.md then states the run's start, end, duration and
+machine and checks that no result file predates the run (issue 14: committed results must never
+mix runs). A partial or quick run says so in its summary; its results are not to be committed.
 """
 from __future__ import annotations
 
@@ -115,14 +121,41 @@ def merge_state(records: list[dict], quick: bool) -> list[dict]:
     return out
 
 
-def write_summary(records: list[dict], quick: bool, started: float) -> Path:
+def result_files(quick: bool) -> list[Path]:
+    """Result files (md/json/png) directly under bench/results/, of the given mode."""
+    return sorted(p for p in C.RESULTS.glob("*") if p.is_file() and p.suffix in (".md", ".json", ".png")
+                  and (("_quick" in p.stem) == quick))
+
+
+def set_aside_previous(quick: bool) -> int:
+    """Move the previous results of this mode to bench/results/tmp/previous/ (gitignored)."""
+    dest = C.RESULTS / "tmp" / "previous"
+    dest.mkdir(parents=True, exist_ok=True)
+    moved = 0
+    for p in result_files(quick):
+        p.replace(dest / p.name)
+        moved += 1
+    return moved
+
+
+def write_summary(records: list[dict], quick: bool, started: float, complete: bool = False) -> Path:
     m = C.machine()
     name = "SUMMARY_quick.md" if quick else "SUMMARY.md"
-    L = [f"# Benchmark summary{' (quick mode)' if quick else ''}", "",
-         f"Last run {time.strftime('%Y-%m-%d %H:%M', time.localtime(started))} – "
-         f"{time.strftime('%H:%M %Z', time.localtime())} (each row: its script's latest run); git {m['git_commit'] or '(uncommitted)'}; "
-         f"{m['cpus']} cores ({m['cpu']}), {m['mem_gib']} GiB, Python {m['python']}, numpy {m['numpy']}, "
-         f"scipy {m['scipy']}, scikit-learn {m['scikit-learn']}. How to run and what each script measures: "
+    ended = time.time()
+    if complete:
+        stale = [p.name for p in result_files(quick) if p.stat().st_mtime < started and not p.stem.startswith(("SUMMARY", "run_all"))]
+        run_line = (f"**One complete run** of every benchmark: started {time.strftime('%Y-%m-%d %H:%M %Z', time.localtime(started))}, "
+                    f"finished {time.strftime('%Y-%m-%d %H:%M %Z', time.localtime(ended))}, "
+                    f"**{(ended - started) / 60:.1f} min** in total. "
+                    + ("Every result file linked below was produced by this run."
+                       if not stale else f"**Stale files predating this run: {', '.join(stale)}.**"))
+    else:
+        run_line = ("**Partial or quick run** (`--only`, `--skip` or `--quick`): the rows below may come from "
+                    "different runs; these results are not a committed state (run `make bench`).")
+    L = [f"# Benchmark summary{' (quick mode)' if quick else ''}", "", run_line, "",
+         f"Machine: {m['cpus']} cores ({m['cpu']}), {m['mem_gib']} GiB, Python {m['python']}, numpy {m['numpy']}, "
+         f"scipy {m['scipy']}, scikit-learn {m['scikit-learn']}; git {m['git_commit'] or '(uncommitted)'}. "
+         "The machine may be shared: the timings are wall-clock. How to run and what each script measures: "
          "[../README.md](../README.md).", "",
          "| benchmark | status | minutes | run at | results |", "|---|---|---|---|---|"]
     for r in records:
@@ -201,6 +234,11 @@ def main(argv=None) -> int:
     C.RESULTS.mkdir(parents=True, exist_ok=True)
     log_dir = C.RESULTS / "tmp"  # gitignored
     log_dir.mkdir(parents=True, exist_ok=True)
+    complete = not (args.only or args.skip or args.quick)
+    if complete:  # nothing from an earlier run may remain next to this run's results
+        n_prev = set_aside_previous(False)
+        (C.RESULTS / "run_all.json").unlink(missing_ok=True)
+        print(f"complete run: moved {n_prev} previous result files to {log_dir / 'previous'}", flush=True)
     started = time.time()
     records = []
     for s in scripts:
@@ -211,7 +249,7 @@ def main(argv=None) -> int:
         print(f"    {'ok' if r['returncode'] == 0 else 'FAILED (' + str(r['returncode']) + ')'} in "
               f"{r['seconds'] / 60:.1f} min; {len(r['files'])} result files; log {r['log'].relative_to(C.ROOT)}",
               flush=True)
-    path = write_summary(merge_state(records, args.quick), args.quick, started)
+    path = write_summary(merge_state(records, args.quick), args.quick, started, complete=complete)
     print(f"wrote {path.relative_to(C.ROOT)}")
     return 0 if all(r["returncode"] == 0 for r in records) else 1
 

@@ -90,7 +90,7 @@ def make_poisson(
     n_entities: int = 10,
     *,
     rank: int = 5,
-    density: float = 0.05,
+    density: float | None = 0.05,
     interaction_sd: float = 2.0,
     item_sd: float = 0.5,
     entity_effect: float = 0.3,
@@ -109,7 +109,8 @@ def make_poisson(
     ----------
     n_users, n_items, n_entities : sizes (paper: 100,000, 500, 10 — see :data:`PAPER`).
     rank : ℓ, the latent dimension of U and V (paper: 100).
-    density : target expected fraction of non-zero cells, in (0, 1).
+    density : target expected fraction of non-zero cells, in (0, 1), reached by a base offset b in
+        the log rate; ``None`` = no offset (b = 0), the paper's literal link X ~ Poisson(exp(U Vᵀ)).
     interaction_sd, item_sd, entity_item_sd : standard deviations (in log-rate units) of the
         interaction term u·v, the item popularity and the entity-specific item offsets.
     entity_effect : ρ ∈ [0, 1), the share of user-factor variance common to an entity.
@@ -128,7 +129,7 @@ def make_poisson(
     for nm, v in (("n_users", n_users), ("n_items", n_items), ("n_entities", n_entities), ("rank", rank)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise ConfigError(f"{nm} must be a positive whole number, got {v!r}")
-    if not 0 < density < 1:
+    if density is not None and not 0 < density < 1:
         raise ConfigError(f"density must be in (0, 1), got {density}")
     if not 0 <= entity_effect < 1:
         raise ConfigError(f"entity_effect must be in [0, 1), got {entity_effect}")
@@ -158,7 +159,7 @@ def make_poisson(
     def _excess(b: float) -> float:
         return float(np.mean(-np.expm1(-np.exp(np.minimum(b + eta_cal, 50.0))))) - density
 
-    b = brentq(_excess, -60.0, 20.0, xtol=1e-10)
+    b = 0.0 if density is None else brentq(_excess, -60.0, 20.0, xtol=1e-10)
 
     rows_l, cols_l, vals_l = [], [], []
     n_over = 0
@@ -185,7 +186,7 @@ def make_poisson(
     notes = [
         f"synthetic Poisson factor model (paper §5.1, rescaled): ℓ={rank}, sd(u·v)={interaction_sd}, "
         f"item sd={item_sd}, entity effect ρ={entity_effect}, entity item sd={entity_item_sd}, "
-        f"base offset b={b:.3f} for target density {density:g}; realised density "
+        f"base offset b={b:.3f} for target density {density if density is None else format(density, 'g')}; realised density "
         f"{X.nnz / (n_users * n_items):.4f}",
     ]
     if n_over:

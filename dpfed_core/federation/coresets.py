@@ -40,7 +40,8 @@ import scipy.sparse as sp
 
 from dpfed_core.privacy import mechanisms as mech
 
-__all__ = ["LSH_SPLIT", "LshCoreset", "leaf_threshold", "lsh_tree_coreset", "weighted_kmeans"]
+__all__ = ["LSH_SPLIT", "LshCoreset", "LshTree", "build_lsh_tree", "leaf_sigma", "leaf_threshold", "lsh_tree_coreset",
+           "noisy_leaf_averages", "weighted_kmeans"]
 
 #: Levels D of the prefix tree below the root (hash bits); the library's default is 20, 15 was as
 #: good on Google's recipe (bench/results/dp_kmeans.md) and leaves more ε per level.
@@ -89,27 +90,58 @@ def _hash_bits(X, hyperplanes: np.ndarray) -> np.ndarray:
     return (proj < 0).astype(np.int64)
 
 
-def lsh_tree_coreset(X, radius: float, depth: int, eps_tree: float, sigma: float, min_node: float,
-                     min_branch: float, rng: np.random.Generator) -> LshCoreset:
-    """Private LSH prefix-tree coreset of the rows of ``X``.
+def leaf_sigma(eps_leaf: float, delta_leaf: float, radius: float, size: int) -> float:
+    """σ of the leaf sums' Gaussian noise, from the mechanisms module's own calibration (so the
+    ledger row states the σ actually drawn). 0 for ε = inf."""
+    if math.isinf(eps_leaf):
+        return 0.0
+    calibrate = getattr(mech, "gaussian_sigma", None)
+    if calibrate is not None:  # a sampler-specific calibration (e.g. OpenDP's map), if provided
+        return float(calibrate(eps_leaf, delta_leaf, radius, size))
+    return float(mech.gaussian_sigma_analytic(eps_leaf, delta_leaf, radius))
 
-    Parameters
-    ----------
-    X : (n, m) dense or sparse rows with ℓ2 norm ≤ ``radius`` (the caller scales them).
-    depth : D, hash bits / tree levels below the root.
-    eps_tree : ε of all tree counts together; each of the D + 1 levels gets ε_tree/(D+1)
-        (``inf`` = exact counts).
-    sigma : standard deviation of the Gaussian noise on each leaf-sum coordinate (the caller
-        calibrates it to L2 sensitivity ``radius`` and charges it; 0 = no noise).
-    min_node, min_branch : public thresholds on noisy counts (keep a node / branch a node).
-    rng : the method's noise source (OS entropy outside simulation).
+
+def _noisy_counts(true: np.ndarray, eps_level: float, rng: np.random.Generator) -> np.ndarray:
+    """Counts of one tree level (disjoint nodes: L1 sensitivity 1) at ε_level, through the
+    mechanisms module (integer counts where it offers a count mechanism)."""
+    if math.isinf(eps_level):
+        return np.asarray(true, dtype=np.float64)
+    counter = getattr(mech, "count_mechanism", None)
+    if counter is not None:
+        return np.asarray(counter(true, 1, eps_level, rng)[0], dtype=np.float64)
+    return mech.laplace_mechanism(np.asarray(true, dtype=np.float64), 1.0, eps_level, rng)[0]
+
+
+@dataclass(frozen=True)
+class LshTree:
+    """The released tree (its noisy counts) and, not released, each user's leaf.
+
+    counts : (L,) noisy count of each leaf. levels : (L,) depth of each leaf. n_root : the root's
+    noisy count. tree_counts : noisy counts of every counted node, one array per level (the stage's
+    whole output). leaf_of : (n,) each user's leaf, −1 if the user's path was cut (never released).
+    """
+
+    counts: np.ndarray
+    levels: np.ndarray
+    n_root: float
+    tree_counts: tuple
+    leaf_of: np.ndarray
+
+
+def build_lsh_tree(X, depth: int, eps_tree: float, min_node: float, min_branch: float,
+                   rng: np.random.Generator) -> LshTree:
+    """Stage "candidates": the SimHash prefix tree with noisy counts (privacy map: module docstring).
+
+    X : (n, m) dense or sparse rows (ℓ2 ≤ Λ). depth : D hash bits below the root. eps_tree : ε of
+    all D + 1 levels together (ε_tree/(D+1) each; ``inf`` = exact). min_node, min_branch : public
+    thresholds on noisy counts (keep / branch a node). rng : the method's noise source.
     """
     n, m = X.shape
     # data-independent hyperplanes: drawing them from the method's generator is not a release
     H = rng.standard_normal((depth, m))
     bits = _hash_bits(X, H)
-    b = 0.0 if math.isinf(eps_tree) else (depth + 1) / eps_tree
-    node_cnt = mech.laplace_noise(b, 1, rng) + n       # level 0: the root, always kept
+    eps_level = eps_tree / (depth + 1)
+    node_cnt = _noisy_counts(np.array([n]), eps_level, rng)  # level 0: the root, always kept
     n_root = float(node_cnt[0])
     node_code = np.zeros(1, dtype=np.int64)             # hash prefix of each node of the level
     alive = np.arange(n)                                 # users still on a kept path
@@ -129,8 +161,7 @@ def lsh_tree_coreset(X, radius: float, depth: int, eps_tree: float, sigma: float
             ch_code = 2 * np.repeat(node_code[bidx], 2) + np.tile(np.array([0, 1], dtype=np.int64), bidx.size)
             in_branch = branch[pt_node]
             child = 2 * pos[pt_node[in_branch]] + bits[alive[in_branch], t]
-            true_c = np.bincount(child, minlength=ch_code.size)
-            noisy = true_c + mech.laplace_noise(b, ch_code.size, rng)
+            noisy = _noisy_counts(np.bincount(child, minlength=ch_code.size), eps_level, rng)
             tree_counts.append(noisy.copy())
             keep = noisy >= min_node
             has_child[ch_parent[keep]] = True
@@ -154,18 +185,37 @@ def lsh_tree_coreset(X, radius: float, depth: int, eps_tree: float, sigma: float
         go = nxt >= 0
         alive, pt_node = alive[go], nxt[go]
         node_code, node_cnt = ch_code[keep], noisy[keep]
-    counts = np.concatenate(leaf_cnt)
-    members = leaf_of >= 0
-    A = sp.csr_matrix((np.ones(int(members.sum())), (leaf_of[members], np.flatnonzero(members))),
-                      shape=(n_leaves, n))
+    return LshTree(np.concatenate(leaf_cnt), np.concatenate(leaf_lev), n_root, tuple(tree_counts), leaf_of)
+
+
+def noisy_leaf_averages(X, tree: LshTree, radius: float, eps_leaf: float, delta_leaf: float,
+                        rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """Stage "coreset sums": Gaussian noise on all sums of every leaf (L2 sensitivity Λ, disjoint
+    leaves), divided by max(noisy leaf count, 1) — never a true count — and clipped to the Λ-ball.
+    Returns (points (L, m), σ)."""
+    n, m = X.shape
+    L = tree.counts.size
+    members = tree.leaf_of >= 0
+    A = sp.csr_matrix((np.ones(int(members.sum())), (tree.leaf_of[members], np.flatnonzero(members))),
+                      shape=(L, n))
     sums = A @ X
     sums = np.asarray(sums.todense()) if sp.issparse(sums) else np.asarray(sums, dtype=np.float64)
-    if sigma > 0:
-        sums = sums + sigma * rng.standard_normal(sums.shape)
-    pts = sums / np.maximum(counts, 1.0)[:, None]  # a noisy count, never the true one
+    if math.isinf(eps_leaf):
+        sigma = 0.0
+    else:
+        sums, sigma = mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng)
+    pts = sums / np.maximum(tree.counts, 1.0)[:, None]
     norms = np.sqrt((pts * pts).sum(1))
     pts = pts * np.minimum(1.0, radius / np.maximum(norms, 1e-300))[:, None]
-    return LshCoreset(pts, np.maximum(counts, 0.0), np.concatenate(leaf_lev), n_root, leaf_of, tuple(tree_counts))
+    return pts, float(sigma)
+
+
+def lsh_tree_coreset(X, radius: float, depth: int, eps_tree: float, eps_leaf: float, delta_leaf: float,
+                     min_node: float, min_branch: float, rng: np.random.Generator) -> LshCoreset:
+    """Both stages in one call (tests and benchmarks; the pipeline writes a ledger row between them)."""
+    tree = build_lsh_tree(X, depth, eps_tree, min_node, min_branch, rng)
+    pts, _ = noisy_leaf_averages(X, tree, radius, eps_leaf, delta_leaf, rng)
+    return LshCoreset(pts, np.maximum(tree.counts, 0.0), tree.levels, tree.n_root, tree.leaf_of, tree.tree_counts)
 
 
 def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, rng: np.random.Generator,

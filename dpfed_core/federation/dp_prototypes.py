@@ -420,10 +420,12 @@ class DPPrototypes(PrototypeMethod):
       pays (the SNR tables of dp_ml.md), so clustering is kept for entities of thousands of users
       (the paper's synthetic setting: bench/results/dp_synthetic.md). ``None`` = k exactly.
     * Clustering stages (only used when k_eff > 1) keep n_grids = 3, depth = 5, refine_steps = 0, the
-      settings the recommendation benchmarks ran with. As a DP k-means (bench/results/dp_kmeans.md:
-      64 Gaussians in 100-d, n = 100,000) ``refine_steps=1, n_grids=1, depth=4`` was better at ε = 1
+      settings the recommendation benchmarks ran with. As a DP k-means (the issue-3 run on a mixture
+      of 64 Gaussians in 100-d, n = 100,000) ``refine_steps=1, n_grids=1, depth=4`` was better at ε = 1
       (normalised loss 0.083 vs 0.115) and ε = 10 (0.041 vs 0.067), slightly worse at ε = 0.1 (0.27 vs
-      0.25); use it for large entities with k > 1.
+      0.25). ``candidates="lsh"`` (issue 14) was far better than both on Google's recipe
+      (≈ 0.04 at ε = 1; bench/results/dp_kmeans.md, after ``make bench``); use it for large entities
+      with k > 1.
 
     Parameters
     ----------
@@ -782,18 +784,23 @@ class DPPrototypes(PrototypeMethod):
         d_sum = delta * (1 - dc) / max(R, 1) * (1 - 1e-12)
         e_tree = plan["candidates"] if private else math.inf
         e_leaf = plan["search"] if private else math.inf
-        sigma = mech.gaussian_sigma_analytic(e_leaf, d_leaf, lam) if private else 0.0
-        min_node = coresets.leaf_threshold(m, sigma, lam, float(self.lsh_node_factor))
+        # public threshold from a public σ (the analytic calibration; parameters only)
+        sigma_pub = mech.gaussian_sigma_analytic(e_leaf, d_leaf, lam) if private else 0.0
+        min_node = coresets.leaf_threshold(m, sigma_pub, lam, float(self.lsh_node_factor))
         min_branch = coresets.BRANCH_FACTOR * min_node
-        # ledger rows before any noise is drawn (a refused spend releases nothing)
+        # each ledger row before its noise is drawn (a refused spend releases nothing)
         self._spend(ledger, "candidates", "LSH prefix tree counts (Laplace per level)", e_tree, 0.0, 1.0,
                     (D + 1) / e_tree if private else 0.0,
                     f"{D + 1} levels (root + {D} hash bits) at ε={e_tree / (D + 1):.3g} each; nodes of a level "
                     f"are disjoint (count sensitivity 1); keep ≥ {min_node:.4g}, branch ≥ {min_branch:.4g}")
-        self._spend(ledger, "coreset sums", "Gaussian (analytic)", e_leaf, d_leaf, lam, sigma,
-                    f"all {m} sums of every leaf (disjoint leaves); L2 sensitivity Λ; "
+        tree = coresets.build_lsh_tree(Xs, D, e_tree, min_node, min_branch, rng)
+        sigma = coresets.leaf_sigma(e_leaf, d_leaf, lam, tree.counts.size * m) if private else 0.0
+        self._spend(ledger, "coreset sums", "Gaussian", e_leaf, d_leaf, lam, sigma,
+                    f"all {m} sums of each of the {tree.counts.size} leaves (disjoint); L2 sensitivity Λ; "
                     "leaf average = noisy sum / max(noisy count, 1)")
-        core = coresets.lsh_tree_coreset(Xs, lam, D, e_tree, sigma, min_node, min_branch, rng)
+        points, _ = coresets.noisy_leaf_averages(Xs, tree, lam, e_leaf, d_leaf, rng)
+        core = coresets.LshCoreset(points, np.maximum(tree.counts, 0.0), tree.levels, tree.n_root,
+                                   tree.leaf_of, tree.tree_counts)
         centres, weights = coresets.weighted_kmeans(core.points, core.weights, k, rng)
         labels = _nearest(Xs, centres)
         if R == 0:
