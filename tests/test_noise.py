@@ -121,7 +121,7 @@ KIND_OF = {"discrete Laplace": "discrete_laplace", "private partition": "discret
 ], ids=["paper-k1", "paper-signed", "gaussian-k1", "paper-k3-trials", "gaussian-auto-k"])
 def test_noise_every_draw_has_the_scale_the_ledger_recorded(monkeypatch, method):
     rng = np.random.default_rng(0)
-    X = (rng.random((40, 6)) < 0.5).astype(float)
+    X = np.vstack([(rng.random((60, 6)) < p).astype(float) for p in (0.1, 0.5, 0.9)])  # three groups
     log, rows = _draw_log(monkeypatch, method, X)
     assert log, "no noise drawn"
     recorded = {}
@@ -189,3 +189,16 @@ def test_noise_seed_known_adversary_rebuilds_sizes_only_in_simulation():
     np.testing.assert_array_equal(est, truth)  # the attack works on reproducible noise (its power)
     est, truth = _seed_adversary(simulation=False)
     assert not np.array_equal(est, truth)  # production noise is not a function of the seed
+
+
+def test_noise_protocol_run_draws_from_opendp_in_production(monkeypatch):
+    kinds = []
+    patch_sampler(monkeypatch, lambda s: (kinds.append(type(s).__name__), s)[1])
+    model = FederatedRecommender("dp-gaussian", k=1, rank=2, epsilon=1.0, delta=1e-6, random_state=0,
+                                 max_iter=5).fit(_twins())
+    assert set(kinds) == {"OpenDPSampler"}
+    assert {r.sampler for r in model.ledger_.rows} == {noise.PRODUCTION_SAMPLER_LABEL}
+    assert not model.ledger_.simulation
+    sim = FederatedRecommender("dp-gaussian", k=1, rank=2, epsilon=1.0, delta=1e-6, random_state=0,
+                               max_iter=5, simulation=True).fit(_twins())
+    assert {r.sampler for r in sim.ledger_.rows} == {noise.SIMULATION_LABEL} and sim.ledger_.simulation
