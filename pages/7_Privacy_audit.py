@@ -163,7 +163,7 @@ def _report_section() -> None:
     parts = ["the run"] + (["comparison methods"] if comp else []) + (["the sweep"] if sweep else []) + \
         (["this audit"] if audit_doc else [])
     st.caption("A self-contained HTML file (opens offline): data summary per entity, every parameter, the "
-               "ledger and proven (ε, δ), the message log, utility against the comparison methods, the "
+               "ledger and the (ε, δ) guarantee (ledger) with its assumptions, the message log, utility against the comparison methods, the "
                f"trade-off and the audit, with date and version. Includes: {', '.join(parts)}.")
 
     def make() -> bytes:
