@@ -87,7 +87,7 @@ def test_delta_above_one_over_noisy_size_is_warned():
     assert delta_warning(1e-6, 500.0) is None
     w = delta_warning(5e-3, 500.0)  # 1/500 = 2e-3 < δ
     assert w and "1/n̂" in w and "--delta" in w
-    assert delta_warning(5e-3, -3.0)  # a noisy size can be ≤ 0: treated as 1, still warned
+    assert delta_warning(5e-3, -3.0) is None  # a noisy size can be ≤ 0: floored at 1, no error
 
 
 @pytest.mark.parametrize("cls", [DPPrototypes, DPGaussianPrototypes])
