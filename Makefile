@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run test bench venv clean sample-data
+.PHONY: run test mutants bench venv clean sample-data
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ run: $(STAMP)
 
 test: $(STAMP) $(DEPLOY_STAMP)
 	$(BIN)/python -m pytest -q
+
+# Mutation testing of the DP tests (tests/mutants.py): every deliberate privacy bug must be caught.
+mutants: $(STAMP)
+	$(BIN)/python tests/mutants.py
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt

@@ -217,7 +217,8 @@ if run_notes:
 o = doc["overall"]
 m = st.columns(5)
 m[0].metric("Run time", f"{r['seconds']:.2f} s", help="Fit and evaluation; 0 if served from the cache.")
-m[1].metric("ε (proven)", dash.format_epsilon(doc["privacy"]["epsilon"]))
+m[1].metric("ε (ledger)" if not doc["privacy"].get("simulation") else "ε (simulation)",
+            dash.format_epsilon(doc["privacy"]["epsilon"]))
 m[2].metric("test RMSE", ui.fmt(o["test_rmse"]))
 m[3].metric("MAR", ui.fmt(o["mar"]), help="0 = hidden items ranked top, 0.5 = random")
 m[4].metric("NDCG@10", ui.fmt(o["ndcg_at_10"]))

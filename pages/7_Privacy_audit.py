@@ -42,7 +42,12 @@ aud.ensure_prototype_methods()
 
 methods_all = sorted(PROTOTYPE_METHODS)
 private_methods = [m for m in methods_all if getattr(PROTOTYPE_METHODS[m], "private", False)]
-default_methods = [m for m in aud.DEFAULT_METHODS if m in methods_all]
+# by default the audit covers the run's own method at the run's own ε (plus the non-private
+# baselines for contrast)
+own = base.method if base.method in methods_all else None
+default_methods = list(dict.fromkeys(([own] if own else []) + [m for m in aud.DEFAULT_METHODS
+                                                                 if m in methods_all and (own is None or m not in private_methods)]))
+own_grid = (f"{base.epsilon:g}" if own in private_methods and math.isfinite(base.epsilon) else "1, 4")
 sizes = {name: int(sl.stop - sl.start) for name, sl in zip(ds.entity_names, ds.entity_slices())}
 
 if st.session_state.get("audit_entity") not in ds.entity_names:  # data changed since last visit
@@ -50,7 +55,7 @@ if st.session_state.get("audit_entity") not in ds.entity_names:  # data changed 
     ui.forget("audit_entity")
 ui.widget_default("audit_entity", ds.entity_names[0])
 ui.widget_default("audit_methods", default_methods)
-ui.widget_default("audit_grid", "1, 4")
+ui.widget_default("audit_grid", own_grid)
 ui.widget_default("audit_targets", ["synthetic", "outlier"])
 ui.widget_default("audit_runs", 100)
 ui.widget_default("audit_k", int(min(base.k, 50)))
@@ -123,7 +128,8 @@ if st.button("Run audit", type="primary", disabled=bool(errors), key="audit_run"
     try:
         doc = aud.run_audit(ds, entity, methods=methods, epsilons=grid, delta=base.delta, k=k,
                             prototype_params=proto_params, targets=specs, runs=runs,
-                            attacks=["distance", "lr"] if use_lr else ["distance"], with_v=with_v,
+                            attacks=["distance", "lr", "counts"] if use_lr else ["distance", "counts"],
+                            with_v=with_v,
                             rank=base.rank, lam=base.lam, confidence=conf, seed=seed, progress=progress)
     except DpfedError as exc:
         bar.empty()
@@ -157,7 +163,7 @@ def _report_section() -> None:
     parts = ["the run"] + (["comparison methods"] if comp else []) + (["the sweep"] if sweep else []) + \
         (["this audit"] if audit_doc else [])
     st.caption("A self-contained HTML file (opens offline): data summary per entity, every parameter, the "
-               "ledger and proven (ε, δ), the message log, utility against the comparison methods, the "
+               "ledger and the (ε, δ) guarantee (ledger) with its assumptions, the message log, utility against the comparison methods, the "
                f"trade-off and the audit, with date and version. Includes: {', '.join(parts)}.")
 
     def make() -> bytes:
@@ -186,10 +192,19 @@ if viol:
              + ". The mechanism or its accounting is broken.", icon=":material/report:")
 else:
     dp_rows = [r for r in summary if math.isfinite(float(r["epsilon"]))]
-    if dp_rows:
+    inconclusive = [r for r in dp_rows if r["verdict"] == "inconclusive"]
+    shown = [r for r in dp_rows if r["verdict"] == "consistent"]
+    if shown:
         st.success("No empirical lower bound exceeds a DP method's claimed ε (largest: "
-                   + ", ".join(f"ε = {dash.format_epsilon(r['epsilon'])}: {r['epsilon_lb']:.2f}" for r in dp_rows)
-                   + ").", icon=":material/check_circle:")
+                   + ", ".join(f"ε = {dash.format_epsilon(r['epsilon'])}: {r['epsilon_lb']:.2f}" for r in shown)
+                   + "; Bonferroni over targets × attacks).", icon=":material/check_circle:")
+    if inconclusive:
+        st.warning("**Inconclusive** for " + ", ".join(
+            f"{r['method']} at ε = {dash.format_epsilon(r['epsilon'])} (these runs can certify at most "
+            f"{r['max_certifiable_epsilon']:.2f})" for r in inconclusive)
+            + ": even a perfect attack could not have shown a violation of the claim — a mechanism with "
+              "half its noise would pass too. Raise the runs per class to test the claim.",
+            icon=":material/help:")
 np_rows = [r for r in summary if not math.isfinite(float(r["epsilon"]))]
 if np_rows:
     st.warning("Non-private methods (no guarantee): " + "; ".join(

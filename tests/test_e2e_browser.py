@@ -165,7 +165,7 @@ def test_browser_walkthrough(server, browser_path, tmp_path):
         page.get_by_role("button", name="Run federation").click()
         expect(page.get_by_text("Done in")).to_be_visible(timeout=60_000)
         timings["federation_run_in_browser_s"] = round(time.perf_counter() - t0, 2)
-        expect(page.get_by_text("Proven guarantee").first).to_be_visible()
+        expect(page.get_by_text("Guarantee (ledger)").first).to_be_visible()
         shot(page, "3_federate")
         page.get_by_role("tab", name="Privacy ledger").click()
         expect(page.get_by_text("ε spent per entity and stage").first).to_be_visible()

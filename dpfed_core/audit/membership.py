@@ -30,6 +30,14 @@ evaluation runs per class no audit can certify more than ln((1 − a)/a), a = 1 
 (``max_certifiable_epsilon``): e.g. ≈ 3.3 for N = 100 — a non-private method that leaks
 perfectly shows this ceiling, not ∞.
 
+The verdict of a (method, ε) takes the maximum over targets × attacks, so each test is certified
+at 1 − (1 − c)/F for a family of F tests (Bonferroni): the maximum then holds with confidence c.
+It reads "inconclusive" when the claimed ε is at or above the ceiling these runs can certify — a
+mechanism with half its noise would pass such an audit too, so "consistent" would say nothing.
+Every released quantity is attacked, the cluster sizes included (attack ``counts``; the LR uses
+them as a fifth feature). The audit replays the mechanism with seeded simulation noise of the same
+distributions as production (OpenDP's), so it is reproducible.
+
 What the audit is and is not: a *lower* bound from one family of attacks. A value far below the
 claimed ε does not prove the claim (the proof is the ledger); a value *above* the claimed ε for
 a DP method is a bug. The numbers are computed on private data and are for the entity's own
@@ -455,7 +463,7 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
     x = target.row
     private = bool(getattr(method, "private", False))
     children = seed.spawn(2 * runs)
-    feats = np.zeros((2, runs, 4))
+    feats = np.zeros((2, runs, 5))
     vres = np.zeros((2, runs))
     verbatim = np.zeros((2, runs), dtype=bool)
     claimed = None
@@ -469,7 +477,9 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
                 rel = method.release(D, rng, ledger.for_entity(entity))
                 if claimed is None:
                     claimed = ledger.guarantee()
-                feats[label, i] = release_features(rel.prototypes, x)
+                feats[label, i, :4] = release_features(rel.prototypes, x)
+                # every released quantity is attacked: the cluster sizes too (IN has one more user)
+                feats[label, i, 4] = 0.0 if rel.counts is None else float(np.sum(rel.counts))
                 verbatim[label, i] = _is_verbatim(rel.prototypes, x)
                 if with_v:
                     vres[label, i] = _v_residual(rel.prototypes, x, rank, lam, rng, v_max_iter)
@@ -477,7 +487,7 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
     seconds = time.perf_counter() - t0
     eps_claim, delta_claim = claimed if claimed is not None else (math.inf, 0.0)
     half = runs // 2
-    scores = {"distance": -feats[..., 0]}
+    scores = {"distance": -feats[..., 0], "counts": feats[..., 4]}
     if with_v:
         scores["v-residual"] = -vres
     results = {}
@@ -519,7 +529,8 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
         # cluster) expose a user — rarely, but completely
         "verbatim_in": float(verbatim[1].mean()), "verbatim_out": float(verbatim[0].mean()),
         "feature_means": {"out": feats[0].mean(0).tolist(), "in": feats[1].mean(0).tolist(),
-                          "names": ["nearest_distance", "max_cosine", "max_projection", "sum_projection"]},
+                          "names": ["nearest_distance", "max_cosine", "max_projection", "sum_projection",
+                                    "total_count"]},
         "attacks": results,
     }
 
@@ -560,7 +571,10 @@ def run_audit(
     targets : see :func:`make_targets`. runs : releases per class (IN and OUT) per job.
     attacks : ``"distance"``, ``"lr"``; ``with_v`` adds ``"v-residual"`` (server NMF with
         ``rank``, ``lam`` per run: slower).
-    confidence : Clopper–Pearson level of the ε lower bound. fprs : FPRs for TPR@FPR.
+    confidence : family-wise level of the ε lower bounds: each of the F = targets × attacks tests of
+        a (method, ε) is certified at 1 − (1 − confidence)/F (Bonferroni), so the *largest* bound of
+        the family — the one the verdict uses — holds with probability ≥ ``confidence``.
+        fprs : FPRs for TPR@FPR.
     seed : seeds every job's SeedSequence (with a hash of the job's method, ε and target).
     progress : ``progress("audit_step", done=, total=, method=, epsilon=, target=)`` per run.
 
@@ -599,6 +613,10 @@ def run_audit(
     support = (prototype_params or {}).get("support") or min(Xh.shape[1], 64)
     tgts = make_targets(Xh, targets, vmax, int(support), dataset.user_ids[sl])
 
+    n_attacks = len(dict.fromkeys([*attacks, *(["v-residual"] if with_v else [])]))
+    family = len(tgts) * n_attacks  # the tests whose maximum the verdict of one (method, ε) takes
+    per_test = 1.0 - (1.0 - confidence) / family
+
     jobs = []
     for mname in methods:
         private = bool(getattr(PROTOTYPE_METHODS[mname], "private", False))
@@ -618,19 +636,24 @@ def run_audit(
 
             res = audit_target(Xh, tgt, method, runs, _job_seed(seed, mname, eps, tgt.kind, tgt.user_id),
                                attacks=attacks, with_v=with_v, rank=rank, lam=lam,
-                               confidence=confidence, fprs=fprs, entity=name, progress=step)
+                               confidence=per_test, fprs=fprs, entity=name, progress=step)
             done += runs
             for a, r in res["attacks"].items():
                 results.append({"method": mname, "requested_epsilon": eps, "epsilon": res["epsilon"],
                                 "delta": res["delta"], "private": res["private"], "target": tgt.name,
                                 "target_kind": tgt.kind, "seconds": res["seconds"],
-                                "verbatim_in": res["verbatim_in"], "verbatim_out": res["verbatim_out"], **r})
+                                "verbatim_in": res["verbatim_in"], "verbatim_out": res["verbatim_out"],
+                                "family_size": family, "per_test_confidence": per_test, **r})
     return {
         "kind": "audit",
         "config": {"methods": methods, "epsilons": epsilons, "delta": delta, "k": k,
                    "prototype_params": dict(prototype_params or {}), "targets": list(targets),
                    "runs": int(runs), "attacks": list(attacks), "with_v": with_v, "rank": rank,
-                   "lam": lam, "confidence": confidence, "fprs": list(fprs), "seed": seed},
+                   "lam": lam, "confidence": confidence, "fprs": list(fprs), "seed": seed,
+                   "family_size": family, "per_test_confidence": per_test,
+                   "multiplicity": "Bonferroni over targets × attacks",
+                   "noise": "simulation: noise reproducible, no privacy claim (the audit replays the "
+                            "mechanism with seeded noise of the same distributions)"},
         "dataset": dataset_summary(dataset),
         "entity": {"name": name, "n_users": int(Xh.shape[0]), "n_items": int(Xh.shape[1]),
                    "n_interactions": int(Xh.nnz)},
@@ -643,11 +666,24 @@ def run_audit(
     }
 
 
-def summarize(results: list[dict]) -> list[dict]:
-    """Per (method, requested ε): the strongest attack over targets and attacks, and a verdict.
+def verdict_for(epsilon_lb: float, claimed: float, max_certifiable: float) -> str:
+    """``"VIOLATION"`` if the certified lower bound exceeds the claim (a bug in the mechanism or its
+    accounting); ``"inconclusive"`` if the claim is at or above the most these runs can certify
+    (not even a perfect attack could have shown a violation); else ``"consistent"``;
+    ``"non-private (no guarantee)"`` for ε = ∞."""
+    if not math.isfinite(claimed):
+        return "non-private (no guarantee)"
+    if epsilon_lb > claimed:
+        return "VIOLATION"
+    if claimed >= max_certifiable:
+        return "inconclusive"
+    return "consistent"
 
-    verdict: ``"consistent"`` (ε lower bound ≤ claimed ε), ``"VIOLATION"`` (above it: a bug in
-    the mechanism or its accounting), or ``"non-private (no guarantee)"`` for ε = ∞.
+
+def summarize(results: list[dict]) -> list[dict]:
+    """Per (method, requested ε): the strongest attack over targets and attacks, and a verdict
+    (:func:`verdict_for`). The bounds were certified with a Bonferroni correction over the family
+    (targets × attacks), so the maximum is a valid lower bound at the audit's confidence.
     ``verbatim_in``: the largest fraction of IN runs whose release contained the target's exact row."""
     groups: dict[tuple[str, float], list[dict]] = {}
     for r in results:
@@ -657,20 +693,18 @@ def summarize(results: list[dict]) -> list[dict]:
         best = max(rows, key=lambda r: (r["epsilon_lb"], r["auc"]))
         top_auc = max(rows, key=lambda r: r["auc"] if r["auc"] == r["auc"] else -1)
         claimed = float(rows[0]["epsilon"])
-        if math.isfinite(claimed):
-            verdict = "consistent" if best["epsilon_lb"] <= claimed else "VIOLATION"
-        else:
-            verdict = "non-private (no guarantee)"
+        ceiling = max(r["max_certifiable_epsilon"] for r in rows)
         out.append({
             "method": mname, "requested_epsilon": eps, "epsilon": claimed, "delta": rows[0]["delta"],
             "private": rows[0]["private"],
             "epsilon_lb": best["epsilon_lb"], "epsilon_lb_target": best["target"],
             "epsilon_lb_attack": best["attack"],
-            "max_certifiable_epsilon": max(r["max_certifiable_epsilon"] for r in rows),
+            "max_certifiable_epsilon": ceiling,
+            "family_size": rows[0].get("family_size", len(rows)),
             "auc": top_auc["auc"], "auc_target": top_auc["target"], "auc_attack": top_auc["attack"],
             "tpr_at_fpr": {f: max(r["tpr_at_fpr"][f] for r in rows) for f in rows[0]["tpr_at_fpr"]},
             "verbatim_in": max(r.get("verbatim_in", 0.0) for r in rows),
-            "verdict": verdict,
+            "verdict": verdict_for(best["epsilon_lb"], claimed, ceiling),
         })
     return out
 

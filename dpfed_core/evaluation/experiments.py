@@ -26,7 +26,9 @@ import numpy as np
 
 from dpfed_core import __version__
 from dpfed_core.config import RunConfig
+from dpfed_core.privacy.ledger import delta_warning
 from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_provenance
+from dpfed_core.privacy.statement import GUARANTEE_NAME, assumptions, statement
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.methods import MethodResult, get_method
@@ -77,7 +79,26 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
         "requested_delta": config.delta if uses_epsilon else 0.0,
         "ledger": result.ledger.to_records(),
         "per_stage": result.ledger.per_stage(),
+        **_guarantee_terms(result, eps, dlt, private, simulation),
     }
+
+
+def _guarantee_terms(result: MethodResult, eps: float, dlt: float, private: bool, simulation: bool) -> dict:
+    """How the guarantee is stated (:mod:`dpfed_core.privacy.statement`): its name, assumptions, the
+    samplers that drew the noise, and a warning when δ exceeds 1/n̂ of the smallest entity (n̂ = the
+    sum of an entity's *released noisy* cluster sizes, so the warning reveals nothing new)."""
+    samplers = sorted({r.sampler for r in result.ledger.rows if r.sampler})
+    out = {"guarantee_name": GUARANTEE_NAME, "statement": statement(eps, dlt, simulation),
+           "samplers": samplers,
+           "assumptions": assumptions(samplers, simulation) if private else [],
+           "warnings": []}
+    releases = getattr(getattr(result, "model", None), "releases_", None) or []
+    n_hats = [float(np.sum(r.counts)) for r in releases if getattr(r, "counts", None) is not None]
+    if private and n_hats:
+        w = delta_warning(dlt, min(n_hats))
+        if w:
+            out["warnings"].append(w)
+    return out
 
 
 def dataset_summary(dataset: FederatedDataset) -> dict:

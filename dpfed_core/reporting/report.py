@@ -6,7 +6,7 @@ The file has inline CSS and one inline copy of plotly.js: it opens offline and f
 
 Sections (each an ``<section id=…>``; the ids are stable and tested):
 
-``summary``     what was run, the proven (ε, δ), date, version;
+``summary``     what was run, the (ε, δ) guarantee (ledger) with its assumptions, date, version;
 ``scope``       what the guarantee covers and what it does not — every statement true of the
                 engine: user-level DP per entity, users assumed disjoint across entities, server
                 and round 2 are post-processing, which numbers are released and which are computed
@@ -41,6 +41,8 @@ from typing import Any, Iterable, Sequence
 
 from dpfed_core import __version__
 from dpfed_core.errors import ConfigError, DataError
+from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
+from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME
 
 #: Section ids in page order (the e2e test and the dashboard rely on them).
 SECTIONS = ("summary", "scope", "data", "parameters", "privacy", "messages", "utility", "tradeoff",
@@ -50,7 +52,7 @@ SECTION_TITLES = {
     "scope": "Scope of the guarantee",
     "data": "Data summary per entity",
     "parameters": "Parameters",
-    "privacy": "Privacy ledger and proven guarantee",
+    "privacy": "Privacy ledger and guarantee (ledger)",
     "messages": "Message log: what left each entity",
     "utility": "Utility against the comparison methods",
     "tradeoff": "Privacy–utility trade-off",
@@ -329,17 +331,27 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) 
     ds = run.get("dataset", {})
     m = run.get("method", {})
     cfg = run.get("config", {})
-    if _is_private(run):
-        g = (f"<div class='callout ok'><b>Proven guarantee: ({fmt_num(p.get('epsilon'))}, "
+    if _is_private(run) and p.get("simulation"):
+        g = (f"<div class='callout bad'><b>{_esc(SIMULATION_LABEL)}.</b> The noise of this run is a function "
+             f"of the seed; no differential-privacy guarantee holds (configured budget "
+             f"({fmt_num(p.get('epsilon'))}, {fmt_num(p.get('delta'))})).</div>")
+    elif _is_private(run):
+        g = (f"<div class='callout ok'><b>{GUARANTEE_NAME.capitalize()}: ({fmt_num(p.get('epsilon'))}, "
              f"{fmt_num(p.get('delta'))})-differential privacy</b> for every user of every entity "
              f"(user-level, per entity; requested ε = {fmt_eps(p.get('requested_epsilon'))}, "
-             f"δ = {fmt_num(p.get('requested_delta'))}). Computed from the ledger below.</div>")
+             f"δ = {fmt_num(p.get('requested_delta'))}). Computed from the ledger "
+             "(<a href='#privacy'>below</a>), under these assumptions:<ul>"
+             + "".join(f"<li>{_esc(a)}</li>" for a in p.get("assumptions") or [])
+             + "</ul>"
+             + "".join(f"<p class='verdict-bad'>{_esc(w)}</p>" for w in p.get("warnings") or [])
+             + "</div>")
     else:
         g = (f"<div class='callout bad'><b>NOT PRIVATE.</b> {_esc(p.get('label', 'non-private'))}. "
              "No differential-privacy guarantee holds for this run.</div>")
     rows = [
         {"k": "dataset", "v": ds.get("name", "—")},
-        {"k": "entities / users / items", "v": f"{fmt_num(ds.get('n_entities'))} / {fmt_num(ds.get('n_users'))} / {fmt_num(ds.get('n_items'))}"},
+        # the exact user count is private: it is shown only in the analyst-only data section
+        {"k": "entities / items", "v": f"{fmt_num(ds.get('n_entities'))} / {fmt_num(ds.get('n_items'))}"},
         {"k": "method", "v": f"{m.get('name', cfg.get('method', '—'))} — {m.get('label', '')}"},
         {"k": "privacy model", "v": _privacy_model(run)},
         {"k": "run created", "v": run.get("created", "—")},
@@ -456,20 +468,23 @@ def _parameters(run: dict) -> str:
 def _privacy(run: dict, plotly_ok: bool) -> str:
     p = run.get("privacy", {})
     rows = [
-        {"k": "proven ε (max over entities of the sum of their stages)", "v": fmt_eps(p.get("epsilon"))},
-        {"k": "proven δ", "v": fmt_num(p.get("delta"))},
+        {"k": f"ε, {GUARANTEE_NAME} (max over entities of the sum of their stages)", "v": fmt_eps(p.get("epsilon"))},
+        {"k": f"δ, {GUARANTEE_NAME}", "v": fmt_num(p.get("delta"))},
         {"k": "requested ε", "v": fmt_eps(p.get("requested_epsilon"))},
         {"k": "requested δ", "v": fmt_num(p.get("requested_delta"))},
         {"k": "private", "v": "yes" if _is_private(run) else "NO (non-private)"},
         {"k": "statement", "v": p.get("label", "")},
+        {"k": "noise samplers", "v": "; ".join(p.get("samplers") or []) or "—"},
     ]
     body = html_table(rows, [("k", "item"), ("v", "value")], cls="kv")
     ok = (not _is_private(run)) or (_f(p.get("epsilon")) <= _f(p.get("requested_epsilon")) * (1 + 1e-9)
                                     and _f(p.get("delta")) <= _f(p.get("requested_delta")) * (1 + 1e-9) + 1e-300)
     if _is_private(run):
         body += (f"<p class='{'verdict-ok' if ok else 'verdict-bad'}'>"
-                 + ("The proven budget is within the request." if ok else "The proven budget EXCEEDS the request.")
+                 + ("The ledger's budget is within the request." if ok else "The ledger's budget EXCEEDS the request.")
                  + "</p>")
+    if any(x != PRODUCTION_SAMPLER_LABEL for x in p.get("samplers") or []):
+        body += f"<p class='verdict-bad'>{_esc(FLOAT_SAMPLER_NOTE)}</p>"
     per = p.get("per_stage") or []
     body += "<h3>ε per stage and entity</h3>" + html_table(
         per, [("entity", "entity"), ("stage", "stage"), ("epsilon", "ε"), ("delta", "δ"),
@@ -531,7 +546,7 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool) -> 
         row = {"method": name, "privacy": _privacy_model(d), "ε": fmt_eps(d.get("privacy", {}).get("epsilon"))}
         row.update({k: d.get("overall", {}).get(k) for k in metrics})
         rows.append(row)
-    cols = [("method", "method"), ("privacy", "privacy model"), ("ε", "proven ε")] + \
+    cols = [("method", "method"), ("privacy", "privacy model"), ("ε", "ε (ledger)")] + \
            [(k, METRIC_LABELS.get(k, k)) for k in metrics]
     body = ("<p>Overall metrics over every entity's test users (20 % of users, 5 hidden entries each), "
             "all methods on the same split.</p>") + html_table(rows, cols, scroll=True)

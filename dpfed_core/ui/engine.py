@@ -424,10 +424,23 @@ def guarantee_text(doc: dict) -> str:
     p = doc["privacy"]
     if not p["private"]:
         return f"**Not private.** {p['label']}."
-    return (f"**Proven guarantee: ({p['epsilon']:.4g}, {p['delta']:.3g})-DP** for every user of every "
-            f"entity (requested ε = {format_epsilon(p['requested_epsilon'])}, δ = "
+    from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
+    from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME
+
+    if p.get("simulation"):
+        return (f"**{SIMULATION_LABEL}.** The noise of this run is a function of the seed, so no "
+                f"differential-privacy guarantee holds (configured budget ({p['epsilon']:.4g}, "
+                f"{p['delta']:.3g})). {FLOAT_SAMPLER_NOTE}")
+    text = (f"**{GUARANTEE_NAME.capitalize()}: ({p['epsilon']:.4g}, {p['delta']:.3g})-DP** for every user "
+            f"of every entity (requested ε = {format_epsilon(p['requested_epsilon'])}, δ = "
             f"{p['requested_delta']:.3g}). Sequential composition within an entity, parallel "
-            "across entities; the server's fit and round 2 are post-processing.")
+            "across entities; the server's fit and round 2 are post-processing. Assumptions: "
+            + " ".join(f"({i}) {a}" for i, a in enumerate(p.get("assumptions") or [], 1)))
+    if any(x != PRODUCTION_SAMPLER_LABEL for x in p.get("samplers") or []):
+        text += f" {FLOAT_SAMPLER_NOTE}"
+    for w in p.get("warnings") or []:
+        text += f"\n\n⚠️ {w}"
+    return text
 
 
 def top_columns(P: np.ndarray, n: int) -> np.ndarray:

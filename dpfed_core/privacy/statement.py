@@ -1,0 +1,51 @@
+"""How a run's privacy guarantee is stated (issue 11, finding 6): the same words in the JSON result,
+the dashboard and the report.
+
+A guarantee is computed from the ledger (sequential composition within an entity, parallel across
+entities); it is a *guarantee (ledger)*, not a proof about the deployment, and it holds only under
+the assumptions listed with it. A simulation run states no guarantee at all.
+"""
+from __future__ import annotations
+
+import math
+
+from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
+
+#: The name of the (ε, δ) computed from the ledger, everywhere it is shown.
+GUARANTEE_NAME = "guarantee (ledger)"
+
+#: Shown wherever a float sampler drew the noise (simulation mode: NumPy's inverse-CDF Laplace and
+#: Box–Muller Gaussian on doubles, open to floating-point attacks, Mironov 2012).
+FLOAT_SAMPLER_NOTE = ("Noise drawn by NumPy's floating-point samplers (simulation mode): not hardened "
+                      "against floating-point attacks (Mironov 2012); production runs use OpenDP's exact "
+                      "samplers.")
+
+
+def assumptions(samplers: set[str] | list[str], simulation: bool) -> list[str]:
+    """The assumptions under which the ledger's (ε, δ) holds, in plain words."""
+    out = [
+        "Privacy unit: one user of one entity (all of that user's row); neighbouring datasets add or "
+        "remove one user. Entities hold disjoint users (a person in two entities counts twice).",
+        "The noise is secret: " + ("it is NOT — this is a simulation run whose noise anyone who knows the "
+                                   "seed can reproduce." if simulation else
+                                   "drawn by OpenDP's exact samplers (discrete Laplace for counts, exact "
+                                   "float Laplace/Gaussian on a 2^-40 grid, Gumbel selection) from the "
+                                   "operating system's entropy, not from the seed."),
+        "Bounds (Λ∞, Λ, support), the item catalogue and the entity list are public inputs or DP releases "
+        "charged to this ledger; none is read off the private data.",
+        "The guarantee covers this one release. Every further release of the same data (a re-run, a sweep "
+        "point, an audit) spends more budget; the budget odometer accounts for them.",
+        "The server and round 2 only post-process the released prototypes (no further cost).",
+    ]
+    if any(s and s != PRODUCTION_SAMPLER_LABEL for s in samplers):
+        out.append(FLOAT_SAMPLER_NOTE)
+    return out
+
+
+def statement(eps: float, delta: float, simulation: bool) -> str:
+    """One line: "(ε, δ)-DP … — guarantee (ledger)", or the simulation / non-private label."""
+    if not math.isfinite(eps):
+        return "non-private (ε = ∞): no differential-privacy guarantee"
+    if simulation:
+        return f"{SIMULATION_LABEL} (configured budget ({eps:.4g}, {delta:.3g}))"
+    return f"({eps:.4g}, {delta:.3g})-DP per user of each entity — {GUARANTEE_NAME}"

@@ -1,0 +1,102 @@
+"""How the guarantee is stated (issue 11, finding 6): exact totals only in analyst-only sections,
+"guarantee (ledger)" with its assumptions instead of "proven", δ ≥ 1e-2 refused with the flag and the
+control that fix it, δ above 1/n̂ warned, no error that depends on a true count, simulation labelled."""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.config import RunConfig
+from dpfed_core.errors import ConfigError
+from dpfed_core.evaluation.experiments import make_split, run_method
+from dpfed_core.federation.dp_prototypes import DPGaussianPrototypes, DPPrototypes
+from dpfed_core.privacy.ledger import PrivacyLedger, delta_warning, validate_budget
+from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL, SecureGenerator
+from dpfed_core.reporting import report as rep
+from dpfed_core.ui import engine as dash
+from report_docs import small_dataset
+
+
+def _section(page: str, sid: str) -> str:
+    m = re.search(rf"<section id='{sid}'.*?</section>", page, re.S)
+    assert m, sid
+    return m.group(0)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    ds = small_dataset()
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, delta=1e-6, k=5, rank=3, seed=0, max_iter=30)
+    split = make_split(ds, cfg)
+    prod, _ = run_method(ds, cfg, split)
+    sim, _ = run_method(ds, cfg.replace(simulation=True), split)
+    return ds, prod, sim
+
+
+def test_report_summary_states_a_ledger_guarantee_with_assumptions_and_no_exact_total(runs):
+    ds, prod, _ = runs
+    page = rep.build_report(prod, dataset=ds, generated="2026-01-01T00:00:00+00:00")
+    summary = _section(page, "summary")
+    markup = re.sub(r"<script type='text/javascript'>.*?</script>", "", page, count=1, flags=re.S)
+    assert not re.search(r"\b[Pp]roven\b", markup)
+    assert "Guarantee (ledger)" in summary and "assumptions" in summary
+    assert "The noise is secret" in summary and "OpenDP" in summary
+    # the exact total number of users appears only in analyst-only sections (finding 6)
+    assert not re.search(rf"\b{ds.n_users}\b", summary)
+    assert str(ds.n_users) in _section(page, "data")
+    assert prod["privacy"]["samplers"] == [PRODUCTION_SAMPLER_LABEL]
+
+
+def test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report(runs):
+    ds, _, sim = runs
+    p = sim["privacy"]
+    assert p["simulation"] and SIMULATION_LABEL in p["label"] and SIMULATION_LABEL in p["statement"]
+    assert {r["sampler"] for r in p["ledger"]} == {SIMULATION_LABEL}
+    assert SIMULATION_LABEL in dash.guarantee_text(sim)
+    page = rep.build_report(sim, dataset=ds, generated="2026-01-01T00:00:00+00:00")
+    assert SIMULATION_LABEL in _section(page, "summary") and "Guarantee (ledger)" not in _section(page, "summary")
+    assert "floating-point" in _section(page, "privacy")  # the float sampler is said (finding 3)
+
+
+@pytest.mark.parametrize("delta", [0.5, 0.01, 0.2])
+def test_large_delta_is_refused_naming_the_flag_and_the_control(delta):
+    with pytest.raises(ConfigError) as e:
+        validate_budget(1.0, delta)
+    assert "--delta" in str(e.value) and "Federate page" in str(e.value)
+    with pytest.raises(ConfigError):
+        RunConfig(method="dp-gaussian", epsilon=1.0, delta=delta).validate()
+    validate_budget(math.inf, delta)  # a non-private run has no δ to speak of
+    validate_budget(1.0, 0.0099)
+
+
+def test_cli_refuses_a_large_delta(tmp_path, capsys):
+    from dpfed_core.cli import main
+    from tests.test_cli import TOY_ARGS, _toy_csv
+
+    csv = _toy_csv(tmp_path / "toy.csv")
+    assert main(["run", "--data", str(csv), *TOY_ARGS, "--method", "dp-gaussian", "--delta", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "--delta" in err and "Traceback" not in err
+
+
+def test_delta_above_one_over_noisy_size_is_warned():
+    assert delta_warning(1e-6, 500.0) is None
+    w = delta_warning(5e-3, 500.0)  # 1/500 = 2e-3 < δ
+    assert w and "1/n̂" in w and "--delta" in w
+    assert delta_warning(5e-3, -3.0) is None  # a noisy size can be ≤ 0: floored at 1, no error
+
+
+@pytest.mark.parametrize("cls", [DPPrototypes, DPGaussianPrototypes])
+def test_empty_and_one_user_entities_behave_alike(cls):
+    # finding 6: n = 0 raised an error, n = 1 did not — the error itself revealed a true count
+    out = []
+    for n in (0, 1):
+        L = PrivacyLedger(1.0, 1e-6)
+        rel = cls(k=4, value_max=1.0, cluster_size=None, projection_dim=2).release(
+            sp.csr_matrix(np.ones((n, 9))), SecureGenerator(), L.for_entity("e"))
+        out.append((rel.prototypes.shape, [(r.stage, r.epsilon, r.delta, r.noise_scale) for r in L.rows]))
+    assert out[0] == out[1]
