@@ -407,9 +407,17 @@ class BudgetOdometer:
                 over.append((e, se, sd, de, dd))
         if over:
             n = len(plans)
-            shown = "; ".join(
-                f"entity {e!r}: spent ε = {_fmt(se)}, δ = {sd:.3g}, this would add ε = {_fmt(de)}, δ = {dd:.3g}"
-                for e, se, sd, de, dd in over[:5]) + (f"; … and {len(over) - 5} more" if len(over) > 5 else "")
+            # Entities with the same numbers share one line (30 hospitals, one sentence).
+            groups: dict[tuple, list[str]] = {}
+            for e, se, sd, de, dd in over:
+                groups.setdefault((round(se, 12), round(sd, 18), round(de, 12), round(dd, 18)), []).append(e)
+            lines = []
+            for (se, sd, de, dd), ents in list(groups.items())[:5]:
+                who = (f"entity {ents[0]!r}" if len(ents) == 1 else
+                       f"{len(ents)} entities ({', '.join(repr(x) for x in ents[:3])}{', …' if len(ents) > 3 else ''})")
+                lines.append(f"{who}: spent ε = {_fmt(se)}, δ = {sd:.3g}, this would add ε = {_fmt(de)}, "
+                             f"δ = {dd:.3g}")
+            shown = "; ".join(lines) + (f"; … and {len(groups) - 5} more groups" if len(groups) > 5 else "")
             raise BudgetRefused(
                 f"refused: privacy budget cap reached for dataset {name!r} (cap ε = {_fmt(cap_e)}, δ = {cap_d:.3g} "
                 f"per entity; {n} release{'s' if n > 1 else ''} planned). {shown}. Nothing was computed. Lower ε, "
