@@ -48,3 +48,10 @@ def browser_path() -> Path:
             pytest.fail("the playwright package is missing in CI (requirements-dev.txt)")
         pytest.skip("playwright is not installed")
     return CHROMIUM
+
+
+@pytest.fixture(autouse=True)
+def _private_store(tmp_path_factory, monkeypatch):
+    """Every test charges a budget store of its own under a temporary directory, never the user's
+    default store (~/.local/share/dpfed): runs, sweeps and audits record into the store."""
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path_factory.mktemp("store") / "dpfed.sqlite3"))

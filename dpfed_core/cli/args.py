@@ -124,3 +124,15 @@ def run_config(args, dataset) -> RunConfig:
     ).validate()
 
 
+
+
+def add_store_args(p: argparse.ArgumentParser, charging: bool = True) -> None:
+    """``--store`` (the odometer + history file) and, for commands that release, ``--allow-non-private``."""
+    g = p.add_argument_group("privacy budget store")
+    g.add_argument("--store", metavar="FILE",
+                   help="SQLite store of the privacy budget odometer and run history (default: $DPFED_STORE, "
+                        "else $XDG_DATA_HOME/dpfed/dpfed.sqlite3, i.e. ~/.local/share/dpfed/dpfed.sqlite3)")
+    if charging:
+        g.add_argument("--allow-non-private", action="store_true",
+                       help="on a dataset with a budget cap, allow releases without a DP guarantee (ε = inf, "
+                            "central/kmeans/popularity references, audits); they are recorded as non-private")

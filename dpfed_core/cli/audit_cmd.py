@@ -5,7 +5,8 @@ import argparse
 import sys
 
 from dpfed_core.audit.defaults import DEFAULT_ATTACKS, DEFAULT_EPSILONS, DEFAULT_METHODS, DEFAULT_TARGETS
-from dpfed_core.cli.args import add_data_args, float_list, load_dataset, name_list, parse_params
+from dpfed_core.cli import budget_cmd
+from dpfed_core.cli.args import add_data_args, add_store_args, float_list, load_dataset, name_list, parse_params
 
 
 EPILOG = """\
@@ -49,6 +50,7 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--confidence", type=float, default=0.95, help="Clopper–Pearson confidence (default 0.95)")
     g.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     g.add_argument("--out", help="write the JSON audit document here")
+    add_store_args(p)
     p.set_defaults(func=cmd_audit)
     return p
 
@@ -65,6 +67,12 @@ def cmd_audit(args) -> int:
     entity: str | int = args.entity
     if isinstance(entity, str) and entity.isdigit() and entity not in dataset.entity_names:
         entity = int(entity)
+    # An audit reads the entity's exact rows: charged (or refused on a capped dataset) before it runs.
+    from dpfed_core.evaluation.budget import plan_audit
+
+    plans = plan_audit(dataset, entity, args.methods, args.epsilons, args.delta, seed=args.seed)
+    odometer, history, key = budget_cmd.open_store(args, dataset)
+    reservation_cm = odometer.charge(dataset, plans, allow_non_private=args.allow_non_private, key=key)
     bar = tqdm(total=None, desc="audit", unit="run", file=sys.stderr, leave=False, disable=None)
 
     def progress(_event, **info):
@@ -74,10 +82,11 @@ def cmd_audit(args) -> int:
         bar.update(info["done"] - bar.n)
 
     try:
-        doc = run_audit(dataset, entity, methods=args.methods, epsilons=args.epsilons, delta=args.delta,
-                        k=args.k, prototype_params=parse_params(args.param), targets=args.targets,
-                        runs=args.runs, attacks=args.attacks, with_v=args.with_v, rank=args.rank,
-                        confidence=args.confidence, seed=args.seed, progress=progress)
+        with reservation_cm as reservation:
+            doc = run_audit(dataset, entity, methods=args.methods, epsilons=args.epsilons, delta=args.delta,
+                            k=args.k, prototype_params=parse_params(args.param), targets=args.targets,
+                            runs=args.runs, attacks=args.attacks, with_v=args.with_v, rank=args.rank,
+                            confidence=args.confidence, seed=args.seed, progress=progress)
     finally:
         bar.close()
     e = doc["entity"]
@@ -87,6 +96,10 @@ def cmd_audit(args) -> int:
     if any(r["verdict"] == "VIOLATION" for r in doc["summary"]):
         print("WARNING: an empirical ε lower bound exceeds the claimed ε — the mechanism or its "
               "accounting is broken", file=sys.stderr)
+    doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
+                       "releases": reservation.release_ids}
+    history.add("audit", doc, dataset_key=key, operation=reservation.operation)
+    print(budget_cmd.budget_summary_line(odometer, key))
     if args.out:
         write_json(doc, args.out)
         print(f"wrote {args.out}")

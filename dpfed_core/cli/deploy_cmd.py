@@ -5,7 +5,8 @@ import argparse
 import sys
 import time
 
-from dpfed_core.cli.args import add_data_args, add_model_args, load_dataset, name_list, run_config
+from dpfed_core.cli import budget_cmd
+from dpfed_core.cli.args import add_data_args, add_model_args, add_store_args, load_dataset, name_list, run_config
 
 EPILOG = """\
 examples:
@@ -38,6 +39,7 @@ def register_cli(subparsers) -> None:
     g.add_argument("--workdir", help="keep logs, shards and Flower's state here (default: a temporary directory, removed)")
     g.add_argument("--dump-dir", help="write a copy of every payload the server received here (compliance)")
     p.add_argument("--out", help="write the JSON result document here")
+    add_store_args(p)
     p.set_defaults(func=cmd_deploy_local)
 
     w = subparsers.add_parser("write-shards", help="write one shard file per entity (a node's only data)")
@@ -79,9 +81,20 @@ def cmd_deploy_local(args) -> int:
             raise ConfigError(f"--max-dropouts applies to summable methods ({', '.join(sorted(SUMMABLE_METHODS))}), "
                               f"not to {config.method}")
         config = config.replace(method_params={**config.method_params, "max_dropouts": args.max_dropouts})
-    print(f"starting a local Flower deployment: 1 SuperLink + {dataset.n_entities} SuperNodes", file=sys.stderr)
-    doc = run_deployed(dataset, config, workdir=args.workdir, keep_workdir=bool(args.workdir),
-                       progress=_NodeProgress(), round_timeout=args.round_timeout, dump_dir=args.dump_dir)
+    # A deployment is a release: charged to the odometer (or refused) before any node starts.
+    from dpfed_core.evaluation.budget import plan_run, settle_run
+
+    odometer, history, key = budget_cmd.open_store(args, dataset)
+    with odometer.charge(dataset, plan_run(dataset, config), allow_non_private=args.allow_non_private,
+                         key=key) as reservation:
+        print(f"starting a local Flower deployment: 1 SuperLink + {dataset.n_entities} SuperNodes", file=sys.stderr)
+        doc = run_deployed(dataset, config, workdir=args.workdir, keep_workdir=bool(args.workdir),
+                           progress=_NodeProgress(), round_timeout=args.round_timeout, dump_dir=args.dump_dir)
+        settle_run(reservation, [doc])
+    doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
+                       "releases": reservation.release_ids}
+    history.add("run", doc, dataset_key=key, operation=reservation.operation)
+    print(budget_cmd.budget_summary_line(odometer, key))
     dep = doc["deployment"]
     print(f"{dataset.name}: {dataset.n_entities} SuperNodes — {doc['privacy']['label']}")
     for note in doc.get("notes", []):

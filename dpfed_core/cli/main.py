@@ -1,4 +1,4 @@
-"""Command line: ``python -m dpfed_core {run,sweep,methods,audit,report} …``.
+"""Command line: ``python -m dpfed_core {run,sweep,methods,audit,report,budget} …``.
 
 Every bad input ends with a one-line ``error: …`` on stderr and exit status 2 (never a traceback).
 """
@@ -12,8 +12,8 @@ from typing import Sequence
 
 from tqdm import tqdm
 
-from dpfed_core.cli import audit_cmd, deploy_cmd, report_cmd
-from dpfed_core.cli.args import (add_data_args, add_model_args, float_list, int_list, load_dataset, name_list,
+from dpfed_core.cli import audit_cmd, budget_cmd, deploy_cmd, report_cmd
+from dpfed_core.cli.args import (add_data_args, add_model_args, add_store_args, float_list, int_list, load_dataset, name_list,
                                  run_config)
 from dpfed_core.errors import DpfedError
 
@@ -50,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--compare", type=name_list, default=[],
                      help="also run these methods on the same split, e.g. central,individual,random-v,popularity")
     run.add_argument("--out", help="write the JSON result document here")
+    add_store_args(run)
 
     sw = sub.add_parser("sweep", help="privacy–utility sweep over an ε grid and several seeds",
                         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -65,11 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="reference methods (default individual,central,random-v,popularity)")
     sw.add_argument("--metric", default="mar", help="metric for the crossing ε (default mar)")
     sw.add_argument("--out", help="write the JSON sweep document here")
+    add_store_args(sw)
 
     sub.add_parser("methods", help="list the available methods and their privacy models")
     audit_cmd.register_cli(sub)
     report_cmd.register_cli(sub)
     deploy_cmd.register_cli(sub)
+    budget_cmd.register_cli(sub)
     return parser
 
 
@@ -100,19 +103,26 @@ def _print_table(docs: dict[str, dict], n: int) -> None:
 
 
 def cmd_run(args) -> int:
+    from dpfed_core.evaluation.budget import plan_run, settle_run
     from dpfed_core.evaluation.experiments import make_split, run_method, write_json
 
     t0 = time.perf_counter()
     dataset = load_dataset(args)
     config = run_config(args, dataset)
+    # The odometer is charged (or refuses) before anything touches the data.
+    odometer, history, key = budget_cmd.open_store(args, dataset)
+    reservation_cm = odometer.charge(dataset, plan_run(dataset, config, args.compare),
+                                     allow_non_private=args.allow_non_private, key=key)
     split = make_split(dataset, config)
     bar = _Bar(2 * dataset.n_entities + 2 + len(args.compare) + 1, f"run {config.method}")
     try:
-        doc, _ = run_method(dataset, config, split, progress=bar)
-        comparison = {}
-        for m in args.compare:
-            if m != config.method:
-                comparison[m] = run_method(dataset, config.replace(method=m), split, progress=bar)[0]
+        with reservation_cm as reservation:
+            doc, _ = run_method(dataset, config, split, progress=bar)
+            comparison = {}
+            for m in args.compare:
+                if m != config.method:
+                    comparison[m] = run_method(dataset, config.replace(method=m), split, progress=bar)[0]
+            settle_run(reservation, [doc, *comparison.values()])
     finally:
         bar.close()
     if comparison:
@@ -123,6 +133,10 @@ def cmd_run(args) -> int:
     for note in doc.get("notes", []):
         print(f"note: {note}")
     _print_table({config.method: doc, **comparison}, config.top_n)
+    doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
+                       "releases": reservation.release_ids}
+    history.add("run", doc, dataset_key=key, operation=reservation.operation)
+    print(budget_cmd.budget_summary_line(odometer, key))
     if args.out:
         write_json(doc, args.out)
         print(f"wrote {args.out} ({time.perf_counter() - t0:.1f} s)")
@@ -130,14 +144,19 @@ def cmd_run(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    from dpfed_core.evaluation.budget import plan_sweep
     from dpfed_core.evaluation.experiments import crossing_epsilon, sweep, sweep_table, write_json
 
     dataset = load_dataset(args)
     config = run_config(args, dataset)
+    plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references)
+    odometer, history, key = budget_cmd.open_store(args, dataset)
     n_jobs = len(args.seeds) * (len(args.epsilons) + len(args.references))
     bar = _Bar(n_jobs, f"sweep {config.method}")
     try:
-        doc = sweep(dataset, config, args.epsilons, args.seeds, args.references, progress=bar)
+        # Every sweep point is a release, charged at its requested (ε, δ) before any is computed.
+        with odometer.charge(dataset, plans, allow_non_private=args.allow_non_private, key=key) as reservation:
+            doc = sweep(dataset, config, args.epsilons, args.seeds, args.references, progress=bar)
     finally:
         bar.close()
     for metric in dict.fromkeys([args.metric, "mar", "test_rmse"]):
@@ -150,6 +169,10 @@ def cmd_sweep(args) -> int:
     if "crossing_epsilon" in doc:
         c = doc["crossing_epsilon"][args.metric]
         print(f"crossing ε on {args.metric} (beats individual from here on): {c if c is not None else 'none in the grid'}")
+    doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
+                       "releases": reservation.release_ids}
+    history.add("sweep", doc, dataset_key=key, operation=reservation.operation)
+    print(budget_cmd.budget_summary_line(odometer, key))
     if args.out:
         write_json(doc, args.out)
         print(f"wrote {args.out}")
@@ -171,7 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         commands = {"run": cmd_run, "sweep": cmd_sweep, "methods": cmd_methods,
                     "audit": audit_cmd.cmd_audit, "report": report_cmd.cmd_report,
-                    "deploy-local": deploy_cmd.cmd_deploy_local, "write-shards": deploy_cmd.cmd_write_shards}
+                    "deploy-local": deploy_cmd.cmd_deploy_local, "write-shards": deploy_cmd.cmd_write_shards,
+                    "budget": budget_cmd.cmd_budget}
         return commands[args.command](args)
     except DpfedError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,0 +1,128 @@
+"""What a run, a sweep or an audit will charge to the odometer — computed from the configuration
+alone, before anything touches the data — and the charges read back from a finished run's ledger.
+
+Charge of one method run to each entity (``method_charges``), from the method's privacy model:
+
+* ``user-level DP (federated)`` — the requested (ε, δ) per entity (the ledger refuses any spend
+  above it); settled afterwards to what the ledger actually recorded for the entity;
+* ``no sharing`` / ``no data shared`` (``individual``, ``random-v``) — nothing leaves: 0;
+* anything else (raw data or exact statistics pooled, a trusted central curator, no formal DP) and a
+  DP method at ε = inf — non-private: ∞ for every entity.
+
+An audit runs the audited entity's mechanism thousands of times on its exact rows and picks its
+targets from them: it is charged as a non-private analysis of that entity (∞), nothing to others.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable, Mapping, Sequence
+
+from dpfed_core.config import RunConfig
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
+from dpfed_core.methods import get_method
+from dpfed_core.privacy.odometer import PlannedRelease
+
+_NO_RELEASE_PREFIXES = ("no sharing", "no data shared")
+
+
+def method_charges(method: str, epsilon: float, delta: float,
+                   entities: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """entity → (ε, δ) that one run of ``method`` at (ε, δ) charges (an upper bound of its ledger)."""
+    spec = get_method(method)
+    model = spec.privacy.lower()
+    if model.startswith("user-level") and spec.uses_epsilon:
+        if math.isinf(epsilon):
+            return {e: (math.inf, 0.0) for e in entities}
+        return {e: (float(epsilon), float(delta)) for e in entities}
+    if model.startswith(_NO_RELEASE_PREFIXES):
+        return {}
+    return {e: (math.inf, 0.0) for e in entities}
+
+
+def _effective_epsilon(method: str, epsilon: float) -> float:
+    # run_method records ε = inf for a method that has no budget; the plan says the same.
+    return float(epsilon) if get_method(method).uses_epsilon else math.inf
+
+
+def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str] = ()) -> list[PlannedRelease]:
+    """Releases of ``python -m dpfed_core run``: the method, then each compared method (same ε)."""
+    config.validate()
+    out = []
+    for i, m in enumerate(dict.fromkeys([config.method, *compare])):
+        eps = _effective_epsilon(m, config.epsilon)
+        out.append(PlannedRelease(
+            kind="run" if i == 0 else "comparison", method=m, epsilon=eps,
+            delta=config.delta if math.isfinite(eps) else 0.0,
+            charges=method_charges(m, eps, config.delta, dataset.entity_names),
+            seed=config.seed, simulation=bool(config.simulation)))
+    return out
+
+
+def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int],
+               references: Iterable[str] = ("individual", "central", "random-v", "popularity")
+               ) -> list[PlannedRelease]:
+    """One release per sweep point, in the order :func:`~dpfed_core.evaluation.experiments.sweep`
+    runs them: per seed, the method at every ε (only inf for a method without budget), then each
+    reference once."""
+    config.validate()
+    epsilons = [float(e) for e in epsilons]
+    seeds = [int(s) for s in seeds]
+    # The same checks as sweep(), here so that nothing is charged for a grid it would refuse.
+    if not epsilons:
+        raise ConfigError("the ε grid is empty; give at least one ε (inf for non-private)")
+    if any(math.isnan(e) or e <= 0 for e in epsilons):
+        raise ConfigError(f"every ε of the grid must be positive (or inf), got {epsilons}")
+    if not seeds:
+        raise ConfigError("give at least one seed")
+    spec = get_method(config.method)
+    for r in references:
+        get_method(r)
+    eps_run = epsilons if spec.uses_epsilon else [math.inf]
+    refs = [r for r in dict.fromkeys(references) if r != config.method]
+    out = []
+    for seed in seeds:
+        jobs = [(config.method, e) for e in eps_run] + [(r, math.inf) for r in refs]
+        for m, e in jobs:
+            e = _effective_epsilon(m, e)
+            out.append(PlannedRelease(
+                kind="sweep point", method=m, epsilon=e, delta=config.delta if math.isfinite(e) else 0.0,
+                charges=method_charges(m, e, config.delta, dataset.entity_names), seed=int(seed),
+                simulation=bool(config.simulation)))
+    return out
+
+
+def plan_audit(dataset: FederatedDataset, entity: str | int, methods: Iterable[str],
+               epsilons: Iterable[float], delta: float, seed: int | None = None,
+               simulation: bool = False) -> list[PlannedRelease]:
+    """An audit of one entity: a non-private analysis of that entity's exact rows (∞), nothing else."""
+    name = dataset.entity_names[dataset.entity_index(entity)]
+    methods = list(methods)
+    eps = [float(e) for e in epsilons]
+    return [PlannedRelease(
+        kind="audit", method=",".join(methods), epsilon=math.inf, delta=float(delta),
+        charges={name: (math.inf, 0.0)}, seed=seed, simulation=bool(simulation),
+        note=f"membership-inference audit of entity {name!r} at ε ∈ {{{', '.join(f'{e:g}' for e in eps)}}}: "
+             "targets and thousands of releases from its exact rows")]
+
+
+def ledger_charges(privacy: Mapping, entities: Sequence[str] | None = None) -> dict[str, tuple[float, float]]:
+    """entity → (Σ ε, Σ δ) of a result document's ``privacy.ledger`` rows (basic composition, as the
+    ledger composes inside an entity). Accepts the JSON form (``"inf"`` strings)."""
+    acc: dict[str, list[float]] = {}
+    for row in privacy.get("ledger", []):
+        a = acc.setdefault(str(row["entity"]), [0.0, 0.0])
+        a[0] += float(row["epsilon"])
+        a[1] += float(row.get("delta") or 0.0)
+    return {e: (v[0], min(v[1], 1.0)) for e, v in acc.items() if entities is None or e in entities}
+
+
+def settle_run(reservation, docs: Sequence[Mapping]) -> None:
+    """Replace the reserved charges of a run's releases by their ledgers' (same order as
+    :func:`plan_run`). DP methods only: for the others the plan (0 or ∞) is already exact."""
+    for i, (plan, doc) in enumerate(zip(reservation.plans, docs)):
+        if plan.simulation or plan.non_private or not plan.charges:
+            reservation.settle(i)
+        else:
+            # The ledger's own record (never above the reservation: the ledger refuses such spends).
+            reservation.settle(i, ledger_charges(doc["privacy"]))

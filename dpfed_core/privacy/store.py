@@ -1,0 +1,288 @@
+"""The embedded store: one SQLite file per data owner holding the privacy budget odometer
+(:mod:`dpfed_core.privacy.odometer`) and the run history (:mod:`dpfed_core.evaluation.history`).
+
+Location (documented; tests always pass an explicit temporary path):
+
+1. an explicit path (Python argument, CLI ``--store FILE``, the dashboard's per-owner path);
+2. else the environment variable ``DPFED_STORE``;
+3. else ``$XDG_DATA_HOME/dpfed/dpfed.sqlite3`` (``~/.local/share/dpfed/dpfed.sqlite3`` when
+   ``XDG_DATA_HOME`` is unset). :func:`default_store_path` with ``owner=`` gives one file per data
+   owner in that directory (``dpfed-<owner>.sqlite3``): stores are never shared between owners.
+
+Why SQLite and how it is used safely by several processes (CLI runs, Streamlit sessions):
+
+* WAL journal (readers never block the writer), ``synchronous=FULL`` (a committed charge survives
+  a power cut: an odometer that forgets a charge under-counts the spend);
+* every budget decision is one ``BEGIN IMMEDIATE`` transaction (read the spend, compare with the cap,
+  insert the charge), so two sessions can never both pass the cap check on the same remaining
+  budget; a writer waits up to ``timeout`` seconds for the lock, then gets a :class:`StoreError`;
+* one short-lived connection per operation (safe across Streamlit's threads);
+* a ``schema_version`` table; a file from a newer dpfed, a file that is not SQLite, or a damaged file
+  raises :class:`StoreError` naming the file and what to do — it is **never** silently recreated
+  (that would reset every budget to zero);
+* the file is created with mode 0600 in a 0700 directory (results derive from private data).
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+from dpfed_core.errors import DpfedError
+
+#: Version of the schema below; bump with a migration in :data:`_MIGRATIONS`.
+SCHEMA_VERSION = 1
+
+#: Environment variable naming the store file.
+STORE_ENV = "DPFED_STORE"
+
+#: Seconds a writer waits for another session's transaction before giving up.
+DEFAULT_TIMEOUT = 15.0
+
+_SCHEMA_V1 = """
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+CREATE TABLE datasets (
+    key         TEXT PRIMARY KEY,            -- content fingerprint (odometer.dataset_key)
+    name        TEXT NOT NULL,               -- display name at the last registration
+    entities    TEXT NOT NULL,               -- JSON list of entity names
+    first_seen  TEXT NOT NULL,
+    last_seen   TEXT NOT NULL
+);
+CREATE TABLE caps (
+    dataset_key TEXT PRIMARY KEY REFERENCES datasets(key),
+    epsilon     REAL NOT NULL,               -- per entity; inf = no cap
+    delta       REAL NOT NULL,               -- per entity
+    set_at      TEXT NOT NULL,
+    allow_non_private INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE releases (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    dataset_key TEXT NOT NULL REFERENCES datasets(key),
+    operation   TEXT NOT NULL,               -- one run / sweep / audit (several releases)
+    kind        TEXT NOT NULL,               -- run | comparison | sweep point | audit
+    method      TEXT NOT NULL,
+    epsilon     REAL NOT NULL,               -- requested ε (inf = non-private)
+    delta       REAL NOT NULL,
+    seed        INTEGER,
+    simulation  INTEGER NOT NULL,            -- 1: noise reproducible, no privacy claim, not charged
+    non_private INTEGER NOT NULL,            -- 1: raw data or exact statistics left an entity
+    status      TEXT NOT NULL,               -- reserved | released | failed (all are charged)
+    created     TEXT NOT NULL,
+    settled     TEXT,
+    note        TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX releases_by_dataset ON releases(dataset_key, id);
+CREATE TABLE charges (
+    release_id  INTEGER NOT NULL REFERENCES releases(id),
+    entity      TEXT NOT NULL,
+    epsilon     REAL NOT NULL,               -- inf for a non-private release
+    delta       REAL NOT NULL,
+    PRIMARY KEY (release_id, entity)
+);
+CREATE TABLE history (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    dataset_key TEXT,
+    dataset_name TEXT NOT NULL DEFAULT '',
+    operation   TEXT,                        -- links to releases.operation
+    kind        TEXT NOT NULL,               -- run | sweep | audit
+    title       TEXT NOT NULL,
+    method      TEXT NOT NULL DEFAULT '',
+    epsilon     REAL,
+    simulation  INTEGER NOT NULL,
+    created     TEXT NOT NULL,
+    config      TEXT NOT NULL,               -- JSON
+    document    TEXT NOT NULL                -- JSON result document (inf as "inf")
+);
+CREATE INDEX history_by_dataset ON history(dataset_key, id);
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
+
+
+def _statements(script: str) -> list[str]:
+    """Split a script into complete statements (``executescript`` would commit on its own)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out
+
+
+class StoreError(DpfedError):
+    """The store file cannot be used (locked for too long, not a dpfed store, damaged, unwritable)."""
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def data_home() -> Path:
+    """``$XDG_DATA_HOME`` or ``~/.local/share``."""
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    return Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
+
+
+def default_store_path(owner: str | None = None) -> Path:
+    """The store file when none is given explicitly: ``$DPFED_STORE`` (ignored when ``owner`` is
+    given), else ``<data home>/dpfed/dpfed.sqlite3``, or ``dpfed-<owner>.sqlite3`` for one data owner.
+    """
+    if owner is None:
+        env = os.environ.get(STORE_ENV, "").strip()
+        if env:
+            return Path(env).expanduser()
+        return data_home() / "dpfed" / "dpfed.sqlite3"
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", str(owner)).strip("._")[:80]
+    if not safe:
+        raise StoreError(f"data owner id {owner!r} has no usable characters (letters, digits, - _ .)")
+    return data_home() / "dpfed" / f"dpfed-{safe}.sqlite3"
+
+
+def resolve_store_path(path: str | os.PathLike | None = None) -> Path:
+    return default_store_path() if path is None or str(path) == "" else Path(path).expanduser()
+
+
+class Store:
+    """Handle on one store file; opens a short-lived connection per operation.
+
+    Parameters
+    ----------
+    path : file path, or None for :func:`default_store_path`.
+    timeout : seconds to wait for another session's write lock.
+    """
+
+    def __init__(self, path: str | os.PathLike | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.path = resolve_store_path(path)
+        self.timeout = float(timeout)
+        self._initialise()
+
+    def __repr__(self) -> str:
+        return f"Store({str(self.path)!r})"
+
+    # ------------------------------------------------------------------ connections
+    def _hint(self) -> str:
+        return f"choose another file with --store or {STORE_ENV} (dashboard: the store path in Settings)"
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the store {self.path}: {exc}; {self._hint()}") from None
+        con.row_factory = sqlite3.Row
+        try:
+            con.execute("PRAGMA busy_timeout = %d" % int(self.timeout * 1000))
+            con.execute("PRAGMA foreign_keys = ON")
+            con.execute("PRAGMA synchronous = FULL")
+        except sqlite3.Error as exc:
+            con.close()
+            raise self._translate(exc) from None
+        return con
+
+    def _translate(self, exc: sqlite3.Error) -> StoreError:
+        msg = str(exc)
+        low = msg.lower()
+        if "locked" in low or "busy" in low:
+            return StoreError(
+                f"the store {self.path} stayed locked by another session for more than {self.timeout:g} s; "
+                "retry when the other run has finished")
+        if "not a database" in low or "malformed" in low or "corrupt" in low:
+            return StoreError(
+                f"the store {self.path} is damaged or not a dpfed store ({msg}); it was left untouched — "
+                f"move it aside (its budgets are lost only if you delete it) or {self._hint()}")
+        if "readonly" in low or "read-only" in low or "unable to open" in low or "disk i/o" in low:
+            return StoreError(f"cannot write the store {self.path} ({msg}); {self._hint()}")
+        return StoreError(f"store {self.path}: {msg}")
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A connection for reads (a consistent snapshot inside one ``BEGIN``)."""
+        con = self._connect()
+        try:
+            con.execute("BEGIN")
+            yield con
+            con.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from None
+        finally:
+            con.close()
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any exception."""
+        con = self._connect()
+        try:
+            try:
+                con.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise self._translate(exc) from None
+            try:
+                yield con
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            try:
+                con.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise self._translate(exc) from None
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from None
+        finally:
+            con.close()
+
+    # ------------------------------------------------------------------ schema
+    def _initialise(self) -> None:
+        parent = self.path.parent
+        if self.path.is_dir():
+            raise StoreError(f"the store path {self.path} is a directory; give a file name")
+        try:
+            parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not self.path.exists():
+                # Create the file private to the user before SQLite opens it.
+                fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
+                os.close(fd)
+        except OSError as exc:
+            raise StoreError(f"cannot create the store {self.path}: {exc.strerror}; {self._hint()}") from None
+        con = self._connect()
+        try:
+            mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"the store {self.path} cannot use write-ahead logging (journal mode {mode}); "
+                                 f"put it on a local disk; {self._hint()}")
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if not tables:
+                    version = 0
+                elif "schema_version" not in tables:
+                    raise StoreError(f"{self.path} is an SQLite file but not a dpfed store (no schema_version "
+                                     f"table); it was left untouched; {self._hint()}")
+                else:
+                    row = con.execute("SELECT MAX(version) FROM schema_version").fetchone()
+                    version = int(row[0] or 0)
+                if version > SCHEMA_VERSION:
+                    raise StoreError(f"the store {self.path} was written by a newer dpfed (schema {version} > "
+                                     f"{SCHEMA_VERSION}); upgrade dpfed or {self._hint()}")
+                for v in range(version + 1, SCHEMA_VERSION + 1):
+                    for stmt in _statements(_MIGRATIONS[v]):
+                        con.execute(stmt)
+                    con.execute("DELETE FROM schema_version")
+                    con.execute("INSERT INTO schema_version (version) VALUES (?)", (v,))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from None
+        finally:
+            con.close()
+
+    def schema_version(self) -> int:
+        with self.read() as con:
+            return int(con.execute("SELECT MAX(version) FROM schema_version").fetchone()[0])

@@ -1,0 +1,133 @@
+"""Dashboard side of the privacy budget odometer and the run history (no Streamlit at import).
+
+For the pages (helper "dashboard" lays them out):
+
+* :func:`store_for_owner` — the one store file of a data owner (never shared between owners);
+* :func:`budget_line` — the sidebar's one-line budget status;
+* :func:`budget_view` — cap, per-entity spent / remaining and the releases, as plain rows;
+* :func:`charge` — context manager that charges (or refuses, raising
+  :class:`~dpfed_core.privacy.odometer.BudgetRefused` with the message to show) **before** the
+  computation inside it, e.g. ``with charge(store, ds, plan_run(ds, cfg)) as r: doc = …;
+  settle_run(r, [doc])``; then :func:`save_result` keeps the document in the history;
+* :func:`render_budget` — a small Streamlit section (cap control, table, releases).
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Sequence
+
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.evaluation.history import RunHistory
+from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation, dataset_key
+from dpfed_core.privacy.store import Store, default_store_path
+
+#: Label of the cap control, as named in refusal messages.
+CAP_LABEL = "Budget cap ε per entity"
+ALLOW_NON_PRIVATE_LABEL = "Allow non-private releases"
+
+
+def store_for_owner(owner: str | None = None, path: str | os.PathLike | None = None) -> Store:
+    """The store of one data owner: an explicit path, else ``DPFED_STORE`` (owner None), else the
+    per-owner file in the user's data directory."""
+    if path:
+        return Store(path)
+    return Store(default_store_path(owner))
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    return "∞" if math.isinf(x) else f"{x:.{digits}g}"
+
+
+def budget_line(store: Store, dataset: FederatedDataset, key: str | None = None) -> str:
+    """E.g. ``Budget: ε 2 of 10 spent (hospital 07), 8 left · 3 releases`` or ``Budget: no cap · ε 2
+    spent (hospital 07) · 3 releases``. Plain text: entity names are escaped by the caller."""
+    odo = BudgetOdometer(store)
+    key = key or dataset_key(dataset)
+    bal = odo.balance(key)
+    n_rel = len(odo.releases(key))
+    if not bal or n_rel == 0:
+        cap_e, _ = odo.cap(key)
+        cap = "no cap set" if math.isinf(cap_e) else f"cap ε = {_fmt(cap_e)} per entity"
+        return f"Budget: nothing released yet ({cap})"
+    top = max(bal, key=lambda b: b.spent_epsilon)
+    void = sum(b.void for b in bal)
+    tail = f" · {n_rel} release{'s' if n_rel != 1 else ''}" + (f" · {void} entities with non-private releases"
+                                                                  if void else "")
+    if math.isinf(top.cap_epsilon):
+        return f"Budget: no cap · ε {_fmt(top.spent_epsilon)} spent (most: {top.entity}){tail}"
+    return (f"Budget: ε {_fmt(top.spent_epsilon)} of {_fmt(top.cap_epsilon)} spent (most: {top.entity}), "
+            f"{_fmt(top.remaining_epsilon)} left{tail}")
+
+
+def budget_view(store: Store, dataset: FederatedDataset, key: str | None = None, limit: int = 200) -> dict:
+    """``{"key", "cap_epsilon", "cap_delta", "entities": [balance rows], "releases": [rows]}``."""
+    odo = BudgetOdometer(store)
+    key = key or odo.register(dataset)
+    cap_e, cap_d = odo.cap(key)
+    return {"key": key, "cap_epsilon": cap_e, "cap_delta": cap_d,
+            "entities": [b.to_dict() for b in odo.balance(key)],
+            "releases": odo.releases(key, limit=limit)}
+
+
+def charge(store: Store, dataset: FederatedDataset, plans: Sequence[PlannedRelease],
+           allow_non_private: bool = False, key: str | None = None):
+    """``BudgetOdometer(store).charge(...)``: refuses before the body runs, charges otherwise."""
+    return BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key)
+
+
+def save_result(store: Store, kind: str, document: dict, dataset: FederatedDataset,
+                reservation: Reservation | None = None, key: str | None = None) -> int:
+    """Keep a result document in the history (kind: run | sweep | audit); returns its id."""
+    key = key or (reservation.dataset_key if reservation else dataset_key(dataset))
+    return RunHistory(store).add(kind, document, dataset_key=key,
+                                 operation=reservation.operation if reservation else None)
+
+
+def render_budget(store: Store, dataset: FederatedDataset, key: str | None = None) -> None:
+    """Streamlit section: the cap (with a control to set it), spent / remaining per entity, releases."""
+    import pandas as pd
+    import streamlit as st
+
+    from dpfed_core.errors import DpfedError
+
+    odo = BudgetOdometer(store)
+    try:
+        view = budget_view(store, dataset, key)
+    except DpfedError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    cap_e = view["cap_epsilon"]
+    st.caption("Every release of this dataset (run, compared method, sweep point, audit) is charged to each "
+               "entity it touches; releases add up (basic composition). Simulation runs are listed, not "
+               f"charged. Store: `{store.path}`")
+    with st.form("budget_cap_form"):
+        c1, c2, c3 = st.columns([2, 2, 1])
+        eps = c1.number_input(CAP_LABEL, min_value=0.0, value=0.0 if math.isinf(cap_e) else float(cap_e),
+                              help="0 = no cap. Releases that would take an entity past it are refused.")
+        dlt = c2.number_input("Budget cap δ per entity", min_value=0.0, max_value=0.01, format="%.1e",
+                              value=1e-5 if math.isinf(cap_e) else float(view["cap_delta"]))
+        if c3.form_submit_button("Set cap"):
+            try:
+                odo.set_cap(view["key"], math.inf if eps == 0 else eps, dlt)
+                view = budget_view(store, dataset, view["key"])
+            except DpfedError as exc:
+                st.error(str(exc), icon=":material/error:")
+    ent = pd.DataFrame(view["entities"])
+    if not ent.empty:
+        ent = ent.assign(entity=ent["entity"].astype(str))[
+            ["entity", "spent_epsilon", "spent_delta", "remaining_epsilon", "remaining_delta", "n_releases",
+             "n_non_private"]].rename(columns={
+                 "spent_epsilon": "spent ε", "spent_delta": "spent δ", "remaining_epsilon": "left ε",
+                 "remaining_delta": "left δ", "n_releases": "releases", "n_non_private": "non-private"})
+        st.dataframe(ent, hide_index=True, use_container_width=True)
+    rel = pd.DataFrame(view["releases"])
+    if rel.empty:
+        st.caption("No releases of this dataset yet.")
+    else:
+        rel["charged ε (max)"] = [
+            "simulation: not charged" if s else ("non-private" if n else _fmt(m, 4))
+            for s, n, m in zip(rel["simulation"], rel["non_private"], rel["max_charge_epsilon"])]
+        st.dataframe(rel[["id", "created", "kind", "method", "epsilon", "delta", "seed", "charged ε (max)",
+                          "status"]].rename(columns={"epsilon": "ε", "delta": "δ"}),
+                     hide_index=True, use_container_width=True)

@@ -1,0 +1,367 @@
+"""The privacy budget odometer and the store file (issue 11 "budget odometer", issue 16 "results
+that survive"). Every store lives under tmp_path."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.cli.main import main
+from dpfed_core.config import RunConfig
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.evaluation.budget import ledger_charges, method_charges, plan_audit, plan_run, plan_sweep
+from dpfed_core.evaluation.history import RunHistory
+from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
+from dpfed_core.privacy.store import SCHEMA_VERSION, Store, StoreError, default_store_path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def make_dataset(name: str = "toy", seed: int = 0, n: int = 12, m: int = 6, shuffle: bool = False,
+                 bump: bool = False) -> FederatedDataset:
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n, m)).astype(float)
+    X[:, 0] += 1  # no empty rows
+    if bump:
+        X[0, 0] += 1
+    labels = np.array(["A", "B", "C"])[np.arange(n) % 3]
+    uid = np.array([f"u{i}" for i in range(n)])
+    if shuffle:
+        order = rng.permutation(n)
+        X, labels, uid = X[order], labels[order], uid[order]
+    return FederatedDataset.from_parts(sp.csr_matrix(X), labels, user_ids=uid,
+                                       item_ids=np.array([f"i{j}" for j in range(m)]),
+                                       value_kind="counts", value_max=5.0, name=name)
+
+
+def dp_plan(eps: float, delta: float = 1e-6, entities=("A", "B", "C"), simulation: bool = False,
+            kind: str = "run") -> PlannedRelease:
+    return PlannedRelease(kind, "dp-gaussian", eps, delta, {e: (eps, delta) for e in entities},
+                          seed=0, simulation=simulation)
+
+
+@pytest.fixture
+def odo(tmp_path) -> BudgetOdometer:
+    return BudgetOdometer(tmp_path / "owner.sqlite3")
+
+
+# ------------------------------------------------------------------------------ identity
+def test_dataset_key_is_content_not_name_or_row_order():
+    base = dataset_key(make_dataset())
+    assert dataset_key(make_dataset(name="renamed upload.csv")) == base
+    assert dataset_key(make_dataset(shuffle=True)) == base
+    assert dataset_key(make_dataset(bump=True)) != base       # one value changed
+    assert dataset_key(make_dataset(seed=1)) != base
+    ds = make_dataset()
+    moved = FederatedDataset.from_parts(ds.X, np.where(ds.entity_of_user == 0, "B", "A"),
+                                        user_ids=ds.user_ids, item_ids=ds.item_ids, value_max=5.0)
+    assert dataset_key(moved) != base                          # entity assignment changed
+
+
+def test_default_location_env_and_xdg(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "env.sqlite3"))
+    assert default_store_path() == tmp_path / "env.sqlite3"
+    monkeypatch.delenv("DPFED_STORE")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_store_path() == tmp_path / "xdg" / "dpfed" / "dpfed.sqlite3"
+    assert default_store_path("Clinic A/../x") == tmp_path / "xdg" / "dpfed" / "dpfed-Clinic_A_.._x.sqlite3"
+    s = Store(tmp_path / "new" / "s.sqlite3")
+    assert s.schema_version() == SCHEMA_VERSION
+    assert oct(os.stat(s.path).st_mode & 0o777) == oct(0o600)
+    with sqlite3.connect(s.path) as con:
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+# ------------------------------------------------------------------------------ caps
+def test_no_cap_charges_but_never_refuses(odo):
+    ds = make_dataset()
+    for _ in range(5):
+        odo.reserve(ds, [dp_plan(3.0)]).close()
+    bal = {b.entity: b for b in odo.balance(ds)}
+    assert bal["A"].spent_epsilon == pytest.approx(15.0)
+    assert bal["A"].spent_delta == pytest.approx(5e-6)
+    assert math.isinf(bal["A"].remaining_epsilon)
+
+
+def test_cap_enforced_and_refusal_names_the_control(odo):
+    ds = make_dataset()
+    odo.set_cap(ds, 2.5, 1e-5)
+    odo.reserve(ds, [dp_plan(1.0)]).close()
+    odo.reserve(ds, [dp_plan(1.0)]).close()
+    n_before = len(odo.releases(ds))
+    with pytest.raises(BudgetRefused) as exc:
+        odo.reserve(ds, [dp_plan(1.0)])
+    msg = str(exc.value)
+    assert "budget set-cap" in msg and "Budget cap ε per entity" in msg and "'A'" in msg
+    assert "spent ε = 2" in msg
+    assert len(odo.releases(ds)) == n_before                  # a refusal charges nothing
+    odo.reserve(ds, [dp_plan(0.5)]).close()                   # exactly up to the cap is fine
+    assert {b.entity: b.remaining_epsilon for b in odo.balance(ds)}["A"] == pytest.approx(0.0)
+
+
+def test_delta_cap_enforced(odo):
+    ds = make_dataset()
+    odo.set_cap(ds, 100.0, 2e-6)
+    odo.reserve(ds, [dp_plan(1.0, 1e-6)]).close()
+    odo.reserve(ds, [dp_plan(1.0, 1e-6)]).close()
+    with pytest.raises(BudgetRefused, match="δ"):
+        odo.reserve(ds, [dp_plan(1.0, 1e-6)])
+
+
+def test_all_points_of_one_operation_are_checked_together(odo):
+    ds = make_dataset()
+    odo.set_cap(ds, 2.5)
+    with pytest.raises(BudgetRefused, match="3 releases planned"):
+        odo.reserve(ds, [dp_plan(1.0, kind="sweep point")] * 3)
+    assert odo.releases(ds) == []
+
+
+def test_per_entity_accounting(odo):
+    ds = make_dataset()
+    odo.set_cap(ds, 2.0)
+    odo.reserve(ds, [dp_plan(1.5, entities=("A",))]).close()
+    bal = {b.entity: b for b in odo.balance(ds)}
+    assert bal["A"].spent_epsilon == 1.5 and bal["B"].spent_epsilon == 0.0 and bal["C"].n_releases == 0
+    odo.reserve(ds, [dp_plan(1.5, entities=("B", "C"))]).close()   # other entities' budgets are their own
+    with pytest.raises(BudgetRefused) as exc:
+        odo.reserve(ds, [dp_plan(1.0)])
+    assert "'A'" in str(exc.value) and "'B'" in str(exc.value)
+
+
+def test_simulation_recorded_not_charged_even_past_the_cap(odo):
+    ds = make_dataset()
+    odo.set_cap(ds, 1.0)
+    for _ in range(3):
+        odo.reserve(ds, [dp_plan(5.0, simulation=True)]).close()
+    assert all(b.spent_epsilon == 0 and b.n_releases == 0 for b in odo.balance(ds))
+    rel = odo.releases(ds)
+    assert len(rel) == 3 and all(r["simulation"] and not r["charged"] for r in rel)
+    odo.reserve(ds, [dp_plan(1.0)]).close()                    # the whole cap is still there
+
+
+def test_non_private_refused_on_capped_dataset_unless_allowed(odo):
+    ds = make_dataset()
+    central = PlannedRelease("comparison", "central", math.inf, 0.0, method_charges("central", math.inf, 0, "ABC"))
+    odo.reserve(ds, [central]).close()                         # no cap: recorded, never refused
+    odo.set_cap(ds, 3.0)
+    with pytest.raises(BudgetRefused, match="--allow-non-private"):
+        odo.reserve(ds, [dp_plan(1.0), central])
+    assert len(odo.releases(ds)) == 1
+    odo.reserve(ds, [dp_plan(1.0), central], allow_non_private=True).close()
+    bal = {b.entity: b for b in odo.balance(ds)}
+    assert bal["A"].spent_epsilon == 1.0 and bal["A"].n_non_private == 2 and bal["A"].void
+    assert [r["non_private"] for r in odo.releases(ds)] == [True, False, True]
+
+
+def test_failed_release_stays_charged_and_history_delete_does_not_refund(odo, tmp_path):
+    ds = make_dataset()
+    with pytest.raises(RuntimeError):
+        with odo.charge(ds, [dp_plan(1.0)]):
+            raise RuntimeError("crashed after the noise was drawn")
+    assert odo.releases(ds)[0]["status"] == "failed"
+    assert {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"] == 1.0
+    hist = RunHistory(odo.store)
+    hid = hist.add("run", {"config": {"method": "dp-gaussian", "epsilon": 1.0}, "dataset": {"name": "toy"}},
+                   dataset_key=dataset_key(ds))
+    hist.delete(hid)
+    assert {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"] == 1.0
+
+
+def test_settle_records_the_ledger(odo):
+    ds = make_dataset()
+    with odo.charge(ds, [dp_plan(1.0)]) as res:
+        res.settle(0, ledger_charges({"ledger": [
+            {"entity": "A", "epsilon": 0.25, "delta": 0.0}, {"entity": "A", "epsilon": 0.5, "delta": 1e-7},
+            {"entity": "B", "epsilon": "inf", "delta": 0.0}]}, ["A", "B"]))
+    assert odo.charges(res.release_ids[0]) == {"A": (0.75, 1e-7), "B": (math.inf, 0.0)}
+    assert odo.releases(ds)[0]["status"] == "released"
+
+
+# ------------------------------------------------------------------------------ plans
+def test_plans_classify_methods_before_any_computation():
+    ds = make_dataset()
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, delta=1e-6, k=2)
+    plans = plan_run(ds, cfg, ["individual", "random-v", "central", "popularity", "dp-gaussian"])
+    assert [p.method for p in plans] == ["dp-gaussian", "individual", "random-v", "central", "popularity"]
+    assert plans[0].charges == {e: (1.0, 1e-6) for e in "ABC"} and not plans[0].non_private
+    assert plans[1].charges == {} and plans[2].charges == {}
+    assert plans[3].non_private and plans[4].non_private
+    assert method_charges("dp-gaussian", math.inf, 1e-6, ["A"]) == {"A": (math.inf, 0.0)}
+    assert method_charges("friedman-isgd", 1.0, 0.0, ["A"]) == {"A": (math.inf, 0.0)}  # trusted curator
+    sw = plan_sweep(ds, cfg, [0.5, 2, math.inf], [0, 1], ["individual"])
+    assert [(p.method, p.epsilon, p.seed) for p in sw][:4] == [("dp-gaussian", 0.5, 0), ("dp-gaussian", 2.0, 0),
+                                                              ("dp-gaussian", math.inf, 0), ("individual", math.inf, 0)]
+    assert len(sw) == 8 and sum(p.non_private for p in sw) == 2
+    a = plan_audit(ds, "B", ["dp-prototypes"], [1.0], 1e-6)
+    assert a[0].charges == {"B": (math.inf, 0.0)}
+    with pytest.raises(Exception, match="positive"):
+        plan_sweep(ds, cfg, [0.0], [0])
+
+
+# ------------------------------------------------------------------------------ errors
+def test_corrupted_file_is_a_clear_error_and_left_untouched(tmp_path):
+    p = tmp_path / "broken.sqlite3"
+    junk = b"this is not an sqlite database" * 100
+    p.write_bytes(junk)
+    with pytest.raises(StoreError, match="damaged or not a dpfed store.*--store"):
+        BudgetOdometer(p)
+    assert p.read_bytes() == junk
+    other = tmp_path / "other.sqlite3"
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE t (x)")
+    with pytest.raises(StoreError, match="not a dpfed store"):
+        Store(other)
+
+
+def test_newer_schema_refused(tmp_path):
+    s = Store(tmp_path / "s.sqlite3")
+    with sqlite3.connect(s.path) as con:
+        con.execute("UPDATE schema_version SET version = 99")
+    with pytest.raises(StoreError, match="newer dpfed"):
+        Store(s.path)
+
+
+def test_locked_store_is_a_clear_error(tmp_path):
+    ds = make_dataset()
+    odo = BudgetOdometer(Store(tmp_path / "s.sqlite3", timeout=0.2))
+    odo.register(ds)
+    holder = sqlite3.connect(odo.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreError, match="locked by another session"):
+            odo.reserve(ds, [dp_plan(1.0)])
+        assert len(odo.releases(ds)) == 0                      # reads still work under WAL
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    odo.reserve(ds, [dp_plan(1.0)]).close()
+
+
+_WRITER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[3])
+    from test_odometer import make_dataset, dp_plan
+    from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused
+    import time
+    odo = BudgetOdometer(sys.argv[1])
+    ds = make_dataset()
+    time.sleep(max(float(sys.argv[4]) - time.time(), 0))   # start together: the writers overlap
+    ok = 0
+    for _ in range(int(sys.argv[2])):
+        try:
+            odo.reserve(ds, [dp_plan(1.0)]).close()
+            ok += 1
+        except BudgetRefused:
+            pass
+    print(ok)
+""")
+
+
+def test_concurrent_writers_never_overspend(tmp_path):
+    """Three processes race for a cap of 40 with 30 releases each: exactly 40 pass in total, and no
+    writer sees an error (each check-and-charge waits for the others' transactions)."""
+    import time
+
+    path = tmp_path / "race.sqlite3"
+    odo = BudgetOdometer(path)
+    ds = make_dataset()
+    odo.set_cap(ds, 40.0, 0.5)
+    start = str(time.time() + 4.0)
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(path), "30", str(REPO / "tests"), start],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = [p.communicate(timeout=180) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-500:] for o in outs]
+    assert sum(int(o[0]) for o in outs) == 40
+    bal = {b.entity: b for b in odo.balance(ds)}
+    assert bal["A"].spent_epsilon == pytest.approx(40.0) and bal["A"].n_releases == 40
+    assert len(odo.releases(ds)) == 40
+
+
+# ------------------------------------------------------------------------------ history
+def test_history_add_list_open_delete(tmp_path):
+    hist = RunHistory(tmp_path / "h.sqlite3")
+    doc = {"config": {"method": "dp-gaussian", "epsilon": math.inf, "simulation": True},
+           "dataset": {"name": "toy"}, "overall": {"mar": float("nan")}, "created": "2026-11-25T07:00:00+00:00"}
+    a = hist.add("run", doc, dataset_key="ds-1")
+    b = hist.add("sweep", {"config": {"method": "kmeans"}, "epsilons": [1.0], "dataset": {"name": "toy"}},
+                 dataset_key="ds-2")
+    rows = hist.list()
+    assert [r["id"] for r in rows] == [b, a]
+    assert rows[1]["simulation"] and rows[1]["kind"] == "run" and "dp-gaussian" in rows[1]["title"]
+    assert [r["id"] for r in hist.list(dataset_key="ds-1")] == [a]
+    got = hist.open(a)
+    assert got["document"]["config"]["epsilon"] == "inf" and got["document"]["overall"]["mar"] is None
+    hist.delete(a)
+    assert [r["id"] for r in hist.list()] == [b]
+    with pytest.raises(Exception, match="no stored result"):
+        hist.open(a)
+    with pytest.raises(Exception, match="kind"):
+        hist.add("nonsense", {})
+
+
+# ------------------------------------------------------------------------------ CLI
+def _cli(capsys, *argv) -> tuple[int, str, str]:
+    rc = main(list(argv))
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def test_cli_budget_commands_and_rerun_charged_again(tmp_path, capsys):
+    store = str(tmp_path / "cli.sqlite3")
+    data = ["--data", "sample:clinic"]
+    rc, out, _ = _cli(capsys, "budget", "show", *data, "--store", store)
+    assert rc == 0 and "cap: none set" in out
+    rc, out, _ = _cli(capsys, "budget", "set-cap", *data, "--store", store, "--epsilon", "1.5", "--delta", "1e-5")
+    assert rc == 0 and "ε = 1.5" in out
+    run = ["run", *data, "--method", "dp-gaussian", "--k", "3", "--epsilon", "1", "--store", store]
+    rc, out, err = _cli(capsys, *run)
+    assert rc == 0, err
+    assert "spent ε = 1" in out
+    # The same data again is the same dataset: the second release would pass the cap.
+    rc, out, err = _cli(capsys, *run)
+    assert rc == 2 and "refused: privacy budget cap reached" in err and "budget set-cap" in err
+    assert "Traceback" not in err
+    rc, out, err = _cli(capsys, *run[:-2], "--epsilon", "0.5", "--store", store, "--simulation")
+    assert rc == 0, err
+    rc, out, _ = _cli(capsys, "budget", "show", *data, "--store", store, "--json")
+    view = json.loads(out)
+    assert view["cap_epsilon"] == 1.5
+    assert all(e["spent_epsilon"] <= 1.0 + 1e-12 and e["n_releases"] <= 1 for e in view["entities"])
+    rc, out, _ = _cli(capsys, "budget", "releases", *data, "--store", store)
+    assert rc == 0 and "simulation: not charged" in out and out.count("dp-gaussian") == 2
+    hist = RunHistory(store).list()
+    assert [h["kind"] for h in hist] == ["run", "run"] and hist[0]["simulation"]
+    # Sweeps are charged per point before any is computed: 2 points of ε = 1 (+ 2 of individual) cannot fit.
+    rc, out, err = _cli(capsys, "sweep", *data, "--method", "dp-gaussian", "--k", "3", "--epsilons", "1",
+                        "--seeds", "0,1", "--references", "individual", "--store", store)
+    assert rc == 2 and "4 releases planned" in err and "this would add ε = 2" in err
+
+
+def test_cli_non_private_needs_permission_on_capped_data(tmp_path, capsys):
+    store = str(tmp_path / "np.sqlite3")
+    data = ["--data", "sample:clinic"]
+    _cli(capsys, "budget", "set-cap", *data, "--store", store, "--epsilon", "5")
+    run = ["run", *data, "--method", "kmeans", "--k", "3", "--store", store]
+    rc, _, err = _cli(capsys, *run)
+    assert rc == 2 and "non-private" in err and "--allow-non-private" in err
+    rc, out, err = _cli(capsys, *run, "--allow-non-private")
+    assert rc == 0, err
+    rc, out, _ = _cli(capsys, "budget", "show", *data, "--store", store)
+    assert "no overall guarantee" in out
+
+
+def test_cli_corrupted_store_is_one_line_error(tmp_path, capsys):
+    p = tmp_path / "bad.sqlite3"
+    p.write_bytes(b"garbage" * 500)
+    rc, _, err = _cli(capsys, "budget", "show", "--data", "sample:clinic", "--store", str(p))
+    assert rc == 2 and err.startswith("error: the store") and "Traceback" not in err
