@@ -208,7 +208,7 @@ def run_config(args, dataset) -> RunConfig:
                          f"{MAX_RANK} and the {dataset.n_items} items)", param="rank")
     if isinstance(args.k, int) and args.k > MAX_K:
         raise DpfedError(f"--k {args.k} is above {MAX_K} prototypes per entity; lower it", param="k")
-    if isinstance(args.top_n, int) and args.top_n > dataset.n_items:
+    if isinstance(args.top_n, int) and args.top_n > max(MAX_K, dataset.n_items):
         raise DpfedError(f"--top-n {args.top_n} is more than the {dataset.n_items} items", param="top_n")
     return RunConfig(
         method=args.method, epsilon=args.epsilon, delta=args.delta, k=args.k, rank=args.rank,

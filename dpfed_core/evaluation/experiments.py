@@ -114,7 +114,10 @@ def run_method(
     t_split = time.perf_counter() - t0
     rng = method_generator(config.seed, private=spec.uses_epsilon, simulation=config.simulation)
     t0 = time.perf_counter()
-    result = spec.fit(dataset, split.train, config, rng, progress)
+    if needs_dp_catalogue(dataset, spec.uses_epsilon, config):
+        result = _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress)
+    else:
+        result = spec.fit(dataset, split.train, config, rng, progress)
     t_fit = time.perf_counter() - t0
     progress("evaluate_start", method=config.method)
     t0 = time.perf_counter()
@@ -139,6 +142,62 @@ def run_method(
     }
     progress("evaluate_done", method=config.method)
     return doc, result
+
+
+def needs_dp_catalogue(dataset: FederatedDataset, uses_epsilon: bool, config: RunConfig) -> bool:
+    """A DP run on data without a declared public catalogue selects its items by DP partition
+    selection (issue 11): the catalogue decides every message's shape, so it must not come from
+    the pooled raw data."""
+    return bool(uses_epsilon and math.isfinite(config.epsilon) and dataset.item_source != "declared")
+
+
+def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
+    """Select the catalogue with :func:`dpfed_core.privacy.catalogue.select_catalogue` (a share of
+    ε and δ, charged per entity), fit the method on those columns with the rest of the budget, and
+    put the factors back on the full item axis (items outside the catalogue get zero factors: the
+    server knows nothing of them, so they are never recommended above a catalogue item)."""
+    from dpfed_core.federation.messages import SERVER, Message
+    from dpfed_core.privacy import catalogue as cat
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    eps_sel = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
+    dlt_sel = config.delta * cat.CATALOGUE_DELTA_SHARE
+    ledger = PrivacyLedger(config.epsilon, config.delta)
+    sel_rng = (np.random.default_rng(np.random.SeedSequence()) if not config.simulation
+               else np.random.default_rng([config.seed, 0xCA7A]))
+    progress("catalogue_start", entities=dataset.n_entities)
+    release = cat.select_catalogue(split.train, dataset.entity_slices(), dataset.entity_names, eps_sel, dlt_sel,
+                                   sel_rng, ledger)
+    cols = release.columns
+    messages = [Message(1, name, SERVER, "DP-selected item ids", (len(ids),), int(np.asarray(ids).nbytes))
+                for name, ids in release.per_entity.items()]
+    messages += [Message(1, SERVER, name, "catalogue (union of released item ids)", (len(cols),),
+                         int(cols.nbytes)) for name in dataset.entity_names]
+    note = (f"no declared item catalogue: {len(cols)} of the data's {dataset.n_items} items selected by DP "
+            f"partition selection (ε = {eps_sel:.3g}, δ = {dlt_sel:.3g} per entity, threshold τ = "
+            f"{release.threshold:.1f} noisy users); declare the catalogue (--items FILE) to keep every item and "
+            "the whole budget for the method")
+    if len(cols) == 0:
+        from dpfed_core.methods import MethodResult as _MR
+
+        width = max(int(config.rank), 1)
+        ledger.simulation = bool(config.simulation)
+        return _MR(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
+                   {"catalogue": 0.0}, extra={"notes": [note + "; no item passed the threshold, so nothing "
+                                                          "was learned (every score is 0)"]})
+    sub = dataset.select_items(cols, item_source="dp-selected")
+    cfg = config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
+    result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
+    for r in result.ledger.rows:
+        ledger.spend(r.entity, r.stage, r.mechanism, r.epsilon, r.delta, r.sensitivity, r.noise_scale, r.note)
+    ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
+    V = np.zeros((dataset.n_items, result.V.shape[1]))
+    V[cols] = result.V
+    result.V = V
+    result.ledger = ledger
+    result.messages = messages + list(result.messages)
+    result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols}
+    return result
 
 
 def run_comparison(
