@@ -54,6 +54,11 @@ class RunConfig:
             raise ConfigError(f"λ (lam) must be a non-negative number, got {self.lam!r}")
         if self.mode not in ("zero", "observed"):
             raise ConfigError(f"mode must be 'zero' or 'observed', got {self.mode!r}")
+        if isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, int) or not (self.n_jobs == -1 or self.n_jobs >= 1):
+            raise ConfigError(f"n_jobs must be -1 (all cores) or a whole number ≥ 1, got {self.n_jobs!r}",
+                              param="n_jobs")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
+            raise ConfigError(f"seed must be a whole number from 0 to 2^63 − 1, got {self.seed!r}", param="seed")
         if not 0 < self.test_fraction < 1:
             raise ConfigError(f"test fraction must be strictly between 0 and 1, got {self.test_fraction}")
         return self

@@ -3,12 +3,63 @@
 Every error raised at the boundary of the engine (loaders, configuration, CLI) is a subclass of
 :class:`DpfedError`. Its message names what is wrong (file, column, row, parameter) and how to fix
 it, so the CLI and the dashboard can show it verbatim instead of a traceback.
+
+Naming the control that fixes it. The engine knows its parameters by their Python names
+(``value_max``, ``entity_col``); a user knows them as a CLI flag (``--value-max``) or a dashboard
+control ("Declared maximum of one value"). An error therefore carries ``param`` (the Python name of
+the parameter at fault, if one is) and its message spells parameter names as Python names; each
+front end renders the message with :meth:`DpfedError.render` and its own table of names
+(:data:`dpfed_core.cli.args.CLI_NAMES`, the Data page's control labels). Parameter names are
+replaced as whole words only where they contain an underscore or are listed, so ordinary words are
+never rewritten.
 """
 from __future__ import annotations
 
+import re
+from typing import Mapping
+
 
 class DpfedError(Exception):
-    """Base class of every error meant to be shown to a user as one friendly message."""
+    """Base class of every error meant to be shown to a user as one friendly message.
+
+    param : Python name of the parameter that fixes the error (``None`` when none does); a front end
+        maps it to its flag or control, e.g. to highlight the control.
+    """
+
+    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
+
+    def render(self, names: Mapping[str, str] | None = None) -> str:
+        """The message with every Python parameter name in ``names`` replaced by its front-end name
+        (a CLI flag, a dashboard control label). One line: newlines become spaces."""
+        return render_message(str(self), names)
+
+
+def render_message(message: str, names: Mapping[str, str] | None = None) -> str:
+    """Replace parameter names in ``message`` by their front-end names ``names[name]``.
+
+    A name containing an underscore (``value_max``) is replaced wherever it stands as a whole word;
+    a plain-word name (``events``, ``items``) only where written ``name=`` (``events=lab`` →
+    ``--events lab``), so ordinary words are never rewritten. ``name=`` becomes ``flag `` when the
+    front-end name is a flag (starts with ``--``) and ``label: `` otherwise."""
+    text = " ".join(str(message).split())
+    if not names:
+        return text
+    keys = sorted(names, key=len, reverse=True)
+    alt = "|".join(re.escape(k) for k in keys)
+    pattern = re.compile(r"(?<![\w-])(" + alt + r")(?:(=)|(?![\w-]))")
+
+    def sub(m: re.Match) -> str:
+        key, eq = m.group(1), m.group(2)
+        if not eq and "_" not in key:
+            return m.group(0)
+        new = names[key]
+        if eq:
+            return new + (" " if new.startswith("-") else ": ")
+        return new
+
+    return pattern.sub(sub, text)
 
 
 class DataError(DpfedError, ValueError):

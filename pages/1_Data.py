@@ -8,7 +8,7 @@ import streamlit as st
 from dpfed_core.ui import widgets as ui
 from dpfed_core.ui import engine as dash
 from dpfed_core.errors import DpfedError
-from dpfed_core.data.loaders import EICU_EVENT_TABLES, MIN_ENTITY_USERS
+from dpfed_core.data.loaders import EICU_EVENT_TABLES, read_item_list
 
 ui.page_setup("Data", ":material/folder_open:")
 st.title("Data")
@@ -38,9 +38,10 @@ def _load(fn, *args, source_text: str) -> None:
     st.success(f"Loaded {ds.name}: {ds.n_users} users × {ds.n_items} items in {ds.n_entities} entities.")
 
 
-min_users = st.number_input("Minimum users per entity", 1, 10_000, MIN_ENTITY_USERS, key="min_users",
-                            help="Entities with fewer users cannot hold out test users and still "
-                                 "compute prototypes.")
+exclude = st.text_input("Leave out entities (optional, comma-separated names)", key="exclude_entities",
+                        help="A public declaration: every other entity takes part whatever its size — no "
+                             "entity is dropped for its true number of users, which would leak it.")
+excluded = [e.strip() for e in exclude.split(",") if e.strip()]
 
 if source == "sample":
     c1, c2 = st.columns(2)
@@ -50,7 +51,7 @@ if source == "sample":
         fed = c2.selectbox("Federation key", ["hospital", "region"], key="sample_fed",
                            help="Each hospital as an entity, or hospitals grouped by region.")
     if st.button("Load sample", type="primary", key="load_sample"):
-        opts = {"min_entity_users": int(min_users)}
+        opts = {"exclude_entities": excluded} if excluded else {}
         if fed and fed != "hospital":
             opts["federation"] = fed
         _load(ui.load_spec, spec, json.dumps(opts, sort_keys=True),
@@ -65,7 +66,7 @@ elif source == "movielens":
         if not path.strip():
             st.error("Type the path of a MovieLens directory (containing u.data or ratings.dat).")
         else:
-            opts = {"federation": fed, "min_entity_users": int(min_users)}
+            opts = {"federation": fed, **({"exclude_entities": excluded} if excluded else {})}
             _load(ui.load_spec, path.strip(), json.dumps(opts, sort_keys=True),
                   source_text=f"MovieLens {path.strip()} by {fed}")
 
@@ -83,7 +84,7 @@ elif source == "eicu":
             st.error("Choose at least one event table.")
         else:
             opts = {"event_table": tables if len(tables) > 1 else tables[0], "entity": entity,
-                    "min_entity_users": int(min_users)}
+                    **({"exclude_entities": excluded} if excluded else {})}
             _load(ui.load_spec, path.strip(), json.dumps(opts, sort_keys=True),
                   source_text=f"eICU {path.strip()} ({', '.join(tables)}) by {entity}")
 
@@ -138,8 +139,10 @@ else:
         value_max = c2.number_input("Declared maximum of one value (public bound)", min_value=0.0,
                                     value=default_max, key=f"map_max_{kind}",
                                     help="A public bound, never read off the data; DP mechanisms clip to it.")
-        small = c3.selectbox("Entities below the minimum", ["error", "drop"], key="map_small",
-                             format_func={"error": "stop and name them", "drop": "leave them out"}.get)
+        items_up = c3.file_uploader("Item catalogue (optional): one item per line", type=["txt", "csv", "gz"],
+                                    key="upload_items",
+                                    help="A public list of items (a formulary). Without it a DP run selects "
+                                         "its items by DP partition selection, charged to the budget.")
 
         if st.button("Build entities", type="primary", key="build_upload"):
             ent_transform = None if not transform else (f"prefix:{int(prefix_n)}" if transform == "prefix"
@@ -148,7 +151,13 @@ else:
                     "value_col": None if value_col == NONE else value_col,
                     "item_name_col": None if name_col == NONE else name_col,
                     "value_kind": kind, "value_max": float(value_max),
-                    "min_entity_users": int(min_users), "small_entities": small}
+                    **({"exclude_entities": excluded} if excluded else {})}
+            if items_up is not None:
+                try:
+                    opts["items"] = read_item_list(items_up.getvalue(), filename=items_up.name)[0]
+                except DpfedError as exc:
+                    ui.show_error(exc)
+                    st.stop()
             if ent_transform is None:
                 opts["entity_col"] = key_col
             else:

@@ -20,7 +20,7 @@ from dpfed_core.data.loaders import (
     normalize_drug_names,
 )
 
-OPTS = dict(user_col="user", item_col="item", value_col="rating", entity_col="site", min_entity_users=2)
+OPTS = dict(user_col="user", item_col="item", value_col="rating", entity_col="site")
 
 
 def _table(n_per_entity: int = 3, entities=("A", "B")) -> pd.DataFrame:
@@ -95,7 +95,7 @@ def test_entity_from_zip_first_digit():
          "rating": [3] * 7, "zip": ["12345", "12345", "19000", "55455", "5xxxx", "T8H1N", "V3N4P"]}
     )  # fmt: skip
     ds = load_long_table(df, user_col="user", item_col="item", value_col="rating", entity_from="zip",
-                         entity_transform="first_digit", min_entity_users=1)  # fmt: skip
+                         entity_transform="first_digit")  # fmt: skip
     assert ds.entity_names == ["1", "5", "other"]
     assert np.bincount(ds.entity_of_user).tolist() == [2, 2, 2]
 
@@ -125,21 +125,26 @@ def test_duplicates_counts_summed_and_event_log():
     log = pd.DataFrame({"user": ["a", "a", "a", "b", "c", "d"], "item": ["x", "x", "y", "x", "y", "x"],
                         "site": ["H1", "H1", "H1", "H1", "H2", "H2"]})  # fmt: skip
     ds = load_long_table(log, user_col="user", item_col="item", entity_col="site", value_kind="counts",
-                         value_max=10, min_entity_users=1)  # fmt: skip
+                         value_max=10)  # fmt: skip
     assert ds.X.toarray().tolist() == [[2, 1], [1, 0], [0, 1], [1, 0]]
-    imp = load_long_table(log, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
-                          min_entity_users=1)  # fmt: skip
+    imp = load_long_table(log, user_col="user", item_col="item", entity_col="site", value_kind="implicit")  # fmt: skip
     assert imp.X.max() == 1
 
 
-def test_min_item_users_and_drop_small_entities():
+def test_no_true_count_decides_entities_or_items():
+    """Issue 11: rare items and small entities are kept; leaving entities out is a public declaration."""
     df = _table(n_per_entity=3, entities=("A", "B", "C"))
     df = pd.concat([df, pd.DataFrame([{"user": "uA0", "item": 99, "rating": 4, "site": "A"}])], ignore_index=True)
-    ds = load_long_table(df, **{**OPTS, "min_entity_users": 3}, min_item_users=2)
-    assert "99" not in ds.item_ids and any("dropped 1 items" in n for n in ds.notes)
     df2 = df.loc[~df.user.isin(["uC1", "uC2"])]
-    ds2 = load_long_table(df2, **{**OPTS, "min_entity_users": 3}, small_entities="drop")
-    assert ds2.entity_names == ["A", "B"] and any("'C' (1 users)" in n for n in ds2.notes)
+    ds = load_long_table(df2, **OPTS)
+    assert "99" in ds.item_ids and ds.entity_names == ["A", "B", "C"]  # one-user entity C takes part
+    ds2 = load_long_table(df2, **OPTS, exclude_entities=["C"])
+    assert ds2.entity_names == ["A", "B"] and any("left out 1 declared entities: C" in n for n in ds2.notes)
+    with pytest.raises(ConfigError, match="exclude_entities names 'Z'"):
+        load_long_table(df2, **OPTS, exclude_entities=["Z"])
+    for opt in ("min_entity_users", "min_item_users", "small_entities"):
+        with pytest.raises(ConfigError, match=f"{opt} is no longer an option"):
+            load_long_table(df2, **OPTS, **{opt: 3})
 
 
 def test_value_over_max_as_note():
@@ -152,7 +157,9 @@ def test_value_over_max_as_note():
 def test_zero_ratings_are_dropped():
     df = _table()
     df.loc[0, "rating"] = 0
-    assert load_long_table(df, **OPTS).X.nnz == len(df) - 1
+    ds = load_long_table(df, **OPTS)
+    assert ds.X.nnz == len(df) - 1
+    assert any("dropped 1 of 18 rows with value 0" in n and "not rated" in n for n in ds.notes)
 
 
 # ---------------------------------------------------------------- one test per bad input
@@ -267,7 +274,7 @@ def test_infinite_value(tmp_path):
 
 def test_value_above_declared_max(tmp_path):
     text = "user,item,rating,site\nu1,1,3,A\nu2,1,10,A\nu3,1,2,B\n"
-    with pytest.raises(DataError, match=r"holds '10', above the declared maximum value_max=5.*Declare"):
+    with pytest.raises(DataError, match=r"holds '10', above the declared maximum value_max=5.*declare the true maximum"):
         load_long_table(_csv(tmp_path, text), **OPTS)
 
 
@@ -277,16 +284,8 @@ def test_user_in_two_entities(tmp_path):
         load_long_table(_csv(tmp_path, text), **OPTS)
 
 
-def test_entity_too_small_named():
-    df = _table(n_per_entity=5)
-    df = pd.concat([df, pd.DataFrame([{"user": "lonely", "item": 1, "rating": 3, "site": "Tiny"},
-                                      {"user": "lonely2", "item": 1, "rating": 3, "site": "Tiny"}])])  # fmt: skip
-    with pytest.raises(DataError, match=r"'Tiny' \(2 users\).*coarser federation key.*min_entity_users"):
-        load_long_table(df, **{**OPTS, "min_entity_users": 3})
-
-
 def test_only_one_entity():
-    with pytest.raises(DataError, match=r"only one entity \('A', 3 users\)"):
+    with pytest.raises(DataError, match=r"only one entity \('A'\) —"):
         load_long_table(_table(entities=("A",)), **OPTS)
 
 
@@ -297,16 +296,6 @@ def test_all_zero_values():
         load_long_table(df, **OPTS)
 
 
-def test_empty_after_filtering():
-    with pytest.raises(DataError, match="empty after filtering"):
-        load_long_table(_table(), **OPTS, min_item_users=100)
-
-
-def test_all_entities_too_small():
-    with pytest.raises(DataError, match="2 of 2 entities"):
-        load_long_table(_table(), **{**OPTS, "min_entity_users": 50}, small_entities="drop")
-
-
 @pytest.mark.parametrize(
     "opts, match",
     [
@@ -314,9 +303,12 @@ def test_all_entities_too_small():
         ({"entity_from": "site"}, "exactly one of entity_col"),
         ({"entity_transform": "first_digit"}, "applies to entity_from"),
         ({"value_kind": "stars"}, "value_kind must be one of"),
-        ({"value_col": None}, "ratings need a value column"),
+        ({"value_col": None, "value_kind": "ratings"}, "ratings need a value column"),
+        ({"value_col": None}, "declared public upper bound"),  # an event log is counts: needs a bound
+        ({"value_col": "site"}, "say what the values of column .site. are"),
         ({"value_kind": "counts"}, "declared public upper bound"),
-        ({"value_max": -1}, "positive finite"),
+        ({"value_max": -1}, "positive number ≤ 1e"),
+        ({"value_max": 1e308}, "positive number ≤ 1e"),
         ({"duplicates": "first"}, "duplicates must be"),
     ],
 )
@@ -369,10 +361,10 @@ def test_movielens_1m_format(tmp_path):
     (tmp_path / "ratings.dat").write_text("".join(f"{u}::{i}::{1 + (u + i) % 5}::978300760\n" for u in range(1, 13) for i in (1, 2)))
     (tmp_path / "users.dat").write_text("".join(f"{u}::{'MF'[u % 2]}::25::{u % 3}::{'1' if u <= 6 else '9'}2345\n" for u in range(1, 13)))
     (tmp_path / "movies.dat").write_bytes("1::Toy Story (1995)::Animation\n2::Amélie (2001)::Comedy\n".encode("latin-1"))
-    ds = load_movielens(tmp_path, min_entity_users=2)
+    ds = load_movielens(tmp_path)
     assert ds.X.shape == (12, 2) and ds.entity_names == ["ZIP 1", "ZIP 9"]
     assert list(ds.item_names) == ["Toy Story (1995)", "Amélie (2001)"]
-    g = load_movielens(tmp_path, federation="gender", min_entity_users=2)
+    g = load_movielens(tmp_path, federation="gender")
     assert g.entity_names == ["F", "M"]
 
 
@@ -396,7 +388,7 @@ def test_eicu_demo_by_hospital(eicu_dir):
     ds = load_eicu(eicu_dir)
     assert ds.value_kind == "counts" and ds.value_max == 20
     assert ds.n_entities > 50 and all(e.startswith("hospital ") for e in ds.entity_names)
-    assert min(s["users"] for s in ds.summary()) >= 10
+    assert min(s["users"] for s in ds.summary()) < 10  # small hospitals take part (issue 11)
     names = set(ds.item_names)
     assert {"acetaminophen", "potassium chloride", "sodium chloride", "furosemide"} <= names
     assert not any("325 mg" in n or n.isupper() for n in names)
@@ -451,10 +443,10 @@ def test_eicu_other_event_tables(tmp_path):
         f"{i},{i},cardiovascular|shock|septic shock\n" for i in range(1, 9)
     )
     d = _eicu_dir(tmp_path, {"patient": PATIENT, "hospital": HOSPITAL, "lab": lab, "diagnosis": diag})
-    ds = load_eicu(d, "lab", min_entity_users=2, min_item_users=1)
+    ds = load_eicu(d, "lab")
     assert sorted(ds.item_names) == ["BUN", "potassium"] and ds.entity_names == ["hospital 1", "hospital 2"]
     assert ds.value_max == 50 and ds.X.sum() == 24
-    both = load_eicu(d, ["lab", "diagnosis"], entity="region", min_entity_users=2, min_item_users=1)
+    both = load_eicu(d, ["lab", "diagnosis"], entity="region")
     assert "diagnosis: cardiovascular|shock|septic shock" in set(both.item_names)
     assert both.entity_names == ["South", "Unknown region"]
 
@@ -465,7 +457,7 @@ def test_eicu_errors(tmp_path):
     d = _eicu_dir(tmp_path, {"patient": PATIENT})
     with pytest.raises(DataError, match=r"has no medication.csv or medication.csv.gz .*Found: patient.csv"):
         load_eicu(d)
-    with pytest.raises(ConfigError, match="unknown eICU event table 'vitals'"):
+    with pytest.raises(DataError, match="has no vitals.csv"):
         load_eicu(d, "vitals")
     (tmp_path / "medication.csv").write_text("patientunitstayid,drug\n1,x\n")
     with pytest.raises(DataError, match=r"no column 'drugname'.*Columns found: 'patientunitstayid', 'drug'"):

@@ -7,29 +7,66 @@ from __future__ import annotations
 import argparse
 import math
 
+from pathlib import Path
+
 from dpfed_core.config import RunConfig
 from dpfed_core.errors import DpfedError
 
 
+#: Python parameter names → the CLI flags that set them: errors raised anywhere in the engine name
+#: their parameter by its Python name; the CLI renders them with these (``DpfedError.render``).
+CLI_NAMES = {
+    "user_col": "--user-col", "item_col": "--item-col", "value_col": "--value-col", "entity_col": "--entity-col",
+    "entity_from": "--entity-from", "entity_transform": "--entity-transform", "item_name_col": "--item-name-col",
+    "value_kind": "--value-kind", "value_max": "--value-max", "federation": "--federation", "entity": "--federation",
+    "events": "--events", "event_table": "--events", "exclude_entities": "--exclude-entities", "items": "--items",
+    "drop_missing": "--drop-missing", "duplicates": "--duplicates", "top_n": "--top-n",
+    "server_weighting": "--server-weighting", "prototype_params": "--param", "n_jobs": "--param n_jobs",
+    "min_entity_users": "--min-entity-users", "small_entities": "--small-entities",
+    "min_item_users": "--min-item-users", "epsilon": "--epsilon", "delta": "--delta", "rank": "--rank",
+    "seed": "--seed", "metric": "--metric", "resume": "--resume", "out": "--out", "data": "--data",
+    "k": "--k", "lam": "--lam", "mode": "--mode", "method": "--method", "epsilons": "--epsilons",
+    "seeds": "--seeds", "references": "--references", "compare": "--compare",
+}
+
+#: Largest finite ε accepted. Beyond it DP noise is below float resolution of any statistic, and the
+#: Gaussian calibration's search range overflows (ε ≥ 1e50 used to raise); use inf for non-private.
+MAX_EPSILON = 1e4
+#: Largest rank ℓ accepted (also bounded by the number of items, a public shape).
+MAX_RANK = 1000
+#: Largest k (prototypes per entity) accepted: k × items floats per entity message.
+MAX_K = 10_000
+
+
 def parse_float(text: str) -> float:
     t = text.strip().lower()
-    if t in ("inf", "∞", "infinity", "none"):
+    if t in ("inf", "∞", "infinity", "+inf"):
         return math.inf
     try:
-        return float(t)
+        v = float(t)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number or 'inf', got {text!r}") from None
+    if math.isnan(v) or (math.isinf(v)):
+        # '1e400' overflows to inf: refuse it rather than silently run a non-private point
+        raise argparse.ArgumentTypeError(f"expected a finite number or the word 'inf', got {text!r}")
+    return v
 
 
 def float_list(text: str) -> list[float]:
-    return [parse_float(t) for t in text.split(",") if t.strip()]
+    vals = [parse_float(t) for t in text.split(",") if t.strip()]
+    if not vals:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
+    return vals
 
 
 def int_list(text: str) -> list[int]:
     try:
-        return [int(t) for t in text.split(",") if t.strip()]
+        vals = [int(t) for t in text.split(",") if t.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}") from None
+    if not vals:
+        raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}")
+    return vals
 
 
 def name_list(text: str) -> list[str]:
@@ -46,11 +83,27 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--entity-from", help="long table: derive the entity from this column …")
     g.add_argument("--entity-transform", help="… with this transform: first_char | first_digit | prefix:N")
     g.add_argument("--item-name-col", help="long table: readable item names")
-    g.add_argument("--value-kind", choices=["ratings", "counts", "implicit"], help="what values mean")
-    g.add_argument("--value-max", type=float, help="declared public upper bound of one value (e.g. 5 for ratings)")
-    g.add_argument("--federation", help="MovieLens: zip (default) | eICU: hospitalid (default) or region")
-    g.add_argument("--events", help="eICU: event table(s), e.g. medication (default), lab, treatment, diagnosis")
-    g.add_argument("--min-entity-users", type=int, help="drop entities with fewer users (reported)")
+    g.add_argument("--value-kind", choices=["ratings", "counts", "implicit"],
+                   help="what values mean; without it: from the value column's name (rating/stars/score → ratings, "
+                        "count/n/events/… → counts; no --value-col → counts), said in the output")
+    g.add_argument("--value-max", type=parse_float,
+                   help="declared public upper bound of one value (e.g. 5 for ratings, ≤ 1e9); above it ratings "
+                        "are an error and counts are kept with a note (DP mechanisms clip them)")
+    g.add_argument("--federation",
+                   help="the entity key — MovieLens: zip (default, first digit of the ZIP code), occupation, "
+                        "gender or age | eICU: hospitalid (default) or region | sample:clinic: hospital or region")
+    g.add_argument("--events",
+                   help="eICU: event table(s), comma-separated: medication (default), lab, treatment, diagnosis, "
+                        "infusionDrug or any table with patientunitstayid and a …name/…string column "
+                        "(or TABLE:COLUMN)")
+    g.add_argument("--items", metavar="FILE",
+                   help="declared public item catalogue (formulary): one item per line, or CSV id[,name]; the "
+                        "columns are then exactly these items. Without it a DP run selects its catalogue by DP "
+                        "partition selection, charged to the ledger")
+    g.add_argument("--exclude-entities", type=name_list, metavar="NAMES",
+                   help="small or unwanted entities to leave out, by name (comma-separated): a public "
+                        "declaration — no entity is dropped for its true size")
+    g.add_argument("--min-entity-users", type=int, help=argparse.SUPPRESS)  # removed: named in the error
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
@@ -63,7 +116,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lam", type=float, default=0.1, help="ridge penalty λ (default 0.1)")
     g.add_argument("--mode", choices=["zero", "observed"], help="observation mode: zero (absent = 0; default for counts/implicit) or observed "
                         "(only observed entries; default for ratings)")
-    g.add_argument("--seed", type=int, default=0,
+    g.add_argument("--seed", type=seed_int, default=0,
                    help="seed of the split and of every non-private step (default 0); DP noise comes from "
                         "the operating system's entropy unless --simulation is given")
     g.add_argument("--simulation", action="store_true",
@@ -76,12 +129,25 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                    help="extra prototype-method parameter, repeatable (e.g. --param support=20)")
 
 
+def seed_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
+    if not 0 <= v < 2**63:
+        raise argparse.ArgumentTypeError(f"a seed must be a whole number from 0 to 2^63 − 1, got {text}")
+    return v
+
+
 def parse_params(items: list[str]) -> dict:
     out = {}
     for it in items:
-        if "=" not in it:
-            raise DpfedError(f"--param expects KEY=VALUE, got {it!r}")
+        if "=" not in it or not it.split("=", 1)[0].strip():
+            raise DpfedError(f"--param expects KEY=VALUE, got {it!r}", param="prototype_params")
         k, v = it.split("=", 1)
+        if v.strip().lower() == "none":
+            out[k.strip().replace("-", "_")] = None
+            continue
         vl = v.strip()
         val: object
         if vl.lower() in ("true", "false"):
@@ -106,8 +172,11 @@ def load_dataset(args):
         "entity_col": args.entity_col, "entity_from": args.entity_from,
         "entity_transform": args.entity_transform, "item_name_col": args.item_name_col,
         "value_kind": args.value_kind, "value_max": args.value_max, "federation": args.federation,
-        "events": args.events, "min_entity_users": args.min_entity_users,
+        "events": args.events, "min_entity_users": args.min_entity_users, "items": args.items,
+        "exclude_entities": args.exclude_entities,
     }
+    if args.items is not None and not Path(args.items).is_file():
+        raise DpfedError(f"--items {args.items}: no such file; give a file with one item per line", param="items")
     return load_data(args.data, **{k: v for k, v in opts.items() if v is not None})
 
 
@@ -117,10 +186,34 @@ def default_mode(dataset) -> str:
 
 
 def run_config(args, dataset) -> RunConfig:
+    """The run's configuration from the flags, validated against the data's public shape before any
+    computation (issue 12: nothing is computed before every flag is known to be usable)."""
+    params = parse_params(args.param)
+    n_jobs = params.pop("n_jobs", 1)
+    for key, flag in (("k", "--k"), ("value_max", "--value-max"), ("epsilon", "--epsilon"), ("delta", "--delta")):
+        if key in params:
+            raise DpfedError(f"--param {key}=… is set by {flag}; use {flag} instead", param="prototype_params")
+    if args.epsilon is not None and math.isfinite(args.epsilon) and args.epsilon > MAX_EPSILON:
+        raise DpfedError(f"--epsilon {args.epsilon:g} is above {MAX_EPSILON:g}; beyond it the noise is negligible — "
+                         "use --epsilon inf for a non-private run", param="epsilon")
+    for name, flag in (("delta", "--delta"), ("lam", "--lam")):
+        v = getattr(args, name)
+        if v is not None and not math.isfinite(v):
+            raise DpfedError(f"{flag} must be a finite number, got {v}", param=name)
+    if args.lam is not None and args.lam > 1e6:
+        raise DpfedError(f"--lam {args.lam:g} is above 1e6; the ridge penalty would swamp every fit", param="lam")
+    max_rank = min(MAX_RANK, dataset.n_items)
+    if isinstance(args.rank, int) and args.rank > max_rank:
+        raise DpfedError(f"--rank {args.rank} is more than the data allows: at most {max_rank} (the smaller of "
+                         f"{MAX_RANK} and the {dataset.n_items} items)", param="rank")
+    if isinstance(args.k, int) and args.k > MAX_K:
+        raise DpfedError(f"--k {args.k} is above {MAX_K} prototypes per entity; lower it", param="k")
+    if isinstance(args.top_n, int) and args.top_n > max(MAX_K, dataset.n_items):
+        raise DpfedError(f"--top-n {args.top_n} is more than the {dataset.n_items} items", param="top_n")
     return RunConfig(
         method=args.method, epsilon=args.epsilon, delta=args.delta, k=args.k, rank=args.rank,
         lam=args.lam, mode=args.mode or default_mode(dataset), seed=args.seed, simulation=args.simulation, top_n=args.top_n,
-        server_weighting=args.server_weighting, prototype_params=parse_params(args.param),
+        server_weighting=args.server_weighting, prototype_params=params, n_jobs=n_jobs,
     ).validate()
 
 
@@ -136,3 +229,37 @@ def add_store_args(p: argparse.ArgumentParser, charging: bool = True) -> None:
         g.add_argument("--allow-non-private", action="store_true",
                        help="on a dataset with a budget cap, allow releases without a DP guarantee (ε = inf, "
                             "central/kmeans/popularity references, audits); they are recorded as non-private")
+
+
+def preflight(dataset, config: RunConfig, extra_methods=()) -> None:
+    """Build every method the command will run with its parameters, and let each check them against
+    the data's public shape (items, bound) — so a bad ``--param`` or method name fails before the
+    first computation, not after a whole sweep."""
+    import scipy.sparse as sp
+
+    from dpfed_core.federation.protocol import FederatedRecommender
+    from dpfed_core.methods import get_method
+
+    for m in extra_methods:
+        get_method(m)
+    spec = get_method(config.method)
+    if not spec.uses_k:
+        if config.prototype_params:
+            raise DpfedError(f"--param {', '.join(config.prototype_params)} does not apply to {config.method} "
+                             "(only to prototype methods)", param="prototype_params")
+        return
+    rec = FederatedRecommender(prototypes=config.method, k=config.k, rank=config.rank, lam=config.lam,
+                               mode=config.mode, epsilon=config.epsilon, delta=config.delta,
+                               prototype_params=config.prototype_params, server_weighting=config.server_weighting)
+    try:
+        rec._validate()
+        method = rec._method(dataset.value_max)
+        check = getattr(method, "_validate", None)
+        if check is not None:
+            check(sp.csr_matrix((1, dataset.n_items)), "every entity")
+    except DpfedError:
+        raise
+    except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
+        given = ", ".join(f"{k}={v}" for k, v in config.prototype_params.items()) or "none given"
+        raise DpfedError(f"--param ({given}): a parameter of {config.method} has an unusable value ({exc})",
+                         param="prototype_params") from None

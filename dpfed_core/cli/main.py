@@ -13,9 +13,16 @@ from typing import Sequence
 from tqdm import tqdm
 
 from dpfed_core.cli import audit_cmd, budget_cmd, deploy_cmd, report_cmd
-from dpfed_core.cli.args import (add_data_args, add_model_args, add_store_args, float_list, int_list, load_dataset, name_list,
-                                 run_config)
-from dpfed_core.errors import DpfedError
+from dpfed_core.cli.args import (CLI_NAMES, add_data_args, add_model_args, add_store_args, float_list, int_list,
+                                 load_dataset, name_list, preflight, run_config)
+from dpfed_core.errors import ConfigError, DpfedError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one ``error: …`` line (exit 2) like every other error."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise ConfigError(f"{message} (see `{self.prog} --help`)")
 
 EPILOG_RUN = """\
 examples:
@@ -37,7 +44,7 @@ directory, or a CSV/CSV.gz/Parquet long table.
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m dpfed_core",
         description="Federated recommendation with differentially private prototypes (Ribero et al. 2020).",
     )
@@ -64,8 +71,14 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--seeds", type=int_list, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
     sw.add_argument("--references", type=name_list, default=["individual", "central", "random-v", "popularity"],
                     help="reference methods (default individual,central,random-v,popularity)")
-    sw.add_argument("--metric", default="mar", help="metric for the crossing ε (default mar)")
-    sw.add_argument("--out", help="write the JSON sweep document here")
+    sw.add_argument("--metric", default="mar",
+                    help="metric for the crossing ε (default mar): mar, test_rmse, train_rmse, precision_at_N, "
+                         "recall_at_N, ndcg_at_N (N = --top-n); RMSE crossings are reported in observed mode only")
+    sw.add_argument("--out", help="write the JSON sweep document here; while the sweep runs it holds the finished "
+                                  "points (\"complete\": false), rewritten atomically after each")
+    sw.add_argument("--resume", metavar="FILE",
+                    help="continue a killed sweep from its partial --out file: finished points are kept, the rest "
+                         "computed (same flags required); writes to --out, or back to FILE without --out")
     add_store_args(sw)
 
     sub.add_parser("methods", help="list the available methods and their privacy models")
@@ -102,13 +115,43 @@ def _print_table(docs: dict[str, dict], n: int) -> None:
         print(f"{name:16s} {eps:>8.3g} " + " ".join(f"{doc['overall'][k]:>15.4f}" for k in keys))
 
 
+def _known_metrics(top_n: int) -> list[str]:
+    return ["mar", "test_rmse", "train_rmse", f"precision_at_{top_n}", f"recall_at_{top_n}", f"ndcg_at_{top_n}"]
+
+
+def _k_note(config) -> str | None:
+    """dp-gaussian (and any prototype method with an automatic k) treats --k as a maximum: say so."""
+    from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
+
+    cls = PROTOTYPE_METHODS.get(config.method)
+    if cls is None:
+        return None
+    try:
+        import inspect
+
+        default = inspect.signature(cls.__init__).parameters.get("cluster_size")
+    except (TypeError, ValueError):
+        return None
+    if default is None:
+        return None
+    cs = config.prototype_params.get("cluster_size", default.default)
+    if cs is None or cs is inspect.Parameter.empty:
+        return None
+    return (f"{config.method} treats --k {config.k} as a maximum: each entity uses k = clip(⌊n̂ / {cs:g}⌋, 1, "
+            f"{config.k}) from its released noisy size n̂ (automatic k); --param cluster_size=none uses k exactly")
+
+
 def cmd_run(args) -> int:
+    from dpfed_core.data.atomic import check_writable
     from dpfed_core.evaluation.budget import plan_run, settle_run
     from dpfed_core.evaluation.experiments import make_split, run_method, write_json
 
     t0 = time.perf_counter()
+    if args.out:
+        check_writable(args.out)
     dataset = load_dataset(args)
     config = run_config(args, dataset)
+    preflight(dataset, config, args.compare)
     # The odometer is charged (or refuses) before anything touches the data.
     odometer, history, key = budget_cmd.open_store(args, dataset)
     reservation_cm = odometer.charge(dataset, plan_run(dataset, config, args.compare),
@@ -125,10 +168,14 @@ def cmd_run(args) -> int:
             settle_run(reservation, [doc, *comparison.values()])
     finally:
         bar.close()
+    note = _k_note(config)
+    if note:
+        doc.setdefault("notes", []).append(note)
     if comparison:
         doc["comparison"] = {m: {k: d[k] for k in ("method", "overall", "entities", "privacy", "timings")}
                              for m, d in comparison.items()}
     print(f"{dataset.name}: {dataset.n_users} users × {dataset.n_items} items in {dataset.n_entities} entities"
+          f" — values: {dataset.value_kind} (bound {dataset.value_max:g}), mode {config.mode}"
           f" — {doc['privacy']['label']}")
     for note in doc.get("notes", []):
         print(f"note: {note}")
@@ -144,38 +191,71 @@ def cmd_run(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from dpfed_core.evaluation.budget import plan_sweep
-    from dpfed_core.evaluation.experiments import crossing_epsilon, sweep, sweep_table, write_json
+    import json
 
+    from dpfed_core.evaluation.budget import plan_sweep
+
+    from dpfed_core.data.atomic import check_writable
+    from dpfed_core.evaluation.experiments import (check_grid, crossing_report, sweep, sweep_table,
+                                                   write_json)
+
+    out = args.out or args.resume
+    if out:
+        check_writable(out)
+    check_grid(args.epsilons, "--epsilons")
+    check_grid(args.seeds, "--seeds")
+    if args.metric not in _known_metrics(args.top_n):
+        raise ConfigError(f"--metric {args.metric!r} is not a metric; choose one of "
+                          f"{', '.join(_known_metrics(args.top_n))}", param="metric")
+    previous = None
+    if args.resume:
+        try:
+            with open(args.resume, encoding="utf-8") as f:
+                previous = json.load(f)
+        except FileNotFoundError:
+            raise ConfigError(f"--resume {args.resume}: no such file", param="resume") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"--resume {args.resume} is not a readable sweep document ({exc})",
+                              param="resume") from None
     dataset = load_dataset(args)
     config = run_config(args, dataset)
+    preflight(dataset, config, args.references)
     plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references)
     odometer, history, key = budget_cmd.open_store(args, dataset)
     n_jobs = len(args.seeds) * (len(args.epsilons) + len(args.references))
     bar = _Bar(n_jobs, f"sweep {config.method}")
+    checkpoint = (lambda partial: write_json(partial, out)) if out else None
     try:
-        # Every sweep point is a release, charged at its requested (ε, δ) before any is computed.
+        # Every sweep point is a release, charged at its requested (ε, δ) before any is computed
+        # (a resumed sweep is charged again for every point: conservative, never under-counted).
         with odometer.charge(dataset, plans, allow_non_private=args.allow_non_private, key=key) as reservation:
-            doc = sweep(dataset, config, args.epsilons, args.seeds, args.references, progress=bar)
+            doc = sweep(dataset, config, args.epsilons, args.seeds, args.references, progress=bar,
+                        checkpoint=checkpoint, resume=previous)
     finally:
         bar.close()
     for metric in dict.fromkeys([args.metric, "mar", "test_rmse"]):
         doc.setdefault("tables", {})[metric] = sweep_table(doc, metric)
         if "individual" in doc["references"]:
-            doc.setdefault("crossing_epsilon", {})[metric] = crossing_epsilon(doc, metric)
+            rep = crossing_report(doc, metric)
+            doc.setdefault("crossing_epsilon", {})[metric] = rep["epsilon"]
+            doc.setdefault("crossing", {})[metric] = rep
+    note = _k_note(config)
+    if note:
+        doc.setdefault("notes", []).append(note)
+    for n in doc.get("notes", []):
+        print(f"note: {n}")
     print(f"{'method':16s} {'ε':>8s} {args.metric + ' mean':>14s} {'sd':>8s}")
     for r in doc["tables"][args.metric]:
         print(f"{r['method']:16s} {r['epsilon']:>8.3g} {r['mean']:>14.4f} {r['sd']:>8.4f}")
-    if "crossing_epsilon" in doc:
-        c = doc["crossing_epsilon"][args.metric]
-        print(f"crossing ε on {args.metric} (beats individual from here on): {c if c is not None else 'none in the grid'}")
+    if "crossing" in doc:
+        print(f"crossing ε on {args.metric} vs individual: {doc['crossing'][args.metric]['text']}")
     doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
                        "releases": reservation.release_ids}
     history.add("sweep", doc, dataset_key=key, operation=reservation.operation)
     print(budget_cmd.budget_summary_line(odometer, key))
-    if args.out:
-        write_json(doc, args.out)
-        print(f"wrote {args.out}")
+    if out:
+        write_json(doc, out)
+        print(f"wrote {out}")
     return 0
 
 
@@ -188,18 +268,42 @@ def cmd_methods(_args) -> int:
     return 0
 
 
+def render_error(exc: BaseException) -> str:
+    """One line naming CLI flags instead of Python parameter names (see :mod:`dpfed_core.errors`)."""
+    if isinstance(exc, DpfedError):
+        text = exc.render(CLI_NAMES)
+        flag = CLI_NAMES.get(exc.param or "")
+        if flag and flag.split()[0] not in text:
+            text += f" [{flag}]"
+        return text
+    return " ".join(str(exc).split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one command. Exit status: 0 success, 2 any error (one ``error: …`` line on stderr, never
+    a traceback), 130 interrupted."""
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         commands = {"run": cmd_run, "sweep": cmd_sweep, "methods": cmd_methods,
                     "audit": audit_cmd.cmd_audit, "report": report_cmd.cmd_report,
                     "deploy-local": deploy_cmd.cmd_deploy_local, "write-shards": deploy_cmd.cmd_write_shards,
                     "budget": budget_cmd.cmd_budget}
         return commands[args.command](args)
     except DpfedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {render_error(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print("error: out of memory; use a smaller dataset, --rank or --k", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"error: could not read or write{where}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # the CLI boundary: whatever slipped through validation, one line
+        print(f"error: unexpected {type(exc).__name__}: {render_error(exc)} — please report this with the "
+              "command line that caused it", file=sys.stderr)
+        return 2

@@ -33,8 +33,10 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
 
 def cmd_report(args) -> int:
     """``python -m dpfed_core report …``."""
+    from dpfed_core.data.atomic import check_writable
     from dpfed_core.reporting.report import load_doc, write_report
 
+    check_writable(args.out)
     run = load_doc(args.run)
     sweep = load_doc(args.sweep) if args.sweep else None
     audit = load_doc(args.audit) if args.audit else None

@@ -42,6 +42,11 @@ class FederatedDataset:
         A short description shown in the CLI and the dashboard.
     notes : list of str
         What the loader did that a user should know (rows dropped, entities merged, …).
+    item_source : {"declared", "data"}
+        Where the item catalogue (the columns) comes from. ``"declared"``: public metadata (MovieLens
+        ``u.item``, a declared item list or formulary) — message shapes then depend on public inputs
+        only. ``"data"``: the items present in the data; a DP run then selects its catalogue by DP
+        partition selection charged to its ledger (:mod:`dpfed_core.privacy.catalogue`).
     """
 
     X: sp.csr_matrix
@@ -54,6 +59,7 @@ class FederatedDataset:
     value_max: float = 1.0
     name: str = "dataset"
     notes: list[str] = field(default_factory=list)
+    item_source: str = "data"
 
     def __post_init__(self) -> None:
         X = self.X
@@ -66,8 +72,9 @@ class FederatedDataset:
             raise DataError("item_names and item_ids must have one entry per column of X")
         if n and np.any(np.diff(self.entity_of_user) < 0):
             raise DataError("rows of X must be sorted by entity (use FederatedDataset.from_parts)")
-        if not np.isfinite(self.value_max) or self.value_max <= 0:
-            raise ConfigError(f"value_max must be a positive finite number, got {self.value_max!r}")
+        if not np.isfinite(self.value_max) or not 0 < self.value_max <= 1e9:
+            raise ConfigError(f"value_max must be a positive number ≤ 1e9, got {self.value_max!r}",
+                              param="value_max")
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -83,6 +90,7 @@ class FederatedDataset:
         value_max: float | None = None,
         name: str = "dataset",
         notes: list[str] | None = None,
+        item_source: str = "data",
     ) -> "FederatedDataset":
         """Build a dataset from a matrix and one entity label per row (any order).
 
@@ -122,6 +130,7 @@ class FederatedDataset:
             value_max=float(value_max),
             name=name,
             notes=list(notes or []),
+            item_source=item_source,
         )
 
     # ------------------------------------------------------------------ views
@@ -172,6 +181,16 @@ class FederatedDataset:
             )
         return out
 
+    def select_items(self, columns: np.ndarray, item_source: str | None = None) -> "FederatedDataset":
+        """The same users and entities restricted to the item columns ``columns`` (indices, in order)."""
+        cols = np.asarray(columns, dtype=np.int64)
+        return FederatedDataset(
+            X=self.X[:, cols].tocsr(), entity_of_user=self.entity_of_user, entity_names=list(self.entity_names),
+            user_ids=self.user_ids, item_names=self.item_names[cols], item_ids=self.item_ids[cols],
+            value_kind=self.value_kind, value_max=self.value_max, name=self.name, notes=list(self.notes),
+            item_source=item_source or self.item_source,
+        )
+
     def drop_small_entities(self, min_users: int) -> "FederatedDataset":
         """Drop entities with fewer than ``min_users`` users, recording what was dropped in ``notes``."""
         sizes = np.bincount(self.entity_of_user, minlength=self.n_entities)
@@ -201,4 +220,5 @@ class FederatedDataset:
             value_max=self.value_max,
             name=self.name,
             notes=[*self.notes, note],
+            item_source=self.item_source,
         )

@@ -53,7 +53,10 @@ __all__ = [
     "derive_entity",
     "EICU_EVENT_TABLES",
     "EICU_VALUE_MAX",
+    "EICU_DEFAULT_VALUE_MAX",
     "MIN_ENTITY_USERS",
+    "read_item_list",
+    "infer_value_kind",
     "SAMPLES",
     "SAMPLE_DIR",
 ]
@@ -71,6 +74,7 @@ EICU_EVENT_TABLES: dict[str, str] = {
     "treatment": "treatmentstring",
     "lab": "labname",
     "diagnosis": "diagnosisstring",
+    "infusiondrug": "drugname",
 }
 
 #: Declared public bound on the number of events of one kind in one unit stay (SPEC §2: bounds are
@@ -78,7 +82,11 @@ EICU_EVENT_TABLES: dict[str, str] = {
 #: than ~20 times in a stay; labs are drawn several times a day in long stays; a diagnosis string is
 #: recorded a few times at most. The loader clips nothing: it reports how many values exceed the
 #: bound (DP mechanisms clip to it).
-EICU_VALUE_MAX: dict[str, float] = {"medication": 20.0, "treatment": 20.0, "lab": 50.0, "diagnosis": 10.0}
+EICU_VALUE_MAX: dict[str, float] = {"medication": 20.0, "treatment": 20.0, "lab": 50.0, "diagnosis": 10.0,
+                                     "infusiondrug": 50.0}
+
+#: Declared bound for an eICU event table without its own entry above.
+EICU_DEFAULT_VALUE_MAX = 20.0
 
 #: Where the generated sample datasets live (``python sample_data/generate.py`` rebuilds them).
 SAMPLE_DIR = Path(__file__).resolve().parents[2] / "sample_data"
@@ -176,6 +184,9 @@ def read_table(
     filename: str | None = None,
     sep: str | None = None,
     what: str = "table",
+    usecols: Sequence[str] | None = None,
+    dtype: Any = str,
+    progress: Any = None,
 ) -> tuple[pd.DataFrame, str, bool]:
     """Read a table from a path, bytes, a file-like object or a DataFrame.
 
@@ -191,6 +202,8 @@ def read_table(
     """
     label = _label_of(source, filename)
     if isinstance(source, pd.DataFrame):
+        if usecols is not None and all(c in source.columns for c in usecols):
+            return source[list(dict.fromkeys(usecols))], label, False  # a new frame: the caller's is untouched
         return source, label, False
 
     data: bytes | None = None
@@ -228,6 +241,11 @@ def read_table(
             )
         try:
             df = pd.read_parquet(path if path is not None else io.BytesIO(data))  # type: ignore[arg-type]
+            if usecols is not None and all(c in df.columns for c in usecols):
+                df = df[list(dict.fromkeys(usecols))]
+                if isinstance(dtype, dict):
+                    df = df.astype({c: t for c, t in dtype.items()
+                                    if c in df.columns and not pd.api.types.is_float_dtype(df[c])})
         except Exception as exc:  # pyarrow raises many types; all mean the same to the user
             raise DataError(f"could not read Parquet file {label}: {exc}. Re-export the file.") from exc
         return df, label, False
@@ -247,17 +265,40 @@ def read_table(
         sep = _sniff_sep(text_head)
     compression = "gzip" if head[:2] == b"\x1f\x8b" else None
 
+    def _src():
+        return path if path is not None else io.BytesIO(data)  # type: ignore[arg-type]
+
     def _read(encoding: str) -> pd.DataFrame:
-        src = path if path is not None else io.BytesIO(data)  # type: ignore[arg-type]
-        return pd.read_csv(
-            src,
-            sep=sep,
-            dtype=str,
-            compression=compression,
-            encoding=encoding,
-            skip_blank_lines=False,
-            keep_default_na=True,
-        )
+        kw = dict(sep=sep, compression=compression, encoding=encoding, skip_blank_lines=False,
+                  keep_default_na=True)
+        keep = None
+        if usecols is not None:
+            header = pd.read_csv(_src(), nrows=0, **kw)
+            if not all(c in header.columns for c in usecols):
+                return header  # the caller names the missing column among these
+            keep = list(dict.fromkeys(usecols))
+        cats = [c for c, t in dtype.items() if t == "category"] if isinstance(dtype, dict) else []
+        if not cats and progress is None:
+            df = pd.read_csv(_src(), dtype=str, **kw)
+            return df[keep] if keep is not None else df
+        # Chunks of text (never parsed as numbers: '01' and '1' stay different), each chunk's id
+        # columns turned into categoricals at once and the unused columns dropped, so the peak is
+        # one chunk of strings plus integer codes. Every column is read: pandas skips the
+        # field-count check of a line when usecols is given, which would shift a bad line silently.
+        parts, n = [], 0
+        for chunk in pd.read_csv(_src(), dtype=str, chunksize=250_000, **kw):
+            if keep is not None:
+                chunk = chunk[keep]
+            for c in cats:
+                if c in chunk.columns:
+                    chunk[c] = chunk[c].astype("category")
+            parts.append(chunk)
+            n += len(chunk)
+            if progress is not None:
+                progress(n)
+        if not parts:
+            return pd.read_csv(_src(), nrows=0, dtype=str, **kw)
+        return _concat_chunks(parts)
 
     try:
         try:
@@ -274,11 +315,33 @@ def read_table(
         ) from exc
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"could not read {label}: {exc}. The file may be truncated or corrupt.") from exc
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"could not read {label} as a delimited text table ({exc}). Check the separator "
+                        "and that every line has as many fields as the header.") from exc
     # drop lines that are completely blank (e.g. trailing empty lines) but keep the numbering
     blank = df.isna().all(axis=1)
     if blank.any():
         df = df.loc[~blank]
     return df, label, True
+
+
+def _concat_chunks(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate chunks of a CSV, keeping categorical columns categorical (their categories are
+    unioned; a plain concat would turn them into Python strings)."""
+    from pandas.api.types import union_categoricals
+
+    if len(parts) == 1:
+        return parts[0]
+    out = {}
+    for c in parts[0].columns:
+        cols = [p[c] for p in parts]
+        if all(isinstance(x.dtype, pd.CategoricalDtype) for x in cols):
+            out[c] = pd.Series(union_categoricals(cols, ignore_order=True), index=None)
+        else:
+            out[c] = pd.concat(cols, ignore_index=True)
+    df = pd.DataFrame(out)
+    df.index = pd.RangeIndex(len(df))
+    return df
 
 
 def _row_ref(label: str, index_value: Any, from_text: bool | int) -> str:
@@ -310,17 +373,37 @@ def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str]) -> None
     )
 
 
+def _cat_map(s: pd.Series, fn) -> pd.Series:
+    """Apply a string function to a categorical column through its categories only (a 2M-row upload
+    has a few thousand distinct ids: the per-row work is integer codes, never Python strings)."""
+    cats = pd.Series(s.cat.categories.astype(str))
+    new = fn(cats)
+    codes, uniq = pd.factorize(new, use_na_sentinel=True)
+    row_codes = s.cat.codes.to_numpy()
+    out = np.where(row_codes >= 0, codes[np.maximum(row_codes, 0)], -1)
+    return pd.Series(pd.Categorical.from_codes(out, categories=pd.Index(uniq).astype(str)), index=s.index)
+
+
 def _as_id_strings(s: pd.Series) -> pd.Series:
-    """Identifiers as clean strings: integral floats (from Parquet/NaN-promoted ints) lose '.0'."""
+    """Identifiers as the exact strings of the file (outer whitespace removed): ``1``, ``01``,
+    ``1.0`` and ``1e0`` are four different ids (issue 12). Only a float column of a binary format
+    (Parquet), which has no text form, is written without the '.0' of its integral values.
+    Returns a categorical Series (memory: one code per row)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return _cat_map(s, lambda c: c.str.strip())
     if pd.api.types.is_float_dtype(s):
         vals = s.to_numpy()
         if np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
-            return pd.Series(vals.astype(np.int64).astype(str), index=s.index)
-    return s.astype(str).str.strip()
+            return pd.Series(vals.astype(np.int64).astype(str), index=s.index).astype("category")
+    return s.astype(str).str.strip().astype("category")
 
 
 def _is_missing(s: pd.Series) -> pd.Series:
     miss = s.isna()
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        blank = np.asarray(pd.Series(s.cat.categories.astype(str)).str.strip().eq(""), dtype=bool)
+        codes = s.cat.codes.to_numpy()
+        return miss | pd.Series((codes >= 0) & blank[np.maximum(codes, 0)], index=s.index)
     if s.dtype == object or pd.api.types.is_string_dtype(s):
         miss |= s.astype(str).str.strip().eq("") & s.notna()
     return miss
@@ -335,6 +418,8 @@ def derive_entity(values: pd.Series, transform: str | None) -> pd.Series:
     character is not a digit are grouped into one entity ``"other"``. ``"prefix:N"``: the first N
     characters.
     """
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return _cat_map(values, lambda c: derive_entity(c, transform).astype(str))
     s = values.astype(str).str.strip()
     if transform is None:
         return s
@@ -348,42 +433,94 @@ def derive_entity(values: pd.Series, transform: str | None) -> pd.Series:
 
 
 # ====================================================================== the core builder
+#: Column names from which the value kind is inferred when none is declared (lower case, exact).
+_RATING_NAMES = frozenset("rating ratings stars star score scores grade grades preference".split())
+_COUNT_NAMES = frozenset("count counts n events event_count n_events freq frequency quantity qty times "
+                         "visits clicks plays orders doses number num".split())
+
+#: Largest accepted declared bound of one value: beyond it squares and sums of values overflow the
+#: arithmetic of the models (a bound of 1e308 would make every DP noise scale infinite).
+VALUE_MAX_LIMIT = 1e9
+
+#: Options of earlier versions that decided who takes part by a true count (issue 11: no rule on a
+#: true count decides what is sent or who takes part) and what replaces each.
+_REMOVED_OPTIONS = {
+    "min_entity_users": "entities are the declared federation whatever their size; to leave entities out, "
+                        "declare them with exclude_entities",
+    "small_entities": "entities are no longer dropped by their true size; declare the ones to leave out "
+                      "with exclude_entities",
+    "min_item_users": "items come from a declared catalogue (items=…) or from the run's DP partition "
+                      "selection, never from a true count",
+}
+
+
+def _reject_removed(opts: dict[str, Any]) -> None:
+    for k in opts:
+        if k in _REMOVED_OPTIONS:
+            raise ConfigError(f"{k} is no longer an option: {_REMOVED_OPTIONS[k]}", param=k)
+
+
+def infer_value_kind(value_kind: str | None, value_col: str | None) -> tuple[str, str]:
+    """The value kind to use and why: the declared kind, else the value column's name
+    (``rating``/``stars``/``score`` → ratings, ``count``/``n``/``events``/… → counts), else, without a
+    value column, an event log of ``counts`` (one row = one event). Never read off the values."""
+    if value_kind is not None:
+        if value_kind not in _VALUE_KINDS:
+            raise ConfigError(f"value_kind must be one of {', '.join(_VALUE_KINDS)}; got {value_kind!r}",
+                              param="value_kind")
+        return value_kind, "declared"
+    if value_col is None:
+        return "counts", "no value column: each row is one event"
+    low = str(value_col).strip().lower()
+    if low in _RATING_NAMES:
+        return "ratings", f"inferred from the value column's name {value_col!r}"
+    if low in _COUNT_NAMES:
+        return "counts", f"inferred from the value column's name {value_col!r}"
+    raise ConfigError(
+        f"say what the values of column {value_col!r} are: value_kind ratings (an explicit scale, e.g. 1–5 "
+        "stars), counts (numbers of events) or implicit (0/1). It decides the bound, the observation mode "
+        "and the headline metric, so it is not guessed from the values.", param="value_kind")
+
+
 def _check_options(*, entity_col, entity_from, entity_transform, value_col, value_kind, value_max, duplicates,
-                   small_entities, over_max, min_entity_users, min_item_users) -> float:
+                   over_max) -> float:
     """Validate the options before reading a row; returns the value bound (declared or the scale's)."""
     if value_kind not in _VALUE_KINDS:
-        raise ConfigError(f"value_kind must be one of {', '.join(_VALUE_KINDS)}; got {value_kind!r}")
+        raise ConfigError(f"value_kind must be one of {', '.join(_VALUE_KINDS)}; got {value_kind!r}",
+                          param="value_kind")
     if (entity_col is None) == (entity_from is None):
         raise ConfigError(
             "give exactly one of entity_col (a column holding the entity, e.g. 'hospital') or "
             "entity_from (a user attribute to derive it from, e.g. 'zip' with entity_transform="
-            "'first_digit')"
+            "'first_digit')", param="entity_col"
         )
     if entity_transform is not None and entity_from is None:
-        raise ConfigError("entity_transform applies to entity_from; pass entity_from=<column> too")
+        raise ConfigError("entity_transform applies to entity_from; pass entity_from=<column> too",
+                          param="entity_from")
     if entity_transform is not None:
         derive_entity(pd.Series(["0"]), entity_transform)  # validates the transform name early
     if value_kind == "ratings" and value_col is None:
-        raise ConfigError("ratings need a value column: pass value_col=<the rating column>")
+        raise ConfigError("ratings need a value column: pass value_col=<the rating column>", param="value_col")
     if value_max is None:
         if value_kind == "counts":
             raise ConfigError(
                 "count data needs a declared public upper bound per value: pass value_max (e.g. the "
-                "most events one user can plausibly have for one item). It must not be read off the data."
-            )
+                "most events one user can plausibly have for one item). It must not be read off the data.",
+                param="value_max")
         value_max = 5.0 if value_kind == "ratings" else 1.0
-    if not (np.isfinite(value_max) and value_max > 0):
-        raise ConfigError(f"value_max must be a positive finite number, got {value_max!r}")
+    try:
+        value_max = float(value_max)
+    except (TypeError, ValueError):
+        raise ConfigError(f"value_max must be a number, got {value_max!r}", param="value_max") from None
+    if not (np.isfinite(value_max) and 0 < value_max <= VALUE_MAX_LIMIT):
+        raise ConfigError(f"value_max must be a positive number ≤ {VALUE_MAX_LIMIT:g}, got {value_max!r}",
+                          param="value_max")
     if duplicates not in ("last", "mean", "sum", "error"):
-        raise ConfigError(f"duplicates must be 'last', 'mean', 'sum' or 'error'; got {duplicates!r}")
-    if small_entities not in ("error", "drop"):
-        raise ConfigError(f"small_entities must be 'error' or 'drop'; got {small_entities!r}")
-    if over_max not in ("error", "note"):
-        raise ConfigError(f"over_max must be 'error' or 'note'; got {over_max!r}")
-    if int(min_entity_users) < 1 or int(min_item_users) < 1:
-        raise ConfigError("min_entity_users and min_item_users must be ≥ 1")
-
-    return float(value_max)
+        raise ConfigError(f"duplicates must be 'last', 'mean', 'sum' or 'error'; got {duplicates!r}",
+                          param="duplicates")
+    if over_max not in (None, "error", "note"):
+        raise ConfigError(f"over_max must be 'error' or 'note'; got {over_max!r}", param="over_max")
+    return value_max
 
 
 def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int, needed: dict[str, str],
@@ -405,19 +542,38 @@ def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int,
             raise DataError(
                 f"{_row_ref(label, first, from_text)}: column '{col}' is empty"
                 f"{f' (and in {n_bad - 1} more rows)' if n_bad > 1 else ''}. Every row needs a "
-                f"{needed[col]}; fill the gaps or pass drop_missing=True to skip such rows."
+                f"{needed[col]}; fill the gaps or pass drop_missing=True to skip such rows.",
+                param="drop_missing"
             )
 
     return df
 
 
+def _numeric(raw: pd.Series) -> pd.Series:
+    """Numbers of a text (or categorical) column; NaN where a value is not a number. A categorical
+    column is converted through its categories only."""
+    if pd.api.types.is_numeric_dtype(raw) and not isinstance(raw.dtype, pd.CategoricalDtype):
+        return raw.astype(np.float64)
+    if isinstance(raw.dtype, pd.CategoricalDtype):
+        cats = pd.to_numeric(pd.Series(raw.cat.categories.astype(str)).str.strip(), errors="coerce")
+        cats = cats.to_numpy(dtype=np.float64)
+        codes = raw.cat.codes.to_numpy()
+        return pd.Series(np.where(codes >= 0, cats[np.maximum(codes, 0)], np.nan), index=raw.index)
+    return pd.to_numeric(raw, errors="coerce").astype(np.float64)
+
+
 def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str | None, value_kind: str,
-            value_max: float, over_max: str, notes: list[str]) -> np.ndarray:
+            value_max: float, over_max: str | None, notes: list[str]) -> np.ndarray:
     """The value of every row as float64 (1 per row for an event log), checked: numeric, finite, ≥ 0,
-    and within the declared bound (an error, or a note with ``over_max='note'``)."""
+    and within the declared bound.
+
+    Values above the bound follow one rule in every loader (issue 12), set by the value kind: a
+    rating above its scale's maximum is an error (the data or the declared scale is wrong); a count
+    above its bound is kept and reported in a note, and every DP mechanism clips it to the bound.
+    ``over_max`` overrides the rule ("error" or "note")."""
     if value_col is not None:
         raw = df[value_col]
-        vals = pd.to_numeric(raw, errors="coerce") if not pd.api.types.is_numeric_dtype(raw) else raw
+        vals = _numeric(raw)
         bad = vals.isna()
         if bad.any():
             first = bad.index[bad.to_numpy()][0]
@@ -442,16 +598,18 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
         over = v > value_max
         if over.any():
             i = int(np.flatnonzero(over)[0])
-            if over_max == "error":
+            rule = over_max or ("error" if value_kind == "ratings" else "note")
+            if rule == "error":
                 raise DataError(
                     f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds "
                     f"{raw.iloc[i]!r}, above the declared maximum value_max={value_max:g} "
-                    f"({int(over.sum())} such rows). Declare the scale's true maximum (value_max) "
-                    "or fix those rows."
+                    f"({int(over.sum())} such rows). A {value_kind[:-1]} above its scale's maximum is "
+                    "a mistake in the data or in the declared scale: declare the true maximum (value_max), "
+                    "declare value_kind counts if these are counts, or fix those rows.", param="value_max"
                 )
             notes.append(
                 f"{int(over.sum())} values ({over.mean():.2%}) exceed the declared public bound "
-                f"{value_max:g}; they are kept as is here and clipped by the DP mechanisms"
+                f"{value_max:g}; they are kept as is here and clipped to it by the DP mechanisms"
             )
         if value_kind == "implicit":
             v = (v > 0).astype(np.float64)
@@ -480,7 +638,6 @@ def _check_disjoint_users(t: pd.DataFrame, label: str, from_text: bool | int) ->
         )
 
 
-
 def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_kind: str, duplicates: str,
                       notes: list[str]) -> pd.DataFrame:
     """Repeated (user, item) rows: counts add up, implicit takes the max, ratings follow ``duplicates``."""
@@ -497,92 +654,179 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
             r = t.loc[dup].iloc[0]
             raise DataError(
                 f"{_row_ref(label, r['row'], from_text)}: user '{r['u']}' rates item '{r['i']}' more "
-                f"than once ({n_dup} repeated rows). Remove the repeats or pass duplicates='last' or 'mean'."
+                f"than once ({n_dup} repeated rows). Remove the repeats or pass duplicates='last' or 'mean'.",
+                param="duplicates"
             )
         agg = {"v": how if how != "last" else "last", "e": "first", "row": "first"}
         if "name" in t:
             agg["name"] = "first"
-        t = t.groupby(["u", "i"], sort=False, as_index=False).agg(agg)
+        t = t.groupby(["u", "i"], sort=False, as_index=False, observed=True).agg(agg)
         notes.append(f"merged {n_dup} repeated (user, item) rows by taking the {how} of their values")
 
     return t
 
 
-def _drop_rare_items(t: pd.DataFrame, label: str, min_item_users: int, notes: list[str]) -> pd.DataFrame:
-    """Items used by fewer than ``min_item_users`` users are dropped, with a note."""
-    if min_item_users > 1:
-        item_users = t.groupby("i")["u"].transform("size")
-        rare = item_users < min_item_users
-        if rare.any():
-            n_items_drop = t.loc[rare, "i"].nunique()
-            n_users_before = t["u"].nunique()
-            t = t.loc[~rare]
-            notes.append(
-                f"dropped {n_items_drop} items used by fewer than {min_item_users} users "
-                f"({int(rare.sum())} interactions; {n_users_before - t['u'].nunique()} users left "
-                "with no interactions were dropped too)"
-            )
-            if len(t) == 0:
-                raise DataError(
-                    f"{label}: no item is used by at least {min_item_users} users, so the dataset is "
-                    "empty after filtering. Lower min_item_users."
-                )
+def _drop_zeros(t: pd.DataFrame, label: str, value_kind: str, notes: list[str]) -> pd.DataFrame:
+    """Rows whose value is 0 are dropped, with a note saying how many and why (issue 12).
 
+    Counts and implicit data: 0 events is the same as no row (every absent cell is a 0 in zero mode),
+    so nothing is lost. Ratings: the sparse matrix stores an absent cell as 0 and observed mode reads
+    0 as "not rated", so a 0 cannot be kept as a rating; on a 1–N scale it means "not rated" anyway.
+    A scale that really includes 0 must be shifted by the data owner (0–4 → 1–5)."""
+    zero = t["v"].to_numpy() == 0
+    if zero.any():
+        n0 = int(zero.sum())
+        why = ("a 0 count is the same as no event (absent cells are 0)" if value_kind != "ratings" else
+               "a rating 0 is read as 'not rated' (the matrix stores unrated cells as 0); if 0 is a real "
+               "rating on your scale, shift the scale by 1 (e.g. 0–4 → 1–5)")
+        notes.append(f"dropped {n0} of {len(t)} rows with value 0 ({n0 / len(t):.1%}): {why}")
+        t = t.loc[~zero]
+    if len(t) == 0:
+        raise DataError(f"{label}: every value is 0, so there are no interactions to learn from.")
     return t
 
 
-def _apply_entity_sizes(t: pd.DataFrame, label: str, min_entity_users: int, small_entities: str,
-                        notes: list[str]) -> pd.DataFrame:
-    """Entities smaller than ``min_entity_users``: an error, or dropped with a note; at least two remain."""
-    sizes = t.drop_duplicates("u").groupby("e").size().sort_values()
-    small = sizes[sizes < min_entity_users]
-    if len(small):
-        desc = ", ".join(f"'{e}' ({n} users)" for e, n in small.head(6).items())
-        desc += f" and {len(small) - 6} more" if len(small) > 6 else ""
-        if small_entities == "error" or len(small) == len(sizes):
-            raise DataError(
-                f"{label}: {len(small)} of {len(sizes)} entities have fewer than {min_entity_users} "
-                f"users: {desc}. Each entity needs enough users for its own test split and "
-                "prototypes. Use a coarser federation key (e.g. entity_transform='prefix:1'), "
-                "lower min_entity_users, or pass small_entities='drop' to leave them out."
-            )
-        t = t.loc[~t["e"].isin(small.index)]
-        notes.append(
-            f"dropped {len(small)} entities with fewer than {min_entity_users} users "
-            f"({int(small.sum())} users): {desc}"
-        )
-        sizes = sizes[sizes >= min_entity_users]
-    if len(sizes) < 2:
-        only = sizes.index[0] if len(sizes) else "?"
+def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str], notes: list[str]) -> pd.DataFrame:
+    """Entities are the declared federation (issue 11): every entity in the data takes part whatever
+    its size, except those the data owner declares out with ``exclude_entities`` (a public list).
+    At least two entities must remain."""
+    present = pd.unique(t["e"].astype(str))
+    if exclude_entities:
+        excl = [str(e).strip() for e in exclude_entities]
+        unknown = [e for e in excl if e not in set(present)]
+        if unknown:
+            shown = ", ".join(sorted(map(str, present))[:12])
+            raise ConfigError(f"exclude_entities names {', '.join(map(repr, unknown))}, not an entity of {label}; "
+                              f"entities: {shown}", param="exclude_entities")
+        drop = t["e"].astype(str).isin(excl).to_numpy()
+        t = t.loc[~drop]
+        notes.append(f"left out {len(excl)} declared entities: {', '.join(excl[:8])}{' …' if len(excl) > 8 else ''}")
+        present = pd.unique(t["e"].astype(str))
+    if len(present) < 2:
+        only = present[0] if len(present) else "?"
         raise DataError(
-            f"{label}: only one entity ('{only}', {int(sizes.iloc[0]) if len(sizes) else 0} users) — "
-            "federation needs at least two. Check the entity column, or use a finer key "
-            "(e.g. entity_transform='prefix:2' instead of 'prefix:1')."
+            f"{label}: only one entity ('{only}') — federation needs at least two. Check the entity column, "
+            "or use a finer key (e.g. entity_transform='prefix:2' instead of 'prefix:1').",
+            param="entity_col"
         )
-
     return t
+
+
+def read_item_list(source: Source | Sequence[str], *, filename: str | None = None) -> tuple[list[str], list[str] | None]:
+    """A declared item catalogue: a list of ids, or a file (one id per line, or a CSV/TSV whose first
+    column is the id and whose optional second column is a readable name). Returns (ids, names|None)."""
+    if isinstance(source, (list, tuple)) and all(isinstance(x, str) for x in source):
+        ids = [x.strip() for x in source if x.strip()]
+        names = None
+    else:
+        if isinstance(source, (str, os.PathLike)):
+            p = Path(source)
+            if not p.is_file():
+                raise DataError(f"items file not found: {p}. Give a file with one item per line.", param="items")
+            raw = p.read_bytes()
+        else:
+            raw = _source_bytes(source)
+        if raw[:2] == b"\x1f\x8b":
+            try:
+                raw = gzip.decompress(raw)
+            except (OSError, EOFError) as exc:
+                raise DataError(f"items file {filename or source}: not a valid gzip file", param="items") from exc
+        if b"\x00" in raw[:65536]:
+            raise DataError(f"items file {filename or source} is not a text file; give one item per line",
+                            param="items")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("latin-1")
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        sep = _sniff_sep(lines[0].encode()) if lines else ","
+        multi = bool(lines) and sep in lines[0]
+        if multi:
+            df = pd.read_csv(io.StringIO("\n".join(lines)), sep=sep, dtype=str, header=None, keep_default_na=False,
+                             on_bad_lines="skip")
+            ids = df.iloc[:, 0].astype(str).str.strip().tolist()
+            names = df.iloc[:, 1].astype(str).str.strip().tolist() if df.shape[1] > 1 else None
+        else:
+            ids, names = [ln.strip() for ln in lines], None
+    if not ids:
+        raise DataError("the declared item list is empty; give at least one item", param="items")
+    seen: dict[str, int] = {}
+    keep = []
+    for j, x in enumerate(ids):
+        if x not in seen:
+            seen[x] = j
+            keep.append(j)
+    ids = [ids[j] for j in keep]
+    names = [names[j] for j in keep] if names is not None else None
+    return ids, names
+
+
+def _apply_catalogue(t: pd.DataFrame, label: str, items: tuple[list[str], list[str] | None] | None,
+                     notes: list[str], unknown: str = "drop") -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
+    """Restrict rows to a declared catalogue. Rows of undeclared items are dropped with a note
+    (``unknown="drop"``) or refused (``"error"``)."""
+    if items is None:
+        return t, None, None
+    ids, names = items
+    known = t["i"].astype(str).isin(set(ids)).to_numpy()
+    if not known.all():
+        bad = t.loc[~known, "i"].astype(str)
+        if unknown == "error":
+            raise DataError(f"{label}: item {bad.iloc[0]!r} is not in the declared catalogue "
+                            f"({bad.nunique()} such items)", param="items")
+        notes.append(f"dropped {int((~known).sum())} rows of {bad.nunique()} items that are not in the declared "
+                     "item catalogue")
+        t = t.loc[known]
+        if len(t) == 0:
+            raise DataError(f"{label}: no row names an item of the declared catalogue; check the items file "
+                            "(one item id per line, as written in the data)", param="items")
+    return t, ids, names
+
+
+def _natural_order(uniq: np.ndarray) -> np.ndarray:
+    """Positions that sort string ids naturally: numerically when every id is a number (ties — '1',
+    '01', '1.0' — by their text, never merged), else as text."""
+    u = pd.Series(uniq, dtype=object).astype(str)
+    num = pd.to_numeric(u, errors="coerce")
+    if num.notna().all():
+        return np.lexsort((u.to_numpy(), num.to_numpy()))
+    return np.argsort(u.to_numpy(), kind="stable")
 
 
 def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
-              notes: list[str]) -> FederatedDataset:
-    """The sparse matrix and the dataset: users and items in natural order (numeric ids numerically)."""
+              notes: list[str], catalogue: list[str] | None = None,
+              catalogue_names: list[str] | None = None) -> FederatedDataset:
+    """The sparse matrix and the dataset: users and items in natural order, ids as exact strings.
+
+    With a declared ``catalogue`` the columns are exactly its items in its order (items without
+    any row are empty columns): the item list is public, whatever the data holds."""
     def _codes(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-        num = pd.to_numeric(s, errors="coerce")
-        if num.notna().all():
-            uniq_num, codes = np.unique(num.to_numpy(), return_inverse=True)
-            first_str = pd.Series(s.to_numpy()).groupby(codes).first().to_numpy()
-            return codes, first_str.astype(str)
-        codes, uniq = pd.factorize(s, sort=True)
-        return codes, np.asarray(uniq, dtype=str)
+        codes, uniq = pd.factorize(s.astype(str) if not isinstance(s.dtype, pd.CategoricalDtype) else s,
+                                   sort=False)
+        uniq = np.asarray(pd.Index(uniq).astype(str), dtype=object)
+        order = _natural_order(uniq)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return rank[codes], uniq[order].astype(str)
 
     ucode, uids = _codes(t["u"])
-    icode, iids = _codes(t["i"])
+    if catalogue is not None:
+        pos = {x: j for j, x in enumerate(catalogue)}
+        icats, iuniq = pd.factorize(t["i"].astype(str), sort=False)
+        icode = np.asarray([pos[x] for x in iuniq], dtype=np.int64)[icats]
+        iids = np.asarray(catalogue, dtype=str)
+    else:
+        icode, iids = _codes(t["i"])
     X = sp.csr_matrix(
         (t["v"].to_numpy(dtype=np.float64), (ucode, icode)), shape=(len(uids), len(iids))
     )
-    ent_of_user = pd.Series(t["e"].to_numpy()).groupby(ucode).first().to_numpy()
-    if "name" in t:
-        inames = pd.Series(t["name"].to_numpy()).groupby(icode).first().to_numpy().astype(str)
+    ent_of_user = pd.Series(t["e"].astype(str).to_numpy()).groupby(ucode).first().to_numpy()
+    if catalogue is not None and catalogue_names is not None:
+        inames = np.asarray(catalogue_names, dtype=str)
+    elif "name" in t:
+        got = pd.Series(t["name"].astype(str).to_numpy()).groupby(icode).first()
+        inames = iids.copy()
+        inames[got.index.to_numpy()] = got.to_numpy().astype(str)
     else:
         inames = iids
     return FederatedDataset.from_parts(
@@ -595,6 +839,7 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
         value_max=float(value_max),
         name=name,
         notes=notes,
+        item_source="declared" if catalogue is not None else "data",
     )
 
 
@@ -610,23 +855,25 @@ def _build(
     entity_from: str | None,
     entity_transform: str | None,
     item_name_col: str | None,
-    value_kind: str,
+    value_kind: str | None,
     value_max: float | None,
     duplicates: str,
-    min_entity_users: int,
-    min_item_users: int,
-    small_entities: str,
-    over_max: str,
+    over_max: str | None,
     drop_missing: bool,
     name: str,
+    exclude_entities: Sequence[str] = (),
+    items: tuple[list[str], list[str] | None] | None = None,
+    unknown_items: str = "drop",
     notes: list[str] | None = None,
 ) -> FederatedDataset:
     """Validate a long table and build the dataset (see :func:`load_long_table` for the rules)."""
     notes = list(notes or [])
+    value_kind, why = infer_value_kind(value_kind, value_col)
+    if why != "declared":
+        notes.append(f"values read as {value_kind} ({why}); declare value_kind to change it")
     value_max = _check_options(
         entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform, value_col=value_col,
-        value_kind=value_kind, value_max=value_max, duplicates=duplicates, small_entities=small_entities,
-        over_max=over_max, min_entity_users=min_entity_users, min_item_users=min_item_users)
+        value_kind=value_kind, value_max=value_max, duplicates=duplicates, over_max=over_max)
     ent_src = entity_col if entity_col is not None else entity_from
     needed = {user_col: "user column", item_col: "item column", ent_src: "entity column"}  # type: ignore[dict-item]
     if entity_from is not None:
@@ -641,25 +888,34 @@ def _build(
 
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes)
     v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes)
-    users = _as_id_strings(df[user_col]).to_numpy()
-    items = _as_id_strings(df[item_col]).to_numpy()
-    ent = derive_entity(df[ent_src], entity_transform).to_numpy()  # type: ignore[index]
-    t = pd.DataFrame({"u": users, "i": items, "v": v, "e": ent, "row": df.index.to_numpy()})
+    users = _as_id_strings(df[user_col])
+    items_col = _as_id_strings(df[item_col])
+    ent = derive_entity(df[ent_src], entity_transform)  # type: ignore[index]
+    t = pd.DataFrame({"u": users.to_numpy(), "i": items_col.to_numpy(), "v": v, "e": ent.to_numpy(),
+                      "row": df.index.to_numpy()})
     if item_name_col is not None:
-        t["name"] = df[item_name_col].astype(str).str.strip().to_numpy()
+        nm = df[item_name_col]
+        t["name"] = (_cat_map(nm, lambda c: c.str.strip()) if isinstance(nm.dtype, pd.CategoricalDtype)
+                     else nm.astype(str).str.strip()).to_numpy()
 
     _check_disjoint_users(t, label, from_text)
     t = _merge_duplicates(t, label, from_text, value_kind, duplicates, notes)
-    t = t.loc[t["v"] != 0]
-    if len(t) == 0:
-        raise DataError(f"{label}: every value is 0, so there are no interactions to learn from.")
-
-    t = _drop_rare_items(t, label, min_item_users, notes)
-    t = _apply_entity_sizes(t, label, min_entity_users, small_entities, notes)
-    return _assemble(t, value_kind=value_kind, value_max=value_max, name=name, notes=notes)
+    t = _drop_zeros(t, label, value_kind, notes)
+    t = _apply_entities(t, label, exclude_entities, notes)
+    t, catalogue, cat_names = _apply_catalogue(t, label, items, notes, unknown_items)
+    return _assemble(t, value_kind=value_kind, value_max=value_max, name=name, notes=notes,
+                     catalogue=catalogue, catalogue_names=cat_names)
 
 
 # ====================================================================== public: long table
+def _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col) -> tuple[list[str], dict]:
+    """Columns a long table needs and how to read them: ids and names as categoricals (one small code
+    per row instead of a Python string: a 2M-row upload stays within a few times its file size)."""
+    cols = [c for c in (user_col, item_col, entity_col, entity_from, item_name_col, value_col) if c is not None]
+    cols = list(dict.fromkeys(cols))
+    return cols, {c: "category" for c in cols}
+
+
 def load_long_table(
     source: Source,
     *,
@@ -670,17 +926,18 @@ def load_long_table(
     entity_from: str | None = None,
     entity_transform: str | None = None,
     item_name_col: str | None = None,
-    value_kind: Literal["ratings", "counts", "implicit"] = "ratings",
+    value_kind: Literal["ratings", "counts", "implicit"] | None = None,
     value_max: float | None = None,
     duplicates: Literal["last", "mean", "error"] = "last",
-    min_entity_users: int = MIN_ENTITY_USERS,
-    min_item_users: int = 1,
-    small_entities: Literal["error", "drop"] = "error",
-    over_max: Literal["error", "note"] = "error",
+    over_max: Literal["error", "note"] | None = None,
     drop_missing: bool = False,
+    exclude_entities: Sequence[str] = (),
+    items: Source | Sequence[str] | None = None,
     filename: str | None = None,
     sep: str | None = None,
     name: str | None = None,
+    progress: Any = None,
+    **removed: Any,
 ) -> FederatedDataset:
     """Load a long table: one row per (user, item) interaction.
 
@@ -688,38 +945,44 @@ def load_long_table(
     ----------
     source : path (CSV, CSV.gz, TSV, Parquet — recognised by content), pandas DataFrame, bytes or a
         binary file-like object (an upload; give ``filename`` for messages and format hints).
-    user_col, item_col : columns holding user and item identifiers (any text or numbers).
-    value_col : column holding the value. Omit it for an event log (``counts``: each row is one
-        event; ``implicit``: each row is an interaction with value 1).
+    user_col, item_col : columns holding user and item identifiers. Ids are the exact strings of the
+        file (outer spaces removed): ``1``, ``01`` and ``1.0`` are different users.
+    value_col : column holding the value. Omit it for an event log (each row is one event).
     entity_col : column holding the entity (hospital, bank, …) of each row, **or**
     entity_from, entity_transform : a user attribute and how to derive the entity from it —
         ``None`` (as is), ``"first_char"``/``"first_digit"`` (first character of e.g. a ZIP code;
         non-digit first characters are grouped into one entity ``"other"``), ``"prefix:N"``.
     item_name_col : column with readable item names (the first name seen per item is kept).
-    value_kind : ``"ratings"`` (explicit scale), ``"counts"`` (event counts) or ``"implicit"`` (0/1;
-        any positive value becomes 1).
+    value_kind : ``"ratings"`` (explicit scale), ``"counts"`` (event counts) or ``"implicit"`` (0/1).
+        When omitted it is inferred from the value column's *name* (never from its values) and the
+        notes say so; an unrecognised name is an error asking for it.
     value_max : the declared public upper bound of one value (defaults: 5 for ratings, 1 for
-        implicit; required for counts). Values above it are an error (``over_max="error"``) or only
-        reported in ``notes`` (``over_max="note"``); the loader never clips.
-    duplicates : repeated (user, item) rows of ratings keep the ``"last"`` row in file order (sort
-        the table by time first), their ``"mean"``, or raise (``"error"``). Counts are always summed,
-        implicit rows collapse to 1.
-    min_entity_users : entities with fewer users raise a DataError naming them
-        (``small_entities="error"``) or are dropped with a note (``"drop"``).
-    min_item_users : items used by fewer users are dropped (with a note).
+        implicit; required for counts). Above it: ratings are an error, counts are kept with a note
+        (DP mechanisms clip them) — the same rule as :func:`load_eicu`. ``over_max`` overrides it.
+    duplicates : repeated (user, item) rows of ratings keep the ``"last"`` row in file order, their
+        ``"mean"``, or raise (``"error"``). Counts are always summed, implicit rows collapse to 1.
+    exclude_entities : entities the data owner declares out of the federation. Every other entity
+        takes part whatever its size (no rule on a true count decides who takes part).
+    items : a declared item catalogue (list of ids, or a file: one id per line, or CSV id[,name]).
+        The columns are then exactly these items; rows of other items are dropped with a note. Without
+        it the catalogue is the data's items, marked ``item_source="data"``: a DP run then selects its
+        catalogue by DP partition selection, charged to the ledger.
     drop_missing : skip rows with an empty user/item/value/entity instead of raising.
     sep : field separator of a text file (sniffed from the header line when omitted).
+
+    Rows with value 0 are dropped with a note (see :func:`_drop_zeros` for why).
 
     Returns
     -------
     FederatedDataset with X of shape (n_users, n_items); rows sorted by entity.
-
-    Raises
-    ------
-    DataError for any problem with the data, ConfigError for inconsistent options. Users in more
-    than one entity are an error (users must be disjoint across entities).
     """
-    df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table")
+    _reject_removed(removed)
+    if removed:
+        raise ConfigError(f"unknown option(s) {', '.join(sorted(removed))} of load_long_table")
+    declared = read_item_list(items) if items is not None else None
+    cols, dtypes = _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col)
+    df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table",
+                                      usecols=cols, dtype=dtypes, progress=progress)
     return _build(
         df,
         label,
@@ -734,11 +997,10 @@ def load_long_table(
         value_kind=value_kind,
         value_max=value_max,
         duplicates=duplicates,
-        min_entity_users=min_entity_users,
-        min_item_users=min_item_users,
-        small_entities=small_entities,
         over_max=over_max,
         drop_missing=drop_missing,
+        exclude_entities=exclude_entities,
+        items=declared,
         name=name or Path(label).name,
     )
 
@@ -785,9 +1047,9 @@ def load_movielens(
     path: str | os.PathLike,
     federation: Literal["zip", "gender", "occupation", "age"] = "zip",
     *,
-    min_entity_users: int = MIN_ENTITY_USERS,
-    small_entities: Literal["error", "drop"] = "drop",
+    exclude_entities: Sequence[str] = (),
     name: str | None = None,
+    **removed: Any,
 ) -> FederatedDataset:
     """Load a MovieLens 100K or 1M directory (format recognised from its files).
 
@@ -799,12 +1061,21 @@ def load_movielens(
     "ZIP 9"; ZIP codes not starting with a digit, e.g. Canadian postcodes, form "ZIP other");
     ``"gender"``; ``"occupation"``; ``"age"`` (the 1M age bands; 100K ages are binned the same way).
     Items are named by title. value_kind = "ratings", value_max = 5 (the 1–5 star scale).
+
+    Public catalogue and entity list (issue 11): the columns are every movie of the public item file
+    (``u.item``: all 1682 movies of 100K, rated or not), in its order; entities are every value of the
+    federation key present in the users file, whatever their size (``exclude_entities`` declares some
+    out). Removing a user changes no message shape and no item list.
     """
+    _reject_removed(removed)
+    if removed:
+        raise ConfigError(f"unknown option(s) {', '.join(sorted(removed))} of load_movielens")
     root = Path(path)
     if not root.is_dir():
         raise DataError(f"MovieLens directory not found: {root}")
     if federation not in ("zip", "gender", "occupation", "age"):
-        raise ConfigError(f"federation must be 'zip', 'gender', 'occupation' or 'age'; got {federation!r}")
+        raise ConfigError(f"federation must be 'zip', 'gender', 'occupation' or 'age'; got {federation!r}",
+                          param="federation")
     if (root / "u.data").is_file():
         ratings = _read_delimited(root / "u.data", ["user", "item", "rating", "time"], "\t", "MovieLens 100K ratings")
         users = _read_delimited(root / "u.user", ["user", "age", "gender", "occupation", "zip"], "|", "MovieLens 100K users")
@@ -847,18 +1118,22 @@ def load_movielens(
             f"user {ratings.at[i, 'user']!r} is not in the users file ({int(ent.isna().sum())} such rows). "
             "The directory's files do not belong together."
         )
-    titles = ratings["item"].str.strip().map(items.assign(item=items["item"].str.strip()).set_index("item")["title"])
+    item_ids = items["item"].fillna("").str.strip()
+    if (item_ids == "").any() or item_ids.duplicated().any():
+        bad = item_ids[(item_ids == "") | item_ids.duplicated()].iloc[0]
+        raise DataError(f"MovieLens item file in {root} has an empty or repeated movie id {bad!r}.")
+    titles = items["title"].fillna("").str.strip()
+    catalogue = (item_ids.tolist(), titles.where(titles != "", item_ids).tolist())
     df = pd.DataFrame(
-        {"user": ratings["user"], "item": ratings["item"], "rating": ratings["rating"],
-         "entity": ent, "title": titles.fillna(ratings["item"].str.strip())}
+        {"user": ratings["user"], "item": ratings["item"], "rating": ratings["rating"], "entity": ent}
     )  # fmt: skip
     return _build(
         df, str(rfile), 1,  # header-less file: data row i + 1 is line i + 1
         user_col="user", item_col="item", value_col="rating", entity_col="entity",
-        entity_from=None, entity_transform=None, item_name_col="title",
+        entity_from=None, entity_transform=None, item_name_col=None,
         value_kind="ratings", value_max=5.0, duplicates="last",
-        min_entity_users=min_entity_users, min_item_users=1, small_entities=small_entities,
-        over_max="error", drop_missing=False,
+        over_max="error", drop_missing=False, exclude_entities=exclude_entities,
+        items=catalogue, unknown_items="error",
         name=name or f"MovieLens {version} ({federation} federation)",
     )  # fmt: skip
 
@@ -1046,22 +1321,78 @@ def normalize_drug_names(names: pd.Series) -> pd.Series:
 
 
 def _find_table(root: Path, stem: str) -> Path | None:
+    """``stem.csv[.gz]`` in ``root``, matched without regard to case (eICU files are ``infusionDrug.csv.gz``,
+    users type ``infusiondrug``)."""
     for cand in (f"{stem}.csv.gz", f"{stem}.csv", f"{stem.upper()}.csv.gz", f"{stem.upper()}.csv"):
         if (root / cand).is_file():
             return root / cand
+    low = stem.lower()
+    for p in sorted(root.iterdir()) if root.is_dir() else []:
+        if p.is_file() and p.name.lower() in (f"{low}.csv.gz", f"{low}.csv"):
+            return p
     return None
 
 
-def _read_eicu_table(root: Path, stem: str, cols: list[str], why: str) -> tuple[pd.DataFrame, str]:
+def _table_stems(root: Path) -> list[str]:
+    return sorted({p.name[: -len(".csv.gz")] if p.name.lower().endswith(".csv.gz") else p.name[: -len(".csv")]
+                   for p in root.iterdir() if p.is_file() and p.name.lower().endswith((".csv", ".csv.gz"))})
+
+
+def _read_eicu_table(root: Path, stem: str, cols: list[str], why: str,
+                     flag: str | None = None) -> tuple[pd.DataFrame, str]:
     path = _find_table(root, stem)
     if path is None:
+        stems = [t for t in _table_stems(root) if t.lower() not in ("patient", "hospital")]
         found = ", ".join(sorted(p.name for p in root.iterdir())[:20]) or "nothing"
+        hint = (f" Choose the event table(s) with events=<table> — tables here: {', '.join(stems)}." if flag and stems
+                else " Choose another event table with events=<table>." if flag else "")
         raise DataError(
-            f"eICU directory {root} has no {stem}.csv or {stem}.csv.gz ({why}). Found: {found}."
+            f"eICU directory {root} has no {stem}.csv or {stem}.csv.gz ({why}). Found: {found}.{hint}",
+            param=flag,
         )
-    df, label, _ = read_table(path, what=f"eICU {stem}")
-    _check_columns(df, label, {c: f"needed from the {stem} table" for c in cols})
+    header, label, _ = read_table(path, what=f"eICU {stem}", usecols=["\x00none"])  # header only
+    _check_columns(header, label, {c: f"needed from the {stem} table" for c in cols})
+    df, label, _ = read_table(path, what=f"eICU {stem}", usecols=cols, dtype={c: "category" for c in cols})
     return df, label
+
+
+def _event_name_column(root: Path, table: str, explicit: str | None) -> str:
+    """The column naming the event of an eICU table: given as ``table:column``, known for the common
+    tables, else the one column whose name ends in ``name`` or ``string`` (drugname, labname,
+    treatmentstring, …)."""
+    if explicit:
+        return explicit
+    if table.lower() in EICU_EVENT_TABLES:
+        return EICU_EVENT_TABLES[table.lower()]
+    path = _find_table(root, table)
+    if path is None:
+        return ""  # reported by _read_eicu_table
+    header, label, _ = read_table(path, what=f"eICU {table}", usecols=["\x00none"])
+    cols = [str(c) for c in header.columns]
+    cands = [c for c in cols if c.lower().endswith(("name", "string")) and c.lower() != "patientunitstayid"]
+    if len(cands) != 1:
+        raise ConfigError(
+            f"eICU table {path.name}: cannot tell which column names the event "
+            f"({'candidates: ' + ', '.join(cands) if cands else 'no column ending in name/string'}); give it as "
+            f"events={table}:<column> (columns: {', '.join(cols[:20])})", param="events")
+    return cands[0]
+
+
+def parse_event_tables(event_table: str | Sequence[str]) -> list[tuple[str, str | None]]:
+    """``"medication"``, ``"medication,infusionDrug"``, ``["lab", "infusionDrug:drugname"]`` → [(table, column)]."""
+    parts = [t.strip() for t in event_table.split(",")] if isinstance(event_table, str) else [str(t).strip() for t in event_table]
+    out = []
+    for t in parts:
+        if not t:
+            continue
+        tb, _, col = t.partition(":")
+        if not re.fullmatch(r"[A-Za-z0-9_]+", tb.strip()):
+            raise ConfigError(f"event table {t!r} is not a table name (letters, digits, _)", param="events")
+        out.append((tb.strip(), col.strip() or None))
+    if not out:
+        raise ConfigError("give at least one eICU event table, e.g. medication, lab, treatment, diagnosis or "
+                          "infusionDrug", param="events")
+    return out
 
 
 def load_eicu(
@@ -1069,50 +1400,52 @@ def load_eicu(
     event_table: str | Sequence[str] = "medication",
     entity: Literal["hospitalid", "hospital", "region"] = "hospitalid",
     *,
-    min_entity_users: int = MIN_ENTITY_USERS,
-    min_item_users: int = 5,
-    small_entities: Literal["error", "drop"] = "drop",
     value_max: float | None = None,
     drop_cancelled: bool = True,
+    exclude_entities: Sequence[str] = (),
+    items: Source | Sequence[str] | None = None,
     name: str | None = None,
+    **removed: Any,
 ) -> FederatedDataset:
     """Load the eICU database (or its open demo): unit stays × events, federated by hospital/region.
 
     Reads ``patient.csv[.gz]`` (patientunitstayid, hospitalid), ``hospital.csv[.gz]`` (hospitalid,
-    region; only for ``entity="region"``) and the event table(s) ``medication`` (drugname),
-    ``treatment`` (treatmentstring), ``lab`` (labname), ``diagnosis`` (diagnosisstring).
+    region; only for ``entity="region"``) and the event table(s): any eICU table with a
+    ``patientunitstayid`` and a column naming the event — ``medication`` (drugname), ``treatment``
+    (treatmentstring), ``lab`` (labname), ``diagnosis`` (diagnosisstring), ``infusionDrug``
+    (drugname), … (the name column is found by its name ending in ``name``/``string``, or given as
+    ``"table:column"``).
 
     One row per unit stay (``patientunitstayid``); value = number of events of that item in that
     stay; ``value_kind="counts"`` with the declared public bound :data:`EICU_VALUE_MAX` of the table
-    (the largest one when several tables are combined) unless ``value_max`` is given — nothing is
-    clipped here, the notes report how many values exceed it. Entities are "hospital <id>" or the
-    region ("Unknown region" where the hospital table has none).
+    (the largest one when several tables are combined; :data:`EICU_DEFAULT_VALUE_MAX` for other
+    tables) unless ``value_max`` is given. Counts above the bound are kept with a note and clipped by
+    the DP mechanisms — the same rule as counts in :func:`load_long_table`.
 
-    Item names are made readable: drug names are normalised (:func:`normalize_drug_name`), other
-    names are whitespace-trimmed. Medication rows without a drug name get the name most often
-    recorded with the same ``drughiclseqno`` code; cancelled orders are dropped
-    (``drop_cancelled``). Items used by fewer than ``min_item_users`` stays are dropped. With
-    several event tables, item names are prefixed with the table ("lab: potassium").
+    Entities are every hospital (or region) with stays in the patient table, whatever its size
+    (``exclude_entities`` declares some out). Items: a declared formulary ``items`` (one name per
+    line; drug names are normalised like the data's) fixes the columns, else the data's item names,
+    marked ``item_source="data"`` so that a DP run selects its catalogue by DP partition selection.
+    No item is dropped for being rare (a rule on a true count).
+
+    Drug names are normalised (:func:`normalize_drug_name`); medication rows without a drug name get
+    the name most often recorded with the same ``drughiclseqno`` code; cancelled orders are dropped
+    (``drop_cancelled``). With several event tables, item names are prefixed with the table.
     """
+    _reject_removed(removed)
+    if removed:
+        raise ConfigError(f"unknown option(s) {', '.join(sorted(removed))} of load_eicu")
     root = Path(path)
     if not root.is_dir():
         raise DataError(f"eICU directory not found: {root}")
-    tables = [event_table] if isinstance(event_table, str) else list(event_table)
-    if not tables:
-        raise ConfigError("event_table: give at least one of " + ", ".join(EICU_EVENT_TABLES))
-    for tb in tables:
-        if tb not in EICU_EVENT_TABLES:
-            raise ConfigError(
-                f"unknown eICU event table {tb!r}; choose from {', '.join(EICU_EVENT_TABLES)}"
-            )
+    tables = parse_event_tables(event_table)
     if entity == "hospital":
         entity = "hospitalid"
     if entity not in ("hospitalid", "region"):
-        raise ConfigError(f"entity must be 'hospitalid' or 'region'; got {entity!r}")
+        raise ConfigError(f"entity must be 'hospitalid' or 'region'; got {entity!r}", param="entity")
     notes: list[str] = []
 
     patient, plabel = _read_eicu_table(root, "patient", ["patientunitstayid", "hospitalid"], "one row per unit stay")
-    patient = patient[["patientunitstayid", "hospitalid"]]
     miss = _is_missing(patient["patientunitstayid"]) | _is_missing(patient["hospitalid"])
     if miss.any():
         i = miss.index[miss.to_numpy()][0]
@@ -1120,20 +1453,21 @@ def load_eicu(
             f"{_row_ref(plabel, i, True)}: patientunitstayid or hospitalid is empty; every unit "
             "stay needs both."
         )
-    stay_ids = patient["patientunitstayid"].str.strip()
+    stay_ids = patient["patientunitstayid"].astype(str).str.strip()
     if stay_ids.duplicated().any():
         i = stay_ids.index[stay_ids.duplicated().to_numpy()][0]
         raise DataError(
             f"{_row_ref(plabel, i, True)}: unit stay {stay_ids.loc[i]} is listed twice in the patient "
             "table; patientunitstayid must be unique."
         )
-    hosp = patient["hospitalid"].str.strip()
+    hosp = patient["hospitalid"].astype(str).str.strip()
     if entity == "region":
         hospital, hlabel = _read_eicu_table(root, "hospital", ["hospitalid", "region"], "needed for entity='region'")
+        hospital = hospital.astype(str)
         region = hospital.assign(hospitalid=hospital["hospitalid"].str.strip()).drop_duplicates("hospitalid")
-        region = region.set_index("hospitalid")["region"].str.strip()
+        region = region.set_index("hospitalid")["region"].str.strip().replace("nan", "")
         ent = hosp.map(region)
-        n_unknown = int(ent.isna().sum())
+        n_unknown = int(ent.isna().sum() + ent.eq("").sum())
         ent = ent.fillna("Unknown region").replace("", "Unknown region")
         if n_unknown:
             notes.append(f"{n_unknown} unit stays are in hospitals without a region: entity 'Unknown region'")
@@ -1142,38 +1476,48 @@ def load_eicu(
     stay_entity = pd.Series(ent.to_numpy(), index=stay_ids.to_numpy())
 
     parts = []
-    for tb in tables:
-        col = EICU_EVENT_TABLES[tb]
-        ev, elabel = _read_eicu_table(root, tb, ["patientunitstayid", col], f"the {tb} events")
+    bounds = []
+    names_cols = []
+    for tb, col_given in tables:
+        col = _event_name_column(root, tb, col_given)
+        extra = [c for c in ("drugordercancelled", "drughiclseqno") if tb.lower() == "medication"]
+        path_tb = _find_table(root, tb)
+        cols = ["patientunitstayid", col]
+        if path_tb is not None and extra:
+            header, _, _ = read_table(path_tb, what=f"eICU {tb}", usecols=["\x00none"])
+            cols += [c for c in extra if c in header.columns]
+        ev, elabel = _read_eicu_table(root, tb, cols, f"the {tb} events", flag="events")
         n0 = len(ev)
-        if tb == "medication" and drop_cancelled and "drugordercancelled" in ev.columns:
-            cancelled = ev["drugordercancelled"].str.strip().str.lower().eq("yes")
+        if tb.lower() == "medication" and drop_cancelled and "drugordercancelled" in ev.columns:
+            cancelled = _cat_map(ev["drugordercancelled"], lambda c: c.str.strip().str.lower()).astype(str).eq("yes")
             if cancelled.any():
                 notes.append(f"dropped {int(cancelled.sum())} cancelled medication orders")
-                ev = ev.loc[~cancelled]
-        names = ev[col].str.strip()
-        if tb == "medication" and "drughiclseqno" in ev.columns:
+                ev = ev.loc[~cancelled.to_numpy()]
+        raw_names = ev[col].astype(str).where(ev[col].notna())
+        names = raw_names.str.strip()
+        is_drug = col.lower() == "drugname"
+        if tb.lower() == "medication" and "drughiclseqno" in ev.columns:
             # eICU leaves drugname empty on many rows that carry the drug's HICL code: recover the
             # name most often recorded with that code elsewhere in the table
-            code = ev["drughiclseqno"].str.strip()
-            named = pd.DataFrame({"code": code, "name": normalize_drug_names(names)}).dropna()
+            code = ev["drughiclseqno"].astype(str).where(ev["drughiclseqno"].notna()).str.strip()
+            norm = normalize_drug_names(names.where(names.fillna("").str.len() > 0))
+            named = pd.DataFrame({"code": code, "name": norm}).dropna()
             best = named.groupby(["code", "name"]).size().reset_index(name="n")
             best = best.sort_values(["code", "n", "name"], ascending=[True, False, True]).drop_duplicates("code")
-            norm = normalize_drug_names(names)
             filled = norm.isna() & code.notna()
             norm = norm.where(~filled, code.map(best.set_index("code")["name"]))
             n_filled = int((filled & norm.notna()).sum())
             if n_filled:
                 notes.append(f"named {n_filled} medication rows without a drug name from their HICL code")
             names = norm
-        elif tb == "medication":
-            names = normalize_drug_names(names)
+        elif is_drug:
+            names = normalize_drug_names(names.where(names.fillna("").str.len() > 0))
         else:
             names = names.str.replace(r"\s+", " ", regex=True)
         names = names.where(names.fillna("").str.len() > 0)
         if names.isna().any():
             notes.append(f"dropped {int(names.isna().sum())} {tb} rows without a {col}")
-        stays = ev["patientunitstayid"].str.strip()
+        stays = ev["patientunitstayid"].astype(str).where(ev["patientunitstayid"].notna()).str.strip()
         keep = names.notna() & stays.notna()
         known = stays.isin(stay_entity.index)
         if (keep & ~known).any():
@@ -1183,20 +1527,36 @@ def load_eicu(
         parts.append(pd.DataFrame({"stay": stays[keep].to_numpy(), "item": item.to_numpy()}))
         if not keep.any():
             raise DataError(f"{elabel}: none of its {n0} rows names an event of a known unit stay")
+        bounds.append(EICU_VALUE_MAX.get(tb.lower()))
+        names_cols.append((tb, is_drug))
 
+    declared = None
+    if items is not None:
+        ids, inames = read_item_list(items)
+        if len(names_cols) == 1 and names_cols[0][1]:
+            ids = normalize_drug_names(pd.Series(ids)).tolist()  # a formulary is matched like the data
+        declared = read_item_list(ids)[0], None
     events = pd.concat(parts, ignore_index=True)
     counts = events.groupby(["stay", "item"], sort=False).size().reset_index(name="count")
     counts["entity"] = counts["stay"].map(stay_entity).to_numpy()
-    vmax = float(value_max) if value_max is not None else max(EICU_VALUE_MAX[t] for t in tables)
+    if value_max is not None:
+        vmax = value_max
+    elif all(b is not None for b in bounds):
+        vmax = max(bounds)
+    else:
+        vmax = max(b if b is not None else EICU_DEFAULT_VALUE_MAX for b in bounds)
+        other = [tb for (tb, _), b in zip(tables, bounds) if b is None]
+        notes.append(f"table(s) {', '.join(other)} have no declared bound: the default public bound "
+                     f"{EICU_DEFAULT_VALUE_MAX:g} events per stay and item is used (set it with value_max)")
     ent_label = "hospital" if entity == "hospitalid" else "region"
+    tnames = "+".join(tb for tb, _ in tables)
     return _build(
-        counts, f"eICU {'+'.join(tables)} table", False,
+        counts, f"eICU {tnames} table", False,
         user_col="stay", item_col="item", value_col="count", entity_col="entity",
         entity_from=None, entity_transform=None, item_name_col=None,
         value_kind="counts", value_max=vmax, duplicates="last",
-        min_entity_users=min_entity_users, min_item_users=min_item_users,
-        small_entities=small_entities, over_max="note", drop_missing=False,
-        name=name or f"eICU {root.name} ({'+'.join(tables)} by {ent_label})", notes=notes,
+        over_max="note", drop_missing=False, exclude_entities=exclude_entities, items=declared,
+        name=name or f"eICU {root.name} ({tnames} by {ent_label})", notes=notes,
     )  # fmt: skip
 
 
@@ -1205,14 +1565,19 @@ def load_sample(
     name: str,
     *,
     federation: Literal["hospital", "region"] | None = None,
-    min_entity_users: int = MIN_ENTITY_USERS,
     sample_dir: str | os.PathLike | None = None,
+    exclude_entities: Sequence[str] = (),
+    items: Source | Sequence[str] | None = None,
+    **removed: Any,
 ) -> FederatedDataset:
     """Load a generated sample dataset from ``sample_data/`` (see ``sample_data/README.md``).
 
     ``"synthetic"``: the paper §5.1 Poisson model, 10 entities. ``"clinic"``: eICU-like ICU stays ×
     lab/medication names, by hospital (default) or, with ``federation="region"``, by region.
     """
+    _reject_removed(removed)
+    if removed:
+        raise ConfigError(f"unknown option(s) {', '.join(sorted(removed))} of load_sample")
     key = name.removeprefix("sample:")
     if key not in SAMPLES:
         raise DataError(f"unknown sample dataset {name!r}; available: {', '.join(SAMPLES)}")
@@ -1226,8 +1591,8 @@ def load_sample(
     if federation is not None:
         if key != "clinic" or federation not in ("hospital", "region"):
             raise ConfigError(
-                "federation applies to the clinic sample only and must be 'hospital' or 'region'"
-            )
+                "federation applies to the clinic sample only and must be 'hospital' or 'region'",
+                param="federation")
         entity_col = federation
     return load_long_table(
         path,
@@ -1237,7 +1602,8 @@ def load_sample(
         entity_col=entity_col,
         value_kind=meta["value_kind"],
         value_max=meta["value_max"],
-        min_entity_users=min_entity_users,
+        exclude_entities=exclude_entities,
+        items=items,
         name=f"sample: {key}" + (f" by {federation}" if federation else ""),
     )
 
@@ -1257,15 +1623,15 @@ def _only(opts: dict[str, Any], allowed: Iterable[str], what: str) -> dict[str, 
     if bad:
         raise ConfigError(
             f"option{'s' if len(bad) > 1 else ''} {', '.join(bad)} do{'es' if len(bad) == 1 else ''} "
-            f"not apply to {what}; accepted: {', '.join(sorted(allowed)) or 'none'}"
+            f"not apply to {what}; accepted: {', '.join(sorted(allowed)) or 'none'}", param=bad[0]
         )
     return opts
 
 
 _LONG_OPTS = (
     "user_col", "item_col", "value_col", "entity_col", "entity_from", "entity_transform",
-    "item_name_col", "value_kind", "value_max", "duplicates", "min_entity_users", "min_item_users",
-    "small_entities", "over_max", "drop_missing", "filename", "sep", "name",
+    "item_name_col", "value_kind", "value_max", "duplicates", "exclude_entities", "items",
+    "over_max", "drop_missing", "filename", "sep", "name", "progress",
 )  # fmt: skip
 
 
@@ -1287,10 +1653,11 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
 
     Options that do not apply to the kind of data raise a ConfigError naming them.
     """
+    _reject_removed(opts)
     s = str(spec).strip()
     low = s.lower()
     if low.startswith("sample:"):
-        _only(opts, ("federation", "min_entity_users", "sample_dir"), "sample data")
+        _only(opts, ("federation", "sample_dir", "exclude_entities", "items"), "sample data")
         return load_sample(low, **opts)
     if low in ("synthetic", "synthetic:paper"):
         from dpfed_core.data import synthetic  # generated data: imported only when asked for
@@ -1309,32 +1676,31 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
     p = Path(s).expanduser()
     if p.is_dir():
         if (p / "u.data").is_file() or (p / "ratings.dat").is_file():
-            _only(opts, ("federation", "min_entity_users", "small_entities", "name"), "a MovieLens directory")
+            _only(opts, ("federation", "exclude_entities", "name"), "a MovieLens directory")
             return load_movielens(p, **opts)
         if _find_table(p, "patient") is not None:
             o = dict(opts)
             if "federation" in o:
                 o["entity"] = o.pop("federation")
             if "events" in o:
-                ev = o.pop("events")
-                o["event_table"] = [t.strip() for t in ev.split(",") if t.strip()] if isinstance(ev, str) else ev
-            _only(o, ("event_table", "entity", "min_entity_users", "min_item_users", "small_entities",
-                      "value_max", "drop_cancelled", "name"), "an eICU directory")  # fmt: skip
+                o["event_table"] = o.pop("events")
+            _only(o, ("event_table", "entity", "value_max", "drop_cancelled", "name", "exclude_entities",
+                      "items"), "an eICU directory")  # fmt: skip
             return load_eicu(p, **o)
         found = ", ".join(sorted(x.name for x in p.iterdir())[:15]) or "nothing"
         raise DataError(
             f"{p} is a directory but neither a MovieLens nor an eICU one (found: {found}). "
-            f"Accepted: {_ACCEPTED}."
+            f"Accepted: {_ACCEPTED}.", param="data"
         )
     if p.is_file():
         _only(opts, _LONG_OPTS, "a table file")
         if "user_col" not in opts or "item_col" not in opts:
-            df, label, _ = read_table(p)
+            df, label, _ = read_table(p, usecols=["\x00none"])
             cols = ", ".join(repr(str(c)) for c in df.columns[:30])
             raise ConfigError(
                 f"{label} is a table: say which columns hold the user, the item, the value and the "
-                "entity (user_col=…, item_col=…, value_col=…, entity_col=… or entity_from=… with "
-                f"entity_transform=…, and value_kind/value_max). Columns found: {cols}."
+                "entity (user_col, item_col, value_col, entity_col or entity_from with "
+                f"entity_transform, and value_kind / value_max). Columns found: {cols}.", param="user_col"
             )
         return load_long_table(p, **opts)
-    raise DataError(f"no such dataset or file: {s!r}. Accepted: {_ACCEPTED}.")
+    raise DataError(f"no such dataset or file: {s!r}. Accepted: {_ACCEPTED}.", param="data")

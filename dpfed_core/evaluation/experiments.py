@@ -31,6 +31,8 @@ from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_p
 from dpfed_core.privacy.statement import GUARANTEE_NAME, assumptions, statement
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
+from dpfed_core.privacy.ledger import validate_budget
+from dpfed_core.data.atomic import atomic_write
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.evaluation.metrics import evaluate
 from dpfed_core.data.split import Split, split_users
@@ -133,7 +135,10 @@ def run_method(
     t_split = time.perf_counter() - t0
     rng = method_generator(config.seed, private=spec.uses_epsilon, simulation=config.simulation)
     t0 = time.perf_counter()
-    result = spec.fit(dataset, split.train, config, rng, progress)
+    if needs_dp_catalogue(dataset, spec.uses_epsilon, config):
+        result = _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress)
+    else:
+        result = spec.fit(dataset, split.train, config, rng, progress)
     t_fit = time.perf_counter() - t0
     progress("evaluate_start", method=config.method)
     t0 = time.perf_counter()
@@ -160,6 +165,62 @@ def run_method(
     return doc, result
 
 
+def needs_dp_catalogue(dataset: FederatedDataset, uses_epsilon: bool, config: RunConfig) -> bool:
+    """A DP run on data without a declared public catalogue selects its items by DP partition
+    selection (issue 11): the catalogue decides every message's shape, so it must not come from
+    the pooled raw data."""
+    return bool(uses_epsilon and math.isfinite(config.epsilon) and dataset.item_source != "declared")
+
+
+def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
+    """Select the catalogue with :func:`dpfed_core.privacy.catalogue.select_catalogue` (a share of
+    ε and δ, charged per entity), fit the method on those columns with the rest of the budget, and
+    put the factors back on the full item axis (items outside the catalogue get zero factors: the
+    server knows nothing of them, so they are never recommended above a catalogue item)."""
+    from dpfed_core.federation.messages import SERVER, Message
+    from dpfed_core.privacy import catalogue as cat
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    eps_sel = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
+    dlt_sel = config.delta * cat.CATALOGUE_DELTA_SHARE
+    ledger = PrivacyLedger(config.epsilon, config.delta)
+    sel_rng = (np.random.default_rng(np.random.SeedSequence()) if not config.simulation
+               else np.random.default_rng([config.seed, 0xCA7A]))
+    progress("catalogue_start", entities=dataset.n_entities)
+    release = cat.select_catalogue(split.train, dataset.entity_slices(), dataset.entity_names, eps_sel, dlt_sel,
+                                   sel_rng, ledger)
+    cols = release.columns
+    messages = [Message(1, name, SERVER, "DP-selected item ids", (len(ids),), int(np.asarray(ids).nbytes))
+                for name, ids in release.per_entity.items()]
+    messages += [Message(1, SERVER, name, "catalogue (union of released item ids)", (len(cols),),
+                         int(cols.nbytes)) for name in dataset.entity_names]
+    note = (f"no declared item catalogue: {len(cols)} of the data's {dataset.n_items} items selected by DP "
+            f"partition selection (ε = {eps_sel:.3g}, δ = {dlt_sel:.3g} per entity, threshold τ = "
+            f"{release.threshold:.1f} noisy users); declare the catalogue (--items FILE) to keep every item and "
+            "the whole budget for the method")
+    if len(cols) == 0:
+        from dpfed_core.methods import MethodResult as _MR
+
+        width = max(int(config.rank), 1)
+        ledger.simulation = bool(config.simulation)
+        return _MR(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
+                   {"catalogue": 0.0}, extra={"notes": [note + "; no item passed the threshold, so nothing "
+                                                          "was learned (every score is 0)"]})
+    sub = dataset.select_items(cols, item_source="dp-selected")
+    cfg = config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
+    result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
+    for r in result.ledger.rows:
+        ledger.spend(r.entity, r.stage, r.mechanism, r.epsilon, r.delta, r.sensitivity, r.noise_scale, r.note)
+    ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
+    V = np.zeros((dataset.n_items, result.V.shape[1]))
+    V[cols] = result.V
+    result.V = V
+    result.ledger = ledger
+    result.messages = messages + list(result.messages)
+    result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols}
+    return result
+
+
 def run_comparison(
     dataset: FederatedDataset,
     config: RunConfig,
@@ -174,6 +235,29 @@ def run_comparison(
     return out
 
 
+def _job_key(method: str, epsilon: float, seed: int, swept: str) -> tuple:
+    """Identity of one sweep point: the swept method by (ε, seed), a reference by seed only (its ε
+    is whatever its ledger guarantees, 0 or inf)."""
+    return (method, float(epsilon) if method == swept else None, int(seed))
+
+
+def check_grid(values: Iterable, flag: str) -> list:
+    """Refuse a grid with repeated values: a repeated seed or ε would count one configuration twice
+    and report a wrong sd (issue 12)."""
+    vals = list(values)
+    seen, dup = set(), []
+    for v in vals:
+        if v in seen and v not in dup:
+            dup.append(v)
+        seen.add(v)
+    if dup:
+        shown = ", ".join("inf" if isinstance(d, float) and math.isinf(d) else f"{d:g}" if isinstance(d, float)
+                          else str(d) for d in dup)
+        raise ConfigError(f"{flag} repeats {shown}; give each value once (a repeat would be counted twice "
+                          "in the mean ± sd)", param=flag.lstrip("-"))
+    return vals
+
+
 def sweep(
     dataset: FederatedDataset,
     config: RunConfig,
@@ -181,23 +265,34 @@ def sweep(
     seeds: Iterable[int],
     references: Iterable[str] = ("individual", "central", "random-v", "popularity"),
     progress: ProgressFn | None = None,
+    checkpoint: Callable[[dict], None] | None = None,
+    resume: dict | None = None,
 ) -> dict:
     """Privacy–utility sweep (SPEC §4): ``config.method`` over ``epsilons`` × ``seeds`` and each
     reference method once per seed, all methods of a seed on that seed's split.
 
-    Returns ``{"config", "epsilons", "seeds", "runs": [summaries], "summary": {...}}`` where each
-    run summary has ``method``, ``epsilon``, ``seed``, ``overall``, ``entities``, ``privacy``.
+    Returns ``{"config", "epsilons", "seeds", "runs": [summaries], "complete": True, ...}`` where each
+    run summary has ``method``, ``epsilon``, ``seed``, ``overall``, ``entities``, ``privacy``. A
+    reference's ``epsilon`` is its ledger's guarantee — 0 for methods that release nothing
+    (``individual``, ``random-v``), inf for non-private ones — exactly as ``run`` reports it.
+
+    checkpoint : called with the partial document (``"complete": False``) after every finished
+        point, so a killed sweep can continue (the CLI writes it atomically to ``--out``).
+    resume : a partial (or complete) document of the same sweep; its finished points are kept and
+        not recomputed. Its configuration and dataset must match this sweep's.
     """
     config.validate()
-    epsilons = [float(e) for e in epsilons]
-    seeds = [int(s) for s in seeds]
+    epsilons = check_grid([float(e) for e in epsilons], "--epsilons")
+    seeds = check_grid([int(s) for s in seeds], "--seeds")
     if not epsilons:
-        raise ConfigError("the ε grid is empty; give at least one ε (inf for non-private)")
+        raise ConfigError("the ε grid is empty; give at least one ε (inf for non-private)", param="epsilons")
     for e in epsilons:
         if math.isnan(e) or e <= 0:
-            raise ConfigError(f"every ε of the grid must be positive (or inf), got {e}")
+            raise ConfigError(f"every ε of the grid must be positive (or inf), got {e}", param="epsilons")
+        if math.isfinite(e):
+            validate_budget(e, config.delta)
     if not seeds:
-        raise ConfigError("give at least one seed")
+        raise ConfigError("give at least one seed", param="seeds")
     spec = get_method(config.method)
     if not spec.uses_epsilon:
         epsilons_run = [math.inf]
@@ -206,35 +301,88 @@ def sweep(
     references = [r for r in dict.fromkeys(references) if r != config.method]
     for r in references:
         get_method(r)
-    total = len(seeds) * (len(epsilons_run) + len(references))
-    done = 0
-    progress = progress or _noop
-    runs = []
-    for seed in seeds:
-        cfg_seed = config.replace(seed=seed)
-        split = make_split(dataset, cfg_seed)
-        jobs = [(config.method, e) for e in epsilons_run] + [(r, math.inf) for r in references]
-        for method, eps in jobs:
-            cfg = cfg_seed.replace(method=method, epsilon=eps)
-            doc, _ = run_method(dataset, cfg, split)
-            runs.append({
-                "method": method, "epsilon": eps, "seed": seed,
-                "overall": doc["overall"], "entities": doc["entities"],
-                "privacy": {k: doc["privacy"][k] for k in ("epsilon", "delta", "private", "label")},
-                "timings": doc["timings"],
-            })
-            done += 1
-            progress("sweep_step", done=done, total=total, method=method, epsilon=eps, seed=seed)
-    return {
+    doc = {
         "config": config.to_dict(),
         "dataset": dataset_summary(dataset),
         "epsilons": epsilons_run,
         "seeds": seeds,
         "references": references,
-        "runs": runs,
+        "runs": [],
+        "complete": False,
         "version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+    done_keys: set = set()
+    if resume is not None:
+        doc["runs"] = _resumable_runs(resume, doc, config.method)
+        done_keys = {_job_key(r["method"], r["epsilon"], r["seed"], config.method) for r in doc["runs"]}
+    total = len(seeds) * (len(epsilons_run) + len(references))
+    done = len(doc["runs"])
+    progress = progress or _noop
+    for seed in seeds:
+        cfg_seed = config.replace(seed=seed)
+        jobs = [(config.method, e) for e in epsilons_run] + [(r, math.inf) for r in references]
+        jobs = [(m, e) for m, e in jobs if _job_key(m, e, seed, config.method) not in done_keys]
+        if not jobs:
+            continue
+        split = make_split(dataset, cfg_seed)
+        for method, eps in jobs:
+            cfg = cfg_seed.replace(method=method, epsilon=eps)
+            run_doc, _ = run_method(dataset, cfg, split)
+            doc["runs"].append({
+                "method": method,
+                "epsilon": eps if method == config.method else run_doc["privacy"]["epsilon"],
+                "seed": seed,
+                "overall": run_doc["overall"], "entities": run_doc["entities"],
+                "privacy": {k: run_doc["privacy"][k] for k in ("epsilon", "delta", "private", "label")},
+                "timings": run_doc["timings"],
+            })
+            done += 1
+            progress("sweep_step", done=done, total=total, method=method, epsilon=eps, seed=seed)
+            if checkpoint is not None and done < total:
+                checkpoint(doc)
+    # keep the grid order (seed, then ε, then references) whatever order points were finished in
+    order = {(m, e, s): i for i, (m, e, s) in enumerate(
+        _job_key(m, e, s, config.method) for s in seeds
+        for m, e in [(config.method, e) for e in epsilons_run] + [(r, math.inf) for r in references])}
+    doc["runs"].sort(key=lambda r: order.get(_job_key(r["method"], r["epsilon"], r["seed"], config.method), 0))
+    doc["complete"] = True
+    return doc
+
+
+def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
+    """The finished points of ``previous`` that belong to the sweep ``doc`` describes."""
+    if not isinstance(previous, dict) or not isinstance(previous.get("runs"), list):
+        raise ConfigError("--resume: the file is not a sweep document (no 'runs' list)", param="resume")
+    old_cfg = {k: v for k, v in (previous.get("config") or {}).items() if k != "seed"}
+    new_cfg = {k: v for k, v in json_safe(doc["config"]).items() if k != "seed"}
+    diff = sorted(k for k in set(old_cfg) | set(new_cfg) if old_cfg.get(k) != new_cfg.get(k))
+    if diff:
+        raise ConfigError("--resume: the file was written by a sweep with other settings "
+                          f"({', '.join(diff)} differ); rerun with the same flags or start a new sweep",
+                          param="resume")
+    keep = ("name", "n_users", "n_items", "n_entities", "n_interactions", "value_kind", "value_max")
+    old_ds = {k: (previous.get("dataset") or {}).get(k) for k in keep}
+    new_ds = {k: json_safe(doc["dataset"]).get(k) for k in keep}
+    if old_ds != new_ds:
+        raise ConfigError("--resume: the file was written for other data "
+                          f"({old_ds.get('name')!r}, {old_ds.get('n_users')} users); pass the same --data",
+                          param="resume")
+    wanted = {_job_key(m, e, s, swept) for s in doc["seeds"]
+              for m, e in [(swept, e) for e in doc["epsilons"]] + [(r, math.inf) for r in doc["references"]]}
+    runs, seen = [], set()
+    for r in previous["runs"]:
+        try:
+            key = _job_key(str(r["method"]), float(r["epsilon"]), int(r["seed"]), swept)
+            _ = r["overall"]
+        except (KeyError, TypeError, ValueError):
+            raise ConfigError("--resume: the file has a malformed run entry; start a new sweep",
+                              param="resume") from None
+        if key in wanted and key not in seen:
+            seen.add(key)
+            runs.append({**r, "epsilon": float(r["epsilon"]),
+                         "overall": {k: (math.nan if v is None else v) for k, v in r["overall"].items()}})
+    return runs
 
 
 def sweep_table(sweep_doc: dict, metric: str = "mar") -> list[dict]:
@@ -250,23 +398,86 @@ def sweep_table(sweep_doc: dict, metric: str = "mar") -> list[dict]:
     return rows
 
 
-def crossing_epsilon(sweep_doc: dict, metric: str = "mar", baseline: str = "individual") -> float | None:
-    """The smallest ε of the grid from which the swept method's mean ``metric`` beats ``baseline``'s
-    mean at that ε *and every larger one* (so one lucky point does not count). None if never."""
+#: Metrics whose crossing is meaningful only in ``observed`` mode: in ``zero`` mode every absent cell
+#: is a 0 target, so RMSE on the hidden (non-zero) entries rewards inflated predictions, not a useful
+#: model (SPEC §1: ranking quality is the headline metric there).
+RMSE_METRICS = {"train_rmse", "test_rmse"}
+
+#: A ranking no better than chance has MAR 0.5. A crossing is reported only where the swept method's
+#: mean MAR plus one sd stays below this at every ε from the crossing on, so that "beats individual"
+#: is never claimed for a method whose ranking is random (issue 12).
+RANDOM_MAR = 0.5
+
+
+def check_metric(sweep_doc: dict, metric: str, flag: str = "--metric") -> str:
+    """Refuse a metric the runs do not report, naming the ones they do."""
+    runs = sweep_doc.get("runs") or []
+    known = sorted(runs[0]["overall"]) if runs else sorted(LOWER_IS_BETTER | {"precision_at_10", "recall_at_10",
+                                                                             "ndcg_at_10"})
+    if metric not in known:
+        raise ConfigError(f"{flag} {metric!r} is not a metric of this sweep; choose one of {', '.join(known)}",
+                          param="metric")
+    return metric
+
+
+def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str = "individual") -> dict:
+    """The crossing ε and what it means, as data and as one sentence.
+
+    A crossing ε is the smallest ε of the grid from which the swept method's mean ``metric`` beats
+    ``baseline``'s mean at that ε *and every larger one*, and is reported only if the metric is
+    meaningful: RMSE metrics only in ``observed`` mode (see :data:`RMSE_METRICS`), and the swept
+    method's ranking must be better than chance (mean + sd of MAR < :data:`RANDOM_MAR`) at every ε
+    from the crossing on.
+
+    Returns ``{"metric", "epsilon" (float, inf or None), "meaningful" (bool), "text"}``; ``epsilon``
+    is inf when only the non-private point (ε = ∞) beats the baseline ("none at finite ε").
+    """
     method = sweep_doc["config"]["method"]
+    mode = sweep_doc["config"].get("mode", "zero")
+    out = {"metric": metric, "epsilon": None, "meaningful": True, "baseline": baseline}
+    if metric in RMSE_METRICS and mode == "zero":
+        out["meaningful"] = False
+        out["text"] = (f"not reported: {metric} is not meaningful in zero mode (absent entries are 0 targets); "
+                       "use mar or a top-N metric, or --mode observed for ratings")
+        return out
     table = sweep_table(sweep_doc, metric)
     base = [r["mean"] for r in table if r["method"] == baseline]
     if not base:
-        raise ConfigError(f"the sweep has no {baseline!r} runs to compare with")
+        raise ConfigError(f"the sweep has no {baseline!r} runs to compare with; add it to --references",
+                          param="references")
     ref = base[0]
-    pts = sorted((r["epsilon"], r["mean"]) for r in table if r["method"] == method)
-    better = [(m < ref) if metric in LOWER_IS_BETTER else (m > ref) for _, m in pts]
+    rows = sorted((r for r in table if r["method"] == method), key=lambda r: r["epsilon"])
+    mar = {r["epsilon"]: (r["mean"], r["sd"]) for r in sweep_table(sweep_doc, "mar") if r["method"] == method} \
+        if sweep_doc.get("runs") and "mar" in sweep_doc["runs"][0]["overall"] else {}
+
+    def ok(r) -> bool:
+        m = r["mean"]
+        better = (m < ref) if metric in LOWER_IS_BETTER else (m > ref)
+        if not better or not np.isfinite(m):
+            return False
+        mm, sd = mar.get(r["epsilon"], (0.0, 0.0))
+        return bool(mm + sd < RANDOM_MAR)
+
     crossing = None
-    for i in range(len(pts) - 1, -1, -1):
-        if not better[i]:
+    for r in reversed(rows):
+        if not ok(r):
             break
-        crossing = pts[i][0]
-    return crossing
+        crossing = r["epsilon"]
+    out["epsilon"] = crossing
+    if crossing is None:
+        out["text"] = f"none in the grid: {method} never beats {baseline} on {metric} at the largest ε"
+    elif math.isinf(crossing):
+        out["text"] = (f"none at finite ε: only the non-private point (ε = ∞) beats {baseline} on {metric}")
+    else:
+        out["text"] = (f"ε = {crossing:g}: from here on every grid point of {method} beats {baseline} on {metric} "
+                       f"(mean over seeds), with a better-than-chance ranking (MAR + sd < {RANDOM_MAR})")
+    return out
+
+
+def crossing_epsilon(sweep_doc: dict, metric: str = "mar", baseline: str = "individual") -> float | None:
+    """The crossing ε of :func:`crossing_report` (inf: only the non-private point beats the baseline;
+    None: never, or the metric is not meaningful for this sweep)."""
+    return crossing_report(sweep_doc, metric, baseline)["epsilon"]
 
 
 # ---------------------------------------------------------------------------- JSON
@@ -290,9 +501,6 @@ def json_safe(obj):
     return obj
 
 
-def write_json(doc: dict, path: str | Path) -> Path:
-    path = Path(path)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(json_safe(doc), indent=2, allow_nan=False))
-    return path
+def write_json(doc: dict, path: str | Path, flag: str = "--out") -> Path:
+    """Write a result document as strict JSON, atomically (complete file or the old one)."""
+    return atomic_write(path, json.dumps(json_safe(doc), indent=2, allow_nan=False), flag)

@@ -747,12 +747,11 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
 
 
 def write_report(path: str | Path, run_doc: dict, **kwargs) -> Path:
-    """:func:`build_report` written to ``path`` (UTF-8). Returns the path."""
-    path = Path(path)
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(build_report(run_doc, **kwargs), encoding="utf-8")
-    return path
+    """:func:`build_report` written to ``path`` (UTF-8), atomically: the report is built in memory
+    and replaces ``path`` only when complete (never a 0-byte or truncated HTML). Returns the path."""
+    from dpfed_core.data.atomic import atomic_write
+
+    return atomic_write(path, build_report(run_doc, **kwargs))
 
 
 def report_from_session(run: dict, *, comparison: dict | None = None, sweep: dict | None = None,
