@@ -54,3 +54,20 @@ def test_clinic_sample():
     assert min(s["users"] for s in ds.summary()) >= 25
     by_region = load_sample("clinic", federation="region")
     assert by_region.entity_names == ["Midwest", "Northeast", "South", "West"]
+
+
+def test_samples_declare_their_public_catalogue():
+    """A generated sample's catalogue is the generator's item list (public by construction), so a DP
+    run spends nothing on selecting items and every message has the catalogue's width."""
+    import importlib.util
+
+    from dpfed_core.data.loaders import load_data, sample_catalogue
+
+    spec = importlib.util.spec_from_file_location("generate", REPO / "sample_data" / "generate.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert len(sample_catalogue("synthetic")) == gen.SYNTHETIC_PARAMS["n_items"]
+    for name in ("synthetic", "clinic"):
+        ds = load_data(f"sample:{name}")
+        assert ds.item_source == "declared"
+        assert list(ds.item_names) == sample_catalogue(name)

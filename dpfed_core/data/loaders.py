@@ -1561,6 +1561,17 @@ def load_eicu(
 
 
 # ====================================================================== samples & dispatcher
+def sample_catalogue(key: str) -> list[str]:
+    """A generated sample's item catalogue: public by construction (the generator's item list in
+    ``sample_data/generate.py``), never read off the sample file."""
+    if key == "clinic":
+        from dpfed_core.data.synthetic import CLINIC_ITEMS
+
+        return list(CLINIC_ITEMS)
+    n_items = 200  # sample_data/generate.py: SYNTHETIC_PARAMS["n_items"]
+    return [f"item {j:03d}" for j in range(n_items)]
+
+
 def load_sample(
     name: str,
     *,
@@ -1603,7 +1614,8 @@ def load_sample(
         value_kind=meta["value_kind"],
         value_max=meta["value_max"],
         exclude_entities=exclude_entities,
-        items=items,
+        # A generated sample's catalogue is public by construction: the generator's item list.
+        items=items if items is not None else sample_catalogue(key),
         name=f"sample: {key}" + (f" by {federation}" if federation else ""),
     )
 
