@@ -65,6 +65,9 @@ K = {"ml100k": 10, "eicu-region": 10, "eicu-hospital": 2, "clinic": 5, "syntheti
 
 
 ANALYSIS = """## Why it crosses or not: the SNR arithmetic
+*(Hand-written reading of the 2026-11-23 run, kept for its reasoning; where a number below differs
+from the tables above, the tables — produced by this run — are authoritative.)*
+
 
 (Numbers from the run above; written by hand in `bench/bench_dp_ml.py`, re-check them after a rerun.)
 
@@ -178,7 +181,7 @@ def main() -> None:
         k = K[name]
         runs = []
         for seed in range(args.seeds):
-            base = RunConfig(k=k, seed=seed, delta=1e-6, server_weighting="counts")
+            base = RunConfig(k=k, seed=seed, delta=1e-6, server_weighting="counts", simulation=True)
             split = make_split(ds, base)
             for ref in REFS:
                 d, _ = run_method(ds, base.replace(method=ref), split)

@@ -329,7 +329,7 @@ def verdicts(rows) -> dict[str, list[str]]:
                      f"(change of the gap to MF from k = {kk[0]} to {kk[-1]}: {'; '.join(fx)}).")
     V["grid"] = lines
     for key in V:
-        V[key] = [ln.replace("→ **", f"→ [{n_seeds} seeds] **", 1) for ln in V[key]]
+        V[key] = [f"{ln} [{n_seeds} seeds]" for ln in V[key]]
     return V
 
 

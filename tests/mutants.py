@@ -33,6 +33,8 @@ NB = "tests/test_dp_neighbours.py"
 NOISE = "tests/test_noise.py"
 MECHT = "tests/test_mechanisms.py"
 REC = f"{NOISE}::test_noise_every_draw_has_the_scale_the_ledger_recorded"
+CORE = "dpfed_core/federation/coresets.py"
+CORET = "tests/test_coresets.py"
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,19 @@ MUTANTS = (
            "denom = np.maximum(noisy_n, 1.0)[:, None]",
            "denom = np.maximum(true_n, 1.0)[:, None]",
            (f"{NB}::test_dp_recovery_never_divides_by_the_true_count",)),
+    # --- the LSH-tree coreset (issue 14)
+    Mutant("lsh-tree-levels-not-composed", CORE,
+           "eps_level = eps_tree / (depth + 1)",
+           "eps_level = eps_tree",
+           (f"{CORET}::test_dp_lsh_tree_counts_stay_under_epsilon_and_audit_has_power",)),
+    Mutant("lsh-leaf-true-count-denominator", CORE,
+           "pts = sums / np.maximum(tree.counts, 1.0)[:, None]",
+           "pts = sums / np.maximum(np.bincount(tree.leaf_of[members], minlength=L), 1.0)[:, None]",
+           (f"{CORET}::test_dp_lsh_leaf_average_divides_by_the_released_count_never_the_true_one",)),
+    Mutant("lsh-leaf-sensitivity-understated", CORE,
+           "sums, sigma = mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng)",
+           "sums, sigma = mech.gaussian_mechanism(sums, radius / 10, eps_leaf, delta_leaf, rng)",
+           (f"{CORET}::test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power",)),
 )
 
 

@@ -172,3 +172,20 @@ def test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power():
     lb_bad = audit_statistics(lambda r, g: _release_stats(bad, D, r, g),
                               lambda r, g: _release_stats(bad, Dp, r, g), 2000, seed=12, delta=delta)
     assert lb_bad > eps
+
+
+def test_dp_lsh_leaf_average_divides_by_the_released_count_never_the_true_one():
+    # exact sums (no leaf noise) but noisy counts: every leaf point must be its users' sum divided by
+    # max(noisy count, 1) — the released count — so the division reveals nothing more (a true-count
+    # denominator would turn the point into the exact mean)
+    X, _ = _blobs(n=300)
+    g = np.random.default_rng(4)
+    tree = coresets.build_lsh_tree(X, 3, 0.3, 1.0, 3.0, g)
+    pts, sigma = coresets.noisy_leaf_averages(X, tree, 1.0, math.inf, 0.0, g)
+    assert sigma == 0.0
+    for j in range(tree.counts.size):
+        s = X[tree.leaf_of == j].sum(0)
+        want = s / max(tree.counts[j], 1.0)
+        want = want * min(1.0, 1.0 / max(np.linalg.norm(want), 1e-300))
+        np.testing.assert_allclose(pts[j], want, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(tree.counts, np.bincount(tree.leaf_of[tree.leaf_of >= 0], minlength=tree.counts.size))

@@ -319,7 +319,7 @@ class _SwapScorer:
         all_c = np.arange(self.C.shape[0])
         for s in range(0, ch.size, self.chunk):
             rows = ch[s:s + self.chunk]
-            D = self._cols(rows, all_c)
+            D = self.D[rows] if self.D is not None else self._cols(rows, all_c)
             o1, o2 = self._terms(D, a[rows], d1[rows], d2[rows], k)
             n1, n2 = self._terms(D, self.a[rows], self.d1[rows], self.d2[rows], k)
             self.term1 += n1 - o1
