@@ -28,7 +28,7 @@ from dpfed_core import __version__
 from dpfed_core.config import RunConfig
 from dpfed_core.privacy.ledger import delta_warning
 from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_provenance
-from dpfed_core.privacy.statement import GUARANTEE_NAME, assumptions, statement
+from dpfed_core.privacy.statement import UNSTATED_SAMPLER, GUARANTEE_NAME, assumptions, statement
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
@@ -89,7 +89,8 @@ def _guarantee_terms(result: MethodResult, eps: float, dlt: float, private: bool
     """How the guarantee is stated (:mod:`dpfed_core.privacy.statement`): its name, assumptions, the
     samplers that drew the noise, and a warning when δ exceeds 1/n̂ of the smallest entity (n̂ = the
     sum of an entity's *released noisy* cluster sizes, so the warning reveals nothing new)."""
-    samplers = sorted({r.sampler for r in result.ledger.rows if r.sampler})
+    samplers = sorted({r.sampler or UNSTATED_SAMPLER for r in result.ledger.rows
+                       if math.isfinite(r.epsilon) and r.epsilon > 0})
     out = {"guarantee_name": GUARANTEE_NAME, "statement": statement(eps, dlt, simulation),
            "samplers": samplers,
            "assumptions": assumptions(samplers, simulation) if private else [],
