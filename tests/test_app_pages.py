@@ -109,11 +109,13 @@ def test_federate_matches_engine(federated, clinic):
     assert status.state == "complete"
     lines = " ".join(m.value for m in status.markdown)
     assert "Round 1" in lines and "Server" in lines and "Round 2" in lines
-    # what the server saw, V, messages, ledger with the proven guarantee
+    # what the server saw, V, messages, ledger; a simulation run states no guarantee, only its label
     tabs = [t.label for t in at.tabs]
     assert tabs == ["What the server saw", "V: item factors", "Message log", "Privacy ledger", "Run document"]
     text = " ".join(m.value for m in at.markdown)
-    assert f"({doc['privacy']['epsilon']:.4g}, {doc['privacy']['delta']:.3g})-DP" in text
+    assert "simulation: noise reproducible, no privacy claim" in text
+    assert f"({doc['privacy']['epsilon']:.4g}, {doc['privacy']['delta']:.3g})" in text
+    assert "-DP**" not in text
     msgs = at.tabs[2].dataframe[0].value
     assert len(msgs) == len(doc["messages"])
     assert set(msgs["round"]) == {1, 2}

@@ -202,3 +202,14 @@ def test_noise_protocol_run_draws_from_opendp_in_production(monkeypatch):
     sim = FederatedRecommender("dp-gaussian", k=1, rank=2, epsilon=1.0, delta=1e-6, random_state=0,
                                max_iter=5, simulation=True).fit(_twins())
     assert {r.sampler for r in sim.ledger_.rows} == {noise.SIMULATION_LABEL} and sim.ledger_.simulation
+
+
+def test_noise_two_production_runs_with_the_same_seed_draw_different_noise():
+    # finding 1: a sweep reused the same standardised noise at every ε (and every re-run repeated it)
+    kw = dict(k=1, rank=2, epsilon=1.0, delta=1e-6, random_state=0, max_iter=5)
+    a = FederatedRecommender("dp-gaussian", **kw).fit(_twins())
+    b = FederatedRecommender("dp-gaussian", **kw).fit(_twins())
+    assert not np.allclose(a.releases_[0].prototypes, b.releases_[0].prototypes)
+    s1 = FederatedRecommender("dp-gaussian", simulation=True, **kw).fit(_twins())
+    s2 = FederatedRecommender("dp-gaussian", simulation=True, **kw).fit(_twins())
+    np.testing.assert_array_equal(s1.releases_[0].prototypes, s2.releases_[0].prototypes)

@@ -19,6 +19,7 @@ import datetime as _dt
 import json
 import math
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -28,7 +29,7 @@ from dpfed_core import __version__
 from dpfed_core.config import RunConfig
 from dpfed_core.privacy.ledger import delta_warning
 from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_provenance
-from dpfed_core.privacy.statement import GUARANTEE_NAME, assumptions, statement
+from dpfed_core.privacy.statement import UNSTATED_SAMPLER, GUARANTEE_NAME, assumptions, statement
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
@@ -89,7 +90,8 @@ def _guarantee_terms(result: MethodResult, eps: float, dlt: float, private: bool
     """How the guarantee is stated (:mod:`dpfed_core.privacy.statement`): its name, assumptions, the
     samplers that drew the noise, and a warning when δ exceeds 1/n̂ of the smallest entity (n̂ = the
     sum of an entity's *released noisy* cluster sizes, so the warning reveals nothing new)."""
-    samplers = sorted({r.sampler for r in result.ledger.rows if r.sampler})
+    samplers = sorted({r.sampler or UNSTATED_SAMPLER for r in result.ledger.rows
+                       if math.isfinite(r.epsilon) and r.epsilon > 0})
     out = {"guarantee_name": GUARANTEE_NAME, "statement": statement(eps, dlt, simulation),
            "samplers": samplers,
            "assumptions": assumptions(samplers, simulation) if private else [],
@@ -184,7 +186,10 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
     eps_sel = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
     dlt_sel = config.delta * cat.CATALOGUE_DELTA_SHARE
     ledger = PrivacyLedger(config.epsilon, config.delta)
-    sel_rng = (np.random.default_rng(np.random.SeedSequence()) if not config.simulation
+    from dpfed_core.privacy.noise import SecureGenerator
+
+    # production: OpenDP's exact samplers from OS entropy (a SecureGenerator); simulation: seeded
+    sel_rng = (SecureGenerator() if not config.simulation
                else np.random.default_rng([config.seed, 0xCA7A]))
     progress("catalogue_start", entities=dataset.n_entities)
     release = cat.select_catalogue(split.train, dataset.entity_slices(), dataset.entity_names, eps_sel, dlt_sel,
@@ -210,7 +215,7 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
     cfg = config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
     result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
     for r in result.ledger.rows:
-        ledger.spend(r.entity, r.stage, r.mechanism, r.epsilon, r.delta, r.sensitivity, r.noise_scale, r.note)
+        ledger.spend(**asdict(r))  # every field, the sampler label included
     ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
     V = np.zeros((dataset.n_items, result.V.shape[1]))
     V[cols] = result.V

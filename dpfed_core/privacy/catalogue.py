@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.ledger import PrivacyLedger
+from dpfed_core.privacy.noise import noise_label
 
 #: Default share of the run's ε and δ spent on the catalogue when one is needed.
 CATALOGUE_EPSILON_SHARE = 0.2
@@ -106,6 +107,7 @@ def select_catalogue(
         noisy, scale = mech.laplace_mechanism(counts[present], float(max_items), epsilon, rng)
         released[name] = present[noisy > tau]
         ledger.spend(name, "catalogue", "Laplace partition selection", epsilon, delta, float(max_items), scale,
-                     f"items with noisy user count > τ = {tau:.1f} (≤ {int(max_items)} items per user)")
+                     f"items with noisy user count > τ = {tau:.1f} (≤ {int(max_items)} items per user)",
+                     noise_label(rng))
     cols = np.unique(np.concatenate([v for v in released.values()] or [np.zeros(0, np.int64)])).astype(np.int64)
     return CatalogueRelease(cols, released, b, tau)

@@ -159,7 +159,7 @@ class OpenDPSampler:
     def discrete_laplace(self, values, scale: float) -> np.ndarray:
         """values (any shape, integers) + discrete Laplace(scale) noise, as int64."""
         v = np.asarray(values)
-        if scale == 0:
+        if scale == 0 or v.size == 0:
             return v.astype(np.int64)
         dp = _dp()
         meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int),
@@ -198,6 +198,8 @@ class OpenDPSampler:
         """Row-wise: the k largest of u + Gumbel(scale), in decreasing order of the noisy value."""
         u = np.asarray(utilities, dtype=np.float64)
         rows = u[None, :] if u.ndim == 1 else u
+        if rows.shape[0] == 0:
+            return np.zeros((0, k), dtype=np.int64)
         out = np.stack([self._top(r, k, scale) for r in rows])
         return out[0] if u.ndim == 1 else out
 

@@ -16,9 +16,12 @@ GUARANTEE_NAME = "guarantee (ledger)"
 
 #: Shown wherever a float sampler drew the noise (simulation mode: NumPy's inverse-CDF Laplace and
 #: Box–Muller Gaussian on doubles, open to floating-point attacks, Mironov 2012).
-FLOAT_SAMPLER_NOTE = ("Noise drawn by NumPy's floating-point samplers (simulation mode): not hardened "
-                      "against floating-point attacks (Mironov 2012); production runs use OpenDP's exact "
-                      "samplers.")
+FLOAT_SAMPLER_NOTE = ("Some noise was drawn by NumPy's floating-point samplers (simulation mode, or a "
+                      "comparison system's own sampling steps): not hardened against floating-point "
+                      "attacks (Mironov 2012); dpfed's mechanisms in production use OpenDP's exact samplers.")
+
+#: Sampler label of a ledger row that does not state its sampler (the comparison systems).
+UNSTATED_SAMPLER = "not stated (comparison system; NumPy floating-point steps)"
 
 
 def assumptions(samplers: set[str] | list[str], simulation: bool) -> list[str]:
