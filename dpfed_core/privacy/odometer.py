@@ -141,13 +141,19 @@ class EntityBalance:
     n_releases: int
     n_non_private: int
 
+    @staticmethod
+    def _left(cap: float, spent: float) -> float:
+        # Within the cap check's floating-point slack counts as nothing left (no "1e-12 left").
+        left = cap - spent
+        return 0.0 if left <= cap * _REL_TOL else left
+
     @property
     def remaining_epsilon(self) -> float:
-        return max(self.cap_epsilon - self.spent_epsilon, 0.0) if math.isfinite(self.cap_epsilon) else math.inf
+        return self._left(self.cap_epsilon, self.spent_epsilon) if math.isfinite(self.cap_epsilon) else math.inf
 
     @property
     def remaining_delta(self) -> float:
-        return max(self.cap_delta - self.spent_delta, 0.0) if math.isfinite(self.cap_epsilon) else math.inf
+        return self._left(self.cap_delta, self.spent_delta) if math.isfinite(self.cap_epsilon) else math.inf
 
     @property
     def void(self) -> bool:

@@ -9,7 +9,10 @@ For the pages (helper "dashboard" lays them out):
   :class:`~dpfed_core.privacy.odometer.BudgetRefused` with the message to show) **before** the
   computation inside it, e.g. ``with charge(store, ds, plan_run(ds, cfg)) as r: doc = …;
   settle_run(r, [doc])``; then :func:`save_result` keeps the document in the history;
-* :func:`render_budget` — a small Streamlit section (cap control, table, releases).
+* :func:`charged_run`, :func:`charged_sweep`, :func:`charged_audit` — the engine calls, charged first
+  and kept in the history;
+* :func:`current_store` and :func:`render_budget` — the session's store and a small Streamlit section
+  (cap control, per-entity table, releases).
 """
 from __future__ import annotations
 
@@ -84,6 +87,67 @@ def save_result(store: Store, kind: str, document: dict, dataset: FederatedDatas
                                  operation=reservation.operation if reservation else None)
 
 
+# ------------------------------------------------------------------------------ charged computations
+def charged_run(store: Store, dataset: FederatedDataset, config, split=None, progress=None,
+                allow_non_private: bool = False, save: bool = True):
+    """``run_method`` charged first: refuses (:class:`BudgetRefused`) before computing, settles the
+    charge to the run's ledger, keeps the document in the history. Returns (doc, MethodResult, id)."""
+    from dpfed_core.evaluation.budget import plan_run, settle_run
+    from dpfed_core.evaluation.experiments import run_method
+
+    key = dataset_key(dataset)
+    with charge(store, dataset, plan_run(dataset, config), allow_non_private, key) as res:
+        doc, result = run_method(dataset, config, split, progress)
+        settle_run(res, [doc])
+    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
+                       "releases": res.release_ids}
+    hid = save_result(store, "run", doc, dataset, res) if save else None
+    return doc, result, hid
+
+
+def charged_sweep(store: Store, dataset: FederatedDataset, config, epsilons, seeds, references,
+                  progress=None, allow_non_private: bool = False, save: bool = True):
+    """``sweep`` with every point charged before the first is computed. Returns (doc, history id)."""
+    from dpfed_core.evaluation.budget import plan_sweep
+    from dpfed_core.evaluation.experiments import sweep
+
+    key = dataset_key(dataset)
+    plans = plan_sweep(dataset, config, epsilons, seeds, references)
+    with charge(store, dataset, plans, allow_non_private, key) as res:
+        doc = sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
+    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
+                       "releases": res.release_ids}
+    return doc, (save_result(store, "sweep", doc, dataset, res) if save else None)
+
+
+def charged_audit(store: Store, dataset: FederatedDataset, entity, *, methods, epsilons, delta: float,
+                  allow_non_private: bool = False, save: bool = True, **audit_kwargs):
+    """``run_audit`` charged first (a non-private analysis of the audited entity). Returns (doc, id)."""
+    from dpfed_core.audit.membership import run_audit
+    from dpfed_core.evaluation.budget import plan_audit
+
+    key = dataset_key(dataset)
+    plans = plan_audit(dataset, entity, methods, epsilons, delta, seed=audit_kwargs.get("seed"))
+    with charge(store, dataset, plans, allow_non_private, key) as res:
+        doc = run_audit(dataset, entity, methods=methods, epsilons=epsilons, delta=delta, **audit_kwargs)
+    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
+                       "releases": res.release_ids}
+    return doc, (save_result(store, "audit", doc, dataset, res) if save else None)
+
+
+# ------------------------------------------------------------------------------ Streamlit
+#: Session-state key of the store file of the session's data owner.
+STORE_PATH = "store_path"
+
+
+def current_store() -> Store:
+    """The session's store: ``st.session_state[STORE_PATH]`` if the page set one (one file per data
+    owner), else :func:`~dpfed_core.privacy.store.default_store_path`."""
+    import streamlit as st
+
+    return store_for_owner(path=st.session_state.get(STORE_PATH) or None)
+
+
 def render_budget(store: Store, dataset: FederatedDataset, key: str | None = None) -> None:
     """Streamlit section: the cap (with a control to set it), spent / remaining per entity, releases."""
     import pandas as pd
@@ -120,7 +184,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
              "n_non_private"]].rename(columns={
                  "spent_epsilon": "spent ε", "spent_delta": "spent δ", "remaining_epsilon": "left ε",
                  "remaining_delta": "left δ", "n_releases": "releases", "n_non_private": "non-private"})
-        st.dataframe(ent, hide_index=True, use_container_width=True)
+        st.dataframe(ent, hide_index=True, width="stretch")
     rel = pd.DataFrame(view["releases"])
     if rel.empty:
         st.caption("No releases of this dataset yet.")
@@ -130,4 +194,4 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
             for s, n, m in zip(rel["simulation"], rel["non_private"], rel["max_charge_epsilon"])]
         st.dataframe(rel[["id", "created", "kind", "method", "epsilon", "delta", "seed", "charged ε (max)",
                           "status"]].rename(columns={"epsilon": "ε", "delta": "δ"}),
-                     hide_index=True, use_container_width=True)
+                     hide_index=True, width="stretch")

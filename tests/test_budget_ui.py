@@ -1,0 +1,61 @@
+"""The dashboard side of the odometer: the Budget page, the sidebar line and the charged engine calls
+(their store under tmp_path)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpfed_core.config import RunConfig
+from dpfed_core.data.loaders import load_data
+from dpfed_core.evaluation.history import RunHistory
+from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused
+from dpfed_core.privacy.store import Store
+from dpfed_core.ui import budget as bud
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def clinic():
+    return load_data("sample:clinic")
+
+
+def test_charged_run_and_sweep_refuse_before_computing(tmp_path, clinic):
+    store = Store(tmp_path / "owner.sqlite3")
+    assert bud.budget_line(store, clinic).startswith("Budget: nothing released yet (no cap set)")
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=20)
+    doc, result, hid = bud.charged_run(store, clinic, cfg)
+    assert doc["odometer"]["dataset_key"].startswith("ds-") and result.V.shape[0] == clinic.n_items
+    assert RunHistory(store).open(hid)["document"]["config"]["method"] == "dp-gaussian"
+    line = bud.budget_line(store, clinic)
+    assert "no cap" in line and "ε 1 spent" in line and "1 release" in line
+    BudgetOdometer(store).set_cap(clinic, 1.5)
+    calls = []
+    with pytest.raises(BudgetRefused, match="Budget cap ε per entity"):
+        bud.charged_run(store, clinic, cfg, progress=lambda *a, **k: calls.append(a))
+    with pytest.raises(BudgetRefused, match="non-private"):
+        bud.charged_sweep(store, clinic, cfg, [0.5, math.inf], [0], ["individual"],
+                          progress=lambda *a, **k: calls.append(a))
+    assert calls == []                                            # nothing was computed
+    doc, hid = bud.charged_sweep(store, clinic, cfg, [0.25], [0, 1], ["individual"])
+    view = bud.budget_view(store, clinic)
+    assert all(e["spent_epsilon"] == pytest.approx(1.5) for e in view["entities"])
+    assert [r["kind"] for r in view["releases"]][:4] == ["sweep point"] * 4
+    assert "of 1.5 spent" in bud.budget_line(store, clinic) and "0 left" in bud.budget_line(store, clinic)
+
+
+def test_budget_page_sets_the_cap_and_lists_releases(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "page.sqlite3"))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/8_Budget.py").run()
+    assert not at.exception and not at.error
+    at.number_input[0].set_value(4.0)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    ent = at.dataframe[0].value
+    assert (ent["left ε"] == 4.0).all() and (ent["spent ε"] == 0).all()
+    assert BudgetOdometer(tmp_path / "page.sqlite3").datasets()[0]["cap_epsilon"] == 4.0
