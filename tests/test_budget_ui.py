@@ -30,9 +30,12 @@ def test_charged_run_and_sweep_refuse_before_computing(tmp_path, clinic):
     doc, result, hid = bud.charged_run(store, clinic, cfg)
     assert doc["odometer"]["dataset_key"].startswith("ds-") and result.V.shape[0] == clinic.n_items
     assert RunHistory(store).open(hid)["document"]["config"]["method"] == "dp-gaussian"
+    spent = doc["privacy"]["epsilon"]          # what the ledger recorded (≤ the requested 1)
+    assert 0 < spent <= 1.0
     line = bud.budget_line(store, clinic)
-    assert "no cap" in line and "ε 1 spent" in line and "1 release" in line
-    BudgetOdometer(store).set_cap(clinic, 1.5)
+    assert "no cap" in line and f"ε {spent:.3g} spent" in line and "1 release" in line
+    cap = spent + 0.5
+    BudgetOdometer(store).set_cap(clinic, cap)
     calls = []
     with pytest.raises(BudgetRefused, match="Budget cap ε per entity"):
         bud.charged_run(store, clinic, cfg, progress=lambda *a, **k: calls.append(a))
@@ -42,9 +45,9 @@ def test_charged_run_and_sweep_refuse_before_computing(tmp_path, clinic):
     assert calls == []                                            # nothing was computed
     doc, hid = bud.charged_sweep(store, clinic, cfg, [0.25], [0, 1], ["individual"])
     view = bud.budget_view(store, clinic)
-    assert all(e["spent_epsilon"] == pytest.approx(1.5) for e in view["entities"])
+    assert all(e["spent_epsilon"] == pytest.approx(cap) for e in view["entities"])
     assert [r["kind"] for r in view["releases"]][:4] == ["sweep point"] * 4
-    assert "of 1.5 spent" in bud.budget_line(store, clinic) and "0 left" in bud.budget_line(store, clinic)
+    assert f"of {cap:.3g} spent" in bud.budget_line(store, clinic) and "0 left" in bud.budget_line(store, clinic)
 
 
 def test_budget_page_sets_the_cap_and_lists_releases(tmp_path, monkeypatch):
@@ -59,3 +62,25 @@ def test_budget_page_sets_the_cap_and_lists_releases(tmp_path, monkeypatch):
     ent = at.dataframe[0].value
     assert (ent["left ε"] == 4.0).all() and (ent["spent ε"] == 0).all()
     assert BudgetOdometer(tmp_path / "page.sqlite3").datasets()[0]["cap_epsilon"] == 4.0
+
+
+def test_dashboard_runs_are_charged_and_refused_past_the_cap(tmp_path, monkeypatch):
+    path = tmp_path / "dash.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/2_Federate.py").run()
+    at.button(key="fed_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    odo = BudgetOdometer(path)
+    (ds,) = odo.datasets()
+    rel = odo.releases(ds["key"])
+    assert len(rel) == 1 and rel[0]["kind"] == "run" and not rel[0]["simulation"]
+    assert RunHistory(path).list()[0]["kind"] == "run"
+    odo.set_cap(ds["key"], 1e-3)                                 # below what was spent
+    at.switch_page("pages/2_Federate.py").run()
+    at.number_input(key="fed_seed").set_value(7).run()            # a new configuration: a new release
+    at.button(key="fed_run").click().run()
+    assert not at.exception
+    assert any("refused" in e for e in [e.value for e in at.error]), [e.value for e in at.error]
+    assert len(odo.releases(ds["key"])) == 1

@@ -58,8 +58,9 @@ _REL_TOL = 1e-9
 
 #: Where the cap is set, named in every refusal.
 CAP_CONTROL = ("`python -m dpfed_core budget set-cap --data … --epsilon E [--delta D]` "
-               "(dashboard: Budget → \"Budget cap ε per entity\")")
-NON_PRIVATE_CONTROL = ("--allow-non-private (dashboard: the \"Allow non-private releases\" checkbox)")
+               "(dashboard: the \"Budget cap ε per entity\" control on the Budget page)")
+NON_PRIVATE_CONTROL = ("--allow-non-private (dashboard: the \"Allow non-private releases\" checkbox on the "
+                       "Budget page)")
 
 
 class BudgetRefused(DpfedError):
