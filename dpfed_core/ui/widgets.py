@@ -196,6 +196,15 @@ def sidebar_status() -> None:
             cfg: RunConfig = r["config"]
             st.caption(f"**Last run:** {cfg.method}, ε = {dash.format_epsilon(cfg.epsilon)}, "
                        f"k = {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}")
+        if ds is not None:
+            from dpfed_core.errors import DpfedError
+            from dpfed_core.ui import budget as bud
+
+            try:
+                line = bud.budget_line(bud.current_store(), ds)
+            except DpfedError as exc:  # a damaged or locked store: say so, never a traceback
+                line = f"Budget: unavailable — {exc}"
+            st.text(line)  # plain text: entity names come from the data
 
 
 def fmt(x: Any, digits: int = 4) -> str:
