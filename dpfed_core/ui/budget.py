@@ -21,8 +21,9 @@ import os
 from typing import Sequence
 
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.evaluation.history import RunHistory
-from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation, dataset_key
+from dpfed_core.evaluation.budget import charged_run, charged_sweep, save_result  # noqa: F401  (the pages' API)
+from dpfed_core.evaluation.history import RunHistory  # noqa: F401
+from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, dataset_key
 from dpfed_core.privacy.store import Store, default_store_path
 
 #: Label of the cap control, as named in refusal messages.
@@ -79,47 +80,7 @@ def charge(store: Store, dataset: FederatedDataset, plans: Sequence[PlannedRelea
     return BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key)
 
 
-def save_result(store: Store, kind: str, document: dict, dataset: FederatedDataset,
-                reservation: Reservation | None = None, key: str | None = None) -> int:
-    """Keep a result document in the history (kind: run | sweep | audit); returns its id."""
-    key = key or (reservation.dataset_key if reservation else dataset_key(dataset))
-    return RunHistory(store).add(kind, document, dataset_key=key,
-                                 operation=reservation.operation if reservation else None)
-
-
 # ------------------------------------------------------------------------------ charged computations
-def charged_run(store: Store, dataset: FederatedDataset, config, split=None, progress=None,
-                allow_non_private: bool = False, save: bool = True):
-    """``run_method`` charged first: refuses (:class:`BudgetRefused`) before computing, settles the
-    charge to the run's ledger, keeps the document in the history. Returns (doc, MethodResult, id)."""
-    from dpfed_core.evaluation.budget import plan_run, settle_run
-    from dpfed_core.evaluation.experiments import run_method
-
-    key = dataset_key(dataset)
-    with charge(store, dataset, plan_run(dataset, config), allow_non_private, key) as res:
-        doc, result = run_method(dataset, config, split, progress)
-        settle_run(res, [doc])
-    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
-                       "releases": res.release_ids}
-    hid = save_result(store, "run", doc, dataset, res) if save else None
-    return doc, result, hid
-
-
-def charged_sweep(store: Store, dataset: FederatedDataset, config, epsilons, seeds, references,
-                  progress=None, allow_non_private: bool = False, save: bool = True):
-    """``sweep`` with every point charged before the first is computed. Returns (doc, history id)."""
-    from dpfed_core.evaluation.budget import plan_sweep
-    from dpfed_core.evaluation.experiments import sweep
-
-    key = dataset_key(dataset)
-    plans = plan_sweep(dataset, config, epsilons, seeds, references)
-    with charge(store, dataset, plans, allow_non_private, key) as res:
-        doc = sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
-    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
-                       "releases": res.release_ids}
-    return doc, (save_result(store, "sweep", doc, dataset, res) if save else None)
-
-
 def charged_audit(store: Store, dataset: FederatedDataset, entity, *, methods, epsilons, delta: float,
                   allow_non_private: bool = False, save: bool = True, **audit_kwargs):
     """``run_audit`` charged first (a non-private analysis of the audited entity). Returns (doc, id)."""
