@@ -109,7 +109,9 @@ st.caption(
     f"{n_jobs} audits × {2 * runs} releases = **{n_jobs * 2 * runs:,} releases** of entity "
     f"{entity!r}. δ = {base.delta:g}"
     + (f", DP parameters from the Federate page: {json.dumps(proto_params)}" if proto_params else "")
-    + ". About 100 runs per class: a few seconds per audit on the sample data.")
+    + ". About 100 runs per class: a few seconds per audit on the sample data. "
+    "The audit reads the entity's exact rows, so the privacy budget records it as a non-private "
+    "analysis of this entity (see the Budget page).")
 for e in errors:
     st.error(e, icon=":material/error:")
 
