@@ -278,8 +278,10 @@ class BudgetOdometer:
         if math.isnan(epsilon) or epsilon <= 0:
             raise ConfigError(f"the budget cap ε must be positive (inf removes the cap), got {epsilon}; "
                               f"set it with {CAP_CONTROL}")
-        if math.isnan(delta) or not 0 <= delta < 1:
-            raise ConfigError(f"the budget cap δ must be in [0, 1), got {delta}; set it with {CAP_CONTROL}")
+        if math.isnan(delta) or not 0 <= delta < 1e-2:
+            # As for a run's δ (issue 11): δ ≥ 1e-2 lets a mechanism publish a record outright.
+            raise ConfigError(f"the budget cap δ must be in [0, 0.01), got {delta}; a usual cap is 1e-5; "
+                              f"set it with {CAP_CONTROL}")
         with self.store.write() as con:
             if isinstance(dataset, str):
                 key = dataset
