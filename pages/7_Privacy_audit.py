@@ -15,7 +15,6 @@ import streamlit as st
 
 from dpfed_core.ui import widgets as ui
 from dpfed_core.audit import membership as aud
-from dpfed_core.ui import budget as bud
 from dpfed_core.ui import engine as dash
 from dpfed_core.reporting import report as rep
 from dpfed_core.errors import DpfedError
@@ -109,9 +108,7 @@ st.caption(
     f"{n_jobs} audits × {2 * runs} releases = **{n_jobs * 2 * runs:,} releases** of entity "
     f"{entity!r}. δ = {base.delta:g}"
     + (f", DP parameters from the Federate page: {json.dumps(proto_params)}" if proto_params else "")
-    + ". About 100 runs per class: a few seconds per audit on the sample data. "
-    "The audit reads the entity's exact rows, so the privacy budget records it as a non-private "
-    "analysis of this entity (see the Budget page).")
+    + ". About 100 runs per class: a few seconds per audit on the sample data.")
 for e in errors:
     st.error(e, icon=":material/error:")
 
@@ -129,13 +126,11 @@ if st.button("Run audit", type="primary", disabled=bool(errors), key="audit_run"
                                          f"ε = {dash.format_epsilon(info['epsilon'])}, {info['target']}")
 
     try:
-        # Charged to the budget odometer (or refused) before it runs; kept in the history.
-        doc, _ = bud.charged_audit(bud.current_store(), ds, entity, methods=methods, epsilons=grid,
-                                   delta=base.delta, allow_non_private=bool(st.session_state.get(bud.ALLOW_NON_PRIVATE)),
-                                   k=k, prototype_params=proto_params, targets=specs, runs=runs,
-                                   attacks=["distance", "lr", "counts"] if use_lr else ["distance", "counts"],
-                                   with_v=with_v,
-                                   rank=base.rank, lam=base.lam, confidence=conf, seed=seed, progress=progress)
+        doc = aud.run_audit(ds, entity, methods=methods, epsilons=grid, delta=base.delta, k=k,
+                            prototype_params=proto_params, targets=specs, runs=runs,
+                            attacks=["distance", "lr", "counts"] if use_lr else ["distance", "counts"],
+                            with_v=with_v,
+                            rank=base.rank, lam=base.lam, confidence=conf, seed=seed, progress=progress)
     except DpfedError as exc:
         bar.empty()
         ui.show_error(exc)

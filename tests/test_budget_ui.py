@@ -1,5 +1,5 @@
-"""The dashboard side of the odometer: the Budget page, the sidebar line and the charged engine calls
-(their store under tmp_path)."""
+"""The dashboard side of the odometer: the budget section, the sidebar line and the charged engine
+calls (their store under tmp_path)."""
 from __future__ import annotations
 
 import math
@@ -50,37 +50,24 @@ def test_charged_run_and_sweep_refuse_before_computing(tmp_path, clinic):
     assert f"of {cap:.3g} spent" in bud.budget_line(store, clinic) and "0 left" in bud.budget_line(store, clinic)
 
 
-def test_budget_page_sets_the_cap_and_lists_releases(tmp_path, monkeypatch):
-    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "page.sqlite3"))
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("pages/8_Budget.py").run()
+_SECTION = """
+from dpfed_core.data.loaders import load_data
+from dpfed_core.privacy.store import Store
+from dpfed_core.ui.budget import render_budget
+render_budget(Store(STORE), load_data("sample:clinic"))
+"""
+
+
+def test_budget_section_sets_the_cap_and_lists_releases(tmp_path, clinic):
+    path = tmp_path / "section.sqlite3"
+    bud.charged_run(Store(path), clinic, RunConfig(method="dp-gaussian", epsilon=0.5, k=3, max_iter=20,
+                                                   simulation=True))
+    at = AppTest.from_string(_SECTION.replace("STORE", repr(str(path))), default_timeout=60).run()
     assert not at.exception and not at.error
     at.number_input[0].set_value(4.0)
     at.button[0].click().run()
     assert not at.exception and not at.error
-    ent = at.dataframe[0].value
+    ent, rel = at.dataframe[0].value, at.dataframe[1].value
     assert (ent["left ε"] == 4.0).all() and (ent["spent ε"] == 0).all()
-    assert BudgetOdometer(tmp_path / "page.sqlite3").datasets()[0]["cap_epsilon"] == 4.0
-
-
-def test_dashboard_runs_are_charged_and_refused_past_the_cap(tmp_path, monkeypatch):
-    path = tmp_path / "dash.sqlite3"
-    monkeypatch.setenv("DPFED_STORE", str(path))
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("pages/2_Federate.py").run()
-    at.button(key="fed_run").click().run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    odo = BudgetOdometer(path)
-    (ds,) = odo.datasets()
-    rel = odo.releases(ds["key"])
-    assert len(rel) == 1 and rel[0]["kind"] == "run" and not rel[0]["simulation"]
-    assert RunHistory(path).list()[0]["kind"] == "run"
-    odo.set_cap(ds["key"], 1e-3)                                 # below what was spent
-    at.switch_page("pages/2_Federate.py").run()
-    at.number_input(key="fed_seed").set_value(7).run()            # a new configuration: a new release
-    at.button(key="fed_run").click().run()
-    assert not at.exception
-    assert any("refused" in e for e in [e.value for e in at.error]), [e.value for e in at.error]
-    assert len(odo.releases(ds["key"])) == 1
+    assert list(rel["charged ε (max)"]) == ["simulation: not charged"]
+    assert BudgetOdometer(path).datasets()[0]["cap_epsilon"] == 4.0

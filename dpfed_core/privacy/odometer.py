@@ -31,7 +31,7 @@ Policy (documented in the README's "Privacy budget" section)
     * **Non-private** releases (ε = ∞: raw data or exact statistics leave an entity, e.g. the
       ``central``, ``kmeans`` or ``popularity`` references, an ε = inf sweep point, an audit) are
       refused on a dataset with a finite cap unless explicitly allowed (``allow_non_private``; CLI
-      ``--allow-non-private``; dashboard checkbox "Allow non-private releases"). An allowed one is
+      ``--allow-non-private``; dashboard checkbox "Allow non-private releases" beside each run button). An allowed one is
       recorded with ε = ∞ for the entities it touched and counted apart: those entities' DP spend
       stays the finite sum (so later DP releases remain bounded by the cap) while the balance says
       their overall guarantee is void (``n_non_private > 0``).
@@ -59,9 +59,9 @@ _REL_TOL = 1e-9
 
 #: Where the cap is set, named in every refusal.
 CAP_CONTROL = ("`python -m dpfed_core budget set-cap --data … --epsilon E [--delta D]` "
-               "(dashboard: the \"Budget cap ε per entity\" control on the Budget page)")
-NON_PRIVATE_CONTROL = ("--allow-non-private (dashboard: the \"Allow non-private releases\" checkbox on the "
-                       "Budget page)")
+               "(dashboard: the \"Budget cap ε per entity\" control on the History page)")
+NON_PRIVATE_CONTROL = ("--allow-non-private (dashboard: the \"Allow non-private releases\" checkbox beside the "
+                       "run button)")
 
 
 class BudgetRefused(DpfedError):

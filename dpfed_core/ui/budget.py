@@ -12,7 +12,7 @@ For the pages (helper "dashboard" lays them out):
 * :func:`charged_run`, :func:`charged_sweep`, :func:`charged_audit` — the engine calls, charged first
   and kept in the history;
 * :func:`current_store` and :func:`render_budget` — the session's store and a small Streamlit section
-  (cap control, per-entity table, releases).
+  (cap control, per-entity table, releases; shown on the History page).
 """
 from __future__ import annotations
 
@@ -99,8 +99,6 @@ def charged_audit(store: Store, dataset: FederatedDataset, entity, *, methods, e
 # ------------------------------------------------------------------------------ Streamlit
 #: Session-state key of the store file of the session's data owner.
 STORE_PATH = "store_path"
-#: Session-state key of the "Allow non-private releases" checkbox (Budget page).
-ALLOW_NON_PRIVATE = "budget_allow_non_private"
 
 
 def current_store() -> Store:
@@ -140,14 +138,6 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
                 view = budget_view(store, dataset, view["key"])
             except DpfedError as exc:
                 st.error(str(exc), icon=":material/error:")
-    # A plain session key (not the widget's): Streamlit drops a widget's state on pages without it.
-    st.session_state[ALLOW_NON_PRIVATE] = st.checkbox(
-        ALLOW_NON_PRIVATE_LABEL, value=bool(st.session_state.get(ALLOW_NON_PRIVATE, False)),
-        key="budget_allow_non_private_box",
-                help="With a cap set, releases without a DP guarantee (ε = ∞, the central / k-means / "
-                     "popularity references, audits) are refused unless allowed here, for this session. "
-                     "Allowed ones are listed as non-private and the entities they touch lose their "
-                     "overall guarantee.")
     ent = pd.DataFrame(view["entities"])
     if not ent.empty:
         ent = ent.assign(entity=ent["entity"].astype(str))[

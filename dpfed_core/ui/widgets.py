@@ -79,46 +79,36 @@ def load_upload(data: bytes, filename: str, opts_json: str) -> FederatedDataset:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _run_cached(dataset_key: str, config_key: str, store_path: str, allow_non_private: bool,
-                _dataset: FederatedDataset, _config: RunConfig, _progress: Callable | None = None):
+def _run_cached(dataset_key: str, config_key: str, _dataset: FederatedDataset, _config: RunConfig,
+                _progress: Callable | None = None):
     # Keyed by the data's content hash and the full config (seed, split and budget split included);
     # the underscore arguments are not hashed. Results are read-only by convention.
-    # Charged to the owner's budget odometer before computing (a refusal is not cached); a cache
-    # hit shows the same release again, which releases nothing new.
-    from dpfed_core.ui import budget as bud
+    from dpfed_core.evaluation.experiments import run_method
 
-    doc, result, _ = bud.charged_run(bud.store_for_owner(path=store_path), _dataset, _config, None, _progress,
-                                     allow_non_private=allow_non_private)
-    return doc, result
+    return run_method(_dataset, _config, None, _progress)
 
 
 def run(dataset: FederatedDataset, config: RunConfig, progress: Callable | None = None):
     """``run_method`` through the cache: (doc, MethodResult). Progress events only on a cache miss."""
-    from dpfed_core.ui import budget as bud
     from dpfed_core.ui import engine as dash
 
-    return _run_cached(dash.dataset_fingerprint(dataset), dash.config_key(config), str(bud.current_store().path),
-                       bool(st.session_state.get(bud.ALLOW_NON_PRIVATE, False)), dataset, config, progress)
+    return _run_cached(dash.dataset_fingerprint(dataset), dash.config_key(config), dataset, config,
+                       progress)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _sweep_cached(dataset_key: str, config_key: str, epsilons: tuple, seeds: tuple, references: tuple,
-                  store_path: str, allow_non_private: bool,
                   _dataset: FederatedDataset, _config: RunConfig, _progress: Callable | None = None):
-    from dpfed_core.ui import budget as bud
+    from dpfed_core.evaluation.experiments import sweep
 
-    # Every sweep point is charged before the first is computed.
-    return bud.charged_sweep(bud.store_for_owner(path=store_path), _dataset, _config, list(epsilons), list(seeds),
-                             list(references), _progress, allow_non_private=allow_non_private)[0]
+    return sweep(_dataset, _config, list(epsilons), list(seeds), list(references), _progress)
 
 
 def run_sweep(dataset, config, epsilons, seeds, references, progress=None) -> dict:
-    from dpfed_core.ui import budget as bud
     from dpfed_core.ui import engine as dash
 
     return _sweep_cached(dash.dataset_fingerprint(dataset), dash.config_key(config), tuple(epsilons),
-                         tuple(seeds), tuple(references), str(bud.current_store().path),
-                         bool(st.session_state.get(bud.ALLOW_NON_PRIVATE, False)), dataset, config, progress)
+                         tuple(seeds), tuple(references), dataset, config, progress)
 
 
 # ------------------------------------------------------------------------------ state
@@ -196,15 +186,6 @@ def sidebar_status() -> None:
             cfg: RunConfig = r["config"]
             st.caption(f"**Last run:** {cfg.method}, ε = {dash.format_epsilon(cfg.epsilon)}, "
                        f"k = {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}")
-        if ds is not None:
-            from dpfed_core.errors import DpfedError
-            from dpfed_core.ui import budget as bud
-
-            try:
-                line = bud.budget_line(bud.current_store(), ds)
-            except DpfedError as exc:  # a damaged or locked store: say so, never a traceback
-                line = f"Budget: unavailable — {exc}"
-            st.text(line)  # plain text: entity names come from the data
 
 
 def fmt(x: Any, digits: int = 4) -> str:
