@@ -342,6 +342,9 @@ def test_cli_budget_commands_and_rerun_charged_again(tmp_path, capsys):
     assert all(e["spent_epsilon"] <= 1.0 + 1e-12 and e["n_releases"] <= 1 for e in view["entities"])
     rc, out, _ = _cli(capsys, "budget", "releases", *data, "--store", store)
     assert rc == 0 and "simulation: not charged" in out and out.count("dp-gaussian") == 2
+    rc, out, _ = _cli(capsys, "budget", "list", "--store", store, "--json")
+    (row,) = json.loads(out)
+    assert row["name"] == "sample: clinic" and row["cap_epsilon"] == 1.5 and row["n_releases"] == 2
     hist = RunHistory(store).list()
     assert [h["kind"] for h in hist] == ["run", "run"] and hist[0]["simulation"]
     # Sweeps are charged per point before any is computed: 2 points of ε = 1 (+ 2 of individual) cannot fit.
