@@ -50,8 +50,13 @@ def browser_path() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture(autouse=True)
-def _private_store(tmp_path_factory, monkeypatch):
-    """Every test charges a budget store of its own under a temporary directory, never the user's
-    default store (~/.local/share/dpfed): runs, sweeps and audits record into the store."""
-    monkeypatch.setenv("DPFED_STORE", str(tmp_path_factory.mktemp("store") / "dpfed.sqlite3"))
+@pytest.fixture(autouse=True, scope="session")
+def _private_store(tmp_path_factory):
+    """Every test session charges a budget store under a temporary directory, never the user's
+    (~/.local/share/dpfed): runs, sweeps and audits record into the store. Session-scoped so that it
+    is in place before any module-scoped fixture (e.g. a dashboard server process) starts."""
+    root = tmp_path_factory.mktemp("store")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DPFED_STORE", str(root / "dpfed.sqlite3"))
+        mp.setenv("XDG_DATA_HOME", str(root / "xdg"))
+        yield

@@ -110,6 +110,8 @@ def test_cap_enforced_and_refusal_names_the_control(odo):
 
 def test_delta_cap_enforced(odo):
     ds = make_dataset()
+    with pytest.raises(Exception, match=r"δ must be in \[0, 0.01\)"):
+        odo.set_cap(ds, 1.0, 0.05)
     odo.set_cap(ds, 100.0, 2e-6)
     odo.reserve(ds, [dp_plan(1.0, 1e-6)]).close()
     odo.reserve(ds, [dp_plan(1.0, 1e-6)]).close()
@@ -274,7 +276,7 @@ def test_concurrent_writers_never_overspend(tmp_path):
     path = tmp_path / "race.sqlite3"
     odo = BudgetOdometer(path)
     ds = make_dataset()
-    odo.set_cap(ds, 40.0, 0.5)
+    odo.set_cap(ds, 40.0, 1e-3)
     start = str(time.time() + 4.0)
     procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(path), "30", str(REPO / "tests"), start],
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -317,6 +319,7 @@ def _cli(capsys, *argv) -> tuple[int, str, str]:
 
 
 def test_cli_budget_commands_and_rerun_charged_again(tmp_path, capsys):
+    """Issue 11, finding 6: a re-run of the same data is a release too — charged, and refused past the cap."""
     store = str(tmp_path / "cli.sqlite3")
     data = ["--data", "sample:clinic"]
     rc, out, _ = _cli(capsys, "budget", "show", *data, "--store", store)
@@ -339,6 +342,9 @@ def test_cli_budget_commands_and_rerun_charged_again(tmp_path, capsys):
     assert all(e["spent_epsilon"] <= 1.0 + 1e-12 and e["n_releases"] <= 1 for e in view["entities"])
     rc, out, _ = _cli(capsys, "budget", "releases", *data, "--store", store)
     assert rc == 0 and "simulation: not charged" in out and out.count("dp-gaussian") == 2
+    rc, out, _ = _cli(capsys, "budget", "list", "--store", store, "--json")
+    (row,) = json.loads(out)
+    assert row["name"] == "sample: clinic" and row["cap_epsilon"] == 1.5 and row["n_releases"] == 2
     hist = RunHistory(store).list()
     assert [h["kind"] for h in hist] == ["run", "run"] and hist[0]["simulation"]
     # Sweeps are charged per point before any is computed: 2 points of ε = 1 (+ 2 of individual) cannot fit.
@@ -365,3 +371,19 @@ def test_cli_corrupted_store_is_one_line_error(tmp_path, capsys):
     p.write_bytes(b"garbage" * 500)
     rc, _, err = _cli(capsys, "budget", "show", "--data", "sample:clinic", "--store", str(p))
     assert rc == 2 and err.startswith("error: the store") and "Traceback" not in err
+
+
+def test_cli_audit_is_charged_as_non_private_analysis_of_its_entity(tmp_path, capsys):
+    store = str(tmp_path / "audit.sqlite3")
+    data = ["--data", "sample:clinic"]
+    _cli(capsys, "budget", "set-cap", *data, "--store", store, "--epsilon", "5")
+    audit = ["audit", *data, "--entity", "hospital 02", "--methods", "dp-gaussian", "--epsilons", "1",
+             "--targets", "synthetic", "--runs", "8", "--attacks", "distance", "--k", "3", "--store", store]
+    rc, _, err = _cli(capsys, *audit)
+    assert rc == 2 and "non-private" in err and "--allow-non-private" in err
+    rc, out, err = _cli(capsys, *audit, "--allow-non-private")
+    assert rc == 0, err
+    bal = {b.entity: b for b in BudgetOdometer(store).balance(BudgetOdometer(store).datasets()[0]["key"])}
+    assert bal["hospital 02"].void and bal["hospital 02"].spent_epsilon == 0
+    assert not bal["hospital 01"].void and bal["hospital 01"].n_releases == 0
+    assert RunHistory(store).list()[0]["kind"] == "audit"

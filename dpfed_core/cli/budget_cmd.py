@@ -19,6 +19,9 @@ examples:
   # every release of the dataset (run, comparison, sweep point, audit), newest first
   python -m dpfed_core budget releases --data sample:clinic --store /path/owner.sqlite3
 
+  # every dataset the store knows, without loading any data
+  python -m dpfed_core budget list --store /path/owner.sqlite3
+
 The dataset is identified by its content (user ids, item ids, values, entities), so the same data
 loaded again — from any file name — has the same budget. Releases compose per entity by basic
 composition (ε and δ add up); simulation runs are listed but not charged.
@@ -26,7 +29,7 @@ composition (ε and δ add up); simulation runs are listed but not charged.
 
 
 def register_cli(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("budget", help="privacy budget odometer: show / set-cap / releases",
+    p = subparsers.add_parser("budget", help="privacy budget odometer: show / set-cap / releases / list",
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     sub = p.add_subparsers(dest="budget_command", required=True)
     for name, hlp in (("show", "spent / remaining per entity and the latest releases"),
@@ -42,7 +45,35 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
         if name == "releases":
             s.add_argument("--limit", type=int, help="only the newest N releases")
         s.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ls = sub.add_parser("list", help="every dataset in the store with its cap and largest spend (no data needed)")
+    add_store_args(ls, charging=False)
+    ls.add_argument("--json", action="store_true", help="print JSON instead of a table")
     return p
+
+
+def cmd_list(args) -> int:
+    from dpfed_core.evaluation.experiments import json_safe
+
+    odo = open_odometer(args)
+    rows = []
+    for d in odo.datasets():
+        bal = odo.balance(d["key"])
+        top = max(bal, key=lambda b: b.spent_epsilon) if bal else None
+        rows.append({**d, "max_spent_epsilon": top.spent_epsilon if top else 0.0,
+                     "n_releases": len(odo.releases(d["key"])),
+                     "entities_without_guarantee": sum(b.void for b in bal)})
+    if args.json:
+        print(json.dumps(json_safe(rows), indent=2))
+        return 0
+    print(f"store: {odo.path}")
+    if not rows:
+        print("no datasets yet")
+        return 0
+    print(f"{'key':43s} {'cap ε':>7s} {'max spent ε':>11s} {'releases':>8s}  name")
+    for r in rows:
+        print(f"{r['key']:43s} {_f(r['cap_epsilon']):>7s} {_f(r['max_spent_epsilon']):>11s} {r['n_releases']:>8d}  "
+              f"{r['name']} ({len(r['entities'])} entities)")
+    return 0
 
 
 def open_odometer(args):
@@ -99,6 +130,8 @@ def cmd_budget(args) -> int:
     from dpfed_core.evaluation.experiments import json_safe
     from dpfed_core.privacy.odometer import dataset_key
 
+    if args.budget_command == "list":
+        return cmd_list(args)
     dataset = load_dataset(args)
     odo = open_odometer(args)
     key = odo.register(dataset, dataset_key(dataset))

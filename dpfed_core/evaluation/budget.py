@@ -9,19 +9,25 @@ Charge of one method run to each entity (``method_charges``), from the method's 
 * anything else (raw data or exact statistics pooled, a trusted central curator, no formal DP) and a
   DP method at ε = inf — non-private: ∞ for every entity.
 
+:func:`charged_run` and :func:`charged_sweep` are the engine calls with the odometer in front (the CLI
+and the dashboard use them): reserve — which may refuse — then compute, settle, keep in the history.
+
 An audit runs the audited entity's mechanism thousands of times on its exact rows and picks its
 targets from them: it is charged as a non-private analysis of that entity (∞), nothing to others.
 """
 from __future__ import annotations
 
 import math
+import os
 from typing import Iterable, Mapping, Sequence
 
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.methods import get_method
-from dpfed_core.privacy.odometer import PlannedRelease
+from dpfed_core.evaluation.history import RunHistory
+from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation, dataset_key
+from dpfed_core.privacy.store import Store
 
 _NO_RELEASE_PREFIXES = ("no sharing", "no data shared")
 
@@ -126,3 +132,45 @@ def settle_run(reservation, docs: Sequence[Mapping]) -> None:
         else:
             # The ledger's own record (never above the reservation: the ledger refuses such spends).
             reservation.settle(i, ledger_charges(doc["privacy"]))
+
+
+# ------------------------------------------------------------------------------ charged computations
+def save_result(store, kind: str, document: dict, dataset: FederatedDataset,
+                reservation: Reservation | None = None, key: str | None = None) -> int:
+    """Keep a result document in the store's history (kind: run | sweep | audit); returns its id."""
+    key = key or (reservation.dataset_key if reservation else dataset_key(dataset))
+    return RunHistory(store).add(kind, document, dataset_key=key,
+                                 operation=reservation.operation if reservation else None)
+
+
+def charged_run(store: Store | str | os.PathLike, dataset: FederatedDataset, config, split=None, progress=None,
+                allow_non_private: bool = False, save: bool = True):
+    """``run_method`` charged first: refuses (:class:`BudgetRefused`) before computing, settles the
+    charge to the run's ledger, keeps the document in the history. Returns (doc, MethodResult, id)."""
+    from dpfed_core.evaluation.experiments import run_method
+
+    store = store if isinstance(store, Store) else Store(store)
+    key = dataset_key(dataset)
+    with BudgetOdometer(store).charge(dataset, plan_run(dataset, config), allow_non_private=allow_non_private,
+                                     key=key) as res:
+        doc, result = run_method(dataset, config, split, progress)
+        settle_run(res, [doc])
+    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
+                       "releases": res.release_ids}
+    hid = save_result(store, "run", doc, dataset, res) if save else None
+    return doc, result, hid
+
+
+def charged_sweep(store: Store | str | os.PathLike, dataset: FederatedDataset, config, epsilons, seeds, references,
+                  progress=None, allow_non_private: bool = False, save: bool = True):
+    """``sweep`` with every point charged before the first is computed. Returns (doc, history id)."""
+    from dpfed_core.evaluation.experiments import sweep
+
+    store = store if isinstance(store, Store) else Store(store)
+    key = dataset_key(dataset)
+    plans = plan_sweep(dataset, config, epsilons, seeds, references)
+    with BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
+        doc = sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
+    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
+                       "releases": res.release_ids}
+    return doc, (save_result(store, "sweep", doc, dataset, res) if save else None)

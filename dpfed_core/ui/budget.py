@@ -9,7 +9,10 @@ For the pages (helper "dashboard" lays them out):
   :class:`~dpfed_core.privacy.odometer.BudgetRefused` with the message to show) **before** the
   computation inside it, e.g. ``with charge(store, ds, plan_run(ds, cfg)) as r: doc = …;
   settle_run(r, [doc])``; then :func:`save_result` keeps the document in the history;
-* :func:`render_budget` — a small Streamlit section (cap control, table, releases).
+* :func:`charged_run`, :func:`charged_sweep`, :func:`charged_audit` — the engine calls, charged first
+  and kept in the history;
+* :func:`current_store` and :func:`render_budget` — the session's store and a small Streamlit section
+  (cap control, per-entity table, releases; shown on the History page).
 """
 from __future__ import annotations
 
@@ -18,8 +21,9 @@ import os
 from typing import Sequence
 
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.evaluation.history import RunHistory
-from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation, dataset_key
+from dpfed_core.evaluation.budget import charged_run, charged_sweep, save_result  # noqa: F401  (the pages' API)
+from dpfed_core.evaluation.history import RunHistory  # noqa: F401
+from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, dataset_key
 from dpfed_core.privacy.store import Store, default_store_path
 
 #: Label of the cap control, as named in refusal messages.
@@ -76,12 +80,33 @@ def charge(store: Store, dataset: FederatedDataset, plans: Sequence[PlannedRelea
     return BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key)
 
 
-def save_result(store: Store, kind: str, document: dict, dataset: FederatedDataset,
-                reservation: Reservation | None = None, key: str | None = None) -> int:
-    """Keep a result document in the history (kind: run | sweep | audit); returns its id."""
-    key = key or (reservation.dataset_key if reservation else dataset_key(dataset))
-    return RunHistory(store).add(kind, document, dataset_key=key,
-                                 operation=reservation.operation if reservation else None)
+# ------------------------------------------------------------------------------ charged computations
+def charged_audit(store: Store, dataset: FederatedDataset, entity, *, methods, epsilons, delta: float,
+                  allow_non_private: bool = False, save: bool = True, **audit_kwargs):
+    """``run_audit`` charged first (a non-private analysis of the audited entity). Returns (doc, id)."""
+    from dpfed_core.audit.membership import run_audit
+    from dpfed_core.evaluation.budget import plan_audit
+
+    key = dataset_key(dataset)
+    plans = plan_audit(dataset, entity, methods, epsilons, delta, seed=audit_kwargs.get("seed"))
+    with charge(store, dataset, plans, allow_non_private, key) as res:
+        doc = run_audit(dataset, entity, methods=methods, epsilons=epsilons, delta=delta, **audit_kwargs)
+    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
+                       "releases": res.release_ids}
+    return doc, (save_result(store, "audit", doc, dataset, res) if save else None)
+
+
+# ------------------------------------------------------------------------------ Streamlit
+#: Session-state key of the store file of the session's data owner.
+STORE_PATH = "store_path"
+
+
+def current_store() -> Store:
+    """The session's store: ``st.session_state[STORE_PATH]`` if the page set one (one file per data
+    owner), else :func:`~dpfed_core.privacy.store.default_store_path`."""
+    import streamlit as st
+
+    return store_for_owner(path=st.session_state.get(STORE_PATH) or None)
 
 
 def render_budget(store: Store, dataset: FederatedDataset, key: str | None = None) -> None:
@@ -120,7 +145,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
              "n_non_private"]].rename(columns={
                  "spent_epsilon": "spent ε", "spent_delta": "spent δ", "remaining_epsilon": "left ε",
                  "remaining_delta": "left δ", "n_releases": "releases", "n_non_private": "non-private"})
-        st.dataframe(ent, hide_index=True, use_container_width=True)
+        st.dataframe(ent, hide_index=True, width="stretch")
     rel = pd.DataFrame(view["releases"])
     if rel.empty:
         st.caption("No releases of this dataset yet.")
@@ -130,4 +155,4 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
             for s, n, m in zip(rel["simulation"], rel["non_private"], rel["max_charge_epsilon"])]
         st.dataframe(rel[["id", "created", "kind", "method", "epsilon", "delta", "seed", "charged ε (max)",
                           "status"]].rename(columns={"epsilon": "ε", "delta": "δ"}),
-                     hide_index=True, use_container_width=True)
+                     hide_index=True, width="stretch")

@@ -1,0 +1,73 @@
+"""The dashboard side of the odometer: the budget section, the sidebar line and the charged engine
+calls (their store under tmp_path)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dpfed_core.config import RunConfig
+from dpfed_core.data.loaders import load_data
+from dpfed_core.evaluation.history import RunHistory
+from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused
+from dpfed_core.privacy.store import Store
+from dpfed_core.ui import budget as bud
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def clinic():
+    return load_data("sample:clinic")
+
+
+def test_charged_run_and_sweep_refuse_before_computing(tmp_path, clinic):
+    store = Store(tmp_path / "owner.sqlite3")
+    assert bud.budget_line(store, clinic).startswith("Budget: nothing released yet (no cap set)")
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=20)
+    doc, result, hid = bud.charged_run(store, clinic, cfg)
+    assert doc["odometer"]["dataset_key"].startswith("ds-") and result.V.shape[0] == clinic.n_items
+    assert RunHistory(store).open(hid)["document"]["config"]["method"] == "dp-gaussian"
+    spent = doc["privacy"]["epsilon"]          # what the ledger recorded (≤ the requested 1)
+    assert 0 < spent <= 1.0
+    line = bud.budget_line(store, clinic)
+    assert "no cap" in line and f"ε {spent:.3g} spent" in line and "1 release" in line
+    cap = spent + 0.5
+    BudgetOdometer(store).set_cap(clinic, cap)
+    calls = []
+    with pytest.raises(BudgetRefused, match="Budget cap ε per entity"):
+        bud.charged_run(store, clinic, cfg, progress=lambda *a, **k: calls.append(a))
+    with pytest.raises(BudgetRefused, match="non-private"):
+        bud.charged_sweep(store, clinic, cfg, [0.5, math.inf], [0], ["individual"],
+                          progress=lambda *a, **k: calls.append(a))
+    assert calls == []                                            # nothing was computed
+    doc, hid = bud.charged_sweep(store, clinic, cfg, [0.25], [0, 1], ["individual"])
+    view = bud.budget_view(store, clinic)
+    assert all(e["spent_epsilon"] == pytest.approx(cap) for e in view["entities"])
+    assert [r["kind"] for r in view["releases"]][:4] == ["sweep point"] * 4
+    assert f"of {cap:.3g} spent" in bud.budget_line(store, clinic) and "0 left" in bud.budget_line(store, clinic)
+
+
+_SECTION = """
+from dpfed_core.data.loaders import load_data
+from dpfed_core.privacy.store import Store
+from dpfed_core.ui.budget import render_budget
+render_budget(Store(STORE), load_data("sample:clinic"))
+"""
+
+
+def test_budget_section_sets_the_cap_and_lists_releases(tmp_path, clinic):
+    path = tmp_path / "section.sqlite3"
+    bud.charged_run(Store(path), clinic, RunConfig(method="dp-gaussian", epsilon=0.5, k=3, max_iter=20,
+                                                   simulation=True))
+    at = AppTest.from_string(_SECTION.replace("STORE", repr(str(path))), default_timeout=60).run()
+    assert not at.exception and not at.error
+    at.number_input[0].set_value(4.0)
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    ent, rel = at.dataframe[0].value, at.dataframe[1].value
+    assert (ent["left ε"] == 4.0).all() and (ent["spent ε"] == 0).all()
+    assert list(rel["charged ε (max)"]) == ["simulation: not charged"]
+    assert BudgetOdometer(path).datasets()[0]["cap_epsilon"] == 4.0
