@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_table(path: Path, rows: int, seed: int = 0) -> None:
-    """~44 bytes a row: 'u0123456,item012345,4,hospital 017' — written in blocks (numpy, no pandas)."""
+    """~44 bytes a row: "patient_0123456,item_0012345,4,hospital 017" — written in blocks (numpy, no pandas)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -38,7 +38,7 @@ def make_table(path: Path, rows: int, seed: int = 0) -> None:
             it = rng.zipf(1.3, n) % 20_000
             r = rng.integers(1, 6, n)
             ent = u % 40  # each user in one entity
-            f.write("".join(f"u{a:07d},item{b:06d},{c},hospital {d:03d}\n" for a, b, c, d in zip(u, it, r, ent)))
+            f.write("".join(f"patient_{a:07d},item_{b:07d},{c},hospital {d:03d}\n" for a, b, c, d in zip(u, it, r, ent)))
 
 
 def child(path: str) -> None:
@@ -90,11 +90,12 @@ def main() -> None:
         f"- file: {a.rows:,} rows, {size / 1e6:.1f} MB (user, item, rating, entity; generated)",
         f"- loaded: {res['users']:,} users × {res['items']:,} items, {res['nnz']:,} ratings, "
         f"{res['entities']} entities in {res['seconds']:.1f} s",
-        f"- peak RSS of the loading process: {res['peak_kb'] / 1024:.0f} MB; after imports {res['base_kb'] / 1024:.0f} MB",
-        f"- **loader's own peak: {loader_mb:.0f} MB = {loader_mb * 1e6 / 2**20 / (size / 2**20) / 1e6 * 1e6:.2f}× the file** "
-        f"(target < 5×; issue 12 measured 20× before: 1.7 GB for 88 MB)",
+        f"- peak RSS of the loading process: {res['peak_kb'] / 1024:.0f} MiB; after imports {res['base_kb'] / 1024:.0f} MiB",
+        f"- **loader's own peak (above the process after its imports): {loader_mb:.0f} MiB = "
+        f"{loader_mb * 2**20 / size:.2f}× the file** (target < 5×; issue 12 measured 20× before: 1.7 GB for 88 MB); "
+        f"whole process incl. numpy/pandas/scipy: {res['peak_kb'] * 1024 / size:.2f}×",
         "",
-        "How: text columns are read in chunks of 250k rows as strings (never parsed as numbers, so ids",
+        "How: text columns are read in chunks of 100k rows as strings (never parsed as numbers, so ids",
         "stay exact) and each chunk's id columns become categoricals at once; all later steps work on",
         "integer codes.",
     ]

@@ -286,7 +286,7 @@ def read_table(
         # one chunk of strings plus integer codes. Every column is read: pandas skips the
         # field-count check of a line when usecols is given, which would shift a bad line silently.
         parts, n = [], 0
-        for chunk in pd.read_csv(_src(), dtype=str, chunksize=250_000, **kw):
+        for chunk in pd.read_csv(_src(), dtype=str, chunksize=100_000, **kw):
             if keep is not None:
                 chunk = chunk[keep]
             for c in cats:
@@ -690,7 +690,11 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
     """Entities are the declared federation (issue 11): every entity in the data takes part whatever
     its size, except those the data owner declares out with ``exclude_entities`` (a public list).
     At least two entities must remain."""
-    present = pd.unique(t["e"].astype(str))
+    def _present(e: pd.Series) -> list[str]:
+        u = e.unique()
+        return [str(x) for x in (u.astype(str) if hasattr(u, "astype") else u)]
+
+    present = _present(t["e"])
     if exclude_entities:
         excl = [str(e).strip() for e in exclude_entities]
         unknown = [e for e in excl if e not in set(present)]
@@ -698,10 +702,10 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
             shown = ", ".join(sorted(map(str, present))[:12])
             raise ConfigError(f"exclude_entities names {', '.join(map(repr, unknown))}, not an entity of {label}; "
                               f"entities: {shown}", param="exclude_entities")
-        drop = t["e"].astype(str).isin(excl).to_numpy()
+        drop = t["e"].isin(excl).to_numpy()
         t = t.loc[~drop]
         notes.append(f"left out {len(excl)} declared entities: {', '.join(excl[:8])}{' …' if len(excl) > 8 else ''}")
-        present = pd.unique(t["e"].astype(str))
+        present = _present(t["e"])
     if len(present) < 2:
         only = present[0] if len(present) else "?"
         raise DataError(
@@ -768,7 +772,7 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: tuple[list[str], list[s
     if items is None:
         return t, None, None
     ids, names = items
-    known = t["i"].astype(str).isin(set(ids)).to_numpy()
+    known = t["i"].isin(ids).to_numpy()
     if not known.all():
         bad = t.loc[~known, "i"].astype(str)
         if unknown == "error":
@@ -812,15 +816,17 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
     ucode, uids = _codes(t["u"])
     if catalogue is not None:
         pos = {x: j for j, x in enumerate(catalogue)}
-        icats, iuniq = pd.factorize(t["i"].astype(str), sort=False)
-        icode = np.asarray([pos[x] for x in iuniq], dtype=np.int64)[icats]
+        icats, iuniq = pd.factorize(t["i"], sort=False)
+        icode = np.asarray([pos[str(x)] for x in iuniq], dtype=np.int64)[icats]
         iids = np.asarray(catalogue, dtype=str)
     else:
         icode, iids = _codes(t["i"])
     X = sp.csr_matrix(
         (t["v"].to_numpy(dtype=np.float64), (ucode, icode)), shape=(len(uids), len(iids))
     )
-    ent_of_user = pd.Series(t["e"].astype(str).to_numpy()).groupby(ucode).first().to_numpy()
+    ecat = t["e"].astype("category")
+    first = pd.Series(ecat.cat.codes.to_numpy()).groupby(ucode).first().to_numpy()
+    ent_of_user = np.asarray(ecat.cat.categories.astype(str), dtype=object)[first]
     if catalogue is not None and catalogue_names is not None:
         inames = np.asarray(catalogue_names, dtype=str)
     elif "name" in t:
@@ -891,7 +897,8 @@ def _build(
     users = _as_id_strings(df[user_col])
     items_col = _as_id_strings(df[item_col])
     ent = derive_entity(df[ent_src], entity_transform)  # type: ignore[index]
-    t = pd.DataFrame({"u": users.to_numpy(), "i": items_col.to_numpy(), "v": v, "e": ent.to_numpy(),
+    # .array keeps categoricals as codes (to_numpy would make one Python string per row)
+    t = pd.DataFrame({"u": users.array, "i": items_col.array, "v": v, "e": ent.array,
                       "row": df.index.to_numpy()})
     if item_name_col is not None:
         nm = df[item_name_col]
