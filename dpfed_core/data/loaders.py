@@ -285,20 +285,26 @@ def read_table(
         # columns turned into categoricals at once and the unused columns dropped, so the peak is
         # one chunk of strings plus integer codes. Every column is read: pandas skips the
         # field-count check of a line when usecols is given, which would shift a bad line silently.
-        parts, n = [], 0
+        enc = {c: _CodeBook() for c in cats}
+        plain: dict[str, list[pd.Series]] = {}
+        cols: list[str] | None = None
+        n = 0
         for chunk in pd.read_csv(_src(), dtype=str, chunksize=100_000, **kw):
             if keep is not None:
                 chunk = chunk[keep]
-            for c in cats:
-                if c in chunk.columns:
-                    chunk[c] = chunk[c].astype("category")
-            parts.append(chunk)
+            cols = list(chunk.columns)
+            for c in cols:
+                if c in enc:
+                    enc[c].add(chunk[c])
+                else:
+                    plain.setdefault(c, []).append(chunk[c])
             n += len(chunk)
             if progress is not None:
                 progress(n)
-        if not parts:
+        if cols is None:
             return pd.read_csv(_src(), nrows=0, dtype=str, **kw)
-        return _concat_chunks(parts)
+        out = {c: (enc[c].categorical() if c in enc else pd.concat(plain[c], ignore_index=True)) for c in cols}
+        return pd.DataFrame(out, index=pd.RangeIndex(n))
 
     try:
         try:
@@ -323,6 +329,32 @@ def read_table(
     if blank.any():
         df = df.loc[~blank]
     return df, label, True
+
+
+class _CodeBook:
+    """Turns chunks of a text column into one categorical: a growing table of the distinct strings
+    and an int32 code per row (the strings of a chunk are freed as soon as it is coded), so a large
+    upload never holds more than one chunk of Python strings."""
+
+    def __init__(self) -> None:
+        self.cats: list[np.ndarray] = []
+        self.index = pd.Index([], dtype=object)
+        self.codes: list[np.ndarray] = []
+
+    def add(self, values: pd.Series) -> None:
+        local, uniq = pd.factorize(values, use_na_sentinel=True)
+        uniq = np.asarray(uniq, dtype=object)
+        glob = self.index.get_indexer(uniq) if len(self.index) else np.full(len(uniq), -1)
+        new = glob < 0
+        if new.any():
+            glob[new] = len(self.index) + np.arange(int(new.sum()))
+            self.index = self.index.append(pd.Index(uniq[new], dtype=object))
+        glob = glob.astype(np.int32)
+        self.codes.append(np.where(local >= 0, glob[np.maximum(local, 0)], -1).astype(np.int32))
+
+    def categorical(self) -> pd.Categorical:
+        codes = np.concatenate(self.codes) if self.codes else np.zeros(0, np.int32)
+        return pd.Categorical.from_codes(codes, categories=pd.Index(self.index, dtype=str))
 
 
 def _concat_chunks(parts: list[pd.DataFrame]) -> pd.DataFrame:
