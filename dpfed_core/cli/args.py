@@ -175,7 +175,7 @@ def load_dataset(args):
         "events": args.events, "min_entity_users": args.min_entity_users, "items": args.items,
         "exclude_entities": args.exclude_entities,
     }
-    if args.items is not None and not Path(args.items).is_file():
+    if args.items is not None and (not Path(args.items).exists() or Path(args.items).is_dir()):
         raise DpfedError(f"--items {args.items}: no such file; give a file with one item per line", param="items")
     opts = {k: v for k, v in opts.items() if v is not None}
     spec = str(args.data)

@@ -757,7 +757,7 @@ def read_item_list(source: Source | Sequence[str], *, filename: str | None = Non
     else:
         if isinstance(source, (str, os.PathLike)):
             p = Path(source)
-            if not p.is_file():
+            if not p.exists() or p.is_dir():
                 raise DataError(f"items file not found: {p}. Give a file with one item per line.", param="items")
             raw = p.read_bytes()
         else:
