@@ -8,6 +8,10 @@ from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
 
 
+#: Largest finite ε a run accepts (issue 12: ε ≥ 1e50 crashed the Gaussian calibration).
+MAX_EPSILON = 1e4
+
+
 @dataclass
 class RunConfig:
     """Parameters of one run (one method on one split).
@@ -46,6 +50,10 @@ class RunConfig:
 
     def validate(self) -> "RunConfig":
         validate_budget(self.epsilon, self.delta)
+        if math.isfinite(self.epsilon) and self.epsilon > MAX_EPSILON:
+            # beyond it DP noise is below float resolution and the Gaussian calibration overflows
+            raise ConfigError(f"ε = {self.epsilon:g} is above {MAX_EPSILON:g}; use inf for a non-private run",
+                              param="epsilon")
         for name in ("k", "rank", "top_n", "n_hidden", "max_iter"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:

@@ -410,3 +410,19 @@ def test_without_a_catalogue_a_dp_run_selects_items_and_pays_for_it(tmp_path, to
     sel = [m for m in doc["messages"] if m["content"] == "DP-selected item ids"]
     assert len(sel) == 3
     assert any("selected by DP partition selection" in n for n in doc["notes"])
+
+
+def test_catalogue_selection_privacy_map():
+    """The threshold K is the smallest integer with P(item held by one user is released) ≤ δ/c, and
+    the selection's ledger rows carry ε = c/b (the discrete Laplace map at L1 sensitivity c)."""
+    from dpfed_core.privacy.catalogue import new_item_release_probability, selection_threshold
+
+    for eps in (0.05, 1.0, 10.0):
+        for delta in (1e-9, 1e-6, 1e-3):
+            for c in (1, 4, 20):
+                b, k = selection_threshold(eps, delta, c)
+                assert b == pytest.approx(c / eps)
+                assert new_item_release_probability(b, k) <= delta / c * (1 + 1e-12)
+                assert new_item_release_probability(b, k - 1) > delta / c  # K is the smallest that works
+    with pytest.raises(ConfigError, match="needs δ > 0"):
+        selection_threshold(1.0, 0.0, 4)

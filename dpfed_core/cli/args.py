@@ -175,9 +175,41 @@ def load_dataset(args):
         "events": args.events, "min_entity_users": args.min_entity_users, "items": args.items,
         "exclude_entities": args.exclude_entities,
     }
-    if args.items is not None and not Path(args.items).is_file():
+    if args.items is not None and (not Path(args.items).exists() or Path(args.items).is_dir()):
         raise DpfedError(f"--items {args.items}: no such file; give a file with one item per line", param="items")
-    return load_data(args.data, **{k: v for k, v in opts.items() if v is not None})
+    opts = {k: v for k, v in opts.items() if v is not None}
+    spec = str(args.data)
+    if not spec.startswith(("sample:", "synthetic", "movielens:")) and Path(spec).is_file():
+        opts["progress"] = _read_progress(Path(spec))
+    try:
+        return load_data(args.data, **opts)
+    finally:
+        bar = opts.get("progress")
+        if bar is not None:
+            bar.close()
+
+
+class _read_progress:
+    """Rows read so far, on stderr (only for files big enough to take a while)."""
+
+    def __init__(self, path: Path) -> None:
+        self.bar = None
+        self.big = path.stat().st_size > 20e6
+
+    def __call__(self, rows: int) -> None:
+        if not self.big:
+            return
+        if self.bar is None:
+            import sys
+
+            from tqdm import tqdm
+
+            self.bar = tqdm(desc="reading", unit=" rows", file=sys.stderr, leave=False, disable=None)
+        self.bar.update(rows - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
 
 
 def default_mode(dataset) -> str:

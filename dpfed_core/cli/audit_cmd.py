@@ -63,6 +63,11 @@ def cmd_audit(args) -> int:
 
     from dpfed_core.evaluation.experiments import write_json
 
+    if args.out:  # fail before the audit's many releases, not after them
+        from dpfed_core.data.atomic import check_writable
+
+        check_writable(args.out)
+
     dataset = load_dataset(args)
     entity: str | int = args.entity
     if isinstance(entity, str) and entity.isdigit() and entity not in dataset.entity_names:

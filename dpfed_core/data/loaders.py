@@ -285,20 +285,26 @@ def read_table(
         # columns turned into categoricals at once and the unused columns dropped, so the peak is
         # one chunk of strings plus integer codes. Every column is read: pandas skips the
         # field-count check of a line when usecols is given, which would shift a bad line silently.
-        parts, n = [], 0
-        for chunk in pd.read_csv(_src(), dtype=str, chunksize=250_000, **kw):
+        enc = {c: _CodeBook() for c in cats}
+        plain: dict[str, list[pd.Series]] = {}
+        cols: list[str] | None = None
+        n = 0
+        for chunk in pd.read_csv(_src(), dtype=str, chunksize=100_000, **kw):
             if keep is not None:
                 chunk = chunk[keep]
-            for c in cats:
-                if c in chunk.columns:
-                    chunk[c] = chunk[c].astype("category")
-            parts.append(chunk)
+            cols = list(chunk.columns)
+            for c in cols:
+                if c in enc:
+                    enc[c].add(chunk[c])
+                else:
+                    plain.setdefault(c, []).append(chunk[c])
             n += len(chunk)
             if progress is not None:
                 progress(n)
-        if not parts:
+        if cols is None:
             return pd.read_csv(_src(), nrows=0, dtype=str, **kw)
-        return _concat_chunks(parts)
+        out = {c: (enc[c].categorical() if c in enc else pd.concat(plain[c], ignore_index=True)) for c in cols}
+        return pd.DataFrame(out, index=pd.RangeIndex(n))
 
     try:
         try:
@@ -323,6 +329,32 @@ def read_table(
     if blank.any():
         df = df.loc[~blank]
     return df, label, True
+
+
+class _CodeBook:
+    """Turns chunks of a text column into one categorical: a growing table of the distinct strings
+    and an int32 code per row (the strings of a chunk are freed as soon as it is coded), so a large
+    upload never holds more than one chunk of Python strings."""
+
+    def __init__(self) -> None:
+        self.cats: list[np.ndarray] = []
+        self.index = pd.Index([], dtype=object)
+        self.codes: list[np.ndarray] = []
+
+    def add(self, values: pd.Series) -> None:
+        local, uniq = pd.factorize(values, use_na_sentinel=True)
+        uniq = np.asarray(uniq, dtype=object)
+        glob = self.index.get_indexer(uniq) if len(self.index) else np.full(len(uniq), -1)
+        new = glob < 0
+        if new.any():
+            glob[new] = len(self.index) + np.arange(int(new.sum()))
+            self.index = self.index.append(pd.Index(uniq[new], dtype=object))
+        glob = glob.astype(np.int32)
+        self.codes.append(np.where(local >= 0, glob[np.maximum(local, 0)], -1).astype(np.int32))
+
+    def categorical(self) -> pd.Categorical:
+        codes = np.concatenate(self.codes) if self.codes else np.zeros(0, np.int32)
+        return pd.Categorical.from_codes(codes, categories=pd.Index(self.index, dtype=str))
 
 
 def _concat_chunks(parts: list[pd.DataFrame]) -> pd.DataFrame:
@@ -690,7 +722,11 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
     """Entities are the declared federation (issue 11): every entity in the data takes part whatever
     its size, except those the data owner declares out with ``exclude_entities`` (a public list).
     At least two entities must remain."""
-    present = pd.unique(t["e"].astype(str))
+    def _present(e: pd.Series) -> list[str]:
+        u = e.unique()
+        return [str(x) for x in (u.astype(str) if hasattr(u, "astype") else u)]
+
+    present = _present(t["e"])
     if exclude_entities:
         excl = [str(e).strip() for e in exclude_entities]
         unknown = [e for e in excl if e not in set(present)]
@@ -698,10 +734,10 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
             shown = ", ".join(sorted(map(str, present))[:12])
             raise ConfigError(f"exclude_entities names {', '.join(map(repr, unknown))}, not an entity of {label}; "
                               f"entities: {shown}", param="exclude_entities")
-        drop = t["e"].astype(str).isin(excl).to_numpy()
+        drop = t["e"].isin(excl).to_numpy()
         t = t.loc[~drop]
         notes.append(f"left out {len(excl)} declared entities: {', '.join(excl[:8])}{' …' if len(excl) > 8 else ''}")
-        present = pd.unique(t["e"].astype(str))
+        present = _present(t["e"])
     if len(present) < 2:
         only = present[0] if len(present) else "?"
         raise DataError(
@@ -721,7 +757,7 @@ def read_item_list(source: Source | Sequence[str], *, filename: str | None = Non
     else:
         if isinstance(source, (str, os.PathLike)):
             p = Path(source)
-            if not p.is_file():
+            if not p.exists() or p.is_dir():
                 raise DataError(f"items file not found: {p}. Give a file with one item per line.", param="items")
             raw = p.read_bytes()
         else:
@@ -768,7 +804,7 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: tuple[list[str], list[s
     if items is None:
         return t, None, None
     ids, names = items
-    known = t["i"].astype(str).isin(set(ids)).to_numpy()
+    known = t["i"].isin(ids).to_numpy()
     if not known.all():
         bad = t.loc[~known, "i"].astype(str)
         if unknown == "error":
@@ -812,15 +848,17 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
     ucode, uids = _codes(t["u"])
     if catalogue is not None:
         pos = {x: j for j, x in enumerate(catalogue)}
-        icats, iuniq = pd.factorize(t["i"].astype(str), sort=False)
-        icode = np.asarray([pos[x] for x in iuniq], dtype=np.int64)[icats]
+        icats, iuniq = pd.factorize(t["i"], sort=False)
+        icode = np.asarray([pos[str(x)] for x in iuniq], dtype=np.int64)[icats]
         iids = np.asarray(catalogue, dtype=str)
     else:
         icode, iids = _codes(t["i"])
     X = sp.csr_matrix(
         (t["v"].to_numpy(dtype=np.float64), (ucode, icode)), shape=(len(uids), len(iids))
     )
-    ent_of_user = pd.Series(t["e"].astype(str).to_numpy()).groupby(ucode).first().to_numpy()
+    ecat = t["e"].astype("category")
+    first = pd.Series(ecat.cat.codes.to_numpy()).groupby(ucode).first().to_numpy()
+    ent_of_user = np.asarray(ecat.cat.categories.astype(str), dtype=object)[first]
     if catalogue is not None and catalogue_names is not None:
         inames = np.asarray(catalogue_names, dtype=str)
     elif "name" in t:
@@ -891,7 +929,8 @@ def _build(
     users = _as_id_strings(df[user_col])
     items_col = _as_id_strings(df[item_col])
     ent = derive_entity(df[ent_src], entity_transform)  # type: ignore[index]
-    t = pd.DataFrame({"u": users.to_numpy(), "i": items_col.to_numpy(), "v": v, "e": ent.to_numpy(),
+    # .array keeps categoricals as codes (to_numpy would make one Python string per row)
+    t = pd.DataFrame({"u": users.array, "i": items_col.array, "v": v, "e": ent.array,
                       "row": df.index.to_numpy()})
     if item_name_col is not None:
         nm = df[item_name_col]

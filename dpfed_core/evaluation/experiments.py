@@ -137,7 +137,9 @@ def run_method(
     t_split = time.perf_counter() - t0
     rng = method_generator(config.seed, private=spec.uses_epsilon, simulation=config.simulation)
     t0 = time.perf_counter()
-    if needs_dp_catalogue(dataset, spec.uses_epsilon, config):
+    # user-level federated DP only: a trusted-curator method (Friedman et al.) sees the pooled data by
+    # design and states its own, different guarantee
+    if needs_dp_catalogue(dataset, spec.uses_epsilon and spec.privacy.startswith("user-level"), config):
         result = _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress)
     else:
         result = spec.fit(dataset, split.train, config, rng, progress)
@@ -186,10 +188,9 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
     eps_sel = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
     dlt_sel = config.delta * cat.CATALOGUE_DELTA_SHARE
     ledger = PrivacyLedger(config.epsilon, config.delta)
-    from dpfed_core.privacy.noise import SecureGenerator
-
-    # production: OpenDP's exact samplers from OS entropy (a SecureGenerator); simulation: seeded
-    sel_rng = (SecureGenerator() if not config.simulation
+    # its own stream: OpenDP from OS entropy in production, a seeded stream apart from the method's
+    # in simulation (so adding the selection does not shift the method's simulated noise)
+    sel_rng = (method_generator(config.seed, private=True, simulation=False) if not config.simulation
                else np.random.default_rng([config.seed, 0xCA7A]))
     progress("catalogue_start", entities=dataset.n_entities)
     release = cat.select_catalogue(split.train, dataset.entity_slices(), dataset.entity_names, eps_sel, dlt_sel,
@@ -200,8 +201,8 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
     messages += [Message(1, SERVER, name, "catalogue (union of released item ids)", (len(cols),),
                          int(cols.nbytes)) for name in dataset.entity_names]
     note = (f"no declared item catalogue: {len(cols)} of the data's {dataset.n_items} items selected by DP "
-            f"partition selection (ε = {eps_sel:.3g}, δ = {dlt_sel:.3g} per entity, threshold τ = "
-            f"{release.threshold:.1f} noisy users); declare the catalogue (--items FILE) to keep every item and "
+            f"partition selection (ε = {eps_sel:.3g}, δ = {dlt_sel:.3g} per entity, an item needs a noisy user "
+            f"count ≥ {release.threshold:.0f}); declare the catalogue (--items FILE) to keep every item and "
             "the whole budget for the method")
     if len(cols) == 0:
         from dpfed_core.methods import MethodResult as _MR

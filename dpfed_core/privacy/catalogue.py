@@ -7,25 +7,25 @@ that pass a noisy threshold on its own users; the catalogue is the union of the 
 sets (post-processing). This runs inside the run, on the training rows, charged to the run's
 ledger — never in a loader, which has no budget.
 
-Mechanism (per entity; Korolova et al. 2009, Gopi et al. 2020 "Laplace thresholding"):
+Mechanism (per entity; Korolova et al. 2009, Gopi et al. 2020 "Laplace thresholding", here with
+the discrete Laplace so that integer counts leave no floating-point artefact):
 
 1. *Contribution bound.* Each user keeps at most ``c`` of their items (a uniformly random subset
    when they have more), so one user changes at most ``c`` item counts, each by at most 1.
 2. *Noisy counts of non-empty items.* For every item with at least one contributing user,
-   ñ_i = n_i + Lap(b), b = c / ε.
-3. *Threshold.* Item i is released iff ñ_i > τ with τ = 1 + b · ln(c / (2δ)).
+   ñ_i = n_i + Z_i, Z_i discrete Laplace with scale b = c / ε (P(Z = z) ∝ exp(−|z|/b)), drawn by
+   :func:`dpfed_core.privacy.mechanisms.count_mechanism` (OpenDP, OS entropy outside simulation).
+3. *Threshold.* Item i is released iff ñ_i ≥ 1 + K, with the integer
+   K = ⌈b · ln(c / (δ · (1 + e^(−1/b))))⌉.
 
 Neighbouring relation: one user of the entity added or removed (unbounded, user-level).
 Sensitivity: L0 = c items, L∞ = 1 per item, hence L1 = c on the vector of counts.
-Privacy map: items counted in both datasets — the Laplace mechanism on an L1-sensitivity-c vector
-with scale b = c/ε: ε-DP. Items that exist only because of the added user (count 1, at most c of
-them) — each is released with probability P(1 + Lap(b) > τ) = ½·exp(−(τ − 1)/b) = δ/c, so the
-union over ≤ c such items adds at most δ. Together: (ε, δ)-DP per entity; entities hold disjoint
-users, so the union over entities is (ε, δ)-DP by parallel composition.
-
-Noise comes from the generator passed in (OS entropy outside simulation mode, see
-:mod:`dpfed_core.privacy.noise`); the Laplace draws go through
-:func:`dpfed_core.privacy.mechanisms.laplace_mechanism` so they share its sampler.
+Privacy map: items counted in both datasets — the discrete Laplace mechanism on an
+L1-sensitivity-c integer vector with scale b = c/ε: ε-DP. Items that exist only because of the
+added user (count 1, at most c of them) — each is released with probability
+P(Z ≥ K) = e^(−K/b) / (1 + e^(−1/b)) ≤ δ/c by the choice of K, so together they add at most δ.
+Total: (ε, δ)-DP per entity; entities hold disjoint users, so the union over entities is (ε, δ)-DP
+by parallel composition, and the catalogue (the union) is post-processing.
 """
 from __future__ import annotations
 
@@ -47,8 +47,9 @@ CATALOGUE_DELTA_SHARE = 0.5
 CATALOGUE_MAX_ITEMS_PER_USER = 4
 
 
-def selection_threshold(epsilon: float, delta: float, max_items: int) -> tuple[float, float]:
-    """(Laplace scale b, threshold τ) of the selection at (ε, δ) with contribution bound c."""
+def selection_threshold(epsilon: float, delta: float, max_items: int) -> tuple[float, int]:
+    """(discrete Laplace scale b, integer K) of the selection at (ε, δ) with contribution bound c:
+    an item is released iff its noisy count is ≥ 1 + K (see the module doc for the proof)."""
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise ConfigError(f"catalogue selection needs a finite ε > 0, got {epsilon}", param="epsilon")
     if not 0 < delta < 1:
@@ -58,7 +59,14 @@ def selection_threshold(epsilon: float, delta: float, max_items: int) -> tuple[f
     if c < 1:
         raise ConfigError(f"the catalogue's items per user must be ≥ 1, got {max_items}")
     b = c / epsilon
-    return b, 1.0 + b * math.log(c / (2.0 * delta))
+    k = math.ceil(b * math.log(c / (delta * (1.0 + math.exp(-1.0 / b)))))
+    return b, max(k, 0)
+
+
+def new_item_release_probability(b: float, k: int) -> float:
+    """P(Z ≥ K) for discrete Laplace Z of scale b: the chance that an item held by one user only is
+    released (must be ≤ δ/c)."""
+    return math.exp(-k / b) / (1.0 + math.exp(-1.0 / b)) if k >= 1 else 1.0
 
 
 def _bounded_rows(X: sp.csr_matrix, c: int, rng: np.random.Generator) -> sp.csr_matrix:
@@ -78,7 +86,8 @@ def _bounded_rows(X: sp.csr_matrix, c: int, rng: np.random.Generator) -> sp.csr_
 @dataclass
 class CatalogueRelease:
     """What the selection released. columns : sorted item indices of the catalogue (the union).
-    per_entity : {entity: released item indices}. scale, threshold : b and τ."""
+    per_entity : {entity: released item indices}. scale, threshold : b and the smallest released
+    noisy count 1 + K."""
 
     columns: np.ndarray
     per_entity: dict[str, np.ndarray] = field(default_factory=dict)
@@ -98,16 +107,18 @@ def select_catalogue(
 ) -> CatalogueRelease:
     """Run the selection for every entity on its rows ``X[slices[h]]`` and charge (ε, δ) per entity
     to ``ledger`` (stage ``catalogue``). Returns the union of the released item sets."""
-    b, tau = selection_threshold(epsilon, delta, max_items)
+    from dpfed_core.privacy.noise import noise_label
+
+    b, k = selection_threshold(epsilon, delta, max_items)
     released: dict[str, np.ndarray] = {}
     for name, sl in zip(entity_names, slices):
         Xb = _bounded_rows(X[sl], int(max_items), rng)
         counts = np.asarray(Xb.sum(axis=0)).ravel()
         present = np.flatnonzero(counts > 0)  # only non-empty items are enumerated (δ covers new ones)
-        noisy, scale = mech.laplace_mechanism(counts[present], float(max_items), epsilon, rng)
-        released[name] = present[noisy > tau]
-        ledger.spend(name, "catalogue", "Laplace partition selection", epsilon, delta, float(max_items), scale,
-                     f"items with noisy user count > τ = {tau:.1f} (≤ {int(max_items)} items per user)",
+        noisy, scale = mech.count_mechanism(counts[present], int(max_items), epsilon, rng)
+        released[name] = present[noisy >= 1 + k]
+        ledger.spend(name, "catalogue", "discrete-Laplace partition selection", epsilon, delta, float(max_items),
+                     scale, f"items with noisy user count ≥ {1 + k} (≤ {int(max_items)} items per user)",
                      noise_label(rng))
     cols = np.unique(np.concatenate([v for v in released.values()] or [np.zeros(0, np.int64)])).astype(np.int64)
-    return CatalogueRelease(cols, released, b, tau)
+    return CatalogueRelease(cols, released, b, float(1 + k))

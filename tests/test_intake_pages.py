@@ -1,0 +1,59 @@
+"""Issue 12 through the dashboard's upload (AppTest): the same inputs as the CLI cases of
+tests/test_intake.py give the same results, and errors name the page's controls."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def upload(data: bytes, name: str = "table.csv") -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload").set_value((name, data, "text/csv")).run()
+    return at
+
+
+def build(at: AppTest) -> AppTest:
+    at.button(key="build_upload").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def rows(extra=()) -> bytes:
+    base = [f"u{e}{i},item{j},{(i + j) % 5 + 1},{e}" for e in "AB" for i in range(8) for j in range(5)]
+    return ("user,item,value,entity\n" + "\n".join([*base, *extra]) + "\n").encode()
+
+
+def test_upload_ids_are_exact_strings():
+    data = rows(["1,5,3,A", "1,05,5,A", "01,5,2,B", "1.0,5,1,B"])
+    at = build(upload(data))
+    assert not at.error, [e.value for e in at.error]
+    ds = at.session_state["dataset"]
+    assert {"1", "01", "1.0"} <= set(ds.user_ids) and {"5", "05"} <= set(ds.item_ids)
+    assert ds.X.max() <= 5  # items 5 and 05 never summed
+    assert at.session_state["upload"].getvalue() == data
+
+
+def test_upload_zero_ratings_noted():
+    at = build(upload(rows(["uA0,item9,0,A", "uB0,item9,0,B"])))
+    assert any("rows with value 0" in i.value for i in at.info), [i.value for i in at.info]
+
+
+def test_upload_declared_item_catalogue_fixes_the_columns():
+    at = upload(rows())
+    at.file_uploader(key="upload_items").set_value(
+        ("formulary.txt", "".join(f"item{j}\n" for j in range(12)).encode(), "text/plain")).run()
+    build(at)
+    ds = at.session_state["dataset"]
+    assert ds.n_items == 12 and ds.item_source == "declared"
+
+
+def test_upload_error_names_the_control():
+    at = build(upload(rows(["uA0,item9,7,A"])))
+    msg = " ".join(e.value for e in at.error)
+    assert "“Declared maximum of one value”" in msg and "value_max" not in msg, msg
