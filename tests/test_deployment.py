@@ -39,7 +39,9 @@ def three_clinics() -> FederatedDataset:
     V = rng.gamma(1.0, 1.0, size=(m, r))
     X = sp.csr_matrix(np.minimum(rng.poisson(0.4 * U @ V.T), 10).astype(float))
     ent = np.repeat(["clinic A", "clinic B", "clinic C"], [60, 50, 40])
-    return FederatedDataset.from_parts(X, ent, value_kind="counts", value_max=10, name="three clinics")
+    # The 40 items are the generator's own list: a declared public catalogue (SPEC rev. 2).
+    return FederatedDataset.from_parts(X, ent, value_kind="counts", value_max=10, name="three clinics",
+                                       item_source="declared")
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +154,14 @@ def test_a_method_that_pools_raw_data_is_refused(deployment):
     ds, fed, _ = deployment
     with pytest.raises(ConfigError, match="does not run as a deployment"):
         run_deployed(ds, RunConfig(method="central"), federation=fed)
+
+
+def test_a_dp_run_without_a_declared_catalogue_is_refused(deployment):
+    ds, fed, _ = deployment
+    ent = np.repeat(ds.entity_names, [sl.stop - sl.start for sl in ds.entity_slices()])
+    undeclared = FederatedDataset.from_parts(ds.X, ent, value_kind="counts", value_max=10)  # item_source="data"
+    with pytest.raises(ConfigError, match="declared public item catalogue"):
+        run_deployed(undeclared, RunConfig(method="dp-popularity", epsilon=1.0), federation=fed)
 
 
 def test_a_node_dying_mid_run_stops_the_run_with_a_clear_message(deployment):

@@ -21,7 +21,7 @@ from dpfed_core import __version__
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
-from dpfed_core.evaluation.experiments import dataset_summary, make_split, privacy_summary
+from dpfed_core.evaluation.experiments import dataset_summary, make_split, needs_dp_catalogue, privacy_summary
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.federation.deployment.launcher import LocalFederation
 from dpfed_core.federation.deployment.shards import write_shards
@@ -63,6 +63,12 @@ def run_deployed(
                           f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
     if not spec.uses_epsilon and math.isfinite(config.epsilon):
         config = config.replace(epsilon=math.inf)
+    if needs_dp_catalogue(dataset, spec.uses_epsilon, config):
+        # The catalogue fixes every message's shape; the in-process run selects it by DP partition
+        # selection over all entities, which is not (yet) a round of the deployment.
+        raise ConfigError("a DP run on a deployment needs a declared public item catalogue (--items FILE, or the "
+                          "Data page's item-catalogue upload): DP catalogue selection does not run as a "
+                          "deployment round yet")
     if dataset.n_entities < 2:
         raise ConfigError(f"a deployment needs at least 2 entities, the data has {dataset.n_entities}")
     t0 = time.perf_counter()
