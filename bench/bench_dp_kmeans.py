@@ -205,6 +205,10 @@ def write(doc: dict, quick: bool) -> None:
         for t in doc["targets"]:
             lines.append(f"| {t['target']} | {t['threshold']:.4f} | {t['mean']:.4f} ± {t['sd']:.4f} ({t['seeds']} seeds) | {t['verdict']} |")
         lines.append("")
+        # the same verdicts as list lines, which SUMMARY.md collects
+        lines += [f"- Target (issue 14): {t['target']} → **{t['verdict']}** ({t['mean']:.4f} ± {t['sd']:.4f} over "
+                  f"{t['seeds']} seeds; threshold {t['threshold']:.4f})" for t in doc["targets"]]
+        lines.append("")
     if doc.get("speed_10000x500_k50"):
         lines += ["## Speed: one entity of 10,000 users × 500 items (5 % dense, ratings 1–5), k = 50", "",
                   "Median of the runs. At ε = 1 the private partition keeps fewer than k candidates, so the local "

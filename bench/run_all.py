@@ -172,7 +172,7 @@ def write_summary(records: list[dict], quick: bool, started: float, complete: bo
     # headline numbers pulled from the markdown reports: the lines that state whether a claim or
     # target holds, so the summary shows where the project stands without opening every page.
     L += ["", "## Claims and targets at a glance", ""]
-    pat = re.compile(r"\b(met|MISSED|holds|does not hold|partly holds|FAILED)\b")
+    pat = re.compile(r"\b(met|MISSED|missed|holds|does not hold|partly holds|inconclusive|FAILED)\b")
     for r in records:
         for p in [q for q in r["files"] if q.suffix == ".md"]:
             hits = [ln.strip() for ln in p.read_text(errors="replace").splitlines()
