@@ -70,7 +70,9 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
                ) -> list[PlannedRelease]:
     """One release per sweep point, in the order :func:`~dpfed_core.evaluation.experiments.sweep`
     runs them: per seed, the method at every ε (only inf for a method without budget), then each
-    reference once."""
+    reference once. If :mod:`~dpfed_core.evaluation.experiments` exposes ``sweep_jobs(config,
+    epsilons, references) -> [(method, ε), …]`` (one seed's jobs, as ``sweep`` runs them), that list
+    is used instead, so plan and sweep cannot drift; :func:`settle_sweep` catches any drift anyway."""
     config.validate()
     epsilons = [float(e) for e in epsilons]
     seeds = [int(s) for s in seeds]
