@@ -387,3 +387,23 @@ def test_cli_audit_is_charged_as_non_private_analysis_of_its_entity(tmp_path, ca
     assert bal["hospital 02"].void and bal["hospital 02"].spent_epsilon == 0
     assert not bal["hospital 01"].void and bal["hospital 01"].n_releases == 0
     assert RunHistory(store).list()[0]["kind"] == "audit"
+
+
+def test_sweep_points_outside_the_plan_are_charged_after_the_fact(odo):
+    """Safety net: if the sweep ran a point its plan did not list, the odometer records it anyway."""
+    from dpfed_core.evaluation.budget import settle_sweep
+
+    ds = make_dataset()
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, delta=1e-6, k=2)
+    plans = plan_sweep(ds, cfg, [0.5], [0], ["individual"])
+    odo.set_cap(ds, 1.0)
+    with odo.charge(ds, plans) as res:
+        doc = {"config": cfg.to_dict(), "runs": [
+            {"method": "dp-gaussian", "epsilon": 0.5, "seed": 0},
+            {"method": "individual", "epsilon": math.inf, "seed": 0},
+            {"method": "dp-gaussian", "epsilon": 2.0, "seed": 0}]}     # not planned, and past the cap
+    extra = settle_sweep(odo, res, ds, doc)
+    assert [(p.method, p.epsilon) for p in extra] == [("dp-gaussian", 2.0)]
+    assert {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"] == pytest.approx(2.5)
+    assert "outside the sweep's plan" in odo.releases(ds)[0]["note"]
+    assert settle_sweep(odo, res, ds, {"config": cfg.to_dict(), "runs": doc["runs"][:2]}) == []

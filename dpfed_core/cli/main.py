@@ -193,7 +193,7 @@ def cmd_run(args) -> int:
 def cmd_sweep(args) -> int:
     import json
 
-    from dpfed_core.evaluation.budget import plan_sweep
+    from dpfed_core.evaluation.budget import plan_sweep, settle_sweep
 
     from dpfed_core.data.atomic import check_writable
     from dpfed_core.evaluation.experiments import (check_grid, crossing_report, sweep, sweep_table,
@@ -231,6 +231,7 @@ def cmd_sweep(args) -> int:
         with odometer.charge(dataset, plans, allow_non_private=args.allow_non_private, key=key) as reservation:
             doc = sweep(dataset, config, args.epsilons, args.seeds, args.references, progress=bar,
                         checkpoint=checkpoint, resume=previous)
+        settle_sweep(odometer, reservation, dataset, doc)
     finally:
         bar.close()
     for metric in dict.fromkeys([args.metric, "mar", "test_rmse"]):

@@ -70,7 +70,9 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
                ) -> list[PlannedRelease]:
     """One release per sweep point, in the order :func:`~dpfed_core.evaluation.experiments.sweep`
     runs them: per seed, the method at every ε (only inf for a method without budget), then each
-    reference once."""
+    reference once. If :mod:`~dpfed_core.evaluation.experiments` exposes ``sweep_jobs(config,
+    epsilons, references) -> [(method, ε), …]`` (one seed's jobs, as ``sweep`` runs them), that list
+    is used instead, so plan and sweep cannot drift; :func:`settle_sweep` catches any drift anyway."""
     config.validate()
     epsilons = [float(e) for e in epsilons]
     seeds = [int(s) for s in seeds]
@@ -86,9 +88,13 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
         get_method(r)
     eps_run = epsilons if spec.uses_epsilon else [math.inf]
     refs = [r for r in dict.fromkeys(references) if r != config.method]
+    from dpfed_core.evaluation import experiments
+
+    jobs_of = getattr(experiments, "sweep_jobs", None)  # the sweep's own job list, when it exposes one
     out = []
     for seed in seeds:
-        jobs = [(config.method, e) for e in eps_run] + [(r, math.inf) for r in refs]
+        jobs = (list(jobs_of(config, epsilons, refs)) if jobs_of is not None else
+                [(config.method, e) for e in eps_run] + [(r, math.inf) for r in refs])
         for m, e in jobs:
             e = _effective_epsilon(m, e)
             out.append(PlannedRelease(
@@ -110,6 +116,34 @@ def plan_audit(dataset: FederatedDataset, entity: str | int, methods: Iterable[s
         charges={name: (math.inf, 0.0)}, seed=seed, simulation=bool(simulation),
         note=f"membership-inference audit of entity {name!r} at ε ∈ {{{', '.join(f'{e:g}' for e in eps)}}}: "
              "targets and thousands of releases from its exact rows")]
+
+
+def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping) -> list[PlannedRelease]:
+    """Safety net after a sweep: every point it ran must have been charged. A point its plan did not
+    list (the sweep's job list changed) is recorded now, charged like a planned one and noted;
+    returns those points (empty when the plan was exact)."""
+    left: dict[tuple, int] = {}
+    for p in reservation.plans:
+        k = (p.method, float(p.epsilon), p.seed)
+        left[k] = left.get(k, 0) + 1
+    extra = []
+    cfg = doc.get("config", {})
+    delta = float(cfg.get("delta", 0.0) or 0.0)
+    simulation = bool(cfg.get("simulation", False))
+    for r in doc.get("runs", []):
+        eps = float(r["epsilon"])
+        k = (r["method"], eps, int(r["seed"]))
+        if left.get(k, 0) > 0:
+            left[k] -= 1
+            continue
+        extra.append(PlannedRelease(
+            kind="sweep point", method=r["method"], epsilon=eps, delta=delta if math.isfinite(eps) else 0.0,
+            charges=method_charges(r["method"], eps, delta, dataset.entity_names), seed=int(r["seed"]),
+            simulation=simulation, note="ran outside the sweep's plan: charged after it ran"))
+    if extra:
+        odometer.reserve(dataset, extra, key=reservation.dataset_key, operation=reservation.operation,
+                         enforce=False).close()
+    return extra
 
 
 def ledger_charges(privacy: Mapping, entities: Sequence[str] | None = None) -> dict[str, tuple[float, float]]:
@@ -169,8 +203,10 @@ def charged_sweep(store: Store | str | os.PathLike, dataset: FederatedDataset, c
     store = store if isinstance(store, Store) else Store(store)
     key = dataset_key(dataset)
     plans = plan_sweep(dataset, config, epsilons, seeds, references)
-    with BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
+    odometer = BudgetOdometer(store)
+    with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
         doc = sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
+    settle_sweep(odometer, res, dataset, doc)
     doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
                        "releases": res.release_ids}
     return doc, (save_result(store, "sweep", doc, dataset, res) if save else None)

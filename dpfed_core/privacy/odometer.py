@@ -377,10 +377,12 @@ class BudgetOdometer:
     # ------------------------------------------------------------------ charging
     def reserve(self, dataset: FederatedDataset, plans: Sequence[PlannedRelease], *,
                 allow_non_private: bool = False, key: str | None = None,
-                operation: str | None = None) -> Reservation:
+                operation: str | None = None, enforce: bool = True) -> Reservation:
         """Check every entity's cap against the plans and charge them, atomically — call it before
         any noise is drawn. Raises :class:`BudgetRefused` (nothing charged) if any entity would pass
-        its cap, or if a plan is non-private on a capped dataset without ``allow_non_private``."""
+        its cap, or if a plan is non-private on a capped dataset without ``allow_non_private``.
+        ``enforce=False`` records releases that already happened (never refused: the odometer must
+        not forget a release)."""
         if not plans:
             raise ConfigError("nothing to charge: the release plan is empty")
         key = key or dataset_key(dataset)
@@ -389,7 +391,7 @@ class BudgetOdometer:
             self._upsert_dataset(con, key, dataset)
             cap_e, cap_d = self._cap(con, key)
             charged = [p for p in plans if not p.simulation]
-            if math.isfinite(cap_e) and charged:
+            if enforce and math.isfinite(cap_e) and charged:
                 self._check(con, key, dataset, charged, cap_e, cap_d, allow_non_private)
             ids = []
             t = now_iso()

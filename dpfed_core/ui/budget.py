@@ -125,7 +125,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
     cap_e = view["cap_epsilon"]
     st.caption("Every release of this dataset (run, compared method, sweep point, audit) is charged to each "
                "entity it touches; releases add up (basic composition). Simulation runs are listed, not "
-               f"charged. Store: `{store.path}`")
+               f"charged. Store file: `{store.path.name.replace('`', '')}`")
     with st.form("budget_cap_form"):
         c1, c2, c3 = st.columns([2, 2, 1])
         eps = c1.number_input(CAP_LABEL, min_value=0.0, value=0.0 if math.isinf(cap_e) else float(cap_e),
