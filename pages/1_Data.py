@@ -8,7 +8,7 @@ import streamlit as st
 from dpfed_core.ui import widgets as ui
 from dpfed_core.ui import engine as dash
 from dpfed_core.errors import DpfedError
-from dpfed_core.data.loaders import EICU_EVENT_TABLES, read_item_list
+from dpfed_core.data.loaders import EICU_EVENT_TABLES, infer_value_kind, read_item_list
 
 ui.page_setup("Data", ":material/folder_open:")
 st.title("Data")
@@ -133,9 +133,16 @@ else:
 
         c1, c2, c3 = st.columns(3)
         kinds = ["ratings", "counts", "implicit"]
+        try:  # the same rule as the CLI: from the value column's name, never from its values
+            guess, why = infer_value_kind(None, None if value_col == NONE else value_col)
+        except DpfedError:
+            guess, why = None, "the column's name does not say: choose"
+        if st.session_state.get("map_kind_for") != value_col:  # a new value column: its own default
+            st.session_state["map_kind_for"] = value_col
+            st.session_state["map_kind"] = guess
         kind = c1.selectbox("Values are", kinds, key="map_kind",
-                            index=1 if value_col == NONE else 0)
-        default_max = {"ratings": 5.0, "counts": 10.0, "implicit": 1.0}[kind]
+                            placeholder="choose ratings, counts or implicit", help=f"Default: {why}.")
+        default_max = {"ratings": 5.0, "counts": 10.0, "implicit": 1.0}.get(kind, 5.0)
         value_max = c2.number_input("Declared maximum of one value (public bound)", min_value=0.0,
                                     value=default_max, key=f"map_max_{kind}",
                                     help="A public bound, never read off the data; DP mechanisms clip to it.")

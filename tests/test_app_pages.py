@@ -196,6 +196,9 @@ def upload(data: bytes, name: str = "table.csv") -> AppTest:
     at = app("pages/1_Data.py").run()
     at.radio(key="data_source").set_value("upload").run()
     at.file_uploader[0].set_value((name, data, "text/csv")).run()
+    kinds = [w for w in at.selectbox if w.key == "map_kind"]
+    if kinds and kinds[0].value is None:  # a column named "value" does not say its kind
+        kinds[0].set_value("ratings").run()
     return at
 
 

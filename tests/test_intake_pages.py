@@ -9,12 +9,15 @@ from streamlit.testing.v1 import AppTest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def upload(data: bytes, name: str = "table.csv") -> AppTest:
+def upload(data: bytes, name: str = "table.csv", kind: str | None = "ratings") -> AppTest:
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/1_Data.py").run()
     at.radio(key="data_source").set_value("upload").run()
     at.file_uploader(key="upload").set_value((name, data, "text/csv")).run()
+    kinds = [w for w in at.selectbox if w.key == "map_kind"]
+    if kind and kinds and kinds[0].value is None:
+        kinds[0].set_value(kind).run()
     return at
 
 
@@ -57,3 +60,17 @@ def test_upload_error_names_the_control():
     at = build(upload(rows(["uA0,item9,7,A"])))
     msg = " ".join(e.value for e in at.error)
     assert "“Declared maximum of one value”" in msg and "value_max" not in msg, msg
+
+
+def test_upload_value_kind_from_the_column_name():
+    data = ("patient,drug,count,hospital\n" + "\n".join(
+        f"p{e}{i},d{j},{(i + j) % 7 + 1},{e}" for e in "AB" for i in range(8) for j in range(5)) + "\n").encode()
+    at = upload(data)
+    assert at.selectbox(key="map_kind").value == "counts"  # not ratings (issue 12)
+    data2 = data.replace(b"count", b"amount")
+    at = upload(data2, kind=None)
+    at.selectbox(key="map_value").set_value("amount").run()
+    build(at)  # no default: the page asks instead of guessing ratings
+    assert at.selectbox(key="map_kind").value is None
+    msg = " ".join(e.value for e in at.error)
+    assert "“Values are”" in msg, msg
