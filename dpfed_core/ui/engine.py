@@ -292,7 +292,7 @@ def small_entity_warning(ds: FederatedDataset, small: int = SMALL_ENTITY_USERS) 
     return (f"{len(bad)} of {len(df)} entities have fewer than {small} users: {names}{more}. "
             "With 20 % of users held out for testing they have very few training users for their "
             "prototypes (and k is capped by their size); consider a coarser federation key or a "
-            "higher minimum entity size.")
+            "declaration that leaves them out (“Leave out entities”); no entity is dropped for its true size.")
 
 
 def dataset_overview(ds: FederatedDataset) -> dict:
