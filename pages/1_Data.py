@@ -77,6 +77,10 @@ elif source == "eicu":
     tables = c1.multiselect("Event tables (items)", list(EICU_EVENT_TABLES), default=["medication"],
                             key="eicu_tables")
     entity = c2.selectbox("Federation key", ["hospitalid", "region"], key="eicu_entity")
+    formulary = st.file_uploader("Formulary (optional): one item name per line", type=["txt", "csv", "gz"],
+                                 key="eicu_items",
+                                 help="A public item list. Without it a DP run selects its items by DP "
+                                      "partition selection, charged to the budget.")
     if st.button("Load eICU", type="primary", key="load_eicu"):
         if not path.strip():
             st.error("Type the path of an eICU directory (containing patient.csv or patient.csv.gz).")
@@ -85,6 +89,12 @@ elif source == "eicu":
         else:
             opts = {"event_table": tables if len(tables) > 1 else tables[0], "entity": entity,
                     **({"exclude_entities": excluded} if excluded else {})}
+            try:
+                if formulary is not None:
+                    opts["items"] = read_item_list(formulary.getvalue(), filename=formulary.name)[0]
+            except DpfedError as exc:
+                ui.show_error(exc)
+                st.stop()
             _load(ui.load_spec, path.strip(), json.dumps(opts, sort_keys=True),
                   source_text=f"eICU {path.strip()} ({', '.join(tables)}) by {entity}")
 

@@ -95,10 +95,7 @@ for i, metric in enumerate(show):
     with cols[i % 2]:
         st.plotly_chart(fig, key=f"tradeoff_{metric}")
         if "individual" in doc["references"]:
-            st.markdown(f"Crossing ε ({name}): **{dash.format_epsilon(cross)}**"
-                        if cross is not None else
-                        f"Crossing ε ({name}): **none on this grid** — the federated "
-                        "model does not beat the individual models at any ε tested.")
+            st.markdown(f"Crossing ε ({name}) vs individual: {dash.sweep_crossing_text(doc, metric)}")
 
 all_rows = pd.concat(tables, ignore_index=True)
 all_rows["epsilon"] = all_rows["epsilon"].map(dash.format_epsilon)

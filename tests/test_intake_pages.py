@@ -74,3 +74,18 @@ def test_upload_value_kind_from_the_column_name():
     assert at.selectbox(key="map_kind").value is None
     msg = " ".join(e.value for e in at.error)
     assert "“Values are”" in msg, msg
+
+
+def test_eicu_formulary_upload(eicu_dir):
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value("eicu").run()
+    at.text_input(key="eicu_path").set_value(str(eicu_dir))
+    at.file_uploader(key="eicu_items").set_value(
+        ("formulary.txt", b"ACETAMINOPHEN 325 MG PO TABS\nfurosemide\nsome drug nobody got\n", "text/plain")).run()
+    at.button(key="load_eicu").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    ds = at.session_state["dataset"]
+    assert list(ds.item_names) == ["acetaminophen", "furosemide", "some drug nobody got"]
+    assert ds.item_source == "declared"

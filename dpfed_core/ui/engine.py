@@ -542,6 +542,16 @@ def sweep_crossing(sweep_doc: dict, metric: str) -> float | None:
         return None
 
 
+def sweep_crossing_text(sweep_doc: dict, metric: str) -> str:
+    """The crossing ε as the CLI says it ("none at finite ε", "not reported: … zero mode", …)."""
+    from dpfed_core.evaluation.experiments import crossing_report
+
+    try:
+        return crossing_report(sweep_doc, metric)["text"]
+    except ConfigError as exc:
+        return str(exc)
+
+
 def better_word(metric: str) -> str:
     return "lower is better" if metric in LOWER_IS_BETTER else "higher is better"
 
