@@ -136,11 +136,14 @@ def _copy_tree(dest: Path) -> None:
             shutil.copy2(REPO / f, dest / f)
 
 
-def _pytest(cwd: Path, tests: tuple[str, ...]) -> int:
+def _pytest(cwd: Path, tests: tuple[str, ...], show_failure: bool = False) -> int:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(cwd),
                DPFED_SHARED_DATA=os.environ.get("DPFED_SHARED_DATA", str(REPO.parent / "shared" / "data")))
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
-    return subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if show_failure and r.returncode != 0:
+        print(r.stdout[-4000:], r.stderr[-2000:])
+    return r.returncode
 
 
 def run(mutants) -> int:
@@ -153,7 +156,7 @@ def run(mutants) -> int:
             return 1
         targeted = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
         t0 = time.perf_counter()
-        rc = _pytest(base, targeted)
+        rc = _pytest(base, targeted, show_failure=True)
         print(f"baseline (unmutated, {len(targeted)} targeted tests): "
               f"{'pass' if rc == 0 else f'FAIL (exit {rc})'} [{time.perf_counter() - t0:.0f} s]")
         if rc != 0:
