@@ -40,6 +40,9 @@ def main() -> None:
     repeats = 1 if args.quick else args.repeats
     sizes = [10**3, 10**4, 10**5] + ([] if args.quick else [10**6])
     prod, sim = OpenDPSampler(), NumpySampler(np.random.default_rng(0))
+    for s in (prod, sim):  # warm up: OpenDP's import and library load are not per-call costs
+        s.discrete_laplace(np.zeros(3, dtype=np.int64), 1.0), s.laplace(np.zeros(3), 1.0)
+        s.gaussian(np.zeros(3), 1.0), s.noisy_max(np.zeros(3), 1.0)
     rows = []
     for n in sizes:
         ints = np.zeros(n, dtype=np.int64)
