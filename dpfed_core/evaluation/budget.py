@@ -70,7 +70,7 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
                ) -> list[PlannedRelease]:
     """One release per sweep point, in the order :func:`~dpfed_core.evaluation.experiments.sweep`
     runs them: per seed, the method at every ε (only inf for a method without budget), then each
-    reference once."""
+    reference once (a DP reference at every ε)."""
     config.validate()
     epsilons = [float(e) for e in epsilons]
     seeds = [int(s) for s in seeds]
@@ -88,7 +88,10 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
     refs = [r for r in dict.fromkeys(references) if r != config.method]
     out = []
     for seed in seeds:
-        jobs = [(config.method, e) for e in eps_run] + [(r, math.inf) for r in refs]
+        jobs = [(config.method, e) for e in eps_run]
+        for r in refs:
+            # A DP reference (dp-popularity) runs at every ε of the grid: every point is charged.
+            jobs += [(r, e) for e in epsilons] if get_method(r).uses_epsilon else [(r, math.inf)]
         for m, e in jobs:
             e = _effective_epsilon(m, e)
             out.append(PlannedRelease(
