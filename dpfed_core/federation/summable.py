@@ -206,9 +206,20 @@ def register_summable_method(name: str):
 
 
 def summable_params(config) -> dict:
-    """A summable method's parameters from a run configuration (``--param KEY=VALUE`` lands in
-    ``prototype_params``; ``method_params`` wins on a clash)."""
-    return {**dict(config.prototype_params or {}), **dict(config.method_params or {})}
+    """A summable method's parameters from a run configuration, the same for the in-process runner
+    and the Flower deployment: the trust model (``aggregation``, ``max_dropouts``) and, where the
+    method takes them, ``rank``, ``lam``, ``max_iter`` from the configuration; then ``--param
+    KEY=VALUE`` (``prototype_params``) and ``method_params`` (which wins on a clash)."""
+    import inspect
+
+    cls = SUMMABLE_METHODS.get(getattr(config, "method", ""))
+    accepted = set(inspect.signature(cls.__init__).parameters) if cls is not None else set()
+    base = {"aggregation": getattr(config, "aggregation", "secure"),
+            "max_dropouts": getattr(config, "max_dropouts", 0),
+            "rank": getattr(config, "rank", None), "lam": getattr(config, "lam", None),
+            "max_iter": getattr(config, "max_iter", None)}
+    out = {k: v for k, v in base.items() if k in accepted and v is not None}
+    return {**out, **dict(config.prototype_params or {}), **dict(config.method_params or {})}
 
 
 def make_summable_method(name: str, **params) -> SummableMethod:

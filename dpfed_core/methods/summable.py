@@ -14,7 +14,6 @@ Trust model (``RunConfig.aggregation``, CLI ``--aggregation``):
 """
 from __future__ import annotations
 
-import inspect
 import math
 import time
 
@@ -32,20 +31,10 @@ NO_SECAGG_NOTE = ("no secure aggregation (--aggregation none): every entity adds
 
 
 def summable_method_from_config(name: str, config, value_max: float):
-    """The summable method of a run configuration: ε, δ, the trust model and (where the method takes
-    them) rank, λ and max_iter from the configuration; other parameters from ``config.method_params``
-    (CLI ``--param``) or, for compatibility, ``config.prototype_params``."""
-    cls = SUMMABLE_METHODS.get(name)
-    params = summable_params(config)
-    accepted = set(inspect.signature(cls.__init__).parameters) if cls is not None else set()
-    base = {"value_max": value_max, "epsilon": config.epsilon, "delta": config.delta,
-            "aggregation": getattr(config, "aggregation", "secure"),
-            "max_dropouts": getattr(config, "max_dropouts", 0),
-            "rank": config.rank, "lam": config.lam, "max_iter": config.max_iter}
-    for k, v in base.items():
-        if k in accepted:
-            params.setdefault(k, v)
-    return make_summable_method(name, **params)
+    """The summable method of a run configuration (:func:`~dpfed_core.federation.summable.summable_params`:
+    the same parameters the Flower deployment uses)."""
+    return make_summable_method(name, value_max=value_max, epsilon=config.epsilon, delta=config.delta,
+                                **summable_params(config))
 
 
 def _fit_summable(dataset, train, config, rng, progress):
