@@ -30,7 +30,7 @@ def _dataset(n_entities=4, n_users=40, m=12, seed=0) -> FederatedDataset:
                             user_ids=np.array([str(i) for i in range(X.shape[0])]),
                             item_names=np.array([f"i{j}" for j in range(m)]),
                             item_ids=np.array([f"i{j}" for j in range(m)]), value_kind="implicit",
-                            value_max=1.0, name="toy")
+                            value_max=1.0, name="toy", item_source="declared")
 
 
 # ------------------------------------------------------------------------------ privacy map
@@ -161,7 +161,7 @@ def test_non_private_limit_beats_popularity_on_structured_data():
     ds = FederatedDataset(X=X, entity_of_user=np.repeat(np.arange(4), 50), entity_names=list("abcd"),
                           user_ids=np.array([str(i) for i in range(n)]),
                           item_names=np.array([str(j) for j in range(m)]), item_ids=np.array([str(j) for j in range(m)]),
-                          value_kind="implicit", value_max=1.0, name="groups")
+                          value_kind="implicit", value_max=1.0, name="groups", item_source="declared")
     cfg = RunConfig(rank=2, simulation=True)
     split = make_split(ds, cfg)
     co = run_method(ds, cfg.replace(method="dp-cooccurrence"), split)[0]["overall"]["mar"]
@@ -231,7 +231,7 @@ def test_neighbour_audit_stays_under_the_claim():
 
 
 class _SharesForTheWrongTrustModel(DPCooccurrence):
-    """Canary: shares sized for a secure sum of 16 while the server sees each release."""
+    """Canary: shares sized for a secure sum of all entities while the server sees each release."""
 
     def share_divisor(self, n_entities):
         return math.sqrt(n_entities)
@@ -239,9 +239,22 @@ class _SharesForTheWrongTrustModel(DPCooccurrence):
 
 def test_neighbour_audit_catches_shares_sized_for_the_wrong_trust_model():
     """Power check: the same audit, on the same production path, flags a mechanism whose entities
-    add only the secure-aggregation share σ/√16 while the server sees each release (true ε ≫ 2)."""
+    add only the secure-aggregation share σ/√64 while the server sees each release (true ε ≫ 2)."""
     Xa, Xb = _neighbours()
     m = _SharesForTheWrongTrustModel(epsilon=2.0, delta=DELTA, aggregation="none")
-    sa, sb = _joint_statistic(m, Xa, Xb, n_entities=16)
+    sa, sb = _joint_statistic(m, Xa, Xb, n_entities=64)
     lb = audit_statistics(sa, sb, runs=2000, seed=0, delta=DELTA)
     assert lb > 2.0
+
+
+def test_without_a_declared_catalogue_the_dp_selection_comes_first():
+    """On data whose items are not declared, the run first selects the catalogue by DP partition
+    selection (a share of ε); dp-cooccurrence then spends the rest, and the total stays ≤ ε."""
+    from dataclasses import replace
+
+    ds = replace(_dataset(n_users=200, m=8), item_source="data")
+    doc, _ = run_method(ds, RunConfig(method="dp-cooccurrence", epsilon=4.0, delta=DELTA, rank=2,
+                                      simulation=True))
+    stages = {r["stage"] for r in doc["privacy"]["ledger"]}
+    assert "catalogue" in stages and {"popularity", "co-occurrence"} <= stages
+    assert doc["privacy"]["epsilon"] <= 4.0
