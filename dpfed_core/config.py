@@ -28,6 +28,10 @@ class RunConfig:
     n_jobs : parallel worker processes over entities (1 = none, -1 = all cores); same results.
     prototype_params : extra keyword arguments of the prototype method (bounds, split, …).
     method_params : extra keyword arguments of non-prototype methods.
+    aggregation : trust model of summable releases (``dp-popularity``, ``dp-cooccurrence``):
+        "none" — each entity adds the full noise and the server sees every release; "secure" — each
+        adds a share σ/√(H − d) and the server learns only the sum (secure aggregation).
+    max_dropouts : d, entities that may drop out of a secure sum (the shares are sized for it).
     """
 
     method: str = "kmeans"
@@ -47,6 +51,8 @@ class RunConfig:
     n_jobs: int = 1
     prototype_params: dict = field(default_factory=dict)
     method_params: dict = field(default_factory=dict)
+    aggregation: str = "none"
+    max_dropouts: int = 0
 
     def validate(self) -> "RunConfig":
         validate_budget(self.epsilon, self.delta)
@@ -67,6 +73,12 @@ class RunConfig:
                               param="n_jobs")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
             raise ConfigError(f"seed must be a whole number from 0 to 2^63 − 1, got {self.seed!r}", param="seed")
+        if self.aggregation not in ("none", "secure"):
+            raise ConfigError(f"aggregation must be 'none' or 'secure', got {self.aggregation!r} (--aggregation)",
+                              param="aggregation")
+        if isinstance(self.max_dropouts, bool) or not isinstance(self.max_dropouts, int) or self.max_dropouts < 0:
+            raise ConfigError(f"max_dropouts must be a whole number ≥ 0, got {self.max_dropouts!r} (--max-dropouts)",
+                              param="max_dropouts")
         if not 0 < self.test_fraction < 1:
             raise ConfigError(f"test fraction must be strictly between 0 and 1, got {self.test_fraction}")
         return self

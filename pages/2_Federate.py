@@ -95,8 +95,16 @@ st.toggle("Simulation: reproducible noise from the seed (no privacy claim)", key
           help="For testing and benchmarking only. Without it, DP noise comes from the operating system's "
                "entropy and the seed fixes only the split and the non-private steps. A simulation run is "
                "labelled 'simulation: noise reproducible, no privacy claim' everywhere.")
+ui.widget_default("fed_secure", base.aggregation == "secure")
+st.toggle("Secure aggregation (summable methods)", key="fed_secure", disabled=not dash.is_summable(method),
+          help=dash.AGGREGATION_HELP)
+if dash.is_summable(method):
+    st.caption(("**Secure aggregation on**: the server learns only the sum of the entities' releases; each "
+                "entity adds a share of the noise. " if st.session_state["fed_secure"] else
+                "**Secure aggregation off**: every entity adds the full noise and the server sees each release. ")
+               + dash.REGIME_NOTE)
 ui.remember("fed_method", "fed_eps_slider", "fed_eps_text", "fed_delta", "fed_k", "fed_rank", "fed_lam",
-            "fed_mode", "fed_seed", "fed_simulation")
+            "fed_mode", "fed_seed", "fed_simulation", "fed_secure")
 
 # ----------------------------------------------------------------------------- advanced
 proto_params: dict = {}
@@ -158,6 +166,7 @@ config = base.replace(
     seed=int(st.session_state["fed_seed"]), simulation=bool(st.session_state["fed_simulation"]),
     max_iter=max_iter, test_fraction=test_fraction,
     n_hidden=n_hidden, server_weighting=weighting, prototype_params=proto_params,
+    aggregation="secure" if st.session_state.get("fed_secure") and dash.is_summable(method) else "none",
 )
 if spec.uses_epsilon and not errors:
     try:

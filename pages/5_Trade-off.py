@@ -97,6 +97,21 @@ for i, metric in enumerate(show):
         if "individual" in doc["references"]:
             st.markdown(f"Crossing ε ({name}) vs individual: {dash.sweep_crossing_text(doc, metric)}")
 
+if "dp-popularity" in doc["references"]:
+    from dpfed_core.evaluation.experiments import versus_dp_popularity
+
+    rows = versus_dp_popularity(doc, "mar")
+    lost = [r for r in rows if r["verdict"] == "LOSES to dp-popularity"]
+    if lost:
+        # A DP method that loses to the one-line DP popularity list must say so (issue 15).
+        st.warning(f"**{swept} loses to dp-popularity** (a DP list of the most popular items) at ε = " +
+                   ", ".join(f"{dash.format_epsilon(r['epsilon'])} (MAR {r['mean']:.3f} vs "
+                             f"{r['dp_popularity_mean']:.3f})" for r in lost) +
+                   ": at these ε a user is better served by the DP popularity list.")
+    elif rows:
+        st.caption("MAR against dp-popularity at the same ε: " + "; ".join(
+            f"ε = {dash.format_epsilon(r['epsilon'])}: {r['verdict']}" for r in rows))
+
 all_rows = pd.concat(tables, ignore_index=True)
 all_rows["epsilon"] = all_rows["epsilon"].map(dash.format_epsilon)
 with st.expander("Mean ± sd table"):

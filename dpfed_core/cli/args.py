@@ -125,6 +125,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--top-n", type=int, default=10, help="N of precision/recall/NDCG@N (default 10)")
     g.add_argument("--server-weighting", choices=["none", "counts"], default="none",
                    help="weight prototypes by released cluster sizes at the server (default none)")
+    g.add_argument("--aggregation", choices=["none", "secure"], default="none",
+                   help="trust model of summable releases (dp-popularity, dp-cooccurrence): none = every entity "
+                        "adds the full noise and the server sees each release (default); secure = secure "
+                        "aggregation, each entity adds a share of the noise and the server learns only the sum")
+    g.add_argument("--max-dropouts", type=int, default=0,
+                   help="with --aggregation secure: entities that may drop out of the secure sum; the noise "
+                        "shares are sized for it (default 0)")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="extra prototype-method parameter, repeatable (e.g. --param support=20)")
 
@@ -246,6 +253,7 @@ def run_config(args, dataset) -> RunConfig:
         method=args.method, epsilon=args.epsilon, delta=args.delta, k=args.k, rank=args.rank,
         lam=args.lam, mode=args.mode or default_mode(dataset), seed=args.seed, simulation=args.simulation, top_n=args.top_n,
         server_weighting=args.server_weighting, prototype_params=params, n_jobs=n_jobs,
+        aggregation=args.aggregation, max_dropouts=args.max_dropouts,
     ).validate()
 
 

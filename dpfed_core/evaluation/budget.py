@@ -93,8 +93,13 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
     jobs_of = getattr(experiments, "sweep_jobs", None)  # the sweep's own job list, when it exposes one
     out = []
     for seed in seeds:
-        jobs = (list(jobs_of(config, epsilons, refs)) if jobs_of is not None else
-                [(config.method, e) for e in eps_run] + [(r, math.inf) for r in refs])
+        if jobs_of is not None:
+            jobs = list(jobs_of(config, epsilons, refs))
+        else:
+            jobs = [(config.method, e) for e in eps_run]
+            for r in refs:
+                # A DP reference (dp-popularity) runs at every ε of the grid: every point is charged.
+                jobs += [(r, e) for e in epsilons] if get_method(r).uses_epsilon else [(r, math.inf)]
         for m, e in jobs:
             e = _effective_epsilon(m, e)
             out.append(PlannedRelease(

@@ -83,6 +83,9 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
         "ledger": result.ledger.to_records(),
         "per_stage": result.ledger.per_stage(),
         **_guarantee_terms(result, eps, dlt, private, simulation),
+        # Summable methods: the trust model and both guarantees (against the server; against the
+        # server with all other entities), see dpfed_core.methods.summable.
+        **({"trust": result.extra["trust"]} if "trust" in result.extra else {}),
     }
 
 
@@ -230,7 +233,7 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
 def run_comparison(
     dataset: FederatedDataset,
     config: RunConfig,
-    methods: Iterable[str] = ("central", "individual", "random-v", "popularity"),
+    methods: Iterable[str] = ("central", "individual", "dp-popularity", "random-v", "popularity"),
     progress: ProgressFn | None = None,
 ) -> dict[str, dict]:
     """Run ``config.method`` and each of ``methods`` on the same split. Returns {method: document}."""
@@ -241,10 +244,25 @@ def run_comparison(
     return out
 
 
+def _is_dp_reference(method: str) -> bool:
+    """A reference that spends ε (``dp-popularity``): it runs at every ε of the grid (issue 15)."""
+    return get_method(method).uses_epsilon
+
+
 def _job_key(method: str, epsilon: float, seed: int, swept: str) -> tuple:
-    """Identity of one sweep point: the swept method by (ε, seed), a reference by seed only (its ε
-    is whatever its ledger guarantees, 0 or inf)."""
-    return (method, float(epsilon) if method == swept else None, int(seed))
+    """Identity of one sweep point: the swept method and DP references by (ε, seed), a non-private
+    reference by seed only (its ε is whatever its ledger guarantees, 0 or inf)."""
+    by_eps = method == swept or _is_dp_reference(method)
+    return (method, float(epsilon) if by_eps else None, int(seed))
+
+
+def _jobs(swept: str, epsilons_run: list[float], epsilons: list[float], references: list[str]) -> list[tuple]:
+    """(method, ε) points of one seed: the swept method over the grid, DP references over the grid
+    (same trust model), other references once."""
+    jobs = [(swept, e) for e in epsilons_run]
+    for r in references:
+        jobs += [(r, e) for e in epsilons] if _is_dp_reference(r) else [(r, math.inf)]
+    return jobs
 
 
 def check_grid(values: Iterable, flag: str) -> list:
@@ -269,13 +287,15 @@ def sweep(
     config: RunConfig,
     epsilons: Iterable[float],
     seeds: Iterable[int],
-    references: Iterable[str] = ("individual", "central", "random-v", "popularity"),
+    references: Iterable[str] = ("individual", "dp-popularity", "central", "random-v", "popularity"),
     progress: ProgressFn | None = None,
     checkpoint: Callable[[dict], None] | None = None,
     resume: dict | None = None,
 ) -> dict:
     """Privacy–utility sweep (SPEC §4): ``config.method`` over ``epsilons`` × ``seeds`` and each
-    reference method once per seed, all methods of a seed on that seed's split.
+    reference method once per seed, all methods of a seed on that seed's split. A DP reference
+    (``dp-popularity``) runs at every ε of the grid, with the run's trust model (``aggregation``),
+    so the swept method is compared with it at the same ε.
 
     Returns ``{"config", "epsilons", "seeds", "runs": [summaries], "complete": True, ...}`` where each
     run summary has ``method``, ``epsilon``, ``seed``, ``overall``, ``entities``, ``privacy``. A
@@ -322,12 +342,12 @@ def sweep(
     if resume is not None:
         doc["runs"] = _resumable_runs(resume, doc, config.method)
         done_keys = {_job_key(r["method"], r["epsilon"], r["seed"], config.method) for r in doc["runs"]}
-    total = len(seeds) * (len(epsilons_run) + len(references))
+    total = len(seeds) * len(_jobs(config.method, epsilons_run, epsilons, references))
     done = len(doc["runs"])
     progress = progress or _noop
     for seed in seeds:
         cfg_seed = config.replace(seed=seed)
-        jobs = [(config.method, e) for e in epsilons_run] + [(r, math.inf) for r in references]
+        jobs = _jobs(config.method, epsilons_run, epsilons, references)
         jobs = [(m, e) for m, e in jobs if _job_key(m, e, seed, config.method) not in done_keys]
         if not jobs:
             continue
@@ -337,7 +357,8 @@ def sweep(
             run_doc, _ = run_method(dataset, cfg, split)
             doc["runs"].append({
                 "method": method,
-                "epsilon": eps if method == config.method else run_doc["privacy"]["epsilon"],
+                "epsilon": (eps if method == config.method or _is_dp_reference(method)
+                            else run_doc["privacy"]["epsilon"]),
                 "seed": seed,
                 "overall": run_doc["overall"], "entities": run_doc["entities"],
                 "privacy": {k: run_doc["privacy"][k] for k in ("epsilon", "delta", "private", "label")},
@@ -350,7 +371,7 @@ def sweep(
     # keep the grid order (seed, then ε, then references) whatever order points were finished in
     order = {(m, e, s): i for i, (m, e, s) in enumerate(
         _job_key(m, e, s, config.method) for s in seeds
-        for m, e in [(config.method, e) for e in epsilons_run] + [(r, math.inf) for r in references])}
+        for m, e in _jobs(config.method, epsilons_run, epsilons, references))}
     doc["runs"].sort(key=lambda r: order.get(_job_key(r["method"], r["epsilon"], r["seed"], config.method), 0))
     doc["complete"] = True
     return doc
@@ -375,7 +396,7 @@ def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
                           f"({old_ds.get('name')!r}, {old_ds.get('n_users')} users); pass the same --data",
                           param="resume")
     wanted = {_job_key(m, e, s, swept) for s in doc["seeds"]
-              for m, e in [(swept, e) for e in doc["epsilons"]] + [(r, math.inf) for r in doc["references"]]}
+              for m, e in _jobs(swept, doc["epsilons"], doc["epsilons"], doc["references"])}
     runs, seen = [], set()
     for r in previous["runs"]:
         try:
@@ -447,17 +468,19 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str = "indiv
                        "use mar or a top-N metric, or --mode observed for ratings")
         return out
     table = sweep_table(sweep_doc, metric)
-    base = [r["mean"] for r in table if r["method"] == baseline]
+    base = {r["epsilon"]: r["mean"] for r in table if r["method"] == baseline}
     if not base:
         raise ConfigError(f"the sweep has no {baseline!r} runs to compare with; add it to --references",
                           param="references")
-    ref = base[0]
+    # A non-private baseline has one value; a DP one (dp-popularity) is compared at the same ε.
+    single = next(iter(base.values())) if len(base) == 1 else None
     rows = sorted((r for r in table if r["method"] == method), key=lambda r: r["epsilon"])
     mar = {r["epsilon"]: (r["mean"], r["sd"]) for r in sweep_table(sweep_doc, "mar") if r["method"] == method} \
         if sweep_doc.get("runs") and "mar" in sweep_doc["runs"][0]["overall"] else {}
 
     def ok(r) -> bool:
         m = r["mean"]
+        ref = single if single is not None else base.get(r["epsilon"], math.nan)
         better = (m < ref) if metric in LOWER_IS_BETTER else (m > ref)
         if not better or not np.isfinite(m):
             return False
@@ -484,6 +507,28 @@ def crossing_epsilon(sweep_doc: dict, metric: str = "mar", baseline: str = "indi
     """The crossing ε of :func:`crossing_report` (inf: only the non-private point beats the baseline;
     None: never, or the metric is not meaningful for this sweep)."""
     return crossing_report(sweep_doc, metric, baseline)["epsilon"]
+
+
+def versus_dp_popularity(sweep_doc: dict, metric: str = "mar", method: str | None = None) -> list[dict]:
+    """Per ε: the method's and ``dp-popularity``'s mean ± sd, the difference, and a verdict
+    "beats dp-popularity" / "LOSES to dp-popularity" / "inconclusive" (the difference is within the
+    larger of the two standard deviations over seeds). Empty if the sweep has no dp-popularity runs."""
+    method = method or sweep_doc["config"]["method"]
+    rows = {(r["method"], r["epsilon"]): r for r in sweep_table(sweep_doc, metric)}
+    out = []
+    for (meth, e), r in sorted(rows.items(), key=lambda kv: kv[0][1]):
+        ref = rows.get(("dp-popularity", e))
+        if meth != method or ref is None:
+            continue
+        diff = r["mean"] - ref["mean"]
+        if metric not in LOWER_IS_BETTER:
+            diff = -diff
+        noise = max(r["sd"], ref["sd"])
+        verdict = ("inconclusive" if abs(diff) <= noise
+                   else "beats dp-popularity" if diff < 0 else "LOSES to dp-popularity")
+        out.append({"epsilon": e, "mean": r["mean"], "sd": r["sd"], "dp_popularity_mean": ref["mean"],
+                    "dp_popularity_sd": ref["sd"], "difference": r["mean"] - ref["mean"], "verdict": verdict})
+    return out
 
 
 # ---------------------------------------------------------------------------- JSON

@@ -22,6 +22,7 @@ deployment both pick it up by name.
 """
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -54,6 +55,15 @@ class SummableShare:
     sigma_share: float
     coalition_epsilon: float
     note: str = ""
+
+
+def add_gaussian(values: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """``values`` + N(0, σ²) drawn by the run's noise source (:func:`~dpfed_core.privacy.noise.sampler_for`:
+    OpenDP's exact Gaussian from OS entropy in production, the seeded generator in simulation)."""
+    values = np.asarray(values, dtype=np.float64)
+    if sigma == 0:
+        return values.copy()
+    return sampler_for(rng).gaussian(values, sigma)
 
 
 def secagg_ranges(n_entities: int) -> tuple[int, int, float]:
@@ -99,35 +109,86 @@ def _epsilon_of_sigma(sigma: float, delta: float, sensitivity: float, size: int)
 
 class SummableMethod(ABC):
     """Base class. Parameters are stored as given; :meth:`share` computes one entity's share and
-    spends through its ledger view; :meth:`finish` turns the secure sum into item factors V."""
+    spends through its ledger view; :meth:`combine` (or, for one-stage methods, :meth:`finish`) turns
+    the secure sum into what the server broadcasts; :meth:`fit_local` is round 2 on an entity.
+
+    The interface shared by the in-process runner (:mod:`dpfed_core.methods.summable`) and the
+    Flower deployment:
+
+    * ``stages`` — names of the secure sums, in order (one-stage methods: ``("release",)``).
+      Stage s: every entity calls ``share(X_h, rng, ledger, H, stage=s, public=public)``; the
+      element-wise sum of the ``values`` arrays over the entities is all the server needs; it calls
+      ``public = combine(s, total, public, rng, n_participants)``, and ``public`` (public
+      post-processing of the sums only) is broadcast before the next stage.
+    * after the last stage, ``public["V"]`` (m × r, ≥ 0) is the shared item factors; round 2 on
+      entity h is ``fit_local(X_h, public, lam, mode, rng)`` → ``(U_h, L_h, U_loc_h)``: scores of
+      the entity's users are ``U_h @ V.T + U_loc_h @ L_h.T`` (``L_h``: optional m × c columns the
+      entity computed from its own data only; never sent).
+    * ``aggregation``: ``"secure"`` — the server sees only each sum; each entity adds a share
+      σ/√(H − d) of the noise (d = ``max_dropouts`` tolerated missing entities);
+      ``"none"`` — the server sees every entity's release, so each adds the full σ.
+    """
 
     name: str = ""
     private: bool = True
+    stages: tuple[str, ...] = ("release",)
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
-                 max_dropouts: int = 0) -> None:
+                 max_dropouts: int = 0, aggregation: str = "secure") -> None:
         self.value_max = value_max
         self.epsilon = epsilon
         self.delta = delta
         self.max_dropouts = max_dropouts
+        self.aggregation = aggregation
 
     def check(self, n_entities: int) -> None:
+        if self.aggregation not in ("secure", "none"):
+            raise ConfigError(f"aggregation must be 'secure' or 'none', got {self.aggregation!r} (--aggregation)")
         d = self.max_dropouts
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
             raise ConfigError(f"max_dropouts must be a whole number ≥ 0, got {d!r} (--max-dropouts)")
-        if n_entities - d < 2:
+        if self.aggregation == "secure" and n_entities - d < 2:
             raise ConfigError(
                 f"max_dropouts={d} leaves fewer than 2 of the {n_entities} entities in the secure sum; "
                 f"lower --max-dropouts to at most {max(n_entities - 2, 0)}")
 
-    @abstractmethod
-    def share(self, X: sp.csr_matrix, rng: np.random.Generator, ledger: EntityLedger,
-              n_entities: int) -> SummableShare:
-        """One entity's share (X: its training rows, n_h × m)."""
+    def share_divisor(self, n_entities: int) -> float:
+        """√(H − d) under secure aggregation (each entity adds σ/√(H − d)); 1 without it."""
+        if self.aggregation == "secure":
+            return math.sqrt(n_entities - self.max_dropouts)
+        return 1.0
+
+    def check_participants(self, n_participants: int, n_entities: int) -> None:
+        """Stop with a clear message when more entities dropped out than the shares were sized for:
+        the sum would then carry less noise than σ and the guarantee against the server would fail."""
+        if self.aggregation == "secure" and n_participants < n_entities - self.max_dropouts:
+            raise ConfigError(
+                f"only {n_participants} of {n_entities} entities contributed to the secure sum, but the "
+                f"noise shares were sized for at most {self.max_dropouts} missing; the sum is not released. "
+                "Rerun with a larger --max-dropouts")
 
     @abstractmethod
+    def share(self, X: sp.csr_matrix, rng: np.random.Generator, ledger: EntityLedger,
+              n_entities: int, stage: str = "release", public: dict | None = None) -> SummableShare:
+        """One entity's share (X: its training rows, n_h × m)."""
+
     def finish(self, total: np.ndarray) -> np.ndarray:
-        """Item factors V (m × r, non-negative) from the secure sum of all shares."""
+        """Item factors V (m × r, non-negative) from the secure sum of all shares (one-stage methods)."""
+        raise NotImplementedError
+
+    def combine(self, stage: str, total: np.ndarray, public: dict | None, rng: np.random.Generator,
+                n_participants: int) -> dict:
+        """Server step after the secure sum of ``stage`` (post-processing only)."""
+        out = dict(public or {})
+        out["V"] = self.finish(total)
+        return out
+
+    def fit_local(self, X: sp.csr_matrix, public: dict, lam: float, mode: str,
+                  rng: np.random.Generator):
+        """Round 2 on one entity: U_h ≥ 0 with V fixed (no entity-only columns)."""
+        from dpfed_core.models.factorization import fit_rows_given
+
+        return fit_rows_given(X, public["V"], lam, mode), None, None
 
     def get_params(self) -> dict:
         return {k: v for k, v in vars(self).items() if not k.startswith("_") and not k.endswith("_")}
@@ -145,9 +206,20 @@ def register_summable_method(name: str):
 
 
 def summable_params(config) -> dict:
-    """A summable method's parameters from a run configuration (``--param KEY=VALUE`` lands in
-    ``prototype_params``; ``method_params`` wins on a clash)."""
-    return {**dict(config.prototype_params or {}), **dict(config.method_params or {})}
+    """A summable method's parameters from a run configuration, the same for the in-process runner
+    and the Flower deployment: the trust model (``aggregation``, ``max_dropouts``) and, where the
+    method takes them, ``rank``, ``lam``, ``max_iter`` from the configuration; then ``--param
+    KEY=VALUE`` (``prototype_params``) and ``method_params`` (which wins on a clash)."""
+    import inspect
+
+    cls = SUMMABLE_METHODS.get(getattr(config, "method", ""))
+    accepted = set(inspect.signature(cls.__init__).parameters) if cls is not None else set()
+    base = {"aggregation": getattr(config, "aggregation", "secure"),
+            "max_dropouts": getattr(config, "max_dropouts", 0),
+            "rank": getattr(config, "rank", None), "lam": getattr(config, "lam", None),
+            "max_iter": getattr(config, "max_iter", None)}
+    out = {k: v for k, v in base.items() if k in accepted and v is not None}
+    return {**out, **dict(config.prototype_params or {}), **dict(config.method_params or {})}
 
 
 def make_summable_method(name: str, **params) -> SummableMethod:
@@ -178,8 +250,8 @@ class DPPopularity(SummableMethod):
     """
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
-                 max_dropouts: int = 0, row_norm: float | None = None) -> None:
-        super().__init__(value_max, epsilon, delta, max_dropouts)
+                 max_dropouts: int = 0, aggregation: str = "secure", row_norm: float | None = None) -> None:
+        super().__init__(value_max, epsilon, delta, max_dropouts, aggregation)
         self.row_norm = row_norm
 
     def _bound(self) -> float:
@@ -188,7 +260,7 @@ class DPPopularity(SummableMethod):
             raise ConfigError(f"row_norm must be a positive number, got {lam!r}")
         return float(lam)
 
-    def share(self, X, rng, ledger, n_entities):
+    def share(self, X, rng, ledger, n_entities, stage="release", public=None):
         self.check(n_entities)
         lam = self._bound()
         X = sp.csr_matrix(X, dtype=np.float64)
@@ -197,7 +269,7 @@ class DPPopularity(SummableMethod):
         norms = np.sqrt(np.asarray(Xc.multiply(Xc).sum(axis=1)).ravel())
         scale = np.minimum(1.0, lam / np.maximum(norms, 1e-300))
         totals = np.asarray((sp.diags(scale) @ Xc).sum(axis=0)).ravel()
-        survivors = n_entities - self.max_dropouts
+        survivors = n_entities - self.max_dropouts if self.aggregation == "secure" else 1
         if math.isinf(float(self.epsilon)):
             ledger.spend("item totals", "exact sums (non-private)", math.inf, 0.0, lam, 0.0)
             return SummableShare(to_grid(totals), 0.0, math.inf, "non-private: exact totals")
@@ -205,13 +277,272 @@ class DPPopularity(SummableMethod):
         sigma = gaussian_sigma(self.epsilon, self.delta, lam, m)
         sigma_share = sigma / math.sqrt(survivors)
         eps_c = _epsilon_of_sigma(sigma_share, self.delta, lam, m)
-        note = (f"noise share σ/√{survivors} of a secure sum over ≥ {survivors} of {n_entities} entities "
-                f"(σ={sigma:.4g}); against the server with all other entities: ε={eps_c:.4g}, "
-                f"δ={self.delta:.3g}")
+        if self.aggregation == "secure":
+            note = (f"noise share σ/√{survivors} of a secure sum over ≥ {survivors} of {n_entities} entities "
+                    f"(σ={sigma:.4g}); against the server with all other entities: ε={eps_c:.4g}, "
+                    f"δ={self.delta:.3g}")
+            mech_name = "Gaussian share of a secure sum"
+        else:
+            note = f"no secure aggregation: the entity adds the full σ={sigma:.4g}; the server sees its release"
+            mech_name = "Gaussian (own release)"
         values = sampler_for(rng).gaussian(totals, sigma_share)
-        ledger.spend("item totals", "Gaussian share of a secure sum", self.epsilon, self.delta, lam, sigma, note,
+        ledger.spend("item totals", mech_name, self.epsilon, self.delta, lam, sigma, note,
                      noise_label(rng))
         return SummableShare(to_grid(values), sigma_share, eps_c, note)
 
     def finish(self, total):
         return np.maximum(np.asarray(total, dtype=np.float64), 0.0)[:, None]
+
+
+# ----------------------------------------------------------------------------- dp-cooccurrence
+def _unit_rows(X: sp.csr_matrix, value_max: float) -> sp.csr_matrix:
+    """Entries clipped to [0, Λ∞], then every non-empty row scaled to ℓ2 norm exactly 1 (a user's
+    new row depends on that user's row only: one user adds one unit vector)."""
+    Xc = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    np.clip(Xc.data, 0.0, value_max, out=Xc.data)
+    Xc.eliminate_zeros()
+    norms = np.sqrt(np.asarray(Xc.multiply(Xc).sum(axis=1)).ravel())
+    scale = np.where(norms > 0, 1.0 / np.maximum(norms, 1e-300), 0.0)
+    return sp.csr_matrix(sp.diags(scale) @ Xc)
+
+
+def _packed_weights(M: int) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """Upper-triangle indices of an M × M matrix and the weights (1 on the diagonal, √2 off it)
+    under which the packed vector has the Frobenius norm of the matrix."""
+    iu = np.triu_indices(M)
+    w = np.where(iu[0] == iu[1], 1.0, math.sqrt(2.0))
+    return iu, w
+
+
+def unpack_symmetric(packed: np.ndarray, M: int) -> np.ndarray:
+    """The symmetric M × M matrix of a packed upper triangle (row-major, diagonal included)."""
+    iu = np.triu_indices(M)
+    C = np.zeros((M, M))
+    C[iu] = packed
+    return C + np.triu(C, 1).T
+
+
+def local_holdout_mar(S: np.ndarray, train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray) -> float:
+    """Mean rank (0 = top, ½ = random) of one hidden item per user among the items not in the
+    user's (reduced) training row. S: (n × m) scores; hidden: (n,) item per user; has: (n,) bool."""
+    if not has.any():
+        return 0.5
+    S = np.array(S[has], dtype=np.float64, copy=True)
+    tr = train[has]
+    rows = np.repeat(np.arange(S.shape[0]), np.diff(tr.indptr))
+    S[rows, tr.indices] = -np.inf
+    s_h = S[np.arange(S.shape[0]), hidden[has]]
+    greater = (S > s_h[:, None]).sum(1)
+    ties = (S == s_h[:, None]).sum(1) - 1
+    n_cand = S.shape[1] - np.diff(tr.indptr)
+    return float(np.mean((greater + 0.5 * ties) / np.maximum(n_cand - 1, 1)))
+
+
+@functools.lru_cache(maxsize=256)
+def _cooccurrence_plan(epsilon: float, delta: float, pop_share: float, divisor: float) -> dict:
+    """Calibration of :class:`DPCooccurrence` (pure function of public parameters; cached because
+    the PLD accountant takes seconds and every entity and the server need the same plan)."""
+    from dpfed_core.privacy import accounting as acc
+
+    if math.isinf(epsilon):
+        return {"sigma": {"popularity": 0.0, "co-occurrence": 0.0}, "epsilon": math.inf,
+                "coalition_epsilon": math.inf, "divisor": divisor}
+    (z_p, z_c), eps_cert = acc.calibrate_gaussian_split(epsilon, delta, [pop_share, 1.0 - pop_share])
+    eps_coal = acc.pld_epsilon([z_p / divisor, z_c / divisor], delta) if divisor > 1 else eps_cert
+    return {"sigma": {"popularity": z_p, "co-occurrence": z_c}, "epsilon": eps_cert,
+            "coalition_epsilon": eps_coal, "divisor": divisor,
+            "zcdp_epsilon": acc.zcdp_epsilon([z_p, z_c], delta),
+            "basic_epsilon": acc.epsilon_of_sigma(z_p, delta * pop_share)
+            + acc.epsilon_of_sigma(z_c, delta * (1 - pop_share))}
+
+
+@register_summable_method("dp-cooccurrence")
+class DPCooccurrence(SummableMethod):
+    """DP item co-occurrence ("Analyze Gauss"): summable popularity + Xᵀ X of unit-norm rows, the
+    server's denoised factorisation, and a local blend with popularity in round 2.
+
+    Two secure sums per run (``stages``), every user's row clipped to [0, Λ∞] and scaled to ℓ2 = 1:
+
+    1. *popularity*: p_h = Σ_u x̃_u (m,) + Gaussian share. L2 sensitivity 1.
+       Server: p̂ = Σ_h p_h. If m > ``max_items``, it keeps the ``max_items`` items of largest p̂
+       (the DP choice of the items worth a dimension: post-processing of a charged release) and
+       broadcasts that list (public from then on).
+    2. *co-occurrence*: C_h = X̃_Sᵀ X̃_S on the selected items S (rows re-normalised on S), sent as
+       the packed upper triangle v = (diag C, offdiag C) with noise N(0, σ²) on (diag, √2·offdiag),
+       i.e. symmetric noise, σ on the diagonal and σ/√2 off it. Sensitivity: one user adds
+       x̃x̃ᵀ, whose Frobenius norm ‖x̃‖² ≤ 1 is the L2 norm of (diag, √2·offdiag): Δ₂ = 1.
+       Server: eigen-decomposition of Ĉ = Σ_h C_h; keeps the eigen-directions above the noise edge
+       √(2M)·σ_sum (the spectral norm of the symmetric noise of the sum, σ_sum = σ_share·√n, public),
+       clips the rank-k reconstruction at 0 and factorises its rows Ĉ ≈ W Vᵀ (non-negative HALS,
+       ``rank``, ``lam``). Broadcast: V (zero rows for unselected items) and the popularity column
+       g = max(p̂, 0)/‖·‖.
+
+    Privacy map: the two Gaussian releases (multipliers z_p = σ_eff/√w, z_c = σ_eff/√(1−w),
+    w = ``pop_share``, σ_eff the analytic σ at (ε, δ)) compose to (ε, δ) exactly (μ-GDP); the PLD
+    accountant of dp-accounting certifies it (:func:`~dpfed_core.privacy.accounting.calibrate_gaussian_split`).
+    The ledger's two rows carry the certified ε split in proportion w : 1−w (they add up to the
+    certified total). Against the server with every other entity (secure aggregation) only the
+    entity's own shares σ/√(H−d) protect it: the same accountant gives that ε (row notes).
+
+    Round 2 (local, nothing leaves the entity): U_h ≥ 0 with V fixed; scores
+    U_h Vᵀ + s_u (β_g g + β_l l_h), l_h the entity's own normalised popularity (exact, local),
+    s_u = ‖u_h Vᵀ‖; (β_g, β_l) chosen by the entity on a hold-out of one training item per user.
+    """
+
+    stages = ("popularity", "co-occurrence")
+    #: blend weights tried by each entity in round 2 (global DP popularity, local popularity)
+    BETA_GLOBAL = (0.0, 0.5, 1.0, 2.0, 4.0)
+    BETA_LOCAL = (0.0, 0.25, 0.5, 1.0, 2.0)
+
+    def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
+                 max_dropouts: int = 0, aggregation: str = "secure", pop_share: float = 0.5,
+                 max_items: int = 600, rank: int = 10, lam: float = 0.1, max_iter: int = 200,
+                 local_blend: bool = True) -> None:
+        super().__init__(value_max, epsilon, delta, max_dropouts, aggregation)
+        self.pop_share = pop_share
+        self.max_items = max_items
+        self.rank = rank
+        self.lam = lam
+        self.max_iter = max_iter
+        self.local_blend = local_blend
+
+    # -------------------------------------------------------------- privacy map
+    def check(self, n_entities: int) -> None:
+        super().check(n_entities)
+        if not (isinstance(self.pop_share, (int, float)) and 0 < self.pop_share < 1):
+            raise ConfigError(f"pop_share must be strictly between 0 and 1, got {self.pop_share!r} "
+                              "(--param pop_share=0.5)")
+        if isinstance(self.max_items, bool) or not isinstance(self.max_items, (int, np.integer)) or self.max_items < 2:
+            raise ConfigError(f"max_items must be a whole number ≥ 2, got {self.max_items!r} (--param max_items=600)")
+
+    def budget(self, n_entities: int) -> dict:
+        """The calibrated noise (public): multipliers per release, the certified ε against the
+        server and the coalition ε each entity's own shares give (zCDP and basic sums for reference)."""
+        self.check(n_entities)
+        return dict(_cooccurrence_plan(float(self.epsilon), float(self.delta), float(self.pop_share),
+                                       self.share_divisor(n_entities)))
+
+    # -------------------------------------------------------------- round 1, entity side
+    def share(self, X, rng, ledger, n_entities, stage="popularity", public=None):
+        self.check(n_entities)
+        if stage not in self.stages:
+            raise ConfigError(f"dp-cooccurrence has stages {self.stages}, got {stage!r}")
+        plan = self.budget(n_entities)
+        Xn = _unit_rows(X, self.value_max)
+        if stage == "popularity":
+            values = np.asarray(Xn.sum(axis=0)).ravel()
+            weight = 1.0
+            share_w = self.pop_share
+        else:
+            items = np.asarray((public or {})["items"], dtype=np.int64)
+            Xs = _unit_rows(Xn[:, items], 1.0)
+            iu, weight = _packed_weights(items.size)
+            values = (Xs.T @ Xs).toarray()[iu] * weight  # (diag, √2·offdiag): L2 norm = Frobenius
+            share_w = 1.0 - self.pop_share
+        private = math.isfinite(float(self.epsilon))
+        sigma = plan["sigma"][stage]
+        sigma_share = sigma / plan["divisor"]
+        if not private:
+            ledger.spend(stage, "exact sums (non-private)", math.inf, 0.0, 1.0, 0.0)
+            return SummableShare(to_grid(values / weight), 0.0, math.inf, "non-private: exact sums")
+        noisy = add_gaussian(values, sigma_share, rng) / weight
+        if self.aggregation == "secure":
+            note = (f"noise share σ/√{plan['divisor'] ** 2:.0f} of a secure sum (σ={sigma:.4g}); the two "
+                    f"releases compose (PLD accountant) to ε={plan['epsilon']:.4g} against the server, "
+                    f"this row carries its share; against the server with all other entities: "
+                    f"ε={plan['coalition_epsilon']:.4g}, δ={self.delta:.3g}")
+            mech_name = "Gaussian share of a secure sum (PLD-composed)"
+        else:
+            note = (f"no secure aggregation: full σ={sigma:.4g} on the entity's own release; the two "
+                    f"releases compose (PLD accountant) to ε={plan['epsilon']:.4g}, this row carries its share")
+            mech_name = "Gaussian, own release (PLD-composed)"
+        ledger.spend(stage, mech_name, plan["epsilon"] * share_w, self.delta * share_w, 1.0, sigma, note,
+                     noise_label(rng))
+        return SummableShare(to_grid(noisy), sigma_share, plan["coalition_epsilon"], note)
+
+    # -------------------------------------------------------------- server side
+    def combine(self, stage, total, public, rng, n_participants):
+        from dpfed_core.models.factorization import fit_nmf
+
+        out = dict(public or {})
+        total = np.asarray(total, dtype=np.float64)
+        if stage == "popularity":
+            m = total.size
+            out["popularity"] = total
+            if m > self.max_items:
+                # DP choice of the items worth a dimension: post-processing of the charged release.
+                items = np.sort(np.argsort(-total, kind="stable")[: self.max_items])
+            else:
+                items = np.arange(m)
+            out["items"] = items
+            return out
+        items = np.asarray(out["items"])
+        M = items.size
+        m = out["popularity"].size
+        C = unpack_symmetric(total, M)
+        H = int(out.get("n_entities", n_participants))
+        self.check_participants(n_participants, H)
+        plan = self.budget(H)
+        # Noise std of the sum on the (diag, √2·offdiag) scale: public (σ, the shares, who took part).
+        sigma_sum = plan["sigma"]["co-occurrence"] / plan["divisor"] * math.sqrt(n_participants)
+        w, Q = np.linalg.eigh(C)
+        edge = math.sqrt(2.0 * M) * sigma_sum
+        keep = w > edge
+        out["kept_directions"] = int(keep.sum())
+        out["noise_edge"] = edge
+        V = np.zeros((m, self.rank))
+        if keep.any():
+            Cd = np.maximum((Q[:, keep] * w[keep]) @ Q[:, keep].T, 0.0)
+            _, V_s, _ = fit_nmf(Cd, self.rank, self.lam, "zero", max_iter=self.max_iter, rng=rng)
+            V[items] = V_s
+        g = np.maximum(out["popularity"], 0.0)
+        g = g / max(float(np.linalg.norm(g)), 1e-300)
+        out["V"] = np.hstack([V, g[:, None]])
+        return out
+
+    # -------------------------------------------------------------- round 2, entity side
+    def _scores_parts(self, X, V, lam, mode):
+        from dpfed_core.models.factorization import fit_rows_given
+
+        U = fit_rows_given(X, V[:, :-1], lam, mode)
+        S = U @ V[:, :-1].T
+        s_u = np.linalg.norm(S, axis=1)
+        s_u = np.where(s_u > 1e-12, s_u, 1.0)
+        return U, S, s_u
+
+    def fit_local(self, X, public, lam, mode, rng):
+        V = public["V"]
+        g = V[:, -1]
+        X = sp.csr_matrix(X, dtype=np.float64)
+        n, m = X.shape
+        l_h = np.asarray(_unit_rows(X, self.value_max).sum(axis=0)).ravel()
+        l_h = l_h / max(float(np.linalg.norm(l_h)), 1e-300)
+        bg_grid = self.BETA_GLOBAL
+        bl_grid = self.BETA_LOCAL if self.local_blend else (0.0,)
+        # Hold out one training item per user (≥ 2 items) to choose the blend: local, nothing sent.
+        cnt = np.diff(X.indptr)
+        has = cnt >= 2
+        pos = X.indptr[:-1] + np.floor(rng.random(n) * np.maximum(cnt, 1)).astype(np.int64)
+        hidden = np.zeros(n, dtype=np.int64)
+        hidden[has] = X.indices[pos[has]]
+        best = (math.inf, 1.0, 0.0)
+        if has.any():
+            keep_mask = np.ones(X.nnz, bool)
+            keep_mask[pos[has]] = False
+            rows = np.repeat(np.arange(n), cnt)
+            tr = sp.csr_matrix((X.data[keep_mask], (rows[keep_mask], X.indices[keep_mask])), shape=X.shape)
+            _, S_t, s_t = self._scores_parts(tr, V, lam, mode)
+            l_t = np.asarray(_unit_rows(tr, self.value_max).sum(axis=0)).ravel()
+            l_t = l_t / max(float(np.linalg.norm(l_t)), 1e-300)
+            for bg in bg_grid:
+                for bl in bl_grid:
+                    sc = S_t + s_t[:, None] * (bg * g + bl * l_t + 1e-9 * g)[None, :]
+                    r = local_holdout_mar(sc, tr, hidden, has)
+                    if r < best[0] - 1e-12:
+                        best = (r, bg, bl)
+        _, bg, bl = best
+        U, _, s_u = self._scores_parts(X, V, lam, mode)
+        U_h = np.hstack([U, (s_u * (bg + 1e-9))[:, None]])
+        if bl > 0:
+            return U_h, l_h[:, None], (s_u * bl)[:, None]
+        return U_h, None, None

@@ -1,11 +1,16 @@
-"""Summable-release methods (``dp-popularity``, …) run in one process: the reference the Flower
-deployment must reproduce (same shares, same sum, same V; see
-:mod:`dpfed_core.federation.summable` for the mechanism and :mod:`dpfed_core.federation.deployment`
+"""Summable-release methods (``dp-popularity``, ``dp-cooccurrence``) run in one process: the
+reference the Flower deployment must reproduce (same shares, same sums, same V; see
+:mod:`dpfed_core.federation.summable` for the mechanisms and :mod:`dpfed_core.federation.deployment`
 for the secure sum on the wire).
 
-In this process the sum is formed in memory, so nothing hides one entity's share from the code
-that adds them up: the ledger's guarantee against the server assumes the secure aggregation that
-``python -m dpfed_core deploy-local`` (or a real Flower deployment) provides. The run's notes say so.
+Trust model (``RunConfig.aggregation``, CLI ``--aggregation``):
+
+* ``secure`` — each entity adds a share σ/√(H − d) of the noise and the server learns only the sums.
+  In this process the sum is formed in memory (no cryptography), so the guarantee against the
+  server assumes the secure aggregation that ``deploy-local`` or a Flower deployment provides; the
+  run's notes say so. The ledger's notes and ``extra["trust"]`` give both guarantees: against the
+  server, and the weaker one each entity's own share gives against the server with all other entities.
+* ``none`` — no secure aggregation: each entity adds the full σ to its own release.
 """
 from __future__ import annotations
 
@@ -14,21 +19,22 @@ import time
 
 import numpy as np
 
-from ..federation.messages import SERVER, array_message
+from ..federation.messages import SERVER, Message, array_message
 from ..federation.summable import SUMMABLE_METHODS, make_summable_method, summable_params
-from ..models.factorization import fit_rows_given
 from ..privacy.ledger import PrivacyLedger
 from .registry import METHODS, MethodResult, MethodSpec, register_method
 
 IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
                    "guarantee against the server assumes secure aggregation (deploy-local / Flower SecAgg+)")
+NO_SECAGG_NOTE = ("no secure aggregation (--aggregation none): every entity adds the full noise to its own "
+                  "release and the server sees each release")
 
 
 def summable_method_from_config(name: str, config, value_max: float):
-    """The summable method of a run configuration (parameters from ``config.method_params``)."""
-    params = summable_params(config)
+    """The summable method of a run configuration (:func:`~dpfed_core.federation.summable.summable_params`:
+    the same parameters the Flower deployment uses)."""
     return make_summable_method(name, value_max=value_max, epsilon=config.epsilon, delta=config.delta,
-                                **params)
+                                **summable_params(config))
 
 
 def _fit_summable(dataset, train, config, rng, progress):
@@ -40,27 +46,69 @@ def _fit_summable(dataset, train, config, rng, progress):
     # One stream per entity plus one for the server, spawned exactly as the prototype protocol does,
     # so a deployment node reproduces its entity's stream from the seed in simulation mode.
     entity_rngs = rng.spawn(H + 1)
+    secure = method.aggregation == "secure"
     t0 = time.perf_counter()
-    messages, shares, notes = [], [], [IN_PROCESS_NOTE]
-    for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
-        progress("round1_start", entity=name, index=h, total=H)
-        share = method.share(train[sl], entity_rngs[h], ledger.for_entity(name), H)
-        shares.append(share.values)
-        messages.append(array_message(1, name, SERVER, "share of the secure sum (item totals + noise share)",
-                                      share.values))
-        progress("round1_done", entity=name, index=h, total=H)  # a share, not prototypes: no shape line
-    total = np.sum(shares, axis=0)
-    V = method.finish(total)
+    messages: list[Message] = []
+    notes = [IN_PROCESS_NOTE if secure else NO_SECAGG_NOTE]
+    public: dict = {"n_entities": H}
+    shares_c = []
+    timings: dict[str, float] = {}
+    stages = tuple(method.stages)
+    for stage in stages:
+        ts = time.perf_counter()
+        total = None
+        for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
+            progress("round1_start", entity=name, index=h, total=H)
+            share = method.share(train[sl], entity_rngs[h], ledger.for_entity(name), H,
+                                 stage=stage, public=public)
+            total = share.values.copy() if total is None else total + share.values
+            what = (f"share of the secure sum ({stage} + noise share)" if secure
+                    else f"noisy {stage} release (full noise)")
+            messages.append(array_message(1, name, SERVER, what, share.values))
+            shares_c.append(share.coalition_epsilon)
+            progress("round1_done", entity=name, index=h, total=H)  # a share, not prototypes: no shape line
+        public = method.combine(stage, total, public, entity_rngs[-1], H)
+        if stage != stages[-1] and "items" in public:
+            for name in dataset.entity_names:
+                messages.append(array_message(1, SERVER, name, "selected items (from the DP popularity sum)",
+                                              np.asarray(public["items"])))
+        timings[f"round1_{stage}"] = time.perf_counter() - ts
+    V = public["V"]
     t1 = time.perf_counter()
-    U = np.zeros((dataset.n_users, V.shape[1]))
+    # Round 2: shared columns V plus, per entity, optional columns computed from its own data only;
+    # a block layout gives one (U, V) pair whose product is every entity's scores.
+    blocks = []
     for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
-        messages.append(array_message(2, SERVER, name, "item factors V (DP popularity)", V))
-        U[sl] = fit_rows_given(train[sl], V, config.lam, config.mode)
+        messages.append(array_message(2, SERVER, name, f"item factors V ({config.method})", V))
+        U_h, L_h, U_loc = method.fit_local(train[sl], public, config.lam, config.mode, entity_rngs[h])
+        blocks.append((sl, U_h, L_h, U_loc))
         progress("round2_done", entity=name, index=h, total=H)
-    timings = {"round1_shares": t1 - t0, "round2_local_fit": time.perf_counter() - t1}
-    if V.shape[1] != config.rank:
-        notes.append(f"{config.method} learns {V.shape[1]} latent factor(s); rank={config.rank} is not used")
-    return MethodResult(U, V, ledger, messages, timings, extra={"notes": notes, "secure_sum": total})
+    extra_cols = [b[2] for b in blocks if b[2] is not None]
+    n_extra = sum(c.shape[1] for c in extra_cols)
+    U = np.zeros((dataset.n_users, V.shape[1] + n_extra))
+    V_big = np.hstack([V, *extra_cols]) if extra_cols else V
+    col = V.shape[1]
+    for sl, U_h, L_h, U_loc in blocks:
+        U[sl, :V.shape[1]] = U_h
+        if L_h is not None:
+            U[sl, col:col + L_h.shape[1]] = U_loc
+            col += L_h.shape[1]
+    timings["round2_local_fit"] = time.perf_counter() - t1
+    timings["round1_total"] = t1 - t0
+    if "kept_directions" in public:
+        notes.append(f"server kept {public['kept_directions']} eigen-direction(s) of the co-occurrence sum "
+                     f"above the noise edge {public['noise_edge']:.3g}")
+    trust = {"aggregation": method.aggregation, "max_dropouts": int(method.max_dropouts) if secure else 0,
+             "in_process": True,
+             "sum": ("formed in this process (the cryptographic secure sum runs in the Flower deployment)"
+                     if secure else "no secure sum: the server sees every entity's release")}
+    eps, dlt = ledger.guarantee()
+    trust["against_server"] = {"epsilon": eps, "delta": dlt}
+    coal = max((c for c in shares_c), default=math.inf) if private else math.inf
+    trust["against_server_and_other_entities"] = {"epsilon": coal if secure else eps,
+                                                  "delta": dlt}
+    return MethodResult(U, V_big, ledger, messages, timings,
+                        extra={"notes": notes, "secure_sum": total, "public": public, "trust": trust})
 
 
 def register_summable_methods() -> None:
@@ -68,8 +116,8 @@ def register_summable_methods() -> None:
         if name in METHODS:
             continue
         register_method(MethodSpec(
-            name=name, fit=_fit_summable, label=f"{name} (secure sum)",
-            privacy="user-level DP (federated, secure sum)",
+            name=name, fit=_fit_summable, label=f"{name} (summable release)",
+            privacy="user-level DP (federated, summable release)",
             description=(cls.__doc__ or "").strip().split("\n")[0],
             uses_epsilon=True, uses_k=False,
         ))

@@ -159,6 +159,16 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
         mean, sd = float(r["mean"].iloc[0]), float(r["sd"].iloc[0])
         color = PALETTE[(i + 1) % len(PALETTE)]
         name = labels.get(ref, ref)
+        if len(r) > 1:
+            # A DP reference (dp-popularity) runs at every ε: drawn against ε like the swept method.
+            r = r.sort_values("epsilon")
+            x = _eps_x(r["epsilon"].to_numpy(float), inf_x)
+            fig.add_trace(go.Scatter(
+                x=x, y=r["mean"].to_numpy(float), mode="lines+markers", name=f"{name} (same ε)",
+                line=dict(color=color, dash="dash", width=2), legendgroup=ref,
+                error_y=dict(type="data", array=r["sd"].to_numpy(float), visible=True, color=color),
+                hovertemplate=f"{name}: ε = %{{x:g}}<br>%{{y:.4f}}<extra></extra>"))
+            continue
         if sd > 0:
             fig.add_trace(go.Scatter(
                 x=[x_min, x_max, x_max, x_min], y=[mean - sd, mean - sd, mean + sd, mean + sd],

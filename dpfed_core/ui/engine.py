@@ -27,10 +27,30 @@ from dpfed_core.methods import METHODS, MethodResult, available_methods
 from dpfed_core.federation.protocol import recommend_from_factors, user_row
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 
-#: The headline method of the app: the paper's DP prototypes.
-DP_METHOD = "dp-gaussian"  # the measured-best DP method; "dp-prototypes" is the paper's variant
-#: Methods shown beside the federated model on the Evaluate page (issue 4).
-BASE_REFERENCES = ("individual", "central", "random-v", "popularity")
+#: The headline DP method of the app: the one that measures best (bench/results/utility.md, issue 15):
+#: summable DP co-occurrence. "dp-gaussian" / "dp-prototypes" are the paper's prototypes.
+DP_METHOD = "dp-cooccurrence"
+#: Methods shown beside the federated model on the Evaluate page (issue 4); dp-popularity is the
+#: one-line DP baseline every DP method must beat (issue 15).
+BASE_REFERENCES = ("individual", "dp-popularity", "central", "random-v", "popularity")
+#: Plain explanation of the secure-aggregation toggle (Federate page).
+AGGREGATION_HELP = (
+    "Secure aggregation: the entities' releases are added up by a cryptographic protocol, so the server "
+    "sees only the total, never one hospital's numbers. Each entity then adds only its share of the noise "
+    "(σ/√H), and the total carries the full noise once instead of H times: far better recommendations at "
+    "the same ε. The price is trust: the guarantee against the server holds if the entities follow the "
+    "protocol; if the server and all other entities collude, only an entity's own share protects it, "
+    "and the ledger states that weaker ε too. Applies to summable methods (dp-cooccurrence, "
+    "dp-popularity). In this app the sum is formed in-process; the real protocol runs in the Flower "
+    "deployment.")
+#: When another regime favours another method (Federate page).
+REGIME_NOTE = (
+    "Which DP method when: with secure aggregation, dp-cooccurrence is best on every federation "
+    "measured, many small entities included (its noise is paid once for the sum). Without it, every "
+    "entity's noise reaches the server separately: with many small entities (e.g. 130 hospitals of "
+    "~15 stays) the co-occurrence signal drowns and dp-cooccurrence falls back on the popularity "
+    "blend; with few large entities (regions, ZIP areas) it still pays from ε ≈ 1. The paper's "
+    "prototypes (dp-gaussian) need ~1,000 users per entity to form more than one cluster.")
 #: Default ε grid of the trade-off sweep (log-spaced, plus the non-private limit).
 DEFAULT_EPS_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0, math.inf)
 DEFAULT_SWEEP_SEEDS = (0, 1, 2)
@@ -84,10 +104,17 @@ def method_catalogue() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def is_summable(method: str) -> bool:
+    """A summable-release method (its releases add up; secure aggregation applies)."""
+    from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+    return method in SUMMABLE_METHODS
+
+
 def federated_methods() -> list[str]:
-    """Methods that run the two-round protocol (prototype methods), DP method first."""
+    """Methods that run the federation protocol (prototype and summable methods), DP method first."""
     ensure_methods_registered()
-    names = [m for m in available_methods() if METHODS[m].uses_k]
+    names = [m for m in available_methods() if METHODS[m].uses_k or is_summable(m)]
     return sorted(names, key=lambda m: (m != DP_METHOD, not METHODS[m].uses_epsilon, m))
 
 
@@ -440,6 +467,15 @@ def guarantee_text(doc: dict) -> str:
         text += f" {FLOAT_SAMPLER_NOTE}"
     for w in p.get("warnings") or []:
         text += f"\n\n⚠️ {w}"
+    trust = p.get("trust")
+    if trust and trust.get("aggregation") == "secure":
+        c = trust["against_server_and_other_entities"]
+        text += (f"\n\n**Secure aggregation**: this guarantee holds against the server if the entities follow "
+                 f"the protocol; against the server colluding with all other entities, each entity's own "
+                 f"noise share gives ({c['epsilon']:.4g}, {c['delta']:.3g})-DP. In this run the sum was "
+                 "formed in-process (the cryptographic protocol runs in the Flower deployment).")
+    elif trust:
+        text += "\n\nNo secure aggregation: every entity added the full noise to its own release."
     return text
 
 

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
 from flwr.serverapp import Grid, ServerApp
 
-from dpfed_core.errors import DpfedError
+from dpfed_core.errors import ConfigError, DpfedError
 from dpfed_core.federation.deployment.wire import config_from_json, dumps, loads, message_bytes
 from dpfed_core.federation.protocol import FederatedRecommender
 from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
@@ -192,6 +192,11 @@ class _Run:
         method = make_summable_method(self.config.method, epsilon=self.config.epsilon, delta=self.config.delta,
                                       **summable_params(self.config))
         method.check(H)
+        if len(getattr(method, "stages", ("release",))) > 1:
+            raise ConfigError(f"{self.config.method} needs {len(method.stages)} secure sums in sequence "
+                              f"({', '.join(method.stages)}); the deployment carries one-stage summable "
+                              "methods (dp-popularity) so far — run it in-process (python -m dpfed_core run)",
+                              param="method")
         survivors = H - int(method.max_dropouts)
         target, modulus, clip = secagg_ranges(H)
         instructions = {"config": dumps(self.config.to_dict()), "n-entities": H}

@@ -1,0 +1,260 @@
+"""dp-cooccurrence, dp-popularity as a DP reference, secure aggregation as a trust model and the PLD
+accounting (issue 15): privacy map, ledger rows, neighbour audits with power checks, canaries."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.config import RunConfig
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
+from dpfed_core.evaluation.experiments import (crossing_epsilon, make_split, run_method, sweep,
+                                               versus_dp_popularity)
+from dpfed_core.federation.summable import (DPCooccurrence, _packed_weights, _unit_rows, make_summable_method,
+                                            unpack_symmetric)
+from dpfed_core.privacy import accounting as acc
+from dpfed_core.privacy.ledger import PrivacyLedger
+from dp_audit import audit_statistics
+
+DELTA = 1e-6
+
+
+def _dataset(n_entities=4, n_users=40, m=12, seed=0) -> FederatedDataset:
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix((rng.random((n_entities * n_users, m)) < 0.35).astype(float))
+    ent = np.repeat(np.arange(n_entities), n_users)
+    return FederatedDataset(X=X, entity_of_user=ent, entity_names=[f"e{h}" for h in range(n_entities)],
+                            user_ids=np.array([str(i) for i in range(X.shape[0])]),
+                            item_names=np.array([f"i{j}" for j in range(m)]),
+                            item_ids=np.array([f"i{j}" for j in range(m)]), value_kind="implicit",
+                            value_max=1.0, name="toy", item_source="declared")
+
+
+# ------------------------------------------------------------------------------ privacy map
+@pytest.mark.parametrize("eps", [0.3, 1.0, 10.0])
+def test_calibrated_split_is_certified_and_tighter_than_adding(eps):
+    zs, certified = acc.calibrate_gaussian_split(eps, DELTA, [0.5, 0.5])
+    assert certified <= eps
+    assert certified > 0.98 * eps  # the budget is used, not wasted
+    # the exact (GDP) ε of the pair agrees with the PLD certificate
+    assert acc.gdp_epsilon(zs, DELTA) == pytest.approx(certified, rel=2e-2)
+    # zCDP and basic composition of the same noise would claim more
+    assert acc.zcdp_epsilon(zs, DELTA) > certified
+    basic = acc.epsilon_of_sigma(zs[0], DELTA / 2) + acc.epsilon_of_sigma(zs[1], DELTA / 2)
+    assert basic > certified
+
+
+def test_pld_epsilon_of_one_gaussian_matches_analytic():
+    from dpfed_core.privacy.mechanisms import gaussian_sigma_analytic
+
+    s = gaussian_sigma_analytic(1.0, DELTA, 1.0)
+    assert acc.pld_epsilon([s], DELTA) == pytest.approx(1.0, abs=5e-3)
+    assert acc.pld_epsilon([0.0], DELTA) == math.inf
+
+
+def test_one_user_moves_each_release_by_at_most_one():
+    """Sensitivity: a worst-case user (every item, large values) moves the popularity vector and the
+    (diag, √2·offdiag) co-occurrence vector by ≤ 1 in L2."""
+    rng = np.random.default_rng(1)
+    X = sp.csr_matrix((rng.random((30, 9)) < 0.4) * rng.integers(1, 9, (30, 9)).astype(float))
+    for extra in (np.full(9, 50.0), np.eye(9)[3] * 7, rng.random(9)):
+        Xb = sp.vstack([X, sp.csr_matrix(extra)]).tocsr()
+        pa = np.asarray(_unit_rows(X, 5.0).sum(0)).ravel()
+        pb = np.asarray(_unit_rows(Xb, 5.0).sum(0)).ravel()
+        assert np.linalg.norm(pb - pa) <= 1 + 1e-12
+        iu, w = _packed_weights(9)
+        Ca = (_unit_rows(X, 5.0).T @ _unit_rows(X, 5.0)).toarray()[iu] * w
+        Cb = (_unit_rows(Xb, 5.0).T @ _unit_rows(Xb, 5.0)).toarray()[iu] * w
+        assert np.linalg.norm(Cb - Ca) <= 1 + 1e-12
+
+
+def test_unpack_symmetric_roundtrip():
+    A = np.random.default_rng(0).random((5, 5))
+    A = A + A.T
+    iu = np.triu_indices(5)
+    assert np.allclose(unpack_symmetric(A[iu], 5), A)
+
+
+# ------------------------------------------------------------------------------ ledger and trust
+@pytest.mark.parametrize("aggregation", ["none", "secure"])
+def test_ledger_rows_and_both_guarantees(aggregation):
+    ds = _dataset()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, delta=DELTA, rank=3, simulation=True,
+                    aggregation=aggregation)
+    doc, res = run_method(ds, cfg)
+    rows = doc["privacy"]["ledger"]
+    assert len(rows) == 2 * ds.n_entities
+    for name in ds.entity_names:
+        mine = [r for r in rows if r["entity"] == name]
+        assert [r["stage"] for r in mine] == ["popularity", "co-occurrence"]
+        assert sum(r["epsilon"] for r in mine) <= 1.0
+        assert sum(r["delta"] for r in mine) <= DELTA * (1 + 1e-9)
+        assert all(r["sensitivity"] == 1.0 and r["noise_scale"] > 0 for r in mine)
+    trust = doc["privacy"]["trust"]
+    assert trust["aggregation"] == aggregation
+    assert trust["against_server"]["epsilon"] <= 1.0
+    coal = trust["against_server_and_other_entities"]["epsilon"]
+    if aggregation == "secure":
+        # only the entity's own share σ/√H protects it against the other entities + server
+        zs, _ = acc.calibrate_gaussian_split(1.0, DELTA, [0.5, 0.5])
+        expect = acc.pld_epsilon([z / math.sqrt(ds.n_entities) for z in zs], DELTA)
+        assert coal == pytest.approx(expect, rel=1e-6)
+        assert coal > 1.0
+        assert any("secure aggregation" in n for n in doc["notes"])
+    else:
+        assert coal == pytest.approx(trust["against_server"]["epsilon"])
+    contents = [m["content"] for m in doc["messages"]]
+    assert sum("popularity" in c for c in contents if "share" in c or "noisy" in c) == ds.n_entities
+
+
+def test_secure_noise_shares_are_sigma_over_sqrt_h_minus_d():
+    ds = _dataset(n_entities=5)
+    for d in (0, 2):
+        m = DPCooccurrence(epsilon=1.0, delta=DELTA, aggregation="secure", max_dropouts=d)
+        led = PrivacyLedger(1.0, DELTA)
+        s = m.share(ds.X[:40], np.random.default_rng(0), led.for_entity("e0"), 5, stage="popularity")
+        assert s.sigma_share == pytest.approx(m.budget(5)["sigma"]["popularity"] / math.sqrt(5 - d))
+
+
+def test_too_many_dropouts_stop_the_run():
+    m = DPCooccurrence(epsilon=1.0, aggregation="secure", max_dropouts=1)
+    with pytest.raises(ConfigError, match="max-dropouts"):
+        m.check_participants(3, 5)
+    with pytest.raises(ConfigError, match="max-dropouts"):
+        DPCooccurrence(epsilon=1.0, aggregation="secure", max_dropouts=4).check(5)
+
+
+def test_bad_parameters_name_the_fix():
+    with pytest.raises(ConfigError, match="pop_share"):
+        make_summable_method("dp-cooccurrence", pop_share=1.5).check(4)
+    with pytest.raises(ConfigError, match="--aggregation"):
+        RunConfig(aggregation="maybe").validate()
+
+
+def test_item_choice_from_the_popularity_sum():
+    ds = _dataset(m=12)
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=math.inf, rank=2, simulation=True,
+                    method_params={"max_items": 5})
+    doc, res = run_method(ds, cfg)
+    items = res.extra["public"]["items"]
+    assert len(items) == 5
+    pop = np.asarray(_unit_rows(make_split(ds, cfg).train, 1.0).sum(0)).ravel()
+    assert set(items) == set(np.argsort(-pop, kind="stable")[:5])
+    assert any("selected items" in m["content"] for m in doc["messages"])
+    # unselected items get no latent factors, only the popularity column
+    V = res.extra["public"]["V"]
+    others = np.setdiff1d(np.arange(12), items)
+    assert np.all(V[others, :-1] == 0)
+
+
+def test_non_private_limit_beats_popularity_on_structured_data():
+    """Two user groups with disjoint tastes: the co-occurrence model must rank a user's own group
+    first, which popularity cannot."""
+    rng = np.random.default_rng(3)
+    n, m = 200, 10
+    grp = rng.integers(0, 2, n)
+    P = np.where(grp[:, None] == (np.arange(m)[None, :] < 5), 0.8, 0.03)
+    X = sp.csr_matrix((rng.random((n, m)) < P).astype(float))
+    ds = FederatedDataset(X=X, entity_of_user=np.repeat(np.arange(4), 50), entity_names=list("abcd"),
+                          user_ids=np.array([str(i) for i in range(n)]),
+                          item_names=np.array([str(j) for j in range(m)]), item_ids=np.array([str(j) for j in range(m)]),
+                          value_kind="implicit", value_max=1.0, name="groups", item_source="declared")
+    cfg = RunConfig(rank=2, simulation=True)
+    split = make_split(ds, cfg)
+    co = run_method(ds, cfg.replace(method="dp-cooccurrence"), split)[0]["overall"]["mar"]
+    pop = run_method(ds, cfg.replace(method="popularity"), split)[0]["overall"]["mar"]
+    assert co < pop - 0.1
+
+
+# ------------------------------------------------------------------------------ sweep & verdicts
+def test_sweep_runs_dp_popularity_at_every_epsilon_and_says_who_loses():
+    ds = _dataset()
+    cfg = RunConfig(method="dp-cooccurrence", rank=2, simulation=True, aggregation="secure")
+    doc = sweep(ds, cfg, [1.0, math.inf], [0], references=["individual", "dp-popularity"])
+    eps_pop = sorted(r["epsilon"] for r in doc["runs"] if r["method"] == "dp-popularity")
+    assert eps_pop == [1.0, math.inf]
+    rows = versus_dp_popularity(doc)
+    assert [r["epsilon"] for r in rows] == [1.0, math.inf]
+    assert all(r["verdict"] in ("beats dp-popularity", "LOSES to dp-popularity", "inconclusive") for r in rows)
+    c = crossing_epsilon(doc, baseline="dp-popularity")
+    assert c in (None, 1.0, math.inf)
+
+
+# ------------------------------------------------------------------------------ neighbour audits
+def _joint_statistic(method, Xa, Xb, n_entities):
+    """Samplers of the likelihood-ratio statistic of both releases (production ``share`` calls):
+    the projection of each noisy release on the direction in which D' differs, weighted by 1/σ²."""
+    plan = method.budget(n_entities)
+    sig = {s: plan["sigma"][s] / plan["divisor"] for s in method.stages}
+    iu, w = _packed_weights(Xa.shape[1])
+    pub = {"items": np.arange(Xa.shape[1])}
+    means = {}
+    for X, key in ((Xa, "a"), (Xb, "b")):
+        U = _unit_rows(X, method.value_max)
+        means[key] = {"popularity": np.asarray(U.sum(0)).ravel(), "co-occurrence": (U.T @ U).toarray()[iu] * w}
+    dirs = {s: means["b"][s] - means["a"][s] for s in method.stages}
+
+    def sampler(X):
+        def sample(runs, rng):
+            out = np.empty((runs, 1))
+            for r in range(runs):
+                led = PrivacyLedger(math.inf, 0.0)
+                t = 0.0
+                for s in method.stages:
+                    v = method.share(X, rng, led.for_entity("e"), n_entities, stage=s, public=pub).values
+                    if s == "co-occurrence":
+                        v = v * w
+                    t += float((v - means["a"][s]) @ dirs[s]) / max(sig[s], 1e-300) ** 2
+                out[r, 0] = t
+            return out
+        return sample
+
+    return sampler(Xa), sampler(Xb)
+
+
+def _neighbours():
+    rng = np.random.default_rng(5)
+    Xa = sp.csr_matrix((rng.random((12, 4)) < 0.5).astype(float))
+    worst = sp.csr_matrix(np.array([[1.0, 0, 0, 0]]))  # all its unit mass on one item: ‖x̃x̃ᵀ‖_F = 1
+    return Xa, sp.vstack([Xa, worst]).tocsr()
+
+
+def test_neighbour_audit_stays_under_the_claim():
+    Xa, Xb = _neighbours()
+    m = DPCooccurrence(epsilon=2.0, delta=DELTA, aggregation="none")
+    sa, sb = _joint_statistic(m, Xa, Xb, n_entities=16)
+    lb = audit_statistics(sa, sb, runs=2000, seed=0, delta=DELTA)
+    assert lb <= 2.0
+
+
+class _SharesForTheWrongTrustModel(DPCooccurrence):
+    """Canary: shares sized for a secure sum of all entities while the server sees each release."""
+
+    def share_divisor(self, n_entities):
+        return math.sqrt(n_entities)
+
+
+def test_neighbour_audit_catches_shares_sized_for_the_wrong_trust_model():
+    """Power check: the same audit, on the same production path, flags a mechanism whose entities
+    add only the secure-aggregation share σ/√64 while the server sees each release (true ε ≫ 2)."""
+    Xa, Xb = _neighbours()
+    m = _SharesForTheWrongTrustModel(epsilon=2.0, delta=DELTA, aggregation="none")
+    sa, sb = _joint_statistic(m, Xa, Xb, n_entities=64)
+    lb = audit_statistics(sa, sb, runs=2000, seed=0, delta=DELTA)
+    assert lb > 2.0
+
+
+def test_without_a_declared_catalogue_the_dp_selection_comes_first():
+    """On data whose items are not declared, the run first selects the catalogue by DP partition
+    selection (a share of ε); dp-cooccurrence then spends the rest, and the total stays ≤ ε."""
+    from dataclasses import replace
+
+    ds = replace(_dataset(n_users=200, m=8), item_source="data")
+    doc, _ = run_method(ds, RunConfig(method="dp-cooccurrence", epsilon=4.0, delta=DELTA, rank=2,
+                                      simulation=True))
+    stages = {r["stage"] for r in doc["privacy"]["ledger"]}
+    assert "catalogue" in stages and {"popularity", "co-occurrence"} <= stages
+    assert doc["privacy"]["epsilon"] <= 4.0
