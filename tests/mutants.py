@@ -35,6 +35,8 @@ MECHT = "tests/test_mechanisms.py"
 REC = f"{NOISE}::test_noise_every_draw_has_the_scale_the_ledger_recorded"
 CORE = "dpfed_core/federation/coresets.py"
 CORET = "tests/test_coresets.py"
+SUMM = "dpfed_core/federation/summable.py"
+COT = "tests/test_cooccurrence.py"
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,19 @@ MUTANTS = (
            "sums, sigma = mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng)",
            "sums, sigma = mech.gaussian_mechanism(sums, radius / 10, eps_leaf, delta_leaf, rng)",
            (f"{CORET}::test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power",)),
+    # --- summable releases and secure aggregation (issue 15)
+    Mutant("cooccurrence-secure-share-without-secure-sum", SUMM,
+           'if self.aggregation == "secure":\n            return math.sqrt(n_entities - self.max_dropouts)',
+           'if True:\n            return math.sqrt(n_entities - self.max_dropouts)',
+           (f"{COT}::test_neighbour_audit_stays_under_the_claim",)),
+    Mutant("cooccurrence-rows-not-normalised", SUMM,
+           "scale = np.where(norms > 0, 1.0 / np.maximum(norms, 1e-300), 0.0)",
+           "scale = np.where(norms > 0, 1.0, 0.0)",
+           (f"{COT}::test_one_user_moves_each_release_by_at_most_one",)),
+    Mutant("cooccurrence-ledger-share-understated", SUMM,
+           'ledger.spend(stage, mech_name, plan["epsilon"] * share_w,',
+           'ledger.spend(stage, mech_name, 0.5 * plan["epsilon"] * share_w,',
+           (f"{COT}::test_ledger_rows_and_both_guarantees",)),
 )
 
 

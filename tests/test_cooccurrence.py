@@ -90,7 +90,10 @@ def test_ledger_rows_and_both_guarantees(aggregation):
     for name in ds.entity_names:
         mine = [r for r in rows if r["entity"] == name]
         assert [r["stage"] for r in mine] == ["popularity", "co-occurrence"]
+        # the rows add up to the PLD-certified ε of the composition: ≤ the budget, and not understated
         assert sum(r["epsilon"] for r in mine) <= 1.0
+        assert sum(r["epsilon"] for r in mine) == pytest.approx(acc.calibrate_gaussian_split(
+            1.0, DELTA, [0.5, 0.5])[1], rel=1e-9)
         assert sum(r["delta"] for r in mine) <= DELTA * (1 + 1e-9)
         assert all(r["sensitivity"] == 1.0 and r["noise_scale"] > 0 for r in mine)
     trust = doc["privacy"]["trust"]
@@ -225,7 +228,7 @@ def _neighbours():
 def test_neighbour_audit_stays_under_the_claim():
     Xa, Xb = _neighbours()
     m = DPCooccurrence(epsilon=2.0, delta=DELTA, aggregation="none")
-    sa, sb = _joint_statistic(m, Xa, Xb, n_entities=16)
+    sa, sb = _joint_statistic(m, Xa, Xb, n_entities=64)
     lb = audit_statistics(sa, sb, runs=2000, seed=0, delta=DELTA)
     assert lb <= 2.0
 
