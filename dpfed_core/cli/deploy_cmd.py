@@ -31,9 +31,7 @@ def register_cli(subparsers) -> None:
     add_data_args(p)
     add_model_args(p)
     g = p.add_argument_group("deployment")
-    g.add_argument("--max-dropouts", type=int,
-                   help="summable methods: entities that may drop out of the secure sum; noise shares are "
-                        "sized so the survivors' noise still suffices (default 0)")
+    # --max-dropouts (summable methods) comes with the model arguments (add_model_args), like --aggregation.
     g.add_argument("--round-timeout", type=float, default=600.0,
                    help="seconds the server waits for every node's reply in a round (default 600)")
     g.add_argument("--workdir", help="keep logs, shards and Flower's state here (default: a temporary directory, removed)")
@@ -76,7 +74,7 @@ def cmd_deploy_local(args) -> int:
     if config.method not in deployable_methods():
         raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "
                           f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
-    if args.max_dropouts is not None:
+    if args.max_dropouts:
         if config.method not in SUMMABLE_METHODS:
             raise ConfigError(f"--max-dropouts applies to summable methods ({', '.join(sorted(SUMMABLE_METHODS))}), "
                               f"not to {config.method}")

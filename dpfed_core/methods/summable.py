@@ -58,7 +58,7 @@ def _fit_summable(dataset, train, config, rng, progress):
         ts = time.perf_counter()
         total = None
         for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
-            progress("round1_start", entity=name, index=h, total=H)
+            progress("round1_start", entity=name, index=h, total=H, stage=stage)
             share = method.share(train[sl], entity_rngs[h], ledger.for_entity(name), H,
                                  stage=stage, public=public)
             total = share.values.copy() if total is None else total + share.values
@@ -67,6 +67,7 @@ def _fit_summable(dataset, train, config, rng, progress):
             messages.append(array_message(1, name, SERVER, what, share.values))
             shares_c.append(share.coalition_epsilon)
             progress("round1_done", entity=name, index=h, total=H)  # a share, not prototypes: no shape line
+        progress("server_start", stage=stage)
         public = method.combine(stage, total, public, entity_rngs[-1], H)
         if stage != stages[-1] and "items" in public:
             for name in dataset.entity_names:
@@ -74,12 +75,15 @@ def _fit_summable(dataset, train, config, rng, progress):
                                               np.asarray(public["items"])))
         timings[f"round1_{stage}"] = time.perf_counter() - ts
     V = public["V"]
+    progress("server_done", shape=V.shape)
+    progress("broadcast", shape=V.shape, receivers=H)
     t1 = time.perf_counter()
     # Round 2: shared columns V plus, per entity, optional columns computed from its own data only;
     # a block layout gives one (U, V) pair whose product is every entity's scores.
     blocks = []
     for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
         messages.append(array_message(2, SERVER, name, f"item factors V ({config.method})", V))
+        progress("round2_start", entity=name, index=h, total=H)
         U_h, L_h, U_loc = method.fit_local(train[sl], public, config.lam, config.mode, entity_rngs[h])
         blocks.append((sl, U_h, L_h, U_loc))
         progress("round2_done", entity=name, index=h, total=H)

@@ -388,10 +388,14 @@ def progress_text(event: str, info: dict) -> str | None:
     ent = info.get("entity")
     pos = f" ({info['index'] + 1}/{info['total']})" if "index" in info and "total" in info else ""
     if event == "round1_start":
+        if info.get("stage"):  # a summable method: one release (share) per stage
+            return f"Round 1 · entity **{ent}**{pos} computes its DP {info['stage']} release on its own training data…"
         return f"Round 1 · entity **{ent}**{pos} computes its prototypes on its own training data…"
     if event == "round1_done":
         shape = info.get("shape")
         return f"Round 1 · **{ent}** sent {shape[0]} prototypes × {shape[1]} items to the server" if shape else None
+    if event == "server_start" and info.get("stage"):
+        return f"Server · adds up the {info['stage']} releases (post-processing, no privacy cost)…"
     if event == "server_start":
         return f"Server · fitting V on {info.get('n_prototypes', '?')} stacked prototypes (no privacy cost)…"
     if event == "server_done":
