@@ -30,6 +30,32 @@ NO_SECAGG_NOTE = ("no secure aggregation (--aggregation none): every entity adds
                   "release and the server sees each release")
 
 
+class SummableModel:
+    """The fitted model of a summable run, for the dashboard and the API: ``recommend`` like the
+    prototype protocol's :class:`~dpfed_core.federation.protocol.FederatedRecommender`.
+
+    Attributes: ``U_`` (n_users × r), ``V_`` (n_items × r) — every entity's scores are U_ V_ᵀ (shared
+    columns and the entity's own local columns in a block layout); ``public_`` what the server
+    broadcast; ``dataset_``, ``X_train_``."""
+
+    def __init__(self, dataset, X_train, U, V, public) -> None:
+        self.dataset_ = dataset
+        self.X_train_ = X_train
+        self.U_ = U
+        self.V_ = V
+        self.public_ = public
+
+    def predict(self, rows=None) -> np.ndarray:
+        U = self.U_ if rows is None else self.U_[rows]
+        return U @ self.V_.T
+
+    def recommend(self, entity, user, n: int = 10, exclude_seen: bool = True):
+        """Top-``n`` items ``(items, scores)`` for one user (id or position) of one entity."""
+        from ..federation.protocol import recommend_from_factors
+
+        return recommend_from_factors(self.dataset_, self.X_train_, self.U_, self.V_, entity, user, n, exclude_seen)
+
+
 def summable_method_from_config(name: str, config, value_max: float):
     """The summable method of a run configuration (:func:`~dpfed_core.federation.summable.summable_params`:
     the same parameters the Flower deployment uses)."""
@@ -111,7 +137,8 @@ def _fit_summable(dataset, train, config, rng, progress):
     coal = max((c for c in shares_c), default=math.inf) if private else math.inf
     trust["against_server_and_other_entities"] = {"epsilon": coal if secure else eps,
                                                   "delta": dlt}
-    return MethodResult(U, V_big, ledger, messages, timings,
+    model = SummableModel(dataset, train, U, V_big, public)
+    return MethodResult(U, V_big, ledger, messages, timings, model=model,
                         extra={"notes": notes, "secure_sum": total, "public": public, "trust": trust})
 
 
