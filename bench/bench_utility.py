@@ -390,7 +390,9 @@ def main() -> None:
         import json
         rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
         for r in rows:
-            r["epsilon"] = float(r["epsilon"])
+            for k in ("epsilon", "epsilon_proven", "epsilon_coalition"):
+                if isinstance(r.get(k), str):  # json_safe wrote inf as "inf"
+                    r[k] = float(r[k])
         done = {(r["data"], r["seed"]) for r in rows}
         datasets = [d for d in datasets if any(k[0] == d for k in done)]
         seeds = sorted({k[1] for k in done})
