@@ -76,16 +76,10 @@ def load(name: str):
     if name == "ml100k":
         return movielens()
     if name in ("eicu-region", "eicu-hospital"):
-        entity = "region" if name == "eicu-region" else "hospitalid"
-        if not DECLARE_EICU_FORMULARY:
-            return eicu(entity)
-        from _common import EICU
-
-        from dpfed_core.data.loaders import load_eicu
-        # Stand-in for a public hospital formulary: the demo's drug vocabulary, declared as the
-        # item catalogue (a deployment must declare a real formulary, never the data's own list).
-        vocab = list(eicu(entity).item_names)
-        return load_eicu(EICU, entity=entity, items=vocab)
+        # With the formulary declared (default): the demo's drug vocabulary stands in for a public
+        # hospital formulary (bench/_common.EICU_CATALOGUE_NOTE); a deployment declares a real one.
+        return eicu("region" if name == "eicu-region" else "hospitalid",
+                    declared_catalogue=DECLARE_EICU_FORMULARY)
     return load_data(f"sample:{name}")
 
 
