@@ -318,7 +318,9 @@ def test_real_loader_from_path(shared_data, source, path_key, button, sub):
 def test_advanced_budget_split_reaches_the_engine(clinic):
     """A changed stage share is part of the run's config (and cache key) and shows in the ledger."""
     at = app("pages/2_Federate.py").run()
-    shares = dash.budget_split_defaults(dash.DP_METHOD)
+    # the prototype DP method's stage split (dp-cooccurrence's split is its pop_share parameter)
+    at.selectbox(key="fed_method").set_value("dp-gaussian").run()
+    shares = dash.budget_split_defaults("dp-gaussian")
     assert shares, "the DP method exposes its default split"
     stage = "search" if "search" in shares else next(iter(shares))
     at.number_input(key=f"fed_split_{stage}").set_value(0.6)

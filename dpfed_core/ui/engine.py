@@ -176,13 +176,18 @@ def prototype_method_params(method: str) -> list[ParamInfo]:
     """The advanced parameters of a prototype method (bounds, grids, variants), read from its class
     so the page follows the method as it evolves."""
     ensure_methods_registered()
-    cls = PROTOTYPE_METHODS.get(method)
+    from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+    cls = PROTOTYPE_METHODS.get(method) or SUMMABLE_METHODS.get(method)
     if cls is None:
         return []
     docs = _param_docs(cls)
     out = []
+    # summable methods take the trust model, rank, λ and iterations from the page's main controls
+    main = _MAIN_PARAMS | ({"aggregation", "max_dropouts", "rank", "lam", "max_iter"}
+                           if method in SUMMABLE_METHODS else set())
     for name, p in inspect.signature(cls.__init__).parameters.items():
-        if name in _MAIN_PARAMS or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+        if name in main or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
             continue
         d = p.default
         doc = docs.get(name, "")
