@@ -461,6 +461,9 @@ def main() -> None:
     for data in datasets:
         snr += snr_diagnostic(data, epsilons)
     md.append(md_table(snr, fmt={"10th eigenvalue": "{:.1f}", "edge (secure)": "{:.1f}", "edge (none)": "{:.1f}"}))
+    if args.report_only:
+        md.append("\nReport written with `--report-only` from the rows log of an earlier run (its run time "
+                  "is in that run's report).\n")
     md.append(f"\nRun time {seconds / 60:.1f} min with {args.jobs} worker(s); machine: {env['cpus']} cores, "
               f"load average {env['loadavg_1m_at_start']:.1f} at start, {env['loadavg_1m_at_end']:.1f} at end "
               f"(shared machine), git {env['git_commit']}.\n")
