@@ -91,7 +91,7 @@ def test_result_document_matches_spec(small):
 
 def test_federation_beats_random_and_comparison_shares_split(small):
     docs = run_comparison(small, RunConfig(method="kmeans", k=8, rank=3, seed=0))
-    assert set(docs) == {"kmeans", "central", "individual", "random-v", "popularity"}
+    assert set(docs) == {"kmeans", "central", "individual", "dp-popularity", "random-v", "popularity"}
     mar = {m: d["overall"]["mar"] for m, d in docs.items()}
     assert mar["kmeans"] < mar["random-v"] - 0.1
     n_test = {d["overall"]["n_test_users"] for d in docs.values()}
