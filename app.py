@@ -61,6 +61,7 @@ _MINE = [
     ("recommend", "Recommend", ":material/lightbulb:"),
     ("tradeoff", "Trade-off", ":material/show_chart:"),
     ("audit", "Privacy audit", ":material/policy:"),
+    ("history", "History", ":material/history:"),
 ]
 _pages = [st.Page(home, title="Home", icon=":material/lock:", default=True)]
 _pages += [st.Page(ui.PAGES[key], title=title, icon=icon) for key, title, icon in _MINE]
@@ -73,6 +74,11 @@ for _path in sorted((_ROOT / "pages").glob("*.py")):
     if _rel not in _known and not _path.name.startswith(("_", ".")):
         _pages.append(st.Page(_rel))
 nav = st.navigation(_pages)
-nav.run()
-# After the page ran, so the sidebar reflects a run made on it.
-ui.sidebar_status()
+# The sidebar's status slot is made before the page runs and filled after it, even when the page
+# stops early (st.stop), so data, last run and budget show on every page.
+_status = st.sidebar.container()
+try:
+    nav.run()
+finally:
+    with _status:
+        ui.sidebar_status()

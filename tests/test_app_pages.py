@@ -39,7 +39,10 @@ def assert_clean(at: AppTest) -> None:
 
 
 def errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
+    """Error texts as the reader sees them (Markdown escapes of user data removed)."""
+    import re
+
+    return [re.sub(r"\\(.)", r"\1", e.value) for e in at.error]
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +146,13 @@ def test_recommend_matches_engine(federated, clinic):
     assert_clean(at)
     entity = at.selectbox(key="rec_entity").value
     user = at.selectbox(key=f"rec_user_{entity}").value
-    mine, theirs, history = (d.value for d in at.dataframe[:3])
+    frames = [d.value for d in at.dataframe]
+    mine, theirs = [f for f in frames if "score" in getattr(f, "columns", [])][:2]
+    history = [f for f in frames if "status" in getattr(f, "columns", [])][0]
+    # clinicians: the disclaimer, and the clinical set metrics for event data next to MAR
+    assert any("Decision support, not clinical advice" in w.value for w in at.warning)
+    sets = [f for f in frames if "jaccard" in getattr(f, "columns", [])]
+    assert sets and {"f1", "pr_auc"} <= set(sets[0].columns)
     model = at.session_state["run"]["result"].model
     items, scores = model.recommend(entity, user, n=10)
     assert list(mine["item"]) == list(clinic.item_names[items])
@@ -290,7 +299,7 @@ def test_k_larger_than_every_entity(clinic):
     at.button(key="fed_run").click().run()
     assert_clean(at)
     msg = " ".join(errors(at))
-    assert "k=5000" in msg and "largest entity" in msg, msg
+    assert "k (prototypes per entity)" in msg and "5000" in msg and "largest entity" in msg, msg
     assert at.status[0].state == "error"
 
 

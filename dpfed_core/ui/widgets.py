@@ -34,6 +34,7 @@ PAGES = {
     "recommend": "pages/4_Recommend.py",
     "tradeoff": "pages/5_Trade-off.py",
     "audit": "pages/7_Privacy_audit.py",
+    "history": "pages/8_History.py",
 }
 
 
@@ -56,9 +57,11 @@ CONTROL_NAMES = {
 
 
 def show_error(exc: BaseException) -> None:
-    """A user-facing error as one message (never a traceback), naming the page's controls."""
-    render = getattr(exc, "render", None)
-    st.error(render(CONTROL_NAMES) if render else str(exc), icon=":material/error:")
+    """A user-facing error as one message in the page's words (never a traceback): engine parameter
+    names are replaced by the controls that set them."""
+    from dpfed_core.ui import engine as dash
+
+    st.error(dash.friendly_message(exc), icon=":material/error:")
 
 
 # ------------------------------------------------------------------------------ caches
@@ -71,44 +74,83 @@ def load_spec(spec: str, opts_json: str) -> FederatedDataset:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def load_upload(data: bytes, filename: str, opts_json: str) -> FederatedDataset:
-    """A dataset from uploaded bytes (the bytes are passed as is; the loader never changes them)."""
+def load_upload(data: bytes, filename: str, opts_json: str, headerless: bool = False) -> FederatedDataset:
+    """A dataset from uploaded bytes (the bytes are passed as is; the loader never changes them),
+    keyed by the whole upload and every option. A header-less table is read with its first line as
+    data (columns ``column 1`` …). No Streamlit call in here (the cache replays none)."""
     from dpfed_core.data.loaders import load_long_table
 
-    return load_long_table(bytes(data), filename=filename, **json.loads(opts_json))
+    opts = json.loads(opts_json)
+    if headerless:
+        from dpfed_core.ui import engine as dash
+
+        df, _ = dash.read_upload(bytes(data), filename)
+        return load_long_table(df, filename=filename, **opts)
+    return load_long_table(bytes(data), filename=filename, **opts)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _run_cached(dataset_key: str, config_key: str, _dataset: FederatedDataset, _config: RunConfig,
-                _progress: Callable | None = None):
-    # Keyed by the data's content hash and the full config (seed, split and budget split included);
-    # the underscore arguments are not hashed. Results are read-only by convention.
-    from dpfed_core.evaluation.experiments import run_method
+def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
+            lines: Callable[[str, dict], str | None] | None = None, container=None) -> tuple[Any, bool]:
+    """Run ``fn(progress)`` as a background job (:mod:`dpfed_core.ui.jobs`) and show its progress
+    here: a bar with % done, time elapsed and time left, plus one line per event that ``lines``
+    turns into text (written into ``container``, e.g. an ``st.status``). ``fn`` never touches
+    Streamlit, so a cached result can be shown any number of times in any session.
 
-    return run_method(_dataset, _config, None, _progress)
+    Returns (result, from_cache). Raises the job's error (a DpfedError is shown by the caller).
+    """
+    from dpfed_core.ui.jobs import JOBS
+
+    job, existed = JOBS.submit(key, fn, label)
+    if not job.done:
+        where = container if container is not None else st
+        bar = where.progress(0.0, text=f"{label} — starting…")
+        shown = 0
+        while not job.wait(0.25):
+            bar.progress(min(job.fraction, 1.0), text=f"{label} — {job.status_text()}")
+            if lines is not None and container is not None:
+                new = job.events[shown:]
+                shown += len(new)
+                for event, info in new:
+                    text = lines(event, info)
+                    if text:
+                        container.write(text)
+        if lines is not None and container is not None:
+            for event, info in job.events[shown:]:
+                text = lines(event, info)
+                if text:
+                    container.write(text)
+        bar.empty()
+    if job.error is not None:
+        raise job.error
+    return job.result, existed
 
 
-def run(dataset: FederatedDataset, config: RunConfig, progress: Callable | None = None):
-    """``run_method`` through the cache: (doc, MethodResult). Progress events only on a cache miss."""
+def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = None, lines=None,
+        container=None):
+    """``run_method`` as a cached background job: (doc, MethodResult, from_cache)."""
     from dpfed_core.ui import engine as dash
 
-    return _run_cached(dash.dataset_fingerprint(dataset), dash.config_key(config), dataset, config,
-                       progress)
+    def compute(progress):
+        from dpfed_core.evaluation.experiments import run_method
+
+        return run_method(dataset, config, None, progress)
+
+    (doc, result), cached = run_job(dash.run_key(dataset, config), compute,
+                                    label or f"{config.method}", lines=lines, container=container)
+    return doc, result, cached
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _sweep_cached(dataset_key: str, config_key: str, epsilons: tuple, seeds: tuple, references: tuple,
-                  _dataset: FederatedDataset, _config: RunConfig, _progress: Callable | None = None):
-    from dpfed_core.evaluation.experiments import sweep
-
-    return sweep(_dataset, _config, list(epsilons), list(seeds), list(references), _progress)
-
-
-def run_sweep(dataset, config, epsilons, seeds, references, progress=None) -> dict:
+def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]:
+    """``sweep`` as a cached background job: (doc, from_cache)."""
     from dpfed_core.ui import engine as dash
 
-    return _sweep_cached(dash.dataset_fingerprint(dataset), dash.config_key(config), tuple(epsilons),
-                         tuple(seeds), tuple(references), dataset, config, progress)
+    def compute(progress):
+        from dpfed_core.evaluation.experiments import sweep
+
+        return sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
+
+    return run_job(dash.sweep_key(dataset, config, epsilons, seeds, references), compute,
+                   f"Sweep of {config.method}")
 
 
 # ------------------------------------------------------------------------------ state
@@ -174,18 +216,78 @@ def require_run(what: str) -> dict:
 
 
 def sidebar_status() -> None:
+    """Data, last run and budget, on every page (called by app.py after the page ran, and on stop)."""
+    from dpfed_core.ui import engine as dash
+
     with st.sidebar:
         ds = st.session_state.get(DATASET)
         if ds is not None:
-            st.caption(f"**Data:** {st.session_state.get(DATASET_SOURCE, ds.name)} — "
-                       f"{ds.n_users} users × {ds.n_items} items, {ds.n_entities} entities")
+            st.caption(f"**Data:** {dash.escape_md(st.session_state.get(DATASET_SOURCE, ds.name))} — "
+                       f"{ds.n_users:,} users × {ds.n_items:,} items, {ds.n_entities} entities")
+        else:
+            st.caption("**Data:** none loaded yet (the clinic sample loads on first use)")
         r = st.session_state.get(RUN)
         if r is not None:
-            from dpfed_core.ui import engine as dash
-
             cfg: RunConfig = r["config"]
-            st.caption(f"**Last run:** {cfg.method}, ε = {dash.format_epsilon(cfg.epsilon)}, "
-                       f"k = {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}")
+            p = r["doc"]["privacy"]
+            st.caption(f"**Last run:** {dash.escape_md(cfg.method)}, ε = {dash.format_epsilon(cfg.epsilon)}, "
+                       f"k ≤ {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}"
+                       + (" · *simulation: noise reproducible, no privacy claim*" if cfg.simulation else ""))
+            spent = "∞ (not private)" if not p.get("private") else \
+                f"ε = {p['epsilon']:.4g}, δ = {p['delta']:.3g} per entity"
+            st.caption(f"**Budget of the last run (ledger):** {spent}")
+        else:
+            st.caption("**Last run:** none yet")
+        odo = _odometer_line()
+        if odo:
+            st.caption(odo)
+
+
+def _odometer_line() -> str | None:
+    """The budget odometer's spent / cap for this dataset, when the store module provides it."""
+    try:
+        from dpfed_core.privacy import odometer  # issue 11 (helper "store"); optional here
+    except ImportError:
+        return None
+    ds = st.session_state.get(DATASET)
+    if ds is None:
+        return None
+    try:
+        from dpfed_core.ui import engine as dash
+
+        fn = getattr(odometer, "summary_line", None)
+        return fn(dash.dataset_fingerprint(ds)) if fn else None
+    except Exception:  # the odometer must never take a page down
+        return None
+
+
+# ------------------------------------------------------------------------------ history
+def owner_key() -> str | None:
+    """The data owner's key for the history store: the content hash of the session's dataset."""
+    ds = st.session_state.get(DATASET)
+    if ds is None:
+        return None
+    key = st.session_state.get(DATASET_KEY)
+    if key is None:
+        from dpfed_core.ui import engine as dash
+
+        key = dash.dataset_fingerprint(ds)
+    return key
+
+
+def record(kind: str, label: str, config: Any, doc: dict, result=None) -> None:
+    """Store a result in the history (the SQLite store); a store problem is a warning, not a crash."""
+    from dpfed_core.ui import history
+
+    owner = owner_key()
+    ds = st.session_state.get(DATASET)
+    if owner is None or ds is None:
+        return
+    try:
+        history.save(owner, kind, label, ds.name, config, doc, result)
+    except Exception as exc:  # e.g. a read-only disk: the result is still shown, just not kept
+        st.warning(f"This result could not be saved to the history ({type(exc).__name__}); it is shown "
+                   "but will not survive a reload.", icon=":material/warning:")
 
 
 def fmt(x: Any, digits: int = 4) -> str:
