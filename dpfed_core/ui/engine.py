@@ -804,10 +804,11 @@ def safe_loader_message(exc: BaseException) -> str:
     """A loader error for a path box without any directory listing ("found: a, b, c …")."""
     import re
 
-    text = friendly_message(exc)
+    text = str(exc)
     text = re.sub(r"\(?(found|contains|it has|files?)\s*:\s*[^.;)]*[.;)]?", "", text, flags=re.I)
     text = re.sub(r"Did you mean:[^?]*\?", "", text)
-    return re.sub(r"\s{2,}", " ", text).strip()
+    text = re.sub(r"\s{2,}", " ", text).strip()
+    return friendly_message(type(exc)(text) if isinstance(exc, DataError) else DataError(text))
 
 
 # ------------------------------------------------------------------------------ mapping
