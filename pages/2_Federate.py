@@ -210,7 +210,8 @@ if st.button("Run federation", type="primary", disabled=bool(errors), key="fed_r
             if cached:
                 status.write("Same data and configuration as an earlier run: shown from the cache "
                              "(no new release, nothing new spent).")
-            st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": dt}
+            st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": dt,
+                                        "cached": cached}
             st.session_state[ui.CONFIG] = config
             if not cached:
                 ui.record("run", f"{method}, ε = {dash.format_epsilon(config.epsilon)}, k ≤ {config.k}, "
@@ -228,6 +229,11 @@ doc, result, cfg = r["doc"], r["result"], r["config"]
 if dash.config_key(cfg) != dash.config_key(config):
     st.caption("The results below are from the last run; the controls above have changed since.")
 st.markdown(dash.guarantee_text(doc))
+if r.get("cached"):
+    st.caption("Same data and configuration as an earlier run (this or another session): shown from the "
+               "cache — no new release, nothing new spent.")
+if r.get("stored_id"):
+    st.caption(f"Reopened from the history (result #{r['stored_id']}).")
 run_notes = [n for n in doc.get("notes", []) if n not in ds.notes]
 if run_notes:
     with st.expander(f"Notes from this run ({len(run_notes)})"):

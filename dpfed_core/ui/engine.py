@@ -479,9 +479,10 @@ def per_stage_table(doc: dict) -> pd.DataFrame:
 
 
 def guarantee_text(doc: dict) -> str:
+    """The run's privacy statement, computed from its ledger, with the assumptions it rests on."""
     p = doc["privacy"]
     if not p["private"]:
-        return f"**Not private.** {p['label']}."
+        return f"**Not private.** {escape_md(p['label'])}."
     from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
     from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME
 
