@@ -163,6 +163,7 @@ with st.expander("Advanced: bounds, budget split, server, split"):
     max_iter = int(s2.number_input("Server / MF iterations", 1, 5000, base.max_iter, key="fed_max_iter"))
     test_fraction = float(s3.number_input("Test users per entity", 0.05, 0.9, base.test_fraction, step=0.05,
                                           key="fed_test_fraction"))
+    ui.non_private_checkbox("federate")
     n_hidden = int(s4.number_input("Hidden entries per test user", 1, 50, base.n_hidden, key="fed_n_hidden"))
 
 config = base.replace(

@@ -23,6 +23,7 @@ ui.widget_default("eval_methods", [m for m in (*dash.BASE_REFERENCES, "dp-popula
 chosen = st.multiselect("Compare with (all on the same split: same seed, same hidden entries)", others,
                         key="eval_methods", format_func=lambda m: f"{m} — {dash.label_of(m)}")
 ui.remember("eval_methods")
+ui.non_private_checkbox("evaluate")
 st.caption("Some systems of the other papers (e.g. FCF's many communication rounds) take much longer "
            "than the defaults; each result is cached once computed.")
 

@@ -30,6 +30,7 @@ c1, c2, c3 = st.columns([2, 3, 1])
 method = c1.selectbox("Method swept", dp_methods, key="sweep_method")
 grid_text = c2.text_input("ε grid (comma-separated, inf = non-private)", key="sweep_grid")
 seeds_text = c3.text_input("Seeds", key="sweep_seeds")
+ui.non_private_checkbox("tradeoff")
 refs = st.multiselect("Reference lines", [m for m in others if m != method], key="sweep_refs")
 ui.remember("sweep_method", "sweep_grid", "sweep_seeds", "sweep_refs")
 

@@ -88,6 +88,7 @@ with st.expander("Advanced: attacks, confidence, a specific user"):
     conf = float(a3.select_slider("Confidence", [0.9, 0.95, 0.99], key="audit_conf"))
     user_text = a4.text_input("Specific user id (optional)", key="audit_user",
                               help="Audit this user of the entity as an extra target.")
+ui.non_private_checkbox("audit")
 ui.remember("audit_entity", "audit_methods", "audit_grid", "audit_targets", "audit_runs", "audit_k",
             "audit_seed", "audit_lr", "audit_with_v", "audit_conf", "audit_user")
 
@@ -115,12 +116,19 @@ for e in errors:
 key = (dash.dataset_fingerprint(ds), entity, tuple(methods), tuple(grid), tuple(specs), runs, k, seed,
        use_lr, with_v, conf, base.delta, json.dumps(proto_params, sort_keys=True))
 if st.button("Run audit", type="primary", disabled=bool(errors), key="audit_run"):
+    allow = ui.allow_non_private()
+
     def compute(progress):  # runs in a worker thread: no Streamlit in here
-        return aud.run_audit(ds, entity, methods=methods, epsilons=grid, delta=base.delta, k=k,
-                             prototype_params=proto_params, targets=specs, runs=runs,
-                             attacks=["distance", "lr", "counts"] if use_lr else ["distance", "counts"],
-                             with_v=with_v,
-                             rank=base.rank, lam=base.lam, confidence=conf, seed=seed, progress=progress)
+        from dpfed_core.evaluation.budget import plan_audit
+        from dpfed_core.ui import history
+
+        # an audit reads the entity's exact rows: charged (or refused on a capped dataset) first
+        return history.charged(ds, plan_audit(ds, entity, methods, grid, base.delta, seed=seed), lambda: aud.run_audit(
+            ds, entity, methods=methods, epsilons=grid, delta=base.delta, k=k,
+            prototype_params=proto_params, targets=specs, runs=runs,
+            attacks=["distance", "lr", "counts"] if use_lr else ["distance", "counts"], with_v=with_v,
+            rank=base.rank, lam=base.lam, confidence=conf, seed=seed, progress=progress),
+            allow_non_private=allow)
 
     try:
         doc, cached = ui.run_job(dash.generic_key("audit", ds, *key[1:]), compute, "Membership audit")

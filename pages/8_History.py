@@ -23,14 +23,29 @@ st.caption(f"Results computed on this dataset ({dash.escape_md(ds.name)}, key {o
 KINDS = {"all": "everything", "run": "federation runs", "sweep": "trade-off sweeps", "audit": "privacy audits"}
 kind = st.radio("Show", list(KINDS), format_func=KINDS.get, horizontal=True, key="hist_kind")
 try:
-    entries = history.list_entries(owner, None if kind == "all" else kind)
+    entries = history.list_entries(ds, None if kind == "all" else kind, key=owner)
 except Exception as exc:  # an unreadable store is a message, not a traceback
     st.error(f"The history store could not be read ({type(exc).__name__}). Its location is set by the "
              "DPFED_STORE environment variable of the server.", icon=":material/error:")
     st.stop()
+
+
+def _budget() -> None:
+    st.subheader("Privacy budget of this dataset")
+    try:
+        from dpfed_core.ui.budget import render_budget
+
+        store, key = history.owner_store(ds, owner)
+        render_budget(store, ds, key)
+    except Exception as exc:  # the budget view must not take the page down
+        st.error(f"The budget could not be shown ({type(exc).__name__}).", icon=":material/error:")
+    ui.non_private_checkbox("history")
+
+
 if not entries:
     st.info("Nothing stored for this dataset yet: runs (Federate), sweeps (Trade-off) and audits "
             "(Privacy audit) are stored as they finish.", icon=":material/info:")
+    _budget()
     st.stop()
 
 table = pd.DataFrame([{"id": e.id, "kind": e.kind, "created (UTC)": e.created, "what": e.label} for e in entries])
@@ -39,12 +54,16 @@ labels = {e.id: f"#{e.id} · {e.kind} · {e.created} · {e.label}" for e in entr
 pick = st.selectbox("Result", list(labels), format_func=labels.get, key="hist_pick")
 c1, c2 = st.columns([1, 5])
 if c1.button("Open", type="primary", key="hist_open"):
-    stored = history.load(owner, pick)
+    stored = history.load(ds, pick, key=owner)
     if stored is None:
         st.error("This result is not stored for this dataset any more.", icon=":material/error:")
         st.stop()
     if stored["kind"] == "run":
-        doc, result, config = history.restored_run(stored)
+        try:
+            doc, result, config = history.restored_run(stored)
+        except ValueError as exc:
+            st.error(str(exc), icon=":material/error:")
+            st.stop()
         st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": 0.0,
                                     "stored_id": pick}
         st.session_state[ui.CONFIG] = config
@@ -62,5 +81,6 @@ if c1.button("Open", type="primary", key="hist_open"):
         st.success(f"Audit #{pick} reopened on the Privacy audit page.", icon=":material/check_circle:")
         st.page_link(ui.PAGES["audit"], label="Show it on Privacy audit", icon=":material/policy:")
 if c2.button("Delete", key="hist_delete"):
-    history.delete(owner, pick)
+    history.delete(ds, pick, key=owner)
     st.rerun()
+_budget()

@@ -204,30 +204,46 @@ def test_mapping_problems_user_item_entity_distinct():
 
 
 # ------------------------------------------------------------------------------ history store
-def test_history_is_per_owner_and_survives(tmp_path):
+def test_history_is_per_owner_and_survives(tmp_path, monkeypatch):
+    from dpfed_core.evaluation.budget import plan_run, settle_run
     from dpfed_core.evaluation.experiments import run_method
+    from dpfed_core.privacy.odometer import BudgetOdometer
 
-    path = tmp_path / "s.sqlite3"
-    ds = tiny()
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds, other = tiny(), tiny(value=4.0)  # another upload: other content
     cfg = RunConfig(method="kmeans", k=1, rank=2, seed=0, max_iter=20, test_fraction=0.5, n_hidden=1)
-    doc, res = run_method(ds, cfg)
-    rid = history.save("owner-a", "run", "kmeans", ds.name, cfg, doc, res, path=path)
-    history.save("owner-b", "sweep", "other", "x", {}, {"runs": []}, path=path)
-    assert [e.id for e in history.list_entries("owner-a", path=path)] == [rid]
-    assert history.load("owner-b", rid, path=path) is None  # another owner's result is invisible
-    stored = history.load("owner-a", rid, path=path)
+    doc, res = history.charged(ds, plan_run(ds, cfg), lambda: run_method(ds, cfg),
+                               settle=lambda r, out: settle_run(r, [out[0]]))
+    rid = history.save(ds, "run", "kmeans", doc, res)
+    history.save(other, "sweep", "other", {"config": {}, "runs": []})
+    assert [e.id for e in history.list_entries(ds)] == [rid]
+    assert history.load(other, rid) is None  # another owner's result is invisible
+    stored = history.load(ds, rid)
     doc2, res2, cfg2 = history.restored_run(stored)
     np.testing.assert_array_equal(res2.U, res.U)
     np.testing.assert_array_equal(res2.V, res.V)
     assert dash.config_key(cfg2) == dash.config_key(cfg)
     assert doc2["overall"]["mar"] == doc["overall"]["mar"]
     assert len(res2.model.releases_) == ds.n_entities
-    assert history.delete("owner-a", rid, path=path) and not history.list_entries("owner-a", path=path)
+    # the run was recorded by the odometer (kmeans: non-private, so a release without a DP charge)
+    store, key = history.owner_store(ds)
+    assert len(BudgetOdometer(store).releases(key)) == 1
+    assert history.delete(ds, rid) and not history.list_entries(ds)
 
 
-def test_store_path_from_env(monkeypatch, tmp_path):
-    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "x.sqlite3"))
-    assert history.store_path() == tmp_path / "x.sqlite3"
+def test_budget_cap_refuses_before_computing(tmp_path, monkeypatch):
+    from dpfed_core.evaluation.budget import plan_run
+    from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused
+
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds = tiny()
+    store, key = history.owner_store(ds)
+    BudgetOdometer(store).set_cap(ds, 1.0, 1e-5)
+    cfg = RunConfig(method="dp-gaussian", epsilon=2.0, k=1, rank=2)
+    ran = []
+    with pytest.raises(BudgetRefused):
+        history.charged(ds, plan_run(ds, cfg), lambda: ran.append(1))
+    assert ran == []
 
 
 # ------------------------------------------------------------------------------ verdicts, planner
@@ -291,7 +307,7 @@ def test_planned_stages_are_ledger_stages():
     from dpfed_core.data.loaders import load_data
     from dpfed_core.evaluation.experiments import run_method
 
-    ds = load_data(dash.DEFAULT_SAMPLE)
+    ds = load_data(dash.DEFAULT_SAMPLE, items=dash.sample_items(dash.DEFAULT_SAMPLE))
     cfg = dash.default_config(ds).replace(simulation=True)
     doc, res = run_method(ds, cfg)
     plans = dash.budget_plans(cfg.method, ds, cfg)

@@ -1183,3 +1183,16 @@ def read_upload(data: bytes, filename: str) -> tuple[pd.DataFrame, bool]:
     out = pd.concat([first, df.astype(str)], ignore_index=True)
     out.columns = [f"column {i + 1}" for i in range(out.shape[1])]
     return out, True
+
+
+def sample_items(spec: str) -> list[str] | None:
+    """The public item catalogue of a bundled sample: the generator's own vocabulary (the project
+    generates these files, so their item lists are public by construction, like a formulary). Declaring
+    it keeps every item and the whole budget for the method instead of a DP catalogue selection."""
+    if spec == "sample:clinic":
+        from dpfed_core.data import synthetic
+
+        return sorted(synthetic._I)  # the clinic generator's lab / medication names
+    if spec == "sample:synthetic":
+        return [f"item {j:03d}" for j in range(200)]  # sample_data/generate.py: n_items=200
+    return None

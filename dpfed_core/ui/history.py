@@ -1,83 +1,78 @@
-"""Results that survive a reload: runs, sweeps and audits in the embedded SQLite store.
+"""Results that survive a reload, and every release charged: the dashboard's side of the store.
 
-One file, standard-library :mod:`sqlite3`, the same file as the privacy budget odometer (issue 11):
-``$DPFED_STORE`` if set, else ``$XDG_DATA_HOME/dpfed/store.sqlite3`` (``~/.local/share/dpfed/…``).
-This module owns one table, ``results``:
+Built on the store of issue 11 (:mod:`dpfed_core.privacy.store`, :mod:`dpfed_core.privacy.odometer`,
+:mod:`dpfed_core.evaluation.history`, :mod:`dpfed_core.ui.budget`): one SQLite file per data owner
+(:func:`dpfed_core.ui.budget.store_for_owner`; ``$DPFED_STORE`` overrides the location) holding the
+budget odometer and the run history. The owner of a dataset is its content key
+(:func:`dpfed_core.privacy.odometer.dataset_key`), so two uploads never share a store, a history list
+or a budget.
 
-=========  ====================================================================================
-owner      the data owner's key: the content hash of the whole dataset
-           (:func:`dpfed_core.ui.engine.dataset_fingerprint`). Every read filters on it, so one
-           upload never lists or opens another upload's results.
-kind       ``run`` | ``sweep`` | ``audit``
-created    UTC time (ISO 8601)
-label      one line for the list (method, ε, seeds …)
-config     the configuration (JSON)
-doc        the result document (JSON, ``json_safe``)
-arrays     for runs: U, V and each entity's released prototypes (``numpy.savez``), so a reopened
-           run shows the same recommendations and "what the server saw" without re-running
-           (re-running would draw fresh noise: a new release)
-=========  ====================================================================================
+What this module adds for the pages:
 
-Writes are one transaction each (nothing half-written); the store is created on first use.
+* :func:`charged` — run a computation inside an odometer reservation (refused before anything is
+  computed when a cap would be passed); called from the background job, never from a cached function;
+* :func:`save` / :func:`list_entries` / :func:`load` / :func:`delete` — the History page, with every
+  read filtered on the owner's key;
+* runs keep their factors: U, V and each entity's released prototypes go into a side table
+  ``dashboard_arrays`` of the same file (``numpy.savez``), so a reopened run shows the same
+  recommendations and "what the server saw" without re-running (a re-run would draw fresh noise: a
+  new release, charged again).
+
+No Streamlit here.
 """
 from __future__ import annotations
 
-import datetime as _dt
 import io
 import json
-import os
-import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 KINDS = ("run", "sweep", "audit")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS results (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    owner TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('run', 'sweep', 'audit')),
-    created TEXT NOT NULL,
-    label TEXT NOT NULL,
-    dataset TEXT NOT NULL,
-    config TEXT NOT NULL,
-    doc TEXT NOT NULL,
-    arrays BLOB
-);
-CREATE INDEX IF NOT EXISTS results_owner ON results (owner, kind, id);
-"""
+_ARRAYS = ("CREATE TABLE IF NOT EXISTS dashboard_arrays ("
+           "history_id INTEGER PRIMARY KEY, arrays BLOB NOT NULL)")
 
 
-def store_path() -> Path:
-    """The store file: ``$DPFED_STORE``, else the user's data directory."""
-    env = os.environ.get("DPFED_STORE")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "dpfed" / "store.sqlite3"
+def owner_key(dataset) -> str:
+    """The data owner's key: the odometer's content key of the whole dataset."""
+    from dpfed_core.privacy.odometer import dataset_key
+
+    return dataset_key(dataset)
 
 
-def _connect(path: Path | None = None) -> sqlite3.Connection:
-    path = Path(path) if path is not None else store_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(str(path), timeout=15)
-    con.execute("PRAGMA journal_mode=WAL")  # several sessions write at once
-    con.executescript(_SCHEMA)
-    return con
+def owner_store(dataset, key: str | None = None):
+    """(Store, key) of the dataset's owner: its own file in the user's data directory, or — when
+    ``$DPFED_STORE`` names one file (tests, a server set up by an administrator) — that file, where
+    every read is still filtered on the owner's key."""
+    import os
+
+    from dpfed_core.privacy.store import STORE_ENV, Store
+    from dpfed_core.ui.budget import store_for_owner
+
+    key = key or owner_key(dataset)
+    if os.environ.get(STORE_ENV, "").strip():
+        return Store(None), key
+    return store_for_owner(key), key
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+def charged(dataset, plans: Sequence, body: Callable[[], Any], *, allow_non_private: bool = False,
+            settle: Callable[[Any, Any], None] | None = None, key: str | None = None):
+    """``body()`` inside an odometer reservation of ``plans`` for the dataset's owner.
 
+    Refuses (:class:`~dpfed_core.privacy.odometer.BudgetRefused`, a DpfedError naming the control)
+    before ``body`` runs when a cap would be passed; ``settle(reservation, result)`` replaces the
+    reserved charges by the ledger's (runs)."""
+    from dpfed_core.privacy.odometer import BudgetOdometer
 
-def _json(obj: Any) -> str:
-    from dpfed_core.evaluation.experiments import json_safe
-
-    return json.dumps(json_safe(obj), sort_keys=True)
+    store, key = owner_store(dataset, key)
+    with BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
+        out = body()
+        if settle is not None:
+            settle(res, out)
+    return out
 
 
 def _pack_run(result) -> bytes:
@@ -101,64 +96,79 @@ class Entry:
     dataset: str
 
 
-def save(owner: str, kind: str, label: str, dataset_name: str, config: Any, doc: dict,
-         result=None, path: Path | None = None) -> int:
-    """Store one result for ``owner``; returns its id. ``result`` (a MethodResult) for runs."""
+def save(dataset, kind: str, label: str, doc: dict, result=None, key: str | None = None) -> int:
+    """Keep a result of the dataset's owner in the history; returns its id."""
+    from dpfed_core.evaluation.history import RunHistory
+
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    blob = _pack_run(result) if (kind == "run" and result is not None) else None
-    cfg = config.to_dict() if hasattr(config, "to_dict") else config
-    with _connect(path) as con:
-        cur = con.execute(
-            "INSERT INTO results (owner, kind, created, label, dataset, config, doc, arrays) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (owner, kind, _now(), label, dataset_name, _json(cfg), _json(doc), blob))
-        return int(cur.lastrowid)
+    store, key = owner_store(dataset, key)
+    entry_id = RunHistory(store).add(kind, doc, dataset_key=key, title=label)
+    if kind == "run" and result is not None:
+        blob = _pack_run(result)
+        with store.write() as con:
+            con.execute(_ARRAYS)
+            con.execute("INSERT OR REPLACE INTO dashboard_arrays (history_id, arrays) VALUES (?, ?)",
+                        (entry_id, blob))
+    return entry_id
 
 
-def list_entries(owner: str, kind: str | None = None, path: Path | None = None,
-                 limit: int = 500) -> list[Entry]:
-    """The owner's results, newest first."""
-    q = "SELECT id, kind, created, label, dataset FROM results WHERE owner = ?"
-    args: list = [owner]
-    if kind:
-        q += " AND kind = ?"
-        args.append(kind)
-    q += " ORDER BY id DESC LIMIT ?"
-    args.append(int(limit))
-    with _connect(path) as con:
-        return [Entry(*row) for row in con.execute(q, args)]
+def list_entries(dataset, kind: str | None = None, key: str | None = None, limit: int = 500) -> list[Entry]:
+    """The owner's results, newest first (results of other data are never listed)."""
+    from dpfed_core.evaluation.history import RunHistory
+
+    store, key = owner_store(dataset, key)
+    rows = RunHistory(store).list(dataset_key=key, kind=kind, limit=limit)
+    return [Entry(int(r["id"]), r["kind"], str(r["created"]), str(r["title"]), str(r.get("dataset_name") or ""))
+            for r in rows]
 
 
-def load(owner: str, entry_id: int, path: Path | None = None) -> dict | None:
-    """One stored result of ``owner`` (None if it is not theirs or does not exist):
+def load(dataset, entry_id: int, key: str | None = None) -> dict | None:
+    """One stored result of the owner, or None (another owner's id, or gone):
     ``{"kind", "label", "created", "config", "doc", "arrays"}``."""
-    with _connect(path) as con:
-        row = con.execute("SELECT kind, label, created, config, doc, arrays FROM results "
-                          "WHERE owner = ? AND id = ?", (owner, int(entry_id))).fetchone()
-    if row is None:
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.evaluation.history import RunHistory
+
+    store, key = owner_store(dataset, key)
+    try:
+        d = RunHistory(store).open(int(entry_id))
+    except DpfedError:
         return None
-    kind, label, created, config, doc, blob = row
-    arrays = {}
-    if blob:
-        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+    if d.get("dataset_key") != key:
+        return None
+    arrays: dict = {}
+    with store.write() as con:
+        con.execute(_ARRAYS)
+        row = con.execute("SELECT arrays FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),)).fetchone()
+    if row is not None:
+        with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    return {"kind": kind, "label": label, "created": created, "config": json.loads(config),
-            "doc": _restore_inf(json.loads(doc)), "arrays": arrays}
+    return {"kind": d["kind"], "label": d.get("title", ""), "created": d.get("created", ""),
+            "config": d["config"], "doc": _restore_inf(d["document"]), "arrays": arrays}
 
 
-def delete(owner: str, entry_id: int, path: Path | None = None) -> bool:
-    with _connect(path) as con:
-        return con.execute("DELETE FROM results WHERE owner = ? AND id = ?", (owner, int(entry_id))).rowcount > 0
+def delete(dataset, entry_id: int, key: str | None = None) -> bool:
+    """Remove one stored result of the owner (its releases stay charged in the odometer)."""
+    from dpfed_core.evaluation.history import RunHistory
+
+    if load(dataset, entry_id, key) is None:
+        return False
+    store, key = owner_store(dataset, key)
+    RunHistory(store).delete(int(entry_id))
+    with store.write() as con:
+        con.execute(_ARRAYS)
+        con.execute("DELETE FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),))
+    return True
 
 
 def _restore_inf(obj):
-    """``json_safe`` wrote ∞ as "inf": turn ε / δ fields back into floats."""
+    """The stored JSON writes ∞ as "inf": turn those strings back into floats."""
     if isinstance(obj, dict):
-        return {k: (float(v) if (v in ("inf", "-inf") and isinstance(v, str)) else _restore_inf(v))
-                for k, v in obj.items()}
+        return {k: _restore_inf(v) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [float(v) if v in ("inf", "-inf") and isinstance(v, str) else _restore_inf(v) for v in obj]
+        return [_restore_inf(v) for v in obj]
+    if isinstance(obj, str) and obj in ("inf", "-inf"):
+        return float(obj)
     return obj
 
 
@@ -169,15 +179,20 @@ def restored_run(stored: dict):
     from dpfed_core.methods import MethodResult
 
     doc, arrays = stored["doc"], stored["arrays"]
-    cfg_dict = dict(stored["config"])
-    for k in ("epsilon", "delta"):
-        if isinstance(cfg_dict.get(k), str):
-            cfg_dict[k] = float(cfg_dict[k])
-    config = RunConfig(**{k: v for k, v in cfg_dict.items() if k in RunConfig.__dataclass_fields__})
-    releases = [SimpleNamespace(prototypes=arrays[f"P{h}"])
-                for h in range(len(arrays)) if f"P{h}" in arrays]
+    if "U" not in arrays:
+        raise ValueError("this run was stored without its factors (e.g. by the command line); "
+                         "its document can be downloaded but not reopened on the pages")
+    cfg = _restore_inf(dict(stored["config"]))
+    config = RunConfig(**{k: v for k, v in cfg.items() if k in RunConfig.__dataclass_fields__})
+    releases = [SimpleNamespace(prototypes=arrays[f"P{h}"]) for h in range(len(arrays)) if f"P{h}" in arrays]
     messages = [SimpleNamespace(**m) for m in doc.get("messages", [])]
     model = SimpleNamespace(releases_=releases, stored=True) if releases else None
     result = MethodResult(U=arrays["U"], V=arrays["V"], ledger=None, messages=messages, model=model,
                           extra={"stored": True})
     return doc, result, config
+
+
+def as_json(doc: dict) -> str:
+    from dpfed_core.evaluation.experiments import json_safe
+
+    return json.dumps(json_safe(doc), indent=2)

@@ -125,15 +125,42 @@ def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
     return job.result, existed
 
 
+ALLOW_NP = "allow_non_private"  # session key of the "Allow non-private releases" checkbox
+
+
+def allow_non_private() -> bool:
+    return bool(st.session_state.get(ALLOW_NP, False))
+
+
+def non_private_checkbox(where: str = "") -> bool:
+    """The odometer's "Allow non-private releases" control (matters only once a budget cap is set)."""
+    from dpfed_core.ui.budget import ALLOW_NON_PRIVATE_LABEL
+
+    st.session_state.setdefault(ALLOW_NP, False)
+    return st.checkbox(ALLOW_NON_PRIVATE_LABEL, key=f"{ALLOW_NP}_{where}", value=allow_non_private(),
+                       on_change=lambda: st.session_state.__setitem__(
+                           ALLOW_NP, st.session_state[f"{ALLOW_NP}_{where}"]),
+                       help="Only matters when the data owner set a budget cap (History page): then runs that "
+                            "let raw data or exact statistics leave an entity (central, audits, ε = ∞) are "
+                            "refused unless this is ticked. Every release is recorded either way.")
+
+
 def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = None, lines=None,
         container=None):
-    """``run_method`` as a cached background job: (doc, MethodResult, from_cache)."""
+    """``run_method`` as a cached background job, charged to the owner's budget before it computes
+    (a cached result is not a new release and costs nothing): (doc, MethodResult, from_cache)."""
     from dpfed_core.ui import engine as dash
 
-    def compute(progress):
-        from dpfed_core.evaluation.experiments import run_method
+    allow = allow_non_private()
 
-        return run_method(dataset, config, None, progress)
+    def compute(progress):
+        from dpfed_core.evaluation.budget import plan_run, settle_run
+        from dpfed_core.evaluation.experiments import run_method
+        from dpfed_core.ui import history
+
+        return history.charged(dataset, plan_run(dataset, config),
+                               lambda: run_method(dataset, config, None, progress), allow_non_private=allow,
+                               settle=lambda res, out: settle_run(res, [out[0]]))
 
     (doc, result), cached = run_job(dash.run_key(dataset, config), compute,
                                     label or f"{config.method}", lines=lines, container=container)
@@ -141,13 +168,20 @@ def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = Non
 
 
 def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]:
-    """``sweep`` as a cached background job: (doc, from_cache)."""
+    """``sweep`` as a cached background job, every point charged before it computes: (doc, from_cache)."""
     from dpfed_core.ui import engine as dash
 
-    def compute(progress):
-        from dpfed_core.evaluation.experiments import sweep
+    allow = allow_non_private()
 
-        return sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
+    def compute(progress):
+        from dpfed_core.evaluation.budget import plan_sweep
+        from dpfed_core.evaluation.experiments import sweep
+        from dpfed_core.ui import history
+
+        plans = plan_sweep(dataset, config, list(epsilons), list(seeds), list(references))
+        return history.charged(dataset, plans, lambda: sweep(dataset, config, list(epsilons), list(seeds),
+                                                             list(references), progress),
+                               allow_non_private=allow)
 
     return run_job(dash.sweep_key(dataset, config, epsilons, seeds, references), compute,
                    f"Sweep of {config.method}")
@@ -179,7 +213,7 @@ def get_dataset(auto_default: bool = True) -> FederatedDataset | None:
     ds = st.session_state.get(DATASET)
     if ds is None and auto_default:
         try:
-            ds = load_spec(dash.DEFAULT_SAMPLE, "{}")
+            ds = load_spec(dash.DEFAULT_SAMPLE, json.dumps({"items": dash.sample_items(dash.DEFAULT_SAMPLE)}))
         except DpfedError as exc:
             show_error(exc)
             return None
@@ -244,47 +278,47 @@ def sidebar_status() -> None:
 
 
 def _odometer_line() -> str | None:
-    """The budget odometer's spent / cap for this dataset, when the store module provides it."""
-    try:
-        from dpfed_core.privacy import odometer  # issue 11 (helper "store"); optional here
-    except ImportError:
-        return None
+    """The budget odometer's spent / cap for this dataset (one line), or None."""
     ds = st.session_state.get(DATASET)
     if ds is None:
         return None
     try:
         from dpfed_core.ui import engine as dash
+        from dpfed_core.ui.budget import budget_line
+        from dpfed_core.ui.history import owner_store
 
-        fn = getattr(odometer, "summary_line", None)
-        return fn(dash.dataset_fingerprint(ds)) if fn else None
+        store, key = owner_store(ds, owner_key())
+        return f"**{dash.escape_md(budget_line(store, ds, key))}**"
     except Exception:  # the odometer must never take a page down
         return None
 
 
 # ------------------------------------------------------------------------------ history
 def owner_key() -> str | None:
-    """The data owner's key for the history store: the content hash of the session's dataset."""
+    """The data owner's key (the odometer's content key of the session's dataset), computed once per
+    dataset."""
     ds = st.session_state.get(DATASET)
     if ds is None:
         return None
-    key = st.session_state.get(DATASET_KEY)
-    if key is None:
-        from dpfed_core.ui import engine as dash
+    memo = st.session_state.get("_owner_key")
+    if memo and memo[0] == st.session_state.get(DATASET_KEY):
+        return memo[1]
+    from dpfed_core.ui import history
 
-        key = dash.dataset_fingerprint(ds)
+    key = history.owner_key(ds)
+    st.session_state["_owner_key"] = (st.session_state.get(DATASET_KEY), key)
     return key
 
 
 def record(kind: str, label: str, config: Any, doc: dict, result=None) -> None:
-    """Store a result in the history (the SQLite store); a store problem is a warning, not a crash."""
+    """Keep a result in the owner's history; a store problem is a warning, not a crash."""
     from dpfed_core.ui import history
 
-    owner = owner_key()
     ds = st.session_state.get(DATASET)
-    if owner is None or ds is None:
+    if ds is None:
         return
     try:
-        history.save(owner, kind, label, ds.name, config, doc, result)
+        history.save(ds, kind, label, doc, result, key=owner_key())
     except Exception as exc:  # e.g. a read-only disk: the result is still shown, just not kept
         st.warning(f"This result could not be saved to the history ({type(exc).__name__}); it is shown "
                    "but will not survive a reload.", icon=":material/warning:")
