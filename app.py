@@ -74,11 +74,12 @@ for _path in sorted((_ROOT / "pages").glob("*.py")):
     if _rel not in _known and not _path.name.startswith(("_", ".")):
         _pages.append(st.Page(_rel))
 nav = st.navigation(_pages)
-# The sidebar's status slot is made before the page runs and filled after it, even when the page
-# stops early (st.stop), so data, last run and budget show on every page.
-_status = st.sidebar.container()
-try:
-    nav.run()
-finally:
-    with _status:
-        ui.sidebar_status()
+# The sidebar's status slot is filled before the page runs (so it shows even when the page stops
+# early with st.stop, after which Streamlit accepts no more elements) and refreshed after it (so it
+# reflects a run made on the page): data, last run and budget on every page.
+_status = st.sidebar.empty()
+with _status.container():
+    ui.sidebar_status()
+nav.run()
+with _status.container():
+    ui.sidebar_status()

@@ -344,3 +344,14 @@ def test_many_entities_chart_uses_categories_and_rows():
     few = metric_bars(pd.DataFrame(rows[:6] + rows[40:46]), "mar")
     assert few.layout.xaxis.type == "category"
     assert few.data[0].marker.color != few.data[1].marker.color
+
+
+def test_report_explains_the_automatic_k():
+    from dpfed_core.reporting.report import k_explanation
+
+    run = {"config": {"method": "dp-gaussian", "k": 6, "prototype_params": {}},
+           "messages": [{"round": 1, "sender": "A", "receiver": "server", "content": "1 prototypes",
+                         "shape": [1, 40]}]}
+    text = k_explanation(run)
+    assert "k = 6 is a maximum" in text and "⌊n̂ / 1000⌋" in text and "sent 1 prototype" in text
+    assert k_explanation({"config": {"method": "kmeans", "k": 3}, "messages": []}) == ""

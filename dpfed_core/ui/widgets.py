@@ -253,7 +253,7 @@ def sidebar_status() -> None:
     """Data, last run and budget, on every page (called by app.py after the page ran, and on stop)."""
     from dpfed_core.ui import engine as dash
 
-    with st.sidebar:
+    if True:  # the caller places this (app.py: a sidebar slot)
         ds = st.session_state.get(DATASET)
         if ds is not None:
             st.caption(f"**Data:** {dash.escape_md(st.session_state.get(DATASET_SOURCE, ds.name))} — "
