@@ -116,7 +116,7 @@ elif source == "eicu":
 
 else:
     up = st.file_uploader("Long table: one row per (user, item) interaction",
-                          type=["csv", "tsv", "txt", "gz", "parquet", "pq"], key="upload")
+                          type=["csv", "tsv", "txt", "data", "dat", "gz", "parquet", "pq"], key="upload")
     if up is not None:
         data = up.getvalue()
         try:

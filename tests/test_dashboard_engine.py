@@ -162,6 +162,7 @@ def test_user_strings_are_escaped():
 
     for raw in (r"!\[", r"\]\(", "<img", r":red\[", r"\*\*"):
         assert not re.search(r"(?<!\\)" + raw, s), raw
+    assert "://" not in s.replace("\\", "") and "www." not in dash.escape_md("see www.example.org")
 
 
 def test_path_errors_never_list_a_directory(tmp_path):

@@ -771,6 +771,9 @@ def escape_md(text: object) -> str:
     # Markdown/HTML metacharacters, Streamlit's ":shortcode:" / ":color[...]" directives and URL
     # autolinks (":"); quotes, dots and inner hyphens are harmless on one line and stay readable
     s = re.sub(r"([\\`*_{}\[\]()#|<>!~$&:])", r"\\\1", s)
+    # Streamlit's Markdown turns URL-looking text into links even when escaped: an invisible word
+    # joiner inside "://" and "www." keeps the text as it reads but never makes it a link
+    s = s.replace("\\://", "\\:\u2060//").replace("www.", "www\u2060.").replace("WWW.", "WWW\u2060.")
     return re.sub(r"^([-+=>]|\d+[.)])", r"\\\1", s)
 
 
