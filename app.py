@@ -53,7 +53,7 @@ def home() -> None:
                    "Privacy: (ε, δ)-DP for every user of every entity (entities hold disjoint users).")
 
 
-st.set_page_config(page_title="dpfed", page_icon=":material/lock:", layout="wide")
+st.set_page_config(page_title="dpfed", page_icon=ui.app_icon(), layout="wide")  # local favicon
 _MINE = [
     ("data", "Data", ":material/folder_open:"),
     ("federate", "Federate", ":material/hub:"),

@@ -39,7 +39,23 @@ PAGES = {
 
 
 def page_setup(title: str, icon: str = ":material/lock:") -> None:
-    st.set_page_config(page_title=f"{title} · dpfed", page_icon=icon, layout="wide")
+    # The favicon is drawn here: a ":material/…:" page icon makes the browser fetch an SVG from
+    # fonts.gstatic.com, and no request may leave the machine (the nav icons use the bundled font).
+    st.set_page_config(page_title=f"{title} · dpfed", page_icon=app_icon(), layout="wide")
+
+
+def app_icon():
+    """The dashboard's favicon (a padlock, 64 × 64), drawn locally with Pillow; no network."""
+    from PIL import Image, ImageDraw
+
+    im = Image.new("RGBA", (64, 64), (0, 0, 0, 0))
+    d = ImageDraw.Draw(im)
+    d.rounded_rectangle((10, 28, 54, 60), radius=6, fill=(76, 120, 168, 255))   # body
+    d.arc((18, 6, 46, 40), start=180, end=360, fill=(76, 120, 168, 255), width=6)  # shackle
+    d.line((18, 23, 18, 30), fill=(76, 120, 168, 255), width=6)
+    d.line((45, 23, 45, 30), fill=(76, 120, 168, 255), width=6)
+    d.ellipse((28, 38, 36, 46), fill=(255, 255, 255, 255))                        # keyhole
+    return im
 
 
 #: Python parameter names → the dashboard controls that set them, so an engine error names the control
