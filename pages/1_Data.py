@@ -61,8 +61,6 @@ if source == "sample":
                            help="Each hospital as an entity, or hospitals grouped by region.")
     if st.button("Load sample", type="primary", key="load_sample"):
         opts = {"exclude_entities": excluded} if excluded else {}
-        if dash.sample_items(spec):  # the generator's public vocabulary: no DP catalogue selection needed
-            opts["items"] = dash.sample_items(spec)
         if fed and fed != "hospital":
             opts["federation"] = fed
         _load(ui.load_spec, spec, json.dumps(opts, sort_keys=True),

@@ -163,7 +163,6 @@ with st.expander("Advanced: bounds, budget split, server, split"):
     max_iter = int(s2.number_input("Server / MF iterations", 1, 5000, base.max_iter, key="fed_max_iter"))
     test_fraction = float(s3.number_input("Test users per entity", 0.05, 0.9, base.test_fraction, step=0.05,
                                           key="fed_test_fraction"))
-    ui.non_private_checkbox("federate")
     n_hidden = int(s4.number_input("Hidden entries per test user", 1, 50, base.n_hidden, key="fed_n_hidden"))
 
 config = base.replace(
@@ -195,7 +194,11 @@ for e in errors:
 if deployment_panel.execution_choice() == deployment_panel.EXECUTION_OPTIONS[1]:
     deployment_panel.flower_panel(ds, config, disabled=bool(errors))
     st.stop()
-if st.button("Run federation", type="primary", disabled=bool(errors), key="fed_run"):
+_b1, _b2 = st.columns([1, 3])
+_run_clicked = _b1.button("Run federation", type="primary", disabled=bool(errors), key="fed_run")
+with _b2:
+    ui.non_private_checkbox("federate")
+if _run_clicked:
     with st.status(f"Federating {ds.n_entities} entities with {method}…", expanded=True) as status:
         t0 = time.perf_counter()
         try:

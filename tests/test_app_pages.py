@@ -47,7 +47,7 @@ def errors(at: AppTest) -> list[str]:
 
 @pytest.fixture(scope="module")
 def clinic():
-    return load_data(dash.DEFAULT_SAMPLE, items=dash.sample_items(dash.DEFAULT_SAMPLE))
+    return load_data(dash.DEFAULT_SAMPLE)
 
 
 @pytest.fixture(scope="module")

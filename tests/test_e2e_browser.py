@@ -110,6 +110,8 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
         w.fill("ε grid (comma-separated, inf = non-private)", "1, inf")
         w.fill("Seeds", "0, 1")
         for i in range(2 if twice else 1):
+            # grid 2 × seeds 2 + the default reference lines (individual, central, random-v, popularity …)
+            expect(p.get_by_role("button", name="Run sweep")).not_to_have_text("Run sweep (4 runs)")
             w.click("Run sweep")
             expect(p.get_by_text("Crossing ε (MAR)").first).to_be_visible()
             expect(p.get_by_text("the federation is").first).to_be_visible()

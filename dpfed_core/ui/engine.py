@@ -658,7 +658,7 @@ def generic_key(kind: str, ds: FederatedDataset, *parts) -> str:
 # ------------------------------------------------------------------------------ budget checks
 #: Largest finite ε the dashboard accepts: beyond it (ε, δ)-DP says nothing a reader could use, and
 #: the calibrations of some mechanisms lose floating-point meaning (ε ≈ 1e30 broke a root finder).
-MAX_FINITE_EPSILON = 1e6
+from dpfed_core.config import MAX_EPSILON as MAX_FINITE_EPSILON  # noqa: E402  (RunConfig's own limit)
 #: δ at or above this is refused (a 1 % chance of failure is no guarantee); issue 11.
 MAX_DELTA = 1e-2
 
@@ -1187,15 +1187,3 @@ def read_upload(data: bytes, filename: str) -> tuple[pd.DataFrame, bool]:
     out.columns = [f"column {i + 1}" for i in range(out.shape[1])]
     return out, True
 
-
-def sample_items(spec: str) -> list[str] | None:
-    """The public item catalogue of a bundled sample: the generator's own vocabulary (the project
-    generates these files, so their item lists are public by construction, like a formulary). Declaring
-    it keeps every item and the whole budget for the method instead of a DP catalogue selection."""
-    if spec == "sample:clinic":
-        from dpfed_core.data import synthetic
-
-        return sorted(synthetic._I)  # the clinic generator's lab / medication names
-    if spec == "sample:synthetic":
-        return [f"item {j:03d}" for j in range(200)]  # sample_data/generate.py: n_items=200
-    return None

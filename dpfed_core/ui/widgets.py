@@ -169,14 +169,13 @@ def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = Non
 
     allow = allow_non_private()
 
-    def compute(progress):
-        from dpfed_core.evaluation.budget import plan_run, settle_run
-        from dpfed_core.evaluation.experiments import run_method
+    def compute(progress):  # a worker thread: no Streamlit in here
+        from dpfed_core.evaluation.budget import charged_run
         from dpfed_core.ui import history
 
-        return history.charged(dataset, plan_run(dataset, config),
-                               lambda: run_method(dataset, config, None, progress), allow_non_private=allow,
-                               settle=lambda res, out: settle_run(res, [out[0]]))
+        store, _ = history.owner_store(dataset)
+        doc, result, _ = charged_run(store, dataset, config, None, progress, allow_non_private=allow, save=False)
+        return doc, result
 
     (doc, result), cached = run_job(dash.run_key(dataset, config), compute,
                                     label or f"{config.method}", lines=lines, container=container)
@@ -189,15 +188,13 @@ def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]
 
     allow = allow_non_private()
 
-    def compute(progress):
-        from dpfed_core.evaluation.budget import plan_sweep
-        from dpfed_core.evaluation.experiments import sweep
+    def compute(progress):  # a worker thread: no Streamlit in here
+        from dpfed_core.evaluation.budget import charged_sweep
         from dpfed_core.ui import history
 
-        plans = plan_sweep(dataset, config, list(epsilons), list(seeds), list(references))
-        return history.charged(dataset, plans, lambda: sweep(dataset, config, list(epsilons), list(seeds),
-                                                             list(references), progress),
-                               allow_non_private=allow)
+        store, _ = history.owner_store(dataset)
+        return charged_sweep(store, dataset, config, list(epsilons), list(seeds), list(references), progress,
+                             allow_non_private=allow, save=False)[0]
 
     return run_job(dash.sweep_key(dataset, config, epsilons, seeds, references), compute,
                    f"Sweep of {config.method}")
@@ -229,7 +226,7 @@ def get_dataset(auto_default: bool = True) -> FederatedDataset | None:
     ds = st.session_state.get(DATASET)
     if ds is None and auto_default:
         try:
-            ds = load_spec(dash.DEFAULT_SAMPLE, json.dumps({"items": dash.sample_items(dash.DEFAULT_SAMPLE)}))
+            ds = load_spec(dash.DEFAULT_SAMPLE, "{}")
         except DpfedError as exc:
             show_error(exc)
             return None
