@@ -213,7 +213,7 @@ else:
             else:
                 opts["entity_from"] = key_col
                 opts["entity_transform"] = ent_transform
-            _load(ui.load_upload, data, up.name, json.dumps(opts, sort_keys=True), no_header,
+            _load(ui.load_upload_job, data, up.name, json.dumps(opts, sort_keys=True), no_header,
                   source_text=f"upload {up.name}")
 
 # ----------------------------------------------------------------------------- the loaded data
