@@ -86,7 +86,7 @@ finite = [e for e in doc["epsilons"] if e != float("inf")]
 v_eps = 1.0 if 1.0 in finite else (min(finite, key=lambda e: abs(e - 1.0)) if finite else None)
 cross = dash.sweep_crossing(doc, metric) if has_ind else None
 if has_ind:
-    st.markdown(dash.pays_from_sentence(cross, metric))
+    st.markdown(dash.pays_from_sweep(doc, metric))
     if v_eps is not None:
         v = dash.sweep_entity_verdict(doc, v_eps, metric)
         if v:

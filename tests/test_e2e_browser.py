@@ -32,7 +32,7 @@ def server(browser_path, tmp_path_factory):
 def _hostile_csv(path):
     """Three hospitals, one of them named with a Markdown image link and an HTML tag."""
     evil = "![x](http://198.51.100.7/pixel.png) <img src=http://198.51.100.7/i.png>"
-    rows = ["patient,item,value,hospital"]
+    rows = ["patient,item,rating,hospital"]  # "rating": the value kind is declared by the column's name
     for h, name in (("A", "Hospital A"), ("B", "Hospital B"), ("C", evil)):
         for i in range(14):
             for j in range(8):

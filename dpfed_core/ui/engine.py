@@ -1067,6 +1067,20 @@ def pays_from_sentence(crossing: float | None, metric: str = "mar") -> str:
     return f"Federation pays from **ε ≈ {format_epsilon(crossing)}** ({m}; at that ε and every larger one on the grid)."
 
 
+def pays_from_sweep(sweep_doc: dict, metric: str = "mar") -> str:
+    """The headline "federation pays from ε ≈ X" of a sweep, or why the metric cannot say it (e.g. an
+    RMSE in zero mode, as the CLI reports it)."""
+    from dpfed_core.evaluation.experiments import crossing_report
+
+    try:
+        rep = crossing_report(sweep_doc, metric)
+    except ConfigError as exc:
+        return escape_md(str(exc))
+    if not rep.get("meaningful", True):
+        return f"{METRIC_SHORT.get(metric, metric)}: {escape_md(rep['text'])}"
+    return pays_from_sentence(rep.get("epsilon"), metric)
+
+
 def epsilon_for_utility(sweep_doc: dict, metric: str, tolerance: float, reference: str = "central") -> dict:
     """The ε planner: the smallest ε of the sweep whose mean ``metric`` is within ``tolerance``
     (a fraction, e.g. 0.05) of the reference's mean (``central``, or the swept method at ε = ∞ when
