@@ -19,7 +19,7 @@ cfg = r["config"]
 
 others = [m for m in dash.method_catalogue()["method"] if m != cfg.method]
 # dp-popularity (a DP reference, issue 11/14) joins the defaults when this build has it
-ui.widget_default("eval_methods", [m for m in (*dash.BASE_REFERENCES, "dp-popularity") if m in others])
+ui.widget_default("eval_methods", [m for m in dict.fromkeys((*dash.BASE_REFERENCES, "dp-popularity")) if m in others])
 chosen = st.multiselect("Compare with (all on the same split: same seed, same hidden entries)", others,
                         key="eval_methods", format_func=lambda m: f"{m} — {dash.label_of(m)}")
 ui.remember("eval_methods")
@@ -58,7 +58,7 @@ head_metric = st.radio("Verdict on", metric_keys, index=metric_keys.index("mar")
                        horizontal=True, key="eval_verdict_metric",
                        format_func=lambda m: dash.METRIC_SHORT.get(m, m))
 ui.remember("eval_verdict_metric")
-if dash.METHODS[cfg.method].uses_k and "individual" in docs:
+if "individual" in docs and cfg.method != "individual":
     v = dash.entity_verdict(docs, cfg.method, head_metric)
     st.subheader("Verdict")
     st.markdown(dash.verdict_sentence(v))

@@ -25,7 +25,7 @@ ui.widget_default("sweep_method", base.method if base.method in dp_methods else 
 ui.widget_default("sweep_grid", ", ".join(dash.format_epsilon(e).replace("∞", "inf")
                                           for e in dash.DEFAULT_EPS_GRID))
 ui.widget_default("sweep_seeds", ", ".join(map(str, dash.DEFAULT_SWEEP_SEEDS)))
-ui.widget_default("sweep_refs", [m for m in (*dash.BASE_REFERENCES, "dp-popularity") if m in others])
+ui.widget_default("sweep_refs", [m for m in dict.fromkeys((*dash.BASE_REFERENCES, "dp-popularity")) if m in others])
 c1, c2, c3 = st.columns([2, 3, 1])
 method = c1.selectbox("Method swept", dp_methods, key="sweep_method")
 grid_text = c2.text_input("ε grid (comma-separated, inf = non-private)", key="sweep_grid")

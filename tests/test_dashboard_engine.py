@@ -309,7 +309,7 @@ def test_planned_stages_are_ledger_stages():
     from dpfed_core.evaluation.experiments import run_method
 
     ds = load_data(dash.DEFAULT_SAMPLE)
-    cfg = dash.default_config(ds).replace(simulation=True)
+    cfg = dash.default_config(ds, "dp-gaussian").replace(simulation=True)
     doc, res = run_method(ds, cfg)
     plans = dash.budget_plans(cfg.method, ds, cfg)
     used_k = {len(r.prototypes) for r in res.model.releases_}

@@ -100,3 +100,13 @@ def test_headerless_upload_is_detected():
     clean(at)
     assert any("no header line" in i.value for i in at.info)
     assert at.selectbox(key="map_user").options[0] == "column 1"
+
+
+def test_automatic_k_explained_where_k_is_set():
+    at = app("pages/2_Federate.py")
+    at.selectbox(key="fed_method").set_value("dp-gaussian").run()
+    clean(at)
+    text = " ".join(c.value for c in at.caption)
+    assert "is a **maximum**" in text and "k_eff" in text
+    # the planned stages carry the ledger's names
+    assert "recovery: sums" in text

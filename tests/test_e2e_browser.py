@@ -96,7 +96,6 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
             w.clean(f"Federate run {i + 1} ({session})")
         if twice or session == "second":
             expect(p.get_by_text("(this or another session)").first).to_be_visible()
-        expect(p.get_by_text("is a maximum").first).to_be_visible()  # the automatic k explained
         for i in range(2 if twice else 1):  # Evaluate computes on load: a revisit runs it again
             w.nav("Evaluate")
             expect(p.get_by_text("the federation is").first).to_be_visible()
