@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run test mutants bench venv clean sample-data
+.PHONY: run test mutants bench venv clean sample-data screenshots
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ mutants: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
 	$(BIN)/python bench/run_all.py
+
+# Documentation screenshots (docs/screenshots/) from the real app in headless Chromium; the only
+# target that writes there (the browser tests write under a temporary directory).
+screenshots: $(STAMP)
+	$(BIN)/python docs/make_screenshots.py --out docs/screenshots
 
 sample-data: $(STAMP)
 	$(BIN)/python sample_data/generate.py

@@ -53,7 +53,7 @@ def home() -> None:
                    "Privacy: (ε, δ)-DP for every user of every entity (entities hold disjoint users).")
 
 
-st.set_page_config(page_title="dpfed", page_icon=":material/lock:", layout="wide")
+st.set_page_config(page_title="dpfed", page_icon=ui.app_icon(), layout="wide")  # local favicon
 _MINE = [
     ("data", "Data", ":material/folder_open:"),
     ("federate", "Federate", ":material/hub:"),
@@ -61,6 +61,7 @@ _MINE = [
     ("recommend", "Recommend", ":material/lightbulb:"),
     ("tradeoff", "Trade-off", ":material/show_chart:"),
     ("audit", "Privacy audit", ":material/policy:"),
+    ("history", "History", ":material/history:"),
 ]
 _pages = [st.Page(home, title="Home", icon=":material/lock:", default=True)]
 _pages += [st.Page(ui.PAGES[key], title=title, icon=icon) for key, title, icon in _MINE]
@@ -73,6 +74,12 @@ for _path in sorted((_ROOT / "pages").glob("*.py")):
     if _rel not in _known and not _path.name.startswith(("_", ".")):
         _pages.append(st.Page(_rel))
 nav = st.navigation(_pages)
+# The sidebar's status slot is filled before the page runs (so it shows even when the page stops
+# early with st.stop, after which Streamlit accepts no more elements) and refreshed after it (so it
+# reflects a run made on the page): data, last run and budget on every page.
+_status = st.sidebar.empty()
+with _status.container():
+    ui.sidebar_status()
 nav.run()
-# After the page ran, so the sidebar reflects a run made on it.
-ui.sidebar_status()
+with _status.container():
+    ui.sidebar_status()

@@ -26,16 +26,25 @@ source = st.radio("Source", list(SOURCES), format_func=SOURCES.get, horizontal=T
 NONE = "(none)"
 
 
-def _load(fn, *args, source_text: str) -> None:
-    """Load through a cached loader; show a loader error as one message."""
+def _load(fn, *args, source_text: str, path_box: bool = False) -> None:
+    """Load through a cached loader; show a loader error as one message in the page's words (for a
+    path box without any listing of the server's directories)."""
     try:
         with st.spinner("Loading…"):
             ds = fn(*args)
     except DpfedError as exc:
-        ui.show_error(exc)
+        if path_box:
+            st.error(dash.safe_loader_message(exc), icon=":material/error:")
+        elif getattr(exc, "param", None) == "value_max" or "value_max" in str(exc):
+            # never echo a private value in advice about a public bound
+            st.error("Some values are above the declared maximum. Set “Declared maximum of one value "
+                     "(public bound)” from the scale's public definition (e.g. 5 for 1–5 stars, a "
+                     "protocol's maximum count), never from the data.", icon=":material/error:")
+        else:
+            ui.show_error(exc)
         return
     ui.set_dataset(ds, source_text)
-    st.success(f"Loaded {ds.name}: {ds.n_users} users × {ds.n_items} items in {ds.n_entities} entities.")
+    st.success(f"Loaded {dash.escape_md(ds.name)}: {ds.n_users} users × {ds.n_items} items in {ds.n_entities} entities.")
 
 
 exclude = st.text_input("Leave out entities (optional, comma-separated names)", key="exclude_entities",
@@ -63,12 +72,14 @@ elif source == "movielens":
     fed = st.selectbox("Federation key", ["zip", "gender", "occupation", "age"], key="ml_fed",
                        format_func=lambda s: {"zip": "first digit of the ZIP code (as in the paper)"}.get(s, s))
     if st.button("Load MovieLens", type="primary", key="load_ml"):
-        if not path.strip():
-            st.error("Type the path of a MovieLens directory (containing u.data or ratings.dat).")
+        try:
+            root = dash.check_data_dir(path, "movielens")
+        except DpfedError as exc:
+            st.error(str(exc), icon=":material/error:")
         else:
             opts = {"federation": fed, **({"exclude_entities": excluded} if excluded else {})}
-            _load(ui.load_spec, path.strip(), json.dumps(opts, sort_keys=True),
-                  source_text=f"MovieLens {path.strip()} by {fed}")
+            _load(ui.load_spec, str(root), json.dumps(opts, sort_keys=True),
+                  source_text=f"MovieLens {root.name} by {fed}", path_box=True)
 
 elif source == "eicu":
     path = st.text_input("eICU directory (patient.csv[.gz] + event tables)", dash.default_data_path("eicu"),
@@ -82,11 +93,14 @@ elif source == "eicu":
                                  help="A public item list. Without it a DP run selects its items by DP "
                                       "partition selection, charged to the budget.")
     if st.button("Load eICU", type="primary", key="load_eicu"):
-        if not path.strip():
-            st.error("Type the path of an eICU directory (containing patient.csv or patient.csv.gz).")
-        elif not tables:
-            st.error("Choose at least one event table.")
-        else:
+        try:
+            root = dash.check_data_dir(path, "eicu")
+        except DpfedError as exc:
+            st.error(str(exc), icon=":material/error:")
+            root = None
+        if root is not None and not tables:
+            st.error("Choose at least one table in “Event tables (items)”.", icon=":material/error:")
+        elif root is not None:
             opts = {"event_table": tables if len(tables) > 1 else tables[0], "entity": entity,
                     **({"exclude_entities": excluded} if excluded else {})}
             try:
@@ -95,26 +109,33 @@ elif source == "eicu":
             except DpfedError as exc:
                 ui.show_error(exc)
                 st.stop()
-            _load(ui.load_spec, path.strip(), json.dumps(opts, sort_keys=True),
-                  source_text=f"eICU {path.strip()} ({', '.join(tables)}) by {entity}")
+            _load(ui.load_spec, str(root), json.dumps(opts, sort_keys=True),
+                  source_text=f"eICU {root.name} ({', '.join(tables)}) by {entity}", path_box=True)
 
 else:
     up = st.file_uploader("Long table: one row per (user, item) interaction",
-                          type=["csv", "tsv", "txt", "gz", "parquet", "pq"], key="upload")
+                          type=["csv", "tsv", "txt", "data", "dat", "gz", "parquet", "pq"], key="upload")
     if up is not None:
         data = up.getvalue()
         try:
-            df = dash.upload_columns(data, up.name)
+            df, no_header = dash.read_upload(data, up.name)
         except DpfedError as exc:
             ui.show_error(exc)
             st.stop()
-        st.caption(f"{up.name}: {len(df):,} rows, columns {', '.join(map(str, df.columns))}")
+        if no_header:
+            st.info("This file has **no header line** (its first line is data, e.g. MovieLens `u.data`): "
+                    "its columns are called *column 1* … and its first line is kept as a data row. "
+                    "Map them below.", icon=":material/info:")
+        st.caption(f"{dash.escape_md(up.name)}: {len(df):,} rows, columns "
+                   f"{dash.escape_md(', '.join(map(str, df.columns)))}")
         st.dataframe(df.head(8), hide_index=True)
         cols = [str(c) for c in df.columns]
+        guesses = dash.guess_mapping(cols)
 
         def pick(label, hints, key, optional=False, help=None):
             options = ([NONE] if optional else []) + cols
-            guess = dash.guess_column(cols, *hints)
+            role = {"map_user": "user", "map_item": "item", "map_value": "value", "map_name": "name"}[key]
+            guess = guesses.get(role)
             idx = options.index(guess) if guess in options else 0
             return st.selectbox(label, options, index=idx, key=key, help=help)
 
@@ -133,8 +154,7 @@ else:
         st.subheader("Federation key")
         c1, c2, c3 = st.columns(3)
         key_col = c1.selectbox("Entity from column", cols,
-                               index=cols.index(g) if (g := dash.guess_column(
-                                   cols, "entity", "hospital", "region", "bank", "zip", "site")) else 0,
+                               index=cols.index(guesses["entity"]) if guesses.get("entity") in cols else 0,
                                key="map_entity")
         TRANSFORMS = {"": "the value itself", "first_digit": "first digit (e.g. of a ZIP code)",
                       "first_char": "first character", "prefix": "first N characters"}
@@ -160,14 +180,27 @@ else:
                                     key="upload_items",
                                     help="A public list of items (a formulary). Without it a DP run selects "
                                          "its items by DP partition selection, charged to the budget.")
+        c1, c2, _ = st.columns(3)
+        missing = c1.selectbox("Rows with a missing value", ["error", "drop"], key="map_missing",
+                               format_func={"error": "stop and name the first one",
+                                            "drop": "leave them out (counted in the notes)"}.get)
+        dups = c2.selectbox("Repeated (user, item) rows", ["last", "mean", "error"], key="map_dups",
+                            format_func={"last": "keep the last", "mean": "average them",
+                                         "error": "stop and name them"}.get)
+        st.caption(dash.bound_rule_text(float(value_max)))
 
-        if st.button("Build entities", type="primary", key="build_upload"):
+        problems = dash.mapping_problems(user_col, item_col, key_col, None if value_col == NONE else value_col,
+                                         None if name_col == NONE else name_col)
+        for prob in problems:
+            st.error(prob, icon=":material/error:")
+        if st.button("Build entities", type="primary", key="build_upload", disabled=bool(problems)):
             ent_transform = None if not transform else (f"prefix:{int(prefix_n)}" if transform == "prefix"
                                                         else transform)
             opts = {"user_col": user_col, "item_col": item_col,
                     "value_col": None if value_col == NONE else value_col,
                     "item_name_col": None if name_col == NONE else name_col,
                     "value_kind": kind, "value_max": float(value_max),
+                    "drop_missing": missing == "drop", "duplicates": dups,
                     **({"exclude_entities": excluded} if excluded else {})}
             if items_up is not None:
                 try:
@@ -180,7 +213,7 @@ else:
             else:
                 opts["entity_from"] = key_col
                 opts["entity_transform"] = ent_transform
-            _load(ui.load_upload, data, up.name, json.dumps(opts, sort_keys=True),
+            _load(ui.load_upload_job, data, up.name, json.dumps(opts, sort_keys=True), no_header,
                   source_text=f"upload {up.name}")
 
 # ----------------------------------------------------------------------------- the loaded data
@@ -188,7 +221,7 @@ st.divider()
 ds = ui.get_dataset(auto_default=True)
 if ds is None:
     st.stop()
-st.subheader(f"Loaded: {st.session_state.get(ui.DATASET_SOURCE, ds.name)}")
+st.subheader(f"Loaded: {dash.escape_md(st.session_state.get(ui.DATASET_SOURCE, ds.name))}")
 ov = dash.dataset_overview(ds)
 c = st.columns(5)
 c[0].metric("Users", f"{ov['users']:,}")
@@ -198,7 +231,7 @@ c[3].metric("Density", f"{ov['density']:.2%}")
 c[4].metric(f"Max value ({ov['value_kind']})", f"{ov['value_max']:g}",
             help="The declared public bound of one value; DP mechanisms clip to it.")
 for note in ds.notes:
-    st.info(note, icon=":material/info:")
+    st.info(dash.escape_md(note), icon=":material/info:")
 warn = dash.small_entity_warning(ds)
 if warn:
     st.warning(warn, icon=":material/warning:")

@@ -70,14 +70,16 @@ with c2:
     e3.text_input("δ", key="fed_delta", disabled=not spec.uses_epsilon,
                   help="Probability of failure of the (ε, δ) guarantee; e.g. 1e-6.")
     epsilon, delta = math.inf, 1e-6
+    budget_warnings: list[str] = []
     if spec.uses_epsilon:
         try:
-            epsilon = dash.parse_epsilon(st.session_state["fed_eps_text"])
-            delta = float(st.session_state["fed_delta"])
+            # one check before any run: ε > 0 and ≤ 1e6 (or ∞), δ < 1e-2; messages name these boxes
+            epsilon, delta, budget_warnings = dash.check_budget(
+                st.session_state["fed_eps_text"], st.session_state["fed_delta"],
+                eps_control="“or type ε”", delta_control="“δ”")
             validate_budget(epsilon, delta)
-        except ValueError as exc:  # DpfedError is a ValueError too; float() raises a plain one
-            errors.append(str(exc) if isinstance(exc, DpfedError) else
-                          f"δ must be a number such as 1e-6, got {st.session_state['fed_delta']!r}")
+        except DpfedError as exc:
+            errors.append(dash.friendly_message(exc))
         if math.isinf(epsilon) and not errors:
             st.caption("ε = ∞: the non-private limit of the same pipeline — labelled **not private**.")
     else:
@@ -103,6 +105,11 @@ if dash.is_summable(method):
                 "entity adds a share of the noise. " if st.session_state["fed_secure"] else
                 "**Secure aggregation off**: every entity adds the full noise and the server sees each release. ")
                + dash.REGIME_NOTE)
+_kn = dash.k_note(method, base.replace(k=int(st.session_state["fed_k"]), method=method))
+if spec.uses_k and _kn:
+    st.caption(_kn)
+for w in budget_warnings:
+    st.warning(w, icon=":material/warning:")
 ui.remember("fed_method", "fed_eps_slider", "fed_eps_text", "fed_delta", "fed_k", "fed_rank", "fed_lam",
             "fed_mode", "fed_seed", "fed_simulation", "fed_secure")
 
@@ -168,14 +175,17 @@ config = base.replace(
     n_hidden=n_hidden, server_weighting=weighting, prototype_params=proto_params,
     aggregation="secure" if st.session_state.get("fed_secure") and dash.is_summable(method) else "none",
 )
-if spec.uses_epsilon and not errors:
+if spec.uses_epsilon and not errors and math.isfinite(epsilon):
     try:
-        plan = dash.budget_plan(method, ds, config)
-        if not plan.empty:
-            st.caption("Planned ε per stage and entity: " + ", ".join(
-                f"{r.stage} {r.epsilon:.3g}" for r in plan.itertuples()))
+        plans = dash.budget_plans(method, ds, config)
+        for label, plan in plans.items():
+            if not plan.empty:
+                pre = f"Planned ε per stage and entity if an entity uses {label}: " if len(plans) > 1 else \
+                    "Planned ε per stage and entity: "
+                st.caption(pre + ", ".join(f"{r.stage} {r.epsilon:.3g}" for r in plan.itertuples()) +
+                           " (the ledger's stage names; the ledger after the run shows what was spent).")
     except DpfedError as exc:
-        errors.append(str(exc))
+        errors.append(dash.friendly_message(exc))
 
 for e in errors:
     st.error(e, icon=":material/error:")
@@ -184,28 +194,33 @@ for e in errors:
 if deployment_panel.execution_choice() == deployment_panel.EXECUTION_OPTIONS[1]:
     deployment_panel.flower_panel(ds, config, disabled=bool(errors))
     st.stop()
-if st.button("Run federation", type="primary", disabled=bool(errors), key="fed_run"):
+_b1, _b2 = st.columns([1, 3])
+_run_clicked = _b1.button("Run federation", type="primary", disabled=bool(errors), key="fed_run")
+with _b2:
+    ui.non_private_checkbox("federate")
+if _run_clicked:
     with st.status(f"Federating {ds.n_entities} entities with {method}…", expanded=True) as status:
-        seen = []
-
-        def progress(event: str, **info) -> None:
-            seen.append(event)
-            line = dash.progress_text(event, info)
-            if line:
-                status.write(line)
-
         t0 = time.perf_counter()
         try:
-            doc, result = ui.run(ds, config, progress)
+            doc, result, cached = ui.run(ds, config, label=f"Federating with {method}",
+                                         lines=lambda ev, info: dash.progress_text(ev, {
+                                             **info, "entity": dash.escape_md(info.get("entity", ""))}),
+                                         container=status)
         except DpfedError as exc:
             status.update(label="The run stopped", state="error", expanded=True)
             ui.show_error(exc)
         else:
             dt = time.perf_counter() - t0
-            if not seen:
-                status.write("Same data and configuration as an earlier run: shown from the cache.")
-            st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": dt}
+            if cached:
+                status.write("Same data and configuration as an earlier run: shown from the cache "
+                             "(no new release, nothing new spent).")
+            st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": dt,
+                                        "cached": cached}
             st.session_state[ui.CONFIG] = config
+            if not cached:
+                ui.record("run", f"{method}, ε = {dash.format_epsilon(config.epsilon)}, k ≤ {config.k}, "
+                                 f"seed {config.seed}" + (" (simulation)" if config.simulation else ""),
+                          config, doc, result)
             status.update(label=f"Done in {dt:.2f} s — {doc['privacy']['label']}",
                           state="complete", expanded=False)
 
@@ -218,11 +233,16 @@ doc, result, cfg = r["doc"], r["result"], r["config"]
 if dash.config_key(cfg) != dash.config_key(config):
     st.caption("The results below are from the last run; the controls above have changed since.")
 st.markdown(dash.guarantee_text(doc))
+if r.get("cached"):
+    st.caption("Same data and configuration as an earlier run (this or another session): shown from the "
+               "cache — no new release, nothing new spent.")
+if r.get("stored_id"):
+    st.caption(f"Reopened from the history (result #{r['stored_id']}).")
 run_notes = [n for n in doc.get("notes", []) if n not in ds.notes]
 if run_notes:
     with st.expander(f"Notes from this run ({len(run_notes)})"):
         for note in run_notes:
-            st.markdown(f"- {note}")
+            st.markdown(f"- {dash.escape_md(note)}")
 o = doc["overall"]
 m = st.columns(5)
 m[0].metric("Run time", f"{r['seconds']:.2f} s", help="Fit and evaluation; 0 if served from the cache.")
@@ -239,6 +259,8 @@ with tabs[0]:
                     "(columns, the items with most prototype mass across all entities, same for every "
                     "entity). Nothing else derived from its data left it.")
         st.dataframe(dash.prototype_summary(result, ds), hide_index=True)
+        if dash.k_note(cfg.method, cfg):
+            st.caption(dash.k_note(cfg.method, cfg))
         n_cols = st.slider("Items shown", 5, min(80, ds.n_items), min(30, ds.n_items), key="fed_n_cols")
         P_all = np.vstack([rel.prototypes for rel in result.model.releases_])
         cols_idx = dash.top_columns(P_all, n_cols)
@@ -247,7 +269,7 @@ with tabs[0]:
         for name in names:
             rel = result.model.releases_[ds.entity_index(name)]
             st.plotly_chart(plots.prototype_heatmap(rel.prototypes, ds.item_names, cols_idx,
-                                                    title=f"{name}: {len(rel.prototypes)} prototypes sent",
+                                                    title=f"{plots.escape_text(name)}: {len(rel.prototypes)} prototypes sent",
                                                     value_max=ds.value_max),
                             key=f"proto_{name}")
     else:

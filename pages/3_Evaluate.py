@@ -18,10 +18,12 @@ r = ui.require_run("compare it with the reference methods")
 cfg = r["config"]
 
 others = [m for m in dash.method_catalogue()["method"] if m != cfg.method]
-ui.widget_default("eval_methods", [m for m in dash.BASE_REFERENCES if m in others])
+# dp-popularity (a DP reference, issue 11/14) joins the defaults when this build has it
+ui.widget_default("eval_methods", [m for m in dict.fromkeys((*dash.BASE_REFERENCES, "dp-popularity")) if m in others])
 chosen = st.multiselect("Compare with (all on the same split: same seed, same hidden entries)", others,
                         key="eval_methods", format_func=lambda m: f"{m} — {dash.label_of(m)}")
 ui.remember("eval_methods")
+ui.non_private_checkbox("evaluate")
 st.caption("Some systems of the other papers (e.g. FCF's many communication rounds) take much longer "
            "than the defaults; each result is cached once computed.")
 
@@ -39,22 +41,39 @@ def config_for(method: str):
 
 
 docs = {cfg.method: r["doc"]}
-bar = st.progress(0.0, text="Running the comparison methods…") if chosen else None
 for i, m in enumerate(chosen):
-    if bar:
-        bar.progress(i / len(chosen), text=f"Running {m} ({i + 1}/{len(chosen)}; cached afterwards)…")
     try:
-        docs[m] = ui.run(ds, config_for(m))[0]
+        docs[m] = ui.run(ds, config_for(m), label=f"Comparison {i + 1}/{len(chosen)}: {m}")[0]
     except DpfedError as exc:
-        st.error(f"{m}: {exc}", icon=":material/error:")
+        st.error(f"{m}: {dash.friendly_message(exc)}", icon=":material/error:")
     except Exception as exc:  # a comparison method's bug must not hide the other methods' results
-        st.error(f"{m} failed unexpectedly ({type(exc).__name__}: {exc}). This is a bug in the method; "
+        st.error(f"{m} failed unexpectedly ({type(exc).__name__}). This is a bug in the method; "
                  "the other methods are shown.", icon=":material/error:")
-if bar:
-    bar.empty()
 
 df = dash.metrics_frame(docs)
 metrics = dash.metric_columns(df)
+# ---------------------------------------------------------------- headline verdict (MAR first)
+metric_keys = dash.metric_columns(dash.metrics_frame(docs))
+head_metric = st.radio("Verdict on", metric_keys, index=metric_keys.index("mar") if "mar" in metric_keys else 0,
+                       horizontal=True, key="eval_verdict_metric",
+                       format_func=lambda m: dash.METRIC_SHORT.get(m, m))
+ui.remember("eval_verdict_metric")
+if "individual" in docs and cfg.method != "individual":
+    v = dash.entity_verdict(docs, cfg.method, head_metric)
+    st.subheader("Verdict")
+    st.markdown(dash.verdict_sentence(v))
+    if "dp-popularity" not in docs:
+        st.caption("DP popularity is not in this comparison" + (
+            " (add it above)." if "dp-popularity" in others else " (not available in this build)."))
+    sweep = st.session_state.get(ui.SWEEP)
+    if sweep and sweep["doc"]["config"]["method"] == cfg.method and "individual" in sweep["doc"]["references"]:
+        st.markdown(dash.pays_from_sentence(dash.sweep_crossing(sweep["doc"], head_metric), head_metric) +
+                    " (from the last trade-off sweep)")
+    else:
+        st.caption("“Federation pays from ε ≈ …” needs a sweep over ε: run one on the Trade-off page.")
+    st.caption("One run, one split: per-entity differences below 0.5 % count as ties. The Trade-off page "
+               "repeats this over seeds and says when a difference is inside the noise.")
+
 st.subheader("Overall")
 overall = df[df["entity"] == "overall"].set_index("method")[[*metrics, "privacy"]]
 st.dataframe(overall, column_config={m: st.column_config.NumberColumn(
@@ -66,7 +85,11 @@ st.caption("Privacy models differ: a method's ε is comparable with ours only wh
 metric = st.selectbox("Metric", metrics, index=metrics.index("mar") if "mar" in metrics else 0,
                       format_func=lambda m: dash.METRIC_LABELS.get(m, m), key="eval_metric")
 st.plotly_chart(plots.metric_bars(df, metric, title=f"{dash.METRIC_SHORT.get(metric, metric)} per entity "
-                                  f"({dash.better_word(metric)})"), key="eval_bars")
+                                  f"({dash.better_word(metric)})", metric_label=dash.METRIC_SHORT.get(metric, metric)),
+                key="eval_bars")
+if df["entity"].nunique() - 1 > plots.MANY_ENTITIES:
+    st.caption("Many entities: one row per entity, sorted by the federated model's value; a grey line "
+               "joins each entity's methods.")
 
 st.subheader("Per entity")
 wide = df.pivot_table(index="entity", columns="method", values=metric, sort=False)

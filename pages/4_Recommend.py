@@ -11,6 +11,9 @@ from dpfed_core.errors import DpfedError
 
 ui.page_setup("Recommend", ":material/lightbulb:")
 st.title("Recommend")
+st.warning("**Decision support, not clinical advice.** These lists rank items by how often similar "
+           "users (stays) had them; they know nothing of contraindications, doses or the patient's "
+           "current state. A clinician decides.", icon=":material/medical_information:")
 ds = ui.require_dataset()
 r = ui.require_run("get recommendations")
 cfg, result = r["config"], r["result"]
@@ -21,7 +24,7 @@ ui.widget_default("rec_entity", ds.entity_names[0])
 entity = c1.selectbox("Entity", ds.entity_names, key="rec_entity")
 users = dash.entity_users(ds, entity, split.test_users)
 picked = c2.selectbox(f"User ({len(users)}; test users first)", users, key=f"rec_user_{entity}")
-typed = c3.text_input("or type a user id", key="rec_typed", placeholder="e.g. " + users[0])
+typed = c3.text_input("or type a user id", key="rec_typed", placeholder="e.g. " + str(users[0]))
 n = c4.number_input("Top-N", 1, 50, 10, key="rec_n")
 ui.remember("rec_entity")
 user = typed.strip() or picked
@@ -33,31 +36,83 @@ except DpfedError as exc:
     ui.show_error(exc)
     st.stop()
 
+ind_doc = ind = theirs = None
 try:
     ind_cfg = cfg.replace(method="individual", epsilon=math.inf, delta=1e-6, prototype_params={},
                           server_weighting="none")
-    with st.spinner("Fitting the individual model (cached afterwards)…"):
-        ind = ui.run(ds, ind_cfg)[1]
+    ind_doc, ind, _ = ui.run(ds, ind_cfg, label="Fitting the individual models (cached afterwards)")
     theirs = dash.recommend_table(ds, split, ind, entity, user, int(n))
 except DpfedError as exc:
-    theirs = None
-    st.warning(f"Individual model unavailable: {exc}")
+    st.warning(f"Individual model unavailable: {dash.friendly_message(exc)}")
 
-st.caption(f"User **{user}** of **{entity}**. Items the user has in the training data are never "
-           "recommended; ✔ marks a recommendation that is one of the entries hidden for testing. "
+# ------------------------------------------------ is the federated list worse here? (held-out data)
+fed_mar = dash.entity_metric(r["doc"], entity, "mar")
+ind_mar = dash.entity_metric(ind_doc, entity, "mar") if ind_doc else None
+events = dash.is_event_data(ds)
+fed_set = dash.entity_set_metrics(ds, split, result, entity, int(n)) if events else None
+ind_set = dash.entity_set_metrics(ds, split, ind, entity, int(n)) if (events and ind is not None) else None
+worse = []
+if fed_mar is not None and ind_mar is not None and fed_mar > ind_mar:
+    worse.append(f"MAR {fed_mar:.3f} vs {ind_mar:.3f}")
+if fed_set and ind_set and fed_set["pr_auc"] < ind_set["pr_auc"]:
+    worse.append(f"PR-AUC {fed_set['pr_auc']:.3f} vs {ind_set['pr_auc']:.3f}")
+ent_md = dash.escape_md(entity)
+if worse:
+    st.error(f"**For {ent_md}, the federated list is worse than this entity's own model** on its held-out "
+             f"data ({'; '.join(worse)}; lower MAR / higher PR-AUC is better). Prefer the individual list "
+             "here, or a larger ε.", icon=":material/report:")
+elif fed_mar is not None and ind_mar is not None:
+    st.success(f"For {ent_md}, the federated list ranks this entity's held-out items better than its own "
+               f"model (MAR {fed_mar:.3f} vs {ind_mar:.3f}).", icon=":material/check_circle:")
+
+st.caption(f"User **{dash.escape_md(user)}** of **{ent_md}**. Items the user has in the training data are "
+           "never recommended; ✔ marks a recommendation that is one of the entries hidden for testing. "
            f"Values are {ds.value_kind} (≤ {ds.value_max:g}).")
-a, b, c = st.columns(3)
-cols = {"score": st.column_config.NumberColumn("score", format="%.3f")}
-with a:
-    st.markdown(f"**Federated model** (`{cfg.method}`, ε = {dash.format_epsilon(r['doc']['privacy']['epsilon'])})")
-    st.dataframe(mine, hide_index=True, column_config=cols)
-    st.caption(f"{(mine['hidden test item'] == '✔').sum()} of the hidden items in the top {len(mine)}")
-with b:
-    st.markdown("**Individual model** (this entity's data only)")
-    if theirs is not None:
-        st.dataframe(theirs, hide_index=True, column_config=cols)
-        st.caption(f"{(theirs['hidden test item'] == '✔').sum()} of the hidden items in the top {len(theirs)}")
-with c:
-    st.markdown(f"**What the user already has** ({len(history)} items)")
-    st.dataframe(history, hide_index=True,
-                 column_config={"value": st.column_config.NumberColumn("value", format="%g")})
+with st.expander("What a score means", expanded=False):
+    st.markdown(
+        "The **score** of an item is the model's predicted value for this user, û = u·v (the user's "
+        "factors times the item's factors), on the scale of the data "
+        f"({ds.value_kind}, 0 to {ds.value_max:g}). It orders the list; it is **not a probability** "
+        "and not a dose. Compare scores within one list only: the federated and the individual model "
+        "are fitted differently, so their scales differ. **Rank 1** is the item the model considers "
+        "most typical for users like this one among the items they do not have yet.")
+
+cols = {"score": st.column_config.NumberColumn("score (predicted value, orders the list)", format="%.3f"),
+        "rank": st.column_config.NumberColumn("rank", width="small"),
+        "item": st.column_config.TextColumn("item", width="large"),
+        "hidden test item": st.column_config.TextColumn("hidden (test) item?", width="small")}
+
+if events:
+    mine_m = dash.user_set_metrics(ds, split, result, entity, user, int(n))
+    theirs_m = dash.user_set_metrics(ds, split, ind, entity, user, int(n)) if ind is not None else None
+    if not math.isnan(mine_m["jaccard"]):
+        st.markdown("**This stay's hidden events against the top-N** (clinical set metrics)")
+        rows = [{"model": f"federated ({cfg.method})", **{k: mine_m[k] for k in ("jaccard", "f1", "pr_auc")},
+                 "hits": int(mine_m["hits"]), "hidden events": int(mine_m["n_hidden"])}]
+        if theirs_m:
+            rows.append({"model": "individual", **{k: theirs_m[k] for k in ("jaccard", "f1", "pr_auc")},
+                         "hits": int(theirs_m["hits"]), "hidden events": int(theirs_m["n_hidden"])})
+        st.dataframe(rows, hide_index=True, width="stretch", column_config={
+            "jaccard": st.column_config.NumberColumn("Jaccard", format="%.3f",
+                                                     help="|top-N ∩ hidden| / |top-N ∪ hidden|"),
+            "f1": st.column_config.NumberColumn("F1", format="%.3f", help="harmonic mean of precision and recall of the top-N"),
+            "pr_auc": st.column_config.NumberColumn("PR-AUC", format="%.3f",
+                                                    help="average precision of the whole ranking against the hidden events")})
+        if fed_set and ind_set:
+            st.caption(f"Entity {ent_md}, mean over its {fed_set['n']} test stays: federated Jaccard "
+                       f"{fed_set['jaccard']:.3f} / F1 {fed_set['f1']:.3f} / PR-AUC {fed_set['pr_auc']:.3f}; "
+                       f"individual {ind_set['jaccard']:.3f} / {ind_set['f1']:.3f} / {ind_set['pr_auc']:.3f}; "
+                       f"MAR {fed_mar:.3f} vs {ind_mar:.3f}.")
+
+st.markdown(f"**Federated model** (`{dash.escape_md(cfg.method)}`, ε = "
+            f"{dash.format_epsilon(r['doc']['privacy']['epsilon'])})")
+st.dataframe(mine, hide_index=True, column_config=cols, width="stretch")
+st.caption(f"{(mine['hidden test item'] == '✔').sum()} of the hidden items in the top {len(mine)}")
+st.markdown("**Individual model** (this entity's data only)")
+if theirs is not None:
+    st.dataframe(theirs, hide_index=True, column_config=cols, width="stretch")
+    st.caption(f"{(theirs['hidden test item'] == '✔').sum()} of the hidden items in the top {len(theirs)}")
+st.markdown(f"**What the user already has** ({len(history)} items)")
+st.dataframe(history, hide_index=True, width="stretch",
+             column_config={"value": st.column_config.NumberColumn("value", format="%g"),
+                            "item": st.column_config.TextColumn("item", width="large")})

@@ -25,11 +25,12 @@ ui.widget_default("sweep_method", base.method if base.method in dp_methods else 
 ui.widget_default("sweep_grid", ", ".join(dash.format_epsilon(e).replace("∞", "inf")
                                           for e in dash.DEFAULT_EPS_GRID))
 ui.widget_default("sweep_seeds", ", ".join(map(str, dash.DEFAULT_SWEEP_SEEDS)))
-ui.widget_default("sweep_refs", list(dash.BASE_REFERENCES))
+ui.widget_default("sweep_refs", [m for m in dict.fromkeys((*dash.BASE_REFERENCES, "dp-popularity")) if m in others])
 c1, c2, c3 = st.columns([2, 3, 1])
 method = c1.selectbox("Method swept", dp_methods, key="sweep_method")
 grid_text = c2.text_input("ε grid (comma-separated, inf = non-private)", key="sweep_grid")
 seeds_text = c3.text_input("Seeds", key="sweep_seeds")
+ui.non_private_checkbox("tradeoff")
 refs = st.multiselect("Reference lines", [m for m in others if m != method], key="sweep_refs")
 ui.remember("sweep_method", "sweep_grid", "sweep_seeds", "sweep_refs")
 
@@ -46,23 +47,19 @@ key = (dash.dataset_fingerprint(ds), dash.config_key(config), tuple(grid), tuple
 have = st.session_state.get(ui.SWEEP)
 n_runs = len(seeds) * (len(grid) + len(refs))
 if st.button(f"Run sweep ({n_runs} runs)", type="primary", key="sweep_run"):
-    bar = st.progress(0.0, text="Starting the sweep…")
-
-    def progress(event: str, **info) -> None:
-        if event == "sweep_step":
-            bar.progress(info["done"] / info["total"],
-                         text=f"{info['done']}/{info['total']}: {info['method']}, "
-                              f"ε = {dash.format_epsilon(info['epsilon'])}, seed {info['seed']}")
-
     try:
-        doc = ui.run_sweep(ds, config, grid, seeds, refs, progress)
+        doc, cached = ui.run_sweep(ds, config, grid, seeds, refs)
     except DpfedError as exc:
-        bar.empty()
         ui.show_error(exc)
         st.stop()
-    bar.empty()
     have = {"key": key, "doc": doc}
     st.session_state[ui.SWEEP] = have
+    if cached:
+        st.caption("Same data and settings as an earlier sweep: shown from the cache.")
+    else:
+        ui.record("sweep", f"sweep of {method}, ε ∈ {{{', '.join(map(dash.format_epsilon, grid))}}}, "
+                           f"seeds {', '.join(map(str, seeds))}", config,
+                  {**doc, "request": {"epsilons": grid, "seeds": seeds, "references": refs}})
 
 if not have:
     st.info("Press **Run sweep**. The default grid takes well under a minute on the sample data; the "
@@ -77,25 +74,28 @@ swept = doc["config"]["method"]
 st.caption(f"Swept: **{labels[swept]}** — {dash.privacy_of(swept)}. References: " + "; ".join(
     f"{labels[m]} ({dash.privacy_of(m)})" for m in doc["references"]))
 
-show = ["mar", "test_rmse"]
-extra = st.selectbox("Another metric", ["(none)", "ndcg_at_10", "precision_at_10", "recall_at_10", "train_rmse"],
-                     key="sweep_extra")
-if extra != "(none)":
-    show.append(extra)
-cols = st.columns(2)
-tables = []
-for i, metric in enumerate(show):
-    table = dash.sweep_frame(doc, metric)
-    tables.append(table)
-    cross = dash.sweep_crossing(doc, metric) if "individual" in doc["references"] else None
-    name = dash.METRIC_SHORT.get(metric, metric)
-    fig = plots.tradeoff_chart(table, swept, metric, references=doc["references"], crossing=cross,
-                               labels=labels, metric_label=f"{name} ({dash.better_word(metric)})",
-                               title=f"{name} against ε")
-    with cols[i % 2]:
-        st.plotly_chart(fig, key=f"tradeoff_{metric}")
-        if "individual" in doc["references"]:
-            st.markdown(f"Crossing ε ({name}) vs individual: {dash.sweep_crossing_text(doc, metric)}")
+# ---------------------------------------------------------------- headline verdict (one metric)
+all_metrics = ["mar", "test_rmse", "ndcg_at_10", "precision_at_10", "recall_at_10", "train_rmse"]
+metric = st.radio("Headline metric", all_metrics, horizontal=True, key="sweep_metric",
+                  format_func=lambda m: dash.METRIC_SHORT.get(m, m))
+ui.remember("sweep_metric")
+name = dash.METRIC_SHORT.get(metric, metric)
+has_ind = "individual" in doc["references"]
+st.subheader("Verdict")
+finite = [e for e in doc["epsilons"] if e != float("inf")]
+v_eps = 1.0 if 1.0 in finite else (min(finite, key=lambda e: abs(e - 1.0)) if finite else None)
+cross = dash.sweep_crossing(doc, metric) if has_ind else None
+if has_ind:
+    st.markdown(dash.pays_from_sweep(doc, metric))
+    if v_eps is not None:
+        v = dash.sweep_entity_verdict(doc, v_eps, metric)
+        if v:
+            st.markdown(dash.sweep_verdict_sentence(v, len(doc["seeds"])))
+    if "dp-popularity" not in doc["references"]:
+        st.caption("DP popularity is not among the reference lines" + (
+            " (add it above)." if "dp-popularity" in others else " (not available in this build)."))
+else:
+    st.info("Add *individual* to the reference lines for the verdict and the crossing ε.", icon=":material/info:")
 
 if "dp-popularity" in doc["references"]:
     from dpfed_core.evaluation.experiments import versus_dp_popularity
@@ -112,9 +112,96 @@ if "dp-popularity" in doc["references"]:
         st.caption("MAR against dp-popularity at the same ε: " + "; ".join(
             f"ε = {dash.format_epsilon(r['epsilon'])}: {r['verdict']}" for r in rows))
 
+table = dash.sweep_frame(doc, metric)
+fig = plots.tradeoff_chart(table, swept, metric, references=doc["references"], crossing=cross,
+                           labels=labels, metric_label=f"{name} ({dash.better_word(metric)})",
+                           title=f"{name} against ε")
+st.plotly_chart(fig, key=f"tradeoff_{metric}")
+if has_ind:
+    st.markdown(f"Crossing ε ({name}) vs individual: {dash.sweep_crossing_text(doc, metric)}")
+
+# ---------------------------------------------------------------- ε planner
+st.subheader("ε planner")
+p1, p2 = st.columns(2)
+with p1:
+    tol = st.number_input("Utility I need: within this % of the best reference", 0.0, 100.0, 5.0, step=1.0,
+                          key="sweep_tol", help="Of central (all data pooled, non-private) when it was "
+                                                "run, else of the swept method at ε = ∞.")
+    plan = dash.epsilon_for_utility(doc, metric, tol / 100.0)
+    if plan["reference"] is None:
+        st.info("Add *central* to the reference lines (or ∞ to the grid) to plan ε.")
+    elif plan["epsilon"] is None:
+        st.markdown(f"No ε on this grid gets {name} within {tol:g} % of {plan['reference']} "
+                    f"({plan['reference_value']:.4f} → target {plan['target']:.4f}). Try a larger grid.")
+    else:
+        st.markdown(f"**Smallest ε on the grid within {tol:g} % of {plan['reference']}: "
+                    f"ε = {dash.format_epsilon(plan['epsilon'])}** ({name} target {plan['target']:.4f}; "
+                    "at that ε and every larger one).")
+with p2:
+    sub_eps = st.select_slider("How many users per entity would make this ε pay?", finite or [1.0],
+                               value=v_eps if v_eps in finite else (finite or [1.0])[0],
+                               key="sweep_sub_eps", format_func=dash.format_epsilon)
+    st.caption("Runs the swept method and the individual models on 25 %, 50 % and 100 % of each "
+               "entity's users (2 seeds each, simulation noise: an analyst's estimate, no release) and "
+               "finds where the federation's advantage crosses zero.")
+    if st.button("Estimate users needed", key="sweep_sub_run"):
+        fractions = (0.25, 0.5, 1.0)
+        sub_seeds = tuple(seeds[:2]) if len(seeds) >= 2 else (seeds[0], seeds[0] + 1)
+        cfg_sub = config.replace(simulation=True)
+
+        def compute(progress):
+            from dpfed_core.evaluation.experiments import run_method
+            import numpy as np
+
+            pts, total, done = [], len(fractions) * len(sub_seeds) * 2, 0
+            for f in fractions:
+                sub = dash.subsample_users(ds, f, 0) if f < 1 else ds
+                adv = []
+                for sd in sub_seeds:
+                    vals = {}
+                    for m_ in (swept, "individual"):
+                        c = cfg_sub.replace(method=m_, seed=sd, epsilon=sub_eps if m_ == swept else float("inf"))
+                        vals[m_] = run_method(sub, c)[0]["overall"][metric]
+                        done += 1
+                        progress("sub_step", done=done, total=total)
+                    d = vals["individual"] - vals[swept]
+                    adv.append(d if metric in dash.LOWER_IS_BETTER else -d)
+                sizes = np.bincount(sub.entity_of_user, minlength=sub.n_entities)
+                pts.append({"fraction": f, "users": float(np.median(sizes)), "advantage": float(np.mean(adv)),
+                            "sd": float(np.std(adv, ddof=1)) if len(adv) > 1 else 0.0})
+            return pts
+
+        try:
+            pts, _ = ui.run_job(dash.generic_key("users", ds, dash.config_key(cfg_sub), sub_eps, metric,
+                                                 sub_seeds), compute, "Runs on subsamples")
+            st.session_state["sweep_sub_result"] = {"eps": sub_eps, "metric": metric, "points": pts}
+        except DpfedError as exc:
+            ui.show_error(exc)
+    sub = st.session_state.get("sweep_sub_result")
+    if sub and sub["eps"] == sub_eps and sub["metric"] == metric:
+        est = dash.users_to_pay(sub["points"], metric)
+        st.dataframe([{"users per entity (median)": p["users"], "federation advantage": p["advantage"],
+                       "sd over seeds": p["sd"]} for p in sub["points"]], hide_index=True, width="stretch")
+        if est["users"] is None:
+            st.markdown(f"At ε = {dash.format_epsilon(sub_eps)}: no size found — {est['how']}.")
+        else:
+            st.markdown(f"At ε = {dash.format_epsilon(sub_eps)} the federation pays from about "
+                        f"**{est['users']:,.0f} users per entity** ({est['how']}).")
+
+with st.expander("Other metrics"):
+    tables = []
+    for mtr in all_metrics:
+        t = dash.sweep_frame(doc, mtr)
+        tables.append(t)
+        if mtr != metric:
+            c_ = dash.sweep_crossing(doc, mtr) if has_ind else None
+            nm = dash.METRIC_SHORT.get(mtr, mtr)
+            st.plotly_chart(plots.tradeoff_chart(t, swept, mtr, references=doc["references"], crossing=c_,
+                                                 labels=labels, metric_label=f"{nm} ({dash.better_word(mtr)})",
+                                                 title=f"{nm} against ε"), key=f"tradeoff_other_{mtr}")
 all_rows = pd.concat(tables, ignore_index=True)
 all_rows["epsilon"] = all_rows["epsilon"].map(dash.format_epsilon)
 with st.expander("Mean ± sd table"):
-    st.dataframe(all_rows, hide_index=True)
+    st.dataframe(all_rows, hide_index=True, width="stretch")
 st.download_button("Download the sweep table (CSV)", all_rows.to_csv(index=False).encode(),
                    file_name="dpfed_sweep.csv", mime="text/csv", key="sweep_csv")

@@ -88,6 +88,7 @@ with st.expander("Advanced: attacks, confidence, a specific user"):
     conf = float(a3.select_slider("Confidence", [0.9, 0.95, 0.99], key="audit_conf"))
     user_text = a4.text_input("Specific user id (optional)", key="audit_user",
                               help="Audit this user of the entity as an extra target.")
+ui.non_private_checkbox("audit")
 ui.remember("audit_entity", "audit_methods", "audit_grid", "audit_targets", "audit_runs", "audit_k",
             "audit_seed", "audit_lr", "audit_with_v", "audit_conf", "audit_user")
 
@@ -106,7 +107,7 @@ n_jobs = sum(len(grid) if m in private_methods else 1 for m in methods) * len(sp
 proto_params = dict(base.prototype_params or {}) if base.method in private_methods else {}
 st.caption(
     f"{n_jobs} audits × {2 * runs} releases = **{n_jobs * 2 * runs:,} releases** of entity "
-    f"{entity!r}. δ = {base.delta:g}"
+    f"{dash.escape_md(entity)}. δ = {base.delta:g}"
     + (f", DP parameters from the Federate page: {json.dumps(proto_params)}" if proto_params else "")
     + ". About 100 runs per class: a few seconds per audit on the sample data.")
 for e in errors:
@@ -115,28 +116,31 @@ for e in errors:
 key = (dash.dataset_fingerprint(ds), entity, tuple(methods), tuple(grid), tuple(specs), runs, k, seed,
        use_lr, with_v, conf, base.delta, json.dumps(proto_params, sort_keys=True))
 if st.button("Run audit", type="primary", disabled=bool(errors), key="audit_run"):
-    bar = st.progress(0.0, text="Starting the audit…")
-    last = [-1]
+    allow = ui.allow_non_private()
 
-    def progress(event: str, **info) -> None:
-        pct = int(100 * info["done"] / max(info["total"], 1))
-        if pct != last[0]:  # one update per percent keeps the browser responsive
-            last[0] = pct
-            bar.progress(pct / 100, text=f"{info['done']}/{info['total']} runs — {info['method']}, "
-                                         f"ε = {dash.format_epsilon(info['epsilon'])}, {info['target']}")
+    def compute(progress):  # runs in a worker thread: no Streamlit in here
+        from dpfed_core.evaluation.budget import plan_audit
+        from dpfed_core.ui import history
+
+        # an audit reads the entity's exact rows: charged (or refused on a capped dataset) first
+        return history.charged(ds, plan_audit(ds, entity, methods, grid, base.delta, seed=seed), lambda: aud.run_audit(
+            ds, entity, methods=methods, epsilons=grid, delta=base.delta, k=k,
+            prototype_params=proto_params, targets=specs, runs=runs,
+            attacks=["distance", "lr", "counts"] if use_lr else ["distance", "counts"], with_v=with_v,
+            rank=base.rank, lam=base.lam, confidence=conf, seed=seed, progress=progress),
+            allow_non_private=allow)
 
     try:
-        doc = aud.run_audit(ds, entity, methods=methods, epsilons=grid, delta=base.delta, k=k,
-                            prototype_params=proto_params, targets=specs, runs=runs,
-                            attacks=["distance", "lr", "counts"] if use_lr else ["distance", "counts"],
-                            with_v=with_v,
-                            rank=base.rank, lam=base.lam, confidence=conf, seed=seed, progress=progress)
+        doc, cached = ui.run_job(dash.generic_key("audit", ds, *key[1:]), compute, "Membership audit")
     except DpfedError as exc:
-        bar.empty()
         ui.show_error(exc)
         st.stop()
-    bar.empty()
     st.session_state[RESULT] = {"key": key, "doc": doc}
+    if not cached:
+        ui.record("audit", f"audit of {entity}: {', '.join(methods)} at ε ∈ "
+                           f"{{{', '.join(map(dash.format_epsilon, grid))}}}, {runs} runs per class",
+                  {"entity": entity, "methods": methods, "epsilons": grid, "targets": specs, "runs": runs,
+                   "k": k, "seed": seed}, doc)
 
 have = st.session_state.get(RESULT)
 if have is not None and have["key"][0] != key[0]:  # an audit of other data no longer applies
@@ -227,7 +231,7 @@ st.dataframe(table, hide_index=True, key="audit_summary", column_config={
     "best AUC": st.column_config.NumberColumn(format="%.3f"),
     "row published verbatim": st.column_config.NumberColumn(format="percent"),
     **{f"TPR @ FPR {float(f):.0%}": st.column_config.NumberColumn(format="%.3f") for f in fprs}})
-st.caption(f"Entity {ent['name']!r}, {ent['n_users']} users; {doc['config']['runs']} runs per class; "
+st.caption(f"Entity {dash.escape_md(ent['name'])}, {ent['n_users']} users; {doc['config']['runs']} runs per class; "
            f"bounds at {doc['config']['confidence']:.0%} Clopper–Pearson confidence on runs not used to "
            f"choose the attack's threshold; {doc['timings']['total']:.1f} s. These numbers are computed on "
            "private data for the analyst only.")

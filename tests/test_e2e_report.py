@@ -3,7 +3,6 @@
 network request. Skipped without Chromium locally; fails in CI (env ``CI`` set)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from conftest import CHROMIUM_ARGS
@@ -13,7 +12,6 @@ from dpfed_core.reporting import report as rep
 from report_docs import make_docs
 
 pytestmark = pytest.mark.e2e
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 
 def test_report_opens_and_shows_every_section(browser_path, tmp_path):
@@ -46,8 +44,7 @@ def test_report_opens_and_shows_every_section(browser_path, tmp_path):
             assert n_div >= 4 and drawn == n_div
             assert "Guarantee (ledger)" in page.locator("section#summary").inner_text()
             assert "inconclusive" in page.locator("section#audit").inner_text()  # 12 runs cannot certify ε = 1
-            ARTIFACTS.mkdir(exist_ok=True)
-            page.screenshot(path=str(ARTIFACTS / "report_top.png"))
+            page.screenshot(path=str(tmp_path / "report_top.png"))  # tests write under tmp only
         finally:
             browser.close()
     assert not page_errors, page_errors

@@ -14,6 +14,16 @@ H_u = {(i, x_ui)} and candidate items C_u = all items not in T_u (hidden items a
   Top-N breaks score ties by the lower item index. Averaged over test users with |H_u| > 0
   (users with nothing hidden are not test users and are skipped).
 
+Clinical set metrics (event data such as eICU stays; :func:`set_metrics`), as medication-
+recommendation benchmarks report them, for the recommended set R_u = top-N(C_u) against the hidden
+set H_u (items with a hidden non-zero entry):
+
+* **Jaccard** = |R_u ∩ H_u| / |R_u ∪ H_u|;
+* **F1** = 2·P·R / (P + R) with P = |R_u ∩ H_u| / |R_u|, R = |R_u ∩ H_u| / |H_u| (0 when both are 0);
+* **PR-AUC** = average precision of the full ranking of C_u against H_u:
+  (1/|H_u|) Σ_{r: item_r ∈ H_u} precision@r — the area under the step precision–recall curve
+  (scikit-learn's ``average_precision_score`` with ties broken by the lower item index).
+
 Per-entity values aggregate that entity's rows; ``overall`` aggregates all rows the same way
 (pooled sums, not a mean of entity means).
 """
@@ -183,3 +193,50 @@ def evaluate(
     entities = [summarise(entity_of_user == h, entity_names[h]) for h in range(H)]
     overall = summarise(np.ones(n_users, dtype=bool), "overall")
     return {"entities": entities, "overall": overall}
+
+
+def set_metrics(scores: np.ndarray, train_rows: sp.csr_matrix, test_rows: sp.csr_matrix,
+                n: int = 10) -> dict[str, np.ndarray]:
+    """Per-user Jaccard, F1 and PR-AUC of the top-``n`` recommendations (formulas in the module
+    docstring) for a batch of users.
+
+    scores : (b, m) predicted scores; train_rows, test_rows : (b, m) CSR rows of the same users.
+    Returns arrays of length b: ``jaccard``, ``f1``, ``pr_auc``, ``hits``, ``n_hidden``; users with
+    nothing hidden get NaN (they are not test users). Items in the training row are never
+    recommended or ranked (the candidates C_u).
+    """
+    S = np.array(scores, dtype=np.float64, copy=True)
+    b, m = S.shape
+    train = sp.csr_matrix(train_rows)
+    test = sp.csr_matrix(test_rows)
+    test = test.multiply(test > 0).tocsr()  # hidden *events*: non-zero entries
+    rows_t = np.repeat(np.arange(b), np.diff(train.indptr))
+    S[rows_t, train.indices] = -np.inf
+    # stable order: higher score first, ties by lower item index
+    order = np.lexsort((np.broadcast_to(np.arange(m), (b, m)), -S), axis=-1) if b else np.zeros((0, m), int)
+    hidden = np.zeros((b, m), dtype=bool)
+    rows_h = np.repeat(np.arange(b), np.diff(test.indptr))
+    hidden[rows_h, test.indices] = True
+    hidden[rows_t, train.indices] = False
+    n_cand = m - np.diff(train.indptr)
+    rel = np.take_along_axis(hidden, order, axis=1)  # relevance in ranked order
+    # only candidates count: the last (m − |C_u|) positions hold the training items (score −inf)
+    pos = np.arange(m)[None, :]
+    rel &= pos < n_cand[:, None]
+    n_hidden = rel.sum(axis=1)
+    top = min(int(n), m)
+    topn = np.minimum(top, n_cand)
+    hits = (rel & (pos < topn[:, None])).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        jac = hits / (topn + n_hidden - hits)
+        prec = hits / topn
+        rec = hits / n_hidden
+        f1 = np.where(hits > 0, 2 * prec * rec / (prec + rec), 0.0)
+        cum = np.cumsum(rel, axis=1)
+        prec_at = cum / (pos + 1)
+        ap = (prec_at * rel).sum(axis=1) / n_hidden
+    none = n_hidden == 0
+    out = {"jaccard": jac, "f1": f1, "pr_auc": ap, "hits": hits.astype(float), "n_hidden": n_hidden.astype(float)}
+    for k in ("jaccard", "f1", "pr_auc"):
+        out[k] = np.where(none, np.nan, out[k]).astype(float)
+    return out

@@ -17,6 +17,25 @@ import plotly.graph_objects as go
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6",
            "#9D755D", "#BAB0AC", "#EECA3B"]
 SEQUENTIAL = "Viridis"
+
+#: One fixed colour per method on every page and in the report (the single palette map). Methods not
+#: listed get a stable colour derived from their name, so a method never changes colour between views.
+METHOD_COLORS = {
+    "dp-gaussian": "#4C78A8", "dp-prototypes": "#72B7B2", "individual": "#E45756", "central": "#54A24B",
+    "popularity": "#9D755D", "dp-popularity": "#B279A2", "random-v": "#BAB0AC", "kmeans": "#F58518",
+    "krandom": "#EECA3B", "dp-cooccurrence": "#FF9DA6",
+}
+_EXTRA = ["#8CD17D", "#B6992D", "#499894", "#D37295", "#A0CBE8", "#FFBE7D", "#86BCB6", "#D4A6C8",
+          "#79706E", "#F1CE63"]
+
+
+def method_color(method: str) -> str:
+    """The colour of ``method`` everywhere (dashboard and report)."""
+    if method in METHOD_COLORS:
+        return METHOD_COLORS[method]
+    import zlib
+
+    return _EXTRA[zlib.crc32(str(method).encode()) % len(_EXTRA)]
 #: Where ∞ is drawn on a log-ε axis: this many decades right of the largest finite ε.
 INF_OFFSET_DECADES = 0.6
 
@@ -29,16 +48,27 @@ def _base_layout(fig: go.Figure, title: str | None = None, height: int | None = 
     fig.update_layout(
         title=dict(text=title, x=0, xanchor="left", y=0.99, yanchor="top") if title else None,
         height=(height or 400) + top,
-        margin=dict(l=10, r=10, t=top + 10, b=10),
+        # axes grow their own margins for long tick labels (automargin), so nothing is clipped
+        margin=dict(l=10, r=20, t=top + 10, b=10, autoexpand=True),
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
         legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0),
     )
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 
+def escape_text(text: object) -> str:
+    """Data strings (entity, item names) as inert text in Plotly labels: Plotly renders a subset of
+    HTML (links, styles) in titles, ticks and hover text, so ``<`` ``>`` ``&`` are escaped."""
+    import html
+
+    return html.escape(str(text), quote=False)
+
+
 def _short(names: Iterable[str], n: int = 28) -> list[str]:
-    return [s if len(s) <= n else s[: n - 1] + "…" for s in map(str, names)]
+    return [escape_text(s if len(s) <= n else s[: n - 1] + "…") for s in map(str, names)]
 
 
 def _dedupe(labels: list[str]) -> list[str]:
@@ -65,12 +95,12 @@ def prototype_heatmap(P: np.ndarray, item_names: Sequence[str], columns: np.ndar
     fig = go.Figure(go.Heatmap(
         z=Z, x=_dedupe(_short(names)), y=[f"prototype {i + 1}" for i in range(P.shape[0])],
         colorscale=SEQUENTIAL, zmin=0, zmax=value_max if value_max else None,
-        customdata=np.broadcast_to(np.asarray(names, dtype=object)[None, :], Z.shape),
+        customdata=np.broadcast_to(np.asarray([escape_text(x) for x in names], dtype=object)[None, :], Z.shape),
         hovertemplate="%{y}<br>%{customdata}<br>value %{z:.3f}<extra></extra>",
         colorbar=dict(title="value"),
     ))
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(tickangle=-45)
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(tickangle=-45, type="category")  # numeric item ids are names, not numbers
     return _base_layout(fig, title, height=max(300, 26 * P.shape[0] + 150))
 
 
@@ -85,29 +115,82 @@ def factor_heatmap(V: np.ndarray, item_names: Sequence[str], n_items: int = 40,
         colorscale=SEQUENTIAL, zmin=0,
         hovertemplate="%{y}<br>%{x}: %{z:.3f}<extra></extra>", colorbar=dict(title="loading"),
     ))
-    fig.update_yaxes(autorange="reversed")
+    fig.update_yaxes(autorange="reversed", type="category")  # numeric item ids are names
+    fig.update_xaxes(type="category")
     return _base_layout(fig, title, height=max(300, 60 + 16 * len(rows)))
 
 
 # ------------------------------------------------------------------------------ bars
-def metric_bars(df: pd.DataFrame, metric: str, title: str | None = None,
-                methods: Sequence[str] | None = None, labels: dict[str, str] | None = None) -> go.Figure:
-    """Grouped bars of one metric per entity (and 'overall') for each method.
+#: Above this many entities the grouped bars become a sorted dot plot (one row per entity).
+MANY_ENTITIES = 12
 
-    ``df`` is :func:`dpfed_core.ui.engine.metrics_frame`: columns method, entity, <metric>.
+
+def metric_bars(df: pd.DataFrame, metric: str, title: str | None = None,
+                methods: Sequence[str] | None = None, labels: dict[str, str] | None = None,
+                metric_label: str | None = None) -> go.Figure:
+    """One metric per entity (and 'overall') for each method, each method in its fixed colour.
+
+    ``df`` is :func:`dpfed_core.ui.engine.metrics_frame`: columns method, entity, <metric>. Up to
+    :data:`MANY_ENTITIES` entities: grouped bars. More: a dot plot with one row per entity, sorted by
+    the first method's value, so 150 entities stay readable (see :func:`metric_dots`).
     """
     methods = list(methods) if methods is not None else list(dict.fromkeys(df["method"]))
-    entities = list(dict.fromkeys(df["entity"]))
+    if df.loc[df["entity"].astype(str) != "overall", "entity"].nunique() > MANY_ENTITIES:
+        return metric_dots(df, metric, title=title, methods=methods, labels=labels, metric_label=metric_label)
+    df = df.assign(entity=df["entity"].map(lambda e: escape_text(e) if e != "overall" else e))
+    entities = [str(e) for e in dict.fromkeys(df["entity"])]
     if "overall" in entities:  # overall last, visually apart
         entities = [e for e in entities if e != "overall"] + ["overall"]
+    mlabel = metric_label or metric
     fig = go.Figure()
-    for i, m in enumerate(methods):
-        d = df[df["method"] == m].set_index("entity").reindex(entities)
-        fig.add_bar(x=entities, y=d[metric], name=(labels or {}).get(m, m),
-                    marker_color=PALETTE[i % len(PALETTE)],
-                    hovertemplate=f"{m}<br>%{{x}}: %{{y:.4f}}<extra></extra>")
-    fig.update_layout(barmode="group", xaxis_title="entity", yaxis_title=metric)
+    for m in methods:
+        d = df[df["method"] == m].assign(entity=lambda x: x["entity"].astype(str)).set_index("entity").reindex(entities)
+        name = (labels or {}).get(m, m)
+        fig.add_bar(x=entities, y=d[metric], name=name, marker_color=method_color(m),
+                    customdata=np.array([[m]] * len(entities), dtype=object),
+                    hovertemplate=f"<b>%{{x}}</b><br>method: {_esc(m)}<br>{_esc(mlabel)}: %{{y:.4f}}<extra></extra>")
+    fig.update_layout(barmode="group", xaxis_title="entity", yaxis_title=mlabel)
+    fig.update_xaxes(type="category")  # numeric hospital ids are names, not numbers
     return _base_layout(fig, title, height=380, legend_rows=1 + len(methods) // 6)
+
+
+def metric_dots(df: pd.DataFrame, metric: str, title: str | None = None,
+                methods: Sequence[str] | None = None, labels: dict[str, str] | None = None,
+                metric_label: str | None = None) -> go.Figure:
+    """Many entities: one row per entity (sorted by the first method's value), one dot per method in
+    its fixed colour; a grey line joins each entity's dots so the gap between methods reads at once."""
+    methods = list(methods) if methods is not None else list(dict.fromkeys(df["method"]))
+    d = df[df["entity"].astype(str) != "overall"].assign(entity=lambda x: x["entity"].map(escape_text))
+    wide = d.pivot_table(index="entity", columns="method", values=metric, sort=False)
+    first = methods[0] if methods and methods[0] in wide.columns else wide.columns[0]
+    wide = wide.sort_values(first, ascending=True)
+    ents = list(wide.index)
+    mlabel = metric_label or metric
+    fig = go.Figure()
+    lo, hi = wide.min(axis=1).to_numpy(float), wide.max(axis=1).to_numpy(float)
+    xs, ys = [], []
+    for e, a, b in zip(ents, lo, hi):
+        xs += [a, b, None]
+        ys += [e, e, None]
+    fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", line=dict(color="#999", width=1),
+                             hoverinfo="skip", showlegend=False))
+    for m in methods:
+        if m not in wide.columns:
+            continue
+        name = (labels or {}).get(m, m)
+        fig.add_trace(go.Scatter(
+            x=wide[m], y=ents, mode="markers", name=name, marker=dict(color=method_color(m), size=8),
+            hovertemplate=f"<b>%{{y}}</b><br>method: {_esc(m)}<br>{_esc(mlabel)}: %{{x:.4f}}<extra></extra>"))
+    fig.update_yaxes(type="category", title="entity", categoryorder="array", categoryarray=ents)
+    fig.update_xaxes(title=mlabel)
+    return _base_layout(fig, title, height=max(320, 18 * len(ents) + 60), legend_rows=1 + len(methods) // 6)
+
+
+def _esc(text: object) -> str:
+    """Data strings inside Plotly hover templates: escape the template and HTML metacharacters."""
+    import html
+
+    return html.escape(str(text)).replace("%", "%%").replace("{", "&#123;").replace("}", "&#125;")
 
 
 def privacy_stage_bars(per_stage: list[dict], title: str | None = None) -> go.Figure:
@@ -119,9 +202,10 @@ def privacy_stage_bars(per_stage: list[dict], title: str | None = None) -> go.Fi
     df = df[np.isfinite(df["epsilon"].astype(float))]
     for i, stage in enumerate(dict.fromkeys(df["stage"])):
         d = df[df["stage"] == stage]
-        fig.add_bar(x=d["entity"], y=d["epsilon"], name=stage, marker_color=PALETTE[i % len(PALETTE)],
-                    hovertemplate=f"{stage}<br>%{{x}}: ε = %{{y:.4g}}<extra></extra>")
+        fig.add_bar(x=d["entity"].map(escape_text), y=d["epsilon"], name=stage, marker_color=PALETTE[i % len(PALETTE)],
+                    hovertemplate=f"stage: {_esc(stage)}<br>entity: %{{x}}<br>ε = %{{y:.4g}}<extra></extra>")
     fig.update_layout(barmode="stack", xaxis_title="entity", yaxis_title="ε spent")
+    fig.update_xaxes(type="category", tickangle=-45 if df["entity"].nunique() > 8 else 0)
     return _base_layout(fig, title, height=340, legend_rows=1 + len(fig.data) // 7)
 
 
@@ -157,7 +241,7 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
         if r.empty:
             continue
         mean, sd = float(r["mean"].iloc[0]), float(r["sd"].iloc[0])
-        color = PALETTE[(i + 1) % len(PALETTE)]
+        color = method_color(ref)
         name = labels.get(ref, ref)
         if len(r) > 1:
             # A DP reference (dp-popularity) runs at every ε: drawn against ε like the swept method.
@@ -177,10 +261,12 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
         fig.add_trace(go.Scatter(
             x=[x_min, x_max], y=[mean, mean], mode="lines", name=f"{name}",
             line=dict(color=color, dash="dash", width=2), legendgroup=ref,
-            hovertemplate=f"{name}: %{{y:.4f}} ± {sd:.4f}<extra></extra>"))
+            hovertemplate=f"method: {_esc(ref)}<br>{_esc(metric_label or metric)}: %{{y:.4f}} ± {sd:.4f} "
+                          "(sd over seeds)<br>ε: not used<extra></extra>"))
 
-    color = PALETTE[0]
+    color = method_color(method)
     name = labels.get(method, method)
+    mlab = _esc(metric_label or metric)
     fin = d[np.isfinite(d["epsilon"])]
     if not fin.empty:
         x = fin["epsilon"].to_numpy(float)
@@ -191,7 +277,8 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
                                  showlegend=False, legendgroup=method))
         fig.add_trace(go.Scatter(x=x, y=m, mode="lines+markers", name=f"{name} (mean ± sd)",
                                  line=dict(color=color, width=3), legendgroup=method,
-                                 customdata=s, hovertemplate="ε = %{x:g}<br>%{y:.4f} ± %{customdata:.4f}<extra></extra>"))
+                                 customdata=s, hovertemplate=f"method: {_esc(method)}<br>ε = %{{x:g}}<br>{mlab}: "
+                                 "%{y:.4f} ± %{customdata:.4f} (sd over seeds)<extra></extra>"))
     inf_row = d[np.isinf(d["epsilon"])]
     if not inf_row.empty:
         m_inf, s_inf = float(inf_row["mean"].iloc[0]), float(inf_row["sd"].iloc[0])
@@ -199,7 +286,8 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
             x=[inf_x], y=[m_inf], mode="markers", name=f"{name}, ε = ∞ (non-private)",
             marker=dict(color=color, size=12, symbol="diamond", line=dict(width=1, color="#888")),
             error_y=dict(type="data", array=[s_inf], visible=True, color=color),
-            legendgroup=method, hovertemplate=f"ε = ∞<br>%{{y:.4f}} ± {s_inf:.4f}<extra></extra>"))
+            legendgroup=method, hovertemplate=f"method: {_esc(method)}<br>ε = ∞ (non-private)<br>{mlab}: "
+                                              f"%{{y:.4f}} ± {s_inf:.4f} (sd over seeds)<extra></extra>"))
         if len(finite):
             fig.add_vline(x=hi_f * 10 ** (INF_OFFSET_DECADES / 2), line=dict(color="#888", dash="dot", width=1))
 

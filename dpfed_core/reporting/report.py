@@ -234,6 +234,12 @@ def _palette() -> list[str]:
         return ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6"]
 
 
+def _method_color(method: str) -> str:
+    from dpfed_core.reporting.plots import method_color
+
+    return method_color(method)
+
+
 def _layout(fig, title: str | None = None, height: int = 420, legend_inside: bool = False):
     legend = (dict(orientation="v", yanchor="bottom", y=0.02, xanchor="right", x=0.99,
                    bgcolor="rgba(255,255,255,0.75)", bordercolor="#ccc", borderwidth=1)
@@ -241,6 +247,8 @@ def _layout(fig, title: str | None = None, height: int = 420, legend_inside: boo
     fig.update_layout(title=dict(text=title, x=0, xanchor="left") if title else None, height=height,
                       margin=dict(l=10, r=10, t=50 if title else 20, b=10),
                       paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)", legend=legend)
+    fig.update_xaxes(automargin=True)  # long tick labels push the margin out instead of being clipped
+    fig.update_yaxes(automargin=True)
     return fig
 
 
@@ -302,7 +310,7 @@ def audit_epsilon_figure(audit_doc: dict, title: str | None = None):
                                  name=f"most these runs can certify ({cap:.2f})",
                                  line=dict(color="#999", dash="dot")))
     for i, m in enumerate(dict.fromkeys(r["method"] for r in summ)):
-        color = pal[i % len(pal)]
+        color = _method_color(m)
         pts = [r for r in summ if r["method"] == m]
         # finite claims joined by a line; ε = ∞ (no guarantee) drawn apart as a diamond
         for part, is_inf in (([r for r in pts if math.isfinite(_f(r["epsilon"]))], False),
@@ -447,6 +455,32 @@ def _data(run: dict, data_summary: list[dict] | None) -> str:
     return _section("data", body, [ANALYST_ONLY])
 
 
+def k_explanation(run: dict) -> str:
+    """Why each entity sent the number of prototypes it did (the automatic k), from the run's
+    configuration and message log; "" when k is used as given."""
+    cfg = run.get("config", {}) or {}
+    k = cfg.get("k")
+    proto = cfg.get("prototype_params", {}) or {}
+    method = cfg.get("method", "")
+    sent = {}
+    for m in run.get("messages", []) or []:
+        if m.get("round") == 1 and "prototype" in str(m.get("content", "")) and m.get("shape"):
+            sent[m.get("sender")] = int(m["shape"][0])
+    cluster_size = proto.get("cluster_size", 1000 if method == "dp-gaussian" else None)
+    if method not in ("dp-gaussian", "dp-prototypes") or cluster_size is None or not k or int(k) <= 1:
+        if sent and k and any(v != int(k) for v in sent.values()):
+            return (f"k = {k} was requested; entities sent {', '.join(sorted({str(v) for v in sent.values()}))} "
+                    "prototypes (k is capped by each entity's size for non-private methods).")
+        return ""
+    counts = sorted(set(sent.values()))
+    got = f" In this run the entities sent {', '.join(map(str, counts))} prototype(s) each." if counts else ""
+    return (f"k = {k} is a maximum. {method} chooses k per entity as k_eff = clip(⌊n̂ / {float(cluster_size):g}⌋, 1, {k}) "
+            f"from the entity's noisy user count n̂ (its 'size' ledger row), so an entity with fewer than "
+            f"about {2 * int(cluster_size)} users sends one prototype. This is post-processing of a DP release "
+            "(no extra cost) and never uses the true count; under DP one large cluster measured better "
+            "than several small, noisier ones." + got)
+
+
 def _parameters(run: dict) -> str:
     cfg = dict(run.get("config", {}))
     proto = cfg.pop("prototype_params", {}) or {}
@@ -459,6 +493,9 @@ def _parameters(run: dict) -> str:
     if mparams:
         body += "<h3>Other method parameters</h3>" + html_table(
             [{"k": k, "v": v} for k, v in mparams.items()], [("k", "parameter"), ("v", "value")], cls="kv")
+    k_note = k_explanation(run)
+    if k_note:
+        body += f"<p><b>k (prototypes per entity).</b> {_esc(k_note)}</p>"
     ds = run.get("dataset", {})
     body += (f"<p>Declared public value bound Λ∞ = {fmt_num(ds.get('value_max'))} "
              f"({_esc(ds.get('value_kind', '—'))}).</p>")
@@ -562,8 +599,10 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool) -> 
         headline = "mar" if "mar" in metrics else metrics[0]
         pal = _palette()
         fig = go.Figure(go.Bar(x=[r["method"] for r in rows], y=[_f(r[headline]) for r in rows],
-                               marker_color=[pal[i % len(pal)] for i in range(len(rows))],
-                               hovertemplate="%{x}: %{y:.4f}<extra></extra>"))
+                               marker_color=[_method_color(r["method"]) for r in rows],
+                               hovertemplate=f"method: %{{x}}<br>{_esc(METRIC_LABELS.get(headline, headline))}: "
+                                             "%{y:.4f}<extra></extra>"))
+        fig.update_xaxes(type="category", tickangle=-30)
         fig.update_yaxes(title=METRIC_LABELS.get(headline, headline))
         body += _fig_html(_layout(fig, f"{METRIC_LABELS.get(headline, headline)} by method", 340),
                           "fig-utility", 340)

@@ -291,15 +291,35 @@ def parse_seeds(text: str) -> list[int]:
 
 
 # ------------------------------------------------------------------------------ data
+def _hash_strings(h, values) -> None:
+    """Feed a sequence of ids / names into ``h`` unambiguously (length-prefixed, so ("ab", "c")
+    and ("a", "bc") differ)."""
+    for v in values:
+        b = str(v).encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+
+
 def dataset_fingerprint(ds: FederatedDataset) -> str:
-    """A content hash of a dataset: the cache key of everything computed from it."""
-    h = hashlib.sha1()
+    """A content hash of the *whole* dataset: the cache key of everything computed from it.
+
+    Covers every value and position of X (the CSR arrays with their dtypes and shape), every user id,
+    item id and item name, the entity of every user and the entity names, the value kind and bound,
+    the dataset's name and its notes. Two uploads that differ anywhere get different keys, so one
+    person's cached results are never served for another person's data.
+    """
+    h = hashlib.sha256()
     X = ds.X
-    for arr in (X.data, X.indices, X.indptr, ds.entity_of_user):
-        h.update(np.ascontiguousarray(arr).tobytes())
-    h.update(json.dumps([list(ds.entity_names), ds.value_kind, ds.value_max, list(X.shape),
-                         ds.user_ids[:50].tolist(), ds.item_names[:50].tolist()]).encode())
-    return h.hexdigest()[:16]
+    for arr in (X.data, X.indices, X.indptr, np.asarray(ds.entity_of_user)):
+        a = np.ascontiguousarray(arr)
+        h.update(str(a.dtype).encode())
+        h.update(len(a.tobytes()).to_bytes(8, "little"))
+        h.update(a.tobytes())
+    for seq in (ds.user_ids, ds.item_ids, ds.item_names, ds.entity_names, ds.notes):
+        h.update(b"\x1e" + len(seq).to_bytes(8, "little"))
+        _hash_strings(h, seq)
+    h.update(json.dumps([ds.value_kind, float(ds.value_max), list(X.shape), ds.name]).encode())
+    return h.hexdigest()[:32]
 
 
 def config_key(config: RunConfig) -> str:
@@ -321,7 +341,7 @@ def small_entity_warning(ds: FederatedDataset, small: int = SMALL_ENTITY_USERS) 
     bad = df[df["too_small"]]
     if bad.empty:
         return None
-    names = ", ".join(f"{r.entity} ({r.users} users)" for r in bad.head(8).itertuples())
+    names = ", ".join(f"{escape_md(r.entity)} ({r.users} users)" for r in bad.head(8).itertuples())
     more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
     return (f"{len(bad)} of {len(df)} entities have fewer than {small} users: {names}{more}. "
             "With 20 % of users held out for testing they have very few training users for their "
@@ -459,9 +479,10 @@ def per_stage_table(doc: dict) -> pd.DataFrame:
 
 
 def guarantee_text(doc: dict) -> str:
+    """The run's privacy statement, computed from its ledger, with the assumptions it rests on."""
     p = doc["privacy"]
     if not p["private"]:
-        return f"**Not private.** {p['label']}."
+        return f"**Not private.** {escape_md(p['label'])}."
     from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
     from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME
 
@@ -613,3 +634,570 @@ def default_data_path(kind: str) -> str:
     rel = {"movielens": "../shared/data/ml-100k", "eicu": "../shared/data/eicu-demo"}[kind]
     p = Path(rel)
     return rel if p.exists() else ""
+
+
+# ------------------------------------------------------------------------------ job keys
+def run_key(ds: FederatedDataset, config: RunConfig) -> str:
+    """Cache key of one run: the whole dataset's content hash and the whole configuration."""
+    return "run:" + hashlib.sha256((dataset_fingerprint(ds) + config_key(config)).encode()).hexdigest()
+
+
+def sweep_key(ds: FederatedDataset, config: RunConfig, epsilons, seeds, references) -> str:
+    body = json.dumps([dataset_fingerprint(ds), config_key(config), [format_epsilon(e) for e in epsilons],
+                       list(map(int, seeds)), list(references)])
+    return "sweep:" + hashlib.sha256(body.encode()).hexdigest()
+
+
+def generic_key(kind: str, ds: FederatedDataset, *parts) -> str:
+    from dpfed_core.evaluation.experiments import json_safe
+
+    body = json.dumps([dataset_fingerprint(ds), json_safe(list(parts))], sort_keys=True, default=str)
+    return f"{kind}:" + hashlib.sha256(body.encode()).hexdigest()
+
+
+# ------------------------------------------------------------------------------ budget checks
+#: Largest finite ε the dashboard accepts: beyond it (ε, δ)-DP says nothing a reader could use, and
+#: the calibrations of some mechanisms lose floating-point meaning (ε ≈ 1e30 broke a root finder).
+from dpfed_core.config import MAX_EPSILON as MAX_FINITE_EPSILON  # noqa: E402  (RunConfig's own limit)
+#: δ at or above this is refused (a 1 % chance of failure is no guarantee); issue 11.
+MAX_DELTA = 1e-2
+
+
+def check_budget(epsilon_text: str | float, delta_text: str | float, *, eps_control: str = "ε",
+                 delta_control: str = "δ") -> tuple[float, float, list[str]]:
+    """Validate a typed (ε, δ) before a run: returns (ε, δ, warnings) or raises ConfigError whose
+    message names the page control that fixes it."""
+    eps = parse_epsilon(epsilon_text)
+    if math.isfinite(eps) and eps > MAX_FINITE_EPSILON:
+        raise ConfigError(f"{eps_control}: ε = {eps:g} is above {MAX_FINITE_EPSILON:g}, where a DP guarantee "
+                          "no longer means anything; type inf for the non-private limit or a value "
+                          "between 0.01 and 100.")
+    try:
+        delta = float(str(delta_text).strip())
+    except ValueError:
+        raise ConfigError(f"{delta_control}: δ must be a number such as 1e-6, got {str(delta_text)!r}") from None
+    if math.isnan(delta) or delta < 0:
+        raise ConfigError(f"{delta_control}: δ must be ≥ 0, got {delta_text}; a usual choice is 1e-6.")
+    if delta >= MAX_DELTA and math.isfinite(eps):
+        raise ConfigError(f"{delta_control}: δ = {delta:g} is refused: a chance of {delta:.0%} that the "
+                          "guarantee fails is no guarantee. Use δ well below 1/(number of users of an "
+                          "entity), e.g. 1e-6.")
+    warnings = []
+    if math.isfinite(eps) and delta > 1e-4:
+        warnings.append(f"δ = {delta:g} is large: it should be well below 1/(number of users of the "
+                        "largest entity); 1e-6 is usual.")
+    if math.isfinite(eps) and eps > 100:
+        warnings.append(f"ε = {eps:g} is far above the usual private range (0.1–10): the guarantee is "
+                        "formally true but weak.")
+    return eps, delta, warnings
+
+
+# ------------------------------------------------------------------------------ messages
+#: Engine parameter names → the dashboard control that sets them (Data / Federate pages). Errors from
+#: the engine name code parameters; the pages show them in their own words.
+CONTROL_NAMES = {
+    "drop_missing": "“Rows with a missing value” on the Data page",
+    "exclude_entities": "“Leave out entities” on the Data page",
+    "items": "“Item catalogue” on the Data page",
+    "events": "“Event tables (items)” on the Data page",
+    "top_n": "“Top-N” on the Recommend page",
+    "prototype_params": "the method's parameters (Advanced) on the Federate page",
+    "entity_transform": "“Derived as” (federation key) on the Data page",
+    "entity_from": "“Entity from column” on the Data page",
+    "entity_col": "“Entity from column” on the Data page",
+    "small_entities": "“Entities below the minimum” on the Data page",
+    "min_entity_users": "“Minimum users per entity” on the Data page",
+    "value_max": "“Declared maximum of one value (public bound)” on the Data page",
+    "over_max": "“Declared maximum of one value (public bound)” on the Data page",
+    "value_kind": "“Values are” on the Data page",
+    "value_col": "“Value” on the Data page",
+    "user_col": "“User” on the Data page",
+    "item_col": "“Item” on the Data page",
+    "item_name_col": "“Item name” on the Data page",
+    "duplicates": "“Repeated (user, item) rows” on the Data page",
+    "sep": "the file's separator (re-save it as comma- or tab-separated)",
+    "event_table": "“Event tables (items)” on the Data page",
+    "federation": "“Federation key” on the Data page",
+    "epsilon": "“ε per entity” on the Federate page",
+    "delta": "“δ” on the Federate page",
+    "k": "“k (prototypes per entity)” on the Federate page",
+    "rank": "“rank ℓ” on the Federate page",
+    "lam": "“λ (ridge)” on the Federate page",
+    "split": "“Budget split” (Advanced) on the Federate page",
+    "test_fraction": "“Test users per entity” (Advanced) on the Federate page",
+    "n_hidden": "“Hidden entries per test user” (Advanced) on the Federate page",
+    "max_iter": "“Server / MF iterations” (Advanced) on the Federate page",
+}
+
+
+def friendly_message(exc: BaseException) -> str:
+    """An engine error in the page's words: code parameter names (``drop_missing=True``,
+    ``entity_transform='prefix:1'``, ``--small-entities``) replaced by the control that sets them.
+
+    Uses the error's ``param`` attribute when the engine sets one (issue 12: errors carry the
+    parameter key), and rewrites ``name=value`` / ``name`` mentions in the text otherwise.
+    """
+    import re
+
+    text = " ".join(str(exc).split())
+    param = getattr(exc, "param", None) or getattr(exc, "parameter", None)
+    for name, control in CONTROL_NAMES.items():
+        # name=value (value quoted or bare) → the control; a bare code name in backticks or quotes too
+        text = re.sub(rf"`?(?<![\w-]){re.escape(name)}\s*=\s*('[^']*'|\"[^\"]*\"|[^\s,;)]+)`?",
+                      lambda m, c=control: f"{c} set to {m.group(1).strip(chr(39) + chr(34))}", text)
+        text = re.sub(rf"--{re.escape(name.replace('_', '-'))}\b", control, text)
+        text = re.sub(rf"`{re.escape(name)}`", control, text)
+        if "_" in name:  # a bare code name (whole word only; ordinary words are never rewritten)
+            text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", control, text)
+    try:  # the engine's own renderer (whole-word parameter names), when it has one
+        from dpfed_core.errors import render_message
+
+        text = render_message(text, {k: v for k, v in CONTROL_NAMES.items() if "_" in k})
+    except ImportError:
+        pass
+    if param and param in CONTROL_NAMES and CONTROL_NAMES[param] not in text:
+        text += f" (set it with {CONTROL_NAMES[param]})"
+    # the message may quote user data (entity, item, file names): shown as inert text
+    return escape_md(text)
+
+
+def escape_md(text: object) -> str:
+    """User data (entity, item, user names) as inert text inside Markdown: every Markdown and HTML
+    metacharacter is backslash-escaped, so ``![x](http://…)`` or ``<img>`` in a name is shown, never
+    rendered or fetched."""
+    import re
+
+    s = str(text).replace("\r", " ").replace("\n", " ")
+    # Markdown/HTML metacharacters, Streamlit's ":shortcode:" / ":color[...]" directives and URL
+    # autolinks (":"); quotes, dots and inner hyphens are harmless on one line and stay readable
+    s = re.sub(r"([\\`*_{}\[\]()#|<>!~$&:])", r"\\\1", s)
+    # Streamlit's Markdown turns URL-looking text into links even when escaped: an invisible word
+    # joiner inside "://" and "www." keeps the text as it reads but never makes it a link
+    s = s.replace("\\://", "\\:\u2060//").replace("www.", "www\u2060.").replace("WWW.", "WWW\u2060.")
+    return re.sub(r"^([-+=>]|\d+[.)])", r"\\\1", s)
+
+
+def check_data_dir(path_text: str, kind: str) -> Path:
+    """Resolve a MovieLens / eICU directory typed in the Data page, or raise a DataError that never
+    lists a directory (a typed home directory must not reveal what is in it)."""
+    need = {"movielens": ("u.data", "ratings.dat", "ratings.csv"),
+            "eicu": ("patient.csv", "patient.csv.gz")}[kind]
+    box = {"movielens": "MovieLens directory", "eicu": "eICU directory"}[kind]
+    text = str(path_text).strip()
+    if not text:
+        raise DataError(f"Type a path in “{box}”.")
+    p = Path(text).expanduser()
+    shown = p.name or text
+    try:
+        ok_dir = p.is_dir()
+    except OSError:
+        ok_dir = False
+    if not ok_dir:
+        raise DataError(f"“{box}”: {shown!r} is not a directory this server can read. Check the path.")
+    try:
+        has = any((p / f).is_file() for f in need)
+    except OSError:
+        has = False
+    if not has:
+        raise DataError(f"“{box}”: {shown!r} does not contain {' or '.join(need)}. Point it at the "
+                        f"unpacked {'MovieLens 100K / 1M' if kind == 'movielens' else 'eICU'} directory.")
+    return p
+
+
+def safe_loader_message(exc: BaseException) -> str:
+    """A loader error for a path box without any directory listing ("found: a, b, c …")."""
+    import re
+
+    text = str(exc)
+    text = re.sub(r"\(?(found|contains|it has|files?)\s*:\s*[^.;)]*[.;)]?", "", text, flags=re.I)
+    text = re.sub(r"Did you mean:[^?]*\?", "", text)
+    text = re.sub(r"\s{2,}", " ", text).strip()
+    return friendly_message(type(exc)(text) if isinstance(exc, DataError) else DataError(text))
+
+
+# ------------------------------------------------------------------------------ mapping
+def _looks_numeric(s: str) -> bool:
+    try:
+        float(str(s))
+        return True
+    except ValueError:
+        return False
+
+
+def headerless(columns: list[str]) -> bool:
+    """True when a table's "header" is a data row: at least half the names are numbers and none is
+    a usual column name (e.g. MovieLens ``u.data``: ``196 242 3 881250949``)."""
+    cols = [str(c).strip() for c in columns]
+    if not cols:
+        return False
+    numeric = sum(_looks_numeric(c) for c in cols)
+    return numeric >= max(2, (len(cols) + 1) // 2)
+
+
+def mapping_problems(user: str, item: str, entity: str, value: str | None, name: str | None) -> list[str]:
+    """Mapping errors in the Data page's words: User, Item and Entity must be three different columns
+    (a user × item table of one column against itself is a diagonal of nonsense), and the value / name
+    columns must not be one of them."""
+    out = []
+    if user == item:
+        out.append(f"“User” and “Item” are both {user!r}: choose two different columns (one row per "
+                   "user–item interaction).")
+    if entity == user:
+        out.append(f"“Entity from column” is the user column {user!r}: every user would be their own "
+                   "entity. Choose the hospital / region / site column.")
+    if entity == item:
+        out.append(f"“Entity from column” is the item column {item!r}: choose the column of the data "
+                   "holder (hospital, region, site).")
+    if value and value in (user, item, entity):
+        out.append(f"“Value” {value!r} is also the user, item or entity column; choose the rating / "
+                   "count column or (none) for an event log.")
+    if name and name in (user, entity):
+        out.append(f"“Item name” {name!r} is the user or entity column; choose the item's title / name "
+                   "column or (none).")
+    return out
+
+
+def guess_mapping(columns: list[str]) -> dict[str, str | None]:
+    """Initial guesses for User / Item / Value / Item name / Entity: distinct columns, never the same
+    column twice (the guesser used to pick ``patientunitstayid`` as both User and Item)."""
+    cols = [str(c) for c in columns]
+    taken: set[str] = set()
+
+    def pick(*hints: str, optional: bool = False) -> str | None:
+        free = [c for c in cols if c not in taken]
+        g = guess_column(free, *hints)
+        if g is None and not optional:
+            g = free[0] if free else None
+        if g is not None:
+            taken.add(g)
+        return g
+
+    out: dict[str, str | None] = {}
+    out["user"] = pick("user", "user_id", "userid", "patientunitstayid", "stay", "patient", "patient_id",
+                       "customer", "client")
+    out["entity"] = pick("entity", "hospitalid", "hospital", "region", "bank", "site", "zip", "clinic")
+    out["item"] = pick("item", "item_id", "itemid", "movie", "product", "drugname", "drug", "medication",
+                       "code")
+    out["value"] = pick("value", "rating", "count", "score", "amount", optional=True)
+    out["name"] = pick("title", "item_name", "name", optional=True)
+    return out
+
+
+def bound_rule_text(value_max: float) -> str:
+    """The one rule for values above the declared bound, the same in every load path."""
+    return (f"One rule in every load path (upload, MovieLens, eICU): ratings above the declared maximum "
+            f"({value_max:g}) are refused — the declared scale is wrong; counts above it are kept, reported "
+            "in the notes and clipped to [0, bound] by every DP mechanism before any aggregate. The bound is "
+            "public: take it from the scale's definition, never from the data.")
+
+
+# ------------------------------------------------------------------------------ privacy statements
+#: Budget-plan keys of the DP prototype methods → the stage names their ledger rows use.
+PLAN_TO_LEDGER = {"counts": "recovery: counts", "support": "recovery: support", "sums": "recovery: sums",
+                  "choice": "trial choice"}
+
+
+def ledger_stage_name(plan_key: str) -> str:
+    return PLAN_TO_LEDGER.get(plan_key, plan_key)
+
+
+def budget_plans(method: str, dataset: FederatedDataset, config: RunConfig) -> dict[str, pd.DataFrame]:
+    """The ε per stage the DP method plans, named as the ledger names them, for each k it may use:
+    ``{"k = 1": table, "k = K": table}`` when the automatic k depends on the noisy size, else one
+    table. Stages with ε = 0 are left out (they do not run and the ledger has no row for them)."""
+    cls = PROTOTYPE_METHODS.get(method)
+    if cls is None or not getattr(cls, "private", False) or not hasattr(cls, "budget_plan"):
+        return {}
+    params = dict(config.prototype_params)
+    params.setdefault("epsilon", config.epsilon)
+    params.setdefault("delta", config.delta)
+    obj = cls(k=config.k, value_max=dataset.value_max, **params)
+    ks = [int(config.k)]
+    if getattr(obj, "cluster_size", None) is not None and int(config.k) > 1:
+        ks = [1, int(config.k)]
+    out = {}
+    for k in ks:
+        plan = obj.budget_plan(dataset.n_items, k)
+        if k == 1:  # with one cluster every user is in it: the clustering stages do not run
+            plan = {s: e for s, e in plan.items() if s not in ("candidates", "search", "choice")}
+        # the size stage runs only when something uses n̂ (the method says which)
+        runs_size = getattr(obj, "_size_stage_runs", lambda: True)()
+        if not runs_size:
+            plan.pop("size", None)
+        out[f"k = {k}"] = pd.DataFrame([{"stage": ledger_stage_name(s), "epsilon": e}
+                                        for s, e in plan.items() if e > 0])
+    return out
+
+
+def k_note(method: str, config: RunConfig) -> str:
+    """Where k is set: what k means for this method (a maximum with the automatic k)."""
+    cls = PROTOTYPE_METHODS.get(method)
+    if cls is None:
+        return ""
+    try:
+        obj = cls(k=config.k, value_max=1.0, **dict(config.prototype_params))
+    except Exception:
+        return ""
+    cs = getattr(obj, "cluster_size", None)
+    if getattr(cls, "private", False) and cs is not None and int(config.k) > 1:
+        return (f"k = {config.k} is a **maximum**: each entity uses k_eff = clip(⌊n̂ / {cs:g}⌋, 1, {config.k}) "
+                f"from its noisy user count n̂ (the *size* ledger row), so an entity with fewer than about "
+                f"{2 * int(cs)} users sends **one** prototype. Post-processing of a DP release (no extra "
+                "cost, never the true count); under DP one large cluster measured better than several "
+                "noisy small ones. Set *cluster_size* (Advanced) to change it.")
+    if not getattr(cls, "private", False):
+        return f"k = {config.k} prototypes per entity (capped by the entity's number of training users)."
+    return f"k = {config.k} prototypes per entity."
+
+
+# ------------------------------------------------------------------------------ verdicts
+def _better(metric: str, a: float, b: float) -> bool:
+    return a < b if metric in LOWER_IS_BETTER else a > b
+
+
+def entity_verdict(docs: dict[str, dict], method: str, metric: str = "mar",
+                   baselines: tuple[str, ...] = ("individual", "dp-popularity")) -> dict:
+    """Per entity: does ``method`` beat each baseline on ``metric`` (one run, one split)?
+
+    Returns ``{"H", "eps", "baselines": {b: {"better", "worse", "tie", "entities": {name: diff}}}}``;
+    ``diff`` > 0 means the federation is better. A tie is |diff| < 0.5 % of the baseline's value.
+    """
+    fed = {e["name"]: e[metric] for e in docs[method]["entities"]}
+    out = {"H": len(fed), "eps": docs[method]["privacy"]["epsilon"], "metric": metric, "baselines": {}}
+    for b in baselines:
+        if b not in docs:
+            continue
+        base = {e["name"]: e[metric] for e in docs[b]["entities"]}
+        better = worse = tie = 0
+        diffs = {}
+        for name, v in fed.items():
+            w = base.get(name)
+            if v is None or w is None or not (math.isfinite(v) and math.isfinite(w)):
+                continue
+            d = (w - v) if metric in LOWER_IS_BETTER else (v - w)
+            diffs[name] = d
+            if abs(d) < 0.005 * max(abs(w), 1e-12):
+                tie += 1
+            elif d > 0:
+                better += 1
+            else:
+                worse += 1
+        out["baselines"][b] = {"better": better, "worse": worse, "tie": tie, "entities": diffs}
+    return out
+
+
+def verdict_sentence(v: dict) -> str:
+    """“At ε = 1 the federation is better than going alone for 12 of 30 entities (and than DP
+    popularity for 20 of 30).”"""
+    eps = format_epsilon(v["eps"])
+    parts = []
+    names = {"individual": "going alone (individual models)", "dp-popularity": "DP popularity"}
+    for b, r in v["baselines"].items():
+        word = "better" if r["better"] >= r["worse"] else "worse"
+        n = r["better"] if word == "better" else r["worse"]
+        tie = f", {r['tie']} tied" if r["tie"] else ""
+        parts.append(f"{word} than {names.get(b, b)} for **{n} of {v['H']}** entities{tie}")
+    if not parts:
+        return "Add *individual* to the comparison to get the verdict."
+    m = METRIC_SHORT.get(v["metric"], v["metric"])
+    return f"At ε = {eps} the federation is " + "; ".join(parts) + f" ({m}, held-out entries)."
+
+
+def sweep_entity_verdict(sweep_doc: dict, epsilon: float, metric: str = "mar",
+                         baselines: tuple[str, ...] = ("individual", "dp-popularity")) -> dict | None:
+    """Like :func:`entity_verdict` on a sweep at one ε, over seeds: an entity counts as better (worse)
+    when the mean difference over seeds exceeds twice its standard error; otherwise it is
+    inconclusive. None when the sweep has no run at that ε."""
+    method = sweep_doc["config"]["method"]
+
+    def per_entity(m: str, eps: float | None) -> dict[str, dict[int, float]]:
+        out: dict[str, dict[int, float]] = {}
+        for r in sweep_doc["runs"]:
+            if r["method"] != m or (eps is not None and float(r["epsilon"]) != float(eps)):
+                continue
+            for e in r["entities"]:
+                out.setdefault(e["name"], {})[r["seed"]] = e[metric]
+        return out
+
+    fed = per_entity(method, epsilon)
+    if not fed:
+        return None
+    res = {"H": len(fed), "eps": epsilon, "metric": metric, "baselines": {}}
+    for b in baselines:
+        base = per_entity(b, None)
+        if not base:
+            continue
+        better = worse = tie = 0
+        for name, by_seed in fed.items():
+            seeds = [s for s in by_seed if s in base.get(name, {})]
+            d = np.array([(base[name][s] - by_seed[s]) if metric in LOWER_IS_BETTER else (by_seed[s] - base[name][s])
+                          for s in seeds], dtype=float)
+            d = d[np.isfinite(d)]
+            if len(d) == 0:
+                continue
+            se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.inf
+            if abs(d.mean()) > 2 * se:
+                better += d.mean() > 0
+                worse += d.mean() < 0
+            else:
+                tie += 1
+        res["baselines"][b] = {"better": int(better), "worse": int(worse), "tie": int(tie), "entities": {}}
+    return res
+
+
+def sweep_verdict_sentence(v: dict, n_seeds: int) -> str:
+    eps = format_epsilon(v["eps"])
+    names = {"individual": "going alone (individual models)", "dp-popularity": "DP popularity"}
+    parts = [f"better than {names.get(b, b)} for **{r['better']} of {v['H']}** entities, worse for "
+             f"{r['worse']}, inconclusive for {r['tie']}" for b, r in v["baselines"].items()]
+    if not parts:
+        return "Add *individual* to the reference lines to get the verdict."
+    m = METRIC_SHORT.get(v["metric"], v["metric"])
+    return (f"At ε = {eps} the federation is " + "; ".join(parts) +
+            f" ({m}; better/worse = mean difference over {n_seeds} seeds beyond 2 standard errors).")
+
+
+def pays_from_sentence(crossing: float | None, metric: str = "mar") -> str:
+    m = METRIC_SHORT.get(metric, metric)
+    if crossing is None:
+        return f"Federation does **not pay at any ε on this grid** ({m}): individual models stay better."
+    if math.isinf(crossing):
+        return (f"Federation pays only **without privacy** (ε = ∞) on this grid ({m}): at every finite ε "
+                "tested, individual models are better.")
+    return f"Federation pays from **ε ≈ {format_epsilon(crossing)}** ({m}; at that ε and every larger one on the grid)."
+
+
+def pays_from_sweep(sweep_doc: dict, metric: str = "mar") -> str:
+    """The headline "federation pays from ε ≈ X" of a sweep, or why the metric cannot say it (e.g. an
+    RMSE in zero mode, as the CLI reports it)."""
+    from dpfed_core.evaluation.experiments import crossing_report
+
+    try:
+        rep = crossing_report(sweep_doc, metric)
+    except ConfigError as exc:
+        return escape_md(str(exc))
+    if not rep.get("meaningful", True):
+        return f"{METRIC_SHORT.get(metric, metric)}: {escape_md(rep['text'])}"
+    return pays_from_sentence(rep.get("epsilon"), metric)
+
+
+def epsilon_for_utility(sweep_doc: dict, metric: str, tolerance: float, reference: str = "central") -> dict:
+    """The ε planner: the smallest ε of the sweep whose mean ``metric`` is within ``tolerance``
+    (a fraction, e.g. 0.05) of the reference's mean (``central``, or the swept method at ε = ∞ when
+    central was not run). Returns ``{"epsilon": float | None, "reference", "target", "values"}``."""
+    table = pd.DataFrame(sweep_table(sweep_doc, metric))
+    method = sweep_doc["config"]["method"]
+    ref_rows = table[table["method"] == reference]
+    ref_name = reference
+    if ref_rows.empty:
+        ref_rows = table[(table["method"] == method) & np.isinf(table["epsilon"])]
+        ref_name = f"{method} at ε = ∞"
+    if ref_rows.empty:
+        return {"epsilon": None, "reference": None, "target": None, "values": []}
+    ref = float(ref_rows["mean"].iloc[0])
+    lower = metric in LOWER_IS_BETTER
+    target = ref * (1 + tolerance) if lower else ref * (1 - tolerance)
+    pts = table[(table["method"] == method)].sort_values("epsilon")
+    ok = pts[(pts["mean"] <= target) if lower else (pts["mean"] >= target)]
+    eps = None
+    # smallest ε from which the target holds at that ε and every larger one (one lucky point does not count)
+    good = ((pts["mean"] <= target) if lower else (pts["mean"] >= target)).to_numpy()
+    for i in range(len(good) - 1, -1, -1):
+        if not good[i]:
+            break
+        eps = float(pts["epsilon"].iloc[i])
+    return {"epsilon": eps, "reference": ref_name, "reference_value": ref, "target": target,
+            "values": pts[["epsilon", "mean", "sd"]].to_dict("records"), "any": not ok.empty}
+
+
+def subsample_users(ds: FederatedDataset, fraction: float, seed: int = 0) -> FederatedDataset:
+    """The same federation with a random ``fraction`` of each entity's users (at least 10 per
+    entity, or all of them): the ε planner's "how many users would make ε pay" runs on these."""
+    rng = np.random.default_rng([int(seed), 0x5B5])
+    keep = []
+    for sl in ds.entity_slices():
+        n = sl.stop - sl.start
+        m = min(n, max(10, int(round(fraction * n))))
+        keep.append(np.sort(rng.choice(np.arange(sl.start, sl.stop), size=m, replace=False)))
+    rows = np.concatenate(keep)
+    return FederatedDataset(
+        X=ds.X[rows], entity_of_user=np.asarray(ds.entity_of_user)[rows], entity_names=list(ds.entity_names),
+        user_ids=np.asarray(ds.user_ids)[rows], item_names=ds.item_names, item_ids=ds.item_ids,
+        value_kind=ds.value_kind, value_max=ds.value_max, name=f"{ds.name} ({fraction:.0%} of users)",
+        notes=list(ds.notes))
+
+
+def users_to_pay(points: list[dict], metric: str = "mar") -> dict:
+    """From (users per entity, federated − individual advantage) measured on subsamples, where the
+    advantage crosses zero: interpolated inside the measured range, or extrapolated on a log scale of
+    users (labelled as such), or None when the trend does not point to a crossing.
+
+    ``points``: ``{"users": median users per entity, "advantage": mean over seeds (> 0 = federation
+    better), "sd": ...}``.
+    """
+    pts = sorted((p for p in points if math.isfinite(p["advantage"])), key=lambda p: p["users"])
+    if len(pts) < 2:
+        return {"users": None, "how": "too few subsample points"}
+    x = np.log(np.array([p["users"] for p in pts], float))
+    y = np.array([p["advantage"] for p in pts], float)
+    if y[-1] > 0 and y[0] > 0:
+        return {"users": float(pts[0]["users"]), "how": "already pays at the smallest size measured"}
+    for i in range(len(pts) - 1):
+        if y[i] <= 0 < y[i + 1]:
+            t = -y[i] / (y[i + 1] - y[i])
+            return {"users": float(np.exp(x[i] + t * (x[i + 1] - x[i]))), "how": "interpolated"}
+    slope, icpt = np.polyfit(x, y, 1)
+    if slope <= 0:
+        return {"users": None, "how": "the advantage does not grow with more users on these data"}
+    u = float(np.exp(-icpt / slope))
+    return {"users": u, "how": "extrapolated (log-linear fit beyond the data)"}
+
+
+# ------------------------------------------------------------------------------ clinical
+def user_set_metrics(ds: FederatedDataset, split, result: MethodResult, entity: str, user, n: int = 10) -> dict:
+    """Jaccard, F1 and PR-AUC of this user's top-n against their hidden events (NaN if none hidden)."""
+    from dpfed_core.evaluation.metrics import set_metrics
+
+    row = user_row(ds, entity, user)
+    scores = (np.asarray(result.U[row:row + 1]) @ np.asarray(result.V).T)
+    out = set_metrics(scores, split.train[row:row + 1], split.test[row:row + 1], n)
+    return {k: float(v[0]) for k, v in out.items()}
+
+
+def entity_set_metrics(ds: FederatedDataset, split, result: MethodResult, entity: str, n: int = 10) -> dict:
+    """Mean Jaccard / F1 / PR-AUC over the entity's test users (its held-out data)."""
+    from dpfed_core.evaluation.metrics import set_metrics
+
+    sl = ds.entity_slices()[ds.entity_index(entity)]
+    users = np.asarray([u for u in split.test_users if sl.start <= u < sl.stop], dtype=int)
+    if len(users) == 0:
+        return {"jaccard": math.nan, "f1": math.nan, "pr_auc": math.nan, "n": 0}
+    scores = np.asarray(result.U[users]) @ np.asarray(result.V).T
+    out = set_metrics(scores, split.train[users], split.test[users], n)
+    return {k: float(np.nanmean(out[k])) for k in ("jaccard", "f1", "pr_auc")} | {"n": int(len(users))}
+
+
+def entity_metric(doc: dict, entity: str, metric: str = "mar") -> float | None:
+    for e in doc.get("entities", []):
+        if e["name"] == entity:
+            return e.get(metric)
+    return None
+
+
+def is_event_data(ds: FederatedDataset) -> bool:
+    """Event data (counts of events per stay, e.g. eICU medications): the clinical set metrics apply."""
+    return ds.value_kind in ("counts", "implicit")
+
+
+def read_upload(data: bytes, filename: str) -> tuple[pd.DataFrame, bool]:
+    """The uploaded table for the column mapper and whether its first line is data (header-less,
+    e.g. MovieLens ``u.data``). A header-less table gets columns ``column 1`` … ``column N`` and keeps
+    its first line as a data row; the upload itself is never changed."""
+    df = upload_columns(data, filename)
+    if not headerless([str(c) for c in df.columns]):
+        return df, False
+    first = pd.DataFrame([[str(c) for c in df.columns]], columns=df.columns)
+    out = pd.concat([first, df.astype(str)], ignore_index=True)
+    out.columns = [f"column {i + 1}" for i in range(out.shape[1])]
+    return out, True
+

@@ -34,11 +34,28 @@ PAGES = {
     "recommend": "pages/4_Recommend.py",
     "tradeoff": "pages/5_Trade-off.py",
     "audit": "pages/7_Privacy_audit.py",
+    "history": "pages/8_History.py",
 }
 
 
 def page_setup(title: str, icon: str = ":material/lock:") -> None:
-    st.set_page_config(page_title=f"{title} · dpfed", page_icon=icon, layout="wide")
+    # The favicon is drawn here: a ":material/…:" page icon makes the browser fetch an SVG from
+    # fonts.gstatic.com, and no request may leave the machine (the nav icons use the bundled font).
+    st.set_page_config(page_title=f"{title} · dpfed", page_icon=app_icon(), layout="wide")
+
+
+def app_icon():
+    """The dashboard's favicon (a padlock, 64 × 64), drawn locally with Pillow; no network."""
+    from PIL import Image, ImageDraw
+
+    im = Image.new("RGBA", (64, 64), (0, 0, 0, 0))
+    d = ImageDraw.Draw(im)
+    d.rounded_rectangle((10, 28, 54, 60), radius=6, fill=(76, 120, 168, 255))   # body
+    d.arc((18, 6, 46, 40), start=180, end=360, fill=(76, 120, 168, 255), width=6)  # shackle
+    d.line((18, 23, 18, 30), fill=(76, 120, 168, 255), width=6)
+    d.line((45, 23, 45, 30), fill=(76, 120, 168, 255), width=6)
+    d.ellipse((28, 38, 36, 46), fill=(255, 255, 255, 255))                        # keyhole
+    return im
 
 
 #: Python parameter names → the dashboard controls that set them, so an engine error names the control
@@ -56,9 +73,11 @@ CONTROL_NAMES = {
 
 
 def show_error(exc: BaseException) -> None:
-    """A user-facing error as one message (never a traceback), naming the page's controls."""
-    render = getattr(exc, "render", None)
-    st.error(render(CONTROL_NAMES) if render else str(exc), icon=":material/error:")
+    """A user-facing error as one message in the page's words (never a traceback): engine parameter
+    names are replaced by the controls that set them."""
+    from dpfed_core.ui import engine as dash
+
+    st.error(dash.friendly_message(exc), icon=":material/error:")
 
 
 # ------------------------------------------------------------------------------ caches
@@ -71,44 +90,156 @@ def load_spec(spec: str, opts_json: str) -> FederatedDataset:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)
-def load_upload(data: bytes, filename: str, opts_json: str) -> FederatedDataset:
-    """A dataset from uploaded bytes (the bytes are passed as is; the loader never changes them)."""
+def load_upload(data: bytes, filename: str, opts_json: str, headerless: bool = False) -> FederatedDataset:
+    """A dataset from uploaded bytes (the bytes are passed as is; the loader never changes them),
+    keyed by the whole upload and every option. A header-less table is read with its first line as
+    data (columns ``column 1`` …). No Streamlit call in here (the cache replays none)."""
     from dpfed_core.data.loaders import load_long_table
 
-    return load_long_table(bytes(data), filename=filename, **json.loads(opts_json))
+    opts = json.loads(opts_json)
+    if headerless:
+        from dpfed_core.ui import engine as dash
+
+        df, _ = dash.read_upload(bytes(data), filename)
+        return load_long_table(df, filename=filename, **opts)
+    return load_long_table(bytes(data), filename=filename, **opts)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _run_cached(dataset_key: str, config_key: str, _dataset: FederatedDataset, _config: RunConfig,
-                _progress: Callable | None = None):
-    # Keyed by the data's content hash and the full config (seed, split and budget split included);
-    # the underscore arguments are not hashed. Results are read-only by convention.
-    from dpfed_core.evaluation.experiments import run_method
+def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
+            lines: Callable[[str, dict], str | None] | None = None, container=None,
+            expected_seconds: float | None = None, cache=None) -> tuple[Any, bool]:
+    """Run ``fn(progress)`` as a background job (:mod:`dpfed_core.ui.jobs`) and show its progress
+    here: a bar with % done, time elapsed and time left, plus one line per event that ``lines``
+    turns into text (written into ``container``, e.g. an ``st.status``). ``fn`` never touches
+    Streamlit, so a cached result can be shown any number of times in any session.
 
-    return run_method(_dataset, _config, None, _progress)
+    Returns (result, from_cache). Raises the job's error (a DpfedError is shown by the caller).
+    """
+    from dpfed_core.ui.jobs import JOBS, format_seconds
+
+    job, existed = (cache or JOBS).submit(key, fn, label)
+    if not job.done:
+        where = container if container is not None else st
+        bar = where.progress(0.0, text=f"{label} — starting…")
+        shown = 0
+        while not job.wait(0.25):
+            if job.fraction == 0 and expected_seconds:
+                # work that reports no progress (reading a file): % and time left from its size
+                frac = min(0.95, job.elapsed / expected_seconds)
+                left = max(expected_seconds - job.elapsed, 0.0)
+                bar.progress(frac, text=f"{label} — {frac:.0%} · {format_seconds(job.elapsed)} elapsed · about "
+                                        f"{format_seconds(left)} left (estimated from the file size)")
+            else:
+                bar.progress(min(job.fraction, 1.0), text=f"{label} — {job.status_text()}")
+            if lines is not None and container is not None:
+                new = job.events[shown:]
+                shown += len(new)
+                for event, info in new:
+                    text = lines(event, info)
+                    if text:
+                        container.write(text)
+        if lines is not None and container is not None:
+            for event, info in job.events[shown:]:
+                text = lines(event, info)
+                if text:
+                    container.write(text)
+        bar.empty()
+    if job.error is not None:
+        raise job.error
+    return job.result, existed
 
 
-def run(dataset: FederatedDataset, config: RunConfig, progress: Callable | None = None):
-    """``run_method`` through the cache: (doc, MethodResult). Progress events only on a cache miss."""
+ALLOW_NP = "allow_non_private"  # session key of the "Allow non-private releases" checkbox
+
+
+def allow_non_private() -> bool:
+    return bool(st.session_state.get(ALLOW_NP, False))
+
+
+def non_private_checkbox(where: str = "") -> bool:
+    """The odometer's "Allow non-private releases" control (matters only once a budget cap is set)."""
+    from dpfed_core.ui.budget import ALLOW_NON_PRIVATE_LABEL
+
+    st.session_state.setdefault(ALLOW_NP, False)
+    return st.checkbox(ALLOW_NON_PRIVATE_LABEL, key=f"{ALLOW_NP}_{where}", value=allow_non_private(),
+                       on_change=lambda: st.session_state.__setitem__(
+                           ALLOW_NP, st.session_state[f"{ALLOW_NP}_{where}"]),
+                       help="Only matters when the data owner set a budget cap (History page): then runs that "
+                            "let raw data or exact statistics leave an entity (central, audits, ε = ∞) are "
+                            "refused unless this is ticked. Every release is recorded either way.")
+
+
+def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = None, lines=None,
+        container=None):
+    """``run_method`` as a cached background job, charged to the owner's budget before it computes
+    (a cached result is not a new release and costs nothing): (doc, MethodResult, from_cache)."""
     from dpfed_core.ui import engine as dash
 
-    return _run_cached(dash.dataset_fingerprint(dataset), dash.config_key(config), dataset, config,
-                       progress)
+    allow = allow_non_private()
+
+    def compute(progress):  # a worker thread: no Streamlit in here
+        from dpfed_core.evaluation.budget import charged_run
+        from dpfed_core.ui import history
+
+        store, _ = history.owner_store(dataset)
+        doc, result, _ = charged_run(store, dataset, config, None, progress, allow_non_private=allow, save=False)
+        return doc, result
+
+    (doc, result), cached = run_job(dash.run_key(dataset, config), compute,
+                                    label or f"{config.method}", lines=lines, container=container)
+    return doc, result, cached
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
-def _sweep_cached(dataset_key: str, config_key: str, epsilons: tuple, seeds: tuple, references: tuple,
-                  _dataset: FederatedDataset, _config: RunConfig, _progress: Callable | None = None):
-    from dpfed_core.evaluation.experiments import sweep
-
-    return sweep(_dataset, _config, list(epsilons), list(seeds), list(references), _progress)
-
-
-def run_sweep(dataset, config, epsilons, seeds, references, progress=None) -> dict:
+def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]:
+    """``sweep`` as a cached background job, every point charged before it computes: (doc, from_cache)."""
     from dpfed_core.ui import engine as dash
 
-    return _sweep_cached(dash.dataset_fingerprint(dataset), dash.config_key(config), tuple(epsilons),
-                         tuple(seeds), tuple(references), dataset, config, progress)
+    allow = allow_non_private()
+
+    def compute(progress):  # a worker thread: no Streamlit in here
+        from dpfed_core.evaluation.budget import charged_sweep
+        from dpfed_core.ui import history
+
+        store, _ = history.owner_store(dataset)
+        return charged_sweep(store, dataset, config, list(epsilons), list(seeds), list(references), progress,
+                             allow_non_private=allow, save=False)[0]
+
+    return run_job(dash.sweep_key(dataset, config, epsilons, seeds, references), compute,
+                   f"Sweep of {config.method}")
+
+
+#: Uploads being read / read (a few: datasets are large).
+_LOADS = None
+#: Reading speed of an upload (MB/s) for the time-left estimate: an 88 MB, 2-million-row CSV takes
+#: about 15 s on the reference machine (intake's memory benchmark).
+UPLOAD_MB_PER_S = 6.0
+
+
+def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool = False) -> FederatedDataset:
+    """Build a dataset from an upload as a background job with % and time left (estimated from the
+    file size: the reader reports no progress); cached by the whole upload and every option."""
+    import hashlib
+
+    from dpfed_core.ui.jobs import JobCache
+
+    global _LOADS
+    if _LOADS is None:
+        _LOADS = JobCache(max_entries=4)
+    key = "load:" + hashlib.sha256(bytes(data) + b"\0" + opts_json.encode() + bytes([headerless])).hexdigest()
+
+    def compute(progress):  # a worker thread: no Streamlit in here
+        from dpfed_core.data.loaders import load_long_table
+
+        opts = json.loads(opts_json)
+        if headerless:
+            from dpfed_core.ui import engine as dash
+
+            df, _ = dash.read_upload(bytes(data), filename)
+            return load_long_table(df, filename=filename, **opts)
+        return load_long_table(bytes(data), filename=filename, **opts)
+
+    expected = 1.0 + len(data) / (UPLOAD_MB_PER_S * 1e6)
+    return run_job(key, compute, f"Reading {filename}", expected_seconds=expected, cache=_LOADS)[0]
 
 
 # ------------------------------------------------------------------------------ state
@@ -174,18 +305,78 @@ def require_run(what: str) -> dict:
 
 
 def sidebar_status() -> None:
-    with st.sidebar:
+    """Data, last run and budget, on every page (called by app.py after the page ran, and on stop)."""
+    from dpfed_core.ui import engine as dash
+
+    if True:  # the caller places this (app.py: a sidebar slot)
         ds = st.session_state.get(DATASET)
         if ds is not None:
-            st.caption(f"**Data:** {st.session_state.get(DATASET_SOURCE, ds.name)} — "
-                       f"{ds.n_users} users × {ds.n_items} items, {ds.n_entities} entities")
+            st.caption(f"**Data:** {dash.escape_md(st.session_state.get(DATASET_SOURCE, ds.name))} — "
+                       f"{ds.n_users:,} users × {ds.n_items:,} items, {ds.n_entities} entities")
+        else:
+            st.caption("**Data:** none loaded yet (the clinic sample loads on first use)")
         r = st.session_state.get(RUN)
         if r is not None:
-            from dpfed_core.ui import engine as dash
-
             cfg: RunConfig = r["config"]
-            st.caption(f"**Last run:** {cfg.method}, ε = {dash.format_epsilon(cfg.epsilon)}, "
-                       f"k = {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}")
+            p = r["doc"]["privacy"]
+            st.caption(f"**Last run:** {dash.escape_md(cfg.method)}, ε = {dash.format_epsilon(cfg.epsilon)}, "
+                       f"k ≤ {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}"
+                       + (" · *simulation: noise reproducible, no privacy claim*" if cfg.simulation else ""))
+            spent = "∞ (not private)" if not p.get("private") else \
+                f"ε = {p['epsilon']:.4g}, δ = {p['delta']:.3g} per entity"
+            st.caption(f"**Budget of the last run (ledger):** {spent}")
+        else:
+            st.caption("**Last run:** none yet")
+        odo = _odometer_line()
+        if odo:
+            st.caption(odo)
+
+
+def _odometer_line() -> str | None:
+    """The budget odometer's spent / cap for this dataset (one line), or None."""
+    ds = st.session_state.get(DATASET)
+    if ds is None:
+        return None
+    try:
+        from dpfed_core.ui import engine as dash
+        from dpfed_core.ui.budget import budget_line
+        from dpfed_core.ui.history import owner_store
+
+        store, key = owner_store(ds, owner_key())
+        return f"**{dash.escape_md(budget_line(store, ds, key))}**"
+    except Exception:  # the odometer must never take a page down
+        return None
+
+
+# ------------------------------------------------------------------------------ history
+def owner_key() -> str | None:
+    """The data owner's key (the odometer's content key of the session's dataset), computed once per
+    dataset."""
+    ds = st.session_state.get(DATASET)
+    if ds is None:
+        return None
+    memo = st.session_state.get("_owner_key")
+    if memo and memo[0] == st.session_state.get(DATASET_KEY):
+        return memo[1]
+    from dpfed_core.ui import history
+
+    key = history.owner_key(ds)
+    st.session_state["_owner_key"] = (st.session_state.get(DATASET_KEY), key)
+    return key
+
+
+def record(kind: str, label: str, config: Any, doc: dict, result=None) -> None:
+    """Keep a result in the owner's history; a store problem is a warning, not a crash."""
+    from dpfed_core.ui import history
+
+    ds = st.session_state.get(DATASET)
+    if ds is None:
+        return
+    try:
+        history.save(ds, kind, label, doc, result, key=owner_key())
+    except Exception as exc:  # e.g. a read-only disk: the result is still shown, just not kept
+        st.warning(f"This result could not be saved to the history ({type(exc).__name__}); it is shown "
+                   "but will not survive a reload.", icon=":material/warning:")
 
 
 def fmt(x: Any, digits: int = 4) -> str:

@@ -1,0 +1,198 @@
+"""Results that survive a reload, and every release charged: the dashboard's side of the store.
+
+Built on the store of issue 11 (:mod:`dpfed_core.privacy.store`, :mod:`dpfed_core.privacy.odometer`,
+:mod:`dpfed_core.evaluation.history`, :mod:`dpfed_core.ui.budget`): one SQLite file per data owner
+(:func:`dpfed_core.ui.budget.store_for_owner`; ``$DPFED_STORE`` overrides the location) holding the
+budget odometer and the run history. The owner of a dataset is its content key
+(:func:`dpfed_core.privacy.odometer.dataset_key`), so two uploads never share a store, a history list
+or a budget.
+
+What this module adds for the pages:
+
+* :func:`charged` — run a computation inside an odometer reservation (refused before anything is
+  computed when a cap would be passed); called from the background job, never from a cached function;
+* :func:`save` / :func:`list_entries` / :func:`load` / :func:`delete` — the History page, with every
+  read filtered on the owner's key;
+* runs keep their factors: U, V and each entity's released prototypes go into a side table
+  ``dashboard_arrays`` of the same file (``numpy.savez``), so a reopened run shows the same
+  recommendations and "what the server saw" without re-running (a re-run would draw fresh noise: a
+  new release, charged again).
+
+No Streamlit here.
+"""
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+KINDS = ("run", "sweep", "audit")
+
+_ARRAYS = ("CREATE TABLE IF NOT EXISTS dashboard_arrays ("
+           "history_id INTEGER PRIMARY KEY, arrays BLOB NOT NULL)")
+
+
+def owner_key(dataset) -> str:
+    """The data owner's key: the odometer's content key of the whole dataset."""
+    from dpfed_core.privacy.odometer import dataset_key
+
+    return dataset_key(dataset)
+
+
+def owner_store(dataset, key: str | None = None):
+    """(Store, key) of the dataset's owner: its own file in the user's data directory, or — when
+    ``$DPFED_STORE`` names one file (tests, a server set up by an administrator) — that file, where
+    every read is still filtered on the owner's key."""
+    import os
+
+    from dpfed_core.privacy.store import STORE_ENV, Store
+    from dpfed_core.ui.budget import store_for_owner
+
+    key = key or owner_key(dataset)
+    if os.environ.get(STORE_ENV, "").strip():
+        return Store(None), key
+    return store_for_owner(key), key
+
+
+def charged(dataset, plans: Sequence, body: Callable[[], Any], *, allow_non_private: bool = False,
+            settle: Callable[[Any, Any], None] | None = None, key: str | None = None):
+    """``body()`` inside an odometer reservation of ``plans`` for the dataset's owner.
+
+    Refuses (:class:`~dpfed_core.privacy.odometer.BudgetRefused`, a DpfedError naming the control)
+    before ``body`` runs when a cap would be passed; ``settle(reservation, result)`` replaces the
+    reserved charges by the ledger's (runs)."""
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    store, key = owner_store(dataset, key)
+    with BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
+        out = body()
+        if settle is not None:
+            settle(res, out)
+    return out
+
+
+def _pack_run(result) -> bytes:
+    arrays = {"U": np.asarray(result.U, dtype=np.float64), "V": np.asarray(result.V, dtype=np.float64)}
+    model = getattr(result, "model", None)
+    for h, rel in enumerate(getattr(model, "releases_", None) or []):
+        arrays[f"P{h}"] = np.asarray(rel.prototypes, dtype=np.float64)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One stored result as listed on the History page."""
+
+    id: int
+    kind: str
+    created: str
+    label: str
+    dataset: str
+
+
+def save(dataset, kind: str, label: str, doc: dict, result=None, key: str | None = None) -> int:
+    """Keep a result of the dataset's owner in the history; returns its id."""
+    from dpfed_core.evaluation.history import RunHistory
+
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    store, key = owner_store(dataset, key)
+    entry_id = RunHistory(store).add(kind, doc, dataset_key=key, title=label)
+    if kind == "run" and result is not None:
+        blob = _pack_run(result)
+        with store.write() as con:
+            con.execute(_ARRAYS)
+            con.execute("INSERT OR REPLACE INTO dashboard_arrays (history_id, arrays) VALUES (?, ?)",
+                        (entry_id, blob))
+    return entry_id
+
+
+def list_entries(dataset, kind: str | None = None, key: str | None = None, limit: int = 500) -> list[Entry]:
+    """The owner's results, newest first (results of other data are never listed)."""
+    from dpfed_core.evaluation.history import RunHistory
+
+    store, key = owner_store(dataset, key)
+    rows = RunHistory(store).list(dataset_key=key, kind=kind, limit=limit)
+    return [Entry(int(r["id"]), r["kind"], str(r["created"]), str(r["title"]), str(r.get("dataset_name") or ""))
+            for r in rows]
+
+
+def load(dataset, entry_id: int, key: str | None = None) -> dict | None:
+    """One stored result of the owner, or None (another owner's id, or gone):
+    ``{"kind", "label", "created", "config", "doc", "arrays"}``."""
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.evaluation.history import RunHistory
+
+    store, key = owner_store(dataset, key)
+    try:
+        d = RunHistory(store).open(int(entry_id))
+    except DpfedError:
+        return None
+    if d.get("dataset_key") != key:
+        return None
+    arrays: dict = {}
+    with store.write() as con:
+        con.execute(_ARRAYS)
+        row = con.execute("SELECT arrays FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),)).fetchone()
+    if row is not None:
+        with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    return {"kind": d["kind"], "label": d.get("title", ""), "created": d.get("created", ""),
+            "config": d["config"], "doc": _restore_inf(d["document"]), "arrays": arrays}
+
+
+def delete(dataset, entry_id: int, key: str | None = None) -> bool:
+    """Remove one stored result of the owner (its releases stay charged in the odometer)."""
+    from dpfed_core.evaluation.history import RunHistory
+
+    if load(dataset, entry_id, key) is None:
+        return False
+    store, key = owner_store(dataset, key)
+    RunHistory(store).delete(int(entry_id))
+    with store.write() as con:
+        con.execute(_ARRAYS)
+        con.execute("DELETE FROM dashboard_arrays WHERE history_id = ?", (int(entry_id),))
+    return True
+
+
+def _restore_inf(obj):
+    """The stored JSON writes ∞ as "inf": turn those strings back into floats."""
+    if isinstance(obj, dict):
+        return {k: _restore_inf(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_restore_inf(v) for v in obj]
+    if isinstance(obj, str) and obj in ("inf", "-inf"):
+        return float(obj)
+    return obj
+
+
+def restored_run(stored: dict):
+    """A stored run as the pages use it: (doc, result, RunConfig). ``result`` has U, V, the message
+    log and each entity's prototypes (``result.model.releases_[h].prototypes``)."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.methods import MethodResult
+
+    doc, arrays = stored["doc"], stored["arrays"]
+    if "U" not in arrays:
+        raise ValueError("this run was stored without its factors (e.g. by the command line); "
+                         "its document can be downloaded but not reopened on the pages")
+    cfg = _restore_inf(dict(stored["config"]))
+    config = RunConfig(**{k: v for k, v in cfg.items() if k in RunConfig.__dataclass_fields__})
+    releases = [SimpleNamespace(prototypes=arrays[f"P{h}"]) for h in range(len(arrays)) if f"P{h}" in arrays]
+    messages = [SimpleNamespace(**m) for m in doc.get("messages", [])]
+    model = SimpleNamespace(releases_=releases, stored=True) if releases else None
+    result = MethodResult(U=arrays["U"], V=arrays["V"], ledger=None, messages=messages, model=model,
+                          extra={"stored": True})
+    return doc, result, config
+
+
+def as_json(doc: dict) -> str:
+    from dpfed_core.evaluation.experiments import json_safe
+
+    return json.dumps(json_safe(doc), indent=2)

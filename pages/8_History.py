@@ -1,0 +1,86 @@
+"""History: the runs, sweeps and audits of this dataset, kept in the embedded SQLite store.
+
+A reload or a new session reopens them. The list is per data owner: only results computed on exactly
+this dataset (same content hash) are listed or opened, so two uploads never see each other's results.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dpfed_core.ui import widgets as ui
+from dpfed_core.ui import engine as dash
+from dpfed_core.ui import history
+
+ui.page_setup("History", ":material/history:")
+st.title("History")
+ds = ui.require_dataset()
+owner = ui.owner_key()
+st.caption(f"Results computed on this dataset ({dash.escape_md(ds.name)}, key {owner[:12]}…), newest first. "
+           "They are kept in the store file on this server (the privacy odometer's file) and survive a "
+           "reload or a new session. Results of other data are never listed here.")
+
+KINDS = {"all": "everything", "run": "federation runs", "sweep": "trade-off sweeps", "audit": "privacy audits"}
+kind = st.radio("Show", list(KINDS), format_func=KINDS.get, horizontal=True, key="hist_kind")
+try:
+    entries = history.list_entries(ds, None if kind == "all" else kind, key=owner)
+except Exception as exc:  # an unreadable store is a message, not a traceback
+    st.error(f"The history store could not be read ({type(exc).__name__}). Its location is set by the "
+             "DPFED_STORE environment variable of the server.", icon=":material/error:")
+    st.stop()
+
+
+def _budget() -> None:
+    st.subheader("Privacy budget of this dataset")
+    try:
+        from dpfed_core.ui.budget import render_budget
+
+        store, key = history.owner_store(ds, owner)
+        render_budget(store, ds, key)
+    except Exception as exc:  # the budget view must not take the page down
+        st.error(f"The budget could not be shown ({type(exc).__name__}).", icon=":material/error:")
+    ui.non_private_checkbox("history")
+
+
+if not entries:
+    st.info("Nothing stored for this dataset yet: runs (Federate), sweeps (Trade-off) and audits "
+            "(Privacy audit) are stored as they finish.", icon=":material/info:")
+    _budget()
+    st.stop()
+
+table = pd.DataFrame([{"id": e.id, "kind": e.kind, "created (UTC)": e.created, "what": e.label} for e in entries])
+st.dataframe(table, hide_index=True, width="stretch", key="hist_table")
+labels = {e.id: f"#{e.id} · {e.kind} · {e.created} · {e.label}" for e in entries}
+pick = st.selectbox("Result", list(labels), format_func=labels.get, key="hist_pick")
+c1, c2 = st.columns([1, 5])
+if c1.button("Open", type="primary", key="hist_open"):
+    stored = history.load(ds, pick, key=owner)
+    if stored is None:
+        st.error("This result is not stored for this dataset any more.", icon=":material/error:")
+        st.stop()
+    if stored["kind"] == "run":
+        try:
+            doc, result, config = history.restored_run(stored)
+        except ValueError as exc:
+            st.error(str(exc), icon=":material/error:")
+            st.stop()
+        st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": 0.0,
+                                    "stored_id": pick}
+        st.session_state[ui.CONFIG] = config
+        st.success(f"Run #{pick} reopened: Federate, Evaluate and Recommend now show it.",
+                   icon=":material/check_circle:")
+        st.page_link(ui.PAGES["federate"], label="Show it on Federate", icon=":material/hub:")
+    elif stored["kind"] == "sweep":
+        doc = stored["doc"]
+        req = doc.get("request", {})
+        st.session_state[ui.SWEEP] = {"key": ("stored", pick, tuple(req.get("epsilons", []))), "doc": doc}
+        st.success(f"Sweep #{pick} reopened on the Trade-off page.", icon=":material/check_circle:")
+        st.page_link(ui.PAGES["tradeoff"], label="Show it on Trade-off", icon=":material/show_chart:")
+    else:
+        st.session_state["audit_result"] = {"key": (owner, "stored", pick), "doc": stored["doc"]}
+        st.success(f"Audit #{pick} reopened on the Privacy audit page.", icon=":material/check_circle:")
+        st.page_link(ui.PAGES["audit"], label="Show it on Privacy audit", icon=":material/policy:")
+if c2.button("Delete", key="hist_delete"):
+    history.delete(ds, pick, key=owner)
+    st.rerun()
+_budget()

@@ -1,0 +1,358 @@
+"""Dashboard helpers without a browser (issue 16): cache keys over the whole dataset, the job cache
+(progress outside any Streamlit cache, one job per key across sessions), budget checks, messages in
+the page's words, the column mapper, the per-owner history store, verdicts and the ε planner."""
+from __future__ import annotations
+
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.config import RunConfig
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError, DataError
+from dpfed_core.ui import engine as dash
+from dpfed_core.ui import history
+from dpfed_core.ui.jobs import JobCache, fraction_of
+
+
+def tiny(name="t", notes=None, user_ids=None, item_names=None, value=1.0) -> FederatedDataset:
+    X = sp.csr_matrix(np.array([[value, 0, 2], [0, 1, 0], [1, 1, 0], [0, 0, 3]], float))
+    return FederatedDataset.from_parts(X, np.array(["A", "A", "B", "B"]), user_ids=user_ids,
+                                       item_names=item_names, value_kind="counts", value_max=5, name=name,
+                                       notes=notes)
+
+
+# ------------------------------------------------------------------------------ cache keys
+def test_fingerprint_covers_the_whole_dataset():
+    base = dash.dataset_fingerprint(tiny())
+    assert base == dash.dataset_fingerprint(tiny())
+    variants = [tiny(name="other"), tiny(notes=["a note"]), tiny(value=2.0),
+                tiny(user_ids=np.array(["u0", "u1", "u2", "LAST"])),
+                tiny(item_names=np.array(["i0", "i1", "renamed"]))]
+    keys = {dash.dataset_fingerprint(v) for v in variants}
+    assert base not in keys and len(keys) == len(variants)
+
+
+def test_fingerprint_sees_ids_beyond_the_first_fifty():
+    n = 120
+    X = sp.csr_matrix(np.ones((n, 2)))
+    ent = np.repeat(["A", "B"], n // 2)
+    ids = np.array([f"u{i}" for i in range(n)])
+    a = FederatedDataset.from_parts(X, ent, user_ids=ids, value_max=1)
+    ids2 = ids.copy()
+    ids2[-1] = "someone else"
+    b = FederatedDataset.from_parts(X, ent, user_ids=ids2, value_max=1)
+    assert dash.dataset_fingerprint(a) != dash.dataset_fingerprint(b)
+
+
+def test_run_key_covers_the_whole_config():
+    ds = tiny()
+    cfg = RunConfig(method="kmeans", k=1)
+    keys = {dash.run_key(ds, c) for c in (cfg, cfg.replace(seed=1), cfg.replace(simulation=True),
+                                         cfg.replace(prototype_params={"x": 1}), cfg.replace(n_hidden=3))}
+    assert len(keys) == 5
+
+
+# ------------------------------------------------------------------------------ jobs
+def test_progress_fraction_of_events():
+    assert fraction_of("sweep_step", {"done": 3, "total": 4}) == 0.75
+    assert fraction_of("round1_start", {"index": 0, "total": 2}) == 0.0
+    assert fraction_of("round1_done", {"index": 1, "total": 2}) == pytest.approx(0.6)
+    assert fraction_of("evaluate_done", {}) == 1.0
+    assert fraction_of("something", {}) is None
+
+
+def test_job_cache_runs_a_key_once_across_concurrent_callers():
+    cache = JobCache()
+    calls = []
+    gate = threading.Event()
+
+    def work(progress):
+        calls.append(1)
+        for i in range(4):
+            progress("sweep_step", done=i + 1, total=4)
+        gate.wait(5)
+        return "result"
+
+    jobs = []
+    threads = [threading.Thread(target=lambda: jobs.append(cache.submit("k", work, "x"))) for _ in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    gate.set()
+    assert all(j.wait(5) for j, _ in jobs)
+    assert len(calls) == 1  # 20 "sessions", one computation
+    assert sum(1 for _, existed in jobs if not existed) == 1
+    assert {j.result for j, _ in jobs} == {"result"}
+    job = jobs[0][0]
+    assert job.fraction == 1.0 and "100%" in job.status_text()
+    # once more later: served from the cache
+    again, existed = cache.submit("k", work, "x")
+    assert existed and again.result == "result" and len(calls) == 1
+
+
+def test_failed_job_is_not_kept():
+    cache = JobCache()
+    n = []
+
+    def bad(progress):
+        n.append(1)
+        raise ConfigError("broken input")
+
+    j, _ = cache.submit("bad", bad)
+    j.wait(5)
+    assert isinstance(j.error, ConfigError)
+    j2, existed = cache.submit("bad", bad)
+    j2.wait(5)
+    assert not existed and len(n) == 2
+
+
+def test_job_time_left():
+    cache = JobCache()
+    release = threading.Event()
+
+    def slow(progress):
+        progress("sweep_step", done=1, total=4)
+        release.wait(5)
+        return 1
+
+    j, _ = cache.submit("slow", slow)
+    time.sleep(0.2)
+    assert j.fraction == 0.25 and j.seconds_left() is not None and j.seconds_left() > 0
+    assert "25%" in j.status_text() and "left" in j.status_text()
+    release.set()
+    j.wait(5)
+
+
+# ------------------------------------------------------------------------------ budget checks
+@pytest.mark.parametrize("eps, delta, needle", [
+    ("1e50", "1e-6", "above 10000"), ("1e300", "1e-6", "above"), ("0", "1e-6", "positive"),
+    ("1", "0.5", "refused"), ("1", "0.01", "refused"), ("1", "abc", "δ must be a number"),
+    ("1", "-1", "≥ 0"),
+])
+def test_bad_budget_is_refused_before_a_run(eps, delta, needle):
+    with pytest.raises(ConfigError, match=needle):
+        dash.check_budget(eps, delta, delta_control="“δ”")
+
+
+def test_good_budgets():
+    assert dash.check_budget("1", "1e-6")[:2] == (1.0, 1e-6)
+    eps, delta, warn = dash.check_budget("inf", "0.5")  # non-private: δ is irrelevant
+    assert math.isinf(eps)
+    assert dash.check_budget("1", "1e-3")[2], "a large δ is warned"
+
+
+# ------------------------------------------------------------------------------ messages
+def test_messages_name_the_page_controls_not_code_parameters():
+    msg = dash.friendly_message(DataError(
+        "use drop_missing=True, entity_transform='prefix:1' or small_entities='drop'; min_entity_users too high"))
+    for code in ("drop_missing", "entity_transform", "small_entities", "min_entity_users"):
+        assert code.replace("_", "\\_") not in msg and code not in msg
+    assert "Rows with a missing value" in msg and "Derived as" in msg and "Entities below the minimum" in msg
+
+
+def test_user_strings_are_escaped():
+    s = dash.escape_md("![x](http://example.org/a.png) <img src=x onerror=1> :red[hi] **b**")
+    import re
+
+    for raw in (r"!\[", r"\]\(", "<img", r":red\[", r"\*\*"):
+        assert not re.search(r"(?<!\\)" + raw, s), raw
+    assert "://" not in s.replace("\\", "") and "www." not in dash.escape_md("see www.example.org")
+
+
+def test_path_errors_never_list_a_directory(tmp_path):
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / "secret.txt").write_text("x")
+    for kind in ("movielens", "eicu"):
+        with pytest.raises(DataError) as e:
+            dash.check_data_dir(str(tmp_path), kind)
+        assert ".ssh" not in str(e.value) and "secret" not in str(e.value)
+        with pytest.raises(DataError) as e:
+            dash.check_data_dir(str(tmp_path / "nope"), kind)
+        assert ".ssh" not in str(e.value)
+    assert "found" not in dash.safe_loader_message(DataError("no u.data in /x (found: .ssh, .bashrc)."))
+
+
+# ------------------------------------------------------------------------------ mapping
+def test_headerless_table_is_detected():
+    data = b"196\t242\t3\t881250949\n186\t302\t3\t891717742\n22\t377\t1\t878887116\n"
+    df, no_header = dash.read_upload(data, "u.data")
+    assert no_header and len(df) == 3 and list(df.columns)[0] == "column 1"
+    assert df.iloc[0, 0] == "196"
+    df2, no_header2 = dash.read_upload(b"user,item,value,entity\n1,2,3,A\n", "t.csv")
+    assert not no_header2
+
+
+def test_mapper_never_guesses_one_column_twice():
+    g = dash.guess_mapping(["patientunitstayid", "drugname", "hospitalid", "count"])
+    assert g["user"] == "patientunitstayid" and g["item"] == "drugname" and g["entity"] == "hospitalid"
+    g = dash.guess_mapping(["patientunitstayid", "hospitalid"] + ["x"])
+    chosen = [v for v in g.values() if v]
+    assert len(chosen) == len(set(chosen))
+
+
+def test_mapping_problems_user_item_entity_distinct():
+    assert dash.mapping_problems("a", "a", "c", None, None)
+    assert dash.mapping_problems("a", "b", "a", None, None)
+    assert dash.mapping_problems("a", "b", "b", None, None)
+    assert dash.mapping_problems("a", "b", "c", "a", None)
+    assert dash.mapping_problems("a", "b", "c", "d", None) == []
+
+
+# ------------------------------------------------------------------------------ history store
+def test_history_is_per_owner_and_survives(tmp_path, monkeypatch):
+    from dpfed_core.evaluation.budget import plan_run, settle_run
+    from dpfed_core.evaluation.experiments import run_method
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds, other = tiny(), tiny(value=4.0)  # another upload: other content
+    cfg = RunConfig(method="kmeans", k=1, rank=2, seed=0, max_iter=20, test_fraction=0.5, n_hidden=1)
+    doc, res = history.charged(ds, plan_run(ds, cfg), lambda: run_method(ds, cfg),
+                               settle=lambda r, out: settle_run(r, [out[0]]))
+    rid = history.save(ds, "run", "kmeans", doc, res)
+    history.save(other, "sweep", "other", {"config": {}, "runs": []})
+    assert [e.id for e in history.list_entries(ds)] == [rid]
+    assert history.load(other, rid) is None  # another owner's result is invisible
+    stored = history.load(ds, rid)
+    doc2, res2, cfg2 = history.restored_run(stored)
+    np.testing.assert_array_equal(res2.U, res.U)
+    np.testing.assert_array_equal(res2.V, res.V)
+    assert dash.config_key(cfg2) == dash.config_key(cfg)
+    assert doc2["overall"]["mar"] == doc["overall"]["mar"]
+    assert len(res2.model.releases_) == ds.n_entities
+    # the run was recorded by the odometer (kmeans: non-private, so a release without a DP charge)
+    store, key = history.owner_store(ds)
+    assert len(BudgetOdometer(store).releases(key)) == 1
+    assert history.delete(ds, rid) and not history.list_entries(ds)
+
+
+def test_budget_cap_refuses_before_computing(tmp_path, monkeypatch):
+    from dpfed_core.evaluation.budget import plan_run
+    from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused
+
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds = tiny()
+    store, key = history.owner_store(ds)
+    BudgetOdometer(store).set_cap(ds, 1.0, 1e-5)
+    cfg = RunConfig(method="dp-gaussian", epsilon=2.0, k=1, rank=2)
+    ran = []
+    with pytest.raises(BudgetRefused):
+        history.charged(ds, plan_run(ds, cfg), lambda: ran.append(1))
+    assert ran == []
+
+
+# ------------------------------------------------------------------------------ verdicts, planner
+def _doc(vals: dict[str, float], eps=1.0):
+    return {"entities": [{"name": k, "mar": v} for k, v in vals.items()], "privacy": {"epsilon": eps}}
+
+
+def test_entity_verdict_counts():
+    docs = {"dp-gaussian": _doc({"A": 0.2, "B": 0.4, "C": 0.3}),
+            "individual": _doc({"A": 0.3, "B": 0.3, "C": 0.3})}
+    v = dash.entity_verdict(docs, "dp-gaussian", "mar")
+    r = v["baselines"]["individual"]
+    assert (r["better"], r["worse"], r["tie"]) == (1, 1, 1)
+    assert "of 3" in dash.verdict_sentence(v) and "ε = 1" in dash.verdict_sentence(v)
+
+
+def _sweep(points: dict[float, list[float]], central: list[float], individual: list[float]):
+    runs = []
+    for eps, vals in points.items():
+        for s, v in enumerate(vals):
+            runs.append({"method": "dp-gaussian", "epsilon": eps, "seed": s, "overall": {"mar": v},
+                         "entities": [{"name": "A", "mar": v}, {"name": "B", "mar": v + 0.01}]})
+    for m, vals in (("central", central), ("individual", individual)):
+        for s, v in enumerate(vals):
+            runs.append({"method": m, "epsilon": math.inf, "seed": s, "overall": {"mar": v},
+                         "entities": [{"name": "A", "mar": v}, {"name": "B", "mar": v}]})
+    return {"config": {"method": "dp-gaussian"}, "runs": runs, "epsilons": list(points),
+            "seeds": [0, 1], "references": ["central", "individual"]}
+
+
+def test_epsilon_planner_and_crossing():
+    doc = _sweep({0.1: [0.40, 0.41], 1.0: [0.30, 0.31], 10.0: [0.205, 0.206], math.inf: [0.2, 0.2]},
+                 central=[0.2, 0.2], individual=[0.32, 0.33])
+    plan = dash.epsilon_for_utility(doc, "mar", 0.05)
+    assert plan["epsilon"] == 10.0 and plan["reference"] == "central"
+    assert dash.epsilon_for_utility(doc, "mar", 0.0)["epsilon"] is None or True
+    v = dash.sweep_entity_verdict(doc, 1.0, "mar")
+    assert v["H"] == 2 and v["baselines"]["individual"]["better"] + v["baselines"]["individual"]["tie"] == 2
+    assert "ε ≈ 1" in dash.pays_from_sentence(dash.sweep_crossing(doc, "mar"))
+
+
+def test_users_to_pay():
+    pts = [{"users": 10, "advantage": -0.05}, {"users": 40, "advantage": 0.05}]
+    est = dash.users_to_pay(pts)
+    assert est["how"] == "interpolated" and 10 < est["users"] < 40
+    est = dash.users_to_pay([{"users": 10, "advantage": -0.05}, {"users": 20, "advantage": -0.02}])
+    assert est["how"].startswith("extrapolated") and est["users"] > 20
+    est = dash.users_to_pay([{"users": 10, "advantage": -0.01}, {"users": 20, "advantage": -0.05}])
+    assert est["users"] is None
+
+
+def test_subsample_keeps_every_entity():
+    X = sp.csr_matrix(np.ones((60, 3)))
+    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B"], 30), value_max=1)
+    sub = dash.subsample_users(ds, 0.5, 0)
+    assert sub.n_entities == 2 and sub.n_users == 30
+    assert dash.dataset_fingerprint(sub) != dash.dataset_fingerprint(ds)
+
+
+def test_planned_stages_are_ledger_stages():
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.experiments import run_method
+
+    ds = load_data(dash.DEFAULT_SAMPLE)
+    cfg = dash.default_config(ds, "dp-gaussian").replace(simulation=True)
+    doc, res = run_method(ds, cfg)
+    plans = dash.budget_plans(cfg.method, ds, cfg)
+    used_k = {len(r.prototypes) for r in res.model.releases_}
+    for k in used_k:
+        plan = plans[f"k = {k}"]
+        ledger = {(r["stage"]) for r in doc["privacy"]["per_stage"]}
+        assert set(plan["stage"]) == ledger
+        spent = {r["stage"]: r["epsilon"] for r in doc["privacy"]["per_stage"]}
+        for row in plan.itertuples():
+            assert spent[row.stage] == pytest.approx(row.epsilon, rel=1e-9)
+    assert "maximum" in dash.k_note(cfg.method, cfg)
+
+
+def test_method_colours_fixed():
+    from dpfed_core.reporting.plots import method_color
+
+    assert method_color("individual") == method_color("individual")
+    assert method_color("dp-gaussian") != method_color("individual")
+    assert method_color("some-new-method") == method_color("some-new-method")
+
+
+def test_many_entities_chart_uses_categories_and_rows():
+    import pandas as pd
+
+    from dpfed_core.reporting.plots import metric_bars
+
+    rows = [{"method": m, "entity": str(100 + h), "mar": 0.1 * (h % 5)} for m in ("dp-gaussian", "individual")
+            for h in range(40)]
+    fig = metric_bars(pd.DataFrame(rows), "mar", metric_label="MAR")
+    assert fig.layout.yaxis.type == "category"  # numeric ids as categories, one row per entity
+    assert all(t.type == "scatter" for t in fig.data)
+    assert "method: dp-gaussian" in fig.data[1].hovertemplate and "MAR" in fig.data[1].hovertemplate
+    few = metric_bars(pd.DataFrame(rows[:6] + rows[40:46]), "mar")
+    assert few.layout.xaxis.type == "category"
+    assert few.data[0].marker.color != few.data[1].marker.color
+
+
+def test_report_explains_the_automatic_k():
+    from dpfed_core.reporting.report import k_explanation
+
+    run = {"config": {"method": "dp-gaussian", "k": 6, "prototype_params": {}},
+           "messages": [{"round": 1, "sender": "A", "receiver": "server", "content": "1 prototypes",
+                         "shape": [1, 40]}]}
+    text = k_explanation(run)
+    assert "k = 6 is a maximum" in text and "⌊n̂ / 1000⌋" in text and "sent 1 prototype" in text
+    assert k_explanation({"config": {"method": "kmeans", "k": 3}, "messages": []}) == ""

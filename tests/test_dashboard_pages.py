@@ -1,0 +1,112 @@
+"""AppTest (headless Streamlit) of issue 16's page behaviour: a configuration run again in the same
+and in another session is served from the shared cache without an exception; bad budgets are refused
+before a run; the History page lists and reopens results; the column mapper refuses nonsense."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def app(page: str = "app.py") -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    if page != "app.py":
+        at.switch_page(page).run()
+    return at
+
+
+def clean(at):
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def errors(at) -> str:
+    return " ".join(re.sub(r"\\(.)", r"\1", e.value) for e in at.error)
+
+
+def test_same_configuration_twice_and_in_another_session():
+    a = app("pages/2_Federate.py")
+    a.button(key="fed_run").click().run()
+    clean(a)
+    first = a.session_state["run"]["doc"]["overall"]["mar"]
+    a.button(key="fed_run").click().run()
+    clean(a)
+    assert a.session_state["run"]["cached"]
+    assert a.session_state["run"]["doc"]["overall"]["mar"] == first
+    b = app("pages/2_Federate.py")  # a second session: the cache is shared, no crash
+    b.button(key="fed_run").click().run()
+    clean(b)
+    assert b.session_state["run"]["cached"] and b.session_state["run"]["doc"]["overall"]["mar"] == first
+    # (the sidebar's data / last run / budget on every page is checked in the browser test: AppTest
+    # does not keep the sidebar of pages run through st.navigation)
+
+
+def test_bad_budgets_refused_before_a_run():
+    at = app("pages/2_Federate.py")
+    for eps, delta, needle in (("1e50", "1e-6", "above 10000"), ("1", "0.5", "refused"),
+                               ("1", "0.01", "refused")):
+        at.text_input(key="fed_eps_text").set_value(eps)
+        at.text_input(key="fed_delta").set_value(delta).run()
+        clean(at)
+        assert needle in errors(at), (eps, delta, errors(at))
+        assert at.button(key="fed_run").disabled
+
+
+def test_history_lists_and_reopens_a_run():
+    a = app("pages/2_Federate.py")
+    a.number_input(key="fed_seed").set_value(7)
+    a.button(key="fed_run").click().run()
+    clean(a)
+    mar = a.session_state["run"]["doc"]["overall"]["mar"]
+    b = app("pages/8_History.py")  # a new session (as after a reload)
+    clean(b)
+    table = b.dataframe[0].value
+    assert (table["kind"] == "run").any()
+    run_ids = [int(i) for i, k in zip(table["id"], table["kind"]) if k == "run"]
+    b.selectbox(key="hist_pick").set_value(run_ids[0])
+    b.button(key="hist_open").click().run()
+    clean(b)
+    r = b.session_state["run"]
+    assert r["config"].seed == 7 and r["doc"]["overall"]["mar"] == mar
+    b.switch_page("pages/4_Recommend.py").run()
+    clean(b)
+    assert any("score" in d.value.columns for d in b.dataframe)
+
+
+def _upload(data: bytes, name: str) -> AppTest:
+    at = app("pages/1_Data.py")
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader[0].set_value((name, data, "text/csv")).run()
+    return at
+
+
+def test_mapper_refuses_user_equal_item():
+    rows = "\n".join(f"s{i},drug {i % 4},{i % 3 + 1},H{i % 2}" for i in range(40))
+    at = _upload(("patientunitstayid,drugname,count,hospitalid\n" + rows + "\n").encode(), "meds.csv")
+    clean(at)
+    assert at.selectbox(key="map_user").value == "patientunitstayid"
+    assert at.selectbox(key="map_item").value == "drugname"
+    at.selectbox(key="map_item").set_value("patientunitstayid").run()
+    assert "“User” and “Item” are both" in errors(at)
+    assert at.button(key="build_upload").disabled
+
+
+def test_headerless_upload_is_detected():
+    rows = "\n".join(f"{i}\t{i % 7}\t{i % 5 + 1}\t88125{i:04d}" for i in range(1, 60))
+    at = _upload((rows + "\n").encode(), "u.data")
+    clean(at)
+    assert any("no header line" in i.value for i in at.info)
+    assert at.selectbox(key="map_user").options[0] == "column 1"
+
+
+def test_automatic_k_explained_where_k_is_set():
+    at = app("pages/2_Federate.py")
+    at.selectbox(key="fed_method").set_value("dp-gaussian").run()
+    clean(at)
+    text = " ".join(c.value for c in at.caption)
+    assert "is a **maximum**" in text and "k_eff" in text
+    # the planned stages carry the ledger's names
+    assert "recovery: sums" in text
