@@ -9,19 +9,13 @@ import pandas as pd
 import pytest
 
 from dpfed_core.cli import main
+from tests.toy import toy_csv
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _toy_csv(path: Path, n_entities=3, users=30, items=25, seed=0) -> Path:
-    rng = np.random.default_rng(seed)
-    rows = []
-    for h in range(n_entities):
-        for u in range(users):
-            its = rng.choice(items, size=rng.integers(7, 15), replace=False)
-            rows += [(f"h{h}u{u}", f"item {i}", int(rng.integers(1, 4)), f"hospital {h}") for i in its]
-    pd.DataFrame(rows, columns=["patient", "drug", "count", "hospital"]).to_csv(path, index=False)
-    return path
+    return toy_csv(path, n_entities, users, items, seed)
 
 
 TOY_ARGS = ["--user-col", "patient", "--item-col", "drug", "--value-col", "count", "--entity-col", "hospital",

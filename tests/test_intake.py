@@ -13,20 +13,13 @@ import pandas as pd
 import pytest
 
 from dpfed_core.cli import main
+from tests.toy import toy_csv
 from dpfed_core.data.loaders import load_eicu, load_long_table
 from dpfed_core.errors import ConfigError, DataError
 from dpfed_core.evaluation import experiments as ex
 
 
-def _toy(path: Path, n_entities=3, users=30, items=25, seed=0, value_col="count") -> Path:
-    rng = np.random.default_rng(seed)
-    rows = []
-    for h in range(n_entities):
-        for u in range(users):
-            its = rng.choice(items, size=rng.integers(7, 15), replace=False)
-            rows += [(f"h{h}u{u}", f"item {i}", int(rng.integers(1, 4)), f"hospital {h}") for i in its]
-    pd.DataFrame(rows, columns=["patient", "drug", value_col, "hospital"]).to_csv(path, index=False)
-    return path
+_toy = toy_csv
 
 
 TOY = ["--user-col", "patient", "--item-col", "drug", "--value-col", "count", "--entity-col", "hospital",

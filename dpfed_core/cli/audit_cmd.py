@@ -101,10 +101,7 @@ def cmd_audit(args) -> int:
     if any(r["verdict"] == "VIOLATION" for r in doc["summary"]):
         print("WARNING: an empirical ε lower bound exceeds the claimed ε — the mechanism or its "
               "accounting is broken", file=sys.stderr)
-    doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
-                       "releases": reservation.release_ids}
-    history.add("audit", doc, dataset_key=key, operation=reservation.operation)
-    print(budget_cmd.budget_summary_line(odometer, key))
+    budget_cmd.record_release("audit", doc, odometer, history, key, reservation)
     if args.out:
         write_json(doc, args.out)
         print(f"wrote {args.out}")

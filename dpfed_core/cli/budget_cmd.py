@@ -165,6 +165,15 @@ def cmd_budget(args) -> int:
     return 0
 
 
+def record_release(kind: str, doc: dict, odometer, history, key: str, reservation) -> None:
+    """After a charged release: note the odometer rows in the document, keep the document in the run
+    history, and print the budget line."""
+    doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
+                       "releases": reservation.release_ids}
+    history.add(kind, doc, dataset_key=key, operation=reservation.operation)
+    print(budget_summary_line(odometer, key))
+
+
 def budget_summary_line(odometer, key: str) -> str:
     """One line for after a run: the most-spent entity against the cap."""
     bal = odometer.balance(key)

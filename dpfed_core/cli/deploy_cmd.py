@@ -89,10 +89,7 @@ def cmd_deploy_local(args) -> int:
         doc = run_deployed(dataset, config, workdir=args.workdir, keep_workdir=bool(args.workdir),
                            progress=_NodeProgress(), round_timeout=args.round_timeout, dump_dir=args.dump_dir)
         settle_run(reservation, [doc])
-    doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
-                       "releases": reservation.release_ids}
-    history.add("run", doc, dataset_key=key, operation=reservation.operation)
-    print(budget_cmd.budget_summary_line(odometer, key))
+    budget_cmd.record_release("run", doc, odometer, history, key, reservation)
     dep = doc["deployment"]
     print(f"{dataset.name}: {dataset.n_entities} SuperNodes — {doc['privacy']['label']}")
     for note in doc.get("notes", []):

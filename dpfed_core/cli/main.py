@@ -190,10 +190,7 @@ def cmd_run(args) -> int:
     for note in doc.get("notes", []):
         print(f"note: {note}")
     _print_table({config.method: doc, **comparison}, config.top_n)
-    doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
-                       "releases": reservation.release_ids}
-    history.add("run", doc, dataset_key=key, operation=reservation.operation)
-    print(budget_cmd.budget_summary_line(odometer, key))
+    budget_cmd.record_release("run", doc, odometer, history, key, reservation)
     if args.out:
         write_json(doc, args.out)
         print(f"wrote {args.out} ({time.perf_counter() - t0:.1f} s)")
@@ -269,10 +266,7 @@ def cmd_sweep(args) -> int:
             # A DP method that does not beat the one-line DP popularity list must say so.
             print(f"ε = {row['epsilon']:g}: {config.method} {row['verdict']} "
                   f"({row['mean']:.4f} vs {row['dp_popularity_mean']:.4f})")
-    doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
-                       "releases": reservation.release_ids}
-    history.add("sweep", doc, dataset_key=key, operation=reservation.operation)
-    print(budget_cmd.budget_summary_line(odometer, key))
+    budget_cmd.record_release("sweep", doc, odometer, history, key, reservation)
     if out:
         write_json(doc, out)
         print(f"wrote {out}")

@@ -8,7 +8,6 @@ The document's ``messages`` are the messages Flower actually carried, with their
 """
 from __future__ import annotations
 
-import datetime as _dt
 import math
 import tempfile
 import time
@@ -17,11 +16,10 @@ from typing import Callable
 
 import numpy as np
 
-from dpfed_core import __version__
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
-from dpfed_core.evaluation.experiments import dataset_summary, make_split, needs_dp_catalogue, privacy_summary
+from dpfed_core.evaluation.experiments import make_split, needs_dp_catalogue, privacy_summary, result_document
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.federation.deployment.launcher import LocalFederation
 from dpfed_core.federation.deployment.shards import write_shards
@@ -139,23 +137,13 @@ def _document(dataset, config, spec, res: dict, timings: dict) -> dict:
     }
     if spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank:
         notes.append(f"{spec.name} learns {V.shape[1]} latent factor(s); rank={config.rank} is not used")
-    return {
-        "config": config.to_dict(),
-        "dataset": dataset_summary(dataset),
-        "entity_summary": dataset.summary(),
-        "method": {"name": spec.name, "label": spec.label, "privacy_model": spec.privacy,
-                   "description": spec.description},
-        "entities": metrics["entities"],
-        "overall": metrics["overall"],
-        "privacy": privacy,
-        "messages": res["messages"],
-        "timings": {**timings, **res.get("timings", {}), "wall_total": res.get("wall_seconds")},
-        "deployment": deployment,
-        "notes": [*dataset.notes, *notes,
-                  "deployment: one Flower SuperNode process per entity; messages and bytes as Flower carried them"],
-        "version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-    }
+    doc = result_document(
+        dataset, config, spec, metrics, privacy, res["messages"],
+        {**timings, **res.get("timings", {}), "wall_total": res.get("wall_seconds")},
+        [*dataset.notes, *notes,
+         "deployment: one Flower SuperNode process per entity; messages and bytes as Flower carried them"])
+    doc["deployment"] = deployment
+    return doc
 
 
 def _flwr_version() -> str:

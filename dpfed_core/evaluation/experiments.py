@@ -121,6 +121,26 @@ def dataset_summary(dataset: FederatedDataset) -> dict:
     }
 
 
+def result_document(dataset: FederatedDataset, config: RunConfig, spec, metrics: dict, privacy: dict,
+                    messages: list[dict], timings: dict, notes: list[str]) -> dict:
+    """The result document of one run (SPEC §7), whether the run was in-process or deployed."""
+    return {
+        "config": config.to_dict(),
+        "dataset": dataset_summary(dataset),
+        "entity_summary": dataset.summary(),
+        "method": {"name": spec.name, "label": spec.label, "privacy_model": spec.privacy,
+                   "description": spec.description},
+        "entities": metrics["entities"],
+        "overall": metrics["overall"],
+        "privacy": privacy,
+        "messages": messages,
+        "timings": timings,
+        "notes": notes,
+        "version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
 def run_method(
     dataset: FederatedDataset,
     config: RunConfig,
@@ -153,21 +173,10 @@ def run_method(
                        dataset.entity_of_user, dataset.entity_names, config.mode, config.top_n)
     t_eval = time.perf_counter() - t0
     timings = {"split": t_split, **result.timings, "fit_total": t_fit, "evaluate": t_eval}
-    doc = {
-        "config": config.to_dict(),
-        "dataset": dataset_summary(dataset),
-        "entity_summary": dataset.summary(),
-        "method": {"name": spec.name, "label": spec.label, "privacy_model": spec.privacy,
-                   "description": spec.description},
-        "entities": metrics["entities"],
-        "overall": metrics["overall"],
-        "privacy": privacy_summary(result, config, spec.uses_epsilon, spec.privacy),
-        "messages": [m.to_dict() for m in result.messages],
-        "timings": timings,
-        "notes": [*dataset.notes, *result.extra.get("notes", [])],
-        "version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-    }
+    doc = result_document(dataset, config, spec, metrics,
+                          privacy_summary(result, config, spec.uses_epsilon, spec.privacy),
+                          [m.to_dict() for m in result.messages], timings,
+                          [*dataset.notes, *result.extra.get("notes", [])])
     progress("evaluate_done", method=config.method)
     return doc, result
 
