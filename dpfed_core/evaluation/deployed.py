@@ -8,6 +8,7 @@ The document's ``messages`` are the messages Flower actually carried, with their
 """
 from __future__ import annotations
 
+import inspect
 import math
 import tempfile
 import time
@@ -135,7 +136,11 @@ def _document(dataset, config, spec, res: dict, timings: dict) -> dict:
         "node_seconds": {e["entity"]: {"release": e["release_seconds"], "round2_fit": e["fit_seconds"]}
                          for e in entities},
     }
-    if spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank:
+    if secure and "kept_directions" in secure:
+        notes.append(f"server kept {secure['kept_directions']} eigen-direction(s) of the co-occurrence sum "
+                     f"above the noise edge {secure['noise_edge']:.3g}")
+    if (spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank
+            and "rank" not in inspect.signature(SUMMABLE_METHODS[spec.name].__init__).parameters):
         notes.append(f"{spec.name} learns {V.shape[1]} latent factor(s); rank={config.rank} is not used")
     doc = result_document(
         dataset, config, spec, metrics, privacy, res["messages"],

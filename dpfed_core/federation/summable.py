@@ -132,6 +132,9 @@ class SummableMethod(ABC):
     name: str = ""
     private: bool = True
     stages: tuple[str, ...] = ("release",)
+    #: Keys of ``public`` that the entities' shares of a later stage read: what a deployment
+    #: broadcasts to the nodes between two secure sums (public post-processing only).
+    public_keys: tuple[str, ...] = ()
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure") -> None:
@@ -404,6 +407,7 @@ class DPCooccurrence(SummableMethod):
     """
 
     stages = ("popularity", "co-occurrence")
+    public_keys = ("items",)
     #: blend weights tried by each entity in round 2 (global DP popularity, local popularity)
     BETA_GLOBAL = (0.0, 0.5, 1.0, 2.0, 4.0)
     BETA_LOCAL = (0.0, 0.25, 0.5, 1.0, 2.0)

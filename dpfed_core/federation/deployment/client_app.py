@@ -6,14 +6,20 @@ messages from the ServerApp:
 * ``query.round1`` — prototype methods: compute the entity's prototypes (SPEC §2), spend through a
   local ledger, reply with the prototypes (and released cluster sizes if asked) plus the ledger rows.
 * ``train`` — summable methods: Flower's ``secaggplus_mod`` wraps this handler; the handler returns
-  the entity's share (rounded to the public grid) and the mod masks it, so only the masked vector
-  leaves the node and the server can unmask nothing but the sum (SecAgg+).
-* ``query.round2`` — receive V, fit U_h ≥ 0 locally (U_h never leaves), reply with the evaluation
-  sums of the entity's held-out entries (not part of the protocol: for the result document).
+  the entity's share of the stage named in the instructions (rounded to the public grid) and the
+  mod masks it, so only the masked vector leaves the node and the server can unmask nothing but the
+  sum (SecAgg+). One SecAgg+ round per stage of a multi-stage method (``dp-cooccurrence``).
+* ``query.public`` — between two stages: the public result of the previous sum that the next share
+  reads (e.g. the items chosen from the DP popularity sum); stored in the node's run state.
+* ``query.round2`` — receive V, fit U_h ≥ 0 locally (the method's ``fit_local``: U_h and any
+  entity-only columns never leave), reply with the evaluation sums of the entity's held-out entries
+  (not part of the protocol: for the result document).
 
 Randomness: the entity's stream is spawned exactly as the in-process protocol spawns it
 (``method_generator(seed, …).spawn(H + 1)[h]``): operating-system entropy for a DP method unless the
-run is a labelled simulation, in which case it reproduces the in-process run.
+run is a labelled simulation, in which case it reproduces the in-process run. Flower runs every
+message in a fresh ClientApp process, so in simulation the stream's state is kept in the node's run
+state between messages (it never leaves the node); production streams (OS entropy) are drawn afresh.
 """
 from __future__ import annotations
 
@@ -28,17 +34,22 @@ from flwr.clientapp import ClientApp
 
 from dpfed_core.errors import DpfedError
 from dpfed_core.federation.deployment.shards import load_shard
-from dpfed_core.federation.deployment.wire import config_from_json, dumps, ledger_rows_to_json
+from dpfed_core.federation.deployment.wire import config_from_json, dumps, ledger_rows_to_json, loads
 from dpfed_core.federation.protocol import FederatedRecommender, _release_one
-from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method, summable_params
+from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
+                                            summable_params)
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
-from dpfed_core.privacy.noise import method_generator
+from dpfed_core.privacy.noise import SecureGenerator, method_generator
 
 app = ClientApp()
 
 #: Where a node keeps what it must remember between messages of one run (its ledger rows).
 STATE_KEY = "dpfed"
+#: The public result of the previous secure sum (multi-stage summable methods).
+PUBLIC_KEY = "dpfed-public"
+#: The simulation stream's state between messages (never sent).
+RNG_KEY = "dpfed-rng"
 
 
 def _error_reply(msg: Message, exc: Exception, where: str) -> Message:
@@ -96,27 +107,79 @@ def round1(msg: Message, context: Context) -> Message:
         return _error_reply(msg, exc, "round 1")
 
 
+def _summable_rng(config, H: int, index: int, context: Context) -> np.random.Generator:
+    """The entity's stream of a summable run, continued across messages (see the module doc)."""
+    rng = _entity_rngs(config, True, H)[index]
+    if isinstance(rng, SecureGenerator):
+        return rng  # OS entropy: nothing to continue, nothing kept
+    kept = context.state.config_records.get(RNG_KEY)
+    if kept is not None:
+        rng.bit_generator.state = loads(str(kept["state"]))
+    return rng
+
+
+def _keep_rng(rng: np.random.Generator, context: Context) -> None:
+    if not isinstance(rng, SecureGenerator):
+        context.state.config_records[RNG_KEY] = ConfigRecord({"state": dumps(rng.bit_generator.state)})
+
+
 @app.train(mods=[secaggplus_mod])
 def secure_share(msg: Message, context: Context) -> Message:
-    """Round 1 of a summable method: this entity's share, handed to SecAgg+ for masking."""
+    """Round 1 of a summable method: this entity's share of one stage, handed to SecAgg+ for masking.
+
+    A failure here is a ClientApp exception (SecAgg+ has no error reply); the ServerApp reports its
+    reason when the secure sum ends short of this node."""
     from flwr.common import Code, FitRes, Status, ndarrays_to_parameters
     from flwr.compat.common import recorddict_compat as compat
 
     fitins = compat.recorddict_to_fitins(msg.content, keep_input=True)
     config = config_from_json(str(fitins.config["config"]))
     H = int(fitins.config["n-entities"])
-    shard = _load(context, H)  # a failure here is a ClientApp exception: SecAgg+ has no error reply
+    shard = _load(context, H)
     t0 = time.perf_counter()
     method = make_summable_method(config.method, value_max=shard.value_max, epsilon=config.epsilon,
                                   delta=config.delta, **summable_params(config))
-    rng = _entity_rngs(config, True, H)[shard.index]
+    stage = str(fitins.config.get("stage", method.stages[0]))
+    if stage not in method.stages:
+        raise DpfedError(f"{config.method} has stages {', '.join(method.stages)}; the server asked for {stage!r}")
+    public = {}
+    if PUBLIC_KEY in context.state.array_records:
+        public = {k: a.numpy() for k, a in context.state.array_records[PUBLIC_KEY].items()}
+    missing = [k for k in method.public_keys if stage != method.stages[0] and k not in public]
+    if missing:
+        raise DpfedError(f"stage {stage!r} reached this node before the public {', '.join(missing)} of the "
+                         "previous stage")
+    rng = _summable_rng(config, H, shard.index, context)
     ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
-    share = method.share(shard.train, rng, ledger.for_entity(shard.entity), H)
+    share = method.share(shard.train, rng, ledger.for_entity(shard.entity), H, stage=stage, public=public)
+    _target, _modulus, clip = secagg_ranges(H)
+    peak = float(np.max(np.abs(share.values))) if share.values.size else 0.0
+    if peak > clip:
+        # SecAgg+ would clip this entry silently and the sum would be wrong: refuse instead.
+        raise DpfedError(f"{shard.entity}: a {stage} share entry of {peak:.4g} is beyond SecAgg+'s range "
+                         f"±{clip:.4g} for {H} entities (2³² modulus, grid {GRID:g}); the secure sum cannot carry it")
+    _keep_rng(rng, context)
+    kept = context.state.config_records.get(STATE_KEY)
+    rows = (loads(str(kept["ledger"])) if kept is not None and stage != method.stages[0] else [])
+    rows += loads(ledger_rows_to_json(ledger.rows))
+    seconds = (float(kept["seconds"]) if kept is not None and stage != method.stages[0] else 0.0)
     context.state.config_records[STATE_KEY] = ConfigRecord({
-        "ledger": ledger_rows_to_json(ledger.rows), "note": share.note, "seconds": time.perf_counter() - t0,
+        "ledger": dumps(rows), "note": share.note, "seconds": seconds + time.perf_counter() - t0,
         "coalition_epsilon": dumps(share.coalition_epsilon)})
     fitres = FitRes(Status(Code.OK, ""), ndarrays_to_parameters([share.values]), 1, {})
     return Message(compat.fitres_to_recorddict(fitres, keep_input=False), reply_to=msg)
+
+
+@app.query("public")
+def public_result(msg: Message, context: Context) -> Message:
+    """Between two secure sums: keep the public result the next stage's share reads."""
+    try:
+        context.state.array_records[PUBLIC_KEY] = ArrayRecord(
+            {k: Array(a.numpy()) for k, a in msg.content["public"].items()})
+        return Message(RecordDict({"ack": ConfigRecord({"stored": sorted(msg.content["public"].keys())})}),
+                       reply_to=msg)
+    except (DpfedError, KeyError) as exc:
+        return _error_reply(msg, exc, "public result")
 
 
 @app.query("round2")
@@ -129,7 +192,15 @@ def round2(msg: Message, context: Context) -> Message:
         shard = _load(context, H)
         V = msg.content["model"]["V"].numpy()
         t0 = time.perf_counter()
-        U = fit_rows_given(shard.train, V, config.lam, config.mode)
+        if config.method in SUMMABLE_METHODS:
+            method = make_summable_method(config.method, value_max=shard.value_max, epsilon=config.epsilon,
+                                          delta=config.delta, **summable_params(config))
+            rng = _summable_rng(config, H, shard.index, context)
+            U, L_h, U_loc = method.fit_local(shard.train, {"V": V}, config.lam, config.mode, rng)
+            if L_h is not None:  # columns from this entity's own data only: used here, never sent
+                U, V = np.hstack([U, U_loc]), np.hstack([V, L_h])
+        else:
+            U = fit_rows_given(shard.train, V, config.lam, config.mode)
         fit_seconds = time.perf_counter() - t0
         module, _, func = str(cfg_rec["evaluator"]).partition(":")
         evaluator = getattr(importlib.import_module(module), func)

@@ -7,7 +7,11 @@
    reply carries that entity's prototypes and ledger rows. Summable methods: Flower's
    :class:`~flwr.server.workflow.SecAggPlusWorkflow` (setup, share keys, collect masked vectors,
    unmask) driven from this main; the server only ever holds masked vectors and their sum.
-3. Server: stack the prototypes (entity order) and fit V (:func:`fit_nmf`), or V from the sum.
+   Multi-stage summable methods (``dp-cooccurrence``: popularity, then co-occurrence) run one
+   SecAgg+ secure sum per stage; between two stages the server calls the method's ``combine`` on
+   the sum and broadcasts the public result the next stage needs (``query.public``: e.g. the items
+   chosen from the DP popularity sum) — post-processing of released sums only.
+3. Server: stack the prototypes (entity order) and fit V (:func:`fit_nmf`), or V from the sums.
 4. Round 2: ``query.round2`` with V to every node; each fits U_h locally and replies with its
    evaluation sums.
 
@@ -28,7 +32,7 @@ import scipy.sparse as sp
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
 from flwr.serverapp import Grid, ServerApp
 
-from dpfed_core.errors import ConfigError, DpfedError
+from dpfed_core.errors import DpfedError
 from dpfed_core.federation.deployment.wire import config_from_json, dumps, loads, message_bytes
 from dpfed_core.federation.protocol import FederatedRecommender
 from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
@@ -179,7 +183,59 @@ class _Run:
             self.progress("round1_done", entity=self.entity_of_node[r.metadata.src_node_id])
         return P, counts, meta
 
-    def round1_secure_sum(self, nodes: list[int]) -> tuple[np.ndarray, dict]:
+    def make_method(self):
+        method = make_summable_method(self.config.method, epsilon=self.config.epsilon, delta=self.config.delta,
+                                      **summable_params(self.config))
+        method.check(self.n_entities)
+        return method
+
+    def round1_summable(self, nodes: list[int]) -> tuple[dict, dict]:
+        """Every stage of a summable method: a SecAgg+ secure sum, the server's ``combine``, and
+        (before the next stage) the broadcast of the public quantities the next shares read.
+        Returns the method's final ``public`` dict (with ``V``) and the secure-aggregation record."""
+        method = self.make_method()
+        H = self.n_entities
+        stages = tuple(method.stages)
+        # The server's stream, spawned like the in-process runner's (entities 0…H−1, then the server).
+        rng = method_generator(self.config.seed, private=True, simulation=self.config.simulation).spawn(H + 1)[-1]
+        public: dict = {"n_entities": H}
+        info: dict = {}
+        per_stage = []
+        for i, stage in enumerate(stages):
+            t0 = time.perf_counter()
+            before = len(self.messages)
+            total, info = self.round1_secure_sum(nodes, method, stage if len(stages) > 1 else None)
+            public = method.combine(stage, total, public, rng, info["contributors"])
+            self.timings[f"round1_{stage}"] = time.perf_counter() - t0
+            if i + 1 < len(stages):
+                self.broadcast_public(nodes, method, stage, public)
+            per_stage.append({"stage": stage, "length": int(total.size),
+                              "bytes": int(sum(m["bytes"] for m in self.messages[before:])),
+                              "seconds": time.perf_counter() - t0})
+        info = {**info, "stages": per_stage}
+        info.pop("stage", None)
+        for key in ("kept_directions", "noise_edge"):
+            if key in public:
+                info[key] = public[key]
+        return public, info
+
+    def broadcast_public(self, nodes: list[int], method, stage: str, public: dict) -> None:
+        """A plain message to every node with the public result of ``stage`` that the next stage's
+        shares read (``method.public_keys``): post-processing of the secure sum, nothing per entity."""
+        arrays = {k: Array(np.ascontiguousarray(np.asarray(public[k]))) for k in method.public_keys if k in public}
+        what = ", ".join(f"{k} {list(np.shape(public[k]))}" for k in arrays)
+        msgs = [Message(RecordDict({"public": ArrayRecord(arrays),
+                                    "config": ConfigRecord({"after-stage": stage})}),
+                        dst_node_id=n, message_type="query.public") for n in nodes]
+        before = len(self.messages)
+        self.exchange(msgs, 1, f"public result of the {stage} sum ({what or 'nothing'})",
+                      "acknowledgement (public result stored)")
+        for m in self.messages[before:]:
+            if m["sender"] == "server":
+                m["shape"] = [int(np.size(public[k])) for k in arrays]
+        self.progress("public_broadcast", stage=stage, keys=sorted(arrays))
+
+    def round1_secure_sum(self, nodes: list[int], method, stage: str | None) -> tuple[np.ndarray, dict]:
         from flwr.server import ServerConfig
         from flwr.server.client_manager import SimpleClientManager
         from flwr.server.compat.grid_client_proxy import GridClientProxy
@@ -189,17 +245,10 @@ class _Run:
         from flwr.server.workflow.constant import MAIN_CONFIGS_RECORD, MAIN_PARAMS_RECORD, Key
 
         H = self.n_entities
-        method = make_summable_method(self.config.method, epsilon=self.config.epsilon, delta=self.config.delta,
-                                      **summable_params(self.config))
-        method.check(H)
-        if len(getattr(method, "stages", ("release",))) > 1:
-            raise ConfigError(f"{self.config.method} needs {len(method.stages)} secure sums in sequence "
-                              f"({', '.join(method.stages)}); the deployment carries one-stage summable "
-                              "methods (dp-popularity) so far — run it in-process (python -m dpfed_core run)",
-                              param="method")
         survivors = H - int(method.max_dropouts)
         target, modulus, clip = secagg_ranges(H)
-        instructions = {"config": dumps(self.config.to_dict()), "n-entities": H}
+        instructions = {"config": dumps(self.config.to_dict()), "n-entities": H,
+                        "stage": stage or method.stages[0]}
 
         class _SumOnly(FedAvg):
             """Hands the unmasked sum through unchanged (FedAvg would re-average it)."""
@@ -223,7 +272,8 @@ class _Run:
                                       clipping_range=clip, quantization_range=target, modulus_range=modulus,
                                       timeout=self.round_timeout)
         run = self
-        stage = {"i": 0}
+        step = {"i": 0}
+        failures: dict[str, str] = {}
 
         class _LoggingGrid:
             """The grid as SecAggPlusWorkflow sees it, logging every message of each stage."""
@@ -232,24 +282,30 @@ class _Run:
                 return getattr(run.grid, item)
 
             def send_and_receive(self, messages, *, timeout=None):
-                label = SECAGG_STAGES[min(stage["i"], len(SECAGG_STAGES) - 1)]
-                stage["i"] += 1
+                label = SECAGG_STAGES[min(step["i"], len(SECAGG_STAGES) - 1)]
+                if stage is not None:
+                    label += f" [{stage}]"
+                step["i"] += 1
                 messages = list(messages)
                 for m in messages:
                     run.log(m, 1, label, True, m.metadata.dst_node_id)
                 replies = list(run.grid.send_and_receive(messages, timeout=timeout))
                 for r in replies:
                     run.log(r, 1, label + " (reply)", False, r.metadata.src_node_id)
-                    run.dump(r, f"secagg{stage['i']}")
+                    run.dump(r, f"secagg{step['i']}" + (f"_{stage}" if stage else ""))
+                    if r.has_error():  # SecAgg+ drops a failed node silently; keep its reason
+                        failures[run.name(r.metadata.src_node_id)] = r.error.reason
                 run.progress("secagg_stage", stage=label, replies=len(replies), sent=len(messages))
                 return replies
 
-        self.progress("round1_sent", nodes=len(nodes), secure_aggregation=True)
+        self.progress("round1_sent", nodes=len(nodes), secure_aggregation=True, stage=stage or method.stages[0])
         workflow(_LoggingGrid(), legacy)
         if _SumOnly.n_active != H:
+            why = "; ".join(f"{k}: {v.strip().splitlines()[-1] if v.strip() else v}" for k, v in failures.items())
             raise DeploymentRunError(
-                f"secure aggregation ended with {_SumOnly.n_active} of {H} entities; a node dropped out or "
-                f"failed (see the SuperNode logs); run stopped, nothing written")
+                f"secure aggregation{f' ({stage})' if stage else ''} ended with {_SumOnly.n_active} of {H} "
+                f"entities; {why or 'a node dropped out or failed (see the SuperNode logs)'}; "
+                "run stopped, nothing written")
         mean = legacy.state.array_records[MAIN_PARAMS_RECORD].to_numpy_ndarrays()[0]
         # SecAggPlusWorkflow returns the mean of the H unmasked shares; × H and back onto the grid
         # gives the exact integer sum (every share is on the grid, see federation.summable).
@@ -257,7 +313,7 @@ class _Run:
         info = {"protocol": "SecAgg+ (flwr.server.workflow.SecAggPlusWorkflow + flwr.client.mod.secaggplus_mod)",
                 "num_shares": H, "reconstruction_threshold": survivors, "max_dropouts": int(method.max_dropouts),
                 "clipping_range": clip, "quantization_range": target, "modulus_range": modulus,
-                "grid": GRID, "contributors": H,
+                "grid": GRID, "contributors": _SumOnly.n_active,
                 "server_saw": "masked vectors and their unmasked sum only"}
         return total, info
 
@@ -289,11 +345,10 @@ class _Run:
         secure = None
         t0 = time.perf_counter()
         if summable:
-            total, secure = self.round1_secure_sum(nodes)
+            public, secure = self.round1_summable(nodes)
             self.timings["round1_secure_sum"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            method = make_summable_method(self.config.method, **summable_params(self.config))
-            V = method.finish(total)
+            V = public["V"]
             order = nodes
             meta1 = []
         else:
