@@ -64,7 +64,13 @@ def _assert_same_run(dep: dict, ref: dict) -> None:
     assert dep["privacy"]["epsilon"] == ref["privacy"]["epsilon"]
     assert dep["privacy"]["delta"] == ref["privacy"]["delta"]
     assert len(dep["privacy"]["ledger"]) == len(ref["privacy"]["ledger"]) > 0
-    for a, b in zip(dep["privacy"]["ledger"], ref["privacy"]["ledger"]):
+    # The deployment lists each entity's rows together, the in-process run stage by stage.
+    order = {name: h for h, name in enumerate(e["name"] for e in ref["entities"])}
+
+    def by_entity(rows):
+        return sorted(rows, key=lambda r: order.get(r["entity"], -1))
+
+    for a, b in zip(by_entity(dep["privacy"]["ledger"]), by_entity(ref["privacy"]["ledger"])):
         assert (a["entity"], a["stage"], a["mechanism"]) == (b["entity"], b["stage"], b["mechanism"])
         for k in ("epsilon", "delta", "sensitivity", "noise_scale"):
             assert a[k] == pytest.approx(b[k], nan_ok=True)
@@ -148,6 +154,78 @@ def ref_shares(ds, cfg):
     for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices())):
         out.append(m.share(split.train[sl], rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name), 3).values)
     return out
+
+
+def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(deployment, tmp_path):
+    """dp-cooccurrence: a SecAgg+ sum of the popularity shares, the server's item choice broadcast
+    (public), a SecAgg+ sum of the packed co-occurrence shares, V down. Same V and metrics as the
+    in-process run; the server received masked vectors and acknowledgements only."""
+    from dpfed_core.federation.summable import make_summable_method, unpack_symmetric
+    from dpfed_core.privacy.ledger import PrivacyLedger
+    from dpfed_core.privacy.noise import method_generator
+
+    ds, fed, _ = deployment
+    M = 30  # < 40 items: the popularity stage chooses the items, so a public list must be broadcast
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=3, max_iter=60, simulation=True,
+                    aggregation="secure", method_params={"max_dropouts": 1, "max_items": M})
+    dump = tmp_path / "received"
+    doc, V = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, dump_dir=dump,
+                          return_model=True)
+    ref, res = run_method(ds, cfg)
+    # res.V also holds each entity's local columns (never sent): the broadcast V is its first block.
+    assert V.shape == (ds.n_items, 3 + 1)
+    np.testing.assert_array_equal(V, res.V[:, :V.shape[1]])  # exact: grid shares, integer sums
+    _assert_same_run(doc, ref)
+    assert [r["stage"] for r in doc["privacy"]["ledger"]] == ["popularity", "co-occurrence"] * 3
+    sec = doc["deployment"]["secure_aggregation"]
+    assert [(s["stage"], s["length"]) for s in sec["stages"]] == [("popularity", ds.n_items),
+                                                                  ("co-occurrence", M * (M + 1) // 2)]
+    assert sec["reconstruction_threshold"] == 2 and sec["kept_directions"] >= 1
+
+    # Entity → server: SecAgg+ stage replies for both sums, acknowledgements and evaluation sums.
+    up = [m for m in doc["messages"] if m["receiver"] == "server"]
+    secagg = {f"{label} [{stage}] (reply)" for stage in ("popularity", "co-occurrence")
+              for label in ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
+                            "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")}
+    assert {m["content"] for m in up} == secagg | {"acknowledgement (public result stored)",
+                                                   "evaluation sums (not part of the protocol)"}
+    assert all("release" not in m["records"] and "public" not in m["records"] for m in up)
+    # Server → entity between the sums: the public item list only.
+    bc = [m for m in doc["messages"] if m["content"].startswith("public result of the popularity sum")]
+    assert len(bc) == 3 and all(m["records"] == ["config", "public"] and m["shape"] == [M] for m in bc)
+
+    # The in-process shares (same streams as the nodes in simulation) and the sums they add up to.
+    public = res.extra["public"]
+    items = np.asarray(public["items"])
+    assert items.size == M
+    method = make_summable_method("dp-cooccurrence", value_max=ds.value_max, epsilon=1.0, delta=cfg.delta,
+                                  max_dropouts=1, max_items=M, rank=3, lam=cfg.lam, max_iter=60)
+    split = make_split(ds, cfg)
+    rngs = method_generator(cfg.seed, private=True, simulation=True).spawn(ds.n_entities + 1)
+    shares = {"popularity": [], "co-occurrence": []}
+    for stage in shares:
+        for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices())):
+            shares[stage].append(method.share(split.train[sl], rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name),
+                                              3, stage=stage, public={"items": items}).values)
+    np.testing.assert_array_equal(np.sum(shares["co-occurrence"], axis=0), res.extra["secure_sum"])
+    np.testing.assert_array_equal(np.sort(np.argsort(-np.sum(shares["popularity"], axis=0), kind="stable")[:M]),
+                                  items)
+    assert unpack_symmetric(res.extra["secure_sum"], M).shape == (M, M)
+
+    # Every array the server received is a masked vector of the collect stage; none is a share.
+    target, modulus, clip = secagg_ranges(3)
+    with_arrays = [p for p in sorted(dump.glob("*.npz")) if np.load(p).files]
+    assert with_arrays and all("secagg3_" in p.name for p in with_arrays)
+    for stage, length in (("popularity", ds.n_items), ("co-occurrence", M * (M + 1) // 2)):
+        files = sorted(dump.glob(f"*secagg3_{stage}_*.npz"))
+        vectors = [z[k] for z in map(np.load, files) for k in z.files if k.endswith(".1")]
+        assert len(vectors) == 3
+        quantised = [np.rint((s + clip) * target / (2 * clip)) for s in shares[stage]]
+        for v in vectors:
+            assert v.shape == (length,)
+            assert v.max() > modulus / 4  # quantised shares are < T = M/4; masked values are not
+            for q in quantised:
+                assert np.mean(v == q) < 0.05
 
 
 def test_a_method_that_pools_raw_data_is_refused(deployment):
