@@ -2,7 +2,9 @@
 entity, the ServerApp), compared with the in-process run.
 
 One deployment serves every test of this module (start-up is the slow part); the node-death test
-runs last because it kills a node. Runs use the labelled simulation mode so the noise, and hence
+runs last because it kills a node. dp-cooccurrence (two SecAgg+ sums: ~10 round trips, each a few
+seconds of Flower's polling and ClientApp start-up, with the CPU mostly idle) runs on a second
+3-node deployment in a background thread from the start of the module, so it overlaps the others. Runs use the labelled simulation mode so the noise, and hence
 V and every metric, must equal the in-process run's.
 """
 from __future__ import annotations
@@ -53,6 +55,37 @@ def deployment(tmp_path_factory):
     fed = LocalFederation(shards, base / "flower", ds.entity_names).start()
     yield ds, fed, base
     fed.close()
+
+
+COOC_ITEMS = 30  # < 40 items: the popularity stage chooses the items, so a public list is broadcast
+COOC_CFG = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=3, max_iter=60, simulation=True,
+                     aggregation="secure", method_params={"max_dropouts": 1, "max_items": COOC_ITEMS})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cooccurrence_deployment(tmp_path_factory):
+    """The dp-cooccurrence run on its own deployment, started in a thread (see the module doc)."""
+    import threading
+
+    ds = three_clinics()
+    base = tmp_path_factory.mktemp("deploy_cooc")
+    shards = write_shards(ds, make_split(ds, COOC_CFG), base / "shards")
+    fed = LocalFederation(shards, base / "flower", ds.entity_names).start()
+    out: dict = {"dump": base / "received"}
+
+    def work():
+        try:
+            out["result"] = run_deployed(ds, COOC_CFG, federation=fed, round_timeout=120, timeout=300,
+                                         dump_dir=out["dump"], return_model=True)
+        except BaseException as exc:  # re-raised by the test that checks the run
+            out["error"] = exc
+
+    thread = threading.Thread(target=work, name="dp-cooccurrence deployment", daemon=True)
+    thread.start()
+    out["thread"] = thread
+    yield out
+    fed.close()  # ends a run that is still going (only when its test was deselected)
+    thread.join(60)
 
 
 def _assert_same_run(dep: dict, ref: dict) -> None:
@@ -156,78 +189,6 @@ def ref_shares(ds, cfg):
     return out
 
 
-def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(deployment, tmp_path):
-    """dp-cooccurrence: a SecAgg+ sum of the popularity shares, the server's item choice broadcast
-    (public), a SecAgg+ sum of the packed co-occurrence shares, V down. Same V and metrics as the
-    in-process run; the server received masked vectors and acknowledgements only."""
-    from dpfed_core.federation.summable import make_summable_method, unpack_symmetric
-    from dpfed_core.privacy.ledger import PrivacyLedger
-    from dpfed_core.privacy.noise import method_generator
-
-    ds, fed, _ = deployment
-    M = 30  # < 40 items: the popularity stage chooses the items, so a public list must be broadcast
-    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=3, max_iter=60, simulation=True,
-                    aggregation="secure", method_params={"max_dropouts": 1, "max_items": M})
-    dump = tmp_path / "received"
-    doc, V = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, dump_dir=dump,
-                          return_model=True)
-    ref, res = run_method(ds, cfg)
-    # res.V also holds each entity's local columns (never sent): the broadcast V is its first block.
-    assert V.shape == (ds.n_items, 3 + 1)
-    np.testing.assert_array_equal(V, res.V[:, :V.shape[1]])  # exact: grid shares, integer sums
-    _assert_same_run(doc, ref)
-    assert [r["stage"] for r in doc["privacy"]["ledger"]] == ["popularity", "co-occurrence"] * 3
-    sec = doc["deployment"]["secure_aggregation"]
-    assert [(s["stage"], s["length"]) for s in sec["stages"]] == [("popularity", ds.n_items),
-                                                                  ("co-occurrence", M * (M + 1) // 2)]
-    assert sec["reconstruction_threshold"] == 2 and sec["kept_directions"] >= 1
-
-    # Entity → server: SecAgg+ stage replies for both sums, acknowledgements and evaluation sums.
-    up = [m for m in doc["messages"] if m["receiver"] == "server"]
-    secagg = {f"{label} [{stage}] (reply)" for stage in ("popularity", "co-occurrence")
-              for label in ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
-                            "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")}
-    assert {m["content"] for m in up} == secagg | {"acknowledgement (public result stored)",
-                                                   "evaluation sums (not part of the protocol)"}
-    assert all("release" not in m["records"] and "public" not in m["records"] for m in up)
-    # Server → entity between the sums: the public item list only.
-    bc = [m for m in doc["messages"] if m["content"].startswith("public result of the popularity sum")]
-    assert len(bc) == 3 and all(m["records"] == ["config", "public"] and m["shape"] == [M] for m in bc)
-
-    # The in-process shares (same streams as the nodes in simulation) and the sums they add up to.
-    public = res.extra["public"]
-    items = np.asarray(public["items"])
-    assert items.size == M
-    method = make_summable_method("dp-cooccurrence", value_max=ds.value_max, epsilon=1.0, delta=cfg.delta,
-                                  max_dropouts=1, max_items=M, rank=3, lam=cfg.lam, max_iter=60)
-    split = make_split(ds, cfg)
-    rngs = method_generator(cfg.seed, private=True, simulation=True).spawn(ds.n_entities + 1)
-    shares = {"popularity": [], "co-occurrence": []}
-    for stage in shares:
-        for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices())):
-            shares[stage].append(method.share(split.train[sl], rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name),
-                                              3, stage=stage, public={"items": items}).values)
-    np.testing.assert_array_equal(np.sum(shares["co-occurrence"], axis=0), res.extra["secure_sum"])
-    np.testing.assert_array_equal(np.sort(np.argsort(-np.sum(shares["popularity"], axis=0), kind="stable")[:M]),
-                                  items)
-    assert unpack_symmetric(res.extra["secure_sum"], M).shape == (M, M)
-
-    # Every array the server received is a masked vector of the collect stage; none is a share.
-    target, modulus, clip = secagg_ranges(3)
-    with_arrays = [p for p in sorted(dump.glob("*.npz")) if np.load(p).files]
-    assert with_arrays and all("secagg3_" in p.name for p in with_arrays)
-    for stage, length in (("popularity", ds.n_items), ("co-occurrence", M * (M + 1) // 2)):
-        files = sorted(dump.glob(f"*secagg3_{stage}_*.npz"))
-        vectors = [z[k] for z in map(np.load, files) for k in z.files if k.endswith(".1")]
-        assert len(vectors) == 3
-        quantised = [np.rint((s + clip) * target / (2 * clip)) for s in shares[stage]]
-        for v in vectors:
-            assert v.shape == (length,)
-            assert v.max() > modulus / 4  # quantised shares are < T = M/4; masked values are not
-            for q in quantised:
-                assert np.mean(v == q) < 0.05
-
-
 def test_a_method_that_pools_raw_data_is_refused(deployment):
     ds, fed, _ = deployment
     with pytest.raises(ConfigError, match="does not run as a deployment"):
@@ -310,3 +271,76 @@ def test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix(tmp_path):
     assert load_shard(site[1]).index == 2 and load_shard(site[1]).n_entities == 4
     with pytest.raises(ConfigError, match="--declared-entities"):
         write_shards(ds, split, tmp_path / "bad", declared=["clinic A"])
+
+
+def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccurrence_deployment):
+    """dp-cooccurrence: a SecAgg+ sum of the popularity shares, the server's item choice broadcast
+    (public), a SecAgg+ sum of the packed co-occurrence shares, V down. Same V and metrics as the
+    in-process run; the server received masked vectors and acknowledgements only."""
+    from dpfed_core.federation.summable import make_summable_method, unpack_symmetric
+    from dpfed_core.privacy.ledger import PrivacyLedger
+    from dpfed_core.privacy.noise import method_generator
+
+    ds, M, cfg = three_clinics(), COOC_ITEMS, COOC_CFG
+    bg = cooccurrence_deployment
+    bg["thread"].join(400)
+    assert not bg["thread"].is_alive(), "the dp-cooccurrence deployment did not finish within its timeouts"
+    if "error" in bg:
+        raise bg["error"]
+    doc, V = bg["result"]
+    dump = bg["dump"]
+    ref, res = run_method(ds, cfg)
+    # res.V also holds each entity's local columns (never sent): the broadcast V is its first block.
+    assert V.shape == (ds.n_items, 3 + 1)
+    np.testing.assert_array_equal(V, res.V[:, :V.shape[1]])  # exact: grid shares, integer sums
+    _assert_same_run(doc, ref)
+    assert [r["stage"] for r in doc["privacy"]["ledger"]] == ["popularity", "co-occurrence"] * 3
+    sec = doc["deployment"]["secure_aggregation"]
+    assert [(s["stage"], s["length"]) for s in sec["stages"]] == [("popularity", ds.n_items),
+                                                                  ("co-occurrence", M * (M + 1) // 2)]
+    assert sec["reconstruction_threshold"] == 2 and sec["kept_directions"] >= 1
+
+    # Entity → server: SecAgg+ stage replies for both sums, acknowledgements and evaluation sums.
+    up = [m for m in doc["messages"] if m["receiver"] == "server"]
+    secagg = {f"{label} [{stage}] (reply)" for stage in ("popularity", "co-occurrence")
+              for label in ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
+                            "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")}
+    assert {m["content"] for m in up} == secagg | {"acknowledgement (public result stored)",
+                                                   "evaluation sums (not part of the protocol)"}
+    assert all("release" not in m["records"] and "public" not in m["records"] for m in up)
+    # Server → entity between the sums: the public item list only.
+    bc = [m for m in doc["messages"] if m["content"].startswith("public result of the popularity sum")]
+    assert len(bc) == 3 and all(m["records"] == ["config", "public"] and m["shape"] == [M] for m in bc)
+
+    # The in-process shares (same streams as the nodes in simulation) and the sums they add up to.
+    public = res.extra["public"]
+    items = np.asarray(public["items"])
+    assert items.size == M
+    method = make_summable_method("dp-cooccurrence", value_max=ds.value_max, epsilon=1.0, delta=cfg.delta,
+                                  max_dropouts=1, max_items=M, rank=3, lam=cfg.lam, max_iter=60)
+    split = make_split(ds, cfg)
+    rngs = method_generator(cfg.seed, private=True, simulation=True).spawn(ds.n_entities + 1)
+    shares = {"popularity": [], "co-occurrence": []}
+    for stage in shares:
+        for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices())):
+            shares[stage].append(method.share(split.train[sl], rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name),
+                                              3, stage=stage, public={"items": items}).values)
+    np.testing.assert_array_equal(np.sum(shares["co-occurrence"], axis=0), res.extra["secure_sum"])
+    np.testing.assert_array_equal(np.sort(np.argsort(-np.sum(shares["popularity"], axis=0), kind="stable")[:M]),
+                                  items)
+    assert unpack_symmetric(res.extra["secure_sum"], M).shape == (M, M)
+
+    # Every array the server received is a masked vector of the collect stage; none is a share.
+    target, modulus, clip = secagg_ranges(3)
+    with_arrays = [p for p in sorted(dump.glob("*.npz")) if np.load(p).files]
+    assert with_arrays and all("secagg3_" in p.name for p in with_arrays)
+    for stage, length in (("popularity", ds.n_items), ("co-occurrence", M * (M + 1) // 2)):
+        files = sorted(dump.glob(f"*secagg3_{stage}_*.npz"))
+        vectors = [z[k] for z in map(np.load, files) for k in z.files if k.endswith(".1")]
+        assert len(vectors) == 3
+        quantised = [np.rint((s + clip) * target / (2 * clip)) for s in shares[stage]]
+        for v in vectors:
+            assert v.shape == (length,)
+            assert v.max() > modulus / 4  # quantised shares are < T = M/4; masked values are not
+            for q in quantised:
+                assert np.mean(v == q) < 0.05
