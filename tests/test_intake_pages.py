@@ -59,7 +59,7 @@ def test_upload_declared_item_catalogue_fixes_the_columns():
 def test_upload_error_names_the_control():
     at = build(upload(rows(["uA0,item9,7,A"])))
     msg = " ".join(e.value for e in at.error)
-    assert "“Declared maximum of one value”" in msg and "value_max" not in msg, msg
+    assert "“Declared maximum of one value (public bound)”" in msg and "value_max" not in msg, msg
 
 
 def test_upload_value_kind_from_the_column_name():

@@ -58,20 +58,6 @@ def app_icon():
     return im
 
 
-#: Python parameter names → the dashboard controls that set them, so an engine error names the control
-#: to change (the CLI renders the same errors with its flags: dpfed_core.cli.args.CLI_NAMES).
-CONTROL_NAMES = {
-    "user_col": "“User” column", "item_col": "“Item” column", "value_col": "“Value” column",
-    "entity_col": "“Entity from column”", "entity_from": "“Entity from column”",
-    "entity_transform": "“Derived as”", "item_name_col": "“Item name” column", "value_kind": "“Values are”",
-    "value_max": "“Declared maximum of one value”", "federation": "“Federation key”", "entity": "“Federation key”",
-    "event_table": "“Event tables”", "events": "“Event tables”", "exclude_entities": "“Leave out entities”",
-    "items": "“Item catalogue”", "drop_missing": "(fix the empty cells in the file)",
-    "duplicates": "(remove the repeated rows)", "top_n": "“Top N”", "n_jobs": "parallel workers",
-    "prototype_params": "the method's parameters",
-}
-
-
 def show_error(exc: BaseException) -> None:
     """A user-facing error as one message in the page's words (never a traceback): engine parameter
     names are replaced by the controls that set them."""
