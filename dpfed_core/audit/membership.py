@@ -555,6 +555,8 @@ def run_audit(
     fprs: Sequence[float] = DEFAULT_FPRS,
     seed: int = 0,
     X: sp.spmatrix | None = None,
+    aggregation: str = "secure",
+    others: str = "data",
     progress: ProgressFn | None = None,
 ) -> dict:
     """Membership-inference audit of one entity's round-1 release for several methods.
@@ -576,6 +578,10 @@ def run_audit(
         the family — the one the verdict uses — holds with probability ≥ ``confidence``.
         fprs : FPRs for TPR@FPR.
     seed : seeds every job's SeedSequence (with a hash of the job's method, ε and target).
+    aggregation : trust model of the summable methods (``"secure"``: the attacker sees the sums;
+        ``"none"``: the entity's own shares), as ``--aggregation`` of the run.
+    others : how the other entities of a summable audit are simulated (:data:`OTHERS`): ``"data"``
+        their own rows of ``X`` (default), ``"zeros"`` empty entities.
     progress : ``progress("audit_step", done=, total=, method=, epsilon=, target=)`` per run.
 
     Returns
@@ -592,10 +598,14 @@ def run_audit(
     epsilons = [float(e) for e in epsilons]
     if not methods:
         raise ConfigError("choose at least one method to audit")
+    registry = auditable_methods()
     for name in methods:
-        if name not in PROTOTYPE_METHODS:
-            raise ConfigError(f"cannot audit {name!r}: it is not a prototype method; choose from "
-                              f"{', '.join(sorted(PROTOTYPE_METHODS))}")
+        if name not in registry:
+            raise ConfigError(f"cannot audit {name!r}: choose from {', '.join(sorted(registry))} (--methods)")
+    if others not in OTHERS:
+        raise ConfigError(f"others must be one of {', '.join(OTHERS)}, got {others!r}")
+    if aggregation not in ("secure", "none"):
+        raise ConfigError(f"aggregation must be 'secure' or 'none', got {aggregation!r} (--aggregation)")
     if any(math.isnan(e) or e <= 0 for e in epsilons):
         raise ConfigError(f"every ε of the grid must be positive (or inf), got {epsilons}")
     if not 0 < confidence < 1:
@@ -614,12 +624,24 @@ def run_audit(
     tgts = make_targets(Xh, targets, vmax, int(support), dataset.user_ids[sl])
 
     n_attacks = len(dict.fromkeys([*attacks, *(["v-residual"] if with_v else [])]))
-    family = len(tgts) * n_attacks  # the tests whose maximum the verdict of one (method, ε) takes
+    n_summable = len(dict.fromkeys(SUMMABLE_ATTACKS[a] for a in attacks if a in SUMMABLE_ATTACKS)) or 1
+
+    def family_of(mname: str) -> int:
+        # the tests whose maximum the verdict of one (method, ε) takes
+        return len(tgts) * (n_summable if is_summable(mname) else n_attacks)
+
+    family = max(family_of(m) for m in methods)
     per_test = 1.0 - (1.0 - confidence) / family
+    if any(is_summable(m) for m in methods):
+        slices = dataset.entity_slices()
+        if others == "data":
+            other_mats = [sp.csr_matrix(Xall[s2], dtype=np.float64) for j, s2 in enumerate(slices) if j != h]
+        else:
+            other_mats = [sp.csr_matrix((0, Xh.shape[1])) for j in range(len(slices)) if j != h]
 
     jobs = []
     for mname in methods:
-        private = bool(getattr(PROTOTYPE_METHODS[mname], "private", False))
+        private = bool(getattr(registry[mname], "private", False))
         for eps in (epsilons if private else [math.inf]):
             jobs.append((mname, eps))
     total = len(jobs) * len(tgts) * runs
@@ -628,22 +650,35 @@ def run_audit(
     results = []
     t_start = time.perf_counter()
     for mname, eps in jobs:
-        method = _method_for(mname, k, vmax, eps, delta, prototype_params)
+        summable = is_summable(mname)
+        fam = family_of(mname)
+        job_conf = 1.0 - (1.0 - confidence) / fam
+        if summable:
+            method = _summable_method(mname, vmax, eps, delta,
+                                      {**dict(prototype_params or {}), "aggregation": aggregation})
+        else:
+            method = _method_for(mname, k, vmax, eps, delta, prototype_params)
         for tgt in tgts:
             def step(_event, *, done_base=done, **info):
                 progress("audit_step", done=done_base + info["done"], total=total, method=mname,
                          epsilon=eps, target=tgt.name)
 
-            res = audit_target(Xh, tgt, method, runs, _job_seed(seed, mname, eps, tgt.kind, tgt.user_id),
-                               attacks=attacks, with_v=with_v, rank=rank, lam=lam,
-                               confidence=per_test, fprs=fprs, entity=name, progress=step)
+            if summable:
+                res = audit_summable_target(Xh, other_mats, h, tgt, method, runs,
+                                            _job_seed(seed, mname, eps, tgt.kind, tgt.user_id), attacks=attacks,
+                                            confidence=job_conf, fprs=fprs, entity=name, progress=step)
+            else:
+                res = audit_target(Xh, tgt, method, runs, _job_seed(seed, mname, eps, tgt.kind, tgt.user_id),
+                                   attacks=attacks, with_v=with_v, rank=rank, lam=lam,
+                                   confidence=job_conf, fprs=fprs, entity=name, progress=step)
             done += runs
             for a, r in res["attacks"].items():
                 results.append({"method": mname, "requested_epsilon": eps, "epsilon": res["epsilon"],
                                 "delta": res["delta"], "private": res["private"], "target": tgt.name,
                                 "target_kind": tgt.kind, "seconds": res["seconds"],
                                 "verbatim_in": res["verbatim_in"], "verbatim_out": res["verbatim_out"],
-                                "family_size": family, "per_test_confidence": per_test, **r})
+                                "family_size": fam, "per_test_confidence": job_conf,
+                                "release": res.get("release", "round-1 prototypes and cluster sizes"), **r})
     return {
         "kind": "audit",
         "config": {"methods": methods, "epsilons": epsilons, "delta": delta, "k": k,
@@ -651,7 +686,9 @@ def run_audit(
                    "runs": int(runs), "attacks": list(attacks), "with_v": with_v, "rank": rank,
                    "lam": lam, "confidence": confidence, "fprs": list(fprs), "seed": seed,
                    "family_size": family, "per_test_confidence": per_test,
-                   "multiplicity": "Bonferroni over targets × attacks",
+                   "multiplicity": "Bonferroni over targets × attacks (per method)",
+                   "aggregation": aggregation, "others": others,
+                   "others_label": OTHERS[others] if any(is_summable(m) for m in methods) else None,
                    "noise": "simulation: noise reproducible, no privacy claim (the audit replays the "
                             "mechanism with seeded noise of the same distributions)"},
         "dataset": dataset_summary(dataset),
@@ -720,3 +757,206 @@ def format_summary(doc: dict) -> str:
                      f"{r['auc']:>6.3f} {t.get('0.01', math.nan):>7.3f} {t.get('0.1', math.nan):>7.3f} "
                      f"{r.get('verbatim_in', 0.0):>8.1%}  {r['verdict']}")
     return "\n".join(lines)
+
+
+# =============================================================================== summable methods
+#: Attacks on a summable release (a vector per stage), and the attack of the prototype audit each
+#: one stands for in a requested attack list (``distance`` → ``projection``, ``counts`` → ``items``).
+SUMMABLE_ATTACKS = {"distance": "projection", "lr": "lr", "counts": "items", "projection": "projection",
+                    "items": "items"}
+#: How the audit simulates the entities other than the audited one (their shares enter the secure
+#: sum and the server's public result between stages).
+OTHERS = {"data": "the other entities' own rows (the run's data)",
+          "zeros": "empty entities (their shares are noise only)"}
+
+
+def auditable_methods() -> dict:
+    """Every method the audit can run, name → class: the prototype methods and the summable ones."""
+    ensure_prototype_methods()
+    from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+    return {**PROTOTYPE_METHODS, **SUMMABLE_METHODS}
+
+
+def is_summable(name: str) -> bool:
+    from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+    return name in SUMMABLE_METHODS
+
+
+def _summable_method(name: str, value_max: float, epsilon: float, delta: float, params: dict | None):
+    """The summable method with the run's parameters (keys it does not take are dropped: the
+    prototype parameters of a mixed audit)."""
+    import inspect
+
+    from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method
+
+    accepted = set(inspect.signature(SUMMABLE_METHODS[name].__init__).parameters)
+    params = {key: v for key, v in dict(params or {}).items() if key in accepted}
+    params.update(epsilon=epsilon, delta=delta)
+    return make_summable_method(name, value_max=value_max, **params)
+
+
+def audit_summable_target(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], position: int,
+                          target: AuditTarget, method, runs: int, seed: np.random.SeedSequence, *,
+                          attacks: Sequence[str] = DEFAULT_ATTACKS, confidence: float = 0.95,
+                          fprs: Sequence[float] = DEFAULT_FPRS, entity: str = "entity",
+                          claim: tuple[float, float] | None = None,
+                          progress: ProgressFn | None = None) -> dict:
+    """Audit one summable method (``dp-popularity``, ``dp-cooccurrence``) on one target.
+
+    Every run replays round 1 through the production code — the stage loop of the in-process runner
+    (:func:`dpfed_core.methods.summable.run_stages`: each entity's ``share``, their sum, the
+    server's ``combine`` whose public result the next stage's shares use) — with the audited entity
+    (at ``position`` among the H entities) holding D₀ (OUT) or D₁ (IN) and the other entities
+    holding ``others``. What the attacker sees depends on the trust model of ``method.aggregation``:
+
+    * ``"none"``: the entity's own share of every stage (it carries the full noise σ);
+    * ``"secure"``: only the sum over all entities of every stage (noise σ in total).
+
+    The claim audited against is the ledger's guarantee for that trust model (the requested (ε, δ)
+    against the server); ``claim`` overrides it (the power check: noise shrunk, claim kept).
+
+    Attacks (higher score = "IN"): ``projection`` — Σ over stages of the release's projection on the
+    target's contribution d_s = release(D₁) − release(D₀) of a noiseless twin of the method (for a
+    popularity stage, the target's unit-norm row), weighted by ‖d_s‖/σ_s² (the Neyman–Pearson test
+    when the rest of the data is known); ``items`` — the released coordinates where d_s ≠ 0 (the
+    target's items), summed; ``lr`` — Gaussian likelihood ratio on the per-stage projections and
+    item sums, fitted on the calibration half (as in :func:`audit_target`).
+    """
+    from dpfed_core.methods.summable import run_stages
+
+    if runs < 4:
+        raise ConfigError(f"an audit needs at least 4 runs per class, got {runs}")
+    wanted = []
+    for a in attacks:
+        if a not in ATTACK_LABELS and a not in SUMMABLE_ATTACKS:
+            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}")
+        if a in SUMMABLE_ATTACKS:  # v-residual needs prototypes: not applicable to a summable release
+            wanted.append(SUMMABLE_ATTACKS[a])
+    attacks = list(dict.fromkeys(wanted)) or ["projection"]
+    progress = progress or _noop
+    D0, D1 = neighbouring_pair(X_h, target)
+    stages = tuple(method.stages)
+    H = len(others) + 1
+    secure = method.aggregation == "secure"
+    twin = method.__class__(**{**method.get_params(), "epsilon": math.inf})
+    twin_cache: dict = {}
+
+    def direction(stage: str, public: dict) -> np.ndarray:
+        items = public.get("items")
+        key = (stage, None if items is None else np.asarray(items).tobytes())
+        if key not in twin_cache:
+            led = PrivacyLedger(math.inf, 0.0).for_entity(entity)
+            r1 = twin.share(D1, np.random.default_rng(0), led, H, stage=stage, public=public).values
+            r0 = twin.share(D0, np.random.default_rng(0), led, H, stage=stage, public=public).values
+            twin_cache[key] = r1 - r0
+        return twin_cache[key]
+
+    children = seed.spawn(2 * runs)
+    n_st = len(stages)
+    feats = np.zeros((2, runs, 2 * n_st))  # per stage: projection on d̂_s, sum at d_s's support
+    combo = np.zeros((2, runs))
+    claimed = None
+    t0 = time.perf_counter()
+    with _fast_context():
+        for i in range(runs):
+            for label, D in ((0, D0), (1, D1)):
+                rngs = np.random.default_rng(children[label * runs + i]).spawn(H + 1)
+                private = math.isfinite(float(method.epsilon))
+                ledger = PrivacyLedger(method.epsilon if private else math.inf, method.delta if private else 0.0)
+                names = [f"other {j}" for j in range(H)]
+                names[position] = entity
+                mats = list(others[:position]) + [D] + list(others[position:])
+                _, sums = run_stages(method, mats, rngs[:H], [ledger.for_entity(n) for n in names], rngs[-1],
+                                     final_combine=False)
+                if claimed is None:
+                    claimed = (ledger.spent(entity) if private else (math.inf, 0.0))
+                score = 0.0
+                for s, stage in enumerate(stages):
+                    shares = sums[(stage, "shares")]
+                    if secure:
+                        rel = sums[stage]
+                        sd = math.sqrt(sum(sh.sigma_share ** 2 for sh in shares))
+                    else:
+                        rel = shares[position].values
+                        sd = shares[position].sigma_share
+                    d = direction(stage, sums[(stage, "public")])
+                    nd = float(np.linalg.norm(d))
+                    proj = float(rel @ d) / nd if nd > 0 else 0.0
+                    feats[label, i, 2 * s] = proj
+                    feats[label, i, 2 * s + 1] = float(rel[d != 0].sum())
+                    score += proj * (nd / sd ** 2 if sd > 0 else 1.0)
+                combo[label, i] = score
+            progress("audit_run", done=i + 1, total=runs)
+    seconds = time.perf_counter() - t0
+    eps_claim, delta_claim = claim if claim is not None else claimed
+    half = runs // 2
+    scores = {"projection": combo, "items": feats[..., 1::2].sum(-1)}
+    results = {}
+    for a in attacks:
+        if a == "lr":
+            Z_ev = np.vstack([feats[0, half:], feats[1, half:]])
+            lr = _gaussian_lr(feats[0, :half], feats[1, :half], Z_ev)
+            ev_out, ev_in = lr[: runs - half], lr[runs - half:]
+            q = (runs - half) // 2
+            eps = empirical_epsilon(ev_out[:q], ev_in[:q], ev_out[q:], ev_in[q:], delta_claim, confidence)
+            roc_out, roc_in, n_cert = ev_out, ev_in, runs - half - q
+        else:
+            s = scores[a]
+            eps = empirical_epsilon(s[0, :half], s[1, :half], s[0, half:], s[1, half:], delta_claim, confidence)
+            roc_out, roc_in, n_cert = s[0], s[1], runs - half
+        fpr, tpr, _ = roc_curve(roc_out, roc_in)
+        rf, rt = _downsample_roc(fpr, tpr)
+        results[a] = {
+            "attack": a, "label": SUMMABLE_ATTACK_LABELS[a], "auc": roc_auc(roc_out, roc_in),
+            "tpr_at_fpr": {f"{f:g}": tpr_at_fpr(fpr, tpr, f) for f in fprs}, **eps,
+            "n_roc_per_class": int(roc_out.size), "n_certify_per_class": int(n_cert),
+            "max_certifiable_epsilon": max_certifiable_epsilon(n_cert, delta_claim, confidence),
+            "roc": {"fpr": rf, "tpr": rt},
+        }
+    names_f = [f"{kind}_{stage}" for stage in stages for kind in ("projection", "item_sum")]
+    return {
+        "epsilon": float(eps_claim), "delta": float(delta_claim),
+        "private": bool(math.isfinite(eps_claim)), "seconds": seconds, "runs": runs,
+        "verbatim_in": 0.0, "verbatim_out": 0.0,
+        "release": ("the sum over all entities of every stage (secure aggregation: the server sees only the sum)"
+                    if secure else "the entity's own share of every stage (no secure aggregation: full noise)"),
+        "feature_means": {"out": feats[0].mean(0).tolist(), "in": feats[1].mean(0).tolist(), "names": names_f},
+        "attacks": results,
+    }
+
+
+SUMMABLE_ATTACK_LABELS = {
+    "projection": "projection of the release on the target's contribution (noise-weighted over stages)",
+    "items": "released values at the target's items (summed)",
+    "lr": "likelihood ratio (Gaussian, shadow-fitted) on per-stage projections and item sums",
+}
+
+
+def power_check(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], position: int, target: AuditTarget,
+                method, runs: int, seed: np.random.SeedSequence, *, factor: float = 50.0,
+                confidence: float = 0.95, entity: str = "entity") -> dict:
+    """Can this harness catch a broken mechanism? The same audit with the noise shrunk — the method
+    run at ε·``factor`` (σ roughly ``factor`` times smaller) — but the claim of the method at its own
+    ε. A working harness reports a lower bound above that claim (``"detected": True``); if it does
+    not, a "consistent" verdict of the real audit means nothing."""
+    from dpfed_core.federation.summable import make_summable_method
+
+    led = PrivacyLedger(method.epsilon, method.delta)
+    rng = np.random.default_rng(0)
+    H = len(others) + 1
+    honest = make_summable_method(method.name, **method.get_params())
+    mats = list(others[:position]) + [X_h] + list(others[position:])
+    from dpfed_core.methods.summable import run_stages
+
+    run_stages(honest, mats, rng.spawn(H), [led.for_entity(entity if j == position else f"other {j}")
+                                            for j in range(H)], rng, final_combine=False)
+    claim = led.spent(entity)
+    shrunk = make_summable_method(method.name, **{**method.get_params(), "epsilon": float(method.epsilon) * factor})
+    res = audit_summable_target(X_h, others, position, target, shrunk, runs, seed, confidence=confidence,
+                                claim=claim, entity=entity)
+    best = max(res["attacks"].values(), key=lambda r: r["epsilon_lb"])
+    return {"claimed_epsilon": claim[0], "noise_factor": 1.0 / factor, "epsilon_lb": best["epsilon_lb"],
+            "attack": best["attack"], "max_certifiable_epsilon": best["max_certifiable_epsilon"],
+            "detected": bool(best["epsilon_lb"] > claim[0])}

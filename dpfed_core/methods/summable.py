@@ -63,6 +63,49 @@ def summable_method_from_config(name: str, config, value_max: float):
                                 **summable_params(config))
 
 
+def run_stages(method, matrices, rngs, ledgers, server_rng, *, final_combine: bool = True,
+               on_event=None) -> tuple[dict, dict]:
+    """Round 1 of a summable method: for every stage, each entity's share, their sum, and the
+    server's ``combine`` → the public result broadcast before the next stage.
+
+    The one implementation of the stage loop, shared by the in-process runner and the privacy audit
+    (which replays it with one entity's data swapped for a neighbouring dataset).
+
+    matrices : per entity its training rows (n_h × m); rngs, ledgers : per entity its noise stream
+    and ledger view; server_rng : the server's stream (``combine``).
+    final_combine : run the server step after the last stage (False: the audit needs only the
+    releases, not V). on_event(event, stage, h=, share=, public=) with events ``stage_start``,
+    ``share_start``, ``share_done``, ``server_start``, ``server_done``.
+
+    Returns ``(public, sums)``: ``sums[stage]`` the sum of the shares (m-vector of the stage),
+    ``sums[(stage, "shares")]`` the per-entity :class:`SummableShare` list and
+    ``sums[(stage, "public")]`` the public dict the entities made that stage's shares with.
+    """
+    H = len(matrices)
+    ev = on_event or (lambda *a, **k: None)
+    public: dict = {"n_entities": H}
+    out: dict = {}
+    stages = tuple(method.stages)
+    for stage in stages:
+        ev("stage_start", stage)
+        total = None
+        shares = []
+        for h, X_h in enumerate(matrices):
+            ev("share_start", stage, h=h)
+            share = method.share(X_h, rngs[h], ledgers[h], H, stage=stage, public=public)
+            total = share.values.copy() if total is None else total + share.values
+            shares.append(share)
+            ev("share_done", stage, h=h, share=share)
+        out[stage] = total
+        out[(stage, "shares")] = shares
+        out[(stage, "public")] = public  # what the entities saw when they made this stage's shares
+        if stage != stages[-1] or final_combine:
+            ev("server_start", stage)
+            public = method.combine(stage, total, public, server_rng, H)
+            ev("server_done", stage, public=public)
+    return public, out
+
+
 def _fit_summable(dataset, train, config, rng, progress):
     method = summable_method_from_config(config.method, config, dataset.value_max)
     H = dataset.n_entities
@@ -76,30 +119,36 @@ def _fit_summable(dataset, train, config, rng, progress):
     t0 = time.perf_counter()
     messages: list[Message] = []
     notes = [IN_PROCESS_NOTE if secure else NO_SECAGG_NOTE]
-    public: dict = {"n_entities": H}
     shares_c = []
     timings: dict[str, float] = {}
     stages = tuple(method.stages)
-    for stage in stages:
-        ts = time.perf_counter()
-        total = None
-        for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
-            progress("round1_start", entity=name, index=h, total=H, stage=stage)
-            share = method.share(train[sl], entity_rngs[h], ledger.for_entity(name), H,
-                                 stage=stage, public=public)
-            total = share.values.copy() if total is None else total + share.values
+    ts = [0.0]
+
+    def on_event(event, stage, h=None, share=None, public=None):
+        if event == "stage_start":
+            ts[0] = time.perf_counter()
+        elif event == "share_start":
+            progress("round1_start", entity=dataset.entity_names[h], index=h, total=H, stage=stage)
+        elif event == "share_done":
+            name = dataset.entity_names[h]
             what = (f"share of the secure sum ({stage} + noise share)" if secure
                     else f"noisy {stage} release (full noise)")
             messages.append(array_message(1, name, SERVER, what, share.values))
             shares_c.append(share.coalition_epsilon)
             progress("round1_done", entity=name, index=h, total=H)  # a share, not prototypes: no shape line
-        progress("server_start", stage=stage)
-        public = method.combine(stage, total, public, entity_rngs[-1], H)
-        if stage != stages[-1] and "items" in public:
-            for name in dataset.entity_names:
-                messages.append(array_message(1, SERVER, name, "selected items (from the DP popularity sum)",
-                                              np.asarray(public["items"])))
-        timings[f"round1_{stage}"] = time.perf_counter() - ts
+        elif event == "server_start":
+            progress("server_start", stage=stage)
+        elif event == "server_done":
+            if stage != stages[-1] and "items" in public:
+                for name in dataset.entity_names:
+                    messages.append(array_message(1, SERVER, name, "selected items (from the DP popularity sum)",
+                                                  np.asarray(public["items"])))
+            timings[f"round1_{stage}"] = time.perf_counter() - ts[0]
+
+    public, sums = run_stages(method, [train[sl] for sl in dataset.entity_slices()], entity_rngs[:H],
+                              [ledger.for_entity(name) for name in dataset.entity_names], entity_rngs[-1],
+                              on_event=on_event)
+    total = sums[stages[-1]]
     V = public["V"]
     progress("server_done", shape=V.shape)
     progress("broadcast", shape=V.shape, receivers=H)
