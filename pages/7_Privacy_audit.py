@@ -19,7 +19,6 @@ from dpfed_core.ui import engine as dash
 from dpfed_core.reporting import report as rep
 from dpfed_core.errors import DpfedError
 from dpfed_core.evaluation.experiments import json_safe
-from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 
 RESULT = "audit_result"  # {"key", "doc"} of the last audit (keys prefixed audit_, like the widgets)
 TARGET_CHOICES = {"synthetic": "Synthetic worst case (Λ∞ on the entity's rarest items)",
@@ -40,8 +39,9 @@ ds = ui.require_dataset()
 base = ui.current_config(ds)
 aud.ensure_prototype_methods()
 
-methods_all = sorted(PROTOTYPE_METHODS)
-private_methods = [m for m in methods_all if getattr(PROTOTYPE_METHODS[m], "private", False)]
+auditable = aud.auditable_methods()  # prototype methods and summable releases (dp-cooccurrence, dp-popularity)
+methods_all = sorted(auditable)
+private_methods = [m for m in methods_all if getattr(auditable[m], "private", False)]
 # by default the audit covers the run's own method at the run's own ε (plus the non-private
 # baselines for contrast)
 own = base.method if base.method in methods_all else None
@@ -114,7 +114,8 @@ for e in errors:
     st.error(e, icon=":material/error:")
 
 key = (dash.dataset_fingerprint(ds), entity, tuple(methods), tuple(grid), tuple(specs), runs, k, seed,
-       use_lr, with_v, conf, base.delta, json.dumps(proto_params, sort_keys=True))
+       use_lr, with_v, conf, base.delta, json.dumps(proto_params, sort_keys=True), base.aggregation,
+       base.max_dropouts)
 if st.button("Run audit", type="primary", disabled=bool(errors), key="audit_run"):
     allow = ui.allow_non_private()
 
@@ -127,7 +128,8 @@ if st.button("Run audit", type="primary", disabled=bool(errors), key="audit_run"
             ds, entity, methods=methods, epsilons=grid, delta=base.delta, k=k,
             prototype_params=proto_params, targets=specs, runs=runs,
             attacks=["distance", "lr", "counts"] if use_lr else ["distance", "counts"], with_v=with_v,
-            rank=base.rank, lam=base.lam, confidence=conf, seed=seed, progress=progress),
+            rank=base.rank, lam=base.lam, confidence=conf, seed=seed, aggregation=base.aggregation,
+            max_dropouts=base.max_dropouts, progress=progress),
             allow_non_private=allow)
 
     try:

@@ -265,3 +265,72 @@ def test_counts_attack_sees_a_count_released_without_noise():
                            np.random.SeedSequence(0), attacks=("distance", "counts"))
     assert res["attacks"]["counts"]["epsilon_lb"] > 1.0
     assert res["attacks"]["distance"]["epsilon_lb"] <= 1.0
+
+
+# ------------------------------------------------------------- summable releases (issues 11, 15)
+@pytest.fixture(scope="module")
+def tiny_fed() -> FederatedDataset:
+    """Four small entities over 12 items: three entities besides the audited one, so the secure sum
+    and the server's public result between stages are those of a real federation."""
+    X = sp.vstack([_entity(16, 12, s) for s in (3, 4, 5, 6)], format="csr")
+    ent = np.repeat(["a", "b", "c", "d"], 16)
+    return FederatedDataset.from_parts(X, ent, value_kind="counts", value_max=5.0, name="tiny")
+
+
+@pytest.mark.parametrize("method", ["dp-popularity", "dp-cooccurrence"])
+@pytest.mark.parametrize("aggregation", ["none", "secure"])
+def test_summable_methods_are_audited_through_their_own_code(tiny_fed, method, aggregation):
+    doc = aud.run_audit(tiny_fed, "b", methods=(method,), epsilons=(1.0,), targets=("synthetic", "outlier"),
+                        runs=40, seed=0, aggregation=aggregation)
+    rows = _rows(doc, method, 1.0)
+    # the claim is the ledger's for this trust model (dp-cooccurrence's two releases PLD-compose to ≤ ε)
+    assert rows and all(r["private"] and 0.99 <= r["epsilon"] <= 1.0 + 1e-9 for r in rows)
+    assert {r["attack"] for r in rows} == {"projection", "lr", "items"}
+    # Bonferroni over targets × attacks, and every released stage attacked
+    assert all(r["family_size"] == 6 and r["per_test_confidence"] == pytest.approx(1 - 0.05 / 6) for r in rows)
+    assert ("sum over all entities" in rows[0]["release"]) == (aggregation == "secure")
+    assert all(r["epsilon_lb"] <= r["epsilon"] for r in rows)
+    s = doc["summary"][0]
+    # 20 evaluation runs per class at 1 − 0.05/6 certify at most 1.154 > 1: the verdict can mean something
+    assert s["max_certifiable_epsilon"] == pytest.approx(1.1544, abs=1e-3) and s["verdict"] == "consistent"
+    assert doc["config"]["aggregation"] == aggregation and doc["config"]["others"] == "data"
+
+
+def test_summable_audit_has_power_when_the_noise_is_shrunk(tiny_fed):
+    # the same harness, the method run with ~1/50 of its noise but audited against its own claim:
+    # the lower bound must exceed the claim (a harness that cannot see this proves nothing)
+    sl = tiny_fed.entity_slices()
+    Xh = sp.csr_matrix(tiny_fed.X[sl[1]], dtype=float)
+    others = [sp.csr_matrix(tiny_fed.X[s], dtype=float) for j, s in enumerate(sl) if j != 1]
+    tgt = aud.make_targets(Xh, ["outlier"], 5.0, 12)[0]
+    for name, agg in (("dp-popularity", "none"), ("dp-cooccurrence", "secure")):
+        method = aud._summable_method(name, 5.0, 0.5, 1e-6, {"aggregation": agg})
+        pc = aud.power_check(Xh, others, 1, tgt, method, 60, np.random.SeedSequence(3), factor=50.0, entity="b")
+        assert pc["claimed_epsilon"] == pytest.approx(0.5, rel=1e-3)
+        assert pc["detected"] and pc["epsilon_lb"] > pc["claimed_epsilon"], (name, pc)
+        # and the honest mechanism at the same claim is not flagged
+        honest = aud.audit_summable_target(Xh, others, 1, tgt, method, 60, np.random.SeedSequence(3), entity="b")
+        assert max(r["epsilon_lb"] for r in honest["attacks"].values()) <= honest["epsilon"]
+
+
+def test_summable_attack_sees_a_release_without_noise(tiny_fed):
+    # the non-private limit (ε = ∞) of a summable release exposes the target: AUC 1 on the projection
+    doc = aud.run_audit(tiny_fed, "a", methods=("dp-popularity",), epsilons=(math.inf,), targets=("outlier",),
+                        runs=20, seed=1, others="zeros")
+    r = next(r for r in doc["results"] if r["attack"] == "projection")
+    assert r["auc"] == 1.0 and not r["private"] and doc["config"]["others"] == "zeros"
+
+
+def test_cli_audits_summable_methods(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    audit_cmd.register_cli(sub)
+    out = tmp_path / "s.json"
+    args = parser.parse_args(["audit", "--data", "sample:clinic", "--entity", "0", "--runs", "8",
+                              "--methods", "dp-cooccurrence,dp-popularity", "--epsilons", "1", "--targets",
+                              "synthetic", "--aggregation", "secure", "--others", "zeros", "--out", str(out)])
+    assert args.func(args) == 0
+    doc = json.loads(out.read_text())
+    assert {s["method"] for s in doc["summary"]} == {"dp-cooccurrence", "dp-popularity"}
+    assert doc["config"]["aggregation"] == "secure"
+    assert "dp-cooccurrence" in aud.DEFAULT_METHODS

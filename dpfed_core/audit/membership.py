@@ -555,7 +555,8 @@ def run_audit(
     fprs: Sequence[float] = DEFAULT_FPRS,
     seed: int = 0,
     X: sp.spmatrix | None = None,
-    aggregation: str = "secure",
+    aggregation: str = "none",
+    max_dropouts: int = 0,
     others: str = "data",
     progress: ProgressFn | None = None,
 ) -> dict:
@@ -578,8 +579,9 @@ def run_audit(
         the family — the one the verdict uses — holds with probability ≥ ``confidence``.
         fprs : FPRs for TPR@FPR.
     seed : seeds every job's SeedSequence (with a hash of the job's method, ε and target).
-    aggregation : trust model of the summable methods (``"secure"``: the attacker sees the sums;
-        ``"none"``: the entity's own shares), as ``--aggregation`` of the run.
+    aggregation, max_dropouts : trust model of the summable methods (``"secure"``: the attacker sees
+        the sums; ``"none"``: the entity's own shares), as ``--aggregation`` / ``--max-dropouts`` of
+        the run (default ``"none"``, the run's default).
     others : how the other entities of a summable audit are simulated (:data:`OTHERS`): ``"data"``
         their own rows of ``X`` (default), ``"zeros"`` empty entities.
     progress : ``progress("audit_step", done=, total=, method=, epsilon=, target=)`` per run.
@@ -601,7 +603,7 @@ def run_audit(
     registry = auditable_methods()
     for name in methods:
         if name not in registry:
-            raise ConfigError(f"cannot audit {name!r}: choose from {', '.join(sorted(registry))} (--methods)")
+            raise ConfigError(f"cannot audit {name!r}: it is not a prototype method or a summable release; choose from {', '.join(sorted(registry))} (--methods)")
     if others not in OTHERS:
         raise ConfigError(f"others must be one of {', '.join(OTHERS)}, got {others!r}")
     if aggregation not in ("secure", "none"):
@@ -655,7 +657,8 @@ def run_audit(
         job_conf = 1.0 - (1.0 - confidence) / fam
         if summable:
             method = _summable_method(mname, vmax, eps, delta,
-                                      {**dict(prototype_params or {}), "aggregation": aggregation})
+                                      {**dict(prototype_params or {}), "aggregation": aggregation,
+                                       "max_dropouts": max_dropouts})
         else:
             method = _method_for(mname, k, vmax, eps, delta, prototype_params)
         for tgt in tgts:
@@ -687,7 +690,7 @@ def run_audit(
                    "lam": lam, "confidence": confidence, "fprs": list(fprs), "seed": seed,
                    "family_size": family, "per_test_confidence": per_test,
                    "multiplicity": "Bonferroni over targets × attacks (per method)",
-                   "aggregation": aggregation, "others": others,
+                   "aggregation": aggregation, "max_dropouts": max_dropouts, "others": others,
                    "others_label": OTHERS[others] if any(is_summable(m) for m in methods) else None,
                    "noise": "simulation: noise reproducible, no privacy claim (the audit replays the "
                             "mechanism with seeded noise of the same distributions)"},

@@ -15,6 +15,11 @@ examples:
   python -m dpfed_core audit --data sample:clinic --entity 0 --k 10 --runs 200 \\
       --methods dp-prototypes,kmeans,krandom --epsilons 0.5,1,2,4,8 --out audit.json
 
+  # the summable releases, each under the trust model of the run (the attacker sees the entity's
+  # own shares with --aggregation none, only the sums over all entities with --aggregation secure)
+  python -m dpfed_core audit --data sample:clinic --entity 0 --runs 100 \
+      --methods dp-cooccurrence,dp-popularity --epsilons 1,4 --aggregation secure
+
   # one MovieLens 100K entity, the farthest real user only, with the V-residual attack
   python -m dpfed_core audit --data ../shared/data/ml-100k --entity "ZIP 0" --targets outlier \\
       --with-v --out audit.json
@@ -34,7 +39,16 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     g = p.add_argument_group("audit")
     g.add_argument("--entity", default="0", help="entity name or index (default 0: the first)")
     g.add_argument("--methods", type=name_list, default=list(DEFAULT_METHODS),
-                   help="prototype methods (default dp-prototypes,kmeans,krandom)")
+                   help="prototype methods and/or summable releases (dp-cooccurrence, dp-popularity); "
+                        "default " + ",".join(DEFAULT_METHODS))
+    g.add_argument("--aggregation", choices=["none", "secure"], default="none",
+                   help="trust model of summable methods: none = the attacker sees the entity's own noisy "
+                        "release (default, as a run's --aggregation); secure = only the sum over all entities")
+    g.add_argument("--max-dropouts", type=int, default=0,
+                   help="with --aggregation secure: tolerated missing entities (as the run's; default 0)")
+    g.add_argument("--others", choices=["data", "zeros"], default="data",
+                   help="summable methods: the other entities of the simulated federation hold their own rows "
+                        "(data, default) or nothing (zeros: their shares are noise only)")
     g.add_argument("--epsilons", type=float_list, default=list(DEFAULT_EPSILONS),
                    help="ε grid for private methods, inf allowed (default 0.5,1,2,4,8)")
     g.add_argument("--delta", type=float, default=1e-6, help="δ per entity (default 1e-6)")
@@ -91,7 +105,8 @@ def cmd_audit(args) -> int:
             doc = run_audit(dataset, entity, methods=args.methods, epsilons=args.epsilons, delta=args.delta,
                             k=args.k, prototype_params=parse_params(args.param), targets=args.targets,
                             runs=args.runs, attacks=args.attacks, with_v=args.with_v, rank=args.rank,
-                            confidence=args.confidence, seed=args.seed, progress=progress)
+                            confidence=args.confidence, seed=args.seed, aggregation=args.aggregation,
+                            max_dropouts=args.max_dropouts, others=args.others, progress=progress)
     finally:
         bar.close()
     e = doc["entity"]
