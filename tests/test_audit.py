@@ -281,7 +281,8 @@ def tiny_fed() -> FederatedDataset:
 @pytest.mark.parametrize("aggregation", ["none", "secure"])
 def test_summable_methods_are_audited_through_their_own_code(tiny_fed, method, aggregation):
     doc = aud.run_audit(tiny_fed, "b", methods=(method,), epsilons=(1.0,), targets=("synthetic", "outlier"),
-                        runs=40, seed=0, aggregation=aggregation)
+                        runs=40, seed=0, aggregation=aggregation,
+                        others="data" if method == "dp-cooccurrence" else "zeros")
     rows = _rows(doc, method, 1.0)
     # the claim is the ledger's for this trust model (dp-cooccurrence's two releases PLD-compose to ≤ ε)
     assert rows and all(r["private"] and 0.99 <= r["epsilon"] <= 1.0 + 1e-9 for r in rows)
@@ -293,7 +294,8 @@ def test_summable_methods_are_audited_through_their_own_code(tiny_fed, method, a
     s = doc["summary"][0]
     # 20 evaluation runs per class at 1 − 0.05/6 certify at most 1.154 > 1: the verdict can mean something
     assert s["max_certifiable_epsilon"] == pytest.approx(1.1544, abs=1e-3) and s["verdict"] == "consistent"
-    assert doc["config"]["aggregation"] == aggregation and doc["config"]["others"] == "data"
+    assert doc["config"]["aggregation"] == aggregation
+    assert doc["config"]["others"] == ("data" if method == "dp-cooccurrence" else "zeros")
 
 
 def test_summable_audit_has_power_when_the_noise_is_shrunk(tiny_fed):
@@ -316,9 +318,9 @@ def test_summable_audit_has_power_when_the_noise_is_shrunk(tiny_fed):
 def test_summable_attack_sees_a_release_without_noise(tiny_fed):
     # the non-private limit (ε = ∞) of a summable release exposes the target: AUC 1 on the projection
     doc = aud.run_audit(tiny_fed, "a", methods=("dp-popularity",), epsilons=(math.inf,), targets=("outlier",),
-                        runs=20, seed=1, others="zeros")
+                        runs=20, seed=1, others="data")
     r = next(r for r in doc["results"] if r["attack"] == "projection")
-    assert r["auc"] == 1.0 and not r["private"] and doc["config"]["others"] == "zeros"
+    assert r["auc"] == 1.0 and not r["private"] and doc["config"]["others"] == "data"
 
 
 def test_cli_audits_summable_methods(tmp_path, capsys):
@@ -328,9 +330,18 @@ def test_cli_audits_summable_methods(tmp_path, capsys):
     out = tmp_path / "s.json"
     args = parser.parse_args(["audit", "--data", "sample:clinic", "--entity", "0", "--runs", "8",
                               "--methods", "dp-cooccurrence,dp-popularity", "--epsilons", "1", "--targets",
-                              "synthetic", "--aggregation", "secure", "--others", "zeros", "--out", str(out)])
+                              "synthetic", "--aggregation", "secure", "--others", "data", "--out", str(out)])
     assert args.func(args) == 0
     doc = json.loads(out.read_text())
     assert {s["method"] for s in doc["summary"]} == {"dp-cooccurrence", "dp-popularity"}
     assert doc["config"]["aggregation"] == "secure"
     assert "dp-cooccurrence" in aud.DEFAULT_METHODS
+
+
+def test_an_audit_reading_every_entity_charges_every_entity(tiny_fed):
+    from dpfed_core.evaluation.budget import plan_audit
+
+    own = plan_audit(tiny_fed, "b", ["dp-cooccurrence"], [1.0], 1e-6)[0]
+    every = plan_audit(tiny_fed, "b", ["dp-cooccurrence"], [1.0], 1e-6, all_entities=True)[0]
+    assert set(own.charges) == {"b"} and set(every.charges) == {"a", "b", "c", "d"}
+    assert all(v == (math.inf, 0.0) for v in every.charges.values())

@@ -557,7 +557,7 @@ def run_audit(
     X: sp.spmatrix | None = None,
     aggregation: str = "none",
     max_dropouts: int = 0,
-    others: str = "data",
+    others: str = "zeros",
     progress: ProgressFn | None = None,
 ) -> dict:
     """Membership-inference audit of one entity's round-1 release for several methods.
@@ -582,8 +582,11 @@ def run_audit(
     aggregation, max_dropouts : trust model of the summable methods (``"secure"``: the attacker sees
         the sums; ``"none"``: the entity's own shares), as ``--aggregation`` / ``--max-dropouts`` of
         the run (default ``"none"``, the run's default).
-    others : how the other entities of a summable audit are simulated (:data:`OTHERS`): ``"data"``
-        their own rows of ``X`` (default), ``"zeros"`` empty entities.
+    others : how the other entities of a summable audit are simulated (:data:`OTHERS`): ``"zeros"``
+        empty entities (default: their shares are noise only, the audit reads only the audited
+        entity's rows; the attack scores are shift-invariant, so the others' exact sums, fixed in
+        both classes, would not change them — except through a stage's public item choice), or
+        ``"data"`` their own rows of ``X`` (reads every entity's rows: charge them all).
     progress : ``progress("audit_step", done=, total=, method=, epsilon=, target=)`` per run.
 
     Returns

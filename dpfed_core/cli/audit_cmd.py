@@ -46,9 +46,10 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
                         "release (default, as a run's --aggregation); secure = only the sum over all entities")
     g.add_argument("--max-dropouts", type=int, default=0,
                    help="with --aggregation secure: tolerated missing entities (as the run's; default 0)")
-    g.add_argument("--others", choices=["data", "zeros"], default="data",
-                   help="summable methods: the other entities of the simulated federation hold their own rows "
-                        "(data, default) or nothing (zeros: their shares are noise only)")
+    g.add_argument("--others", choices=["data", "zeros"], default="zeros",
+                   help="summable methods: the other entities of the simulated federation hold nothing (zeros, "
+                        "default: their shares are noise only; the audit reads only the audited entity's rows) "
+                        "or their own rows (data: every entity's rows are read, and charged)")
     g.add_argument("--epsilons", type=float_list, default=list(DEFAULT_EPSILONS),
                    help="ε grid for private methods, inf allowed (default 0.5,1,2,4,8)")
     g.add_argument("--delta", type=float, default=1e-6, help="δ per entity (default 1e-6)")
@@ -89,7 +90,11 @@ def cmd_audit(args) -> int:
     # An audit reads the entity's exact rows: charged (or refused on a capped dataset) before it runs.
     from dpfed_core.evaluation.budget import plan_audit
 
-    plans = plan_audit(dataset, entity, args.methods, args.epsilons, args.delta, seed=args.seed)
+    from dpfed_core.audit.membership import is_summable
+
+    reads_all = args.others == "data" and any(is_summable(m) for m in args.methods)
+    plans = plan_audit(dataset, entity, args.methods, args.epsilons, args.delta, seed=args.seed,
+                       all_entities=reads_all)
     odometer, history, key = budget_cmd.open_store(args, dataset)
     reservation_cm = odometer.charge(dataset, plans, allow_non_private=args.allow_non_private, key=key)
     bar = tqdm(total=None, desc="audit", unit="run", file=sys.stderr, leave=False, disable=None)

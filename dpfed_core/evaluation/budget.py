@@ -111,16 +111,21 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
 
 def plan_audit(dataset: FederatedDataset, entity: str | int, methods: Iterable[str],
                epsilons: Iterable[float], delta: float, seed: int | None = None,
-               simulation: bool = False) -> list[PlannedRelease]:
-    """An audit of one entity: a non-private analysis of that entity's exact rows (∞), nothing else."""
+               simulation: bool = False, all_entities: bool = False) -> list[PlannedRelease]:
+    """An audit of one entity: a non-private analysis of that entity's exact rows (∞), nothing else.
+    ``all_entities``: the audit of a summable method also reads every other entity's exact rows
+    (``--others data``: they simulate the rest of the secure sum), so every entity is charged ∞."""
     name = dataset.entity_names[dataset.entity_index(entity)]
     methods = list(methods)
     eps = [float(e) for e in epsilons]
+    charges = {n: (math.inf, 0.0) for n in dataset.entity_names} if all_entities else {name: (math.inf, 0.0)}
     return [PlannedRelease(
         kind="audit", method=",".join(methods), epsilon=math.inf, delta=float(delta),
-        charges={name: (math.inf, 0.0)}, seed=seed, simulation=bool(simulation),
+        charges=charges, seed=seed, simulation=bool(simulation),
         note=f"membership-inference audit of entity {name!r} at ε ∈ {{{', '.join(f'{e:g}' for e in eps)}}}: "
-             "targets and thousands of releases from its exact rows")]
+             "targets and thousands of releases from its exact rows"
+             + (" and the other entities' exact rows (they simulate the rest of the secure sum)"
+                if all_entities else ""))]
 
 
 def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping) -> list[PlannedRelease]:
