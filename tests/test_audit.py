@@ -323,6 +323,14 @@ def test_summable_attack_sees_a_release_without_noise(tiny_fed):
     assert r["auc"] == 1.0 and not r["private"] and doc["config"]["others"] == "data"
 
 
+def test_power_check_in_the_audit_document(tiny_fed):
+    doc = aud.run_audit(tiny_fed, "c", methods=("dp-popularity",), epsilons=(0.5,), targets=("outlier",),
+                        runs=60, seed=2, power_factor=50.0)
+    s = doc["summary"][0]
+    assert s["power"]["detected"] and s["power"]["epsilon_lb"] > s["epsilon"]
+    assert s["verdict"] == "consistent" and s["epsilon_lb"] <= s["epsilon"]
+
+
 def test_cli_audits_summable_methods(tmp_path, capsys):
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command")
@@ -330,11 +338,15 @@ def test_cli_audits_summable_methods(tmp_path, capsys):
     out = tmp_path / "s.json"
     args = parser.parse_args(["audit", "--data", "sample:clinic", "--entity", "0", "--runs", "8",
                               "--methods", "dp-cooccurrence,dp-popularity", "--epsilons", "1", "--targets",
-                              "synthetic", "--aggregation", "secure", "--others", "data", "--out", str(out)])
+                              "synthetic", "--aggregation", "secure", "--others", "data", "--power-check", "50",
+                              "--out", str(out)])
     assert args.func(args) == 0
     doc = json.loads(out.read_text())
     assert {s["method"] for s in doc["summary"]} == {"dp-cooccurrence", "dp-popularity"}
     assert doc["config"]["aggregation"] == "secure"
+    # 4 evaluation runs per class certify < 1: the claim is out of reach, the power check too
+    for s in doc["summary"]:
+        assert s["power"]["noise_factor"] == pytest.approx(0.02) and s["verdict"] == "inconclusive"
     assert "dp-cooccurrence" in aud.DEFAULT_METHODS
 
 

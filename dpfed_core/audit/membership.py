@@ -38,6 +38,20 @@ Every released quantity is attacked, the cluster sizes included (attack ``counts
 them as a fifth feature). The audit replays the mechanism with seeded simulation noise of the same
 distributions as production (OpenDP's), so it is reproducible.
 
+**Summable releases** (``dp-popularity``, ``dp-cooccurrence``; :func:`audit_summable_target`) are
+audited through their production code: every run replays the round-1 stage loop of the in-process
+runner (:func:`dpfed_core.methods.summable.run_stages` — each entity's ``share``, the sum, the
+server's ``combine`` whose public result the next stage uses). The attacker sees what the run's
+trust model gives the server: the entity's own share of every stage (``aggregation="none"``) or only
+the sums over all entities (``"secure"``); the claim is the ledger's guarantee for that model. The
+other entities are simulated empty (their shares are noise only; default) or from their own rows
+(``others="data"``, which reads, and charges, every entity). Attacks: ``projection`` (the release
+projected on the target's contribution, noise-weighted over stages), ``items`` (released values at
+the target's items) and ``lr`` — they stand for ``distance``, ``counts`` and ``lr`` in a requested
+attack list, so the Bonferroni family is targets × attacks as for prototypes. :func:`power_check`
+(``power_factor``) reruns the harness with the noise shrunk and the claim kept: it must report a
+violation, or the verdict says "inconclusive".
+
 What the audit is and is not: a *lower* bound from one family of attacks. A value far below the
 claimed ε does not prove the claim (the proof is the ledger); a value *above* the claimed ε for
 a DP method is a bug. The numbers are computed on private data and are for the entity's own
@@ -558,6 +572,7 @@ def run_audit(
     aggregation: str = "none",
     max_dropouts: int = 0,
     others: str = "zeros",
+    power_factor: float | None = None,
     progress: ProgressFn | None = None,
 ) -> dict:
     """Membership-inference audit of one entity's round-1 release for several methods.
@@ -587,6 +602,10 @@ def run_audit(
         entity's rows; the attack scores are shift-invariant, so the others' exact sums, fixed in
         both classes, would not change them — except through a stage's public item choice), or
         ``"data"`` their own rows of ``X`` (reads every entity's rows: charge them all).
+    power_factor : if given, every private summable (method, ε) also gets a :func:`power_check`
+        (noise shrunk by this factor, first target, same runs): the summary row's ``power``; a
+        "consistent" verdict whose power check failed reads "inconclusive" (the harness could not
+        have seen a broken mechanism).
     progress : ``progress("audit_step", done=, total=, method=, epsilon=, target=)`` per run.
 
     Returns
@@ -653,6 +672,7 @@ def run_audit(
     progress = progress or _noop
     done = 0
     results = []
+    powers: dict[tuple[str, float], dict] = {}
     t_start = time.perf_counter()
     for mname, eps in jobs:
         summable = is_summable(mname)
@@ -664,6 +684,10 @@ def run_audit(
                                        "max_dropouts": max_dropouts})
         else:
             method = _method_for(mname, k, vmax, eps, delta, prototype_params)
+        if summable and power_factor and math.isfinite(eps):
+            powers[(mname, float(eps))] = power_check(
+                Xh, other_mats, h, tgts[0], method, runs, _job_seed(seed, mname, eps, "power"),
+                factor=float(power_factor), confidence=job_conf, entity=name)
         for tgt in tgts:
             def step(_event, *, done_base=done, **info):
                 progress("audit_step", done=done_base + info["done"], total=total, method=mname,
@@ -685,6 +709,13 @@ def run_audit(
                                 "verbatim_in": res["verbatim_in"], "verbatim_out": res["verbatim_out"],
                                 "family_size": fam, "per_test_confidence": job_conf,
                                 "release": res.get("release", "round-1 prototypes and cluster sizes"), **r})
+    summary = summarize(results)
+    for row in summary:
+        pc = powers.get((row["method"], float(row["requested_epsilon"])))
+        if pc is not None:
+            row["power"] = pc
+            if not pc["detected"] and row["verdict"] == "consistent":
+                row["verdict"] = "inconclusive"
     return {
         "kind": "audit",
         "config": {"methods": methods, "epsilons": epsilons, "delta": delta, "k": k,
@@ -694,6 +725,7 @@ def run_audit(
                    "family_size": family, "per_test_confidence": per_test,
                    "multiplicity": "Bonferroni over targets × attacks (per method)",
                    "aggregation": aggregation, "max_dropouts": max_dropouts, "others": others,
+                   "power_factor": power_factor,
                    "others_label": OTHERS[others] if any(is_summable(m) for m in methods) else None,
                    "noise": "simulation: noise reproducible, no privacy claim (the audit replays the "
                             "mechanism with seeded noise of the same distributions)"},
@@ -702,7 +734,7 @@ def run_audit(
                    "n_interactions": int(Xh.nnz)},
         "targets": [t.describe() for t in tgts],
         "results": results,
-        "summary": summarize(results),
+        "summary": summary,
         "timings": {"total": time.perf_counter() - t_start},
         "version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

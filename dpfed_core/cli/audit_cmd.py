@@ -46,6 +46,9 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
                         "release (default, as a run's --aggregation); secure = only the sum over all entities")
     g.add_argument("--max-dropouts", type=int, default=0,
                    help="with --aggregation secure: tolerated missing entities (as the run's; default 0)")
+    g.add_argument("--power-check", type=float, default=None, metavar="FACTOR",
+                   help="summable methods: also run the audit with the noise shrunk by FACTOR (e.g. 50) against the "
+                        "real claim; it must report a violation, or a 'consistent' verdict reads 'inconclusive'")
     g.add_argument("--others", choices=["data", "zeros"], default="zeros",
                    help="summable methods: the other entities of the simulated federation hold nothing (zeros, "
                         "default: their shares are noise only; the audit reads only the audited entity's rows) "
@@ -111,7 +114,8 @@ def cmd_audit(args) -> int:
                             k=args.k, prototype_params=parse_params(args.param), targets=args.targets,
                             runs=args.runs, attacks=args.attacks, with_v=args.with_v, rank=args.rank,
                             confidence=args.confidence, seed=args.seed, aggregation=args.aggregation,
-                            max_dropouts=args.max_dropouts, others=args.others, progress=progress)
+                            max_dropouts=args.max_dropouts, others=args.others,
+                            power_factor=args.power_check, progress=progress)
     finally:
         bar.close()
     e = doc["entity"]
