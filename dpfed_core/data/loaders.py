@@ -486,10 +486,14 @@ _REMOVED_OPTIONS = {
 }
 
 
-def _reject_removed(opts: dict[str, Any]) -> None:
+def _reject_removed(opts: dict[str, Any], loader: str | None = None) -> None:
+    """A removed option says why it went. With ``loader`` (``opts`` = the options that loader did not
+    take), any other option is unknown to it."""
     for k in opts:
         if k in _REMOVED_OPTIONS:
             raise ConfigError(f"{k} is no longer an option: {_REMOVED_OPTIONS[k]}", param=k)
+    if loader is not None and opts:
+        raise ConfigError(f"unknown option(s) {', '.join(sorted(opts))} of {loader}")
 
 
 def infer_value_kind(value_kind: str | None, value_col: str | None) -> tuple[str, str]:
@@ -1015,9 +1019,7 @@ def load_long_table(
     -------
     FederatedDataset with X of shape (n_users, n_items); rows sorted by entity.
     """
-    _reject_removed(removed)
-    if removed:
-        raise ConfigError(f"unknown option(s) {', '.join(sorted(removed))} of load_long_table")
+    _reject_removed(removed, "load_long_table")
     declared = read_item_list(items) if items is not None else None
     cols, dtypes = _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col)
     df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table",
@@ -1106,9 +1108,7 @@ def load_movielens(
     federation key present in the users file, whatever their size (``exclude_entities`` declares some
     out). Removing a user changes no message shape and no item list.
     """
-    _reject_removed(removed)
-    if removed:
-        raise ConfigError(f"unknown option(s) {', '.join(sorted(removed))} of load_movielens")
+    _reject_removed(removed, "load_movielens")
     root = Path(path)
     if not root.is_dir():
         raise DataError(f"MovieLens directory not found: {root}")
@@ -1471,9 +1471,7 @@ def load_eicu(
     the name most often recorded with the same ``drughiclseqno`` code; cancelled orders are dropped
     (``drop_cancelled``). With several event tables, item names are prefixed with the table.
     """
-    _reject_removed(removed)
-    if removed:
-        raise ConfigError(f"unknown option(s) {', '.join(sorted(removed))} of load_eicu")
+    _reject_removed(removed, "load_eicu")
     root = Path(path)
     if not root.is_dir():
         raise DataError(f"eICU directory not found: {root}")
@@ -1625,9 +1623,7 @@ def load_sample(
     ``"synthetic"``: the paper §5.1 Poisson model, 10 entities. ``"clinic"``: eICU-like ICU stays ×
     lab/medication names, by hospital (default) or, with ``federation="region"``, by region.
     """
-    _reject_removed(removed)
-    if removed:
-        raise ConfigError(f"unknown option(s) {', '.join(sorted(removed))} of load_sample")
+    _reject_removed(removed, "load_sample")
     key = name.removeprefix("sample:")
     if key not in SAMPLES:
         raise DataError(f"unknown sample dataset {name!r}; available: {', '.join(SAMPLES)}")

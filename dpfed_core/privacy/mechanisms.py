@@ -148,6 +148,11 @@ def _gauss_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
     return float(first - second)
 
 
+def _check_delta(delta: float) -> None:
+    if not 0 < delta < 1:
+        raise ConfigError(f"the Gaussian mechanism needs 0 < δ < 1, got δ={delta}")
+
+
 def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) -> float:
     """The smallest σ for which N(0, σ²) noise is (ε, δ)-DP at L2 sensitivity Δ — the *analytic*
     Gaussian mechanism (Balle & Wang 2018), exact up to the root finder's 1e-12 relative tolerance;
@@ -157,8 +162,7 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) ->
 
     epsilon = _check_eps(epsilon, "Gaussian mechanism")
     sensitivity = _check_sensitivity(sensitivity, "Gaussian mechanism")
-    if not 0 < delta < 1:
-        raise ConfigError(f"the Gaussian mechanism needs 0 < δ < 1, got δ={delta}")
+    _check_delta(delta)
     if math.isinf(epsilon) or sensitivity == 0:
         return 0.0
     f = lambda log_s: _gauss_delta(math.exp(log_s), epsilon, sensitivity) - delta  # noqa: E731
@@ -171,8 +175,7 @@ def gaussian_sigma_classic(epsilon: float, delta: float, sensitivity: float) -> 
     """Classic calibration σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm. A.1; valid for ε < 1).
     Kept for comparison only; :func:`gaussian_mechanism` uses the analytic calibration."""
     epsilon = _check_eps(epsilon, "Gaussian mechanism")
-    if not 0 < delta < 1:
-        raise ConfigError(f"the Gaussian mechanism needs 0 < δ < 1, got δ={delta}")
+    _check_delta(delta)
     return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
@@ -186,8 +189,7 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, size: int =
 
     epsilon = _check_eps(epsilon, "Gaussian mechanism")
     sensitivity = _check_sensitivity(sensitivity, "Gaussian mechanism")
-    if not 0 < delta < 1:
-        raise ConfigError(f"the Gaussian mechanism needs 0 < δ < 1, got δ={delta}")
+    _check_delta(delta)
     if math.isinf(epsilon) or sensitivity == 0:
         return 0.0
     start = gaussian_sigma_analytic(epsilon, delta, sensitivity)
