@@ -215,6 +215,65 @@ def search_plan(eps_search: float, steps: int, final_choice: bool) -> tuple[floa
 
 
 # ---------------------------------------------------------------------- stage 3: local search
+def recover_paper(sums: np.ndarray, denom: np.ndarray, s: int, bound: float, vmin: float, vmax: float,
+                  eps_sup: float, eps_sum: float, rng: np.random.Generator, spend, tag: str) -> np.ndarray:
+    """Recovery of the paper's variant (Alg. 1 on sums) for k disjoint clusters.
+
+    sums : (k, m) cluster sums of rows clipped to [vmin, vmax]. denom : (k, 1) max(noisy count, 1).
+    Returns the prototypes (k, m): clip(noisy sum / denom, vmin, vmax) on each cluster's support.
+
+    Privacy map (per entity; clusters are disjoint, so the k clusters compose in parallel):
+    *support* — one-shot Gumbel top-s of each sum ≡ s peeled exponential mechanisms, per-coordinate
+    sensitivity Λ∞ = max(|vmin|, |vmax|), monotone when vmin = 0 (adding a user only raises sums):
+    ε_sup-DP; *sums* — Laplace on the s selected sums, L1 sensitivity s·Λ∞: ε_sum-DP. Each ledger row
+    is written (``spend``) before its noise is drawn.
+    """
+    k, m = sums.shape
+    if s < m:
+        monotone = vmin == 0
+        beta = 0.0 if math.isinf(eps_sup) else s * (1.0 if monotone else 2.0) * bound / eps_sup
+        spend("recovery: support", "Gumbel top-s (one-shot)", eps_sup, 0.0, bound, beta,
+              f"{tag}top-{s} coordinates of each cluster sum; per-coordinate sensitivity Λ∞")
+        support = mech.gumbel_top_s(sums, s, bound, eps_sup, rng, monotone=monotone)
+    else:
+        support = np.broadcast_to(np.arange(m), (k, m))
+    spend("recovery: sums", "Laplace", eps_sum, 0.0, s * bound, mech.laplace_scale(s * bound, eps_sum, k * s),
+          f"{tag}{s} selected sums per cluster; L1 sensitivity s·Λ∞")
+    sel = np.take_along_axis(sums, support, axis=1)
+    noisy_sel, _ = mech.laplace_mechanism(sel, s * bound, eps_sum, rng)
+    P = np.zeros((k, m))
+    np.put_along_axis(P, support, np.clip(noisy_sel / denom, vmin, vmax), axis=1)
+    return P
+
+
+def recover_gaussian(sums: np.ndarray, denom: np.ndarray, s: int, lam: float, vmin: float, vmax: float,
+                     eps_sum: float, delta_sum: float, threshold: float, rng: np.random.Generator, spend,
+                     what: str) -> np.ndarray:
+    """Recovery of the Gaussian variant for k disjoint clusters.
+
+    sums : (k, m) cluster sums of rows scaled to ℓ2 ≤ Λ (``lam``). denom : (k, 1) max(noisy count, 1).
+    Returns the prototypes (k, m): clip(noisy sum / denom, vmin, vmax), then (post-processing with
+    public quantities only) entries within ``threshold``·σ of 0 zeroed and, if s < m, the s largest
+    magnitudes of each prototype kept.
+
+    Privacy map: Gaussian noise on all m sums of each cluster, L2 sensitivity Λ (one user adds one
+    row of norm ≤ Λ to one cluster), σ the smallest OpenDP's privacy map accepts for (ε_sum, δ_sum)
+    (:func:`~dpfed_core.privacy.mechanisms.gaussian_sigma`); clusters disjoint → parallel. The
+    ledger row is written (``spend``) before the noise is drawn.
+    """
+    k, m = sums.shape
+    sigma = 0.0 if math.isinf(eps_sum) else mech.gaussian_sigma(eps_sum, delta_sum, lam, k * m)
+    spend("recovery: sums", "Gaussian (OpenDP map)", eps_sum, delta_sum, lam, sigma, f"{what}; L2 sensitivity Λ")
+    noisy_sums, _ = mech.gaussian_mechanism(sums, lam, eps_sum, delta_sum, rng)
+    if threshold > 0:  # post-processing with the public σ: drop sums within τσ of 0
+        noisy_sums[np.abs(noisy_sums) < threshold * sigma] = 0.0
+    P = np.clip(noisy_sums / denom, vmin, vmax)
+    if s < m:  # post-processing: keep the s largest magnitudes of each prototype
+        drop = np.argpartition(-np.abs(P), s - 1, axis=1)[:, s:]
+        np.put_along_axis(P, drop, 0.0, axis=1)
+    return P
+
+
 class _SwapScorer:
     """Clipped k-means losses of every single swap of a solution, all at once.
 
@@ -734,37 +793,14 @@ class DPPrototypes(PrototypeMethod):
         noisy_n, _ = mech.count_mechanism(true_n, 1, eps_cnt, rng)
         noisy_n = noisy_n.astype(np.float64)
         denom = np.maximum(noisy_n, 1.0)[:, None]  # a noisy count, never the true one
+        spend = lambda *row: self._spend(ledger, *row)  # noqa: E731  (this entity's ledger view)
         if self.variant == "paper":
-            sums = np.asarray((A @ Xc).todense())
-            if s < m:
-                # monotone: with value_min = 0 adding a user can only increase every sum
-                monotone = vmin == 0
-                beta = 0.0 if inf else s * (1.0 if monotone else 2.0) * bound / eps_sup
-                self._spend(ledger, "recovery: support", "Gumbel top-s (one-shot)", eps_sup, 0.0, bound, beta,
-                            f"{tag}top-{s} coordinates of each cluster sum; per-coordinate sensitivity Λ∞")
-                support = mech.gumbel_top_s(sums, s, bound, eps_sup, rng, monotone=monotone)
-            else:
-                support = np.broadcast_to(np.arange(m), (k, m))
-            self._spend(ledger, "recovery: sums", "Laplace", eps_sum, 0.0, s * bound,
-                        mech.laplace_scale(s * bound, eps_sum, k * s),
-                        f"{tag}{s} selected sums per cluster; L1 sensitivity s·Λ∞")
-            sel = np.take_along_axis(sums, support, axis=1)
-            noisy_sel, _ = mech.laplace_mechanism(sel, s * bound, eps_sum, rng)
-            P = np.zeros((k, m))
-            np.put_along_axis(P, support, np.clip(noisy_sel / denom, vmin, vmax), axis=1)
+            P = recover_paper(np.asarray((A @ Xc).todense()), denom, s, bound, vmin, vmax, eps_sup, eps_sum,
+                              rng, spend, tag)
         else:
-            sigma = 0.0 if inf else mech.gaussian_sigma(eps_sum, delta_sum, lam, k * m)
             how = "normalised to ℓ2 = Λ" if self.row_scaling == "normalise" else "clipped to ℓ2 ≤ Λ"
-            self._spend(ledger, "recovery: sums", "Gaussian (OpenDP map)", eps_sum, delta_sum, lam, sigma,
-                        f"{tag}all {m} sums per cluster of rows {how}; L2 sensitivity Λ")
-            sums = np.asarray((A @ Xs).todense())
-            noisy_sums, _ = mech.gaussian_mechanism(sums, lam, eps_sum, delta_sum, rng)
-            if self.threshold > 0:  # post-processing with the public σ: drop sums within τσ of 0
-                noisy_sums[np.abs(noisy_sums) < self.threshold * sigma] = 0.0
-            P = np.clip(noisy_sums / denom, vmin, vmax)
-            if s < m:  # post-processing: keep the s largest magnitudes of each prototype
-                drop = np.argpartition(-np.abs(P), s - 1, axis=1)[:, s:]
-                np.put_along_axis(P, drop, 0.0, axis=1)
+            P = recover_gaussian(np.asarray((A @ Xs).todense()), denom, s, lam, vmin, vmax, eps_sum, delta_sum,
+                                 self.threshold, rng, spend, f"{tag}all {m} sums per cluster of rows {how}")
         return P, noisy_n
 
     # ------------------------------------------------------------------ LSH coreset (issue 14)
