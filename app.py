@@ -18,9 +18,11 @@ def home() -> None:
     st.markdown(
         "Several data holders (**entities**: hospitals, regions, banks) learn a shared recommender "
         "without pooling their raw data. "
-        "Each entity sends the server only **k differentially private prototypes** of its users; the "
-        "server learns item factors **V** from them and sends V back, and every entity fits its own "
-        "users locally — two messages, one privacy cost. "
+        "Each entity sends the server only **differentially private statistics** of its users — the "
+        "paper's **k prototypes**, or **summable releases** (DP popularity, DP item co-occurrence: the "
+        "recommended `dp-cooccurrence`) that add up across entities, optionally under **secure "
+        "aggregation** so the server sees only their sum; the server learns item factors **V** from "
+        "them and sends V back, and every entity fits its own users locally. "
         "You choose the privacy budget **ε** and see what the server saw, what it cost, how good the "
         "recommendations are, and how utility changes with ε."
     )
@@ -32,9 +34,10 @@ def home() -> None:
         st.markdown(
             "1. **Data** — pick the clinic sample (loaded by default), MovieLens / eICU, or upload a CSV; "
             "choose the federation key.\n"
-            "2. **Federate** — set ε and run; see each entity's prototypes, V, the message log and the "
+            "2. **Federate** — set ε and run; see what each entity released, V, the message log and the "
             "privacy ledger.\n"
-            "3. **Evaluate** — the federated model beside individual, central, random-V and popularity.\n"
+            "3. **Evaluate** — the federated model beside individual, central, random-V, popularity and "
+            "DP popularity.\n"
             "4. **Recommend** — a user's top items next to what they already have.\n"
             "5. **Trade-off** — utility against ε, with the crossing ε where sharing starts to pay."
         )
