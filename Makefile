@@ -31,9 +31,9 @@ test: $(STAMP) $(DEPLOY_STAMP)
 mutants: $(STAMP)
 	$(BIN)/python tests/mutants.py
 
-bench: $(STAMP)
+bench: $(STAMP) $(DEPLOY_STAMP)
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/run_all.py --jobs 2
 
 # Documentation screenshots (docs/screenshots/) from the real app in headless Chromium; the only
 # target that writes there (the browser tests write under a temporary directory).

@@ -75,15 +75,29 @@ def _local_poisson(n_users, n_items, n_entities, rank, rng, signal_sd=1.0, offse
                                        notes=["bench/_common.py stand-in generator (dpfed_core.data.synthetic absent)"])
 
 
+#: Synthetic data's catalogue: the generator's own item list, fixed before any user exists.
+GENERATOR_ITEMS_NOTE = ("item catalogue: the generator's own item list, declared as public (it is fixed "
+                        "before any user is drawn), so no share of ε goes to selecting items")
+
+
+def declare_generator_items(ds):
+    """The synthetic generator's item list is public by construction: mark it declared, so a DP run
+    spends its whole budget on the method (no DP catalogue selection, which the paper has not)."""
+    import dataclasses
+
+    return dataclasses.replace(ds, item_source="declared")
+
+
 def synthetic(n_users: int, n_items: int = 500, n_entities: int = 10, seed: int = 0, **kw):
-    """The paper's synthetic Poisson data. Uses ``dpfed_core.data.synthetic.make_poisson`` if it exists."""
+    """The paper's synthetic Poisson data with the generator's item list declared
+    (:data:`GENERATOR_ITEMS_NOTE`). Uses ``dpfed_core.data.synthetic.make_poisson`` if it exists."""
     global SYNTH_NOTE
     rng = np.random.default_rng(seed)
     try:
         from dpfed_core.data import synthetic as syn  # noqa: F401
     except ImportError:
         SYNTH_NOTE = "dpfed_core.data.synthetic was absent: bench/_common.py's stand-in generator was used"
-        return _local_poisson(n_users, n_items, n_entities, kw.pop("rank", 10), rng, **kw)
+        return declare_generator_items(_local_poisson(n_users, n_items, n_entities, kw.pop("rank", 10), rng, **kw))
     SYNTH_NOTE = "dpfed_core.data.synthetic.make_poisson"
     import inspect
 
@@ -93,7 +107,7 @@ def synthetic(n_users: int, n_items: int = 500, n_entities: int = 10, seed: int 
     for k, v in names.items():
         if k in params:
             args[k] = v
-    return syn.make_poisson(**args, rng=rng)
+    return declare_generator_items(syn.make_poisson(**args, rng=rng))
 
 
 def movielens():

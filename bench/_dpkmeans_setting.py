@@ -36,23 +36,28 @@ SETTING_TEXT = ("Public bounds entries ∈ [−1, 1], row_norm Λ = 1, rows *cli
                 "Normalised loss = k-means loss of the released centres on all points / n.")
 
 
-def google_recipe(n: int = 100_000, d: int = 100, k: int = 64, seed: int = 0) -> np.ndarray:
-    """Google's synthetic recipe (cluster_ratio 8): (n, d) points in the unit ball."""
+def google_recipe(n: int = 100_000, d: int = 100, k: int = 64, seed: int = 0, with_labels: bool = False):
+    """Google's synthetic recipe (cluster_ratio 8): (n, d) points in the unit ball (and, with
+    ``with_labels``, each point's generating cluster, for the oracle reference only)."""
     rng = np.random.default_rng(seed)
     g = rng.standard_normal((k, d))
     centres = g / np.linalg.norm(g, axis=1, keepdims=True) * (0.875 * rng.random(k) ** (1.0 / d))[:, None]
     labels = np.minimum(np.arange(n) // (n // k), k - 1)  # equal clusters, the rest in the last
     X = centres[labels] + rng.normal(0.0, 0.0125, (n, d))
-    return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    return (X, labels) if with_labels else X
 
 
-def heldout_mixture(n: int = 10_000, d: int = 100, k: int = 64, seed: int = 0) -> np.ndarray:
-    """The held-out mixture: centres on the 0.8-sphere, σ = 0.05 per coordinate, (n, d)."""
+def heldout_mixture(n: int = 10_000, d: int = 100, k: int = 64, seed: int = 0, with_labels: bool = False):
+    """The held-out mixture: centres on the 0.8-sphere, σ = 0.05 per coordinate, (n, d) (and, with
+    ``with_labels``, each point's generating cluster, for the oracle reference only)."""
     rng = np.random.default_rng(1000 + seed)
     g = rng.standard_normal((k, d))
     centres = 0.8 * g / np.linalg.norm(g, axis=1, keepdims=True)
-    X = centres[rng.integers(k, size=n)] + rng.normal(0.0, 0.05, (n, d))
-    return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    labels = rng.integers(k, size=n)
+    X = centres[labels] + rng.normal(0.0, 0.05, (n, d))
+    X = X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    return (X, labels) if with_labels else X
 
 
 def kmeans_loss(X: np.ndarray, P: np.ndarray) -> float:

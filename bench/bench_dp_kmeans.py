@@ -62,6 +62,18 @@ NOTE = """
   cap was decided on the held-out mixture at ε = 0.1 (development runs: with the cap 0.914 ± 0.023,
   above one cluster; without 0.873 ± 0.004), so the ε = 0.1 held-out row is not a held-out
   measurement; the ε = 1 and ε = 10 held-out rows are (the cap is not binding there).
+* **James–Stein shrinkage of the leaf averages** (post-processing with the public σ; added after the
+  first held-out measurement, decided on *development draws* of the same family — generator seeds
+  7000+, not the held-out draw: at ε = 0.1 0.869 → 0.861 against 0.875 for one cluster, at ε = 1
+  0.749 → 0.754, i.e. no change; Google's recipe at ε = 1 unchanged, 0.035–0.039). A noisy leaf
+  average far from every point attracts no one; shrunk, it moves toward the data.
+* **The ceiling rows** (*true clusters, x % of ε on their sums*) are not a DP clustering: they use the
+  generator's labels, which no private method has, and spend the stated share of ε on the Gaussian
+  sums of those clusters (+ the same shrinkage). A method that must also *find* the clusters spends
+  part of ε on that, so the 50 % row is roughly the best a two-stage method (find, then average)
+  can reach on average. On the held-out mixture at ε = 1, compare that row with the target
+  threshold (0.70 × one cluster) in the targets table: the target asks for about what an oracle
+  clustering achieves with half of ε, which is why it is missed.
 * **Held-out mixture, why it is hard:** a cluster has ≈ 156 points and a within-cluster spread of
   0.25 (squared), the centres are 0.64 from the origin; at ε = 1 the Gaussian noise on a cluster
   mean of 156 points alone costs ≈ 0.08–0.3 of loss, and random hyperplanes (the LSH) split clusters
@@ -83,6 +95,26 @@ def run_dp(X: np.ndarray, eps: float, seed: int, params: dict) -> tuple[float, f
     dt = time.perf_counter() - t0
     assert ledger.guarantee()[0] <= eps * (1 + 1e-9)
     return S.kmeans_loss(X, rel.prototypes), dt, meth
+
+
+def oracle(X: np.ndarray, labels: np.ndarray, eps: float, share: float, seed: int) -> float:
+    """A ceiling, not a DP method: the *true* clusters (the generator's labels, which no private
+    method knows) with a share of ε spent on their Gaussian sums (98 % of it; 2 % on the counts) and
+    the same James–Stein shrinkage as the LSH coreset. Any method that spends that share of ε on
+    the final cluster sums and the rest on finding the clusters cannot do better than this on
+    average. Production mechanisms, simulation-mode noise."""
+    from dpfed_core.federation.coresets import james_stein
+    from dpfed_core.privacy import mechanisms as mech
+    from dpfed_core.privacy.noise import method_generator
+
+    rng = method_generator(seed, private=True, simulation=True)
+    e = eps * share
+    A = sp.csr_matrix((np.ones(labels.size), (labels, np.arange(labels.size))), shape=(S.K, labels.size))
+    counts = np.asarray(mech.count_mechanism(np.asarray(A.sum(1)).ravel().astype(np.int64), 1, 0.02 * e, rng)[0],
+                        dtype=np.float64)
+    sums, sigma = mech.gaussian_mechanism(np.asarray(A @ X), 1.0, 0.98 * e, S.DELTA, rng)
+    P = james_stein(sums / np.maximum(counts, 1.0)[:, None], counts, sigma)
+    return S.kmeans_loss(X, P)
 
 
 def speed(seeds: int = 3) -> list[dict]:
@@ -117,13 +149,13 @@ def main(argv=None) -> None:
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="n ÷ 5 and 2 seeds (a smoke run, not a result)")
-    ap.add_argument("--seeds", type=int, default=None, help="seeds per cell (default 5; 2 with --quick)")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds per cell (default 3; 2 with --quick)")
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--eps", default="0.1,1,10")
     ap.add_argument("--no-speed", action="store_true")
     args = ap.parse_args(argv)
-    n_seeds = args.seeds or (2 if args.quick else 5)
+    n_seeds = args.seeds or (2 if args.quick else 3)
     eps_grid = [float(e) for e in args.eps.split(",")]
     t_start = time.time()
     doc = {"setting": S.SETTING_TEXT, "k": S.K, "delta": S.DELTA, "seeds": list(range(n_seeds)),
@@ -131,7 +163,7 @@ def main(argv=None) -> None:
     for key in args.datasets.split(","):
         title, make, n = DATASETS[key]
         n = n // 5 if args.quick else n
-        X = make(n=n)
+        X, labels = make(n=n, with_labels=True)
         one = S.kmeans_loss(X, X.mean(0, keepdims=True))
         t0 = time.perf_counter()
         km = KMeans(n_clusters=S.K, init="k-means++", n_init=1, random_state=0).fit(X)
@@ -139,6 +171,12 @@ def main(argv=None) -> None:
                                 "kmeanspp": S.kmeans_loss(X, km.cluster_centers_),
                                 "kmeanspp_seconds": time.perf_counter() - t0}
         print(f"[{key}] n={n} one cluster {one:.4f}, k-means++ {doc['datasets'][key]['kmeanspp']:.4f}", flush=True)
+        for share in (1.0, 0.5):  # the ceilings: true clusters, all / half of ε on their sums
+            for eps in eps_grid:
+                losses = [oracle(X, labels, eps, share, seed) for seed in range(n_seeds)]
+                doc["oracle"] = doc.get("oracle", []) + [
+                    {"dataset": key, "share": share, "epsilon": eps, "losses": losses, "mean": float(np.mean(losses)),
+                     "sd": float(np.std(losses, ddof=1)) if n_seeds > 1 else 0.0}]
         for name in args.configs.split(","):
             for eps in eps_grid:
                 losses, times = [], []
@@ -197,6 +235,11 @@ def write(doc: dict, quick: bool) -> None:
             if r["dataset"] == key:
                 lines.append(f"| {r['config']} | {r['epsilon']:g} | {r['mean']:.4f} ± {r['sd']:.4f} | "
                              f"{100 * r['vs_one_cluster']:+.0f} % | {r['seconds_mean']:.1f} |")
+        for r in doc.get("oracle", []):
+            if r["dataset"] == key:
+                lines.append(f"| *ceiling, not DP clustering: true clusters, {100 * r['share']:.0f} % of ε on their sums* | "
+                             f"{r['epsilon']:g} | {r['mean']:.4f} ± {r['sd']:.4f} | "
+                             f"{100 * (r['mean'] / d['one_cluster'] - 1):+.0f} % | – |")
         lines.append("")
     if doc.get("targets"):
         lines += ["## Targets of issue 14 (LSH coreset)", "",

@@ -46,8 +46,8 @@ DP_PARAMS = {"cluster_size": None}
 def make_data(n_users: int, n_entities: int, seed: int = 0):
     from dpfed_core.data import synthetic as syn
 
-    return syn.make_poisson(n_users=n_users, n_items=500, n_entities=n_entities, **GEN,
-                            rng=np.random.default_rng(seed))
+    return C.declare_generator_items(syn.make_poisson(n_users=n_users, n_items=500, n_entities=n_entities, **GEN,
+                                                      rng=np.random.default_rng(seed)))
 
 
 def relabel(ds, n_entities: int):
@@ -57,7 +57,8 @@ def relabel(ds, n_entities: int):
 
     labels = np.array([f"entity {h + 1:03d}" for h in range(n_entities)])[np.arange(ds.n_users) % n_entities]
     return FederatedDataset.from_parts(ds.X, labels, value_kind=ds.value_kind, value_max=ds.value_max,
-                                       name=f"{ds.name} → {n_entities} entities", notes=ds.notes)
+                                       name=f"{ds.name} → {n_entities} entities", notes=ds.notes,
+                                       item_source=ds.item_source)
 
 
 def run(ds, split, method: str, rank: int, k: int, eps: float = math.inf, seed: int = 0) -> dict:
@@ -369,7 +370,8 @@ def write_report(doc: dict, out: dict) -> None:
          f"{d['nnz'] / (d['n_users'] * d['n_items']):.2f}); counts clipped to {d['value_max']:g}. (2) {d['n_users']:,} users instead "
          "of 100,000. (3) The DP prototypes are the Gaussian-recovery variant (`dp-gaussian`; the paper's Laplace recovery is "
          "in dp_ml.md), run at exactly the k of each claim: the library's automatic k (⌊n̂/1000⌋) is disabled "
-         "(`cluster_size=None`). (4) Noise in simulation mode (reproducible, no privacy claim). "
+         "(`cluster_size=None`). (4) Noise in simulation mode (reproducible, no privacy claim). (5) The "
+         f"{C.GENERATOR_ITEMS_NOTE}. "
          "Verdicts: a claim is judged on paired differences over seeds (mean ± sd); *inconclusive* when the seeds disagree "
          "in sign or the mean effect is not larger than its sd. Absolute RMSEs are not comparable with the paper's plots.", ""]
     cols = ["method", "epsilon", "rank", "k", "n_entities", "seeds", "train_rmse", "train_rmse_sd", "test_rmse",

@@ -130,7 +130,7 @@ def write_report(doc: dict, out: dict) -> None:
          f"`FederatedRecommender(n_jobs=…)` ({doc['backend']}); best of {doc['repeats']} fits, *cold* = first fit "
          f"(includes starting the worker pool). Machine: {m['cpus']} cores ({m['cpu']}), load average at start "
          f"{m['loadavg_1m_at_start']:.1f} (other jobs on the machine inflate parallel times). Data: synthetic Poisson "
-         "(dpfed_core.data.synthetic, density 0.05); rank 10; dp-prototypes at ε = 1.", "",
+         f"(dpfed_core.data.synthetic, density 0.05; {C.GENERATOR_ITEMS_NOTE}); rank 10; dp-prototypes at ε = 1.", "",
          f"![parallel]({png.name})", ""]
     L.append(C.md_table(rows, ["case", "method", "k", "n_jobs", "blas_threads", "round1_prototypes", "server_fit", "round2_local_fit",
                                "total", "cold_total", "speedup_round1_prototypes", "speedup_round2_local_fit",

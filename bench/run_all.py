@@ -38,6 +38,10 @@ ORDER = ["startup", "engine", "scale", "parallel", "peers", "dp_kmeans", "dp_ml"
          "friedman", "fcf", "xin"]
 
 
+#: Scripts whose results are timings or memory: with ``--jobs`` > 1 they still run alone.
+ALONE = {"startup", "engine", "scale", "parallel", "samplers", "deployment", "intake_memory"}
+
+
 def discover() -> list[Path]:
     scripts = sorted(C.BENCH.glob("bench_*.py"))
     rank = {n: i for i, n in enumerate(ORDER)}
@@ -138,7 +142,8 @@ def set_aside_previous(quick: bool) -> int:
     return moved
 
 
-def write_summary(records: list[dict], quick: bool, started: float, complete: bool = False) -> Path:
+def write_summary(records: list[dict], quick: bool, started: float, complete: bool = False,
+                  jobs_note: str = "") -> Path:
     m = C.machine()
     name = "SUMMARY_quick.md" if quick else "SUMMARY.md"
     ended = time.time()
@@ -152,6 +157,8 @@ def write_summary(records: list[dict], quick: bool, started: float, complete: bo
     else:
         run_line = ("**Partial or quick run** (`--only`, `--skip` or `--quick`): the rows below may come from "
                     "different runs; these results are not a committed state (run `make bench`).")
+    if jobs_note:
+        run_line += " " + jobs_note
     L = [f"# Benchmark summary{' (quick mode)' if quick else ''}", "", run_line, "",
          f"Machine: {m['cpus']} cores ({m['cpu']}), {m['mem_gib']} GiB, Python {m['python']}, numpy {m['numpy']}, "
          f"scipy {m['scipy']}, scikit-learn {m['scikit-learn']}; git {m['git_commit'] or '(uncommitted)'}. "
@@ -195,6 +202,9 @@ def main(argv=None) -> int:
     ap.add_argument("--summary-only", action="store_true",
                     help="run nothing: rebuild the summary from the result files on disk")
     ap.add_argument("--timeout", type=float, default=3 * 3600, help="seconds per script")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="run up to this many accuracy-only scripts at a time (the timing scripts "
+                         f"{', '.join(sorted(ALONE))} always run alone, first)")
     args = ap.parse_args(argv)
 
     def norm(s: str) -> str:
@@ -241,15 +251,34 @@ def main(argv=None) -> int:
         print(f"complete run: moved {n_prev} previous result files to {log_dir / 'previous'}", flush=True)
     started = time.time()
     records = []
-    for s in scripts:
-        print(f"=== {s.name}{' --quick' if args.quick and supports_quick(s) else ''}", flush=True)
+
+    def one(s: Path, alone: bool) -> dict:
+        print(f"=== {s.name}{' --quick' if args.quick and supports_quick(s) else ''}"
+              f"{'' if alone else f' (up to {args.jobs} at a time)'}", flush=True)
         r = run_script(s, args.quick, args.timeout, log_dir)
         r["files"] = produced(r["started"], args.quick, s)
-        records.append(r)
-        print(f"    {'ok' if r['returncode'] == 0 else 'FAILED (' + str(r['returncode']) + ')'} in "
+        r["alone"] = alone
+        print(f"    {s.name}: {'ok' if r['returncode'] == 0 else 'FAILED (' + str(r['returncode']) + ')'} in "
               f"{r['seconds'] / 60:.1f} min; {len(r['files'])} result files; log {r['log'].relative_to(C.ROOT)}",
               flush=True)
-    path = write_summary(merge_state(records, args.quick), args.quick, started, complete=complete)
+        return r
+
+    if args.jobs <= 1:
+        records = [one(s, True) for s in scripts]
+    else:  # timing scripts alone first, then the accuracy-only ones concurrently
+        from concurrent.futures import ThreadPoolExecutor
+
+        records = [one(s, True) for s in scripts if s.stem[6:] in ALONE]
+        shared = [s for s in scripts if s.stem[6:] not in ALONE]
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            records += list(pool.map(lambda s: one(s, False), shared))
+        rank = {p.name: i for i, p in enumerate(scripts)}
+        records.sort(key=lambda r: rank[r["script"]])
+    jobs_note = (f"Timing scripts ({', '.join(sorted(ALONE))}) ran alone; the others ran up to {args.jobs} at a "
+                 "time, so their own seconds columns are wall times under that load."
+                 if args.jobs > 1 else "Every script ran alone, one after the other.")
+    path = write_summary(merge_state(records, args.quick), args.quick, started, complete=complete,
+                         jobs_note=jobs_note)
     print(f"wrote {path.relative_to(C.ROOT)}")
     return 0 if all(r["returncode"] == 0 for r in records) else 1
 

@@ -189,3 +189,26 @@ def test_dp_lsh_leaf_average_divides_by_the_released_count_never_the_true_one():
         want = want * min(1.0, 1.0 / max(np.linalg.norm(want), 1e-300))
         np.testing.assert_allclose(pts[j], want, rtol=1e-9, atol=1e-12)
     assert not np.allclose(tree.counts, np.bincount(tree.leaf_of[tree.leaf_of >= 0], minlength=tree.counts.size))
+
+
+def test_james_stein_shrinkage_lowers_the_error_of_noisy_averages():
+    """The leaf averages' shrinkage (post-processing): factor in [0, 1], identity without noise,
+    and a lower mean squared error than the raw noisy averages when the noise is comparable to
+    the signal (m = 100, noise norm ≈ signal norm), higher-signal averages shrunk less."""
+    g = np.random.default_rng(5)
+    L, m, sigma = 400, 100, 8.0
+    truth = g.standard_normal((L, m))
+    truth *= (0.8 / np.linalg.norm(truth, axis=1))[:, None]
+    counts = np.full(L, 100.0)
+    counts[: L // 2] = 400.0
+    noisy = truth + g.normal(0.0, 1.0, (L, m)) * (sigma / counts)[:, None]
+    shrunk = coresets.james_stein(noisy, counts, sigma)
+    factor = (shrunk * noisy).sum(1) / (noisy * noisy).sum(1)
+    assert np.all(factor >= 0) and np.all(factor <= 1)
+    assert np.allclose(shrunk / factor[:, None], noisy)  # a scaling, never a change of direction
+    err_raw = ((noisy - truth) ** 2).sum(1)
+    err_js = ((shrunk - truth) ** 2).sum(1)
+    assert err_js[L // 2:].mean() < 0.75 * err_raw[L // 2:].mean()  # noisy leaves: large gain
+    assert err_js[: L // 2].mean() <= err_raw[: L // 2].mean()
+    assert factor[: L // 2].mean() > factor[L // 2:].mean()
+    assert np.array_equal(coresets.james_stein(noisy, counts, 0.0), noisy)
