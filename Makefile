@@ -31,7 +31,13 @@ test: $(STAMP) $(DEPLOY_STAMP)
 mutants: $(STAMP)
 	$(BIN)/python tests/mutants.py
 
-bench: $(STAMP) $(DEPLOY_STAMP)
+# The peers' own environments (bench_peers.py): implicit, and diffprivlib with its older scikit-learn.
+bench/.venv-%/.installed: bench/requirements-peer-%.txt
+	$(PYTHON) -m venv bench/.venv-$*
+	bench/.venv-$*/bin/python -m pip install --quiet -r $<
+	touch $@
+
+bench: $(STAMP) $(DEPLOY_STAMP) bench/.venv-implicit/.installed bench/.venv-diffprivlib/.installed
 	$(BIN)/python -m pip install --quiet -r requirements-bench.txt
 	$(BIN)/python bench/run_all.py --jobs 2
 

@@ -121,7 +121,7 @@ EICU_CATALOGUE_NOTE = (
     "eICU demo: the demo ships no formulary, so the benchmark declares the demo's own medication names "
     "as the hospitals' formulary (a public list in a real deployment, declared with --items). A DP run "
     "without a declared list selects its items by DP partition selection per entity, which at the "
-    "demo's ~80 stays per hospital keeps no item at ε ≤ 10."
+    "demo's hospital sizes keeps no item (utility_dp_catalogue.md)."
 )
 
 

@@ -9,11 +9,11 @@ the DP method's mean MAR beats ``individual``'s at that ε and at every larger �
 
 DP configurations (all with server weighting by the released noisy counts):
 
-* ``paper, original settings`` — the paper's recovery (Gumbel top-64 + Laplace on sums, L1 sensitivity
+* ``paper (original settings)`` — the paper's recovery (Gumbel top-64 + Laplace on sums, L1 sensitivity
   s·Λ∞), rows clipped, k fixed, the former budget split (counts 0.10);
 * ``gaussian top-64 (old)`` — the former Gaussian variant: rows clipped to ℓ2 ≤ Λ∞·√64, top-64
   magnitudes kept, k fixed, former split;
-* ``dp-gaussian, k fixed`` — the current defaults but k exactly as configured (no automatic k);
+* ``dp-gaussian (k fixed)`` — the current defaults but k exactly as configured (no automatic k);
 * ``dp-gaussian`` — the ``dp-gaussian`` method's defaults (Gaussian on all coordinates, rows normalised to ℓ2 = Λ,
   counts share 0.02, automatic k = clip(⌊n̂/1000⌋, 1, k)).
 
@@ -39,13 +39,15 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _common as C  # noqa: E402
 
 from dpfed_core.privacy import mechanisms as mech  # noqa: E402
 from dpfed_core.config import RunConfig  # noqa: E402
 from dpfed_core.federation.dp_prototypes import DPPrototypes, _row_normalise_sparse  # noqa: E402
 from dpfed_core.evaluation.experiments import crossing_epsilon, make_split, run_method  # noqa: E402
 from dpfed_core.privacy.ledger import PrivacyLedger  # noqa: E402
-from dpfed_core.data.loaders import load_data, load_eicu, load_movielens  # noqa: E402
+from dpfed_core.data.loaders import load_data, load_movielens  # noqa: E402
 
 DATA = Path(os.environ.get("DPFED_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -53,10 +55,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 OLD_SPLIT = {"size": 0.02, "candidates": 0.18, "search": 0.30, "counts": 0.10, "support": 0.15,
              "sums": 0.25, "choice": 0.05}
 VARIANTS = {
-    "paper, original settings": {"variant": "paper", "row_scaling": "clip", "split": OLD_SPLIT, "cluster_size": None},
+    "paper (original settings)": {"variant": "paper", "row_scaling": "clip", "split": OLD_SPLIT, "cluster_size": None},
     "gaussian top-64 (old)": {"variant": "gaussian", "support": 64, "row_scaling": "clip", "split": OLD_SPLIT,
                               "cluster_size": None},
-    "dp-gaussian, k fixed": {"variant": "gaussian", "cluster_size": None},
+    "dp-gaussian (k fixed)": {"variant": "gaussian", "cluster_size": None},
     "dp-gaussian": {"variant": "gaussian"},
 }
 REFS = ("individual", "central", "kmeans", "random-v")
@@ -65,47 +67,15 @@ K = {"ml100k": 10, "eicu-region": 10, "eicu-hospital": 2, "clinic": 5, "syntheti
 
 
 ANALYSIS = """## Why it crosses or not: the SNR arithmetic
-*(Hand-written reading of the 2026-11-23 run, kept for its reasoning; where a number below differs
-from the tables above, the tables — produced by this run — are authoritative.)*
 
-
-(Numbers from the run above; written by hand in `bench/bench_dp_ml.py`, re-check them after a rerun.)
-
-With the defaults every entity of these datasets gets k = 1 (n̂ < 1000 users), so an entity releases
-one noisy count and one noisy sum S̃ = Λ·(Σ_u x_u/‖x_u‖ + N(0, σ²I_m)), σ = σ_analytic(ε_sums, δ, Δ = 1):
-σ ≈ 4.65 at ε = 1, 0.59 at ε = 10, 40 at ε = 0.1 (ε_sums = 0.90·ε after the size share). The sum of n unit rows has energy n + n²·c̄ (c̄ = mean
-pairwise cosine of the users' rows); the noise has energy σ²·m over the m items. The server (and then
-every user's ranking) can only order the items whose sum exceeds σ; all the others get noise-driven
-V rows that compete with the real ones in every user's ranking.
-
-* **eICU by region** (median 331 stays × 187 drugs, c̄ ≈ 0.2): signal 22,365 vs noise 4,040 at ε = 1
-  (SNR 5.5, 62 of 187 drugs above σ) → beats `individual` from **ε = 0.5** on (SNR 1.5). At ε = 0.1
-  (SNR 0.07) it does not: 0.36 vs 0.22.
-* **sample:synthetic** (median 180 × 200): SNR 0.82 at ε = 1, 3.0 at ε = 2, 15 at ε = 5 → crosses at
-  **ε = 5** (ε = 2 is 0.174 vs 0.166).
-* **MovieLens 100K** (median 78 users × 1682 items, c̄ ≈ 0.17): signal 1,117 vs noise σ²·1682 = 36,400 at
-  ε = 1 (SNR 0.03; 3 items above σ). Even at ε = 10 the SNR is only 1.9 (385 of 1682 items above σ):
-  MAR 0.147 vs 0.107. Besides, the non-private k = 1 limit only *ties* `individual` (0.107 vs 0.107);
-  beating it needs k ≥ 2 clusters (k-means at k = 10: 0.072), and a cluster of ~40 users has a quarter of
-  the signal energy against the same noise (row `dp-gaussian, k fixed`, k = 10: 0.35 at ε = 10). The large item
-  space is what loses: noise energy grows with m, a small entity's signal does not.
-* **sample:clinic** (median 70 × 143): SNR 0.55 at ε = 1, 34 at ε = 10; MAR 0.185 at ε = 10 vs 0.179. The
-  non-private k = 1 limit (0.176) is barely below `individual`, so there is no margin for any noise;
-  k-means' gain (0.147) needs clusters of ~14 users, which drown.
-* **eICU by hospital** (median 12 stays): SNR < 1 at every ε ≤ 10 (0.74 at ε = 10) → never.
-
-**The paper's "ε = 0.1 already helps" does not hold on these data.** At ε = 0.1, σ ≈ 40 per unit-norm
-user: the sum needs n²·c̄ > σ²·m, i.e. n > σ·√(m/c̄) ≈ 40·√(1682/0.17) ≈ 4,000 users per entity on
-MovieLens and ≈ 40·√(187/0.2) ≈ 1,200 stays per region on eICU — several times the largest entity here
-(748). The paper's synthetic setting has 10,000 users per entity (bench/results/dp_synthetic.md).
-
-**What changed the numbers** (`paper, original settings` → `dp-gaussian`): MovieLens 0.52 → 0.33 at ε = 1 and
-0.46 → 0.147 at ε = 10; eICU region 0.50 → 0.19 at ε = 1. The levers, measured one at a time in the
-`DPPrototypes` docstring: Gaussian instead of Laplace on s·Λ∞ (the paper's L1 sensitivity 64·5 = 320 on
-ratings buries sums of a few users), all coordinates instead of top-64 (no artificial ties), rows
-normalised to ℓ2 = Λ (every user spends the full sensitivity), a 0.02 counts share, and k = 1 for
-entities below ~1000 users (row `dp-gaussian, k fixed` vs `dp-gaussian`: the clustering stages cost half of ε
-and produce clusters too small to survive their own noise).
+With the defaults an entity of fewer than about 1,000 users gets k = 1, so it releases one noisy count
+and one noisy sum S̃ = Σ_u x_u/‖x_u‖ + N(0, σ²I_m) (rows normalised to ℓ2 = Λ = 1). The sum of n unit
+rows has energy ‖S‖² = n + n(n − 1)·c̄, with c̄ the mean pairwise cosine of the entity's rows; the
+noise has energy σ²·m over the m items. The server (and every user's ranking) can only order the
+items whose sum exceeds σ; the others get noise-driven V rows that compete with the real ones. So the
+noisy prototype carries signal when n²·c̄ ≳ σ²·m, i.e. for entities of more than about σ·√(m/c̄)
+users. The SNR tables above and the lines below are computed by this run from the data (a
+non-private diagnostic of the benchmark data, not a release); the crossing ε comes from the MAR table.
 """
 
 
@@ -113,9 +83,9 @@ def load(name: str):
     if name == "ml100k":
         return load_movielens(DATA / "ml-100k", federation="zip")
     if name == "eicu-region":
-        return load_eicu(DATA / "eicu-demo", entity="region")
+        return C.eicu("region")
     if name == "eicu-hospital":
-        return load_eicu(DATA / "eicu-demo", entity="hospitalid")
+        return C.eicu("hospitalid")
     if name in ("clinic", "synthetic"):
         return load_data(f"sample:{name}")
     raise SystemExit(f"unknown data {name}")
@@ -223,7 +193,8 @@ def write(doc, eps_grid, variants, seconds) -> None:
           f"{doc['seeds']} seeds (mean ± sd over seeds, each seed its own split). Metric: overall MAR (lower is "
           "better, 0.5 = random). Crossing ε = smallest ε of the grid from which the DP mean MAR beats "
           "`individual` at that ε and at every larger ε (`experiments.crossing_epsilon`); `None` = never. "
-          f"Generated by `bench/bench_dp_ml.py` in {seconds / 60:.1f} min on a loaded 2-core machine.", ""]
+          f"Generated by `bench/bench_dp_ml.py` in {seconds / 60:.1f} min. eICU: "
+          f"{C.EICU_CATALOGUE_NOTE}", ""]
     for name, entry in doc["datasets"].items():
         t = entry["table"]
         sizes = entry["entity_users"]
@@ -240,7 +211,7 @@ def write(doc, eps_grid, variants, seconds) -> None:
             md.append(f"| {v} | " + " | ".join(cells) + f" | {entry['crossing_epsilon'][v]} |")
         if "dp-gaussian" in variants:
             md.append("| dp-gaussian: mean k used | " + " | ".join(
-                f"{t['default'][str(e)]['mean_k_used']:.2f}" if t['default'][str(e)]['mean_k_used'] is not None
+                f"{t['dp-gaussian'][str(e)]['mean_k_used']:.2f}" if t['dp-gaussian'][str(e)]['mean_k_used'] is not None
                 else "" for e in eps_grid) + " | |")
         s = entry["snr"]
         md += ["", f"SNR of the default k = 1 path, median entity ({s['entity_users']} users, {s['items']} items; "
@@ -252,6 +223,23 @@ def write(doc, eps_grid, variants, seconds) -> None:
                       f"{r['snr']:.3g} | {r['items_above_sigma']} |")
         md.append("")
     md.append(ANALYSIS)
+    for name, entry in doc["datasets"].items():
+        s = entry["snr"]
+        n, E = s["entity_users"], s["signal_energy"]
+        cbar = (E - n) / (n * (n - 1)) if n > 1 else float("nan")
+        bits = [f"SNR {float(r['snr']):.3g} at ε = {float(e):g} ({r['items_above_sigma']} of {s['items']} items above σ)"
+                for e, r in s["per_eps"].items() if float(e) in (0.1, 1.0, 10.0)]
+        need = {e: r["sigma"] * math.sqrt(s["items"] / cbar) for e, r in s["per_eps"].items()
+                if cbar > 0 and float(e) in (0.1, 1.0)}
+        cross = entry["crossing_epsilon"].get("dp-gaussian")
+        md.append(f"* **{name}** (median entity {n} users × {s['items']} items, c̄ = {cbar:.3f}): " + "; ".join(bits)
+                  + ". Users per entity needed for signal (σ·√(m/c̄)): "
+                  + ", ".join(f"≈ {v:,.0f} at ε = {float(e):g}" for e, v in need.items())
+                  + f". Crossing ε of `dp-gaussian` against `individual`: {cross}.")
+    big = max(max(e["entity_users"]) for e in doc["datasets"].values())
+    md += ["", f"The paper's \"ε = 0.1 already helps\" needs, by the arithmetic above, entities of the sizes "
+           f"listed at ε = 0.1; the largest entity on this page has {big:,} users. The paper's synthetic setting "
+           "has 10,000 users per entity (dp_synthetic.md)."]
     (RESULTS / "dp_ml.md").write_text("\n".join(md) + "\n")
 
 

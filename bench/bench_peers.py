@@ -18,11 +18,12 @@ Usage::
 
     .venv/bin/python bench/bench_peers.py [--quick] [--only nmf,implicit,dpkmeans]
 
-Set-up of the peer venvs (once; gitignored)::
+The peer venvs (gitignored) are created by ``make bench`` from the pinned
+``bench/requirements-peer-implicit.txt`` and ``bench/requirements-peer-diffprivlib.txt``; by hand::
 
-    python3.11 -m venv bench/.venv-implicit && bench/.venv-implicit/bin/pip install implicit==0.7.3
+    python3.11 -m venv bench/.venv-implicit && bench/.venv-implicit/bin/pip install -r bench/requirements-peer-implicit.txt
     python3.11 -m venv bench/.venv-diffprivlib && \\
-        bench/.venv-diffprivlib/bin/pip install diffprivlib==0.6.6 "scikit-learn<1.8"
+        bench/.venv-diffprivlib/bin/pip install -r bench/requirements-peer-diffprivlib.txt
 """
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ def produced(since: float, quick: bool, script: Path | None = None) -> list[Path
     """Result files written since ``since`` — by convention named after the script (bench_X → X*)."""
     pattern = f"{script.stem[6:]}*" if script is not None else "*"
     files = [p for p in C.RESULTS.glob(pattern) if p.is_file() and p.stat().st_mtime >= since - 1
-             and p.suffix in (".md", ".json", ".png") and p.name != "SUMMARY.md"]
+             and p.suffix in (".md", ".json", ".jsonl", ".png") and p.name != "SUMMARY.md"]
     if quick:
         return sorted(files)
     return sorted(f for f in files if "_quick" not in f.stem)
@@ -127,7 +127,7 @@ def merge_state(records: list[dict], quick: bool) -> list[dict]:
 
 def result_files(quick: bool) -> list[Path]:
     """Result files (md/json/png) directly under bench/results/, of the given mode."""
-    return sorted(p for p in C.RESULTS.glob("*") if p.is_file() and p.suffix in (".md", ".json", ".png")
+    return sorted(p for p in C.RESULTS.glob("*") if p.is_file() and p.suffix in (".md", ".json", ".jsonl", ".png")
                   and (("_quick" in p.stem) == quick))
 
 
@@ -231,7 +231,7 @@ def main(argv=None) -> int:
     if args.summary_only:
         recs = []
         for sc in scripts:
-            files = sorted(p for p in C.RESULTS.glob(f"{sc.stem[6:]}*") if p.suffix in (".md", ".json", ".png")
+            files = sorted(p for p in C.RESULTS.glob(f"{sc.stem[6:]}*") if p.suffix in (".md", ".json", ".jsonl", ".png")
                            and (("_quick" in p.stem) == args.quick))
             if files:
                 t = max(p.stat().st_mtime for p in files)
