@@ -78,11 +78,11 @@ def main() -> None:
         base = RunConfig(rank=10, seed=seed, delta=1e-6, server_weighting="counts", simulation=True)
         split = make_split(ds, base)
 
-        def run(method, k, eps=math.inf, variant="", **pp):
+        def run(method, k, eps=math.inf, label="", **pp):
             t = time.perf_counter()
             d, _ = run_method(ds, base.replace(method=method, k=k, epsilon=eps, prototype_params=pp), split)
             ov = d["overall"]
-            row = {"seed": seed, "method": method, "variant": variant or method, "k": k, "epsilon": eps,
+            row = {"seed": seed, "method": method, "variant": label or method, "k": k, "epsilon": eps,
                    "test_rmse": ov["test_rmse"], "train_rmse": ov["train_rmse"], "mar": ov["mar"],
                    "seconds": time.perf_counter() - t, "generate_s": t_gen}
             rows.append(row)

@@ -101,6 +101,7 @@ def main(argv=None) -> None:
                 row = {"rank": rank, "method": method, "epsilon": eps, "seconds": float(np.mean(secs))}
                 for m in METRICS:
                     row[m], row[m + "_sd"] = agg(per[m])
+                    row[m + "_values"] = per[m]  # per seed, same splits for every method: paired effects
                 rows.append(row)
             print(f"[paper_real] {key} ℓ={rank}: " + "; ".join(
                 f"{r['method']}{'' if r['method'] != 'dp-gaussian' else ' ε=' + format(r['epsilon'], 'g')} "
@@ -122,43 +123,80 @@ def _name(r):
     return {"central": "central MF", "individual": "individual MF", "random-v": "random V"}[r["method"]]
 
 
+def paired(a: list, b: list) -> tuple[float, float, str]:
+    """Paired effect a − b over seeds (the methods share each seed's split): (mean, sd, sign) with
+    sign "<" / ">" when every seed agrees and |mean| > sd, "~" inside the noise, "?" with one seed
+    (no spread: a sign, not a verdict on noise)."""
+    d = np.asarray(a, float) - np.asarray(b, float)
+    mean = float(d.mean())
+    if d.size < 2:
+        return mean, float("nan"), "?"
+    sd = float(d.std(ddof=1))
+    if np.all(d < 0) and abs(mean) > sd:
+        return mean, sd, "<"
+    if np.all(d > 0) and abs(mean) > sd:
+        return mean, sd, ">"
+    return mean, sd, "~"
+
+
+def word(signs: list[str]) -> str:
+    """Verdict over ranks for a claim "a < b": counts when the ranks disagree; with one seed the
+    signs are reported as such ("1 seed: no spread")."""
+    n = len(signs)
+    held, against = signs.count("<"), signs.count(">")
+    noise = n - held - against
+    if held == n:
+        return "holds"
+    if against == n:
+        return "does not hold"
+    if held == 0 and against == 0:
+        return "inconclusive (inside the noise)"
+    if held == 0:
+        return f"does not hold (contradicted at {against} of {n} ranks, inside the noise at {noise})"
+    if against == 0:
+        return f"partly holds (holds at {held} of {n} ranks, inside the noise at {noise})"
+    return f"mixed: holds at {held} of {n} ranks, contradicted at {against}, inside the noise at {noise}"
+
+
 def verdicts(res: dict) -> list[str]:
+    """Each claim "a < b" judged rank by rank on paired per-seed differences (mean ± sd over seeds;
+    *inconclusive* inside the noise); the effect at the first and last rank is printed."""
     rows = res["rows"]
     ranks = sorted({r["rank"] for r in rows})
+    seeds = len(res.get("seeds", [])) or 1
 
     def get(rank, name):
         return next(r for r in rows if r["rank"] == rank and _name(r) == name)
 
+    def claim(text: str, a: str, b: str, metric: str, scale: float = 1.0) -> str:
+        fx = [paired(get(l, a).get(metric + "_values", [get(l, a)[metric]]),
+                     [scale * v for v in get(l, b).get(metric + "_values", [get(l, b)[metric]])]) for l in ranks]
+        show = "; ".join(f"ℓ={l}: {m:+.3f}" + (f" ± {sd:.3f}" if sd == sd else "") for l, (m, sd, _) in
+                         zip(ranks, fx) if l in (ranks[0], ranks[-1]))
+        what = f"{metric} of {a} − {'1.10 × ' if scale != 1.0 else ''}{b}"
+        signs = [x[2] for x in fx]
+        verdict = word(signs)
+        if signs and all(x == "?" for x in signs):  # one seed: the direction only, said as such
+            verdict = word(["<" if x[0] < 0 else ">" for x in fx]) + " — by sign only: one seed, no spread"
+        return (f"- Claim ({text} → **{verdict}** ({what}: {show}; {seeds} "
+                f"seed{'s' if seeds > 1 else ''}).")
+
     dp = "DP federation ε=0.1"
-    L = []
-    n = len(ranks)
-    a = [l for l in ranks if get(l, "individual MF")["train_rmse"] < get(l, "central MF")["train_rmse"]]
-    L.append(f"- Claim (train RMSE): individual models fit the training data better than the joint model → "
-             f"**{'holds' if len(a) == n else ('partly holds' if a else 'does not hold')}** ({len(a)} of {n} ranks).")
-    b = [l for l in ranks if get(l, dp)["train_rmse"] <= 1.10 * get(l, "individual MF")["train_rmse"]]
-    L.append(f"- Claim (train RMSE): the DP federation (ε = 0.1) is comparable to individual models (within 10 %) → "
-             f"**{'holds' if len(b) == n else ('partly holds' if b else 'does not hold')}** ({len(b)} of {n} ranks; "
-             f"at ℓ = {ranks[0]}: {get(ranks[0], dp)['train_rmse']:.3f} vs {get(ranks[0], 'individual MF')['train_rmse']:.3f}).")
-    c = [l for l in ranks if get(l, dp)["test_rmse"] < get(l, "individual MF")["test_rmse"]]
-    L.append(f"- Claim (test RMSE): the DP federation generalises better than individual models → "
-             f"**{'holds' if len(c) == n else ('partly holds' if c else 'does not hold')}** ({len(c)} of {n} ranks; "
-             f"at ℓ = {ranks[-1]}: {get(ranks[-1], dp)['test_rmse']:.3f} vs {get(ranks[-1], 'individual MF')['test_rmse']:.3f}).")
+    L = [claim("train RMSE): individual models fit the training data better than the joint model",
+               "individual MF", "central MF", "train_rmse"),
+         claim("train RMSE): the DP federation (ε = 0.1) is comparable to individual models (within 10 %)",
+               dp, "individual MF", "train_rmse", scale=1.10),
+         claim("test RMSE): the DP federation generalises better than individual models", dp, "individual MF",
+               "test_rmse")]
     if any(_name(r) == "random V" for r in rows):
-        rv = [l for l in ranks if get(l, "random V")["test_rmse"] < get(l, "individual MF")["test_rmse"]]
-        beat = [l for l in ranks if get(l, dp)["test_rmse"] < get(l, "random V")["test_rmse"]]
-        L.append(f"- Control for the test-RMSE claim: a random V (no data at all) also generalises better than individual "
-                 f"models at {len(rv)} of {n} ranks, and the DP federation beats the random V at {len(beat)} of {n} ranks "
-                 f"(at ℓ = {ranks[-1]}: DP {get(ranks[-1], dp)['test_rmse']:.3f}, random V {get(ranks[-1], 'random V')['test_rmse']:.3f}). "
-                 + ("Where the random V wins too, the verdict says nothing about the DP prototypes."
-                    if rv else "The verdict is not explained by the shrinkage of a data-free V."))
-    d = [l for l in ranks if get(l, dp)["mar"] < get(l, "individual MF")["mar"]]
-    L.append(f"- Claim (MAR): the DP federation ranks better than individual models → "
-             f"**{'holds' if len(d) == n else ('partly holds' if d else 'does not hold')}** ({len(d)} of {n} ranks; "
-             f"at ℓ = {ranks[0]}: {get(ranks[0], dp)['mar']:.3f} vs {get(ranks[0], 'individual MF')['mar']:.3f}).")
-    e = [l for l in ranks if get(l, dp)["mar"] < get(l, "central MF")["mar"]]
-    L.append(f"- Claim (eICU Fig. 2c): the DP federation has the best ranking of the three, also beating central MF → "
-             f"**{'holds' if len(e) == n else ('partly holds' if e else 'does not hold')}** ({len(e)} of {n} ranks; "
-             f"at ℓ = {ranks[0]}: {get(ranks[0], dp)['mar']:.3f} vs central {get(ranks[0], 'central MF')['mar']:.3f}).")
+        L.append(claim("test RMSE, control): a random V (no data at all) also generalises better than individual "
+                       "models — where it does, the claim above says nothing about the DP prototypes",
+                       "random V", "individual MF", "test_rmse"))
+        L.append(claim("test RMSE, beyond the control): the DP federation generalises better than the data-free "
+                       "random V", dp, "random V", "test_rmse"))
+    L.append(claim("MAR): the DP federation ranks better than individual models", dp, "individual MF", "mar"))
+    L.append(claim("eICU Fig. 2c): the DP federation has the best ranking of the three, also beating central MF",
+                   dp, "central MF", "mar"))
     cross = res["crossing_epsilon_mar"]
     L.append(f"- Crossing ε (smallest ε from which the DP federation's MAR beats individual at ℓ = 10, mean over seeds): "
              f"**{'none in the grid' if cross is None else format(cross, 'g')}**.")
