@@ -136,6 +136,28 @@ def eicu(entity: str = "hospitalid", declared_catalogue: bool = True):
     return load_eicu(EICU, entity=entity, items=[str(n) for n in ds.item_names])
 
 
+# ------------------------------------------------------------------------------------ verdicts
+def count_verdict(signs: list[str], want: str, unit: str = "") -> str:
+    """Verdict of a claim judged at several points (ranks, ε values, …), each point's paired effect
+    classified as ``want`` (holds there), the opposite sign (contradicted) or "~" (inside the noise
+    over seeds). All one way: holds / does not hold / inconclusive; otherwise the counts."""
+    n = len(signs)
+    held = sum(x == want for x in signs)
+    against = sum(x not in (want, "~") for x in signs)
+    noise = n - held - against
+    if n and held == n:
+        return "holds"
+    if n and against == n:
+        return "does not hold"
+    if held == 0 and against == 0:
+        return "inconclusive (inside the noise)"
+    if held == 0:
+        return f"does not hold (contradicted at {against} of {n}{unit}, inside the noise at {noise})"
+    if against == 0:
+        return f"partly holds (holds at {held} of {n}{unit}, inside the noise at {noise})"
+    return f"mixed: holds at {held} of {n}{unit}, contradicted at {against}, inside the noise at {noise}"
+
+
 # ------------------------------------------------------------------------------------ outputs
 def outputs(name: str, quick: bool) -> dict[str, Path]:
     stem = f"{name}_quick" if quick else name

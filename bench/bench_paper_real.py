@@ -139,25 +139,6 @@ def paired(a: list, b: list) -> tuple[float, float, str]:
     return mean, sd, "~"
 
 
-def word(signs: list[str]) -> str:
-    """Verdict over ranks for a claim "a < b": counts when the ranks disagree; with one seed the
-    signs are reported as such ("1 seed: no spread")."""
-    n = len(signs)
-    held, against = signs.count("<"), signs.count(">")
-    noise = n - held - against
-    if held == n:
-        return "holds"
-    if against == n:
-        return "does not hold"
-    if held == 0 and against == 0:
-        return "inconclusive (inside the noise)"
-    if held == 0:
-        return f"does not hold (contradicted at {against} of {n} ranks, inside the noise at {noise})"
-    if against == 0:
-        return f"partly holds (holds at {held} of {n} ranks, inside the noise at {noise})"
-    return f"mixed: holds at {held} of {n} ranks, contradicted at {against}, inside the noise at {noise}"
-
-
 def verdicts(res: dict) -> list[str]:
     """Each claim "a < b" judged rank by rank on paired per-seed differences (mean ± sd over seeds;
     *inconclusive* inside the noise); the effect at the first and last rank is printed."""
@@ -175,9 +156,10 @@ def verdicts(res: dict) -> list[str]:
                          zip(ranks, fx) if l in (ranks[0], ranks[-1]))
         what = f"{metric} of {a} − {'1.10 × ' if scale != 1.0 else ''}{b}"
         signs = [x[2] for x in fx]
-        verdict = word(signs)
+        verdict = C.count_verdict(signs, "<", " ranks")
         if signs and all(x == "?" for x in signs):  # one seed: the direction only, said as such
-            verdict = word(["<" if x[0] < 0 else ">" for x in fx]) + " — by sign only: one seed, no spread"
+            verdict = (C.count_verdict(["<" if x[0] < 0 else ">" for x in fx], "<", " ranks")
+                       + " — by sign only: one seed, no spread")
         return (f"- Claim ({text} → **{verdict}** ({what}: {show}; {seeds} "
                 f"seed{'s' if seeds > 1 else ''}).")
 

@@ -208,23 +208,7 @@ def _fx(mean: float, sd: float) -> str:
 
 
 def _word(signs: list[str], want: str) -> str:
-    """Verdict over several comparisons that should all have sign ``want``, with the counts when
-    they disagree (a comparison inside the noise is neither for nor against)."""
-    n = len(signs)
-    held = sum(x == want for x in signs)
-    against = sum(x not in (want, "~") for x in signs)
-    noise = n - held - against
-    if n and held == n:
-        return "holds"
-    if n and against == n:
-        return "does not hold"
-    if held == 0 and against == 0:
-        return "inconclusive (inside the noise)"
-    if held == 0:
-        return f"does not hold (contradicted at {against} of {n}, inside the noise at {noise})"
-    if against == 0:
-        return f"partly holds (holds at {held} of {n}, inside the noise at {noise})"
-    return f"mixed: holds at {held} of {n}, contradicted at {against}, inside the noise at {noise}"
+    return C.count_verdict(signs, want)
 
 
 def verdicts(rows) -> dict[str, list[str]]:
