@@ -229,7 +229,8 @@ def noisy_leaf_averages(X, tree: LshTree, radius: float, eps_leaf: float, delta_
         sigma = 0.0
     else:
         sums, sigma = mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng)
-    pts = james_stein(sums / np.maximum(tree.counts, 1.0)[:, None], tree.counts, sigma)
+    pts = sums / np.maximum(tree.counts, 1.0)[:, None]
+    pts = james_stein(pts, tree.counts, sigma)
     norms = np.sqrt((pts * pts).sum(1))
     pts = pts * np.minimum(1.0, radius / np.maximum(norms, 1e-300))[:, None]
     return pts, float(sigma)
