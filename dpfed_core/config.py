@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
@@ -83,6 +84,13 @@ class RunConfig:
             raise ConfigError(f"test fraction must be strictly between 0 and 1, got {self.test_fraction}")
         return self
 
+    @property
+    def params(self) -> dict:
+        """The method's parameters: ``--param KEY=VALUE`` (stored as ``prototype_params``, the name
+        kept for stored documents) and the Python API's ``method_params`` (which wins on a clash).
+        Every method reads its parameters here, so ``--param`` reaches every method."""
+        return {**dict(self.prototype_params or {}), **dict(self.method_params or {})}
+
     def replace(self, **changes) -> "RunConfig":
         known = {f.name for f in fields(self)}
         bad = set(changes) - known
@@ -94,3 +102,170 @@ class RunConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+# ------------------------------------------------------------------------------- declared parameters
+_KINDS = ("int", "float", "bool", "choice", "text", "mapping", "floats")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter of a method (like scikit-learn's ``_parameter_constraints``): the
+    dashboard's Advanced panel, ``--param`` checking and ``python -m dpfed_core methods`` all read it.
+
+    name : keyword of the method's constructor. kind : "int" | "float" | "bool" | "choice" | "text" |
+    "mapping" (names → non-negative numbers, e.g. a budget split; ``--param split=size:0.1,sums:0.9``) |
+    "floats" (a tuple of numbers: ``--param values=1,2,3``; ``high`` bounds its length).
+    default : the constructor's default. doc : one line, with units. low, high : inclusive bounds
+    (``low_open``/``high_open`` make them strict). choices : the allowed values of a "choice".
+    optional : ``None`` is allowed (and means what ``doc`` says). advanced : shown in the Advanced
+    panel (False: set through a main control, e.g. ``rank``).
+    """
+
+    name: str
+    kind: str
+    default: Any
+    doc: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    choices: tuple = ()
+    optional: bool = False
+    advanced: bool = True
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValueError(f"Param {self.name}: kind must be one of {_KINDS}, got {self.kind!r}")
+        if self.kind == "choice" and self.default not in self.choices and self.default is not None:
+            raise ValueError(f"Param {self.name}: default {self.default!r} is not among {self.choices}")
+
+    def describe(self) -> str:
+        """The allowed values in words, e.g. ``float in (0, 1)``, ``one of partition, lsh``."""
+        if self.kind == "choice":
+            text = "one of " + ", ".join(map(str, self.choices))
+        elif self.kind in ("int", "float") and (self.low is not None or self.high is not None):
+            lo = "−∞" if self.low is None else f"{self.low:g}"
+            hi = "∞" if self.high is None else f"{self.high:g}"
+            text = (f"{'whole number' if self.kind == 'int' else 'number'} in "
+                    f"{'(' if self.low_open or self.low is None else '['}{lo}, {hi}"
+                    f"{')' if self.high_open or self.high is None else ']'}")
+        else:
+            text = {"int": "whole number", "float": "number", "bool": "true or false", "text": "text",
+                    "mapping": f"mapping of {', '.join(map(str, self.choices)) or 'names'} to shares ≥ 0",
+                    "floats": "comma-separated numbers"}[self.kind]
+        return text + (" or none" if self.optional else "")
+
+    def coerce(self, value: Any, method: str = "") -> Any:
+        """``value`` (a Python value or the text of ``--param``) as this parameter's type, checked
+        against its bounds and choices; a :class:`ConfigError` naming the parameter otherwise."""
+        where = f"{method} parameter {self.name}" if method else f"parameter {self.name}"
+
+        def bad(why: str = ""):
+            return ConfigError(f"{where} must be a {self.describe()}, got {value!r}{why} — {self.doc}",
+                               param="prototype_params")
+
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
+            if self.optional:
+                return None
+            raise bad()
+        if self.kind == "bool":
+            if isinstance(value, (bool,)):
+                return value
+            text = str(value).strip().lower()
+            if text in ("true", "1", "yes", "on"):
+                return True
+            if text in ("false", "0", "no", "off"):
+                return False
+            raise bad()
+        if self.kind == "choice":
+            for c in self.choices:
+                if value == c or str(value).strip() == str(c):
+                    return c
+            raise bad()
+        if self.kind == "text":
+            return str(value)
+        if self.kind == "mapping":
+            return self._coerce_mapping(value, bad)
+        if self.kind == "floats":
+            parts = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else None
+            if not parts:
+                raise bad()
+            number = Param(self.name, "float", 0.0, self.doc)
+            return tuple(number.coerce(v.strip() if isinstance(v, str) else v) for v in parts)
+        if isinstance(value, bool):
+            raise bad()
+        if isinstance(value, str):
+            text = value.strip()
+            if "_" in text:  # Python's int()/float() read '1_0' as 10: a typo, never a number here
+                raise bad()
+            try:
+                value = int(text) if self.kind == "int" else float(text)
+            except ValueError:
+                if self.kind == "int":
+                    try:
+                        f = float(text)
+                    except ValueError:
+                        raise bad() from None
+                    if not f.is_integer():
+                        raise bad() from None
+                    value = int(f)
+                else:
+                    raise bad() from None
+        if self.kind == "int":
+            import numbers
+
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            if not isinstance(value, numbers.Integral):
+                raise bad()
+            value = int(value)
+        else:
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise bad() from None
+            if not math.isfinite(value):
+                raise bad()
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            raise bad()
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
+            raise bad()
+        return value
+
+    def _coerce_mapping(self, value: Any, bad) -> dict:
+        if isinstance(value, str):
+            pairs = [p for p in value.replace(";", ",").split(",") if p.strip()]
+            try:
+                value = {k.strip(): v for k, v in (p.split(":", 1) for p in pairs)}
+            except ValueError:
+                raise bad(" (write NAME:SHARE,NAME:SHARE)") from None
+        if not isinstance(value, dict):
+            raise bad()
+        share = Param(self.name, "float", 0.0, self.doc, low=0)
+        out = {}
+        for k, v in value.items():
+            if self.choices and k not in self.choices:
+                raise bad(f" (unknown key {k!r})")
+            out[k] = share.coerce(v)
+        return out
+
+
+def check_params(declared: tuple[Param, ...] | list[Param], given: dict, method: str,
+                 reserved: dict[str, str] | None = None) -> dict:
+    """``given`` (``--param`` values or Python values) coerced and checked against ``declared``:
+    an unknown key names the method's parameters; a key set by a main control (``reserved``: key →
+    what sets it) names that control. Returns the coerced dict."""
+    by_name = {p.name: p for p in declared}
+    out = {}
+    for key, value in dict(given or {}).items():
+        if reserved and key in reserved:
+            raise ConfigError(f"parameter {key} of {method} is set by {reserved[key]}, not as a method parameter",
+                              param="prototype_params")
+        p = by_name.get(key)
+        if p is None:
+            known = ", ".join(sorted(by_name)) or "none"
+            raise ConfigError(f"{method} has no parameter {key!r}; its parameters: {known}",
+                              param="prototype_params")
+        out[key] = p.coerce(value, method)
+    return out

@@ -116,34 +116,36 @@ ui.remember("fed_method", "fed_eps_slider", "fed_eps_text", "fed_delta", "fed_k"
 # ----------------------------------------------------------------------------- advanced
 proto_params: dict = {}
 with st.expander("Advanced: bounds, budget split, server, split"):
-    params = dash.prototype_method_params(method)
+    params = dash.method_parameters(method)
     if params:
-        st.markdown(f"**Parameters of `{method}`** (read from the method's class; blank = automatic)")
+        st.markdown(f"**Parameters of `{method}`** (declared by the method; blank = its automatic default)")
         cols = st.columns(3)
         for i, p in enumerate(params):
             key = f"fed_p_{method}_{p.name}"
+            helptext = f"{p.doc} — {p.describe()}; default {p.default}"
             with cols[i % 3]:
-                if p.kind == "bool":
-                    v = st.checkbox(p.name, value=p.default, key=key, help=p.doc or None)
-                elif p.kind == "int":
-                    v = int(st.number_input(p.name, value=int(p.default), step=1, key=key, help=p.doc or None))
-                elif p.kind == "float":
-                    v = float(st.number_input(p.name, value=float(p.default), key=key, help=p.doc or None,
-                                              format="%g"))
+                if p.kind == "bool" and not p.optional:
+                    v = st.checkbox(p.name, value=p.default, key=key, help=helptext)
                 elif p.kind == "choice":
                     v = st.selectbox(p.name, list(p.choices), index=list(p.choices).index(p.default),
-                                     key=key, help=p.doc or None)
-                elif p.kind == "text":
-                    v = st.text_input(p.name, value=str(p.default), key=key, help=p.doc or None).strip()
+                                     key=key, help=helptext)
+                elif p.kind in ("int", "float") and not p.optional:
+                    lo = None if p.low is None else (int(p.low) if p.kind == "int" else float(p.low))
+                    hi = None if p.high is None else (int(p.high) if p.kind == "int" else float(p.high))
+                    v = st.number_input(p.name, min_value=lo, max_value=hi, value=p.default,
+                                        step=1 if p.kind == "int" else None, key=key, help=helptext,
+                                        format=None if p.kind == "int" else "%g")
                 else:
-                    text = st.text_input(p.name, value="", key=key, placeholder="auto", help=p.doc or None)
-                    v = None
+                    text = st.text_input(p.name, value="" if p.default is None else str(p.default), key=key,
+                                         placeholder="automatic", help=helptext)
+                    v = p.default
                     if text.strip():
                         try:
-                            v = int(text) if p.kind == "optional_int" else float(text)
-                        except ValueError:
-                            errors.append(f"{p.name} must be a {'whole ' if p.kind == 'optional_int' else ''}"
-                                          f"number or blank (automatic), got {text!r}")
+                            v = dash.parameter_value(p, text)
+                        except Exception as exc:  # a DpfedError naming the parameter: shown in place
+                            errors.append(str(exc))
+                    else:
+                        v = None if p.optional else p.default
             if v != p.default:
                 proto_params[p.name] = v
     shares = dash.budget_split_defaults(method)
@@ -254,7 +256,7 @@ m[4].metric("NDCG@10", ui.fmt(o["ndcg_at_10"]))
 
 tabs = st.tabs(["What the server saw", "V: item factors", "Message log", "Privacy ledger", "Run document"])
 with tabs[0]:
-    if dash.is_federated(result):
+    if dash.has_prototypes(result):
         st.markdown("Exactly what each entity sent in round 1: its **prototypes** (rows) over the items "
                     "(columns, the items with most prototype mass across all entities, same for every "
                     "entity). Nothing else derived from its data left it.")

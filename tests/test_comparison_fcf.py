@@ -145,7 +145,10 @@ def test_registered_fcf_runs_and_logs_every_round():
     ds = implicit_dataset()
     cfg = RunConfig(method="fcf", rank=3, n_hidden=2, method_params={"epochs": 2, "gd_iters": 4})
     doc, res = run_method(ds, cfg)
-    assert get_method("fcf").privacy == "no formal privacy (gradients of raw data leave every round)"
+    from dpfed_core.privacy.model import PrivacyModel
+
+    assert get_method("fcf").privacy_model is PrivacyModel.NO_FORMAL_CLAIM
+    assert "gradients of raw data leave every round" in get_method("fcf").privacy
     assert np.isfinite(doc["overall"]["precision_at_10"])
     rounds = {m["round"] for m in doc["messages"]}
     assert rounds == set(range(1, 9))

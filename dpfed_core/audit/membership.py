@@ -40,7 +40,7 @@ distributions as production (OpenDP's), so it is reproducible.
 
 **Summable releases** (``dp-popularity``, ``dp-cooccurrence``; :func:`audit_summable_target`) are
 audited through their production code: every run replays the round-1 stage loop of the in-process
-runner (:func:`dpfed_core.methods.summable.run_stages` — each entity's ``share``, the sum, the
+runner (:func:`dpfed_core.federation.summable_protocol.run_stages` — each entity's ``share``, the sum, the
 server's ``combine`` whose public result the next stage uses). The attacker sees what the run's
 trust model gives the server: the entity's own share of every stage (``aggregation="none"``) or only
 the sums over all entities (``"secure"``); the claim is the ledger's guarantee for that model. The
@@ -844,7 +844,7 @@ def audit_summable_target(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], p
     """Audit one summable method (``dp-popularity``, ``dp-cooccurrence``) on one target.
 
     Every run replays round 1 through the production code — the stage loop of the in-process runner
-    (:func:`dpfed_core.methods.summable.run_stages`: each entity's ``share``, their sum, the
+    (:func:`dpfed_core.federation.summable_protocol.run_stages`: each entity's ``share``, their sum, the
     server's ``combine`` whose public result the next stage's shares use) — with the audited entity
     (at ``position`` among the H entities) holding D₀ (OUT) or D₁ (IN) and the other entities
     holding ``others``. What the attacker sees depends on the trust model of ``method.aggregation``:
@@ -862,7 +862,7 @@ def audit_summable_target(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], p
     target's items), summed; ``lr`` — Gaussian likelihood ratio on the per-stage projections and
     item sums, fitted on the calibration half (as in :func:`audit_target`).
     """
-    from dpfed_core.methods.summable import run_stages
+    from dpfed_core.federation.summable_protocol import run_stages
 
     if runs < 4:
         raise ConfigError(f"an audit needs at least 4 runs per class, got {runs}")
@@ -986,7 +986,7 @@ def power_check(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], position: i
     H = len(others) + 1
     honest = make_summable_method(method.name, **method.get_params())
     mats = list(others[:position]) + [X_h] + list(others[position:])
-    from dpfed_core.methods.summable import run_stages
+    from dpfed_core.federation.summable_protocol import run_stages
 
     run_stages(honest, mats, rng.spawn(H), [led.for_entity(entity if j == position else f"other {j}")
                                             for j in range(H)], rng, final_combine=False)

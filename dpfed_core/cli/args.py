@@ -277,23 +277,21 @@ def preflight(dataset, config: RunConfig, extra_methods=()) -> None:
     first computation, not after a whole sweep."""
     import scipy.sparse as sp
 
-    from dpfed_core.federation.protocol import FederatedRecommender
+    from dpfed_core.config import check_params
+    from dpfed_core.federation.protocol import FederatedRecommender, build_method
     from dpfed_core.methods import get_method
 
     for m in extra_methods:
         get_method(m)
     spec = get_method(config.method)
-    if not spec.uses_k:
-        if config.prototype_params:
-            raise DpfedError(f"--param {', '.join(config.prototype_params)} does not apply to {config.method} "
-                             "(only to prototype methods)", param="prototype_params")
+    if not spec.federated:
+        # the method's declared parameters check --param (unknown keys, types, bounds)
+        check_params(spec.parameters, config.params, config.method)
         return
-    rec = FederatedRecommender(prototypes=config.method, k=config.k, rank=config.rank, lam=config.lam,
-                               mode=config.mode, epsilon=config.epsilon, delta=config.delta,
-                               prototype_params=config.prototype_params, server_weighting=config.server_weighting)
+    rec = FederatedRecommender.from_config(config)
     try:
         rec._validate()
-        method = rec._method(dataset.value_max)
+        method = build_method(config, dataset.value_max)
         check = getattr(method, "_validate", None)
         if check is not None:
             check(sp.csr_matrix((1, dataset.n_items)), "every entity")

@@ -10,8 +10,6 @@ import sys
 import time
 from typing import Sequence
 
-from tqdm import tqdm
-
 from dpfed_core.cli import audit_cmd, budget_cmd, deploy_cmd, report_cmd
 from dpfed_core.cli.args import (CLI_NAMES, add_data_args, add_model_args, add_store_args, float_list, int_list,
                                  load_dataset, name_list, preflight, run_config)
@@ -91,7 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "computed (same flags required); writes to --out, or back to FILE without --out")
     add_store_args(sw)
 
-    sub.add_parser("methods", help="list the available methods and their privacy models")
+    mp = sub.add_parser("methods", help="list the available methods and their privacy models")
+    mp.add_argument("--params", action="store_true",
+                    help="also list each method's declared parameters (set them with --param NAME=VALUE)")
     audit_cmd.register_cli(sub)
     report_cmd.register_cli(sub)
     deploy_cmd.register_cli(sub)
@@ -103,6 +103,8 @@ class _Bar:
     """Turns protocol progress events into a tqdm bar on stderr."""
 
     def __init__(self, total: int, desc: str) -> None:
+        from tqdm import tqdm  # deferred: `methods` and `--help` need no progress bar
+
         self.bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr, leave=False,
                         disable=None)
 
@@ -273,12 +275,19 @@ def cmd_sweep(args) -> int:
     return 0
 
 
-def cmd_methods(_args) -> int:
+def cmd_methods(args) -> int:
+    """Every method, its privacy model and description; with ``--params`` also its declared
+    parameters (``--param NAME=VALUE``: allowed values, default, one-line doc)."""
     from dpfed_core.methods import METHODS, available_methods
 
     for name in available_methods():
         spec = METHODS[name]
-        print(f"{name:16s} {spec.privacy:50s} {spec.description}")
+        print(f"{name:16s} [{spec.privacy_model.label}] {spec.description}")
+        if getattr(args, "params", False):
+            if spec.detail:
+                print(f"{'':16s} privacy: {spec.privacy}")
+            for p in spec.parameters:
+                print(f"{'':16s} --param {p.name}=…  {p.describe()}, default {p.default}: {p.doc}")
     return 0
 
 

@@ -1,13 +1,14 @@
 """What a run, a sweep or an audit will charge to the odometer — computed from the configuration
 alone, before anything touches the data — and the charges read back from a finished run's ledger.
 
-Charge of one method run to each entity (``method_charges``), from the method's privacy model:
+Charge of one method run to each entity (``method_charges``), from the method's declared
+:class:`~dpfed_core.privacy.model.PrivacyModel`:
 
-* ``user-level DP (federated)`` — the requested (ε, δ) per entity (the ledger refuses any spend
-  above it); settled afterwards to what the ledger actually recorded for the entity;
-* ``no sharing`` / ``no data shared`` (``individual``, ``random-v``) — nothing leaves: 0;
-* anything else (raw data or exact statistics pooled, a trusted central curator, no formal DP) and a
-  DP method at ε = inf — non-private: ∞ for every entity.
+* ``FEDERATED_USER_DP`` — the requested (ε, δ) per entity (the ledger refuses any spend above it);
+  settled afterwards to what the ledger actually recorded for the entity;
+* ``NO_RELEASE`` (``individual``, ``random-v``) — nothing leaves: 0;
+* anything else (raw data or exact statistics pooled, a rating-level ε at a trusted central
+  curator, no formal DP) and a DP method at ε = inf — non-private: ∞ for every entity.
 
 :func:`charged_run` and :func:`charged_sweep` are the engine calls with the odometer in front (the CLI
 and the dashboard use them): reserve — which may refuse — then compute, settle, keep in the history.
@@ -26,23 +27,21 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.methods import get_method
 from dpfed_core.evaluation.history import RunHistory
+from dpfed_core.privacy.model import PrivacyModel
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation, dataset_key
 from dpfed_core.privacy.store import Store
-
-_NO_RELEASE_PREFIXES = ("no sharing", "no data shared")
 
 
 def method_charges(method: str, epsilon: float, delta: float,
                    entities: Sequence[str]) -> dict[str, tuple[float, float]]:
-    """entity → (ε, δ) that one run of ``method`` at (ε, δ) charges (an upper bound of its ledger)."""
-    spec = get_method(method)
-    model = spec.privacy.lower()
-    if model.startswith("user-level") and spec.uses_epsilon:
-        if math.isinf(epsilon):
-            return {e: (math.inf, 0.0) for e in entities}
-        return {e: (float(epsilon), float(delta)) for e in entities}
-    if model.startswith(_NO_RELEASE_PREFIXES):
+    """entity → (ε, δ) that one run of ``method`` at (ε, δ) charges (an upper bound of its ledger),
+    from the method's declared :class:`~dpfed_core.privacy.model.PrivacyModel` (never its wording)."""
+    model = get_method(method).privacy_model
+    if model is PrivacyModel.NO_RELEASE:
         return {}
+    if model.user_level and math.isfinite(epsilon):
+        return {e: (float(epsilon), float(delta)) for e in entities}
+    # non-private, no formal claim, a rating-level ε (no bound per user), or a DP method at ε = inf
     return {e: (math.inf, 0.0) for e in entities}
 
 

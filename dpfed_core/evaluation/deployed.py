@@ -62,7 +62,7 @@ def run_deployed(
                           f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
     if not spec.uses_epsilon and math.isfinite(config.epsilon):
         config = config.replace(epsilon=math.inf)
-    if needs_dp_catalogue(dataset, spec.uses_epsilon, config):
+    if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config):
         # The catalogue fixes every message's shape; the in-process run selects it by DP partition
         # selection over all entities, which is not (yet) a round of the deployment.
         raise ConfigError("a DP run on a deployment needs a declared public item catalogue (--items FILE, or the "
@@ -122,7 +122,7 @@ def _document(dataset, config, spec, res: dict, timings: dict) -> dict:
     result = MethodResult(np.zeros((0, V.shape[1])), V, ledger, [], {})
     metrics = combine_statistics([(e["entity"], e["stats"]) for e in entities], config.top_n)
     secure = res.get("secure_aggregation")
-    privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy)
+    privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy)
     if secure:
         privacy["coalition_epsilon"] = max(float(e.get("coalition_epsilon", math.inf)) for e in entities)
         privacy["against"] = ("ε holds against the server, which sees only the SecAgg+ sum; against the server "

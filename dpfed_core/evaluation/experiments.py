@@ -28,6 +28,7 @@ import numpy as np
 from dpfed_core import __version__
 from dpfed_core.config import RunConfig
 from dpfed_core.privacy.ledger import delta_warning
+from dpfed_core.privacy.model import PrivacyModel
 from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_provenance
 from dpfed_core.privacy.statement import UNSTATED_SAMPLER, GUARANTEE_NAME, assumptions, statement
 from dpfed_core.data.dataset import FederatedDataset
@@ -56,18 +57,18 @@ def make_split(dataset: FederatedDataset, config: RunConfig) -> Split:
 
 
 def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
-                    privacy_model: str = "user-level DP (federated)") -> dict:
+                    privacy_model: PrivacyModel = PrivacyModel.FEDERATED_USER_DP, label: str = "") -> dict:
     eps, dlt = result.ledger.guarantee()
     private = math.isfinite(eps)
     if not private:
         label = "non-private (ε = ∞): raw data or exact statistics leave the entities"
     elif eps == 0:
         label = "nothing derived from private data leaves an entity (ε = 0)"
-    elif privacy_model.startswith("user-level"):
+    elif privacy_model.user_level:
         label = f"({eps:.4g}, {dlt:.3g})-DP per user of each entity (user-level, parallel over entities)"
     else:
         # Another system's guarantee (e.g. rating-level DP at a trusted curator): say what it is.
-        label = f"ε = {eps:.4g}, δ = {dlt:.3g} — {privacy_model}"
+        label = f"ε = {eps:.4g}, δ = {dlt:.3g} — {label or privacy_model.label}"
     simulation = bool(config.simulation) and uses_epsilon
     if simulation:
         label = f"{SIMULATION_LABEL} — as configured: {label}"
@@ -84,7 +85,7 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
         "per_stage": result.ledger.per_stage(),
         **_guarantee_terms(result, eps, dlt, private, simulation),
         # Summable methods: the trust model and both guarantees (against the server; against the
-        # server with all other entities), see dpfed_core.methods.summable.
+        # server with all other entities), see dpfed_core.federation.summable_protocol.
         **({"trust": result.extra["trust"]} if "trust" in result.extra else {}),
     }
 
@@ -129,6 +130,7 @@ def result_document(dataset: FederatedDataset, config: RunConfig, spec, metrics:
         "dataset": dataset_summary(dataset),
         "entity_summary": dataset.summary(),
         "method": {"name": spec.name, "label": spec.label, "privacy_model": spec.privacy,
+                   "privacy_model_type": spec.privacy_model.name,
                    "description": spec.description},
         "entities": metrics["entities"],
         "overall": metrics["overall"],
@@ -162,7 +164,7 @@ def run_method(
     t0 = time.perf_counter()
     # user-level federated DP only: a trusted-curator method (Friedman et al.) sees the pooled data by
     # design and states its own, different guarantee
-    if needs_dp_catalogue(dataset, spec.uses_epsilon and spec.privacy.startswith("user-level"), config):
+    if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config):
         result = _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress)
     else:
         result = spec.fit(dataset, split.train, config, rng, progress)
@@ -174,7 +176,7 @@ def run_method(
     t_eval = time.perf_counter() - t0
     timings = {"split": t_split, **result.timings, "fit_total": t_fit, "evaluate": t_eval}
     doc = result_document(dataset, config, spec, metrics,
-                          privacy_summary(result, config, spec.uses_epsilon, spec.privacy),
+                          privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy),
                           [m.to_dict() for m in result.messages], timings,
                           [*dataset.notes, *result.extra.get("notes", [])])
     progress("evaluate_done", method=config.method)

@@ -61,6 +61,7 @@ import scipy.sparse as sp
 from dpfed_core.federation import coresets
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.noise import noise_label
+from dpfed_core.config import Param
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import EntityLedger
 from dpfed_core.federation.prototypes import PrototypeMethod, PrototypeRelease, register_prototype_method
@@ -568,6 +569,45 @@ class DPPrototypes(PrototypeMethod):
     """
 
     private = True
+    parameters = (
+        Param("variant", "choice", "paper", "recovery: the paper's Gumbel top-s + Laplace sums, or ℓ2-scaled "
+              "Gaussian sums", choices=("paper", "gaussian")),
+        Param("row_norm", "float", None, "Λ, public ℓ2 bound of a row (Gaussian sensitivity); none = "
+              "Λ∞·√min(m, 64)", low=0, low_open=True, optional=True),
+        Param("row_scaling", "choice", "normalise", "normalise: every non-empty row scaled to ℓ2 = Λ; clip: "
+              "rows scaled down to ℓ2 ≤ Λ", choices=("normalise", "clip")),
+        Param("value_min", "float", 0.0, "public lower bound of one value (≤ 0: absent interactions are zeros)",
+              high=0),
+        Param("support", "int", None, "s, non-zeros kept per prototype; none = all items (Gaussian) or "
+              "min(m, 64) (paper)", low=1, optional=True),
+        Param("threshold", "float", 0.0, "τ: noisy sums below τ·σ set to 0 (Gaussian variant; post-processing)",
+              low=0),
+        Param("cluster_size", "float", 1000.0, "target users per cluster for the automatic k = clip(⌊n̂/size⌋, "
+              "1, k); none = k exactly", low=1, optional=True),
+        Param("projection_dim", "int", None, "p, projection dimension of the clustering; none = "
+              "clip(round(0.5·ln n̂), 3, 10)", low=1, high=64, optional=True),
+        Param("candidates", "choice", "partition", "clustering stages 2–3: the paper's private partition + "
+              "local search, or the private LSH-tree coreset", choices=("partition", "lsh")),
+        Param("split", "mapping", None, "shares of ε per stage (missing stages take the defaults; "
+              "renormalised over the stages that run)", choices=("size", "candidates", "search", "counts",
+                                                                 "support", "sums", "choice", "delta_candidates"),
+              optional=True),
+        Param("search_steps", "int", None, "T steps of the private local search; none = k", low=1,
+              high=10_000, optional=True),
+        Param("final_choice", "bool", True, "choose among the T local-search solutions by the exponential "
+              "mechanism (paper Alg. 6 line 8)"),
+        Param("refine_steps", "int", 0, "DP-Lloyd steps after the first recovery", low=0, high=50),
+        Param("trials", "int", 1, "independent runs of stages 2–5, one chosen by the exponential mechanism",
+              low=1, high=50),
+        Param("n_grids", "int", 3, "grids of the private partition (1 unshifted + n − 1 shifted)", low=1, high=20),
+        Param("depth", "int", 5, "levels tested per grid of the private partition", low=1, high=20),
+        Param("max_candidates", "int", 1000, "cap on the candidate set of the local search", low=1,
+              high=1_000_000),
+        Param("lsh_depth", "int", coresets.DEFAULT_DEPTH, "hash bits (tree levels) of the LSH coreset",
+              low=1, high=40),
+        Param("lsh_node_factor", "float", coresets.DEFAULT_NODE_FACTOR, "an LSH tree node is kept if its noisy "
+              "count ≥ factor·√m·σ/Λ", low=0, low_open=True),
+    )
 
     def __init__(self, k: int = 50, value_max: float = 1.0, *, value_min: float = 0.0,
                  epsilon: float = 1.0, delta: float = 1e-6, row_norm: float | None = None,
@@ -999,3 +1039,6 @@ class DPGaussianPrototypes(DPPrototypes):
 
 
 DPGaussianPrototypes.__init__ = _with_variant_default(DPPrototypes.__init__, "gaussian")
+DPGaussianPrototypes.parameters = tuple(
+    Param(p.name, p.kind, "gaussian", p.doc, choices=p.choices) if p.name == "variant" else p
+    for p in DPPrototypes.parameters)

@@ -1,10 +1,19 @@
-"""The two-round federation protocol (SPEC §1, paper Algorithm 2) with a message log.
+"""The federation protocol (SPEC §1, paper Algorithm 2) with a message log, and the one estimator
+of every federated method, :class:`FederatedRecommender`.
+
+Prototype methods (``kmeans``, ``krandom``, ``dp-prototypes``, ``dp-gaussian``, …):
 
 1. Round 1, entity → server: each entity releases k prototypes of its *training* rows (and, only if
    the server weights by them, the released cluster sizes). Every spend is in the ledger.
 2. Server: stacks the prototypes and fits P ≈ W Vᵀ (non-negative, ridge λ); keeps V. Post-processing.
 3. Round 2, server → entities: V is broadcast; each entity fits U_h ≥ 0 with V fixed on its own
    training rows. Nothing further leaves the entity.
+
+Summable methods (``dp-popularity``, ``dp-cooccurrence``, …) run the secure-sum protocol of
+:mod:`dpfed_core.federation.summable_protocol` instead; the estimator is the same.
+
+:func:`build_method` makes the per-entity method object of a :class:`~dpfed_core.config.RunConfig`
+— the one factory the estimator, the Flower nodes and server, the CLI and the audit use.
 """
 from __future__ import annotations
 
@@ -16,6 +25,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from dpfed_core.config import RunConfig, check_params
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.models.factorization import check_mode, fit_nmf, fit_rows_given
@@ -23,6 +33,7 @@ from dpfed_core.privacy.ledger import PrivacyLedger, validate_budget
 from dpfed_core.privacy.noise import SecureGenerator
 from .messages import SERVER, Message, array_message
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS, PrototypeRelease, make_prototype_method
+from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method, summable_params
 
 ProgressFn = Callable[..., None]
 
@@ -38,16 +49,69 @@ def _noop(*_args, **_kwargs) -> None:
     return None
 
 
+#: Parameters every method takes from the run's main controls, and what sets each.
+MAIN_CONTROLS = {"k": "k", "value_max": "the data's value bound", "epsilon": "epsilon", "delta": "delta",
+                 "aggregation": "aggregation", "max_dropouts": "max_dropouts", "rank": "rank", "lam": "lam",
+                 "max_iter": "max_iter"}
+
+
+def federated_method_names() -> list[str]:
+    """Every registered federated method (prototype and summable), sorted."""
+    return sorted({*PROTOTYPE_METHODS, *SUMMABLE_METHODS})
+
+
+def method_class(name: str):
+    """The class of a registered federated method; a :class:`ConfigError` naming the choices otherwise."""
+    cls = PROTOTYPE_METHODS.get(name) or SUMMABLE_METHODS.get(name)
+    if cls is None:
+        raise ConfigError(f"unknown federated method {name!r}; choose one of {', '.join(federated_method_names())}",
+                          param="method")
+    return cls
+
+
+def is_summable(name: str) -> bool:
+    """A summable-release method (its releases add up; secure aggregation applies)."""
+    return name in SUMMABLE_METHODS
+
+
+def build_method(config: RunConfig, value_max: float):
+    """The per-entity method object of a run configuration: a
+    :class:`~dpfed_core.federation.prototypes.PrototypeMethod` or a
+    :class:`~dpfed_core.federation.summable.SummableMethod`, its declared parameters checked.
+
+    The one factory used by the estimator, the Flower nodes and server, the CLI's preflight and the
+    audit: ``config.params`` (``--param``) reaches every federated method the same way."""
+    cls = method_class(config.method)
+    params = check_params(cls.parameters, config.params, config.method, reserved=MAIN_CONTROLS)
+    if config.method in SUMMABLE_METHODS:
+        return make_summable_method(config.method, value_max=value_max, epsilon=config.epsilon,
+                                    delta=config.delta, **{**summable_params(config), **params})
+    if getattr(cls, "private", False):
+        params.update(epsilon=config.epsilon, delta=config.delta)
+    return make_prototype_method(config.method, k=config.k, value_max=value_max, **params)
+
+
+def release_entity(method, X_h: sp.csr_matrix, rng: np.random.Generator, entity: str, epsilon: float,
+                   delta: float) -> tuple[PrototypeRelease, list]:
+    """Round 1 of a prototype method for one entity, on a ledger of its own (ε, δ) (picklable for
+    worker processes and used as is by a Flower node). Returns the release and the ledger rows."""
+    ledger = PrivacyLedger(epsilon, delta)
+    release = method.release(X_h, rng, ledger.for_entity(entity))
+    return release, ledger.rows
+
+
 class FederatedRecommender:
-    """Federated NMF through prototypes (paper Algorithm 2).
+    """One estimator for every federated method (paper Algorithm 2 for prototype methods; the
+    secure-sum protocol for summable methods).
 
     Parameters
     ----------
-    prototypes : str
-        Registered prototype method: ``"kmeans"``, ``"krandom"``, ``"dp-prototypes"`` (see
-        :mod:`dpfed_core.federation.prototypes`).
+    method : str
+        A registered federated method: a prototype method (``"kmeans"``, ``"krandom"``,
+        ``"dp-prototypes"``, ``"dp-gaussian"``) or a summable one (``"dp-popularity"``,
+        ``"dp-cooccurrence"``); :func:`federated_method_names` lists them.
     k : int
-        Prototypes per entity.
+        Prototypes per entity (prototype methods).
     rank : int
         Latent factors ℓ.
     lam : float
@@ -56,88 +120,118 @@ class FederatedRecommender:
         Observation mode of the objective.
     epsilon, delta : float
         Privacy budget per entity (and, by parallel composition, of the run). Ignored — forced to
-        ``inf`` and labelled non-private — for non-private prototype methods.
-    prototype_params : dict, optional
-        Extra keyword arguments of the prototype method (bounds, budget split, …).
+        ``inf`` and labelled non-private — for non-private methods.
+    params : dict, optional
+        The method's declared parameters (``--param``; see the method's ``parameters``).
     server_weighting : {"none", "counts"}
         ``"counts"``: entities also release their (noisy, for DP methods) cluster sizes and the
-        server weights each prototype's squared error by its size.
+        server weights each prototype's squared error by its size (prototype methods).
     max_iter : int
         Iterations of the server's factorisation.
     n_jobs : int
-        Entities are independent in rounds 1 and 2, so they can run in parallel worker processes
-        (joblib; -1 = all cores). Results are identical for any ``n_jobs``: every entity has its own
-        random stream, spawned before any work starts.
+        Entities are independent in rounds 1 and 2 of a prototype method, so they can run in
+        parallel worker processes (joblib; -1 = all cores). Results are identical for any ``n_jobs``:
+        every entity has its own random stream, spawned before any work starts.
     random_state : int, SeedSequence or Generator, optional
         Seeds the non-private steps (the server's factorisation, non-private prototype methods).
-        A DP prototype method never draws from it unless ``simulation`` is set: each entity's
+        A DP method never draws its noise from it unless ``simulation`` is set: each entity's
         mechanisms get a fresh stream from the operating system's entropy.
     simulation : bool
         Reproducible DP noise from ``random_state`` for tests and benchmarks. Such a run makes no
         privacy claim and its ledger says so (:data:`~dpfed_core.privacy.noise.SIMULATION_LABEL`).
+    aggregation : {"none", "secure"}
+        Trust model of summable methods: secure aggregation (each entity adds a share σ/√(H − d) of
+        the noise; the server learns only the sums) or none (each adds the full σ).
+    max_dropouts : int
+        d, entities that may drop out of a secure sum.
+    prototypes, prototype_params : aliases of ``method`` and ``params`` (kept for old code); when
+        given they win.
 
     Attributes
     ----------
-    V_ : (n_items, rank) item factors learned by the server.
-    U_ : (n_users, rank) user factors, each entity's block fitted locally in round 2.
-    releases_ : list of PrototypeRelease, one per entity (exactly what the server received).
+    V_ : (n_items, r) item factors (summable methods: the broadcast V, then each entity's own local
+        columns in a block layout, so ``U_ @ V_.T`` is every entity's scores).
+    U_ : (n_users, r) user factors, each entity's block fitted locally in round 2.
     ledger_ : PrivacyLedger
-    messages_ : list of Message
-    timings_ : dict of seconds per stage
+    messages_ : list of Message — everything that crossed an entity's boundary.
+    notes_ : list of str. timings_ : dict of seconds per stage.
+    releases_ : list of PrototypeRelease (prototype methods: exactly what the server received).
+    public_, trust_, secure_sum_ : the broadcast result, trust model and last secure sum (summable).
     """
 
     def __init__(
         self,
-        prototypes: str = "kmeans",
+        method: str = "kmeans",
         k: int = 50,
         rank: int = 10,
         lam: float = 0.1,
         mode: str = "zero",
         epsilon: float = math.inf,
         delta: float = 1e-6,
-        prototype_params: dict | None = None,
+        params: dict | None = None,
         server_weighting: str = "none",
         max_iter: int = 200,
         n_jobs: int = 1,
         random_state=None,
         simulation: bool = False,
+        aggregation: str = "none",
+        max_dropouts: int = 0,
+        prototypes: str | None = None,
+        prototype_params: dict | None = None,
     ) -> None:
-        self.prototypes = prototypes
+        self.method = method
         self.k = k
         self.rank = rank
         self.lam = lam
         self.mode = mode
         self.epsilon = epsilon
         self.delta = delta
-        self.prototype_params = prototype_params
+        self.params = params
         self.server_weighting = server_weighting
         self.max_iter = max_iter
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.simulation = simulation
+        self.aggregation = aggregation
+        self.max_dropouts = max_dropouts
+        self.prototypes = prototypes
+        self.prototype_params = prototype_params
+
+    @classmethod
+    def from_config(cls, config: RunConfig, random_state=None) -> "FederatedRecommender":
+        """The estimator of a run configuration (``random_state`` defaults to ``config.seed``)."""
+        return cls(method=config.method, k=config.k, rank=config.rank, lam=config.lam, mode=config.mode,
+                   epsilon=config.epsilon, delta=config.delta, params=config.params,
+                   server_weighting=config.server_weighting, max_iter=config.max_iter, n_jobs=config.n_jobs,
+                   random_state=config.seed if random_state is None else random_state,
+                   simulation=config.simulation, aggregation=config.aggregation,
+                   max_dropouts=config.max_dropouts)
 
     # ------------------------------------------------------------------ helpers
-    def _method(self, value_max: float):
-        params = dict(self.prototype_params or {})
-        cls = PROTOTYPE_METHODS.get(self.prototypes)
-        if cls is None:
-            return make_prototype_method(self.prototypes)  # raises the friendly error
-        if getattr(cls, "private", False):
-            params.setdefault("epsilon", self.epsilon)
-            params.setdefault("delta", self.delta)
-        return make_prototype_method(self.prototypes, k=self.k, value_max=value_max, **params)
+    def _config(self) -> RunConfig:
+        """The estimator's parameters as a run configuration (validated)."""
+        name = self.prototypes if self.prototypes is not None else self.method
+        params = self.prototype_params if self.prototype_params is not None else self.params
+        method_class(name)
+        return RunConfig(method=name, k=self.k, rank=self.rank, lam=self.lam, mode=self.mode,
+                         epsilon=self.epsilon, delta=self.delta, prototype_params=dict(params or {}),
+                         server_weighting=self.server_weighting, max_iter=self.max_iter, n_jobs=self.n_jobs,
+                         simulation=bool(self.simulation), aggregation=self.aggregation,
+                         max_dropouts=self.max_dropouts)
 
-    def _validate(self) -> None:
+    def _validate(self) -> RunConfig:
         check_mode(self.mode)
         validate_budget(self.epsilon, self.delta)
-        if not isinstance(self.rank, (int, np.integer)) or self.rank < 1:
-            raise ConfigError(f"rank must be a positive integer, got {self.rank!r}")
-        if not isinstance(self.k, (int, np.integer)) or self.k < 1:
-            raise ConfigError(f"k (prototypes per entity) must be a positive integer, got {self.k!r}")
+        if isinstance(self.rank, bool) or not isinstance(self.rank, (int, np.integer)) or self.rank < 1:
+            raise ConfigError(f"rank must be a positive integer, got {self.rank!r}", param="rank")
+        if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
+            raise ConfigError(f"k (prototypes per entity) must be a positive integer, got {self.k!r}", param="k")
         if not (isinstance(self.lam, (int, float)) and self.lam >= 0 and math.isfinite(self.lam)):
-            raise ConfigError(f"λ must be a non-negative number, got {self.lam!r}")
+            raise ConfigError(f"λ must be a non-negative number, got {self.lam!r}", param="lam")
         if self.server_weighting not in ("none", "counts"):
-            raise ConfigError(f"server_weighting must be 'none' or 'counts', got {self.server_weighting!r}")
+            raise ConfigError(f"server_weighting must be 'none' or 'counts', got {self.server_weighting!r}",
+                              param="server_weighting")
+        return self._config()
 
     def _map(self, fn, arg_tuples) -> list:
         """Apply ``fn`` to each argument tuple, lazily: an entity's rows are sliced only when its turn
@@ -157,12 +251,12 @@ class FederatedRecommender:
     ) -> "FederatedRecommender":
         """Run both rounds. ``X_train`` (same shape as ``dataset.X``) replaces the data, e.g. a split's
         training matrix. ``progress(event, **info)`` is called at each step (for live status)."""
-        self._validate()
+        config = self._validate()
         progress = progress or _noop
         X = sp.csr_matrix(dataset.X if X_train is None else X_train, dtype=np.float64)
         if X.shape != dataset.X.shape:
             raise ConfigError(f"training matrix has shape {X.shape}, the dataset {dataset.X.shape}")
-        method = self._method(dataset.value_max)
+        method = build_method(config, dataset.value_max)
         private = bool(getattr(method, "private", False))
         self.ledger_ = PrivacyLedger(self.epsilon if private else math.inf, self.delta if private else 0.0)
         rng = as_generator(self.random_state)
@@ -172,6 +266,35 @@ class FederatedRecommender:
             # entity gets a SecureGenerator (OS entropy), whose mechanisms sample with OpenDP.
             entity_rngs[:-1] = [SecureGenerator() for _ in range(dataset.n_entities)]
         self.ledger_.simulation = bool(private and self.simulation)
+        self.messages_: list[Message] = []
+        self.notes_: list[str] = []
+        self.timings_: dict[str, float] = {}
+        self.releases_: list[PrototypeRelease] = []
+        if is_summable(config.method):
+            self._fit_summable(method, dataset, X, config, entity_rngs, progress)
+        else:
+            self._fit_prototypes(method, dataset, X, entity_rngs, progress)
+        self.dataset_ = dataset
+        self.X_train_ = X
+        return self
+
+    def _fit_summable(self, method, dataset, X, config, entity_rngs, progress) -> None:
+        from dpfed_core.federation.summable_protocol import fit_summable
+
+        method.check(dataset.n_entities)
+        slices = dataset.entity_slices()
+        out = fit_summable(method, [X[sl] for sl in slices], list(dataset.entity_names), slices, X.shape[0],
+                           entity_rngs, self.ledger_, config.lam, config.mode, progress)
+        self.U_, self.V_ = out["U"], out["V"]
+        self.messages_ = out["messages"]
+        self.notes_ = out["notes"]
+        self.timings_ = out["timings"]
+        self.public_ = out["public"]
+        self.trust_ = out["trust"]
+        self.secure_sum_ = out["secure_sum"]
+
+    def _fit_prototypes(self, method, dataset, X, entity_rngs, progress) -> None:
+        private = bool(getattr(method, "private", False))
         slices = dataset.entity_slices()
         largest = max((sl.stop - sl.start for sl in slices), default=0)
         # Only for non-private methods: a DP method treats k as a maximum and sizes its clusters
@@ -179,21 +302,16 @@ class FederatedRecommender:
         if not private and self.k > largest:
             raise ConfigError(
                 f"k={self.k} prototypes per entity is more than the largest entity has users "
-                f"({largest}); lower k (a tenth of an entity's users is a good start)"
+                f"({largest}); lower k (a tenth of an entity's users is a good start)", param="k"
             )
-        self.messages_: list[Message] = []
-        self.notes_: list[str] = []
-        self.timings_: dict[str, float] = {}
-
         t0 = time.perf_counter()
-        self.releases_: list[PrototypeRelease] = []
         names = dataset.entity_names
         for h, name in enumerate(names):
             progress("round1_start", entity=name, index=h, total=dataset.n_entities)
         # Each worker spends on a private copy of the ledger; its rows are then re-spent on the run's
         # ledger, which re-checks every spend against the budget.
         outputs = self._map(
-            _release_one,
+            release_entity,
             ((method, X[sl], entity_rngs[h], name, self.ledger_.epsilon, self.ledger_.delta)
              for h, (name, sl) in enumerate(zip(names, slices))),
         )
@@ -206,8 +324,8 @@ class FederatedRecommender:
             self.messages_.append(array_message(1, name, SERVER, f"{len(release.prototypes)} prototypes", release.prototypes))
             if self.server_weighting == "counts":
                 if release.counts is None:
-                    raise ConfigError(f"prototype method {self.prototypes!r} releases no cluster sizes; "
-                                      "use server_weighting='none'")
+                    raise ConfigError(f"prototype method {method.name!r} releases no cluster sizes; "
+                                      "use server_weighting='none'", param="server_weighting")
                 self.messages_.append(array_message(1, name, SERVER, "cluster sizes", release.counts))
             progress("round1_done", entity=name, index=h, total=dataset.n_entities,
                      shape=release.prototypes.shape)
@@ -240,9 +358,6 @@ class FederatedRecommender:
             self.U_[sl] = U_h
             progress("round2_done", entity=name, index=h, total=dataset.n_entities)
         self.timings_["round2_local_fit"] = time.perf_counter() - t0
-        self.dataset_ = dataset
-        self.X_train_ = X
-        return self
 
     # ------------------------------------------------------------------ use
     def predict(self, rows: np.ndarray | None = None) -> np.ndarray:
@@ -257,13 +372,6 @@ class FederatedRecommender:
         Returns ``(items, scores)``: item indices and their predicted scores, best first.
         """
         return recommend_from_factors(self.dataset_, self.X_train_, self.U_, self.V_, entity, user, n, exclude_seen)
-
-
-def _release_one(method, X_h, rng, entity, epsilon, delta):
-    """Round 1 for one entity, on a private ledger copy (picklable for worker processes)."""
-    ledger = PrivacyLedger(epsilon, delta)
-    release = method.release(X_h, rng, ledger.for_entity(entity))
-    return release, ledger.rows
 
 
 def user_row(dataset: FederatedDataset, entity, user) -> int:

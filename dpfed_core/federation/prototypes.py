@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from dpfed_core.config import Param
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import EntityLedger
 
@@ -40,6 +41,8 @@ class PrototypeMethod(ABC):
 
     name: str = ""
     private: bool = False
+    #: Declared parameters beyond ``k``/``value_max``/ε/δ (see :class:`~dpfed_core.config.Param`).
+    parameters: tuple[Param, ...] = ()
 
     def __init__(self, k: int = 50, value_max: float = 1.0) -> None:
         self.k = k
@@ -94,6 +97,10 @@ class KMeansPrototypes(PrototypeMethod):
     averages, so it records ε = inf. ``n_init`` restarts of scikit-learn's KMeans."""
 
     private = False
+    parameters = (
+        Param("n_init", "int", 1, "k-means++ restarts (the best is kept)", low=1, high=100),
+        Param("max_iter", "int", 100, "Lloyd iterations per restart", low=1, high=10_000),
+    )
 
     def __init__(self, k: int = 50, value_max: float = 1.0, n_init: int = 1, max_iter: int = 100) -> None:
         super().__init__(k, value_max)

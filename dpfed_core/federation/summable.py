@@ -31,6 +31,7 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from dpfed_core.config import Param
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import EntityLedger
 from dpfed_core.privacy.mechanisms import gaussian_sigma
@@ -132,9 +133,13 @@ class SummableMethod(ABC):
     name: str = ""
     private: bool = True
     stages: tuple[str, ...] = ("release",)
-    #: Keys of ``public`` that the entities' shares of a later stage read: what a deployment
-    #: broadcasts to the nodes between two secure sums (public post-processing only).
+    #: Keys of ``public`` that the entities' shares of a later stage read: what is broadcast to the
+    #: entities between two secure sums (public post-processing only), in-process and deployed.
     public_keys: tuple[str, ...] = ()
+    #: How each public key is described in the message log (the key itself when absent).
+    public_key_labels: dict[str, str] = {}
+    #: Declared parameters beyond the run's main controls (see :class:`~dpfed_core.config.Param`).
+    parameters: tuple[Param, ...] = ()
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure") -> None:
@@ -193,6 +198,10 @@ class SummableMethod(ABC):
 
         return fit_rows_given(X, public["V"], lam, mode), None, None
 
+    def notes(self, public: dict) -> list[str]:
+        """What the server step did, in words for the run's notes (public quantities only)."""
+        return []
+
     def get_params(self) -> dict:
         return {k: v for k, v in vars(self).items() if not k.startswith("_") and not k.endswith("_")}
 
@@ -222,7 +231,7 @@ def summable_params(config) -> dict:
             "rank": getattr(config, "rank", None), "lam": getattr(config, "lam", None),
             "max_iter": getattr(config, "max_iter", None)}
     out = {k: v for k, v in base.items() if k in accepted and v is not None}
-    return {**out, **dict(config.prototype_params or {}), **dict(config.method_params or {})}
+    return {**out, **config.params}
 
 
 def make_summable_method(name: str, **params) -> SummableMethod:
@@ -251,6 +260,11 @@ class DPPopularity(SummableMethod):
     distributed discrete Gaussian mechanism"); that gap is stated here, not charged.
     The server's V = max(sum, 0) as one latent factor (m × 1); round 2 fits U_h ≥ 0 locally.
     """
+
+    parameters = (
+        Param("row_norm", "float", None, "Λ, public ℓ2 bound of one user's row (the L2 sensitivity); "
+              "none = the value bound Λ∞", low=0, low_open=True, optional=True),
+    )
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure", row_norm: float | None = None) -> None:
@@ -408,6 +422,14 @@ class DPCooccurrence(SummableMethod):
 
     stages = ("popularity", "co-occurrence")
     public_keys = ("items",)
+    public_key_labels = {"items": "selected items"}
+    parameters = (
+        Param("pop_share", "float", 0.5, "share w of the Gaussian precision μ² given to the popularity "
+              "release (the rest to the co-occurrence release)", low=0, high=1, low_open=True, high_open=True),
+        Param("max_items", "int", 600, "items kept for the co-occurrence release (chosen from the DP "
+              "popularity sum); bounds the M² message", low=2, high=5000),
+        Param("local_blend", "bool", True, "each entity blends in its own (exact, local) popularity in round 2"),
+    )
     #: blend weights tried by each entity in round 2 (global DP popularity, local popularity)
     BETA_GLOBAL = (0.0, 0.5, 1.0, 2.0, 4.0)
     BETA_LOCAL = (0.0, 0.25, 0.5, 1.0, 2.0)
@@ -517,6 +539,12 @@ class DPCooccurrence(SummableMethod):
         g = g / max(float(np.linalg.norm(g)), 1e-300)
         out["V"] = np.hstack([V, g[:, None]])
         return out
+
+    def notes(self, public: dict) -> list[str]:
+        if "kept_directions" not in public:
+            return []
+        return [f"server kept {public['kept_directions']} eigen-direction(s) of the co-occurrence sum "
+                f"above the noise edge {public['noise_edge']:.3g}"]
 
     # -------------------------------------------------------------- round 2, entity side
     def _scores_parts(self, X, V, lam, mode):

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from ..federation.messages import SERVER, Message, array_message
 from ..models.factorization import fit_nmf, fit_rows_given
 from ..privacy.ledger import PrivacyLedger
+from ..privacy.model import PrivacyModel
 from .registry import MethodResult, MethodSpec, register_method
 
 
@@ -92,15 +93,15 @@ def _fit_popularity(dataset, train, config, rng, progress):
                         {"popularity": time.perf_counter() - t0})
 
 
-register_method(MethodSpec("central", _fit_central, "Central MF (pooled)",
-                           "non-private (all raw data pooled at the server)",
-                           "One NMF on every entity's training data pooled: the upper reference."))
-register_method(MethodSpec("individual", _fit_individual, "Individual MF (per entity)",
-                           "no sharing (nothing leaves an entity)",
-                           "An independent NMF per entity, no collaboration."))
-register_method(MethodSpec("random-v", _fit_random_v, "Random V + local fit",
-                           "no data shared (V drawn at random)",
-                           "Item factors drawn without looking at data; only local fitting: the floor."))
-register_method(MethodSpec("popularity", _fit_popularity, "Popularity",
-                           "non-private (exact item totals pooled)",
-                           "Every user gets the pooled item mean (zero mode) or mean rating (observed)."))
+register_method(MethodSpec("central", _fit_central, "Central MF (pooled)", PrivacyModel.NON_PRIVATE,
+                           "One NMF on every entity's training data pooled: the upper reference.",
+                           detail="all raw data pooled at the server"))
+register_method(MethodSpec("individual", _fit_individual, "Individual MF (per entity)", PrivacyModel.NO_RELEASE,
+                           "An independent NMF per entity, no collaboration.",
+                           detail="nothing leaves an entity"))
+register_method(MethodSpec("random-v", _fit_random_v, "Random V + local fit", PrivacyModel.NO_RELEASE,
+                           "Item factors drawn without looking at data; only local fitting: the floor.",
+                           detail="V drawn at random, no data shared"))
+register_method(MethodSpec("popularity", _fit_popularity, "Popularity", PrivacyModel.NON_PRIVATE,
+                           "Every user gets the pooled item mean (zero mode) or mean rating (observed).",
+                           detail="exact item totals pooled"))

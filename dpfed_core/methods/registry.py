@@ -1,12 +1,9 @@
 """The method registry: every comparison method fits factors U (n_users × r), V (n_items × r) on a
 split's training matrix, so all are evaluated by the same code on the same split.
 
-Each method states its privacy model, shown next to its numbers everywhere:
-
-* ``user-level DP (federated)`` — our guarantee: one user of one entity, proven by the ledger;
-* ``non-private`` — raw data or exact statistics leave the entities (reference points);
-* ``no sharing`` — nothing leaves an entity (``individual``);
-* other systems state their own (e.g. the central curator of Friedman et al.).
+Each method declares its privacy model as a :class:`~dpfed_core.privacy.model.PrivacyModel` (an
+enum); its label, the odometer's charge and the catalogue logic are derived from that enum, never
+from wording. ``detail`` adds the method's own words (e.g. what exactly leaves the entities).
 
 Register more with :func:`register_method`. The registry itself imports no method: the package
 ``dpfed_core.methods`` imports the built-in methods and the comparison systems, which register here.
@@ -19,13 +16,13 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from ..config import RunConfig
+from ..config import Param, RunConfig
 from ..data.dataset import FederatedDataset
 from ..errors import ConfigError
 from ..federation.messages import Message
-from ..federation.protocol import FederatedRecommender
-from ..federation.prototypes import PROTOTYPE_METHODS
+from ..federation.protocol import FederatedRecommender, federated_method_names, is_summable, method_class
 from ..privacy.ledger import PrivacyLedger
+from ..privacy.model import PrivacyModel
 
 
 @dataclass
@@ -46,13 +43,39 @@ FitFn = Callable[[FederatedDataset, sp.csr_matrix, RunConfig, np.random.Generato
 
 @dataclass(frozen=True)
 class MethodSpec:
+    """A registered method.
+
+    name : its registry key. fit : ``fit(dataset, train, config, rng, progress) -> MethodResult``.
+    label : display name. privacy_model : what protects its numbers (:class:`PrivacyModel`).
+    description : one line. detail : the method's own words on its privacy (shown after the model's
+    label). uses_k : it takes ``k`` (prototypes per entity). parameters : its declared parameters
+    (:class:`~dpfed_core.config.Param`), settable by ``--param`` / the dashboard's Advanced panel.
+    federated : it runs the federation protocol (a prototype or summable method).
+    """
+
     name: str
     fit: FitFn
     label: str
-    privacy: str
+    privacy_model: PrivacyModel
     description: str
-    uses_epsilon: bool = False
+    detail: str = ""
     uses_k: bool = False
+    parameters: tuple[Param, ...] = ()
+    federated: bool = False
+
+    @property
+    def uses_epsilon(self) -> bool:
+        """The method calibrates noise to an (ε, δ) (derived from :attr:`privacy_model`)."""
+        return self.privacy_model.uses_budget
+
+    @property
+    def privacy(self) -> str:
+        """The label shown next to the method's numbers: the model, then the method's detail."""
+        label = self.privacy_model.label
+        return f"{label} — {self.detail}" if self.detail else label
+
+    def parameter(self, name: str) -> Param | None:
+        return next((p for p in self.parameters if p.name == name), None)
 
 
 METHODS: dict[str, MethodSpec] = {}
@@ -64,51 +87,45 @@ def register_method(spec: MethodSpec) -> MethodSpec:
 
 
 def get_method(name: str) -> MethodSpec:
-    _register_prototype_methods()
+    _register_federated_methods()
     if name not in METHODS:
         raise ConfigError(f"unknown method {name!r}; choose one of {', '.join(sorted(METHODS))}")
     return METHODS[name]
 
 
 def available_methods() -> list[str]:
-    _register_prototype_methods()
+    _register_federated_methods()
     return sorted(METHODS)
 
 
 
 # ---------------------------------------------------------------------------- federated (ours)
 def _fit_federated(dataset, train, config, rng, progress):
-    model = FederatedRecommender(
-        prototypes=config.method,
-        k=config.k,
-        rank=config.rank,
-        lam=config.lam,
-        mode=config.mode,
-        epsilon=config.epsilon,
-        delta=config.delta,
-        prototype_params=config.prototype_params,
-        server_weighting=config.server_weighting,
-        max_iter=config.max_iter,
-        n_jobs=config.n_jobs,
-        random_state=rng,
-        simulation=config.simulation,
-    ).fit(dataset, train, progress=progress)
-    return MethodResult(model.U_, model.V_, model.ledger_, model.messages_, dict(model.timings_), model,
-                        {"releases": model.releases_, "notes": model.notes_})
+    """Every federated method — prototype or summable — through the one estimator."""
+    model = FederatedRecommender.from_config(config, random_state=rng).fit(dataset, train, progress=progress)
+    extra = {"releases": model.releases_, "notes": model.notes_}
+    if hasattr(model, "trust_"):
+        extra.update(trust=model.trust_, public=model.public_, secure_sum=model.secure_sum_)
+    return MethodResult(model.U_, model.V_, model.ledger_, model.messages_, dict(model.timings_), model, extra)
 
 
-def _register_prototype_methods() -> None:
-    """Every registered prototype method is also a comparison method of the same name."""
-    for name, cls in PROTOTYPE_METHODS.items():
+def _register_federated_methods() -> None:
+    """Every registered prototype and summable method is a method of the same name, with its
+    declared parameters and its privacy model (a DP mechanism or raw prototypes)."""
+    for name in federated_method_names():
         if name in METHODS:
             continue
+        cls = method_class(name)
         private = bool(getattr(cls, "private", False))
+        summable = is_summable(name)
         register_method(MethodSpec(
             name=name,
             fit=_fit_federated,
-            label=f"Federated MF + {name}",
-            privacy="user-level DP (federated)" if private else "non-private (raw prototypes leave entities)",
+            label=f"{name} (summable release)" if summable else f"Federated MF + {name}",
+            privacy_model=PrivacyModel.FEDERATED_USER_DP if private else PrivacyModel.NON_PRIVATE,
+            detail=("summable release" if summable else "") if private else "raw prototypes leave entities",
             description=(cls.__doc__ or "").strip().split("\n")[0],
-            uses_epsilon=private,
-            uses_k=True,
+            uses_k=not summable,
+            parameters=tuple(cls.parameters),
+            federated=True,
         ))

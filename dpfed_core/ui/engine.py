@@ -135,89 +135,20 @@ def label_of(method: str) -> str:
     return METHODS[method].label if method in METHODS else method
 
 
-@dataclass(frozen=True)
-class ParamInfo:
-    """An advanced parameter of a prototype method, read from its constructor's signature."""
-
-    name: str
-    default: Any
-    kind: str  # "int" | "float" | "optional_int" | "optional_float" | "bool" | "choice" | "text" | "other"
-    doc: str
-    choices: tuple = ()
-
-
-#: Constructor arguments the Federate page sets through its main controls.
-_MAIN_PARAMS = {"self", "k", "value_max", "epsilon", "delta", "split"}
-
-
-def _param_docs(cls) -> dict[str, str]:
-    """First paragraph of each parameter in a numpydoc "Parameters" section."""
-    doc = inspect.getdoc(cls) or ""
-    out: dict[str, str] = {}
-    cur = None
-    in_params = False
-    for line in doc.splitlines():
-        if line.strip() == "Parameters":
-            in_params = True
-            continue
-        if not in_params:
-            continue
-        if line.strip().startswith("Attributes") or line.strip().startswith("Returns"):
-            break
-        if line and not line.startswith(" ") and ":" in line:
-            cur = line.split(":")[0].strip()
-            out[cur] = ""
-        elif cur and line.strip() and not set(line.strip()) <= {"-"}:
-            out[cur] = (out[cur] + " " + line.strip()).strip()
-    return out
-
-
-def prototype_method_params(method: str) -> list[ParamInfo]:
-    """The advanced parameters of a prototype method (bounds, grids, variants), read from its class
-    so the page follows the method as it evolves."""
+def method_parameters(method: str) -> list:
+    """The Advanced panel's parameters of a method: its declared
+    :class:`~dpfed_core.config.Param` list (budget splits have their own control), read as data —
+    the same declaration ``--param`` checking and ``python -m dpfed_core methods`` read."""
     ensure_methods_registered()
-    from dpfed_core.federation.summable import SUMMABLE_METHODS
-
-    cls = PROTOTYPE_METHODS.get(method) or SUMMABLE_METHODS.get(method)
-    if cls is None:
+    spec = METHODS.get(method)
+    if spec is None:
         return []
-    docs = _param_docs(cls)
-    out = []
-    # summable methods take the trust model, rank, λ and iterations from the page's main controls
-    main = _MAIN_PARAMS | ({"aggregation", "max_dropouts", "rank", "lam", "max_iter"}
-                           if method in SUMMABLE_METHODS else set())
-    for name, p in inspect.signature(cls.__init__).parameters.items():
-        if name in main or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
-            continue
-        d = p.default
-        doc = docs.get(name, "")
-        if isinstance(d, bool):
-            kind = "bool"
-        elif isinstance(d, int):
-            kind = "int"
-        elif isinstance(d, float):
-            kind = "float"
-        elif isinstance(d, str):
-            kind = "choice"
-        elif d is None:
-            ann = str(p.annotation)
-            kind = "optional_int" if "int" in ann else "optional_float" if "float" in ann else "other"
-        else:
-            kind = "other"
-        choices: tuple = ()
-        if kind == "choice":
-            import re
-            # Choices documented as {"a", "b"} in the class docstring.
-            m = re.search(r"\{([^}]*)\}", docs.get(name, "") or "")
-            raw = re.search(rf"{name}\s*:\s*\{{([^}}]*)\}}", inspect.getdoc(cls) or "")
-            src = raw.group(1) if raw else (m.group(1) if m else "")
-            choices = tuple(c.strip().strip("'\"") for c in src.split(",") if c.strip())
-            if d not in choices:  # the docstring may lag behind the signature
-                choices = (d, *choices)
-            if len(choices) == 1:
-                kind = "text"  # choices not documented: a free text box with the default
-        out.append(ParamInfo(name, d, kind, doc, choices))
-    return out
+    return [p for p in spec.parameters if p.advanced and p.kind != "mapping"]
+
+
+def parameter_value(param, text_or_value):
+    """A control's value as the parameter's type, or a :class:`ConfigError` naming the control."""
+    return param.coerce(text_or_value)
 
 
 def budget_split_defaults(method: str) -> dict[str, float]:
@@ -446,8 +377,9 @@ def progress_text(event: str, info: dict) -> str | None:
 
 
 # ------------------------------------------------------------------------------ results
-def is_federated(result: MethodResult) -> bool:
-    return result.model is not None and hasattr(result.model, "releases_")
+def has_prototypes(result: MethodResult) -> bool:
+    """The run released prototypes (a prototype method): the server saw stacked rows P."""
+    return bool(getattr(result.model, "releases_", None))
 
 
 def messages_table(doc: dict) -> pd.DataFrame:

@@ -35,9 +35,9 @@ from flwr.clientapp import ClientApp
 from dpfed_core.errors import DpfedError
 from dpfed_core.federation.deployment.shards import load_shard
 from dpfed_core.federation.deployment.wire import config_from_json, dumps, ledger_rows_to_json, loads
-from dpfed_core.federation.protocol import FederatedRecommender, _release_one
-from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
-                                            summable_params)
+from dpfed_core.federation.protocol import FederatedRecommender, build_method, release_entity
+from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges
+from dpfed_core.federation.summable_protocol import fit_entity
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.noise import SecureGenerator, method_generator
@@ -84,16 +84,12 @@ def round1(msg: Message, context: Context) -> Message:
         H = int(cfg_rec["n-entities"])
         shard = _load(context, H)
         t0 = time.perf_counter()
-        model = FederatedRecommender(
-            prototypes=config.method, k=config.k, rank=config.rank, lam=config.lam, mode=config.mode,
-            epsilon=config.epsilon, delta=config.delta, prototype_params=config.prototype_params,
-            server_weighting=config.server_weighting, max_iter=config.max_iter)
-        model._validate()
-        method = model._method(shard.value_max)
+        FederatedRecommender.from_config(config)._validate()
+        method = build_method(config, shard.value_max)
         private = bool(getattr(method, "private", False))
         rng = _entity_rngs(config, private, H)[shard.index]
         eps, dlt = (config.epsilon, config.delta) if private else (math.inf, 0.0)
-        release, rows = _release_one(method, shard.train, rng, shard.entity, eps, dlt)
+        release, rows = release_entity(method, shard.train, rng, shard.entity, eps, dlt)
         arrays = {"prototypes": Array(np.ascontiguousarray(release.prototypes, dtype=np.float64))}
         if config.server_weighting == "counts":
             if release.counts is None:
@@ -137,8 +133,7 @@ def secure_share(msg: Message, context: Context) -> Message:
     H = int(fitins.config["n-entities"])
     shard = _load(context, H)
     t0 = time.perf_counter()
-    method = make_summable_method(config.method, value_max=shard.value_max, epsilon=config.epsilon,
-                                  delta=config.delta, **summable_params(config))
+    method = build_method(config, shard.value_max)
     stage = str(fitins.config.get("stage", method.stages[0]))
     if stage not in method.stages:
         raise DpfedError(f"{config.method} has stages {', '.join(method.stages)}; the server asked for {stage!r}")
@@ -193,12 +188,10 @@ def round2(msg: Message, context: Context) -> Message:
         V = msg.content["model"]["V"].numpy()
         t0 = time.perf_counter()
         if config.method in SUMMABLE_METHODS:
-            method = make_summable_method(config.method, value_max=shard.value_max, epsilon=config.epsilon,
-                                          delta=config.delta, **summable_params(config))
+            method = build_method(config, shard.value_max)
             rng = _summable_rng(config, H, shard.index, context)
-            U, L_h, U_loc = method.fit_local(shard.train, {"V": V}, config.lam, config.mode, rng)
-            if L_h is not None:  # columns from this entity's own data only: used here, never sent
-                U, V = np.hstack([U, U_loc]), np.hstack([V, L_h])
+            # columns from this entity's own data only (if any) are used here, never sent
+            U, V = fit_entity(method, shard.train, {"V": V}, config.lam, config.mode, rng)
         else:
             U = fit_rows_given(shard.train, V, config.lam, config.mode)
         fit_seconds = time.perf_counter() - t0

@@ -34,9 +34,8 @@ from flwr.serverapp import Grid, ServerApp
 
 from dpfed_core.errors import DpfedError
 from dpfed_core.federation.deployment.wire import config_from_json, dumps, loads, message_bytes
-from dpfed_core.federation.protocol import FederatedRecommender
-from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
-                                            summable_params, to_grid)
+from dpfed_core.federation.protocol import build_method, method_class
+from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges, to_grid
 from dpfed_core.models.factorization import fit_nmf
 from dpfed_core.privacy.noise import method_generator
 
@@ -184,8 +183,7 @@ class _Run:
         return P, counts, meta
 
     def make_method(self):
-        method = make_summable_method(self.config.method, epsilon=self.config.epsilon, delta=self.config.delta,
-                                      **summable_params(self.config))
+        method = build_method(self.config, 1.0)  # the server's steps never read the value bound
         method.check(self.n_entities)
         return method
 
@@ -354,9 +352,7 @@ class _Run:
         else:
             P, counts, meta1 = self.round1_prototypes(nodes)
             self.timings["round1_prototypes"] = time.perf_counter() - t0
-            model = FederatedRecommender(prototypes=self.config.method, k=self.config.k,
-                                         prototype_params=self.config.prototype_params)
-            private = bool(getattr(model._method(1.0), "private", False))
+            private = bool(getattr(method_class(self.config.method), "private", False))
             t0 = time.perf_counter()
             self.progress("server_start", n_prototypes=int(sum(len(p) for p in P)))
             # The server's stream, spawned like the in-process protocol's (one per entity, then the server).

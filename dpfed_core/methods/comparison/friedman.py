@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from dpfed_core.config import Param, check_params
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.mechanisms import laplace_noise
@@ -714,19 +715,44 @@ _PRIVATE = {
     "friedman-pals": ("pals", "PALS: ALS output perturbation (Friedman et al.)",
                       "ALS-WR with K-norm noise on every solved factor (Alg. 6)."),
 }
-_PARAM_KEYS = ("variant", "factors", "lam", "lr", "iterations", "B", "p_max", "q_max", "e_max", "alpha",
-               "beta_m", "beta_u", "split", "r_min", "r_max", "batch_size", "private_preprocessing")
+#: Declared parameters (``--param``); ``factors`` and ``lam`` default to the run's rank and λ, the
+#: scale (r_min, r_max) to the data's public value bound.
+PARAMETERS = (
+    Param("variant", "choice", "bounded", "bounded (clamped) or unbounded (as claimed by the paper) updates",
+          choices=VARIANTS),
+    Param("factors", "int", None, "d latent factors; none = the run's rank", low=1, high=1000, optional=True),
+    Param("lam", "float", None, "λ ridge; none = the run's λ", low=0, optional=True),
+    Param("lr", "float", 0.01, "γ, SGD learning rate", low=0, low_open=True),
+    Param("iterations", "int", None, "epochs / ALS iterations; none = the paper's per algorithm", low=1,
+          high=10_000, optional=True),
+    Param("B", "float", 1.0, "residual clamp", low=0, low_open=True),
+    Param("p_max", "float", 0.4, "user-factor norm bound (PSGD, PALS)", low=0, low_open=True),
+    Param("q_max", "float", 0.5, "item-factor norm bound (PSGD, PALS)", low=0, low_open=True),
+    Param("e_max", "float", None, "error clamp; none = the variant's", low=0, low_open=True, optional=True),
+    Param("alpha", "float", 0.6, "unbounded ISGD zeroing threshold", low=0),
+    Param("beta_m", "float", 15.0, "stabiliser of the private item averages", low=0),
+    Param("beta_u", "float", 15.0, "stabiliser of the private user averages", low=0),
+    Param("split", "floats", None, "5 ε shares: global-items,items,global-users,users,MF; none = §5.2",
+          optional=True),
+    Param("r_min", "float", None, "public rating scale minimum; none = 1 for ratings, 0 otherwise", optional=True),
+    Param("r_max", "float", None, "public rating scale maximum; none = the value bound", optional=True),
+    Param("batch_size", "text", "auto", "SGD mini-batch: auto or a whole number (1 = exact)"),
+    Param("private_preprocessing", "bool", False, "als/sgd: private global effects instead of exact ones"),
+    Param("solver", "choice", "als", "friedman-ge-mf: ALS or SGD", choices=("als", "sgd")),
+)
 
 
 def _estimator_from_config(algorithm: str, dataset, config, rng, epsilon: float) -> FriedmanMF:
     """FriedmanMF from a RunConfig: ``config.rank`` → d and ``config.lam`` → λ unless
     ``method_params`` sets ``factors``/``lam``; the scale is [1, value_max] for ratings."""
-    params = dict(config.method_params or {})
-    unknown = set(params) - set(_PARAM_KEYS) - {"solver"}
-    if unknown:
-        raise ConfigError(f"unknown option(s) for {config.method}: {', '.join(sorted(unknown))}; "
-                          f"known: {', '.join(_PARAM_KEYS)}")
+    params = {k: v for k, v in check_params(PARAMETERS, config.params, config.method).items() if v is not None}
     params.pop("solver", None)
+    if isinstance(params.get("batch_size"), str) and params["batch_size"].strip() != "auto":
+        try:
+            params["batch_size"] = int(params["batch_size"])
+        except ValueError:
+            raise ConfigError(f"batch_size must be 'auto' or a whole number, got {params['batch_size']!r}",
+                              param="prototype_params") from None
     params.setdefault("factors", config.rank)
     params.setdefault("lam", config.lam)
     params.setdefault("r_min", 1.0 if dataset.value_kind == "ratings" else 0.0)
@@ -780,7 +806,7 @@ def _make_fit(algorithm: str, private: bool):
         else:
             algo = algorithm
             if algorithm == "ge-mf":
-                algo = (config.method_params or {}).get("solver", "als")
+                algo = config.params.get("solver", "als")
                 if algo not in ("als", "sgd"):
                     raise ConfigError(f"ge-mf solver must be 'als' or 'sgd', got {algo!r}")
             model = _estimator_from_config(algo, dataset, config, rng, eps).fit(train)
@@ -796,12 +822,15 @@ def _make_fit(algorithm: str, private: bool):
 def register() -> None:
     """Register the baselines and the four private methods with the engine."""
     from dpfed_core.methods.registry import MethodSpec, register_method
+    from dpfed_core.privacy.model import PrivacyModel
+
     for name, (label, desc) in _BASELINES.items():
-        register_method(MethodSpec(name, _make_fit(name, False), label,
-                                   "non-private (trusted central curator holds all ratings)", desc))
+        register_method(MethodSpec(name, _make_fit(name, False), label, PrivacyModel.NON_PRIVATE, desc,
+                                   detail="trusted central curator holds all ratings", parameters=PARAMETERS))
     for name, (algo, label, desc) in _PRIVATE.items():
-        privacy = PRIVACY if algo in ("ge", "isgd") else (
-            PRIVACY + "; unbounded variant: guarantee as claimed by the paper")
-        register_method(MethodSpec(name, _make_fit(algo, True), label, privacy,
-                                   desc + " method_params: variant='bounded'|'unbounded', factors, lam, "
-                                   "beta_m, beta_u, B, p_max, q_max, split, …", uses_epsilon=True))
+        detail = "not comparable one-for-one with user-level federated ε" + (
+            "" if algo in ("ge", "isgd") else "; unbounded variant: guarantee as claimed by the paper")
+        register_method(MethodSpec(name, _make_fit(algo, True), label, PrivacyModel.CENTRAL_RATING_DP,
+                                   desc + " Parameters: variant='bounded'|'unbounded', factors, lam, "
+                                   "beta_m, beta_u, B, p_max, q_max, split, …", detail=detail,
+                                   parameters=PARAMETERS))

@@ -1,0 +1,198 @@
+"""The one protocol of summable methods (``dp-popularity``, ``dp-cooccurrence`` and any method
+registered with :func:`~dpfed_core.federation.summable.register_summable_method`), shared by the
+in-process estimator (:class:`~dpfed_core.federation.protocol.FederatedRecommender`), the Flower
+deployment and the privacy audit. Nothing here knows a method's keys: what is broadcast between two
+secure sums is the method's declared ``public_keys``, the notes are the method's own
+(:meth:`~dpfed_core.federation.summable.SummableMethod.notes`), and round 2 is assembled once
+(:func:`fit_entity`).
+
+Round 1, stage by stage: every entity computes its share (:meth:`share`, spending through its
+ledger view); the server learns the sum (formed in memory here; by SecAgg+ in a deployment) and
+calls the method's ``combine``; the public result's declared keys are broadcast before the next
+stage. Round 2: the final ``public["V"]`` is broadcast; each entity fits its own factors with
+:func:`fit_entity` — nothing further leaves it.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpfed_core.federation.messages import SERVER, Message, array_message
+from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
+
+IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
+                   "guarantee against the server assumes secure aggregation (deploy-local / Flower SecAgg+)")
+NO_SECAGG_NOTE = ("no secure aggregation (--aggregation none): every entity adds the full noise to its own "
+                  "release and the server sees each release")
+
+EventFn = Callable[..., None]
+
+
+def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.random.Generator],
+               ledgers: Sequence[EntityLedger], server_rng: np.random.Generator, *,
+               final_combine: bool = True, on_event: EventFn | None = None) -> tuple[dict, dict]:
+    """Round 1 of a summable method: for every stage, each entity's share, their sum, and the
+    server's ``combine`` → the public result broadcast before the next stage.
+
+    matrices : per entity its training rows (n_h × m); rngs, ledgers : per entity its noise stream
+    and ledger view; server_rng : the server's stream (``combine``).
+    final_combine : run the server step after the last stage (False: the audit needs only the
+    releases, not V). on_event(event, stage, h=, share=, public=) with events ``stage_start``,
+    ``share_start``, ``share_done``, ``server_start``, ``server_done``.
+
+    Returns ``(public, sums)``: ``sums[stage]`` the sum of the shares (the stage's vector),
+    ``sums[(stage, "shares")]`` the per-entity :class:`SummableShare` list and
+    ``sums[(stage, "public")]`` the public dict the entities made that stage's shares with.
+    """
+    H = len(matrices)
+    ev = on_event or (lambda *a, **k: None)
+    public: dict = {"n_entities": H}
+    out: dict = {}
+    stages = tuple(method.stages)
+    for stage in stages:
+        ev("stage_start", stage)
+        total = None
+        shares = []
+        for h, X_h in enumerate(matrices):
+            ev("share_start", stage, h=h)
+            share = method.share(X_h, rngs[h], ledgers[h], H, stage=stage, public=public)
+            total = share.values.copy() if total is None else total + share.values
+            shares.append(share)
+            ev("share_done", stage, h=h, share=share)
+        out[stage] = total
+        out[(stage, "shares")] = shares
+        out[(stage, "public")] = public  # what the entities saw when they made this stage's shares
+        if stage != stages[-1] or final_combine:
+            ev("server_start", stage)
+            public = method.combine(stage, total, public, server_rng, H)
+            ev("server_done", stage, public=public)
+    return public, out
+
+
+def broadcast_between_stages(method, public: dict) -> dict[str, np.ndarray]:
+    """What the server sends every entity after a non-final stage: exactly the method's declared
+    ``public_keys`` present in ``public`` (public post-processing of the sums)."""
+    return {k: np.asarray(public[k]) for k in method.public_keys if k in public}
+
+
+def fit_entity(method, X_h: sp.csr_matrix, public: dict, lam: float, mode: str,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Round 2 on one entity, assembled once for every caller (in-process and on a node).
+
+    Returns ``(U_h, V_h)``: the entity's scores are ``U_h @ V_h.T``, where ``V_h`` is the broadcast
+    ``public["V"]`` followed by any columns the entity computed from its own data only
+    (``fit_local``'s ``L_h``: never sent anywhere)."""
+    U, L_h, U_loc = method.fit_local(X_h, public, lam, mode, rng)
+    V = np.asarray(public["V"], dtype=np.float64)
+    if L_h is None:
+        return U, V
+    return np.hstack([U, U_loc]), np.hstack([V, L_h])
+
+
+def block_factors(n_users: int, slices: Sequence[slice], V: np.ndarray,
+                  per_entity: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """One ``(U, V)`` pair whose product is every entity's scores: the shared columns ``V`` first,
+    then each entity's local columns in a block of their own (zeros for the other entities' users)."""
+    r = V.shape[1]
+    extra = [V_h[:, r:] for _, V_h in per_entity if V_h.shape[1] > r]
+    n_extra = sum(c.shape[1] for c in extra)
+    U = np.zeros((n_users, r + n_extra))
+    col = r
+    for sl, (U_h, V_h) in zip(slices, per_entity):
+        U[sl, :r] = U_h[:, :r]
+        c = V_h.shape[1] - r
+        if c > 0:
+            U[sl, col:col + c] = U_h[:, r:]
+            col += c
+    return U, (np.hstack([V, *extra]) if extra else V)
+
+
+def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[float], *,
+                 in_process: bool) -> dict:
+    """The trust model of a summable run and both guarantees: against the server (the ledger's),
+    and the weaker one each entity's own noise share gives against the server colluding with every
+    other entity (equal to the first without secure aggregation)."""
+    secure = method.aggregation == "secure"
+    eps, dlt = ledger.guarantee()
+    private = math.isfinite(float(method.epsilon))
+    coal = max(coalition_epsilons, default=math.inf) if private else math.inf
+    if secure:
+        how = ("formed in this process (the cryptographic secure sum runs in the Flower deployment)" if in_process
+               else "formed by Flower's SecAgg+ (the server holds masked vectors and their sum only)")
+    else:
+        how = "no secure sum: the server sees every entity's release"
+    return {"aggregation": method.aggregation, "max_dropouts": int(method.max_dropouts) if secure else 0,
+            "in_process": bool(in_process), "sum": how,
+            "against_server": {"epsilon": eps, "delta": dlt},
+            "against_server_and_other_entities": {"epsilon": coal if secure else eps, "delta": dlt}}
+
+
+def run_notes(method, public: dict, *, in_process: bool) -> list[str]:
+    """The run's notes: the trust model, then what the method says of its server step."""
+    secure = method.aggregation == "secure"
+    first = (IN_PROCESS_NOTE if in_process else "secure sums formed by Flower's SecAgg+") if secure else NO_SECAGG_NOTE
+    return [first, *method.notes(public)]
+
+
+def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str], slices: Sequence[slice],
+                 n_users: int, entity_rngs: Sequence[np.random.Generator], ledger: PrivacyLedger,
+                 lam: float, mode: str, progress: Callable[..., None]) -> dict:
+    """Both rounds of a summable method in this process (the in-process estimator's body).
+
+    Returns a dict with ``U``, ``V`` (block layout, see :func:`block_factors`), ``public`` (what the
+    server broadcast), ``messages`` (every message that crossed a boundary), ``notes``, ``trust``,
+    ``secure_sum`` (the last stage's sum) and ``timings``."""
+    import time
+
+    H = len(matrices)
+    secure = method.aggregation == "secure"
+    messages: list[Message] = []
+    coalition: list[float] = []
+    timings: dict[str, float] = {}
+    stages = tuple(method.stages)
+    t_stage = [0.0]
+    t0 = time.perf_counter()
+
+    def on_event(event, stage, h=None, share=None, public=None):
+        if event == "stage_start":
+            t_stage[0] = time.perf_counter()
+        elif event == "share_start":
+            progress("round1_start", entity=names[h], index=h, total=H, stage=stage)
+        elif event == "share_done":
+            what = (f"share of the secure sum ({stage} + noise share)" if secure
+                    else f"noisy {stage} release (full noise)")
+            messages.append(array_message(1, names[h], SERVER, what, share.values))
+            coalition.append(share.coalition_epsilon)
+            progress("round1_done", entity=names[h], index=h, total=H)
+        elif event == "server_start":
+            progress("server_start", stage=stage)
+        elif event == "server_done":
+            if stage != stages[-1]:
+                for key, arr in broadcast_between_stages(method, public).items():
+                    what = f"{method.public_key_labels.get(key, key)} (public, from the {stage} sum)"
+                    for name in names:
+                        messages.append(array_message(1, SERVER, name, what, arr))
+            timings[f"round1_{stage}"] = time.perf_counter() - t_stage[0]
+
+    public, sums = run_stages(method, matrices, entity_rngs[:H], [ledger.for_entity(n) for n in names],
+                              entity_rngs[-1], on_event=on_event)
+    V = np.asarray(public["V"], dtype=np.float64)
+    progress("server_done", shape=V.shape)
+    progress("broadcast", shape=V.shape, receivers=H)
+    t1 = time.perf_counter()
+    per_entity = []
+    for h, name in enumerate(names):
+        messages.append(array_message(2, SERVER, name, f"item factors V ({method.name})", V))
+        progress("round2_start", entity=name, index=h, total=H)
+        per_entity.append(fit_entity(method, matrices[h], public, lam, mode, entity_rngs[h]))
+        progress("round2_done", entity=name, index=h, total=H)
+    U, V_all = block_factors(n_users, slices, V, per_entity)
+    timings["round2_local_fit"] = time.perf_counter() - t1
+    timings["round1_total"] = t1 - t0
+    return {"U": U, "V": V_all, "public": public, "messages": messages,
+            "notes": run_notes(method, public, in_process=True),
+            "trust": trust_record(method, ledger, coalition, in_process=True),
+            "secure_sum": sums[stages[-1]], "timings": timings}
