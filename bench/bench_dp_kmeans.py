@@ -105,14 +105,17 @@ def oracle(X: np.ndarray, labels: np.ndarray, eps: float, share: float, seed: in
     average. Production mechanisms, simulation-mode noise."""
     from dpfed_core.federation.coresets import james_stein
     from dpfed_core.privacy import mechanisms as mech
+    from dpfed_core.privacy.ledger import PrivacyLedger
     from dpfed_core.privacy.noise import method_generator
 
     rng = method_generator(seed, private=True, simulation=True)
+    ledger = PrivacyLedger(eps * share, S.DELTA).for_entity("oracle")  # the oracle's own (ε, δ)
     e = eps * share
     A = sp.csr_matrix((np.ones(labels.size), (labels, np.arange(labels.size))), shape=(S.K, labels.size))
-    counts = np.asarray(mech.count_mechanism(np.asarray(A.sum(1)).ravel().astype(np.int64), 1, 0.02 * e, rng)[0],
-                        dtype=np.float64)
-    sums, sigma = mech.gaussian_mechanism(np.asarray(A @ X), 1.0, 0.98 * e, S.DELTA, rng)
+    counts = np.asarray(mech.count_mechanism(np.asarray(A.sum(1)).ravel().astype(np.int64), 1, 0.02 * e, rng,
+                                             ledger=ledger, stage="counts")[0], dtype=np.float64)
+    sums, sigma = mech.gaussian_mechanism(np.asarray(A @ X), 1.0, 0.98 * e, S.DELTA, rng, ledger=ledger,
+                                          stage="sums")
     P = james_stein(sums / np.maximum(counts, 1.0)[:, None], counts, sigma)
     return S.kmeans_loss(X, P)
 

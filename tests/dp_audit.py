@@ -101,11 +101,20 @@ def audit_outcomes(out_a: np.ndarray, out_b: np.ndarray, delta: float = 0.0, alp
 # Each returns the ε lower bound(s); the real tests assert they stay under the claim, the canary
 # tests call the same functions on broken mechanisms and assert they exceed it.
 
+def scratch():
+    """A fresh unbounded ledger view for an audit's thousands of releases: the production mechanisms
+    charge it as they charge a run's ledger; the audit only needs their outputs."""
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    return PrivacyLedger(math.inf).for_entity("audit")
+
+
 def audit_laplace_count(laplace_fn, epsilon: float, runs: int = 40000, seed: int = 0) -> float:
     """A count released with ``laplace_fn(values, sensitivity=1, epsilon, rng)``; D has 5 users,
     D' one more. Vectorised: one call draws all runs."""
     def sampler(count):
-        return lambda r, g: laplace_fn(np.full(r, float(count)), 1.0, epsilon, g)[0][:, None]
+        return lambda r, g: laplace_fn(np.full(r, float(count)), 1.0, epsilon, g, ledger=scratch(),
+                                       stage="audit")[0][:, None]
     return audit_statistics(sampler(5), sampler(6), runs, seed)
 
 
@@ -119,8 +128,12 @@ def audit_exponential_mechanism(em_fn, epsilon: float, sensitivity: float = 1.0,
     shift = [1.0, 0.0, 0.0, 0.0] if monotone else [1.0, -1.0, -1.0, -1.0]
     loss_b = loss_a + np.array(shift) * sensitivity
     g = np.random.default_rng(seed)
-    out_a = np.array([em_fn(-loss_a, sensitivity, epsilon, g, monotone=monotone) for _ in range(runs)])
-    out_b = np.array([em_fn(-loss_b, sensitivity, epsilon, g, monotone=monotone) for _ in range(runs)])
+    led = scratch()
+    out_a = np.array([em_fn(-loss_a, sensitivity, epsilon, g, monotone=monotone, ledger=led, stage="audit")
+                      for _ in range(runs)])
+    led = scratch()
+    out_b = np.array([em_fn(-loss_b, sensitivity, epsilon, g, monotone=monotone, ledger=led, stage="audit")
+                      for _ in range(runs)])
     return audit_outcomes(out_a, out_b)
 
 

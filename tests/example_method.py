@@ -15,10 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.config import Param
-from dpfed_core.federation.summable import (SummableMethod, SummableShare, _epsilon_of_sigma, add_gaussian,
-                                            register_summable_method, to_grid)
-from dpfed_core.privacy.mechanisms import gaussian_sigma
-from dpfed_core.privacy.noise import noise_label
+from dpfed_core.federation.summable import SummableMethod, register_summable_method
 
 NAME = "dp-item-reach-example"
 
@@ -28,8 +25,9 @@ class DPItemReach(SummableMethod):
     """Example: DP number of users per item (binarised, unit-norm rows) through a secure sum.
 
     Sensitivity: one user adds a row of ℓ2 norm ≤ 1 to the sum: Δ₂ = 1. Privacy map: the Gaussian
-    mechanism calibrated by :func:`~dpfed_core.privacy.mechanisms.gaussian_sigma` (OpenDP's map) on
-    the secure sum; each entity adds σ/√(H − d) under secure aggregation.
+    mechanism calibrated by OpenDP's map on the secure sum
+    (:meth:`~dpfed_core.federation.summable.SummableMethod.gaussian_share`); each entity adds
+    σ/√(H − d) under secure aggregation.
     """
 
     parameters = (
@@ -49,16 +47,8 @@ class DPItemReach(SummableMethod):
         norms = np.sqrt(np.asarray(B.sum(axis=1)).ravel())
         B = sp.diags(np.where(norms > 0, 1.0 / np.maximum(norms, 1e-300), 0.0)) @ B
         totals = np.asarray(B.sum(axis=0)).ravel()
-        if math.isinf(float(self.epsilon)):
-            ledger.spend("reach", "exact sums (non-private)", math.inf, 0.0, 1.0, 0.0)
-            return SummableShare(to_grid(totals), 0.0, math.inf, "non-private")
-        sigma = gaussian_sigma(self.epsilon, self.delta, 1.0, totals.size)
-        share_sigma = sigma / self.share_divisor(n_entities)
-        noisy = add_gaussian(totals, share_sigma, rng)
-        ledger.spend("reach", "Gaussian share of a secure sum", self.epsilon, self.delta, 1.0, sigma,
-                     sampler=noise_label(rng))
-        return SummableShare(to_grid(noisy), share_sigma, _epsilon_of_sigma(share_sigma, self.delta, 1.0,
-                                                                            totals.size))
+        # calibrates σ, charges the ledger, then draws this entity's share (σ/√(H − d) when secure)
+        return self.gaussian_share(totals, 1.0, rng, ledger, n_entities, stage="reach")
 
     def finish(self, total):
         return np.maximum(np.asarray(total, dtype=np.float64), 0.0)[:, None] ** float(self.power)

@@ -1,11 +1,13 @@
 """Mutation runner for the DP tests (issue 11, finding 4): ``make mutants`` (also run by ``.ci/run``).
 
-Each mutant is one deliberate privacy bug — a source edit given as (file, exact old text, new text).
+Each mutant is one deliberate privacy bug — an edit of the syntax tree of one function, given as a
+code pattern and its replacement (:class:`Mutant`), so no production line is formatted for the runner.
 For every mutant the runner copies the engine and the tests to a temporary directory (the working
 tree is never touched), applies the edit, and runs only the DP tests aimed at it. A mutant is
 *killed* when those tests fail (pytest exit code 1); it *survives* when they pass. The runner fails
 if any mutant survives, if a mutant's text is no longer found in the source (the list went stale),
 or if the unmutated copy does not pass the same tests (a baseline that fails kills nothing).
+``tests/test_mutants_runner.py`` checks the edits themselves.
 
 The first seven are the bugs the review found the old suite let through or had to catch; the rest
 are the issue's own examples plus the finding-1 and true-count regressions.
@@ -15,6 +17,8 @@ Usage: ``python tests/mutants.py [--list] [--only NAME ...]``.
 from __future__ import annotations
 
 import argparse
+import ast
+import copy
 import os
 import shutil
 import subprocess
@@ -41,104 +45,180 @@ COT = "tests/test_cooccurrence.py"
 
 @dataclass(frozen=True)
 class Mutant:
+    """One deliberate privacy bug, as an edit of the syntax tree (not of the text, so production code
+    is formatted for people, never for this runner).
+
+    where : the function (``name`` or ``Class.method``) to edit. find : a code pattern (expression
+    or statement) matched structurally against that function's nodes — a call in the pattern may
+    give only its first positional arguments and leave out keywords the real call has. It must match
+    exactly once. new : what replaces the matched node, ``ORIG`` standing for the node itself; or,
+    with ``arg`` (a position or a keyword), what replaces that argument of the matched call,
+    ``ORIG`` standing for the argument.
+    """
+
     name: str
     path: str
-    old: str
+    where: str
+    find: str
     new: str
     tests: tuple[str, ...]
+    arg: int | str | None = None
+
+
+def _parse(code: str) -> ast.AST:
+    try:
+        return ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return ast.parse(code).body[0]
+
+
+def _matches(pattern: ast.AST, node: ast.AST) -> bool:
+    """Structural match; a pattern's call may give only the first positional arguments and a subset
+    of the keywords of the node's."""
+    if type(pattern) is not type(node):
+        return False
+    for field, pv in ast.iter_fields(pattern):
+        if field in ("ctx", "type_comment", "kind"):
+            continue
+        nv = getattr(node, field, None)
+        if field == "keywords":
+            have = {k.arg: k.value for k in nv}
+            if not all(k.arg in have and _matches(k.value, have[k.arg]) for k in pv):
+                return False
+        elif field == "args" and isinstance(pattern, ast.Call):  # a prefix of the positional arguments
+            if len(pv) > len(nv) or not all(map(_matches, pv, nv[: len(pv)])):
+                return False
+        elif isinstance(pv, list):
+            if not isinstance(nv, list) or len(pv) != len(nv) or not all(map(_matches, pv, nv)):
+                return False
+        elif isinstance(pv, ast.AST):
+            if not isinstance(nv, ast.AST) or not _matches(pv, nv):
+                return False
+        elif pv != nv:
+            return False
+    return True
+
+
+def _function(tree: ast.Module, where: str) -> ast.AST:
+    scope: list[ast.AST] = [tree]
+    for part in where.split("."):
+        found = [n for s in scope for n in ast.walk(s)
+                 if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and n.name == part]
+        if not found:
+            raise LookupError(f"no {part!r} in {where!r}")
+        scope = found[:1]
+    return scope[0]
+
+
+class _Substitute(ast.NodeTransformer):
+    def __init__(self, original: ast.AST) -> None:
+        self.original = original
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        return copy.deepcopy(self.original) if node.id == "ORIG" else node
+
+
+def apply_mutant(source: str, m: Mutant) -> str:
+    """The mutated module source; a :class:`LookupError` when the pattern is not found exactly once."""
+    tree = ast.parse(source)
+    fn = _function(tree, m.where)
+    pattern = _parse(m.find)
+    hits = [(parent, field, i, node) for parent in ast.walk(fn) for field, value in ast.iter_fields(parent)
+            for i, node in (enumerate(value) if isinstance(value, list) else [(None, value)])
+            if isinstance(node, ast.AST) and _matches(pattern, node)]
+    if len(hits) != 1:
+        raise LookupError(f"{m.name}: pattern found {len(hits)} times in {m.where}")
+    parent, field, i, node = hits[0]
+    if m.arg is not None:
+        if not isinstance(node, ast.Call):
+            raise LookupError(f"{m.name}: arg= needs a call")
+        if isinstance(m.arg, int):
+            node.args[m.arg] = _Substitute(node.args[m.arg]).visit(_parse(m.new))
+        else:
+            kw = next(k for k in node.keywords if k.arg == m.arg)
+            kw.value = _Substitute(kw.value).visit(_parse(m.new))
+    else:
+        replacement = _Substitute(node).visit(_parse(m.new))
+        if i is None:
+            setattr(parent, field, replacement)
+        else:
+            getattr(parent, field)[i] = replacement
+    return ast.unparse(ast.fix_missing_locations(tree))
 
 
 MUTANTS = (
-    # --- the review's seven (finding 4)
-    Mutant("gaussian-sigma-halved", MECH,
-           "return sampler_for(rng).gaussian(values, sigma), sigma",
-           "return sampler_for(rng).gaussian(values, sigma / 2), sigma",
+    # --- the review's seven (issue 11, finding 4)
+    Mutant("gaussian-sigma-halved", MECH, "gaussian_mechanism",
+           "sampler_for(rng).gaussian(values, sigma / divisor)", "sampler_for(rng).gaussian(values, sigma / divisor / 2)",
            (f"{NB}::test_dp_gaussian_mechanism_stays_under_epsilon_delta", REC)),
-    Mutant("partition-gamma-100x-delta", DPP,
-           "return eps_level, mech.partition_threshold(eps_level, delta_cand / n_tests)",
-           "return eps_level, mech.partition_threshold(eps_level, 100 * delta_cand / n_tests)",
-           (f"{NB}::test_dp_candidate_stage_isolated_user_stays_under_delta",)),
-    Mutant("search-em-4x-epsilon", DPP,
-           "r = mech.exponential_mechanism(utilities, cap, eps_step, rng, monotone=True)",
-           "r = mech.exponential_mechanism(utilities, cap, 4 * eps_step, rng, monotone=True)",
-           (f"{NB}::test_dp_local_search_stays_under_epsilon", REC)),
-    Mutant("size-stage-4x-epsilon", DPP,
-           "self.n_hat_ = float(mech.count_mechanism(n, 1, e_size, rng)[0])",
-           "self.n_hat_ = float(mech.count_mechanism(n, 1, 4 * e_size, rng)[0])",
-           (f"{NB}::test_dp_size_stage_and_auto_k_stay_under_epsilon", REC)),
-    Mutant("top-s-factor-dropped", MECH,
-           "beta = s * _em_scale(sensitivity, epsilon, monotone)",
-           "beta = _em_scale(sensitivity, epsilon, monotone)",
+    Mutant("partition-gamma-100x-delta", DPP, "partition_plan",
+           "mech.partition_threshold(eps_level, delta_cand / n_tests)", "100 * ORIG",
+           (f"{NB}::test_dp_candidate_stage_isolated_user_stays_under_delta",), arg=1),
+    Mutant("search-em-4x-epsilon", DPP, "private_local_search",
+           "mech.exponential_mechanism(utilities, cap, eps_step, rng)", "4 * ORIG",
+           (f"{NB}::test_dp_local_search_stays_under_epsilon", REC), arg=2),
+    Mutant("size-stage-4x-epsilon", DPP, "DPPrototypes._release",
+           "mech.count_mechanism(n, 1, e_size, rng)", "4 * ORIG",
+           (f"{NB}::test_dp_size_stage_and_auto_k_stay_under_epsilon", REC), arg=2),
+    Mutant("top-s-factor-dropped", MECH, "gumbel_top_s",
+           "beta = s * _em_scale(sensitivity, epsilon, monotone)", "beta = _em_scale(sensitivity, epsilon, monotone)",
            (f"{NB}::test_dp_gumbel_top_s_stays_under_epsilon", REC)),
-    Mutant("count-noise-halved", MECH,
-           "return sampler_for(rng).discrete_laplace(c, scale), scale",
-           "return sampler_for(rng).discrete_laplace(c, scale / 2), scale",
-           (f"{NB}::test_dp_count_mechanism_stays_under_epsilon", REC)),
-    Mutant("em-factor-2-dropped", MECH,
-           "return (1.0 if monotone else 2.0) * sensitivity / epsilon",
-           "return 1.0 * sensitivity / epsilon",
+    Mutant("count-noise-halved", MECH, "count_mechanism",
+           "sampler_for(rng).discrete_laplace(c, scale)", "scale / 2",
+           (f"{NB}::test_dp_count_mechanism_stays_under_epsilon", REC), arg=1),
+    Mutant("em-factor-2-dropped", MECH, "_em_scale",
+           "(1.0 if monotone else 2.0) * sensitivity / epsilon", "1.0 * sensitivity / epsilon",
            (f"{NB}::test_dp_exponential_mechanism_stays_under_epsilon", REC)),
-    # --- the issue's examples
-    Mutant("gaussian-delta-ignored", MECH,
-           "    start = gaussian_sigma_analytic(epsilon, delta, sensitivity)\n",
-           "    delta = 0.25\n    start = gaussian_sigma_analytic(epsilon, delta, sensitivity)\n",
+    # --- issue 11's examples
+    Mutant("gaussian-delta-ignored", MECH, "gaussian_sigma",
+           "start = gaussian_sigma_analytic(epsilon, delta, sensitivity)",
+           "start = gaussian_sigma_analytic(epsilon, 0.25, sensitivity)",
            (f"{MECHT}::test_mech_gaussian_sigma_meets_delta_by_opendp_map",
             f"{NB}::test_dp_gaussian_mechanism_stays_under_epsilon_delta")),
-    Mutant("sensitivity-from-data", DPP,
-           "        vmax = float(self.value_max)\n",
-           "        vmax = float(X.max()) if X.nnz else float(self.value_max)\n",
+    Mutant("sensitivity-from-data", DPP, "DPPrototypes._bounds",
+           "vmax = float(self.value_max)", "vmax = float(X.max()) if X.nnz else float(self.value_max)",
            (f"{NB}::test_dp_recovery_bounds_are_public_and_entries_clipped",)),
-    Mutant("clipping-skipped", DPP,
-           "        np.clip(Xc.data, vmin, vmax, out=Xc.data)\n        return Xc, self._scale_rows(Xc, lam)",
-           "        return Xc, self._scale_rows(Xc, lam)",
+    Mutant("clipping-skipped", DPP, "DPPrototypes._preprocess",
+           "np.clip(Xc.data, vmin, vmax, out=Xc.data)", "pass",
            (f"{NB}::test_dp_recovery_bounds_are_public_and_entries_clipped",)),
-    Mutant("noise-shared-across-entities", PROTO,
+    Mutant("noise-shared-across-entities", PROTO, "FederatedRecommender.fit",
            "entity_rngs = rng.spawn(dataset.n_entities + 1)",
            "entity_rngs = [np.random.default_rng(self.random_state) for _ in range(dataset.n_entities + 1)]",
            (f"{NOISE}::test_noise_is_never_shared_across_entities",)),
-    Mutant("budget-split-swapped", DPP,
-           "noisy_n, _ = mech.count_mechanism(true_n, 1, eps_cnt, rng)",
-           "noisy_n, _ = mech.count_mechanism(true_n, 1, eps_sum, rng)",
-           (REC,)),
+    Mutant("budget-split-swapped", DPP, "DPPrototypes._recover",
+           "mech.count_mechanism(true_n, 1, eps_cnt, rng)", "eps_sum", (REC,), arg=2),
     # --- regressions of findings 1 and 3, and the true-count canary
-    Mutant("seeded-noise-in-production", PROTO,
-           "entity_rngs[:-1] = [SecureGenerator() for _ in range(dataset.n_entities)]",
-           "pass",
+    Mutant("seeded-noise-in-production", PROTO, "FederatedRecommender.fit",
+           "entity_rngs[:-1] = [SecureGenerator() for _ in range(dataset.n_entities)]", "pass",
            (f"{NOISE}::test_noise_seed_known_adversary_rebuilds_sizes_only_in_simulation",)),
-    Mutant("numpy-float-noise-in-production", PROTO,
-           "entity_rngs[:-1] = [SecureGenerator() for _ in range(dataset.n_entities)]",
-           "entity_rngs[:-1] = [np.random.default_rng() for _ in range(dataset.n_entities)]",
+    Mutant("numpy-float-noise-in-production", PROTO, "FederatedRecommender.fit",
+           "SecureGenerator()", "np.random.default_rng()",
            (f"{NOISE}::test_noise_protocol_run_draws_from_opendp_in_production",)),
-    Mutant("true-count-denominator", DPP,
-           "denom = np.maximum(noisy_n, 1.0)[:, None]",
-           "denom = np.maximum(true_n, 1.0)[:, None]",
+    Mutant("true-count-denominator", DPP, "DPPrototypes._recover",
+           "denom = np.maximum(noisy_n, 1.0)[:, None]", "denom = np.maximum(true_n, 1.0)[:, None]",
            (f"{NB}::test_dp_recovery_never_divides_by_the_true_count",)),
     # --- the LSH-tree coreset (issue 14)
-    Mutant("lsh-tree-levels-not-composed", CORE,
-           "eps_level = eps_tree / (depth + 1)",
-           "eps_level = eps_tree",
+    Mutant("lsh-tree-levels-not-composed", CORE, "build_lsh_tree",
+           "eps_level = eps_tree / (depth + 1)", "eps_level = eps_tree",
            (f"{CORET}::test_dp_lsh_tree_counts_stay_under_epsilon_and_audit_has_power",)),
-    Mutant("lsh-leaf-true-count-denominator", CORE,
+    Mutant("lsh-leaf-true-count-denominator", CORE, "noisy_leaf_averages",
            "pts = sums / np.maximum(tree.counts, 1.0)[:, None]",
            "pts = sums / np.maximum(np.bincount(tree.leaf_of[members], minlength=L), 1.0)[:, None]",
            (f"{CORET}::test_dp_lsh_leaf_average_divides_by_the_released_count_never_the_true_one",)),
-    Mutant("lsh-leaf-sensitivity-understated", CORE,
-           "sums, sigma = mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng)",
-           "sums, sigma = mech.gaussian_mechanism(sums, radius / 10, eps_leaf, delta_leaf, rng)",
-           (f"{CORET}::test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power",)),
+    Mutant("lsh-leaf-sensitivity-understated", CORE, "noisy_leaf_averages",
+           "mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng)", "ORIG / 10",
+           (f"{CORET}::test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power",), arg=1),
     # --- summable releases and secure aggregation (issue 15)
-    Mutant("cooccurrence-secure-share-without-secure-sum", SUMM,
-           'if self.aggregation == "secure":\n            return math.sqrt(n_entities - self.max_dropouts)',
-           'if True:\n            return math.sqrt(n_entities - self.max_dropouts)',
+    Mutant("cooccurrence-secure-share-without-secure-sum", SUMM, "SummableMethod.share_divisor",
+           "self.aggregation == 'secure'", "True",
            (f"{COT}::test_neighbour_audit_stays_under_the_claim",)),
-    Mutant("cooccurrence-rows-not-normalised", SUMM,
+    Mutant("cooccurrence-rows-not-normalised", SUMM, "_unit_rows",
            "scale = np.where(norms > 0, 1.0 / np.maximum(norms, 1e-300), 0.0)",
            "scale = np.where(norms > 0, 1.0, 0.0)",
            (f"{COT}::test_one_user_moves_each_release_by_at_most_one",)),
-    Mutant("cooccurrence-ledger-share-understated", SUMM,
-           'ledger.spend(stage, mech_name, plan["epsilon"] * share_w,',
-           'ledger.spend(stage, mech_name, 0.5 * plan["epsilon"] * share_w,',
-           (f"{COT}::test_ledger_rows_and_both_guarantees",)),
+    Mutant("cooccurrence-ledger-sensitivity-understated", SUMM, "DPCooccurrence.share",
+           "mech.gaussian_mechanism(values, 1.0, plan['stage_epsilon'][stage])", "0.5",
+           (f"{COT}::test_ledger_rows_and_both_guarantees",), arg=1),
 )
 
 
@@ -165,9 +245,14 @@ def run(mutants) -> int:
     with tempfile.TemporaryDirectory(prefix="dpfed-mutants-") as tmp:
         base = Path(tmp) / "base"
         _copy_tree(base)
-        stale = [m.name for m in mutants if (base / m.path).read_text().count(m.old) != 1]
+        stale = []
+        for m in mutants:
+            try:
+                apply_mutant((base / m.path).read_text(), m)
+            except LookupError as exc:
+                stale.append(str(exc))
         if stale:
-            print(f"STALE mutants (text not found exactly once): {', '.join(stale)}")
+            print("STALE mutants (pattern not found exactly once): " + "; ".join(stale))
             return 1
         targeted = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
         t0 = time.perf_counter()
@@ -181,7 +266,7 @@ def run(mutants) -> int:
             work = Path(tmp) / m.name
             _copy_tree(work)
             f = work / m.path
-            f.write_text(f.read_text().replace(m.old, m.new))
+            f.write_text(apply_mutant(f.read_text(), m))
             t0 = time.perf_counter()
             rc = _pytest(work, m.tests)
             verdict = "killed" if rc == 1 else ("SURVIVED" if rc == 0 else f"ERROR (exit {rc})")

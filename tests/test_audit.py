@@ -306,7 +306,7 @@ def test_summable_audit_has_power_when_the_noise_is_shrunk(tiny_fed):
     others = [sp.csr_matrix(tiny_fed.X[s], dtype=float) for j, s in enumerate(sl) if j != 1]
     tgt = aud.make_targets(Xh, ["outlier"], 5.0, 12)[0]
     for name, agg in (("dp-popularity", "none"), ("dp-cooccurrence", "secure")):
-        method = aud._summable_method(name, 5.0, 0.5, 1e-6, {"aggregation": agg})
+        method = aud._audit_method(name, 10, 5.0, 0.5, 1e-6, {}, aggregation=agg)
         pc = aud.power_check(Xh, others, 1, tgt, method, 60, np.random.SeedSequence(3), factor=50.0, entity="b")
         assert pc["claimed_epsilon"] == pytest.approx(0.5, rel=1e-3)
         assert pc["detected"] and pc["epsilon_lb"] > pc["claimed_epsilon"], (name, pc)

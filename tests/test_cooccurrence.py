@@ -16,7 +16,8 @@ from dpfed_core.evaluation.experiments import (crossing_epsilon, make_split, run
 from dpfed_core.federation.summable import (DPCooccurrence, _packed_weights, _unit_rows, make_summable_method,
                                             unpack_symmetric)
 from dpfed_core.privacy import accounting as acc
-from dpfed_core.privacy.ledger import PrivacyLedger
+from dpfed_core.privacy.ledger import ZCDP, PrivacyLedger
+from dpfed_core.privacy.noise import zcdp_epsilon, zcdp_rho_for_epsilon
 from dp_audit import audit_statistics
 
 DELTA = 1e-6
@@ -87,23 +88,28 @@ def test_ledger_rows_and_both_guarantees(aggregation):
     doc, res = run_method(ds, cfg)
     rows = doc["privacy"]["ledger"]
     assert len(rows) == 2 * ds.n_entities
+    rho_total = zcdp_rho_for_epsilon(1.0, DELTA)
     for name in ds.entity_names:
         mine = [r for r in rows if r["entity"] == name]
         assert [r["stage"] for r in mine] == ["popularity", "co-occurrence"]
-        # the rows add up to the PLD-certified ε of the composition: ≤ the budget, and not understated
-        assert sum(r["epsilon"] for r in mine) <= 1.0
-        assert sum(r["epsilon"] for r in mine) == pytest.approx(acc.calibrate_gaussian_split(
-            1.0, DELTA, [0.5, 0.5])[1], rel=1e-9)
-        assert sum(r["delta"] for r in mine) <= DELTA * (1 + 1e-9)
+        # each row states its own release: its ρ by OpenDP's map (w : 1 − w of the total) and its
+        # own (ε, δ/2); nothing is split in proportion
+        assert [r["rho"] for r in mine] == pytest.approx([0.5 * rho_total, 0.5 * rho_total], rel=1e-6)
+        assert all(r["delta"] == pytest.approx(DELTA / 2) for r in mine)
+        assert all(r["epsilon"] == pytest.approx(zcdp_epsilon(r["rho"], DELTA / 2), rel=1e-6) for r in mine)
+        assert sum(r["epsilon"] for r in mine) > 1.0  # basic composition of the two would not fit …
         assert all(r["sensitivity"] == 1.0 and r["noise_scale"] > 0 for r in mine)
+    # … the ledger composes them by adding ρ: (ε ≤ 1, δ) by OpenDP's conversion, and says so
+    eps, dlt = res.ledger.guarantee()
+    assert eps <= 1.0 and eps == pytest.approx(1.0, rel=1e-5) and dlt == DELTA
+    assert res.ledger.accountant() == ZCDP and doc["privacy"]["accountant"] == ZCDP
     trust = doc["privacy"]["trust"]
     assert trust["aggregation"] == aggregation
     assert trust["against_server"]["epsilon"] <= 1.0
     coal = trust["against_server_and_other_entities"]["epsilon"]
     if aggregation == "secure":
-        # only the entity's own share σ/√H protects it against the other entities + server
-        zs, _ = acc.calibrate_gaussian_split(1.0, DELTA, [0.5, 0.5])
-        expect = acc.pld_epsilon([z / math.sqrt(ds.n_entities) for z in zs], DELTA)
+        # only the entity's own share σ/√H protects it against the other entities + server: ρ·H
+        expect = zcdp_epsilon(rho_total * ds.n_entities, DELTA)
         assert coal == pytest.approx(expect, rel=1e-6)
         assert coal > 1.0
         assert any("secure aggregation" in n for n in doc["notes"])

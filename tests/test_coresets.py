@@ -27,7 +27,8 @@ def _blobs(n=600, d=8, k=4, seed=0):
 
 def test_exact_tree_leaves_are_disjoint_means_of_their_users():
     X, _ = _blobs()
-    core = coresets.lsh_tree_coreset(X, 1.0, 6, math.inf, math.inf, 0.0, 20, 60, np.random.default_rng(1))
+    core = coresets.lsh_tree_coreset(X, 1.0, 6, math.inf, math.inf, 0.0, 20, 60, np.random.default_rng(1),
+                                     PrivacyLedger(math.inf).for_entity("e"))
     L = core.points.shape[0]
     assert core.weights.shape == (L,) and core.levels.shape == (L,)
     assert core.n_root == X.shape[0]
@@ -68,13 +69,18 @@ def test_lsh_release_ledger_and_shape():
     rel = meth.release(sp.csr_matrix(X), np.random.default_rng(0), led.for_entity("e"))
     assert rel.prototypes.shape == (4, 8) and rel.counts.shape == (4,)
     stages = [r.stage for r in led.rows]
-    assert stages == ["candidates", "coreset sums"]
+    # one row per counted tree level (the mechanism records each), then the leaf sums
+    n_levels = stages.count("candidates")
+    assert 1 <= n_levels <= meth.lsh_depth + 1 and stages == ["candidates"] * n_levels + ["coreset sums"]
     eps, delta = led.guarantee()
     assert eps <= 1.0 and delta <= 1e-6
-    tree = led.rows[0]
-    assert tree.delta == 0 and math.isclose(tree.noise_scale, (meth.lsh_depth + 1) / tree.epsilon)
+    levels = led.rows[:n_levels]
+    e_level = levels[0].epsilon
+    assert all(r.delta == 0 and r.epsilon == e_level and math.isclose(r.noise_scale, 1.0 / e_level) for r in levels)
+    assert e_level * (meth.lsh_depth + 1) <= meth.budget_plan(8, 4)["candidates"] * (1 + 1e-9)
     # the leaf noise is at least the continuous Gaussian mechanism's σ for its (ε, δ) at Λ = 1
-    assert led.rows[1].noise_scale >= mech.gaussian_sigma_analytic(led.rows[1].epsilon, led.rows[1].delta, 1.0) * (1 - 1e-9)
+    leaf = led.rows[-1]
+    assert leaf.noise_scale >= mech.gaussian_sigma_analytic(leaf.epsilon, leaf.delta, 1.0) * (1 - 1e-9)
     # with 1,000 users per blob the release is far better than one cluster
     loss = lambda P: ((X[:, None] - P[None]) ** 2).sum(-1).min(1).mean()  # noqa: E731
     assert loss(rel.prototypes) < 0.2 * loss(X.mean(0, keepdims=True))
@@ -85,7 +91,8 @@ def test_lsh_refinement_adds_recovery_rows_within_budget():
     led = PrivacyLedger(1.0, 1e-6)
     _lsh(refine_steps=2).release(sp.csr_matrix(X), np.random.default_rng(0), led.for_entity("e"))
     stages = [r.stage for r in led.rows]
-    assert stages[:2] == ["candidates", "coreset sums"] and stages.count("recovery: sums") == 2
+    first_sum = stages.index("coreset sums")
+    assert set(stages[:first_sum]) == {"candidates"} and stages.count("recovery: sums") == 2
     eps, delta = led.guarantee()
     assert eps <= 1.0 and delta <= 1e-6
 
@@ -115,7 +122,8 @@ def _tree_sampler(X, eps_noise, depth=1):
     def sample(r, g):
         out = np.empty((r, depth + 2))
         for i in range(r):
-            core = coresets.build_lsh_tree(X, depth, eps_noise, -np.inf, -np.inf, g)
+            core = coresets.build_lsh_tree(X, depth, eps_noise, -np.inf, -np.inf, g,
+                                               PrivacyLedger(math.inf).for_entity("audit"))
             path = [c[0] for c in core.tree_counts]
             out[i] = [sum(path), *path]
         return out
@@ -151,7 +159,7 @@ class _SmallLeafNoise(DPPrototypes):
     def _release_lsh(self, Xc, Xs, k, plan, delta, rng, ledger):
         real = mech.gaussian_mechanism
         try:
-            mech.gaussian_mechanism = lambda v, sens, e, d, g: real(v, sens / 10, e, d, g)
+            mech.gaussian_mechanism = lambda v, sens, e, d, g, **kw: real(v, sens / 10, e, d, g, **kw)
             return super()._release_lsh(Xc, Xs, k, plan, delta, rng, ledger)
         finally:
             mech.gaussian_mechanism = real
@@ -180,8 +188,9 @@ def test_dp_lsh_leaf_average_divides_by_the_released_count_never_the_true_one():
     # denominator would turn the point into the exact mean)
     X, _ = _blobs(n=300)
     g = np.random.default_rng(4)
-    tree = coresets.build_lsh_tree(X, 3, 0.3, 1.0, 3.0, g)
-    pts, sigma = coresets.noisy_leaf_averages(X, tree, 1.0, math.inf, 0.0, g)
+    audit = PrivacyLedger(math.inf).for_entity("audit")
+    tree = coresets.build_lsh_tree(X, 3, 0.3, 1.0, 3.0, g, audit)
+    pts, sigma = coresets.noisy_leaf_averages(X, tree, 1.0, math.inf, 0.0, g, audit)
     assert sigma == 0.0
     for j in range(tree.counts.size):
         s = X[tree.leaf_of == j].sum(0)

@@ -59,7 +59,7 @@ def deployment(tmp_path_factory):
 
 COOC_ITEMS = 30  # < 40 items: the popularity stage chooses the items, so a public list is broadcast
 COOC_CFG = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=3, max_iter=60, simulation=True,
-                     aggregation="secure", method_params={"max_dropouts": 1, "max_items": COOC_ITEMS})
+                     aggregation="secure", max_dropouts=1, method_params={"max_items": COOC_ITEMS})
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -137,7 +137,7 @@ def test_prototypes_on_flower_equal_the_in_process_run(deployment):
 def test_summable_release_goes_through_secagg_and_equals_in_process(deployment, tmp_path):
     ds, fed, _ = deployment
     cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
-                    method_params={"max_dropouts": 1})
+                    max_dropouts=1)
     dump = tmp_path / "received"
     doc, V = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, dump_dir=dump,
                           return_model=True)

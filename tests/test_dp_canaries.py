@@ -16,14 +16,14 @@ from tests.dp_audit import (audit_exponential_mechanism, audit_laplace_count, au
 from tests.test_dp_neighbours import _cluster_rows
 
 
-def halved_laplace(values, sensitivity, epsilon, rng):
+def halved_laplace(values, sensitivity, epsilon, rng, **charge):
     """BROKEN: half the Laplace scale the privacy map requires."""
-    return mech.laplace_mechanism(values, sensitivity / 2, epsilon, rng)
+    return mech.laplace_mechanism(values, sensitivity / 2, epsilon, rng, **charge)
 
 
-def halved_em(utilities, sensitivity, epsilon, rng, monotone=False):
+def halved_em(utilities, sensitivity, epsilon, rng, monotone=False, **charge):
     """BROKEN: Gumbel scale halved (ε spent is really 2ε)."""
-    return mech.exponential_mechanism(utilities, sensitivity / 2, epsilon, rng, monotone=monotone)
+    return mech.exponential_mechanism(utilities, sensitivity / 2, epsilon, rng, monotone=monotone, **charge)
 
 
 class TrueCountDenominator(DPPrototypes):

@@ -23,7 +23,7 @@ from dpfed_core.federation.dp_prototypes import (DPPrototypes, partition_plan, p
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.ledger import PrivacyLedger
 from tests.dp_audit import (ScaledSampler, audit_exponential_mechanism, audit_laplace_count,
-                            audit_outcomes, audit_recovery, audit_statistics, patch_sampler)
+                            audit_outcomes, audit_recovery, audit_statistics, patch_sampler, scratch)
 
 QUARTER = 0.25  # the power checks' mutant: every noise scale / 4, i.e. about 4× the claimed ε
 
@@ -61,8 +61,10 @@ def _top_s_outcomes(u_a, u_b, s, eps, monotone, runs, seed):
     g = np.random.default_rng(seed)
     seqs = {q: i for i, q in enumerate(itertools.permutations(range(len(u_a)), s))}
     code = lambda out: np.array([seqs[tuple(r)] for r in out])  # noqa: E731
-    out_a = code(mech.gumbel_top_s(np.tile(u_a, (runs, 1)), s, 1.0, eps, g, monotone=monotone))
-    out_b = code(mech.gumbel_top_s(np.tile(u_b, (runs, 1)), s, 1.0, eps, g, monotone=monotone))
+    out_a = code(mech.gumbel_top_s(np.tile(u_a, (runs, 1)), s, 1.0, eps, g, monotone=monotone, ledger=scratch(),
+                                   stage="audit"))
+    out_b = code(mech.gumbel_top_s(np.tile(u_b, (runs, 1)), s, 1.0, eps, g, monotone=monotone, ledger=scratch(),
+                                   stage="audit"))
     return audit_outcomes(out_a, out_b)
 
 
@@ -80,7 +82,8 @@ def test_dp_gaussian_mechanism_stays_under_epsilon_delta(monkeypatch):
     eps, delta, lam = 1.0, 1e-3, 2.0
 
     def sampler(shift):
-        return lambda r, g: mech.gaussian_mechanism(np.full((r, 1), shift), lam, eps, delta, g)[0]
+        return lambda r, g: mech.gaussian_mechanism(np.full((r, 1), shift), lam, eps, delta, g, ledger=scratch(),
+                                                    stage="audit")[0]
 
     assert audit_statistics(sampler(0.0), sampler(lam), 40000, seed=2, delta=delta) <= eps
     weaken(monkeypatch)
@@ -105,7 +108,7 @@ def _partition_lb(extra: float, eps_cand: float, delta_cand: float, runs: int, s
         def sample(r, g):
             out = np.zeros((r, centres.size + 1))
             for i in range(r):
-                C, _ = private_partition(Y, 1.0, depth, n_grids, eps_level, gamma, g)
+                C, _ = private_partition(Y, 1.0, depth, n_grids, eps_level, gamma, g, scratch())
                 out[i, :-1] = np.isclose(C[:, :1], centres[None, :]).any(0)
                 out[i, -1] = C.shape[0]
             return out
@@ -142,8 +145,9 @@ def _search_lb(eps_search: float, runs: int, seed: int) -> float:
     Y_b = np.vstack([Y_a, [[0.0, 1.0]]])
 
     def outcomes(Y, g):
-        return np.array([private_local_search(Y, C, np.array([0, 1]), 1, steps, eps_step, eps_final, 1.0, g)[0][0]
-                         for _ in range(runs)])
+        led = scratch()
+        return np.array([private_local_search(Y, C, np.array([0, 1]), 1, steps, eps_step, eps_final, 1.0, g,
+                                              led)[0][0] for _ in range(runs)])
 
     g = np.random.default_rng(seed)
     return audit_outcomes(outcomes(Y_a, g), outcomes(Y_b, g))

@@ -12,7 +12,16 @@ import pytest
 from scipy import stats
 
 from dpfed_core.privacy import mechanisms as mech
-from dpfed_core.errors import ConfigError
+from dpfed_core.errors import BudgetExceededError, ConfigError
+from dpfed_core.privacy.ledger import PrivacyLedger
+
+
+def led():
+    """An unbounded ledger view: these tests check the samplers; the charge is checked below."""
+    return PrivacyLedger(math.inf).for_entity("test")
+
+
+L = dict(stage="test")
 
 P_MIN = 1e-4
 
@@ -30,14 +39,14 @@ def test_mech_laplace_noise_fits_laplace(scale):
 
 def test_mech_laplace_mechanism_scale_is_sensitivity_over_epsilon():
     values = np.full(20000, 3.0)
-    out, b = mech.laplace_mechanism(values, 2.0, 0.5, rng(2))
+    out, b = mech.laplace_mechanism(values, 2.0, 0.5, rng(2), ledger=led(), **L)
     assert b == pytest.approx(4.0, rel=1e-7)  # OpenDP charges the 2^-40 rounding
     assert stats.kstest(out - 3.0, stats.laplace(scale=4.0).cdf).pvalue > P_MIN
 
 
 @pytest.mark.parametrize("scale", [0.7, 3.0])
 def test_mech_count_mechanism_fits_discrete_laplace(scale):
-    out, b = mech.count_mechanism(np.full(20000, 7), 1, 1.0 / scale, rng(3))
+    out, b = mech.count_mechanism(np.full(20000, 7), 1, 1.0 / scale, rng(3), ledger=led(), **L)
     assert b == scale and out.dtype == np.int64
     q = math.exp(-1.0 / scale)
     z = np.arange(-60, 61)
@@ -50,7 +59,7 @@ def test_mech_count_mechanism_fits_discrete_laplace(scale):
 
 
 def test_mech_gaussian_mechanism_fits_normal_with_opendp_sigma():
-    out, sigma = mech.gaussian_mechanism(np.zeros(20000), 1.0, 1.0, 1e-5, rng(4))
+    out, sigma = mech.gaussian_mechanism(np.zeros(20000), 1.0, 1.0, 1e-5, rng(4), ledger=led(), **L)
     assert sigma == mech.gaussian_sigma(1.0, 1e-5, 1.0, 20000)
     # OpenDP's map (zCDP → (ε, δ)) needs a little more noise than the continuous analytic curve
     assert 1.0 < sigma / mech.gaussian_sigma_analytic(1.0, 1e-5, 1.0) < 1.1
@@ -92,7 +101,7 @@ def test_mech_exponential_mechanism_exact_probabilities(monotone):
     u = np.array([0.0, 1.0, 2.5, 3.0, -1.0])
     eps, sens, n = 1.3, 1.0, 40000
     g = rng(5)
-    draws = np.array([mech.exponential_mechanism(u, sens, eps, g, monotone=monotone) for _ in range(n)])
+    draws = np.array([mech.exponential_mechanism(u, sens, eps, g, monotone=monotone, ledger=led(), **L) for _ in range(n)])
     p = mech.exponential_mechanism_probabilities(u, sens, eps, monotone=monotone)
     expected = np.exp((1 if monotone else 0.5) * eps * u / sens)
     np.testing.assert_allclose(p, expected / expected.sum())
@@ -103,13 +112,13 @@ def test_mech_exponential_mechanism_exact_probabilities(monotone):
 def test_mech_exponential_mechanism_handles_huge_utilities_and_minus_inf():
     u = np.array([-1e300, 1e6, 1e6 - 1, -np.inf])
     g = rng(6)
-    picks = {mech.exponential_mechanism(u, 1.0, 2.0, g) for _ in range(200)}
+    picks = {mech.exponential_mechanism(u, 1.0, 2.0, g, ledger=led(), **L) for _ in range(200)}
     assert picks <= {1, 2} and 3 not in picks
     assert np.isfinite(mech.exponential_mechanism_probabilities(u, 1.0, 2.0)[:3]).all()
 
 
 def test_mech_exponential_mechanism_infinite_epsilon_is_argmax():
-    assert mech.exponential_mechanism([1.0, 5.0, 2.0], 1.0, math.inf, rng(7)) == 1
+    assert mech.exponential_mechanism([1.0, 5.0, 2.0], 1.0, math.inf, rng(7), ledger=led(), **L) == 1
 
 
 @pytest.mark.parametrize("monotone", [False, True])
@@ -117,7 +126,7 @@ def test_mech_gumbel_top_s_exact_sequence_probabilities(monotone):
     u = np.array([0.0, 2.0, 1.0, 3.0])
     s, eps, sens, n = 2, 2.0, 1.0, 40000
     g = rng(8)
-    out = mech.gumbel_top_s(np.tile(u, (n, 1)), s, sens, eps, g, monotone=monotone)  # one draw per row
+    out = mech.gumbel_top_s(np.tile(u, (n, 1)), s, sens, eps, g, monotone=monotone, ledger=led(), **L)  # one draw per row
     seqs = list(itertools.permutations(range(u.size), s))
     code = {q: i for i, q in enumerate(seqs)}
     observed = np.bincount([code[tuple(r)] for r in out], minlength=len(seqs))
@@ -128,16 +137,16 @@ def test_mech_gumbel_top_s_exact_sequence_probabilities(monotone):
 
 def test_mech_gumbel_top_s_rows_and_exact_limit():
     u = np.array([[1.0, 5.0, 3.0, 4.0], [9.0, 0.0, 8.0, 7.0]])
-    np.testing.assert_array_equal(mech.gumbel_top_s(u, 2, 1.0, math.inf, rng(9)), [[1, 3], [0, 2]])
+    np.testing.assert_array_equal(mech.gumbel_top_s(u, 2, 1.0, math.inf, rng(9), ledger=led(), **L), [[1, 3], [0, 2]])
     with pytest.raises(ConfigError):
-        mech.gumbel_top_s(u, 5, 1.0, 1.0, rng(9))
+        mech.gumbel_top_s(u, 5, 1.0, 1.0, rng(9), ledger=led(), **L)
 
 
 # ------------------------------------------------------------------------- private partition
 def test_mech_partition_keep_matches_its_probability():
     gamma = mech.partition_threshold(0.5, 0.01)
     c = np.repeat([0, 5, 8, 9, 12], 4000)
-    keep = mech.partition_keep(c, 0.5, gamma, rng(12))
+    keep = mech.partition_keep(c, 0.5, gamma, rng(12), ledger=led(), **L)
     p = mech.partition_keep_probability([0, 5, 8, 9, 12], 0.5, gamma)
     for v, pv in zip([0, 5, 8, 9, 12], p):
         assert stats.binomtest(int(keep[c == v].sum()), 4000, pv).pvalue > P_MIN
@@ -161,9 +170,9 @@ def test_mech_partition_keep_probability_ratio_bounds_and_threshold():
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan")])
 def test_mech_rejects_bad_epsilon(bad):
     with pytest.raises(ConfigError):
-        mech.laplace_mechanism([1.0], 1.0, bad, rng())
+        mech.laplace_mechanism([1.0], 1.0, bad, rng(), ledger=led(), **L)
     with pytest.raises(ConfigError):
-        mech.exponential_mechanism([1.0, 2.0], 1.0, bad, rng())
+        mech.exponential_mechanism([1.0, 2.0], 1.0, bad, rng(), ledger=led(), **L)
 
 
 @pytest.mark.parametrize("delta", [0.0, 1.0, -0.1])
@@ -173,7 +182,49 @@ def test_mech_gaussian_rejects_bad_delta(delta):
 
 
 def test_mech_infinite_epsilon_adds_no_noise():
-    out, b = mech.laplace_mechanism([1.0, 2.0], 1.0, math.inf, rng())
+    out, b = mech.laplace_mechanism([1.0, 2.0], 1.0, math.inf, rng(), ledger=led(), **L)
     assert b == 0 and out.tolist() == [1.0, 2.0]
-    out, s = mech.gaussian_mechanism([1.0], 1.0, math.inf, 1e-6, rng())
+    out, s = mech.gaussian_mechanism([1.0], 1.0, math.inf, 1e-6, rng(), ledger=led(), **L)
     assert s == 0 and out.tolist() == [1.0]
+
+
+def test_every_mechanism_charges_its_ledger_before_drawing():
+    """A draw never escapes its charge: each mechanism records its own row (mechanism, ε, δ,
+    sensitivity, scale, and ρ for the Gaussian), and a ledger that refuses the spend stops the
+    mechanism before any noise is drawn."""
+    ledger = PrivacyLedger(1.0, 1e-6)
+    e = ledger.for_entity("h")
+    mech.count_mechanism([3, 4], 1, 0.25, rng(), ledger=e, stage="size")
+    mech.gaussian_mechanism(np.zeros(5), 2.0, 0.25, 5e-7, rng(), ledger=e, stage="sums")
+    mech.laplace_mechanism(np.zeros(3), 1.0, 0.25, rng(), ledger=e, stage="sums")
+    rows = ledger.rows
+    assert [r.stage for r in rows] == ["size", "sums", "sums"]
+    assert rows[0].noise_scale == pytest.approx(4.0) and rows[0].epsilon == 0.25
+    g = rows[1]
+    assert g.sensitivity == 2.0 and g.rho is not None and g.rho == pytest.approx(2.0 ** 2 / (2 * g.noise_scale ** 2))
+    assert rows[2].noise_scale == pytest.approx(mech.laplace_scale(1.0, 0.25, 3))
+
+    class Exploding:
+        """A generator whose use would mean noise was drawn."""
+
+        def __getattr__(self, item):
+            raise AssertionError("noise drawn after a refused charge")
+
+    with pytest.raises(BudgetExceededError):
+        mech.count_mechanism([1], 1, 0.5, Exploding(), ledger=e, stage="too much")
+    assert len(ledger.rows) == 3
+
+
+def test_gaussian_rows_compose_by_rho_and_say_so():
+    """Two Gaussian rows of one entity compose in zCDP (ρ adds up), tighter than adding their ε."""
+    from dpfed_core.privacy.ledger import ZCDP, compose
+    from dpfed_core.privacy.noise import zcdp_epsilon
+
+    ledger = PrivacyLedger(2.0, 1e-6)
+    e = ledger.for_entity("h")
+    for _ in range(2):
+        mech.gaussian_mechanism(np.zeros(10), 1.0, 1.0, 5e-7, rng(), ledger=e, stage="g")
+    eps, dlt, how = compose(ledger.rows, 1e-6)
+    assert how == ZCDP and eps < 2.0 and dlt == 1e-6
+    assert eps == pytest.approx(zcdp_epsilon(sum(r.rho for r in ledger.rows), 1e-6))
+    assert ledger.spent("h") == (eps, dlt) and ledger.accountant("h") == ZCDP

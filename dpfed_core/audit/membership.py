@@ -73,7 +73,7 @@ from dpfed_core import __version__
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import PrivacyLedger
-from dpfed_core.federation.prototypes import PROTOTYPE_METHODS, PrototypeMethod, make_prototype_method
+from dpfed_core.federation.prototypes import PROTOTYPE_METHODS, PrototypeMethod
 
 ProgressFn = Callable[..., None]
 
@@ -386,23 +386,21 @@ def _v_residual(P: np.ndarray, x: np.ndarray, rank: int, lam: float, rng: np.ran
 
 
 # =============================================================================== one audit
-def _method_for(name: str, k: int, value_max: float, epsilon: float, delta: float,
-                params: dict | None) -> PrototypeMethod:
-    ensure_prototype_methods()
-    cls = PROTOTYPE_METHODS.get(name)
-    if cls is None:
-        return make_prototype_method(name)  # raises the friendly "unknown method" error
-    params = dict(params or {})
-    if getattr(cls, "private", False):
-        params.setdefault("epsilon", epsilon)
-        params.setdefault("delta", delta)
-    else:
-        # a non-private method takes no budget parameters; drop those meant for the DP method
-        import inspect
+def _audit_method(name: str, k: int, value_max: float, epsilon: float, delta: float, params: dict | None,
+                  aggregation: str = "none", max_dropouts: int = 0):
+    """The audited method, built by the one factory of the federation
+    (:func:`~dpfed_core.federation.protocol.build_method`) exactly as a run builds it. In an audit
+    of several methods the parameters meant for another method are dropped: each method keeps only
+    those it declares."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.federation.protocol import build_method, method_class
 
-        accepted = set(inspect.signature(cls.__init__).parameters)
-        params = {key: v for key, v in params.items() if key in accepted}
-    return make_prototype_method(name, k=k, value_max=value_max, **params)
+    ensure_prototype_methods()
+    declared = {p.name for p in method_class(name).parameters}
+    mine = {key: v for key, v in dict(params or {}).items() if key in declared}
+    config = RunConfig(method=name, k=int(k), epsilon=float(epsilon), delta=float(delta),
+                       aggregation=aggregation, max_dropouts=int(max_dropouts), prototype_params=mine)
+    return build_method(config, value_max)
 
 
 def _job_seed(seed: int, *parts) -> np.random.SeedSequence:
@@ -678,12 +676,7 @@ def run_audit(
         summable = is_summable(mname)
         fam = family_of(mname)
         job_conf = 1.0 - (1.0 - confidence) / fam
-        if summable:
-            method = _summable_method(mname, vmax, eps, delta,
-                                      {**dict(prototype_params or {}), "aggregation": aggregation,
-                                       "max_dropouts": max_dropouts})
-        else:
-            method = _method_for(mname, k, vmax, eps, delta, prototype_params)
+        method = _audit_method(mname, k, vmax, eps, delta, prototype_params, aggregation, max_dropouts)
         if summable and power_factor and math.isfinite(eps):
             powers[(mname, float(eps))] = power_check(
                 Xh, other_mats, h, tgts[0], method, runs, _job_seed(seed, mname, eps, "power"),
@@ -820,19 +813,6 @@ def is_summable(name: str) -> bool:
     from dpfed_core.federation.summable import SUMMABLE_METHODS
 
     return name in SUMMABLE_METHODS
-
-
-def _summable_method(name: str, value_max: float, epsilon: float, delta: float, params: dict | None):
-    """The summable method with the run's parameters (keys it does not take are dropped: the
-    prototype parameters of a mixed audit)."""
-    import inspect
-
-    from dpfed_core.federation.summable import SUMMABLE_METHODS, make_summable_method
-
-    accepted = set(inspect.signature(SUMMABLE_METHODS[name].__init__).parameters)
-    params = {key: v for key, v in dict(params or {}).items() if key in accepted}
-    params.update(epsilon=epsilon, delta=delta)
-    return make_summable_method(name, value_max=value_max, **params)
 
 
 def audit_summable_target(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], position: int,

@@ -78,7 +78,7 @@ def cmd_deploy_local(args) -> int:
         if config.method not in SUMMABLE_METHODS:
             raise ConfigError(f"--max-dropouts applies to summable methods ({', '.join(sorted(SUMMABLE_METHODS))}), "
                               f"not to {config.method}")
-        config = config.replace(method_params={**config.method_params, "max_dropouts": args.max_dropouts})
+        # (run_config already put --max-dropouts in RunConfig.max_dropouts, which build_method reads)
     # A deployment is a release: charged to the odometer (or refused) before any node starts.
     from dpfed_core.evaluation.budget import plan_run, settle_run
 

@@ -156,8 +156,12 @@ def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping)
 
 
 def ledger_charges(privacy: Mapping, entities: Sequence[str] | None = None) -> dict[str, tuple[float, float]]:
-    """entity → (Σ ε, Σ δ) of a result document's ``privacy.ledger`` rows (basic composition, as the
-    ledger composes inside an entity). Accepts the JSON form (``"inf"`` strings)."""
+    """entity → (ε, δ) of a result document's ledger: each entity's spend as the ledger composed it
+    (``privacy.per_entity``: basic, or zCDP for Gaussian releases); documents without it (older
+    ones) by basic composition of the ``privacy.ledger`` rows. Accepts the JSON form (``"inf"``)."""
+    if privacy.get("per_entity"):
+        return {str(r["entity"]): (float(r["epsilon"]), min(float(r.get("delta") or 0.0), 1.0))
+                for r in privacy["per_entity"] if entities is None or r["entity"] in entities}
     acc: dict[str, list[float]] = {}
     for row in privacy.get("ledger", []):
         a = acc.setdefault(str(row["entity"]), [0.0, 0.0])

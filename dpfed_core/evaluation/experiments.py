@@ -83,6 +83,9 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
         "requested_delta": config.delta if uses_epsilon else 0.0,
         "ledger": result.ledger.to_records(),
         "per_stage": result.ledger.per_stage(),
+        # each entity's spend as the ledger composed it (basic, or zCDP for Gaussian releases)
+        "per_entity": result.ledger.per_entity(),
+        "accountant": result.ledger.accountant(),
         **_guarantee_terms(result, eps, dlt, private, simulation),
         # Summable methods: the trust model and both guarantees (against the server; against the
         # server with all other entities), see dpfed_core.federation.summable_protocol.

@@ -29,7 +29,8 @@ Privacy unit: one user (one row, ℓ2 norm ≤ Λ after the pipeline's row scali
   true count), shrunk toward 0 by positive-part James–Stein with the public σ, clipped to the
   Λ-ball; weight = max(noisy count, 0); k-means on the weighted points.
 
-Total: (ε_tree + ε_leaf, δ) by basic composition; the caller writes one ledger row per stage.
+Total: (ε_tree + ε_leaf, δ) by basic composition; every counted level and the leaf sums record their
+own ledger rows (the mechanisms write them before drawing).
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ import scipy.sparse as sp
 
 from dpfed_core.privacy import mechanisms as mech
 
-__all__ = ["LSH_SPLIT", "LshCoreset", "LshTree", "build_lsh_tree", "james_stein", "leaf_sigma", "leaf_threshold",
+__all__ = ["LSH_SPLIT", "LshCoreset", "LshTree", "build_lsh_tree", "james_stein", "leaf_threshold",
            "lsh_tree_coreset",
            "noisy_leaf_averages", "weighted_kmeans"]
 
@@ -92,26 +93,13 @@ def _hash_bits(X, hyperplanes: np.ndarray) -> np.ndarray:
     return (proj < 0).astype(np.int64)
 
 
-def leaf_sigma(eps_leaf: float, delta_leaf: float, radius: float, size: int) -> float:
-    """σ of the leaf sums' Gaussian noise, from the mechanisms module's own calibration (so the
-    ledger row states the σ actually drawn). 0 for ε = inf."""
-    if math.isinf(eps_leaf):
-        return 0.0
-    calibrate = getattr(mech, "gaussian_sigma", None)
-    if calibrate is not None:  # a sampler-specific calibration (e.g. OpenDP's map), if provided
-        return float(calibrate(eps_leaf, delta_leaf, radius, size))
-    return float(mech.gaussian_sigma_analytic(eps_leaf, delta_leaf, radius))
-
-
-def _noisy_counts(true: np.ndarray, eps_level: float, rng: np.random.Generator) -> np.ndarray:
-    """Counts of one tree level (disjoint nodes: L1 sensitivity 1) at ε_level, through the
-    mechanisms module (integer counts where it offers a count mechanism)."""
-    if math.isinf(eps_level):
-        return np.asarray(true, dtype=np.float64)
-    counter = getattr(mech, "count_mechanism", None)
-    if counter is not None:
-        return np.asarray(counter(true, 1, eps_level, rng)[0], dtype=np.float64)
-    return mech.laplace_mechanism(np.asarray(true, dtype=np.float64), 1.0, eps_level, rng)[0]
+def _noisy_counts(true: np.ndarray, eps_level: float, rng: np.random.Generator, ledger, level: int,
+                  depth: int) -> np.ndarray:
+    """Counts of one tree level (disjoint nodes: L1 sensitivity 1) at ε_level: integer counts by
+    the discrete Laplace, the level's ledger row recorded by the mechanism itself."""
+    return np.asarray(mech.count_mechanism(true, 1, eps_level, rng, ledger=ledger, stage="candidates",
+                                           note=f"LSH tree level {level} of {depth} (root = 0): counts of "
+                                                "disjoint nodes, sensitivity 1")[0], dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -131,19 +119,20 @@ class LshTree:
 
 
 def build_lsh_tree(X, depth: int, eps_tree: float, min_node: float, min_branch: float,
-                   rng: np.random.Generator) -> LshTree:
+                   rng: np.random.Generator, ledger) -> LshTree:
     """Stage "candidates": the SimHash prefix tree with noisy counts (privacy map: module docstring).
 
     X : (n, m) dense or sparse rows (ℓ2 ≤ Λ). depth : D hash bits below the root. eps_tree : ε of
     all D + 1 levels together (ε_tree/(D+1) each; ``inf`` = exact). min_node, min_branch : public
     thresholds on noisy counts (keep / branch a node). rng : the method's noise source.
+    ledger : the entity's ledger view (one row per counted level, recorded before its draw).
     """
     n, m = X.shape
     # data-independent hyperplanes: drawing them from the method's generator is not a release
     H = rng.standard_normal((depth, m))
     bits = _hash_bits(X, H)
     eps_level = eps_tree / (depth + 1)
-    node_cnt = _noisy_counts(np.array([n]), eps_level, rng)  # level 0: the root, always kept
+    node_cnt = _noisy_counts(np.array([n]), eps_level, rng, ledger, 0, depth)  # level 0: the root, always kept
     n_root = float(node_cnt[0])
     node_code = np.zeros(1, dtype=np.int64)             # hash prefix of each node of the level
     alive = np.arange(n)                                 # users still on a kept path
@@ -163,7 +152,7 @@ def build_lsh_tree(X, depth: int, eps_tree: float, min_node: float, min_branch: 
             ch_code = 2 * np.repeat(node_code[bidx], 2) + np.tile(np.array([0, 1], dtype=np.int64), bidx.size)
             in_branch = branch[pt_node]
             child = 2 * pos[pt_node[in_branch]] + bits[alive[in_branch], t]
-            noisy = _noisy_counts(np.bincount(child, minlength=ch_code.size), eps_level, rng)
+            noisy = _noisy_counts(np.bincount(child, minlength=ch_code.size), eps_level, rng, ledger, t + 1, depth)
             tree_counts.append(noisy.copy())
             keep = noisy >= min_node
             has_child[ch_parent[keep]] = True
@@ -213,7 +202,7 @@ def james_stein(averages: np.ndarray, noisy_counts: np.ndarray, sigma: float) ->
 
 
 def noisy_leaf_averages(X, tree: LshTree, radius: float, eps_leaf: float, delta_leaf: float,
-                        rng: np.random.Generator) -> tuple[np.ndarray, float]:
+                        rng: np.random.Generator, ledger) -> tuple[np.ndarray, float]:
     """Stage "coreset sums": Gaussian noise on all sums of every leaf (L2 sensitivity Λ, disjoint
     leaves), divided by max(noisy leaf count, 1) — never a true count —, shrunk by
     :func:`james_stein` (post-processing) and clipped to the Λ-ball.
@@ -225,10 +214,10 @@ def noisy_leaf_averages(X, tree: LshTree, radius: float, eps_leaf: float, delta_
                       shape=(L, n))
     sums = A @ X
     sums = np.asarray(sums.todense()) if sp.issparse(sums) else np.asarray(sums, dtype=np.float64)
-    if math.isinf(eps_leaf):
-        sigma = 0.0
-    else:
-        sums, sigma = mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng)
+    sums, sigma = mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng, ledger=ledger,
+                                          stage="coreset sums",
+                                          note=f"all {m} sums of each of the {L} leaves (disjoint); L2 "
+                                               "sensitivity Λ; leaf average = noisy sum / max(noisy count, 1)")
     pts = sums / np.maximum(tree.counts, 1.0)[:, None]
     pts = james_stein(pts, tree.counts, sigma)
     norms = np.sqrt((pts * pts).sum(1))
@@ -237,10 +226,10 @@ def noisy_leaf_averages(X, tree: LshTree, radius: float, eps_leaf: float, delta_
 
 
 def lsh_tree_coreset(X, radius: float, depth: int, eps_tree: float, eps_leaf: float, delta_leaf: float,
-                     min_node: float, min_branch: float, rng: np.random.Generator) -> LshCoreset:
-    """Both stages in one call (tests and benchmarks; the pipeline writes a ledger row between them)."""
-    tree = build_lsh_tree(X, depth, eps_tree, min_node, min_branch, rng)
-    pts, _ = noisy_leaf_averages(X, tree, radius, eps_leaf, delta_leaf, rng)
+                     min_node: float, min_branch: float, rng: np.random.Generator, ledger) -> LshCoreset:
+    """Both stages in one call (tests and benchmarks), charged to ``ledger``."""
+    tree = build_lsh_tree(X, depth, eps_tree, min_node, min_branch, rng, ledger)
+    pts, _ = noisy_leaf_averages(X, tree, radius, eps_leaf, delta_leaf, rng, ledger)
     return LshCoreset(pts, np.maximum(tree.counts, 0.0), tree.levels, tree.n_root, tree.leaf_of, tree.tree_counts)
 
 

@@ -60,7 +60,6 @@ import scipy.sparse as sp
 
 from dpfed_core.federation import coresets
 from dpfed_core.privacy import mechanisms as mech
-from dpfed_core.privacy.noise import noise_label
 from dpfed_core.config import Param
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import EntityLedger
@@ -141,7 +140,8 @@ def default_projection_dim(n_hat: float) -> int:
 
 # ------------------------------------------------------------------------- stage 2: candidates
 def private_partition(Y: np.ndarray, radius: float, depth: int, n_grids: int, eps_level: float,
-                      gamma: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                      gamma: float, rng: np.random.Generator, ledger: EntityLedger,
+                      tag: str = "") -> tuple[np.ndarray, np.ndarray]:
     """Candidate centres from the private partition (paper Alg. 4) on shifted grids.
 
     Parameters
@@ -152,6 +152,8 @@ def private_partition(Y: np.ndarray, radius: float, depth: int, n_grids: int, ep
         offset in [0, 2Λ)^p (their root cube has side 4Λ and is never tested, so they test
         ``depth + 1`` levels: sides 2Λ … 2Λ/2^depth).
     eps_level, gamma : ε' and γ of f(c) for every test.
+    ledger, tag : the entity's ledger view (each level test records its own row, stage
+        ``candidates``) and a prefix for the rows' notes.
 
     Returns
     -------
@@ -170,15 +172,17 @@ def private_partition(Y: np.ndarray, radius: float, depth: int, n_grids: int, ep
         group = np.zeros(n, dtype=np.int64)  # id of each point's kept cube at the previous level
         active = np.arange(n)
         for a in range(first, first + n_levels):
-            if active.size == 0:
-                break
+            # no shortcut when no point is left: the level is tested (on no cube) all the same, so
+            # the tests run — and the ledger rows — never reveal that an entity is empty
             side = root_side / 2.0 ** a
             cell = np.floor((Y[active] - offset) / side).astype(np.int64)  # (n_active, p)
             bits = cell & 1  # which half of its parent cube, per coordinate
             # child code = (parent group, p child bits); p ≤ 40 is enforced so this fits in int64
             code = group * (1 << p) + (bits << np.arange(p, dtype=np.int64)).sum(1)
             uniq, inv, counts = np.unique(code, return_inverse=True, return_counts=True)
-            keep = mech.partition_keep(counts, eps_level, gamma, rng)  # counts + discrete Laplace ≥ γ
+            keep = mech.partition_keep(counts, eps_level, gamma, rng, ledger=ledger, stage="candidates",
+                                       note=f"{tag}grid {g + 1}/{n_grids}, level {a}: counts + discrete "
+                                            f"Laplace ≥ γ={gamma:.4g}")
             if not keep.any():
                 break
             # centre of each kept cube, from any one of its points
@@ -217,7 +221,8 @@ def search_plan(eps_search: float, steps: int, final_choice: bool) -> tuple[floa
 
 # ---------------------------------------------------------------------- stage 3: local search
 def recover_paper(sums: np.ndarray, denom: np.ndarray, s: int, bound: float, vmin: float, vmax: float,
-                  eps_sup: float, eps_sum: float, rng: np.random.Generator, spend, tag: str) -> np.ndarray:
+                  eps_sup: float, eps_sum: float, rng: np.random.Generator, ledger: EntityLedger,
+                  tag: str) -> np.ndarray:
     """Recovery of the paper's variant (Alg. 1 on sums) for k disjoint clusters.
 
     sums : (k, m) cluster sums of rows clipped to [vmin, vmax]. denom : (k, 1) max(noisy count, 1).
@@ -226,30 +231,28 @@ def recover_paper(sums: np.ndarray, denom: np.ndarray, s: int, bound: float, vmi
     Privacy map (per entity; clusters are disjoint, so the k clusters compose in parallel):
     *support* — one-shot Gumbel top-s of each sum ≡ s peeled exponential mechanisms, per-coordinate
     sensitivity Λ∞ = max(|vmin|, |vmax|), monotone when vmin = 0 (adding a user only raises sums):
-    ε_sup-DP; *sums* — Laplace on the s selected sums, L1 sensitivity s·Λ∞: ε_sum-DP. Each ledger row
-    is written (``spend``) before its noise is drawn.
+    ε_sup-DP; *sums* — Laplace on the s selected sums, L1 sensitivity s·Λ∞: ε_sum-DP. Each
+    mechanism writes its own ledger row before its noise is drawn.
     """
     k, m = sums.shape
     if s < m:
-        monotone = vmin == 0
-        beta = 0.0 if math.isinf(eps_sup) else s * (1.0 if monotone else 2.0) * bound / eps_sup
-        spend("recovery: support", "Gumbel top-s (one-shot)", eps_sup, 0.0, bound, beta,
-              f"{tag}top-{s} coordinates of each cluster sum; per-coordinate sensitivity Λ∞")
-        support = mech.gumbel_top_s(sums, s, bound, eps_sup, rng, monotone=monotone)
+        support = mech.gumbel_top_s(sums, s, bound, eps_sup, rng, monotone=vmin == 0, ledger=ledger,
+                                    stage="recovery: support",
+                                    note=f"{tag}top-{s} coordinates of each cluster sum; per-coordinate "
+                                         "sensitivity Λ∞")
     else:
         support = np.broadcast_to(np.arange(m), (k, m))
-    spend("recovery: sums", "Laplace", eps_sum, 0.0, s * bound, mech.laplace_scale(s * bound, eps_sum, k * s),
-          f"{tag}{s} selected sums per cluster; L1 sensitivity s·Λ∞")
     sel = np.take_along_axis(sums, support, axis=1)
-    noisy_sel, _ = mech.laplace_mechanism(sel, s * bound, eps_sum, rng)
+    noisy_sel, _ = mech.laplace_mechanism(sel, s * bound, eps_sum, rng, ledger=ledger, stage="recovery: sums",
+                                          note=f"{tag}{s} selected sums per cluster; L1 sensitivity s·Λ∞")
     P = np.zeros((k, m))
     np.put_along_axis(P, support, np.clip(noisy_sel / denom, vmin, vmax), axis=1)
     return P
 
 
 def recover_gaussian(sums: np.ndarray, denom: np.ndarray, s: int, lam: float, vmin: float, vmax: float,
-                     eps_sum: float, delta_sum: float, threshold: float, rng: np.random.Generator, spend,
-                     what: str) -> np.ndarray:
+                     eps_sum: float, delta_sum: float, threshold: float, rng: np.random.Generator,
+                     ledger: EntityLedger, what: str) -> np.ndarray:
     """Recovery of the Gaussian variant for k disjoint clusters.
 
     sums : (k, m) cluster sums of rows scaled to ℓ2 ≤ Λ (``lam``). denom : (k, 1) max(noisy count, 1).
@@ -260,12 +263,11 @@ def recover_gaussian(sums: np.ndarray, denom: np.ndarray, s: int, lam: float, vm
     Privacy map: Gaussian noise on all m sums of each cluster, L2 sensitivity Λ (one user adds one
     row of norm ≤ Λ to one cluster), σ the smallest OpenDP's privacy map accepts for (ε_sum, δ_sum)
     (:func:`~dpfed_core.privacy.mechanisms.gaussian_sigma`); clusters disjoint → parallel. The
-    ledger row is written (``spend``) before the noise is drawn.
+    mechanism writes its ledger row (with its zCDP ρ) before the noise is drawn.
     """
     k, m = sums.shape
-    sigma = 0.0 if math.isinf(eps_sum) else mech.gaussian_sigma(eps_sum, delta_sum, lam, k * m)
-    spend("recovery: sums", "Gaussian (OpenDP map)", eps_sum, delta_sum, lam, sigma, f"{what}; L2 sensitivity Λ")
-    noisy_sums, _ = mech.gaussian_mechanism(sums, lam, eps_sum, delta_sum, rng)
+    noisy_sums, sigma = mech.gaussian_mechanism(sums, lam, eps_sum, delta_sum, rng, ledger=ledger,
+                                                stage="recovery: sums", note=f"{what}; L2 sensitivity Λ")
     if threshold > 0:  # post-processing with the public σ: drop sums within τσ of 0
         noisy_sums[np.abs(noisy_sums) < threshold * sigma] = 0.0
     P = np.clip(noisy_sums / denom, vmin, vmax)
@@ -408,7 +410,7 @@ class _SwapScorer:
 
 def private_local_search(Y: np.ndarray, C: np.ndarray, order: np.ndarray, k: int, steps: int,
                          eps_step: float, eps_final: float, radius: float,
-                         rng: np.random.Generator) -> tuple[np.ndarray, float]:
+                         rng: np.random.Generator, ledger: EntityLedger, tag: str = "") -> tuple[np.ndarray, float]:
     """Private local search (paper Alg. 6) over candidates ``C`` (M × p).
 
     ``order`` ranks candidates for the start (finest cubes first, ties at random — post-processing
@@ -430,7 +432,8 @@ def private_local_search(Y: np.ndarray, C: np.ndarray, order: np.ndarray, k: int
             losses.append(current)
         swaps[:, Z] = np.inf  # a candidate already in Z is not a swap
         utilities = -np.concatenate([[current], swaps.ravel()])
-        r = mech.exponential_mechanism(utilities, cap, eps_step, rng, monotone=True)
+        r = mech.exponential_mechanism(utilities, cap, eps_step, rng, monotone=True, ledger=ledger,
+                                       stage="local search", note=f"{tag}swap step; loss clipped at 4Λ²")
         if r > 0:
             a, c = divmod(r - 1, M)
             Z = Z.copy()
@@ -440,7 +443,9 @@ def private_local_search(Y: np.ndarray, C: np.ndarray, order: np.ndarray, k: int
             losses.append(current)
         history.append(Z.copy())
     if eps_final > 0:
-        t = mech.exponential_mechanism(-np.asarray(losses), cap, eps_final, rng, monotone=True)
+        t = mech.exponential_mechanism(-np.asarray(losses), cap, eps_final, rng, monotone=True, ledger=ledger,
+                                       stage="local search", note=f"{tag}final choice among the {len(losses)} "
+                                                                  "solutions; loss clipped at 4Λ²")
     else:
         t = len(history) - 1
     return history[t], losses[t]
@@ -800,13 +805,10 @@ class DPPrototypes(PrototypeMethod):
         plan["size"] = eps * f_size * (1 - 1e-12)
         return plan
 
-    def _spend(self, ledger: EntityLedger, stage: str, mechanism: str, epsilon: float, delta: float,
-               sensitivity: float, noise_scale: float, note: str) -> None:
-        """Record a spend (the ledger refuses an overspend) and keep a copy in ``spend_``.
-        Notes only contain public quantities (parameters), never data-dependent values."""
-        row = ledger.spend(stage, mechanism, epsilon, delta, sensitivity, noise_scale, note,
-                           getattr(self, "_sampler_label", ""))
-        self.spend_.append(row)
+    @staticmethod
+    def _rows_since(ledger: EntityLedger, start: int) -> list:
+        """The rows this entity's mechanisms recorded since ``start`` (the call's own spend)."""
+        return [r for r in ledger.ledger.rows[start:] if r.entity == ledger.entity]
 
     # ------------------------------------------------------------------ recovery
     def _recover(self, Xc: sp.csr_matrix, Xs: sp.csr_matrix, labels: np.ndarray, eps_cnt: float,
@@ -825,22 +827,20 @@ class DPPrototypes(PrototypeMethod):
         s = min(s, m)
         bound = max(abs(vmin), abs(vmax))  # Λ∞: the most one user moves one coordinate's sum
         A = _indicator(labels, k)
-        inf = math.isinf(eps_cnt)
-        # every ledger row is written *before* its noise is drawn, so a refused spend releases nothing
-        self._spend(ledger, "recovery: counts", "discrete Laplace", eps_cnt, 0.0, 1.0, 0.0 if inf else 1.0 / eps_cnt,
-                    f"{tag}noisy size of each of the k={k} disjoint clusters (parallel composition)")
+        # every mechanism writes its ledger row *before* its noise is drawn: a refused spend releases nothing
         true_n = np.asarray(A.sum(1)).ravel()
-        noisy_n, _ = mech.count_mechanism(true_n, 1, eps_cnt, rng)
+        noisy_n, _ = mech.count_mechanism(true_n, 1, eps_cnt, rng, ledger=ledger, stage="recovery: counts",
+                                          note=f"{tag}noisy size of each of the k={k} disjoint clusters "
+                                               "(parallel composition)")
         noisy_n = noisy_n.astype(np.float64)
         denom = np.maximum(noisy_n, 1.0)[:, None]  # a noisy count, never the true one
-        spend = lambda *row: self._spend(ledger, *row)  # noqa: E731  (this entity's ledger view)
         if self.variant == "paper":
             P = recover_paper(np.asarray((A @ Xc).todense()), denom, s, bound, vmin, vmax, eps_sup, eps_sum,
-                              rng, spend, tag)
+                              rng, ledger, tag)
         else:
             how = "normalised to ℓ2 = Λ" if self.row_scaling == "normalise" else "clipped to ℓ2 ≤ Λ"
             P = recover_gaussian(np.asarray((A @ Xs).todense()), denom, s, lam, vmin, vmax, eps_sum, delta_sum,
-                                 self.threshold, rng, spend, f"{tag}all {m} sums per cluster of rows {how}")
+                                 self.threshold, rng, ledger, f"{tag}all {m} sums per cluster of rows {how}")
         return P, noisy_n
 
     # ------------------------------------------------------------------ LSH coreset (issue 14)
@@ -864,17 +864,9 @@ class DPPrototypes(PrototypeMethod):
         sigma_pub = mech.gaussian_sigma_analytic(e_leaf, d_leaf, lam) if private else 0.0
         min_node = coresets.leaf_threshold(m, sigma_pub, lam, float(self.lsh_node_factor))
         min_branch = coresets.BRANCH_FACTOR * min_node
-        # each ledger row before its noise is drawn (a refused spend releases nothing)
-        self._spend(ledger, "candidates", "LSH prefix tree counts (Laplace per level)", e_tree, 0.0, 1.0,
-                    (D + 1) / e_tree if private else 0.0,
-                    f"{D + 1} levels (root + {D} hash bits) at ε={e_tree / (D + 1):.3g} each; nodes of a level "
-                    f"are disjoint (count sensitivity 1); keep ≥ {min_node:.4g}, branch ≥ {min_branch:.4g}")
-        tree = coresets.build_lsh_tree(Xs, D, e_tree, min_node, min_branch, rng)
-        sigma = coresets.leaf_sigma(e_leaf, d_leaf, lam, tree.counts.size * m) if private else 0.0
-        self._spend(ledger, "coreset sums", "Gaussian", e_leaf, d_leaf, lam, sigma,
-                    f"all {m} sums of each of the {tree.counts.size} leaves (disjoint); L2 sensitivity Λ; "
-                    "leaf average = noisy sum / max(noisy count, 1)")
-        points, _ = coresets.noisy_leaf_averages(Xs, tree, lam, e_leaf, d_leaf, rng)
+        # each mechanism records its ledger row before its noise is drawn (a refused spend releases nothing)
+        tree = coresets.build_lsh_tree(Xs, D, e_tree, min_node, min_branch, rng, ledger)
+        points, _ = coresets.noisy_leaf_averages(Xs, tree, lam, e_leaf, d_leaf, rng, ledger)
         core = coresets.LshCoreset(points, np.maximum(tree.counts, 0.0), tree.levels, tree.n_root,
                                    tree.leaf_of, tree.tree_counts)
         centres, weights = coresets.weighted_kmeans(core.points, core.weights, k, rng)
@@ -898,13 +890,18 @@ class DPPrototypes(PrototypeMethod):
     def release(self, X, rng: np.random.Generator, ledger: EntityLedger) -> PrototypeRelease:
         X = sp.csr_matrix(X, dtype=np.float64)
         self._validate(X, ledger.entity)
+        start = len(ledger.ledger.rows)
+        try:
+            return self._release(X, rng, ledger)
+        finally:
+            self.spend_ = self._rows_since(ledger, start)
+
+    def _release(self, X: sp.csr_matrix, rng: np.random.Generator, ledger: EntityLedger) -> PrototypeRelease:
         n, m = X.shape
         vmin, vmax, lam, s = self._bounds(X)
         eps = float(self.epsilon)
         private = math.isfinite(eps)
         delta = float(self.delta) if private else 0.0
-        self.spend_ = []
-        self._sampler_label = noise_label(rng) if private else ""
 
         Xc, Xs = self._preprocess(X)
 
@@ -915,9 +912,8 @@ class DPPrototypes(PrototypeMethod):
                 e_size = self.budget_plan(m)["size"]
                 uses = " and ".join(x for x, on in (("the projection dimension p", self.projection_dim is None),
                                                     ("the number of clusters k", self.cluster_size is not None)) if on)
-                self._spend(ledger, "size", "discrete Laplace", e_size, 0.0, 1.0, 1.0 / e_size,
-                            f"noisy user count n̂, used only to choose {uses}")
-                self.n_hat_ = float(mech.count_mechanism(n, 1, e_size, rng)[0])
+                self.n_hat_ = float(mech.count_mechanism(n, 1, e_size, rng, ledger=ledger, stage="size",
+                                                         note=f"noisy user count n̂, used only to choose {uses}")[0])
             else:
                 self.n_hat_ = float(n)
         k = self.effective_k(self.n_hat_)
@@ -953,7 +949,6 @@ class DPPrototypes(PrototypeMethod):
         e_search = plan["search"] / T_r
         e_cnt, e_sup, e_sum = (plan[x] / T_r / (R + 1) if private else math.inf
                                for x in ("counts", "support", "sums"))
-        n_tests = self.depth + (self.n_grids - 1) * (self.depth + 1)
         if private:
             eps_level, gamma = partition_plan(e_cand, d_cand, self.depth, self.n_grids)
             eps_step, eps_final = search_plan(e_search, steps, self.final_choice)
@@ -969,26 +964,17 @@ class DPPrototypes(PrototypeMethod):
             G = rng.standard_normal((p, m))
             Y = _clip_rows(np.asarray(Xs @ G.T) / math.sqrt(p), lam)
 
-            # 2. candidates
-            self._spend(
-                ledger, "candidates", "private partition (randomised threshold)",
-                e_cand if private else math.inf, d_cand, 1.0, 1.0 / eps_level if private else 0.0,
-                f"{tag}{self.n_grids} grids, {n_tests} level tests at ε'={eps_level:.3g} each, "
-                f"γ={gamma:.4g}" + (f", δ per test f(1)={d_cand / n_tests:.3g}" if private else ""))
-            C, lev = private_partition(Y, lam, self.depth, self.n_grids, eps_level, gamma, rng)
+            # 2. candidates (at most depth + (n_grids − 1)(depth + 1) level tests, each recording its row)
+            C, lev = private_partition(Y, lam, self.depth, self.n_grids, eps_level, gamma, rng, ledger, tag)
             # finest cubes first (they sit in dense regions), ties in random order — post-processing
             C = C[np.lexsort((rng.random(C.shape[0]), -lev))[: self.max_candidates]]
             if C.shape[0] < k:  # pad with data-independent random points of the Λ-ball
                 extra = _clip_rows(rng.standard_normal((k - C.shape[0], p)) * lam / math.sqrt(p), lam)
                 C = np.vstack([C, extra])
 
-            # 3. local search
-            self._spend(
-                ledger, "local search", "exponential mechanism (Gumbel-max, monotone)",
-                e_search if private else math.inf, 0.0, cap, cap / eps_step if private else 0.0,
-                f"{tag}{steps} swap steps{' + final choice' if self.final_choice else ''}, "
-                f"ε={eps_step:.3g} each, loss clipped at 4Λ²")
-            Zi, _ = private_local_search(Y, C, np.arange(C.shape[0]), k, steps, eps_step, eps_final, lam, rng)
+            # 3. local search (each exponential mechanism records its own row)
+            Zi, _ = private_local_search(Y, C, np.arange(C.shape[0]), k, steps, eps_step, eps_final, lam, rng,
+                                         ledger, tag)
             centres = C[Zi]
 
             # 4. assign, 5. recover, 6. refine
@@ -1003,12 +989,11 @@ class DPPrototypes(PrototypeMethod):
         # trials: choose one by the exponential mechanism on the clipped loss (original space)
         if T_r > 1:
             e_choice = plan["choice"] if private else math.inf
-            self._spend(ledger, "trial choice", "exponential mechanism (Gumbel-max, monotone)",
-                        e_choice, 0.0, cap, cap / e_choice if private else 0.0,
-                        f"one of {T_r} trials on the loss clipped at 4Λ²")
             Xl = Xc if self.variant == "paper" else Xs
             losses = [clipped_loss(Xl, P, cap) for P, *_ in results]
-            pick = mech.exponential_mechanism(-np.asarray(losses), cap, e_choice, rng, monotone=True)
+            pick = mech.exponential_mechanism(-np.asarray(losses), cap, e_choice, rng, monotone=True, ledger=ledger,
+                                              stage="trial choice",
+                                              note=f"one of {T_r} trials on the loss clipped at 4Λ²")
         else:
             pick = 0
         P, noisy_n, labels, centres = results[pick]

@@ -33,9 +33,10 @@ import scipy.sparse as sp
 
 from dpfed_core.config import Param
 from dpfed_core.errors import ConfigError
+from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.ledger import EntityLedger
 from dpfed_core.privacy.mechanisms import gaussian_sigma
-from dpfed_core.privacy.noise import gaussian_float_delta, noise_label, sampler_for
+from dpfed_core.privacy.noise import gaussian_float_delta
 
 #: Public rounding grid of every share (2⁻⁶): fine next to any DP noise, coarse enough that
 #: SecAgg+'s integer quantisation of a share in [−c, c] is exact (c = GRID·T/2, T its target range).
@@ -58,15 +59,6 @@ class SummableShare:
     note: str = ""
 
 
-def add_gaussian(values: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """``values`` + N(0, σ²) drawn by the run's noise source (:func:`~dpfed_core.privacy.noise.sampler_for`:
-    OpenDP's exact Gaussian from OS entropy in production, the seeded generator in simulation)."""
-    values = np.asarray(values, dtype=np.float64)
-    if sigma == 0:
-        return values.copy()
-    return sampler_for(rng).gaussian(values, sigma)
-
-
 def secagg_ranges(n_entities: int) -> tuple[int, int, float]:
     """SecAgg+ parameters for ``n_entities`` contributors: (quantisation range T, modulus M,
     clipping range c). M = 2³² (Flower's maximum); T is the largest power of two with
@@ -84,7 +76,7 @@ def to_grid(values: np.ndarray) -> np.ndarray:
     return np.round(np.asarray(values, dtype=np.float64) / GRID) * GRID
 
 
-def _epsilon_of_sigma(sigma: float, delta: float, sensitivity: float, size: int) -> float:
+def coalition_epsilon(sigma: float, delta: float, sensitivity: float, size: int) -> float:
     """Smallest ε (to 1e-6 relative, rounded up) at which Gaussian noise of scale σ on ``size``
     coordinates is (ε, δ)-DP at L2 sensitivity Δ by OpenDP's privacy map (the map that calibrates
     σ in :func:`~dpfed_core.privacy.mechanisms.gaussian_sigma`)."""
@@ -165,6 +157,31 @@ class SummableMethod(ABC):
         if self.aggregation == "secure":
             return math.sqrt(n_entities - self.max_dropouts)
         return 1.0
+
+    def gaussian_share(self, values: np.ndarray, sensitivity: float, rng: np.random.Generator,
+                       ledger: EntityLedger, n_entities: int, stage: str = "release") -> SummableShare:
+        """One entity's share of a one-release Gaussian sum at the method's (ε, δ): σ calibrated by
+        OpenDP's map for the vector's size and L2 ``sensitivity`` (what one user can move the *sum*
+        by), the row charged on the entity's ledger before the share σ/√(H − d) (secure aggregation;
+        σ without it) is drawn, the coalition ε of the share, and the values rounded to the grid."""
+        values = np.asarray(values, dtype=np.float64)
+        if math.isinf(float(self.epsilon)):
+            mech.gaussian_mechanism(values, sensitivity, math.inf, 0.0, rng, ledger=ledger, stage=stage,
+                                    mechanism="exact sums")
+            return SummableShare(to_grid(values), 0.0, math.inf, "non-private: exact sums")
+        divisor = self.share_divisor(n_entities)
+        sigma = gaussian_sigma(self.epsilon, self.delta, sensitivity, values.size)
+        eps_c = coalition_epsilon(sigma / divisor, self.delta, sensitivity, values.size)
+        if self.aggregation == "secure":
+            note = (f"noise share σ/√{divisor ** 2:.0f} of a secure sum (σ={sigma:.4g}); against the server with "
+                    f"all other entities: ε={eps_c:.4g}, δ={self.delta:.3g}")
+            name = "Gaussian share of a secure sum"
+        else:
+            note = f"no secure aggregation: the entity adds the full σ={sigma:.4g}; the server sees its release"
+            name = "Gaussian (own release)"
+        noisy, _ = mech.gaussian_mechanism(values, sensitivity, self.epsilon, self.delta, rng, ledger=ledger,
+                                           stage=stage, note=note, sigma=sigma, divisor=divisor, mechanism=name)
+        return SummableShare(to_grid(noisy), sigma / divisor, eps_c, note)
 
     def check_participants(self, n_participants: int, n_entities: int) -> None:
         """Stop with a clear message when more entities dropped out than the shares were sized for:
@@ -286,26 +303,7 @@ class DPPopularity(SummableMethod):
         norms = np.sqrt(np.asarray(Xc.multiply(Xc).sum(axis=1)).ravel())
         scale = np.minimum(1.0, lam / np.maximum(norms, 1e-300))
         totals = np.asarray((sp.diags(scale) @ Xc).sum(axis=0)).ravel()
-        survivors = n_entities - self.max_dropouts if self.aggregation == "secure" else 1
-        if math.isinf(float(self.epsilon)):
-            ledger.spend("item totals", "exact sums (non-private)", math.inf, 0.0, lam, 0.0)
-            return SummableShare(to_grid(totals), 0.0, math.inf, "non-private: exact totals")
-        m = totals.size
-        sigma = gaussian_sigma(self.epsilon, self.delta, lam, m)
-        sigma_share = sigma / math.sqrt(survivors)
-        eps_c = _epsilon_of_sigma(sigma_share, self.delta, lam, m)
-        if self.aggregation == "secure":
-            note = (f"noise share σ/√{survivors} of a secure sum over ≥ {survivors} of {n_entities} entities "
-                    f"(σ={sigma:.4g}); against the server with all other entities: ε={eps_c:.4g}, "
-                    f"δ={self.delta:.3g}")
-            mech_name = "Gaussian share of a secure sum"
-        else:
-            note = f"no secure aggregation: the entity adds the full σ={sigma:.4g}; the server sees its release"
-            mech_name = "Gaussian (own release)"
-        values = sampler_for(rng).gaussian(totals, sigma_share)
-        ledger.spend("item totals", mech_name, self.epsilon, self.delta, lam, sigma, note,
-                     noise_label(rng))
-        return SummableShare(to_grid(values), sigma_share, eps_c, note)
+        return self.gaussian_share(totals, lam, rng, ledger, n_entities, stage="item totals")
 
     def finish(self, total):
         return np.maximum(np.asarray(total, dtype=np.float64), 0.0)[:, None]
@@ -357,20 +355,28 @@ def local_holdout_mar(S: np.ndarray, train: sp.csr_matrix, hidden: np.ndarray, h
 
 @functools.lru_cache(maxsize=256)
 def _cooccurrence_plan(epsilon: float, delta: float, pop_share: float, divisor: float) -> dict:
-    """Calibration of :class:`DPCooccurrence` (pure function of public parameters; cached because
-    the PLD accountant takes seconds and every entity and the server need the same plan)."""
-    from dpfed_core.privacy import accounting as acc
+    """Calibration of :class:`DPCooccurrence` (a pure function of public parameters, cached: every
+    entity and the server need the same plan).
+
+    By OpenDP's map of the sampler actually used (its float Gaussian, zCDP): the largest total ρ
+    whose optimal conversion is (ε, δ) (:func:`~dpfed_core.privacy.noise.zcdp_rho_for_epsilon`) is
+    split w : 1 − w between the two releases; each σ is the smallest whose map is ≤ its ρ at any
+    vector size (:data:`~dpfed_core.privacy.noise.PLANNING_SIZE`). The ledger composes the two rows
+    by adding their ρ (:func:`~dpfed_core.privacy.ledger.compose`), which is valid adaptively (the
+    co-occurrence release depends on the server's view of the first). Against the server with every
+    other entity only the entity's own shares σ/divisor protect it: ρ·divisor²."""
+    from dpfed_core.privacy.noise import gaussian_float_sigma_for_rho, zcdp_epsilon, zcdp_rho_for_epsilon
 
     if math.isinf(epsilon):
-        return {"sigma": {"popularity": 0.0, "co-occurrence": 0.0}, "epsilon": math.inf,
-                "coalition_epsilon": math.inf, "divisor": divisor}
-    (z_p, z_c), eps_cert = acc.calibrate_gaussian_split(epsilon, delta, [pop_share, 1.0 - pop_share])
-    eps_coal = acc.pld_epsilon([z_p / divisor, z_c / divisor], delta) if divisor > 1 else eps_cert
-    return {"sigma": {"popularity": z_p, "co-occurrence": z_c}, "epsilon": eps_cert,
-            "coalition_epsilon": eps_coal, "divisor": divisor,
-            "zcdp_epsilon": acc.zcdp_epsilon([z_p, z_c], delta),
-            "basic_epsilon": acc.epsilon_of_sigma(z_p, delta * pop_share)
-            + acc.epsilon_of_sigma(z_c, delta * (1 - pop_share))}
+        return {"sigma": {"popularity": 0.0, "co-occurrence": 0.0}, "rho": {"popularity": math.inf,
+                "co-occurrence": math.inf}, "epsilon": math.inf, "coalition_epsilon": math.inf, "divisor": divisor}
+    rho = zcdp_rho_for_epsilon(epsilon, delta)
+    rhos = {"popularity": pop_share * rho, "co-occurrence": (1.0 - pop_share) * rho}
+    return {"sigma": {k: gaussian_float_sigma_for_rho(r, 1.0) for k, r in rhos.items()}, "rho": rhos,
+            "epsilon": zcdp_epsilon(rho, delta), "divisor": divisor,
+            "coalition_epsilon": zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else zcdp_epsilon(rho, delta),
+            # each release on its own at half the δ: the rows' own (ε, δ), which basic composition adds up
+            "stage_epsilon": {k: zcdp_epsilon(r, delta / 2) for k, r in rhos.items()}}
 
 
 @register_summable_method("dp-cooccurrence")
@@ -394,12 +400,12 @@ class DPCooccurrence(SummableMethod):
        ``rank``, ``lam``). Broadcast: V (zero rows for unselected items) and the popularity column
        g = max(p̂, 0)/‖·‖.
 
-    Privacy map: the two Gaussian releases (multipliers z_p = σ_eff/√w, z_c = σ_eff/√(1−w),
-    w = ``pop_share``, σ_eff the analytic σ at (ε, δ)) compose to (ε, δ) exactly (μ-GDP); the PLD
-    accountant of dp-accounting certifies it (:func:`~dpfed_core.privacy.accounting.calibrate_gaussian_split`).
-    The ledger's two rows carry the certified ε split in proportion w : 1−w (they add up to the
-    certified total). Against the server with every other entity (secure aggregation) only the
-    entity's own shares σ/√(H−d) protect it: the same accountant gives that ε (row notes).
+    Privacy map: OpenDP's map of its float Gaussian (zCDP, rounding to the 2⁻⁴⁰ grid included):
+    the two releases get ρ_p = w·ρ and ρ_c = (1 − w)·ρ, w = ``pop_share``, ρ the largest total whose
+    optimal conversion is (ε, δ) (:func:`_cooccurrence_plan`). Each release records its own ledger
+    row (its ρ, and its own (ε, δ/2)); the ledger composes the pair by adding ρ — nothing is split
+    in proportion. Against the server with every other entity (secure aggregation) only the
+    entity's own shares σ/√(H−d) protect it: ρ·(H − d) (row notes, ``coalition_epsilon``).
 
     Round 2 (local, nothing leaves the entity): U_h ≥ 0 with V fixed; scores
     U_h Vᵀ + s_u (β_g g + β_l l_h), l_h the entity's own normalised popularity (exact, local),
@@ -472,33 +478,33 @@ class DPCooccurrence(SummableMethod):
         if stage == "popularity":
             values = np.asarray(Xn.sum(axis=0)).ravel()
             weight = 1.0
-            share_w = self.pop_share
         else:
             items = np.asarray((public or {})["items"], dtype=np.int64)
             Xs = _unit_rows(Xn[:, items], 1.0)
             iu, weight = _packed_weights(items.size)
             values = (Xs.T @ Xs).toarray()[iu] * weight  # (diag, √2·offdiag): L2 norm = Frobenius
-            share_w = 1.0 - self.pop_share
         private = math.isfinite(float(self.epsilon))
         sigma = plan["sigma"][stage]
         sigma_share = sigma / plan["divisor"]
         if not private:
-            ledger.spend(stage, "exact sums (non-private)", math.inf, 0.0, 1.0, 0.0)
+            mech.gaussian_mechanism(values, 1.0, math.inf, 0.0, rng, ledger=ledger, stage=stage,
+                                    mechanism="exact sums")
             return SummableShare(to_grid(values / weight), 0.0, math.inf, "non-private: exact sums")
-        noisy = add_gaussian(values, sigma_share, rng) / weight
         if self.aggregation == "secure":
-            note = (f"noise share σ/√{plan['divisor'] ** 2:.0f} of a secure sum (σ={sigma:.4g}); the two "
-                    f"releases compose (PLD accountant) to ε={plan['epsilon']:.4g} against the server, "
-                    f"this row carries its share; against the server with all other entities: "
-                    f"ε={plan['coalition_epsilon']:.4g}, δ={self.delta:.3g}")
-            mech_name = "Gaussian share of a secure sum (PLD-composed)"
+            note = (f"noise share σ/√{plan['divisor'] ** 2:.0f} of a secure sum (σ={sigma:.4g}, ρ={plan['rho'][stage]:.4g});"
+                    f" the two releases compose (zCDP, ρ adds up) to ε={plan['epsilon']:.4g} against the server; "
+                    f"against the server with all other entities: ε={plan['coalition_epsilon']:.4g}, "
+                    f"δ={self.delta:.3g}")
+            mech_name = "Gaussian share of a secure sum"
         else:
-            note = (f"no secure aggregation: full σ={sigma:.4g} on the entity's own release; the two "
-                    f"releases compose (PLD accountant) to ε={plan['epsilon']:.4g}, this row carries its share")
-            mech_name = "Gaussian, own release (PLD-composed)"
-        ledger.spend(stage, mech_name, plan["epsilon"] * share_w, self.delta * share_w, 1.0, sigma, note,
-                     noise_label(rng))
-        return SummableShare(to_grid(noisy), sigma_share, plan["coalition_epsilon"], note)
+            note = (f"no secure aggregation: full σ={sigma:.4g} (ρ={plan['rho'][stage]:.4g}) on the entity's own "
+                    f"release; the two releases compose (zCDP, ρ adds up) to ε={plan['epsilon']:.4g}")
+            mech_name = "Gaussian (own release)"
+        # (diag, √2·offdiag) has L2 sensitivity 1: the mechanism charges σ of the sum, draws the share
+        noisy, _ = mech.gaussian_mechanism(values, 1.0, plan["stage_epsilon"][stage], self.delta / 2, rng,
+                                           ledger=ledger, stage=stage, note=note, sigma=sigma,
+                                           divisor=plan["divisor"], mechanism=mech_name)
+        return SummableShare(to_grid(noisy / weight), sigma_share, plan["coalition_epsilon"], note)
 
     # -------------------------------------------------------------- server side
     def combine(self, stage, total, public, rng, n_participants):

@@ -38,7 +38,6 @@ import scipy.sparse as sp
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.ledger import PrivacyLedger
-from dpfed_core.privacy.noise import noise_label
 
 #: Default share of the run's ε and δ spent on the catalogue when one is needed.
 CATALOGUE_EPSILON_SHARE = 0.2
@@ -107,18 +106,16 @@ def select_catalogue(
 ) -> CatalogueRelease:
     """Run the selection for every entity on its rows ``X[slices[h]]`` and charge (ε, δ) per entity
     to ``ledger`` (stage ``catalogue``). Returns the union of the released item sets."""
-    from dpfed_core.privacy.noise import noise_label
-
     b, k = selection_threshold(epsilon, delta, max_items)
     released: dict[str, np.ndarray] = {}
     for name, sl in zip(entity_names, slices):
         Xb = _bounded_rows(X[sl], int(max_items), rng)
         counts = np.asarray(Xb.sum(axis=0)).ravel()
         present = np.flatnonzero(counts > 0)  # only non-empty items are enumerated (δ covers new ones)
-        noisy, scale = mech.count_mechanism(counts[present], int(max_items), epsilon, rng)
-        released[name] = present[noisy >= 1 + k]
-        ledger.spend(name, "catalogue", "discrete-Laplace partition selection", epsilon, delta, float(max_items),
-                     scale, f"items with noisy user count ≥ {1 + k} (≤ {int(max_items)} items per user)",
-                     noise_label(rng))
+        keep = mech.partition_selection(counts[present], int(max_items), epsilon, delta, 1 + k, rng,
+                                        ledger=ledger.for_entity(name), stage="catalogue",
+                                        note=f"items with noisy user count ≥ {1 + k} (≤ {int(max_items)} "
+                                             "items per user)")
+        released[name] = present[keep]
     cols = np.unique(np.concatenate([v for v in released.values()] or [np.zeros(0, np.int64)])).astype(np.int64)
     return CatalogueRelease(cols, released, b, float(1 + k))

@@ -2,7 +2,12 @@
 
 Composition rules (SPEC §3):
 
-* inside an entity, mechanisms compose **sequentially** (basic composition: ε and δ add up);
+* inside an entity, mechanisms compose **sequentially**. Every row states its own (ε, δ); a Gaussian
+  row also states its zCDP ρ by OpenDP's map of the sampler that drew it. An entity's spend is the
+  tighter of two valid accountings (:func:`compose`): *basic* (ε and δ add up) and *zCDP* (the ρ of
+  the Gaussian rows add up — adaptively or not — and are converted to ε at the entity's remaining δ
+  by OpenDP's optimal conversion; the other rows add their (ε, δ) to it). Which one held is stated
+  (:meth:`PrivacyLedger.accountant`). No ε is ever split across rows in proportion;
 * entities hold disjoint users, so across entities they compose in **parallel**: the run is
   (max_h ε_h, max_h δ_h)-DP with respect to adding or removing one user of one entity;
 * the server's factorisation and round 2 only touch released prototypes or an entity's own data
@@ -42,6 +47,34 @@ class LedgerRow:
     noise_scale: float
     note: str = ""
     sampler: str = ""
+    rho: float | None = None
+
+
+BASIC = "basic composition (ε and δ add up)"
+ZCDP = "zCDP composition (ρ adds up; OpenDP's zCDP → (ε, δ) conversion)"
+
+
+def compose(rows, delta_budget: float) -> tuple[float, float, str]:
+    """(ε, δ, accountant) of a sequence of ledger rows of one entity: the smaller ε of basic
+    composition and of zCDP composition (Gaussian rows by their ρ, converted at the δ the budget
+    leaves after the other rows' δ; the other rows by their (ε, δ)). Both are valid for adaptively
+    chosen mechanisms, so the smaller is too (each is a valid bound on the same privacy loss)."""
+    rows = list(rows)
+    eps_b = sum(r.epsilon for r in rows)
+    dlt_b = min(sum(r.delta for r in rows), 1.0)
+    best = (eps_b, dlt_b, BASIC)
+    gauss = [r for r in rows if r.rho is not None and math.isfinite(r.epsilon)]
+    if len(gauss) >= 2 and math.isfinite(eps_b):
+        from dpfed_core.privacy.noise import zcdp_epsilon
+
+        other = [r for r in rows if r.rho is None or not math.isfinite(r.epsilon)]
+        d_other = sum(r.delta for r in other)
+        d_conv = float(delta_budget) - d_other
+        if d_conv > 0:
+            eps_z = sum(r.epsilon for r in other) + zcdp_epsilon(sum(r.rho for r in gauss), d_conv)
+            if eps_z < eps_b:
+                best = (eps_z, min(d_other + d_conv, 1.0), ZCDP)
+    return best
 
 
 #: δ at or above this is refused: (ε, δ)-DP with δ ≥ 1/100 allows a mechanism that publishes one
@@ -123,24 +156,30 @@ class PrivacyLedger:
         noise_scale: float = math.nan,
         note: str = "",
         sampler: str = "",
+        rho: float | None = None,
     ) -> LedgerRow:
-        """Record one invocation, refusing it if the entity's total would exceed the request."""
+        """Record one invocation, refusing it if the entity's total (:func:`compose`) would exceed
+        the request. ``rho``: the invocation's zCDP ρ (Gaussian mechanisms), if it has one."""
         if epsilon < 0 or delta < 0 or math.isnan(epsilon) or math.isnan(delta):
             raise BudgetExceededError(f"{stage}: a spend must be non-negative, got ε={epsilon}, δ={delta}")
-        eps_h, delta_h = self.spent(entity)
+        if rho is not None and (math.isnan(rho) or rho < 0):
+            raise BudgetExceededError(f"{stage}: ρ must be non-negative, got {rho}")
+        row = LedgerRow(entity, stage, mechanism, float(epsilon), float(delta),
+                        float(sensitivity), float(noise_scale), note, sampler,
+                        None if rho is None else float(rho))
         if not math.isinf(self.epsilon):
-            if math.isinf(epsilon) or eps_h + epsilon > self.epsilon * (1 + _REL_TOL):
+            before = self.spent(entity)
+            eps_h, delta_h, _ = compose([*self._rows_of(entity), row], self.delta)
+            if math.isinf(epsilon) or eps_h > self.epsilon * (1 + _REL_TOL):
                 raise BudgetExceededError(
                     f"entity {entity!r}, stage {stage!r}: spending ε={epsilon:.6g} on top of "
-                    f"{eps_h:.6g} exceeds the budget ε={self.epsilon:.6g}"
+                    f"{before[0]:.6g} exceeds the budget ε={self.epsilon:.6g}"
                 )
-            if delta_h + delta > self.delta * (1 + _REL_TOL) + 1e-300:
+            if delta_h > self.delta * (1 + _REL_TOL) + 1e-300:
                 raise BudgetExceededError(
                     f"entity {entity!r}, stage {stage!r}: spending δ={delta:.3g} on top of "
-                    f"{delta_h:.3g} exceeds the budget δ={self.delta:.3g}"
+                    f"{before[1]:.3g} exceeds the budget δ={self.delta:.3g}"
                 )
-        row = LedgerRow(entity, stage, mechanism, float(epsilon), float(delta),
-                        float(sensitivity), float(noise_scale), note, sampler)
         self.rows.append(row)
         return row
 
@@ -149,11 +188,22 @@ class PrivacyLedger:
         return EntityLedger(self, entity)
 
     # ------------------------------------------------------------------ accounting
+    def _rows_of(self, entity: str) -> list[LedgerRow]:
+        return [r for r in self.rows if r.entity == entity]
+
     def spent(self, entity: str) -> tuple[float, float]:
-        """(ε, δ) spent so far by one entity, by basic sequential composition."""
-        eps = sum(r.epsilon for r in self.rows if r.entity == entity)
-        dlt = sum(r.delta for r in self.rows if r.entity == entity)
-        return eps, min(dlt, 1.0)
+        """(ε, δ) spent so far by one entity: the tighter of basic and zCDP composition (:func:`compose`)."""
+        eps, dlt, _ = compose(self._rows_of(entity), self.delta)
+        return eps, dlt
+
+    def accountant(self, entity: str | None = None) -> str:
+        """Which composition gave an entity's spend (the worst entity's when ``entity`` is None)."""
+        if entity is None:
+            per = [(self.spent(e)[0], e) for e in self.entities()]
+            if not per:
+                return BASIC
+            entity = max(per)[1]
+        return compose(self._rows_of(entity), self.delta)[2]
 
     def entities(self) -> list[str]:
         return list(dict.fromkeys(r.entity for r in self.rows))
@@ -172,6 +222,14 @@ class PrivacyLedger:
     def to_records(self) -> list[dict]:
         """Ledger rows as plain dicts (JSON-ready; inf is kept as float inf)."""
         return [asdict(r) for r in self.rows]
+
+    def per_entity(self) -> list[dict]:
+        """Each entity's composed spend and the accountant that gave it (JSON-ready)."""
+        out = []
+        for e in self.entities():
+            eps, dlt, how = compose(self._rows_of(e), self.delta)
+            out.append({"entity": e, "epsilon": eps, "delta": dlt, "accountant": how})
+        return out
 
     def per_stage(self) -> list[dict]:
         """Spend per (entity, stage), in first-seen order."""
@@ -209,6 +267,6 @@ class EntityLedger:
 
     def spend(self, stage: str, mechanism: str, epsilon: float, delta: float = 0.0,
               sensitivity: float = math.nan, noise_scale: float = math.nan, note: str = "",
-              sampler: str = "") -> LedgerRow:
+              sampler: str = "", rho: float | None = None) -> LedgerRow:
         return self.ledger.spend(self.entity, stage, mechanism, epsilon, delta,
-                                 sensitivity, noise_scale, note, sampler)
+                                 sensitivity, noise_scale, note, sampler, rho)

@@ -12,8 +12,13 @@ privacy claim) for any other generator. Each mechanism documents, next to its co
 
 Privacy unit throughout: one user (one row of one entity), unbounded DP (add or remove a user).
 
+**A draw never escapes its charge**: every mechanism takes the entity's ledger view (``ledger``) and
+the ``stage`` it belongs to, records its own row — mechanism, ε, δ, sensitivity, noise scale and,
+for the Gaussian, the zCDP ρ of OpenDP's map — and only then draws. A spend the ledger refuses
+(:class:`~dpfed_core.errors.BudgetExceededError`) raises before any noise exists.
+
 ``epsilon = inf`` is accepted everywhere and means the exact, non-private answer (zero noise,
-argmax instead of sampling). The caller records such a call in the ledger with ε = inf.
+argmax instead of sampling), recorded with ε = inf.
 
 Monotone utilities. For the exponential mechanism and the one-shot Gumbel top-s, ``monotone=True``
 may be passed when adding a user can only move *every* utility in the *same* direction (by at most
@@ -29,7 +34,7 @@ import math
 import numpy as np
 
 from dpfed_core.errors import ConfigError
-from dpfed_core.privacy.noise import sampler_for
+from dpfed_core.privacy.noise import noise_label, sampler_for
 
 __all__ = [
     "laplace_noise",
@@ -47,6 +52,7 @@ __all__ = [
     "partition_keep_probability",
     "partition_keep",
     "partition_threshold",
+    "partition_selection",
 ]
 
 
@@ -55,6 +61,15 @@ def _check_eps(epsilon: float, what: str) -> float:
     if math.isnan(epsilon) or epsilon <= 0:
         raise ConfigError(f"{what}: ε must be positive (or inf for the exact answer), got {epsilon}")
     return epsilon
+
+
+def _record(ledger, stage: str, mechanism: str, epsilon: float, delta: float, sensitivity: float,
+            scale: float, note: str, rng: np.random.Generator, rho: float | None = None) -> None:
+    """The mechanism's own ledger row, written before its noise is drawn (non-private: ε = inf)."""
+    private = math.isfinite(epsilon)
+    ledger.spend(stage, mechanism if private else f"{mechanism} (non-private limit: exact)", float(epsilon),
+                 float(delta) if private else 0.0, float(sensitivity), float(scale), note,
+                 noise_label(rng) if private else "", rho if private else None)
 
 
 def _check_sensitivity(sensitivity: float, what: str) -> float:
@@ -92,7 +107,8 @@ def laplace_scale(sensitivity: float, epsilon: float, size: int) -> float:
     raise AssertionError(f"Laplace calibration did not converge (Δ={sensitivity}, ε={epsilon})")
 
 
-def laplace_mechanism(values, sensitivity: float, epsilon: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+def laplace_mechanism(values, sensitivity: float, epsilon: float, rng: np.random.Generator, *,
+                      ledger, stage: str, note: str = "") -> tuple[np.ndarray, float]:
     """Release ``values + Lap(b)`` coordinate-wise, real-valued.
 
     * Neighbouring relation: one user added or removed.
@@ -108,12 +124,14 @@ def laplace_mechanism(values, sensitivity: float, epsilon: float, rng: np.random
     sensitivity = _check_sensitivity(sensitivity, "Laplace mechanism")
     values = np.asarray(values, dtype=np.float64)
     scale = laplace_scale(sensitivity, epsilon, values.size)
+    _record(ledger, stage, "Laplace (OpenDP float)", epsilon, 0.0, sensitivity, scale, note, rng)
     if scale == 0:
         return values.copy(), 0.0
     return sampler_for(rng).laplace(values, scale), scale
 
 
-def count_mechanism(counts, sensitivity: int, epsilon: float, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+def count_mechanism(counts, sensitivity: int, epsilon: float, rng: np.random.Generator, *,
+                    ledger, stage: str, note: str = "") -> tuple[np.ndarray, float]:
     """Release integer ``counts + Z`` with Z discrete Laplace, P(Z = z) ∝ exp(−|z|/b), b = Δ/ε.
 
     * Neighbouring relation: one user added or removed.
@@ -129,9 +147,10 @@ def count_mechanism(counts, sensitivity: int, epsilon: float, rng: np.random.Gen
     epsilon = _check_eps(epsilon, "count mechanism")
     sensitivity = _check_sensitivity(sensitivity, "count mechanism")
     c = np.rint(np.asarray(counts, dtype=np.float64)).astype(np.int64)
-    if math.isinf(epsilon) or sensitivity == 0:
+    scale = 0.0 if math.isinf(epsilon) or sensitivity == 0 else sensitivity / epsilon
+    _record(ledger, stage, "discrete Laplace", epsilon, 0.0, sensitivity, scale, note, rng)
+    if scale == 0:
         return c, 0.0
-    scale = sensitivity / epsilon
     return sampler_for(rng).discrete_laplace(c, scale), scale
 
 
@@ -197,24 +216,35 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, size: int =
 
 
 def gaussian_mechanism(values, sensitivity: float, epsilon: float, delta: float,
-                       rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """Release ``values + N(0, σ²I)`` with σ from :func:`gaussian_sigma`.
+                       rng: np.random.Generator, *, ledger, stage: str, note: str = "",
+                       sigma: float | None = None, divisor: float = 1.0,
+                       mechanism: str = "Gaussian (OpenDP map)") -> tuple[np.ndarray, float]:
+    """Release ``values + N(0, σ²I)`` with σ from :func:`gaussian_sigma` (or the given ``sigma``,
+    calibrated by the caller for (ε, δ) — e.g. one of several jointly calibrated releases).
 
     * Neighbouring relation: one user added or removed.
     * Sensitivity: ``sensitivity`` = Δ₂, the largest L2 distance one user can move ``values``
       (for a sum of rows clipped to ℓ2 norm ≤ Λ, Δ₂ = Λ).
     * Sampler: OpenDP ``make_gaussian`` on a float vector domain of known size (discrete Gaussian on
       the grid 2^-40, exact, OS entropy).
-    * Privacy map: OpenDP's zCDP map converted to (ε, δ) (see :func:`gaussian_sigma`).
-      ``epsilon = inf`` → no noise.
+    * Privacy map: OpenDP's zCDP map (ρ, recorded on the ledger row so that Gaussian releases
+      compose by adding ρ) converted to (ε, δ) (see :func:`gaussian_sigma`). ``epsilon = inf`` → no noise.
+    * ``divisor``: secure aggregation — this entity adds σ/divisor, the sum of the shares carries σ;
+      the row charges the sum's σ (the guarantee against the server).
 
     Returns (noisy values, σ).
     """
+    from dpfed_core.privacy.noise import gaussian_float_rho
+
     values = np.asarray(values, dtype=np.float64)
     if math.isinf(float(epsilon)):
+        _record(ledger, stage, mechanism, math.inf, 0.0, sensitivity, 0.0, note, rng)
         return values.copy(), 0.0
-    sigma = gaussian_sigma(epsilon, delta, sensitivity, values.size)
-    return sampler_for(rng).gaussian(values, sigma), sigma
+    if sigma is None:
+        sigma = gaussian_sigma(epsilon, delta, sensitivity, values.size)
+    rho = gaussian_float_rho(float(sigma), float(sensitivity), max(values.size, 1)) if sigma > 0 else math.inf
+    _record(ledger, stage, mechanism, epsilon, delta, sensitivity, sigma, note, rng, rho)
+    return sampler_for(rng).gaussian(values, sigma / divisor), sigma
 
 
 # ------------------------------------------------------------------------- exponential mechanism
@@ -225,7 +255,7 @@ def _em_scale(sensitivity: float, epsilon: float, monotone: bool) -> float:
 
 
 def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: np.random.Generator,
-                          monotone: bool = False) -> int:
+                          monotone: bool = False, *, ledger, stage: str, note: str = "") -> int:
     """Index r chosen with probability ∝ exp(ε·u_r / (2Δ)) (∝ exp(ε·u_r/Δ) if ``monotone``).
 
     Sampled with the Gumbel-max trick — argmax_r(u_r + Gumbel(β)) — so no exponential of a large
@@ -244,10 +274,13 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: np
     sensitivity = _check_sensitivity(sensitivity, "exponential mechanism")
     if not np.any(np.isfinite(u)):
         raise ValueError("exponential mechanism: no finite utility to choose from")
-    if math.isinf(epsilon) or sensitivity == 0:
+    exact = math.isinf(epsilon) or sensitivity == 0
+    beta = 0.0 if exact else _em_scale(sensitivity, epsilon, monotone)
+    _record(ledger, stage, "exponential mechanism (Gumbel-max" + (", monotone)" if monotone else ")"), epsilon,
+            0.0, sensitivity, beta, note, rng)
+    if exact:
         best = np.flatnonzero(u == u.max())
         return int(best[rng.integers(best.size)])  # ties at random (data-independent choice)
-    beta = _em_scale(sensitivity, epsilon, monotone)
     return sampler_for(rng).noisy_max(u, beta)
 
 
@@ -260,7 +293,7 @@ def exponential_mechanism_probabilities(utilities, sensitivity: float, epsilon: 
 
 
 def gumbel_top_s(utilities, s: int, sensitivity: float, epsilon: float, rng: np.random.Generator,
-                 monotone: bool = False) -> np.ndarray:
+                 monotone: bool = False, *, ledger, stage: str, note: str = "") -> np.ndarray:
     """One-shot top-s: the s largest of u + Gumbel(β), in decreasing order of the noisy value.
 
     Works row-wise on a 2-D array (one independent selection per row; returns shape (rows, s)).
@@ -281,7 +314,10 @@ def gumbel_top_s(utilities, s: int, sensitivity: float, epsilon: float, rng: np.
     m = u2.shape[1]
     if not 1 <= s <= m:
         raise ConfigError(f"top-s needs 1 ≤ s ≤ {m}, got s={s}")
-    if math.isinf(epsilon) or sensitivity == 0:
+    exact = math.isinf(epsilon) or sensitivity == 0
+    _record(ledger, stage, "Gumbel top-s (one-shot)", epsilon, 0.0, sensitivity,
+            0.0 if exact else s * _em_scale(sensitivity, epsilon, monotone), note, rng)
+    if exact:
         # tiny jitter breaks ties at random without changing any strict order (non-private limit)
         noisy = u2 + rng.random(u2.shape) * 1e-12 * (1 + np.abs(u2))
         part = np.argpartition(-noisy, s - 1, axis=1)[:, :s]
@@ -330,13 +366,42 @@ def partition_keep_probability(counts, eps_level: float, gamma: float) -> np.nda
     return np.where(j >= 1, q ** np.maximum(j, 0) / (1 + q), 1 - q ** np.maximum(1 - j, 0) / (1 + q))
 
 
-def partition_keep(counts, eps_level: float, gamma: float, rng: np.random.Generator) -> np.ndarray:
+def partition_keep(counts, eps_level: float, gamma: float, rng: np.random.Generator, *,
+                   ledger, stage: str, note: str = "") -> np.ndarray:
     """Keep/drop decision of each cube: noisy count c + Z ≥ γ, Z discrete Laplace(1/ε') (OpenDP in
-    production). Returns booleans; the keep probability is :func:`partition_keep_probability`."""
+    production). Returns booleans; the keep probability is :func:`partition_keep_probability`.
+    Recorded as one level test: (ε', δ₁) with δ₁ = f(1), the chance a cube only the added user
+    creates is kept (computed from ε' and γ, so a wrong γ shows up as a larger δ)."""
     c = np.asarray(counts, dtype=np.int64)
     if math.isinf(eps_level):
+        _record(ledger, stage, "private partition test", math.inf, 0.0, 1.0, 0.0, note, rng)
         return c >= gamma
-    return count_mechanism(c, 1, eps_level, rng)[0] >= gamma
+    delta_test = float(partition_keep_probability(np.ones(1), eps_level, gamma)[0])
+    _record(ledger, stage, "private partition test (discrete Laplace ≥ γ)", eps_level, delta_test, 1.0,
+            1.0 / eps_level, note, rng)
+    return sampler_for(rng).discrete_laplace(c, 1.0 / eps_level) >= gamma
+
+
+def partition_selection(counts, sensitivity: int, epsilon: float, delta: float, threshold: float,
+                        rng: np.random.Generator, *, ledger, stage: str, note: str = "") -> np.ndarray:
+    """Which keys to release: those whose count + discrete Laplace(Δ/ε) ≥ ``threshold``.
+
+    * Neighbouring relation: one user added or removed; a user touches at most Δ keys (L1
+      sensitivity Δ of the counts, by a per-user contribution bound the caller applies).
+    * Privacy map: ε-DP for the keys present in both datasets (post-processing of the ε-DP counts);
+      a key only the added user holds is released with probability P(Z ≥ threshold − 1) — the
+      caller's threshold makes that ≤ δ/Δ, so (ε, δ)-DP (Korolova et al. 2009; Desfontaines et al.
+      2022). The row charges (ε, δ).
+
+    Returns a boolean keep mask over ``counts`` (only keys with a positive count are ever passed).
+    """
+    epsilon = _check_eps(epsilon, "partition selection")
+    c = np.rint(np.asarray(counts, dtype=np.float64)).astype(np.int64)
+    scale = 0.0 if math.isinf(epsilon) else sensitivity / epsilon
+    _record(ledger, stage, "discrete-Laplace partition selection", epsilon, delta, sensitivity, scale, note, rng)
+    if scale == 0:
+        return c >= threshold
+    return sampler_for(rng).discrete_laplace(c, scale) >= threshold
 
 
 def partition_threshold(eps_level: float, delta_per_test: float) -> float:

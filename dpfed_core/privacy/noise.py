@@ -121,6 +121,75 @@ def gaussian_float_delta(scale: float, sensitivity: float, size: int, epsilon: f
 
 
 @functools.lru_cache(maxsize=4096)
+def gaussian_float_rho(scale: float, sensitivity: float, size: int) -> float:
+    """OpenDP's privacy map of its float Gaussian on ``size`` coordinates: the zCDP ρ at L2
+    sensitivity Δ (includes the rounding to the grid 2^k). ρ's of any sequence of such releases —
+    chosen adaptively or not — add up (zCDP composition, Bun & Steinke 2016, Lemma 2.3)."""
+    dp = _dp()
+    meas = dp.m.make_gaussian(*_float_space(size, "l2"), scale=float(scale), k=FLOAT_GRID_K)
+    return float(meas.map(float(sensitivity)))
+
+
+@functools.lru_cache(maxsize=4096)
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """ε at δ of a ρ-zCDP mechanism by OpenDP's optimal zCDP → approximate-DP conversion
+    (Canonne, Kamath & Steinke 2020): the conversion of :func:`gaussian_float_delta`, for a total ρ.
+    A discrete Gaussian on the integers at sensitivity 1 is exactly ρ-zCDP with σ = 1/√(2ρ); its
+    conversion is the conversion of ρ (σ rounded down by 1e-12 so ρ is never under-stated)."""
+    if rho <= 0:
+        return 0.0
+    if not 0 < delta < 1:
+        return math.inf
+    dp = _dp()
+    scale = (1.0 / math.sqrt(2.0 * rho)) * (1 - 1e-12)
+    meas = dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(dp.atom_domain(T=int), dp.absolute_distance(T=int),
+                                                         scale=scale))
+    try:
+        return float(meas.map(1).epsilon(float(delta)))
+    except Exception:  # OpenDP refuses a conversion that overflows: no finite ε at this δ
+        return math.inf
+
+
+@functools.lru_cache(maxsize=4096)
+def zcdp_rho_for_epsilon(epsilon: float, delta: float) -> float:
+    """The largest ρ (to 1e-9 relative, rounded down) whose OpenDP conversion is (ε, δ):
+    ``zcdp_epsilon(ρ, δ) ≤ ε`` — the zCDP budget of several Gaussian releases that must together
+    be (ε, δ)-DP."""
+    if math.isinf(epsilon):
+        return math.inf
+    lo, hi = 0.0, 1.0
+    while zcdp_epsilon(hi, delta) <= epsilon:
+        lo, hi = hi, hi * 2.0
+        if hi > 1e12:
+            return lo
+    while hi - lo > 1e-9 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if zcdp_epsilon(mid, delta) <= epsilon else (lo, mid)
+    return lo
+
+
+#: Coordinates assumed when a Gaussian σ is planned before the size of the vector is known: OpenDP's
+#: map charges the rounding to the grid 2^k through the size, so a σ planned at this bound is valid
+#: for any vector up to 2^31 coordinates (σ larger by ~4e-8 relative); each ledger row then records ρ
+#: by the map at the vector's actual size.
+PLANNING_SIZE = 2 ** 31 - 1
+
+
+@functools.lru_cache(maxsize=4096)
+def gaussian_float_sigma_for_rho(rho: float, sensitivity: float, size: int = PLANNING_SIZE) -> float:
+    """The smallest σ whose OpenDP float-Gaussian map at L2 sensitivity Δ on ``size`` coordinates is
+    ≤ ρ (ρ(σ) = Δ'²/2σ², Δ' the sensitivity with the rounding: σ = √(ρ(1)/ρ), rounded up)."""
+    if math.isinf(rho):
+        return 0.0
+    if rho <= 0:
+        raise ValueError(f"ρ must be positive, got {rho}")
+    sigma = math.sqrt(gaussian_float_rho(1.0, sensitivity, size) / rho) * (1 + 1e-12)
+    while gaussian_float_rho(sigma, sensitivity, size) > rho:  # guard the float arithmetic
+        sigma *= 1 + 1e-12
+    return sigma
+
+
+@functools.lru_cache(maxsize=4096)
 def gaussian_float_sigma(epsilon: float, delta: float, sensitivity: float, size: int,
                          start: float) -> float:
     """Smallest σ (to 1e-7 relative, rounded up) for which OpenDP's float Gaussian on ``size``
