@@ -269,3 +269,33 @@ def patch_sampler(monkeypatch, wrap) -> None:
 
     real = noise.sampler_for
     monkeypatch.setattr(mech, "sampler_for", lambda rng: wrap(real(rng)))
+
+
+class CapturingSampler:
+    """Wraps a sampler and keeps (kind, scale, the exact vector the noise is added to) of every
+    draw: the release-level sensitivity tests compare those vectors between neighbouring datasets."""
+
+    def __init__(self, inner, log: list) -> None:
+        self.inner, self.log = inner, log
+        self.simulation = inner.simulation
+
+    def discrete_laplace(self, values, scale):
+        self.log.append(("discrete_laplace", float(scale), np.array(values, dtype=float, copy=True)))
+        return self.inner.discrete_laplace(values, scale)
+
+    def laplace(self, values, scale):
+        self.log.append(("laplace", float(scale), np.array(values, dtype=float, copy=True)))
+        return self.inner.laplace(values, scale)
+
+    def gaussian(self, values, sigma):
+        out = self.inner.gaussian(values, sigma)
+        self.log.append(("gaussian", float(sigma), np.array(values, dtype=float, copy=True), np.array(out)))
+        return out
+
+    def noisy_max(self, utilities, scale):
+        self.log.append(("noisy_max", float(scale), np.array(utilities, dtype=float, copy=True)))
+        return self.inner.noisy_max(utilities, scale)
+
+    def noisy_top_k(self, utilities, k, scale):
+        self.log.append(("noisy_top_k", float(scale), np.array(utilities, dtype=float, copy=True)))
+        return self.inner.noisy_top_k(utilities, k, scale)

@@ -41,6 +41,8 @@ CORE = "dpfed_core/federation/coresets.py"
 CORET = "tests/test_coresets.py"
 SUMM = "dpfed_core/federation/summable.py"
 COT = "tests/test_cooccurrence.py"
+REL = "tests/test_release_audits.py"
+CAT = "dpfed_core/privacy/catalogue.py"
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ MUTANTS = (
            "mech.count_mechanism(n, 1, e_size, rng)", "4 * ORIG",
            (f"{NB}::test_dp_size_stage_and_auto_k_stay_under_epsilon", REC), arg=2),
     Mutant("top-s-factor-dropped", MECH, "gumbel_top_s",
-           "beta = s * _em_scale(sensitivity, epsilon, monotone)", "beta = _em_scale(sensitivity, epsilon, monotone)",
+           "s * _em_scale(sensitivity, epsilon, monotone)", "_em_scale(sensitivity, epsilon, monotone)",
            (f"{NB}::test_dp_gumbel_top_s_stays_under_epsilon", REC)),
     Mutant("count-noise-halved", MECH, "count_mechanism",
            "sampler_for(rng).discrete_laplace(c, scale)", "scale / 2",
@@ -219,6 +221,32 @@ MUTANTS = (
     Mutant("cooccurrence-ledger-sensitivity-understated", SUMM, "DPCooccurrence.share",
            "mech.gaussian_mechanism(values, 1.0, plan['stage_epsilon'][stage])", "0.5",
            (f"{COT}::test_ledger_rows_and_both_guarantees",), arg=1),
+    # --- release-level bugs of issue 21's finding 4 (tests/test_release_audits.py)
+    Mutant("popularity-contribution-bound-removed", SUMM, "DPPopularity.share",
+           "scale = np.minimum(1.0, lam / np.maximum(norms, 1e-300))", "scale = np.ones_like(norms)",
+           (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
+    Mutant("cooccurrence-offdiag-weight-2", SUMM, "_packed_weights",
+           "math.sqrt(2.0)", "2.0",
+           (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
+    Mutant("summable-share-sensitivity-halved", SUMM, "SummableMethod.gaussian_share",
+           "mech.gaussian_mechanism(values, sensitivity, self.epsilon)", "ORIG / 2",
+           (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",), arg=1),
+    Mutant("cooccurrence-stage-sigma-sqrt2-too-small", SUMM, "DPCooccurrence.share",
+           "mech.gaussian_mechanism(values, 1.0, plan['stage_epsilon'][stage])", "ORIG / math.sqrt(2)",
+           (f"{REL}::test_summable_draws_have_the_recorded_scale_and_the_row_its_map",), arg="sigma"),
+    Mutant("cooccurrence-share-divisor-doubled", SUMM, "DPCooccurrence.share",
+           "mech.gaussian_mechanism(values, 1.0, plan['stage_epsilon'][stage])", "ORIG * 2",
+           (f"{REL}::test_summable_draws_have_the_recorded_scale_and_the_row_its_map",), arg="divisor"),
+    Mutant("summable-seeded-noise-in-production", SUMM, "DPPopularity.share",
+           "self.gaussian_share(totals, lam, rng)", "np.random.default_rng(0)",
+           (f"{REL}::test_summable_production_noise_comes_from_opendp_not_the_seed",), arg=2),
+    Mutant("catalogue-contribution-bound-removed", CAT, "select_catalogue",
+           "Xb = _bounded_rows(X[sl], int(max_items), rng)", "Xb = (X[sl] > 0).astype(float)",
+           (f"{REL}::test_catalogue_counts_move_by_at_most_the_contribution_bound",)),
+    Mutant("catalogue-union-bound-dropped", CAT, "selection_threshold",
+           "math.log(c / (delta * (1.0 + math.exp(-1.0 / b))))",
+           "math.log(1 / (delta * (1.0 + math.exp(-1.0 / b))))",
+           (f"{REL}::test_catalogue_releases_an_item_only_the_added_user_holds_with_probability_at_most_delta",)),
 )
 
 

@@ -159,3 +159,25 @@ def test_report_from_session(docs):
     html = data.decode("utf-8")
     assert "<section id='audit'" in html and "No sweep included" not in html
     assert math.isfinite(docs["run"]["privacy"]["epsilon"])
+
+
+def test_summary_states_the_trust_model_and_the_coalition_epsilon():
+    """A compliance officer reads the trust model in the summary: secure aggregation or not, where the
+    sum was formed, the coalition ε, and the accountant (issue 21, finding 5)."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.experiments import run_method
+
+    ds = load_data("sample:clinic")
+    for aggregation in ("secure", "none"):
+        doc, _ = run_method(ds, RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation=aggregation, rank=3,
+                                          simulation=True, max_iter=20))
+        summary = _section(rep.build_report(doc, generated="x"), "summary")
+        coal = doc["privacy"]["trust"]["against_server_and_other_entities"]["epsilon"]
+        assert "trust model" in summary and "accountant" in summary
+        assert doc["privacy"]["accountant"].split(" (")[0] in summary
+        if aggregation == "secure":
+            assert "secure aggregation" in summary and "in-process" in summary
+            assert rep.fmt_eps(coal) in summary and coal > 1
+        else:
+            assert "no secure aggregation" in summary

@@ -189,6 +189,11 @@ def cmd_run(args) -> int:
     print(f"{dataset.name}: {dataset.n_users} users × {dataset.n_items} items in {dataset.n_entities} entities"
           f" — values: {dataset.value_kind} (bound {dataset.value_max:g}), mode {config.mode}"
           f" — {doc['privacy']['label']}")
+    trust = doc["privacy"].get("trust")
+    if trust:
+        from dpfed_core.reporting.report import trust_model_text
+
+        print(f"trust model: {trust_model_text(doc['privacy'])}")
     for note in doc.get("notes", []):
         print(f"note: {note}")
     _print_table({config.method: doc, **comparison}, config.top_n)

@@ -76,6 +76,7 @@ def to_grid(values: np.ndarray) -> np.ndarray:
     return np.round(np.asarray(values, dtype=np.float64) / GRID) * GRID
 
 
+@functools.lru_cache(maxsize=1024)
 def coalition_epsilon(sigma: float, delta: float, sensitivity: float, size: int) -> float:
     """Smallest ε (to 1e-6 relative, rounded up) at which Gaussian noise of scale σ on ``size``
     coordinates is (ε, δ)-DP at L2 sensitivity Δ by OpenDP's privacy map (the map that calibrates

@@ -29,6 +29,7 @@ tests in ``tests/test_dp_neighbours.py`` check both forms empirically.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -70,6 +71,13 @@ def _record(ledger, stage: str, mechanism: str, epsilon: float, delta: float, se
     ledger.spend(stage, mechanism if private else f"{mechanism} (non-private limit: exact)", float(epsilon),
                  float(delta) if private else 0.0, float(sensitivity), float(scale), note,
                  noise_label(rng) if private else "", rho if private else None)
+
+
+def _top_k_rho(k: int, beta: float, sensitivity: float, monotone: bool) -> float:
+    """ρ of a Gumbel top-k draw by OpenDP's map of the measurement that samples it."""
+    from dpfed_core.privacy.noise import noisy_top_k_rho
+
+    return noisy_top_k_rho(int(k), float(beta), float(sensitivity), bool(monotone))
 
 
 def _check_sensitivity(sensitivity: float, what: str) -> float:
@@ -172,6 +180,7 @@ def _check_delta(delta: float) -> None:
         raise ConfigError(f"the Gaussian mechanism needs 0 < δ < 1, got δ={delta}")
 
 
+@functools.lru_cache(maxsize=4096)
 def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) -> float:
     """The smallest σ for which N(0, σ²) noise is (ε, δ)-DP at L2 sensitivity Δ — the *analytic*
     Gaussian mechanism (Balle & Wang 2018), exact up to the root finder's 1e-12 relative tolerance;
@@ -198,6 +207,7 @@ def gaussian_sigma_classic(epsilon: float, delta: float, sensitivity: float) -> 
     return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
+@functools.lru_cache(maxsize=4096)
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, size: int = 1) -> float:
     """σ of :func:`gaussian_mechanism` for ``size`` coordinates: the smallest σ (bisection to 1e-7,
     rounded up) at which OpenDP's float Gaussian is (ε, δ)-DP at L2 sensitivity Δ *by OpenDP's own
@@ -277,7 +287,7 @@ def exponential_mechanism(utilities, sensitivity: float, epsilon: float, rng: np
     exact = math.isinf(epsilon) or sensitivity == 0
     beta = 0.0 if exact else _em_scale(sensitivity, epsilon, monotone)
     _record(ledger, stage, "exponential mechanism (Gumbel-max" + (", monotone)" if monotone else ")"), epsilon,
-            0.0, sensitivity, beta, note, rng)
+            0.0, sensitivity, beta, note, rng, None if exact else _top_k_rho(1, beta, sensitivity, monotone))
     if exact:
         best = np.flatnonzero(u == u.max())
         return int(best[rng.integers(best.size)])  # ties at random (data-independent choice)
@@ -315,8 +325,9 @@ def gumbel_top_s(utilities, s: int, sensitivity: float, epsilon: float, rng: np.
     if not 1 <= s <= m:
         raise ConfigError(f"top-s needs 1 ≤ s ≤ {m}, got s={s}")
     exact = math.isinf(epsilon) or sensitivity == 0
-    _record(ledger, stage, "Gumbel top-s (one-shot)", epsilon, 0.0, sensitivity,
-            0.0 if exact else s * _em_scale(sensitivity, epsilon, monotone), note, rng)
+    beta = 0.0 if exact else s * _em_scale(sensitivity, epsilon, monotone)
+    _record(ledger, stage, "Gumbel top-s (one-shot)", epsilon, 0.0, sensitivity, beta, note, rng,
+            None if exact else _top_k_rho(s, beta, sensitivity, monotone))
     if exact:
         # tiny jitter breaks ties at random without changing any strict order (non-private limit)
         noisy = u2 + rng.random(u2.shape) * 1e-12 * (1 + np.abs(u2))
@@ -324,7 +335,6 @@ def gumbel_top_s(utilities, s: int, sensitivity: float, epsilon: float, rng: np.
         order = np.argsort(-np.take_along_axis(noisy, part, axis=1), axis=1)
         out = np.take_along_axis(part, order, axis=1)
     else:
-        beta = s * _em_scale(sensitivity, epsilon, monotone)
         out = sampler_for(rng).noisy_top_k(u2, s, beta)
     return out[0] if one_d else out
 
@@ -386,21 +396,33 @@ def partition_selection(counts, sensitivity: int, epsilon: float, delta: float, 
                         rng: np.random.Generator, *, ledger, stage: str, note: str = "") -> np.ndarray:
     """Which keys to release: those whose count + discrete Laplace(Δ/ε) ≥ ``threshold``.
 
-    * Neighbouring relation: one user added or removed; a user touches at most Δ keys (L1
-      sensitivity Δ of the counts, by a per-user contribution bound the caller applies).
-    * Privacy map: ε-DP for the keys present in both datasets (post-processing of the ε-DP counts);
-      a key only the added user holds is released with probability P(Z ≥ threshold − 1) — the
-      caller's threshold makes that ≤ δ/Δ, so (ε, δ)-DP (Korolova et al. 2009; Desfontaines et al.
-      2022). The row charges (ε, δ).
+    * Neighbouring relation: one user added or removed; a user touches at most Δ keys, each by at
+      most 1 (the caller's per-user contribution bound).
+    * Sampler and privacy map: OpenDP's ``make_laplace_threshold`` on a map of integer counts under
+      the (ℓ0, ℓ1, ℓ∞) = (Δ, Δ, 1) distance — the same measurement draws the noise in production and
+      states the (ε, δ) recorded on the ledger row; the caller's ``epsilon``/``delta`` are the
+      budget the row must fit (the ledger refuses otherwise). In simulation the same distribution is
+      drawn by NumPy.
 
     Returns a boolean keep mask over ``counts`` (only keys with a positive count are ever passed).
     """
+    from dpfed_core.privacy.noise import SecureGenerator, laplace_threshold
+
     epsilon = _check_eps(epsilon, "partition selection")
     c = np.rint(np.asarray(counts, dtype=np.float64)).astype(np.int64)
-    scale = 0.0 if math.isinf(epsilon) else sensitivity / epsilon
-    _record(ledger, stage, "discrete-Laplace partition selection", epsilon, delta, sensitivity, scale, note, rng)
-    if scale == 0:
+    if math.isinf(epsilon):
+        _record(ledger, stage, "partition selection", math.inf, 0.0, sensitivity, 0.0, note, rng)
         return c >= threshold
+    scale = sensitivity / epsilon
+    meas = laplace_threshold(float(scale), int(threshold))
+    eps_map, delta_map = meas.map((int(sensitivity), int(sensitivity), 1))
+    _record(ledger, stage, "partition selection (OpenDP Laplace threshold)", float(eps_map), float(delta_map),
+            sensitivity, scale, note, rng)
+    if isinstance(rng, SecureGenerator):
+        kept = meas({i: int(v) for i, v in enumerate(c.tolist())})
+        keep = np.zeros(c.size, dtype=bool)
+        keep[np.fromiter(kept.keys(), dtype=np.int64, count=len(kept))] = True
+        return keep
     return sampler_for(rng).discrete_laplace(c, scale) >= threshold
 
 

@@ -121,6 +121,27 @@ def gaussian_float_delta(scale: float, sensitivity: float, size: int, epsilon: f
 
 
 @functools.lru_cache(maxsize=4096)
+def noisy_top_k_rho(k: int, scale: float, sensitivity: float, monotone: bool) -> float:
+    """OpenDP's privacy map of the Gumbel report-noisy-top-k it samples (``make_noisy_top_k`` with
+    the zero-concentrated measure): ρ at ℓ∞ sensitivity Δ — k·(cΔ/β)²/8 with c = 1 for monotone
+    utilities, 2 otherwise (the exponential mechanism is ε²/8-zCDP, Cesar & Rogers 2021)."""
+    dp = _dp()
+    space = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float, monotonic=monotone))
+    meas = dp.m.make_noisy_top_k(*space, dp.zero_concentrated_divergence(), k=int(k), scale=float(scale))
+    return float(meas.map(float(sensitivity)))
+
+
+@functools.lru_cache(maxsize=256)
+def laplace_threshold(scale: float, threshold: int):
+    """OpenDP's ``make_laplace_threshold`` on integer counts keyed by integers, under the (ℓ0, ℓ1, ℓ∞)
+    distance: partition selection (its noise is discrete Laplace; its map gives (ε, δ))."""
+    dp = _dp()
+    dom = dp.map_domain(dp.atom_domain(T=dp.i64), dp.atom_domain(T=dp.i64))
+    metric = dp.l01inf_distance(dp.absolute_distance(T=dp.i64))
+    return dp.m.make_laplace_threshold(dom, metric, scale=float(scale), threshold=int(threshold))
+
+
+@functools.lru_cache(maxsize=4096)
 def gaussian_float_rho(scale: float, sensitivity: float, size: int) -> float:
     """OpenDP's privacy map of its float Gaussian on ``size`` coordinates: the zCDP ρ at L2
     sensitivity Δ (includes the rounding to the grid 2^k). ρ's of any sequence of such releases —

@@ -334,6 +334,25 @@ def audit_epsilon_figure(audit_doc: dict, title: str | None = None):
 
 
 # ================================================================================= sections
+def trust_model_text(privacy: dict) -> str:
+    """The trust model in one sentence for a compliance officer: secure aggregation or not, where the
+    sum was formed, and the weaker guarantee against the server colluding with every other entity."""
+    t = privacy.get("trust")
+    if not t:
+        return ("each entity's release goes to the server as it is (no secure aggregation); the guarantee "
+                "holds against the server and against everyone else")
+    against = t.get("against_server_and_other_entities", {})
+    coal = fmt_eps(against.get("epsilon"))
+    if t.get("aggregation") == "secure":
+        where = ("formed in-process (a simulation of secure aggregation; the cryptographic secure sum runs in "
+                 "the Flower deployment)" if t.get("in_process") else "formed by Flower's SecAgg+")
+        return (f"secure aggregation: the server learns only the sum of the entities' releases, {where}; "
+                f"against the server colluding with all other entities each entity's own noise share gives "
+                f"ε = {coal} (δ = {fmt_num(against.get('delta'))})")
+    return ("no secure aggregation: the server sees every entity's release; the guarantee is the same against "
+            f"the server and any coalition (ε = {coal})")
+
+
 def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) -> str:
     p = run.get("privacy", {})
     ds = run.get("dataset", {})
@@ -358,6 +377,8 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) 
              "No differential-privacy guarantee holds for this run.</div>")
     rows = [
         {"k": "dataset", "v": ds.get("name", "—")},
+        {"k": "trust model", "v": trust_model_text(p)},
+        {"k": "accountant", "v": p.get("accountant") or "basic composition (ε and δ add up)"},
         # the exact user count is private: it is shown only in the analyst-only data section
         {"k": "entities / items", "v": f"{fmt_num(ds.get('n_entities'))} / {fmt_num(ds.get('n_items'))}"},
         {"k": "method", "v": f"{m.get('name', cfg.get('method', '—'))} — {m.get('label', '')}"},
