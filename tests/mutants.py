@@ -173,8 +173,7 @@ MUTANTS = (
            (f"{NB}::test_dp_exponential_mechanism_stays_under_epsilon", REC)),
     # --- issue 11's examples
     Mutant("gaussian-delta-ignored", MECH, "gaussian_sigma",
-           "start = gaussian_sigma_analytic(epsilon, delta, sensitivity)",
-           "start = gaussian_sigma_analytic(epsilon, 0.25, sensitivity)",
+           "zcdp_rho_for_epsilon(float(epsilon), float(delta))", "zcdp_rho_for_epsilon(float(epsilon), 0.25)",
            (f"{MECHT}::test_mech_gaussian_sigma_meets_delta_by_opendp_map",
             f"{NB}::test_dp_gaussian_mechanism_stays_under_epsilon_delta")),
     Mutant("sensitivity-from-data", DPP, "DPPrototypes._bounds",

@@ -178,6 +178,6 @@ def test_summary_states_the_trust_model_and_the_coalition_epsilon():
         assert doc["privacy"]["accountant"].split(" (")[0] in summary
         if aggregation == "secure":
             assert "secure aggregation" in summary and "in-process" in summary
-            assert rep.fmt_eps(coal) in summary and coal > 1
+            assert f"ε = {coal:.3g}" in summary and coal > 1
         else:
             assert "no secure aggregation" in summary

@@ -50,12 +50,41 @@ directory, or a CSV/CSV.gz/Parquet long table.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Sink:
+    """Stands in for the parser of a command that is not being run: every call is accepted and
+    ignored, so ``python -m dpfed_core methods`` does not pay for argparse building every flag of
+    every other command."""
+
+    def __getattr__(self, name):
+        return lambda *a, **k: self
+
+
+class _OnlyWanted:
+    """The sub-command registry, building in full only the command being run (``wanted``; None =
+    all, e.g. for ``--help``); the others keep their one-line help in the command list."""
+
+    def __init__(self, sub, wanted: str | None) -> None:
+        self.sub, self.wanted = sub, wanted
+
+    def add_parser(self, name: str, **kwargs):
+        if self.wanted is None or name == self.wanted:
+            return self.sub.add_parser(name, **kwargs)
+        self.sub.add_parser(name, help=kwargs.get("help"))
+        return _Sink()
+
+
+COMMANDS = ("run", "sweep", "methods", "audit", "report", "deploy-local", "write-shards", "budget")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; ``command`` (the first word of the command line, if it names one)
+    builds only that command's flags in full."""
     parser = _Parser(
         prog="python -m dpfed_core",
         description="Federated recommendation with differentially private prototypes (Ribero et al. 2020).",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = _OnlyWanted(parser.add_subparsers(dest="command", required=True),
+                      command if command in COMMANDS else None)
 
     run = sub.add_parser("run", help="one federation run, evaluated on a held-out split",
                          formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG_RUN)
@@ -191,7 +220,7 @@ def cmd_run(args) -> int:
           f" — {doc['privacy']['label']}")
     trust = doc["privacy"].get("trust")
     if trust:
-        from dpfed_core.reporting.report import trust_model_text
+        from dpfed_core.privacy.statement import trust_model_text
 
         print(f"trust model: {trust_model_text(doc['privacy'])}")
     for note in doc.get("notes", []):
@@ -311,7 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Exit status: 0 success, 2 any error (one ``error: …`` line on stderr, never
     a traceback), 130 interrupted."""
     try:
-        parser = build_parser()
+        argv = list(sys.argv[1:] if argv is None else argv)
+        parser = build_parser(argv[0] if argv else None)
         args = parser.parse_args(argv)
         commands = {"run": cmd_run, "sweep": cmd_sweep, "methods": cmd_methods,
                     "audit": audit_cmd.cmd_audit, "report": report_cmd.cmd_report,

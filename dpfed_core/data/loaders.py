@@ -28,8 +28,6 @@ import os
 import re
 import shutil
 import tempfile
-import urllib.error
-import urllib.request
 import zipfile
 from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Literal, Sequence, Union
@@ -1205,6 +1203,9 @@ def fetch_movielens(version: str = "100k", cache_dir: str | os.PathLike | None =
     marker = "u.data" if v == "100k" else "ratings.dat"
     if (target / marker).is_file():
         return target
+    import urllib.error  # deferred: only a download needs the HTTP client (and its ssl import)
+    import urllib.request
+
     url = _ML_URLS[v]
     cache.mkdir(parents=True, exist_ok=True)
     try:

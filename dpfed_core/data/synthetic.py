@@ -35,7 +35,6 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.optimize import brentq
 
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
@@ -158,6 +157,8 @@ def make_poisson(
 
     def _excess(b: float) -> float:
         return float(np.mean(-np.expm1(-np.exp(np.minimum(b + eta_cal, 50.0))))) - density
+
+    from scipy.optimize import brentq  # deferred: only a density target needs the root finder
 
     b = 0.0 if density is None else brentq(_excess, -60.0, 20.0, xtol=1e-10)
 

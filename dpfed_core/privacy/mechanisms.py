@@ -209,20 +209,21 @@ def gaussian_sigma_classic(epsilon: float, delta: float, sensitivity: float) -> 
 
 @functools.lru_cache(maxsize=4096)
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, size: int = 1) -> float:
-    """σ of :func:`gaussian_mechanism` for ``size`` coordinates: the smallest σ (bisection to 1e-7,
-    rounded up) at which OpenDP's float Gaussian is (ε, δ)-DP at L2 sensitivity Δ *by OpenDP's own
-    privacy map* (ρ-zCDP with ρ = (Δ + rounding)²/2σ², converted to (ε, δ) by OpenDP's optimal
-    zCDP → approximate-DP conversion). 3–9 % above :func:`gaussian_sigma_analytic` (the continuous
+    """σ of :func:`gaussian_mechanism` for ``size`` coordinates: the smallest σ at which OpenDP's
+    float Gaussian is (ε, δ)-DP at L2 sensitivity Δ *by OpenDP's own privacy map* — its zCDP
+    ρ = Δ'²/2σ² (Δ' the sensitivity plus the rounding to the grid) converted to (ε, δ) by OpenDP's
+    optimal zCDP → approximate-DP conversion: ρ* is the largest ρ whose conversion is (ε, δ), and
+    σ = Δ'/√(2ρ*), rounded up. 3–9 % above :func:`gaussian_sigma_analytic` (the continuous
     mechanism's exact curve), the price of a proof that covers the sampler actually used."""
-    from dpfed_core.privacy.noise import gaussian_float_sigma
+    from dpfed_core.privacy.noise import gaussian_float_sigma_for_rho, zcdp_rho_for_epsilon
 
     epsilon = _check_eps(epsilon, "Gaussian mechanism")
     sensitivity = _check_sensitivity(sensitivity, "Gaussian mechanism")
     _check_delta(delta)
     if math.isinf(epsilon) or sensitivity == 0:
         return 0.0
-    start = gaussian_sigma_analytic(epsilon, delta, sensitivity)
-    return gaussian_float_sigma(float(epsilon), float(delta), float(sensitivity), max(int(size), 1), start)
+    return gaussian_float_sigma_for_rho(zcdp_rho_for_epsilon(float(epsilon), float(delta)), float(sensitivity),
+                                        max(int(size), 1))
 
 
 def gaussian_mechanism(values, sensitivity: float, epsilon: float, delta: float,

@@ -88,10 +88,20 @@ FLOAT_GRID_K = -40
 
 @functools.lru_cache(maxsize=1)
 def _dp():
-    import opendp.prelude as dp
+    """The parts of OpenDP the mechanisms use, as one namespace (``dp.m``, ``dp.c``, domains, metrics,
+    measures). Not ``opendp.prelude``: it also imports OpenDP's scikit-learn extras, which pull in
+    scikit-learn, SciPy's stats and pandas — seconds of start-up no draw needs."""
+    from types import SimpleNamespace
 
-    dp.enable_features("contrib")
-    return dp
+    from opendp import combinators, domains, measurements, measures, metrics, mod, typing
+
+    mod.enable_features("contrib")
+    return SimpleNamespace(m=measurements, c=combinators, i64=typing.i64, **{
+        name: getattr(module, name) for module, names in (
+            (domains, ("atom_domain", "vector_domain", "map_domain")),
+            (metrics, ("absolute_distance", "l1_distance", "l2_distance", "linf_distance", "l01inf_distance")),
+            (measures, ("max_divergence", "zero_concentrated_divergence")))
+        for name in names})
 
 
 def _float_space(size: int, metric: str):
@@ -208,30 +218,6 @@ def gaussian_float_sigma_for_rho(rho: float, sensitivity: float, size: int = PLA
     while gaussian_float_rho(sigma, sensitivity, size) > rho:  # guard the float arithmetic
         sigma *= 1 + 1e-12
     return sigma
-
-
-@functools.lru_cache(maxsize=4096)
-def gaussian_float_sigma(epsilon: float, delta: float, sensitivity: float, size: int,
-                         start: float) -> float:
-    """Smallest σ (to 1e-7 relative, rounded up) for which OpenDP's float Gaussian on ``size``
-    coordinates is (ε, δ)-DP at L2 sensitivity Δ by OpenDP's own privacy map. ``start`` is a
-    lower bracket (the analytic Gaussian σ of the continuous mechanism, never larger)."""
-    def ok(log_s: float) -> bool:
-        try:
-            return gaussian_float_delta(math.exp(log_s), sensitivity, size, epsilon) <= delta
-        except Exception:  # OpenDP refuses to evaluate a map that overflows: far too little noise
-            return False
-
-    lo = math.log(start)
-    hi = lo + 0.25
-    while not ok(hi):
-        lo, hi = hi, hi + 0.25
-        if hi > lo + 40:
-            raise ValueError(f"no σ reaches (ε={epsilon}, δ={delta})")
-    while hi - lo > 1e-7:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-    return math.exp(hi)
 
 
 def _finite_index(u: np.ndarray) -> np.ndarray:

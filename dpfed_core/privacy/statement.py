@@ -52,3 +52,31 @@ def statement(eps: float, delta: float, simulation: bool) -> str:
     if simulation:
         return f"{SIMULATION_LABEL} (configured budget ({eps:.4g}, {delta:.3g}))"
     return f"({eps:.4g}, {delta:.3g})-DP per user of each entity — {GUARANTEE_NAME}"
+
+
+def _eps(x) -> str:
+    x = float(x) if x not in (None, "inf") else float("inf")
+    return "∞" if not math.isfinite(x) else f"{x:.3g}"
+
+
+def _num(x) -> str:
+    return "—" if x is None else f"{float(x):.3g}"
+
+
+def trust_model_text(privacy: dict) -> str:
+    """The trust model in one sentence for a compliance officer: secure aggregation or not, where the
+    sum was formed, and the weaker guarantee against the server colluding with every other entity."""
+    t = privacy.get("trust")
+    if not t:
+        return ("each entity's release goes to the server as it is (no secure aggregation); the guarantee "
+                "holds against the server and against everyone else")
+    against = t.get("against_server_and_other_entities", {})
+    coal = _eps(against.get("epsilon"))
+    if t.get("aggregation") == "secure":
+        where = ("formed in-process (a simulation of secure aggregation; the cryptographic secure sum runs in "
+                 "the Flower deployment)" if t.get("in_process") else "formed by Flower's SecAgg+")
+        return (f"secure aggregation: the server learns only the sum of the entities' releases, {where}; "
+                f"against the server colluding with all other entities each entity's own noise share gives "
+                f"ε = {coal} (δ = {_num(against.get('delta'))})")
+    return ("no secure aggregation: the server sees every entity's release; the guarantee is the same against "
+            f"the server and any coalition (ε = {coal})")

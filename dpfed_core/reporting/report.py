@@ -42,7 +42,7 @@ from typing import Any, Iterable, Sequence
 from dpfed_core import __version__
 from dpfed_core.errors import ConfigError, DataError
 from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
-from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME
+from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME, trust_model_text
 
 #: Section ids in page order (the e2e test and the dashboard rely on them).
 SECTIONS = ("summary", "scope", "data", "parameters", "privacy", "messages", "utility", "tradeoff",
@@ -334,25 +334,6 @@ def audit_epsilon_figure(audit_doc: dict, title: str | None = None):
 
 
 # ================================================================================= sections
-def trust_model_text(privacy: dict) -> str:
-    """The trust model in one sentence for a compliance officer: secure aggregation or not, where the
-    sum was formed, and the weaker guarantee against the server colluding with every other entity."""
-    t = privacy.get("trust")
-    if not t:
-        return ("each entity's release goes to the server as it is (no secure aggregation); the guarantee "
-                "holds against the server and against everyone else")
-    against = t.get("against_server_and_other_entities", {})
-    coal = fmt_eps(against.get("epsilon"))
-    if t.get("aggregation") == "secure":
-        where = ("formed in-process (a simulation of secure aggregation; the cryptographic secure sum runs in "
-                 "the Flower deployment)" if t.get("in_process") else "formed by Flower's SecAgg+")
-        return (f"secure aggregation: the server learns only the sum of the entities' releases, {where}; "
-                f"against the server colluding with all other entities each entity's own noise share gives "
-                f"ε = {coal} (δ = {fmt_num(against.get('delta'))})")
-    return ("no secure aggregation: the server sees every entity's release; the guarantee is the same against "
-            f"the server and any coalition (ε = {coal})")
-
-
 def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) -> str:
     p = run.get("privacy", {})
     ds = run.get("dataset", {})

@@ -1,7 +1,8 @@
 """The systems of the other seed papers, as comparison methods (SPEC §6).
 
-Each module registers its methods with :func:`dpfed_core.methods.registry.register_method` when imported;
-this package imports them all so ``dpfed_core.methods.METHODS`` lists them.
+Their names, labels, privacy models and declared parameters are data in :mod:`.specs`, which registers
+them with :func:`dpfed_core.methods.registry.register_method`; each system's module is imported only
+when one of its methods is fitted (start-up stays light).
 
 * :mod:`.friedman` — Friedman, Berkovsky & Kaafar 2016: centralised, rating-level DP MF
   (``friedman-ge``, ``friedman-isgd``, ``friedman-psgd``, ``friedman-pals``) and the non-private
@@ -11,8 +12,6 @@ this package imports them all so ``dpfed_core.methods.METHODS`` lists them.
 * :mod:`.xin` — Xin & Jaakkola 2014: ``xin-public`` (public users only), ``xin-pmc``, ``xin-pmd``
   (their second-order mechanisms — not DP) and ``xin-full`` (full EM, non-private).
 """
-from . import fcf, friedman, xin
+from . import specs
 
-friedman.register()
-fcf.register()
-xin.register()
+specs.register()

@@ -40,38 +40,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from dpfed_core.config import Param, check_params
+from dpfed_core.config import check_params
+from dpfed_core.methods.comparison.specs import ALS_PARAMETERS, FCF_PARAMETERS
 from dpfed_core.errors import ConfigError
 
-PRIVACY_FCF_DETAIL = "gradients of raw data leave every round"
-PRIVACY_ALS_DETAIL = "all raw interactions pooled at the server"
+from dpfed_core.methods.comparison.specs import PRIVACY_ALS_DETAIL, PRIVACY_FCF_DETAIL  # noqa: E402
+
 PRIVACY_FCF = f"no formal privacy ({PRIVACY_FCF_DETAIL})"
 PRIVACY_ALS = f"non-private ({PRIVACY_ALS_DETAIL})"
 
-#: Declared parameters (``--param``); ``factors`` and ``lam`` default to the run's rank and λ.
-ALS_PARAMETERS = (
-    Param("factors", "int", None, "K latent factors; none = the run's rank", low=1, high=1000, optional=True),
-    Param("alpha", "float", 1.0, "α of the confidence c = 1 + α·r (Hu et al. 2008)", low=0),
-    Param("lam", "float", None, "λ ridge; none = the run's λ", low=0, optional=True),
-    Param("epochs", "int", 20, "epochs (X then Y per epoch)", low=1, high=10_000),
-    Param("binarize", "bool", None, "any value = 1 (none: ratings binarised, counts kept)", optional=True),
-    Param("init_scale", "float", 0.1, "X, Y ~ N(0, init_scale²) at start", low=0, low_open=True),
-)
-FCF_PARAMETERS = ALS_PARAMETERS + (
-    Param("gd_iters", "int", 10, "server steps (= communication rounds) per epoch", low=1, high=10_000),
-    Param("optimizer", "choice", "adam", "server optimiser", choices=("adam", "gd")),
-    Param("gamma", "float", 0.2, "server step size", low=0, low_open=True),
-    Param("beta1", "float", 0.4, "Adam β₁", low=0, high=1, high_open=True),
-    Param("beta2", "float", 0.99, "Adam β₂", low=0, high=1, high_open=True),
-    Param("adam_eps", "float", 1e-8, "Adam ε (numerical)", low=0, low_open=True),
-    Param("adam_bias", "choice", "paper", "bias correction without (paper) / with (standard) the step exponent",
-          choices=("paper", "standard")),
-    Param("grad_reduction", "choice", "sum", "how client gradients are combined (Eq. 12 sums)",
-          choices=("sum", "mean")),
-    Param("reset_state_each_epoch", "bool", True, "restart Adam's moments each epoch"),
-    Param("x_refresh", "choice", "epoch", "clients re-solve x_u once per epoch or every round",
-          choices=("epoch", "round")),
-)
 
 
 # ============================================================================ model pieces
@@ -446,20 +423,3 @@ def _fit_fcf(dataset, train, config, rng, progress):
         "each upload reveals the user's interaction set (see what_one_upload_reveals)."]
     return MethodResult(model.X_, model.Y_, ledger, messages, {"fcf_fit": time.perf_counter() - t0}, model,
                         {"notes": notes, "history": model.history_, "rounds": model.rounds_})
-
-
-def register() -> None:
-    from dpfed_core.methods.registry import MethodSpec, register_method
-    from dpfed_core.privacy.model import PrivacyModel
-
-    register_method(MethodSpec(
-        "implicit-als", _fit_implicit_als, "Implicit ALS (Hu et al. 2008, centralised)", PrivacyModel.NON_PRIVATE,
-        "Confidence-weighted ALS on pooled implicit feedback — the centralised model FCF federates. "
-        "method_params: factors, alpha, lam, epochs, binarize.", detail=PRIVACY_ALS_DETAIL,
-        parameters=ALS_PARAMETERS))
-    register_method(MethodSpec(
-        "fcf", _fit_fcf, "FCF (Ammad-ud-din et al. 2019)", PrivacyModel.NO_FORMAL_CLAIM,
-        "Federated implicit ALS: clients solve their own factors, the server steps item factors by Adam "
-        "on every client's gradient; epochs × gd_iters communication rounds. method_params: factors, "
-        "alpha, lam, epochs, gd_iters, optimizer, gamma, beta1, beta2, adam_bias, grad_reduction.",
-        detail=PRIVACY_FCF_DETAIL, parameters=FCF_PARAMETERS))

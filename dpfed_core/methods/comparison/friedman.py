@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from dpfed_core.config import Param, check_params
+from dpfed_core.config import check_params
+from dpfed_core.methods.comparison.specs import FRIEDMAN_PARAMETERS as PARAMETERS
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.mechanisms import laplace_noise
@@ -698,50 +699,6 @@ def perturb_ratings_unbounded(Rt: Ratings, B: float, alpha: float, eps_mf: float
 
 
 # ============================================================================ engine methods
-_BASELINES = {
-    "global-average": ("Global average", "Every prediction is the global mean rating (Friedman et al. Table 3 GA)."),
-    "item-average": ("Item average", "Each item's mean rating (Friedman et al. Table 3 IA)."),
-    "global-effects": ("Global effects", "Item mean + user mean of item residuals (Friedman et al. Table 3 GE)."),
-    "ge-mf": ("Clean MF on global effects",
-              "Non-private ALS-WR (or SGD) on the global-effects residuals (Friedman et al. Table 3 clean MF)."),
-}
-_PRIVATE = {
-    "friedman-ge": ("ge", "Private global effects (Friedman et al.)",
-                    "Noisy β-stabilised item and user averages (Alg. 1–2), split 0.02/0.54/0.44."),
-    "friedman-isgd": ("isgd", "ISGD: input perturbation (Friedman et al.)",
-                      "Laplace on every preprocessed rating, then non-private SGD MF (Alg. 3)."),
-    "friedman-psgd": ("psgd", "PSGD: gradient perturbation (Friedman et al.)",
-                      "SGD with Laplace noise on every error (Alg. 4) / K-norm noise per epoch (Alg. 5)."),
-    "friedman-pals": ("pals", "PALS: ALS output perturbation (Friedman et al.)",
-                      "ALS-WR with K-norm noise on every solved factor (Alg. 6)."),
-}
-#: Declared parameters (``--param``); ``factors`` and ``lam`` default to the run's rank and λ, the
-#: scale (r_min, r_max) to the data's public value bound.
-PARAMETERS = (
-    Param("variant", "choice", "bounded", "bounded (clamped) or unbounded (as claimed by the paper) updates",
-          choices=VARIANTS),
-    Param("factors", "int", None, "d latent factors; none = the run's rank", low=1, high=1000, optional=True),
-    Param("lam", "float", None, "λ ridge; none = the run's λ", low=0, optional=True),
-    Param("lr", "float", 0.01, "γ, SGD learning rate", low=0, low_open=True),
-    Param("iterations", "int", None, "epochs / ALS iterations; none = the paper's per algorithm", low=1,
-          high=10_000, optional=True),
-    Param("B", "float", 1.0, "residual clamp", low=0, low_open=True),
-    Param("p_max", "float", 0.4, "user-factor norm bound (PSGD, PALS)", low=0, low_open=True),
-    Param("q_max", "float", 0.5, "item-factor norm bound (PSGD, PALS)", low=0, low_open=True),
-    Param("e_max", "float", None, "error clamp; none = the variant's", low=0, low_open=True, optional=True),
-    Param("alpha", "float", 0.6, "unbounded ISGD zeroing threshold", low=0),
-    Param("beta_m", "float", 15.0, "stabiliser of the private item averages", low=0),
-    Param("beta_u", "float", 15.0, "stabiliser of the private user averages", low=0),
-    Param("split", "floats", None, "5 ε shares: global-items,items,global-users,users,MF; none = §5.2",
-          optional=True),
-    Param("r_min", "float", None, "public rating scale minimum; none = 1 for ratings, 0 otherwise", optional=True),
-    Param("r_max", "float", None, "public rating scale maximum; none = the value bound", optional=True),
-    Param("batch_size", "text", "auto", "SGD mini-batch: auto or a whole number (1 = exact)"),
-    Param("private_preprocessing", "bool", False, "als/sgd: private global effects instead of exact ones"),
-    Param("solver", "choice", "als", "friedman-ge-mf: ALS or SGD", choices=("als", "sgd")),
-)
-
-
 def _estimator_from_config(algorithm: str, dataset, config, rng, epsilon: float) -> FriedmanMF:
     """FriedmanMF from a RunConfig: ``config.rank`` → d and ``config.lam`` → λ unless
     ``method_params`` sets ``factors``/``lam``; the scale is [1, value_max] for ratings."""
@@ -817,20 +774,3 @@ def _make_fit(algorithm: str, private: bool):
                             {"friedman_fit": time.perf_counter() - t0}, model,
                             {"notes": _notes(config), "info": getattr(model, "info_", {})})
     return fit
-
-
-def register() -> None:
-    """Register the baselines and the four private methods with the engine."""
-    from dpfed_core.methods.registry import MethodSpec, register_method
-    from dpfed_core.privacy.model import PrivacyModel
-
-    for name, (label, desc) in _BASELINES.items():
-        register_method(MethodSpec(name, _make_fit(name, False), label, PrivacyModel.NON_PRIVATE, desc,
-                                   detail="trusted central curator holds all ratings", parameters=PARAMETERS))
-    for name, (algo, label, desc) in _PRIVATE.items():
-        detail = "not comparable one-for-one with user-level federated ε" + (
-            "" if algo in ("ge", "isgd") else "; unbounded variant: guarantee as claimed by the paper")
-        register_method(MethodSpec(name, _make_fit(algo, True), label, PrivacyModel.CENTRAL_RATING_DP,
-                                   desc + " Parameters: variant='bounded'|'unbounded', factors, lam, "
-                                   "beta_m, beta_u, B, p_max, q_max, split, …", detail=detail,
-                                   parameters=PARAMETERS))

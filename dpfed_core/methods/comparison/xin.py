@@ -30,13 +30,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from dpfed_core.config import Param, check_params
+from dpfed_core.config import check_params
+from dpfed_core.methods.comparison.specs import XIN_PARAMETERS as PARAMETERS
 from dpfed_core.errors import ConfigError
 
-PRIVACY_PUBLIC = ("public users share all their ratings (no privacy); private users release nothing "
-                  "(local fit) — not differential privacy")
-PRIVACY_MECH = ("not differential privacy (first-order/marginal deniability only; public users share "
-                "all their ratings)")
+from dpfed_core.methods.comparison.specs import PRIVACY_MECH, PRIVACY_PUBLIC  # noqa: E402,F401
 PRIVACY_FULL = "non-private (all users' ratings pooled at the server)"
 
 
@@ -300,21 +298,6 @@ class XinJaakkola:
 
 
 # ============================================================================ engine methods
-#: Declared parameters (``--param``).
-PARAMETERS = (
-    Param("public_fraction", "float", 0.01, "share of users that are public", low=0, high=1, low_open=True),
-    Param("n_public", "int", None, "number of public users (overrides public_fraction)", low=1, optional=True),
-    Param("public_selection", "choice", "heaviest", "which users are public", choices=("heaviest", "random")),
-    Param("tau", "float", 10.0, "singular-value threshold τ of the trace-norm EM", low=0),
-    Param("max_rank", "int", 50, "cap on the rank of V (none = no cap)", low=1, optional=True),
-    Param("max_iter", "int", 100, "EM iterations", low=1, high=100_000),
-    Param("tol", "float", 1e-4, "EM stopping tolerance", low=0, low_open=True),
-    Param("batch", "int", 20, "private users per server update (w)", low=1),
-    Param("private_weight", "float", 0.5, "weight of private users' contributions", low=0, high=1),
-    Param("pmd_sweeps", "int", 2, "PMD search sweeps", low=1, high=1000),
-    Param("pmd_tries", "int", 5, "PMD candidates tried", low=1, high=1000),
-    Param("values", "floats", None, "PMD's rating set S; none = 1..value bound for ratings", optional=True),
-)
 
 
 def _make_fit(mechanism: str):
@@ -356,26 +339,3 @@ def _make_fit(mechanism: str):
         return MethodResult(U, V, ledger, messages, {"xin_fit": time.perf_counter() - t0}, model,
                             {"notes": notes, "public_users": model.public_})
     return fit
-
-
-def register() -> None:
-    from dpfed_core.methods.registry import MethodSpec, register_method
-    from dpfed_core.privacy.model import PrivacyModel
-
-    register_method(MethodSpec(
-        "xin-public", _make_fit("none"), "Xin & Jaakkola: public users only", PrivacyModel.NO_FORMAL_CLAIM,
-        "Item model (μ, V) learned by trace-norm EM from the heaviest public users (default 1%); every "
-        "other user fits locally with Eq. 4. method_params: public_fraction, n_public, tau, max_rank.",
-        detail=PRIVACY_PUBLIC, parameters=PARAMETERS))
-    register_method(MethodSpec(
-        "xin-pmc", _make_fit("pmc"), "Xin & Jaakkola: public + PMC private vectors", PrivacyModel.NO_FORMAL_CLAIM,
-        "Public-user EM, then private users each release ±h·sign(r − μ) (PMC), streamed in batches of 20.",
-        detail=PRIVACY_MECH, parameters=PARAMETERS))
-    register_method(MethodSpec(
-        "xin-pmd", _make_fit("pmd"), "Xin & Jaakkola: public + PMD private vectors", PrivacyModel.NO_FORMAL_CLAIM,
-        "Public-user EM, then private users each release one of K permutation candidates (PMD).",
-        detail=PRIVACY_MECH, parameters=PARAMETERS))
-    register_method(MethodSpec(
-        "xin-full", _make_fit("full"), "Xin & Jaakkola: full EM (all users)", PrivacyModel.NON_PRIVATE,
-        "Trace-norm EM over every user's ratings: the non-private reference ('Full EM').",
-        detail="all users' ratings pooled at the server", parameters=PARAMETERS))

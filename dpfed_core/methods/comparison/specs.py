@@ -1,0 +1,156 @@
+"""What the other papers' systems are — names, labels, privacy models, declared parameters — as data,
+registered without importing their implementations: ``python -m dpfed_core methods`` and the method
+lists stay light, and a system's module (:mod:`.friedman`, :mod:`.fcf`, :mod:`.xin`) is imported only
+when one of its methods is fitted.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from dpfed_core.config import Param
+from dpfed_core.privacy.model import PrivacyModel
+
+_BASELINES = {
+    "global-average": ("Global average", "Every prediction is the global mean rating (Friedman et al. Table 3 GA)."),
+    "item-average": ("Item average", "Each item's mean rating (Friedman et al. Table 3 IA)."),
+    "global-effects": ("Global effects", "Item mean + user mean of item residuals (Friedman et al. Table 3 GE)."),
+    "ge-mf": ("Clean MF on global effects",
+              "Non-private ALS-WR (or SGD) on the global-effects residuals (Friedman et al. Table 3 clean MF)."),
+}
+_PRIVATE = {
+    "friedman-ge": ("ge", "Private global effects (Friedman et al.)",
+                    "Noisy β-stabilised item and user averages (Alg. 1–2), split 0.02/0.54/0.44."),
+    "friedman-isgd": ("isgd", "ISGD: input perturbation (Friedman et al.)",
+                      "Laplace on every preprocessed rating, then non-private SGD MF (Alg. 3)."),
+    "friedman-psgd": ("psgd", "PSGD: gradient perturbation (Friedman et al.)",
+                      "SGD with Laplace noise on every error (Alg. 4) / K-norm noise per epoch (Alg. 5)."),
+    "friedman-pals": ("pals", "PALS: ALS output perturbation (Friedman et al.)",
+                      "ALS-WR with K-norm noise on every solved factor (Alg. 6)."),
+}
+#: Declared parameters (``--param``); ``factors`` and ``lam`` default to the run's rank and λ, the
+#: scale (r_min, r_max) to the data's public value bound.
+FRIEDMAN_PARAMETERS = (
+    Param("variant", "choice", "bounded", "bounded (clamped) or unbounded (as claimed by the paper) updates",
+          choices=("bounded", "unbounded")),
+    Param("factors", "int", None, "d latent factors; none = the run's rank", low=1, high=1000, optional=True),
+    Param("lam", "float", None, "λ ridge; none = the run's λ", low=0, optional=True),
+    Param("lr", "float", 0.01, "γ, SGD learning rate", low=0, low_open=True),
+    Param("iterations", "int", None, "epochs / ALS iterations; none = the paper's per algorithm", low=1,
+          high=10_000, optional=True),
+    Param("B", "float", 1.0, "residual clamp", low=0, low_open=True),
+    Param("p_max", "float", 0.4, "user-factor norm bound (PSGD, PALS)", low=0, low_open=True),
+    Param("q_max", "float", 0.5, "item-factor norm bound (PSGD, PALS)", low=0, low_open=True),
+    Param("e_max", "float", None, "error clamp; none = the variant's", low=0, low_open=True, optional=True),
+    Param("alpha", "float", 0.6, "unbounded ISGD zeroing threshold", low=0),
+    Param("beta_m", "float", 15.0, "stabiliser of the private item averages", low=0),
+    Param("beta_u", "float", 15.0, "stabiliser of the private user averages", low=0),
+    Param("split", "floats", None, "5 ε shares: global-items,items,global-users,users,MF; none = §5.2",
+          optional=True),
+    Param("r_min", "float", None, "public rating scale minimum; none = 1 for ratings, 0 otherwise", optional=True),
+    Param("r_max", "float", None, "public rating scale maximum; none = the value bound", optional=True),
+    Param("batch_size", "text", "auto", "SGD mini-batch: auto or a whole number (1 = exact)"),
+    Param("private_preprocessing", "bool", False, "als/sgd: private global effects instead of exact ones"),
+    Param("solver", "choice", "als", "friedman-ge-mf: ALS or SGD", choices=("als", "sgd")),
+)
+
+# --------------------------------------------------------------------------- FCF (Ammad-ud-din et al.)
+PRIVACY_FCF_DETAIL = "gradients of raw data leave every round"
+PRIVACY_ALS_DETAIL = "all raw interactions pooled at the server"
+
+#: Declared parameters (``--param``); ``factors`` and ``lam`` default to the run's rank and λ.
+ALS_PARAMETERS = (
+    Param("factors", "int", None, "K latent factors; none = the run's rank", low=1, high=1000, optional=True),
+    Param("alpha", "float", 1.0, "α of the confidence c = 1 + α·r (Hu et al. 2008)", low=0),
+    Param("lam", "float", None, "λ ridge; none = the run's λ", low=0, optional=True),
+    Param("epochs", "int", 20, "epochs (X then Y per epoch)", low=1, high=10_000),
+    Param("binarize", "bool", None, "any value = 1 (none: ratings binarised, counts kept)", optional=True),
+    Param("init_scale", "float", 0.1, "X, Y ~ N(0, init_scale²) at start", low=0, low_open=True),
+)
+FCF_PARAMETERS = ALS_PARAMETERS + (
+    Param("gd_iters", "int", 10, "server steps (= communication rounds) per epoch", low=1, high=10_000),
+    Param("optimizer", "choice", "adam", "server optimiser", choices=("adam", "gd")),
+    Param("gamma", "float", 0.2, "server step size", low=0, low_open=True),
+    Param("beta1", "float", 0.4, "Adam β₁", low=0, high=1, high_open=True),
+    Param("beta2", "float", 0.99, "Adam β₂", low=0, high=1, high_open=True),
+    Param("adam_eps", "float", 1e-8, "Adam ε (numerical)", low=0, low_open=True),
+    Param("adam_bias", "choice", "paper", "bias correction without (paper) / with (standard) the step exponent",
+          choices=("paper", "standard")),
+    Param("grad_reduction", "choice", "sum", "how client gradients are combined (Eq. 12 sums)",
+          choices=("sum", "mean")),
+    Param("reset_state_each_epoch", "bool", True, "restart Adam's moments each epoch"),
+    Param("x_refresh", "choice", "epoch", "clients re-solve x_u once per epoch or every round",
+          choices=("epoch", "round")),
+)
+
+# --------------------------------------------------------------------------- Xin & Jaakkola 2014
+PRIVACY_PUBLIC = ("public users share all their ratings (no privacy); private users release nothing "
+                  "(local fit) — not differential privacy")
+PRIVACY_MECH = ("not differential privacy (first-order/marginal deniability only; public users share "
+                "all their ratings)")
+
+#: Declared parameters (``--param``).
+XIN_PARAMETERS = (
+    Param("public_fraction", "float", 0.01, "share of users that are public", low=0, high=1, low_open=True),
+    Param("n_public", "int", None, "number of public users (overrides public_fraction)", low=1, optional=True),
+    Param("public_selection", "choice", "heaviest", "which users are public", choices=("heaviest", "random")),
+    Param("tau", "float", 10.0, "singular-value threshold τ of the trace-norm EM", low=0),
+    Param("max_rank", "int", 50, "cap on the rank of V (none = no cap)", low=1, optional=True),
+    Param("max_iter", "int", 100, "EM iterations", low=1, high=100_000),
+    Param("tol", "float", 1e-4, "EM stopping tolerance", low=0, low_open=True),
+    Param("batch", "int", 20, "private users per server update (w)", low=1),
+    Param("private_weight", "float", 0.5, "weight of private users' contributions", low=0, high=1),
+    Param("pmd_sweeps", "int", 2, "PMD search sweeps", low=1, high=1000),
+    Param("pmd_tries", "int", 5, "PMD candidates tried", low=1, high=1000),
+    Param("values", "floats", None, "PMD's rating set S; none = 1..value bound for ratings", optional=True),
+)
+
+
+def _lazy(module: str, factory: str, *args) -> Callable:
+    """A fit function that imports its system's module on first use: ``module.factory(*args)`` is
+    the real fit (or ``module.factory`` itself when no arguments are given)."""
+    def fit(dataset, train, config, rng, progress):
+        obj = getattr(importlib.import_module(f"dpfed_core.methods.comparison.{module}"), factory)
+        return (obj(*args) if args else obj)(dataset, train, config, rng, progress)
+    fit.__qualname__ = f"{module}.{factory}{args!r}"
+    return fit
+
+
+def register() -> None:
+    """Register every comparison method (the implementations load when fitted)."""
+    from dpfed_core.methods.registry import MethodSpec, register_method
+
+    for name, (label, desc) in _BASELINES.items():
+        register_method(MethodSpec(name, _lazy("friedman", "_make_fit", name, False), label, PrivacyModel.NON_PRIVATE,
+                                   desc, detail="trusted central curator holds all ratings",
+                                   parameters=FRIEDMAN_PARAMETERS))
+    for name, (algo, label, desc) in _PRIVATE.items():
+        detail = "not comparable one-for-one with user-level federated ε" + (
+            "" if algo in ("ge", "isgd") else "; unbounded variant: guarantee as claimed by the paper")
+        register_method(MethodSpec(name, _lazy("friedman", "_make_fit", algo, True), label,
+                                   PrivacyModel.CENTRAL_RATING_DP, desc, detail=detail,
+                                   parameters=FRIEDMAN_PARAMETERS))
+    register_method(MethodSpec(
+        "implicit-als", _lazy("fcf", "_fit_implicit_als"), "Implicit ALS (Hu et al. 2008, centralised)",
+        PrivacyModel.NON_PRIVATE,
+        "Confidence-weighted ALS on pooled implicit feedback — the centralised model FCF federates.",
+        detail=PRIVACY_ALS_DETAIL, parameters=ALS_PARAMETERS))
+    register_method(MethodSpec(
+        "fcf", _lazy("fcf", "_fit_fcf"), "FCF (Ammad-ud-din et al. 2019)", PrivacyModel.NO_FORMAL_CLAIM,
+        "Federated implicit ALS: clients solve their own factors, the server steps item factors by Adam "
+        "on every client's gradient; epochs × gd_iters communication rounds.",
+        detail=PRIVACY_FCF_DETAIL, parameters=FCF_PARAMETERS))
+    for name, mech, label, model, detail, desc in (
+            ("xin-public", "none", "Xin & Jaakkola: public users only", PrivacyModel.NO_FORMAL_CLAIM, PRIVACY_PUBLIC,
+             "Item model (μ, V) learned by trace-norm EM from the heaviest public users (default 1%); every "
+             "other user fits locally with Eq. 4."),
+            ("xin-pmc", "pmc", "Xin & Jaakkola: public + PMC private vectors", PrivacyModel.NO_FORMAL_CLAIM,
+             PRIVACY_MECH, "Public-user EM, then private users each release ±h·sign(r − μ) (PMC), streamed in "
+                           "batches of 20."),
+            ("xin-pmd", "pmd", "Xin & Jaakkola: public + PMD private vectors", PrivacyModel.NO_FORMAL_CLAIM,
+             PRIVACY_MECH, "Public-user EM, then private users each release one of K permutation candidates (PMD)."),
+            ("xin-full", "full", "Xin & Jaakkola: full EM (all users)", PrivacyModel.NON_PRIVATE,
+             "all users' ratings pooled at the server",
+             "Trace-norm EM over every user's ratings: the non-private reference ('Full EM').")):
+        register_method(MethodSpec(name, _lazy("xin", "_make_fit", mech), label, model, desc, detail=detail,
+                                   parameters=XIN_PARAMETERS))
