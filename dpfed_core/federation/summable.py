@@ -338,22 +338,6 @@ def unpack_symmetric(packed: np.ndarray, M: int) -> np.ndarray:
     return C + np.triu(C, 1).T
 
 
-def local_holdout_mar(S: np.ndarray, train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray) -> float:
-    """Mean rank (0 = top, ½ = random) of one hidden item per user among the items not in the
-    user's (reduced) training row. S: (n × m) scores; hidden: (n,) item per user; has: (n,) bool."""
-    if not has.any():
-        return 0.5
-    S = np.array(S[has], dtype=np.float64, copy=True)
-    tr = train[has]
-    rows = np.repeat(np.arange(S.shape[0]), np.diff(tr.indptr))
-    S[rows, tr.indices] = -np.inf
-    s_h = S[np.arange(S.shape[0]), hidden[has]]
-    greater = (S > s_h[:, None]).sum(1)
-    ties = (S == s_h[:, None]).sum(1) - 1
-    n_cand = S.shape[1] - np.diff(tr.indptr)
-    return float(np.mean((greater + 0.5 * ties) / np.maximum(n_cand - 1, 1)))
-
-
 @functools.lru_cache(maxsize=256)
 def _cooccurrence_plan(epsilon: float, delta: float, pop_share: float, divisor: float) -> dict:
     """Calibration of :class:`DPCooccurrence` (a pure function of public parameters, cached: every
@@ -408,9 +392,9 @@ class DPCooccurrence(SummableMethod):
     in proportion. Against the server with every other entity (secure aggregation) only the
     entity's own shares σ/√(H−d) protect it: ρ·(H − d) (row notes, ``coalition_epsilon``).
 
-    Round 2 (local, nothing leaves the entity): U_h ≥ 0 with V fixed; scores
-    U_h Vᵀ + s_u (β_g g + β_l l_h), l_h the entity's own normalised popularity (exact, local),
-    s_u = ‖u_h Vᵀ‖; (β_g, β_l) chosen by the entity on a hold-out of one training item per user.
+    Round 2 (local, nothing leaves the entity, :meth:`fit_local`): the entity's users are scored by a
+    blend of U_h ≥ 0 fitted on the broadcast V, the DP global popularity g, the entity's own NMF and
+    its own popularity, weights chosen on a hold-out of one training item per user.
 
     Parameters
     ----------
@@ -422,7 +406,8 @@ class DPCooccurrence(SummableMethod):
         Items kept for the co-occurrence release when the catalogue is larger (chosen from the DP
         popularity sum). Default 600 (not tuned: bounds the m² message and the server's eigen-solve).
     local_blend : bool
-        Let each entity blend in its own (exact, local) popularity in round 2. Default True.
+        Round 2 keeps what the entity knows: each entity blends its own NMF and its own (exact, local)
+        popularity with the federation's parts (weights on a local hold-out). Default True.
     rank, lam, max_iter : int, float, int
         The server's NMF of the denoised co-occurrence (from the run's configuration).
     """
@@ -435,11 +420,9 @@ class DPCooccurrence(SummableMethod):
               "release (the rest to the co-occurrence release)", low=0, high=1, low_open=True, high_open=True),
         Param("max_items", "int", 600, "items kept for the co-occurrence release (chosen from the DP "
               "popularity sum); bounds the M² message", low=2, high=5000),
-        Param("local_blend", "bool", True, "each entity blends in its own (exact, local) popularity in round 2"),
+        Param("local_blend", "bool", True, "round 2 keeps what the entity knows: its own NMF and popularity "
+              "blended with the federation's parts (weights on a local hold-out)"),
     )
-    #: blend weights tried by each entity in round 2 (global DP popularity, local popularity)
-    BETA_GLOBAL = (0.0, 0.5, 1.0, 2.0, 4.0)
-    BETA_LOCAL = (0.0, 0.25, 0.5, 1.0, 2.0)
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure", pop_share: float = 0.5,
@@ -554,48 +537,41 @@ class DPCooccurrence(SummableMethod):
                 f"above the noise edge {public['noise_edge']:.3g}"]
 
     # -------------------------------------------------------------- round 2, entity side
-    def _scores_parts(self, X, V, lam, mode):
-        from dpfed_core.models.factorization import fit_rows_given
-
-        U = fit_rows_given(X, V[:, :-1], lam, mode)
-        S = U @ V[:, :-1].T
-        s_u = np.linalg.norm(S, axis=1)
-        s_u = np.where(s_u > 1e-12, s_u, 1.0)
-        return U, S, s_u
-
     def fit_local(self, X, public, lam, mode, rng):
-        V = public["V"]
-        g = V[:, -1]
-        X = sp.csr_matrix(X, dtype=np.float64)
-        n, m = X.shape
-        l_h = np.asarray(_unit_rows(X, self.value_max).sum(axis=0)).ravel()
-        l_h = l_h / max(float(np.linalg.norm(l_h)), 1e-300)
-        bg_grid = self.BETA_GLOBAL
-        bl_grid = self.BETA_LOCAL if self.local_blend else (0.0,)
-        # Hold out one training item per user (≥ 2 items) to choose the blend: local, nothing sent.
-        cnt = np.diff(X.indptr)
-        has = cnt >= 2
-        pos = X.indptr[:-1] + np.floor(rng.random(n) * np.maximum(cnt, 1)).astype(np.int64)
-        hidden = np.zeros(n, dtype=np.int64)
-        hidden[has] = X.indices[pos[has]]
-        best = (math.inf, 1.0, 0.0)
-        if has.any():
-            keep_mask = np.ones(X.nnz, bool)
-            keep_mask[pos[has]] = False
-            rows = np.repeat(np.arange(n), cnt)
-            tr = sp.csr_matrix((X.data[keep_mask], (rows[keep_mask], X.indices[keep_mask])), shape=X.shape)
-            _, S_t, s_t = self._scores_parts(tr, V, lam, mode)
-            l_t = np.asarray(_unit_rows(tr, self.value_max).sum(axis=0)).ravel()
-            l_t = l_t / max(float(np.linalg.norm(l_t)), 1e-300)
-            for bg in bg_grid:
-                for bl in bl_grid:
-                    sc = S_t + s_t[:, None] * (bg * g + bl * l_t + 1e-9 * g)[None, :]
-                    r = local_holdout_mar(sc, tr, hidden, has)
-                    if r < best[0] - 1e-12:
-                        best = (r, bg, bl)
-        _, bg, bl = best
-        U, _, s_u = self._scores_parts(X, V, lam, mode)
-        U_h = np.hstack([U, (s_u * (bg + 1e-9))[:, None]])
-        if bl > 0:
-            return U_h, l_h[:, None], (s_u * bl)[:, None]
+        """Round 2 keeps what the entity knows (issue 23): its users' scores blend the federation's
+        parts — user factors on the broadcast V and the DP global popularity g — with its own NMF
+        and its own (exact, local) popularity, weights chosen on a local hold-out
+        (:func:`~dpfed_core.models.blend.fit_blend`; the search includes the entity alone, so the
+        federation can only add to it on the hold-out). ``local_blend=False``: the federation's
+        parts only. Nothing leaves the entity."""
+        from dpfed_core.models.blend import fit_blend, popularity
+        from dpfed_core.models.factorization import fit_nmf, fit_rows_given
+
+        V = np.asarray(public["V"], dtype=np.float64)
+        V_fed, g = V[:, :-1], V[:, -1]
+        own_rng = rng.spawn(1)[0]
+
+        def federation(Z):
+            return fit_rows_given(Z, V_fed, lam, mode), V_fed
+
+        def own(Z):
+            W, V_own, _ = fit_nmf(Z, self.rank, lam, mode, max_iter=self.max_iter, rng=own_rng)
+            return W, V_own
+
+        matrices = [federation, own] if self.local_blend else [federation]
+        items = [lambda Z: g, popularity] if self.local_blend else [lambda Z: g]
+        U_all, _, info = fit_blend(X, matrices, items, rng)
+        n = X.shape[0]
+        U_h = np.zeros((n, V.shape[1]))
+        local_U, local_V = [], []
+        for (kind, j), U_b, V_b in info["blocks"]:
+            if (kind, j) == ("matrix", 0):
+                U_h[:, :-1] = U_b            # on the broadcast V
+            elif (kind, j) == ("item", 0):
+                U_h[:, -1] = U_b[:, 0]       # on the broadcast popularity column (unit norm)
+            elif kind != "none":
+                local_U.append(U_b)          # the entity's own model and popularity: local columns
+                local_V.append(V_b)
+        if local_U:
+            return U_h, np.hstack(local_V), np.hstack(local_U)
         return U_h, None, None

@@ -1,6 +1,6 @@
-"""Built-in reference methods (SPEC §4): ``central``, ``individual``, ``random-v``, ``popularity``.
-The prototype methods (``kmeans``, ``krandom``, ``dp-prototypes`` …) register through
-:func:`~dpfed_core.methods.registry._register_prototype_methods`.
+"""Built-in reference methods (SPEC §4): ``central``, ``individual``, ``local``, ``random-v``,
+``popularity``. The federated methods (prototype and summable) register through
+:func:`~dpfed_core.methods.registry._register_federated_methods`.
 """
 from __future__ import annotations
 
@@ -64,6 +64,49 @@ def _fit_individual(dataset, train, config, rng, progress):
                         {"individual_fit": time.perf_counter() - t0}, extra={"item_factors": Vs})
 
 
+def _fit_local(dataset, train, config, rng, progress):
+    """Going alone done properly (issue 23): each entity blends its own NMF with its own popularity
+    (and a score from public item features, when the data declares them), weights chosen on a local
+    hold-out (:func:`~dpfed_core.models.blend.fit_blend`). Nothing leaves the entity."""
+    from ..federation.summable_protocol import block_factors
+    from ..models.blend import fit_blend, popularity
+
+    t0 = time.perf_counter()
+    per_entity, weights = [], {}
+    streams = rng.spawn(dataset.n_entities)
+    features = getattr(dataset, "item_features", None)
+    for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
+        progress("individual_entity", entity=name, index=h, total=dataset.n_entities)
+        g = streams[h]
+
+        def own(Z, g=g):
+            W, V, _ = fit_nmf(Z, config.rank, config.lam, config.mode, max_iter=config.max_iter, rng=g)
+            return W, V
+
+        items = [popularity]
+        if features is not None:
+            items.append(lambda Z, F=features: public_feature_scores(Z, F))
+        U_h, V_h, info = fit_blend(train[sl], [own], items, g)
+        per_entity.append((U_h, V_h))
+        weights[name] = {"own model": info["matrix_weights"][0], "own popularity": info["item_weights"][0],
+                         **({"public item features": info["item_weights"][1]} if features is not None else {})}
+    U, V = block_factors(dataset.n_users, dataset.entity_slices(), np.zeros((dataset.n_items, 0)), per_entity)
+    notes = ["local: each entity blends its own NMF with its own popularity"
+             + (" and public item features" if features is not None else "")
+             + ", weights chosen on a local hold-out; nothing leaves the entity"]
+    return MethodResult(U, V, PrivacyLedger(math.inf, 0.0), [], {"local_fit": time.perf_counter() - t0},
+                        extra={"notes": notes, "blend_weights": weights})
+
+
+def public_feature_scores(X: sp.csr_matrix, features) -> np.ndarray:
+    """An item score from public item features: the items like the entity's popular ones (the
+    entity's feature profile — its users' interactions summed over each feature — projected back on
+    the items). Public features, the entity's own rows: local."""
+    F = sp.csr_matrix(features, dtype=np.float64)
+    profile = np.asarray(sp.csr_matrix(X).sum(axis=0)).ravel() @ F
+    return np.asarray(F @ np.asarray(profile).ravel()).ravel()
+
+
 def _fit_random_v(dataset, train, config, rng, progress):
     t0 = time.perf_counter()
     # Drawn without looking at any data: the floor that local fitting alone reaches.
@@ -98,6 +141,10 @@ register_method(MethodSpec("central", _fit_central, "Central MF (pooled)", Priva
                            detail="all raw data pooled at the server"))
 register_method(MethodSpec("individual", _fit_individual, "Individual MF (per entity)", PrivacyModel.NO_RELEASE,
                            "An independent NMF per entity, no collaboration.",
+                           detail="nothing leaves an entity"))
+register_method(MethodSpec("local", _fit_local, "Local model + popularity (per entity)", PrivacyModel.NO_RELEASE,
+                           "Each entity alone, done properly: its own NMF blended with its own popularity "
+                           "(and public item features), weights chosen on a local hold-out.",
                            detail="nothing leaves an entity"))
 register_method(MethodSpec("random-v", _fit_random_v, "Random V + local fit", PrivacyModel.NO_RELEASE,
                            "Item factors drawn without looking at data; only local fitting: the floor.",

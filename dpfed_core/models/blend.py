@@ -1,0 +1,154 @@
+"""An entity's own blend of score components, chosen on a local hold-out (nothing leaves the entity).
+
+Round 2 of a federation and the ``local`` reference both score an entity's users with a weighted sum
+of parts, each normalised so that weights are comparable:
+
+* *matrix parts* — a factor model fitted on the entity's rows (its own NMF, or user factors on the
+  broadcast item factors V); each user's score row is scaled to unit ℓ2 norm;
+* *item parts* — one score per item for every user (the entity's own popularity, the federation's
+  DP popularity, a score from public item features), scaled to unit ℓ2 norm.
+
+The weights are chosen by coordinate search on a hold-out of one training item per user (users with
+at least two items), by the mean rank of the held-out item (:func:`holdout_mar`, 0 = top); then every
+part is refitted on all of the entity's rows. The search starts from the first matrix part alone, so
+adding parts can only match or improve the hold-out score of that part.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+MatrixPart = Callable[[sp.csr_matrix], tuple[np.ndarray, np.ndarray]]  # rows → (U (n × r), V (m × r))
+ItemPart = Callable[[sp.csr_matrix], np.ndarray]                       # rows → (m,) item scores
+
+#: Weights tried for each part (coordinate search, two passes).
+MATRIX_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)
+ITEM_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+def holdout_mar(S: np.ndarray, train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray) -> float:
+    """Mean rank (0 = top, ½ = random) of one hidden item per user among the items not in the
+    user's (reduced) training row. S: (n × m) scores; hidden: (n,) item per user; has: (n,) bool."""
+    if not has.any():
+        return 0.5
+    S = np.array(S[has], dtype=np.float64, copy=True)
+    tr = train[has]
+    rows = np.repeat(np.arange(S.shape[0]), np.diff(tr.indptr))
+    S[rows, tr.indices] = -np.inf
+    s_h = S[np.arange(S.shape[0]), hidden[has]]
+    greater = (S > s_h[:, None]).sum(1)
+    ties = (S == s_h[:, None]).sum(1) - 1
+    n_cand = S.shape[1] - np.diff(tr.indptr)
+    return float(np.mean((greater + 0.5 * ties) / np.maximum(n_cand - 1, 1)))
+
+
+def holdout_split(X: sp.csr_matrix, rng: np.random.Generator) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+    """(reduced rows, hidden item per user, which users have one): one training item per user with
+    at least two items is held out, chosen at random."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n = X.shape[0]
+    cnt = np.diff(X.indptr)
+    has = cnt >= 2
+    pos = X.indptr[:-1] + np.floor(rng.random(n) * np.maximum(cnt, 1)).astype(np.int64)
+    hidden = np.zeros(n, dtype=np.int64)
+    hidden[has] = X.indices[pos[has]]
+    keep = np.ones(X.nnz, bool)
+    keep[pos[has]] = False
+    rows = np.repeat(np.arange(n), cnt)
+    reduced = sp.csr_matrix((X.data[keep], (rows[keep], X.indices[keep])), shape=X.shape)
+    return reduced, hidden, has
+
+
+def _unit_rows(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    norms = np.linalg.norm(S, axis=1)
+    inv = np.where(norms > 1e-12, 1.0 / np.maximum(norms, 1e-300), 0.0)
+    return S * inv[:, None], inv
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float64)
+    n = float(np.linalg.norm(v))
+    return v / n if n > 1e-300 else v
+
+
+def choose_weights(matrices: Sequence[np.ndarray], items: Sequence[np.ndarray], train: sp.csr_matrix,
+                   hidden: np.ndarray, has: np.ndarray) -> tuple[list[float], list[float], float]:
+    """Coordinate search of the weights (matrix parts, item parts) minimising the hold-out MAR.
+    matrices: unit-row score matrices (n × m); items: unit item vectors (m,). Starts from the best
+    single part. Returns (matrix weights, item weights, hold-out MAR)."""
+    n, m = train.shape
+
+    def score(wm_, wi_) -> float:
+        S = np.zeros((n, m))
+        for w, M in zip(wm_, matrices):
+            if w:
+                S += w * M
+        item = sum((w * v for w, v in zip(wi_, items) if w), np.zeros(m))
+        S += item[None, :]
+        return holdout_mar(S + 1e-12 * item[None, :], train, hidden, has)
+
+    # start from the best single part: every part alone is in the search, so the blend is at least as
+    # good on the hold-out as any one part (e.g. the entity's own model) by itself
+    starts = [([1.0 if k == j else 0.0 for k in range(len(matrices))], [0.0] * len(items))
+              for j in range(len(matrices))]
+    starts += [([0.0] * len(matrices), [1.0 if k == j else 0.0 for k in range(len(items))])
+               for j in range(len(items))]
+    scored = [(score(a, b), a, b) for a, b in starts] or [(0.5, [], [])]
+    best, wm, wi = min(scored, key=lambda t: t[0])
+    wm, wi = list(wm), list(wi)
+    for _ in range(2):
+        for kind, weights, grid in (("m", wm, MATRIX_WEIGHTS), ("i", wi, ITEM_WEIGHTS)):
+            for j in range(len(weights)):
+                for w in grid:
+                    if w == weights[j]:
+                        continue
+                    trial = list(weights)
+                    trial[j] = w
+                    r = score(trial, wi) if kind == "m" else score(wm, trial)
+                    if r < best - 1e-12:
+                        best, weights[j] = r, w
+    return wm, wi, best
+
+
+def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: Sequence[ItemPart],
+              rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict]:
+    """The entity's blended model: weights chosen on a hold-out, every part refitted on all rows.
+
+    Returns ``(U_h, V_h, info)``: the entity's scores are ``U_h @ V_h.T`` (n × m); ``info`` has the
+    chosen ``matrix_weights``, ``item_weights``, the hold-out MAR and the ``blocks`` ``(part, U, V)``
+    of every part with a weight (``part`` = ("matrix" | "item", index)), in the column order of U_h."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n, m = X.shape
+    reduced, hidden, has = holdout_split(X, rng)
+    if has.any():
+        mats = [_unit_rows(U @ V.T)[0] for U, V in (part(reduced) for part in matrix_parts)]
+        vecs = [_unit(part(reduced)) for part in item_parts]
+        wm, wi, best = choose_weights(mats, vecs, reduced, hidden, has)
+    else:  # no user with two items: the first part alone
+        wm = [1.0] + [0.0] * (len(matrix_parts) - 1) if matrix_parts else []
+        wi = ([0.0] * len(item_parts)) if matrix_parts else [1.0] + [0.0] * (len(item_parts) - 1)
+        best = math.nan
+    blocks = []  # (("matrix" | "item", index), U block, V block) of every part with a weight
+    for j, (w, part) in enumerate(zip(wm, matrix_parts)):
+        if w == 0:
+            continue
+        U, V = part(X)
+        _, inv = _unit_rows(U @ V.T)
+        blocks.append((("matrix", j), U * (w * inv)[:, None], V))
+    for j, (w, part) in enumerate(zip(wi, item_parts)):
+        if w == 0:
+            continue
+        blocks.append((("item", j), np.full((n, 1), w), _unit(part(X))[:, None]))
+    if not blocks:
+        blocks = [(("none", 0), np.zeros((n, 1)), np.zeros((m, 1)))]
+    return (np.hstack([b[1] for b in blocks]), np.hstack([b[2] for b in blocks]),
+            {"matrix_weights": wm, "item_weights": wi, "holdout_mar": best, "blocks": blocks})
+
+
+def popularity(X: sp.csr_matrix) -> np.ndarray:
+    """The entity's own item popularity (count of its users per item): exact and local."""
+    X = sp.csr_matrix(X)
+    return np.bincount(X.indices, minlength=X.shape[1]).astype(np.float64)
