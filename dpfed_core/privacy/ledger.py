@@ -162,7 +162,9 @@ class PrivacyLedger:
         the request. ``rho``: the invocation's zCDP ρ (Gaussian mechanisms), if it has one."""
         if epsilon < 0 or delta < 0 or math.isnan(epsilon) or math.isnan(delta):
             raise BudgetExceededError(f"{stage}: a spend must be non-negative, got ε={epsilon}, δ={delta}")
-        if rho is not None and (math.isnan(rho) or rho < 0):
+        if rho is not None and math.isnan(rho):
+            rho = None  # a row without a ρ (rows read back from JSON carry NaN for a missing value)
+        if rho is not None and rho < 0:
             raise BudgetExceededError(f"{stage}: ρ must be non-negative, got {rho}")
         row = LedgerRow(entity, stage, mechanism, float(epsilon), float(delta),
                         float(sensitivity), float(noise_scale), note, sampler,
