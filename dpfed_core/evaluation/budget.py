@@ -277,10 +277,13 @@ def accountant_record(store: Store, dataset: FederatedDataset, key: str | None =
 
 
 def skip_store(store, plans: Sequence[PlannedRelease]) -> bool:
-    """True when every release is a simulation and no store was chosen explicitly (no path, no
+    """True when nothing is released (every plan charges no entity: ``individual``, ``random-v``), or
+    when every release is a simulation and no store was chosen explicitly (no path, no
     ``$DPFED_STORE``): a simulation makes no privacy claim and never opens the home directory's store."""
     from dpfed_core.privacy.store import STORE_ENV
 
+    if plans and all(not p.charges for p in plans):
+        return True  # nothing leaves any entity (individual, random-v): no release, nothing to record
     if not plans or not all(p.simulation for p in plans):
         return False
     if isinstance(store, Store):

@@ -175,6 +175,9 @@ FP_VERSION = 1
 SIMILARITY_THRESHOLD = 0.5
 #: ...and at least this many users matched (a few generic one-item profiles prove nothing).
 MIN_MATCHED_USERS = 3
+#: A user matches a stored user when their profiles share at least this many LSH bands (of
+#: FP_BANDS): Jaccard 0.9 → 99 %, 0.95 → 99.9 %, 0.5 → 1 %, 0.2 → 10⁻⁶.
+MIN_BANDS = 3
 #: A re-export's entity is mapped to every stored entity holding at least this share of its matched users.
 ENTITY_SHARE = 0.05
 
@@ -262,8 +265,9 @@ class PeopleMatch:
 
 
 def match_people(new: PeopleFingerprint, stored: PeopleFingerprint) -> PeopleMatch:
-    """Compare two fingerprints: a user of ``new`` matches when one of its band keys is a band key
-    of a user of ``stored`` (same band). Vectorised (sort + searchsorted)."""
+    """Compare two fingerprints: a user of ``new`` matches the user of ``stored`` with whom it shares
+    the most band keys (same band), when they share at least :data:`MIN_BANDS`. Vectorised (sort +
+    searchsorted + unique)."""
     nb = new.keys.shape[1]
     valid_new = new.keys[:, 0] != 0
     valid_st = stored.keys[:, 0] != 0
@@ -277,12 +281,21 @@ def match_people(new: PeopleFingerprint, stored: PeopleFingerprint) -> PeopleMat
     st_flat, st_u = st[valid_st].ravel(), st_user[valid_st].ravel()
     order = np.argsort(st_flat, kind="stable")
     st_sorted, st_u = st_flat[order], st_u[order]
-    pos = np.searchsorted(st_sorted, nw)
-    pos = np.minimum(pos, st_sorted.size - 1)
+    pos = np.minimum(np.searchsorted(st_sorted, nw), st_sorted.size - 1)
     hit = (st_sorted[pos] == nw) & valid_new[:, None]
-    matched = hit.any(axis=1)
-    first = np.argmax(hit, axis=1)
-    partner = np.where(matched, st_u[pos[np.arange(nw.shape[0]), first]], -1)
+    # a user matches the stored user with whom it shares the most bands, if at least MIN_BANDS
+    u_new, b_idx = np.nonzero(hit)
+    partner_of_hit = st_u[pos[u_new, b_idx]]
+    partner = np.full(nw.shape[0], -1, dtype=np.int64)
+    if u_new.size:
+        pairs, counts = np.unique(np.stack([u_new, partner_of_hit], axis=1), axis=0, return_counts=True)
+        order = np.lexsort((-counts, pairs[:, 0]))           # per new user, the most shared bands first
+        pairs, counts = pairs[order], counts[order]
+        first = np.r_[True, pairs[1:, 0] != pairs[:-1, 0]]
+        best, best_n = pairs[first], counts[first]
+        ok = best_n >= MIN_BANDS
+        partner[best[ok, 0]] = best[ok, 1]
+    matched = partner >= 0
     m_new = int(matched.sum())
     m_st = int(np.unique(partner[matched]).size)
     sim = max(m_new / max(int(valid_new.sum()), 1), m_st / max(int(valid_st.sum()), 1))
