@@ -186,7 +186,7 @@ def print_balance(odometer, dataset, key: str) -> None:
         if left["n"] is None:
             print(f"runs left: no cap set — any number of further releases like the last ({what}) is charged")
         else:
-            more = f"at least {left['n']}" if left["n"] >= 1000 else str(left["n"])
+            more = f"at least {left['n']}" if left["n"] >= 200 else str(left["n"])
             print(f"runs left: {more} more like the last operation ({what}, same points) fit under the cap")
 
 

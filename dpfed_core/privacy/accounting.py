@@ -205,13 +205,28 @@ def ledger_rho(rows: Sequence) -> tuple[float | None, bool]:
     return rho, gaussian_only
 
 
+#: Points of a batch with a larger ρ (ε ≳ 10 at δ = 1e-6) are added to its PLD basically: their
+#: privacy-loss distributions are wide enough to make the accountant slow, and PLD gains little there.
+PLD_MAX_RHO = 2.0
+
+
 def _pld_batch(multipliers: tuple[float, ...], delta: float) -> float:
     return _pld_batch_cached(tuple(round(z, 9) for z in sorted(multipliers)), float(delta))
 
 
+#: Discretisation of the batch PLD (coarser than :data:`PLD_DISCRETIZATION`: the odometer needs an
+#: upper bound fast, and the PLD's pessimistic discretisation only over-states ε).
+BATCH_PLD_DISCRETIZATION = 1e-2
+
+
 @functools.lru_cache(maxsize=256)
 def _pld_batch_cached(multipliers: tuple[float, ...], delta: float) -> float:
-    return pld_epsilon(list(multipliers), delta)
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=BATCH_PLD_DISCRETIZATION)
+    acc.compose(dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(z) for z in multipliers]))
+    return float(acc.get_epsilon(delta))
 
 
 def batch_pld_epsilon(rhos: Sequence[float], delta: float) -> float:
@@ -322,11 +337,16 @@ def compose_releases(entries: Sequence[ReleaseCharge], delta: float = REFERENCE_
             rho += sum(m.rho for m in members)
         else:
             rho_ok = False
-        if len(members) > 1 and all(m.gaussian and m.rho is not None for m in members) and half > 0:
-            pe = batch_pld_epsilon([m.rho for m in members], half)
-            if pe < se:
-                se, sd = pe, half
-                pld_used = True
+        gauss = [m for m in members if m.gaussian and m.rho is not None and m.rho <= PLD_MAX_RHO]
+        if len(gauss) > 1 and half > 0:
+            # PLD over the batch's moderate Gaussian points, the rest (e.g. ε = 1000) added basically
+            rest = [m for m in members if not (m.gaussian and m.rho is not None and m.rho <= PLD_MAX_RHO)]
+            d_rest = sum(m.delta for m in rest)
+            if d_rest < half:
+                pe = batch_pld_epsilon([m.rho for m in gauss], half - d_rest) + sum(m.epsilon for m in rest)
+                if pe < se:
+                    se, sd = pe, half
+                    pld_used = True
         basic_e += se
         basic_d += sd
     n = len(singles) + len(batches)

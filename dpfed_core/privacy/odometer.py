@@ -749,7 +749,7 @@ class BudgetOdometer:
                 "simulation": bool(plans) and not charged, "n_releases": len(plans),
                 "identity": ident.describe()}
 
-    def runs_left(self, dataset: FederatedDataset | str, limit: int = 1000) -> dict | None:
+    def runs_left(self, dataset: FederatedDataset | str, limit: int = 200) -> dict | None:
         """How many more releases like the last operation (same kind, method, ε, δ, ρ per entity) fit
         under the cap: ``{"n", "operation", "kind", "method", "epsilon"}``; ``n`` is None without a
         cap, ``limit`` when at least that many fit. None when nothing was charged yet."""
@@ -780,11 +780,18 @@ class BudgetOdometer:
             if not math.isinf(r["eps"]):
                 per.setdefault(r["entity"], []).append(r)
 
+        memo: dict[tuple, bool] = {}
+
         def fits(n: int) -> bool:
             for e, rows in per.items():
-                add = [ReleaseCharge(r["eps"], r["dlt"], r["rho"], bool(r["gauss"]),
-                                     f"more{i}" if r["batch"] else None) for i in range(n) for r in rows]
-                if compose_releases([*entries.get(e, [[]])[0], *add], dref).epsilon > cap_e * (1 + _REL_TOL):
+                cur = entries.get(e, [[]])[0]
+                sig = (n, tuple((c.epsilon, c.delta, c.rho, c.gaussian, c.batch) for c in cur),
+                       tuple((r["eps"], r["dlt"], r["rho"], r["gauss"], bool(r["batch"])) for r in rows))
+                if sig not in memo:  # entities with the same history are composed once
+                    add = [ReleaseCharge(r["eps"], r["dlt"], r["rho"], bool(r["gauss"]),
+                                         f"more{i}" if r["batch"] else None) for i in range(n) for r in rows]
+                    memo[sig] = compose_releases([*cur, *add], dref).epsilon <= cap_e * (1 + _REL_TOL)
+                if not memo[sig]:
                     return False
             return True
 

@@ -210,7 +210,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
                 "raised": bool(c["raised"]), "note": c["note"]} for c in changes]), hide_index=True, width="stretch")
     left = odo.runs_left(view["key"])
     if left is not None and left["n"] is not None:
-        st.caption(f"Runs left: {'at least ' if left['n'] >= 1000 else ''}{left['n']} more like the last one "
+        st.caption(f"Runs left: {'at least ' if left['n'] >= 200 else ''}{left['n']} more like the last one "
                    f"({left['kind']} of {left['method']} at ε = {_fmt(left['epsilon'])}) fit under the cap.")
     ent = pd.DataFrame(view["entities"])
     if not ent.empty:
