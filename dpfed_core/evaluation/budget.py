@@ -1,7 +1,8 @@
 """What a run, a sweep or an audit will charge to the odometer — computed from the configuration
 alone, before anything touches the data — and the charges read back from a finished run's ledger.
 
-Charge of one method run to each entity (``method_charges``), from the method's privacy model:
+Charge of one method run to each entity (``method_charges``), from the method's privacy model
+(:func:`privacy_model`, the one place that reads it):
 
 * ``user-level DP (federated)`` — the requested (ε, δ) per entity (the ledger refuses any spend
   above it); settled afterwards to what the ledger actually recorded for the entity;
@@ -14,6 +15,12 @@ and the dashboard use them): reserve — which may refuse — then compute, sett
 
 An audit runs the audited entity's mechanism thousands of times on its exact rows and picks its
 targets from them: it is charged as a non-private analysis of that entity (∞), nothing to others.
+
+Issue 22: a planned release also carries its ρ (zCDP) where the configuration gives it
+(:func:`planned_rho`: dp-popularity, dp-cooccurrence), a settled run the ρ of its ledger rows
+(:func:`ledger_rhos`), and a sweep's points form one non-adaptive batch; the odometer composes them
+(docs/PRIVACY.md). :func:`planned_charge` says what plans would charge without charging (dry runs,
+button labels); :func:`accountant_record` is the ``privacy.accountant`` field of a result document.
 """
 from __future__ import annotations
 

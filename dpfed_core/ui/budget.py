@@ -12,7 +12,10 @@ For the pages (helper "dashboard" lays them out):
 * :func:`charged_run`, :func:`charged_sweep`, :func:`charged_audit` — the engine calls, charged first
   and kept in the history;
 * :func:`current_store` and :func:`render_budget` — the session's store and a small Streamlit section
-  (cap control, per-entity table, releases; shown on the History page).
+  (cap form starting at "No cap" with a confirmation step, per-entity table with the accountant,
+  cap-change log, releases; shown on the History page);
+* :func:`refusal_text` — a :class:`~dpfed_core.privacy.odometer.BudgetRefused` with its fixes named as
+  the dashboard's controls (:data:`DASH_CONTROLS`), never CLI flags.
 """
 from __future__ import annotations
 
