@@ -120,7 +120,8 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
             # grid 2 × seeds 2 + the default reference lines (individual, central, random-v, popularity …)
             expect(p.get_by_role("button", name="Run sweep")).not_to_have_text("Run sweep (4 runs)")
             w.click("Run sweep")
-            expect(p.get_by_text("Crossing ε (MAR)").first).to_be_visible()
+            # a sweep of 14 runs takes minutes on a busy shared machine
+            expect(p.get_by_text("Crossing ε (MAR)").first).to_be_visible(timeout=600_000)
             expect(p.get_by_text("the federation is").first).to_be_visible()
             expect(p.get_by_text("Smallest ε on the grid").or_(p.get_by_text("No ε on this grid")).first).to_be_visible()
             w.clean(f"Trade-off run {i + 1} ({session})")
@@ -202,6 +203,8 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
             w2.page.get_by_role("tab", name="What the server saw").click()
             w2.page.wait_for_timeout(500)
             w2.nav("Evaluate")
+            if w2.page.get_by_role("button", name="comparison").count():  # computed on a click only
+                w2.click("comparison")
             expect(w2.page.get_by_text("the federation is").first).to_be_visible()
             assert w2.page.locator('img[src*="198.51.100.7"]').count() == 0
             w2.clean("pages with hostile names")
