@@ -197,7 +197,11 @@ if deployment_panel.execution_choice() == deployment_panel.EXECUTION_OPTIONS[1]:
     deployment_panel.flower_panel(ds, config, disabled=bool(errors))
     st.stop()
 _b1, _b2 = st.columns([1, 3])
-_run_clicked = _b1.button("Run federation", type="primary", disabled=bool(errors), key="fed_run")
+from dpfed_core.evaluation.budget import plan_run  # noqa: E402
+from dpfed_core.ui.history import planned_charge_text  # noqa: E402
+
+_charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config))})"
+_run_clicked = _b1.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
 with _b2:
     ui.non_private_checkbox("federate")
 if _run_clicked:

@@ -9,6 +9,7 @@ from dpfed_core.ui import widgets as ui
 from dpfed_core.ui import engine as dash
 from dpfed_core.reporting import plots
 from dpfed_core.errors import DpfedError
+from dpfed_core.privacy.odometer import BudgetRefused
 from dpfed_core.methods import METHODS
 
 ui.page_setup("Evaluate", ":material/bar_chart:")
@@ -41,14 +42,34 @@ def config_for(method: str):
 
 
 docs = {cfg.method: r["doc"]}
-for i, m in enumerate(chosen):
-    try:
-        docs[m] = ui.run(ds, config_for(m), label=f"Comparison {i + 1}/{len(chosen)}: {m}")[0]
-    except DpfedError as exc:
-        st.error(f"{m}: {dash.friendly_message(exc)}", icon=":material/error:")
-    except Exception as exc:  # a comparison method's bug must not hide the other methods' results
-        st.error(f"{m} failed unexpectedly ({type(exc).__name__}). This is a bug in the method; "
-                 "the other methods are shown.", icon=":material/error:")
+# Nothing is computed on a visit (every comparison is a release, charged to the budget): the
+# comparisons run when the button is pressed; a later visit shows them again from the session.
+from dpfed_core.evaluation.budget import plan_run  # noqa: E402
+from dpfed_core.ui.history import planned_charge_text  # noqa: E402
+
+run_key = dash.config_key(cfg)
+have = st.session_state.get(ui.COMPARISON)
+if have and have.get("config_key") == run_key:
+    docs.update({m: d for m, d in have["docs"].items() if m in chosen})
+todo = [m for m in chosen if m not in docs]
+if todo:
+    plans = [p for m in todo for p in plan_run(ds, config_for(m))]
+    if st.button(f"Run {len(todo)} comparison{'s' if len(todo) != 1 else ''} ({planned_charge_text(ds, plans)})",
+                 type="primary", key="eval_run"):
+        for i, m in enumerate(todo):
+            try:
+                docs[m] = ui.run(ds, config_for(m), label=f"Comparison {i + 1}/{len(todo)}: {m}")[0]
+            except DpfedError as exc:
+                ui.show_error(exc)
+                if isinstance(exc, BudgetRefused):
+                    break
+            except Exception as exc:  # a comparison method's bug must not hide the other methods' results
+                st.error(f"{m} failed unexpectedly ({type(exc).__name__}). This is a bug in the method; "
+                         "the other methods are shown.", icon=":material/error:")
+        st.session_state[ui.COMPARISON] = {"config_key": run_key, "docs": dict(docs)}
+    else:
+        st.caption(f"Not run yet: {', '.join(todo)}. Each comparison is a release of the data and is charged "
+                   "to the privacy budget, so it runs only when you press the button.")
 
 df = dash.metrics_frame(docs)
 metrics = dash.metric_columns(df)
@@ -99,4 +120,5 @@ st.dataframe(wide, column_config={m: st.column_config.NumberColumn(m, format="%.
 st.download_button("Download all metrics (CSV)", df.to_csv(index=False).encode(),
                    file_name=f"dpfed_metrics_{cfg.method}_seed{cfg.seed}.csv", mime="text/csv",
                    key="eval_csv")
-st.session_state[ui.COMPARISON] = {"config_key": dash.config_key(cfg), "docs": docs}
+st.session_state[ui.COMPARISON] = {"config_key": run_key, "docs": {**(have or {}).get("docs", {}), **docs}} \
+    if have and have.get("config_key") == run_key else {"config_key": run_key, "docs": docs}

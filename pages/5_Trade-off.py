@@ -46,7 +46,15 @@ except DpfedError as exc:
 key = (dash.dataset_fingerprint(ds), dash.config_key(config), tuple(grid), tuple(seeds), tuple(refs))
 have = st.session_state.get(ui.SWEEP)
 n_runs = len(seeds) * (len(grid) + len(refs))
-if st.button(f"Run sweep ({n_runs} runs)", type="primary", key="sweep_run"):
+from dpfed_core.evaluation.budget import plan_sweep  # noqa: E402
+from dpfed_core.ui.history import planned_charge_text  # noqa: E402
+
+try:
+    _charge = planned_charge_text(ds, plan_sweep(ds, config, grid, seeds, refs))
+except DpfedError as exc:
+    ui.show_error(exc)
+    st.stop()
+if st.button(f"Run sweep ({n_runs} runs; {_charge})", type="primary", key="sweep_run"):
     try:
         doc, cached = ui.run_sweep(ds, config, grid, seeds, refs)
     except DpfedError as exc:

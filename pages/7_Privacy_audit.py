@@ -116,7 +116,12 @@ for e in errors:
 key = (dash.dataset_fingerprint(ds), entity, tuple(methods), tuple(grid), tuple(specs), runs, k, seed,
        use_lr, with_v, conf, base.delta, json.dumps(proto_params, sort_keys=True), base.aggregation,
        base.max_dropouts)
-if st.button("Run audit", type="primary", disabled=bool(errors), key="audit_run"):
+from dpfed_core.evaluation.budget import plan_audit as _plan_audit  # noqa: E402
+from dpfed_core.ui.history import planned_charge_text  # noqa: E402
+
+_charge = "" if errors else \
+    f" ({planned_charge_text(ds, _plan_audit(ds, entity, methods, grid, base.delta, seed=seed))})"
+if st.button("Run audit" + _charge, type="primary", disabled=bool(errors), key="audit_run"):
     allow = ui.allow_non_private()
 
     def compute(progress):  # runs in a worker thread: no Streamlit in here

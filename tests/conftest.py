@@ -56,7 +56,17 @@ def _private_store(tmp_path_factory):
     (~/.local/share/dpfed): runs, sweeps and audits record into the store. Session-scoped so that it
     is in place before any module-scoped fixture (e.g. a dashboard server process) starts."""
     root = tmp_path_factory.mktemp("store")
+    real = (Path.home() / ".local" / "share" / "dpfed").resolve()
+    from dpfed_core.privacy import store as store_mod
+
+    original = store_mod.Store._initialise
+
+    def guarded(self):  # any in-process open of the real home directory's store fails its test
+        assert real not in self.path.resolve().parents, f"a test opened the home directory's store {self.path}"
+        return original(self)
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DPFED_STORE", str(root / "dpfed.sqlite3"))
         mp.setenv("XDG_DATA_HOME", str(root / "xdg"))
+        mp.setattr(store_mod.Store, "_initialise", guarded)
         yield

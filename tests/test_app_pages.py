@@ -128,6 +128,12 @@ def test_evaluate_matches_engine(federated, clinic):
     at = federated
     at.switch_page("pages/3_Evaluate.py").run()
     assert_clean(at)
+    # issue 22: nothing is computed on a visit; the button says what the comparisons will charge
+    assert len(at.dataframe[0].value.index) == 1
+    (run,) = [b for b in at.button if b.key == "eval_run"]
+    assert "comparison" in run.label and ("spends ε ≈" in run.label or "simulation" in run.label)
+    run.click().run()
+    assert_clean(at)
     overall = at.dataframe[0].value
     cfg = dash.default_config(clinic).replace(simulation=True)
     split = make_split(clinic, cfg)

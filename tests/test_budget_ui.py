@@ -37,8 +37,11 @@ def test_charged_run_and_sweep_refuse_before_computing(tmp_path, clinic):
     cap = spent + 0.5
     BudgetOdometer(store).set_cap(clinic, cap)
     calls = []
-    with pytest.raises(BudgetRefused, match="Budget cap ε per entity"):
+    with pytest.raises(BudgetRefused) as refused:
         bud.charged_run(store, clinic, cfg, progress=lambda *a, **k: calls.append(a))
+    shown = bud.refusal_text(refused.value)          # the dashboard's words: controls, never CLI flags
+    assert "Budget cap ε per entity" in shown and "--" not in shown and "python -m" not in shown
+    assert "Simulation" in shown
     with pytest.raises(BudgetRefused, match="non-private"):
         bud.charged_sweep(store, clinic, cfg, [0.5, math.inf], [0], ["individual"],
                           progress=lambda *a, **k: calls.append(a))
@@ -64,10 +67,39 @@ def test_budget_section_sets_the_cap_and_lists_releases(tmp_path, clinic):
                                                    simulation=True))
     at = AppTest.from_string(_SECTION.replace("STORE", repr(str(path))), default_timeout=60).run()
     assert not at.exception and not at.error
+    assert at.checkbox[0].label == bud.NO_CAP_LABEL and at.checkbox[0].value      # starts at "no cap"
+    at.checkbox[0].uncheck()
     at.number_input[0].set_value(4.0)
-    at.button[0].click().run()
+    at.button[0].click().run()                                     # "Set cap…" only asks
     assert not at.exception and not at.error
-    ent, rel = at.dataframe[0].value, at.dataframe[1].value
+    assert math.isinf(BudgetOdometer(path).datasets()[0]["cap_epsilon"])
+    assert any("set the cap to ε = 4" in i.value for i in at.info)
+    next(b for b in at.button if b.label == "Confirm").click().run()
+    assert not at.exception and not at.error
+    ent = next(d.value for d in at.dataframe if "left ε" in d.value.columns)
+    rel = next(d.value for d in at.dataframe if "charged ε (max)" in d.value.columns)
     assert (ent["left ε"] == 4.0).all() and (ent["spent ε"] == 0).all()
     assert list(rel["charged ε (max)"]) == ["simulation: not charged"]
     assert BudgetOdometer(path).datasets()[0]["cap_epsilon"] == 4.0
+    # raising it asks for the explicit confirmation; the change is logged
+    at.number_input[0].set_value(6.0)
+    at.button[0].click().run()
+    assert any("more budget" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == bud.CONFIRM_RAISE_LABEL).click().run()
+    assert BudgetOdometer(path).datasets()[0]["cap_epsilon"] == 6.0
+    log = BudgetOdometer(path).cap_changes(BudgetOdometer(path).datasets()[0]["key"])
+    assert [bool(c["raised"]) for c in log] == [True, False]
+
+
+def test_cap_form_refuses_a_cap_below_what_is_spent(tmp_path, clinic):
+    path = tmp_path / "below.sqlite3"
+    odo = BudgetOdometer(path)
+    bud.charged_run(Store(path), clinic, RunConfig(method="dp-popularity", epsilon=1.0))
+    at = AppTest.from_string(_SECTION.replace("STORE", repr(str(path))), default_timeout=60).run()
+    at.checkbox[0].uncheck()
+    at.number_input[0].set_value(0.5)
+    at.button[0].click().run()
+    next(b for b in at.button if b.label == "Confirm").click().run()
+    assert any("below what is already spent" in e.value for e in at.error)
+    assert not any("--" in e.value for e in at.error)
+    assert math.isinf(odo.datasets()[0]["cap_epsilon"])

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from dpfed_core.cli.args import CLI_NAMES
 from dpfed_core.cli.main import main
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
@@ -22,6 +23,7 @@ from dpfed_core.evaluation.budget import ledger_charges, method_charges, plan_au
 from dpfed_core.evaluation.history import RunHistory
 from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
 from dpfed_core.privacy.store import SCHEMA_VERSION, Store, StoreError, default_store_path
+from dpfed_core.ui.budget import refusal_text
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -100,8 +102,10 @@ def test_cap_enforced_and_refusal_names_the_control(odo):
     n_before = len(odo.releases(ds))
     with pytest.raises(BudgetRefused) as exc:
         odo.reserve(ds, [dp_plan(1.0)])
-    msg = str(exc.value)
-    assert "budget set-cap" in msg and "Budget cap ε per entity" in msg and "'A'" in msg
+    msg = exc.value.render(CLI_NAMES)                         # the CLI names flags …
+    assert "budget set-cap" in msg and "--simulation" in msg and "'A'" in msg and "Budget cap" not in msg
+    shown = refusal_text(exc.value)                           # … the dashboard its controls, never flags
+    assert "Budget cap ε per entity" in shown and "--" not in shown and "set-cap" not in shown
     assert "spent ε = 2" in msg
     assert len(odo.releases(ds)) == n_before                  # a refusal charges nothing
     odo.reserve(ds, [dp_plan(0.5)]).close()                   # exactly up to the cap is fine
@@ -113,7 +117,8 @@ def test_delta_cap_enforced(odo):
     with pytest.raises(Exception, match=r"δ must be in \[0, 0.01\)"):
         odo.set_cap(ds, 1.0, 0.05)
     odo.set_cap(ds, 100.0, 2e-6)
-    odo.reserve(ds, [dp_plan(1.0, 1e-6)]).close()
+    # basic composition gets half of the cap's δ (the other half is the zCDP accountant's): one
+    # release of δ = 1e-6 fits, a second (no ρ: dp-gaussian) does not
     odo.reserve(ds, [dp_plan(1.0, 1e-6)]).close()
     with pytest.raises(BudgetRefused, match="δ"):
         odo.reserve(ds, [dp_plan(1.0, 1e-6)])
@@ -155,8 +160,10 @@ def test_non_private_refused_on_capped_dataset_unless_allowed(odo):
     central = PlannedRelease("comparison", "central", math.inf, 0.0, method_charges("central", math.inf, 0, "ABC"))
     odo.reserve(ds, [central]).close()                         # no cap: recorded, never refused
     odo.set_cap(ds, 3.0)
-    with pytest.raises(BudgetRefused, match="--allow-non-private"):
+    with pytest.raises(BudgetRefused) as exc:
         odo.reserve(ds, [dp_plan(1.0), central])
+    assert "--allow-non-private" in exc.value.render(CLI_NAMES)
+    assert "Allow non-private releases" in refusal_text(exc.value)
     assert len(odo.releases(ds)) == 1
     odo.reserve(ds, [dp_plan(1.0), central], allow_non_private=True).close()
     bal = {b.entity: b for b in odo.balance(ds)}
@@ -350,7 +357,7 @@ def test_cli_budget_commands_and_rerun_charged_again(tmp_path, capsys):
     # Sweeps are charged per point before any is computed: 2 points of ε = 1 (+ 2 of individual) cannot fit.
     rc, out, err = _cli(capsys, "sweep", *data, "--method", "dp-gaussian", "--k", "3", "--epsilons", "1",
                         "--seeds", "0,1", "--references", "individual", "--store", store)
-    assert rc == 2 and "4 releases planned" in err and "this would add ε = 2" in err
+    assert rc == 2 and "4 releases planned" in err and "this would bring it to ε = 3" in err
 
 
 def test_cli_non_private_needs_permission_on_capped_data(tmp_path, capsys):
@@ -407,3 +414,251 @@ def test_sweep_points_outside_the_plan_are_charged_after_the_fact(odo):
     assert {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"] == pytest.approx(2.5)
     assert "outside the sweep's plan" in odo.releases(ds)[0]["note"]
     assert settle_sweep(odo, res, ds, {"config": cfg.to_dict(), "runs": doc["runs"][:2]}) == []
+
+
+# ------------------------------------------------------------------------------ issue 22: tight composition
+def gauss_plan(eps: float, delta: float = 1e-6, method: str = "dp-cooccurrence", kind: str = "run",
+               batch: bool = False, entities=("A", "B", "C")) -> PlannedRelease:
+    from dpfed_core.evaluation.budget import planned_rho
+
+    rho, gaussian = planned_rho(method, eps, delta)
+    return PlannedRelease(kind, method, eps, delta, {e: (eps, delta) for e in entities}, seed=0, rho=rho,
+                          gaussian=gaussian, batch=batch)
+
+
+def test_six_gaussian_releases_fit_where_basic_composition_refuses_the_fifth(odo, tmp_path):
+    ds = make_dataset()
+    odo.set_cap(ds, 4.5, 1e-5)
+    for _ in range(6):
+        odo.reserve(ds, [gauss_plan(1.0)]).close()
+    bal = {b.entity: b for b in odo.balance(ds)}["A"]
+    assert bal.accountant == "zCDP" and bal.spent_epsilon <= 4.5 and bal.basic_epsilon == pytest.approx(6.0)
+    # the same releases without a ρ (basic composition only) stop at four
+    basic = BudgetOdometer(tmp_path / "basic.sqlite3")
+    basic.set_cap(ds, 4.5, 1e-5)
+    for _ in range(4):
+        basic.reserve(ds, [dp_plan(1.0)]).close()
+    with pytest.raises(BudgetRefused):
+        basic.reserve(ds, [dp_plan(1.0)])
+
+
+def test_default_sweep_charge_per_entity(odo):
+    """One method's default grid × 3 seeds is one non-adaptive batch: PLD ≤ 22 (basic: 43.2); with
+    dp-popularity at every ε as well, at most twice that."""
+    ds = make_dataset()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, delta=1e-6)
+    grid, seeds = [0.1, 0.3, 1, 3, 10, math.inf], [0, 1, 2]
+    alone = plan_sweep(ds, cfg, grid, seeds, ["individual"])
+    assert all(p.batch for p in alone) and sum(p.rho is not None for p in alone) == 15
+    pre = odo.preview(ds, alone)
+    assert pre["spend"] <= 22.0 and pre["accountant"].startswith("basic + PLD")
+    both = plan_sweep(ds, cfg, grid, seeds, ["individual", "dp-popularity", "central", "random-v", "popularity"])
+    odo.reserve(ds, both, allow_non_private=True).close()
+    bal = {b.entity: b for b in odo.balance(ds)}["A"]
+    assert bal.spent_epsilon <= 2 * 22.0 and bal.basic_epsilon <= 2 * 22.0
+    left = odo.runs_left(ds)
+    assert left["n"] is None and left["kind"] == "sweep point"
+
+
+def test_ledger_rho_from_gaussian_rows_and_none_for_approximate_selections():
+    from dpfed_core.evaluation.budget import ledger_rhos
+
+    rows = [{"entity": "A", "mechanism": "Gaussian share of a secure sum", "epsilon": 0.5, "delta": 1e-6,
+             "sensitivity": 1.0, "noise_scale": 4.0},
+            {"entity": "B", "mechanism": "discrete Laplace", "epsilon": 0.2, "delta": 0.0,
+             "sensitivity": 1.0, "noise_scale": 5.0},
+            {"entity": "C", "mechanism": "private partition (randomised threshold)", "epsilon": 0.2,
+             "delta": 1e-7, "sensitivity": 1.0, "noise_scale": 5.0}]
+    r = ledger_rhos({"ledger": rows})
+    assert r["A"][0] == pytest.approx(1 / 32, rel=1e-3) and r["A"][1]
+    assert r["B"][0] == pytest.approx(0.02) and not r["B"][1]
+    assert r["C"] == (None, False)
+
+
+def test_a_run_settles_rho_from_its_ledger_and_states_the_accountant(tmp_path):
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.budget import charged_run
+
+    ds = load_data("sample:clinic")
+    store = Store(tmp_path / "run.sqlite3")
+    doc, _, _ = charged_run(store, ds, RunConfig(method="dp-popularity", epsilon=1.0))
+    acct = doc["privacy"]["accountant"]
+    assert "zCDP" in acct["across_releases"] and acct["delta"] == pytest.approx(1e-5)
+    with store.read() as con:
+        rhos = [r[0] for r in con.execute("SELECT rho FROM charges")]
+    from dpfed_core.evaluation.budget import planned_rho
+
+    assert len(rhos) == ds.n_entities and all(0 < r <= planned_rho("dp-popularity", 1.0, 1e-6)[0] for r in rhos)
+
+
+def test_schema_v1_store_is_migrated_and_keeps_its_spend(tmp_path):
+    from dpfed_core.privacy import store as store_mod
+
+    path = tmp_path / "old.sqlite3"
+    con = sqlite3.connect(path)
+    for stmt in store_mod._statements(store_mod._SCHEMA_V1):
+        con.execute(stmt)
+    con.execute("INSERT INTO schema_version VALUES (1)")
+    ds = make_dataset()
+    key = dataset_key(ds)
+    con.execute("INSERT INTO datasets VALUES (?, 'toy', '[\"A\", \"B\", \"C\"]', 't', 't')", (key,))
+    con.execute("INSERT INTO caps VALUES (?, 3.0, 1e-5, 't', 0)", (key,))
+    con.execute("INSERT INTO releases (dataset_key, operation, kind, method, epsilon, delta, seed, simulation, "
+                "non_private, status, created) VALUES (?, 'op', 'run', 'dp-gaussian', 2.0, 1e-6, 0, 0, 0, "
+                "'released', 't')", (key,))
+    con.execute("INSERT INTO charges VALUES (1, 'A', 2.0, 1e-6)")
+    con.commit()
+    con.close()
+    odo = BudgetOdometer(path)
+    assert odo.store.schema_version() == SCHEMA_VERSION == 2
+    assert {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"] == pytest.approx(2.0)
+    with pytest.raises(BudgetRefused):
+        odo.reserve(ds, [dp_plan(1.5)])
+
+
+# ------------------------------------------------------------------------------ issue 22: the people
+def _reexport(ds: FederatedDataset, *, pseudonyms=False, reorder=False, add=0, remove=0, relabel=False,
+              seed: int = 0) -> FederatedDataset:
+    rng = np.random.default_rng(seed)
+    X = ds.X.tocoo()
+    rows, cols, vals = X.row.copy(), X.col.copy(), X.data.copy()
+    if remove:
+        keep = np.ones(rows.size, bool)
+        keep[rng.choice(rows.size, remove, replace=False)] = False
+        rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    if add:
+        rows = np.concatenate([rows, rng.integers(0, ds.n_users, add)])
+        cols = np.concatenate([cols, rng.integers(0, ds.n_items, add)])
+        vals = np.concatenate([vals, np.ones(add)])
+    Y = sp.coo_matrix((vals, (rows, cols)), shape=ds.X.shape).tocsr()
+    Y.sum_duplicates()
+    names = np.asarray(ds.entity_names, dtype=object)[ds.entity_of_user].astype(str)
+    if relabel:
+        names = np.char.add("site-", np.char.replace(names, "hospital ", ""))
+    uid = np.asarray(ds.user_ids).astype(str)
+    if pseudonyms:
+        uid = np.array([f"p{h:08x}" for h in rng.permutation(10 ** 6)[: ds.n_users]])
+    order = rng.permutation(ds.n_users) if reorder else np.arange(ds.n_users)
+    return FederatedDataset.from_parts(Y[order], names[order], user_ids=uid[order], item_ids=ds.item_ids,
+                                       value_kind=ds.value_kind, value_max=ds.value_max, name="re-export.csv")
+
+
+@pytest.mark.parametrize("case", [dict(pseudonyms=True, reorder=True), dict(add=5), dict(remove=5),
+                                  dict(relabel=True), dict(pseudonyms=True, reorder=True, add=3, remove=3,
+                                                           relabel=True)],
+                         ids=["pseudonyms+reordered", "rows-added", "rows-removed", "entities-relabelled", "all"])
+def test_a_reexport_of_the_same_people_meets_the_same_cap(tmp_path, case):
+    from dpfed_core.data.loaders import load_data
+
+    ds = load_data("sample:clinic")
+    odo = BudgetOdometer(tmp_path / "people.sqlite3")
+    odo.set_cap(ds, 2.0, 1e-5)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.5, 1e-6,
+                                    {e: (1.5, 1e-6) for e in ds.entity_names})]).close()
+    other = _reexport(ds, **case)
+    assert dataset_key(other) != dataset_key(ds)
+    ident = odo.identity(other)
+    assert ident.alias_of == dataset_key(ds) and ident.similarity >= 0.9
+    assert "same people" in ident.describe()
+    with pytest.raises(BudgetRefused) as exc:
+        odo.reserve(other, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6,
+                                           {e: (1.0, 1e-6) for e in other.entity_names})])
+    assert "same people" in str(exc.value)
+    first = other.entity_names[0]
+    assert odo.preview(other, [PlannedRelease("run", "dp-gaussian", 0.5, 0.0, {first: (0.5, 0.0)})])["fits"]
+
+
+def sparse_dataset(seed: int, n: int = 300, m: int = 400, density: float = 0.05) -> FederatedDataset:
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, m, density=density, format="csr", random_state=rng, data_rvs=lambda k: rng.integers(1, 6, k))
+    X[np.arange(n), rng.integers(0, m, n)] = 3.0  # no empty rows
+    return FederatedDataset.from_parts(sp.csr_matrix(X), np.array(["A", "B", "C"])[np.arange(n) % 3],
+                                       user_ids=np.array([f"u{i}" for i in range(n)]),
+                                       item_ids=np.array([f"i{j}" for j in range(m)]),
+                                       value_kind="ratings", value_max=5.0, name=f"sparse {seed}")
+
+
+def test_different_people_get_their_own_budget(tmp_path):
+    odo = BudgetOdometer(tmp_path / "p.sqlite3")
+    a, b = sparse_dataset(0), sparse_dataset(7)
+    odo.set_cap(a, 1.0)
+    odo.reserve(a, [dp_plan(1.0)]).close()
+    assert odo.identity(b).alias_of is None
+    odo.reserve(b, [dp_plan(1.0)]).close()
+
+
+def test_fingerprint_ignores_user_ids_and_entity_names():
+    from dpfed_core.privacy.odometer import match_people, people_fingerprint
+
+    ds = sparse_dataset(1)
+    same = _reexport(ds, pseudonyms=True, reorder=True, relabel=True)
+    m = match_people(people_fingerprint(same), people_fingerprint(ds))
+    assert m.similarity == 1.0 and m.matched_new == ds.n_users
+    assert match_people(people_fingerprint(sparse_dataset(2)), people_fingerprint(ds)).similarity < 0.05
+
+
+# ------------------------------------------------------------------------------ issue 22: the store is safe
+def test_raising_a_cap_needs_confirmation_and_every_change_is_logged(odo):
+    ds = make_dataset()
+    odo.set_cap(ds, 5.0)
+    odo.set_cap(ds, 3.0)                                   # lowering: free
+    with pytest.raises(BudgetRefused) as exc:
+        odo.set_cap(ds, 4.0)
+    assert "--confirm-raise" in exc.value.render(CLI_NAMES)
+    with pytest.raises(BudgetRefused):
+        odo.set_cap(ds, math.inf)                          # removing a cap is a raise too
+    odo.set_cap(ds, 4.0, confirm_raise=True)
+    log = odo.cap_changes(ds)
+    assert [(c["new_epsilon"], bool(c["raised"])) for c in log] == [(4.0, True), (3.0, False), (5.0, False)]
+    odo.reserve(ds, [dp_plan(2.0)]).close()
+    with pytest.raises(BudgetRefused, match="below what is already spent"):
+        odo.set_cap(ds, 1.0, refuse_below_spent=True)
+    odo.set_cap(ds, 1.0)                                   # the CLI may: further releases are refused
+
+
+def test_cli_dry_run_prints_the_planned_charge_and_charges_nothing(tmp_path, capsys):
+    store = tmp_path / "dry.sqlite3"
+    data = ["--data", "sample:clinic"]
+    rc, out, err = _cli(capsys, "sweep", *data, "--dry-run", "--store", str(store))
+    assert rc == 0, err
+    assert "spends ε ≈" in out and "nothing charged" in out and not store.exists()
+    _cli(capsys, "budget", "set-cap", *data, "--store", str(store), "--epsilon", "3")
+    rc, out, err = _cli(capsys, "run", *data, "--method", "dp-cooccurrence", "--epsilon", "1", "--dry-run",
+                        "--store", str(store))
+    assert rc == 0 and "of the 3 left per entity" in out and "fits" in out
+    rc, out, err = _cli(capsys, "audit", *data, "--entity", "0", "--dry-run", "--store", str(store))
+    assert rc == 0 and "would be REFUSED" not in out
+    assert BudgetOdometer(store).releases(BudgetOdometer(store).datasets()[0]["key"]) == []
+    rc, out, _ = _cli(capsys, "budget", "set-cap", *data, "--store", str(store), "--epsilon", "9")
+    assert rc == 2
+    rc, out, _ = _cli(capsys, "budget", "set-cap", *data, "--store", str(store), "--epsilon", "9", "--confirm-raise")
+    assert rc == 0 and "raised, confirmed" in out
+
+
+def test_cli_budget_show_states_accountant_and_runs_left(tmp_path, capsys):
+    store = str(tmp_path / "show.sqlite3")
+    data = ["--data", "sample:clinic"]
+    _cli(capsys, "budget", "set-cap", *data, "--store", store, "--epsilon", "4.5")
+    rc, _, err = _cli(capsys, "run", *data, "--method", "dp-popularity", "--epsilon", "1", "--store", store)
+    assert rc == 0, err
+    rc, out, _ = _cli(capsys, "budget", "show", *data, "--store", store)
+    assert "accountant: per entity, the smaller of basic composition" in out
+    assert "runs left: " in out and "more like the last operation" in out
+
+
+def test_simulation_without_a_named_store_opens_none(tmp_path, capsys, monkeypatch):
+    home = tmp_path / "home-data"
+    monkeypatch.delenv("DPFED_STORE")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home))
+    rc, out, err = _cli(capsys, "run", "--data", "sample:clinic", "--method", "dp-popularity", "--simulation")
+    assert rc == 0, err
+    assert "no store opened" in out and not home.exists()
+
+
+def test_nothing_in_the_suite_opens_the_default_store():
+    """conftest points DPFED_STORE and XDG_DATA_HOME at a temporary directory and guards Store against
+    the real home directory's store: opening it fails the test that does."""
+    real = Path.home() / ".local" / "share" / "dpfed" / "dpfed.sqlite3"
+    assert default_store_path() != real and str(default_store_path()).startswith(os.environ["DPFED_STORE"][:5])
+    with pytest.raises(AssertionError, match="home directory's store"):
+        Store(real)

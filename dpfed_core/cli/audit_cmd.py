@@ -68,6 +68,8 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--confidence", type=float, default=0.95, help="Clopper–Pearson confidence (default 0.95)")
     g.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     g.add_argument("--out", help="write the JSON audit document here")
+    g.add_argument("--dry-run", action="store_true",
+                   help="print what the audit would charge to the privacy budget and exit without running it")
     add_store_args(p)
     p.set_defaults(func=cmd_audit)
     return p
@@ -98,8 +100,11 @@ def cmd_audit(args) -> int:
     reads_all = args.others == "data" and any(is_summable(m) for m in args.methods)
     plans = plan_audit(dataset, entity, args.methods, args.epsilons, args.delta, seed=args.seed,
                        all_entities=reads_all)
-    odometer, history, key = budget_cmd.open_store(args, dataset)
-    reservation_cm = odometer.charge(dataset, plans, allow_non_private=args.allow_non_private, key=key)
+    if args.dry_run:
+        return budget_cmd.dry_run(args, dataset, plans, f"membership audit of entity {args.entity!r} "
+                                  f"({', '.join(args.methods)})")
+    odometer, history, key = budget_cmd.open_store(args, dataset, plans)
+    reservation_cm = budget_cmd.charge(odometer, dataset, plans, args.allow_non_private, key)
     bar = tqdm(total=None, desc="audit", unit="run", file=sys.stderr, leave=False, disable=None)
 
     def progress(_event, **info):

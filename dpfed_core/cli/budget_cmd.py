@@ -22,9 +22,18 @@ examples:
   # every dataset the store knows, without loading any data
   python -m dpfed_core budget list --store /path/owner.sqlite3
 
-The dataset is identified by its content (user ids, item ids, values, entities), so the same data
-loaded again — from any file name — has the same budget. Releases compose per entity by basic
-composition (ε and δ add up); simulation runs are listed but not charged.
+  # raising a cap (more budget, or removing it) must be confirmed; lowering is free; both are logged
+  python -m dpfed_core budget set-cap --data sample:clinic --epsilon 20 --confirm-raise
+
+  # what a run would charge, without computing or charging anything
+  python -m dpfed_core run --data sample:clinic --method dp-cooccurrence --epsilon 1 --dry-run
+
+The budget follows the people: the same data loaded again — from any file name or row order — has
+the same budget, and a re-export of the same users (new pseudonyms, rows added or removed, entity
+values relabelled) is matched to it by a similarity fingerprint of the users' value profiles and
+charged to the same account. Releases compose per entity by the smaller of basic composition and
+zCDP at the cap's δ (a sweep's points as one batch by PLD); `budget show` says which. Simulation
+runs are not charged, and without --store / $DPFED_STORE they do not open the store at all.
 """
 
 
@@ -42,6 +51,9 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
             s.add_argument("--epsilon", type=parse_float, required=True,
                            help="cap on ε per entity over all releases (inf removes the cap)")
             s.add_argument("--delta", type=float, default=1e-5, help="cap on δ per entity (default 1e-5)")
+            s.add_argument("--confirm-raise", action="store_true",
+                           help="confirm a cap that gives more budget than the current one (a larger ε or δ, "
+                                "or inf); lowering needs no confirmation. Every change is logged")
         if name == "releases":
             s.add_argument("--limit", type=int, help="only the newest N releases")
         s.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -82,14 +94,58 @@ def open_odometer(args):
     return BudgetOdometer(getattr(args, "store", None))
 
 
-def open_store(args, dataset):
-    """(odometer, history, dataset key) of the ``--store`` file, the dataset registered."""
+def open_store(args, dataset, plans=None):
+    """(odometer, history, dataset key) of the ``--store`` file, the dataset registered — or
+    (None, None, None) when every planned release is a simulation and no store was named (``--store``,
+    ``$DPFED_STORE``): a simulation makes no privacy claim and never opens the home directory's store."""
+    from dpfed_core.evaluation.budget import skip_store
     from dpfed_core.evaluation.history import RunHistory
     from dpfed_core.privacy.odometer import dataset_key
 
+    if plans is not None and skip_store(getattr(args, "store", None), plans):
+        return None, None, None
     odometer = open_odometer(args)
     key = odometer.register(dataset, dataset_key(dataset))
     return odometer, RunHistory(odometer.store), key
+
+
+def charge(odometer, dataset, plans, allow_non_private: bool, key):
+    """The odometer's ``charge`` context manager, or one yielding None when no store is used."""
+    import contextlib
+
+    if odometer is None:
+        return contextlib.nullcontext(None)
+    return odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key)
+
+
+def dry_run(args, dataset, plans, what: str) -> int:
+    """``--dry-run``: print what ``plans`` would charge per entity and whether it fits, then exit 0
+    without computing or charging (the store is read; a missing store file is not created)."""
+    import os
+    import tempfile
+
+    from dpfed_core.evaluation.budget import planned_charge, skip_store
+    from dpfed_core.privacy.accounting import ACCOUNTANT
+    from dpfed_core.privacy.store import resolve_store_path
+
+    n = len(plans)
+    print(f"dry run: {what} — {n} release{'s' if n != 1 else ''} planned; nothing computed, nothing charged")
+    if skip_store(getattr(args, "store", None), plans):
+        print("simulation: noise reproducible, no privacy claim — nothing would be charged and no store is opened")
+        return 0
+    path = resolve_store_path(getattr(args, "store", None))
+    with tempfile.TemporaryDirectory() as tmp:
+        store = path if path.exists() else os.path.join(tmp, "empty.sqlite3")
+        p = planned_charge(store, dataset, plans)
+    print(f"planned charge: {p['text']}")
+    if p.get("identity"):
+        print(f"identity: {p['identity']}")
+    if math.isfinite(p["cap_epsilon"]):
+        print(f"after it: the most-spent entity would be at ε = {_f(p['after'])} of the cap ε = {_f(p['cap_epsilon'])}"
+              f" ({'fits' if p['fits'] else 'would be REFUSED'})")
+    print(f"accountant: {ACCOUNTANT}")
+    print(f"store: {path}" + ("" if path.exists() else " (does not exist yet)"))
+    return 0
 
 
 def _f(x: float, spec: str = ".4g") -> str:
@@ -97,22 +153,52 @@ def _f(x: float, spec: str = ".4g") -> str:
 
 
 def print_balance(odometer, dataset, key: str) -> None:
+    from dpfed_core.privacy.accounting import ACCOUNTANT, REFERENCE_DELTA
+
     cap_e, cap_d = odometer.cap(key)
+    ident = odometer.identity(key)
     print(f"store: {odometer.path}")
     print(f"dataset: {dataset.name} (key {key}, {dataset.n_entities} entities)")
+    if ident.alias_of:
+        print(f"identity: {ident.describe()}; entities mapped: "
+              + ", ".join(f"{k} → {'/'.join(v)}" for k, v in list((ident.entity_map or {}).items())[:6])
+              + (" …" if len(ident.entity_map or {}) > 6 else ""))
     if math.isinf(cap_e):
         print("cap: none set — releases are charged but never refused; the data owner sets one with "
               "`python -m dpfed_core budget set-cap --data … --epsilon E`")
     else:
-        print(f"cap: ε = {_f(cap_e)}, δ = {cap_d:.3g} per entity (basic composition over releases)")
+        print(f"cap: ε = {_f(cap_e)}, δ = {cap_d:.3g} per entity")
+    print(f"accountant: {ACCOUNTANT}" + ("" if math.isfinite(cap_e) else f" (no cap: δ = {REFERENCE_DELTA:g})"))
     bal = odometer.balance(key)
     w = max([len("entity"), *(len(b.entity) for b in bal)])
     w = min(w, 32)
-    print(f"{'entity':{w}s} {'spent ε':>9s} {'spent δ':>9s} {'left ε':>9s} {'left δ':>9s} {'releases':>8s}  note")
+    print(f"{'entity':{w}s} {'spent ε':>9s} {'basic ε':>9s} {'zCDP ε':>9s} {'left ε':>9s} {'releases':>8s}  "
+          "accountant / note")
     for b in bal:
-        note = f"{b.n_non_private} non-private release(s): no overall guarantee" if b.void else ""
-        print(f"{b.entity[:w]:{w}s} {_f(b.spent_epsilon):>9s} {b.spent_delta:>9.3g} {_f(b.remaining_epsilon):>9s} "
-              f"{_f(b.remaining_delta, '.3g'):>9s} {b.n_releases:>8d}  {note}")
+        note = b.accountant if b.n_releases else ""
+        if b.void:
+            note += f"; {b.n_non_private} non-private release(s): no overall guarantee"
+        print(f"{b.entity[:w]:{w}s} {_f(b.spent_epsilon):>9s} {_f(b.basic_epsilon):>9s} {_f(b.tight_epsilon):>9s} "
+              f"{_f(b.remaining_epsilon):>9s} {b.n_releases:>8d}  {note}")
+    left = odometer.runs_left(key)
+    if left is not None:
+        what = f"{left['kind']} of {left['method']} at ε = {_f(left['epsilon'])}"
+        if left["n"] is None:
+            print(f"runs left: no cap set — any number of further releases like the last ({what}) is charged")
+        else:
+            more = f"at least {left['n']}" if left["n"] >= 200 else str(left["n"])
+            print(f"runs left: {more} more like the last operation ({what}, same points) fit under the cap")
+
+
+def print_cap_changes(odometer, key: str) -> None:
+    rows = odometer.cap_changes(key)
+    if not rows:
+        return
+    print("cap changes (newest first):")
+    for r in rows[:10]:
+        old = "none" if r["old_epsilon"] is None else f"ε = {_f(r['old_epsilon'])}, δ = {r['old_delta']:.3g}"
+        print(f"  {r['changed_at']}  {old} → ε = {_f(r['new_epsilon'])}, δ = {r['new_delta']:.3g}"
+              + ("  (raised, confirmed)" if r["raised"] else "") + (f"  {r['note']}" if r["note"] else ""))
 
 
 def print_releases(rows: list[dict]) -> None:
@@ -136,7 +222,7 @@ def cmd_budget(args) -> int:
     odo = open_odometer(args)
     key = odo.register(dataset, dataset_key(dataset))
     if args.budget_command == "set-cap":
-        odo.set_cap(key, args.epsilon, args.delta)
+        odo.set_cap(key, args.epsilon, args.delta, confirm_raise=args.confirm_raise)
         if math.isinf(args.epsilon):
             print(f"cap removed for {dataset.name} ({key})")
         else:
@@ -144,12 +230,20 @@ def cmd_budget(args) -> int:
     if args.budget_command in ("show", "set-cap"):
         if args.json:
             cap_e, cap_d = odo.cap(key)
+            from dpfed_core.privacy.accounting import ACCOUNTANT
+
+            ident = odo.identity(key)
             print(json.dumps(json_safe({"store": str(odo.path), "dataset": dataset.name, "key": key,
-                                        "cap_epsilon": cap_e, "cap_delta": cap_d,
+                                        "account": ident.account, "same_people_as": ident.alias_of,
+                                        "similarity": ident.similarity, "entity_map": ident.entity_map,
+                                        "cap_epsilon": cap_e, "cap_delta": cap_d, "accountant": ACCOUNTANT,
                                         "entities": [b.to_dict() for b in odo.balance(key)],
+                                        "runs_left": odo.runs_left(key),
+                                        "cap_changes": odo.cap_changes(key),
                                         "releases": odo.releases(key, limit=10)}), indent=2))
             return 0
         print_balance(odo, dataset, key)
+        print_cap_changes(odo, key)
         rows = odo.releases(key, limit=10)
         if rows:
             print("latest releases:")
@@ -157,19 +251,29 @@ def cmd_budget(args) -> int:
         return 0
     rows = odo.releases(key, limit=args.limit)
     if args.json:
-        print(json.dumps(json_safe(rows), indent=2))
+        print(json.dumps(json_safe({"releases": rows, "cap_changes": odo.cap_changes(key)}), indent=2))
     elif not rows:
         print(f"no releases of {dataset.name} ({key}) in {odo.path}")
+        print_cap_changes(odo, key)
     else:
         print_releases(rows)
+        print_cap_changes(odo, key)
     return 0
 
 
-def record_release(kind: str, doc: dict, odometer, history, key: str, reservation) -> None:
-    """After a charged release: note the odometer rows in the document, keep the document in the run
-    history, and print the budget line."""
+def record_release(kind: str, doc: dict, odometer, history, key: str, reservation, dataset=None) -> None:
+    """After a charged release: note the odometer rows and the accountant in the document, keep the
+    document in the run history, and print the budget line. Without a store (a simulation): say so."""
+    if odometer is None:
+        doc["odometer"] = {"store": None, "note": "simulation: no budget store opened"}
+        print("budget: simulation (no privacy claim) — not charged, no store opened")
+        return
     doc["odometer"] = {"store": str(odometer.path), "dataset_key": key, "operation": reservation.operation,
                        "releases": reservation.release_ids}
+    if dataset is not None and isinstance(doc.get("privacy"), dict):
+        from dpfed_core.evaluation.budget import accountant_record
+
+        doc["privacy"]["accountant"] = accountant_record(odometer.store, dataset, key)
     history.add(kind, doc, dataset_key=key, operation=reservation.operation)
     print(budget_summary_line(odometer, key))
 
@@ -183,5 +287,6 @@ def budget_summary_line(odometer, key: str) -> str:
     cap = "no cap" if math.isinf(top.cap_epsilon) else f"cap ε = {_f(top.cap_epsilon)}"
     void = sum(b.void for b in bal)
     extra = f"; {void} entities had non-private releases" if void else ""
-    return (f"budget ({odometer.path}): most-spent entity {top.entity!r} has spent ε = {_f(top.spent_epsilon)}, "
-            f"δ = {top.spent_delta:.3g} ({cap}){extra} — `python -m dpfed_core budget show` for all")
+    return (f"budget ({odometer.path}): most-spent entity {top.entity!r} has spent ε = {_f(top.spent_epsilon)} "
+            f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `python -m dpfed_core budget show` "
+            "for all")

@@ -93,6 +93,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     run.add_argument("--compare", type=name_list, default=[],
                      help="also run these methods on the same split, e.g. central,individual,random-v,popularity")
     run.add_argument("--out", help="write the JSON result document here")
+    run.add_argument("--dry-run", action="store_true",
+                     help="print what this would charge to the privacy budget (per entity, against the cap) and "
+                          "exit without computing or charging anything")
     add_store_args(run)
 
     sw = sub.add_parser("sweep", help="privacy–utility sweep over an ε grid and several seeds",
@@ -116,6 +119,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sw.add_argument("--resume", metavar="FILE",
                     help="continue a killed sweep from its partial --out file: finished points are kept, the rest "
                          "computed (same flags required); writes to --out, or back to FILE without --out")
+    sw.add_argument("--dry-run", action="store_true",
+                    help="print what the sweep would charge to the privacy budget (all points, composed) and exit "
+                         "without computing or charging anything")
     add_store_args(sw)
 
     mp = sub.add_parser("methods", help="list the available methods and their privacy models")
@@ -193,10 +199,13 @@ def cmd_run(args) -> int:
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config, args.compare)
+    plans = plan_run(dataset, config, args.compare)
+    if args.dry_run:
+        return budget_cmd.dry_run(args, dataset, plans, f"run of {config.method}"
+                                  + (f" compared with {', '.join(args.compare)}" if args.compare else ""))
     # The odometer is charged (or refuses) before anything touches the data.
-    odometer, history, key = budget_cmd.open_store(args, dataset)
-    reservation_cm = odometer.charge(dataset, plan_run(dataset, config, args.compare),
-                                     allow_non_private=args.allow_non_private, key=key)
+    odometer, history, key = budget_cmd.open_store(args, dataset, plans)
+    reservation_cm = budget_cmd.charge(odometer, dataset, plans, args.allow_non_private, key)
     split = make_split(dataset, config)
     bar = _Bar(2 * dataset.n_entities + 2 + len(args.compare) + 1, f"run {config.method}")
     try:
@@ -206,7 +215,8 @@ def cmd_run(args) -> int:
             for m in args.compare:
                 if m != config.method:
                     comparison[m] = run_method(dataset, config.replace(method=m), split, progress=bar)[0]
-            settle_run(reservation, [doc, *comparison.values()])
+            if reservation is not None:
+                settle_run(reservation, [doc, *comparison.values()])
     finally:
         bar.close()
     note = _k_note(config)
@@ -226,7 +236,7 @@ def cmd_run(args) -> int:
     for note in doc.get("notes", []):
         print(f"note: {note}")
     _print_table({config.method: doc, **comparison}, config.top_n)
-    budget_cmd.record_release("run", doc, odometer, history, key, reservation)
+    budget_cmd.record_release("run", doc, odometer, history, key, reservation, dataset)
     if args.out:
         write_json(doc, args.out)
         print(f"wrote {args.out} ({time.perf_counter() - t0:.1f} s)")
@@ -264,17 +274,22 @@ def cmd_sweep(args) -> int:
     config = run_config(args, dataset)
     preflight(dataset, config, args.references)
     plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references)
-    odometer, history, key = budget_cmd.open_store(args, dataset)
+    if args.dry_run:
+        return budget_cmd.dry_run(args, dataset, plans, f"sweep of {config.method} over ε ∈ "
+                                  f"{{{', '.join(f'{e:g}' for e in args.epsilons)}}} × seeds "
+                                  f"{{{', '.join(map(str, args.seeds))}}} with {', '.join(args.references) or 'no references'}")
+    odometer, history, key = budget_cmd.open_store(args, dataset, plans)
     n_jobs = len(args.seeds) * (len(args.epsilons) + len(args.references))
     bar = _Bar(n_jobs, f"sweep {config.method}")
     checkpoint = (lambda partial: write_json(partial, out)) if out else None
     try:
         # Every sweep point is a release, charged at its requested (ε, δ) before any is computed
         # (a resumed sweep is charged again for every point: conservative, never under-counted).
-        with odometer.charge(dataset, plans, allow_non_private=args.allow_non_private, key=key) as reservation:
+        with budget_cmd.charge(odometer, dataset, plans, args.allow_non_private, key) as reservation:
             doc = sweep(dataset, config, args.epsilons, args.seeds, args.references, progress=bar,
                         checkpoint=checkpoint, resume=previous)
-        settle_sweep(odometer, reservation, dataset, doc)
+        if reservation is not None:
+            settle_sweep(odometer, reservation, dataset, doc)
     finally:
         bar.close()
     for metric in dict.fromkeys([args.metric, "mar", "test_rmse"]):
@@ -302,7 +317,7 @@ def cmd_sweep(args) -> int:
             # A DP method that does not beat the one-line DP popularity list must say so.
             print(f"ε = {row['epsilon']:g}: {config.method} {row['verdict']} "
                   f"({row['mean']:.4f} vs {row['dp_popularity_mean']:.4f})")
-    budget_cmd.record_release("sweep", doc, odometer, history, key, reservation)
+    budget_cmd.record_release("sweep", doc, odometer, history, key, reservation, dataset)
     if out:
         write_json(doc, out)
         print(f"wrote {out}")
@@ -328,7 +343,7 @@ def cmd_methods(args) -> int:
 def render_error(exc: BaseException) -> str:
     """One line naming CLI flags instead of Python parameter names (see :mod:`dpfed_core.errors`)."""
     if isinstance(exc, DpfedError):
-        text = exc.render(CLI_NAMES)
+        text = exc.render(CLI_NAMES)  # BudgetRefused fills its own fixes with the CLI's flags
         flag = CLI_NAMES.get(exc.param or "")
         if flag and flag.split()[0] not in text:
             text += f" [{flag}]"

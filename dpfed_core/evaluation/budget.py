@@ -2,7 +2,7 @@
 alone, before anything touches the data — and the charges read back from a finished run's ledger.
 
 Charge of one method run to each entity (``method_charges``), from the method's declared
-:class:`~dpfed_core.privacy.model.PrivacyModel`:
+:class:`~dpfed_core.privacy.model.PrivacyModel` (never its wording):
 
 * ``FEDERATED_USER_DP`` — the requested (ε, δ) per entity (the ledger refuses any spend above it);
   settled afterwards to what the ledger actually recorded for the entity;
@@ -15,6 +15,12 @@ and the dashboard use them): reserve — which may refuse — then compute, sett
 
 An audit runs the audited entity's mechanism thousands of times on its exact rows and picks its
 targets from them: it is charged as a non-private analysis of that entity (∞), nothing to others.
+
+Issue 22: a planned release also carries its ρ (zCDP) where the configuration gives it
+(:func:`planned_rho`: dp-popularity, dp-cooccurrence), a settled run the ρ of its ledger rows
+(:func:`ledger_rhos`), and a sweep's points form one non-adaptive batch; the odometer composes them
+(docs/PRIVACY.md). :func:`planned_charge` says what plans would charge without charging (dry runs,
+button labels); :func:`accountant_record` is the ``privacy.accountant`` field of a result document.
 """
 from __future__ import annotations
 
@@ -31,6 +37,12 @@ from dpfed_core.privacy.model import PrivacyModel
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation, dataset_key
 from dpfed_core.privacy.store import Store
 
+#: DP methods whose every release is Gaussian noise calibrated to (ε, δ) as a whole, so their ρ is
+#: known before they run (:func:`planned_rho`): dp-popularity (one Gaussian sum), dp-cooccurrence
+#: (two Gaussian sums, one zCDP budget split). dp-gaussian is *not* listed: its candidate stage is an
+#: approximate-DP selection with no ρ, so it composes by its (ε, δ) only (see docs/PRIVACY.md).
+GAUSSIAN_METHODS = ("dp-popularity", "dp-cooccurrence")
+
 
 def method_charges(method: str, epsilon: float, delta: float,
                    entities: Sequence[str]) -> dict[str, tuple[float, float]]:
@@ -45,6 +57,27 @@ def method_charges(method: str, epsilon: float, delta: float,
     return {e: (math.inf, 0.0) for e in entities}
 
 
+def planned_rho(method: str, epsilon: float, delta: float) -> tuple[float | None, bool]:
+    """(ρ, Gaussian-only) of one run of ``method`` at (ε, δ) before it runs, an upper bound of what its
+    ledger will record (:func:`~dpfed_core.privacy.accounting.planned_gaussian_rho`); (None, False)
+    when it cannot be derived from the configuration (the release then composes by (ε, δ) only)."""
+    if (method not in GAUSSIAN_METHODS or not get_method(method).privacy_model.user_level
+            or not math.isfinite(float(epsilon))):
+        return None, False
+    from dpfed_core.privacy.accounting import planned_gaussian_rho
+
+    return planned_gaussian_rho(epsilon, delta), True
+
+
+def _plan(kind: str, method: str, eps: float, delta: float, entities: Sequence[str], seed, simulation: bool,
+          batch: bool = False, note: str = ""):
+    charges = method_charges(method, eps, delta, entities)
+    rho, gaussian = planned_rho(method, eps, delta) if charges else (None, False)
+    return PlannedRelease(kind=kind, method=method, epsilon=eps, delta=delta if math.isfinite(eps) else 0.0,
+                          charges=charges, seed=seed, simulation=bool(simulation), note=note, rho=rho,
+                          gaussian=gaussian, batch=batch)
+
+
 def _effective_epsilon(method: str, epsilon: float) -> float:
     # run_method records ε = inf for a method that has no budget; the plan says the same.
     return float(epsilon) if get_method(method).uses_epsilon else math.inf
@@ -56,11 +89,8 @@ def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str
     out = []
     for i, m in enumerate(dict.fromkeys([config.method, *compare])):
         eps = _effective_epsilon(m, config.epsilon)
-        out.append(PlannedRelease(
-            kind="run" if i == 0 else "comparison", method=m, epsilon=eps,
-            delta=config.delta if math.isfinite(eps) else 0.0,
-            charges=method_charges(m, eps, config.delta, dataset.entity_names),
-            seed=config.seed, simulation=bool(config.simulation)))
+        out.append(_plan("run" if i == 0 else "comparison", m, eps, config.delta, dataset.entity_names,
+                         config.seed, config.simulation))
     return out
 
 
@@ -101,10 +131,9 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
                 jobs += [(r, e) for e in epsilons] if get_method(r).uses_epsilon else [(r, math.inf)]
         for m, e in jobs:
             e = _effective_epsilon(m, e)
-            out.append(PlannedRelease(
-                kind="sweep point", method=m, epsilon=e, delta=config.delta if math.isfinite(e) else 0.0,
-                charges=method_charges(m, e, config.delta, dataset.entity_names), seed=int(seed),
-                simulation=bool(config.simulation)))
+            # Every point is fixed before the first runs: one non-adaptive batch (PLD among them).
+            out.append(_plan("sweep point", m, e, config.delta, dataset.entity_names, int(seed),
+                             config.simulation, batch=True))
     return out
 
 
@@ -145,10 +174,8 @@ def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping)
         if left.get(k, 0) > 0:
             left[k] -= 1
             continue
-        extra.append(PlannedRelease(
-            kind="sweep point", method=r["method"], epsilon=eps, delta=delta if math.isfinite(eps) else 0.0,
-            charges=method_charges(r["method"], eps, delta, dataset.entity_names), seed=int(r["seed"]),
-            simulation=simulation, note="ran outside the sweep's plan: charged after it ran"))
+        extra.append(_plan("sweep point", r["method"], eps, delta, dataset.entity_names, int(r["seed"]),
+                           simulation, note="ran outside the sweep's plan: charged after it ran"))
     if extra:
         odometer.reserve(dataset, extra, key=reservation.dataset_key, operation=reservation.operation,
                          enforce=False).close()
@@ -170,15 +197,97 @@ def ledger_charges(privacy: Mapping, entities: Sequence[str] | None = None) -> d
     return {e: (v[0], min(v[1], 1.0)) for e, v in acc.items() if entities is None or e in entities}
 
 
+def ledger_rhos(privacy: Mapping) -> dict[str, tuple[float | None, bool]]:
+    """entity → (ρ, Gaussian-only) of a result document's ledger rows: Gaussian rows ρ = Δ²/2σ² from
+    their sensitivity and noise scale, pure rows ε²/2; None when a row is neither
+    (:func:`~dpfed_core.privacy.accounting.ledger_rho`)."""
+    from dpfed_core.privacy.accounting import ledger_rho
+
+    rows: dict[str, list] = {}
+    for row in privacy.get("ledger", []):
+        rows.setdefault(str(row["entity"]), []).append(row)
+    return {e: ledger_rho(r) for e, r in rows.items()}
+
+
 def settle_run(reservation, docs: Sequence[Mapping]) -> None:
     """Replace the reserved charges of a run's releases by their ledgers' (same order as
-    :func:`plan_run`). DP methods only: for the others the plan (0 or ∞) is already exact."""
+    :func:`plan_run`), with the ρ the ledger rows give. DP methods only: for the others the plan
+    (0 or ∞) is already exact."""
     for i, (plan, doc) in enumerate(zip(reservation.plans, docs)):
         if plan.simulation or plan.non_private or not plan.charges:
             reservation.settle(i)
         else:
             # The ledger's own record (never above the reservation: the ledger refuses such spends).
-            reservation.settle(i, ledger_charges(doc["privacy"]))
+            reservation.settle(i, ledger_charges(doc["privacy"]), ledger_rhos(doc["privacy"]))
+
+
+# ------------------------------------------------------------------------------ what it will spend
+def planned_charge(store: Store | str | os.PathLike | None, dataset: FederatedDataset,
+                   plans: Sequence[PlannedRelease]) -> dict:
+    """What ``plans`` would charge, computed without charging (a dry run, a button's label): see
+    :meth:`~dpfed_core.privacy.odometer.BudgetOdometer.preview`, plus ``"text"`` — e.g. "spends ε ≈ 0.35
+    of the 4.2 left per entity (accountant: zCDP)". A simulation plan reads no store."""
+    if plans and all(p.simulation for p in plans):
+        return {"spend": 0.0, "left": math.inf, "fits": True, "simulation": True, "non_private": False,
+                "cap_epsilon": math.inf, "after": 0.0, "accountant": "none", "identity": "",
+                "n_releases": len(plans),
+                "text": "simulation: noise reproducible, no privacy claim — nothing is charged"}
+    store = store if isinstance(store, Store) else Store(store)
+    p = BudgetOdometer(store).preview(dataset, plans)
+    p["text"] = charge_text(p)
+    return p
+
+
+def charge_text(p: Mapping) -> str:
+    """One phrase for a planned charge (``preview``'s dict)."""
+    from dpfed_core.privacy.odometer import _fmt
+
+    if p.get("simulation"):
+        return "simulation: nothing is charged"
+    spend = f"spends ε ≈ {float(p['spend']):.3g}"
+    if math.isfinite(p["cap_epsilon"]):
+        text = f"{spend} of the {float(p['left']):.3g} left per entity"
+        if not p["fits"]:
+            text += f" — more than is left (cap ε = {_fmt(p['cap_epsilon'])}): it will be refused"
+    else:
+        text = f"{spend} per entity (no cap set)"
+    if p.get("non_private"):
+        text += "; includes non-private releases (ε = ∞)"
+    return text
+
+
+def accountant_record(store: Store, dataset: FederatedDataset, key: str | None = None) -> dict:
+    """The ``privacy.accountant`` field of a charged result document: how releases compose across
+    runs, at which δ, and the most-spent entity's charge after this one."""
+    from dpfed_core.privacy.accounting import ACCOUNTANT
+
+    odo = BudgetOdometer(store)
+    bal = odo.balance(key or dataset_key(dataset))
+    top = max(bal, key=lambda b: b.spent_epsilon) if bal else None
+    ident = odo.identity(key or dataset_key(dataset))
+    return {"across_releases": ACCOUNTANT,
+            "delta": top.guarantee_delta if top else None,
+            "most_spent_entity": top.entity if top else None,
+            "spent_epsilon": top.spent_epsilon if top else 0.0,
+            "basic_epsilon": top.basic_epsilon if top else 0.0,
+            "zcdp_epsilon": top.tight_epsilon if top else 0.0,
+            "used": top.accountant if top else "none",
+            "same_people_as": ident.describe() or None}
+
+
+def skip_store(store, plans: Sequence[PlannedRelease]) -> bool:
+    """True when nothing is released (every plan charges no entity: ``individual``, ``random-v``), or
+    when every release is a simulation and no store was chosen explicitly (no path, no
+    ``$DPFED_STORE``): a simulation makes no privacy claim and never opens the home directory's store."""
+    from dpfed_core.privacy.store import STORE_ENV
+
+    if plans and all(not p.charges for p in plans):
+        return True  # nothing leaves any entity (individual, random-v): no release, nothing to record
+    if not plans or not all(p.simulation for p in plans):
+        return False
+    if isinstance(store, Store):
+        return False
+    return (store is None or str(store) == "") and not os.environ.get(STORE_ENV, "").strip()
 
 
 # ------------------------------------------------------------------------------ charged computations
@@ -196,14 +305,19 @@ def charged_run(store: Store | str | os.PathLike, dataset: FederatedDataset, con
     charge to the run's ledger, keeps the document in the history. Returns (doc, MethodResult, id)."""
     from dpfed_core.evaluation.experiments import run_method
 
+    plans = plan_run(dataset, config)
+    if skip_store(store, plans):
+        doc, result = run_method(dataset, config, split, progress)
+        doc["odometer"] = {"store": None, "note": "simulation: no budget store opened"}
+        return doc, result, None
     store = store if isinstance(store, Store) else Store(store)
     key = dataset_key(dataset)
-    with BudgetOdometer(store).charge(dataset, plan_run(dataset, config), allow_non_private=allow_non_private,
-                                     key=key) as res:
+    with BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
         doc, result = run_method(dataset, config, split, progress)
         settle_run(res, [doc])
     doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
                        "releases": res.release_ids}
+    doc.setdefault("privacy", {})["accountant"] = accountant_record(store, dataset, key)
     hid = save_result(store, "run", doc, dataset, res) if save else None
     return doc, result, hid
 
@@ -213,13 +327,18 @@ def charged_sweep(store: Store | str | os.PathLike, dataset: FederatedDataset, c
     """``sweep`` with every point charged before the first is computed. Returns (doc, history id)."""
     from dpfed_core.evaluation.experiments import sweep
 
+    plans = plan_sweep(dataset, config, epsilons, seeds, references)
+    if skip_store(store, plans):
+        doc = sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
+        doc["odometer"] = {"store": None, "note": "simulation: no budget store opened"}
+        return doc, None
     store = store if isinstance(store, Store) else Store(store)
     key = dataset_key(dataset)
-    plans = plan_sweep(dataset, config, epsilons, seeds, references)
     odometer = BudgetOdometer(store)
     with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
         doc = sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
     settle_sweep(odometer, res, dataset, doc)
     doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
                        "releases": res.release_ids}
+    doc.setdefault("privacy", {})["accountant"] = accountant_record(store, dataset, key)
     return doc, (save_result(store, "sweep", doc, dataset, res) if save else None)

@@ -17,6 +17,7 @@ second release may depend on the server's view of the first: the item choice).
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
@@ -119,3 +120,254 @@ def calibrate_gaussian_split(epsilon: float, delta: float, weights: Sequence[flo
         # The PLD's pessimistic discretisation can over-state ε by ~1e-3: add that little noise.
         factor *= 1.0 + max(1e-4, 0.5 * (eps_pld - epsilon) / epsilon)
     raise ConfigError(f"could not certify (ε={epsilon}, δ={delta}) with the PLD accountant")
+
+
+# =============================================================================== across releases
+# Issue 22: the odometer composes the *releases* of a dataset (runs, sweep points) per entity. The
+# functions below are what it uses; their validity argument is in docs/PRIVACY.md ("Composition
+# across releases") and in :func:`compose_releases`.
+
+#: δ at which the odometer states a guarantee when the data owner set no cap (a usual cap δ).
+REFERENCE_DELTA = 1e-5
+
+#: Relative margin added to a ρ derived from σ/Δ: OpenDP's privacy map charges the rounding of its
+#: float Gaussian onto the 2⁻⁴⁰ grid as an increase of the sensitivity (Δ + rounding); 1e-4 of ρ is
+#: orders of magnitude above that increase for any vector of fewer than 10¹² coordinates.
+RHO_MARGIN = 1e-4
+
+
+def rho_of_gaussian(sigma: float, sensitivity: float = 1.0) -> float:
+    """ρ (zCDP) of one Gaussian mechanism N(0, σ²) at L2 sensitivity Δ: ρ = Δ²/(2σ²) (Bun & Steinke
+    2016, Prop. 1.6), plus :data:`RHO_MARGIN`. σ = 0 (no noise) gives inf."""
+    sigma, sensitivity = float(sigma), float(sensitivity)
+    if math.isnan(sigma) or math.isnan(sensitivity) or sensitivity < 0:
+        raise ConfigError(f"a Gaussian mechanism needs σ ≥ 0 and Δ ≥ 0, got σ={sigma}, Δ={sensitivity}")
+    if sensitivity == 0:
+        return 0.0
+    if sigma <= 0:
+        return math.inf
+    return sensitivity * sensitivity / (2.0 * sigma * sigma) * (1.0 + RHO_MARGIN)
+
+
+def rho_of_pure(epsilon: float) -> float:
+    """ρ of a pure ε-DP mechanism: ε²/2 (Bun & Steinke 2016, Prop. 1.4)."""
+    return 0.5 * float(epsilon) ** 2
+
+
+def zcdp_epsilon_of_rho(rho: float, delta: float) -> float:
+    """ε at ``delta`` of a ρ-zCDP mechanism: ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016, Prop. 1.3);
+    0 for ρ = 0, inf for δ ≤ 0 or ρ = inf."""
+    rho, delta = float(rho), float(delta)
+    if rho <= 0:
+        return 0.0
+    if math.isinf(rho) or not 0 < delta < 1:
+        return math.inf
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def planned_gaussian_rho(epsilon: float, delta: float) -> float:
+    """ρ of a release calibrated as (ε, δ)-DP by Gaussian noise *before it runs*, conservatively: the
+    analytic Gaussian's multiplier z = σ/Δ at (ε, δ) is the smallest any (ε, δ)-DP Gaussian can use
+    (OpenDP's map and the PLD-certified split both add noise on top of it), so 1/(2z²) bounds the ρ
+    of whatever the method then calibrates (ρ of a composition of Gaussians with
+    Σ z_i⁻² = z⁻² is the same 1/(2z²))."""
+    from dpfed_core.privacy.mechanisms import gaussian_sigma_analytic
+
+    eps = float(epsilon)
+    if math.isinf(eps):
+        return math.inf
+    return rho_of_gaussian(gaussian_sigma_analytic(eps, float(delta), 1.0), 1.0)
+
+
+def ledger_rho(rows: Sequence) -> tuple[float | None, bool]:
+    """(ρ, Gaussian-only) of one entity's ledger rows (dicts or :class:`LedgerRow`), or (None, False)
+    when a row states no ρ of its own (OpenDP's map, recorded by the mechanism: Gaussian and
+    exponential-mechanism rows) and is neither a Gaussian mechanism (ρ = Δ²/2σ² from its σ and Δ)
+    nor pure ε-DP (δ = 0: ρ = ε²/2) — e.g. an approximate-DP selection — so the release can only
+    compose basically.
+    "Gaussian-only" (every row Gaussian) means the release is exactly μ-GDP with μ² = 2ρ, which the
+    PLD of a non-adaptive batch uses."""
+    rho, gaussian_only = 0.0, True
+    for r in rows:
+        get = r.get if isinstance(r, dict) else (lambda k, _r=r: getattr(_r, k))
+        eps = float(get("epsilon"))
+        dlt = float(get("delta") or 0.0)
+        mech = str(get("mechanism") or "").lower()
+        sens = float(get("sensitivity")) if get("sensitivity") is not None else math.nan
+        scale = float(get("noise_scale")) if get("noise_scale") is not None else math.nan
+        recorded = get("rho") if (isinstance(r, dict) and "rho" in r) or hasattr(r, "rho") else None
+        recorded = float(recorded) if recorded is not None and recorded == recorded else None  # NaN: none
+        if math.isinf(eps):
+            return None, False
+        if recorded is not None and math.isfinite(recorded):
+            # the row's own ρ: OpenDP's map of the sampler that drew it (rounding included)
+            rho += recorded
+            gaussian_only = gaussian_only and "gaussian" in mech
+        elif "gaussian" in mech and math.isfinite(sens) and math.isfinite(scale) and scale > 0 and sens >= 0:
+            rho += rho_of_gaussian(scale, sens)
+        elif dlt == 0.0:
+            rho += rho_of_pure(eps)
+            gaussian_only = False
+        else:
+            return None, False
+    return rho, gaussian_only
+
+
+#: Points of a batch with a larger ρ (ε ≳ 10 at δ = 1e-6) are added to its PLD basically: their
+#: privacy-loss distributions are wide enough to make the accountant slow, and PLD gains little there.
+PLD_MAX_RHO = 2.0
+
+
+def _pld_batch(multipliers: tuple[float, ...], delta: float) -> float:
+    return _pld_batch_cached(tuple(round(z, 9) for z in sorted(multipliers)), float(delta))
+
+
+#: Discretisation of the batch PLD (coarser than :data:`PLD_DISCRETIZATION`: the odometer needs an
+#: upper bound fast, and the PLD's pessimistic discretisation only over-states ε).
+BATCH_PLD_DISCRETIZATION = 1e-2
+
+
+@functools.lru_cache(maxsize=256)
+def _pld_batch_cached(multipliers: tuple[float, ...], delta: float) -> float:
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=BATCH_PLD_DISCRETIZATION)
+    acc.compose(dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(z) for z in multipliers]))
+    return float(acc.get_epsilon(delta))
+
+
+def batch_pld_epsilon(rhos: Sequence[float], delta: float) -> float:
+    """ε at ``delta`` of a *non-adaptive* batch of Gaussian-only releases of the given ρ's (each
+    exactly μ-GDP with μ² = 2ρ, i.e. one Gaussian of multiplier z = 1/√(2ρ)), by the PLD accountant.
+    Cached (one PLD per batch and δ: ~1 s)."""
+    zs = tuple(1.0 / math.sqrt(2.0 * r) for r in rhos if r > 0)
+    if not zs:
+        return 0.0
+    if any(math.isinf(r) for r in rhos):
+        return math.inf
+    return _pld_batch(zs, delta)
+
+
+class ReleaseCharge:
+    """One entry of an entity's account: a single release, or a non-adaptive batch (the points of
+    one sweep, planned before any ran).
+
+    epsilon, delta : its (ε, δ) for basic composition (a batch: the better of the summed (Σε, Σδ)
+        and its PLD ε at the basic half of the cap's δ).
+    rho : its ρ-zCDP, or None when it cannot be derived (composes basically only).
+    """
+
+    __slots__ = ("epsilon", "delta", "rho", "gaussian", "batch")
+
+    def __init__(self, epsilon: float, delta: float, rho: float | None = None, gaussian: bool = False,
+                 batch: str | None = None) -> None:
+        self.epsilon, self.delta = float(epsilon), float(delta)
+        self.rho = None if rho is None else float(rho)
+        self.gaussian = bool(gaussian)
+        self.batch = batch
+
+    def __repr__(self) -> str:
+        return f"ReleaseCharge(ε={self.epsilon:g}, δ={self.delta:g}, ρ={self.rho}, batch={self.batch})"
+
+
+class Composition:
+    """What an entity has spent, by both accountants (see :func:`compose_releases`)."""
+
+    __slots__ = ("epsilon", "delta", "basic_epsilon", "basic_delta", "tight_epsilon", "rho", "accountant",
+                 "n_entries")
+
+    def __init__(self, epsilon, delta, basic_epsilon, basic_delta, tight_epsilon, rho, accountant, n_entries):
+        self.epsilon, self.delta = epsilon, delta
+        self.basic_epsilon, self.basic_delta = basic_epsilon, basic_delta
+        self.tight_epsilon, self.rho = tight_epsilon, rho
+        self.accountant, self.n_entries = accountant, n_entries
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+#: The accountant as stated in `budget show`, result documents and the report.
+ACCOUNTANT = ("per entity, the smaller of basic composition (Σε, Σδ ≤ δ/2; a sweep's points as one "
+              "non-adaptive batch by PLD) and zCDP (Σρ, valid under fully adaptive choice; ε at δ/2), "
+              "δ = the cap's δ")
+
+
+def compose_releases(entries: Sequence[ReleaseCharge], delta: float = REFERENCE_DELTA) -> Composition:
+    """An entity's spend over its releases at the cap's ``delta`` (δ_cap), valid when every release's
+    ε (and the decision to make it at all) was chosen after seeing the results of the earlier ones.
+
+    Two *privacy filters*, each valid under fully adaptive composition on its own, each given half
+    of δ_cap:
+
+    * **basic**: (Σ ε_i, Σ δ_i) with Σ δ_i ≤ δ_cap/2 (Rogers, Roth, Ullman & Vadhan 2016: basic
+      composition is a valid filter). A non-adaptive batch (one sweep's points, all fixed before any
+      ran) counts as *one* release; its ε is the smaller of Σ ε_i and — when every point is a pure
+      Gaussian release — the PLD accountant's ε of the batch at δ_cap/2 (then its δ is δ_cap/2).
+      PLD is used for batches only: it composes mechanisms fixed in advance.
+    * **zCDP**: ρ = Σ ρ_i, ε = ρ + 2√(ρ ln(2/δ_cap)) (Bun & Steinke 2016). zCDP composes under
+      fully adaptive parameter choice with a fixed budget (Whitehouse, Ramdas, Rogers & Wu 2023,
+      "Fully-adaptive composition in differential privacy": zCDP filters are free) — "is Σρ within
+      the ρ the cap allows" is such a filter. Every release must have a ρ: a Gaussian one from σ/Δ,
+      a pure ε-DP one ε²/2; a release without one (an approximate-DP selection) makes this
+      accountant ∞ for the entity (it then composes basically only) — conservative.
+
+    The odometer lets a release through when *either* filter stays within the cap. The union of the
+    two is (ε_cap, δ_cap)-DP: for any event S of transcripts, split S by which filter held at the
+    end (each is a function of the transcript, and both accountants only grow): on the part where
+    filter k held, the run coincides with filter k's own run, which is (ε_cap, δ_cap/2)-DP; the two
+    δ/2 add up to δ_cap. Hence the stated charge is min(basic, zCDP) at δ_cap.
+    """
+    delta = float(delta)
+    half = delta / 2.0
+    # group batches
+    singles: list[ReleaseCharge] = []
+    batches: dict[str, list[ReleaseCharge]] = {}
+    for e in entries:
+        if e.batch:
+            batches.setdefault(e.batch, []).append(e)
+        else:
+            singles.append(e)
+    basic_e, basic_d = 0.0, 0.0
+    rho, rho_ok = 0.0, True
+    for e in singles:
+        basic_e += e.epsilon
+        basic_d += e.delta
+        if e.rho is None:
+            rho_ok = False
+        else:
+            rho += e.rho
+    pld_used = False
+    for members in batches.values():
+        se = sum(m.epsilon for m in members)
+        sd = sum(m.delta for m in members)
+        if all(m.rho is not None for m in members):
+            rho += sum(m.rho for m in members)
+        else:
+            rho_ok = False
+        gauss = [m for m in members if m.gaussian and m.rho is not None and m.rho <= PLD_MAX_RHO]
+        if len(gauss) > 1 and half > 0:
+            # PLD over the batch's moderate Gaussian points, the rest (e.g. ε = 1000) added basically
+            rest = [m for m in members if not (m.gaussian and m.rho is not None and m.rho <= PLD_MAX_RHO)]
+            d_rest = sum(m.delta for m in rest)
+            if d_rest < half:
+                pe = batch_pld_epsilon([m.rho for m in gauss], half - d_rest) + sum(m.epsilon for m in rest)
+                if pe < se:
+                    se, sd = pe, half
+                    pld_used = True
+        basic_e += se
+        basic_d += sd
+    n = len(singles) + len(batches)
+    basic_valid = basic_d <= half * (1 + 1e-9) + 1e-300
+    tight = zcdp_epsilon_of_rho(rho, half) if rho_ok else math.inf
+    basic_for_min = basic_e if basic_valid else math.inf
+    if n == 0:
+        return Composition(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, "none", 0)
+    if tight < basic_for_min:
+        acct = "zCDP"
+        eps = tight
+    else:
+        acct = "basic" + (" + PLD batch" if pld_used else "")
+        eps = basic_for_min
+    return Composition(eps, delta if math.isfinite(eps) else delta, basic_e, basic_d, tight,
+                       rho if rho_ok else None, acct, n)

@@ -1,28 +1,40 @@
-"""The privacy budget odometer (issue 11): every release of a dataset is charged per entity against a
+"""The privacy budget odometer (issues 11, 22): every release of a dataset is charged per entity against a
 cap the data owner sets, and refused *before any noise is drawn* when it would pass the cap.
 
 What is charged
     A *release* is one output computed from the private data with a privacy claim: a run (and each
     method it is compared with), each point (method, ε, seed) of a sweep, an audit. Its charge to
     entity h is the (ε_h, δ_h) its ledger guarantees for h (SPEC §3; for a planned release the
-    requested (ε, δ), which the ledger never exceeds). Releases of the same dataset compose
-    **sequentially per entity by basic composition**: spent_h = (Σ ε_h, Σ δ_h) over every release.
-    (Entities hold disjoint users, so one entity's spend never touches another's budget.) Basic
-    summation is loose but valid for any mix of mechanisms; no tighter accountant is used here.
+    requested (ε, δ), which the ledger never exceeds) and, where it can be derived, its ρ-zCDP
+    (Gaussian mechanisms: ρ = Δ²/2σ²; pure ε-DP: ε²/2). (Entities hold disjoint users, so one
+    entity's spend never touches another's budget.)
 
-Identity
-    The budget belongs to the *people in the data*, so the key is a content fingerprint
-    (:func:`dataset_key`): all user ids, item ids, values and the entity of every user, in a
-    canonical order. Re-uploading or re-loading the same data — even under another file name — is
-    the same dataset and its spend carries over. The display name is *not* part of the key: renaming
-    a file must not reset a budget. Limitation: a *changed* dataset (one user removed) is a new key;
-    the odometer cannot know that it holds the same people.
+Composition (issue 22; :func:`~dpfed_core.privacy.accounting.compose_releases`)
+    An entity's spend is the smaller of two accountants at the cap's δ (or
+    :data:`~dpfed_core.privacy.accounting.REFERENCE_DELTA` without a cap), each a privacy filter valid
+    when the next ε is chosen after seeing the results: basic composition (Σε, Σδ ≤ δ/2; one sweep's
+    points — planned together before any runs — form one non-adaptive batch composed by PLD) and zCDP
+    (Σρ, ε at δ/2). Which one gave the charge is stated (``EntityBalance.accountant``).
+
+Identity: the budget follows the people
+    The key is a content fingerprint (:func:`dataset_key`: user ids, item ids, values, entities in
+    canonical order): the same data under another file name or row order is the same dataset. A
+    *re-export* of the same people (new pseudonyms, rows added or removed, entity values relabelled)
+    has another key, so every dataset also gets a similarity fingerprint of its users' value
+    profiles (:func:`people_fingerprint`: MinHash over each user's set of (item id, value), LSH
+    bands; user ids and entity names play no part) and a new dataset whose people match a stored
+    one (:data:`SIMILARITY_THRESHOLD`) becomes its *alias*: it is charged to the same account, its
+    entities mapped onto the stored one's by where their users are. The match and its similarity
+    are stated (``BudgetOdometer.identity``). Threat model (docs/PRIVACY.md): this catches an honest
+    analyst re-exporting the data; it cannot stop someone who holds the raw data and perturbs it on
+    purpose (they need no odometer to read it).
 
 Policy (documented in the README's "Privacy budget" section)
     * No cap set: releases are charged and listed, never refused. ``set_cap`` sets a per-entity cap
-      (ε, δ) for a dataset; ``ε = inf`` removes it.
-    * The check ``spent_h + charge_h ≤ cap`` for every entity h and the insertion of the charge are
-      one ``BEGIN IMMEDIATE`` transaction: concurrent sessions cannot overspend together.
+      (ε, δ) for a dataset; ``ε = inf`` removes it. Lowering is free; *raising* (more budget, or
+      removing the cap) needs ``confirm_raise=True``; every change is logged (``cap_changes``).
+    * The check "spend after these releases ≤ cap" for every entity and the insertion of the charge
+      are one ``BEGIN IMMEDIATE`` transaction: concurrent sessions cannot overspend together.
     * A release is charged from the moment it is reserved, whether it then succeeds or fails (a
       failed run may already have released something); nothing is ever refunded, and deleting a
       run from the history does not touch the odometer.
@@ -30,11 +42,13 @@ Policy (documented in the README's "Privacy budget" section)
       with their requested ε and flagged, and not charged (issue 11).
     * **Non-private** releases (ε = ∞: raw data or exact statistics leave an entity, e.g. the
       ``central``, ``kmeans`` or ``popularity`` references, an ε = inf sweep point, an audit) are
-      refused on a dataset with a finite cap unless explicitly allowed (``allow_non_private``; CLI
-      ``--allow-non-private``; dashboard checkbox "Allow non-private releases" beside each run button). An allowed one is
-      recorded with ε = ∞ for the entities it touched and counted apart: those entities' DP spend
-      stays the finite sum (so later DP releases remain bounded by the cap) while the balance says
-      their overall guarantee is void (``n_non_private > 0``).
+      refused on a dataset with a finite cap unless explicitly allowed (``allow_non_private``). An
+      allowed one is recorded with ε = ∞ for the entities it touched and counted apart: those
+      entities' DP spend stays finite (so later DP releases remain bounded by the cap) while the
+      balance says their overall guarantee is void (``n_non_private > 0``).
+
+Refusals name what fixes them through placeholders (:class:`BudgetRefused`): the CLI renders them as
+flags, the dashboard as its controls, never one inside the other.
 """
 from __future__ import annotations
 
@@ -57,16 +71,45 @@ from dpfed_core.privacy.store import Store, StoreError, now_iso  # noqa: F401  (
 #: Relative slack of the cap comparison (floating-point sums of ε shares).
 _REL_TOL = 1e-9
 
-#: Where the cap is set, named in every refusal.
-CAP_CONTROL = ("`python -m dpfed_core budget set-cap --data … --epsilon E [--delta D]` "
-               "(dashboard: the \"Budget cap ε per entity\" control on the History page)")
-NON_PRIVATE_CONTROL = ("--allow-non-private (dashboard: the \"Allow non-private releases\" checkbox beside the "
-                       "run button)")
+#: What fixes a refusal, by front end. Messages carry ``{cap}``, ``{allow_non_private}``,
+#: ``{simulation}``, ``{epsilon}`` placeholders (:meth:`BudgetRefused.render`); str() uses the
+#: Python names, the CLI :data:`CLI_CONTROLS`, the dashboard its own labels (``ui/budget.py``).
+PYTHON_CONTROLS = {"cap": "BudgetOdometer.set_cap", "allow_non_private": "allow_non_private=True",
+                   "simulation": "simulation=True", "epsilon": "a smaller epsilon",
+                   "confirm_raise": "confirm_raise=True"}
+CLI_CONTROLS = {"cap": "`python -m dpfed_core budget set-cap --data … --epsilon E [--delta D]`",
+                "allow_non_private": "--allow-non-private", "simulation": "--simulation",
+                "epsilon": "a smaller --epsilon / --epsilons", "confirm_raise": "--confirm-raise"}
+#: Kept for callers of issue 11: the CLI wording of the two controls.
+CAP_CONTROL = CLI_CONTROLS["cap"]
+NON_PRIVATE_CONTROL = CLI_CONTROLS["allow_non_private"]
 
 
 class BudgetRefused(DpfedError):
     """A release would take an entity past the data owner's cap (or is non-private on a capped
-    dataset without permission). Raised before anything is computed."""
+    dataset without permission). Raised before anything is computed.
+
+    The message names its fixes as ``{placeholders}``; ``str()`` fills in Python names,
+    :meth:`render` a front end's names (CLI flags or dashboard controls)."""
+
+    def __init__(self, template: str, *, param: str | None = None) -> None:
+        self.template = template
+        super().__init__(_fill(template, PYTHON_CONTROLS), param=param)
+
+    def render(self, names=None) -> str:  # type: ignore[override]
+        """The message with each fix named for one front end: ``names`` maps placeholder keys to
+        control names; missing keys fall back to the CLI's (``CLI_NAMES`` has no budget keys)."""
+        table = dict(CLI_CONTROLS)
+        if names:
+            table.update({k: v for k, v in names.items() if k in CLI_CONTROLS})
+        return " ".join(_fill(self.template, table).split())
+
+
+def _fill(template: str, names: Mapping[str, str]) -> str:
+    out = template
+    for k, v in names.items():
+        out = out.replace("{" + k + "}", v)
+    return out
 
 
 # ================================================================================ identity
@@ -121,6 +164,152 @@ def _dataset_key(dataset: FederatedDataset) -> str:
     return "ds-" + h.hexdigest()[:40]
 
 
+# ================================================================================ people
+#: MinHash signature length = BANDS × ROWS; a user pair of Jaccard similarity J shares at least one
+#: band with probability 1 − (1 − J^ROWS)^BANDS (J = 0.9: 0.9998; J = 0.5: 0.40; J = 0.2: 0.013).
+FP_BANDS, FP_ROWS = 8, 4
+#: Version of the fingerprint (stored beside it: fingerprints of another version are not compared).
+FP_VERSION = 1
+#: Two datasets hold the same people when this fraction of the users of one of them has a user of
+#: the other with (nearly) the same value profile.
+SIMILARITY_THRESHOLD = 0.5
+#: ...and at least this many users matched (a few generic one-item profiles prove nothing).
+MIN_MATCHED_USERS = 3
+#: A user matches a stored user when their profiles share at least this many LSH bands (of
+#: FP_BANDS): Jaccard 0.9 → 99 %, 0.95 → 99.9 %, 0.5 → 1 %, 0.2 → 10⁻⁶.
+MIN_BANDS = 3
+#: A re-export's entity is mapped to every stored entity holding at least this share of its matched users.
+ENTITY_SHARE = 0.05
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
+    x = np.asarray(x, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> np.uint64(30))
+        x = x * np.uint64(0xBF58476D1CE4E5B9)
+        x = x ^ (x >> np.uint64(27))
+        x = x * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return x
+
+
+@dataclass(frozen=True)
+class PeopleFingerprint:
+    """LSH band keys of every user's value profile (rows of users with no value are all 0 and never
+    match), and each user's entity index."""
+
+    keys: np.ndarray       # (n_users, FP_BANDS) uint64
+    entity: np.ndarray     # (n_users,) int32
+    entity_names: tuple[str, ...]
+
+    @property
+    def n_users(self) -> int:
+        return int(self.keys.shape[0])
+
+
+_FP_MEMO: dict[int, tuple[weakref.ref, PeopleFingerprint]] = {}
+
+
+def people_fingerprint(dataset: FederatedDataset) -> PeopleFingerprint:
+    """MinHash/LSH fingerprint of the people in a dataset: each user is the set of tokens
+    (item id, value rounded to 1e-6); FP_BANDS × FP_ROWS min-hashes per user, banded. User ids and
+    entity names play no part, item ids do (they are the catalogue). Vectorised over the sparse
+    matrix: one pass over the stored values per min-hash (~0.1 s per 10⁶ values). Memoised per
+    dataset object."""
+    hit = _FP_MEMO.get(id(dataset))
+    if hit is not None and hit[0]() is dataset:
+        return hit[1]
+    X = dataset.X.tocsr().copy()
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    X.sort_indices()
+    n = X.shape[0]
+    item_h = np.fromiter((int.from_bytes(hashlib.blake2b(str(i).encode("utf-8"), digest_size=8).digest(), "little")
+                          for i in np.asarray(dataset.item_ids).tolist()), dtype=np.uint64, count=X.shape[1])
+    vals = np.round(X.data.astype(np.float64), 6) + 0.0  # -0.0 → 0.0
+    tok = _mix64(item_h[X.indices] ^ _mix64(vals.view(np.uint64)))
+    nnz = np.diff(X.indptr)
+    rows = np.flatnonzero(nnz > 0)
+    keys = np.zeros((n, FP_BANDS), dtype=np.uint64)
+    if rows.size:
+        starts = X.indptr[:-1][rows]
+        K = FP_BANDS * FP_ROWS
+        mins = np.empty((rows.size, K), dtype=np.uint64)
+        for k in range(K):
+            seed = np.uint64((0x9E3779B97F4A7C15 * (k + 1)) & 0xFFFFFFFFFFFFFFFF)
+            mins[:, k] = np.minimum.reduceat(_mix64(tok ^ seed), starts)
+        for b in range(FP_BANDS):
+            h = np.full(rows.size, np.uint64(0xD6E8FEB86659FD93 ^ (b + 1)), dtype=np.uint64)
+            for r in range(FP_ROWS):
+                h = _mix64(h ^ mins[:, b * FP_ROWS + r])
+            keys[rows, b] = np.where(h == 0, np.uint64(1), h)
+    fp = PeopleFingerprint(keys, np.asarray(dataset.entity_of_user, dtype=np.int32),
+                           tuple(str(e) for e in dataset.entity_names))
+    for k in [k for k, (ref, _) in _FP_MEMO.items() if ref() is None]:
+        del _FP_MEMO[k]
+    _FP_MEMO[id(dataset)] = (weakref.ref(dataset), fp)
+    return fp
+
+
+@dataclass(frozen=True)
+class PeopleMatch:
+    """How the people of a new dataset match those of a stored one."""
+
+    similarity: float          # max(share of new users matched, share of stored users matched)
+    matched_new: int
+    matched_stored: int
+    entity_map: dict[str, list[str]]   # new entity → stored entities (charged for it)
+
+
+def match_people(new: PeopleFingerprint, stored: PeopleFingerprint) -> PeopleMatch:
+    """Compare two fingerprints: a user of ``new`` matches the user of ``stored`` with whom it shares
+    the most band keys (same band), when they share at least :data:`MIN_BANDS`. Vectorised (sort +
+    searchsorted + unique)."""
+    nb = new.keys.shape[1]
+    valid_new = new.keys[:, 0] != 0
+    valid_st = stored.keys[:, 0] != 0
+    if not valid_new.any() or not valid_st.any() or stored.keys.shape[1] != nb:
+        return PeopleMatch(0.0, 0, 0, {})
+    # tag each key with its band so equal keys of different bands never meet
+    band = np.arange(nb, dtype=np.uint64)
+    st = _mix64(stored.keys ^ (band[None, :] * np.uint64(0x632BE59BD9B4E019)))
+    nw = _mix64(new.keys ^ (band[None, :] * np.uint64(0x632BE59BD9B4E019)))
+    st_user = np.repeat(np.arange(stored.keys.shape[0]), nb).reshape(-1, nb)
+    st_flat, st_u = st[valid_st].ravel(), st_user[valid_st].ravel()
+    order = np.argsort(st_flat, kind="stable")
+    st_sorted, st_u = st_flat[order], st_u[order]
+    pos = np.minimum(np.searchsorted(st_sorted, nw), st_sorted.size - 1)
+    hit = (st_sorted[pos] == nw) & valid_new[:, None]
+    # a user matches the stored user with whom it shares the most bands, if at least MIN_BANDS
+    u_new, b_idx = np.nonzero(hit)
+    partner_of_hit = st_u[pos[u_new, b_idx]]
+    partner = np.full(nw.shape[0], -1, dtype=np.int64)
+    if u_new.size:
+        pairs, counts = np.unique(np.stack([u_new, partner_of_hit], axis=1), axis=0, return_counts=True)
+        order = np.lexsort((-counts, pairs[:, 0]))           # per new user, the most shared bands first
+        pairs, counts = pairs[order], counts[order]
+        first = np.r_[True, pairs[1:, 0] != pairs[:-1, 0]]
+        best, best_n = pairs[first], counts[first]
+        ok = best_n >= MIN_BANDS
+        partner[best[ok, 0]] = best[ok, 1]
+    matched = partner >= 0
+    m_new = int(matched.sum())
+    m_st = int(np.unique(partner[matched]).size)
+    sim = max(m_new / max(int(valid_new.sum()), 1), m_st / max(int(valid_st.sum()), 1))
+    emap: dict[str, list[str]] = {}
+    for h, name in enumerate(new.entity_names):
+        sel = matched & (new.entity == h)
+        if not sel.any():
+            continue
+        counts = np.bincount(stored.entity[partner[sel]], minlength=len(stored.entity_names))
+        keep = np.flatnonzero(counts >= max(1.0, ENTITY_SHARE * counts.sum()))
+        emap[name] = [stored.entity_names[i] for i in keep[np.argsort(-counts[keep], kind="stable")]]
+    return PeopleMatch(float(sim), m_new, m_st, emap)
+
+
 # ================================================================================ plans
 @dataclass(frozen=True)
 class PlannedRelease:
@@ -130,6 +319,10 @@ class PlannedRelease:
     method, epsilon, delta, seed : what is run (requested ε; inf = non-private).
     charges : entity → (ε, δ) charged to it (upper bound of its ledger); ``inf`` = non-private.
         Entities not listed are charged nothing.
+    rho : its ρ-zCDP per charged entity (an upper bound), or None when it cannot be derived (then it
+        composes by its (ε, δ) only). gaussian : every mechanism in it is Gaussian (μ-GDP, μ² = 2ρ).
+    batch : part of a non-adaptive batch (a sweep's points, all planned before any runs): the
+        releases of one operation with ``batch`` compose by PLD among themselves.
     simulation : noise reproducible from the seed — recorded, not charged.
     """
 
@@ -141,6 +334,9 @@ class PlannedRelease:
     seed: int | None = None
     simulation: bool = False
     note: str = ""
+    rho: float | None = None
+    gaussian: bool = False
+    batch: bool = False
 
     @property
     def non_private(self) -> bool:
@@ -149,8 +345,10 @@ class PlannedRelease:
 
 @dataclass
 class EntityBalance:
-    """One entity's account. ``spent_*`` sums the finite (DP) charges; ``n_non_private`` counts
-    allowed non-private releases that touched the entity (its overall guarantee is then void)."""
+    """One entity's account. ``spent_epsilon`` is the composed charge (the smaller of basic
+    composition and zCDP at the cap's δ, ``accountant`` says which); ``spent_delta`` the basic Σδ;
+    ``n_non_private`` counts allowed non-private releases that touched the entity (its overall
+    guarantee is then void)."""
 
     entity: str
     spent_epsilon: float
@@ -159,6 +357,10 @@ class EntityBalance:
     cap_delta: float
     n_releases: int
     n_non_private: int
+    basic_epsilon: float = 0.0
+    tight_epsilon: float = 0.0
+    accountant: str = "none"
+    guarantee_delta: float = 0.0
 
     @staticmethod
     def _left(cap: float, spent: float) -> float:
@@ -182,7 +384,9 @@ class EntityBalance:
         return {"entity": self.entity, "spent_epsilon": self.spent_epsilon, "spent_delta": self.spent_delta,
                 "cap_epsilon": self.cap_epsilon, "cap_delta": self.cap_delta,
                 "remaining_epsilon": self.remaining_epsilon, "remaining_delta": self.remaining_delta,
-                "n_releases": self.n_releases, "n_non_private": self.n_non_private, "void": self.void}
+                "n_releases": self.n_releases, "n_non_private": self.n_non_private, "void": self.void,
+                "basic_epsilon": self.basic_epsilon, "tight_epsilon": self.tight_epsilon,
+                "accountant": self.accountant, "guarantee_delta": self.guarantee_delta}
 
 
 @dataclass
@@ -195,22 +399,27 @@ class Reservation:
     operation: str
     release_ids: list[int]
     plans: list[PlannedRelease]
+    entity_map: Mapping[str, Sequence[str]] | None = None
     _open: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self._open = set(self.release_ids)
 
-    def settle(self, index: int, charges: Mapping[str, tuple[float, float]] | None = None) -> None:
+    def settle(self, index: int, charges: Mapping[str, tuple[float, float]] | None = None,
+               rho: Mapping[str, tuple[float | None, bool]] | None = None) -> None:
         """Mark release ``index`` (order of the plans) released; replace its charges by ``charges``
-        (entity → (ε, δ) from its ledger) if given. Simulation releases stay uncharged."""
+        (entity → (ε, δ) from its ledger) if given, with ``rho`` (entity → (ρ or None, Gaussian-only))
+        derived from the same ledger (missing: no ρ). Simulation releases stay uncharged."""
         rid = self.release_ids[index]
         plan = self.plans[index]
         with self.odometer.store.write() as con:
             if charges is not None and not plan.simulation:
+                rho = rho or {}
+                rows = _mapped_rows(rid, {e: (c[0], c[1], *(rho.get(e, (None, False)))) for e, c in charges.items()},
+                                    self.entity_map)
                 con.execute("DELETE FROM charges WHERE release_id = ?", (rid,))
-                con.executemany("INSERT INTO charges (release_id, entity, epsilon, delta) VALUES (?, ?, ?, ?)",
-                                [(rid, str(e), float(c[0]), float(c[1])) for e, c in charges.items()
-                                 if c[0] != 0 or c[1] != 0])
+                con.executemany("INSERT INTO charges (release_id, entity, epsilon, delta, rho, gaussian) "
+                                "VALUES (?, ?, ?, ?, ?, ?)", rows)
             con.execute("UPDATE releases SET status = 'released', settled = ? WHERE id = ?", (now_iso(), rid))
         self._open.discard(rid)
 
@@ -225,9 +434,48 @@ class Reservation:
         self._open.clear()
 
 
+def _mapped_rows(rid: int, charges: Mapping[str, tuple], entity_map: Mapping[str, Sequence[str]] | None
+                 ) -> list[tuple]:
+    """Charge rows (release, entity, ε, δ, ρ, gaussian) with a re-export's entities mapped onto the
+    account's entities; an account entity reached through several (disjoint) new entities is
+    charged the largest of their charges (parallel composition)."""
+    out: dict[str, tuple] = {}
+    for e, (eps, dlt, rho, gauss) in charges.items():
+        if eps == 0 and dlt == 0:
+            continue
+        for target in (entity_map or {}).get(str(e)) or [str(e)]:
+            prev = out.get(target)
+            row = (float(eps), float(dlt), None if rho is None else float(rho), int(bool(gauss)))
+            if prev is None:
+                out[target] = row
+            else:  # the larger on every coordinate (conservative)
+                r = None if prev[2] is None or row[2] is None else max(prev[2], row[2])
+                out[target] = (max(prev[0], row[0]), max(prev[1], row[1]), r, int(prev[3] and row[3]))
+    return [(rid, t, *v) for t, v in out.items()]
+
+
 # ================================================================================ odometer
 def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.4g}"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Which account a dataset is charged to: its own (``alias_of`` None) or that of a stored dataset
+    of the same people (``similarity``), with its entities mapped (``entity_map``)."""
+
+    key: str
+    account: str
+    alias_of: str | None
+    alias_name: str | None
+    similarity: float | None
+    entity_map: dict[str, list[str]] | None
+
+    def describe(self) -> str:
+        if self.alias_of is None:
+            return ""
+        return (f"same people as the stored dataset {self.alias_name!r} ({self.alias_of}, similarity "
+                f"{self.similarity:.2f} of their value profiles): charged to its budget")
 
 
 class BudgetOdometer:
@@ -245,21 +493,66 @@ class BudgetOdometer:
     def path(self):
         return self.store.path
 
-    # ------------------------------------------------------------------ datasets and caps
+    # ------------------------------------------------------------------ datasets, identity, caps
     def register(self, dataset: FederatedDataset, key: str | None = None) -> str:
-        """Record the dataset (idempotent) and return its key."""
+        """Record the dataset (idempotent; a new one is matched against the stored datasets' people)
+        and return its key."""
         key = key or dataset_key(dataset)
+        fp = people_fingerprint(dataset)
         with self.store.write() as con:
-            self._upsert_dataset(con, key, dataset)
+            self._upsert_dataset(con, key, dataset, fp)
         return key
 
-    @staticmethod
-    def _upsert_dataset(con, key: str, dataset: FederatedDataset) -> None:
+    def _upsert_dataset(self, con, key: str, dataset: FederatedDataset, fp: PeopleFingerprint | None = None) -> None:
         t = now_iso()
+        known = con.execute("SELECT key FROM datasets WHERE key = ?", (key,)).fetchone() is not None
         con.execute(
             "INSERT INTO datasets (key, name, entities, first_seen, last_seen) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(key) DO UPDATE SET name = excluded.name, last_seen = excluded.last_seen",
             (key, str(dataset.name), json.dumps([str(e) for e in dataset.entity_names]), t, t))
+        if fp is None:
+            fp = people_fingerprint(dataset)
+        has_fp = con.execute("SELECT 1 FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone() is not None
+        if not known:
+            best = None
+            for row in con.execute("SELECT f.*, d.name AS dname, d.alias_of AS alias FROM fingerprints f "
+                                   "JOIN datasets d ON d.key = f.dataset_key WHERE f.version = ? AND f.dataset_key != ?",
+                                   (FP_VERSION, key)).fetchall():
+                if row["alias"] is not None:
+                    continue  # match the account's own dataset (aliases point to it)
+                stored = PeopleFingerprint(
+                    np.frombuffer(row["keys"], dtype=np.uint64).reshape(int(row["n_users"]), int(row["bands"])),
+                    np.frombuffer(row["entity"], dtype=np.int32),
+                    tuple(json.loads(con.execute("SELECT entities FROM datasets WHERE key = ?",
+                                                 (row["dataset_key"],)).fetchone()[0])))
+                m = match_people(fp, stored)
+                if (m.similarity >= SIMILARITY_THRESHOLD and max(m.matched_new, m.matched_stored) >= MIN_MATCHED_USERS
+                        and (best is None or m.similarity > best[1].similarity)):
+                    best = (row["dataset_key"], m)
+            if best is not None:
+                emap = {str(e): best[1].entity_map.get(str(e)) or [str(e)] for e in dataset.entity_names}
+                con.execute("UPDATE datasets SET alias_of = ?, similarity = ?, entity_map = ? WHERE key = ?",
+                            (best[0], best[1].similarity, json.dumps(emap), key))
+        if not has_fp:
+            con.execute("INSERT OR REPLACE INTO fingerprints (dataset_key, version, n_users, bands, keys, entity) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (key, FP_VERSION, fp.n_users, fp.keys.shape[1], fp.keys.astype("<u8").tobytes(),
+                         fp.entity.astype("<i4").tobytes()))
+
+    @staticmethod
+    def _identity(con, key: str) -> Identity:
+        row = con.execute("SELECT alias_of, similarity, entity_map FROM datasets WHERE key = ?", (key,)).fetchone()
+        if row is None or row["alias_of"] is None:
+            return Identity(key, key, None, None, None, None)
+        name = con.execute("SELECT name FROM datasets WHERE key = ?", (row["alias_of"],)).fetchone()
+        return Identity(key, row["alias_of"], row["alias_of"], name[0] if name else None, float(row["similarity"]),
+                        json.loads(row["entity_map"]) if row["entity_map"] else None)
+
+    def identity(self, dataset: FederatedDataset | str) -> Identity:
+        """The account a dataset is charged to (itself, or the stored dataset of the same people)."""
+        key = self._key_of(dataset)
+        with self.store.read() as con:
+            return self._identity(con, key)
 
     def _require_dataset(self, con, key: str) -> dict:
         row = con.execute("SELECT * FROM datasets WHERE key = ?", (key,)).fetchone()
@@ -268,36 +561,81 @@ class BudgetOdometer:
                               "(e.g. `python -m dpfed_core budget show --data …`)")
         return dict(row)
 
-    def set_cap(self, dataset: FederatedDataset | str, epsilon: float, delta: float = 1e-5) -> str:
-        """Set the per-entity cap (ε, δ) of a dataset (a dataset or its key). ``ε = inf`` removes it.
-        A cap below what is already spent is allowed: every further charged release is refused."""
+    def set_cap(self, dataset: FederatedDataset | str, epsilon: float, delta: float = 1e-5, *,
+                confirm_raise: bool = False, refuse_below_spent: bool = False, note: str = "") -> str:
+        """Set the per-entity cap (ε, δ) of a dataset's account (a dataset or its key; a re-export
+        sets the cap of the people's account). ``ε = inf`` removes it.
+
+        Lowering is free; *raising* it (a larger ε or δ, or removing a cap) is refused unless
+        ``confirm_raise``. ``refuse_below_spent``: refuse a cap below what an entity has already spent
+        (the dashboard; the CLI allows it: every further charged release is then refused). Every
+        change is logged in ``cap_changes`` (:meth:`cap_changes`). Returns the account's key."""
         try:
             epsilon, delta = float(epsilon), float(delta)
         except (TypeError, ValueError):
             raise ConfigError(f"the budget cap must be numbers, got ε={epsilon!r}, δ={delta!r}") from None
         if math.isnan(epsilon) or epsilon <= 0:
-            raise ConfigError(f"the budget cap ε must be positive (inf removes the cap), got {epsilon}; "
-                              f"set it with {CAP_CONTROL}")
+            raise ConfigError(f"the budget cap ε must be positive (inf removes the cap), got {epsilon}",
+                              param="epsilon")
         if math.isnan(delta) or not 0 <= delta < 1e-2:
             # As for a run's δ (issue 11): δ ≥ 1e-2 lets a mechanism publish a record outright.
-            raise ConfigError(f"the budget cap δ must be in [0, 0.01), got {delta}; a usual cap is 1e-5; "
-                              f"set it with {CAP_CONTROL}")
+            raise ConfigError(f"the budget cap δ must be in [0, 0.01), got {delta}; a usual cap is 1e-5",
+                              param="delta")
+        fp = None if isinstance(dataset, str) else people_fingerprint(dataset)
         with self.store.write() as con:
             if isinstance(dataset, str):
                 key = dataset
                 self._require_dataset(con, key)
             else:
                 key = dataset_key(dataset)
-                self._upsert_dataset(con, key, dataset)
+                self._upsert_dataset(con, key, dataset, fp)
+            account = self._identity(con, key).account
+            old = con.execute("SELECT epsilon, delta FROM caps WHERE dataset_key = ?", (account,)).fetchone()
+            old_e = math.inf if old is None else float(old["epsilon"])
+            old_d = math.inf if old is None or math.isinf(old_e) else float(old["delta"])
+            first = math.isinf(old_e)
+            raised = (not first) and (epsilon > old_e * (1 + _REL_TOL) or delta > old_d * (1 + _REL_TOL))
+            if raised and not confirm_raise:
+                raise BudgetRefused(
+                    f"refused: this raises the budget cap of {self._name(con, account)!r} from ε = {_fmt(old_e)}, "
+                    f"δ = {old_d:.3g} to ε = {_fmt(epsilon)}, δ = {delta:.3g} per entity (more budget for the same "
+                    f"people). A cap is lowered freely but raised only on purpose: confirm with {{confirm_raise}}",
+                    param="confirm_raise")
+            if refuse_below_spent and math.isfinite(epsilon):
+                over = [b for b in self._balance(con, account, [], epsilon, delta) if b.spent_epsilon > epsilon * (1 + _REL_TOL)]
+                if over:
+                    top = max(over, key=lambda b: b.spent_epsilon)
+                    raise BudgetRefused(
+                        f"refused: a cap of ε = {_fmt(epsilon)} is below what is already spent ({len(over)} "
+                        f"entit{'y has' if len(over) == 1 else 'ies have'} spent more, up to ε = "
+                        f"{_fmt(top.spent_epsilon)} by {top.entity!r}); spent budget is never refunded. Choose a "
+                        f"cap of at least {_fmt(top.spent_epsilon)}", param="epsilon")
             con.execute("INSERT INTO caps (dataset_key, epsilon, delta, set_at) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT(dataset_key) DO UPDATE SET epsilon = excluded.epsilon, "
-                        "delta = excluded.delta, set_at = excluded.set_at", (key, epsilon, delta, now_iso()))
-        return key
+                        "delta = excluded.delta, set_at = excluded.set_at", (account, epsilon, delta, now_iso()))
+            con.execute("INSERT INTO cap_changes (dataset_key, old_epsilon, old_delta, new_epsilon, new_delta, raised, "
+                        "changed_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (account, None if first else old_e, None if first else old_d, epsilon, delta, int(raised),
+                         now_iso(), note or (f"set through the re-export {key}" if account != key else "")))
+        return account
+
+    def cap_changes(self, dataset: FederatedDataset | str) -> list[dict]:
+        """Every change of the account's cap, newest first: old and new (ε, δ), raised, when."""
+        key = self._key_of(dataset)
+        with self.store.read() as con:
+            account = self._identity(con, key).account
+            return [dict(r) for r in con.execute("SELECT * FROM cap_changes WHERE dataset_key = ? ORDER BY id DESC",
+                                                 (account,))]
+
+    @staticmethod
+    def _name(con, key: str) -> str:
+        row = con.execute("SELECT name FROM datasets WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else key
 
     def cap(self, key: str) -> tuple[float, float]:
-        """(ε, δ) cap per entity; (inf, inf) when none is set."""
+        """(ε, δ) cap per entity of the dataset's account; (inf, inf) when none is set."""
         with self.store.read() as con:
-            return self._cap(con, key)
+            return self._cap(con, self._identity(con, key).account)
 
     @staticmethod
     def _cap(con, key: str) -> tuple[float, float]:
@@ -307,57 +645,181 @@ class BudgetOdometer:
         return float(row["epsilon"]), float(row["delta"])
 
     def datasets(self) -> list[dict]:
-        """Every dataset in the store: key, name, entities, first/last seen, cap."""
+        """Every dataset in the store: key, name, entities, first/last seen, cap, alias_of, similarity."""
         with self.store.read() as con:
             rows = [dict(r) for r in con.execute("SELECT * FROM datasets ORDER BY last_seen DESC")]
             for r in rows:
                 r["entities"] = json.loads(r["entities"])
-                r["cap_epsilon"], r["cap_delta"] = self._cap(con, r["key"])
+                r["entity_map"] = json.loads(r["entity_map"]) if r.get("entity_map") else None
+                r["cap_epsilon"], r["cap_delta"] = self._cap(con, r.get("alias_of") or r["key"])
         return rows
 
     # ------------------------------------------------------------------ balances
     @staticmethod
-    def _spent(con, key: str) -> dict[str, list]:
-        """entity → [Σ finite ε, Σ finite δ, n releases, n non-private] over charged releases."""
+    def _group(con, account: str) -> list[str]:
+        return [account, *(r[0] for r in con.execute("SELECT key FROM datasets WHERE alias_of = ?", (account,)))]
+
+    def _entries(self, con, account: str) -> dict[str, list]:
+        """entity → [list of ReleaseCharge (finite), n releases, n non-private] over charged releases
+        of the account (its own dataset and every re-export of the same people)."""
+        from dpfed_core.privacy.accounting import ReleaseCharge
+
+        keys = self._group(con, account)
         acc: dict[str, list] = {}
-        for r in con.execute(
-                "SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt FROM charges c "
-                "JOIN releases r ON r.id = c.release_id WHERE r.dataset_key = ? AND r.simulation = 0", (key,)):
-            a = acc.setdefault(r["entity"], [0.0, 0.0, 0, 0])
-            a[2] += 1
+        q = ("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, c.gaussian AS gauss, "
+             "r.batch AS batch FROM charges c JOIN releases r ON r.id = c.release_id "
+             f"WHERE r.dataset_key IN ({', '.join('?' * len(keys))}) AND r.simulation = 0")
+        for r in con.execute(q, keys):
+            a = acc.setdefault(r["entity"], [[], 0, 0])
+            a[1] += 1
             if math.isinf(r["eps"]):
-                a[3] += 1
+                a[2] += 1
             else:
-                a[0] += r["eps"]
-                a[1] += r["dlt"]
+                a[0].append(ReleaseCharge(r["eps"], r["dlt"], r["rho"], bool(r["gauss"]), r["batch"]))
         return acc
 
+    @staticmethod
+    def _plan_entries(plans: Sequence[PlannedRelease], batch_id: str, entity_map=None) -> dict[str, list]:
+        """entity (account's names) → ReleaseCharges of planned (charged) releases."""
+        from dpfed_core.privacy.accounting import ReleaseCharge
+
+        out: dict[str, list] = {}
+        for i, p in enumerate(plans):
+            if p.simulation:
+                continue
+            rows = _mapped_rows(i, {e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()}, entity_map)
+            for _, ent, eps, dlt, rho, gauss in rows:
+                if math.isinf(eps):
+                    continue
+                out.setdefault(ent, []).append(ReleaseCharge(eps, dlt, rho, bool(gauss), batch_id if p.batch else None))
+        return out
+
+    def _balance(self, con, account: str, names: Sequence[str], cap_e: float, cap_d: float) -> list[EntityBalance]:
+        from dpfed_core.privacy.accounting import REFERENCE_DELTA, compose_releases
+
+        row = con.execute("SELECT entities FROM datasets WHERE key = ?", (account,)).fetchone()
+        own = json.loads(row["entities"]) if row else list(names)
+        entries = self._entries(con, account)
+        dref = cap_d if math.isfinite(cap_e) and cap_d > 0 else REFERENCE_DELTA
+        out = []
+        for e in dict.fromkeys([*own, *entries]):
+            ent, n, n_np = entries.get(e, [[], 0, 0])
+            c = compose_releases(ent, dref)
+            out.append(EntityBalance(e, c.epsilon, c.basic_delta, cap_e, cap_d, n, n_np, c.basic_epsilon,
+                                     c.tight_epsilon, c.accountant, dref if ent else 0.0))
+        return out
+
     def balance(self, dataset: FederatedDataset | str) -> list[EntityBalance]:
-        """Spent / cap / remaining per entity (the dataset's entities first, in their order)."""
-        key = dataset if isinstance(dataset, str) else dataset_key(dataset)
+        """Spent / cap / remaining per entity of the dataset's account (its entities first, in their
+        order; a re-export shows the account's entities)."""
+        key = self._key_of(dataset)
         with self.store.read() as con:
-            row = con.execute("SELECT entities FROM datasets WHERE key = ?", (key,)).fetchone()
-            names = json.loads(row["entities"]) if row else (
-                [] if isinstance(dataset, str) else list(dataset.entity_names))
-            cap_e, cap_d = self._cap(con, key)
-            spent = self._spent(con, key)
-        names = list(dict.fromkeys([*names, *spent]))
-        return [EntityBalance(e, *(spent.get(e, [0.0, 0.0, 0, 0])[:2]), cap_e, cap_d,
-                              *(spent.get(e, [0.0, 0.0, 0, 0])[2:])) for e in names]
+            account = self._identity(con, key).account
+            cap_e, cap_d = self._cap(con, account)
+            return self._balance(con, account, [] if isinstance(dataset, str) else list(dataset.entity_names),
+                                 cap_e, cap_d)
+
+    def preview(self, dataset: FederatedDataset, plans: Sequence[PlannedRelease], key: str | None = None) -> dict:
+        """What ``plans`` would charge, without charging: ``{"cap_epsilon", "cap_delta", "spend" (largest
+        increase of an entity's ε), "left" (smallest ε left before, inf without cap), "after" (largest ε
+        after), "fits" (no entity would pass the cap), "non_private", "accountant", "identity"}``."""
+        from dpfed_core.privacy.accounting import REFERENCE_DELTA, compose_releases
+
+        key = key or self._key_of(dataset)
+        with self.store.read() as con:
+            ident = self._identity(con, key)
+            cap_e, cap_d = self._cap(con, ident.account)
+            entries = self._entries(con, ident.account)
+        dref = cap_d if math.isfinite(cap_e) and cap_d > 0 else REFERENCE_DELTA
+        new = self._plan_entries(plans, "planned", ident.entity_map)
+        spend, after_max, left_min, acct = 0.0, 0.0, math.inf, "none"
+        for e, add in new.items():
+            cur = entries.get(e, [[], 0, 0])[0]
+            before = compose_releases(cur, dref)
+            after = compose_releases([*cur, *add], dref)
+            if after.epsilon - before.epsilon >= spend:
+                spend, acct = after.epsilon - before.epsilon, after.accountant
+            after_max = max(after_max, after.epsilon)
+            if math.isfinite(cap_e):
+                left_min = min(left_min, max(cap_e - before.epsilon, 0.0))
+        charged = [p for p in plans if not p.simulation]
+        fits = (not math.isfinite(cap_e)) or after_max <= cap_e * (1 + _REL_TOL)
+        return {"cap_epsilon": cap_e, "cap_delta": cap_d, "spend": spend, "after": after_max, "left": left_min,
+                "fits": fits, "non_private": any(p.non_private for p in charged), "accountant": acct,
+                "simulation": bool(plans) and not charged, "n_releases": len(plans),
+                "identity": ident.describe()}
+
+    def runs_left(self, dataset: FederatedDataset | str, limit: int = 200) -> dict | None:
+        """How many more releases like the last operation (same kind, method, ε, δ, ρ per entity) fit
+        under the cap: ``{"n", "operation", "kind", "method", "epsilon"}``; ``n`` is None without a
+        cap, ``limit`` when at least that many fit. None when nothing was charged yet."""
+        from dpfed_core.privacy.accounting import REFERENCE_DELTA, ReleaseCharge, compose_releases
+
+        key = self._key_of(dataset)
+        with self.store.read() as con:
+            ident = self._identity(con, key)
+            keys = self._group(con, ident.account)
+            last = con.execute(f"SELECT operation, kind, method, epsilon FROM releases WHERE dataset_key IN "
+                               f"({', '.join('?' * len(keys))}) AND simulation = 0 AND non_private = 0 "
+                               "ORDER BY id DESC LIMIT 1", keys).fetchone()
+            if last is None:
+                return None
+            cap_e, cap_d = self._cap(con, ident.account)
+            entries = self._entries(con, ident.account)
+            op_rows = con.execute("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, "
+                                  "c.gaussian AS gauss, r.batch AS batch FROM charges c JOIN releases r ON "
+                                  "r.id = c.release_id WHERE r.operation = ? AND r.simulation = 0",
+                                  (last["operation"],)).fetchall()
+        info = {"operation": last["operation"], "kind": last["kind"], "method": last["method"],
+                "epsilon": float(last["epsilon"]), "n": None}
+        if not math.isfinite(cap_e):
+            return info
+        dref = cap_d if cap_d > 0 else REFERENCE_DELTA
+        per: dict[str, list] = {}
+        for r in op_rows:
+            if not math.isinf(r["eps"]):
+                per.setdefault(r["entity"], []).append(r)
+
+        memo: dict[tuple, bool] = {}
+
+        def fits(n: int) -> bool:
+            for e, rows in per.items():
+                cur = entries.get(e, [[]])[0]
+                sig = (n, tuple((c.epsilon, c.delta, c.rho, c.gaussian, c.batch) for c in cur),
+                       tuple((r["eps"], r["dlt"], r["rho"], r["gauss"], bool(r["batch"])) for r in rows))
+                if sig not in memo:  # entities with the same history are composed once
+                    add = [ReleaseCharge(r["eps"], r["dlt"], r["rho"], bool(r["gauss"]),
+                                         f"more{i}" if r["batch"] else None) for i in range(n) for r in rows]
+                    memo[sig] = compose_releases([*cur, *add], dref).epsilon <= cap_e * (1 + _REL_TOL)
+                if not memo[sig]:
+                    return False
+            return True
+
+        lo, hi = 0, 1
+        while hi <= limit and fits(hi):
+            lo, hi = hi, hi * 2
+        hi = min(hi, limit + 1)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        info["n"] = min(lo, limit)
+        return info
 
     def releases(self, dataset: FederatedDataset | str, limit: int | None = None) -> list[dict]:
-        """The releases of a dataset, newest first: id, created, kind, method, ε, δ, seed, simulation,
-        non_private, status, operation, note, and the largest charge over entities."""
-        key = dataset if isinstance(dataset, str) else dataset_key(dataset)
-        sql = ("SELECT r.*, MAX(c.epsilon) AS max_charge_epsilon, MAX(c.delta) AS max_charge_delta, "
-               "COUNT(c.entity) AS n_entities_charged FROM releases r "
-               "LEFT JOIN charges c ON c.release_id = r.id WHERE r.dataset_key = ? "
-               "GROUP BY r.id ORDER BY r.id DESC")
-        params: tuple = (key,)
-        if limit is not None:
-            sql += " LIMIT ?"
-            params = (key, int(limit))
+        """The releases of a dataset's account (the dataset and its re-exports), newest first: id,
+        created, kind, method, ε, δ, seed, simulation, non_private, status, operation, note, batch,
+        dataset_key, and the largest charge over entities (ε, δ, ρ)."""
+        key = self._key_of(dataset)
         with self.store.read() as con:
+            keys = self._group(con, self._identity(con, key).account)
+            sql = ("SELECT r.*, MAX(c.epsilon) AS max_charge_epsilon, MAX(c.delta) AS max_charge_delta, "
+                   "MAX(c.rho) AS max_charge_rho, COUNT(c.entity) AS n_entities_charged FROM releases r "
+                   f"LEFT JOIN charges c ON c.release_id = r.id WHERE r.dataset_key IN ({', '.join('?' * len(keys))}) "
+                   "GROUP BY r.id ORDER BY r.id DESC")
+            params: tuple = tuple(keys)
+            if limit is not None:
+                sql += " LIMIT ?"
+                params = (*keys, int(limit))
             out = []
             for r in con.execute(sql, params):
                 d = dict(r)
@@ -383,75 +845,99 @@ class BudgetOdometer:
         its cap, or if a plan is non-private on a capped dataset without ``allow_non_private``.
         ``enforce=False`` records releases that already happened (never refused: the odometer must
         not forget a release)."""
+        from dpfed_core.privacy.accounting import REFERENCE_DELTA, batch_pld_epsilon
+
         if not plans:
             raise ConfigError("nothing to charge: the release plan is empty")
         key = key or dataset_key(dataset)
         operation = operation or uuid.uuid4().hex
+        fp = people_fingerprint(dataset)
+        # Warm the PLD cache outside the write lock (a batch's PLD takes about a second).
+        rhos = [p.rho for p in plans if p.batch and p.gaussian and p.rho is not None and not p.simulation
+                and math.isfinite(p.epsilon)]
+        if len(rhos) > 1:
+            with contextlib.suppress(Exception):
+                cap_now = self.cap(key) if self._known(key) else (math.inf, math.inf)
+                dref = cap_now[1] if math.isfinite(cap_now[0]) and cap_now[1] > 0 else REFERENCE_DELTA
+                batch_pld_epsilon(rhos, dref / 2)
         with self.store.write() as con:
-            self._upsert_dataset(con, key, dataset)
-            cap_e, cap_d = self._cap(con, key)
+            self._upsert_dataset(con, key, dataset, fp)
+            ident = self._identity(con, key)
+            cap_e, cap_d = self._cap(con, ident.account)
             charged = [p for p in plans if not p.simulation]
             if enforce and math.isfinite(cap_e) and charged:
-                self._check(con, key, dataset, charged, cap_e, cap_d, allow_non_private)
+                self._check(con, ident, dataset, charged, cap_e, cap_d, allow_non_private, operation)
             ids = []
             t = now_iso()
             for p in plans:
                 cur = con.execute(
                     "INSERT INTO releases (dataset_key, operation, kind, method, epsilon, delta, seed, simulation, "
-                    "non_private, status, created, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?)",
+                    "non_private, status, created, note, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?)",
                     (key, operation, p.kind, p.method, float(p.epsilon), float(p.delta), p.seed,
-                     int(bool(p.simulation)), int(p.non_private), t, p.note))
+                     int(bool(p.simulation)), int(p.non_private), t, p.note, operation if p.batch else None))
                 rid = int(cur.lastrowid)
                 ids.append(rid)
                 if not p.simulation:
                     con.executemany(
-                        "INSERT INTO charges (release_id, entity, epsilon, delta) VALUES (?, ?, ?, ?)",
-                        [(rid, str(e), float(c[0]), float(c[1])) for e, c in p.charges.items()
-                         if c[0] != 0 or c[1] != 0])
-        return Reservation(self, key, operation, ids, list(plans))
+                        "INSERT INTO charges (release_id, entity, epsilon, delta, rho, gaussian) VALUES (?, ?, ?, ?, ?, ?)",
+                        _mapped_rows(rid, {e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()},
+                                     ident.entity_map))
+        return Reservation(self, key, operation, ids, list(plans), ident.entity_map)
 
-    def _check(self, con, key, dataset, plans, cap_e, cap_d, allow_non_private) -> None:
+    def _key_of(self, dataset: FederatedDataset | str) -> str:
+        """The key of a dataset (or the key given), registering the dataset only when the store does
+        not know it yet (reads of a known dataset never write)."""
+        if isinstance(dataset, str):
+            return dataset
+        key = dataset_key(dataset)
+        return key if self._known(key) else self.register(dataset, key)
+
+    def _known(self, key: str) -> bool:
+        with self.store.read() as con:
+            return con.execute("SELECT 1 FROM datasets WHERE key = ?", (key,)).fetchone() is not None
+
+    def _check(self, con, ident: Identity, dataset, plans, cap_e, cap_d, allow_non_private, operation) -> None:
+        from dpfed_core.privacy.accounting import REFERENCE_DELTA, compose_releases
+
         name = str(dataset.name)
+        same = f" ({ident.describe()})" if ident.alias_of else ""
         nonpriv = [p for p in plans if p.non_private]
         if nonpriv and not allow_non_private:
             what = ", ".join(sorted({f"{p.method} ({p.kind}, ε = {_fmt(p.epsilon)})" for p in nonpriv}))
             raise BudgetRefused(
-                f"refused: dataset {name!r} has a budget cap (ε = {_fmt(cap_e)} per entity) and this would make "
-                f"non-private releases (raw data or exact statistics leave entities): {what}. Nothing was "
-                f"computed. Drop them, run with --simulation (no privacy claim), or allow them explicitly with "
-                f"{NON_PRIVATE_CONTROL}; the cap is set with {CAP_CONTROL}")
-        spent = self._spent(con, key)
-        need: dict[str, list[float]] = {}
-        for p in plans:
-            for e, (de, dd) in p.charges.items():
-                if math.isinf(de):
-                    continue  # counted apart (allowed non-private)
-                a = need.setdefault(str(e), [0.0, 0.0])
-                a[0] += de
-                a[1] += dd
+                f"refused: dataset {name!r}{same} has a budget cap (ε = {_fmt(cap_e)} per entity) and this would "
+                f"make non-private releases (raw data or exact statistics leave entities): {what}. Nothing was "
+                "computed. Drop them, run with {simulation} (no privacy claim), or allow them explicitly with "
+                "{allow_non_private}", param="allow_non_private")
+        entries = self._entries(con, ident.account)
+        dref = cap_d if cap_d > 0 else REFERENCE_DELTA
+        new = self._plan_entries(plans, operation, ident.entity_map)
         over = []
-        for e, (de, dd) in need.items():
-            se, sd = spent.get(e, [0.0, 0.0])[:2]
-            if se + de > cap_e * (1 + _REL_TOL) or sd + dd > cap_d * (1 + _REL_TOL) + 1e-300:
-                over.append((e, se, sd, de, dd))
+        for e, add in new.items():
+            cur = entries.get(e, [[], 0, 0])[0]
+            before = compose_releases(cur, dref)
+            after = compose_releases([*cur, *add], dref)
+            if after.epsilon > cap_e * (1 + _REL_TOL):
+                over.append((e, before.epsilon, after.epsilon, after))
         if over:
             n = len(plans)
             # Entities with the same numbers share one line (30 hospitals, one sentence).
             groups: dict[tuple, list[str]] = {}
-            for e, se, sd, de, dd in over:
-                groups.setdefault((round(se, 12), round(sd, 18), round(de, 12), round(dd, 18)), []).append(e)
+            for e, b, a, c in over:
+                groups.setdefault((round(b, 9), round(a, 9)), []).append(e)
             lines = []
-            for (se, sd, de, dd), ents in list(groups.items())[:5]:
+            for (b, a), ents in list(groups.items())[:5]:
                 who = (f"entity {ents[0]!r}" if len(ents) == 1 else
                        f"{len(ents)} entities ({', '.join(repr(x) for x in ents[:3])}{', …' if len(ents) > 3 else ''})")
-                lines.append(f"{who}: spent ε = {_fmt(se)}, δ = {sd:.3g}, this would add ε = {_fmt(de)}, "
-                             f"δ = {dd:.3g}")
+                lines.append(f"{who}: spent ε = {_fmt(b)}, this would bring it to ε = {_fmt(a)}")
             shown = "; ".join(lines) + (f"; … and {len(groups) - 5} more groups" if len(groups) > 5 else "")
+            acct = over[0][3]
             raise BudgetRefused(
-                f"refused: privacy budget cap reached for dataset {name!r} (cap ε = {_fmt(cap_e)}, δ = {cap_d:.3g} "
-                f"per entity; {n} release{'s' if n > 1 else ''} planned). {shown}. Nothing was computed. Lower ε, "
-                f"run fewer points, run with --simulation (no privacy claim), or — if you own the data — raise "
-                f"the cap with {CAP_CONTROL}")
+                f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_fmt(cap_e)}, δ = {cap_d:.3g} "
+                f"per entity; {n} release{'s' if n > 1 else ''} planned; composed by the smaller of basic "
+                f"composition ({_fmt(acct.basic_epsilon)}) and zCDP ({_fmt(acct.tight_epsilon)})). {shown}. "
+                "Nothing was computed. Choose {epsilon}, run fewer points, run with {simulation} (no privacy "
+                "claim), or — if you own the data — raise the cap with {cap}", param="epsilon")
 
     @contextlib.contextmanager
     def charge(self, dataset: FederatedDataset, plans: Sequence[PlannedRelease], *,

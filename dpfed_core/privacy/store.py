@@ -35,7 +35,7 @@ from typing import Iterator
 from dpfed_core.errors import DpfedError
 
 #: Version of the schema below; bump with a migration in :data:`_MIGRATIONS`.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 #: Environment variable naming the store file.
 STORE_ENV = "DPFED_STORE"
@@ -100,7 +100,39 @@ CREATE TABLE history (
 CREATE INDEX history_by_dataset ON history(dataset_key, id);
 """
 
-_MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
+#: Issue 22: what the tight accountant needs per charge (ρ, Gaussian-only), the link from a
+#: re-export to the dataset of the same people (alias, similarity, entity map), the people's
+#: fingerprints, and the log of every cap change. Old rows keep ρ = NULL: they compose basically.
+_SCHEMA_V2 = """
+ALTER TABLE charges ADD COLUMN rho REAL;               -- ρ-zCDP of this release for this entity; NULL = none
+ALTER TABLE charges ADD COLUMN gaussian INTEGER NOT NULL DEFAULT 0;  -- 1: Gaussian mechanisms only (μ-GDP)
+ALTER TABLE releases ADD COLUMN batch TEXT;            -- non-adaptive batch (one sweep's points) or NULL
+ALTER TABLE datasets ADD COLUMN alias_of TEXT;         -- key of the dataset of the same people, or NULL
+ALTER TABLE datasets ADD COLUMN similarity REAL;       -- similarity of the people to alias_of's
+ALTER TABLE datasets ADD COLUMN entity_map TEXT;       -- JSON: this dataset's entity → [alias_of's entities]
+CREATE TABLE fingerprints (
+    dataset_key TEXT PRIMARY KEY REFERENCES datasets(key),
+    version     INTEGER NOT NULL,
+    n_users     INTEGER NOT NULL,
+    bands       INTEGER NOT NULL,
+    keys        BLOB NOT NULL,                         -- n_users × bands uint64 LSH band keys
+    entity      BLOB NOT NULL                          -- n_users int32: entity index of each user
+);
+CREATE TABLE cap_changes (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    dataset_key TEXT NOT NULL REFERENCES datasets(key),
+    old_epsilon REAL,                                  -- NULL: no cap before
+    old_delta   REAL,
+    new_epsilon REAL NOT NULL,                         -- inf: cap removed
+    new_delta   REAL NOT NULL,
+    raised      INTEGER NOT NULL,                      -- 1: more budget than before (confirmed)
+    changed_at  TEXT NOT NULL,
+    note        TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX cap_changes_by_dataset ON cap_changes(dataset_key, id);
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
 
 
 def _statements(script: str) -> list[str]:

@@ -12,7 +12,10 @@ For the pages (helper "dashboard" lays them out):
 * :func:`charged_run`, :func:`charged_sweep`, :func:`charged_audit` — the engine calls, charged first
   and kept in the history;
 * :func:`current_store` and :func:`render_budget` — the session's store and a small Streamlit section
-  (cap control, per-entity table, releases; shown on the History page).
+  (cap form starting at "No cap" with a confirmation step, per-entity table with the accountant,
+  cap-change log, releases; shown on the History page);
+* :func:`refusal_text` — a :class:`~dpfed_core.privacy.odometer.BudgetRefused` with its fixes named as
+  the dashboard's controls (:data:`DASH_CONTROLS`), never CLI flags.
 """
 from __future__ import annotations
 
@@ -29,6 +32,33 @@ from dpfed_core.privacy.store import Store, default_store_path
 #: Label of the cap control, as named in refusal messages.
 CAP_LABEL = "Budget cap ε per entity"
 ALLOW_NON_PRIVATE_LABEL = "Allow non-private releases"
+NO_CAP_LABEL = "No cap"
+CONFIRM_RAISE_LABEL = "Yes, raise the cap"
+
+#: How a refusal names its fixes on the dashboard (controls, never CLI flags).
+DASH_CONTROLS = {
+    "cap": f'the "{CAP_LABEL}" control on the History page',
+    "allow_non_private": f'the "{ALLOW_NON_PRIVATE_LABEL}" checkbox beside the run button',
+    "simulation": 'the "Simulation" toggle on the Federate page',
+    "epsilon": "a smaller ε (the ε control on the Federate page, the ε grid on the Trade-off page)",
+    "confirm_raise": f'the "{CONFIRM_RAISE_LABEL}" confirmation',
+}
+
+
+def refusal_text(exc: BaseException) -> str:
+    """A budget refusal in the dashboard's words: its fixes named as controls."""
+    from dpfed_core.privacy.odometer import BudgetRefused
+
+    if isinstance(exc, BudgetRefused):
+        return exc.render(DASH_CONTROLS)
+    return " ".join(str(exc).split())
+
+
+def dash_escape(text: str) -> str:
+    """Markdown-inert text (entity and dataset names come from the data)."""
+    from dpfed_core.ui.engine import escape_md
+
+    return escape_md(text)
 
 
 def store_for_owner(owner: str | None = None, path: str | os.PathLike | None = None) -> Store:
@@ -123,28 +153,75 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
         st.error(str(exc), icon=":material/error:")
         return
     cap_e = view["cap_epsilon"]
+    from dpfed_core.privacy.accounting import ACCOUNTANT
+
+    ident = odo.identity(view["key"])
     st.caption("Every release of this dataset (run, compared method, sweep point, audit) is charged to each "
-               "entity it touches; releases add up (basic composition). Simulation runs are listed, not "
-               f"charged. Store file: `{store.path.name.replace('`', '')}`")
+               f"entity it touches. Composition: {ACCOUNTANT}. Simulation runs are not charged. Store file: "
+               f"`{store.path.name.replace('`', '')}`")
+    if ident.alias_of:
+        st.info(f"Same people as the stored dataset {ident.alias_name!r} (similarity {ident.similarity:.2f} of "
+                "their value profiles): this data is charged to that dataset's budget and cap.",
+                icon=":material/group:")
+    current = "no cap" if math.isinf(cap_e) else f"ε = {_fmt(cap_e, 4)}, δ = {view['cap_delta']:.3g} per entity"
+    st.markdown(f"**Current cap:** {current}")
+    pending = st.session_state.get("budget_cap_pending")
     with st.form("budget_cap_form"):
-        c1, c2, c3 = st.columns([2, 2, 1])
-        eps = c1.number_input(CAP_LABEL, min_value=0.0, value=0.0 if math.isinf(cap_e) else float(cap_e),
-                              help="0 = no cap. Releases that would take an entity past it are refused.")
-        dlt = c2.number_input("Budget cap δ per entity", min_value=0.0, max_value=0.01, format="%.1e",
-                              value=1e-5 if math.isinf(cap_e) else float(view["cap_delta"]))
-        if c3.form_submit_button("Set cap"):
+        c0, c1, c2, c3 = st.columns([1, 2, 2, 1])
+        no_cap = c0.checkbox(NO_CAP_LABEL, value=math.isinf(cap_e), help="Releases are charged but never refused.",
+                             key=f"budget_cap_none_{view['key']}")
+        eps = c1.number_input(CAP_LABEL, min_value=0.01, value=10.0 if math.isinf(cap_e) else float(cap_e),
+                              help="Releases that would take an entity past it are refused. Ignored with "
+                                   f"“{NO_CAP_LABEL}” ticked.", key=f"budget_cap_eps_{view['key']}")
+        dlt = c2.number_input("Budget cap δ per entity", min_value=0.0, max_value=0.0099, format="%.1e",
+                              value=1e-5 if math.isinf(cap_e) else float(view["cap_delta"]),
+                              key=f"budget_cap_delta_{view['key']}")
+        submitted = c3.form_submit_button("Set cap…")
+    if submitted:
+        pending = {"epsilon": math.inf if no_cap else float(eps), "delta": float(dlt), "key": view["key"]}
+        st.session_state["budget_cap_pending"] = pending
+    if pending and pending.get("key") == view["key"]:
+        new_e, new_d = pending["epsilon"], pending["delta"]
+        raising = (not math.isinf(cap_e)) and (new_e > cap_e or new_d > view["cap_delta"])
+        what = "remove the cap" if math.isinf(new_e) else f"set the cap to ε = {_fmt(new_e, 4)}, δ = {new_d:.3g} per entity"
+        if raising:
+            st.warning(f"You are about to **{what}** — more budget for the same people than the current cap "
+                       f"({current}). Spent budget is never refunded; this change is logged.",
+                       icon=":material/warning:")
+        else:
+            st.info(f"You are about to **{what}**. This change is logged.", icon=":material/info:")
+        k1, k2 = st.columns([1, 4])
+        if k1.button(CONFIRM_RAISE_LABEL if raising else "Confirm", type="primary", key="budget_cap_confirm"):
             try:
-                odo.set_cap(view["key"], math.inf if eps == 0 else eps, dlt)
+                odo.set_cap(view["key"], new_e, new_d, confirm_raise=raising, refuse_below_spent=True,
+                            note="dashboard")
+                st.session_state.pop("budget_cap_pending", None)
                 view = budget_view(store, dataset, view["key"])
+                st.success("Cap changed.", icon=":material/check_circle:")
             except DpfedError as exc:
-                st.error(str(exc), icon=":material/error:")
+                st.session_state.pop("budget_cap_pending", None)
+                st.error(dash_escape(refusal_text(exc)), icon=":material/error:")
+        if k2.button("Cancel", key="budget_cap_cancel"):
+            st.session_state.pop("budget_cap_pending", None)
+    changes = odo.cap_changes(view["key"])
+    if changes:
+        with st.expander(f"Cap changes ({len(changes)})"):
+            st.dataframe(pd.DataFrame([{
+                "when (UTC)": c["changed_at"],
+                "from": "no cap" if c["old_epsilon"] is None else f"ε {_fmt(c['old_epsilon'], 4)}, δ {c['old_delta']:.3g}",
+                "to": "no cap" if math.isinf(c["new_epsilon"]) else f"ε {_fmt(c['new_epsilon'], 4)}, δ {c['new_delta']:.3g}",
+                "raised": bool(c["raised"]), "note": c["note"]} for c in changes]), hide_index=True, width="stretch")
+    left = odo.runs_left(view["key"])
+    if left is not None and left["n"] is not None:
+        st.caption(f"Runs left: {'at least ' if left['n'] >= 200 else ''}{left['n']} more like the last one "
+                   f"({left['kind']} of {left['method']} at ε = {_fmt(left['epsilon'])}) fit under the cap.")
     ent = pd.DataFrame(view["entities"])
     if not ent.empty:
         ent = ent.assign(entity=ent["entity"].astype(str))[
-            ["entity", "spent_epsilon", "spent_delta", "remaining_epsilon", "remaining_delta", "n_releases",
-             "n_non_private"]].rename(columns={
-                 "spent_epsilon": "spent ε", "spent_delta": "spent δ", "remaining_epsilon": "left ε",
-                 "remaining_delta": "left δ", "n_releases": "releases", "n_non_private": "non-private"})
+            ["entity", "spent_epsilon", "remaining_epsilon", "basic_epsilon", "tight_epsilon", "accountant",
+             "n_releases", "n_non_private"]].rename(columns={
+                 "spent_epsilon": "spent ε", "remaining_epsilon": "left ε", "basic_epsilon": "basic ε",
+                 "tight_epsilon": "zCDP ε", "n_releases": "releases", "n_non_private": "non-private"})
         st.dataframe(ent, hide_index=True, width="stretch")
     rel = pd.DataFrame(view["releases"])
     if rel.empty:

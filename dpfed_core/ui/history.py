@@ -75,6 +75,20 @@ def charged(dataset, plans: Sequence, body: Callable[[], Any], *, allow_non_priv
     return out
 
 
+def planned_charge_text(dataset, plans: Sequence) -> str:
+    """What ``plans`` would charge the session's data owner, for a button's label: e.g. "spends ε ≈ 0.35
+    of the 4.2 left per entity". Reads the store, charges nothing; a problem reading it is said, not
+    raised (a label must never take a page down)."""
+    from dpfed_core.evaluation.budget import planned_charge
+    try:
+        if plans and all(p.simulation for p in plans):
+            return planned_charge(None, dataset, plans)["text"]
+        store, _ = owner_store(dataset)
+        return planned_charge(store, dataset, plans)["text"]
+    except Exception as exc:  # noqa: BLE001  (a label)
+        return f"planned charge unknown ({type(exc).__name__})"
+
+
 def _pack_run(result) -> bytes:
     arrays = {"U": np.asarray(result.U, dtype=np.float64), "V": np.asarray(result.V, dtype=np.float64)}
     model = getattr(result, "model", None)

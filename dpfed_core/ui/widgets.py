@@ -61,8 +61,14 @@ def app_icon():
 def show_error(exc: BaseException) -> None:
     """A user-facing error as one message in the page's words (never a traceback): engine parameter
     names are replaced by the controls that set them."""
+    from dpfed_core.privacy.odometer import BudgetRefused
     from dpfed_core.ui import engine as dash
 
+    if isinstance(exc, BudgetRefused):  # its fixes named as this dashboard's controls, not CLI flags
+        from dpfed_core.ui.budget import refusal_text
+
+        st.error(dash.escape_md(refusal_text(exc)), icon=":material/error:")
+        return
     st.error(dash.friendly_message(exc), icon=":material/error:")
 
 
@@ -167,7 +173,8 @@ def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = Non
         from dpfed_core.evaluation.budget import charged_run
         from dpfed_core.ui import history
 
-        store, _ = history.owner_store(dataset)
+        # a simulation (no privacy claim) opens no store unless DPFED_STORE names one
+        store = None if config.simulation else history.owner_store(dataset)[0]
         doc, result, _ = charged_run(store, dataset, config, None, progress, allow_non_private=allow, save=False)
         return doc, result
 
@@ -186,7 +193,7 @@ def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]
         from dpfed_core.evaluation.budget import charged_sweep
         from dpfed_core.ui import history
 
-        store, _ = history.owner_store(dataset)
+        store = None if config.simulation else history.owner_store(dataset)[0]
         return charged_sweep(store, dataset, config, list(epsilons), list(seeds), list(references), progress,
                              allow_non_private=allow, save=False)[0]
 
@@ -358,6 +365,8 @@ def record(kind: str, label: str, config: Any, doc: dict, result=None) -> None:
     ds = st.session_state.get(DATASET)
     if ds is None:
         return
+    if isinstance(doc, dict) and isinstance(doc.get("odometer"), dict) and doc["odometer"].get("store", "") is None:
+        return  # a simulation that opened no store (no privacy claim): not kept either
     try:
         history.save(ds, kind, label, doc, result, key=owner_key())
     except Exception as exc:  # e.g. a read-only disk: the result is still shown, just not kept
