@@ -477,7 +477,7 @@ def test_ledger_rho_from_gaussian_rows_and_none_for_approximate_selections():
 
 def test_a_run_settles_rho_from_its_ledger_and_states_the_accountant(tmp_path):
     from dpfed_core.data.loaders import load_data
-    from dpfed_core.evaluation.budget import charged_run
+    from dpfed_core.evaluation.service import charged_run
 
     ds = load_data("sample:clinic")
     store = Store(tmp_path / "run.sqlite3")

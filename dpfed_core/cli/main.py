@@ -189,9 +189,11 @@ def _k_note(config) -> str | None:
 
 
 def cmd_run(args) -> int:
+    """``run``: parse, call the run service (:func:`~dpfed_core.evaluation.service.execute_run`), print."""
     from dpfed_core.data.atomic import check_writable
-    from dpfed_core.evaluation.budget import plan_run, settle_run
-    from dpfed_core.evaluation.experiments import make_split, run_method, write_json
+    from dpfed_core.evaluation.budget import plan_run
+    from dpfed_core.evaluation.experiments import write_json
+    from dpfed_core.evaluation.service import execute_run
 
     t0 = time.perf_counter()
     if args.out:
@@ -199,32 +201,20 @@ def cmd_run(args) -> int:
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config, args.compare)
-    plans = plan_run(dataset, config, args.compare)
     if args.dry_run:
-        return budget_cmd.dry_run(args, dataset, plans, f"run of {config.method}"
+        return budget_cmd.dry_run(args, dataset, plan_run(dataset, config, args.compare),
+                                  f"run of {config.method}"
                                   + (f" compared with {', '.join(args.compare)}" if args.compare else ""))
-    # The odometer is charged (or refuses) before anything touches the data.
-    odometer, history, key = budget_cmd.open_store(args, dataset, plans)
-    reservation_cm = budget_cmd.charge(odometer, dataset, plans, args.allow_non_private, key)
-    split = make_split(dataset, config)
     bar = _Bar(2 * dataset.n_entities + 2 + len(args.compare) + 1, f"run {config.method}")
     try:
-        with reservation_cm as reservation:
-            doc, _ = run_method(dataset, config, split, progress=bar)
-            comparison = {}
-            for m in args.compare:
-                if m != config.method:
-                    comparison[m] = run_method(dataset, config.replace(method=m), split, progress=bar)[0]
-            if reservation is not None:
-                settle_run(reservation, [doc, *comparison.values()])
+        outcome = execute_run(dataset, config, compare=args.compare, store=getattr(args, "store", None),
+                              allow_non_private=args.allow_non_private, progress=bar)
     finally:
         bar.close()
+    doc = outcome.doc
     note = _k_note(config)
     if note:
         doc.setdefault("notes", []).append(note)
-    if comparison:
-        doc["comparison"] = {m: {k: d[k] for k in ("method", "overall", "entities", "privacy", "timings")}
-                             for m, d in comparison.items()}
     print(f"{dataset.name}: {dataset.n_users} users × {dataset.n_items} items in {dataset.n_entities} entities"
           f" — values: {dataset.value_kind} (bound {dataset.value_max:g}), mode {config.mode}"
           f" — {doc['privacy']['label']}")
@@ -235,8 +225,11 @@ def cmd_run(args) -> int:
         print(f"trust model: {trust_model_text(doc['privacy'])}")
     for note in doc.get("notes", []):
         print(f"note: {note}")
-    _print_table({config.method: doc, **comparison}, config.top_n)
-    budget_cmd.record_release("run", doc, odometer, history, key, reservation, dataset)
+    _print_table({config.method: doc, **outcome.comparison}, config.top_n)
+    if outcome.odometer.get("store"):
+        print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))
+    else:
+        print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     if args.out:
         write_json(doc, args.out)
         print(f"wrote {args.out} ({time.perf_counter() - t0:.1f} s)")

@@ -10,7 +10,7 @@ Charge of one method run to each entity (``method_charges``), from the method's 
 * anything else (raw data or exact statistics pooled, a rating-level ε at a trusted central
   curator, no formal DP) and a DP method at ε = inf — non-private: ∞ for every entity.
 
-:func:`charged_run` and :func:`charged_sweep` are the engine calls with the odometer in front (the CLI
+:func:`~dpfed_core.evaluation.service.charged_run` and :func:`charged_sweep` are the engine calls with the odometer in front (the CLI
 and the dashboard use them): reserve — which may refuse — then compute, settle, keep in the history.
 
 An audit runs the audited entity's mechanism thousands of times on its exact rows and picks its
@@ -297,29 +297,6 @@ def save_result(store, kind: str, document: dict, dataset: FederatedDataset,
     key = key or (reservation.dataset_key if reservation else dataset_key(dataset))
     return RunHistory(store).add(kind, document, dataset_key=key,
                                  operation=reservation.operation if reservation else None)
-
-
-def charged_run(store: Store | str | os.PathLike, dataset: FederatedDataset, config, split=None, progress=None,
-                allow_non_private: bool = False, save: bool = True):
-    """``run_method`` charged first: refuses (:class:`BudgetRefused`) before computing, settles the
-    charge to the run's ledger, keeps the document in the history. Returns (doc, MethodResult, id)."""
-    from dpfed_core.evaluation.experiments import run_method
-
-    plans = plan_run(dataset, config)
-    if skip_store(store, plans):
-        doc, result = run_method(dataset, config, split, progress)
-        doc["odometer"] = {"store": None, "note": "simulation: no budget store opened"}
-        return doc, result, None
-    store = store if isinstance(store, Store) else Store(store)
-    key = dataset_key(dataset)
-    with BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
-        doc, result = run_method(dataset, config, split, progress)
-        settle_run(res, [doc])
-    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
-                       "releases": res.release_ids}
-    doc.setdefault("privacy", {})["accountant"] = accountant_record(store, dataset, key)
-    hid = save_result(store, "run", doc, dataset, res) if save else None
-    return doc, result, hid
 
 
 def charged_sweep(store: Store | str | os.PathLike, dataset: FederatedDataset, config, epsilons, seeds, references,

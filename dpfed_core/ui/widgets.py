@@ -170,7 +170,7 @@ def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = Non
     allow = allow_non_private()
 
     def compute(progress):  # a worker thread: no Streamlit in here
-        from dpfed_core.evaluation.budget import charged_run
+        from dpfed_core.evaluation.service import charged_run
         from dpfed_core.ui import history
 
         # a simulation (no privacy claim) opens no store unless DPFED_STORE names one

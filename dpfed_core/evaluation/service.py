@@ -1,0 +1,113 @@
+"""The one run service: validate → plan → charge → split → run → record, for every front end.
+
+The CLI (``python -m dpfed_core run``) only parses flags and prints; the dashboard only lays out
+widgets; both call :func:`execute_run` with a :class:`~dpfed_core.config.RunConfig`, a dataset and a
+budget store, and get the same document, charged the same way.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from dpfed_core.config import RunConfig, check_params
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.methods import MethodResult, get_method
+from dpfed_core.privacy.store import Store
+
+
+@dataclass
+class RunOutcome:
+    """What :func:`execute_run` produced: the result document (with ``comparison`` when methods were
+    compared), the fitted :class:`MethodResult` of the run's method, the comparison documents, the
+    history id of the stored document (None when nothing was stored), and the odometer's record."""
+
+    doc: dict
+    result: MethodResult
+    comparison: dict[str, dict] = field(default_factory=dict)
+    history_id: int | None = None
+    odometer: dict = field(default_factory=dict)
+
+
+def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str] = ()) -> None:
+    """Every check a run needs before anything is charged or computed, at one boundary: the
+    configuration, every method name, and each method's declared parameters against the data's
+    public shape (a federated method is built by the one factory and checks its bounds)."""
+    import scipy.sparse as sp
+
+    from dpfed_core.federation.protocol import FederatedRecommender, build_method
+
+    config.validate()
+    for m in compare:
+        get_method(m)
+    spec = get_method(config.method)
+    if not spec.federated:
+        check_params(spec.parameters, config.params, config.method)
+        return
+    FederatedRecommender.from_config(config)._validate()
+    method = build_method(config, dataset.value_max)
+    check = getattr(method, "_validate", None)
+    if check is not None:
+        check(sp.csr_matrix((1, dataset.n_items)), "every entity")
+
+
+def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterable[str] = (),
+                store: Store | str | os.PathLike | None = None, allow_non_private: bool = False,
+                split=None, progress: Callable[..., None] | None = None, save: bool = True) -> RunOutcome:
+    """Run ``config`` (and each method of ``compare`` on the same split) with the odometer in front.
+
+    1. validate (:func:`check_run`); 2. plan the releases (:func:`~dpfed_core.evaluation.budget.plan_run`);
+    3. charge the dataset's budget in ``store`` — or refuse with
+    :class:`~dpfed_core.privacy.odometer.BudgetRefused` before anything is computed; 4. split;
+    5. run every method; 6. settle the charge to the ledgers, note the odometer and the accountant in
+    the document and keep it in the run history. Nothing releases and no store is opened for a run
+    that releases nothing or a simulation without a named store."""
+    from dpfed_core.evaluation.budget import accountant_record, plan_run, settle_run, skip_store
+    from dpfed_core.evaluation.experiments import make_split, run_method
+    from dpfed_core.evaluation.history import RunHistory
+    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
+    from dpfed_core.privacy.store import resolve_store_path
+
+    compare = [m for m in dict.fromkeys(compare) if m != config.method]
+    check_run(dataset, config, compare)
+    plans = plan_run(dataset, config, compare)
+
+    def compute():
+        sp_ = make_split(dataset, config) if split is None else split
+        doc, result = run_method(dataset, config, sp_, progress)
+        comparison = {m: run_method(dataset, config.replace(method=m), sp_, progress)[0] for m in compare}
+        return doc, result, comparison
+
+    if skip_store(store, plans):
+        doc, result, comparison = compute()
+        record = {"store": None, "note": "nothing released, or a simulation: no budget store opened"}
+        history_id = None
+    else:
+        store = store if isinstance(store, Store) else Store(resolve_store_path(store))
+        odometer = BudgetOdometer(store)
+        key = odometer.register(dataset, dataset_key(dataset))
+        with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
+            doc, result, comparison = compute()
+            settle_run(res, [doc, *comparison.values()])
+        record = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
+                  "releases": res.release_ids}
+        doc.setdefault("privacy", {})["accountant"] = accountant_record(store, dataset, key)
+        history_id = None
+    if comparison:
+        doc["comparison"] = {m: {k: d[k] for k in ("method", "overall", "entities", "privacy", "timings")}
+                             for m, d in comparison.items()}
+    doc["odometer"] = record
+    if record.get("store") and save:
+        history_id = RunHistory(store).add("run", doc, dataset_key=record["dataset_key"],
+                                           operation=record["operation"])
+    return RunOutcome(doc, result, comparison, history_id, record)
+
+
+def charged_run(store: Store | str | os.PathLike | None, dataset: FederatedDataset, config: RunConfig, split=None,
+                progress=None, allow_non_private: bool = False, save: bool = True):
+    """:func:`execute_run` for one method, in the shape the dashboard uses: refuses
+    (:class:`~dpfed_core.privacy.odometer.BudgetRefused`) before computing, settles the charge to the
+    run's ledger, keeps the document in the history. Returns (doc, MethodResult, history id)."""
+    out = execute_run(dataset, config, store=store, allow_non_private=allow_non_private, split=split,
+                      progress=progress, save=save)
+    return out.doc, out.result, out.history_id
