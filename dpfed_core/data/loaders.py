@@ -1799,6 +1799,12 @@ def load_eicu(
     return attach_item_features(ds, item_features, derived=derived)
 
 
+def _plain_str(s: pd.Series) -> pd.Series:
+    """Stripped strings of any column (categorical or text), missing values as ""."""
+    o = s.astype(object)
+    return o.where(o.notna(), "").astype(str).str.strip()
+
+
 def _eicu_entities(root: Path, entity: str, entities: Any, notes: list[str]) -> list[str] | None:
     """The declared entity list of an eICU federation: ``entities`` if given (bare hospital ids become
     "hospital <id>"), else the hospital table's hospitals or regions; None without a hospital table."""
@@ -1815,10 +1821,10 @@ def _eicu_entities(root: Path, entity: str, entities: Any, notes: list[str]) -> 
         return None
     hospital, _ = _read_eicu_table(root, "hospital", ["hospitalid"] + (["region"] if entity == "region" else []),
                                    "the public list of hospitals")
-    hid = hospital["hospitalid"].fillna("").astype(str).str.strip()
+    hid = _plain_str(hospital["hospitalid"])
     if entity == "hospitalid":
         return [f"hospital {x}" for x in dict.fromkeys(hid[hid != ""])]
-    reg = hospital["region"].fillna("").astype(str).str.strip()
+    reg = _plain_str(hospital["region"])
     out = list(dict.fromkeys(r for r in reg if r))
     if (reg == "").any():
         out.append("Unknown region")
