@@ -414,10 +414,11 @@ def check_output_not_input(out: str | os.PathLike, inputs: Sequence[tuple[str, A
         if src is None or not isinstance(src, (str, os.PathLike)) or str(src).startswith("sample:"):
             continue
         ip = Path(src).expanduser()
-        if not os.path.lexists(ip):
-            continue
         i_real = Path(os.path.realpath(ip))
-        same = o_real == i_real or (o_id is not None and o_id == _identity(ip))
+        if not os.path.lexists(ip):
+            same = o_real == i_real  # e.g. a budget store not created yet: the path is still taken
+        else:
+            same = o_real == i_real or (o_id is not None and o_id == _identity(ip))
         if not same and i_real.is_dir():
             inside = o_real.parent == i_real or i_real in o_real.parents
             if inside and o_id is not None:

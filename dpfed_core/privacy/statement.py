@@ -52,3 +52,15 @@ def statement(eps: float, delta: float, simulation: bool) -> str:
     if simulation:
         return f"{SIMULATION_LABEL} (configured budget ({eps:.4g}, {delta:.3g}))"
     return f"({eps:.4g}, {delta:.3g})-DP per user of each entity — {GUARANTEE_NAME}"
+
+
+#: The assumption stated instead of "the entity list is a public input" when the user accepted an
+#: entity list read from the private data (issue 21, ``entities_from_data``).
+ENTITY_FROM_DATA = ("The entity list was read from the private data (accepted with entities_from_data), not "
+                    "declared: membership of an entity is NOT protected — which entities exist and take part "
+                    "reveals that they have users (an entity with one user loses that user's privacy).")
+
+
+def entity_assumptions(items: list[str]) -> list[str]:
+    """``items`` (from :func:`assumptions`) for a run whose entity list was read from the data."""
+    return [*items, ENTITY_FROM_DATA]
