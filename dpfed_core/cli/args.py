@@ -404,6 +404,15 @@ def preflight(dataset, config: RunConfig, extra_methods=()) -> None:
     """Build every method the command will run with its parameters, and let each check them against
     the data's public shape (items, bound) — so a bad ``--param`` or method name fails before the
     first computation, not after a whole sweep."""
+    _preflight_params(dataset, config, extra_methods)
+    # after the flags' own checks: a DP run needs a declared federation (issue 21)
+    from dpfed_core.evaluation.experiments import check_declared_federation
+
+    for m in dict.fromkeys([config.method, *extra_methods]):
+        check_declared_federation(dataset, config.replace(method=m))
+
+
+def _preflight_params(dataset, config: RunConfig, extra_methods=()) -> None:
     import scipy.sparse as sp
 
     from dpfed_core.federation.protocol import FederatedRecommender
@@ -411,10 +420,6 @@ def preflight(dataset, config: RunConfig, extra_methods=()) -> None:
 
     for m in extra_methods:
         get_method(m)
-    from dpfed_core.evaluation.experiments import check_declared_federation
-
-    for m in dict.fromkeys([config.method, *extra_methods]):
-        check_declared_federation(dataset, config.replace(method=m))
     spec = get_method(config.method)
     if not spec.uses_k:
         if config.prototype_params:
