@@ -90,8 +90,10 @@ def check_regular_file(path: str | os.PathLike, *, what: str, param: str | None)
 def read_bounded(source: Any, *, what: str, param: str | None, limit: int = MAX_LIST_BYTES) -> bytes:
     """The bytes of a path (regular files only), bytes or a file-like upload, at most ``limit`` bytes
     (gzip content decompressed up to the same limit); beyond it a clear error."""
+    label = f"{what} {source}" if isinstance(source, (str, os.PathLike)) else what
+
     def too_big() -> DataError:
-        return DataError(f"{what} is larger than {limit / 2**20:.0f} MB; this input is a short public list or "
+        return DataError(f"{label} is larger than {limit / 2**20:.0f} MB; this input is a short public list or "
                          "document — check that the right file was given", param=param)
 
     if isinstance(source, (str, os.PathLike)):
@@ -117,7 +119,7 @@ def read_bounded(source: Any, *, what: str, param: str | None, limit: int = MAX_
         try:
             out = d.decompress(raw, limit + 1)
         except zlib.error as exc:
-            raise DataError(f"{what}: not a valid gzip file ({exc})", param=param) from None
+            raise DataError(f"{label}: not a valid gzip file ({exc})", param=param) from None
         if len(out) > limit or d.unconsumed_tail:
             raise too_big()
         raw = out
@@ -252,7 +254,8 @@ def read_list(source: Any, *, what: str = "item list", param: str | None = "item
             lf.notes.append(f"{what}: {len(ids) - len(uniq)} repeated names ignored (first kept)")
         return lf
     label = filename or (str(source) if isinstance(source, (str, os.PathLike)) else f"the uploaded {what}")
-    raw = read_bounded(source, what=f"{what} {label}", param=param)
+    raw = read_bounded(source, what=what if isinstance(source, (str, os.PathLike)) else f"{what} {label}",
+                       param=param)
     text = decode_text(raw, what=f"{what} {label}", encoding=encoding, param=param)
     return parse_list(text, what=what, param=param, csv_sep=csv_sep)
 
@@ -276,7 +279,8 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
     Item ids are exact strings; a repeated item is an error (which row would be meant?)."""
     what = "item features file"
     label = filename or (str(source) if isinstance(source, (str, os.PathLike)) else "the uploaded item features")
-    raw = read_bounded(source, what=f"{what} {label}", param=param)
+    raw = read_bounded(source, what=what if isinstance(source, (str, os.PathLike)) else f"{what} {label}",
+                       param=param)
     text = decode_text(raw, what=f"{what} {label}", encoding=encoding, param=param)
     lines = [ln for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if ln.strip()]
     if len(lines) < 2:
@@ -378,7 +382,7 @@ def _json_depth_ok(text: str, limit: int) -> bool:
 def read_json_document(path: str | os.PathLike, *, what: str, param: str | None) -> Any:
     """A JSON document from a regular file: bounded size, bounded nesting, UTF-8; every failure is a
     :class:`DataError` naming ``what`` (e.g. "--resume FILE")."""
-    raw = read_bounded(path, what=f"{what} {path}", param=param, limit=MAX_JSON_BYTES)
+    raw = read_bounded(path, what=what, param=param, limit=MAX_JSON_BYTES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

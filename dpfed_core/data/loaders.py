@@ -415,6 +415,9 @@ class _CodeBook:
 
     def add(self, values: pd.Series) -> None:
         local, uniq = pd.factorize(values, use_na_sentinel=True)
+        if len(uniq) == 0:  # a chunk of empty fields only (a header followed by blank lines)
+            self.codes.append(np.full(len(local), -1, dtype=np.int32))
+            return
         uniq = np.asarray(uniq, dtype=object)
         glob = self.index.get_indexer(uniq) if len(self.index) else np.full(len(uniq), -1)
         new = glob < 0
