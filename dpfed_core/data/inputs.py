@@ -213,7 +213,7 @@ def parse_list(text: str, *, what: str = "item list", param: str | None = "items
                             param=param)
         has_names = any(len(r) > 1 for r in rows)
     else:
-        if _is_header_field(lines[0]) and len(lines) > 1:
+        if _is_header_field(lines[0]):
             out.header = lines[0]
             lines = lines[1:]
         ids, names, has_names = lines, lines, False
