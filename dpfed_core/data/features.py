@@ -28,10 +28,20 @@ from dpfed_core.data.inputs import FeatureTable, read_item_features
 MAX_NAME_FEATURES = 2000
 
 
-def _as_table(features: Any, encoding: str | None = None) -> FeatureTable | None:
+def as_feature_table(features: Any, encoding: str | None = None) -> FeatureTable | None:
+    """Item features given as a file path, bytes, an upload, a JSON dict or a :class:`FeatureTable`."""
     if features is None or isinstance(features, FeatureTable):
         return features
+    if isinstance(features, dict):  # the dashboard's JSON form: {"ids": […], "values": [[…]], "names": […]}
+        return FeatureTable(ids=[str(x) for x in features["ids"]],
+                            values=np.asarray(features["values"], dtype=np.float64).reshape(len(features["ids"]), -1),
+                            names=[str(x) for x in features["names"]])
     return read_item_features(features, encoding=encoding)
+
+
+def feature_table_json(table: FeatureTable) -> dict:
+    """A feature table as plain JSON values (the dashboard passes loader options as JSON)."""
+    return {"ids": list(table.ids), "values": table.values.tolist(), "names": list(table.names)}
 
 
 def attach_item_features(ds: FederatedDataset, features: Any = None, *, derived: FeatureTable | None = None,
@@ -39,7 +49,7 @@ def attach_item_features(ds: FederatedDataset, features: Any = None, *, derived:
     """``ds`` with public item features: ``derived`` (what the loader knows) and ``features`` (a file,
     bytes or a :class:`FeatureTable`), matched to the catalogue by item id (then by item name), side
     by side. Catalogue items without a row get zeros; rows of other items are ignored; both are noted."""
-    tables = [t for t in (derived, _as_table(features, encoding)) if t is not None]
+    tables = [t for t in (derived, as_feature_table(features, encoding)) if t is not None]
     if not tables:
         return ds
     blocks, names, notes = [], [], list(ds.notes)

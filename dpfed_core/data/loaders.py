@@ -40,9 +40,10 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.features import as_feature_table as _feature_table  # noqa: I001
 from dpfed_core.data.features import (attach_item_features, drug_token_features, hierarchy_features,
                                       movielens_item_features)
-from dpfed_core.data.inputs import ListFile, check_regular_file, read_item_features, read_list
+from dpfed_core.data.inputs import ListFile, check_regular_file, read_list
 from dpfed_core.errors import ConfigError, DataError
 
 __all__ = [
@@ -1145,7 +1146,7 @@ def load_long_table(
     _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)
     declared = _as_list_file(items, what="item list", param="items", encoding=encoding)
     ent_list = _as_list_file(entities, what="entity list", param="entities", encoding=encoding)
-    features = read_item_features(item_features, encoding=encoding) if item_features is not None else None
+    features = _feature_table(item_features, encoding=encoding)
     cols, dtypes = _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col)
     df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table",
                                       usecols=cols, dtype=dtypes, progress=progress, encoding=encoding)
