@@ -254,6 +254,11 @@ def _hostile_cases(d: Path) -> list[dict]:
     case(["report", "--run", str(doc), "--out", str(doc)], "error", name="report --out = --run")
     case(["sweep", *base, "--resume", str(doc), "--out", str(items), "--items", str(items)], "error",
          name="sweep --out = --items")
+    case(["sweep", *base, "--resume", str(data)], "error", name="sweep --resume = --data (rewritten)")
+    case(["sweep", *base, "--out", os.environ["DPFED_STORE"]], "error", name="sweep --out = store")
+    case(["deploy-local", *base, "--method", "dp-popularity", "--out", str(d / "link.csv")], "error",
+         name="deploy-local --out = data link")
+    case(["write-shards", *base, "--out-dir", str(data)], "error", name="write-shards --out-dir = data")
     # list files: read whole, header recognised, duplicates noted
     variants = {
         "header": ("item\n" + "\n".join(f"i{j}" for j in range(1, 7)) + "\n", 6),

@@ -268,13 +268,14 @@ def input_paths(args) -> list[tuple[str, object]]:
     return out
 
 
-def check_outputs(args, *outs: tuple[str, object]) -> None:
+def check_outputs(args, *outs: tuple[str, object], rewritable: tuple[str, ...] = ()) -> None:
     """Fail before any work when an output (flag, path) is an input of the command: the same path, a
-    symbolic link or a hard link (then writing it would destroy the data, a list or the budget store)."""
-    ins = input_paths(args)
+    symbolic link or a hard link (then writing it would destroy the data, a list or the budget store).
+    ``rewritable``: input flags whose file the command is meant to rewrite (``sweep --resume``)."""
+    ins = [(f, p) for f, p in input_paths(args) if f not in rewritable]
     for flag, path in outs:
         if path:
-            check_output_not_input(path, [(f, p) for f, p in ins if not (f == flag and p == path)], flag=flag)
+            check_output_not_input(path, ins, flag=flag)
 
 
 def load_dataset(args):

@@ -211,8 +211,9 @@ def cmd_sweep(args) -> int:
     out = args.out or args.resume
     if out:
         check_writable(out, "--out" if args.out else "--resume")
-        # --resume is both read and rewritten when no --out is given: that one file is meant
-        check_outputs(args, ("--out" if args.out else "--resume", out))
+        # a sweep document is a checkpoint: --resume FILE is meant to be rewritten (with or without
+        # --out naming it); every other input is protected
+        check_outputs(args, ("--out" if args.out else "--resume", out), rewritable=("--resume",))
     check_grid(args.epsilons, "--epsilons")
     check_grid(args.seeds, "--seeds")
     if args.metric not in _known_metrics(args.top_n):
