@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import io
 
-import numpy as np
 import pytest
 
 from dpfed_core.cli import main

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import gzip
-import io
 import json
 import math
 import os

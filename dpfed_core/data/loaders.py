@@ -224,8 +224,7 @@ def _whole_file_encoding(label: str, path: Path | None, data: bytes | None, comp
     return "latin-1"
 
 
-def _check_table_encoding(encoding: str, label: str, path: Path | None, data: bytes | None,
-                          compression: str | None) -> str:
+def _check_table_encoding(encoding: str) -> str:
     """A declared encoding must exist (the read itself then decodes strictly)."""
     try:
         return codecs.lookup(encoding).name
@@ -372,7 +371,7 @@ def read_table(
 
     try:
         if encoding is not None:
-            enc = _check_table_encoding(encoding, label, path, data, compression)
+            enc = _check_table_encoding(encoding)
             df = _read(enc)
         else:
             try:
