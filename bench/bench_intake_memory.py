@@ -1,13 +1,20 @@
-"""Peak memory of reading a large upload (issue 12: a 2-million-row, 88 MB long table peaked at 1.7 GB,
-20× the file; target < 5×).
+"""Peak memory and time of large uploads (issue 12, issue 26).
 
-Generates a long table in a temp folder (user, item, rating, entity; 2M rows by default, ~88 MB),
-then loads it with :func:`dpfed_core.data.loaders.load_long_table` in a fresh child process and
-reports the child's peak RSS above its RSS right after the imports (the loader's own peak), next to
-the file size. ``--rows N`` changes the size (small runs for a quick check).
+Part 1 — loading (issue 12: a 2-million-row, 88 MB long table peaked at 1.7 GB, 20× the file; target
+< 5×): a long table (user, item, rating, entity; 2M rows by default) loaded with
+:func:`dpfed_core.data.loaders.load_long_table` in a fresh child process.
 
-    python bench/bench_intake_memory.py            # full size, writes bench/results/intake_memory.md
-    python bench/bench_intake_memory.py --rows 200000 --no-write
+Part 2 — a whole run (issue 26): a 1-million-row long table of 50,000 users and 5,000 items in 40
+declared entities through ``python -m dpfed_core run --method dp-cooccurrence`` (production noise),
+target ≤ 120 s on 2 cores and a peak ≤ 4× the file; then the same rows with a declared catalogue of
+100,000 items (95,000 of them never used), target ≤ 1.5× the memory of the 5,000-item run (nothing
+may grow with the catalogue beyond O(items × rank)).
+
+Each measurement runs in a fresh child process and reports its peak RSS above its RSS right after
+the imports (the work's own peak), next to the file size.
+
+    python bench/bench_intake_memory.py                     # both parts, writes bench/results/intake_memory.md
+    python bench/bench_intake_memory.py --part run --rows 200000 --users 10000 --no-write   # a quick check
 """
 from __future__ import annotations
 
@@ -41,21 +48,50 @@ def make_table(path: Path, rows: int, seed: int = 0) -> None:
             f.write("".join(f"patient_{a:07d},item_{b:07d},{c},hospital {d:03d}\n" for a, b, c, d in zip(u, it, r, ent)))
 
 
-def child(path: str) -> None:
+def make_run_table(folder: Path, rows: int, users: int, items: int, catalogue: int, entities: int = 40,
+                   seed: int = 0) -> dict:
+    """A long table of ``rows`` (user, item) events (no repeated pair) over ``users`` users and ``items``
+    items (Zipf-like popularity), the declared catalogue (``catalogue`` ≥ ``items`` names, one per line)
+    and the declared entity list. Returns the paths."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    w = 1.0 / np.arange(1, items + 1) ** 0.9
+    w /= w.sum()
+    per_user = rng.multinomial(rows, np.ones(users) / users)
+    table = folder / "events.csv"
+    with open(table, "w") as f:
+        f.write("user,item,entity\n")
+        for start in range(0, users, 5000):
+            lines = []
+            for u in range(start, min(users, start + 5000)):
+                k = int(min(per_user[u], items))
+                its = rng.choice(items, size=k, replace=False, p=w) if k else []
+                lines.extend(f"patient_{u:07d},item_{i:06d},hospital {u % entities:03d}\n" for i in its)
+            f.write("".join(lines))
+    cat = folder / f"catalogue_{catalogue}.txt"
+    cat.write_text("item\n" + "".join(f"item_{i:06d}\n" for i in range(catalogue)))
+    ents = folder / "entities.txt"
+    ents.write_text("".join(f"hospital {h:03d}\n" for h in range(entities)))
+    return {"table": table, "items": cat, "entities": ents}
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def child_load(path: str) -> None:
     import numpy as np  # noqa: F401  (imports first: their memory is not the loader's)
     import pandas as pd  # noqa: F401
     import scipy.sparse  # noqa: F401
 
     from dpfed_core.data.loaders import load_long_table
 
-    def rss_kb() -> int:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
-
-    base = rss_kb()
+    base = _rss_kb()
     t0 = time.perf_counter()
     ds = load_long_table(path, user_col="user", item_col="item", value_col="rating", entity_col="entity",
                          value_kind="ratings", duplicates="last")
@@ -65,29 +101,57 @@ def child(path: str) -> None:
                       "items": ds.n_items, "nnz": int(ds.X.nnz), "entities": ds.n_entities}))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=2_000_000)
-    ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    a = ap.parse_args()
-    if a.child:
-        child(a.child)
-        return
+def child_run(spec: str) -> None:
+    """``python -m dpfed_core run`` in this process, after the imports a run needs."""
+    import contextlib
+    import io
+
+    import numpy as np  # noqa: F401
+    import pandas as pd  # noqa: F401
+    import scipy.sparse  # noqa: F401
+    import sklearn  # noqa: F401
+
+    import dpfed_core.evaluation.experiments  # noqa: F401
+    import dpfed_core.federation.summable  # noqa: F401
+    from dpfed_core.cli import main
+
+    a = json.loads(spec)
+    base = _rss_kb()
+    t0 = time.perf_counter()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["run", "--data", a["table"], "--user-col", "user", "--item-col", "item", "--entity-col",
+                     "entity", "--value-kind", "implicit", "--items", a["items"], "--entities", a["entities"],
+                     "--method", "dp-cooccurrence", "--epsilon", "1", "--seed", "0",
+                     *(["--simulation"] if a.get("simulation") else []), "--out", a["out"]])
+    secs = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    doc = json.loads(Path(a["out"]).read_text()) if code == 0 else {}
+    print(json.dumps({"code": code, "base_kb": base, "peak_kb": peak, "seconds": secs,
+                      "cpu_seconds": resource.getrusage(resource.RUSAGE_SELF).ru_utime,
+                      "dataset": doc.get("dataset", {}), "mar": doc.get("overall", {}).get("mar"),
+                      "timings": doc.get("timings", {})}))
+
+
+def _child(flag: str, arg: str) -> dict:
+    r = subprocess.run([sys.executable, __file__, flag, arg], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    if r.returncode:
+        sys.exit(r.stderr)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def part_load(rows: int) -> list[str]:
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "upload.csv"
-        make_table(path, a.rows)
+        make_table(path, rows)
         size = path.stat().st_size
-        r = subprocess.run([sys.executable, __file__, "--child", str(path)], capture_output=True, text=True,
-                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-        if r.returncode:
-            sys.exit(r.stderr)
-        res = json.loads(r.stdout.strip().splitlines()[-1])
+        res = _child("--child-load", str(path))
     loader_mb = (res["peak_kb"] - res["base_kb"]) / 1024
-    lines = [
-        "# Intake: peak memory of a large upload (bench/bench_intake_memory.py)",
+    return [
+        "## Loading a large upload",
         "",
-        f"- file: {a.rows:,} rows, {size / 1e6:.1f} MB (user, item, rating, entity; generated)",
+        f"- file: {rows:,} rows, {size / 1e6:.1f} MB (user, item, rating, entity; generated)",
         f"- loaded: {res['users']:,} users × {res['items']:,} items, {res['nnz']:,} ratings, "
         f"{res['entities']} entities in {res['seconds']:.1f} s",
         f"- peak RSS of the loading process: {res['peak_kb'] / 1024:.0f} MiB; after imports {res['base_kb'] / 1024:.0f} MiB",
@@ -98,7 +162,75 @@ def main() -> None:
         "How: text columns are read in chunks of 100k rows as strings (never parsed as numbers, so ids",
         "stay exact) and each chunk's id columns become categoricals at once; all later steps work on",
         "integer codes.",
+        "",
     ]
+
+
+def part_run(rows: int, users: int, items: int, big_catalogue: int, simulation: bool) -> list[str]:
+    lines = ["## A whole run: `run --method dp-cooccurrence` on a large long table", ""]
+    with tempfile.TemporaryDirectory() as d:
+        folder = Path(d)
+        paths = make_run_table(folder, rows, users, items, items)
+        big = folder / f"catalogue_{big_catalogue}.txt"
+        big.write_text("item\n" + "".join(f"item_{i:06d}\n" for i in range(big_catalogue)))
+        size = paths["table"].stat().st_size
+        results = {}
+        for n_cat, cat in ((items, paths["items"]), (big_catalogue, big))[: 2 if big_catalogue else 1]:
+            spec = {"table": str(paths["table"]), "items": str(cat), "entities": str(paths["entities"]),
+                    "out": str(folder / f"r{n_cat}.json"), "simulation": simulation}
+            results[n_cat] = _child("--child-run", json.dumps(spec))
+            print(f"{n_cat}-item catalogue: {json.dumps(results[n_cat])}", file=sys.stderr, flush=True)
+            if results[n_cat]["code"] != 0:
+                sys.exit(f"the run with a {n_cat}-item catalogue failed (exit {results[n_cat]['code']})")
+    small = results[items]
+    large = results.get(big_catalogue)
+    own = {k: (r["peak_kb"] - r["base_kb"]) / 1024 for k, r in results.items()}
+    ds = small["dataset"]
+    lines += [
+        f"- file: {rows:,} rows, {size / 1e6:.1f} MB (user, item, entity; generated; {users:,} users, {items:,} items "
+        f"used, 40 declared entities)",
+        f"- dataset: {ds.get('n_users', 0):,} users × {ds.get('n_items', 0):,} items, "
+        f"{ds.get('n_interactions', 0):,} interactions; noise: {'simulation' if simulation else 'production (OpenDP)'}",
+        f"- **{items:,}-item catalogue: {small['seconds']:.1f} s wall ({small['cpu_seconds']:.0f} CPU-s), own peak "
+        f"{own[items]:.0f} MiB = {own[items] * 2**20 / size:.2f}× the file** (targets ≤ 120 s on 2 cores, ≤ 4×); "
+        f"whole process {small['peak_kb'] / 1024:.0f} MiB",
+        (f"- **{big_catalogue:,}-item declared catalogue, same rows: {large['seconds']:.1f} s, own peak "
+         f"{own[big_catalogue]:.0f} MiB = {own[big_catalogue] / max(own[items], 1):.2f}× the {items:,}-item run** "
+         f"(target ≤ 1.5×); whole process {large['peak_kb'] / 1024:.0f} MiB") if large else
+        "- the large-catalogue run was skipped (--catalogue 0)",
+        f"- stage seconds ({items:,} items): " + ", ".join(f"{k} {v:.1f}" for k, v in small["timings"].items()
+                                                           if isinstance(v, (int, float))),
+        "",
+        "What grew with the catalogue (issue 26: 1.14 → 3.29 GB): the evaluation scored 512 test users × every item",
+        "at once (plus a hidden-entries × items comparison); it now bounds each batch to 2^21 cells.",
+        "",
+    ]
+    return lines
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--part", choices=["load", "run", "both"], default="both")
+    ap.add_argument("--rows", type=int, help="rows of the table (default 2,000,000 to load, 1,000,000 to run)")
+    ap.add_argument("--users", type=int, default=50_000)
+    ap.add_argument("--items", type=int, default=5_000)
+    ap.add_argument("--catalogue", type=int, default=100_000, help="the large declared catalogue (0: skip that run)")
+    ap.add_argument("--simulation", action="store_true", help="NumPy noise instead of OpenDP's samplers")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--child-load", help=argparse.SUPPRESS)
+    ap.add_argument("--child-run", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child_load:
+        child_load(a.child_load)
+        return
+    if a.child_run:
+        child_run(a.child_run)
+        return
+    lines = ["# Intake at size: peak memory and time (bench/bench_intake_memory.py)", ""]
+    if a.part in ("load", "both"):
+        lines += part_load(a.rows or 2_000_000)
+    if a.part in ("run", "both"):
+        lines += part_run(a.rows or 1_000_000, a.users, a.items, a.catalogue, a.simulation)
     text = "\n".join(lines) + "\n"
     print(text)
     if not a.no_write:

@@ -8,6 +8,8 @@ import streamlit as st
 from dpfed_core.ui import widgets as ui
 from dpfed_core.ui import engine as dash
 from dpfed_core.errors import DpfedError
+from dpfed_core.data.features import feature_table_json
+from dpfed_core.data.inputs import read_item_features, read_list
 from dpfed_core.data.loaders import EICU_EVENT_TABLES, infer_value_kind, read_item_list
 
 ui.page_setup("Data", ":material/folder_open:")
@@ -52,6 +54,34 @@ exclude = st.text_input("Leave out entities (optional, comma-separated names)", 
                              "entity is dropped for its true number of users, which would leak it.")
 excluded = [e.strip() for e in exclude.split(",") if e.strip()]
 
+
+def public_inputs(prefix: str, entities_help: str, consent: bool = False) -> dict | None:
+    """The declared entity list and the item features (public inputs, issues 21 and 23) as loader
+    options; an unreadable file is shown as an error naming its control and stops the page."""
+    c1, c2 = st.columns(2)
+    ents = c1.file_uploader("Declared entity list (optional): one entity per line", type=["txt", "csv", "gz"],
+                            key=f"{prefix}_entities", help=entities_help)
+    feats = c2.file_uploader("Item features (optional): CSV of item id + numeric columns",
+                             type=["csv", "tsv", "txt", "gz"], key=f"{prefix}_features",
+                             help="Public side information about items (genres, classes, …): no privacy cost.")
+    opts: dict = {}
+    if consent:
+        if st.checkbox("Read the entity list from the data", key=f"{prefix}_entities_from_data",
+                       help="Without a declared entity list, a DP run is refused: which entities exist would be "
+                            "read off the private rows. Accept it here only if membership of an entity need not "
+                            "be protected; the privacy statement then says so."):
+            opts["entities_from_data"] = True
+    try:
+        if ents is not None:
+            opts["entities"] = read_list(ents.getvalue(), what="entity list", param="entities",
+                                         filename=ents.name).ids
+        if feats is not None:
+            opts["item_features"] = feature_table_json(read_item_features(feats.getvalue(), filename=feats.name))
+    except DpfedError as exc:
+        ui.show_error(exc)
+        st.stop()
+    return opts
+
 if source == "sample":
     c1, c2 = st.columns(2)
     spec = c1.selectbox("Sample", list(dash.SAMPLES), format_func=dash.SAMPLES.get, key="sample_spec")
@@ -60,7 +90,7 @@ if source == "sample":
         fed = c2.selectbox("Federation key", ["hospital", "region"], key="sample_fed",
                            help="Each hospital as an entity, or hospitals grouped by region.")
     if st.button("Load sample", type="primary", key="load_sample"):
-        opts = {"exclude_entities": excluded} if excluded else {}
+        opts = {"exclude_entities": excluded} if excluded else {}  # entities: the generator's list (public)
         if fed and fed != "hospital":
             opts["federation"] = fed
         _load(ui.load_spec, spec, json.dumps(opts, sort_keys=True),
@@ -71,13 +101,15 @@ elif source == "movielens":
                          placeholder="path/to/ml-100k")
     fed = st.selectbox("Federation key", ["zip", "gender", "occupation", "age"], key="ml_fed",
                        format_func=lambda s: {"zip": "first digit of the ZIP code (as in the paper)"}.get(s, s))
+    ml_public = public_inputs("ml", "Default: the key's public values (ZIP digits and “other”, u.occupation, "
+                                    "genders, age bands).")
     if st.button("Load MovieLens", type="primary", key="load_ml"):
         try:
             root = dash.check_data_dir(path, "movielens")
         except DpfedError as exc:
             st.error(str(exc), icon=":material/error:")
         else:
-            opts = {"federation": fed, **({"exclude_entities": excluded} if excluded else {})}
+            opts = {"federation": fed, **({"exclude_entities": excluded} if excluded else {}), **ml_public}
             _load(ui.load_spec, str(root), json.dumps(opts, sort_keys=True),
                   source_text=f"MovieLens {root.name} by {fed}", path_box=True)
 
@@ -90,8 +122,11 @@ elif source == "eicu":
     entity = c2.selectbox("Federation key", ["hospitalid", "region"], key="eicu_entity")
     formulary = st.file_uploader("Formulary (optional): one item name per line", type=["txt", "csv", "gz"],
                                  key="eicu_items",
-                                 help="A public item list. Without it a DP run selects its items by DP "
-                                      "partition selection, charged to the budget.")
+                                 help="A public item list, one name per line taken whole (commas, “|” and spaces "
+                                      "belong to the name; a header line is recognised). Without it a DP run "
+                                      "selects its items by DP partition selection, charged to the budget.")
+    eicu_public = public_inputs("eicu", "Default: the hospital table's hospitals (or its regions); hospitals "
+                                        "without a stay take part with an all-zero contribution.")
     if st.button("Load eICU", type="primary", key="load_eicu"):
         try:
             root = dash.check_data_dir(path, "eicu")
@@ -102,7 +137,7 @@ elif source == "eicu":
             st.error("Choose at least one table in “Event tables (items)”.", icon=":material/error:")
         elif root is not None:
             opts = {"event_table": tables if len(tables) > 1 else tables[0], "entity": entity,
-                    **({"exclude_entities": excluded} if excluded else {})}
+                    **({"exclude_entities": excluded} if excluded else {}), **eicu_public}
             try:
                 if formulary is not None:
                     opts["items"] = read_item_list(formulary.getvalue(), filename=formulary.name)[0]
@@ -178,8 +213,14 @@ else:
                                     help="A public bound, never read off the data; DP mechanisms clip to it.")
         items_up = c3.file_uploader("Item catalogue (optional): one item per line", type=["txt", "csv", "gz"],
                                     key="upload_items",
-                                    help="A public list of items (a formulary). Without it a DP run selects "
-                                         "its items by DP partition selection, charged to the budget.")
+                                    help="A public list of items (a formulary), one per line taken whole (commas, "
+                                         "“|” and spaces belong to the name; a header line is recognised). Without "
+                                         "it a DP run selects its items by DP partition selection, charged to the "
+                                         "budget.")
+        upload_public = public_inputs(
+            "upload", "The federation, a public list. Rows of other entities are dropped; an entity without rows "
+                      "takes part with an all-zero contribution. Without it a DP run is refused unless you accept "
+                      "reading the list from the data below.", consent=True)
         c1, c2, _ = st.columns(3)
         missing = c1.selectbox("Rows with a missing value", ["error", "drop"], key="map_missing",
                                format_func={"error": "stop and name the first one",
@@ -201,7 +242,7 @@ else:
                     "item_name_col": None if name_col == NONE else name_col,
                     "value_kind": kind, "value_max": float(value_max),
                     "drop_missing": missing == "drop", "duplicates": dups,
-                    **({"exclude_entities": excluded} if excluded else {})}
+                    **({"exclude_entities": excluded} if excluded else {}), **upload_public}
             if items_up is not None:
                 try:
                     opts["items"] = read_item_list(items_up.getvalue(), filename=items_up.name)[0]
@@ -230,6 +271,14 @@ c[2].metric("Entities", ov["entities"])
 c[3].metric("Density", f"{ov['density']:.2%}")
 c[4].metric(f"Max value ({ov['value_kind']})", f"{ov['value_max']:g}",
             help="The declared public bound of one value; DP mechanisms clip to it.")
+if getattr(ds, "entity_source", "declared") == "data":
+    st.warning("The entity list is read from the data" + (
+        ": accepted — membership of an entity is not protected." if ds.entities_accepted else
+        ": DP runs are refused until you declare it (“Declared entity list”) or accept it (“Read the entity list "
+        "from the data”)."), icon=":material/warning:")
+if ds.item_features is not None:
+    st.caption(f"Public item features: {ds.item_features.shape[1]} columns "
+               f"({dash.escape_md(', '.join(ds.item_feature_names[:6]))}{' …' if ds.item_features.shape[1] > 6 else ''}).")
 for note in ds.notes:
     st.info(dash.escape_md(note), icon=":material/info:")
 warn = dash.small_entity_warning(ds)

@@ -168,6 +168,211 @@ def test_fuzz_cli(tmp_path, block):
         else:
             failures.append(f"{where}: exit {code}: {stderr[-300:]!r}")
         outcomes.append(code)
+    print(f"random fuzz block {block}: {outcomes.count(0)} valid results, {outcomes.count(2)} clean errors, "
+          f"{len(failures)} bad (traceback / changed input / partial output / other exit)")
     assert not failures, "\n".join(failures[:20])
     # the generator must exercise both outcomes, or the test proves little
     assert outcomes.count(0) >= 5 and outcomes.count(2) >= 10, outcomes
+
+
+# ====================================================================== issue 26: hostile inputs
+# Every case below has a known right outcome. The outcome taxonomy: a clean error (exit 2, one
+# `error:` line naming only flags that exist, never "unexpected"/"internal"), a valid result (exit 0
+# and a document that says the right thing), or one of the bad classes — silent wrong (exit 0 with a
+# wrong result, or an error where a result was due), hang, changed input, partial output, crash-worded
+# or misleading error. The suite asserts 0 for every bad class.
+import os
+import re
+import threading
+from collections import Counter
+
+BAD_CLASSES = ("silent wrong", "hang", "changed input", "partial output", "crash-worded or misleading error")
+
+
+def _known_flags() -> set[str]:
+    from dpfed_core.cli.main import build_parser
+
+    flags: set[str] = set()
+
+    def walk(p):
+        for a in p._actions:
+            flags.update(s for s in a.option_strings if s.startswith("--"))
+            if a.choices and isinstance(a.choices, dict):
+                for sub in a.choices.values():
+                    walk(sub)
+
+    walk(build_parser())
+    return flags
+
+
+def _run_bounded(argv: list[str], seconds: float = 120) -> tuple[int | None, str, str]:
+    """main(argv) in a daemon thread; (None, …) when it has not returned within ``seconds`` (a hang)."""
+    box: dict = {}
+
+    def target():
+        box["r"] = _run(argv)
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(seconds)
+    return box.get("r", (None, "", ""))
+
+
+def _long_table(path: Path, extra_rows: list[str] | None = None, header: str = "user,item,site") -> None:
+    rows = [f"u{e}{i},i{j},{e}" for e in "ABC" for i in range(8) for j in range(1 + (i % 4), 7)]
+    path.write_text(header + "\n" + "\n".join(rows + (extra_rows or [])) + "\n", encoding="utf-8")
+
+
+def _hostile_cases(d: Path) -> list[dict]:
+    """(argv, expect, check) of every hostile case; files are made in ``d``."""
+    data = d / "t.csv"
+    _long_table(data)
+    base = ["--data", str(data), "--user-col", "user", "--item-col", "item", "--entity-col", "site",
+            "--value-kind", "implicit", "--rank", "2"]
+    run = ["run", *base, "--method", "popularity"]
+    items = d / "items.txt"
+    items.write_text("\n".join(f"i{j}" for j in range(1, 7)) + "\n")
+    os.symlink(data, d / "link.csv")
+    os.link(data, d / "hard.csv")
+    os.mkfifo(d / "fifo")
+    doc = d / "prev.json"
+    doc.write_text('{"previous": true}')
+    deep = d / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    cases: list[dict] = []
+
+    def case(argv, expect, check=None, name=""):
+        cases.append({"argv": argv, "expect": expect, "check": check, "name": name or " ".join(argv[-4:])})
+
+    # outputs naming an input or the store
+    for o in (data, d / "link.csv", d / "hard.csv", items, Path(os.environ["DPFED_STORE"])):
+        case([*run, "--items", str(items), "--out", str(o)], "error", name=f"run --out {o.name}")
+    case(["sweep", *base, "--epsilons", "inf", "--seeds", "0", "--references", "individual", "--out", str(data)],
+         "error", name="sweep --out data")
+    case(["audit", *base, "--methods", "kmeans", "--epsilons", "inf", "--runs", "2", "--out", str(data)], "error",
+         name="audit --out data")
+    case(["report", "--run", str(doc), "--out", str(doc)], "error", name="report --out = --run")
+    case(["sweep", *base, "--resume", str(doc), "--out", str(items), "--items", str(items)], "error",
+         name="sweep --out = --items")
+    case(["sweep", *base, "--resume", str(data)], "error", name="sweep --resume = --data (rewritten)")
+    case(["sweep", *base, "--out", os.environ["DPFED_STORE"]], "error", name="sweep --out = store")
+    case(["deploy-local", *base, "--method", "dp-popularity", "--out", str(d / "link.csv")], "error",
+         name="deploy-local --out = data link")
+    case(["write-shards", *base, "--out-dir", str(data)], "error", name="write-shards --out-dir = data")
+    # list files: read whole, header recognised, duplicates noted
+    variants = {
+        "header": ("item\n" + "\n".join(f"i{j}" for j in range(1, 7)) + "\n", 6),
+        "comma names": ("i1\ni2\ni3\ni4\ni5\ni6\nsodium chloride 0.9 %, 1000 ml\n", 7),
+        "pipe names": ("i1\ni2\ni3\ni4\ni5\ni6\ncardio|shock|vasopressors\n", 7),
+        "first line without a name": (",\n" + "\n".join(f"i{j}" for j in range(1, 7)) + "\n", 7),
+        "duplicates": ("i1\ni1\ni2\ni3\ni4\ni5\ni6\n", 6),
+        "CSV header": ("id,name\n" + "\n".join(f"i{j},drug {j}" for j in range(1, 7)) + "\n", 6),
+    }
+    for nm, (text, n_items) in variants.items():
+        f = d / f"items_{nm.replace(' ', '_')}.txt"
+        f.write_text(text)
+        case([*run, "--items", str(f)], "result",
+             lambda doc, n=n_items: doc["dataset"]["n_items"] == n and doc["dataset"]["n_interactions"] == 108,
+             name=f"--items {nm}")
+    # hangs and storms
+    case([*run, "--items", str(d / "fifo")], "error", name="--items FIFO")
+    case([*run, "--items", "/dev/zero"], "error", name="--items /dev/zero")
+    case([*run, "--entities", str(d / "fifo")], "error", name="--entities FIFO")
+    case(["sweep", *base, "--resume", "/dev/zero"], "error", name="sweep --resume /dev/zero")
+    case(["sweep", *base, "--resume", str(d / "fifo")], "error", name="sweep --resume FIFO")
+    case(["run", "--data", str(d / "fifo"), *base[2:]], "error", name="--data FIFO")
+    case([*run, "--param", "n_jobs=100000"], "error", name="n_jobs=100000")
+    # numbers
+    for flag, val in (("--epsilon", "1_0"), ("--epsilon", "5e-324"), ("--delta", "1_0e-6"), ("--lam", "0_1"),
+                      ("--seed", "1_0"), ("--seed", str(2**64)), ("--k", "1_0"), ("--param", "support=1_0"),
+                      ("--param", "support=１")):
+        case(["run", *base, "--method", "dp-popularity", "--entities-from-data", flag, val], "error",
+             name=f"{flag} {val}")
+    case(["sweep", *base, "--seeds", "-1"], "error", name="sweep --seeds -1")
+    case(["sweep", *base, "--seeds", str(2**64)], "error", name="sweep --seeds 2^64")
+    case(["run", "--data", str(data), "--user-col", "user", "--item-col", "item", "--entity-from", "site",
+          "--entity-transform", "prefix:" + "9" * 30, "--value-kind", "implicit"], "error", name="prefix huge")
+    # columns, ids, encodings
+    case(["run", "--data", str(data), "--user-col", "item", "--item-col", "item", "--entity-col", "site",
+          "--value-kind", "implicit", "--method", "popularity"], "error", name="--user-col = --item-col")
+    case(["run", "--data", str(data), "--user-col", "user", "--item-col", "item", "--entity-col", "item",
+          "--value-kind", "implicit", "--method", "popularity"], "error", name="--entity-col = --item-col")
+    na = d / "na.csv"
+    _long_table(na, [f"{u},{i},A" for u in ("NA", "None") for i in ("NA", "null", "#N/A", "None", "i1", "i2")])
+    case(["run", *base[:1], str(na), *base[2:], "--method", "popularity"], "result",
+         lambda doc: doc["dataset"]["n_users"] == 26 and doc["dataset"]["n_items"] == 10, name="NA ids")
+    stray = d / "stray.csv"
+    _long_table(stray, [f"ü{i},i1,A" for i in range(4000)])
+    stray.write_bytes(stray.read_bytes() + b"x\xff,i1,A\n")
+    case(["run", *base[:1], str(stray), *base[2:], "--method", "popularity"], "error", name="stray byte after 64 KB")
+    blank = d / "blank.csv"
+    blank.write_text("user,item,site\n\n\n\n")
+    case(["run", *base[:1], str(blank), *base[2:], "--method", "popularity"], "error", name="header then blanks")
+    case(["sweep", *base, "--resume", str(deep)], "error", name="--resume deep JSON")
+    case(["report", "--run", str(deep), "--out", str(d / "r.html")], "error", name="report --run deep JSON")
+    # privacy: an undeclared federation; a tiny ε is never labelled ε = 0
+    case(["run", *base, "--method", "dp-popularity", "--epsilon", "1"], "error", name="DP on undeclared entities")
+    case(["run", *base, "--method", "dp-cooccurrence", "--entities-from-data", "--epsilon", "1e-6", "--items",
+          str(items)], "result", lambda doc: "(ε = 0)" not in doc["privacy"]["label"], name="dp-cooccurrence ε=1e-6")
+    # the error names a flag that exists (misleading advice is checked for every error below)
+    miss = d / "missing.csv"
+    _long_table(miss, ["uA9,,A"])
+    case(["run", *base[:1], str(miss), *base[2:], "--method", "popularity"], "error", name="empty item field")
+    return cases
+
+
+def _classify(c: dict, code, stdout: str, stderr: str, out: Path | None, known: set[str]) -> str:
+    if code is None:
+        return "hang"
+    if "Traceback" in stderr or "Traceback" in stdout or re.search(r"\b(unexpected|internal error)\b", stderr):
+        return "crash-worded or misleading error"
+    if code == 2:
+        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", stderr))
+        if not (stderr.startswith("error: ") and stderr.count("\n") == 1) or named - known:
+            return "crash-worded or misleading error"
+        if out is not None and out.exists():
+            return "partial output"
+        return "clean error" if c["expect"] == "error" else "silent wrong"
+    if code == 0:
+        if c["expect"] == "error":
+            return "silent wrong"
+        if out is None or not out.exists():
+            return "partial output"
+        try:
+            doc = json.loads(out.read_text())
+        except ValueError:
+            return "partial output"
+        return "valid result" if c["check"] is None or c["check"](doc) else "silent wrong"
+    return "crash-worded or misleading error"
+
+
+def test_hostile_inputs_outcome_taxonomy(tmp_path):
+    known = _known_flags()
+    cases = _hostile_cases(tmp_path)
+    counts: Counter = Counter()
+    bad = []
+    for k, c in enumerate(cases):
+        argv = list(c["argv"])
+        out = None
+        if "--out" not in argv and argv[0] in ("run",):
+            out = tmp_path / f"out{k}.json"
+            argv += ["--out", str(out)]
+        inputs = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and not p.is_symlink()}
+        before = set(p.name for p in tmp_path.iterdir())
+        code, stdout, stderr = _run_bounded(argv)
+        outcome = _classify(c, code, stdout, stderr, out, known)
+        if code is not None and any(p.read_bytes() != b for p, b in inputs.items() if p.exists()):
+            outcome = "changed input"
+        stray = [n for n in set(p.name for p in tmp_path.iterdir()) - before
+                 if out is None or n != out.name]
+        if code is not None and stray and outcome not in ("changed input",):
+            outcome = "partial output"
+        counts[outcome] += 1
+        if outcome in BAD_CLASSES:
+            bad.append(f"{c['name']}: {outcome} (exit {code}): {stderr.strip()[:200]}")
+        if out is not None and out.exists():
+            out.unlink()
+    print("hostile-input outcomes:", dict(counts))
+    assert not bad, "\n".join(bad)
+    assert all(counts[b] == 0 for b in BAD_CLASSES), counts
+    assert counts["clean error"] >= 30 and counts["valid result"] >= 7, counts

@@ -23,7 +23,7 @@ _toy = toy_csv
 
 
 TOY = ["--user-col", "patient", "--item-col", "drug", "--value-col", "count", "--entity-col", "hospital",
-       "--value-max", "5"]
+       "--value-max", "5", "--entities-from-data"]  # a toy table: its entity list read from it (issue 21)
 
 
 @pytest.fixture

@@ -89,3 +89,32 @@ def test_eicu_formulary_upload(eicu_dir):
     ds = at.session_state["dataset"]
     assert list(ds.item_names) == ["acetaminophen", "furosemide", "some drug nobody got"]
     assert ds.item_source == "declared"
+
+
+def test_upload_declared_entities_features_and_consent():
+    """Issue 21 / 23 on the Data page: the declared entity list, item features and the consent checkbox."""
+    at = upload(rows())
+    at.file_uploader(key="upload_entities").set_value(
+        ("entities.txt", b"entity\nA\nB\nC\n", "text/plain")).run()
+    at.file_uploader(key="upload_features").set_value(
+        ("features.csv", b"item,class,size\nitem0,1,2.5\nitem1,0,1\n", "text/csv")).run()
+    build(at)
+    assert not at.error, [e.value for e in at.error]
+    ds = at.session_state["dataset"]
+    assert ds.entity_names == ["A", "B", "C"] and ds.entity_source == "declared"
+    assert [r["users"] for r in ds.summary()] == [8, 8, 0]
+    assert ds.item_feature_names == ["class", "size"] and ds.item_features.shape == (ds.n_items, 2)
+
+    at = upload(rows())
+    at.checkbox(key="upload_entities_from_data").check().run()
+    build(at)
+    ds = at.session_state["dataset"]
+    assert ds.entity_source == "data" and ds.entities_accepted
+    assert any("not protected" in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def test_upload_bad_features_name_the_control():
+    at = upload(rows())
+    at.file_uploader(key="upload_features").set_value(("f.csv", b"item,class\nitem0,1_0\n", "text/csv")).run()
+    msg = " ".join(e.value for e in at.error)
+    assert "not a number" in msg and "Item features" in msg, msg

@@ -241,7 +241,7 @@ def test_text_where_numbers_belong(tmp_path):
 
 def test_empty_value(tmp_path):
     text = "user,item,rating,site\nu1,1,3,A\nu2,1,,A\nu3,1,2,B\n"
-    with pytest.raises(DataError, match=r"data row 2 \(line 3\): column 'rating' is empty.*drop_missing=True"):
+    with pytest.raises(DataError, match=r"data row 2 \(line 3\): column 'rating' is empty.*drop_missing"):
         load_long_table(_csv(tmp_path, text), **OPTS)
 
 
@@ -362,7 +362,9 @@ def test_movielens_1m_format(tmp_path):
     (tmp_path / "users.dat").write_text("".join(f"{u}::{'MF'[u % 2]}::25::{u % 3}::{'1' if u <= 6 else '9'}2345\n" for u in range(1, 13)))
     (tmp_path / "movies.dat").write_bytes("1::Toy Story (1995)::Animation\n2::Amélie (2001)::Comedy\n".encode("latin-1"))
     ds = load_movielens(tmp_path)
-    assert ds.X.shape == (12, 2) and ds.entity_names == ["ZIP 1", "ZIP 9"]
+    # the declared federation: every ZIP digit and "other" (public), users only in ZIP 1 and ZIP 9
+    assert ds.X.shape == (12, 2) and ds.entity_names == [f"ZIP {d}" for d in range(10)] + ["ZIP other"]
+    assert {r["entity"]: r["users"] for r in ds.summary() if r["users"]} == {"ZIP 1": 6, "ZIP 9": 6}
     assert list(ds.item_names) == ["Toy Story (1995)", "Amélie (2001)"]
     g = load_movielens(tmp_path, federation="gender")
     assert g.entity_names == ["F", "M"]

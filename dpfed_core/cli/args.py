@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import re
 
 from pathlib import Path
 
 from dpfed_core.config import RunConfig
+from dpfed_core.data.inputs import check_output_not_input, check_regular_file, strict_float, strict_int
 from dpfed_core.errors import DpfedError
 
 
@@ -27,6 +30,8 @@ CLI_NAMES = {
     "seed": "--seed", "metric": "--metric", "resume": "--resume", "out": "--out", "data": "--data",
     "k": "--k", "lam": "--lam", "mode": "--mode", "method": "--method", "epsilons": "--epsilons",
     "seeds": "--seeds", "references": "--references", "compare": "--compare",
+    "entities": "--entities", "entities_from_data": "--entities-from-data", "item_features": "--item-features",
+    "encoding": "--encoding", "store": "--store", "max_dropouts": "--max-dropouts",
 }
 
 #: Largest finite ε accepted. Beyond it DP noise is below float resolution of any statistic, and the
@@ -38,18 +43,46 @@ MAX_RANK = 1000
 MAX_K = 10_000
 
 
+#: Smallest finite ε accepted. Below it the calibrations fail or lose meaning: the Gaussian σ of
+#: dp-cooccurrence/dp-gaussian grows as 1/ε and the samplers' scales overflow float64 near ε = 1e-300
+#: (ε = 5e-324 raised ZeroDivisionError); at 1e-6 every noise scale is already ~1e6× the value bound.
+MIN_EPSILON = 1e-6
+#: Largest seed accepted (NumPy seeds are unsigned 64-bit; the split adds its own word).
+MAX_SEED = 2**63 - 1
+
+
 def parse_float(text: str) -> float:
-    t = text.strip().lower()
-    if t in ("inf", "∞", "infinity", "+inf"):
-        return math.inf
+    """A number written in ASCII decimal (``1``, ``0.5``, ``1e-6``) or ``inf``; ``1_0``, ``nan``,
+    full-width digits and values that overflow to infinity (``1e400``) are refused."""
     try:
-        v = float(t)
+        v = strict_float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'inf', got {text!r}") from None
-    if math.isnan(v) or (math.isinf(v)):
+        raise argparse.ArgumentTypeError(f"expected a number such as 0.5 or 1e-6, or 'inf', got {text!r}") from None
+    if math.isinf(v) and strict_float_is_overflow(text):
         # '1e400' overflows to inf: refuse it rather than silently run a non-private point
         raise argparse.ArgumentTypeError(f"expected a finite number or the word 'inf', got {text!r}")
     return v
+
+
+def strict_float_is_overflow(text: str) -> bool:
+    """True when ``text`` is a numeral (not the word inf) whose value overflows to infinity."""
+    return text.strip().lower() not in ("inf", "+inf", "infinity", "+infinity", "∞")
+
+
+def finite_float(text: str) -> float:
+    """A finite number (``--delta``, ``--lam``, …)."""
+    v = parse_float(text)
+    if math.isinf(v):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return v
+
+
+def whole_number(text: str) -> int:
+    """A whole number in ASCII digits (``1_0``, ``2.0`` and full-width digits refused)."""
+    try:
+        return strict_int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number such as 10, got {text!r}") from None
 
 
 def float_list(text: str) -> list[float]:
@@ -61,11 +94,20 @@ def float_list(text: str) -> list[float]:
 
 def int_list(text: str) -> list[int]:
     try:
-        vals = [int(t) for t in text.split(",") if t.strip()]
+        vals = [strict_int(t) for t in text.split(",") if t.strip()]
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}") from None
     if not vals:
         raise argparse.ArgumentTypeError(f"expected comma-separated whole numbers, got {text!r}")
+    return vals
+
+
+def seed_list(text: str) -> list[int]:
+    """Comma-separated seeds, each from 0 to 2^63 − 1."""
+    vals = int_list(text)
+    bad = [v for v in vals if not 0 <= v <= MAX_SEED]
+    if bad:
+        raise argparse.ArgumentTypeError(f"a seed must be a whole number from 0 to 2^63 − 1, got {bad[0]}")
     return vals
 
 
@@ -97,12 +139,33 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
                         "infusionDrug or any table with patientunitstayid and a …name/…string column "
                         "(or TABLE:COLUMN)")
     g.add_argument("--items", metavar="FILE",
-                   help="declared public item catalogue (formulary): one item per line, or CSV id[,name]; the "
-                        "columns are then exactly these items. Without it a DP run selects its catalogue by DP "
-                        "partition selection, charged to the ledger")
+                   help="declared public item catalogue (formulary): one item per line, taken whole (commas, "
+                        "'|' and spaces are part of the name; a header line such as 'item' is recognised), or "
+                        "CSV under a header 'id,name'; the columns are then exactly these items. Without it a DP "
+                        "run selects its catalogue by DP partition selection, charged to the ledger")
     g.add_argument("--exclude-entities", type=name_list, metavar="NAMES",
                    help="small or unwanted entities to leave out, by name (comma-separated): a public "
                         "declaration — no entity is dropped for its true size")
+    g.add_argument("--entities", metavar="FILE",
+                   help="the declared federation: one entity name per line (a header line is recognised), as "
+                        "written in the entity column. Entities without users take part with an all-zero "
+                        "contribution; rows of other entities are dropped with a note. Needed for a DP run on a "
+                        "long table (MovieLens, eICU and the samples declare theirs from public metadata)")
+    g.add_argument("--entities-from-data", action="store_true",
+                   help="long table without --entities: accept that the entity list is read from the private "
+                        "data; the privacy statement then says that membership of an entity is not protected")
+    g.add_argument("--item-features", metavar="FILE",
+                   help="public item features: CSV with a header, the item id then numeric feature columns; "
+                        "attached to the dataset as public input (no privacy cost)")
+    g.add_argument("--encoding",
+                   help="text encoding of the data and list files (e.g. utf-8, latin-1, cp1252); without it the "
+                        "whole file is checked: UTF-8, or latin-1 when it has no UTF-8 character, else an error")
+    g.add_argument("--drop-missing", action="store_true",
+                   help="long table: leave out rows with an empty user, item, value or entity (counted in a "
+                        "note) instead of stopping at the first")
+    g.add_argument("--duplicates", choices=["last", "mean", "sum", "error"],
+                   help="long table of ratings: repeated (user, item) rows keep the last (default), their mean, "
+                        "their sum, or stop with an error; counts are always summed")
     g.add_argument("--min-entity-users", type=int, help=argparse.SUPPRESS)  # removed: named in the error
 
 
@@ -110,10 +173,10 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
     g.add_argument("--method", default="kmeans", help="see `python -m dpfed_core methods` (default: kmeans)")
     g.add_argument("--epsilon", type=parse_float, default=1.0, help="ε per entity for DP methods (default 1; inf = non-private)")
-    g.add_argument("--delta", type=float, default=1e-6, help="δ per entity for DP methods (default 1e-6)")
-    g.add_argument("--k", type=int, default=50, help="prototypes per entity (default 50)")
-    g.add_argument("--rank", type=int, default=10, help="latent factors ℓ (default 10)")
-    g.add_argument("--lam", type=float, default=0.1, help="ridge penalty λ (default 0.1)")
+    g.add_argument("--delta", type=finite_float, default=1e-6, help="δ per entity for DP methods (default 1e-6)")
+    g.add_argument("--k", type=whole_number, default=50, help="prototypes per entity (default 50)")
+    g.add_argument("--rank", type=whole_number, default=10, help="latent factors ℓ (default 10)")
+    g.add_argument("--lam", type=finite_float, default=0.1, help="ridge penalty λ (default 0.1)")
     g.add_argument("--mode", choices=["zero", "observed"], help="observation mode: zero (absent = 0; default for counts/implicit) or observed "
                         "(only observed entries; default for ratings)")
     g.add_argument("--seed", type=seed_int, default=0,
@@ -122,14 +185,14 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--simulation", action="store_true",
                    help="reproducible DP noise from --seed, for tests and benchmarks: the output is labelled "
                         "'simulation: noise reproducible, no privacy claim'")
-    g.add_argument("--top-n", type=int, default=10, help="N of precision/recall/NDCG@N (default 10)")
+    g.add_argument("--top-n", type=whole_number, default=10, help="N of precision/recall/NDCG@N (default 10)")
     g.add_argument("--server-weighting", choices=["none", "counts"], default="none",
                    help="weight prototypes by released cluster sizes at the server (default none)")
     g.add_argument("--aggregation", choices=["none", "secure"], default="none",
                    help="trust model of summable releases (dp-popularity, dp-cooccurrence): none = every entity "
                         "adds the full noise and the server sees each release (default); secure = secure "
                         "aggregation, each entity adds a share of the noise and the server learns only the sum")
-    g.add_argument("--max-dropouts", type=int, default=0,
+    g.add_argument("--max-dropouts", type=whole_number, default=0,
                    help="with --aggregation secure: entities that may drop out of the secure sum; the noise "
                         "shares are sized for it (default 0)")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
@@ -138,10 +201,10 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
 
 def seed_int(text: str) -> int:
     try:
-        v = int(text)
+        v = strict_int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
-    if not 0 <= v < 2**63:
+    if not 0 <= v <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"a seed must be a whole number from 0 to 2^63 − 1, got {text}")
     return v
 
@@ -161,14 +224,58 @@ def parse_params(items: list[str]) -> dict:
             val = vl.lower() == "true"
         else:
             try:
-                val = int(vl)
+                val = strict_int(vl)
             except ValueError:
                 try:
                     val = parse_float(vl)
                 except argparse.ArgumentTypeError:
+                    if re.fullmatch(r"[\d_.,eE+-]+", vl) and re.search(r"\d", vl) or \
+                            any(ch.isdigit() and not ch.isascii() for ch in vl) or vl.lower() == "nan":
+                        # looks like a number but is not one as written (1_0, 1,5, 1e400, nan, full-width)
+                        raise DpfedError(f"--param {k.strip()}={vl}: not a number as written; use ASCII digits "
+                                         "such as 10, 0.5 or 1e-3", param="prototype_params") from None
                     val = vl
         out[k.strip().replace("-", "_")] = val
     return out
+
+
+def _check_encoding_name(encoding: str) -> None:
+    import codecs
+
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise DpfedError(f"--encoding {encoding!r} is not a known text encoding; e.g. utf-8, latin-1, cp1252",
+                         param="encoding") from None
+
+
+def input_paths(args) -> list[tuple[str, object]]:
+    """(flag, path) of every file the command reads — the data, lists, a resumed document and the budget
+    store — so that no output can name one of them (issue 26)."""
+    out = []
+    for attr, flag in (("data", "--data"), ("items", "--items"), ("entities", "--entities"),
+                       ("item_features", "--item-features"), ("resume", "--resume"), ("run", "--run"),
+                       ("sweep", "--sweep"), ("audit", "--audit")):
+        v = getattr(args, attr, None)
+        if isinstance(v, str) and v:
+            out.append((flag, v))
+    from dpfed_core.privacy.store import resolve_store_path
+
+    store = resolve_store_path(getattr(args, "store", None))
+    out.append(("--store" if getattr(args, "store", None) else "budget store", str(store)))
+    for suffix in ("-wal", "-shm", "-journal"):  # SQLite's companion files are the store too
+        out.append(("budget store", str(store) + suffix))
+    return out
+
+
+def check_outputs(args, *outs: tuple[str, object], rewritable: tuple[str, ...] = ()) -> None:
+    """Fail before any work when an output (flag, path) is an input of the command: the same path, a
+    symbolic link or a hard link (then writing it would destroy the data, a list or the budget store).
+    ``rewritable``: input flags whose file the command is meant to rewrite (``sweep --resume``)."""
+    ins = [(f, p) for f, p in input_paths(args) if f not in rewritable]
+    for flag, path in outs:
+        if path:
+            check_output_not_input(path, ins, flag=flag)
 
 
 def load_dataset(args):
@@ -180,11 +287,18 @@ def load_dataset(args):
         "entity_transform": args.entity_transform, "item_name_col": args.item_name_col,
         "value_kind": args.value_kind, "value_max": args.value_max, "federation": args.federation,
         "events": args.events, "min_entity_users": args.min_entity_users, "items": args.items,
-        "exclude_entities": args.exclude_entities,
+        "exclude_entities": args.exclude_entities, "entities": args.entities,
+        "entities_from_data": args.entities_from_data or None, "item_features": args.item_features,
+        "encoding": args.encoding, "drop_missing": args.drop_missing or None, "duplicates": args.duplicates,
     }
-    if args.items is not None and (not Path(args.items).exists() or Path(args.items).is_dir()):
-        raise DpfedError(f"--items {args.items}: no such file; give a file with one item per line", param="items")
+    # every file argument: a regular file (a FIFO or a device would block or never end), before reading
+    for key, flag, what in (("items", "--items", "item list"), ("entities", "--entities", "entity list"),
+                            ("item_features", "--item-features", "item features file")):
+        if opts.get(key) is not None:
+            check_regular_file(opts[key], what=f"{flag}", param=key)
     opts = {k: v for k, v in opts.items() if v is not None}
+    if "encoding" in opts:
+        _check_encoding_name(opts["encoding"])
     spec = str(args.data)
     if not spec.startswith(("sample:", "synthetic", "movielens:")) and Path(spec).is_file():
         opts["progress"] = _read_progress(Path(spec))
@@ -229,6 +343,22 @@ def run_config(args, dataset) -> RunConfig:
     computation (issue 12: nothing is computed before every flag is known to be usable)."""
     params = parse_params(args.param)
     n_jobs = params.pop("n_jobs", 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs > cores:
+        # issue 26: n_jobs=100000 started 220+ worker processes; more workers than cores only thrash
+        raise DpfedError(f"{n_jobs} worker processes (n_jobs) are more than the {cores} cores of this machine; "
+                         f"use 1 to {cores}, or -1 for all of them", param="n_jobs")
+    for flag, eps in [("--epsilons", e) for e in (getattr(args, "epsilons", None) or [])]:
+        if math.isfinite(eps) and 0 < eps < MIN_EPSILON:
+            raise DpfedError(f"{flag}: ε = {eps:g} is below {MIN_EPSILON:g}, the smallest ε the noise calibration "
+                             "handles", param="epsilons")
+        if math.isfinite(eps) and eps > MAX_EPSILON:
+            raise DpfedError(f"{flag}: ε = {eps:g} is above {MAX_EPSILON:g}; use inf for a non-private point",
+                             param="epsilons")
+    if args.epsilon is not None and math.isfinite(args.epsilon) and 0 < args.epsilon < MIN_EPSILON:
+        raise DpfedError(f"--epsilon {args.epsilon:g} is below {MIN_EPSILON:g}, the smallest ε the noise calibration "
+                         "handles (the noise would be millions of times the data's bound: nothing could be learned)",
+                         param="epsilon")
     for key, flag in (("k", "--k"), ("value_max", "--value-max"), ("epsilon", "--epsilon"), ("delta", "--delta")):
         if key in params:
             raise DpfedError(f"--param {key}=… is set by {flag}; use {flag} instead", param="prototype_params")
@@ -272,32 +402,9 @@ def add_store_args(p: argparse.ArgumentParser, charging: bool = True) -> None:
 
 
 def preflight(dataset, config: RunConfig, extra_methods=()) -> None:
-    """Build every method the command will run with its parameters, and let each check them against
-    the data's public shape (items, bound) — so a bad ``--param`` or method name fails before the
-    first computation, not after a whole sweep."""
-    import scipy.sparse as sp
+    """Every check of the run service (:func:`~dpfed_core.evaluation.service.check_run`: the
+    configuration, every method and its ``--param`` against the data's public shape, a declared
+    federation for DP runs) before the first computation, not after a whole sweep."""
+    from dpfed_core.evaluation.service import check_run
 
-    from dpfed_core.config import check_params
-    from dpfed_core.federation.protocol import FederatedRecommender, build_method
-    from dpfed_core.methods import get_method
-
-    for m in extra_methods:
-        get_method(m)
-    spec = get_method(config.method)
-    if not spec.federated:
-        # the method's declared parameters check --param (unknown keys, types, bounds)
-        check_params(spec.parameters, config.params, config.method)
-        return
-    rec = FederatedRecommender.from_config(config)
-    try:
-        rec._validate()
-        method = build_method(config, dataset.value_max)
-        check = getattr(method, "_validate", None)
-        if check is not None:
-            check(sp.csr_matrix((1, dataset.n_items)), "every entity")
-    except DpfedError:
-        raise
-    except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
-        given = ", ".join(f"{k}={v}" for k, v in config.prototype_params.items()) or "none given"
-        raise DpfedError(f"--param ({given}): a parameter of {config.method} has an unusable value ({exc})",
-                         param="prototype_params") from None
+    check_run(dataset, config, extra_methods)

@@ -6,7 +6,8 @@ import sys
 
 from dpfed_core.audit.defaults import DEFAULT_ATTACKS, DEFAULT_EPSILONS, DEFAULT_METHODS, DEFAULT_TARGETS
 from dpfed_core.cli import budget_cmd
-from dpfed_core.cli.args import add_data_args, add_store_args, float_list, load_dataset, name_list, parse_params
+from dpfed_core.cli.args import (add_data_args, add_store_args, float_list, load_dataset, name_list, parse_params,
+                                 seed_int)
 
 
 EPILOG = """\
@@ -66,7 +67,7 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--with-v", action="store_true", help="also attack the server's V (one NMF per run: slower)")
     g.add_argument("--rank", type=int, default=10, help="latent factors of the V attack (default 10)")
     g.add_argument("--confidence", type=float, default=0.95, help="Clopper–Pearson confidence (default 0.95)")
-    g.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    g.add_argument("--seed", type=seed_int, default=0, help="seed, 0 to 2^63 − 1 (default 0)")
     g.add_argument("--out", help="write the JSON audit document here")
     g.add_argument("--dry-run", action="store_true",
                    help="print what the audit would charge to the privacy budget and exit without running it")
@@ -87,6 +88,9 @@ def cmd_audit(args) -> int:
         from dpfed_core.data.atomic import check_writable
 
         check_writable(args.out)
+        from dpfed_core.cli.args import check_outputs
+
+        check_outputs(args, ("--out", args.out))
 
     dataset = load_dataset(args)
     entity: str | int = args.entity

@@ -6,7 +6,8 @@ import sys
 import time
 
 from dpfed_core.cli import budget_cmd
-from dpfed_core.cli.args import add_data_args, add_model_args, add_store_args, load_dataset, name_list, run_config
+from dpfed_core.cli.args import (add_data_args, add_model_args, add_store_args, load_dataset, name_list, preflight,
+                                 run_config, seed_int)
 
 EPILOG = """\
 examples:
@@ -42,7 +43,7 @@ def register_cli(subparsers) -> None:
 
     w = subparsers.add_parser("write-shards", help="write one shard file per entity (a node's only data)")
     add_data_args(w)
-    w.add_argument("--seed", type=int, default=0, help="seed of the train/test split (default 0)")
+    w.add_argument("--seed", type=seed_int, default=0, help="seed of the train/test split (default 0)")
     w.add_argument("--out-dir", required=True, help="directory for entity_000.npz, …")
     w.add_argument("--declared-entities", type=name_list,
                    help="the federation's public entity list (comma-separated), for a site whose data holds "
@@ -69,8 +70,15 @@ def cmd_deploy_local(args) -> int:
     from dpfed_core.federation.summable import SUMMABLE_METHODS
 
     t0 = time.perf_counter()
+    if args.out:
+        from dpfed_core.cli.args import check_outputs
+        from dpfed_core.data.atomic import check_writable
+
+        check_writable(args.out)
+        check_outputs(args, ("--out", args.out))
     dataset = load_dataset(args)
     config = run_config(args, dataset)
+    preflight(dataset, config)
     if config.method not in deployable_methods():
         raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "
                           f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
@@ -110,6 +118,9 @@ def cmd_write_shards(args) -> int:
     from dpfed_core.evaluation.experiments import make_split
     from dpfed_core.federation.deployment.shards import write_shards
 
+    from dpfed_core.cli.args import check_outputs
+
+    check_outputs(args, ("--out-dir", args.out_dir))  # shards never overwrite an input
     dataset = load_dataset(args)
     split = make_split(dataset, RunConfig(seed=args.seed))
     paths = write_shards(dataset, split, args.out_dir, declared=args.declared_entities)

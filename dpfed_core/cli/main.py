@@ -11,8 +11,8 @@ import time
 from typing import Sequence
 
 from dpfed_core.cli import audit_cmd, budget_cmd, deploy_cmd, report_cmd
-from dpfed_core.cli.args import (CLI_NAMES, add_data_args, add_model_args, add_store_args, float_list, int_list,
-                                 load_dataset, name_list, preflight, run_config)
+from dpfed_core.cli.args import (CLI_NAMES, add_data_args, add_model_args, add_store_args, check_outputs,
+                                 float_list, load_dataset, name_list, preflight, run_config, seed_list)
 from dpfed_core.errors import ConfigError, DpfedError
 
 
@@ -107,7 +107,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sw.set_defaults(method=DEFAULT_DP_METHOD)
     sw.add_argument("--epsilons", type=float_list, default=[0.1, 0.3, 1, 3, 10, math.inf],
                     help="comma-separated ε grid, inf allowed (default 0.1,0.3,1,3,10,inf)")
-    sw.add_argument("--seeds", type=int_list, default=[0, 1, 2], help="comma-separated seeds (default 0,1,2)")
+    sw.add_argument("--seeds", type=seed_list, default=[0, 1, 2],
+                    help="comma-separated seeds, each from 0 to 2^63 − 1 (default 0,1,2)")
     sw.add_argument("--references", type=name_list, default=list(DEFAULT_REFERENCES),
                     help="reference methods (default " + ",".join(DEFAULT_REFERENCES) + "); DP references "
                          "(dp-popularity) run at every ε of the grid with the same trust model")
@@ -198,6 +199,7 @@ def cmd_run(args) -> int:
     t0 = time.perf_counter()
     if args.out:
         check_writable(args.out)
+        check_outputs(args, ("--out", args.out))
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config, args.compare)
@@ -247,7 +249,10 @@ def cmd_sweep(args) -> int:
 
     out = args.out or args.resume
     if out:
-        check_writable(out)
+        check_writable(out, "--out" if args.out else "--resume")
+        # a sweep document is a checkpoint: --resume FILE is meant to be rewritten (with or without
+        # --out naming it); every other input is protected
+        check_outputs(args, ("--out" if args.out else "--resume", out), rewritable=("--resume",))
     check_grid(args.epsilons, "--epsilons")
     check_grid(args.seeds, "--seeds")
     if args.metric not in _known_metrics(args.top_n):
@@ -255,14 +260,13 @@ def cmd_sweep(args) -> int:
                           f"{', '.join(_known_metrics(args.top_n))}", param="metric")
     previous = None
     if args.resume:
-        try:
-            with open(args.resume, encoding="utf-8") as f:
-                previous = json.load(f)
-        except FileNotFoundError:
-            raise ConfigError(f"--resume {args.resume}: no such file", param="resume") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"--resume {args.resume} is not a readable sweep document ({exc})",
-                              param="resume") from None
+        from dpfed_core.data.inputs import read_json_document
+
+        # bounded, regular files only, nesting checked: never a hang or a RecursionError (issue 26)
+        previous = read_json_document(args.resume, what="--resume", param="resume")
+        if not isinstance(previous, dict):
+            raise ConfigError(f"--resume {args.resume} is not a sweep document (a JSON object written by "
+                              "`sweep --out`)", param="resume")
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config, args.references)
@@ -369,7 +373,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
         print(f"error: could not read or write{where}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # the CLI boundary: whatever slipped through validation, one line
-        print(f"error: unexpected {type(exc).__name__}: {render_error(exc)} — please report this with the "
-              "command line that caused it", file=sys.stderr)
+    except RecursionError:
+        print("error: an input is nested too deeply to read (a JSON document or list); check the files given "
+              "to --resume, --run, --sweep, --audit", file=sys.stderr)
         return 2
+    except Exception as exc:  # the CLI boundary: whatever slipped through validation, one line
+        print(f"error: internal error {type(exc).__name__}: {render_error(exc)} — a bug in dpfed, not in your "
+              "input; please report it with the command line that caused it", file=sys.stderr)
+        return 2
+    finally:
+        _stop_workers()
+
+
+def _stop_workers() -> None:
+    """Worker processes die with the run (issue 26: --param n_jobs workers outlived the command):
+    joblib's reusable process pool is shut down, killing its workers, whatever ended the command."""
+    mod = sys.modules.get("joblib.externals.loky")
+    if mod is None:
+        return
+    try:
+        mod.get_reusable_executor().shutdown(wait=False, kill_workers=True)
+    except Exception:  # nothing to stop, or the pool is already gone
+        pass

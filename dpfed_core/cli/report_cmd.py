@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from dpfed_core.errors import DpfedError
+
 
 EPILOG = """\
 examples:
@@ -33,13 +35,23 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
 
 def cmd_report(args) -> int:
     """``python -m dpfed_core report …``."""
+    from dpfed_core.cli.args import check_outputs
     from dpfed_core.data.atomic import check_writable
-    from dpfed_core.reporting.report import load_doc, write_report
+    from dpfed_core.data.inputs import read_json_document
+    from dpfed_core.reporting.report import write_report
 
     check_writable(args.out)
-    run = load_doc(args.run)
-    sweep = load_doc(args.sweep) if args.sweep else None
-    audit = load_doc(args.audit) if args.audit else None
+    check_outputs(args, ("--out", args.out))  # never overwrite a document it reads (issue 26)
+
+    def load_doc(path, flag):
+        doc = read_json_document(path, what=flag, param=None)
+        if not isinstance(doc, dict):
+            raise DpfedError(f"{flag} {path} is not a result document (a JSON object)")
+        return doc
+
+    run = load_doc(args.run, "--run")
+    sweep = load_doc(args.sweep, "--sweep") if args.sweep else None
+    audit = load_doc(args.audit, "--audit") if args.audit else None
     path = write_report(args.out, run, sweep_doc=sweep, audit_doc=audit, metric=args.metric, title=args.title,
                         include_plotlyjs=not args.no_charts)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")

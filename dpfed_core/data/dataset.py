@@ -5,8 +5,8 @@ catalogue is shared. Rows are sorted by entity so that ``X[rows_of(h)]`` is a co
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Literal, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -47,6 +47,21 @@ class FederatedDataset:
         ``u.item``, a declared item list or formulary) — message shapes then depend on public inputs
         only. ``"data"``: the items present in the data; a DP run then selects its catalogue by DP
         partition selection charged to its ledger (:mod:`dpfed_core.privacy.catalogue`).
+    entity_source : {"declared", "data"}
+        Where the entity list comes from (issue 21). ``"declared"``: a public input (``entities=FILE``,
+        the hospital table of eICU, MovieLens' public key values, a sample's generator) — an entity
+        without users stays with 0 users, so the messages never depend on who is in the data.
+        ``"data"``: the entity values found in the private rows; membership of an entity is then not
+        protected, and a DP run is refused unless ``entities_accepted`` (the user accepted it).
+        Datasets built in Python with :meth:`from_parts` are ``"declared"``: the caller's labels are
+        its declaration.
+    entities_accepted : bool
+        With ``entity_source="data"``: the user explicitly accepted an entity list read from the data
+        (``entities_from_data``). Always True for a declared list.
+    item_features : ndarray (n_items, f) of float, or None
+        Public item side information (``item_features=FILE``, MovieLens genres and years, eICU name
+        hierarchies and drug-name tokens); never derived from the interactions.
+    item_feature_names : list of str (length f)
     """
 
     X: sp.csr_matrix
@@ -60,6 +75,10 @@ class FederatedDataset:
     name: str = "dataset"
     notes: list[str] = field(default_factory=list)
     item_source: str = "data"
+    entity_source: str = "declared"
+    entities_accepted: bool = True
+    item_features: np.ndarray | None = None
+    item_feature_names: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         X = self.X
@@ -75,6 +94,17 @@ class FederatedDataset:
         if not np.isfinite(self.value_max) or not 0 < self.value_max <= 1e9:
             raise ConfigError(f"value_max must be a positive number ≤ 1e9, got {self.value_max!r}",
                               param="value_max")
+        if n and (self.entity_of_user[0] < 0 or self.entity_of_user[-1] >= len(self.entity_names)):
+            raise DataError("entity_of_user must index entity_names")
+        if self.entity_source not in ("declared", "data"):
+            raise ConfigError(f"entity_source must be 'declared' or 'data', got {self.entity_source!r}")
+        F = self.item_features
+        if F is not None:
+            if F.ndim != 2 or F.shape[0] != m or F.shape[1] != len(self.item_feature_names):
+                raise DataError(f"item_features must have shape (n_items={m}, {len(self.item_feature_names)} "
+                                f"named features), got {F.shape}", param="item_features")
+            if not np.all(np.isfinite(F)):
+                raise DataError("item_features must be finite numbers", param="item_features")
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -91,11 +121,19 @@ class FederatedDataset:
         name: str = "dataset",
         notes: list[str] | None = None,
         item_source: str = "data",
+        entities: Sequence[str] | None = None,
+        entity_source: str = "declared",
+        entities_accepted: bool = True,
+        item_features: np.ndarray | None = None,
+        item_feature_names: Sequence[str] | None = None,
     ) -> "FederatedDataset":
         """Build a dataset from a matrix and one entity label per row (any order).
 
         Rows are stably re-ordered by entity name. ``value_max`` defaults to 5 for ratings and 1
         for implicit data; for counts it must be given (it is a public bound, not a data statistic).
+        ``entities``: the declared entity list (sorted by name in the dataset); entities without a
+        row are kept with 0 users, and every label must be one of them. Without it the entities are
+        the distinct labels.
         """
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sum_duplicates()
@@ -104,7 +142,17 @@ class FederatedDataset:
         labels = np.asarray(entity_labels).astype(str)
         if labels.shape != (n,):
             raise DataError(f"need one entity label per user: got {labels.shape[0]} labels for {n} users")
-        names, codes = np.unique(labels, return_inverse=True)
+        if entities is None:
+            names, codes = np.unique(labels, return_inverse=True)
+        else:
+            names = np.unique(np.asarray([str(e) for e in entities], dtype=str))
+            if len(names) == 0:
+                raise DataError("the declared entity list is empty", param="entities")
+            codes = np.searchsorted(names, labels)
+            bad = (codes >= len(names)) | (names[np.minimum(codes, len(names) - 1)] != labels)
+            if n and bad.any():
+                raise DataError(f"entity {labels[np.flatnonzero(bad)[0]]!r} of a user is not in the declared entity "
+                                "list", param="entities")
         order = np.argsort(codes, kind="stable")
         if value_max is None:
             if value_kind == "ratings":
@@ -131,6 +179,10 @@ class FederatedDataset:
             name=name,
             notes=list(notes or []),
             item_source=item_source,
+            entity_source=entity_source,
+            entities_accepted=bool(entities_accepted),
+            item_features=None if item_features is None else np.asarray(item_features, dtype=np.float64),
+            item_feature_names=[str(x) for x in (item_feature_names or [])],
         )
 
     # ------------------------------------------------------------------ views
@@ -184,11 +236,11 @@ class FederatedDataset:
     def select_items(self, columns: np.ndarray, item_source: str | None = None) -> "FederatedDataset":
         """The same users and entities restricted to the item columns ``columns`` (indices, in order)."""
         cols = np.asarray(columns, dtype=np.int64)
-        return FederatedDataset(
-            X=self.X[:, cols].tocsr(), entity_of_user=self.entity_of_user, entity_names=list(self.entity_names),
-            user_ids=self.user_ids, item_names=self.item_names[cols], item_ids=self.item_ids[cols],
-            value_kind=self.value_kind, value_max=self.value_max, name=self.name, notes=list(self.notes),
+        return replace(
+            self, X=self.X[:, cols].tocsr(), entity_names=list(self.entity_names),
+            item_names=self.item_names[cols], item_ids=self.item_ids[cols], notes=list(self.notes),
             item_source=item_source or self.item_source,
+            item_features=None if self.item_features is None else self.item_features[cols],
         )
 
     def drop_small_entities(self, min_users: int) -> "FederatedDataset":
@@ -209,16 +261,11 @@ class FederatedDataset:
             f"dropped {len(dropped)} entities with fewer than {min_users} users "
             f"({int((~keep_rows).sum())} users): {', '.join(dropped[:8])}{' …' if len(dropped) > 8 else ''}"
         )
-        return FederatedDataset(
+        return replace(
+            self,
             X=self.X[keep_rows].tocsr(),
             entity_of_user=remap[self.entity_of_user[keep_rows]],
             entity_names=[n for n, k in zip(self.entity_names, keep_ent) if k],
             user_ids=self.user_ids[keep_rows],
-            item_names=self.item_names,
-            item_ids=self.item_ids,
-            value_kind=self.value_kind,
-            value_max=self.value_max,
-            name=self.name,
             notes=[*self.notes, note],
-            item_source=self.item_source,
         )

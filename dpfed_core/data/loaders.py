@@ -21,6 +21,7 @@ file-like objects are rewound to where they were.
 """
 from __future__ import annotations
 
+import codecs
 import difflib
 import gzip
 import io
@@ -37,6 +38,10 @@ import pandas as pd
 import scipy.sparse as sp
 
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.features import as_feature_table as _feature_table  # noqa: I001
+from dpfed_core.data.features import (attach_item_features, drug_token_features, hierarchy_features,
+                                      movielens_item_features)
+from dpfed_core.data.inputs import ListFile, check_regular_file, read_list
 from dpfed_core.errors import ConfigError, DataError
 
 __all__ = [
@@ -114,7 +119,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
     },
 }
 
-_TRANSFORMS_HELP = 'None, "first_char", "first_digit" or "prefix:N" (N ≥ 1)'
+#: Longest prefix of ``prefix:N`` (a key longer than any id column is a typo, not a federation).
+MAX_PREFIX = 1000
+_TRANSFORMS_HELP = f'None, "first_char", "first_digit" or "prefix:N" (1 ≤ N ≤ {MAX_PREFIX})'
 _VALUE_KINDS = ("ratings", "counts", "implicit")
 
 
@@ -176,6 +183,54 @@ def _sniff_sep(text_head: bytes) -> str:
     return best if counts[best] > 0 else ","
 
 
+#: Largest table file read: a long table beyond it does not fit the in-memory engine anyway.
+MAX_TABLE_BYTES = 16 * 2**30
+
+
+def _text_stream(path: Path | None, data: bytes | None, compression: str | None):
+    """A binary stream of the (decompressed) text content, for whole-file checks."""
+    if path is not None:
+        return gzip.open(path, "rb") if compression == "gzip" else open(path, "rb")
+    buf = io.BytesIO(data)  # type: ignore[arg-type]
+    return gzip.GzipFile(fileobj=buf) if compression == "gzip" else buf
+
+
+def _whole_file_encoding(label: str, path: Path | None, data: bytes | None, compression: str | None) -> str:
+    """latin-1 when no block of the content holds a valid UTF-8 multi-byte sequence, else an error
+    naming the first undecodable byte (UTF-8 text with a stray byte must not be read as latin-1)."""
+    pattern = re.compile(rb"[\xc2-\xf4][\x80-\xbf]")
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    pos, bad_at, multibyte = 0, None, False
+    with _text_stream(path, data, compression) as f:
+        while True:
+            block = f.read(1 << 22)
+            if not block:
+                break
+            multibyte = multibyte or bool(pattern.search(block))
+            if bad_at is None:
+                try:
+                    utf8.decode(block)
+                except UnicodeDecodeError as exc:
+                    bad_at = pos + max(exc.start, 0)
+            pos += len(block)
+            if multibyte and bad_at is not None:
+                break
+    if multibyte:
+        raise DataError(f"{label} is UTF-8 text with an invalid byte near byte {bad_at}: the file is damaged or "
+                        "mixes encodings. Fix it, or declare its encoding (encoding=latin-1, cp1252, …)",
+                        param="encoding")
+    return "latin-1"
+
+
+def _check_table_encoding(encoding: str) -> str:
+    """A declared encoding must exist (the read itself then decodes strictly)."""
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise ConfigError(f"encoding {encoding!r} is not a known text encoding (e.g. utf-8, latin-1, cp1252)",
+                          param="encoding") from None
+
+
 def read_table(
     source: Source,
     *,
@@ -185,6 +240,7 @@ def read_table(
     usecols: Sequence[str] | None = None,
     dtype: Any = str,
     progress: Any = None,
+    encoding: str | None = None,
 ) -> tuple[pd.DataFrame, str, bool]:
     """Read a table from a path, bytes, a file-like object or a DataFrame.
 
@@ -207,7 +263,7 @@ def read_table(
     data: bytes | None = None
     path: Path | None = None
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
+        path = Path(source).expanduser()
         if not path.exists():
             parent = path.parent if str(path.parent) else Path(".")
             hint = ""
@@ -221,8 +277,13 @@ def read_table(
                 f"{path} is a directory, not a {what} file. For a MovieLens or eICU directory use "
                 "load_movielens / load_eicu (or load_data, which recognises both)."
             )
-        if path.stat().st_size == 0:
+        check_regular_file(path, what=f"{what} file", param="data")  # never a FIFO or a device
+        size = path.stat().st_size
+        if size == 0:
             raise DataError(f"{what} file {path} is empty (0 bytes). Export the data again.")
+        if size > MAX_TABLE_BYTES:
+            raise DataError(f"{what} file {path} is {size / 2**30:.1f} GB, above the {MAX_TABLE_BYTES / 2**30:.0f} GB "
+                            "this tool reads; split the table or load a subset", param="data")
         head = _head_bytes(path)
     else:
         data = _source_bytes(source)
@@ -267,8 +328,10 @@ def read_table(
         return path if path is not None else io.BytesIO(data)  # type: ignore[arg-type]
 
     def _read(encoding: str) -> pd.DataFrame:
+        # Only an empty field is missing: ids are exact strings, so 'NA', 'None', 'null' and '#N/A'
+        # are ids like any other (issue 26), never pandas' guesses of a missing value.
         kw = dict(sep=sep, compression=compression, encoding=encoding, skip_blank_lines=False,
-                  keep_default_na=True)
+                  keep_default_na=False, na_values=[""])
         keep = None
         if usecols is not None:
             header = pd.read_csv(_src(), nrows=0, **kw)
@@ -305,10 +368,19 @@ def read_table(
         return pd.DataFrame(out, index=pd.RangeIndex(n))
 
     try:
-        try:
-            df = _read("utf-8")
-        except UnicodeDecodeError:
-            df = _read("latin-1")  # older exports (MovieLens titles, …); latin-1 decodes any byte
+        if encoding is not None:
+            enc = _check_table_encoding(encoding)
+            df = _read(enc)
+        else:
+            try:
+                df = _read("utf-8")
+            except UnicodeDecodeError:
+                # decided on the whole content, never on a first block (issue 26): an old single-byte
+                # export (MovieLens titles) is latin-1; UTF-8 text with a stray byte is an error
+                df = _read(_whole_file_encoding(label, path, data, compression))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{label} is not valid {exc.encoding} text (byte {exc.start} of a block); declare the "
+                        "file's encoding (encoding=…)", param="encoding") from None
     except pd.errors.EmptyDataError as exc:
         raise DataError(f"{what} file {label} is empty (no header line, no rows).") from exc
     except pd.errors.ParserError as exc:
@@ -341,6 +413,9 @@ class _CodeBook:
 
     def add(self, values: pd.Series) -> None:
         local, uniq = pd.factorize(values, use_na_sentinel=True)
+        if len(uniq) == 0:  # a chunk of empty fields only (a header followed by blank lines)
+            self.codes.append(np.full(len(local), -1, dtype=np.int32))
+            return
         uniq = np.asarray(uniq, dtype=object)
         glob = self.index.get_indexer(uniq) if len(self.index) else np.full(len(uniq), -1)
         new = glob < 0
@@ -456,8 +531,8 @@ def derive_entity(values: pd.Series, transform: str | None) -> pd.Series:
     if transform in ("first_char", "first_digit"):
         first = s.str[:1]
         return first.where(first.str.isdigit(), "other")
-    m = re.fullmatch(r"prefix:(\d+)", str(transform))
-    if m and int(m.group(1)) >= 1:
+    m = re.fullmatch(r"prefix:(\d{1,6})", str(transform), flags=re.ASCII)
+    if m and 1 <= int(m.group(1)) <= MAX_PREFIX:
         return s.str[: int(m.group(1))]
     raise ConfigError(f"unknown entity transform {transform!r}; accepted: {_TRANSFORMS_HELP}")
 
@@ -514,6 +589,20 @@ def infer_value_kind(value_kind: str | None, value_col: str | None) -> tuple[str
         f"say what the values of column {value_col!r} are: value_kind ratings (an explicit scale, e.g. 1–5 "
         "stars), counts (numbers of events) or implicit (0/1). It decides the bound, the observation mode "
         "and the headline metric, so it is not guessed from the values.", param="value_kind")
+
+
+def _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from) -> None:
+    """One column, one role (issue 26: user_col = item_col made every user its own item)."""
+    roles = [("user_col", user_col), ("item_col", item_col), ("entity_col", entity_col),
+             ("entity_from", entity_from), ("value_col", value_col)]
+    seen: dict[str, str] = {}
+    for param, col in roles:
+        if col is None:
+            continue
+        if str(col) in seen:
+            raise ConfigError(f"{param} and {seen[str(col)]} both name the column {col!r}; each role needs its own "
+                              "column (users, items, the entity and the values are different things)", param=param)
+        seen[str(col)] = param
 
 
 def _check_options(*, entity_col, entity_from, entity_transform, value_col, value_kind, value_max, duplicates,
@@ -576,7 +665,7 @@ def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int,
             raise DataError(
                 f"{_row_ref(label, first, from_text)}: column '{col}' is empty"
                 f"{f' (and in {n_bad - 1} more rows)' if n_bad > 1 else ''}. Every row needs a "
-                f"{needed[col]}; fill the gaps or pass drop_missing=True to skip such rows.",
+                f"{needed[col]}; fill the gaps, or leave such rows out with drop_missing.",
                 param="drop_missing"
             )
 
@@ -720,104 +809,107 @@ def _drop_zeros(t: pd.DataFrame, label: str, value_kind: str, notes: list[str]) 
     return t
 
 
-def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str], notes: list[str]) -> pd.DataFrame:
-    """Entities are the declared federation (issue 11): every entity in the data takes part whatever
-    its size, except those the data owner declares out with ``exclude_entities`` (a public list).
-    At least two entities must remain."""
+def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str], notes: list[str],
+                    declared: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str] | None]:
+    """Entities are the declared federation (issues 11 and 21).
+
+    With a ``declared`` list (public: an entity file, a hospital table, a generator's list) the
+    entities are exactly its names: rows of other entities are dropped with a note, a declared entity
+    without rows stays with 0 users (it still sends every message, all zero), so no message depends
+    on who is in the data. Without one, the entities are the values found in the data (the caller
+    records ``entity_source="data"``). ``exclude_entities`` (public) leaves some out. At least two
+    entities must remain. Returns the rows and the entity list (None without a declaration)."""
     def _present(e: pd.Series) -> list[str]:
         u = e.unique()
         return [str(x) for x in (u.astype(str) if hasattr(u, "astype") else u)]
 
-    present = _present(t["e"])
+    ents = list(dict.fromkeys(str(e) for e in declared)) if declared is not None else _present(t["e"])
+    if declared is not None:
+        known = t["e"].astype(str).isin(ents).to_numpy() if not isinstance(t["e"].dtype, pd.CategoricalDtype) \
+            else t["e"].isin(ents).to_numpy()
+        if not known.all():
+            others = t.loc[~known, "e"].astype(str)
+            shown = ", ".join(repr(x) for x in sorted(others.unique())[:6])
+            notes.append(f"dropped {int((~known).sum())} rows of {others.nunique()} entities that are not in the "
+                         f"declared entity list ({shown}{' …' if others.nunique() > 6 else ''})")
+            t = t.loc[known]
+        if len(t) == 0:
+            raise DataError(f"{label}: no row belongs to a declared entity; check the entity list (one name per "
+                            "line, as written in the data's entity column)", param="entities")
     if exclude_entities:
         excl = [str(e).strip() for e in exclude_entities]
-        unknown = [e for e in excl if e not in set(present)]
+        unknown = [e for e in excl if e not in set(ents)]
         if unknown:
-            shown = ", ".join(sorted(map(str, present))[:12])
+            shown = ", ".join(sorted(map(str, ents))[:12])
             raise ConfigError(f"exclude_entities names {', '.join(map(repr, unknown))}, not an entity of {label}; "
                               f"entities: {shown}", param="exclude_entities")
         drop = t["e"].isin(excl).to_numpy()
         t = t.loc[~drop]
         notes.append(f"left out {len(excl)} declared entities: {', '.join(excl[:8])}{' …' if len(excl) > 8 else ''}")
-        present = _present(t["e"])
-    if len(present) < 2:
-        only = present[0] if len(present) else "?"
+        ents = [e for e in ents if e not in set(excl)] if declared is not None else _present(t["e"])
+    if len(ents) < 2:
+        only = ents[0] if len(ents) else "?"
         raise DataError(
             f"{label}: only one entity ('{only}') — federation needs at least two. Check the entity column, "
             "or use a finer key (e.g. entity_transform='prefix:2' instead of 'prefix:1').",
             param="entity_col"
         )
-    return t
+    if len(t) == 0:
+        raise DataError(f"{label}: every row belongs to an excluded entity", param="exclude_entities")
+    if declared is not None:
+        empty = sorted(set(ents) - set(_present(t["e"])))
+        if empty:
+            notes.append(f"{len(empty)} declared entities have no user and take part with an all-zero contribution: "
+                         f"{', '.join(empty[:8])}{' …' if len(empty) > 8 else ''}")
+    return t, (ents if declared is not None else None)
 
 
-def read_item_list(source: Source | Sequence[str], *, filename: str | None = None) -> tuple[list[str], list[str] | None]:
-    """A declared item catalogue: a list of ids, or a file (one id per line, or a CSV/TSV whose first
-    column is the id and whose optional second column is a readable name). Returns (ids, names|None)."""
-    if isinstance(source, (list, tuple)) and all(isinstance(x, str) for x in source):
-        ids = [x.strip() for x in source if x.strip()]
-        names = None
-    else:
-        if isinstance(source, (str, os.PathLike)):
-            p = Path(source)
-            if not p.exists() or p.is_dir():
-                raise DataError(f"items file not found: {p}. Give a file with one item per line.", param="items")
-            raw = p.read_bytes()
-        else:
-            raw = _source_bytes(source)
-        if raw[:2] == b"\x1f\x8b":
-            try:
-                raw = gzip.decompress(raw)
-            except (OSError, EOFError) as exc:
-                raise DataError(f"items file {filename or source}: not a valid gzip file", param="items") from exc
-        if b"\x00" in raw[:65536]:
-            raise DataError(f"items file {filename or source} is not a text file; give one item per line",
-                            param="items")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            text = raw.decode("latin-1")
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        sep = _sniff_sep(lines[0].encode()) if lines else ","
-        multi = bool(lines) and sep in lines[0]
-        if multi:
-            df = pd.read_csv(io.StringIO("\n".join(lines)), sep=sep, dtype=str, header=None, keep_default_na=False,
-                             on_bad_lines="skip")
-            ids = df.iloc[:, 0].astype(str).str.strip().tolist()
-            names = df.iloc[:, 1].astype(str).str.strip().tolist() if df.shape[1] > 1 else None
-        else:
-            ids, names = [ln.strip() for ln in lines], None
-    if not ids:
-        raise DataError("the declared item list is empty; give at least one item", param="items")
-    seen: dict[str, int] = {}
-    keep = []
-    for j, x in enumerate(ids):
-        if x not in seen:
-            seen[x] = j
-            keep.append(j)
-    ids = [ids[j] for j in keep]
-    names = [names[j] for j in keep] if names is not None else None
-    return ids, names
+def read_item_list(source: Source | Sequence[str], *, filename: str | None = None,
+                   encoding: str | None = None) -> tuple[list[str], list[str] | None]:
+    """A declared item catalogue (:func:`dpfed_core.data.inputs.read_list`): one item per line taken
+    whole, or CSV ``id,name`` under a recognised header. Returns (ids, names|None)."""
+    lf = read_list(source, what="item list", param="items", filename=filename, encoding=encoding)
+    return lf.ids, lf.names
 
 
-def _apply_catalogue(t: pd.DataFrame, label: str, items: tuple[list[str], list[str] | None] | None,
+def _as_list_file(items: Any, *, what: str, param: str, encoding: str | None = None) -> ListFile | None:
+    """A list option (file, bytes, list of names, (ids, names) pair or ListFile) as a ListFile."""
+    if items is None or isinstance(items, ListFile):
+        return items
+    if isinstance(items, tuple) and len(items) == 2 and isinstance(items[0], list):
+        ids, names = items
+        lf = read_list(list(ids), what=what, param=param)
+        if names is not None:
+            by_id = dict(zip(ids, names))
+            lf.names = [by_id[x] for x in lf.ids]
+        return lf
+    return read_list(items, what=what, param=param, encoding=encoding)
+
+
+def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
                      notes: list[str], unknown: str = "drop") -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
     """Restrict rows to a declared catalogue. Rows of undeclared items are dropped with a note
-    (``unknown="drop"``) or refused (``"error"``)."""
+    (``unknown="drop"``) or refused (``"error"``); declared items without a row are reported."""
     if items is None:
         return t, None, None
-    ids, names = items
+    ids, names = items.ids, items.names
+    notes.extend(items.notes)
     known = t["i"].isin(ids).to_numpy()
     if not known.all():
         bad = t.loc[~known, "i"].astype(str)
         if unknown == "error":
             raise DataError(f"{label}: item {bad.iloc[0]!r} is not in the declared catalogue "
                             f"({bad.nunique()} such items)", param="items")
+        shown = ", ".join(repr(x) for x in bad.unique()[:5])
         notes.append(f"dropped {int((~known).sum())} rows of {bad.nunique()} items that are not in the declared "
-                     "item catalogue")
+                     f"item catalogue ({shown}{' …' if bad.nunique() > 5 else ''})")
         t = t.loc[known]
         if len(t) == 0:
             raise DataError(f"{label}: no row names an item of the declared catalogue; check the items file "
-                            "(one item id per line, as written in the data)", param="items")
+                            "(one item per line, as written in the data)", param="items")
+    n_used = t["i"].nunique()
+    if n_used < len(ids):
+        notes.append(f"{len(ids) - n_used} of the {len(ids)} declared items have no row in the data (empty columns)")
     return t, ids, names
 
 
@@ -833,7 +925,8 @@ def _natural_order(uniq: np.ndarray) -> np.ndarray:
 
 def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
               notes: list[str], catalogue: list[str] | None = None,
-              catalogue_names: list[str] | None = None) -> FederatedDataset:
+              catalogue_names: list[str] | None = None, entities: list[str] | None = None,
+              entities_accepted: bool = False) -> FederatedDataset:
     """The sparse matrix and the dataset: users and items in natural order, ids as exact strings.
 
     With a declared ``catalogue`` the columns are exactly its items in its order (items without
@@ -880,6 +973,9 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
         name=name,
         notes=notes,
         item_source="declared" if catalogue is not None else "data",
+        entities=entities,
+        entity_source="declared" if entities is not None else "data",
+        entities_accepted=entities is not None or bool(entities_accepted),
     )
 
 
@@ -902,9 +998,12 @@ def _build(
     drop_missing: bool,
     name: str,
     exclude_entities: Sequence[str] = (),
-    items: tuple[list[str], list[str] | None] | None = None,
+    items: ListFile | None = None,
     unknown_items: str = "drop",
     notes: list[str] | None = None,
+    entities: Sequence[str] | None = None,
+    entities_from_data: bool = False,
+    item_features: Any = None,
 ) -> FederatedDataset:
     """Validate a long table and build the dataset (see :func:`load_long_table` for the rules)."""
     notes = list(notes or [])
@@ -914,6 +1013,7 @@ def _build(
     value_max = _check_options(
         entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform, value_col=value_col,
         value_kind=value_kind, value_max=value_max, duplicates=duplicates, over_max=over_max)
+    _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)
     ent_src = entity_col if entity_col is not None else entity_from
     needed = {user_col: "user column", item_col: "item column", ent_src: "entity column"}  # type: ignore[dict-item]
     if entity_from is not None:
@@ -942,10 +1042,15 @@ def _build(
     _check_disjoint_users(t, label, from_text)
     t = _merge_duplicates(t, label, from_text, value_kind, duplicates, notes)
     t = _drop_zeros(t, label, value_kind, notes)
-    t = _apply_entities(t, label, exclude_entities, notes)
+    t, ent_list = _apply_entities(t, label, exclude_entities, notes, entities)
+    if ent_list is None and entities_from_data:
+        notes.append("the entity list is read from the data (accepted with entities_from_data): membership of an "
+                     "entity is not protected")
     t, catalogue, cat_names = _apply_catalogue(t, label, items, notes, unknown_items)
-    return _assemble(t, value_kind=value_kind, value_max=value_max, name=name, notes=notes,
-                     catalogue=catalogue, catalogue_names=cat_names)
+    ds = _assemble(t, value_kind=value_kind, value_max=value_max, name=name, notes=notes,
+                   catalogue=catalogue, catalogue_names=cat_names, entities=ent_list,
+                   entities_accepted=entities_from_data)
+    return attach_item_features(ds, item_features)
 
 
 # ====================================================================== public: long table
@@ -978,6 +1083,10 @@ def load_long_table(
     sep: str | None = None,
     name: str | None = None,
     progress: Any = None,
+    entities: Source | Sequence[str] | None = None,
+    entities_from_data: bool = False,
+    item_features: Any = None,
+    encoding: str | None = None,
     **removed: Any,
 ) -> FederatedDataset:
     """Load a long table: one row per (user, item) interaction.
@@ -1010,6 +1119,15 @@ def load_long_table(
         catalogue by DP partition selection, charged to the ledger.
     drop_missing : skip rows with an empty user/item/value/entity instead of raising.
     sep : field separator of a text file (sniffed from the header line when omitted).
+    entities : the declared federation (a public list: a file with one entity per line, or a list of
+        names), issue 21. Rows of other entities are dropped with a note; a declared entity without
+        rows takes part with 0 users. Without it the entity list is read from the data
+        (``entity_source="data"``): a DP run is then refused unless ``entities_from_data=True``
+        accepts it (membership of an entity is then not protected).
+    item_features : a CSV of public item features (item id + numeric columns), attached as
+        ``dataset.item_features``.
+    encoding : the text encoding of the file; without it the whole file is checked: UTF-8, or
+        latin-1 when it holds no UTF-8 multi-byte sequence, else an error asking for it.
 
     Rows with value 0 are dropped with a note (see :func:`_drop_zeros` for why).
 
@@ -1018,10 +1136,17 @@ def load_long_table(
     FederatedDataset with X of shape (n_users, n_items); rows sorted by entity.
     """
     _reject_removed(removed, "load_long_table")
-    declared = read_item_list(items) if items is not None else None
+    # every option is checked before the (possibly large) table is read
+    _check_options(entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform,
+                   value_col=value_col, value_kind=infer_value_kind(value_kind, value_col)[0], value_max=value_max,
+                   duplicates=duplicates, over_max=over_max)
+    _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)
+    declared = _as_list_file(items, what="item list", param="items", encoding=encoding)
+    ent_list = _as_list_file(entities, what="entity list", param="entities", encoding=encoding)
+    features = _feature_table(item_features, encoding=encoding)
     cols, dtypes = _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col)
     df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table",
-                                      usecols=cols, dtype=dtypes, progress=progress)
+                                      usecols=cols, dtype=dtypes, progress=progress, encoding=encoding)
     return _build(
         df,
         label,
@@ -1041,6 +1166,10 @@ def load_long_table(
         exclude_entities=exclude_entities,
         items=declared,
         name=name or Path(label).name,
+        notes=ent_list.notes if ent_list is not None else None,
+        entities=ent_list.ids if ent_list is not None else None,
+        entities_from_data=entities_from_data,
+        item_features=features,
     )
 
 
@@ -1088,6 +1217,8 @@ def load_movielens(
     *,
     exclude_entities: Sequence[str] = (),
     name: str | None = None,
+    entities: Source | Sequence[str] | None = None,
+    item_features: Any = None,
     **removed: Any,
 ) -> FederatedDataset:
     """Load a MovieLens 100K or 1M directory (format recognised from its files).
@@ -1105,6 +1236,12 @@ def load_movielens(
     (``u.item``: all 1682 movies of 100K, rated or not), in its order; entities are every value of the
     federation key present in the users file, whatever their size (``exclude_entities`` declares some
     out). Removing a user changes no message shape and no item list.
+
+    Declared entity list (issue 21), public metadata rather than the users file: ``zip`` — "ZIP 0" …
+    "ZIP 9" and "ZIP other"; ``occupation`` — ``u.occupation`` (100K) or the 1M README's 21 codes;
+    ``gender`` — F, M; ``age`` — the seven age bands. ``entities`` (a list or a file) replaces it.
+    Public item features: the genres and the release year / decade of ``u.item`` (``movies.dat``),
+    plus ``item_features`` (a file) if given.
     """
     _reject_removed(removed, "load_movielens")
     root = Path(path)
@@ -1161,18 +1298,65 @@ def load_movielens(
         raise DataError(f"MovieLens item file in {root} has an empty or repeated movie id {bad!r}.")
     titles = items["title"].fillna("").str.strip()
     catalogue = (item_ids.tolist(), titles.where(titles != "", item_ids).tolist())
+    if entities is not None:
+        declared_entities = read_list(entities, what="entity list", param="entities").ids
+    else:
+        declared_entities = _movielens_entities(root, version, federation)
+    derived = _movielens_features(root, version, item_ids.tolist(), items)
     df = pd.DataFrame(
         {"user": ratings["user"], "item": ratings["item"], "rating": ratings["rating"], "entity": ent}
     )  # fmt: skip
-    return _build(
+    ds = _build(
         df, str(rfile), 1,  # header-less file: data row i + 1 is line i + 1
         user_col="user", item_col="item", value_col="rating", entity_col="entity",
         entity_from=None, entity_transform=None, item_name_col=None,
         value_kind="ratings", value_max=5.0, duplicates="last",
         over_max="error", drop_missing=False, exclude_entities=exclude_entities,
-        items=catalogue, unknown_items="error",
-        name=name or f"MovieLens {version} ({federation} federation)",
+        items=_as_list_file(catalogue, what="item list", param="items"), unknown_items="error",
+        name=name or f"MovieLens {version} ({federation} federation)", entities=declared_entities,
     )  # fmt: skip
+    return attach_item_features(ds, item_features, derived=derived)
+
+
+def _movielens_entities(root: Path, version: str, federation: str) -> list[str]:
+    """The public list of a MovieLens federation key's values (never read off the users file)."""
+    if federation == "zip":
+        return [f"ZIP {d}" for d in range(10)] + ["ZIP other"]
+    if federation == "gender":
+        return ["F", "M"]
+    if federation == "age":
+        return list(_ML1M_AGES.values())
+    if version == "100K":
+        occ = root / "u.occupation"
+        if not occ.is_file():
+            raise DataError(f"{occ} is missing: it is the public list of occupations (the entities of "
+                            "federation occupation); restore it or declare the entities (entities=FILE)",
+                            param="entities")
+        return read_list(occ, what="occupation list", param="entities").ids
+    return list(_ML1M_OCCUPATIONS)
+
+
+def _movielens_features(root: Path, version: str, item_ids: list[str], items: pd.DataFrame):
+    """Genres and release year of every movie, from the public item file."""
+    if version == "100K":
+        raw = pd.read_csv(root / "u.item", sep="|", header=None, dtype=str, encoding="latin-1", quoting=3,
+                          keep_default_na=False)
+        genre_file = root / "u.genre"
+        genres = ([ln.split("|")[0] for ln in genre_file.read_text(encoding="latin-1").splitlines() if ln.strip()]
+                  if genre_file.is_file() else [f"genre {j}" for j in range(raw.shape[1] - 5)])
+        flags = raw.iloc[:, 5:5 + len(genres)].apply(pd.to_numeric, errors="coerce").fillna(0).to_numpy()
+        if flags.shape[1] != len(genres):
+            return None
+        return movielens_item_features(item_ids, flags, genres, raw.iloc[:, 2].tolist())
+    path = root / "movies.dat"
+    raw = pd.read_csv(io.BytesIO(path.read_bytes().replace(b"::", b"\x1f")), sep="\x1f", header=None, dtype=str,
+                      encoding="latin-1", quoting=3, keep_default_na=False)
+    if raw.shape[1] < 3:
+        return None
+    lists = raw.iloc[:, 2].str.split("|")
+    genres = sorted({g for gl in lists for g in gl if g})
+    flags = np.array([[g in set(gl) for g in genres] for gl in lists], dtype=np.float64)
+    return movielens_item_features(item_ids, flags, genres, raw.iloc[:, 1].tolist())
 
 
 _ML_URLS = {
@@ -1445,9 +1629,19 @@ def load_eicu(
     exclude_entities: Sequence[str] = (),
     items: Source | Sequence[str] | None = None,
     name: str | None = None,
+    entities: Source | Sequence[str] | None = None,
+    entities_from_data: bool = False,
+    item_features: Any = None,
     **removed: Any,
 ) -> FederatedDataset:
     """Load the eICU database (or its open demo): unit stays × events, federated by hospital/region.
+
+    Declared federation (issue 21): the hospital table's hospitals (``"hospital <id>"``) or its
+    regions, public metadata — never the hospitals that happen to have stays. A hospital without a
+    stay takes part with 0 users. ``entities`` (a file or list; bare hospital ids accepted) replaces
+    it; without a hospital table the list is read from the data (``entities_from_data``).
+    Public item features from a declared catalogue: the ``|`` hierarchy of treatment / diagnosis
+    names and the tokens of normalised drug names; ``item_features`` adds a file.
 
     Reads ``patient.csv[.gz]`` (patientunitstayid, hospitalid), ``hospital.csv[.gz]`` (hospitalid,
     region; only for ``entity="region"``) and the event table(s): any eICU table with a
@@ -1499,6 +1693,7 @@ def load_eicu(
             "table; patientunitstayid must be unique."
         )
     hosp = patient["hospitalid"].astype(str).str.strip()
+    declared_entities = _eicu_entities(root, entity, entities, notes)
     if entity == "region":
         hospital, hlabel = _read_eicu_table(root, "hospital", ["hospitalid", "region"], "needed for entity='region'")
         hospital = hospital.astype(str)
@@ -1569,11 +1764,20 @@ def load_eicu(
         names_cols.append((tb, is_drug))
 
     declared = None
+    derived = None
     if items is not None:
-        ids, inames = read_item_list(items)
-        if len(names_cols) == 1 and names_cols[0][1]:
+        lf = read_list(items, what="item list", param="items")
+        ids = lf.ids
+        drugs = len(names_cols) == 1 and names_cols[0][1]
+        if drugs:
             ids = normalize_drug_names(pd.Series(ids)).tolist()  # a formulary is matched like the data
-        declared = read_item_list(ids)[0], None
+        declared = read_list(ids, what="item list", param="items")
+        declared.notes = lf.notes + declared.notes
+        # public features of the declared names only (names read off the rows would not be public)
+        if any("|" in x for x in declared.ids):
+            derived = hierarchy_features(declared.ids, declared.ids)
+        elif drugs:
+            derived = drug_token_features(declared.ids, declared.ids)
     events = pd.concat(parts, ignore_index=True)
     counts = events.groupby(["stay", "item"], sort=False).size().reset_index(name="count")
     counts["entity"] = counts["stay"].map(stay_entity).to_numpy()
@@ -1588,14 +1792,48 @@ def load_eicu(
                      f"{EICU_DEFAULT_VALUE_MAX:g} events per stay and item is used (set it with value_max)")
     ent_label = "hospital" if entity == "hospitalid" else "region"
     tnames = "+".join(tb for tb, _ in tables)
-    return _build(
+    ds = _build(
         counts, f"eICU {tnames} table", False,
         user_col="stay", item_col="item", value_col="count", entity_col="entity",
         entity_from=None, entity_transform=None, item_name_col=None,
         value_kind="counts", value_max=vmax, duplicates="last",
         over_max="note", drop_missing=False, exclude_entities=exclude_entities, items=declared,
         name=name or f"eICU {root.name} ({tnames} by {ent_label})", notes=notes,
+        entities=declared_entities, entities_from_data=entities_from_data,
     )  # fmt: skip
+    return attach_item_features(ds, item_features, derived=derived)
+
+
+def _plain_str(s: pd.Series) -> pd.Series:
+    """Stripped strings of any column (categorical or text), missing values as ""."""
+    o = s.astype(object)
+    return o.where(o.notna(), "").astype(str).str.strip()
+
+
+def _eicu_entities(root: Path, entity: str, entities: Any, notes: list[str]) -> list[str] | None:
+    """The declared entity list of an eICU federation: ``entities`` if given (bare hospital ids become
+    "hospital <id>"), else the hospital table's hospitals or regions; None without a hospital table."""
+    if entities is not None:
+        ids = read_list(entities, what="entity list", param="entities").ids
+        if entity == "hospitalid":
+            ids = [f"hospital {x}" if re.fullmatch(r"\d+", x) else x for x in ids]
+        return ids
+    if _find_table(root, "hospital") is None:
+        if entity == "region":
+            return None  # reported by the region lookup itself
+        notes.append("no hospital table: the entity list is the hospitals found in the patient table (read from "
+                     "the data); declare it with entities=FILE")
+        return None
+    hospital, _ = _read_eicu_table(root, "hospital", ["hospitalid"] + (["region"] if entity == "region" else []),
+                                   "the public list of hospitals")
+    hid = _plain_str(hospital["hospitalid"])
+    if entity == "hospitalid":
+        return [f"hospital {x}" for x in dict.fromkeys(hid[hid != ""])]
+    reg = _plain_str(hospital["region"])
+    out = list(dict.fromkeys(r for r in reg if r))
+    if (reg == "").any():
+        out.append("Unknown region")
+    return out
 
 
 # ====================================================================== samples & dispatcher
@@ -1610,6 +1848,20 @@ def sample_catalogue(key: str) -> list[str]:
     return [f"item {j:03d}" for j in range(n_items)]
 
 
+def sample_entities(key: str, federation: str | None = None) -> list[str]:
+    """A generated sample's entity list: public by construction (the generator's settings in
+    ``sample_data/generate.py``), never read off the sample file."""
+    if key == "clinic":
+        from dpfed_core.data.synthetic import REGIONS
+
+        if federation == "region":
+            return list(REGIONS)
+        n_hospitals = 30  # sample_data/generate.py: CLINIC_PARAMS["n_hospitals"]
+        return [f"hospital {h + 1:02d}" for h in range(n_hospitals)]
+    n_entities = 10  # sample_data/generate.py: SYNTHETIC_PARAMS["n_entities"]
+    return [f"entity {h + 1:02d}" for h in range(n_entities)]
+
+
 def load_sample(
     name: str,
     *,
@@ -1617,6 +1869,8 @@ def load_sample(
     sample_dir: str | os.PathLike | None = None,
     exclude_entities: Sequence[str] = (),
     items: Source | Sequence[str] | None = None,
+    entities: Source | Sequence[str] | None = None,
+    item_features: Any = None,
     **removed: Any,
 ) -> FederatedDataset:
     """Load a generated sample dataset from ``sample_data/`` (see ``sample_data/README.md``).
@@ -1652,6 +1906,9 @@ def load_sample(
         exclude_entities=exclude_entities,
         # A generated sample's catalogue is public by construction: the generator's item list.
         items=items if items is not None else sample_catalogue(key),
+        # and so is its federation: the generator's entity list
+        entities=entities if entities is not None else sample_entities(key, federation),
+        item_features=item_features,
         name=f"sample: {key}" + (f" by {federation}" if federation else ""),
     )
 
@@ -1679,7 +1936,8 @@ def _only(opts: dict[str, Any], allowed: Iterable[str], what: str) -> dict[str, 
 _LONG_OPTS = (
     "user_col", "item_col", "value_col", "entity_col", "entity_from", "entity_transform",
     "item_name_col", "value_kind", "value_max", "duplicates", "exclude_entities", "items",
-    "over_max", "drop_missing", "filename", "sep", "name", "progress",
+    "over_max", "drop_missing", "filename", "sep", "name", "progress", "entities", "entities_from_data",
+    "item_features", "encoding",
 )  # fmt: skip
 
 
@@ -1705,7 +1963,9 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
     s = str(spec).strip()
     low = s.lower()
     if low.startswith("sample:"):
-        _only(opts, ("federation", "sample_dir", "exclude_entities", "items"), "sample data")
+        opts.pop("entities_from_data", None)  # a sample's entity list is its generator's: public
+        _only(opts, ("federation", "sample_dir", "exclude_entities", "items", "entities", "item_features"),
+              "sample data")
         return load_sample(low, **opts)
     if low in ("synthetic", "synthetic:paper"):
         from dpfed_core.data import synthetic  # generated data: imported only when asked for
@@ -1724,7 +1984,9 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
     p = Path(s).expanduser()
     if p.is_dir():
         if (p / "u.data").is_file() or (p / "ratings.dat").is_file():
-            _only(opts, ("federation", "exclude_entities", "name"), "a MovieLens directory")
+            opts.pop("entities_from_data", None)  # MovieLens' entity lists are public metadata
+            _only(opts, ("federation", "exclude_entities", "name", "entities", "item_features"),
+                  "a MovieLens directory")
             return load_movielens(p, **opts)
         if _find_table(p, "patient") is not None:
             o = dict(opts)
@@ -1733,7 +1995,7 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
             if "events" in o:
                 o["event_table"] = o.pop("events")
             _only(o, ("event_table", "entity", "value_max", "drop_cancelled", "name", "exclude_entities",
-                      "items"), "an eICU directory")  # fmt: skip
+                      "items", "entities", "entities_from_data", "item_features"), "an eICU directory")  # fmt: skip
             return load_eicu(p, **o)
         found = ", ".join(sorted(x.name for x in p.iterdir())[:15]) or "nothing"
         raise DataError(

@@ -30,7 +30,8 @@ from dpfed_core.config import RunConfig
 from dpfed_core.privacy.ledger import delta_warning
 from dpfed_core.privacy.model import PrivacyModel
 from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_provenance
-from dpfed_core.privacy.statement import UNSTATED_SAMPLER, GUARANTEE_NAME, assumptions, statement
+from dpfed_core.privacy.statement import (UNSTATED_SAMPLER, GUARANTEE_NAME, assumptions, entity_assumptions,
+                                          statement)
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
@@ -62,8 +63,13 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
     private = math.isfinite(eps)
     if not private:
         label = "non-private (ε = ∞): raw data or exact statistics leave the entities"
-    elif eps == 0:
+    elif eps == 0 and dlt == 0 and not any(r.epsilon > 0 or r.delta > 0 for r in result.ledger.rows):
+        # only when nothing was spent: a tiny ε (1e-7) rounded to 0 by an accountant still sent noisy
+        # releases and spent δ (issue 26)
         label = "nothing derived from private data leaves an entity (ε = 0)"
+    elif eps == 0:
+        label = (f"(ε ≈ 0, {dlt:.3g})-DP per user of each entity: noisy releases were sent (ε below the "
+                 "accountant's resolution)")
     elif privacy_model.user_level:
         label = f"({eps:.4g}, {dlt:.3g})-DP per user of each entity (user-level, parallel over entities)"
     else:
@@ -121,6 +127,7 @@ def dataset_summary(dataset: FederatedDataset) -> dict:
         "n_interactions": int(dataset.X.nnz),
         "value_kind": dataset.value_kind,
         "value_max": dataset.value_max,
+        "entity_source": getattr(dataset, "entity_source", "declared"),
         "notes": list(dataset.notes),
     }
 
@@ -156,6 +163,7 @@ def run_method(
     document and the fitted :class:`MethodResult` (for the dashboard's views)."""
     config.validate()
     spec = get_method(config.method)
+    check_declared_federation(dataset, config)
     if not spec.uses_epsilon and math.isfinite(config.epsilon):
         # A non-private method has no budget: record ε = inf rather than a number it ignored.
         config = config.replace(epsilon=math.inf)
@@ -178,12 +186,30 @@ def run_method(
                        dataset.entity_of_user, dataset.entity_names, config.mode, config.top_n)
     t_eval = time.perf_counter() - t0
     timings = {"split": t_split, **result.timings, "fit_total": t_fit, "evaluate": t_eval}
-    doc = result_document(dataset, config, spec, metrics,
-                          privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy),
+    privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy)
+    if getattr(dataset, "entity_source", "declared") == "data" and privacy.get("assumptions"):
+        privacy["assumptions"] = entity_assumptions(privacy["assumptions"])
+    doc = result_document(dataset, config, spec, metrics, privacy,
                           [m.to_dict() for m in result.messages], timings,
                           [*dataset.notes, *result.extra.get("notes", [])])
     progress("evaluate_done", method=config.method)
     return doc, result
+
+
+def check_declared_federation(dataset: FederatedDataset, config: RunConfig) -> None:
+    """Refuse a DP run whose entity list was read from the private rows without the user's consent
+    (issue 21): which entities exist, and that one has users, is then a function of the data — a
+    single-patient hospital's release disappears with its patient (ε = ∞ for that patient)."""
+    if getattr(dataset, "entity_source", "declared") != "data" or getattr(dataset, "entities_accepted", True):
+        return
+    spec = get_method(config.method)
+    if spec.uses_epsilon and math.isfinite(config.epsilon) and not config.simulation:
+        raise ConfigError(
+            f"{dataset.name}: the entity list is read from the private data, so a DP run ({config.method} at "
+            f"ε = {config.epsilon:g}) would leak which entities have users. Declare the federation: entities=FILE "
+            "(one entity per line; dashboard: “Declared entity list”), or accept reading it from the data with "
+            "entities_from_data (dashboard: “Read the entity list from the data”) — membership of an entity is "
+            "then not protected", param="entities")
 
 
 def needs_dp_catalogue(dataset: FederatedDataset, uses_epsilon: bool, config: RunConfig) -> bool:

@@ -34,6 +34,10 @@ import scipy.sparse as sp
 
 METRIC_KEYS = ("train_rmse", "test_rmse", "mar", "precision", "recall", "ndcg")
 
+#: Most score cells (test users × items) evaluated at once: ~16 MB of scores, ~100 MB with the
+#: per-hidden-entry comparison (5 hidden entries per test user).
+EVAL_BATCH_CELLS = 2**21
+
 
 def ranking_metrics(
     scores: np.ndarray,
@@ -163,6 +167,10 @@ def evaluate(
     per_user = {k: np.zeros(n_users) for k in ("mar_num", "mar_den", "precision", "recall", "ndcg")}
     has_test = np.zeros(n_users, dtype=bool)
     users = np.asarray(test_users, dtype=np.int64)
+    # A batch holds dense (users × items) scores and a (hidden entries × items) comparison: bounded in
+    # cells, not users, so memory does not grow with the catalogue (issue 26: 512 users × 100,000
+    # items took ~3 GB here).
+    batch_size = max(1, min(batch_size, EVAL_BATCH_CELLS // max(m, 1)))
     for start in range(0, len(users), batch_size):
         idx = users[start:start + batch_size]
         res = ranking_metrics(U[idx] @ V.T, train[idx], test[idx], n)

@@ -31,24 +31,37 @@ class RunOutcome:
 
 def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str] = ()) -> None:
     """Every check a run needs before anything is charged or computed, at one boundary: the
-    configuration, every method name, and each method's declared parameters against the data's
-    public shape (a federated method is built by the one factory and checks its bounds)."""
+    configuration, every method name, each method's declared parameters against the data's public
+    shape (a federated method is built by the one factory and checks its bounds), and — for a DP
+    run — a declared federation (:func:`~dpfed_core.evaluation.experiments.check_declared_federation`)."""
     import scipy.sparse as sp
 
+    from dpfed_core.errors import ConfigError, DpfedError
+    from dpfed_core.evaluation.experiments import check_declared_federation
     from dpfed_core.federation.protocol import FederatedRecommender, build_method
 
     config.validate()
+    compare = list(compare)
     for m in compare:
         get_method(m)
     spec = get_method(config.method)
     if not spec.federated:
         check_params(spec.parameters, config.params, config.method)
-        return
-    FederatedRecommender.from_config(config)._validate()
-    method = build_method(config, dataset.value_max)
-    check = getattr(method, "_validate", None)
-    if check is not None:
-        check(sp.csr_matrix((1, dataset.n_items)), "every entity")
+    else:
+        try:
+            FederatedRecommender.from_config(config)._validate()
+            method = build_method(config, dataset.value_max)
+            check = getattr(method, "_validate", None)
+            if check is not None:
+                check(sp.csr_matrix((1, dataset.n_items)), "every entity")
+        except DpfedError:
+            raise
+        except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
+            given = ", ".join(f"{k}={v}" for k, v in config.params.items()) or "none given"
+            raise ConfigError(f"parameters of {config.method} ({given}): an unusable value ({exc})",
+                              param="prototype_params") from None
+    for m in dict.fromkeys([config.method, *compare]):
+        check_declared_federation(dataset, config.replace(method=m))
 
 
 def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterable[str] = (),

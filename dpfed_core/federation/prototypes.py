@@ -54,8 +54,8 @@ class PrototypeMethod(ABC):
         if not isinstance(self.k, (int, np.integer)) or self.k < 1:
             raise ConfigError(f"k (prototypes per entity) must be a positive integer, got {self.k!r}")
         n = X.shape[0]
-        if n < 1:
-            raise ConfigError(f"entity {entity!r} has no training users")
+        if n < 1:  # a declared entity without users (issue 21) sends no prototype
+            return 0, f"entity {entity!r} has no training users: it sends no prototype"
         if n < self.k:
             return n, f"entity {entity!r} has {n} training users < k={self.k}: it sends {n} prototypes"
         return int(self.k), ""
@@ -91,6 +91,12 @@ def make_prototype_method(name: str, **params) -> PrototypeMethod:
         raise ConfigError(f"prototype method {name!r}: {exc}") from None
 
 
+def _no_prototypes(X, ledger, note: str) -> PrototypeRelease:
+    """A non-private method's release of an entity without users: nothing (still labelled non-private)."""
+    ledger.spend("prototypes", "no prototypes (no users; non-private method)", math.inf, note=note)
+    return PrototypeRelease(np.zeros((0, X.shape[1])), np.zeros(0), note)
+
+
 @register_prototype_method("kmeans")
 class KMeansPrototypes(PrototypeMethod):
     """Non-private: the k-means++ centroids of the entity's rows (paper §5.3). Releases raw
@@ -111,6 +117,8 @@ class KMeansPrototypes(PrototypeMethod):
         from sklearn.cluster import KMeans  # deferred: importing scikit-learn costs seconds at start-up
 
         k, note = self.effective_k(X, ledger.entity)
+        if k == 0:
+            return _no_prototypes(X, ledger, note)
         km = KMeans(
             n_clusters=k,
             init="k-means++",
@@ -132,6 +140,8 @@ class KRandomPrototypes(PrototypeMethod):
 
     def release(self, X, rng, ledger):
         k, note = self.effective_k(X, ledger.entity)
+        if k == 0:
+            return _no_prototypes(X, ledger, note)
         idx = rng.choice(X.shape[0], size=k, replace=False)
         ledger.spend("prototypes", "k random raw rows (non-private)", math.inf,
                      note="raw user rows leave the entity")

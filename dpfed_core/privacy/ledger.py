@@ -64,7 +64,7 @@ def compose(rows, delta_budget: float) -> tuple[float, float, str]:
     dlt_b = min(sum(r.delta for r in rows), 1.0)
     best = (eps_b, dlt_b, BASIC)
     gauss = [r for r in rows if r.rho is not None and math.isfinite(r.epsilon)]
-    if len(gauss) >= 2 and math.isfinite(eps_b):
+    if gauss and math.isfinite(eps_b):
         from dpfed_core.privacy.noise import zcdp_epsilon
 
         other = [r for r in rows if r.rho is None or not math.isfinite(r.epsilon)]

@@ -80,3 +80,18 @@ def trust_model_text(privacy: dict) -> str:
                 f"ε = {coal} (δ = {_num(against.get('delta'))})")
     return ("no secure aggregation: the server sees every entity's release; the guarantee is the same against "
             f"the server and any coalition (ε = {coal})")
+
+
+#: The assumption stated instead of "the entity list is a public input" when the user accepted an
+#: entity list read from the private data (issue 21, ``entities_from_data``).
+ENTITY_FROM_DATA = ("The entity list was read from the private data (accepted with entities_from_data), not "
+                    "declared: membership of an entity is NOT protected — which entities exist and take part "
+                    "reveals that they have users (an entity with one user loses that user's privacy).")
+
+
+def entity_assumptions(items: list[str]) -> list[str]:
+    """``items`` (from :func:`assumptions`) for a run whose entity list was read from the data: the
+    public-inputs line no longer counts the entity list, and the exception is stated."""
+    out = [x.replace(", the item catalogue and the entity list are public inputs",
+                     " and the item catalogue are public inputs") for x in items]
+    return [*out, ENTITY_FROM_DATA]

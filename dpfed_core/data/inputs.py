@@ -1,0 +1,436 @@
+"""Reading the small public input files safely: lists (a catalogue, a formulary, an entity list),
+item-feature tables and JSON documents (issue 26).
+
+One reader for every list file (``--items``, ``--entities``, the first column of
+``--item-features``), so the same file means the same thing wherever it is given:
+
+- one item per line, taken whole: commas, ``|`` and spaces belong to the name (a formulary of
+  eICU treatment strings is ``"cardiovascular|shock|vasopressors|norepinephrine"``);
+- CSV (``id,name``) only when declared (``csv=True``) or unambiguous: a first line whose every field
+  is a recognised column name (``id,name``, ``item,title``, …);
+- a header line is recognised (``item``, ``drug``, ``hospital``, …) and never taken for an item;
+- duplicates are reported (first kept), items absent from the data are reported by the loader.
+
+Every file argument is read with :func:`read_bounded`: regular files only (a FIFO or a device
+would block or never end), at most a size limit (a clear error beyond it), gzip looked through with
+the same limit. Text is decoded by :func:`decode_text`: the *whole* file is checked, never its first
+64 KB only; a declared encoding is used strictly.
+"""
+from __future__ import annotations
+
+import codecs
+import csv
+import json
+import math
+import os
+import re
+import stat
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from dpfed_core.errors import ConfigError, DataError
+
+#: Largest list / feature file read (bytes, after decompression): a formulary of 100,000 names is
+#: ~5 MB; anything far larger is not a list someone wrote (``/dev/zero``, a data table by mistake).
+MAX_LIST_BYTES = 64 * 2**20
+#: Largest JSON document read (``--resume``, ``report --run``): a sweep of many points is a few MB.
+MAX_JSON_BYTES = 256 * 2**20
+#: Deepest nesting of a JSON document: result documents nest < 10 levels; Python's parser would
+#: raise RecursionError on a hostile file nested 100,000 deep.
+MAX_JSON_DEPTH = 200
+
+#: Lower-case words that, alone on the first line (or as every field of a CSV first line), make it a
+#: header line rather than an item or entity.
+HEADER_WORDS = frozenset(
+    """id ids item items item_id itemid item_ids item_name itemname name names title titles label
+    drug drugs drugname drug_name medication medications formulary treatment treatmentstring
+    diagnosis diagnosisstring lab labname product products movie movies movie_id entity entities
+    entity_name hospital hospitals hospitalid hospital_id region regions site sites clinic clinics
+    bank banks federation key value""".split()
+)
+
+
+@dataclass
+class ListFile:
+    """A parsed list file: ``ids`` in file order (duplicates removed, first kept), optional readable
+    ``names`` (CSV id,name), and what the reader did (``header``, ``duplicates``, ``notes``)."""
+
+    ids: list[str]
+    names: list[str] | None = None
+    header: str | None = None
+    duplicates: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# ====================================================================== bounded reads
+def check_regular_file(path: str | os.PathLike, *, what: str, param: str | None) -> Path:
+    """``path`` as a Path if it is an existing regular file (symlinks followed); a FIFO, a device, a
+    socket or a folder is refused before it is opened (opening a FIFO blocks until a writer comes)."""
+    p = Path(path).expanduser()
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise DataError(f"{what} {p}: no such file", param=param) from None
+    except OSError as exc:
+        raise DataError(f"{what} {p}: cannot be read ({exc.strerror or exc})", param=param) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise DataError(f"{what} {p} is a folder; give a file", param=param)
+    if not stat.S_ISREG(st.st_mode):
+        raise DataError(f"{what} {p} is not a regular file (a pipe, device or socket is never read: it could "
+                        "block or never end); give a file", param=param)
+    return p
+
+
+def read_bounded(source: Any, *, what: str, param: str | None, limit: int = MAX_LIST_BYTES) -> bytes:
+    """The bytes of a path (regular files only), bytes or a file-like upload, at most ``limit`` bytes
+    (gzip content decompressed up to the same limit); beyond it a clear error."""
+    label = f"{what} {source}" if isinstance(source, (str, os.PathLike)) else what
+
+    def too_big() -> DataError:
+        return DataError(f"{label} is larger than {limit / 2**20:.0f} MB; this input is a short public list or "
+                         "document — check that the right file was given", param=param)
+
+    if isinstance(source, (str, os.PathLike)):
+        p = check_regular_file(source, what=what, param=param)
+        try:
+            with open(p, "rb") as f:
+                raw = f.read(limit + 1)
+        except OSError as exc:
+            raise DataError(f"{what} {p}: cannot be read ({exc.strerror or exc})", param=param) from None
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        raw = bytes(source)
+    elif hasattr(source, "getvalue"):
+        raw = bytes(source.getvalue())
+    elif hasattr(source, "read"):
+        data = source.read(limit + 1)
+        raw = data.encode() if isinstance(data, str) else bytes(data)
+    else:
+        raise ConfigError(f"{what}: cannot read a {type(source).__name__}; give a file path or bytes", param=param)
+    if len(raw) > limit:
+        raise too_big()
+    if raw[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out = d.decompress(raw, limit + 1)
+        except zlib.error as exc:
+            raise DataError(f"{label}: not a valid gzip file ({exc})", param=param) from None
+        if len(out) > limit or d.unconsumed_tail:
+            raise too_big()
+        raw = out
+    return raw
+
+
+# ====================================================================== encodings
+def _check_encoding(encoding: str, param: str | None = "encoding") -> str:
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise ConfigError(f"encoding {encoding!r} is not a known text encoding; e.g. utf-8, latin-1, cp1252",
+                          param=param) from None
+
+
+def detect_encoding(raw: bytes, *, what: str, encoding: str | None = None, param: str | None = None) -> str:
+    """The encoding of ``raw``, decided on the whole content (issue 26: never on a first block only).
+
+    Declared ``encoding``: used strictly — a byte it cannot decode is an error naming its offset.
+    Else UTF-8 when the whole content is valid UTF-8 (a BOM is dropped by the caller); else latin-1
+    when the content has no valid UTF-8 multi-byte sequence at all (an old single-byte export, e.g.
+    MovieLens titles); anything else (UTF-8 text with a stray byte) is an error asking to declare the
+    encoding, never a silent half-guess that garbles names."""
+    if encoding is not None:
+        enc = _check_encoding(encoding)
+        try:
+            raw.decode(enc)
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{what} is not valid {enc}: byte {exc.start} cannot be decoded; declare the file's "
+                            "real encoding", param="encoding") from None
+        return enc
+    try:
+        raw.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError as exc:
+        first_bad = exc.start
+    if not re.search(rb"[\xc2-\xf4][\x80-\xbf]", raw):
+        return "latin-1"
+    raise DataError(f"{what} is mostly UTF-8 but byte {first_bad} is not valid UTF-8; the file is damaged or "
+                    "mixes encodings — fix it, or declare the encoding (encoding=latin-1, cp1252, …)",
+                    param="encoding")
+
+
+def decode_text(raw: bytes, *, what: str, encoding: str | None = None, param: str | None = None) -> str:
+    """``raw`` decoded by :func:`detect_encoding` (a UTF-8 BOM removed); NUL bytes refused."""
+    if b"\x00" in raw:
+        raise DataError(f"{what} is not a text file (it contains NUL bytes)", param=param)
+    enc = detect_encoding(raw, what=what, encoding=encoding, param=param)
+    text = raw.decode(enc)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+# ====================================================================== lists
+def _is_header_field(s: str) -> bool:
+    return s.strip().strip('"').strip().lower().replace(" ", "_") in HEADER_WORDS
+
+
+def _csv_header(first: str) -> str | None:
+    """The separator of ``first`` when it is an unambiguous CSV header: split by ``,`` / tab / ``;``
+    into ≥ 2 fields that are all recognised column names."""
+    for sep in (",", "\t", ";"):
+        parts = first.split(sep)
+        if len(parts) >= 2 and all(_is_header_field(x) for x in parts):
+            return sep
+    return None
+
+
+def parse_list(text: str, *, what: str = "item list", param: str | None = "items",
+               csv_sep: str | None = None) -> ListFile:
+    """Parse a list's text (see the module docstring for the rules). ``csv_sep`` declares CSV
+    (id[,name]) with that separator."""
+    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    lines = [ln for ln in lines if ln]
+    out = ListFile(ids=[])
+    if not lines:
+        raise DataError(f"the {what} is empty; give at least one name, one per line", param=param)
+    sep = csv_sep or _csv_header(lines[0])
+    if sep is not None:
+        rows = list(csv.reader(lines, delimiter=sep, skipinitialspace=True))
+        if all(_is_header_field(x) for x in rows[0]):
+            out.header = lines[0]
+            rows = rows[1:]
+        width = {len(r) for r in rows}
+        if rows and min(width) < 1:
+            raise DataError(f"the {what} has an empty CSV line", param=param)
+        ids = [r[0].strip() for r in rows]
+        names = [(r[1].strip() if len(r) > 1 and r[1].strip() else r[0].strip()) for r in rows]
+        if any(x == "" for x in ids):
+            i = ids.index("")
+            raise DataError(f"the {what}: CSV line {i + 1 + (out.header is not None)} has no id in its first field",
+                            param=param)
+        has_names = any(len(r) > 1 for r in rows)
+    else:
+        if _is_header_field(lines[0]):
+            out.header = lines[0]
+            lines = lines[1:]
+        ids, names, has_names = lines, lines, False
+    if out.header is not None:
+        out.notes.append(f"{what}: first line {out.header!r} read as a header, not as a name")
+    seen: set[str] = set()
+    keep_ids, keep_names = [], []
+    for x, nm in zip(ids, names):
+        if x in seen:
+            out.duplicates.append(x)
+            continue
+        seen.add(x)
+        keep_ids.append(x)
+        keep_names.append(nm)
+    if not keep_ids:
+        raise DataError(f"the {what} has a header but no names; give at least one name, one per line", param=param)
+    if out.duplicates:
+        shown = ", ".join(repr(d) for d in out.duplicates[:5]) + (" …" if len(out.duplicates) > 5 else "")
+        out.notes.append(f"{what}: {len(out.duplicates)} repeated lines ignored (first kept): {shown}")
+    out.ids = keep_ids
+    out.names = keep_names if has_names else None
+    return out
+
+
+def read_list(source: Any, *, what: str = "item list", param: str | None = "items", encoding: str | None = None,
+              csv_sep: str | None = None, filename: str | None = None) -> ListFile:
+    """Read a list from a path, bytes, an upload or a Python sequence of names (see :func:`parse_list`)."""
+    if isinstance(source, ListFile):
+        return source
+    if isinstance(source, (list, tuple)) and all(isinstance(x, str) for x in source):
+        ids = [x.strip() for x in source if x.strip()]
+        if not ids:
+            raise DataError(f"the {what} is empty; give at least one name", param=param)
+        dup = [x for i, x in enumerate(ids) if x in ids[:i]] if len(ids) < 5000 else []
+        uniq = list(dict.fromkeys(ids))
+        lf = ListFile(ids=uniq, duplicates=dup if len(uniq) < len(ids) else [])
+        if len(uniq) < len(ids):
+            lf.notes.append(f"{what}: {len(ids) - len(uniq)} repeated names ignored (first kept)")
+        return lf
+    label = filename or (str(source) if isinstance(source, (str, os.PathLike)) else f"the uploaded {what}")
+    raw = read_bounded(source, what=what if isinstance(source, (str, os.PathLike)) else f"{what} {label}",
+                       param=param)
+    text = decode_text(raw, what=f"{what} {label}", encoding=encoding, param=param)
+    return parse_list(text, what=what, param=param, csv_sep=csv_sep)
+
+
+# ====================================================================== item features
+@dataclass
+class FeatureTable:
+    """Public item features: ``ids`` (one per row), ``values`` (rows × features, float64) and the
+    feature ``names``."""
+
+    ids: list[str]
+    values: np.ndarray
+    names: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def read_item_features(source: Any, *, encoding: str | None = None, filename: str | None = None,
+                       param: str = "item_features") -> FeatureTable:
+    """A CSV of public item features: a header line (item id column, then one column per feature), then
+    one line per item with numbers (empty = 0). The separator is ``,``, tab or ``;`` (from the header).
+    Item ids are exact strings; a repeated item is an error (which row would be meant?)."""
+    what = "item features file"
+    label = filename or (str(source) if isinstance(source, (str, os.PathLike)) else "the uploaded item features")
+    raw = read_bounded(source, what=what if isinstance(source, (str, os.PathLike)) else f"{what} {label}",
+                       param=param)
+    text = decode_text(raw, what=f"{what} {label}", encoding=encoding, param=param)
+    lines = [ln for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if ln.strip()]
+    if len(lines) < 2:
+        raise DataError(f"{what} {label} needs a header line (item id, then feature names) and one line per item",
+                        param=param)
+    sep = max((",", "\t", ";"), key=lambda s: lines[0].count(s))
+    rows = list(csv.reader(lines, delimiter=sep))
+    header = [h.strip() for h in rows[0]]
+    if len(header) < 2:
+        raise DataError(f"{what} {label}: the header {lines[0]!r} names no feature column; expected "
+                        "'item,feature1,feature2,…' separated by commas", param=param)
+    if len(set(header)) < len(header) or any(h == "" for h in header[1:]):
+        raise DataError(f"{what} {label}: feature names in the header must be distinct and non-empty", param=param)
+    body = rows[1:]
+    bad = next((i for i, r in enumerate(body) if len(r) != len(header)), None)
+    if bad is not None:
+        raise DataError(f"{what} {label}, line {bad + 2}: {len(body[bad])} fields where the header has "
+                        f"{len(header)}", param=param)
+    ids = [r[0].strip() for r in body]
+    if any(x == "" for x in ids):
+        raise DataError(f"{what} {label}, line {ids.index('') + 2}: empty item id", param=param)
+    seen: set[str] = set()
+    for i, x in enumerate(ids):
+        if x in seen:
+            raise DataError(f"{what} {label}, line {i + 2}: item {x!r} appears twice", param=param)
+        seen.add(x)
+    vals = np.zeros((len(body), len(header) - 1), dtype=np.float64)
+    for i, r in enumerate(body):
+        for j, cell in enumerate(r[1:]):
+            c = cell.strip()
+            if c == "":
+                continue
+            try:
+                v = strict_float(c)
+            except ValueError:
+                raise DataError(f"{what} {label}, line {i + 2}, column {header[j + 1]!r}: {c!r} is not a number",
+                                param=param) from None
+            if not math.isfinite(v):
+                raise DataError(f"{what} {label}, line {i + 2}, column {header[j + 1]!r}: {c!r} is not finite",
+                                param=param)
+            vals[i, j] = v
+    return FeatureTable(ids=ids, values=vals, names=header[1:])
+
+
+# ====================================================================== numbers
+_FLOAT_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
+_INT_RE = re.compile(r"[+-]?\d+", re.ASCII)
+
+
+def strict_float(text: str) -> float:
+    """A decimal number as written in ASCII (``1``, ``-2.5``, ``1e-6``, ``inf``) — Python's ``float``
+    also takes ``1_0`` (= 10), full-width digits and ``nan``, which an input must not mean."""
+    t = str(text).strip()
+    low = t.lower()
+    if low in ("inf", "+inf", "infinity", "+infinity", "∞"):
+        return math.inf
+    if not _FLOAT_RE.fullmatch(t):
+        raise ValueError(f"not a number: {text!r}")
+    return float(t)
+
+
+def strict_int(text: str) -> int:
+    """A whole number as written in ASCII digits (no ``1_0``, no ``1.0``, no full-width digits)."""
+    t = str(text).strip()
+    if not _INT_RE.fullmatch(t) or len(t) > 40:
+        raise ValueError(f"not a whole number: {text!r}")
+    return int(t)
+
+
+# ====================================================================== JSON documents
+def _json_depth_ok(text: str, limit: int) -> bool:
+    """True when no bracket nesting (outside strings) exceeds ``limit`` — checked before parsing so a
+    hostile document never reaches the recursive parser."""
+    depth = 0
+    in_str = esc = False
+    for m in re.finditer(r'[\[\]{}"\\]', text):
+        ch = m.group(0)
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                # an escape consumes the next character only when it is adjacent
+                esc = text[m.start() + 1:m.start() + 2] in '"\\'
+                continue
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > limit:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True
+
+
+def read_json_document(path: str | os.PathLike, *, what: str, param: str | None) -> Any:
+    """A JSON document from a regular file: bounded size, bounded nesting, UTF-8; every failure is a
+    :class:`DataError` naming ``what`` (e.g. "--resume FILE")."""
+    raw = read_bounded(path, what=what, param=param, limit=MAX_JSON_BYTES)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{what} {path} is not a JSON document (not UTF-8 text at byte {exc.start})",
+                        param=param) from None
+    if not _json_depth_ok(text, MAX_JSON_DEPTH):
+        raise DataError(f"{what} {path} is not a result document: nested deeper than {MAX_JSON_DEPTH} levels",
+                        param=param)
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        raise DataError(f"{what} {path} is not a JSON document ({exc})", param=param) from None
+
+
+# ====================================================================== outputs vs inputs
+def _identity(p: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def check_output_not_input(out: str | os.PathLike, inputs: Sequence[tuple[str, Any]], flag: str = "--out",
+                           param: str = "out") -> None:
+    """Refuse an output path that is one of the inputs: the same path, a symbolic link to it or a hard
+    link of it (same device and inode). ``inputs``: (flag, path) pairs; a folder input (a MovieLens
+    or eICU directory) protects every file inside it. Checked before anything is computed."""
+    o = Path(out).expanduser()
+    o_real = Path(os.path.realpath(o))
+    o_id = _identity(o)
+    for in_flag, src in inputs:
+        if src is None or not isinstance(src, (str, os.PathLike)) or str(src).startswith("sample:"):
+            continue
+        ip = Path(src).expanduser()
+        i_real = Path(os.path.realpath(ip))
+        if not os.path.lexists(ip):
+            same = o_real == i_real  # e.g. a budget store not created yet: the path is still taken
+        else:
+            same = o_real == i_real or (o_id is not None and o_id == _identity(ip))
+        if not same and i_real.is_dir():
+            inside = o_real.parent == i_real or i_real in o_real.parents
+            if inside and o_id is not None:
+                same = True
+            elif o_id is not None:
+                try:  # a hard link elsewhere of a file of the data folder
+                    same = any(_identity(c) == o_id for c in i_real.iterdir() if c.is_file())
+                except OSError:
+                    same = False
+        if same:
+            raise ConfigError(f"{flag} {out} is the input {in_flag} {src} (the same file, a link to it, or a "
+                              f"file of that input folder); writing it would destroy the input — choose another "
+                              f"{flag} file", param=param)

@@ -1,0 +1,182 @@
+"""Issue 26 / issue 23 item 5: one reader for catalogue, formulary and entity lists; item features;
+exact ids; whole-file encodings; strict numbers."""
+from __future__ import annotations
+
+import gzip
+import io
+
+import pytest
+
+from dpfed_core.cli import main
+from dpfed_core.cli.args import parse_params
+from dpfed_core.data.inputs import (parse_list, read_item_features, read_json_document, read_list, strict_float,
+                                    strict_int)
+from dpfed_core.data.loaders import load_data, load_long_table
+from dpfed_core.errors import DataError, DpfedError
+
+ROWS = [("u1", "cardiovascular|shock|vasopressors|norepinephrine", "A"),
+        ("u2", "sodium chloride 0.9 %, 1000 ml", "A"), ("u3", "aspirin", "B"), ("u4", "heparin", "B"),
+        ("u5", "aspirin", "A"), ("u6", "heparin", "B")]
+
+
+def _table(rows=ROWS) -> bytes:
+    import csv
+
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["user", "item", "site"])
+    w.writerows(rows)
+    return buf.getvalue().encode()
+
+
+def _load(data: bytes, **kw):
+    return load_long_table(io.BytesIO(data), filename="t.csv", user_col="user", item_col="item", entity_col="site",
+                           value_kind="implicit", **kw)
+
+
+def test_one_item_per_line_taken_whole():
+    text = ("item\ncardiovascular|shock|vasopressors|norepinephrine\nsodium chloride 0.9 %, 1000 ml\naspirin\n"
+            "heparin\nheparin\nnever used\n")
+    lf = parse_list(text)
+    assert lf.header == "item" and lf.duplicates == ["heparin"] and lf.names is None
+    assert lf.ids == ["cardiovascular|shock|vasopressors|norepinephrine", "sodium chloride 0.9 %, 1000 ml",
+                      "aspirin", "heparin", "never used"]
+    ds = _load(_table(), items=text.encode())
+    assert list(ds.item_ids) == lf.ids and ds.X.nnz == len(ROWS)  # no row dropped, no phantom 'item'
+    notes = " ".join(ds.notes)
+    assert "read as a header" in notes and "repeated" in notes and "1 of the 5 declared items have no row" in notes
+
+
+def test_csv_only_when_declared_by_its_header():
+    lf = parse_list("id,name\n1,Toy Story (1995)\n2,\"Amélie, the movie\"\n")
+    assert lf.ids == ["1", "2"] and lf.names == ["Toy Story (1995)", "Amélie, the movie"]
+    # a comma in a name without a CSV header: the whole line is the item
+    assert parse_list("a, b\nc\n").ids == ["a, b", "c"]
+    # a first line that is not a name (an empty field) does not turn the file into CSV
+    assert parse_list(",\nx,1\ny\n").ids == [",", "x,1", "y"]
+
+
+def test_list_errors_name_the_flag(tmp_path):
+    with pytest.raises(DataError, match="empty"):
+        parse_list("\n\n")
+    with pytest.raises(DataError, match="header but no names"):
+        parse_list("item\n", what="item list")
+    big = tmp_path / "big.txt"
+    with open(big, "wb") as f:
+        f.truncate(65 * 2**20)
+    with pytest.raises(DataError, match="larger than"):
+        read_list(big)
+    bomb = gzip.compress(b"a\n" * (40 * 2**20))
+    with pytest.raises(DataError, match="larger than"):
+        read_list(bomb)
+
+
+def test_ids_are_exact_strings_never_missing():
+    rows = [(u, i, e) for e in "AB" for u in (f"NA{e}", f"None{e}", f"null{e}") for i in ("NA", "#N/A", "null", "x")]
+    ds = _load(_table(rows))
+    assert set(ds.item_ids) == {"NA", "#N/A", "null", "x"} and "NAA" in set(ds.user_ids)
+
+
+def test_encoding_decided_on_the_whole_file():
+    rows = [(f"u{i}", f"item{i % 7}", "ÅB"[i % 2]) for i in range(5000)]
+    good = _table(rows)
+    assert len(good) > 65536
+    ds = _load(good)
+    assert "Å" in ds.entity_names
+    bad = good + "u9999,item1,Å\n".encode("utf-8").replace("Å".encode("utf-8"), b"\xc5")  # one stray byte, late
+    with pytest.raises(DataError, match="encoding"):
+        _load(bad)
+    ds2 = _load(bad.replace(b"\xc5\x3f", b"?"), encoding="latin-1")  # declared: used strictly
+    assert ds2.n_users == 5001
+    old = "user,item,site\n" + "\n".join(f"u{i},caf\xe9{i % 3},{'AB'[i % 2]}" for i in range(20)) + "\n"
+    ds3 = _load(old.encode("latin-1"))  # no UTF-8 sequence at all: an old latin-1 export
+    assert "café0" in set(ds3.item_ids)
+
+
+def test_one_column_one_role():
+    with pytest.raises(DpfedError, match="both name the column"):
+        load_long_table(io.BytesIO(_table()), filename="t.csv", user_col="item", item_col="item", entity_col="site",
+                        value_kind="implicit")
+    with pytest.raises(DpfedError, match="both name the column"):
+        load_long_table(io.BytesIO(_table()), filename="t.csv", user_col="user", item_col="item", entity_col="item",
+                        value_kind="implicit")
+
+
+def test_strict_numbers():
+    for bad in ("1_0", "１", "nan", "0x10", "1e", ""):
+        with pytest.raises(ValueError):
+            strict_float(bad)
+    assert strict_float("1e-6") == 1e-6 and strict_float("inf") == float("inf")
+    with pytest.raises(ValueError):
+        strict_int("1_000")
+    with pytest.raises(DpfedError, match="not a number"):
+        parse_params(["support=1_0"])
+    assert parse_params(["support=10", "candidates=lsh"]) == {"support": 10, "candidates": "lsh"}
+
+
+def test_item_features_file(tmp_path):
+    f = tmp_path / "features.csv"
+    f.write_text("item,size,class\naspirin,1,0\nheparin,2.5,\nunknown drug,3,1\n")
+    ds = _load(_table(), item_features=str(f))
+    assert ds.item_feature_names == ["size", "class"] and ds.item_features.shape == (ds.n_items, 2)
+    j = list(ds.item_ids).index("heparin")
+    assert ds.item_features[j].tolist() == [2.5, 0.0]
+    assert any("public input" in n and "no privacy cost" in n for n in ds.notes)
+    f.write_text("item,size\naspirin,1_0\n")
+    with pytest.raises(DataError, match="not a number"):
+        read_item_features(str(f))
+    f.write_text("item,size\naspirin,1\naspirin,2\n")
+    with pytest.raises(DataError, match="twice"):
+        read_item_features(str(f))
+
+
+def test_movielens_public_item_features(ml100k_dir):
+    ds = load_data(str(ml100k_dir))
+    names = ds.item_feature_names
+    assert "genre: Action" in names and "release year" in names and any(n.startswith("decade: ") for n in names)
+    toy = list(ds.item_ids).index("1")
+    F = dict(zip(names, ds.item_features[toy]))
+    assert F["genre: Animation"] == 1 and F["release year"] == 1995 and F["decade: 1990s"] == 1
+
+
+def test_eicu_formulary_hierarchy_and_drug_tokens(eicu_dir, tmp_path):
+    ds = load_data(str(eicu_dir), items=b"drugname\nfurosemide\ninsulin aspart\ninsulin lispro\nACETAMINOPHEN 325 MG\n")
+    assert any(n == "token: insulin" for n in ds.item_feature_names)
+    col = ds.item_feature_names.index("token: insulin")
+    assert ds.item_features[:, col].sum() == 2
+    from dpfed_core.data.features import hierarchy_features
+
+    h = hierarchy_features(["a", "b", "c"], ["cardio|shock|vaso|norepi", "cardio|shock|fluids", "neuro|x"])
+    assert "path: cardio" in h.names and "path: cardio|shock" in h.names
+    assert h.values[:, h.names.index("path: cardio|shock")].tolist() == [1, 1, 0]
+
+
+def test_json_documents_bounded(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 50000 + "]" * 50000)
+    with pytest.raises(DataError, match="nested deeper"):
+        read_json_document(deep, what="--resume", param="resume")
+    ok = tmp_path / "ok.json"
+    ok.write_text('{"a": "[[[[", "b": [1, {"c": "\\"]"}]}')
+    assert read_json_document(ok, what="--run", param=None)["b"][1]["c"] == '"]'
+
+
+def test_cli_outputs_never_overwrite_inputs(tmp_path, capsys):
+    data = tmp_path / "t.csv"
+    data.write_bytes(_table())
+    items = tmp_path / "items.txt"
+    items.write_text("aspirin\nheparin\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(data)
+    hard = tmp_path / "hard.csv"
+    import os
+
+    os.link(data, hard)
+    base = ["run", "--data", str(data), "--user-col", "user", "--item-col", "item", "--entity-col", "site",
+            "--value-kind", "implicit", "--items", str(items), "--method", "popularity", "--rank", "1"]
+    before = data.read_bytes(), items.read_bytes()
+    for out in (data, link, hard, items, os.environ["DPFED_STORE"]):
+        assert main([*base, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "--out" in err and "input" in err, err
+    assert (data.read_bytes(), items.read_bytes()) == before
