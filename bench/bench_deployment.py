@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 from dpfed_core.config import RunConfig  # noqa: E402
-from dpfed_core.evaluation.deployed import run_deployed  # noqa: E402
+from dpfed_core.deployment.deployed import run_deployed  # noqa: E402
 from dpfed_core.evaluation.experiments import run_method  # noqa: E402
 
 METHODS = {"kmeans": dict(k=10, rank=5, epsilon=math.inf), "dp-popularity": dict(rank=5, epsilon=1.0),

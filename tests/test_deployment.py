@@ -26,9 +26,9 @@ except ImportError:  # CI installs requirements-deploy.txt (make test), so there
 from dpfed_core.config import RunConfig  # noqa: E402
 from dpfed_core.data.dataset import FederatedDataset  # noqa: E402
 from dpfed_core.errors import ConfigError  # noqa: E402
-from dpfed_core.evaluation.deployed import run_deployed  # noqa: E402
+from dpfed_core.deployment.deployed import run_deployed  # noqa: E402
 from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
-from dpfed_core.federation.deployment import DeploymentError, LocalFederation, write_shards  # noqa: E402
+from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards  # noqa: E402
 from dpfed_core.federation.summable import secagg_ranges  # noqa: E402
 
 METRICS = ("train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10", "ndcg_at_10")
@@ -249,7 +249,7 @@ def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp
 
 
 def test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix(tmp_path):
-    from dpfed_core.federation.deployment import load_shard
+    from dpfed_core.deployment import load_shard
 
     ds = three_clinics()
     split = make_split(ds, RunConfig(seed=0))

@@ -64,7 +64,7 @@ class _NodeProgress:
 
 def cmd_deploy_local(args) -> int:
     from dpfed_core.errors import ConfigError
-    from dpfed_core.evaluation.deployed import deployable_methods, run_deployed
+    from dpfed_core.deployment.deployed import deployable_methods, run_deployed
     from dpfed_core.evaluation.experiments import write_json
     from dpfed_core.federation.summable import SUMMABLE_METHODS
 
@@ -108,7 +108,7 @@ def cmd_deploy_local(args) -> int:
 def cmd_write_shards(args) -> int:
     from dpfed_core.config import RunConfig
     from dpfed_core.evaluation.experiments import make_split
-    from dpfed_core.federation.deployment.shards import write_shards
+    from dpfed_core.deployment.shards import write_shards
 
     dataset = load_dataset(args)
     split = make_split(dataset, RunConfig(seed=args.seed))

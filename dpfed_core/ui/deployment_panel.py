@@ -2,7 +2,7 @@
 deployment (one SuperLink, one SuperNode process per entity, the ServerApp), with per-node progress.
 
 The page calls :func:`flower_panel`; everything here is Streamlit layout over
-:func:`dpfed_core.evaluation.deployed.run_deployed`.
+:func:`dpfed_core.deployment.deployed.run_deployed`.
 """
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def execution_choice() -> str:
 
 def flower_panel(ds, config, disabled: bool = False) -> None:
     """Run ``config`` on a local Flower deployment and show the result with per-node progress."""
-    from dpfed_core.evaluation.deployed import deployable_methods, run_deployed
-    from dpfed_core.federation.deployment import flower_available
+    from dpfed_core.deployment.deployed import deployable_methods, run_deployed
+    from dpfed_core.deployment import flower_available
 
     ok, info = flower_available()
     if not ok:

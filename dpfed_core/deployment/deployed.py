@@ -1,7 +1,7 @@
 """A run on a real local Flower deployment, with the same result document as :func:`run_method`.
 
 :func:`run_deployed` splits the data exactly as an in-process run with the same seed, writes one
-shard per entity, starts a :class:`~dpfed_core.federation.deployment.LocalFederation` (one SuperLink,
+shard per entity, starts a :class:`~dpfed_core.deployment.LocalFederation` (one SuperLink,
 one SuperNode process per entity, the ServerApp), runs the method there and stops every process.
 The document's ``messages`` are the messages Flower actually carried, with their serialised sizes;
 ``entities``/``overall`` are pooled from the sums each node computed on its own test entries.
@@ -22,9 +22,9 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation.experiments import make_split, needs_dp_catalogue, privacy_summary, result_document
 from dpfed_core.evaluation.partial import combine_statistics
-from dpfed_core.federation.deployment.launcher import LocalFederation
-from dpfed_core.federation.deployment.shards import write_shards
-from dpfed_core.federation.deployment.wire import dumps
+from dpfed_core.deployment.launcher import LocalFederation
+from dpfed_core.deployment.shards import write_shards
+from dpfed_core.deployment.wire import dumps
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 from dpfed_core.federation.summable import SUMMABLE_METHODS
 from dpfed_core.methods import MethodResult, get_method

@@ -33,7 +33,7 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordD
 from flwr.serverapp import Grid, ServerApp
 
 from dpfed_core.errors import DpfedError
-from dpfed_core.federation.deployment.wire import config_from_json, dumps, loads, message_bytes
+from dpfed_core.deployment.wire import config_from_json, dumps, loads, message_bytes
 from dpfed_core.federation.protocol import FederatedRecommender
 from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
                                             summable_params, to_grid)

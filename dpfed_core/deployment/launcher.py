@@ -27,7 +27,7 @@ from dpfed_core.errors import DpfedError
 
 APP_DIR = Path(__file__).resolve().parent / "app"
 #: The directory that holds the ``dpfed_core`` package (put on the nodes' PYTHONPATH).
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 class DeploymentError(DpfedError):
@@ -188,7 +188,7 @@ class LocalFederation:
         or ``timeout`` passes."""
         import numpy as np
 
-        from dpfed_core.federation.deployment.wire import DEFAULT_EVALUATOR, loads
+        from dpfed_core.deployment.wire import DEFAULT_EVALUATOR, loads
 
         t0 = time.perf_counter()
         tag = f"{int(time.time() * 1000)}_{os.getpid()}"

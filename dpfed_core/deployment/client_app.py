@@ -33,8 +33,8 @@ from flwr.client.mod import secaggplus_mod
 from flwr.clientapp import ClientApp
 
 from dpfed_core.errors import DpfedError
-from dpfed_core.federation.deployment.shards import load_shard
-from dpfed_core.federation.deployment.wire import config_from_json, dumps, ledger_rows_to_json, loads
+from dpfed_core.deployment.shards import load_shard
+from dpfed_core.deployment.wire import config_from_json, dumps, ledger_rows_to_json, loads
 from dpfed_core.federation.protocol import FederatedRecommender, _release_one
 from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
                                             summable_params)
