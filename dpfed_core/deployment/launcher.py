@@ -59,6 +59,17 @@ def flower_available() -> tuple[bool, str]:
     return True, v
 
 
+def simulation_engine_available() -> tuple[bool, str]:
+    """(True, "") if Flower's Simulation Engine can run here. In flwr 1.42 its only backend is Ray
+    (``flwr[simulation]``), which this project does not pin."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        return False, ("Flower's Simulation Engine needs Ray (pip install 'flwr[simulation]'), which is not "
+                       "installed")
+    return True, ""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -394,10 +405,6 @@ class LocalFederation:
         """Submit one run and wait for it. Returns ``{"V": ndarray, **server result, "run_id", "wall_seconds"}``.
         Raises :class:`DeploymentError` (nothing written) if a node dies, the server reports an error
         or ``timeout`` passes."""
-        import numpy as np
-
-        from dpfed_core.deployment.wire import loads
-
         t0 = time.perf_counter()
         tag = f"{int(time.time() * 1000)}_{os.getpid()}"
         out = self.dir / f"result_{tag}.npz"
@@ -409,6 +416,20 @@ class LocalFederation:
         run_id = self.control.start_run(APP_DIR, overrides)
         if progress:
             progress({"event": "submitted", "run_id": run_id})
+        try:
+            return self._follow(run_id, prog, out, timeout, t0, progress)
+        except BaseException:
+            # The ServerApp of a failed run must not keep waiting for a dead node until its round
+            # timeout: the SuperLink stops the run (what `flwr stop` does).
+            self.control.stop_run(run_id)
+            raise
+
+    def _follow(self, run_id: int, prog: Path, out: Path, timeout: float, t0: float,
+                progress: Callable[[dict], None] | None) -> dict:
+        import numpy as np
+
+        from dpfed_core.deployment.wire import loads
+
         seen = 0
         last = "submitted"
         end = time.monotonic() + timeout
@@ -489,6 +510,15 @@ class _Control:
         if not res.HasField("run_id"):
             raise DeploymentError("the SuperLink did not start the ServerApp (no run id)")
         return int(res.run_id)
+
+    def stop_run(self, run_id: int) -> None:
+        """Ask the SuperLink to stop run ``run_id`` (best effort: it may be over already)."""
+        from flwr.proto.control_pb2 import StopRunRequest  # pylint: disable=E0611
+
+        try:
+            self.client.StopRun(StopRunRequest(run_id=int(run_id)))
+        except Exception:  # noqa: BLE001 — the run ended or the SuperLink is gone: nothing to stop
+            pass
 
     def close(self) -> None:
         try:

@@ -113,7 +113,7 @@ class _Run:
             for rname, rec in records.items():
                 for key, val in rec.items():
                     fields.setdefault(rname, {})[key] = _describe(val, f"{rname}.{key}", arrays, bytes_to_ndarray)
-                fields[rname]["__kind__"] = kind
+                fields.setdefault(rname, {})["__kind__"] = kind
         self._dumped += 1
         self.dump_dir.mkdir(parents=True, exist_ok=True)
         stem = self.dump_dir / f"{self._dumped:03d}_{label}_{msg.metadata.src_node_id}"
