@@ -26,8 +26,11 @@ import sys
 import time
 
 #: Idle poll of a SuperNode, right after a message and at most (seconds).
-IDLE_POLL_MIN = 0.01
-IDLE_POLL_MAX = 0.25
+#: Every poll is a TLS request the SuperLink answers (and verifies the node's signature on): with
+#: H nodes on 2 shared cores the SuperLink's CPU, not the network, bounds a run, so the idle poll
+#: doubles from 20 ms after each message up to 0.5 s (≈ 6 polls in the first second).
+IDLE_POLL_MIN = 0.02
+IDLE_POLL_MAX = 0.5
 #: Flower's hard-coded waits that :class:`_Clock` replaces.
 _FLOWER_IDLE_SLEEP = 3
 _FLOWER_REPLY_SLEEP = 0.5
@@ -46,7 +49,7 @@ class _Clock:
     def sleep(self, seconds: float) -> None:
         if seconds == _FLOWER_IDLE_SLEEP:
             time.sleep(self.pause)
-            self.pause = min(self.pause * 1.5, IDLE_POLL_MAX)
+            self.pause = min(self.pause * 2.0, IDLE_POLL_MAX)
         elif seconds == _FLOWER_REPLY_SLEEP:
             time.sleep(0.005)
         else:
@@ -56,8 +59,55 @@ class _Clock:
         return getattr(time, name)
 
 
-def run_supernode(argv: list[str]) -> None:
-    """``flower-supernode`` with the waits above shortened."""
+#: Longest pause of an executor between two task polls (seconds): a node's executor is woken at
+#: once by its SuperNode (SIGUSR1) when a message arrives, so it rarely waits this long.
+EXEC_POLL_MAX = 1.0
+#: The ServerApp executor is not woken (the stock SuperLink does not know it): a short fixed poll.
+LINK_EXEC_POLL = 0.05
+
+
+class _Wake(Exception):
+    """Raised by the SIGUSR1 handler inside :meth:`_ExecClock.sleep` only."""
+
+
+class _ExecClock:
+    """Stands in for ``time`` in Flower's SuperExec loop: sleeps up to ``cap`` seconds, or until
+    SIGUSR1 (sent by the SuperNode when it stores a message for this node)."""
+
+    def __init__(self, cap: float, wakeable: bool) -> None:
+        import signal
+
+        self.cap = cap
+        self.sleeping = False
+        self.pending = False
+        if wakeable:
+            signal.signal(signal.SIGUSR1, self._wake)
+
+    def _wake(self, signum, frame) -> None:
+        if self.sleeping:
+            raise _Wake()
+        self.pending = True  # arrived while polling: skip the next sleep
+
+    def sleep(self, seconds: float) -> None:
+        if self.pending:
+            self.pending = False
+            return
+        self.sleeping = True
+        try:
+            time.sleep(self.cap)
+        except _Wake:
+            pass
+        finally:
+            self.sleeping = False
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+def run_supernode(argv: list[str], executor_pid: int | None = None) -> None:
+    """``flower-supernode`` with the waits above shortened; ``executor_pid`` gets SIGUSR1 whenever
+    a message for this node has been stored (so its executor picks the task up at once)."""
+    import signal
     import flwr.supernode.start_client_internal as sci
     from flwr.supernode.cli.flower_supernode import flower_supernode
     from flwr.supernode.nodestate.in_memory_nodestate import InMemoryNodeState
@@ -70,6 +120,11 @@ def run_supernode(argv: list[str]) -> None:
         run_id = pull(*args, **kwargs)
         if run_id is not None:
             clock.activity()
+            if executor_pid is not None:
+                try:
+                    os.kill(executor_pid, signal.SIGUSR1)
+                except ProcessLookupError:
+                    pass
         return run_id
 
     sci._pull_and_store_message = pull_and_note
@@ -80,8 +135,9 @@ def run_supernode(argv: list[str]) -> None:
     flower_supernode()
 
 
-def run_superexec(argv: list[str]) -> None:
-    """``flower-superexec`` whose tasks run in forks of this warm process."""
+def run_superexec(argv: list[str], poll: float | None = None, wakeable: bool = False) -> None:
+    """``flower-superexec`` whose tasks run in forks of this warm process. ``poll``: pause between
+    task polls (default FLWR_SUPEREXEC_TASK_POLL_INTERVAL); ``wakeable``: SIGUSR1 ends a pause."""
     import flwr.supercore.superexec.run_superexec as rs
     from flwr.supercore.cli.flower_superexec import flower_superexec
     from flwr.supercore.constant import TASK_TYPE_TO_APPIO_API_ADDRESS_ARG, TaskType
@@ -141,6 +197,8 @@ def run_superexec(argv: list[str]) -> None:
                     self.children.discard(pid)
 
     rs.get_executor = lambda *a, **k: ForkExecutor()
+    if poll is not None:
+        rs.time = _ExecClock(poll, wakeable)
     sys.argv = ["flower-superexec", *argv]
     flower_superexec()
 
@@ -160,12 +218,30 @@ def run_with_executor(role: str, argv: list[str]) -> None:
     exec_args, flower_args = argv[:cut], argv[cut + 1:]
     _warm_up()  # loaded before the fork, shared by both (a no-op in a fork of the zygote)
 
-    if os.fork() == 0:
+    import signal
+
+    # Blocked until the executor has installed its handler: an early SIGUSR1 would kill it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    pid = os.fork()
+    if pid == 0:
         _die_with_parent()
-        run_superexec(exec_args)
-        os._exit(0)
+        code = 0
+        try:
+            if role == "node":
+                clock_args = {"poll": EXEC_POLL_MAX, "wakeable": True}
+            else:
+                clock_args = {"poll": LINK_EXEC_POLL, "wakeable": False}
+            if clock_args["wakeable"]:
+                _ExecClock(0, True)  # install the handler before unblocking
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+            run_superexec(exec_args, **clock_args)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0
+        finally:
+            os._exit(code)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
     if role == "node":
-        run_supernode(flower_args)
+        run_supernode(flower_args, executor_pid=pid)
     else:
         from flwr.superlink.cli import flower_superlink
 
