@@ -233,6 +233,17 @@ def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp
     assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--max-dropouts", "1",
                  "--out", str(out)]) == 2
     assert "--max-dropouts applies to summable methods" in capsys.readouterr().err
+    assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--port-range", "9-5",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--port-range" in err and "Traceback" not in err
+    from dpfed_core.deployment.launcher import simulation_engine_available
+
+    if not simulation_engine_available()[0]:
+        assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--engine", "simulation",
+                     "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "--engine" in err and "Ray" in err
     assert not out.exists()
 
 

@@ -87,6 +87,10 @@ def cmd_deploy_local(args) -> int:
             raise ConfigError(f"--engine simulation: {why}; use --engine deployment")
     dataset = load_dataset(args)
     config = run_config(args, dataset)
+    if port_range is not None:
+        from dpfed_core.deployment.launcher import free_ports
+
+        free_ports(1 + dataset.n_entities, port_range)  # before anything is charged or started
     if config.method not in deployable_methods():
         raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "
                           f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
