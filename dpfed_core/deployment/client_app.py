@@ -42,9 +42,9 @@ from dpfed_core.errors import DpfedError
 from dpfed_core.evaluation.partial import entity_statistics
 from dpfed_core.deployment.shards import load_shard
 from dpfed_core.deployment.wire import config_from_json, dumps, ledger_rows_to_json, loads
-from dpfed_core.federation.protocol import FederatedRecommender, _release_one
-from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
-                                            summable_params)
+from dpfed_core.deployment.hooks import (fit_local, prototype_method, release_prototypes, stage_public_keys,
+                                         stage_share, summable_method)
+from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.noise import SecureGenerator, method_generator
@@ -132,16 +132,11 @@ def round1(msg: Message, context: Context) -> Message:
         H = int(cfg_rec["n-entities"])
         shard = _load(context, H)
         t0 = time.perf_counter()
-        model = FederatedRecommender(
-            prototypes=config.method, k=config.k, rank=config.rank, lam=config.lam, mode=config.mode,
-            epsilon=config.epsilon, delta=config.delta, prototype_params=config.prototype_params,
-            server_weighting=config.server_weighting, max_iter=config.max_iter)
-        model._validate()
-        method = model._method(shard.value_max)
+        method = prototype_method(config, shard.value_max)
         private = bool(getattr(method, "private", False))
         rng = _entity_rngs(config, private, H)[shard.index]
         eps, dlt = (config.epsilon, config.delta) if private else (math.inf, 0.0)
-        release, rows = _release_one(method, shard.train, rng, shard.entity, eps, dlt)
+        release, rows = release_prototypes(method, shard.train, rng, shard.entity, eps, dlt)
         arrays = {"prototypes": Array(np.ascontiguousarray(release.prototypes, dtype=np.float64))}
         if config.server_weighting == "counts":
             if release.counts is None:
@@ -185,21 +180,20 @@ def secure_share(msg: Message, context: Context) -> Message:
     H = int(fitins.config["n-entities"])
     shard = _load(context, H)
     t0 = time.perf_counter()
-    method = make_summable_method(config.method, value_max=shard.value_max, epsilon=config.epsilon,
-                                  delta=config.delta, **summable_params(config))
+    method = summable_method(config, value_max=shard.value_max)
     stage = str(fitins.config.get("stage", method.stages[0]))
     if stage not in method.stages:
         raise DpfedError(f"{config.method} has stages {', '.join(method.stages)}; the server asked for {stage!r}")
     public = {}
     if PUBLIC_KEY in context.state.array_records:
         public = {k: a.numpy() for k, a in context.state.array_records[PUBLIC_KEY].items()}
-    missing = [k for k in method.public_keys if stage != method.stages[0] and k not in public]
+    missing = [k for k in stage_public_keys(method) if stage != method.stages[0] and k not in public]
     if missing:
         raise DpfedError(f"stage {stage!r} reached this node before the public {', '.join(missing)} of the "
                          "previous stage")
     rng = _summable_rng(config, H, shard.index, context)
     ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
-    share = method.share(shard.train, rng, ledger.for_entity(shard.entity), H, stage=stage, public=public)
+    share = stage_share(method, shard.train, rng, ledger.for_entity(shard.entity), H, stage, public)
     _target, _modulus, clip = secagg_ranges(H)
     peak = float(np.max(np.abs(share.values))) if share.values.size else 0.0
     if peak > clip:
@@ -240,10 +234,9 @@ def round2(msg: Message, context: Context) -> Message:
         V = msg.content["model"]["V"].numpy()
         t0 = time.perf_counter()
         if config.method in SUMMABLE_METHODS:
-            method = make_summable_method(config.method, value_max=shard.value_max, epsilon=config.epsilon,
-                                          delta=config.delta, **summable_params(config))
+            method = summable_method(config, value_max=shard.value_max)
             rng = _summable_rng(config, H, shard.index, context)
-            U, L_h, U_loc = method.fit_local(shard.train, {"V": V}, config.lam, config.mode, rng)
+            U, L_h, U_loc = fit_local(method, shard.train, V, config.lam, config.mode, rng)
             if L_h is not None:  # columns from this entity's own data only: used here, never sent
                 U, V = np.hstack([U, U_loc]), np.hstack([V, L_h])
         else:

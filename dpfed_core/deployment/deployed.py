@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import time
 from pathlib import Path
 from typing import Callable
@@ -90,7 +91,10 @@ def run_deployed(
             base = guard.path
         else:
             base = Path(workdir)
+            base.mkdir(parents=True, exist_ok=True)
+            os.chmod(base, 0o700)  # a folder the user chose to keep: still the operator's only
         shards = write_shards(dataset, split, base / "shards")
+        os.chmod(base / "shards", 0o700)
         t_shards = time.perf_counter() - t0
         federation = LocalFederation(shards, None if guard is not None else base / "flower", dataset.entity_names,
                                      keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard)

@@ -120,7 +120,7 @@ def _pid_alive(pid: int) -> bool:
 def sweep_stale(root: str | os.PathLike | None = None) -> list[Path]:
     """Remove the private folders of deployments whose launcher is gone (e.g. killed with SIGKILL
     before its watchdog could act). A folder counts as stale when its ``owner`` file names a process
-    that no longer runs, or when it has no owner file and is older than a minute."""
+    that no longer runs."""
     import shutil
 
     removed = []
@@ -130,10 +130,9 @@ def sweep_stale(root: str | os.PathLike | None = None) -> list[Path]:
             if not d.is_dir() or d.stat().st_uid != os.getuid():
                 continue
             owner = d / "owner"
-            if owner.exists():
-                stale = not _pid_alive(int(owner.read_text().split()[0]))
-            else:
-                stale = time.time() - d.stat().st_mtime > 60
+            # Only folders this launcher's code made (they name their owner): a folder without one
+            # may be another program's live run.
+            stale = owner.exists() and not _pid_alive(int(owner.read_text().split()[0]))
         except (OSError, ValueError):
             continue
         if stale:

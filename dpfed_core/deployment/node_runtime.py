@@ -1,23 +1,30 @@
 """The processes a local deployment starts: Flower's own commands, tuned for one machine.
 
-``python -m dpfed_core.deployment.node_runtime supernode <flower-supernode args>``
-    Flower's ``flower-supernode`` with two of its hard-coded waits shortened (flwr 1.42,
-    ``flwr/supernode/start_client_internal.py``): an idle node polls the SuperLink every 3 s and
-    checks for its ClientApp's reply every 0.5 s, so every round trip of the protocol costs seconds
-    whatever its payload. Here the idle poll backs off from :data:`IDLE_POLL_MIN` to
-    :data:`IDLE_POLL_MAX` after each message and the local reply check takes 5 ms. It also zeroes
-    the ClientApp run time the node reports to the SuperLink with each reply (issue 21: no timing
-    leaves a node).
+``python -m dpfed_core.deployment.node_runtime zygote``
+    One warm interpreter per deployment (:func:`run_zygote`): imports Flower, NumPy/SciPy, OpenDP,
+    scikit-learn and the apps once, then forks every site process on the launcher's request, each
+    in a session (process group) of its own. Starting ~30 Python processes that each import the same
+    libraries is most of a small deployment's cost on a 2-core machine.
 
-``python -m dpfed_core.deployment.node_runtime superexec <flower-superexec args>``
-    Flower's ``flower-superexec`` with a warm executor: instead of starting a fresh
-    ``flwr-clientapp`` / ``flwr-serverapp`` process per task (≈ 1 s of interpreter start and imports
-    each, every message of every node), this long-lived process imports Flower and the dpfed apps
-    once and forks a child per task that runs the same ``flwr-clientapp`` / ``flwr-serverapp`` entry
-    point. The task poll interval is ``FLWR_SUPEREXEC_TASK_POLL_INTERVAL`` (set by the launcher).
+``node EXEC_ARGS… -- SUPERNODE_ARGS…`` (forked by the zygote, or run directly)
+    Flower's ``flower-supernode`` (``--isolation process``) and, forked from it before it starts,
+    its executor: Flower's ``flower-superexec`` loop with a warm executor that runs each ClientApp
+    task in a fork of itself (the same ``flwr-clientapp`` entry point) instead of a fresh
+    ``flwr-clientapp`` process (≈ 1 s of interpreter start and imports per message). Two of the
+    SuperNode's hard-coded waits are shortened (flwr 1.42, ``flwr/supernode/start_client_internal.py``):
+    the 3 s idle poll of the SuperLink backs off from :data:`IDLE_POLL_MIN` to :data:`IDLE_POLL_MAX`
+    after each message, the 0.5 s check for the ClientApp's reply takes 5 ms; the SuperNode wakes
+    its executor with SIGUSR1 when a message arrives. The node reports a ClientApp run time of 0 to
+    the SuperLink (issue 21: no timing leaves a node).
 
-Both run under a real Flower deployment; a real site can run the stock ``flower-supernode`` and
-``flower-superexec`` instead (docs/DEPLOYMENT.md) — the protocol and the messages are the same.
+``link EXEC_ARGS… -- SUPERLINK_ARGS…``
+    The stock ``flower-superlink`` (``--isolation process``) and its ServerApp executor, likewise.
+
+``supernode …`` / ``superexec …``
+    Each half alone.
+
+A real site can run the stock ``flower-supernode`` / ``flower-superexec`` instead (docs/DEPLOYMENT.md)
+— the protocol and the messages are the same.
 """
 from __future__ import annotations
 

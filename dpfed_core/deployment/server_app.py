@@ -36,9 +36,8 @@ from flwr.serverapp import Grid, ServerApp
 
 from dpfed_core.errors import DpfedError
 from dpfed_core.deployment.wire import config_from_json, dumps, loads, message_bytes
-from dpfed_core.federation.protocol import FederatedRecommender
-from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, make_summable_method, secagg_ranges,
-                                            summable_params, to_grid)
+from dpfed_core.deployment.hooks import combine_stage, prototype_method_is_private, stage_public_keys, summable_method
+from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges, to_grid
 from dpfed_core.models.factorization import fit_nmf
 from dpfed_core.privacy.noise import method_generator
 
@@ -223,10 +222,7 @@ class _Run:
         return P, counts, meta
 
     def make_method(self):
-        method = make_summable_method(self.config.method, epsilon=self.config.epsilon, delta=self.config.delta,
-                                      **summable_params(self.config))
-        method.check(self.n_entities)
-        return method
+        return summable_method(self.config, n_entities=self.n_entities)
 
     def round1_summable(self, nodes: list[int]) -> tuple[dict, dict]:
         """Every stage of a summable method: a SecAgg+ secure sum, the server's ``combine``, and
@@ -244,7 +240,7 @@ class _Run:
             t0 = time.perf_counter()
             before = len(self.messages)
             total, info = self.round1_secure_sum(nodes, method, stage if len(stages) > 1 else None)
-            public = method.combine(stage, total, public, rng, info["contributors"])
+            public = combine_stage(method, stage, total, public, rng, info["contributors"])
             self.timings[f"round1_{stage}"] = time.perf_counter() - t0
             if i + 1 < len(stages):
                 self.broadcast_public(nodes, method, stage, public)
@@ -261,7 +257,8 @@ class _Run:
     def broadcast_public(self, nodes: list[int], method, stage: str, public: dict) -> None:
         """A plain message to every node with the public result of ``stage`` that the next stage's
         shares read (``method.public_keys``): post-processing of the secure sum, nothing per entity."""
-        arrays = {k: Array(np.ascontiguousarray(np.asarray(public[k]))) for k in method.public_keys if k in public}
+        arrays = {k: Array(np.ascontiguousarray(np.asarray(public[k]))) for k in stage_public_keys(method)
+                  if k in public}
         what = ", ".join(f"{k} {list(np.shape(public[k]))}" for k in arrays)
         msgs = [Message(RecordDict({"public": ArrayRecord(arrays),
                                     "config": ConfigRecord({"after-stage": stage})}),
@@ -393,9 +390,7 @@ class _Run:
         else:
             P, counts, meta1 = self.round1_prototypes(nodes)
             self.timings["round1_prototypes"] = time.perf_counter() - t0
-            model = FederatedRecommender(prototypes=self.config.method, k=self.config.k,
-                                         prototype_params=self.config.prototype_params)
-            private = bool(getattr(model._method(1.0), "private", False))
+            private = prototype_method_is_private(self.config)
             t0 = time.perf_counter()
             self.progress("server_start", n_prototypes=int(sum(len(p) for p in P)))
             # The server's stream, spawned like the in-process protocol's (one per entity, then the server).
