@@ -1,30 +1,40 @@
-"""Issue 13: a real local Flower deployment vs the in-process run — wall time and bytes on the wire.
+"""Issues 13/24: a real local Flower deployment vs the in-process run — wall time, CPU and bytes.
 
-For H = 3, 10, 30 entities (synthetic Poisson data, 100 users per entity, 200 items), runs
-``kmeans`` (prototypes on the wire), ``dp-popularity`` (one SecAgg+ secure sum) and, for H = 3, 10,
-``dp-cooccurrence`` (two SecAgg+ secure sums: popularity (200), then the packed co-occurrence
-matrix (200·201/2 = 20 100 entries), with the public item list broadcast between them) both in-process
-(:func:`run_method`) and as a deployment (:func:`run_deployed`: one SuperLink, H SuperNode processes,
-the ServerApp, all started and stopped inside the measurement), in simulation mode, and reports:
+Part 1. For H = 3, 10, 30 entities (synthetic Poisson data, 100 users per entity, 200 items), runs
+``kmeans`` (prototypes on the wire), ``dp-popularity`` (one SecAgg+ secure sum) and
+``dp-cooccurrence`` (two SecAgg+ secure sums: popularity (200), then the packed co-occurrence matrix
+(200·201/2 = 20 100 entries), with the public item list broadcast between them) both in-process
+(:func:`run_method`) and on each engine: ``deployment`` (:func:`run_deployed`: one SuperLink, H
+SuperNodes, the ServerApp, TLS and node authentication, all started and stopped inside the
+measurement) and ``simulation`` (Flower's Simulation Engine — needs Ray; a row says so when it is
+missing), in simulation mode (labelled, reproducible noise), and reports:
 
 * wall time: in-process = fit + evaluation; deployment = everything from process start to stop;
+* CPU seconds: of this process, plus every process the deployment started (reaped children);
 * bytes: in-process = the payload arrays of the protocol's message log (``nbytes``); deployment =
   the serialised size of every Flower message the ServerApp sent or received (run instructions,
-  SecAgg+ key exchange, masked vectors, V, evaluation sums), without HTTP framing;
-* whether the deployment's metrics equal the in-process ones (they must, in simulation mode).
+  SecAgg+ key exchange, masked vectors, V, acknowledgements), without HTTP/TLS framing;
+* whether the deployment's metrics equal the in-process ones (they must, in simulation mode);
+* the 1-minute load average before and after the row (the machine may be shared).
 
-Writes ``bench/results/deployment{,_quick}.{json,md}``. ``--quick``: H = 3 only. ``--methods a,b``:
-measure only those methods and keep the other rows of the existing results file (each row records
-the machine load when it was measured).
+Part 2 (issue 24's targets), through the CLI as a user runs it (``python -m dpfed_core …``, budget
+store in a temporary file): ``run`` vs ``deploy-local`` on the clinic sample's 4 regions
+(``--federation region``), kmeans and dp-cooccurrence under ``--aggregation secure``; and
+``deploy-local`` on the 30-hospital clinic sample with dp-cooccurrence under ``--aggregation secure``.
+
+Writes ``bench/results/deployment{,_quick}.{json,md}``. ``--quick``: H = 3 only, no part 2.
+``--methods a,b``: measure only those methods (part 1).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,95 +42,166 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 
 from dpfed_core.config import RunConfig  # noqa: E402
-from dpfed_core.evaluation.deployed import run_deployed  # noqa: E402
+from dpfed_core.deployment.deployed import run_deployed  # noqa: E402
 from dpfed_core.evaluation.experiments import run_method  # noqa: E402
 
-METHODS = {"kmeans": dict(k=10, rank=5, epsilon=math.inf), "dp-popularity": dict(rank=5, epsilon=1.0),
-           "dp-cooccurrence": dict(rank=5, epsilon=1.0)}
-#: Entity counts per method: dp-cooccurrence at H = 30 takes > 5 min here (two SecAgg+ sums of
-#: ~6 s round trips each, see below), so it is measured at 3 and 10 only.
-SIZES = {"kmeans": (3, 10, 30), "dp-popularity": (3, 10, 30), "dp-cooccurrence": (3, 10)}
+METHODS = {"kmeans": dict(k=10, rank=5, epsilon=math.inf),
+           "dp-popularity": dict(rank=5, epsilon=1.0, aggregation="secure"),
+           "dp-cooccurrence": dict(rank=5, epsilon=1.0, aggregation="secure")}
+SIZES = {"kmeans": (3, 10, 30), "dp-popularity": (3, 10, 30), "dp-cooccurrence": (3, 10, 30)}
 METRICS = ("mar", "test_rmse", "ndcg_at_10")
 
 
-def one(H: int, method: str) -> dict:
+def _cpu() -> float:
+    """CPU seconds of this process and of every child it has reaped (the deployment's processes)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + ch.ru_utime + ch.ru_stime
+
+
+def one(H: int, method: str, engine: str) -> dict:
+    from dpfed_core.deployment.launcher import simulation_engine_available
+
     # The generator's 200 items are its own public list: a declared catalogue (as in the tests), which a
     # DP run on a deployment needs (DP catalogue selection is not a deployment round).
     ds = dataclasses.replace(C.synthetic(100 * H, n_items=200, n_entities=H, seed=0), item_source="declared")
     cfg = RunConfig(method=method, simulation=True, max_iter=100, **METHODS[method])
-    t0 = time.perf_counter()
+    load0 = os.getloadavg()[0]
+    row = {"entities": H, "method": method, "engine": engine, "load_before": load0}
+    if engine == "simulation":
+        ok, why = simulation_engine_available()
+        if not ok:
+            return {**row, "note": why}
+    c0, t0 = _cpu(), time.perf_counter()
     ref, _ = run_method(ds, cfg)
-    t_in = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t_in, c_in = time.perf_counter() - t0, _cpu() - c0
+    c0, t0 = _cpu(), time.perf_counter()
     dep = run_deployed(ds, cfg, round_timeout=900, timeout=3600)
-    t_dep = time.perf_counter() - t0
+    t_dep, c_dep = time.perf_counter() - t0, _cpu() - c0
     same = all(math.isclose(dep["overall"][k], ref["overall"][k], rel_tol=1e-9) for k in METRICS)
     b_in = sum(m["bytes"] for m in ref["messages"])
     b_dep = dep["deployment"]["bytes_on_wire"]
     sec = dep["deployment"].get("secure_aggregation") or {}
     stages = {s["stage"]: {"length": s["length"], "bytes": s["bytes"], "seconds": round(s["seconds"], 2)}
               for s in sec.get("stages", [])}
-    return {"entities": H, "method": method, "in_process_s": t_in, "deployment_s": t_dep,
+    return {**row, "in_process_s": t_in, "deployment_s": t_dep, "in_process_cpu_s": c_in, "deployment_cpu_s": c_dep,
             "secure_sums": stages or None, "load_1m": os.getloadavg()[0],
-            "slowdown": t_dep / t_in, "in_process_bytes": b_in, "deployment_bytes": b_dep,
+            "slowdown": t_dep / t_in, "cpu_ratio": c_dep / c_in if c_in else None,
+            "in_process_bytes": b_in, "deployment_bytes": b_dep,
             "bytes_ratio": b_dep / b_in if b_in else None, "in_process_messages": len(ref["messages"]),
             "flower_messages": dep["deployment"]["n_messages"], "metrics_equal": same,
+            "transport": "TLS + node auth" if not dep["deployment"]["insecure"] else "insecure",
             "server_s": dep["timings"].get("server_total"), "start_s": dep["timings"].get("deployment_start")}
+
+
+def cli(args: list[str], store: Path) -> dict:
+    """One ``python -m dpfed_core …`` as a user runs it: wall and CPU seconds (its whole process tree)."""
+    env = {**os.environ, "DPFED_STORE": str(store)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "dpfed_core", *args], cwd=C.ROOT, env=env,
+                          capture_output=True, text=True, timeout=1800)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    last = [line for line in proc.stdout.splitlines() if "Flower messages" in line]
+    return {"ok": proc.returncode == 0, "wall_s": wall, "cpu_s": cpu, "deployment": last[0] if last else "",
+            "error": proc.stderr.strip().splitlines()[-1] if proc.returncode else ""}
+
+
+def targets() -> list[dict]:
+    """Issue 24's targets through the CLI (part 2 of the module doc)."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dpfed_bench_") as tmp:
+        store = Path(tmp) / "store.sqlite"
+        for method, extra in (("kmeans", ["--k", "10"]), ("dp-cooccurrence", ["--epsilon", "1", "--aggregation", "secure"])):
+            data = ["--data", "sample:clinic", "--federation", "region", "--method", method, *extra]
+            load0 = os.getloadavg()[0]
+            ref = cli(["run", *data], store)
+            dep = cli(["deploy-local", *data], store)
+            rows.append({"case": f"clinic, 4 regions, {method}", "load_before": load0, "run_s": ref["wall_s"],
+                         "deploy_local_s": dep["wall_s"], "wall_ratio": dep["wall_s"] / ref["wall_s"],
+                         "run_cpu_s": ref["cpu_s"], "deploy_local_cpu_s": dep["cpu_s"],
+                         "cpu_ratio": dep["cpu_s"] / ref["cpu_s"], "target": "≤ 10× the run",
+                         "completed": ref["ok"] and dep["ok"], "load_1m": os.getloadavg()[0],
+                         "detail": dep["deployment"] or dep["error"]})
+        data = ["--data", "sample:clinic", "--method", "dp-cooccurrence", "--epsilon", "1", "--aggregation", "secure"]
+        load0 = os.getloadavg()[0]
+        ref = cli(["run", *data], store)
+        dep = cli(["deploy-local", *data], store)
+        rows.append({"case": "clinic, 30 hospitals, dp-cooccurrence, secure", "load_before": load0,
+                     "run_s": ref["wall_s"], "deploy_local_s": dep["wall_s"], "wall_ratio": dep["wall_s"] / ref["wall_s"],
+                     "run_cpu_s": ref["cpu_s"], "deploy_local_cpu_s": dep["cpu_s"],
+                     "cpu_ratio": dep["cpu_s"] / ref["cpu_s"], "target": "≤ 60 s",
+                     "completed": ref["ok"] and dep["ok"], "load_1m": os.getloadavg()[0],
+                     "detail": dep["deployment"] or dep["error"]})
+    return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="3 entities only")
-    ap.add_argument("--methods", default=",".join(METHODS),
-                    help="comma-separated methods to measure; other rows are kept from the results file")
+    ap.add_argument("--quick", action="store_true", help="3 entities only, no CLI targets")
+    ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated methods to measure (part 1)")
+    ap.add_argument("--no-targets", action="store_true", help="skip part 2 (the CLI targets)")
+    ap.add_argument("--others", default="", help="what else ran on the machine meanwhile (recorded)")
     args = ap.parse_args()
     chosen = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = sorted(set(chosen) - set(METHODS))
     if unknown:
         ap.error(f"--methods: unknown {', '.join(unknown)}; choose from {', '.join(METHODS)}")
     out = C.outputs("deployment", args.quick)
-    kept = []
-    if set(chosen) != set(METHODS) and out["json"].exists():
-        old = json.loads(out["json"].read_text())
-        kept = [{"load_1m": old["machine"].get("loadavg_1m_at_start"), **r}
-                for r in old["rows"] if r["method"] not in chosen]
     load = os.getloadavg()[0]
-    new = []
+    t_all = time.perf_counter()
+    rows = []
     for H in ([3] if args.quick else [3, 10, 30]):
         for method in chosen:
             if H in SIZES[method]:
-                print(f"H={H} {method} …", file=sys.stderr, flush=True)
-                new.append(one(H, method))
-    order = list(METHODS)
-    rows = sorted(kept + new, key=lambda r: (r["entities"], order.index(r["method"])))
+                for engine in ("deployment", "simulation"):
+                    print(f"H={H} {method} {engine} …", file=sys.stderr, flush=True)
+                    rows.append(one(H, method, engine))
+    target_rows = [] if (args.quick or args.no_targets) else targets()
     machine = C.machine()
     machine["loadavg_1m_at_start"] = load
+    machine["others"] = args.others
     doc = {"machine": machine, "data": f"{C.SYNTH_NOTE}: 100 users per entity, 200 items",
-           "rows": rows, "measured_now": chosen}
-    md = ("# Local Flower deployment vs in-process run (issue 13)\n\n"
-          "Synthetic Poisson data, 100 users per entity, 200 items; simulation mode; one SuperLink and one "
-          "SuperNode process per entity on 127.0.0.1, all on this machine "
-          f"({doc['machine']['cpus']} cores, shared; each row's `load_1m` is the 1-minute load average "
-          "after it ran — rows measured at different loads are not directly comparable). "
-          "Deployment wall time includes starting and stopping every process. Bytes: in-process = payload "
-          "arrays of the protocol messages; deployment = Flower's serialised messages (incl. run "
-          "instructions, SecAgg+ key exchange and masked vectors, V broadcast, evaluation sums).\n\n"
-          + C.md_table(rows, ["entities", "method", "in_process_s", "deployment_s", "slowdown", "in_process_bytes",
-                              "deployment_bytes", "bytes_ratio", "flower_messages", "metrics_equal", "load_1m"],
-                       {"in_process_s": "{:.2f}", "deployment_s": "{:.1f}", "slowdown": "{:.0f}×",
-                        "bytes_ratio": "{:.2f}", "load_1m": "{:.1f}"})
-          + "\nPer secure sum (dp-cooccurrence: one SecAgg+ round per stage; bytes = every Flower message of "
-            "that stage, incl. key exchange; the popularity stage also counts the public item-list broadcast "
+           "rows": rows, "targets": target_rows, "seconds": time.perf_counter() - t_all}
+    measured = [r for r in rows if "deployment_s" in r]
+    missing = sorted({r["note"] for r in rows if "note" in r})
+    md = ("# Local Flower deployment vs in-process run (issues 13, 24)\n\n"
+          "Synthetic Poisson data, 100 users per entity, 200 items; simulation mode (labelled, reproducible "
+          "noise); one SuperLink and H SuperNodes on 127.0.0.1 with TLS and node authentication, all on this "
+          f"machine ({doc['machine']['cpus']} cores). **The machine was shared** while this ran"
+          + (f" ({args.others})" if args.others else "")
+          + ": each row's `load_before`/`load_1m` is the 1-minute load average before/after it; rows measured "
+          "at different loads are not comparable, and CPU seconds (this process + every process the "
+          "deployment started) are steadier than wall time. Deployment time includes starting and "
+          "stopping every process. Bytes: in-process = payload arrays of the protocol messages; deployment "
+          "= Flower's serialised messages (run instructions, SecAgg+ key exchange and masked vectors, "
+          "V broadcast, acknowledgements).\n\n"
+          + C.md_table(measured, ["entities", "method", "engine", "in_process_s", "deployment_s", "slowdown",
+                                  "in_process_cpu_s", "deployment_cpu_s", "cpu_ratio", "in_process_bytes",
+                                  "deployment_bytes", "bytes_ratio", "flower_messages", "metrics_equal",
+                                  "load_before", "load_1m"],
+                       {"in_process_s": "{:.2f}", "deployment_s": "{:.1f}", "slowdown": "{:.1f}×",
+                        "in_process_cpu_s": "{:.2f}", "deployment_cpu_s": "{:.1f}", "cpu_ratio": "{:.1f}×",
+                        "bytes_ratio": "{:.2f}", "load_before": "{:.1f}", "load_1m": "{:.1f}"})
+          + ("\nSimulation engine: not measured — " + "; ".join(missing) + ".\n" if missing else "")
+          + "\nPer secure sum (one SecAgg+ round per stage; bytes = every Flower message of that stage, incl. "
+            "key exchange; the popularity stage of dp-cooccurrence also counts the public item-list broadcast "
             "after it):\n\n"
           + C.md_table([{"entities": r["entities"], "method": r["method"], "stage": st, **v}
-                        for r in rows for st, v in (r.get("secure_sums") or {}).items()],
+                        for r in measured for st, v in (r.get("secure_sums") or {}).items()],
                        ["entities", "method", "stage", "length", "bytes", "seconds"])
-          + "\nWhere the time goes: Flower 1.42 starts a fresh `flwr-clientapp` process for every message a "
-            "node handles and an idle SuperNode polls the SuperLink every 3 s, so each round trip costs "
-            "seconds regardless of the payload; SecAgg+ adds four round trips per secure sum (dp-cooccurrence: two sums and "
-            "the item-list broadcast). dp-cooccurrence is not measured at 30 entities: at about twice "
-            "dp-popularity's 6 min it exceeds this benchmark's 5-minute budget per row. The compute itself is the "
-            "same as in-process.\n")
+          + ("\n## Issue 24's targets, through the CLI\n\n`python -m dpfed_core run …` vs `python -m dpfed_core "
+             "deploy-local …` (each a fresh process, as a user runs it; wall and CPU of the whole process tree; "
+             "`completed` = both commands exited 0, not whether the target was met):\n\n"
+             + C.md_table(target_rows, ["case", "run_s", "deploy_local_s", "wall_ratio", "run_cpu_s",
+                                        "deploy_local_cpu_s", "cpu_ratio", "target", "completed", "load_before", "load_1m"],
+                          {"run_s": "{:.1f}", "deploy_local_s": "{:.1f}", "wall_ratio": "{:.1f}×",
+                           "run_cpu_s": "{:.1f}", "deploy_local_cpu_s": "{:.1f}", "cpu_ratio": "{:.1f}×",
+                           "load_before": "{:.1f}", "load_1m": "{:.1f}"})
+             if target_rows else "")
+          + "\nWhere the time goes: see docs/DEPLOYMENT.md § How it runs fast on one machine and § Cost.\n")
     C.write_results(out["json"], doc, md)
 
 

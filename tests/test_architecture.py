@@ -17,7 +17,7 @@ PKG = REPO / "dpfed_core"
 #: The one-way order of the subpackages: a package may import only from packages listed before it
 #: (and from itself). ``errors`` is neutral ground at the bottom; ``config`` (the run's parameters) sits
 #: above the privacy package whose budget checks it uses.
-LAYERS = ["errors", "data", "privacy", "config", "models", "federation", "methods", "evaluation", "audit",
+LAYERS = ["errors", "data", "privacy", "config", "models", "federation", "methods", "evaluation", "deployment", "audit",
           "reporting", "cli", "ui"]
 
 

@@ -26,9 +26,10 @@ except ImportError:  # CI installs requirements-deploy.txt (make test), so there
 from dpfed_core.config import RunConfig  # noqa: E402
 from dpfed_core.data.dataset import FederatedDataset  # noqa: E402
 from dpfed_core.errors import ConfigError  # noqa: E402
-from dpfed_core.evaluation.deployed import run_deployed  # noqa: E402
+from dpfed_core.deployment.deployed import run_deployed  # noqa: E402
 from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
-from dpfed_core.federation.deployment import DeploymentError, LocalFederation, write_shards  # noqa: E402
+from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards  # noqa: E402
+from dpfed_core.deployment.server_app import ROUND2_REPLY  # noqa: E402
 from dpfed_core.federation.summable import secagg_ranges  # noqa: E402
 
 METRICS = ("train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10", "ndcg_at_10")
@@ -110,11 +111,11 @@ def _assert_same_run(dep: dict, ref: dict) -> None:
 
 
 def test_prototypes_on_flower_equal_the_in_process_run(deployment):
-    ds, fed, _ = deployment
+    ds, fed, base = deployment
     cfg = RunConfig(method="dp-gaussian", epsilon=2.0, k=5, rank=3, max_iter=60, simulation=True)
     events = []
     doc, V = run_deployed(ds, cfg, federation=fed, progress=events.append, round_timeout=120, timeout=300,
-                          return_model=True)
+                          return_model=True, dump_dir=base / "received_prototypes")
     ref, res = run_method(ds, cfg)
     np.testing.assert_allclose(V, res.V, rtol=1e-10, atol=1e-12)
     _assert_same_run(doc, ref)
@@ -134,11 +135,11 @@ def test_prototypes_on_flower_equal_the_in_process_run(deployment):
     assert doc["deployment"]["bytes_on_wire"] == sum(m["bytes"] for m in msgs)
 
 
-def test_summable_release_goes_through_secagg_and_equals_in_process(deployment, tmp_path):
-    ds, fed, _ = deployment
+def test_summable_release_goes_through_secagg_and_equals_in_process(deployment):
+    ds, fed, base = deployment
     cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
                     max_dropouts=1)
-    dump = tmp_path / "received"
+    dump = base / "received_popularity"
     doc, V = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, dump_dir=dump,
                           return_model=True)
     ref, res = run_method(ds, cfg)
@@ -149,12 +150,12 @@ def test_summable_release_goes_through_secagg_and_equals_in_process(deployment, 
     assert doc["privacy"]["coalition_epsilon"] > doc["privacy"]["epsilon"]
 
     # The server received no share in the clear: entity → server messages are SecAgg+ stage replies
-    # and evaluation sums only ...
+    # and round-2 acknowledgements only ...
     up = [m for m in doc["messages"] if m["receiver"] == "server"]
     assert {m["content"] for m in up} == {
         "SecAgg+ setup (public keys) (reply)", "SecAgg+ share keys (encrypted key shares) (reply)",
         "SecAgg+ collect masked vectors (reply)", "SecAgg+ unmask (key shares) (reply)",
-        "evaluation sums (not part of the protocol)"}
+        ROUND2_REPLY}
     assert all("release" not in m["records"] for m in up)
     # ... and the vectors it did receive are masked: uniform over [0, 2³²), unrelated to the shares,
     # while their sum minus the masks (SecAgg+'s unmasking) gave exactly Σ shares (V above).
@@ -203,19 +204,6 @@ def test_a_dp_run_without_a_declared_catalogue_is_refused(deployment):
         run_deployed(undeclared, RunConfig(method="dp-popularity", epsilon=1.0), federation=fed)
 
 
-def test_a_node_dying_mid_run_stops_the_run_with_a_clear_message(deployment):
-    ds, fed, base = deployment
-    cfg = RunConfig(method="kmeans", k=5, rank=3, max_iter=30)
-
-    def crash_after_round1(ev):
-        if ev["event"] == "round1_done" and ev["entity"] == "clinic B":
-            fed.kill_node(1)
-
-    with pytest.raises(DeploymentError, match=r"SuperNode of entity 'clinic B'.*died.*no result was written"):
-        run_deployed(ds, cfg, federation=fed, progress=crash_after_round1, round_timeout=120, timeout=300)
-    assert not list((base / "flower").glob("result_*.npz"))
-
-
 def test_federate_page_offers_flower_execution():
     """The Federate page's "separate processes (Flower)" option: its run button, and the specific
     error for a method that cannot be deployed (no deployment is started here)."""
@@ -245,11 +233,22 @@ def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp
     assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--max-dropouts", "1",
                  "--out", str(out)]) == 2
     assert "--max-dropouts applies to summable methods" in capsys.readouterr().err
+    assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--port-range", "9-5",
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--port-range" in err and "Traceback" not in err
+    from dpfed_core.deployment.launcher import simulation_engine_available
+
+    if not simulation_engine_available()[0]:
+        assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--engine", "simulation",
+                     "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert "--engine" in err and "Ray" in err
     assert not out.exists()
 
 
 def test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix(tmp_path):
-    from dpfed_core.federation.deployment import load_shard
+    from dpfed_core.deployment import load_shard
 
     ds = three_clinics()
     split = make_split(ds, RunConfig(seed=0))
@@ -300,13 +299,13 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
                                                                   ("co-occurrence", M * (M + 1) // 2)]
     assert sec["reconstruction_threshold"] == 2 and sec["kept_directions"] >= 1
 
-    # Entity → server: SecAgg+ stage replies for both sums, acknowledgements and evaluation sums.
+    # Entity → server: SecAgg+ stage replies for both sums and acknowledgements.
     up = [m for m in doc["messages"] if m["receiver"] == "server"]
     secagg = {f"{label} [{stage}] (reply)" for stage in ("popularity", "co-occurrence")
               for label in ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
                             "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")}
     assert {m["content"] for m in up} == secagg | {"acknowledgement (public result stored)",
-                                                   "evaluation sums (not part of the protocol)"}
+                                                   ROUND2_REPLY}
     assert all("release" not in m["records"] and "public" not in m["records"] for m in up)
     # Server → entity between the sums: the public item list only.
     bc = [m for m in doc["messages"] if m["content"].startswith("public result of the popularity sum")]
@@ -344,3 +343,271 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
             assert v.max() > modulus / 4  # quantised shares are < T = M/4; masked values are not
             for q in quantised:
                 assert np.mean(v == q) < 0.05
+
+
+# ---------------------------------------------------------------------------------------------
+# Issue 21: nothing exact on the wire. Every field of every reply the server received, in the three
+# runs above (a DP prototype method, dp-popularity and dp-cooccurrence through SecAgg+), is one of
+# these; a count of users, a metric sum or a timing would be a new key and fail the test.
+
+#: record name → the keys it may carry, and what each is.
+ALLOWED_FIELDS = {
+    # identity and public fields of the protocol
+    "meta": {"entity": "entity name (public: the declared federation)", "index": "position in it",
+             "ledger": "ledger rows: the DP mechanisms' public parameters", "note": "the release's note",
+             "coalition_epsilon": "ε against the server with all other entities (from H and d)"},
+    # round-1 DP release of a prototype method
+    "release": {"prototypes": "DP prototypes", "counts": "DP cluster sizes"},
+    # SecAgg+ (Flower's protocol fields): public keys, encrypted shares, masked vectors, key shares
+    "secaggplus_configs": {"pk1": "public key", "pk2": "public key", "dsts": "node ids", "ctxts": "ciphertexts",
+                           "masked_params": "masked vector", "nids": "node ids", "shares": "key shares"},
+    "fitres.status": {"code": "0", "message": "empty"},
+    "fitres.metrics": {},
+    "fitres.num_examples": {"num_examples": "the constant 1 (SecAgg+'s weight, not a count)"},
+    "ack": {"stored": "names of the public arrays stored"},
+}
+LEDGER_KEYS = {"entity", "stage", "mechanism", "epsilon", "delta", "sensitivity", "noise_scale", "note", "sampler"}
+
+
+def test_the_server_receives_only_masked_vectors_dp_releases_and_public_fields(deployment,
+                                                                                 cooccurrence_deployment):
+    import json
+
+    ds, _, base = deployment
+    bg = cooccurrence_deployment
+    bg["thread"].join(400)
+    dumps = [base / "received_prototypes", base / "received_popularity", bg["dump"]]
+    files = sorted(p for d in dumps for p in d.glob("*.json"))
+    labels = {p.name.split("_")[1] for p in files}
+    assert {"round1", "round2", "secagg1", "secagg2", "secagg3", "secagg4"} <= labels
+    # one reply per node per exchange: 3 (prototypes: 2 rounds) + 3 × 5 (popularity) + 3 × 10 (co-occurrence)
+    assert len(files) >= 3 * 2 + 3 * 5 + 3 * 10
+    for path in files:
+        info = json.loads(path.read_text())
+        assert info["error"] is None, path.name
+        for rname, fields in info["records"].items():
+            assert rname in ALLOWED_FIELDS, f"{path.name}: record {rname!r} is not a protocol record"
+            for key, value in fields.items():
+                if key == "__kind__":
+                    continue
+                assert key in ALLOWED_FIELDS[rname], f"{path.name}: {rname}.{key} is not a public field"
+                if rname == "meta" and key == "ledger":
+                    for row in json.loads(value):
+                        assert set(row) <= LEDGER_KEYS
+                if rname == "fitres.num_examples":
+                    assert value == 1
+        npz = np.load(path.with_suffix(".npz"))
+        if "round2" in path.name:
+            assert npz.files == []  # no array at all in round 2: V stays with the node as U_h does
+    # No exact statistic anywhere in the bytes' descriptions.
+    text = " ".join(p.read_text() for p in files)
+    for word in ("n_users", "n_test_users", "train_sse", "test_sse", "mar_num", "ndcg", "seconds", "stats"):
+        assert word not in text
+
+
+def test_each_node_keeps_its_evaluation_and_the_document_says_where_it_came_from(deployment):
+    """The metrics in the document come from the nodes' local reports (deploy-local: one operator
+    holds every shard), labelled so; each report sits on its node's side."""
+    import json
+
+    ds, fed, _ = deployment
+    cfg = RunConfig(method="kmeans", k=4, rank=3, max_iter=20, simulation=True)
+    doc = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300)
+    dep = doc["deployment"]
+    assert "not sent to the server" in dep["evaluation_source"] and "local reports" in dep["evaluation_source"]
+    assert any("local reports" in n for n in doc["notes"])
+    for h, name in enumerate(ds.entity_names):
+        rep = json.loads(fed.report_path(h).read_text())
+        assert rep["entity"] == name and rep["run_id"] == int(dep["run_id"])
+        assert rep["evaluator"] == "dpfed_core.evaluation.partial.entity_statistics"
+    ref, _ = run_method(ds, cfg)
+    _assert_same_run(doc, ref)
+    # TLS and node authentication by default, and the document says so.
+    assert dep["insecure"] is False and dep["transport"].startswith("TLS")
+
+
+def test_the_superlink_speaks_tls_only_and_accepts_only_registered_nodes(deployment, tmp_path):
+    """A plain-HTTP client gets no answer from the SuperLink, and a SuperNode whose key was not
+    registered is refused (Flower's node authentication)."""
+    import subprocess
+    import sys
+    import urllib.request
+
+    from dpfed_core.deployment.security import make_node_key
+
+    ds, fed, _ = deployment
+    assert fed.tls is not None and not fed.insecure
+    with pytest.raises(Exception):
+        urllib.request.urlopen(f"http://127.0.0.1:{fed.port}/", timeout=5).read()
+    key = make_node_key(tmp_path, "stranger")
+    bindir = os.path.dirname(sys.executable)
+    out = subprocess.run([os.path.join(bindir, "flower-supernode"), "--superlink", f"127.0.0.1:{fed.port}",
+                          "--root-certificates", str(fed.tls.ca), "--auth-supernode-private-key", str(key.private),
+                          "--port", str(__import__("dpfed_core.deployment.launcher", fromlist=["free_port"]).free_port()),
+                          "--host", "127.0.0.1", "--isolation", "process", "--max-retries", "1",
+                          "--max-wait-time", "10"],
+                         capture_output=True, text=True, timeout=60, env={**os.environ, "FLWR_TELEMETRY_ENABLED": "0"})
+    assert out.returncode != 0
+    assert len(fed.dead_nodes()) == 0
+
+
+def test_port_range_is_used_and_a_full_range_is_a_clear_error(tmp_path):
+    import socket
+
+    from dpfed_core.deployment.launcher import free_ports, parse_port_range
+
+    lo = free_ports(1)[0]
+    lo = max(1024, min(lo, 65000))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        busy = s.getsockname()[1]
+        with pytest.raises(DeploymentError, match=r"--port-range.*free port"):
+            free_ports(2, (busy, busy))
+    with pytest.raises(DeploymentError, match="--port-range"):
+        parse_port_range("80-90")
+    with pytest.raises(DeploymentError, match="--port-range"):
+        parse_port_range("abc")
+    got = free_ports(3, (lo, min(lo + 200, 65535)))
+    assert len(set(got)) == 3 and all(lo <= p <= lo + 200 for p in got)
+
+
+_KILL_SCRIPT = """
+import json, sys, time
+sys.path.insert(0, {repo!r})
+from dpfed_core.deployment.launcher import LocalFederation, Guard
+from dpfed_core.deployment.shards import write_shards
+from dpfed_core.config import RunConfig
+from dpfed_core.evaluation.experiments import make_split
+sys.path.insert(0, {tests!r})
+from test_deployment import three_clinics
+ds = three_clinics()
+guard = Guard()
+shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), guard.path / "shards")
+fed = LocalFederation(shards, None, ds.entity_names, guard=guard).start()
+pids = [fed.zygote.proc.pid] + [p.pid for p in fed.processes()]
+print(json.dumps({{"dir": str(guard.path), "pids": pids}}), flush=True)
+time.sleep(600)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            for what in ("cmdline", "environ"):  # forks of the zygote carry the run's folder in FLWR_HOME
+                try:
+                    with open(f"/proc/{d}/{what}", "rb") as f:
+                        if text.encode() in f.read() and not _gone(int(d)):
+                            found.append(int(d))
+                            break
+                except OSError:
+                    pass
+    return found
+
+
+def test_sigkill_of_the_launcher_leaves_no_process_and_no_shard(tmp_path):
+    """SIGKILL the launcher of a running deployment: its watchdog ends every process group and
+    removes the private folder with the shard copies; a stale folder of an earlier killed run
+    (its owner gone) is removed at the next start."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from dpfed_core.deployment.launcher import PRIVATE_PREFIX, Guard
+
+    repo = str(Path(__file__).resolve().parents[1])
+    script = _KILL_SCRIPT.format(repo=repo, tests=str(Path(__file__).resolve().parent))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        line = proc.stdout.readline()
+        info = json.loads(line)
+    except BaseException:
+        proc.kill()
+        raise
+    private = Path(info["dir"])
+    assert private.is_dir() and (private.stat().st_mode & 0o777) == 0o700
+    assert list((private / "shards").glob("*.npz"))
+    assert all(not _gone(p) for p in info["pids"])
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    end = time.monotonic() + 20
+    while time.monotonic() < end and (private.exists() or not all(_gone(p) for p in info["pids"])
+                                      or _processes_mentioning(str(private))):
+        time.sleep(0.2)
+    assert not private.exists(), "the shard copies outlived the launcher"
+    assert all(_gone(p) for p in info["pids"]), "a deployment process outlived the launcher"
+    assert _processes_mentioning(str(private)) == []
+
+    # A stale folder whose owner is gone (e.g. a launcher killed together with its watchdog).
+    import tempfile
+
+    stale = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+    (stale / "owner").write_text(f"{proc.pid}\n")  # the killed launcher: no longer running
+    (stale / "shards").mkdir()
+    (stale / "shards" / "entity_000.npz").write_bytes(b"private")
+    g = Guard()
+    try:
+        assert not stale.exists()
+        assert g.path.exists()
+    finally:
+        g.close()
+    assert not g.path.exists()
+
+
+def test_a_node_dying_mid_run_stops_the_run_with_a_clear_message(deployment):
+    """Runs last on the shared deployment: it kills a node."""
+    ds, fed, base = deployment
+    cfg = RunConfig(method="kmeans", k=5, rank=3, max_iter=30)
+
+    def crash_after_round1(ev):
+        if ev["event"] == "round1_done" and ev["entity"] == "clinic B":
+            fed.kill_node(1)
+
+    with pytest.raises(DeploymentError, match=r"SuperNode of entity 'clinic B'.*died.*no result was written"):
+        run_deployed(ds, cfg, federation=fed, progress=crash_after_round1, round_timeout=120, timeout=300)
+    assert not list((base / "flower").glob("result_*.npz"))
+
+
+def test_a_node_killed_in_a_secure_sum_leaves_nothing_running(tmp_path):
+    """--aggregation secure --max-dropouts 1 and a node killed during the secure sum: one clear
+    message naming the entity, no output, and no process (ServerApp included) and no shard left."""
+    import time
+
+    from dpfed_core.deployment.launcher import Guard
+
+    ds = three_clinics()
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
+                    method_params={"max_dropouts": 1})
+    guard = Guard()
+    shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
+    fed = LocalFederation(shards, None, ds.entity_names, guard=guard).start()
+    pids = [fed.zygote.proc.pid] + [p.pid for p in fed.processes()]
+
+    def crash_in_the_sum(ev):
+        if ev["event"] == "secagg_stage" and "share keys" in ev.get("stage", ""):
+            fed.kill_node(2)
+
+    try:
+        with pytest.raises(DeploymentError, match=r"entity 'clinic C'"):
+            run_deployed(ds, cfg, federation=fed, progress=crash_in_the_sum, round_timeout=60, timeout=120)
+    finally:
+        fed.close()
+        private = guard.path
+        guard.close()
+    end = time.monotonic() + 10
+    while time.monotonic() < end and _processes_mentioning(str(private)):
+        time.sleep(0.2)
+    assert _processes_mentioning(str(private)) == []
+    assert all(_gone(p) for p in pids)
+    assert not private.exists()

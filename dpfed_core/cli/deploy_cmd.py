@@ -37,6 +37,15 @@ def register_cli(subparsers) -> None:
                    help="seconds the server waits for every node's reply in a round (default 600)")
     g.add_argument("--workdir", help="keep logs, shards and Flower's state here (default: a temporary directory, removed)")
     g.add_argument("--dump-dir", help="write a copy of every payload the server received here (compliance)")
+    g.add_argument("--port-range", metavar="LOW-HIGH",
+                   help="ports for the SuperLink and the SuperNodes (needs 1 + entities free ports; "
+                        "default: any free ports)")
+    g.add_argument("--insecure", action="store_true",
+                   help="plain HTTP and no node authentication (default: TLS on every connection with a "
+                        "certificate made for the run, and Flower's node authentication); the result says so")
+    g.add_argument("--engine", choices=["deployment", "simulation"], default="deployment",
+                   help="deployment: one SuperLink and one SuperNode process per entity (default); simulation: "
+                        "the same ServerApp/ClientApp under Flower's Simulation Engine (needs Ray)")
     p.add_argument("--out", help="write the JSON result document here")
     add_store_args(p)
     p.set_defaults(func=cmd_deploy_local)
@@ -65,7 +74,7 @@ class _NodeProgress:
 
 def cmd_deploy_local(args) -> int:
     from dpfed_core.errors import ConfigError
-    from dpfed_core.evaluation.deployed import deployable_methods, run_deployed
+    from dpfed_core.deployment.deployed import deployable_methods, run_deployed
     from dpfed_core.evaluation.experiments import write_json
     from dpfed_core.federation.summable import SUMMABLE_METHODS
 
@@ -76,9 +85,20 @@ def cmd_deploy_local(args) -> int:
 
         check_writable(args.out)
         check_outputs(args, ("--out", args.out))
+    from dpfed_core.deployment.launcher import parse_port_range, simulation_engine_available
+
+    port_range = parse_port_range(args.port_range) if args.port_range else None
+    if args.engine == "simulation":
+        ok, why = simulation_engine_available()
+        if not ok:
+            raise ConfigError(f"--engine simulation: {why}; use --engine deployment")
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config)
+    if port_range is not None:
+        from dpfed_core.deployment.launcher import free_ports
+
+        free_ports(1 + dataset.n_entities, port_range)  # before anything is charged or started
     if config.method not in deployable_methods():
         raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "
                           f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
@@ -95,7 +115,8 @@ def cmd_deploy_local(args) -> int:
                          key=key) as reservation:
         print(f"starting a local Flower deployment: 1 SuperLink + {dataset.n_entities} SuperNodes", file=sys.stderr)
         doc = run_deployed(dataset, config, workdir=args.workdir, keep_workdir=bool(args.workdir),
-                           progress=_NodeProgress(), round_timeout=args.round_timeout, dump_dir=args.dump_dir)
+                           progress=_NodeProgress(), round_timeout=args.round_timeout, dump_dir=args.dump_dir,
+                           insecure=args.insecure, port_range=port_range)
         settle_run(reservation, [doc])
     budget_cmd.record_release("run", doc, odometer, history, key, reservation)
     dep = doc["deployment"]
@@ -103,7 +124,8 @@ def cmd_deploy_local(args) -> int:
     for note in doc.get("notes", []):
         print(f"note: {note}")
     print(f"{dep['n_messages']} Flower messages, {dep['bytes_on_wire']} bytes on the wire, "
-          f"{dep['wall_seconds']:.1f} s")
+          f"{dep['wall_seconds']:.1f} s; {dep['transport']}")
+    print(f"evaluation: {dep['evaluation_source']}")
     o = doc["overall"]
     n = config.top_n
     print(f"mar {o['mar']:.4f}  test_rmse {o['test_rmse']:.4f}  precision@{n} {o[f'precision_at_{n}']:.4f}")
@@ -116,7 +138,7 @@ def cmd_deploy_local(args) -> int:
 def cmd_write_shards(args) -> int:
     from dpfed_core.config import RunConfig
     from dpfed_core.evaluation.experiments import make_split
-    from dpfed_core.federation.deployment.shards import write_shards
+    from dpfed_core.deployment.shards import write_shards
 
     from dpfed_core.cli.args import check_outputs
 

@@ -1,6 +1,6 @@
 """Metrics from per-entity sufficient statistics, for runs where each entity evaluates itself.
 
-In a deployment (:mod:`dpfed_core.federation.deployment`) U_h never leaves entity h, so the entity
+In a deployment (:mod:`dpfed_core.deployment`) U_h never leaves entity h, so the entity
 computes the pooled sums behind every SPEC §4 metric on its own test users
 (:func:`entity_statistics`) and the coordinator adds them up (:func:`combine_statistics`). The sums
 are exactly those :func:`dpfed_core.evaluation.metrics.evaluate` pools, so the metrics agree with an

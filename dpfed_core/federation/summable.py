@@ -2,7 +2,7 @@
 
 An entity's release is a vector s_h (length m, one value per item) whose **sum** Σ_h s_h is all
 the server needs. With secure aggregation (Flower's SecAgg+ in a deployment, see
-:mod:`dpfed_core.federation.deployment`) the server sees only that sum, so each entity adds only a
+:mod:`dpfed_core.deployment`) the server sees only that sum, so each entity adds only a
 *share* of the DP noise: with H entities of which at most ``max_dropouts`` = d may drop out of the
 secure sum, each adds N(0, σ²/(H − d)); any ≥ H − d surviving shares carry noise of variance ≥ σ².
 

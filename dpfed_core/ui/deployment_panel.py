@@ -2,7 +2,7 @@
 deployment (one SuperLink, one SuperNode process per entity, the ServerApp), with per-node progress.
 
 The page calls :func:`flower_panel`; everything here is Streamlit layout over
-:func:`dpfed_core.evaluation.deployed.run_deployed`.
+:func:`dpfed_core.deployment.deployed.run_deployed`.
 """
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def execution_choice() -> str:
 
 def flower_panel(ds, config, disabled: bool = False) -> None:
     """Run ``config`` on a local Flower deployment and show the result with per-node progress."""
-    from dpfed_core.evaluation.deployed import deployable_methods, run_deployed
-    from dpfed_core.federation.deployment import flower_available
+    from dpfed_core.deployment.deployed import deployable_methods, run_deployed
+    from dpfed_core.deployment import flower_available
 
     ok, info = flower_available()
     if not ok:
@@ -38,8 +38,9 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
         st.error(f"{config.method} does not run as a deployment (it pools raw data or is not a federated "
                  f"protocol). Choose one of: {', '.join(deployable_methods())} in **Method**.")
         return
-    st.caption(f"Flower {info}: 1 SuperLink + {ds.n_entities} SuperNode processes on 127.0.0.1, started "
-               "for this run and stopped after it.")
+    st.caption(f"Flower {info}: 1 SuperLink + {ds.n_entities} SuperNode processes on 127.0.0.1 (TLS and node "
+               "authentication), started for this run and stopped after it; each node keeps its own "
+               "evaluation report.")
     if st.button("Run on Flower", type="primary", disabled=disabled, key="fed_run_flower"):
         nodes = pd.DataFrame({"entity": list(ds.entity_names), "round 1": "waiting", "round 2": "waiting"})
         status = st.status(f"Deploying {ds.n_entities} SuperNodes…", expanded=True)
@@ -89,6 +90,7 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
         sa = dep["secure_aggregation"]
         st.caption(f"SecAgg+: the server saw masked vectors and their sum only; threshold "
                    f"{sa['reconstruction_threshold']} of {sa['num_shares']}, tolerated dropouts {sa['max_dropouts']}.")
+    st.caption(f"Connections: {dep.get('transport', '')}. Metrics: {dep.get('evaluation_source', '')}.")
     t1, t2, t3 = st.tabs(["Per entity", "Message log (as Flower carried it)", "Privacy ledger"])
     t1.dataframe(pd.DataFrame(doc["entities"]), hide_index=True)
     t2.dataframe(pd.DataFrame(doc["messages"]).drop(columns=["records"], errors="ignore"), hide_index=True)

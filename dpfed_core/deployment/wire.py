@@ -12,12 +12,7 @@ import json
 import math
 
 #: Run-config keys the launcher sets (see ``app/pyproject.toml``).
-RUN_CONFIG_KEYS = ("config", "n-entities", "out", "progress", "round-timeout", "connect-timeout",
-                   "evaluator", "dump-dir")
-
-#: The node-side evaluator: a layer above federation, so it is named here and imported by name in
-#: the node (the federation package never imports the evaluation package).
-DEFAULT_EVALUATOR = "dpfed_core.evaluation.partial:entity_statistics"
+RUN_CONFIG_KEYS = ("config", "n-entities", "out", "progress", "round-timeout", "connect-timeout", "dump-dir")
 
 
 def message_bytes(msg) -> int:

@@ -12,8 +12,12 @@ messages from the ServerApp:
 * ``query.public`` — between two stages: the public result of the previous sum that the next share
   reads (e.g. the items chosen from the DP popularity sum); stored in the node's run state.
 * ``query.round2`` — receive V, fit U_h ≥ 0 locally (the method's ``fit_local``: U_h and any
-  entity-only columns never leave), reply with the evaluation sums of the entity's held-out entries
-  (not part of the protocol: for the result document).
+  entity-only columns never leave), evaluate the entity's held-out entries with the evaluator
+  installed on this node (:func:`dpfed_core.evaluation.partial.entity_statistics`; nothing the
+  server names is imported) and write the report to this node's disk (``--node-config
+  "report-path='…'"``, default next to the shard). The reply carries the entity's identity and,
+  for a summable method, the public ledger rows of its shares — no count, no metric sum, no timing
+  (issue 21: against the server only DP releases and the protocol's public fields).
 
 Randomness: the entity's stream is spawned exactly as the in-process protocol spawns it
 (``method_generator(seed, …).spawn(H + 1)[h]``): operating-system entropy for a DP method unless the
@@ -23,9 +27,11 @@ state between messages (it never leaves the node); production streams (OS entrop
 """
 from __future__ import annotations
 
-import importlib
 import math
+import os
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
@@ -33,11 +39,12 @@ from flwr.client.mod import secaggplus_mod
 from flwr.clientapp import ClientApp
 
 from dpfed_core.errors import DpfedError
-from dpfed_core.federation.deployment.shards import load_shard
-from dpfed_core.federation.deployment.wire import config_from_json, dumps, ledger_rows_to_json, loads
-from dpfed_core.federation.protocol import FederatedRecommender, build_method, release_entity
+from dpfed_core.evaluation.partial import entity_statistics
+from dpfed_core.deployment.shards import load_shard
+from dpfed_core.deployment.wire import config_from_json, dumps, ledger_rows_to_json, loads
+from dpfed_core.deployment.hooks import (fit_local, prototype_method, release_prototypes, stage_public_keys,
+                                         stage_share, summable_method)
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges
-from dpfed_core.federation.summable_protocol import fit_entity
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.noise import SecureGenerator, method_generator
@@ -75,6 +82,47 @@ def _identity(shard) -> dict:
     return {"entity": shard.entity, "index": shard.index}
 
 
+#: This node's own timings between messages of one run (kept in the node's run state, never sent).
+SECONDS_KEY = "dpfed-seconds"
+
+
+def _remember_seconds(context: Context, key: str, seconds: float, add: bool = False) -> None:
+    kept = context.state.config_records.get(SECONDS_KEY)
+    before = float(kept[key]) if (add and kept is not None and key in kept) else 0.0
+    context.state.config_records[SECONDS_KEY] = ConfigRecord({key: before + seconds})
+
+
+def _seconds(context: Context) -> dict:
+    kept = context.state.config_records.get(SECONDS_KEY)
+    return {k: float(v) for k, v in kept.items()} if kept is not None else {}
+
+
+def report_path(context: Context) -> Path:
+    """Where this node writes its evaluation report: ``--node-config "report-path='…'"``, else
+    ``<shard>.report.json`` next to its shard (both on the node's own disk)."""
+    given = context.node_config.get("report-path")
+    if given:
+        return Path(str(given))
+    shard = Path(str(context.node_config["data-path"]))
+    return shard.with_name(shard.stem + ".report.json")
+
+
+def _write_report(context: Context, shard, body: dict) -> None:
+    """The node's local evaluation report (JSON, written to a temporary name and renamed)."""
+    path = report_path(context)
+    doc = {"run_id": int(context.run_id), "entity": shard.entity, "index": shard.index,
+           "evaluator": "dpfed_core.evaluation.partial.entity_statistics", **body}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".json.tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(dumps(doc))
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise DpfedError(f"{shard.entity}: cannot write the local evaluation report {path} ({exc}); fix the "
+                         "SuperNode's --node-config \"report-path='…'\"") from None
+
+
 @app.query("round1")
 def round1(msg: Message, context: Context) -> Message:
     """Round 1 of a prototype method: this entity's prototypes."""
@@ -84,20 +132,19 @@ def round1(msg: Message, context: Context) -> Message:
         H = int(cfg_rec["n-entities"])
         shard = _load(context, H)
         t0 = time.perf_counter()
-        FederatedRecommender.from_config(config)._validate()
-        method = build_method(config, shard.value_max)
+        method = prototype_method(config, shard.value_max)
         private = bool(getattr(method, "private", False))
         rng = _entity_rngs(config, private, H)[shard.index]
         eps, dlt = (config.epsilon, config.delta) if private else (math.inf, 0.0)
-        release, rows = release_entity(method, shard.train, rng, shard.entity, eps, dlt)
+        release, rows = release_prototypes(method, shard.train, rng, shard.entity, eps, dlt)
         arrays = {"prototypes": Array(np.ascontiguousarray(release.prototypes, dtype=np.float64))}
         if config.server_weighting == "counts":
             if release.counts is None:
                 raise DpfedError(f"prototype method {config.method!r} releases no cluster sizes; "
                                  "use --server-weighting none")
             arrays["counts"] = Array(np.ascontiguousarray(release.counts, dtype=np.float64))
-        meta = {**_identity(shard), "ledger": ledger_rows_to_json(rows), "note": release.note,
-                "seconds": time.perf_counter() - t0}
+        _remember_seconds(context, "release_seconds", time.perf_counter() - t0)
+        meta = {**_identity(shard), "ledger": ledger_rows_to_json(rows), "note": release.note}
         return Message(RecordDict({"release": ArrayRecord(arrays), "meta": ConfigRecord(meta)}), reply_to=msg)
     except DpfedError as exc:
         return _error_reply(msg, exc, "round 1")
@@ -133,20 +180,20 @@ def secure_share(msg: Message, context: Context) -> Message:
     H = int(fitins.config["n-entities"])
     shard = _load(context, H)
     t0 = time.perf_counter()
-    method = build_method(config, shard.value_max)
+    method = summable_method(config, value_max=shard.value_max)
     stage = str(fitins.config.get("stage", method.stages[0]))
     if stage not in method.stages:
         raise DpfedError(f"{config.method} has stages {', '.join(method.stages)}; the server asked for {stage!r}")
     public = {}
     if PUBLIC_KEY in context.state.array_records:
         public = {k: a.numpy() for k, a in context.state.array_records[PUBLIC_KEY].items()}
-    missing = [k for k in method.public_keys if stage != method.stages[0] and k not in public]
+    missing = [k for k in stage_public_keys(method) if stage != method.stages[0] and k not in public]
     if missing:
         raise DpfedError(f"stage {stage!r} reached this node before the public {', '.join(missing)} of the "
                          "previous stage")
     rng = _summable_rng(config, H, shard.index, context)
     ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
-    share = method.share(shard.train, rng, ledger.for_entity(shard.entity), H, stage=stage, public=public)
+    share = stage_share(method, shard.train, rng, ledger.for_entity(shard.entity), H, stage, public)
     _target, _modulus, clip = secagg_ranges(H)
     peak = float(np.max(np.abs(share.values))) if share.values.size else 0.0
     if peak > clip:
@@ -157,10 +204,9 @@ def secure_share(msg: Message, context: Context) -> Message:
     kept = context.state.config_records.get(STATE_KEY)
     rows = (loads(str(kept["ledger"])) if kept is not None and stage != method.stages[0] else [])
     rows += loads(ledger_rows_to_json(ledger.rows))
-    seconds = (float(kept["seconds"]) if kept is not None and stage != method.stages[0] else 0.0)
     context.state.config_records[STATE_KEY] = ConfigRecord({
-        "ledger": dumps(rows), "note": share.note, "seconds": seconds + time.perf_counter() - t0,
-        "coalition_epsilon": dumps(share.coalition_epsilon)})
+        "ledger": dumps(rows), "note": share.note, "coalition_epsilon": dumps(share.coalition_epsilon)})
+    _remember_seconds(context, "release_seconds", time.perf_counter() - t0, add=stage != method.stages[0])
     fitres = FitRes(Status(Code.OK, ""), ndarrays_to_parameters([share.values]), 1, {})
     return Message(compat.fitres_to_recorddict(fitres, keep_input=False), reply_to=msg)
 
@@ -188,23 +234,26 @@ def round2(msg: Message, context: Context) -> Message:
         V = msg.content["model"]["V"].numpy()
         t0 = time.perf_counter()
         if config.method in SUMMABLE_METHODS:
-            method = build_method(config, shard.value_max)
+            method = summable_method(config, value_max=shard.value_max)
             rng = _summable_rng(config, H, shard.index, context)
-            # columns from this entity's own data only (if any) are used here, never sent
-            U, V = fit_entity(method, shard.train, {"V": V}, config.lam, config.mode, rng)
+            # the one round-2 assembly: columns from this entity's own data only are used here, never sent
+            U, V = fit_local(method, shard.train, V, config.lam, config.mode, rng)
         else:
             U = fit_rows_given(shard.train, V, config.lam, config.mode)
         fit_seconds = time.perf_counter() - t0
-        module, _, func = str(cfg_rec["evaluator"]).partition(":")
-        evaluator = getattr(importlib.import_module(module), func)
-        stats = evaluator(U, V, shard.train, shard.test, shard.test_users, config.mode, config.top_n)
-        meta = {**_identity(shard), "stats": dumps(stats), "fit_seconds": fit_seconds}
+        # This node's own evaluator (installed here), on this node's held-out entries; the result
+        # goes to this node's disk only.
+        stats = entity_statistics(U, V, shard.train, shard.test, shard.test_users, config.mode, config.top_n)
+        seconds = _seconds(context)
+        _write_report(context, shard, {"stats": stats, "release_seconds": seconds.get("release_seconds", 0.0),
+                                       "round2_fit_seconds": fit_seconds})
+        meta = _identity(shard)
         if config.method in SUMMABLE_METHODS:
             kept = context.state.config_records.get(STATE_KEY)
             if kept is None:
                 raise DpfedError("round 2 of a summable method reached a node that sent no share")
             meta.update({"ledger": str(kept["ledger"]), "note": str(kept["note"]),
-                         "seconds": float(kept["seconds"]), "coalition_epsilon": str(kept["coalition_epsilon"])})
+                         "coalition_epsilon": str(kept["coalition_epsilon"])})
         return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
     except DpfedError as exc:
         return _error_reply(msg, exc, "round 2")

@@ -1,16 +1,18 @@
 """A run on a real local Flower deployment, with the same result document as :func:`run_method`.
 
 :func:`run_deployed` splits the data exactly as an in-process run with the same seed, writes one
-shard per entity, starts a :class:`~dpfed_core.federation.deployment.LocalFederation` (one SuperLink,
+shard per entity, starts a :class:`~dpfed_core.deployment.LocalFederation` (one SuperLink,
 one SuperNode process per entity, the ServerApp), runs the method there and stops every process.
 The document's ``messages`` are the messages Flower actually carried, with their serialised sizes;
-``entities``/``overall`` are pooled from the sums each node computed on its own test entries.
+``entities``/``overall`` are pooled from the sums each node computed on its own test entries and
+wrote to its own disk — read here from the nodes' local reports (deploy-local's operator holds every
+shard), never sent to the server (issue 21).
 """
 from __future__ import annotations
 
 import inspect
 import math
-import tempfile
+import os
 import time
 from pathlib import Path
 from typing import Callable
@@ -22,9 +24,9 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation.experiments import make_split, needs_dp_catalogue, privacy_summary, result_document
 from dpfed_core.evaluation.partial import combine_statistics
-from dpfed_core.federation.deployment.launcher import LocalFederation
-from dpfed_core.federation.deployment.shards import write_shards
-from dpfed_core.federation.deployment.wire import dumps
+from dpfed_core.deployment.launcher import DeploymentError, Guard, LocalFederation
+from dpfed_core.deployment.shards import write_shards
+from dpfed_core.deployment.wire import dumps
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 from dpfed_core.federation.summable import SUMMABLE_METHODS
 from dpfed_core.methods import MethodResult, get_method
@@ -48,12 +50,16 @@ def run_deployed(
     dump_dir: str | Path | None = None,
     federation: LocalFederation | None = None,
     return_model: bool = False,
+    insecure: bool = False,
+    port_range: tuple[int, int] | None = None,
 ):
     """Run ``config.method`` on a local Flower deployment and return the result document.
 
     ``federation``: an already started federation whose SuperNodes serve this dataset's shards
     (for several runs on one deployment); otherwise one is started and stopped here.
     ``return_model``: return ``(doc, V)`` (the item factors the server broadcast) instead of ``doc``.
+    ``insecure``: plain HTTP, no node authentication (said in the document). ``port_range``: ports
+    for the SuperLink and the SuperNodes (``--port-range``).
     """
     config.validate()
     spec = get_method(config.method)
@@ -75,16 +81,23 @@ def run_deployed(
     t_split = time.perf_counter() - t0
 
     owned = federation is None
-    tmp = None
+    guard = None
     if owned:
-        if workdir is None:
-            tmp = tempfile.TemporaryDirectory(prefix="dpfed_deploy_")
-            workdir = tmp.name
-        workdir = Path(workdir)
         t0 = time.perf_counter()
-        shards = write_shards(dataset, split, workdir / "shards")
+        if workdir is None:
+            # Shard copies are private data: a 0700 folder that the launcher, or its watchdog if the
+            # launcher is killed, removes on every exit path.
+            guard = Guard()
+            base = guard.path
+        else:
+            base = Path(workdir)
+            base.mkdir(parents=True, exist_ok=True)
+            os.chmod(base, 0o700)  # a folder the user chose to keep: still the operator's only
+        shards = write_shards(dataset, split, base / "shards")
+        os.chmod(base / "shards", 0o700)
         t_shards = time.perf_counter() - t0
-        federation = LocalFederation(shards, workdir / "flower", dataset.entity_names, keep=keep_workdir)
+        federation = LocalFederation(shards, None if guard is not None else base / "flower", dataset.entity_names,
+                                     keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard)
     else:
         t_shards = 0.0
     try:
@@ -94,23 +107,52 @@ def run_deployed(
         t_start = time.perf_counter() - t0
         res = federation.run(dumps(config.to_dict()), dataset.n_entities, round_timeout=round_timeout,
                              timeout=timeout, dump_dir=str(dump_dir) if dump_dir else None, progress=progress)
+        reports = read_local_reports(federation, res.get("run_id"))
     finally:
         if owned:
             federation.close()
-            if tmp is not None and not keep_workdir:
-                tmp.cleanup()
-    doc = _document(dataset, config, spec, res, {"split": t_split, "write_shards": t_shards,
-                                                 "deployment_start": t_start})
+            if guard is not None:
+                guard.close()
+    doc = _document(dataset, config, spec, res, reports, federation.insecure,
+                    {"split": t_split, "write_shards": t_shards, "deployment_start": t_start})
     return (doc, np.asarray(res["V"])) if return_model else doc
 
 
-def _document(dataset, config, spec, res: dict, timings: dict) -> dict:
+#: How the result document labels the evaluation of a deployment (issue 21).
+EVALUATION_SOURCE = ("read from the nodes' local reports (one operator holds every shard in deploy-local); "
+                     "not sent to the server")
+
+
+def read_local_reports(federation: LocalFederation, run_id) -> list[dict]:
+    """Each node's local evaluation report of run ``run_id`` (files on the nodes' disks, readable
+    here because deploy-local's operator runs every node). A missing or foreign report is a
+    :class:`DeploymentError` naming the entity."""
+    from dpfed_core.deployment.wire import loads
+
+    out = []
+    for h, name in enumerate(federation.entity_names):
+        path = federation.report_path(h)
+        try:
+            rep = loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DeploymentError(f"entity {name!r}: no local evaluation report at {path} ({exc})") from None
+        if run_id is not None and int(rep.get("run_id", -1)) != int(run_id):
+            raise DeploymentError(f"entity {name!r}: the local report {path} is from run {rep.get('run_id')}, "
+                                  f"not run {run_id}")
+        out.append(rep)
+    return out
+
+
+def _document(dataset, config, spec, res: dict, reports: list[dict], insecure: bool, timings: dict) -> dict:
     private = spec.uses_epsilon and math.isfinite(config.epsilon)
     ledger = PrivacyLedger(config.epsilon if private else math.inf, config.delta if private else 0.0)
     entities = sorted(res["entities"], key=lambda e: e["index"])
     if [e["entity"] for e in entities] != list(dataset.entity_names):
         raise ConfigError("the deployment's entities do not match the dataset's: "
                           f"{[e['entity'] for e in entities]} vs {list(dataset.entity_names)}")
+    if [r["entity"] for r in reports] != list(dataset.entity_names):
+        raise DeploymentError("the nodes' local reports do not match the dataset's entities: "
+                              f"{[r['entity'] for r in reports]} vs {list(dataset.entity_names)}")
     notes = []
     for e in entities:
         for row in e["ledger"]:
@@ -120,7 +162,7 @@ def _document(dataset, config, spec, res: dict, timings: dict) -> dict:
             notes.append(e["note"])
     V = np.asarray(res["V"])
     result = MethodResult(np.zeros((0, V.shape[1])), V, ledger, [], {})
-    metrics = combine_statistics([(e["entity"], e["stats"]) for e in entities], config.top_n)
+    metrics = combine_statistics([(r["entity"], r["stats"]) for r in reports], config.top_n)
     secure = res.get("secure_aggregation")
     privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy)
     if secure:
@@ -128,13 +170,18 @@ def _document(dataset, config, spec, res: dict, timings: dict) -> dict:
         privacy["against"] = ("ε holds against the server, which sees only the SecAgg+ sum; against the server "
                               "colluding with every other entity the guarantee is coalition_epsilon")
     wire = sum(int(m["bytes"]) for m in res["messages"])
+    transport = ("INSECURE: plain HTTP and no node authentication (--insecure)" if insecure else
+                 "TLS on every connection (a CA and certificate made for this run) and Flower's node "
+                 "authentication (the SuperLink accepts only the registered SuperNode keys)")
     deployment = {
         "engine": "flower", "flwr_version": _flwr_version(), "run_id": res.get("run_id"),
-        "superlink": "127.0.0.1 (insecure, loopback only)", "supernodes": len(entities),
+        "superlink": "127.0.0.1", "transport": transport, "insecure": bool(insecure), "supernodes": len(entities),
         "bytes_on_wire": wire, "n_messages": len(res["messages"]), "wall_seconds": res.get("wall_seconds"),
         "secure_aggregation": secure,
-        "node_seconds": {e["entity"]: {"release": e["release_seconds"], "round2_fit": e["fit_seconds"]}
-                         for e in entities},
+        "evaluation_source": EVALUATION_SOURCE,
+        "node_seconds": {r["entity"]: {"release": r.get("release_seconds"), "round2_fit": r.get("round2_fit_seconds")}
+                         for r in reports},
+        "node_seconds_source": EVALUATION_SOURCE,
     }
     if secure and "kept_directions" in secure:
         notes.append(f"server kept {secure['kept_directions']} eigen-direction(s) of the co-occurrence sum "
@@ -142,11 +189,15 @@ def _document(dataset, config, spec, res: dict, timings: dict) -> dict:
     if (spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank
             and "rank" not in inspect.signature(SUMMABLE_METHODS[spec.name].__init__).parameters):
         notes.append(f"{spec.name} learns {V.shape[1]} latent factor(s); rank={config.rank} is not used")
+    if insecure:
+        notes.append("deployment ran with --insecure: plain HTTP and no node authentication")
     doc = result_document(
         dataset, config, spec, metrics, privacy, res["messages"],
         {**timings, **res.get("timings", {}), "wall_total": res.get("wall_seconds")},
         [*dataset.notes, *notes,
-         "deployment: one Flower SuperNode process per entity; messages and bytes as Flower carried them"])
+         "deployment: one Flower SuperNode process per entity; messages and bytes as Flower carried them",
+         f"evaluation: {EVALUATION_SOURCE}; the nodes sent the server only DP releases (or, for a "
+         "non-private method, its labelled release) and the protocol's public fields"])
     doc["deployment"] = deployment
     return doc
 

@@ -12,10 +12,12 @@
    the sum and broadcasts the public result the next stage needs (``query.public``: e.g. the items
    chosen from the DP popularity sum) — post-processing of released sums only.
 3. Server: stack the prototypes (entity order) and fit V (:func:`fit_nmf`), or V from the sums.
-4. Round 2: ``query.round2`` with V to every node; each fits U_h locally and replies with its
-   evaluation sums.
+4. Round 2: ``query.round2`` with V to every node; each fits U_h locally, evaluates itself with
+   its own installed evaluator, writes the report to its own disk and replies with its identity
+   (and, for a summable method, its public ledger rows) only: no count, no metric sum, no timing.
 
-Every message sent and received is logged with its size as Flower serialises it (:mod:`.wire`).
+Every message sent and received is logged with its size as Flower serialises it (:mod:`.wire`);
+``dump-dir`` keeps a copy of every payload the server received (the test of issue 21 reads it).
 Any failure — an error reply, a node that does not answer within ``round-timeout``, a node lost in
 the secure sum — ends the run with one clear message in the progress file and no result file.
 """
@@ -33,16 +35,24 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordD
 from flwr.serverapp import Grid, ServerApp
 
 from dpfed_core.errors import DpfedError
-from dpfed_core.federation.deployment.wire import config_from_json, dumps, loads, message_bytes
-from dpfed_core.federation.protocol import build_method, method_class
+from dpfed_core.deployment.wire import config_from_json, dumps, loads, message_bytes
+from dpfed_core.deployment.hooks import combine_stage, prototype_method_is_private, public_broadcast, summable_method
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges, to_grid
 from dpfed_core.models.factorization import fit_nmf
 from dpfed_core.privacy.noise import method_generator
 
 app = ServerApp()
 
+#: The longest pause between two pulls of the ServerApp (seconds); see :meth:`_Run.send_and_receive`.
+POLL_MAX = 0.05
+
 SECAGG_STAGES = ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
                  "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")
+
+
+#: What a node answers in round 2: who it is and, for a summable method, the public ledger rows of
+#: its shares. Its evaluation stays on the node (a local report file), nothing exact is sent.
+ROUND2_REPLY = "acknowledgement (entity, ledger rows; evaluation stays on the node)"
 
 
 class DeploymentRunError(DpfedError):
@@ -62,7 +72,6 @@ class _Run:
         self.progress_path = Path(str(rc["progress"]))
         self.round_timeout = float(rc["round-timeout"])
         self.connect_timeout = float(rc["connect-timeout"])
-        self.evaluator = str(rc["evaluator"])
         self.dump_dir = Path(str(rc["dump-dir"])) if str(rc.get("dump-dir", "")) else None
         self.messages: list[dict] = []
         self.entity_of_node: dict[int, str] = {}
@@ -81,27 +90,36 @@ class _Run:
                               "records": sorted(msg.content.keys()) if msg.has_content() else []})
 
     def dump(self, msg: Message, label: str) -> None:
-        """Compliance copy of what the server received: every array in the reply (incl. SecAgg+'s
-        masked vectors, which travel as serialised arrays inside a config record)."""
-        if self.dump_dir is None or not msg.has_content():
+        """Compliance copy of what the server received, one ``.npz`` + one ``.json`` per reply.
+
+        ``.npz``: every array (incl. SecAgg+'s masked vectors, which travel as serialised arrays
+        inside a config record). ``.json``: every record of the reply, every key with its value
+        (numbers and strings as received; a byte string as its length, and whether it decoded to
+        one of the arrays), plus the error reason of an error reply — so a reader can account for
+        every field the server was given."""
+        if self.dump_dir is None:
             return
         from flwr.common import bytes_to_ndarray
 
-        arrays = {}
-        for rname, rec in msg.content.array_records.items():
+        arrays: dict[str, np.ndarray] = {}
+        fields: dict[str, dict] = {}
+        content = msg.content if msg.has_content() else RecordDict()
+        for rname, rec in content.array_records.items():
             for aname, arr in rec.items():
                 arrays[f"{rname}.{aname}"] = arr.numpy()
-        for rname, rec in msg.content.config_records.items():
-            for key, val in rec.items():
-                if isinstance(val, list) and val and all(isinstance(v, bytes) for v in val):
-                    for i, b in enumerate(val):
-                        try:
-                            arrays[f"{rname}.{key}.{i}"] = bytes_to_ndarray(b)
-                        except Exception:  # ciphertexts and keys are not arrays
-                            pass
+                fields.setdefault(rname, {})[aname] = {"array": f"{rname}.{aname}"}
+        for kind, records in (("config", content.config_records), ("metric", content.metric_records)):
+            for rname, rec in records.items():
+                for key, val in rec.items():
+                    fields.setdefault(rname, {})[key] = _describe(val, f"{rname}.{key}", arrays, bytes_to_ndarray)
+                fields.setdefault(rname, {})["__kind__"] = kind
         self._dumped += 1
         self.dump_dir.mkdir(parents=True, exist_ok=True)
-        np.savez(self.dump_dir / f"{self._dumped:03d}_{label}_{msg.metadata.src_node_id}.npz", **arrays)
+        stem = self.dump_dir / f"{self._dumped:03d}_{label}_{msg.metadata.src_node_id}"
+        np.savez(f"{stem}.npz", **arrays)
+        info = {"label": label, "src_node_id": msg.metadata.src_node_id, "records": fields,
+                "error": msg.error.reason if msg.has_error() else None}
+        Path(f"{stem}.json").write_text(json.dumps(info, default=str), encoding="utf-8")
 
     def name(self, node: int) -> str:
         return self.entity_of_node.get(node, f"node {node}")
@@ -120,10 +138,32 @@ class _Run:
             if "error" in r.content.keys():
                 raise DeploymentRunError(f"{what}: {self.name(node)}: {r.content['error']['message']}")
 
+    def send_and_receive(self, messages: list[Message], timeout: float | None) -> list[Message]:
+        """Push ``messages`` and pull their replies until all are in or ``timeout`` passes.
+
+        Why not ``grid.send_and_receive``: Flower 1.42's sleeps a fixed 3 s between two pulls, so
+        every round trip costs ≥ 3 s whatever the payload. This pulls with a short poll that backs
+        off from 5 ms to :data:`POLL_MAX` (a pull is one cheap request to the SuperLink)."""
+        pending = set(self.grid.push_messages(messages))
+        end = time.monotonic() + (timeout if timeout is not None else 0.0)
+        replies: list[Message] = []
+        pause = 0.005
+        while pending:
+            got = list(self.grid.pull_messages(pending))
+            replies.extend(got)
+            pending.difference_update(m.metadata.reply_to_message_id for m in got)
+            if not pending or (timeout is not None and time.monotonic() >= end):
+                break
+            if got:
+                pause = 0.005
+            time.sleep(pause)
+            pause = min(pause * 1.5, POLL_MAX)
+        return replies
+
     def exchange(self, messages: list[Message], round_: int, label: str, reply_label: str) -> list[Message]:
         for m in messages:
             self.log(m, round_, label, True, m.metadata.dst_node_id)
-        replies = list(self.grid.send_and_receive(messages, timeout=self.round_timeout))
+        replies = self.send_and_receive(messages, self.round_timeout)
         for r in replies:
             self.log(r, round_, reply_label, False, r.metadata.src_node_id)
             self.dump(r, f"round{round_}")
@@ -145,8 +185,7 @@ class _Run:
             time.sleep(0.2)
 
     def instructions(self) -> ConfigRecord:
-        return ConfigRecord({"config": dumps(self.config.to_dict()), "n-entities": self.n_entities,
-                             "evaluator": self.evaluator})
+        return ConfigRecord({"config": dumps(self.config.to_dict()), "n-entities": self.n_entities})
 
     def identify(self, replies: list[Message]) -> list[Message]:
         """Map nodes to entities from their replies; refuse duplicates and gaps."""
@@ -183,9 +222,7 @@ class _Run:
         return P, counts, meta
 
     def make_method(self):
-        method = build_method(self.config, 1.0)  # the server's steps never read the value bound
-        method.check(self.n_entities)
-        return method
+        return summable_method(self.config, n_entities=self.n_entities)
 
     def round1_summable(self, nodes: list[int]) -> tuple[dict, dict]:
         """Every stage of a summable method: a SecAgg+ secure sum, the server's ``combine``, and
@@ -203,7 +240,7 @@ class _Run:
             t0 = time.perf_counter()
             before = len(self.messages)
             total, info = self.round1_secure_sum(nodes, method, stage if len(stages) > 1 else None)
-            public = method.combine(stage, total, public, rng, info["contributors"])
+            public = combine_stage(method, stage, total, public, rng, info["contributors"])
             self.timings[f"round1_{stage}"] = time.perf_counter() - t0
             if i + 1 < len(stages):
                 self.broadcast_public(nodes, method, stage, public)
@@ -220,7 +257,7 @@ class _Run:
     def broadcast_public(self, nodes: list[int], method, stage: str, public: dict) -> None:
         """A plain message to every node with the public result of ``stage`` that the next stage's
         shares read (``method.public_keys``): post-processing of the secure sum, nothing per entity."""
-        arrays = {k: Array(np.ascontiguousarray(np.asarray(public[k]))) for k in method.public_keys if k in public}
+        arrays = {k: Array(np.ascontiguousarray(v)) for k, v in public_broadcast(method, public).items()}
         what = ", ".join(f"{k} {list(np.shape(public[k]))}" for k in arrays)
         msgs = [Message(RecordDict({"public": ArrayRecord(arrays),
                                     "config": ConfigRecord({"after-stage": stage})}),
@@ -287,7 +324,7 @@ class _Run:
                 messages = list(messages)
                 for m in messages:
                     run.log(m, 1, label, True, m.metadata.dst_node_id)
-                replies = list(run.grid.send_and_receive(messages, timeout=timeout))
+                replies = run.send_and_receive(messages, timeout)
                 for r in replies:
                     run.log(r, 1, label + " (reply)", False, r.metadata.src_node_id)
                     run.dump(r, f"secagg{step['i']}" + (f"_{stage}" if stage else ""))
@@ -320,7 +357,7 @@ class _Run:
         msgs = [Message(rec, dst_node_id=n, message_type="query.round2") for n in nodes_in_order]
         self.progress("round2_sent", nodes=len(msgs), shape=list(V.shape))
         before = len(self.messages)
-        replies = self.exchange(msgs, 2, "item factors V", "evaluation sums (not part of the protocol)")
+        replies = self.exchange(msgs, 2, "item factors V", ROUND2_REPLY)
         for m in self.messages[before:]:
             if m["content"] == "item factors V":
                 m["shape"] = list(V.shape)
@@ -352,7 +389,7 @@ class _Run:
         else:
             P, counts, meta1 = self.round1_prototypes(nodes)
             self.timings["round1_prototypes"] = time.perf_counter() - t0
-            private = bool(getattr(method_class(self.config.method), "private", False))
+            private = prototype_method_is_private(self.config)
             t0 = time.perf_counter()
             self.progress("server_start", n_prototypes=int(sum(len(p) for p in P)))
             # The server's stream, spawned like the in-process protocol's (one per entity, then the server).
@@ -376,9 +413,7 @@ class _Run:
             m2 = r.content["meta"]
             m1 = metas[h]
             entities.append({"entity": str(m2["entity"]), "index": int(m2["index"]),
-                             "stats": loads(str(m2["stats"])), "ledger": loads(str(m1["ledger"])),
-                             "note": str(m1["note"]), "release_seconds": float(m1["seconds"]),
-                             "fit_seconds": float(m2["fit_seconds"]),
+                             "ledger": loads(str(m1["ledger"])), "note": str(m1["note"]),
                              **({"coalition_epsilon": loads(str(m1["coalition_epsilon"]))} if summable else {})})
         for m in self.messages:
             for key in ("sender", "receiver"):
@@ -394,6 +429,22 @@ class _Run:
             np.savez(f, V=V, result=np.asarray(dumps(result)))
         os.replace(tmp, self.out)
         self.progress("done", seconds=self.timings["server_total"])
+
+
+def _describe(val, name: str, arrays: dict, bytes_to_ndarray) -> object:
+    """A config-record value as :meth:`_Run.dump` records it (byte strings that are serialised
+    arrays go to ``arrays`` under ``name.i``; other byte strings are recorded by length only)."""
+    def one(v, i):
+        if isinstance(v, bytes):
+            try:
+                arrays[f"{name}.{i}"] = bytes_to_ndarray(v)
+                return {"array": f"{name}.{i}"}
+            except Exception:  # noqa: BLE001 — public keys and ciphertexts are not arrays
+                return {"opaque_bytes": len(v)}
+        return v
+    if isinstance(val, list):
+        return [one(v, i) for i, v in enumerate(val)]
+    return one(val, 0)
 
 
 @app.main()

@@ -9,7 +9,7 @@ ServerApp, summable releases through Flower's SecAgg+.
 ``flwr`` is imported only by the app modules and inside the launcher's functions, so importing this
 package costs nothing when Flower is not installed.
 """
-from dpfed_core.federation.deployment.launcher import DeploymentError, LocalFederation, flower_available
-from dpfed_core.federation.deployment.shards import load_shard, write_shards
+from dpfed_core.deployment.launcher import DeploymentError, LocalFederation, flower_available
+from dpfed_core.deployment.shards import load_shard, write_shards
 
 __all__ = ["DeploymentError", "LocalFederation", "flower_available", "load_shard", "write_shards"]

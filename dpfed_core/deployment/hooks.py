@@ -1,0 +1,66 @@
+"""The federation's shared pieces that the deployment's ServerApp and ClientApp call, each named for
+its role on the wire. They are the very functions the in-process estimator uses — the one factory
+(:func:`~dpfed_core.federation.protocol.build_method`), the one prototype release
+(:func:`~dpfed_core.federation.protocol.release_entity`) and the one summable protocol
+(:mod:`dpfed_core.federation.summable_protocol`: shares, the server's combine, the declared public
+keys, the one round-2 assembly) — so a deployment computes exactly what an in-process run computes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dpfed_core.federation.protocol import build_method, method_class, release_entity
+from dpfed_core.federation.summable_protocol import broadcast_between_stages, fit_entity
+
+
+def prototype_method(config, value_max: float):
+    """The entity-side prototype method of ``config`` (parameters checked), as the estimator builds it."""
+    from dpfed_core.federation.protocol import FederatedRecommender
+
+    FederatedRecommender.from_config(config)._validate()
+    return build_method(config, value_max)
+
+
+def prototype_method_is_private(config) -> bool:
+    """Whether ``config``'s prototype method is a DP method (decides the server's noise stream)."""
+    return bool(getattr(method_class(config.method), "private", False))
+
+
+def release_prototypes(method, X, rng: np.random.Generator, entity: str, epsilon: float, delta: float):
+    """One entity's round-1 release: ``(PrototypeRelease, ledger rows)``."""
+    return release_entity(method, X, rng, entity, epsilon, delta)
+
+
+def summable_method(config, value_max: float | None = None, n_entities: int | None = None):
+    """The summable method of ``config``: an entity's (with ``value_max``) or the server's (checked
+    against ``n_entities``; the server's steps never read the value bound)."""
+    method = build_method(config, 1.0 if value_max is None else value_max)
+    if n_entities is not None:
+        method.check(n_entities)
+    return method
+
+
+def stage_share(method, X, rng, ledger_view, n_entities: int, stage: str, public: dict):
+    """An entity's share of one stage of a summable method (before SecAgg+ masks it)."""
+    return method.share(X, rng, ledger_view, n_entities, stage=stage, public=public)
+
+
+def combine_stage(method, stage: str, total: np.ndarray, public: dict, rng, contributors: int) -> dict:
+    """The server's post-processing of one stage's secure sum (returns the new public dict)."""
+    return method.combine(stage, total, public, rng, contributors)
+
+
+def stage_public_keys(method) -> tuple:
+    """The public quantities a later stage's shares read (broadcast between two secure sums)."""
+    return tuple(method.public_keys)
+
+
+def public_broadcast(method, public: dict) -> dict[str, np.ndarray]:
+    """What the server sends every node between two stages: the method's declared public keys."""
+    return broadcast_between_stages(method, public)
+
+
+def fit_local(method, X, V: np.ndarray, lam: float, mode: str, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Round 2 at an entity, by the one assembly (:func:`~dpfed_core.federation.summable_protocol.fit_entity`):
+    ``(U_h, V_h)`` with the entity's own local columns after the broadcast V (used here, never sent)."""
+    return fit_entity(method, X, {"V": V}, lam, mode, rng)

@@ -1,0 +1,631 @@
+"""Start a real Flower deployment on the loopback interface, run one job on it, stop everything.
+
+:class:`LocalFederation` starts, each in a process group of its own:
+
+* one ``flower-superlink`` (127.0.0.1; TLS with a certificate made for the run and node
+  authentication, unless ``insecure``; ``--isolation process``) and its ServerApp executor;
+* per entity shard, one SuperNode (``--isolation process``, ``--node-config "data-path='…'
+  report-path='…'"``) and its ClientApp executor — a long-lived process that forks a warm child
+  per message instead of starting a fresh ``flwr-clientapp`` (:mod:`.node_runtime`).
+
+:meth:`LocalFederation.run` submits the ServerApp through the SuperLink's Control API (the request
+``flwr run`` sends) and follows the ServerApp's progress file until the result file appears.
+
+Nothing is left behind: processes get a parent-death signal and are ended by process group on
+close; a watchdog (:mod:`.watchdog`) ends them and removes the private folder (shard copies!) when
+the launcher dies without closing (SIGKILL); stale folders of killed runs are swept at the next start.
+
+How a dead node is noticed: Flower's SuperLink marks a node unavailable only after two missed
+heartbeats (2 × 30 s) and the ServerApp waits up to ``round_timeout``; the launcher owns the node
+processes, so it checks them every poll (0.05 s) and stops the run as soon as one exits, naming
+the entity. :meth:`close` (also on any error) ends every process it started.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from dpfed_core.errors import DpfedError
+
+APP_DIR = Path(__file__).resolve().parent / "app"
+#: The directory that holds the ``dpfed_core`` package (put on the nodes' PYTHONPATH).
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+class DeploymentError(DpfedError):
+    """A deployment could not start or did not finish; the message says what and where."""
+
+
+def flower_available() -> tuple[bool, str]:
+    """(True, version) if flwr and its executables are installed next to this Python."""
+    try:
+        from importlib.metadata import version
+
+        v = version("flwr")
+    except Exception:  # PackageNotFoundError
+        return False, "flwr is not installed (pip install -r requirements-deploy.txt)"
+    bindir = Path(sys.executable).parent
+    for exe in ("flower-superlink", "flower-supernode", "flwr"):
+        if not (bindir / exe).exists():
+            return False, f"flwr {v} is installed but {exe} is not in {bindir}"
+    return True, v
+
+
+def simulation_engine_available() -> tuple[bool, str]:
+    """(True, "") if Flower's Simulation Engine can run here. In flwr 1.42 its only backend is Ray
+    (``flwr[simulation]``), which this project does not pin."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        return False, ("Flower's Simulation Engine needs Ray (pip install 'flwr[simulation]'), which is not "
+                       "installed")
+    return True, ""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_port(port: int, timeout: float, proc: subprocess.Popen, log: Path) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise DeploymentError(f"flower-superlink exited with code {proc.returncode} at start-up; see {log}")
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise DeploymentError(f"flower-superlink did not open port {port} within {timeout:g} s; see {log}")
+
+
+#: Prefix of a deployment's private temporary folder (shard copies, keys, logs, Flower's state).
+PRIVATE_PREFIX = "dpfed_deploy_"
+#: Poll of the SuperExec executors (FLWR_SUPEREXEC_TASK_POLL_INTERVAL, seconds; Flower's default is 1).
+TASK_POLL = 0.02
+
+
+def _child_setup() -> None:
+    """In each child before exec: a session (and process group) of its own, so the group can be
+    ended as one; and SIGKILL when the launcher dies (Linux ``PR_SET_PDEATHSIG``)."""
+    os.setsid()
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the watchdog still covers it
+        pass
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def sweep_stale(root: str | os.PathLike | None = None) -> list[Path]:
+    """Remove the private folders of deployments whose launcher is gone (e.g. killed with SIGKILL
+    before its watchdog could act). A folder counts as stale when its ``owner`` file names a process
+    that no longer runs."""
+    import shutil
+
+    removed = []
+    base = Path(root or tempfile.gettempdir())
+    for d in base.glob(PRIVATE_PREFIX + "*"):
+        try:
+            if not d.is_dir() or d.stat().st_uid != os.getuid():
+                continue
+            owner = d / "owner"
+            # Only folders this launcher's code made (they name their owner): a folder without one
+            # may be another program's live run.
+            stale = owner.exists() and not _pid_alive(int(owner.read_text().split()[0]))
+        except (OSError, ValueError):
+            continue
+        if stale:
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d)
+    return removed
+
+
+class Guard:
+    """A deployment's private folder (mode 0700, under the system's temporary directory) and the
+    watchdog that ends its processes and removes the folder if the launcher dies (:mod:`.watchdog`).
+
+    ``path=None`` and ``own_dir=False``: watch processes only (a caller-chosen ``--workdir``)."""
+
+    def __init__(self, own_dir: bool = True) -> None:
+        sweep_stale()
+        self.path: Path | None = None
+        if own_dir:
+            self.path = Path(tempfile.mkdtemp(prefix=PRIVATE_PREFIX))  # mkdtemp: mode 0700
+            (self.path / "owner").write_text(f"{os.getpid()}\n", encoding="utf-8")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(PACKAGE_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        self.watchdog = subprocess.Popen([sys.executable, "-m", "dpfed_core.deployment.watchdog"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+                                         text=True)
+        if self.path is not None:
+            self._tell(f"path {self.path}")
+
+    def _tell(self, line: str) -> None:
+        if self.watchdog.poll() is None and self.watchdog.stdin is not None:
+            try:
+                self.watchdog.stdin.write(line + "\n")
+                self.watchdog.stdin.flush()
+            except (BrokenPipeError, ValueError):
+                pass
+
+    def watch(self, proc) -> None:
+        self._tell(f"group {proc.pid}")  # the child called setsid: its pid is its group id
+
+    def close(self) -> None:
+        """Normal exit: the caller ended its processes; remove the folder and dismiss the watchdog."""
+        import shutil
+
+        if self.path is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+        self._tell("release")
+        if self.watchdog.stdin is not None:
+            try:
+                self.watchdog.stdin.close()
+            except (BrokenPipeError, ValueError, OSError):
+                pass
+        try:
+            self.watchdog.wait(5)
+        except subprocess.TimeoutExpired:
+            self.watchdog.kill()
+
+
+def parse_port_range(text: str) -> tuple[int, int]:
+    """``"20000-20100"`` → (20000, 20100); a :class:`DeploymentError` naming ``--port-range`` otherwise."""
+    try:
+        lo, hi = (int(x) for x in str(text).split("-", 1))
+    except ValueError:
+        raise DeploymentError(f"--port-range {text!r}: expected LOW-HIGH, e.g. 20000-20100") from None
+    if not (1024 <= lo <= hi <= 65535):
+        raise DeploymentError(f"--port-range {text!r}: expected 1024 ≤ LOW ≤ HIGH ≤ 65535")
+    return lo, hi
+
+
+def free_ports(n: int, port_range: tuple[int, int] | None = None) -> list[int]:
+    """``n`` distinct free TCP ports on 127.0.0.1 (from ``port_range`` if given, else the system's
+    choice). Raises :class:`DeploymentError` naming ``--port-range`` when the range has too few."""
+    if port_range is None:
+        out: list[int] = []
+        while len(out) < n:
+            p = free_port()
+            if p not in out:
+                out.append(p)
+        return out
+    lo, hi = port_range
+    out = []
+    for p in range(lo, hi + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", p))
+            except OSError:
+                continue
+        out.append(p)
+        if len(out) == n:
+            return out
+    raise DeploymentError(f"--port-range {lo}-{hi}: {len(out)} free port(s), the deployment needs {n} "
+                          f"(1 SuperLink + {n - 1} SuperNodes); widen the range")
+
+
+class LocalFederation:
+    """One SuperLink and one SuperNode per shard on 127.0.0.1. Use as a context manager.
+
+    shards : shard files in entity order (one SuperNode each). workdir : logs, keys, FLWR_HOME,
+    progress and result files (default: a private temporary folder, removed on close unless ``keep``).
+    insecure : plain HTTP and no node authentication (only when asked for; the result says so).
+    port_range : (low, high) for the SuperLink's port and each SuperNode's Runtime API port.
+    guard : the :class:`Guard` whose folder holds the shards (then ``workdir`` is inside it).
+
+    By default every connection uses TLS (a CA and certificate made for this run) and the SuperLink
+    accepts only the SuperNodes whose public keys the launcher registered (Flower's node
+    authentication). Every process runs in a process group of its own; :meth:`close`, the
+    parent-death signal and the watchdog end them on every exit path.
+    """
+
+    def __init__(self, shards: list[str | os.PathLike], workdir: str | os.PathLike | None = None,
+                 entity_names: list[str] | None = None, keep: bool = False, *, insecure: bool = False,
+                 port_range: tuple[int, int] | None = None, guard: Guard | None = None) -> None:
+        self.shards = [Path(s).resolve() for s in shards]
+        self.entity_names = entity_names or [p.stem for p in self.shards]
+        self.workdir = workdir
+        self.keep = keep
+        self.insecure = bool(insecure)
+        self.port_range = port_range
+        self.guard = guard
+        self._own_guard = False
+        self.superlink: _Forked | None = None
+        self.nodes: list[_Forked] = []
+        self.control: _Control | None = None
+        self.zygote: _Zygote | None = None
+        self.port: int | None = None
+        self.tls = None
+
+    def report_path(self, h: int) -> Path:
+        """Where entity ``h``'s node writes its local evaluation report."""
+        return self.dir / "reports" / f"entity_{h:03d}.report.json"
+
+    # ------------------------------------------------------------------ processes
+    def _env(self) -> dict:
+        env = dict(os.environ)
+        env["FLWR_HOME"] = str(self.dir / "flwr_home")
+        env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+        # This clone's dpfed_core first, whatever else is installed.
+        env["PYTHONPATH"] = str(PACKAGE_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["FLWR_SUPEREXEC_TASK_POLL_INTERVAL"] = str(TASK_POLL)
+        # Nothing leaves the machine besides the protocol: no telemetry, no update check.
+        env["FLWR_TELEMETRY_ENABLED"] = "0"
+        env["FLWR_DISABLE_UPDATE_CHECK"] = "1"
+        # One BLAS thread per process: H nodes share the machine's cores.
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(var, "1")
+        return env
+
+    def _tls_client_args(self, flag: str = "--root-certificates") -> list[str]:
+        return ["--insecure"] if self.insecure else [flag, str(self.tls.ca)]
+
+    def start(self, timeout: float = 60.0) -> "LocalFederation":
+        ok, info = flower_available()
+        if not ok:
+            raise DeploymentError(info)
+        for p in self.shards:
+            if "'" in str(p):
+                raise DeploymentError(f"shard path {p} contains a quote; use a path without quotes")
+        ports = free_ports(1 + len(self.shards), self.port_range)
+        if self.guard is None:
+            self.guard = Guard(own_dir=self.workdir is None)
+            self._own_guard = True
+        if self.workdir is None:
+            self.dir = (self.guard.path / "flower") if self.guard.path is not None else Path(
+                tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+        else:
+            self.dir = Path(self.workdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.dir, 0o700)  # logs, keys and reports are the operator's only
+        try:
+            self._start(ports, timeout)
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def _start(self, ports: list[int], timeout: float) -> None:
+        from dpfed_core.deployment.security import make_node_key, make_tls
+
+        self.port = ports[0]
+        link = ["--host", "127.0.0.1", "--port", str(self.port),
+                "--isolation", "process", "--disable-runtime-dependency-installation"]
+        if self.insecure:
+            link.append("--insecure")
+        else:
+            self.tls = make_tls(self.dir / "tls")
+            link += ["--ssl-ca-certfile", str(self.tls.ca), "--ssl-certfile", str(self.tls.cert),
+                     "--ssl-keyfile", str(self.tls.key), "--enable-supernode-auth"]
+        exec_tls = self._tls_client_args()
+        # One warm interpreter forks every site (node_runtime.run_zygote): Python and the libraries
+        # are loaded once, not once per process.
+        self.zygote = _Zygote(self._env(), self.dir, self.dir / "zygote.log", self.guard, timeout)
+        # The SuperLink and, forked before it starts, its ServerApp executor.
+        self.superlink = self.zygote.spawn(
+            "link", ["--runtime-api-address", f"127.0.0.1:{self.port}", *exec_tls, "--", *link],
+            self.dir / "superlink.log")
+        _wait_port(self.port, timeout, self.superlink, self.dir / "superlink.log")
+        self.control = _Control(self.port, None if self.insecure else self.tls.ca)
+        keys = []
+        if not self.insecure:
+            # Node authentication: the SuperLink accepts only these keys (`flwr supernode register`).
+            keys = [make_node_key(self.dir / "node_keys", f"entity_{h:03d}") for h in range(len(self.shards))]
+            self.control.register([k.public for k in keys])
+        for h, shard in enumerate(self.shards):
+            port = ports[1 + h]
+            report = self.report_path(h)
+            node = ["--superlink", f"127.0.0.1:{self.port}", "--isolation", "process",
+                    "--host", "127.0.0.1", "--port", str(port),
+                    "--node-config", f"data-path='{shard}' report-path='{report}'"]
+            if self.insecure:
+                node.append("--insecure")
+            else:
+                node += ["--root-certificates", str(self.tls.ca), "--auth-supernode-private-key", str(keys[h].private),
+                         "--ssl-certfile", str(self.tls.cert), "--ssl-keyfile", str(self.tls.key),
+                         "--ssl-ca-certfile", str(self.tls.ca)]
+            # The SuperNode and, forked from it before it starts, its ClientApp executor.
+            self.nodes.append(self.zygote.spawn(
+                "node", ["--runtime-api-address", f"127.0.0.1:{port}", *exec_tls, "--", *node],
+                self.dir / f"supernode_{h:03d}.log"))
+
+    def dead_nodes(self) -> list[tuple[str, int]]:
+        return [(self.entity_names[h], p.returncode) for h, p in enumerate(self.nodes) if p.poll() is not None]
+
+    def kill_node(self, h: int) -> None:
+        """End entity ``h``'s SuperNode, its executor and their tasks at once, as a crashed site would."""
+        _kill_group(self.nodes[h], signal.SIGKILL)
+
+    def processes(self) -> list:
+        return [p for p in [*self.nodes, self.superlink] if p is not None]
+
+    def close(self) -> None:
+        # SIGKILL at once: every process is throw-away (in-memory state, logs already written) and
+        # Flower's graceful shutdown (HTTP servers draining connections) costs seconds per process.
+        procs = self.processes()
+        for p in procs:
+            _kill_group(p, signal.SIGKILL)  # the whole group: the executor and its tasks too
+        for p in procs:
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        self.nodes = []
+        self.superlink = None
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
+        if self.control is not None:
+            self.control.close()
+            self.control = None
+        if self._own_guard and self.guard is not None:
+            if self.keep and self.guard.path is not None:
+                self.guard.path = None  # keep the folder (asked for), still dismiss the watchdog
+            self.guard.close()
+            self.guard = None
+            self._own_guard = False
+
+    def __enter__(self) -> "LocalFederation":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ one run
+    def run(self, config_json: str, n_entities: int, *, round_timeout: float = 600.0,
+            connect_timeout: float = 120.0, timeout: float = 3600.0, dump_dir: str | None = None,
+            progress: Callable[[dict], None] | None = None) -> dict:
+        """Submit one run and wait for it. Returns ``{"V": ndarray, **server result, "run_id", "wall_seconds"}``.
+        Raises :class:`DeploymentError` (nothing written) if a node dies, the server reports an error
+        or ``timeout`` passes."""
+        t0 = time.perf_counter()
+        tag = f"{int(time.time() * 1000)}_{os.getpid()}"
+        out = self.dir / f"result_{tag}.npz"
+        prog = self.dir / f"progress_{tag}.jsonl"
+        prog.touch()
+        overrides = {"config": config_json, "n-entities": int(n_entities), "out": str(out), "progress": str(prog),
+                     "round-timeout": float(round_timeout), "connect-timeout": float(connect_timeout),
+                     "dump-dir": str(dump_dir or "")}
+        run_id = self.control.start_run(APP_DIR, overrides)
+        if progress:
+            progress({"event": "submitted", "run_id": run_id})
+        try:
+            return self._follow(run_id, prog, out, timeout, t0, progress)
+        except BaseException:
+            # The ServerApp of a failed run must not keep waiting for a dead node until its round
+            # timeout: the SuperLink stops the run (what `flwr stop` does).
+            self.control.stop_run(run_id)
+            raise
+
+    def _follow(self, run_id: int, prog: Path, out: Path, timeout: float, t0: float,
+                progress: Callable[[dict], None] | None) -> dict:
+        import numpy as np
+
+        from dpfed_core.deployment.wire import loads
+
+        seen = 0
+        last = "submitted"
+        end = time.monotonic() + timeout
+        while True:
+            lines = prog.read_text(encoding="utf-8").splitlines()
+            for line in lines[seen:]:
+                ev = json.loads(line)
+                last = ev["event"]
+                if progress:
+                    progress(ev)
+                if ev["event"] == "error":
+                    raise DeploymentError(f"run {run_id} failed: {ev['message']}")
+                if ev["event"] == "done" and out.exists():
+                    with np.load(out, allow_pickle=False) as z:
+                        result = loads(str(z["result"]))
+                        result["V"] = np.array(z["V"])
+                    out.unlink()
+                    result["run_id"] = run_id
+                    result["wall_seconds"] = time.perf_counter() - t0
+                    return result
+            seen = len(lines)
+            dead = self.dead_nodes()
+            if dead:
+                who = ", ".join(f"{name!r} (exit code {code})" for name, code in dead)
+                raise DeploymentError(f"run {run_id} stopped: the SuperNode of entity {who} died during the run "
+                                      f"(last step: {last}); no result was written")
+            if self.superlink is not None and self.superlink.poll() is not None:
+                raise DeploymentError(f"run {run_id} stopped: the SuperLink exited with code "
+                                      f"{self.superlink.returncode} (last step: {last}); see {self.dir / 'superlink.log'}")
+            if time.monotonic() > end:
+                raise DeploymentError(f"run {run_id} did not finish within {timeout:g} s (last step: {last})")
+            time.sleep(0.05)
+
+
+class _Control:
+    """The SuperLink's Control API, from the launcher's own process: what ``flwr supernode
+    register`` and ``flwr run`` do, without starting the Flower CLI (≈ 1–2 s of interpreter start
+    and imports per call on this machine). Same requests, same TLS."""
+
+    def __init__(self, port: int, ca: Path | None) -> None:
+        from flwr.supercore.control import ControlHttpClient
+        from flwr.supercore.interceptors import RuntimeVersionHttpInterceptor
+
+        self.client = ControlHttpClient.from_server_address(
+            server_address=f"127.0.0.1:{port}", insecure=ca is None,
+            root_certificates=None if ca is None else ca.read_bytes(),
+            interceptors=[RuntimeVersionHttpInterceptor(component_name="flwr CLI")])
+        self._fab = None
+
+    def register(self, public_keys: list[Path]) -> None:
+        from flwr.proto.control_pb2 import RegisterNodeRequest  # pylint: disable=E0611
+
+        from dpfed_core.deployment.security import load_public_key
+
+        for path in public_keys:
+            res = self.client.RegisterNode(request=RegisterNodeRequest(public_key=load_public_key(path),
+                                                                       name=path.stem))
+            if not res.node_id:
+                raise DeploymentError(f"the SuperLink refused the SuperNode key {path} (node authentication)")
+
+    def start_run(self, app_dir: Path, overrides: dict) -> int:
+        import hashlib
+
+        from flwr.cli.build import build_fab_from_disk
+        from flwr.common.serde import fab_to_proto, user_config_to_proto
+        from flwr.proto.control_pb2 import StartRunRequest  # pylint: disable=E0611
+        from flwr.supercore.fab import Fab
+
+        if self._fab is None:
+            data = build_fab_from_disk(app_dir)
+            self._fab = Fab(hashlib.sha256(data).hexdigest(), data, {})
+        try:
+            res = self.client.StartRun(StartRunRequest(fab=fab_to_proto(self._fab),
+                                                       override_config=user_config_to_proto(overrides),
+                                                       federation=""))
+        except Exception as exc:  # noqa: BLE001 — any transport or server error, as one line
+            raise DeploymentError(f"the SuperLink did not accept the ServerApp: {exc}") from None
+        if not res.HasField("run_id"):
+            raise DeploymentError("the SuperLink did not start the ServerApp (no run id)")
+        return int(res.run_id)
+
+    def stop_run(self, run_id: int) -> None:
+        """Ask the SuperLink to stop run ``run_id`` (best effort: it may be over already)."""
+        from flwr.proto.control_pb2 import StopRunRequest  # pylint: disable=E0611
+
+        try:
+            self.client.StopRun(StopRunRequest(run_id=int(run_id)))
+        except Exception:  # noqa: BLE001 — the run ended or the SuperLink is gone: nothing to stop
+            pass
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        except Exception:  # noqa: BLE001 — closing a dead connection
+            pass
+
+
+class _Forked:
+    """A site process forked by the zygote: ``pid`` (= its process group), ``poll``/``wait`` like
+    :class:`subprocess.Popen` (the zygote reports its exit)."""
+
+    def __init__(self, zygote: "_Zygote", pid: int) -> None:
+        self.zygote = zygote
+        self.pid = pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.zygote.exits.get(self.pid)
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        end = None if timeout is None else time.monotonic() + timeout
+        with self.zygote.cond:
+            while self.returncode is None:
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired(f"site process {self.pid}", timeout)
+                self.zygote.cond.wait(0.1 if left is None else min(left, 0.1))
+        return self.returncode
+
+
+class _Zygote:
+    """The warm interpreter that forks the deployment's sites (``node_runtime zygote``)."""
+
+    def __init__(self, env: dict, cwd: Path, log: Path, guard: Guard, timeout: float) -> None:
+        import threading
+
+        self.exits: dict[int, int] = {}
+        self.pids: dict[int, int] = {}
+        self.cond = threading.Condition()
+        self._next = 0
+        self.log = log
+        with open(log, "w", encoding="utf-8") as f:
+            self.proc = subprocess.Popen([sys.executable, "-m", "dpfed_core.deployment.node_runtime", "zygote"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=f, env=env, cwd=cwd,
+                                         preexec_fn=_child_setup, text=True, bufsize=1)
+        guard.watch(self.proc)
+        self.guard = guard
+        self.ready = False
+        threading.Thread(target=self._read, name="dpfed zygote", daemon=True).start()
+        end = time.monotonic() + timeout
+        with self.cond:
+            while not self.ready:
+                if self.proc.poll() is not None or time.monotonic() > end:
+                    raise DeploymentError(f"the deployment's process starter did not come up; see {log}")
+                self.cond.wait(0.1)
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            with self.cond:
+                if ev.get("ready"):
+                    self.ready = True
+                elif "exit" in ev:
+                    self.exits[int(ev["exit"])] = int(ev["code"])
+                elif "id" in ev:
+                    self.pids[int(ev["id"])] = int(ev["pid"])
+                self.cond.notify_all()
+        with self.cond:  # the zygote is gone: its children died with it (parent-death signal)
+            for pid in self.pids.values():
+                self.exits.setdefault(pid, -signal.SIGKILL)
+            self.cond.notify_all()
+
+    def spawn(self, role: str, argv: list[str], log: Path) -> _Forked:
+        with self.cond:
+            k = self._next
+            self._next += 1
+            try:
+                self.proc.stdin.write(json.dumps({"id": k, "role": role, "argv": argv, "log": str(log)}) + "\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, ValueError):
+                raise DeploymentError(f"the deployment's process starter has exited; see {self.log}") from None
+            end = time.monotonic() + 30
+            while k not in self.pids:
+                if time.monotonic() > end or self.proc.poll() is not None:
+                    raise DeploymentError(f"could not start the {role} process; see {self.log}")
+                self.cond.wait(0.1)
+            forked = _Forked(self, self.pids[k])
+        self.guard.watch(forked)
+        return forked
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except (BrokenPipeError, ValueError, OSError):
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            _kill_group(self.proc, signal.SIGKILL)
+            self.proc.wait(5)
+
+
+def _kill_group(p: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(p.pid, sig)  # the process group _child_setup made for p
+    except (ProcessLookupError, PermissionError):
+        pass

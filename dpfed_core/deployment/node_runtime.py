@@ -1,0 +1,376 @@
+"""The processes a local deployment starts: Flower's own commands, tuned for one machine.
+
+``python -m dpfed_core.deployment.node_runtime zygote``
+    One warm interpreter per deployment (:func:`run_zygote`): imports Flower, NumPy/SciPy, OpenDP,
+    scikit-learn and the apps once, then forks every site process on the launcher's request, each
+    in a session (process group) of its own. Starting ~30 Python processes that each import the same
+    libraries is most of a small deployment's cost on a 2-core machine.
+
+``node EXEC_ARGS… -- SUPERNODE_ARGS…`` (forked by the zygote, or run directly)
+    Flower's ``flower-supernode`` (``--isolation process``) and, forked from it before it starts,
+    its executor: Flower's ``flower-superexec`` loop with a warm executor that runs each ClientApp
+    task in a fork of itself (the same ``flwr-clientapp`` entry point) instead of a fresh
+    ``flwr-clientapp`` process (≈ 1 s of interpreter start and imports per message). Two of the
+    SuperNode's hard-coded waits are shortened (flwr 1.42, ``flwr/supernode/start_client_internal.py``):
+    the 3 s idle poll of the SuperLink backs off from :data:`IDLE_POLL_MIN` to :data:`IDLE_POLL_MAX`
+    after each message, the 0.5 s check for the ClientApp's reply takes 5 ms; the SuperNode wakes
+    its executor with SIGUSR1 when a message arrives. The node reports a ClientApp run time of 0 to
+    the SuperLink (issue 21: no timing leaves a node).
+
+``link EXEC_ARGS… -- SUPERLINK_ARGS…``
+    The stock ``flower-superlink`` (``--isolation process``) and its ServerApp executor, likewise.
+
+``supernode …`` / ``superexec …``
+    Each half alone.
+
+A real site can run the stock ``flower-supernode`` / ``flower-superexec`` instead (docs/DEPLOYMENT.md)
+— the protocol and the messages are the same.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+#: Idle poll of a SuperNode, right after a message and at most (seconds).
+#: Every poll is a TLS request the SuperLink answers (and verifies the node's signature on): with
+#: H nodes on 2 shared cores the SuperLink's CPU, not the network, bounds a run, so the idle poll
+#: doubles from 20 ms after each message up to 0.5 s (≈ 6 polls in the first second).
+IDLE_POLL_MIN = 0.02
+IDLE_POLL_MAX = 0.5
+#: Flower's hard-coded waits that :class:`_Clock` replaces.
+_FLOWER_IDLE_SLEEP = 3
+_FLOWER_REPLY_SLEEP = 0.5
+
+
+class _Clock:
+    """Stands in for the ``time`` module inside ``start_client_internal`` (everything else passes
+    through to :mod:`time`)."""
+
+    def __init__(self) -> None:
+        self.pause = IDLE_POLL_MIN
+
+    def activity(self) -> None:
+        self.pause = IDLE_POLL_MIN
+
+    def sleep(self, seconds: float) -> None:
+        if seconds == _FLOWER_IDLE_SLEEP:
+            time.sleep(self.pause)
+            self.pause = min(self.pause * 2.0, IDLE_POLL_MAX)
+        elif seconds == _FLOWER_REPLY_SLEEP:
+            time.sleep(0.005)
+        else:
+            time.sleep(seconds)
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+#: Longest pause of an executor between two task polls (seconds): a node's executor is woken at
+#: once by its SuperNode (SIGUSR1) when a message arrives, so it rarely waits this long.
+EXEC_POLL_MAX = 1.0
+#: The ServerApp executor is not woken (the stock SuperLink does not know it): a short fixed poll.
+LINK_EXEC_POLL = 0.05
+
+
+class _Wake(Exception):
+    """Raised by the SIGUSR1 handler inside :meth:`_ExecClock.sleep` only."""
+
+
+class _ExecClock:
+    """Stands in for ``time`` in Flower's SuperExec loop: sleeps up to ``cap`` seconds, or until
+    SIGUSR1 (sent by the SuperNode when it stores a message for this node)."""
+
+    def __init__(self, cap: float, wakeable: bool) -> None:
+        import signal
+
+        self.cap = cap
+        self.sleeping = False
+        self.pending = False
+        if wakeable:
+            signal.signal(signal.SIGUSR1, self._wake)
+
+    def _wake(self, signum, frame) -> None:
+        if self.sleeping:
+            raise _Wake()
+        self.pending = True  # arrived while polling: skip the next sleep
+
+    def sleep(self, seconds: float) -> None:
+        if self.pending:
+            self.pending = False
+            return
+        self.sleeping = True
+        try:
+            time.sleep(self.cap)
+        except _Wake:
+            pass
+        finally:
+            self.sleeping = False
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+def run_supernode(argv: list[str], executor_pid: int | None = None) -> None:
+    """``flower-supernode`` with the waits above shortened; ``executor_pid`` gets SIGUSR1 whenever
+    a message for this node has been stored (so its executor picks the task up at once)."""
+    import signal
+    import flwr.supernode.start_client_internal as sci
+    from flwr.supernode.cli.flower_supernode import flower_supernode
+    from flwr.supernode.nodestate.in_memory_nodestate import InMemoryNodeState
+
+    clock = _Clock()
+    sci.time = clock
+    pull = sci._pull_and_store_message
+
+    def pull_and_note(*args, **kwargs):
+        run_id = pull(*args, **kwargs)
+        if run_id is not None:
+            clock.activity()
+            if executor_pid is not None:
+                try:
+                    os.kill(executor_pid, signal.SIGUSR1)
+                except ProcessLookupError:
+                    pass
+        return run_id
+
+    sci._pull_and_store_message = pull_and_note
+    # Flower sends each reply with the ClientApp's run time; a node's timing is not the server's
+    # business (issue 21), so the node reports 0.
+    InMemoryNodeState.get_message_processing_duration = lambda self, message_id: 0.0
+    sys.argv = ["flower-supernode", *argv]
+    flower_supernode()
+
+
+def run_superexec(argv: list[str], poll: float | None = None, wakeable: bool = False) -> None:
+    """``flower-superexec`` whose tasks run in forks of this warm process. ``poll``: pause between
+    task polls (default FLWR_SUPEREXEC_TASK_POLL_INTERVAL); ``wakeable``: SIGUSR1 ends a pause."""
+    import flwr.supercore.superexec.run_superexec as rs
+    from flwr.supercore.cli.flower_superexec import flower_superexec
+    from flwr.supercore.constant import TASK_TYPE_TO_APPIO_API_ADDRESS_ARG, TaskType
+    from flwr.supercore.superexec.executor.subprocess_executor import SubprocessExecutor
+    from flwr.supercore.superexec.executor.types import LaunchResult
+
+    # Imported once here, so each fork starts with Flower, NumPy, SciPy and the apps loaded.
+    from flwr.superlink.cli import flwr_serverapp
+    from flwr.supernode.cli.flwr_clientapp import flwr_clientapp
+
+    _warm_up()
+
+    entry = {TaskType.CLIENT_APP: ("flwr-clientapp", flwr_clientapp),
+             TaskType.SERVER_APP: ("flwr-serverapp", flwr_serverapp)}
+
+    class ForkExecutor(SubprocessExecutor):
+        """Runs a ClientApp/ServerApp task in a fork of this process (other task types: Flower's
+        subprocess executor). The child runs exactly the command line Flower's executor would."""
+
+        def __init__(self) -> None:
+            self.children: set[int] = set()
+
+        def launch(self, spec):
+            if spec.task_type not in entry:
+                return super().launch(spec)
+            name, main = entry[spec.task_type]
+            args = [TASK_TYPE_TO_APPIO_API_ADDRESS_ARG[spec.task_type], spec.runtime_api_address, "--token", spec.token]
+            if spec.insecure:
+                args.append("--insecure")
+            elif spec.root_certificates_path is not None:
+                args += ["--root-certificates", spec.root_certificates_path]
+            pid = os.fork()
+            if pid == 0:  # the child: one task, then exit without the parent's clean-up handlers
+                code = 0
+                try:
+                    _die_with_parent()
+                    sys.argv = [name, *args]
+                    main()
+                except SystemExit as exc:
+                    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                except BaseException:  # noqa: BLE001 — logged by Flower; the exit code says it failed
+                    code = 1
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(code)
+            self.children.add(pid)
+            return LaunchResult.accepted()
+
+        def reconcile(self) -> None:
+            for pid in list(self.children):
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    done = pid
+                if done:
+                    self.children.discard(pid)
+
+    rs.get_executor = lambda *a, **k: ForkExecutor()
+    if poll is not None:
+        rs.time = _ExecClock(poll, wakeable)
+    sys.argv = ["flower-superexec", *argv]
+    flower_superexec()
+
+
+def run_with_executor(role: str, argv: list[str]) -> None:
+    """``node``/``link``: a SuperNode (or SuperLink) and its executor from one interpreter start.
+
+    ``argv`` = ``EXEC_ARGS… -- FLOWER_ARGS…``. The process imports Flower and the apps once, then
+    forks: the child is the executor (:func:`run_superexec` with ``EXEC_ARGS``; it retries until the
+    Runtime API is up, and gets SIGKILL when its parent dies), the parent the SuperNode
+    (:func:`run_supernode`) or the stock ``flower-superlink``. Both stay in the process group the
+    launcher made, so ending the group ends both. One interpreter start and import per site instead
+    of two: on a shared 2-core machine starting Python is most of a small run's cost."""
+    if "--" not in argv:
+        raise SystemExit(f"usage: python -m dpfed_core.deployment.node_runtime {role} EXEC_ARGS… -- FLOWER_ARGS…")
+    cut = argv.index("--")
+    exec_args, flower_args = argv[:cut], argv[cut + 1:]
+    _warm_up()  # loaded before the fork, shared by both (a no-op in a fork of the zygote)
+
+    import signal
+
+    # Blocked until the executor has installed its handler: an early SIGUSR1 would kill it.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    pid = os.fork()
+    if pid == 0:
+        _die_with_parent()
+        code = 0
+        try:
+            if role == "node":
+                clock_args = {"poll": EXEC_POLL_MAX, "wakeable": True}
+            else:
+                clock_args = {"poll": LINK_EXEC_POLL, "wakeable": False}
+            if clock_args["wakeable"]:
+                _ExecClock(0, True)  # install the handler before unblocking
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+            run_superexec(exec_args, **clock_args)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0
+        finally:
+            os._exit(code)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+    if role == "node":
+        run_supernode(flower_args, executor_pid=pid)
+    else:
+        from flwr.superlink.cli import flower_superlink
+
+        sys.argv = ["flower-superlink", *flower_args]
+        flower_superlink()
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+#: Imported once by the zygote before it forks: what the apps load lazily on a node's first task
+#: (k-means, OpenDP's samplers, the accountant). A fork inherits them; without this every task
+#: process would import them again (≈ 1–2 s each).
+WARM_MODULES = ("sklearn.cluster", "opendp.prelude", "opendp.measurements", "dp_accounting", "scipy.stats",
+                "scipy.optimize", "scipy.sparse.linalg", "scipy.linalg")
+
+
+def _warm_up() -> None:
+    import importlib
+
+    import flwr.supercore.cli.flower_superexec  # noqa: F401
+    import flwr.superlink.cli  # noqa: F401
+    import flwr.supernode.cli.flower_supernode  # noqa: F401
+
+    import dpfed_core.deployment.client_app  # noqa: F401
+    import dpfed_core.deployment.server_app  # noqa: F401
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # optional for some methods; imported by the task if it needs it
+            pass
+
+
+def run_zygote(argv: list[str]) -> None:
+    """One warm interpreter that forks every site of a local deployment.
+
+    Reads JSON requests on stdin — ``{"id", "role": "node"|"link", "argv", "log"}`` — and forks a
+    child per request that starts a session of its own (its own process group), gets SIGKILL when
+    the zygote dies, sends its output to ``log`` and runs :func:`run_with_executor`. Answers
+    ``{"id", "pid"}`` on stdout, and ``{"exit": pid, "code"}`` when a child ends. Exits when stdin
+    closes (the launcher is gone or done); its children then die with it (parent-death signal).
+    Python, Flower, NumPy/SciPy, OpenDP, scikit-learn and the apps are imported once for all sites
+    instead of once per process: on a 2-core machine that is most of a deployment's start-up."""
+    import json
+    import select
+
+    _die_with_parent()
+    _warm_up()
+    out = sys.stdout
+
+    def say(obj: dict) -> None:
+        out.write(json.dumps(obj) + "\n")
+        out.flush()
+
+    say({"ready": True, "pid": os.getpid()})
+    stdin = sys.stdin
+    while True:
+        ready, _, _ = select.select([stdin], [], [], 0.1)
+        if ready:
+            line = stdin.readline()
+            if not line:
+                return
+            req = json.loads(line)
+            pid = os.fork()
+            if pid == 0:
+                _child(req)
+            say({"id": req["id"], "pid": pid})
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            say({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+
+
+def _child(req: dict) -> None:
+    """In a fork of the zygote: become a site process (never returns)."""
+    code = 0
+    try:
+        os.setsid()
+        _die_with_parent()
+        fd = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        sys.stdin = open(0, closefd=False)
+        run_with_executor(req["role"], list(req["argv"]))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 — printed to the site's log
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+ROLES = {"zygote": run_zygote, "supernode": run_supernode, "superexec": run_superexec,
+         "node": lambda a: run_with_executor("node", a), "link": lambda a: run_with_executor("link", a)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in ROLES:
+        raise SystemExit(f"usage: python -m dpfed_core.deployment.node_runtime {{{'|'.join(ROLES)}}} <args>")
+    ROLES[argv[0]](argv[1:])
+
+
+if __name__ == "__main__":
+    main()
