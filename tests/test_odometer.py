@@ -662,3 +662,39 @@ def test_nothing_in_the_suite_opens_the_default_store():
     assert default_store_path() != real and str(default_store_path()).startswith(os.environ["DPFED_STORE"][:5])
     with pytest.raises(AssertionError, match="home directory's store"):
         Store(real)
+
+
+def test_a_simulation_on_real_data_is_no_back_door(tmp_path):
+    """Issue 21: a simulation run's noise is a function of the public seed, so on people's records it
+    is an exact release — refused on a capped dataset unless non-private releases are allowed, and then
+    charged as non-private (ε = ∞); no refusal advises it. Generated samples are unaffected."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.service import execute_run
+
+    from dataclasses import replace
+
+    real = replace(load_data("sample:clinic"), generated=False)  # the same rows, as a hospital's export
+    store = Store(tmp_path / "s.sqlite3")
+    odo = BudgetOdometer(store)
+    key = odo.register(real)
+    odo.set_cap(key, 10.0, 1e-5)
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, simulation=True, rank=3, max_iter=20)
+    with pytest.raises(BudgetRefused) as err:
+        execute_run(real, cfg, store=store)
+    from dpfed_core.privacy.odometer import CLI_CONTROLS
+
+    text = err.value.render(CLI_CONTROLS)
+    assert "--allow-non-private" in text and "--simulation" not in text  # no refusal advises a simulation
+    out = execute_run(real, cfg, store=store, allow_non_private=True)
+    bal = {b.entity: b for b in odo.balance(key)}
+    assert all(b.n_non_private >= 1 for b in bal.values())
+    sample = load_data("sample:clinic")
+    assert sample.generated
+    store2 = Store(tmp_path / "s2.sqlite3")
+    odo2 = BudgetOdometer(store2)
+    key2 = odo2.register(sample)
+    odo2.set_cap(key2, 10.0, 1e-5)
+    execute_run(sample, cfg, store=store2)  # a generated sample: recorded, not charged, not refused
+    assert all(b.spent_epsilon == 0 and b.n_non_private == 0 for b in odo2.balance(key2))
+    assert out.doc["privacy"]["simulation"]

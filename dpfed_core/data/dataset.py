@@ -62,6 +62,10 @@ class FederatedDataset:
         Public item side information (``item_features=FILE``, MovieLens genres and years, eICU name
         hierarchies and drug-name tokens); never derived from the interactions.
     item_feature_names : list of str (length f)
+    generated : bool
+        Data made by a generator from public parameters (the bundled samples, the synthetic model),
+        not people's records: a simulation run on it releases nothing about anyone. False for every
+        loaded table — a simulation run on real data is then a non-private release (issue 21).
     """
 
     X: sp.csr_matrix
@@ -79,6 +83,7 @@ class FederatedDataset:
     entities_accepted: bool = True
     item_features: np.ndarray | None = None
     item_feature_names: list[str] = field(default_factory=list)
+    generated: bool = False
 
     def __post_init__(self) -> None:
         X = self.X

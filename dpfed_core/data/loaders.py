@@ -1895,7 +1895,7 @@ def load_sample(
                 "federation applies to the clinic sample only and must be 'hospital' or 'region'",
                 param="federation")
         entity_col = federation
-    return load_long_table(
+    ds = load_long_table(
         path,
         user_col=meta["user_col"],
         item_col=meta["item_col"],
@@ -1911,6 +1911,9 @@ def load_sample(
         item_features=item_features,
         name=f"sample: {key}" + (f" by {federation}" if federation else ""),
     )
+    from dataclasses import replace
+
+    return replace(ds, generated=True)  # made by sample_data/generate.py from public parameters: no one's records
 
 
 _ACCEPTED = (

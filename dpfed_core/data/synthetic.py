@@ -30,6 +30,7 @@ medication counts from a case-mix model (see its docstring). ``sample_data/gener
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import numpy as np
@@ -207,6 +208,7 @@ def make_poisson(
         name=name or f"synthetic Poisson {n_users}×{n_items}, {n_entities} entities",
         notes=notes,
     )
+    ds = dataclasses.replace(ds, generated=True)  # drawn from the public model: no one's records
     if return_factors:
         return ds, {"U": U, "V": V, "a": a, "E": E, "b": b, "entity": ent}
     return ds

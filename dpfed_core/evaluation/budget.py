@@ -69,13 +69,28 @@ def planned_rho(method: str, epsilon: float, delta: float) -> tuple[float | None
     return planned_gaussian_rho(epsilon, delta), True
 
 
+#: A simulation run on real data (issue 21): its noise is a function of the public seed, so re-running
+#: it on an all-zero dataset of the same shape recovers the exact statistics — an exact release.
+SIMULATION_ON_REAL_DATA = ("simulation on real data: the noise is reproducible from the seed, so the run is an "
+                           "exact release — charged as non-private (ε = ∞)")
+
+
 def _plan(kind: str, method: str, eps: float, delta: float, entities: Sequence[str], seed, simulation: bool,
-          batch: bool = False, note: str = ""):
+          batch: bool = False, note: str = "", generated: bool = True):
     charges = method_charges(method, eps, delta, entities)
+    if simulation and not generated and charges:
+        # not a way around the budget: on people's records a reproducible-noise run is non-private
+        return PlannedRelease(kind=kind, method=method, epsilon=math.inf, delta=0.0,
+                              charges={e: (math.inf, 0.0) for e in charges}, seed=seed, simulation=False,
+                              note="; ".join(x for x in (note, SIMULATION_ON_REAL_DATA) if x), batch=batch)
     rho, gaussian = planned_rho(method, eps, delta) if charges else (None, False)
     return PlannedRelease(kind=kind, method=method, epsilon=eps, delta=delta if math.isfinite(eps) else 0.0,
                           charges=charges, seed=seed, simulation=bool(simulation), note=note, rho=rho,
                           gaussian=gaussian, batch=batch)
+
+
+def _generated(dataset: FederatedDataset) -> bool:
+    return bool(getattr(dataset, "generated", False))
 
 
 def _effective_epsilon(method: str, epsilon: float) -> float:
@@ -90,7 +105,7 @@ def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str
     for i, m in enumerate(dict.fromkeys([config.method, *compare])):
         eps = _effective_epsilon(m, config.epsilon)
         out.append(_plan("run" if i == 0 else "comparison", m, eps, config.delta, dataset.entity_names,
-                         config.seed, config.simulation))
+                         config.seed, config.simulation, generated=_generated(dataset)))
     return out
 
 
@@ -133,7 +148,7 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
             e = _effective_epsilon(m, e)
             # Every point is fixed before the first runs: one non-adaptive batch (PLD among them).
             out.append(_plan("sweep point", m, e, config.delta, dataset.entity_names, int(seed),
-                             config.simulation, batch=True))
+                             config.simulation, batch=True, generated=_generated(dataset)))
     return out
 
 
@@ -175,7 +190,8 @@ def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping)
             left[k] -= 1
             continue
         extra.append(_plan("sweep point", r["method"], eps, delta, dataset.entity_names, int(r["seed"]),
-                           simulation, note="ran outside the sweep's plan: charged after it ran"))
+                           simulation, note="ran outside the sweep's plan: charged after it ran",
+                           generated=_generated(dataset)))
     if extra:
         odometer.reserve(dataset, extra, key=reservation.dataset_key, operation=reservation.operation,
                          enforce=False).close()

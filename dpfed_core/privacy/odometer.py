@@ -907,8 +907,7 @@ class BudgetOdometer:
             raise BudgetRefused(
                 f"refused: dataset {name!r}{same} has a budget cap (ε = {_fmt(cap_e)} per entity) and this would "
                 f"make non-private releases (raw data or exact statistics leave entities): {what}. Nothing was "
-                "computed. Drop them, run with {simulation} (no privacy claim), or allow them explicitly with "
-                "{allow_non_private}", param="allow_non_private")
+                "computed. Drop them, or allow them explicitly with {allow_non_private}", param="allow_non_private")
         entries = self._entries(con, ident.account)
         dref = cap_d if cap_d > 0 else REFERENCE_DELTA
         new = self._plan_entries(plans, operation, ident.entity_map)
@@ -936,8 +935,8 @@ class BudgetOdometer:
                 f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_fmt(cap_e)}, δ = {cap_d:.3g} "
                 f"per entity; {n} release{'s' if n > 1 else ''} planned; composed by the smaller of basic "
                 f"composition ({_fmt(acct.basic_epsilon)}) and zCDP ({_fmt(acct.tight_epsilon)})). {shown}. "
-                "Nothing was computed. Choose {epsilon}, run fewer points, run with {simulation} (no privacy "
-                "claim), or — if you own the data — raise the cap with {cap}", param="epsilon")
+                "Nothing was computed. Choose {epsilon}, run fewer points, or — if you own the data — raise the "
+                "cap with {cap}", param="epsilon")
 
     @contextlib.contextmanager
     def charge(self, dataset: FederatedDataset, plans: Sequence[PlannedRelease], *,
