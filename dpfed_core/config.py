@@ -75,10 +75,10 @@ class RunConfig:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
             raise ConfigError(f"seed must be a whole number from 0 to 2^63 − 1, got {self.seed!r}", param="seed")
         if self.aggregation not in ("none", "secure"):
-            raise ConfigError(f"aggregation must be 'none' or 'secure', got {self.aggregation!r} (--aggregation)",
+            raise ConfigError(f"aggregation must be 'none' or 'secure', got {self.aggregation!r}",
                               param="aggregation")
         if isinstance(self.max_dropouts, bool) or not isinstance(self.max_dropouts, int) or self.max_dropouts < 0:
-            raise ConfigError(f"max_dropouts must be a whole number ≥ 0, got {self.max_dropouts!r} (--max-dropouts)",
+            raise ConfigError(f"max_dropouts must be a whole number ≥ 0, got {self.max_dropouts!r}",
                               param="max_dropouts")
         if not 0 < self.test_fraction < 1:
             raise ConfigError(f"test fraction must be strictly between 0 and 1, got {self.test_fraction}")

@@ -129,18 +129,24 @@ def test_secure_noise_shares_are_sigma_over_sqrt_h_minus_d():
 
 
 def test_too_many_dropouts_stop_the_run():
+    from dpfed_core.cli.args import CLI_NAMES
+
     m = DPCooccurrence(epsilon=1.0, aggregation="secure", max_dropouts=1)
-    with pytest.raises(ConfigError, match="max-dropouts"):
+    with pytest.raises(ConfigError, match="max_dropouts") as err:
         m.check_participants(3, 5)
-    with pytest.raises(ConfigError, match="max-dropouts"):
+    # the engine names the parameter; the CLI renders its flag
+    assert err.value.param == "max_dropouts" and "--max-dropouts" in err.value.render(CLI_NAMES)
+    with pytest.raises(ConfigError, match="max_dropouts") as err:
         DPCooccurrence(epsilon=1.0, aggregation="secure", max_dropouts=4).check(5)
+    assert "--max-dropouts" in err.value.render(CLI_NAMES)
 
 
 def test_bad_parameters_name_the_fix():
     with pytest.raises(ConfigError, match="pop_share"):
         make_summable_method("dp-cooccurrence", pop_share=1.5).check(4)
-    with pytest.raises(ConfigError, match="--aggregation"):
+    with pytest.raises(ConfigError, match="aggregation") as err:
         RunConfig(aggregation="maybe").validate()
+    assert err.value.param == "aggregation"
 
 
 def test_item_choice_from_the_popularity_sum():

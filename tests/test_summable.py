@@ -55,7 +55,7 @@ def test_shares_are_on_the_grid_and_the_quantisation_is_exact():
 
 def test_bad_parameters_name_the_fix():
     X = _rows()
-    with pytest.raises(ConfigError, match="--max-dropouts"):
+    with pytest.raises(ConfigError, match="max_dropouts"):
         make_summable_method("dp-popularity", value_max=5.0, epsilon=1.0, max_dropouts=2).share(
             X, np.random.default_rng(0), PrivacyLedger(1.0, 1e-6).for_entity("a"), 3)
     with pytest.raises(ConfigError, match="bad parameter"):

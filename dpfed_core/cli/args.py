@@ -31,7 +31,7 @@ CLI_NAMES = {
     "k": "--k", "lam": "--lam", "mode": "--mode", "method": "--method", "epsilons": "--epsilons",
     "seeds": "--seeds", "references": "--references", "compare": "--compare",
     "entities": "--entities", "entities_from_data": "--entities-from-data", "item_features": "--item-features",
-    "encoding": "--encoding", "store": "--store", "max_dropouts": "--max-dropouts",
+    "encoding": "--encoding", "store": "--store", "max_dropouts": "--max-dropouts", "aggregation": "--aggregation",
 }
 
 #: Largest finite ε accepted. Beyond it DP noise is below float resolution of any statistic, and the

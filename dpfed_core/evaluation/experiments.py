@@ -245,7 +245,7 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
                          int(cols.nbytes)) for name in dataset.entity_names]
     note = (f"no declared item catalogue: {len(cols)} of the data's {dataset.n_items} items selected by DP "
             f"partition selection (ε = {eps_sel:.3g}, δ = {dlt_sel:.3g} per entity, an item needs a noisy user "
-            f"count ≥ {release.threshold:.0f}); declare the catalogue (--items FILE) to keep every item and "
+            f"count ≥ {release.threshold:.0f}); declare the catalogue (items=FILE) to keep every item and "
             "the whole budget for the method")
     if len(cols) == 0:
         from dpfed_core.methods import MethodResult as _MR
@@ -505,12 +505,12 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str = "indiv
     if metric in RMSE_METRICS and mode == "zero":
         out["meaningful"] = False
         out["text"] = (f"not reported: {metric} is not meaningful in zero mode (absent entries are 0 targets); "
-                       "use mar or a top-N metric, or --mode observed for ratings")
+                       "use mar or a top-N metric, or mode=observed for ratings")
         return out
     table = sweep_table(sweep_doc, metric)
     base = {r["epsilon"]: r["mean"] for r in table if r["method"] == baseline}
     if not base:
-        raise ConfigError(f"the sweep has no {baseline!r} runs to compare with; add it to --references",
+        raise ConfigError(f"the sweep has no {baseline!r} runs to compare with; add it to references=…",
                           param="references")
     # A non-private baseline has one value; a DP one (dp-popularity) is compared at the same ε.
     single = next(iter(base.values())) if len(base) == 1 else None

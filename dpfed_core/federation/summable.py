@@ -144,14 +144,14 @@ class SummableMethod(ABC):
 
     def check(self, n_entities: int) -> None:
         if self.aggregation not in ("secure", "none"):
-            raise ConfigError(f"aggregation must be 'secure' or 'none', got {self.aggregation!r} (--aggregation)")
+            raise ConfigError(f"aggregation must be 'secure' or 'none', got {self.aggregation!r}", param="aggregation")
         d = self.max_dropouts
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
-            raise ConfigError(f"max_dropouts must be a whole number ≥ 0, got {d!r} (--max-dropouts)")
+            raise ConfigError(f"max_dropouts must be a whole number ≥ 0, got {d!r}", param="max_dropouts")
         if self.aggregation == "secure" and n_entities - d < 2:
             raise ConfigError(
                 f"max_dropouts={d} leaves fewer than 2 of the {n_entities} entities in the secure sum; "
-                f"lower --max-dropouts to at most {max(n_entities - 2, 0)}")
+                f"lower max_dropouts to at most {max(n_entities - 2, 0)}", param="max_dropouts")
 
     def share_divisor(self, n_entities: int) -> float:
         """√(H − d) under secure aggregation (each entity adds σ/√(H − d)); 1 without it."""
@@ -191,7 +191,7 @@ class SummableMethod(ABC):
             raise ConfigError(
                 f"only {n_participants} of {n_entities} entities contributed to the secure sum, but the "
                 f"noise shares were sized for at most {self.max_dropouts} missing; the sum is not released. "
-                "Rerun with a larger --max-dropouts")
+                "Rerun with a larger max_dropouts", param="max_dropouts")
 
     @abstractmethod
     def share(self, X: sp.csr_matrix, rng: np.random.Generator, ledger: EntityLedger,
@@ -441,9 +441,10 @@ class DPCooccurrence(SummableMethod):
         super().check(n_entities)
         if not (isinstance(self.pop_share, (int, float)) and 0 < self.pop_share < 1):
             raise ConfigError(f"pop_share must be strictly between 0 and 1, got {self.pop_share!r} "
-                              "(--param pop_share=0.5)")
+                              "(e.g. pop_share=0.5)", param="prototype_params")
         if isinstance(self.max_items, bool) or not isinstance(self.max_items, (int, np.integer)) or self.max_items < 2:
-            raise ConfigError(f"max_items must be a whole number ≥ 2, got {self.max_items!r} (--param max_items=600)")
+            raise ConfigError(f"max_items must be a whole number ≥ 2, got {self.max_items!r} (e.g. max_items=600)",
+                              param="prototype_params")
 
     def budget(self, n_entities: int) -> dict:
         """The calibrated noise (public): multipliers per release, the certified ε against the

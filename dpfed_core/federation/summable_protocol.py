@@ -25,7 +25,7 @@ from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
 
 IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
                    "guarantee against the server assumes secure aggregation (deploy-local / Flower SecAgg+)")
-NO_SECAGG_NOTE = ("no secure aggregation (--aggregation none): every entity adds the full noise to its own "
+NO_SECAGG_NOTE = ("no secure aggregation: every entity adds the full noise to its own "
                   "release and the server sees each release")
 
 EventFn = Callable[..., None]

@@ -101,8 +101,8 @@ def validate_budget(epsilon: float, delta: float) -> None:
         raise ConfigError(
             f"δ = {delta:g} is too large for a privacy guarantee: (ε, δ)-DP with δ ≥ {DELTA_MAX:g} "
             "permits publishing about one user in a hundred in the clear. Set δ below "
-            f"{DELTA_MAX:g} — CLI: --delta 1e-6; dashboard: the δ field next to ε on the Federate "
-            "page — a usual choice is 1e-6 or well below 1/(number of users of the smallest entity)")
+            f"{DELTA_MAX:g} (e.g. delta=1e-6): a usual choice is 1e-6 or well below 1/(number of users of "
+            "the smallest entity)", param="delta")
 
 
 def delta_warning(delta: float, smallest_noisy_size: float | None) -> str | None:
@@ -115,7 +115,7 @@ def delta_warning(delta: float, smallest_noisy_size: float | None) -> str | None
     if delta > 1.0 / n_hat:
         return (f"δ = {delta:g} is above 1/n̂ = {1.0 / n_hat:.2g} of the smallest entity (released noisy "
                 f"size ≈ {n_hat:.0f}): the guarantee then tolerates publishing one of its users; "
-                "lower δ (--delta, or the δ field on the Federate page)")
+                "lower δ")
     return None
 
 
