@@ -196,22 +196,13 @@ class Param:
         if isinstance(value, bool):
             raise bad()
         if isinstance(value, str):
-            text = value.strip()
-            if "_" in text:  # Python's int()/float() read '1_0' as 10: a typo, never a number here
-                raise bad()
-            try:
-                value = int(text) if self.kind == "int" else float(text)
+            from dpfed_core.data.inputs import strict_float, strict_int
+
+            try:  # strictly: Python's int()/float() would read '1_0' as 10, or full-width digits
+                value = strict_int(value) if self.kind == "int" and "." not in value and "e" not in value.lower() \
+                    else strict_float(value)
             except ValueError:
-                if self.kind == "int":
-                    try:
-                        f = float(text)
-                    except ValueError:
-                        raise bad() from None
-                    if not f.is_integer():
-                        raise bad() from None
-                    value = int(f)
-                else:
-                    raise bad() from None
+                raise bad() from None
         if self.kind == "int":
             import numbers
 

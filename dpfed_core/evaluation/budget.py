@@ -112,38 +112,18 @@ def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str
 def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int],
                references: Iterable[str] = ("individual", "central", "random-v", "popularity")
                ) -> list[PlannedRelease]:
-    """One release per sweep point, in the order :func:`~dpfed_core.evaluation.experiments.sweep`
-    runs them: per seed, the method at every ε (only inf for a method without budget), then each
-    reference once. If :mod:`~dpfed_core.evaluation.experiments` exposes ``sweep_jobs(config,
-    epsilons, references) -> [(method, ε), …]`` (one seed's jobs, as ``sweep`` runs them), that list
-    is used instead, so plan and sweep cannot drift; :func:`settle_sweep` catches any drift anyway."""
+    """One release per sweep point: per seed, the sweep's own job list
+    (:func:`~dpfed_core.evaluation.experiments.sweep_jobs`), checked by the sweep's own grid check,
+    so the plan and the sweep cannot drift (:func:`settle_sweep` is the safety net all the same)."""
+    from dpfed_core.evaluation.experiments import check_sweep_grid, sweep_jobs
+
     config.validate()
-    epsilons = [float(e) for e in epsilons]
-    seeds = [int(s) for s in seeds]
-    # The same checks as sweep(), here so that nothing is charged for a grid it would refuse.
-    if not epsilons:
-        raise ConfigError("the ε grid is empty; give at least one ε (inf for non-private)")
-    if any(math.isnan(e) or e <= 0 for e in epsilons):
-        raise ConfigError(f"every ε of the grid must be positive (or inf), got {epsilons}")
-    if not seeds:
-        raise ConfigError("give at least one seed")
-    spec = get_method(config.method)
+    epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
     for r in references:
         get_method(r)
-    eps_run = epsilons if spec.uses_epsilon else [math.inf]
-    refs = [r for r in dict.fromkeys(references) if r != config.method]
-    from dpfed_core.evaluation import experiments
-
-    jobs_of = getattr(experiments, "sweep_jobs", None)  # the sweep's own job list, when it exposes one
     out = []
     for seed in seeds:
-        if jobs_of is not None:
-            jobs = list(jobs_of(config, epsilons, refs))
-        else:
-            jobs = [(config.method, e) for e in eps_run]
-            for r in refs:
-                # A DP reference (dp-popularity) runs at every ε of the grid: every point is charged.
-                jobs += [(r, e) for e in epsilons] if get_method(r).uses_epsilon else [(r, math.inf)]
+        jobs = sweep_jobs(config.method, epsilons, references)
         for m, e in jobs:
             e = _effective_epsilon(m, e)
             # Every point is fixed before the first runs: one non-adaptive batch (PLD among them).

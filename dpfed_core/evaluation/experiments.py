@@ -296,13 +296,37 @@ def _job_key(method: str, epsilon: float, seed: int, swept: str) -> tuple:
     return (method, float(epsilon) if by_eps else None, int(seed))
 
 
-def _jobs(swept: str, epsilons_run: list[float], epsilons: list[float], references: list[str]) -> list[tuple]:
-    """(method, ε) points of one seed: the swept method over the grid, DP references over the grid
-    (same trust model), other references once."""
-    jobs = [(swept, e) for e in epsilons_run]
-    for r in references:
+def sweep_jobs(method: str, epsilons: Iterable[float], references: Iterable[str]) -> list[tuple]:
+    """(method, ε) points of one seed, in the order :func:`sweep` runs them: the swept method over
+    the grid (only ε = inf for a method without budget), DP references over the grid (same trust
+    model), other references once. The one job list of the sweep and of its charge plan
+    (:func:`~dpfed_core.evaluation.budget.plan_sweep`)."""
+    epsilons = [float(e) for e in epsilons]
+    eps_run = epsilons if get_method(method).uses_epsilon else [math.inf]
+    jobs = [(method, e) for e in eps_run]
+    for r in dict.fromkeys(references):
+        if r == method:
+            continue
         jobs += [(r, e) for e in epsilons] if _is_dp_reference(r) else [(r, math.inf)]
     return jobs
+
+
+def check_sweep_grid(config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int]) -> tuple[list, list]:
+    """The one check of a sweep's grid (the sweep, its charge plan, the CLI and the dashboard): no
+    repeated value (a repeated seed or ε would count one configuration twice and report a wrong sd),
+    at least one ε and one seed, every ε positive (or inf) with a usable (ε, δ). Returns the grid."""
+    epsilons = check_grid([float(e) for e in epsilons], "epsilons")
+    seeds = check_grid([int(s) for s in seeds], "seeds")
+    if not epsilons:
+        raise ConfigError("the ε grid is empty; give at least one ε (inf for non-private)", param="epsilons")
+    for e in epsilons:
+        if math.isnan(e) or e <= 0:
+            raise ConfigError(f"every ε of the grid must be positive (or inf), got {e}", param="epsilons")
+        if math.isfinite(e):
+            validate_budget(e, config.delta)
+    if not seeds:
+        raise ConfigError("give at least one seed", param="seeds")
+    return epsilons, seeds
 
 
 def check_grid(values: Iterable, flag: str) -> list:
@@ -348,17 +372,7 @@ def sweep(
         not recomputed. Its configuration and dataset must match this sweep's.
     """
     config.validate()
-    epsilons = check_grid([float(e) for e in epsilons], "--epsilons")
-    seeds = check_grid([int(s) for s in seeds], "--seeds")
-    if not epsilons:
-        raise ConfigError("the ε grid is empty; give at least one ε (inf for non-private)", param="epsilons")
-    for e in epsilons:
-        if math.isnan(e) or e <= 0:
-            raise ConfigError(f"every ε of the grid must be positive (or inf), got {e}", param="epsilons")
-        if math.isfinite(e):
-            validate_budget(e, config.delta)
-    if not seeds:
-        raise ConfigError("give at least one seed", param="seeds")
+    epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
     spec = get_method(config.method)
     if not spec.uses_epsilon:
         epsilons_run = [math.inf]
@@ -371,6 +385,7 @@ def sweep(
         "config": config.to_dict(),
         "dataset": dataset_summary(dataset),
         "epsilons": epsilons_run,
+        "grid": epsilons,
         "seeds": seeds,
         "references": references,
         "runs": [],
@@ -382,12 +397,12 @@ def sweep(
     if resume is not None:
         doc["runs"] = _resumable_runs(resume, doc, config.method)
         done_keys = {_job_key(r["method"], r["epsilon"], r["seed"], config.method) for r in doc["runs"]}
-    total = len(seeds) * len(_jobs(config.method, epsilons_run, epsilons, references))
+    total = len(seeds) * len(sweep_jobs(config.method, epsilons, references))
     done = len(doc["runs"])
     progress = progress or _noop
     for seed in seeds:
         cfg_seed = config.replace(seed=seed)
-        jobs = _jobs(config.method, epsilons_run, epsilons, references)
+        jobs = sweep_jobs(config.method, epsilons, references)
         jobs = [(m, e) for m, e in jobs if _job_key(m, e, seed, config.method) not in done_keys]
         if not jobs:
             continue
@@ -411,7 +426,7 @@ def sweep(
     # keep the grid order (seed, then ε, then references) whatever order points were finished in
     order = {(m, e, s): i for i, (m, e, s) in enumerate(
         _job_key(m, e, s, config.method) for s in seeds
-        for m, e in _jobs(config.method, epsilons_run, epsilons, references))}
+        for m, e in sweep_jobs(config.method, epsilons, references))}
     doc["runs"].sort(key=lambda r: order.get(_job_key(r["method"], r["epsilon"], r["seed"], config.method), 0))
     doc["complete"] = True
     return doc
@@ -436,7 +451,7 @@ def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
                           f"({old_ds.get('name')!r}, {old_ds.get('n_users')} users); pass the same --data",
                           param="resume")
     wanted = {_job_key(m, e, s, swept) for s in doc["seeds"]
-              for m, e in _jobs(swept, doc["epsilons"], doc["epsilons"], doc["references"])}
+              for m, e in sweep_jobs(swept, doc["grid"], doc["references"])}
     runs, seen = [], set()
     for r in previous["runs"]:
         try:

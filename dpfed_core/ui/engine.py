@@ -180,13 +180,15 @@ def parse_epsilon(text: str | float) -> float:
     if isinstance(text, (int, float)):
         value = float(text)
     else:
+        from dpfed_core.data.inputs import strict_float
+
         t = str(text).strip().lower().replace(" ", "")
         if t in ("inf", "∞", "infinity", "+inf", "none", "non-private"):
             return math.inf
         try:
-            value = float(t)
+            value = strict_float(t)
         except ValueError:
-            raise ConfigError(f"ε must be a positive number or ∞ (type 'inf'), got {text!r}") from None
+            raise ConfigError(f"ε must be a positive number or ∞ (type 'inf'), got {text!r}", param="epsilon") from None
     if math.isnan(value) or value <= 0:
         raise ConfigError(
             f"ε must be a positive number (or ∞ for a non-private run), got {text}; typical private "
@@ -204,21 +206,28 @@ def format_epsilon(eps: float | str | None) -> str:
 
 
 def parse_grid(text: str) -> list[float]:
-    """A comma-separated ε grid such as ``0.1, 1, 10, inf``."""
+    """A comma-separated ε grid such as ``0.1, 1, 10, inf``; a repeated value is refused, as on the
+    command line (:func:`~dpfed_core.evaluation.experiments.check_grid`: one policy)."""
+    from dpfed_core.evaluation.experiments import check_grid
+
     parts = [p for p in str(text).replace(";", ",").split(",") if p.strip()]
     if not parts:
-        raise ConfigError("the ε grid is empty; give e.g. 0.1, 1, 10, inf")
-    return sorted({parse_epsilon(p) for p in parts})
+        raise ConfigError("the ε grid is empty; give e.g. 0.1, 1, 10, inf", param="epsilons")
+    return sorted(check_grid([parse_epsilon(p) for p in parts], "epsilons"))
 
 
 def parse_seeds(text: str) -> list[int]:
+    """Comma-separated whole seeds; a repeated seed is refused, as on the command line."""
+    from dpfed_core.data.inputs import strict_int
+    from dpfed_core.evaluation.experiments import check_grid
+
     try:
-        seeds = [int(p) for p in str(text).replace(";", ",").split(",") if p.strip()]
+        seeds = [strict_int(p) for p in str(text).replace(";", ",").split(",") if p.strip()]
     except ValueError:
-        raise ConfigError(f"seeds must be whole numbers separated by commas, got {text!r}") from None
+        raise ConfigError(f"seeds must be whole numbers separated by commas, got {text!r}", param="seeds") from None
     if not seeds:
-        raise ConfigError("give at least one seed, e.g. 0, 1, 2")
-    return list(dict.fromkeys(seeds))
+        raise ConfigError("give at least one seed, e.g. 0, 1, 2", param="seeds")
+    return check_grid(seeds, "seeds")
 
 
 # ------------------------------------------------------------------------------ data
@@ -655,6 +664,8 @@ CONTROL_NAMES = {
     "event_table": "“Event tables (items)” on the Data page",
     "federation": "“Federation key” on the Data page",
     "epsilon": "“ε per entity” on the Federate page",
+    "epsilons": "“ε grid” on the Trade-off page",
+    "seeds": "“Seeds” on the Trade-off page",
     "delta": "“δ” on the Federate page",
     "k": "“k (prototypes per entity)” on the Federate page",
     "rank": "“rank ℓ” on the Federate page",
