@@ -296,14 +296,6 @@ def test_users_to_pay():
     assert est["users"] is None
 
 
-def test_subsample_keeps_every_entity():
-    X = sp.csr_matrix(np.ones((60, 3)))
-    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B"], 30), value_max=1)
-    sub = dash.subsample_users(ds, 0.5, 0)
-    assert sub.n_entities == 2 and sub.n_users == 30
-    assert dash.dataset_fingerprint(sub) != dash.dataset_fingerprint(ds)
-
-
 def test_planned_stages_are_ledger_stages():
     from dpfed_core.data.loaders import load_data
     from dpfed_core.evaluation.experiments import run_method

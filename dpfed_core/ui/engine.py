@@ -1028,76 +1028,7 @@ def pays_from_sweep(sweep_doc: dict, metric: str = "mar") -> str:
     return pays_from_sentence(rep.get("epsilon"), metric)
 
 
-def epsilon_for_utility(sweep_doc: dict, metric: str, tolerance: float, reference: str = "central") -> dict:
-    """The ε planner: the smallest ε of the sweep whose mean ``metric`` is within ``tolerance``
-    (a fraction, e.g. 0.05) of the reference's mean (``central``, or the swept method at ε = ∞ when
-    central was not run). Returns ``{"epsilon": float | None, "reference", "target", "values"}``."""
-    table = pd.DataFrame(sweep_table(sweep_doc, metric))
-    method = sweep_doc["config"]["method"]
-    ref_rows = table[table["method"] == reference]
-    ref_name = reference
-    if ref_rows.empty:
-        ref_rows = table[(table["method"] == method) & np.isinf(table["epsilon"])]
-        ref_name = f"{method} at ε = ∞"
-    if ref_rows.empty:
-        return {"epsilon": None, "reference": None, "target": None, "values": []}
-    ref = float(ref_rows["mean"].iloc[0])
-    lower = metric in LOWER_IS_BETTER
-    target = ref * (1 + tolerance) if lower else ref * (1 - tolerance)
-    pts = table[(table["method"] == method)].sort_values("epsilon")
-    ok = pts[(pts["mean"] <= target) if lower else (pts["mean"] >= target)]
-    eps = None
-    # smallest ε from which the target holds at that ε and every larger one (one lucky point does not count)
-    good = ((pts["mean"] <= target) if lower else (pts["mean"] >= target)).to_numpy()
-    for i in range(len(good) - 1, -1, -1):
-        if not good[i]:
-            break
-        eps = float(pts["epsilon"].iloc[i])
-    return {"epsilon": eps, "reference": ref_name, "reference_value": ref, "target": target,
-            "values": pts[["epsilon", "mean", "sd"]].to_dict("records"), "any": not ok.empty}
-
-
-def subsample_users(ds: FederatedDataset, fraction: float, seed: int = 0) -> FederatedDataset:
-    """The same federation with a random ``fraction`` of each entity's users (at least 10 per
-    entity, or all of them): the ε planner's "how many users would make ε pay" runs on these."""
-    rng = np.random.default_rng([int(seed), 0x5B5])
-    keep = []
-    for sl in ds.entity_slices():
-        n = sl.stop - sl.start
-        m = min(n, max(10, int(round(fraction * n))))
-        keep.append(np.sort(rng.choice(np.arange(sl.start, sl.stop), size=m, replace=False)))
-    rows = np.concatenate(keep)
-    return FederatedDataset(
-        X=ds.X[rows], entity_of_user=np.asarray(ds.entity_of_user)[rows], entity_names=list(ds.entity_names),
-        user_ids=np.asarray(ds.user_ids)[rows], item_names=ds.item_names, item_ids=ds.item_ids,
-        value_kind=ds.value_kind, value_max=ds.value_max, name=f"{ds.name} ({fraction:.0%} of users)",
-        notes=list(ds.notes))
-
-
-def users_to_pay(points: list[dict], metric: str = "mar") -> dict:
-    """From (users per entity, federated − individual advantage) measured on subsamples, where the
-    advantage crosses zero: interpolated inside the measured range, or extrapolated on a log scale of
-    users (labelled as such), or None when the trend does not point to a crossing.
-
-    ``points``: ``{"users": median users per entity, "advantage": mean over seeds (> 0 = federation
-    better), "sd": ...}``.
-    """
-    pts = sorted((p for p in points if math.isfinite(p["advantage"])), key=lambda p: p["users"])
-    if len(pts) < 2:
-        return {"users": None, "how": "too few subsample points"}
-    x = np.log(np.array([p["users"] for p in pts], float))
-    y = np.array([p["advantage"] for p in pts], float)
-    if y[-1] > 0 and y[0] > 0:
-        return {"users": float(pts[0]["users"]), "how": "already pays at the smallest size measured"}
-    for i in range(len(pts) - 1):
-        if y[i] <= 0 < y[i + 1]:
-            t = -y[i] / (y[i + 1] - y[i])
-            return {"users": float(np.exp(x[i] + t * (x[i + 1] - x[i]))), "how": "interpolated"}
-    slope, icpt = np.polyfit(x, y, 1)
-    if slope <= 0:
-        return {"users": None, "how": "the advantage does not grow with more users on these data"}
-    u = float(np.exp(-icpt / slope))
-    return {"users": u, "how": "extrapolated (log-linear fit beyond the data)"}
+from dpfed_core.evaluation.planner import epsilon_for_utility, users_to_pay  # noqa: E402,F401  (the pages' API)
 
 
 # ------------------------------------------------------------------------------ clinical
