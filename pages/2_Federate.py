@@ -227,8 +227,10 @@ if _run_clicked:
                 ui.record("run", f"{method}, ε = {dash.format_epsilon(config.epsilon)}, k ≤ {config.k}, "
                                  f"seed {config.seed}" + (" (simulation)" if config.simulation else ""),
                           config, doc, result)
-            status.update(label=f"Done in {dt:.2f} s — {doc['privacy']['label']}",
-                          state="complete", expanded=False)
+            learned = not doc.get("warnings")
+            status.update(label=(f"Done in {dt:.2f} s — {doc['privacy']['label']}" if learned else
+                                 f"Finished in {dt:.2f} s, with warnings — see below"),
+                          state="complete" if learned else "error", expanded=False)
 
 r = ui.get_run()
 if r is None:
@@ -239,6 +241,8 @@ doc, result, cfg = r["doc"], r["result"], r["config"]
 if dash.config_key(cfg) != dash.config_key(config):
     st.caption("The results below are from the last run; the controls above have changed since.")
 st.markdown(dash.guarantee_text(doc))
+for w in doc.get("warnings", []):  # a run that learned nothing never looks like a success
+    st.warning(dash.friendly_message(DpfedError(w["text"], param=w.get("param"))), icon=":material/warning:")
 if r.get("cached"):
     st.caption("Same data and configuration as an earlier run (this or another session): shown from the "
                "cache — no new release, nothing new spent.")

@@ -227,6 +227,8 @@ def cmd_run(args) -> int:
         print(f"trust model: {trust_model_text(doc['privacy'])}")
     for note in doc.get("notes", []):
         print(f"note: {note}")
+    for w in doc.get("warnings", []):
+        print(f"warning: {render_error(ConfigError(w['text'], param=w.get('param')))}")
     _print_table({config.method: doc, **outcome.comparison}, config.top_n)
     if outcome.odometer.get("store"):
         print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))

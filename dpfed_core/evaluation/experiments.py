@@ -189,11 +189,43 @@ def run_method(
     privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy)
     if getattr(dataset, "entity_source", "declared") == "data" and privacy.get("assumptions"):
         privacy["assumptions"] = entity_assumptions(privacy["assumptions"])
+    warnings = learned_nothing_warnings(dataset, config, spec, metrics, result)
     doc = result_document(dataset, config, spec, metrics, privacy,
                           [m.to_dict() for m in result.messages], timings,
                           [*dataset.notes, *result.extra.get("notes", [])])
+    doc["warnings"] = warnings
     progress("evaluate_done", method=config.method)
     return doc, result
+
+
+#: A ranking whose mean rank of the held-out items is within this of ½ (random order) learned nothing.
+CHANCE_MAR_MARGIN = 0.02
+
+
+def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec, metrics: dict,
+                             result: MethodResult) -> list[dict]:
+    """Why a run learned nothing, and which control fixes it (issue 23): an empty DP catalogue, a
+    ranking no better than chance, entities without test users. Each warning is ``{"code", "text",
+    "param"}``; the CLI prints them, the dashboard shows a banner — never a plain success."""
+    out = []
+    cat_cols = result.extra.get("catalogue")
+    if cat_cols is not None and len(cat_cols) == 0:
+        out.append({"code": "empty-catalogue", "param": "items",
+                    "text": "no item passed the DP catalogue selection, so nothing was learned: declare the item "
+                            "catalogue (items=FILE, a formulary), raise epsilon, or use secure aggregation"})
+    mar = metrics["overall"].get("mar")
+    if mar is not None and math.isfinite(mar) and mar >= 0.5 - CHANCE_MAR_MARGIN and not out:
+        out.append({"code": "chance-ranking", "param": "epsilon" if spec.uses_epsilon else None,
+                    "text": f"the ranking is no better than chance (MAR {mar:.3f}; 0.5 = random order): "
+                            + ("raise epsilon, use secure aggregation, or declare the item catalogue "
+                               "(items=FILE)" if spec.uses_epsilon else "check the data and the method")})
+    empty = [e["name"] for e in metrics["entities"] if not e.get("n_test_users")]
+    if empty:
+        shown = ", ".join(map(str, empty[:5])) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        out.append({"code": "no-test-users", "param": "test_fraction",
+                    "text": f"{len(empty)} entit{'y has' if len(empty) == 1 else 'ies have'} no test users, so "
+                            f"their metrics are undefined (not a win): {shown}"})
+    return out
 
 
 def check_declared_federation(dataset: FederatedDataset, config: RunConfig) -> None:
@@ -254,7 +286,8 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
         ledger.simulation = bool(config.simulation)
         return _MR(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
                    {"catalogue": 0.0}, extra={"notes": [note + "; no item passed the threshold, so nothing "
-                                                          "was learned (every score is 0)"]})
+                                                          "was learned (every score is 0)"],
+                                              "catalogue": np.zeros(0, dtype=np.int64)})
     sub = dataset.select_items(cols, item_source="dp-selected")
     cfg = config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
     result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
