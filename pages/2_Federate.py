@@ -282,14 +282,25 @@ with tabs[0]:
                                                     title=f"{plots.escape_text(name)}: {len(rel.prototypes)} prototypes sent",
                                                     value_max=ds.value_max),
                             key=f"proto_{name}")
+    elif getattr(result.model, "secure_sum_", None) is not None:
+        public = result.model.public_
+        st.markdown("Exactly what the server learned in round 1: the **sums** of the entities' releases "
+                    + ("(secure aggregation: no entity's own share)" if cfg.aggregation == "secure" else
+                       "(no secure aggregation: it also saw every entity's release — see the message log)")
+                    + ", and what it broadcast between the sums.")
+        st.dataframe(dash.server_view(result), hide_index=True)
     else:
         st.info(f"`{cfg.method}` does not send prototypes; see the message log for what it shares.")
 with tabs[1]:
-    st.markdown("The server's item factors **V** (items × latent factors), broadcast to every entity "
-                "in round 2, and the items that load most on each factor.")
-    if result.V.shape[1] <= 200:
-        st.plotly_chart(plots.factor_heatmap(result.V, ds.item_names), key="v_heatmap")
-        st.dataframe(dash.top_items_per_factor(result.V, ds.item_names, 8))
+    V_shared, n_local = dash.broadcast_factors(result)
+    st.markdown(f"The server's item factors **V** ({V_shared.shape[0]} items × {V_shared.shape[1]} columns), "
+                "broadcast to every entity in round 2, and the items that load most on each factor.")
+    if n_local:
+        st.caption(f"Not shown: {n_local} entity-local columns (each entity's own model and popularity, "
+                   "computed from its own rows in round 2). They never left their entity.")
+    if V_shared.shape[1] <= 200:
+        st.plotly_chart(plots.factor_heatmap(V_shared, ds.item_names), key="v_heatmap")
+        st.dataframe(dash.top_items_per_factor(V_shared, ds.item_names, 8))
 with tabs[2]:
     msgs = dash.messages_table(doc)
     st.markdown(f"{len(msgs)} messages crossed an entity's boundary "

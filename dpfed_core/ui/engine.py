@@ -386,6 +386,29 @@ def progress_text(event: str, info: dict) -> str | None:
 
 
 # ------------------------------------------------------------------------------ results
+def broadcast_factors(result: MethodResult) -> tuple[np.ndarray, int]:
+    """(the item factors the server broadcast, the number of entity-local columns beside them in
+    ``result.V``): a summable method's V holds each entity's own columns too, which never left it."""
+    public = getattr(result.model, "public_", None)
+    if public is not None and "V" in public:
+        V = np.asarray(public["V"])
+        return V, int(result.V.shape[1] - V.shape[1])
+    return np.asarray(result.V), 0
+
+
+def server_view(result: MethodResult) -> pd.DataFrame:
+    """What the server learned of a summable run, one row per quantity: the secure sums' public
+    post-processing (popularity, selected items, kept eigen-directions and noise edge, V)."""
+    public = dict(getattr(result.model, "public_", {}) or {})
+    rows = []
+    for key, value in public.items():
+        arr = np.asarray(value)
+        rows.append({"quantity": key, "shape": "×".join(map(str, arr.shape)) or "scalar",
+                     "value": (f"{float(arr):.4g}" if arr.ndim == 0 else
+                               f"min {arr.min():.3g}, max {arr.max():.3g}" if arr.size else "empty")})
+    return pd.DataFrame(rows)
+
+
 def has_prototypes(result: MethodResult) -> bool:
     """The run released prototypes (a prototype method): the server saw stacked rows P."""
     return bool(getattr(result.model, "releases_", None))
