@@ -248,29 +248,3 @@ class FederatedDataset:
             item_features=None if self.item_features is None else self.item_features[cols],
         )
 
-    def drop_small_entities(self, min_users: int) -> "FederatedDataset":
-        """Drop entities with fewer than ``min_users`` users, recording what was dropped in ``notes``."""
-        sizes = np.bincount(self.entity_of_user, minlength=self.n_entities)
-        keep_ent = sizes >= min_users
-        if keep_ent.all():
-            return self
-        if not keep_ent.any():
-            raise ConfigError(
-                f"every entity has fewer than {min_users} users; lower the minimum entity size or "
-                "choose a coarser federation key"
-            )
-        keep_rows = keep_ent[self.entity_of_user]
-        dropped = [self.entity_names[h] for h in np.flatnonzero(~keep_ent)]
-        remap = np.cumsum(keep_ent) - 1
-        note = (
-            f"dropped {len(dropped)} entities with fewer than {min_users} users "
-            f"({int((~keep_rows).sum())} users): {', '.join(dropped[:8])}{' …' if len(dropped) > 8 else ''}"
-        )
-        return replace(
-            self,
-            X=self.X[keep_rows].tocsr(),
-            entity_of_user=remap[self.entity_of_user[keep_rows]],
-            entity_names=[n for n, k in zip(self.entity_names, keep_ent) if k],
-            user_ids=self.user_ids[keep_rows],
-            notes=[*self.notes, note],
-        )

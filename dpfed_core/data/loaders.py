@@ -430,25 +430,6 @@ class _CodeBook:
         return pd.Categorical.from_codes(codes, categories=pd.Index(self.index, dtype=str))
 
 
-def _concat_chunks(parts: list[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate chunks of a CSV, keeping categorical columns categorical (their categories are
-    unioned; a plain concat would turn them into Python strings)."""
-    from pandas.api.types import union_categoricals
-
-    if len(parts) == 1:
-        return parts[0]
-    out = {}
-    for c in parts[0].columns:
-        cols = [p[c] for p in parts]
-        if all(isinstance(x.dtype, pd.CategoricalDtype) for x in cols):
-            out[c] = pd.Series(union_categoricals(cols, ignore_order=True), index=None)
-        else:
-            out[c] = pd.concat(cols, ignore_index=True)
-    df = pd.DataFrame(out)
-    df.index = pd.RangeIndex(len(df))
-    return df
-
-
 def _row_ref(label: str, index_value: Any, from_text: bool | int) -> str:
     """Where a row is. ``from_text``: False for a DataFrame (name the index label); True for a text
     file with a header line (data row i + 1 is line i + 2); an int gives the line offset directly

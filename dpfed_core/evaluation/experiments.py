@@ -524,17 +524,6 @@ RMSE_METRICS = {"train_rmse", "test_rmse"}
 RANDOM_MAR = 0.5
 
 
-def check_metric(sweep_doc: dict, metric: str, flag: str = "--metric") -> str:
-    """Refuse a metric the runs do not report, naming the ones they do."""
-    runs = sweep_doc.get("runs") or []
-    known = sorted(runs[0]["overall"]) if runs else sorted(LOWER_IS_BETTER | {"precision_at_10", "recall_at_10",
-                                                                             "ndcg_at_10"})
-    if metric not in known:
-        raise ConfigError(f"{flag} {metric!r} is not a metric of this sweep; choose one of {', '.join(known)}",
-                          param="metric")
-    return metric
-
-
 def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str = "individual") -> dict:
     """The crossing ε and what it means, as data and as one sentence.
 

@@ -921,10 +921,6 @@ def k_note(method: str, config: RunConfig) -> str:
 
 
 # ------------------------------------------------------------------------------ verdicts
-def _better(metric: str, a: float, b: float) -> bool:
-    return a < b if metric in LOWER_IS_BETTER else a > b
-
-
 def entity_verdict(docs: dict[str, dict], method: str, metric: str = "mar",
                    baselines: tuple[str, ...] = ("individual", "dp-popularity")) -> dict:
     """Per entity: does ``method`` beat each baseline on ``metric`` (one run, one split)?

@@ -206,7 +206,3 @@ def restored_run(stored: dict):
     return doc, result, config
 
 
-def as_json(doc: dict) -> str:
-    from dpfed_core.evaluation.experiments import json_safe
-
-    return json.dumps(json_safe(doc), indent=2)

@@ -81,22 +81,6 @@ def load_spec(spec: str, opts_json: str) -> FederatedDataset:
     return load_data(spec, **json.loads(opts_json))
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
-def load_upload(data: bytes, filename: str, opts_json: str, headerless: bool = False) -> FederatedDataset:
-    """A dataset from uploaded bytes (the bytes are passed as is; the loader never changes them),
-    keyed by the whole upload and every option. A header-less table is read with its first line as
-    data (columns ``column 1`` …). No Streamlit call in here (the cache replays none)."""
-    from dpfed_core.data.loaders import load_long_table
-
-    opts = json.loads(opts_json)
-    if headerless:
-        from dpfed_core.ui import engine as dash
-
-        df, _ = dash.read_upload(bytes(data), filename)
-        return load_long_table(df, filename=filename, **opts)
-    return load_long_table(bytes(data), filename=filename, **opts)
-
-
 def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
             lines: Callable[[str, dict], str | None] | None = None, container=None,
             expected_seconds: float | None = None, cache=None) -> tuple[Any, bool]:
