@@ -103,7 +103,7 @@ def test_cap_enforced_and_refusal_names_the_control(odo):
     with pytest.raises(BudgetRefused) as exc:
         odo.reserve(ds, [dp_plan(1.0)])
     msg = exc.value.render(CLI_NAMES)                         # the CLI names flags …
-    assert "budget set-cap" in msg and "--simulation" in msg and "'A'" in msg and "Budget cap" not in msg
+    assert "budget set-cap" in msg and "--simulation" not in msg and "'A'" in msg and "Budget cap" not in msg
     shown = refusal_text(exc.value)                           # … the dashboard its controls, never flags
     assert "Budget cap ε per entity" in shown and "--" not in shown and "set-cap" not in shown
     assert "spent ε = 2" in msg
