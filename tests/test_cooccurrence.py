@@ -102,7 +102,7 @@ def test_ledger_rows_and_both_guarantees(aggregation):
     # … the ledger composes them by adding ρ: (ε ≤ 1, δ) by OpenDP's conversion, and says so
     eps, dlt = res.ledger.guarantee()
     assert eps <= 1.0 and eps == pytest.approx(1.0, rel=1e-5) and dlt == DELTA
-    assert res.ledger.accountant() == ZCDP and doc["privacy"]["accountant"] == ZCDP
+    assert res.ledger.accountant() == ZCDP and doc["privacy"]["accountant"]["within_run"] == ZCDP
     trust = doc["privacy"]["trust"]
     assert trust["aggregation"] == aggregation
     assert trust["against_server"]["epsilon"] <= 1.0

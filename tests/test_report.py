@@ -175,7 +175,7 @@ def test_summary_states_the_trust_model_and_the_coalition_epsilon():
         summary = _section(rep.build_report(doc, generated="x"), "summary")
         coal = doc["privacy"]["trust"]["against_server_and_other_entities"]["epsilon"]
         assert "trust model" in summary and "accountant" in summary
-        assert doc["privacy"]["accountant"].split(" (")[0] in summary
+        assert doc["privacy"]["accountant"]["within_run"].split(" (")[0] in summary
         if aggregation == "secure":
             assert "secure aggregation" in summary and "in-process" in summary
             assert f"ε = {coal:.3g}" in summary and coal > 1

@@ -273,7 +273,7 @@ def record_release(kind: str, doc: dict, odometer, history, key: str, reservatio
     if dataset is not None and isinstance(doc.get("privacy"), dict):
         from dpfed_core.evaluation.budget import accountant_record
 
-        doc["privacy"]["accountant"] = accountant_record(odometer.store, dataset, key)
+        doc["privacy"].setdefault("accountant", {}).update(accountant_record(odometer.store, dataset, key))
     history.add(kind, doc, dataset_key=key, operation=reservation.operation)
     print(budget_summary_line(odometer, key))
 

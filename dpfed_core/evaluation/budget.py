@@ -313,5 +313,5 @@ def charged_sweep(store: Store | str | os.PathLike, dataset: FederatedDataset, c
     settle_sweep(odometer, res, dataset, doc)
     doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
                        "releases": res.release_ids}
-    doc.setdefault("privacy", {})["accountant"] = accountant_record(store, dataset, key)
+    doc.setdefault("privacy", {}).setdefault("accountant", {}).update(accountant_record(store, dataset, key))
     return doc, (save_result(store, "sweep", doc, dataset, res) if save else None)

@@ -91,7 +91,8 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
         "per_stage": result.ledger.per_stage(),
         # each entity's spend as the ledger composed it (basic, or zCDP for Gaussian releases)
         "per_entity": result.ledger.per_entity(),
-        "accountant": result.ledger.accountant(),
+        # how this run's rows compose per entity; a charged run adds how releases compose across runs
+        "accountant": {"within_run": result.ledger.accountant()},
         **_guarantee_terms(result, eps, dlt, private, simulation),
         # Summable methods: the trust model and both guarantees (against the server; against the
         # server with all other entities), see dpfed_core.federation.summable_protocol.

@@ -104,7 +104,8 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
             settle_run(res, [doc, *comparison.values()])
         record = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
                   "releases": res.release_ids}
-        doc.setdefault("privacy", {})["accountant"] = accountant_record(store, dataset, key)
+        acct = doc.setdefault("privacy", {}).setdefault("accountant", {})
+        acct.update(accountant_record(store, dataset, key))
         history_id = None
     if comparison:
         doc["comparison"] = {m: {k: d[k] for k in ("method", "overall", "entities", "privacy", "timings")}

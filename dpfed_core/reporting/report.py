@@ -334,6 +334,18 @@ def audit_epsilon_figure(audit_doc: dict, title: str | None = None):
 
 
 # ================================================================================= sections
+def accountant_text(privacy: dict) -> str:
+    """How the guarantee was composed: within the run (the ledger's rows per entity) and, for a
+    charged run, across the data's releases (the budget odometer)."""
+    acct = privacy.get("accountant") or {}
+    if isinstance(acct, str):  # documents of an earlier version
+        acct = {"within_run": acct}
+    text = f"within this run: {acct.get('within_run') or 'basic composition (ε and δ add up)'}"
+    if acct.get("across_releases"):
+        text += f"; across the data's releases: {acct['across_releases']}"
+    return text
+
+
 def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) -> str:
     p = run.get("privacy", {})
     ds = run.get("dataset", {})
@@ -359,7 +371,7 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) 
     rows = [
         {"k": "dataset", "v": ds.get("name", "—")},
         {"k": "trust model", "v": trust_model_text(p)},
-        {"k": "accountant", "v": p.get("accountant") or "basic composition (ε and δ add up)"},
+        {"k": "accountant", "v": accountant_text(p)},
         # the exact user count is private: it is shown only in the analyst-only data section
         {"k": "entities / items", "v": f"{fmt_num(ds.get('n_entities'))} / {fmt_num(ds.get('n_items'))}"},
         {"k": "method", "v": f"{m.get('name', cfg.get('method', '—'))} — {m.get('label', '')}"},

@@ -41,7 +41,13 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
     st.caption(f"Flower {info}: 1 SuperLink + {ds.n_entities} SuperNode processes on 127.0.0.1 (TLS and node "
                "authentication), started for this run and stopped after it; each node keeps its own "
                "evaluation report.")
-    if st.button("Run on Flower", type="primary", disabled=disabled, key="fed_run_flower"):
+    from dpfed_core.evaluation.budget import plan_run
+    from dpfed_core.ui import history
+    from dpfed_core.ui.widgets import allow_non_private
+
+    plans = plan_run(ds, config)
+    charge = history.planned_charge_text(ds, plans)
+    if st.button(f"Run on Flower — {charge}", type="primary", disabled=disabled, key="fed_run_flower"):
         nodes = pd.DataFrame({"entity": list(ds.entity_names), "round 1": "waiting", "round 2": "waiting"})
         status = st.status(f"Deploying {ds.n_entities} SuperNodes…", expanded=True)
         line = status.empty()
@@ -66,10 +72,23 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
             table.dataframe(nodes, hide_index=True)
 
         try:
-            doc = run_deployed(ds, config, progress=progress)
+            # a deployment is a release: charged to the data owner's budget (or refused) before any node starts
+            from dpfed_core.evaluation.budget import settle_run, skip_store
+            from dpfed_core.privacy.odometer import BudgetOdometer
+
+            store = None if config.simulation else history.owner_store(ds)[0]
+            if skip_store(store, plans):
+                doc = run_deployed(ds, config, progress=progress)
+            else:
+                with BudgetOdometer(store).charge(ds, plans, allow_non_private=allow_non_private()) as res:
+                    doc = run_deployed(ds, config, progress=progress)
+                    settle_run(res, [doc])
         except DpfedError as exc:
             status.update(label="The deployment stopped", state="error", expanded=True)
-            st.error(str(exc), icon=":material/error:")
+            from dpfed_core.ui.budget import refusal_text
+            from dpfed_core.privacy.odometer import BudgetRefused
+
+            st.error(refusal_text(exc) if isinstance(exc, BudgetRefused) else str(exc), icon=":material/error:")
         else:
             st.session_state[DOC_KEY] = doc
             status.update(label=f"Done in {time.perf_counter() - t0:.1f} s — {doc['privacy']['label']}",
