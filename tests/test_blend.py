@@ -41,7 +41,7 @@ def test_the_blend_picks_the_informative_part_and_never_loses_to_a_part_alone():
     noise /= np.linalg.norm(noise, axis=1, keepdims=True)
     pop = popularity(red)
     pop /= np.linalg.norm(pop)
-    wm, wi, best = choose_weights([noise], [pop], red, hidden, has)
+    wm, wi, best = choose_weights([(noise, np.eye(X.shape[1]))], [pop], red, hidden, has)
     assert wi[0] > 0
     assert best <= holdout_mar(noise, red, hidden, has) + 1e-12
     assert best <= holdout_mar(np.tile(pop, (X.shape[0], 1)), red, hidden, has) + 1e-12

@@ -62,10 +62,24 @@ def holdout_split(X: sp.csr_matrix, rng: np.random.Generator) -> tuple[sp.csr_ma
     return reduced, hidden, has
 
 
-def _unit_rows(S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    norms = np.linalg.norm(S, axis=1)
-    inv = np.where(norms > 1e-12, 1.0 / np.maximum(norms, 1e-300), 0.0)
-    return S * inv[:, None], inv
+#: Cells (users × items) scored at once: memory stays O(block × items + items × rank), never
+#: O(users × items) — a 100,000-item catalogue costs what the factors cost (issue 26).
+BLOCK_CELLS = 2 ** 21
+
+
+def _row_blocks(n: int, m: int):
+    step = max(1, BLOCK_CELLS // max(m, 1))
+    for start in range(0, n, step):
+        yield slice(start, min(n, start + step))
+
+
+def _inverse_row_norms(U: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """1/‖U_u Vᵀ‖ for every row u (0 for an all-zero row), from the r × r Gram matrix of V: the
+    score matrix U Vᵀ is never formed."""
+    G = V.T @ V
+    sq = np.maximum(np.einsum("ij,jk,ik->i", U, G, U), 0.0)
+    norms = np.sqrt(sq)
+    return np.where(norms > 1e-12, 1.0 / np.maximum(norms, 1e-300), 0.0)
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -74,21 +88,36 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 1e-300 else v
 
 
-def choose_weights(matrices: Sequence[np.ndarray], items: Sequence[np.ndarray], train: sp.csr_matrix,
-                   hidden: np.ndarray, has: np.ndarray) -> tuple[list[float], list[float], float]:
+def _blocked_mar(matrices: Sequence[tuple[np.ndarray, np.ndarray]], wm: Sequence[float], item: np.ndarray,
+                 train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray) -> float:
+    """:func:`holdout_mar` of Σ_k w_k Û_k V_kᵀ + item (Û_k = U_k scaled to unit score rows), scored in
+    blocks of users (see :data:`BLOCK_CELLS`)."""
+    n, m = train.shape
+    total, count = 0.0, 0
+    for b in _row_blocks(n, m):
+        hb = has[b]
+        if not hb.any():
+            continue
+        S = np.broadcast_to(item, (b.stop - b.start, m)).copy()
+        for w, (U, V) in zip(wm, matrices):
+            if w:
+                S += (w * U[b]) @ V.T
+        k = int(hb.sum())
+        total += holdout_mar(S, train[b], hidden[b], hb) * k
+        count += k
+    return total / count if count else 0.5
+
+
+def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Sequence[np.ndarray],
+                   train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray) -> tuple[list[float], list[float], float]:
     """Coordinate search of the weights (matrix parts, item parts) minimising the hold-out MAR.
-    matrices: unit-row score matrices (n × m); items: unit item vectors (m,). Starts from the best
-    single part. Returns (matrix weights, item weights, hold-out MAR)."""
+    matrices: factor pairs (U, V) whose score rows U_u Vᵀ have unit norm; items: unit item vectors
+    (m,). Starts from the best single part. Returns (matrix weights, item weights, hold-out MAR)."""
     n, m = train.shape
 
     def score(wm_, wi_) -> float:
-        S = np.zeros((n, m))
-        for w, M in zip(wm_, matrices):
-            if w:
-                S += w * M
         item = sum((w * v for w, v in zip(wi_, items) if w), np.zeros(m))
-        S += item[None, :]
-        return holdout_mar(S + 1e-12 * item[None, :], train, hidden, has)
+        return _blocked_mar(matrices, wm_, item * (1 + 1e-12), train, hidden, has)
 
     # start from the best single part: every part alone is in the search, so the blend is at least as
     # good on the hold-out as any one part (e.g. the entity's own model) by itself
@@ -113,18 +142,23 @@ def choose_weights(matrices: Sequence[np.ndarray], items: Sequence[np.ndarray], 
     return wm, wi, best
 
 
+def _unit_factors(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return U * _inverse_row_norms(U, V)[:, None], V
+
+
 def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: Sequence[ItemPart],
               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict]:
     """The entity's blended model: weights chosen on a hold-out, every part refitted on all rows.
 
-    Returns ``(U_h, V_h, info)``: the entity's scores are ``U_h @ V_h.T`` (n × m); ``info`` has the
-    chosen ``matrix_weights``, ``item_weights``, the hold-out MAR and the ``blocks`` ``(part, U, V)``
-    of every part with a weight (``part`` = ("matrix" | "item", index)), in the column order of U_h."""
+    Returns ``(U_h, V_h, info)``: the entity's scores are ``U_h @ V_h.T`` (n × m, never formed here);
+    ``info`` has the chosen ``matrix_weights``, ``item_weights``, the hold-out MAR and the ``blocks``
+    ``(part, U, V)`` of every part with a weight (``part`` = ("matrix" | "item", index)), in the
+    column order of U_h."""
     X = sp.csr_matrix(X, dtype=np.float64)
     n, m = X.shape
     reduced, hidden, has = holdout_split(X, rng)
     if has.any():
-        mats = [_unit_rows(U @ V.T)[0] for U, V in (part(reduced) for part in matrix_parts)]
+        mats = [_unit_factors(*part(reduced)) for part in matrix_parts]
         vecs = [_unit(part(reduced)) for part in item_parts]
         wm, wi, best = choose_weights(mats, vecs, reduced, hidden, has)
     else:  # no user with two items: the first part alone
@@ -135,9 +169,8 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
     for j, (w, part) in enumerate(zip(wm, matrix_parts)):
         if w == 0:
             continue
-        U, V = part(X)
-        _, inv = _unit_rows(U @ V.T)
-        blocks.append((("matrix", j), U * (w * inv)[:, None], V))
+        U, V = _unit_factors(*part(X))
+        blocks.append((("matrix", j), U * w, V))
     for j, (w, part) in enumerate(zip(wi, item_parts)):
         if w == 0:
             continue
