@@ -366,7 +366,8 @@ ALLOWED_FIELDS = {
     "fitres.num_examples": {"num_examples": "the constant 1 (SecAgg+'s weight, not a count)"},
     "ack": {"stored": "names of the public arrays stored"},
 }
-LEDGER_KEYS = {"entity", "stage", "mechanism", "epsilon", "delta", "sensitivity", "noise_scale", "note", "sampler"}
+LEDGER_KEYS = {"entity", "stage", "mechanism", "epsilon", "delta", "sensitivity", "noise_scale", "note", "sampler",
+               "rho"}  # ρ: OpenDP's map of the (public) σ, Δ and size
 
 
 def test_the_server_receives_only_masked_vectors_dp_releases_and_public_fields(deployment,
@@ -588,7 +589,7 @@ def test_a_node_killed_in_a_secure_sum_leaves_nothing_running(tmp_path):
 
     ds = three_clinics()
     cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
-                    method_params={"max_dropouts": 1})
+                    max_dropouts=1)
     guard = Guard()
     shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
     fed = LocalFederation(shards, None, ds.entity_names, guard=guard).start()
