@@ -12,6 +12,7 @@ documentation screenshots are made by ``make screenshots`` (docs/make_screenshot
 """
 from __future__ import annotations
 
+import re
 import time
 from urllib.parse import urlparse
 
@@ -203,7 +204,9 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
             expect(w2.page.get_by_text("Nothing stored for this dataset yet")).to_be_visible()
             w2.nav("Federate")
             w2.click("Run federation")
-            expect(w2.page.get_by_text("Done in").first).to_be_visible()
+            # a tiny hostile upload may learn nothing: then the run ends with a warning banner, never
+            # a green check (issue 25) — either way the run must finish
+            expect(w2.page.get_by_text(re.compile(r"Done in|Finished in .* with warnings")).first).to_be_visible()
             w2.page.get_by_role("tab", name="What the server saw").click()
             w2.page.wait_for_timeout(500)
             w2.nav("Evaluate")
