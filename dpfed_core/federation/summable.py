@@ -106,7 +106,7 @@ class SummableMethod(ABC):
     spends through its ledger view; :meth:`combine` (or, for one-stage methods, :meth:`finish`) turns
     the secure sum into what the server broadcasts; :meth:`fit_local` is round 2 on an entity.
 
-    The interface shared by the in-process runner (:mod:`dpfed_core.methods.summable`) and the
+    The interface shared by the in-process runner (:mod:`dpfed_core.federation.summable_protocol`) and the
     Flower deployment:
 
     * ``stages`` — names of the secure sums, in order (one-stage methods: ``("release",)``).

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import inspect
 import json
 import math
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
