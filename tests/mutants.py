@@ -43,6 +43,7 @@ SUMM = "dpfed_core/federation/summable.py"
 COT = "tests/test_cooccurrence.py"
 REL = "tests/test_release_audits.py"
 CAT = "dpfed_core/privacy/catalogue.py"
+SCAT = "tests/test_secure_catalogue.py"
 
 
 @dataclass(frozen=True)
@@ -246,6 +247,16 @@ MUTANTS = (
            "math.log(c / (delta * (1.0 + math.exp(-1.0 / b))))",
            "math.log(1 / (delta * (1.0 + math.exp(-1.0 / b))))",
            (f"{REL}::test_catalogue_releases_an_item_only_the_added_user_holds_with_probability_at_most_delta",)),
+    Mutant("secure-catalogue-sensitivity-1", CAT, "select_catalogue_secure",
+           "sens = math.sqrt(c)", "sens = 1.0",
+           (f"{SCAT}::test_secure_catalogue_counts_move_by_at_most_sqrt_c_the_recorded_sensitivity",)),
+    Mutant("secure-catalogue-contribution-bound-removed", CAT, "select_catalogue_secure",
+           "_bounded_rows(_bucket_rows(X[sl], bucket, nb), c, rng)", "_bucket_rows(X[sl], bucket, nb)",
+           (f"{SCAT}::test_secure_catalogue_counts_move_by_at_most_sqrt_c_the_recorded_sensitivity",)),
+    Mutant("secure-catalogue-share-not-divided", CAT, "select_catalogue_secure",
+           "mech.gaussian_mechanism(counts, sens, eps_row, delta, rng)", "1.0",
+           (f"{SCAT}::test_secure_catalogue_share_noise_is_sigma_over_divisor_and_row_rho_is_opendps_map",),
+           arg="divisor"),
 )
 
 

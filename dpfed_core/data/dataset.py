@@ -238,6 +238,25 @@ class FederatedDataset:
             )
         return out
 
+    def merge_items(self, key_matrix: sp.spmatrix, key_names: np.ndarray,
+                    item_source: str | None = None) -> "FederatedDataset":
+        """The same users and entities on a coarser item axis: ``key_matrix`` (n_items × K, 0/1, at
+        most one 1 per row) maps each item to one of K keys (e.g. the released hash buckets of a
+        federation-wide DP catalogue); a user's values on the items of one key are summed and
+        clipped to ``value_max``. Public item features do not carry over (a key's members are known
+        only to the entities that hold them)."""
+        M = sp.csr_matrix(key_matrix, dtype=np.float64)
+        if M.shape[0] != self.n_items:
+            raise DataError(f"key_matrix must have one row per item ({self.n_items}), got {M.shape[0]}")
+        X = sp.csr_matrix(self.X @ M)
+        np.minimum(X.data, self.value_max, out=X.data)
+        names = np.asarray(key_names)
+        return replace(
+            self, X=X, entity_names=list(self.entity_names), item_names=names, item_ids=names.copy(),
+            notes=list(self.notes), item_source=item_source or self.item_source, item_features=None,
+            item_feature_names=[],
+        )
+
     def select_items(self, columns: np.ndarray, item_source: str | None = None) -> "FederatedDataset":
         """The same users and entities restricted to the item columns ``columns`` (indices, in order)."""
         cols = np.asarray(columns, dtype=np.int64)

@@ -252,6 +252,99 @@ def needs_dp_catalogue(dataset: FederatedDataset, uses_epsilon: bool, config: Ru
     return bool(uses_epsilon and math.isfinite(config.epsilon) and dataset.item_source != "declared")
 
 
+def uses_secure_catalogue(dataset: FederatedDataset, config: RunConfig) -> bool:
+    """A summable method under secure aggregation selects its catalogue federation-wide (one secure
+    sum of bounded user counts over public hash buckets, issue 23); per-entity selection stays for
+    ``aggregation="none"`` and for prototype methods, which have no secure sum."""
+    from dpfed_core.federation.protocol import is_summable
+
+    return (config.aggregation == "secure" and is_summable(config.method)
+            and dataset.n_entities - int(config.max_dropouts) >= 2)
+
+
+def _catalogue_generator(config: RunConfig) -> np.random.Generator:
+    # its own stream: OpenDP from OS entropy in production, a seeded stream apart from the method's
+    # in simulation (so adding the selection does not shift the method's simulated noise)
+    return (method_generator(config.seed, private=True, simulation=False) if not config.simulation
+            else np.random.default_rng([config.seed, 0xCA7A]))
+
+
+def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
+    """The federation-wide DP catalogue (:func:`dpfed_core.privacy.catalogue.select_catalogue_secure`)
+    then the method on the released keys, its factors mapped back to the items of released keys.
+
+    Budget: the run's (ε, δ) is a zCDP budget ρ (OpenDP's conversion); the catalogue takes
+    ``SECURE_CATALOGUE_RHO_SHARE`` of it. A method whose every release is a Gaussian calibrated from
+    ρ(ε, δ) and recording its ρ (``zcdp_budget``) gets the ε whose conversion is the rest of ρ, so
+    that the ledger's zCDP composition of all rows is exactly (ε, δ); any other method gets the rest
+    of (ε, δ) by basic composition."""
+    from dpfed_core.federation.messages import SERVER, Message
+    from dpfed_core.federation.protocol import method_class
+    from dpfed_core.privacy import catalogue as cat
+    from dpfed_core.privacy.ledger import PrivacyLedger
+    from dpfed_core.privacy.noise import zcdp_epsilon, zcdp_rho_for_epsilon
+
+    rho_total = zcdp_rho_for_epsilon(config.epsilon, config.delta)
+    rho_sel = rho_total * cat.SECURE_CATALOGUE_RHO_SHARE
+    row_delta = config.delta * cat.CATALOGUE_DELTA_SHARE
+    if getattr(method_class(config.method), "zcdp_budget", False):
+        # 1e-9 below the exact rest: the inversion is accurate to 1e-9 relative, rounded down
+        cfg = config.replace(epsilon=zcdp_epsilon((rho_total - rho_sel) * (1 - 1e-9), config.delta))
+    else:
+        cfg = config.replace(epsilon=config.epsilon - zcdp_epsilon(rho_sel, row_delta),
+                             delta=config.delta - row_delta)
+    ledger = PrivacyLedger(config.epsilon, config.delta)
+    divisor = math.sqrt(dataset.n_entities - int(config.max_dropouts))
+    progress("catalogue_start", entities=dataset.n_entities)
+    release = cat.select_catalogue_secure(split.train, dataset.entity_slices(), dataset.entity_names,
+                                          dataset.item_names, rho_sel, row_delta, _catalogue_generator(config),
+                                          ledger, divisor=divisor)
+    K, B = int(release.keys.size), release.n_buckets
+    messages = [Message(1, name, SERVER, "catalogue: bounded user counts per public hash bucket (secure-sum share)",
+                        (B,), 8 * B) for name in dataset.entity_names]
+    messages += [Message(1, SERVER, name, "catalogue (released bucket keys)", (K,), 8 * K)
+                 for name in dataset.entity_names]
+    cols = release.columns
+    note = (f"no declared item catalogue: federation-wide DP selection under secure aggregation kept {K} of "
+            f"{B} public hash buckets (noisy user count ≥ {release.threshold:.1f}, σ of the sum "
+            f"{release.sigma_sum:.3g}, ≤ {cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER} buckets per user, "
+            f"{cat.SECURE_CATALOGUE_RHO_SHARE:.0%} of the zCDP budget); {len(cols)} of the data's {dataset.n_items} "
+            "items fall in a kept bucket (items sharing a bucket share one key); each entity maps the keys to "
+            "its own items, so it can recommend only items it has seen. Declare the catalogue (items=FILE) to "
+            "keep every item and the whole budget for the method")
+    width = max(int(config.rank), 1)
+    if K == 0:
+        from dpfed_core.methods import MethodResult as _MR
+
+        ledger.simulation = bool(config.simulation)
+        return _MR(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
+                   {"catalogue": 0.0}, extra={"notes": [note + "; no bucket passed the threshold, so nothing "
+                                                          "was learned (every score is 0)"],
+                                              "catalogue": np.zeros(0, dtype=np.int64)})
+    M = release.key_matrix()
+    names = np.array([f"bucket {k}" for k in release.keys], dtype=object)
+    sub = dataset.merge_items(M, names, item_source="dp-selected")
+    result = spec.fit(sub, _clip(split.train @ M, dataset.value_max), cfg, rng, progress)
+    for r in result.ledger.rows:
+        ledger.spend(**asdict(r))
+    ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
+    result.V = np.asarray(M @ result.V)
+    result.ledger = ledger
+    result.messages = messages + list(result.messages)
+    result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols,
+                    "catalogue_keys": K}
+    return result
+
+
+def _clip(X, value_max: float):
+    """Key-space training rows: a user's values on the items of one key summed, clipped to Λ∞."""
+    import scipy.sparse as sp
+
+    X = sp.csr_matrix(X)
+    np.minimum(X.data, value_max, out=X.data)
+    return X
+
+
 def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
     """Select the catalogue with :func:`dpfed_core.privacy.catalogue.select_catalogue` (a share of
     ε and δ, charged per entity), fit the method on those columns with the rest of the budget, and
@@ -261,13 +354,12 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
     from dpfed_core.privacy import catalogue as cat
     from dpfed_core.privacy.ledger import PrivacyLedger
 
+    if uses_secure_catalogue(dataset, config):
+        return _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress)
     eps_sel = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
     dlt_sel = config.delta * cat.CATALOGUE_DELTA_SHARE
     ledger = PrivacyLedger(config.epsilon, config.delta)
-    # its own stream: OpenDP from OS entropy in production, a seeded stream apart from the method's
-    # in simulation (so adding the selection does not shift the method's simulated noise)
-    sel_rng = (method_generator(config.seed, private=True, simulation=False) if not config.simulation
-               else np.random.default_rng([config.seed, 0xCA7A]))
+    sel_rng = _catalogue_generator(config)
     progress("catalogue_start", entities=dataset.n_entities)
     release = cat.select_catalogue(split.train, dataset.entity_slices(), dataset.entity_names, eps_sel, dlt_sel,
                                    sel_rng, ledger)

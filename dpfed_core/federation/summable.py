@@ -133,6 +133,11 @@ class SummableMethod(ABC):
     public_key_labels: dict[str, str] = {}
     #: Declared parameters beyond the run's main controls (see :class:`~dpfed_core.config.Param`).
     parameters: tuple[Param, ...] = ()
+    #: Every release is a Gaussian calibrated from the zCDP budget ρ(ε, δ) of the method's (ε, δ) and
+    #: records its ρ: the run may then share one ρ between the method and a federation-wide DP
+    #: catalogue (``evaluation.experiments``); otherwise the catalogue's share is split off by
+    #: basic composition.
+    zcdp_budget: bool = False
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure") -> None:
@@ -279,6 +284,7 @@ class DPPopularity(SummableMethod):
     The server's V = max(sum, 0) as one latent factor (m × 1); round 2 fits U_h ≥ 0 locally.
     """
 
+    zcdp_budget = True  # one Gaussian at ρ(ε, δ) (:meth:`SummableMethod.gaussian_share`), ρ recorded
     parameters = (
         Param("row_norm", "float", None, "Λ, public ℓ2 bound of one user's row (the L2 sensitivity); "
               "none = the value bound Λ∞", low=0, low_open=True, optional=True),
@@ -413,6 +419,7 @@ class DPCooccurrence(SummableMethod):
     """
 
     stages = ("popularity", "co-occurrence")
+    zcdp_budget = True  # both releases split ρ(ε, δ) (:func:`_cooccurrence_plan`) and record ρ
     public_keys = ("items",)
     public_key_labels = {"items": "selected items"}
     parameters = (

@@ -26,6 +26,32 @@ added user (count 1, at most c of them) — each is released with probability
 P(Z ≥ K) = e^(−K/b) / (1 + e^(−1/b)) ≤ δ/c by the choice of K, so together they add at most δ.
 Total: (ε, δ)-DP per entity; entities hold disjoint users, so the union over entities is (ε, δ)-DP
 by parallel composition, and the catalogue (the union) is post-processing.
+
+**Federation-wide selection under secure aggregation** (:func:`select_catalogue_secure`, issue 23).
+Per-entity selection needs each hospital's own noisy count to clear a threshold of order
+(c/ε)·ln(c/δ); with hospitals of 2–27 stays nothing ever passes. Under secure aggregation the
+entities instead sum one vector over a *public key space* — B hash buckets of the item names (a
+keyed-free public hash, :func:`item_buckets`; the bucket of a name needs no private input) — and the
+server thresholds the noisy federation-wide count:
+
+1. *Contribution bound.* A user's items are mapped to their buckets; each user keeps at most ``c``
+   distinct buckets (a uniformly random subset when more).
+2. *Secure sum.* Entity h sends n_h + N(0, σ²/(H − d)) over all B buckets (every bucket, empty or
+   not: the vector's shape is the public B); the server learns Σ_h, carrying noise of variance ≥ σ².
+3. *Threshold.* The server keeps the buckets whose noisy total is ≥ z·σ_sum, z chosen so that
+   :data:`SECURE_CATALOGUE_PHANTOM_SHARE` of the B buckets would pass on noise alone (phantom keys
+   cost message size, not privacy); the released keys are the catalogue, broadcast to every entity.
+   Every later message is shaped by the number of released keys, a DP output. Items sharing a
+   released bucket share one key (and so one row of V): with m items in B buckets about m/B of
+   them collide.
+
+Neighbouring relation: one user added or removed (user-level). Sensitivity: one user moves at most
+``c`` bucket counts by 1 each — L2 sensitivity √c of the summed vector. Privacy map: OpenDP's zCDP
+map of its float Gaussian at σ on B coordinates, ρ recorded on the ledger row (it composes with the
+method's Gaussian releases by adding ρ); (ε, δ) against the server. Against the server together
+with every other entity only the entity's own share σ/√(H − d) protects it (ρ·(H − d), in the
+row's note). The threshold and the mapping of keys back to an entity's own items are
+post-processing.
 """
 from __future__ import annotations
 
@@ -44,6 +70,17 @@ CATALOGUE_EPSILON_SHARE = 0.2
 CATALOGUE_DELTA_SHARE = 0.5
 #: Default contribution bound c (items per user counted by the selection).
 CATALOGUE_MAX_ITEMS_PER_USER = 4
+#: Federation-wide selection (secure aggregation): share of the run's zCDP budget ρ spent on it
+#: (the rest goes to the method), its public key space B, and its contribution bound c. With
+#: Gaussian noise the count grows like c and the noise like √c, so c is larger than the per-entity
+#: Laplace selection's (whose noise grows like c). Not tuned on any table: c = 16 is the order of a
+#: typical record's distinct items (an ICU stay's drugs, a viewer's month of films), B = 4096 keeps
+#: OpenDP's exact sampler at ≈ 0.25 s per entity and collisions at ≈ m/B of m items.
+SECURE_CATALOGUE_RHO_SHARE = 0.4
+SECURE_CATALOGUE_BUCKETS = 4096
+SECURE_CATALOGUE_MAX_ITEMS_PER_USER = 16
+#: Share of the B buckets expected to pass the threshold on noise alone (phantom keys).
+SECURE_CATALOGUE_PHANTOM_SHARE = 0.01
 
 
 def selection_threshold(epsilon: float, delta: float, max_items: int) -> tuple[float, int]:
@@ -119,3 +156,121 @@ def select_catalogue(
         released[name] = present[keep]
     cols = np.unique(np.concatenate([v for v in released.values()] or [np.zeros(0, np.int64)])).astype(np.int64)
     return CatalogueRelease(cols, released, b, float(1 + k))
+
+
+# ----------------------------------------------------------------------------- federation-wide
+def item_buckets(item_names, n_buckets: int) -> np.ndarray:
+    """The public hash bucket (0 … B − 1) of each item name: BLAKE2b of the name's UTF-8 bytes with a
+    fixed public personalisation, so every entity computes the same key for the same name without
+    any shared secret or private input."""
+    import hashlib
+
+    b = int(n_buckets)
+    if b < 2:
+        raise ConfigError(f"the catalogue's bucket count must be ≥ 2, got {n_buckets}", param="catalogue_buckets")
+    out = np.empty(len(item_names), dtype=np.int64)
+    for j, name in enumerate(item_names):  # one hash per catalogue item, never per user × item
+        d = hashlib.blake2b(str(name).encode("utf-8"), digest_size=8, person=b"dpfed-catalog1").digest()
+        out[j] = int.from_bytes(d, "little") % b
+    return out
+
+
+def secure_threshold_z(n_buckets: int, phantom_share: float = SECURE_CATALOGUE_PHANTOM_SHARE) -> float:
+    """z with P(N(0, 1) ≥ z) = ``phantom_share``: a bucket no user holds passes the threshold z·σ_sum
+    with that probability."""
+    from statistics import NormalDist
+
+    if not 0 < phantom_share < 0.5:
+        raise ConfigError(f"the phantom share must be in (0, 0.5), got {phantom_share}")
+    return NormalDist().inv_cdf(1.0 - float(phantom_share))
+
+
+@dataclass
+class SecureCatalogueRelease:
+    """What the federation-wide selection released.
+
+    keys : (K,) sorted released bucket ids (the catalogue; its size K shapes every later message).
+    item_key : (n_items,) position in ``keys`` of each item's bucket, −1 when its bucket was not
+        released (each entity computes this for its own items: post-processing).
+    sigma : σ of the secure sum (the guarantee against the server); sigma_sum : the public standard
+    deviation of the sum actually formed; threshold : the smallest released noisy total.
+    """
+
+    keys: np.ndarray
+    item_key: np.ndarray
+    n_buckets: int
+    sigma: float
+    sigma_sum: float
+    threshold: float
+    coalition_epsilon: float = math.inf
+
+    @property
+    def columns(self) -> np.ndarray:
+        """Item indices (of the full item axis) whose bucket was released."""
+        return np.flatnonzero(self.item_key >= 0)
+
+    def key_matrix(self) -> sp.csr_matrix:
+        """(n_items × K) 0/1 matrix mapping each item of a released bucket to its key."""
+        rows = self.columns
+        return sp.csr_matrix((np.ones(rows.size), (rows, self.item_key[rows])),
+                             shape=(self.item_key.size, self.keys.size))
+
+
+def _bucket_rows(X: sp.csr_matrix, bucket: np.ndarray, n_buckets: int) -> sp.csr_matrix:
+    """0/1 users × B matrix: which buckets each user's items fall in (distinct buckets)."""
+    X = sp.csr_matrix(X)
+    Xb = sp.csr_matrix((np.ones(X.nnz), X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    H = sp.csr_matrix((np.ones(bucket.size), (np.arange(bucket.size), bucket)), shape=(bucket.size, n_buckets))
+    B = sp.csr_matrix(Xb @ H)
+    B.data[:] = 1.0
+    return B
+
+
+def select_catalogue_secure(
+    X: sp.csr_matrix,
+    slices: list[slice],
+    entity_names: list[str],
+    item_names,
+    rho: float,
+    delta: float,
+    rng: np.random.Generator,
+    ledger: PrivacyLedger,
+    *,
+    divisor: float,
+    n_buckets: int = SECURE_CATALOGUE_BUCKETS,
+    max_items: int = SECURE_CATALOGUE_MAX_ITEMS_PER_USER,
+    phantom_share: float = SECURE_CATALOGUE_PHANTOM_SHARE,
+) -> SecureCatalogueRelease:
+    """The federation-wide DP catalogue (module doc): every entity's share of one secure sum of
+    bounded user counts per public bucket, charged ρ on its ledger (stage ``catalogue``, its own
+    (ε, δ) at ``delta`` recorded beside ρ), then the server's threshold. ``divisor`` = √(H − d),
+    the secure sum's share divisor. In-process the sum is formed here; in a deployment by SecAgg+."""
+    from dpfed_core.privacy.noise import gaussian_float_sigma_for_rho, zcdp_epsilon
+
+    if not (math.isfinite(rho) and rho > 0):
+        raise ConfigError(f"the federation-wide catalogue needs a finite ρ > 0, got {rho}", param="epsilon")
+    c = int(max_items)
+    if c < 1:
+        raise ConfigError(f"the catalogue's items per user must be ≥ 1, got {max_items}")
+    nb = int(n_buckets)
+    bucket = item_buckets(item_names, nb)
+    sens = math.sqrt(c)
+    sigma = gaussian_float_sigma_for_rho(rho, sens, nb)
+    eps_row = zcdp_epsilon(rho, delta)
+    eps_c = zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else eps_row
+    note = (f"federation-wide catalogue: bounded user counts (≤ {c} buckets per user) over {nb} public hash "
+            f"buckets, noise share σ/{divisor:.3g} of a secure sum (σ={sigma:.4g}); against the server with all "
+            f"other entities: ε={eps_c:.4g}, δ={delta:.3g}")
+    total = np.zeros(nb)
+    for name, sl in zip(entity_names, slices):
+        counts = np.asarray(_bounded_rows(_bucket_rows(X[sl], bucket, nb), c, rng).sum(axis=0)).ravel()
+        noisy, _ = mech.gaussian_mechanism(counts, sens, eps_row, delta, rng, ledger=ledger.for_entity(name),
+                                           stage="catalogue", note=note, sigma=sigma, divisor=divisor,
+                                           mechanism="Gaussian share of a secure sum (catalogue)")
+        total += noisy
+    sigma_sum = sigma * math.sqrt(len(slices)) / divisor
+    threshold = secure_threshold_z(nb, phantom_share) * sigma_sum
+    keys = np.flatnonzero(total >= threshold).astype(np.int64)
+    pos = np.full(nb, -1, dtype=np.int64)
+    pos[keys] = np.arange(keys.size)
+    return SecureCatalogueRelease(keys, pos[bucket], nb, sigma, sigma_sum, float(threshold), eps_c)

@@ -1,0 +1,139 @@
+"""The federation-wide DP catalogue under secure aggregation (issue 23, item 4).
+
+Release-level checks run the production selection and look at the vector its noise is added to:
+one user moves it by at most √c in L2 (the recorded sensitivity), every share's noise is σ of the
+sum over the share divisor, the row's ρ is OpenDP's map of σ. Run-level checks: hospitals too small
+for per-entity selection get a catalogue, the run's composed ε stays within the request, and every
+message is shaped by public sizes (B buckets) or by the DP output (K released keys).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import example_method  # noqa: F401  (registers the example summable method: the basic-split path)
+from dpfed_core.config import RunConfig
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.evaluation.experiments import run_method, uses_secure_catalogue
+from dpfed_core.privacy import catalogue as cat
+from dpfed_core.privacy import noise
+from dpfed_core.privacy.ledger import PrivacyLedger
+from tests.dp_audit import CapturingSampler, patch_sampler
+
+NAMES = np.array([f"drug {j}" for j in range(12)], dtype=object)
+
+
+def test_item_buckets_are_a_public_function_of_the_name_alone():
+    a = cat.item_buckets(NAMES, 4096)
+    b = cat.item_buckets(NAMES[::-1], 4096)[::-1]
+    assert np.array_equal(a, b) and a.min() >= 0 and a.max() < 4096
+    assert len(set(a.tolist())) == len(NAMES)  # 12 names, 4096 buckets: distinct here
+    assert not np.array_equal(cat.item_buckets(NAMES, 4096), cat.item_buckets(NAMES, 4093))
+    with pytest.raises(Exception, match="bucket count"):
+        cat.item_buckets(NAMES, 1)
+
+
+def _counts(monkeypatch, X, c=4, n_buckets=64, rho=0.05, delta=1e-5, divisor=1.0):
+    log: list = []
+    patch_sampler(monkeypatch, lambda s: CapturingSampler(s, log))
+    ledger = PrivacyLedger(10.0, 1e-3)
+    rel = cat.select_catalogue_secure(X, [slice(0, X.shape[0])], ["e"], NAMES, rho, delta,
+                                      np.random.default_rng(0), ledger, divisor=divisor, n_buckets=n_buckets,
+                                      max_items=c)
+    monkeypatch.undo()
+    (draw,) = log
+    return draw, ledger.rows[0], rel
+
+
+def test_secure_catalogue_counts_move_by_at_most_sqrt_c_the_recorded_sensitivity(monkeypatch):
+    g = np.random.default_rng(3)
+    # 3 items per user (≤ c = 4), so no existing user is subsampled and only the newcomer moves the counts
+    X = np.zeros((20, NAMES.size))
+    for u in range(20):
+        X[u, g.choice(NAMES.size, 3, replace=False)] = g.integers(1, 6, 3)
+    X = sp.csr_matrix(X)
+    (_, _, base, _), row, _ = _counts(monkeypatch, X)
+    assert row.stage == "catalogue" and row.sensitivity == pytest.approx(2.0)
+    worst = 0.0
+    for extra in (np.full(NAMES.size, 9.0), np.eye(NAMES.size)[0] * 50, np.r_[np.ones(2), np.zeros(10)]):
+        (_, _, moved, _), _, _ = _counts(monkeypatch, sp.vstack([X, sp.csr_matrix(extra)]).tocsr())
+        dist = float(np.linalg.norm(moved - base))
+        worst = max(worst, dist)
+        assert dist <= row.sensitivity + 1e-12, (extra, dist)
+    assert worst == pytest.approx(2.0)  # the bound is attained by a user on ≥ c items: it is tight
+
+
+def test_secure_catalogue_share_noise_is_sigma_over_divisor_and_row_rho_is_opendps_map(monkeypatch):
+    X = sp.csr_matrix(np.ones((5, NAMES.size)))
+    (kind, scale, _, _), row, rel = _counts(monkeypatch, X, divisor=3.0, rho=0.02)
+    assert kind == "gaussian" and scale == pytest.approx(row.noise_scale / 3.0)
+    assert row.rho == pytest.approx(noise.gaussian_float_rho(row.noise_scale, 2.0, 64), rel=1e-12)
+    assert row.rho <= 0.02 * (1 + 1e-9)
+    assert row.epsilon == pytest.approx(noise.zcdp_epsilon(row.rho, row.delta), rel=1e-6)
+    assert rel.sigma_sum == pytest.approx(rel.sigma / 3.0)  # one entity of a sum sized for 9
+
+
+def _tiny_hospitals(n_entities=60, users=5, seed=0) -> FederatedDataset:
+    """60 hospitals of 5 patients: every patient takes 3 of 6 common drugs (≈ 150 patients each) and
+    1 of 32 rare ones (≈ 9 each); per-entity selection needs far more than 5 patients per item."""
+    g = np.random.default_rng(seed)
+    n = n_entities * users
+    X = np.zeros((n, 38))
+    for u in range(n):
+        X[u, g.choice(6, 3, replace=False)] = 1.0
+        X[u, 6 + g.integers(32)] = 1.0
+    labels = np.repeat([f"h{h:02d}" for h in range(n_entities)], users)
+    return FederatedDataset.from_parts(sp.csr_matrix(X), labels, item_names=np.array([f"d{j}" for j in range(38)]),
+                                       value_kind="binary", value_max=1.0, name="tiny hospitals")
+
+
+@pytest.mark.parametrize("method", ["dp-cooccurrence", "dp-popularity", example_method.NAME])
+def test_small_hospitals_get_a_catalogue_under_secure_aggregation_and_the_run_stays_within_epsilon(method):
+    ds = _tiny_hospitals()
+    cfg = RunConfig(method=method, epsilon=1.0, delta=1e-5, aggregation="secure", seed=0, simulation=True,
+                    mode="zero", rank=2)
+    assert uses_secure_catalogue(ds, cfg)
+    doc, res = run_method(ds, cfg)
+    kept = set(np.asarray(res.extra["catalogue"]).tolist())
+    assert set(range(6)) <= kept, kept  # the 6 common drugs pass
+    assert len(kept) < 20  # rare drugs (≈ 7 patients each) stay out
+    eps, dlt = res.ledger.guarantee()
+    assert eps <= 1.0 * (1 + 1e-9) and dlt <= 1e-5 * (1 + 1e-9)
+    stages = {r.stage for r in res.ledger.rows}
+    assert "catalogue" in stages and len(stages) >= 2
+    cat_msgs = [m for m in res.messages if m.content.startswith("catalogue")]
+    up = [m for m in cat_msgs if m.receiver == "server"]
+    down = [m for m in cat_msgs if m.sender == "server"]
+    assert len(up) == len(down) == ds.n_entities
+    assert {m.shape for m in up} == {(cat.SECURE_CATALOGUE_BUCKETS,)}  # public B, whatever the data
+    assert {m.shape for m in down} == {(res.extra["catalogue_keys"],)}
+    outside = np.setdiff1d(np.arange(ds.n_items), res.extra["catalogue"])
+    assert np.all(res.V[outside] == 0)  # the server knows nothing of unreleased items
+    assert not [w for w in doc["warnings"] if w["code"] == "empty-catalogue"]
+    # without secure aggregation the same hospitals select per entity and keep nothing
+    doc_none, res_none = run_method(ds, cfg.replace(aggregation="none"))
+    assert len(res_none.extra["catalogue"]) == 0
+    assert [w for w in doc_none["warnings"] if w["code"] == "empty-catalogue"]
+
+
+def test_items_sharing_a_released_bucket_share_one_key_and_one_row_of_v():
+    ds = _tiny_hospitals()
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5, aggregation="secure", seed=1,
+                    simulation=True, mode="zero")
+    _, res = run_method(ds, cfg)
+    buckets = cat.item_buckets(ds.item_names, cat.SECURE_CATALOGUE_BUCKETS)
+    kept = np.asarray(res.extra["catalogue"])
+    for b in np.unique(buckets[kept]):
+        rows = res.V[kept[buckets[kept] == b]]
+        assert np.all(rows == rows[0])
+
+
+def test_a_prototype_method_or_one_entity_keeps_per_entity_selection():
+    ds = _tiny_hospitals(n_entities=2)
+    assert not uses_secure_catalogue(ds, RunConfig(method="dp-gaussian", aggregation="secure"))
+    assert not uses_secure_catalogue(ds, RunConfig(method="dp-popularity", aggregation="none"))
+    assert not uses_secure_catalogue(ds, RunConfig(method="dp-popularity", aggregation="secure", max_dropouts=1))
+    assert uses_secure_catalogue(ds, RunConfig(method="dp-popularity", aggregation="secure"))
