@@ -282,6 +282,7 @@ class FederatedRecommender:
         from dpfed_core.federation.summable_protocol import fit_summable
 
         method.check(dataset.n_entities)
+        method.set_public_inputs(item_features=getattr(dataset, "item_features", None))
         slices = dataset.entity_slices()
         out = fit_summable(method, [X[sl] for sl in slices], list(dataset.entity_names), slices, X.shape[0],
                            entity_rngs, self.ledger_, config.lam, config.mode, progress)

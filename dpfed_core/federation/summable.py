@@ -225,6 +225,16 @@ class SummableMethod(ABC):
         """What the server step did, in words for the run's notes (public quantities only)."""
         return []
 
+    def set_public_inputs(self, item_features=None) -> "SummableMethod":
+        """Public inputs every entity holds besides the broadcast (no privacy cost): ``item_features``
+        (n_items × f, the dataset's declared public item side information, or None)."""
+        self._item_features = item_features
+        return self
+
+    def public_item_features(self):
+        """The public item features set by :meth:`set_public_inputs` (None when there are none)."""
+        return getattr(self, "_item_features", None)
+
     def get_params(self) -> dict:
         return {k: v for k, v in vars(self).items() if not k.startswith("_") and not k.endswith("_")}
 
@@ -554,10 +564,12 @@ class DPCooccurrence(SummableMethod):
         parts only. Nothing leaves the entity."""
         from dpfed_core.models.blend import fit_blend, popularity
         from dpfed_core.models.factorization import fit_nmf, fit_rows_given
+        from dpfed_core.models.side_information import content_factors, public_feature_scores, smooth_over_features
 
         V = np.asarray(public["V"], dtype=np.float64)
         V_fed, g = V[:, :-1], V[:, -1]
         own_rng = rng.spawn(1)[0]
+        F = self.public_item_features()
 
         def federation(Z):
             return fit_rows_given(Z, V_fed, lam, mode), V_fed
@@ -568,6 +580,14 @@ class DPCooccurrence(SummableMethod):
 
         matrices = [federation, own] if self.local_blend else [federation]
         items = [lambda Z: g, popularity] if self.local_blend else [lambda Z: g]
+        if F is not None and F.shape[0] == g.size:
+            # public item features: the DP popularity smoothed over them (post-processing of the
+            # broadcast) and, with the local blend, the entity's own feature profile
+            g_smooth = smooth_over_features(g, F, 0.5)
+            items.append(lambda Z: g_smooth)
+            if self.local_blend:
+                items.append(lambda Z: public_feature_scores(Z, F))
+                matrices.append(lambda Z: content_factors(Z, F, lam, mode))
         U_all, _, info = fit_blend(X, matrices, items, rng)
         n = X.shape[0]
         U_h = np.zeros((n, V.shape[1]))

@@ -70,6 +70,7 @@ def _fit_local(dataset, train, config, rng, progress):
     hold-out (:func:`~dpfed_core.models.blend.fit_blend`). Nothing leaves the entity."""
     from ..federation.summable_protocol import block_factors
     from ..models.blend import fit_blend, popularity
+    from ..models.side_information import content_factors, public_feature_scores
 
     t0 = time.perf_counter()
     per_entity, weights = [], {}
@@ -83,28 +84,21 @@ def _fit_local(dataset, train, config, rng, progress):
             W, V, _ = fit_nmf(Z, config.rank, config.lam, config.mode, max_iter=config.max_iter, rng=g)
             return W, V
 
-        items = [popularity]
+        items, matrices = [popularity], [own]
         if features is not None:
             items.append(lambda Z, F=features: public_feature_scores(Z, F))
-        U_h, V_h, info = fit_blend(train[sl], [own], items, g)
+            matrices.append(lambda Z, F=features: content_factors(Z, F, config.lam, config.mode))
+        U_h, V_h, info = fit_blend(train[sl], matrices, items, g)
         per_entity.append((U_h, V_h))
         weights[name] = {"own model": info["matrix_weights"][0], "own popularity": info["item_weights"][0],
-                         **({"public item features": info["item_weights"][1]} if features is not None else {})}
+                         **({"public item features": info["item_weights"][1],
+                             "users' own feature profiles": info["matrix_weights"][1]} if features is not None else {})}
     U, V = block_factors(dataset.n_users, dataset.entity_slices(), np.zeros((dataset.n_items, 0)), per_entity)
     notes = ["local: each entity blends its own NMF with its own popularity"
              + (" and public item features" if features is not None else "")
              + ", weights chosen on a local hold-out; nothing leaves the entity"]
     return MethodResult(U, V, PrivacyLedger(math.inf, 0.0), [], {"local_fit": time.perf_counter() - t0},
                         extra={"notes": notes, "blend_weights": weights})
-
-
-def public_feature_scores(X: sp.csr_matrix, features) -> np.ndarray:
-    """An item score from public item features: the items like the entity's popular ones (the
-    entity's feature profile — its users' interactions summed over each feature — projected back on
-    the items). Public features, the entity's own rows: local."""
-    F = sp.csr_matrix(features, dtype=np.float64)
-    profile = np.asarray(sp.csr_matrix(X).sum(axis=0)).ravel() @ F
-    return np.asarray(F @ np.asarray(profile).ravel()).ravel()
 
 
 def _fit_random_v(dataset, train, config, rng, progress):
