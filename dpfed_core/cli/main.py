@@ -24,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
 
 #: The measured-best DP method (bench/results/utility.md) and the sweep's references.
 DEFAULT_DP_METHOD = "dp-cooccurrence"
-DEFAULT_REFERENCES = ("individual", "dp-popularity", "central", "random-v", "popularity")
+DEFAULT_REFERENCES = ("local", "individual", "dp-popularity", "central", "random-v", "popularity")
 
 EPILOG_RUN = """\
 examples:
@@ -243,11 +243,10 @@ def cmd_run(args) -> int:
 def cmd_sweep(args) -> int:
     import json
 
-    from dpfed_core.evaluation.budget import plan_sweep, settle_sweep
-
     from dpfed_core.data.atomic import check_writable
-    from dpfed_core.evaluation.experiments import (check_grid, crossing_report, sweep, sweep_table,
-                                                   versus_dp_popularity, write_json)
+    from dpfed_core.evaluation.budget import plan_sweep
+    from dpfed_core.evaluation.experiments import check_grid, write_json
+    from dpfed_core.evaluation.service import execute_sweep
 
     out = args.out or args.resume
     if out:
@@ -277,30 +276,19 @@ def cmd_sweep(args) -> int:
         return budget_cmd.dry_run(args, dataset, plans, f"sweep of {config.method} over ε ∈ "
                                   f"{{{', '.join(f'{e:g}' for e in args.epsilons)}}} × seeds "
                                   f"{{{', '.join(map(str, args.seeds))}}} with {', '.join(args.references) or 'no references'}")
-    odometer, history, key = budget_cmd.open_store(args, dataset, plans)
     n_jobs = len(args.seeds) * (len(args.epsilons) + len(args.references))
     bar = _Bar(n_jobs, f"sweep {config.method}")
     checkpoint = (lambda partial: write_json(partial, out)) if out else None
     try:
-        # Every sweep point is a release, charged at its requested (ε, δ) before any is computed
-        # (a resumed sweep is charged again for every point: conservative, never under-counted).
-        with budget_cmd.charge(odometer, dataset, plans, args.allow_non_private, key) as reservation:
-            doc = sweep(dataset, config, args.epsilons, args.seeds, args.references, progress=bar,
-                        checkpoint=checkpoint, resume=previous)
-        if reservation is not None:
-            settle_sweep(odometer, reservation, dataset, doc)
+        # every point charged at its requested (ε, δ) before any is computed (a resumed sweep is
+        # charged again for every point: conservative, never under-counted)
+        outcome = execute_sweep(dataset, config, args.epsilons, args.seeds, args.references,
+                                store=getattr(args, "store", None), allow_non_private=args.allow_non_private,
+                                progress=bar, checkpoint=checkpoint, resume=previous,
+                                metrics=[args.metric, "mar", "test_rmse"])
     finally:
         bar.close()
-    for metric in dict.fromkeys([args.metric, "mar", "test_rmse"]):
-        doc.setdefault("tables", {})[metric] = sweep_table(doc, metric)
-        if "individual" in doc["references"]:
-            rep = crossing_report(doc, metric)
-            doc.setdefault("crossing_epsilon", {})[metric] = rep["epsilon"]
-            doc.setdefault("crossing", {})[metric] = rep
-        if "dp-popularity" in doc["references"]:
-            rep = crossing_report(doc, metric, baseline="dp-popularity")
-            doc.setdefault("crossing_vs_dp_popularity", {})[metric] = rep
-            doc.setdefault("versus_dp_popularity", {})[metric] = versus_dp_popularity(doc, metric)
+    doc = outcome.doc
     note = _k_note(config)
     if note:
         doc.setdefault("notes", []).append(note)
@@ -310,13 +298,19 @@ def cmd_sweep(args) -> int:
     for r in doc["tables"][args.metric]:
         print(f"{r['method']:16s} {r['epsilon']:>8.3g} {r['mean']:>14.4f} {r['sd']:>8.4f}")
     if "crossing" in doc:
-        print(f"crossing ε on {args.metric} vs individual: {doc['crossing'][args.metric]['text']}")
+        rep = doc["crossing"][args.metric]
+        print(f"crossing ε on {args.metric} vs {rep['baseline']}: {rep['text']}")
+    if "crossing_vs_individual" in doc:
+        print(f"crossing ε on {args.metric} vs individual: {doc['crossing_vs_individual'][args.metric]['text']}")
     for row in doc.get("versus_dp_popularity", {}).get(args.metric, []):
         if row["verdict"] != "beats dp-popularity":
             # A DP method that does not beat the one-line DP popularity list must say so.
             print(f"ε = {row['epsilon']:g}: {config.method} {row['verdict']} "
                   f"({row['mean']:.4f} vs {row['dp_popularity_mean']:.4f})")
-    budget_cmd.record_release("sweep", doc, odometer, history, key, reservation, dataset)
+    if outcome.odometer.get("store"):
+        print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))
+    else:
+        print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     if out:
         write_json(doc, out)
         print(f"wrote {out}")

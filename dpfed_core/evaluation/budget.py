@@ -10,7 +10,7 @@ Charge of one method run to each entity (``method_charges``), from the method's 
 * anything else (raw data or exact statistics pooled, a rating-level ε at a trusted central
   curator, no formal DP) and a DP method at ε = inf — non-private: ∞ for every entity.
 
-:func:`~dpfed_core.evaluation.service.charged_run` and :func:`charged_sweep` are the engine calls with the odometer in front (the CLI
+:func:`~dpfed_core.evaluation.service.charged_run` and :func:`~dpfed_core.evaluation.service.charged_sweep` are the engine calls with the odometer in front (the CLI
 and the dashboard use them): reserve — which may refuse — then compute, settle, keep in the history.
 
 An audit runs the audited entity's mechanism thousands of times on its exact rows and picks its
@@ -110,12 +110,13 @@ def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str
 
 
 def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int],
-               references: Iterable[str] = ("individual", "central", "random-v", "popularity")
-               ) -> list[PlannedRelease]:
+               references: Iterable[str] | None = None) -> list[PlannedRelease]:
     """One release per sweep point: per seed, the sweep's own job list
     (:func:`~dpfed_core.evaluation.experiments.sweep_jobs`), checked by the sweep's own grid check,
     so the plan and the sweep cannot drift (:func:`settle_sweep` is the safety net all the same)."""
-    from dpfed_core.evaluation.experiments import check_sweep_grid, sweep_jobs
+    from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES, check_sweep_grid, sweep_jobs
+
+    references = DEFAULT_REFERENCES if references is None else references
 
     config.validate()
     epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
@@ -295,23 +296,3 @@ def save_result(store, kind: str, document: dict, dataset: FederatedDataset,
                                  operation=reservation.operation if reservation else None)
 
 
-def charged_sweep(store: Store | str | os.PathLike, dataset: FederatedDataset, config, epsilons, seeds, references,
-                  progress=None, allow_non_private: bool = False, save: bool = True):
-    """``sweep`` with every point charged before the first is computed. Returns (doc, history id)."""
-    from dpfed_core.evaluation.experiments import sweep
-
-    plans = plan_sweep(dataset, config, epsilons, seeds, references)
-    if skip_store(store, plans):
-        doc = sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
-        doc["odometer"] = {"store": None, "note": "simulation: no budget store opened"}
-        return doc, None
-    store = store if isinstance(store, Store) else Store(store)
-    key = dataset_key(dataset)
-    odometer = BudgetOdometer(store)
-    with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
-        doc = sweep(dataset, config, list(epsilons), list(seeds), list(references), progress)
-    settle_sweep(odometer, res, dataset, doc)
-    doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
-                       "releases": res.release_ids}
-    doc.setdefault("privacy", {}).setdefault("accountant", {}).update(accountant_record(store, dataset, key))
-    return doc, (save_result(store, "sweep", doc, dataset, res) if save else None)

@@ -472,12 +472,17 @@ def check_grid(values: Iterable, flag: str) -> list:
     return vals
 
 
+#: The sweep's references (issue 23): ``local`` — each entity alone, done properly — is what every
+#: "federation pays" verdict and crossing ε is stated against; ``individual`` beside it.
+DEFAULT_REFERENCES = ("local", "individual", "dp-popularity", "central", "random-v", "popularity")
+
+
 def sweep(
     dataset: FederatedDataset,
     config: RunConfig,
     epsilons: Iterable[float],
     seeds: Iterable[int],
-    references: Iterable[str] = ("individual", "dp-popularity", "central", "random-v", "popularity"),
+    references: Iterable[str] = None,
     progress: ProgressFn | None = None,
     checkpoint: Callable[[dict], None] | None = None,
     resume: dict | None = None,
@@ -499,6 +504,7 @@ def sweep(
     """
     config.validate()
     epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
+    references = DEFAULT_REFERENCES if references is None else references
     spec = get_method(config.method)
     if not spec.uses_epsilon:
         epsilons_run = [math.inf]
@@ -617,7 +623,18 @@ RMSE_METRICS = {"train_rmse", "test_rmse"}
 RANDOM_MAR = 0.5
 
 
-def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str = "individual") -> dict:
+def default_baseline(sweep_doc: dict) -> str:
+    """What a crossing is stated against: ``local`` when the sweep ran it (issue 23), else
+    ``individual``."""
+    methods = {r["method"] for r in sweep_doc.get("runs", [])} | set(sweep_doc.get("references", []))
+    return "local" if "local" in methods else "individual"
+
+
+MODE_WORDS = {"zero": "zero mode: every unobserved user–item pair is a 0 target",
+              "observed": "observed mode: only observed entries are fitted and tested"}
+
+
+def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None = None) -> dict:
     """The crossing ε and what it means, as data and as one sentence.
 
     A crossing ε is the smallest ε of the grid from which the swept method's mean ``metric`` beats
@@ -631,7 +648,8 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str = "indiv
     """
     method = sweep_doc["config"]["method"]
     mode = sweep_doc["config"].get("mode", "zero")
-    out = {"metric": metric, "epsilon": None, "meaningful": True, "baseline": baseline}
+    baseline = baseline or default_baseline(sweep_doc)
+    out = {"metric": metric, "epsilon": None, "meaningful": True, "baseline": baseline, "mode": mode}
     if metric in RMSE_METRICS and mode == "zero":
         out["meaningful"] = False
         out["text"] = (f"not reported: {metric} is not meaningful in zero mode (absent entries are 0 targets); "
@@ -663,6 +681,13 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str = "indiv
             break
         crossing = r["epsilon"]
     out["epsilon"] = crossing
+    out.update(_crossing_text(method, baseline, metric, crossing))
+    out["text"] += f" [{MODE_WORDS.get(mode, mode + ' mode')}]"
+    return out
+
+
+def _crossing_text(method: str, baseline: str, metric: str, crossing: float | None) -> dict:
+    out: dict = {}
     if crossing is None:
         out["text"] = f"none in the grid: {method} never beats {baseline} on {metric} at the largest ε"
     elif math.isinf(crossing):
@@ -673,7 +698,7 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str = "indiv
     return out
 
 
-def crossing_epsilon(sweep_doc: dict, metric: str = "mar", baseline: str = "individual") -> float | None:
+def crossing_epsilon(sweep_doc: dict, metric: str = "mar", baseline: str | None = None) -> float | None:
     """The crossing ε of :func:`crossing_report` (inf: only the non-private point beats the baseline;
     None: never, or the metric is not meaningful for this sweep)."""
     return crossing_report(sweep_doc, metric, baseline)["epsilon"]

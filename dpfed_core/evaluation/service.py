@@ -1,8 +1,9 @@
 """The one run service: validate → plan → charge → split → run → record, for every front end.
 
-The CLI (``python -m dpfed_core run``) only parses flags and prints; the dashboard only lays out
-widgets; both call :func:`execute_run` with a :class:`~dpfed_core.config.RunConfig`, a dataset and a
-budget store, and get the same document, charged the same way.
+The CLI (``python -m dpfed_core run`` / ``sweep``) only parses flags and prints; the dashboard only
+lays out widgets; both call :func:`execute_run` or :func:`execute_sweep` with a
+:class:`~dpfed_core.config.RunConfig`, a dataset and a budget store, and get the same document,
+charged the same way.
 """
 from __future__ import annotations
 
@@ -125,3 +126,93 @@ def charged_run(store: Store | str | os.PathLike | None, dataset: FederatedDatas
     out = execute_run(dataset, config, store=store, allow_non_private=allow_non_private, split=split,
                       progress=progress, save=save)
     return out.doc, out.result, out.history_id
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`execute_sweep` produced: the sweep document (with its ``tables`` and crossing
+    reports), the history id of the stored document (None when nothing was stored), the odometer's
+    record."""
+
+    doc: dict
+    history_id: int | None = None
+    odometer: dict = field(default_factory=dict)
+
+
+def summarise_sweep(doc: dict, metrics: Iterable[str] = ("mar", "test_rmse")) -> dict:
+    """The sweep's analysis, the same for every front end: per metric the table of mean ± sd, the
+    crossing against ``local`` (or ``individual`` when local did not run) and, beside it, against
+    ``individual`` and ``dp-popularity`` (:func:`~dpfed_core.evaluation.experiments.crossing_report`,
+    each stating the observation mode)."""
+    from dpfed_core.evaluation.experiments import crossing_report, sweep_table, versus_dp_popularity
+
+    refs = set(doc.get("references", []))
+    for metric in dict.fromkeys(metrics):
+        doc.setdefault("tables", {})[metric] = sweep_table(doc, metric)
+        if {"local", "individual"} & refs:
+            rep = crossing_report(doc, metric)
+            doc.setdefault("crossing_epsilon", {})[metric] = rep["epsilon"]
+            doc.setdefault("crossing", {})[metric] = rep
+        if {"local", "individual"} <= refs:
+            doc.setdefault("crossing_vs_individual", {})[metric] = crossing_report(doc, metric, "individual")
+        if "dp-popularity" in refs:
+            doc.setdefault("crossing_vs_dp_popularity", {})[metric] = crossing_report(doc, metric, "dp-popularity")
+            doc.setdefault("versus_dp_popularity", {})[metric] = versus_dp_popularity(doc, metric)
+    return doc
+
+
+def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int],
+                  references: Iterable[str] | None = None, *, store: Store | str | os.PathLike | None = None,
+                  allow_non_private: bool = False, progress: Callable[..., None] | None = None,
+                  checkpoint: Callable[[dict], None] | None = None, resume: dict | None = None,
+                  metrics: Iterable[str] = ("mar", "test_rmse"), save: bool = True) -> SweepOutcome:
+    """A privacy–utility sweep with the odometer in front, by the same steps as :func:`execute_run`:
+    1. validate (:func:`check_run` with every reference); 2. plan every point
+    (:func:`~dpfed_core.evaluation.budget.plan_sweep`, the sweep's own job list); 3. charge them all
+    before the first is computed — or refuse; 4–5. split and run each seed
+    (:func:`~dpfed_core.evaluation.experiments.sweep`, checkpointed); 6. settle the charge to the
+    ledgers, note the odometer and the accountant, summarise (:func:`summarise_sweep`) and keep the
+    document in the history. A resumed sweep is charged again for every point (conservative)."""
+    from dpfed_core.evaluation.budget import accountant_record, plan_sweep, settle_sweep, skip_store
+    from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES, sweep
+    from dpfed_core.evaluation.history import RunHistory
+    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
+    from dpfed_core.privacy.store import resolve_store_path
+
+    references = list(DEFAULT_REFERENCES if references is None else references)
+    epsilons, seeds = list(epsilons), list(seeds)
+    check_run(dataset, config, [r for r in references if r != config.method])
+    plans = plan_sweep(dataset, config, epsilons, seeds, references)
+
+    def compute() -> dict:
+        return sweep(dataset, config, epsilons, seeds, references, progress=progress, checkpoint=checkpoint,
+                     resume=resume)
+
+    history_id = None
+    if skip_store(store, plans):
+        doc = compute()
+        record = {"store": None, "note": "nothing released, or a simulation: no budget store opened"}
+    else:
+        store = store if isinstance(store, Store) else Store(resolve_store_path(store))
+        odometer = BudgetOdometer(store)
+        key = odometer.register(dataset, dataset_key(dataset))
+        with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
+            doc = compute()
+        settle_sweep(odometer, res, dataset, doc)
+        record = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
+                  "releases": res.release_ids}
+        doc.setdefault("privacy", {}).setdefault("accountant", {}).update(accountant_record(store, dataset, key))
+    doc["odometer"] = record
+    summarise_sweep(doc, metrics)
+    if record.get("store") and save:
+        history_id = RunHistory(store).add("sweep", doc, dataset_key=record["dataset_key"],
+                                           operation=record["operation"])
+    return SweepOutcome(doc, history_id, record)
+
+
+def charged_sweep(store: Store | str | os.PathLike | None, dataset: FederatedDataset, config: RunConfig, epsilons,
+                  seeds, references, progress=None, allow_non_private: bool = False, save: bool = True):
+    """:func:`execute_sweep` in the shape the dashboard uses. Returns (doc, history id)."""
+    out = execute_sweep(dataset, config, epsilons, seeds, references, store=store,
+                        allow_non_private=allow_non_private, progress=progress, save=save)
+    return out.doc, out.history_id

@@ -24,8 +24,8 @@ import os
 from typing import Sequence
 
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.evaluation.budget import charged_sweep, save_result  # noqa: F401  (the pages' API)
-from dpfed_core.evaluation.service import charged_run  # noqa: F401  (the pages' API)
+from dpfed_core.evaluation.budget import save_result  # noqa: F401  (the pages' API)
+from dpfed_core.evaluation.service import charged_run, charged_sweep  # noqa: F401  (the pages' API)
 from dpfed_core.evaluation.history import RunHistory  # noqa: F401
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, dataset_key
 from dpfed_core.privacy.store import Store, default_store_path

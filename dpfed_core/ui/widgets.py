@@ -174,7 +174,7 @@ def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]
     allow = allow_non_private()
 
     def compute(progress):  # a worker thread: no Streamlit in here
-        from dpfed_core.evaluation.budget import charged_sweep
+        from dpfed_core.evaluation.service import charged_sweep
         from dpfed_core.ui import history
 
         store = None if config.simulation else history.owner_store(dataset)[0]
