@@ -10,7 +10,35 @@ from dpfed_core.privacy.ledger import validate_budget
 
 
 #: Largest finite ε a run accepts (issue 12: ε ≥ 1e50 crashed the Gaussian calibration).
+#: Every limit of a run's inputs, once (the CLI, the dashboard and the engine read these).
+#: Largest finite ε accepted. Beyond it DP noise is below float resolution of any statistic, and the
+#: Gaussian calibration's search range overflows (ε ≥ 1e50 used to raise); use inf for non-private.
 MAX_EPSILON = 1e4
+#: Smallest finite ε accepted. Below it the calibrations fail or lose meaning: the Gaussian σ grows as
+#: 1/ε and the samplers' scales overflow float64 near ε = 1e-300 (ε = 5e-324 raised
+#: ZeroDivisionError); at 1e-6 every noise scale is already ~1e6× the value bound.
+MIN_EPSILON = 1e-6
+#: Largest rank ℓ accepted (also bounded by the number of items, a public shape).
+MAX_RANK = 1000
+#: Largest k (prototypes per entity) accepted: k × items floats per entity message.
+MAX_K = 10_000
+#: Largest seed accepted (NumPy seeds are unsigned 64-bit; the split adds its own word).
+MAX_SEED = 2**63 - 1
+#: Largest ridge penalty λ accepted: beyond it the penalty swamps every fit.
+MAX_LAM = 1e6
+
+
+def check_epsilon(epsilon: float, param: str = "epsilon") -> float:
+    """One ε of a run or a grid within [MIN_EPSILON, MAX_EPSILON] (or inf, non-private); the error
+    names ``param`` so that each front end shows its own flag or control."""
+    eps = float(epsilon)
+    if math.isfinite(eps) and 0 < eps < MIN_EPSILON:
+        raise ConfigError(f"ε = {eps:g} is below {MIN_EPSILON:g}, the smallest ε the noise calibration handles (the "
+                          "noise would be millions of times the data's bound: nothing could be learned)", param=param)
+    if math.isfinite(eps) and eps > MAX_EPSILON:
+        raise ConfigError(f"ε = {eps:g} is above {MAX_EPSILON:g}; beyond it the noise is negligible — use inf for a "
+                          "non-private run", param=param)
+    return eps
 
 
 @dataclass
@@ -57,22 +85,25 @@ class RunConfig:
 
     def validate(self) -> "RunConfig":
         validate_budget(self.epsilon, self.delta)
-        if math.isfinite(self.epsilon) and self.epsilon > MAX_EPSILON:
-            # beyond it DP noise is below float resolution and the Gaussian calibration overflows
-            raise ConfigError(f"ε = {self.epsilon:g} is above {MAX_EPSILON:g}; use inf for a non-private run",
-                              param="epsilon")
+        check_epsilon(self.epsilon)
         for name in ("k", "rank", "top_n", "n_hidden", "max_iter"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ConfigError(f"{name} must be a positive whole number, got {v!r}")
         if not isinstance(self.lam, (int, float)) or not math.isfinite(self.lam) or self.lam < 0:
-            raise ConfigError(f"λ (lam) must be a non-negative number, got {self.lam!r}")
+            raise ConfigError(f"λ (lam) must be a non-negative number, got {self.lam!r}", param="lam")
+        if self.lam > MAX_LAM:
+            raise ConfigError(f"λ (lam) = {self.lam:g} is above {MAX_LAM:g}; the ridge penalty would swamp every fit",
+                              param="lam")
+        for name, limit in (("rank", MAX_RANK), ("k", MAX_K)):
+            if getattr(self, name) > limit:
+                raise ConfigError(f"{name} = {getattr(self, name)} is above {limit}; lower it", param=name)
         if self.mode not in ("zero", "observed"):
             raise ConfigError(f"mode must be 'zero' or 'observed', got {self.mode!r}")
         if isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, int) or not (self.n_jobs == -1 or self.n_jobs >= 1):
             raise ConfigError(f"n_jobs must be -1 (all cores) or a whole number ≥ 1, got {self.n_jobs!r}",
                               param="n_jobs")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**63:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= MAX_SEED:
             raise ConfigError(f"seed must be a whole number from 0 to 2^63 − 1, got {self.seed!r}", param="seed")
         if self.aggregation not in ("none", "secure"):
             raise ConfigError(f"aggregation must be 'none' or 'secure', got {self.aggregation!r}",

@@ -623,11 +623,11 @@ def run_audit(
     registry = auditable_methods()
     for name in methods:
         if name not in registry:
-            raise ConfigError(f"cannot audit {name!r}: it is not a prototype method or a summable release; choose from {', '.join(sorted(registry))} (--methods)")
+            raise ConfigError(f"cannot audit {name!r}: it is not a prototype method or a summable release; choose from {', '.join(sorted(registry))}", param="methods")
     if others not in OTHERS:
         raise ConfigError(f"others must be one of {', '.join(OTHERS)}, got {others!r}")
     if aggregation not in ("secure", "none"):
-        raise ConfigError(f"aggregation must be 'secure' or 'none', got {aggregation!r} (--aggregation)")
+        raise ConfigError(f"aggregation must be 'secure' or 'none', got {aggregation!r}", param="aggregation")
     if any(math.isnan(e) or e <= 0 for e in epsilons):
         raise ConfigError(f"every ε of the grid must be positive (or inf), got {epsilons}")
     if not 0 < confidence < 1:

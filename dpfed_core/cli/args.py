@@ -11,7 +11,7 @@ import re
 
 from pathlib import Path
 
-from dpfed_core.config import RunConfig
+from dpfed_core.config import MAX_K, MAX_LAM, MAX_RANK, MAX_SEED, RunConfig, check_epsilon
 from dpfed_core.data.inputs import check_output_not_input, check_regular_file, strict_float, strict_int
 from dpfed_core.errors import DpfedError
 
@@ -29,26 +29,10 @@ CLI_NAMES = {
     "min_item_users": "--min-item-users", "epsilon": "--epsilon", "delta": "--delta", "rank": "--rank",
     "seed": "--seed", "metric": "--metric", "resume": "--resume", "out": "--out", "data": "--data",
     "k": "--k", "lam": "--lam", "mode": "--mode", "method": "--method", "epsilons": "--epsilons",
-    "seeds": "--seeds", "references": "--references", "compare": "--compare",
+    "seeds": "--seeds", "references": "--references", "compare": "--compare", "methods": "--methods",
     "entities": "--entities", "entities_from_data": "--entities-from-data", "item_features": "--item-features",
     "encoding": "--encoding", "store": "--store", "max_dropouts": "--max-dropouts", "aggregation": "--aggregation",
 }
-
-#: Largest finite ε accepted. Beyond it DP noise is below float resolution of any statistic, and the
-#: Gaussian calibration's search range overflows (ε ≥ 1e50 used to raise); use inf for non-private.
-MAX_EPSILON = 1e4
-#: Largest rank ℓ accepted (also bounded by the number of items, a public shape).
-MAX_RANK = 1000
-#: Largest k (prototypes per entity) accepted: k × items floats per entity message.
-MAX_K = 10_000
-
-
-#: Smallest finite ε accepted. Below it the calibrations fail or lose meaning: the Gaussian σ of
-#: dp-cooccurrence/dp-gaussian grows as 1/ε and the samplers' scales overflow float64 near ε = 1e-300
-#: (ε = 5e-324 raised ZeroDivisionError); at 1e-6 every noise scale is already ~1e6× the value bound.
-MIN_EPSILON = 1e-6
-#: Largest seed accepted (NumPy seeds are unsigned 64-bit; the split adds its own word).
-MAX_SEED = 2**63 - 1
 
 
 def parse_float(text: str) -> float:
@@ -348,29 +332,19 @@ def run_config(args, dataset) -> RunConfig:
         # issue 26: n_jobs=100000 started 220+ worker processes; more workers than cores only thrash
         raise DpfedError(f"{n_jobs} worker processes (n_jobs) are more than the {cores} cores of this machine; "
                          f"use 1 to {cores}, or -1 for all of them", param="n_jobs")
-    for flag, eps in [("--epsilons", e) for e in (getattr(args, "epsilons", None) or [])]:
-        if math.isfinite(eps) and 0 < eps < MIN_EPSILON:
-            raise DpfedError(f"{flag}: ε = {eps:g} is below {MIN_EPSILON:g}, the smallest ε the noise calibration "
-                             "handles", param="epsilons")
-        if math.isfinite(eps) and eps > MAX_EPSILON:
-            raise DpfedError(f"{flag}: ε = {eps:g} is above {MAX_EPSILON:g}; use inf for a non-private point",
-                             param="epsilons")
-    if args.epsilon is not None and math.isfinite(args.epsilon) and 0 < args.epsilon < MIN_EPSILON:
-        raise DpfedError(f"--epsilon {args.epsilon:g} is below {MIN_EPSILON:g}, the smallest ε the noise calibration "
-                         "handles (the noise would be millions of times the data's bound: nothing could be learned)",
-                         param="epsilon")
+    for eps in getattr(args, "epsilons", None) or []:
+        check_epsilon(eps, "epsilons")
+    if args.epsilon is not None:
+        check_epsilon(args.epsilon, "epsilon")
     for key, flag in (("k", "--k"), ("value_max", "--value-max"), ("epsilon", "--epsilon"), ("delta", "--delta")):
         if key in params:
             raise DpfedError(f"--param {key}=… is set by {flag}; use {flag} instead", param="prototype_params")
-    if args.epsilon is not None and math.isfinite(args.epsilon) and args.epsilon > MAX_EPSILON:
-        raise DpfedError(f"--epsilon {args.epsilon:g} is above {MAX_EPSILON:g}; beyond it the noise is negligible — "
-                         "use --epsilon inf for a non-private run", param="epsilon")
     for name, flag in (("delta", "--delta"), ("lam", "--lam")):
         v = getattr(args, name)
         if v is not None and not math.isfinite(v):
             raise DpfedError(f"{flag} must be a finite number, got {v}", param=name)
-    if args.lam is not None and args.lam > 1e6:
-        raise DpfedError(f"--lam {args.lam:g} is above 1e6; the ridge penalty would swamp every fit", param="lam")
+    if args.lam is not None and args.lam > MAX_LAM:
+        raise DpfedError(f"--lam {args.lam:g} is above {MAX_LAM:g}; the ridge penalty would swamp every fit", param="lam")
     max_rank = min(MAX_RANK, dataset.n_items)
     if isinstance(args.rank, int) and args.rank > max_rank:
         raise DpfedError(f"--rank {args.rank} is more than the data allows: at most {max_rank} (the smaller of "

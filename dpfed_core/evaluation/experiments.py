@@ -567,20 +567,20 @@ def sweep(
 def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
     """The finished points of ``previous`` that belong to the sweep ``doc`` describes."""
     if not isinstance(previous, dict) or not isinstance(previous.get("runs"), list):
-        raise ConfigError("--resume: the file is not a sweep document (no 'runs' list)", param="resume")
+        raise ConfigError("the sweep document to resume is not a sweep document (no 'runs' list)", param="resume")
     old_cfg = {k: v for k, v in (previous.get("config") or {}).items() if k != "seed"}
     new_cfg = {k: v for k, v in json_safe(doc["config"]).items() if k != "seed"}
     diff = sorted(k for k in set(old_cfg) | set(new_cfg) if old_cfg.get(k) != new_cfg.get(k))
     if diff:
-        raise ConfigError("--resume: the file was written by a sweep with other settings "
-                          f"({', '.join(diff)} differ); rerun with the same flags or start a new sweep",
+        raise ConfigError("the sweep document to resume was written by a sweep with other settings "
+                          f"({', '.join(diff)} differ); resume with the same settings or start a new sweep",
                           param="resume")
     keep = ("name", "n_users", "n_items", "n_entities", "n_interactions", "value_kind", "value_max")
     old_ds = {k: (previous.get("dataset") or {}).get(k) for k in keep}
     new_ds = {k: json_safe(doc["dataset"]).get(k) for k in keep}
     if old_ds != new_ds:
-        raise ConfigError("--resume: the file was written for other data "
-                          f"({old_ds.get('name')!r}, {old_ds.get('n_users')} users); pass the same --data",
+        raise ConfigError("the sweep document to resume was written for other data "
+                          f"({old_ds.get('name')!r}, {old_ds.get('n_users')} users); load the same data (data=…)",
                           param="resume")
     wanted = {_job_key(m, e, s, swept) for s in doc["seeds"]
               for m, e in sweep_jobs(swept, doc["grid"], doc["references"])}
@@ -590,7 +590,7 @@ def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
             key = _job_key(str(r["method"]), float(r["epsilon"]), int(r["seed"]), swept)
             _ = r["overall"]
         except (KeyError, TypeError, ValueError):
-            raise ConfigError("--resume: the file has a malformed run entry; start a new sweep",
+            raise ConfigError("the sweep document to resume has a malformed run entry; start a new sweep",
                               param="resume") from None
         if key in wanted and key not in seen:
             seen.add(key)

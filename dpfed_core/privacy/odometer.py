@@ -557,8 +557,8 @@ class BudgetOdometer:
     def _require_dataset(self, con, key: str) -> dict:
         row = con.execute("SELECT * FROM datasets WHERE key = ?", (key,)).fetchone()
         if row is None:
-            raise ConfigError(f"the store {self.path} has no dataset {key}; load the data once "
-                              "(e.g. `python -m dpfed_core budget show --data …`)")
+            raise ConfigError(f"the store {self.path} has no dataset {key}; load the data once with this store "
+                              "(data=…) so that it is registered", param="data")
         return dict(row)
 
     def set_cap(self, dataset: FederatedDataset | str, epsilon: float, delta: float = 1e-5, *,
