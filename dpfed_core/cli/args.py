@@ -35,6 +35,16 @@ CLI_NAMES = {
 }
 
 
+#: One-line help of every sub-command: the command list shows it without importing the command's
+#: module (start-up: ``methods`` must not pay for ``audit``'s or ``budget``'s imports).
+COMMAND_HELP = {
+    "audit": "membership-inference audit of one entity's round-1 release",
+    "report": "self-contained HTML compliance report from result documents",
+    "deploy-local": "run the protocol as a real local Flower deployment",
+    "write-shards": "write one shard file per entity (a node's only data)",
+    "budget": "privacy budget odometer: show / set-cap / releases / list",
+}
+
 def parse_float(text: str) -> float:
     """A number written in ASCII decimal (``1``, ``0.5``, ``1e-6``) or ``inf``; ``1_0``, ``nan``,
     full-width digits and values that overflow to infinity (``1e400``) are refused."""
@@ -161,8 +171,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--k", type=whole_number, default=50, help="prototypes per entity (default 50)")
     g.add_argument("--rank", type=whole_number, default=10, help="latent factors ℓ (default 10)")
     g.add_argument("--lam", type=finite_float, default=0.1, help="ridge penalty λ (default 0.1)")
-    g.add_argument("--mode", choices=["zero", "observed"], help="observation mode: zero (absent = 0; default for counts/implicit) or observed "
-                        "(only observed entries; default for ratings)")
+    g.add_argument("--mode", choices=["zero", "observed"], help="observation mode: zero (absent = 0; default for counts/implicit, "
+                        "and for a sweep's ranking crossings) or observed (only observed entries; default for ratings)")
     g.add_argument("--seed", type=seed_int, default=0,
                    help="seed of the split and of every non-private step (default 0); DP noise comes from "
                         "the operating system's entropy unless --simulation is given")

@@ -6,7 +6,7 @@ import sys
 
 from dpfed_core.audit.defaults import DEFAULT_ATTACKS, DEFAULT_EPSILONS, DEFAULT_METHODS, DEFAULT_TARGETS
 from dpfed_core.cli import budget_cmd
-from dpfed_core.cli.args import (add_data_args, add_store_args, float_list, load_dataset, name_list, parse_params,
+from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, float_list, load_dataset, name_list, parse_params,
                                  seed_int)
 
 
@@ -34,7 +34,7 @@ ln((1-a)/a), a = 1-((1-c)/2)^(1/N) (printed as 'max').
 def register_cli(subparsers) -> argparse.ArgumentParser:
     """Add the ``audit`` sub-command to ``python -m dpfed_core``'s sub-parsers."""
 
-    p = subparsers.add_parser("audit", help="membership-inference audit of one entity's round-1 release",
+    p = subparsers.add_parser("audit", help=COMMAND_HELP["audit"],
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     add_data_args(p)
     g = p.add_argument_group("audit")

@@ -6,7 +6,7 @@ import argparse
 import json
 import math
 
-from dpfed_core.cli.args import add_data_args, add_store_args, load_dataset, parse_float
+from dpfed_core.cli.args import COMMAND_HELP, add_data_args, add_store_args, load_dataset, parse_float
 
 EPILOG = """\
 examples:
@@ -38,7 +38,7 @@ runs are not charged, and without --store / $DPFED_STORE they do not open the st
 
 
 def register_cli(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("budget", help="privacy budget odometer: show / set-cap / releases / list",
+    p = subparsers.add_parser("budget", help=COMMAND_HELP["budget"],
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     sub = p.add_subparsers(dest="budget_command", required=True)
     for name, hlp in (("show", "spent / remaining per entity and the latest releases"),

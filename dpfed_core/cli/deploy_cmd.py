@@ -6,7 +6,7 @@ import sys
 import time
 
 from dpfed_core.cli import budget_cmd
-from dpfed_core.cli.args import (add_data_args, add_model_args, add_store_args, load_dataset, name_list, preflight,
+from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_model_args, add_store_args, load_dataset, name_list, preflight,
                                  run_config, seed_int)
 
 EPILOG = """\
@@ -27,7 +27,7 @@ Needs Flower: pip install -r requirements-deploy.txt
 
 
 def register_cli(subparsers) -> None:
-    p = subparsers.add_parser("deploy-local", help="run the protocol as a real local Flower deployment",
+    p = subparsers.add_parser("deploy-local", help=COMMAND_HELP["deploy-local"],
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     add_data_args(p)
     add_model_args(p)
@@ -50,7 +50,7 @@ def register_cli(subparsers) -> None:
     add_store_args(p)
     p.set_defaults(func=cmd_deploy_local)
 
-    w = subparsers.add_parser("write-shards", help="write one shard file per entity (a node's only data)")
+    w = subparsers.add_parser("write-shards", help=COMMAND_HELP["write-shards"])
     add_data_args(w)
     w.add_argument("--seed", type=seed_int, default=0, help="seed of the train/test split (default 0)")
     w.add_argument("--out-dir", required=True, help="directory for entity_000.npz, …")

@@ -10,8 +10,7 @@ import sys
 import time
 from typing import Sequence
 
-from dpfed_core.cli import audit_cmd, budget_cmd, deploy_cmd, report_cmd
-from dpfed_core.cli.args import (CLI_NAMES, add_data_args, add_model_args, add_store_args, check_outputs,
+from dpfed_core.cli.args import (CLI_NAMES, COMMAND_HELP, add_data_args, add_model_args, add_store_args, check_outputs,
                                  float_list, load_dataset, name_list, preflight, run_config, seed_list)
 from dpfed_core.errors import ConfigError, DpfedError
 
@@ -128,11 +127,24 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     mp = sub.add_parser("methods", help="list the available methods and their privacy models")
     mp.add_argument("--params", action="store_true",
                     help="also list each method's declared parameters (set them with --param NAME=VALUE)")
-    audit_cmd.register_cli(sub)
-    report_cmd.register_cli(sub)
-    deploy_cmd.register_cli(sub)
-    budget_cmd.register_cli(sub)
+    for module, names in _COMMAND_MODULES.items():
+        if sub.wanted is None or sub.wanted in names:
+            _command_module(module).register_cli(sub)
+        else:  # listed with its one-line help; its module (and what it imports) is not loaded
+            for name in names:
+                sub.add_parser(name, help=COMMAND_HELP[name])
     return parser
+
+
+#: The commands whose flags and code live in their own module, loaded only when run (or for --help).
+_COMMAND_MODULES = {"audit_cmd": ("audit",), "report_cmd": ("report",),
+                    "deploy_cmd": ("deploy-local", "write-shards"), "budget_cmd": ("budget",)}
+
+
+def _command_module(name: str):
+    import importlib
+
+    return importlib.import_module(f"dpfed_core.cli.{name}")
 
 
 class _Bar:
@@ -191,6 +203,7 @@ def _k_note(config) -> str | None:
 
 def cmd_run(args) -> int:
     """``run``: parse, call the run service (:func:`~dpfed_core.evaluation.service.execute_run`), print."""
+    from dpfed_core.cli import budget_cmd
     from dpfed_core.data.atomic import check_writable
     from dpfed_core.evaluation.budget import plan_run
     from dpfed_core.evaluation.experiments import write_json
@@ -241,11 +254,13 @@ def cmd_run(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    """``sweep``: parse, call the run service (:func:`~dpfed_core.evaluation.service.execute_sweep`), print."""
     import json
 
+    from dpfed_core.cli import budget_cmd
     from dpfed_core.data.atomic import check_writable
     from dpfed_core.evaluation.budget import plan_sweep
-    from dpfed_core.evaluation.experiments import check_grid, write_json
+    from dpfed_core.evaluation.experiments import RMSE_METRICS, check_grid, write_json
     from dpfed_core.evaluation.service import execute_sweep
 
     out = args.out or args.resume
@@ -269,6 +284,11 @@ def cmd_sweep(args) -> int:
             raise ConfigError(f"--resume {args.resume} is not a sweep document (a JSON object written by "
                               "`sweep --out`)", param="resume")
     dataset = load_dataset(args)
+    if args.mode is None and args.metric not in RMSE_METRICS:
+        # a crossing on a ranking metric is a ranking claim: zero mode, whatever the value kind (in
+        # observed mode a ratings federation ranks only the items each user rated, and the verdict
+        # against individual reverses on MovieLens); stated in every crossing line
+        args.mode = "zero"
     config = run_config(args, dataset)
     preflight(dataset, config, args.references)
     plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references)
@@ -352,9 +372,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser(argv[0] if argv else None)
         args = parser.parse_args(argv)
         commands = {"run": cmd_run, "sweep": cmd_sweep, "methods": cmd_methods,
-                    "audit": audit_cmd.cmd_audit, "report": report_cmd.cmd_report,
-                    "deploy-local": deploy_cmd.cmd_deploy_local, "write-shards": deploy_cmd.cmd_write_shards,
-                    "budget": budget_cmd.cmd_budget}
+                    "audit": lambda a: _command_module("audit_cmd").cmd_audit(a),
+                    "report": lambda a: _command_module("report_cmd").cmd_report(a),
+                    "deploy-local": lambda a: _command_module("deploy_cmd").cmd_deploy_local(a),
+                    "write-shards": lambda a: _command_module("deploy_cmd").cmd_write_shards(a),
+                    "budget": lambda a: _command_module("budget_cmd").cmd_budget(a)}
         return commands[args.command](args)
     except DpfedError as exc:
         print(f"error: {render_error(exc)}", file=sys.stderr)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from dpfed_core.cli.args import COMMAND_HELP
 from dpfed_core.errors import DpfedError
 
 
@@ -20,7 +21,7 @@ The report opens offline (inline CSS and plotly.js). --no-charts gives a small t
 
 def register_cli(subparsers) -> argparse.ArgumentParser:
     """Add the ``report`` sub-command to ``python -m dpfed_core``'s sub-parsers."""
-    p = subparsers.add_parser("report", help="self-contained HTML compliance report from result documents",
+    p = subparsers.add_parser("report", help=COMMAND_HELP["report"],
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     p.add_argument("--run", required=True, help="run result document (JSON) of `python -m dpfed_core run`")
     p.add_argument("--sweep", help="sweep document (JSON) of `python -m dpfed_core sweep`")
