@@ -232,6 +232,10 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=1, help="worker processes over (federation, seed)")
     ap.add_argument("--data", default=",".join(DATASETS))
+    ap.add_argument("--seed-list", help="comma-separated seeds to run (instead of 0 … --seeds − 1), e.g. to "
+                                        "split a long run over processes; their rows logs are merged with --logs")
+    ap.add_argument("--log", help="rows log to write (default bench/results/utility.rows.jsonl)")
+    ap.add_argument("--logs", help="with --report-only: comma-separated rows logs to merge")
     ap.add_argument("--report-only", action="store_true",
                     help="write the report from the rows log of an earlier (possibly unfinished) run")
     args = ap.parse_args()
@@ -239,13 +243,15 @@ def main() -> None:
     unknown = sorted(set(datasets) - set(DATASETS))
     if unknown:
         ap.error(f"--data: unknown federation(s) {unknown}; choose from {', '.join(DATASETS)}")
-    seeds = list(range(1 if args.quick else args.seeds))
+    seeds = ([int(x) for x in args.seed_list.split(",")] if args.seed_list
+             else list(range(1 if args.quick else args.seeds)))
     out = outputs("utility", args.quick)
-    log = out["json"].with_suffix(".rows.jsonl")
+    log = Path(args.log) if args.log else out["json"].with_suffix(".rows.jsonl")
     env = machine()
     t0 = time.perf_counter()
     if args.report_only:
-        rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        logs = [Path(x) for x in args.logs.split(",")] if args.logs else [log]
+        rows = [json.loads(line) for lg in logs for line in lg.read_text().splitlines() if line.strip()]
         for r in rows:
             r["epsilon"] = float(r["epsilon"])
     else:
