@@ -20,15 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._common import ML100K, machine, md_table, outputs, write_results  # noqa: E402
 from dpfed_core.config import RunConfig  # noqa: E402
-from dpfed_core.data.dataset import FederatedDataset  # noqa: E402
 from dpfed_core.data.loaders import load_data  # noqa: E402
 from dpfed_core.evaluation.budget import plan_sweep, planned_rho  # noqa: E402
 from dpfed_core.privacy.odometer import (BudgetOdometer, PlannedRelease, match_people,  # noqa: E402
@@ -69,29 +66,10 @@ def equal_releases(ds, n_max: int, cap: float = 4.5, cap_delta: float = 1e-5) ->
     return rows, {"cap_epsilon": cap, "cap_delta": cap_delta, "fit_basic": fit_basic, "fit_charged": fit_tight}
 
 
-def reexport(ds, *, pseudonyms=False, reorder=False, add=0, remove=0, relabel=False, seed=0):
-    rng = np.random.default_rng(seed)
-    X = ds.X.tocoo()
-    rows, cols, vals = X.row.copy(), X.col.copy(), X.data.copy()
-    if remove:
-        keep = np.ones(rows.size, bool)
-        keep[rng.choice(rows.size, remove, replace=False)] = False
-        rows, cols, vals = rows[keep], cols[keep], vals[keep]
-    if add:
-        rows = np.concatenate([rows, rng.integers(0, ds.n_users, add)])
-        cols = np.concatenate([cols, rng.integers(0, ds.n_items, add)])
-        vals = np.concatenate([vals, np.ones(add)])
-    Y = sp.coo_matrix((vals, (rows, cols)), shape=ds.X.shape).tocsr()
-    Y.sum_duplicates()
-    names = np.asarray(ds.entity_names, dtype=object)[ds.entity_of_user].astype(str)
-    if relabel:
-        names = np.char.add("relabelled ", names)
-    uid = np.asarray(ds.user_ids).astype(str)
-    if pseudonyms:
-        uid = np.array([f"p{h:08x}" for h in rng.permutation(10 ** 7)[: ds.n_users]])
-    order = rng.permutation(ds.n_users) if reorder else np.arange(ds.n_users)
-    return FederatedDataset.from_parts(Y[order], names[order], user_ids=uid[order], item_ids=ds.item_ids,
-                                       value_kind=ds.value_kind, value_max=ds.value_max, name="re-export")
+def reexport(ds, *, relabel=False, **kw):
+    from dpfed_core.data.synthetic import reexport as _reexport
+
+    return _reexport(ds, relabel="relabelled " if relabel else None, **kw)
 
 
 CASES = {"new pseudonyms + reordered": dict(pseudonyms=True, reorder=True),

@@ -517,30 +517,11 @@ def test_schema_v1_store_is_migrated_and_keeps_its_spend(tmp_path):
 
 
 # ------------------------------------------------------------------------------ issue 22: the people
-def _reexport(ds: FederatedDataset, *, pseudonyms=False, reorder=False, add=0, remove=0, relabel=False,
-              seed: int = 0) -> FederatedDataset:
-    rng = np.random.default_rng(seed)
-    X = ds.X.tocoo()
-    rows, cols, vals = X.row.copy(), X.col.copy(), X.data.copy()
-    if remove:
-        keep = np.ones(rows.size, bool)
-        keep[rng.choice(rows.size, remove, replace=False)] = False
-        rows, cols, vals = rows[keep], cols[keep], vals[keep]
-    if add:
-        rows = np.concatenate([rows, rng.integers(0, ds.n_users, add)])
-        cols = np.concatenate([cols, rng.integers(0, ds.n_items, add)])
-        vals = np.concatenate([vals, np.ones(add)])
-    Y = sp.coo_matrix((vals, (rows, cols)), shape=ds.X.shape).tocsr()
-    Y.sum_duplicates()
-    names = np.asarray(ds.entity_names, dtype=object)[ds.entity_of_user].astype(str)
-    if relabel:
-        names = np.char.add("site-", np.char.replace(names, "hospital ", ""))
-    uid = np.asarray(ds.user_ids).astype(str)
-    if pseudonyms:
-        uid = np.array([f"p{h:08x}" for h in rng.permutation(10 ** 6)[: ds.n_users]])
-    order = rng.permutation(ds.n_users) if reorder else np.arange(ds.n_users)
-    return FederatedDataset.from_parts(Y[order], names[order], user_ids=uid[order], item_ids=ds.item_ids,
-                                       value_kind=ds.value_kind, value_max=ds.value_max, name="re-export.csv")
+def _reexport(ds: FederatedDataset, *, relabel=False, **kw) -> FederatedDataset:
+    from dpfed_core.data.synthetic import reexport
+
+    # relabelled like a data owner renaming its sites: "hospital 3" → "site-hospital 3"
+    return reexport(ds, relabel="site-" if relabel else None, name="re-export.csv", **kw)
 
 
 @pytest.mark.parametrize("case", [dict(pseudonyms=True, reorder=True), dict(add=5), dict(remove=5),

@@ -255,8 +255,6 @@ def cmd_run(args) -> int:
 
 def cmd_sweep(args) -> int:
     """``sweep``: parse, call the run service (:func:`~dpfed_core.evaluation.service.execute_sweep`), print."""
-    import json
-
     from dpfed_core.cli import budget_cmd
     from dpfed_core.data.atomic import check_writable
     from dpfed_core.evaluation.budget import plan_sweep

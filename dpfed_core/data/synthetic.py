@@ -536,3 +536,34 @@ def make_clinic(
             "region": region_of[hosp[r]],
         }
     )
+
+
+def reexport(ds: FederatedDataset, *, pseudonyms: bool = False, reorder: bool = False, add: int = 0,
+             remove: int = 0, relabel: str | None = None, seed: int = 0,
+             name: str = "re-export") -> FederatedDataset:
+    """The same people exported again, as a data owner might (for the tests and benchmarks of the
+    odometer's people fingerprint): new pseudonyms, rows in another order, ``add`` interactions added
+    and ``remove`` removed at random, entity names with the prefix ``relabel``. Values keep their kind
+    and bound; the item ids stay (they are the public catalogue)."""
+    rng = np.random.default_rng(seed)
+    X = ds.X.tocoo()
+    rows, cols, vals = X.row.copy(), X.col.copy(), X.data.copy()
+    if remove:
+        keep = np.ones(rows.size, bool)
+        keep[rng.choice(rows.size, remove, replace=False)] = False
+        rows, cols, vals = rows[keep], cols[keep], vals[keep]
+    if add:
+        rows = np.concatenate([rows, rng.integers(0, ds.n_users, add)])
+        cols = np.concatenate([cols, rng.integers(0, ds.n_items, add)])
+        vals = np.concatenate([vals, np.ones(add)])
+    Y = sp.coo_matrix((vals, (rows, cols)), shape=ds.X.shape).tocsr()
+    Y.sum_duplicates()
+    names = np.asarray(ds.entity_names, dtype=object)[ds.entity_of_user].astype(str)
+    if relabel:
+        names = np.char.add(relabel, names)
+    uid = np.asarray(ds.user_ids).astype(str)
+    if pseudonyms:
+        uid = np.array([f"p{h:08x}" for h in rng.permutation(10 ** 7)[: ds.n_users]])
+    order = rng.permutation(ds.n_users) if reorder else np.arange(ds.n_users)
+    return FederatedDataset.from_parts(Y[order], names[order], user_ids=uid[order], item_ids=ds.item_ids,
+                                       value_kind=ds.value_kind, value_max=ds.value_max, name=name)

@@ -30,7 +30,6 @@ from typing import Iterable, Mapping, Sequence
 
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.errors import ConfigError
 from dpfed_core.methods import get_method
 from dpfed_core.evaluation.history import RunHistory
 from dpfed_core.privacy.model import PrivacyModel

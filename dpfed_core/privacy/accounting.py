@@ -94,34 +94,6 @@ def epsilon_of_sigma(sigma: float, delta: float, sensitivity: float = 1.0) -> fl
     return brentq(f, 1e-12, hi, xtol=1e-13) * (1 + 1e-9)
 
 
-def calibrate_gaussian_split(epsilon: float, delta: float, weights: Sequence[float]) -> tuple[list[float], float]:
-    """Noise multipliers z_i for releases of sensitivity 1 that together are (ε, δ)-DP, release i
-    receiving the share ``weights[i]`` of the precision μ² = Σ z_i⁻² (Σ weights = 1 after
-    normalisation; a weight of 0 means "not released", z = inf).
-
-    Returns (z_i, ε certified by the PLD accountant ≤ ``epsilon``). ``epsilon = inf`` → all z = 0.
-    """
-    w = [float(x) for x in weights]
-    if not w or any(math.isnan(x) or x < 0 for x in w) or sum(w) <= 0:
-        raise ConfigError(f"budget shares must be ≥ 0 and not all 0, got {list(weights)}")
-    total = sum(w)
-    w = [x / total for x in w]
-    if math.isinf(float(epsilon)):
-        return [0.0 if x > 0 else math.inf for x in w], math.inf
-    from dpfed_core.privacy.mechanisms import gaussian_sigma_analytic
-
-    sigma_eff = gaussian_sigma_analytic(epsilon, delta, 1.0)
-    factor = 1.0
-    for _ in range(60):
-        zs = [sigma_eff * factor / math.sqrt(x) if x > 0 else math.inf for x in w]
-        eps_pld = pld_epsilon([z for z in zs if math.isfinite(z)], delta)
-        if eps_pld <= epsilon:
-            return zs, eps_pld
-        # The PLD's pessimistic discretisation can over-state ε by ~1e-3: add that little noise.
-        factor *= 1.0 + max(1e-4, 0.5 * (eps_pld - epsilon) / epsilon)
-    raise ConfigError(f"could not certify (ε={epsilon}, δ={delta}) with the PLD accountant")
-
-
 # =============================================================================== across releases
 # Issue 22: the odometer composes the *releases* of a dataset (runs, sweep points) per entity. The
 # functions below are what it uses; their validity argument is in docs/PRIVACY.md ("Composition
