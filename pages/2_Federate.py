@@ -328,7 +328,7 @@ with tabs[3]:
     stages = dash.per_stage_table(doc)
     if not stages.empty:
         st.dataframe(stages, hide_index=True, column_config={
-            c: st.column_config.NumberColumn(c, format="%.4g") for c in stages.columns if c != "entity"}
+            c: st.column_config.NumberColumn(c, format="%.3g") for c in stages.columns if c != "entity"}
             | {"total δ": st.column_config.NumberColumn("total δ", format="%.3e")})
         if doc["privacy"]["private"]:
             st.plotly_chart(plots.privacy_stage_bars(doc["privacy"]["per_stage"],

@@ -117,7 +117,7 @@ def test_federate_matches_engine(federated, clinic):
     assert tabs == ["What the server saw", "V: item factors", "Message log", "Privacy ledger", "Run document"]
     text = " ".join(m.value for m in at.markdown)
     assert "simulation: noise reproducible, no privacy claim" in text
-    assert f"({doc['privacy']['epsilon']:.4g}, {doc['privacy']['delta']:.3g})" in text
+    assert f"({dash.format_epsilon(doc['privacy']['epsilon'])}, {doc['privacy']['delta']:.3g})" in text
     assert "-DP**" not in text
     msgs = at.tabs[2].dataframe[0].value
     assert len(msgs) == len(doc["messages"])

@@ -154,3 +154,30 @@ def test_public_report_has_no_exact_count_and_no_user_id():
     scope = re.search(r"<section id='scope'.*?</section>", public, re.S).group(0)
     contents = {m["content"] for m in run["messages"]}
     assert all(c in scope for c in contents)
+
+
+def test_data_page_joins_user_attributes_and_federates_by_occupation():
+    """Issue 25 item 6: u.data (header-less, tab-separated) + u.user (header-less, |-separated) from the
+    browser; the entity taken from the attribute table's occupation column."""
+    from test_app_pages import app
+    from test_upload import U_DATA, U_USER
+
+    at = app("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("u.data", U_DATA.encode(), "text/plain")).run()
+    assert at.selectbox(key="map_user").value == "column 1" and at.selectbox(key="map_item").value == "column 2"
+    assert at.selectbox(key="map_value").value == "column 3"
+    at.file_uploader(key="upload_attrs").set_value(("u.user", U_USER.encode(), "text/plain")).run()
+    assert at.selectbox(key="map_attr_user").value == "column 1"
+    at.selectbox(key="map_entity").set_value("attribute: column 4").run()
+    at.selectbox(key="map_kind").set_value("ratings").run()
+    at.checkbox(key="upload_entities_from_data").check().run()
+    at.button(key="build_upload").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    ds = at.session_state["dataset"]
+    assert sorted(ds.entity_names) == ["other", "technician", "writer"] and ds.n_users == 4
+    assert at.session_state["dataset_source"] == "upload u.data + u.user"
+    # the Data page remembers the chosen source on return
+    at.switch_page("pages/3_Evaluate.py").run()
+    at.switch_page("pages/1_Data.py").run()
+    assert at.radio(key="data_source").value == "upload"

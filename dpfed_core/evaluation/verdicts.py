@@ -51,8 +51,13 @@ def better_word(metric: str) -> str:
     return "lower is better" if metric in LOWER_IS_BETTER else "higher is better"
 
 
-def _finite(x) -> bool:
-    return x is not None and isinstance(x, (int, float, np.floating)) and math.isfinite(float(x))
+def is_defined(x) -> bool:
+    """A metric value that can be compared: a finite number (an entity without test users has None/NaN)."""
+    return x is not None and isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) \
+        and math.isfinite(float(x))
+
+
+_finite = is_defined
 
 
 def _difference(fed: float, base: float, metric: str) -> float:

@@ -147,8 +147,9 @@ def fmt_num(x: Any, digits: int = 4) -> str:
 
 
 def fmt_eps(x: Any) -> str:
+    """ε for people: 3 significant digits (issue 25), ∞ labelled non-private."""
     v = _f(x)
-    return "∞ (non-private)" if math.isinf(v) else fmt_num(v)
+    return "∞ (non-private)" if math.isinf(v) else fmt_num(v, 3)
 
 
 def _esc(x: Any) -> str:
@@ -366,9 +367,9 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, 
     if _is_private(run) and p.get("simulation"):
         g = (f"<div class='callout bad'><b>{_esc(SIMULATION_LABEL)}.</b> The noise of this run is a function "
              f"of the seed; no differential-privacy guarantee holds (configured budget "
-             f"({fmt_num(p.get('epsilon'))}, {fmt_num(p.get('delta'))})).</div>")
+             f"({fmt_eps(p.get('epsilon'))}, {fmt_num(p.get('delta'))})).</div>")
     elif _is_private(run):
-        g = (f"<div class='callout ok'><b>{GUARANTEE_NAME.capitalize()}: ({fmt_num(p.get('epsilon'))}, "
+        g = (f"<div class='callout ok'><b>{GUARANTEE_NAME.capitalize()}: ({fmt_eps(p.get('epsilon'))}, "
              f"{fmt_num(p.get('delta'))})-differential privacy</b> for every user of every entity "
              f"(user-level, per entity; requested ε = {fmt_eps(p.get('requested_epsilon'))}, "
              f"δ = {fmt_num(p.get('requested_delta'))}). Computed from the ledger "

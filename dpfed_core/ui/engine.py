@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.data.upload import (attribute_column_name, bound_rule_text, guess_attribute_user, guess_column, guess_mapping,  # noqa: F401
-                                    headerless, join_user_attributes, mapping_problems, read_upload,
-                                    upload_columns)
+from dpfed_core.data.upload import (attribute_column_name, bound_rule_text, guess_attribute_user,  # noqa: F401
+                                    guess_column, guess_mapping, headerless, join_user_attributes,
+                                    mapping_problems, read_upload, upload_columns)
 from dpfed_core.evaluation.planner import epsilon_for_utility, users_to_pay  # noqa: F401
 from dpfed_core.evaluation.verdicts import (METRIC_SHORT, REFERENCE, VERDICT_BASELINES, better_word,  # noqa: F401
                                             crossing, crossing_epsilon, crossing_lines, entity_verdict,
-                                            format_epsilon, pays_from_sentence, sweep_entity_verdict,
+                                            format_epsilon, is_defined, pays_from_sentence, sweep_entity_verdict,
                                             sweep_verdict_sentence, verdict_sentence, verdict_word)
 from dpfed_core.federation.protocol import recommend_from_factors, user_row
 from dpfed_core.methods import MethodResult
@@ -34,15 +34,16 @@ from dpfed_core.ui.datasets import (DEFAULT_SAMPLE, SAMPLES, SMALL_ENTITY_USERS,
                                     is_event_data, run_key, small_entity_warning, split_for, sweep_key)
 from dpfed_core.ui.defaults import (advice_text, default_config, measured_defaults, measured_seconds,  # noqa: F401
                                     time_hint)
-from dpfed_core.ui.jobs import format_seconds  # noqa: F401
 from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP_SEEDS, MAX_DELTA,  # noqa: F401
-                                  MAX_FINITE_EPSILON, MAX_K, MAX_RANK, check_budget, check_k_rank, check_data_dir, default_data_path,
-                                  escape_md, friendly_message, parse_epsilon, parse_grid, parse_seeds,
-                                  safe_loader_message)
+                                  MAX_FINITE_EPSILON, MAX_K, MAX_RANK, check_budget, check_data_dir,
+                                  check_k_rank, default_data_path, escape_md, friendly_message, parse_epsilon,
+                                  parse_grid, parse_seeds, safe_loader_message)
+from dpfed_core.ui.jobs import format_seconds  # noqa: F401
 from dpfed_core.ui.tables import (METRIC_LABELS, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
                                   metrics_frame, per_stage_table, progress_text, prototype_summary,
-                                  shareable_document, sweep_frame, undefined_as_words, top_columns, top_items_per_factor, user_history)
+                                  shareable_document, sweep_frame, top_columns, top_items_per_factor,
+                                  undefined_as_words, user_history)
 
 
 # ------------------------------------------------------------------------------ crossings (the pages' names)

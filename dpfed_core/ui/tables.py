@@ -102,9 +102,9 @@ def guarantee_text(doc: dict) -> str:
 
     if p.get("simulation"):
         return (f"**{SIMULATION_LABEL}.** The noise of this run is a function of the seed, so no "
-                f"differential-privacy guarantee holds (configured budget ({p['epsilon']:.4g}, "
+                f"differential-privacy guarantee holds (configured budget ({format_epsilon(p['epsilon'])}, "
                 f"{p['delta']:.3g})). {FLOAT_SAMPLER_NOTE}")
-    text = (f"**{GUARANTEE_NAME.capitalize()}: ({p['epsilon']:.4g}, {p['delta']:.3g})-DP** for every user "
+    text = (f"**{GUARANTEE_NAME.capitalize()}: ({format_epsilon(p['epsilon'])}, {p['delta']:.3g})-DP** for every user "
             f"of every entity (requested ε = {format_epsilon(p['requested_epsilon'])}, δ = "
             f"{p['requested_delta']:.3g}). Sequential composition within an entity, parallel "
             "across entities; the server's fit and round 2 are post-processing. Assumptions: "
@@ -118,7 +118,7 @@ def guarantee_text(doc: dict) -> str:
         c = trust["against_server_and_other_entities"]
         text += (f"\n\n**Secure aggregation**: this guarantee holds against the server if the entities follow "
                  f"the protocol; against the server colluding with all other entities, each entity's own "
-                 f"noise share gives ({c['epsilon']:.4g}, {c['delta']:.3g})-DP. In this run the sum was "
+                 f"noise share gives ({format_epsilon(c['epsilon'])}, {c['delta']:.3g})-DP. In this run the sum was "
                  "formed in-process (the cryptographic protocol runs in the Flower deployment).")
     elif trust:
         text += "\n\nNo secure aggregation: every entity added the full noise to its own release."

@@ -312,7 +312,7 @@ def sidebar_status() -> None:
                        f"k ≤ {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}"
                        + (" · *simulation: noise reproducible, no privacy claim*" if cfg.simulation else ""))
             spent = "∞ (not private)" if not p.get("private") else \
-                f"ε = {p['epsilon']:.4g}, δ = {p['delta']:.3g} per entity"
+                f"ε = {dash.format_epsilon(p['epsilon'])}, δ = {p['delta']:.3g} per entity"
             st.caption(f"**Budget of the last run (ledger):** {spent}")
         else:
             st.caption("**Last run:** none yet")
