@@ -181,3 +181,33 @@ def test_data_page_joins_user_attributes_and_federates_by_occupation():
     at.switch_page("pages/3_Evaluate.py").run()
     at.switch_page("pages/1_Data.py").run()
     assert at.radio(key="data_source").value == "upload"
+
+
+def test_federate_epsilon_is_one_value_and_out_of_range_disables_run():
+    """The ε slider and the typed ε are one value (one session-state key), and k = 0 or rank = 10000
+    disables Run with a visible message (issue 25 item 7) — in the page itself, without a browser."""
+    from test_app_pages import app
+
+    at = app("pages/2_Federate.py").run()
+    assert not at.exception
+    run = at.button(key="fed_run")
+    assert not run.disabled
+    assert at.session_state["fed_epsilon"] == dash.default_config(at.session_state["dataset"]).epsilon
+    at.text_input(key="fed_eps_text").set_value("0.3").run()
+    assert at.session_state["fed_epsilon"] == 0.3 and at.select_slider(key="fed_eps_slider").value == 0.3
+    at.select_slider(key="fed_eps_slider").set_value(10.0).run()
+    assert at.session_state["fed_epsilon"] == 10.0 and at.text_input(key="fed_eps_text").value == "10"
+    at.text_input(key="fed_eps_text").set_value("-1").run()
+    assert any("ε must be a positive number" in e.value for e in at.error)
+    assert at.button(key="fed_run").disabled
+    at.text_input(key="fed_eps_text").set_value("1").run()
+    at.number_input(key="fed_rank").set_value(10_000).run()
+    assert any("“rank ℓ (latent factors)” must be a whole number" in e.value for e in at.error)
+    assert at.button(key="fed_run").disabled
+    at.number_input(key="fed_rank").set_value(5).run()
+    at.selectbox(key="fed_method").set_value("dp-gaussian").run()
+    at.number_input(key="fed_k").set_value(0).run()
+    assert any("“k (prototypes per entity)” must be a whole number" in e.value for e in at.error)
+    assert at.button(key="fed_run").disabled
+    at.number_input(key="fed_k").set_value(3).run()
+    assert not at.error and not at.button(key="fed_run").disabled

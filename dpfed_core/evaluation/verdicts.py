@@ -51,7 +51,7 @@ def better_word(metric: str) -> str:
     return "lower is better" if metric in LOWER_IS_BETTER else "higher is better"
 
 
-def is_defined(x) -> bool:
+def is_defined(x: object) -> bool:
     """A metric value that can be compared: a finite number (an entity without test users has None/NaN)."""
     return x is not None and isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) \
         and math.isfinite(float(x))

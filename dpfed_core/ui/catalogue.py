@@ -8,7 +8,7 @@ import sys
 
 import pandas as pd
 
-from dpfed_core.config import RunConfig
+from dpfed_core.config import Param, RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 from dpfed_core.methods import METHODS, available_methods
@@ -101,7 +101,7 @@ def method_parameters(method: str) -> list:
     return [p for p in spec.parameters if p.advanced and p.kind != "mapping"]
 
 
-def parameter_value(param, text_or_value):
+def parameter_value(param: "Param", text_or_value: object) -> object:
     """A control's value as the parameter's type, or a :class:`ConfigError` naming the control."""
     return param.coerce(text_or_value)
 

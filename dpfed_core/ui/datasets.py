@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
 
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.split import Split
 from dpfed_core.evaluation.experiments import make_split
 from dpfed_core.evaluation.verdicts import format_epsilon
 from dpfed_core.ui.inputs import escape_md
@@ -99,7 +101,7 @@ def is_event_data(ds: FederatedDataset) -> bool:
     return ds.value_kind in ("counts", "implicit")
 
 
-def split_for(ds: FederatedDataset, config: RunConfig):
+def split_for(ds: FederatedDataset, config: RunConfig) -> Split:
     """The split every method of a run with this config sees (the engine's own)."""
     return make_split(ds, config)
 
@@ -109,7 +111,8 @@ def run_key(ds: FederatedDataset, config: RunConfig) -> str:
     return "run:" + hashlib.sha256((dataset_fingerprint(ds) + config_key(config)).encode()).hexdigest()
 
 
-def sweep_key(ds: FederatedDataset, config: RunConfig, epsilons, seeds, references) -> str:
+def sweep_key(ds: FederatedDataset, config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int],
+              references: Iterable[str]) -> str:
     body = json.dumps([dataset_fingerprint(ds), config_key(config), [format_epsilon(e) for e in epsilons],
                        list(map(int, seeds)), list(references)])
     return "sweep:" + hashlib.sha256(body.encode()).hexdigest()

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 from dpfed_core.config import MAX_EPSILON as MAX_FINITE_EPSILON  # RunConfig's own limit
+from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError, DataError
 from dpfed_core.evaluation.verdicts import format_epsilon  # noqa: F401  (the pages' ε format: 3 significant digits)
 
@@ -238,7 +239,7 @@ MAX_K = 10_000
 MAX_RANK = 200
 
 
-def check_k_rank(k: int | None, rank: int, ds=None) -> list[str]:
+def check_k_rank(k: int | None, rank: int, ds: "FederatedDataset | None" = None) -> list[str]:
     """Problems with k (None: the method does not use it) and the rank, in the Federate page's words;
     an empty list when both are usable. The rank is also bounded by the number of items."""
     out = []

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.split import Split
 from dpfed_core.evaluation.experiments import sweep_table
 from dpfed_core.evaluation.verdicts import format_epsilon
 from dpfed_core.federation.protocol import user_row
@@ -184,7 +185,7 @@ def entity_users(ds: FederatedDataset, entity: str, test_users_only: np.ndarray 
     return ids
 
 
-def user_history(ds: FederatedDataset, split, entity: str, user: str | int) -> pd.DataFrame:
+def user_history(ds: FederatedDataset, split: Split, entity: str, user: str | int) -> pd.DataFrame:
     """What the user already has: training entries and the entries hidden for testing."""
     row = user_row(ds, entity, user)
     parts = []
@@ -196,7 +197,7 @@ def user_history(ds: FederatedDataset, split, entity: str, user: str | int) -> p
     return df.sort_values(["status", "value"], ascending=[True, False], ignore_index=True)
 
 
-def entity_set_metrics(ds: FederatedDataset, split, result: MethodResult, entity: str, n: int = 10) -> dict:
+def entity_set_metrics(ds: FederatedDataset, split: Split, result: MethodResult, entity: str, n: int = 10) -> dict:
     """Mean Jaccard / F1 / PR-AUC over the entity's test users (its held-out data)."""
     from dpfed_core.evaluation.metrics import set_metrics
 
