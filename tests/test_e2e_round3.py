@@ -88,7 +88,9 @@ def test_round3_walk(server, browser_path, tmp_path):
             # ------------------------------------------------------------ in-place validation
             p = w.page
             w.nav("Federate")
-            run = p.get_by_role("button", name="Run federation")
+            # the keyed button (a stale copy of the element may linger while a script run replaces it)
+            run = p.locator(".st-key-fed_run button")
+            expect(run).to_have_count(1)
             expect(run).to_be_enabled()
             w.fill("rank ℓ (latent factors)", "10000")
             expect(p.get_by_text("“rank ℓ (latent factors)” must be a whole number").first).to_be_visible()
