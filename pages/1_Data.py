@@ -23,7 +23,9 @@ SOURCES = {
     "eicu": "eICU directory",
     "upload": "Upload CSV / Parquet",
 }
+ui.widget_default("data_source", "sample")  # the source chosen last time, when coming back to the page
 source = st.radio("Source", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="data_source")
+ui.remember("data_source")
 
 NONE = "(none)"
 
@@ -165,7 +167,30 @@ else:
                    f"{dash.escape_md(', '.join(map(str, df.columns)))}")
         st.dataframe(df.head(8), hide_index=True)
         cols = [str(c) for c in df.columns]
-        guesses = dash.guess_mapping(cols)
+        guesses = dash.guess_mapping(cols, df, no_header)
+        # a second table of user attributes (e.g. MovieLens u.user), joined on the user id, so the
+        # entity can be a user attribute (ZIP code, occupation)
+        attrs_up = st.file_uploader("User attributes (optional): one row per user, joined on the user id "
+                                    "(e.g. MovieLens u.user)", type=["csv", "tsv", "txt", "user", "gz", "parquet"],
+                                    key="upload_attrs")
+        attr_opts = None
+        if attrs_up is not None:
+            try:
+                attrs, attrs_no_header = dash.read_upload(attrs_up.getvalue(), attrs_up.name, 2, "user-attribute table")
+            except DpfedError as exc:
+                ui.show_error(exc)
+                st.stop()
+            acols = [str(c) for c in attrs.columns]
+            a1, a2 = st.columns([1, 3])
+            attr_user = a1.selectbox("User id in the attribute table", acols, key="map_attr_user",
+                                     index=acols.index(dash.guess_attribute_user(acols, attrs_no_header)))
+            a2.dataframe(attrs.head(5), hide_index=True)
+            attr_opts = {"data": attrs_up.getvalue(), "filename": attrs_up.name, "user_col": attr_user}
+            extra = [dash.attribute_column_name(c) for c in acols if c != attr_user]
+            cols = cols + extra
+            if not guesses.get("entity") or guesses["entity"] not in cols:
+                guesses["entity"] = dash.guess_column(extra, "zip", "region", "occupation", "hospital", "site") \
+                    or extra[-1]
 
         def pick(label, hints, key, optional=False, help=None):
             options = ([NONE] if optional else []) + cols
@@ -189,8 +214,10 @@ else:
         st.subheader("Federation key")
         c1, c2, c3 = st.columns(3)
         key_col = c1.selectbox("Entity from column", cols,
-                               index=cols.index(guesses["entity"]) if guesses.get("entity") in cols else 0,
-                               key="map_entity")
+                               index=cols.index(guesses["entity"]) if guesses.get("entity") in cols else None,
+                               key="map_entity", placeholder="choose the entity column",
+                               help="The data holder of each row; with a user-attribute table, one of its "
+                                    "columns (“attribute: …”).")
         TRANSFORMS = {"": "the value itself", "first_digit": "first digit (e.g. of a ZIP code)",
                       "first_char": "first character", "prefix": "first N characters"}
         transform = c2.selectbox("Derived as", list(TRANSFORMS), format_func=TRANSFORMS.get, key="map_transform")
@@ -254,8 +281,8 @@ else:
             else:
                 opts["entity_from"] = key_col
                 opts["entity_transform"] = ent_transform
-            _load(ui.load_upload_job, data, up.name, json.dumps(opts, sort_keys=True), no_header,
-                  source_text=f"upload {up.name}")
+            _load(ui.load_upload_job, data, up.name, json.dumps(opts, sort_keys=True), no_header, attr_opts,
+                  source_text=f"upload {up.name}" + (f" + {attrs_up.name}" if attrs_up is not None else ""))
 
 # ----------------------------------------------------------------------------- the loaded data
 st.divider()

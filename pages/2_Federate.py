@@ -22,28 +22,28 @@ st.title("Federate")
 ds = ui.require_dataset()
 base = ui.current_config(ds)
 
-# ε slider options: log-spaced, plus ∞ (non-private). Typed values need not be on the grid.
+# ε slider options: log-spaced, plus ∞ (non-private). A typed value off the grid joins the options, so
+# the slider and the typed box always show the same ε: one session-state key (EPS) holds it.
 EPS_OPTIONS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, math.inf]
+EPS = "fed_epsilon"
 
 
 def _eps_from_slider() -> None:
-    st.session_state["fed_eps_text"] = dash.format_epsilon(st.session_state["fed_eps_slider"])
+    st.session_state[EPS] = float(st.session_state["fed_eps_slider"])
+    st.session_state["fed_eps_text"] = dash.format_epsilon(st.session_state[EPS]).replace("∞", "inf")
 
 
 def _eps_from_text() -> None:
     try:
-        v = dash.parse_epsilon(st.session_state["fed_eps_text"])
+        st.session_state[EPS] = dash.parse_epsilon(st.session_state["fed_eps_text"])
     except DpfedError:
-        return  # the error is shown below; the slider keeps its place
-    if v in EPS_OPTIONS:
-        st.session_state["fed_eps_slider"] = v
+        pass  # the error is shown below, naming the box; ε keeps its last valid value
 
 
 methods = dash.federated_methods() + [m for m in dash.method_catalogue()["method"]
                                       if m not in dash.federated_methods()]
 ui.widget_default("fed_method", base.method if base.method in methods else methods[0])
-ui.widget_default("fed_eps_slider", base.epsilon if base.epsilon in EPS_OPTIONS else 1.0)
-ui.widget_default("fed_eps_text", dash.format_epsilon(base.epsilon))
+ui.widget_default(EPS, float(base.epsilon))
 ui.widget_default("fed_delta", f"{base.delta:g}")
 ui.widget_default("fed_k", base.k)
 ui.widget_default("fed_rank", base.rank)
@@ -61,7 +61,17 @@ with c1:
 spec = METHODS[method]
 with c2:
     e1, e2, e3 = st.columns([3, 1, 1])
-    e1.select_slider("ε per entity (log scale)", EPS_OPTIONS, key="fed_eps_slider",
+    # the two widgets are views of st.session_state[EPS]; the typed box keeps an invalid text (with its
+    # error) until corrected, and is rewritten only when ε changed elsewhere (the slider)
+    eps_now = float(st.session_state[EPS])
+    st.session_state["fed_eps_slider"] = eps_now
+    try:
+        typed_ok = dash.parse_epsilon(st.session_state.get("fed_eps_text", "")) == eps_now
+    except DpfedError:
+        typed_ok = "fed_eps_text" in st.session_state
+    if not typed_ok:
+        st.session_state["fed_eps_text"] = dash.format_epsilon(eps_now).replace("∞", "inf")
+    e1.select_slider("ε per entity (log scale)", sorted(set(EPS_OPTIONS) | {eps_now}), key="fed_eps_slider",
                      format_func=dash.format_epsilon, on_change=_eps_from_slider,
                      disabled=not spec.uses_epsilon)
     e2.text_input("or type ε", key="fed_eps_text", on_change=_eps_from_text,
@@ -86,8 +96,10 @@ with c2:
         st.caption("This method does not use ε: its privacy model is stated next to it.")
 
 c = st.columns(5)
-c[0].number_input("k (prototypes per entity)", 1, 10_000, key="fed_k", disabled=not spec.uses_k)
-c[1].number_input("rank ℓ (latent factors)", 1, 200, key="fed_rank")
+# k and rank take any whole number here and are checked below (one rule, dash.check_k_rank): an
+# out-of-range value disables the Run button with a visible message instead of a clamped tooltip
+c[0].number_input("k (prototypes per entity)", step=1, key="fed_k", disabled=not spec.uses_k)
+c[1].number_input("rank ℓ (latent factors)", step=1, key="fed_rank")
 c[2].number_input("λ (ridge)", 0.0, 1000.0, key="fed_lam", step=0.05, format="%.3f")
 c[3].selectbox("Observation mode", ["zero", "observed"], key="fed_mode",
                help="zero: absent interactions are zeros (counts, implicit; ranking headline). "
@@ -97,6 +109,8 @@ st.toggle("Simulation: reproducible noise from the seed (no privacy claim)", key
           help="For testing and benchmarking only. Without it, DP noise comes from the operating system's "
                "entropy and the seed fixes only the split and the non-private steps. A simulation run is "
                "labelled 'simulation: noise reproducible, no privacy claim' everywhere.")
+errors += dash.check_k_rank(int(st.session_state["fed_k"]) if spec.uses_k else None,
+                            int(st.session_state["fed_rank"]), ds)
 ui.widget_default("fed_secure", base.aggregation == "secure")
 st.toggle("Secure aggregation (summable methods)", key="fed_secure", disabled=not dash.is_summable(method),
           help=dash.AGGREGATION_HELP)
@@ -104,13 +118,13 @@ if dash.is_summable(method):
     st.caption(("**Secure aggregation on**: the server learns only the sum of the entities' releases; each "
                 "entity adds a share of the noise. " if st.session_state["fed_secure"] else
                 "**Secure aggregation off**: every entity adds the full noise and the server sees each release. ")
-               + dash.REGIME_NOTE)
+               + dash.escape_md(dash.advice_text()))
 _kn = dash.k_note(method, base.replace(k=int(st.session_state["fed_k"]), method=method))
 if spec.uses_k and _kn:
     st.caption(_kn)
 for w in budget_warnings:
     st.warning(w, icon=":material/warning:")
-ui.remember("fed_method", "fed_eps_slider", "fed_eps_text", "fed_delta", "fed_k", "fed_rank", "fed_lam",
+ui.remember("fed_method", EPS, "fed_delta", "fed_k", "fed_rank", "fed_lam",
             "fed_mode", "fed_seed", "fed_simulation", "fed_secure")
 
 # ----------------------------------------------------------------------------- advanced
@@ -223,6 +237,8 @@ if _run_clicked:
             st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": dt,
                                         "cached": cached}
             st.session_state[ui.CONFIG] = config
+            if not cached:  # the next time hint for this method: measured here, not promised
+                st.session_state.setdefault("fed_last_seconds", {})[method] = dt
             if not cached:
                 ui.record("run", f"{method}, ε = {dash.format_epsilon(config.epsilon)}, k ≤ {config.k}, "
                                  f"seed {config.seed}" + (" (simulation)" if config.simulation else ""),
@@ -234,7 +250,8 @@ if _run_clicked:
 
 r = ui.get_run()
 if r is None:
-    st.info("Set the budget and press **Run federation**. The defaults give a picture in a few seconds.")
+    last = st.session_state.get("fed_last_seconds", {}).get(method)
+    st.info(f"Set the budget and press **Run federation**: {dash.time_hint(method, ds, last)}.")
     st.stop()
 
 doc, result, cfg = r["doc"], r["result"], r["config"]
@@ -311,7 +328,7 @@ with tabs[3]:
     stages = dash.per_stage_table(doc)
     if not stages.empty:
         st.dataframe(stages, hide_index=True, column_config={
-            c: st.column_config.NumberColumn(c, format="%.4g") for c in stages.columns if c != "entity"}
+            c: st.column_config.NumberColumn(c, format="%.3g") for c in stages.columns if c != "entity"}
             | {"total δ": st.column_config.NumberColumn("total δ", format="%.3e")})
         if doc["privacy"]["private"]:
             st.plotly_chart(plots.privacy_stage_bars(doc["privacy"]["per_stage"],
@@ -320,7 +337,7 @@ with tabs[3]:
         st.dataframe(dash.ledger_table(doc), hide_index=True)
 with tabs[4]:
     st.download_button("Download the result document (JSON)",
-                       json.dumps(json_safe(doc), indent=2), file_name=f"dpfed_{cfg.method}_run.json",
+                       json.dumps(json_safe(dash.shareable_document(doc)), indent=2), file_name=f"dpfed_{cfg.method}_run.json",
                        mime="application/json", key="dl_run")
     st.json({"config": json_safe(doc["config"]), "timings (s)": doc["timings"], "notes": doc["notes"]},
             expanded=False)

@@ -79,21 +79,26 @@ head_metric = st.radio("Verdict on", metric_keys, index=metric_keys.index("mar")
                        horizontal=True, key="eval_verdict_metric",
                        format_func=lambda m: dash.METRIC_SHORT.get(m, m))
 ui.remember("eval_verdict_metric")
-if "individual" in docs and cfg.method != "individual":
+if any(b in docs for b in dash.VERDICT_BASELINES) and cfg.method not in dash.VERDICT_BASELINES:
+    # against local (each entity's own model + own popularity) with individual beside it: the
+    # function the CLI's run --compare and the report use (evaluation/verdicts.py)
     v = dash.entity_verdict(docs, cfg.method, head_metric)
     st.subheader("Verdict")
-    st.markdown(dash.verdict_sentence(v))
-    if "dp-popularity" not in docs:
-        st.caption("DP popularity is not in this comparison" + (
-            " (add it above)." if "dp-popularity" in others else " (not available in this build)."))
+    word = dash.verdict_word(v) or dash.verdict_word(v, "individual")
+    show = {"better": st.success, "worse": st.error}.get(word, st.info)
+    show(dash.escape_md(dash.verdict_sentence(v)), icon=":material/balance:")
+    if "local" not in docs:
+        st.caption("The verdict is stated against *local* (each entity's own model and popularity): add it above.")
     sweep = st.session_state.get(ui.SWEEP)
-    if sweep and sweep["doc"]["config"]["method"] == cfg.method and "individual" in sweep["doc"]["references"]:
-        st.markdown(dash.pays_from_sentence(dash.sweep_crossing(sweep["doc"], head_metric), head_metric) +
-                    " (from the last trade-off sweep)")
+    if sweep and sweep["doc"]["config"]["method"] == cfg.method:
+        st.markdown(dash.pays_from_sweep(sweep["doc"], head_metric) + " (from the last trade-off sweep)")
     else:
         st.caption("“Federation pays from ε ≈ …” needs a sweep over ε: run one on the Trade-off page.")
-    st.caption("One run, one split: per-entity differences below 0.5 % count as ties. The Trade-off page "
-               "repeats this over seeds and says when a difference is inside the noise.")
+    st.caption("One run, one split: per-entity differences below 0.5 % count as ties; an entity without "
+               "test users has no verdict. The Trade-off page repeats this over seeds and says when a "
+               "difference is inside the noise.")
+else:
+    st.info("Add *local* (each entity alone) to the comparison to get the verdict.", icon=":material/info:")
 
 st.subheader("Overall")
 overall = df[df["entity"] == "overall"].set_index("method")[[*metrics, "privacy"]]
@@ -115,7 +120,8 @@ if df["entity"].nunique() - 1 > plots.MANY_ENTITIES:
 st.subheader("Per entity")
 wide = df.pivot_table(index="entity", columns="method", values=metric, sort=False)
 wide = wide[[m for m in docs if m in wide.columns]]
-st.dataframe(wide, column_config={m: st.column_config.NumberColumn(m, format="%.4f") for m in wide.columns})
+# an entity without test users has an undefined metric: said in words, never a number or a win
+st.dataframe(dash.undefined_as_words(wide))
 
 st.download_button("Download all metrics (CSV)", df.to_csv(index=False).encode(),
                    file_name=f"dpfed_metrics_{cfg.method}_seed{cfg.seed}.csv", mime="text/csv",

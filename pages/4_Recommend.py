@@ -57,11 +57,17 @@ if fed_mar is not None and ind_mar is not None and fed_mar > ind_mar:
 if fed_set and ind_set and fed_set["pr_auc"] < ind_set["pr_auc"]:
     worse.append(f"PR-AUC {fed_set['pr_auc']:.3f} vs {ind_set['pr_auc']:.3f}")
 ent_md = dash.escape_md(entity)
-if worse:
+defined = dash.is_defined(fed_mar) and dash.is_defined(ind_mar)
+if fed_mar is not None and ind_mar is not None and not defined:
+    # an entity without test users has no held-out data: no verdict, never a green "win" (issue 25)
+    st.info(f"{ent_md} has **no test users**: there is no held-out data to compare the two lists on, so "
+            "there is no verdict for this entity (raise “Test users per entity” on the Federate page).",
+            icon=":material/info:")
+elif worse:
     st.error(f"**For {ent_md}, the federated list is worse than this entity's own model** on its held-out "
              f"data ({'; '.join(worse)}; lower MAR / higher PR-AUC is better). Prefer the individual list "
              "here, or a larger ε.", icon=":material/report:")
-elif fed_mar is not None and ind_mar is not None:
+elif defined:
     st.success(f"For {ent_md}, the federated list ranks this entity's held-out items better than its own "
                f"model (MAR {fed_mar:.3f} vs {ind_mar:.3f}).", icon=":material/check_circle:")
 
@@ -98,7 +104,7 @@ if events:
             "f1": st.column_config.NumberColumn("F1", format="%.3f", help="harmonic mean of precision and recall of the top-N"),
             "pr_auc": st.column_config.NumberColumn("PR-AUC", format="%.3f",
                                                     help="average precision of the whole ranking against the hidden events")})
-        if fed_set and ind_set:
+        if fed_set and ind_set and defined:
             st.caption(f"Entity {ent_md}, mean over its {fed_set['n']} test stays: federated Jaccard "
                        f"{fed_set['jaccard']:.3f} / F1 {fed_set['f1']:.3f} / PR-AUC {fed_set['pr_auc']:.3f}; "
                        f"individual {ind_set['jaccard']:.3f} / {ind_set['f1']:.3f} / {ind_set['pr_auc']:.3f}; "

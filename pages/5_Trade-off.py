@@ -70,8 +70,11 @@ if st.button(f"Run sweep ({n_runs} runs; {_charge})", type="primary", key="sweep
                   {**doc, "request": {"epsilons": grid, "seeds": seeds, "references": refs}})
 
 if not have:
-    st.info("Press **Run sweep**. The default grid takes well under a minute on the sample data; the "
-            "result is cached, so coming back is instant.")
+    per_run = [dash.measured_seconds(m, ds) for m in [method] * len(grid) + list(refs)]
+    hint = (f"about {dash.format_seconds(len(seeds) * sum(per_run))} of CPU time, from the measured runs on the "
+            "bundled sample scaled by the number of interactions" if all(t is not None for t in per_run)
+            else "its duration is not measured for every method chosen")
+    st.info(f"Press **Run sweep** ({hint}); the result is cached, so coming back is instant.")
     st.stop()
 doc = have["doc"]
 if have["key"] != key:
@@ -88,22 +91,25 @@ metric = st.radio("Headline metric", all_metrics, horizontal=True, key="sweep_me
                   format_func=lambda m: dash.METRIC_SHORT.get(m, m))
 ui.remember("sweep_metric")
 name = dash.METRIC_SHORT.get(metric, metric)
-has_ind = "individual" in doc["references"]
+has_ind = any(b in doc["references"] for b in dash.VERDICT_BASELINES)
 st.subheader("Verdict")
 finite = [e for e in doc["epsilons"] if e != float("inf")]
 v_eps = 1.0 if 1.0 in finite else (min(finite, key=lambda e: abs(e - 1.0)) if finite else None)
-cross = dash.sweep_crossing(doc, metric) if has_ind else None
+# the chart marks the crossing against local (each entity alone), else against individual
+cross_ref = next((b for b in dash.VERDICT_BASELINES if b in doc["references"]), None)
+cross = dash.sweep_crossing(doc, metric, cross_ref) if cross_ref else None
 if has_ind:
     st.markdown(dash.pays_from_sweep(doc, metric))
     if v_eps is not None:
         v = dash.sweep_entity_verdict(doc, v_eps, metric)
         if v:
-            st.markdown(dash.sweep_verdict_sentence(v, len(doc["seeds"])))
+            st.markdown(dash.escape_md(dash.sweep_verdict_sentence(v, len(doc["seeds"]))))
     if "dp-popularity" not in doc["references"]:
         st.caption("DP popularity is not among the reference lines" + (
             " (add it above)." if "dp-popularity" in others else " (not available in this build)."))
 else:
-    st.info("Add *individual* to the reference lines for the verdict and the crossing ε.", icon=":material/info:")
+    st.info("Add *local* (each entity alone) to the reference lines for the verdict and the crossing ε.",
+            icon=":material/info:")
 
 if "dp-popularity" in doc["references"]:
     from dpfed_core.evaluation.experiments import versus_dp_popularity
@@ -125,8 +131,8 @@ fig = plots.tradeoff_chart(table, swept, metric, references=doc["references"], c
                            labels=labels, metric_label=f"{name} ({dash.better_word(metric)})",
                            title=f"{name} against ε")
 st.plotly_chart(fig, key=f"tradeoff_{metric}")
-if has_ind:
-    st.markdown(f"Crossing ε ({name}) vs individual: {dash.sweep_crossing_text(doc, metric)}")
+if cross_ref:
+    st.markdown(f"Crossing ε ({name}) vs {cross_ref}: {dash.escape_md(dash.sweep_crossing_text(doc, metric, cross_ref))}")
 
 # ---------------------------------------------------------------- ε planner
 st.subheader("ε planner")
@@ -192,7 +198,7 @@ with st.expander("Other metrics"):
         t = dash.sweep_frame(doc, mtr)
         tables.append(t)
         if mtr != metric:
-            c_ = dash.sweep_crossing(doc, mtr) if has_ind else None
+            c_ = dash.sweep_crossing(doc, mtr, cross_ref) if cross_ref else None
             nm = dash.METRIC_SHORT.get(mtr, mtr)
             st.plotly_chart(plots.tradeoff_chart(t, swept, mtr, references=doc["references"], crossing=c_,
                                                  labels=labels, metric_label=f"{nm} ({dash.better_word(mtr)})",

@@ -109,7 +109,9 @@ st.caption(
     f"{n_jobs} audits × {2 * runs} releases = **{n_jobs * 2 * runs:,} releases** of entity "
     f"{dash.escape_md(entity)}. δ = {base.delta:g}"
     + (f", DP parameters from the Federate page: {json.dumps(proto_params)}" if proto_params else "")
-    + ". About 100 runs per class: a few seconds per audit on the sample data.")
+    + ". " + (f"The last audit here took {dash.format_seconds(st.session_state['audit_seconds'])} "
+              "per audit." if st.session_state.get("audit_seconds") else
+              "The time per audit is measured on the first one and shown here."))
 for e in errors:
     st.error(e, icon=":material/error:")
 
@@ -137,11 +139,16 @@ if st.button("Run audit" + _charge, type="primary", disabled=bool(errors), key="
             max_dropouts=base.max_dropouts, progress=progress),
             allow_non_private=allow)
 
+    import time
+
+    t0 = time.perf_counter()
     try:
         doc, cached = ui.run_job(dash.generic_key("audit", ds, *key[1:]), compute, "Membership audit")
     except DpfedError as exc:
         ui.show_error(exc)
         st.stop()
+    if not cached:  # the next time hint: measured, not promised
+        st.session_state["audit_seconds"] = (time.perf_counter() - t0) / max(n_jobs, 1)
     st.session_state[RESULT] = {"key": key, "doc": doc}
     if not cached:
         ui.record("audit", f"audit of {entity}: {', '.join(methods)} at ε ∈ "
@@ -177,17 +184,28 @@ def _report_section() -> None:
                "ledger and the (ε, δ) guarantee (ledger) with its assumptions, the message log, utility against the comparison methods, the "
                f"trade-off and the audit, with date and version. Includes: {', '.join(parts)}.")
 
-    def make() -> bytes:
-        return rep.report_from_session(run, comparison=comp, sweep=sweep, audit=audit_doc, dataset=ds)
+    def make(public: bool):
+        return lambda: rep.report_from_session(run, comparison=comp, sweep=sweep, audit=audit_doc, dataset=ds,
+                                               public=public)
 
-    st.download_button("Download compliance report", data=make, type="primary",
-                       file_name=f"dpfed_report_{run['config'].method}_seed{run['config'].seed}.html",
-                       mime="text/html", key="audit_report", on_click="ignore", icon=":material/description:")
+    stem = f"dpfed_report_{run['config'].method}_seed{run['config'].seed}"
+    d1, d2 = st.columns(2)
+    d1.download_button("Download the analyst's full report", data=make(False), type="primary",
+                       file_name=f"{stem}_analyst.html", mime="text/html", key="audit_report",
+                       on_click="ignore", icon=":material/description:",
+                       help="Everything, including exact per-entity counts and the audit's target users "
+                            "(computed on private data without noise): for the analyst, not for publication.")
+    d2.download_button("Download the public report", data=make(True), file_name=f"{stem}_public.html",
+                       mime="text/html", key="audit_report_public", on_click="ignore",
+                       icon=":material/public:",
+                       help="Without exact per-entity counts, loader notes or named users: the guarantee, "
+                            "trust model, ledger, message log and metrics.")
 
 
 if have is None:
     st.info("Press **Run audit**. The defaults (two targets, the DP method at ε = 1 and 4, k-means and "
-            "k-random, 100 runs per class) take a few seconds on the sample data.", icon=":material/info:")
+            "k-random, 100 runs per class) release the entity's data "
+            f"{n_jobs * 2 * runs:,} times; the time per audit is shown once one has run.", icon=":material/info:")
     _report_section()
     st.stop()
 

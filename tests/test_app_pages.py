@@ -117,7 +117,7 @@ def test_federate_matches_engine(federated, clinic):
     assert tabs == ["What the server saw", "V: item factors", "Message log", "Privacy ledger", "Run document"]
     text = " ".join(m.value for m in at.markdown)
     assert "simulation: noise reproducible, no privacy claim" in text
-    assert f"({doc['privacy']['epsilon']:.4g}, {doc['privacy']['delta']:.3g})" in text
+    assert f"({dash.format_epsilon(doc['privacy']['epsilon'])}, {doc['privacy']['delta']:.3g})" in text
     assert "-DP**" not in text
     msgs = at.tabs[2].dataframe[0].value
     assert len(msgs) == len(doc["messages"])
@@ -140,9 +140,10 @@ def test_evaluate_matches_engine(federated, clinic):
     extra = ["dp-popularity"] if ("dp-popularity" in dash.method_catalogue()["method"].tolist()
                                   and "dp-popularity" not in dash.BASE_REFERENCES) else []
     assert list(overall.index) == [cfg.method, *[m for m in dash.BASE_REFERENCES if m != cfg.method], *extra]
-    # the headline verdict, one metric (MAR), against going alone
-    text = " ".join(m.value for m in at.markdown)
-    assert "the federation is" in text and "of 30" in text
+    # the headline verdict, one metric (MAR), against local with individual beside it, in a banner
+    # coloured by its word (issue 25)
+    text = " ".join(m.value for m in [*at.markdown, *at.success, *at.error, *at.info])
+    assert "the federation is" in text and "of 30" in text and "each entity alone" in text
     for m in overall.index:
         doc, _ = run_method(clinic, cfg.replace(method=m), split)
         assert overall.loc[m, "mar"] == pytest.approx(doc["overall"]["mar"], abs=1e-12)

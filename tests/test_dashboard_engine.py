@@ -283,7 +283,7 @@ def test_epsilon_planner_and_crossing():
     assert dash.epsilon_for_utility(doc, "mar", 0.0)["epsilon"] is None or True
     v = dash.sweep_entity_verdict(doc, 1.0, "mar")
     assert v["H"] == 2 and v["baselines"]["individual"]["better"] + v["baselines"]["individual"]["tie"] == 2
-    assert "ε ≈ 1" in dash.pays_from_sentence(dash.sweep_crossing(doc, "mar"))
+    assert "ε ≈ 1" in dash.pays_from_sentence(dash.sweep_crossing(doc, "mar", "individual"), baseline="individual")
 
 
 def test_users_to_pay():

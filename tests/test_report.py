@@ -56,7 +56,7 @@ def test_values_match_the_run(docs, page):
     run = docs["run"]
     p = run["privacy"]
     priv = _section(page, "privacy")
-    assert f"({rep.fmt_num(p['epsilon'])}, {rep.fmt_num(p['delta'])})-differential privacy" in _section(page, "summary")
+    assert f"({rep.fmt_eps(p['epsilon'])}, {rep.fmt_num(p['delta'])})-differential privacy" in _section(page, "summary")
     assert p["epsilon"] <= 1.0 and p["private"]
     for row in p["ledger"]:
         assert rep._esc(row["mechanism"]) in priv and rep._esc(row["stage"]) in priv

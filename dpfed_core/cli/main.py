@@ -243,6 +243,12 @@ def cmd_run(args) -> int:
     for w in doc.get("warnings", []):
         print(f"warning: {render_error(ConfigError(w['text'], param=w.get('param')))}")
     _print_table({config.method: doc, **outcome.comparison}, config.top_n)
+    from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, entity_verdict, verdict_sentence
+
+    if any(b in outcome.comparison for b in VERDICT_BASELINES) and config.method not in VERDICT_BASELINES:
+        # the sentence the dashboard's Evaluate page and the report show (evaluation/verdicts.py)
+        print("verdict: " + verdict_sentence(entity_verdict({config.method: doc, **outcome.comparison},
+                                                            config.method, "mar")))
     if outcome.odometer.get("store"):
         print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))
     else:
@@ -315,11 +321,12 @@ def cmd_sweep(args) -> int:
     print(f"{'method':16s} {'ε':>8s} {args.metric + ' mean':>14s} {'sd':>8s}")
     for r in doc["tables"][args.metric]:
         print(f"{r['method']:16s} {r['epsilon']:>8.3g} {r['mean']:>14.4f} {r['sd']:>8.4f}")
-    if "crossing" in doc:
-        rep = doc["crossing"][args.metric]
-        print(f"crossing ε on {args.metric} vs {rep['baseline']}: {rep['text']}")
-    if "crossing_vs_individual" in doc:
-        print(f"crossing ε on {args.metric} vs individual: {doc['crossing_vs_individual'][args.metric]['text']}")
+    from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, crossing_lines
+
+    if any(b in doc["references"] for b in VERDICT_BASELINES):
+        # the sentences the dashboard's Trade-off page and the report show (evaluation/verdicts.py)
+        for line in crossing_lines(doc, args.metric):
+            print(f"crossing: {line}")
     for row in doc.get("versus_dp_popularity", {}).get(args.metric, []):
         if row["verdict"] != "beats dp-popularity":
             # A DP method that does not beat the one-line DP popularity list must say so.

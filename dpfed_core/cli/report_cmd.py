@@ -29,6 +29,8 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--metric", default="mar", help="metric of the trade-off chart (default mar)")
     p.add_argument("--title", help="report title")
     p.add_argument("--no-charts", action="store_true", help="tables only, without plotly.js (small file)")
+    p.add_argument("--public", action="store_true",
+                   help="the public version: no exact per-entity counts, loader notes or named users")
     p.add_argument("--out", required=True, help="write the HTML report here")
     p.set_defaults(func=cmd_report)
     return p
@@ -54,6 +56,6 @@ def cmd_report(args) -> int:
     sweep = load_doc(args.sweep, "--sweep") if args.sweep else None
     audit = load_doc(args.audit, "--audit") if args.audit else None
     path = write_report(args.out, run, sweep_doc=sweep, audit_doc=audit, metric=args.metric, title=args.title,
-                        include_plotlyjs=not args.no_charts)
+                        include_plotlyjs=not args.no_charts, public=args.public)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
     return 0

@@ -18,12 +18,18 @@ PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#F
            "#9D755D", "#BAB0AC", "#EECA3B"]
 SEQUENTIAL = "Viridis"
 
-#: One fixed colour per method on every page and in the report (the single palette map). Methods not
-#: listed get a stable colour derived from their name, so a method never changes colour between views.
+#: One fixed colour per method on every page and in the report (the single palette map; issue 25: no two
+#: methods share a colour or a near-identical shade). Kelly's colours of maximum contrast, then a few
+#: more; the headline DP method is the strong red, its reference ``local`` the strong blue. Methods not
+#: listed get a stable colour derived from their name (tests check every registered method is listed).
 METHOD_COLORS = {
-    "dp-gaussian": "#4C78A8", "dp-prototypes": "#72B7B2", "individual": "#E45756", "central": "#54A24B",
-    "popularity": "#9D755D", "dp-popularity": "#B279A2", "random-v": "#BAB0AC", "kmeans": "#F58518",
-    "krandom": "#EECA3B", "dp-cooccurrence": "#FF9DA6",
+    "dp-cooccurrence": "#BE0032", "local": "#0067A5", "individual": "#F38400", "dp-popularity": "#875692",
+    "popularity": "#654522", "central": "#008856", "dp-gaussian": "#A1CAF1", "dp-prototypes": "#00A6A6",
+    "kmeans": "#F3C300", "krandom": "#C2B280", "random-v": "#848482", "fcf": "#E68FAC",
+    "friedman-ge": "#604E97", "friedman-isgd": "#F6A600", "friedman-pals": "#B3446C", "friedman-psgd": "#DCD300",
+    "ge-mf": "#882D17", "global-average": "#8DB600", "global-effects": "#E25822", "implicit-als": "#2B3D26",
+    "item-average": "#F99379", "xin-full": "#17BECF", "xin-pmc": "#9467BD", "xin-pmd": "#393B79",
+    "xin-public": "#1A1A1A",
 }
 _EXTRA = ["#8CD17D", "#B6992D", "#499894", "#D37295", "#A0CBE8", "#FFBE7D", "#86BCB6", "#D4A6C8",
           "#79706E", "#F1CE63"]

@@ -40,7 +40,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from dpfed_core import __version__
-from dpfed_core.errors import ConfigError, DataError
+from dpfed_core.errors import DataError
+from dpfed_core.evaluation.verdicts import (VERDICT_BASELINES, crossing_epsilon, crossing_lines, entity_verdict,
+                                            verdict_sentence)
 from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
 from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME, trust_model_text
 
@@ -69,6 +71,13 @@ ANALYST_ONLY = ("analyst only", "Computed on the entities' private data for the 
                 "Not released by the protocol; do not publish without separate protection.")
 RELEASED = ("released", "Left the entity in the protocol (the only data-derived output the server sees).")
 PUBLIC = ("public", "Parameters and accounting: chosen by the user, not computed from private data.")
+#: The two downloads (issue 25): the analyst's full report and a public one.
+ANALYST_NOTE = ("analyst's full report: contains exact per-entity counts and named audit targets computed on "
+                "private data; do not publish it")
+PUBLIC_NOTE = ("public version: exact per-entity counts, loader notes and the audit's named target users are "
+               "withheld; the guarantee, trust model, ledger, message log and metrics are as in the full report")
+WITHHELD = ("Exact per-entity counts and named users are withheld from this public version (they are computed "
+            "on private data without noise); the analyst's full report has them.")
 
 CSS = """
 :root { --fg:#1d2330; --muted:#5b6475; --line:#d9dee7; --bg:#ffffff; --soft:#f4f6fa;
@@ -138,8 +147,9 @@ def fmt_num(x: Any, digits: int = 4) -> str:
 
 
 def fmt_eps(x: Any) -> str:
+    """ε for people: 3 significant digits (issue 25), ∞ labelled non-private."""
     v = _f(x)
-    return "∞ (non-private)" if math.isinf(v) else fmt_num(v)
+    return "∞ (non-private)" if math.isinf(v) else fmt_num(v, 3)
 
 
 def _esc(x: Any) -> str:
@@ -225,15 +235,6 @@ def _is_private(doc: dict) -> bool:
 
 
 # ================================================================================= figures
-def _palette() -> list[str]:
-    try:
-        from dpfed_core.reporting.plots import PALETTE
-
-        return list(PALETTE)
-    except ImportError:  # pragma: no cover
-        return ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#FF9DA6"]
-
-
 def _method_color(method: str) -> str:
     from dpfed_core.reporting.plots import method_color
 
@@ -273,15 +274,18 @@ def audit_roc_figure(audit_doc: dict, target: str | None = None, attack: str = "
     if target is not None:
         names = [n for n in names if n == target or any(r["target"] == n and r["target_kind"] == target for r in rows)] or names
     chosen = names[0] if names else None
-    pal = _palette()
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance (AUC 0.5)",
                              line=dict(color="#999", dash="dot"), hoverinfo="skip"))
-    for i, r in enumerate(r for r in rows if r["target"] == chosen):
+    seen: dict[str, int] = {}
+    for r in (r for r in rows if r["target"] == chosen):
         lab = _run_label(r)
+        # the method's one colour everywhere; its several ε told apart by the line's dash
+        n = seen[r["method"]] = seen.get(r["method"], -1) + 1
         fig.add_trace(go.Scatter(
-            x=r["roc"]["fpr"], y=r["roc"]["tpr"], mode="lines", line=dict(color=pal[i % len(pal)], width=2,
-                                                                          shape="hv"),
+            x=r["roc"]["fpr"], y=r["roc"]["tpr"], mode="lines",
+            line=dict(color=_method_color(r["method"]), width=2, shape="hv",
+                      dash=("solid", "dash", "dot", "dashdot", "longdash")[n % 5]),
             name=f"{lab} — AUC {_f(r['auc']):.3f}",
             hovertemplate=f"{lab}<br>FPR %{{x:.3f}}<br>TPR %{{y:.3f}}<extra></extra>"))
     fig.update_xaxes(title="false-positive rate (OUT runs flagged IN)", range=[0, 1])
@@ -295,7 +299,6 @@ def audit_epsilon_figure(audit_doc: dict, title: str | None = None):
     import plotly.graph_objects as go
 
     summ = audit_doc["summary"]
-    pal = _palette()
     claimed = [_f(r["epsilon"]) for r in summ]
     finite = [c for c in claimed if math.isfinite(c)] or [1.0]
     lo, hi = min(finite), max(finite)
@@ -346,7 +349,17 @@ def accountant_text(privacy: dict) -> str:
     return text
 
 
-def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) -> str:
+def coalition_text(privacy: dict) -> str:
+    """ε against the server colluding with every other entity (secure aggregation weakens it to each
+    entity's own noise share); the same as the guarantee without secure aggregation."""
+    t = privacy.get("trust") or {}
+    c = t.get("against_server_and_other_entities") or {}
+    if c.get("epsilon") is None:
+        return "the same as the guarantee (no secure aggregation: nothing to collude against)"
+    return f"ε = {fmt_eps(c.get('epsilon'))}, δ = {fmt_num(c.get('delta'))}"
+
+
+def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, public: bool = False) -> str:
     p = run.get("privacy", {})
     ds = run.get("dataset", {})
     m = run.get("method", {})
@@ -354,9 +367,9 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) 
     if _is_private(run) and p.get("simulation"):
         g = (f"<div class='callout bad'><b>{_esc(SIMULATION_LABEL)}.</b> The noise of this run is a function "
              f"of the seed; no differential-privacy guarantee holds (configured budget "
-             f"({fmt_num(p.get('epsilon'))}, {fmt_num(p.get('delta'))})).</div>")
+             f"({fmt_eps(p.get('epsilon'))}, {fmt_num(p.get('delta'))})).</div>")
     elif _is_private(run):
-        g = (f"<div class='callout ok'><b>{GUARANTEE_NAME.capitalize()}: ({fmt_num(p.get('epsilon'))}, "
+        g = (f"<div class='callout ok'><b>{GUARANTEE_NAME.capitalize()}: ({fmt_eps(p.get('epsilon'))}, "
              f"{fmt_num(p.get('delta'))})-differential privacy</b> for every user of every entity "
              f"(user-level, per entity; requested ε = {fmt_eps(p.get('requested_epsilon'))}, "
              f"δ = {fmt_num(p.get('requested_delta'))}). Computed from the ledger "
@@ -371,6 +384,7 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) 
     rows = [
         {"k": "dataset", "v": ds.get("name", "—")},
         {"k": "trust model", "v": trust_model_text(p)},
+        {"k": "ε against the server + all other entities (coalition)", "v": coalition_text(p)},
         {"k": "accountant", "v": accountant_text(p)},
         # the exact user count is private: it is shown only in the analyst-only data section
         {"k": "entities / items", "v": f"{fmt_num(ds.get('n_entities'))} / {fmt_num(ds.get('n_items'))}"},
@@ -380,24 +394,46 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None) 
         {"k": "report generated", "v": generated},
         {"k": "dpfed version", "v": f"{__version__} (run made with {run.get('version', '—')})"},
         {"k": "included", "v": ", ".join(["run"] + (["sweep"] if sweep else []) + (["audit"] if audit else []))},
+        {"k": "version of this report", "v": PUBLIC_NOTE if public else ANALYST_NOTE},
     ]
     nav = "".join(f"<li><a href='#{s}'>{_esc(SECTION_TITLES[s])}</a></li>" for s in SECTIONS)
     return _section("summary", g + html_table(rows, [("k", "item"), ("v", "value")], cls="kv")
                     + f"<nav><ol>{nav}</ol></nav>", [PUBLIC])
 
 
+def released_from_messages(run: dict) -> list[dict]:
+    """"What is released", generated from the run's message log (issue 25): one row per (round,
+    direction, content) with how many messages, their shapes and bytes. Entity → server messages are
+    releases of private data (DP for a private run); server → entity messages are post-processing of
+    what the server received."""
+    private = _is_private(run)
+    groups: dict[tuple, dict] = {}
+    for m in run.get("messages") or []:
+        to_server = m.get("receiver") == "server"
+        key = (int(m.get("round", 0)), to_server, str(m.get("content", "")))
+        g = groups.setdefault(key, {"n": 0, "shapes": set(), "bytes": 0})
+        g["n"] += 1
+        g["shapes"].add(" × ".join(str(x) for x in (m.get("shape") or [])) or "scalar")
+        g["bytes"] += int(m.get("bytes", 0))
+    rows = []
+    for (rnd, to_server, content), g in sorted(groups.items(), key=lambda kv: (kv[0][0], not kv[0][1], kv[0][2])):
+        shapes = sorted(g["shapes"])
+        shape = shapes[0] if len(shapes) == 1 else f"{len(shapes)} shapes ({shapes[0]} … {shapes[-1]})"
+        status = (("released" + ("" if private else " — NON-PRIVATE for this method")) if to_server
+                  else "released (post-processing of what the server received: no extra privacy cost)")
+        rows.append({"what": f"Round {rnd}, {'entity → server' if to_server else 'server → entity'}",
+                     "content": f"{content} ({g['n']} message{'s' if g['n'] != 1 else ''}, shape {shape}, "
+                                f"{fmt_num(g['bytes'])} bytes)",
+                     "status": status})
+    return rows
+
+
 def _scope(run: dict) -> str:
-    cfg = run.get("config", {})
-    weighting = cfg.get("server_weighting", "none") == "counts"
     private = _is_private(run)
     eps = fmt_num(run.get("privacy", {}).get("epsilon"))
-    released = [
-        ("Round 1, entity → server", "k prototypes per entity (k × items)"
-         + (" and their noisy cluster sizes (server weighting = counts)" if weighting else ""),
-         "released" + ("" if private else " — NON-PRIVATE for this method")),
-        ("Round 2, server → entity", "item factors V (items × rank), computed from the prototypes only",
-         "released (post-processing: no extra privacy cost)"),
-        ("Round 2 inside each entity", "user factors U_h and predictions", "never leave the entity"),
+    released = [(r["what"], r["content"], r["status"]) for r in released_from_messages(run)] + [
+        ("Round 2 inside each entity", "user factors U_h, entity-local model parts and predictions",
+         "never leave the entity"),
         ("This report: data summary", "user, test-user, item and interaction counts", "analyst only (exact, private)"),
         ("This report: utility metrics", "RMSE, MAR, precision/recall/NDCG on held-out entries",
          "analyst only (computed on private data)"),
@@ -434,13 +470,19 @@ def _scope(run: dict) -> str:
         items.insert(0, "<b class='verdict-bad'>This run is non-private:</b> the statements about the DP "
                         "guarantee describe the protocol, not this run's method.")
     body = "<ul>" + "".join(f"<li>{s}</li>" for s in items) + "</ul>"
-    body += "<h3>What is released and what is not</h3>" + html_table(
+    body += ("<h3>What is released and what is not</h3><p class='muted small'>The protocol rows are generated "
+             "from this run's message log.</p>") + html_table(
         [{"what": a, "content": b, "status": c} for a, b, c in released],
         [("what", "where"), ("content", "content"), ("status", "status")])
     return _section("scope", body, [PUBLIC])
 
 
-def _data(run: dict, data_summary: list[dict] | None) -> str:
+def _data(run: dict, data_summary: list[dict] | None, public: bool = False) -> str:
+    if public:
+        ds = run.get("dataset", {})
+        return _section("data", f"<p>{_esc(ds.get('name', ''))}: {fmt_num(ds.get('n_entities'))} entities, "
+                        f"{fmt_num(ds.get('n_items'))} items; values: {_esc(ds.get('value_kind', '—'))}, declared "
+                        f"public bound {fmt_num(ds.get('value_max'))}. {_esc(WITHHELD)}</p>", [PUBLIC])
     ents = {e["name"]: e for e in run.get("entities", [])}
     rows = []
     if data_summary:
@@ -589,7 +631,7 @@ def _comparison_docs(run: dict, comparison: dict[str, dict] | None) -> dict[str,
     return docs
 
 
-def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool) -> str:
+def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, public: bool = False) -> str:
     docs = _comparison_docs(run, comparison)
     metrics = [k for k in METRICS if k in run.get("overall", {})]
     rows = []
@@ -604,14 +646,18 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool) -> 
     if len(docs) == 1:
         body += ("<p class='muted small'>No comparison methods in the run document; run with "
                  "<code>--compare central,individual,random-v,popularity</code> to include them.</p>")
-    body += "<h3>Per entity — " + _esc(next(iter(docs))) + "</h3>" + html_table(
-        run.get("entities") or [], [("name", "entity"), ("n_users", "users"), ("n_test_users", "test users")]
+    main = next(iter(docs))
+    if any(b in docs for b in VERDICT_BASELINES) and main not in VERDICT_BASELINES and "mar" in metrics:
+        # the sentence the dashboard's Evaluate page and the CLI's run --compare print
+        body += f"<p><b>Verdict.</b> {_esc(verdict_sentence(entity_verdict(docs, main, 'mar')))}</p>"
+    counts = [] if public else [("n_users", "users"), ("n_test_users", "test users")]
+    body += "<h3>Per entity — " + _esc(main) + "</h3>" + html_table(
+        run.get("entities") or [], [("name", "entity")] + counts
         + [(k, METRIC_LABELS.get(k, k)) for k in metrics], scroll=True)
     if plotly_ok and metrics and len(docs) > 1:
         import plotly.graph_objects as go
 
         headline = "mar" if "mar" in metrics else metrics[0]
-        pal = _palette()
         fig = go.Figure(go.Bar(x=[r["method"] for r in rows], y=[_f(r[headline]) for r in rows],
                                marker_color=[_method_color(r["method"]) for r in rows],
                                hovertemplate=f"method: %{{x}}<br>{_esc(METRIC_LABELS.get(headline, headline))}: "
@@ -628,20 +674,17 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool) -> str:
         return _section("tradeoff", "<p class='muted'>No sweep included. Produce one with "
                         "<code>python -m dpfed_core sweep … --out s.json</code> and pass "
                         "<code>--sweep s.json</code>.</p>", [ANALYST_ONLY])
-    from dpfed_core.evaluation.experiments import crossing_epsilon, sweep_table
+    from dpfed_core.evaluation.experiments import sweep_table
 
     method = sweep.get("config", {}).get("method", "")
     table = sweep_table(sweep, metric)
-    crossing = None
-    try:
-        if "individual" in (sweep.get("references") or []):
-            crossing = crossing_epsilon(sweep, metric)
-    except ConfigError:
-        crossing = None
+    refs = sweep.get("references") or []
+    ref = next((b for b in VERDICT_BASELINES if b in refs), None)
+    crossing = crossing_epsilon(sweep, metric, ref) if ref else None
     body = (f"<p>{_esc(method)} over ε ∈ {{{', '.join(fmt_num(e) for e in sweep.get('epsilons', []))}}}, "
             f"seeds {sweep.get('seeds')}; metric: {_esc(METRIC_LABELS.get(metric, metric))}, mean ± sd over "
-            f"seeds. Crossing ε (from which {_esc(method)} beats individual at that ε and every larger one): "
-            f"<b>{'none in the grid' if crossing is None else fmt_num(crossing)}</b>.</p>")
+            "seeds.</p><ul>" + "".join(f"<li>{_esc(line)}</li>" for line in crossing_lines(sweep, metric))
+            + "</ul>")
     if plotly_ok:
         try:
             import pandas as pd
@@ -658,7 +701,7 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool) -> str:
     return _section("tradeoff", body, [ANALYST_ONLY])
 
 
-def _audit(audit: dict | None, plotly_ok: bool) -> str:
+def _audit(audit: dict | None, plotly_ok: bool, public: bool = False) -> str:
     if not audit:
         return _section("audit", "<p class='muted'>No audit included. Produce one with "
                         "<code>python -m dpfed_core audit … --out a.json</code> and pass "
@@ -667,7 +710,9 @@ def _audit(audit: dict | None, plotly_ok: bool) -> str:
     ent = audit.get("entity", {})
     conf = _f(cfg.get("confidence", 0.95))
     viol = [r for r in audit["summary"] if r["verdict"] == "VIOLATION"]
-    body = (f"<p>Entity <b>{_esc(ent.get('name'))}</b> ({fmt_num(ent.get('n_users'))} users). For each target "
+    who = (f"Entity <b>{_esc(ent.get('name'))}</b>" if public else
+           f"Entity <b>{_esc(ent.get('name'))}</b> ({fmt_num(ent.get('n_users'))} users)")
+    body = (f"<p>{who}. For each target "
             f"user the round-1 mechanism ran {fmt_num(cfg.get('runs'))} times without and "
             f"{fmt_num(cfg.get('runs'))} times with the target (fresh randomness each run). An attacker who "
             "knows the target's row and sees only the released prototypes scores each release; we report "
@@ -699,9 +744,14 @@ def _audit(audit: dict | None, plotly_ok: bool) -> str:
            [(f"tpr{f}", f"TPR @ FPR {float(f) * 100:g}%") for f in fprs] + \
            [("verbatim", "target's row published verbatim (IN runs)"),
             ("where", "strongest target / attack"), ("verdict", "verdict")]
+    if public:  # the strongest target is a named user: the analyst's version only
+        cols = [c for c in cols if c[0] != "where"]
     body += html_table(rows, cols, raw=("verdict",), scroll=True)
-    if plotly_ok:
+    if plotly_ok and not public:  # its hover text names the strongest target user
         body += _fig_html(audit_epsilon_figure(audit, "Empirical ε lower bound vs claimed ε"), "fig-audit-eps", 420)
+    if public:  # the per-target curves and tables name and describe target users
+        return _section("audit", body + f"<p class='muted small'>{_esc(WITHHELD)}</p>", [ANALYST_ONLY])
+    if plotly_ok:
         for i, t in enumerate(audit.get("targets", [])):
             body += _fig_html(audit_roc_figure(audit, t["name"], "distance"), f"fig-audit-roc-{i}", 460)
     body += "<h3>Targets</h3>" + html_table(
@@ -739,7 +789,7 @@ def _provenance(run, sweep, audit, generated: str) -> str:
 def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dict | None = None,
                  comparison: dict[str, dict] | None = None, data_summary: list[dict] | None = None,
                  dataset=None, metric: str = "mar", title: str | None = None,
-                 include_plotlyjs: bool = True, generated: str | None = None) -> str:
+                 include_plotlyjs: bool = True, generated: str | None = None, public: bool = False) -> str:
     """The compliance report as one self-contained HTML string.
 
     Parameters
@@ -756,6 +806,9 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
     include_plotlyjs : embed one inline copy of plotly.js (≈ 4.8 MB) and the charts; ``False``
         gives a small tables-only report.
     generated : timestamp to print (default: now, UTC).
+    public : the public version (issue 25): no exact per-entity count (users, test users, items used,
+        interactions), no loader notes, no named or described target user of the audit; everything
+        else (guarantee, trust model, ledger, message log, metrics) as in the analyst's version.
     """
     if not isinstance(run_doc, dict) or "privacy" not in run_doc or "config" not in run_doc:
         raise DataError("the run document must be a result document of `python -m dpfed_core run` "
@@ -770,17 +823,18 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
         data_summary = run_doc.get("entity_summary")
     generated = generated or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     m = run_doc.get("method", {})
-    title = title or f"dpfed compliance report — {m.get('name', run_doc['config'].get('method', ''))}"
+    title = title or (f"dpfed compliance report — {m.get('name', run_doc['config'].get('method', ''))}"
+                      + (" (public version)" if public else ""))
     parts = [
-        _summary(run_doc, generated, sweep_doc, audit_doc),
+        _summary(run_doc, generated, sweep_doc, audit_doc, public),
         _scope(run_doc),
-        _data(run_doc, data_summary),
+        _data(run_doc, data_summary, public),
         _parameters(run_doc),
         _privacy(run_doc, include_plotlyjs),
         _messages(run_doc),
-        _utility(run_doc, comparison, include_plotlyjs),
+        _utility(run_doc, comparison, include_plotlyjs, public),
         _tradeoff(sweep_doc, metric, include_plotlyjs),
-        _audit(audit_doc, include_plotlyjs),
+        _audit(audit_doc, include_plotlyjs, public),
         _provenance(run_doc, sweep_doc, audit_doc, generated),
     ]
     js = ""
@@ -808,7 +862,7 @@ def write_report(path: str | Path, run_doc: dict, **kwargs) -> Path:
 
 
 def report_from_session(run: dict, *, comparison: dict | None = None, sweep: dict | None = None,
-                        audit: dict | None = None, dataset=None) -> bytes:
+                        audit: dict | None = None, dataset=None, public: bool = False) -> bytes:
     """Report bytes for a dashboard download button from the session's objects.
 
     run : ``st.session_state["run"]`` (``{"doc", …}``) or a run document.
@@ -818,7 +872,8 @@ def report_from_session(run: dict, *, comparison: dict | None = None, sweep: dic
     run_doc = run.get("doc", run) if isinstance(run, dict) else run
     comp = comparison.get("docs", comparison) if isinstance(comparison, dict) else None
     sw = sweep.get("doc", sweep) if isinstance(sweep, dict) and "runs" not in sweep else sweep
-    return build_report(run_doc, comparison=comp, sweep_doc=sw, audit_doc=audit, dataset=dataset).encode("utf-8")
+    return build_report(run_doc, comparison=comp, sweep_doc=sw, audit_doc=audit, dataset=dataset,
+                        public=public).encode("utf-8")
 
 
 # ================================================================================= CLI

@@ -192,9 +192,14 @@ _LOADS = None
 UPLOAD_MB_PER_S = 6.0
 
 
-def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool = False) -> FederatedDataset:
+def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool = False,
+                    attributes: dict | None = None) -> FederatedDataset:
     """Build a dataset from an upload as a background job with % and time left (estimated from the
-    file size: the reader reports no progress); cached by the whole upload and every option."""
+    file size: the reader reports no progress); cached by the whole upload and every option.
+
+    ``attributes`` (``{"data", "filename", "user_col"}``): a user-attribute table joined on the user id
+    (:func:`dpfed_core.data.upload.join_user_attributes`) before the entities are built, so that the
+    entity can be one of its columns."""
     import hashlib
 
     from dpfed_core.ui.jobs import JobCache
@@ -202,20 +207,27 @@ def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool
     global _LOADS
     if _LOADS is None:
         _LOADS = JobCache(max_entries=4)
-    key = "load:" + hashlib.sha256(bytes(data) + b"\0" + opts_json.encode() + bytes([headerless])).hexdigest()
+    h = hashlib.sha256(bytes(data) + b"\0" + opts_json.encode() + bytes([headerless]))
+    if attributes is not None:
+        h.update(b"\0attributes\0" + bytes(attributes["data"]) + b"\0" + str(attributes["user_col"]).encode())
+    key = "load:" + h.hexdigest()
 
     def compute(progress):  # a worker thread: no Streamlit in here
+        from dpfed_core.data import upload
         from dpfed_core.data.loaders import load_long_table
 
         opts = json.loads(opts_json)
-        if headerless:
-            from dpfed_core.ui import engine as dash
+        if not headerless and attributes is None:
+            return load_long_table(bytes(data), filename=filename, **opts)
+        df, _ = upload.read_upload(bytes(data), filename)
+        if attributes is not None:
+            attrs, _ = upload.read_upload(bytes(attributes["data"]), attributes["filename"], 2,
+                                          "user-attribute table")
+            df = upload.join_user_attributes(df, opts["user_col"], attrs, attributes["user_col"])
+        return load_long_table(df, filename=filename, **opts)
 
-            df, _ = dash.read_upload(bytes(data), filename)
-            return load_long_table(df, filename=filename, **opts)
-        return load_long_table(bytes(data), filename=filename, **opts)
-
-    expected = 1.0 + len(data) / (UPLOAD_MB_PER_S * 1e6)
+    size = len(data) + (len(attributes["data"]) if attributes is not None else 0)
+    expected = 1.0 + size / (UPLOAD_MB_PER_S * 1e6)
     return run_job(key, compute, f"Reading {filename}", expected_seconds=expected, cache=_LOADS)[0]
 
 
@@ -300,7 +312,7 @@ def sidebar_status() -> None:
                        f"k ≤ {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}"
                        + (" · *simulation: noise reproducible, no privacy claim*" if cfg.simulation else ""))
             spent = "∞ (not private)" if not p.get("private") else \
-                f"ε = {p['epsilon']:.4g}, δ = {p['delta']:.3g} per entity"
+                f"ε = {dash.format_epsilon(p['epsilon'])}, δ = {p['delta']:.3g} per entity"
             st.caption(f"**Budget of the last run (ledger):** {spent}")
         else:
             st.caption("**Last run:** none yet")

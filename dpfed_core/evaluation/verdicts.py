@@ -1,0 +1,257 @@
+"""Verdicts and crossings: the one place that says whether a federation beat the entities alone.
+
+The CLI (``run --compare``, ``sweep``), the dashboard (Federate advice, Evaluate, Trade-off) and the
+HTML report all call these functions, so they can never say different things about the same numbers
+(issue 20 item 8, issue 25). Every verdict is stated against :data:`REFERENCE` — ``local``, each
+entity's own model blended with its own popularity, the strongest thing an entity can do alone —
+with ``individual`` (its own model only) beside it (issue 23 item 1). Every sentence names the metric
+and the observation mode (zero / observed), because a crossing in one mode says nothing of the other.
+
+An entity whose metric is undefined (no test users, so NaN) is counted as *no test users*, never as a
+win or a loss.
+
+Sentences are plain text (no Markdown): the CLI prints them as they are; the dashboard may bold them.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import numpy as np
+
+from dpfed_core.errors import ConfigError
+from dpfed_core.evaluation.experiments import LOWER_IS_BETTER, crossing_report
+
+#: The reference every verdict is stated against, and the one shown beside it.
+REFERENCE = "local"
+VERDICT_BASELINES: tuple[str, ...] = ("local", "individual")
+#: How each baseline reads in a sentence.
+BASELINE_NAMES = {
+    "local": "each entity alone (own model + own popularity)",
+    "individual": "each entity's own model only",
+    "dp-popularity": "the DP popularity list",
+}
+METRIC_SHORT = {
+    "train_rmse": "train RMSE", "test_rmse": "test RMSE", "mar": "MAR",
+    "precision_at_10": "P@10", "recall_at_10": "R@10", "ndcg_at_10": "NDCG@10",
+}
+#: A per-entity difference below this fraction of the baseline's value is a tie (one run, one split).
+TIE_FRACTION = 0.005
+
+
+def format_epsilon(eps: float | str | None) -> str:
+    """ε for people: 3 significant digits, ∞ for the non-private limit (issue 25 item 7)."""
+    if eps is None:
+        return "—"
+    eps = float(eps)
+    return "∞" if math.isinf(eps) else f"{eps:.3g}"
+
+
+def better_word(metric: str) -> str:
+    return "lower is better" if metric in LOWER_IS_BETTER else "higher is better"
+
+
+def is_defined(x: object) -> bool:
+    """A metric value that can be compared: a finite number (an entity without test users has None/NaN)."""
+    return x is not None and isinstance(x, (int, float, np.floating)) and not isinstance(x, bool) \
+        and math.isfinite(float(x))
+
+
+_finite = is_defined
+
+
+def _difference(fed: float, base: float, metric: str) -> float:
+    """> 0 means the federation is better."""
+    return (base - fed) if metric in LOWER_IS_BETTER else (fed - base)
+
+
+def _word(r: dict) -> str:
+    """The headline word of one baseline's counts: a majority, or "neither better nor worse"."""
+    if r["better"] > r["worse"]:
+        return "better"
+    if r["worse"] > r["better"]:
+        return "worse"
+    return "even"
+
+
+# ------------------------------------------------------------------------------ one run
+def entity_verdict(docs: dict[str, dict], method: str, metric: str = "mar",
+                   baselines: Iterable[str] = VERDICT_BASELINES) -> dict:
+    """Per entity: does ``method`` beat each baseline on ``metric`` (one run, one split)?
+
+    ``docs`` maps method → result document (all on the same split). Returns ``{"H", "eps", "metric",
+    "mode", "no_test_users": [names], "baselines": {b: {"better", "worse", "tie", "word",
+    "entities": {name: diff}}}}``; ``diff`` > 0 means the federation is better; a tie is |diff| below
+    :data:`TIE_FRACTION` of the baseline's value; an entity without a finite metric (no test users)
+    is in ``no_test_users`` and in no count.
+    """
+    doc = docs[method]
+    fed = {e["name"]: e.get(metric) for e in doc["entities"]}
+    undefined = [n for n, v in fed.items() if not _finite(v)]
+    out = {"H": len(fed), "eps": doc["privacy"]["epsilon"], "metric": metric,
+           "mode": doc.get("config", {}).get("mode", "zero"), "no_test_users": undefined, "baselines": {}}
+    for b in baselines:
+        if b not in docs or b == method:
+            continue
+        base = {e["name"]: e.get(metric) for e in docs[b]["entities"]}
+        names = [n for n, v in fed.items() if _finite(v) and _finite(base.get(n))]
+        if not names:
+            continue
+        f = np.array([fed[n] for n in names], dtype=float)
+        w = np.array([base[n] for n in names], dtype=float)
+        d = _difference(f, w, metric)
+        tie = np.abs(d) < TIE_FRACTION * np.maximum(np.abs(w), 1e-12)
+        r = {"better": int(np.sum(~tie & (d > 0))), "worse": int(np.sum(~tie & (d < 0))),
+             "tie": int(np.sum(tie)), "entities": dict(zip(names, d.tolist()))}
+        r["word"] = _word(r)
+        out["baselines"][b] = r
+    return out
+
+
+def _count_phrase(b: str, r: dict, H: int, inconclusive: str) -> str:
+    name = BASELINE_NAMES.get(b, b)
+    rest = f", {r['tie']} {inconclusive}" if r["tie"] else ""
+    if r["word"] == "even":
+        return f"even with {name}: better for {r['better']} of {H} entities, worse for {r['worse']}{rest}"
+    n = r["better"] if r["word"] == "better" else r["worse"]
+    other = r["worse"] if r["word"] == "better" else r["better"]
+    other_word = "worse" if r["word"] == "better" else "better"
+    return f"{r['word']} than {name} for {n} of {H} entities ({other_word} for {other}{rest})"
+
+
+def _tail(v: dict) -> str:
+    m = METRIC_SHORT.get(v["metric"], v["metric"])
+    nt = v.get("no_test_users") or []
+    shown = ", ".join(map(str, nt[:5])) + (f" and {len(nt) - 5} more" if len(nt) > 5 else "")
+    extra = f"; no test users (no verdict): {shown}" if nt else ""
+    return f"{m}, {v.get('mode', 'zero')} mode{extra}"
+
+
+def verdict_sentence(v: dict) -> str:
+    """"At ε = 1 the federation is better than each entity alone (own model + own popularity) for 20
+    of 30 entities (worse for 8, 2 tied); … (MAR, zero mode, held-out entries)." """
+    parts = [_count_phrase(b, r, v["H"], "tied") for b, r in v["baselines"].items()]
+    if not parts:
+        return "Add local (and individual) to the comparison to get the verdict."
+    return (f"At ε = {format_epsilon(v['eps'])} the federation is " + "; ".join(parts)
+            + f" ({_tail(v)}; one run, held-out entries).")
+
+
+def verdict_word(v: dict, baseline: str = REFERENCE) -> str | None:
+    """"better" / "worse" / "even" against ``baseline``, or None when it was not compared."""
+    r = v["baselines"].get(baseline)
+    return None if r is None else r["word"]
+
+
+# ------------------------------------------------------------------------------ over seeds
+def sweep_entity_verdict(sweep_doc: dict, epsilon: float, metric: str = "mar",
+                         baselines: Iterable[str] = VERDICT_BASELINES, method: str | None = None) -> dict | None:
+    """Like :func:`entity_verdict` on a sweep at one ε, over seeds: an entity counts as better (worse)
+    when the mean difference over its seeds exceeds twice its standard error; otherwise it is
+    inconclusive. None when the sweep has no run of the method at that ε.
+
+    ``sweep_doc`` needs ``config`` (``method``, ``mode``) and ``runs`` (``method``, ``epsilon``,
+    ``seed``, ``entities``): the CLI's sweep document, or the dashboard-defaults benchmark's.
+    """
+    method = method or sweep_doc["config"]["method"]
+
+    def per_entity(m: str, eps: float | None) -> dict[str, dict[int, float]]:
+        out: dict[str, dict[int, float]] = {}
+        for r in sweep_doc["runs"]:
+            if r["method"] != m or (eps is not None and float(r["epsilon"]) != float(eps)):
+                continue
+            for e in r["entities"]:
+                out.setdefault(e["name"], {})[r["seed"]] = e.get(metric)
+        return out
+
+    fed = per_entity(method, epsilon)
+    if not fed:
+        return None
+    undefined = [n for n, s in fed.items() if not any(_finite(x) for x in s.values())]
+    res = {"H": len(fed), "eps": float(epsilon), "metric": metric, "mode": sweep_doc["config"].get("mode", "zero"),
+           "no_test_users": undefined, "seeds": len({r["seed"] for r in sweep_doc["runs"]}), "baselines": {}}
+    for b in baselines:
+        if b == method:
+            continue
+        base = per_entity(b, None)
+        if not base:
+            continue
+        better = worse = tie = 0
+        for name, by_seed in fed.items():
+            seeds = [s for s in by_seed if _finite(by_seed[s]) and _finite(base.get(name, {}).get(s))]
+            if not seeds:
+                continue
+            d = np.array([_difference(by_seed[s], base[name][s], metric) for s in seeds], dtype=float)
+            se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.inf
+            if abs(d.mean()) > 2 * se:
+                better += int(d.mean() > 0)
+                worse += int(d.mean() < 0)
+            else:
+                tie += 1
+        r = {"better": better, "worse": worse, "tie": tie, "entities": {}}
+        r["word"] = _word(r)
+        res["baselines"][b] = r
+    return res
+
+
+def sweep_verdict_sentence(v: dict, n_seeds: int | None = None) -> str:
+    n_seeds = n_seeds if n_seeds is not None else v.get("seeds", 0)
+    parts = [_count_phrase(b, r, v["H"], "inconclusive") for b, r in v["baselines"].items()]
+    if not parts:
+        return "Add local (and individual) to the reference lines to get the verdict."
+    return (f"At ε = {format_epsilon(v['eps'])} the federation is " + "; ".join(parts)
+            + f" ({_tail(v)}; better/worse = mean difference over {n_seeds} seeds beyond 2 standard errors).")
+
+
+# ------------------------------------------------------------------------------ crossings
+def crossing(sweep_doc: dict, metric: str = "mar", baseline: str = REFERENCE) -> dict:
+    """The crossing ε against ``baseline`` (:func:`~dpfed_core.evaluation.experiments.crossing_report`)
+    with the observation mode in its sentence. ``{"epsilon", "meaningful", "text", "mode",
+    "baseline"}``; ``text`` says why there is none when the sweep lacks the baseline."""
+    mode = sweep_doc["config"].get("mode", "zero")
+    try:
+        rep = dict(crossing_report(sweep_doc, metric, baseline))
+    except ConfigError as exc:
+        return {"metric": metric, "epsilon": None, "meaningful": False, "baseline": baseline, "mode": mode,
+                "missing": True, "text": str(exc)}
+    rep["mode"] = mode
+    rep["text"] = f"{rep['text']} ({mode} mode)"
+    return rep
+
+
+def crossing_epsilon(sweep_doc: dict, metric: str = "mar", baseline: str = REFERENCE) -> float | None:
+    """The crossing ε of :func:`crossing`, None when there is none or it cannot be stated."""
+    return crossing(sweep_doc, metric, baseline)["epsilon"]
+
+
+def pays_from_sentence(eps: float | None, metric: str = "mar", baseline: str = REFERENCE,
+                       mode: str = "zero") -> str:
+    """The headline "federation pays from ε ≈ X" against one baseline, with the mode."""
+    m = METRIC_SHORT.get(metric, metric)
+    name = BASELINE_NAMES.get(baseline, baseline)
+    if eps is None:
+        return f"Against {name}: federation does not pay at any ε on this grid ({m}, {mode} mode)."
+    if math.isinf(eps):
+        return (f"Against {name}: federation pays only without privacy (ε = ∞) on this grid ({m}, {mode} mode); "
+                "at every finite ε tested the entity alone is better.")
+    return (f"Against {name}: federation pays from ε ≈ {format_epsilon(eps)} ({m}, {mode} mode; at that ε "
+            "and every larger one on the grid).")
+
+
+def crossing_lines(sweep_doc: dict, metric: str = "mar",
+                   baselines: Iterable[str] = VERDICT_BASELINES) -> list[str]:
+    """One sentence per baseline the sweep has (local first, individual beside it): where federation
+    starts to pay, or why that cannot be said (e.g. an RMSE in zero mode). The CLI prints these; the
+    dashboard and the report show them."""
+    out = []
+    for b in baselines:
+        rep = crossing(sweep_doc, metric, b)
+        if rep.get("missing"):
+            continue
+        if not rep.get("meaningful", True):
+            out.append(f"{METRIC_SHORT.get(metric, metric)}: {rep['text']}")
+        else:
+            out.append(pays_from_sentence(rep["epsilon"], metric, b, rep["mode"]))
+    if not out:
+        out.append("Add local (and individual) to the sweep's references to state where federation pays.")
+    return out

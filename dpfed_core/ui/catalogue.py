@@ -1,0 +1,187 @@
+"""The method catalogue as the dashboard shows it: which methods, their labels and privacy models,
+their declared parameters and the ε each DP method plans per stage (issue 20 item 8: split out of
+``ui/engine.py`` by job)."""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pandas as pd
+
+from dpfed_core.config import Param, RunConfig
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
+from dpfed_core.methods import METHODS, available_methods
+
+#: The headline DP method of the app: the one that measures best (bench/results/utility.md, issue 15):
+#: summable DP co-occurrence. "dp-gaussian" / "dp-prototypes" are the paper's prototypes.
+DP_METHOD = "dp-cooccurrence"
+
+
+#: Methods shown beside the federated model on the Evaluate page (issue 4): local first (each entity's
+#: own model + own popularity, the reference of every verdict, issue 23) and individual beside it;
+#: dp-popularity is the one-line DP baseline every DP method must beat (issue 15).
+BASE_REFERENCES = ("local", "individual", "dp-popularity", "central", "random-v", "popularity")
+
+
+#: Plain explanation of the secure-aggregation toggle (Federate page).
+AGGREGATION_HELP = (
+    "Secure aggregation: the entities' releases are added up by a cryptographic protocol, so the server "
+    "sees only the total, never one hospital's numbers. Each entity then adds only its share of the noise "
+    "(σ/√H), and the total carries the full noise once instead of H times: far better recommendations at "
+    "the same ε. The price is trust: the guarantee against the server holds if the entities follow the "
+    "protocol; if the server and all other entities collude, only an entity's own share protects it, "
+    "and the ledger states that weaker ε too. Applies to summable methods (dp-cooccurrence, "
+    "dp-popularity). In this app the sum is formed in-process; the real protocol runs in the Flower "
+    "deployment.")
+
+
+def ensure_methods_registered() -> None:
+    """Import the optional method modules so that their registries are filled.
+
+    The DP method registers itself on import; the engine may not import it yet, so the dashboard
+    does, without failing if a helper's module is still missing or broken.
+    """
+    for mod in ("dpfed_core.federation.dp_prototypes",):
+        if mod not in sys.modules:
+            try:
+                importlib.import_module(mod)
+            except Exception:  # a module under construction must not take the app down
+                pass
+
+
+def method_catalogue() -> pd.DataFrame:
+    """One row per registered method: name, label, privacy model, whether it uses ε / k."""
+    ensure_methods_registered()
+    rows = []
+    for name in available_methods():
+        s = METHODS[name]
+        rows.append({"method": name, "label": s.label, "privacy": s.privacy,
+                     "uses_epsilon": s.uses_epsilon, "uses_k": s.uses_k, "description": s.description})
+    return pd.DataFrame(rows)
+
+
+def is_summable(method: str) -> bool:
+    """A summable-release method (its releases add up; secure aggregation applies)."""
+    from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+    return method in SUMMABLE_METHODS
+
+
+def federated_methods() -> list[str]:
+    """Methods that run the federation protocol (prototype and summable methods), DP method first."""
+    ensure_methods_registered()
+    names = [m for m in available_methods() if METHODS[m].uses_k or is_summable(m)]
+    return sorted(names, key=lambda m: (m != DP_METHOD, not METHODS[m].uses_epsilon, m))
+
+
+def default_method() -> str:
+    names = federated_methods()
+    return names[0] if names else "kmeans"
+
+
+def privacy_of(method: str) -> str:
+    ensure_methods_registered()
+    return METHODS[method].privacy if method in METHODS else "?"
+
+
+def label_of(method: str) -> str:
+    ensure_methods_registered()
+    return METHODS[method].label if method in METHODS else method
+
+
+def method_parameters(method: str) -> list:
+    """The Advanced panel's parameters of a method: its declared
+    :class:`~dpfed_core.config.Param` list (budget splits have their own control), read as data —
+    the same declaration ``--param`` checking and ``python -m dpfed_core methods`` read."""
+    ensure_methods_registered()
+    spec = METHODS.get(method)
+    if spec is None:
+        return []
+    return [p for p in spec.parameters if p.advanced and p.kind != "mapping"]
+
+
+def parameter_value(param: "Param", text_or_value: object) -> object:
+    """A control's value as the parameter's type, or a :class:`ConfigError` naming the control."""
+    return param.coerce(text_or_value)
+
+
+def budget_split_defaults(method: str) -> dict[str, float]:
+    """The DP method's default ε shares per stage (its module's ``DEFAULT_SPLIT``), or {}."""
+    ensure_methods_registered()
+    cls = PROTOTYPE_METHODS.get(method)
+    if cls is None or not getattr(cls, "private", False):
+        return {}
+    mod = sys.modules.get(cls.__module__)
+    return dict(getattr(mod, "DEFAULT_SPLIT", {}) or {})
+
+
+def budget_plan(method: str, dataset: FederatedDataset, config: RunConfig) -> pd.DataFrame:
+    """ε per stage the DP method *plans* to spend for this config (before running), if it can say."""
+    cls = PROTOTYPE_METHODS.get(method)
+    if cls is None or not getattr(cls, "private", False) or not hasattr(cls, "budget_plan"):
+        return pd.DataFrame(columns=["stage", "epsilon"])
+    params = dict(config.prototype_params)
+    params.setdefault("epsilon", config.epsilon)
+    params.setdefault("delta", config.delta)
+    obj = cls(k=config.k, value_max=dataset.value_max, **params)
+    plan = obj.budget_plan(dataset.n_items)
+    return pd.DataFrame([{"stage": k, "epsilon": v} for k, v in plan.items() if v > 0])
+
+
+#: Budget-plan keys of the DP prototype methods → the stage names their ledger rows use.
+PLAN_TO_LEDGER = {"counts": "recovery: counts", "support": "recovery: support", "sums": "recovery: sums",
+                  "choice": "trial choice"}
+
+
+def ledger_stage_name(plan_key: str) -> str:
+    return PLAN_TO_LEDGER.get(plan_key, plan_key)
+
+
+def budget_plans(method: str, dataset: FederatedDataset, config: RunConfig) -> dict[str, pd.DataFrame]:
+    """The ε per stage the DP method plans, named as the ledger names them, for each k it may use:
+    ``{"k = 1": table, "k = K": table}`` when the automatic k depends on the noisy size, else one
+    table. Stages with ε = 0 are left out (they do not run and the ledger has no row for them)."""
+    cls = PROTOTYPE_METHODS.get(method)
+    if cls is None or not getattr(cls, "private", False) or not hasattr(cls, "budget_plan"):
+        return {}
+    params = dict(config.prototype_params)
+    params.setdefault("epsilon", config.epsilon)
+    params.setdefault("delta", config.delta)
+    obj = cls(k=config.k, value_max=dataset.value_max, **params)
+    ks = [int(config.k)]
+    if getattr(obj, "cluster_size", None) is not None and int(config.k) > 1:
+        ks = [1, int(config.k)]
+    out = {}
+    for k in ks:
+        plan = obj.budget_plan(dataset.n_items, k)
+        if k == 1:  # with one cluster every user is in it: the clustering stages do not run
+            plan = {s: e for s, e in plan.items() if s not in ("candidates", "search", "choice")}
+        # the size stage runs only when something uses n̂ (the method says which)
+        runs_size = getattr(obj, "_size_stage_runs", lambda: True)()
+        if not runs_size:
+            plan.pop("size", None)
+        out[f"k = {k}"] = pd.DataFrame([{"stage": ledger_stage_name(s), "epsilon": e}
+                                        for s, e in plan.items() if e > 0])
+    return out
+
+
+def k_note(method: str, config: RunConfig) -> str:
+    """Where k is set: what k means for this method (a maximum with the automatic k)."""
+    cls = PROTOTYPE_METHODS.get(method)
+    if cls is None:
+        return ""
+    try:
+        obj = cls(k=config.k, value_max=1.0, **dict(config.prototype_params))
+    except Exception:
+        return ""
+    cs = getattr(obj, "cluster_size", None)
+    if getattr(cls, "private", False) and cs is not None and int(config.k) > 1:
+        return (f"k = {config.k} is a **maximum**: each entity uses k_eff = clip(⌊n̂ / {cs:g}⌋, 1, {config.k}) "
+                f"from its noisy user count n̂ (the *size* ledger row), so an entity with fewer than about "
+                f"{2 * int(cs)} users sends **one** prototype. Post-processing of a DP release (no extra "
+                "cost, never the true count); under DP one large cluster measured better than several "
+                "noisy small ones. Set *cluster_size* (Advanced) to change it.")
+    if not getattr(cls, "private", False):
+        return f"k = {config.k} prototypes per entity (capped by the entity's number of training users)."
+    return f"k = {config.k} prototypes per entity."

@@ -1,0 +1,243 @@
+"""Result documents and fitted models as tables and sentences for the pages (metrics, ledger,
+messages, prototypes, recommendations' context) (issue 20 item 8)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.split import Split
+from dpfed_core.evaluation.experiments import sweep_table
+from dpfed_core.evaluation.verdicts import format_epsilon
+from dpfed_core.federation.protocol import user_row
+from dpfed_core.methods import MethodResult
+from dpfed_core.ui.inputs import escape_md
+
+METRIC_LABELS = {
+    "train_rmse": "train RMSE",
+    "test_rmse": "test RMSE",
+    "mar": "MAR (mean average rank; 0 = top, 0.5 = random)",
+    "precision_at_10": "precision@10",
+    "recall_at_10": "recall@10",
+    "ndcg_at_10": "NDCG@10",
+}
+
+
+def progress_text(event: str, info: dict) -> str | None:
+    """A sentence for each protocol event (for ``st.status``), None for events not worth a line."""
+    ent = info.get("entity")
+    pos = f" ({info['index'] + 1}/{info['total']})" if "index" in info and "total" in info else ""
+    if event == "round1_start":
+        if info.get("stage"):  # a summable method: one release (share) per stage
+            return f"Round 1 · entity **{ent}**{pos} computes its DP {info['stage']} release on its own training data…"
+        return f"Round 1 · entity **{ent}**{pos} computes its prototypes on its own training data…"
+    if event == "round1_done":
+        shape = info.get("shape")
+        return f"Round 1 · **{ent}** sent {shape[0]} prototypes × {shape[1]} items to the server" if shape else None
+    if event == "server_start" and info.get("stage"):
+        return f"Server · adds up the {info['stage']} releases (post-processing, no privacy cost)…"
+    if event == "server_start":
+        return f"Server · fitting V on {info.get('n_prototypes', '?')} stacked prototypes (no privacy cost)…"
+    if event == "server_done":
+        shape = info.get("shape")
+        return f"Server · V ready ({shape[0]} items × {shape[1]} factors)" if shape else "Server · V ready"
+    if event == "broadcast":
+        return f"Round 2 · server broadcasts V to {info.get('receivers', '?')} entities"
+    if event == "round2_start":
+        return f"Round 2 · **{ent}**{pos} fits its own user factors with V fixed (nothing leaves)…"
+    if event == "round2_done":
+        return None
+    if event == "individual_entity":
+        return f"Individual · **{ent}**{pos} fits its own model"
+    if event == "central_start":
+        return "Central · pooling every entity's training data at the server (non-private)…"
+    if event == "evaluate_start":
+        return f"Evaluating {info.get('method', '')} on the held-out entries…"
+    if event == "evaluate_done":
+        return "Evaluation done"
+    return None
+
+
+def has_prototypes(result: MethodResult) -> bool:
+    """The run released prototypes (a prototype method): the server saw stacked rows P."""
+    return bool(getattr(result.model, "releases_", None))
+
+
+def messages_table(doc: dict) -> pd.DataFrame:
+    df = pd.DataFrame(doc.get("messages", []),
+                      columns=["round", "sender", "receiver", "content", "shape", "bytes"])
+    if not df.empty:
+        df["shape"] = df["shape"].map(lambda s: " × ".join(str(x) for x in s))
+    return df
+
+
+def ledger_table(doc: dict) -> pd.DataFrame:
+    df = pd.DataFrame(doc["privacy"]["ledger"])
+    if df.empty:
+        return pd.DataFrame(columns=["entity", "stage", "mechanism", "epsilon", "delta",
+                                     "sensitivity", "noise_scale", "note"])
+    return df
+
+
+def per_stage_table(doc: dict) -> pd.DataFrame:
+    """ε per (entity, stage) as a wide table: one row per entity, one column per stage, + total."""
+    df = pd.DataFrame(doc["privacy"]["per_stage"])
+    if df.empty:
+        return df
+    wide = df.pivot_table(index="entity", columns="stage", values="epsilon", aggfunc="sum", sort=False)
+    wide["total ε"] = wide.sum(axis=1)
+    dl = df.groupby("entity", sort=False)["delta"].sum()
+    wide["total δ"] = dl.reindex(wide.index)
+    return wide.reset_index()
+
+
+def guarantee_text(doc: dict) -> str:
+    """The run's privacy statement, computed from its ledger, with the assumptions it rests on."""
+    p = doc["privacy"]
+    if not p["private"]:
+        return f"**Not private.** {escape_md(p['label'])}."
+    from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
+    from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME
+
+    if p.get("simulation"):
+        return (f"**{SIMULATION_LABEL}.** The noise of this run is a function of the seed, so no "
+                f"differential-privacy guarantee holds (configured budget ({format_epsilon(p['epsilon'])}, "
+                f"{p['delta']:.3g})). {FLOAT_SAMPLER_NOTE}")
+    text = (f"**{GUARANTEE_NAME.capitalize()}: ({format_epsilon(p['epsilon'])}, {p['delta']:.3g})-DP** for every user "
+            f"of every entity (requested ε = {format_epsilon(p['requested_epsilon'])}, δ = "
+            f"{p['requested_delta']:.3g}). Sequential composition within an entity, parallel "
+            "across entities; the server's fit and round 2 are post-processing. Assumptions: "
+            + " ".join(f"({i}) {a}" for i, a in enumerate(p.get("assumptions") or [], 1)))
+    if any(x != PRODUCTION_SAMPLER_LABEL for x in p.get("samplers") or []):
+        text += f" {FLOAT_SAMPLER_NOTE}"
+    for w in p.get("warnings") or []:
+        text += f"\n\n⚠️ {w}"
+    trust = p.get("trust")
+    if trust and trust.get("aggregation") == "secure":
+        c = trust["against_server_and_other_entities"]
+        text += (f"\n\n**Secure aggregation**: this guarantee holds against the server if the entities follow "
+                 f"the protocol; against the server colluding with all other entities, each entity's own "
+                 f"noise share gives ({format_epsilon(c['epsilon'])}, {c['delta']:.3g})-DP. In this run the sum was "
+                 "formed in-process (the cryptographic protocol runs in the Flower deployment).")
+    elif trust:
+        text += "\n\nNo secure aggregation: every entity added the full noise to its own release."
+    return text
+
+
+def top_columns(P: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the n items with the largest total mass in P (columns to show in a heatmap)."""
+    mass = np.abs(np.asarray(P)).sum(axis=0)
+    n = min(n, P.shape[1])
+    return np.argsort(-mass, kind="stable")[:n]
+
+
+def top_items_per_factor(V: np.ndarray, item_names: np.ndarray, n: int = 8) -> pd.DataFrame:
+    """The n items with the largest loading on each latent factor."""
+    cols = {}
+    for f in range(V.shape[1]):
+        order = np.argsort(-V[:, f], kind="stable")[:n]
+        cols[f"factor {f + 1}"] = [f"{item_names[j]} ({V[j, f]:.2f})" for j in order]
+    return pd.DataFrame(cols, index=pd.RangeIndex(1, n + 1, name="rank"))
+
+
+def prototype_summary(result: MethodResult, ds: FederatedDataset) -> pd.DataFrame:
+    """Per entity: prototypes sent, their size, whether cluster sizes were sent too (from the
+    message log: the server receives them only when it weights by them)."""
+    sent_sizes = {m.sender for m in result.messages if m.round == 1 and "cluster sizes" in m.content}
+    rows = []
+    for name, rel in zip(ds.entity_names, result.model.releases_):
+        P = rel.prototypes
+        rows.append({"entity": name, "prototypes": P.shape[0], "items": P.shape[1],
+                     "non-zeros per prototype": float((P > 0).sum(axis=1).mean()) if len(P) else 0.0,
+                     "cluster sizes sent": "yes" if name in sent_sizes else "no"})
+    return pd.DataFrame(rows)
+
+
+def metrics_frame(docs: dict[str, dict]) -> pd.DataFrame:
+    """Long table: one row per (method, entity or 'overall') with all metrics and the privacy model."""
+    rows = []
+    for method, doc in docs.items():
+        for scope in [*doc["entities"], doc["overall"]]:
+            row = {"method": method, "label": doc["method"]["label"],
+                   "privacy": doc["method"]["privacy_model"], "guarantee": doc["privacy"]["label"],
+                   "entity": scope["name"]}
+            row.update({k: v for k, v in scope.items() if k != "name"})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def metric_columns(df: pd.DataFrame) -> list[str]:
+    return [c for c in ("train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10",
+                        "ndcg_at_10") if c in df.columns]
+
+
+def entity_users(ds: FederatedDataset, entity: str, test_users_only: np.ndarray | None = None) -> list[str]:
+    """User ids of an entity (test users first, since their hidden items make a useful check)."""
+    sl = ds.entity_slices()[ds.entity_index(entity)]
+    ids = ds.user_ids[sl].tolist()
+    if test_users_only is not None:
+        tu = set(int(i) for i in test_users_only if sl.start <= i < sl.stop)
+        first = [ids[i - sl.start] for i in sorted(tu)]
+        rest = [u for j, u in enumerate(ids) if (sl.start + j) not in tu]
+        return first + rest
+    return ids
+
+
+def user_history(ds: FederatedDataset, split: Split, entity: str, user: str | int) -> pd.DataFrame:
+    """What the user already has: training entries and the entries hidden for testing."""
+    row = user_row(ds, entity, user)
+    parts = []
+    for mat, kind in ((split.train, "training data"), (split.test, "hidden (test)")):
+        r = mat[row]
+        for j, v in zip(r.indices, r.data):
+            parts.append({"item": ds.item_names[j], "value": float(v), "status": kind})
+    df = pd.DataFrame(parts, columns=["item", "value", "status"])
+    return df.sort_values(["status", "value"], ascending=[True, False], ignore_index=True)
+
+
+def entity_set_metrics(ds: FederatedDataset, split: Split, result: MethodResult, entity: str, n: int = 10) -> dict:
+    """Mean Jaccard / F1 / PR-AUC over the entity's test users (its held-out data)."""
+    from dpfed_core.evaluation.metrics import set_metrics
+
+    sl = ds.entity_slices()[ds.entity_index(entity)]
+    users = np.asarray([u for u in split.test_users if sl.start <= u < sl.stop], dtype=int)
+    if len(users) == 0:
+        return {"jaccard": math.nan, "f1": math.nan, "pr_auc": math.nan, "n": 0}
+    scores = np.asarray(result.U[users]) @ np.asarray(result.V).T
+    out = set_metrics(scores, split.train[users], split.test[users], n)
+    return {k: float(np.nanmean(out[k])) for k in ("jaccard", "f1", "pr_auc")} | {"n": int(len(users))}
+
+
+def entity_metric(doc: dict, entity: str, metric: str = "mar") -> float | None:
+    for e in doc.get("entities", []):
+        if e["name"] == entity:
+            return e.get(metric)
+    return None
+
+
+def sweep_frame(sweep_doc: dict, metric: str) -> pd.DataFrame:
+    return pd.DataFrame(sweep_table(sweep_doc, metric))
+
+
+def shareable_document(doc: dict) -> dict:
+    """The run document as downloaded: the server's budget-store path (an absolute path of the
+    machine running the dashboard) reduced to the file's name; everything else as computed."""
+    from pathlib import PurePath
+
+    out = dict(doc)
+    odo = doc.get("odometer")
+    if isinstance(odo, dict) and odo.get("store"):
+        out["odometer"] = {**odo, "store": PurePath(str(odo["store"])).name}
+    return out
+
+
+NO_TEST_USERS = "no test users"
+
+
+def undefined_as_words(wide: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """A per-entity metric table for display: numbers to ``digits`` decimals, an undefined value (an
+    entity without test users, NaN) as "no test users" — never "nan", never coloured as a win."""
+    out = wide.astype(float).map(lambda x: NO_TEST_USERS if not math.isfinite(x) else f"{x:.{digits}f}")
+    return out

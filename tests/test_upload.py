@@ -1,0 +1,73 @@
+"""Upload parsing out of the UI (issue 20 item 8) and issue 25's uploads: a header-less ``u.data`` is
+guessed as user, item, rating, timestamp; a second, user-attribute table is joined on the user id so
+that MovieLens can be federated by ZIP or occupation from the browser."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpfed_core.data import upload
+from dpfed_core.data.loaders import load_long_table
+from dpfed_core.errors import DataError
+
+# a u.data-like, header-less, tab-separated log: user, item, rating, Unix time
+U_DATA = "\n".join(f"{u}\t{i}\t{r}\t{881250949 + 17 * k}" for k, (u, i, r) in enumerate(
+    [(1, 10, 5), (1, 11, 3), (2, 10, 4), (2, 12, 1), (3, 11, 2), (3, 12, 5), (4, 10, 3), (4, 13, 4)])) + "\n"
+# a u.user-like, header-less, |-separated attribute table: user, age, gender, occupation, ZIP
+U_USER = "1|24|M|technician|85711\n2|53|F|other|94043\n3|23|M|writer|32067\n4|33|F|other|15213\n"
+
+
+def test_headerless_tab_separated_udata_is_guessed_user_item_rating_timestamp():
+    df, no_header = upload.read_upload(U_DATA.encode(), "u.data")
+    assert no_header and list(df.columns) == ["column 1", "column 2", "column 3", "column 4"]
+    assert len(df) == 8 and df.iloc[0].tolist() == ["1", "10", "5", "881250949"]  # first line kept as data
+    g = upload.guess_mapping(list(df.columns), df, no_header)
+    assert (g["user"], g["item"], g["value"]) == ("column 1", "column 2", "column 3")
+    assert g["entity"] is None  # the timestamp is never the entity (nor the value)
+    assert upload.is_timestamp_column(df["column 4"]) and not upload.is_timestamp_column(df["column 3"])
+
+
+def test_named_columns_are_guessed_by_name_and_distinct():
+    g = upload.guess_mapping(["patientunitstayid", "hospitalid", "drugname", "count"])
+    assert g == {"user": "patientunitstayid", "entity": "hospitalid", "item": "drugname", "value": "count",
+                 "name": None}
+
+
+def test_user_attributes_join_and_federate_by_zip_and_occupation():
+    df, _ = upload.read_upload(U_DATA.encode(), "u.data")
+    attrs, attrs_no_header = upload.read_upload(U_USER.encode(), "u.user", 2, "user-attribute table")
+    assert attrs_no_header and upload.guess_attribute_user(list(attrs.columns), True) == "column 1"
+    joined = upload.join_user_attributes(df, "column 1", attrs, "column 1")
+    occ, zipc = upload.attribute_column_name("column 4"), upload.attribute_column_name("column 5")
+    assert joined[occ].tolist() == ["technician"] * 2 + ["other"] * 2 + ["writer"] * 2 + ["other"] * 2
+    assert list(df.columns) == ["column 1", "column 2", "column 3", "column 4"]  # the upload is not changed
+    ds = load_long_table(joined, user_col="column 1", item_col="column 2", value_col="column 3",
+                         entity_col=occ, value_kind="ratings", value_max=5, entities_from_data=True)
+    assert sorted(ds.entity_names) == ["other", "technician", "writer"] and ds.n_users == 4
+    assert ds.X.nnz == 8 and float(ds.X.sum()) == 27.0
+    by_zip = load_long_table(joined, user_col="column 1", item_col="column 2", value_col="column 3",
+                             entity_from=zipc, entity_transform="first_digit", value_kind="ratings", value_max=5,
+                             entities_from_data=True)
+    assert sorted(by_zip.entity_names) == ["1", "3", "8", "9"]
+    np.testing.assert_array_equal(np.bincount(by_zip.entity_of_user), [1, 1, 1, 1])
+
+
+def test_attribute_table_errors_name_the_control():
+    df, _ = upload.read_upload(U_DATA.encode(), "u.data")
+    dup, _ = upload.read_upload((U_USER + "4|40|M|other|10001\n").encode(), "u.user", 2)
+    with pytest.raises(DataError, match="repeated user id.*User id in the attribute table"):
+        upload.join_user_attributes(df, "column 1", dup, "column 1")
+    short, _ = upload.read_upload(U_USER.replace("4|33|F|other|15213\n", "").encode(), "u.user", 2)
+    with pytest.raises(DataError, match="1 user.*no row in the user-attribute table.*User attributes"):
+        upload.join_user_attributes(df, "column 1", short, "column 1")
+    with pytest.raises(DataError, match="not a column of the user-attribute table"):
+        upload.join_user_attributes(df, "column 1", short, "zip")
+
+
+def test_mapping_problems_in_the_page_words():
+    assert upload.mapping_problems("u", "i", "h", "r", None) == []
+    probs = upload.mapping_problems("u", "u", None, "u", None)
+    assert any("“User” and “Item” are both" in p for p in probs)
+    assert any("Choose “Entity from column”" in p for p in probs)
+    with pytest.raises(DataError, match="2 column"):
+        upload.read_upload(b"a,b\n1,2\n", "two.csv")
