@@ -180,7 +180,9 @@ def main() -> None:
           + (f" ({args.others})" if args.others else "")
           + ": each row's `load_before`/`load_1m` is the 1-minute load average before/after it; rows measured "
           "at different loads are not comparable, and CPU seconds (this process + every process the "
-          "deployment started) are steadier than wall time. Deployment time includes starting and "
+          "deployment started) are steadier than wall time. For the simulation engine the CPU seconds are a "
+          "lower bound: Ray's daemons and workers are not all reaped by this process, so their CPU is not all "
+          "counted. Deployment time includes starting and "
           "stopping every process. Bytes: in-process = payload arrays of the protocol messages; deployment "
           "= Flower's serialised messages (run instructions, SecAgg+ key exchange and masked vectors, "
           "V broadcast, acknowledgements).\n\n"
@@ -195,9 +197,9 @@ def main() -> None:
           + "\nPer secure sum (one SecAgg+ round per stage; bytes = every Flower message of that stage, incl. "
             "key exchange; the popularity stage of dp-cooccurrence also counts the public item-list broadcast "
             "after it):\n\n"
-          + C.md_table([{"entities": r["entities"], "method": r["method"], "stage": st, **v}
+          + C.md_table([{"entities": r["entities"], "method": r["method"], "engine": r["engine"], "stage": st, **v}
                         for r in measured for st, v in (r.get("secure_sums") or {}).items()],
-                       ["entities", "method", "stage", "length", "bytes", "seconds"])
+                       ["entities", "method", "engine", "stage", "length", "bytes", "seconds"])
           + ("\n## Issue 24's targets, through the CLI\n\n`python -m dpfed_core run …` vs `python -m dpfed_core "
              "deploy-local …` (each a fresh process, as a user runs it; wall and CPU of the whole process tree; "
              "`completed` = both commands exited 0, not whether the target was met):\n\n"
