@@ -60,7 +60,7 @@ def _cpu() -> float:
 
 
 def one(H: int, method: str, engine: str) -> dict:
-    from dpfed_core.deployment.launcher import simulation_engine_available
+    from dpfed_core.deployment.simulation_engine import available as simulation_engine_available
 
     # The generator's 200 items are its own public list: a declared catalogue (as in the tests), which a
     # DP run on a deployment needs (DP catalogue selection is not a deployment round).
@@ -76,7 +76,7 @@ def one(H: int, method: str, engine: str) -> dict:
     ref, _ = run_method(ds, cfg)
     t_in, c_in = time.perf_counter() - t0, _cpu() - c0
     c0, t0 = _cpu(), time.perf_counter()
-    dep = run_deployed(ds, cfg, round_timeout=900, timeout=3600)
+    dep = run_deployed(ds, cfg, round_timeout=900, timeout=3600, engine=engine)
     t_dep, c_dep = time.perf_counter() - t0, _cpu() - c0
     same = all(math.isclose(dep["overall"][k], ref["overall"][k], rel_tol=1e-9) for k in METRICS)
     b_in = sum(m["bytes"] for m in ref["messages"])
@@ -90,7 +90,8 @@ def one(H: int, method: str, engine: str) -> dict:
             "in_process_bytes": b_in, "deployment_bytes": b_dep,
             "bytes_ratio": b_dep / b_in if b_in else None, "in_process_messages": len(ref["messages"]),
             "flower_messages": dep["deployment"]["n_messages"], "metrics_equal": same,
-            "transport": "TLS + node auth" if not dep["deployment"]["insecure"] else "insecure",
+            "transport": ("in-memory (Simulation Engine)" if engine == "simulation" else
+                          "TLS + node auth" if not dep["deployment"]["insecure"] else "insecure"),
             "server_s": dep["timings"].get("server_total"), "start_s": dep["timings"].get("deployment_start")}
 
 
@@ -143,6 +144,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="3 entities only, no CLI targets")
     ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated methods to measure (part 1)")
     ap.add_argument("--no-targets", action="store_true", help="skip part 2 (the CLI targets)")
+    ap.add_argument("--sizes", default="3,10,30", help="comma-separated entity counts to measure (part 1)")
+    ap.add_argument("--engines", default="deployment,simulation", help="engines to measure (part 1)")
     ap.add_argument("--others", default="", help="what else ran on the machine meanwhile (recorded)")
     args = ap.parse_args()
     chosen = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -153,10 +156,12 @@ def main() -> None:
     load = os.getloadavg()[0]
     t_all = time.perf_counter()
     rows = []
-    for H in ([3] if args.quick else [3, 10, 30]):
+    sizes = [3] if args.quick else [int(x) for x in args.sizes.split(",") if x.strip()]
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    for H in sizes:
         for method in chosen:
             if H in SIZES[method]:
-                for engine in ("deployment", "simulation"):
+                for engine in engines:
                     print(f"H={H} {method} {engine} …", file=sys.stderr, flush=True)
                     rows.append(one(H, method, engine))
     target_rows = [] if (args.quick or args.no_targets) else targets()
@@ -169,12 +174,15 @@ def main() -> None:
     missing = sorted({r["note"] for r in rows if "note" in r})
     md = ("# Local Flower deployment vs in-process run (issues 13, 24)\n\n"
           "Synthetic Poisson data, 100 users per entity, 200 items; simulation mode (labelled, reproducible "
-          "noise); one SuperLink and H SuperNodes on 127.0.0.1 with TLS and node authentication, all on this "
-          f"machine ({doc['machine']['cpus']} cores). **The machine was shared** while this ran"
+          "noise); engine `deployment`: one SuperLink and H SuperNodes on 127.0.0.1 with TLS and node "
+          "authentication; engine `simulation`: the same ServerApp/ClientApp under Flower's Simulation Engine "
+          f"(Ray), all on this machine ({doc['machine']['cpus']} cores). **The machine was shared** while this ran"
           + (f" ({args.others})" if args.others else "")
           + ": each row's `load_before`/`load_1m` is the 1-minute load average before/after it; rows measured "
           "at different loads are not comparable, and CPU seconds (this process + every process the "
-          "deployment started) are steadier than wall time. Deployment time includes starting and "
+          "deployment started) are steadier than wall time. For the simulation engine the CPU seconds are a "
+          "lower bound: Ray's daemons and workers are not all reaped by this process, so their CPU is not all "
+          "counted. Deployment time includes starting and "
           "stopping every process. Bytes: in-process = payload arrays of the protocol messages; deployment "
           "= Flower's serialised messages (run instructions, SecAgg+ key exchange and masked vectors, "
           "V broadcast, acknowledgements).\n\n"
@@ -189,9 +197,9 @@ def main() -> None:
           + "\nPer secure sum (one SecAgg+ round per stage; bytes = every Flower message of that stage, incl. "
             "key exchange; the popularity stage of dp-cooccurrence also counts the public item-list broadcast "
             "after it):\n\n"
-          + C.md_table([{"entities": r["entities"], "method": r["method"], "stage": st, **v}
+          + C.md_table([{"entities": r["entities"], "method": r["method"], "engine": r["engine"], "stage": st, **v}
                         for r in measured for st, v in (r.get("secure_sums") or {}).items()],
-                       ["entities", "method", "stage", "length", "bytes", "seconds"])
+                       ["entities", "method", "engine", "stage", "length", "bytes", "seconds"])
           + ("\n## Issue 24's targets, through the CLI\n\n`python -m dpfed_core run …` vs `python -m dpfed_core "
              "deploy-local …` (each a fresh process, as a user runs it; wall and CPU of the whole process tree; "
              "`completed` = both commands exited 0, not whether the target was met):\n\n"

@@ -89,6 +89,15 @@ def cooccurrence_deployment(tmp_path_factory):
     thread.join(60)
 
 
+def _guarded_federation(kind, ds, cfg):
+    """(guard, started federation of ``kind``) whose shards live in the guard's private folder."""
+    from dpfed_core.deployment.launcher import Guard
+
+    guard = Guard()
+    shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
+    return guard, kind(shards, None, ds.entity_names, guard=guard).start()
+
+
 def _assert_same_run(dep: dict, ref: dict) -> None:
     assert [e["name"] for e in dep["entities"]] == [e["name"] for e in ref["entities"]]
     for d, r in zip([*dep["entities"], dep["overall"]], [*ref["entities"], ref["overall"]]):
@@ -237,14 +246,116 @@ def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp
                  "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "--port-range" in err and "Traceback" not in err
-    from dpfed_core.deployment.launcher import simulation_engine_available
+    from dpfed_core.deployment.simulation_engine import available
 
-    if not simulation_engine_available()[0]:
+    if not available()[0]:
         assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--engine", "simulation",
                      "--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert "--engine" in err and "Ray" in err
     assert not out.exists()
+
+
+def test_simulation_engine_runs_the_same_apps_and_equals_in_process():
+    """--engine simulation: the same ServerApp and ClientApp (SecAgg+ and its mod included) under
+    Flower's Simulation Engine (Ray) give the in-process run's metrics and ledger; the document names
+    the engine and its transport; Ray's processes and the shard copies are gone afterwards."""
+    import time
+
+    from dpfed_core.deployment.launcher import Guard
+    from dpfed_core.deployment.simulation_engine import SimulatedFederation, available
+
+    if not available()[0]:
+        if os.environ.get("CI"):
+            raise AssertionError(available()[1])
+        pytest.skip(available()[1])
+    ds = three_clinics()
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
+                    max_dropouts=1)
+    guard, fed = _guarded_federation(SimulatedFederation, ds, cfg)
+    try:
+        doc = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, engine="simulation")
+    finally:
+        fed.close()
+        private = guard.path
+        guard.close()
+    ref, _ = run_method(ds, cfg)
+    _assert_same_run(doc, ref)
+    dep = doc["deployment"]
+    assert dep["engine"] == "flower-simulation" and "Simulation Engine" in dep["transport"]
+    assert dep["secure_aggregation"]["reconstruction_threshold"] == 2
+    contents = [m["content"] for m in doc["messages"]]
+    assert any(c.startswith("SecAgg+ collect masked vectors") for c in contents)
+    assert ROUND2_REPLY in contents
+    # Ray's workers inherit the shard list (the private folder's path) in their environment.
+    end = time.monotonic() + 20
+    while time.monotonic() < end and _processes_mentioning(str(private)):
+        time.sleep(0.2)
+    assert _processes_mentioning(str(private)) == []
+    assert not private.exists()
+
+
+def test_a_plug_in_method_runs_through_deploy_local(tmp_path, monkeypatch, capsys):
+    """The example plug-in (tests/example_method.py) through the real deployment path: `deploy-local
+    --plugin example_method` imports it here and, through DPFED_PLUGINS, on every node; the result
+    equals `run`'s, and the run service recorded it (odometer note in the document)."""
+    import json
+    from pathlib import Path
+
+    from dpfed_core.cli.main import main
+
+    tests_dir = str(Path(__file__).resolve().parent)
+    monkeypatch.setenv("PYTHONPATH", tests_dir + (os.pathsep + os.environ["PYTHONPATH"]
+                                                  if os.environ.get("PYTHONPATH") else ""))
+    monkeypatch.setenv("DPFED_PLUGINS", "")
+    common = ["--data", "sample:clinic", "--federation", "region", "--method", "dp-item-reach-example",
+              "--epsilon", "1", "--aggregation", "secure", "--simulation", "--param", "power=2"]
+    dep_out, run_out = tmp_path / "dep.json", tmp_path / "run.json"
+    assert main(["deploy-local", *common, "--plugin", "example_method", "--out", str(dep_out)]) == 0, \
+        capsys.readouterr().err
+    assert os.environ["DPFED_PLUGINS"] == "example_method"
+    assert main(["run", *common, "--out", str(run_out)]) == 0, capsys.readouterr().err
+    dep, ref = json.loads(dep_out.read_text()), json.loads(run_out.read_text())
+    assert dep["method"]["name"] == "dp-item-reach-example" and dep["deployment"]["supernodes"] == 4
+    _assert_same_run(dep, ref)
+    # Recorded by the run service, in the store the tests name (conftest's DPFED_STORE).
+    assert dep["odometer"]["store"] == os.environ["DPFED_STORE"]
+    # A module that cannot be imported: one clear error naming --plugin, nothing written.
+    bad = tmp_path / "bad.json"
+    assert main(["deploy-local", *common, "--plugin", "no_such_plugin_module", "--out", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "no_such_plugin_module" in err and "--plugin" in err and "Traceback" not in err
+    assert not bad.exists()
+
+
+def test_the_run_service_charges_and_records_a_run_done_by_a_runner(tmp_path):
+    """deploy-local's coordinator hands its deployment to execute_run as the run step: the service
+    validates, charges the store before the runner runs, and records the document."""
+    from dpfed_core.evaluation.service import execute_run
+    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
+    from dpfed_core.privacy.store import Store
+
+    ds = three_clinics()
+    cfg = RunConfig(method="dp-popularity", epsilon=0.5, rank=3)
+    store = Store(tmp_path / "budget.sqlite3")
+    seen = []
+
+    def runner(dataset, config, split):
+        key = BudgetOdometer(store).register(dataset, dataset_key(dataset))
+        seen.append((split, max(b.spent_epsilon for b in BudgetOdometer(store).balance(key))))
+        return run_method(dataset, config, split)
+
+    out = execute_run(ds, cfg, store=store, runner=runner)
+    assert len(seen) == 1 and seen[0][0] is not None
+    assert seen[0][1] == pytest.approx(0.5)  # charged (reserved) before the run step started
+    assert out.odometer["store"] == str(store.path) and out.history_id is not None
+    assert out.doc["privacy"]["epsilon"] == pytest.approx(0.5)
+    with pytest.raises(ConfigError, match="compares no methods"):
+        execute_run(ds, cfg, store=store, runner=runner, compare=["kmeans"])
+    with pytest.raises(ConfigError, match="does not run as a deployment"):
+        from dpfed_core.deployment.deployed import check_deployable
+
+        check_deployable(ds, RunConfig(method="central"))
 
 
 def test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix(tmp_path):
@@ -590,9 +701,7 @@ def test_a_node_killed_in_a_secure_sum_leaves_nothing_running(tmp_path):
     ds = three_clinics()
     cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
                     max_dropouts=1)
-    guard = Guard()
-    shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
-    fed = LocalFederation(shards, None, ds.entity_names, guard=guard).start()
+    guard, fed = _guarded_federation(LocalFederation, ds, cfg)
     pids = [fed.zygote.proc.pid] + [p.pid for p in fed.processes()]
 
     def crash_in_the_sum(ev):

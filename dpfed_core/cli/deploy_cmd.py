@@ -45,7 +45,11 @@ def register_cli(subparsers) -> None:
                         "certificate made for the run, and Flower's node authentication); the result says so")
     g.add_argument("--engine", choices=["deployment", "simulation"], default="deployment",
                    help="deployment: one SuperLink and one SuperNode process per entity (default); simulation: "
-                        "the same ServerApp/ClientApp under Flower's Simulation Engine (needs Ray)")
+                        "the same ServerApp/ClientApp under Flower's Simulation Engine (Ray, from "
+                        "requirements-deploy.txt)")
+    g.add_argument("--plugin", action="append", metavar="MODULE",
+                   help="import this plug-in module (it registers a method) here and on every node; repeatable; "
+                        "adds to $DPFED_PLUGINS (docs/EXTENDING.md)")
     p.add_argument("--out", help="write the JSON result document here")
     add_store_args(p)
     p.set_defaults(func=cmd_deploy_local)
@@ -73,10 +77,13 @@ class _NodeProgress:
 
 
 def cmd_deploy_local(args) -> int:
-    from dpfed_core.errors import ConfigError
-    from dpfed_core.deployment.deployed import deployable_methods, run_deployed
+    """``deploy-local``: parse, then the run service (:func:`~dpfed_core.evaluation.service.execute_run`:
+    validate → plan → charge → split → run → record) with the Flower deployment as its run step."""
+    from dpfed_core.deployment.deployed import check_deployable, deployment_runner
+    from dpfed_core.deployment.launcher import free_ports, parse_port_range
+    from dpfed_core.deployment.plugins import load_plugins
     from dpfed_core.evaluation.experiments import write_json
-    from dpfed_core.federation.summable import SUMMABLE_METHODS
+    from dpfed_core.evaluation.service import execute_run
 
     t0 = time.perf_counter()
     if args.out:
@@ -85,40 +92,30 @@ def cmd_deploy_local(args) -> int:
 
         check_writable(args.out)
         check_outputs(args, ("--out", args.out))
-    from dpfed_core.deployment.launcher import parse_port_range, simulation_engine_available
-
+    # Before the method name is read: a plug-in registers its method on import (and the nodes
+    # inherit the list through DPFED_PLUGINS).
+    load_plugins(args.plugin or ())
     port_range = parse_port_range(args.port_range) if args.port_range else None
-    if args.engine == "simulation":
-        ok, why = simulation_engine_available()
-        if not ok:
-            raise ConfigError(f"--engine simulation: {why}; use --engine deployment")
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config)
-    if port_range is not None:
-        from dpfed_core.deployment.launcher import free_ports
-
+    check_deployable(dataset, config, args.engine)
+    if port_range is not None and args.engine == "deployment":
         free_ports(1 + dataset.n_entities, port_range)  # before anything is charged or started
-    if config.method not in deployable_methods():
-        raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "
-                          f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
-    if args.max_dropouts:
-        if config.method not in SUMMABLE_METHODS:
-            raise ConfigError(f"--max-dropouts applies to summable methods ({', '.join(sorted(SUMMABLE_METHODS))}), "
-                              f"not to {config.method}")
-        # (run_config already put --max-dropouts in RunConfig.max_dropouts, which build_method reads)
+    what = ("Flower's Simulation Engine" if args.engine == "simulation"
+            else f"a local Flower deployment: 1 SuperLink + {dataset.n_entities} SuperNodes")
+    print(f"starting {what}", file=sys.stderr)
+    runner = deployment_runner(workdir=args.workdir, keep_workdir=bool(args.workdir), progress=_NodeProgress(),
+                               round_timeout=args.round_timeout, dump_dir=args.dump_dir, insecure=args.insecure,
+                               port_range=port_range, engine=args.engine)
     # A deployment is a release: charged to the odometer (or refused) before any node starts.
-    from dpfed_core.evaluation.budget import plan_run, settle_run
-
-    odometer, history, key = budget_cmd.open_store(args, dataset)
-    with odometer.charge(dataset, plan_run(dataset, config), allow_non_private=args.allow_non_private,
-                         key=key) as reservation:
-        print(f"starting a local Flower deployment: 1 SuperLink + {dataset.n_entities} SuperNodes", file=sys.stderr)
-        doc = run_deployed(dataset, config, workdir=args.workdir, keep_workdir=bool(args.workdir),
-                           progress=_NodeProgress(), round_timeout=args.round_timeout, dump_dir=args.dump_dir,
-                           insecure=args.insecure, port_range=port_range)
-        settle_run(reservation, [doc])
-    budget_cmd.record_release("run", doc, odometer, history, key, reservation)
+    outcome = execute_run(dataset, config, store=getattr(args, "store", None),
+                          allow_non_private=args.allow_non_private, runner=runner)
+    doc = outcome.doc
+    if outcome.odometer.get("store"):
+        print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))
+    else:
+        print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     dep = doc["deployment"]
     print(f"{dataset.name}: {dataset.n_entities} SuperNodes — {doc['privacy']['label']}")
     for note in doc.get("notes", []):

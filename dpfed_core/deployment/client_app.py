@@ -39,6 +39,7 @@ from flwr.client.mod import secaggplus_mod
 from flwr.clientapp import ClientApp
 
 from dpfed_core.errors import DpfedError
+from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.evaluation.partial import entity_statistics
 from dpfed_core.deployment.shards import load_shard
 from dpfed_core.deployment.wire import config_from_json, dumps, ledger_rows_to_json, loads
@@ -48,6 +49,10 @@ from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.noise import SecureGenerator, method_generator
+
+# The operator's plug-in methods (DPFED_PLUGINS, set by deploy-local --plugin or by the site):
+# imported from this node's own configuration, never from anything a message names.
+load_plugins()
 
 app = ClientApp()
 
@@ -67,8 +72,29 @@ def _entity_rngs(config, private: bool, n_entities: int):
     return method_generator(config.seed, private=private, simulation=config.simulation).spawn(n_entities + 1)
 
 
+#: Simulation engine only (:mod:`.simulation_engine`): the shard files and report paths of the
+#: simulated nodes, in partition order, joined by ``os.pathsep`` — set in the environment of the
+#: process that runs the nodes by the operator who holds every shard (never from a message).
+SIM_SHARDS_ENV = "DPFED_SIM_SHARDS"
+SIM_REPORTS_ENV = "DPFED_SIM_REPORTS"
+
+
+def _simulated(context: Context, env: str) -> str | None:
+    """The simulated node's entry of ``env`` (by Flower's ``partition-id``), else None."""
+    listed = os.environ.get(env)
+    pid = context.node_config.get("partition-id")
+    if not listed or pid is None:
+        return None
+    entries = listed.split(os.pathsep)
+    return entries[int(pid)] if 0 <= int(pid) < len(entries) else None
+
+
+def _data_path(context: Context) -> str | None:
+    return context.node_config.get("data-path") or _simulated(context, SIM_SHARDS_ENV)
+
+
 def _load(context: Context, n_entities: int):
-    path = context.node_config.get("data-path")
+    path = _data_path(context)
     if not path:
         raise DpfedError("this SuperNode has no data path; start it with --node-config \"data-path='…'\"")
     shard = load_shard(str(path))
@@ -76,6 +102,14 @@ def _load(context: Context, n_entities: int):
         raise DpfedError(f"shard {path} belongs to a federation of {shard.n_entities} entities, "
                          f"the run declares {n_entities}")
     return shard
+
+
+def _instructions(context: Context, rec) -> tuple:
+    """``(RunConfig, H, shard)`` from a message's public run instructions (``config``,
+    ``n-entities``) and this node's own shard: the first step of every handler."""
+    config = config_from_json(str(rec["config"]))
+    H = int(rec["n-entities"])
+    return config, H, _load(context, H)
 
 
 def _identity(shard) -> dict:
@@ -100,10 +134,10 @@ def _seconds(context: Context) -> dict:
 def report_path(context: Context) -> Path:
     """Where this node writes its evaluation report: ``--node-config "report-path='…'"``, else
     ``<shard>.report.json`` next to its shard (both on the node's own disk)."""
-    given = context.node_config.get("report-path")
+    given = context.node_config.get("report-path") or _simulated(context, SIM_REPORTS_ENV)
     if given:
         return Path(str(given))
-    shard = Path(str(context.node_config["data-path"]))
+    shard = Path(str(_data_path(context)))
     return shard.with_name(shard.stem + ".report.json")
 
 
@@ -127,10 +161,7 @@ def _write_report(context: Context, shard, body: dict) -> None:
 def round1(msg: Message, context: Context) -> Message:
     """Round 1 of a prototype method: this entity's prototypes."""
     try:
-        cfg_rec = msg.content["config"]
-        config = config_from_json(str(cfg_rec["config"]))
-        H = int(cfg_rec["n-entities"])
-        shard = _load(context, H)
+        config, H, shard = _instructions(context, msg.content["config"])
         t0 = time.perf_counter()
         method = prototype_method(config, shard.value_max)
         private = bool(getattr(method, "private", False))
@@ -176,9 +207,7 @@ def secure_share(msg: Message, context: Context) -> Message:
     from flwr.compat.common import recorddict_compat as compat
 
     fitins = compat.recorddict_to_fitins(msg.content, keep_input=True)
-    config = config_from_json(str(fitins.config["config"]))
-    H = int(fitins.config["n-entities"])
-    shard = _load(context, H)
+    config, H, shard = _instructions(context, fitins.config)
     t0 = time.perf_counter()
     method = summable_method(config, value_max=shard.value_max)
     stage = str(fitins.config.get("stage", method.stages[0]))
@@ -227,10 +256,7 @@ def public_result(msg: Message, context: Context) -> Message:
 def round2(msg: Message, context: Context) -> Message:
     """Round 2: fit U_h on V locally, reply with evaluation sums only."""
     try:
-        cfg_rec = msg.content["config"]
-        config = config_from_json(str(cfg_rec["config"]))
-        H = int(cfg_rec["n-entities"])
-        shard = _load(context, H)
+        config, H, shard = _instructions(context, msg.content["config"])
         V = msg.content["model"]["V"].numpy()
         t0 = time.perf_counter()
         if config.method in SUMMABLE_METHODS:

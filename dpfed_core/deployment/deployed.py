@@ -26,11 +26,16 @@ from dpfed_core.evaluation.experiments import make_split, needs_dp_catalogue, pr
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.deployment.launcher import DeploymentError, Guard, LocalFederation
 from dpfed_core.deployment.shards import write_shards
+from dpfed_core.deployment.simulation_engine import TRANSPORT as SIM_TRANSPORT, SimulatedFederation
 from dpfed_core.deployment.wire import dumps
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 from dpfed_core.federation.summable import SUMMABLE_METHODS
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.privacy.ledger import PrivacyLedger
+
+
+#: The engines of ``deploy-local --engine``.
+ENGINES = ("deployment", "simulation")
 
 
 def deployable_methods() -> list[str]:
@@ -49,35 +54,27 @@ def run_deployed(
     timeout: float = 3600.0,
     dump_dir: str | Path | None = None,
     federation: LocalFederation | None = None,
-    return_model: bool = False,
+    return_model: bool | str = False,
     insecure: bool = False,
     port_range: tuple[int, int] | None = None,
+    engine: str = "deployment",
+    split=None,
 ):
     """Run ``config.method`` on a local Flower deployment and return the result document.
 
     ``federation``: an already started federation whose SuperNodes serve this dataset's shards
     (for several runs on one deployment); otherwise one is started and stopped here.
-    ``return_model``: return ``(doc, V)`` (the item factors the server broadcast) instead of ``doc``.
+    ``return_model``: return ``(doc, V)`` (the item factors the server broadcast) instead of ``doc``;
+    ``"result"``: ``(doc, MethodResult)`` (V and the run's ledger; no U leaves a node).
     ``insecure``: plain HTTP, no node authentication (said in the document). ``port_range``: ports
-    for the SuperLink and the SuperNodes (``--port-range``).
+    for the SuperLink and the SuperNodes (``--port-range``). ``engine``: ``"deployment"`` (one
+    SuperLink and one SuperNode process per entity) or ``"simulation"`` (the same ServerApp and
+    ClientApp under Flower's Simulation Engine, :mod:`.simulation_engine`). ``split``: the run's
+    train/test split (default: :func:`make_split` of ``config``, as an in-process run makes it).
     """
-    config.validate()
-    spec = get_method(config.method)
-    if config.method not in deployable_methods():
-        raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "
-                          f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
-    if not spec.uses_epsilon and math.isfinite(config.epsilon):
-        config = config.replace(epsilon=math.inf)
-    if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config):
-        # The catalogue fixes every message's shape; the in-process run selects it by DP partition
-        # selection over all entities, which is not (yet) a round of the deployment.
-        raise ConfigError("a DP run on a deployment needs a declared public item catalogue (--items FILE, or the "
-                          "Data page's item-catalogue upload): DP catalogue selection does not run as a "
-                          "deployment round yet")
-    if dataset.n_entities < 2:
-        raise ConfigError(f"a deployment needs at least 2 entities, the data has {dataset.n_entities}")
+    config, spec = check_deployable(dataset, config, engine)
     t0 = time.perf_counter()
-    split = make_split(dataset, config)
+    split = make_split(dataset, config) if split is None else split
     t_split = time.perf_counter() - t0
 
     owned = federation is None
@@ -96,8 +93,9 @@ def run_deployed(
         shards = write_shards(dataset, split, base / "shards")
         os.chmod(base / "shards", 0o700)
         t_shards = time.perf_counter() - t0
-        federation = LocalFederation(shards, None if guard is not None else base / "flower", dataset.entity_names,
-                                     keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard)
+        kind = LocalFederation if engine == "deployment" else SimulatedFederation
+        federation = kind(shards, None if guard is not None else base / "flower", dataset.entity_names,
+                          keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard)
     else:
         t_shards = 0.0
     try:
@@ -113,9 +111,53 @@ def run_deployed(
             federation.close()
             if guard is not None:
                 guard.close()
-    doc = _document(dataset, config, spec, res, reports, federation.insecure,
-                    {"split": t_split, "write_shards": t_shards, "deployment_start": t_start})
+    doc, result = _document(dataset, config, spec, res, reports, federation,
+                            {"split": t_split, "write_shards": t_shards, "deployment_start": t_start})
+    if return_model == "result":
+        return doc, result
     return (doc, np.asarray(res["V"])) if return_model else doc
+
+
+def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str = "deployment"):
+    """What a deployment needs beyond a valid run, checked before anything is charged or started:
+    a known engine, a federated protocol method, a declared catalogue for a DP run, ≥ 2 entities.
+    Returns ``(config, spec)`` (ε dropped for a method that takes none)."""
+    if engine not in ENGINES:
+        raise ConfigError(f"--engine {engine!r}: choose {' or '.join(ENGINES)}")
+    config.validate()
+    spec = get_method(config.method)
+    if config.method not in deployable_methods():
+        raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "
+                          f"federated protocol methods: {', '.join(deployable_methods())} (--method)")
+    if config.max_dropouts and config.method not in SUMMABLE_METHODS:
+        raise ConfigError(f"--max-dropouts applies to summable methods ({', '.join(sorted(SUMMABLE_METHODS))}), "
+                          f"not to {config.method}")
+    if not spec.uses_epsilon and math.isfinite(config.epsilon):
+        config = config.replace(epsilon=math.inf)
+    if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config):
+        # The catalogue fixes every message's shape; the in-process run selects it by DP partition
+        # selection over all entities, which is not (yet) a round of the deployment.
+        raise ConfigError("a DP run on a deployment needs a declared public item catalogue (--items FILE, or the "
+                          "Data page's item-catalogue upload): DP catalogue selection does not run as a "
+                          "deployment round yet")
+    if dataset.n_entities < 2:
+        raise ConfigError(f"a deployment needs at least 2 entities, the data has {dataset.n_entities}")
+    if engine == "simulation":
+        from dpfed_core.deployment.simulation_engine import available
+
+        ok, why = available()
+        if not ok:
+            raise ConfigError(f"--engine simulation: {why}; use --engine deployment")
+    return config, spec
+
+
+def deployment_runner(**options) -> Callable:
+    """Step 5 of the run service (:func:`~dpfed_core.evaluation.service.execute_run`'s ``runner``):
+    the run on a local Flower deployment with ``options`` (those of :func:`run_deployed`), returning
+    ``(doc, MethodResult)`` so that the service validates, plans, charges and records it like ``run``."""
+    def runner(dataset: FederatedDataset, config: RunConfig, split) -> tuple[dict, MethodResult]:
+        return run_deployed(dataset, config, split=split, return_model="result", **options)
+    return runner
 
 
 #: How the result document labels the evaluation of a deployment (issue 21).
@@ -143,7 +185,9 @@ def read_local_reports(federation: LocalFederation, run_id) -> list[dict]:
     return out
 
 
-def _document(dataset, config, spec, res: dict, reports: list[dict], insecure: bool, timings: dict) -> dict:
+def _document(dataset, config, spec, res: dict, reports: list[dict], federation, timings: dict) -> dict:
+    insecure = bool(federation.insecure)
+    simulated = getattr(federation, "engine", "deployment") == "simulation"
     private = spec.uses_epsilon and math.isfinite(config.epsilon)
     ledger = PrivacyLedger(config.epsilon if private else math.inf, config.delta if private else 0.0)
     entities = sorted(res["entities"], key=lambda e: e["index"])
@@ -170,12 +214,16 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], insecure: b
         privacy["against"] = ("ε holds against the server, which sees only the SecAgg+ sum; against the server "
                               "colluding with every other entity the guarantee is coalition_epsilon")
     wire = sum(int(m["bytes"]) for m in res["messages"])
-    transport = ("INSECURE: plain HTTP and no node authentication (--insecure)" if insecure else
-                 "TLS on every connection (a CA and certificate made for this run) and Flower's node "
-                 "authentication (the SuperLink accepts only the registered SuperNode keys)")
+    if simulated:
+        transport = SIM_TRANSPORT
+    elif insecure:
+        transport = "INSECURE: plain HTTP and no node authentication (--insecure)"
+    else:
+        transport = ("TLS on every connection (a CA and certificate made for this run) and Flower's node "
+                     "authentication (the SuperLink accepts only the registered SuperNode keys)")
     deployment = {
-        "engine": "flower", "flwr_version": _flwr_version(), "run_id": res.get("run_id"),
-        "superlink": "127.0.0.1", "transport": transport, "insecure": bool(insecure), "supernodes": len(entities),
+        "engine": "flower-simulation" if simulated else "flower", "flwr_version": _flwr_version(),
+        "run_id": res.get("run_id"), "superlink": None if simulated else "127.0.0.1", "transport": transport, "insecure": bool(insecure), "supernodes": len(entities),
         "bytes_on_wire": wire, "n_messages": len(res["messages"]), "wall_seconds": res.get("wall_seconds"),
         "secure_aggregation": secure,
         "evaluation_source": EVALUATION_SOURCE,
@@ -195,11 +243,13 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], insecure: b
         dataset, config, spec, metrics, privacy, res["messages"],
         {**timings, **res.get("timings", {}), "wall_total": res.get("wall_seconds")},
         [*dataset.notes, *notes,
-         "deployment: one Flower SuperNode process per entity; messages and bytes as Flower carried them",
+         ("deployment: Flower's Simulation Engine, one simulated SuperNode per entity (the same ServerApp and "
+          "ClientApp); messages and bytes as Flower carried them" if simulated else
+          "deployment: one Flower SuperNode process per entity; messages and bytes as Flower carried them"),
          f"evaluation: {EVALUATION_SOURCE}; the nodes sent the server only DP releases (or, for a "
          "non-private method, its labelled release) and the protocol's public fields"])
     doc["deployment"] = deployment
-    return doc
+    return doc, result
 
 
 def _flwr_version() -> str:

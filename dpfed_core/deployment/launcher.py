@@ -59,17 +59,6 @@ def flower_available() -> tuple[bool, str]:
     return True, v
 
 
-def simulation_engine_available() -> tuple[bool, str]:
-    """(True, "") if Flower's Simulation Engine can run here. In flwr 1.42 its only backend is Ray
-    (``flwr[simulation]``), which this project does not pin."""
-    import importlib.util
-
-    if importlib.util.find_spec("ray") is None:
-        return False, ("Flower's Simulation Engine needs Ray (pip install 'flwr[simulation]'), which is not "
-                       "installed")
-    return True, ""
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -227,7 +216,40 @@ def free_ports(n: int, port_range: tuple[int, int] | None = None) -> list[int]:
                           f"(1 SuperLink + {n - 1} SuperNodes); widen the range")
 
 
-class LocalFederation:
+class GuardedFolder:
+    """The private folder and watchdog of an engine (:class:`LocalFederation`, the Simulation
+    Engine's federation): ``guard``/``workdir``/``keep`` as their constructors take them."""
+
+    guard: Guard | None
+    workdir: str | os.PathLike | None
+    keep: bool
+    _own_guard: bool = False
+
+    def _open_dir(self) -> None:
+        """``self.dir``: ``workdir`` if given, else a folder inside the guard's private folder (a
+        guard of our own when none was given); mode 0700 — logs, keys and reports are the operator's only."""
+        if self.guard is None:
+            self.guard = Guard(own_dir=self.workdir is None)
+            self._own_guard = True
+        if self.workdir is None:
+            self.dir = (self.guard.path / "flower") if self.guard.path is not None else Path(
+                tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+        else:
+            self.dir = Path(self.workdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.dir, 0o700)
+
+    def _release_guard(self) -> None:
+        """Remove our own guard's folder (unless ``keep``) and dismiss its watchdog."""
+        if self._own_guard and self.guard is not None:
+            if self.keep and self.guard.path is not None:
+                self.guard.path = None  # keep the folder (asked for), still dismiss the watchdog
+            self.guard.close()
+            self.guard = None
+            self._own_guard = False
+
+
+class LocalFederation(GuardedFolder):
     """One SuperLink and one SuperNode per shard on 127.0.0.1. Use as a context manager.
 
     shards : shard files in entity order (one SuperNode each). workdir : logs, keys, FLWR_HOME,
@@ -258,6 +280,7 @@ class LocalFederation:
         self.control: _Control | None = None
         self.zygote: _Zygote | None = None
         self.port: int | None = None
+        self.node_ports: list[int] = []
         self.tls = None
 
     def report_path(self, h: int) -> Path:
@@ -275,6 +298,8 @@ class LocalFederation:
         # Nothing leaves the machine besides the protocol: no telemetry, no update check.
         env["FLWR_TELEMETRY_ENABLED"] = "0"
         env["FLWR_DISABLE_UPDATE_CHECK"] = "1"
+        # Loopback doorbells between the ServerApp and the nodes (deployment/doorbell.py).
+        env["DPFED_DOORBELL"] = "1"
         # One BLAS thread per process: H nodes share the machine's cores.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")
@@ -291,16 +316,7 @@ class LocalFederation:
             if "'" in str(p):
                 raise DeploymentError(f"shard path {p} contains a quote; use a path without quotes")
         ports = free_ports(1 + len(self.shards), self.port_range)
-        if self.guard is None:
-            self.guard = Guard(own_dir=self.workdir is None)
-            self._own_guard = True
-        if self.workdir is None:
-            self.dir = (self.guard.path / "flower") if self.guard.path is not None else Path(
-                tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
-        else:
-            self.dir = Path(self.workdir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.dir, 0o700)  # logs, keys and reports are the operator's only
+        self._open_dir()
         try:
             self._start(ports, timeout)
         except BaseException:
@@ -335,6 +351,7 @@ class LocalFederation:
             # Node authentication: the SuperLink accepts only these keys (`flwr supernode register`).
             keys = [make_node_key(self.dir / "node_keys", f"entity_{h:03d}") for h in range(len(self.shards))]
             self.control.register([k.public for k in keys])
+        self.node_ports = list(ports[1:])
         for h, shard in enumerate(self.shards):
             port = ports[1 + h]
             report = self.report_path(h)
@@ -381,12 +398,7 @@ class LocalFederation:
         if self.control is not None:
             self.control.close()
             self.control = None
-        if self._own_guard and self.guard is not None:
-            if self.keep and self.guard.path is not None:
-                self.guard.path = None  # keep the folder (asked for), still dismiss the watchdog
-            self.guard.close()
-            self.guard = None
-            self._own_guard = False
+        self._release_guard()
 
     def __enter__(self) -> "LocalFederation":
         return self.start()
@@ -408,8 +420,10 @@ class LocalFederation:
         prog.touch()
         overrides = {"config": config_json, "n-entities": int(n_entities), "out": str(out), "progress": str(prog),
                      "round-timeout": float(round_timeout), "connect-timeout": float(connect_timeout),
-                     "dump-dir": str(dump_dir or "")}
+                     "dump-dir": str(dump_dir or ""),
+                     "doorbells": ",".join(str(p) for p in [self.port, *self.node_ports])}
         run_id = self.control.start_run(APP_DIR, overrides)
+        self._wake_link_executor()
         if progress:
             progress({"event": "submitted", "run_id": run_id})
         try:
@@ -420,33 +434,33 @@ class LocalFederation:
             self.control.stop_run(run_id)
             raise
 
+    def _wake_link_executor(self) -> None:
+        """SIGUSR1 to the SuperLink's executor (the SuperLink process's child, node_runtime): it
+        launches the ServerApp now instead of at its next poll (≤ LINK_EXEC_POLL s later)."""
+        if self.superlink is None:
+            return
+        try:
+            with open(f"/proc/{self.superlink.pid}/task/{self.superlink.pid}/children", encoding="ascii") as f:
+                children = [int(c) for c in f.read().split()]
+        except (OSError, ValueError):  # not Linux: the poll still finds the run
+            return
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGUSR1)
+            except (ProcessLookupError, PermissionError):
+                pass
+
     def _follow(self, run_id: int, prog: Path, out: Path, timeout: float, t0: float,
                 progress: Callable[[dict], None] | None) -> dict:
-        import numpy as np
-
-        from dpfed_core.deployment.wire import loads
-
-        seen = 0
-        last = "submitted"
+        events = ProgressFile(prog, progress, f"run {run_id}")
         end = time.monotonic() + timeout
         while True:
-            lines = prog.read_text(encoding="utf-8").splitlines()
-            for line in lines[seen:]:
-                ev = json.loads(line)
-                last = ev["event"]
-                if progress:
-                    progress(ev)
-                if ev["event"] == "error":
-                    raise DeploymentError(f"run {run_id} failed: {ev['message']}")
-                if ev["event"] == "done" and out.exists():
-                    with np.load(out, allow_pickle=False) as z:
-                        result = loads(str(z["result"]))
-                        result["V"] = np.array(z["V"])
-                    out.unlink()
-                    result["run_id"] = run_id
-                    result["wall_seconds"] = time.perf_counter() - t0
-                    return result
-            seen = len(lines)
+            if any(ev["event"] == "done" for ev in events.read()) and out.exists():
+                result = read_result(out)
+                result["run_id"] = run_id
+                result["wall_seconds"] = time.perf_counter() - t0
+                return result
+            last = events.last
             dead = self.dead_nodes()
             if dead:
                 who = ", ".join(f"{name!r} (exit code {code})" for name, code in dead)
@@ -458,6 +472,42 @@ class LocalFederation:
             if time.monotonic() > end:
                 raise DeploymentError(f"run {run_id} did not finish within {timeout:g} s (last step: {last})")
             time.sleep(0.05)
+
+
+class ProgressFile:
+    """The ServerApp's progress file (one JSON event a line), read as it grows: :meth:`read`
+    returns the new events (each also handed to ``progress``) and raises :class:`DeploymentError`
+    on an ``error`` event; ``last`` is the latest event's name."""
+
+    def __init__(self, path: Path, progress: Callable[[dict], None] | None, what: str) -> None:
+        self.path, self.progress, self.what = path, progress, what
+        self.seen = 0
+        self.last = "submitted"
+
+    def read(self) -> list[dict]:
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        new = [json.loads(line) for line in lines[self.seen:]]
+        self.seen = len(lines)
+        for ev in new:
+            self.last = ev["event"]
+            if self.progress:
+                self.progress(ev)
+            if ev["event"] == "error":
+                raise DeploymentError(f"{self.what} failed: {ev['message']}")
+        return new
+
+
+def read_result(out: Path) -> dict:
+    """The ServerApp's result file (``V`` and the JSON result), removed once read."""
+    import numpy as np
+
+    from dpfed_core.deployment.wire import loads
+
+    with np.load(out, allow_pickle=False) as z:
+        result = loads(str(z["result"]))
+        result["V"] = np.array(z["V"])
+    out.unlink()
+    return result
 
 
 class _Control:

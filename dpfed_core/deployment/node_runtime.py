@@ -38,6 +38,9 @@ import time
 #: doubles from 20 ms after each message up to 0.5 s (≈ 6 polls in the first second).
 IDLE_POLL_MIN = 0.02
 IDLE_POLL_MAX = 0.5
+#: The idle poll's cap when the node has a doorbell (the ServerApp rings it when it pushes a
+#: message; the poll is only the fallback for a lost datagram).
+IDLE_POLL_RUNG_MAX = 2.0
 #: Flower's hard-coded waits that :class:`_Clock` replaces.
 _FLOWER_IDLE_SLEEP = 3
 _FLOWER_REPLY_SLEEP = 0.5
@@ -45,18 +48,25 @@ _FLOWER_REPLY_SLEEP = 0.5
 
 class _Clock:
     """Stands in for the ``time`` module inside ``start_client_internal`` (everything else passes
-    through to :mod:`time`)."""
+    through to :mod:`time`). With a doorbell (:mod:`.doorbell`, local deployments) an idle wait ends
+    as soon as the ServerApp rings, so the fallback poll can be slow (:data:`IDLE_POLL_RUNG_MAX`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, doorbell=None) -> None:
         self.pause = IDLE_POLL_MIN
+        self.doorbell = doorbell
+        self.cap = IDLE_POLL_RUNG_MAX if doorbell is not None else IDLE_POLL_MAX
 
     def activity(self) -> None:
         self.pause = IDLE_POLL_MIN
 
     def sleep(self, seconds: float) -> None:
         if seconds == _FLOWER_IDLE_SLEEP:
-            time.sleep(self.pause)
-            self.pause = min(self.pause * 2.0, IDLE_POLL_MAX)
+            if self.doorbell is not None and self.doorbell.wait(self.pause):
+                self.pause = IDLE_POLL_MIN  # rung: a message is waiting, poll now
+                return
+            if self.doorbell is None:
+                time.sleep(self.pause)
+            self.pause = min(self.pause * 2.0, self.cap)
         elif seconds == _FLOWER_REPLY_SLEEP:
             time.sleep(0.005)
         else:
@@ -69,8 +79,10 @@ class _Clock:
 #: Longest pause of an executor between two task polls (seconds): a node's executor is woken at
 #: once by its SuperNode (SIGUSR1) when a message arrives, so it rarely waits this long.
 EXEC_POLL_MAX = 1.0
-#: The ServerApp executor is not woken (the stock SuperLink does not know it): a short fixed poll.
-LINK_EXEC_POLL = 0.05
+#: The ServerApp executor's longest pause between task polls (seconds): the launcher wakes it with
+#: SIGUSR1 right after it submits a run (the stock SuperLink does not), so the pause only bounds a
+#: run's start when that signal is lost. Each poll is a request the SuperLink answers.
+LINK_EXEC_POLL = 1.0
 
 
 class _Wake(Exception):
@@ -119,9 +131,17 @@ def run_supernode(argv: list[str], executor_pid: int | None = None) -> None:
     from flwr.supernode.cli.flower_supernode import flower_supernode
     from flwr.supernode.nodestate.in_memory_nodestate import InMemoryNodeState
 
-    clock = _Clock()
+    from dpfed_core.deployment.doorbell import Doorbell, ring
+
+    # The doorbells of a local deployment: this node's on its own port number (UDP), the
+    # ServerApp's on the SuperLink's port number.
+    own = _flag_value(argv, "--port")
+    link = _flag_value(argv, "--superlink")
+    server_bell = [link.rsplit(":", 1)[1]] if link and ":" in link else []
+    clock = _Clock(Doorbell.open(int(own)) if own else None)
     sci.time = clock
     pull = sci._pull_and_store_message
+    push = sci._push_messages
 
     def pull_and_note(*args, **kwargs):
         run_id = pull(*args, **kwargs)
@@ -134,12 +154,28 @@ def run_supernode(argv: list[str], executor_pid: int | None = None) -> None:
                     pass
         return run_id
 
+    def push_and_ring(*args, **kwargs):
+        out = push(*args, **kwargs)
+        ring(server_bell)  # the ServerApp pulls the reply now instead of at its next poll
+        return out
+
+    sci._push_messages = push_and_ring
     sci._pull_and_store_message = pull_and_note
     # Flower sends each reply with the ClientApp's run time; a node's timing is not the server's
     # business (issue 21), so the node reports 0.
     InMemoryNodeState.get_message_processing_duration = lambda self, message_id: 0.0
     sys.argv = ["flower-supernode", *argv]
     flower_supernode()
+
+
+def _flag_value(argv: list[str], flag: str) -> str | None:
+    """The value after ``flag`` in ``argv`` (``--flag v`` or ``--flag=v``), else None."""
+    for i, a in enumerate(argv):
+        if a == flag and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith(flag + "="):
+            return a.split("=", 1)[1]
+    return None
 
 
 def run_superexec(argv: list[str], poll: float | None = None, wakeable: bool = False) -> None:
@@ -237,7 +273,7 @@ def run_with_executor(role: str, argv: list[str]) -> None:
             if role == "node":
                 clock_args = {"poll": EXEC_POLL_MAX, "wakeable": True}
             else:
-                clock_args = {"poll": LINK_EXEC_POLL, "wakeable": False}
+                clock_args = {"poll": LINK_EXEC_POLL, "wakeable": True}
             if clock_args["wakeable"]:
                 _ExecClock(0, True)  # install the handler before unblocking
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})

@@ -35,16 +35,25 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordD
 from flwr.serverapp import Grid, ServerApp
 
 from dpfed_core.errors import DpfedError
+from dpfed_core.deployment.plugins import load_plugins
+from dpfed_core.deployment.doorbell import Doorbell, ring
 from dpfed_core.deployment.wire import config_from_json, dumps, loads, message_bytes
 from dpfed_core.deployment.hooks import combine_stage, prototype_method_is_private, public_broadcast, summable_method
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges, to_grid
 from dpfed_core.models.factorization import fit_nmf
 from dpfed_core.privacy.noise import method_generator
 
+# The operator's plug-in methods (DPFED_PLUGINS, set by deploy-local --plugin or by the site):
+# imported from this node's own configuration, never from anything a message names.
+load_plugins()
+
 app = ServerApp()
 
 #: The longest pause between two pulls of the ServerApp (seconds); see :meth:`_Run.send_and_receive`.
 POLL_MAX = 0.05
+#: The same with a doorbell (local deployment, :mod:`.doorbell`): a node rings after pushing its
+#: reply, so a pull is only the fallback for a lost datagram.
+POLL_RUNG_MAX = 1.0
 
 SECAGG_STAGES = ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
                  "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")
@@ -77,6 +86,10 @@ class _Run:
         self.entity_of_node: dict[int, str] = {}
         self.timings: dict[str, float] = {}
         self._dumped = 0
+        # Doorbells (local deployment only): ours on the SuperLink's port number, the nodes' on theirs.
+        bells = [int(p) for p in str(rc.get("doorbells", "")).split(",") if p.strip()]
+        self.bell = Doorbell.open(bells[0]) if bells else None
+        self.node_bells = bells[1:]
 
     # ------------------------------------------------------------------ bookkeeping
     def progress(self, event: str, **info) -> None:
@@ -145,9 +158,11 @@ class _Run:
         every round trip costs ≥ 3 s whatever the payload. This pulls with a short poll that backs
         off from 5 ms to :data:`POLL_MAX` (a pull is one cheap request to the SuperLink)."""
         pending = set(self.grid.push_messages(messages))
+        ring(self.node_bells)  # local deployment: the nodes pull now, not at their next idle poll
         end = time.monotonic() + (timeout if timeout is not None else 0.0)
         replies: list[Message] = []
         pause = 0.005
+        cap = POLL_RUNG_MAX if self.bell is not None else POLL_MAX
         while pending:
             got = list(self.grid.pull_messages(pending))
             replies.extend(got)
@@ -156,8 +171,13 @@ class _Run:
                 break
             if got:
                 pause = 0.005
-            time.sleep(pause)
-            pause = min(pause * 1.5, POLL_MAX)
+            if self.bell is not None:
+                if self.bell.wait(pause):
+                    pause = 0.005  # a node pushed a reply: pull now
+                    continue
+            else:
+                time.sleep(pause)
+            pause = min(pause * 1.5, cap)
         return replies
 
     def exchange(self, messages: list[Message], round_: int, label: str, reply_label: str) -> list[Message]:
@@ -457,3 +477,6 @@ def main(grid: Grid, context: Context) -> None:
     except Exception as exc:  # noqa: BLE001 — reported to the launcher, which shows it as one line
         run.progress("error", message=f"server: {type(exc).__name__}: {exc}")
         raise
+    finally:
+        if run.bell is not None:
+            run.bell.close()

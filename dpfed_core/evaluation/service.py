@@ -17,6 +17,10 @@ from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.privacy.store import Store
 
 
+#: Step 5 of :func:`execute_run` done elsewhere: ``(dataset, config, split) -> (doc, MethodResult)``.
+Runner = Callable[[FederatedDataset, RunConfig, object], "tuple[dict, MethodResult]"]
+
+
 @dataclass
 class RunOutcome:
     """What :func:`execute_run` produced: the result document (with ``comparison`` when methods were
@@ -67,7 +71,8 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
 
 def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterable[str] = (),
                 store: Store | str | os.PathLike | None = None, allow_non_private: bool = False,
-                split=None, progress: Callable[..., None] | None = None, save: bool = True) -> RunOutcome:
+                split=None, progress: Callable[..., None] | None = None, save: bool = True,
+                runner: Runner | None = None) -> RunOutcome:
     """Run ``config`` (and each method of ``compare`` on the same split) with the odometer in front.
 
     1. validate (:func:`check_run`); 2. plan the releases (:func:`~dpfed_core.evaluation.budget.plan_run`);
@@ -75,7 +80,11 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
     :class:`~dpfed_core.privacy.odometer.BudgetRefused` before anything is computed; 4. split;
     5. run every method; 6. settle the charge to the ledgers, note the odometer and the accountant in
     the document and keep it in the run history. Nothing releases and no store is opened for a run
-    that releases nothing or a simulation without a named store."""
+    that releases nothing or a simulation without a named store.
+
+    ``runner``: step 5 for a run executed elsewhere — ``runner(dataset, config, split)`` returns
+    ``(doc, MethodResult)``; the Flower deployment's coordinator passes its deployment here so that it
+    is validated, planned, charged and recorded by these same steps (no ``compare``)."""
     from dpfed_core.evaluation.budget import accountant_record, plan_run, settle_run, skip_store
     from dpfed_core.evaluation.experiments import make_split, run_method
     from dpfed_core.evaluation.history import RunHistory
@@ -86,8 +95,17 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
     check_run(dataset, config, compare)
     plans = plan_run(dataset, config, compare)
 
+    if runner is not None and compare:
+        from dpfed_core.errors import ConfigError
+
+        raise ConfigError("a run executed by a runner (e.g. a Flower deployment) compares no methods",
+                          param="compare")
+
     def compute():
         sp_ = make_split(dataset, config) if split is None else split
+        if runner is not None:
+            doc, result = runner(dataset, config, sp_)
+            return doc, result, {}
         doc, result = run_method(dataset, config, sp_, progress)
         comparison = {m: run_method(dataset, config.replace(method=m), sp_, progress)[0] for m in compare}
         return doc, result, comparison
