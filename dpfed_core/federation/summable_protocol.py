@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.federation.messages import SERVER, Message, array_message
+from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
 
 IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
@@ -92,24 +93,6 @@ def fit_entity(method, X_h: sp.csr_matrix, public: dict, lam: float, mode: str,
     return np.hstack([U, U_loc]), np.hstack([V, L_h])
 
 
-def block_factors(n_users: int, slices: Sequence[slice], V: np.ndarray,
-                  per_entity: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """One ``(U, V)`` pair whose product is every entity's scores: the shared columns ``V`` first,
-    then each entity's local columns in a block of their own (zeros for the other entities' users)."""
-    r = V.shape[1]
-    extra = [V_h[:, r:] for _, V_h in per_entity if V_h.shape[1] > r]
-    n_extra = sum(c.shape[1] for c in extra)
-    U = np.zeros((n_users, r + n_extra))
-    col = r
-    for sl, (U_h, V_h) in zip(slices, per_entity):
-        U[sl, :r] = U_h[:, :r]
-        c = V_h.shape[1] - r
-        if c > 0:
-            U[sl, col:col + c] = U_h[:, r:]
-            col += c
-    return U, (np.hstack([V, *extra]) if extra else V)
-
-
 def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[float], *,
                  in_process: bool) -> dict:
     """The trust model of a summable run and both guarantees: against the server (the ledger's),
@@ -142,7 +125,8 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
                  lam: float, mode: str, progress: Callable[..., None]) -> dict:
     """Both rounds of a summable method in this process (the in-process estimator's body).
 
-    Returns a dict with ``U``, ``V`` (block layout, see :func:`block_factors`), ``public`` (what the
+    Returns a dict with ``factors`` (an :class:`EntityFactors`: ``U`` on the broadcast ``V`` and each
+    entity's own columns apart), ``U``, ``V`` (its shared part), ``public`` (what the
     server broadcast), ``messages`` (every message that crossed a boundary), ``notes``, ``trust``,
     ``secure_sum`` (the last stage's sum) and ``timings``."""
     import time
@@ -183,16 +167,23 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     progress("server_done", shape=V.shape)
     progress("broadcast", shape=V.shape, receivers=H)
     t1 = time.perf_counter()
-    per_entity = []
+    r = V.shape[1]
+    U = np.zeros((n_users, r))
+    local: list[LocalColumns | None] = []
     for h, name in enumerate(names):
         messages.append(array_message(2, SERVER, name, f"item factors V ({method.name})", V))
         progress("round2_start", entity=name, index=h, total=H)
-        per_entity.append(fit_entity(method, matrices[h], public, lam, mode, entity_rngs[h]))
+        U_h, V_h = fit_entity(method, matrices[h], public, lam, mode, entity_rngs[h])
+        # kept apart and sparse in items at once: holding every entity's dense (m × (r + c)) V_h
+        # would be O(items × entities × rank) (issue 26)
+        U[slices[h]] = U_h[:, :r]
+        local.append(LocalColumns.from_dense(U_h[:, r:], V_h[:, r:]) if V_h.shape[1] > r else None)
+        del U_h, V_h
         progress("round2_done", entity=name, index=h, total=H)
-    U, V_all = block_factors(n_users, slices, V, per_entity)
+    factors = EntityFactors(U, V, slices, local)
     timings["round2_local_fit"] = time.perf_counter() - t1
     timings["round1_total"] = t1 - t0
-    return {"U": U, "V": V_all, "public": public, "messages": messages,
+    return {"factors": factors, "U": U, "V": V, "public": public, "messages": messages,
             "notes": run_notes(method, public, in_process=True),
             "trust": trust_record(method, ledger, coalition, in_process=True),
             "secure_sum": sums[stages[-1]], "timings": timings}
