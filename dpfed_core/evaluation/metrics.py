@@ -37,9 +37,10 @@ from dpfed_core.models.entity_factors import as_entity_factors
 
 METRIC_KEYS = ("train_rmse", "test_rmse", "mar", "precision", "recall", "ndcg")
 
-#: Most score cells (test users × items) evaluated at once: ~16 MB of scores, ~100 MB with the
-#: per-hidden-entry comparison (5 hidden entries per test user).
-EVAL_BATCH_CELLS = 2**21
+#: Most score cells (test users × items) evaluated at once: 4 MB of scores; with the batch's copies
+#: (the partial sort, the hidden-entry comparisons, each bounded alike) ~20 MB — the evaluation was
+#: the peak of a 1M-row run at 2^21 (issue 26); smaller batches cost only a little loop overhead.
+EVAL_BATCH_CELLS = 2**19
 
 
 def ranking_metrics(
@@ -47,6 +48,7 @@ def ranking_metrics(
     train_rows: sp.csr_matrix,
     test_rows: sp.csr_matrix,
     n: int = 10,
+    copy: bool = True,
 ) -> dict[str, np.ndarray]:
     """Per-user ranking quantities for a batch of users.
 
@@ -55,13 +57,15 @@ def ranking_metrics(
     scores : (b, m) predicted scores.
     train_rows, test_rows : (b, m) sparse rows of the training and hidden entries of those users.
     n : cut-off N of the top-N metrics.
+    copy : False when ``scores`` is the caller's scratch array (it is then overwritten: one batch
+        copy less).
 
     Returns
     -------
     dict of (b,) arrays: ``mar_num`` (Σ x·rank), ``mar_den`` (Σ x), ``precision``, ``recall``,
     ``ndcg``, ``has_test`` (bool). Rows without hidden entries get zeros and ``has_test`` False.
     """
-    S = np.array(scores, dtype=np.float64, copy=True)
+    S = np.array(scores, dtype=np.float64, copy=True) if copy else np.asarray(scores, dtype=np.float64)
     b, m = S.shape
     tr = sp.csr_matrix(train_rows)
     te = sp.csr_matrix(test_rows)
@@ -117,12 +121,12 @@ def top_n_stable(S: np.ndarray, n: int) -> np.ndarray:
     b, m = S.shape
     if n >= m:
         return np.argsort(-S, axis=1, kind="stable")
-    kth = -np.partition(-S, n - 1, axis=1)[:, n - 1]  # the n-th largest value of each row
+    kth = np.partition(S, m - n, axis=1)[:, m - n]  # the n-th largest value of each row (one copy of S)
     above = S > kth[:, None]
     tied = S == kth[:, None]
     need = n - above.sum(1)
     # among entries equal to the n-th value, the lowest columns fill the remaining slots
-    chosen = above | (tied & (np.cumsum(tied, axis=1) <= need[:, None]))
+    chosen = above | (tied & (np.cumsum(tied, axis=1, dtype=np.int32) <= need[:, None]))
     cols = np.nonzero(chosen)[1].reshape(b, n)  # row-major: columns ascending within a row
     order = np.argsort(-np.take_along_axis(S, cols, axis=1), axis=1, kind="stable")
     return np.take_along_axis(cols, order, axis=1)
@@ -192,7 +196,7 @@ def evaluate(
         mine = users[(users >= sl.start) & (users < sl.stop)] - sl.start
         for start in range(0, len(mine), batch_size):
             idx = mine[start:start + batch_size]
-            res = ranking_metrics(U_b[idx] @ V_b.T, tr_b[idx], te_b[idx], n)
+            res = ranking_metrics(U_b[idx] @ V_b.T, tr_b[idx], te_b[idx], n, copy=False)
             for k in per_user:
                 per_user[k][idx + sl.start] = res[k]
             has_test[idx + sl.start] = res["has_test"]

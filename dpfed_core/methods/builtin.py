@@ -63,7 +63,7 @@ def _fit_local(dataset, train, config, rng, progress):
     """Going alone done properly (issue 23): each entity blends its own NMF with its own popularity
     (and a score from public item features, when the data declares them), weights chosen on a local
     hold-out (:func:`~dpfed_core.models.blend.fit_blend`). Nothing leaves the entity."""
-    from ..models.blend import fit_blend, popularity
+    from ..models.blend import fit_blend, own_nmf, popularity
 
     t0 = time.perf_counter()
     local, weights = [], {}
@@ -74,8 +74,7 @@ def _fit_local(dataset, train, config, rng, progress):
         g = streams[h]
 
         def own(Z, g=g):
-            W, V, _ = fit_nmf(Z, config.rank, config.lam, config.mode, max_iter=config.max_iter, rng=g)
-            return W, V
+            return own_nmf(Z, config.rank, config.lam, config.mode, config.max_iter, g)
 
         items = [popularity]
         if features is not None:
