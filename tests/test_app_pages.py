@@ -169,7 +169,7 @@ def test_recommend_matches_engine(federated, clinic):
 
     result = at.session_state["run"]["result"]
     split = make_split(clinic, at.session_state["run"]["config"])
-    items, scores = recommend_from_factors(clinic, split.train, result.U, result.V, entity, user, 10, True)
+    items, scores = recommend_from_factors(clinic, split.train, result.entity_factors(), None, entity, user, 10, True)
     assert list(mine["item"]) == list(clinic.item_names[items])
     np.testing.assert_allclose(mine["score"].to_numpy(), scores)
     assert len(theirs) == 10 and len(history) > 0

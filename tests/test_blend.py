@@ -70,8 +70,58 @@ def test_round_two_keeps_the_entity_s_own_model():
                     aggregation="secure")
     split = make_split(ds, cfg)
     doc, res = run_method(ds, cfg, split)
-    assert res.V.shape[1] > res.model.public_["V"].shape[1]  # entity-local columns beside the broadcast V
+    f = res.entity_factors()
+    assert res.V.shape == res.model.public_["V"].shape  # V is what was broadcast
+    # entities keep local columns beside the broadcast V (where the hold-out gave their own parts a weight)
+    h = next(h for h, w in enumerate(f.local_widths) if w > 0)
+    assert f.entity(h)[1].shape[1] > res.V.shape[1]
     loc, _ = run_method(ds, cfg.replace(method="local"), split)
     assert doc["overall"]["mar"] <= loc["overall"]["mar"] + 0.01
     off, _ = run_method(ds, cfg.replace(prototype_params={"local_blend": False}), split)
     assert off["overall"]["mar"] > doc["overall"]["mar"]
+
+
+def test_sampled_holdout_rank_is_the_exact_one_on_every_item_and_close_on_a_sample():
+    """The capped hold-out (issue 26) ranks the hidden item among candidate items: with every item as
+    candidate it is exactly :func:`holdout_mar`; on a uniform sample of the items it estimates it."""
+    from dpfed_core.models.blend import _blocked_mar
+
+    X = _popular_data(n=400, m=300, seed=4)
+    red, hidden, has = holdout_split(X, np.random.default_rng(5))
+    g = np.random.default_rng(6)
+    U, V = g.random((X.shape[0], 3)), g.random((X.shape[1], 3))
+    pop = popularity(red)
+    pop /= np.linalg.norm(pop)
+    for wm, item in (([1.0], np.zeros(X.shape[1])), ([0.5], pop), ([0.0], pop)):
+        exact = holdout_mar((wm[0] * U) @ V.T + item, red, hidden, has)
+        assert _blocked_mar([(U, V)], wm, item, red, hidden, has) == pytest.approx(exact, abs=1e-12)
+        every = _blocked_mar([(U, V)], wm, item, red, hidden, has, np.arange(X.shape[1]))
+        assert every == pytest.approx(exact, abs=1e-12)
+        half = _blocked_mar([(U, V)], wm, item, red, hidden, has, np.sort(g.choice(X.shape[1], 150, replace=False)))
+        assert half == pytest.approx(exact, abs=0.03)
+
+
+def test_the_weight_search_is_capped_in_users_and_items(monkeypatch):
+    """Above the caps only a sample of hold-out users × candidate items is scored, and the blend still
+    finds the informative part; below them the generator is not drawn from (same weights as before)."""
+    from dpfed_core.models import blend
+
+    X = _popular_data(n=300, m=40, seed=7)
+    sizes = []
+    real = blend._blocked_mar
+
+    def spy(matrices, wm, item, train, hidden, has, cols=None):
+        sizes.append((int(has.sum()), X.shape[1] if cols is None else cols.size))
+        return real(matrices, wm, item, train, hidden, has, cols)
+
+    monkeypatch.setattr(blend, "_blocked_mar", spy)
+    noise = np.random.default_rng(8).random(X.shape)
+    own = [lambda Z: (noise, np.eye(X.shape[1]))]
+    _, _, free = fit_blend(X, own, [popularity], np.random.default_rng(9))
+    assert sizes and all(s == (sizes[0][0], 40) for s in sizes) and sizes[0][0] > 100
+    sizes.clear()
+    monkeypatch.setattr(blend, "HOLDOUT_USERS", 100)
+    monkeypatch.setattr(blend, "HOLDOUT_ITEMS", 25)
+    _, _, capped = fit_blend(X, own, [popularity], np.random.default_rng(9))
+    assert sizes and all(s == (100, 25) for s in sizes)
+    assert capped["item_weights"][0] > 0 and free["item_weights"][0] > 0

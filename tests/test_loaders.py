@@ -470,3 +470,36 @@ def test_eicu_errors(tmp_path):
     (tmp_path / "patient.csv").write_text(PATIENT + "1,2\n")
     with pytest.raises(DataError, match="unit stay 1 is listed twice"):
         load_eicu(d)
+
+
+def test_from_parts_keeps_a_matrix_only_when_given_away_and_in_entity_order():
+    """The loader gives its own matrix, built in entity order, to the dataset uncopied (issue 26's
+    peak memory); a caller's matrix is never aliased, and rows out of entity order are reordered."""
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    X = sp.csr_matrix(np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]]))
+    ds = FederatedDataset.from_parts(X, np.array(["a", "a", "b"]), value_kind="implicit")
+    assert not np.shares_memory(ds.X.data, X.data)
+    given = FederatedDataset.from_parts(X, np.array(["a", "a", "b"]), value_kind="implicit", copy=False)
+    assert np.shares_memory(given.X.data, X.data)
+    moved = FederatedDataset.from_parts(X, np.array(["b", "a", "a"]), value_kind="implicit", copy=False)
+    assert not np.shares_memory(moved.X.data, X.data)
+    np.testing.assert_array_equal(moved.X.toarray(), X.toarray()[[1, 2, 0]])
+    assert list(moved.entity_of_user) == [0, 0, 1]
+
+
+def test_a_long_table_is_built_in_entity_order_with_exact_ids(tmp_path):
+    """Users by entity, natural order within, ids exact (01 ≠ 1), the entity of each user right."""
+    from dpfed_core.data.loaders import load_long_table
+
+    p = tmp_path / "t.csv"
+    p.write_text("user,item,entity\n10,x,B\n2,y,A\n01,x,B\n1,y,A\n2,x,A\nNA,y,B\n")
+    ds = load_long_table(p, user_col="user", item_col="item", entity_col="entity", value_kind="implicit")
+    assert ds.entity_names == ["A", "B"]
+    assert list(ds.user_ids) == ["1", "2", "01", "10", "NA"]
+    assert list(ds.entity_of_user) == [0, 0, 1, 1, 1]
+    dense = ds.X.toarray()
+    j = {v: k for k, v in enumerate(ds.item_ids)}
+    assert dense[1, j["x"]] == 1 and dense[1, j["y"]] == 1 and dense[4, j["y"]] == 1 and dense.sum() == 6

@@ -1,7 +1,7 @@
 """The method contract (issue 20): every registered method goes through the same path — the
 registry, ``run_method`` and, for federated methods, the one estimator — and keeps the same promises:
-the ledger stays within the budget, message shapes do not depend on the private rows, ``U @ V.T``
-covers every user and item, and ``recommend`` returns the best unseen items first. A new method
+the ledger stays within the budget, message shapes do not depend on the private rows, each
+entity's own factors cover every user and item, and ``recommend`` returns the best unseen items first. A new method
 registered anywhere (the example in ``tests/example_method.py`` included) is checked the same way.
 """
 from __future__ import annotations
@@ -63,6 +63,25 @@ def _all_methods() -> list[str]:
     return [m for m in available_methods() if m not in SLOW]
 
 
+def _assert_entity_factors(f, ds) -> None:
+    """Per entity (per block): U_h (its users × c_h) on V_h (items × c_h), c_h ≥ the shared columns; the
+    scores of its rows are exactly U_h V_hᵀ; no entity's columns are another's."""
+    assert f.shape == ds.X.shape and f.V.shape == (ds.n_items, f.U.shape[1])
+    rows = []
+    # the factors' blocks: the entities' slices, or one block of every user for a shared model
+    assert [(sl.start, sl.stop) for sl in f.slices] in ([(s.start, s.stop) for s in ds.entity_slices()],
+                                                        [(0, ds.n_users)])
+    for h, sl in enumerate(f.slices):
+        U_h, V_h = f.entity(h)
+        c = f.U.shape[1] + f.local_widths[h]
+        assert U_h.shape == (sl.stop - sl.start, c) and V_h.shape == (ds.n_items, c)
+        assert c >= 1, f"entity {h} has no factors at all"
+        np.testing.assert_allclose(f.scores(np.arange(sl.start, sl.stop)), U_h @ V_h.T, atol=1e-12)
+        rows.append(sl.start)
+    S = f.scores(rows)
+    assert S.shape == (len(rows), ds.n_items) and np.isfinite(S).all()
+
+
 @pytest.mark.parametrize("name", _all_methods())
 def test_every_method_keeps_the_contract(name):
     ds = _dataset()
@@ -70,9 +89,9 @@ def test_every_method_keeps_the_contract(name):
     doc, result = run_method(ds, config)
     spec = METHODS[name]
     assert isinstance(spec.privacy_model, PrivacyModel)
-    # factors: one score per user and item
+    # factors: one score per user and item, each entity from its own factors (shared V + its own columns)
     assert result.U.shape[0] == ds.n_users and result.V.shape[0] == ds.n_items
-    assert (result.U @ result.V.T).shape == ds.X.shape
+    _assert_entity_factors(result.entity_factors(), ds)
     # the ledger never exceeds the budget it was given
     eps, dlt = result.ledger.guarantee()
     if spec.privacy_model is PrivacyModel.FEDERATED_USER_DP:
@@ -113,6 +132,8 @@ def test_one_estimator_fits_every_federated_method(name):
                                  simulation=True, aggregation="secure")
     assert model.fit(ds) is model
     assert model.U_.shape[0] == ds.n_users and model.V_.shape[0] == ds.n_items
+    assert model.U_.shape[1] == model.V_.shape[1]  # U_ on the broadcast V_; each entity's own columns apart
+    _assert_entity_factors(model.factors_, ds)
     assert model.ledger_.guarantee()[0] <= (eps if math.isfinite(eps) else math.inf)
     assert model.messages_
     # recommend: best first, seen items excluded, scores as predicted

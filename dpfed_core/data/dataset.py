@@ -131,6 +131,7 @@ class FederatedDataset:
         entities_accepted: bool = True,
         item_features: np.ndarray | None = None,
         item_feature_names: Sequence[str] | None = None,
+        copy: bool = True,
     ) -> "FederatedDataset":
         """Build a dataset from a matrix and one entity label per row (any order).
 
@@ -138,7 +139,8 @@ class FederatedDataset:
         for implicit data; for counts it must be given (it is a public bound, not a data statistic).
         ``entities``: the declared entity list (sorted by name in the dataset); entities without a
         row are kept with 0 users, and every label must be one of them. Without it the entities are
-        the distinct labels.
+        the distinct labels. ``copy=False``: ``X`` is the caller's to give away (a loader's own
+        matrix): when its rows are already in entity order it becomes the dataset's, uncopied.
         """
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sum_duplicates()
@@ -172,8 +174,10 @@ class FederatedDataset:
         uid = np.arange(n).astype(str) if user_ids is None else np.asarray(user_ids).astype(str)
         iid = np.arange(m).astype(str) if item_ids is None else np.asarray(item_ids).astype(str)
         inames = iid if item_names is None else np.asarray(item_names).astype(str)
+        # rows already by entity (a loader builds them so) and X given away: no copy of the matrix
+        keep = not copy and bool(np.all(order == np.arange(n)))
         return cls(
-            X=X[order].tocsr(),
+            X=X if keep else X[order].tocsr(),
             entity_of_user=codes[order].astype(np.int64),
             entity_names=[str(s) for s in names],
             user_ids=uid[order],

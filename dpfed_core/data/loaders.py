@@ -466,7 +466,8 @@ def _cat_map(s: pd.Series, fn) -> pd.Series:
     new = fn(cats)
     codes, uniq = pd.factorize(new, use_na_sentinel=True)
     row_codes = s.cat.codes.to_numpy()
-    out = np.where(row_codes >= 0, codes[np.maximum(row_codes, 0)], -1)
+    # int32 per row (not int64): one upload row costs 4 bytes here
+    out = np.where(row_codes >= 0, codes.astype(np.int32)[np.maximum(row_codes, 0)], np.int32(-1))
     return pd.Series(pd.Categorical.from_codes(out, categories=pd.Index(uniq).astype(str)), index=s.index)
 
 
@@ -723,9 +724,29 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
     return v
 
 
+def _int_codes(s: pd.Series) -> tuple[np.ndarray, int]:
+    """(an integer code per row, the number of codes) of an id column — a categorical's own codes
+    (no copy), else factorised."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return s.cat.codes.to_numpy(), len(s.cat.categories)
+    codes, uniq = pd.factorize(s)
+    return codes, len(uniq)
+
+
 def _check_disjoint_users(t: pd.DataFrame, label: str, from_text: bool | int) -> None:
     """Every user belongs to exactly one entity (users are disjoint across entities)."""
-    ue = t.drop_duplicates(["u", "e"])
+    # the common case on integer codes: each user's smallest and largest entity code agree (a
+    # drop_duplicates of the (user, entity) pairs hashed every row: +50 MB at 1M rows, issue 26)
+    u, n_u = _int_codes(t["u"])
+    e, _ = _int_codes(t["e"])
+    lo = np.full(n_u, np.iinfo(np.int64).max)
+    hi = np.full(n_u, -1, dtype=np.int64)
+    np.minimum.at(lo, u, e)
+    np.maximum.at(hi, u, e)
+    present = hi >= 0
+    if np.array_equal(lo[present], hi[present]):
+        return
+    ue = t.drop_duplicates(["u", "e"])  # only to name the first offending user and its rows
     multi = ue["u"].duplicated(keep=False)
     if multi.any():
         bad_users = ue.loc[multi, "u"].unique()
@@ -745,6 +766,14 @@ def _check_disjoint_users(t: pd.DataFrame, label: str, from_text: bool | int) ->
 def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_kind: str, duplicates: str,
                       notes: list[str]) -> pd.DataFrame:
     """Repeated (user, item) rows: counts add up, implicit takes the max, ratings follow ``duplicates``."""
+    # whether any pair repeats, on one sorted int64 key per row (hashing the (user, item) pairs of
+    # every row cost +20–30 MB at 1M rows, issue 26); the merge itself only when some do
+    u, _ = _int_codes(t["u"])
+    i, n_i = _int_codes(t["i"])
+    key = np.sort(u.astype(np.int64) * max(n_i, 1) + i)
+    if not np.any(key[1:] == key[:-1]):
+        return t
+    del key
     dup = t.duplicated(["u", "i"], keep=False)
     if dup.any():
         n_dup = int(t.duplicated(["u", "i"]).sum())
@@ -912,29 +941,49 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
 
     With a declared ``catalogue`` the columns are exactly its items in its order (items without
     any row are empty columns): the item list is public, whatever the data holds."""
+    def _used(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        """(int32 code per row, the distinct values present) — a categorical's codes remapped to
+        the categories still used (no per-row hashing, no int64 copy: issue 26's peak memory)."""
+        if not isinstance(s.dtype, pd.CategoricalDtype):
+            codes, uniq = pd.factorize(s.astype(str), sort=False)
+            return codes.astype(np.int32), np.asarray(pd.Index(uniq).astype(str), dtype=object)
+        codes = s.cat.codes.to_numpy()
+        used = np.flatnonzero(np.bincount(codes, minlength=len(s.cat.categories)))
+        remap = np.full(len(s.cat.categories), -1, dtype=np.int32)
+        remap[used] = np.arange(used.size, dtype=np.int32)
+        return remap[codes], np.asarray(s.cat.categories[used].astype(str), dtype=object)
+
     def _codes(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-        codes, uniq = pd.factorize(s.astype(str) if not isinstance(s.dtype, pd.CategoricalDtype) else s,
-                                   sort=False)
-        uniq = np.asarray(pd.Index(uniq).astype(str), dtype=object)
+        codes, uniq = _used(s)
         order = _natural_order(uniq)
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
         return rank[codes], uniq[order].astype(str)
 
     ucode, uids = _codes(t["u"])
     if catalogue is not None:
         pos = {x: j for j, x in enumerate(catalogue)}
-        icats, iuniq = pd.factorize(t["i"], sort=False)
-        icode = np.asarray([pos[str(x)] for x in iuniq], dtype=np.int64)[icats]
+        icats, iuniq = _used(t["i"])
+        icode = np.asarray([pos[str(x)] for x in iuniq], dtype=np.int32)[icats]
         iids = np.asarray(catalogue, dtype=str)
     else:
         icode, iids = _codes(t["i"])
+    # int32 indices from the start: the COO → CSR conversion then copies no int64 index arrays
+    ecodes, enames = _used(t["e"])
+    first = np.empty(len(uids), dtype=np.int32)
+    first[ucode] = ecodes  # users are disjoint across entities (checked): any row of a user names its entity
+    ent_of_user = enames[first].astype(str)
+    del ecodes
+    # rows by entity name, natural order within (the dataset's order): the matrix is built in its
+    # final order, so the dataset need not copy it to reorder (issue 26's peak memory)
+    perm = np.argsort(ent_of_user, kind="stable")
+    new = np.empty(len(perm), dtype=np.int32)
+    new[perm] = np.arange(len(perm), dtype=np.int32)
+    ucode, uids, ent_of_user = new[ucode], uids[perm], ent_of_user[perm]
     X = sp.csr_matrix(
         (t["v"].to_numpy(dtype=np.float64), (ucode, icode)), shape=(len(uids), len(iids))
     )
-    ecat = t["e"].astype("category")
-    first = pd.Series(ecat.cat.codes.to_numpy()).groupby(ucode).first().to_numpy()
-    ent_of_user = np.asarray(ecat.cat.categories.astype(str), dtype=object)[first]
+    del ucode
     if catalogue is not None and catalogue_names is not None:
         inames = np.asarray(catalogue_names, dtype=str)
     elif "name" in t:
@@ -957,6 +1006,7 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
         entities=entities,
         entity_source="declared" if entities is not None else "data",
         entities_accepted=entities is not None or bool(entities_accepted),
+        copy=False,  # X is this function's own, built in the dataset's row order
     )
 
 
@@ -1032,6 +1082,28 @@ def _build(
                    catalogue=catalogue, catalogue_names=cat_names, entities=ent_list,
                    entities_accepted=entities_from_data)
     return attach_item_features(ds, item_features)
+
+
+def release_freed_memory() -> None:
+    """Give the memory a large parse freed back to the operating system: the text chunks' buffers
+    stay in the allocators' free lists (pyarrow's pool, glibc's heap), so without this the process
+    keeps ~75 MB per million rows resident after loading and every later stage of a run stacks its
+    own arrays on top (issue 26: the run's peak was 9× the file). Best effort: a platform without
+    glibc's ``malloc_trim`` keeps its memory, nothing fails."""
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if "pyarrow" in sys.modules:  # pandas' text columns live in pyarrow's pool
+        try:
+            sys.modules["pyarrow"].default_memory_pool().release_unused()
+        except (AttributeError, NotImplementedError):
+            pass
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 # ====================================================================== public: long table
@@ -1128,30 +1200,34 @@ def load_long_table(
     cols, dtypes = _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col)
     df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table",
                                       usecols=cols, dtype=dtypes, progress=progress, encoding=encoding)
-    return _build(
-        df,
-        label,
-        from_text,
-        user_col=user_col,
-        item_col=item_col,
-        value_col=value_col,
-        entity_col=entity_col,
-        entity_from=entity_from,
-        entity_transform=entity_transform,
-        item_name_col=item_name_col,
-        value_kind=value_kind,
-        value_max=value_max,
-        duplicates=duplicates,
-        over_max=over_max,
-        drop_missing=drop_missing,
-        exclude_entities=exclude_entities,
-        items=declared,
-        name=name or Path(label).name,
-        notes=ent_list.notes if ent_list is not None else None,
-        entities=ent_list.ids if ent_list is not None else None,
-        entities_from_data=entities_from_data,
-        item_features=features,
-    )
+    try:
+        return _build(
+            df,
+            label,
+            from_text,
+            user_col=user_col,
+            item_col=item_col,
+            value_col=value_col,
+            entity_col=entity_col,
+            entity_from=entity_from,
+            entity_transform=entity_transform,
+            item_name_col=item_name_col,
+            value_kind=value_kind,
+            value_max=value_max,
+            duplicates=duplicates,
+            over_max=over_max,
+            drop_missing=drop_missing,
+            exclude_entities=exclude_entities,
+            items=declared,
+            name=name or Path(label).name,
+            notes=ent_list.notes if ent_list is not None else None,
+            entities=ent_list.ids if ent_list is not None else None,
+            entities_from_data=entities_from_data,
+            item_features=features,
+        )
+    finally:
+        del df
+        release_freed_memory()
 
 
 # ====================================================================== MovieLens

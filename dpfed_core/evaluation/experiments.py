@@ -183,7 +183,7 @@ def run_method(
     t_fit = time.perf_counter() - t0
     progress("evaluate_start", method=config.method)
     t0 = time.perf_counter()
-    metrics = evaluate(result.U, result.V, split.train, split.test, split.test_users,
+    metrics = evaluate(result.entity_factors(), None, split.train, split.test, split.test_users,
                        dataset.entity_of_user, dataset.entity_names, config.mode, config.top_n)
     t_eval = time.perf_counter() - t0
     timings = {"split": t_split, **result.timings, "fit_total": t_fit, "evaluate": t_eval}
@@ -328,7 +328,8 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
     for r in result.ledger.rows:
         ledger.spend(**asdict(r))
     ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
-    result.V = np.asarray(M @ result.V)
+    result.factors = result.entity_factors().on_keys(release.item_key, dataset.n_items)
+    result.U, result.V = result.factors.U, result.factors.V
     result.ledger = ledger
     result.messages = messages + list(result.messages)
     result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols,
@@ -387,9 +388,8 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
     for r in result.ledger.rows:
         ledger.spend(**asdict(r))  # every field, the sampler label included
     ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
-    V = np.zeros((dataset.n_items, result.V.shape[1]))
-    V[cols] = result.V
-    result.V = V
+    result.factors = result.entity_factors().on_items(cols, dataset.n_items)
+    result.U, result.V = result.factors.U, result.factors.V
     result.ledger = ledger
     result.messages = messages + list(result.messages)
     result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols}

@@ -1,4 +1,5 @@
-"""Evaluation metrics (SPEC §4, paper §5.2) for any model that scores by ``U @ V.T``.
+"""Evaluation metrics (SPEC §4, paper §5.2) for any model that scores by ``U @ V.T`` or by each
+entity's own factors (:class:`~dpfed_core.models.entity_factors.EntityFactors`).
 
 Formulas, for a test user u with training row T_u (the items u has in train), hidden entries
 H_u = {(i, x_ui)} and candidate items C_u = all items not in T_u (hidden items are candidates):
@@ -32,11 +33,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from dpfed_core.models.entity_factors import as_entity_factors
+
 METRIC_KEYS = ("train_rmse", "test_rmse", "mar", "precision", "recall", "ndcg")
 
-#: Most score cells (test users × items) evaluated at once: ~16 MB of scores, ~100 MB with the
-#: per-hidden-entry comparison (5 hidden entries per test user).
-EVAL_BATCH_CELLS = 2**21
+#: Most score cells (test users × items) evaluated at once: 4 MB of scores; with the batch's copies
+#: (the partial sort, the hidden-entry comparisons, each bounded alike) ~20 MB — the evaluation was
+#: the peak of a 1M-row run at 2^21 (issue 26); smaller batches cost only a little loop overhead.
+EVAL_BATCH_CELLS = 2**19
 
 
 def ranking_metrics(
@@ -44,6 +48,7 @@ def ranking_metrics(
     train_rows: sp.csr_matrix,
     test_rows: sp.csr_matrix,
     n: int = 10,
+    copy: bool = True,
 ) -> dict[str, np.ndarray]:
     """Per-user ranking quantities for a batch of users.
 
@@ -52,13 +57,15 @@ def ranking_metrics(
     scores : (b, m) predicted scores.
     train_rows, test_rows : (b, m) sparse rows of the training and hidden entries of those users.
     n : cut-off N of the top-N metrics.
+    copy : False when ``scores`` is the caller's scratch array (it is then overwritten: one batch
+        copy less).
 
     Returns
     -------
     dict of (b,) arrays: ``mar_num`` (Σ x·rank), ``mar_den`` (Σ x), ``precision``, ``recall``,
     ``ndcg``, ``has_test`` (bool). Rows without hidden entries get zeros and ``has_test`` False.
     """
-    S = np.array(scores, dtype=np.float64, copy=True)
+    S = np.array(scores, dtype=np.float64, copy=True) if copy else np.asarray(scores, dtype=np.float64)
     b, m = S.shape
     tr = sp.csr_matrix(train_rows)
     te = sp.csr_matrix(test_rows)
@@ -69,10 +76,16 @@ def ranking_metrics(
     te_rows = np.repeat(np.arange(b), np.diff(te.indptr))
     te_cols, te_vals = te.indices, te.data
     s_hidden = S[te_rows, te_cols]
-    # Compare each hidden score with its user's whole row: (n_hidden_total × m), built per batch.
-    rowS = S[te_rows]
-    greater = np.sum(rowS > s_hidden[:, None], axis=1)
-    equal = np.sum(rowS == s_hidden[:, None], axis=1) - 1
+    # Compare each hidden score with its user's whole row, a bounded number of hidden entries at a
+    # time: all at once is (hidden entries × m) — 5 per user, 5× the batch's own scores (issue 26).
+    greater = np.empty(te_rows.size, dtype=np.int64)
+    equal = np.empty(te_rows.size, dtype=np.int64)
+    step = max(1, EVAL_BATCH_CELLS // max(m, 1))
+    for a in range(0, te_rows.size, step):
+        rowS = S[te_rows[a:a + step]]
+        sh = s_hidden[a:a + step, None]
+        greater[a:a + step] = np.sum(rowS > sh, axis=1)
+        equal[a:a + step] = np.sum(rowS == sh, axis=1) - 1
     denom = np.maximum(n_cand[te_rows] - 1, 1)
     rank = (greater + 0.5 * equal) / denom
     mar_num = np.bincount(te_rows, weights=te_vals * rank, minlength=b)
@@ -108,12 +121,12 @@ def top_n_stable(S: np.ndarray, n: int) -> np.ndarray:
     b, m = S.shape
     if n >= m:
         return np.argsort(-S, axis=1, kind="stable")
-    kth = -np.partition(-S, n - 1, axis=1)[:, n - 1]  # the n-th largest value of each row
+    kth = np.partition(S, m - n, axis=1)[:, m - n]  # the n-th largest value of each row (one copy of S)
     above = S > kth[:, None]
     tied = S == kth[:, None]
     need = n - above.sum(1)
     # among entries equal to the n-th value, the lowest columns fill the remaining slots
-    chosen = above | (tied & (np.cumsum(tied, axis=1) <= need[:, None]))
+    chosen = above | (tied & (np.cumsum(tied, axis=1, dtype=np.int32) <= need[:, None]))
     cols = np.nonzero(chosen)[1].reshape(b, n)  # row-major: columns ascending within a row
     order = np.argsort(-np.take_along_axis(S, cols, axis=1), axis=1, kind="stable")
     return np.take_along_axis(cols, order, axis=1)
@@ -134,8 +147,8 @@ def _row_train_sse(train: sp.csr_matrix, U: np.ndarray, V: np.ndarray, mode: str
 
 
 def evaluate(
-    U: np.ndarray,
-    V: np.ndarray,
+    U,
+    V: np.ndarray | None,
     train: sp.csr_matrix,
     test: sp.csr_matrix,
     test_users: np.ndarray,
@@ -145,38 +158,48 @@ def evaluate(
     n: int = 10,
     batch_size: int = 512,
 ) -> dict:
-    """All SPEC §4 metrics per entity and overall for predictions ``U @ V.T``.
+    """All SPEC §4 metrics per entity and overall for predictions ``U @ V.T`` — or, with ``U`` an
+    :class:`~dpfed_core.models.entity_factors.EntityFactors` and ``V=None``, each entity's users
+    scored by that entity's own factors (one entity's factors at a time: nothing
+    O(items × entities × rank) or users × items is formed).
 
     Returns ``{"entities": [per-entity dicts], "overall": dict}`` with keys ``name``, ``n_users``,
     ``n_test_users``, ``train_rmse``, ``test_rmse``, ``mar``, ``precision_at_{n}``,
     ``recall_at_{n}``, ``ndcg_at_{n}``. A metric with no data (an entity without test users) is NaN.
     """
-    U = np.asarray(U, dtype=np.float64)
-    V = np.asarray(V, dtype=np.float64)
+    factors = as_entity_factors(U, None if V is None else np.asarray(V, dtype=np.float64))
     train = sp.csr_matrix(train)
     test = sp.csr_matrix(test)
     n_users, m = train.shape
     H = len(entity_names)
+    if factors.shape != (n_users, m):
+        raise ValueError(f"factors score {factors.shape[0]} users × {factors.shape[1]} items, "
+                         f"the training matrix is {n_users} × {m}")
 
-    tr_sse, tr_cnt = _row_train_sse(train, U, V, mode)
-    te_rows = np.repeat(np.arange(n_users), np.diff(test.indptr))
-    te_res = test.data - np.einsum("ij,ij->i", U[te_rows], V[test.indices])
-    te_sse = np.bincount(te_rows, weights=te_res**2, minlength=n_users)
+    tr_sse, tr_cnt = np.zeros(n_users), np.zeros(n_users)
+    te_sse = np.zeros(n_users)
     te_cnt = np.diff(test.indptr).astype(float)
-
     per_user = {k: np.zeros(n_users) for k in ("mar_num", "mar_den", "precision", "recall", "ndcg")}
     has_test = np.zeros(n_users, dtype=bool)
-    users = np.asarray(test_users, dtype=np.int64)
+    users = np.sort(np.asarray(test_users, dtype=np.int64))
     # A batch holds dense (users × items) scores and a (hidden entries × items) comparison: bounded in
     # cells, not users, so memory does not grow with the catalogue (issue 26: 512 users × 100,000
     # items took ~3 GB here).
     batch_size = max(1, min(batch_size, EVAL_BATCH_CELLS // max(m, 1)))
-    for start in range(0, len(users), batch_size):
-        idx = users[start:start + batch_size]
-        res = ranking_metrics(U[idx] @ V.T, train[idx], test[idx], n)
-        for k in per_user:
-            per_user[k][idx] = res[k]
-        has_test[idx] = res["has_test"]
+    for sl, U_b, V_b in factors.blocks():
+        whole = sl.start == 0 and sl.stop == n_users
+        tr_b, te_b = (train, test) if whole else (train[sl], test[sl])
+        tr_sse[sl], tr_cnt[sl] = _row_train_sse(tr_b, U_b, V_b, mode)
+        rows = np.repeat(np.arange(tr_b.shape[0]), np.diff(te_b.indptr))
+        res_b = te_b.data - np.einsum("ij,ij->i", U_b[rows], V_b[te_b.indices])
+        te_sse[sl] = np.bincount(rows, weights=res_b**2, minlength=tr_b.shape[0])
+        mine = users[(users >= sl.start) & (users < sl.stop)] - sl.start
+        for start in range(0, len(mine), batch_size):
+            idx = mine[start:start + batch_size]
+            res = ranking_metrics(U_b[idx] @ V_b.T, tr_b[idx], te_b[idx], n, copy=False)
+            for k in per_user:
+                per_user[k][idx + sl.start] = res[k]
+            has_test[idx + sl.start] = res["has_test"]
 
     def summarise(mask: np.ndarray, name: str) -> dict:
         t = mask & has_test

@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from dpfed_core.config import RunConfig, check_params
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
+from dpfed_core.models.entity_factors import EntityFactors, as_entity_factors
 from dpfed_core.models.factorization import check_mode, fit_nmf, fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger, validate_budget
 from dpfed_core.privacy.noise import SecureGenerator
@@ -149,9 +150,12 @@ class FederatedRecommender:
 
     Attributes
     ----------
-    V_ : (n_items, r) item factors (summable methods: the broadcast V, then each entity's own local
-        columns in a block layout, so ``U_ @ V_.T`` is every entity's scores).
-    U_ : (n_users, r) user factors, each entity's block fitted locally in round 2.
+    V_ : (n_items, r) the item factors the server broadcast.
+    U_ : (n_users, r) user factors on ``V_``, each entity's block fitted locally in round 2.
+    factors_ : :class:`~dpfed_core.models.entity_factors.EntityFactors` — the scores: ``U_`` on
+        ``V_`` plus, for a summable method whose round 2 keeps the entity's own model, each entity's
+        own columns (``factors_.entity(h)`` → that entity's ``(U_h, V_h)``). ``U_ @ V_.T`` alone
+        is then only the federation's part; :meth:`predict` and :meth:`recommend` use ``factors_``.
     ledger_ : PrivacyLedger
     messages_ : list of Message — everything that crossed an entity's boundary.
     notes_ : list of str. timings_ : dict of seconds per stage.
@@ -286,7 +290,7 @@ class FederatedRecommender:
         slices = dataset.entity_slices()
         out = fit_summable(method, [X[sl] for sl in slices], list(dataset.entity_names), slices, X.shape[0],
                            entity_rngs, self.ledger_, config.lam, config.mode, progress)
-        self.U_, self.V_ = out["U"], out["V"]
+        self.U_, self.V_, self.factors_ = out["U"], out["V"], out["factors"]
         self.messages_ = out["messages"]
         self.notes_ = out["notes"]
         self.timings_ = out["timings"]
@@ -359,12 +363,13 @@ class FederatedRecommender:
             self.U_[sl] = U_h
             progress("round2_done", entity=name, index=h, total=dataset.n_entities)
         self.timings_["round2_local_fit"] = time.perf_counter() - t0
+        self.factors_ = EntityFactors(self.U_, self.V_)
 
     # ------------------------------------------------------------------ use
     def predict(self, rows: np.ndarray | None = None) -> np.ndarray:
-        """Predicted scores ``U_[rows] @ V_.T`` (all users if ``rows`` is None)."""
-        U = self.U_ if rows is None else self.U_[rows]
-        return U @ self.V_.T
+        """Predicted scores of the given user rows (all users if ``rows`` is None: users × items,
+        dense — pass bounded blocks of rows on a large catalogue), each entity's from its own factors."""
+        return self.factors_.scores(np.arange(self.factors_.n_users) if rows is None else rows)
 
     def recommend(self, entity, user, n: int = 10, exclude_seen: bool = True):
         """Top-``n`` items for one user of one entity, like ``implicit``'s ``recommend``.
@@ -372,7 +377,8 @@ class FederatedRecommender:
         ``user`` is the user's id as in the data, or an int position within the entity.
         Returns ``(items, scores)``: item indices and their predicted scores, best first.
         """
-        return recommend_from_factors(self.dataset_, self.X_train_, self.U_, self.V_, entity, user, n, exclude_seen)
+        return recommend_from_factors(self.dataset_, self.X_train_, self.factors_, None, entity, user, n,
+                                      exclude_seen)
 
 
 def user_row(dataset: FederatedDataset, entity, user) -> int:
@@ -391,11 +397,13 @@ def user_row(dataset: FederatedDataset, entity, user) -> int:
 
 
 def recommend_from_factors(dataset, X_train, U, V, entity, user, n=10, exclude_seen=True):
-    """Shared top-n logic for every factor model (see :meth:`FederatedRecommender.recommend`)."""
+    """Shared top-n logic for every factor model (see :meth:`FederatedRecommender.recommend`):
+    ``(U, V)`` arrays, or an :class:`~dpfed_core.models.entity_factors.EntityFactors` as ``U`` with
+    ``V=None`` (the user's entity then scores with its own factors)."""
     if n < 1:
         raise ConfigError(f"n must be at least 1, got {n}")
     row = user_row(dataset, entity, user)
-    scores = U[row] @ V.T
+    scores = as_entity_factors(U, V).scores([row])[0]
     if exclude_seen:
         seen = X_train[row].indices
         scores = scores.copy()

@@ -562,8 +562,8 @@ class DPCooccurrence(SummableMethod):
         (:func:`~dpfed_core.models.blend.fit_blend`; the search includes the entity alone, so the
         federation can only add to it on the hold-out). ``local_blend=False``: the federation's
         parts only. Nothing leaves the entity."""
-        from dpfed_core.models.blend import fit_blend, popularity
-        from dpfed_core.models.factorization import fit_nmf, fit_rows_given
+        from dpfed_core.models.blend import fit_blend, own_nmf, popularity
+        from dpfed_core.models.factorization import fit_rows_given
         from dpfed_core.models.side_information import content_factors, public_feature_scores, smooth_over_features
 
         V = np.asarray(public["V"], dtype=np.float64)
@@ -574,9 +574,8 @@ class DPCooccurrence(SummableMethod):
         def federation(Z):
             return fit_rows_given(Z, V_fed, lam, mode), V_fed
 
-        def own(Z):
-            W, V_own, _ = fit_nmf(Z, self.rank, lam, mode, max_iter=self.max_iter, rng=own_rng)
-            return W, V_own
+        def own(Z):  # on the entity's own items only: its cost does not grow with the catalogue
+            return own_nmf(Z, self.rank, lam, mode, self.max_iter, own_rng)
 
         matrices = [federation, own] if self.local_blend else [federation]
         items = [lambda Z: g, popularity] if self.local_blend else [lambda Z: g]

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.federation.messages import SERVER, Message, array_message
+from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
 
 IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
@@ -33,7 +34,8 @@ EventFn = Callable[..., None]
 
 def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.random.Generator],
                ledgers: Sequence[EntityLedger], server_rng: np.random.Generator, *,
-               final_combine: bool = True, on_event: EventFn | None = None) -> tuple[dict, dict]:
+               final_combine: bool = True, on_event: EventFn | None = None,
+               keep_shares: bool = True) -> tuple[dict, dict]:
     """Round 1 of a summable method: for every stage, each entity's share, their sum, and the
     server's ``combine`` → the public result broadcast before the next stage.
 
@@ -46,6 +48,8 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
     Returns ``(public, sums)``: ``sums[stage]`` the sum of the shares (the stage's vector),
     ``sums[(stage, "shares")]`` the per-entity :class:`SummableShare` list and
     ``sums[(stage, "public")]`` the public dict the entities made that stage's shares with.
+    ``keep_shares=False``: the share lists are not kept (each share's values are dropped once added:
+    H vectors of the catalogue's length per stage are O(items × entities), issue 26).
     """
     H = len(matrices)
     ev = on_event or (lambda *a, **k: None)
@@ -60,8 +64,10 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
             ev("share_start", stage, h=h)
             share = method.share(X_h, rngs[h], ledgers[h], H, stage=stage, public=public)
             total = share.values.copy() if total is None else total + share.values
-            shares.append(share)
             ev("share_done", stage, h=h, share=share)
+            if keep_shares:
+                shares.append(share)
+            del share
         out[stage] = total
         out[(stage, "shares")] = shares
         out[(stage, "public")] = public  # what the entities saw when they made this stage's shares
@@ -85,29 +91,20 @@ def fit_entity(method, X_h: sp.csr_matrix, public: dict, lam: float, mode: str,
     Returns ``(U_h, V_h)``: the entity's scores are ``U_h @ V_h.T``, where ``V_h`` is the broadcast
     ``public["V"]`` followed by any columns the entity computed from its own data only
     (``fit_local``'s ``L_h``: never sent anywhere)."""
-    U, L_h, U_loc = method.fit_local(X_h, public, lam, mode, rng)
+    U, local = fit_entity_parts(method, X_h, public, lam, mode, rng)
     V = np.asarray(public["V"], dtype=np.float64)
-    if L_h is None:
+    if local is None:
         return U, V
-    return np.hstack([U, U_loc]), np.hstack([V, L_h])
+    return np.hstack([U, local.U]), np.hstack([V, local.dense(V.shape[0])])
 
 
-def block_factors(n_users: int, slices: Sequence[slice], V: np.ndarray,
-                  per_entity: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-    """One ``(U, V)`` pair whose product is every entity's scores: the shared columns ``V`` first,
-    then each entity's local columns in a block of their own (zeros for the other entities' users)."""
-    r = V.shape[1]
-    extra = [V_h[:, r:] for _, V_h in per_entity if V_h.shape[1] > r]
-    n_extra = sum(c.shape[1] for c in extra)
-    U = np.zeros((n_users, r + n_extra))
-    col = r
-    for sl, (U_h, V_h) in zip(slices, per_entity):
-        U[sl, :r] = U_h[:, :r]
-        c = V_h.shape[1] - r
-        if c > 0:
-            U[sl, col:col + c] = U_h[:, r:]
-            col += c
-    return U, (np.hstack([V, *extra]) if extra else V)
+def fit_entity_parts(method, X_h: sp.csr_matrix, public: dict, lam: float, mode: str,
+                     rng: np.random.Generator) -> tuple[np.ndarray, LocalColumns | None]:
+    """Round 2 on one entity as ``(U_h on the broadcast V, the entity's own columns or None)``
+    (see :func:`fit_entity`): the own columns kept sparse in items at once, never stacked beside a
+    copy of V (O(items × rank) less per entity on a large catalogue)."""
+    U, L_h, U_loc = method.fit_local(X_h, public, lam, mode, rng)
+    return U, (None if L_h is None else LocalColumns.from_dense(U_loc, L_h))
 
 
 def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[float], *,
@@ -142,7 +139,8 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
                  lam: float, mode: str, progress: Callable[..., None]) -> dict:
     """Both rounds of a summable method in this process (the in-process estimator's body).
 
-    Returns a dict with ``U``, ``V`` (block layout, see :func:`block_factors`), ``public`` (what the
+    Returns a dict with ``factors`` (an :class:`EntityFactors`: ``U`` on the broadcast ``V`` and each
+    entity's own columns apart), ``U``, ``V`` (its shared part), ``public`` (what the
     server broadcast), ``messages`` (every message that crossed a boundary), ``notes``, ``trust``,
     ``secure_sum`` (the last stage's sum) and ``timings``."""
     import time
@@ -178,21 +176,26 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
             timings[f"round1_{stage}"] = time.perf_counter() - t_stage[0]
 
     public, sums = run_stages(method, matrices, entity_rngs[:H], [ledger.for_entity(n) for n in names],
-                              entity_rngs[-1], on_event=on_event)
+                              entity_rngs[-1], on_event=on_event, keep_shares=False)
     V = np.asarray(public["V"], dtype=np.float64)
     progress("server_done", shape=V.shape)
     progress("broadcast", shape=V.shape, receivers=H)
     t1 = time.perf_counter()
-    per_entity = []
+    r = V.shape[1]
+    U = np.zeros((n_users, r))
+    local: list[LocalColumns | None] = []
     for h, name in enumerate(names):
         messages.append(array_message(2, SERVER, name, f"item factors V ({method.name})", V))
         progress("round2_start", entity=name, index=h, total=H)
-        per_entity.append(fit_entity(method, matrices[h], public, lam, mode, entity_rngs[h]))
+        # kept apart and sparse in items at once: holding every entity's dense (m × (r + c)) V_h
+        # would be O(items × entities × rank) (issue 26)
+        U[slices[h]], own = fit_entity_parts(method, matrices[h], public, lam, mode, entity_rngs[h])
+        local.append(own)
         progress("round2_done", entity=name, index=h, total=H)
-    U, V_all = block_factors(n_users, slices, V, per_entity)
+    factors = EntityFactors(U, V, slices, local)
     timings["round2_local_fit"] = time.perf_counter() - t1
     timings["round1_total"] = t1 - t0
-    return {"U": U, "V": V_all, "public": public, "messages": messages,
+    return {"factors": factors, "U": U, "V": V, "public": public, "messages": messages,
             "notes": run_notes(method, public, in_process=True),
             "trust": trust_record(method, ledger, coalition, in_process=True),
             "secure_sum": sums[stages[-1]], "timings": timings}

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..federation.messages import SERVER, Message, array_message
+from ..models.entity_factors import EntityFactors, LocalColumns
 from ..models.factorization import fit_nmf, fit_rows_given
 from ..privacy.ledger import PrivacyLedger
 from ..privacy.model import PrivacyModel
@@ -45,35 +46,28 @@ def _fit_central(dataset, train, config, rng, progress):
 
 def _fit_individual(dataset, train, config, rng, progress):
     t0 = time.perf_counter()
-    U = np.zeros((dataset.n_users, config.rank))
-    Vs = []
+    local = []
     for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
         progress("individual_entity", entity=name, index=h, total=dataset.n_entities)
         U_h, V_h, _ = fit_nmf(train[sl], config.rank, config.lam, config.mode, max_iter=config.max_iter, rng=rng)
-        U[sl] = U_h
-        Vs.append(V_h)
-    # Each entity predicts with its own V_h; a block-diagonal embedding gives one U, V pair that
-    # reproduces exactly U_h V_hᵀ for the entity's rows, so the shared evaluation code applies.
-    r = config.rank
-    H = dataset.n_entities
-    U_big = np.zeros((dataset.n_users, r * H))
-    for h, sl in enumerate(dataset.entity_slices()):
-        U_big[sl, h * r:(h + 1) * r] = U[sl]
-    V_big = np.hstack(Vs)
-    return MethodResult(U_big, V_big, PrivacyLedger(math.inf, 0.0), [],
-                        {"individual_fit": time.perf_counter() - t0}, extra={"item_factors": Vs})
+        local.append(LocalColumns.from_dense(U_h, V_h))
+    # Each entity predicts with its own V_h only: no shared columns (r = 0), every column the
+    # entity's own (kept apart, not a block-diagonal O(items × entities × rank) embedding).
+    factors = EntityFactors(np.zeros((dataset.n_users, 0)), np.zeros((dataset.n_items, 0)),
+                            dataset.entity_slices(), local)
+    return MethodResult(factors.U, factors.V, PrivacyLedger(math.inf, 0.0), [],
+                        {"individual_fit": time.perf_counter() - t0}, factors=factors)
 
 
 def _fit_local(dataset, train, config, rng, progress):
     """Going alone done properly (issue 23): each entity blends its own NMF with its own popularity
     (and a score from public item features, when the data declares them), weights chosen on a local
     hold-out (:func:`~dpfed_core.models.blend.fit_blend`). Nothing leaves the entity."""
-    from ..federation.summable_protocol import block_factors
-    from ..models.blend import fit_blend, popularity
+    from ..models.blend import fit_blend, own_nmf, popularity
     from ..models.side_information import content_factors, public_feature_scores
 
     t0 = time.perf_counter()
-    per_entity, weights = [], {}
+    local, weights = [], {}
     streams = rng.spawn(dataset.n_entities)
     features = getattr(dataset, "item_features", None)
     for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
@@ -81,24 +75,25 @@ def _fit_local(dataset, train, config, rng, progress):
         g = streams[h]
 
         def own(Z, g=g):
-            W, V, _ = fit_nmf(Z, config.rank, config.lam, config.mode, max_iter=config.max_iter, rng=g)
-            return W, V
+            return own_nmf(Z, config.rank, config.lam, config.mode, config.max_iter, g)
 
         items, matrices = [popularity], [own]
         if features is not None:
             items.append(lambda Z, F=features: public_feature_scores(Z, F))
             matrices.append(lambda Z, F=features: content_factors(Z, F, config.lam, config.mode))
         U_h, V_h, info = fit_blend(train[sl], matrices, items, g)
-        per_entity.append((U_h, V_h))
+        local.append(LocalColumns.from_dense(U_h, V_h))  # sparse in items at once (issue 26)
         weights[name] = {"own model": info["matrix_weights"][0], "own popularity": info["item_weights"][0],
                          **({"public item features": info["item_weights"][1],
                              "users' own feature profiles": info["matrix_weights"][1]} if features is not None else {})}
-    U, V = block_factors(dataset.n_users, dataset.entity_slices(), np.zeros((dataset.n_items, 0)), per_entity)
+    factors = EntityFactors(np.zeros((dataset.n_users, 0)), np.zeros((dataset.n_items, 0)),
+                            dataset.entity_slices(), local)
     notes = ["local: each entity blends its own NMF with its own popularity"
              + (" and public item features" if features is not None else "")
              + ", weights chosen on a local hold-out; nothing leaves the entity"]
-    return MethodResult(U, V, PrivacyLedger(math.inf, 0.0), [], {"local_fit": time.perf_counter() - t0},
-                        extra={"notes": notes, "blend_weights": weights})
+    return MethodResult(factors.U, factors.V, PrivacyLedger(math.inf, 0.0), [],
+                        {"local_fit": time.perf_counter() - t0},
+                        extra={"notes": notes, "blend_weights": weights}, factors=factors)
 
 
 def _fit_random_v(dataset, train, config, rng, progress):

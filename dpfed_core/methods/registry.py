@@ -20,6 +20,7 @@ from ..config import Param, RunConfig
 from ..data.dataset import FederatedDataset
 from ..errors import ConfigError
 from ..federation.messages import Message
+from ..models.entity_factors import EntityFactors
 from ..federation.protocol import FederatedRecommender, federated_method_names, is_summable, method_class
 from ..privacy.ledger import PrivacyLedger
 from ..privacy.model import PrivacyModel
@@ -27,7 +28,11 @@ from ..privacy.model import PrivacyModel
 
 @dataclass
 class MethodResult:
-    """Fitted factors plus what the run released and cost."""
+    """Fitted factors plus what the run released and cost.
+
+    ``U``, ``V``: the shared factors (a federation's: on the broadcast V). ``factors``: the scores
+    when entities also keep columns of their own (summable round 2, ``local``, ``individual``);
+    None means ``U @ V.T`` is the whole model. Score through :meth:`entity_factors`."""
 
     U: np.ndarray
     V: np.ndarray
@@ -36,6 +41,11 @@ class MethodResult:
     timings: dict[str, float] = field(default_factory=dict)
     model: object | None = None
     extra: dict = field(default_factory=dict)
+    factors: EntityFactors | None = None
+
+    def entity_factors(self) -> EntityFactors:
+        """The model's scores as :class:`EntityFactors` (each entity's own factors)."""
+        return self.factors if self.factors is not None else EntityFactors(self.U, self.V)
 
 
 FitFn = Callable[[FederatedDataset, sp.csr_matrix, RunConfig, np.random.Generator, Callable], MethodResult]
@@ -106,7 +116,8 @@ def _fit_federated(dataset, train, config, rng, progress):
     extra = {"releases": model.releases_, "notes": model.notes_}
     if hasattr(model, "trust_"):
         extra.update(trust=model.trust_, public=model.public_, secure_sum=model.secure_sum_)
-    return MethodResult(model.U_, model.V_, model.ledger_, model.messages_, dict(model.timings_), model, extra)
+    return MethodResult(model.U_, model.V_, model.ledger_, model.messages_, dict(model.timings_), model, extra,
+                        factors=model.factors_)
 
 
 def _register_federated_methods() -> None:

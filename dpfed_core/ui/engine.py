@@ -69,19 +69,20 @@ def user_set_metrics(ds: FederatedDataset, split, result: MethodResult, entity: 
     from dpfed_core.evaluation.metrics import set_metrics
 
     row = user_row(ds, entity, user)
-    scores = (np.asarray(result.U[row:row + 1]) @ np.asarray(result.V).T)
+    scores = result.entity_factors().scores([row])
     out = set_metrics(scores, split.train[row:row + 1], split.test[row:row + 1], n)
     return {k: float(v[0]) for k, v in out.items()}
 
 
 def broadcast_factors(result: MethodResult) -> tuple[np.ndarray, int]:
-    """(the item factors the server broadcast, the number of entity-local columns beside them in
-    ``result.V``): a summable method's V holds each entity's own columns too, which never left it."""
+    """(the item factors the server broadcast, the number of entity-local columns the entities keep
+    beside them, all entities together): a summable method's entities keep columns of their own,
+    which never left them."""
+    local = sum(result.entity_factors().local_widths)
     public = getattr(result.model, "public_", None)
     if public is not None and "V" in public:
-        V = np.asarray(public["V"])
-        return V, int(result.V.shape[1] - V.shape[1])
-    return np.asarray(result.V), 0
+        return np.asarray(public["V"]), local
+    return np.asarray(result.V), local
 
 
 def server_view(result: MethodResult) -> pd.DataFrame:
@@ -101,7 +102,7 @@ def recommend_table(ds: FederatedDataset, split, result: MethodResult, entity: s
                     n: int = 10) -> pd.DataFrame:
     """Top-n unseen items for a user from any fitted model (U, V), with names and scores, and whether
     each one is among the user's hidden test entries (a hit)."""
-    items, scores = recommend_from_factors(ds, split.train, result.U, result.V, entity, user, n, True)
+    items, scores = recommend_from_factors(ds, split.train, result.entity_factors(), None, entity, user, n, True)
     row = user_row(ds, entity, user)
     hidden = set(split.test[row].indices.tolist())
     return pd.DataFrame({

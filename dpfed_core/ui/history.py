@@ -90,7 +90,7 @@ def planned_charge_text(dataset, plans: Sequence) -> str:
 
 
 def _pack_run(result) -> bytes:
-    arrays = {"U": np.asarray(result.U, dtype=np.float64), "V": np.asarray(result.V, dtype=np.float64)}
+    arrays = dict(result.entity_factors().to_arrays())  # each entity's own columns too
     model = getattr(result, "model", None)
     for h, rel in enumerate(getattr(model, "releases_", None) or []):
         arrays[f"P{h}"] = np.asarray(rel.prototypes, dtype=np.float64)
@@ -201,8 +201,11 @@ def restored_run(stored: dict):
     releases = [SimpleNamespace(prototypes=arrays[f"P{h}"]) for h in range(len(arrays)) if f"P{h}" in arrays]
     messages = [SimpleNamespace(**m) for m in doc.get("messages", [])]
     model = SimpleNamespace(releases_=releases, stored=True) if releases else None
-    result = MethodResult(U=arrays["U"], V=arrays["V"], ledger=None, messages=messages, model=model,
-                          extra={"stored": True})
+    from dpfed_core.models.entity_factors import EntityFactors
+
+    factors = EntityFactors.from_arrays(arrays)
+    result = MethodResult(U=factors.U, V=factors.V, ledger=None, messages=messages, model=model,
+                          extra={"stored": True}, factors=factors)
     return doc, result, config
 
 

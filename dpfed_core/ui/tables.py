@@ -205,7 +205,7 @@ def entity_set_metrics(ds: FederatedDataset, split: Split, result: MethodResult,
     users = np.asarray([u for u in split.test_users if sl.start <= u < sl.stop], dtype=int)
     if len(users) == 0:
         return {"jaccard": math.nan, "f1": math.nan, "pr_auc": math.nan, "n": 0}
-    scores = np.asarray(result.U[users]) @ np.asarray(result.V).T
+    scores = result.entity_factors().scores(users)
     out = set_metrics(scores, split.train[users], split.test[users], n)
     return {k: float(np.nanmean(out[k])) for k in ("jaccard", "f1", "pr_auc")} | {"n": int(len(users))}
 
