@@ -187,6 +187,7 @@ def run_method(
                        dataset.entity_of_user, dataset.entity_names, config.mode, config.top_n)
     t_eval = time.perf_counter() - t0
     timings = {"split": t_split, **result.timings, "fit_total": t_fit, "evaluate": t_eval}
+    declare_public_inputs(dataset, spec, result)
     privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy)
     if getattr(dataset, "entity_source", "declared") == "data" and privacy.get("assumptions"):
         privacy["assumptions"] = entity_assumptions(privacy["assumptions"])
@@ -197,6 +198,20 @@ def run_method(
     doc["warnings"] = warnings
     progress("evaluate_done", method=config.method)
     return doc, result
+
+
+def declare_public_inputs(dataset: FederatedDataset, spec, result: MethodResult) -> None:
+    """Public item features used by a federated DP run are declared on every entity's ledger as a
+    public input at no privacy cost (issue 23): a row of ε = 0, δ = 0 naming them, so the ledger says
+    everything the run used besides its DP releases."""
+    F = getattr(dataset, "item_features", None)
+    if F is None or not (spec.uses_epsilon and spec.federated) or not math.isfinite(result.ledger.epsilon):
+        return
+    names = list(getattr(dataset, "item_feature_names", []))
+    shown = ", ".join(names[:6]) + (f", … ({len(names)} in all)" if len(names) > 6 else "")
+    for entity in dataset.entity_names:
+        result.ledger.spend(entity, "public input", "none (public item features)", 0.0, 0.0,
+                            note=f"public item features ({shown}): no privacy cost")
 
 
 #: A ranking whose mean rank of the held-out items is within this of ½ (random order) learned nothing.
