@@ -39,7 +39,7 @@ def _speed_report(first_paint: list[float], switch: list[float], t_health: float
             "Measured by `tests/test_e2e_round3.py` in headless Chromium (Playwright) against `streamlit run "
             "app.py` on 127.0.0.1; wall-clock seconds, so they include the machine's load.\n\n"
             f"- machine: {platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.2f} / {load[1]:.2f} / "
-            f"{load[2]:.2f} (1 / 5 / 15 min) when measured; other agents' test suites were running\n"
+            f"{load[2]:.2f} (1 / 5 / 15 min) when measured, this test's own server and browser included\n"
             f"- server start to healthy: {t_health:.2f} s\n"
             f"- home page first paint (goto → “Where to start” visible), {len(first_paint)} fresh sessions: "
             f"min {min(first_paint):.2f} s, median {sorted(first_paint)[len(first_paint) // 2]:.2f} s, "
