@@ -252,8 +252,7 @@ class FederatedDataset:
         M = sp.csr_matrix(key_matrix, dtype=np.float64)
         if M.shape[0] != self.n_items:
             raise DataError(f"key_matrix must have one row per item ({self.n_items}), got {M.shape[0]}")
-        X = sp.csr_matrix(self.X @ M)
-        np.minimum(X.data, self.value_max, out=X.data)
+        X = merge_key_columns(self.X, M, self.value_max)
         names = np.asarray(key_names)
         return replace(
             self, X=X, entity_names=list(self.entity_names), item_names=names, item_ids=names.copy(),
@@ -271,3 +270,10 @@ class FederatedDataset:
             item_features=None if self.item_features is None else self.item_features[cols],
         )
 
+
+def merge_key_columns(X: sp.spmatrix, key_matrix: sp.spmatrix, value_max: float) -> sp.csr_matrix:
+    """Rows of ``X`` (n × items) on a coarser key axis: ``X @ key_matrix`` (items × K, 0/1), a row's
+    values on the items of one key summed and clipped to ``value_max`` (the public bound)."""
+    out = sp.csr_matrix(sp.csr_matrix(X) @ sp.csr_matrix(key_matrix, dtype=np.float64))
+    np.minimum(out.data, value_max, out=out.data)
+    return out

@@ -32,7 +32,7 @@ from dpfed_core.privacy.model import PrivacyModel
 from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_provenance
 from dpfed_core.privacy.statement import (UNSTATED_SAMPLER, GUARANTEE_NAME, assumptions, entity_assumptions,
                                           statement)
-from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.dataset import FederatedDataset, merge_key_columns
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
 from dpfed_core.data.atomic import atomic_write
@@ -327,38 +327,14 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
             "items fall in a kept bucket (items sharing a bucket share one key); each entity maps the keys to "
             "its own items, so it can recommend only items it has seen. Declare the catalogue (items=FILE) to "
             "keep every item and the whole budget for the method")
-    width = max(int(config.rank), 1)
     if K == 0:
-        from dpfed_core.methods import MethodResult as _MR
-
-        ledger.simulation = bool(config.simulation)
-        return _MR(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
-                   {"catalogue": 0.0}, extra={"notes": [note + "; no bucket passed the threshold, so nothing "
-                                                          "was learned (every score is 0)"],
-                                              "catalogue": np.zeros(0, dtype=np.int64)})
+        return _nothing_learned(dataset, config, ledger, messages, note + "; no bucket passed the threshold")
     M = release.key_matrix()
     names = np.array([f"bucket {k}" for k in release.keys], dtype=object)
     sub = dataset.merge_items(M, names, item_source="dp-selected")
-    result = spec.fit(sub, _clip(split.train @ M, dataset.value_max), cfg, rng, progress)
-    for r in result.ledger.rows:
-        ledger.spend(**asdict(r))
-    ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
-    result.factors = result.entity_factors().on_keys(release.item_key, dataset.n_items)
-    result.U, result.V = result.factors.U, result.factors.V
-    result.ledger = ledger
-    result.messages = messages + list(result.messages)
-    result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols,
-                    "catalogue_keys": K}
-    return result
-
-
-def _clip(X, value_max: float):
-    """Key-space training rows: a user's values on the items of one key summed, clipped to Λ∞."""
-    import scipy.sparse as sp
-
-    X = sp.csr_matrix(X)
-    np.minimum(X.data, value_max, out=X.data)
-    return X
+    result = spec.fit(sub, merge_key_columns(split.train, M, dataset.value_max), cfg, rng, progress)
+    return _on_catalogue(result, result.entity_factors().on_keys(release.item_key, dataset.n_items), config,
+                         ledger, messages, note, cols, catalogue_keys=K)
 
 
 def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
@@ -389,25 +365,37 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
             f"count ≥ {release.threshold:.0f}); declare the catalogue (items=FILE) to keep every item and "
             "the whole budget for the method")
     if len(cols) == 0:
-        from dpfed_core.methods import MethodResult as _MR
-
-        width = max(int(config.rank), 1)
-        ledger.simulation = bool(config.simulation)
-        return _MR(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
-                   {"catalogue": 0.0}, extra={"notes": [note + "; no item passed the threshold, so nothing "
-                                                          "was learned (every score is 0)"],
-                                              "catalogue": np.zeros(0, dtype=np.int64)})
+        return _nothing_learned(dataset, config, ledger, messages, note + "; no item passed the threshold")
     sub = dataset.select_items(cols, item_source="dp-selected")
     cfg = config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
     result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
+    return _on_catalogue(result, result.entity_factors().on_items(cols, dataset.n_items), config, ledger,
+                         messages, note, cols)
+
+
+def _nothing_learned(dataset, config, ledger, messages, note: str) -> MethodResult:
+    """The result of a run whose DP catalogue is empty: zero factors (every score 0), the selection's
+    ledger and messages, and the note saying so."""
+    width = max(int(config.rank), 1)
+    ledger.simulation = bool(config.simulation)
+    return MethodResult(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
+                        {"catalogue": 0.0}, extra={"notes": [note + ", so nothing was learned (every score is 0)"],
+                                                   "catalogue": np.zeros(0, dtype=np.int64)})
+
+
+def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note: str, cols: np.ndarray,
+                  **extra) -> MethodResult:
+    """The method's result on the selected catalogue, put back on the data's item axis (``factors``):
+    the selection's ledger rows first, then the method's (every field, the sampler label included), the
+    selection's messages first, its note first."""
     for r in result.ledger.rows:
-        ledger.spend(**asdict(r))  # every field, the sampler label included
+        ledger.spend(**asdict(r))
     ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
-    result.factors = result.entity_factors().on_items(cols, dataset.n_items)
-    result.U, result.V = result.factors.U, result.factors.V
+    result.factors = factors
+    result.U, result.V = factors.U, factors.V
     result.ledger = ledger
     result.messages = messages + list(result.messages)
-    result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols}
+    result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols, **extra}
     return result
 
 
