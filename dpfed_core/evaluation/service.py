@@ -69,6 +69,31 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
         check_declared_federation(dataset, config.replace(method=m))
 
 
+#: The odometer record of a release that opened no store (nothing released, or a simulation).
+NO_STORE_RECORD = {"store": None, "note": "nothing released, or a simulation: no budget store opened"}
+
+
+def _open_account(dataset: FederatedDataset, store):
+    """(store, odometer, dataset key) of the budget ``store`` (a path, None for the default, or a
+    :class:`Store`), the dataset registered (or matched to the stored dataset of the same people)."""
+    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
+    from dpfed_core.privacy.store import resolve_store_path
+
+    store = store if isinstance(store, Store) else Store(resolve_store_path(store))
+    odometer = BudgetOdometer(store)
+    return store, odometer, odometer.register(dataset, dataset_key(dataset))
+
+
+def _charge_record(store: Store, dataset: FederatedDataset, key: str, reservation, doc: dict) -> dict:
+    """The odometer's record of a settled charge, and the accountant across releases noted in the
+    document's privacy section."""
+    from dpfed_core.evaluation.budget import accountant_record
+
+    doc.setdefault("privacy", {}).setdefault("accountant", {}).update(accountant_record(store, dataset, key))
+    return {"store": str(store.path), "dataset_key": key, "operation": reservation.operation,
+            "releases": reservation.release_ids}
+
+
 def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterable[str] = (),
                 store: Store | str | os.PathLike | None = None, allow_non_private: bool = False,
                 split=None, progress: Callable[..., None] | None = None, save: bool = True,
@@ -85,11 +110,9 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
     ``runner``: step 5 for a run executed elsewhere — ``runner(dataset, config, split)`` returns
     ``(doc, MethodResult)``; the Flower deployment's coordinator passes its deployment here so that it
     is validated, planned, charged and recorded by these same steps (no ``compare``)."""
-    from dpfed_core.evaluation.budget import accountant_record, plan_run, settle_run, skip_store
+    from dpfed_core.evaluation.budget import plan_run, settle_run, skip_store
     from dpfed_core.evaluation.experiments import make_split, run_method
     from dpfed_core.evaluation.history import RunHistory
-    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
-    from dpfed_core.privacy.store import resolve_store_path
 
     compare = [m for m in dict.fromkeys(compare) if m != config.method]
     check_run(dataset, config, compare)
@@ -110,22 +133,16 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
         comparison = {m: run_method(dataset, config.replace(method=m), sp_, progress)[0] for m in compare}
         return doc, result, comparison
 
+    history_id = None
     if skip_store(store, plans):
         doc, result, comparison = compute()
-        record = {"store": None, "note": "nothing released, or a simulation: no budget store opened"}
-        history_id = None
+        record = dict(NO_STORE_RECORD)
     else:
-        store = store if isinstance(store, Store) else Store(resolve_store_path(store))
-        odometer = BudgetOdometer(store)
-        key = odometer.register(dataset, dataset_key(dataset))
+        store, odometer, key = _open_account(dataset, store)
         with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
             doc, result, comparison = compute()
             settle_run(res, [doc, *comparison.values()])
-        record = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
-                  "releases": res.release_ids}
-        acct = doc.setdefault("privacy", {}).setdefault("accountant", {})
-        acct.update(accountant_record(store, dataset, key))
-        history_id = None
+        record = _charge_record(store, dataset, key, res, doc)
     if comparison:
         doc["comparison"] = {m: {k: d[k] for k in ("method", "overall", "entities", "privacy", "timings")}
                              for m, d in comparison.items()}
@@ -191,11 +208,9 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
     (:func:`~dpfed_core.evaluation.experiments.sweep`, checkpointed); 6. settle the charge to the
     ledgers, note the odometer and the accountant, summarise (:func:`summarise_sweep`) and keep the
     document in the history. A resumed sweep is charged again for every point (conservative)."""
-    from dpfed_core.evaluation.budget import accountant_record, plan_sweep, settle_sweep, skip_store
+    from dpfed_core.evaluation.budget import plan_sweep, settle_sweep, skip_store
     from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES, sweep
     from dpfed_core.evaluation.history import RunHistory
-    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
-    from dpfed_core.privacy.store import resolve_store_path
 
     references = list(DEFAULT_REFERENCES if references is None else references)
     epsilons, seeds = list(epsilons), list(seeds)
@@ -209,17 +224,13 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
     history_id = None
     if skip_store(store, plans):
         doc = compute()
-        record = {"store": None, "note": "nothing released, or a simulation: no budget store opened"}
+        record = dict(NO_STORE_RECORD)
     else:
-        store = store if isinstance(store, Store) else Store(resolve_store_path(store))
-        odometer = BudgetOdometer(store)
-        key = odometer.register(dataset, dataset_key(dataset))
+        store, odometer, key = _open_account(dataset, store)
         with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
             doc = compute()
         settle_sweep(odometer, res, dataset, doc)
-        record = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
-                  "releases": res.release_ids}
-        doc.setdefault("privacy", {}).setdefault("accountant", {}).update(accountant_record(store, dataset, key))
+        record = _charge_record(store, dataset, key, res, doc)
     doc["odometer"] = record
     summarise_sweep(doc, metrics)
     if record.get("store") and save:
