@@ -161,8 +161,18 @@ class _Run:
         ring(self.node_bells)  # local deployment: the nodes pull now, not at their next idle poll
         end = time.monotonic() + (timeout if timeout is not None else 0.0)
         replies: list[Message] = []
+        if self.bell is not None:
+            # Every node rings after it pushes a reply: the pull follows the ring, and the timed
+            # wait is only the fallback for a lost datagram (no fast ramp of pulls).
+            while pending:
+                got = list(self.grid.pull_messages(pending))
+                replies.extend(got)
+                pending.difference_update(m.metadata.reply_to_message_id for m in got)
+                if not pending or (timeout is not None and time.monotonic() >= end):
+                    break
+                self.bell.wait(POLL_RUNG_MAX)
+            return replies
         pause = 0.005
-        cap = POLL_RUNG_MAX if self.bell is not None else POLL_MAX
         while pending:
             got = list(self.grid.pull_messages(pending))
             replies.extend(got)
@@ -171,13 +181,8 @@ class _Run:
                 break
             if got:
                 pause = 0.005
-            if self.bell is not None:
-                if self.bell.wait(pause):
-                    pause = 0.005  # a node pushed a reply: pull now
-                    continue
-            else:
-                time.sleep(pause)
-            pause = min(pause * 1.5, cap)
+            time.sleep(pause)
+            pause = min(pause * 1.5, POLL_MAX)
         return replies
 
     def exchange(self, messages: list[Message], round_: int, label: str, reply_label: str) -> list[Message]:
