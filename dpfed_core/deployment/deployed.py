@@ -95,7 +95,8 @@ def run_deployed(
         t_shards = time.perf_counter() - t0
         kind = LocalFederation if engine == "deployment" else SimulatedFederation
         federation = kind(shards, None if guard is not None else base / "flower", dataset.entity_names,
-                          keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard)
+                          keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard,
+                          warm_run=(dumps(config.to_dict()), dataset.n_entities))
     else:
         t_shards = 0.0
     try:

@@ -266,8 +266,12 @@ class LocalFederation(GuardedFolder):
 
     def __init__(self, shards: list[str | os.PathLike], workdir: str | os.PathLike | None = None,
                  entity_names: list[str] | None = None, keep: bool = False, *, insecure: bool = False,
-                 port_range: tuple[int, int] | None = None, guard: Guard | None = None) -> None:
+                 port_range: tuple[int, int] | None = None, guard: Guard | None = None,
+                 warm_run: tuple[str, int] | None = None) -> None:
         self.shards = [Path(s).resolve() for s in shards]
+        # (config JSON, H) of the run to come: the warm interpreter computes its public noise
+        # calibration once for every fork (node_runtime.WARM_RUN_ENV); None: each task computes it.
+        self.warm_run = warm_run
         self.entity_names = entity_names or [p.stem for p in self.shards]
         self.workdir = workdir
         self.keep = keep
@@ -300,6 +304,10 @@ class LocalFederation(GuardedFolder):
         env["FLWR_DISABLE_UPDATE_CHECK"] = "1"
         # Loopback doorbells between the ServerApp and the nodes (deployment/doorbell.py).
         env["DPFED_DOORBELL"] = "1"
+        if self.warm_run is not None:
+            from dpfed_core.deployment.node_runtime import WARM_RUN_ENV
+
+            env[WARM_RUN_ENV] = json.dumps({"config": self.warm_run[0], "n_entities": int(self.warm_run[1])})
         # One BLAS thread per process: H nodes share the machine's cores.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")

@@ -304,6 +304,9 @@ class _Run:
         from flwr.server.workflow import SecAggPlusWorkflow
         from flwr.server.workflow.constant import MAIN_CONFIGS_RECORD, MAIN_PARAMS_RECORD, Key
 
+        from dpfed_core.deployment import shamir
+
+        shamir.install()  # same reconstruction, the Lagrange basis computed once per round (module doc)
         H = self.n_entities
         survivors = H - int(method.max_dropouts)
         target, modulus, clip = secagg_ranges(H)

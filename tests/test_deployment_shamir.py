@@ -1,0 +1,53 @@
+"""SecAgg+'s reconstruction with a cached Lagrange basis equals pycryptodome's and flwr's."""
+import os
+import random
+
+import pytest
+
+pytest.importorskip("flwr")
+from Crypto.Protocol.SecretSharing import Shamir  # noqa: E402
+
+from dpfed_core.deployment import shamir  # noqa: E402
+
+
+def test_combine_chunk_equals_pycryptodome_for_every_subset_shape():
+    rnd = random.Random(7)
+    for k, n in [(1, 1), (2, 3), (3, 5), (7, 7), (12, 30)]:
+        secret = os.urandom(16)
+        shares = Shamir.split(k, n, secret, ssss=False)
+        for _ in range(4):
+            chosen = rnd.sample(shares, k)
+            assert shamir.combine_chunk(chosen) == Shamir.combine(chosen, ssss=False) == secret
+
+
+def test_cache_is_keyed_by_indices_not_by_secret():
+    # two secrets shared at the same indices: the second combine reuses the basis and is still right
+    a, b = os.urandom(16), os.urandom(16)
+    sa, sb = Shamir.split(5, 9, a), Shamir.split(5, 9, b)
+    assert shamir.combine_chunk(sa[2:7]) == a
+    assert shamir.combine_chunk(sb[2:7]) == b
+    # a different index set with too few shares gives a different (wrong) value, as the original does
+    assert shamir.combine_chunk(sa[:4]) == Shamir.combine(sa[:4])
+    assert shamir.combine_chunk(sa[:4]) != a
+
+
+def test_duplicate_or_zero_index_is_refused():
+    s = Shamir.split(2, 3, os.urandom(16))
+    with pytest.raises(ValueError, match="Duplicate"):
+        shamir.combine_chunk([s[0], s[0]])
+    with pytest.raises(ValueError, match="≥ 1"):
+        shamir.combine_chunk([(0, s[0][1]), s[1]])
+
+
+def test_installed_in_flwr_combine_shares():
+    import flwr.common.secure_aggregation.crypto.shamir as flwr_shamir
+
+    original = flwr_shamir._shamir_combine
+    try:
+        shamir.install()
+        secret = os.urandom(45)  # three chunks after padding
+        shares = flwr_shamir.create_shares(secret, 6, 10)
+        assert flwr_shamir._shamir_combine is shamir.combine_chunk
+        assert flwr_shamir.combine_shares(shares[3:9]) == secret
+    finally:
+        flwr_shamir._shamir_combine = original
