@@ -63,7 +63,7 @@ def one(H: int, method: str, engine: str) -> dict:
     from dpfed_core.deployment.simulation_engine import available as simulation_engine_available
 
     # The generator's 200 items are its own public list: a declared catalogue (as in the tests), which a
-    # DP run on a deployment needs (DP catalogue selection is not a deployment round).
+    # DP prototype run on a deployment needs (its per-entity DP catalogue selection is not a deployment round).
     ds = dataclasses.replace(C.synthetic(100 * H, n_items=200, n_entities=H, seed=0), item_source="declared")
     cfg = RunConfig(method=method, simulation=True, max_iter=100, **METHODS[method])
     load0 = os.getloadavg()[0]

@@ -35,16 +35,31 @@ from dpfed_core.federation.summable import secagg_ranges  # noqa: E402
 METRICS = ("train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10", "ndcg_at_10")
 
 
-def three_clinics() -> FederatedDataset:
+#: eICU-like drug names (mixed case, units, punctuation, non-ASCII): what a node hashes to the public
+#: buckets of a federation-wide catalogue when the data declares none.
+DRUGS = [f"{d} {dose}" for d in ("ASPIRIN", "heparin sodium", "Ringer’s lactate", "acétaminophène", "KCl (20 mEq)",
+                                 "insulin lispro", "Ondansetron HCl", "NS 0.9%")
+         for dose in ("81 MG TAB", "5,000 unit/mL", "1000 mL", "325 mg", "4 mg/2 mL")]
+
+
+def three_clinics(features: bool = False, declared: bool = True) -> FederatedDataset:
     rng = np.random.default_rng(11)
     n, m, r = 150, 40, 3
     U = rng.gamma(1.0, 1.0, size=(n, r))
     V = rng.gamma(1.0, 1.0, size=(m, r))
     X = sp.csr_matrix(np.minimum(rng.poisson(0.4 * U @ V.T), 10).astype(float))
     ent = np.repeat(["clinic A", "clinic B", "clinic C"], [60, 50, 40])
-    # The 40 items are the generator's own list: a declared public catalogue (SPEC rev. 2).
-    return FederatedDataset.from_parts(X, ent, value_kind="counts", value_max=10, name="three clinics",
-                                       item_source="declared")
+    # declared: the 40 items are the generator's own list, a public catalogue (SPEC rev. 2); else the
+    # names are read from the data (item_source="data") and a DP run must select its catalogue
+    ds = FederatedDataset.from_parts(X, ent, item_names=np.array(DRUGS, dtype=object), value_kind="counts",
+                                     value_max=10, name="three clinics",
+                                     **({"item_source": "declared"} if declared else {}))
+    if features:  # public item features: 5 dose forms × 8 drugs, one-hot
+        import dataclasses
+
+        ds = dataclasses.replace(ds, item_features=np.tile(np.eye(5), (8, 1)),
+                                 item_feature_names=[f"form {k}" for k in range(5)])
+    return ds
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +83,13 @@ def cooccurrence_deployment(tmp_path_factory):
     """The dp-cooccurrence run on its own deployment, started in a thread (see the module doc)."""
     import threading
 
-    ds = three_clinics()
+    from dpfed_core.deployment.shards import write_item_features
+
+    ds = three_clinics(features=True)
     base = tmp_path_factory.mktemp("deploy_cooc")
     shards = write_shards(ds, make_split(ds, COOC_CFG), base / "shards")
-    fed = LocalFederation(shards, base / "flower", ds.entity_names).start()
+    features = write_item_features(ds.item_features, ds.item_feature_names, base / "item_features.npz")
+    fed = LocalFederation(shards, base / "flower", ds.entity_names, item_features=features).start()
     out: dict = {"dump": base / "received"}
 
     def work():
@@ -119,6 +137,16 @@ def _assert_same_run(dep: dict, ref: dict) -> None:
             assert a[k] == pytest.approx(b[k], nan_ok=True)
 
 
+def _deployed_and_in_process(ds, cfg, fed, dump):
+    """``(doc, V, ref, res)``: the run on ``fed`` (replies kept in ``dump``) and in process; asserts
+    the broadcast V equals the in-process V exactly and the documents agree (:func:`_assert_same_run`)."""
+    doc, V = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, dump_dir=dump, return_model=True)
+    ref, res = run_method(ds, cfg)
+    np.testing.assert_array_equal(V, res.V)
+    _assert_same_run(doc, ref)
+    return doc, V, ref, res
+
+
 def test_prototypes_on_flower_equal_the_in_process_run(deployment):
     ds, fed, base = deployment
     cfg = RunConfig(method="dp-gaussian", epsilon=2.0, k=5, rank=3, max_iter=60, simulation=True)
@@ -149,11 +177,7 @@ def test_summable_release_goes_through_secagg_and_equals_in_process(deployment):
     cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
                     max_dropouts=1)
     dump = base / "received_popularity"
-    doc, V = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, dump_dir=dump,
-                          return_model=True)
-    ref, res = run_method(ds, cfg)
-    np.testing.assert_array_equal(V, res.V)  # exact: shares on the grid, integer secure sum
-    _assert_same_run(doc, ref)
+    doc, V, ref, res = _deployed_and_in_process(ds, cfg, fed, dump)  # V exact: grid shares, integer secure sum
     sec = doc["deployment"]["secure_aggregation"]
     assert sec["reconstruction_threshold"] == 2 and sec["max_dropouts"] == 1
     assert doc["privacy"]["coalition_epsilon"] > doc["privacy"]["epsilon"]
@@ -205,12 +229,66 @@ def test_a_method_that_pools_raw_data_is_refused(deployment):
         run_deployed(ds, RunConfig(method="central"), federation=fed)
 
 
-def test_a_dp_run_without_a_declared_catalogue_is_refused(deployment):
+def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_process(deployment):
+    """Issue 23 item 4 on Flower: data without a declared catalogue (eICU-like names read from the data),
+    dp-popularity under SecAgg+. A catalogue stage first (one SecAgg+ sum of the nodes' bounded bucket
+    counts + Gaussian shares, the server's threshold, the released keys broadcast), then the method on
+    the K keys; V, every metric and every ledger row equal the in-process run's."""
+    from dpfed_core.privacy import catalogue as cat
+
+    ds, fed, base = deployment
+    und = three_clinics(declared=False)
+    assert und.item_source != "declared" and list(und.item_names) == list(ds.item_names)  # the fixture's shards
+    cfg = RunConfig(method="dp-popularity", epsilon=4.0, rank=3, simulation=True, aggregation="secure",
+                    max_dropouts=1)
+    dump = base / "received_catalogue"
+    doc, V, ref, res = _deployed_and_in_process(und, cfg, fed, dump)  # V exact: the same keys, integer sums
+    K = res.extra["catalogue_keys"]
+    assert 0 < K < cat.SECURE_CATALOGUE_BUCKETS and 0 < len(res.extra["catalogue"]) <= und.n_items
+    assert doc["warnings"] == ref["warnings"]
+    stages = [r["stage"] for r in doc["privacy"]["ledger"]]
+    assert stages == ["catalogue", "item totals"] * 3
+    sec = doc["deployment"]["secure_aggregation"]
+    assert [(s["stage"], s["length"]) for s in sec["stages"]] == [("catalogue", cat.SECURE_CATALOGUE_BUCKETS),
+                                                                  ("release", K)]
+    assert doc["notes"][0].startswith(f"no declared item catalogue: federation-wide DP selection under secure "
+                                      f"aggregation kept {K} of")
+    # Up: SecAgg+ replies of both sums, the keys' acknowledgement, round 2; down: the K released keys.
+    up = {m["content"] for m in doc["messages"] if m["receiver"] == "server"}
+    assert "SecAgg+ collect masked vectors [catalogue] (reply)" in up
+    assert "acknowledgement (public result stored)" in up and ROUND2_REPLY in up
+    bc = [m for m in doc["messages"] if m["content"].startswith("public result of the catalogue sum")]
+    assert len(bc) == 3 and all(m["records"] == ["config", "public"] and m["shape"] == [K] for m in bc)
+    # The catalogue vectors the server received are masked, the length of the public B.
+    target, modulus, clip = secagg_ranges(3)
+    files = sorted(dump.glob("*secagg3_catalogue_*.npz"))
+    vectors = [z[k] for z in map(np.load, files) for k in z.files if k.endswith(".1")]
+    assert len(vectors) == 3 and all(v.shape == (cat.SECURE_CATALOGUE_BUCKETS,) and v.max() > modulus / 4
+                                     for v in vectors)
+
+
+def test_a_dp_run_without_a_declared_catalogue_and_no_secure_sum_is_refused(deployment):
     ds, fed, _ = deployment
-    ent = np.repeat(ds.entity_names, [sl.stop - sl.start for sl in ds.entity_slices()])
-    undeclared = FederatedDataset.from_parts(ds.X, ent, value_kind="counts", value_max=10)  # item_source="data"
-    with pytest.raises(ConfigError, match="declared public item catalogue"):
-        run_deployed(undeclared, RunConfig(method="dp-popularity", epsilon=1.0), federation=fed)
+    und = three_clinics(declared=False)
+    for cfg in (RunConfig(method="dp-popularity", epsilon=1.0),  # --aggregation none: per-entity selection
+                RunConfig(method="dp-gaussian", epsilon=1.0, aggregation="secure")):
+        with pytest.raises(ConfigError, match="per-entity DP catalogue selection .* does not run as a deployment"):
+            run_deployed(und, cfg, federation=fed)
+
+
+def test_public_item_features_must_reach_the_nodes(deployment, tmp_path):
+    from dpfed_core.deployment.shards import load_item_features, write_item_features
+
+    ds, fed, _ = deployment  # started without item features
+    with pytest.raises(ConfigError, match="SuperNodes were started without them"):
+        run_deployed(three_clinics(features=True), RunConfig(method="dp-popularity", epsilon=1.0,
+                                                             aggregation="secure"), federation=fed)
+    path = write_item_features(np.ones((40, 2)), ["a", "b"], tmp_path / "f.npz")
+    assert load_item_features(path, 40)[1] == ["a", "b"]
+    with pytest.raises(ConfigError, match="item-features"):
+        load_item_features(path, 41)
+    with pytest.raises(ConfigError, match="does not exist.*item-features"):
+        load_item_features(tmp_path / "missing.npz", 40)
 
 
 def test_federate_page_offers_flower_execution():
@@ -391,7 +469,7 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     from dpfed_core.privacy.ledger import PrivacyLedger
     from dpfed_core.privacy.noise import method_generator
 
-    ds, M, cfg = three_clinics(), COOC_ITEMS, COOC_CFG
+    ds, M, cfg = three_clinics(features=True), COOC_ITEMS, COOC_CFG
     bg = cooccurrence_deployment
     bg["thread"].join(400)
     assert not bg["thread"].is_alive(), "the dp-cooccurrence deployment did not finish within its timeouts"
@@ -404,7 +482,10 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     assert V.shape == (ds.n_items, 3 + 1)
     np.testing.assert_array_equal(V, res.V[:, :V.shape[1]])  # exact: grid shares, integer sums
     _assert_same_run(doc, ref)
-    assert [r["stage"] for r in doc["privacy"]["ledger"]] == ["popularity", "co-occurrence"] * 3
+    # the public item features reached every node (its --node-config) and are declared as in process
+    assert [r["stage"] for r in doc["privacy"]["ledger"]] == ["popularity", "co-occurrence"] * 3 + ["public input"] * 3
+    assert all(r["epsilon"] == 0 and "form 0" in r["note"] for r in doc["privacy"]["ledger"]
+               if r["stage"] == "public input")
     sec = doc["deployment"]["secure_aggregation"]
     assert [(s["stage"], s["length"]) for s in sec["stages"]] == [("popularity", ds.n_items),
                                                                   ("co-occurrence", M * (M + 1) // 2)]
@@ -457,9 +538,9 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 21: nothing exact on the wire. Every field of every reply the server received, in the three
-# runs above (a DP prototype method, dp-popularity and dp-cooccurrence through SecAgg+), is one of
-# these; a count of users, a metric sum or a timing would be a new key and fail the test.
+# Issue 21: nothing exact on the wire. Every field of every reply the server received, in the four
+# runs above (a DP prototype method, dp-popularity, dp-popularity on a federation-wide DP catalogue and
+# dp-cooccurrence through SecAgg+), is one of these; a count of users, a metric sum or a timing would be a new key and fail the test.
 
 #: record name → the keys it may carry, and what each is.
 ALLOWED_FIELDS = {
@@ -488,12 +569,14 @@ def test_the_server_receives_only_masked_vectors_dp_releases_and_public_fields(d
     ds, _, base = deployment
     bg = cooccurrence_deployment
     bg["thread"].join(400)
-    dumps = [base / "received_prototypes", base / "received_popularity", bg["dump"]]
+    dumps = [base / "received_prototypes", base / "received_popularity", base / "received_catalogue", bg["dump"]]
     files = sorted(p for d in dumps for p in d.glob("*.json"))
     labels = {p.name.split("_")[1] for p in files}
     assert {"round1", "round2", "secagg1", "secagg2", "secagg3", "secagg4"} <= labels
-    # one reply per node per exchange: 3 (prototypes: 2 rounds) + 3 × 5 (popularity) + 3 × 10 (co-occurrence)
-    assert len(files) >= 3 * 2 + 3 * 5 + 3 * 10
+    # one reply per node per exchange: 3 (prototypes: 2 rounds) + 3 × 5 (popularity) + 3 × 10 (catalogue,
+    # its keys, popularity, round 2) + 3 × 10 (co-occurrence)
+    assert len(files) >= 3 * 2 + 3 * 5 + 3 * 10 + 3 * 10
+    assert any("secagg3_catalogue" in p.name for p in files)
     for path in files:
         info = json.loads(path.read_text())
         assert info["error"] is None, path.name

@@ -137,3 +137,31 @@ def test_a_prototype_method_or_one_entity_keeps_per_entity_selection():
     assert not uses_secure_catalogue(ds, RunConfig(method="dp-popularity", aggregation="none"))
     assert not uses_secure_catalogue(ds, RunConfig(method="dp-popularity", aggregation="secure", max_dropouts=1))
     assert uses_secure_catalogue(ds, RunConfig(method="dp-popularity", aggregation="secure"))
+
+
+def test_the_in_process_selection_is_the_sum_of_the_per_entity_shares_a_node_computes():
+    """A deployment node runs :func:`cat.secure_catalogue_share` on its own rows and its own stream
+    (``catalogue_streams(config, H)[h]``) and the server :func:`cat.secure_catalogue_keys` on the sum:
+    the in-process selection is exactly that, entity by entity, so the two runs release the same keys."""
+    from dpfed_core.evaluation.experiments import (catalogue_streams, make_split, secure_catalogue_budget,
+                                                   secure_catalogue_divisor)
+    from dpfed_core.federation.summable import GRID
+
+    ds = _tiny_hospitals(n_entities=6, users=40)
+    cfg = RunConfig(method="dp-popularity", epsilon=2.0, delta=1e-5, aggregation="secure", seed=3, simulation=True)
+    X = make_split(ds, cfg).train
+    rho, dlt, _ = secure_catalogue_budget(cfg)
+    div = secure_catalogue_divisor(ds.n_entities, cfg)
+    rel = cat.select_catalogue_secure(X, ds.entity_slices(), ds.entity_names, ds.item_names, rho, dlt,
+                                      catalogue_streams(cfg, ds.n_entities), PrivacyLedger(2.0, 1e-5), divisor=div,
+                                      grid=GRID)
+    bucket = cat.item_buckets(ds.item_names, cat.SECURE_CATALOGUE_BUCKETS)
+    # each entity alone, in reverse order: its share depends on its own rows and stream only
+    shares = {h: cat.secure_catalogue_share(X[sl], bucket, rho, dlt, catalogue_streams(cfg, ds.n_entities)[h],
+                                            PrivacyLedger(2.0, 1e-5).for_entity(str(h)), divisor=div, grid=GRID)[0]
+              for h, sl in reversed(list(enumerate(ds.entity_slices())))}
+    assert all(np.array_equal(v, np.round(v / GRID) * GRID) for v in shares.values())  # on SecAgg+'s grid
+    keys, *_ = cat.secure_catalogue_keys(sum(shares[h] for h in range(ds.n_entities)), rho, ds.n_entities,
+                                         divisor=div)
+    assert keys.size > 0 and np.array_equal(keys, rel.keys)
+    assert np.array_equal(cat.item_keys(bucket, keys, cat.SECURE_CATALOGUE_BUCKETS), rel.item_key)

@@ -9,6 +9,13 @@ messages from the ServerApp:
   the entity's share of the stage named in the instructions (rounded to the public grid) and the
   mod masks it, so only the masked vector leaves the node and the server can unmask nothing but the
   sum (SecAgg+). One SecAgg+ round per stage of a multi-stage method (``dp-cooccurrence``).
+* ``train`` with stage ``catalogue`` — data without a declared item catalogue (run JSON
+  ``item_catalogue="secure"``): before the method, the entity's share of the federation-wide DP
+  catalogue (:func:`dpfed_core.privacy.catalogue.secure_catalogue_share`, the in-process code): its
+  users' bounded counts over the public hash buckets of its own columns' names plus its Gaussian
+  share, masked by SecAgg+ like any share. The server thresholds the sum and broadcasts the released
+  keys (``query.public`` after stage ``catalogue``); the method then runs on the entity's columns
+  merged into those keys, and round 2 puts the factors back on the entity's item axis.
 * ``query.public`` — between two stages: the public result of the previous sum that the next share
   reads (e.g. the items chosen from the DP popularity sum); stored in the node's run state.
 * ``query.round2`` — receive V, fit U_h ≥ 0 locally (the method's ``fit_local``: U_h and any
@@ -41,8 +48,8 @@ from flwr.clientapp import ClientApp
 from dpfed_core.errors import DpfedError
 from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.evaluation.partial import entity_statistics
-from dpfed_core.deployment.shards import load_shard
-from dpfed_core.deployment.wire import config_from_json, dumps, ledger_rows_to_json, loads
+from dpfed_core.deployment.shards import load_item_features, load_shard
+from dpfed_core.deployment.wire import catalogue_from_json, config_from_json, dumps, ledger_rows_to_json, loads
 from dpfed_core.deployment.hooks import (fit_local, prototype_method, release_prototypes, stage_public_keys,
                                          stage_share, summable_method)
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges
@@ -62,6 +69,10 @@ STATE_KEY = "dpfed"
 PUBLIC_KEY = "dpfed-public"
 #: The simulation stream's state between messages (never sent).
 RNG_KEY = "dpfed-rng"
+#: The released catalogue keys (public: the server's threshold of the catalogue's secure sum).
+CATALOGUE_KEY = "dpfed-catalogue"
+#: The stage name of the federation-wide catalogue's secure sum.
+CATALOGUE_STAGE = "catalogue"
 
 
 def _error_reply(msg: Message, exc: Exception, where: str) -> Message:
@@ -110,6 +121,74 @@ def _instructions(context: Context, rec) -> tuple:
     config = config_from_json(str(rec["config"]))
     H = int(rec["n-entities"])
     return config, H, _load(context, H)
+
+
+def _secure_catalogue(rec) -> bool:
+    """Whether the run selects its catalogue federation-wide (the run JSON's public field)."""
+    return catalogue_from_json(str(rec["config"])) == "secure"
+
+
+def _method(config, shard, context: Context, secure_catalogue: bool):
+    """The run's summable method on this node: with a federation-wide catalogue, built on the rest
+    of the budget (:func:`~dpfed_core.evaluation.experiments.secure_catalogue_budget`, the in-process
+    split); on a declared catalogue, given the public item features this node was pointed at (keys
+    merged from items carry no features, as in process)."""
+    from dpfed_core.evaluation.experiments import secure_catalogue_budget
+
+    if secure_catalogue:
+        return summable_method(secure_catalogue_budget(config)[2], value_max=shard.value_max)
+    method = summable_method(config, value_max=shard.value_max)
+    path = context.node_config.get("item-features")
+    if path:
+        method.set_public_inputs(item_features=load_item_features(str(path), shard.train.shape[1])[0])
+    return method
+
+
+def _item_keys(shard, context: Context) -> np.ndarray:
+    """Position among the released catalogue keys of each of this node's columns (−1: not
+    released), from its own column names' public hash buckets: post-processing of the broadcast."""
+    from dpfed_core.privacy import catalogue as cat
+
+    if CATALOGUE_KEY not in context.state.array_records:
+        raise DpfedError(f"{shard.entity}: the method reached this node before the released catalogue keys")
+    keys = context.state.array_records[CATALOGUE_KEY]["keys"].numpy()
+    return cat.item_keys(cat.item_buckets(_item_names(shard), cat.SECURE_CATALOGUE_BUCKETS), keys,
+                         cat.SECURE_CATALOGUE_BUCKETS)
+
+
+def _item_names(shard) -> np.ndarray:
+    if shard.item_names is None:
+        raise DpfedError(f"{shard.entity}: this shard has no item names, which a run without a declared item "
+                         "catalogue hashes to its public buckets; rewrite it with `python -m dpfed_core write-shards`")
+    return shard.item_names
+
+
+def _on_keys(shard, context: Context, secure_catalogue: bool):
+    """This node's training rows as the method sees them: its columns, or (federation-wide catalogue)
+    merged into the released keys, values summed and clipped to the public bound (as in process)."""
+    from dpfed_core.data.dataset import merge_key_columns
+    from dpfed_core.privacy import catalogue as cat
+
+    if not secure_catalogue:
+        return shard.train
+    item_key = _item_keys(shard, context)
+    n_keys = int(context.state.array_records[CATALOGUE_KEY]["keys"].numpy().size)
+    return merge_key_columns(shard.train, cat.key_matrix(item_key, n_keys), shard.value_max)
+
+
+def _catalogue_share(config, H: int, shard):
+    """This entity's share of the federation-wide catalogue: ``(values, ledger rows, coalition ε)``,
+    by the in-process code on its own stream."""
+    from dpfed_core.evaluation.experiments import catalogue_streams, secure_catalogue_budget, secure_catalogue_divisor
+    from dpfed_core.privacy import catalogue as cat
+
+    rho, row_delta, _cfg = secure_catalogue_budget(config)
+    ledger = PrivacyLedger(config.epsilon, config.delta)
+    bucket = cat.item_buckets(_item_names(shard), cat.SECURE_CATALOGUE_BUCKETS)
+    values, coalition = cat.secure_catalogue_share(
+        shard.train, bucket, rho, row_delta, catalogue_streams(config, H)[shard.index],
+        ledger.for_entity(shard.entity), divisor=secure_catalogue_divisor(H, config), grid=GRID)
+    return values, ledger.rows, coalition
 
 
 def _identity(shard) -> dict:
@@ -209,34 +288,44 @@ def secure_share(msg: Message, context: Context) -> Message:
     fitins = compat.recorddict_to_fitins(msg.content, keep_input=True)
     config, H, shard = _instructions(context, fitins.config)
     t0 = time.perf_counter()
-    method = summable_method(config, value_max=shard.value_max)
+    secure_catalogue = _secure_catalogue(fitins.config)
+    method = _method(config, shard, context, secure_catalogue)
     stage = str(fitins.config.get("stage", method.stages[0]))
-    if stage not in method.stages:
-        raise DpfedError(f"{config.method} has stages {', '.join(method.stages)}; the server asked for {stage!r}")
-    public = {}
-    if PUBLIC_KEY in context.state.array_records:
-        public = {k: a.numpy() for k, a in context.state.array_records[PUBLIC_KEY].items()}
-    missing = [k for k in stage_public_keys(method) if stage != method.stages[0] and k not in public]
-    if missing:
-        raise DpfedError(f"stage {stage!r} reached this node before the public {', '.join(missing)} of the "
-                         "previous stage")
-    rng = _summable_rng(config, H, shard.index, context)
-    ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
-    share = stage_share(method, shard.train, rng, ledger.for_entity(shard.entity), H, stage, public)
+    first = CATALOGUE_STAGE if secure_catalogue else method.stages[0]
+    if stage == CATALOGUE_STAGE:
+        if not secure_catalogue:
+            raise DpfedError("the server asked for a catalogue share in a run with a declared item catalogue")
+        values, rows_now, coalition = _catalogue_share(config, H, shard)
+        note = ""
+    else:
+        if stage not in method.stages:
+            raise DpfedError(f"{config.method} has stages {', '.join(method.stages)}; the server asked for {stage!r}")
+        public = {}
+        if PUBLIC_KEY in context.state.array_records:
+            public = {k: a.numpy() for k, a in context.state.array_records[PUBLIC_KEY].items()}
+        missing = [k for k in stage_public_keys(method) if stage != method.stages[0] and k not in public]
+        if missing:
+            raise DpfedError(f"stage {stage!r} reached this node before the public {', '.join(missing)} of the "
+                             "previous stage")
+        rng = _summable_rng(config, H, shard.index, context)
+        ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
+        share = stage_share(method, _on_keys(shard, context, secure_catalogue), rng, ledger.for_entity(shard.entity),
+                            H, stage, public)
+        values, rows_now, coalition, note = share.values, ledger.rows, share.coalition_epsilon, share.note
+        _keep_rng(rng, context)  # the method's stream only: the catalogue's is its own
     _target, _modulus, clip = secagg_ranges(H)
-    peak = float(np.max(np.abs(share.values))) if share.values.size else 0.0
+    peak = float(np.max(np.abs(values))) if values.size else 0.0
     if peak > clip:
         # SecAgg+ would clip this entry silently and the sum would be wrong: refuse instead.
         raise DpfedError(f"{shard.entity}: a {stage} share entry of {peak:.4g} is beyond SecAgg+'s range "
                          f"±{clip:.4g} for {H} entities (2³² modulus, grid {GRID:g}); the secure sum cannot carry it")
-    _keep_rng(rng, context)
     kept = context.state.config_records.get(STATE_KEY)
-    rows = (loads(str(kept["ledger"])) if kept is not None and stage != method.stages[0] else [])
-    rows += loads(ledger_rows_to_json(ledger.rows))
+    rows = (loads(str(kept["ledger"])) if kept is not None and stage != first else [])
+    rows += loads(ledger_rows_to_json(rows_now))
     context.state.config_records[STATE_KEY] = ConfigRecord({
-        "ledger": dumps(rows), "note": share.note, "coalition_epsilon": dumps(share.coalition_epsilon)})
-    _remember_seconds(context, "release_seconds", time.perf_counter() - t0, add=stage != method.stages[0])
-    fitres = FitRes(Status(Code.OK, ""), ndarrays_to_parameters([share.values]), 1, {})
+        "ledger": dumps(rows), "note": note, "coalition_epsilon": dumps(coalition)})
+    _remember_seconds(context, "release_seconds", time.perf_counter() - t0, add=stage != first)
+    fitres = FitRes(Status(Code.OK, ""), ndarrays_to_parameters([values]), 1, {})
     return Message(compat.fitres_to_recorddict(fitres, keep_input=False), reply_to=msg)
 
 
@@ -244,7 +333,9 @@ def secure_share(msg: Message, context: Context) -> Message:
 def public_result(msg: Message, context: Context) -> Message:
     """Between two secure sums: keep the public result the next stage's share reads."""
     try:
-        context.state.array_records[PUBLIC_KEY] = ArrayRecord(
+        # the catalogue's released keys are kept apart: a later stage's public result replaces PUBLIC_KEY
+        after = str(msg.content["config"]["after-stage"]) if "config" in msg.content.keys() else ""
+        context.state.array_records[CATALOGUE_KEY if after == CATALOGUE_STAGE else PUBLIC_KEY] = ArrayRecord(
             {k: Array(a.numpy()) for k, a in msg.content["public"].items()})
         return Message(RecordDict({"ack": ConfigRecord({"stored": sorted(msg.content["public"].keys())})}),
                        reply_to=msg)
@@ -260,10 +351,20 @@ def round2(msg: Message, context: Context) -> Message:
         V = msg.content["model"]["V"].numpy()
         t0 = time.perf_counter()
         if config.method in SUMMABLE_METHODS:
-            method = summable_method(config, value_max=shard.value_max)
+            secure_catalogue = _secure_catalogue(msg.content["config"])
+            method = _method(config, shard, context, secure_catalogue)
             rng = _summable_rng(config, H, shard.index, context)
-            # the one round-2 assembly: columns from this entity's own data only are used here, never sent
-            U, V = fit_local(method, shard.train, V, config.lam, config.mode, rng)
+            if secure_catalogue and V.shape[0] == 0:
+                # no bucket passed the catalogue's threshold: nothing learned, every score 0 (as in process)
+                width = max(int(config.rank), 1)
+                U, V = np.zeros((shard.train.shape[0], width)), np.zeros((shard.train.shape[1], width))
+            else:
+                # the one round-2 assembly: columns from this entity's own data only are used here, never sent
+                U, V = fit_local(method, _on_keys(shard, context, secure_catalogue), V, config.lam, config.mode, rng)
+                if secure_catalogue:
+                    from dpfed_core.privacy.catalogue import on_item_axis
+
+                    V = on_item_axis(V, _item_keys(shard, context))  # keys back onto this node's items
         else:
             U = fit_rows_given(shard.train, V, config.lam, config.mode)
         fit_seconds = time.perf_counter() - t0

@@ -22,12 +22,14 @@ import numpy as np
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
-from dpfed_core.evaluation.experiments import make_split, needs_dp_catalogue, privacy_summary, result_document
+from dpfed_core.evaluation.experiments import (declare_public_inputs, learned_nothing_warnings, make_split,
+                                              needs_dp_catalogue, privacy_summary, result_document,
+                                              secure_catalogue_note, uses_secure_catalogue)
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.deployment.launcher import DeploymentError, Guard, LocalFederation
-from dpfed_core.deployment.shards import write_shards
+from dpfed_core.deployment.shards import write_item_features, write_shards
 from dpfed_core.deployment.simulation_engine import TRANSPORT as SIM_TRANSPORT, SimulatedFederation
-from dpfed_core.deployment.wire import dumps
+from dpfed_core.deployment.wire import run_json
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 from dpfed_core.federation.summable import SUMMABLE_METHODS
 from dpfed_core.methods import MethodResult, get_method
@@ -79,6 +81,8 @@ def run_deployed(
 
     owned = federation is None
     guard = None
+    catalogue = "secure" if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config) else "declared"
+    run = run_json(config, catalogue)  # the run's public JSON, as every message repeats it
     if owned:
         t0 = time.perf_counter()
         if workdir is None:
@@ -93,18 +97,22 @@ def run_deployed(
         shards = write_shards(dataset, split, base / "shards")
         os.chmod(base / "shards", 0o700)
         t_shards = time.perf_counter() - t0
+        # the public item features: one file every node is pointed at (not in any shard)
+        features = (write_item_features(dataset.item_features, dataset.item_feature_names, base / "item_features.npz")
+                    if getattr(dataset, "item_features", None) is not None else None)
         kind = LocalFederation if engine == "deployment" else SimulatedFederation
         federation = kind(shards, None if guard is not None else base / "flower", dataset.entity_names,
                           keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard,
-                          warm_run=(dumps(config.to_dict()), dataset.n_entities))
+                          item_features=features, warm_run=(run, dataset.n_entities))
     else:
         t_shards = 0.0
+    check_item_features(dataset, federation)
     try:
         t0 = time.perf_counter()
         if owned:
             federation.start()
         t_start = time.perf_counter() - t0
-        res = federation.run(dumps(config.to_dict()), dataset.n_entities, round_timeout=round_timeout,
+        res = federation.run(run, dataset.n_entities, round_timeout=round_timeout,
                              timeout=timeout, dump_dir=str(dump_dir) if dump_dir else None, progress=progress)
         reports = read_local_reports(federation, res.get("run_id"))
     finally:
@@ -116,12 +124,24 @@ def run_deployed(
                             {"split": t_split, "write_shards": t_shards, "deployment_start": t_start})
     if return_model == "result":
         return doc, result
-    return (doc, np.asarray(res["V"])) if return_model else doc
+    return (doc, result.V) if return_model else doc
+
+
+def check_item_features(dataset: FederatedDataset, federation) -> None:
+    """Public item features the run uses must have reached the nodes: a federation started without
+    them (``LocalFederation(item_features=…)``, ``--node-config "item-features='…'"``) would fit
+    without them and differ from the in-process run."""
+    if getattr(dataset, "item_features", None) is not None and getattr(federation, "item_features", None) is None:
+        raise ConfigError("the data has public item features (--item-features) but the SuperNodes were started "
+                          "without them; start the federation with the features file (--node-config "
+                          "\"item-features='…'\"), or drop --item-features")
 
 
 def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str = "deployment"):
     """What a deployment needs beyond a valid run, checked before anything is charged or started:
-    a known engine, a federated protocol method, a declared catalogue for a DP run, ≥ 2 entities.
+    a known engine, a federated protocol method, a catalogue a DP run can fix (declared, or selected
+    federation-wide by a summable method under secure aggregation), ≥ 2 entities, and public item
+    features only on the deployment engine.
     Returns ``(config, spec)`` (ε dropped for a method that takes none)."""
     if engine not in ENGINES:
         raise ConfigError(f"--engine {engine!r}: choose {' or '.join(ENGINES)}")
@@ -135,12 +155,20 @@ def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str =
                           f"not to {config.method}")
     if not spec.uses_epsilon and math.isfinite(config.epsilon):
         config = config.replace(epsilon=math.inf)
-    if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config):
-        # The catalogue fixes every message's shape; the in-process run selects it by DP partition
-        # selection over all entities, which is not (yet) a round of the deployment.
-        raise ConfigError("a DP run on a deployment needs a declared public item catalogue (--items FILE, or the "
-                          "Data page's item-catalogue upload): DP catalogue selection does not run as a "
-                          "deployment round yet")
+    if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config) and not uses_secure_catalogue(dataset,
+                                                                                                        config):
+        # The catalogue fixes every message's shape. Under secure aggregation a summable method selects
+        # it federation-wide as a round of the deployment; the per-entity DP selection (prototype
+        # methods, --aggregation none) is not a deployment round.
+        raise ConfigError("a DP run on a deployment without a declared public item catalogue selects it "
+                          "federation-wide, which needs a summable method (dp-popularity, dp-cooccurrence) with "
+                          "--aggregation secure and at least 2 entities beyond --max-dropouts; per-entity DP catalogue "
+                          "selection (prototype methods, --aggregation none) does not run as a deployment round. "
+                          "Declare the catalogue (--items FILE, or the Data page's item-catalogue upload) or use "
+                          "--aggregation secure")
+    if getattr(dataset, "item_features", None) is not None and engine == "simulation":
+        raise ConfigError("--engine simulation does not give the nodes public item features (--item-features); "
+                          "use --engine deployment")
     if dataset.n_entities < 2:
         raise ConfigError(f"a deployment needs at least 2 entities, the data has {dataset.n_entities}")
     if engine == "simulation":
@@ -206,7 +234,25 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         if e["note"] and e["note"] not in notes and not e["note"].startswith("noise share"):
             notes.append(e["note"])
     V = np.asarray(res["V"])
-    result = MethodResult(np.zeros((0, V.shape[1])), V, ledger, [], {})
+    extra: dict = {}
+    catalogue = res.get("catalogue")
+    if catalogue is not None:
+        # the broadcast V is on the released keys: put it on the data's item axis as every node did
+        # with its own column names (and as the in-process run does)
+        from dpfed_core.privacy import catalogue as cat
+
+        keys = np.asarray(catalogue["keys"], dtype=np.int64)
+        item_key = cat.item_keys(cat.item_buckets(dataset.item_names, catalogue["n_buckets"]), keys,
+                                 catalogue["n_buckets"])
+        V = cat.on_item_axis(V, item_key)
+        cols = np.flatnonzero(item_key >= 0)
+        extra = {"catalogue": cols, "catalogue_keys": int(keys.size)}
+        notes.insert(0, secure_catalogue_note(int(keys.size), catalogue["threshold"], catalogue["sigma_sum"],
+                                              len(cols), dataset.n_items)
+                     + ("; no bucket passed the threshold, so nothing was learned (every score is 0)"
+                        if keys.size == 0 else ""))
+    result = MethodResult(np.zeros((0, V.shape[1])), V, ledger, [], {}, extra=extra)
+    declare_public_inputs(dataset, spec, result)  # the nodes were given them (check_item_features)
     metrics = combine_statistics([(r["entity"], r["stats"]) for r in reports], config.top_n)
     secure = res.get("secure_aggregation")
     privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy)
@@ -250,6 +296,7 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
          f"evaluation: {EVALUATION_SOURCE}; the nodes sent the server only DP releases (or, for a "
          "non-private method, its labelled release) and the protocol's public fields"])
     doc["deployment"] = deployment
+    doc["warnings"] = learned_nothing_warnings(dataset, config, spec, metrics, result)  # as in process
     return doc, result
 
 

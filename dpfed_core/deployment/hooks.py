@@ -66,17 +66,23 @@ def fit_local(method, X, V: np.ndarray, lam: float, mode: str, rng) -> tuple[np.
     return fit_entity(method, X, {"V": V}, lam, mode, rng)
 
 
-def warm_calibration(config_json: str, n_entities: int) -> None:
+def warm_calibration(run_json: str, n_entities: int) -> None:
     """Compute the noise calibration of a run once, before a local deployment forks its sites.
 
-    ``config_json``: the run's config as the ServerApp sends it to every node (public). A summable
-    method's :meth:`budget` (ρ from (ε, δ) and the σ of each release by OpenDP's maps, ≈ 20 OpenDP
-    conversions) is a pure, cached function of public parameters; computed in the warm interpreter,
-    every ClientApp and ServerApp task forked from it finds it in the cache instead of recomputing
-    it (≈ 0.1 CPU-s a task, measured on the 30-hospital clinic sample)."""
-    from dpfed_core.deployment.wire import config_from_json
+    ``run_json``: the run's public JSON as the ServerApp sends it to every node. A summable method's
+    :meth:`budget` (ρ from (ε, δ) and the σ of each release by OpenDP's maps, ≈ 20 OpenDP
+    conversions) and the federation-wide catalogue's split of it are pure, cached functions of
+    public parameters; computed in the warm interpreter, every ClientApp and ServerApp task forked
+    from it finds them in the cache instead of recomputing them (≈ 0.1 CPU-s a task, measured on the
+    30-hospital clinic sample)."""
+    from dpfed_core.deployment.wire import catalogue_from_json, config_from_json
     from dpfed_core.federation.protocol import is_summable
 
-    config = config_from_json(config_json)
-    if is_summable(config.method):
-        summable_method(config, n_entities=int(n_entities)).budget(int(n_entities))
+    config = config_from_json(run_json)
+    if not is_summable(config.method):
+        return
+    if catalogue_from_json(run_json) == "secure":
+        from dpfed_core.evaluation.experiments import secure_catalogue_budget
+
+        config = secure_catalogue_budget(config)[2]  # the method's share, as the nodes build it
+    summable_method(config, n_entities=int(n_entities)).budget(int(n_entities))

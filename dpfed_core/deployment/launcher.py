@@ -267,8 +267,11 @@ class LocalFederation(GuardedFolder):
     def __init__(self, shards: list[str | os.PathLike], workdir: str | os.PathLike | None = None,
                  entity_names: list[str] | None = None, keep: bool = False, *, insecure: bool = False,
                  port_range: tuple[int, int] | None = None, guard: Guard | None = None,
+                 item_features: str | os.PathLike | None = None,
                  warm_run: tuple[str, int] | None = None) -> None:
         self.shards = [Path(s).resolve() for s in shards]
+        # the public item features file every node is given (shards.write_item_features), or None
+        self.item_features = Path(item_features).resolve() if item_features else None
         # (config JSON, H) of the run to come: the warm interpreter computes its public noise
         # calibration once for every fork (node_runtime.WARM_RUN_ENV); None: each task computes it.
         self.warm_run = warm_run
@@ -365,7 +368,8 @@ class LocalFederation(GuardedFolder):
             report = self.report_path(h)
             node = ["--superlink", f"127.0.0.1:{self.port}", "--isolation", "process",
                     "--host", "127.0.0.1", "--port", str(port),
-                    "--node-config", f"data-path='{shard}' report-path='{report}'"]
+                    "--node-config", f"data-path='{shard}' report-path='{report}'"
+                    + (f" item-features='{self.item_features}'" if self.item_features else "")]
             if self.insecure:
                 node.append("--insecure")
             else:

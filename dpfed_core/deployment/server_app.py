@@ -10,7 +10,11 @@
    Multi-stage summable methods (``dp-cooccurrence``: popularity, then co-occurrence) run one
    SecAgg+ secure sum per stage; between two stages the server calls the method's ``combine`` on
    the sum and broadcasts the public result the next stage needs (``query.public``: e.g. the items
-   chosen from the DP popularity sum) — post-processing of released sums only.
+   chosen from the DP popularity sum) — post-processing of released sums only. Data without a
+   declared item catalogue (run JSON ``item_catalogue="secure"``) first runs the federation-wide DP
+   catalogue: one SecAgg+ sum of the nodes' bounded bucket counts and Gaussian shares, the server's
+   threshold (:func:`dpfed_core.privacy.catalogue.secure_catalogue_keys`), the released keys
+   broadcast; the method then runs on those K keys.
 3. Server: stack the prototypes (entity order) and fit V (:func:`fit_nmf`), or V from the sums.
 4. Round 2: ``query.round2`` with V to every node; each fits U_h locally, evaluates itself with
    its own installed evaluator, writes the report to its own disk and replies with its identity
@@ -37,7 +41,7 @@ from flwr.serverapp import Grid, ServerApp
 from dpfed_core.errors import DpfedError
 from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.deployment.doorbell import Doorbell, ring
-from dpfed_core.deployment.wire import config_from_json, dumps, loads, message_bytes
+from dpfed_core.deployment.wire import catalogue_from_json, config_from_json, dumps, loads, message_bytes
 from dpfed_core.deployment.hooks import combine_stage, prototype_method_is_private, public_broadcast, summable_method
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges, to_grid
 from dpfed_core.models.factorization import fit_nmf
@@ -75,7 +79,10 @@ class _Run:
         rc = context.run_config
         self.grid = grid
         self.context = context
-        self.config = config_from_json(str(rc["config"]))
+        self.config_json = str(rc["config"])
+        self.config = config_from_json(self.config_json)
+        self.secure_catalogue = catalogue_from_json(self.config_json) == "secure"
+        self.catalogue: dict | None = None
         self.n_entities = int(rc["n-entities"])
         self.out = Path(str(rc["out"]))
         self.progress_path = Path(str(rc["progress"]))
@@ -210,7 +217,7 @@ class _Run:
             time.sleep(0.2)
 
     def instructions(self) -> ConfigRecord:
-        return ConfigRecord({"config": dumps(self.config.to_dict()), "n-entities": self.n_entities})
+        return ConfigRecord({"config": self.config_json, "n-entities": self.n_entities})
 
     def identify(self, replies: list[Message]) -> list[Message]:
         """Map nodes to entities from their replies; refuse duplicates and gaps."""
@@ -247,7 +254,33 @@ class _Run:
         return P, counts, meta
 
     def make_method(self):
-        return summable_method(self.config, n_entities=self.n_entities)
+        """The run's summable method on the server: on the rest of the budget after a federation-wide
+        catalogue (the in-process split, :func:`~dpfed_core.evaluation.experiments.secure_catalogue_budget`)."""
+        from dpfed_core.evaluation.experiments import secure_catalogue_budget
+
+        config = secure_catalogue_budget(self.config)[2] if self.secure_catalogue else self.config
+        return summable_method(config, n_entities=self.n_entities)
+
+    def round1_catalogue(self, nodes: list[int], method) -> np.ndarray:
+        """The federation-wide DP catalogue: a SecAgg+ sum of the nodes' catalogue shares, the
+        threshold (public inputs only), and the released keys broadcast (public: a DP output).
+        Returns the keys."""
+        from dpfed_core.evaluation.experiments import secure_catalogue_budget, secure_catalogue_divisor
+        from dpfed_core.privacy import catalogue as cat
+
+        t0 = time.perf_counter()
+        before = len(self.messages)
+        total, info = self.round1_secure_sum(nodes, method, "catalogue")
+        rho, _dlt, _cfg = secure_catalogue_budget(self.config)
+        keys, _sigma, sigma_sum, threshold = cat.secure_catalogue_keys(
+            total, rho, info["contributors"], divisor=secure_catalogue_divisor(self.n_entities, self.config))
+        self.broadcast_public(nodes, "catalogue", {"keys": keys})
+        self.timings["round1_catalogue"] = time.perf_counter() - t0
+        self.catalogue = {"keys": keys.tolist(), "n_buckets": cat.SECURE_CATALOGUE_BUCKETS, "threshold": threshold,
+                          "sigma_sum": sigma_sum, "stage": {"stage": "catalogue", "length": int(total.size),
+                                                            "bytes": int(sum(m["bytes"] for m in self.messages[before:])),
+                                                            "seconds": time.perf_counter() - t0}}
+        return keys
 
     def round1_summable(self, nodes: list[int]) -> tuple[dict, dict]:
         """Every stage of a summable method: a SecAgg+ secure sum, the server's ``combine``, and
@@ -256,11 +289,17 @@ class _Run:
         method = self.make_method()
         H = self.n_entities
         stages = tuple(method.stages)
+        per_stage = []
+        if self.secure_catalogue:
+            keys = self.round1_catalogue(nodes, method)
+            per_stage.append(self.catalogue["stage"])
+            if keys.size == 0:
+                # nothing passed: no method round (as in process); round 2 tells every node so
+                return {"V": np.zeros((0, max(int(self.config.rank), 1)))}, {"stages": per_stage}
         # The server's stream, spawned like the in-process runner's (entities 0…H−1, then the server).
         rng = method_generator(self.config.seed, private=True, simulation=self.config.simulation).spawn(H + 1)[-1]
         public: dict = {"n_entities": H}
         info: dict = {}
-        per_stage = []
         for i, stage in enumerate(stages):
             t0 = time.perf_counter()
             before = len(self.messages)
@@ -268,7 +307,7 @@ class _Run:
             public = combine_stage(method, stage, total, public, rng, info["contributors"])
             self.timings[f"round1_{stage}"] = time.perf_counter() - t0
             if i + 1 < len(stages):
-                self.broadcast_public(nodes, method, stage, public)
+                self.broadcast_public(nodes, stage, public_broadcast(method, public))
             per_stage.append({"stage": stage, "length": int(total.size),
                               "bytes": int(sum(m["bytes"] for m in self.messages[before:])),
                               "seconds": time.perf_counter() - t0})
@@ -279,12 +318,13 @@ class _Run:
                 info[key] = public[key]
         return public, info
 
-    def broadcast_public(self, nodes: list[int], method, stage: str, public: dict) -> None:
-        """A plain message to every node with the public result of ``stage`` that the next stage's
-        shares read (``method.public_keys``): post-processing of the secure sum, nothing per entity."""
-        arrays = {k: Array(np.ascontiguousarray(v)) for k, v in public_broadcast(method, public).items()}
-        what = ", ".join(f"{k} {list(np.shape(public[k]))}" for k in arrays)
-        msgs = [Message(RecordDict({"public": ArrayRecord(arrays),
+    def broadcast_public(self, nodes: list[int], stage: str, arrays: dict[str, np.ndarray]) -> None:
+        """A plain message to every node with the public result of ``stage`` that the next step reads
+        (a method's ``public_keys``, or the catalogue's released keys): post-processing of the secure
+        sum, nothing per entity."""
+        arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+        what = ", ".join(f"{k} {list(np.shape(v))}" for k, v in arrays.items())
+        msgs = [Message(RecordDict({"public": ArrayRecord({k: Array(v) for k, v in arrays.items()}),
                                     "config": ConfigRecord({"after-stage": stage})}),
                         dst_node_id=n, message_type="query.public") for n in nodes]
         before = len(self.messages)
@@ -292,7 +332,7 @@ class _Run:
                       "acknowledgement (public result stored)")
         for m in self.messages[before:]:
             if m["sender"] == "server":
-                m["shape"] = [int(np.size(public[k])) for k in arrays]
+                m["shape"] = [int(np.size(v)) for v in arrays.values()]
         self.progress("public_broadcast", stage=stage, keys=sorted(arrays))
 
     def round1_secure_sum(self, nodes: list[int], method, stage: str | None) -> tuple[np.ndarray, dict]:
@@ -310,7 +350,7 @@ class _Run:
         H = self.n_entities
         survivors = H - int(method.max_dropouts)
         target, modulus, clip = secagg_ranges(H)
-        instructions = {"config": dumps(self.config.to_dict()), "n-entities": H,
+        instructions = {"config": self.config_json, "n-entities": H,
                         "stage": stage or method.stages[0]}
 
         class _SumOnly(FedAvg):
@@ -449,7 +489,10 @@ class _Run:
                     m[key] = self.name(m[key])
         self.timings["server_total"] = time.perf_counter() - t_start
         result = {"entities": entities, "messages": self.messages, "timings": self.timings,
-                  "secure_aggregation": secure, "n_entities": H}
+                  "secure_aggregation": secure, "n_entities": H,
+                  # the released catalogue keys (public: a DP output) and the threshold's public inputs
+                  "catalogue": ({k: v for k, v in self.catalogue.items() if k != "stage"}
+                                if self.catalogue is not None else None)}
         self.out.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.out.parent, suffix=".npz.tmp")
         os.close(fd)

@@ -3,7 +3,10 @@
 :func:`write_shards` takes any dataset the project loads (plus its train/test split) and writes one
 ``.npz`` per entity holding that entity's rows only: training matrix, hidden test entries, its test
 users, and the public facts every node needs (entity name and position in the declared federation,
-number of entities, number of items, the public value bound). A site of a real deployment runs the
+number of entities, number of items, the public value bound) and the names of its columns (the
+labels of the axis its matrices are on: what a node hashes to the public buckets of a federation-wide
+DP catalogue). Public item features are not in a shard: they are one public file every node is given
+(:func:`write_item_features`, ``--node-config "item-features='…'"``). A site of a real deployment runs the
 same writer on its own export and keeps the file on its own machine (docs/DEPLOYMENT.md).
 """
 from __future__ import annotations
@@ -34,6 +37,9 @@ class Shard:
     test_users: np.ndarray
     value_max: float
     dataset_name: str
+    #: names of the columns (the labels of the axis ``train``/``test`` are on), hashed by the node to
+    #: the public buckets of a federation-wide DP catalogue; None in a shard written without them
+    item_names: np.ndarray | None = None
 
 
 def _csr_parts(prefix: str, X: sp.csr_matrix) -> dict:
@@ -74,6 +80,7 @@ def write_shards(dataset, split, out_dir: str | os.PathLike, declared: list[str]
             "version": np.asarray(SHARD_VERSION), "entity": np.asarray(str(name)), "index": np.asarray(index),
             "n_entities": np.asarray(total), "value_max": np.asarray(float(dataset.value_max)),
             "dataset_name": np.asarray(str(dataset.name)), "test_users": local_test,
+            "item_names": np.asarray([str(n) for n in dataset.item_names], dtype=str),
             **_csr_parts("train", train[sl]), **_csr_parts("test", test[sl]),
         }
         path = out / f"entity_{index:03d}.npz"
@@ -99,7 +106,44 @@ def load_shard(path: str | os.PathLike) -> Shard:
                                   "rewrite it with `python -m dpfed_core write-shards`")
             return Shard(str(z["entity"]), int(z["index"]), int(z["n_entities"]), _csr_from(z, "train"),
                          _csr_from(z, "test"), np.asarray(z["test_users"], dtype=np.int64),
-                         float(z["value_max"]), str(z["dataset_name"]))
+                         float(z["value_max"]), str(z["dataset_name"]),
+                         np.asarray(z["item_names"]) if "item_names" in z.files else None)
     except (KeyError, ValueError, OSError) as exc:
         raise ConfigError(f"{p} is not a dpfed shard file ({exc}); write shards with "
                           "`python -m dpfed_core write-shards`") from None
+
+
+def write_item_features(features: np.ndarray, names, path: str | os.PathLike) -> Path:
+    """Write the dataset's public item features (n_items × f, float) and their names to ``path``
+    (``.npz``, temporary name then rename): the one public file every node is pointed at with
+    ``--node-config "item-features='…'"``. Public input, no entity's data."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    F = np.ascontiguousarray(np.asarray(features, dtype=np.float64))
+    fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".npz.tmp")
+    os.close(fd)
+    with open(tmp, "wb") as f:
+        np.savez(f, version=np.asarray(SHARD_VERSION), features=F,
+                 names=np.asarray([str(n) for n in names], dtype=str))
+    os.replace(tmp, p)
+    return p
+
+
+def load_item_features(path: str | os.PathLike, n_items: int) -> tuple[np.ndarray, list[str]]:
+    """The public item features at ``path`` (written by :func:`write_item_features`) for a shard of
+    ``n_items`` columns: ``(features n_items × f, names)``. A missing, foreign or mis-shaped file is
+    a :class:`ConfigError` naming the SuperNode's ``--node-config item-features=…``."""
+    p = Path(path)
+    fix = "fix the SuperNode's --node-config \"item-features='…'\""
+    if not p.is_file():
+        raise ConfigError(f"item features file {p} does not exist; {fix}")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            F = np.asarray(z["features"], dtype=np.float64)
+            names = [str(n) for n in z["names"]]
+    except (KeyError, ValueError, OSError) as exc:
+        raise ConfigError(f"{p} is not a dpfed item features file ({exc}); {fix}") from None
+    if F.ndim != 2 or F.shape != (int(n_items), len(names)) or not np.all(np.isfinite(F)):
+        raise ConfigError(f"item features {p} are {F.shape} with {len(names)} names; this node's shard has "
+                          f"{n_items} items (finite numbers needed); {fix}")
+    return F, names

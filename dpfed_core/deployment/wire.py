@@ -56,11 +56,32 @@ def ledger_rows_to_json(rows) -> str:
     return dumps([dataclasses.asdict(r) for r in rows])
 
 
+#: Field of the run's public JSON naming how the item catalogue is fixed: ``"declared"`` (a public
+#: list; the shard's columns) or ``"secure"`` (no declared list: a federation-wide DP selection by one
+#: secure sum before the method, :mod:`dpfed_core.privacy.catalogue`). A public fact of the run.
+CATALOGUE_FIELD = "item_catalogue"
+CATALOGUES = ("declared", "secure")
+
+
+def run_json(config, item_catalogue: str = "declared") -> str:
+    """The run's public JSON as the launcher submits it and every message repeats it: the
+    :class:`~dpfed_core.config.RunConfig` plus how the item catalogue is fixed."""
+    if item_catalogue not in CATALOGUES:
+        raise ValueError(f"item catalogue {item_catalogue!r}: expected one of {CATALOGUES}")
+    return dumps({**config.to_dict(), CATALOGUE_FIELD: item_catalogue})
+
+
+def catalogue_from_json(text: str) -> str:
+    """How the run's item catalogue is fixed (``"declared"`` when the JSON does not say)."""
+    return str(loads(text).get(CATALOGUE_FIELD, "declared"))
+
+
 def config_from_json(text: str):
-    """A :class:`~dpfed_core.config.RunConfig` from its JSON (as sent in round 1)."""
+    """A :class:`~dpfed_core.config.RunConfig` from the run's JSON (as sent in round 1)."""
     from dpfed_core.config import RunConfig
 
     d = loads(text)
+    d.pop(CATALOGUE_FIELD, None)
     for key in ("epsilon", "delta"):
         if d.get(key) is None:
             d[key] = math.nan

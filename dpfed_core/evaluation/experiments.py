@@ -284,19 +284,20 @@ def _catalogue_generator(config: RunConfig) -> np.random.Generator:
             else np.random.default_rng([config.seed, 0xCA7A]))
 
 
-def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
-    """The federation-wide DP catalogue (:func:`dpfed_core.privacy.catalogue.select_catalogue_secure`)
-    then the method on the released keys, its factors mapped back to the items of released keys.
+def catalogue_streams(config: RunConfig, n_entities: int) -> list[np.random.Generator]:
+    """Each entity's stream for the federation-wide catalogue share (entity order), the same in
+    process and on a deployment node: spawned from the catalogue's own generator, so an entity's
+    draws do not depend on another's (a node computes its share alone)."""
+    return _catalogue_generator(config).spawn(int(n_entities))
 
-    Budget: the run's (ε, δ) is a zCDP budget ρ (OpenDP's conversion); the catalogue takes
-    ``SECURE_CATALOGUE_RHO_SHARE`` of it. A method whose every release is a Gaussian calibrated from
-    ρ(ε, δ) and recording its ρ (``zcdp_budget``) gets the ε whose conversion is the rest of ρ, so
-    that the ledger's zCDP composition of all rows is exactly (ε, δ); any other method gets the rest
-    of (ε, δ) by basic composition."""
-    from dpfed_core.federation.messages import SERVER, Message
+
+def secure_catalogue_budget(config: RunConfig) -> tuple[float, float, RunConfig]:
+    """``(ρ of the catalogue, δ recorded on its rows, the method's configuration)`` of a run that
+    selects its catalogue federation-wide (see :func:`_fit_on_secure_catalogue`); public: a function
+    of the run's configuration only, computed alike by the in-process run, the ServerApp and every
+    node."""
     from dpfed_core.federation.protocol import method_class
     from dpfed_core.privacy import catalogue as cat
-    from dpfed_core.privacy.ledger import PrivacyLedger
     from dpfed_core.privacy.noise import zcdp_epsilon, zcdp_rho_for_epsilon
 
     rho_total = zcdp_rho_for_epsilon(config.epsilon, config.delta)
@@ -308,25 +309,57 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
     else:
         cfg = config.replace(epsilon=config.epsilon - zcdp_epsilon(rho_sel, row_delta),
                              delta=config.delta - row_delta)
+    return rho_sel, row_delta, cfg
+
+
+def secure_catalogue_divisor(n_entities: int, config: RunConfig) -> float:
+    """√(H − d): the catalogue's share divisor, like the method's secure sums."""
+    return math.sqrt(int(n_entities) - int(config.max_dropouts))
+
+
+def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_cols: int, n_items: int) -> str:
+    """The run note of a federation-wide DP catalogue (public quantities only)."""
+    from dpfed_core.privacy import catalogue as cat
+
+    return (f"no declared item catalogue: federation-wide DP selection under secure aggregation kept {n_keys} of "
+            f"{cat.SECURE_CATALOGUE_BUCKETS} public hash buckets (noisy user count ≥ {threshold:.1f}, σ of the sum "
+            f"{sigma_sum:.3g}, ≤ {cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER} buckets per user, "
+            f"{cat.SECURE_CATALOGUE_RHO_SHARE:.0%} of the zCDP budget); {n_cols} of the data's {n_items} "
+            "items fall in a kept bucket (items sharing a bucket share one key); each entity maps the keys to "
+            "its own items, so it can recommend only items it has seen. Declare the catalogue (items=FILE) to "
+            "keep every item and the whole budget for the method")
+
+
+def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
+    """The federation-wide DP catalogue (:func:`dpfed_core.privacy.catalogue.select_catalogue_secure`)
+    then the method on the released keys, its factors mapped back to the items of released keys.
+
+    Budget: the run's (ε, δ) is a zCDP budget ρ (OpenDP's conversion); the catalogue takes
+    ``SECURE_CATALOGUE_RHO_SHARE`` of it. A method whose every release is a Gaussian calibrated from
+    ρ(ε, δ) and recording its ρ (``zcdp_budget``) gets the ε whose conversion is the rest of ρ, so
+    that the ledger's zCDP composition of all rows is exactly (ε, δ); any other method gets the rest
+    of (ε, δ) by basic composition (:func:`secure_catalogue_budget`). Each share is rounded to the
+    secure sum's public grid, as SecAgg+ carries it in a deployment."""
+    from dpfed_core.federation.messages import SERVER, Message
+    from dpfed_core.federation.summable import GRID
+    from dpfed_core.privacy import catalogue as cat
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    rho_sel, row_delta, cfg = secure_catalogue_budget(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
-    divisor = math.sqrt(dataset.n_entities - int(config.max_dropouts))
+    divisor = secure_catalogue_divisor(dataset.n_entities, config)
     progress("catalogue_start", entities=dataset.n_entities)
     release = cat.select_catalogue_secure(split.train, dataset.entity_slices(), dataset.entity_names,
-                                          dataset.item_names, rho_sel, row_delta, _catalogue_generator(config),
-                                          ledger, divisor=divisor)
+                                          dataset.item_names, rho_sel, row_delta,
+                                          catalogue_streams(config, dataset.n_entities), ledger,
+                                          divisor=divisor, grid=GRID)
     K, B = int(release.keys.size), release.n_buckets
     messages = [Message(1, name, SERVER, "catalogue: bounded user counts per public hash bucket (secure-sum share)",
                         (B,), 8 * B) for name in dataset.entity_names]
     messages += [Message(1, SERVER, name, "catalogue (released bucket keys)", (K,), 8 * K)
                  for name in dataset.entity_names]
     cols = release.columns
-    note = (f"no declared item catalogue: federation-wide DP selection under secure aggregation kept {K} of "
-            f"{B} public hash buckets (noisy user count ≥ {release.threshold:.1f}, σ of the sum "
-            f"{release.sigma_sum:.3g}, ≤ {cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER} buckets per user, "
-            f"{cat.SECURE_CATALOGUE_RHO_SHARE:.0%} of the zCDP budget); {len(cols)} of the data's {dataset.n_items} "
-            "items fall in a kept bucket (items sharing a bucket share one key); each entity maps the keys to "
-            "its own items, so it can recommend only items it has seen. Declare the catalogue (items=FILE) to "
-            "keep every item and the whole budget for the method")
+    note = secure_catalogue_note(K, release.threshold, release.sigma_sum, len(cols), dataset.n_items)
     if K == 0:
         return _nothing_learned(dataset, config, ledger, messages, note + "; no bucket passed the threshold")
     M = release.key_matrix()

@@ -211,9 +211,24 @@ class SecureCatalogueRelease:
 
     def key_matrix(self) -> sp.csr_matrix:
         """(n_items × K) 0/1 matrix mapping each item of a released bucket to its key."""
-        rows = self.columns
-        return sp.csr_matrix((np.ones(rows.size), (rows, self.item_key[rows])),
-                             shape=(self.item_key.size, self.keys.size))
+        return key_matrix(self.item_key, self.keys.size)
+
+
+def key_matrix(item_key: np.ndarray, n_keys: int) -> sp.csr_matrix:
+    """(n_items × ``n_keys``) 0/1 matrix mapping item j to key ``item_key[j]`` (no 1 where −1)."""
+    item_key = np.asarray(item_key, dtype=np.int64)
+    rows = np.flatnonzero(item_key >= 0)
+    return sp.csr_matrix((np.ones(rows.size), (rows, item_key[rows])), shape=(item_key.size, int(n_keys)))
+
+
+def on_item_axis(factors: np.ndarray, item_key: np.ndarray) -> np.ndarray:
+    """Rows of ``factors`` (K × w, one per released key) put on the item axis: item j takes row
+    ``item_key[j]``, zero where −1 (the dense form of ``EntityFactors.on_keys`` for one entity)."""
+    item_key = np.asarray(item_key, dtype=np.int64)
+    out = np.zeros((item_key.size, np.shape(factors)[1]))
+    rows = np.flatnonzero(item_key >= 0)
+    out[rows] = np.asarray(factors, dtype=np.float64)[item_key[rows]]
+    return out
 
 
 def _bucket_rows(X: sp.csr_matrix, bucket: np.ndarray, n_buckets: int) -> sp.csr_matrix:
@@ -226,6 +241,85 @@ def _bucket_rows(X: sp.csr_matrix, bucket: np.ndarray, n_buckets: int) -> sp.csr
     return B
 
 
+def _secure_sigma(rho: float, max_items: int, n_buckets: int) -> float:
+    """σ of the secure sum at zCDP ρ: OpenDP's float Gaussian on ``n_buckets`` coordinates at L2
+    sensitivity √c (one user moves at most c bucket counts by 1)."""
+    from dpfed_core.privacy.noise import gaussian_float_sigma_for_rho
+
+    if not (math.isfinite(rho) and rho > 0):
+        raise ConfigError(f"the federation-wide catalogue needs a finite ρ > 0, got {rho}", param="epsilon")
+    if int(max_items) < 1:
+        raise ConfigError(f"the catalogue's items per user must be ≥ 1, got {max_items}")
+    return gaussian_float_sigma_for_rho(rho, math.sqrt(int(max_items)), int(n_buckets))
+
+
+def secure_catalogue_share(
+    X: sp.csr_matrix,
+    bucket: np.ndarray,
+    rho: float,
+    delta: float,
+    rng: np.random.Generator,
+    ledger,
+    *,
+    divisor: float,
+    n_buckets: int = SECURE_CATALOGUE_BUCKETS,
+    max_items: int = SECURE_CATALOGUE_MAX_ITEMS_PER_USER,
+    grid: float | None = None,
+) -> tuple[np.ndarray, float]:
+    """One entity's share of the federation-wide catalogue's secure sum (module doc), the one code the
+    in-process run and a deployment node run: its users' bounded counts over the ``n_buckets`` public
+    buckets (``bucket``: the bucket of each column of ``X``, from :func:`item_buckets`) plus its
+    Gaussian noise share σ/``divisor``, charged ρ on ``ledger`` (an entity's ledger view, stage
+    ``catalogue``). ``grid``: round the share to this public grid (SecAgg+ carries multiples of it
+    exactly; post-processing). Returns ``(share (n_buckets,) in users, ε against the server with
+    every other entity)``."""
+    from dpfed_core.privacy.noise import zcdp_epsilon
+
+    c = int(max_items)
+    nb = int(n_buckets)
+    sigma = _secure_sigma(rho, c, nb)
+    sens = math.sqrt(c)
+    eps_row = zcdp_epsilon(rho, delta)
+    eps_c = zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else eps_row
+    note = (f"federation-wide catalogue: bounded user counts (≤ {c} buckets per user) over {nb} public hash "
+            f"buckets, noise share σ/{divisor:.3g} of a secure sum (σ={sigma:.4g}); against the server with all "
+            f"other entities: ε={eps_c:.4g}, δ={delta:.3g}")
+    counts = np.asarray(_bounded_rows(_bucket_rows(X, bucket, nb), c, rng).sum(axis=0)).ravel()
+    noisy, _ = mech.gaussian_mechanism(counts, sens, eps_row, delta, rng, ledger=ledger,
+                                       stage="catalogue", note=note, sigma=sigma, divisor=divisor,
+                                       mechanism="Gaussian share of a secure sum (catalogue)")
+    if grid is not None:
+        noisy = np.round(noisy / grid) * grid
+    return noisy, eps_c
+
+
+def secure_catalogue_keys(
+    total: np.ndarray,
+    rho: float,
+    n_contributors: int,
+    *,
+    divisor: float,
+    n_buckets: int = SECURE_CATALOGUE_BUCKETS,
+    max_items: int = SECURE_CATALOGUE_MAX_ITEMS_PER_USER,
+    phantom_share: float = SECURE_CATALOGUE_PHANTOM_SHARE,
+) -> tuple[np.ndarray, float, float, float]:
+    """The server's step (post-processing of the secure sum ``total``, users per bucket): the buckets
+    whose noisy total is ≥ z·σ_sum. Returns ``(sorted released keys, σ, σ_sum, threshold)``; every
+    input is public (ρ, the number of shares summed, the divisor and the catalogue's constants)."""
+    sigma = _secure_sigma(rho, max_items, n_buckets)
+    sigma_sum = sigma * math.sqrt(int(n_contributors)) / divisor
+    threshold = secure_threshold_z(int(n_buckets), phantom_share) * sigma_sum
+    keys = np.flatnonzero(np.asarray(total) >= threshold).astype(np.int64)
+    return keys, sigma, sigma_sum, float(threshold)
+
+
+def item_keys(bucket: np.ndarray, keys: np.ndarray, n_buckets: int) -> np.ndarray:
+    """Position in ``keys`` of each item's ``bucket`` (−1: its bucket was not released)."""
+    pos = np.full(int(n_buckets), -1, dtype=np.int64)
+    pos[np.asarray(keys, dtype=np.int64)] = np.arange(len(keys))
+    return pos[np.asarray(bucket, dtype=np.int64)]
+
+
 def select_catalogue_secure(
     X: sp.csr_matrix,
     slices: list[slice],
@@ -233,44 +327,31 @@ def select_catalogue_secure(
     item_names,
     rho: float,
     delta: float,
-    rng: np.random.Generator,
+    rngs,
     ledger: PrivacyLedger,
     *,
     divisor: float,
     n_buckets: int = SECURE_CATALOGUE_BUCKETS,
     max_items: int = SECURE_CATALOGUE_MAX_ITEMS_PER_USER,
     phantom_share: float = SECURE_CATALOGUE_PHANTOM_SHARE,
+    grid: float | None = None,
 ) -> SecureCatalogueRelease:
-    """The federation-wide DP catalogue (module doc): every entity's share of one secure sum of
-    bounded user counts per public bucket, charged ρ on its ledger (stage ``catalogue``, its own
-    (ε, δ) at ``delta`` recorded beside ρ), then the server's threshold. ``divisor`` = √(H − d),
-    the secure sum's share divisor. In-process the sum is formed here; in a deployment by SecAgg+."""
-    from dpfed_core.privacy.noise import gaussian_float_sigma_for_rho, zcdp_epsilon
-
-    if not (math.isfinite(rho) and rho > 0):
-        raise ConfigError(f"the federation-wide catalogue needs a finite ρ > 0, got {rho}", param="epsilon")
-    c = int(max_items)
-    if c < 1:
-        raise ConfigError(f"the catalogue's items per user must be ≥ 1, got {max_items}")
+    """The federation-wide DP catalogue (module doc) in this process: every entity's
+    :func:`secure_catalogue_share` (its own stream ``rngs[h]``; a single generator is spawned into one
+    per entity), their sum, and the server's :func:`secure_catalogue_keys`. ``divisor`` = √(H − d),
+    the secure sum's share divisor. A deployment runs the same two functions on the nodes and the
+    server, the sum formed by SecAgg+."""
+    if isinstance(rngs, np.random.Generator):
+        rngs = rngs.spawn(len(slices))
     nb = int(n_buckets)
     bucket = item_buckets(item_names, nb)
-    sens = math.sqrt(c)
-    sigma = gaussian_float_sigma_for_rho(rho, sens, nb)
-    eps_row = zcdp_epsilon(rho, delta)
-    eps_c = zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else eps_row
-    note = (f"federation-wide catalogue: bounded user counts (≤ {c} buckets per user) over {nb} public hash "
-            f"buckets, noise share σ/{divisor:.3g} of a secure sum (σ={sigma:.4g}); against the server with all "
-            f"other entities: ε={eps_c:.4g}, δ={delta:.3g}")
     total = np.zeros(nb)
-    for name, sl in zip(entity_names, slices):
-        counts = np.asarray(_bounded_rows(_bucket_rows(X[sl], bucket, nb), c, rng).sum(axis=0)).ravel()
-        noisy, _ = mech.gaussian_mechanism(counts, sens, eps_row, delta, rng, ledger=ledger.for_entity(name),
-                                           stage="catalogue", note=note, sigma=sigma, divisor=divisor,
-                                           mechanism="Gaussian share of a secure sum (catalogue)")
-        total += noisy
-    sigma_sum = sigma * math.sqrt(len(slices)) / divisor
-    threshold = secure_threshold_z(nb, phantom_share) * sigma_sum
-    keys = np.flatnonzero(total >= threshold).astype(np.int64)
-    pos = np.full(nb, -1, dtype=np.int64)
-    pos[keys] = np.arange(keys.size)
-    return SecureCatalogueRelease(keys, pos[bucket], nb, sigma, sigma_sum, float(threshold), eps_c)
+    eps_c = math.inf
+    for h, (name, sl) in enumerate(zip(entity_names, slices)):
+        share, eps_c = secure_catalogue_share(X[sl], bucket, rho, delta, rngs[h], ledger.for_entity(name),
+                                              divisor=divisor, n_buckets=nb, max_items=max_items, grid=grid)
+        total += share
+    keys, sigma, sigma_sum, threshold = secure_catalogue_keys(total, rho, len(slices), divisor=divisor,
+                                                              n_buckets=nb, max_items=max_items,
+                                                              phantom_share=phantom_share)
+    return SecureCatalogueRelease(keys, item_keys(bucket, keys, nb), nb, sigma, sigma_sum, threshold, eps_c)
