@@ -48,11 +48,15 @@ LABEL = {"clinic": "sample:clinic (30 hospitals)",
          "ml-age": "MovieLens 100K by age band"}
 EPS = [1.0, 3.0]
 RECOMMENDED = "dp-cooccurrence"
+CEILING = f"{RECOMMENDED} without noise (ceiling)"
 #: (row label, method, aggregation, ε values)
 DP_CONFIGS = [(f"{RECOMMENDED} secure", RECOMMENDED, "secure", EPS),
               (f"{RECOMMENDED} none", RECOMMENDED, "none", EPS),
               ("dp-popularity secure", "dp-popularity", "secure", [1.0]),
-              ("dp-popularity none", "dp-popularity", "none", [1.0])]
+              ("dp-popularity none", "dp-popularity", "none", [1.0]),
+              # the same design with no noise (ε = ∞, a non-private diagnostic): the most this
+              # federation's releases can add to `local` at any ε
+              (CEILING, RECOMMENDED, "secure", [math.inf])]
 REFS = ["local", "individual", "popularity", "central"]
 
 
@@ -267,7 +271,16 @@ def report(rows: list[dict], datasets: list[str], env: dict, seconds: float | No
         p = pop_vs_local.get(d)
         if p:
             lines.append(f"- {LABEL[d]}: popularity − local = {p['diff']:+.4f} ± {p['sd']:.4f} ({p['verdict']})")
-    lines += ["", "3. **Reading** (of the two lists above). Where `local` already beats exact popularity (eICU "
+    ceiling = {d: paired(rows, d, (CEILING, math.inf), ("local", None)) for d in datasets}
+    if any(ceiling.values()):
+        lines += ["", f"3. **The ceiling of this design.** `{RECOMMENDED}` with no noise at all (ε = ∞: exact "
+                  "popularity and co-occurrence sums, the same server steps and round-2 blend; a non-private "
+                  "diagnostic) against `local` — the most its releases can add at any ε:", ""]
+        for d in datasets:
+            p = ceiling.get(d)
+            if p:
+                lines.append(f"- {LABEL[d]}: ceiling − local = {p['diff']:+.4f} ± {p['sd']:.4f} ({p['verdict']})")
+    lines += ["", "4. **Reading** (of the lists above). Where `local` already beats exact popularity (eICU "
               "by region: a few large regions), a DP release has little to add that the hold-out can find, and "
               "the round-2 blend falls back to the entity's own parts. Where exact popularity beats `local` (eICU "
               "by hospital: many hospitals of a few stays), the secure sum carries the popularity, and the "

@@ -325,9 +325,11 @@ def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_col
             f"{cat.SECURE_CATALOGUE_BUCKETS} public hash buckets (noisy user count ≥ {threshold:.1f}, σ of the sum "
             f"{sigma_sum:.3g}, ≤ {cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER} buckets per user, "
             f"{cat.SECURE_CATALOGUE_RHO_SHARE:.0%} of the zCDP budget); {n_cols} of the data's {n_items} "
-            "items fall in a kept bucket (items sharing a bucket share one key); each entity maps the keys to "
-            "its own items, so it can recommend only items it has seen. Declare the catalogue (items=FILE) to "
-            "keep every item and the whole budget for the method")
+            "items fall in a kept bucket (items sharing a bucket share one key); the keys are mapped back to every "
+            "item of the run's item axis whose name hashes into a kept bucket — in this simulated federation the "
+            "item axis is the pooled data's, so an entity also scores items only others hold (at a real site, only "
+            "the item names it knows). Declare the catalogue (items=FILE) to keep every item and the whole budget "
+            "for the method")
 
 
 def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
