@@ -286,7 +286,10 @@ def report(rows: list[dict], datasets: list[str], env: dict, seconds: float | No
               "by hospital: many hospitals of a few stays), the secure sum carries the popularity, and the "
               "co-occurrence adds only the few directions above its noise edge. Without secure aggregation every "
               "entity adds the full σ, so the summed noise grows with the number of entities (see the "
-              "`dp-popularity none` rows).", ""]
+              "`dp-popularity none` rows). The ceiling (3.) bounds what any ε can give this design: where it is "
+              "itself within a sd or two of `local` (a few large entities), no DP setting can beat `local` by a "
+              "margin three seeds resolve; where it is well ahead (many small entities), the gap between the "
+              "ceiling and the ε rows is the price of the noise.", ""]
     for data in datasets:
         if not any(r["data"] == data for r in rows):
             continue
