@@ -6,8 +6,8 @@ Part 1. For H = 3, 10, 30 entities (synthetic Poisson data, 100 users per entity
 (200·201/2 = 20 100 entries), with the public item list broadcast between them) both in-process
 (:func:`run_method`) and on each engine: ``deployment`` (:func:`run_deployed`: one SuperLink, H
 SuperNodes, the ServerApp, TLS and node authentication, all started and stopped inside the
-measurement) and ``simulation`` (Flower's Simulation Engine — needs Ray; a row says so when it is
-missing), in simulation mode (labelled, reproducible noise), and reports:
+measurement) and ``simulation`` (Flower's Simulation Engine with its default in-process backend, no Ray; a row
+says so when it cannot run), in simulation mode (labelled, reproducible noise), and reports:
 
 * wall time: in-process = fit + evaluation; deployment = everything from process start to stop;
 * CPU seconds: of this process, plus every process the deployment started (reaped children);
