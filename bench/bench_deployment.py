@@ -6,8 +6,8 @@ Part 1. For H = 3, 10, 30 entities (synthetic Poisson data, 100 users per entity
 (200·201/2 = 20 100 entries), with the public item list broadcast between them) both in-process
 (:func:`run_method`) and on each engine: ``deployment`` (:func:`run_deployed`: one SuperLink, H
 SuperNodes, the ServerApp, TLS and node authentication, all started and stopped inside the
-measurement) and ``simulation`` (Flower's Simulation Engine — needs Ray; a row says so when it is
-missing), in simulation mode (labelled, reproducible noise), and reports:
+measurement) and ``simulation`` (Flower's Simulation Engine with its default in-process backend, no Ray; a row
+says so when it cannot run), in simulation mode (labelled, reproducible noise), and reports:
 
 * wall time: in-process = fit + evaluation; deployment = everything from process start to stop;
 * CPU seconds: of this process, plus every process the deployment started (reaped children);
@@ -18,9 +18,11 @@ missing), in simulation mode (labelled, reproducible noise), and reports:
 * the 1-minute load average before and after the row (the machine may be shared).
 
 Part 2 (issue 24's targets), through the CLI as a user runs it (``python -m dpfed_core …``, budget
-store in a temporary file): ``run`` vs ``deploy-local`` on the clinic sample's 4 regions
-(``--federation region``), kmeans and dp-cooccurrence under ``--aggregation secure``; and
-``deploy-local`` on the 30-hospital clinic sample with dp-cooccurrence under ``--aggregation secure``.
+store in a temporary file): ``run`` vs ``deploy-local`` on each engine of ``--engines`` — the clinic
+sample's 4 regions (``--federation region``), kmeans and dp-cooccurrence under ``--aggregation
+secure``, and the 30-hospital clinic sample with dp-cooccurrence under ``--aggregation secure``.
+Targets: the deployment within 10× the run (4 regions) or 60 s (30 hospitals); the simulation
+engine (``--engine simulation``, its default in-process backend) within 3× the run.
 
 Writes ``bench/results/deployment{,_quick}.{json,md}``. ``--quick``: H = 3 only, no part 2.
 ``--methods a,b``: measure only those methods (part 1).
@@ -110,32 +112,35 @@ def cli(args: list[str], store: Path) -> dict:
             "error": proc.stderr.strip().splitlines()[-1] if proc.returncode else ""}
 
 
-def targets() -> list[dict]:
-    """Issue 24's targets through the CLI (part 2 of the module doc)."""
+#: Part 2's cases: (label, CLI data/method flags, target of the deployment engine).
+CASES = (("clinic, 4 regions, kmeans", ["--federation", "region", "--method", "kmeans", "--k", "10"], "≤ 10× the run"),
+         ("clinic, 4 regions, dp-cooccurrence", ["--federation", "region", "--method", "dp-cooccurrence",
+                                                 "--epsilon", "1", "--aggregation", "secure"], "≤ 10× the run"),
+         ("clinic, 30 hospitals, dp-cooccurrence, secure", ["--method", "dp-cooccurrence", "--epsilon", "1",
+                                                            "--aggregation", "secure"], "≤ 60 s"))
+#: Part 2's engines: ``deploy-local`` flags and the issue's target for the simulation engine.
+CLI_ENGINES = {"deployment": ([], None), "simulation": (["--engine", "simulation"], "≤ 3× the run")}
+
+
+def targets(engines: list[str]) -> list[dict]:
+    """Issue 24's targets through the CLI (part 2 of the module doc): one in-process ``run`` per case,
+    then ``deploy-local`` on each of ``engines``."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="dpfed_bench_") as tmp:
         store = Path(tmp) / "store.sqlite"
-        for method, extra in (("kmeans", ["--k", "10"]), ("dp-cooccurrence", ["--epsilon", "1", "--aggregation", "secure"])):
-            data = ["--data", "sample:clinic", "--federation", "region", "--method", method, *extra]
-            load0 = os.getloadavg()[0]
+        for case, flags, deployment_target in CASES:
+            data = ["--data", "sample:clinic", *flags]
             ref = cli(["run", *data], store)
-            dep = cli(["deploy-local", *data], store)
-            rows.append({"case": f"clinic, 4 regions, {method}", "load_before": load0, "run_s": ref["wall_s"],
-                         "deploy_local_s": dep["wall_s"], "wall_ratio": dep["wall_s"] / ref["wall_s"],
-                         "run_cpu_s": ref["cpu_s"], "deploy_local_cpu_s": dep["cpu_s"],
-                         "cpu_ratio": dep["cpu_s"] / ref["cpu_s"], "target": "≤ 10× the run",
-                         "completed": ref["ok"] and dep["ok"], "load_1m": os.getloadavg()[0],
-                         "detail": dep["deployment"] or dep["error"]})
-        data = ["--data", "sample:clinic", "--method", "dp-cooccurrence", "--epsilon", "1", "--aggregation", "secure"]
-        load0 = os.getloadavg()[0]
-        ref = cli(["run", *data], store)
-        dep = cli(["deploy-local", *data], store)
-        rows.append({"case": "clinic, 30 hospitals, dp-cooccurrence, secure", "load_before": load0,
-                     "run_s": ref["wall_s"], "deploy_local_s": dep["wall_s"], "wall_ratio": dep["wall_s"] / ref["wall_s"],
-                     "run_cpu_s": ref["cpu_s"], "deploy_local_cpu_s": dep["cpu_s"],
-                     "cpu_ratio": dep["cpu_s"] / ref["cpu_s"], "target": "≤ 60 s",
-                     "completed": ref["ok"] and dep["ok"], "load_1m": os.getloadavg()[0],
-                     "detail": dep["deployment"] or dep["error"]})
+            for engine in engines:
+                extra, target = CLI_ENGINES[engine]
+                load0 = os.getloadavg()[0]
+                dep = cli(["deploy-local", *data, *extra], store)
+                rows.append({"case": case, "engine": engine, "load_before": load0, "run_s": ref["wall_s"],
+                             "deploy_local_s": dep["wall_s"], "wall_ratio": dep["wall_s"] / ref["wall_s"],
+                             "run_cpu_s": ref["cpu_s"], "deploy_local_cpu_s": dep["cpu_s"],
+                             "cpu_ratio": dep["cpu_s"] / ref["cpu_s"], "target": target or deployment_target,
+                             "completed": ref["ok"] and dep["ok"], "load_1m": os.getloadavg()[0],
+                             "detail": dep["deployment"] or dep["error"]})
     return rows
 
 
@@ -145,7 +150,7 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS), help="comma-separated methods to measure (part 1)")
     ap.add_argument("--no-targets", action="store_true", help="skip part 2 (the CLI targets)")
     ap.add_argument("--sizes", default="3,10,30", help="comma-separated entity counts to measure (part 1)")
-    ap.add_argument("--engines", default="deployment,simulation", help="engines to measure (part 1)")
+    ap.add_argument("--engines", default="deployment,simulation", help="engines to measure (parts 1 and 2)")
     ap.add_argument("--others", default="", help="what else ran on the machine meanwhile (recorded)")
     args = ap.parse_args()
     chosen = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -164,7 +169,7 @@ def main() -> None:
                 for engine in engines:
                     print(f"H={H} {method} {engine} …", file=sys.stderr, flush=True)
                     rows.append(one(H, method, engine))
-    target_rows = [] if (args.quick or args.no_targets) else targets()
+    target_rows = [] if (args.quick or args.no_targets) else targets([e for e in engines if e in CLI_ENGINES])
     machine = C.machine()
     machine["loadavg_1m_at_start"] = load
     machine["others"] = args.others
@@ -176,13 +181,13 @@ def main() -> None:
           "Synthetic Poisson data, 100 users per entity, 200 items; simulation mode (labelled, reproducible "
           "noise); engine `deployment`: one SuperLink and H SuperNodes on 127.0.0.1 with TLS and node "
           "authentication; engine `simulation`: the same ServerApp/ClientApp under Flower's Simulation Engine "
-          f"(Ray), all on this machine ({doc['machine']['cpus']} cores). **The machine was shared** while this ran"
+          f"with its default in-process backend (the ClientApps on the engine's worker threads, no Ray), all "
+          f"on this machine ({doc['machine']['cpus']} cores). **The machine was shared** while this ran"
           + (f" ({args.others})" if args.others else "")
           + ": each row's `load_before`/`load_1m` is the 1-minute load average before/after it; rows measured "
           "at different loads are not comparable, and CPU seconds (this process + every process the "
-          "deployment started) are steadier than wall time. For the simulation engine the CPU seconds are a "
-          "lower bound: Ray's daemons and workers are not all reaped by this process, so their CPU is not all "
-          "counted. Deployment time includes starting and "
+          "deployment started) are steadier than wall time (the simulation engine's one child process, "
+          "ClientApps included, is reaped, so its CPU is all counted). Deployment time includes starting and "
           "stopping every process. Bytes: in-process = payload arrays of the protocol messages; deployment "
           "= Flower's serialised messages (run instructions, SecAgg+ key exchange and masked vectors, "
           "V broadcast, acknowledgements).\n\n"
@@ -201,9 +206,10 @@ def main() -> None:
                         for r in measured for st, v in (r.get("secure_sums") or {}).items()],
                        ["entities", "method", "engine", "stage", "length", "bytes", "seconds"])
           + ("\n## Issue 24's targets, through the CLI\n\n`python -m dpfed_core run …` vs `python -m dpfed_core "
-             "deploy-local …` (each a fresh process, as a user runs it; wall and CPU of the whole process tree; "
+             "deploy-local …` on each engine (`--engine simulation`: its default in-process backend; each a fresh "
+             "process, as a user runs it; wall and CPU of the whole process tree; "
              "`completed` = both commands exited 0, not whether the target was met):\n\n"
-             + C.md_table(target_rows, ["case", "run_s", "deploy_local_s", "wall_ratio", "run_cpu_s",
+             + C.md_table(target_rows, ["case", "engine", "run_s", "deploy_local_s", "wall_ratio", "run_cpu_s",
                                         "deploy_local_cpu_s", "cpu_ratio", "target", "completed", "load_before", "load_1m"],
                           {"run_s": "{:.1f}", "deploy_local_s": "{:.1f}", "wall_ratio": "{:.1f}×",
                            "run_cpu_s": "{:.1f}", "deploy_local_cpu_s": "{:.1f}", "cpu_ratio": "{:.1f}×",

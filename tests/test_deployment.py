@@ -336,8 +336,9 @@ def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp
 
 def test_simulation_engine_runs_the_same_apps_and_equals_in_process():
     """--engine simulation: the same ServerApp and ClientApp (SecAgg+ and its mod included) under
-    Flower's Simulation Engine (Ray) give the in-process run's metrics and ledger; the document names
-    the engine and its transport; Ray's processes and the shard copies are gone afterwards."""
+    Flower's Simulation Engine (default: in-process backend) give the in-process run's metrics and
+    ledger; the document names the engine and its transport; the engine's process and the shard
+    copies are gone afterwards (tests/test_simulation_engine.py: the Ray backend, kill paths)."""
     import time
 
     from dpfed_core.deployment.launcher import Guard
@@ -365,7 +366,8 @@ def test_simulation_engine_runs_the_same_apps_and_equals_in_process():
     contents = [m["content"] for m in doc["messages"]]
     assert any(c.startswith("SecAgg+ collect masked vectors") for c in contents)
     assert ROUND2_REPLY in contents
-    # Ray's workers inherit the shard list (the private folder's path) in their environment.
+    # The engine's process (and Ray's workers, with that backend) carry the shard list (the private
+    # folder's path) in their environment.
     end = time.monotonic() + 20
     while time.monotonic() < end and _processes_mentioning(str(private)):
         time.sleep(0.2)

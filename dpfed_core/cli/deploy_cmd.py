@@ -45,8 +45,11 @@ def register_cli(subparsers) -> None:
                         "certificate made for the run, and Flower's node authentication); the result says so")
     g.add_argument("--engine", choices=["deployment", "simulation"], default="deployment",
                    help="deployment: one SuperLink and one SuperNode process per entity (default); simulation: "
-                        "the same ServerApp/ClientApp under Flower's Simulation Engine (Ray, from "
-                        "requirements-deploy.txt)")
+                        "the same ServerApp/ClientApp under Flower's Simulation Engine (see --sim-backend)")
+    g.add_argument("--sim-backend", choices=["inprocess", "ray"],
+                   help="with --engine simulation: the backend that runs the ClientApps — inprocess (default: "
+                        "Flower's engine with the ClientApps on its worker threads, no Ray) or ray (Flower's "
+                        "Ray backend: a Ray cluster and actor processes, from requirements-deploy.txt)")
     g.add_argument("--plugin", action="append", metavar="MODULE",
                    help="import this plug-in module (it registers a method) here and on every node; repeatable; "
                         "adds to $DPFED_PLUGINS (docs/EXTENDING.md)")
@@ -82,6 +85,8 @@ def cmd_deploy_local(args) -> int:
     from dpfed_core.deployment.deployed import check_deployable, deployment_runner
     from dpfed_core.deployment.launcher import free_ports, parse_port_range
     from dpfed_core.deployment.plugins import load_plugins
+    from dpfed_core.deployment.simulation_engine import DEFAULT_BACKEND as SIM_DEFAULT_BACKEND
+    from dpfed_core.errors import ConfigError
     from dpfed_core.evaluation.experiments import write_json
     from dpfed_core.evaluation.service import execute_run
 
@@ -96,18 +101,22 @@ def cmd_deploy_local(args) -> int:
     # inherit the list through DPFED_PLUGINS).
     load_plugins(args.plugin or ())
     port_range = parse_port_range(args.port_range) if args.port_range else None
+    if args.sim_backend and args.engine != "simulation":
+        raise ConfigError(f"--sim-backend {args.sim_backend} applies to --engine simulation only "
+                          f"(this is --engine {args.engine})")
+    sim_backend = args.sim_backend or SIM_DEFAULT_BACKEND
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config)
-    check_deployable(dataset, config, args.engine)
+    check_deployable(dataset, config, args.engine, sim_backend)
     if port_range is not None and args.engine == "deployment":
         free_ports(1 + dataset.n_entities, port_range)  # before anything is charged or started
-    what = ("Flower's Simulation Engine" if args.engine == "simulation"
+    what = (f"Flower's Simulation Engine ({sim_backend} backend)" if args.engine == "simulation"
             else f"a local Flower deployment: 1 SuperLink + {dataset.n_entities} SuperNodes")
     print(f"starting {what}", file=sys.stderr)
     runner = deployment_runner(workdir=args.workdir, keep_workdir=bool(args.workdir), progress=_NodeProgress(),
                                round_timeout=args.round_timeout, dump_dir=args.dump_dir, insecure=args.insecure,
-                               port_range=port_range, engine=args.engine)
+                               port_range=port_range, engine=args.engine, sim_backend=sim_backend)
     # A deployment is a release: charged to the odometer (or refused) before any node starts.
     outcome = execute_run(dataset, config, store=getattr(args, "store", None),
                           allow_non_private=args.allow_non_private, runner=runner)

@@ -28,7 +28,7 @@ from dpfed_core.evaluation.experiments import (declare_public_inputs, learned_no
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.deployment.launcher import DeploymentError, Guard, LocalFederation
 from dpfed_core.deployment.shards import write_item_features, write_shards
-from dpfed_core.deployment.simulation_engine import TRANSPORT as SIM_TRANSPORT, SimulatedFederation
+from dpfed_core.deployment.simulation_engine import DEFAULT_BACKEND as SIM_DEFAULT_BACKEND, SimulatedFederation
 from dpfed_core.deployment.wire import run_json
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 from dpfed_core.federation.summable import SUMMABLE_METHODS
@@ -61,6 +61,7 @@ def run_deployed(
     port_range: tuple[int, int] | None = None,
     engine: str = "deployment",
     split=None,
+    sim_backend: str = SIM_DEFAULT_BACKEND,
 ):
     """Run ``config.method`` on a local Flower deployment and return the result document.
 
@@ -71,10 +72,11 @@ def run_deployed(
     ``insecure``: plain HTTP, no node authentication (said in the document). ``port_range``: ports
     for the SuperLink and the SuperNodes (``--port-range``). ``engine``: ``"deployment"`` (one
     SuperLink and one SuperNode process per entity) or ``"simulation"`` (the same ServerApp and
-    ClientApp under Flower's Simulation Engine, :mod:`.simulation_engine`). ``split``: the run's
+    ClientApp under Flower's Simulation Engine, :mod:`.simulation_engine`, with ``sim_backend``
+    ``"inprocess"`` or ``"ray"``, ``--sim-backend``). ``split``: the run's
     train/test split (default: :func:`make_split` of ``config``, as an in-process run makes it).
     """
-    config, spec = check_deployable(dataset, config, engine)
+    config, spec = check_deployable(dataset, config, engine, sim_backend)
     t0 = time.perf_counter()
     split = make_split(dataset, config) if split is None else split
     t_split = time.perf_counter() - t0
@@ -103,7 +105,8 @@ def run_deployed(
         kind = LocalFederation if engine == "deployment" else SimulatedFederation
         federation = kind(shards, None if guard is not None else base / "flower", dataset.entity_names,
                           keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard,
-                          item_features=features, warm_run=(run, dataset.n_entities))
+                          item_features=features, warm_run=(run, dataset.n_entities),
+                          **({"backend": sim_backend} if engine == "simulation" else {}))
     else:
         t_shards = 0.0
     check_item_features(dataset, federation)
@@ -137,7 +140,8 @@ def check_item_features(dataset: FederatedDataset, federation) -> None:
                           "\"item-features='…'\"), or drop --item-features")
 
 
-def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str = "deployment"):
+def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str = "deployment",
+                     sim_backend: str = SIM_DEFAULT_BACKEND):
     """What a deployment needs beyond a valid run, checked before anything is charged or started:
     a known engine, a federated protocol method, a catalogue a DP run can fix (declared, or selected
     federation-wide by a summable method under secure aggregation), ≥ 2 entities, and public item
@@ -174,9 +178,9 @@ def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str =
     if engine == "simulation":
         from dpfed_core.deployment.simulation_engine import available
 
-        ok, why = available()
+        ok, why = available(sim_backend)
         if not ok:
-            raise ConfigError(f"--engine simulation: {why}; use --engine deployment")
+            raise ConfigError(f"--engine simulation: {why}; or use --engine deployment")
     return config, spec
 
 
@@ -262,7 +266,7 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
                               "colluding with every other entity the guarantee is coalition_epsilon")
     wire = sum(int(m["bytes"]) for m in res["messages"])
     if simulated:
-        transport = SIM_TRANSPORT
+        transport = federation.transport  # names the backend that carried the messages
     elif insecure:
         transport = "INSECURE: plain HTTP and no node authentication (--insecure)"
     else:
@@ -270,6 +274,7 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
                      "authentication (the SuperLink accepts only the registered SuperNode keys)")
     deployment = {
         "engine": "flower-simulation" if simulated else "flower", "flwr_version": _flwr_version(),
+        "simulation_backend": federation.backend if simulated else None,
         "run_id": res.get("run_id"), "superlink": None if simulated else "127.0.0.1", "transport": transport, "insecure": bool(insecure), "supernodes": len(entities),
         "bytes_on_wire": wire, "n_messages": len(res["messages"]), "wall_seconds": res.get("wall_seconds"),
         "secure_aggregation": secure,

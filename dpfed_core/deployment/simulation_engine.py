@@ -1,18 +1,25 @@
 """``deploy-local --engine simulation``: the same ServerApp and ClientApp under Flower's Simulation Engine.
 
-Flower 1.42's Simulation Engine (``flwr.simulation.run_simulation``, backend Ray, from the pinned
-``flwr[simulation]`` extra) runs the ServerApp in a thread and each simulated SuperNode's ClientApp
-in Ray actor processes, exchanging Flower messages through in-memory queues — no SuperLink, no
-network, no TLS. The apps are the very objects the deployment runs (:mod:`.server_app`,
-:mod:`.client_app`, SecAgg+ and its ``secaggplus_mod`` included), so the protocol, the messages and
-the result document are the same; only the transport differs (the document says so).
+Flower 1.42's Simulation Engine (``flwr.simulation.run_simulation``) runs the ServerApp in a thread,
+keeps Flower's messages in an in-memory LinkState, and has its VCE worker threads hand each message
+to a *backend* that runs the simulated SuperNode's ClientApp — no SuperLink, no network, no TLS.
+The apps are the very objects the deployment runs (:mod:`.server_app`, :mod:`.client_app`, SecAgg+
+and its ``secaggplus_mod`` included), so the protocol, the messages and the result document are the
+same; only the transport differs (the document says which backend carried it).
+
+Two backends (``--sim-backend``):
+
+* ``inprocess`` (default): :class:`~dpfed_core.deployment.inprocess_backend.InProcessBackend` runs each
+  ClientApp call in the engine's worker threads (one per core), on copies of the message and the
+  node's Context — no Ray, so no 20–30 s cluster start and no actor processes.
+* ``ray``: Flower's own ``RayBackend`` (Ray actor processes, from the pinned ``flwr[simulation]`` extra).
 
 :class:`SimulatedFederation` has the interface :func:`~dpfed_core.deployment.deployed.run_deployed`
 uses of :class:`~dpfed_core.deployment.launcher.LocalFederation` (``start``, ``run``,
 ``report_path``, ``close``). Each run executes in a child process
 (``python -m dpfed_core.deployment.simulation_engine JOB``) in a process group of its own, with a
-parent-death signal and the :class:`~dpfed_core.deployment.launcher.Guard`'s watchdog, so Ray's
-processes and the shard copies go with it on every exit path.
+parent-death signal and the :class:`~dpfed_core.deployment.launcher.Guard`'s watchdog, so the child
+(and Ray's processes, with that backend) and the shard copies go with it on every exit path.
 
 A simulated node finds its shard by Flower's ``partition-id`` in ``DPFED_SIM_SHARDS``, an environment
 variable of the node processes set by the operator who holds every shard (never by a message).
@@ -32,21 +39,39 @@ from dpfed_core.deployment.launcher import (PACKAGE_ROOT, DeploymentError, Guard
                                            _child_setup, _kill_group, read_result)
 
 
-def available() -> tuple[bool, str]:
-    """(True, ray version) if Flower's Simulation Engine can run here (Ray importable)."""
-    import importlib.util
+#: The Simulation Engine's backends (``--sim-backend``); the first is the default.
+BACKENDS = ("inprocess", "ray")
+DEFAULT_BACKEND = BACKENDS[0]
 
-    if importlib.util.find_spec("ray") is None:
-        return False, ("Flower's Simulation Engine needs Ray, which is not installed "
-                       "(pip install -r requirements-deploy.txt installs flwr[simulation])")
+
+def available(backend: str = DEFAULT_BACKEND) -> tuple[bool, str]:
+    """(True, what runs) if Flower's Simulation Engine can run here with ``backend``, else (False, why)."""
+    import importlib.util
     from importlib.metadata import version
 
-    return True, version("ray")
+    if backend not in BACKENDS:
+        return False, f"--sim-backend {backend!r}: choose {' or '.join(BACKENDS)}"
+    if backend == "inprocess":
+        return True, f"flwr {version('flwr')}, in-process backend"
+    if importlib.util.find_spec("ray") is None:
+        return False, ("Flower's Ray backend needs Ray, which is not installed "
+                       "(pip install -r requirements-deploy.txt installs flwr[simulation]; "
+                       "or use --sim-backend inprocess)")
+    return True, f"ray {version('ray')}"
 
 
-#: What the result document says of the transport under the Simulation Engine.
-TRANSPORT = ("Flower Simulation Engine (Ray): the ServerApp and the ClientApps exchange Flower messages "
-             "through in-memory queues on this machine; no network, so no TLS and no node authentication")
+def transport(backend: str) -> str:
+    """What the result document says of the transport under the Simulation Engine with ``backend``."""
+    where = ("each simulated SuperNode's ClientApp runs in the engine's worker threads (in-process "
+             "backend, no Ray)" if backend == "inprocess" else
+             "each simulated SuperNode's ClientApp runs in a Ray actor process (Ray backend)")
+    return (f"Flower Simulation Engine, {backend} backend: the ServerApp and the ClientApps exchange Flower "
+            f"messages through in-memory queues in one process tree on this machine; {where}; no network, "
+            "so no TLS and no node authentication")
+
+
+#: The default backend's transport (kept for callers that do not name a backend).
+TRANSPORT = transport(DEFAULT_BACKEND)
 
 
 class SimulatedFederation(GuardedFolder):
@@ -57,7 +82,11 @@ class SimulatedFederation(GuardedFolder):
 
     def __init__(self, shards: list[str | os.PathLike], workdir: str | os.PathLike | None = None,
                  entity_names: list[str] | None = None, keep: bool = False, *, guard: Guard | None = None,
-                 **_ignored) -> None:
+                 backend: str = DEFAULT_BACKEND, **_ignored) -> None:
+        if backend not in BACKENDS:
+            raise DeploymentError(f"--sim-backend {backend!r}: choose {' or '.join(BACKENDS)}")
+        self.backend = backend
+        self.transport = transport(backend)
         self.shards = [Path(s).resolve() for s in shards]
         self.entity_names = entity_names or [p.stem for p in self.shards]
         self.workdir = workdir
@@ -71,7 +100,7 @@ class SimulatedFederation(GuardedFolder):
         return self.dir / "reports" / f"entity_{h:03d}.report.json"
 
     def start(self) -> "SimulatedFederation":
-        ok, why = available()
+        ok, why = available(self.backend)
         if not ok:
             raise DeploymentError(why)
         self._open_dir()
@@ -101,6 +130,7 @@ class SimulatedFederation(GuardedFolder):
         job.write_text(json.dumps({
             "shards": [str(p) for p in self.shards],
             "reports": [str(self.report_path(h)) for h in range(len(self.shards))],
+            "backend": self.backend,
             "run_config": {"config": config_json, "n-entities": int(n_entities), "out": str(out),
                            "progress": str(prog), "round-timeout": float(round_timeout),
                            "connect-timeout": float(connect_timeout), "dump-dir": str(dump_dir or ""),
@@ -109,7 +139,7 @@ class SimulatedFederation(GuardedFolder):
         env["PYTHONPATH"] = str(PACKAGE_ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env["FLWR_TELEMETRY_ENABLED"] = "0"
         env["FLWR_DISABLE_UPDATE_CHECK"] = "1"
-        env["RAY_USAGE_STATS_ENABLED"] = "0"  # nothing leaves the machine
+        env["RAY_USAGE_STATS_ENABLED"] = "0"  # Ray backend: nothing leaves the machine
         env["FLWR_HOME"] = str(self.dir / "flwr_home")
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")
@@ -130,7 +160,7 @@ class SimulatedFederation(GuardedFolder):
                 if code is not None:
                     events.read()  # what the run wrote before it exited (an error raises here)
                     if code != 0 or not out.exists():
-                        raise DeploymentError(f"the Simulation Engine exited with code {code} (last step: "
+                        raise DeploymentError(f"the Simulation Engine ({self.backend} backend) exited with code {code} (last step: "
                                               f"{events.last}); see {log}")
                     break
                 if time.monotonic() > end:
@@ -159,15 +189,32 @@ class SimulatedFederation(GuardedFolder):
         self._release_guard()
 
 
+def _fail(progress: str, exc: BaseException) -> None:
+    """The child's one-line error for the parent (progress file), then exit at once."""
+    import traceback
+
+    traceback.print_exc()
+    with open(progress, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"event": "error", "time": time.time(),
+                            "message": f"Flower's Simulation Engine failed: {type(exc).__name__}: {exc}"}) + "\n")
+    sys.stdout.flush()
+    os._exit(1)  # not sys.exit: a ServerApp thread still waiting for nodes would keep the process alive
+
+
 def _run_job(job_path: str) -> None:
     """In the child: run the ServerApp and H ClientApps under ``flwr.simulation.run_simulation``."""
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
+    backend = job.get("backend", DEFAULT_BACKEND)
     from dpfed_core.deployment.client_app import SIM_REPORTS_ENV, SIM_SHARDS_ENV
 
-    # The simulated nodes' own data: set before Ray starts, so its worker processes inherit it
-    # (and passed again as Ray's runtime environment below).
+    # The simulated nodes' own data: set before the engine starts, so Ray's worker processes (Ray
+    # backend) inherit it too.
     os.environ[SIM_SHARDS_ENV] = os.pathsep.join(job["shards"])
     os.environ[SIM_REPORTS_ENV] = os.pathsep.join(job["reports"])
+    if backend == "inprocess":
+        from dpfed_core.deployment.inprocess_backend import InProcessBackend, use_in_flower
+
+        use_in_flower()  # before flwr.simulation: Flower must never import its Ray backend here
 
     from flwr.serverapp import ServerApp
     from flwr.simulation import run_simulation
@@ -183,27 +230,40 @@ def _run_job(job_path: str) -> None:
         # the deployment passes through the SuperLink (``override_config``).
         context.run_config.update(run_config)
         server_app.main(grid, context)
+        if backend == "inprocess":
+            if InProcessBackend.built == 0:  # the run went through some other backend: say so, no result
+                raise RuntimeError(f"Flower {_flwr_version()} did not build the in-process backend (its "
+                                   "Simulation Engine no longer imports RayBackend from its raybackend "
+                                   "module); use --sim-backend ray")
+            # The result and every node's report are written (atomically) by now. Flower's engine
+            # would still wait up to 1 s for its idle worker threads' queue timeouts; nothing else of
+            # this process needs to outlive the run (no Ray to shut down), so end here.
+            sys.stdout.flush()
+            os._exit(0)
 
-    # Ray's worker processes inherit this process's environment (the shard list, PYTHONPATH,
-    # DPFED_PLUGINS, one BLAS thread); Flower sets Ray's runtime_env itself.
     ncpu = os.cpu_count() or 1
-    backend_config = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
-                      "init_args": {"num_cpus": ncpu, "num_gpus": 0, "include_dashboard": False,
-                                    "logging_level": "ERROR", "log_to_driver": True}}
+    if backend == "inprocess":
+        # One message per core at a time, as Ray's pool of one-CPU actors would run them.
+        backend_config = {"init_args": {"num_cpus": ncpu}, "client_resources": {"num_cpus": 1, "num_gpus": 0.0}}
+    else:
+        # Ray's worker processes inherit this process's environment (the shard list, PYTHONPATH,
+        # DPFED_PLUGINS, one BLAS thread); Flower sets Ray's runtime_env itself.
+        backend_config = {"client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+                          "init_args": {"num_cpus": ncpu, "num_gpus": 0, "include_dashboard": False,
+                                        "logging_level": "ERROR", "log_to_driver": True}}
     try:
         run_simulation(server_app=wrapped, client_app=client_app.app, num_supernodes=len(job["shards"]),
-                       backend_name="ray", backend_config=backend_config)
+                       backend_name=backend, backend_config=backend_config)
     except BaseException as exc:  # noqa: BLE001 — reported as one line; the ServerApp thread may still wait
-        import traceback
-
-        traceback.print_exc()
-        with open(run_config["progress"], "a", encoding="utf-8") as f:
-            f.write(json.dumps({"event": "error", "time": time.time(),
-                                "message": f"Flower's Simulation Engine failed: {type(exc).__name__}: {exc}"}) + "\n")
-        sys.stdout.flush()
-        os._exit(1)  # not sys.exit: a ServerApp thread still waiting for nodes would keep the process alive
+        _fail(run_config["progress"], exc)
     sys.stdout.flush()
     os._exit(0)  # Ray's shutdown hooks already ran; no thread may keep the process (and its group) alive
+
+
+def _flwr_version() -> str:
+    from importlib.metadata import version
+
+    return version("flwr")
 
 
 if __name__ == "__main__":

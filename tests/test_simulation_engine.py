@@ -1,0 +1,168 @@
+"""Issue 24: ``deploy-local --engine simulation`` — Flower's Simulation Engine with the in-process
+backend (default) or Flower's Ray backend (``--sim-backend ray``).
+
+The in-process backend runs the same ServerApp/ClientApp (SecAgg+ and its mod included) under
+Flower's own engine; runs use the labelled simulation mode, so V, every metric and the ledger must
+equal the in-process run's, and the document must say which backend carried the messages.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flwr", reason="Flower (flwr) is not installed: pip install -r requirements-deploy.txt")
+
+from dpfed_core.config import RunConfig  # noqa: E402
+from dpfed_core.deployment import DeploymentError, write_shards  # noqa: E402
+from dpfed_core.deployment.deployed import run_deployed  # noqa: E402
+from dpfed_core.deployment.launcher import Guard  # noqa: E402
+from dpfed_core.deployment.simulation_engine import SimulatedFederation, available  # noqa: E402
+from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_deployment import _assert_same_run, _gone, _processes_mentioning, three_clinics  # noqa: E402
+
+COOC_CFG = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=3, max_iter=60, simulation=True,
+                     aggregation="secure", max_dropouts=1, method_params={"max_items": 30})
+
+
+def _run(cfg: RunConfig, backend: str, **kw):
+    """(doc, V, private folder) of one simulated run whose shards live in a Guard's private folder."""
+    ds = three_clinics()
+    guard = Guard()
+    shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
+    fed = SimulatedFederation(shards, None, ds.entity_names, guard=guard, backend=backend).start()
+    try:
+        doc, V = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, engine="simulation",
+                              sim_backend=backend, return_model=True, **kw)
+    finally:
+        fed.close()
+        private = guard.path
+        guard.close()
+    return doc, V, private
+
+
+def _nothing_left(private: Path) -> None:
+    end = time.monotonic() + 20
+    while time.monotonic() < end and _processes_mentioning(str(private)):
+        time.sleep(0.2)
+    assert _processes_mentioning(str(private)) == [], "a process of the simulated run outlived it"
+    assert not private.exists(), "the shard copies outlived the run"
+
+
+def test_inprocess_backend_runs_two_secure_sums_and_equals_the_in_process_run():
+    """dp-cooccurrence (two SecAgg+ sums and a public broadcast) under Flower's engine with the
+    in-process backend: the in-process run's V, metrics and ledger; the document names the backend."""
+    ds = three_clinics()
+    doc, V, private = _run(COOC_CFG, "inprocess")
+    ref, res = run_method(ds, COOC_CFG)
+    np.testing.assert_array_equal(V, res.V[:, :V.shape[1]])  # exact: grid shares, integer sums
+    _assert_same_run(doc, ref)
+    dep = doc["deployment"]
+    assert dep["engine"] == "flower-simulation" and dep["simulation_backend"] == "inprocess"
+    assert "inprocess backend" in dep["transport"] and "no Ray" in dep["transport"]
+    assert [(s["stage"]) for s in dep["secure_aggregation"]["stages"]] == ["popularity", "co-occurrence"]
+    contents = {m["content"] for m in doc["messages"]}
+    assert "SecAgg+ collect masked vectors [co-occurrence]" in contents
+    _nothing_left(private)
+
+
+def test_the_ray_backend_stays_selectable_and_gives_the_same_run():
+    """--sim-backend ray: Flower's own Ray backend, same result as the in-process run."""
+    if not available("ray")[0]:
+        if os.environ.get("CI"):
+            raise AssertionError(available("ray")[1])
+        pytest.skip(available("ray")[1])
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
+                    max_dropouts=1)
+    doc, _V, private = _run(cfg, "ray")
+    ref, _ = run_method(three_clinics(), cfg)
+    _assert_same_run(doc, ref)
+    assert doc["deployment"]["simulation_backend"] == "ray" and "Ray actor" in doc["deployment"]["transport"]
+    _nothing_left(private)
+
+
+def test_a_node_with_a_bad_shard_stops_the_run_with_one_clear_error(tmp_path):
+    """A node whose shard is unreadable: the run stops with the node's message naming the file and
+    the command that writes shards (no result)."""
+    ds = three_clinics()
+    cfg = RunConfig(method="kmeans", k=4, rank=3, max_iter=20, simulation=True)
+    shards = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")
+    shards[1].write_bytes(b"not a shard")
+    with SimulatedFederation(shards, tmp_path / "sim", ds.entity_names) as fed:
+        with pytest.raises(DeploymentError, match=r"round 1: .*entity_001\.npz is not a dpfed shard file.*write-shards"):
+            run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=120, engine="simulation")
+    assert not list((tmp_path / "sim").glob("result_*.npz"))
+
+
+_KILL_SCRIPT = """
+import json, sys, time
+sys.path.insert(0, {repo!r})
+sys.path.insert(0, {tests!r})
+from dpfed_core.config import RunConfig
+from dpfed_core.deployment.deployed import run_deployed
+from dpfed_core.deployment.launcher import Guard
+from dpfed_core.deployment.shards import write_shards
+from dpfed_core.deployment.simulation_engine import SimulatedFederation
+from dpfed_core.evaluation.experiments import make_split
+from test_deployment import three_clinics
+ds = three_clinics()
+cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure")
+guard = Guard()
+shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
+fed = SimulatedFederation(shards, None, ds.entity_names, guard=guard).start()
+
+def stall(ev):
+    if ev["event"] == "nodes_connected":
+        print(json.dumps({{"dir": str(guard.path), "pids": [fed.proc.pid]}}), flush=True)
+        time.sleep(600)  # the test SIGKILLs this process here, mid-run
+
+run_deployed(ds, cfg, federation=fed, engine="simulation", progress=stall)
+"""
+
+
+def test_sigkill_of_the_launcher_mid_run_leaves_no_engine_and_no_shard(tmp_path):
+    """SIGKILL the process that runs a simulated run: the engine's child process (its ServerApp
+    thread and the ClientApps' worker threads) and the private folder with the shards go with it."""
+    repo = str(Path(__file__).resolve().parents[1])
+    script = _KILL_SCRIPT.format(repo=repo, tests=str(Path(__file__).resolve().parent))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        info = json.loads(proc.stdout.readline())
+    except BaseException:
+        proc.kill()
+        raise
+    private = Path(info["dir"])
+    assert list((private / "shards").glob("*.npz")) and all(not _gone(p) for p in info["pids"])
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    end = time.monotonic() + 20
+    while time.monotonic() < end and (private.exists() or not all(_gone(p) for p in info["pids"])):
+        time.sleep(0.2)
+    assert all(_gone(p) for p in info["pids"]), "the Simulation Engine outlived its launcher"
+    _nothing_left(private)
+
+
+def test_cli_sim_backend_is_checked_before_anything_starts(capsys, tmp_path):
+    from dpfed_core.cli.main import main
+
+    out = tmp_path / "f.json"
+    args = ["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--out", str(out)]
+    assert main([*args, "--sim-backend", "ray"]) == 2
+    err = capsys.readouterr().err
+    assert "--sim-backend ray applies to --engine simulation" in err and "Traceback" not in err
+    assert "starting" not in err
+    assert main([*args, "--engine", "simulation", "--sim-backend", "threads"]) == 2
+    err = capsys.readouterr().err
+    assert "--sim-backend" in err and "'inprocess', 'ray'" in err and "starting" not in err
+    assert not out.exists()
+    with pytest.raises(DeploymentError, match="--sim-backend 'threads'"):
+        SimulatedFederation([], backend="threads")
