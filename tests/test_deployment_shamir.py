@@ -51,3 +51,27 @@ def test_installed_in_flwr_combine_shares():
         assert flwr_shamir.combine_shares(shares[3:9]) == secret
     finally:
         flwr_shamir._shamir_combine = original
+
+
+def test_simulation_arithmetic_is_bit_identical_to_pycryptodome():
+    from Crypto.Protocol.SecretSharing import _Element
+
+    rnd = random.Random(11)
+    values = [0, 1, 2, 3, 30, (1 << 127), (1 << 128) - 1, _Element.irr_poly]
+    values += [rnd.getrandbits(128) for _ in range(300)] + [rnd.getrandbits(5) for _ in range(50)]
+    for _ in range(1500):
+        a, b = _Element(rnd.choice(values)), _Element(rnd.choice(values))
+        assert shamir._gf128_mul(a, b)._value == (a * b)._value
+
+
+def test_shares_made_with_simulation_arithmetic_combine_with_pycryptodome():
+    from Crypto.Protocol.SecretSharing import _Element
+
+    original = _Element.__mul__
+    try:
+        shamir.install_simulation_arithmetic()
+        secret = os.urandom(16)
+        shares = Shamir.split(5, 8, secret)
+    finally:
+        _Element.__mul__ = original
+    assert Shamir.combine(shares[1:6]) == secret

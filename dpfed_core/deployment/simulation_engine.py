@@ -219,7 +219,11 @@ def _run_job(job_path: str) -> None:
     from flwr.serverapp import ServerApp
     from flwr.simulation import run_simulation
 
-    from dpfed_core.deployment import client_app, server_app
+    from dpfed_core.deployment import client_app, server_app, shamir
+
+    # One operator's single process: SecAgg+'s Shamir arithmetic without the timing-attack
+    # hardening that only a real node needs (same results, deployment.shamir's module doc).
+    shamir.install_simulation_arithmetic()
 
     run_config = dict(job["run_config"])
     wrapped = ServerApp()
