@@ -216,6 +216,11 @@ def run_superexec(argv: list[str], poll: float | None = None, wakeable: bool = F
                 args.append("--insecure")
             elif spec.root_certificates_path is not None:
                 args += ["--root-certificates", spec.root_certificates_path]
+            import gc
+
+            # Every object the warm executor holds stays out of the collector's reach: a child's
+            # collection would otherwise touch (and so copy) every page the parent's objects are on.
+            gc.freeze()
             pid = os.fork()
             if pid == 0:  # the child: one task, then exit without the parent's clean-up handlers
                 code = 0
