@@ -332,6 +332,12 @@ def _warm_up() -> None:
 
     import dpfed_core.deployment.client_app  # noqa: F401
     import dpfed_core.deployment.server_app  # noqa: F401
+    from dpfed_core.deployment import shamir
+
+    # A local deployment is one operator's processes on one machine: no other party can time a
+    # node's Shamir arithmetic, so it runs without the timing hardening (bit-identical results,
+    # deployment.shamir). A real site runs the stock flower-supernode and keeps pycryptodome's.
+    shamir.install_simulation_arithmetic()
     for name in WARM_MODULES:
         try:
             importlib.import_module(name)
