@@ -62,17 +62,6 @@ def holdout_split(X: sp.csr_matrix, rng: np.random.Generator) -> tuple[sp.csr_ma
     return reduced, hidden, has
 
 
-#: Cells (users × items) scored at once: memory stays O(block × items + items × rank), never
-#: O(users × items) — a 100,000-item catalogue costs what the factors cost (issue 26).
-BLOCK_CELLS = 2 ** 20
-
-
-def _row_blocks(n: int, m: int):
-    step = max(1, BLOCK_CELLS // max(m, 1))
-    for start in range(0, n, step):
-        yield slice(start, min(n, start + step))
-
-
 def _inverse_row_norms(U: np.ndarray, V: np.ndarray) -> np.ndarray:
     """1/‖U_u Vᵀ‖ for every row u (0 for an all-zero row), from the r × r Gram matrix of V: the
     score matrix U Vᵀ is never formed."""
@@ -88,64 +77,75 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 1e-300 else v
 
 
-def _blocked_mar(matrices: Sequence[tuple[np.ndarray, np.ndarray]], wm: Sequence[float], item: np.ndarray,
-                 train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray,
-                 cols: np.ndarray | None = None) -> float:
-    """:func:`holdout_mar` of Σ_k w_k Û_k V_kᵀ + item (Û_k = U_k scaled to unit score rows), scored in
-    blocks of users (see :data:`BLOCK_CELLS`). ``cols``: rank each hidden item among these candidate
-    items only (a uniform sample of the catalogue, :func:`holdout_sample`) — the same percentile,
-    estimated; None: among every item (exact)."""
-    n, m = train.shape
-    if cols is not None:
-        return _sampled_mar(matrices, wm, item, train, hidden, has, cols)
-    total, count = 0.0, 0
-    for b in _row_blocks(n, m):
-        hb = has[b]
-        if not hb.any():
-            continue
-        S = np.broadcast_to(item, (b.stop - b.start, m)).copy()
-        for w, (U, V) in zip(wm, matrices):
-            if w:
-                S += (w * U[b]) @ V.T
-        k = int(hb.sum())
-        total += holdout_mar(S, train[b], hidden[b], hb) * k
-        count += k
-    return total / count if count else 0.5
+class _HoldoutScores:
+    """The hold-out users' scores on the candidate items, one array per matrix part, computed once
+    per weight search: a weight vector is then scored with additions and comparisons only (the
+    search scores ~20–40 weight vectors; re-multiplying U_k V_kᵀ for each was most of round 2 on a
+    1M-row table, issue 26). Memory: (matrix parts + 1) × hold-out users × candidate items doubles,
+    ≤ 16 MB a part under the caps :data:`HOLDOUT_USERS` × :data:`HOLDOUT_ITEMS`.
 
+    ``cols`` None: every item is a candidate and the hidden item's score is read from its own cell
+    (exactly :func:`holdout_mar`); else the hidden item is ranked among ``cols`` outside the user's
+    training row (its own cell, if sampled, not counted) and its score is computed on its own.
+    Weights are powers of two (:data:`MATRIX_WEIGHTS`), so w·(U Vᵀ) is bit-identical to (w·U) Vᵀ:
+    the search chooses exactly the weights the direct scoring chose."""
 
-def _sampled_mar(matrices, wm, item, train, hidden, has, cols) -> float:
-    """The percentile rank of each user's hidden item among the candidate items ``cols`` outside the
-    user's training row (its own hidden item compared, not counted) — with ``cols`` every item this
-    is :func:`holdout_mar`'s formula."""
-    n, m = train.shape
-    k = cols.size
-    pos = np.full(m, -1, dtype=np.int64)
-    pos[cols] = np.arange(k)
-    total, count = 0.0, 0
-    for b in _row_blocks(n, k):
-        users = np.flatnonzero(has[b]) + b.start
-        if users.size == 0:
-            continue
-        S = np.broadcast_to(item[cols], (users.size, k)).copy()
-        s_h = item[hidden[users]].copy()
-        for w, (U, V) in zip(wm, matrices):
-            if w:
-                Uw = w * U[users]
-                S += Uw @ V[cols].T
-                s_h += np.einsum("ij,ij->i", Uw, V[hidden[users]])
+    def __init__(self, matrices: Sequence[tuple[np.ndarray, np.ndarray]], train: sp.csr_matrix,
+                 hidden: np.ndarray, has: np.ndarray, cols: np.ndarray | None) -> None:
+        n, m = train.shape
+        self.exact = cols is None
+        cols = np.arange(m) if cols is None else np.asarray(cols, dtype=np.int64)
+        users = np.flatnonzero(has)
+        k = cols.size
+        pos = np.full(m, -1, dtype=np.int64)
+        pos[cols] = np.arange(k)
+        self.cols, self.hidden = cols, hidden[users]
+        self.parts = [U[users] @ V[cols].T for U, V in matrices]
+        self.hidden_parts = None if self.exact else [np.einsum("ij,ij->i", U[users], V[self.hidden])
+                                                     for U, V in matrices]
         tr = train[users]
         rows = np.repeat(np.arange(users.size), np.diff(tr.indptr))
         p = pos[tr.indices]
-        S[rows[p >= 0], p[p >= 0]] = -np.inf          # the user's training items are no candidates
-        ph = pos[hidden[users]]
+        inside = p >= 0
+        ph = pos[self.hidden]
+        self.hidden_cell = ph  # exact: every hidden item is a candidate (its own cell holds its score)
         own = ph >= 0
-        S[np.flatnonzero(own), ph[own]] = -np.inf     # nor its hidden item itself
-        greater = (S > s_h[:, None]).sum(1)
-        ties = (S == s_h[:, None]).sum(1)
-        n_cand = k - np.bincount(rows[p >= 0], minlength=users.size) - own
-        total += float(np.sum((greater + 0.5 * ties) / np.maximum(n_cand, 1)))
-        count += users.size
-    return total / count if count else 0.5
+        # cells that are no candidates: the user's training items, and its hidden item itself
+        self.excluded = np.concatenate([rows[inside] * k + p[inside], np.flatnonzero(own) * k + ph[own]])
+        self.n_cand = k - np.bincount(rows[inside], minlength=users.size) - own
+        self.n_users = users.size
+
+    def mar(self, wm: Sequence[float], item: np.ndarray) -> float:
+        """The hold-out MAR of the scores Σ_k wm_k·part_k + item (item: (m,) over every item)."""
+        if self.n_users == 0:
+            return 0.5
+        S = np.empty((self.n_users, self.cols.size))
+        S[:] = item[self.cols]
+        for w, P in zip(wm, self.parts):
+            if w:
+                S += w * P
+        if self.exact:
+            s_h = S[np.arange(self.n_users), self.hidden_cell]
+        else:
+            s_h = item[self.hidden].copy()
+            for w, h in zip(wm, self.hidden_parts):
+                if w:
+                    s_h += w * h
+        S.ravel()[self.excluded] = -np.inf
+        col = s_h[:, None]
+        greater = np.count_nonzero(S > col, axis=1)
+        ties = np.count_nonzero(S == col, axis=1)
+        return float(np.mean((greater + 0.5 * ties) / np.maximum(self.n_cand, 1)))
+
+
+def _blocked_mar(matrices: Sequence[tuple[np.ndarray, np.ndarray]], wm: Sequence[float], item: np.ndarray,
+                 train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray,
+                 cols: np.ndarray | None = None) -> float:
+    """:func:`holdout_mar` of Σ_k w_k Û_k V_kᵀ + item (Û_k = U_k scaled to unit score rows), for one
+    weight vector (a search scores many on one :class:`_HoldoutScores`). ``cols``: rank each hidden
+    item among these candidate items only (a uniform sample of the catalogue, :func:`holdout_sample`)
+    — the same percentile, estimated; None: among every item (exact)."""
+    return _HoldoutScores(matrices, train, hidden, has, cols).mar(wm, item)
 
 
 #: The hold-out scores at most this many users × candidate items per entity, whatever the entity's
@@ -177,6 +177,7 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
     every item). Returns (matrix weights, item weights, hold-out MAR)."""
     n, m = train.shape
     seen: dict[tuple, float] = {}
+    holdout = _HoldoutScores(matrices, train, hidden, has, cols)  # every part's scores, once
 
     def score(wm_, wi_) -> float:
         # a weight vector already scored is not scored again: the second pass re-tries the first's
@@ -184,7 +185,7 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
         key = (tuple(wm_), tuple(wi_))
         if key not in seen:
             item = sum((w * v for w, v in zip(wi_, items) if w), np.zeros(m))
-            seen[key] = _blocked_mar(matrices, wm_, item * (1 + 1e-12), train, hidden, has, cols)
+            seen[key] = holdout.mar(wm_, item * (1 + 1e-12))
         return seen[key]
 
     # start from the best single part: every part alone is in the search, so the blend is at least as
