@@ -111,7 +111,7 @@ def test_the_weight_search_is_capped_in_users_and_items(monkeypatch):
     real = blend._HoldoutScores.mar
 
     def spy(self, wm, item):
-        sizes.append(self.parts[0].shape)  # hold-out users × candidate items actually scored
+        sizes.append((self.n_users, self.cols.size))  # hold-out users × candidate items actually scored
         return real(self, wm, item)
 
     monkeypatch.setattr(blend._HoldoutScores, "mar", spy)

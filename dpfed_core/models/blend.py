@@ -21,6 +21,8 @@ from typing import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from dpfed_core.models.factorization import fit_nmf, single_threaded_blas
+
 MatrixPart = Callable[[sp.csr_matrix], tuple[np.ndarray, np.ndarray]]  # rows → (U (n × r), V (m × r))
 ItemPart = Callable[[sp.csr_matrix], np.ndarray]                       # rows → (m,) item scores
 
@@ -77,18 +79,24 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 1e-300 else v
 
 
+#: Cells (users × items) scored at once: memory stays two blocks of 2^20 doubles (16 MB) whatever
+#: the hold-out size, never O(users × items) — a 100,000-item catalogue costs what the factors cost
+#: (issue 26).
+BLOCK_CELLS = 2 ** 20
+
+
 class _HoldoutScores:
-    """The hold-out users' scores on the candidate items, one array per matrix part, computed once
-    per weight search: a weight vector is then scored with additions and comparisons only (the
-    search scores ~20–40 weight vectors; re-multiplying U_k V_kᵀ for each was most of round 2 on a
-    1M-row table, issue 26). Memory: (matrix parts + 1) × hold-out users × candidate items doubles,
-    ≤ 16 MB a part under the caps :data:`HOLDOUT_USERS` × :data:`HOLDOUT_ITEMS`.
+    """Scores weight vectors on one hold-out: what does not depend on the weights — the candidate
+    items' factor rows, the hidden items' part scores, which cells are no candidates, each user's
+    number of candidates — is prepared once per search (~20–40 weight vectors), and each weight
+    vector is scored in row blocks of :data:`BLOCK_CELLS` cells into two buffers kept across calls
+    (a fresh block per part and call cost more in page faults and copies than the products).
 
     ``cols`` None: every item is a candidate and the hidden item's score is read from its own cell
     (exactly :func:`holdout_mar`); else the hidden item is ranked among ``cols`` outside the user's
-    training row (its own cell, if sampled, not counted) and its score is computed on its own.
-    Weights are powers of two (:data:`MATRIX_WEIGHTS`), so w·(U Vᵀ) is bit-identical to (w·U) Vᵀ:
-    the search chooses exactly the weights the direct scoring chose."""
+    training row (its own cell, if sampled, not counted) and its score is computed on its own. The
+    arithmetic is the direct scoring's — item + (w_0·U_0) V_0ᵀ + (w_1·U_1) V_1ᵀ + … in that order,
+    block by block — so the search chooses exactly the weights the direct scoring chose."""
 
     def __init__(self, matrices: Sequence[tuple[np.ndarray, np.ndarray]], train: sp.csr_matrix,
                  hidden: np.ndarray, has: np.ndarray, cols: np.ndarray | None) -> None:
@@ -99,8 +107,9 @@ class _HoldoutScores:
         k = cols.size
         pos = np.full(m, -1, dtype=np.int64)
         pos[cols] = np.arange(k)
-        self.cols, self.hidden = cols, hidden[users]
-        self.parts = [U[users] @ V[cols].T for U, V in matrices]
+        self.cols, self.hidden, self.n_users = cols, hidden[users], users.size
+        self.U = [U[users] for U, _ in matrices]
+        self.V = [V if self.exact else V[cols] for _, V in matrices]  # candidate rows, as the scoring reads them
         self.hidden_parts = None if self.exact else [np.einsum("ij,ij->i", U[users], V[self.hidden])
                                                      for U, V in matrices]
         tr = train[users]
@@ -110,32 +119,46 @@ class _HoldoutScores:
         ph = pos[self.hidden]
         self.hidden_cell = ph  # exact: every hidden item is a candidate (its own cell holds its score)
         own = ph >= 0
-        # cells that are no candidates: the user's training items, and its hidden item itself
-        self.excluded = np.concatenate([rows[inside] * k + p[inside], np.flatnonzero(own) * k + ph[own]])
+        # cells that are no candidates (the user's training items, its hidden item itself) by user
+        ex_rows = np.concatenate([rows[inside], np.flatnonzero(own)])
+        ex_cols = np.concatenate([p[inside], ph[own]])
+        order = np.argsort(ex_rows, kind="stable")
+        self.ex_rows, self.ex_cols = ex_rows[order], ex_cols[order]
         self.n_cand = k - np.bincount(rows[inside], minlength=users.size) - own
-        self.n_users = users.size
+        self.step = max(1, BLOCK_CELLS // max(k, 1))
+        self._buf: tuple[np.ndarray, np.ndarray] | None = None
 
     def mar(self, wm: Sequence[float], item: np.ndarray) -> float:
-        """The hold-out MAR of the scores Σ_k wm_k·part_k + item (item: (m,) over every item)."""
+        """The hold-out MAR of the scores item + Σ_k (wm_k·U_k) V_kᵀ (item: (m,) over every item)."""
         if self.n_users == 0:
             return 0.5
-        S = np.empty((self.n_users, self.cols.size))
-        S[:] = item[self.cols]
-        for w, P in zip(wm, self.parts):
-            if w:
-                S += w * P
-        if self.exact:
-            s_h = S[np.arange(self.n_users), self.hidden_cell]
-        else:
-            s_h = item[self.hidden].copy()
-            for w, h in zip(wm, self.hidden_parts):
+        if self._buf is None:
+            shape = (min(self.step, self.n_users), self.cols.size)
+            self._buf = (np.empty(shape), np.empty(shape))
+        S_all, tmp_all = self._buf
+        item_c = item[self.cols]
+        total = 0.0
+        for start in range(0, self.n_users, self.step):
+            stop = min(self.n_users, start + self.step)
+            S, tmp = S_all[: stop - start], tmp_all[: stop - start]
+            S[:] = item_c
+            for w, U, V in zip(wm, self.U, self.V):
                 if w:
-                    s_h += w * h
-        S.ravel()[self.excluded] = -np.inf
-        col = s_h[:, None]
-        greater = np.count_nonzero(S > col, axis=1)
-        ties = np.count_nonzero(S == col, axis=1)
-        return float(np.mean((greater + 0.5 * ties) / np.maximum(self.n_cand, 1)))
+                    np.matmul(w * U[start:stop], V.T, out=tmp)
+                    S += tmp
+            if self.exact:
+                s_h = S[np.arange(stop - start), self.hidden_cell[start:stop]]
+            else:
+                s_h = item[self.hidden[start:stop]]
+                for w, h in zip(wm, self.hidden_parts):
+                    if w:
+                        s_h = s_h + w * h[start:stop]
+            a, b = np.searchsorted(self.ex_rows, (start, stop))
+            S[self.ex_rows[a:b] - start, self.ex_cols[a:b]] = -np.inf
+            col = s_h[:, None]
+            rank = np.count_nonzero(S > col, axis=1) + 0.5 * np.count_nonzero(S == col, axis=1)
+            total += float(np.sum(rank / np.maximum(self.n_cand[start:stop], 1)))
+        return total / self.n_users
 
 
 def _blocked_mar(matrices: Sequence[tuple[np.ndarray, np.ndarray]], wm: Sequence[float], item: np.ndarray,
@@ -194,20 +217,23 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
               for j in range(len(matrices))]
     starts += [([0.0] * len(matrices), [1.0 if k == j else 0.0 for k in range(len(items))])
                for j in range(len(items))]
-    scored = [(score(a, b), a, b) for a, b in starts] or [(0.5, [], [])]
-    best, wm, wi = min(scored, key=lambda t: t[0])
-    wm, wi = list(wm), list(wi)
-    for _ in range(2):
-        for kind, weights, grid in (("m", wm, MATRIX_WEIGHTS), ("i", wi, ITEM_WEIGHTS)):
-            for j in range(len(weights)):
-                for w in grid:
-                    if w == weights[j]:
-                        continue
-                    trial = list(weights)
-                    trial[j] = w
-                    r = score(trial, wi) if kind == "m" else score(wm, trial)
-                    if r < best - 1e-12:
-                        best, weights[j] = r, w
+    # the products are thin (block × rank times rank × items): a second BLAS thread only spins —
+    # measured 72 vs 12 CPU-ms a weight vector on the loaded 2-core machine
+    with single_threaded_blas():
+        scored = [(score(a, b), a, b) for a, b in starts] or [(0.5, [], [])]
+        best, wm, wi = min(scored, key=lambda t: t[0])
+        wm, wi = list(wm), list(wi)
+        for _ in range(2):
+            for kind, weights, grid in (("m", wm, MATRIX_WEIGHTS), ("i", wi, ITEM_WEIGHTS)):
+                for j in range(len(weights)):
+                    for w in grid:
+                        if w == weights[j]:
+                            continue
+                        trial = list(weights)
+                        trial[j] = w
+                        r = score(trial, wi) if kind == "m" else score(wm, trial)
+                        if r < best - 1e-12:
+                            best, weights[j] = r, w
     return wm, wi, best
 
 
@@ -262,7 +288,6 @@ def own_nmf(X: sp.csr_matrix, rank: int, lam: float, mode: str, max_iter: int,
     (as a fit on every column converges to: an all-zero column's HALS update is 0), so the fit costs
     O(its items × rank) per iteration, not O(catalogue × rank) — a 100,000-item declared catalogue
     made each entity's own model 20× slower (issue 26)."""
-    from dpfed_core.models.factorization import fit_nmf
 
     X = sp.csr_matrix(X, dtype=np.float64)
     used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
