@@ -64,7 +64,7 @@ def test_noise_opendp_float_samplers_fit_and_lie_on_the_grid(kind):
 
 @pytest.mark.parametrize("kind", ["laplace", "gaussian", "discrete_laplace"])
 def test_noise_opendp_long_vector_is_drawn_in_slices_each_noised_in_place(kind, monkeypatch):
-    # a long vector is cut into one slice per core, each drawn by its own OpenDP call on a thread:
+    # a long vector is cut into one slice per core, each drawn by OpenDP calls on a thread of its own:
     # every slice must carry the full noise at its own positions (a slice left un-noised, shifted
     # or noised twice fails), slices must not repeat each other's noise, and no thread may outlive
     # the draw
@@ -90,7 +90,9 @@ def test_noise_opendp_long_vector_is_drawn_in_slices_each_noised_in_place(kind, 
         else:
             dist = stats.laplace(scale=2.0) if kind == "laplace" else stats.norm(scale=2.0)
             assert stats.kstest(part, dist.cdf).pvalue > P_OS
+    # slices (2000) and the calls within a slice (1000) each take their own noise
     assert not np.array_equal(z[:2000], z[2000:4000]) and not np.array_equal(z[2000:4000], z[4000:])
+    assert not np.array_equal(z[:1000], z[1000:2000])
 
 
 def test_noise_opendp_noisy_max_is_the_exponential_mechanism():

@@ -251,10 +251,11 @@ def _finite_index(u: np.ndarray) -> np.ndarray:
     return idx
 
 
-#: Coordinates below which a vector is one OpenDP call on the calling thread. OpenDP's exact samplers
-#: cost 11–16 µs a coordinate whatever the scale or grid (measured 2026-11-26, opendp 0.16: Gaussian
-#: at k = −40, −20, −10 and discrete Gaussian on integers alike), so 2^15 coordinates are ~0.4 CPU-s;
-#: a thread costs ~0.1 ms to start, so above this size a second core pays many times over.
+#: Coordinates below which a vector is drawn on the calling thread alone, and the most one OpenDP
+#: call draws. OpenDP's exact samplers cost 11–16 µs a coordinate whatever the scale or grid
+#: (measured 2026-11-26, opendp 0.16: Gaussian at k = −40, −20, −10 and discrete Gaussian on
+#: integers alike), so 2^15 coordinates are ~0.4 CPU-s, against ~0.1 ms to start a thread or to
+#: build a measurement: above this size a second core pays many times over.
 PARALLEL_MIN_DRAWS = 2 ** 15
 
 
@@ -266,31 +267,41 @@ def draw_workers(size: int) -> int:
 
 
 def _sliced_draw(flat: np.ndarray, measurement: Callable[[int], object], dtype) -> np.ndarray:
-    """``measurement(n)(x)`` for the flat vector ``flat``, drawn in :func:`draw_workers` slices.
+    """``measurement(n)(x)`` for the flat vector ``flat``, drawn in :func:`draw_workers` slices, each
+    slice in calls of at most :data:`PARALLEL_MIN_DRAWS` coordinates.
 
     Why this is the same mechanism: OpenDP's vector Laplace / Gaussian add independent noise to
-    each coordinate (after the same rounding to the grid), so noising the slices by separate calls
+    each coordinate (after the same rounding to the grid), so noising the pieces by separate calls
     of the same measurement on their own lengths gives the whole vector the same distribution; each
     call takes fresh OS entropy. The privacy map is not computed here: the ledger row keeps the map
     of the whole vector (:mod:`dpfed_core.privacy.mechanisms`).
+
+    Why pieces: OpenDP takes and returns Python lists (~32 bytes a coordinate each way), so a
+    180,000-coordinate release held ~12 MB of lists at once; pieces of 2^15 hold ~2 MB a thread.
 
     Why threads and not processes: OpenDP's Python binding calls its Rust library through
     ``ctypes.cdll``, which releases the GIL for the whole call, so the slices run on separate cores
     with no start-up, no pickling, and nothing that could outlive the run (the pool is shut down
     before this returns, also on error)."""
     n = int(flat.size)
+    out = np.empty(n, dtype=dtype)
+
+    def draw(a: int, b: int) -> None:
+        for lo in range(a, b, PARALLEL_MIN_DRAWS):
+            hi = min(b, lo + PARALLEL_MIN_DRAWS)
+            out[lo:hi] = measurement(hi - lo)(flat[lo:hi].tolist())
+
     workers = draw_workers(n)
     if workers == 1:
-        return np.asarray(measurement(n)(flat.tolist()), dtype=dtype)
+        draw(0, n)
+        return out
     cuts = np.linspace(0, n, workers + 1).astype(np.int64)
-
-    def draw(a: int, b: int) -> np.ndarray:
-        return np.asarray(measurement(b - a)(flat[a:b].tolist()), dtype=dtype)
-
     with ThreadPoolExecutor(max_workers=workers - 1, thread_name_prefix="opendp-draw") as pool:
         rest = [pool.submit(draw, int(a), int(b)) for a, b in zip(cuts[1:-1], cuts[2:])]
-        first = draw(int(cuts[0]), int(cuts[1]))  # the calling thread draws a slice too
-        return np.concatenate([first, *(f.result() for f in rest)])
+        draw(int(cuts[0]), int(cuts[1]))  # the calling thread draws a slice too
+        for f in rest:
+            f.result()  # re-raises a worker's error here
+    return out
 
 
 class OpenDPSampler:
