@@ -87,7 +87,7 @@ BLOCK_CELLS = 2 ** 20
 
 class _HoldoutScores:
     """Scores weight vectors on one hold-out: what does not depend on the weights — the candidate
-    items' factor rows, the hidden items' part scores, which cells are no candidates, each user's
+    items' and hidden items' factor rows, which cells are no candidates, each user's
     number of candidates — is prepared once per search (~20–40 weight vectors), and each weight
     vector is scored in row blocks of :data:`BLOCK_CELLS` cells into two buffers kept across calls
     (a fresh block per part and call cost more in page faults and copies than the products).
@@ -110,8 +110,7 @@ class _HoldoutScores:
         self.cols, self.hidden, self.n_users = cols, hidden[users], users.size
         self.U = [U[users] for U, _ in matrices]
         self.V = [V if self.exact else V[cols] for _, V in matrices]  # candidate rows, as the scoring reads them
-        self.hidden_parts = None if self.exact else [np.einsum("ij,ij->i", U[users], V[self.hidden])
-                                                     for U, V in matrices]
+        self.V_hidden = None if self.exact else [V[self.hidden] for _, V in matrices]  # users × rank
         tr = train[users]
         rows = np.repeat(np.arange(users.size), np.diff(tr.indptr))
         p = pos[tr.indices]
@@ -150,9 +149,9 @@ class _HoldoutScores:
                 s_h = S[np.arange(stop - start), self.hidden_cell[start:stop]]
             else:
                 s_h = item[self.hidden[start:stop]]
-                for w, h in zip(wm, self.hidden_parts):
+                for w, U, Vh in zip(wm, self.U, self.V_hidden):
                     if w:
-                        s_h = s_h + w * h[start:stop]
+                        s_h = s_h + np.einsum("ij,ij->i", w * U[start:stop], Vh[start:stop])
             a, b = np.searchsorted(self.ex_rows, (start, stop))
             S[self.ex_rows[a:b] - start, self.ex_cols[a:b]] = -np.inf
             col = s_h[:, None]
@@ -200,7 +199,7 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
     every item). Returns (matrix weights, item weights, hold-out MAR)."""
     n, m = train.shape
     seen: dict[tuple, float] = {}
-    holdout = _HoldoutScores(matrices, train, hidden, has, cols)  # every part's scores, once
+    holdout = _HoldoutScores(matrices, train, hidden, has, cols)  # what the weights do not change, once
 
     def score(wm_, wi_) -> float:
         # a weight vector already scored is not scored again: the second pass re-tries the first's
