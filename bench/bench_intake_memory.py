@@ -146,10 +146,15 @@ def _child(flag: str, arg: str) -> dict:
     return res
 
 
+def _cores() -> int:
+    """The cores this process may run on (what the OpenDP draws are spread over)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def _load_text(res: dict) -> str:
     """The machine's load average (1 min) when the child started and ended: wall seconds are only
     comparable with the CPU seconds at a load below the number of cores."""
-    return f"load average {res['load_before'][0]:.1f} → {res['load_after'][0]:.1f} on {os.cpu_count()} cores"
+    return f"load average {res['load_before'][0]:.1f} → {res['load_after'][0]:.1f} on {_cores()} cores"
 
 
 def part_load(rows: int) -> list[str]:
@@ -197,6 +202,7 @@ def part_run(rows: int, users: int, items: int, big_catalogue: int, simulation: 
     large = results.get(big_catalogue)
     own = {k: (r["peak_kb"] - r["base_kb"]) / 1024 for k, r in results.items()}
     ds = small["dataset"]
+    sel = min(items, 600)  # items in the co-occurrence release (dp-cooccurrence's max_items default)
     lines += [
         f"- file: {rows:,} rows, {size / 1e6:.1f} MB (user, item, entity; generated; {users:,} users, {items:,} items "
         f"used, 40 declared entities)",
@@ -215,8 +221,13 @@ def part_run(rows: int, users: int, items: int, big_catalogue: int, simulation: 
                                                            if isinstance(v, (int, float))),
         "",
         *(["With `--simulation` (NumPy noise): production noise (OpenDP's samplers) adds the co-occurrence",
-           "stage's 40 × 600·601/2 ≈ 7.2 M Gaussian draws, ≈ 95 CPU-s at ~13 µs a draw (measured 2026-11-26), which",
-           "this figure leaves out; the memory figures do not depend on the sampler.", ""] if simulation else []),
+           "stage's 40 × 600·601/2 ≈ 7.2 M Gaussian draws, ≈ 90 CPU-s at ~12.5 µs a draw (measured 2026-11-26), which",
+           "this figure leaves out; the memory figures do not depend on the sampler.", ""] if simulation else
+          [f"Production noise: the co-occurrence stage's 40 × {sel}·{sel + 1}/2 ≈ {40 * sel * (sel + 1) / 2e6:.1f} M "
+           "Gaussian draws are OpenDP's exact sampler at ~12.5 µs a draw whatever the scale",
+           f"(≈ {40 * sel * (sel + 1) / 2 * 12.5e-6:.0f} CPU-s, most of the CPU-seconds above);",
+           f"each release is drawn in one slice per core ({_cores()} here) on threads (OpenDP's ctypes calls",
+           "release the GIL), so on an otherwise idle machine they take about half that in wall time.", ""]),
         "\"Own peak\" is the child's peak RSS above its RSS after the imports a run needs (numpy, pandas,",
         "scipy, scikit-learn, the engine): the memory the run itself takes.",
         "",
@@ -225,6 +236,12 @@ def part_run(rows: int, users: int, items: int, big_catalogue: int, simulation: 
         "in a block layout, O(items × entities × rank) (now per-entity factors, sparse in items:",
         "`dpfed_core/models/entity_factors.py`); the blend scored every hold-out user × item some 40 times per",
         "entity (now ≤ 1,000 users × 2,000 sampled candidate items, no weight vector scored twice).",
+        "",
+        "Where the time went (issue 26: round 2 234.7 s wall, 79 CPU-s for the whole run): the blend's weight",
+        "search (~34 weight vectors an entity) multiplied each part in multi-threaded BLAS, whose second",
+        "thread only spins on these thin products (72 vs 12 CPU-ms a weight vector on a loaded machine);",
+        "it now runs single-threaded in row blocks with reused buffers and the same arithmetic (the same",
+        "weights). The OpenDP draws were one call a release on one core; now one slice per core.",
         "",
     ]
     return lines

@@ -108,13 +108,13 @@ def test_the_weight_search_is_capped_in_users_and_items(monkeypatch):
 
     X = _popular_data(n=300, m=40, seed=7)
     sizes = []
-    real = blend._blocked_mar
+    real = blend._HoldoutScores.mar
 
-    def spy(matrices, wm, item, train, hidden, has, cols=None):
-        sizes.append((int(has.sum()), X.shape[1] if cols is None else cols.size))
-        return real(matrices, wm, item, train, hidden, has, cols)
+    def spy(self, wm, item):
+        sizes.append((self.n_users, self.cols.size))  # hold-out users × candidate items actually scored
+        return real(self, wm, item)
 
-    monkeypatch.setattr(blend, "_blocked_mar", spy)
+    monkeypatch.setattr(blend._HoldoutScores, "mar", spy)
     noise = np.random.default_rng(8).random(X.shape)
     own = [lambda Z: (noise, np.eye(X.shape[1]))]
     _, _, free = fit_blend(X, own, [popularity], np.random.default_rng(9))
@@ -125,3 +125,38 @@ def test_the_weight_search_is_capped_in_users_and_items(monkeypatch):
     _, _, capped = fit_blend(X, own, [popularity], np.random.default_rng(9))
     assert sizes and all(s == (100, 25) for s in sizes)
     assert capped["item_weights"][0] > 0 and free["item_weights"][0] > 0
+
+
+@pytest.mark.parametrize("capped", [False, True])
+def test_the_cached_weight_search_scores_every_weight_vector_as_the_direct_scoring(capped, monkeypatch):
+    """The search keeps every part's hold-out scores (one product per part, issue 26); each weight
+    vector it scores must get exactly the MAR that scoring Σ_k (w_k·U_k) V_kᵀ + item from scratch
+    gives (the weights are powers of two, so even the rounding agrees)."""
+    from dpfed_core.models import blend
+
+    X = _popular_data(n=300, m=60, seed=11)
+    red, hidden, has = holdout_split(X, np.random.default_rng(12))
+    g = np.random.default_rng(13)
+    mats = [blend._unit_factors(g.random((X.shape[0], 3)), g.random((X.shape[1], 3))) for _ in range(2)]
+    vecs = [blend._unit(popularity(red)), blend._unit(g.random(X.shape[1]))]
+    cols = np.sort(g.choice(X.shape[1], 25, replace=False)) if capped else None
+    scored = []
+    real = blend._HoldoutScores.mar
+    monkeypatch.setattr(blend._HoldoutScores, "mar",
+                        lambda self, wm, item: scored.append((list(wm), item)) or real(self, wm, item))
+    wm, wi, best = blend.choose_weights(mats, vecs, red, hidden, has, cols)
+    assert len(scored) > 10
+    users = np.flatnonzero(has)
+    for w, item in scored:
+        S = item[None, :] + sum(((wk * U) @ V.T for wk, (U, V) in zip(w, mats) if wk), np.zeros(X.shape))
+        if cols is None:
+            direct = holdout_mar(S, red, hidden, has)
+        else:  # the sampled formula, written out per user
+            ranks = []
+            for u in users:
+                cand = np.setdiff1d(cols, np.append(red[u].indices, hidden[u]))
+                s_h = item[hidden[u]] + sum(float((wk * U[u]) @ V[hidden[u]]) for wk, (U, V) in zip(w, mats) if wk)
+                ranks.append(((S[u, cand] > s_h).sum() + 0.5 * (S[u, cand] == s_h).sum()) / max(cand.size, 1))
+            direct = float(np.mean(ranks))
+        assert real(blend._HoldoutScores(mats, red, hidden, has, cols), w, item) == pytest.approx(direct, abs=1e-12)
+    assert best == min(real(blend._HoldoutScores(mats, red, hidden, has, cols), w, item) for w, item in scored)

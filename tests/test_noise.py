@@ -62,6 +62,39 @@ def test_noise_opendp_float_samplers_fit_and_lie_on_the_grid(kind):
     assert np.all(np.ldexp(released, -noise.FLOAT_GRID_K) == np.round(np.ldexp(released, -noise.FLOAT_GRID_K)))
 
 
+@pytest.mark.parametrize("kind", ["laplace", "gaussian", "discrete_laplace"])
+def test_noise_opendp_long_vector_is_drawn_in_slices_each_noised_in_place(kind, monkeypatch):
+    # a long vector is cut into one slice per core, each drawn by OpenDP calls on a thread of its own:
+    # every slice must carry the full noise at its own positions (a slice left un-noised, shifted
+    # or noised twice fails), slices must not repeat each other's noise, and no thread may outlive
+    # the draw
+    import threading
+
+    monkeypatch.setattr(noise, "PARALLEL_MIN_DRAWS", 1000)
+    monkeypatch.setattr(noise.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert noise.draw_workers(3000) == 3 and noise.draw_workers(2999) == 2 and noise.draw_workers(999) == 1
+    before = threading.active_count()
+    s = noise.OpenDPSampler()
+    base = np.repeat(np.arange(3) * 10_000, 2000).reshape(60, 100)  # shape kept, slices distinguishable
+    out = getattr(s, kind)(base if kind == "discrete_laplace" else base.astype(float), 2.0)
+    assert out.shape == base.shape and threading.active_count() == before
+    z = (out - base).ravel()
+    if kind == "discrete_laplace":
+        q = math.exp(-0.5)
+        pmf = (1 - q) / (1 + q) * q ** np.abs(np.arange(-12, 13))
+    for a in range(0, z.size, 2000):
+        part = z[a:a + 2000]
+        if kind == "discrete_laplace":
+            obs = np.array([(part == v).sum() for v in range(-12, 13)] + [(np.abs(part) > 12).sum()])
+            assert stats.chisquare(obs, np.append(pmf, 1 - pmf.sum()) * part.size).pvalue > P_OS
+        else:
+            dist = stats.laplace(scale=2.0) if kind == "laplace" else stats.norm(scale=2.0)
+            assert stats.kstest(part, dist.cdf).pvalue > P_OS
+    # slices (2000) and the calls within a slice (1000) each take their own noise
+    assert not np.array_equal(z[:2000], z[2000:4000]) and not np.array_equal(z[2000:4000], z[4000:])
+    assert not np.array_equal(z[:1000], z[1000:2000])
+
+
 def test_noise_opendp_noisy_max_is_the_exponential_mechanism():
     u = np.array([0.0, 1.0, 2.0, -np.inf])
     s = noise.OpenDPSampler()

@@ -21,6 +21,8 @@ from typing import Callable, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from dpfed_core.models.factorization import fit_nmf, single_threaded_blas
+
 MatrixPart = Callable[[sp.csr_matrix], tuple[np.ndarray, np.ndarray]]  # rows → (U (n × r), V (m × r))
 ItemPart = Callable[[sp.csr_matrix], np.ndarray]                       # rows → (m,) item scores
 
@@ -62,17 +64,6 @@ def holdout_split(X: sp.csr_matrix, rng: np.random.Generator) -> tuple[sp.csr_ma
     return reduced, hidden, has
 
 
-#: Cells (users × items) scored at once: memory stays O(block × items + items × rank), never
-#: O(users × items) — a 100,000-item catalogue costs what the factors cost (issue 26).
-BLOCK_CELLS = 2 ** 20
-
-
-def _row_blocks(n: int, m: int):
-    step = max(1, BLOCK_CELLS // max(m, 1))
-    for start in range(0, n, step):
-        yield slice(start, min(n, start + step))
-
-
 def _inverse_row_norms(U: np.ndarray, V: np.ndarray) -> np.ndarray:
     """1/‖U_u Vᵀ‖ for every row u (0 for an all-zero row), from the r × r Gram matrix of V: the
     score matrix U Vᵀ is never formed."""
@@ -88,64 +79,95 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / n if n > 1e-300 else v
 
 
-def _blocked_mar(matrices: Sequence[tuple[np.ndarray, np.ndarray]], wm: Sequence[float], item: np.ndarray,
-                 train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray,
-                 cols: np.ndarray | None = None) -> float:
-    """:func:`holdout_mar` of Σ_k w_k Û_k V_kᵀ + item (Û_k = U_k scaled to unit score rows), scored in
-    blocks of users (see :data:`BLOCK_CELLS`). ``cols``: rank each hidden item among these candidate
-    items only (a uniform sample of the catalogue, :func:`holdout_sample`) — the same percentile,
-    estimated; None: among every item (exact)."""
-    n, m = train.shape
-    if cols is not None:
-        return _sampled_mar(matrices, wm, item, train, hidden, has, cols)
-    total, count = 0.0, 0
-    for b in _row_blocks(n, m):
-        hb = has[b]
-        if not hb.any():
-            continue
-        S = np.broadcast_to(item, (b.stop - b.start, m)).copy()
-        for w, (U, V) in zip(wm, matrices):
-            if w:
-                S += (w * U[b]) @ V.T
-        k = int(hb.sum())
-        total += holdout_mar(S, train[b], hidden[b], hb) * k
-        count += k
-    return total / count if count else 0.5
+#: Cells (users × items) scored at once: memory stays two blocks of 2^20 doubles (16 MB) whatever
+#: the hold-out size, never O(users × items) — a 100,000-item catalogue costs what the factors cost
+#: (issue 26).
+BLOCK_CELLS = 2 ** 20
 
 
-def _sampled_mar(matrices, wm, item, train, hidden, has, cols) -> float:
-    """The percentile rank of each user's hidden item among the candidate items ``cols`` outside the
-    user's training row (its own hidden item compared, not counted) — with ``cols`` every item this
-    is :func:`holdout_mar`'s formula."""
-    n, m = train.shape
-    k = cols.size
-    pos = np.full(m, -1, dtype=np.int64)
-    pos[cols] = np.arange(k)
-    total, count = 0.0, 0
-    for b in _row_blocks(n, k):
-        users = np.flatnonzero(has[b]) + b.start
-        if users.size == 0:
-            continue
-        S = np.broadcast_to(item[cols], (users.size, k)).copy()
-        s_h = item[hidden[users]].copy()
-        for w, (U, V) in zip(wm, matrices):
-            if w:
-                Uw = w * U[users]
-                S += Uw @ V[cols].T
-                s_h += np.einsum("ij,ij->i", Uw, V[hidden[users]])
+class _HoldoutScores:
+    """Scores weight vectors on one hold-out: what does not depend on the weights — the candidate
+    items' and hidden items' factor rows, which cells are no candidates, each user's
+    number of candidates — is prepared once per search (~20–40 weight vectors), and each weight
+    vector is scored in row blocks of :data:`BLOCK_CELLS` cells into two buffers kept across calls
+    (a fresh block per part and call cost more in page faults and copies than the products).
+
+    ``cols`` None: every item is a candidate and the hidden item's score is read from its own cell
+    (exactly :func:`holdout_mar`); else the hidden item is ranked among ``cols`` outside the user's
+    training row (its own cell, if sampled, not counted) and its score is computed on its own. The
+    arithmetic is the direct scoring's — item + (w_0·U_0) V_0ᵀ + (w_1·U_1) V_1ᵀ + … in that order,
+    block by block — so the search chooses exactly the weights the direct scoring chose."""
+
+    def __init__(self, matrices: Sequence[tuple[np.ndarray, np.ndarray]], train: sp.csr_matrix,
+                 hidden: np.ndarray, has: np.ndarray, cols: np.ndarray | None) -> None:
+        n, m = train.shape
+        self.exact = cols is None
+        cols = np.arange(m) if cols is None else np.asarray(cols, dtype=np.int64)
+        users = np.flatnonzero(has)
+        k = cols.size
+        pos = np.full(m, -1, dtype=np.int64)
+        pos[cols] = np.arange(k)
+        self.cols, self.hidden, self.n_users = cols, hidden[users], users.size
+        self.U = [U[users] for U, _ in matrices]
+        self.V = [V if self.exact else V[cols] for _, V in matrices]  # candidate rows, as the scoring reads them
+        self.V_hidden = None if self.exact else [V[self.hidden] for _, V in matrices]  # users × rank
         tr = train[users]
         rows = np.repeat(np.arange(users.size), np.diff(tr.indptr))
         p = pos[tr.indices]
-        S[rows[p >= 0], p[p >= 0]] = -np.inf          # the user's training items are no candidates
-        ph = pos[hidden[users]]
+        inside = p >= 0
+        ph = pos[self.hidden]
+        self.hidden_cell = ph  # exact: every hidden item is a candidate (its own cell holds its score)
         own = ph >= 0
-        S[np.flatnonzero(own), ph[own]] = -np.inf     # nor its hidden item itself
-        greater = (S > s_h[:, None]).sum(1)
-        ties = (S == s_h[:, None]).sum(1)
-        n_cand = k - np.bincount(rows[p >= 0], minlength=users.size) - own
-        total += float(np.sum((greater + 0.5 * ties) / np.maximum(n_cand, 1)))
-        count += users.size
-    return total / count if count else 0.5
+        # cells that are no candidates (the user's training items, its hidden item itself) by user
+        ex_rows = np.concatenate([rows[inside], np.flatnonzero(own)])
+        ex_cols = np.concatenate([p[inside], ph[own]])
+        order = np.argsort(ex_rows, kind="stable")
+        self.ex_rows, self.ex_cols = ex_rows[order], ex_cols[order]
+        self.n_cand = k - np.bincount(rows[inside], minlength=users.size) - own
+        self.step = max(1, BLOCK_CELLS // max(k, 1))
+        self._buf: tuple[np.ndarray, np.ndarray] | None = None
+
+    def mar(self, wm: Sequence[float], item: np.ndarray) -> float:
+        """The hold-out MAR of the scores item + Σ_k (wm_k·U_k) V_kᵀ (item: (m,) over every item)."""
+        if self.n_users == 0:
+            return 0.5
+        if self._buf is None:
+            shape = (min(self.step, self.n_users), self.cols.size)
+            self._buf = (np.empty(shape), np.empty(shape))
+        S_all, tmp_all = self._buf
+        item_c = item[self.cols]
+        total = 0.0
+        for start in range(0, self.n_users, self.step):
+            stop = min(self.n_users, start + self.step)
+            S, tmp = S_all[: stop - start], tmp_all[: stop - start]
+            S[:] = item_c
+            for w, U, V in zip(wm, self.U, self.V):
+                if w:
+                    np.matmul(w * U[start:stop], V.T, out=tmp)
+                    S += tmp
+            if self.exact:
+                s_h = S[np.arange(stop - start), self.hidden_cell[start:stop]]
+            else:
+                s_h = item[self.hidden[start:stop]]
+                for w, U, Vh in zip(wm, self.U, self.V_hidden):
+                    if w:
+                        s_h = s_h + np.einsum("ij,ij->i", w * U[start:stop], Vh[start:stop])
+            a, b = np.searchsorted(self.ex_rows, (start, stop))
+            S[self.ex_rows[a:b] - start, self.ex_cols[a:b]] = -np.inf
+            col = s_h[:, None]
+            rank = np.count_nonzero(S > col, axis=1) + 0.5 * np.count_nonzero(S == col, axis=1)
+            total += float(np.sum(rank / np.maximum(self.n_cand[start:stop], 1)))
+        return total / self.n_users
+
+
+def _blocked_mar(matrices: Sequence[tuple[np.ndarray, np.ndarray]], wm: Sequence[float], item: np.ndarray,
+                 train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray,
+                 cols: np.ndarray | None = None) -> float:
+    """:func:`holdout_mar` of Σ_k w_k Û_k V_kᵀ + item (Û_k = U_k scaled to unit score rows), for one
+    weight vector (a search scores many on one :class:`_HoldoutScores`). ``cols``: rank each hidden
+    item among these candidate items only (a uniform sample of the catalogue, :func:`holdout_sample`)
+    — the same percentile, estimated; None: among every item (exact)."""
+    return _HoldoutScores(matrices, train, hidden, has, cols).mar(wm, item)
 
 
 #: The hold-out scores at most this many users × candidate items per entity, whatever the entity's
@@ -177,6 +199,7 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
     every item). Returns (matrix weights, item weights, hold-out MAR)."""
     n, m = train.shape
     seen: dict[tuple, float] = {}
+    holdout = _HoldoutScores(matrices, train, hidden, has, cols)  # what the weights do not change, once
 
     def score(wm_, wi_) -> float:
         # a weight vector already scored is not scored again: the second pass re-tries the first's
@@ -184,7 +207,7 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
         key = (tuple(wm_), tuple(wi_))
         if key not in seen:
             item = sum((w * v for w, v in zip(wi_, items) if w), np.zeros(m))
-            seen[key] = _blocked_mar(matrices, wm_, item * (1 + 1e-12), train, hidden, has, cols)
+            seen[key] = holdout.mar(wm_, item * (1 + 1e-12))
         return seen[key]
 
     # start from the best single part: every part alone is in the search, so the blend is at least as
@@ -193,20 +216,23 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
               for j in range(len(matrices))]
     starts += [([0.0] * len(matrices), [1.0 if k == j else 0.0 for k in range(len(items))])
                for j in range(len(items))]
-    scored = [(score(a, b), a, b) for a, b in starts] or [(0.5, [], [])]
-    best, wm, wi = min(scored, key=lambda t: t[0])
-    wm, wi = list(wm), list(wi)
-    for _ in range(2):
-        for kind, weights, grid in (("m", wm, MATRIX_WEIGHTS), ("i", wi, ITEM_WEIGHTS)):
-            for j in range(len(weights)):
-                for w in grid:
-                    if w == weights[j]:
-                        continue
-                    trial = list(weights)
-                    trial[j] = w
-                    r = score(trial, wi) if kind == "m" else score(wm, trial)
-                    if r < best - 1e-12:
-                        best, weights[j] = r, w
+    # the products are thin (block × rank times rank × items): a second BLAS thread only spins —
+    # measured 72 vs 12 CPU-ms a weight vector on the loaded 2-core machine
+    with single_threaded_blas():
+        scored = [(score(a, b), a, b) for a, b in starts] or [(0.5, [], [])]
+        best, wm, wi = min(scored, key=lambda t: t[0])
+        wm, wi = list(wm), list(wi)
+        for _ in range(2):
+            for kind, weights, grid in (("m", wm, MATRIX_WEIGHTS), ("i", wi, ITEM_WEIGHTS)):
+                for j in range(len(weights)):
+                    for w in grid:
+                        if w == weights[j]:
+                            continue
+                        trial = list(weights)
+                        trial[j] = w
+                        r = score(trial, wi) if kind == "m" else score(wm, trial)
+                        if r < best - 1e-12:
+                            best, weights[j] = r, w
     return wm, wi, best
 
 
@@ -261,7 +287,6 @@ def own_nmf(X: sp.csr_matrix, rank: int, lam: float, mode: str, max_iter: int,
     (as a fit on every column converges to: an all-zero column's HALS update is 0), so the fit costs
     O(its items × rank) per iteration, not O(catalogue × rank) — a 100,000-item declared catalogue
     made each entity's own model 20× slower (issue 26)."""
-    from dpfed_core.models.factorization import fit_nmf
 
     X = sp.csr_matrix(X, dtype=np.float64)
     used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))

@@ -19,7 +19,8 @@ Samplers (who draws the mechanism noise):
   (Mironov 2012): discrete Laplace on integer counts; OpenDP's float Laplace / Gaussian on real
   sums (input rounded to the grid 2^k, k = :data:`FLOAT_GRID_K`, discrete noise in grid units; its
   privacy map charges the rounding); Gumbel report-noisy-max / one-shot top-k for selections.
-  One OpenDP call per vector (vector domains), never per element.
+  One OpenDP call per vector (vector domains), never per element; a long vector is cut into one
+  slice per core, each drawn by its own OpenDP call on a thread of its own (:func:`_sliced_draw`).
 * simulation — :class:`NumpySampler`: the same distributions drawn from the seeded NumPy generator
   (continuous Laplace/Gaussian instead of the 2^-40 grid), reproducible, no privacy claim.
 
@@ -31,6 +32,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 import numpy as np
 
@@ -247,8 +251,62 @@ def _finite_index(u: np.ndarray) -> np.ndarray:
     return idx
 
 
+#: Coordinates below which a vector is drawn on the calling thread alone, and the most one OpenDP
+#: call draws. OpenDP's exact samplers cost 11–16 µs a coordinate whatever the scale or grid
+#: (measured 2026-11-26, opendp 0.16: Gaussian at k = −40, −20, −10 and discrete Gaussian on
+#: integers alike), so 2^15 coordinates are ~0.4 CPU-s, against ~0.1 ms to start a thread or to
+#: build a measurement: above this size a second core pays many times over.
+PARALLEL_MIN_DRAWS = 2 ** 15
+
+
+def draw_workers(size: int) -> int:
+    """How many slices a vector of ``size`` coordinates is drawn in: one per core this process may
+    run on (``os.sched_getaffinity``), each slice at least :data:`PARALLEL_MIN_DRAWS` long."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(cores, int(size) // PARALLEL_MIN_DRAWS))
+
+
+def _sliced_draw(flat: np.ndarray, measurement: Callable[[int], object], dtype) -> np.ndarray:
+    """``measurement(n)(x)`` for the flat vector ``flat``, drawn in :func:`draw_workers` slices, each
+    slice in calls of at most :data:`PARALLEL_MIN_DRAWS` coordinates.
+
+    Why this is the same mechanism: OpenDP's vector Laplace / Gaussian add independent noise to
+    each coordinate (after the same rounding to the grid), so noising the pieces by separate calls
+    of the same measurement on their own lengths gives the whole vector the same distribution; each
+    call takes fresh OS entropy. The privacy map is not computed here: the ledger row keeps the map
+    of the whole vector (:mod:`dpfed_core.privacy.mechanisms`).
+
+    Why pieces: OpenDP takes and returns Python lists (~32 bytes a coordinate each way), so a
+    180,000-coordinate release held ~12 MB of lists at once; pieces of 2^15 hold ~2 MB a thread.
+
+    Why threads and not processes: OpenDP's Python binding calls its Rust library through
+    ``ctypes.cdll``, which releases the GIL for the whole call, so the slices run on separate cores
+    with no start-up, no pickling, and nothing that could outlive the run (the pool is shut down
+    before this returns, also on error)."""
+    n = int(flat.size)
+    out = np.empty(n, dtype=dtype)
+
+    def draw(a: int, b: int) -> None:
+        for lo in range(a, b, PARALLEL_MIN_DRAWS):
+            hi = min(b, lo + PARALLEL_MIN_DRAWS)
+            out[lo:hi] = measurement(hi - lo)(flat[lo:hi].tolist())
+
+    workers = draw_workers(n)
+    if workers == 1:
+        draw(0, n)
+        return out
+    cuts = np.linspace(0, n, workers + 1).astype(np.int64)
+    with ThreadPoolExecutor(max_workers=workers - 1, thread_name_prefix="opendp-draw") as pool:
+        rest = [pool.submit(draw, int(a), int(b)) for a, b in zip(cuts[1:-1], cuts[2:])]
+        draw(int(cuts[0]), int(cuts[1]))  # the calling thread draws a slice too
+        for f in rest:
+            f.result()  # re-raises a worker's error here
+    return out
+
+
 class OpenDPSampler:
-    """Production sampler: OpenDP, OS entropy, exact. Stateless; one OpenDP call per vector."""
+    """Production sampler: OpenDP, OS entropy, exact. Stateless; one OpenDP call per vector (per
+    slice of a long vector, :func:`_sliced_draw`)."""
 
     simulation = False
 
@@ -260,21 +318,23 @@ class OpenDPSampler:
         dp = _dp()
         meas = dp.m.make_laplace(dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int),
                                  scale=float(scale))
-        return np.asarray(meas(v.astype(np.int64).ravel().tolist()), dtype=np.int64).reshape(v.shape)
+        return _sliced_draw(v.astype(np.int64).ravel(), lambda n: meas, np.int64).reshape(v.shape)
 
     def laplace(self, values, scale: float) -> np.ndarray:
         v = np.asarray(values, dtype=np.float64)
         if scale == 0 or v.size == 0:
             return v.copy()
-        meas = _dp().m.make_laplace(*_float_space(v.size, "l1"), scale=float(scale), k=FLOAT_GRID_K)
-        return np.asarray(meas(v.ravel().tolist()), dtype=np.float64).reshape(v.shape)
+        make = _dp().m.make_laplace
+        return _sliced_draw(v.ravel(), lambda n: make(*_float_space(n, "l1"), scale=float(scale), k=FLOAT_GRID_K),
+                            np.float64).reshape(v.shape)
 
     def gaussian(self, values, sigma: float) -> np.ndarray:
         v = np.asarray(values, dtype=np.float64)
         if sigma == 0 or v.size == 0:
             return v.copy()
-        meas = _dp().m.make_gaussian(*_float_space(v.size, "l2"), scale=float(sigma), k=FLOAT_GRID_K)
-        return np.asarray(meas(v.ravel().tolist()), dtype=np.float64).reshape(v.shape)
+        make = _dp().m.make_gaussian
+        return _sliced_draw(v.ravel(), lambda n: make(*_float_space(n, "l2"), scale=float(sigma), k=FLOAT_GRID_K),
+                            np.float64).reshape(v.shape)
 
     def _top(self, u: np.ndarray, k: int, scale: float) -> np.ndarray:
         dp = _dp()
