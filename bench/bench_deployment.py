@@ -200,8 +200,8 @@ def main() -> None:
                         "bytes_ratio": "{:.2f}", "load_before": "{:.1f}", "load_1m": "{:.1f}"})
           + ("\nSimulation engine: not measured — " + "; ".join(missing) + ".\n" if missing else "")
           + "\nPer secure sum (one SecAgg+ round per stage; bytes = every Flower message of that stage, incl. "
-            "key exchange; the popularity stage of dp-cooccurrence also counts the public item-list broadcast "
-            "after it):\n\n"
+            "key exchange; the co-occurrence stage of dp-cooccurrence also carries the public item list chosen "
+            "from the popularity sum, inside its share instructions):\n\n"
           + C.md_table([{"entities": r["entities"], "method": r["method"], "engine": r["engine"], "stage": st, **v}
                         for r in measured for st, v in (r.get("secure_sums") or {}).items()],
                        ["entities", "method", "engine", "stage", "length", "bytes", "seconds"])

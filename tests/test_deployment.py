@@ -253,12 +253,15 @@ def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_pro
                                                                   ("release", K)]
     assert doc["notes"][0].startswith(f"no declared item catalogue: federation-wide DP selection under secure "
                                       f"aggregation kept {K} of")
-    # Up: SecAgg+ replies of both sums, the keys' acknowledgement, round 2; down: the K released keys.
+    # Up: SecAgg+ replies of both sums and round 2; down: the K released keys, carried by the next
+    # sum's share instructions (no message round of their own, no acknowledgement).
     up = {m["content"] for m in doc["messages"] if m["receiver"] == "server"}
-    assert "SecAgg+ collect masked vectors [catalogue] (reply)" in up
-    assert "acknowledgement (public result stored)" in up and ROUND2_REPLY in up
-    bc = [m for m in doc["messages"] if m["content"].startswith("public result of the catalogue sum")]
-    assert len(bc) == 3 and all(m["records"] == ["config", "public"] and m["shape"] == [K] for m in bc)
+    assert "SecAgg+ collect masked vectors [catalogue] (reply)" in up and ROUND2_REPLY in up
+    assert not any("acknowledgement (public result stored)" == c for c in up)
+    bc = [m for m in doc["messages"] if m["content"].endswith(f"+ public result of the catalogue sum (keys [{K}])")]
+    assert len(bc) == 3 and all(m["receiver"] != "server" and m["content"].startswith("SecAgg+ collect masked vectors")
+                                for m in bc)
+    assert not any(m["content"].startswith("public result of") for m in doc["messages"])
     # The catalogue vectors the server received are masked, the length of the public B.
     target, modulus, clip = secagg_ranges(3)
     files = sorted(dump.glob("*secagg3_catalogue_*.npz"))
@@ -498,12 +501,13 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     secagg = {f"{label} [{stage}] (reply)" for stage in ("popularity", "co-occurrence")
               for label in ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
                             "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")}
-    assert {m["content"] for m in up} == secagg | {"acknowledgement (public result stored)",
-                                                   ROUND2_REPLY}
+    assert {m["content"] for m in up} == secagg | {ROUND2_REPLY}
     assert all("release" not in m["records"] and "public" not in m["records"] for m in up)
-    # Server → entity between the sums: the public item list only.
-    bc = [m for m in doc["messages"] if m["content"].startswith("public result of the popularity sum")]
-    assert len(bc) == 3 and all(m["records"] == ["config", "public"] and m["shape"] == [M] for m in bc)
+    # Server → entity between the sums: the public item list only, inside the co-occurrence sum's
+    # share instructions.
+    bc = [m for m in doc["messages"] if m["content"] == ("SecAgg+ collect masked vectors [co-occurrence] + public "
+                                                         f"result of the popularity sum (items [{M}])")]
+    assert len(bc) == 3 and all(m["receiver"] != "server" for m in bc)
 
     # The in-process shares (same streams as the nodes in simulation) and the sums they add up to.
     public = res.extra["public"]
@@ -575,9 +579,9 @@ def test_the_server_receives_only_masked_vectors_dp_releases_and_public_fields(d
     files = sorted(p for d in dumps for p in d.glob("*.json"))
     labels = {p.name.split("_")[1] for p in files}
     assert {"round1", "round2", "secagg1", "secagg2", "secagg3", "secagg4"} <= labels
-    # one reply per node per exchange: 3 (prototypes: 2 rounds) + 3 × 5 (popularity) + 3 × 10 (catalogue,
-    # its keys, popularity, round 2) + 3 × 10 (co-occurrence)
-    assert len(files) >= 3 * 2 + 3 * 5 + 3 * 10 + 3 * 10
+    # one reply per node per exchange: 3 (prototypes: 2 rounds) + 3 × 5 (popularity) + 3 × 9 (catalogue,
+    # popularity — which carries the keys — and round 2) + 3 × 9 (co-occurrence: two sums, round 2)
+    assert len(files) >= 3 * 2 + 3 * 5 + 3 * 9 + 3 * 9
     assert any("secagg3_catalogue" in p.name for p in files)
     for path in files:
         info = json.loads(path.read_text())

@@ -14,10 +14,12 @@ messages from the ServerApp:
   catalogue (:func:`dpfed_core.privacy.catalogue.secure_catalogue_share`, the in-process code): its
   users' bounded counts over the public hash buckets of its own columns' names plus its Gaussian
   share, masked by SecAgg+ like any share. The server thresholds the sum and broadcasts the released
-  keys (``query.public`` after stage ``catalogue``); the method then runs on the entity's columns
-  merged into those keys, and round 2 puts the factors back on the entity's item axis.
-* ``query.public`` — between two stages: the public result of the previous sum that the next share
-  reads (e.g. the items chosen from the DP popularity sum); stored in the node's run state.
+  keys; the method then runs on the entity's columns merged into those keys, and round 2 puts the
+  factors back on the entity's item axis.
+* between two stages, the public result of the previous sum that the next share reads (the released
+  catalogue keys; the items chosen from the DP popularity sum) arrives inside the next sum's share
+  instructions (FitIns config ``public-after`` / ``public``) and is stored in the node's run state;
+  ``query.public`` carries one on its own when no secure sum follows (an empty catalogue).
 * ``query.round2`` — receive V, fit U_h ≥ 0 locally (the method's ``fit_local``: U_h and any
   entity-only columns never leave), evaluate the entity's held-out entries with the evaluator
   installed on this node (:func:`dpfed_core.evaluation.partial.entity_statistics`; nothing the
@@ -49,7 +51,8 @@ from dpfed_core.errors import DpfedError
 from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.evaluation.partial import entity_statistics
 from dpfed_core.deployment.shards import load_item_features, load_shard
-from dpfed_core.deployment.wire import catalogue_from_json, config_from_json, dumps, ledger_rows_to_json, loads
+from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, catalogue_from_json, config_from_json, dumps,
+                                        ledger_rows_to_json, loads, unpack_arrays)
 from dpfed_core.deployment.hooks import (fit_local, prototype_method, release_prototypes, stage_public_keys,
                                          stage_share, summable_method)
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges
@@ -287,6 +290,9 @@ def secure_share(msg: Message, context: Context) -> Message:
 
     fitins = compat.recorddict_to_fitins(msg.content, keep_input=True)
     config, H, shard = _instructions(context, fitins.config)
+    if PUBLIC_FIELD in fitins.config:  # the previous stage's public result, carried by these instructions
+        _store_public(context, str(fitins.config.get(PUBLIC_AFTER_FIELD, "")),
+                      unpack_arrays(fitins.config[PUBLIC_FIELD]))
     t0 = time.perf_counter()
     secure_catalogue = _secure_catalogue(fitins.config)
     method = _method(config, shard, context, secure_catalogue)
@@ -329,14 +335,19 @@ def secure_share(msg: Message, context: Context) -> Message:
     return Message(compat.fitres_to_recorddict(fitres, keep_input=False), reply_to=msg)
 
 
+def _store_public(context: Context, after: str, arrays: dict) -> None:
+    """Keep the public result of stage ``after`` that a later step reads. The catalogue's released
+    keys are kept apart: a later stage's public result replaces PUBLIC_KEY."""
+    context.state.array_records[CATALOGUE_KEY if after == CATALOGUE_STAGE else PUBLIC_KEY] = ArrayRecord(
+        {k: Array(np.ascontiguousarray(a)) for k, a in arrays.items()})
+
+
 @app.query("public")
 def public_result(msg: Message, context: Context) -> Message:
-    """Between two secure sums: keep the public result the next stage's share reads."""
+    """A public result sent on its own (when no secure sum follows to carry it): keep it."""
     try:
-        # the catalogue's released keys are kept apart: a later stage's public result replaces PUBLIC_KEY
         after = str(msg.content["config"]["after-stage"]) if "config" in msg.content.keys() else ""
-        context.state.array_records[CATALOGUE_KEY if after == CATALOGUE_STAGE else PUBLIC_KEY] = ArrayRecord(
-            {k: Array(a.numpy()) for k, a in msg.content["public"].items()})
+        _store_public(context, after, {k: a.numpy() for k, a in msg.content["public"].items()})
         return Message(RecordDict({"ack": ConfigRecord({"stored": sorted(msg.content["public"].keys())})}),
                        reply_to=msg)
     except (DpfedError, KeyError) as exc:

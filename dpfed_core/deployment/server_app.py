@@ -9,8 +9,9 @@
    unmask) driven from this main; the server only ever holds masked vectors and their sum.
    Multi-stage summable methods (``dp-cooccurrence``: popularity, then co-occurrence) run one
    SecAgg+ secure sum per stage; between two stages the server calls the method's ``combine`` on
-   the sum and broadcasts the public result the next stage needs (``query.public``: e.g. the items
-   chosen from the DP popularity sum) — post-processing of released sums only. Data without a
+   the sum and sends every node the public result the next stage needs (e.g. the items chosen from
+   the DP popularity sum) inside the next sum's share instructions — post-processing of released
+   sums only. Data without a
    declared item catalogue (run JSON ``item_catalogue="secure"``) first runs the federation-wide DP
    catalogue: one SecAgg+ sum of the nodes' bounded bucket counts and Gaussian shares, the server's
    threshold (:func:`dpfed_core.privacy.catalogue.secure_catalogue_keys`), the released keys
@@ -41,7 +42,8 @@ from flwr.serverapp import Grid, ServerApp
 from dpfed_core.errors import DpfedError
 from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.deployment.doorbell import Doorbell, ring
-from dpfed_core.deployment.wire import catalogue_from_json, config_from_json, dumps, loads, message_bytes
+from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, catalogue_from_json, config_from_json, dumps,
+                                        loads, message_bytes, pack_arrays)
 from dpfed_core.deployment.hooks import combine_stage, prototype_method_is_private, public_broadcast, summable_method
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges, to_grid
 from dpfed_core.models.factorization import fit_nmf
@@ -59,6 +61,8 @@ POLL_MAX = 0.05
 #: reply, so a pull is only the fallback for a lost datagram.
 POLL_RUNG_MAX = 1.0
 
+#: Which of SecAggPlusWorkflow's message rounds (1-based) carries the fit instructions.
+SECAGG_FIT_STEP = 3
 SECAGG_STAGES = ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
                  "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")
 
@@ -83,6 +87,8 @@ class _Run:
         self.config = config_from_json(self.config_json)
         self.secure_catalogue = catalogue_from_json(self.config_json) == "secure"
         self.catalogue: dict | None = None
+        # (stage, arrays): a public result waiting to ride with the next secure sum (broadcast_public)
+        self.pending_public: tuple[str, dict] | None = None
         self.n_entities = int(rc["n-entities"])
         self.out = Path(str(rc["out"]))
         self.progress_path = Path(str(rc["progress"]))
@@ -319,10 +325,21 @@ class _Run:
         return public, info
 
     def broadcast_public(self, nodes: list[int], stage: str, arrays: dict[str, np.ndarray]) -> None:
-        """A plain message to every node with the public result of ``stage`` that the next step reads
-        (a method's ``public_keys``, or the catalogue's released keys): post-processing of the secure
-        sum, nothing per entity."""
-        arrays = {k: np.ascontiguousarray(v) for k, v in arrays.items()}
+        """The public result of ``stage`` that the next step reads (a method's ``public_keys``, or the
+        catalogue's released keys): post-processing of the secure sum, nothing per entity.
+
+        It travels with the next secure sum's instructions (the SecAgg+ stage whose fit instructions
+        start every node's share, :meth:`round1_secure_sum`): one message round fewer per stage (on
+        30 nodes ≈ 4 s of a minute). Anything still pending when round 2 starts goes as a plain
+        message to every node (:meth:`flush_public`)."""
+        self.pending_public = (stage, {k: np.ascontiguousarray(v) for k, v in arrays.items()})
+
+    def flush_public(self, nodes: list[int]) -> None:
+        """Send a pending public result on its own (no secure sum follows it)."""
+        if self.pending_public is None:
+            return
+        stage, arrays = self.pending_public
+        self.pending_public = None
         what = ", ".join(f"{k} {list(np.shape(v))}" for k, v in arrays.items())
         msgs = [Message(RecordDict({"public": ArrayRecord({k: Array(v) for k, v in arrays.items()}),
                                     "config": ConfigRecord({"after-stage": stage})}),
@@ -352,6 +369,14 @@ class _Run:
         target, modulus, clip = secagg_ranges(H)
         instructions = {"config": self.config_json, "n-entities": H,
                         "stage": stage or method.stages[0]}
+        carried = ""
+        if self.pending_public is not None:
+            # the previous stage's public result rides with this sum's share instructions
+            after, arrays = self.pending_public
+            self.pending_public = None
+            instructions.update({PUBLIC_AFTER_FIELD: after, PUBLIC_FIELD: pack_arrays(arrays)})
+            what = ", ".join(f"{k} {list(np.shape(v))}" for k, v in arrays.items())
+            carried = f" + public result of the {after} sum ({what or 'nothing'})"
 
         class _SumOnly(FedAvg):
             """Hands the unmasked sum through unchanged (FedAvg would re-average it)."""
@@ -390,8 +415,10 @@ class _Run:
                     label += f" [{stage}]"
                 step["i"] += 1
                 messages = list(messages)
+                # the fit instructions (collect masked vectors) carry the pending public result
+                down = label + (carried if step["i"] == SECAGG_FIT_STEP else "")
                 for m in messages:
-                    run.log(m, 1, label, True, m.metadata.dst_node_id)
+                    run.log(m, 1, down, True, m.metadata.dst_node_id)
                 replies = run.send_and_receive(messages, timeout)
                 for r in replies:
                     run.log(r, 1, label + " (reply)", False, r.metadata.src_node_id)
@@ -421,6 +448,7 @@ class _Run:
         return total, info
 
     def round2(self, nodes_in_order: list[int], V: np.ndarray) -> list[Message]:
+        self.flush_public(nodes_in_order)  # e.g. an empty catalogue: no secure sum carried its keys
         rec = RecordDict({"model": ArrayRecord({"V": Array(np.ascontiguousarray(V))}), "config": self.instructions()})
         msgs = [Message(rec, dst_node_id=n, message_type="query.round2") for n in nodes_in_order]
         self.progress("round2_sent", nodes=len(msgs), shape=list(V.shape))

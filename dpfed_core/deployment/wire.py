@@ -86,3 +86,30 @@ def config_from_json(text: str):
         if d.get(key) is None:
             d[key] = math.nan
     return RunConfig(**d)
+
+
+#: Fields of a secure sum's share instructions (FitIns config) that carry the previous stage's public
+#: result (server_app.broadcast_public): the stage it follows, and its arrays (``pack_arrays``).
+PUBLIC_AFTER_FIELD = "public-after"
+PUBLIC_FIELD = "public"
+
+
+def pack_arrays(arrays: dict) -> bytes:
+    """Named NumPy arrays as one ``.npz`` byte string (no pickles), for a config record."""
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(buf, **{k: np.ascontiguousarray(v) for k, v in arrays.items()})
+    return buf.getvalue()
+
+
+def unpack_arrays(data: bytes) -> dict:
+    """The arrays of :func:`pack_arrays` (object arrays refused: nothing executable travels)."""
+    import io
+
+    import numpy as np
+
+    with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}
