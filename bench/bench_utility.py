@@ -233,6 +233,12 @@ def snr_diagnostic(name: str, epsilons=EPS) -> list[dict]:
     return out
 
 
+def _effect_lines(effects: dict, what: str) -> list[str]:
+    """One bullet per federation with a paired effect (``paired``'s dict; None where not measured)."""
+    return [f"- {LABEL[d]}: {what} = {p['diff']:+.4f} ± {p['sd']:.4f} ({p['verdict']})"
+            for d, p in effects.items() if p]
+
+
 def report(rows: list[dict], datasets: list[str], env: dict, seconds: float | None, quick: bool,
            note: str = "") -> str:
     made = (f"Written by `bench/bench_utility.py --report-only` from the rows log on commit {env.get('git_commit')}"
@@ -267,19 +273,13 @@ def report(rows: list[dict], datasets: list[str], env: dict, seconds: float | No
               "the federation adds is the DP popularity.", "", md_table(diag), "",
               "2. **What going alone already has.** Exact pooled popularity against `local` (paired, 3 seeds) — "
               "the most a popularity release can add on top of an entity's own model:", ""]
-    for d in datasets:
-        p = pop_vs_local.get(d)
-        if p:
-            lines.append(f"- {LABEL[d]}: popularity − local = {p['diff']:+.4f} ± {p['sd']:.4f} ({p['verdict']})")
+    lines += _effect_lines(pop_vs_local, "popularity − local")
     ceiling = {d: paired(rows, d, (CEILING, math.inf), ("local", None)) for d in datasets}
     if any(ceiling.values()):
         lines += ["", f"3. **The ceiling of this design.** `{RECOMMENDED}` with no noise at all (ε = ∞: exact "
                   "popularity and co-occurrence sums, the same server steps and round-2 blend; a non-private "
                   "diagnostic) against `local` — the most its releases can add at any ε:", ""]
-        for d in datasets:
-            p = ceiling.get(d)
-            if p:
-                lines.append(f"- {LABEL[d]}: ceiling − local = {p['diff']:+.4f} ± {p['sd']:.4f} ({p['verdict']})")
+        lines += _effect_lines(ceiling, "ceiling − local")
     lines += ["", "4. **Reading** (of the lists above). Where `local` already beats exact popularity (eICU "
               "by region: a few large regions), a DP release has little to add that the hold-out can find, and "
               "the round-2 blend falls back to the entity's own parts. Where exact popularity beats `local` (eICU "

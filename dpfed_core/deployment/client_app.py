@@ -53,8 +53,8 @@ from dpfed_core.evaluation.partial import entity_statistics
 from dpfed_core.deployment.shards import load_item_features, load_shard
 from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, catalogue_from_json, config_from_json, dumps,
                                         ledger_rows_to_json, loads, unpack_arrays)
-from dpfed_core.deployment.hooks import (fit_local, prototype_method, release_prototypes, stage_public_keys,
-                                         stage_share, summable_method)
+from dpfed_core.deployment.hooks import (fit_local, method_config, prototype_method, release_prototypes,
+                                         stage_public_keys, stage_share, summable_method)
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
@@ -136,11 +136,9 @@ def _method(config, shard, context: Context, secure_catalogue: bool):
     of the budget (:func:`~dpfed_core.evaluation.experiments.secure_catalogue_budget`, the in-process
     split); on a declared catalogue, given the public item features this node was pointed at (keys
     merged from items carry no features, as in process)."""
-    from dpfed_core.evaluation.experiments import secure_catalogue_budget
-
+    method = summable_method(method_config(config, secure_catalogue), value_max=shard.value_max)
     if secure_catalogue:
-        return summable_method(secure_catalogue_budget(config)[2], value_max=shard.value_max)
-    method = summable_method(config, value_max=shard.value_max)
+        return method
     path = context.node_config.get("item-features")
     if path:
         method.set_public_inputs(item_features=load_item_features(str(path), shard.train.shape[1])[0])

@@ -40,6 +40,17 @@ def summable_method(config, value_max: float | None = None, n_entities: int | No
     return method
 
 
+def method_config(config, secure_catalogue: bool):
+    """The configuration the run's summable method is built with, alike on the server and every
+    node: with a federation-wide catalogue, the rest of the budget after the catalogue's share (the
+    in-process split, :func:`~dpfed_core.evaluation.experiments.secure_catalogue_budget`)."""
+    if not secure_catalogue:
+        return config
+    from dpfed_core.evaluation.experiments import secure_catalogue_budget
+
+    return secure_catalogue_budget(config)[2]
+
+
 def stage_share(method, X, rng, ledger_view, n_entities: int, stage: str, public: dict):
     """An entity's share of one stage of a summable method (before SecAgg+ masks it)."""
     return method.share(X, rng, ledger_view, n_entities, stage=stage, public=public)
@@ -81,8 +92,5 @@ def warm_calibration(run_json: str, n_entities: int) -> None:
     config = config_from_json(run_json)
     if not is_summable(config.method):
         return
-    if catalogue_from_json(run_json) == "secure":
-        from dpfed_core.evaluation.experiments import secure_catalogue_budget
-
-        config = secure_catalogue_budget(config)[2]  # the method's share, as the nodes build it
+    config = method_config(config, catalogue_from_json(run_json) == "secure")  # as the nodes build it
     summable_method(config, n_entities=int(n_entities)).budget(int(n_entities))

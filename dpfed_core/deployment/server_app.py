@@ -44,7 +44,8 @@ from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.deployment.doorbell import Doorbell, ring
 from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, catalogue_from_json, config_from_json, dumps,
                                         loads, message_bytes, pack_arrays)
-from dpfed_core.deployment.hooks import combine_stage, prototype_method_is_private, public_broadcast, summable_method
+from dpfed_core.deployment.hooks import (combine_stage, method_config, prototype_method_is_private, public_broadcast,
+                                         summable_method)
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges, to_grid
 from dpfed_core.models.factorization import fit_nmf
 from dpfed_core.privacy.noise import method_generator
@@ -174,17 +175,6 @@ class _Run:
         ring(self.node_bells)  # local deployment: the nodes pull now, not at their next idle poll
         end = time.monotonic() + (timeout if timeout is not None else 0.0)
         replies: list[Message] = []
-        if self.bell is not None:
-            # Every node rings after it pushes a reply: the pull follows the ring, and the timed
-            # wait is only the fallback for a lost datagram (no fast ramp of pulls).
-            while pending:
-                got = list(self.grid.pull_messages(pending))
-                replies.extend(got)
-                pending.difference_update(m.metadata.reply_to_message_id for m in got)
-                if not pending or (timeout is not None and time.monotonic() >= end):
-                    break
-                self.bell.wait(POLL_RUNG_MAX)
-            return replies
         pause = 0.005
         while pending:
             got = list(self.grid.pull_messages(pending))
@@ -192,6 +182,11 @@ class _Run:
             pending.difference_update(m.metadata.reply_to_message_id for m in got)
             if not pending or (timeout is not None and time.monotonic() >= end):
                 break
+            if self.bell is not None:
+                # Every node rings after it pushes a reply: the pull follows the ring, and the timed
+                # wait is only the fallback for a lost datagram (no fast ramp of pulls).
+                self.bell.wait(POLL_RUNG_MAX)
+                continue
             if got:
                 pause = 0.005
             time.sleep(pause)
@@ -262,10 +257,7 @@ class _Run:
     def make_method(self):
         """The run's summable method on the server: on the rest of the budget after a federation-wide
         catalogue (the in-process split, :func:`~dpfed_core.evaluation.experiments.secure_catalogue_budget`)."""
-        from dpfed_core.evaluation.experiments import secure_catalogue_budget
-
-        config = secure_catalogue_budget(self.config)[2] if self.secure_catalogue else self.config
-        return summable_method(config, n_entities=self.n_entities)
+        return summable_method(method_config(self.config, self.secure_catalogue), n_entities=self.n_entities)
 
     def round1_catalogue(self, nodes: list[int], method) -> np.ndarray:
         """The federation-wide DP catalogue: a SecAgg+ sum of the nodes' catalogue shares, the
