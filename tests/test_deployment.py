@@ -29,7 +29,7 @@ from dpfed_core.errors import ConfigError  # noqa: E402
 from dpfed_core.deployment.deployed import run_deployed  # noqa: E402
 from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
 from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards  # noqa: E402
-from dpfed_core.deployment.server_app import ROUND2_REPLY  # noqa: E402
+from dpfed_core.deployment.server_app import ROUND2_REPLY, SECAGG_STAGES  # noqa: E402
 from dpfed_core.federation.summable import secagg_ranges  # noqa: E402
 
 METRICS = ("train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10", "ndcg_at_10")
@@ -268,6 +268,49 @@ def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_pro
     vectors = [z[k] for z in map(np.load, files) for k in z.files if k.endswith(".1")]
     assert len(vectors) == 3 and all(v.shape == (cat.SECURE_CATALOGUE_BUCKETS,) and v.max() > modulus / 4
                                      for v in vectors)
+
+
+def _secagg_rounds(doc: dict) -> set[str]:
+    """The SecAgg+ message rounds of a run, as the server's log names them."""
+    return {m["content"].split(" + public result")[0] for m in doc["messages"]
+            if m["receiver"] != "server" and m["content"].startswith("SecAgg+")}
+
+
+@pytest.mark.parametrize("declared", [True, False], ids=["declared catalogue", "federation-wide catalogue"])
+def test_stages_whose_inputs_public_facts_fix_share_one_secure_sum(deployment, declared):
+    """dp-cooccurrence on a catalogue of at most max_items items: the co-occurrence shares read every
+    item whatever the popularity sum says, so both stages ride in one SecAgg+ sum (4 message rounds,
+    not 8) — after the federation-wide catalogue too, on its K released keys. The same shares, the
+    same sums: V, every metric and every ledger row equal the in-process run's."""
+    from dpfed_core.privacy import catalogue as cat
+
+    ds, fed, base = deployment
+    data = ds if declared else three_clinics(declared=False)
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=4.0, rank=3, max_iter=60, simulation=True,
+                    aggregation="secure", max_dropouts=1)
+    dump = base / f"received_fused_{declared}"
+    doc, V = run_deployed(data, cfg, federation=fed, round_timeout=120, timeout=300, dump_dir=dump,
+                          return_model=True)
+    ref, res = run_method(data, cfg)
+    np.testing.assert_array_equal(V, res.V[:, :V.shape[1]])  # exact: grid shares, integer sums
+    _assert_same_run(doc, ref)
+    m = data.n_items if declared else res.extra["catalogue_keys"]
+    pair = m * (m + 1) // 2
+    sec = doc["deployment"]["secure_aggregation"]
+    fused = {"stage": "popularity+co-occurrence", "length": m + pair,
+             "parts": [["popularity", m], ["co-occurrence", pair]]}
+    catalogue = [] if declared else [{"stage": "catalogue", "length": cat.SECURE_CATALOGUE_BUCKETS, "parts": None}]
+    assert [{k: s.get(k) for k in fused} for s in sec["stages"]] == [*catalogue, fused]
+    ledger = [r["stage"] for r in doc["privacy"]["ledger"]]
+    assert ledger == (["popularity", "co-occurrence"] * 3 if declared else ["catalogue", "popularity", "co-occurrence"] * 3)
+    label = "[popularity+co-occurrence]"
+    rounds = _secagg_rounds(doc)
+    assert {r for r in rounds if r.endswith(label)} == {f"{s} {label}" for s in SECAGG_STAGES}
+    assert len(rounds) == 4 * (1 if declared else 2)  # one SecAgg+ protocol per secure sum
+    # the masked vectors the server received carry both stages: the public length m + m(m+1)/2
+    files = sorted(dump.glob("*secagg3_popularity+co-occurrence_*.npz"))
+    vectors = [z[k] for z in map(np.load, files) for k in z.files if k.endswith(".1")]
+    assert len(vectors) == 3 and all(v.shape == (m + pair,) for v in vectors)
 
 
 def test_a_dp_run_without_a_declared_catalogue_and_no_secure_sum_is_refused(deployment):

@@ -62,3 +62,29 @@ def test_bad_parameters_name_the_fix():
         make_summable_method("dp-popularity", value_max=5.0, bogus=1)
     with pytest.raises(ConfigError, match="at least 2 entities"):
         secagg_ranges(1)
+
+
+def test_stages_fuse_only_when_public_facts_fix_their_inputs():
+    """fused_stages: dp-cooccurrence's co-occurrence stage joins the popularity sum exactly when the
+    catalogue has at most max_items items (its item list is then every item, whatever the popularity
+    sum says — and the server's combine agrees); with more items it waits for the sum. A method that
+    states nothing ahead (the default hooks) is never fused."""
+    from dpfed_core.federation.summable import SummableMethod, fused_stages
+
+    cooc = make_summable_method("dp-cooccurrence", epsilon=1.0, max_items=50)
+    assert fused_stages(cooc, 50) == [("popularity", "co-occurrence")]
+    assert fused_stages(cooc, 51) == [("popularity",), ("co-occurrence",)]
+    assert cooc.share_length("co-occurrence", 50, cooc.public_ahead("co-occurrence", 50)) == 50 * 51 // 2
+    # what the shares were made with is what the server's combine of the popularity sum broadcasts
+    public = cooc.combine("popularity", np.random.default_rng(0).random(50), {"n_entities": 3},
+                          np.random.default_rng(1), 3)
+    np.testing.assert_array_equal(public["items"], cooc.public_ahead("co-occurrence", 50)["items"])
+    assert fused_stages(make_summable_method("dp-popularity", epsilon=1.0), 10) == [("release",)]
+
+    class TwoStages(SummableMethod):
+        stages = ("a", "b")
+
+        def share(self, X, rng, ledger, n_entities, stage="a", public=None):
+            raise NotImplementedError
+
+    assert fused_stages(TwoStages(), 10) == [("a",), ("b",)]

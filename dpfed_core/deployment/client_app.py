@@ -51,11 +51,11 @@ from dpfed_core.errors import DpfedError
 from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.evaluation.partial import entity_statistics
 from dpfed_core.deployment.shards import load_item_features, load_shard
-from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, catalogue_from_json, config_from_json, dumps,
-                                        ledger_rows_to_json, loads, unpack_arrays)
+from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF_STAGES, catalogue_from_json,
+                                        config_from_json, dumps, ledger_rows_to_json, loads, unpack_arrays)
 from dpfed_core.deployment.hooks import (fit_local, method_config, prototype_method, release_prototypes,
                                          stage_public_keys, stage_share, summable_method)
-from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges
+from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, fused_stages, secagg_ranges
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.noise import SecureGenerator, method_generator
@@ -295,6 +295,7 @@ def secure_share(msg: Message, context: Context) -> Message:
     secure_catalogue = _secure_catalogue(fitins.config)
     method = _method(config, shard, context, secure_catalogue)
     stage = str(fitins.config.get("stage", method.stages[0]))
+    group = stage.split(SUM_OF_STAGES)  # one secure sum may carry consecutive stages (fused_stages)
     first = CATALOGUE_STAGE if secure_catalogue else method.stages[0]
     if stage == CATALOGUE_STAGE:
         if not secure_catalogue:
@@ -302,20 +303,32 @@ def secure_share(msg: Message, context: Context) -> Message:
         values, rows_now, coalition = _catalogue_share(config, H, shard)
         note = ""
     else:
-        if stage not in method.stages:
+        unknown = [s for s in group if s not in method.stages]
+        if unknown:
             raise DpfedError(f"{config.method} has stages {', '.join(method.stages)}; the server asked for {stage!r}")
         public = {}
         if PUBLIC_KEY in context.state.array_records:
             public = {k: a.numpy() for k, a in context.state.array_records[PUBLIC_KEY].items()}
-        missing = [k for k in stage_public_keys(method) if stage != method.stages[0] and k not in public]
+        missing = [k for k in stage_public_keys(method) if group[0] != method.stages[0] and k not in public]
         if missing:
-            raise DpfedError(f"stage {stage!r} reached this node before the public {', '.join(missing)} of the "
+            raise DpfedError(f"stage {group[0]!r} reached this node before the public {', '.join(missing)} of the "
                              "previous stage")
+        X = _on_keys(shard, context, secure_catalogue)
+        if len(group) > 1 and tuple(group) not in fused_stages(method, X.shape[1]):
+            # the server fused stages this node's own catalogue does not let it fix ahead
+            raise DpfedError(f"{shard.entity}: the server asked for the stages {stage!r} in one secure sum, but with "
+                             f"this node's {X.shape[1]} items their inputs are not known ahead")
         rng = _summable_rng(config, H, shard.index, context)
         ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
-        share = stage_share(method, _on_keys(shard, context, secure_catalogue), rng, ledger.for_entity(shard.entity),
-                            H, stage, public)
-        values, rows_now, coalition, note = share.values, ledger.rows, share.coalition_epsilon, share.note
+        parts, coalition, note = [], math.inf, ""
+        for s_ in group:
+            if s_ != group[0]:
+                public = {**public, **method.public_ahead(s_, X.shape[1])}
+            share = stage_share(method, X, rng, ledger.for_entity(shard.entity), H, s_, public)
+            parts.append(share.values)
+            coalition, note = share.coalition_epsilon, share.note
+        values = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        rows_now = ledger.rows
         _keep_rng(rng, context)  # the method's stream only: the catalogue's is its own
     _target, _modulus, clip = secagg_ranges(H)
     peak = float(np.max(np.abs(values))) if values.size else 0.0
@@ -324,11 +337,11 @@ def secure_share(msg: Message, context: Context) -> Message:
         raise DpfedError(f"{shard.entity}: a {stage} share entry of {peak:.4g} is beyond SecAgg+'s range "
                          f"±{clip:.4g} for {H} entities (2³² modulus, grid {GRID:g}); the secure sum cannot carry it")
     kept = context.state.config_records.get(STATE_KEY)
-    rows = (loads(str(kept["ledger"])) if kept is not None and stage != first else [])
+    rows = (loads(str(kept["ledger"])) if kept is not None and group[0] != first else [])
     rows += loads(ledger_rows_to_json(rows_now))
     context.state.config_records[STATE_KEY] = ConfigRecord({
         "ledger": dumps(rows), "note": note, "coalition_epsilon": dumps(coalition)})
-    _remember_seconds(context, "release_seconds", time.perf_counter() - t0, add=stage != first)
+    _remember_seconds(context, "release_seconds", time.perf_counter() - t0, add=group[0] != first)
     fitres = FitRes(Status(Code.OK, ""), ndarrays_to_parameters([values]), 1, {})
     return Message(compat.fitres_to_recorddict(fitres, keep_input=False), reply_to=msg)
 

@@ -84,7 +84,8 @@ def run_deployed(
     owned = federation is None
     guard = None
     catalogue = "secure" if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config) else "declared"
-    run = run_json(config, catalogue)  # the run's public JSON, as every message repeats it
+    # the run's public JSON, as every message repeats it (a declared catalogue's size is public)
+    run = run_json(config, catalogue, dataset.n_items if catalogue == "declared" else None)
     if owned:
         t0 = time.perf_counter()
         if workdir is None:

@@ -11,7 +11,10 @@
    SecAgg+ secure sum per stage; between two stages the server calls the method's ``combine`` on
    the sum and sends every node the public result the next stage needs (e.g. the items chosen from
    the DP popularity sum) inside the next sum's share instructions — post-processing of released
-   sums only. Data without a
+   sums only. Stages whose inputs public facts fix (``dp-cooccurrence`` on a catalogue of at most
+   ``max_items`` items: the co-occurrence shares read every item) ride in one secure sum instead
+   (:func:`~dpfed_core.federation.summable.fused_stages`: the same shares, one SecAgg+ protocol, the
+   sum split by the stages' public lengths). Data without a
    declared item catalogue (run JSON ``item_catalogue="secure"``) first runs the federation-wide DP
    catalogue: one SecAgg+ sum of the nodes' bounded bucket counts and Gaussian shares, the server's
    threshold (:func:`dpfed_core.privacy.catalogue.secure_catalogue_keys`), the released keys
@@ -42,11 +45,12 @@ from flwr.serverapp import Grid, ServerApp
 from dpfed_core.errors import DpfedError
 from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.deployment.doorbell import Doorbell, ring
-from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, catalogue_from_json, config_from_json, dumps,
-                                        loads, message_bytes, pack_arrays)
+from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF_STAGES, catalogue_from_json,
+                                        catalogue_size_from_json, config_from_json, dumps, loads, message_bytes,
+                                        pack_arrays)
 from dpfed_core.deployment.hooks import (combine_stage, method_config, prototype_method_is_private, public_broadcast,
                                          summable_method)
-from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, secagg_ranges, to_grid
+from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, fused_stages, secagg_ranges, to_grid
 from dpfed_core.models.factorization import fit_nmf
 from dpfed_core.privacy.noise import method_generator
 
@@ -298,15 +302,26 @@ class _Run:
         rng = method_generator(self.config.seed, private=True, simulation=self.config.simulation).spawn(H + 1)[-1]
         public: dict = {"n_entities": H}
         info: dict = {}
-        for i, stage in enumerate(stages):
+        # Stages whose inputs public facts fix share one secure sum (fused_stages): the catalogue's
+        # size is the released keys' count after a federation-wide catalogue, else the declared size.
+        n_items = int(keys.size) if self.secure_catalogue else catalogue_size_from_json(self.config_json)
+        groups = fused_stages(method, n_items) if n_items is not None else [(s,) for s in stages]
+        for g, group in enumerate(groups):
             t0 = time.perf_counter()
             before = len(self.messages)
-            total, info = self.round1_secure_sum(nodes, method, stage if len(stages) > 1 else None)
-            public = combine_stage(method, stage, total, public, rng, info["contributors"])
-            self.timings[f"round1_{stage}"] = time.perf_counter() - t0
-            if i + 1 < len(stages):
-                self.broadcast_public(nodes, stage, public_broadcast(method, public))
-            per_stage.append({"stage": stage, "length": int(total.size),
+            label = SUM_OF_STAGES.join(group)
+            total, info = self.round1_secure_sum(nodes, method, label if len(stages) > 1 else None)
+            lengths = self.fused_lengths(method, group, n_items, public, total.size)
+            parts = np.split(total, np.cumsum(lengths)[:-1]) if len(group) > 1 else [total]
+            for stage, part in zip(group, parts):
+                if stage != group[0]:
+                    self.check_ahead(method, stage, n_items, public)
+                public = combine_stage(method, stage, part, public, rng, info["contributors"])
+            self.timings[f"round1_{label}"] = time.perf_counter() - t0
+            if g + 1 < len(groups):
+                self.broadcast_public(nodes, group[-1], public_broadcast(method, public))
+            per_stage.append({"stage": label, "length": int(total.size),
+                              **({"parts": [[s_, int(n)] for s_, n in zip(group, lengths)]} if len(group) > 1 else {}),
                               "bytes": int(sum(m["bytes"] for m in self.messages[before:])),
                               "seconds": time.perf_counter() - t0})
         info = {**info, "stages": per_stage}
@@ -315,6 +330,30 @@ class _Run:
             if key in public:
                 info[key] = public[key]
         return public, info
+
+    @staticmethod
+    def fused_lengths(method, group: tuple[str, ...], n_items: int | None, public: dict, size: int) -> list[int]:
+        """The share length of each stage of one secure sum (public: message shapes); they must add
+        up to the sum's length."""
+        if len(group) == 1:
+            return [int(size)]
+        lengths, known = [], dict(public)
+        for stage in group:
+            known.update(method.public_ahead(stage, n_items) or {})
+            lengths.append(int(method.share_length(stage, n_items, known)))
+        if sum(lengths) != size:
+            raise DeploymentRunError(f"the secure sum of the stages {' + '.join(group)} has {size} entries, not the "
+                                     f"{' + '.join(map(str, lengths))} their shapes give; run stopped, nothing written")
+        return lengths
+
+    @staticmethod
+    def check_ahead(method, stage: str, n_items: int | None, public: dict) -> None:
+        """A fused stage's shares were made with the inputs known ahead; the previous stage's
+        ``combine`` must have produced the same (else the method's ``public_ahead`` is wrong)."""
+        for key, value in (method.public_ahead(stage, n_items) or {}).items():
+            if key not in public or not np.array_equal(np.asarray(public[key]), np.asarray(value)):
+                raise DeploymentRunError(f"{method.name}: the {stage} shares used a public {key!r} fixed ahead that "
+                                         "the server's result of the previous stage does not match; run stopped")
 
     def broadcast_public(self, nodes: list[int], stage: str, arrays: dict[str, np.ndarray]) -> None:
         """The public result of ``stage`` that the next step reads (a method's ``public_keys``, or the

@@ -63,17 +63,31 @@ CATALOGUE_FIELD = "item_catalogue"
 CATALOGUES = ("declared", "secure")
 
 
-def run_json(config, item_catalogue: str = "declared") -> str:
+#: Field of the run's public JSON with the declared catalogue's size (the length of every shard's
+#: item axis; public: the declared list is, and every message of the method has that shape). Lets
+#: the server fuse stages whose inputs it fixes (``federation.summable.fused_stages``).
+CATALOGUE_SIZE_FIELD = "catalogue_size"
+
+
+def run_json(config, item_catalogue: str = "declared", catalogue_size: int | None = None) -> str:
     """The run's public JSON as the launcher submits it and every message repeats it: the
-    :class:`~dpfed_core.config.RunConfig` plus how the item catalogue is fixed."""
+    :class:`~dpfed_core.config.RunConfig`, how the item catalogue is fixed and, for a declared
+    catalogue, its size."""
     if item_catalogue not in CATALOGUES:
         raise ValueError(f"item catalogue {item_catalogue!r}: expected one of {CATALOGUES}")
-    return dumps({**config.to_dict(), CATALOGUE_FIELD: item_catalogue})
+    extra = {CATALOGUE_SIZE_FIELD: int(catalogue_size)} if catalogue_size is not None and item_catalogue == "declared" else {}
+    return dumps({**config.to_dict(), CATALOGUE_FIELD: item_catalogue, **extra})
 
 
 def catalogue_from_json(text: str) -> str:
     """How the run's item catalogue is fixed (``"declared"`` when the JSON does not say)."""
     return str(loads(text).get(CATALOGUE_FIELD, "declared"))
+
+
+def catalogue_size_from_json(text: str) -> int | None:
+    """The declared catalogue's size, when the run's JSON states it (None otherwise)."""
+    size = loads(text).get(CATALOGUE_SIZE_FIELD)
+    return None if size is None else int(size)
 
 
 def config_from_json(text: str):
@@ -82,10 +96,16 @@ def config_from_json(text: str):
 
     d = loads(text)
     d.pop(CATALOGUE_FIELD, None)
+    d.pop(CATALOGUE_SIZE_FIELD, None)
     for key in ("epsilon", "delta"):
         if d.get(key) is None:
             d[key] = math.nan
     return RunConfig(**d)
+
+
+#: Joins the names of the stages one secure sum carries, in the share instructions' ``stage`` field
+#: and in the message log (e.g. ``popularity+co-occurrence``; ``federation.summable.fused_stages``).
+SUM_OF_STAGES = "+"
 
 
 #: Fields of a secure sum's share instructions (FitIns config) that carry the previous stage's public

@@ -203,6 +203,22 @@ class SummableMethod(ABC):
               n_entities: int, stage: str = "release", public: dict | None = None) -> SummableShare:
         """One entity's share (X: its training rows, n_h × m)."""
 
+    def public_ahead(self, stage: str, n_items: int) -> dict | None:
+        """The public inputs the shares of ``stage`` read when public facts alone fix them — the
+        catalogue's size ``n_items`` — without any earlier stage's release; None when they come from
+        an earlier stage's secure sum (the default for every stage but the first).
+
+        A stage whose inputs are known ahead does not have to wait for the previous sum: a deployment
+        may carry both stages' shares in one secure sum (:func:`fused_stages`). The server's
+        ``combine`` of the earlier stage must then produce the same public keys (it is checked)."""
+        return {} if stage == self.stages[0] else None
+
+    def share_length(self, stage: str, n_items: int, public: dict) -> int | None:
+        """Length of one entity's share vector of ``stage`` (a message shape: public), given the
+        catalogue's size and the public inputs of the stage; None when the method does not say (its
+        stages are then never fused)."""
+        return None
+
     def finish(self, total: np.ndarray) -> np.ndarray:
         """Item factors V (m × r, non-negative) from the secure sum of all shares (one-stage methods)."""
         raise NotImplementedError
@@ -237,6 +253,31 @@ class SummableMethod(ABC):
 
     def get_params(self) -> dict:
         return {k: v for k, v in vars(self).items() if not k.startswith("_") and not k.endswith("_")}
+
+
+def fused_stages(method: SummableMethod, n_items: int) -> list[tuple[str, ...]]:
+    """The method's stages grouped into secure sums: a stage joins the previous stage's sum when its
+    public inputs are known ahead (:meth:`SummableMethod.public_ahead`) and every stage of the group
+    states its share length (the server splits the sum by them). Fusing changes no release: each
+    entity draws the same shares, in the same order, from the same stream, and the server learns the
+    same sums — in one SecAgg+ protocol (four message rounds) instead of one per stage.
+
+    E.g. ``dp-cooccurrence`` on a catalogue of at most ``max_items`` items: the co-occurrence stage
+    takes every item whatever the popularity sum says, so ``[("popularity", "co-occurrence")]``."""
+    groups: list[list[str]] = []
+    public: dict = {}
+    known_before = False  # the previous stage's share length is known from public facts
+    for stage in method.stages:
+        ahead = method.public_ahead(stage, n_items)
+        if ahead is not None:
+            public = {**public, **ahead}
+        known = ahead is not None and method.share_length(stage, n_items, public) is not None
+        if groups and known and known_before:
+            groups[-1].append(stage)
+        else:
+            groups.append([stage])
+        known_before = known
+    return [tuple(g) for g in groups]
 
 
 SUMMABLE_METHODS: dict[str, Callable[..., SummableMethod]] = {}
@@ -469,6 +510,22 @@ class DPCooccurrence(SummableMethod):
         self.check(n_entities)
         return dict(_cooccurrence_plan(float(self.epsilon), float(self.delta), float(self.pop_share),
                                        self.share_divisor(n_entities)))
+
+    def public_ahead(self, stage, n_items):
+        if stage == "popularity":
+            return {}
+        if stage == "co-occurrence" and n_items <= self.max_items:
+            # combine("popularity") keeps every item when there are at most max_items of them
+            return {"items": np.arange(n_items)}
+        return None
+
+    def share_length(self, stage, n_items, public):
+        if stage == "popularity":
+            return int(n_items)
+        if stage == "co-occurrence" and "items" in public:
+            M = int(np.size(public["items"]))
+            return M * (M + 1) // 2
+        return None
 
     # -------------------------------------------------------------- round 1, entity side
     def share(self, X, rng, ledger, n_entities, stage="popularity", public=None):
