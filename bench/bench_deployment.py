@@ -2,8 +2,9 @@
 
 Part 1. For H = 3, 10, 30 entities (synthetic Poisson data, 100 users per entity, 200 items), runs
 ``kmeans`` (prototypes on the wire), ``dp-popularity`` (one SecAgg+ secure sum) and
-``dp-cooccurrence`` (two SecAgg+ secure sums: popularity (200), then the packed co-occurrence matrix
-(200·201/2 = 20 100 entries), with the public item list broadcast between them) both in-process
+``dp-cooccurrence`` (popularity (200) and the packed co-occurrence matrix (200·201/2 = 20 100
+entries); 200 items ≤ its ``max_items``, so both stages ride in one SecAgg+ sum of 20 300 entries,
+``federation.summable.fused_stages``) both in-process
 (:func:`run_method`) and on each engine: ``deployment`` (:func:`run_deployed`: one SuperLink, H
 SuperNodes, the ServerApp, TLS and node authentication, all started and stopped inside the
 measurement) and ``simulation`` (Flower's Simulation Engine with its default in-process backend, no Ray; a row
@@ -122,21 +123,32 @@ CASES = (("clinic, 4 regions, kmeans", ["--federation", "region", "--method", "k
 CLI_ENGINES = {"deployment": ([], None), "simulation": (["--engine", "simulation"], "≤ 3× the run")}
 
 
-def targets(engines: list[str]) -> list[dict]:
-    """Issue 24's targets through the CLI (part 2 of the module doc): one in-process ``run`` per case,
-    then ``deploy-local`` on each of ``engines``."""
+def targets(engines: list[str], repeats: int = 1) -> list[dict]:
+    """Issue 24's targets through the CLI (part 2 of the module doc): ``repeats`` in-process ``run``s
+    per case, then ``repeats`` ``deploy-local``s on each of ``engines``; the row gives the medians
+    (wall and CPU) and the range of the deployment's wall times."""
+    import statistics
+
+    def median_of(cmd: list[str], store: Path) -> dict:
+        runs = [cli(cmd, store) for _ in range(repeats)]
+        walls = [r["wall_s"] for r in runs]
+        return {"wall_s": statistics.median(walls), "cpu_s": statistics.median(r["cpu_s"] for r in runs),
+                "range": f"{min(walls):.1f}–{max(walls):.1f}", "ok": all(r["ok"] for r in runs),
+                "deployment": runs[-1]["deployment"], "error": next((r["error"] for r in runs if r["error"]), "")}
+
     rows = []
     with tempfile.TemporaryDirectory(prefix="dpfed_bench_") as tmp:
         store = Path(tmp) / "store.sqlite"
         for case, flags, deployment_target in CASES:
             data = ["--data", "sample:clinic", *flags]
-            ref = cli(["run", *data], store)
+            ref = median_of(["run", *data], store)
             for engine in engines:
                 extra, target = CLI_ENGINES[engine]
                 load0 = os.getloadavg()[0]
-                dep = cli(["deploy-local", *data, *extra], store)
-                rows.append({"case": case, "engine": engine, "load_before": load0, "run_s": ref["wall_s"],
-                             "deploy_local_s": dep["wall_s"], "wall_ratio": dep["wall_s"] / ref["wall_s"],
+                dep = median_of(["deploy-local", *data, *extra], store)
+                rows.append({"case": case, "engine": engine, "load_before": load0, "runs": repeats,
+                             "run_s": ref["wall_s"], "deploy_local_s": dep["wall_s"],
+                             "deploy_local_range_s": dep["range"], "wall_ratio": dep["wall_s"] / ref["wall_s"],
                              "run_cpu_s": ref["cpu_s"], "deploy_local_cpu_s": dep["cpu_s"],
                              "cpu_ratio": dep["cpu_s"] / ref["cpu_s"], "target": target or deployment_target,
                              "completed": ref["ok"] and dep["ok"], "load_1m": os.getloadavg()[0],
@@ -152,6 +164,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="3,10,30", help="comma-separated entity counts to measure (part 1)")
     ap.add_argument("--engines", default="deployment,simulation", help="engines to measure (parts 1 and 2)")
     ap.add_argument("--others", default="", help="what else ran on the machine meanwhile (recorded)")
+    ap.add_argument("--repeats", type=int, default=3, help="runs of each part-2 command (the row gives medians)")
     args = ap.parse_args()
     chosen = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = sorted(set(chosen) - set(METHODS))
@@ -169,7 +182,7 @@ def main() -> None:
                 for engine in engines:
                     print(f"H={H} {method} {engine} …", file=sys.stderr, flush=True)
                     rows.append(one(H, method, engine))
-    target_rows = [] if (args.quick or args.no_targets) else targets([e for e in engines if e in CLI_ENGINES])
+    target_rows = [] if (args.quick or args.no_targets) else targets([e for e in engines if e in CLI_ENGINES], args.repeats)
     machine = C.machine()
     machine["loadavg_1m_at_start"] = load
     machine["others"] = args.others
@@ -199,17 +212,19 @@ def main() -> None:
                         "in_process_cpu_s": "{:.2f}", "deployment_cpu_s": "{:.1f}", "cpu_ratio": "{:.1f}×",
                         "bytes_ratio": "{:.2f}", "load_before": "{:.1f}", "load_1m": "{:.1f}"})
           + ("\nSimulation engine: not measured — " + "; ".join(missing) + ".\n" if missing else "")
-          + "\nPer secure sum (one SecAgg+ round per stage; bytes = every Flower message of that stage, incl. "
-            "key exchange; the co-occurrence stage of dp-cooccurrence also carries the public item list chosen "
-            "from the popularity sum, inside its share instructions):\n\n"
+          + "\nPer secure sum (one SecAgg+ protocol each; bytes = every Flower message of that sum, incl. "
+            "key exchange; dp-cooccurrence's two stages share one sum when the catalogue has at most max_items "
+            "items, as here: `popularity+co-occurrence`):\n\n"
           + C.md_table([{"entities": r["entities"], "method": r["method"], "engine": r["engine"], "stage": st, **v}
                         for r in measured for st, v in (r.get("secure_sums") or {}).items()],
                        ["entities", "method", "engine", "stage", "length", "bytes", "seconds"])
           + ("\n## Issue 24's targets, through the CLI\n\n`python -m dpfed_core run …` vs `python -m dpfed_core "
              "deploy-local …` on each engine (`--engine simulation`: its default in-process backend; each a fresh "
              "process, as a user runs it; wall and CPU of the whole process tree; "
-             "`completed` = both commands exited 0, not whether the target was met):\n\n"
-             + C.md_table(target_rows, ["case", "engine", "run_s", "deploy_local_s", "wall_ratio", "run_cpu_s",
+             "medians of `runs` runs of each command, with the range of the deployment's wall times; "
+             "`completed` = every run of both commands exited 0, not whether the target was met):\n\n"
+             + C.md_table(target_rows, ["case", "engine", "runs", "run_s", "deploy_local_s", "deploy_local_range_s",
+                                        "wall_ratio", "run_cpu_s",
                                         "deploy_local_cpu_s", "cpu_ratio", "target", "completed", "load_before", "load_1m"],
                           {"run_s": "{:.1f}", "deploy_local_s": "{:.1f}", "wall_ratio": "{:.1f}×",
                            "run_cpu_s": "{:.1f}", "deploy_local_cpu_s": "{:.1f}", "cpu_ratio": "{:.1f}×",
