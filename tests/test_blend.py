@@ -160,3 +160,108 @@ def test_the_cached_weight_search_scores_every_weight_vector_as_the_direct_scori
             direct = float(np.mean(ranks))
         assert real(blend._HoldoutScores(mats, red, hidden, has, cols), w, item) == pytest.approx(direct, abs=1e-12)
     assert best == min(real(blend._HoldoutScores(mats, red, hidden, has, cols), w, item) for w, item in scored)
+
+
+# ----------------------------------------------------------------- one-standard-error rule (issue 23)
+def _noise_and_pop(X, red, seed=3):
+    noise = np.random.default_rng(seed).random(X.shape)
+    noise /= np.linalg.norm(noise, axis=1, keepdims=True)
+    pop = popularity(red)
+    return (noise, np.eye(X.shape[1])), pop / np.linalg.norm(pop)
+
+
+def test_holdout_ranks_are_the_users_ranks_whose_mean_is_the_mar():
+    from dpfed_core.models import blend
+
+    X = _popular_data()
+    red, hidden, has = holdout_split(X, np.random.default_rng(2))
+    mat, pop = _noise_and_pop(X, red)
+    hs = blend._HoldoutScores([mat], red, hidden, has, None)
+    for wm, wi in (([1.0], 0.0), ([0.5], 1.0), ([0.0], 1.0)):
+        r = hs.ranks(wm, wi * pop)
+        assert r.shape == (int(has.sum()),) and (r >= 0).all() and (r <= 1).all()
+        assert r.mean() == pytest.approx(hs.mar(wm, wi * pop), abs=1e-12)
+    # the ranks are the users' own: one user's rank read off the direct scoring
+    S = np.tile(pop, (X.shape[0], 1))
+    u = int(np.flatnonzero(has)[0])
+    row = S[u].copy()
+    row[red[u].indices] = -np.inf
+    s_h = row[hidden[u]]
+    n_cand = X.shape[1] - red[u].nnz
+    direct = ((row > s_h).sum() + 0.5 * ((row == s_h).sum() - 1)) / (n_cand - 1)
+    assert hs.ranks([0.0], pop)[0] == pytest.approx(direct, abs=1e-12)
+
+
+def test_evidence_keeps_the_default_on_a_tiny_holdout_and_leaves_it_on_a_large_one():
+    """The default (a noise matrix part) is worse than popularity. On a hold-out of two users —
+    popularity far better for one, worse for the other — the mean gain is within one paired standard
+    error and the rule keeps the default (the plain search leaves it); on every user the gain is
+    many standard errors and the rule leaves it too."""
+    from dpfed_core.models import blend
+
+    X = _popular_data()
+    red, hidden, has = holdout_split(X, np.random.default_rng(2))
+    mat, pop = _noise_and_pop(X, red)
+    hs = blend._HoldoutScores([mat], red, hidden, has, None)
+    diff = hs.ranks([0.0], pop) - hs.ranks([1.0], 0 * pop)  # popularity alone − the default, per user
+    users = np.flatnonzero(has)
+    few = np.zeros_like(has)
+    few[users[[int(np.argmin(diff)), int(np.argmax(diff))]]] = True
+    assert diff.min() < -abs(diff.max()) and diff.max() > 0  # a mean gain, one user against it
+    default = ([1.0], [0.0])
+    wm0, wi0, _ = choose_weights([mat], [pop], red, hidden, few)
+    wm1, wi1, best1 = choose_weights([mat], [pop], red, hidden, few, evidence=1.0, default=default)
+    assert wi0[0] > 0                       # the plain search follows 3 users' ranks
+    assert (wm1, wi1) == ([1.0], [0.0])     # the rule does not: not enough evidence
+    assert best1 == pytest.approx(holdout_mar(mat[0], red, hidden, few), abs=1e-12)
+    wm2, wi2, best2 = choose_weights([mat], [pop], red, hidden, has, evidence=1.0, default=default)
+    assert wi2[0] > 0 and best2 < holdout_mar(mat[0], red, hidden, has) - 0.05
+    # an impossible bar (z huge) keeps the default whatever the hold-out size
+    assert choose_weights([mat], [pop], red, hidden, has, evidence=1e6, default=default)[:2] == ([1.0], [0.0])
+    # z = 0 is the plain search
+    assert choose_weights([mat], [pop], red, hidden, has, evidence=0.0)[:2] == choose_weights([mat], [pop], red, hidden, has)[:2]
+
+
+def test_fit_blend_without_holdout_users_returns_the_default_under_the_rule():
+    X = sp.csr_matrix(np.eye(6))  # every user has one item: no hold-out
+    mat = lambda Z: (np.ones((6, 1)), np.ones((6, 1)))
+    _, _, info = fit_blend(X, [mat], [popularity], np.random.default_rng(0), evidence=1.0, default=([0.0], [1.0]))
+    assert info["matrix_weights"] == [0.0] and info["item_weights"] == [1.0]
+    _, _, plain = fit_blend(X, [mat], [popularity], np.random.default_rng(0))
+    assert plain["matrix_weights"] == [1.0] and plain["item_weights"] == [0.0]
+
+
+def test_round_two_keeps_the_shrunk_default_without_evidence():
+    """dp-cooccurrence's round 2 under an impossible bar (z huge): the blend is its default — factors
+    on the broadcast V, the DP popularity and the entity's own popularity, each at weight 1 — and
+    with no co-occurrence direction (V = 0) the factors drop out of the default."""
+    from dpfed_core.federation.summable import DPCooccurrence
+
+    X = _popular_data(n=40, m=12, seed=4)
+    g = np.random.default_rng(5).random(12)
+    V_fed = np.random.default_rng(6).random((12, 3))
+    own = popularity(X)
+    for V_part, fed_w in ((V_fed, 1.0), (np.zeros((12, 3)), 0.0)):
+        m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1e6)
+        public = {"V": np.hstack([V_part, (g / np.linalg.norm(g))[:, None]])}
+        U, L, U_loc = m.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
+        assert np.allclose(U[:, -1], 1.0)                            # DP popularity at weight 1
+        assert (np.abs(U[:, :-1]).sum() > 0) == bool(fed_w)          # factors only when V ≠ 0
+        assert L.shape == (12, 1) and np.allclose(U_loc, 1.0)        # own popularity alone, weight 1
+        assert np.allclose(L[:, 0], own / np.linalg.norm(own))
+    # z = 0: the plain search (starts from the best single part), not the default
+    plain = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=0.0)
+    public = {"V": np.hstack([V_fed, (g / np.linalg.norm(g))[:, None]])}
+    U0, L0, U_loc0 = plain.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
+    assert not (np.allclose(U0[:, -1], 1.0) and L0 is not None and L0.shape == (12, 1))
+
+
+def test_clearly_lower_is_a_paired_one_standard_error_test():
+    from dpfed_core.models.blend import _clearly_lower
+
+    d = np.array([-0.03, 0.01, -0.02, 0.0])        # mean −0.01, sd 0.0183, SE 0.0091
+    assert _clearly_lower(d, 1.0) and not _clearly_lower(d, 1.2)
+    assert not _clearly_lower(np.array([-0.5]), 1.0)              # one user: no evidence
+    assert not _clearly_lower(np.zeros(50), 0.0)                  # a tie is not lower
+    assert _clearly_lower(np.full(3, -0.01), 5.0)                 # a constant gain has SE 0
+    assert not _clearly_lower(np.array([0.02, -0.01, 0.0]), 0.0)  # higher on average

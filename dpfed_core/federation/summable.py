@@ -451,7 +451,12 @@ class DPCooccurrence(SummableMethod):
 
     Round 2 (local, nothing leaves the entity, :meth:`fit_local`): the entity's users are scored by a
     blend of U_h ≥ 0 fitted on the broadcast V, the DP global popularity g, the entity's own NMF and
-    its own popularity, weights chosen on a hold-out of one training item per user.
+    its own popularity, weights chosen on a hold-out of one training item per user. The searched
+    weights replace a default blend (all popularity-like parts at equal weight: the federation's
+    factors and DP popularity, the entity's own popularity) only when they beat it on the hold-out
+    by more than ``holdout_evidence`` paired standard errors (the one-standard-error rule,
+    :func:`~dpfed_core.models.blend.choose_weights`): an entity of a few users keeps the default
+    instead of the weights that fit its hold-out's noise best.
 
     Parameters
     ----------
@@ -465,6 +470,9 @@ class DPCooccurrence(SummableMethod):
     local_blend : bool
         Round 2 keeps what the entity knows: each entity blends its own NMF and its own (exact, local)
         popularity with the federation's parts (weights on a local hold-out). Default True.
+    holdout_evidence : float
+        z of the one-standard-error rule of round 2's blend (0: the plain search). Default 1 (the
+        usual one-standard-error rule; not tuned).
     rank, lam, max_iter : int, float, int
         The server's NMF of the denoised co-occurrence (from the run's configuration).
     """
@@ -480,12 +488,16 @@ class DPCooccurrence(SummableMethod):
               "popularity sum); bounds the M² message", low=2, high=5000),
         Param("local_blend", "bool", True, "round 2 keeps what the entity knows: its own NMF and popularity "
               "blended with the federation's parts (weights on a local hold-out)"),
+        Param("holdout_evidence", "float", 1.0, "round 2 keeps its default blend (federation factors, DP "
+              "popularity and the entity's own popularity at equal weight) unless the searched weights beat it "
+              "on the local hold-out by more than this many paired standard errors (0: the plain search)",
+              low=0, high=10),
     )
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure", pop_share: float = 0.5,
                  max_items: int = 600, rank: int = 10, lam: float = 0.1, max_iter: int = 200,
-                 local_blend: bool = True) -> None:
+                 local_blend: bool = True, holdout_evidence: float = 1.0) -> None:
         super().__init__(value_max, epsilon, delta, max_dropouts, aggregation)
         self.pop_share = pop_share
         self.max_items = max_items
@@ -493,6 +505,7 @@ class DPCooccurrence(SummableMethod):
         self.lam = lam
         self.max_iter = max_iter
         self.local_blend = local_blend
+        self.holdout_evidence = holdout_evidence
 
     # -------------------------------------------------------------- privacy map
     def check(self, n_entities: int) -> None:
@@ -644,7 +657,19 @@ class DPCooccurrence(SummableMethod):
             if self.local_blend:
                 items.append(lambda Z: public_feature_scores(Z, F))
                 matrices.append(lambda Z: content_factors(Z, F, lam, mode))
-        U_all, _, info = fit_blend(X, matrices, items, rng)
+        # The default the searched weights must beat by ``holdout_evidence`` paired standard errors
+        # (one-standard-error rule): every popularity-like part at equal weight (unit vectors) — the
+        # federation's factors on the broadcast V (when a co-occurrence direction passed the noise
+        # edge; else V is 0 and scores nothing), the DP popularity and, with the local blend, the
+        # entity's own exact popularity: the entity's own counts shrunk toward the federation's,
+        # whose noise (DP) and whose sampling error (few users) are independent. The federation's
+        # parts are estimated from every entity's users, while the hold-out has one item per user
+        # of this entity only: a small entity's hold-out cannot tell a better blend from its own
+        # noise, so without evidence it keeps the shrunk default.
+        has_fed = bool(np.any(V_fed))
+        default = ([1.0 if (j == 0 and has_fed) else 0.0 for j in range(len(matrices))],
+                   [1.0 if j == 0 or (j == 1 and self.local_blend) else 0.0 for j in range(len(items))])
+        U_all, _, info = fit_blend(X, matrices, items, rng, float(self.holdout_evidence), default)
         n = X.shape[0]
         U_h = np.zeros((n, V.shape[1]))
         local_U, local_V = [], []

@@ -131,12 +131,27 @@ class _HoldoutScores:
         """The hold-out MAR of the scores item + Σ_k (wm_k·U_k) V_kᵀ (item: (m,) over every item)."""
         if self.n_users == 0:
             return 0.5
+        total = 0.0
+        for _, block in self._block_ranks(wm, item):
+            total += float(np.sum(block))
+        return total / self.n_users
+
+    def ranks(self, wm: Sequence[float], item: np.ndarray) -> np.ndarray:
+        """(n_users,) every hold-out user's percentile rank of its hidden item (0 = top) under the
+        scores of :meth:`mar` (whose value is their mean): what a paired comparison of two weight
+        vectors needs."""
+        out = np.empty(self.n_users)
+        for start, block in self._block_ranks(wm, item):
+            out[start: start + block.size] = block
+        return out
+
+    def _block_ranks(self, wm: Sequence[float], item: np.ndarray):
+        """Yields (first user, (block,) percentile ranks) per row block of :data:`BLOCK_CELLS` cells."""
         if self._buf is None:
             shape = (min(self.step, self.n_users), self.cols.size)
             self._buf = (np.empty(shape), np.empty(shape))
         S_all, tmp_all = self._buf
         item_c = item[self.cols]
-        total = 0.0
         for start in range(0, self.n_users, self.step):
             stop = min(self.n_users, start + self.step)
             S, tmp = S_all[: stop - start], tmp_all[: stop - start]
@@ -156,8 +171,7 @@ class _HoldoutScores:
             S[self.ex_rows[a:b] - start, self.ex_cols[a:b]] = -np.inf
             col = s_h[:, None]
             rank = np.count_nonzero(S > col, axis=1) + 0.5 * np.count_nonzero(S == col, axis=1)
-            total += float(np.sum(rank / np.maximum(self.n_cand[start:stop], 1)))
-        return total / self.n_users
+            yield start, rank / np.maximum(self.n_cand[start:stop], 1)
 
 
 def _blocked_mar(matrices: Sequence[tuple[np.ndarray, np.ndarray]], wm: Sequence[float], item: np.ndarray,
@@ -192,22 +206,35 @@ def holdout_sample(has: np.ndarray, n_items: int, rng: np.random.Generator) -> t
 
 def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Sequence[np.ndarray],
                    train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray,
-                   cols: np.ndarray | None = None) -> tuple[list[float], list[float], float]:
+                   cols: np.ndarray | None = None, evidence: float = 0.0,
+                   default: tuple[Sequence[float], Sequence[float]] | None = None,
+                   ) -> tuple[list[float], list[float], float]:
     """Coordinate search of the weights (matrix parts, item parts) minimising the hold-out MAR.
     matrices: factor pairs (U, V) whose score rows U_u Vᵀ have unit norm; items: unit item vectors
     (m,). Starts from the best single part. ``cols``: candidate items of the hold-out rank (None:
-    every item). Returns (matrix weights, item weights, hold-out MAR)."""
+    every item). Returns (matrix weights, item weights, hold-out MAR).
+
+    ``evidence`` = z > 0: the one-standard-error rule against the hold-out's own noise. The searched
+    weights replace ``default`` (matrix weights, item weights: the caller's preferred blend; None:
+    the first part alone, matrices before items) only when their hold-out MAR is lower by more than
+    z standard errors of the paired per-user difference of ranks (sd/√n over the hold-out users, n
+    ≥ 2; one user is no evidence). A hold-out of a few users cannot tell a searched blend from its
+    own noise — the search itself picks the weights that fit that noise best — and keeps the
+    default; the standard error shrinks like 1/√n, so a large hold-out keeps the searched blend
+    whenever it is clearly better. z = 0: the plain search."""
     n, m = train.shape
     seen: dict[tuple, float] = {}
     holdout = _HoldoutScores(matrices, train, hidden, has, cols)  # what the weights do not change, once
+
+    def item_vector(wi_) -> np.ndarray:
+        return sum((w * v for w, v in zip(wi_, items) if w), np.zeros(m)) * (1 + 1e-12)
 
     def score(wm_, wi_) -> float:
         # a weight vector already scored is not scored again: the second pass re-tries the first's
         # points wherever a weight did not move (same value, so the same search at half the cost)
         key = (tuple(wm_), tuple(wi_))
         if key not in seen:
-            item = sum((w * v for w, v in zip(wi_, items) if w), np.zeros(m))
-            seen[key] = holdout.mar(wm_, item * (1 + 1e-12))
+            seen[key] = holdout.mar(wm_, item_vector(wi_))
         return seen[key]
 
     # start from the best single part: every part alone is in the search, so the blend is at least as
@@ -233,7 +260,23 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
                         r = score(trial, wi) if kind == "m" else score(wm, trial)
                         if r < best - 1e-12:
                             best, weights[j] = r, w
+        if evidence > 0 and starts:
+            d_m, d_i = (list(default[0]), list(default[1])) if default is not None else \
+                (list(starts[0][0]), list(starts[0][1]))
+            # paired per-user difference of ranks, searched − default: < 0 where the search ranks
+            # the hidden item higher
+            diff = holdout.ranks(wm, item_vector(wi)) - holdout.ranks(d_m, item_vector(d_i))
+            if not _clearly_lower(diff, evidence):
+                return d_m, d_i, score(d_m, d_i)
     return wm, wi, best
+
+
+def _clearly_lower(diff: np.ndarray, z: float) -> bool:
+    """Is the mean of the paired differences ``diff`` (users,) below 0 by more than z standard
+    errors (sd/√n)? Fewer than two users: no (one user's rank is no evidence)."""
+    if diff.size < 2:
+        return False
+    return float(np.mean(diff)) < -1e-12 - z * float(np.std(diff, ddof=1)) / math.sqrt(diff.size)
 
 
 def _unit_factors(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -241,8 +284,11 @@ def _unit_factors(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: Sequence[ItemPart],
-              rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict]:
+              rng: np.random.Generator, evidence: float = 0.0,
+              default: tuple[Sequence[float], Sequence[float]] | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """The entity's blended model: weights chosen on a hold-out, every part refitted on all rows.
+    ``evidence``, ``default``: the one-standard-error rule of :func:`choose_weights` (0: off); with
+    no hold-out user at all, ``default`` (when given) is the blend.
 
     Returns ``(U_h, V_h, info)``: the entity's scores are ``U_h @ V_h.T`` (n × m, never formed here);
     ``info`` has the chosen ``matrix_weights``, ``item_weights``, the hold-out MAR and the ``blocks``
@@ -260,7 +306,9 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
             reduced_h, hidden_h, has_h = reduced[pick], hidden[pick], np.ones(pick.size, bool)
         else:
             reduced_h, hidden_h, has_h = reduced, hidden, has
-        wm, wi, best = choose_weights(mats, vecs, reduced_h, hidden_h, has_h, cols)
+        wm, wi, best = choose_weights(mats, vecs, reduced_h, hidden_h, has_h, cols, evidence, default)
+    elif evidence > 0 and default is not None:  # no user with two items: no evidence against the default
+        wm, wi, best = list(default[0]), list(default[1]), math.nan
     else:  # no user with two items: the first part alone
         wm = [1.0] + [0.0] * (len(matrix_parts) - 1) if matrix_parts else []
         wi = ([0.0] * len(item_parts)) if matrix_parts else [1.0] + [0.0] * (len(item_parts) - 1)
