@@ -25,6 +25,7 @@ from ../shared/data and never written anywhere.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -58,6 +59,9 @@ DP_CONFIGS = [(f"{RECOMMENDED} secure", RECOMMENDED, "secure", EPS),
               # federation's releases can add to `local` at any ε
               (CEILING, RECOMMENDED, "secure", [math.inf])]
 REFS = ["local", "individual", "popularity", "central"]
+#: ``local`` fitted on every entity's users as one (no federation, no privacy: a non-private
+#: diagnostic on the same split): whether anything pooled at all helps the entities' users.
+POOLED = "local on all entities pooled (diagnostic)"
 
 
 def load(name: str):
@@ -87,21 +91,24 @@ def run_unit(name: str, seed: int, quick: bool = False) -> list[dict]:
     split = make_split(ds, base)
     rows = []
 
-    def one(label: str, cfg: RunConfig) -> None:
+    def one(label: str, cfg: RunConfig, data=None) -> None:
         t = time.perf_counter()
-        d, res = run_method(ds, cfg, split)
+        d, res = run_method(ds if data is None else data, cfg, split)
         cat = res.extra.get("catalogue") if isinstance(res.extra, dict) else None
         eps = d["privacy"]["epsilon"]
-        if math.isfinite(cfg.epsilon) and label not in REFS:  # the ledger holds what was asked
+        if math.isfinite(cfg.epsilon) and label not in REFS and label != POOLED:  # the ledger holds what was asked
             assert eps <= cfg.epsilon * (1 + 1e-9), (label, cfg.epsilon, eps)
-        rows.append({"data": name, "seed": seed, "method": label, "epsilon": cfg.epsilon if label not in REFS
-                     else math.inf, "mar": d["overall"]["mar"],
+        rows.append({"data": name, "seed": seed, "method": label, "epsilon": cfg.epsilon
+                     if label not in REFS and label != POOLED else math.inf, "mar": d["overall"]["mar"],
                      "items_kept": None if cat is None else int(len(cat)), "n_items": ds.n_items,
                      "warnings": [w["code"] for w in d.get("warnings", [])],
                      "seconds": time.perf_counter() - t})
 
     for ref in REFS:
         one(ref, base.replace(method=ref))
+    # the same split and test users; one entity holding everyone (contiguous rows: one slice)
+    pooled = dataclasses.replace(ds, entity_of_user=np.zeros_like(ds.entity_of_user), entity_names=["all"])
+    one(POOLED, base.replace(method="local"), pooled)
     for label, meth, agg, eps_list in DP_CONFIGS:
         for e in (eps_list[:1] if quick else eps_list):
             one(label, base.replace(method=meth, epsilon=e, aggregation=agg))
@@ -280,7 +287,14 @@ def report(rows: list[dict], datasets: list[str], env: dict, seconds: float | No
                   "popularity and co-occurrence sums, the same server steps and round-2 blend; a non-private "
                   "diagnostic) against `local` — the most its releases can add at any ε:", ""]
         lines += _effect_lines(ceiling, "ceiling − local")
-    lines += ["", "4. **Reading** (of the lists above). Where `local` already beats exact popularity (eICU "
+    pooled = {d: paired(rows, d, (POOLED, None), ("local", None)) for d in datasets}
+    if any(pooled.values()):
+        lines += ["", "4. **Whether pooling helps at all.** `local` fitted on every entity's users as one "
+                  "(all data in one place, no privacy; a non-private diagnostic on the same split and test users) "
+                  "against `local` per entity — where it does not help, the entities differ more than they share, "
+                  "and no federation of their data can be expected to beat `local` by much:", ""]
+        lines += _effect_lines(pooled, "pooled − local")
+    lines += ["", "5. **Reading** (of the lists above). Where `local` already beats exact popularity (eICU "
               "by region: a few large regions), a DP release has little to add that the hold-out can find, and "
               "the round-2 blend falls back to the entity's own parts. Where exact popularity beats `local` (eICU "
               "by hospital: many hospitals of a few stays), the secure sum carries the popularity, and the "
@@ -289,7 +303,9 @@ def report(rows: list[dict], datasets: list[str], env: dict, seconds: float | No
               "`dp-popularity none` rows). The ceiling (3.) bounds what any ε can give this design: where it is "
               "itself within a sd or two of `local` (a few large entities), no DP setting can beat `local` by a "
               "margin three seeds resolve; where it is well ahead (many small entities), the gap between the "
-              "ceiling and the ε rows is the price of the noise.", ""]
+              "ceiling and the ε rows is the price of the noise. Where pooling everyone's data in one model (4.) "
+              "is itself worse than each entity alone (eICU by region), the entities' users differ too much for "
+              "shared statistics to carry more than the ceiling shows.", ""]
     for data in datasets:
         if not any(r["data"] == data for r in rows):
             continue
