@@ -62,6 +62,8 @@ REFS = ["local", "individual", "popularity", "central"]
 #: ``local`` fitted on every entity's users as one (no federation, no privacy: a non-private
 #: diagnostic on the same split): whether anything pooled at all helps the entities' users.
 POOLED = "local on all entities pooled (diagnostic)"
+#: Rows that are not DP runs: no ε, no ledger check.
+NON_DP = {*REFS, POOLED}
 
 
 def load(name: str):
@@ -96,10 +98,10 @@ def run_unit(name: str, seed: int, quick: bool = False) -> list[dict]:
         d, res = run_method(ds if data is None else data, cfg, split)
         cat = res.extra.get("catalogue") if isinstance(res.extra, dict) else None
         eps = d["privacy"]["epsilon"]
-        if math.isfinite(cfg.epsilon) and label not in REFS and label != POOLED:  # the ledger holds what was asked
+        if math.isfinite(cfg.epsilon) and label not in NON_DP:  # the ledger holds what was asked
             assert eps <= cfg.epsilon * (1 + 1e-9), (label, cfg.epsilon, eps)
-        rows.append({"data": name, "seed": seed, "method": label, "epsilon": cfg.epsilon
-                     if label not in REFS and label != POOLED else math.inf, "mar": d["overall"]["mar"],
+        rows.append({"data": name, "seed": seed, "method": label,
+                     "epsilon": math.inf if label in NON_DP else cfg.epsilon, "mar": d["overall"]["mar"],
                      "items_kept": None if cat is None else int(len(cat)), "n_items": ds.n_items,
                      "warnings": [w["code"] for w in d.get("warnings", [])],
                      "seconds": time.perf_counter() - t})

@@ -55,7 +55,7 @@ from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF
                                         config_from_json, dumps, ledger_rows_to_json, loads, unpack_arrays)
 from dpfed_core.deployment.hooks import (fit_local, method_config, prototype_method, release_prototypes,
                                          stage_public_keys, stage_share, summable_method)
-from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, fused_stages, secagg_ranges
+from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, fused_inputs, fused_stages, secagg_ranges
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.noise import SecureGenerator, method_generator
@@ -321,10 +321,8 @@ def secure_share(msg: Message, context: Context) -> Message:
         rng = _summable_rng(config, H, shard.index, context)
         ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
         parts, coalition, note = [], math.inf, ""
-        for s_ in group:
-            if s_ != group[0]:
-                public = {**public, **method.public_ahead(s_, X.shape[1])}
-            share = stage_share(method, X, rng, ledger.for_entity(shard.entity), H, s_, public)
+        for s_, inputs in fused_inputs(method, group, X.shape[1], public):
+            share = stage_share(method, X, rng, ledger.for_entity(shard.entity), H, s_, inputs)
             parts.append(share.values)
             coalition, note = share.coalition_epsilon, share.note
         values = parts[0] if len(parts) == 1 else np.concatenate(parts)

@@ -85,7 +85,7 @@ def run_deployed(
     guard = None
     catalogue = "secure" if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config) else "declared"
     # the run's public JSON, as every message repeats it (a declared catalogue's size is public)
-    run = run_json(config, catalogue, dataset.n_items if catalogue == "declared" else None)
+    run = run_json(config, catalogue, dataset.n_items)  # the size is written for a declared catalogue only
     if owned:
         t0 = time.perf_counter()
         if workdir is None:

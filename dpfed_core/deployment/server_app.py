@@ -50,7 +50,8 @@ from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF
                                         pack_arrays)
 from dpfed_core.deployment.hooks import (combine_stage, method_config, prototype_method_is_private, public_broadcast,
                                          summable_method)
-from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, fused_stages, secagg_ranges, to_grid
+from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, fused_inputs, fused_stages, secagg_ranges,
+                                            to_grid)
 from dpfed_core.models.factorization import fit_nmf
 from dpfed_core.privacy.noise import method_generator
 
@@ -312,7 +313,7 @@ class _Run:
             label = SUM_OF_STAGES.join(group)
             total, info = self.round1_secure_sum(nodes, method, label if len(stages) > 1 else None)
             lengths = self.fused_lengths(method, group, n_items, public, total.size)
-            parts = np.split(total, np.cumsum(lengths)[:-1]) if len(group) > 1 else [total]
+            parts = np.split(total, np.cumsum(lengths)[:-1])
             for stage, part in zip(group, parts):
                 if stage != group[0]:
                     self.check_ahead(method, stage, n_items, public)
@@ -337,10 +338,8 @@ class _Run:
         up to the sum's length."""
         if len(group) == 1:
             return [int(size)]
-        lengths, known = [], dict(public)
-        for stage in group:
-            known.update(method.public_ahead(stage, n_items) or {})
-            lengths.append(int(method.share_length(stage, n_items, known)))
+        lengths = [int(method.share_length(stage, n_items, inputs))
+                   for stage, inputs in fused_inputs(method, group, n_items, public)]
         if sum(lengths) != size:
             raise DeploymentRunError(f"the secure sum of the stages {' + '.join(group)} has {size} entries, not the "
                                      f"{' + '.join(map(str, lengths))} their shapes give; run stopped, nothing written")

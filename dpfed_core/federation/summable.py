@@ -26,7 +26,7 @@ import functools
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -278,6 +278,16 @@ def fused_stages(method: SummableMethod, n_items: int) -> list[tuple[str, ...]]:
             groups.append([stage])
         known_before = known
     return [tuple(g) for g in groups]
+
+
+def fused_inputs(method: SummableMethod, group: Sequence[str], n_items: int, public: dict) -> Iterator[tuple[str, dict]]:
+    """``(stage, public inputs of its shares)`` for each stage of one secure sum (a group of
+    :func:`fused_stages`), starting from ``public`` (what the previous sums broadcast): every stage
+    adds the inputs public facts fix ahead (:meth:`SummableMethod.public_ahead`). The node makes its
+    shares, and the server reads their lengths, from the same inputs."""
+    for stage in group:
+        public = {**public, **(method.public_ahead(stage, n_items) or {})}
+        yield stage, public
 
 
 SUMMABLE_METHODS: dict[str, Callable[..., SummableMethod]] = {}
