@@ -265,3 +265,39 @@ def test_clearly_lower_is_a_paired_one_standard_error_test():
     assert not _clearly_lower(np.zeros(50), 0.0)                  # a tie is not lower
     assert _clearly_lower(np.full(3, -0.01), 5.0)                 # a constant gain has SE 0
     assert not _clearly_lower(np.array([0.02, -0.01, 0.0]), 0.0)  # higher on average
+
+
+def test_dp_popularity_stays_the_plain_baseline_and_blends_on_request():
+    """dp-popularity's round 2 is the DP popularity list by default (the issue-15 baseline: one column,
+    no local parts); ``local_blend=True`` keeps what the entity knows like dp-cooccurrence: local
+    columns beside the broadcast column, and a MAR far below the plain list's and near ``local``'s."""
+    ds = load_data("sample:clinic")
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=5, seed=0, max_iter=100, simulation=True)
+    split = make_split(ds, cfg)
+    plain, res = run_method(ds, cfg, split)
+    assert res.entity_factors().local_widths == (0,) * ds.n_entities
+    blended, res_b = run_method(ds, cfg.replace(prototype_params={"local_blend": True}), split)
+    assert any(w > 0 for w in res_b.entity_factors().local_widths)
+    assert res_b.V.shape == res.V.shape == (ds.n_items, 1)  # the same one broadcast column
+    loc, _ = run_method(ds, cfg.replace(method="local"), split)
+    assert blended["overall"]["mar"] < plain["overall"]["mar"] - 0.05
+    assert blended["overall"]["mar"] <= loc["overall"]["mar"] + 0.01
+    # the same release: the ledger is the plain run's
+    assert [r.rho for r in res_b.ledger.rows] == [r.rho for r in res.ledger.rows]
+
+
+def test_the_broadcast_popularity_column_scores_what_the_blend_chose():
+    """The blend scores the unit DP popularity; U_h on the raw broadcast column (any norm) must give
+    the entity's users exactly those scores: U_h V[:, pop] = w · g/‖g‖."""
+    from dpfed_core.federation.summable import DPPopularity
+
+    X = _popular_data(n=120, m=25, seed=11)
+    g = 40.0 * popularity(X) + np.random.default_rng(12).random(25)  # a raw (not unit) broadcast column
+    method = DPPopularity(epsilon=1.0, local_blend=True, holdout_evidence=0.0)
+    U_h, L_h, U_loc = method.fit_local(X, {"V": g[:, None]}, 0.1, "zero", np.random.default_rng(13))
+    assert U_h.shape == (120, 1)
+    w = np.unique(np.round(U_h[:, 0] * np.linalg.norm(g), 12))
+    assert w.size == 1 and w[0] > 0  # one weight for every user, on the unit vector
+    assert w[0] in (0.25, 0.5, 1.0, 2.0, 4.0)  # a weight of the search's grid, not a multiple of ‖g‖
+    S = U_h @ g[:, None].T + (U_loc @ L_h.T if L_h is not None else 0.0)
+    assert np.isfinite(S).all() and S.shape == X.shape

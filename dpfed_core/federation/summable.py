@@ -138,6 +138,14 @@ class SummableMethod(ABC):
     #: catalogue (``evaluation.experiments``); otherwise the catalogue's share is split off by
     #: basic composition.
     zcdp_budget: bool = False
+    #: Round 2's defaults (:func:`blended_round2`), for a method whose constructor does not take
+    #: them: blend the entity's own model with the federation's parts (issue 23), the one-standard-
+    #: error rule at z = 1, and the entity's own NMF at rank 10 (a method's ``rank`` when it has one).
+    local_blend: bool = True
+    holdout_evidence: float = 1.0
+    rank: int = 10
+    lam: float = 0.1
+    max_iter: int = 200
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure") -> None:
@@ -230,9 +238,19 @@ class SummableMethod(ABC):
         out["V"] = self.finish(total)
         return out
 
+    def broadcast_parts(self, n_columns: int) -> tuple[slice | None, int | None]:
+        """Where round 2 finds the federation's parts in the broadcast V (m × ``n_columns``): the
+        columns of shared item factors (None: none) and the column of the DP global popularity
+        (None: none). Default: every column is an item factor."""
+        return slice(0, n_columns), None
+
     def fit_local(self, X: sp.csr_matrix, public: dict, lam: float, mode: str,
                   rng: np.random.Generator):
-        """Round 2 on one entity: U_h ≥ 0 with V fixed (no entity-only columns)."""
+        """Round 2 on one entity. With ``local_blend`` (the default of every summable method but the
+        dp-popularity baseline) it keeps what the entity knows: :func:`blended_round2`. Without:
+        U_h ≥ 0 on the broadcast V alone (no entity-only columns)."""
+        if self.local_blend:
+            return blended_round2(self, X, public, lam, mode, rng)
         from dpfed_core.models.factorization import fit_rows_given
 
         return fit_rows_given(X, public["V"], lam, mode), None, None
@@ -342,19 +360,41 @@ class DPPopularity(SummableMethod):
     independent discrete Gaussians on the 2⁻⁴⁰ grid with σ ≫ grid, which is within a negligible
     divergence of one discrete Gaussian of variance Σ σ_h² (Kairouz, Liu & Steinke 2021, "The
     distributed discrete Gaussian mechanism"); that gap is stated here, not charged.
-    The server's V = max(sum, 0) as one latent factor (m × 1); round 2 fits U_h ≥ 0 locally.
+    The server's V = max(sum, 0) as one latent factor (m × 1): the DP global popularity.
+
+    Round 2: by default U_h ≥ 0 on that one column — every user of every entity ranks items by the
+    DP popularity list: the one-line DP baseline every DP method must beat (issue 15), kept as such.
+    ``local_blend=True`` makes it keep what the entity knows like every other summable method
+    (:func:`blended_round2`: the entity's own NMF and popularity blended with the DP popularity,
+    weights on a local hold-out) — "summed DP popularity blended into the entity's own model".
     """
 
     zcdp_budget = True  # one Gaussian at ρ(ε, δ) (:meth:`SummableMethod.gaussian_share`), ρ recorded
     parameters = (
         Param("row_norm", "float", None, "Λ, public ℓ2 bound of one user's row (the L2 sensitivity); "
               "none = the value bound Λ∞", low=0, low_open=True, optional=True),
+        Param("local_blend", "bool", False, "round 2 keeps what the entity knows: its own NMF and popularity "
+              "blended with the DP popularity (weights on a local hold-out); off = the plain DP popularity "
+              "list, the baseline"),
+        Param("holdout_evidence", "float", 1.0, "with local_blend: keep the default blend (DP and own "
+              "popularity at equal weight) unless the searched weights beat it on the local hold-out by more "
+              "than this many paired standard errors (0: the plain search)", low=0, high=10),
     )
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
-                 max_dropouts: int = 0, aggregation: str = "secure", row_norm: float | None = None) -> None:
+                 max_dropouts: int = 0, aggregation: str = "secure", row_norm: float | None = None,
+                 local_blend: bool = False, holdout_evidence: float = 1.0, rank: int = 10,
+                 lam: float = 0.1, max_iter: int = 200) -> None:
         super().__init__(value_max, epsilon, delta, max_dropouts, aggregation)
         self.row_norm = row_norm
+        self.local_blend = local_blend
+        self.holdout_evidence = holdout_evidence
+        self.rank = rank
+        self.lam = lam
+        self.max_iter = max_iter
+
+    def broadcast_parts(self, n_columns):
+        return None, 0  # V is the DP popularity column alone
 
     def _bound(self) -> float:
         lam = self.value_max if self.row_norm is None else self.row_norm
@@ -635,62 +675,88 @@ class DPCooccurrence(SummableMethod):
                 f"above the noise edge {public['noise_edge']:.3g}"]
 
     # -------------------------------------------------------------- round 2, entity side
+    def broadcast_parts(self, n_columns):
+        # V = [item factors of the denoised co-occurrence | unit DP popularity column]
+        return slice(0, n_columns - 1), n_columns - 1
+
     def fit_local(self, X, public, lam, mode, rng):
-        """Round 2 keeps what the entity knows (issue 23): its users' scores blend the federation's
-        parts — user factors on the broadcast V and the DP global popularity g — with its own NMF
-        and its own (exact, local) popularity, weights chosen on a local hold-out
-        (:func:`~dpfed_core.models.blend.fit_blend`; the search includes the entity alone, so the
-        federation can only add to it on the hold-out). ``local_blend=False``: the federation's
-        parts only. Nothing leaves the entity."""
-        from dpfed_core.models.blend import fit_blend, own_nmf, popularity
-        from dpfed_core.models.factorization import fit_rows_given
-        from dpfed_core.models.side_information import content_factors, public_feature_scores, smooth_over_features
+        """Round 2 keeps what the entity knows (:func:`blended_round2`); ``local_blend=False``: the
+        federation's parts only (factors on the broadcast V and the DP popularity, weights on the
+        hold-out)."""
+        return blended_round2(self, X, public, lam, mode, rng)
 
-        V = np.asarray(public["V"], dtype=np.float64)
-        V_fed, g = V[:, :-1], V[:, -1]
-        own_rng = rng.spawn(1)[0]
-        F = self.public_item_features()
 
-        def federation(Z):
-            return fit_rows_given(Z, V_fed, lam, mode), V_fed
+def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: float, mode: str,
+                   rng: np.random.Generator):
+    """Round 2 keeps what the entity knows (issue 23), for any summable method: its users' scores
+    blend the federation's parts — user factors on the broadcast item factors and the DP global
+    popularity g (where :meth:`~SummableMethod.broadcast_parts` finds them in V) — with its own NMF
+    (``method.rank``) and its own (exact, local) popularity and, with public item features, g smoothed
+    over them, the entity's feature profile and a content model; weights chosen on a local hold-out
+    (:func:`~dpfed_core.models.blend.fit_blend`; the search includes the entity alone, so the
+    federation can only add to it on the hold-out). ``method.local_blend`` False: the federation's
+    parts only. Nothing leaves the entity; only ``public["V"]`` is read (what a deployed node gets).
 
-        def own(Z):  # on the entity's own items only: its cost does not grow with the catalogue
-            return own_nmf(Z, self.rank, lam, mode, self.max_iter, own_rng)
+    The searched weights replace a default blend only when they beat it on the hold-out by more than
+    ``method.holdout_evidence`` paired standard errors (the one-standard-error rule). The default:
+    every popularity-like part at equal weight (unit vectors) — the federation's factors (when a
+    direction passed the server's noise edge; else they score nothing), the DP popularity and, with
+    the local blend, the entity's own exact popularity: the entity's own counts shrunk toward the
+    federation's, whose noise (DP) and whose sampling error (few users) are independent. The
+    federation's parts are estimated from every entity's users, while the hold-out has one item per
+    user of this entity only: a small entity's hold-out cannot tell a better blend from its own
+    noise, so without evidence it keeps the shrunk default.
 
-        matrices = [federation, own] if self.local_blend else [federation]
-        items = [lambda Z: g, popularity] if self.local_blend else [lambda Z: g]
-        if F is not None and F.shape[0] == g.size:
-            # public item features: the DP popularity smoothed over them (post-processing of the
-            # broadcast) and, with the local blend, the entity's own feature profile
+    Returns ``(U_h, L_h, U_loc_h)`` as :meth:`SummableMethod.fit_local`."""
+    from dpfed_core.models.blend import fit_blend, own_nmf, popularity
+    from dpfed_core.models.factorization import fit_rows_given
+    from dpfed_core.models.side_information import content_factors, public_feature_scores, smooth_over_features
+
+    V = np.asarray(public["V"], dtype=np.float64)
+    fac, pop = method.broadcast_parts(V.shape[1])
+    V_fed = V[:, fac] if fac is not None and V[:, fac].shape[1] else None
+    g = V[:, pop] if pop is not None else None
+    g_norm = float(np.linalg.norm(g)) if g is not None else 0.0
+    blend_local = bool(method.local_blend)
+    own_rng = rng.spawn(1)[0]
+    F = method.public_item_features()
+    matrices: list[tuple[str, object]] = []   # (part, rows → (U, V))
+    items: list[tuple[str, object]] = []      # (part, rows → (m,) item scores)
+    if V_fed is not None:
+        matrices.append(("federation", lambda Z: (fit_rows_given(Z, V_fed, lam, mode), V_fed)))
+    if blend_local:
+        # on the entity's own items only: its cost does not grow with the catalogue
+        matrices.append(("own", lambda Z: own_nmf(Z, int(method.rank), lam, mode, int(method.max_iter), own_rng)))
+    if g is not None:
+        items.append(("dp popularity", lambda Z: g))
+    if blend_local:
+        items.append(("own popularity", popularity))
+    if F is not None and F.shape[0] == V.shape[0]:
+        if g is not None:
+            # the DP popularity smoothed over the public features (post-processing of the broadcast)
             g_smooth = smooth_over_features(g, F, 0.5)
-            items.append(lambda Z: g_smooth)
-            if self.local_blend:
-                items.append(lambda Z: public_feature_scores(Z, F))
-                matrices.append(lambda Z: content_factors(Z, F, lam, mode))
-        # The default the searched weights must beat by ``holdout_evidence`` paired standard errors
-        # (one-standard-error rule): every popularity-like part at equal weight (unit vectors) — the
-        # federation's factors on the broadcast V (when a co-occurrence direction passed the noise
-        # edge; else V is 0 and scores nothing), the DP popularity and, with the local blend, the
-        # entity's own exact popularity: the entity's own counts shrunk toward the federation's,
-        # whose noise (DP) and whose sampling error (few users) are independent. The federation's
-        # parts are estimated from every entity's users, while the hold-out has one item per user
-        # of this entity only: a small entity's hold-out cannot tell a better blend from its own
-        # noise, so without evidence it keeps the shrunk default.
-        has_fed = bool(np.any(V_fed))
-        default = ([1.0 if (j == 0 and has_fed) else 0.0 for j in range(len(matrices))],
-                   [1.0 if j == 0 or (j == 1 and self.local_blend) else 0.0 for j in range(len(items))])
-        U_all, _, info = fit_blend(X, matrices, items, rng, float(self.holdout_evidence), default)
-        n = X.shape[0]
-        U_h = np.zeros((n, V.shape[1]))
-        local_U, local_V = [], []
-        for (kind, j), U_b, V_b in info["blocks"]:
-            if (kind, j) == ("matrix", 0):
-                U_h[:, :-1] = U_b            # on the broadcast V
-            elif (kind, j) == ("item", 0):
-                U_h[:, -1] = U_b[:, 0]       # on the broadcast popularity column (unit norm)
-            elif kind != "none":
-                local_U.append(U_b)          # the entity's own model and popularity: local columns
-                local_V.append(V_b)
-        if local_U:
-            return U_h, np.hstack(local_V), np.hstack(local_U)
-        return U_h, None, None
+            items.append(("dp popularity over features", lambda Z: g_smooth))
+        if blend_local:  # the entity's own feature profile and content model
+            items.append(("own feature profile", lambda Z: public_feature_scores(Z, F)))
+            matrices.append(("own content", lambda Z: content_factors(Z, F, lam, mode)))
+    has_fed = V_fed is not None and bool(np.any(V_fed))
+    default = ([1.0 if (name == "federation" and has_fed) else 0.0 for name, _ in matrices],
+               [1.0 if name in ("dp popularity", "own popularity") else 0.0 for name, _ in items])
+    _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng,
+                           float(method.holdout_evidence), default)
+    n = X.shape[0]
+    U_h = np.zeros((n, V.shape[1]))
+    local_U, local_V = [], []
+    for (kind, j), U_b, V_b in info["blocks"]:
+        name = (matrices if kind == "matrix" else items)[j][0] if kind in ("matrix", "item") else None
+        if name == "federation":
+            U_h[:, fac] = U_b                 # on the broadcast item factors
+        elif name == "dp popularity":
+            # on the broadcast popularity column: the blend scored its unit vector
+            U_h[:, pop] = U_b[:, 0] / g_norm if g_norm > 1e-300 else 0.0
+        elif name is not None:
+            local_U.append(U_b)               # the entity's own parts: local columns, never sent
+            local_V.append(V_b)
+    if local_U:
+        return U_h, np.hstack(local_V), np.hstack(local_U)
+    return U_h, None, None
