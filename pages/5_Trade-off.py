@@ -185,12 +185,7 @@ with p2:
         est = dash.users_to_pay(sub["points"], metric)
         st.dataframe([{"users per entity": p["users"], "advantage over local": p["advantage"],
                        "sd over seeds": p["sd"]} for p in sub["points"]], hide_index=True, width="stretch")
-        if est["users"] is None:
-            st.markdown(f"At ε = {dash.format_epsilon(sub_eps)}: no size found — {est['how']}.")
-        else:
-            st.markdown(f"At ε = {dash.format_epsilon(sub_eps)} the federation beats local from about "
-                        f"**{est['users']:,.0f} users per entity** ({est['how']}; synthetic federations, "
-                        f"observation mode {sub.get('mode', config.mode)}).")
+        st.markdown(dash.users_to_pay_sentence(est, dash.format_epsilon(sub_eps), sub.get("mode", config.mode)))
 
 with st.expander("Other metrics"):
     tables = []

@@ -181,7 +181,7 @@ def test_recommend_matches_engine(federated, clinic):
     assert any("no-such-patient" in e for e in errors(at))
 
 
-def test_tradeoff_matches_engine(federated, clinic):
+def test_tradeoff_matches_engine(federated, clinic, monkeypatch):
     at = federated
     at.switch_page("pages/5_Trade-off.py").run()
     assert_clean(at)
@@ -205,6 +205,20 @@ def test_tradeoff_matches_engine(federated, clinic):
     at.switch_page("pages/1_Data.py").run()
     at.switch_page("pages/5_Trade-off.py").run()
     assert any("Crossing ε" in m.value for m in at.markdown)
+    # the users planner (issue 23): the engine's points and the engine's sentence, with the mode
+    from dpfed_core.evaluation import planner
+
+    real = planner.users_needed
+    monkeypatch.setattr(planner, "users_needed",  # two small sizes keep the test short
+                        lambda cfg, **kw: real(cfg, **{**kw, "users_grid": (4, 12), "seeds": (0, 1)}))
+    at.button(key="sweep_sub_run").click().run()
+    assert_clean(at)
+    sub = at.session_state["sweep_sub_result"]
+    assert [p["users"] for p in sub["points"]] == [4.0, 12.0]
+    table = [d.value for d in at.dataframe if "advantage over local" in getattr(d.value, "columns", [])]
+    assert table and list(table[0]["users per entity"]) == [4.0, 12.0]
+    want = dash.users_to_pay_sentence(dash.users_to_pay(sub["points"]), dash.format_epsilon(sub["eps"]), sub["mode"])
+    assert any(m.value == want for m in at.markdown) and "observation mode" in want
 
 
 # ------------------------------------------------------------------------------ bad input

@@ -296,6 +296,31 @@ def test_users_to_pay():
     assert est["users"] is None
 
 
+def test_users_to_pay_counts_only_advantages_beyond_their_spread_and_reads_both_directions():
+    # a positive mean inside its own sd does not pay: measured on the planner's synthetic federations
+    # (4 entities, ε = 1) the smallest size had +0.0017 ± 0.0075 — "already pays" was wrong there
+    pts = [{"users": 25, "advantage": 0.0017, "sd": 0.0075}, {"users": 100, "advantage": -0.0004, "sd": 0.0002},
+           {"users": 400, "advantage": -0.0015, "sd": 0.0071}, {"users": 1600, "advantage": 0.0088, "sd": 0.0019}]
+    est = dash.users_to_pay(pts)
+    assert est["direction"] == "from" and est["how"] == "interpolated" and 400 < est["users"] < 1600
+    # where z = advantage − sd crosses 0 on a log scale: z(400) = −0.0086, z(1600) = 0.0069
+    t = 0.0086 / (0.0086 + 0.0069)
+    assert est["users"] == pytest.approx(float(np.exp(np.log(400) + t * np.log(4))), rel=1e-9)
+    # the federation pays for small entities only: larger ones do as well alone
+    down = [{"users": 50, "advantage": 0.03, "sd": 0.01}, {"users": 200, "advantage": 0.01, "sd": 0.005},
+            {"users": 800, "advantage": 0.001, "sd": 0.004}]
+    est = dash.users_to_pay(down)
+    assert est["direction"] == "up to" and 200 < est["users"] < 800
+    assert "up to about" in dash.users_to_pay_sentence(est, "1", "zero") and "observation mode zero" in \
+        dash.users_to_pay_sentence(est, "1", "zero")
+    # every size pays / paying sizes that are not one range
+    assert dash.users_to_pay([{**p, "advantage": 0.05} for p in down])["users"] == 50
+    gap = [{"users": 50, "advantage": 0.03, "sd": 0.0}, {"users": 200, "advantage": -0.01, "sd": 0.0},
+           {"users": 800, "advantage": 0.03, "sd": 0.0}]
+    assert dash.users_to_pay(gap)["users"] is None and "not one range" in dash.users_to_pay(gap)["how"]
+    assert "no size found" in dash.users_to_pay_sentence(dash.users_to_pay(gap), "1", "zero")
+
+
 def test_planned_stages_are_ledger_stages():
     from dpfed_core.data.loaders import load_data
     from dpfed_core.evaluation.experiments import run_method

@@ -27,4 +27,4 @@ def test_the_planner_reads_no_private_rows_and_compares_with_local(monkeypatch):
     assert all(cfg.simulation for _, cfg in seen)  # generated data: a simulation releases nothing
     assert [p["users"] for p in out["points"]] == [20.0, 60.0]
     assert out["mode"] == "zero" and out["assumptions"]["interactions per user"] == 20.0
-    assert set(out["estimate"]) == {"users", "how"}
+    assert set(out["estimate"]) == {"users", "how", "direction"}

@@ -91,28 +91,67 @@ def users_needed(config: RunConfig, *, n_entities: int, n_items: int, value_max:
 
 
 def users_to_pay(points: list[dict], metric: str = "mar") -> dict:
-    """From (users per entity, federated − ``local`` advantage) measured on synthetic federations, where the
-    advantage crosses zero: interpolated inside the measured range, or extrapolated on a log scale of
-    users (labelled as such), or None when the trend does not point to a crossing.
+    """From (users per entity, federated − ``local`` advantage ± sd over seeds) measured on synthetic
+    federations, the size where the federation starts — or stops — beating ``local``. "Beats" is the
+    benchmark's rule: the mean advantage exceeds its sd over seeds (a point inside its own noise does
+    not pay). The crossing of advantage − sd through 0 is interpolated on a log scale of users inside
+    the measured range, or extrapolated beyond it (labelled as such); None when the sizes that pay
+    admit no single threshold or the trend does not point to one.
 
-    ``points``: ``{"users": median users per entity, "advantage": mean over seeds (> 0 = federation
-    better), "sd": ...}``.
+    ``points``: ``{"users": users per entity, "advantage": mean over seeds (> 0 = federation
+    better), "sd": its sd over seeds (0 when absent)}``. Returns ``{"users": float | None, "how":
+    str, "direction": "from" | "up to" | None}`` — "from": the federation beats ``local`` at this size
+    and above; "up to": at this size and below (larger entities do as well alone).
     """
     pts = sorted((p for p in points if math.isfinite(p["advantage"])), key=lambda p: p["users"])
     if len(pts) < 2:
-        return {"users": None, "how": "too few subsample points"}
+        return {"users": None, "how": "too few subsample points", "direction": None}
     x = np.log(np.array([p["users"] for p in pts], float))
     y = np.array([p["advantage"] for p in pts], float)
-    if y[-1] > 0 and y[0] > 0:
-        return {"users": float(pts[0]["users"]), "how": "already pays at the smallest size measured"}
-    for i in range(len(pts) - 1):
-        if y[i] <= 0 < y[i + 1]:
-            t = -y[i] / (y[i + 1] - y[i])
-            return {"users": float(np.exp(x[i] + t * (x[i + 1] - x[i]))), "how": "interpolated"}
-    slope, icpt = np.polyfit(x, y, 1)
+    sd = np.array([p.get("sd", 0.0) or 0.0 for p in pts], float)
+    z = y - np.where(np.isfinite(sd), sd, 0.0)  # > 0: beats local by more than its spread over seeds
+    pays = z > 0
+
+    def cross(i: int) -> float:  # z changes sign between points i and i + 1
+        t = -z[i] / (z[i + 1] - z[i])
+        return float(np.exp(x[i] + t * (x[i + 1] - x[i])))
+
+    if pays.all():
+        return {"users": float(pts[0]["users"]), "how": "pays at every size measured, from the smallest",
+                "direction": "from"}
+    if pays[-1]:
+        k = int(np.flatnonzero(~pays)[-1])
+        if pays[: k + 1].any():
+            return {"users": None, "how": "the sizes that pay are not one range (" + _sizes(pts, pays) + ")",
+                    "direction": None}
+        return {"users": cross(k), "how": "interpolated", "direction": "from"}
+    if pays[0]:
+        k = int(np.flatnonzero(~pays)[0])
+        if pays[k:].any():
+            return {"users": None, "how": "the sizes that pay are not one range (" + _sizes(pts, pays) + ")",
+                    "direction": None}
+        return {"users": cross(k - 1), "how": "interpolated; larger entities do as well alone",
+                "direction": "up to"}
+    if pays.any():
+        return {"users": None, "how": "pays only at " + _sizes(pts, pays) + " users per entity", "direction": None}
+    slope, icpt = np.polyfit(x, z, 1)
     if slope <= 0:
-        return {"users": None, "how": "the advantage does not grow with more users on these data"}
-    u = float(np.exp(-icpt / slope))
-    return {"users": u, "how": "extrapolated (log-linear fit beyond the data)"}
+        return {"users": None, "how": "the advantage does not grow with more users on these data "
+                "(it never beats local by more than its sd over seeds here)", "direction": None}
+    return {"users": float(np.exp(-icpt / slope)), "how": "extrapolated (log-linear fit beyond the data)",
+            "direction": "from"}
 
 
+def _sizes(pts: list[dict], pays: np.ndarray) -> str:
+    return ", ".join(f"{p['users']:g}" for p, ok in zip(pts, pays) if ok)
+
+
+def users_to_pay_sentence(estimate: dict, epsilon_text: str, mode: str) -> str:
+    """The planner's answer in words (Markdown), with the observation mode of the synthetic runs."""
+    head = f"At ε = {epsilon_text}"
+    if estimate.get("users") is None:
+        return f"{head}: no size found — {estimate['how']}."
+    n = f"**{estimate['users']:,.0f} users per entity**"
+    where = "up to about" if estimate.get("direction") == "up to" else "from about"
+    return (f"{head} the federation beats local (by more than its sd over seeds) {where} {n} "
+            f"({estimate['how']}; synthetic federations, observation mode {mode}).")

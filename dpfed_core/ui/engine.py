@@ -17,7 +17,7 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.upload import (attribute_column_name, bound_rule_text, guess_attribute_user,  # noqa: F401
                                     guess_column, guess_mapping, headerless, join_user_attributes,
                                     mapping_problems, read_upload, upload_columns)
-from dpfed_core.evaluation.planner import epsilon_for_utility, users_to_pay  # noqa: F401
+from dpfed_core.evaluation.planner import epsilon_for_utility, users_to_pay, users_to_pay_sentence  # noqa: F401
 from dpfed_core.evaluation.verdicts import (METRIC_SHORT, REFERENCE, VERDICT_BASELINES, better_word,  # noqa: F401
                                             crossing, crossing_epsilon, crossing_lines, entity_verdict,
                                             format_epsilon, is_defined, pays_from_sentence, sweep_entity_verdict,
