@@ -63,7 +63,7 @@ def public_inputs(prefix: str, entities_help: str, consent: bool = False) -> dic
     c1, c2 = st.columns(2)
     ents = c1.file_uploader("Declared entity list (optional): one entity per line", type=["txt", "csv", "gz"],
                             key=f"{prefix}_entities", help=entities_help)
-    feats = c2.file_uploader("Item features (optional): CSV of item id + numeric columns",
+    feats = c2.file_uploader("Item features (optional): CSV of item id + columns (numbers or categories)",
                              type=["csv", "tsv", "txt", "gz"], key=f"{prefix}_features",
                              help="Public side information about items (genres, classes, …): no privacy cost.")
     opts: dict = {}

@@ -130,6 +130,34 @@ def test_item_features_file(tmp_path):
         read_item_features(str(f))
 
 
+def test_item_features_category_columns(tmp_path):
+    """Public metadata as written: a text column is categories (``|`` separates several values), one
+    0/1 column per value two or more items share; a numeric column beside it is kept as numbers; a
+    column mixing numbers and text is an error naming the cell, never a silent category."""
+    f = tmp_path / "features.csv"
+    f.write_text("item;class;tags;dose\naspirin;nsaid;oral|tablet;1\nheparin;anticoagulant;iv;2\n"
+                 "unknown drug;anticoagulant;oral|iv;\nibuprofen;nsaid;tablet|oral;4\nzinc;;solo;5\n")
+    tab = read_item_features(str(f))
+    assert tab.names[0] == "dose" and tab.values[:, 0].tolist() == [1, 2, 0, 4, 5]
+    cols = dict(zip(tab.names, tab.values.T))
+    # shared values only: 'solo' is on one item and relates it to nothing
+    assert set(tab.names[1:]) == {"class=nsaid", "class=anticoagulant", "tags=oral", "tags=tablet", "tags=iv"}
+    assert cols["class=nsaid"].tolist() == [1, 0, 0, 1, 0]
+    assert cols["tags=oral"].tolist() == [1, 0, 1, 1, 0] and cols["tags=iv"].tolist() == [0, 1, 1, 0, 0]
+    assert any("'tags' read as categories" in n and "3 of its 4 values" in n for n in tab.notes)
+    ds = _load(_table(), item_features=str(f))
+    j = list(ds.item_ids).index("heparin")
+    row = dict(zip(ds.item_feature_names, ds.item_features[j]))
+    assert row["class=anticoagulant"] == 1 and row["tags=iv"] == 1 and row["dose"] == 2
+    assert any("read as categories" in n for n in ds.notes)
+    f.write_text("item,size\naspirin,1\nheparin,2.O\nzinc,3\n")  # a typo in a numeric column
+    with pytest.raises(DataError, match=r"line 3, column 'size': '2.O' is not a number \(a column of categories"):
+        read_item_features(str(f))
+    f.write_text("item,title\naspirin,a\nheparin,b\n")  # every value on one item: nothing to use
+    with pytest.raises(DataError, match="no usable feature column"):
+        read_item_features(str(f))
+
+
 def test_movielens_public_item_features(ml100k_dir):
     ds = load_data(str(ml100k_dir))
     names = ds.item_feature_names

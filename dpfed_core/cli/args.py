@@ -149,8 +149,9 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
                    help="long table without --entities: accept that the entity list is read from the private "
                         "data; the privacy statement then says that membership of an entity is not protected")
     g.add_argument("--item-features", metavar="FILE",
-                   help="public item features: CSV with a header, the item id then numeric feature columns; "
-                        "attached to the dataset as public input (no privacy cost)")
+                   help="public item features: CSV with a header, the item id then feature columns — numbers, "
+                        "or categories such as a drug class or 'Comedy|Drama' (one 0/1 column per value two or "
+                        "more items share); attached to the dataset as public input (no privacy cost)")
     g.add_argument("--encoding",
                    help="text encoding of the data and list files (e.g. utf-8, latin-1, cp1252); without it the "
                         "whole file is checked: UTF-8, or latin-1 when it has no UTF-8 character, else an error")

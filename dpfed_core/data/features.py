@@ -2,7 +2,8 @@
 
 Sources, all public (they describe the catalogue, never the users):
 
-- ``item_features=FILE`` — a CSV of item id + numeric feature columns
+- ``item_features=FILE`` — a CSV of item id + feature columns, numeric or categories (``|``-separated
+  values become 0/1 columns)
   (:func:`dpfed_core.data.inputs.read_item_features`);
 - MovieLens ``u.item`` — the 19 genre flags and the release year / decade;
 - eICU — the ``|``-separated hierarchy of treatment and diagnosis names (one indicator per prefix
@@ -35,13 +36,15 @@ def as_feature_table(features: Any, encoding: str | None = None) -> FeatureTable
     if isinstance(features, dict):  # the dashboard's JSON form: {"ids": […], "values": [[…]], "names": […]}
         return FeatureTable(ids=[str(x) for x in features["ids"]],
                             values=np.asarray(features["values"], dtype=np.float64).reshape(len(features["ids"]), -1),
-                            names=[str(x) for x in features["names"]])
+                            names=[str(x) for x in features["names"]],
+                            notes=[str(x) for x in features.get("notes", [])])
     return read_item_features(features, encoding=encoding)
 
 
 def feature_table_json(table: FeatureTable) -> dict:
     """A feature table as plain JSON values (the dashboard passes loader options as JSON)."""
-    return {"ids": list(table.ids), "values": table.values.tolist(), "names": list(table.names)}
+    return {"ids": list(table.ids), "values": table.values.tolist(), "names": list(table.names),
+            "notes": list(table.notes)}
 
 
 def attach_item_features(ds: FederatedDataset, features: Any = None, *, derived: FeatureTable | None = None,

@@ -273,8 +273,15 @@ class FeatureTable:
 def read_item_features(source: Any, *, encoding: str | None = None, filename: str | None = None,
                        param: str = "item_features") -> FeatureTable:
     """A CSV of public item features: a header line (item id column, then one column per feature), then
-    one line per item with numbers (empty = 0). The separator is ``,``, tab or ``;`` (from the header).
-    Item ids are exact strings; a repeated item is an error (which row would be meant?)."""
+    one line per item. The separator is ``,``, tab or ``;`` (from the header). Item ids are exact
+    strings; a repeated item is an error (which row would be meant?).
+
+    A column is *numeric* (empty = 0) or a column of *categories*: every non-empty cell text, none a
+    number (e.g. a drug class, ``Comedy|Drama`` genres, an ``a|b|c`` hierarchy). A category column
+    becomes one 0/1 indicator per ``|``-separated value (``column=value``) that two or more items
+    share — a value on one item relates it to nothing — the commonest :data:`MAX_CATEGORY_FEATURES`
+    of the file. A column mixing numbers and text is an error naming its first odd cell (a typo in a
+    numeric column must not silently become a category)."""
     what = "item features file"
     label = filename or (str(source) if isinstance(source, (str, os.PathLike)) else "the uploaded item features")
     raw = read_bounded(source, what=what if isinstance(source, (str, os.PathLike)) else f"{what} {label}",
@@ -305,22 +312,76 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
         if x in seen:
             raise DataError(f"{what} {label}, line {i + 2}: item {x!r} appears twice", param=param)
         seen.add(x)
-    vals = np.zeros((len(body), len(header) - 1), dtype=np.float64)
-    for i, r in enumerate(body):
-        for j, cell in enumerate(r[1:]):
-            c = cell.strip()
-            if c == "":
-                continue
-            try:
-                v = strict_float(c)
-            except ValueError:
-                raise DataError(f"{what} {label}, line {i + 2}, column {header[j + 1]!r}: {c!r} is not a number",
-                                param=param) from None
-            if not math.isfinite(v):
-                raise DataError(f"{what} {label}, line {i + 2}, column {header[j + 1]!r}: {c!r} is not finite",
+    blocks: list[np.ndarray] = []
+    names: list[str] = []
+    categories: list[tuple[str, list[list[str]]]] = []  # (column, per item its values)
+    for j, col in enumerate(header[1:]):
+        cells = [r[j + 1].strip() for r in body]
+        numbers = [_number_or_none(c) for c in cells]
+        filled = [i for i, c in enumerate(cells) if c]
+        if filled and all(numbers[i] is None for i in filled) and any(_has_letter(cells[i]) for i in filled):
+            categories.append((col, [[t.strip() for t in c.split("|") if t.strip()] for c in cells]))
+            continue
+        vals = np.zeros(len(body), dtype=np.float64)
+        for i in filled:
+            v = numbers[i]
+            if v is None:
+                hint = (" (a column of categories holds no numbers, a numeric column no text)"
+                        if any(numbers[k] is not None for k in filled) and _has_letter(cells[i]) else "")
+                raise DataError(f"{what} {label}, line {i + 2}, column {col!r}: {cells[i]!r} is not a number{hint}",
                                 param=param)
-            vals[i, j] = v
-    return FeatureTable(ids=ids, values=vals, names=header[1:])
+            if not math.isfinite(v):
+                raise DataError(f"{what} {label}, line {i + 2}, column {col!r}: {cells[i]!r} is not finite",
+                                param=param)
+            vals[i] = v
+        blocks.append(vals[:, None])
+        names.append(col)
+    notes: list[str] = []
+    if categories:
+        # one indicator per (column, value) shared by ≥ 2 items, the commonest first (ties: file order)
+        count: dict[tuple[str, str], int] = {}
+        for col, per_item in categories:
+            for values in per_item:
+                for v in dict.fromkeys(values):
+                    count[(col, v)] = count.get((col, v), 0) + 1
+        shared = [k for k, c in count.items() if c >= 2]
+        shared.sort(key=lambda k: -count[k])
+        kept = shared[:MAX_CATEGORY_FEATURES]
+        index = {k: c for c, k in enumerate(kept)}
+        ind = np.zeros((len(body), len(kept)), dtype=np.float64)
+        for col, per_item in categories:
+            for i, values in enumerate(per_item):
+                for v in values:
+                    c = index.get((col, v))
+                    if c is not None:
+                        ind[i, c] = 1.0
+        blocks.append(ind)
+        names.extend(f"{col}={v}" for col, v in kept)
+        for col, _ in categories:
+            n_all = sum(1 for k in count if k[0] == col)
+            n_kept = sum(1 for k in kept if k[0] == col)
+            notes.append(f"item features: column {col!r} read as categories — {n_kept} of its {n_all} values "
+                         "(those two or more items share) as 0/1 columns")
+    values = np.hstack(blocks) if blocks else np.zeros((len(body), 0))
+    if values.shape[1] == 0:
+        raise DataError(f"{what} {label}: no usable feature column (every category value is on one item only)",
+                        param=param)
+    return FeatureTable(ids=ids, values=values, names=names, notes=notes)
+
+
+#: Most indicator columns a file's category columns become (the commonest values first).
+MAX_CATEGORY_FEATURES = 2000
+
+
+def _number_or_none(text: str) -> float | None:
+    try:
+        return strict_float(text) if text else None
+    except ValueError:
+        return None
+
+
+def _has_letter(text: str) -> bool:
+    return any(ch.isalpha() for ch in text)
 
 
 # ====================================================================== numbers

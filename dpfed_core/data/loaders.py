@@ -1180,7 +1180,7 @@ def load_long_table(
         rows takes part with 0 users. Without it the entity list is read from the data
         (``entity_source="data"``): a DP run is then refused unless ``entities_from_data=True``
         accepts it (membership of an entity is then not protected).
-    item_features : a CSV of public item features (item id + numeric columns), attached as
+    item_features : a CSV of public item features (item id + numeric or category columns), attached as
         ``dataset.item_features``.
     encoding : the text encoding of the file; without it the whole file is checked: UTF-8, or
         latin-1 when it holds no UTF-8 multi-byte sequence, else an error asking for it.
