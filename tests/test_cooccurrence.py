@@ -99,7 +99,8 @@ def test_ledger_rows_and_both_guarantees(aggregation):
         assert [r["stage"] for r in mine] == ["popularity", "co-occurrence"]
         # each row states its own release: its ρ by OpenDP's map (w : 1 − w of the total) and its
         # own (ε, δ/2); nothing is split in proportion
-        assert [r["rho"] for r in mine] == pytest.approx([0.5 * rho_total, 0.5 * rho_total], rel=1e-6)
+        w = 0.5 if aggregation == "secure" else 0.85  # the default share by trust model (pop_share)
+        assert [r["rho"] for r in mine] == pytest.approx([w * rho_total, (1 - w) * rho_total], rel=1e-6)
         assert all(r["delta"] == pytest.approx(DELTA / 2) for r in mine)
         assert all(r["epsilon"] == pytest.approx(zcdp_epsilon(r["rho"], DELTA / 2), rel=1e-6) for r in mine)
         assert sum(r["epsilon"] for r in mine) > 1.0  # basic composition of the two would not fit …
@@ -108,6 +109,10 @@ def test_ledger_rows_and_both_guarantees(aggregation):
     eps, dlt = res.ledger.guarantee()
     assert eps <= 1.0 and eps == pytest.approx(1.0, rel=1e-5) and dlt == DELTA
     assert res.ledger.accountant() == ZCDP and doc["privacy"]["accountant"]["within_run"] == ZCDP
+    # an explicit pop_share wins over the trust model's default
+    doc_w, _ = run_method(ds, cfg.replace(prototype_params={"pop_share": 0.3}))
+    first = [r for r in doc_w["privacy"]["ledger"] if r["entity"] == ds.entity_names[0]]
+    assert [r["rho"] for r in first] == pytest.approx([0.3 * rho_total, 0.7 * rho_total], rel=1e-6)
     trust = doc["privacy"]["trust"]
     assert trust["aggregation"] == aggregation
     assert trust["against_server"]["epsilon"] <= 1.0
