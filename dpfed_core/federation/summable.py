@@ -521,8 +521,9 @@ class DPCooccurrence(SummableMethod):
         co-occurrence release); the pair composes to (ε, δ) exactly. Default None: w =
         :data:`POP_SHARE_SECURE` (0.5) with secure aggregation, :data:`POP_SHARE_NONE` (0.85) without
         — a public choice (the trust model is public): without secure aggregation the summed noise
-        grows with √H and the co-occurrence sum rarely keeps a direction (0 on eICU by hospital, clinic
-        and MovieLens by occupation at ε ≤ 3, bench/results/utility.md), so the precision is better
+        grows with √H and the co-occurrence sum rarely keeps a direction (at 0.5: none on eICU by
+        hospital and MovieLens by occupation at ε ≤ 3, at most 1 on the clinic sample and 2 on eICU by
+        region; the diagnostic table of bench/results/utility.md), so the precision is better
         spent on popularity. Measured on the utility benchmark's federations (3 seeds, MAR − local):
         eICU by hospital ε = 3, −0.0048 ± 0.0040 at 0.5 → −0.0127 ± 0.0084 at 0.85 (0.95: −0.0128);
         eICU by region, clinic, MovieLens by occupation and ZIP within ±0.0014 of 0.5. Chosen on the
