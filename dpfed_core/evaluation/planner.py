@@ -119,18 +119,14 @@ def users_to_pay(points: list[dict], metric: str = "mar") -> dict:
     if pays.all():
         return {"users": float(pts[0]["users"]), "how": "pays at every size measured, from the smallest",
                 "direction": "from"}
-    if pays[-1]:
-        k = int(np.flatnonzero(~pays)[-1])
-        if pays[: k + 1].any():
+    paying = np.flatnonzero(pays)
+    if pays[0] or pays[-1]:  # one range from an end: the threshold is where it ends
+        if paying[-1] - paying[0] + 1 != paying.size:
             return {"users": None, "how": "the sizes that pay are not one range (" + _sizes(pts, pays) + ")",
                     "direction": None}
-        return {"users": cross(k), "how": "interpolated", "direction": "from"}
-    if pays[0]:
-        k = int(np.flatnonzero(~pays)[0])
-        if pays[k:].any():
-            return {"users": None, "how": "the sizes that pay are not one range (" + _sizes(pts, pays) + ")",
-                    "direction": None}
-        return {"users": cross(k - 1), "how": "interpolated; larger entities do as well alone",
+        if pays[-1]:
+            return {"users": cross(int(paying[0]) - 1), "how": "interpolated", "direction": "from"}
+        return {"users": cross(int(paying[-1])), "how": "interpolated; larger entities do as well alone",
                 "direction": "up to"}
     if pays.any():
         return {"users": None, "how": "pays only at " + _sizes(pts, pays) + " users per entity", "direction": None}

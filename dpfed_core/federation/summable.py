@@ -140,11 +140,11 @@ class SummableMethod(ABC):
     zcdp_budget: bool = False
     #: Round 2's defaults (:func:`blended_round2`), for a method whose constructor does not take
     #: them: blend the entity's own model with the federation's parts (issue 23), the one-standard-
-    #: error rule at z = 1, and the entity's own NMF at rank 10 (a method's ``rank`` when it has one).
+    #: error rule at z = 1, and the entity's own NMF at rank 10 (a method's ``rank`` when it has one);
+    #: its ridge λ is the run's, passed to :meth:`fit_local`.
     local_blend: bool = True
     holdout_evidence: float = 1.0
     rank: int = 10
-    lam: float = 0.1
     max_iter: int = 200
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
@@ -384,13 +384,12 @@ class DPPopularity(SummableMethod):
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure", row_norm: float | None = None,
                  local_blend: bool = False, holdout_evidence: float = 1.0, rank: int = 10,
-                 lam: float = 0.1, max_iter: int = 200) -> None:
+                 max_iter: int = 200) -> None:
         super().__init__(value_max, epsilon, delta, max_dropouts, aggregation)
         self.row_norm = row_norm
         self.local_blend = local_blend
         self.holdout_evidence = holdout_evidence
         self.rank = rank
-        self.lam = lam
         self.max_iter = max_iter
 
     def broadcast_parts(self, n_columns):
@@ -741,7 +740,9 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
 
     V = np.asarray(public["V"], dtype=np.float64)
     fac, pop = method.broadcast_parts(V.shape[1])
-    V_fed = V[:, fac] if fac is not None and V[:, fac].shape[1] else None
+    V_fed = V[:, fac] if fac is not None else None
+    if V_fed is not None and V_fed.shape[1] == 0:
+        V_fed = None
     g = V[:, pop] if pop is not None else None
     g_norm = float(np.linalg.norm(g)) if g is not None else 0.0
     blend_local = bool(method.local_blend)
