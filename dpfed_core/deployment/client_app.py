@@ -134,11 +134,9 @@ def _secure_catalogue(rec) -> bool:
 def _method(config, shard, context: Context, secure_catalogue: bool):
     """The run's summable method on this node: with a federation-wide catalogue, built on the rest
     of the budget (:func:`~dpfed_core.evaluation.experiments.secure_catalogue_budget`, the in-process
-    split); on a declared catalogue, given the public item features this node was pointed at (keys
-    merged from items carry no features, as in process)."""
+    split); given the public item features of this node's own items when it was pointed at them (round
+    2 works on the node's own item axis whatever the catalogue, as in process)."""
     method = summable_method(method_config(config, secure_catalogue), value_max=shard.value_max)
-    if secure_catalogue:
-        return method
     path = context.node_config.get("item-features")
     if path:
         method.set_public_inputs(item_features=load_item_features(str(path), shard.train.shape[1])[0])
@@ -375,16 +373,23 @@ def round2(msg: Message, context: Context) -> Message:
             method = _method(config, shard, context, secure_catalogue)
             rng = _summable_rng(config, H, shard.index, context)
             if secure_catalogue and V.shape[0] == 0:
-                # no bucket passed the catalogue's threshold: nothing learned, every score 0 (as in process)
+                # no bucket passed the catalogue's threshold: the federation shares nothing, the node keeps
+                # its own model (or, without own parts, every score is 0) — as in process
+                from dpfed_core.federation.summable import own_round2
+
+                own = own_round2(method, shard.train, config.lam, config.mode, rng)
                 width = max(int(config.rank), 1)
-                U, V = np.zeros((shard.train.shape[0], width)), np.zeros((shard.train.shape[1], width))
+                U, V = own if own is not None else (np.zeros((shard.train.shape[0], width)),
+                                                     np.zeros((shard.train.shape[1], width)))
             else:
-                # the one round-2 assembly: columns from this entity's own data only are used here, never sent
-                U, V = fit_local(method, _on_keys(shard, context, secure_catalogue), V, config.lam, config.mode, rng)
                 if secure_catalogue:
+                    # the broadcast V (one row per released key) on this node's own items: round 2 scores
+                    # every item the node has rows for, not only the shared ones
                     from dpfed_core.privacy.catalogue import on_item_axis
 
-                    V = on_item_axis(V, _item_keys(shard, context))  # keys back onto this node's items
+                    V = on_item_axis(V, _item_keys(shard, context))
+                # the one round-2 assembly: columns from this entity's own data only are used here, never sent
+                U, V = fit_local(method, shard.train, V, config.lam, config.mode, rng)
         else:
             U = fit_rows_given(shard.train, V, config.lam, config.mode)
         fit_seconds = time.perf_counter() - t0

@@ -24,7 +24,9 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation.experiments import (declare_public_inputs, learned_nothing_warnings, make_split,
                                               needs_dp_catalogue, privacy_summary, result_document,
-                                              secure_catalogue_note, uses_secure_catalogue)
+                                              secure_catalogue_note, uses_secure_catalogue, OWN_ITEMS_NOTE,
+                                              EMPTY_CATALOGUE_OWN_NOTE, EMPTY_CATALOGUE_ZERO_NOTE)
+from dpfed_core.federation.protocol import build_method
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.deployment.launcher import DeploymentError, Guard, LocalFederation
 from dpfed_core.deployment.shards import write_item_features, write_shards
@@ -252,10 +254,11 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         V = cat.on_item_axis(V, item_key)
         cols = np.flatnonzero(item_key >= 0)
         extra = {"catalogue": cols, "catalogue_keys": int(keys.size)}
+        keeps_own = bool(getattr(build_method(config, dataset.value_max), "local_blend", False))
+        tail = ("; no bucket passed the threshold" + (EMPTY_CATALOGUE_OWN_NOTE if keeps_own else EMPTY_CATALOGUE_ZERO_NOTE)
+                if keys.size == 0 else ("; " + OWN_ITEMS_NOTE if keeps_own else ""))
         notes.insert(0, secure_catalogue_note(int(keys.size), catalogue["threshold"], catalogue["sigma_sum"],
-                                              len(cols), dataset.n_items)
-                     + ("; no bucket passed the threshold, so nothing was learned (every score is 0)"
-                        if keys.size == 0 else ""))
+                                              len(cols), dataset.n_items) + tail)
     result = MethodResult(np.zeros((0, V.shape[1])), V, ledger, [], {}, extra=extra)
     declare_public_inputs(dataset, spec, result)  # the nodes were given them (check_item_features)
     metrics = combine_statistics([(r["entity"], r["stats"]) for r in reports], config.top_n)

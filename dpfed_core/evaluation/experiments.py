@@ -33,6 +33,7 @@ from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_p
 from dpfed_core.privacy.statement import (UNSTATED_SAMPLER, GUARANTEE_NAME, assumptions, entity_assumptions,
                                           statement)
 from dpfed_core.data.dataset import FederatedDataset, merge_key_columns
+from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
 from dpfed_core.data.atomic import atomic_write
@@ -226,9 +227,13 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
     out = []
     cat_cols = result.extra.get("catalogue")
     if cat_cols is not None and len(cat_cols) == 0:
+        own = any(w > 0 for w in result.entity_factors().local_widths)
         out.append({"code": "empty-catalogue", "param": "items",
-                    "text": "no item passed the DP catalogue selection, so nothing was learned: declare the item "
-                            "catalogue (items=FILE, a formulary), raise epsilon, or use secure aggregation"})
+                    "text": "no item passed the DP catalogue selection, so the federation shared nothing"
+                            + (" (each entity recommends from its own model alone)" if own else
+                               " and nothing was learned")
+                            + ": declare the item catalogue (items=FILE, a formulary), raise epsilon, or use "
+                              "secure aggregation"})
     mar = metrics["overall"].get("mar")
     if mar is not None and math.isfinite(mar) and mar >= 0.5 - CHANCE_MAR_MARGIN and not out:
         out.append({"code": "chance-ranking", "param": "epsilon" if spec.uses_epsilon else None,
@@ -268,13 +273,24 @@ def needs_dp_catalogue(dataset: FederatedDataset, uses_epsilon: bool, config: Ru
 
 
 def uses_secure_catalogue(dataset: FederatedDataset, config: RunConfig) -> bool:
-    """A summable method under secure aggregation selects its catalogue federation-wide (one secure
-    sum of bounded user counts over public hash buckets, issue 23); per-entity selection stays for
-    ``aggregation="none"`` and for prototype methods, which have no secure sum."""
+    """A summable method under secure aggregation selects its catalogue federation-wide by one secure
+    sum of bounded user counts over public hash buckets (the only catalogue a deployment selects)."""
+    return config.aggregation == "secure" and uses_federation_catalogue(dataset, config)
+
+
+def uses_federation_catalogue(dataset: FederatedDataset, config: RunConfig) -> bool:
+    """A summable method selects its catalogue federation-wide under either trust model: under secure
+    aggregation the entities' bucket counts are one secure sum (each adds σ/√(H − d)); without it each
+    entity releases its own noisy bucket histogram (full σ) and the server sums them — the summed
+    noise grows like √H while the counts grow like H, where per-entity thresholds on a site's own
+    few users keep nothing. Prototype methods keep per-entity selection."""
     from dpfed_core.federation.protocol import is_summable
 
-    return (config.aggregation == "secure" and is_summable(config.method)
-            and dataset.n_entities - int(config.max_dropouts) >= 2)
+    if not is_summable(config.method):
+        return False
+    if config.aggregation == "secure":
+        return dataset.n_entities - int(config.max_dropouts) >= 2
+    return dataset.n_entities >= 1
 
 
 def _catalogue_generator(config: RunConfig) -> np.random.Generator:
@@ -313,15 +329,21 @@ def secure_catalogue_budget(config: RunConfig) -> tuple[float, float, RunConfig]
 
 
 def secure_catalogue_divisor(n_entities: int, config: RunConfig) -> float:
-    """√(H − d): the catalogue's share divisor, like the method's secure sums."""
+    """√(H − d) under secure aggregation: the catalogue's share divisor, like the method's secure sums;
+    1 without it (each entity's histogram carries the full σ)."""
+    if config.aggregation != "secure":
+        return 1.0
     return math.sqrt(int(n_entities) - int(config.max_dropouts))
 
 
-def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_cols: int, n_items: int) -> str:
+def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_cols: int, n_items: int,
+                          secure: bool = True) -> str:
     """The run note of a federation-wide DP catalogue (public quantities only)."""
     from dpfed_core.privacy import catalogue as cat
 
-    return (f"no declared item catalogue: federation-wide DP selection under secure aggregation kept {n_keys} of "
+    how = ("under secure aggregation" if secure else
+           "without secure aggregation (each entity released its own noisy bucket histogram, the server summed them)")
+    return (f"no declared item catalogue: federation-wide DP selection {how} kept {n_keys} of "
             f"{cat.SECURE_CATALOGUE_BUCKETS} public hash buckets (noisy user count ≥ {threshold:.1f}, σ of the sum "
             f"{sigma_sum:.3g}, ≤ {cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER} buckets per user, "
             f"{cat.SECURE_CATALOGUE_RHO_SHARE:.0%} of the zCDP budget); {n_cols} of the data's {n_items} "
@@ -356,20 +378,29 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
                                           catalogue_streams(config, dataset.n_entities), ledger,
                                           divisor=divisor, grid=GRID)
     K, B = int(release.keys.size), release.n_buckets
-    messages = [Message(1, name, SERVER, "catalogue: bounded user counts per public hash bucket (secure-sum share)",
-                        (B,), 8 * B) for name in dataset.entity_names]
+    what = ("catalogue: bounded user counts per public hash bucket (secure-sum share)" if config.aggregation == "secure"
+            else "catalogue: noisy bounded user counts per public hash bucket (own release, full noise)")
+    messages = [Message(1, name, SERVER, what, (B,), 8 * B) for name in dataset.entity_names]
     messages += [Message(1, SERVER, name, "catalogue (released bucket keys)", (K,), 8 * K)
                  for name in dataset.entity_names]
     cols = release.columns
-    note = secure_catalogue_note(K, release.threshold, release.sigma_sum, len(cols), dataset.n_items)
+    note = secure_catalogue_note(K, release.threshold, release.sigma_sum, len(cols), dataset.n_items,
+                                 secure=config.aggregation == "secure")
     if K == 0:
-        return _nothing_learned(dataset, config, ledger, messages, note + "; no bucket passed the threshold")
-    M = release.key_matrix()
-    names = np.array([f"bucket {k}" for k in release.keys], dtype=object)
-    sub = dataset.merge_items(M, names, item_source="dp-selected")
-    result = spec.fit(sub, merge_key_columns(split.train, M, dataset.value_max), cfg, rng, progress)
-    return _on_catalogue(result, result.entity_factors().on_keys(release.item_key, dataset.n_items), config,
-                         ledger, messages, note, cols, catalogue_keys=K)
+        return _nothing_learned(dataset, split, config, spec, rng, ledger, messages,
+                                note + "; no bucket passed the threshold")
+    if spec.federated:  # shares on the released keys, each entity's round 2 on all of its own items
+        shared = SharedItems(release.item_key, K, dataset.value_max)
+        result = spec.fit(dataset, split.train, cfg, rng, progress, shared=shared)
+        factors = result.entity_factors()
+    else:
+        M = release.key_matrix()
+        names = np.array([f"bucket {k}" for k in release.keys], dtype=object)
+        sub = dataset.merge_items(M, names, item_source="dp-selected")
+        result = spec.fit(sub, merge_key_columns(split.train, M, dataset.value_max), cfg, rng, progress)
+        factors = result.entity_factors().on_keys(release.item_key, dataset.n_items)
+    return _on_catalogue(result, factors, config, ledger, messages, note, cols, catalogue_keys=K,
+                         own_items_kept=bool(spec.federated))
 
 
 def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
@@ -381,7 +412,7 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
     from dpfed_core.privacy import catalogue as cat
     from dpfed_core.privacy.ledger import PrivacyLedger
 
-    if uses_secure_catalogue(dataset, config):
+    if spec.federated and uses_federation_catalogue(dataset, config):
         return _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress)
     eps_sel = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
     dlt_sel = config.delta * cat.CATALOGUE_DELTA_SHARE
@@ -400,22 +431,56 @@ def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodR
             f"count ≥ {release.threshold:.0f}); declare the catalogue (items=FILE) to keep every item and "
             "the whole budget for the method")
     if len(cols) == 0:
-        return _nothing_learned(dataset, config, ledger, messages, note + "; no item passed the threshold")
-    sub = dataset.select_items(cols, item_source="dp-selected")
+        return _nothing_learned(dataset, split, config, spec, rng, ledger, messages,
+                                note + "; no item passed the threshold")
     cfg = config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
-    result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
-    return _on_catalogue(result, result.entity_factors().on_items(cols, dataset.n_items), config, ledger,
-                         messages, note, cols)
+    if spec.federated:  # shares on the selected items, each entity's round 2 on all of its own items
+        shared = SharedItems.from_columns(cols, dataset.n_items, dataset.value_max)
+        result = spec.fit(dataset, split.train, cfg, rng, progress, shared=shared)
+        factors = result.entity_factors()
+    else:
+        sub = dataset.select_items(cols, item_source="dp-selected")
+        result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
+        factors = result.entity_factors().on_items(cols, dataset.n_items)
+    return _on_catalogue(result, factors, config, ledger, messages, note, cols, own_items_kept=bool(spec.federated))
 
 
-def _nothing_learned(dataset, config, ledger, messages, note: str) -> MethodResult:
-    """The result of a run whose DP catalogue is empty: zero factors (every score 0), the selection's
-    ledger and messages, and the note saying so."""
-    width = max(int(config.rank), 1)
+#: What a run on a DP-selected catalogue says when each entity keeps its own items (in process and
+#: deployed alike).
+OWN_ITEMS_NOTE = ("the catalogue decides only what is shared: each entity still scores every item it has rows for "
+                  "with its own model")
+#: ... and when the catalogue came out empty.
+EMPTY_CATALOGUE_OWN_NOTE = ", so the federation shares nothing: each entity recommends from its own model alone"
+EMPTY_CATALOGUE_ZERO_NOTE = ", so nothing was learned (every score is 0)"
+
+
+def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: str) -> MethodResult:
+    """The result of a run whose DP catalogue is empty: the federation shares nothing, so a summable
+    method whose round 2 keeps each site's own parts leaves every site with them
+    (:func:`~dpfed_core.federation.summable.own_round2`, the routine of round 2 and of ``local``); any
+    other method scores 0 everywhere. The selection's ledger and messages, and the note saying so."""
+    from dpfed_core.federation.protocol import as_generator, build_method, is_summable
+    from dpfed_core.federation.summable import own_round2
+    from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
+
     ledger.simulation = bool(config.simulation)
+    empty = {"catalogue": np.zeros(0, dtype=np.int64)}
+    if spec.federated and is_summable(config.method):
+        method = build_method(config, dataset.value_max)
+        method.set_public_inputs(item_features=getattr(dataset, "item_features", None))
+        rngs = as_generator(rng).spawn(dataset.n_entities + 1)  # each entity's stream, as the estimator's
+        local = []
+        for h, sl in enumerate(dataset.entity_slices()):
+            own = own_round2(method, split.train[sl], config.lam, config.mode, rngs[h])
+            local.append(None if own is None else LocalColumns.from_dense(*own))
+        if any(loc is not None for loc in local):
+            factors = EntityFactors(np.zeros((dataset.n_users, 0)), np.zeros((dataset.n_items, 0)),
+                                    dataset.entity_slices(), local)
+            return MethodResult(factors.U, factors.V, ledger, messages, {"catalogue": 0.0}, factors=factors,
+                                extra={"notes": [note + EMPTY_CATALOGUE_OWN_NOTE], **empty})
+    width = max(int(config.rank), 1)
     return MethodResult(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
-                        {"catalogue": 0.0}, extra={"notes": [note + ", so nothing was learned (every score is 0)"],
-                                                   "catalogue": np.zeros(0, dtype=np.int64)})
+                        {"catalogue": 0.0}, extra={"notes": [note + EMPTY_CATALOGUE_ZERO_NOTE], **empty})
 
 
 def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note: str, cols: np.ndarray,
@@ -430,8 +495,15 @@ def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note:
     result.U, result.V = factors.U, factors.V
     result.ledger = ledger
     result.messages = messages + list(result.messages)
+    if extra.get("own_items_kept") and _keeps_own_items_result(result):
+        note += "; " + OWN_ITEMS_NOTE
     result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols, **extra}
     return result
+
+
+def _keeps_own_items_result(result: MethodResult) -> bool:
+    """Did round 2 keep entity-own columns (some entity has local columns)?"""
+    return any(w > 0 for w in result.entity_factors().local_widths)
 
 
 def run_comparison(

@@ -30,6 +30,7 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.models.entity_factors import EntityFactors, as_entity_factors
 from dpfed_core.models.factorization import check_mode, fit_nmf, fit_rows_given
+from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.ledger import PrivacyLedger, validate_budget
 from dpfed_core.privacy.noise import SecureGenerator
 from .messages import SERVER, Message, array_message
@@ -252,9 +253,16 @@ class FederatedRecommender:
         dataset: FederatedDataset,
         X_train: sp.spmatrix | None = None,
         progress: ProgressFn | None = None,
+        shared: SharedItems | None = None,
     ) -> "FederatedRecommender":
         """Run both rounds. ``X_train`` (same shape as ``dataset.X``) replaces the data, e.g. a split's
-        training matrix. ``progress(event, **info)`` is called at each step (for live status)."""
+        training matrix. ``progress(event, **info)`` is called at each step (for live status).
+
+        ``shared``: the DP-selected catalogue (:class:`~dpfed_core.models.shared_items.SharedItems`)
+        when the data declares none. Round 1 and the server work on the shared keys only (every
+        message is shaped by them); round 2 fits each entity on all of its own items, with the
+        broadcast V lifted onto them — the catalogue decides what is shared, not what a site knows.
+        ``V_`` and ``factors_`` are then on the dataset's item axis; ``public_["V"]`` is what was sent."""
         config = self._validate()
         progress = progress or _noop
         X = sp.csr_matrix(dataset.X if X_train is None else X_train, dtype=np.float64)
@@ -274,22 +282,30 @@ class FederatedRecommender:
         self.notes_: list[str] = []
         self.timings_: dict[str, float] = {}
         self.releases_: list[PrototypeRelease] = []
+        if shared is not None and shared.n_items != X.shape[1]:
+            raise ConfigError(f"the shared catalogue maps {shared.n_items} items, the data has {X.shape[1]}")
         if is_summable(config.method):
-            self._fit_summable(method, dataset, X, config, entity_rngs, progress)
+            self._fit_summable(method, dataset, X, config, entity_rngs, progress, shared)
         else:
-            self._fit_prototypes(method, dataset, X, entity_rngs, progress)
+            self._fit_prototypes(method, dataset, X, entity_rngs, progress, shared)
         self.dataset_ = dataset
         self.X_train_ = X
         return self
 
-    def _fit_summable(self, method, dataset, X, config, entity_rngs, progress) -> None:
+    def _fit_summable(self, method, dataset, X, config, entity_rngs, progress, shared=None) -> None:
         from dpfed_core.federation.summable_protocol import fit_summable
 
         method.check(dataset.n_entities)
         method.set_public_inputs(item_features=getattr(dataset, "item_features", None))
         slices = dataset.entity_slices()
-        out = fit_summable(method, [X[sl] for sl in slices], list(dataset.entity_names), slices, X.shape[0],
-                           entity_rngs, self.ledger_, config.lam, config.mode, progress)
+        own = [X[sl] for sl in slices]
+        if shared is None:
+            out = fit_summable(method, own, list(dataset.entity_names), slices, X.shape[0],
+                               entity_rngs, self.ledger_, config.lam, config.mode, progress)
+        else:
+            out = fit_summable(method, [shared.project(X_h) for X_h in own], list(dataset.entity_names), slices,
+                               X.shape[0], entity_rngs, self.ledger_, config.lam, config.mode, progress,
+                               site_matrices=own, lift=shared.lift)
         self.U_, self.V_, self.factors_ = out["U"], out["V"], out["factors"]
         self.messages_ = out["messages"]
         self.notes_ = out["notes"]
@@ -298,7 +314,7 @@ class FederatedRecommender:
         self.trust_ = out["trust"]
         self.secure_sum_ = out["secure_sum"]
 
-    def _fit_prototypes(self, method, dataset, X, entity_rngs, progress) -> None:
+    def _fit_prototypes(self, method, dataset, X, entity_rngs, progress, shared=None) -> None:
         private = bool(getattr(method, "private", False))
         slices = dataset.entity_slices()
         largest = max((sl.stop - sl.start for sl in slices), default=0)
@@ -317,7 +333,8 @@ class FederatedRecommender:
         # ledger, which re-checks every spend against the budget.
         outputs = self._map(
             release_entity,
-            ((method, X[sl], entity_rngs[h], name, self.ledger_.epsilon, self.ledger_.delta)
+            ((method, X[sl] if shared is None else shared.project(X[sl]), entity_rngs[h], name,
+              self.ledger_.epsilon, self.ledger_.delta)
              for h, (name, sl) in enumerate(zip(names, slices))),
         )
         for h, (name, (release, rows)) in enumerate(zip(names, outputs)):
@@ -353,6 +370,8 @@ class FederatedRecommender:
         for name in dataset.entity_names:
             self.messages_.append(array_message(2, SERVER, name, "item factors V", self.V_))
         progress("broadcast", shape=self.V_.shape, receivers=dataset.n_entities)
+        if shared is not None:  # each entity on its own item axis (public map of the released keys)
+            self.V_ = shared.lift(self.V_)
 
         t0 = time.perf_counter()
         self.U_ = np.zeros((X.shape[0], self.rank))

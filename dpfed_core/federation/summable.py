@@ -714,13 +714,15 @@ class DPCooccurrence(SummableMethod):
 
 def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: float, mode: str,
                    rng: np.random.Generator):
-    """Round 2 keeps what the entity knows (issue 23), for any summable method: its users' scores
+    """Round 2 keeps what the entity knows, for any summable method: its users' scores
     blend the federation's parts — user factors on the broadcast item factors and the DP global
     popularity g (where :meth:`~SummableMethod.broadcast_parts` finds them in V) — with its own NMF
     (``method.rank``) and its own (exact, local) popularity and, with public item features, g smoothed
     over them, the entity's feature profile and a content model; weights chosen on a local hold-out
-    (:func:`~dpfed_core.models.blend.fit_blend`; the search includes the entity alone, so the
-    federation can only add to it on the hold-out). ``method.local_blend`` False: the federation's
+    by :func:`~dpfed_core.models.blend.fit_site_model` — the routine ``local`` is fitted with too (the
+    search includes the entity alone, so the federation can only add to it on the hold-out). With a
+    DP-selected catalogue ``public["V"]`` is already on the entity's own item axis (zero rows for the
+    items the catalogue does not share), so every item the entity has rows for stays scored. ``method.local_blend`` False: the federation's
     parts only. Nothing leaves the entity; only ``public["V"]`` is read (what a deployed node gets).
 
     The searched weights replace a default blend only when they beat it on the hold-out by more than
@@ -734,49 +736,22 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
     noise, so without evidence it keeps the shrunk default.
 
     Returns ``(U_h, L_h, U_loc_h)`` as :meth:`SummableMethod.fit_local`."""
-    from dpfed_core.models.blend import fit_blend, own_nmf, popularity
-    from dpfed_core.models.factorization import fit_rows_given
-    from dpfed_core.models.side_information import content_factors, public_feature_scores, smooth_over_features
+    from dpfed_core.models.blend import fit_site_model
 
     V = np.asarray(public["V"], dtype=np.float64)
     fac, pop = method.broadcast_parts(V.shape[1])
     V_fed = V[:, fac] if fac is not None else None
-    if V_fed is not None and V_fed.shape[1] == 0:
-        V_fed = None
     g = V[:, pop] if pop is not None else None
     g_norm = float(np.linalg.norm(g)) if g is not None else 0.0
-    blend_local = bool(method.local_blend)
-    own_rng = rng.spawn(1)[0]
-    F = method.public_item_features()
-    matrices: list[tuple[str, object]] = []   # (part, rows → (U, V))
-    items: list[tuple[str, object]] = []      # (part, rows → (m,) item scores)
-    if V_fed is not None:
-        matrices.append(("federation", lambda Z: (fit_rows_given(Z, V_fed, lam, mode), V_fed)))
-    if blend_local:
-        # on the entity's own items only: its cost does not grow with the catalogue
-        matrices.append(("own", lambda Z: own_nmf(Z, int(method.rank), lam, mode, int(method.max_iter), own_rng)))
-    if g is not None:
-        items.append(("dp popularity", lambda Z: g))
-    if blend_local:
-        items.append(("own popularity", popularity))
-    if F is not None and F.shape[0] == V.shape[0]:
-        if g is not None:
-            # the DP popularity smoothed over the public features (post-processing of the broadcast)
-            g_smooth = smooth_over_features(g, F, 0.5)
-            items.append(("dp popularity over features", lambda Z: g_smooth))
-        if blend_local:  # the entity's own feature profile and content model
-            items.append(("own feature profile", lambda Z: public_feature_scores(Z, F)))
-            matrices.append(("own content", lambda Z: content_factors(Z, F, lam, mode)))
-    has_fed = V_fed is not None and bool(np.any(V_fed))
-    default = ([1.0 if (name == "federation" and has_fed) else 0.0 for name, _ in matrices],
-               [1.0 if name in ("dp popularity", "own popularity") else 0.0 for name, _ in items])
-    _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng,
-                           float(method.holdout_evidence), default)
+    matrix_names, item_names, info = fit_site_model(
+        X, rank=int(method.rank), lam=lam, mode=mode, max_iter=int(method.max_iter), rng=rng,
+        evidence=float(method.holdout_evidence), features=method.public_item_features(), V_fed=V_fed, g=g,
+        own=bool(method.local_blend))
     n = X.shape[0]
     U_h = np.zeros((n, V.shape[1]))
     local_U, local_V = [], []
     for (kind, j), U_b, V_b in info["blocks"]:
-        name = (matrices if kind == "matrix" else items)[j][0] if kind in ("matrix", "item") else None
+        name = {"matrix": matrix_names, "item": item_names}.get(kind, [None] * (j + 1))[j]
         if name == "federation":
             U_h[:, fac] = U_b                 # on the broadcast item factors
         elif name == "dp popularity":
@@ -788,3 +763,19 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
     if local_U:
         return U_h, np.hstack(local_V), np.hstack(local_U)
     return U_h, None, None
+
+
+def own_round2(method: SummableMethod, X: sp.csr_matrix, lam: float, mode: str,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray] | None:
+    """Round 2 when the federation shares nothing (an empty DP catalogue): the entity's own parts only,
+    by the routine of :func:`blended_round2` — ``(U_loc, L)`` of its own columns, or None when the
+    method's round 2 keeps no own parts (``local_blend`` False: every score is then 0)."""
+    from dpfed_core.models.blend import fit_site_model
+
+    if not method.local_blend:
+        return None
+    _, _, info = fit_site_model(X, rank=int(method.rank), lam=lam, mode=mode, max_iter=int(method.max_iter),
+                                rng=rng, evidence=float(method.holdout_evidence),
+                                features=method.public_item_features())
+    blocks = info["blocks"]
+    return np.hstack([b[1] for b in blocks]), np.hstack([b[2] for b in blocks])

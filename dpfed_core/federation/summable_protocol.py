@@ -136,8 +136,16 @@ def run_notes(method, public: dict, *, in_process: bool) -> list[str]:
 
 def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str], slices: Sequence[slice],
                  n_users: int, entity_rngs: Sequence[np.random.Generator], ledger: PrivacyLedger,
-                 lam: float, mode: str, progress: Callable[..., None]) -> dict:
+                 lam: float, mode: str, progress: Callable[..., None], *,
+                 site_matrices: Sequence[sp.csr_matrix] | None = None,
+                 lift: Callable[[np.ndarray], np.ndarray] | None = None) -> dict:
     """Both rounds of a summable method in this process (the in-process estimator's body).
+
+    ``matrices`` are what the shares are computed from (each entity's rows on the shared catalogue).
+    With a DP-selected catalogue, ``site_matrices`` are the entities' rows on their own item axis and
+    ``lift`` maps the broadcast V (one row per shared key) onto it
+    (:meth:`~dpfed_core.models.shared_items.SharedItems.lift`): round 2 then scores every item the
+    entity has rows for, the federation's parts merged in where the catalogue has them.
 
     Returns a dict with ``factors`` (an :class:`EntityFactors`: ``U`` on the broadcast ``V`` and each
     entity's own columns apart), ``U``, ``V`` (its shared part), ``public`` (what the
@@ -182,6 +190,10 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     progress("broadcast", shape=V.shape, receivers=H)
     t1 = time.perf_counter()
     r = V.shape[1]
+    # what each entity fits round 2 on: the broadcast V on its own item axis (a public map)
+    V_site = V if lift is None else lift(V)
+    public_site = public if lift is None else {**public, "V": V_site}
+    rows = matrices if site_matrices is None else site_matrices
     U = np.zeros((n_users, r))
     local: list[LocalColumns | None] = []
     for h, name in enumerate(names):
@@ -189,13 +201,13 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
         progress("round2_start", entity=name, index=h, total=H)
         # kept apart and sparse in items at once: holding every entity's dense (m × (r + c)) V_h
         # would be O(items × entities × rank) (issue 26)
-        U[slices[h]], own = fit_entity_parts(method, matrices[h], public, lam, mode, entity_rngs[h])
+        U[slices[h]], own = fit_entity_parts(method, rows[h], public_site, lam, mode, entity_rngs[h])
         local.append(own)
         progress("round2_done", entity=name, index=h, total=H)
-    factors = EntityFactors(U, V, slices, local)
+    factors = EntityFactors(U, V_site, slices, local)
     timings["round2_local_fit"] = time.perf_counter() - t1
     timings["round1_total"] = t1 - t0
-    return {"factors": factors, "U": U, "V": V, "public": public, "messages": messages,
+    return {"factors": factors, "U": U, "V": V_site, "public": public, "messages": messages,
             "notes": run_notes(method, public, in_process=True),
             "trust": trust_record(method, ledger, coalition, in_process=True),
             "secure_sum": sums[stages[-1]], "timings": timings}

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..federation.messages import SERVER, Message, array_message
+from ..federation.summable import SummableMethod
 from ..models.entity_factors import EntityFactors, LocalColumns
 from ..models.factorization import fit_nmf, fit_rows_given
 from ..privacy.ledger import PrivacyLedger
@@ -60,40 +61,44 @@ def _fit_individual(dataset, train, config, rng, progress):
 
 
 def _fit_local(dataset, train, config, rng, progress):
-    """Going alone done properly (issue 23): each entity blends its own NMF with its own popularity
-    (and a score from public item features, when the data declares them), weights chosen on a local
-    hold-out (:func:`~dpfed_core.models.blend.fit_blend`). Nothing leaves the entity."""
-    from ..models.blend import fit_blend, own_nmf, popularity
-    from ..models.side_information import content_factors, public_feature_scores
+    """Going alone done properly: each entity's model is fitted by the very routine of a federation's
+    round 2 (:func:`~dpfed_core.models.blend.fit_site_model`) without the federation's parts — its own
+    NMF blended with its own popularity (and public item features, when the data declares them),
+    weights chosen on a local hold-out with the same one-standard-error rule against the same kind of
+    default. Nothing leaves the entity."""
+    from ..models.blend import fit_site_model
 
     t0 = time.perf_counter()
     local, weights = [], {}
     streams = rng.spawn(dataset.n_entities)
     features = getattr(dataset, "item_features", None)
+    labels = {"own": "own model", "own content": "users' own feature profiles", "own popularity": "own popularity",
+              "own feature profile": "public item features"}
     for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
         progress("individual_entity", entity=name, index=h, total=dataset.n_entities)
-        g = streams[h]
-
-        def own(Z, g=g):
-            return own_nmf(Z, config.rank, config.lam, config.mode, config.max_iter, g)
-
-        items, matrices = [popularity], [own]
-        if features is not None:
-            items.append(lambda Z, F=features: public_feature_scores(Z, F))
-            matrices.append(lambda Z, F=features: content_factors(Z, F, config.lam, config.mode))
-        U_h, V_h, info = fit_blend(train[sl], matrices, items, g)
-        local.append(LocalColumns.from_dense(U_h, V_h))  # sparse in items at once (issue 26)
-        weights[name] = {"own model": info["matrix_weights"][0], "own popularity": info["item_weights"][0],
-                         **({"public item features": info["item_weights"][1],
-                             "users' own feature profiles": info["matrix_weights"][1]} if features is not None else {})}
+        matrix_names, item_names, info = fit_site_model(
+            train[sl], rank=config.rank, lam=config.lam, mode=config.mode, max_iter=config.max_iter,
+            rng=streams[h], evidence=LOCAL_EVIDENCE, features=features)
+        blocks = info["blocks"]
+        U_h = np.hstack([b[1] for b in blocks])
+        V_h = np.hstack([b[2] for b in blocks])
+        local.append(LocalColumns.from_dense(U_h, V_h))  # sparse in items at once
+        weights[name] = {**{labels[n]: w for n, w in zip(matrix_names, info["matrix_weights"])},
+                         **{labels[n]: w for n, w in zip(item_names, info["item_weights"])}}
     factors = EntityFactors(np.zeros((dataset.n_users, 0)), np.zeros((dataset.n_items, 0)),
                             dataset.entity_slices(), local)
     notes = ["local: each entity blends its own NMF with its own popularity"
              + (" and public item features" if features is not None else "")
-             + ", weights chosen on a local hold-out; nothing leaves the entity"]
+             + ", weights chosen on a local hold-out by the routine of a federation's round 2 (one-standard-error "
+               "rule against its own popularity); nothing leaves the entity"]
     return MethodResult(factors.U, factors.V, PrivacyLedger(math.inf, 0.0), [],
                         {"local_fit": time.perf_counter() - t0},
                         extra={"notes": notes, "blend_weights": weights}, factors=factors)
+
+
+#: ``local``'s one-standard-error rule: the z of a summable method's round 2 (its ``holdout_evidence``
+#: default), so that going alone and joining are fitted with the same care.
+LOCAL_EVIDENCE = SummableMethod.holdout_evidence
 
 
 def _fit_random_v(dataset, train, config, rng, progress):

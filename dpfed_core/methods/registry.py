@@ -110,9 +110,12 @@ def available_methods() -> list[str]:
 
 
 # ---------------------------------------------------------------------------- federated (ours)
-def _fit_federated(dataset, train, config, rng, progress):
-    """Every federated method — prototype or summable — through the one estimator."""
-    model = FederatedRecommender.from_config(config, random_state=rng).fit(dataset, train, progress=progress)
+def _fit_federated(dataset, train, config, rng, progress, shared=None):
+    """Every federated method — prototype or summable — through the one estimator; ``shared``: a
+    DP-selected catalogue (:class:`~dpfed_core.models.shared_items.SharedItems`), what is shared while
+    each entity keeps its own items."""
+    model = FederatedRecommender.from_config(config, random_state=rng).fit(dataset, train, progress=progress,
+                                                                          shared=shared)
     extra = {"releases": model.releases_, "notes": model.notes_}
     if hasattr(model, "trust_"):
         extra.update(trust=model.trust_, public=model.public_, secure_sum=model.secure_sum_)

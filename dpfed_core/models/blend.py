@@ -350,3 +350,60 @@ def popularity(X: sp.csr_matrix) -> np.ndarray:
     """The entity's own item popularity (count of its users per item): exact and local."""
     X = sp.csr_matrix(X)
     return np.bincount(X.indices, minlength=X.shape[1]).astype(np.float64)
+
+
+#: Parts of the default blend (the shrunk popularity): every popularity-like part present, at equal
+#: weight — the federation's factors (when they score anything), its DP popularity and the site's own
+#: exact popularity. ``local`` has only the last; the searched blend must beat the default by the
+#: one-standard-error rule to replace it.
+DEFAULT_PARTS = ("federation", "dp popularity", "own popularity")
+
+
+def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_iter: int,
+                   rng: np.random.Generator, evidence: float = 1.0, features=None,
+                   V_fed: np.ndarray | None = None, g: np.ndarray | None = None,
+                   own: bool = True) -> tuple[list[str], list[str], dict]:
+    """A site's model: the one fitting routine of round 2 and of ``local`` (going alone), so that
+    both get the same care — the same parts, the same hold-out search, the same one-standard-error
+    rule against the same kind of default (:data:`DEFAULT_PARTS`).
+
+    X : the site's rows on its whole item axis (every item it has data for is scored).
+    V_fed : the federation's item factors on that axis (zero rows where the catalogue has nothing), or
+        None; g : the federation's DP popularity on that axis, or None (``local``: both None).
+    own : include the site's own parts (its NMF at ``rank``, its exact popularity and, with public
+        ``features`` (items × f), its feature profile and content model); False: the federation's
+        parts only.
+    The blend may give the federation's parts weight zero (they are searched like any other), so on
+    the hold-out the federation can only add to what the site has alone.
+
+    Returns ``(matrix part names, item part names, fit_blend's info)``: a block ``(("matrix", j), U, V)``
+    of ``info["blocks"]`` is the matrix part named ``matrix_names[j]``, likewise for items."""
+    from dpfed_core.models.factorization import fit_rows_given
+    from dpfed_core.models.side_information import content_factors, public_feature_scores, smooth_over_features
+
+    own_rng = rng.spawn(1)[0]
+    m = X.shape[1]
+    matrices: list[tuple[str, MatrixPart]] = []
+    items: list[tuple[str, ItemPart]] = []
+    if V_fed is not None and V_fed.shape[1] > 0:
+        matrices.append(("federation", lambda Z: (fit_rows_given(Z, V_fed, lam, mode), V_fed)))
+    if own:
+        matrices.append(("own", lambda Z: own_nmf(Z, int(rank), lam, mode, int(max_iter), own_rng)))
+    if g is not None:
+        items.append(("dp popularity", lambda Z: g))
+    if own:
+        items.append(("own popularity", popularity))
+    if features is not None and features.shape[0] == m:
+        if g is not None:
+            # the DP popularity smoothed over the public features (post-processing of the broadcast):
+            # how an item outside the catalogue the site never saw can still reach it
+            g_smooth = smooth_over_features(g, features, 0.5)
+            items.append(("dp popularity over features", lambda Z: g_smooth))
+        if own:
+            items.append(("own feature profile", lambda Z: public_feature_scores(Z, features)))
+            matrices.append(("own content", lambda Z: content_factors(Z, features, lam, mode)))
+    has_fed = V_fed is not None and bool(np.any(V_fed))
+    default = ([1.0 if name == "federation" and has_fed else 0.0 for name, _ in matrices],
+               [1.0 if name in DEFAULT_PARTS else 0.0 for name, _ in items])
+    _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng, float(evidence), default)
+    return [name for name, _ in matrices], [name for name, _ in items], info

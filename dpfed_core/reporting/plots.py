@@ -29,7 +29,7 @@ METHOD_COLORS = {
     "friedman-ge": "#604E97", "friedman-isgd": "#F6A600", "friedman-pals": "#B3446C", "friedman-psgd": "#DCD300",
     "ge-mf": "#882D17", "global-average": "#8DB600", "global-effects": "#E25822", "implicit-als": "#2B3D26",
     "item-average": "#F99379", "xin-full": "#17BECF", "xin-pmc": "#9467BD", "xin-pmd": "#393B79",
-    "xin-public": "#1A1A1A",
+    "xin-public": "#1A1A1A", "dp-als": "#2CA02C",
 }
 _EXTRA = ["#8CD17D", "#B6992D", "#499894", "#D37295", "#A0CBE8", "#FFBE7D", "#86BCB6", "#D4A6C8",
           "#79706E", "#F1CE63"]

@@ -1,0 +1,140 @@
+"""A site keeps what it knows: a DP-selected catalogue decides what is shared, never what a site
+can recommend; ``local`` and round 2 are one fitting routine."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.config import RunConfig
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.evaluation.experiments import make_split, run_method
+from dpfed_core.models import blend
+from dpfed_core.models.shared_items import SharedItems
+
+
+def _data(n=80, m=60, item_source="data", seed=0):
+    """Three sites; popular items shared by everyone, and each site's own block of items no other
+    site holds (rare: the DP catalogue never keeps them)."""
+    g = np.random.default_rng(seed)
+    rows = []
+    for h in range(3):
+        p = np.full(m, 0.002)
+        p[:10] = 0.5 / (1 + np.arange(10))            # common items: selected
+        own = slice(20 + 12 * h, 32 + 12 * h)         # this site's own items: held by it alone
+        p[own] = 0.35
+        rows.append((g.random((n, m)) < p).astype(float))
+    X = sp.csr_matrix(np.vstack(rows))
+    ds = FederatedDataset.from_parts(X, np.repeat(["a", "b", "c"], n), value_kind="counts", value_max=1.0,
+                                     name="sites")
+    return replace(ds, item_source=item_source)
+
+
+@pytest.mark.parametrize("aggregation", ["secure", "none"])
+def test_a_site_scores_its_own_items_outside_the_dp_catalogue(aggregation):
+    ds = _data()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=4, simulation=True, aggregation=aggregation, seed=1)
+    doc, res = run_method(ds, cfg)
+    cat = np.asarray(res.extra["catalogue"])
+    factors = res.entity_factors()
+    split = make_split(ds, cfg)
+    checked = 0
+    for h, sl in enumerate(ds.entity_slices()):
+        own = np.arange(20 + 12 * h, 32 + 12 * h)
+        outside = np.setdiff1d(own, cat)
+        assert outside.size, "the test needs own items the DP catalogue left out"
+        held = np.flatnonzero(np.asarray(split.train[sl][:, outside].sum(axis=0)).ravel() > 0)
+        S = factors.scores(np.arange(sl.start, sl.stop))
+        # the site's own model scores the items it has rows for although the federation never saw them
+        assert np.all(S[:, outside[held]].max(axis=0) > 0)
+        checked += held.size
+    assert checked > 0
+    assert any("decides only what is shared" in n for n in doc["notes"])
+    # and the site's own items rank: far better than the zero scores of a catalogue-only model
+    assert doc["overall"]["mar"] < 0.3
+
+
+@pytest.mark.parametrize("method", ["dp-cooccurrence", "dp-popularity", "dp-gaussian"])
+def test_messages_are_shaped_by_the_catalogue_not_by_a_sites_own_items(method):
+    """Two federations that differ only in items outside the shared catalogue send messages of the
+    same shapes; round 2 still scores those items at the site that holds them."""
+    from dpfed_core.federation.protocol import FederatedRecommender
+
+    ds = _data(item_source="declared")
+    shared = SharedItems.from_columns(np.arange(10), ds.n_items, ds.value_max)
+    X2 = ds.X.tolil()
+    X2[:40, 40:60] = 1.0  # many more own items, none of them shared
+    shapes = []
+    for X in (ds.X, X2.tocsr()):
+        est = FederatedRecommender(method=method, k=4, rank=3, epsilon=2.0, simulation=True, random_state=0,
+                                   aggregation="secure" if method != "dp-gaussian" else "none")
+        est.fit(replace(ds, X=X), shared=shared)
+        shapes.append([(m.round, m.sender, m.receiver, m.shape) for m in est.messages_])
+        assert est.factors_.n_items == ds.n_items
+    assert shapes[0] == shapes[1]
+    assert all(s[3][0] in (10, 4, 3) or len(s[3]) == 1 for s in shapes[0] if s[0] == 2)
+
+
+@pytest.mark.parametrize("aggregation", ["secure", "none"])
+def test_an_empty_catalogue_leaves_each_site_its_own_model(monkeypatch, aggregation):
+    from dpfed_core.privacy import catalogue as cat
+
+    real = cat.secure_catalogue_keys
+
+    def none_pass(total, *a, **k):  # the server's threshold keeps no bucket
+        keys, sigma, sigma_sum, threshold = real(total, *a, **k)
+        return keys[:0], sigma, sigma_sum, threshold
+
+    monkeypatch.setattr(cat, "secure_catalogue_keys", none_pass)
+    ds = _data()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=2, simulation=True, aggregation=aggregation)
+    doc, res = run_method(ds, cfg)
+    local, _ = run_method(ds, RunConfig(method="local", rank=2, seed=cfg.seed))
+    assert len(res.extra["catalogue"]) == 0
+    assert all(w > 0 for w in res.entity_factors().local_widths)
+    assert any("own model alone" in n for n in doc["notes"])
+    assert "own model alone" in next(w["text"] for w in doc["warnings"] if w["code"] == "empty-catalogue")
+    # what each site knows alone: the very model ``local`` fits, up to the hold-out draw
+    assert abs(doc["overall"]["mar"] - local["overall"]["mar"]) < 0.03
+    assert doc["overall"]["mar"] < 0.3
+
+
+def test_shared_items_project_and_lift_are_public_maps():
+    sh = SharedItems.from_columns(np.array([3, 1]), 5, value_max=1.0)
+    X = sp.csr_matrix(np.array([[0, 1, 0, 1, 1.0]]))
+    assert sh.project(X).toarray().tolist() == [[1.0, 1.0]]
+    F = np.array([[2.0], [7.0]])
+    assert sh.lift(F).ravel().tolist() == [0.0, 7.0, 0.0, 2.0, 0.0]
+    assert sh.columns.tolist() == [1, 3]
+
+
+def test_local_and_round_two_are_fitted_by_one_routine_with_the_same_rule(monkeypatch):
+    calls = []
+    real = blend.fit_site_model
+
+    def spy(X, **kw):
+        calls.append(kw)
+        return real(X, **kw)
+
+    monkeypatch.setattr(blend, "fit_site_model", spy)
+    ds = _data(item_source="declared")
+    run_method(ds, RunConfig(method="local", rank=4, seed=0))
+    n_local = len(calls)
+    run_method(ds, RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=4, simulation=True, seed=0))
+    assert n_local == ds.n_entities and len(calls) == 2 * ds.n_entities
+    local, fed = calls[:n_local], calls[n_local:]
+    assert {c["evidence"] for c in local} == {c["evidence"] for c in fed} == {1.0}
+    assert all(c.get("V_fed") is None and c.get("g") is None for c in local)
+    assert all(c["g"] is not None for c in fed)
+
+
+def test_local_keeps_its_popularity_default_without_evidence():
+    """A site of few users cannot tell a searched blend from its own hold-out noise: ``local`` keeps its
+    own popularity (the default) unless the search wins by a standard error."""
+    X = sp.csr_matrix((np.random.default_rng(3).random((5, 30)) < 0.3).astype(float))
+    mats, items, info = blend.fit_site_model(X, rank=2, lam=0.1, mode="zero", max_iter=50,
+                                             rng=np.random.default_rng(0), evidence=1e6)
+    assert items[0] == "own popularity" and info["item_weights"][0] == 1.0
+    assert all(w == 0 for w in info["matrix_weights"])
