@@ -64,8 +64,10 @@ def public_inputs(prefix: str, entities_help: str, consent: bool = False) -> dic
     ents = c1.file_uploader("Declared entity list (optional): one entity per line", type=["txt", "csv", "gz"],
                             key=f"{prefix}_entities", help=entities_help)
     feats = c2.file_uploader("Item features (optional): CSV of item id + columns (numbers or categories)",
-                             type=["csv", "tsv", "txt", "gz"], key=f"{prefix}_features",
-                             help="Public side information about items (genres, classes, …): no privacy cost.")
+                             type=["csv", "tsv", "txt", "gz", "item"], key=f"{prefix}_features",
+                             help="Public side information about items (genres, classes, …): no privacy cost. "
+                                  "A MovieLens-style item table (u.item: id|title|…|0/1 genre flags) gives its "
+                                  "genre flags.")
     opts: dict = {}
     if consent:
         if st.checkbox("Read the entity list from the data", key=f"{prefix}_entities_from_data",
@@ -238,12 +240,13 @@ else:
         value_max = c2.number_input("Declared maximum of one value (public bound)", min_value=0.0,
                                     value=default_max, key=f"map_max_{kind}",
                                     help="A public bound, never read off the data; DP mechanisms clip to it.")
-        items_up = c3.file_uploader("Item catalogue (optional): one item per line", type=["txt", "csv", "gz"],
+        items_up = c3.file_uploader("Item catalogue (optional): one item per line", type=["txt", "csv", "gz", "item"],
                                     key="upload_items",
                                     help="A public list of items (a formulary), one per line taken whole (commas, "
-                                         "“|” and spaces belong to the name; a header line is recognised). Without "
-                                         "it a DP run selects its items by DP partition selection, charged to the "
-                                         "budget.")
+                                         "“|” and spaces belong to the name; a header line is recognised), or a "
+                                         "MovieLens-style item table (u.item: id|title|…). Without it a DP run "
+                                         "selects which items the federation shares by a DP selection, charged to "
+                                         "the budget; each entity still recommends the items it has rows for.")
         upload_public = public_inputs(
             "upload", "The federation, a public list. Rows of other entities are dropped; an entity without rows "
                       "takes part with an all-zero contribution. Without it a DP run is refused unless you accept "
@@ -303,6 +306,9 @@ if getattr(ds, "entity_source", "declared") == "data":
         ": accepted — membership of an entity is not protected." if ds.entities_accepted else
         ": DP runs are refused until you declare it (“Declared entity list”) or accept it (“Read the entity list "
         "from the data”)."), icon=":material/warning:")
+_forecast = dash.catalogue_forecast_text(ds, ui.current_config(ds))
+if _forecast:
+    st.info(dash.escape_md(_forecast) + " (at the Federate page's current settings).", icon=":material/info:")
 if ds.item_features is not None:
     st.caption(f"Public item features: {ds.item_features.shape[1]} columns "
                f"({dash.escape_md(', '.join(ds.item_feature_names[:6]))}{' …' if ds.item_features.shape[1] > 6 else ''}).")

@@ -215,6 +215,9 @@ from dpfed_core.evaluation.budget import plan_run  # noqa: E402
 from dpfed_core.ui.history import planned_charge_text  # noqa: E402
 
 _charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config))})"
+_forecast = None if errors else dash.catalogue_forecast_text(ds, config)
+if _forecast:
+    st.info(dash.escape_md(_forecast) + ".", icon=":material/info:")
 _run_clicked = _b1.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
 with _b2:
     ui.non_private_checkbox("federate")

@@ -138,3 +138,82 @@ def test_local_keeps_its_popularity_default_without_evidence():
                                              rng=np.random.default_rng(0), evidence=1e6)
     assert items[0] == "own popularity" and info["item_weights"][0] == 1.0
     assert all(w == 0 for w in info["matrix_weights"])
+
+
+def test_without_secure_aggregation_each_site_releases_its_full_noise_histogram_and_the_run_stays_within_epsilon():
+    """The federation-wide catalogue without secure aggregation: every entity's catalogue row charges
+    the σ it draws in full (divisor 1: the server sees each release), the summed threshold scales with
+    √H, and the whole run composes to at most (ε, δ)."""
+    from dpfed_core.privacy import catalogue as cat
+
+    ds = _data()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.5, delta=1e-6, rank=3, simulation=True, aggregation="none")
+    doc, res = run_method(ds, cfg)
+    rows = [r for r in res.ledger.rows if r.stage == "catalogue"]
+    assert len(rows) == ds.n_entities
+    assert all(r.mechanism == "Gaussian (own release, catalogue)" and "full σ" in r.note for r in rows)
+    assert all(r.noise_scale == pytest.approx(rows[0].noise_scale) for r in rows)
+    assert doc["privacy"]["epsilon"] <= 1.5 * (1 + 1e-9)
+    note = next(n for n in doc["notes"] if "federation-wide DP selection without secure aggregation" in n)
+    sigma = rows[0].noise_scale
+    assert f"σ of the sum {sigma * np.sqrt(ds.n_entities):.3g}" in note
+    assert any(m.content.startswith("catalogue: noisy bounded user counts") and m.shape == (cat.SECURE_CATALOGUE_BUCKETS,)
+               for m in res.messages)
+
+
+def test_a_pipe_table_is_read_as_a_catalogue_and_as_item_features():
+    from dpfed_core.data.inputs import parse_list, parse_pipe_table, read_item_features
+
+    text = "1|Toy Story (1995)|01-Jan-1995||http://x|0|1|1\n2|GoldenEye (1995)|01-Jan-1995||http://y|0|1|0\n"
+    lf = parse_list(text)
+    assert lf.ids == ["1", "2"] and lf.names == ["Toy Story (1995)", "GoldenEye (1995)"]
+    ft = read_item_features(text.encode())
+    assert ft.ids == ["1", "2"] and ft.values.tolist() == [[0, 1, 1], [0, 1, 0]]
+    # hierarchical names keep their '|': no numeric id, no 0/1 tail
+    assert parse_pipe_table(["cardio|shock|vasopressors|a", "cardio|shock|vasopressors|b"]) is None
+    assert parse_list("cardio|shock|vasopressors|norepinephrine|x\nneuro|seizure|drug|b|y\n").ids[0] == \
+        "cardio|shock|vasopressors|norepinephrine|x"
+
+
+def test_the_forecast_states_the_threshold_from_public_parameters():
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+
+    ds = _data()
+    f1 = forecast_catalogue(ds, RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation="secure"))
+    f3 = forecast_catalogue(ds, RunConfig(method="dp-cooccurrence", epsilon=3.0, aggregation="secure"))
+    fn = forecast_catalogue(ds, RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation="none"))
+    assert f1.kind == "federation" and f3.threshold < f1.threshold < fn.threshold
+    # the threshold is a function of public parameters only: other rows, same forecast threshold
+    other = replace(ds, X=ds.X[::-1].tocsr())
+    assert forecast_catalogue(other, RunConfig(method="dp-cooccurrence", epsilon=1.0)).threshold == \
+        forecast_catalogue(ds, RunConfig(method="dp-cooccurrence", epsilon=1.0)).threshold
+    assert "each entity still recommends every item it has rows for" in f1.text().lower()
+    assert forecast_catalogue(replace(ds, item_source="declared"), RunConfig(method="dp-cooccurrence",
+                                                                             epsilon=1.0)) is None
+
+
+def test_where_the_federation_adds_nothing_round_two_is_the_local_model():
+    """With the 'alone' default, a site whose hold-out finds no evidence for the federation's parts keeps
+    exactly the model ``local`` fits: same rows, same site stream, same hold-out, same weights."""
+    ds = _data(item_source="declared")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=0.05, rank=3, simulation=True, seed=2,
+                    prototype_params={"round2_default": "alone"})
+    doc, res = run_method(ds, cfg)
+    loc, lres = run_method(ds, RunConfig(method="local", rank=3, seed=2))
+    same = 0
+    for h, sl in enumerate(ds.entity_slices()):
+        fed_U = res.entity_factors().U[sl]
+        if np.any(fed_U):  # this site took some of the federation's parts
+            continue
+        rows = np.arange(sl.start, sl.stop)
+        np.testing.assert_allclose(res.entity_factors().scores(rows), lres.entity_factors().scores(rows), atol=1e-12)
+        same += 1
+    assert same >= 1
+
+
+def test_the_site_stream_is_a_function_of_the_rows():
+    X = sp.csr_matrix(np.random.default_rng(0).random((6, 9)) < 0.4, dtype=float)
+    assert blend.site_rng(X).random() == blend.site_rng(X.copy()).random()
+    Y = X.tolil()
+    Y[0, 0] = 1 - Y[0, 0]
+    assert blend.site_rng(X).random() != blend.site_rng(sp.csr_matrix(Y)).random()

@@ -216,6 +216,11 @@ def cmd_run(args) -> int:
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config, args.compare)
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+
+    forecast = forecast_catalogue(dataset, config)
+    if forecast is not None:  # said before anything is computed or charged
+        print(f"catalogue: {forecast.text()}", file=sys.stderr)
     if args.dry_run:
         return budget_cmd.dry_run(args, dataset, plan_run(dataset, config, args.compare),
                                   f"run of {config.method}"

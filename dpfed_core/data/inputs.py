@@ -185,15 +185,66 @@ def _csv_header(first: str) -> str | None:
     return None
 
 
+#: MovieLens' public genre names: the 0/1 flag columns at the end of a ``u.item`` table, in order.
+MOVIELENS_GENRES = ("unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary",
+                    "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery", "Romance", "Sci-Fi", "Thriller",
+                    "War", "Western")
+
+
+@dataclass
+class PipeTable:
+    """A MovieLens-style item table (``u.item``: ``id|title|date|…|flag|flag|…``): item ids, titles
+    and the trailing 0/1 flag columns (MovieLens' genres)."""
+
+    ids: list[str]
+    titles: list[str]
+    flags: np.ndarray
+    flag_names: list[str]
+
+
+def parse_pipe_table(lines: Sequence[str]) -> PipeTable | None:
+    """The lines as a MovieLens-style ``u.item`` table, or None when they are not unambiguously one.
+    The rule: every line has the same number (≥ 5) of ``|``-separated fields, the first field is a
+    whole-number id, unique, and the last two or more fields of every line are 0 or 1. A list of
+    hierarchical names (``cardiovascular|shock|vasopressors``) has no numeric id and no 0/1 tail, so it
+    stays a list of names taken whole."""
+    if not lines:
+        return None
+    rows = [ln.split("|") for ln in lines]
+    width = len(rows[0])
+    if width < 5 or any(len(r) != width for r in rows):
+        return None
+    ids = [r[0].strip() for r in rows]
+    if not all(x.isascii() and x.isdigit() for x in ids) or len(set(ids)) < len(ids):
+        return None
+    tail = 0
+    for j in range(width - 1, 1, -1):
+        if all(r[j].strip() in ("0", "1") for r in rows):
+            tail += 1
+        else:
+            break
+    if tail < 2:
+        return None
+    flags = np.array([[float(r[j]) for j in range(width - tail, width)] for r in rows])
+    names = list(MOVIELENS_GENRES) if tail == len(MOVIELENS_GENRES) else [f"flag {k + 1}" for k in range(tail)]
+    return PipeTable(ids, [r[1].strip() or r[0].strip() for r in rows], flags, names)
+
+
 def parse_list(text: str, *, what: str = "item list", param: str | None = "items",
                csv_sep: str | None = None) -> ListFile:
     """Parse a list's text (see the module docstring for the rules). ``csv_sep`` declares CSV
-    (id[,name]) with that separator."""
+    (id[,name]) with that separator. A MovieLens-style ``u.item`` table (:func:`parse_pipe_table`) is
+    read as its ids and titles."""
     lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     out = ListFile(ids=[])
     if not lines:
         raise DataError(f"the {what} is empty; give at least one name, one per line", param=param)
+    table = parse_pipe_table(lines) if csv_sep is None else None
+    if table is not None:
+        return ListFile(ids=table.ids, names=table.titles,
+                        notes=[f"{what}: read as a MovieLens-style item table (id|title|…|{len(table.flag_names)} "
+                               f"0/1 flags): {len(table.ids)} items by their ids, titles as names"])
     sep = csv_sep or _csv_header(lines[0])
     if sep is not None:
         rows = list(csv.reader(lines, delimiter=sep, skipinitialspace=True))
@@ -288,6 +339,11 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
                        param=param)
     text = decode_text(raw, what=f"{what} {label}", encoding=encoding, param=param)
     lines = [ln for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if ln.strip()]
+    table = parse_pipe_table([ln.strip() for ln in lines])
+    if table is not None:  # a MovieLens-style u.item: its 0/1 flag columns are the features
+        return FeatureTable(table.ids, table.flags, [f"genre={g}" for g in table.flag_names],
+                            notes=[f"item features read from a MovieLens-style item table: {len(table.flag_names)} "
+                                   "0/1 flag columns"])
     if len(lines) < 2:
         raise DataError(f"{what} {label} needs a header line (item id, then feature names) and one line per item",
                         param=param)

@@ -144,6 +144,7 @@ class SummableMethod(ABC):
     #: its ridge λ is the run's, passed to :meth:`fit_local`.
     local_blend: bool = True
     holdout_evidence: float = 1.0
+    round2_default: str = "shrunk"
     rank: int = 10
     max_iter: int = 200
 
@@ -560,13 +561,18 @@ class DPCooccurrence(SummableMethod):
               "popularity and the entity's own popularity at equal weight) unless the searched weights beat it "
               "on the local hold-out by more than this many paired standard errors (0: the plain search)",
               low=0, high=10),
+        Param("round2_default", "choice", "shrunk", "the blend round 2 keeps without evidence: 'shrunk' (the "
+              "entity's popularity shrunk toward the federation's) or 'alone' (the entity's own blend, as local "
+              "fits it: the federation's parts enter only where the hold-out shows they add)",
+              choices=("shrunk", "alone")),
     )
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure", pop_share: float | None = None,
                  max_items: int = 600, rank: int = 10, lam: float = 0.1, max_iter: int = 200,
-                 local_blend: bool = True, holdout_evidence: float = 1.0) -> None:
+                 local_blend: bool = True, holdout_evidence: float = 1.0, round2_default: str = "shrunk") -> None:
         super().__init__(value_max, epsilon, delta, max_dropouts, aggregation)
+        self.round2_default = round2_default
         self.pop_share = pop_share
         self.max_items = max_items
         self.rank = rank
@@ -743,10 +749,11 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
     V_fed = V[:, fac] if fac is not None else None
     g = V[:, pop] if pop is not None else None
     g_norm = float(np.linalg.norm(g)) if g is not None else 0.0
+    # the site's own stream (a function of its rows): the same hold-out and own model as ``local``
     matrix_names, item_names, info = fit_site_model(
-        X, rank=int(method.rank), lam=lam, mode=mode, max_iter=int(method.max_iter), rng=rng,
+        X, rank=int(method.rank), lam=lam, mode=mode, max_iter=int(method.max_iter), rng=None,
         evidence=float(method.holdout_evidence), features=method.public_item_features(), V_fed=V_fed, g=g,
-        own=bool(method.local_blend))
+        own=bool(method.local_blend), default_rule=str(getattr(method, "round2_default", "shrunk")))
     n = X.shape[0]
     U_h = np.zeros((n, V.shape[1]))
     local_U, local_V = [], []
@@ -775,7 +782,7 @@ def own_round2(method: SummableMethod, X: sp.csr_matrix, lam: float, mode: str,
     if not method.local_blend:
         return None
     _, _, info = fit_site_model(X, rank=int(method.rank), lam=lam, mode=mode, max_iter=int(method.max_iter),
-                                rng=rng, evidence=float(method.holdout_evidence),
+                                rng=None, evidence=float(method.holdout_evidence),
                                 features=method.public_item_features())
     blocks = info["blocks"]
     return np.hstack([b[1] for b in blocks]), np.hstack([b[2] for b in blocks])

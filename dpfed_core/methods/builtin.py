@@ -70,7 +70,6 @@ def _fit_local(dataset, train, config, rng, progress):
 
     t0 = time.perf_counter()
     local, weights = [], {}
-    streams = rng.spawn(dataset.n_entities)
     features = getattr(dataset, "item_features", None)
     labels = {"own": "own model", "own content": "users' own feature profiles", "own popularity": "own popularity",
               "own feature profile": "public item features"}
@@ -78,7 +77,7 @@ def _fit_local(dataset, train, config, rng, progress):
         progress("individual_entity", entity=name, index=h, total=dataset.n_entities)
         matrix_names, item_names, info = fit_site_model(
             train[sl], rank=config.rank, lam=config.lam, mode=config.mode, max_iter=config.max_iter,
-            rng=streams[h], evidence=LOCAL_EVIDENCE, features=features)
+            rng=None, evidence=LOCAL_EVIDENCE, features=features)  # the site's own stream, as round 2's
         blocks = info["blocks"]
         U_h = np.hstack([b[1] for b in blocks])
         V_h = np.hstack([b[2] for b in blocks])

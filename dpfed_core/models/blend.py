@@ -285,7 +285,8 @@ def _unit_factors(U: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: Sequence[ItemPart],
               rng: np.random.Generator, evidence: float = 0.0,
-              default: tuple[Sequence[float], Sequence[float]] | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
+              default: tuple[Sequence[float], Sequence[float]] | None = None,
+              alone: tuple[Sequence[bool], Sequence[bool]] | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """The entity's blended model: weights chosen on a hold-out, every part refitted on all rows.
     ``evidence``, ``default``: the one-standard-error rule of :func:`choose_weights` (0: off); with
     no hold-out user at all, ``default`` (when given) is the blend.
@@ -306,6 +307,20 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
             reduced_h, hidden_h, has_h = reduced[pick], hidden[pick], np.ones(pick.size, bool)
         else:
             reduced_h, hidden_h, has_h = reduced, hidden, has
+        if alone is not None:
+            # first the blend of the parts marked ``alone`` (the site by itself, its own default), which
+            # then is the default the whole search must beat by the evidence rule: other parts (the
+            # federation's) enter only where the hold-out shows they add to what the site has alone
+            am, ai = [j for j, a in enumerate(alone[0]) if a], [j for j, a in enumerate(alone[1]) if a]
+            d_alone = None if default is None else ([default[0][j] for j in am], [default[1][j] for j in ai])
+            wm_a, wi_a, _ = choose_weights([mats[j] for j in am], [vecs[j] for j in ai], reduced_h, hidden_h, has_h,
+                                           cols, evidence, d_alone)
+            full_m, full_i = [0.0] * len(mats), [0.0] * len(vecs)
+            for j, w in zip(am, wm_a):
+                full_m[j] = w
+            for j, w in zip(ai, wi_a):
+                full_i[j] = w
+            default = (full_m, full_i)
         wm, wi, best = choose_weights(mats, vecs, reduced_h, hidden_h, has_h, cols, evidence, default)
     elif evidence > 0 and default is not None:  # no user with two items: no evidence against the default
         wm, wi, best = list(default[0]), list(default[1]), math.nan
@@ -359,10 +374,26 @@ def popularity(X: sp.csr_matrix) -> np.ndarray:
 DEFAULT_PARTS = ("federation", "dp popularity", "own popularity")
 
 
+def site_rng(X: sp.csr_matrix) -> np.random.Generator:
+    """A site's own stream for its local fitting (the hold-out draw, its NMF's start): a function of its
+    training rows alone (BLAKE2b of the CSR arrays). ``local`` and a federation's round 2 then fit the
+    same hold-out and the same own model on the same rows, so where the federation adds nothing the two
+    are the same model — the comparison is paired, not two hold-out draws apart. Nothing here is a
+    mechanism's noise, and nothing leaves the site."""
+    import hashlib
+
+    X = sp.csr_matrix(X)
+    h = hashlib.blake2b(digest_size=16, person=b"dpfed-site-fit1")
+    for a in (np.asarray(X.shape, dtype=np.int64), X.indptr.astype(np.int64), X.indices.astype(np.int64),
+              X.data.astype(np.float64)):
+        h.update(np.ascontiguousarray(a).tobytes())
+    return np.random.default_rng(int.from_bytes(h.digest(), "little"))
+
+
 def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_iter: int,
-                   rng: np.random.Generator, evidence: float = 1.0, features=None,
+                   rng: np.random.Generator | None = None, evidence: float = 1.0, features=None,
                    V_fed: np.ndarray | None = None, g: np.ndarray | None = None,
-                   own: bool = True) -> tuple[list[str], list[str], dict]:
+                   own: bool = True, default_rule: str = "shrunk") -> tuple[list[str], list[str], dict]:
     """A site's model: the one fitting routine of round 2 and of ``local`` (going alone), so that
     both get the same care — the same parts, the same hold-out search, the same one-standard-error
     rule against the same kind of default (:data:`DEFAULT_PARTS`).
@@ -376,11 +407,18 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
     The blend may give the federation's parts weight zero (they are searched like any other), so on
     the hold-out the federation can only add to what the site has alone.
 
+    rng : the stream of the local fitting; None (the callers' choice): :func:`site_rng` of X, so that
+        ``local`` and round 2 on the same rows share their hold-out.
+    default_rule : "shrunk" — without evidence keep :data:`DEFAULT_PARTS` at equal weight (the site's
+        popularity shrunk toward the federation's); "alone" — the site's own blend (as ``local`` fits
+        it) is the default, and the federation's parts enter only where the hold-out shows they add.
+
     Returns ``(matrix part names, item part names, fit_blend's info)``: a block ``(("matrix", j), U, V)``
     of ``info["blocks"]`` is the matrix part named ``matrix_names[j]``, likewise for items."""
     from dpfed_core.models.factorization import fit_rows_given
     from dpfed_core.models.side_information import content_factors, public_feature_scores, smooth_over_features
 
+    rng = site_rng(X) if rng is None else rng
     own_rng = rng.spawn(1)[0]
     m = X.shape[1]
     matrices: list[tuple[str, MatrixPart]] = []
@@ -403,7 +441,13 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
             items.append(("own feature profile", lambda Z: public_feature_scores(Z, features)))
             matrices.append(("own content", lambda Z: content_factors(Z, features, lam, mode)))
     has_fed = V_fed is not None and bool(np.any(V_fed))
-    default = ([1.0 if name == "federation" and has_fed else 0.0 for name, _ in matrices],
+    default = ([1.0 if name in DEFAULT_PARTS and (name != "federation" or has_fed) else 0.0 for name, _ in matrices],
                [1.0 if name in DEFAULT_PARTS else 0.0 for name, _ in items])
-    _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng, float(evidence), default)
+    alone = None
+    if default_rule == "alone" and own:
+        # the federation must beat the site's own blend, not a blend that already leans on it
+        default = ([1.0 if name in DEFAULT_PARTS and name != "federation" else 0.0 for name, _ in matrices],
+                   [1.0 if name == "own popularity" else 0.0 for name, _ in items])
+        alone = ([name.startswith("own") for name, _ in matrices], [name.startswith("own") for name, _ in items])
+    _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng, float(evidence), default, alone)
     return [name for name, _ in matrices], [name for name, _ in items], info

@@ -1,7 +1,8 @@
 """DP partition selection of the item catalogue, for data without a declared public catalogue.
 
-Issue 11 / SPEC rev. 2: the item catalogue (and so every message's shape) must come from public
-inputs or from a DP release charged to the ledger. When the data owner declares no item list
+SPEC rev. 2: the item catalogue (and so every message's shape) must come from public inputs or from a
+DP release charged to the ledger; rev. 4: it decides only what the federation *shares* — each entity
+keeps every item it has rows for (:class:`~dpfed_core.models.shared_items.SharedItems`). When the data owner declares no item list
 (MovieLens' ``u.item``, a formulary given with ``--items``), each entity releases the set of items
 that pass a noisy threshold on its own users; the catalogue is the union of the entities' released
 sets (post-processing). This runs inside the run, on the training rows, charged to the run's
@@ -27,7 +28,7 @@ P(Z ≥ K) = e^(−K/b) / (1 + e^(−1/b)) ≤ δ/c by the choice of K, so toget
 Total: (ε, δ)-DP per entity; entities hold disjoint users, so the union over entities is (ε, δ)-DP
 by parallel composition, and the catalogue (the union) is post-processing.
 
-**Federation-wide selection under secure aggregation** (:func:`select_catalogue_secure`, issue 23).
+**Federation-wide selection under secure aggregation** (:func:`select_catalogue_secure`).
 Per-entity selection needs each hospital's own noisy count to clear a threshold of order
 (c/ε)·ln(c/δ); with hospitals of 2–27 stays nothing ever passes. Under secure aggregation the
 entities instead sum one vector over a *public key space* — B hash buckets of the item names (a
@@ -44,6 +45,12 @@ server thresholds the noisy federation-wide count:
    Every later message is shaped by the number of released keys, a DP output. Items sharing a
    released bucket share one key (and so one row of V): with m items in B buckets about m/B of
    them collide.
+
+**Federation-wide selection without secure aggregation** (the same two functions, divisor 1). Each
+entity releases its own noisy bucket histogram n_h + N(0, σ²) — the full σ, so the server seeing
+every release individually learns each at (ε, δ) — and the server sums them: the sum carries noise
+σ·√H while the counts add up over every entity, so an item held by enough users across the
+federation clears z·σ·√H where no entity's own few users would clear a per-entity threshold.
 
 Neighbouring relation: one user added or removed (user-level). Sensitivity: one user moves at most
 ``c`` bucket counts by 1 each — L2 sensitivity √c of the summed vector. Privacy map: OpenDP's zCDP
@@ -281,13 +288,19 @@ def secure_catalogue_share(
     sens = math.sqrt(c)
     eps_row = zcdp_epsilon(rho, delta)
     eps_c = zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else eps_row
-    note = (f"federation-wide catalogue: bounded user counts (≤ {c} buckets per user) over {nb} public hash "
-            f"buckets, noise share σ/{divisor:.3g} of a secure sum (σ={sigma:.4g}); against the server with all "
-            f"other entities: ε={eps_c:.4g}, δ={delta:.3g}")
+    if divisor > 1:
+        note = (f"federation-wide catalogue: bounded user counts (≤ {c} buckets per user) over {nb} public hash "
+                f"buckets, noise share σ/{divisor:.3g} of a secure sum (σ={sigma:.4g}); against the server with all "
+                f"other entities: ε={eps_c:.4g}, δ={delta:.3g}")
+        name = "Gaussian share of a secure sum (catalogue)"
+    else:
+        note = (f"federation-wide catalogue without secure aggregation: bounded user counts (≤ {c} buckets per user) "
+                f"over {nb} public hash buckets with the full σ={sigma:.4g} on the entity's own release; the server "
+                "sums the entities' releases")
+        name = "Gaussian (own release, catalogue)"
     counts = np.asarray(_bounded_rows(_bucket_rows(X, bucket, nb), c, rng).sum(axis=0)).ravel()
     noisy, _ = mech.gaussian_mechanism(counts, sens, eps_row, delta, rng, ledger=ledger,
-                                       stage="catalogue", note=note, sigma=sigma, divisor=divisor,
-                                       mechanism="Gaussian share of a secure sum (catalogue)")
+                                       stage="catalogue", note=note, sigma=sigma, divisor=divisor, mechanism=name)
     if grid is not None:
         noisy = np.round(noisy / grid) * grid
     return noisy, eps_c

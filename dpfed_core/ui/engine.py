@@ -47,6 +47,19 @@ from dpfed_core.ui.tables import (METRIC_LABELS, entity_metric, entity_set_metri
 
 
 # ------------------------------------------------------------------------------ crossings (the pages' names)
+def catalogue_forecast_text(ds: FederatedDataset, config) -> str | None:
+    """What a DP run's catalogue selection will share at this configuration (None: the catalogue is
+    declared, or the run spends no ε); see :mod:`dpfed_core.evaluation.catalogue_forecast`."""
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+
+    try:
+        f = forecast_catalogue(ds, config)
+    except DpfedError:
+        return None
+    return None if f is None else f.text()
+
+
 def sweep_crossing(sweep_doc: dict, metric: str, baseline: str = REFERENCE) -> float | None:
     """The crossing ε against ``baseline`` (local by default), None when it cannot be stated."""
     return crossing_epsilon(sweep_doc, metric, baseline)

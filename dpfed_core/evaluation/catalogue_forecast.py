@@ -1,0 +1,107 @@
+"""What a DP catalogue selection will share, said before the run.
+
+On data without a declared item catalogue a DP run first selects, by a charged DP release, which
+items the federation shares. Users must not learn after the fact that most of their items were not
+shared; so before the run the CLI and the dashboard state:
+
+* from public parameters only (ε, δ, the number of entities, the trust model, the selection's
+  constants): how many users across the federation must hold an item for it to be shared — the
+  threshold T and the noise σ of the summed count (an item held by T users is shared with probability
+  ½, by T + 1.64σ with probability 0.95);
+* on the loaded data, for the data owner's planning only (computed locally, released nowhere, never
+  charged): the expected number of items shared — Σ over items of P(its noisy count clears T).
+
+Either way each entity keeps every item it has rows for (its own model); the selection decides only
+what the federation shares.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import ndtr
+
+from dpfed_core.config import RunConfig
+
+
+@dataclass(frozen=True)
+class CatalogueForecast:
+    """``kind``: "federation" (one summed bucket histogram) or "per-entity" (each entity's own
+    threshold); ``threshold``: users needed (federation-wide, or per entity); ``sigma``: σ of the
+    count compared with it; ``expected_items``: planning estimate on the loaded data (None without
+    data); ``n_items``: the data's items."""
+
+    kind: str
+    threshold: float
+    sigma: float
+    epsilon: float
+    expected_items: float | None
+    n_items: int
+    secure: bool
+
+    def text(self) -> str:
+        """One sentence for the CLI and the pages."""
+        if self.kind == "federation":
+            who = (f"an item is shared when about {self.threshold:.0f} users across the federation hold it "
+                   f"(noise σ {self.sigma:.3g} on the summed count: 95 % sure from "
+                   f"{self.threshold + 1.645 * self.sigma:.0f} users)")
+        else:
+            who = (f"an item is shared when about {self.threshold:.0f} users of one entity hold it (each entity's "
+                   f"own noisy count, scale {self.sigma:.3g})")
+        exp = ("" if self.expected_items is None else
+               f"; on the loaded data about {self.expected_items:.0f} of {self.n_items} items are expected to be "
+               "shared (a local planning estimate: nothing is released)")
+        return (f"no declared item catalogue: at ε = {self.epsilon:g} {who}{exp}. Each entity still recommends "
+                "every item it has rows for; declare the catalogue (items=FILE) to share every item")
+
+
+def forecast_catalogue(dataset, config: RunConfig, train: sp.csr_matrix | None = None) -> CatalogueForecast | None:
+    """The forecast of a run's DP catalogue (None when the run needs none). ``train``: the rows the
+    selection will read (default: every row), for the planning estimate."""
+    from dpfed_core.evaluation.experiments import (needs_dp_catalogue, secure_catalogue_budget,
+                                                   secure_catalogue_divisor, uses_federation_catalogue)
+    from dpfed_core.methods import get_method
+    from dpfed_core.privacy import catalogue as cat
+
+    spec = get_method(config.method)
+    if not needs_dp_catalogue(dataset, spec.uses_epsilon, config):
+        return None
+    X = sp.csr_matrix(dataset.X if train is None else train)
+    H = dataset.n_entities
+    if spec.federated and uses_federation_catalogue(dataset, config):
+        rho, _, _ = secure_catalogue_budget(config)
+        B, c = cat.SECURE_CATALOGUE_BUCKETS, cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER
+        divisor = secure_catalogue_divisor(H, config)
+        sigma = cat._secure_sigma(rho, c, B)
+        contributors = H - int(config.max_dropouts) if config.aggregation == "secure" else H
+        sigma_sum = sigma * math.sqrt(contributors) / divisor
+        T = cat.secure_threshold_z(B) * sigma_sum
+        bucket = cat.item_buckets(dataset.item_names, B)
+        # users per bucket, each user counted in at most c of its buckets (in expectation: c/len)
+        Xb = cat._bucket_rows(X, bucket, B)
+        per_user = np.diff(Xb.indptr)
+        weight = np.minimum(1.0, c / np.maximum(per_user, 1))
+        counts = np.asarray(Xb.T @ weight).ravel()
+        p = ndtr((counts - T) / sigma_sum)  # P(count + N(0, σ²) ≥ T)
+        expected = float(p[bucket].sum())
+        return CatalogueForecast("federation", float(T), float(sigma_sum), float(config.epsilon), expected,
+                                 dataset.n_items, config.aggregation == "secure")
+    eps = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
+    dlt = config.delta * cat.CATALOGUE_DELTA_SHARE
+    b, k = cat.selection_threshold(eps, dlt, cat.CATALOGUE_MAX_ITEMS_PER_USER)
+    c = cat.CATALOGUE_MAX_ITEMS_PER_USER
+    miss = np.ones(X.shape[1])
+    for sl in dataset.entity_slices():
+        Xh = sp.csr_matrix(X[sl])
+        Xh.data[:] = 1.0
+        per_user = np.diff(Xh.indptr)
+        n = np.asarray(Xh.T @ np.minimum(1.0, c / np.maximum(per_user, 1))).ravel()
+        t = (1 + k) - np.round(n)  # the noise must reach t
+        # discrete Laplace: P(Z ≥ t) = e^{−t/b}/(1 + e^{−1/b}) for t ≥ 1, 1 − P(Z ≥ 1 − t) otherwise
+        tail = np.exp(-np.abs(np.where(t >= 1, t, 1 - t)) / b) / (1 + math.exp(-1 / b))
+        p = np.where(t >= 1, tail, 1 - tail)
+        p[n == 0] = 0.0  # only items the entity holds are enumerated
+        miss *= 1 - p
+    return CatalogueForecast("per-entity", float(1 + k), float(b), float(config.epsilon), float((1 - miss).sum()),
+                             dataset.n_items, False)
