@@ -203,8 +203,9 @@ def zipf_federation(n_items: int = 2400, n_entities: int = 12, seed: int = 11):
                                        value_max=1.0, name="synthetic Zipf catalogue", item_source="data")
 
 
-def run_unit(name: str, seed: int, quick: bool = False) -> list[dict]:
-    """Every method of one (federation, seed) on that seed's split."""
+def run_unit(name: str, seed: int, quick: bool = False, focus_all: bool = False) -> list[dict]:
+    """Every method of one (federation, seed) on that seed's split (``focus_all``: only the rows the
+    site targets read, on every federation)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from dpfed_core.config import RunConfig
     from dpfed_core.evaluation.experiments import make_split, run_method
@@ -228,7 +229,7 @@ def run_unit(name: str, seed: int, quick: bool = False) -> list[dict]:
                      "warnings": [w["code"] for w in d.get("warnings", [])],
                      "seconds": time.perf_counter() - t})
 
-    focus = name in FOCUSED
+    focus = focus_all or name in FOCUSED
     for ref in (FOCUS_REFS if focus else REFS):
         one(ref, base.replace(method=ref))
     if not focus:
@@ -565,6 +566,8 @@ def main() -> None:
     ap.add_argument("--log", help="rows log to write (default bench/results/utility.rows.jsonl)")
     ap.add_argument("--logs", help="with --report-only: comma-separated rows logs to merge")
     ap.add_argument("--note", help="a sentence for the report's header (e.g. where and when the rows were measured)")
+    ap.add_argument("--focus", action="store_true",
+                    help="only the rows the site targets read (local, popularity, the recommended method, dp-als)")
     ap.add_argument("--report-only", action="store_true",
                     help="write the report from the rows log of an earlier (possibly unfinished) run")
     args = ap.parse_args()
@@ -588,7 +591,7 @@ def main() -> None:
 
         rows = []
         log.write_text("")
-        units = [(d, s, args.quick) for s in seeds for d in datasets]
+        units = [(d, s, args.quick, args.focus) for s in seeds for d in datasets]
 
         def keep(part):
             rows.extend(part)

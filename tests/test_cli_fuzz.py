@@ -314,6 +314,27 @@ def _hostile_cases(d: Path) -> list[dict]:
     case(["run", *base, "--method", "dp-popularity", "--epsilon", "1"], "error", name="DP on undeclared entities")
     case(["run", *base, "--method", "dp-cooccurrence", "--entities-from-data", "--epsilon", "1e-6", "--items",
           str(items)], "result", lambda doc: "(ε = 0)" not in doc["privacy"]["label"], name="dp-cooccurrence ε=1e-6")
+    # outputs that are no file name, or a link that would be replaced by a file
+    case([*run, "--out", ""], "error", name="--out ''")
+    case([*run, "--out", str(d / "newdir") + "/"], "error", name="--out newdir/")
+    other = d / "other.json"
+    other.write_text("{}")
+    os.symlink(other, d / "out_link.json")
+    case([*run, "--out", str(d / "out_link.json")], "error",
+         lambda doc: False, name="--out a symbolic link (not an input)")
+    # a one-column list's first line is a header only when it is unambiguous: 'region', 'value' are names
+    region = d / "region.csv"
+    region.write_text("user,item,site\n" + "\n".join(f"u{e}{i},i{j},{e}" for e in ("region", "B") for i in range(6)
+                                                      for j in range(1, 5)) + "\n")
+    ents = d / "ents.txt"
+    ents.write_text("region\nB\n")
+    case(["run", "--data", str(region), "--user-col", "user", "--item-col", "item", "--entity-col", "site",
+          "--value-kind", "implicit", "--rank", "2", "--method", "popularity", "--entities", str(ents)], "result",
+         lambda doc: doc["dataset"]["n_entities"] == 2, name="--entities first entity named 'region'")
+    vals = d / "items_value.txt"
+    vals.write_text("Value\n" + "\n".join(f"i{j}" for j in range(1, 7)) + "\n")
+    case([*run, "--items", str(vals)], "result", lambda doc: doc["dataset"]["n_items"] == 7,
+         name="--items first item named 'Value'")
     # the error names a flag that exists (misleading advice is checked for every error below)
     miss = d / "missing.csv"
     _long_table(miss, ["uA9,,A"])

@@ -84,7 +84,7 @@ def cmd_audit(args) -> int:
 
     from dpfed_core.evaluation.experiments import write_json
 
-    if args.out:  # fail before the audit's many releases, not after them
+    if args.out is not None:  # fail before the audit's many releases, not after them
         from dpfed_core.data.atomic import check_writable
 
         check_writable(args.out)
@@ -135,7 +135,7 @@ def cmd_audit(args) -> int:
         print("WARNING: an empirical ε lower bound exceeds the claimed ε — the mechanism or its "
               "accounting is broken", file=sys.stderr)
     budget_cmd.record_release("audit", doc, odometer, history, key, reservation)
-    if args.out:
+    if args.out is not None:
         write_json(doc, args.out)
         print(f"wrote {args.out}")
     return 0

@@ -35,7 +35,7 @@ def register_cli(subparsers) -> None:
     # --max-dropouts (summable methods) comes with the model arguments (add_model_args), like --aggregation.
     g.add_argument("--round-timeout", type=float, default=600.0,
                    help="seconds the server waits for every node's reply in a round (default 600)")
-    g.add_argument("--workdir", help="keep logs, shards and Flower's state here (default: a temporary directory, removed)")
+    g.add_argument("--workdir", help="keep logs, shards and Flower's state here (an existing folder keeps its mode: the run gets a private dpfed-run-* folder inside it; default: a temporary directory, removed)")
     g.add_argument("--dump-dir", help="write a copy of every payload the server received here (compliance)")
     g.add_argument("--port-range", metavar="LOW-HIGH",
                    help="ports for the SuperLink and the SuperNodes (needs 1 + entities free ports; "
@@ -91,7 +91,7 @@ def cmd_deploy_local(args) -> int:
     from dpfed_core.evaluation.service import execute_run
 
     t0 = time.perf_counter()
-    if args.out:
+    if args.out is not None:
         from dpfed_core.cli.args import check_outputs
         from dpfed_core.data.atomic import check_writable
 
@@ -135,7 +135,7 @@ def cmd_deploy_local(args) -> int:
     o = doc["overall"]
     n = config.top_n
     print(f"mar {o['mar']:.4f}  test_rmse {o['test_rmse']:.4f}  precision@{n} {o[f'precision_at_{n}']:.4f}")
-    if args.out:
+    if args.out is not None:
         write_json(doc, args.out)
         print(f"wrote {args.out} ({time.perf_counter() - t0:.1f} s)")
     return 0

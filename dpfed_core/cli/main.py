@@ -210,7 +210,7 @@ def cmd_run(args) -> int:
     from dpfed_core.evaluation.service import execute_run
 
     t0 = time.perf_counter()
-    if args.out:
+    if args.out is not None:
         check_writable(args.out)
         check_outputs(args, ("--out", args.out))
     dataset = load_dataset(args)
@@ -258,7 +258,7 @@ def cmd_run(args) -> int:
         print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))
     else:
         print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
-    if args.out:
+    if args.out is not None:
         write_json(doc, args.out)
         print(f"wrote {args.out} ({time.perf_counter() - t0:.1f} s)")
     return 0

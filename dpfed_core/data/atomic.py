@@ -25,6 +25,12 @@ def check_writable(path: str | os.PathLike, flag: str = "--out") -> Path:
     p = Path(path).expanduser()
     if str(path).strip() == "":
         raise ConfigError(f"{flag} is empty; give a file name such as result.json", param="out")
+    if str(path).endswith(("/", os.sep)):
+        raise ConfigError(f"{flag} {path} names a folder (it ends with '/'); give a file name inside it, e.g. "
+                          f"{Path(path) / 'result.json'}", param="out")
+    if p.is_symlink():
+        raise ConfigError(f"{flag} {p} is a symbolic link (to {os.path.realpath(p)}); writing would replace the link "
+                          "by a file, and a link may lead to an input: give another file name", param="out")
     if p.is_dir():
         raise ConfigError(f"{flag} {p} is a directory; give a file name inside it, e.g. {p / 'result.json'}",
                           param="out")
@@ -45,13 +51,21 @@ def check_writable(path: str | os.PathLike, flag: str = "--out") -> Path:
     return p
 
 
+def check_target(path: str | os.PathLike, flag: str = "--out") -> Path:
+    """The output path, refused when empty, when it names a folder or when it is a symbolic link (the
+    rename would replace the link, changing an input of the user's): checked again at write time."""
+    if str(path).strip() == "" or str(path).endswith(("/", os.sep)) or Path(path).expanduser().is_symlink():
+        check_writable(path, flag)  # raises the specific error
+    return Path(path).expanduser()
+
+
 def atomic_write(path: str | os.PathLike, data: bytes | str, flag: str = "--out") -> Path:
     """Write ``data`` to ``path`` all at once: temp file in the same folder, fsync, rename.
 
     On any OS error (full disk, permission) the temporary file is removed, ``path`` keeps its old
     content (if any) and a :class:`ConfigError` naming ``flag`` is raised.
     """
-    p = Path(path).expanduser()
+    p = check_target(path, flag)
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     parent = p.parent if str(p.parent) else Path(".")
     tmp_name = None

@@ -171,8 +171,22 @@ def decode_text(raw: bytes, *, what: str, encoding: str | None = None, param: st
 
 
 # ====================================================================== lists
+#: The words a one-column list's first line may be to be read as a header: column names that are never
+#: a plausible item or entity name. Words that are (``value``, ``region``, ``site``, ``drug``, ``title``…)
+#: head a list only inside an unambiguous CSV header of two or more column names (``id,name``); alone on
+#: the first line they are a name — decided from the file itself, never from the data.
+LONE_HEADER_WORDS = frozenset(
+    """id ids item items item_id itemid item_ids item_name itemname name names drugname drug_name
+    treatmentstring diagnosisstring labname movie_id entity entities entity_name hospitalid hospital_id""".split()
+)
+
+
 def _is_header_field(s: str) -> bool:
     return s.strip().strip('"').strip().lower().replace(" ", "_") in HEADER_WORDS
+
+
+def _is_lone_header(s: str) -> bool:
+    return s.strip().strip('"').strip().lower().replace(" ", "_") in LONE_HEADER_WORDS
 
 
 def _csv_header(first: str) -> str | None:
@@ -262,7 +276,7 @@ def parse_list(text: str, *, what: str = "item list", param: str | None = "items
                             param=param)
         has_names = any(len(r) > 1 for r in rows)
     else:
-        if _is_header_field(lines[0]):
+        if _is_lone_header(lines[0]):
             out.header = lines[0]
             lines = lines[1:]
         ids, names, has_names = lines, lines, False

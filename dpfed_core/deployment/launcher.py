@@ -228,18 +228,28 @@ class GuardedFolder:
     _own_guard: bool = False
 
     def _open_dir(self) -> None:
-        """``self.dir``: ``workdir`` if given, else a folder inside the guard's private folder (a
-        guard of our own when none was given); mode 0700 — logs, keys and reports are the operator's only."""
+        """``self.dir``: ``workdir`` if given (made 0700 when this run creates it; inside an existing one a
+        private ``dpfed-run-*`` folder, the existing folder's mode untouched), else a folder inside the
+        guard's private folder (a guard of our own when none was given); mode 0700 — logs, keys and
+        reports are the operator's only."""
         if self.guard is None:
             self.guard = Guard(own_dir=self.workdir is None)
             self._own_guard = True
         if self.workdir is None:
             self.dir = (self.guard.path / "flower") if self.guard.path is not None else Path(
                 tempfile.mkdtemp(prefix=PRIVATE_PREFIX))
+            self.dir.mkdir(parents=True, exist_ok=True)
+            os.chmod(self.dir, 0o700)
         else:
-            self.dir = Path(self.workdir)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.dir, 0o700)
+            base = Path(self.workdir)
+            if base.exists():
+                # a folder the user already has (perhaps shared): never change its mode — the run's
+                # logs, keys and reports go in a private (0700) folder of their own inside it
+                self.dir = Path(tempfile.mkdtemp(prefix="dpfed-run-", dir=base))
+            else:
+                base.mkdir(parents=True, exist_ok=True)
+                os.chmod(base, 0o700)  # made for this run: the operator's only
+                self.dir = base
 
     def _release_guard(self) -> None:
         """Remove our own guard's folder (unless ``keep``) and dismiss its watchdog."""
