@@ -417,6 +417,7 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
         shared = [k for k, c in count.items() if c >= 2]
         shared.sort(key=lambda k: -count[k])
         kept = shared[:MAX_CATEGORY_FEATURES]
+        check_feature_size(len(body), len(blocks) + len(kept), what=f"{what} {label}", param=param)
         index = {k: c for c, k in enumerate(kept)}
         ind = np.zeros((len(body), len(kept)), dtype=np.float64)
         for col, per_item in categories:
@@ -441,6 +442,21 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
 
 #: Most indicator columns a file's category columns become (the commonest values first).
 MAX_CATEGORY_FEATURES = 2000
+#: Most values (items × feature columns) a feature table may hold in memory: 2^24 doubles = 128 MiB,
+#: checked before the table is built (a 150,000-line file with 2,000 category values would otherwise
+#: ask for 2.2 GiB). ``DPFED_MAX_FEATURE_VALUES`` raises it on a machine that has the memory.
+MAX_FEATURE_VALUES = 2 ** 24
+
+
+def check_feature_size(n_items: int, n_columns: int, *, what: str, param: str) -> None:
+    """Refuse, before allocating, a feature table of more than :data:`MAX_FEATURE_VALUES` values."""
+    limit = int(os.environ.get("DPFED_MAX_FEATURE_VALUES", MAX_FEATURE_VALUES))
+    cells = int(n_items) * int(n_columns)
+    if cells > limit:
+        raise DataError(f"{what}: {n_items:,} items × {n_columns:,} feature columns = {cells:,} values "
+                        f"({cells * 8 / 2**30:.2f} GiB) is above the limit of {limit:,} values ({limit * 8 / 2**20:.0f} "
+                        "MiB); keep only the catalogue's items in the file or fewer category columns (the limit is "
+                        "the environment variable DPFED_MAX_FEATURE_VALUES)", param=param)
 
 
 def _number_or_none(text: str) -> float | None:

@@ -188,6 +188,33 @@ def _sniff_sep(text_head: bytes) -> str:
 
 #: Largest table file read: a long table beyond it does not fit the in-memory engine anyway.
 MAX_TABLE_BYTES = 16 * 2**30
+#: Largest table read from memory (an upload), unpacked: parsed as text, a table takes about six times
+#: its size (a 503 MB unpacked upload took 2.9 GB), so 128 MiB keeps the server's read under 1 GiB.
+#: ``DPFED_MAX_UPLOAD_MB`` changes it; a larger table is read from its path by the CLI
+#: (``python -m dpfed_core run --data FILE``), whose bound is :data:`MAX_TABLE_BYTES`.
+MAX_UPLOAD_BYTES = 128 * 2**20
+
+
+def check_upload_size(data: bytes, label: str) -> None:
+    """Refuse an in-memory table (an upload) whose unpacked text is above the upload limit, measured by
+    decompressing in 1 MiB steps — never by unpacking it whole (a 733 KB .gz can hold 503 MB)."""
+    limit = int(float(os.environ.get("DPFED_MAX_UPLOAD_MB", MAX_UPLOAD_BYTES / 2**20)) * 2**20)
+    size = len(data)
+    if data[:2] == b"\x1f\x8b":
+        size = 0
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as z:
+            while True:
+                block = z.read(2**20)
+                if not block:
+                    break
+                size += len(block)
+                if size > limit:
+                    break
+    if size > limit:
+        raise DataError(f"{label} unpacks to more than {limit / 2**20:.0f} MiB, the limit of a table read in "
+                        "memory (an upload): load it from its path with the CLI (python -m dpfed_core run --data "
+                        "FILE), or raise the limit with the environment variable DPFED_MAX_UPLOAD_MB on a machine "
+                        "with the memory", param="data")
 
 
 def _text_stream(path: Path | None, data: bytes | None, compression: str | None):
@@ -293,6 +320,7 @@ def read_table(
         if len(data) == 0:
             raise DataError(f"{label} is empty (0 bytes). Upload the file again.")
         head = data[:65536]
+        check_upload_size(data, label)
 
     name = (filename or (path.name if path else label)).lower()
     if head[:4] == b"PAR1" or name.endswith((".parquet", ".pq")):
