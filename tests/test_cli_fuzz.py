@@ -335,6 +335,18 @@ def _hostile_cases(d: Path) -> list[dict]:
     vals.write_text("Value\n" + "\n".join(f"i{j}" for j in range(1, 7)) + "\n")
     case([*run, "--items", str(vals)], "result", lambda doc: doc["dataset"]["n_items"] == 7,
          name="--items first item named 'Value'")
+    # numbers and choices that used to pass without a word, or be reported as another flag's fault
+    case(["sweep", *base, "--epsilons", "1,,2"], "error", name="--epsilons 1,,2")
+    for pc in ("0", "-2", "1"):
+        case(["audit", *base, "--methods", "dp-popularity", "--entities-from-data", "--power-check", pc], "error",
+             name=f"--power-check {pc}")
+    case(["audit", *base, "--methods", "kmeans", "--with-v", "--rank", "0"], "error", name="--with-v --rank 0")
+    for pr in ("3_0000-30010", "３００００-30010"):
+        case(["deploy-local", *base, "--method", "dp-popularity", "--port-range", pr], "error",
+             name=f"--port-range {pr}")
+    nul = d / "nul.csv"
+    _long_table(nul, [f"u{i}x,i1,A" for i in range(5000)] + ["u\x00z,i2,A"])
+    case(["run", *base[:1], str(nul), *base[2:], "--method", "popularity"], "error", name="NUL byte after 64 KB")
     # the error names a flag that exists (misleading advice is checked for every error below)
     miss = d / "missing.csv"
     _long_table(miss, ["uA9,,A"])

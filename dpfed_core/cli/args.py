@@ -80,10 +80,31 @@ def whole_number(text: str) -> int:
 
 
 def float_list(text: str) -> list[float]:
-    vals = [parse_float(t) for t in text.split(",") if t.strip()]
+    parts = text.split(",")
+    if any(not t.strip() for t in parts) and text.strip():
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r} (an empty entry between "
+                                         "commas: write e.g. 1,2)")
+    vals = [parse_float(t) for t in parts if t.strip()]
     if not vals:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}")
     return vals
+
+
+def positive_whole_number(text: str) -> int:
+    """A whole number ≥ 1 (``--rank`` of the audit's V attack, …)."""
+    v = whole_number(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}")
+    return v
+
+
+def shrink_factor(text: str) -> float:
+    """``--power-check``: the factor the noise is shrunk by, a finite number > 1."""
+    v = parse_float(text)
+    if not (math.isfinite(v) and v > 1):
+        raise argparse.ArgumentTypeError(f"expected the factor the noise is shrunk by, a number > 1 such as 50, "
+                                         f"got {text!r}")
+    return v
 
 
 def int_list(text: str) -> list[int]:

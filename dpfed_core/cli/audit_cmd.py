@@ -6,8 +6,8 @@ import sys
 
 from dpfed_core.audit.defaults import DEFAULT_ATTACKS, DEFAULT_EPSILONS, DEFAULT_METHODS, DEFAULT_TARGETS
 from dpfed_core.cli import budget_cmd
-from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, float_list, load_dataset, name_list, parse_params,
-                                 seed_int)
+from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, float_list, load_dataset, name_list,
+                                 parse_params, positive_whole_number, seed_int, shrink_factor)
 
 
 EPILOG = """\
@@ -47,7 +47,7 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
                         "release (default, as a run's --aggregation); secure = only the sum over all entities")
     g.add_argument("--max-dropouts", type=int, default=0,
                    help="with --aggregation secure: tolerated missing entities (as the run's; default 0)")
-    g.add_argument("--power-check", type=float, default=None, metavar="FACTOR",
+    g.add_argument("--power-check", type=shrink_factor, default=None, metavar="FACTOR",
                    help="summable methods: also run the audit with the noise shrunk by FACTOR (e.g. 50) against the "
                         "real claim; it must report a violation, or a 'consistent' verdict reads 'inconclusive'")
     g.add_argument("--others", choices=["data", "zeros"], default="zeros",
@@ -65,7 +65,8 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--runs", type=int, default=200, help="releases per class (with / without target; default 200)")
     g.add_argument("--attacks", type=name_list, default=list(DEFAULT_ATTACKS), help="distance,lr (default both)")
     g.add_argument("--with-v", action="store_true", help="also attack the server's V (one NMF per run: slower)")
-    g.add_argument("--rank", type=int, default=10, help="latent factors of the V attack (default 10)")
+    g.add_argument("--rank", type=positive_whole_number, default=10,
+                   help="latent factors of the V attack, ≥ 1 (default 10)")
     g.add_argument("--confidence", type=float, default=0.95, help="Clopper–Pearson confidence (default 0.95)")
     g.add_argument("--seed", type=seed_int, default=0, help="seed, 0 to 2^63 − 1 (default 0)")
     g.add_argument("--out", help="write the JSON audit document here")

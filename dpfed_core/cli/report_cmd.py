@@ -26,7 +26,8 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--run", required=True, help="run result document (JSON) of `python -m dpfed_core run`")
     p.add_argument("--sweep", help="sweep document (JSON) of `python -m dpfed_core sweep`")
     p.add_argument("--audit", help="audit document (JSON) of `python -m dpfed_core audit`")
-    p.add_argument("--metric", default="mar", help="metric of the trade-off chart (default mar)")
+    p.add_argument("--metric", default="mar", help="metric of the trade-off chart (default mar; one the run "
+                                                   "document reports, e.g. mar, test_rmse, precision_at_10)")
     p.add_argument("--title", help="report title")
     p.add_argument("--no-charts", action="store_true", help="tables only, without plotly.js (small file)")
     p.add_argument("--public", action="store_true",
@@ -53,6 +54,11 @@ def cmd_report(args) -> int:
         return doc
 
     run = load_doc(args.run, "--run")
+    known = sorted(k for k, v in (run.get("overall") or {}).items()
+                   if k not in ("name", "n_users", "n_test_users") and isinstance(v, (int, float)))
+    if known and args.metric not in known:
+        raise DpfedError(f"--metric {args.metric!r} is not a metric of the run document; choose one of "
+                         f"{', '.join(known)}")
     sweep = load_doc(args.sweep, "--sweep") if args.sweep else None
     audit = load_doc(args.audit, "--audit") if args.audit else None
     path = write_report(args.out, run, sweep_doc=sweep, audit_doc=audit, metric=args.metric, title=args.title,

@@ -217,6 +217,23 @@ def check_upload_size(data: bytes, label: str) -> None:
                         "with the memory", param="data")
 
 
+def _first_nul(path: Path | None, data: bytes | None, compression: str | None) -> int | None:
+    """Offset of the first NUL byte of the (decompressed) text, or None: read in 4 MiB steps."""
+    if data is not None and compression is None:
+        k = data.find(b"\x00")
+        return None if k < 0 else k
+    offset = 0
+    with _text_stream(path, data, compression) as f:
+        while True:
+            block = f.read(4 * 2**20)
+            if not block:
+                return None
+            k = block.find(b"\x00")
+            if k >= 0:
+                return offset + k
+            offset += len(block)
+
+
 def _text_stream(path: Path | None, data: bytes | None, compression: str | None):
     """A binary stream of the (decompressed) text content, for whole-file checks."""
     if path is not None:
@@ -354,6 +371,10 @@ def read_table(
     if sep is None:
         sep = _sniff_sep(text_head)
     compression = "gzip" if head[:2] == b"\x1f\x8b" else None
+    nul_at = _first_nul(path, data, compression)
+    if nul_at is not None:  # a NUL anywhere, not only in the first 64 KB: never part of an id
+        raise DataError(f"{label} is not a text table: it contains a NUL byte (byte {nul_at:,} of its text). "
+                        "Expected CSV, CSV.gz, TSV or Parquet; re-export the file", param="data")
 
     def _src():
         return path if path is not None else io.BytesIO(data)  # type: ignore[arg-type]

@@ -184,8 +184,10 @@ class Guard:
 
 def parse_port_range(text: str) -> tuple[int, int]:
     """``"20000-20100"`` → (20000, 20100); a :class:`DeploymentError` naming ``--port-range`` otherwise."""
-    try:
-        lo, hi = (int(x) for x in str(text).split("-", 1))
+    from dpfed_core.data.inputs import strict_int
+
+    try:  # ASCII digits only: '3_0000' and full-width digits are no port numbers
+        lo, hi = (strict_int(x) for x in str(text).split("-", 1))
     except ValueError:
         raise DeploymentError(f"--port-range {text!r}: expected LOW-HIGH, e.g. 20000-20100") from None
     if not (1024 <= lo <= hi <= 65535):
