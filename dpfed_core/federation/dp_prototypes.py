@@ -456,41 +456,23 @@ def private_local_search(Y: np.ndarray, C: np.ndarray, order: np.ndarray, k: int
 class DPPrototypes(PrototypeMethod):
     """Differentially private prototypes (SPEC §2): user-level (ε, δ)-DP, unbounded neighbours.
 
-    Defaults and the measurements that chose them (MovieLens 100K: 11 ZIP entities of ~86 users ×
-    1682 items; eICU demo by region: 5 entities of 125–748 stays × 187 drugs; MAR, rank 10, zero
-    mode, server weighting by noisy counts; exploratory runs on seed 0, the full sweeps over 2 seeds
-    in bench/results/dp_ml.md, made by bench/bench_dp_ml.py):
+    Defaults, and why (the measurements that chose them are on bench/results/dp_ml.md, made by
+    bench/bench_dp_ml.py, and bench/results/dp_kmeans.md):
 
     * ``variant="paper"`` is the default, as SPEC §2 asks: the paper's Gumbel top-s support and
-      Laplace sums. Measured, it is no better than a random V at ε ≤ 10 on every dataset here:
-      its L1 sensitivity s·Λ∞ = 320 on ratings buries sums of tens of users (MovieLens 100K MAR
-      0.46–0.52 for ε = 0.1…10). The ``gaussian`` variant with the defaults below reaches 0.14 at
-      ε = 10; it is registered as its own method, ``dp-gaussian`` (see :class:`DPGaussianPrototypes`),
-      which the dashboard and the sweep command use by default.
-    * ``support=None`` → every coordinate in the Gaussian variant (was top-64): the items outside
-      every prototype's support get V rows = 0 and tie in the ranking. ML100K, k = 1, ε = 10:
-      MAR 0.257 (top-64) → 0.158 (all items).
-    * ``row_scaling="normalise"``: every user spends the full sensitivity Λ and heavy and light
-      users count alike; the scale is absorbed by round 2. ML100K, k = 1, ε = 10: 0.158 (clip to
-      Λ = Λ∞·√64) → 0.145 (normalise). ``row_norm`` Λ keeps its default Λ∞·√min(m, 64), now only
-      the output scale.
-    * ``threshold=0``: zeroing noisy sums below τσ only removed real mid-popularity items; ML100K,
-      k = 1, ε = 10: τ = 0 → 0.145, 0.5 → 0.146, 1 → 0.152, 2 → 0.160 (ε = 3: τ = 1 is 0.228 vs
-      0.225). Negative noisy means are still clipped to 0.
-    * counts share 0.02 (was 0.10), see :data:`DEFAULT_SPLIT`.
-    * ``cluster_size=1000``: k_eff = clip(⌊n̂/1000⌋, 1, k). Under DP, k = 1 beat every k > 1 on
-      every entity size measured (≤ 750 users): ML100K ε = 10: k = 1 0.145, 2 0.207, 3 0.258;
-      eICU region ε = 1: k = 1 0.206, k = 3 0.252, k_eff = ⌊n̂/200⌋ 0.226; ε = 10: 0.170,
-      0.177, 0.172. A cluster's sum must clearly exceed the noise energy σ²·m before splitting
-      pays (the SNR tables of dp_ml.md), so clustering is kept for entities of thousands of users
-      (the paper's synthetic setting: bench/results/dp_synthetic.md). ``None`` = k exactly.
-    * Clustering stages (only used when k_eff > 1) keep n_grids = 3, depth = 5, refine_steps = 0, the
-      settings the recommendation benchmarks ran with. As a DP k-means (the issue-3 run on a mixture
-      of 64 Gaussians in 100-d, n = 100,000) ``refine_steps=1, n_grids=1, depth=4`` was better at ε = 1
-      (normalised loss 0.083 vs 0.115) and ε = 10 (0.041 vs 0.067), slightly worse at ε = 0.1 (0.27 vs
-      0.25). ``candidates="lsh"`` (issue 14) was far better than both on Google's recipe
-      (≈ 0.04 at ε = 1; bench/results/dp_kmeans.md, after ``make bench``); use it for large entities
-      with k > 1.
+      Laplace sums. Its L1 sensitivity s·Λ∞ buries sums of tens of users, so it is no better than a
+      random V on the data measured; the ``gaussian`` variant is registered as its own method,
+      ``dp-gaussian`` (:class:`DPGaussianPrototypes`), which the dashboard and the sweep use.
+    * ``support=None``: every coordinate in the Gaussian variant — items outside every prototype's
+      support would get zero V rows and tie in the ranking.
+    * ``row_scaling="normalise"``: every user spends the full sensitivity Λ, heavy and light users
+      count alike; the scale is absorbed by round 2.
+    * ``threshold=0``: zeroing noisy sums below τσ removes real mid-popularity items along with the
+      noise; negative noisy means are still clipped to 0.
+    * ``cluster_size=1000``: k_eff = clip(⌊n̂/1000⌋, 1, k). A cluster's sum must clearly exceed the
+      noise energy σ²·m before splitting pays, so small entities are best served by one cluster.
+    * Clustering stages (k_eff > 1) keep ``n_grids=3, depth=5, refine_steps=0``; as a DP k-means on
+      large entities ``candidates="lsh"`` (a private LSH-tree coreset) is the better choice.
 
     Parameters
     ----------
