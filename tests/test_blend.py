@@ -232,39 +232,64 @@ def test_fit_blend_without_holdout_users_returns_the_default_under_the_rule():
 
 
 def test_round_two_keeps_the_shrunk_default_without_evidence():
-    """dp-cooccurrence's round 2 under an impossible bar (z huge): the blend is its default — factors
-    on the broadcast V, the DP popularity and the entity's own popularity, each at weight 1 — and
-    with no co-occurrence direction (V = 0) the factors drop out of the default."""
+    """dp-cooccurrence's round 2 under an impossible bar (z huge): the blend is its default — the
+    federation's factors and DP popularity at the shrinkage weight λ, the entity's own popularity at
+    1 − λ — and with no co-occurrence direction (V = 0) the factors drop out of the default."""
     from dpfed_core.federation.summable import DPCooccurrence
+    from dpfed_core.models.blend import shrinkage_weight
 
     X = _popular_data(n=40, m=12, seed=4)
     g = np.random.default_rng(5).random(12)
     V_fed = np.random.default_rng(6).random((12, 3))
     own = popularity(X)
+    lam = shrinkage_weight(X, g)
+    assert 0.0 < lam < 1.0
     for V_part, fed_w in ((V_fed, 1.0), (np.zeros((12, 3)), 0.0)):
         m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1e6)
         public = {"V": np.hstack([V_part, (g / np.linalg.norm(g))[:, None]])}
         U, L, U_loc = m.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
-        assert np.allclose(U[:, -1], 1.0)                            # DP popularity at weight 1
+        assert np.allclose(U[:, -1], lam)                            # DP popularity at weight λ
         assert (np.abs(U[:, :-1]).sum() > 0) == bool(fed_w)          # factors only when V ≠ 0
-        assert L.shape == (12, 1) and np.allclose(U_loc, 1.0)        # own popularity alone, weight 1
+        assert L.shape == (12, 1) and np.allclose(U_loc, 1.0 - lam)  # own popularity alone, weight 1 − λ
         assert np.allclose(L[:, 0], own / np.linalg.norm(own))
     # z = 0: the plain search (starts from the best single part), not the default
     plain = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=0.0)
     public = {"V": np.hstack([V_fed, (g / np.linalg.norm(g))[:, None]])}
     U0, L0, U_loc0 = plain.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
-    assert not (np.allclose(U0[:, -1], 1.0) and L0 is not None and L0.shape == (12, 1))
+    assert not (np.allclose(U0[:, -1], lam) and L0 is not None and L0.shape == (12, 1))
+
+
+def test_the_shrinkage_weight_is_empirical_bayes():
+    """λ = V/(V + D): a site of few users leans on the federation, and so does one whose case mix is the
+    federation's; a site whose items differ from the
+    federation's beyond its noise keeps its own popularity, and a federation that knows nothing gets
+    no weight."""
+    from dpfed_core.models.blend import shrinkage_weight
+
+    g = np.r_[np.linspace(1.0, 0.1, 10), np.zeros(10)]
+    rng = np.random.default_rng(0)
+
+    def site(n, p):
+        return sp.csr_matrix((rng.random((n, 20)) < p).astype(float))
+
+    small = shrinkage_weight(site(5, g * 0.5), g)
+    large_same = shrinkage_weight(site(2000, g * 0.5), g)
+    other = np.r_[np.zeros(10), np.linspace(1.0, 0.1, 10)] * 0.5
+    large_other = shrinkage_weight(site(2000, other), g)
+    # the same case mix (no divergence beyond the noise): all the way to the federation
+    assert small > 0.5 and large_other < 0.01 and large_same > 0.9
+    assert shrinkage_weight(site(50, g * 0.5), np.zeros(20)) == 0.0
 
 
 def test_clearly_lower_is_a_paired_one_standard_error_test():
     from dpfed_core.models.blend import _clearly_lower
 
-    d = np.array([-0.03, 0.01, -0.02, 0.0])        # mean −0.01, sd 0.0183, SE 0.0091
-    assert _clearly_lower(d, 1.0) and not _clearly_lower(d, 1.2)
-    assert not _clearly_lower(np.array([-0.5]), 1.0)              # one user: no evidence
+    d = np.tile([-0.03, 0.01, -0.02, 0.0], 5)      # 20 users: mean −0.01, sd 0.0168, SE 0.00376
+    assert _clearly_lower(d, 2.5) and not _clearly_lower(d, 2.8)
+    assert not _clearly_lower(np.full(19, -0.5), 1.0)             # fewer than 20 users: no evidence
     assert not _clearly_lower(np.zeros(50), 0.0)                  # a tie is not lower
-    assert _clearly_lower(np.full(3, -0.01), 5.0)                 # a constant gain has SE 0
-    assert not _clearly_lower(np.array([0.02, -0.01, 0.0]), 0.0)  # higher on average
+    assert _clearly_lower(np.full(20, -0.01), 5.0)                # a constant gain has SE 0
+    assert not _clearly_lower(np.tile([0.02, -0.01, 0.0], 7), 0.0)  # higher on average
 
 
 def test_dp_popularity_stays_the_plain_baseline_and_blends_on_request():

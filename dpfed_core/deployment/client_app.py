@@ -385,9 +385,11 @@ def round2(msg: Message, context: Context) -> Message:
                 if secure_catalogue:
                     # the broadcast V (one row per released key) on this node's own items: round 2 scores
                     # every item the node has rows for, not only the shared ones
+                    from dpfed_core.models.shared_items import known_items
                     from dpfed_core.privacy.catalogue import on_item_axis
 
                     V = on_item_axis(V, _item_keys(shard, context))
+                    V[~known_items(shard.train)] = 0.0  # only the item names this node knows
                 # the one round-2 assembly: columns from this entity's own data only are used here, never sent
                 U, V = fit_local(method, shard.train, V, config.lam, config.mode, rng)
         else:

@@ -371,7 +371,8 @@ class FederatedRecommender:
             self.messages_.append(array_message(2, SERVER, name, "item factors V", self.V_))
         progress("broadcast", shape=self.V_.shape, receivers=dataset.n_entities)
         if shared is not None:  # each entity on its own item axis (public map of the released keys)
-            self.V_ = shared.lift(self.V_)
+            self._round2_on_known_items(X, slices, names, shared, progress, t0=time.perf_counter())
+            return
 
         t0 = time.perf_counter()
         self.U_ = np.zeros((X.shape[0], self.rank))
@@ -383,6 +384,25 @@ class FederatedRecommender:
             progress("round2_done", entity=name, index=h, total=dataset.n_entities)
         self.timings_["round2_local_fit"] = time.perf_counter() - t0
         self.factors_ = EntityFactors(self.U_, self.V_)
+
+    def _round2_on_known_items(self, X, slices, names, shared, progress, t0) -> None:
+        """Round 2 of a prototype method on a DP-selected catalogue: each entity maps the broadcast V
+        onto the item names it knows (:func:`~dpfed_core.models.shared_items.known_items`) and fits its
+        users on that; the columns are its own (zero on the names it does not know)."""
+        from dpfed_core.models.entity_factors import LocalColumns
+        from dpfed_core.models.shared_items import known_items
+
+        V_keys = self.V_
+        self.V_ = shared.lift(V_keys)
+        self.U_ = np.zeros((X.shape[0], V_keys.shape[1]))
+        local = []
+        for h, (name, sl) in enumerate(zip(names, slices)):
+            progress("round2_start", entity=name, index=h, total=len(names))
+            V_h = shared.lift(V_keys, known_items(X[sl]))
+            local.append(LocalColumns.from_dense(fit_rows_given(X[sl], V_h, self.lam, self.mode), V_h))
+            progress("round2_done", entity=name, index=h, total=len(names))
+        self.timings_["round2_local_fit"] = time.perf_counter() - t0
+        self.factors_ = EntityFactors(self.U_, self.V_, slices, local)
 
     # ------------------------------------------------------------------ use
     def predict(self, rows: np.ndarray | None = None) -> np.ndarray:

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 
 from dpfed_core.federation.messages import SERVER, Message, array_message
 from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
+from dpfed_core.models.shared_items import known_items
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
 
 IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
@@ -107,6 +108,14 @@ def fit_entity_parts(method, X_h: sp.csr_matrix, public: dict, lam: float, mode:
     return U, (None if L_h is None else LocalColumns.from_dense(U_loc, L_h))
 
 
+def with_shared_columns(U_h: np.ndarray, V_h: np.ndarray, own: LocalColumns | None) -> LocalColumns:
+    """An entity's columns on the federation's item factors as it mapped them (``V_h``, zero off the
+    item names it knows) followed by its own columns, as one :class:`LocalColumns` (sparse in items)."""
+    if own is None:
+        return LocalColumns.from_dense(U_h, V_h)
+    return LocalColumns.from_dense(np.hstack([U_h, own.U]), np.hstack([V_h, own.dense(V_h.shape[0])]))
+
+
 def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[float], *,
                  in_process: bool) -> dict:
     """The trust model of a summable run and both guarantees: against the server (the ledger's),
@@ -190,10 +199,10 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     progress("broadcast", shape=V.shape, receivers=H)
     t1 = time.perf_counter()
     r = V.shape[1]
-    # what each entity fits round 2 on: the broadcast V on its own item axis (a public map)
-    V_site = V if lift is None else lift(V)
-    public_site = public if lift is None else {**public, "V": V_site}
     rows = matrices if site_matrices is None else site_matrices
+    # the scores' shared part on the data's item axis (every known name); each entity fits round 2 on
+    # the broadcast V mapped onto the item names it knows (a public map of the released keys)
+    V_site = V if lift is None else lift(V)
     U = np.zeros((n_users, r))
     local: list[LocalColumns | None] = []
     for h, name in enumerate(names):
@@ -201,7 +210,14 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
         progress("round2_start", entity=name, index=h, total=H)
         # kept apart and sparse in items at once: holding every entity's dense (m × (r + c)) V_h
         # would be O(items × entities × rank) (issue 26)
-        U[slices[h]], own = fit_entity_parts(method, rows[h], public_site, lam, mode, entity_rngs[h])
+        if lift is None:
+            U[slices[h]], own = fit_entity_parts(method, rows[h], public, lam, mode, entity_rngs[h])
+        else:
+            # a site maps the released keys back onto the item names it knows only: its federation
+            # columns are its own (zero on every other item), kept with its own columns
+            V_h = lift(V, known_items(rows[h]))
+            U_h, own = fit_entity_parts(method, rows[h], {**public, "V": V_h}, lam, mode, entity_rngs[h])
+            own = with_shared_columns(U_h, V_h, own)
         local.append(own)
         progress("round2_done", entity=name, index=h, total=H)
     factors = EntityFactors(U, V_site, slices, local)

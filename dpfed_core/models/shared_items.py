@@ -8,7 +8,8 @@ is *shared*. It does not fix what a site may recommend: each site keeps every it
 * ``project`` — a site's rows on the shared keys (what its shares are computed from);
 * ``lift`` — the broadcast item factors (one row per key) back on the site's item axis: an item takes
   its key's row, an item outside the catalogue a zero row (the federation knows nothing of it; the
-  site's own parts and public item features still score it).
+  site's own parts and public item features still score it). Without a declared catalogue a site
+  knows the names of the items it holds rows for, and maps the released keys back onto those only.
 
 Both are public post-processing: the map is a function of the released keys and the item names.
 """
@@ -59,11 +60,22 @@ class SharedItems:
         """A site's rows (n × items) on the shared keys (n × keys)."""
         return merge_key_columns(X, self.key_matrix(), self.value_max)
 
-    def lift(self, F: np.ndarray) -> np.ndarray:
+    def lift(self, F: np.ndarray, known: np.ndarray | None = None) -> np.ndarray:
         """Key rows ``F`` (keys × w) on the item axis (items × w): item j takes row ``item_key[j]``, a
-        zero row where it is not shared."""
+        zero row where it is not shared. ``known`` (bool, items): the items the site knows by name —
+        a released key is a public hash bucket, and a site can map it back only onto the names it
+        holds, so the other rows stay zero (:func:`known_items`)."""
         F = np.asarray(F, dtype=np.float64)
         out = np.zeros((self.n_items, F.shape[1]))
         rows = self.columns
+        if known is not None:
+            rows = rows[np.asarray(known, dtype=bool)[rows]]
         out[rows] = F[self.item_key[rows]]
         return out
+
+
+def known_items(X: sp.spmatrix) -> np.ndarray:
+    """(items,) bool: the items a site holds rows for — the item names it knows when no catalogue is
+    declared (a name it never saw is unknown to it, whatever bucket it would hash to)."""
+    X = sp.csr_matrix(X)
+    return np.bincount(X.indices, minlength=X.shape[1]) > 0
