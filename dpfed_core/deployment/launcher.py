@@ -59,6 +59,17 @@ def flower_available() -> tuple[bool, str]:
     return True, v
 
 
+def see_log(path: Path | str, lines: int = 6) -> str:
+    """"see LOG" with the log's last lines quoted: the folder of a run without ``--workdir`` is removed
+    when the run ends, so an error that only named the file would point at nothing."""
+    try:
+        tail = Path(path).read_text(encoding="utf-8", errors="replace").strip().splitlines()[-lines:]
+    except OSError:
+        tail = []
+    quoted = " | ".join(t.strip() for t in tail if t.strip())[-800:]
+    return (f"see {path} (kept with --workdir)" + (f"; its last lines: {quoted}" if quoted else ""))
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -69,13 +80,13 @@ def _wait_port(port: int, timeout: float, proc: subprocess.Popen, log: Path) -> 
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         if proc.poll() is not None:
-            raise DeploymentError(f"flower-superlink exited with code {proc.returncode} at start-up; see {log}")
+            raise DeploymentError(f"flower-superlink exited with code {proc.returncode} at start-up; {see_log(log)}")
         try:
             socket.create_connection(("127.0.0.1", port), 0.5).close()
             return
         except OSError:
             time.sleep(0.1)
-    raise DeploymentError(f"flower-superlink did not open port {port} within {timeout:g} s; see {log}")
+    raise DeploymentError(f"flower-superlink did not open port {port} within {timeout:g} s; {see_log(log)}")
 
 
 #: Pause of the launcher between two checks of a running deployment (progress, dead processes), s.
@@ -490,11 +501,13 @@ class LocalFederation(GuardedFolder):
             dead = self.dead_nodes()
             if dead:
                 who = ", ".join(f"{name!r} (exit code {code})" for name, code in dead)
+                h0 = self.entity_names.index(dead[0][0])
                 raise DeploymentError(f"run {run_id} stopped: the SuperNode of entity {who} died during the run "
-                                      f"(last step: {last}); no result was written")
+                                      f"(last step: {last}); no result was written; "
+                                      f"{see_log(self.dir / f'supernode_{h0:03d}.log')}")
             if self.superlink is not None and self.superlink.poll() is not None:
                 raise DeploymentError(f"run {run_id} stopped: the SuperLink exited with code "
-                                      f"{self.superlink.returncode} (last step: {last}); see {self.dir / 'superlink.log'}")
+                                      f"{self.superlink.returncode} (last step: {last}); {see_log(self.dir / 'superlink.log')}")
             if time.monotonic() > end:
                 raise DeploymentError(f"run {run_id} did not finish within {timeout:g} s (last step: {last})")
             # 4 checks a second: each reads the progress file and polls every site process, and at
@@ -650,7 +663,7 @@ class _Zygote:
         with self.cond:
             while not self.ready:
                 if self.proc.poll() is not None or time.monotonic() > end:
-                    raise DeploymentError(f"the deployment's process starter did not come up; see {log}")
+                    raise DeploymentError(f"the deployment's process starter did not come up; {see_log(log)}")
                 self.cond.wait(0.1)
 
     def _read(self) -> None:
@@ -680,11 +693,11 @@ class _Zygote:
                 self.proc.stdin.write(json.dumps({"id": k, "role": role, "argv": argv, "log": str(log)}) + "\n")
                 self.proc.stdin.flush()
             except (BrokenPipeError, ValueError):
-                raise DeploymentError(f"the deployment's process starter has exited; see {self.log}") from None
+                raise DeploymentError(f"the deployment's process starter has exited; {see_log(self.log)}") from None
             end = time.monotonic() + 30
             while k not in self.pids:
                 if time.monotonic() > end or self.proc.poll() is not None:
-                    raise DeploymentError(f"could not start the {role} process; see {self.log}")
+                    raise DeploymentError(f"could not start the {role} process; {see_log(self.log)}")
                 self.cond.wait(0.1)
             forked = _Forked(self, self.pids[k])
         self.guard.watch(forked)

@@ -34,6 +34,10 @@ def load_plugins(extra=()) -> list[str]:
     for name in names:
         try:
             importlib.import_module(name)
+        except SystemExit as exc:  # a plug-in must not end the process that imports it
+            raise ConfigError(f"plug-in module {name!r} called sys.exit({exc.code!r}) while being imported; a "
+                              "plug-in only registers methods — remove the exit, or drop it from --plugin / "
+                              f"{ENV}", param="plugins") from None
         except Exception as exc:  # noqa: BLE001 — any failure of a plug-in's import is the same user error
             raise ConfigError(f"plug-in module {name!r} cannot be imported ({type(exc).__name__}: {exc}); fix "
                               f"--plugin or {ENV}, and make the module importable on every node "

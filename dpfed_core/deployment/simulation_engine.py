@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from dpfed_core.deployment.launcher import (PACKAGE_ROOT, DeploymentError, Guard, GuardedFolder, ProgressFile,
+from dpfed_core.deployment.launcher import (PACKAGE_ROOT, DeploymentError, Guard, GuardedFolder, ProgressFile, see_log,
                                            _child_setup, _kill_group, read_result)
 
 
@@ -161,7 +161,7 @@ class SimulatedFederation(GuardedFolder):
                     events.read()  # what the run wrote before it exited (an error raises here)
                     if code != 0 or not out.exists():
                         raise DeploymentError(f"the Simulation Engine ({self.backend} backend) exited with code {code} (last step: "
-                                              f"{events.last}); see {log}")
+                                              f"{events.last}); {see_log(log)}")
                     break
                 if time.monotonic() > end:
                     raise DeploymentError(f"simulation run did not finish within {timeout:g} s "

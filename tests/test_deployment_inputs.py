@@ -1,0 +1,63 @@
+"""What a deployment is given and says: ``--workdir`` keeps an existing folder's mode (the run's private
+files go in a 0700 folder of their own), a plug-in that exits is named, an error quotes its log."""
+from __future__ import annotations
+
+import os
+import stat
+
+from dpfed_core.deployment.launcher import GuardedFolder
+
+
+class _Folder(GuardedFolder):
+    def __init__(self, workdir):
+        self.guard, self.workdir, self.keep = None, workdir, True
+
+
+def _mode(p) -> int:
+    return stat.S_IMODE(os.stat(p).st_mode)
+
+
+def test_an_existing_workdir_keeps_its_mode_and_the_run_gets_a_private_folder_inside(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o755)
+    f = _Folder(shared)
+    f._open_dir()
+    try:
+        assert _mode(shared) == 0o755
+        assert f.dir.parent == shared and f.dir.name.startswith("dpfed-run-") and _mode(f.dir) == 0o700
+    finally:
+        f._release_guard()
+
+
+def test_a_new_workdir_is_made_private(tmp_path):
+    new = tmp_path / "new" / "run"
+    f = _Folder(new)
+    f._open_dir()
+    try:
+        assert f.dir == new and _mode(new) == 0o700
+    finally:
+        f._release_guard()
+
+
+def test_a_plug_in_that_exits_while_imported_is_named(tmp_path, monkeypatch):
+    import pytest
+
+    from dpfed_core.deployment.plugins import load_plugins
+    from dpfed_core.errors import ConfigError
+
+    (tmp_path / "exiting_plugin.py").write_text("import sys\nsys.exit(0)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delenv("DPFED_PLUGINS", raising=False)
+    with pytest.raises(ConfigError, match=r"'exiting_plugin' called sys.exit\(0\)"):
+        load_plugins(["exiting_plugin"])
+
+
+def test_an_error_quotes_the_log_it_points_to(tmp_path):
+    from dpfed_core.deployment.launcher import see_log
+
+    log = tmp_path / "supernode_000.log"
+    log.write_text("starting\nModuleNotFoundError: No module named 'my_plugin'\n")
+    text = see_log(log)
+    assert str(log) in text and "No module named 'my_plugin'" in text
+    assert see_log(tmp_path / "gone.log").startswith("see ")  # a removed log: the path alone
