@@ -163,9 +163,11 @@ def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping,
     from dpfed_core.evaluation.experiments import _job_key
 
     swept = str(doc.get("config", {}).get("method", ""))
+    # points are identified as the sweep identifies them (a non-private reference by its seed only:
+    # its plan says ε = inf, its run the ε its ledger guarantees)
     left: dict[tuple, int] = {}
     for p in reservation.plans:
-        k = (p.method, float(p.epsilon), p.seed)
+        k = _job_key(p.method, float(p.epsilon), p.seed, swept)
         left[k] = left.get(k, 0) + 1
     extra = []
     cfg = doc.get("config", {})
@@ -173,9 +175,9 @@ def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping,
     simulation = bool(cfg.get("simulation", False))
     for r in doc.get("runs", []):
         eps = float(r["epsilon"])
-        if resumed and _job_key(r["method"], eps, int(r["seed"]), swept) in resumed:
+        k = _job_key(r["method"], eps, int(r["seed"]), swept)
+        if resumed and k in resumed:
             continue
-        k = (r["method"], eps, int(r["seed"]))
         if left.get(k, 0) > 0:
             left[k] -= 1
             continue
