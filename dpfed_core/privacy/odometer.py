@@ -18,16 +18,15 @@ Composition (issue 22; :func:`~dpfed_core.privacy.accounting.compose_releases`)
 
 Identity: the budget follows the people
     The key is a content fingerprint (:func:`dataset_key`: user ids, item ids, values, entities in
-    canonical order): the same data under another file name or row order is the same dataset. A
-    *re-export* of the same people (new pseudonyms, rows added or removed, entity values relabelled)
-    has another key, so every dataset also gets a similarity fingerprint of its users' value
-    profiles (:func:`people_fingerprint`: MinHash over each user's set of (item id, value), LSH
-    bands; user ids and entity names play no part) and a new dataset whose people match a stored
-    one (:data:`SIMILARITY_THRESHOLD`) becomes its *alias*: it is charged to the same account, its
-    entities mapped onto the stored one's by where their users are. The match and its similarity
-    are stated (``BudgetOdometer.identity``). Threat model (docs/PRIVACY.md): this catches an honest
-    analyst re-exporting the data; it cannot stop someone who holds the raw data and perturbs it on
-    purpose (they need no odometer to read it).
+    canonical order): the same data under another file name or row order is the same dataset. Any
+    other view of the same people — a re-export, another reading of the same file — has another key,
+    so every dataset also gets a keyed *people fingerprint*
+    (:mod:`dpfed_core.privacy.fingerprint`: which items each user has, MinHash/LSH under a secret kept
+    beside the store) and a new dataset that holds enough of a stored account's people, or is made
+    enough of them (containment either way, :func:`~dpfed_core.privacy.fingerprint.is_same_people`),
+    becomes its *alias*: it is charged to the same account, its entities mapped onto the stored one's
+    by where their users are. The match is stated (``BudgetOdometer.identity``). Threat model and
+    measured table: docs/PRIVACY.md.
 
 Policy (documented in the README's "Privacy budget" section)
     * No cap set: releases are charged and listed, never refused. ``set_cap`` sets a per-entity cap
