@@ -351,7 +351,8 @@ def _fmt(x: float) -> str:
 @dataclass(frozen=True)
 class Identity:
     """Which account a dataset is charged to: its own (``alias_of`` None) or that of a stored dataset
-    of the same people (``similarity``), with its entities mapped (``entity_map``)."""
+    of the same people (``similarity``: their containment, :class:`~dpfed_core.privacy.fingerprint.PeopleMatch`),
+    with its entities mapped (``entity_map``)."""
 
     key: str
     account: str
@@ -363,8 +364,9 @@ class Identity:
     def describe(self) -> str:
         if self.alias_of is None:
             return ""
-        return (f"same people as the stored dataset {self.alias_name!r} ({self.alias_of}, similarity "
-                f"{self.similarity:.2f} of their value profiles): charged to its budget")
+        return (f"same people as the stored dataset {self.alias_name!r} ({self.alias_of}; containment "
+                f"{self.similarity:.2f}: the share of one side's users, by their item sets, found in the other): "
+                "charged to its budget")
 
 
 class BudgetOdometer:
@@ -486,7 +488,7 @@ class BudgetOdometer:
             if best is not None:
                 emap = {str(e): best[1].entity_map.get(str(e)) or [str(e)] for e in dataset.entity_names}
                 con.execute("UPDATE datasets SET alias_of = ?, similarity = ?, entity_map = ? WHERE key = ?",
-                            (best[0], best[1].similarity, json.dumps(emap), key))
+                            (best[0], best[1].contained, json.dumps(emap), key))
         row = con.execute("SELECT version FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()
         if secret is not None and (row is None or int(row["version"]) != FP_VERSION):
             # a new dataset, or the one-time rekey of an older store's unkeyed fingerprint when its
@@ -880,7 +882,7 @@ class BudgetOdometer:
                 if best is not None:
                     name = self._name(con, best[0])
                     emap = {str(e): best[1].entity_map.get(str(e)) or [str(e)] for e in dataset.entity_names}
-                    self._transient[key] = Identity(key, best[0], best[0], name, best[1].similarity, emap)
+                    self._transient[key] = Identity(key, best[0], best[0], name, best[1].contained, emap)
             return key
         return self.register(dataset, key)
 
