@@ -275,12 +275,26 @@ def test_a_missing_or_foreign_key_is_refused_never_replaced(tmp_path):
     key_file.write_bytes(os.urandom(32))
     with pytest.raises(FingerprintKeyError, match="not the key"):
         BudgetOdometer(odo.path).register(re)
+    key_file.write_bytes(saved[:5])
+    with pytest.raises(FingerprintKeyError, match="damaged"):
+        BudgetOdometer(odo.path).register(re)
     key_file.write_bytes(saved)
     with pytest.raises(BudgetRefused):
         BudgetOdometer(odo.path).reserve(re, [run_plan(re, 0.5)])
     # the known dataset still reads without any key (balances never need it)
     key_file.unlink()
     assert BudgetOdometer(odo.path).balance(dataset_key(a))[0].spent_epsilon == pytest.approx(0.9)
+
+
+def test_cli_names_the_missing_key_in_one_line(tmp_path, capsys):
+    store = tmp_path / "cli.sqlite3"
+    assert main(["budget", "set-cap", "--data", "sample:clinic", "--store", str(store), "--epsilon", "2"]) == 0
+    (tmp_path / "cli.sqlite3.fpkey").unlink()
+    capsys.readouterr()
+    assert main(["budget", "set-cap", "--data", "sample:synthetic", "--store", str(store), "--epsilon", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "fingerprint key" in err and "missing" in err and str(tmp_path / "cli.sqlite3.fpkey") in err
+    assert "Traceback" not in err and not (tmp_path / "cli.sqlite3.fpkey").exists()
 
 
 def test_cli_budget_show_states_where_the_key_is(tmp_path, capsys):
