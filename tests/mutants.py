@@ -329,7 +329,7 @@ MUTANTS = (
            "int(draws) != 0", "False",
            (f"{BREL}::test_withdraw_is_refused_once_anything_was_drawn_or_settled",)),
     Mutant("resumed-sweep-charged-again", "dpfed_core/evaluation/service.py", "execute_sweep",
-           "done = resumed_points(resume, config.method)", "done = set()",
+           "done = resumed_points(resume, dataset, config, epsilons, seeds, references)", "done = set()",
            (f"{BREL}::test_a_resumed_sweep_is_charged_only_for_the_points_it_computes",)),
     Mutant("cli-cap-below-spend-accepted", "dpfed_core/cli/budget_cmd.py", "cmd_budget",
            "odo.set_cap(key, args.epsilon, args.delta)", "False", (f"{BREL}::test_cli_set_cap_below_the_spend_is_refused_and_changes_nothing",),

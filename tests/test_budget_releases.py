@@ -78,6 +78,18 @@ def test_cli_resume_of_a_complete_sweep_is_refused_and_not_charged(tmp_path, cap
     assert len(BudgetOdometer(store).releases(dataset_key(load_data("sample:clinic")))) == n
 
 
+def test_a_document_of_another_sweep_is_refused_before_anything_is_charged(tmp_path, clinic):
+    store = tmp_path / "other.sqlite3"
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6)
+    doc = json.loads(json.dumps(experiments.json_safe(
+        execute_sweep(clinic, cfg, [1.0], [0], ["individual"], store=store, save=False).doc)))
+    n = len(BudgetOdometer(store).releases(clinic))
+    with pytest.raises(ConfigError, match="other settings") as exc:
+        execute_sweep(clinic, cfg.replace(k=4), [1.0], [0], ["individual"], store=store, resume=doc, save=False)
+    assert exc.value.param == "resume"
+    assert len(BudgetOdometer(store).releases(clinic)) == n
+
+
 # ------------------------------------------------------------------------------ failures before any draw
 def test_a_run_that_fails_before_its_first_draw_gives_its_reservation_back(tmp_path, clinic, monkeypatch):
     store = tmp_path / "fail.sqlite3"

@@ -298,7 +298,7 @@ def cmd_sweep(args) -> int:
     from dpfed_core.evaluation.service import resumed_points
 
     plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references,
-                       done=resumed_points(previous, config.method) if args.resume else ())
+                       done=resumed_points(previous, dataset, config, args.epsilons, args.seeds, args.references))
     if args.resume and not plans:
         raise ConfigError(f"--resume {args.resume} already holds every point of this sweep: nothing to compute and "
                           "nothing charged; to run it again, start a new sweep with another --out", param="resume")

@@ -207,21 +207,22 @@ def summarise_sweep(doc: dict, metrics: Iterable[str] = ("mar", "test_rmse")) ->
     return doc
 
 
-def resumed_points(resume: dict | None, swept: str) -> set:
-    """The points (job keys) a sweep document to resume already holds: not computed again, not
-    charged again. Malformed entries are left to the sweep's own check (it refuses the document)."""
-    from dpfed_core.evaluation.experiments import _job_key
+def resumed_points(resume: dict | None, dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float],
+                   seeds: Iterable[int], references: Iterable[str] | None = None) -> set:
+    """The points (job keys) a sweep document to resume holds for this sweep — exactly those the
+    sweep keeps and does not compute again, so they are not charged again. The document is checked
+    by the sweep's own rule first (same settings, same data: else one error naming ``resume``)."""
+    from dpfed_core.evaluation.experiments import (DEFAULT_REFERENCES, _job_key, _resumable_runs, check_sweep_grid,
+                                                   dataset_summary)
 
-    out: set = set()
-    if not isinstance(resume, dict) or not isinstance(resume.get("runs"), list):
-        return out
-    for r in resume["runs"]:
-        try:
-            if isinstance(r, dict) and "overall" in r:
-                out.add(_job_key(str(r["method"]), float(r["epsilon"]), int(r["seed"]), swept))
-        except (KeyError, TypeError, ValueError):
-            continue
-    return out
+    if resume is None:
+        return set()
+    epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
+    references = DEFAULT_REFERENCES if references is None else references
+    skeleton = {"config": config.to_dict(), "dataset": dataset_summary(dataset), "grid": epsilons, "seeds": seeds,
+                "references": [r for r in dict.fromkeys(references) if r != config.method]}
+    return {_job_key(r["method"], r["epsilon"], r["seed"], config.method)
+            for r in _resumable_runs(resume, skeleton, config.method)}
 
 
 def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int],
@@ -244,7 +245,7 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
     references = list(DEFAULT_REFERENCES if references is None else references)
     epsilons, seeds = list(epsilons), list(seeds)
     check_run(dataset, config, [r for r in references if r != config.method])
-    done = resumed_points(resume, config.method)
+    done = resumed_points(resume, dataset, config, epsilons, seeds, references)
     plans = plan_sweep(dataset, config, epsilons, seeds, references, done=done)
     if resume is not None and not plans:
         from dpfed_core.errors import ConfigError
