@@ -44,6 +44,12 @@ COT = "tests/test_cooccurrence.py"
 REL = "tests/test_release_audits.py"
 CAT = "dpfed_core/privacy/catalogue.py"
 SCAT = "tests/test_secure_catalogue.py"
+ACC = "dpfed_core/privacy/accounting.py"
+ACCT = "tests/test_accounting.py"
+FPM = "dpfed_core/privacy/fingerprint.py"
+FPT = "tests/test_fingerprint.py"
+ODO = "dpfed_core/privacy/odometer.py"
+BREL = "tests/test_budget_releases.py"
 
 
 @dataclass(frozen=True)
@@ -257,11 +263,85 @@ MUTANTS = (
            "mech.gaussian_mechanism(counts, sens, eps_row, delta, rng)", "1.0",
            (f"{SCAT}::test_secure_catalogue_share_noise_is_sigma_over_divisor_and_row_rho_is_opendps_map",),
            arg="divisor"),
+    # --- composition across releases: every path against dp-accounting
+    Mutant("pld-batch-composes-one-point", ACC, "compose_releases",
+           "batch_pld_epsilon([m.rho for m in gauss], half - d_rest)", "batch_pld_epsilon([gauss[0].rho], half - d_rest)",
+           (f"{ACCT}::test_a_sweeps_points_are_one_pld_batch_at_half_the_caps_delta",)),
+    Mutant("pld-batch-at-the-whole-delta", ACC, "compose_releases",
+           "batch_pld_epsilon([m.rho for m in gauss], half - d_rest)", "delta - d_rest",
+           (f"{ACCT}::test_a_sweeps_points_are_one_pld_batch_at_half_the_caps_delta",), arg=1),
+    Mutant("zcdp-filter-at-the-whole-delta", ACC, "compose_releases",
+           "zcdp_epsilon_of_rho(rho, half)", "zcdp_epsilon_of_rho(rho, delta)",
+           (f"{ACCT}::test_zcdp_filter_is_the_summed_rho_at_half_the_caps_delta",)),
+    Mutant("basic-filter-delta-not-split", ACC, "compose_releases",
+           "basic_valid = basic_d <= half * (1 + 1e-09) + 1e-300", "basic_valid = basic_d <= delta * (1 + 1e-09)",
+           (f"{ACCT}::test_basic_composition_refuses_deltas_beyond_half_the_cap",)),
+    Mutant("pure-release-rho-dropped", ACC, "compose_releases",
+           "rho += e.rho", "rho += e.rho if e.gaussian else 0.0",
+           (f"{ACCT}::test_pure_and_gaussian_releases_compose_by_their_summed_rho",)),
+    Mutant("approximate-release-in-zcdp", ACC, "compose_releases",
+           "if e.rho is None:\n    rho_ok = False\nelse:\n    rho += e.rho", "if e.rho is not None:\n    rho += e.rho",
+           (f"{ACCT}::test_an_approximate_release_without_rho_leaves_only_basic_composition",)),
+    Mutant("conversion-rho-understated", ACC, "zcdp_epsilon_of_rho",
+           "compute_epsilon(_RDP_ORDERS, [rho * a for a in _RDP_ORDERS], delta)",
+           "compute_epsilon(_RDP_ORDERS, [0.8 * rho * a for a in _RDP_ORDERS], delta)",
+           (f"{ACCT}::test_conversion_is_within_one_percent_of_dp_accounting_and_tighter_than_the_classic_bound",)),
+    Mutant("conversion-classic-bound", ACC, "zcdp_epsilon_of_rho",
+           "min(zcdp_epsilon(rho, delta), eps_rdp)", "rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))",
+           (f"{ACCT}::test_eighteen_releases_at_epsilon_one_are_charged_what_the_library_certifies",)),
+    Mutant("coalition-divisor-not-squared", CAT, "secure_catalogue_share",
+           "zcdp_epsilon(rho * divisor * divisor, delta)", "zcdp_epsilon(rho * divisor, delta)",
+           (f"{ACCT}::test_the_federation_wide_catalogues_coalition_epsilon",)),
+    # --- the people fingerprint
+    Mutant("fingerprint-key-ignored", FPM, "people_fingerprint",
+           "secret = _EPHEMERAL if secret is None else bytes(secret)", "secret = bytes(32)",
+           (f"{FPT}::test_the_store_alone_cannot_say_who_is_in_it",)),
+    Mutant("fingerprint-reads-values", FPM, "people_fingerprint",
+           "item_h[X.indices]", "item_h[X.indices] ^ _mix64(X.data.astype(np.float64).view(np.uint64))",
+           (f"{FPT}::test_values_play_no_part_items_do",)),
+    Mutant("containment-threshold-half", FPM, "is_same_people",
+           "m.contained >= CONTAINMENT_THRESHOLD", "m.contained >= 0.5",
+           (f"{FPT}::test_the_containment_threshold_is_a_fifth",)),
+    Mutant("containment-threshold-tenth", FPM, "is_same_people",
+           "m.contained >= CONTAINMENT_THRESHOLD", "m.contained >= 0.1",
+           (f"{FPT}::test_the_containment_threshold_is_a_fifth",)),
+    Mutant("containment-one-way-only", FPM, "match_people",
+           "contained = max(m_new / n_new, m_st / n_st)", "contained = m_new / n_new",
+           (f"{FPT}::test_a_subsample_mixed_with_others_is_charged_to_the_stored_people",)),
+    Mutant("one-band-is-a-match", FPM, "match_people",
+           "ok = best_n >= MIN_BANDS", "ok = best_n >= 1",
+           (f"{FPT}::test_values_play_no_part_items_do",)),
+    Mutant("band-lookup-first-hit-only", FPM, "match_people",
+           "width = np.where(valid_new[:, None], right - left, 0)",
+           "width = np.where(valid_new[:, None], np.minimum(right - left, 1), 0)",
+           (f"{FPT}::test_every_user_is_found_again_even_among_near_identical_profiles",)),
+    Mutant("older-unkeyed-fingerprints-ignored", ODO, "BudgetOdometer._best_match",
+           "fp = fp_old = fp_old or legacy_fingerprint(dataset)", "continue",
+           (f"{FPT}::test_an_older_stores_unkeyed_fingerprints_still_match_and_are_rekeyed_when_the_data_is_read",)),
+    Mutant("missing-key-silently-recreated", ODO, "BudgetOdometer._secret",
+           "recorded is not None or n_keyed", "False",
+           (f"{FPT}::test_a_missing_or_foreign_key_is_refused_never_replaced",)),
+    # --- charges follow releases
+    Mutant("failed-run-withdrawn-after-drawing", ODO, "BudgetOdometer.charge",
+           "rows == 0 and isinstance(exc, Exception)", "isinstance(exc, Exception)",
+           (f"{BREL}::test_a_run_that_fails_after_drawing_stays_charged",)),
+    Mutant("withdraw-without-proof", ODO, "Reservation.withdraw",
+           "int(draws) != 0", "False",
+           (f"{BREL}::test_withdraw_is_refused_once_anything_was_drawn_or_settled",)),
+    Mutant("resumed-sweep-charged-again", "dpfed_core/evaluation/service.py", "execute_sweep",
+           "done = resumed_points(resume, dataset, config, epsilons, seeds, references)", "done = set()",
+           (f"{BREL}::test_a_resumed_sweep_is_charged_only_for_the_points_it_computes",)),
+    Mutant("cli-cap-below-spend-accepted", "dpfed_core/cli/budget_cmd.py", "cmd_budget",
+           "odo.set_cap(key, args.epsilon, args.delta)", "False", (f"{BREL}::test_cli_set_cap_below_the_spend_is_refused_and_changes_nothing",),
+           arg="refuse_below_spent"),
+    Mutant("release-without-who", ODO, "BudgetOdometer.reserve",
+           "t, who = (now_iso(), actor())", "t, who = (now_iso(), None)",
+           (f"{BREL}::test_every_release_and_cap_change_records_who_and_budget_releases_shows_it",)),
 )
 
 
 def _copy_tree(dest: Path) -> None:
-    for part in ("dpfed_core", "tests"):
+    for part in ("dpfed_core", "tests", "sample_data"):  # the samples: 268 KB, read by the budget tests
         shutil.copytree(REPO / part, dest / part,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
     for f in ("pyproject.toml",):

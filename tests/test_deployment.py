@@ -473,7 +473,8 @@ def test_the_run_service_charges_and_records_a_run_done_by_a_runner(tmp_path):
 
     out = execute_run(ds, cfg, store=store, runner=runner)
     assert len(seen) == 1 and seen[0][0] is not None
-    assert seen[0][1] == pytest.approx(0.5)  # charged (reserved) before the run step started
+    # charged (reserved) before the run step started: at most the requested ε (the zCDP filter may state less)
+    assert 0.4 < seen[0][1] <= 0.5 * (1 + 1e-9)
     assert out.odometer["store"] == str(store.path) and out.history_id is not None
     assert out.doc["privacy"]["epsilon"] == pytest.approx(0.5)
     with pytest.raises(ConfigError, match="compares no methods"):

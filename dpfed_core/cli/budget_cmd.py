@@ -30,8 +30,10 @@ examples:
 
 The budget follows the people: the same data loaded again — from any file name or row order — has
 the same budget, and a re-export of the same users (new pseudonyms, rows added or removed, entity
-values relabelled) is matched to it by a similarity fingerprint of the users' value profiles and
-charged to the same account. Releases compose per entity by the smaller of basic composition and
+values relabelled, values changed, read with other options, a subsample mixed with other people)
+is matched to it by a keyed fingerprint of which items each user has and charged to the same
+account. The fingerprint key lives beside the store (<store>.fpkey, mode 0600): keep both together
+and protect them like the data. Releases compose per entity by the smaller of basic composition and
 zCDP at the cap's δ (a sweep's points as one batch by PLD); `budget show` says which. Simulation
 runs are not charged, and without --store / $DPFED_STORE they do not open the store at all.
 """
@@ -169,6 +171,12 @@ def print_balance(odometer, dataset, key: str) -> None:
     else:
         print(f"cap: ε = {_f(cap_e)}, δ = {cap_d:.3g} per entity")
     print(f"accountant: {ACCOUNTANT}" + ("" if math.isfinite(cap_e) else f" (no cap: δ = {REFERENCE_DELTA:g})"))
+    print(f"people fingerprints keyed by {odometer.secret_path} (protect it with the store, like the data)"
+          + (" — the store is read-only here: nothing was written" if odometer.store.readonly else ""))
+    old = odometer.unkeyed_fingerprints()
+    if old:
+        print(f"warning: {old} dataset(s) still have an unkeyed fingerprint from an older dpfed (it answers "
+              "'is this person in the data?' to anyone holding the store); each is rekeyed when its data is read again")
     bal = odometer.balance(key)
     w = max([len("entity"), *(len(b.entity) for b in bal)])
     w = min(w, 32)
@@ -198,18 +206,22 @@ def print_cap_changes(odometer, key: str) -> None:
     for r in rows[:10]:
         old = "none" if r["old_epsilon"] is None else f"ε = {_f(r['old_epsilon'])}, δ = {r['old_delta']:.3g}"
         print(f"  {r['changed_at']}  {old} → ε = {_f(r['new_epsilon'])}, δ = {r['new_delta']:.3g}"
-              + ("  (raised, confirmed)" if r["raised"] else "") + (f"  {r['note']}" if r["note"] else ""))
+              + ("  (raised, confirmed)" if r["raised"] else "") + (f"  by {r['actor']}" if r.get("actor") else "")
+              + (f"  {r['note']}" if r["note"] else ""))
 
 
 def print_releases(rows: list[dict]) -> None:
     print(f"{'id':>5s} {'created (UTC)':25s} {'kind':12s} {'method':16s} {'ε':>7s} {'δ':>8s} {'seed':>5s} "
-          f"{'charged ε (max)':>15s}  status")
+          f"{'charged ε (max)':>15s}  {'status':9s}  by")
     for r in rows:
-        charged = ("simulation: not charged" if r["simulation"] else
+        charged = ("simulation: not charged" if r["simulation"] else "withdrawn: 0" if r["status"] == "withdrawn" else
                    ("non-private" if r["non_private"] else _f(r["max_charge_epsilon"])))
+        who = r.get("actor") or "(not recorded)"
+        if r.get("settled_by") and r.get("settled_by") != r.get("actor"):
+            who += f", {r['status']} by {r['settled_by']}"
         seed = "" if r["seed"] is None else str(r["seed"])
         print(f"{r['id']:>5d} {r['created']:25s} {r['kind'][:12]:12s} {r['method'][:16]:16s} {_f(r['epsilon']):>7s} "
-              f"{r['delta']:>8.2g} {seed:>5s} {charged:>15s}  {r['status']}")
+              f"{r['delta']:>8.2g} {seed:>5s} {charged:>15s}  {r['status']:9s}  {who}")
 
 
 def cmd_budget(args) -> int:
@@ -220,13 +232,17 @@ def cmd_budget(args) -> int:
         return cmd_list(args)
     dataset = load_dataset(args)
     odo = open_odometer(args)
-    key = odo.register(dataset, dataset_key(dataset))
     if args.budget_command == "set-cap":
-        odo.set_cap(key, args.epsilon, args.delta, confirm_raise=args.confirm_raise)
+        key = odo.register(dataset, dataset_key(dataset))
+        # a cap below what is already spent is refused (spent budget is never refunded), as on the dashboard
+        odo.set_cap(key, args.epsilon, args.delta, confirm_raise=args.confirm_raise, refuse_below_spent=True)
         if math.isinf(args.epsilon):
             print(f"cap removed for {dataset.name} ({key})")
         else:
             print(f"cap set for {dataset.name} ({key}): ε = {args.epsilon:g}, δ = {args.delta:g} per entity")
+    else:
+        # reads only: a store that cannot be written (read-only, full disk) still answers
+        key = odo.key_of(dataset)
     if args.budget_command in ("show", "set-cap"):
         if args.json:
             cap_e, cap_d = odo.cap(key)

@@ -300,7 +300,13 @@ def cmd_sweep(args) -> int:
         args.mode = "zero"
     config = run_config(args, dataset)
     preflight(dataset, config, args.references)
-    plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references)
+    from dpfed_core.evaluation.service import resumed_points
+
+    plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references,
+                       done=resumed_points(previous, dataset, config, args.epsilons, args.seeds, args.references))
+    if args.resume and not plans:
+        raise ConfigError(f"--resume {args.resume} already holds every point of this sweep: nothing to compute and "
+                          "nothing charged; to run it again, start a new sweep with another --out", param="resume")
     if args.dry_run:
         return budget_cmd.dry_run(args, dataset, plans, f"sweep of {config.method} over ε ∈ "
                                   f"{{{', '.join(f'{e:g}' for e in args.epsilons)}}} × seeds "
@@ -309,8 +315,8 @@ def cmd_sweep(args) -> int:
     bar = _Bar(n_jobs, f"sweep {config.method}")
     checkpoint = (lambda partial: write_json(partial, out)) if out else None
     try:
-        # every point charged at its requested (ε, δ) before any is computed (a resumed sweep is
-        # charged again for every point: conservative, never under-counted)
+        # every point still to compute charged at its requested (ε, δ) before any is computed (the
+        # points a resumed document holds were charged by the sweep that computed them)
         outcome = execute_sweep(dataset, config, args.epsilons, args.seeds, args.references,
                                 store=getattr(args, "store", None), allow_non_private=args.allow_non_private,
                                 progress=bar, checkpoint=checkpoint, resume=previous,

@@ -109,11 +109,12 @@ def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str
 
 
 def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int],
-               references: Iterable[str] | None = None) -> list[PlannedRelease]:
+               references: Iterable[str] | None = None, done: Iterable = ()) -> list[PlannedRelease]:
     """One release per sweep point: per seed, the sweep's own job list
     (:func:`~dpfed_core.evaluation.experiments.sweep_jobs`), checked by the sweep's own grid check,
-    so the plan and the sweep cannot drift (:func:`settle_sweep` is the safety net all the same)."""
-    from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES, check_sweep_grid, sweep_jobs
+    so the plan and the sweep cannot drift (:func:`settle_sweep` is the safety net all the same).
+    ``done``: job keys of points a resumed document already holds — not computed, not planned."""
+    from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES, _job_key, check_sweep_grid, sweep_jobs
 
     references = DEFAULT_REFERENCES if references is None else references
 
@@ -125,6 +126,8 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
     for seed in seeds:
         jobs = sweep_jobs(config.method, epsilons, references)
         for m, e in jobs:
+            if _job_key(m, e, int(seed), config.method) in done:
+                continue
             e = _effective_epsilon(m, e)
             # Every point is fixed before the first runs: one non-adaptive batch (PLD among them).
             out.append(_plan("sweep point", m, e, config.delta, dataset.entity_names, int(seed),
@@ -151,13 +154,20 @@ def plan_audit(dataset: FederatedDataset, entity: str | int, methods: Iterable[s
                 if all_entities else ""))]
 
 
-def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping) -> list[PlannedRelease]:
+def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping,
+                 resumed: Iterable = ()) -> list[PlannedRelease]:
     """Safety net after a sweep: every point it ran must have been charged. A point its plan did not
     list (the sweep's job list changed) is recorded now, charged like a planned one and noted;
-    returns those points (empty when the plan was exact)."""
+    returns those points (empty when the plan was exact). ``resumed``: job keys of the points the
+    resumed document already held (charged by the sweep that computed them)."""
+    from dpfed_core.evaluation.experiments import _job_key
+
+    swept = str(doc.get("config", {}).get("method", ""))
+    # points are identified as the sweep identifies them (a non-private reference by its seed only:
+    # its plan says ε = inf, its run the ε its ledger guarantees)
     left: dict[tuple, int] = {}
     for p in reservation.plans:
-        k = (p.method, float(p.epsilon), p.seed)
+        k = _job_key(p.method, float(p.epsilon), p.seed, swept)
         left[k] = left.get(k, 0) + 1
     extra = []
     cfg = doc.get("config", {})
@@ -165,7 +175,9 @@ def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping)
     simulation = bool(cfg.get("simulation", False))
     for r in doc.get("runs", []):
         eps = float(r["epsilon"])
-        k = (r["method"], eps, int(r["seed"]))
+        k = _job_key(r["method"], eps, int(r["seed"]), swept)
+        if resumed and k in resumed:
+            continue
         if left.get(k, 0) > 0:
             left[k] -= 1
             continue

@@ -84,6 +84,16 @@ def _open_account(dataset: FederatedDataset, store):
     return store, odometer, odometer.register(dataset, dataset_key(dataset))
 
 
+def _draws_since() -> Callable[[], int]:
+    """How many ledger rows this process records from now on: a run computed here that fails with
+    none drew no noise (every mechanism records its row before drawing), so its reservation is given
+    back. A run computed elsewhere (a deployment's nodes) cannot be seen from here: no such proof."""
+    from dpfed_core.privacy.ledger import rows_recorded
+
+    start = rows_recorded()
+    return lambda: rows_recorded() - start
+
+
 def _charge_record(store: Store, dataset: FederatedDataset, key: str, reservation, doc: dict) -> dict:
     """The odometer's record of a settled charge, and the accountant across releases noted in the
     document's privacy section."""
@@ -139,7 +149,8 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
         record = dict(NO_STORE_RECORD)
     else:
         store, odometer, key = _open_account(dataset, store)
-        with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
+        with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key,
+                             drawn=None if runner is not None else _draws_since()) as res:
             doc, result, comparison = compute()
             settle_run(res, [doc, *comparison.values()])
         record = _charge_record(store, dataset, key, res, doc)
@@ -196,6 +207,24 @@ def summarise_sweep(doc: dict, metrics: Iterable[str] = ("mar", "test_rmse")) ->
     return doc
 
 
+def resumed_points(resume: dict | None, dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float],
+                   seeds: Iterable[int], references: Iterable[str] | None = None) -> set:
+    """The points (job keys) a sweep document to resume holds for this sweep — exactly those the
+    sweep keeps and does not compute again, so they are not charged again. The document is checked
+    by the sweep's own rule first (same settings, same data: else one error naming ``resume``)."""
+    from dpfed_core.evaluation.experiments import (DEFAULT_REFERENCES, _job_key, _resumable_runs, check_sweep_grid,
+                                                   dataset_summary)
+
+    if resume is None:
+        return set()
+    epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
+    references = DEFAULT_REFERENCES if references is None else references
+    skeleton = {"config": config.to_dict(), "dataset": dataset_summary(dataset), "grid": epsilons, "seeds": seeds,
+                "references": [r for r in dict.fromkeys(references) if r != config.method]}
+    return {_job_key(r["method"], r["epsilon"], r["seed"], config.method)
+            for r in _resumable_runs(resume, skeleton, config.method)}
+
+
 def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[float], seeds: Iterable[int],
                   references: Iterable[str] | None = None, *, store: Store | str | os.PathLike | None = None,
                   allow_non_private: bool = False, progress: Callable[..., None] | None = None,
@@ -207,7 +236,8 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
     before the first is computed — or refuse; 4–5. split and run each seed
     (:func:`~dpfed_core.evaluation.experiments.sweep`, checkpointed); 6. settle the charge to the
     ledgers, note the odometer and the accountant, summarise (:func:`summarise_sweep`) and keep the
-    document in the history. A resumed sweep is charged again for every point (conservative)."""
+    document in the history. A resumed sweep is charged only for the points it computes (those the
+    ``resume`` document does not hold); resuming a complete document is refused (nothing to compute)."""
     from dpfed_core.evaluation.budget import plan_sweep, settle_sweep, skip_store
     from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES, sweep
     from dpfed_core.evaluation.history import RunHistory
@@ -215,7 +245,14 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
     references = list(DEFAULT_REFERENCES if references is None else references)
     epsilons, seeds = list(epsilons), list(seeds)
     check_run(dataset, config, [r for r in references if r != config.method])
-    plans = plan_sweep(dataset, config, epsilons, seeds, references)
+    done = resumed_points(resume, dataset, config, epsilons, seeds, references)
+    plans = plan_sweep(dataset, config, epsilons, seeds, references, done=done)
+    if resume is not None and not plans:
+        from dpfed_core.errors import ConfigError
+
+        raise ConfigError(f"the sweep document to resume already holds every point of this sweep ({len(done)}): "
+                          "nothing to compute and nothing charged; start a new sweep (another output file) to "
+                          "run it again", param="resume")
 
     def compute() -> dict:
         return sweep(dataset, config, epsilons, seeds, references, progress=progress, checkpoint=checkpoint,
@@ -227,9 +264,10 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
         record = dict(NO_STORE_RECORD)
     else:
         store, odometer, key = _open_account(dataset, store)
-        with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key) as res:
+        with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key,
+                             drawn=_draws_since()) as res:
             doc = compute()
-        settle_sweep(odometer, res, dataset, doc)
+        settle_sweep(odometer, res, dataset, doc, resumed=done)
         record = _charge_record(store, dataset, key, res, doc)
     doc["odometer"] = record
     summarise_sweep(doc, metrics)

@@ -1,19 +1,14 @@
-"""Tight accounting of composed Gaussian releases (issue 15), with Google's ``dp-accounting`` (pinned
-0.6.0): the privacy-loss-distribution (PLD) accountant instead of adding ε's.
+"""Composition of a dataset's releases per entity, as the budget odometer charges them, with the
+pinned accountants of ``dp-accounting`` (0.6.0) and OpenDP.
 
-Why it matters. An entity of ``dp-cooccurrence`` makes two Gaussian releases (popularity, then the
-co-occurrence matrix), both of L2 sensitivity 1. Basic composition would charge ε₁ + ε₂ and δ₁ + δ₂;
-the exact privacy loss of the pair is that of *one* Gaussian mechanism with
-σ_eff = (Σ_i σ_i⁻²)^(−1/2) (the pair is μ-GDP with μ² = Σ_i (Δ_i/σ_i)², Dong, Roth & Su 2019,
-Cor. 3.3). Calibrating σ_eff with the analytic Gaussian (Balle & Wang 2018) and splitting it into
-per-release σ_i = σ_eff/√w_i (Σ w_i = 1) spends the budget exactly; the PLD accountant then
-*certifies* the composition independently (its discretisation is pessimistic, so it can only
-over-state ε), and that certified ε is what the ledger records. zCDP (ρ = Σ Δ²/2σ²,
-ε = ρ + 2√(ρ ln 1/δ)) is computed next to it for comparison: it is valid but looser.
+* ρ → (ε, δ): :func:`zcdp_epsilon_of_rho`, the tightest conversion the pinned libraries offer (the
+  Canonne–Kamath–Steinke bound, by OpenDP's map and by dp-accounting's RDP conversion; the smaller).
+* A non-adaptive batch of Gaussian releases (one sweep's points): :func:`batch_pld_epsilon`, the
+  PLD accountant (its discretisation is pessimistic: it can only over-state ε).
+* :func:`compose_releases`: per entity, the smaller of basic composition and zCDP, each a privacy
+  filter valid under fully adaptive choice, each given half of the cap's δ.
 
-Every function takes noise multipliers z_i = σ_i/Δ_i (noise std in units of the sensitivity).
-The σ's are fixed before any data is looked at, so the composition also holds adaptively (the
-second release may depend on the server's view of the first: the item choice).
+The tests compare every path with an independent dp-accounting computation (tests/test_accounting.py).
 """
 from __future__ import annotations
 
@@ -23,79 +18,8 @@ from typing import Sequence
 
 from dpfed_core.errors import ConfigError
 
-#: Discretisation of the PLD (in ε units). 1e-3 keeps the certified ε within ~1e-3 of the exact one.
-PLD_DISCRETIZATION = 1e-3
-
-
-def _check(zs: Sequence[float], delta: float) -> list[float]:
-    zs = [float(z) for z in zs]
-    if not zs:
-        raise ConfigError("no release to account for")
-    for z in zs:
-        if math.isnan(z) or z < 0:
-            raise ConfigError(f"noise multiplier must be ≥ 0, got {z}")
-    if not 0 < delta < 1:
-        raise ConfigError(f"δ must be in (0, 1) for a Gaussian release, got {delta}")
-    return zs
-
-
-def pld_epsilon(noise_multipliers: Sequence[float], delta: float) -> float:
-    """ε at ``delta`` of the composition of Gaussian mechanisms with the given noise multipliers,
-    by the PLD accountant of ``dp-accounting`` (an upper bound, tight to ~1e-3). A zero multiplier
-    (no noise) gives ε = inf."""
-    zs = _check(noise_multipliers, delta)
-    if any(z == 0 for z in zs):
-        return math.inf
-    from dp_accounting import dp_event
-    from dp_accounting.pld import pld_privacy_accountant
-
-    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=PLD_DISCRETIZATION)
-    acc.compose(dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(z) for z in zs]))
-    return float(acc.get_epsilon(delta))
-
-
-def zcdp_epsilon(noise_multipliers: Sequence[float], delta: float) -> float:
-    """ε at ``delta`` by zCDP: ρ = Σ 1/(2 z_i²), ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016, Prop. 1.3).
-    Valid, looser than :func:`pld_epsilon`; reported for comparison."""
-    zs = _check(noise_multipliers, delta)
-    if any(z == 0 for z in zs):
-        return math.inf
-    rho = sum(1.0 / (2.0 * z * z) for z in zs)
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-
-
-def gdp_epsilon(noise_multipliers: Sequence[float], delta: float) -> float:
-    """Exact ε at ``delta`` of the composition (μ-GDP with μ² = Σ z_i⁻², inverted through the
-    analytic Gaussian δ(ε))."""
-    zs = _check(noise_multipliers, delta)
-    if any(z == 0 for z in zs):
-        return math.inf
-    sigma_eff = 1.0 / math.sqrt(sum(1.0 / (z * z) for z in zs))
-    return epsilon_of_sigma(sigma_eff, delta)
-
-
-def epsilon_of_sigma(sigma: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Smallest ε at which N(0, σ²) at L2 sensitivity Δ is (ε, δ)-DP (analytic Gaussian, by
-    root finding on ε, rounded up)."""
-    from scipy.optimize import brentq
-
-    from dpfed_core.privacy.mechanisms import _gauss_delta
-
-    if sigma <= 0:
-        return math.inf
-    f = lambda e: _gauss_delta(sigma, e, sensitivity) - delta  # noqa: E731
-    if f(1e-12) <= 0:
-        return 1e-12
-    hi = 1.0
-    while f(hi) > 0:
-        hi *= 2
-        if hi > 1e6:
-            return math.inf
-    return brentq(f, 1e-12, hi, xtol=1e-13) * (1 + 1e-9)
-
-
 # =============================================================================== across releases
-# Issue 22: the odometer composes the *releases* of a dataset (runs, sweep points) per entity. The
+# The odometer composes the *releases* of a dataset (runs, sweep points) per entity. The
 # functions below are what it uses; their validity argument is in docs/PRIVACY.md ("Composition
 # across releases") and in :func:`compose_releases`.
 
@@ -126,15 +50,31 @@ def rho_of_pure(epsilon: float) -> float:
     return 0.5 * float(epsilon) ** 2
 
 
+#: Rényi orders the dp-accounting conversion is evaluated at: the library's default grid plus a
+#: dense geometric grid (orders up to 10⁶ matter for small ρ, where the library's grid is coarse).
+_RDP_ORDERS = tuple(sorted({*[1 + x / 10.0 for x in range(1, 100)], *range(11, 64), 128, 256, 512, 1024,
+                            *(float(a) for a in (1.0 + 10.0 ** (k / 40.0) for k in range(-80, 241)))}))
+
+
+@functools.lru_cache(maxsize=8192)
 def zcdp_epsilon_of_rho(rho: float, delta: float) -> float:
-    """ε at ``delta`` of a ρ-zCDP mechanism: ε = ρ + 2√(ρ ln(1/δ)) (Bun & Steinke 2016, Prop. 1.3);
-    0 for ρ = 0, inf for δ ≤ 0 or ρ = inf."""
+    """ε at ``delta`` of a ρ-zCDP mechanism by the tightest conversion the pinned libraries offer:
+    the smaller of OpenDP's zCDP → (ε, δ) map (Canonne, Kamath & Steinke 2020, Prop. 12, optimised
+    over the Rényi order; :func:`~dpfed_core.privacy.noise.zcdp_epsilon`) and ``dp-accounting``'s
+    RDP conversion of the same bound over :data:`_RDP_ORDERS` (ρ-zCDP is (α, ρα)-RDP for every α).
+    Both are valid upper bounds, so is their minimum. 0 for ρ = 0, inf for δ ∉ (0, 1) or ρ = inf.
+    (The classic ρ + 2√(ρ ln 1/δ) states 4–46 % more ε.)"""
     rho, delta = float(rho), float(delta)
     if rho <= 0:
         return 0.0
     if math.isinf(rho) or not 0 < delta < 1:
         return math.inf
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+
+    from dpfed_core.privacy.noise import zcdp_epsilon
+
+    eps_rdp = float(compute_epsilon(_RDP_ORDERS, [rho * a for a in _RDP_ORDERS], delta)[0])
+    return min(zcdp_epsilon(rho, delta), eps_rdp)
 
 
 def planned_gaussian_rho(epsilon: float, delta: float) -> float:

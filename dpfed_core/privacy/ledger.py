@@ -20,12 +20,25 @@ requested budget. ``ε = inf`` marks a non-private release (raw data leaves the 
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import asdict, dataclass
 
 from dpfed_core.errors import BudgetExceededError, ConfigError
 
 #: Relative slack for floating-point sums of stage shares (e.g. 0.1 + 0.2 != 0.3).
 _REL_TOL = 1e-9
+
+#: Rows recorded by every ledger of this process (all threads). A mechanism records its row before it
+#: draws, so an unchanged count proves that no noise was drawn in this process meanwhile (the odometer
+#: gives back the reservation of a run that failed before its first draw).
+_ROWS_RECORDED = [0]
+_ROWS_LOCK = threading.Lock()
+
+
+def rows_recorded() -> int:
+    """How many ledger rows this process has recorded so far (every ledger, every thread)."""
+    with _ROWS_LOCK:
+        return _ROWS_RECORDED[0]
 
 
 @dataclass(frozen=True)
@@ -182,6 +195,8 @@ class PrivacyLedger:
                     f"entity {entity!r}, stage {stage!r}: spending δ={delta:.3g} on top of "
                     f"{before[1]:.3g} exceeds the budget δ={self.delta:.3g}"
                 )
+        with _ROWS_LOCK:
+            _ROWS_RECORDED[0] += 1
         self.rows.append(row)
         return row
 

@@ -18,16 +18,15 @@ Composition (issue 22; :func:`~dpfed_core.privacy.accounting.compose_releases`)
 
 Identity: the budget follows the people
     The key is a content fingerprint (:func:`dataset_key`: user ids, item ids, values, entities in
-    canonical order): the same data under another file name or row order is the same dataset. A
-    *re-export* of the same people (new pseudonyms, rows added or removed, entity values relabelled)
-    has another key, so every dataset also gets a similarity fingerprint of its users' value
-    profiles (:func:`people_fingerprint`: MinHash over each user's set of (item id, value), LSH
-    bands; user ids and entity names play no part) and a new dataset whose people match a stored
-    one (:data:`SIMILARITY_THRESHOLD`) becomes its *alias*: it is charged to the same account, its
-    entities mapped onto the stored one's by where their users are. The match and its similarity
-    are stated (``BudgetOdometer.identity``). Threat model (docs/PRIVACY.md): this catches an honest
-    analyst re-exporting the data; it cannot stop someone who holds the raw data and perturbs it on
-    purpose (they need no odometer to read it).
+    canonical order): the same data under another file name or row order is the same dataset. Any
+    other view of the same people — a re-export, another reading of the same file — has another key,
+    so every dataset also gets a keyed *people fingerprint*
+    (:mod:`dpfed_core.privacy.fingerprint`: which items each user has, MinHash/LSH under a secret kept
+    beside the store) and a new dataset that holds enough of a stored account's people, or is made
+    enough of them (containment either way, :func:`~dpfed_core.privacy.fingerprint.is_same_people`),
+    becomes its *alias*: it is charged to the same account, its entities mapped onto the stored one's
+    by where their users are. The match is stated (``BudgetOdometer.identity``). Threat model and
+    measured table: docs/PRIVACY.md.
 
 Policy (documented in the README's "Privacy budget" section)
     * No cap set: releases are charged and listed, never refused. ``set_cap`` sets a per-entity cap
@@ -36,8 +35,11 @@ Policy (documented in the README's "Privacy budget" section)
     * The check "spend after these releases ≤ cap" for every entity and the insertion of the charge
       are one ``BEGIN IMMEDIATE`` transaction: concurrent sessions cannot overspend together.
     * A release is charged from the moment it is reserved, whether it then succeeds or fails (a
-      failed run may already have released something); nothing is ever refunded, and deleting a
-      run from the history does not touch the odometer.
+      failed run may already have released something). The one exception: a run that fails
+      *before its first draw* — its ledgers hold no row, and every mechanism records its row before
+      it draws — gives its reservation back (status ``withdrawn``, the evidence noted). Nothing
+      else is ever refunded, and deleting a run from the history does not touch the odometer.
+    * Every release, settlement, withdrawal and cap change records who made it (``user@host``).
     * **Simulation** releases (noise reproducible from the seed, "no privacy claim") are recorded
       with their requested ε and flagged, and not charged (issue 11).
     * **Non-private** releases (ε = ∞: raw data or exact statistics leave an entity, e.g. the
@@ -59,14 +61,21 @@ import math
 import os
 import uuid
 import weakref
+from pathlib import Path
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError, DpfedError
-from dpfed_core.privacy.store import Store, StoreError, now_iso  # noqa: F401  (StoreError re-exported)
+# The people fingerprint lives in its own module (keyed: the store is no membership oracle); its
+# names are re-exported here for callers of the odometer.
+from dpfed_core.privacy.fingerprint import (  # noqa: F401
+    CONTAINMENT_THRESHOLD, ENTITY_SHARE, FP_BANDS, FP_ROWS, FP_VERSION, LEGACY_FP_VERSION, MIN_BANDS,
+    MIN_MATCHED_USERS, FingerprintKeyError, PeopleFingerprint, PeopleMatch, is_same_people, legacy_fingerprint,
+    match_people, people_fingerprint)
+from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: F401  (StoreError re-exported)
 
 #: Relative slack of the cap comparison (floating-point sums of ε shares).
 _REL_TOL = 1e-9
@@ -165,149 +174,9 @@ def _dataset_key(dataset: FederatedDataset) -> str:
 
 
 # ================================================================================ people
-#: MinHash signature length = BANDS × ROWS; a user pair of Jaccard similarity J shares at least one
-#: band with probability 1 − (1 − J^ROWS)^BANDS (J = 0.9: 0.9998; J = 0.5: 0.40; J = 0.2: 0.013).
-FP_BANDS, FP_ROWS = 8, 4
-#: Version of the fingerprint (stored beside it: fingerprints of another version are not compared).
-FP_VERSION = 1
-#: Two datasets hold the same people when this fraction of the users of one of them has a user of
-#: the other with (nearly) the same value profile.
-SIMILARITY_THRESHOLD = 0.5
-#: ...and at least this many users matched (a few generic one-item profiles prove nothing).
-MIN_MATCHED_USERS = 3
-#: A user matches a stored user when their profiles share at least this many LSH bands (of
-#: FP_BANDS): Jaccard 0.9 → 99 %, 0.95 → 99.9 %, 0.5 → 1 %, 0.2 → 10⁻⁶.
-MIN_BANDS = 3
-#: A re-export's entity is mapped to every stored entity holding at least this share of its matched users.
-ENTITY_SHARE = 0.05
 
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-def _mix64(x: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
-    x = np.asarray(x, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        x = x ^ (x >> np.uint64(30))
-        x = x * np.uint64(0xBF58476D1CE4E5B9)
-        x = x ^ (x >> np.uint64(27))
-        x = x * np.uint64(0x94D049BB133111EB)
-        x = x ^ (x >> np.uint64(31))
-    return x
-
-
-@dataclass(frozen=True)
-class PeopleFingerprint:
-    """LSH band keys of every user's value profile (rows of users with no value are all 0 and never
-    match), and each user's entity index."""
-
-    keys: np.ndarray       # (n_users, FP_BANDS) uint64
-    entity: np.ndarray     # (n_users,) int32
-    entity_names: tuple[str, ...]
-
-    @property
-    def n_users(self) -> int:
-        return int(self.keys.shape[0])
-
-
-_FP_MEMO: dict[int, tuple[weakref.ref, PeopleFingerprint]] = {}
-
-
-def people_fingerprint(dataset: FederatedDataset) -> PeopleFingerprint:
-    """MinHash/LSH fingerprint of the people in a dataset: each user is the set of tokens
-    (item id, value rounded to 1e-6); FP_BANDS × FP_ROWS min-hashes per user, banded. User ids and
-    entity names play no part, item ids do (they are the catalogue). Vectorised over the sparse
-    matrix: one pass over the stored values per min-hash (~0.1 s per 10⁶ values). Memoised per
-    dataset object."""
-    hit = _FP_MEMO.get(id(dataset))
-    if hit is not None and hit[0]() is dataset:
-        return hit[1]
-    X = dataset.X.tocsr().copy()
-    X.sum_duplicates()
-    X.eliminate_zeros()
-    X.sort_indices()
-    n = X.shape[0]
-    item_h = np.fromiter((int.from_bytes(hashlib.blake2b(str(i).encode("utf-8"), digest_size=8).digest(), "little")
-                          for i in np.asarray(dataset.item_ids).tolist()), dtype=np.uint64, count=X.shape[1])
-    vals = np.round(X.data.astype(np.float64), 6) + 0.0  # -0.0 → 0.0
-    tok = _mix64(item_h[X.indices] ^ _mix64(vals.view(np.uint64)))
-    nnz = np.diff(X.indptr)
-    rows = np.flatnonzero(nnz > 0)
-    keys = np.zeros((n, FP_BANDS), dtype=np.uint64)
-    if rows.size:
-        starts = X.indptr[:-1][rows]
-        K = FP_BANDS * FP_ROWS
-        mins = np.empty((rows.size, K), dtype=np.uint64)
-        for k in range(K):
-            seed = np.uint64((0x9E3779B97F4A7C15 * (k + 1)) & 0xFFFFFFFFFFFFFFFF)
-            mins[:, k] = np.minimum.reduceat(_mix64(tok ^ seed), starts)
-        for b in range(FP_BANDS):
-            h = np.full(rows.size, np.uint64(0xD6E8FEB86659FD93 ^ (b + 1)), dtype=np.uint64)
-            for r in range(FP_ROWS):
-                h = _mix64(h ^ mins[:, b * FP_ROWS + r])
-            keys[rows, b] = np.where(h == 0, np.uint64(1), h)
-    fp = PeopleFingerprint(keys, np.asarray(dataset.entity_of_user, dtype=np.int32),
-                           tuple(str(e) for e in dataset.entity_names))
-    for k in [k for k, (ref, _) in _FP_MEMO.items() if ref() is None]:
-        del _FP_MEMO[k]
-    _FP_MEMO[id(dataset)] = (weakref.ref(dataset), fp)
-    return fp
-
-
-@dataclass(frozen=True)
-class PeopleMatch:
-    """How the people of a new dataset match those of a stored one."""
-
-    similarity: float          # max(share of new users matched, share of stored users matched)
-    matched_new: int
-    matched_stored: int
-    entity_map: dict[str, list[str]]   # new entity → stored entities (charged for it)
-
-
-def match_people(new: PeopleFingerprint, stored: PeopleFingerprint) -> PeopleMatch:
-    """Compare two fingerprints: a user of ``new`` matches the user of ``stored`` with whom it shares
-    the most band keys (same band), when they share at least :data:`MIN_BANDS`. Vectorised (sort +
-    searchsorted + unique)."""
-    nb = new.keys.shape[1]
-    valid_new = new.keys[:, 0] != 0
-    valid_st = stored.keys[:, 0] != 0
-    if not valid_new.any() or not valid_st.any() or stored.keys.shape[1] != nb:
-        return PeopleMatch(0.0, 0, 0, {})
-    # tag each key with its band so equal keys of different bands never meet
-    band = np.arange(nb, dtype=np.uint64)
-    st = _mix64(stored.keys ^ (band[None, :] * np.uint64(0x632BE59BD9B4E019)))
-    nw = _mix64(new.keys ^ (band[None, :] * np.uint64(0x632BE59BD9B4E019)))
-    st_user = np.repeat(np.arange(stored.keys.shape[0]), nb).reshape(-1, nb)
-    st_flat, st_u = st[valid_st].ravel(), st_user[valid_st].ravel()
-    order = np.argsort(st_flat, kind="stable")
-    st_sorted, st_u = st_flat[order], st_u[order]
-    pos = np.minimum(np.searchsorted(st_sorted, nw), st_sorted.size - 1)
-    hit = (st_sorted[pos] == nw) & valid_new[:, None]
-    # a user matches the stored user with whom it shares the most bands, if at least MIN_BANDS
-    u_new, b_idx = np.nonzero(hit)
-    partner_of_hit = st_u[pos[u_new, b_idx]]
-    partner = np.full(nw.shape[0], -1, dtype=np.int64)
-    if u_new.size:
-        pairs, counts = np.unique(np.stack([u_new, partner_of_hit], axis=1), axis=0, return_counts=True)
-        order = np.lexsort((-counts, pairs[:, 0]))           # per new user, the most shared bands first
-        pairs, counts = pairs[order], counts[order]
-        first = np.r_[True, pairs[1:, 0] != pairs[:-1, 0]]
-        best, best_n = pairs[first], counts[first]
-        ok = best_n >= MIN_BANDS
-        partner[best[ok, 0]] = best[ok, 1]
-    matched = partner >= 0
-    m_new = int(matched.sum())
-    m_st = int(np.unique(partner[matched]).size)
-    sim = max(m_new / max(int(valid_new.sum()), 1), m_st / max(int(valid_st.sum()), 1))
-    emap: dict[str, list[str]] = {}
-    for h, name in enumerate(new.entity_names):
-        sel = matched & (new.entity == h)
-        if not sel.any():
-            continue
-        counts = np.bincount(stored.entity[partner[sel]], minlength=len(stored.entity_names))
-        keep = np.flatnonzero(counts >= max(1.0, ENTITY_SHARE * counts.sum()))
-        emap[name] = [stored.entity_names[i] for i in keep[np.argsort(-counts[keep], kind="stable")]]
-    return PeopleMatch(float(sim), m_new, m_st, emap)
+#: Former name of the account threshold (now a containment share, either way).
+SIMILARITY_THRESHOLD = CONTAINMENT_THRESHOLD
 
 
 # ================================================================================ plans
@@ -420,7 +289,8 @@ class Reservation:
                 con.execute("DELETE FROM charges WHERE release_id = ?", (rid,))
                 con.executemany("INSERT INTO charges (release_id, entity, epsilon, delta, rho, gaussian) "
                                 "VALUES (?, ?, ?, ?, ?, ?)", rows)
-            con.execute("UPDATE releases SET status = 'released', settled = ? WHERE id = ?", (now_iso(), rid))
+            con.execute("UPDATE releases SET status = 'released', settled = ?, settled_by = ? WHERE id = ?",
+                        (now_iso(), actor(), rid))
         self._open.discard(rid)
 
     def close(self, failed: bool = False) -> None:
@@ -428,9 +298,28 @@ class Reservation:
         if not self._open:
             return
         status = "failed" if failed else "released"
+        t, who = now_iso(), actor()
         with self.odometer.store.write() as con:
-            con.executemany("UPDATE releases SET status = ?, settled = ? WHERE id = ?",
-                            [(status, now_iso(), rid) for rid in sorted(self._open)])
+            con.executemany("UPDATE releases SET status = ?, settled = ?, settled_by = ? WHERE id = ?",
+                            [(status, t, who, rid) for rid in sorted(self._open)])
+        self._open.clear()
+
+    def withdraw(self, draws: int, evidence: str) -> None:
+        """Give back the reservation of a run that failed *before its first draw*: ``draws`` is the
+        number of rows its ledgers hold (every mechanism records its row before it draws, so 0 rows
+        proves that no noise was drawn and nothing left an entity). Refused (``ValueError``) when a
+        draw happened or a release was already settled: those stay charged. The releases stay listed
+        with status ``withdrawn``, the evidence and who withdrew them; they are charged nothing."""
+        if int(draws) != 0:
+            raise ValueError(f"{draws} ledger rows were recorded: noise was drawn, the charge stays")
+        if set(self._open) != set(self.release_ids):
+            raise ValueError("a release of this reservation was already settled: the charge stays")
+        t, who = now_iso(), actor()
+        with self.odometer.store.write() as con:
+            con.executemany("UPDATE releases SET status = 'withdrawn', settled = ?, settled_by = ?, "
+                            "note = CASE WHEN note = '' THEN ? ELSE note || '; ' || ? END WHERE id = ? "
+                            "AND status = 'reserved'",
+                            [(t, who, evidence, evidence, rid) for rid in sorted(self._open)])
         self._open.clear()
 
 
@@ -462,7 +351,8 @@ def _fmt(x: float) -> str:
 @dataclass(frozen=True)
 class Identity:
     """Which account a dataset is charged to: its own (``alias_of`` None) or that of a stored dataset
-    of the same people (``similarity``), with its entities mapped (``entity_map``)."""
+    of the same people (``similarity``: their containment, :class:`~dpfed_core.privacy.fingerprint.PeopleMatch`),
+    with its entities mapped (``entity_map``)."""
 
     key: str
     account: str
@@ -474,8 +364,9 @@ class Identity:
     def describe(self) -> str:
         if self.alias_of is None:
             return ""
-        return (f"same people as the stored dataset {self.alias_name!r} ({self.alias_of}, similarity "
-                f"{self.similarity:.2f} of their value profiles): charged to its budget")
+        return (f"same people as the stored dataset {self.alias_name!r} ({self.alias_of}; containment "
+                f"{self.similarity:.2f}: the share of one side's users, by their item sets, found in the other): "
+                "charged to its budget")
 
 
 class BudgetOdometer:
@@ -488,6 +379,8 @@ class BudgetOdometer:
 
     def __init__(self, store: Store | str | os.PathLike | None = None) -> None:
         self.store = store if isinstance(store, Store) else Store(store)
+        # identities of datasets a read-only store could not register (matched in memory)
+        self._transient: dict[str, Identity] = {}
 
     @property
     def path(self):
@@ -498,49 +391,126 @@ class BudgetOdometer:
         """Record the dataset (idempotent; a new one is matched against the stored datasets' people)
         and return its key."""
         key = key or dataset_key(dataset)
-        fp = people_fingerprint(dataset)
+        secret = self._secret(create=True)
         with self.store.write() as con:
-            self._upsert_dataset(con, key, dataset, fp)
+            self._upsert_dataset(con, key, dataset, secret)
         return key
 
-    def _upsert_dataset(self, con, key: str, dataset: FederatedDataset, fp: PeopleFingerprint | None = None) -> None:
+    # ------------------------------------------------------------------ the fingerprint secret
+    @property
+    def secret_path(self) -> Path:
+        """The file holding this store's fingerprint secret (beside the store, never inside it)."""
+        from dpfed_core.privacy.fingerprint import secret_path
+
+        return secret_path(self.store.path)
+
+    def _secret(self, create: bool) -> bytes | None:
+        """The store's fingerprint secret: read from :attr:`secret_path`; created (mode 0600) on first
+        use when ``create`` and the store has no keyed fingerprint yet. A store whose fingerprints were
+        keyed with a secret that is now missing or different is refused (a new secret would make every
+        stored account unrecognisable: re-exports would get a fresh budget). None: no secret yet and
+        ``create`` is False (nothing keyed can be compared)."""
+        from dpfed_core.privacy.fingerprint import create_secret, read_secret, secret_id
+
+        path = self.secret_path
+        secret = read_secret(path)
+        with self.store.read() as con:
+            row = con.execute("SELECT value FROM meta WHERE name = 'fingerprint_key_id'").fetchone()
+            n_keyed = con.execute("SELECT COUNT(*) FROM fingerprints WHERE version = ?", (FP_VERSION,)).fetchone()[0]
+        recorded = row[0] if row else None
+        if secret is not None:
+            if recorded is not None and secret_id(secret) != recorded:
+                raise FingerprintKeyError(
+                    f"the fingerprint key {path} is not the key of the store {self.path} (its fingerprints were "
+                    f"made with key {recorded}); restore this store's own key from the backup of the store and its "
+                    "key, or choose another store with --store")
+            if recorded is None and not self.store.readonly:
+                with self.store.write() as con:
+                    con.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('fingerprint_key_id', ?)",
+                                (secret_id(secret),))
+            return secret
+        if recorded is not None or n_keyed:
+            raise FingerprintKeyError(
+                f"the fingerprint key of the store {self.path} is missing (expected at {path}, key {recorded}); "
+                "without it the people already charged cannot be recognised in a re-export, and a new key would "
+                "give them a fresh budget. Restore the key file from the backup of the store and its key (they "
+                "are protected together, like the data), or choose another store with --store")
+        if not create or self.store.readonly:
+            return None
+        secret = create_secret(path)
+        with self.store.write() as con:
+            con.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('fingerprint_key_id', ?)",
+                        (secret_id(secret),))
+            got = con.execute("SELECT value FROM meta WHERE name = 'fingerprint_key_id'").fetchone()[0]
+        if got != secret_id(secret):  # another session keyed the store first with another file
+            raise FingerprintKeyError(f"the store {self.path} was keyed by another session with another key file "
+                                      f"than {path}; retry")
+        return secret
+
+    def _best_match(self, con, key: str, dataset: FederatedDataset, secret: bytes | None
+                    ) -> tuple[str, PeopleMatch] | None:
+        """The stored account whose people the dataset holds (:func:`is_same_people`; the most users
+        matched first), comparing keyed fingerprints with the dataset's keyed one and an older
+        store's unkeyed (version 1) fingerprints with its version-1 one."""
+        best = None
+        fp_new = people_fingerprint(dataset, secret) if secret is not None else None
+        fp_old = None
+        rows = con.execute("SELECT f.*, d.entities AS entities FROM fingerprints f JOIN datasets d ON d.key = "
+                           "f.dataset_key WHERE f.dataset_key != ? AND d.alias_of IS NULL", (key,)).fetchall()
+        for row in rows:  # the account's own dataset only (aliases point to it)
+            version = int(row["version"])
+            if version == FP_VERSION:
+                if fp_new is None:
+                    continue
+                fp = fp_new
+            elif version == LEGACY_FP_VERSION:
+                fp = fp_old = fp_old or legacy_fingerprint(dataset)
+            else:
+                continue
+            stored = PeopleFingerprint(
+                np.frombuffer(row["keys"], dtype=np.uint64).reshape(int(row["n_users"]), int(row["bands"])),
+                np.frombuffer(row["entity"], dtype=np.int32), tuple(json.loads(row["entities"])), version)
+            m = match_people(fp, stored)
+            if is_same_people(m) and (best is None or (min(m.matched_new, m.matched_stored), m.contained)
+                                      > (min(best[1].matched_new, best[1].matched_stored), best[1].contained)):
+                best = (row["dataset_key"], m)
+        return best
+
+    def _upsert_dataset(self, con, key: str, dataset: FederatedDataset, secret: bytes | None) -> None:
         t = now_iso()
         known = con.execute("SELECT key FROM datasets WHERE key = ?", (key,)).fetchone() is not None
         con.execute(
             "INSERT INTO datasets (key, name, entities, first_seen, last_seen) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(key) DO UPDATE SET name = excluded.name, last_seen = excluded.last_seen",
             (key, str(dataset.name), json.dumps([str(e) for e in dataset.entity_names]), t, t))
-        if fp is None:
-            fp = people_fingerprint(dataset)
-        has_fp = con.execute("SELECT 1 FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone() is not None
         if not known:
-            best = None
-            for row in con.execute("SELECT f.*, d.name AS dname, d.alias_of AS alias FROM fingerprints f "
-                                   "JOIN datasets d ON d.key = f.dataset_key WHERE f.version = ? AND f.dataset_key != ?",
-                                   (FP_VERSION, key)).fetchall():
-                if row["alias"] is not None:
-                    continue  # match the account's own dataset (aliases point to it)
-                stored = PeopleFingerprint(
-                    np.frombuffer(row["keys"], dtype=np.uint64).reshape(int(row["n_users"]), int(row["bands"])),
-                    np.frombuffer(row["entity"], dtype=np.int32),
-                    tuple(json.loads(con.execute("SELECT entities FROM datasets WHERE key = ?",
-                                                 (row["dataset_key"],)).fetchone()[0])))
-                m = match_people(fp, stored)
-                if (m.similarity >= SIMILARITY_THRESHOLD and max(m.matched_new, m.matched_stored) >= MIN_MATCHED_USERS
-                        and (best is None or m.similarity > best[1].similarity)):
-                    best = (row["dataset_key"], m)
+            best = self._best_match(con, key, dataset, secret)
             if best is not None:
                 emap = {str(e): best[1].entity_map.get(str(e)) or [str(e)] for e in dataset.entity_names}
                 con.execute("UPDATE datasets SET alias_of = ?, similarity = ?, entity_map = ? WHERE key = ?",
-                            (best[0], best[1].similarity, json.dumps(emap), key))
-        if not has_fp:
+                            (best[0], best[1].contained, json.dumps(emap), key))
+        row = con.execute("SELECT version FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()
+        if secret is not None and (row is None or int(row["version"]) != FP_VERSION):
+            # a new dataset, or the one-time rekey of an older store's unkeyed fingerprint when its
+            # data is read again
+            fp = people_fingerprint(dataset, secret)
             con.execute("INSERT OR REPLACE INTO fingerprints (dataset_key, version, n_users, bands, keys, entity) "
                         "VALUES (?, ?, ?, ?, ?, ?)",
                         (key, FP_VERSION, fp.n_users, fp.keys.shape[1], fp.keys.astype("<u8").tobytes(),
                          fp.entity.astype("<i4").tobytes()))
 
-    @staticmethod
-    def _identity(con, key: str) -> Identity:
+    def unkeyed_fingerprints(self) -> int:
+        """How many datasets of the store still have an unkeyed (version 1) fingerprint — each of
+        them still answers "is this person in the data?" for anyone holding the store file, until
+        its data is read again (one-time rekey)."""
+        with self.store.read() as con:
+            return int(con.execute("SELECT COUNT(*) FROM fingerprints WHERE version = ?",
+                                   (LEGACY_FP_VERSION,)).fetchone()[0])
+
+    def _identity(self, con, key: str) -> Identity:
+        transient = self._transient.get(key)
+        if transient is not None:
+            return transient
         row = con.execute("SELECT alias_of, similarity, entity_map FROM datasets WHERE key = ?", (key,)).fetchone()
         if row is None or row["alias_of"] is None:
             return Identity(key, key, None, None, None, None)
@@ -562,14 +532,15 @@ class BudgetOdometer:
         return dict(row)
 
     def set_cap(self, dataset: FederatedDataset | str, epsilon: float, delta: float = 1e-5, *,
-                confirm_raise: bool = False, refuse_below_spent: bool = False, note: str = "") -> str:
+                confirm_raise: bool = False, refuse_below_spent: bool = True, note: str = "") -> str:
         """Set the per-entity cap (ε, δ) of a dataset's account (a dataset or its key; a re-export
         sets the cap of the people's account). ``ε = inf`` removes it.
 
         Lowering is free; *raising* it (a larger ε or δ, or removing a cap) is refused unless
-        ``confirm_raise``. ``refuse_below_spent``: refuse a cap below what an entity has already spent
-        (the dashboard; the CLI allows it: every further charged release is then refused). Every
-        change is logged in ``cap_changes`` (:meth:`cap_changes`). Returns the account's key."""
+        ``confirm_raise``. A cap below what an entity has already spent is refused (spent budget is
+        never refunded; the CLI and the dashboard alike) unless ``refuse_below_spent=False``. Every
+        change is logged in ``cap_changes`` (:meth:`cap_changes`) with who made it (user@host).
+        Returns the account's key."""
         try:
             epsilon, delta = float(epsilon), float(delta)
         except (TypeError, ValueError):
@@ -581,14 +552,14 @@ class BudgetOdometer:
             # As for a run's δ (issue 11): δ ≥ 1e-2 lets a mechanism publish a record outright.
             raise ConfigError(f"the budget cap δ must be in [0, 0.01), got {delta}; a usual cap is 1e-5",
                               param="delta")
-        fp = None if isinstance(dataset, str) else people_fingerprint(dataset)
+        secret = None if isinstance(dataset, str) else self._secret(create=True)
         with self.store.write() as con:
             if isinstance(dataset, str):
                 key = dataset
                 self._require_dataset(con, key)
             else:
                 key = dataset_key(dataset)
-                self._upsert_dataset(con, key, dataset, fp)
+                self._upsert_dataset(con, key, dataset, secret)
             account = self._identity(con, key).account
             old = con.execute("SELECT epsilon, delta FROM caps WHERE dataset_key = ?", (account,)).fetchone()
             old_e = math.inf if old is None else float(old["epsilon"])
@@ -614,9 +585,9 @@ class BudgetOdometer:
                         "ON CONFLICT(dataset_key) DO UPDATE SET epsilon = excluded.epsilon, "
                         "delta = excluded.delta, set_at = excluded.set_at", (account, epsilon, delta, now_iso()))
             con.execute("INSERT INTO cap_changes (dataset_key, old_epsilon, old_delta, new_epsilon, new_delta, raised, "
-                        "changed_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        "changed_at, note, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (account, None if first else old_e, None if first else old_d, epsilon, delta, int(raised),
-                         now_iso(), note or (f"set through the re-export {key}" if account != key else "")))
+                         now_iso(), note or (f"set through the re-export {key}" if account != key else ""), actor()))
         return account
 
     def cap_changes(self, dataset: FederatedDataset | str) -> list[dict]:
@@ -668,7 +639,7 @@ class BudgetOdometer:
         acc: dict[str, list] = {}
         q = ("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, c.gaussian AS gauss, "
              "r.batch AS batch FROM charges c JOIN releases r ON r.id = c.release_id "
-             f"WHERE r.dataset_key IN ({', '.join('?' * len(keys))}) AND r.simulation = 0")
+             f"WHERE r.dataset_key IN ({', '.join('?' * len(keys))}) AND r.simulation = 0 AND r.status != 'withdrawn'")
         for r in con.execute(q, keys):
             a = acc.setdefault(r["entity"], [[], 0, 0])
             a[1] += 1
@@ -761,14 +732,15 @@ class BudgetOdometer:
             keys = self._group(con, ident.account)
             last = con.execute(f"SELECT operation, kind, method, epsilon FROM releases WHERE dataset_key IN "
                                f"({', '.join('?' * len(keys))}) AND simulation = 0 AND non_private = 0 "
-                               "ORDER BY id DESC LIMIT 1", keys).fetchone()
+                               "AND status != 'withdrawn' ORDER BY id DESC LIMIT 1", keys).fetchone()
             if last is None:
                 return None
             cap_e, cap_d = self._cap(con, ident.account)
             entries = self._entries(con, ident.account)
             op_rows = con.execute("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, "
                                   "c.gaussian AS gauss, r.batch AS batch FROM charges c JOIN releases r ON "
-                                  "r.id = c.release_id WHERE r.operation = ? AND r.simulation = 0",
+                                  "r.id = c.release_id WHERE r.operation = ? AND r.simulation = 0 "
+                                  "AND r.status != 'withdrawn'",
                                   (last["operation"],)).fetchall()
         info = {"operation": last["operation"], "kind": last["kind"], "method": last["method"],
                 "epsilon": float(last["epsilon"]), "n": None}
@@ -825,7 +797,8 @@ class BudgetOdometer:
                 d = dict(r)
                 d["simulation"] = bool(d["simulation"])
                 d["non_private"] = bool(d["non_private"])
-                d["charged"] = not d["simulation"] and d["n_entities_charged"] > 0
+                d["charged"] = (not d["simulation"] and d["n_entities_charged"] > 0
+                                and d["status"] != "withdrawn")
                 if d["max_charge_epsilon"] is None:
                     d["max_charge_epsilon"], d["max_charge_delta"] = 0.0, 0.0
                 out.append(d)
@@ -851,7 +824,9 @@ class BudgetOdometer:
             raise ConfigError("nothing to charge: the release plan is empty")
         key = key or dataset_key(dataset)
         operation = operation or uuid.uuid4().hex
-        fp = people_fingerprint(dataset)
+        secret = self._secret(create=True)
+        if secret is not None:
+            people_fingerprint(dataset, secret)  # computed outside the write lock (memoised)
         # Warm the PLD cache outside the write lock (a batch's PLD takes about a second).
         rhos = [p.rho for p in plans if p.batch and p.gaussian and p.rho is not None and not p.simulation
                 and math.isfinite(p.epsilon)]
@@ -861,20 +836,21 @@ class BudgetOdometer:
                 dref = cap_now[1] if math.isfinite(cap_now[0]) and cap_now[1] > 0 else REFERENCE_DELTA
                 batch_pld_epsilon(rhos, dref / 2)
         with self.store.write() as con:
-            self._upsert_dataset(con, key, dataset, fp)
+            self._upsert_dataset(con, key, dataset, secret)
             ident = self._identity(con, key)
             cap_e, cap_d = self._cap(con, ident.account)
             charged = [p for p in plans if not p.simulation]
             if enforce and math.isfinite(cap_e) and charged:
                 self._check(con, ident, dataset, charged, cap_e, cap_d, allow_non_private, operation)
             ids = []
-            t = now_iso()
+            t, who = now_iso(), actor()
             for p in plans:
                 cur = con.execute(
                     "INSERT INTO releases (dataset_key, operation, kind, method, epsilon, delta, seed, simulation, "
-                    "non_private, status, created, note, batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?, ?, ?)",
+                    "non_private, status, created, note, batch, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', "
+                    "?, ?, ?, ?)",
                     (key, operation, p.kind, p.method, float(p.epsilon), float(p.delta), p.seed,
-                     int(bool(p.simulation)), int(p.non_private), t, p.note, operation if p.batch else None))
+                     int(bool(p.simulation)), int(p.non_private), t, p.note, operation if p.batch else None, who))
                 rid = int(cur.lastrowid)
                 ids.append(rid)
                 if not p.simulation:
@@ -884,13 +860,31 @@ class BudgetOdometer:
                                      ident.entity_map))
         return Reservation(self, key, operation, ids, list(plans), ident.entity_map)
 
+    def key_of(self, dataset: FederatedDataset | str) -> str:
+        """The dataset's key, registering it only when the store does not know it yet (reads of a
+        known dataset never write; on a store that cannot be written, an unknown dataset is matched
+        to its account in memory)."""
+        return self._key_of(dataset)
+
     def _key_of(self, dataset: FederatedDataset | str) -> str:
         """The key of a dataset (or the key given), registering the dataset only when the store does
         not know it yet (reads of a known dataset never write)."""
         if isinstance(dataset, str):
             return dataset
         key = dataset_key(dataset)
-        return key if self._known(key) else self.register(dataset, key)
+        if self._known(key):
+            return key
+        if self.store.readonly:
+            # a store that cannot be written still answers: the dataset is matched in memory
+            secret = self._secret(create=False)
+            with self.store.read() as con:
+                best = self._best_match(con, key, dataset, secret)
+                if best is not None:
+                    name = self._name(con, best[0])
+                    emap = {str(e): best[1].entity_map.get(str(e)) or [str(e)] for e in dataset.entity_names}
+                    self._transient[key] = Identity(key, best[0], best[0], name, best[1].contained, emap)
+            return key
+        return self.register(dataset, key)
 
     def _known(self, key: str) -> bool:
         with self.store.read() as con:
@@ -940,14 +934,30 @@ class BudgetOdometer:
 
     @contextlib.contextmanager
     def charge(self, dataset: FederatedDataset, plans: Sequence[PlannedRelease], *,
-               allow_non_private: bool = False, key: str | None = None) -> Iterator[Reservation]:
+               allow_non_private: bool = False, key: str | None = None,
+               drawn: "Callable[[], int] | None" = None) -> Iterator[Reservation]:
         """``with odometer.charge(ds, plans) as r: …`` — reserve (may refuse) before the body runs,
-        mark the releases released at the end, or failed (still charged) if the body raises."""
+        mark the releases released at the end, or failed (still charged) if the body raises.
+
+        ``drawn``: how many ledger rows the body has recorded so far (e.g. the change of
+        :func:`~dpfed_core.privacy.ledger.rows_recorded` for a run computed in this process). When
+        the body raises and it says 0 — no mechanism recorded a row, so no noise was drawn and
+        nothing left an entity — the reservation is given back (:meth:`Reservation.withdraw`). An
+        exception carrying ``ledger_rows = 0`` (a runner elsewhere that failed before starting) is
+        taken as the same proof. Anything else stays charged."""
         res = self.reserve(dataset, plans, allow_non_private=allow_non_private, key=key)
         try:
             yield res
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(StoreError):
-                res.close(failed=True)
+                rows = getattr(exc, "ledger_rows", None)
+                evidence = "the runner reported no ledger row before failing"
+                if rows is None and drawn is not None:
+                    rows = drawn()
+                    evidence = "no ledger row was recorded before the failure (no draw)"
+                if rows == 0 and isinstance(exc, Exception):
+                    res.withdraw(0, f"withdrawn: {evidence}: {type(exc).__name__}")
+                else:
+                    res.close(failed=True)
             raise
         res.close()

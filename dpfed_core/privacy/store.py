@@ -35,7 +35,7 @@ from typing import Iterator
 from dpfed_core.errors import DpfedError
 
 #: Version of the schema below; bump with a migration in :data:`_MIGRATIONS`.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 #: Environment variable naming the store file.
 STORE_ENV = "DPFED_STORE"
@@ -132,7 +132,19 @@ CREATE TABLE cap_changes (
 CREATE INDEX cap_changes_by_dataset ON cap_changes(dataset_key, id);
 """
 
-_MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2}
+#: Who made each release and each cap change (``user@host``, :func:`actor`), who settled or
+#: withdrew a reservation, and the store's small facts (the id of its fingerprint key).
+_SCHEMA_V3 = """
+ALTER TABLE releases ADD COLUMN actor TEXT;            -- user@host that reserved it (NULL: older dpfed)
+ALTER TABLE releases ADD COLUMN settled_by TEXT;       -- user@host that settled, failed or withdrew it
+ALTER TABLE cap_changes ADD COLUMN actor TEXT;         -- user@host that changed the cap
+CREATE TABLE meta (
+    name        TEXT PRIMARY KEY,
+    value       TEXT NOT NULL
+);
+"""
+
+_MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1, 2: _SCHEMA_V2, 3: _SCHEMA_V3}
 
 
 def _statements(script: str) -> list[str]:
@@ -150,6 +162,25 @@ def _statements(script: str) -> list[str]:
 
 class StoreError(DpfedError):
     """The store file cannot be used (locked for too long, not a dpfed store, damaged, unwritable)."""
+
+
+def _cannot_write(msg: str) -> bool:
+    """SQLite's words for a file this process cannot write (read-only, full disk, no access)."""
+    low = msg.lower()
+    return any(w in low for w in ("readonly", "read-only", "unable to open", "disk i/o", "database or disk is full",
+                                  "disk is full"))
+
+
+def actor() -> str:
+    """Who is acting: ``user@host`` of this process (recorded beside every release and cap change)."""
+    import getpass
+    import socket
+
+    try:
+        user = getpass.getuser()
+    except Exception:  # no login name (a container without passwd entry): the numeric uid
+        user = f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
+    return f"{user}@{socket.gethostname() or 'unknown host'}"
 
 
 def now_iso() -> str:
@@ -188,11 +219,17 @@ class Store:
     ----------
     path : file path, or None for :func:`default_store_path`.
     timeout : seconds to wait for another session's write lock.
+
+    A store that cannot be written (a read-only file or directory, a full disk) still opens for
+    reading when its schema is current: ``budget show`` and the balances work, every write raises
+    :class:`StoreError` (``readonly`` says which mode is in use). A store that cannot be created
+    leaves no file behind.
     """
 
     def __init__(self, path: str | os.PathLike | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.path = resolve_store_path(path)
         self.timeout = float(timeout)
+        self.readonly = False
         self._initialise()
 
     def __repr__(self) -> str:
@@ -202,20 +239,51 @@ class Store:
     def _hint(self) -> str:
         return f"choose another file with --store or {STORE_ENV} (dashboard: the store path in Settings)"
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, readonly: bool = False, immutable: bool = False) -> sqlite3.Connection:
         try:
-            con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
+            if readonly:
+                from urllib.parse import quote
+
+                uri = f"file:{quote(str(self.path.resolve()))}?mode=ro" + ("&immutable=1" if immutable else "")
+                con = sqlite3.connect(uri, uri=True, timeout=self.timeout, isolation_level=None)
+            else:
+                con = sqlite3.connect(str(self.path), timeout=self.timeout, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the store {self.path}: {exc}; {self._hint()}") from None
         con.row_factory = sqlite3.Row
         try:
             con.execute("PRAGMA busy_timeout = %d" % int(self.timeout * 1000))
             con.execute("PRAGMA foreign_keys = ON")
-            con.execute("PRAGMA synchronous = FULL")
+            if not readonly:
+                con.execute("PRAGMA synchronous = FULL")
         except sqlite3.Error as exc:
             con.close()
             raise self._translate(exc) from None
         return con
+
+    def _read_connection(self) -> sqlite3.Connection:
+        """A connection inside a read transaction whose snapshot is already taken: read-write when
+        the store can be written, else read-only (a write-ahead-logged file in a directory this
+        process cannot write needs ``immutable``: it is then read as it is on disk)."""
+        attempts = [(True, False), (True, True)] if self.readonly else [(False, False), (True, False), (True, True)]
+        last: BaseException | None = None
+        for ro, imm in attempts:
+            try:
+                con = self._connect(readonly=ro, immutable=imm)
+            except StoreError as exc:
+                last = exc
+                continue
+            try:
+                con.execute("BEGIN")
+                con.execute("SELECT COUNT(*) FROM schema_version").fetchone()
+                return con
+            except sqlite3.Error as exc:
+                con.close()
+                last = self._translate(exc)
+                if not _cannot_write(str(exc)):
+                    raise last from None
+        assert last is not None
+        raise last
 
     def _translate(self, exc: sqlite3.Error) -> StoreError:
         msg = str(exc)
@@ -228,16 +296,16 @@ class Store:
             return StoreError(
                 f"the store {self.path} is damaged or not a dpfed store ({msg}); it was left untouched — "
                 f"move it aside (its budgets are lost only if you delete it) or {self._hint()}")
-        if "readonly" in low or "read-only" in low or "unable to open" in low or "disk i/o" in low:
+        if _cannot_write(msg):
             return StoreError(f"cannot write the store {self.path} ({msg}); {self._hint()}")
         return StoreError(f"store {self.path}: {msg}")
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A connection for reads (a consistent snapshot inside one ``BEGIN``)."""
-        con = self._connect()
+        """A connection for reads (a consistent snapshot inside one ``BEGIN``); works on a store that
+        cannot be written."""
+        con = self._read_connection()
         try:
-            con.execute("BEGIN")
             yield con
             con.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -248,6 +316,9 @@ class Store:
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on any exception."""
+        if self.readonly:
+            raise StoreError(f"the store {self.path} is read-only here (it could not be opened for writing); "
+                             f"nothing was charged or changed; {self._hint()}")
         con = self._connect()
         try:
             try:
@@ -269,18 +340,70 @@ class Store:
             con.close()
 
     # ------------------------------------------------------------------ schema
+    def _version_of(self, con: sqlite3.Connection) -> int:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return 0
+        if "schema_version" not in tables:
+            raise StoreError(f"{self.path} is an SQLite file but not a dpfed store (no schema_version "
+                             f"table); it was left untouched; {self._hint()}")
+        row = con.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        version = int(row[0] or 0)
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"the store {self.path} was written by a newer dpfed (schema {version} > "
+                             f"{SCHEMA_VERSION}); upgrade dpfed or {self._hint()}")
+        return version
+
+    def _current_without_writing(self) -> bool:
+        """True when the existing file already has the current schema (read without writing: a
+        read-only or full store opens for reading)."""
+        for imm in (False, True):
+            try:
+                con = self._connect(readonly=True, immutable=imm)
+            except StoreError:
+                continue
+            try:
+                return self._version_of(con) == SCHEMA_VERSION
+            except sqlite3.Error as exc:
+                if _cannot_write(str(exc)):
+                    continue
+                raise self._translate(exc) from None
+            finally:
+                con.close()
+        return False
+
     def _initialise(self) -> None:
         parent = self.path.parent
         if self.path.is_dir():
             raise StoreError(f"the store path {self.path} is a directory; give a file name")
+        if self.path.exists():
+            if self._current_without_writing():
+                if not (os.access(self.path, os.W_OK) and os.access(parent, os.W_OK)):
+                    self.readonly = True
+                return
+            self._migrate()
+            return
+        created = False
         try:
             parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            if not self.path.exists():
-                # Create the file private to the user before SQLite opens it.
-                fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
-                os.close(fd)
+            # Create the file private to the user before SQLite opens it.
+            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            os.close(fd)
+            created = True
+        except FileExistsError:  # another session created it first
+            pass
         except OSError as exc:
             raise StoreError(f"cannot create the store {self.path}: {exc.strerror}; {self._hint()}") from None
+        try:
+            self._migrate()
+        except BaseException:
+            if created:  # a store that could not be set up is no store: leave nothing behind
+                for suffix in ("", "-wal", "-shm", "-journal"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(str(self.path) + suffix)
+            raise
+
+    def _migrate(self) -> None:
         con = self._connect()
         try:
             mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -289,18 +412,7 @@ class Store:
                                  f"put it on a local disk; {self._hint()}")
             con.execute("BEGIN IMMEDIATE")
             try:
-                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                if not tables:
-                    version = 0
-                elif "schema_version" not in tables:
-                    raise StoreError(f"{self.path} is an SQLite file but not a dpfed store (no schema_version "
-                                     f"table); it was left untouched; {self._hint()}")
-                else:
-                    row = con.execute("SELECT MAX(version) FROM schema_version").fetchone()
-                    version = int(row[0] or 0)
-                if version > SCHEMA_VERSION:
-                    raise StoreError(f"the store {self.path} was written by a newer dpfed (schema {version} > "
-                                     f"{SCHEMA_VERSION}); upgrade dpfed or {self._hint()}")
+                version = self._version_of(con)
                 for v in range(version + 1, SCHEMA_VERSION + 1):
                     for stmt in _statements(_MIGRATIONS[v]):
                         con.execute(stmt)

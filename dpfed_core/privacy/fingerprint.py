@@ -1,0 +1,346 @@
+"""Who is in a dataset, without telling anyone who is in it: the keyed people fingerprint the budget
+odometer (:mod:`dpfed_core.privacy.odometer`) uses to charge every reading and re-export of the
+same people to one account.
+
+What is fingerprinted
+    Each user is the *set of items* they have (a nonzero entry). Values play no part: every read
+    option changes them (``--value-kind implicit`` turns ratings into 1s, ``--duplicates`` sums or
+    averages, ``--value-max`` bounds them, ``--mode`` reads zeros differently) and a re-export with
+    every value moved by ±1 is the same people. User ids, row order and entity names play no part
+    either. What no read option changes — which items each user has — is what is compared.
+
+    MinHash over each user's item set, :data:`FP_BANDS` bands of :data:`FP_ROWS` rows (LSH). Two
+    users of item-set Jaccard similarity J share a given band with probability J^ROWS; a user
+    *matches* a stored user when they share at least :data:`MIN_BANDS` bands. Users with fewer than
+    :data:`MIN_ITEMS` items identify no one and are left out; an item set several users of one
+    dataset share (a standard order set) is fingerprinted once, so generic profiles count as one
+    person (and duplicating every user does not hide anyone).
+
+Keyed: the store is no membership oracle
+    Every item id is hashed with a keyed BLAKE2b under a 256-bit secret, and the band keys are mixed
+    with values derived from it. Without the secret, a known person's record gives no band key to
+    look up: the store file alone cannot say whether someone is in a dataset. The secret is a file
+    *beside the store, outside it*: ``<store file>.fpkey`` (:func:`secret_path`), created on first
+    use with mode 0600, 32 bytes from the operating system. Its id (a keyed hash of it, which
+    reveals nothing of it) is written into the store, so a store is never matched with another
+    store's key. The store *and* its key together do answer membership questions for anyone who
+    holds a person's record — protect both like the data (docs/PRIVACY.md).
+
+    A store whose fingerprints were made with a key that is now missing is refused (:class:`FingerprintKeyError`):
+    a new key would make every stored account unrecognisable and give re-exports a fresh budget.
+
+Older stores (unkeyed fingerprints, version 1)
+    Version-1 fingerprints (unkeyed (item, value) tokens with public seeds) cannot be recomputed
+    without the data. They are kept and still compared, by the version-1 algorithm
+    (:func:`legacy_fingerprint`), with every dataset read, so no account loses its history; the
+    first time a dataset with a version-1 fingerprint is read again (same content), its fingerprint
+    is replaced by the keyed one (a one-time rekey). Until then those entries still answer
+    membership questions; :func:`legacy_count` lets ``budget show`` say how many remain.
+
+Matching (:func:`match_people`) and the account decision (:func:`is_same_people`)
+    ``contained`` = the larger of the share of the new dataset's users found in the stored one and
+    the share of the stored dataset's users found in the new one (containment, either way). A new
+    dataset is charged to a stored account when ``contained ≥ CONTAINMENT_THRESHOLD`` and at least
+    :data:`MIN_MATCHED_USERS` users matched: a subsample of a quarter of the stored people mixed with
+    any number of others is still charged to them. The measured table is in docs/PRIVACY.md
+    ("Threat model of the people fingerprint").
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from dpfed_core.errors import DpfedError
+
+#: MinHash signature length = BANDS × ROWS; a user pair of Jaccard similarity J shares at least one
+#: band with probability 1 − (1 − J^ROWS)^BANDS.
+FP_BANDS, FP_ROWS = 8, 4
+#: Version of the fingerprint stored beside it: 2 = keyed item sets; 1 = unkeyed (item, value).
+FP_VERSION = 2
+LEGACY_FP_VERSION = 1
+#: A user matches a stored user when their item sets share at least this many LSH bands (of
+#: FP_BANDS): Jaccard 0.9 → 99 %, 0.8 → 90 %, 0.5 → 1 %, 0.3 → 3·10⁻⁵.
+MIN_BANDS = 3
+#: A band key more stored users than this hold is generic (a common sub-profile) and is not used.
+MAX_BAND_SHARE = 64
+#: Users with fewer items are not fingerprinted (one or two items identify nobody).
+MIN_ITEMS = 3
+#: A new dataset is charged to a stored account when this share of its users, or of the stored
+#: dataset's users, matched (containment either way).
+CONTAINMENT_THRESHOLD = 0.2
+#: ...and at least this many users matched (a handful of coincidences proves nothing).
+MIN_MATCHED_USERS = 3
+#: A re-export's entity is mapped to every stored entity holding at least this share of its matched users.
+ENTITY_SHARE = 0.05
+
+#: Bytes of the fingerprint secret.
+SECRET_BYTES = 32
+#: Environment variable naming the secret file (else :func:`secret_path` beside the store).
+SECRET_ENV = "DPFED_FINGERPRINT_KEY"
+
+
+class FingerprintKeyError(DpfedError):
+    """The fingerprint secret is missing, damaged or belongs to another store."""
+
+
+# ================================================================================ the secret
+def secret_path(store_path: str | os.PathLike) -> Path:
+    """Where the fingerprint secret of a store lives: ``$DPFED_FINGERPRINT_KEY`` when set, else the
+    store file's path with ``.fpkey`` appended (beside the store, never inside it)."""
+    env = os.environ.get(SECRET_ENV, "").strip()
+    if env:
+        return Path(env).expanduser()
+    p = Path(store_path)
+    return p.with_name(p.name + ".fpkey")
+
+
+def secret_id(secret: bytes) -> str:
+    """A name for a secret that reveals nothing of it (keyed hash of a constant)."""
+    return hmac.new(secret, b"dpfed fingerprint key id", hashlib.sha256).hexdigest()[:24]
+
+
+def read_secret(path: Path) -> bytes | None:
+    """The secret in ``path``, None when there is no such file; a damaged file is an error."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise FingerprintKeyError(f"cannot read the fingerprint key {path}: {exc.strerror}") from None
+    if len(data) != SECRET_BYTES:
+        raise FingerprintKeyError(f"the fingerprint key {path} is damaged ({len(data)} bytes, expected "
+                                  f"{SECRET_BYTES}); restore it from a backup of the store and its key")
+    return data
+
+
+def create_secret(path: Path) -> bytes:
+    """A new secret from the operating system's entropy, written to ``path`` with mode 0600 (never
+    over an existing file). A failed write leaves no file behind."""
+    secret = secrets.token_bytes(SECRET_BYTES)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        got = read_secret(path)
+        assert got is not None
+        return got  # another session created it first
+    except OSError as exc:
+        raise FingerprintKeyError(f"cannot create the fingerprint key {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(secret)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as exc:
+        path.unlink(missing_ok=True)
+        raise FingerprintKeyError(f"cannot write the fingerprint key {path}: {exc.strerror}") from None
+    return secret
+
+
+# ================================================================================ fingerprints
+_M64 = 0xFFFFFFFFFFFFFFFF
+
+
+def _mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
+    x = np.asarray(x, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> np.uint64(30))
+        x = x * np.uint64(0xBF58476D1CE4E5B9)
+        x = x ^ (x >> np.uint64(27))
+        x = x * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return x
+
+
+@dataclass(frozen=True)
+class PeopleFingerprint:
+    """LSH band keys of every user (rows of users left out — too few items, or a repeat of an item
+    set another user of the same dataset has — are all 0 and never match), each user's entity index, and the
+    fingerprint's version."""
+
+    keys: np.ndarray       # (n_users, FP_BANDS) uint64
+    entity: np.ndarray     # (n_users,) int32
+    entity_names: tuple[str, ...]
+    version: int = FP_VERSION
+
+    @property
+    def n_users(self) -> int:
+        return int(self.keys.shape[0])
+
+    @property
+    def n_informative(self) -> int:
+        return int((self.keys[:, 0] != 0).sum())
+
+
+def _minhash_bands(X, tok: np.ndarray, band_salt: np.ndarray) -> np.ndarray:
+    """(n_users, FP_BANDS) band keys of the token sets of X's rows (0 for empty rows)."""
+    n = X.shape[0]
+    nnz = np.diff(X.indptr)
+    rows = np.flatnonzero(nnz > 0)
+    keys = np.zeros((n, FP_BANDS), dtype=np.uint64)
+    if rows.size:
+        starts = X.indptr[:-1][rows]
+        K = FP_BANDS * FP_ROWS
+        mins = np.empty((rows.size, K), dtype=np.uint64)
+        for k in range(K):
+            seed = np.uint64((0x9E3779B97F4A7C15 * (k + 1)) & _M64)
+            mins[:, k] = np.minimum.reduceat(_mix64(tok ^ seed), starts)
+        for b in range(FP_BANDS):
+            h = np.full(rows.size, band_salt[b], dtype=np.uint64)
+            for r in range(FP_ROWS):
+                h = _mix64(h ^ mins[:, b * FP_ROWS + r])
+            keys[rows, b] = np.where(h == 0, np.uint64(1), h)
+    return keys
+
+
+def _clean(dataset):
+    X = dataset.X.tocsr().copy()
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    X.sort_indices()
+    return X
+
+
+#: A process-wide secret for fingerprints asked for without one (benchmarks, comparisons in memory):
+#: never persisted, so nothing unkeyed is ever written.
+_EPHEMERAL = secrets.token_bytes(SECRET_BYTES)
+
+_FP_MEMO: dict[tuple[int, bytes], tuple[weakref.ref, PeopleFingerprint]] = {}
+
+
+def people_fingerprint(dataset, secret: bytes | None = None) -> PeopleFingerprint:
+    """Keyed MinHash/LSH fingerprint of the people in a dataset (module docstring): each user is the
+    set of items they have; item ids are hashed under ``secret`` (the store's key; None: a secret
+    of this process only). Vectorised over the sparse matrix: one pass over the stored entries per
+    min-hash (~0.1 s per 10⁶ entries). Memoised per dataset object and secret."""
+    secret = _EPHEMERAL if secret is None else bytes(secret)
+    memo_key = (id(dataset), secret)
+    hit = _FP_MEMO.get(memo_key)
+    if hit is not None and hit[0]() is dataset:
+        return hit[1]
+    X = _clean(dataset)
+    item_h = np.fromiter(
+        (int.from_bytes(hashlib.blake2b(str(i).encode("utf-8"), digest_size=8, key=secret,
+                                        person=b"dpfed-fp-item").digest(), "little")
+         for i in np.asarray(dataset.item_ids).tolist()), dtype=np.uint64, count=X.shape[1])
+    salt = np.frombuffer(hashlib.blake2b(b"bands", digest_size=8 * FP_BANDS, key=secret,
+                                         person=b"dpfed-fp-band").digest(), dtype="<u8").astype(np.uint64)
+    keys = _minhash_bands(X, item_h[X.indices], salt)
+    # users with too few items identify nobody; an item set several users of this dataset share
+    # (a standard order set) is kept once, so that shared generic profiles count as one person
+    few = np.diff(X.indptr) < MIN_ITEMS
+    keys[few] = 0
+    live = np.flatnonzero(keys[:, 0] != 0)
+    if live.size:
+        _, first = np.unique(keys[live], axis=0, return_index=True)
+        dup = np.ones(live.size, dtype=bool)
+        dup[first] = False
+        keys[live[dup]] = 0
+    fp = PeopleFingerprint(keys, np.asarray(dataset.entity_of_user, dtype=np.int32),
+                           tuple(str(e) for e in dataset.entity_names), FP_VERSION)
+    for k in [k for k, (ref, _) in _FP_MEMO.items() if ref() is None]:
+        del _FP_MEMO[k]
+    _FP_MEMO[memo_key] = (weakref.ref(dataset), fp)
+    return fp
+
+
+def legacy_fingerprint(dataset) -> PeopleFingerprint:
+    """The version-1 fingerprint (unkeyed: tokens (item id, value rounded to 1e-6), public seeds),
+    computed only to compare a dataset with version-1 entries of an older store."""
+    X = _clean(dataset)
+    item_h = np.fromiter((int.from_bytes(hashlib.blake2b(str(i).encode("utf-8"), digest_size=8).digest(), "little")
+                          for i in np.asarray(dataset.item_ids).tolist()), dtype=np.uint64, count=X.shape[1])
+    vals = np.round(X.data.astype(np.float64), 6) + 0.0  # -0.0 → 0.0
+    tok = _mix64(item_h[X.indices] ^ _mix64(vals.view(np.uint64)))
+    salt = np.array([0xD6E8FEB86659FD93 ^ (b + 1) for b in range(FP_BANDS)], dtype=np.uint64)
+    return PeopleFingerprint(_minhash_bands(X, tok, salt), np.asarray(dataset.entity_of_user, dtype=np.int32),
+                             tuple(str(e) for e in dataset.entity_names), LEGACY_FP_VERSION)
+
+
+# ================================================================================ matching
+@dataclass(frozen=True)
+class PeopleMatch:
+    """How the people of a new dataset match those of a stored one.
+
+    similarity : matched / (users of both − matched), over fingerprinted users (Jaccard of the two
+        populations). contained : the larger of the shares of each side's users matched.
+    """
+
+    similarity: float
+    matched_new: int
+    matched_stored: int
+    entity_map: dict[str, list[str]]   # new entity → stored entities (charged for it)
+    contained: float = 0.0
+
+
+def match_people(new: PeopleFingerprint, stored: PeopleFingerprint) -> PeopleMatch:
+    """Compare two fingerprints of the same version and key: a user of ``new`` matches the user of
+    ``stored`` with whom it shares the most band keys (same band), when they share at least
+    :data:`MIN_BANDS`. Vectorised (sort + searchsorted + unique)."""
+    nb = new.keys.shape[1]
+    valid_new = new.keys[:, 0] != 0
+    valid_st = stored.keys[:, 0] != 0
+    if (not valid_new.any() or not valid_st.any() or stored.keys.shape[1] != nb
+            or new.version != stored.version):
+        return PeopleMatch(0.0, 0, 0, {}, 0.0)
+    # tag each key with its band so equal keys of different bands never meet
+    band = np.arange(nb, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        tag = band[None, :] * np.uint64(0x632BE59BD9B4E019)
+    st = _mix64(stored.keys ^ tag)
+    nw = _mix64(new.keys ^ tag)
+    st_user = np.repeat(np.arange(stored.keys.shape[0]), nb).reshape(-1, nb)
+    st_flat, st_u = st[valid_st].ravel(), st_user[valid_st].ravel()
+    order = np.argsort(st_flat, kind="stable")
+    st_sorted, st_u = st_flat[order], st_u[order]
+    # every stored user holding the same key in the same band is a candidate (a band key several
+    # stored users share — near-identical item sets — must not hide any of them); a band key more
+    # than MAX_BAND_SHARE stored users hold is generic and tells nothing
+    left = np.searchsorted(st_sorted, nw, side="left")
+    right = np.searchsorted(st_sorted, nw, side="right")
+    width = np.where(valid_new[:, None], right - left, 0)
+    width[width > MAX_BAND_SHARE] = 0
+    u_new = np.repeat(np.repeat(np.arange(nw.shape[0]), nb), width.ravel())
+    starts = np.repeat(left.ravel(), width.ravel())
+    offs = np.arange(starts.size) - np.repeat(np.cumsum(width.ravel()) - width.ravel(), width.ravel())
+    partner_of_hit = st_u[starts + offs]
+    # a user matches the stored user with whom it shares the most bands, if at least MIN_BANDS
+    partner = np.full(nw.shape[0], -1, dtype=np.int64)
+    if u_new.size:
+        pairs, counts = np.unique(np.stack([u_new, partner_of_hit], axis=1), axis=0, return_counts=True)
+        order = np.lexsort((-counts, pairs[:, 0]))           # per new user, the most shared bands first
+        pairs, counts = pairs[order], counts[order]
+        first = np.r_[True, pairs[1:, 0] != pairs[:-1, 0]]
+        best, best_n = pairs[first], counts[first]
+        ok = best_n >= MIN_BANDS
+        partner[best[ok, 0]] = best[ok, 1]
+    matched = partner >= 0
+    m_new = int(matched.sum())
+    m_st = int(np.unique(partner[matched]).size)
+    n_new, n_st = int(valid_new.sum()), int(valid_st.sum())
+    contained = max(m_new / n_new, m_st / n_st)
+    m = min(m_new, m_st)
+    similarity = m / max(n_new + n_st - m, 1)
+    emap: dict[str, list[str]] = {}
+    for h, name in enumerate(new.entity_names):
+        sel = matched & (new.entity == h)
+        if not sel.any():
+            continue
+        counts = np.bincount(stored.entity[partner[sel]], minlength=len(stored.entity_names))
+        keep = np.flatnonzero(counts >= max(1.0, ENTITY_SHARE * counts.sum()))
+        emap[name] = [stored.entity_names[i] for i in keep[np.argsort(-counts[keep], kind="stable")]]
+    return PeopleMatch(float(similarity), m_new, m_st, emap, float(contained))
+
+
+def is_same_people(m: PeopleMatch) -> bool:
+    """The account decision: enough of one side's people are in the other (containment either way,
+    :data:`CONTAINMENT_THRESHOLD`) and at least :data:`MIN_MATCHED_USERS` of them."""
+    return m.contained >= CONTAINMENT_THRESHOLD and min(m.matched_new, m.matched_stored) >= MIN_MATCHED_USERS

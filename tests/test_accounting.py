@@ -1,0 +1,242 @@
+"""Every composition path of the budget odometer against an independent computation with
+``dp-accounting``: the ρ → (ε, δ) conversion, basic composition with its δ limit, the zCDP filter at
+half the cap's δ, a sweep's points as one PLD batch, mixed pure / Gaussian / approximate releases,
+and the federation-wide catalogue's coalition ε. The figures are computed here from the library's own
+accountants, never copied from the code under test; charges go through the odometer's own store."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from dp_accounting import dp_event
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
+
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.evaluation.budget import planned_rho
+from dpfed_core.privacy.accounting import (REFERENCE_DELTA, ReleaseCharge, compose_releases,
+                                           zcdp_epsilon_of_rho)
+from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease
+
+#: Orders of the independent RDP conversion: a dense geometric grid built here.
+ORDERS = np.unique(np.r_[1.0 + np.geomspace(1e-2, 1e6, 3000)])
+CAP_DELTA = 1e-5
+ENTITIES = ("A", "B", "C")
+
+
+def rdp_epsilon(rho: float, delta: float) -> float:
+    """Independent ρ-zCDP → (ε, δ): dp-accounting's RDP accountant on a ZCDpEvent."""
+    acc = rdp_privacy_accountant.RdpAccountant(orders=list(ORDERS))
+    acc.compose(dp_event.ZCDpEvent(rho))
+    return float(acc.get_epsilon(delta))
+
+
+def pld_epsilon(multipliers, delta: float) -> float:
+    """Independent PLD of Gaussian mechanisms (finer discretisation than the odometer's)."""
+    acc = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-3)
+    acc.compose(dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(z) for z in multipliers]))
+    return float(acc.get_epsilon(delta))
+
+
+def classic(rho: float, delta: float) -> float:
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def dataset() -> FederatedDataset:
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(12, 6)).astype(float)
+    X[:, 0] += 1
+    return FederatedDataset.from_parts(sp.csr_matrix(X), np.array(ENTITIES)[np.arange(12) % 3],
+                                       user_ids=np.array([f"u{i}" for i in range(12)]),
+                                       item_ids=np.array([f"i{j}" for j in range(6)]),
+                                       value_kind="counts", value_max=5.0, name="acc")
+
+
+def gauss(eps: float, delta: float = 1e-6, batch: bool = False) -> PlannedRelease:
+    rho, gaussian = planned_rho("dp-cooccurrence", eps, delta)
+    assert gaussian and rho is not None
+    return PlannedRelease("sweep point" if batch else "run", "dp-cooccurrence", eps, delta,
+                          {e: (eps, delta) for e in ENTITIES}, seed=0, rho=rho, gaussian=True, batch=batch)
+
+
+def pure(eps: float) -> PlannedRelease:
+    return PlannedRelease("run", "dp-pure", eps, 0.0, {e: (eps, 0.0) for e in ENTITIES}, seed=0,
+                          rho=eps * eps / 2.0, gaussian=False)
+
+
+def approximate(eps: float, delta: float) -> PlannedRelease:
+    """An approximate-DP release with no ρ of its own (e.g. a partition selection)."""
+    return PlannedRelease("run", "dp-gaussian", eps, delta, {e: (eps, delta) for e in ENTITIES}, seed=0)
+
+
+def charged(tmp_path, releases, cap=(1e6, CAP_DELTA)):
+    """The odometer's spend of entity A after the releases (a cap far away: nothing refused)."""
+    odo = BudgetOdometer(tmp_path / "acc.sqlite3")
+    ds = dataset()
+    odo.set_cap(ds, *cap)
+    for group in releases:
+        odo.reserve(ds, group if isinstance(group, list) else [group]).close()
+    return {b.entity: b for b in odo.balance(ds)}["A"]
+
+
+# ------------------------------------------------------------------------------ ρ → (ε, δ)
+@pytest.mark.parametrize("rho", [1e-4, 1e-3, 0.01, 0.028, 0.1, 0.5, 1.0, 3.0, 10.0])
+@pytest.mark.parametrize("delta", [5e-7, 5e-6])
+def test_conversion_is_within_one_percent_of_dp_accounting_and_tighter_than_the_classic_bound(rho, delta):
+    got = zcdp_epsilon_of_rho(rho, delta)
+    ref = rdp_epsilon(rho, delta)
+    assert abs(got / ref - 1.0) <= 0.01
+    # never looser than the library's own default-order answer (that answer is valid)
+    lib = rdp_privacy_accountant.RdpAccountant()
+    lib.compose(dp_event.ZCDpEvent(rho))
+    assert got <= lib.get_epsilon(delta) * (1 + 1e-9)
+    assert got < classic(rho, delta) * 0.99
+
+
+def test_conversion_edges():
+    assert zcdp_epsilon_of_rho(0.0, 1e-6) == 0.0
+    assert zcdp_epsilon_of_rho(math.inf, 1e-6) == math.inf
+    assert zcdp_epsilon_of_rho(0.1, 0.0) == math.inf
+
+
+def test_eighteen_releases_at_epsilon_one_are_charged_what_the_library_certifies(tmp_path):
+    """18 Gaussian releases at ε = 1 (δ = 1e-6), chosen adaptively: the zCDP filter, ρ summed, ε at
+    half the cap's δ, as dp-accounting converts it (the classic conversion stated 5.47)."""
+    b = charged(tmp_path, [gauss(1.0) for _ in range(18)])
+    rho = 18 * planned_rho("dp-cooccurrence", 1.0, 1e-6)[0]
+    ref = rdp_epsilon(rho, CAP_DELTA / 2)
+    assert b.accountant == "zCDP"
+    assert b.spent_epsilon == pytest.approx(ref, rel=0.01)
+    assert 4.85 <= b.spent_epsilon <= 4.95
+
+
+# ------------------------------------------------------------------------------ basic composition
+def test_basic_composition_sums_epsilon_and_needs_the_deltas_within_half_the_cap(tmp_path):
+    # approximate releases with no ρ: only basic composition applies; Σδ = 4e-6 ≤ δ_cap/2
+    b = charged(tmp_path, [approximate(0.3, 1e-6), approximate(0.5, 1e-6), approximate(0.7, 2e-6)])
+    assert b.accountant.startswith("basic")
+    assert b.spent_epsilon == pytest.approx(1.5, rel=1e-12)
+    assert b.spent_delta == pytest.approx(4e-6, rel=1e-12)
+    assert b.tight_epsilon == math.inf
+
+
+def test_basic_composition_refuses_deltas_beyond_half_the_cap():
+    # Σδ = 6e-6 > δ_cap/2 = 5e-6: basic composition holds no (ε, δ_cap/2) guarantee
+    over = [ReleaseCharge(0.5, 2e-6), ReleaseCharge(0.5, 2e-6), ReleaseCharge(0.5, 2e-6)]
+    assert compose_releases(over, CAP_DELTA).epsilon == math.inf
+    within = over[:2]
+    assert compose_releases(within, CAP_DELTA).epsilon == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------------------ the zCDP filter
+def test_zcdp_filter_is_the_summed_rho_at_half_the_caps_delta(tmp_path):
+    eps = [0.3, 1.0, 0.5, 2.0, 0.7]
+    b = charged(tmp_path, [gauss(e) for e in eps])
+    rho = sum(planned_rho("dp-cooccurrence", e, 1e-6)[0] for e in eps)
+    half, full = rdp_epsilon(rho, CAP_DELTA / 2), rdp_epsilon(rho, CAP_DELTA)
+    assert b.accountant == "zCDP"
+    assert b.tight_epsilon == pytest.approx(half, rel=0.01)
+    assert b.spent_epsilon == pytest.approx(half, rel=0.01)
+    # the split matters: at the whole δ the bound would be smaller — the filter must not use it
+    assert full < half * 0.985
+    assert b.basic_epsilon == pytest.approx(sum(eps))
+
+
+def test_zcdp_filter_without_a_cap_is_stated_at_the_reference_delta(tmp_path):
+    odo = BudgetOdometer(tmp_path / "nocap.sqlite3")
+    ds = dataset()
+    for e in (1.0, 1.0, 1.0):
+        odo.reserve(ds, [gauss(e)]).close()
+    b = {x.entity: x for x in odo.balance(ds)}["A"]
+    rho = 3 * planned_rho("dp-cooccurrence", 1.0, 1e-6)[0]
+    assert b.spent_epsilon == pytest.approx(rdp_epsilon(rho, REFERENCE_DELTA / 2), rel=0.01)
+
+
+# ------------------------------------------------------------------------------ the sweep's PLD batch
+def test_a_sweeps_points_are_one_pld_batch_at_half_the_caps_delta(tmp_path):
+    """Ten Gaussian sweep points at ε = 1 planned together: every point in the PLD (≈ 3.26); one
+    point alone would be ≈ 1, and basic composition 10."""
+    b = charged(tmp_path, [[gauss(1.0, batch=True) for _ in range(10)]])
+    rho = planned_rho("dp-cooccurrence", 1.0, 1e-6)[0]
+    z = 1.0 / math.sqrt(2.0 * rho)
+    ref = pld_epsilon([z] * 10, CAP_DELTA / 2)
+    assert b.accountant == "basic + PLD batch"
+    assert ref * (1 - 1e-3) <= b.spent_epsilon <= ref * 1.01
+    assert 3.1 <= b.spent_epsilon <= 3.4
+    assert b.spent_epsilon < rdp_epsilon(10 * rho, CAP_DELTA / 2)  # tighter than zCDP here
+    assert b.spent_delta == pytest.approx(CAP_DELTA / 2)
+
+
+def test_a_batch_caps_what_fits(tmp_path):
+    """A cap of 1.5 refuses the ten-point batch (charged ≈ 3.26), whatever one point alone costs."""
+    from dpfed_core.privacy.odometer import BudgetRefused
+
+    odo = BudgetOdometer(tmp_path / "b.sqlite3")
+    ds = dataset()
+    odo.set_cap(ds, 1.5, CAP_DELTA)
+    with pytest.raises(BudgetRefused):
+        odo.reserve(ds, [gauss(1.0, batch=True) for _ in range(10)])
+    assert odo.releases(ds) == []
+    pre = odo.preview(ds, [gauss(1.0, batch=True) for _ in range(10)])
+    assert not pre["fits"] and pre["spend"] > 3.0
+
+
+def test_two_batches_compose_basically_and_singles_add(tmp_path):
+    rho = planned_rho("dp-cooccurrence", 1.0, 1e-6)[0]
+    z = 1.0 / math.sqrt(2.0 * rho)
+    batch = [gauss(1.0, batch=True) for _ in range(4)]
+    b = charged(tmp_path, [batch, [gauss(1.0, batch=True) for _ in range(4)]])
+    one = pld_epsilon([z] * 4, CAP_DELTA / 4)  # each batch has δ_cap/2 … but the two must share it
+    # two batches of δ_cap/2 each exceed δ_cap/2 in total: basic is void, the zCDP filter holds
+    assert b.accountant == "zCDP"
+    assert b.spent_epsilon == pytest.approx(rdp_epsilon(8 * rho, CAP_DELTA / 2), rel=0.01)
+    assert b.spent_epsilon > one
+
+
+# ------------------------------------------------------------------------------ mixed releases
+def test_pure_and_gaussian_releases_compose_by_their_summed_rho(tmp_path):
+    rels = [pure(0.5), gauss(1.0), pure(0.3), gauss(0.5)]
+    b = charged(tmp_path, rels)
+    rho = 0.5 ** 2 / 2 + 0.3 ** 2 / 2 + sum(planned_rho("dp-cooccurrence", e, 1e-6)[0] for e in (1.0, 0.5))
+    ref = rdp_epsilon(rho, CAP_DELTA / 2)
+    assert b.basic_epsilon == pytest.approx(2.3)
+    assert b.tight_epsilon == pytest.approx(ref, rel=0.01)
+    assert b.spent_epsilon == pytest.approx(min(2.3, ref), rel=0.01)
+
+
+def test_many_small_pure_releases_are_charged_by_zcdp(tmp_path):
+    b = charged(tmp_path, [pure(0.1) for _ in range(40)])
+    ref = rdp_epsilon(40 * 0.1 ** 2 / 2, CAP_DELTA / 2)
+    assert ref < 4.0
+    assert b.accountant == "zCDP" and b.spent_epsilon == pytest.approx(ref, rel=0.01)
+
+
+def test_an_approximate_release_without_rho_leaves_only_basic_composition(tmp_path):
+    b = charged(tmp_path, [pure(0.1) for _ in range(40)] + [approximate(0.2, 1e-6)])
+    assert b.tight_epsilon == math.inf
+    assert b.accountant.startswith("basic") and b.spent_epsilon == pytest.approx(4.2)
+
+
+# ------------------------------------------------------------------------------ coalition ε
+def test_the_federation_wide_catalogues_coalition_epsilon():
+    """An entity adds σ/d of a secure sum: against the server with every other entity its share is
+    a Gaussian of ρ·d², converted at the row's δ."""
+    from dpfed_core.privacy import catalogue as cat
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix((rng.random((20, 30)) < 0.3).astype(float))
+    names = np.array([f"item {j}" for j in range(30)])
+    bucket = cat.item_buckets(names, 64)
+    rho, delta, d = 0.02, 1e-6, 3.0
+    ledger = PrivacyLedger(10.0, 1e-3)
+    _, eps_c = cat.secure_catalogue_share(X, bucket, rho, delta, rng, ledger.for_entity("e"), divisor=d, n_buckets=64)
+    row = ledger.rows[0]
+    assert eps_c == pytest.approx(rdp_epsilon(rho * d * d, delta), rel=0.01)
+    assert row.epsilon == pytest.approx(rdp_epsilon(rho, delta), rel=0.01)
+    assert 2.9 <= eps_c <= 3.0 and eps_c > 2.5 * row.epsilon
+    _, eps_1 = cat.secure_catalogue_share(X, bucket, rho, delta, rng, PrivacyLedger(10.0, 1e-3).for_entity("e"),
+                                          divisor=1.0, n_buckets=64)
+    assert eps_1 == pytest.approx(rdp_epsilon(rho, delta), rel=0.01)

@@ -1,0 +1,285 @@
+"""Charges follow what was released: a resumed sweep pays only for the points it computes, a run that
+fails before its first draw gives its reservation back (and one that drew does not), a cap cannot be
+set below the spend, the store answers when it cannot be written and leaves nothing behind when it
+cannot be created, and every release and cap change says who made it. Stores live under tmp_path."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpfed_core.cli.main import main
+from dpfed_core.config import RunConfig
+from dpfed_core.data.loaders import load_data
+from dpfed_core.errors import ConfigError
+from dpfed_core.evaluation import experiments
+from dpfed_core.evaluation.service import execute_run, execute_sweep
+from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
+from dpfed_core.privacy.store import Store, StoreError, actor
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def clinic():
+    return load_data("sample:clinic")
+
+
+def cli(capsys, *argv):
+    rc = main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def spent(odo, ds) -> float:
+    return max(b.spent_epsilon for b in odo.balance(ds))
+
+
+# ------------------------------------------------------------------------------ sweeps resumed
+def test_a_resumed_sweep_is_charged_only_for_the_points_it_computes(tmp_path, clinic):
+    store = tmp_path / "sweep.sqlite3"
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6)
+    full = execute_sweep(clinic, cfg, [0.5, 1.0], [0], ["individual"], store=store, save=False).doc
+    odo = BudgetOdometer(store)
+    before = spent(odo, clinic)
+    n_before = len(odo.releases(clinic))
+    assert n_before == len(full["runs"]) >= 3
+    partial = json.loads(json.dumps(experiments.json_safe(full)))
+    partial["runs"] = [r for r in partial["runs"] if not (r["method"] == "dp-gaussian" and r["epsilon"] == 1.0)]
+    partial["complete"] = False
+    out = execute_sweep(clinic, cfg, [0.5, 1.0], [0], ["individual"], store=store, resume=partial, save=False)
+    rows = odo.releases(clinic)
+    new = [r for r in rows if r["operation"] == out.odometer["operation"]]
+    assert [(r["method"], r["epsilon"]) for r in new] == [("dp-gaussian", 1.0)]
+    assert len(rows) == n_before + 1
+    assert before < spent(odo, clinic) <= before + 1.0 + 1e-9  # one point of ε = 1, not the sweep again
+    assert len(out.doc["runs"]) == len(full["runs"])
+    # resuming the complete document computes nothing and charges nothing
+    with pytest.raises(ConfigError, match="already holds every point"):
+        execute_sweep(clinic, cfg, [0.5, 1.0], [0], ["individual"], store=store,
+                      resume=json.loads(json.dumps(experiments.json_safe(out.doc))), save=False)
+    assert len(odo.releases(clinic)) == n_before + 1
+
+
+def test_cli_resume_of_a_complete_sweep_is_refused_and_not_charged(tmp_path, capsys):
+    store, doc = str(tmp_path / "s.sqlite3"), tmp_path / "sweep.json"
+    args = ["sweep", "--data", "sample:clinic", "--method", "dp-gaussian", "--k", "3", "--epsilons", "1",
+            "--seeds", "0", "--references", "individual", "--store", store]
+    rc, _, err = cli(capsys, *args, "--out", str(doc))
+    assert rc == 0, err
+    n = len(BudgetOdometer(store).releases(dataset_key(load_data("sample:clinic"))))
+    rc, _, err = cli(capsys, *args, "--resume", str(doc))
+    assert rc == 2 and "already holds every point" in err and "Traceback" not in err
+    assert len(BudgetOdometer(store).releases(dataset_key(load_data("sample:clinic")))) == n
+
+
+def test_a_document_of_another_sweep_is_refused_before_anything_is_charged(tmp_path, clinic):
+    store = tmp_path / "other.sqlite3"
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6)
+    doc = json.loads(json.dumps(experiments.json_safe(
+        execute_sweep(clinic, cfg, [1.0], [0], ["individual"], store=store, save=False).doc)))
+    n = len(BudgetOdometer(store).releases(clinic))
+    with pytest.raises(ConfigError, match="other settings") as exc:
+        execute_sweep(clinic, cfg.replace(k=4), [1.0], [0], ["individual"], store=store, resume=doc, save=False)
+    assert exc.value.param == "resume"
+    assert len(BudgetOdometer(store).releases(clinic)) == n
+
+
+# ------------------------------------------------------------------------------ failures before any draw
+def test_a_run_that_fails_before_its_first_draw_gives_its_reservation_back(tmp_path, clinic, monkeypatch):
+    store = tmp_path / "fail.sqlite3"
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5)
+
+    def broken_split(*a, **k):
+        raise RuntimeError("the split failed")
+
+    monkeypatch.setattr(experiments, "make_split", broken_split)
+    with pytest.raises(RuntimeError):
+        execute_run(clinic, cfg, store=store)
+    odo = BudgetOdometer(store)
+    (rel,) = odo.releases(clinic)
+    assert rel["status"] == "withdrawn" and not rel["charged"] and "no ledger row" in rel["note"]
+    assert rel["settled_by"] == actor()
+    assert spent(odo, clinic) == 0.0 and all(b.n_releases == 0 for b in odo.balance(clinic))
+
+
+def test_a_run_that_fails_after_drawing_stays_charged(tmp_path, clinic, monkeypatch):
+    store = tmp_path / "drew.sqlite3"
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5)
+    real = experiments.run_method
+
+    def drew_then_failed(*a, **k):
+        real(*a, **k)
+        raise RuntimeError("failed after the release")
+
+    monkeypatch.setattr(experiments, "run_method", drew_then_failed)
+    with pytest.raises(RuntimeError):
+        execute_run(clinic, cfg, store=store)
+    odo = BudgetOdometer(store)
+    (rel,) = odo.releases(clinic)
+    assert rel["status"] == "failed" and rel["charged"]
+    assert spent(odo, clinic) == pytest.approx(1.0)
+
+
+def test_a_runner_that_never_started_is_given_back_and_one_that_did_is_not(tmp_path, clinic):
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5)
+
+    class NeverStarted(RuntimeError):
+        ledger_rows = 0
+
+    def runner_no_start(*a):
+        raise NeverStarted("Flower missing")
+
+    def runner_started(*a):
+        raise RuntimeError("a node died")
+
+    for runner, status, eps in ((runner_no_start, "withdrawn", 0.0), (runner_started, "failed", 1.0)):
+        store = tmp_path / f"{status}.sqlite3"
+        with pytest.raises(RuntimeError):
+            execute_run(clinic, cfg, store=store, runner=runner)
+        odo = BudgetOdometer(store)
+        assert [r["status"] for r in odo.releases(clinic)] == [status]
+        assert spent(odo, clinic) == pytest.approx(eps)
+
+
+def test_withdraw_is_refused_once_anything_was_drawn_or_settled(tmp_path, clinic):
+    odo = BudgetOdometer(tmp_path / "w.sqlite3")
+    plan = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names}, seed=0)
+    res = odo.reserve(clinic, [plan])
+    with pytest.raises(ValueError):
+        res.withdraw(3, "three rows")
+    res.settle(0)
+    with pytest.raises(ValueError):
+        res.withdraw(0, "too late")
+    assert spent(odo, clinic) == pytest.approx(1.0)
+
+
+def test_a_withdrawn_release_does_not_count_towards_the_cap(tmp_path, clinic):
+    odo = BudgetOdometer(tmp_path / "cap.sqlite3")
+    odo.set_cap(clinic, 1.0)
+    plan = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names}, seed=0)
+    odo.reserve(clinic, [plan]).withdraw(0, "nothing drawn")
+    odo.reserve(clinic, [plan]).close()
+    with pytest.raises(BudgetRefused):
+        odo.reserve(clinic, [plan])
+    assert odo.runs_left(clinic)["n"] == 0
+
+
+def test_deploy_local_without_flower_is_refused_before_any_charge(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "flwr" else real(name, *a))
+    store = str(tmp_path / "dep.sqlite3")
+    rc, _, err = cli(capsys, "deploy-local", "--data", "sample:clinic", "--method", "dp-popularity",
+                     "--aggregation", "secure", "--epsilon", "1", "--store", store)
+    assert rc != 0 and "Flower" in err and "nothing was charged" in err
+    if Path(store).exists():
+        assert BudgetOdometer(store).releases(dataset_key(load_data("sample:clinic"))) == []
+
+
+# ------------------------------------------------------------------------------ caps and who
+def test_cli_set_cap_below_the_spend_is_refused_and_changes_nothing(tmp_path, capsys, clinic):
+    store = str(tmp_path / "c.sqlite3")
+    data = ["--data", "sample:clinic", "--store", store]
+    assert cli(capsys, "budget", "set-cap", *data, "--epsilon", "2")[0] == 0
+    plan = PlannedRelease("run", "dp-gaussian", 1.5, 1e-6, {e: (1.5, 1e-6) for e in clinic.entity_names}, seed=0)
+    BudgetOdometer(store).reserve(clinic, [plan]).close()
+    rc, _, err = cli(capsys, "budget", "set-cap", *data, "--epsilon", "1")
+    assert rc == 2 and "below what is already spent" in err and "Traceback" not in err
+    assert BudgetOdometer(store).cap(dataset_key(clinic)) == (2.0, 1e-5)
+    assert cli(capsys, "budget", "set-cap", *data, "--epsilon", "1.6")[0] == 0
+
+
+def test_every_release_and_cap_change_records_who_and_budget_releases_shows_it(tmp_path, capsys, clinic):
+    store = str(tmp_path / "who.sqlite3")
+    data = ["--data", "sample:clinic", "--store", store]
+    assert cli(capsys, "budget", "set-cap", *data, "--epsilon", "5")[0] == 0
+    odo = BudgetOdometer(store)
+    plan = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names}, seed=0)
+    odo.reserve(clinic, [plan]).close()
+    odo.reserve(clinic, [plan]).withdraw(0, "nothing drawn")
+    me = actor()
+    assert "@" in me
+    rows = odo.releases(clinic)
+    assert [r["actor"] for r in rows] == [me, me] and [r["settled_by"] for r in rows] == [me, me]
+    assert odo.cap_changes(clinic)[0]["actor"] == me
+    rc, out, _ = cli(capsys, "budget", "releases", *data)
+    assert rc == 0 and out.count(me) >= 2 and "withdrawn" in out and f"by {me}" in out
+    rc, out, _ = cli(capsys, "budget", "releases", *data, "--json")
+    view = json.loads(out)
+    assert {r["actor"] for r in view["releases"]} == {me} and view["cap_changes"][0]["actor"] == me
+
+
+# ------------------------------------------------------------------------------ the store file
+def test_a_store_that_cannot_be_created_leaves_nothing_behind(tmp_path, monkeypatch):
+    from dpfed_core.privacy import store as store_mod
+
+    path = tmp_path / "new.sqlite3"
+
+    def full(self):
+        raise StoreError("database or disk is full")
+
+    monkeypatch.setattr(store_mod.Store, "_migrate", full)
+    with pytest.raises(StoreError):
+        Store(path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _namespace_ok() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    r = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    return r.returncode == 0
+
+
+needs_ns = pytest.mark.skipif(not _namespace_ok(), reason="needs unshare -m (a private mount namespace)")
+
+
+def _in_namespace(script: str, env_store: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO), DPFED_STORE=env_store)
+    return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=300)
+
+
+@needs_ns
+def test_budget_show_works_on_a_read_only_store(tmp_path, clinic):
+    d = tmp_path / "ro"
+    d.mkdir()
+    store = d / "owner.sqlite3"
+    odo = BudgetOdometer(store)
+    odo.set_cap(clinic, 3.0)
+    plan = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names}, seed=0)
+    odo.reserve(clinic, [plan]).close()
+    before = {p.name: p.stat().st_mtime_ns for p in d.iterdir()}
+    py = sys.executable
+    r = _in_namespace(f"mount --bind {d} {d} && mount -o remount,bind,ro {d} && "
+                      f"{py} -m dpfed_core budget show --data sample:clinic --store {store} && "
+                      f"{py} -m dpfed_core budget releases --data sample:clinic --store {store} && "
+                      f"{py} -m dpfed_core run --data sample:clinic --method dp-gaussian --k 3 --epsilon 0.5 "
+                      f"--store {store}", str(store))
+    assert "cap: ε = 3" in r.stdout and "read-only here" in r.stdout and "dp-gaussian" in r.stdout, r.stderr
+    assert r.returncode == 2 and "read-only" in r.stderr and "Traceback" not in r.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in d.iterdir()} == before
+
+
+@needs_ns
+def test_budget_show_works_on_a_full_disk_and_a_new_store_there_leaves_nothing(tmp_path, clinic):
+    d = tmp_path / "full"
+    d.mkdir()
+    py = sys.executable
+    setup = (f"{py} -c \"from dpfed_core.data.loaders import load_data; from dpfed_core.privacy.odometer import "
+             f"BudgetOdometer, PlannedRelease; ds = load_data('sample:clinic'); o = BudgetOdometer('{d}/s.sqlite3'); "
+             f"o.set_cap(ds, 2.0); o.reserve(ds, [PlannedRelease('run', 'dp-gaussian', 1.0, 1e-6, "
+             f"{{e: (1.0, 1e-6) for e in ds.entity_names}}, seed=0)]).close()\"")
+    r = _in_namespace(f"mount -t tmpfs -o size=4m tmpfs {d} && {setup} && "
+                      f"(dd if=/dev/zero of={d}/fill bs=64k 2>/dev/null; true) && "
+                      f"{py} -m dpfed_core budget show --data sample:clinic --store {d}/s.sqlite3; "
+                      f"echo show=$?; {py} -m dpfed_core budget show --data sample:clinic --store {d}/new.sqlite3; "
+                      f"echo new=$?; ls {d}", str(d / "s.sqlite3"))
+    assert "cap: ε = 2" in r.stdout and "show=0" in r.stdout, r.stdout + r.stderr
+    assert "new=2" in r.stdout and "new.sqlite3" not in r.stdout.split("new=2", 1)[1], r.stdout + r.stderr

@@ -1,0 +1,331 @@
+"""The keyed people fingerprint: every reading of the same file and every re-export of the same people
+meets one account; a dataset holding a quarter of the stored people is charged to them however many
+others are added; unrelated people are never taken for them; and the store alone answers no
+membership question. Every store and key lives under tmp_path."""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpfed_core.cli.main import main
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.loaders import load_data
+from dpfed_core.privacy import fingerprint as fpm
+from dpfed_core.privacy.fingerprint import (FingerprintKeyError, is_same_people, legacy_fingerprint, match_people,
+                                            people_fingerprint)
+from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
+
+
+def population(seed: int, n: int = 400, m: int = 600, per_user=(6, 30), base: int = 0) -> FederatedDataset:
+    """Users with 6–30 items drawn with popularity skew from one public catalogue of m items."""
+    rng = np.random.default_rng(seed)
+    pop = 1.0 / np.arange(1, m + 1) ** 0.8
+    pop /= pop.sum()
+    rows, cols = [], []
+    for u in range(n):
+        k = int(rng.integers(*per_user))
+        items = rng.choice(m, k, replace=False, p=pop)
+        rows += [u] * k
+        cols += items.tolist()
+    vals = rng.integers(1, 6, len(rows)).astype(float)
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n, m))
+    return FederatedDataset.from_parts(X, np.array(["A", "B", "C", "D"])[np.arange(n) % 4],
+                                       user_ids=np.array([f"u{base + i}" for i in range(n)]),
+                                       item_ids=np.array([f"i{j}" for j in range(m)]),
+                                       value_kind="ratings", value_max=5.0, name=f"pop {seed}")
+
+
+def rows_of(ds: FederatedDataset, rows, X=None, name="re-export") -> FederatedDataset:
+    rows = np.asarray(rows)
+    X = (ds.X.tocsr() if X is None else X)[rows]
+    names = np.asarray(ds.entity_names, dtype=object)[ds.entity_of_user[rows]].astype(str)
+    return FederatedDataset.from_parts(sp.csr_matrix(X), names, user_ids=np.array([f"p{i}" for i in range(len(rows))]),
+                                       item_ids=ds.item_ids, value_kind=ds.value_kind, value_max=ds.value_max,
+                                       name=name)
+
+
+def mix(stored: FederatedDataset, share: float, others: FederatedDataset, times: float, seed: int = 1):
+    """``share`` of the stored people (a random subsample) plus ``times`` as many others."""
+    rng = np.random.default_rng(seed)
+    keep = rng.choice(stored.n_users, int(share * stored.n_users), replace=False)
+    extra = rng.choice(others.n_users, min(int(times * keep.size), others.n_users), replace=False)
+    X = sp.vstack([stored.X.tocsr()[keep], others.X.tocsr()[extra]]).tocsr()
+    names = np.r_[np.asarray(stored.entity_names, dtype=object)[stored.entity_of_user[keep]],
+                  np.asarray(others.entity_names, dtype=object)[others.entity_of_user[extra]]].astype(str)
+    order = rng.permutation(X.shape[0])
+    return FederatedDataset.from_parts(X[order], names[order], user_ids=np.array([f"m{i}" for i in range(X.shape[0])]),
+                                       item_ids=stored.item_ids, value_kind="ratings", value_max=5.0, name="mixed")
+
+
+def run_plan(ds: FederatedDataset, eps: float) -> PlannedRelease:
+    return PlannedRelease("run", "dp-gaussian", eps, 1e-6, {e: (eps, 1e-6) for e in ds.entity_names}, seed=0)
+
+
+KEY = b"k" * 32
+
+
+# ------------------------------------------------------------------------------ what is compared
+def test_values_play_no_part_items_do():
+    ds = population(0)
+    X = ds.X.tocsr().copy()
+    rng = np.random.default_rng(3)
+    X.data = X.data + rng.choice([-1.0, 1.0], X.data.size) + 0.5  # every value moved, none to 0
+    moved = rows_of(ds, np.arange(ds.n_users), X)
+    implicit = rows_of(ds, np.arange(ds.n_users), (ds.X != 0).astype(float))
+    for other in (moved, implicit):
+        m = match_people(people_fingerprint(other, KEY), people_fingerprint(ds, KEY))
+        assert m.contained == 1.0 and m.similarity == 1.0 and m.matched_new == ds.n_users
+    # a tenth of each user's items swapped for others: no longer the same profile
+    Y = ds.X.tolil()
+    for u in range(ds.n_users):
+        cols = Y.rows[u]
+        k = max(1, len(cols) // 2)
+        for c in list(cols)[:k]:
+            Y[u, c] = 0
+            Y[u, (c + 300) % ds.n_items] = 1.0
+    m = match_people(people_fingerprint(rows_of(ds, np.arange(ds.n_users), Y.tocsr()), KEY),
+                     people_fingerprint(ds, KEY))
+    assert m.contained < 0.05
+
+
+def test_every_user_is_found_again_even_among_near_identical_profiles():
+    """sample:clinic has many patients with nearly the same items: a band key several stored users
+    share must not hide any of them (a first-hit lookup found 93 %)."""
+    from dpfed_core.data.synthetic import reexport
+
+    ds = load_data("sample:clinic")
+    other = reexport(ds, pseudonyms=True, reorder=True, relabel="site-", name="re")
+    m = match_people(people_fingerprint(other, KEY), people_fingerprint(ds, KEY))
+    fp = people_fingerprint(ds, KEY)
+    assert m.contained == 1.0 and m.matched_new == m.matched_stored == fp.n_informative > 2000
+
+
+def test_users_with_too_few_items_and_repeated_profiles_count_once():
+    ds = population(0, n=50)
+    X = ds.X.tolil()
+    X[0, :] = 0
+    X[0, 1] = 1.0
+    X[0, 2] = 1.0                                         # two items: identifies no one
+    X[2, :] = X[1, :]                                     # the same items as user 1
+    fp = people_fingerprint(rows_of(ds, np.arange(50), X.tocsr()), KEY)
+    assert fp.n_informative == 48
+    assert (fp.keys[0] == 0).all() and (fp.keys[2] == 0).all() and (fp.keys[1] != 0).all()
+    # duplicating every user (under new pseudonyms) hides no one
+    twice = rows_of(ds, np.r_[np.arange(50), np.arange(50)])
+    m = match_people(people_fingerprint(twice, KEY), people_fingerprint(ds, KEY))
+    assert m.contained == 1.0 and is_same_people(m)
+
+
+# ------------------------------------------------------------------------------ containment
+@pytest.mark.parametrize("share,times", [(1.0, 0), (0.5, 1), (0.5, 3), (0.25, 3), (0.25, 0), (0.3, 6)])
+def test_a_subsample_mixed_with_others_is_charged_to_the_stored_people(share, times):
+    stored, others = population(0), population(1, n=1200, base=10_000)
+    m = match_people(people_fingerprint(mix(stored, share, others, times), KEY), people_fingerprint(stored, KEY))
+    assert is_same_people(m)
+    assert m.matched_stored == pytest.approx(share * stored.n_users, abs=3)
+
+
+def test_the_containment_threshold_is_a_fifth():
+    """Pinned: 25 % of the stored people diluted 3× are recognised, 15 % diluted 5× are not (a
+    threshold of 0.1 or 0.3 would fail this)."""
+    stored, others = population(0), population(1, n=1200, base=10_000)
+    fps = people_fingerprint(stored, KEY)
+    m25 = match_people(people_fingerprint(mix(stored, 0.25, others, 3), KEY), fps)
+    m15 = match_people(people_fingerprint(mix(stored, 0.15, others, 5), KEY), fps)
+    assert 0.2 <= m25.contained < 0.3 and is_same_people(m25)
+    assert 0.1 < m15.contained < 0.2 and not is_same_people(m15)
+
+
+def test_a_handful_of_stored_people_is_not_an_account():
+    stored, others = population(0), population(1, n=1200, base=10_000)
+    small = mix(stored, 0.005, others, 0)                  # two users, all of them stored
+    m = match_people(people_fingerprint(small, KEY), people_fingerprint(stored, KEY))
+    assert m.contained == 1.0 and m.matched_new == 2 and not is_same_people(m)
+
+
+@pytest.mark.parametrize("seeds", [(0, 1), (2, 3), (4, 5)])
+def test_unrelated_people_are_never_taken_for_the_stored_ones(seeds):
+    a, b = population(seeds[0]), population(seeds[1], n=800, base=10_000)
+    for x, y in ((a, b), (b, a)):
+        m = match_people(people_fingerprint(x, KEY), people_fingerprint(y, KEY))
+        assert not is_same_people(m) and m.contained < 0.05
+
+
+def test_unrelated_halves_of_real_data_are_never_matched(shared_data):
+    for spec in (str(shared_data / "ml-100k"), str(shared_data / "eicu-demo"), "sample:clinic"):
+        ds = load_data(spec)
+        perm = np.random.default_rng(0).permutation(ds.n_users)
+        a, b = rows_of(ds, np.sort(perm[: ds.n_users // 2])), rows_of(ds, np.sort(perm[ds.n_users // 2:]))
+        m = match_people(people_fingerprint(b, KEY), people_fingerprint(a, KEY))
+        assert not is_same_people(m) and m.contained < 0.1, spec
+        quarter = mix(a, 0.25, b, 3)
+        m = match_people(people_fingerprint(quarter, KEY), people_fingerprint(a, KEY))
+        assert is_same_people(m), spec
+
+
+# ------------------------------------------------------------------------------ one account per reading
+def _long_table(path):
+    rng = np.random.default_rng(0)
+    lines = ["user,item,rating,site,stars"]
+    for u in range(120):
+        for i in rng.choice(80, int(rng.integers(5, 15)), replace=False):
+            r = int(rng.integers(1, 6))
+            lines.append(f"u{u},item{i},{r},{'AB'[u % 2]},{6 - r}")
+    u, i, r, site, _ = lines[1].split(",")
+    lines.append(f"{u},{i},{6 - int(r) if int(r) != 3 else 1},{site},1")  # a repeated (user, item) row
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_every_reading_of_one_file_is_one_account(tmp_path):
+    f = _long_table(tmp_path / "clinic.csv")
+    base = dict(user_col="user", item_col="item", entity_col="site")
+    readings = [dict(value_col="rating"), dict(value_col="rating", value_kind="implicit"),
+                dict(value_col="rating", value_kind="counts", value_max=5), dict(value_col="rating", duplicates="mean"),
+                dict(value_col="rating", value_max=10), dict(value_col="stars"), dict(value_kind="implicit")]
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    first = load_data(str(f), **base, **readings[0])
+    odo.set_cap(first, 1.0, 1e-5)
+    odo.reserve(first, [run_plan(first, 0.8)]).close()
+    keys = {dataset_key(first)}
+    for opts in readings[1:]:
+        ds = load_data(str(f), **base, **opts)
+        keys.add(dataset_key(ds))
+        assert odo.identity(ds).account == dataset_key(first), opts
+        with pytest.raises(BudgetRefused):
+            odo.reserve(ds, [run_plan(ds, 0.5)])
+    assert len(keys) >= 4  # the readings really differ (values, duplicates rule, value column)
+
+
+def test_cli_value_kind_implicit_meets_the_cap(tmp_path, capsys):
+    f = _long_table(tmp_path / "clinic.csv")
+    store = tmp_path / "cli.sqlite3"
+    common = ["--data", str(f), "--user-col", "user", "--item-col", "item", "--entity-col", "site",
+              "--entities-from-data", "--store", str(store)]
+    assert main(["budget", "set-cap", *common, "--value-col", "rating", "--epsilon", "1"]) == 0
+    ratings = load_data(str(f), user_col="user", item_col="item", entity_col="site", value_col="rating")
+    BudgetOdometer(store).reserve(ratings, [run_plan(ratings, 0.8)]).close()
+    capsys.readouterr()
+    run = ["run", *common, "--method", "dp-popularity", "--aggregation", "none", "--epsilon", "0.5"]
+    assert main([*run, "--value-col", "rating", "--value-kind", "implicit"]) != 0
+    err = capsys.readouterr().err
+    assert "refused" in err and "same people" in err
+    assert len(BudgetOdometer(store).releases(ratings)) == 1
+
+
+# ------------------------------------------------------------------------------ keyed: no membership oracle
+def test_the_key_is_created_beside_the_store_private_and_named_in_the_store(tmp_path):
+    odo = BudgetOdometer(tmp_path / "k.sqlite3")
+    assert not odo.secret_path.exists()
+    odo.register(population(0))
+    p = odo.secret_path
+    assert p == tmp_path / "k.sqlite3.fpkey" and p.stat().st_size == fpm.SECRET_BYTES
+    assert stat.S_IMODE(p.stat().st_mode) == 0o600
+    con = sqlite3.connect(odo.path)
+    (kid,) = con.execute("SELECT value FROM meta WHERE name = 'fingerprint_key_id'").fetchone()
+    blob = b"".join(r[0] for r in con.execute("SELECT keys FROM fingerprints"))
+    con.close()
+    assert kid == fpm.secret_id(p.read_bytes()) and p.read_bytes() not in blob
+    assert p.read_bytes().hex() not in kid
+
+
+def test_the_store_alone_cannot_say_who_is_in_it(tmp_path):
+    """An adversary with the store file and people's records: recomputing their band keys with the
+    public algorithm, the older unkeyed one or any key but the store's matches no one; the store's own
+    key (kept apart, protected like the data) matches every member."""
+    members, outsiders = population(0, n=200), population(1, n=200, base=10_000)
+    odo = BudgetOdometer(tmp_path / "m.sqlite3")
+    key = odo.register(members)
+    con = sqlite3.connect(odo.path)
+    n, bands, blob = con.execute("SELECT n_users, bands, keys FROM fingerprints WHERE dataset_key = ?",
+                                 (key,)).fetchone()
+    con.close()
+    stored = np.frombuffer(blob, dtype="<u8").reshape(n, bands)
+    stored_set = {(b, int(v)) for b in range(bands) for v in stored[:, b] if v}
+
+    def hits(fp) -> np.ndarray:  # bands of each record found among the stored keys
+        return np.array([sum((b, int(fp.keys[u, b])) in stored_set for b in range(bands)) for u in range(fp.n_users)])
+
+    for guess in (legacy_fingerprint(members), people_fingerprint(members, b"\0" * 32),
+                  people_fingerprint(members, os.urandom(32)), people_fingerprint(members)):
+        assert hits(guess).max() == 0
+    secret = odo.secret_path.read_bytes()
+    assert (hits(people_fingerprint(members, secret)) == bands).all()
+    assert hits(people_fingerprint(outsiders, secret)).max() < 3
+
+
+def test_a_missing_or_foreign_key_is_refused_never_replaced(tmp_path):
+    a = population(0)
+    odo = BudgetOdometer(tmp_path / "x.sqlite3")
+    odo.set_cap(a, 1.0)
+    odo.reserve(a, [run_plan(a, 0.9)]).close()
+    key_file = odo.secret_path
+    saved = key_file.read_bytes()
+    key_file.unlink()
+    re = mix(a, 0.5, population(1, n=400, base=10_000), 1)
+    with pytest.raises(FingerprintKeyError, match="missing"):
+        BudgetOdometer(odo.path).reserve(re, [run_plan(re, 0.5)])
+    assert not key_file.exists()                            # not silently recreated
+    key_file.write_bytes(os.urandom(32))
+    with pytest.raises(FingerprintKeyError, match="not the key"):
+        BudgetOdometer(odo.path).register(re)
+    key_file.write_bytes(saved[:5])
+    with pytest.raises(FingerprintKeyError, match="damaged"):
+        BudgetOdometer(odo.path).register(re)
+    key_file.write_bytes(saved)
+    with pytest.raises(BudgetRefused):
+        BudgetOdometer(odo.path).reserve(re, [run_plan(re, 0.5)])
+    # the known dataset still reads without any key (balances never need it)
+    key_file.unlink()
+    assert BudgetOdometer(odo.path).balance(dataset_key(a))[0].spent_epsilon == pytest.approx(0.9)
+
+
+def test_cli_names_the_missing_key_in_one_line(tmp_path, capsys):
+    store = tmp_path / "cli.sqlite3"
+    assert main(["budget", "set-cap", "--data", "sample:clinic", "--store", str(store), "--epsilon", "2"]) == 0
+    (tmp_path / "cli.sqlite3.fpkey").unlink()
+    capsys.readouterr()
+    assert main(["budget", "set-cap", "--data", "sample:synthetic", "--store", str(store), "--epsilon", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "fingerprint key" in err and "missing" in err and str(tmp_path / "cli.sqlite3.fpkey") in err
+    assert "Traceback" not in err and not (tmp_path / "cli.sqlite3.fpkey").exists()
+
+
+def test_cli_budget_show_states_where_the_key_is(tmp_path, capsys):
+    store = tmp_path / "show.sqlite3"
+    assert main(["budget", "show", "--data", "sample:clinic", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert f"{store}.fpkey" in out and "protect it with the store" in out
+
+
+# ------------------------------------------------------------------------------ older stores
+def test_an_older_stores_unkeyed_fingerprints_still_match_and_are_rekeyed_when_the_data_is_read(tmp_path):
+    from dpfed_core.data.synthetic import reexport
+
+    ds = load_data("sample:clinic")
+    odo = BudgetOdometer(tmp_path / "old.sqlite3")
+    key = dataset_key(ds)
+    fp = legacy_fingerprint(ds)
+    with odo.store.write() as con:  # what an older dpfed wrote: no key, a version-1 fingerprint
+        con.execute("INSERT INTO datasets (key, name, entities, first_seen, last_seen) VALUES (?, 'clinic', ?, "
+                    "'t', 't')", (key, json.dumps(list(ds.entity_names))))
+        con.execute("INSERT INTO fingerprints VALUES (?, 1, ?, ?, ?, ?)",
+                    (key, fp.n_users, fp.keys.shape[1], fp.keys.astype("<u8").tobytes(),
+                     fp.entity.astype("<i4").tobytes()))
+        con.execute("INSERT INTO caps VALUES (?, 1.0, 1e-5, 't', 0)", (key,))
+    assert odo.unkeyed_fingerprints() == 1
+    other = reexport(ds, pseudonyms=True, reorder=True, name="re")
+    assert odo.identity(other).account == key               # matched through the unkeyed entry
+    odo.register(ds)                                        # the data read again: rekeyed
+    assert odo.unkeyed_fingerprints() == 0
+    con = sqlite3.connect(odo.path)
+    assert con.execute("SELECT version FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()[0] == 2
+    con.close()
+    implicit = rows_of(ds, np.arange(ds.n_users), (ds.X != 0).astype(float), name="implicit")
+    assert odo.identity(implicit).account == key            # and now by the keyed item sets
