@@ -337,6 +337,17 @@ MUTANTS = (
     Mutant("release-without-who", ODO, "BudgetOdometer.reserve",
            "t, who = (now_iso(), actor())", "t, who = (now_iso(), None)",
            (f"{BREL}::test_every_release_and_cap_change_records_who_and_budget_releases_shows_it",)),
+    # --- what a site shares: the federation-wide catalogue without secure aggregation, dp-als
+    Mutant("catalogue-share-divided-without-secure-sum", "dpfed_core/evaluation/experiments.py",
+           "secure_catalogue_divisor", "config.aggregation != 'secure'", "False",
+           ("tests/test_site_items.py::test_without_secure_aggregation_each_site_releases_its_full_noise_histogram"
+            "_and_the_run_stays_within_epsilon",)),
+    Mutant("dp-als-sensitivity-understated", "dpfed_core/federation/dp_als.py", "_als_plan",
+           "math.sqrt(2.0)", "1.0",
+           (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
+    Mutant("dp-als-user-factors-not-bounded", "dpfed_core/federation/dp_als.py", "_user_factors",
+           "1.0 / np.maximum(norms, 1e-300)", "2.0 / np.maximum(norms, 1e-300)",
+           (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
 )
 
 
