@@ -291,3 +291,8 @@ def check_params(declared: tuple[Param, ...] | list[Param], given: dict, method:
                               param="prototype_params")
         out[key] = p.coerce(value, method)
     return out
+
+
+def no_progress(*_args, **_kwargs) -> None:
+    """The progress callback that reports nothing (every ``progress=`` parameter's default)."""
+    return None

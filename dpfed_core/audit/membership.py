@@ -81,8 +81,7 @@ from dpfed_core.audit.defaults import (ATTACK_LABELS, DEFAULT_ATTACKS, DEFAULT_E
                                       DEFAULT_METHODS, DEFAULT_TARGETS, ROC_POINTS, TARGET_LABELS)
 
 
-def _noop(*_a, **_k) -> None:
-    return None
+from dpfed_core.config import no_progress as _noop  # noqa: E402  (one definition)
 
 
 def ensure_prototype_methods() -> None:
@@ -809,10 +808,7 @@ def auditable_methods() -> dict:
     return {**PROTOTYPE_METHODS, **SUMMABLE_METHODS}
 
 
-def is_summable(name: str) -> bool:
-    from dpfed_core.federation.summable import SUMMABLE_METHODS
-
-    return name in SUMMABLE_METHODS
+from dpfed_core.federation.protocol import is_summable  # noqa: E402  (the one rule)
 
 
 def audit_summable_target(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], position: int,

@@ -23,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
 
 #: The measured-best DP method (bench/results/utility.md) and the sweep's references.
 DEFAULT_DP_METHOD = "dp-cooccurrence"
-DEFAULT_REFERENCES = ("local", "individual", "dp-popularity", "central", "random-v", "popularity")
+from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES  # noqa: E402  (the one list of references)
 
 EPILOG_RUN = """\
 examples:

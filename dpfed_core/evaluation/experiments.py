@@ -47,8 +47,7 @@ ProgressFn = Callable[..., None]
 LOWER_IS_BETTER = {"train_rmse", "test_rmse", "mar"}
 
 
-def _noop(*_a, **_k):
-    return None
+from dpfed_core.config import no_progress as _noop  # noqa: E402  (one definition)
 
 
 def make_split(dataset: FederatedDataset, config: RunConfig) -> Split:

@@ -47,8 +47,7 @@ def as_generator(random_state) -> np.random.Generator:
     return np.random.default_rng(random_state)
 
 
-def _noop(*_args, **_kwargs) -> None:
-    return None
+from dpfed_core.config import no_progress as _noop  # noqa: E402  (one definition)
 
 
 #: Parameters every method takes from the run's main controls, and what sets each.

@@ -21,7 +21,7 @@ DP_METHOD = "dp-cooccurrence"
 #: Methods shown beside the federated model on the Evaluate page (issue 4): local first (each entity's
 #: own model + own popularity, the reference of every verdict, issue 23) and individual beside it;
 #: dp-popularity is the one-line DP baseline every DP method must beat (issue 15).
-BASE_REFERENCES = ("local", "individual", "dp-popularity", "central", "random-v", "popularity")
+from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES as BASE_REFERENCES  # noqa: E402  (the one list)
 
 
 #: Plain explanation of the secure-aggregation toggle (Federate page).
@@ -61,11 +61,7 @@ def method_catalogue() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def is_summable(method: str) -> bool:
-    """A summable-release method (its releases add up; secure aggregation applies)."""
-    from dpfed_core.federation.summable import SUMMABLE_METHODS
-
-    return method in SUMMABLE_METHODS
+from dpfed_core.federation.protocol import is_summable  # noqa: E402,F401  (the one rule, re-exported for the pages)
 
 
 def federated_methods() -> list[str]:
