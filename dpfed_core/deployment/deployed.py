@@ -62,6 +62,8 @@ def run_deployed(
     engine: str = "deployment",
     split=None,
     sim_backend: str = SIM_DEFAULT_BACKEND,
+    site_policy: str | Path | None = None,
+    on_policy: Callable[[str], None] | None = None,
 ):
     """Run ``config.method`` on a local Flower deployment and return the result document.
 
@@ -75,8 +77,13 @@ def run_deployed(
     ClientApp under Flower's Simulation Engine, :mod:`.simulation_engine`, with ``sim_backend``
     ``"inprocess"`` or ``"ray"``, ``--sim-backend``). ``split``: the run's
     train/test split (default: :func:`make_split` of ``config``, as an in-process run makes it).
+    ``site_policy``: the policy file every site is given (``--site-policy``); without it a policy
+    matching this run's request (never simulation) is written for the sites, in the run's private
+    folder, and ``on_policy`` is told so. A simulation run needs a given policy that allows it.
     """
     config, spec = check_deployable(dataset, config, engine, sim_backend)
+    if federation is None:
+        check_site_policy(config, site_policy)
     t0 = time.perf_counter()
     split = make_split(dataset, config) if split is None else split
     t_split = time.perf_counter() - t0
@@ -99,6 +106,15 @@ def run_deployed(
             os.chmod(base, 0o700)  # a folder the user chose to keep: still the operator's only
         shards = write_shards(dataset, split, base / "shards")
         os.chmod(base / "shards", 0o700)
+        if site_policy is None:
+            from dpfed_core.deployment.site_policy import policy_matching, write_policy
+
+            site_policy = write_policy(base / "site_policy.toml",
+                                       **policy_matching(config, base / "site_stores" / "{site}.sqlite3"))
+            if on_policy is not None:
+                on_policy(f"no --site-policy given: every site got a policy matching this run ({site_policy}: "
+                          f"method {config.method}, at most ε = {config.epsilon:g} per run and in total, no "
+                          "simulation); its stores go with the run's private folder")
         t_shards = time.perf_counter() - t0
         # the public item features: one file every node is pointed at (not in any shard)
         features = (write_item_features(dataset.item_features, dataset.item_feature_names, base / "item_features.npz")
@@ -106,7 +122,7 @@ def run_deployed(
         kind = LocalFederation if engine == "deployment" else SimulatedFederation
         federation = kind(shards, None if guard is not None else base / "flower", dataset.entity_names,
                           keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard,
-                          item_features=features, warm_run=(run, dataset.n_entities),
+                          item_features=features, warm_run=(run, dataset.n_entities), site_policy=site_policy,
                           **({"backend": sim_backend} if engine == "simulation" else {}))
     else:
         t_shards = 0.0
@@ -129,6 +145,23 @@ def run_deployed(
     if return_model == "result":
         return doc, result
     return (doc, result.V) if return_model else doc
+
+
+def check_site_policy(config: RunConfig, site_policy) -> None:
+    """Before anything is charged or started: a given policy file must read, and a simulation run
+    (noise reproducible from the coordinator's seed) needs a given policy that allows it."""
+    if site_policy is not None:
+        from dpfed_core.deployment.site_policy import load_policy
+
+        policy = load_policy(site_policy)
+        if config.simulation and not policy.allow_simulation:
+            raise ConfigError(f"--simulation: the site policy {site_policy} does not allow simulation "
+                              "(allow_simulation = false); every site would refuse. Set allow_simulation = true "
+                              "in the policy, or drop --simulation")
+    elif config.simulation:
+        raise ConfigError("--simulation needs a site policy that allows it: every site would be handed noise "
+                          "the coordinator can reproduce. Give --site-policy FILE (TOML) with "
+                          "allow_simulation = true, or drop --simulation")
 
 
 def check_item_features(dataset: FederatedDataset, federation) -> None:
@@ -279,6 +312,7 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         "run_id": res.get("run_id"), "superlink": None if simulated else "127.0.0.1", "transport": transport, "insecure": bool(insecure), "supernodes": len(entities),
         "bytes_on_wire": wire, "n_messages": len(res["messages"]), "wall_seconds": res.get("wall_seconds"),
         "secure_aggregation": secure,
+        "site_decisions": res.get("site_decisions"),
         "evaluation_source": EVALUATION_SOURCE,
         "node_seconds": {r["entity"]: {"release": r.get("release_seconds"), "round2_fit": r.get("round2_fit_seconds")}
                          for r in reports},

@@ -182,6 +182,21 @@ class Guard:
             self.watchdog.kill()
 
 
+def _policy_paths(site_policy, n: int) -> list[Path]:
+    """One policy path per site (one file given for all, or a list of n); [] without a policy (the
+    nodes then refuse every run, naming the missing --node-config "policy-path='…'")."""
+    if site_policy is None:
+        return []
+    paths = [Path(p).resolve() for p in site_policy] if isinstance(site_policy, (list, tuple)) else \
+        [Path(site_policy).resolve()] * n
+    if len(paths) != n:
+        raise DeploymentError(f"{len(paths)} site policies for {n} sites; give one file, or one per site")
+    for p in paths:
+        if "'" in str(p):
+            raise DeploymentError(f"site policy path {p} contains a quote; use a path without quotes")
+    return paths
+
+
 def parse_port_range(text: str) -> tuple[int, int]:
     """``"20000-20100"`` → (20000, 20100); a :class:`DeploymentError` naming ``--port-range`` otherwise."""
     try:
@@ -270,8 +285,11 @@ class LocalFederation(GuardedFolder):
                  entity_names: list[str] | None = None, keep: bool = False, *, insecure: bool = False,
                  port_range: tuple[int, int] | None = None, guard: Guard | None = None,
                  item_features: str | os.PathLike | None = None,
-                 warm_run: tuple[str, int] | None = None) -> None:
+                 warm_run: tuple[str, int] | None = None,
+                 site_policy: str | os.PathLike | list | None = None) -> None:
         self.shards = [Path(s).resolve() for s in shards]
+        # each site's policy file (one for all, or one per site): the node's own law (site_policy)
+        self.site_policies = _policy_paths(site_policy, len(self.shards))
         # the public item features file every node is given (shards.write_item_features), or None
         self.item_features = Path(item_features).resolve() if item_features else None
         # (config JSON, H) of the run to come: the warm interpreter computes its public noise
@@ -371,7 +389,9 @@ class LocalFederation(GuardedFolder):
             node = ["--superlink", f"127.0.0.1:{self.port}", "--isolation", "process",
                     "--host", "127.0.0.1", "--port", str(port),
                     "--node-config", f"data-path='{shard}' report-path='{report}'"
-                    + (f" item-features='{self.item_features}'" if self.item_features else "")]
+                    + (f" item-features='{self.item_features}'" if self.item_features else "")
+                    + (f" policy-path='{self.site_policies[h]}'" if self.site_policies else "")
+                    + f" coordinator='SuperLink 127.0.0.1:{self.port}'"]
             if self.insecure:
                 node.append("--insecure")
             else:

@@ -104,6 +104,7 @@ class _Run:
         self.messages: list[dict] = []
         self.entity_of_node: dict[int, str] = {}
         self.timings: dict[str, float] = {}
+        self.decisions: list[dict] = []
         self._dumped = 0
         # Doorbells (local deployment only): ours on the SuperLink's port number, the nodes' on theirs.
         bells = [int(p) for p in str(rc.get("doorbells", "")).split(",") if p.strip()]
@@ -221,6 +222,40 @@ class _Run:
                 raise DeploymentRunError(f"only {len(nodes)} of {self.n_entities} SuperNodes connected within "
                                          f"{self.connect_timeout:g} s")
             time.sleep(0.2)
+
+    def site_decisions(self, nodes: list[int]) -> list[dict]:
+        """Ask every site to accept the run's request (``query.policy``) and wait for every answer
+        before any share is asked for: a run that any site refuses ends here, with nothing drawn at
+        any site. Returns each site's decision (entity, decision, rule, message) in node order."""
+        msgs = [Message(RecordDict({"config": self.instructions()}), dst_node_id=n, message_type="query.policy")
+                for n in nodes]
+        self.progress("policy_sent", nodes=len(nodes))
+        for m in msgs:
+            self.log(m, 0, "request (public run configuration) for each site's policy decision", True,
+                     m.metadata.dst_node_id)
+        replies = self.send_and_receive(msgs, self.round_timeout)
+        for r in replies:
+            self.log(r, 0, "site policy decision (accepted, or refused naming the rule)", False, r.metadata.src_node_id)
+            self.dump(r, "policy")
+        self.check_replies(msgs, replies, "site policy decisions")
+        decisions = []
+        for r in sorted(replies, key=lambda r: nodes.index(r.metadata.src_node_id)):
+            meta = r.content["meta"]
+            d = {k: str(meta[k]) for k in ("entity", "decision", "rule", "message")}
+            if d["decision"] == "accepted":
+                self.entity_of_node[r.metadata.src_node_id] = d["entity"]
+            decisions.append(d)
+        self.decisions = decisions
+        self.progress("site_decisions", decisions=decisions)
+        refused = [d for d in decisions if d["decision"] != "accepted"]
+        if refused:
+            rules = sorted({d["rule"] for d in refused})
+            raise DeploymentRunError(
+                f"site policy: {len(refused)} of {len(decisions)} site(s) refused the run — "
+                + "; ".join(f"{d['entity']} (rule {d['rule']}): {d['message']}" for d in refused)
+                + f". Rule(s): {', '.join(rules)}. Run stopped before any share was drawn; nothing was released "
+                "by any site")
+        return decisions
 
     def instructions(self) -> ConfigRecord:
         return ConfigRecord({"config": self.config_json, "n-entities": self.n_entities})
@@ -505,6 +540,9 @@ class _Run:
         summable = self.config.method in SUMMABLE_METHODS
         secure = None
         t0 = time.perf_counter()
+        self.site_decisions(nodes)
+        self.timings["site_decisions"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         if summable:
             public, secure = self.round1_summable(nodes)
             self.timings["round1_secure_sum"] = time.perf_counter() - t0
@@ -547,7 +585,7 @@ class _Run:
                     m[key] = self.name(m[key])
         self.timings["server_total"] = time.perf_counter() - t_start
         result = {"entities": entities, "messages": self.messages, "timings": self.timings,
-                  "secure_aggregation": secure, "n_entities": H,
+                  "secure_aggregation": secure, "n_entities": H, "site_decisions": self.decisions,
                   # the released catalogue keys (public: a DP output) and the threshold's public inputs
                   "catalogue": ({k: v for k, v in self.catalogue.items() if k != "stage"}
                                 if self.catalogue is not None else None)}
