@@ -29,7 +29,7 @@ from dpfed_core.errors import ConfigError  # noqa: E402
 from dpfed_core.deployment.deployed import run_deployed  # noqa: E402
 from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
 from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards  # noqa: E402
-from dpfed_core.deployment.server_app import ROUND2_REPLY, SECAGG_STAGES  # noqa: E402
+from dpfed_core.deployment.server_app import POLICY_REPLY, ROUND2_REPLY, SECAGG_STAGES  # noqa: E402
 from dpfed_core.federation.summable import secagg_ranges  # noqa: E402
 
 METRICS = ("train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10", "ndcg_at_10")
@@ -62,13 +62,29 @@ def three_clinics(features: bool = False, declared: bool = True) -> FederatedDat
     return ds
 
 
+def lab_policy(folder) -> "Path":
+    """The site policy of these test sites: every deployable method (the example plug-in's too),
+    simulation and non-private methods allowed — these tests compare a deployment with the in-process
+    run in the labelled simulation mode — and each site's store in the test's own folder."""
+    from pathlib import Path
+
+    from dpfed_core.deployment.deployed import deployable_methods
+    from dpfed_core.deployment.site_policy import write_policy
+
+    folder = Path(folder)
+    return write_policy(folder / "site_policy.toml", methods=[*deployable_methods(), "dp-item-reach-example"],
+                        max_epsilon=1e6, max_delta=1e-3, budget_epsilon=1e9, budget_delta=9e-3,
+                        store=str(folder / "site_stores" / "{site}.sqlite3"), allow_simulation=True,
+                        allow_non_private=True, max_dropouts=10)
+
+
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
     ds = three_clinics()
     base = tmp_path_factory.mktemp("deploy")
     # Every run below uses seed 0 and the default split, so one set of shards serves them all.
     shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), base / "shards")
-    fed = LocalFederation(shards, base / "flower", ds.entity_names).start()
+    fed = LocalFederation(shards, base / "flower", ds.entity_names, site_policy=lab_policy(base)).start()
     yield ds, fed, base
     fed.close()
 
@@ -89,7 +105,8 @@ def cooccurrence_deployment(tmp_path_factory):
     base = tmp_path_factory.mktemp("deploy_cooc")
     shards = write_shards(ds, make_split(ds, COOC_CFG), base / "shards")
     features = write_item_features(ds.item_features, ds.item_feature_names, base / "item_features.npz")
-    fed = LocalFederation(shards, base / "flower", ds.entity_names, item_features=features).start()
+    fed = LocalFederation(shards, base / "flower", ds.entity_names, item_features=features,
+                          site_policy=lab_policy(base)).start()
     out: dict = {"dump": base / "received"}
 
     def work():
@@ -113,7 +130,7 @@ def _guarded_federation(kind, ds, cfg):
 
     guard = Guard()
     shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
-    return guard, kind(shards, None, ds.entity_names, guard=guard).start()
+    return guard, kind(shards, None, ds.entity_names, guard=guard, site_policy=lab_policy(guard.path)).start()
 
 
 def _assert_same_run(dep: dict, ref: dict) -> None:
@@ -188,7 +205,7 @@ def test_summable_release_goes_through_secagg_and_equals_in_process(deployment):
     assert {m["content"] for m in up} == {
         "SecAgg+ setup (public keys) (reply)", "SecAgg+ share keys (encrypted key shares) (reply)",
         "SecAgg+ collect masked vectors (reply)", "SecAgg+ unmask (key shares) (reply)",
-        ROUND2_REPLY}
+        ROUND2_REPLY, POLICY_REPLY}
     assert all("release" not in m["records"] for m in up)
     # ... and the vectors it did receive are masked: uniform over [0, 2³²), unrelated to the shares,
     # while their sum minus the masks (SecAgg+'s unmasking) gave exactly Σ shares (V above).
@@ -351,6 +368,7 @@ def test_federate_page_offers_flower_execution():
     at.radio(key="fed_execution").set_value("separate processes (Flower)").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.button(key="fed_run_flower") is not None
+    assert at.text_input(key="fed_site_policy").value == ""  # each site's policy file (empty: matching the run)
     assert not any(b.key == "fed_run" for b in at.button)
     at.selectbox(key="fed_method").set_value("central").run()
     assert any("does not run as a deployment" in e.value for e in at.error)
@@ -437,7 +455,8 @@ def test_a_plug_in_method_runs_through_deploy_local(tmp_path, monkeypatch, capsy
     common = ["--data", "sample:clinic", "--federation", "region", "--method", "dp-item-reach-example",
               "--epsilon", "1", "--aggregation", "secure", "--simulation", "--param", "power=2"]
     dep_out, run_out = tmp_path / "dep.json", tmp_path / "run.json"
-    assert main(["deploy-local", *common, "--plugin", "example_method", "--out", str(dep_out)]) == 0, \
+    assert main(["deploy-local", *common, "--plugin", "example_method", "--site-policy", str(lab_policy(tmp_path)),
+                 "--out", str(dep_out)]) == 0, \
         capsys.readouterr().err
     assert os.environ["DPFED_PLUGINS"] == "example_method"
     assert main(["run", *common, "--out", str(run_out)]) == 0, capsys.readouterr().err
@@ -448,7 +467,8 @@ def test_a_plug_in_method_runs_through_deploy_local(tmp_path, monkeypatch, capsy
     assert dep["odometer"]["store"] == os.environ["DPFED_STORE"]
     # A module that cannot be imported: one clear error naming --plugin, nothing written.
     bad = tmp_path / "bad.json"
-    assert main(["deploy-local", *common, "--plugin", "no_such_plugin_module", "--out", str(bad)]) == 2
+    assert main(["deploy-local", *common, "--plugin", "no_such_plugin_module", "--site-policy",
+                 str(lab_policy(tmp_path)), "--out", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "no_such_plugin_module" in err and "--plugin" in err and "Traceback" not in err
     assert not bad.exists()
@@ -544,7 +564,7 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     secagg = {f"{label} [{stage}] (reply)" for stage in ("popularity", "co-occurrence")
               for label in ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
                             "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")}
-    assert {m["content"] for m in up} == secagg | {ROUND2_REPLY}
+    assert {m["content"] for m in up} == secagg | {ROUND2_REPLY, POLICY_REPLY}
     assert all("release" not in m["records"] and "public" not in m["records"] for m in up)
     # Server → entity between the sums: the public item list only, inside the co-occurrence sum's
     # share instructions.
@@ -596,7 +616,9 @@ ALLOWED_FIELDS = {
     # identity and public fields of the protocol
     "meta": {"entity": "entity name (public: the declared federation)", "index": "position in it",
              "ledger": "ledger rows: the DP mechanisms' public parameters", "note": "the release's note",
-             "coalition_epsilon": "ε against the server with all other entities (from H and d)"},
+             "coalition_epsilon": "ε against the server with all other entities (from H and d)",
+             "decision": "the site's policy decision (accepted / refused)", "rule": "the policy rule of a refusal",
+             "message": "the refusal's reason (the request and the site's policy; empty on acceptance)"},
     # round-1 DP release of a prototype method
     "release": {"prototypes": "DP prototypes", "counts": "DP cluster sizes"},
     # SecAgg+ (Flower's protocol fields): public keys, encrypted shares, masked vectors, key shares

@@ -280,3 +280,28 @@ def test_deploy_local_needs_a_policy_that_allows_simulation(tmp_path, capsys):
     bad.write_text("max_epsilon = 1\n", encoding="utf-8")
     assert main([*base, "--site-policy", str(bad)]) == 2
     assert "lacks" in capsys.readouterr().err
+
+
+@needs_flower
+def test_deploy_local_writes_a_policy_matching_the_run_or_gives_every_site_the_one_named(tmp_path, capsys):
+    """Without --site-policy every site gets a policy matching the run (said on stderr) and accepts;
+    with one that allows simulation, a --simulation run is accepted by every site, and each site's
+    store (named by the policy) holds its decision and its releases afterwards."""
+    from dpfed_core.cli.main import main
+
+    common = ["deploy-local", "--data", "sample:clinic", "--federation", "region", "--method", "dp-popularity",
+              "--epsilon", "1", "--aggregation", "secure", "--store", str(tmp_path / "coordinator.sqlite3")]
+    assert main([*common, "--out", str(tmp_path / "a.json")]) == 0
+    out, err = capsys.readouterr()
+    assert "no --site-policy given: every site got a policy matching this run" in err
+    doc = json.loads((tmp_path / "a.json").read_text())
+    assert [d["decision"] for d in doc["deployment"]["site_decisions"]] == ["accepted"] * 4
+    assert out.count(": accepted") == 4
+    policy = write_policy(tmp_path / "sites.toml", **{**STRICT, "allow_simulation": True})
+    assert main([*common, "--simulation", "--site-policy", str(policy), "--out", str(tmp_path / "b.json")]) == 0
+    capsys.readouterr()
+    doc = json.loads((tmp_path / "b.json").read_text())
+    names = [d["entity"] for d in doc["deployment"]["site_decisions"]]
+    for name in names:
+        rows = sp_.SiteLog(load_policy(policy).store_for(name)).rows()
+        assert [r["decision"] for r in rows] == ["accepted", "released"] and rows[1]["simulation"] == 1

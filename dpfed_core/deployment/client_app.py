@@ -210,9 +210,11 @@ def decide(msg: Message, context: Context) -> Message:
     except site_policy.PolicyRefused as exc:
         _site_log(f"{entity['entity']}: run {context.run_id}: {exc}")
         meta = {**entity, "decision": "refused", "rule": exc.rule, "message": str(exc)}
-    except DpfedError as exc:  # the policy file or the shard: still a refusal, named
+    except site_policy.PolicyError as exc:  # a policy the site cannot read decides nothing: refused
         _site_log(f"{entity['entity']}: run {context.run_id}: refused: {exc}")
-        meta = {**entity, "decision": "refused", "rule": "policy", "message": str(exc)}
+        meta = {**entity, "decision": "refused", "rule": "policy_file", "message": str(exc)}
+    except DpfedError as exc:  # e.g. the node's shard: a failure of the node, not a decision
+        return _error_reply(msg, exc, "site policy")
     return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
 
 

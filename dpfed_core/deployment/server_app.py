@@ -76,6 +76,9 @@ SECAGG_STAGES = ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted k
 #: What a node answers in round 2: who it is and, for a summable method, the public ledger rows of
 #: its shares. Its evaluation stays on the node (a local report file), nothing exact is sent.
 ROUND2_REPLY = "acknowledgement (entity, ledger rows; evaluation stays on the node)"
+#: What a site answers the run's request: its policy decision (public: accepted, or the rule refusing).
+POLICY_REQUEST = "request (public run configuration) for each site's policy decision"
+POLICY_REPLY = "site policy decision (accepted, or refused naming the rule)"
 
 
 class DeploymentRunError(DpfedError):
@@ -231,11 +234,10 @@ class _Run:
                 for n in nodes]
         self.progress("policy_sent", nodes=len(nodes))
         for m in msgs:
-            self.log(m, 0, "request (public run configuration) for each site's policy decision", True,
-                     m.metadata.dst_node_id)
+            self.log(m, 0, POLICY_REQUEST, True, m.metadata.dst_node_id)
         replies = self.send_and_receive(msgs, self.round_timeout)
         for r in replies:
-            self.log(r, 0, "site policy decision (accepted, or refused naming the rule)", False, r.metadata.src_node_id)
+            self.log(r, 0, POLICY_REPLY, False, r.metadata.src_node_id)
             self.dump(r, "policy")
         self.check_replies(msgs, replies, "site policy decisions")
         decisions = []

@@ -47,7 +47,7 @@ from dpfed_core.errors import ConfigError, DpfedError
 
 #: The rules a refusal can name (one per policy key that binds a request).
 RULES = ("methods", "max_epsilon", "max_delta", "budget_epsilon", "value_bounds", "allow_simulation",
-         "allow_non_private", "max_dropouts", "one_request_per_run", "accepted_request")
+         "allow_non_private", "max_dropouts", "one_request_per_run", "accepted_request", "policy_file")
 
 #: Public bound parameters a run may name (checked against ``value_bounds``).
 BOUND_PARAMS = ("row_norm", "value_min", "r_min", "r_max")
