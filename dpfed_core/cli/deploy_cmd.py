@@ -14,8 +14,10 @@ examples:
   # 3 hospitals, each its own Flower SuperNode process; DP popularity through SecAgg+
   python -m dpfed_core deploy-local --data sample:clinic --method dp-popularity --epsilon 1 --out f.json
 
-  # the same federation as `run`, prototypes on the wire (compare with `run --simulation`)
-  python -m dpfed_core deploy-local --data sample:synthetic --method kmeans --k 10 --simulation --out f.json
+  # the same federation as `run`, prototypes on the wire (compare with `run --simulation`); every site's
+  # policy must allow the labelled simulation mode (allow_simulation = true, docs/DEPLOYMENT.md)
+  python -m dpfed_core deploy-local --data sample:synthetic --method kmeans --k 10 --simulation \
+      --site-policy lab_sites.toml --out f.json
 
   # shard files for real sites (one per entity; each site keeps only its own)
   python -m dpfed_core write-shards --data sample:clinic --out-dir shards/
