@@ -230,12 +230,18 @@ def test_a_second_run_over_the_budget_is_refused_and_the_release_log_lists_the_f
     assert {d["rule"] for d in got["decisions"]} == {"budget_epsilon"}
     assert got["secure_sum"] != "completed" and _arrays_received(dump) == []
     assert len(_released(policy, ds)) == 3
+    # within the budget (ε = 0.5 left) the sites accept, but the secure sum the coordinator then sets up
+    # tolerates a dropout the request did not declare (max_dropouts = 0): every site stops at SecAgg+'s setup
+    got, dump = _run_double(fed, base, cfg.replace(epsilon=0.5), "weak-secagg", "weak")
+    assert [d["decision"] for d in got["decisions"]] == ["accepted"] * 3
+    assert got["secure_sum"] != "completed" and "max_dropouts" in got["secure_sum"], got["secure_sum"]
+    assert _arrays_received(dump) == [] and len(_released(policy, ds)) == 3
     # the site's compliance officer reads the log and the budget without the coordinator
     store = policy.store_for(ds.entity_names[0])
     assert main(["site", "releases", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert "dp-popularity" in out and "released" in out and "budget_epsilon" in out
-    assert "remaining ε = 0.5" in out and "spent ε = 1" in out
+    assert "remaining ε = 0" in out and "spent ε = 1.5" in out
 
 
 @needs_flower

@@ -40,6 +40,17 @@ def main(grid: Grid, context: Context) -> None:
             except DeploymentRunError as exc:
                 out["refusal"] = str(exc)
             out["decisions"] = run.decisions
+        if attack == "weak-secagg":
+            # after an honest request: a secure sum tolerating one more dropout than the request said
+            # (SecAgg+'s threshold one lower: fewer colluders rebuild a live node's mask)
+            honest = run.make_method
+
+            def weaker():
+                method = honest()
+                method.max_dropouts = int(method.max_dropouts) + 1
+                return method
+
+            run.make_method = weaker
         # whatever the sites said: ask for the releases
         if run.config.method in SUMMABLE_METHODS:
             try:
