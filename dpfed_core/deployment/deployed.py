@@ -134,7 +134,7 @@ def run_deployed(
         t_start = time.perf_counter() - t0
         res = federation.run(run, dataset.n_entities, round_timeout=round_timeout,
                              timeout=timeout, dump_dir=str(dump_dir) if dump_dir else None, progress=progress)
-        reports = read_local_reports(federation, res.get("run_id"))
+        reports = read_local_reports(federation, res.get("run_id"), skip=res.get("dropped") or ())
     finally:
         if owned:
             federation.close()
@@ -232,14 +232,17 @@ EVALUATION_SOURCE = ("read from the nodes' local reports (one operator holds eve
                      "not sent to the server")
 
 
-def read_local_reports(federation: LocalFederation, run_id) -> list[dict]:
+def read_local_reports(federation: LocalFederation, run_id, skip=()) -> list[dict]:
     """Each node's local evaluation report of run ``run_id`` (files on the nodes' disks, readable
     here because deploy-local's operator runs every node). A missing or foreign report is a
-    :class:`DeploymentError` naming the entity."""
+    :class:`DeploymentError` naming the entity. ``skip``: entities that dropped out of the run (no model,
+    no report)."""
     from dpfed_core.deployment.wire import loads
 
     out = []
     for h, name in enumerate(federation.entity_names):
+        if name in skip:
+            continue
         path = federation.report_path(h)
         try:
             rep = loads(path.read_text(encoding="utf-8"))
@@ -258,10 +261,12 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
     private = spec.uses_epsilon and math.isfinite(config.epsilon)
     ledger = PrivacyLedger(config.epsilon if private else math.inf, config.delta if private else 0.0)
     entities = sorted(res["entities"], key=lambda e: e["index"])
-    if [e["entity"] for e in entities] != list(dataset.entity_names):
+    dropped = list(res.get("dropped") or [])
+    present = [e for e in dataset.entity_names if e not in dropped]
+    if [e["entity"] for e in entities] != present:
         raise ConfigError("the deployment's entities do not match the dataset's: "
-                          f"{[e['entity'] for e in entities]} vs {list(dataset.entity_names)}")
-    if [r["entity"] for r in reports] != list(dataset.entity_names):
+                          f"{[e['entity'] for e in entities]} vs {present}")
+    if [r["entity"] for r in reports] != present:
         raise DeploymentError("the nodes' local reports do not match the dataset's entities: "
                               f"{[r['entity'] for r in reports]} vs {list(dataset.entity_names)}")
     notes = []
@@ -318,14 +323,27 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
                          for r in reports},
         "node_seconds_source": EVALUATION_SOURCE,
     }
-    if secure and "kept_directions" in secure:
-        notes.append(f"server kept {secure['kept_directions']} eigen-direction(s) of the co-occurrence sum "
-                     f"above the noise edge {secure['noise_edge']:.3g}")
+    if spec.name in SUMMABLE_METHODS and secure:
+        # the notes and the trust record of the one summable protocol (federation.summable_protocol), as
+        # the in-process run writes them, with the deployment's own carrier (Flower's SecAgg+)
+        from dpfed_core.deployment.hooks import method_config, summable_method
+        from dpfed_core.federation.summable_protocol import trust_record
+
+        notes.extend(n for n in secure.get("notes", []) if n not in notes)
+        method = summable_method(method_config(config, catalogue is not None), n_entities=dataset.n_entities)
+        result.extra["trust"] = trust_record(method, ledger, [float(e.get("coalition_epsilon", math.inf))
+                                                              for e in entities], in_process=False)
+        privacy["trust"] = result.extra["trust"]
     if (spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank
             and "rank" not in inspect.signature(SUMMABLE_METHODS[spec.name].__init__).parameters):
         notes.append(f"{spec.name} learns {V.shape[1]} latent factor(s); rank={config.rank} is not used")
     if insecure:
         notes.append("deployment ran with --insecure: plain HTTP and no node authentication")
+    if dropped:
+        deployment["dropped"] = dropped
+        notes.append(f"{', '.join(dropped)} dropped out during a secure sum (within --max-dropouts "
+                     f"{config.max_dropouts}): the sum is the other entities' (its noise sized for them), the "
+                     "dropped entities took no further part and have no model or metrics from this run")
     doc = result_document(
         dataset, config, spec, metrics, privacy, res["messages"],
         {**timings, **res.get("timings", {}), "wall_total": res.get("wall_seconds")},

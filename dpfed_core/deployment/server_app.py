@@ -49,7 +49,7 @@ from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF
                                         catalogue_size_from_json, config_from_json, dumps, loads, message_bytes,
                                         pack_arrays)
 from dpfed_core.deployment.hooks import (combine_stage, method_config, prototype_method_is_private, public_broadcast,
-                                         summable_method)
+                                         server_notes, summable_method)
 from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, fused_inputs, fused_stages, secagg_ranges,
                                             to_grid)
 from dpfed_core.models.factorization import fit_nmf
@@ -108,6 +108,8 @@ class _Run:
         self.entity_of_node: dict[int, str] = {}
         self.timings: dict[str, float] = {}
         self.decisions: list[dict] = []
+        # nodes that dropped out of a secure sum (within the run's max_dropouts): left out from then on
+        self.dropped: dict[int, str] = {}
         self._dumped = 0
         # Doorbells (local deployment only): ours on the SuperLink's port number, the nodes' on theirs.
         bells = [int(p) for p in str(rc.get("doorbells", "")).split(",") if p.strip()]
@@ -273,9 +275,11 @@ class _Run:
                                          "give every node its own shard")
             by_index[idx] = r
             self.entity_of_node[r.metadata.src_node_id] = name
-        if sorted(by_index) != list(range(self.n_entities)):
-            raise DeploymentRunError(f"the nodes serve entities {sorted(by_index)}, expected 0…{self.n_entities - 1}")
-        return [by_index[h] for h in range(self.n_entities)]
+        # every entity once, but those that dropped out of a secure sum (self.dropped)
+        if any(not 0 <= h < self.n_entities for h in by_index) or len(by_index) + len(self.dropped) != self.n_entities:
+            raise DeploymentRunError(f"the nodes serve entities {sorted(by_index)}, expected 0…{self.n_entities - 1}"
+                                     + (f" but the dropped {sorted(self.dropped.values())}" if self.dropped else ""))
+        return [by_index[h] for h in sorted(by_index)]
 
     def round1_prototypes(self, nodes: list[int]):
         msgs = [Message(RecordDict({"config": self.instructions()}), dst_node_id=n, message_type="query.round1")
@@ -362,7 +366,7 @@ class _Run:
                               **({"parts": [[s_, int(n)] for s_, n in zip(group, lengths)]} if len(group) > 1 else {}),
                               "bytes": int(sum(m["bytes"] for m in self.messages[before:])),
                               "seconds": time.perf_counter() - t0})
-        info = {**info, "stages": per_stage}
+        info = {**info, "stages": per_stage, "notes": server_notes(method, public)}
         info.pop("stage", None)
         for key in ("kept_directions", "noise_edge"):
             if key in public:
@@ -432,6 +436,7 @@ class _Run:
 
         shamir.install()  # same reconstruction, the Lagrange basis computed once per round (module doc)
         H = self.n_entities
+        nodes = [n for n in nodes if n not in self.dropped]  # a dropped site takes no further part
         survivors = H - int(method.max_dropouts)
         target, modulus, clip = secagg_ranges(H)
         instructions = {"config": self.config_json, "n-entities": H,
@@ -448,12 +453,14 @@ class _Run:
         class _SumOnly(FedAvg):
             """Hands the unmasked sum through unchanged (FedAvg would re-average it)."""
             n_active = 0
+            active: set = set()
 
             def aggregate_fit(self, server_round, results, failures):
                 _SumOnly.n_active = len(results)
+                _SumOnly.active = {proxy.node_id for proxy, _res in results}
                 return (results[0][1].parameters if results else None), {}
 
-        strategy = _SumOnly(fraction_fit=1.0, min_fit_clients=H, min_available_clients=H,
+        strategy = _SumOnly(fraction_fit=1.0, min_fit_clients=len(nodes), min_available_clients=len(nodes),
                             on_fit_config_fn=lambda _r: dict(instructions))
         legacy = LegacyContext(self.context, ServerConfig(num_rounds=1), strategy, SimpleClientManager())
         for n in nodes:
@@ -497,18 +504,29 @@ class _Run:
 
         self.progress("round1_sent", nodes=len(nodes), secure_aggregation=True, stage=stage or method.stages[0])
         workflow(_LoggingGrid(), legacy)
-        if _SumOnly.n_active != H:
+        if _SumOnly.n_active < survivors or _SumOnly.n_active == 0:
+            # beyond max_dropouts: SecAgg+ unmasks nothing (fewer key shares than its threshold), and
+            # the noise shares were sized for at least H − d contributors
             why = "; ".join(f"{k}: {v.strip().splitlines()[-1] if v.strip() else v}" for k, v in failures.items())
             raise DeploymentRunError(
                 f"secure aggregation{f' ({stage})' if stage else ''} ended with {_SumOnly.n_active} of {H} "
-                f"entities; {why or 'a node dropped out or failed (see the SuperNode logs)'}; "
+                f"entities, fewer than the {survivors} the run needs (max_dropouts = {int(method.max_dropouts)}); "
+                f"{why or 'nodes dropped out or failed (see the SuperNode logs)'}; nothing was unmasked; "
                 "run stopped, nothing written")
+        lost = [n for n in nodes if n not in _SumOnly.active]
+        if lost:
+            # within max_dropouts: the survivors' sum carries enough noise (each share was sized for
+            # H − d contributors); the dropped sites take no further part and get no model
+            for n in lost:
+                self.dropped[n] = self.name(n)
+            self.progress("dropout", entities=[self.name(n) for n in lost], stage=stage or method.stages[0],
+                          contributors=_SumOnly.n_active)
         mean = legacy.state.array_records[MAIN_PARAMS_RECORD].to_numpy_ndarrays()[0]
-        # SecAggPlusWorkflow returns the mean of the H unmasked shares; × H and back onto the grid
-        # gives the exact integer sum (every share is on the grid, see federation.summable).
-        total = to_grid(mean * H)
+        # SecAggPlusWorkflow returns the mean of the contributors' unmasked shares (weight 1 each); × their
+        # number and back onto the grid gives the exact integer sum (every share is on the grid).
+        total = to_grid(mean * _SumOnly.n_active)
         info = {"protocol": "SecAgg+ (flwr.server.workflow.SecAggPlusWorkflow + flwr.client.mod.secaggplus_mod)",
-                "num_shares": H, "reconstruction_threshold": survivors, "max_dropouts": int(method.max_dropouts),
+                "num_shares": len(nodes), "reconstruction_threshold": survivors, "max_dropouts": int(method.max_dropouts),
                 "clipping_range": clip, "quantization_range": target, "modulus_range": modulus,
                 "grid": GRID, "contributors": _SumOnly.n_active,
                 "server_saw": "masked vectors and their unmasked sum only"}
@@ -550,7 +568,7 @@ class _Run:
             self.timings["round1_secure_sum"] = time.perf_counter() - t0
             t0 = time.perf_counter()
             V = public["V"]
-            order = nodes
+            order = [n for n in nodes if n not in self.dropped]
             meta1 = []
         else:
             P, counts, meta1 = self.round1_prototypes(nodes)
@@ -588,6 +606,7 @@ class _Run:
         self.timings["server_total"] = time.perf_counter() - t_start
         result = {"entities": entities, "messages": self.messages, "timings": self.timings,
                   "secure_aggregation": secure, "n_entities": H, "site_decisions": self.decisions,
+                  "dropped": sorted(self.dropped.values()),
                   # the released catalogue keys (public: a DP output) and the threshold's public inputs
                   "catalogue": ({k: v for k, v in self.catalogue.items() if k != "stage"}
                                 if self.catalogue is not None else None)}

@@ -278,9 +278,10 @@ def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num
     """SecAgg+'s setup parameters as the coordinator sent them: the sum must be among the accepted
     number of sites, and survive no more dropouts than the site accepts (a share count above the
     threshold by d lets d key shares go missing; fewer colluders then rebuild a live node's mask)."""
-    if sample_num != n_accepted:
+    if not n_accepted - policy.max_dropouts <= sample_num <= n_accepted:
+        # fewer than accepted only after dropouts the site accepts (a later stage without the dropped)
         raise PolicyRefused("accepted_request", f"the secure sum has {sample_num} participants; the site accepted "
-                                                f"a run of {n_accepted}")
+                                                f"a run of {n_accepted} with at most {policy.max_dropouts} dropout(s)")
     if share_num - threshold > policy.max_dropouts or threshold < 2:
         raise PolicyRefused("max_dropouts", f"SecAgg+ with {share_num} shares and threshold {threshold} tolerates "
                                             f"{share_num - threshold} dropout(s); the site accepts at most "
