@@ -115,12 +115,12 @@ from dpfed_core.deployment.launcher import Guard
 from dpfed_core.deployment.shards import write_shards
 from dpfed_core.deployment.simulation_engine import SimulatedFederation
 from dpfed_core.evaluation.experiments import make_split
-from test_deployment import three_clinics
+from test_deployment import lab_policy, three_clinics
 ds = three_clinics()
 cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure")
 guard = Guard()
 shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
-fed = SimulatedFederation(shards, None, ds.entity_names, guard=guard).start()
+fed = SimulatedFederation(shards, None, ds.entity_names, guard=guard, site_policy=lab_policy(guard.path)).start()
 
 def stall(ev):
     if ev["event"] == "nodes_connected":

@@ -311,3 +311,21 @@ def test_deploy_local_writes_a_policy_matching_the_run_or_gives_every_site_the_o
     for name in names:
         rows = sp_.SiteLog(load_policy(policy).store_for(name)).rows()
         assert [r["decision"] for r in rows] == ["accepted", "released"] and rows[1]["simulation"] == 1
+
+
+def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites():
+    """SecAgg+ neighbourhoods: every site for a few, then O(log n): odd (Flower's graph), at least
+    2d + 3, the threshold k − d leaves d dropouts; and a site refuses a setup below the rule."""
+    from dpfed_core.deployment.wire import secagg_shares, secagg_threshold
+
+    assert [secagg_shares(n, 1) for n in (3, 5, 9)] == [3, 5, 9]
+    ks = {n: secagg_shares(n, 0) for n in (30, 100, 1000, 10000)}
+    assert ks == {30: 15, 100: 21, 1000: 31, 10000: 41}
+    assert all(k % 2 == 1 for k in ks.values())
+    assert ks[10000] / 10000 < ks[1000] / 1000 < ks[100] / 100 < ks[30] / 30
+    assert secagg_shares(100, 3) == 27 and secagg_threshold(100, 3, 100) == 24
+    assert secagg_threshold(3, 1, 3) == 2 and secagg_threshold(2, 1, 3) == 2  # full graph: H − d
+    policy = load_policy(write_policy(Path(__import__("tempfile").mkdtemp()) / "p.toml", **STRICT))
+    sp_.check_secagg(policy, 100, 100, 21, 21)
+    with pytest.raises(PolicyRefused, match="public rule"):
+        sp_.check_secagg(policy, 100, 100, 5, 5)

@@ -395,7 +395,8 @@ def site_policy_mod(msg: Message, context: Context, call_next) -> Message:
             configs = msg.content.config_records[RECORD_KEY_CONFIGS]
             if configs.get(Key.STAGE) == Stage.SETUP:
                 site_policy.check_secagg(_policy(context), int(kept["n-entities"]), int(configs[Key.SAMPLE_NUMBER]),
-                                         int(configs[Key.SHARE_NUMBER]), int(configs[Key.THRESHOLD]))
+                                         int(configs[Key.SHARE_NUMBER]), int(configs[Key.THRESHOLD]),
+                                         config_from_json(str(kept["config"])).max_dropouts)
         except site_policy.PolicyRefused as exc:
             _site_log(f"run {context.run_id}: {exc}")
             raise

@@ -47,7 +47,7 @@ from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.deployment.doorbell import Doorbell, ring
 from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF_STAGES, catalogue_from_json,
                                         catalogue_size_from_json, config_from_json, dumps, loads, message_bytes,
-                                        pack_arrays)
+                                        pack_arrays, secagg_shares, secagg_threshold)
 from dpfed_core.deployment.hooks import (combine_stage, method_config, prototype_method_is_private, public_broadcast,
                                          server_notes, summable_method)
 from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, fused_inputs, fused_stages, secagg_ranges,
@@ -467,10 +467,14 @@ class _Run:
             legacy.client_manager.register(GridClientProxy(n, self.grid, self.context.run_id))
         legacy.state.array_records[MAIN_PARAMS_RECORD] = ArrayRecord()
         legacy.state.config_records[MAIN_CONFIGS_RECORD] = ConfigRecord({Key.CURRENT_ROUND: 1})
-        # num_shares = 1.0: every node shares its keys with every other (full graph, H small);
-        # threshold = H − d: the secure sum survives d dropouts, and fewer than H − d colluding
-        # parties cannot rebuild a live node's mask.
-        workflow = SecAggPlusWorkflow(num_shares=1.0, reconstruction_threshold=survivors, max_weight=1.0,
+        # Key shares by a public rule (wire.secagg_shares: all nodes for a few, O(log n) neighbours for
+        # many); threshold = k − d (H − d on the full graph): the secure sum survives d dropouts, and
+        # fewer colluding neighbours cannot rebuild a live node's mask. A float num_shares is Flower's
+        # fraction of the nodes, which it rounds back to k (odd).
+        k = secagg_shares(len(nodes), int(method.max_dropouts))
+        threshold = secagg_threshold(len(nodes), int(method.max_dropouts), H)
+        workflow = SecAggPlusWorkflow(num_shares=1.0 if k >= len(nodes) else k / len(nodes),
+                                      reconstruction_threshold=threshold, max_weight=1.0,
                                       clipping_range=clip, quantization_range=target, modulus_range=modulus,
                                       timeout=self.round_timeout)
         run = self
@@ -526,7 +530,7 @@ class _Run:
         # number and back onto the grid gives the exact integer sum (every share is on the grid).
         total = to_grid(mean * _SumOnly.n_active)
         info = {"protocol": "SecAgg+ (flwr.server.workflow.SecAggPlusWorkflow + flwr.client.mod.secaggplus_mod)",
-                "num_shares": len(nodes), "reconstruction_threshold": survivors, "max_dropouts": int(method.max_dropouts),
+                "num_shares": k, "reconstruction_threshold": threshold, "max_dropouts": int(method.max_dropouts),
                 "clipping_range": clip, "quantization_range": target, "modulus_range": modulus,
                 "grid": GRID, "contributors": _SumOnly.n_active,
                 "server_saw": "masked vectors and their unmasked sum only"}

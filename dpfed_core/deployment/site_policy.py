@@ -274,7 +274,8 @@ def check(policy: SitePolicy, req: Request) -> None:
                                                 f"[{lo:g}, {hi:g}]")
 
 
-def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num: int, threshold: int) -> None:
+def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num: int, threshold: int,
+                 max_dropouts: int = 0) -> None:
     """SecAgg+'s setup parameters as the coordinator sent them: the sum must be among the accepted
     number of sites, and survive no more dropouts than the site accepts (a share count above the
     threshold by d lets d key shares go missing; fewer colluders then rebuild a live node's mask)."""
@@ -282,6 +283,13 @@ def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num
         # fewer than accepted only after dropouts the site accepts (a later stage without the dropped)
         raise PolicyRefused("accepted_request", f"the secure sum has {sample_num} participants; the site accepted "
                                                 f"a run of {n_accepted} with at most {policy.max_dropouts} dropout(s)")
+    from dpfed_core.deployment.wire import secagg_shares
+
+    rule = secagg_shares(sample_num, max_dropouts)
+    if share_num < rule:
+        # smaller neighbourhoods than the public rule: fewer colluding neighbours rebuild a mask
+        raise PolicyRefused("max_dropouts", f"SecAgg+ with {share_num} key shares per node among {sample_num}; the "
+                                            f"public rule (wire.secagg_shares) gives {rule}")
     if share_num - threshold > policy.max_dropouts or threshold < 2:
         raise PolicyRefused("max_dropouts", f"SecAgg+ with {share_num} shares and threshold {threshold} tolerates "
                                             f"{share_num - threshold} dropout(s); the site accepts at most "
