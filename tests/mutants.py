@@ -44,6 +44,8 @@ COT = "tests/test_cooccurrence.py"
 REL = "tests/test_release_audits.py"
 CAT = "dpfed_core/privacy/catalogue.py"
 SCAT = "tests/test_secure_catalogue.py"
+SITE = "dpfed_core/deployment/site_policy.py"
+SITET = "tests/test_site_policy.py"
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,16 @@ MUTANTS = (
            "mech.gaussian_mechanism(counts, sens, eps_row, delta, rng)", "1.0",
            (f"{SCAT}::test_secure_catalogue_share_noise_is_sigma_over_divisor_and_row_rho_is_opendps_map",),
            arg="divisor"),
+    # --- a site's own policy binds whatever the coordinator asks
+    Mutant("site-accepts-simulation", SITE, "check",
+           "req.simulation and not policy.allow_simulation", "False",
+           (f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself",)),
+    Mutant("site-ignores-max-epsilon", SITE, "check",
+           "req.epsilon > policy.max_epsilon * (1 + 1e-12)", "False",
+           (f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself",)),
+    Mutant("site-run-not-charged", SITE, "accept",
+           "PlannedRelease(kind='run')", "True", (f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer",),
+           arg="simulation"),
 )
 
 
