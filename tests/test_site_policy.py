@@ -329,3 +329,20 @@ def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites
     sp_.check_secagg(policy, 100, 100, 21, 21)
     with pytest.raises(PolicyRefused, match="public rule"):
         sp_.check_secagg(policy, 100, 100, 5, 5)
+
+
+def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    missing = tmp_path / "nowhere.sqlite3"
+    assert main(["site", "releases", "--store", str(missing)]) == 2
+    assert "--store" in capsys.readouterr().err and not missing.exists()
+    policy = write_policy(tmp_path / "p.toml", **STRICT)  # store names {site}
+    assert main(["site", "budget", "--policy", str(policy)]) == 2
+    assert "--site NAME" in capsys.readouterr().err
+    store = load_policy(policy).store_for("clinic A")
+    sp_.SiteLog(store)  # an empty store: no run accepted yet
+    assert main(["site", "budget", "--policy", str(policy), "--site", "clinic A"]) == 0
+    assert "accepted no run yet" in capsys.readouterr().out
+    assert main(["site", "releases", "--store", str(store), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"store": str(store), "log": [], "budget": []}
