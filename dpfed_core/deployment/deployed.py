@@ -270,10 +270,17 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         raise DeploymentError("the nodes' local reports do not match the dataset's entities: "
                               f"{[r['entity'] for r in reports]} vs {list(dataset.entity_names)}")
     notes = []
+    # Re-spent on the run's ledger, which re-checks every row against the budget, in the order the
+    # in-process run spends them: a summable method stage by stage (the i-th row of every entity, then
+    # the next), a prototype method entity by entity.
+    rows_of = [e["ledger"] for e in entities]
+    if spec.name in SUMMABLE_METHODS:
+        order = [rows[i] for i in range(max(map(len, rows_of), default=0)) for rows in rows_of if i < len(rows)]
+    else:
+        order = [row for rows in rows_of for row in rows]
+    for row in order:
+        ledger.spend(**{k: (math.nan if v is None else v) for k, v in row.items()})  # NaN travels as null
     for e in entities:
-        for row in e["ledger"]:
-            # Re-spent on the run's ledger, which re-checks every row against the budget.
-            ledger.spend(**{k: (math.nan if v is None else v) for k, v in row.items()})  # NaN travels as null
         if e["note"] and e["note"] not in notes and not e["note"].startswith("noise share"):
             notes.append(e["note"])
     V = np.asarray(res["V"])
@@ -299,10 +306,6 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
     metrics = combine_statistics([(r["entity"], r["stats"]) for r in reports], config.top_n)
     secure = res.get("secure_aggregation")
     privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy)
-    if secure:
-        privacy["coalition_epsilon"] = max(float(e.get("coalition_epsilon", math.inf)) for e in entities)
-        privacy["against"] = ("ε holds against the server, which sees only the SecAgg+ sum; against the server "
-                              "colluding with every other entity the guarantee is coalition_epsilon")
     wire = sum(int(m["bytes"]) for m in res["messages"])
     if simulated:
         transport = federation.transport  # names the backend that carried the messages
