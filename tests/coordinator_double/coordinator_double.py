@@ -61,10 +61,10 @@ def main(grid: Grid, context: Context) -> None:
         else:
             msgs = [Message(RecordDict({"config": run.instructions()}), dst_node_id=n, message_type="query.round1")
                     for n in nodes]
-            out["after"] = _received(run.send_and_receive(msgs, run.round_timeout))
-        out["dumped"] = run._dumped
+            out["after"] = _received(run.transport.send_and_receive(msgs, run.transport.round_timeout))
+        out["dumped"] = run.transport._dumped
     finally:
         Path(str(context.run_config["out"])).write_text(json.dumps(out), encoding="utf-8")
-        run.progress("done", seconds=0.0)
-        if run.bell is not None:
-            run.bell.close()
+        run.transport.progress("done", seconds=0.0)
+        if run.transport.bell is not None:
+            run.transport.bell.close()
