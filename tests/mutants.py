@@ -50,6 +50,8 @@ FPM = "dpfed_core/privacy/fingerprint.py"
 FPT = "tests/test_fingerprint.py"
 ODO = "dpfed_core/privacy/odometer.py"
 BREL = "tests/test_budget_releases.py"
+SITE = "dpfed_core/deployment/site_policy.py"
+SITET = "tests/test_site_policy.py"
 
 
 @dataclass(frozen=True)
@@ -348,6 +350,16 @@ MUTANTS = (
     Mutant("dp-als-user-factors-not-bounded", "dpfed_core/federation/dp_als.py", "_user_factors",
            "1.0 / np.maximum(norms, 1e-300)", "2.0 / np.maximum(norms, 1e-300)",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
+    # --- a site's own policy binds whatever the coordinator asks
+    Mutant("site-accepts-simulation", SITE, "check",
+           "req.simulation and not policy.allow_simulation", "False",
+           (f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself",)),
+    Mutant("site-ignores-max-epsilon", SITE, "check",
+           "req.epsilon > policy.max_epsilon * (1 + 1e-12)", "False",
+           (f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself",)),
+    Mutant("site-run-not-charged", SITE, "accept",
+           "PlannedRelease(kind='run')", "True", (f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer",),
+           arg="simulation"),
 )
 
 

@@ -29,7 +29,7 @@ from dpfed_core.errors import ConfigError  # noqa: E402
 from dpfed_core.deployment.deployed import run_deployed  # noqa: E402
 from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
 from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards  # noqa: E402
-from dpfed_core.deployment.server_app import ROUND2_REPLY, SECAGG_STAGES  # noqa: E402
+from dpfed_core.deployment.server_app import POLICY_REPLY, ROUND2_REPLY, SECAGG_STAGES  # noqa: E402
 from dpfed_core.federation.summable import secagg_ranges  # noqa: E402
 
 METRICS = ("train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10", "ndcg_at_10")
@@ -62,13 +62,29 @@ def three_clinics(features: bool = False, declared: bool = True) -> FederatedDat
     return ds
 
 
+def lab_policy(folder) -> "Path":
+    """The site policy of these test sites: every deployable method (the example plug-in's too),
+    simulation and non-private methods allowed — these tests compare a deployment with the in-process
+    run in the labelled simulation mode — and each site's store in the test's own folder."""
+    from pathlib import Path
+
+    from dpfed_core.deployment.deployed import deployable_methods
+    from dpfed_core.deployment.site_policy import write_policy
+
+    folder = Path(folder)
+    return write_policy(folder / "site_policy.toml", methods=[*deployable_methods(), "dp-item-reach-example"],
+                        max_epsilon=1e6, max_delta=1e-3, budget_epsilon=1e9, budget_delta=9e-3,
+                        store=str(folder / "site_stores" / "{site}.sqlite3"), allow_simulation=True,
+                        allow_non_private=True, max_dropouts=10)
+
+
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory):
     ds = three_clinics()
     base = tmp_path_factory.mktemp("deploy")
     # Every run below uses seed 0 and the default split, so one set of shards serves them all.
     shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), base / "shards")
-    fed = LocalFederation(shards, base / "flower", ds.entity_names).start()
+    fed = LocalFederation(shards, base / "flower", ds.entity_names, site_policy=lab_policy(base)).start()
     yield ds, fed, base
     fed.close()
 
@@ -89,7 +105,8 @@ def cooccurrence_deployment(tmp_path_factory):
     base = tmp_path_factory.mktemp("deploy_cooc")
     shards = write_shards(ds, make_split(ds, COOC_CFG), base / "shards")
     features = write_item_features(ds.item_features, ds.item_feature_names, base / "item_features.npz")
-    fed = LocalFederation(shards, base / "flower", ds.entity_names, item_features=features).start()
+    fed = LocalFederation(shards, base / "flower", ds.entity_names, item_features=features,
+                          site_policy=lab_policy(base)).start()
     out: dict = {"dump": base / "received"}
 
     def work():
@@ -113,10 +130,39 @@ def _guarded_federation(kind, ds, cfg):
 
     guard = Guard()
     shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
-    return guard, kind(shards, None, ds.entity_names, guard=guard).start()
+    return guard, kind(shards, None, ds.entity_names, guard=guard, site_policy=lab_policy(guard.path)).start()
+
+
+#: What only the carrier decides (when, how the messages went, how long, the deployment section, the
+#: carrier's notes); everything else of the deployed document must equal the in-process one.
+CARRIER_KEYS = {"created", "deployment", "messages", "timings", "notes", "odometer", "history_id"}
+CARRIER_TRUST = {"in_process", "sum"}
+
+
+def _assert_same_document(dep, ref, path: str = "", catalogue: bool = False) -> None:
+    if isinstance(ref, dict):
+        assert isinstance(dep, dict), path
+        skip = CARRIER_KEYS if path == "" else CARRIER_TRUST if path == ".privacy.trust" else set()
+        if catalogue and path == ".privacy.trust":
+            # With a federation-wide catalogue the in-process record states the method's part of the
+            # budget only (its ledger after the catalogue's); the deployment's the whole run's ledger.
+            skip = skip | {"against_server", "against_server_and_other_entities"}
+        assert set(dep) - skip == set(ref) - skip, (path, set(dep) ^ set(ref))
+        for k in set(ref) - skip:
+            _assert_same_document(dep[k], ref[k], f"{path}.{k}", catalogue)
+    elif isinstance(ref, list):
+        assert isinstance(dep, list) and len(dep) == len(ref), path
+        for i, (a, b) in enumerate(zip(dep, ref)):
+            _assert_same_document(a, b, f"{path}[{i}]", catalogue)
+    elif isinstance(ref, float):
+        assert dep == pytest.approx(ref, rel=1e-9, abs=1e-12, nan_ok=True), path
+    else:
+        assert dep == ref, path
 
 
 def _assert_same_run(dep: dict, ref: dict) -> None:
+    # one protocol, two carriers: the whole document is the in-process one but what the carrier decides
+    _assert_same_document(dep, ref, catalogue=any("catalogue" in r["stage"] for r in ref["privacy"]["ledger"]))
     assert [e["name"] for e in dep["entities"]] == [e["name"] for e in ref["entities"]]
     for d, r in zip([*dep["entities"], dep["overall"]], [*ref["entities"], ref["overall"]]):
         assert d["n_users"] == r["n_users"] and d["n_test_users"] == r["n_test_users"]
@@ -125,6 +171,22 @@ def _assert_same_run(dep: dict, ref: dict) -> None:
     assert dep["privacy"]["epsilon"] == ref["privacy"]["epsilon"]
     assert dep["privacy"]["delta"] == ref["privacy"]["delta"]
     assert len(dep["privacy"]["ledger"]) == len(ref["privacy"]["ledger"]) > 0
+    if "trust" in ref["privacy"]:
+        # one protocol, two carriers: the same trust record and notes (federation.summable_protocol),
+        # the deployment's naming Flower's SecAgg+ as the carrier of its sums
+        from dpfed_core.federation.summable_protocol import IN_PROCESS_NOTE
+
+        t_dep, t_ref = dep["privacy"]["trust"], ref["privacy"]["trust"]
+        assert (t_dep["in_process"], t_ref["in_process"]) == (False, True) and "SecAgg+" in t_dep["sum"]
+        # With a federation-wide catalogue the in-process record states the method's part of the budget
+        # only (its ledger after the catalogue's); the deployment's states the whole run's ledger.
+        catalogue = any("catalogue" in r["stage"] for r in ref["privacy"]["ledger"])
+        for k in ("aggregation", "max_dropouts") + (() if catalogue else ("against_server",
+                                                                          "against_server_and_other_entities")):
+            assert t_dep[k] == pytest.approx(t_ref[k]), k
+        if catalogue:
+            assert t_dep["against_server"]["epsilon"] == pytest.approx(dep["privacy"]["epsilon"], rel=1e-6)
+        assert set(ref["notes"]) - {IN_PROCESS_NOTE} <= set(dep["notes"]), set(ref["notes"]) - set(dep["notes"])
     # The deployment lists each entity's rows together, the in-process run stage by stage.
     order = {name: h for h, name in enumerate(e["name"] for e in ref["entities"])}
 
@@ -180,7 +242,8 @@ def test_summable_release_goes_through_secagg_and_equals_in_process(deployment):
     doc, V, ref, res = _deployed_and_in_process(ds, cfg, fed, dump)  # V exact: grid shares, integer secure sum
     sec = doc["deployment"]["secure_aggregation"]
     assert sec["reconstruction_threshold"] == 2 and sec["max_dropouts"] == 1
-    assert doc["privacy"]["coalition_epsilon"] > doc["privacy"]["epsilon"]
+    trust = doc["privacy"]["trust"]
+    assert trust["against_server_and_other_entities"]["epsilon"] > trust["against_server"]["epsilon"]
 
     # The server received no share in the clear: entity → server messages are SecAgg+ stage replies
     # and round-2 acknowledgements only ...
@@ -188,7 +251,7 @@ def test_summable_release_goes_through_secagg_and_equals_in_process(deployment):
     assert {m["content"] for m in up} == {
         "SecAgg+ setup (public keys) (reply)", "SecAgg+ share keys (encrypted key shares) (reply)",
         "SecAgg+ collect masked vectors (reply)", "SecAgg+ unmask (key shares) (reply)",
-        ROUND2_REPLY}
+        ROUND2_REPLY, POLICY_REPLY}
     assert all("release" not in m["records"] for m in up)
     # ... and the vectors it did receive are masked: uniform over [0, 2³²), unrelated to the shares,
     # while their sum minus the masks (SecAgg+'s unmasking) gave exactly Σ shares (V above).
@@ -247,7 +310,7 @@ def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_pro
     assert 0 < K < cat.SECURE_CATALOGUE_BUCKETS and 0 < len(res.extra["catalogue"]) <= und.n_items
     assert doc["warnings"] == ref["warnings"]
     stages = [r["stage"] for r in doc["privacy"]["ledger"]]
-    assert stages == ["catalogue", "item totals"] * 3
+    assert stages == ["catalogue"] * 3 + ["item totals"] * 3  # stage by stage, as in process
     sec = doc["deployment"]["secure_aggregation"]
     assert [(s["stage"], s["length"]) for s in sec["stages"]] == [("catalogue", cat.SECURE_CATALOGUE_BUCKETS),
                                                                   ("release", K)]
@@ -302,7 +365,7 @@ def test_stages_whose_inputs_public_facts_fix_share_one_secure_sum(deployment, d
     catalogue = [] if declared else [{"stage": "catalogue", "length": cat.SECURE_CATALOGUE_BUCKETS, "parts": None}]
     assert [{k: s.get(k) for k in fused} for s in sec["stages"]] == [*catalogue, fused]
     ledger = [r["stage"] for r in doc["privacy"]["ledger"]]
-    assert ledger == (["popularity", "co-occurrence"] * 3 if declared else ["catalogue", "popularity", "co-occurrence"] * 3)
+    assert ledger == ([] if declared else ["catalogue"] * 3) + ["popularity"] * 3 + ["co-occurrence"] * 3
     label = "[popularity+co-occurrence]"
     rounds = _secagg_rounds(doc)
     assert {r for r in rounds if r.endswith(label)} == {f"{s} {label}" for s in SECAGG_STAGES}
@@ -351,6 +414,7 @@ def test_federate_page_offers_flower_execution():
     at.radio(key="fed_execution").set_value("separate processes (Flower)").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.button(key="fed_run_flower") is not None
+    assert at.text_input(key="fed_site_policy").value == ""  # each site's policy file (empty: matching the run)
     assert not any(b.key == "fed_run" for b in at.button)
     at.selectbox(key="fed_method").set_value("central").run()
     assert any("does not run as a deployment" in e.value for e in at.error)
@@ -437,7 +501,8 @@ def test_a_plug_in_method_runs_through_deploy_local(tmp_path, monkeypatch, capsy
     common = ["--data", "sample:clinic", "--federation", "region", "--method", "dp-item-reach-example",
               "--epsilon", "1", "--aggregation", "secure", "--simulation", "--param", "power=2"]
     dep_out, run_out = tmp_path / "dep.json", tmp_path / "run.json"
-    assert main(["deploy-local", *common, "--plugin", "example_method", "--out", str(dep_out)]) == 0, \
+    assert main(["deploy-local", *common, "--plugin", "example_method", "--site-policy", str(lab_policy(tmp_path)),
+                 "--out", str(dep_out)]) == 0, \
         capsys.readouterr().err
     assert os.environ["DPFED_PLUGINS"] == "example_method"
     assert main(["run", *common, "--out", str(run_out)]) == 0, capsys.readouterr().err
@@ -448,7 +513,8 @@ def test_a_plug_in_method_runs_through_deploy_local(tmp_path, monkeypatch, capsy
     assert dep["odometer"]["store"] == os.environ["DPFED_STORE"]
     # A module that cannot be imported: one clear error naming --plugin, nothing written.
     bad = tmp_path / "bad.json"
-    assert main(["deploy-local", *common, "--plugin", "no_such_plugin_module", "--out", str(bad)]) == 2
+    assert main(["deploy-local", *common, "--plugin", "no_such_plugin_module", "--site-policy",
+                 str(lab_policy(tmp_path)), "--out", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "no_such_plugin_module" in err and "--plugin" in err and "Traceback" not in err
     assert not bad.exists()
@@ -532,7 +598,7 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     np.testing.assert_array_equal(V, res.V[:, :V.shape[1]])  # exact: grid shares, integer sums
     _assert_same_run(doc, ref)
     # the public item features reached every node (its --node-config) and are declared as in process
-    assert [r["stage"] for r in doc["privacy"]["ledger"]] == ["popularity", "co-occurrence"] * 3 + ["public input"] * 3
+    assert [r["stage"] for r in doc["privacy"]["ledger"]] == ["popularity"] * 3 + ["co-occurrence"] * 3 + ["public input"] * 3
     assert all(r["epsilon"] == 0 and "form 0" in r["note"] for r in doc["privacy"]["ledger"]
                if r["stage"] == "public input")
     sec = doc["deployment"]["secure_aggregation"]
@@ -545,7 +611,7 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     secagg = {f"{label} [{stage}] (reply)" for stage in ("popularity", "co-occurrence")
               for label in ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted key shares)",
                             "SecAgg+ collect masked vectors", "SecAgg+ unmask (key shares)")}
-    assert {m["content"] for m in up} == secagg | {ROUND2_REPLY}
+    assert {m["content"] for m in up} == secagg | {ROUND2_REPLY, POLICY_REPLY}
     assert all("release" not in m["records"] and "public" not in m["records"] for m in up)
     # Server → entity between the sums: the public item list only, inside the co-occurrence sum's
     # share instructions.
@@ -597,7 +663,9 @@ ALLOWED_FIELDS = {
     # identity and public fields of the protocol
     "meta": {"entity": "entity name (public: the declared federation)", "index": "position in it",
              "ledger": "ledger rows: the DP mechanisms' public parameters", "note": "the release's note",
-             "coalition_epsilon": "ε against the server with all other entities (from H and d)"},
+             "coalition_epsilon": "ε against the server with all other entities (from H and d)",
+             "decision": "the site's policy decision (accepted / refused)", "rule": "the policy rule of a refusal",
+             "message": "the refusal's reason (the request and the site's policy; empty on acceptance)"},
     # round-1 DP release of a prototype method
     "release": {"prototypes": "DP prototypes", "counts": "DP cluster sizes"},
     # SecAgg+ (Flower's protocol fields): public keys, encrypted shares, masked vectors, key shares
@@ -824,9 +892,13 @@ def test_a_node_dying_mid_run_stops_the_run_with_a_clear_message(deployment):
     assert not list((base / "flower").glob("result_*.npz"))
 
 
-def test_a_node_killed_in_a_secure_sum_leaves_nothing_running(tmp_path):
-    """--aggregation secure --max-dropouts 1 and a node killed during the secure sum: one clear
-    message naming the entity, no output, and no process (ServerApp included) and no shard left."""
+@pytest.mark.parametrize("victims", [[2], [1, 2]], ids=["within max-dropouts", "beyond max-dropouts"])
+def test_a_node_killed_in_a_secure_sum_within_max_dropouts_completes_and_beyond_stops(victims):
+    """--aggregation secure --max-dropouts 1 and nodes killed during the secure sum. One: SecAgg+
+    unmasks the two survivors' sum (their noise shares were sized for H − d = 2), the run completes
+    for them and says which entity dropped out (no model or metrics for it). Two: fewer key shares than
+    the threshold, nothing is unmasked, one clear message naming the entities and no output. Either
+    way no process (ServerApp included) and no shard are left."""
     import time
 
     from dpfed_core.deployment.launcher import Guard
@@ -836,14 +908,26 @@ def test_a_node_killed_in_a_secure_sum_leaves_nothing_running(tmp_path):
                     max_dropouts=1)
     guard, fed = _guarded_federation(LocalFederation, ds, cfg)
     pids = [fed.zygote.proc.pid] + [p.pid for p in fed.processes()]
+    events = []
 
     def crash_in_the_sum(ev):
+        events.append(ev)
         if ev["event"] == "secagg_stage" and "share keys" in ev.get("stage", ""):
-            fed.kill_node(2)
+            for h in victims:
+                fed.kill_node(h)
 
     try:
-        with pytest.raises(DeploymentError, match=r"entity 'clinic C'"):
-            run_deployed(ds, cfg, federation=fed, progress=crash_in_the_sum, round_timeout=60, timeout=120)
+        if len(victims) == 1:
+            doc = run_deployed(ds, cfg, federation=fed, progress=crash_in_the_sum, round_timeout=20, timeout=120)
+            assert doc["deployment"]["dropped"] == ["clinic C"]
+            assert [e["name"] for e in doc["entities"]] == ["clinic A", "clinic B"]
+            assert doc["deployment"]["secure_aggregation"]["contributors"] == 2
+            assert any("clinic C dropped out during a secure sum" in n for n in doc["notes"])
+            assert math.isfinite(doc["overall"]["mar"])
+        else:
+            with pytest.raises(DeploymentError, match=r"entity 'clinic B'.*'clinic C'"):
+                run_deployed(ds, cfg, federation=fed, progress=crash_in_the_sum, round_timeout=20, timeout=120)
+            assert not any(e["event"] == "done" for e in events)
     finally:
         fed.close()
         private = guard.path

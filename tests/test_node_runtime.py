@@ -40,3 +40,33 @@ def test_a_signal_during_the_sleep_ends_it_and_an_unsignalled_sleep_waits_the_ca
         assert time.monotonic() - t < 2.0
     finally:
         signal.signal(signal.SIGUSR1, old)
+
+
+def test_every_replaced_flower_internal_is_the_pinned_code():
+    """At the pinned versions every internal dpfed replaces is the code its replacement was written
+    against (the fingerprints in flower_internals); a different Flower shows up here first."""
+    from dpfed_core.deployment import flower_internals as fi
+
+    assert fi.report() == {name: "ok" for name in fi.INTERNALS}
+
+
+def test_a_changed_internal_keeps_the_stock_code_and_says_why(monkeypatch, capsys):
+    """A Flower whose reconstruction function differs (or another version): dpfed does not replace
+    it, the stock function stays in place, and one line names the internal and the reason."""
+    import flwr.common.secure_aggregation.crypto.shamir as flwr_shamir
+
+    from dpfed_core.deployment import flower_internals as fi, shamir
+
+    def their_combine(shares):  # a "new Flower" body
+        return b"\0" * 16
+
+    monkeypatch.setattr(flwr_shamir, "_shamir_combine", their_combine)
+    monkeypatch.setattr(fi, "_WARNED", set())
+    assert "changed (source fingerprint" in fi.check("shamir-combine")
+    shamir.install()
+    assert flwr_shamir._shamir_combine is their_combine
+    err = capsys.readouterr().err
+    assert "'shamir-combine'" in err and "stock code path" in err
+    monkeypatch.setitem(fi.PINNED, "flwr", "1.41.0")
+    assert "flwr 1.42.0 is installed" in fi.check("supernode-sleeps")
+    assert not fi.usable("supernode-sleeps")

@@ -28,7 +28,7 @@ from dpfed_core.deployment.simulation_engine import SimulatedFederation, availab
 from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_deployment import _assert_same_run, _gone, _processes_mentioning, three_clinics  # noqa: E402
+from test_deployment import _assert_same_run, _gone, _processes_mentioning, lab_policy, three_clinics  # noqa: E402
 
 COOC_CFG = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=3, max_iter=60, simulation=True,
                      aggregation="secure", max_dropouts=1, method_params={"max_items": 30})
@@ -39,7 +39,8 @@ def _run(cfg: RunConfig, backend: str, **kw):
     ds = three_clinics()
     guard = Guard()
     shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
-    fed = SimulatedFederation(shards, None, ds.entity_names, guard=guard, backend=backend).start()
+    fed = SimulatedFederation(shards, None, ds.entity_names, guard=guard, backend=backend,
+                              site_policy=lab_policy(guard.path)).start()
     try:
         doc, V = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, engine="simulation",
                               sim_backend=backend, return_model=True, **kw)
@@ -98,8 +99,8 @@ def test_a_node_with_a_bad_shard_stops_the_run_with_one_clear_error(tmp_path):
     cfg = RunConfig(method="kmeans", k=4, rank=3, max_iter=20, simulation=True)
     shards = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")
     shards[1].write_bytes(b"not a shard")
-    with SimulatedFederation(shards, tmp_path / "sim", ds.entity_names) as fed:
-        with pytest.raises(DeploymentError, match=r"round 1: .*entity_001\.npz is not a dpfed shard file.*write-shards"):
+    with SimulatedFederation(shards, tmp_path / "sim", ds.entity_names, site_policy=lab_policy(tmp_path)) as fed:
+        with pytest.raises(DeploymentError, match=r"site policy.*entity_001\.npz is not a dpfed shard file.*write-shards"):
             run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=120, engine="simulation")
     assert not list((tmp_path / "sim").glob("result_*.npz"))
 
@@ -114,12 +115,12 @@ from dpfed_core.deployment.launcher import Guard
 from dpfed_core.deployment.shards import write_shards
 from dpfed_core.deployment.simulation_engine import SimulatedFederation
 from dpfed_core.evaluation.experiments import make_split
-from test_deployment import three_clinics
+from test_deployment import lab_policy, three_clinics
 ds = three_clinics()
 cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure")
 guard = Guard()
 shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
-fed = SimulatedFederation(shards, None, ds.entity_names, guard=guard).start()
+fed = SimulatedFederation(shards, None, ds.entity_names, guard=guard, site_policy=lab_policy(guard.path)).start()
 
 def stall(ev):
     if ev["event"] == "nodes_connected":

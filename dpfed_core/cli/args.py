@@ -43,6 +43,7 @@ COMMAND_HELP = {
     "deploy-local": "run the protocol as a real local Flower deployment",
     "write-shards": "write one shard file per entity (a node's only data)",
     "budget": "privacy budget odometer: show / set-cap / releases / list",
+    "site": "a deployment site's own release log and remaining budget (from its store)",
 }
 
 def parse_float(text: str) -> float:

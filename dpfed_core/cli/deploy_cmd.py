@@ -14,8 +14,10 @@ examples:
   # 3 hospitals, each its own Flower SuperNode process; DP popularity through SecAgg+
   python -m dpfed_core deploy-local --data sample:clinic --method dp-popularity --epsilon 1 --out f.json
 
-  # the same federation as `run`, prototypes on the wire (compare with `run --simulation`)
-  python -m dpfed_core deploy-local --data sample:synthetic --method kmeans --k 10 --simulation --out f.json
+  # the same federation as `run`, prototypes on the wire (compare with `run --simulation`); every site's
+  # policy must allow the labelled simulation mode (allow_simulation = true, docs/DEPLOYMENT.md)
+  python -m dpfed_core deploy-local --data sample:synthetic --method kmeans --k 10 --simulation \
+      --site-policy lab_sites.toml --out f.json
 
   # shard files for real sites (one per entity; each site keeps only its own)
   python -m dpfed_core write-shards --data sample:clinic --out-dir shards/
@@ -53,6 +55,10 @@ def register_cli(subparsers) -> None:
     g.add_argument("--plugin", action="append", metavar="MODULE",
                    help="import this plug-in module (it registers a method) here and on every node; repeatable; "
                         "adds to $DPFED_PLUGINS (docs/EXTENDING.md)")
+    g.add_argument("--site-policy", metavar="FILE",
+                   help="every local site's own policy (TOML: methods, max_epsilon, max_delta, budget_epsilon, "
+                        "store, allow_simulation, allow_non_private, max_dropouts, value_bounds; docs/DEPLOYMENT.md); "
+                        "default: a policy matching this run, without simulation")
     p.add_argument("--out", help="write the JSON result document here")
     add_store_args(p)
     p.set_defaults(func=cmd_deploy_local)
@@ -82,7 +88,7 @@ class _NodeProgress:
 def cmd_deploy_local(args) -> int:
     """``deploy-local``: parse, then the run service (:func:`~dpfed_core.evaluation.service.execute_run`:
     validate → plan → charge → split → run → record) with the Flower deployment as its run step."""
-    from dpfed_core.deployment.deployed import check_deployable, deployment_runner
+    from dpfed_core.deployment.deployed import check_deployable, check_site_policy, deployment_runner
     from dpfed_core.deployment.launcher import free_ports, parse_port_range
     from dpfed_core.deployment.plugins import load_plugins
     from dpfed_core.deployment.simulation_engine import DEFAULT_BACKEND as SIM_DEFAULT_BACKEND
@@ -114,6 +120,7 @@ def cmd_deploy_local(args) -> int:
     if importlib.util.find_spec("flwr") is None:  # before anything is charged: no node could start
         raise ConfigError("deploy-local needs Flower, which is not installed: "
                           "`pip install -r requirements-deploy.txt` (nothing was charged)")
+    check_site_policy(config, args.site_policy)
     if port_range is not None and args.engine == "deployment":
         free_ports(1 + dataset.n_entities, port_range)  # before anything is charged or started
     what = (f"Flower's Simulation Engine ({sim_backend} backend)" if args.engine == "simulation"
@@ -121,7 +128,9 @@ def cmd_deploy_local(args) -> int:
     print(f"starting {what}", file=sys.stderr)
     runner = deployment_runner(workdir=args.workdir, keep_workdir=bool(args.workdir), progress=_NodeProgress(),
                                round_timeout=args.round_timeout, dump_dir=args.dump_dir, insecure=args.insecure,
-                               port_range=port_range, engine=args.engine, sim_backend=sim_backend)
+                               port_range=port_range, engine=args.engine, sim_backend=sim_backend,
+                               site_policy=args.site_policy,
+                               on_policy=lambda line: print(line, file=sys.stderr))
     # A deployment is a release: charged to the odometer (or refused) before any node starts.
     outcome = execute_run(dataset, config, store=getattr(args, "store", None),
                           allow_non_private=args.allow_non_private, runner=runner)
@@ -136,6 +145,8 @@ def cmd_deploy_local(args) -> int:
         print(f"note: {note}")
     print(f"{dep['n_messages']} Flower messages, {dep['bytes_on_wire']} bytes on the wire, "
           f"{dep['wall_seconds']:.1f} s; {dep['transport']}")
+    for d in dep.get("site_decisions") or []:
+        print(f"site {d['entity']}: {d['decision']}" + (f" (rule {d['rule']})" if d["rule"] else ""))
     print(f"evaluation: {dep['evaluation_source']}")
     o = doc["overall"]
     n = config.top_n

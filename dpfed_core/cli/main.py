@@ -72,7 +72,7 @@ class _OnlyWanted:
         return _Sink()
 
 
-COMMANDS = ("run", "sweep", "methods", "audit", "report", "deploy-local", "write-shards", "budget")
+COMMANDS = ("run", "sweep", "methods", "audit", "report", "deploy-local", "write-shards", "budget", "site")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -138,7 +138,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 #: The commands whose flags and code live in their own module, loaded only when run (or for --help).
 _COMMAND_MODULES = {"audit_cmd": ("audit",), "report_cmd": ("report",),
-                    "deploy_cmd": ("deploy-local", "write-shards"), "budget_cmd": ("budget",)}
+                    "deploy_cmd": ("deploy-local", "write-shards"), "budget_cmd": ("budget",), "site_cmd": ("site",)}
 
 
 def _command_module(name: str):
@@ -392,7 +392,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "report": lambda a: _command_module("report_cmd").cmd_report(a),
                     "deploy-local": lambda a: _command_module("deploy_cmd").cmd_deploy_local(a),
                     "write-shards": lambda a: _command_module("deploy_cmd").cmd_write_shards(a),
-                    "budget": lambda a: _command_module("budget_cmd").cmd_budget(a)}
+                    "budget": lambda a: _command_module("budget_cmd").cmd_budget(a),
+                    "site": lambda a: _command_module("site_cmd").cmd_site(a)}
         return commands[args.command](args)
     except DpfedError as exc:
         print(f"error: {render_error(exc)}", file=sys.stderr)

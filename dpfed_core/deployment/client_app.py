@@ -3,6 +3,11 @@
 The node loads only its own shard (``--node-config "data-path='…'"``) and answers three kinds of
 messages from the ServerApp:
 
+* ``query.policy`` — first in every run: the run's request checked against this site's own policy
+  (``--node-config "policy-path='…'"``, :mod:`.site_policy`), its charge made in the site's own
+  odometer; the reply is the decision (accepted, or refused naming the rule). Every handler below that
+  draws or releases anything first requires this run's acceptance of exactly the request its message
+  carries, and releases each stage at most once.
 * ``query.round1`` — prototype methods: compute the entity's prototypes (SPEC §2), spend through a
   local ledger, reply with the prototypes (and released cluster sizes if asked) plus the ledger rows.
 * ``train`` — summable methods: Flower's ``secaggplus_mod`` wraps this handler; the handler returns
@@ -52,7 +57,9 @@ from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.evaluation.partial import entity_statistics
 from dpfed_core.deployment.shards import load_item_features, load_shard
 from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF_STAGES, catalogue_from_json,
-                                        config_from_json, dumps, ledger_rows_to_json, loads, unpack_arrays)
+                                        config_from_json, dumps, ledger_rows_to_json, loads, message_bytes,
+                                        unpack_arrays)
+from dpfed_core.deployment import site_policy
 from dpfed_core.deployment.hooks import (fit_local, method_config, prototype_method, release_prototypes,
                                          stage_public_keys, stage_share, summable_method)
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, fused_inputs, fused_stages, secagg_ranges
@@ -76,6 +83,13 @@ RNG_KEY = "dpfed-rng"
 CATALOGUE_KEY = "dpfed-catalogue"
 #: The stage name of the federation-wide catalogue's secure sum.
 CATALOGUE_STAGE = "catalogue"
+
+
+#: This run's acceptance (the request's JSON, H, the odometer operation) and the stages released.
+ACCEPTED_KEY = "dpfed-accepted"
+RELEASED_KEY = "dpfed-released"
+#: Simulation engine only: each simulated node's policy file (as SIM_SHARDS_ENV, set by the operator).
+SIM_POLICIES_ENV = "DPFED_SIM_POLICIES"
 
 
 def _error_reply(msg: Message, exc: Exception, where: str) -> Message:
@@ -116,6 +130,92 @@ def _load(context: Context, n_entities: int):
         raise DpfedError(f"shard {path} belongs to a federation of {shard.n_entities} entities, "
                          f"the run declares {n_entities}")
     return shard
+
+
+def _policy(context: Context) -> site_policy.SitePolicy:
+    """This site's policy, from its own configuration only (never from a message)."""
+    path = context.node_config.get("policy-path") or _simulated(context, SIM_POLICIES_ENV)
+    if not path:
+        raise site_policy.PolicyRefused("accepted_request", "this SuperNode has no site policy; start it with "
+                                        "--node-config \"policy-path='…'\" (a TOML file, docs/DEPLOYMENT.md)")
+    return site_policy.load_policy(str(path))
+
+
+def _coordinator(context: Context) -> str:
+    """Who asks, as this site knows it from its own configuration (the SuperLink it was pointed at)."""
+    return str(context.node_config.get("coordinator") or "the SuperLink this node connects to")
+
+
+def _site_log(msg: str) -> None:
+    import sys
+
+    print(f"dpfed site policy: {msg}", file=sys.stderr, flush=True)  # the SuperNode's log
+
+
+def _require_accepted(context: Context, rec, stage: str | None = None) -> None:
+    """Refuse (before anything is drawn) a message whose request this site did not accept in this run,
+    and a second release of a stage already released in it."""
+    kept = context.state.config_records.get(ACCEPTED_KEY)
+    if kept is None:
+        raise site_policy.PolicyRefused("accepted_request", "the coordinator asked for a release before this site "
+                                        "accepted the run's request (query.policy); nothing was drawn")
+    if str(kept["config"]) != str(rec["config"]) or int(kept["n-entities"]) != int(rec["n-entities"]):
+        raise site_policy.PolicyRefused("accepted_request", "the request differs from the one this site accepted "
+                                        "for this run; nothing was drawn")
+    if stage is None:
+        return
+    done = loads(str(context.state.config_records[RELEASED_KEY]["stages"])) \
+        if RELEASED_KEY in context.state.config_records else []
+    if stage in done:
+        raise site_policy.PolicyRefused("one_request_per_run", f"stage {stage!r} was already released in this run; "
+                                        "a site releases each stage once per accepted run")
+    context.state.config_records[RELEASED_KEY] = ConfigRecord({"stages": dumps([*done, stage])})
+
+
+def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_bytes: int) -> None:
+    """One row of the site's release log per release (its ledger rows give ε, δ and ρ)."""
+    policy = _policy(context)
+    eps = sum(float(r.epsilon) for r in rows) if rows else 0.0
+    dlt = sum(float(r.delta) for r in rows if r.delta == r.delta) if rows else 0.0
+    rhos = [r.rho for r in rows if getattr(r, "rho", None) is not None]
+    site_policy.SiteLog(policy.store_for(shard.entity)).add(
+        run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
+        stage=stage, decision="released", epsilon=eps, delta=dlt,
+        rho=sum(rhos) if rhos and len(rhos) == len(rows) else None, simulation=config.simulation, shapes=shapes,
+        n_bytes=n_bytes)
+
+
+@app.query("policy")
+def decide(msg: Message, context: Context) -> Message:
+    """The site's decision on the run's request: checked against its own policy and charged to its own
+    odometer before the coordinator asks for any share (nothing is drawn here)."""
+    rec = msg.content["config"]
+    entity = {"entity": "?", "index": -1}
+    try:
+        config, H, shard = _instructions(context, rec)
+        entity = _identity(shard)
+        kept = context.state.config_records.get(ACCEPTED_KEY)
+        if kept is not None:
+            _require_accepted(context, rec)  # the same request again in this run: already decided
+            meta = {**_identity(shard), "decision": "accepted", "rule": "", "message": "already accepted"}
+            return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
+        policy = _policy(context)
+        req = site_policy.request_of(config, H, shard.value_max)
+        record = site_policy.accept(policy, req, shard, run=str(context.run_id), coordinator=_coordinator(context))
+        context.state.config_records[ACCEPTED_KEY] = ConfigRecord({
+            "config": str(rec["config"]), "n-entities": H, "operation": record["operation"]})
+        _site_log(f"{shard.entity}: accepted run {context.run_id} ({config.method}, ε = {req.epsilon:g}, "
+                  f"simulation = {req.simulation}); charged to {policy.store_for(shard.entity)}")
+        meta = {**_identity(shard), "decision": "accepted", "rule": "", "message": ""}
+    except site_policy.PolicyRefused as exc:
+        _site_log(f"{entity['entity']}: run {context.run_id}: {exc}")
+        meta = {**entity, "decision": "refused", "rule": exc.rule, "message": str(exc)}
+    except site_policy.PolicyError as exc:  # a policy the site cannot read decides nothing: refused
+        _site_log(f"{entity['entity']}: run {context.run_id}: refused: {exc}")
+        meta = {**entity, "decision": "refused", "rule": "policy_file", "message": str(exc)}
+    except DpfedError as exc:  # e.g. the node's shard: a failure of the node, not a decision
+        return _error_reply(msg, exc, "site policy")
+    return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
 
 
 def _instructions(context: Context, rec) -> tuple:
@@ -240,6 +340,7 @@ def round1(msg: Message, context: Context) -> Message:
     """Round 1 of a prototype method: this entity's prototypes."""
     try:
         config, H, shard = _instructions(context, msg.content["config"])
+        _require_accepted(context, msg.content["config"], "round1")
         t0 = time.perf_counter()
         method = prototype_method(config, shard.value_max)
         private = bool(getattr(method, "private", False))
@@ -254,7 +355,10 @@ def round1(msg: Message, context: Context) -> Message:
             arrays["counts"] = Array(np.ascontiguousarray(release.counts, dtype=np.float64))
         _remember_seconds(context, "release_seconds", time.perf_counter() - t0)
         meta = {**_identity(shard), "ledger": ledger_rows_to_json(rows), "note": release.note}
-        return Message(RecordDict({"release": ArrayRecord(arrays), "meta": ConfigRecord(meta)}), reply_to=msg)
+        reply = Message(RecordDict({"release": ArrayRecord(arrays), "meta": ConfigRecord(meta)}), reply_to=msg)
+        _log_release(context, shard, config, "round 1 (prototypes)", rows, [a.shape for a in arrays.values()],
+                     message_bytes(reply))
+        return reply
     except DpfedError as exc:
         return _error_reply(msg, exc, "round 1")
 
@@ -275,7 +379,29 @@ def _keep_rng(rng: np.random.Generator, context: Context) -> None:
         context.state.config_records[RNG_KEY] = ConfigRecord({"state": dumps(rng.bit_generator.state)})
 
 
-@app.train(mods=[secaggplus_mod])
+def site_policy_mod(msg: Message, context: Context, call_next) -> Message:
+    """Before SecAgg+ handles a message: every stage needs this run's acceptance, and the setup's
+    parameters (participants, share count, threshold) must fit the site's ``max_dropouts``."""
+    from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key, Stage
+
+    if msg.metadata.message_type == "train" and RECORD_KEY_CONFIGS in msg.content.config_records:
+        kept = context.state.config_records.get(ACCEPTED_KEY)
+        try:
+            if kept is None:
+                raise site_policy.PolicyRefused("accepted_request", "the coordinator started a secure sum before this "
+                                                "site accepted the run's request; nothing was drawn")
+            configs = msg.content.config_records[RECORD_KEY_CONFIGS]
+            if configs.get(Key.STAGE) == Stage.SETUP:
+                site_policy.check_secagg(_policy(context), int(kept["n-entities"]), int(configs[Key.SAMPLE_NUMBER]),
+                                         int(configs[Key.SHARE_NUMBER]), int(configs[Key.THRESHOLD]),
+                                         config_from_json(str(kept["config"])).max_dropouts)
+        except site_policy.PolicyRefused as exc:
+            _site_log(f"run {context.run_id}: {exc}")
+            raise
+    return call_next(msg, context)
+
+
+@app.train(mods=[site_policy_mod, secaggplus_mod])
 def secure_share(msg: Message, context: Context) -> Message:
     """Round 1 of a summable method: this entity's share of one stage, handed to SecAgg+ for masking.
 
@@ -286,6 +412,7 @@ def secure_share(msg: Message, context: Context) -> Message:
 
     fitins = compat.recorddict_to_fitins(msg.content, keep_input=True)
     config, H, shard = _instructions(context, fitins.config)
+    _require_accepted(context, fitins.config, str(fitins.config.get("stage", "")))
     if PUBLIC_FIELD in fitins.config:  # the previous stage's public result, carried by these instructions
         _store_public(context, str(fitins.config.get(PUBLIC_AFTER_FIELD, "")),
                       unpack_arrays(fitins.config[PUBLIC_FIELD]))
@@ -339,7 +466,9 @@ def secure_share(msg: Message, context: Context) -> Message:
         "ledger": dumps(rows), "note": note, "coalition_epsilon": dumps(coalition)})
     _remember_seconds(context, "release_seconds", time.perf_counter() - t0, add=group[0] != first)
     fitres = FitRes(Status(Code.OK, ""), ndarrays_to_parameters([values]), 1, {})
-    return Message(compat.fitres_to_recorddict(fitres, keep_input=False), reply_to=msg)
+    reply = Message(compat.fitres_to_recorddict(fitres, keep_input=False), reply_to=msg)
+    _log_release(context, shard, config, f"secure sum [{stage}]", rows_now, [values.shape], message_bytes(reply))
+    return reply
 
 
 def _store_public(context: Context, after: str, arrays: dict) -> None:
@@ -366,6 +495,7 @@ def round2(msg: Message, context: Context) -> Message:
     """Round 2: fit U_h on V locally, reply with evaluation sums only."""
     try:
         config, H, shard = _instructions(context, msg.content["config"])
+        _require_accepted(context, msg.content["config"])
         V = msg.content["model"]["V"].numpy()
         t0 = time.perf_counter()
         if config.method in SUMMABLE_METHODS:

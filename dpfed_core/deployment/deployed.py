@@ -64,6 +64,8 @@ def run_deployed(
     engine: str = "deployment",
     split=None,
     sim_backend: str = SIM_DEFAULT_BACKEND,
+    site_policy: str | Path | None = None,
+    on_policy: Callable[[str], None] | None = None,
 ):
     """Run ``config.method`` on a local Flower deployment and return the result document.
 
@@ -77,8 +79,13 @@ def run_deployed(
     ClientApp under Flower's Simulation Engine, :mod:`.simulation_engine`, with ``sim_backend``
     ``"inprocess"`` or ``"ray"``, ``--sim-backend``). ``split``: the run's
     train/test split (default: :func:`make_split` of ``config``, as an in-process run makes it).
+    ``site_policy``: the policy file every site is given (``--site-policy``); without it a policy
+    matching this run's request (never simulation) is written for the sites, in the run's private
+    folder, and ``on_policy`` is told so. A simulation run needs a given policy that allows it.
     """
     config, spec = check_deployable(dataset, config, engine, sim_backend)
+    if federation is None:
+        check_site_policy(config, site_policy)
     t0 = time.perf_counter()
     split = make_split(dataset, config) if split is None else split
     t_split = time.perf_counter() - t0
@@ -101,6 +108,15 @@ def run_deployed(
             os.chmod(base, 0o700)  # a folder the user chose to keep: still the operator's only
         shards = write_shards(dataset, split, base / "shards")
         os.chmod(base / "shards", 0o700)
+        if site_policy is None:
+            from dpfed_core.deployment.site_policy import policy_matching, write_policy
+
+            site_policy = write_policy(base / "site_policy.toml",
+                                       **policy_matching(config, base / "site_stores" / "{site}.sqlite3"))
+            if on_policy is not None:
+                on_policy(f"no --site-policy given: every site got a policy matching this run ({site_policy}: "
+                          f"method {config.method}, at most ε = {config.epsilon:g} per run and in total, no "
+                          "simulation); its stores go with the run's private folder")
         t_shards = time.perf_counter() - t0
         # the public item features: one file every node is pointed at (not in any shard)
         features = (write_item_features(dataset.item_features, dataset.item_feature_names, base / "item_features.npz")
@@ -108,7 +124,7 @@ def run_deployed(
         kind = LocalFederation if engine == "deployment" else SimulatedFederation
         federation = kind(shards, None if guard is not None else base / "flower", dataset.entity_names,
                           keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard,
-                          item_features=features, warm_run=(run, dataset.n_entities),
+                          item_features=features, warm_run=(run, dataset.n_entities), site_policy=site_policy,
                           **({"backend": sim_backend} if engine == "simulation" else {}))
     else:
         t_shards = 0.0
@@ -120,7 +136,7 @@ def run_deployed(
         t_start = time.perf_counter() - t0
         res = federation.run(run, dataset.n_entities, round_timeout=round_timeout,
                              timeout=timeout, dump_dir=str(dump_dir) if dump_dir else None, progress=progress)
-        reports = read_local_reports(federation, res.get("run_id"))
+        reports = read_local_reports(federation, res.get("run_id"), skip=res.get("dropped") or ())
     finally:
         if owned:
             federation.close()
@@ -131,6 +147,23 @@ def run_deployed(
     if return_model == "result":
         return doc, result
     return (doc, result.V) if return_model else doc
+
+
+def check_site_policy(config: RunConfig, site_policy) -> None:
+    """Before anything is charged or started: a given policy file must read, and a simulation run
+    (noise reproducible from the coordinator's seed) needs a given policy that allows it."""
+    if site_policy is not None:
+        from dpfed_core.deployment.site_policy import load_policy
+
+        policy = load_policy(site_policy)
+        if config.simulation and not policy.allow_simulation:
+            raise ConfigError(f"--simulation: the site policy {site_policy} does not allow simulation "
+                              "(allow_simulation = false); every site would refuse. Set allow_simulation = true "
+                              "in the policy, or drop --simulation")
+    elif config.simulation:
+        raise ConfigError("--simulation needs a site policy that allows it: every site would be handed noise "
+                          "the coordinator can reproduce. Give --site-policy FILE (TOML) with "
+                          "allow_simulation = true, or drop --simulation")
 
 
 def check_item_features(dataset: FederatedDataset, federation) -> None:
@@ -201,14 +234,17 @@ EVALUATION_SOURCE = ("read from the nodes' local reports (one operator holds eve
                      "not sent to the server")
 
 
-def read_local_reports(federation: LocalFederation, run_id) -> list[dict]:
+def read_local_reports(federation: LocalFederation, run_id, skip=()) -> list[dict]:
     """Each node's local evaluation report of run ``run_id`` (files on the nodes' disks, readable
     here because deploy-local's operator runs every node). A missing or foreign report is a
-    :class:`DeploymentError` naming the entity."""
+    :class:`DeploymentError` naming the entity. ``skip``: entities that dropped out of the run (no model,
+    no report)."""
     from dpfed_core.deployment.wire import loads
 
     out = []
     for h, name in enumerate(federation.entity_names):
+        if name in skip:
+            continue
         path = federation.report_path(h)
         try:
             rep = loads(path.read_text(encoding="utf-8"))
@@ -227,17 +263,26 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
     private = spec.uses_epsilon and math.isfinite(config.epsilon)
     ledger = PrivacyLedger(config.epsilon if private else math.inf, config.delta if private else 0.0)
     entities = sorted(res["entities"], key=lambda e: e["index"])
-    if [e["entity"] for e in entities] != list(dataset.entity_names):
+    dropped = list(res.get("dropped") or [])
+    present = [e for e in dataset.entity_names if e not in dropped]
+    if [e["entity"] for e in entities] != present:
         raise ConfigError("the deployment's entities do not match the dataset's: "
-                          f"{[e['entity'] for e in entities]} vs {list(dataset.entity_names)}")
-    if [r["entity"] for r in reports] != list(dataset.entity_names):
+                          f"{[e['entity'] for e in entities]} vs {present}")
+    if [r["entity"] for r in reports] != present:
         raise DeploymentError("the nodes' local reports do not match the dataset's entities: "
                               f"{[r['entity'] for r in reports]} vs {list(dataset.entity_names)}")
     notes = []
+    # Re-spent on the run's ledger, which re-checks every row against the budget, in the order the
+    # in-process run spends them: a summable method stage by stage (the i-th row of every entity, then
+    # the next), a prototype method entity by entity.
+    rows_of = [e["ledger"] for e in entities]
+    if spec.name in SUMMABLE_METHODS:
+        order = [rows[i] for i in range(max(map(len, rows_of), default=0)) for rows in rows_of if i < len(rows)]
+    else:
+        order = [row for rows in rows_of for row in rows]
+    for row in order:
+        ledger.spend(**{k: (math.nan if v is None else v) for k, v in row.items()})  # NaN travels as null
     for e in entities:
-        for row in e["ledger"]:
-            # Re-spent on the run's ledger, which re-checks every row against the budget.
-            ledger.spend(**{k: (math.nan if v is None else v) for k, v in row.items()})  # NaN travels as null
         if e["note"] and e["note"] not in notes and not e["note"].startswith("noise share"):
             notes.append(e["note"])
     V = np.asarray(res["V"])
@@ -264,10 +309,6 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
     metrics = combine_statistics([(r["entity"], r["stats"]) for r in reports], config.top_n)
     secure = res.get("secure_aggregation")
     privacy = privacy_summary(result, config, spec.uses_epsilon, spec.privacy_model, spec.privacy)
-    if secure:
-        privacy["coalition_epsilon"] = max(float(e.get("coalition_epsilon", math.inf)) for e in entities)
-        privacy["against"] = ("ε holds against the server, which sees only the SecAgg+ sum; against the server "
-                              "colluding with every other entity the guarantee is coalition_epsilon")
     wire = sum(int(m["bytes"]) for m in res["messages"])
     if simulated:
         transport = federation.transport  # names the backend that carried the messages
@@ -282,19 +323,33 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         "run_id": res.get("run_id"), "superlink": None if simulated else "127.0.0.1", "transport": transport, "insecure": bool(insecure), "supernodes": len(entities),
         "bytes_on_wire": wire, "n_messages": len(res["messages"]), "wall_seconds": res.get("wall_seconds"),
         "secure_aggregation": secure,
+        "site_decisions": res.get("site_decisions"),
         "evaluation_source": EVALUATION_SOURCE,
         "node_seconds": {r["entity"]: {"release": r.get("release_seconds"), "round2_fit": r.get("round2_fit_seconds")}
                          for r in reports},
         "node_seconds_source": EVALUATION_SOURCE,
     }
-    if secure and "kept_directions" in secure:
-        notes.append(f"server kept {secure['kept_directions']} eigen-direction(s) of the co-occurrence sum "
-                     f"above the noise edge {secure['noise_edge']:.3g}")
+    if spec.name in SUMMABLE_METHODS and secure:
+        # the notes and the trust record of the one summable protocol (federation.summable_protocol), as
+        # the in-process run writes them, with the deployment's own carrier (Flower's SecAgg+)
+        from dpfed_core.deployment.hooks import method_config, summable_method
+        from dpfed_core.federation.summable_protocol import trust_record
+
+        notes.extend(n for n in secure.get("notes", []) if n not in notes)
+        method = summable_method(method_config(config, catalogue is not None), n_entities=dataset.n_entities)
+        result.extra["trust"] = trust_record(method, ledger, [float(e.get("coalition_epsilon", math.inf))
+                                                              for e in entities], in_process=False)
+        privacy["trust"] = result.extra["trust"]
     if (spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank
             and "rank" not in inspect.signature(SUMMABLE_METHODS[spec.name].__init__).parameters):
         notes.append(f"{spec.name} learns {V.shape[1]} latent factor(s); rank={config.rank} is not used")
     if insecure:
         notes.append("deployment ran with --insecure: plain HTTP and no node authentication")
+    if dropped:
+        deployment["dropped"] = dropped
+        notes.append(f"{', '.join(dropped)} dropped out during a secure sum (within --max-dropouts "
+                     f"{config.max_dropouts}): the sum is the other entities' (its noise sized for them), the "
+                     "dropped entities took no further part and have no model or metrics from this run")
     doc = result_document(
         dataset, config, spec, metrics, privacy, res["messages"],
         {**timings, **res.get("timings", {}), "wall_total": res.get("wall_seconds")},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpfed_core.federation.protocol import build_method, method_class, release_entity
-from dpfed_core.federation.summable_protocol import broadcast_between_stages, fit_entity
+from dpfed_core.federation.summable_protocol import broadcast_between_stages, fit_entity, run_notes
 
 
 def prototype_method(config, value_max: float):
@@ -69,6 +69,12 @@ def stage_public_keys(method) -> tuple:
 def public_broadcast(method, public: dict) -> dict[str, np.ndarray]:
     """What the server sends every node between two stages: the method's declared public keys."""
     return broadcast_between_stages(method, public)
+
+
+def server_notes(method, public: dict) -> list[str]:
+    """The run's notes as the in-process run writes them (:func:`~dpfed_core.federation.summable_protocol.run_notes`):
+    the trust model of the deployment's secure sums, then what the method says of its server step."""
+    return run_notes(method, public, in_process=False)
 
 
 def fit_local(method, X, V: np.ndarray, lam: float, mode: str, rng) -> tuple[np.ndarray, np.ndarray]:

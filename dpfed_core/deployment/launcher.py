@@ -193,6 +193,21 @@ class Guard:
             self.watchdog.kill()
 
 
+def _policy_paths(site_policy, n: int) -> list[Path]:
+    """One policy path per site (one file given for all, or a list of n); [] without a policy (the
+    nodes then refuse every run, naming the missing --node-config "policy-path='…'")."""
+    if site_policy is None:
+        return []
+    paths = [Path(p).resolve() for p in site_policy] if isinstance(site_policy, (list, tuple)) else \
+        [Path(site_policy).resolve()] * n
+    if len(paths) != n:
+        raise DeploymentError(f"{len(paths)} site policies for {n} sites; give one file, or one per site")
+    for p in paths:
+        if "'" in str(p):
+            raise DeploymentError(f"site policy path {p} contains a quote; use a path without quotes")
+    return paths
+
+
 def parse_port_range(text: str) -> tuple[int, int]:
     """``"20000-20100"`` → (20000, 20100); a :class:`DeploymentError` naming ``--port-range`` otherwise."""
     from dpfed_core.data.inputs import strict_int
@@ -293,8 +308,11 @@ class LocalFederation(GuardedFolder):
                  entity_names: list[str] | None = None, keep: bool = False, *, insecure: bool = False,
                  port_range: tuple[int, int] | None = None, guard: Guard | None = None,
                  item_features: str | os.PathLike | None = None,
-                 warm_run: tuple[str, int] | None = None) -> None:
+                 warm_run: tuple[str, int] | None = None,
+                 site_policy: str | os.PathLike | list | None = None) -> None:
         self.shards = [Path(s).resolve() for s in shards]
+        # each site's policy file (one for all, or one per site): the node's own law (site_policy)
+        self.site_policies = _policy_paths(site_policy, len(self.shards))
         # the public item features file every node is given (shards.write_item_features), or None
         self.item_features = Path(item_features).resolve() if item_features else None
         # (config JSON, H) of the run to come: the warm interpreter computes its public noise
@@ -394,7 +412,9 @@ class LocalFederation(GuardedFolder):
             node = ["--superlink", f"127.0.0.1:{self.port}", "--isolation", "process",
                     "--host", "127.0.0.1", "--port", str(port),
                     "--node-config", f"data-path='{shard}' report-path='{report}'"
-                    + (f" item-features='{self.item_features}'" if self.item_features else "")]
+                    + (f" item-features='{self.item_features}'" if self.item_features else "")
+                    + (f" policy-path='{self.site_policies[h]}'" if self.site_policies else "")
+                    + f" coordinator='SuperLink 127.0.0.1:{self.port}'"]
             if self.insecure:
                 node.append("--insecure")
             else:
@@ -464,7 +484,11 @@ class LocalFederation(GuardedFolder):
         if progress:
             progress({"event": "submitted", "run_id": run_id})
         try:
-            return self._follow(run_id, prog, out, timeout, t0, progress)
+            from dpfed_core.deployment.wire import config_from_json
+
+            # a secure sum survives max_dropouts lost sites: the ServerApp, not a node's exit, ends it
+            tolerate = int(config_from_json(config_json).max_dropouts)
+            return self._follow(run_id, prog, out, timeout, t0, progress, tolerate)
         except BaseException:
             # The ServerApp of a failed run must not keep waiting for a dead node until its round
             # timeout: the SuperLink stops the run (what `flwr stop` does).
@@ -488,7 +512,7 @@ class LocalFederation(GuardedFolder):
                 pass
 
     def _follow(self, run_id: int, prog: Path, out: Path, timeout: float, t0: float,
-                progress: Callable[[dict], None] | None) -> dict:
+                progress: Callable[[dict], None] | None, tolerate: int = 0) -> dict:
         events = ProgressFile(prog, progress, f"run {run_id}")
         end = time.monotonic() + timeout
         while True:
@@ -499,7 +523,7 @@ class LocalFederation(GuardedFolder):
                 return result
             last = events.last
             dead = self.dead_nodes()
-            if dead:
+            if len(dead) > tolerate:
                 who = ", ".join(f"{name!r} (exit code {code})" for name, code in dead)
                 h0 = self.entity_names.index(dead[0][0])
                 raise DeploymentError(f"run {run_id} stopped: the SuperNode of entity {who} died during the run "

@@ -141,6 +141,7 @@ def run_supernode(argv: list[str], executor_pid: int | None = None) -> None:
     from flwr.supernode.cli.flower_supernode import flower_supernode
     from flwr.supernode.nodestate.in_memory_nodestate import InMemoryNodeState
 
+    from dpfed_core.deployment import flower_internals as fi
     from dpfed_core.deployment.doorbell import Doorbell, ring
 
     # The doorbells of a local deployment: this node's on its own port number (UDP), the
@@ -149,7 +150,8 @@ def run_supernode(argv: list[str], executor_pid: int | None = None) -> None:
     link = _flag_value(argv, "--superlink")
     server_bell = [link.rsplit(":", 1)[1]] if link and ":" in link else []
     clock = _Clock(Doorbell.open(int(own)) if own else None)
-    sci.time = clock
+    if fi.usable("supernode-sleeps"):  # each replacement only where the code is what it was written for
+        sci.time = clock
     pull = sci._pull_and_store_message
     push = sci._push_messages
 
@@ -169,11 +171,20 @@ def run_supernode(argv: list[str], executor_pid: int | None = None) -> None:
         ring(server_bell)  # the ServerApp pulls the reply now instead of at its next poll
         return out
 
-    sci._push_messages = push_and_ring
-    sci._pull_and_store_message = pull_and_note
+    if fi.usable("supernode-push"):
+        sci._push_messages = push_and_ring
+        fi.replaced("supernode-push", push_and_ring)
+    if fi.usable("supernode-pull"):
+        sci._pull_and_store_message = pull_and_note
+        fi.replaced("supernode-pull", pull_and_note)
     # Flower sends each reply with the ClientApp's run time; a node's timing is not the server's
-    # business (issue 21), so the node reports 0.
-    InMemoryNodeState.get_message_processing_duration = lambda self, message_id: 0.0
+    # business, so the node reports 0.
+    if fi.usable("node-timing"):
+        def no_duration(self, message_id):
+            return 0.0
+
+        InMemoryNodeState.get_message_processing_duration = no_duration
+        fi.replaced("node-timing", no_duration)
     sys.argv = ["flower-supernode", *argv]
     flower_supernode()
 
@@ -254,9 +265,12 @@ def run_superexec(argv: list[str], poll: float | None = None, wakeable: bool = F
                 if done:
                     self.children.discard(pid)
 
-    rs.get_executor = lambda *a, **k: ForkExecutor()
-    if poll is not None:
-        rs.time = _ExecClock(poll, wakeable)
+    from dpfed_core.deployment import flower_internals as fi
+
+    if fi.usable("superexec-loop") and fi.usable("superexec-launch"):
+        rs.get_executor = lambda *a, **k: ForkExecutor()
+        if poll is not None:
+            rs.time = _ExecClock(poll, wakeable)
     sys.argv = ["flower-superexec", *argv]
     flower_superexec()
 

@@ -2,7 +2,9 @@
 
 ``main(grid, context)`` (a custom ``@app.main()``) runs:
 
-1. Wait until the declared number of SuperNodes is connected (``connect-timeout``).
+1. Wait until the declared number of SuperNodes is connected (``connect-timeout``), then ask every
+   site to accept the run's request (``query.policy``, :mod:`.site_policy`) and wait for every
+   decision: any refusal ends the run before a share is drawn.
 2. Round 1 — prototype methods: ``grid.send_and_receive`` of ``query.round1`` to every node; each
    reply carries that entity's prototypes and ledger rows. Summable methods: Flower's
    :class:`~flwr.server.workflow.SecAggPlusWorkflow` (setup, share keys, collect masked vectors,
@@ -23,6 +25,10 @@
 4. Round 2: ``query.round2`` with V to every node; each fits U_h locally, evaluates itself with
    its own installed evaluator, writes the report to its own disk and replies with its identity
    (and, for a summable method, its public ledger rows) only: no count, no metric sum, no timing.
+
+The run object splits into the transport (:class:`_Transport`: push/pull, message log, dump,
+progress), the secure sum (:class:`_SecureSum`: SecAgg+ driven from this main) and the rounds
+(:class:`_Run`: the sites' decisions, round 1, the server's fit, round 2).
 
 Every message sent and received is logged with its size as Flower serialises it (:mod:`.wire`);
 ``dump-dir`` keeps a copy of every payload the server received (the test of issue 21 reads it).
@@ -47,9 +53,9 @@ from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.deployment.doorbell import Doorbell, ring
 from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF_STAGES, catalogue_from_json,
                                         catalogue_size_from_json, config_from_json, dumps, loads, message_bytes,
-                                        pack_arrays)
+                                        pack_arrays, secagg_shares, secagg_threshold)
 from dpfed_core.deployment.hooks import (combine_stage, method_config, prototype_method_is_private, public_broadcast,
-                                         summable_method)
+                                         server_notes, summable_method)
 from dpfed_core.federation.summable import (GRID, SUMMABLE_METHODS, fused_inputs, fused_stages, secagg_ranges,
                                             to_grid)
 from dpfed_core.models.factorization import fit_nmf
@@ -61,7 +67,7 @@ load_plugins()
 
 app = ServerApp()
 
-#: The longest pause between two pulls of the ServerApp (seconds); see :meth:`_Run.send_and_receive`.
+#: The longest pause between two pulls of the ServerApp (seconds); see :meth:`_Transport.send_and_receive`.
 POLL_MAX = 0.05
 #: The same with a doorbell (local deployment, :mod:`.doorbell`): a node rings after pushing its
 #: reply, so a pull is only the fallback for a lost datagram.
@@ -76,34 +82,27 @@ SECAGG_STAGES = ("SecAgg+ setup (public keys)", "SecAgg+ share keys (encrypted k
 #: What a node answers in round 2: who it is and, for a summable method, the public ledger rows of
 #: its shares. Its evaluation stays on the node (a local report file), nothing exact is sent.
 ROUND2_REPLY = "acknowledgement (entity, ledger rows; evaluation stays on the node)"
+#: What a site answers the run's request: its policy decision (public: accepted, or the rule refusing).
+POLICY_REQUEST = "request (public run configuration) for each site's policy decision"
+POLICY_REPLY = "site policy decision (accepted, or refused naming the rule)"
 
 
 class DeploymentRunError(DpfedError):
     """The run cannot finish; the message says which node and what happened."""
 
 
-class _Run:
-    """State of one run on the server: message log, node ↔ entity map, progress file."""
+class _Transport:
+    """How the coordinator talks to the sites: push and pull through the grid, the message log with
+    Flower's serialised sizes, the compliance dump, the progress file, the node ↔ entity names."""
 
     def __init__(self, grid: Grid, context: Context) -> None:
         rc = context.run_config
         self.grid = grid
-        self.context = context
-        self.config_json = str(rc["config"])
-        self.config = config_from_json(self.config_json)
-        self.secure_catalogue = catalogue_from_json(self.config_json) == "secure"
-        self.catalogue: dict | None = None
-        # (stage, arrays): a public result waiting to ride with the next secure sum (broadcast_public)
-        self.pending_public: tuple[str, dict] | None = None
-        self.n_entities = int(rc["n-entities"])
-        self.out = Path(str(rc["out"]))
         self.progress_path = Path(str(rc["progress"]))
         self.round_timeout = float(rc["round-timeout"])
-        self.connect_timeout = float(rc["connect-timeout"])
         self.dump_dir = Path(str(rc["dump-dir"])) if str(rc.get("dump-dir", "")) else None
         self.messages: list[dict] = []
         self.entity_of_node: dict[int, str] = {}
-        self.timings: dict[str, float] = {}
         self._dumped = 0
         # Doorbells (local deployment only): ours on the SuperLink's port number, the nodes' on theirs.
         bells = [int(p) for p in str(rc.get("doorbells", "")).split(",") if p.strip()]
@@ -209,18 +208,225 @@ class _Run:
         return replies
 
     # ------------------------------------------------------------------ steps
+
+class _SecureSum:
+    """The secure sums of a run: Flower's SecAggPlusWorkflow driven from this main, every message it
+    sends logged by the transport, the unmasked sum put back on the public grid, dropouts within the
+    run's max_dropouts tolerated (the dropped sites leave the run)."""
+
+    def __init__(self, run: "_Run") -> None:
+        self.run = run
+
+    def __call__(self, nodes: list[int], method, stage: str | None) -> tuple[np.ndarray, dict]:
+        """One secure sum of every live node's share of ``stage`` (SecAgg+), carrying any pending
+        public result with its share instructions. Returns ``(sum on the grid, record)``."""
+        run = self.run
+        transport = run.transport
+        from flwr.server import ServerConfig
+        from flwr.server.client_manager import SimpleClientManager
+        from flwr.server.compat.grid_client_proxy import GridClientProxy
+        from flwr.server.compat.legacy_context import LegacyContext
+        from flwr.server.strategy import FedAvg
+        from flwr.server.workflow import SecAggPlusWorkflow
+        from flwr.server.workflow.constant import MAIN_CONFIGS_RECORD, MAIN_PARAMS_RECORD, Key
+
+        from dpfed_core.deployment import shamir
+
+        shamir.install()  # same reconstruction, the Lagrange basis computed once per round (module doc)
+        H = run.n_entities
+        nodes = [n for n in nodes if n not in run.dropped]  # a dropped site takes no further part
+        survivors = H - int(method.max_dropouts)
+        target, modulus, clip = secagg_ranges(H)
+        instructions = {"config": run.config_json, "n-entities": H,
+                        "stage": stage or method.stages[0]}
+        carried = ""
+        if run.pending_public is not None:
+            # the previous stage's public result rides with this sum's share instructions
+            after, arrays = run.pending_public
+            run.pending_public = None
+            instructions.update({PUBLIC_AFTER_FIELD: after, PUBLIC_FIELD: pack_arrays(arrays)})
+            what = ", ".join(f"{k} {list(np.shape(v))}" for k, v in arrays.items())
+            carried = f" + public result of the {after} sum ({what or 'nothing'})"
+
+        class _SumOnly(FedAvg):
+            """Hands the unmasked sum through unchanged (FedAvg would re-average it)."""
+            n_active = 0
+            active: set = set()
+
+            def aggregate_fit(self, server_round, results, failures):
+                _SumOnly.n_active = len(results)
+                _SumOnly.active = {proxy.node_id for proxy, _res in results}
+                return (results[0][1].parameters if results else None), {}
+
+        strategy = _SumOnly(fraction_fit=1.0, min_fit_clients=len(nodes), min_available_clients=len(nodes),
+                            on_fit_config_fn=lambda _r: dict(instructions))
+        legacy = LegacyContext(run.context, ServerConfig(num_rounds=1), strategy, SimpleClientManager())
+        for n in nodes:
+            legacy.client_manager.register(GridClientProxy(n, run.grid, run.context.run_id))
+        legacy.state.array_records[MAIN_PARAMS_RECORD] = ArrayRecord()
+        legacy.state.config_records[MAIN_CONFIGS_RECORD] = ConfigRecord({Key.CURRENT_ROUND: 1})
+        # Key shares by a public rule (wire.secagg_shares: all nodes for a few, O(log n) neighbours for
+        # many); threshold = k − d (H − d on the full graph): the secure sum survives d dropouts, and
+        # fewer colluding neighbours cannot rebuild a live node's mask. A float num_shares is Flower's
+        # fraction of the nodes, which it rounds back to k (odd).
+        k = secagg_shares(len(nodes), int(method.max_dropouts))
+        threshold = secagg_threshold(len(nodes), int(method.max_dropouts), H)
+        workflow = SecAggPlusWorkflow(num_shares=1.0 if k >= len(nodes) else k / len(nodes),
+                                      reconstruction_threshold=threshold, max_weight=1.0,
+                                      clipping_range=clip, quantization_range=target, modulus_range=modulus,
+                                      timeout=transport.round_timeout)
+        step = {"i": 0}
+        failures: dict[str, str] = {}
+
+        class _LoggingGrid:
+            """The grid as SecAggPlusWorkflow sees it, logging every message of each stage."""
+
+            def __getattr__(self, item):
+                return getattr(run.grid, item)
+
+            def send_and_receive(self, messages, *, timeout=None):
+                label = SECAGG_STAGES[min(step["i"], len(SECAGG_STAGES) - 1)]
+                if stage is not None:
+                    label += f" [{stage}]"
+                step["i"] += 1
+                messages = list(messages)
+                # the fit instructions (collect masked vectors) carry the pending public result
+                down = label + (carried if step["i"] == SECAGG_FIT_STEP else "")
+                for m in messages:
+                    transport.log(m, 1, down, True, m.metadata.dst_node_id)
+                replies = transport.send_and_receive(messages, timeout)
+                for r in replies:
+                    transport.log(r, 1, label + " (reply)", False, r.metadata.src_node_id)
+                    transport.dump(r, f"secagg{step['i']}" + (f"_{stage}" if stage else ""))
+                    if r.has_error():  # SecAgg+ drops a failed node silently; keep its reason
+                        failures[transport.name(r.metadata.src_node_id)] = r.error.reason
+                transport.progress("secagg_stage", stage=label, replies=len(replies), sent=len(messages))
+                return replies
+
+        transport.progress("round1_sent", nodes=len(nodes), secure_aggregation=True, stage=stage or method.stages[0])
+        workflow(_LoggingGrid(), legacy)
+        if _SumOnly.n_active < survivors or _SumOnly.n_active == 0:
+            # beyond max_dropouts: SecAgg+ unmasks nothing (fewer key shares than its threshold), and
+            # the noise shares were sized for at least H − d contributors
+            why = "; ".join(f"{k}: {v.strip().splitlines()[-1] if v.strip() else v}" for k, v in failures.items())
+            raise DeploymentRunError(
+                f"secure aggregation{f' ({stage})' if stage else ''} ended with {_SumOnly.n_active} of {H} "
+                f"entities, fewer than the {survivors} the run needs (max_dropouts = {int(method.max_dropouts)}); "
+                f"{why or 'nodes dropped out or failed (see the SuperNode logs)'}; nothing was unmasked; "
+                "run stopped, nothing written")
+        lost = [n for n in nodes if n not in _SumOnly.active]
+        if lost:
+            # within max_dropouts: the survivors' sum carries enough noise (each share was sized for
+            # H − d contributors); the dropped sites take no further part and get no model
+            for n in lost:
+                run.dropped[n] = transport.name(n)
+            transport.progress("dropout", entities=[transport.name(n) for n in lost], stage=stage or method.stages[0],
+                          contributors=_SumOnly.n_active)
+        mean = legacy.state.array_records[MAIN_PARAMS_RECORD].to_numpy_ndarrays()[0]
+        # SecAggPlusWorkflow returns the mean of the contributors' unmasked shares (weight 1 each); × their
+        # number and back onto the grid gives the exact integer sum (every share is on the grid).
+        total = to_grid(mean * _SumOnly.n_active)
+        info = {"protocol": "SecAgg+ (flwr.server.workflow.SecAggPlusWorkflow + flwr.client.mod.secaggplus_mod)",
+                "num_shares": k, "reconstruction_threshold": threshold, "max_dropouts": int(method.max_dropouts),
+                "clipping_range": clip, "quantization_range": target, "modulus_range": modulus,
+                "grid": GRID, "contributors": _SumOnly.n_active,
+                "server_saw": "masked vectors and their unmasked sum only"}
+        return total, info
+
+    @staticmethod
+    def fused_lengths(method, group: tuple[str, ...], n_items: int | None, public: dict, size: int) -> list[int]:
+        """The share length of each stage of one secure sum (public: message shapes); they must add
+        up to the sum's length."""
+        if len(group) == 1:
+            return [int(size)]
+        lengths = [int(method.share_length(stage, n_items, inputs))
+                   for stage, inputs in fused_inputs(method, group, n_items, public)]
+        if sum(lengths) != size:
+            raise DeploymentRunError(f"the secure sum of the stages {' + '.join(group)} has {size} entries, not the "
+                                     f"{' + '.join(map(str, lengths))} their shapes give; run stopped, nothing written")
+        return lengths
+
+    @staticmethod
+    def check_ahead(method, stage: str, n_items: int | None, public: dict) -> None:
+        """A fused stage's shares were made with the inputs known ahead; the previous stage's
+        ``combine`` must have produced the same (else the method's ``public_ahead`` is wrong)."""
+        for key, value in (method.public_ahead(stage, n_items) or {}).items():
+            if key not in public or not np.array_equal(np.asarray(public[key]), np.asarray(value)):
+                raise DeploymentRunError(f"{method.name}: the {stage} shares used a public {key!r} fixed ahead that "
+                                         "the server's result of the previous stage does not match; run stopped")
+
+
+class _Run:
+    """One run on the server, round by round: the sites' decisions, round 1 (prototypes, or a summable
+    method's secure sums through :class:`_SecureSum`), the server's fit, round 2. Messages go through
+    :class:`_Transport`."""
+
+    def __init__(self, grid: Grid, context: Context) -> None:
+        rc = context.run_config
+        self.grid = grid
+        self.context = context
+        self.transport = _Transport(grid, context)
+        self.secure_sum = _SecureSum(self)
+        self.config_json = str(rc["config"])
+        self.config = config_from_json(self.config_json)
+        self.secure_catalogue = catalogue_from_json(self.config_json) == "secure"
+        self.catalogue: dict | None = None
+        # (stage, arrays): a public result waiting to ride with the next secure sum (broadcast_public)
+        self.pending_public: tuple[str, dict] | None = None
+        self.n_entities = int(rc["n-entities"])
+        self.out = Path(str(rc["out"]))
+        self.connect_timeout = float(rc["connect-timeout"])
+        self.timings: dict[str, float] = {}
+        self.decisions: list[dict] = []
+        # nodes that dropped out of a secure sum (within the run's max_dropouts): left out from then on
+        self.dropped: dict[int, str] = {}
+
+    # ------------------------------------------------------------------ steps
     def wait_for_nodes(self) -> list[int]:
-        self.progress("waiting_for_nodes", expected=self.n_entities)
+        self.transport.progress("waiting_for_nodes", expected=self.n_entities)
         end = time.monotonic() + self.connect_timeout
         while True:
             nodes = sorted(self.grid.get_node_ids())
             if len(nodes) >= self.n_entities:
-                self.progress("nodes_connected", nodes=len(nodes))
+                self.transport.progress("nodes_connected", nodes=len(nodes))
                 return nodes
             if time.monotonic() > end:
                 raise DeploymentRunError(f"only {len(nodes)} of {self.n_entities} SuperNodes connected within "
                                          f"{self.connect_timeout:g} s")
             time.sleep(0.2)
+
+    def site_decisions(self, nodes: list[int]) -> list[dict]:
+        """Ask every site to accept the run's request (``query.policy``) and wait for every answer
+        before any share is asked for: a run that any site refuses ends here, with nothing drawn at
+        any site. Returns each site's decision (entity, decision, rule, message) in node order."""
+        msgs = [Message(RecordDict({"config": self.instructions()}), dst_node_id=n, message_type="query.policy")
+                for n in nodes]
+        self.transport.progress("policy_sent", nodes=len(nodes))
+        for m in msgs:
+            self.transport.log(m, 0, POLICY_REQUEST, True, m.metadata.dst_node_id)
+        replies = self.transport.send_and_receive(msgs, self.transport.round_timeout)
+        for r in replies:
+            self.transport.log(r, 0, POLICY_REPLY, False, r.metadata.src_node_id)
+            self.transport.dump(r, "policy")
+        self.transport.check_replies(msgs, replies, "site policy decisions")
+        decisions = []
+        for r in sorted(replies, key=lambda r: nodes.index(r.metadata.src_node_id)):
+            meta = r.content["meta"]
+            d = {k: str(meta[k]) for k in ("entity", "decision", "rule", "message")}
+            if d["decision"] == "accepted":
+                self.transport.entity_of_node[r.metadata.src_node_id] = d["entity"]
+            decisions.append(d)
+        self.decisions = decisions
+        self.transport.progress("site_decisions", decisions=decisions)
+        refused = [d for d in decisions if d["decision"] != "accepted"]
+        if refused:
+            rules = sorted({d["rule"] for d in refused})
+            raise DeploymentRunError(
+                f"site policy: {len(refused)} of {len(decisions)} site(s) refused the run — "
+                + "; ".join(f"{d['entity']} (rule {d['rule']}): {d['message']}" for d in refused)
+                + f". Rule(s): {', '.join(rules)}. Run stopped before any share was drawn; nothing was released "
+                "by any site")
+        return decisions
 
     def instructions(self) -> ConfigRecord:
         return ConfigRecord({"config": self.config_json, "n-entities": self.n_entities})
@@ -235,28 +441,30 @@ class _Run:
                 raise DeploymentRunError(f"two SuperNodes serve entity {name!r} (index {idx}); "
                                          "give every node its own shard")
             by_index[idx] = r
-            self.entity_of_node[r.metadata.src_node_id] = name
-        if sorted(by_index) != list(range(self.n_entities)):
-            raise DeploymentRunError(f"the nodes serve entities {sorted(by_index)}, expected 0…{self.n_entities - 1}")
-        return [by_index[h] for h in range(self.n_entities)]
+            self.transport.entity_of_node[r.metadata.src_node_id] = name
+        # every entity once, but those that dropped out of a secure sum (self.dropped)
+        if any(not 0 <= h < self.n_entities for h in by_index) or len(by_index) + len(self.dropped) != self.n_entities:
+            raise DeploymentRunError(f"the nodes serve entities {sorted(by_index)}, expected 0…{self.n_entities - 1}"
+                                     + (f" but the dropped {sorted(self.dropped.values())}" if self.dropped else ""))
+        return [by_index[h] for h in sorted(by_index)]
 
     def round1_prototypes(self, nodes: list[int]):
         msgs = [Message(RecordDict({"config": self.instructions()}), dst_node_id=n, message_type="query.round1")
                 for n in nodes]
-        self.progress("round1_sent", nodes=len(nodes))
-        before = len(self.messages)
-        replies = self.identify(self.exchange(msgs, 1, "round-1 instruction (public run configuration)",
+        self.transport.progress("round1_sent", nodes=len(nodes))
+        before = len(self.transport.messages)
+        replies = self.identify(self.transport.exchange(msgs, 1, "round-1 instruction (public run configuration)",
                                               "prototypes (+ ledger rows)"))
         P = [r.content["release"]["prototypes"].numpy() for r in replies]
         counts = ([r.content["release"]["counts"].numpy() for r in replies]
                   if self.config.server_weighting == "counts" else None)
         shape_of = {r.metadata.src_node_id: list(p.shape) for r, p in zip(replies, P)}
-        for m in self.messages[before:]:
+        for m in self.transport.messages[before:]:
             if m["receiver"] == "server":
                 m["shape"] = shape_of.get(m["sender"], [])
         meta = [r.content["meta"] for r in replies]
         for r in replies:
-            self.progress("round1_done", entity=self.entity_of_node[r.metadata.src_node_id])
+            self.transport.progress("round1_done", entity=self.transport.entity_of_node[r.metadata.src_node_id])
         return P, counts, meta
 
     def make_method(self):
@@ -272,8 +480,8 @@ class _Run:
         from dpfed_core.privacy import catalogue as cat
 
         t0 = time.perf_counter()
-        before = len(self.messages)
-        total, info = self.round1_secure_sum(nodes, method, "catalogue")
+        before = len(self.transport.messages)
+        total, info = self.secure_sum(nodes, method, "catalogue")
         rho, _dlt, _cfg = secure_catalogue_budget(self.config)
         keys, _sigma, sigma_sum, threshold = cat.secure_catalogue_keys(
             total, rho, info["contributors"], divisor=secure_catalogue_divisor(self.n_entities, self.config))
@@ -281,7 +489,7 @@ class _Run:
         self.timings["round1_catalogue"] = time.perf_counter() - t0
         self.catalogue = {"keys": keys.tolist(), "n_buckets": cat.SECURE_CATALOGUE_BUCKETS, "threshold": threshold,
                           "sigma_sum": sigma_sum, "stage": {"stage": "catalogue", "length": int(total.size),
-                                                            "bytes": int(sum(m["bytes"] for m in self.messages[before:])),
+                                                            "bytes": int(sum(m["bytes"] for m in self.transport.messages[before:])),
                                                             "seconds": time.perf_counter() - t0}}
         return keys
 
@@ -309,57 +517,35 @@ class _Run:
         groups = fused_stages(method, n_items) if n_items is not None else [(s,) for s in stages]
         for g, group in enumerate(groups):
             t0 = time.perf_counter()
-            before = len(self.messages)
+            before = len(self.transport.messages)
             label = SUM_OF_STAGES.join(group)
-            total, info = self.round1_secure_sum(nodes, method, label if len(stages) > 1 else None)
-            lengths = self.fused_lengths(method, group, n_items, public, total.size)
+            total, info = self.secure_sum(nodes, method, label if len(stages) > 1 else None)
+            lengths = _SecureSum.fused_lengths(method, group, n_items, public, total.size)
             parts = np.split(total, np.cumsum(lengths)[:-1])
             for stage, part in zip(group, parts):
                 if stage != group[0]:
-                    self.check_ahead(method, stage, n_items, public)
+                    _SecureSum.check_ahead(method, stage, n_items, public)
                 public = combine_stage(method, stage, part, public, rng, info["contributors"])
             self.timings[f"round1_{label}"] = time.perf_counter() - t0
             if g + 1 < len(groups):
                 self.broadcast_public(nodes, group[-1], public_broadcast(method, public))
             per_stage.append({"stage": label, "length": int(total.size),
                               **({"parts": [[s_, int(n)] for s_, n in zip(group, lengths)]} if len(group) > 1 else {}),
-                              "bytes": int(sum(m["bytes"] for m in self.messages[before:])),
+                              "bytes": int(sum(m["bytes"] for m in self.transport.messages[before:])),
                               "seconds": time.perf_counter() - t0})
-        info = {**info, "stages": per_stage}
+        info = {**info, "stages": per_stage, "notes": server_notes(method, public)}
         info.pop("stage", None)
         for key in ("kept_directions", "noise_edge"):
             if key in public:
                 info[key] = public[key]
         return public, info
 
-    @staticmethod
-    def fused_lengths(method, group: tuple[str, ...], n_items: int | None, public: dict, size: int) -> list[int]:
-        """The share length of each stage of one secure sum (public: message shapes); they must add
-        up to the sum's length."""
-        if len(group) == 1:
-            return [int(size)]
-        lengths = [int(method.share_length(stage, n_items, inputs))
-                   for stage, inputs in fused_inputs(method, group, n_items, public)]
-        if sum(lengths) != size:
-            raise DeploymentRunError(f"the secure sum of the stages {' + '.join(group)} has {size} entries, not the "
-                                     f"{' + '.join(map(str, lengths))} their shapes give; run stopped, nothing written")
-        return lengths
-
-    @staticmethod
-    def check_ahead(method, stage: str, n_items: int | None, public: dict) -> None:
-        """A fused stage's shares were made with the inputs known ahead; the previous stage's
-        ``combine`` must have produced the same (else the method's ``public_ahead`` is wrong)."""
-        for key, value in (method.public_ahead(stage, n_items) or {}).items():
-            if key not in public or not np.array_equal(np.asarray(public[key]), np.asarray(value)):
-                raise DeploymentRunError(f"{method.name}: the {stage} shares used a public {key!r} fixed ahead that "
-                                         "the server's result of the previous stage does not match; run stopped")
-
     def broadcast_public(self, nodes: list[int], stage: str, arrays: dict[str, np.ndarray]) -> None:
         """The public result of ``stage`` that the next step reads (a method's ``public_keys``, or the
         catalogue's released keys): post-processing of the secure sum, nothing per entity.
 
         It travels with the next secure sum's instructions (the SecAgg+ stage whose fit instructions
-        start every node's share, :meth:`round1_secure_sum`): one message round fewer per stage (on
+        start every node's share, :class:`_SecureSum`): one message round fewer per stage (on
         30 nodes ≈ 4 s of a minute). Anything still pending when round 2 starts goes as a plain
         message to every node (:meth:`flush_public`)."""
         self.pending_public = (stage, {k: np.ascontiguousarray(v) for k, v in arrays.items()})
@@ -374,117 +560,22 @@ class _Run:
         msgs = [Message(RecordDict({"public": ArrayRecord({k: Array(v) for k, v in arrays.items()}),
                                     "config": ConfigRecord({"after-stage": stage})}),
                         dst_node_id=n, message_type="query.public") for n in nodes]
-        before = len(self.messages)
-        self.exchange(msgs, 1, f"public result of the {stage} sum ({what or 'nothing'})",
+        before = len(self.transport.messages)
+        self.transport.exchange(msgs, 1, f"public result of the {stage} sum ({what or 'nothing'})",
                       "acknowledgement (public result stored)")
-        for m in self.messages[before:]:
+        for m in self.transport.messages[before:]:
             if m["sender"] == "server":
                 m["shape"] = [int(np.size(v)) for v in arrays.values()]
-        self.progress("public_broadcast", stage=stage, keys=sorted(arrays))
-
-    def round1_secure_sum(self, nodes: list[int], method, stage: str | None) -> tuple[np.ndarray, dict]:
-        from flwr.server import ServerConfig
-        from flwr.server.client_manager import SimpleClientManager
-        from flwr.server.compat.grid_client_proxy import GridClientProxy
-        from flwr.server.compat.legacy_context import LegacyContext
-        from flwr.server.strategy import FedAvg
-        from flwr.server.workflow import SecAggPlusWorkflow
-        from flwr.server.workflow.constant import MAIN_CONFIGS_RECORD, MAIN_PARAMS_RECORD, Key
-
-        from dpfed_core.deployment import shamir
-
-        shamir.install()  # same reconstruction, the Lagrange basis computed once per round (module doc)
-        H = self.n_entities
-        survivors = H - int(method.max_dropouts)
-        target, modulus, clip = secagg_ranges(H)
-        instructions = {"config": self.config_json, "n-entities": H,
-                        "stage": stage or method.stages[0]}
-        carried = ""
-        if self.pending_public is not None:
-            # the previous stage's public result rides with this sum's share instructions
-            after, arrays = self.pending_public
-            self.pending_public = None
-            instructions.update({PUBLIC_AFTER_FIELD: after, PUBLIC_FIELD: pack_arrays(arrays)})
-            what = ", ".join(f"{k} {list(np.shape(v))}" for k, v in arrays.items())
-            carried = f" + public result of the {after} sum ({what or 'nothing'})"
-
-        class _SumOnly(FedAvg):
-            """Hands the unmasked sum through unchanged (FedAvg would re-average it)."""
-            n_active = 0
-
-            def aggregate_fit(self, server_round, results, failures):
-                _SumOnly.n_active = len(results)
-                return (results[0][1].parameters if results else None), {}
-
-        strategy = _SumOnly(fraction_fit=1.0, min_fit_clients=H, min_available_clients=H,
-                            on_fit_config_fn=lambda _r: dict(instructions))
-        legacy = LegacyContext(self.context, ServerConfig(num_rounds=1), strategy, SimpleClientManager())
-        for n in nodes:
-            legacy.client_manager.register(GridClientProxy(n, self.grid, self.context.run_id))
-        legacy.state.array_records[MAIN_PARAMS_RECORD] = ArrayRecord()
-        legacy.state.config_records[MAIN_CONFIGS_RECORD] = ConfigRecord({Key.CURRENT_ROUND: 1})
-        # num_shares = 1.0: every node shares its keys with every other (full graph, H small);
-        # threshold = H − d: the secure sum survives d dropouts, and fewer than H − d colluding
-        # parties cannot rebuild a live node's mask.
-        workflow = SecAggPlusWorkflow(num_shares=1.0, reconstruction_threshold=survivors, max_weight=1.0,
-                                      clipping_range=clip, quantization_range=target, modulus_range=modulus,
-                                      timeout=self.round_timeout)
-        run = self
-        step = {"i": 0}
-        failures: dict[str, str] = {}
-
-        class _LoggingGrid:
-            """The grid as SecAggPlusWorkflow sees it, logging every message of each stage."""
-
-            def __getattr__(self, item):
-                return getattr(run.grid, item)
-
-            def send_and_receive(self, messages, *, timeout=None):
-                label = SECAGG_STAGES[min(step["i"], len(SECAGG_STAGES) - 1)]
-                if stage is not None:
-                    label += f" [{stage}]"
-                step["i"] += 1
-                messages = list(messages)
-                # the fit instructions (collect masked vectors) carry the pending public result
-                down = label + (carried if step["i"] == SECAGG_FIT_STEP else "")
-                for m in messages:
-                    run.log(m, 1, down, True, m.metadata.dst_node_id)
-                replies = run.send_and_receive(messages, timeout)
-                for r in replies:
-                    run.log(r, 1, label + " (reply)", False, r.metadata.src_node_id)
-                    run.dump(r, f"secagg{step['i']}" + (f"_{stage}" if stage else ""))
-                    if r.has_error():  # SecAgg+ drops a failed node silently; keep its reason
-                        failures[run.name(r.metadata.src_node_id)] = r.error.reason
-                run.progress("secagg_stage", stage=label, replies=len(replies), sent=len(messages))
-                return replies
-
-        self.progress("round1_sent", nodes=len(nodes), secure_aggregation=True, stage=stage or method.stages[0])
-        workflow(_LoggingGrid(), legacy)
-        if _SumOnly.n_active != H:
-            why = "; ".join(f"{k}: {v.strip().splitlines()[-1] if v.strip() else v}" for k, v in failures.items())
-            raise DeploymentRunError(
-                f"secure aggregation{f' ({stage})' if stage else ''} ended with {_SumOnly.n_active} of {H} "
-                f"entities; {why or 'a node dropped out or failed (see the SuperNode logs)'}; "
-                "run stopped, nothing written")
-        mean = legacy.state.array_records[MAIN_PARAMS_RECORD].to_numpy_ndarrays()[0]
-        # SecAggPlusWorkflow returns the mean of the H unmasked shares; × H and back onto the grid
-        # gives the exact integer sum (every share is on the grid, see federation.summable).
-        total = to_grid(mean * H)
-        info = {"protocol": "SecAgg+ (flwr.server.workflow.SecAggPlusWorkflow + flwr.client.mod.secaggplus_mod)",
-                "num_shares": H, "reconstruction_threshold": survivors, "max_dropouts": int(method.max_dropouts),
-                "clipping_range": clip, "quantization_range": target, "modulus_range": modulus,
-                "grid": GRID, "contributors": _SumOnly.n_active,
-                "server_saw": "masked vectors and their unmasked sum only"}
-        return total, info
+        self.transport.progress("public_broadcast", stage=stage, keys=sorted(arrays))
 
     def round2(self, nodes_in_order: list[int], V: np.ndarray) -> list[Message]:
         self.flush_public(nodes_in_order)  # e.g. an empty catalogue: no secure sum carried its keys
         rec = RecordDict({"model": ArrayRecord({"V": Array(np.ascontiguousarray(V))}), "config": self.instructions()})
         msgs = [Message(rec, dst_node_id=n, message_type="query.round2") for n in nodes_in_order]
-        self.progress("round2_sent", nodes=len(msgs), shape=list(V.shape))
-        before = len(self.messages)
-        replies = self.exchange(msgs, 2, "item factors V", ROUND2_REPLY)
-        for m in self.messages[before:]:
+        self.transport.progress("round2_sent", nodes=len(msgs), shape=list(V.shape))
+        before = len(self.transport.messages)
+        replies = self.transport.exchange(msgs, 2, "item factors V", ROUND2_REPLY)
+        for m in self.transport.messages[before:]:
             if m["content"] == "item factors V":
                 m["shape"] = list(V.shape)
         if self.config.method in SUMMABLE_METHODS:
@@ -493,7 +584,7 @@ class _Run:
             order = {n: i for i, n in enumerate(nodes_in_order)}
             replies = sorted(replies, key=lambda r: order[r.metadata.src_node_id])
         for r in replies:
-            self.progress("round2_done", entity=self.entity_of_node[r.metadata.src_node_id])
+            self.transport.progress("round2_done", entity=self.transport.entity_of_node[r.metadata.src_node_id])
         return replies
 
     def run(self) -> None:
@@ -505,19 +596,22 @@ class _Run:
         summable = self.config.method in SUMMABLE_METHODS
         secure = None
         t0 = time.perf_counter()
+        self.site_decisions(nodes)
+        self.timings["site_decisions"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
         if summable:
             public, secure = self.round1_summable(nodes)
             self.timings["round1_secure_sum"] = time.perf_counter() - t0
             t0 = time.perf_counter()
             V = public["V"]
-            order = nodes
+            order = [n for n in nodes if n not in self.dropped]
             meta1 = []
         else:
             P, counts, meta1 = self.round1_prototypes(nodes)
             self.timings["round1_prototypes"] = time.perf_counter() - t0
             private = prototype_method_is_private(self.config)
             t0 = time.perf_counter()
-            self.progress("server_start", n_prototypes=int(sum(len(p) for p in P)))
+            self.transport.progress("server_start", n_prototypes=int(sum(len(p) for p in P)))
             # The server's stream, spawned like the in-process protocol's (one per entity, then the server).
             rng = method_generator(self.config.seed, private=private,
                                    simulation=self.config.simulation).spawn(H + 1)[-1]
@@ -526,10 +620,10 @@ class _Run:
             P_fit = sp.csr_matrix(Pm) if self.config.mode == "observed" else Pm
             _W, V, _hist = fit_nmf(P_fit, self.config.rank, self.config.lam, self.config.mode,
                                    max_iter=self.config.max_iter, rng=rng, weights=weights)
-            order = [n for h in range(H) for n, e in self.entity_of_node.items()
+            order = [n for h in range(H) for n, e in self.transport.entity_of_node.items()
                      if e == str(meta1[h]["entity"])]
         self.timings["server_fit"] = time.perf_counter() - t0
-        self.progress("server_done", shape=list(V.shape))
+        self.transport.progress("server_done", shape=list(V.shape))
         t0 = time.perf_counter()
         replies2 = self.round2(order, V)
         self.timings["round2_local_fit"] = time.perf_counter() - t0
@@ -541,13 +635,14 @@ class _Run:
             entities.append({"entity": str(m2["entity"]), "index": int(m2["index"]),
                              "ledger": loads(str(m1["ledger"])), "note": str(m1["note"]),
                              **({"coalition_epsilon": loads(str(m1["coalition_epsilon"]))} if summable else {})})
-        for m in self.messages:
+        for m in self.transport.messages:
             for key in ("sender", "receiver"):
                 if isinstance(m[key], int):
-                    m[key] = self.name(m[key])
+                    m[key] = self.transport.name(m[key])
         self.timings["server_total"] = time.perf_counter() - t_start
-        result = {"entities": entities, "messages": self.messages, "timings": self.timings,
-                  "secure_aggregation": secure, "n_entities": H,
+        result = {"entities": entities, "messages": self.transport.messages, "timings": self.timings,
+                  "secure_aggregation": secure, "n_entities": H, "site_decisions": self.decisions,
+                  "dropped": sorted(self.dropped.values()),
                   # the released catalogue keys (public: a DP output) and the threshold's public inputs
                   "catalogue": ({k: v for k, v in self.catalogue.items() if k != "stage"}
                                 if self.catalogue is not None else None)}
@@ -557,11 +652,11 @@ class _Run:
         with open(tmp, "wb") as f:
             np.savez(f, V=V, result=np.asarray(dumps(result)))
         os.replace(tmp, self.out)
-        self.progress("done", seconds=self.timings["server_total"])
+        self.transport.progress("done", seconds=self.timings["server_total"])
 
 
 def _describe(val, name: str, arrays: dict, bytes_to_ndarray) -> object:
-    """A config-record value as :meth:`_Run.dump` records it (byte strings that are serialised
+    """A config-record value as :meth:`_Transport.dump` records it (byte strings that are serialised
     arrays go to ``arrays`` under ``name.i``; other byte strings are recorded by length only)."""
     def one(v, i):
         if isinstance(v, bytes):
@@ -582,10 +677,10 @@ def main(grid: Grid, context: Context) -> None:
     try:
         run.run()
     except DpfedError as exc:
-        run.progress("error", message=str(exc))
+        run.transport.progress("error", message=str(exc))
     except Exception as exc:  # noqa: BLE001 — reported to the launcher, which shows it as one line
-        run.progress("error", message=f"server: {type(exc).__name__}: {exc}")
+        run.transport.progress("error", message=f"server: {type(exc).__name__}: {exc}")
         raise
     finally:
-        if run.bell is not None:
-            run.bell.close()
+        if run.transport.bell is not None:
+            run.transport.bell.close()

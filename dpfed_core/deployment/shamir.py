@@ -67,7 +67,11 @@ def install() -> None:
     """Use :func:`combine_chunk` for flwr's SecAgg+ reconstruction in this process."""
     import flwr.common.secure_aggregation.crypto.shamir as flwr_shamir
 
-    flwr_shamir._shamir_combine = combine_chunk
+    from dpfed_core.deployment import flower_internals as fi
+
+    if fi.usable("shamir-combine"):  # else Flower's own reconstruction (the same result, slower)
+        flwr_shamir._shamir_combine = combine_chunk
+        fi.replaced("shamir-combine", combine_chunk)
 
 
 def _gf128_mul(self, factor):
@@ -96,4 +100,8 @@ def install_simulation_arithmetic() -> None:
     """In one operator's local processes only (module doc): the faster, bit-identical multiplication."""
     from Crypto.Protocol.SecretSharing import _Element
 
-    _Element.__mul__ = _gf128_mul
+    from dpfed_core.deployment import flower_internals as fi
+
+    if fi.usable("gf128-mul"):  # else pycryptodome's own (the same products, slower)
+        _Element.__mul__ = _gf128_mul
+        fi.replaced("gf128-mul", _gf128_mul)

@@ -35,7 +35,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from dpfed_core.deployment.launcher import (PACKAGE_ROOT, DeploymentError, Guard, GuardedFolder, ProgressFile, see_log,
+from dpfed_core.deployment.launcher import (PACKAGE_ROOT, _policy_paths, DeploymentError, Guard, GuardedFolder, ProgressFile,
+                                           see_log,
                                            _child_setup, _kill_group, read_result)
 
 
@@ -82,13 +83,14 @@ class SimulatedFederation(GuardedFolder):
 
     def __init__(self, shards: list[str | os.PathLike], workdir: str | os.PathLike | None = None,
                  entity_names: list[str] | None = None, keep: bool = False, *, guard: Guard | None = None,
-                 backend: str = DEFAULT_BACKEND, **_ignored) -> None:
+                 backend: str = DEFAULT_BACKEND, site_policy=None, **_ignored) -> None:
         if backend not in BACKENDS:
             raise DeploymentError(f"--sim-backend {backend!r}: choose {' or '.join(BACKENDS)}")
         self.backend = backend
         self.transport = transport(backend)
         self.shards = [Path(s).resolve() for s in shards]
         self.entity_names = entity_names or [p.stem for p in self.shards]
+        self.site_policies = _policy_paths(site_policy, len(self.shards))
         self.workdir = workdir
         self.keep = keep
         self.guard = guard
@@ -130,6 +132,7 @@ class SimulatedFederation(GuardedFolder):
         job.write_text(json.dumps({
             "shards": [str(p) for p in self.shards],
             "reports": [str(self.report_path(h)) for h in range(len(self.shards))],
+            "policies": [str(p) for p in self.site_policies],
             "backend": self.backend,
             "run_config": {"config": config_json, "n-entities": int(n_entities), "out": str(out),
                            "progress": str(prog), "round-timeout": float(round_timeout),
@@ -205,12 +208,14 @@ def _run_job(job_path: str) -> None:
     """In the child: run the ServerApp and H ClientApps under ``flwr.simulation.run_simulation``."""
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     backend = job.get("backend", DEFAULT_BACKEND)
-    from dpfed_core.deployment.client_app import SIM_REPORTS_ENV, SIM_SHARDS_ENV
+    from dpfed_core.deployment.client_app import SIM_POLICIES_ENV, SIM_REPORTS_ENV, SIM_SHARDS_ENV
 
     # The simulated nodes' own data: set before the engine starts, so Ray's worker processes (Ray
     # backend) inherit it too.
     os.environ[SIM_SHARDS_ENV] = os.pathsep.join(job["shards"])
     os.environ[SIM_REPORTS_ENV] = os.pathsep.join(job["reports"])
+    if job.get("policies"):
+        os.environ[SIM_POLICIES_ENV] = os.pathsep.join(job["policies"])
     if backend == "inprocess":
         from dpfed_core.deployment.inprocess_backend import InProcessBackend, use_in_flower
 

@@ -133,3 +133,26 @@ def unpack_arrays(data: bytes) -> dict:
 
     with np.load(io.BytesIO(bytes(data)), allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
+
+
+def secagg_shares(n_nodes: int, max_dropouts: int) -> int:
+    """SecAgg+'s key shares per node (the node's neighbourhood, itself included) for a secure sum of
+    ``n_nodes`` tolerating ``max_dropouts`` — a public rule every site can recompute:
+    k = ⌈3·log₂ n⌉ + 2d, made odd, at least 2d + 3, at most n (every node; SecAgg's full graph).
+
+    Why: with every node sharing with every other, key shares grow as n² (30 sites: 870 encrypted
+    shares a round); SecAgg+ (Bell et al. 2020) needs neighbourhoods of O(log n) for its guarantee.
+    The threshold is k − d (:func:`secagg_threshold`): d lost neighbours still leave enough shares to
+    rebuild a live node's mask seed, and fewer than k − d colluding neighbours learn nothing of it.
+    3 sites: 3 (all); 30: 15; 100: 21; 1000: 31 (d = 0)."""
+    n, d = int(n_nodes), int(max_dropouts)
+    k = max(math.ceil(3 * math.log2(max(n, 2))) + 2 * d, 2 * d + 3)
+    k += 1 - k % 2
+    return min(k, n)
+
+
+def secagg_threshold(n_nodes: int, max_dropouts: int, n_entities: int) -> int:
+    """SecAgg+'s reconstruction threshold: k − d on a neighbourhood graph, H − d on the full graph
+    (the run's declared H, also after a dropout: the noise was sized for H − d survivors)."""
+    k = secagg_shares(n_nodes, max_dropouts)
+    return (k if k < int(n_nodes) else int(n_entities)) - int(max_dropouts)

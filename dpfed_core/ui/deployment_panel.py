@@ -24,6 +24,13 @@ def execution_choice() -> str:
                          "between them (summable releases through SecAgg+). Slower: it starts real processes.")
 
 
+def site_decision_text(decision: dict) -> str:
+    """One site's policy decision as the panel shows it: accepted, or refused with its rule."""
+    if decision.get("decision") == "accepted":
+        return "accepted"
+    return f"refused ({decision.get('rule')}): {decision.get('message', '')}"
+
+
 def flower_panel(ds, config, disabled: bool = False) -> None:
     """Run ``config`` on a local Flower deployment and show the result with per-node progress."""
     from dpfed_core.deployment.deployed import deployable_methods, run_deployed
@@ -45,10 +52,16 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
     from dpfed_core.ui import history
     from dpfed_core.ui.widgets import allow_non_private
 
+    policy = st.text_input(
+        "Site policy (TOML file on this machine, optional)", key="fed_site_policy",
+        help="Every local site's own policy: the methods it accepts, the most ε and δ per run, its total budget "
+             "in its own store, whether simulation and non-private methods are allowed (docs/DEPLOYMENT.md). "
+             "Empty: each site gets a policy matching this run, without simulation.").strip() or None
     plans = plan_run(ds, config)
     charge = history.planned_charge_text(ds, plans)
     if st.button(f"Run on Flower — {charge}", type="primary", disabled=disabled, key="fed_run_flower"):
-        nodes = pd.DataFrame({"entity": list(ds.entity_names), "round 1": "waiting", "round 2": "waiting"})
+        nodes = pd.DataFrame({"entity": list(ds.entity_names), "site policy": "waiting", "round 1": "waiting",
+                              "round 2": "waiting"})
         status = st.status(f"Deploying {ds.n_entities} SuperNodes…", expanded=True)
         line = status.empty()
         table = status.empty()
@@ -58,7 +71,10 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
         def progress(ev: dict) -> None:
             e = ev.get("event")
             idx = nodes.index[nodes["entity"] == ev.get("entity")]
-            if e == "round1_sent":
+            if e == "site_decisions":
+                for d in ev.get("decisions", []):
+                    nodes.loc[nodes["entity"] == d["entity"], "site policy"] = site_decision_text(d)
+            elif e == "round1_sent":
                 nodes["round 1"] = "computing release"
             elif e == "secagg_stage":
                 nodes["round 1"] = f"SecAgg+: {ev.get('stage')} ({ev.get('replies')}/{ev.get('sent')} replied)"
@@ -78,10 +94,10 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
 
             store = None if config.simulation else history.owner_store(ds)[0]
             if skip_store(store, plans):
-                doc = run_deployed(ds, config, progress=progress)
+                doc = run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info)
             else:
                 with BudgetOdometer(store).charge(ds, plans, allow_non_private=allow_non_private()) as res:
-                    doc = run_deployed(ds, config, progress=progress)
+                    doc = run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info)
                     settle_run(res, [doc])
         except DpfedError as exc:
             status.update(label="The deployment stopped", state="error", expanded=True)
@@ -111,6 +127,8 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
                    f"{sa['reconstruction_threshold']} of {sa['num_shares']}, tolerated dropouts {sa['max_dropouts']}.")
     st.caption(f"Connections: {dep.get('transport', '')}. Metrics: {dep.get('evaluation_source', '')}.")
     t1, t2, t3 = st.tabs(["Per entity", "Message log (as Flower carried it)", "Privacy ledger"])
-    t1.dataframe(pd.DataFrame(doc["entities"]), hide_index=True)
+    decisions = {d["entity"]: site_decision_text(d) for d in dep.get("site_decisions") or []}
+    t1.dataframe(pd.DataFrame([{**e, "site policy": decisions.get(e.get("name"), "—")} for e in doc["entities"]]),
+                 hide_index=True)
     t2.dataframe(pd.DataFrame(doc["messages"]).drop(columns=["records"], errors="ignore"), hide_index=True)
     t3.dataframe(pd.DataFrame(doc["privacy"]["ledger"]), hide_index=True)

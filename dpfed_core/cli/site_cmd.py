@@ -1,0 +1,89 @@
+"""``python -m dpfed_core site …``: what this site released and what budget it has left, read from the
+site's own store (its odometer and release log, :mod:`dpfed_core.deployment.site_policy`) on the
+site's machine — for its compliance officer, without the coordinator."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+EPILOG = """\
+examples:
+  # every decision and release of this site, then its remaining budget
+  python -m dpfed_core site releases --policy /etc/dpfed/site_policy.toml
+  # the same from the store file itself, as JSON
+  python -m dpfed_core site releases --store /var/lib/dpfed/site.sqlite3 --json
+  # the remaining budget only
+  python -m dpfed_core site budget --policy /etc/dpfed/site_policy.toml
+"""
+
+
+def register_cli(subparsers) -> None:
+    p = subparsers.add_parser("site", help="a deployment site's own release log and remaining budget",
+                              formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    p.add_argument("what", choices=["releases", "budget"],
+                   help="releases: every decision and release with the remaining budget; budget: the budget only")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--policy", metavar="FILE", help="the site's policy file (its store key names the store)")
+    src.add_argument("--store", metavar="FILE", help="the site's store file")
+    p.add_argument("--site", metavar="NAME",
+                   help="with --policy whose store names {site}: this site's name (the entity it serves)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=cmd_site)
+
+
+def _store(args):
+    from pathlib import Path
+
+    from dpfed_core.deployment.site_policy import load_policy
+    from dpfed_core.errors import ConfigError
+
+    if args.store:
+        path = Path(args.store)
+    else:
+        policy = load_policy(args.policy)
+        if "{site}" in str(policy.store) and not args.site:
+            raise ConfigError(f"the store of {args.policy} ({policy.store}) names {{site}}; give --site NAME")
+        path = policy.store_for(args.site or "")
+    if not path.exists():  # reading never creates a store: a wrong path must not look like an empty log
+        raise ConfigError(f"no site store at {path}; check --store / --policy (and --site)")
+    return path
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "—"
+    x = float(x)
+    return "∞" if math.isinf(x) else f"{x:.4g}"
+
+
+def cmd_site(args) -> int:
+    from dpfed_core.deployment.site_policy import SiteLog, remaining_budget
+
+    path = _store(args)
+    rows = SiteLog(path).rows() if args.what == "releases" else []
+    budget = remaining_budget(path)
+    if args.json:
+        from dpfed_core.deployment.wire import dumps
+
+        print(dumps({"store": str(path), "log": rows, "budget": budget}))  # ∞ as "inf"
+        return 0
+    if args.what == "releases":
+        print(f"site store {path}: {len(rows)} decision(s) and release(s)")
+        head = ("id", "created", "run", "coordinator", "method", "stage", "decision", "rule", "ε", "δ", "ρ",
+                "shapes", "bytes", "simulation")
+        table = [head] + [(str(r["id"]), r["created"], r["run"], r["coordinator"], r["method"], r["stage"],
+                           r["decision"], r["rule"] or "—", _fmt(r["epsilon"]), _fmt(r["delta"]), _fmt(r["rho"]),
+                           r["shapes"], str(r["bytes"]), "yes" if r["simulation"] else "no") for r in rows]
+        widths = [max(len(str(row[i])) for row in table) for i in range(len(head))]
+        for row in table:
+            print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+    if not budget:
+        print("budget: this site has accepted no run yet")
+    for b in budget:
+        print(f"budget of {b['dataset']!r} (entity {b['entity']}): cap ε = {_fmt(b['cap_epsilon'])}, "
+              f"δ = {_fmt(b['cap_delta'])}; spent ε = {_fmt(b['spent_epsilon'])}, δ = {_fmt(b['spent_delta'])} "
+              f"over {b['n_releases']} run(s); remaining ε = {_fmt(b['remaining_epsilon'])}, "
+              f"δ = {_fmt(b['remaining_delta'])}" + (" — a non-private release voided its guarantee" if b["void"] else ""),
+              file=sys.stdout)
+    return 0

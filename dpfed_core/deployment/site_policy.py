@@ -1,0 +1,409 @@
+"""A site's own privacy policy in a deployment: the coordinator asks, the site decides.
+
+A SuperNode reads its policy from its own configuration (``--node-config "policy-path='…'"``, a TOML
+file on the site's disk), never from a message. Every request of a run (the run's public JSON the
+ServerApp sends) is checked against it before the site draws anything:
+
+========================  ===================================================================
+TOML key                  rule (the name a refusal gives)
+========================  ===================================================================
+``methods``               the methods the site accepts (list of names; default: none — must be given)
+``max_epsilon``           the most ε of one run (per entity; required)
+``max_delta``             the most δ of one run (default 1e-5)
+``budget_epsilon``        the site's total ε over every run (required); ``budget_delta`` its δ
+                          (default 1e-4) — kept in the site's own odometer, which composes runs
+                          at δ/2 of it (so ``budget_delta`` ≥ 2 × each run's δ)
+                          (:class:`~dpfed_core.privacy.odometer.BudgetOdometer`) in ``store``
+``store``                 the site's SQLite store (odometer and release log; required; a relative
+                          path is relative to the policy file; ``{site}`` in it is the site's name)
+``value_bounds``          ``[low, high]``: every public bound the run names (the shard's value bound,
+                          ``row_norm``, ``value_min``, ``r_min``, ``r_max``) must lie within it
+                          (default: any)
+``allow_simulation``      reproducible noise from the coordinator's seed (default false: the
+                          coordinator could subtract the noise)
+``allow_non_private``     methods that release exact statistics (ε = ∞; default false)
+``max_dropouts``          the most dropouts a secure sum may tolerate (default 0): the run's
+                          ``max_dropouts`` and SecAgg+'s share count minus its threshold
+========================  ===================================================================
+
+The decision is one of :func:`check` (pure: policy × request) and :func:`accept` (the check, then
+the run's charge in the site's odometer — refused there when the budget would pass — and a row in
+the site's release log). The site logs every release it makes (:class:`SiteLog`: run, method,
+stage, ε, δ, ρ, shapes, bytes, the coordinator's identity) in the same store, which
+``python -m dpfed_core site …`` prints with the remaining budget without the coordinator.
+
+Nothing here imports Flower: the ClientApp only carries the messages (``deployment/client_app.py``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dpfed_core.errors import ConfigError, DpfedError
+
+#: The rules a refusal can name (one per policy key that binds a request).
+RULES = ("methods", "max_epsilon", "max_delta", "budget_epsilon", "value_bounds", "allow_simulation",
+         "allow_non_private", "max_dropouts", "one_request_per_run", "accepted_request", "policy_file")
+
+#: Public bound parameters a run may name (checked against ``value_bounds``).
+BOUND_PARAMS = ("row_norm", "value_min", "r_min", "r_max")
+
+_KEYS = {"methods": list, "max_epsilon": (int, float), "max_delta": (int, float), "budget_epsilon": (int, float),
+         "budget_delta": (int, float), "store": str, "value_bounds": list, "allow_simulation": bool,
+         "allow_non_private": bool, "max_dropouts": int, "site": str}
+_REQUIRED = ("methods", "max_epsilon", "budget_epsilon", "store")
+
+
+#: How a budget refusal of the site's odometer names its fixes (the site's policy keys).
+SITE_CONTROLS = {"cap": "budget_epsilon / budget_delta in the site policy", "epsilon": "a smaller ε per run",
+                 "allow_non_private": "allow_non_private = true in the site policy",
+                 "simulation": "allow_simulation = true in the site policy", "confirm_raise": "the site policy"}
+
+
+class PolicyError(ConfigError):
+    """The policy file itself is wrong (missing, not TOML, a bad key or value)."""
+
+
+class PolicyRefused(DpfedError):
+    """The site refuses a request; ``rule`` names the policy key that refused it."""
+
+    def __init__(self, rule: str, message: str) -> None:
+        self.rule = rule
+        super().__init__(f"refused by site policy rule {rule!r}: {message}")
+
+
+@dataclass(frozen=True)
+class SitePolicy:
+    """A site's policy, as :func:`load_policy` reads it (see the module doc for each key)."""
+
+    path: Path
+    methods: tuple[str, ...]
+    max_epsilon: float
+    budget_epsilon: float
+    store: Path
+    max_delta: float = 1e-5
+    budget_delta: float = 1e-4
+    value_bounds: tuple[float, float] | None = None
+    allow_simulation: bool = False
+    allow_non_private: bool = False
+    max_dropouts: int = 0
+    site: str = ""
+
+    def store_for(self, entity: str) -> Path:
+        """The site's store file: ``store`` with ``{site}`` replaced by the entity's name (one policy
+        file for several local sites still gives each its own store)."""
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(entity))
+        return Path(str(self.store).replace("{site}", safe))
+
+    def to_dict(self) -> dict:
+        return {"path": str(self.path), "methods": list(self.methods), "max_epsilon": self.max_epsilon,
+                "max_delta": self.max_delta, "budget_epsilon": self.budget_epsilon,
+                "budget_delta": self.budget_delta, "store": str(self.store),
+                "value_bounds": list(self.value_bounds) if self.value_bounds else None,
+                "allow_simulation": self.allow_simulation, "allow_non_private": self.allow_non_private,
+                "max_dropouts": self.max_dropouts}
+
+
+def load_policy(path: str | os.PathLike) -> SitePolicy:
+    """Read and check a site policy file; a :class:`PolicyError` names the file and the key."""
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PolicyError(f"cannot read the site policy {p} ({exc.strerror}); fix the SuperNode's --node-config "
+                          "\"policy-path='…'\"") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise PolicyError(f"the site policy {p} is not valid TOML ({exc})") from None
+    unknown = sorted(set(raw) - set(_KEYS))
+    if unknown:
+        raise PolicyError(f"the site policy {p} has unknown keys {unknown}; known: {sorted(_KEYS)}")
+    missing = [k for k in _REQUIRED if k not in raw]
+    if missing:
+        raise PolicyError(f"the site policy {p} lacks {missing}; every policy states them")
+    for key, kind in _KEYS.items():
+        if key in raw and (not isinstance(raw[key], kind) or (kind is int and isinstance(raw[key], bool))
+                           or (kind == (int, float) and isinstance(raw[key], bool))):
+            raise PolicyError(f"the site policy {p}: {key} = {raw[key]!r} has the wrong type")
+    num = {k: float(raw[k]) for k in ("max_epsilon", "max_delta", "budget_epsilon", "budget_delta") if k in raw}
+    for k, v in num.items():
+        if math.isnan(v) or v < 0 or (k.endswith("epsilon") and v == 0):
+            raise PolicyError(f"the site policy {p}: {k} = {v} must be positive")
+        if k.endswith("delta") and v >= 1e-2:
+            raise PolicyError(f"the site policy {p}: {k} = {v} must be below 0.01 (a usual δ is 1e-5)")
+    if math.isinf(num["budget_epsilon"]):
+        raise PolicyError(f"the site policy {p}: budget_epsilon must be finite (a site's total budget)")
+    bounds = raw.get("value_bounds")
+    if bounds is not None:
+        if (len(bounds) != 2 or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
+                or not bounds[0] <= bounds[1]):
+            raise PolicyError(f"the site policy {p}: value_bounds = {bounds!r} must be [low, high] with low ≤ high")
+        bounds = (float(bounds[0]), float(bounds[1]))
+    if not all(isinstance(m, str) for m in raw["methods"]):
+        raise PolicyError(f"the site policy {p}: methods must be a list of method names")
+    if raw.get("max_dropouts", 0) < 0:
+        raise PolicyError(f"the site policy {p}: max_dropouts must be ≥ 0")
+    store = Path(raw["store"]).expanduser()
+    if not store.is_absolute():
+        store = (p.parent / store).resolve()
+    return SitePolicy(path=p.resolve(), methods=tuple(raw["methods"]), max_epsilon=num["max_epsilon"],
+                      budget_epsilon=num["budget_epsilon"], store=store, max_delta=num.get("max_delta", 1e-5),
+                      budget_delta=num.get("budget_delta", 1e-4), value_bounds=bounds,
+                      allow_simulation=bool(raw.get("allow_simulation", False)),
+                      allow_non_private=bool(raw.get("allow_non_private", False)),
+                      max_dropouts=int(raw.get("max_dropouts", 0)), site=str(raw.get("site", "")))
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return "inf" if math.isinf(v) else repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return json.dumps(v) if isinstance(v, str) else str(v)
+
+
+def write_policy(path: str | os.PathLike, **keys) -> Path:
+    """Write a policy file with ``keys`` (checked by reading it back). Returns its path."""
+    unknown = sorted(set(keys) - set(_KEYS))
+    if unknown:
+        raise PolicyError(f"unknown site policy keys {unknown}; known: {sorted(_KEYS)}")
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    body = "".join(f"{k} = {_toml_value(v)}\n" for k, v in keys.items() if v is not None)
+    p.write_text("# dpfed site policy (docs/DEPLOYMENT.md, \"Each site decides\")\n" + body, encoding="utf-8")
+    load_policy(p)
+    return p
+
+
+def policy_matching(config, store: str | os.PathLike, budget_epsilon: float | None = None) -> dict:
+    """The keys of a policy that accepts exactly ``config``'s request (its method, ε, δ, dropouts and
+    non-private use) and never simulation: what ``deploy-local`` writes when it is given none. The
+    budget defaults to the run's ε (one such run; a simulation run is recorded, not charged)."""
+    eps = float(config.epsilon)
+    private = math.isfinite(eps)
+    return {"methods": [config.method], "max_epsilon": eps if private else 1.0,
+            "max_delta": max(float(config.delta), 1e-12) if private and math.isfinite(config.delta) else 1e-5,
+            "budget_epsilon": budget_epsilon if budget_epsilon is not None else (eps if private else 1.0),
+            # the odometer composes at δ/2 of the cap: room for this run's δ
+            "budget_delta": min(2 * max(float(config.delta), 1e-12), 9e-3) if private and math.isfinite(config.delta)
+            else 1e-4,
+            "store": str(store), "allow_simulation": False, "allow_non_private": not private,
+            "max_dropouts": int(config.max_dropouts)}
+
+
+# ================================================================================ requests
+@dataclass(frozen=True)
+class Request:
+    """What the coordinator asks of a site in one run (public: the run's JSON and the node count)."""
+
+    method: str
+    epsilon: float
+    delta: float
+    simulation: bool
+    max_dropouts: int
+    n_entities: int
+    non_private: bool
+    bounds: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "epsilon": self.epsilon, "delta": self.delta, "simulation": self.simulation,
+                "max_dropouts": self.max_dropouts, "n_entities": self.n_entities, "non_private": self.non_private,
+                "bounds": dict(self.bounds)}
+
+
+def request_of(config, n_entities: int, value_max: float) -> Request:
+    """The request a run's configuration makes of a site holding data of public bound ``value_max``."""
+    from dpfed_core.federation.protocol import method_class
+
+    cls = method_class(config.method)
+    summable = config.method in _summable_names()
+    private = bool(getattr(cls, "private", False)) or summable
+    eps = float(config.epsilon)
+    non_private = (not private) or not math.isfinite(eps)
+    bounds = {"value_max": float(value_max)}
+    for k in BOUND_PARAMS:
+        v = config.params.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            bounds[k] = float(v)
+    return Request(config.method, eps, float(config.delta) if not non_private else 0.0, bool(config.simulation),
+                   int(config.max_dropouts), int(n_entities), non_private, bounds)
+
+
+def _summable_names() -> set[str]:
+    from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+    return set(SUMMABLE_METHODS)
+
+
+def _fmt(x: float) -> str:
+    return "∞" if math.isinf(x) else f"{x:g}"
+
+
+def check(policy: SitePolicy, req: Request) -> None:
+    """Raise :class:`PolicyRefused` naming the first rule ``req`` breaks (budget aside: :func:`accept`)."""
+    if req.method not in policy.methods:
+        raise PolicyRefused("methods", f"method {req.method!r} is not among the site's accepted methods "
+                                       f"{list(policy.methods)}")
+    if req.simulation and not policy.allow_simulation:
+        raise PolicyRefused("allow_simulation", "the coordinator asked for simulation mode (noise reproducible from "
+                                                "its seed); this site does not allow it")
+    if req.non_private:
+        if not policy.allow_non_private:
+            raise PolicyRefused("allow_non_private", f"method {req.method!r} at ε = {_fmt(req.epsilon)} releases "
+                                                     "exact statistics; this site does not allow non-private methods")
+    else:
+        if req.epsilon > policy.max_epsilon * (1 + 1e-12):
+            raise PolicyRefused("max_epsilon", f"ε = {_fmt(req.epsilon)} per run is above the site's "
+                                               f"max_epsilon = {_fmt(policy.max_epsilon)}")
+        if req.delta > policy.max_delta * (1 + 1e-12):
+            raise PolicyRefused("max_delta", f"δ = {req.delta:g} per run is above the site's "
+                                             f"max_delta = {policy.max_delta:g}")
+    if req.max_dropouts > policy.max_dropouts:
+        raise PolicyRefused("max_dropouts", f"the run tolerates {req.max_dropouts} dropout(s); the site accepts at "
+                                            f"most max_dropouts = {policy.max_dropouts}")
+    if policy.value_bounds is not None:
+        lo, hi = policy.value_bounds
+        out = {k: v for k, v in req.bounds.items() if not lo <= v <= hi}
+        if out:
+            raise PolicyRefused("value_bounds", f"the public bounds {out} are outside the site's value_bounds "
+                                                f"[{lo:g}, {hi:g}]")
+
+
+def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num: int, threshold: int,
+                 max_dropouts: int = 0) -> None:
+    """SecAgg+'s setup parameters as the coordinator sent them: the sum must be among the accepted
+    number of sites, and survive no more dropouts than the site accepts (a share count above the
+    threshold by d lets d key shares go missing; fewer colluders then rebuild a live node's mask)."""
+    if not n_accepted - policy.max_dropouts <= sample_num <= n_accepted:
+        # fewer than accepted only after dropouts the site accepts (a later stage without the dropped)
+        raise PolicyRefused("accepted_request", f"the secure sum has {sample_num} participants; the site accepted "
+                                                f"a run of {n_accepted} with at most {policy.max_dropouts} dropout(s)")
+    from dpfed_core.deployment.wire import secagg_shares
+
+    rule = secagg_shares(sample_num, max_dropouts)
+    if share_num < rule:
+        # smaller neighbourhoods than the public rule: fewer colluding neighbours rebuild a mask
+        raise PolicyRefused("max_dropouts", f"SecAgg+ with {share_num} key shares per node among {sample_num}; the "
+                                            f"public rule (wire.secagg_shares) gives {rule}")
+    if share_num - threshold > policy.max_dropouts or threshold < 2:
+        raise PolicyRefused("max_dropouts", f"SecAgg+ with {share_num} shares and threshold {threshold} tolerates "
+                                            f"{share_num - threshold} dropout(s); the site accepts at most "
+                                            f"max_dropouts = {policy.max_dropouts}")
+
+
+# ================================================================================ the site's store
+_SITE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS site_releases (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    created     TEXT NOT NULL,
+    run         TEXT NOT NULL,                -- the coordinator's run id
+    coordinator TEXT NOT NULL,                -- who asked (from the site's own configuration)
+    entity      TEXT NOT NULL,
+    method      TEXT NOT NULL,
+    stage       TEXT NOT NULL,                -- decision | round 1 | a stage of a secure sum
+    decision    TEXT NOT NULL,                -- accepted | refused | released
+    rule        TEXT NOT NULL DEFAULT '',     -- the policy rule of a refusal
+    epsilon     REAL NOT NULL,
+    delta       REAL NOT NULL,
+    rho         REAL,
+    simulation  INTEGER NOT NULL,
+    shapes      TEXT NOT NULL DEFAULT '[]',   -- JSON list of the released arrays' shapes
+    bytes       INTEGER NOT NULL DEFAULT 0,   -- bytes of the reply that carried the release
+    note        TEXT NOT NULL DEFAULT ''
+);
+"""
+
+
+class SiteLog:
+    """The site's own log of decisions and releases, a table beside its odometer in its store."""
+
+    def __init__(self, store: str | os.PathLike) -> None:
+        from dpfed_core.privacy.store import Store
+
+        self.store = Store(store)
+        with self.store.write() as con:
+            con.execute(_SITE_SCHEMA)
+
+    def add(self, *, run: str, coordinator: str, entity: str, method: str, stage: str, decision: str,
+            epsilon: float, delta: float, rho: float | None = None, simulation: bool = False, shapes=(),
+            n_bytes: int = 0, rule: str = "", note: str = "") -> None:
+        from dpfed_core.privacy.store import now_iso
+
+        with self.store.write() as con:
+            con.execute("INSERT INTO site_releases (created, run, coordinator, entity, method, stage, decision, rule, "
+                        "epsilon, delta, rho, simulation, shapes, bytes, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "?, ?, ?, ?, ?)",
+                        (now_iso(), str(run), str(coordinator), str(entity), str(method), str(stage), decision, rule,
+                         float(epsilon), float(delta), None if rho is None else float(rho), int(bool(simulation)),
+                         json.dumps([list(map(int, s)) for s in shapes]), int(n_bytes), note))
+
+    def rows(self) -> list[dict]:
+        with self.store.read() as con:
+            return [dict(r) for r in con.execute("SELECT * FROM site_releases ORDER BY id")]
+
+
+def site_dataset(shard):
+    """The site's data as the odometer sees it (its training and held-out entries, its one entity):
+    the odometer's content fingerprint follows the people, whatever the coordinator calls the run."""
+    import numpy as np
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    X = (shard.train + shard.test).tocsr()
+    names = shard.item_names if shard.item_names is not None else np.array([f"item {j}" for j in range(X.shape[1])])
+    return FederatedDataset.from_parts(X, np.repeat(np.array([shard.entity], dtype=object), X.shape[0]),
+                                       item_names=np.asarray(names, dtype=object), value_kind="counts",
+                                       value_max=float(shard.value_max), name=f"site {shard.entity}")
+
+
+def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: str) -> dict:
+    """Decide one request: :func:`check`, then the run's charge in the site's odometer (atomic; a
+    budget refusal names ``budget_epsilon``), logged either way. Returns the acceptance record
+    (operation and release ids of the charge); raises :class:`PolicyRefused` with nothing charged."""
+    from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease
+
+    log = SiteLog(policy.store_for(shard.entity))
+    base = dict(run=run, coordinator=coordinator, entity=shard.entity, method=req.method, stage="decision",
+                epsilon=req.epsilon, delta=req.delta, simulation=req.simulation)
+    try:
+        check(policy, req)
+        odo = BudgetOdometer(log.store)
+        ds = site_dataset(shard)
+        key = odo.register(ds)
+        cap_e, cap_d = odo.cap(key)
+        if (cap_e, cap_d) != (policy.budget_epsilon, policy.budget_delta):
+            # the policy file is the site's law: its budget is the odometer's cap (every change logged)
+            odo.set_cap(key, policy.budget_epsilon, policy.budget_delta, confirm_raise=True,
+                        note=f"site policy {policy.path}")
+        eps = math.inf if req.non_private else req.epsilon
+        plan = PlannedRelease(kind="run", method=req.method, epsilon=eps, delta=req.delta,
+                              charges={shard.entity: (eps, req.delta)}, simulation=req.simulation,
+                              note=f"deployment run {run} for {coordinator}")
+        try:
+            res = odo.reserve(ds, [plan], allow_non_private=policy.allow_non_private, key=key,
+                              operation=f"run {run} · {coordinator}")
+        except BudgetRefused as exc:
+            raise PolicyRefused("budget_epsilon", exc.render(SITE_CONTROLS)) from None
+    except PolicyRefused as exc:
+        log.add(**base, decision="refused", rule=exc.rule, note=str(exc))
+        raise
+    log.add(**base, decision="accepted", note=f"charged to the site's odometer ({log.store.path})")
+    return {"operation": res.operation, "release_ids": list(res.release_ids), "dataset_key": key}
+
+
+def remaining_budget(store: str | os.PathLike) -> list[dict]:
+    """The site's budget from its own store, without the coordinator: per dataset the site holds,
+    its cap, spent and remaining (ε, δ) (the odometer's balance of its one entity)."""
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    odo = BudgetOdometer(SiteLog(store).store)
+    out = []
+    for d in odo.datasets():
+        for b in odo.balance(d["key"]):
+            out.append({"dataset_key": d["key"], "dataset": d["name"], **b.to_dict()})
+    return out

@@ -1,0 +1,348 @@
+"""Each site owns its privacy in a deployment: a site's policy (its own TOML file, named by its own
+``--node-config``) and its own odometer bind every release, whatever the coordinator sends.
+
+The policy's rules are checked as a pure function first; then a real local deployment (one SuperLink,
+three SuperNodes with TLS and node authentication) is driven by a test double of the coordinator — a
+ServerApp that asks for simulation, ε above the policy, a non-private method, releases without any
+request, and a second run over budget, and asks for the releases whatever the sites answered. Every
+site refuses, naming the rule, and the double receives nothing but the refusals.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpfed_core.config import RunConfig
+from dpfed_core.deployment import site_policy as sp_
+from dpfed_core.deployment.site_policy import PolicyError, PolicyRefused, check, load_policy, request_of, write_policy
+
+DOUBLE_DIR = Path(__file__).resolve().parent / "coordinator_double"
+
+STRICT = {"methods": ["dp-popularity", "kmeans"], "max_epsilon": 1.0, "max_delta": 1e-5, "budget_epsilon": 1.5,
+          "store": "stores/{site}.sqlite3"}
+
+
+def _policy(tmp_path, **over) -> sp_.SitePolicy:
+    return load_policy(write_policy(tmp_path / "policy.toml", **{**STRICT, **over}))
+
+
+# ============================================================================ the rules, as a function
+@pytest.mark.parametrize("cfg, rule", [
+    (RunConfig(method="dp-popularity", epsilon=1.0, simulation=True), "allow_simulation"),
+    (RunConfig(method="dp-popularity", epsilon=1e4), "max_epsilon"),
+    (RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-3), "max_delta"),
+    (RunConfig(method="kmeans"), "allow_non_private"),
+    (RunConfig(method="dp-cooccurrence", epsilon=1.0), "methods"),
+    (RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure", max_dropouts=1), "max_dropouts"),
+    (RunConfig(method="dp-popularity", epsilon=1.0, method_params={"row_norm": 50.0}), "value_bounds"),
+], ids=["simulation", "epsilon", "delta", "non-private", "method", "dropouts", "bounds"])
+def test_each_rule_refuses_what_it_forbids_and_names_itself(tmp_path, cfg, rule):
+    policy = _policy(tmp_path, value_bounds=[0, 20])
+    with pytest.raises(PolicyRefused) as err:
+        check(policy, request_of(cfg, 3, value_max=10.0))
+    assert err.value.rule == rule and repr(rule) in str(err.value)
+
+
+def test_a_request_within_every_rule_is_accepted_and_the_defaults_are_strict(tmp_path):
+    policy = _policy(tmp_path)
+    assert (policy.allow_simulation, policy.allow_non_private, policy.max_dropouts) == (False, False, 0)
+    check(policy, request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, value_max=10.0))
+    loose = _policy(tmp_path, allow_simulation=True, allow_non_private=True, max_dropouts=1)
+    check(loose, request_of(RunConfig(method="kmeans", simulation=True), 3, value_max=10.0))
+    assert loose.store_for("clinic A") == (tmp_path / "stores" / "clinic_A.sqlite3").resolve()
+
+
+@pytest.mark.parametrize("body, what", [
+    ("methods = ['kmeans']\nmax_epsilon = 1\nstore = 's'\n", "budget_epsilon"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nallow_simulaton = true\n", "unknown"),
+    ("methods = ['kmeans']\nmax_epsilon = -1\nbudget_epsilon = 2\nstore = 's'\n", "max_epsilon"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = inf\nstore = 's'\n", "finite"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nallow_simulation = 'yes'\n",
+     "allow_simulation"),
+    ("max_epsilon = [", "TOML"),
+], ids=["missing", "typo", "negative", "infinite budget", "string bool", "not toml"])
+def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):
+    p = tmp_path / "p.toml"
+    p.write_text(body, encoding="utf-8")
+    with pytest.raises(PolicyError, match=what):
+        load_policy(p)
+
+
+def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
+    """accept(): the check, then the run's charge in the site's store; the second run that would pass
+    budget_epsilon is refused there and nothing more is charged; every decision is in the site's log."""
+    from tests.test_deployment import three_clinics
+    from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.deployment.shards import load_shard, write_shards
+
+    ds = three_clinics()
+    shard = load_shard(write_shards(ds, make_split(ds, RunConfig()), tmp_path / "shards")[0])
+    policy = _policy(tmp_path)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    sp_.accept(policy, req, shard, run="1", coordinator="test")
+    with pytest.raises(PolicyRefused) as err:
+        sp_.accept(policy, req, shard, run="2", coordinator="test")
+    assert err.value.rule == "budget_epsilon"
+    (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+    assert bal["spent_epsilon"] == pytest.approx(1.0) and bal["remaining_epsilon"] == pytest.approx(0.5)
+    assert bal["cap_epsilon"] == 1.5
+    rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
+    assert [(r["run"], r["decision"], r["rule"]) for r in rows] == [("1", "accepted", ""),
+                                                                   ("2", "refused", "budget_epsilon")]
+    # a simulation run (allowed) is recorded by the odometer and not charged
+    sim = _policy(tmp_path, allow_simulation=True)
+    sp_.accept(sim, request_of(RunConfig(method="dp-popularity", epsilon=1.0, simulation=True), 3,
+                               shard.value_max), shard, run="3", coordinator="test")
+    (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+    assert bal["spent_epsilon"] == pytest.approx(1.0)
+
+
+# ============================================================================ on a deployment
+try:
+    import flwr  # noqa: F401
+    HAVE_FLWR = True
+except ImportError:  # CI installs requirements-deploy.txt (make test), so there this is a failure
+    if os.environ.get("CI"):
+        raise
+    HAVE_FLWR = False
+
+needs_flower = pytest.mark.skipif(not HAVE_FLWR, reason="Flower (flwr) is not installed: "
+                                                        "pip install -r requirements-deploy.txt")
+
+
+@pytest.fixture(scope="module")
+def guarded_sites(tmp_path_factory):
+    """Three sites with the strict policy (stores in the test's folder), on one local deployment."""
+    from tests.test_deployment import three_clinics
+    from dpfed_core.deployment import LocalFederation, write_shards
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = three_clinics()
+    base = tmp_path_factory.mktemp("sites")
+    shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), base / "shards")
+    policy = write_policy(base / "policy.toml", **STRICT)
+    fed = LocalFederation(shards, base / "flower", ds.entity_names, site_policy=policy).start()
+    yield ds, fed, base, load_policy(policy)
+    fed.close()
+
+
+def _run_double(fed, base: Path, config: RunConfig, attack: str, tag: str) -> tuple[dict, Path]:
+    """One run of the coordinator double on ``fed``; returns what it received and its dump folder."""
+    from dpfed_core.deployment.launcher import _Control
+    from dpfed_core.deployment.wire import run_json
+
+    out, prog, dump = base / f"double_{tag}.json", base / f"double_{tag}.jsonl", base / f"dump_{tag}"
+    prog.touch()
+    control = _Control(fed.port, None if fed.insecure else fed.tls.ca)
+    try:
+        control.start_run(DOUBLE_DIR, {
+            "config": run_json(config, "declared", 40), "n-entities": 3, "out": str(out), "progress": str(prog),
+            "round-timeout": 30.0, "connect-timeout": 60.0, "dump-dir": str(dump),
+            "doorbells": ",".join(str(p) for p in [fed.port, *fed.node_ports]), "attack": attack})
+        fed._wake_link_executor()
+        end = time.monotonic() + 180
+        while not out.exists() and time.monotonic() < end:
+            time.sleep(0.2)
+    finally:
+        control.close()
+    assert out.exists(), f"the coordinator double wrote nothing (progress: {prog.read_text()})"
+    time.sleep(0.3)
+    return json.loads(out.read_text()), dump
+
+
+def _released(policy, ds) -> list[dict]:
+    rows = []
+    for name in ds.entity_names:
+        store = policy.store_for(name)
+        if store.exists():
+            rows += [r for r in sp_.SiteLog(store).rows() if r["decision"] == "released"]
+    return rows
+
+
+def _arrays_received(dump: Path) -> list[str]:
+    """Every array the coordinator was given, from its compliance dump."""
+    names = []
+    for f in sorted(dump.glob("*.npz")) if dump.exists() else []:
+        with np.load(f) as z:
+            names += [f"{f.name}:{k}" for k in z.files]
+    return names
+
+
+ATTACKS = [
+    ("simulation", RunConfig(method="dp-popularity", epsilon=1.0, simulation=True, aggregation="secure"),
+     "ask-first", "allow_simulation"),
+    ("epsilon", RunConfig(method="dp-popularity", epsilon=1e4, aggregation="secure"), "ask-first", "max_epsilon"),
+    ("non-private", RunConfig(method="kmeans", k=3, seed=0), "ask-first", "allow_non_private"),
+    ("no request", RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), "skip", "accepted_request"),
+    ("no request, prototypes", RunConfig(method="kmeans", k=3), "skip", "accepted_request"),
+]
+
+
+@needs_flower
+@pytest.mark.parametrize("name, config, attack, rule", ATTACKS, ids=[a[0] for a in ATTACKS])
+def test_a_malicious_coordinator_is_refused_by_every_site_and_learns_nothing(guarded_sites, name, config,
+                                                                             attack, rule):
+    ds, fed, base, policy = guarded_sites
+    got, dump = _run_double(fed, base, config, attack, name.replace(" ", "_").replace(",", ""))
+    if attack != "skip":
+        assert [d["decision"] for d in got["decisions"]] == ["refused"] * 3, got
+        assert {d["rule"] for d in got["decisions"]} == {rule}
+        assert f"rule {rule}" in got["refusal"] and all(e in got["refusal"] for e in ds.entity_names)
+    if config.method == "kmeans":  # prototypes asked for anyway: three error replies, no array
+        assert len(got["after"]) == 3
+        assert all(not r["arrays"] and "accepted_request" in r["error"] for r in got["after"]), got["after"]
+    if config.method == "dp-popularity":
+        assert got["secure_sum"] != "completed" and got["secure_sum"], got
+    assert _arrays_received(dump) == []  # the coordinator's own record: not one array reached it
+    assert _released(policy, ds) == []
+    for e in ds.entity_names:  # the refusal is in every site's log, and nothing charged
+        store = policy.store_for(e)
+        if attack != "skip":
+            rows = sp_.SiteLog(store).rows()
+            assert rows[-1]["decision"] == "refused" and rows[-1]["rule"] == rule
+        for b in sp_.remaining_budget(store) if store.exists() else []:
+            assert b["spent_epsilon"] == 0.0
+
+
+@needs_flower
+def test_a_second_run_over_the_budget_is_refused_and_the_release_log_lists_the_first(guarded_sites, capsys):
+    """An honest run within the policy is accepted, charged once per site and logged release by
+    release; the next identical run would pass budget_epsilon = 1.5 and every site refuses it."""
+    from dpfed_core.cli.main import main
+    from dpfed_core.deployment.deployed import run_deployed
+
+    ds, fed, base, policy = guarded_sites
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5, aggregation="secure", rank=3)
+    doc = run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=180)
+    assert [d["decision"] for d in doc["deployment"]["site_decisions"]] == ["accepted"] * 3
+    released = _released(policy, ds)
+    assert sorted(r["entity"] for r in released) == sorted(ds.entity_names)
+    for r in released:
+        assert r["epsilon"] == pytest.approx(1.0) and r["rho"] is not None and r["rho"] > 0
+        assert json.loads(r["shapes"]) == [[40]] and r["bytes"] > 40 * 8 and r["simulation"] == 0
+        assert r["coordinator"] == f"SuperLink 127.0.0.1:{fed.port}" and r["method"] == "dp-popularity"
+    got, dump = _run_double(fed, base, cfg, "ask-first", "budget")
+    assert {d["rule"] for d in got["decisions"]} == {"budget_epsilon"}
+    assert got["secure_sum"] != "completed" and _arrays_received(dump) == []
+    assert len(_released(policy, ds)) == 3
+    # within the budget (ε = 0.5 left) the sites accept, but the secure sum the coordinator then sets up
+    # tolerates a dropout the request did not declare (max_dropouts = 0): every site stops at SecAgg+'s setup
+    got, dump = _run_double(fed, base, cfg.replace(epsilon=0.5), "weak-secagg", "weak")
+    assert [d["decision"] for d in got["decisions"]] == ["accepted"] * 3
+    assert got["secure_sum"] != "completed" and "max_dropouts" in got["secure_sum"], got["secure_sum"]
+    assert _arrays_received(dump) == [] and len(_released(policy, ds)) == 3
+    # the site's compliance officer reads the log and the budget without the coordinator
+    store = policy.store_for(ds.entity_names[0])
+    assert main(["site", "releases", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "dp-popularity" in out and "released" in out and "budget_epsilon" in out
+    assert "remaining ε = 0" in out and "spent ε = 1.5" in out
+
+
+@needs_flower
+def test_one_refusing_site_stops_the_run_before_any_site_draws(tmp_path):
+    """The coordinator collects every site's decision before the first share: one site with a lower
+    max_epsilon ends the run, the message names it and the rule, and no site released anything."""
+    from tests.test_deployment import three_clinics
+    from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards
+    from dpfed_core.deployment.deployed import run_deployed
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = three_clinics()
+    shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")
+    ok = write_policy(tmp_path / "ok.toml", **STRICT)
+    low = write_policy(tmp_path / "low.toml", **{**STRICT, "max_epsilon": 0.5})
+    policy = load_policy(ok)
+    with LocalFederation(shards, tmp_path / "flower", ds.entity_names, site_policy=[ok, ok, low]) as fed:
+        with pytest.raises(DeploymentError) as err:
+            run_deployed(ds, RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), federation=fed,
+                         round_timeout=60, timeout=180)
+    msg = str(err.value)
+    assert ds.entity_names[2] in msg and "max_epsilon" in msg and "nothing was released" in msg
+    assert ds.entity_names[0] not in msg.split("refused the run")[1]
+    assert _released(policy, ds) == []
+    decisions = {e: [r["decision"] for r in sp_.SiteLog(load_policy(p).store_for(e)).rows()]
+                 for e, p in zip(ds.entity_names, [ok, ok, low])}
+    assert decisions == {ds.entity_names[0]: ["accepted"], ds.entity_names[1]: ["accepted"],
+                         ds.entity_names[2]: ["refused"]}
+
+
+def test_deploy_local_needs_a_policy_that_allows_simulation(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    base = ["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--simulation",
+            "--store", str(tmp_path / "s.sqlite3")]
+    assert main(base) == 2
+    assert "--site-policy" in capsys.readouterr().err
+    strict = write_policy(tmp_path / "p.toml", **STRICT)
+    assert main([*base, "--site-policy", str(strict)]) == 2
+    assert "allow_simulation" in capsys.readouterr().err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("max_epsilon = 1\n", encoding="utf-8")
+    assert main([*base, "--site-policy", str(bad)]) == 2
+    assert "lacks" in capsys.readouterr().err
+
+
+@needs_flower
+def test_deploy_local_writes_a_policy_matching_the_run_or_gives_every_site_the_one_named(tmp_path, capsys):
+    """Without --site-policy every site gets a policy matching the run (said on stderr) and accepts;
+    with one that allows simulation, a --simulation run is accepted by every site, and each site's
+    store (named by the policy) holds its decision and its releases afterwards."""
+    from dpfed_core.cli.main import main
+
+    common = ["deploy-local", "--data", "sample:clinic", "--federation", "region", "--method", "dp-popularity",
+              "--epsilon", "1", "--aggregation", "secure", "--store", str(tmp_path / "coordinator.sqlite3")]
+    assert main([*common, "--out", str(tmp_path / "a.json")]) == 0
+    out, err = capsys.readouterr()
+    assert "no --site-policy given: every site got a policy matching this run" in err
+    doc = json.loads((tmp_path / "a.json").read_text())
+    assert [d["decision"] for d in doc["deployment"]["site_decisions"]] == ["accepted"] * 4
+    assert out.count(": accepted") == 4
+    policy = write_policy(tmp_path / "sites.toml", **{**STRICT, "allow_simulation": True})
+    assert main([*common, "--simulation", "--site-policy", str(policy), "--out", str(tmp_path / "b.json")]) == 0
+    capsys.readouterr()
+    doc = json.loads((tmp_path / "b.json").read_text())
+    names = [d["entity"] for d in doc["deployment"]["site_decisions"]]
+    for name in names:
+        rows = sp_.SiteLog(load_policy(policy).store_for(name)).rows()
+        assert [r["decision"] for r in rows] == ["accepted", "released"] and rows[1]["simulation"] == 1
+
+
+def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites():
+    """SecAgg+ neighbourhoods: every site for a few, then O(log n): odd (Flower's graph), at least
+    2d + 3, the threshold k − d leaves d dropouts; and a site refuses a setup below the rule."""
+    from dpfed_core.deployment.wire import secagg_shares, secagg_threshold
+
+    assert [secagg_shares(n, 1) for n in (3, 5, 9)] == [3, 5, 9]
+    ks = {n: secagg_shares(n, 0) for n in (30, 100, 1000, 10000)}
+    assert ks == {30: 15, 100: 21, 1000: 31, 10000: 41}
+    assert all(k % 2 == 1 for k in ks.values())
+    assert ks[10000] / 10000 < ks[1000] / 1000 < ks[100] / 100 < ks[30] / 30
+    assert secagg_shares(100, 3) == 27 and secagg_threshold(100, 3, 100) == 24
+    assert secagg_threshold(3, 1, 3) == 2 and secagg_threshold(2, 1, 3) == 2  # full graph: H − d
+    policy = load_policy(write_policy(Path(__import__("tempfile").mkdtemp()) / "p.toml", **STRICT))
+    sp_.check_secagg(policy, 100, 100, 21, 21)
+    with pytest.raises(PolicyRefused, match="public rule"):
+        sp_.check_secagg(policy, 100, 100, 5, 5)
+
+
+def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    missing = tmp_path / "nowhere.sqlite3"
+    assert main(["site", "releases", "--store", str(missing)]) == 2
+    assert "--store" in capsys.readouterr().err and not missing.exists()
+    policy = write_policy(tmp_path / "p.toml", **STRICT)  # store names {site}
+    assert main(["site", "budget", "--policy", str(policy)]) == 2
+    assert "--site NAME" in capsys.readouterr().err
+    store = load_policy(policy).store_for("clinic A")
+    sp_.SiteLog(store)  # an empty store: no run accepted yet
+    assert main(["site", "budget", "--policy", str(policy), "--site", "clinic A"]) == 0
+    assert "accepted no run yet" in capsys.readouterr().out
+    assert main(["site", "releases", "--store", str(store), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"store": str(store), "log": [], "budget": []}
