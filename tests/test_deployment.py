@@ -143,10 +143,6 @@ def _assert_same_document(dep, ref, path: str = "", catalogue: bool = False) -> 
     if isinstance(ref, dict):
         assert isinstance(dep, dict), path
         skip = CARRIER_KEYS if path == "" else CARRIER_TRUST if path == ".privacy.trust" else set()
-        if catalogue and path == ".privacy.trust":
-            # With a federation-wide catalogue the in-process record states the method's part of the
-            # budget only (its ledger after the catalogue's); the deployment's the whole run's ledger.
-            skip = skip | {"against_server", "against_server_and_other_entities"}
         assert set(dep) - skip == set(ref) - skip, (path, set(dep) ^ set(ref))
         for k in set(ref) - skip:
             _assert_same_document(dep[k], ref[k], f"{path}.{k}", catalogue)
@@ -178,14 +174,10 @@ def _assert_same_run(dep: dict, ref: dict) -> None:
 
         t_dep, t_ref = dep["privacy"]["trust"], ref["privacy"]["trust"]
         assert (t_dep["in_process"], t_ref["in_process"]) == (False, True) and "SecAgg+" in t_dep["sum"]
-        # With a federation-wide catalogue the in-process record states the method's part of the budget
-        # only (its ledger after the catalogue's); the deployment's states the whole run's ledger.
-        catalogue = any("catalogue" in r["stage"] for r in ref["privacy"]["ledger"])
-        for k in ("aggregation", "max_dropouts") + (() if catalogue else ("against_server",
-                                                                          "against_server_and_other_entities")):
+        # both state the whole run's guarantee (a federation-wide catalogue's rows included)
+        for k in ("aggregation", "max_dropouts", "against_server", "against_server_and_other_entities"):
             assert t_dep[k] == pytest.approx(t_ref[k]), k
-        if catalogue:
-            assert t_dep["against_server"]["epsilon"] == pytest.approx(dep["privacy"]["epsilon"], rel=1e-6)
+        assert t_ref["against_server"]["epsilon"] == pytest.approx(ref["privacy"]["epsilon"], rel=1e-6)
         assert set(ref["notes"]) - {IN_PROCESS_NOTE} <= set(dep["notes"]), set(ref["notes"]) - set(dep["notes"])
     # The deployment lists each entity's rows together, the in-process run stage by stage.
     order = {name: h for h, name in enumerate(e["name"] for e in ref["entities"])}

@@ -346,11 +346,9 @@ def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_col
             f"{cat.SECURE_CATALOGUE_BUCKETS} public hash buckets (noisy user count ≥ {threshold:.1f}, σ of the sum "
             f"{sigma_sum:.3g}, ≤ {cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER} buckets per user, "
             f"{cat.SECURE_CATALOGUE_RHO_SHARE:.0%} of the zCDP budget); {n_cols} of the data's {n_items} "
-            "items fall in a kept bucket (items sharing a bucket share one key); the keys are mapped back to every "
-            "item of the run's item axis whose name hashes into a kept bucket — in this simulated federation the "
-            "item axis is the pooled data's, so an entity also scores items only others hold (at a real site, only "
-            "the item names it knows). Declare the catalogue (items=FILE) to keep every item and the whole budget "
-            "for the method")
+            "items fall in a kept bucket (items sharing a bucket share one key); each entity maps the keys back onto "
+            "the item names it holds rows for (a name it never saw is unknown to it). Declare the catalogue "
+            "(items=FILE) to share every item and keep the whole budget for the method")
 
 
 def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
@@ -453,6 +451,15 @@ EMPTY_CATALOGUE_OWN_NOTE = ", so the federation shares nothing: each entity reco
 EMPTY_CATALOGUE_ZERO_NOTE = ", so nothing was learned (every score is 0)"
 
 
+def _keeps_own_items(spec, config: RunConfig) -> bool:
+    """Does the method's round 2 keep each site's own parts (a summable method with its local blend)?"""
+    from dpfed_core.federation.protocol import build_method, is_summable
+
+    if not (spec.federated and is_summable(config.method)):
+        return False
+    return bool(getattr(build_method(config, 1.0), "local_blend", False))
+
+
 def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: str) -> MethodResult:
     """The result of a run whose DP catalogue is empty: the federation shares nothing, so a summable
     method whose round 2 keeps each site's own parts leaves every site with them
@@ -490,19 +497,22 @@ def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note:
     for r in result.ledger.rows:
         ledger.spend(**asdict(r))
     ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
+    trust = result.extra.get("trust")
+    if trust:  # the guarantee against the server is the whole run's (the selection's rows included)
+        eps, dlt = ledger.guarantee()
+        trust = {**trust, "against_server": {"epsilon": eps, "delta": dlt}}
+        if trust.get("aggregation") != "secure":
+            trust["against_server_and_other_entities"] = {"epsilon": eps, "delta": dlt}
+        result.extra = {**result.extra, "trust": trust}
     result.factors = factors
     result.U, result.V = factors.U, factors.V
     result.ledger = ledger
     result.messages = messages + list(result.messages)
-    if extra.get("own_items_kept") and _keeps_own_items_result(result):
+    if extra.get("own_items_kept") and _keeps_own_items(get_method(config.method), config):
         note += "; " + OWN_ITEMS_NOTE
     result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols, **extra}
     return result
 
-
-def _keeps_own_items_result(result: MethodResult) -> bool:
-    """Did round 2 keep entity-own columns (some entity has local columns)?"""
-    return any(w > 0 for w in result.entity_factors().local_widths)
 
 
 def run_comparison(
