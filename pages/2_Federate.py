@@ -328,11 +328,18 @@ with tabs[3]:
     stages = dash.per_stage_table(doc)
     if not stages.empty:
         st.dataframe(stages, hide_index=True, column_config={
-            c: st.column_config.NumberColumn(c, format="%.3g") for c in stages.columns if c != "entity"}
-            | {"total δ": st.column_config.NumberColumn("total δ", format="%.3e")})
-        if doc["privacy"]["private"]:
-            st.plotly_chart(plots.privacy_stage_bars(doc["privacy"]["per_stage"],
-                                                     title="ε spent per entity and stage"), key="ledger_bars")
+            c: st.column_config.NumberColumn(c, format="%.3g") for c in stages.columns
+            if c not in ("entity", "composed by")}
+            | {"δ (composed)": st.column_config.NumberColumn("δ (composed)", format="%.3e")})
+        st.caption("A stage's column is what it would cost alone; the stages compose into the entity's ε by the "
+                   "accountant named in the last column (under zCDP that is less than their sum).")
+        if doc["privacy"]["private"] and doc["privacy"].get("per_entity"):
+            _trust = doc["privacy"].get("trust") or {}
+            _coal = (_trust.get("against_server_and_other_entities") or {}).get("epsilon")
+            st.plotly_chart(plots.privacy_composed_bars(
+                doc["privacy"]["per_entity"], float(doc["privacy"]["requested_epsilon"]),
+                float(_coal) if _trust.get("aggregation") == "secure" and _coal is not None else None,
+                title="ε per entity (composed guarantee)"), key="ledger_bars")
     with st.expander("Every mechanism invocation (ledger rows)"):
         st.dataframe(dash.ledger_table(doc), hide_index=True)
 with tabs[4]:

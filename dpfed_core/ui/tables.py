@@ -82,14 +82,19 @@ def ledger_table(doc: dict) -> pd.DataFrame:
 
 
 def per_stage_table(doc: dict) -> pd.DataFrame:
-    """ε per (entity, stage) as a wide table: one row per entity, one column per stage, + total."""
+    """ε per (entity, stage) as a wide table: one row per entity, one column per stage (what the stage
+    would cost alone), then the entity's ε and δ as the accountant composed them — never the stages'
+    sum, which overstates the spend when Gaussian stages compose under zCDP."""
     df = pd.DataFrame(doc["privacy"]["per_stage"])
     if df.empty:
         return df
     wide = df.pivot_table(index="entity", columns="stage", values="epsilon", aggfunc="sum", sort=False)
-    wide["total ε"] = wide.sum(axis=1)
-    dl = df.groupby("entity", sort=False)["delta"].sum()
-    wide["total δ"] = dl.reindex(wide.index)
+    wide.columns = [f"{c} (alone)" for c in wide.columns]
+    per = {e["entity"]: e for e in doc["privacy"].get("per_entity") or []}
+    if per:
+        wide["ε (composed)"] = [float(per.get(e, {}).get("epsilon", math.nan)) for e in wide.index]
+        wide["δ (composed)"] = [float(per.get(e, {}).get("delta", math.nan)) for e in wide.index]
+        wide["composed by"] = [str(per.get(e, {}).get("accountant", "")) for e in wide.index]
     return wide.reset_index()
 
 
