@@ -47,7 +47,8 @@ def _load(fn, *args, source_text: str, path_box: bool = False) -> None:
         else:
             ui.show_error(exc)
         return
-    ui.set_dataset(ds, source_text)
+    # a loader spec and its options: the CLI's --data and data flags reproduce the same data
+    ui.set_dataset(ds, source_text, (args[0], json.loads(args[1])) if fn is ui.load_spec else None)
     st.success(f"Loaded {dash.escape_md(ds.name)}: {ds.n_users} users × {ds.n_items} items in {ds.n_entities} entities.")
 
 

@@ -372,3 +372,34 @@ def test_advanced_budget_split_reaches_the_engine(clinic):
     doc, _ = run_method(clinic, r["config"])
     assert r["doc"]["privacy"]["per_stage"] == doc["privacy"]["per_stage"]
     assert r["doc"]["privacy"]["epsilon"] <= 2.0
+
+
+def test_federate_run_document_reproduces_on_the_cli_and_back(federated, tmp_path):
+    """The Run document tab writes the run out as a CLI command line (every setting, the CLI's flags);
+    a run document (the CLI's --out) loaded on the page sets its controls; the sidebar names only the
+    settings the method uses (no "k ≤" for a method without prototypes)."""
+    import json
+    import shlex
+
+    at = federated
+    cfg = at.session_state["run"]["config"]
+    code = [c.value for c in at.tabs[4].code]
+    assert code and code[0].startswith("python -m dpfed_core run --data sample:clinic --method dp-cooccurrence")
+    argv = shlex.split(code[0])
+    for flag, value in (("--epsilon", "3"), ("--max-iter", str(cfg.max_iter)), ("--aggregation", "secure"),
+                        ("--rank", str(cfg.rank))):
+        assert argv[argv.index(flag) + 1] == value
+    assert "--simulation" in argv and "--k" not in argv
+    side = dash.settings_line(cfg)  # the sidebar's "Last run" line (AppTest does not expose the sidebar slot)
+    assert side.startswith("dp-cooccurrence (secure aggregation), ε = 3") and "k ≤" not in side
+    assert "k ≤ 6" in dash.settings_line(cfg.replace(method="dp-prototypes", k=6))
+    assert "ε" not in dash.settings_line(cfg.replace(method="kmeans"))
+    # the other direction: a CLI document's settings set the page's controls
+    doc = {"config": {**cfg.to_dict(), "epsilon": 1.0, "rank": 4, "max_iter": 30, "lam": 0.5}}
+    at2 = app("pages/2_Federate.py").run()
+    at2.file_uploader(key="fed_settings_doc").set_value(
+        ("r.json", json.dumps(doc).encode(), "application/json")).run()
+    assert_clean(at2)
+    assert at2.session_state["fed_epsilon"] == 1.0 and at2.number_input(key="fed_rank").value == 4
+    assert at2.number_input(key="fed_max_iter").value == 30 and at2.number_input(key="fed_lam").value == 0.5
+    assert any("Settings of r.json loaded" in s.value for s in at2.success)

@@ -21,8 +21,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         raise ConfigError(f"{message} (see `{self.prog} --help`)")
 
-#: The measured-best DP method (bench/results/utility.md) and the sweep's references.
-DEFAULT_DP_METHOD = "dp-cooccurrence"
+#: The sweep's references.
 DEFAULT_REFERENCES = ("local", "individual", "dp-popularity", "central", "random-v", "popularity")
 
 EPILOG_RUN = """\
@@ -103,7 +102,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                "--aggregation secure --epsilons 0.1,1,10,inf --seeds 0,1,2 --out sweep.json\n")
     add_data_args(sw)
     add_model_args(sw)
-    sw.set_defaults(method=DEFAULT_DP_METHOD)
     sw.add_argument("--epsilons", type=float_list, default=[0.1, 0.3, 1, 3, 10, math.inf],
                     help="comma-separated ε grid, inf allowed (default 0.1,0.3,1,3,10,inf)")
     sw.add_argument("--seeds", type=seed_list, default=[0, 1, 2],

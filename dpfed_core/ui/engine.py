@@ -33,7 +33,15 @@ from dpfed_core.ui.datasets import (DEFAULT_SAMPLE, SAMPLES, SMALL_ENTITY_USERS,
                                     dataset_fingerprint, dataset_overview, entity_table, generic_key,
                                     is_event_data, run_key, small_entity_warning, split_for, sweep_key)
 from dpfed_core.ui.defaults import (advice_text, default_config, measured_defaults, measured_seconds,  # noqa: F401
-                                    time_hint)
+                                    settings_line, time_hint, widget_state)
+from dpfed_core.evaluation.defaults import cli_command  # noqa: F401
+
+
+def has_server_weighting(method: str) -> bool:
+    """The method sends prototypes whose released cluster sizes the server can weight by."""
+    from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
+
+    return method in PROTOTYPE_METHODS
 from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP_SEEDS, MAX_DELTA,  # noqa: F401
                                   MAX_FINITE_EPSILON, MAX_K, MAX_RANK, check_budget, check_data_dir,
                                   check_k_rank, default_data_path, escape_md, friendly_message, parse_epsilon,

@@ -232,7 +232,15 @@ def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool
 
 
 # ------------------------------------------------------------------------------ state
-def set_dataset(ds: FederatedDataset, source: str) -> None:
+DATA_CLI = "dataset_cli"  # (loader spec, loader options) of the loaded data, for the CLI's --data flags
+
+
+def data_cli_args() -> tuple[str | None, dict | None]:
+    """(``--data`` value, loader options) of the session's data, (None, None) for an upload."""
+    return st.session_state.get(DATA_CLI) or (None, None)
+
+
+def set_dataset(ds: FederatedDataset, source: str, cli: tuple[str, dict] | None = None) -> None:
     from dpfed_core.ui import engine as dash
 
     key = dash.dataset_fingerprint(ds)
@@ -247,6 +255,7 @@ def set_dataset(ds: FederatedDataset, source: str) -> None:
     st.session_state[DATASET] = ds
     st.session_state[DATASET_KEY] = key
     st.session_state[DATASET_SOURCE] = source
+    st.session_state[DATA_CLI] = cli
 
 
 def get_dataset(auto_default: bool = True) -> FederatedDataset | None:
@@ -261,7 +270,7 @@ def get_dataset(auto_default: bool = True) -> FederatedDataset | None:
         except DpfedError as exc:
             show_error(exc)
             return None
-        set_dataset(ds, dash.SAMPLES[dash.DEFAULT_SAMPLE])
+        set_dataset(ds, dash.SAMPLES[dash.DEFAULT_SAMPLE], (dash.DEFAULT_SAMPLE, {}))
     return ds
 
 
@@ -308,8 +317,7 @@ def sidebar_status() -> None:
         if r is not None:
             cfg: RunConfig = r["config"]
             p = r["doc"]["privacy"]
-            st.caption(f"**Last run:** {dash.escape_md(cfg.method)}, ε = {dash.format_epsilon(cfg.epsilon)}, "
-                       f"k ≤ {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}"
+            st.caption(f"**Last run:** {dash.escape_md(dash.settings_line(cfg))}"
                        + (" · *simulation: noise reproducible, no privacy claim*" if cfg.simulation else ""))
             spent = "∞ (not private)" if not p.get("private") else \
                 f"ε = {dash.format_epsilon(p['epsilon'])}, δ = {p['delta']:.3g} per entity"
