@@ -146,7 +146,7 @@ if dash.is_summable(method):
     st.caption(("**Secure aggregation on**: the server learns only the sum of the entities' releases; each "
                 "entity adds a share of the noise. " if st.session_state["fed_secure"] else
                 "**Secure aggregation off**: every entity adds the full noise and the server sees each release. ")
-               + dash.escape_md(dash.advice_text()))
+               + dash.escape_md(dash.advice_text(data=ui.data_cli_args())))
 _kn = dash.k_note(method, base.replace(k=int(st.session_state["fed_k"]), method=method))
 if spec.uses_k and _kn:
     st.caption(_kn)
@@ -253,7 +253,8 @@ _b1, _b2 = st.columns([1, 3])
 from dpfed_core.evaluation.budget import plan_run  # noqa: E402
 from dpfed_core.ui.history import planned_charge_text  # noqa: E402
 
-_charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config))})"
+_cached = not errors and ui.is_cached_run(ds, config)
+_charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config), cached=_cached)})"
 _run_clicked = _b1.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
 with _b2:
     ui.non_private_checkbox("federate")
@@ -281,10 +282,8 @@ if _run_clicked:
             if not cached:
                 ui.record("run", dash.settings_line(config) + (" (simulation)" if config.simulation else ""),
                           config, doc, result)
-            learned = not doc.get("warnings")
-            status.update(label=(f"Done in {dt:.2f} s — {doc['privacy']['label']}" if learned else
-                                 f"Finished in {dt:.2f} s, with warnings — see below"),
-                          state="complete" if learned else "error", expanded=False)
+            _state, _label = dash.run_outcome(doc, dt)
+            status.update(label=_label, state=_state, expanded=False)
 
 r = ui.get_run()
 if r is None:
@@ -297,7 +296,9 @@ if dash.config_key(cfg) != dash.config_key(config):
     st.caption("The results below are from the last run; the controls above have changed since.")
 st.markdown(dash.guarantee_text(doc))
 for w in doc.get("warnings", []):  # a run that learned nothing never looks like a success
-    st.warning(dash.friendly_message(DpfedError(w["text"], param=w.get("param"))), icon=":material/warning:")
+    (st.error if w.get("code") in dash.LEARNED_NOTHING else st.warning)(
+        dash.friendly_message(DpfedError(w["text"], param=w.get("param"))),
+        icon=":material/error:" if w.get("code") in dash.LEARNED_NOTHING else ":material/warning:")
 if r.get("cached"):
     st.caption("Same data and configuration as an earlier run (this or another session): shown from the "
                "cache — no new release, nothing new spent.")
@@ -313,9 +314,10 @@ m = st.columns(5)
 m[0].metric("Run time", f"{r['seconds']:.2f} s", help="Fit and evaluation; 0 if served from the cache.")
 m[1].metric("ε (ledger)" if not doc["privacy"].get("simulation") else "ε (simulation)",
             dash.format_epsilon(doc["privacy"]["epsilon"]))
-m[2].metric("test RMSE", ui.fmt(o["test_rmse"]))
-m[3].metric("MAR", ui.fmt(o["mar"]), help="0 = hidden items ranked top, 0.5 = random")
-m[4].metric("NDCG@10", ui.fmt(o["ndcg_at_10"]))
+for _col, (_key, _label, _help) in zip(m[2:], dash.headline_metrics(cfg.mode)):
+    _col.metric(_label, ui.fmt(o[_key]), help=_help)
+if cfg.mode == "zero" and ds.value_kind == "ratings":
+    st.caption(dash.RMSE_NOT_HEADLINED)
 
 tabs = st.tabs(["What the server saw", "V: item factors", "Message log", "Privacy ledger", "Run document"])
 with tabs[0]:

@@ -45,10 +45,18 @@ def default_verdict(doc: dict) -> dict | None:
             "baselines": {b: dict(r) for b, r in s["verdict"].items()}}
 
 
-def advice_text(path: Path | None = None) -> str:
+def advice_text(path: Path | None = None, data: tuple[str | None, dict | None] | None = None) -> str:
     """The Federate page's advice, generated from the measurement: what the defaults are, why, and
-    what they measured against local and individual — or that no DP setting beat local."""
+    what they measured against local and individual — or that no DP setting beat local. ``data``
+    (the loaded data's loader spec and options): on other data than the measurement's, the advice
+    says where the defaults come from without quoting the sample's numbers as if they were these."""
     doc = measured_defaults(path)
+    if doc is not None and data is not None and not (data[0] == doc.get("data") and not (data[1] or {})):
+        d = doc["defaults"]
+        agg = "with secure aggregation" if d["aggregation"] == "secure" else "without secure aggregation"
+        return (f"The defaults ({d['method']} {agg}, rank {d['rank']}, ε = {format_epsilon(_epsilon(d['epsilon']))}) "
+                f"were measured on {doc['data']} ({doc['entities']} entities), not on the data loaded here; "
+                "the Trade-off page measures which ε pays on these data.")
     if doc is None:
         return ("No measurement of the defaults was found (bench/results/dashboard_defaults.json); run "
                 "bench/bench_dashboard_defaults.py to measure which setting wins on the sample.")

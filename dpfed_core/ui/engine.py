@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.upload import (ATTRIBUTE_TYPES, ENTITY_LIST_TYPES, LONG_TABLE_TYPES,  # noqa: F401
+                                    known_format)
 from dpfed_core.data.upload import (attribute_column_name, bound_rule_text, guess_attribute_user,  # noqa: F401
                                     guess_column, guess_mapping, headerless, join_user_attributes,
                                     mapping_problems, read_upload, upload_columns)
@@ -35,6 +37,7 @@ from dpfed_core.ui.datasets import (DEFAULT_SAMPLE, SAMPLES, SMALL_ENTITY_USERS,
 from dpfed_core.ui.defaults import (advice_text, default_config, measured_defaults, measured_seconds,  # noqa: F401
                                     settings_line, time_hint, widget_state)
 from dpfed_core.evaluation.defaults import cli_command  # noqa: F401
+from dpfed_core.data.loaders import DUPLICATE_WORDS, fixed_duplicate_rule  # noqa: F401
 
 
 def has_server_weighting(method: str) -> bool:
@@ -47,9 +50,9 @@ from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP
                                   check_k_rank, default_data_path, escape_md, friendly_message, parse_epsilon,
                                   parse_grid, parse_seeds, safe_loader_message)
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
-from dpfed_core.ui.tables import (METRIC_LABELS, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
+from dpfed_core.ui.tables import (LEARNED_NOTHING, METRIC_LABELS, RMSE_NOT_HEADLINED, headline_metrics, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
-                                  metrics_frame, per_stage_table, progress_text, prototype_summary,
+                                  metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
                                   shareable_document, sweep_frame, top_columns, top_items_per_factor,
                                   undefined_as_words, user_history)
 

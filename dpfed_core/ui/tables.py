@@ -60,6 +60,44 @@ def progress_text(event: str, info: dict) -> str | None:
     return None
 
 
+#: Warnings after which a run learned nothing (an error outcome); the others qualify a success.
+LEARNED_NOTHING = ("empty-catalogue", "chance-ranking")
+
+
+def run_outcome(doc: dict, seconds: float) -> tuple[str, str]:
+    """(state, label) of a finished run for its status box: ``"complete"`` (a green check) for a run
+    that learned something — with "1 warning, see below" when some entities have no test users —
+    and ``"error"`` only for a run that learned nothing (an empty DP catalogue, a chance ranking)."""
+    from dpfed_core.ui.jobs import format_seconds
+
+    warns = doc.get("warnings") or []
+    took = format_seconds(seconds) if seconds >= 1 else f"{seconds:.2f} s"
+    if any(w.get("code") in LEARNED_NOTHING for w in warns):
+        return "error", f"Finished in {took}, but learned nothing — see below"
+    if warns:
+        n = len(warns)
+        return "complete", f"Done in {took} — {doc['privacy']['label']} ({n} warning{'s' if n > 1 else ''}, see below)"
+    return "complete", f"Done in {took} — {doc['privacy']['label']}"
+
+
+def headline_metrics(mode: str) -> list[tuple[str, str, str]]:
+    """(key, label, help) of the metrics a run's headline shows. Zero mode fits which items a user
+    has (a ranking model): its RMSE against the values is not a measure of it and is not headlined.
+    Observed mode fits the values of observed entries: RMSE first, then the ranking metrics."""
+    ranking = [("mar", "MAR", "Mean average rank of the hidden items: 0 = ranked first, 0.5 = random order."),
+               ("ndcg_at_10", "NDCG@10", "Hidden items near the top of the ten recommendations (1 = perfect)."),
+               ("precision_at_10", "precision@10", "Share of the ten recommendations that were hidden items.")]
+    if mode == "observed":
+        return [("test_rmse", "test RMSE", "Error of the predicted values of the hidden entries (the data's "
+                                           "scale).")] + ranking[:2]
+    return ranking
+
+
+#: Said under the headline of a zero-mode run on ratings, where the RMSE would mislead.
+RMSE_NOT_HEADLINED = ("Zero mode ranks items (absent = 0), so its predictions are not on the values' scale: the "
+                      "test RMSE (in the run document and on the Evaluate page) does not measure this model.")
+
+
 def has_prototypes(result: MethodResult) -> bool:
     """The run released prototypes (a prototype method): the server saw stacked rows P."""
     return bool(getattr(result.model, "releases_", None))

@@ -167,6 +167,47 @@ def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = Non
     return doc, result, cached
 
 
+class KeptUpload:
+    """An uploaded file kept in the session (name and bytes), read like Streamlit's UploadedFile."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self._data = name, data
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+def kept_upload(where, label: str, types: list[str], key: str, help: str | None = None) -> KeptUpload | None:
+    """A file uploader whose file stays in the session when the user leaves the page and comes back
+    (Streamlit forgets an uploader's file with its widget): the last file uploaded under ``key`` is
+    used until another replaces it or the user forgets it."""
+    up = where.file_uploader(label, type=types, key=key, help=help)
+    store = f"{key}__kept"
+    if up is not None:
+        st.session_state[store] = (up.name, up.getvalue())
+        return KeptUpload(up.name, up.getvalue())
+    kept = st.session_state.get(store)
+    if kept is None:
+        return None
+    c1, c2 = where.columns([3, 1])
+    c1.caption(f"Using **{kept[0]}**, uploaded earlier in this session ({len(kept[1]) / 1024:,.0f} KiB); "
+               "upload another file to replace it.")
+    if c2.button("Forget it", key=f"{key}__forget"):
+        st.session_state.pop(store, None)
+        st.rerun()
+    return KeptUpload(*kept)
+
+
+def is_cached_run(dataset: FederatedDataset, config: RunConfig) -> bool:
+    """A finished run of the same data and configuration is in the cache (pressing Run shows it and
+    releases nothing)."""
+    from dpfed_core.ui import engine as dash
+    from dpfed_core.ui.jobs import JOBS
+
+    job = JOBS.get(dash.run_key(dataset, config))
+    return job is not None and job.done and job.error is None
+
+
 def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]:
     """``sweep`` as a cached background job, every point charged before it computes: (doc, from_cache)."""
     from dpfed_core.ui import engine as dash
