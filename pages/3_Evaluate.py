@@ -104,6 +104,9 @@ st.subheader("Overall")
 overall = df[df["entity"] == "overall"].set_index("method")[[*metrics, "privacy"]]
 st.dataframe(overall, column_config={m: st.column_config.NumberColumn(
     dash.METRIC_SHORT.get(m, m), format="%.4f", help=dash.METRIC_LABELS.get(m)) for m in metrics})
+_obs_note = dash.observed_ranking_note(docs, cfg.mode)
+if _obs_note:
+    st.info(_obs_note, icon=":material/info:")
 st.caption("Privacy models differ: a method's ε is comparable with ours only when its privacy model "
            "says user-level DP. MAR: 0 = the hidden items are ranked first, 0.5 = random order. "
            f"Federated run: {dash.guarantee_text(r['doc']).replace('**', '')}")

@@ -267,3 +267,13 @@ def test_loader_note_on_repeated_rows_says_what_the_control_says():
         ds = load_long_table(t, user_col="u", item_col="i", value_col="v", entity_col="h", value_kind=kind,
                              value_max=5, entities_from_data=True, duplicates=how)
         assert any(f"merged 1 repeated (user, item) rows: {DUPLICATE_WORDS[how]}" in n for n in ds.notes), ds.notes
+
+
+def test_observed_mode_explains_why_central_ranks_worst():
+    from dpfed_core.ui.tables import observed_ranking_note
+
+    docs = {"local": {"overall": {"mar": 0.127}}, "central": {"overall": {"mar": 0.283}}}
+    note = observed_ranking_note(docs, "observed")
+    assert "central MF ranks worst" in note and "zero mode" in note
+    assert "ranks worst" not in observed_ranking_note({**docs, "central": {"overall": {"mar": 0.1}}}, "observed")
+    assert observed_ranking_note(docs, "zero") is None
