@@ -258,6 +258,9 @@ _charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config), c
 _run_clicked = _b1.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
 with _b2:
     ui.non_private_checkbox("federate")
+    if not errors:
+        st.caption(("Shown from the cache: nothing to compute." if _cached else
+                    f"Expected time: {dash.estimate_line(ds, [config])}."))
 if _run_clicked:
     with st.status(f"Federating {ds.n_entities} entities with {method}…", expanded=True) as status:
         t0 = time.perf_counter()
@@ -277,8 +280,6 @@ if _run_clicked:
             st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": dt,
                                         "cached": cached}
             st.session_state[ui.CONFIG] = config
-            if not cached:  # the next time hint for this method: measured here, not promised
-                st.session_state.setdefault("fed_last_seconds", {})[method] = dt
             if not cached:
                 ui.record("run", dash.settings_line(config) + (" (simulation)" if config.simulation else ""),
                           config, doc, result)
@@ -287,8 +288,7 @@ if _run_clicked:
 
 r = ui.get_run()
 if r is None:
-    last = st.session_state.get("fed_last_seconds", {}).get(method)
-    st.info(f"Set the budget and press **Run federation**: {dash.time_hint(method, ds, last)}.")
+    st.info(f"Set the budget and press **Run federation**: {dash.estimate_line(ds, [config])}.")
     st.stop()
 
 doc, result, cfg = r["doc"], r["result"], r["config"]

@@ -54,6 +54,7 @@ if have and have.get("config_key") == run_key:
 todo = [m for m in chosen if m not in docs]
 if todo:
     plans = [p for m in todo for p in plan_run(ds, config_for(m))]
+    st.caption(f"Expected time: {dash.estimate_line(ds, [config_for(m) for m in todo])}.")
     if st.button(f"Run {len(todo)} comparison{'s' if len(todo) != 1 else ''} ({planned_charge_text(ds, plans)})",
                  type="primary", key="eval_run"):
         for i, m in enumerate(todo):

@@ -375,14 +375,17 @@ def test_advanced_budget_split_reaches_the_engine(clinic):
     assert r["doc"]["privacy"]["epsilon"] <= 2.0
 
 
-def test_federate_run_document_reproduces_on_the_cli_and_back(federated, tmp_path):
+def test_federate_run_document_reproduces_on_the_cli_and_back(tmp_path):
     """The Run document tab writes the run out as a CLI command line (every setting, the CLI's flags);
     a run document (the CLI's --out) loaded on the page sets its controls; the sidebar names only the
     settings the method uses (no "k ≤" for a method without prototypes)."""
     import json
     import shlex
 
-    at = federated
+    at = app("pages/2_Federate.py").run()
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.button(key="fed_run").click().run()  # the cached run of the shared fixture, when it ran first
+    assert_clean(at)
     cfg = at.session_state["run"]["config"]
     code = [c.value for c in at.tabs[4].code]
     assert code and code[0].startswith("python -m dpfed_core run --data sample:clinic --method dp-cooccurrence")

@@ -146,23 +146,36 @@ def _command_module(name: str):
 
 
 class _Bar:
-    """Turns protocol progress events into a tqdm bar on stderr."""
+    """The run's progress on stderr: a bar over the predicted work (the cost model of
+    :mod:`dpfed_core.evaluation.cost`), the stage being worked on and the time left."""
 
-    def __init__(self, total: int, desc: str) -> None:
+    def __init__(self, clock, desc: str) -> None:
         from tqdm import tqdm  # deferred: `methods` and `--help` need no progress bar
 
-        self.bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr, leave=False,
-                        disable=None)
+        from dpfed_core.evaluation.cost import estimate_text
+
+        self.clock, self.t0 = clock, time.perf_counter()
+        # the prediction is an output line (stdout, before any work); the live bar is drawn on stderr
+        print(f"{desc}: {estimate_text(clock.total)} predicted for {len(clock.plan)} run"
+              f"{'s' if len(clock.plan) != 1 else ''} on these data (measured cost model)", flush=True)
+        self.bar = tqdm(total=1000, desc=desc, file=sys.stderr, leave=False, disable=None,
+                        bar_format="{desc} {percentage:3.0f}%|{bar}| {postfix}")
 
     def __call__(self, event: str, **info) -> None:
-        if event in ("round1_done", "round2_done", "server_done", "evaluate_done", "individual_entity",
-                     "central_done", "sweep_step"):
-            label = info.get("entity") or info.get("method") or event
-            self.bar.set_postfix_str(str(label)[:30])
-            self.bar.update(1)
+        self.clock.event(event, **info)
+        frac = self.clock.fraction()
+        if frac is not None:
+            self.bar.n = int(frac * 1000)
+        self.bar.set_postfix_str(self.clock.text(time.perf_counter() - self.t0), refresh=True)
 
     def close(self) -> None:
         self.bar.close()
+
+
+def _clock(dataset, configs):
+    from dpfed_core.evaluation.cost import clock_for_runs, shape_of
+
+    return clock_for_runs(shape_of(dataset), configs)
 
 
 def _print_table(docs: dict[str, dict], n: int) -> None:
@@ -218,7 +231,7 @@ def cmd_run(args) -> int:
         return budget_cmd.dry_run(args, dataset, plan_run(dataset, config, args.compare),
                                   f"run of {config.method}"
                                   + (f" compared with {', '.join(args.compare)}" if args.compare else ""))
-    bar = _Bar(2 * dataset.n_entities + 2 + len(args.compare) + 1, f"run {config.method}")
+    bar = _Bar(_clock(dataset, [config] + [config.replace(method=m) for m in args.compare]), f"run {config.method}")
     try:
         outcome = execute_run(dataset, config, compare=args.compare, store=getattr(args, "store", None),
                               allow_non_private=args.allow_non_private, progress=bar)
@@ -298,8 +311,10 @@ def cmd_sweep(args) -> int:
         return budget_cmd.dry_run(args, dataset, plans, f"sweep of {config.method} over ε ∈ "
                                   f"{{{', '.join(f'{e:g}' for e in args.epsilons)}}} × seeds "
                                   f"{{{', '.join(map(str, args.seeds))}}} with {', '.join(args.references) or 'no references'}")
-    n_jobs = len(args.seeds) * (len(args.epsilons) + len(args.references))
-    bar = _Bar(n_jobs, f"sweep {config.method}")
+    from dpfed_core.evaluation.cost import sweep_configs
+
+    bar = _Bar(_clock(dataset, sweep_configs(config, args.epsilons, args.seeds, args.references)),
+               f"sweep {config.method}")
     checkpoint = (lambda partial: write_json(partial, out)) if out else None
     try:
         # every point charged at its requested (ε, δ) before any is computed (a resumed sweep is

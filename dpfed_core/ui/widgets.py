@@ -83,7 +83,7 @@ def load_spec(spec: str, opts_json: str) -> FederatedDataset:
 
 def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
             lines: Callable[[str, dict], str | None] | None = None, container=None,
-            expected_seconds: float | None = None, cache=None) -> tuple[Any, bool]:
+            expected_seconds: float | None = None, cache=None, clock=None) -> tuple[Any, bool]:
     """Run ``fn(progress)`` as a background job (:mod:`dpfed_core.ui.jobs`) and show its progress
     here: a bar with % done, time elapsed and time left, plus one line per event that ``lines``
     turns into text (written into ``container``, e.g. an ``st.status``). ``fn`` never touches
@@ -93,7 +93,7 @@ def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
     """
     from dpfed_core.ui.jobs import JOBS, format_seconds
 
-    job, existed = (cache or JOBS).submit(key, fn, label)
+    job, existed = (cache or JOBS).submit(key, fn, label, clock=clock)
     if not job.done:
         where = container if container is not None else st
         bar = where.progress(0.0, text=f"{label} — starting…")
@@ -163,7 +163,8 @@ def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = Non
         return doc, result
 
     (doc, result), cached = run_job(dash.run_key(dataset, config), compute,
-                                    label or f"{config.method}", lines=lines, container=container)
+                                    label or f"{config.method}", lines=lines, container=container,
+                                    clock=dash.clock_for(dataset, [config]))
     return doc, result, cached
 
 
@@ -223,7 +224,8 @@ def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]
                              allow_non_private=allow, save=False)[0]
 
     return run_job(dash.sweep_key(dataset, config, epsilons, seeds, references), compute,
-                   f"Sweep of {config.method}")
+                   f"Sweep of {config.method}",
+                   clock=dash.clock_for(dataset, dash.sweep_configs(config, epsilons, seeds, references)))
 
 
 #: Uploads being read / read (a few: datasets are large).
