@@ -174,6 +174,8 @@ def test_recommend_matches_engine(federated, clinic):
     assert list(mine["item"]) == list(clinic.item_names[items])
     np.testing.assert_allclose(mine["score"].to_numpy(), scores)
     assert len(theirs) == 10 and len(history) > 0
+    # every suggestion explained in words, from the entity's own similar stays
+    assert all(w.startswith("seen with ") and w.split()[5] == "similar" and " stays" in w for w in mine["why"])
     # clinicians see lab / medication names, not ids
     assert all(not str(n).isdigit() for n in mine["item"])
     # typing an unknown id is a message, not a traceback
@@ -407,3 +409,20 @@ def test_federate_run_document_reproduces_on_the_cli_and_back(tmp_path):
     assert at2.session_state["fed_epsilon"] == 1.0 and at2.number_input(key="fed_rank").value == 4
     assert at2.number_input(key="fed_max_iter").value == 30 and at2.number_input(key="fed_lam").value == 0.5
     assert any("Settings of r.json loaded" in s.value for s in at2.success)
+
+
+def test_recommend_says_why_no_list_and_speaks_of_users_off_clinical_data():
+    """A model that scores every candidate alike gets a sentence, not an alphabetical list; the
+    clinical wording (stays, the disclaimer) only on clinical data."""
+    at = app("pages/1_Data.py").run()
+    at.selectbox(key="sample_spec").set_value("sample:synthetic").run()
+    at.button(key="load_sample").click().run()
+    at.switch_page("pages/2_Federate.py").run()
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.button(key="fed_run").click().run()
+    at.switch_page("pages/4_Recommend.py").run()
+    assert_clean(at)
+    assert not any("clinical advice" in w.value for w in at.warning)
+    assert at.selectbox(key=f"rec_user_{at.selectbox(key='rec_entity').value}").label.startswith("User (")
+    mine = [d.value for d in at.dataframe if "why" in getattr(d.value, "columns", [])][0]
+    assert all("similar users" in w for w in mine["why"])

@@ -277,3 +277,23 @@ def test_observed_mode_explains_why_central_ranks_worst():
     assert "central MF ranks worst" in note and "zero mode" in note
     assert "ranks worst" not in observed_ranking_note({**docs, "central": {"overall": {"mar": 0.1}}}, "observed")
     assert observed_ranking_note(docs, "zero") is None
+
+
+def test_a_flat_list_is_no_ranking_and_evidence_counts_similar_rows():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+    from dpfed_core.data.split import Split
+    from dpfed_core.ui.tables import cannot_rank, similar_evidence
+
+    assert "learned nothing" in cannot_rank(np.zeros(10), "individual model", "stay")
+    assert "same score" in cannot_rank(np.full(5, 0.3), "individual model", "stay")
+    assert cannot_rank(np.array([0.3, 0.2, 0.0]), "individual model") is None
+    # user 0 has items {0, 1}; users 1 and 2 are like it (share item 0), user 3 shares nothing;
+    # item 2 is had by user 1 only, item 3 by users 1 and 2
+    X = sp.csr_matrix(np.array([[1, 1, 0, 0], [1, 0, 1, 1], [1, 0, 0, 1], [0, 0, 0, 1.0]]))
+    ds = FederatedDataset.from_parts(X, np.array(["A"] * 4), value_kind="counts", value_max=5, name="t")
+    split = Split(train=X, test=sp.csr_matrix(X.shape), test_users=np.array([], dtype=int))
+    words = similar_evidence(ds, split, "A", ds.user_ids[0], [2, 3], k=40)
+    assert words == ["seen with 1 of 2 similar users", "seen with 2 of 2 similar users"]

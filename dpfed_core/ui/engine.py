@@ -79,7 +79,7 @@ from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP
                                   check_k_rank, default_data_path, escape_md, friendly_message, parse_epsilon,
                                   parse_grid, parse_seeds, safe_loader_message)
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
-from dpfed_core.ui.tables import (LEARNED_NOTHING, METRIC_LABELS, RMSE_NOT_HEADLINED, headline_metrics, observed_ranking_note, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
+from dpfed_core.ui.tables import (LEARNED_NOTHING, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, dp_excluded_items, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
                                   metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
                                   shareable_document, sweep_frame, top_columns, top_items_per_factor,
@@ -145,9 +145,33 @@ def recommend_table(ds: FederatedDataset, split, result: MethodResult, entity: s
     items, scores = recommend_from_factors(ds, split.train, result.entity_factors(), None, entity, user, n, True)
     row = user_row(ds, entity, user)
     hidden = set(split.test[row].indices.tolist())
-    return pd.DataFrame({
+    df = pd.DataFrame({
         "rank": np.arange(1, len(items) + 1),
         "item": ds.item_names[items],
         "score": scores.astype(float),
         "hidden test item": ["✔" if int(i) in hidden else "" for i in items],
     })
+    df.attrs["items"] = np.asarray(items, dtype=int)  # the item indices, for the explanations
+    return df
+
+
+def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: str, user: str | int, n: int,
+                   model: str) -> tuple[pd.DataFrame | None, str | None]:
+    """(the list with a "why" column in words, None) where the model ranks this user's items; (None,
+    the plain sentence why not) where it cannot (every candidate scored alike). Items the DP selection
+    left out of the shared catalogue are marked as such."""
+    df = recommend_table(ds, split, result, entity, user, n)
+    unit = unit_word(ds, plural=False)
+    why_not = cannot_rank(df["score"].to_numpy(), model, unit)
+    if why_not:
+        return None, why_not
+    items = df.attrs["items"]
+    why = similar_evidence(ds, split, entity, user, items)
+    excluded = dp_excluded_items(ds, result)
+    if excluded is not None and len(excluded):
+        out = set(excluded.tolist())
+        why = [w + ("; left out of the shared catalogue by the DP selection: scored from this entity's own data"
+                    if int(j) in out else "") for w, j in zip(why, items)]
+    df.insert(3, "why", why)
+    df.attrs = {}  # the indices served the explanations; a displayed table carries none
+    return df, None

@@ -233,6 +233,74 @@ def metric_columns(df: pd.DataFrame) -> list[str]:
                         "ndcg_at_10") if c in df.columns]
 
 
+def is_clinical(ds: FederatedDataset) -> bool:
+    """Clinical data (ICU stays: the eICU loader or the bundled clinic sample): only there do the
+    pages speak of stays, patients and clinicians."""
+    name = str(ds.name).lower()
+    return name.startswith("eicu") or name.startswith("sample: clinic") or name.startswith("clinic")
+
+
+def unit_word(ds: FederatedDataset, plural: bool = True) -> str:
+    """What one row of the data is called on the pages: "stays" on clinical data, else "users"."""
+    return ("stays" if plural else "stay") if is_clinical(ds) else ("users" if plural else "user")
+
+
+#: Scores closer than this (relative to the largest) are one score: the list would be an arbitrary order.
+FLAT_SCORES = 1e-9
+
+
+def cannot_rank(scores: np.ndarray, model: str, unit: str = "user") -> str | None:
+    """Why a model's top-N for one user is no ranking (None when it is one): every candidate has the
+    same score — zero when the model learned nothing that applies to this user — so its order would
+    be the items' order in the catalogue (alphabetical), not advice."""
+    s = np.asarray(scores, dtype=float)
+    s = s[np.isfinite(s)]
+    if s.size == 0:
+        return f"The {model} has no item left to suggest for this {unit}."
+    spread = float(s.max() - s.min())
+    if spread <= FLAT_SCORES * max(1.0, float(np.abs(s).max())):
+        why = ("gives every item a score of 0: it learned nothing that applies to this " + unit
+               if float(np.abs(s).max()) <= FLAT_SCORES else "gives every candidate item the same score")
+        return (f"The {model} cannot rank items for this {unit}: it {why}. A list would only repeat the "
+                "items in catalogue order, so none is shown.")
+    return None
+
+
+def similar_evidence(ds: FederatedDataset, split: Split, entity: str, user: str | int, items, k: int = 40) -> list[str]:
+    """For each recommended item, in words: how many of the ``k`` most similar {stays|users} of the same
+    entity (cosine similarity of their training rows, computed inside the entity) have it, e.g.
+    "seen with 12 of 40 similar stays". The entity's own data, as the entity itself would compute it."""
+    sl = ds.entity_slices()[ds.entity_index(entity)]
+    row = user_row(ds, entity, user)
+    X = split.train[sl.start:sl.stop].tocsr().astype(float)
+    me = split.train[row].astype(float)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    mine = float(np.sqrt(me.multiply(me).sum()))
+    unit = unit_word(ds)
+    if mine == 0:
+        return [f"no training data for this {unit_word(ds, False)} to compare" for _ in items]
+    sim = np.asarray((X @ me.T).todense()).ravel() / np.maximum(norms * mine, 1e-12)
+    sim[row - sl.start] = -1.0  # not itself
+    order = np.argsort(-sim, kind="stable")
+    near = order[: min(int(k), int((sim > 0).sum()))]
+    if len(near) == 0:
+        return [f"no similar {unit} at this entity" for _ in items]
+    has = (X[near][:, np.asarray(items, dtype=int)] > 0).sum(axis=0)
+    has = np.asarray(has).ravel()
+    return [f"seen with {int(c)} of {len(near)} similar {unit}" for c in has]
+
+
+def dp_excluded_items(ds: FederatedDataset, result: MethodResult) -> np.ndarray | None:
+    """Items the run's DP catalogue selection left out (indices), or None when the run selected no
+    catalogue (a declared catalogue, a non-private method): the federated model knows nothing of them."""
+    cols = (getattr(result, "extra", None) or {}).get("catalogue")
+    if cols is None:
+        return None
+    keep = np.zeros(ds.n_items, dtype=bool)
+    keep[np.asarray(cols, dtype=int)] = True
+    return np.flatnonzero(~keep)
+
+
 def entity_users(ds: FederatedDataset, entity: str, test_users_only: np.ndarray | None = None) -> list[str]:
     """User ids of an entity (test users first, since their hidden items make a useful check)."""
     sl = ds.entity_slices()[ds.entity_index(entity)]
