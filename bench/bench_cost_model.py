@@ -1,11 +1,14 @@
 """The cost model's measurements: seconds per stage of one run, per (method, mode), on data of
-different shapes (users, items, entities, interactions).
+different shapes (users, items, entities, interactions), and the noise coordinates a DP run draws.
 
 Each method runs once (simulation mode, the dashboard's configuration otherwise) on the bundled clinic
 sample by hospital and by region, the synthetic sample, the eICU demo by hospital and by region, and
 MovieLens 100K by ZIP digit and by occupation in zero mode; on MovieLens by ZIP, occupation and gender
 in observed mode. Each run's stage timings (round 1, server, round 2, other fitting, evaluation) come
-from its result document; its process CPU seconds and wall seconds are kept beside them.
+from its result document; its process CPU seconds and wall seconds are kept beside them. The runs
+use simulation noise (NumPy); a production run adds, per noise coordinate its entities send (counted
+from its message log), the µs of OpenDP's sampler measured by bench/bench_samplers.py — checked
+against production runs in the result page's last table.
 :mod:`dpfed_core.evaluation.cost` fits, per (method, mode, stage), non-negative coefficients of the
 stage's cost terms to these points and predicts runs, comparisons and sweeps on the loaded data; the
 result file lists each point's prediction against the measurement (leave-one-out), so the "within 2×"
@@ -35,6 +38,7 @@ from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E4
 REPO = Path(__file__).resolve().parents[1]
 ML = os.environ.get("DPFED_ML100K") or str(REPO.parent / "shared" / "data" / "ml-100k")
 EICU = os.environ.get("DPFED_EICU") or str(REPO.parent / "shared" / "data" / "eicu-demo")
+DP_METHODS = ("dp-cooccurrence", "dp-popularity", "dp-prototypes", "dp-gaussian")
 METHODS = ("dp-cooccurrence", "dp-popularity", "local", "individual", "central", "popularity", "random-v",
            "kmeans", "dp-prototypes", "dp-gaussian")
 DATA = [  # (label, spec, loader options, mode)
@@ -67,7 +71,9 @@ def measure(methods, data) -> list[dict]:
             cpu, wall = time.process_time() - c0, time.perf_counter() - w0
             stages = cost.stage_seconds(doc["timings"], wall)
             points.append({"data": label, "mode": mode, "method": method, "shape": shape, "rank": cfg.rank,
-                           "k": cfg.k, "max_iter": cfg.max_iter, "stages": stages, "cpu": cpu, "wall": wall})
+                           "k": cfg.k, "max_iter": cfg.max_iter, "stages": stages, "cpu": cpu, "wall": wall,
+                           "noise_coordinates": cost.noise_coordinates(doc["messages"])
+                           if cfg.method in DP_METHODS else 0})
             print(f"{label:26s} {mode:8s} {method:16s} wall {wall:7.2f} s cpu {cpu:7.2f} s "
                   + " ".join(f"{k} {v:.2f}" for k, v in stages.items()), flush=True)
     return points

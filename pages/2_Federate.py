@@ -255,7 +255,8 @@ from dpfed_core.ui.history import planned_charge_text  # noqa: E402
 
 _cached = not errors and ui.is_cached_run(ds, config)
 _charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config), cached=_cached)})"
-_run_clicked = _b1.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
+_run_slot = _b1.empty()
+_run_clicked = _run_slot.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
 with _b2:
     ui.non_private_checkbox("federate")
     if not errors:
@@ -285,6 +286,9 @@ if _run_clicked:
                           config, doc, result)
             _state, _label = dash.run_outcome(doc, dt)
             status.update(label=_label, state=_state, expanded=False)
+            # the button now says what pressing it again does: show this result, spend nothing
+            _run_slot.button("Run federation (" + planned_charge_text(ds, [], cached=True) + ")", type="primary",
+                             key="fed_run_cached")
 
 r = ui.get_run()
 if r is None:

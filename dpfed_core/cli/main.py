@@ -152,11 +152,11 @@ class _Bar:
     def __init__(self, clock, desc: str) -> None:
         from tqdm import tqdm  # deferred: `methods` and `--help` need no progress bar
 
-        from dpfed_core.evaluation.cost import estimate_text
+        from dpfed_core.evaluation.cost import estimate_with_load
 
         self.clock, self.t0 = clock, time.perf_counter()
         # the prediction is an output line (stdout, before any work); the live bar is drawn on stderr
-        print(f"{desc}: {estimate_text(clock.total)} predicted for {len(clock.plan)} run"
+        print(f"{desc}: {estimate_with_load(clock.total)}; predicted for {len(clock.plan)} run"
               f"{'s' if len(clock.plan) != 1 else ''} on these data (measured cost model)", flush=True)
         self.bar = tqdm(total=1000, desc=desc, file=sys.stderr, leave=False, disable=None,
                         bar_format="{desc} {percentage:3.0f}%|{bar}| {postfix}")

@@ -42,6 +42,38 @@ FEATURES = {
     "other": ["1", "H*it", "nnz*it", "n*it", "H*m*it", "n*m*it/1e3"],
     "evaluate": ["1", "t*m/1e3", "nnz"],
 }
+#: Noise coordinates a DP run draws, as a function of the data's shape: every number an entity
+#: sends in round 1 carries its own noise (a catalogue's bucket counts, popularity, co-occurrence
+#: entries, prototype sums). Production draws them with OpenDP's exact samplers, far slower than the
+#: simulation's NumPy; a run's production time is its simulation time plus these coordinates times
+#: the sampler's measured µs per coordinate (bench/results/samplers.json).
+NOISE_FEATURES = ["H", "H*m", "H*m*m", "H*k*m"]
+SAMPLERS_FILE = COST_FILE.parent / "samplers.json"
+#: µs per coordinate of OpenDP's float Gaussian when the samplers' measurement is missing (its value there).
+DEFAULT_US_PER_COORD = 11.7
+
+
+def noise_coordinates(messages: list[dict]) -> int:
+    """Numbers the entities sent the server in round 1 (each drawn with its own noise in a DP run)."""
+    total = 0
+    for m in messages or []:
+        if m.get("receiver") == "server" and int(m.get("round", 0)) == 1:
+            total += int(np.prod([int(x) for x in (m.get("shape") or [1])]))
+    return total
+
+
+@functools.lru_cache(maxsize=2)
+def us_per_coordinate(path: str | None = None) -> float:
+    """OpenDP's float Gaussian, µs per noise coordinate, from the samplers' benchmark (the slowest of
+    the samplers the methods use: a bound for the Laplace ones)."""
+    try:
+        doc = json.loads(Path(path or SAMPLERS_FILE).read_text(encoding="utf-8"))
+        vals = [r["opendp_us_per_coord"] for r in doc["samplers"] if "Gaussian" in r["sampler"]]
+        return float(np.median(vals)) if vals else DEFAULT_US_PER_COORD
+    except (OSError, ValueError, KeyError, TypeError):
+        return DEFAULT_US_PER_COORD
+
+
 #: Below this a prediction is said as "under 1 s": fixed costs (threads, imports) dominate there.
 FLOOR_SECONDS = 1.0
 
@@ -61,10 +93,11 @@ def shape_of(ds) -> dict:
 
 def _terms(stage: str, shape: dict, config: dict | None = None) -> np.ndarray:
     cfg = config or {}
+    names = NOISE_FEATURES if stage == "noise" else FEATURES[stage]
     env = {"n": float(shape["n"]), "m": float(shape["m"]), "H": float(shape["H"]), "nnz": float(shape["nnz"]),
            "t": float(shape["n"]) * float(cfg.get("test_fraction", 0.2)),
            "it": float(cfg.get("max_iter", 100)) / 100.0, "k": float(cfg.get("k", 10))}
-    return np.array([eval(f, {"__builtins__": {}}, env) for f in FEATURES[stage]], dtype=float)  # noqa: S307
+    return np.array([eval(f, {"__builtins__": {}}, env) for f in names], dtype=float)  # noqa: S307
 
 
 def stage_seconds(timings: dict, wall: float) -> dict:
@@ -105,6 +138,13 @@ def fit(points: list[dict]) -> dict:
             scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
             coef, _ = nnls((A * w[:, None]) / scale, y * w)
             model[key][stage] = (coef / scale).tolist()
+        coords = np.array([float(p.get("noise_coordinates", 0)) for p in pts])
+        if np.any(coords > 0):
+            A = np.array([_terms("noise", p["shape"], {"k": p.get("k", 10)}) for p in pts])
+            w = 1.0 / np.maximum(coords, 1.0)
+            scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
+            coef, _ = nnls((A * w[:, None]) / scale, coords * w)
+            model[key]["noise"] = (coef / scale).tolist()
     return model
 
 
@@ -125,7 +165,19 @@ def _predict(model: dict, method: str, mode: str, shape: dict, config: dict | No
     coef = model.get(_key(method, mode)) or model.get(_key(method, "zero" if mode == "observed" else "observed"))
     if coef is None:
         return None
-    return {stage: max(float(np.dot(coef[stage], _terms(stage, shape, config))), 0.0) for stage in STAGES}
+    out = {stage: max(float(np.dot(coef[stage], _terms(stage, shape, config))), 0.0) for stage in STAGES}
+    return _with_production_noise(out, coef, shape, config)
+
+
+def _with_production_noise(stages: dict, coef: dict, shape: dict, config: dict | None) -> dict:
+    """Round 1 of a production DP run (not a simulation, finite ε) plus its noise draws' time."""
+    c = config or {}
+    eps = c.get("epsilon", math.inf)
+    eps = math.inf if eps in (None, "inf") else float(eps)
+    if "noise" not in coef or c.get("simulation", True) or not math.isfinite(eps):
+        return stages
+    coords = max(float(np.dot(coef["noise"], _terms("noise", shape, c))), 0.0)
+    return {**stages, "round1": stages["round1"] + coords * us_per_coordinate() * 1e-6}
 
 
 @functools.lru_cache(maxsize=2)
@@ -163,7 +215,11 @@ def predict_run(shape: dict, config, path: Path | None = None) -> dict | None:
         return None
     c = config.to_dict() if hasattr(config, "to_dict") else dict(config)
     mode = c.get("mode", "zero")
-    return _measured_here(doc, c["method"], mode, shape, c) or _predict(doc["model"], c["method"], mode, shape, c)
+    here = _measured_here(doc, c["method"], mode, shape, c)
+    if here is None:
+        return _predict(doc["model"], c["method"], mode, shape, c)
+    coef = doc["model"].get(_key(c["method"], mode)) or {}
+    return _with_production_noise(here, coef, shape, c)
 
 
 def predict_runs(shape: dict, configs: Iterable, path: Path | None = None) -> float | None:
@@ -202,6 +258,29 @@ def estimate_text(seconds: float | None) -> str:
     if seconds < FLOOR_SECONDS:
         return f"under {FLOOR_SECONDS:g} s"
     return f"about {format_seconds(seconds)}"
+
+
+def busy_factor() -> float:
+    """How much slower than measured a run may be now: the 1-minute load average over the cores
+    this process may use (1 on an idle machine, at most 4). Other work on the machine shares its
+    cores; the measurements were taken with some of it running too, so this is a bound, not a fit."""
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    except (OSError, AttributeError):
+        return 1.0
+    return float(min(max(load / max(cores, 1), 1.0), 4.0))
+
+
+def estimate_with_load(seconds: float | None) -> str:
+    """:func:`estimate_text`, and how long it may take while the machine is busy (when it is)."""
+    text = estimate_text(seconds)
+    f = busy_factor()
+    if seconds is not None and f >= 1.5 and seconds * f >= FLOOR_SECONDS:
+        text += f" (up to {format_seconds(seconds * f)} while this machine is as busy as now: other work uses its cores)"
+    return text
 
 
 def within_2x(predicted: float, measured: float) -> bool:

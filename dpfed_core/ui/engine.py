@@ -59,14 +59,14 @@ def predicted_seconds(dataset: FederatedDataset, configs: list) -> float | None:
 
 def estimate_line(dataset: FederatedDataset, configs: list) -> str:
     """"about 12 s (predicted for 4 runs on these 2,394 users × 143 items in 30 entities)"."""
-    from dpfed_core.evaluation.cost import estimate_text
+    from dpfed_core.evaluation.cost import estimate_with_load
 
     n = len(list(configs))
     t = predicted_seconds(dataset, configs)
     if t is None:
         return "duration not predicted: a method here was not measured (bench/bench_cost_model.py)"
-    return (f"{estimate_text(t)} (predicted for {n} run{'s' if n != 1 else ''} on these {dataset.n_users:,} users × "
-            f"{dataset.n_items:,} items in {dataset.n_entities} entities, from measured runs)")
+    return (f"{estimate_with_load(t)}; predicted for {n} run{'s' if n != 1 else ''} on these {dataset.n_users:,} "
+            f"rows × {dataset.n_items:,} items in {dataset.n_entities} entities, from measured runs")
 
 
 def has_server_weighting(method: str) -> bool:
