@@ -109,7 +109,8 @@ def test_compliance_officer_reads_the_composed_guarantee_and_a_public_report_in_
     figures = first.locator(".figure .num").all_inner_texts()
     assert len(figures) == 2 and all(f.startswith("ε = ") for f in figures), figures
     assert "colluding" in first.inner_text() or "collude" in first.inner_text()
-    expect(first.get_by_text(re.compile(r"times .*more likely because one given person"))).to_be_visible()
+    expect(first.get_by_text(re.compile(r"^What ε means for one person\. .* times .*more likely because one "
+                                        r"given person"))).to_be_visible()
     expect(first.get_by_text("only the sum over entities", exact=False)).to_be_visible()
     # no number computed on the private data in the public version
     util = report.locator("section#utility").inner_text()
@@ -127,9 +128,12 @@ def test_clinician_reads_each_suggestion_explained_in_words(browser_page):
     expect(page.get_by_text(re.compile(r"“Why” counts, among the 40 stays")).first).to_be_visible()
     expect(page.get_by_text("Federated model", exact=False).first).to_be_visible()
     _no_traceback(page, "Recommend")
-    # the grid is drawn on a canvas; its accessible copy holds the cells' text
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    grid.scroll_into_view_if_needed()
-    page.wait_for_timeout(1000)
-    cells = " ".join(grid.locator("[role=gridcell], td").all_inner_texts())
-    assert re.search(r"seen with \d+ of \d+ similar stays", cells), cells[:500]
+    # the grids are drawn on a canvas; their accessible copy holds the cells' text
+    grids = page.locator('[data-testid="stDataFrame"]')
+    cells = []
+    for i in range(grids.count()):
+        grids.nth(i).scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        cells += grids.nth(i).locator("[role=gridcell], td").all_inner_texts()
+    why = [c for c in cells if c.startswith("seen with ")]
+    assert len(why) >= 10 and all(re.fullmatch(r"seen with \d+ of \d+ similar stays.*", c) for c in why), cells[:40]

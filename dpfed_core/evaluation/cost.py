@@ -145,6 +145,16 @@ def fit(points: list[dict]) -> dict:
             scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
             coef, _ = nnls((A * w[:, None]) / scale, coords * w)
             model[key]["noise"] = (coef / scale).tolist()
+        prod = [p for p in pts if "production_wall" in p]
+        if prod:
+            # what production noise adds to round 1: per noise coordinate (the sampler) and per entity
+            # (its mechanisms' set-up: calibration, selection), fitted on the runs measured both ways
+            y = np.array([max(p["production_stages"]["round1"] - p["stages"]["round1"], 0.0) for p in prod])
+            A = np.array([[float(p.get("noise_coordinates", 0)) * 1e-6, float(p["shape"]["H"]), 1.0] for p in prod])
+            w = 1.0 / np.maximum(y, 1.0)
+            scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
+            coef, _ = nnls((A * w[:, None]) / scale, y * w)
+            model[key]["production"] = (coef / scale).tolist()
     return model
 
 
@@ -177,7 +187,14 @@ def _with_production_noise(stages: dict, coef: dict, shape: dict, config: dict |
     if "noise" not in coef or c.get("simulation", True) or not math.isfinite(eps):
         return stages
     coords = max(float(np.dot(coef["noise"], _terms("noise", shape, c))), 0.0)
-    return {**stages, "round1": stages["round1"] + coords * us_per_coordinate() * 1e-6}
+    if "production" in coef:  # measured: seconds per million coordinates, per entity, fixed
+        a, b, c0 = coef["production"]
+        extra = a * coords * 1e-6 + b * float(shape["H"]) + c0
+        # never below the sampler's own cost of the coordinates (measured by bench_samplers)
+        extra = max(extra, coords * us_per_coordinate() * 1e-6)
+    else:
+        extra = coords * us_per_coordinate() * 1e-6
+    return {**stages, "round1": stages["round1"] + extra}
 
 
 @functools.lru_cache(maxsize=2)

@@ -416,7 +416,8 @@ def cumulative_text(privacy: dict) -> str:
         ent = acct.get("most_spent_entity")
         return (f"After this run the most-spent entity{f' ({_esc(ent)})' if ent else ''} has spent ε = "
                 f"{fmt_eps(acct.get('spent_epsilon'))} on these data in total, over every release recorded "
-                f"in the budget store (composed by {_esc(acct['across_releases'])}).")
+                "in the budget store: this is what one person there is protected at by everything released "
+                "so far (how releases compose: the summary's accountant, below).")
     return ("This run was not charged to a budget store, so the data's cumulative spend is not known to this "
             "report; <code>python -m dpfed_core budget show --data …</code> prints it for a dataset.")
 
