@@ -48,7 +48,13 @@ def _load(fn, *args, source_text: str, path_box: bool = False) -> None:
             ui.show_error(exc)
         return
     # a loader spec and its options: the CLI's --data and data flags reproduce the same data
-    ui.set_dataset(ds, source_text, (args[0], json.loads(args[1])) if fn is ui.load_spec else None)
+    if fn is ui.load_spec:
+        cli = (args[0], json.loads(args[1]))
+    elif fn is ui.load_upload_job and args[4] is None:  # (data, file name, options, header-less, attributes)
+        cli = (args[1], {**json.loads(args[2]), **({"headerless": True} if args[3] else {})})
+    else:  # a user-attribute join has no CLI flag: the command names the data it cannot reproduce
+        cli = None
+    ui.set_dataset(ds, source_text, cli)
     st.success(f"Loaded {dash.escape_md(ds.name)}: {ds.n_users} users × {ds.n_items} items in {ds.n_entities} entities.")
 
 

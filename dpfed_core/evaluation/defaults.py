@@ -107,7 +107,10 @@ def default_config(ds: FederatedDataset, method: str | None = None, path: Path |
 _DATA_FLAGS = {"federation": "--federation", "entity": "--federation", "event_table": "--events",
                "events": "--events", "exclude_entities": "--exclude-entities", "value_kind": "--value-kind",
                "value_max": "--value-max", "user_col": "--user-col", "item_col": "--item-col",
-               "value_col": "--value-col", "entity_col": "--entity-col", "duplicates": "--duplicates"}
+               "value_col": "--value-col", "entity_col": "--entity-col", "duplicates": "--duplicates",
+               "entity_from": "--entity-from", "entity_transform": "--entity-transform",
+               "item_name_col": "--item-name-col", "drop_missing": "--drop-missing",
+               "entities_from_data": "--entities-from-data"}
 
 
 def _arg(value) -> str:
@@ -137,9 +140,13 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
     missing = []
     for key, value in sorted((data_options or {}).items()):
         flag = _DATA_FLAGS.get(key)
+        if value in (None, [], "", False):
+            continue
         if flag is None:
-            missing.append(key)
-        elif value not in (None, [], ""):
+            missing.append(key.replace("_", " "))
+        elif value is True:  # a switch
+            parts.append(flag)
+        else:
             parts += [flag, _arg(value)]
     parts += ["--method", method]
     eps = c.get("epsilon")
@@ -168,5 +175,6 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
     parts += ["--out", out]
     line = " ".join(parts)
     if missing:
-        line += f"  # also give the {', '.join(missing)} you loaded on the Data page (e.g. --items FILE)"
+        line += (f"  # not expressible as flags here: {', '.join(missing)} — give the list files you loaded on the "
+                 "Data page (--items FILE, --entities FILE)")
     return line
