@@ -22,6 +22,7 @@ and the eICU demo ($DPFED_ML100K, $DPFED_EICU, else ../shared/data/…); missing
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -96,17 +97,36 @@ def main() -> None:
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--quick", action="store_true", help="two datasets, for a smoke test")
     ap.add_argument("--refit", action="store_true", help="fit again on the stored measurements (no runs)")
+    ap.add_argument("--merge", metavar="JSON", help="also take the points of an earlier result file, keeping the "
+                                                   "faster measurement of each run (other work only slows a run)")
     args = ap.parse_args()
     if args.refit:
-        import json
-
         old = json.loads((RESULTS / "cost_model.json").read_text())
         return summarise(old["points"], old["seconds"], len({(p["data"], p["mode"]) for p in old["points"]}))
+
     methods = [m for m in args.methods.split(",") if m]
     data = DATA[:2] if args.quick else DATA
     t0 = time.perf_counter()
     points = measure(methods, data)
+    if args.merge:
+        points = merge_faster(points, json.loads(Path(args.merge).read_text())["points"])
     return summarise(points, time.perf_counter() - t0, len(data))
+
+
+def merge_faster(points: list[dict], earlier: list[dict]) -> list[dict]:
+    """Per (data, mode, method) the faster wall time of two measurements, with any production
+    measurement either has (the machine is shared: other work only slows a run down)."""
+    key = lambda p: (p["data"], p["mode"], p["method"])  # noqa: E731
+    best: dict = {}
+    for p in [*earlier, *points]:
+        k = key(p)
+        prod = {f: v for f, v in p.items() if f.startswith("production")}
+        if k not in best or p["wall"] < best[k]["wall"]:
+            keep = {f: v for f, v in best.get(k, {}).items() if f.startswith("production")}
+            best[k] = {**p, **{f: v for f, v in keep.items() if f not in p}}
+        else:
+            best[k].update({f: v for f, v in prod.items() if f not in best[k]})
+    return [best[key(p)] for p in points]
 
 
 def summarise(points: list[dict], seconds: float, n_data: int) -> None:
