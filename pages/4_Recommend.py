@@ -93,9 +93,10 @@ with st.expander("What the numbers mean", expanded=False):
         "Where a model gives every candidate the same score (it learned nothing that applies here), no "
         "list is shown: its order would be alphabetical, not advice.")
 
-cols = {"score": st.column_config.NumberColumn("score (predicted value, orders the list)", format="%.3f"),
+cols = {"score": st.column_config.NumberColumn("score", format="%.3f", width="small",
+                                               help="The model's predicted value: it orders the list"),
         "rank": st.column_config.NumberColumn("rank", width="small"),
-        "item": st.column_config.TextColumn("item", width="large"),
+        "item": st.column_config.TextColumn("item", width="medium"),
         "hidden test item": st.column_config.TextColumn("hidden (test) item?", width="small")}
 
 if events:

@@ -172,6 +172,6 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
         out = set(excluded.tolist())
         why = [w + ("; left out of the shared catalogue by the DP selection: scored from this entity's own data"
                     if int(j) in out else "") for w, j in zip(why, items)]
-    df.insert(3, "why", why)
+    df.insert(2, "why", why)
     df.attrs = {}  # the indices served the explanations; a displayed table carries none
     return df, None
