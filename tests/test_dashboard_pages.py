@@ -32,7 +32,10 @@ def test_same_configuration_twice_and_in_another_session():
     a.button(key="fed_run").click().run()
     clean(a)
     first = a.session_state["run"]["doc"]["overall"]["mar"]
-    a.button(key="fed_run").click().run()
+    # right after a run the button says what pressing it again does: nothing new is spent
+    again = a.button(key="fed_run_cached")
+    assert "nothing new spent" in again.label
+    again.click().run()
     clean(a)
     assert a.session_state["run"]["cached"]
     assert a.session_state["run"]["doc"]["overall"]["mar"] == first
