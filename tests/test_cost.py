@@ -97,3 +97,28 @@ def test_cli_states_the_prediction_before_it_runs(capsys):
     assert main(["run", "--data", "sample:clinic", "--federation", "region", "--simulation"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("run dp-cooccurrence: ") and "predicted for 1 run on these data (measured cost model)" in out
+
+
+def test_cli_bar_names_the_stage_and_time_left_on_a_terminal(monkeypatch, capsys):
+    import io
+    import sys
+
+    from dpfed_core.cli.main import _Bar
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    bar = _Bar(cost.RunClock([{"round1": 2, "server": 0.5, "round2": 2, "other": 0, "evaluate": 0.5}]), "run m")
+    bar("round1_start", entity="hospital 01", index=0, total=2)
+    bar("server_start")
+    bar("round2_start", entity="hospital 02", index=1, total=2)
+    bar("evaluate_start")
+    bar.close()
+    drawn = err.getvalue()
+    for stage in ("round 1 · hospital 01 (1/2)", "server", "round 2 · hospital 02 (2/2)", "evaluation"):
+        assert stage in drawn, drawn
+    assert "left" in drawn and "%|" in drawn
+    assert "predicted for 1 run" in capsys.readouterr().out

@@ -159,14 +159,14 @@ class _Bar:
         print(f"{desc}: {estimate_with_load(clock.total)}; predicted for {len(clock.plan)} run"
               f"{'s' if len(clock.plan) != 1 else ''} on these data (measured cost model)", flush=True)
         self.bar = tqdm(total=1000, desc=desc, file=sys.stderr, leave=False, disable=None,
-                        bar_format="{desc} {percentage:3.0f}%|{bar}| {postfix}")
+                        bar_format="{percentage:3.0f}%|{bar}| {desc}")
 
     def __call__(self, event: str, **info) -> None:
         self.clock.event(event, **info)
         frac = self.clock.fraction()
         if frac is not None:
             self.bar.n = int(frac * 1000)
-        self.bar.set_postfix_str(self.clock.text(time.perf_counter() - self.t0), refresh=True)
+        self.bar.set_description_str(self.clock.text(time.perf_counter() - self.t0), refresh=True)
 
     def close(self) -> None:
         self.bar.close()
