@@ -91,6 +91,7 @@ def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
 
     Returns (result, from_cache). Raises the job's error (a DpfedError is shown by the caller).
     """
+    from dpfed_core.ui import engine as dash
     from dpfed_core.ui.jobs import JOBS, format_seconds
 
     job, existed = (cache or JOBS).submit(key, fn, label, clock=clock)
@@ -106,7 +107,8 @@ def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
                 bar.progress(frac, text=f"{label} — {frac:.0%} · {format_seconds(job.elapsed)} elapsed · about "
                                         f"{format_seconds(left)} left (estimated from the file size)")
             else:
-                bar.progress(min(job.fraction, 1.0), text=f"{label} — {job.status_text()}")
+                # the status names entities (the stage being worked on): data, shown as text
+                bar.progress(min(job.fraction, 1.0), text=f"{label} — {dash.escape_md(job.status_text())}")
             if lines is not None and container is not None:
                 new = job.events[shown:]
                 shown += len(new)
