@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: run test mutants bench venv clean sample-data screenshots
+.PHONY: run test mutants bench venv clean sample-data screenshots flower
 
 $(STAMP): requirements.txt requirements-dev.txt
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,9 @@ $(DEPLOY_STAMP): $(STAMP) requirements-deploy.txt
 	touch $(DEPLOY_STAMP)
 
 venv: $(STAMP)
+
+# Flower for `deploy-local` after `make run` (about a minute; `make test` installs it too).
+flower: $(DEPLOY_STAMP)
 
 run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false

@@ -282,7 +282,7 @@ def check_params(declared: tuple[Param, ...] | list[Param], given: dict, method:
     out = {}
     for key, value in dict(given or {}).items():
         if reserved and key in reserved:
-            raise ConfigError(f"parameter {key} of {method} is set by {reserved[key]}, not as a method parameter",
+            raise ConfigError(f"{method}'s {key!r} is a main setting, set by {reserved[key]}, not as a method parameter",
                               param="prototype_params")
         p = by_name.get(key)
         if p is None:

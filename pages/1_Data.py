@@ -47,7 +47,14 @@ def _load(fn, *args, source_text: str, path_box: bool = False) -> None:
         else:
             ui.show_error(exc)
         return
-    ui.set_dataset(ds, source_text)
+    # a loader spec and its options: the CLI's --data and data flags reproduce the same data
+    if fn is ui.load_spec:
+        cli = (args[0], json.loads(args[1]))
+    elif fn is ui.load_upload_job and args[4] is None:  # (data, file name, options, header-less, attributes)
+        cli = (args[1], {**json.loads(args[2]), **({"headerless": True} if args[3] else {})})
+    else:  # a user-attribute join has no CLI flag: the command names the data it cannot reproduce
+        cli = None
+    ui.set_dataset(ds, source_text, cli)
     st.success(f"Loaded {dash.escape_md(ds.name)}: {ds.n_users} users × {ds.n_items} items in {ds.n_entities} entities.")
 
 
@@ -61,8 +68,8 @@ def public_inputs(prefix: str, entities_help: str, consent: bool = False) -> dic
     """The declared entity list and the item features (public inputs, issues 21 and 23) as loader
     options; an unreadable file is shown as an error naming its control and stops the page."""
     c1, c2 = st.columns(2)
-    ents = c1.file_uploader("Declared entity list (optional): one entity per line", type=["txt", "csv", "gz"],
-                            key=f"{prefix}_entities", help=entities_help)
+    ents = ui.kept_upload(c1, "Declared entity list (optional): one entity per line (e.g. MovieLens u.occupation)",
+                          dash.ENTITY_LIST_TYPES, f"{prefix}_entities", help=entities_help)
     feats = c2.file_uploader("Item features (optional): CSV of item id + columns (numbers or categories)",
                              type=["csv", "tsv", "txt", "gz", "item"], key=f"{prefix}_features",
                              help="Public side information about items (genres, classes, …): no privacy cost. "
@@ -152,8 +159,7 @@ elif source == "eicu":
                   source_text=f"eICU {root.name} ({', '.join(tables)}) by {entity}", path_box=True)
 
 else:
-    up = st.file_uploader("Long table: one row per (user, item) interaction",
-                          type=["csv", "tsv", "txt", "data", "dat", "gz", "parquet", "pq"], key="upload")
+    up = ui.kept_upload(st, "Long table: one row per (user, item) interaction", dash.LONG_TABLE_TYPES, "upload")
     if up is not None:
         data = up.getvalue()
         try:
@@ -161,10 +167,14 @@ else:
         except DpfedError as exc:
             ui.show_error(exc)
             st.stop()
-        if no_header:
-            st.info("This file has **no header line** (its first line is data, e.g. MovieLens `u.data`): "
-                    "its columns are called *column 1* … and its first line is kept as a data row. "
-                    "Map them below.", icon=":material/info:")
+        _known = dash.known_format(up.name, df.shape[1])
+        if no_header and _known:
+            st.info(f"Recognised as **{_known[0]}** (`{dash.escape_md(up.name)}`, no header line): its columns "
+                    "are named as the format documents them and its first line is kept as a data row.",
+                    icon=":material/info:")
+        elif no_header:
+            st.info("This file has **no header line** (its first line is data): its columns are called "
+                    "*column 1* … and its first line is kept as a data row. Map them below.", icon=":material/info:")
         st.caption(f"{dash.escape_md(up.name)}: {len(df):,} rows, columns "
                    f"{dash.escape_md(', '.join(map(str, df.columns)))}")
         st.dataframe(df.head(8), hide_index=True)
@@ -172,9 +182,8 @@ else:
         guesses = dash.guess_mapping(cols, df, no_header)
         # a second table of user attributes (e.g. MovieLens u.user), joined on the user id, so the
         # entity can be a user attribute (ZIP code, occupation)
-        attrs_up = st.file_uploader("User attributes (optional): one row per user, joined on the user id "
-                                    "(e.g. MovieLens u.user)", type=["csv", "tsv", "txt", "user", "gz", "parquet"],
-                                    key="upload_attrs")
+        attrs_up = ui.kept_upload(st, "User attributes (optional): one row per user, joined on the user id "
+                                      "(e.g. MovieLens u.user)", dash.ATTRIBUTE_TYPES, "upload_attrs")
         attr_opts = None
         if attrs_up is not None:
             try:
@@ -255,9 +264,14 @@ else:
         missing = c1.selectbox("Rows with a missing value", ["error", "drop"], key="map_missing",
                                format_func={"error": "stop and name the first one",
                                             "drop": "leave them out (counted in the notes)"}.get)
-        dups = c2.selectbox("Repeated (user, item) rows", ["last", "mean", "error"], key="map_dups",
-                            format_func={"last": "keep the last", "mean": "average them",
-                                         "error": "stop and name them"}.get)
+        _fixed = dash.fixed_duplicate_rule(kind)
+        if _fixed:  # counts add up, implicit keeps one: the control shows the rule the loader applies
+            c2.selectbox("Repeated (user, item) rows", [_fixed], key=f"map_dups_{_fixed}", disabled=True,
+                         format_func=dash.DUPLICATE_WORDS.get, help=f"Fixed for {kind}.")
+            dups = "last"
+        else:
+            dups = c2.selectbox("Repeated (user, item) rows", ["last", "mean", "error"], key="map_dups",
+                                format_func=dash.DUPLICATE_WORDS.get)
         st.caption(dash.bound_rule_text(float(value_max)))
 
         problems = dash.mapping_problems(user_col, item_col, key_col, None if value_col == NONE else value_col,

@@ -52,6 +52,34 @@ ui.widget_default("fed_mode", base.mode)
 ui.widget_default("fed_seed", base.seed)
 ui.widget_default("fed_simulation", base.simulation)
 
+
+
+def _load_settings() -> None:
+    up = st.session_state.get("fed_settings_doc")
+    if up is None:
+        return
+    try:
+        doc = json.loads(up.getvalue().decode("utf-8"))
+        state = dash.widget_state(doc.get("config") if isinstance(doc, dict) else None)
+    except (ValueError, UnicodeDecodeError):
+        st.session_state["fed_settings_msg"] = ("error", f"{up.name} is not a JSON run document.")
+        return
+    except DpfedError as exc:
+        st.session_state["fed_settings_msg"] = ("error", f"{up.name}: {exc}")
+        return
+    st.session_state.update(state)
+    ui.remember(*state)
+    st.session_state["fed_settings_msg"] = ("ok", f"Settings of {up.name} loaded ({state['fed_method']}); the data "
+                                                  "must be the document's too (Data page) to reproduce its run.")
+
+
+with st.expander("Reproduce a run: load the settings of a run document (from the CLI's --out or this page)"):
+    st.file_uploader("Run document (JSON)", type=["json"], key="fed_settings_doc", on_change=_load_settings)
+    _msg = st.session_state.pop("fed_settings_msg", None)
+    if _msg:
+        (st.success if _msg[0] == "ok" else st.error)(_msg[1], icon=":material/check_circle:" if _msg[0] == "ok"
+                                                      else ":material/error:")
+
 errors: list[str] = []
 c1, c2 = st.columns([1, 2])
 with c1:
@@ -118,14 +146,15 @@ if dash.is_summable(method):
     st.caption(("**Secure aggregation on**: the server learns only the sum of the entities' releases; each "
                 "entity adds a share of the noise. " if st.session_state["fed_secure"] else
                 "**Secure aggregation off**: every entity adds the full noise and the server sees each release. ")
-               + dash.escape_md(dash.advice_text()))
+               + dash.escape_md(dash.advice_text(data=ui.data_cli_args())))
 _kn = dash.k_note(method, base.replace(k=int(st.session_state["fed_k"]), method=method))
 if spec.uses_k and _kn:
     st.caption(_kn)
 for w in budget_warnings:
     st.warning(w, icon=":material/warning:")
 ui.remember("fed_method", EPS, "fed_delta", "fed_k", "fed_rank", "fed_lam",
-            "fed_mode", "fed_seed", "fed_simulation", "fed_secure")
+            "fed_mode", "fed_seed", "fed_simulation", "fed_secure", "fed_weighting", "fed_max_iter",
+            "fed_test_fraction", "fed_n_hidden")
 
 # ----------------------------------------------------------------------------- advanced
 proto_params: dict = {}
@@ -139,19 +168,21 @@ with st.expander("Advanced: bounds, budget split, server, split"):
             helptext = f"{p.doc} — {p.describe()}; default {p.default}"
             with cols[i % 3]:
                 if p.kind == "bool" and not p.optional:
-                    v = st.checkbox(p.name, value=p.default, key=key, help=helptext)
+                    ui.widget_default(key, p.default)
+                    v = st.checkbox(p.name, key=key, help=helptext)
                 elif p.kind == "choice":
-                    v = st.selectbox(p.name, list(p.choices), index=list(p.choices).index(p.default),
-                                     key=key, help=helptext)
+                    ui.widget_default(key, p.default)
+                    v = st.selectbox(p.name, list(p.choices), key=key, help=helptext)
                 elif p.kind in ("int", "float") and not p.optional:
                     lo = None if p.low is None else (int(p.low) if p.kind == "int" else float(p.low))
                     hi = None if p.high is None else (int(p.high) if p.kind == "int" else float(p.high))
-                    v = st.number_input(p.name, min_value=lo, max_value=hi, value=p.default,
+                    ui.widget_default(key, p.default)
+                    v = st.number_input(p.name, min_value=lo, max_value=hi,
                                         step=1 if p.kind == "int" else None, key=key, help=helptext,
                                         format=None if p.kind == "int" else "%g")
                 else:
-                    text = st.text_input(p.name, value="" if p.default is None else str(p.default), key=key,
-                                         placeholder="automatic", help=helptext)
+                    ui.widget_default(key, "" if p.default is None else str(p.default))
+                    text = st.text_input(p.name, key=key, placeholder="automatic", help=helptext)
                     v = p.default
                     if text.strip():
                         try:
@@ -168,18 +199,25 @@ with st.expander("Advanced: bounds, budget split, server, split"):
         cols = st.columns(len(shares))
         split = {}
         for col, (stage, share) in zip(cols, shares.items()):
-            split[stage] = float(col.number_input(stage, 0.0, 1.0, float(share), step=0.01,
+            ui.widget_default(f"fed_split_{stage}", float(share))
+            split[stage] = float(col.number_input(stage, 0.0, 1.0, step=0.01,
                                                   key=f"fed_split_{stage}", format="%.3f"))
         if split != shares:
             proto_params["split"] = split
     s1, s2, s3, s4 = st.columns(4)
+    for _key, _value in (("fed_weighting", base.server_weighting), ("fed_max_iter", base.max_iter),
+                         ("fed_test_fraction", base.test_fraction), ("fed_n_hidden", base.n_hidden)):
+        ui.widget_default(_key, _value)
     weighting = s1.selectbox("Server weighting", ["none", "counts"], key="fed_weighting",
-                             help="counts: entities also release (noisy) cluster sizes; the server "
-                                  "weights each prototype by its size.")
-    max_iter = int(s2.number_input("Server / MF iterations", 1, 5000, base.max_iter, key="fed_max_iter"))
-    test_fraction = float(s3.number_input("Test users per entity", 0.05, 0.9, base.test_fraction, step=0.05,
-                                          key="fed_test_fraction"))
-    n_hidden = int(s4.number_input("Hidden entries per test user", 1, 50, base.n_hidden, key="fed_n_hidden"))
+                             disabled=not dash.has_server_weighting(method),
+                             help="Prototype methods: entities also release (noisy) cluster sizes; the server "
+                                  "weights each prototype by its size. CLI: --server-weighting.")
+    max_iter = int(s2.number_input("Server / MF iterations", 1, 5000, key="fed_max_iter",
+                                   help="CLI: --max-iter (the same default on both)."))
+    test_fraction = float(s3.number_input("Test users per entity", 0.05, 0.9, step=0.05, key="fed_test_fraction",
+                                          help="CLI: --test-fraction."))
+    n_hidden = int(s4.number_input("Hidden entries per test user", 1, 50, key="fed_n_hidden",
+                                   help="CLI: --n-hidden."))
 
 config = base.replace(
     method=method, epsilon=epsilon if spec.uses_epsilon else math.inf,
@@ -188,7 +226,8 @@ config = base.replace(
     lam=float(st.session_state["fed_lam"]), mode=st.session_state["fed_mode"],
     seed=int(st.session_state["fed_seed"]), simulation=bool(st.session_state["fed_simulation"]),
     max_iter=max_iter, test_fraction=test_fraction,
-    n_hidden=n_hidden, server_weighting=weighting, prototype_params=proto_params,
+    n_hidden=n_hidden, server_weighting=weighting if dash.has_server_weighting(method) else "none",
+    prototype_params=proto_params,
     aggregation="secure" if st.session_state.get("fed_secure") and dash.is_summable(method) else "none",
 )
 if spec.uses_epsilon and not errors and math.isfinite(epsilon):
@@ -214,13 +253,20 @@ _b1, _b2 = st.columns([1, 3])
 from dpfed_core.evaluation.budget import plan_run  # noqa: E402
 from dpfed_core.ui.history import planned_charge_text  # noqa: E402
 
-_charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config))})"
 _forecast = None if errors else dash.catalogue_forecast_text(ds, config)
 if _forecast:
     st.info(dash.escape_md(_forecast) + ".", icon=":material/info:")
-_run_clicked = _b1.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
+_cached = not errors and ui.is_cached_run(ds, config)
+_charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config), cached=_cached)})"
+_run_slot = _b1.empty()
+_run_clicked = _run_slot.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
+# the button drawn after a run (below) reads "nothing new spent"; pressing it is pressing Run
+_run_clicked = _run_clicked or (bool(st.session_state.get("fed_run_cached")) and not errors)
 with _b2:
     ui.non_private_checkbox("federate")
+    if not errors:
+        st.caption(("Shown from the cache: nothing to compute." if _cached else
+                    f"Expected time: {dash.estimate_line(ds, [config])}."))
 if _run_clicked:
     with st.status(f"Federating {ds.n_entities} entities with {method}…", expanded=True) as status:
         t0 = time.perf_counter()
@@ -240,21 +286,18 @@ if _run_clicked:
             st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": dt,
                                         "cached": cached}
             st.session_state[ui.CONFIG] = config
-            if not cached:  # the next time hint for this method: measured here, not promised
-                st.session_state.setdefault("fed_last_seconds", {})[method] = dt
             if not cached:
-                ui.record("run", f"{method}, ε = {dash.format_epsilon(config.epsilon)}, k ≤ {config.k}, "
-                                 f"seed {config.seed}" + (" (simulation)" if config.simulation else ""),
+                ui.record("run", dash.settings_line(config) + (" (simulation)" if config.simulation else ""),
                           config, doc, result)
-            learned = not doc.get("warnings")
-            status.update(label=(f"Done in {dt:.2f} s — {doc['privacy']['label']}" if learned else
-                                 f"Finished in {dt:.2f} s, with warnings — see below"),
-                          state="complete" if learned else "error", expanded=False)
+            _state, _label = dash.run_outcome(doc, dt)
+            status.update(label=_label, state=_state, expanded=False)
+            # the button now says what pressing it again does: show this result, spend nothing
+            _run_slot.button("Run federation (" + planned_charge_text(ds, [], cached=True) + ")", type="primary",
+                             key="fed_run_cached")
 
 r = ui.get_run()
 if r is None:
-    last = st.session_state.get("fed_last_seconds", {}).get(method)
-    st.info(f"Set the budget and press **Run federation**: {dash.time_hint(method, ds, last)}.")
+    st.info(f"Set the budget and press **Run federation**: {dash.estimate_line(ds, [config])}.")
     st.stop()
 
 doc, result, cfg = r["doc"], r["result"], r["config"]
@@ -262,7 +305,9 @@ if dash.config_key(cfg) != dash.config_key(config):
     st.caption("The results below are from the last run; the controls above have changed since.")
 st.markdown(dash.guarantee_text(doc))
 for w in doc.get("warnings", []):  # a run that learned nothing never looks like a success
-    st.warning(dash.friendly_message(DpfedError(w["text"], param=w.get("param"))), icon=":material/warning:")
+    (st.error if w.get("code") in dash.LEARNED_NOTHING else st.warning)(
+        dash.friendly_message(DpfedError(w["text"], param=w.get("param"))),
+        icon=":material/error:" if w.get("code") in dash.LEARNED_NOTHING else ":material/warning:")
 if r.get("cached"):
     st.caption("Same data and configuration as an earlier run (this or another session): shown from the "
                "cache — no new release, nothing new spent.")
@@ -278,9 +323,10 @@ m = st.columns(5)
 m[0].metric("Run time", f"{r['seconds']:.2f} s", help="Fit and evaluation; 0 if served from the cache.")
 m[1].metric("ε (ledger)" if not doc["privacy"].get("simulation") else "ε (simulation)",
             dash.format_epsilon(doc["privacy"]["epsilon"]))
-m[2].metric("test RMSE", ui.fmt(o["test_rmse"]))
-m[3].metric("MAR", ui.fmt(o["mar"]), help="0 = hidden items ranked top, 0.5 = random")
-m[4].metric("NDCG@10", ui.fmt(o["ndcg_at_10"]))
+for _col, (_key, _label, _help) in zip(m[2:], dash.headline_metrics(cfg.mode)):
+    _col.metric(_label, ui.fmt(o[_key]), help=_help)
+if cfg.mode == "zero" and ds.value_kind == "ratings":
+    st.caption(dash.RMSE_NOT_HEADLINED)
 
 tabs = st.tabs(["What the server saw", "V: item factors", "Message log", "Privacy ledger", "Run document"])
 with tabs[0]:
@@ -331,16 +377,26 @@ with tabs[3]:
     stages = dash.per_stage_table(doc)
     if not stages.empty:
         st.dataframe(stages, hide_index=True, column_config={
-            c: st.column_config.NumberColumn(c, format="%.3g") for c in stages.columns if c != "entity"}
-            | {"total δ": st.column_config.NumberColumn("total δ", format="%.3e")})
-        if doc["privacy"]["private"]:
-            st.plotly_chart(plots.privacy_stage_bars(doc["privacy"]["per_stage"],
-                                                     title="ε spent per entity and stage"), key="ledger_bars")
+            c: st.column_config.NumberColumn(c, format="%.3g") for c in stages.columns
+            if c not in ("entity", "composed by")}
+            | {"δ (composed)": st.column_config.NumberColumn("δ (composed)", format="%.3e")})
+        st.caption("A stage's column is what it would cost alone; the stages compose into the entity's ε by the "
+                   "accountant named in the last column (under zCDP that is less than their sum).")
+        if doc["privacy"]["private"] and doc["privacy"].get("per_entity"):
+            _trust = doc["privacy"].get("trust") or {}
+            _coal = (_trust.get("against_server_and_other_entities") or {}).get("epsilon")
+            st.plotly_chart(plots.privacy_composed_bars(
+                doc["privacy"]["per_entity"], float(doc["privacy"]["requested_epsilon"]),
+                float(_coal) if _trust.get("aggregation") == "secure" and _coal is not None else None,
+                title="ε per entity (composed guarantee)"), key="ledger_bars")
     with st.expander("Every mechanism invocation (ledger rows)"):
         st.dataframe(dash.ledger_table(doc), hide_index=True)
 with tabs[4]:
     st.download_button("Download the result document (JSON)",
                        json.dumps(json_safe(dash.shareable_document(doc)), indent=2), file_name=f"dpfed_{cfg.method}_run.json",
                        mime="application/json", key="dl_run")
+    st.markdown("The same run on the command line (every setting written out; the CLI's defaults are the "
+                "dashboard's):")
+    st.code(dash.cli_command(cfg, *ui.data_cli_args()), language="bash")
     st.json({"config": json_safe(doc["config"]), "timings (s)": doc["timings"], "notes": doc["notes"]},
             expanded=False)

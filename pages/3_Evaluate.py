@@ -54,6 +54,7 @@ if have and have.get("config_key") == run_key:
 todo = [m for m in chosen if m not in docs]
 if todo:
     plans = [p for m in todo for p in plan_run(ds, config_for(m))]
+    st.caption(f"Expected time: {dash.estimate_line(ds, [config_for(m) for m in todo])}.")
     if st.button(f"Run {len(todo)} comparison{'s' if len(todo) != 1 else ''} ({planned_charge_text(ds, plans)})",
                  type="primary", key="eval_run"):
         for i, m in enumerate(todo):
@@ -104,6 +105,9 @@ st.subheader("Overall")
 overall = df[df["entity"] == "overall"].set_index("method")[[*metrics, "privacy"]]
 st.dataframe(overall, column_config={m: st.column_config.NumberColumn(
     dash.METRIC_SHORT.get(m, m), format="%.4f", help=dash.METRIC_LABELS.get(m)) for m in metrics})
+_obs_note = dash.observed_ranking_note(docs, cfg.mode)
+if _obs_note:
+    st.info(_obs_note, icon=":material/info:")
 st.caption("Privacy models differ: a method's ε is comparable with ours only when its privacy model "
            "says user-level DP. MAR: 0 = the hidden items are ranked first, 0.5 = random order. "
            f"Federated run: {dash.guarantee_text(r['doc']).replace('**', '')}")

@@ -11,10 +11,13 @@ from dpfed_core.errors import DpfedError
 
 ui.page_setup("Recommend", ":material/lightbulb:")
 st.title("Recommend")
-st.warning("**Decision support, not clinical advice.** These lists rank items by how often similar "
-           "users (stays) had them; they know nothing of contraindications, doses or the patient's "
-           "current state. A clinician decides.", icon=":material/medical_information:")
 ds = ui.require_dataset()
+clinical = dash.is_clinical(ds)
+unit, units = dash.unit_word(ds, plural=False), dash.unit_word(ds)
+if clinical:
+    st.warning("**Decision support, not clinical advice.** These lists rank items by how often similar "
+               "stays had them; they know nothing of contraindications, doses or the patient's "
+               "current state. A clinician decides.", icon=":material/medical_information:")
 r = ui.require_run("get recommendations")
 cfg, result = r["config"], r["result"]
 split = dash.split_for(ds, cfg)  # the engine's split of this run (seeded by the config)
@@ -23,25 +26,25 @@ c1, c2, c3, c4 = st.columns([2, 2, 2, 1])
 ui.widget_default("rec_entity", ds.entity_names[0])
 entity = c1.selectbox("Entity", ds.entity_names, key="rec_entity")
 users = dash.entity_users(ds, entity, split.test_users)
-picked = c2.selectbox(f"User ({len(users)}; test users first)", users, key=f"rec_user_{entity}")
-typed = c3.text_input("or type a user id", key="rec_typed", placeholder="e.g. " + str(users[0]))
+picked = c2.selectbox(f"{unit.capitalize()} ({len(users)}; test {units} first)", users, key=f"rec_user_{entity}")
+typed = c3.text_input(f"or type a {unit} id", key="rec_typed", placeholder="e.g. " + str(users[0]))
 n = c4.number_input("Top-N", 1, 50, 10, key="rec_n")
 ui.remember("rec_entity")
 user = typed.strip() or picked
 
 try:
-    mine = dash.recommend_table(ds, split, result, entity, user, int(n))
+    mine, mine_not = dash.explained_list(ds, split, result, entity, user, int(n), "federated model")
     history = dash.user_history(ds, split, entity, user)
 except DpfedError as exc:
     ui.show_error(exc)
     st.stop()
 
-ind_doc = ind = theirs = None
+ind_doc = ind = theirs = theirs_not = None
 try:
     ind_cfg = cfg.replace(method="individual", epsilon=math.inf, delta=1e-6, prototype_params={},
                           server_weighting="none")
     ind_doc, ind, _ = ui.run(ds, ind_cfg, label="Fitting the individual models (cached afterwards)")
-    theirs = dash.recommend_table(ds, split, ind, entity, user, int(n))
+    theirs, theirs_not = dash.explained_list(ds, split, ind, entity, user, int(n), "individual model")
 except DpfedError as exc:
     st.warning(f"Individual model unavailable: {dash.friendly_message(exc)}")
 
@@ -71,28 +74,37 @@ elif defined:
     st.success(f"For {ent_md}, the federated list ranks this entity's held-out items better than its own "
                f"model (MAR {fed_mar:.3f} vs {ind_mar:.3f}).", icon=":material/check_circle:")
 
-st.caption(f"User **{dash.escape_md(user)}** of **{ent_md}**. Items the user has in the training data are "
-           "never recommended; ✔ marks a recommendation that is one of the entries hidden for testing. "
-           f"Values are {ds.value_kind} (≤ {ds.value_max:g}).")
-with st.expander("What a score means", expanded=False):
+st.caption(f"{unit.capitalize()} **{dash.escape_md(user)}** of **{ent_md}**. Items the {unit} already has in the "
+           "training data are never suggested; ✔ marks a suggestion that is one of the entries hidden for "
+           f"testing. “Why” counts, among the 40 {units} of {ent_md} most like this one, those that had the item.")
+excluded = dash.dp_excluded_items(ds, result)
+if excluded is not None and len(excluded):
+    names = ", ".join(dash.escape_md(str(x)) for x in ds.item_names[excluded[:8]])
+    st.info(f"**{len(excluded)} of {ds.n_items} items were left out of the shared catalogue by the DP "
+            f"selection** (too few {units} across the entities had them to pass the noise threshold at this "
+            f"ε): the shared model knows nothing of them — {names}{' …' if len(excluded) > 8 else ''}. "
+            "Declaring the item list (a formulary) on the Data page keeps every item.", icon=":material/info:")
+with st.expander("What the numbers mean", expanded=False):
     st.markdown(
-        "The **score** of an item is the model's predicted value for this user, û = u·v (the user's "
-        "factors times the item's factors), on the scale of the data "
-        f"({ds.value_kind}, 0 to {ds.value_max:g}). It orders the list; it is **not a probability** "
-        "and not a dose. Compare scores within one list only: the federated and the individual model "
-        "are fitted differently, so their scales differ. **Rank 1** is the item the model considers "
-        "most typical for users like this one among the items they do not have yet.")
+        f"The **score** orders the list: the model's predicted value for this {unit} (û = u·v), on the "
+        f"data's scale ({ds.value_kind}, 0 to {ds.value_max:g}). It is **not a probability** and not a "
+        "dose, and the two models' scores are on different scales. **Why** says how common the item is "
+        f"among the {units} most like this one at the same entity — the evidence a reader can check. "
+        "Where a model gives every candidate the same score (it learned nothing that applies here), no "
+        "list is shown: its order would be alphabetical, not advice.")
 
-cols = {"score": st.column_config.NumberColumn("score (predicted value, orders the list)", format="%.3f"),
+cols = {"score": st.column_config.NumberColumn("score", format="%.3f", width="small",
+                                               help="The model's predicted value: it orders the list"),
         "rank": st.column_config.NumberColumn("rank", width="small"),
-        "item": st.column_config.TextColumn("item", width="large"),
+        "item": st.column_config.TextColumn("item", width="medium"),
         "hidden test item": st.column_config.TextColumn("hidden (test) item?", width="small")}
 
 if events:
     mine_m = dash.user_set_metrics(ds, split, result, entity, user, int(n))
     theirs_m = dash.user_set_metrics(ds, split, ind, entity, user, int(n)) if ind is not None else None
     if not math.isnan(mine_m["jaccard"]):
-        st.markdown("**This stay's hidden events against the top-N** (clinical set metrics)")
+        st.markdown(f"**This {unit}'s hidden events against the top-N**"
+                    + (" (clinical set metrics)" if clinical else " (set metrics)"))
         rows = [{"model": f"federated ({cfg.method})", **{k: mine_m[k] for k in ("jaccard", "f1", "pr_auc")},
                  "hits": int(mine_m["hits"]), "hidden events": int(mine_m["n_hidden"])}]
         if theirs_m:
@@ -110,15 +122,21 @@ if events:
                        f"individual {ind_set['jaccard']:.3f} / {ind_set['f1']:.3f} / {ind_set['pr_auc']:.3f}; "
                        f"MAR {fed_mar:.3f} vs {ind_mar:.3f}.")
 
+cols["why"] = st.column_config.TextColumn("why", width="large")
 st.markdown(f"**Federated model** (`{dash.escape_md(cfg.method)}`, ε = "
             f"{dash.format_epsilon(r['doc']['privacy']['epsilon'])})")
-st.dataframe(mine, hide_index=True, column_config=cols, width="stretch")
-st.caption(f"{(mine['hidden test item'] == '✔').sum()} of the hidden items in the top {len(mine)}")
+if mine is not None:
+    st.dataframe(mine, hide_index=True, column_config=cols, width="stretch")
+    st.caption(f"{(mine['hidden test item'] == '✔').sum()} of the hidden items in the top {len(mine)}")
+else:
+    st.info(mine_not, icon=":material/info:")
 st.markdown("**Individual model** (this entity's data only)")
 if theirs is not None:
     st.dataframe(theirs, hide_index=True, column_config=cols, width="stretch")
     st.caption(f"{(theirs['hidden test item'] == '✔').sum()} of the hidden items in the top {len(theirs)}")
-st.markdown(f"**What the user already has** ({len(history)} items)")
+elif theirs_not:
+    st.info(theirs_not, icon=":material/info:")
+st.markdown(f"**What the {unit} already has** ({len(history)} items)")
 st.dataframe(history, hide_index=True, width="stretch",
              column_config={"value": st.column_config.NumberColumn("value", format="%g"),
                             "item": st.column_config.TextColumn("item", width="large")})

@@ -45,7 +45,8 @@ except DpfedError as exc:
 
 key = (dash.dataset_fingerprint(ds), dash.config_key(config), tuple(grid), tuple(seeds), tuple(refs))
 have = st.session_state.get(ui.SWEEP)
-n_runs = len(seeds) * (len(grid) + len(refs))
+_sweep_runs = dash.sweep_configs(config, grid, seeds, refs)
+n_runs = len(_sweep_runs)
 from dpfed_core.evaluation.budget import plan_sweep  # noqa: E402
 from dpfed_core.ui.history import planned_charge_text  # noqa: E402
 
@@ -54,6 +55,8 @@ try:
 except DpfedError as exc:
     ui.show_error(exc)
     st.stop()
+_expected = dash.estimate_line(ds, _sweep_runs)
+st.caption(f"Expected time: {_expected}.")
 if st.button(f"Run sweep ({n_runs} runs; {_charge})", type="primary", key="sweep_run"):
     try:
         doc, cached = ui.run_sweep(ds, config, grid, seeds, refs)
@@ -70,11 +73,7 @@ if st.button(f"Run sweep ({n_runs} runs; {_charge})", type="primary", key="sweep
                   {**doc, "request": {"epsilons": grid, "seeds": seeds, "references": refs}})
 
 if not have:
-    per_run = [dash.measured_seconds(m, ds) for m in [method] * len(grid) + list(refs)]
-    hint = (f"about {dash.format_seconds(len(seeds) * sum(per_run))} of CPU time, from the measured runs on the "
-            "bundled sample scaled by the number of interactions" if all(t is not None for t in per_run)
-            else "its duration is not measured for every method chosen")
-    st.info(f"Press **Run sweep** ({hint}); the result is cached, so coming back is instant.")
+    st.info(f"Press **Run sweep**: {_expected}; the result is cached, so coming back is instant.")
     st.stop()
 doc = have["doc"]
 if have["key"] != key:

@@ -38,7 +38,7 @@ def test_issue_check_command_on_movielens(ml100k_dir, tmp_path):
 def test_run_with_compare_and_sweep(tmp_path, capsys):
     csv = _toy_csv(tmp_path / "toy.csv")
     out = tmp_path / "r.json"
-    assert main(["run", "--data", str(csv), *TOY_ARGS, "--k", "5", "--rank", "3",
+    assert main(["run", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--k", "5", "--rank", "3",
                  "--compare", "individual,popularity", "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert set(doc["comparison"]) == {"individual", "popularity"}
@@ -91,3 +91,53 @@ def test_module_entry_point_and_help():
     r = subprocess.run([sys.executable, "-m", "dpfed_core", "run", "--data", "nowhere.csv"], cwd=REPO,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and "Traceback" not in r.stderr
+
+
+def test_cli_defaults_are_the_dashboards_and_a_run_reproduces_across_front_ends(tmp_path, capsys):
+    """No flag: the CLI runs the dashboard's starting configuration (the recommended DP method with
+    secure aggregation, its ε, rank and iterations); the dashboard's "same run on the command line"
+    reproduces a run exactly, and the CLI's document sets the dashboard's controls back to it."""
+    import shlex
+
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.defaults import cli_command, default_config
+    from dpfed_core.ui.defaults import widget_state
+
+    ds = load_data("sample:clinic", federation="region")
+    dashboard = default_config(ds)
+    assert (dashboard.method, dashboard.aggregation, dashboard.max_iter) == ("dp-cooccurrence", "secure", 100)
+    out = tmp_path / "d.json"
+    assert main(["run", "--data", "sample:clinic", "--federation", "region", "--simulation", "--out", str(out)]) == 0
+    cfg = json.loads(out.read_text())["config"]
+    for key in ("method", "epsilon", "delta", "rank", "lam", "mode", "seed", "max_iter", "test_fraction",
+                "n_hidden", "aggregation", "server_weighting"):
+        assert cfg[key] == getattr(dashboard, key) or str(cfg[key]) == str(getattr(dashboard, key)), key
+    # a non-default run of the dashboard, written out as a command line, gives the same document
+    changed = dashboard.replace(epsilon=1.0, rank=4, max_iter=30, lam=0.5, seed=3, simulation=True,
+                                test_fraction=0.25, n_hidden=4)
+    from dpfed_core.evaluation.experiments import make_split, run_method
+
+    ref, _ = run_method(ds, changed, make_split(ds, changed))
+    line = cli_command(changed, "sample:clinic", {"federation": "region"}, out=str(tmp_path / "c.json"))
+    argv = shlex.split(line)[3:]  # after "python -m dpfed_core"
+    assert argv[0] == "run" and main(argv) == 0, capsys.readouterr().err
+    got = json.loads((tmp_path / "c.json").read_text())
+    assert got["overall"] == pytest.approx(ref["overall"]) and got["config"]["max_iter"] == 30
+    # and back: the CLI's document sets the dashboard's controls to the same values
+    state = widget_state(got["config"])
+    assert (state["fed_method"], state["fed_epsilon"], state["fed_rank"], state["fed_max_iter"], state["fed_lam"],
+            state["fed_seed"], state["fed_secure"], state["fed_n_hidden"]) == \
+        ("dp-cooccurrence", 1.0, 4, 30, 0.5, 3, True, 4)
+
+
+@pytest.mark.parametrize("extra,needles", [
+    (["--method", "kmeans", "--epsilon", "1", "--aggregation", "secure"],
+     ["--epsilon is not used by --method kmeans", "not a DP method", "--aggregation"]),
+    (["--method", "dp-cooccurrence", "--k", "5"], ["--k is not used by --method dp-cooccurrence", "no k"]),
+    (["--method", "dp-cooccurrence", "--server-weighting", "counts"], ["--server-weighting is not used"]),
+    (["--param", "max_iter=100"], ["use --max-iter instead"]),
+])
+def test_a_flag_the_method_does_not_use_is_refused_by_name(capsys, extra, needles):
+    assert main(["run", "--data", "sample:clinic", *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and all(n in err for n in needles), err

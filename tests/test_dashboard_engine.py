@@ -181,8 +181,9 @@ def test_path_errors_never_list_a_directory(tmp_path):
 # ------------------------------------------------------------------------------ mapping
 def test_headerless_table_is_detected():
     data = b"196\t242\t3\t881250949\n186\t302\t3\t891717742\n22\t377\t1\t878887116\n"
-    df, no_header = dash.read_upload(data, "u.data")
+    df, no_header = dash.read_upload(data, "log.tsv")
     assert no_header and len(df) == 3 and list(df.columns)[0] == "column 1"
+    assert list(dash.read_upload(data, "u.data")[0].columns)[0] == "user id"  # a known format's names
     assert df.iloc[0, 0] == "196"
     df2, no_header2 = dash.read_upload(b"user,item,value,entity\n1,2,3,A\n", "t.csv")
     assert not no_header2

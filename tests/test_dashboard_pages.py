@@ -32,7 +32,10 @@ def test_same_configuration_twice_and_in_another_session():
     a.button(key="fed_run").click().run()
     clean(a)
     first = a.session_state["run"]["doc"]["overall"]["mar"]
-    a.button(key="fed_run").click().run()
+    # right after a run the button says what pressing it again does: nothing new is spent
+    again = a.button(key="fed_run_cached")
+    assert "nothing new spent" in again.label
+    again.click().run()
     clean(a)
     assert a.session_state["run"]["cached"]
     assert a.session_state["run"]["doc"]["overall"]["mar"] == first
@@ -96,7 +99,7 @@ def test_mapper_refuses_user_equal_item():
 
 def test_headerless_upload_is_detected():
     rows = "\n".join(f"{i}\t{i % 7}\t{i % 5 + 1}\t88125{i:04d}" for i in range(1, 60))
-    at = _upload((rows + "\n").encode(), "u.data")
+    at = _upload((rows + "\n").encode(), "log.tsv")  # a name of no known format
     clean(at)
     assert any("no header line" in i.value for i in at.info)
     assert at.selectbox(key="map_user").options[0] == "column 1"

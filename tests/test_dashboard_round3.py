@@ -171,11 +171,17 @@ def test_data_page_joins_user_attributes_and_federates_by_occupation():
     at = app("pages/1_Data.py").run()
     at.radio(key="data_source").set_value("upload").run()
     at.file_uploader(key="upload").set_value(("u.data", U_DATA.encode(), "text/plain")).run()
-    assert at.selectbox(key="map_user").value == "column 1" and at.selectbox(key="map_item").value == "column 2"
-    assert at.selectbox(key="map_value").value == "column 3"
+    assert at.selectbox(key="map_user").value == "user id" and at.selectbox(key="map_item").value == "item id"
+    assert at.selectbox(key="map_value").value == "rating"
+    assert any("Recognised as **MovieLens 100K ratings**" in i.value for i in at.info)
     at.file_uploader(key="upload_attrs").set_value(("u.user", U_USER.encode(), "text/plain")).run()
-    assert at.selectbox(key="map_attr_user").value == "column 1"
-    at.selectbox(key="map_entity").set_value("attribute: column 4").run()
+    assert at.selectbox(key="map_attr_user").value == "user id"
+    # the uploads stay in the session when the user leaves the page and comes back
+    at.switch_page("pages/2_Federate.py").run()
+    at.switch_page("pages/1_Data.py").run()
+    assert any("Using **u.data**, uploaded earlier" in c.value for c in at.caption)
+    assert any("Using **u.user**, uploaded earlier" in c.value for c in at.caption)
+    at.selectbox(key="map_entity").set_value("attribute: occupation").run()
     at.selectbox(key="map_kind").set_value("ratings").run()
     at.checkbox(key="upload_entities_from_data").check().run()
     at.button(key="build_upload").click().run()
@@ -217,3 +223,77 @@ def test_federate_epsilon_is_one_value_and_out_of_range_disables_run():
     assert at.button(key="fed_run").disabled
     at.number_input(key="fed_k").set_value(3).run()
     assert not at.error and not at.button(key="fed_run").disabled
+
+
+def test_signals_match_what_happened():
+    """Outcome icons, the spend line's reason, the duplicates wording and the headline metrics."""
+    from dpfed_core.data.loaders import DUPLICATE_WORDS, fixed_duplicate_rule
+    from dpfed_core.ui.history import planned_charge_text, spend_reason
+    from dpfed_core.ui.tables import headline_metrics, run_outcome
+
+    base = {"privacy": {"label": "(3, 1e-06)-DP per user"}, "warnings": []}
+    assert run_outcome(base, 2.0) == ("complete", "Done in 2 s — (3, 1e-06)-DP per user")
+    partial = {**base, "warnings": [{"code": "no-test-users", "text": "1 entity has no test users"}]}
+    state, label = run_outcome(partial, 280.0)
+    assert state == "complete" and "1 warning, see below" in label and "4 min 40 s" in label  # a success
+    state, label = run_outcome({**base, "warnings": [{"code": "empty-catalogue", "text": "x"}]}, 1.0)
+    assert state == "error" and "learned nothing" in label
+    # the spend line says why it is not the slider's ε, and a cached result spends nothing
+    from dpfed_core.privacy.odometer import PlannedRelease
+
+    plan = [PlannedRelease("run", "dp-cooccurrence", 3.0, 1e-6, {"a": (3.0, 1e-6)})]
+    p = {"text": "spends ε ≈ 1.79 per entity (no cap set)", "spend": 1.79, "after": 7.2, "simulation": False,
+         "identity": "same people as the stored dataset 'clinic' (ab12, similarity 0.98 of their value profiles)"}
+    line = spend_reason(p, plan)
+    assert "recognised as a re-export" in line and "less than the requested ε = 3" in line and "5.41" in line
+    fresh = spend_reason({**p, "spend": 3.0, "after": 3.0, "identity": ""}, plan)
+    assert fresh == p["text"]  # nothing to explain on a first release
+    assert "nothing new spent" in planned_charge_text(None, plan, cached=True)
+    # the duplicates control and the loader's note use the same words
+    assert fixed_duplicate_rule("counts") == "sum" and fixed_duplicate_rule("ratings") is None
+    assert DUPLICATE_WORDS["last"] == "keep the last" and "add them up" in DUPLICATE_WORDS["sum"]
+    # a ranking (zero-mode) model's RMSE is never headlined
+    assert "test_rmse" not in [k for k, *_ in headline_metrics("zero")]
+    assert [k for k, *_ in headline_metrics("observed")][0] == "test_rmse"
+
+
+def test_loader_note_on_repeated_rows_says_what_the_control_says():
+    import pandas as pd
+
+    from dpfed_core.data.loaders import DUPLICATE_WORDS, load_long_table
+
+    t = pd.DataFrame({"u": ["a", "a", "b"], "i": ["x", "x", "y"], "v": [2, 3, 1], "h": ["H", "H", "K"]})
+    for kind, how in (("counts", "sum"), ("ratings", "last"), ("ratings", "mean")):
+        ds = load_long_table(t, user_col="u", item_col="i", value_col="v", entity_col="h", value_kind=kind,
+                             value_max=5, entities_from_data=True, duplicates=how)
+        assert any(f"merged 1 repeated (user, item) rows: {DUPLICATE_WORDS[how]}" in n for n in ds.notes), ds.notes
+
+
+def test_observed_mode_explains_why_central_ranks_worst():
+    from dpfed_core.ui.tables import observed_ranking_note
+
+    docs = {"local": {"overall": {"mar": 0.127}}, "central": {"overall": {"mar": 0.283}}}
+    note = observed_ranking_note(docs, "observed")
+    assert "central MF ranks worst" in note and "zero mode" in note
+    assert "ranks worst" not in observed_ranking_note({**docs, "central": {"overall": {"mar": 0.1}}}, "observed")
+    assert observed_ranking_note(docs, "zero") is None
+
+
+def test_a_flat_list_is_no_ranking_and_evidence_counts_similar_rows():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+    from dpfed_core.data.split import Split
+    from dpfed_core.ui.tables import cannot_rank, similar_evidence
+
+    assert "learned nothing" in cannot_rank(np.zeros(10), "individual model", "stay")
+    assert "same score" in cannot_rank(np.full(5, 0.3), "individual model", "stay")
+    assert cannot_rank(np.array([0.3, 0.2, 0.0]), "individual model") is None
+    # user 0 has items {0, 1}; users 1 and 2 are like it (share item 0), user 3 shares nothing;
+    # item 2 is had by user 1 only, item 3 by users 1 and 2
+    X = sp.csr_matrix(np.array([[1, 1, 0, 0], [1, 0, 1, 1], [1, 0, 0, 1], [0, 0, 0, 1.0]]))
+    ds = FederatedDataset.from_parts(X, np.array(["A"] * 4), value_kind="counts", value_max=5, name="t")
+    split = Split(train=X, test=sp.csr_matrix(X.shape), test_users=np.array([], dtype=int))
+    words = similar_evidence(ds, split, "A", ds.user_ids[0], [2, 3], k=40)
+    assert words == ["seen with 1 of 2 similar users", "seen with 2 of 2 similar users"]

@@ -219,7 +219,7 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
             w2.click("Run federation")
             # a tiny hostile upload may learn nothing: then the run ends with a warning banner, never
             # a green check (issue 25) — either way the run must finish
-            expect(w2.page.get_by_text(re.compile(r"Done in|Finished in .* with warnings")).first).to_be_visible()
+            expect(w2.page.get_by_text(re.compile(r"Done in|Finished in .*, but learned nothing")).first).to_be_visible()
             w2.page.get_by_role("tab", name="What the server saw").click()
             w2.page.wait_for_timeout(500)
             w2.nav("Evaluate")
@@ -262,7 +262,8 @@ def test_opening_every_page_charges_nothing_and_the_sweep_button_states_its_char
             w.idle()
             w.nav("Federate")
             run = w.page.get_by_role("button", name="Run federation")
-            expect(run).to_contain_text("spends ε ≈")
+            # a fresh configuration states its charge; one an earlier test ran is cached and spends nothing
+            expect(run).to_contain_text(re.compile(r"spends ε ≈|nothing new spent"))
             before_run = _n_releases()
             w.click("Run federation")
             expect(w.page.get_by_text("Done in").first).to_be_visible()

@@ -164,7 +164,7 @@ def test_round3_walk(server, browser_path, tmp_path):
                     p.get_by_text("Secure aggregation (summable methods)").click()
                     w2.idle()
                 w2.click("Run federation")
-                expect(p.get_by_text(re.compile(r"Finished in .* with warnings")).first).to_be_visible()
+                expect(p.get_by_text(re.compile(r"Finished in .*, but learned nothing")).first).to_be_visible()
                 expect(p.get_by_text("no item passed the DP catalogue selection").first).to_be_visible()
                 expect(p.get_by_text("“Formulary” upload on the Data page").first).to_be_visible()
                 assert p.get_by_text("Done in").count() == 0

@@ -91,7 +91,7 @@ def test_value_kind_from_declaration_or_column_name(tmp_path, capsys, toy):
                  "--value-max", "20"])
     one_error(capsys, code, "--value-kind")
     assert main(["run", "--data", str(v), *TOY[:4], "--value-col", "value", "--entity-col", "hospital",
-                 "--value-kind", "counts", "--value-max", "20", "--k", "3", "--rank", "2"]) == 0
+                 "--value-kind", "counts", "--value-max", "20", "--method", "kmeans", "--k", "3", "--rank", "2"]) == 0
     assert "values: counts (bound 20), mode zero" in capsys.readouterr().out
 
 

@@ -181,3 +181,89 @@ def test_summary_states_the_trust_model_and_the_coalition_epsilon():
             assert f"ε = {coal:.3g}" in summary and coal > 1
         else:
             assert "no secure aggregation" in summary
+
+
+def _text(page: str) -> str:
+    """What a reader sees: the markup without the inline plotly.js."""
+    return re.sub(r"<script type='text/javascript'>.*?</script>", "", page, count=1, flags=re.S)
+
+
+def test_public_report_holds_no_number_computed_on_private_data(docs):
+    kw = dict(sweep_doc=docs["sweep"], audit_doc=docs["audit"], dataset=docs["dataset"], generated="x",
+              include_plotlyjs=False)
+    full, public = rep.build_report(docs["run"], **kw), rep.build_report(docs["run"], public=True, **kw)
+    exact = []  # every utility number, overall and per entity, of the run and its comparisons
+    for d in [docs["run"], *docs["run"]["comparison"].values()]:
+        exact += [v for k, v in d["overall"].items() if k in rep.METRICS]
+        exact += [e[k] for e in d["entities"] for k in rep.METRICS if k in e]
+    exact += [r["auc"] for r in docs["audit"]["summary"]]
+    shown = [rep.fmt_num(v) for v in exact if isinstance(v, float) and math.isfinite(v) and v not in (0.0, 1.0)]
+    assert shown and sum(s in _text(full) for s in shown) >= len(shown) // 2  # the analyst's version has them
+    leaked = [s for s in shown if len(s) >= 5 and s in _text(public)]
+    assert not leaked, leaked
+    for sid in ("utility", "tradeoff", "audit"):
+        assert "Withheld from this public version" in _section(public, sid)
+        assert "<table" not in _section(public, sid)
+    assert "analyst only" not in public  # every section of the public version is public
+
+
+@pytest.fixture(scope="module")
+def cooc_doc():
+    from report_docs import small_dataset
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.experiments import make_split, run_method
+
+    ds = small_dataset()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=3.0, delta=1e-6, rank=3, seed=0, max_iter=50,
+                    aggregation="secure")
+    return run_method(ds, cfg, make_split(ds, cfg))[0]
+
+
+def test_epsilon_chart_shows_the_composed_guarantee_not_a_stack_of_stages(cooc_doc):
+    from dpfed_core.reporting.plots import privacy_composed_bars
+    from dpfed_core.ui.tables import per_stage_table
+
+    p = cooc_doc["privacy"]
+    stage_sum = {}
+    for r in p["per_stage"]:
+        stage_sum[r["entity"]] = stage_sum.get(r["entity"], 0.0) + r["epsilon"]
+    composed = {e["entity"]: e["epsilon"] for e in p["per_entity"]}
+    # zCDP: the stages' rows add up to more than the guarantee; a stacked chart would overstate it
+    assert all(stage_sum[e] > composed[e] * 1.3 for e in composed)
+    assert max(composed.values()) == pytest.approx(p["epsilon"]) and p["epsilon"] <= 3.0 + 1e-9
+    fig = privacy_composed_bars(p["per_entity"], 3.0, p["trust"]["against_server_and_other_entities"]["epsilon"])
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 1 and list(bars[0].y) == pytest.approx(list(composed.values()))
+    assert fig.layout.barmode != "stack"
+    page = rep.build_report(cooc_doc, generated="x")
+    priv = _section(page, "privacy")
+    assert "fig-stages" in priv and "stacked" not in page
+    assert "do not add up" in priv and "zCDP" in priv
+    wide = per_stage_table(cooc_doc)  # the dashboard's ledger tab
+    assert list(wide["ε (composed)"]) == pytest.approx([composed[e] for e in wide["entity"]])
+    assert "total ε" not in wide.columns
+
+
+def test_first_screen_in_plain_words(cooc_doc):
+    p = cooc_doc["privacy"]
+    page = rep.build_report(cooc_doc, generated="x", public=True)
+    assert page.index("<section id='overview'") < page.index("<section id='summary'")
+    ov = _section(page, "overview")
+    coal = p["trust"]["against_server_and_other_entities"]["epsilon"]
+    # the coalition figure as prominent as the main one: both in the same big-number boxes
+    assert ov.count("class='num'") == 2
+    assert f"ε = {rep.fmt_eps(p['epsilon'])}</span>" in ov and f"ε = {rep.fmt_eps(coal)}</span>" in ov
+    assert f"{math.exp(p['epsilon']):.3g} times" in ov and "Who sees what" in ov
+    assert "only the sum over entities" in ov  # secure aggregation: the server sees no single release
+    assert "zCDP" not in ov and "PLD" not in ov  # accounting vocabulary stays below
+    assert "not charged to a budget store" in ov
+    charged = json.loads(json.dumps(cooc_doc, default=str))
+    charged["privacy"]["accountant"] = {"within_run": "x", "across_releases": "zCDP across releases",
+                                        "most_spent_entity": "clinic A", "spent_epsilon": 7.25}
+    ov = _section(rep.build_report(charged, generated="x"), "overview")
+    assert "has spent ε = 7.25 on these data in total" in ov and "clinic A" in ov
+
+
+def test_first_screen_of_a_non_private_run_says_so(docs):
+    ov = _section(rep.build_report(docs["run"]["comparison"]["kmeans"], generated="x"), "overview")
+    assert "NOT private" in ov and "class='num'" not in ov

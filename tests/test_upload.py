@@ -18,7 +18,7 @@ U_USER = "1|24|M|technician|85711\n2|53|F|other|94043\n3|23|M|writer|32067\n4|33
 
 
 def test_headerless_tab_separated_udata_is_guessed_user_item_rating_timestamp():
-    df, no_header = upload.read_upload(U_DATA.encode(), "u.data")
+    df, no_header = upload.read_upload(U_DATA.encode(), "ratings.tsv")  # a name of no known format
     assert no_header and list(df.columns) == ["column 1", "column 2", "column 3", "column 4"]
     assert len(df) == 8 and df.iloc[0].tolist() == ["1", "10", "5", "881250949"]  # first line kept as data
     g = upload.guess_mapping(list(df.columns), df, no_header)
@@ -34,8 +34,8 @@ def test_named_columns_are_guessed_by_name_and_distinct():
 
 
 def test_user_attributes_join_and_federate_by_zip_and_occupation():
-    df, _ = upload.read_upload(U_DATA.encode(), "u.data")
-    attrs, attrs_no_header = upload.read_upload(U_USER.encode(), "u.user", 2, "user-attribute table")
+    df, _ = upload.read_upload(U_DATA.encode(), "ratings.tsv")
+    attrs, attrs_no_header = upload.read_upload(U_USER.encode(), "users.txt", 2, "user-attribute table")
     assert attrs_no_header and upload.guess_attribute_user(list(attrs.columns), True) == "column 1"
     joined = upload.join_user_attributes(df, "column 1", attrs, "column 1")
     occ, zipc = upload.attribute_column_name("column 4"), upload.attribute_column_name("column 5")
@@ -53,11 +53,11 @@ def test_user_attributes_join_and_federate_by_zip_and_occupation():
 
 
 def test_attribute_table_errors_name_the_control():
-    df, _ = upload.read_upload(U_DATA.encode(), "u.data")
-    dup, _ = upload.read_upload((U_USER + "4|40|M|other|10001\n").encode(), "u.user", 2)
+    df, _ = upload.read_upload(U_DATA.encode(), "ratings.tsv")
+    dup, _ = upload.read_upload((U_USER + "4|40|M|other|10001\n").encode(), "users.txt", 2)
     with pytest.raises(DataError, match="repeated user id.*User id in the attribute table"):
         upload.join_user_attributes(df, "column 1", dup, "column 1")
-    short, _ = upload.read_upload(U_USER.replace("4|33|F|other|15213\n", "").encode(), "u.user", 2)
+    short, _ = upload.read_upload(U_USER.replace("4|33|F|other|15213\n", "").encode(), "users.txt", 2)
     with pytest.raises(DataError, match="1 user.*no row in the user-attribute table.*User attributes"):
         upload.join_user_attributes(df, "column 1", short, "column 1")
     with pytest.raises(DataError, match="not a column of the user-attribute table"):
@@ -71,3 +71,25 @@ def test_mapping_problems_in_the_page_words():
     assert any("Choose “Entity from column”" in p for p in probs)
     with pytest.raises(DataError, match="2 column"):
         upload.read_upload(b"a,b\n1,2\n", "two.csv")
+
+
+def test_known_movielens_files_get_their_documented_column_names():
+    df, no_header = upload.read_upload(U_DATA.encode(), "u.data")
+    assert no_header and list(df.columns) == ["user id", "item id", "rating", "timestamp"]
+    assert df.iloc[0].tolist() == ["1", "10", "5", "881250949"]  # the first line is still a data row
+    g = upload.guess_mapping(list(df.columns), df, no_header)
+    assert (g["user"], g["item"], g["value"], g["entity"]) == ("user id", "item id", "rating", None)
+    assert upload.known_format("u1.base", 4)[1] == list(df.columns)  # the 100K splits: u.data's columns
+    users, _ = upload.read_upload(U_USER.encode(), "u.user", 2, "user-attribute table")
+    assert list(users.columns) == ["user id", "age", "gender", "occupation", "zip code"]
+    assert upload.guess_attribute_user(list(users.columns), True) == "user id"
+    joined = upload.join_user_attributes(df, "user id", users, "user id")
+    assert joined[upload.attribute_column_name("occupation")].tolist()[:2] == ["technician"] * 2
+    item_line = "1|Toy Story (1995)|01-Jan-1995||http://x|0|0|0|1|1|1|0|0|0|0|0|0|0|0|0|0|0|0|0\n"
+    items, _ = upload.read_upload((item_line * 3).encode(), "u.item", 2)
+    assert list(items.columns)[:2] == ["movie id", "movie title"] and len(items.columns) == 24
+    # the name alone is not enough: a file called u.user with other columns keeps generic names
+    assert upload.known_format("u.user", 3) is None and upload.known_format("notes.txt", 4) is None
+    # the browser's file filters accept these files' extensions
+    assert {"data", "base", "test"} <= set(upload.LONG_TABLE_TYPES) and "user" in upload.ATTRIBUTE_TYPES
+    assert "occupation" in upload.ENTITY_LIST_TYPES

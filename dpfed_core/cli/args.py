@@ -32,6 +32,7 @@ CLI_NAMES = {
     "seeds": "--seeds", "references": "--references", "compare": "--compare", "methods": "--methods",
     "entities": "--entities", "entities_from_data": "--entities-from-data", "item_features": "--item-features",
     "encoding": "--encoding", "store": "--store", "max_dropouts": "--max-dropouts", "aggregation": "--aggregation",
+    "max_iter": "--max-iter", "test_fraction": "--test-fraction", "n_hidden": "--n-hidden",
 }
 
 
@@ -187,13 +188,21 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("model")
-    g.add_argument("--method", default="kmeans", help="see `python -m dpfed_core methods` (default: kmeans)")
-    g.add_argument("--epsilon", type=parse_float, default=1.0, help="ε per entity for DP methods (default 1; inf = non-private)")
-    g.add_argument("--delta", type=finite_float, default=1e-6, help="δ per entity for DP methods (default 1e-6)")
-    g.add_argument("--k", type=whole_number, default=50, help="prototypes per entity (default 50)")
-    g.add_argument("--rank", type=whole_number, default=10, help="latent factors ℓ (default 10)")
-    g.add_argument("--lam", type=finite_float, default=0.1, help="ridge penalty λ (default 0.1)")
+    """The run's settings. A flag left out takes the dashboard's default for the loaded data
+    (:func:`dpfed_core.evaluation.defaults.default_config`), so both front ends start from one
+    configuration; ``run_config`` fills them in once the data is loaded."""
+    g = p.add_argument_group("model (a flag left out takes the dashboard's default for the data)")
+    g.add_argument("--method", help="see `python -m dpfed_core methods` (default: the recommended DP method, "
+                                    "dp-cooccurrence with secure aggregation, as on the dashboard)")
+    g.add_argument("--epsilon", type=parse_float,
+                   help="ε per entity for DP methods (default: the dashboard's, 3 for dp-cooccurrence as measured, "
+                        "else 1; inf = non-private)")
+    g.add_argument("--delta", type=finite_float, help="δ per entity for DP methods (default 1e-6)")
+    g.add_argument("--k", type=whole_number,
+                   help="prototypes per entity, prototype methods only (default: about a fifth of the smallest "
+                        "entity's training users, 2 to 20)")
+    g.add_argument("--rank", type=whole_number, help="latent factors ℓ (default: 8 for dp-cooccurrence as measured, else 5)")
+    g.add_argument("--lam", type=finite_float, help="ridge penalty λ (default 0.1)")
     g.add_argument("--mode", choices=["zero", "observed"], help="observation mode: zero (absent = 0; default for counts/implicit, "
                         "and for a sweep's ranking crossings) or observed (only observed entries; default for ratings)")
     g.add_argument("--seed", type=seed_int, default=0,
@@ -202,18 +211,25 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--simulation", action="store_true",
                    help="reproducible DP noise from --seed, for tests and benchmarks: the output is labelled "
                         "'simulation: noise reproducible, no privacy claim'")
+    g.add_argument("--max-iter", type=whole_number,
+                   help="server / matrix-factorisation iterations (default 100, as on the dashboard)")
+    g.add_argument("--test-fraction", type=finite_float,
+                   help="share of each entity's users held out for testing (default 0.2)")
+    g.add_argument("--n-hidden", type=whole_number, help="hidden entries per test user (default 5)")
     g.add_argument("--top-n", type=whole_number, default=10, help="N of precision/recall/NDCG@N (default 10)")
-    g.add_argument("--server-weighting", choices=["none", "counts"], default="none",
-                   help="weight prototypes by released cluster sizes at the server (default none)")
-    g.add_argument("--aggregation", choices=["none", "secure"], default="none",
-                   help="trust model of summable releases (dp-popularity, dp-cooccurrence): none = every entity "
-                        "adds the full noise and the server sees each release (default); secure = secure "
-                        "aggregation, each entity adds a share of the noise and the server learns only the sum")
-    g.add_argument("--max-dropouts", type=whole_number, default=0,
+    g.add_argument("--server-weighting", choices=["none", "counts"],
+                   help="prototype methods: weight prototypes by released cluster sizes at the server (default none)")
+    g.add_argument("--aggregation", choices=["none", "secure"],
+                   help="trust model of summable releases (dp-popularity, dp-cooccurrence): secure = secure "
+                        "aggregation, each entity adds a share of the noise and the server learns only the sum "
+                        "(default for dp-cooccurrence, as measured); none = every entity adds the full noise and "
+                        "the server sees each release")
+    g.add_argument("--max-dropouts", type=whole_number,
                    help="with --aggregation secure: entities that may drop out of the secure sum; the noise "
                         "shares are sized for it (default 0)")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra prototype-method parameter, repeatable (e.g. --param support=20)")
+                   help="a method parameter, repeatable (e.g. --param support=20, --param "
+                        "split=catalogue:0.2,popularity:0.4,co-occurrence:0.4); `methods --params` lists them")
 
 
 def seed_int(text: str) -> int:
@@ -352,12 +368,63 @@ class _read_progress:
 
 def default_mode(dataset) -> str:
     """SPEC §1: ``zero`` for counts and implicit data, ``observed`` for explicit ratings."""
-    return "observed" if dataset.value_kind == "ratings" else "zero"
+    from dpfed_core.evaluation.defaults import default_mode as shared
+
+    return shared(dataset)
+
+
+def unused_flags(args, method: str) -> list[tuple[str, str]]:
+    """(flag, why) for each flag given on the command line that ``method`` does not use."""
+    from dpfed_core.federation.protocol import PROTOTYPE_METHODS, is_summable
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()
+    spec = METHODS.get(method)
+    if spec is None:
+        return []
+    out = []
+    if not spec.uses_epsilon:
+        why = f"{method} is not a DP method ({spec.privacy_model.label}): it spends no ε and adds no noise"
+        out += [(f, why) for f, v in (("--epsilon", args.epsilon), ("--delta", args.delta)) if v is not None]
+    if args.k is not None and not spec.uses_k:
+        out.append(("--k", f"{method} sends no prototypes, so it has no k"))
+    if not is_summable(method):
+        why = f"{method} is not a summable method (only dp-popularity and dp-cooccurrence use secure aggregation)"
+        # (--max-dropouts on such a method is refused by the run service's own check)
+        out += [("--aggregation", why)] if args.aggregation is not None else []
+    if args.server_weighting is not None and method not in PROTOTYPE_METHODS:
+        out.append(("--server-weighting", f"{method} sends no prototypes to weight"))
+    return out
+
+
+def check_unused_flags(args, method: str) -> None:
+    """Refuse a flag the chosen method would ignore, naming it: a privacy flag ignored in silence
+    (``--epsilon 1`` on a non-private method) would let a non-private release pass for a private one."""
+    bad = unused_flags(args, method)
+    if bad:
+        flag, why = bad[0]
+        others = [f for f, _ in bad[1:]]
+        more = f" (also {', '.join(others)})" if others else ""
+        raise DpfedError(f"{flag} is not used by --method {method}: {why}; drop {flag}{more} or choose a "
+                         "method that uses it (`python -m dpfed_core methods`)", param="method")
 
 
 def run_config(args, dataset) -> RunConfig:
     """The run's configuration from the flags, validated against the data's public shape before any
-    computation (issue 12: nothing is computed before every flag is known to be usable)."""
+    computation (issue 12: nothing is computed before every flag is known to be usable). A flag left
+    out takes the shared default (:func:`dpfed_core.evaluation.defaults.default_config`)."""
+    from dpfed_core.evaluation.defaults import default_config, default_method
+
+    if args.method is None:
+        args.method = default_method()
+    from dpfed_core.methods import available_methods
+
+    base = default_config(dataset, args.method if args.method in available_methods() else None)
+
+    def given(name, fallback):
+        v = getattr(args, name, None)
+        return fallback if v is None else v
+
     params = parse_params(args.param)
     n_jobs = params.pop("n_jobs", 1)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -369,15 +436,21 @@ def run_config(args, dataset) -> RunConfig:
         check_epsilon(eps, "epsilons")
     if args.epsilon is not None:
         check_epsilon(args.epsilon, "epsilon")
-    for key, flag in (("k", "--k"), ("value_max", "--value-max"), ("epsilon", "--epsilon"), ("delta", "--delta")):
+    for key, flag in (("k", "--k"), ("value_max", "--value-max"), ("epsilon", "--epsilon"), ("delta", "--delta"),
+                      ("max_iter", "--max-iter"), ("rank", "--rank"), ("lam", "--lam")):
         if key in params:
-            raise DpfedError(f"--param {key}=… is set by {flag}; use {flag} instead", param="prototype_params")
+            # the key written with a hyphen: a Python name here would be rendered as its flag
+            raise DpfedError(f"--param {key.replace('_', '-')}=… is a main setting, not a method parameter: use "
+                             f"{flag} instead", param="prototype_params")
     for name, flag in (("delta", "--delta"), ("lam", "--lam")):
         v = getattr(args, name)
         if v is not None and not math.isfinite(v):
             raise DpfedError(f"{flag} must be a finite number, got {v}", param=name)
     if args.lam is not None and args.lam > MAX_LAM:
         raise DpfedError(f"--lam {args.lam:g} is above {MAX_LAM:g}; the ridge penalty would swamp every fit", param="lam")
+    tf = getattr(args, "test_fraction", None)
+    if tf is not None and not 0.0 < tf < 1.0:
+        raise DpfedError(f"--test-fraction {tf:g} must be between 0 and 1 (e.g. 0.2)", param="test_fraction")
     max_rank = min(MAX_RANK, dataset.n_items)
     if isinstance(args.rank, int) and args.rank > max_rank:
         raise DpfedError(f"--rank {args.rank} is more than the data allows: at most {max_rank} (the smaller of "
@@ -386,14 +459,18 @@ def run_config(args, dataset) -> RunConfig:
         raise DpfedError(f"--k {args.k} is above {MAX_K} prototypes per entity; lower it", param="k")
     if isinstance(args.top_n, int) and args.top_n > max(MAX_K, dataset.n_items):
         raise DpfedError(f"--top-n {args.top_n} is more than the {dataset.n_items} items", param="top_n")
-    return RunConfig(
-        method=args.method, epsilon=args.epsilon, delta=args.delta, k=args.k, rank=args.rank,
-        lam=args.lam, mode=args.mode or default_mode(dataset), seed=args.seed, simulation=args.simulation, top_n=args.top_n,
-        server_weighting=args.server_weighting, prototype_params=params, n_jobs=n_jobs,
-        aggregation=args.aggregation, max_dropouts=args.max_dropouts,
+    config = RunConfig(
+        method=args.method, epsilon=given("epsilon", base.epsilon), delta=given("delta", base.delta),
+        k=given("k", base.k), rank=given("rank", base.rank), lam=given("lam", base.lam),
+        mode=args.mode or base.mode, seed=args.seed, simulation=args.simulation, top_n=args.top_n,
+        max_iter=given("max_iter", base.max_iter), test_fraction=given("test_fraction", base.test_fraction),
+        n_hidden=given("n_hidden", base.n_hidden), server_weighting=given("server_weighting", base.server_weighting),
+        prototype_params=params, n_jobs=n_jobs,
+        aggregation=given("aggregation", base.aggregation), max_dropouts=given("max_dropouts", base.max_dropouts),
     ).validate()
-
-
+    if args.method in available_methods():  # an unknown method is named by the run service's check
+        check_unused_flags(args, args.method)
+    return config
 
 
 def add_store_args(p: argparse.ArgumentParser, charging: bool = True) -> None:

@@ -21,9 +21,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # type: ignore[override]
         raise ConfigError(f"{message} (see `{self.prog} --help`)")
 
-#: The measured-best DP method (bench/results/utility.md) and the sweep's references.
-DEFAULT_DP_METHOD = "dp-cooccurrence"
-from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES  # noqa: E402  (the one list of references)
+#: The sweep's references: the one list (evaluation.experiments).
+from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES  # noqa: E402
 
 EPILOG_RUN = """\
 examples:
@@ -103,7 +102,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                "--aggregation secure --epsilons 0.1,1,10,inf --seeds 0,1,2 --out sweep.json\n")
     add_data_args(sw)
     add_model_args(sw)
-    sw.set_defaults(method=DEFAULT_DP_METHOD)
     sw.add_argument("--epsilons", type=float_list, default=[0.1, 0.3, 1, 3, 10, math.inf],
                     help="comma-separated ε grid, inf allowed (default 0.1,0.3,1,3,10,inf)")
     sw.add_argument("--seeds", type=seed_list, default=[0, 1, 2],
@@ -148,23 +146,36 @@ def _command_module(name: str):
 
 
 class _Bar:
-    """Turns protocol progress events into a tqdm bar on stderr."""
+    """The run's progress on stderr: a bar over the predicted work (the cost model of
+    :mod:`dpfed_core.evaluation.cost`), the stage being worked on and the time left."""
 
-    def __init__(self, total: int, desc: str) -> None:
+    def __init__(self, clock, desc: str) -> None:
         from tqdm import tqdm  # deferred: `methods` and `--help` need no progress bar
 
-        self.bar = tqdm(total=total, desc=desc, unit="step", file=sys.stderr, leave=False,
-                        disable=None)
+        from dpfed_core.evaluation.cost import estimate_with_load
+
+        self.clock, self.t0 = clock, time.perf_counter()
+        # the prediction is an output line (stdout, before any work); the live bar is drawn on stderr
+        print(f"{desc}: {estimate_with_load(clock.total)}; predicted for {len(clock.plan)} run"
+              f"{'s' if len(clock.plan) != 1 else ''} on these data (measured cost model)", flush=True)
+        self.bar = tqdm(total=1000, desc=desc, file=sys.stderr, leave=False, disable=None,
+                        bar_format="{percentage:3.0f}%|{bar}| {desc}")
 
     def __call__(self, event: str, **info) -> None:
-        if event in ("round1_done", "round2_done", "server_done", "evaluate_done", "individual_entity",
-                     "central_done", "sweep_step"):
-            label = info.get("entity") or info.get("method") or event
-            self.bar.set_postfix_str(str(label)[:30])
-            self.bar.update(1)
+        self.clock.event(event, **info)
+        frac = self.clock.fraction()
+        if frac is not None:
+            self.bar.n = int(frac * 1000)
+        self.bar.set_description_str(self.clock.text(time.perf_counter() - self.t0), refresh=True)
 
     def close(self) -> None:
         self.bar.close()
+
+
+def _clock(dataset, configs):
+    from dpfed_core.evaluation.cost import clock_for_runs, shape_of
+
+    return clock_for_runs(shape_of(dataset), configs)
 
 
 def _print_table(docs: dict[str, dict], n: int) -> None:
@@ -225,7 +236,7 @@ def cmd_run(args) -> int:
         return budget_cmd.dry_run(args, dataset, plan_run(dataset, config, args.compare),
                                   f"run of {config.method}"
                                   + (f" compared with {', '.join(args.compare)}" if args.compare else ""))
-    bar = _Bar(2 * dataset.n_entities + 2 + len(args.compare) + 1, f"run {config.method}")
+    bar = _Bar(_clock(dataset, [config] + [config.replace(method=m) for m in args.compare]), f"run {config.method}")
     try:
         outcome = execute_run(dataset, config, compare=args.compare, store=getattr(args, "store", None),
                               allow_non_private=args.allow_non_private, progress=bar)
@@ -311,8 +322,10 @@ def cmd_sweep(args) -> int:
         return budget_cmd.dry_run(args, dataset, plans, f"sweep of {config.method} over ε ∈ "
                                   f"{{{', '.join(f'{e:g}' for e in args.epsilons)}}} × seeds "
                                   f"{{{', '.join(map(str, args.seeds))}}} with {', '.join(args.references) or 'no references'}")
-    n_jobs = len(args.seeds) * (len(args.epsilons) + len(args.references))
-    bar = _Bar(n_jobs, f"sweep {config.method}")
+    from dpfed_core.evaluation.cost import sweep_configs
+
+    bar = _Bar(_clock(dataset, sweep_configs(config, args.epsilons, args.seeds, args.references)),
+               f"sweep {config.method}")
     checkpoint = (lambda partial: write_json(partial, out)) if out else None
     try:
         # every point still to compute charged at its requested (ε, δ) before any is computed (the

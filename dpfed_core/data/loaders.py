@@ -129,6 +129,18 @@ _VALUE_KINDS = ("ratings", "counts", "implicit")
 
 
 # ====================================================================== reading raw tables
+
+#: How repeated (user, item) rows are merged, in the words of the Data page's control and the note.
+DUPLICATE_WORDS = {"last": "keep the last", "mean": "average them", "error": "stop and name them",
+                   "sum": "add them up (counts: repeated events add up)",
+                   "max": "keep one (implicit data: an interaction is there or not)"}
+
+
+def fixed_duplicate_rule(value_kind: str | None) -> str | None:
+    """The merge rule a value kind imposes (counts add up, implicit keeps one), None for ratings
+    (the user's choice: ``duplicates``)."""
+    return {"counts": "sum", "implicit": "max"}.get(value_kind or "")
+
 def _label_of(source: Any, filename: str | None) -> str:
     """A name to show the user for a source: its file name, or a generic description."""
     if filename:
@@ -829,12 +841,7 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
     dup = t.duplicated(["u", "i"], keep=False)
     if dup.any():
         n_dup = int(t.duplicated(["u", "i"]).sum())
-        if value_kind == "counts":
-            how = "sum"  # repeated events of one kind add up
-        elif value_kind == "implicit":
-            how = "max"
-        else:
-            how = duplicates
+        how = fixed_duplicate_rule(value_kind) or duplicates
         if how == "error":
             r = t.loc[dup].iloc[0]
             raise DataError(
@@ -846,7 +853,7 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
         if "name" in t:
             agg["name"] = "first"
         t = t.groupby(["u", "i"], sort=False, as_index=False, observed=True).agg(agg)
-        notes.append(f"merged {n_dup} repeated (user, item) rows by taking the {how} of their values")
+        notes.append(f"merged {n_dup} repeated (user, item) rows: {DUPLICATE_WORDS[how]}")
 
     return t
 

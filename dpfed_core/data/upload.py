@@ -3,7 +3,8 @@
 The Data page's upload is parsed here, not in the UI, so the rules are testable without a browser:
 
 * :func:`read_upload` reads a table as is and recognises a header-less file (MovieLens ``u.data``,
-  ``u.user``): its columns become ``column 1`` … and its first line stays a data row;
+  ``u.user``): its first line stays a data row and its columns get their documented names when the
+  format is known by the file's name (:data:`KNOWN_FORMATS`), else ``column 1`` …;
 * :func:`guess_mapping` proposes User / Item / Value / Item name / Entity — distinct columns, by name
   when the file has a header and by position and content when it has none (``u.data`` is user, item,
   rating, timestamp: a timestamp is never the value nor the entity);
@@ -61,17 +62,57 @@ def headerless(columns: list[str]) -> bool:
     return numeric >= max(2, (len(cols) + 1) // 2)
 
 
+#: Header-less files of known formats, by file name: their documented columns (MovieLens 100K's
+#: README). A file of that name with another number of columns is not taken for the format.
+_ML_GENRES = ["unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary",
+              "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery", "Romance", "Sci-Fi", "Thriller",
+              "War", "Western"]
+KNOWN_FORMATS = {
+    "u.data": ("MovieLens 100K ratings", ["user id", "item id", "rating", "timestamp"]),
+    "u.user": ("MovieLens 100K users", ["user id", "age", "gender", "occupation", "zip code"]),
+    "u.item": ("MovieLens 100K movies", ["movie id", "movie title", "release date", "video release date",
+                                         "IMDb URL", *_ML_GENRES]),
+    "u.occupation": ("MovieLens 100K occupations", ["occupation"]),
+}
+#: MovieLens 100K's train/test splits (u1.base … u5.test, ua.base …) have u.data's columns.
+_SPLIT_NAMES = {f"u{s}.{part}" for s in ("1", "2", "3", "4", "5", "a", "b") for part in ("base", "test")}
+
+
+#: File types the Data page's uploads accept (the browser's file filter): the known header-less
+#: formats' extensions (MovieLens ``u.data``, ``u1.base``, ``u.user``, ``u.occupation``) included.
+LONG_TABLE_TYPES = ["csv", "tsv", "txt", "data", "dat", "base", "test", "gz", "parquet", "pq"]
+ATTRIBUTE_TYPES = ["csv", "tsv", "txt", "user", "dat", "gz", "parquet"]
+ENTITY_LIST_TYPES = ["txt", "csv", "occupation", "gz"]
+
+
+def known_format(filename: str, n_columns: int) -> tuple[str, list[str]] | None:
+    """(format, column names) of a header-less file recognised by its name and column count (MovieLens
+    ``u.data``, ``u.user``, ``u.item``, ``u.occupation``, ``u1.base`` …), else None."""
+    import os
+
+    name = os.path.basename(str(filename)).lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    key = "u.data" if name in _SPLIT_NAMES else name
+    fmt = KNOWN_FORMATS.get(key)
+    if fmt is None or len(fmt[1]) != n_columns:
+        return None
+    return fmt
+
+
 def read_upload(data: bytes, filename: str, min_columns: int = 3,
                 what: str = "uploaded table") -> tuple[pd.DataFrame, bool]:
     """The uploaded table for the column mapper and whether its first line is data (header-less).
-    A header-less table gets columns ``column 1`` … ``column N`` and keeps its first line as a data
-    row; the upload itself is never changed."""
+    A header-less table keeps its first line as a data row and gets its columns' documented names
+    when its format is known (:func:`known_format`: MovieLens ``u.data``, ``u.user`` …), else
+    ``column 1`` … ``column N``; the upload itself is never changed."""
     df = upload_columns(data, filename, min_columns, what)
-    if not headerless([str(c) for c in df.columns]):
+    known = known_format(filename, df.shape[1])
+    if not headerless([str(c) for c in df.columns]) and known is None:
         return df, False
     first = pd.DataFrame([[str(c) for c in df.columns]], columns=df.columns)
     out = pd.concat([first, df.astype(str)], ignore_index=True)
-    out.columns = [f"column {i + 1}" for i in range(out.shape[1])]
+    out.columns = known[1] if known else [f"column {i + 1}" for i in range(out.shape[1])]
     return out, True
 
 
@@ -131,6 +172,8 @@ def guess_mapping(columns: list[str], df: pd.DataFrame | None = None,
     (:func:`_guess_by_position`); otherwise by the column names. ``entity`` may be None: nothing in the
     table looks like an entity (choose it, or upload a user-attribute table)."""
     if no_header and df is not None:
+        if list(map(str, columns))[:3] == KNOWN_FORMATS["u.data"][1][:3]:
+            return {"user": "user id", "item": "item id", "value": "rating", "name": None, "entity": None}
         return _guess_by_position(df)
     cols = [str(c) for c in columns]
     taken: set[str] = set()

@@ -199,20 +199,32 @@ def _esc(text: object) -> str:
     return html.escape(str(text)).replace("%", "%%").replace("{", "&#123;").replace("}", "&#125;")
 
 
-def privacy_stage_bars(per_stage: list[dict], title: str | None = None) -> go.Figure:
-    """Stacked ε per stage for each entity (the budget split as actually spent)."""
-    df = pd.DataFrame(per_stage)
+def privacy_composed_bars(per_entity: list[dict], requested: float | None = None,
+                          coalition: float | None = None, title: str | None = None) -> go.Figure:
+    """Each entity's guarantee as the accountant composed it (one bar per entity), never a stack of
+    its stage rows: under zCDP the stages do not add up, and under basic composition the bar is
+    their sum anyway. A dashed line marks the requested ε, a dotted one the ε against the server
+    colluding with every other entity (secure aggregation), when given."""
+    df = pd.DataFrame(per_entity)
     fig = go.Figure()
     if df.empty:
         return _base_layout(fig, title)
     df = df[np.isfinite(df["epsilon"].astype(float))]
-    for i, stage in enumerate(dict.fromkeys(df["stage"])):
-        d = df[df["stage"] == stage]
-        fig.add_bar(x=d["entity"].map(escape_text), y=d["epsilon"], name=stage, marker_color=PALETTE[i % len(PALETTE)],
-                    hovertemplate=f"stage: {_esc(stage)}<br>entity: %{{x}}<br>ε = %{{y:.4g}}<extra></extra>")
-    fig.update_layout(barmode="stack", xaxis_title="entity", yaxis_title="ε spent")
+    how = df["accountant"].astype(str) if "accountant" in df else pd.Series("", index=df.index)
+    fig.add_bar(x=df["entity"].map(escape_text), y=df["epsilon"], name="ε of the entity's releases (composed)",
+                marker_color=PALETTE[0], customdata=np.c_[how.to_numpy(object)],
+                hovertemplate="entity: %{x}<br>ε = %{y:.3g}<br>composed by: %{customdata[0]}<extra></extra>")
+    for value, name, dash in ((requested, "requested ε", "dash"),
+                              (coalition, "ε against the server + all other entities", "dot")):
+        if value is not None and math.isfinite(float(value)):
+            fig.add_trace(go.Scatter(x=list(df["entity"].map(escape_text)), y=[float(value)] * len(df),
+                                     mode="lines", name=f"{name} ({float(value):.3g})",
+                                     line=dict(color="#E45756" if dash == "dot" else "#888", dash=dash),
+                                     hovertemplate=f"{name}: %{{y:.3g}}<extra></extra>"))
+    fig.update_layout(xaxis_title="entity", yaxis_title="ε (composed guarantee)")
     fig.update_xaxes(type="category", tickangle=-45 if df["entity"].nunique() > 8 else 0)
-    return _base_layout(fig, title, height=340, legend_rows=1 + len(fig.data) // 7)
+    fig.update_yaxes(rangemode="tozero")
+    return _base_layout(fig, title, height=340, legend_rows=2)
 
 
 # ------------------------------------------------------------------------------ trade-off

@@ -6,6 +6,9 @@ The file has inline CSS and one inline copy of plotly.js: it opens offline and f
 
 Sections (each an ``<section id=…>``; the ids are stable and tested):
 
+``overview``    in plain words: who sees what, what ε means for one person, the guarantee against
+                the server and against the server with every other entity side by side, and the
+                data's cumulative spend (when the run was charged to a budget store);
 ``summary``     what was run, the (ε, δ) guarantee (ledger) with its assumptions, date, version;
 ``scope``       what the guarantee covers and what it does not — every statement true of the
                 engine: user-level DP per entity, users assumed disjoint across entities, server
@@ -47,9 +50,10 @@ from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
 from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME, trust_model_text
 
 #: Section ids in page order (the e2e test and the dashboard rely on them).
-SECTIONS = ("summary", "scope", "data", "parameters", "privacy", "messages", "utility", "tradeoff",
+SECTIONS = ("overview", "summary", "scope", "data", "parameters", "privacy", "messages", "utility", "tradeoff",
             "audit", "provenance")
 SECTION_TITLES = {
+    "overview": "In plain words",
     "summary": "Summary",
     "scope": "Scope of the guarantee",
     "data": "Data summary per entity",
@@ -74,10 +78,14 @@ PUBLIC = ("public", "Parameters and accounting: chosen by the user, not computed
 #: The two downloads (issue 25): the analyst's full report and a public one.
 ANALYST_NOTE = ("analyst's full report: contains exact per-entity counts and named audit targets computed on "
                 "private data; do not publish it")
-PUBLIC_NOTE = ("public version: exact per-entity counts, loader notes and the audit's named target users are "
-               "withheld; the guarantee, trust model, ledger, message log and metrics are as in the full report")
+PUBLIC_NOTE = ("public version: only differentially private outputs and public facts; exact counts, utility "
+               "metrics, the sweep's and the audit's results (computed on private data without noise) are "
+               "withheld; the guarantee, trust model, ledger and message log are as in the full report")
 WITHHELD = ("Exact per-entity counts and named users are withheld from this public version (they are computed "
             "on private data without noise); the analyst's full report has them.")
+#: What the public version says in place of a number computed on private data without noise.
+WITHHELD_NUMBERS = ("Withheld from this public version: {what} computed on the entities' private data without "
+                    "noise, which the guarantee does not cover. The analyst's full report has them.")
 
 CSS = """
 :root { --fg:#1d2330; --muted:#5b6475; --line:#d9dee7; --bg:#ffffff; --soft:#f4f6fa;
@@ -104,6 +112,10 @@ th { background: var(--soft); font-weight: 600; } td.num { text-align: right; fo
 .kv td:first-child { font-weight: 600; background: var(--soft); }
 nav ol { columns: 2; font-size: 14px; } header { border-bottom: 3px solid var(--fg); padding-bottom: 10px; }
 .fig { margin: 8px 0 16px; }
+.figures { display: flex; flex-wrap: wrap; gap: 14px; margin: 12px 0; }
+.figure { flex: 1 1 280px; border: 2px solid var(--line); border-radius: 8px; padding: 10px 14px; }
+.figure .num { font-size: 30px; font-weight: 700; display: block; }
+.figure.bad .num { color: var(--bad); }
 @media print { .scroll { max-height: none; overflow: visible; } nav { display: none; } }
 """
 
@@ -359,6 +371,100 @@ def coalition_text(privacy: dict) -> str:
     return f"ε = {fmt_eps(c.get('epsilon'))}, δ = {fmt_num(c.get('delta'))}"
 
 
+def epsilon_in_words(eps: float, delta: float) -> str:
+    """What (ε, δ) means for one person, without the vocabulary of the accounting."""
+    if not math.isfinite(eps):
+        return ("No protection: what left the entities can reveal a person's records exactly.")
+    factor = math.exp(eps)
+    ftxt = f"{factor:.3g}" if factor < 1e6 else f"{factor:.1e}"
+    strength = ("strong" if eps <= 1 else "moderate" if eps <= 3 else "weak" if eps <= 10 else "very weak")
+    return (f"Whatever anyone concludes from what left the entities, that conclusion is at most {ftxt} times "
+            f"(e^ε, ε = {fmt_eps(eps)}) more likely because one given person's records were used than if they "
+            f"had not been — except with a chance of δ = {fmt_num(delta)}. In common practice ε ≤ 1 is "
+            f"strong protection, 1–3 moderate, 3–10 weak and above 10 very weak; this is {strength}.")
+
+
+def who_sees_what(run: dict, public: bool) -> list[tuple[str, str]]:
+    """(who, what they see) for the first screen, from the run's trust model and message log."""
+    p = run.get("privacy", {})
+    private = _is_private(run)
+    secure = (p.get("trust") or {}).get("aggregation") == "secure"
+    contents = sorted({str(m.get("content", "")) for m in run.get("messages") or [] if m.get("receiver") == "server"})
+    sent = ", ".join(contents) or "nothing"
+    kind = "noisy (differentially private)" if private else "exact (NOT private)"
+    server = (f"only the sum over entities of their {kind} releases ({sent}); no single entity's release"
+              if secure else f"each entity's {kind} release ({sent})")
+    rows = [("Each entity (site)", "its own people's records, its own model and its own recommendations; none "
+                                   "of these ever leave it"),
+            ("The server", server),
+            ("Every entity, in return", "the shared item representation the server computed from what it "
+                                        "received (no new privacy cost)")]
+    if public:
+        rows.append(("Readers of this report", "the guarantee, the privacy ledger, the messages' shapes and sizes "
+                                               "and the parameters; no number computed on the private data"))
+    else:
+        rows.append(("Readers of this report (analyst's version)",
+                     "also exact counts, utility metrics and audit results computed on the private data; "
+                     "those are not covered by the guarantee — publish the public version instead"))
+    return rows
+
+
+def cumulative_text(privacy: dict) -> str:
+    """The data's cumulative spend as the budget store recorded it, or why it is not known here."""
+    acct = privacy.get("accountant") or {}
+    if isinstance(acct, dict) and acct.get("across_releases"):
+        ent = acct.get("most_spent_entity")
+        return (f"After this run the most-spent entity{f' ({_esc(ent)})' if ent else ''} has spent ε = "
+                f"{fmt_eps(acct.get('spent_epsilon'))} on these data in total, over every release recorded "
+                "in the budget store: this is what one person there is protected at by everything released "
+                "so far (how releases compose: the summary's accountant, below).")
+    return ("This run was not charged to a budget store, so the data's cumulative spend is not known to this "
+            "report; <code>python -m dpfed_core budget show --data …</code> prints it for a dataset.")
+
+
+def _overview(run: dict, public: bool) -> str:
+    p = run.get("privacy", {})
+    eps, dlt = _f(p.get("epsilon")), _f(p.get("delta"))
+    trust = p.get("trust") or {}
+    secure = trust.get("aggregation") == "secure"
+    coal = (trust.get("against_server_and_other_entities") or {})
+    c_eps = _f(coal.get("epsilon")) if secure and coal.get("epsilon") is not None else eps
+    c_dlt = _f(coal.get("delta")) if secure and coal.get("delta") is not None else dlt
+    sim = bool(p.get("simulation"))
+    if not _is_private(run):
+        head = ("<div class='callout bad'><b>This run is NOT private.</b> Exact data-derived values left the "
+                "entities; no one is protected by a privacy guarantee.</div>")
+    elif sim:
+        head = (f"<div class='callout bad'><b>{_esc(SIMULATION_LABEL)}.</b> The noise was drawn from the seed: "
+                "no privacy guarantee holds for this run.</div>")
+    else:
+        head = ""
+    boxes = ""
+    if _is_private(run) and not sim:
+        same = not secure or c_eps == eps
+        boxes = (
+            "<div class='figures'>"
+            f"<div class='figure'><span class='muted small'>Against the server and anyone reading what it "
+            f"received</span><span class='num'>ε = {fmt_eps(eps)}</span>δ = {fmt_num(dlt)} per person, "
+            "per entity</div>"
+            f"<div class='figure{'' if same else ' bad'}'><span class='muted small'>If the server and all other "
+            f"entities collude against one entity</span><span class='num'>ε = {fmt_eps(c_eps)}</span>δ = "
+            f"{fmt_num(c_dlt)} per person"
+            + ("" if not secure else " — secure aggregation hides each entity's release only while the others "
+               "do not reveal their shares") + "</div></div>")
+        boxes += f"<p><b>What ε means for one person.</b> {_esc(epsilon_in_words(eps, dlt))}</p>"
+        if not same:
+            boxes += f"<p>Under collusion: {_esc(epsilon_in_words(c_eps, c_dlt))}</p>"
+        boxes += ("<p>A person with records at two entities is protected at each separately; together their "
+                  "protection is the sum of the two ε.</p>")
+    rows = [{"who": a, "what": b} for a, b in who_sees_what(run, public)]
+    body = (head + boxes + "<h3>Who sees what</h3>" + html_table(rows, [("who", "who"), ("what", "sees")], cls="kv")
+            + f"<h3>The data's cumulative spend</h3><p>{cumulative_text(p)}</p>"
+            + "<p class='muted small'>The accounting behind these figures (ledger, composition, message log) "
+              "follows below.</p>")
+    return _section("overview", body, [PUBLIC])
+
+
 def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, public: bool = False) -> str:
     p = run.get("privacy", {})
     ds = run.get("dataset", {})
@@ -428,16 +534,18 @@ def released_from_messages(run: dict) -> list[dict]:
     return rows
 
 
-def _scope(run: dict) -> str:
+def _scope(run: dict, public: bool = False) -> str:
     private = _is_private(run)
     eps = fmt_num(run.get("privacy", {}).get("epsilon"))
     released = [(r["what"], r["content"], r["status"]) for r in released_from_messages(run)] + [
         ("Round 2 inside each entity", "user factors U_h, entity-local model parts and predictions",
          "never leave the entity"),
-        ("This report: data summary", "user, test-user, item and interaction counts", "analyst only (exact, private)"),
+        ("This report: data summary", "user, test-user, item and interaction counts",
+         "withheld from this public version" if public else "analyst only (exact, private)"),
         ("This report: utility metrics", "RMSE, MAR, precision/recall/NDCG on held-out entries",
-         "analyst only (computed on private data)"),
-        ("This report: audit", "attack success rates on the entity's own data", "analyst only (computed on private data)"),
+         "withheld from this public version" if public else "analyst only (computed on private data)"),
+        ("This report: audit", "attack success rates on the entity's own data",
+         "withheld from this public version" if public else "analyst only (computed on private data)"),
         ("This report: ledger, parameters, message sizes", "ε, δ, sensitivities, noise scales, shapes, bytes",
          "public (from parameters, not from data values)"),
     ]
@@ -458,9 +566,12 @@ def _scope(run: dict) -> str:
         "<b>Bounds are public parameters.</b> Value bound, row norm and support are set by the user "
         "(defaults from the data's declared scale), never read off the private values; values are "
         "clipped before any aggregate.",
-        "<b>Analyst-only numbers.</b> Counts, utility metrics and audit results on this page are "
-        "computed on private data, exactly and without noise. They are for the analyst's eyes and are "
-        "not covered by the guarantee if published.",
+        ("<b>No number computed on the private data is in this public version.</b> Counts, utility "
+         "metrics and audit results are computed exactly, without noise; they are not covered by the "
+         "guarantee and appear only in the analyst's full report." if public else
+         "<b>Analyst-only numbers.</b> Counts, utility metrics and audit results on this page are "
+         "computed on private data, exactly and without noise. They are for the analyst's eyes and are "
+         "not covered by the guarantee if published."),
         "<b>Non-private methods are labelled non-private</b> (ε = ∞): k-means and k-random prototypes "
         "send exact cluster means or raw rows; central MF and popularity pool raw data or exact totals.",
         "<b>The audit is a lower bound, not a proof.</b> The proof is the ledger; an empirical lower "
@@ -561,7 +672,7 @@ def _parameters(run: dict) -> str:
 def _privacy(run: dict, plotly_ok: bool) -> str:
     p = run.get("privacy", {})
     rows = [
-        {"k": f"ε, {GUARANTEE_NAME} (max over entities of the sum of their stages)", "v": fmt_eps(p.get("epsilon"))},
+        {"k": f"ε, {GUARANTEE_NAME} (max over entities of each entity's composed stages)", "v": fmt_eps(p.get("epsilon"))},
         {"k": f"δ, {GUARANTEE_NAME}", "v": fmt_num(p.get("delta"))},
         {"k": "requested ε", "v": fmt_eps(p.get("requested_epsilon"))},
         {"k": "requested δ", "v": fmt_num(p.get("requested_delta"))},
@@ -578,17 +689,31 @@ def _privacy(run: dict, plotly_ok: bool) -> str:
                  + "</p>")
     if any(x != PRODUCTION_SAMPLER_LABEL for x in p.get("samplers") or []):
         body += f"<p class='verdict-bad'>{_esc(FLOAT_SAMPLER_NOTE)}</p>"
-    per = p.get("per_stage") or []
-    body += "<h3>ε per stage and entity</h3>" + html_table(
-        per, [("entity", "entity"), ("stage", "stage"), ("epsilon", "ε"), ("delta", "δ"),
-              ("invocations", "invocations")], scroll=True)
-    if plotly_ok and per and _is_private(run):
-        try:
-            from dpfed_core.reporting.plots import privacy_stage_bars
+    per_entity = p.get("per_entity") or []
+    if per_entity:
+        body += ("<h3>ε per entity, as composed (the guarantee)</h3><p>Each entity's stages composed by the "
+                 "accountant named in its row; the run's ε is the largest of these (entities hold different "
+                 "users, so their releases compose in parallel).</p>" + html_table(
+                     [{**e, "epsilon": fmt_eps(e.get("epsilon"))} for e in per_entity],
+                     [("entity", "entity"), ("epsilon", "ε (composed)"), ("delta", "δ"),
+                      ("accountant", "composed by")], scroll=True))
+        if plotly_ok and _is_private(run):
+            try:
+                from dpfed_core.reporting.plots import privacy_composed_bars
 
-            body += _fig_html(privacy_stage_bars(per, "ε spent per stage (stacked) per entity"), "fig-stages", 360)
-        except ImportError:  # pragma: no cover
-            pass
+                coal = ((p.get("trust") or {}).get("against_server_and_other_entities") or {}).get("epsilon")
+                secure = (p.get("trust") or {}).get("aggregation") == "secure"
+                body += _fig_html(privacy_composed_bars(per_entity, _f(p.get("requested_epsilon")),
+                                                        _f(coal) if secure and coal is not None else None,
+                                                        "ε per entity (composed guarantee)"), "fig-stages", 360)
+            except ImportError:  # pragma: no cover
+                pass
+    per = p.get("per_stage") or []
+    body += ("<h3>The stages' own rows</h3><p class='muted small'>What each stage would cost alone. These rows "
+             "do not add up to the guarantee when the accountant is zCDP (Gaussian stages compose by their ρ, "
+             "which is tighter than the sum); the composed ε above is the guarantee.</p>") + html_table(
+        per, [("entity", "entity"), ("stage", "stage"), ("epsilon", "ε (stage alone)"), ("delta", "δ"),
+              ("invocations", "invocations")], scroll=True)
     body += "<h3>Ledger (one row per mechanism invocation)</h3>" + html_table(
         p.get("ledger") or [], [("entity", "entity"), ("stage", "stage"), ("mechanism", "mechanism"),
                                 ("epsilon", "ε"), ("delta", "δ"), ("sensitivity", "sensitivity"),
@@ -632,6 +757,9 @@ def _comparison_docs(run: dict, comparison: dict[str, dict] | None) -> dict[str,
 
 
 def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, public: bool = False) -> str:
+    if public:
+        return _section("utility", "<p>" + _esc(WITHHELD_NUMBERS.format(
+            what="the utility metrics (overall and per entity)")) + "</p>", [PUBLIC])
     docs = _comparison_docs(run, comparison)
     metrics = [k for k in METRICS if k in run.get("overall", {})]
     rows = []
@@ -650,7 +778,7 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, pub
     if any(b in docs for b in VERDICT_BASELINES) and main not in VERDICT_BASELINES and "mar" in metrics:
         # the sentence the dashboard's Evaluate page and the CLI's run --compare print
         body += f"<p><b>Verdict.</b> {_esc(verdict_sentence(entity_verdict(docs, main, 'mar')))}</p>"
-    counts = [] if public else [("n_users", "users"), ("n_test_users", "test users")]
+    counts = [("n_users", "users"), ("n_test_users", "test users")]
     body += "<h3>Per entity — " + _esc(main) + "</h3>" + html_table(
         run.get("entities") or [], [("name", "entity")] + counts
         + [(k, METRIC_LABELS.get(k, k)) for k in metrics], scroll=True)
@@ -669,7 +797,10 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, pub
     return _section("utility", body, [ANALYST_ONLY])
 
 
-def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool) -> str:
+def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = False) -> str:
+    if sweep and public:
+        return _section("tradeoff", "<p>" + _esc(WITHHELD_NUMBERS.format(
+            what="the sweep's utility at each ε")) + "</p>", [PUBLIC])
     if not sweep:
         return _section("tradeoff", "<p class='muted'>No sweep included. Produce one with "
                         "<code>python -m dpfed_core sweep … --out s.json</code> and pass "
@@ -706,6 +837,10 @@ def _audit(audit: dict | None, plotly_ok: bool, public: bool = False) -> str:
         return _section("audit", "<p class='muted'>No audit included. Produce one with "
                         "<code>python -m dpfed_core audit … --out a.json</code> and pass "
                         "<code>--audit a.json</code>.</p>", [ANALYST_ONLY])
+    if public:
+        return _section("audit", "<p>" + _esc(WITHHELD_NUMBERS.format(
+            what="the membership-inference audit's results (attack success on an entity's own users)"))
+            + f" {_esc(WITHHELD)}</p>", [PUBLIC])
     cfg = audit.get("config", {})
     ent = audit.get("entity", {})
     conf = _f(cfg.get("confidence", 0.95))
@@ -806,9 +941,9 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
     include_plotlyjs : embed one inline copy of plotly.js (≈ 4.8 MB) and the charts; ``False``
         gives a small tables-only report.
     generated : timestamp to print (default: now, UTC).
-    public : the public version (issue 25): no exact per-entity count (users, test users, items used,
-        interactions), no loader notes, no named or described target user of the audit; everything
-        else (guarantee, trust model, ledger, message log, metrics) as in the analyst's version.
+    public : the public version: only DP outputs and public facts. No exact count, no loader notes,
+        no utility metric (overall or per entity), no sweep or audit result (all computed on private
+        data without noise); the guarantee, trust model, ledger and message log as in the analyst's.
     """
     if not isinstance(run_doc, dict) or "privacy" not in run_doc or "config" not in run_doc:
         raise DataError("the run document must be a result document of `python -m dpfed_core run` "
@@ -826,14 +961,15 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
     title = title or (f"dpfed compliance report — {m.get('name', run_doc['config'].get('method', ''))}"
                       + (" (public version)" if public else ""))
     parts = [
+        _overview(run_doc, public),
         _summary(run_doc, generated, sweep_doc, audit_doc, public),
-        _scope(run_doc),
+        _scope(run_doc, public),
         _data(run_doc, data_summary, public),
         _parameters(run_doc),
         _privacy(run_doc, include_plotlyjs),
         _messages(run_doc),
         _utility(run_doc, comparison, include_plotlyjs, public),
-        _tradeoff(sweep_doc, metric, include_plotlyjs),
+        _tradeoff(sweep_doc, metric, include_plotlyjs, public),
         _audit(audit_doc, include_plotlyjs, public),
         _provenance(run_doc, sweep_doc, audit_doc, generated),
     ]

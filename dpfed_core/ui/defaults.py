@@ -8,45 +8,21 @@ advice sentence is produced by :func:`dpfed_core.evaluation.verdicts.sweep_verdi
 function the Trade-off page and the CLI use for a sweep, so advice and verdict cannot disagree. When
 no DP setting beat ``local`` the advice says so instead of claiming it.
 
-Without the file (an installed package without the benchmark results) the engine's plain defaults
-are used and the advice says that nothing was measured: no number is invented.
+The starting configuration itself is :func:`dpfed_core.evaluation.defaults.default_config`, shared
+with the CLI. Without the file (an installed package without the benchmark results) the engine's plain
+defaults are used and the advice says that nothing was measured: no number is invented.
 """
 from __future__ import annotations
 
-import functools
-import json
 import math
 from pathlib import Path
 
-import numpy as np
-
-from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.evaluation.verdicts import BASELINE_NAMES, format_epsilon, sweep_verdict_sentence
-from dpfed_core.methods import METHODS
-from dpfed_core.ui.catalogue import default_method
+from dpfed_core.evaluation.defaults import (DEFAULTS_FILE, _epsilon, default_config,  # noqa: F401
+                                           measured_defaults)
 
-#: The measurement the defaults come from (committed with the benchmark script).
-DEFAULTS_FILE = Path(__file__).resolve().parents[2] / "bench" / "results" / "dashboard_defaults.json"
 MEASUREMENT_NAME = "bench/results/dashboard_defaults.md"
-
-
-@functools.lru_cache(maxsize=4)
-def _read(path: str) -> dict | None:
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
-def measured_defaults(path: Path | None = None) -> dict | None:
-    """The benchmark's document (``defaults``, ``settings``, ``cpu_seconds_per_run`` …), or None."""
-    doc = _read(str(path or DEFAULTS_FILE))
-    return doc if doc and isinstance(doc.get("defaults"), dict) else None
-
-
-def _epsilon(value) -> float:
-    return math.inf if value in ("inf", None) else float(value)
 
 
 def chosen_setting(doc: dict) -> dict | None:
@@ -59,37 +35,6 @@ def chosen_setting(doc: dict) -> dict | None:
     return None
 
 
-def default_config(ds: FederatedDataset, method: str | None = None, path: Path | None = None) -> RunConfig:
-    """The Federate page's starting configuration.
-
-    Method, aggregation, rank and ε from the measurement (:data:`DEFAULTS_FILE`) when it names this
-    method (or no method is asked for); k about a fifth of the smallest entity's training users (at
-    most 20; prototype methods only); mode ``observed`` for ratings (RMSE headline), ``zero`` otherwise
-    (ranking headline, as measured); δ = 1e-6.
-    """
-    sizes = np.bincount(ds.entity_of_user, minlength=ds.n_entities)
-    smallest_train = int(max(1, math.floor(sizes.min() * 0.8))) if len(sizes) else 1
-    k = int(min(20, max(2, smallest_train // 5)))
-    doc = measured_defaults(path)
-    measured = doc["defaults"] if doc else None
-    if method is None:
-        method = measured["method"] if measured and measured["method"] in METHODS else default_method()
-    uses_eps = METHODS.get(method) is not None and METHODS[method].uses_epsilon
-    from_file = measured is not None and measured["method"] == method
-    return RunConfig(
-        method=method,
-        epsilon=(_epsilon(measured["epsilon"]) if from_file else 1.0) if uses_eps else math.inf,
-        delta=float(measured.get("delta", 1e-6)) if from_file else 1e-6,
-        k=k,
-        rank=int(measured["rank"]) if from_file else 5,
-        lam=0.1,
-        mode="observed" if ds.value_kind == "ratings" else "zero",
-        seed=0,
-        max_iter=100,
-        aggregation=measured["aggregation"] if from_file else "none",
-    )
-
-
 def default_verdict(doc: dict) -> dict | None:
     """The chosen setting's verdict over seeds, in the shape the verdict sentences read."""
     s = chosen_setting(doc)
@@ -100,10 +45,18 @@ def default_verdict(doc: dict) -> dict | None:
             "baselines": {b: dict(r) for b, r in s["verdict"].items()}}
 
 
-def advice_text(path: Path | None = None) -> str:
+def advice_text(path: Path | None = None, data: tuple[str | None, dict | None] | None = None) -> str:
     """The Federate page's advice, generated from the measurement: what the defaults are, why, and
-    what they measured against local and individual — or that no DP setting beat local."""
+    what they measured against local and individual — or that no DP setting beat local. ``data``
+    (the loaded data's loader spec and options): on other data than the measurement's, the advice
+    says where the defaults come from without quoting the sample's numbers as if they were these."""
     doc = measured_defaults(path)
+    if doc is not None and data is not None and not (data[0] == doc.get("data") and not (data[1] or {})):
+        d = doc["defaults"]
+        agg = "with secure aggregation" if d["aggregation"] == "secure" else "without secure aggregation"
+        return (f"The defaults ({d['method']} {agg}, rank {d['rank']}, ε = {format_epsilon(_epsilon(d['epsilon']))}) "
+                f"were measured on {doc['data']} ({doc['entities']} entities), not on the data loaded here; "
+                "the Trade-off page measures which ε pays on these data.")
     if doc is None:
         return ("No measurement of the defaults was found (bench/results/dashboard_defaults.json); run "
                 "bench/bench_dashboard_defaults.py to measure which setting wins on the sample.")
@@ -151,3 +104,58 @@ def time_hint(method: str, ds: FederatedDataset | None = None, history_seconds: 
     if t is None:
         return "duration not measured for this method yet"
     return f"about {format_seconds(t)} (measured on the bundled sample, scaled by the number of interactions)"
+
+
+def widget_state(config: dict) -> dict:
+    """The Federate page's widget values that reproduce a run document's ``config`` (written by the
+    CLI's ``run --out`` or by this dashboard): the other direction of
+    :func:`dpfed_core.evaluation.defaults.cli_command`. Raises a :class:`ConfigError` naming what
+    is missing when ``config`` is not a run's configuration."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.methods import METHODS, available_methods
+
+    if not isinstance(config, dict) or "method" not in config:
+        raise ConfigError("this is not a run document: it has no 'config' with a 'method' (write one with "
+                          "`python -m dpfed_core run … --out r.json` or the Run document tab)")
+    available_methods()
+    if config["method"] not in METHODS:
+        raise ConfigError(f"the document's method {config['method']!r} is not available here")
+    known = set(RunConfig.__dataclass_fields__)
+    cfg = RunConfig(**{k: v for k, v in config.items() if k in known})
+    eps = _epsilon(cfg.epsilon)
+    state = {"fed_method": cfg.method, "fed_epsilon": eps,
+             "fed_eps_text": "inf" if math.isinf(eps) else f"{eps:g}", "fed_delta": f"{float(cfg.delta):g}",
+             "fed_k": int(cfg.k), "fed_rank": int(cfg.rank), "fed_lam": float(cfg.lam), "fed_mode": cfg.mode,
+             "fed_seed": int(cfg.seed), "fed_simulation": bool(cfg.simulation),
+             "fed_secure": cfg.aggregation == "secure", "fed_max_iter": int(cfg.max_iter),
+             "fed_test_fraction": float(cfg.test_fraction), "fed_n_hidden": int(cfg.n_hidden),
+             "fed_weighting": cfg.server_weighting}
+    params = {**(cfg.prototype_params or {}), **(cfg.method_params or {})}
+    for name, value in params.items():
+        if name == "split" and isinstance(value, dict):
+            state.update({f"fed_split_{stage}": float(share) for stage, share in value.items()})
+        else:
+            declared = {p.name: p for p in METHODS[cfg.method].parameters}.get(name)
+            text_box = declared is not None and (declared.optional or declared.kind not in ("bool", "choice", "int",
+                                                                                             "float"))
+            state[f"fed_p_{cfg.method}_{name}"] = ("" if value is None else str(value)) if text_box else value
+    return state
+
+
+def settings_line(config) -> str:
+    """A run's settings in one line, naming only what its method uses (no k for a method without
+    prototypes, no ε for a non-private one, the trust model of a summable one)."""
+    from dpfed_core.federation.protocol import is_summable
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()
+    spec = METHODS.get(config.method)
+    parts = [config.method + (" (secure aggregation)" if is_summable(config.method)
+                              and config.aggregation == "secure" else "")]
+    if spec is None or spec.uses_epsilon:
+        parts.append(f"ε = {format_epsilon(config.epsilon)}")
+    if spec is not None and spec.uses_k:
+        parts.append(f"k ≤ {config.k}")
+    parts += [f"rank = {config.rank}", f"seed = {config.seed}"]
+    return ", ".join(parts)

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.upload import (ATTRIBUTE_TYPES, ENTITY_LIST_TYPES, LONG_TABLE_TYPES,  # noqa: F401
+                                    known_format)
 from dpfed_core.data.upload import (attribute_column_name, bound_rule_text, guess_attribute_user,  # noqa: F401
                                     guess_column, guess_mapping, headerless, join_user_attributes,
                                     mapping_problems, read_upload, upload_columns)
@@ -33,15 +35,53 @@ from dpfed_core.ui.datasets import (DEFAULT_SAMPLE, SAMPLES, SMALL_ENTITY_USERS,
                                     dataset_fingerprint, dataset_overview, entity_table, generic_key,
                                     is_event_data, run_key, small_entity_warning, split_for, sweep_key)
 from dpfed_core.ui.defaults import (advice_text, default_config, measured_defaults, measured_seconds,  # noqa: F401
-                                    time_hint)
+                                    settings_line, time_hint, widget_state)
+from dpfed_core.evaluation.defaults import cli_command  # noqa: F401
+from dpfed_core.data.loaders import DUPLICATE_WORDS, fixed_duplicate_rule  # noqa: F401
+
+
+from dpfed_core.evaluation.cost import sweep_configs  # noqa: F401,E402
+
+
+def clock_for(dataset: FederatedDataset, configs: list):
+    """The cost model's clock of these runs on the loaded data (stage and time left while they run)."""
+    from dpfed_core.evaluation.cost import clock_for_runs, shape_of
+
+    return clock_for_runs(shape_of(dataset), list(configs))
+
+
+def predicted_seconds(dataset: FederatedDataset, configs: list) -> float | None:
+    """Predicted seconds of these runs one after the other on the loaded data (None: not measured)."""
+    from dpfed_core.evaluation.cost import predict_runs, shape_of
+
+    return predict_runs(shape_of(dataset), list(configs))
+
+
+def estimate_line(dataset: FederatedDataset, configs: list) -> str:
+    """"about 12 s (predicted for 4 runs on these 2,394 users × 143 items in 30 entities)"."""
+    from dpfed_core.evaluation.cost import estimate_with_load
+
+    n = len(list(configs))
+    t = predicted_seconds(dataset, configs)
+    if t is None:
+        return "duration not predicted: a method here was not measured (bench/bench_cost_model.py)"
+    return (f"{estimate_with_load(t)}; predicted for {n} run{'s' if n != 1 else ''} on these {dataset.n_users:,} "
+            f"rows × {dataset.n_items:,} items in {dataset.n_entities} entities, from measured runs")
+
+
+def has_server_weighting(method: str) -> bool:
+    """The method sends prototypes whose released cluster sizes the server can weight by."""
+    from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
+
+    return method in PROTOTYPE_METHODS
 from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP_SEEDS, MAX_DELTA,  # noqa: F401
                                   MAX_FINITE_EPSILON, MAX_K, MAX_RANK, check_budget, check_data_dir,
                                   check_k_rank, default_data_path, escape_md, friendly_message, parse_epsilon,
                                   parse_grid, parse_seeds, safe_loader_message)
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
-from dpfed_core.ui.tables import (METRIC_LABELS, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
+from dpfed_core.ui.tables import (LEARNED_NOTHING, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, dp_excluded_items, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
-                                  metrics_frame, per_stage_table, progress_text, prototype_summary,
+                                  metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
                                   shareable_document, sweep_frame, top_columns, top_items_per_factor,
                                   undefined_as_words, user_history)
 
@@ -118,9 +158,33 @@ def recommend_table(ds: FederatedDataset, split, result: MethodResult, entity: s
     items, scores = recommend_from_factors(ds, split.train, result.entity_factors(), None, entity, user, n, True)
     row = user_row(ds, entity, user)
     hidden = set(split.test[row].indices.tolist())
-    return pd.DataFrame({
+    df = pd.DataFrame({
         "rank": np.arange(1, len(items) + 1),
         "item": ds.item_names[items],
         "score": scores.astype(float),
         "hidden test item": ["✔" if int(i) in hidden else "" for i in items],
     })
+    df.attrs["items"] = np.asarray(items, dtype=int)  # the item indices, for the explanations
+    return df
+
+
+def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: str, user: str | int, n: int,
+                   model: str) -> tuple[pd.DataFrame | None, str | None]:
+    """(the list with a "why" column in words, None) where the model ranks this user's items; (None,
+    the plain sentence why not) where it cannot (every candidate scored alike). Items the DP selection
+    left out of the shared catalogue are marked as such."""
+    df = recommend_table(ds, split, result, entity, user, n)
+    unit = unit_word(ds, plural=False)
+    why_not = cannot_rank(df["score"].to_numpy(), model, unit)
+    if why_not:
+        return None, why_not
+    items = df.attrs["items"]
+    why = similar_evidence(ds, split, entity, user, items)
+    excluded = dp_excluded_items(ds, result)
+    if excluded is not None and len(excluded):
+        out = set(excluded.tolist())
+        why = [w + ("; left out of the shared catalogue by the DP selection: scored from this entity's own data"
+                    if int(j) in out else "") for w, j in zip(why, items)]
+    df.insert(2, "why", why)
+    df.attrs = {}  # the indices served the explanations; a displayed table carries none
+    return df, None

@@ -59,10 +59,20 @@ class Job:
     result: Any = None
     error: BaseException | None = None
     finished: float | None = None
+    #: the cost model's clock (:class:`dpfed_core.evaluation.cost.RunClock`): stage and time left
+    clock: Any = None
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
 
     # -- called from the worker thread (no Streamlit here)
     def progress(self, event: str, **info) -> None:
+        if self.clock is not None:
+            self.clock.event(event, **info)
+            if self.clock.measured:
+                self.fraction = max(self.fraction, self.clock.fraction() or 0.0)
+                self.last_event, self.last_info = event, info
+                if len(self.events) < 10_000:
+                    self.events.append((event, info))
+                return
         frac = fraction_of(event, info)
         if frac is not None:
             self.fraction = max(self.fraction, frac)  # never moves backwards
@@ -83,25 +93,26 @@ class Job:
         return (self.finished or time.monotonic()) - self.started
 
     def seconds_left(self) -> float | None:
-        """Linear extrapolation of the time left; None until 2 % of the work is done."""
+        """The cost model's time left when the job has a measured clock, else a linear extrapolation
+        of the time left (None until 2 % of the work is done)."""
         if self.done:
             return 0.0
+        if self.clock is not None and self.clock.measured:
+            return self.clock.seconds_left(self.elapsed)
         if self.fraction < 0.02:
             return None
         return self.elapsed * (1.0 - self.fraction) / self.fraction
 
     def status_text(self) -> str:
-        """e.g. ``"42 % · 3 s elapsed · about 5 s left"``."""
+        """e.g. ``"42 % · round 1 · hospital 03 (4/30) · 3 s elapsed · about 5 s left"``."""
+        if self.clock is not None:
+            return f"{self.fraction:.0%} · {self.clock.text(self.elapsed)}"
         left = self.seconds_left()
         eta = "estimating time left" if left is None else f"about {format_seconds(left)} left"
         return f"{self.fraction:.0%} · {format_seconds(self.elapsed)} elapsed · {eta}"
 
 
-def format_seconds(s: float) -> str:
-    if s < 60:
-        return f"{s:.0f} s"
-    m, sec = divmod(int(round(s)), 60)
-    return f"{m} min {sec:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
+from dpfed_core.evaluation.cost import format_seconds  # noqa: E402,F401  (the pages' name for it)
 
 
 class JobCache:
@@ -124,7 +135,7 @@ class JobCache:
                 self._jobs.move_to_end(key)
             return job
 
-    def submit(self, key: str, fn: Callable[[Callable], Any], label: str = "") -> tuple[Job, bool]:
+    def submit(self, key: str, fn: Callable[[Callable], Any], label: str = "", clock: Any = None) -> tuple[Job, bool]:
         """The job of ``key`` and whether it was already there (True: cached or already running).
 
         ``fn(progress)`` runs in a daemon thread; ``progress(event, **info)`` is the job's own
@@ -135,7 +146,7 @@ class JobCache:
             if job is not None and not (job.done and job.error is not None):
                 self._jobs.move_to_end(key)
                 return job, True
-            job = Job(key=key, label=label)
+            job = Job(key=key, label=label, clock=clock)
             self._jobs[key] = job
             while len(self._jobs) > self.max_entries:
                 old_key, old = next(iter(self._jobs.items()))

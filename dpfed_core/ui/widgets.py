@@ -83,7 +83,7 @@ def load_spec(spec: str, opts_json: str) -> FederatedDataset:
 
 def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
             lines: Callable[[str, dict], str | None] | None = None, container=None,
-            expected_seconds: float | None = None, cache=None) -> tuple[Any, bool]:
+            expected_seconds: float | None = None, cache=None, clock=None) -> tuple[Any, bool]:
     """Run ``fn(progress)`` as a background job (:mod:`dpfed_core.ui.jobs`) and show its progress
     here: a bar with % done, time elapsed and time left, plus one line per event that ``lines``
     turns into text (written into ``container``, e.g. an ``st.status``). ``fn`` never touches
@@ -91,9 +91,10 @@ def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
 
     Returns (result, from_cache). Raises the job's error (a DpfedError is shown by the caller).
     """
+    from dpfed_core.ui import engine as dash
     from dpfed_core.ui.jobs import JOBS, format_seconds
 
-    job, existed = (cache or JOBS).submit(key, fn, label)
+    job, existed = (cache or JOBS).submit(key, fn, label, clock=clock)
     if not job.done:
         where = container if container is not None else st
         bar = where.progress(0.0, text=f"{label} — starting…")
@@ -106,7 +107,8 @@ def run_job(key: str, fn: Callable[[Callable], Any], label: str, *,
                 bar.progress(frac, text=f"{label} — {frac:.0%} · {format_seconds(job.elapsed)} elapsed · about "
                                         f"{format_seconds(left)} left (estimated from the file size)")
             else:
-                bar.progress(min(job.fraction, 1.0), text=f"{label} — {job.status_text()}")
+                # the status names entities (the stage being worked on): data, shown as text
+                bar.progress(min(job.fraction, 1.0), text=f"{label} — {dash.escape_md(job.status_text())}")
             if lines is not None and container is not None:
                 new = job.events[shown:]
                 shown += len(new)
@@ -163,8 +165,50 @@ def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = Non
         return doc, result
 
     (doc, result), cached = run_job(dash.run_key(dataset, config), compute,
-                                    label or f"{config.method}", lines=lines, container=container)
+                                    label or f"{config.method}", lines=lines, container=container,
+                                    clock=dash.clock_for(dataset, [config]))
     return doc, result, cached
+
+
+class KeptUpload:
+    """An uploaded file kept in the session (name and bytes), read like Streamlit's UploadedFile."""
+
+    def __init__(self, name: str, data: bytes) -> None:
+        self.name, self._data = name, data
+
+    def getvalue(self) -> bytes:
+        return self._data
+
+
+def kept_upload(where, label: str, types: list[str], key: str, help: str | None = None) -> KeptUpload | None:
+    """A file uploader whose file stays in the session when the user leaves the page and comes back
+    (Streamlit forgets an uploader's file with its widget): the last file uploaded under ``key`` is
+    used until another replaces it or the user forgets it."""
+    up = where.file_uploader(label, type=types, key=key, help=help)
+    store = f"{key}__kept"
+    if up is not None:
+        st.session_state[store] = (up.name, up.getvalue())
+        return KeptUpload(up.name, up.getvalue())
+    kept = st.session_state.get(store)
+    if kept is None:
+        return None
+    c1, c2 = where.columns([3, 1])
+    c1.caption(f"Using **{kept[0]}**, uploaded earlier in this session ({len(kept[1]) / 1024:,.0f} KiB); "
+               "upload another file to replace it.")
+    if c2.button("Forget it", key=f"{key}__forget"):
+        st.session_state.pop(store, None)
+        st.rerun()
+    return KeptUpload(*kept)
+
+
+def is_cached_run(dataset: FederatedDataset, config: RunConfig) -> bool:
+    """A finished run of the same data and configuration is in the cache (pressing Run shows it and
+    releases nothing)."""
+    from dpfed_core.ui import engine as dash
+    from dpfed_core.ui.jobs import JOBS
+
+    job = JOBS.get(dash.run_key(dataset, config))
+    return job is not None and job.done and job.error is None
 
 
 def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]:
@@ -182,7 +226,8 @@ def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]
                              allow_non_private=allow, save=False)[0]
 
     return run_job(dash.sweep_key(dataset, config, epsilons, seeds, references), compute,
-                   f"Sweep of {config.method}")
+                   f"Sweep of {config.method}",
+                   clock=dash.clock_for(dataset, dash.sweep_configs(config, epsilons, seeds, references)))
 
 
 #: Uploads being read / read (a few: datasets are large).
@@ -232,7 +277,15 @@ def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool
 
 
 # ------------------------------------------------------------------------------ state
-def set_dataset(ds: FederatedDataset, source: str) -> None:
+DATA_CLI = "dataset_cli"  # (loader spec, loader options) of the loaded data, for the CLI's --data flags
+
+
+def data_cli_args() -> tuple[str | None, dict | None]:
+    """(``--data`` value, loader options) of the session's data, (None, None) for an upload."""
+    return st.session_state.get(DATA_CLI) or (None, None)
+
+
+def set_dataset(ds: FederatedDataset, source: str, cli: tuple[str, dict] | None = None) -> None:
     from dpfed_core.ui import engine as dash
 
     key = dash.dataset_fingerprint(ds)
@@ -247,6 +300,7 @@ def set_dataset(ds: FederatedDataset, source: str) -> None:
     st.session_state[DATASET] = ds
     st.session_state[DATASET_KEY] = key
     st.session_state[DATASET_SOURCE] = source
+    st.session_state[DATA_CLI] = cli
 
 
 def get_dataset(auto_default: bool = True) -> FederatedDataset | None:
@@ -261,7 +315,7 @@ def get_dataset(auto_default: bool = True) -> FederatedDataset | None:
         except DpfedError as exc:
             show_error(exc)
             return None
-        set_dataset(ds, dash.SAMPLES[dash.DEFAULT_SAMPLE])
+        set_dataset(ds, dash.SAMPLES[dash.DEFAULT_SAMPLE], (dash.DEFAULT_SAMPLE, {}))
     return ds
 
 
@@ -308,8 +362,7 @@ def sidebar_status() -> None:
         if r is not None:
             cfg: RunConfig = r["config"]
             p = r["doc"]["privacy"]
-            st.caption(f"**Last run:** {dash.escape_md(cfg.method)}, ε = {dash.format_epsilon(cfg.epsilon)}, "
-                       f"k ≤ {cfg.k}, rank = {cfg.rank}, seed = {cfg.seed}"
+            st.caption(f"**Last run:** {dash.escape_md(dash.settings_line(cfg))}"
                        + (" · *simulation: noise reproducible, no privacy claim*" if cfg.simulation else ""))
             spent = "∞ (not private)" if not p.get("private") else \
                 f"ε = {dash.format_epsilon(p['epsilon'])}, δ = {p['delta']:.3g} per entity"

@@ -1,0 +1,423 @@
+"""How long a run, a comparison or a sweep will take on the loaded data, before it starts, and how
+much is left while it runs.
+
+The model is measured, not assumed: ``bench/bench_cost_model.py`` runs each method on data of
+different shapes and records the seconds of each stage of a run — round 1 at the entities, the
+server, round 2 at the entities, other fitting (the references' own fits) and evaluation — from the
+run's own timings. :func:`fit` gives each (method, observation mode, stage) non-negative coefficients
+of that stage's cost terms (:data:`FEATURES`: a constant, interactions, entities × items, …);
+:func:`predict_run` sums the stages on the loaded data's shape. A comparison is the sum of its runs; a
+sweep is every point of its grid. The benchmark's result file states how often a prediction fell
+within 2× of the measured time for a run the fit had not seen (leave-one-out).
+
+While a run goes, :class:`RunClock` turns the engine's progress events into the stage being worked
+on ("round 1 · hospital 03 (4/30)") and the time left: the predicted seconds of the stages still to
+come, scaled by how fast this run has gone so far against its prediction.
+
+Times are wall seconds on the benchmark's machine when nothing else runs; a busy machine is slower,
+which the running clock notices after the first stage.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+#: The measurement (written by bench/bench_cost_model.py).
+COST_FILE = Path(__file__).resolve().parents[2] / "bench" / "results" / "cost_model.json"
+STAGES = ("round1", "server", "round2", "other", "evaluate")
+STAGE_NAMES = {"round1": "round 1 at each entity", "server": "server", "round2": "round 2 at each entity",
+               "other": "fitting", "evaluate": "evaluation"}
+#: Cost terms of each stage, as functions of the data's shape (n users, m items, H entities, nnz
+#: interactions, t test users) and of the iterations (it, relative to 100): per-entity work over its
+#: interactions, its items and item pairs; the server's work over items; evaluation over test users × items.
+FEATURES = {
+    "round1": ["1", "H", "nnz", "H*m", "H*m*m/1e3", "n*k*m/1e3"],
+    "server": ["1", "m", "m*m/1e3", "m*m*m/1e6"],
+    "round2": ["1", "H*it", "nnz*it", "H*m*it", "n*it", "n*m*it/1e3"],
+    "other": ["1", "H*it", "nnz*it", "n*it", "H*m*it", "n*m*it/1e3"],
+    "evaluate": ["1", "t*m/1e3", "nnz"],
+}
+#: Noise coordinates a DP run draws, as a function of the data's shape: every number an entity
+#: sends in round 1 carries its own noise (a catalogue's bucket counts, popularity, co-occurrence
+#: entries, prototype sums). Production draws them with OpenDP's exact samplers, far slower than the
+#: simulation's NumPy; a run's production time is its simulation time plus these coordinates times
+#: the sampler's measured µs per coordinate (bench/results/samplers.json).
+NOISE_FEATURES = ["H", "H*m", "H*m*m", "H*k*m"]
+SAMPLERS_FILE = COST_FILE.parent / "samplers.json"
+#: µs per coordinate of OpenDP's float Gaussian when the samplers' measurement is missing (its value there).
+DEFAULT_US_PER_COORD = 11.7
+
+
+def noise_coordinates(messages: list[dict]) -> int:
+    """Numbers the entities sent the server in round 1 (each drawn with its own noise in a DP run)."""
+    total = 0
+    for m in messages or []:
+        if m.get("receiver") == "server" and int(m.get("round", 0)) == 1:
+            total += int(np.prod([int(x) for x in (m.get("shape") or [1])]))
+    return total
+
+
+@functools.lru_cache(maxsize=2)
+def us_per_coordinate(path: str | None = None) -> float:
+    """OpenDP's float Gaussian, µs per noise coordinate, from the samplers' benchmark (the slowest of
+    the samplers the methods use: a bound for the Laplace ones)."""
+    try:
+        doc = json.loads(Path(path or SAMPLERS_FILE).read_text(encoding="utf-8"))
+        vals = [r["opendp_us_per_coord"] for r in doc["samplers"] if "Gaussian" in r["sampler"]]
+        return float(np.median(vals)) if vals else DEFAULT_US_PER_COORD
+    except (OSError, ValueError, KeyError, TypeError):
+        return DEFAULT_US_PER_COORD
+
+
+#: Below this a prediction is said as "under 1 s": fixed costs (threads, imports) dominate there.
+FLOOR_SECONDS = 1.0
+
+
+def format_seconds(s: float) -> str:
+    """Seconds for people: "12 s", "3 min 05 s", "1 h 02 min"."""
+    if s < 60:
+        return f"{s:.0f} s"
+    m, sec = divmod(int(round(s)), 60)
+    return f"{m} min {sec:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
+
+
+def shape_of(ds) -> dict:
+    """The public shape of a dataset the cost terms read (sizes only)."""
+    return {"n": int(ds.n_users), "m": int(ds.n_items), "H": int(ds.n_entities), "nnz": int(ds.X.nnz)}
+
+
+def _terms(stage: str, shape: dict, config: dict | None = None) -> np.ndarray:
+    cfg = config or {}
+    names = NOISE_FEATURES if stage == "noise" else FEATURES[stage]
+    env = {"n": float(shape["n"]), "m": float(shape["m"]), "H": float(shape["H"]), "nnz": float(shape["nnz"]),
+           "t": float(shape["n"]) * float(cfg.get("test_fraction", 0.2)),
+           "it": float(cfg.get("max_iter", 100)) / 100.0, "k": float(cfg.get("k", 10))}
+    return np.array([eval(f, {"__builtins__": {}}, env) for f in names], dtype=float)  # noqa: S307
+
+
+def stage_seconds(timings: dict, wall: float) -> dict:
+    """A run's measured seconds per stage from its document's ``timings``; ``other`` is the rest of
+    ``wall`` (the references' own fits, the split), so the stages add up to ``wall``."""
+    t = {k: float(v) for k, v in (timings or {}).items() if isinstance(v, (int, float))}
+    r1 = sum(v for k, v in t.items() if k.startswith("round1_") and k != "round1_total")
+    out = {"round1": r1, "server": t.get("server_fit", 0.0), "round2": t.get("round2_local_fit", 0.0),
+           "evaluate": t.get("evaluate", 0.0)}
+    out["other"] = max(float(wall) - sum(out.values()), 0.0)
+    return out
+
+
+def _key(method: str, mode: str) -> str:
+    return f"{method}|{mode}"
+
+
+def fit(points: list[dict]) -> dict:
+    """Per (method, mode, stage): non-negative coefficients of :data:`FEATURES` fitted to the measured
+    stage seconds, each point weighted by 1 / its seconds (relative error), columns scaled to unit
+    size. A stage that took no time in any point gets zeros."""
+    from scipy.optimize import nnls
+
+    groups: dict[str, list[dict]] = {}
+    for p in points:
+        groups.setdefault(_key(p["method"], p["mode"]), []).append(p)
+    model = {}
+    for key, pts in groups.items():
+        model[key] = {}
+        for stage in STAGES:
+            y = np.array([p["stages"].get(stage, 0.0) for p in pts], dtype=float)
+            if not np.any(y > 1e-3):
+                model[key][stage] = [0.0] * len(FEATURES[stage])
+                continue
+            A = np.array([_terms(stage, p["shape"], {"max_iter": p.get("max_iter", 100), "k": p.get("k", 10)})
+                          for p in pts])
+            w = 1.0 / np.maximum(y, 1.0)  # relative error above 1 s; below it fixed costs are noise
+            scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
+            coef, _ = nnls((A * w[:, None]) / scale, y * w)
+            model[key][stage] = (coef / scale).tolist()
+        coords = np.array([float(p.get("noise_coordinates", 0)) for p in pts])
+        if np.any(coords > 0):
+            A = np.array([_terms("noise", p["shape"], {"k": p.get("k", 10)}) for p in pts])
+            w = 1.0 / np.maximum(coords, 1.0)
+            scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
+            coef, _ = nnls((A * w[:, None]) / scale, coords * w)
+            model[key]["noise"] = (coef / scale).tolist()
+        prod = [p for p in pts if "production_wall" in p]
+        if prod:
+            # what production noise adds to round 1: per noise coordinate (the sampler) and per entity
+            # (its mechanisms' set-up: calibration, selection), fitted on the runs measured both ways
+            y = np.array([max(p["production_stages"]["round1"] - p["stages"]["round1"], 0.0) for p in prod])
+            A = np.array([[float(p.get("noise_coordinates", 0)) * 1e-6, float(p["shape"]["H"]), 1.0] for p in prod])
+            w = 1.0 / np.maximum(y, 1.0)
+            scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
+            coef, _ = nnls((A * w[:, None]) / scale, y * w)
+            model[key]["production"] = (coef / scale).tolist()
+    return model
+
+
+def leave_one_out(points: list[dict]) -> list[float | None]:
+    """Each point's total predicted by the model fitted without it (None when no other point of its
+    method and mode remains)."""
+    out = []
+    for i, p in enumerate(points):
+        rest = [q for j, q in enumerate(points) if j != i]
+        model = fit(rest)
+        pred = _predict(model, p["method"], p["mode"], p["shape"], {"max_iter": p.get("max_iter", 100),
+                                                                     "k": p.get("k", 10)})
+        out.append(None if pred is None else sum(pred.values()))
+    return out
+
+
+def _predict(model: dict, method: str, mode: str, shape: dict, config: dict | None = None) -> dict | None:
+    coef = model.get(_key(method, mode)) or model.get(_key(method, "zero" if mode == "observed" else "observed"))
+    if coef is None:
+        return None
+    out = {stage: max(float(np.dot(coef[stage], _terms(stage, shape, config))), 0.0) for stage in STAGES}
+    return _with_production_noise(out, coef, shape, config)
+
+
+def _with_production_noise(stages: dict, coef: dict, shape: dict, config: dict | None) -> dict:
+    """Round 1 of a production DP run (not a simulation, finite ε) plus its noise draws' time."""
+    c = config or {}
+    eps = c.get("epsilon", math.inf)
+    eps = math.inf if eps in (None, "inf") else float(eps)
+    if "noise" not in coef or c.get("simulation", True) or not math.isfinite(eps):
+        return stages
+    coords = max(float(np.dot(coef["noise"], _terms("noise", shape, c))), 0.0)
+    if "production" in coef:  # measured: seconds per million coordinates, per entity, fixed
+        a, b, c0 = coef["production"]
+        extra = a * coords * 1e-6 + b * float(shape["H"]) + c0
+        # never below the sampler's own cost of the coordinates (measured by bench_samplers)
+        extra = max(extra, coords * us_per_coordinate() * 1e-6)
+    else:
+        extra = coords * us_per_coordinate() * 1e-6
+    return {**stages, "round1": stages["round1"] + extra}
+
+
+@functools.lru_cache(maxsize=2)
+def _load(path: str) -> dict | None:
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc.get("model"), dict) else None
+
+
+def measured_model(path: Path | None = None) -> dict | None:
+    """The fitted model of the benchmark's result file, or None without one."""
+    doc = _load(str(path or COST_FILE))
+    return doc["model"] if doc else None
+
+
+def _measured_here(doc: dict, method: str, mode: str, shape: dict, c: dict) -> dict | None:
+    """The mean measured stages of this very run (method, mode, data shape, iterations, k) when the
+    benchmark ran it: the bundled samples, the eICU demo and MovieLens 100K with their defaults."""
+    same = [p for p in doc.get("points", []) if p["method"] == method and p["mode"] == mode
+            and p["shape"] == shape and int(p.get("max_iter", 100)) == int(c.get("max_iter", 100))
+            and (p.get("k") is None or int(p["k"]) == int(c.get("k", p["k"])))]
+    if not same:
+        return None
+    return {s: float(np.mean([p["stages"].get(s, 0.0) for p in same])) for s in STAGES}
+
+
+def predict_run(shape: dict, config, path: Path | None = None) -> dict | None:
+    """Predicted seconds per stage of one run of ``config`` on data of ``shape``: the benchmark's
+    measurement of this very run when it made one, else the fitted model; None when the method was
+    not measured."""
+    doc = _load(str(path or COST_FILE))
+    if doc is None:
+        return None
+    c = config.to_dict() if hasattr(config, "to_dict") else dict(config)
+    mode = c.get("mode", "zero")
+    here = _measured_here(doc, c["method"], mode, shape, c)
+    if here is None:
+        return _predict(doc["model"], c["method"], mode, shape, c)
+    coef = doc["model"].get(_key(c["method"], mode)) or {}
+    return _with_production_noise(here, coef, shape, c)
+
+
+def predict_runs(shape: dict, configs: Iterable, path: Path | None = None) -> float | None:
+    """Predicted seconds of several runs one after the other (a comparison, a sweep); None when
+    any of them was not measured."""
+    total = 0.0
+    for c in configs:
+        p = predict_run(shape, c, path)
+        if p is None:
+            return None
+        total += sum(p.values())
+    return total
+
+
+def sweep_configs(config, epsilons: Iterable[float], seeds: Iterable[int], references: Iterable[str]) -> list:
+    """The runs of a sweep, as :func:`dpfed_core.evaluation.experiments.sweep` makes them: the method
+    at every ε for every seed, each reference once per seed (a DP reference at every ε)."""
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()
+    eps, refs = list(epsilons), list(references)
+    out = []
+    for s in seeds:
+        out += [config.replace(epsilon=e, seed=s) for e in eps]
+        for r in refs:
+            dp = METHODS.get(r) is not None and METHODS[r].uses_epsilon
+            out += [config.replace(method=r, epsilon=e, seed=s) for e in (eps if dp else [math.inf])]
+    return out
+
+
+def estimate_text(seconds: float | None) -> str:
+    """"about 12 s", "under 2 s" (fixed costs dominate below :data:`FLOOR_SECONDS`), or "duration not
+    measured for this method yet"."""
+    if seconds is None:
+        return "duration not measured for this method yet"
+    if seconds < FLOOR_SECONDS:
+        return f"under {FLOOR_SECONDS:g} s"
+    return f"about {format_seconds(seconds)}"
+
+
+def busy_factor() -> float:
+    """How much slower than measured a run may be now: the 1-minute load average over the cores
+    this process may use (1 on an idle machine, at most 4). Other work on the machine shares its
+    cores; the measurements were taken with some of it running too, so this is a bound, not a fit."""
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    except (OSError, AttributeError):
+        return 1.0
+    return float(min(max(load / max(cores, 1), 1.0), 4.0))
+
+
+def estimate_with_load(seconds: float | None) -> str:
+    """:func:`estimate_text`, and how long it may take while the machine is busy (when it is)."""
+    text = estimate_text(seconds)
+    f = busy_factor()
+    if seconds is not None and f >= 1.5 and seconds * f >= FLOOR_SECONDS:
+        text += f" (up to {format_seconds(seconds * f)} while this machine is as busy as now: other work uses its cores)"
+    return text
+
+
+def within_2x(predicted: float, measured: float) -> bool:
+    """The claim a prediction makes, checked: within a factor 2 of the measurement, where "under
+    1 s" holds for anything measured under 2 s."""
+    if predicted < FLOOR_SECONDS:
+        return measured < 2 * FLOOR_SECONDS
+    return 0.5 <= predicted / max(measured, 1e-9) <= 2.0
+
+
+class RunClock:
+    """The stage a computation is in and the time left, from the engine's progress events and the
+    predicted seconds of each stage of each of its runs (``plan``: one :func:`predict_run` per run, in
+    order; a run, a comparison's runs, a sweep's points). Written by the computation's thread, read
+    by the page's or the terminal's."""
+
+    def __init__(self, plan: list[dict | None], labels: list[str] | None = None) -> None:
+        self.plan = list(plan) or [None]
+        self.labels = list(labels or [])
+        self.stage = "starting"
+        self.where = "starting"
+        self.done_runs = 0
+        self._stage_frac = 0.0
+        self._stage_key: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        return all(p is not None for p in self.plan)
+
+    @property
+    def total(self) -> float | None:
+        return sum(sum(p.values()) for p in self.plan) if self.measured else None
+
+    def event(self, event: str, **info) -> None:
+        pos = f" ({info['index'] + 1}/{info['total']})" if "index" in info and info.get("total") else ""
+        ent = info.get("entity")
+        frac = None
+        if "index" in info and info.get("total"):
+            frac = (int(info["index"]) + (1 if event.endswith("_done") else 0)) / float(info["total"])
+        if event.startswith("round1") or event == "catalogue_start":
+            self._set("round1", f"round 1 · {ent}{pos}" if ent else "round 1 (DP item selection)", frac)
+        elif event.startswith("server") or event in ("broadcast", "public_broadcast"):
+            self._set("server", "server (post-processing, no privacy cost)",
+                      1.0 if event in ("server_done", "broadcast") else 0.0)
+        elif event.startswith("round2"):
+            self._set("round2", f"round 2 · {ent}{pos}" if ent else "round 2", frac)
+        elif event == "individual_entity":
+            self._set("other", f"fitting · {ent}{pos}" if ent else "fitting", frac)
+        elif event == "central_start":
+            self._set("other", "fitting the pooled model", 0.0)
+        elif event == "evaluate_start":
+            self._set("evaluate", "evaluation on the held-out entries", 0.0)
+        elif event == "evaluate_done":
+            self._next_run(self.done_runs + 1)
+        elif event == "sweep_step":
+            self._next_run(int(info.get("done", self.done_runs + 1)))
+            nxt = self.labels[self.done_runs] if self.done_runs < len(self.labels) else ""
+            self.where = f"point {self.done_runs + 1}/{len(self.plan)}" + (f": {nxt}" if nxt else "")
+
+    def _next_run(self, done: int) -> None:
+        self.done_runs = min(done, len(self.plan))
+        self._stage_key, self._stage_frac = None, 0.0
+        nxt = self.labels[self.done_runs] if self.done_runs < len(self.labels) else ""
+        self.where = f"next: {nxt}" if nxt else ""
+
+    def _set(self, stage: str, where: str, frac: float | None) -> None:
+        if stage != self._stage_key:
+            self._stage_key, self._stage_frac = stage, 0.0
+        self.stage, self.where = STAGE_NAMES[stage], where
+        if frac is not None:
+            self._stage_frac = max(self._stage_frac, min(float(frac), 1.0))
+
+    def predicted_done(self) -> float | None:
+        """Predicted seconds of the work done so far: finished runs, the stages of this run before
+        the current one, and the current stage's finished share."""
+        if not self.measured:
+            return None
+        done = sum(sum(p.values()) for p in self.plan[:self.done_runs])
+        if self._stage_key is not None and self.done_runs < len(self.plan):
+            cur = self.plan[self.done_runs]
+            for s in STAGES:
+                if s == self._stage_key:
+                    done += cur[s] * self._stage_frac
+                    break
+                done += cur[s]
+        return done
+
+    def fraction(self) -> float | None:
+        d, total = self.predicted_done(), self.total
+        if d is None or not total:
+            return None
+        return min(d / total, 0.99)
+
+    def seconds_left(self, elapsed: float) -> float | None:
+        """Predicted seconds still to go, scaled by this computation's speed so far (once a tenth of
+        the predicted work is done; the factor clamped to 4× either way); at least the overrun when
+        it is already slower than predicted."""
+        d, total = self.predicted_done(), self.total
+        if d is None or total is None:
+            return None
+        left = max(total - d, 0.0)
+        if d >= 0.1 * total and d > 0:
+            left *= min(max(elapsed / d, 0.25), 4.0)
+        return left
+
+    def text(self, elapsed: float) -> str:
+        """e.g. "round 1 · hospital 03 (4/30) · 3 s elapsed · about 5 s left"."""
+        left = self.seconds_left(elapsed)
+        head = f"run {min(self.done_runs + 1, len(self.plan))}/{len(self.plan)} · " \
+            if len(self.plan) > 1 and not self.where.startswith("point") else ""
+        eta = "time left not predicted (method not measured)" if left is None else \
+            f"about {format_seconds(left)} left"
+        return f"{head}{self.where or self.stage} · {format_seconds(elapsed)} elapsed · {eta}"
+
+
+def clock_for_runs(shape: dict, configs: list, path: Path | None = None) -> RunClock:
+    """A :class:`RunClock` for these runs one after the other."""
+    return RunClock([predict_run(shape, c, path) for c in configs], [_label(c) for c in configs])
+
+
+def _label(c) -> str:
+    eps = "" if not math.isfinite(float(c.epsilon)) else f" ε = {float(c.epsilon):g}"
+    return f"{c.method}{eps}, seed {c.seed}"

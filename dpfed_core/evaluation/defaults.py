@@ -1,0 +1,180 @@
+"""The one starting configuration of both front ends (dashboard and CLI).
+
+The dashboard's Federate page starts from :func:`default_config`, and every ``run``/``sweep`` flag
+left out on the command line takes its value from the same function, so the same visible settings
+give the same run on either front end. Method, aggregation, rank and ε come from the measurement
+``bench/results/dashboard_defaults.json`` (``bench/bench_dashboard_defaults.py``: which DP setting
+beats the entities alone on the bundled clinic sample); without the file the recommended DP method
+with the plain defaults below is used, and nothing measured is claimed.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from dpfed_core.config import RunConfig
+from dpfed_core.data.dataset import FederatedDataset
+
+#: The measurement the defaults come from (committed with the benchmark script).
+DEFAULTS_FILE = Path(__file__).resolve().parents[2] / "bench" / "results" / "dashboard_defaults.json"
+#: The recommended DP method (bench/results/utility.md) when the measurement names none.
+RECOMMENDED_METHOD = "dp-cooccurrence"
+#: Server / matrix-factorisation iterations of both front ends (the measurement ran with it).
+DEFAULT_MAX_ITER = 100
+DEFAULT_LAM = 0.1
+DEFAULT_DELTA = 1e-6
+DEFAULT_SEED = 0
+
+
+@functools.lru_cache(maxsize=4)
+def _read(path: str) -> dict | None:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def measured_defaults(path: Path | None = None) -> dict | None:
+    """The benchmark's document (``defaults``, ``settings``, ``cpu_seconds_per_run`` …), or None."""
+    doc = _read(str(path or DEFAULTS_FILE))
+    return doc if doc and isinstance(doc.get("defaults"), dict) else None
+
+
+def _epsilon(value) -> float:
+    return math.inf if value in ("inf", None) else float(value)
+
+
+def default_k(ds: FederatedDataset) -> int:
+    """Prototypes per entity: about a fifth of the smallest entity's training users, 2 to 20."""
+    sizes = np.bincount(ds.entity_of_user, minlength=ds.n_entities)
+    smallest_train = int(max(1, math.floor(sizes.min() * 0.8))) if len(sizes) else 1
+    return int(min(20, max(2, smallest_train // 5)))
+
+
+def default_mode(ds: FederatedDataset) -> str:
+    """``observed`` for explicit ratings (RMSE headline), ``zero`` otherwise (ranking headline)."""
+    return "observed" if ds.value_kind == "ratings" else "zero"
+
+
+def default_method(path: Path | None = None) -> str:
+    """The method both front ends run when none is named: the measured default, else the recommended
+    DP method."""
+    from dpfed_core.methods import available_methods
+
+    doc = measured_defaults(path)
+    measured = doc["defaults"] if doc else None
+    if measured and measured.get("method") in available_methods():
+        return measured["method"]
+    return RECOMMENDED_METHOD
+
+
+def default_config(ds: FederatedDataset, method: str | None = None, path: Path | None = None) -> RunConfig:
+    """The starting configuration of a run on ``ds`` (both front ends).
+
+    Method, aggregation, rank and ε from the measurement (:data:`DEFAULTS_FILE`) when it names this
+    method (or no method is asked for); k from :func:`default_k` (prototype methods only); mode from
+    :func:`default_mode`; δ = 1e-6, λ = 0.1, :data:`DEFAULT_MAX_ITER` iterations, seed 0.
+    """
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()  # fills the registry (federated methods register on first use)
+    doc = measured_defaults(path)
+    measured = doc["defaults"] if doc else None
+    method = method or default_method(path)
+    uses_eps = METHODS.get(method) is not None and METHODS[method].uses_epsilon
+    from_file = measured is not None and measured["method"] == method
+    from dpfed_core.federation.protocol import is_summable
+
+    return RunConfig(
+        method=method,
+        epsilon=(_epsilon(measured["epsilon"]) if from_file else 1.0) if uses_eps else math.inf,
+        delta=float(measured.get("delta", DEFAULT_DELTA)) if from_file else DEFAULT_DELTA,
+        k=default_k(ds),
+        rank=int(measured["rank"]) if from_file else 5,
+        lam=DEFAULT_LAM,
+        mode=default_mode(ds),
+        seed=DEFAULT_SEED,
+        max_iter=DEFAULT_MAX_ITER,
+        aggregation=measured["aggregation"] if from_file and is_summable(method) else "none",
+    )
+
+
+#: Loader options (:func:`dpfed_core.data.loaders.load_data`) → the CLI flag that sets each.
+_DATA_FLAGS = {"federation": "--federation", "entity": "--federation", "event_table": "--events",
+               "events": "--events", "exclude_entities": "--exclude-entities", "value_kind": "--value-kind",
+               "value_max": "--value-max", "user_col": "--user-col", "item_col": "--item-col",
+               "value_col": "--value-col", "entity_col": "--entity-col", "duplicates": "--duplicates",
+               "entity_from": "--entity-from", "entity_transform": "--entity-transform",
+               "item_name_col": "--item-name-col", "drop_missing": "--drop-missing",
+               "entities_from_data": "--entities-from-data"}
+
+
+def _arg(value) -> str:
+    import shlex
+
+    if isinstance(value, (list, tuple)):
+        value = ",".join(map(str, value))
+    if isinstance(value, float):
+        value = "inf" if math.isinf(value) else f"{value:g}"
+    return shlex.quote(str(value))
+
+
+def cli_command(config: RunConfig | dict, data: str | None = None, data_options: dict | None = None,
+                out: str = "r.json") -> str:
+    """The ``python -m dpfed_core run …`` line that reproduces a run of ``config`` exactly: every
+    setting written out (not left to defaults, which may change), ``data``/``data_options`` as the
+    loader was given them. Options without a flag (an uploaded item list) are named in a trailing
+    comment instead of being dropped silently."""
+    from dpfed_core.federation.protocol import PROTOTYPE_METHODS, is_summable
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()
+    c = config.to_dict() if isinstance(config, RunConfig) else dict(config)
+    method = c["method"]
+    spec = METHODS.get(method)
+    parts = ["python -m dpfed_core run", "--data", _arg(data) if data else "YOUR_DATA"]
+    missing = []
+    for key, value in sorted((data_options or {}).items()):
+        flag = _DATA_FLAGS.get(key)
+        if value in (None, [], "", False):
+            continue
+        if flag is None:
+            missing.append(key.replace("_", " "))
+        elif value is True:  # a switch
+            parts.append(flag)
+        else:
+            parts += [flag, _arg(value)]
+    parts += ["--method", method]
+    eps = c.get("epsilon")
+    if spec is None or spec.uses_epsilon:
+        parts += ["--epsilon", _arg(float(eps) if eps not in ("inf", None) else math.inf),
+                  "--delta", _arg(float(c.get("delta", DEFAULT_DELTA)))]
+    if spec is not None and spec.uses_k:
+        parts += ["--k", str(c["k"])]
+    for key, flag in (("rank", "--rank"), ("lam", "--lam"), ("mode", "--mode"), ("seed", "--seed"),
+                      ("max_iter", "--max-iter"), ("test_fraction", "--test-fraction"), ("n_hidden", "--n-hidden"),
+                      ("top_n", "--top-n")):
+        if c.get(key) is not None:
+            parts += [flag, _arg(c[key])]
+    if c.get("simulation"):
+        parts.append("--simulation")
+    if method in PROTOTYPE_METHODS:
+        parts += ["--server-weighting", c.get("server_weighting", "none")]
+    if is_summable(method):
+        parts += ["--aggregation", c.get("aggregation", "none")]
+        if c.get("max_dropouts"):
+            parts += ["--max-dropouts", str(c["max_dropouts"])]
+    for key, value in {**(c.get("prototype_params") or {}), **(c.get("method_params") or {})}.items():
+        if isinstance(value, dict):
+            value = ",".join(f"{k}:{v:g}" if isinstance(v, float) else f"{k}:{v}" for k, v in value.items())
+        parts += ["--param", _arg(f"{key}={'none' if value is None else value}")]
+    parts += ["--out", out]
+    line = " ".join(parts)
+    if missing:
+        line += (f"  # not expressible as flags here: {', '.join(missing)} — give the list files you loaded on the "
+                 "Data page (--items FILE, --entities FILE)")
+    return line

@@ -1,0 +1,124 @@
+"""The cost model: its fit recovers known costs, it predicts from measurements, and the running clock
+names the stage and the time left from the engine's progress events."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from dpfed_core.config import RunConfig
+from dpfed_core.evaluation import cost
+
+
+def _point(method, shape, stages, mode="zero", k=5):
+    return {"method": method, "mode": mode, "shape": shape, "max_iter": 100, "k": k, "stages": stages,
+            "wall": sum(stages.values()), "data": "x"}
+
+
+SHAPES = [{"n": n, "m": m, "H": h, "nnz": n * 20} for n, m, h in
+          ((500, 100, 4), (2000, 150, 30), (900, 1700, 11), (1800, 190, 180), (3000, 400, 8))]
+
+
+def test_fit_recovers_a_known_cost_and_stages_add_up():
+    # round 2 costs 2 ms per entity per 100 iterations plus 20 µs per interaction; evaluation 1 µs per
+    # test user × item: the fit finds it again and predicts an unseen shape exactly
+    def truth(s):
+        return {"round1": 0.0, "server": 0.0, "round2": 0.02 * s["H"] + 2e-4 * s["nnz"],
+                "other": 0.0, "evaluate": 1e-2 * 0.2 * s["n"] * s["m"] / 1e3}
+
+    model = cost.fit([_point("m1", s, truth(s)) for s in SHAPES])
+    new = {"n": 1200, "m": 300, "H": 50, "nnz": 24000}  # inside the measured shapes' span
+    pred = cost._predict(model, "m1", "zero", new, {"max_iter": 100, "k": 5})
+    assert sum(pred.values()) == pytest.approx(sum(truth(new).values()), rel=0.1)
+    assert cost._predict(model, "other-method", "zero", new) is None
+    st = cost.stage_seconds({"round1_popularity": 0.2, "round1_co-occurrence": 0.3, "round1_total": 0.5,
+                             "round2_local_fit": 1.0, "evaluate": 0.1, "split": 0.0}, wall=2.0)
+    assert st["round1"] == pytest.approx(0.5) and sum(st.values()) == pytest.approx(2.0)
+
+
+def test_predictions_use_the_measurement_of_the_same_run_and_say_when_unmeasured(tmp_path):
+    pts = [_point("m1", s, {"round1": 1.0, "server": 0, "round2": s["H"] * 0.1, "other": 0, "evaluate": 0.1})
+           for s in SHAPES]
+    pts[1]["stages"]["round2"] = 9.0  # a measured run slower than the model's average
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"model": cost.fit(pts), "points": pts}))
+    cfg = RunConfig(method="m1", k=5, max_iter=100)
+    here = cost.predict_run(SHAPES[1], cfg, path)
+    assert sum(here.values()) == pytest.approx(1.0 + 9.0 + 0.1)
+    assert cost.predict_run(SHAPES[1], cfg.replace(method="unmeasured"), path) is None
+    assert cost.predict_runs(SHAPES[1], [cfg, cfg], path) == pytest.approx(2 * 10.1)
+    assert cost.estimate_text(None).startswith("duration not measured")
+    assert cost.estimate_text(0.4) == "under 1 s" and cost.estimate_text(75) == "about 1 min 15 s"
+    assert cost.within_2x(0.4, 1.9) and not cost.within_2x(0.4, 2.5)
+    assert cost.within_2x(10, 19) and not cost.within_2x(10, 21) and not cost.within_2x(10, 4.9)
+
+
+def test_the_clock_names_the_stage_and_scales_the_time_left():
+    plan = {"round1": 4.0, "server": 1.0, "round2": 4.0, "other": 0.0, "evaluate": 1.0}
+    clock = cost.RunClock([plan, plan], ["dp-cooccurrence", "local"])
+    assert clock.total == 20.0 and clock.fraction() == 0.0
+    clock.event("round1_start", entity="hospital 03", index=3, total=4)
+    assert "round 1 · hospital 03 (4/4)" in clock.text(1.0)
+    clock.event("round1_done", entity="hospital 03", index=3, total=4)
+    assert clock.fraction() == pytest.approx(4.0 / 20)
+    # twice as slow as predicted so far: the rest is predicted twice as long
+    assert clock.seconds_left(8.0) == pytest.approx(16.0 * 2)
+    clock.event("server_start")
+    assert "server" in clock.text(9.0)
+    clock.event("round2_start", entity="hospital 01", index=0, total=4)
+    clock.event("evaluate_start")
+    assert "evaluation" in clock.text(9.0)
+    clock.event("evaluate_done")
+    assert clock.fraction() == pytest.approx(0.5) and "next: local" in clock.text(10.0)
+    assert "run 2/2" in clock.text(10.0)
+    blind = cost.RunClock([None])
+    blind.event("round1_start", entity="A", index=0, total=2)
+    assert blind.fraction() is None and "not predicted" in blind.text(3.0)
+
+
+def test_sweep_runs_are_the_sweeps_points():
+    from report_docs import small_dataset
+
+    from dpfed_core.evaluation.experiments import sweep
+
+    ds = small_dataset()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=3, max_iter=20, simulation=True, aggregation="secure")
+    eps, seeds, refs = [1.0, math.inf], [0, 1], ["individual", "dp-popularity"]
+    doc = sweep(ds, cfg, eps, seeds, refs)
+    planned = cost.sweep_configs(cfg, eps, seeds, refs)
+    assert len(planned) == len(doc["runs"])
+    assert sorted((c.method, c.seed) for c in planned) == sorted((r["method"], r["seed"]) for r in doc["runs"])
+
+
+def test_cli_states_the_prediction_before_it_runs(capsys):
+    from dpfed_core.cli.main import main
+
+    assert main(["run", "--data", "sample:clinic", "--federation", "region", "--simulation"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("run dp-cooccurrence: ") and "predicted for 1 run on these data (measured cost model)" in out
+
+
+def test_cli_bar_names_the_stage_and_time_left_on_a_terminal(monkeypatch, capsys):
+    import io
+    import sys
+
+    from dpfed_core.cli.main import _Bar
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    bar = _Bar(cost.RunClock([{"round1": 2, "server": 0.5, "round2": 2, "other": 0, "evaluate": 0.5}]), "run m")
+    bar("round1_start", entity="hospital 01", index=0, total=2)
+    bar("server_start")
+    bar("round2_start", entity="hospital 02", index=1, total=2)
+    bar("evaluate_start")
+    bar.close()
+    drawn = err.getvalue()
+    for stage in ("round 1 · hospital 01 (1/2)", "server", "round 2 · hospital 02 (2/2)", "evaluation"):
+        assert stage in drawn, drawn
+    assert "left" in drawn and "%|" in drawn
+    assert "predicted for 1 run" in capsys.readouterr().out
