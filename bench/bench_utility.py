@@ -481,8 +481,11 @@ def report(rows: list[dict], datasets: list[str], env: dict, seconds: float | No
              "item features (where the loader knows them: MovieLens genres and decade, eICU drug-name tokens), "
              "weights on a local hold-out; nothing leaves the entity. "
              f"`{RECOMMENDED}` round 2 blends the same local parts with the federation's broadcast V and DP "
-             "popularity. Without a declared formulary the DP run selects its catalogue: federation-wide "
-             "(one secure sum over 4096 public hash buckets) under secure aggregation, per entity without.",
+             "popularity. Without a declared formulary the DP run selects which items the federation shares: "
+             "federation-wide over 4096 public hash buckets (one secure sum under secure aggregation, the "
+             "entities' full-noise histograms summed without it); each entity still scores every item it holds, "
+             "mapping the shared keys onto the item names it knows. With --focus only the rows the targets "
+             "read are run (local, exact popularity, the recommended method, dp-als).",
              "", "Paired effects: MAR(method) − MAR(reference) per seed, mean ± sd over seeds; \"beats\" = "
              "below zero by more than the sd, \"loses\" = above zero by more than the sd, else inconclusive.", "",
              "Differences from the paper (SPEC): zero mode throughout; ranking metric MAR rather than RMSE; "
