@@ -1,5 +1,5 @@
 """The one documented DP k-means setting shared by ``bench_dp_kmeans.py`` and ``bench_peers.py``
-(issue 14: the two k-means pages must not use different row scalings without saying so).
+(the two k-means pages must not use different row scalings without saying so).
 
 Data sets (chosen before any DP result was looked at):
 
@@ -10,7 +10,7 @@ Data sets (chosen before any DP result was looked at):
   ε = 1, δ = 1e-6: ≈ 0.07 (LSH clustering), ≈ 0.43 (Balcan et al.'s code), ≈ 0.75 (diffprivlib).
 * **Held-out mixture** (``heldout_mixture``): 64 Gaussians in d = 100, n = 10,000, centres on the
   sphere of radius 0.8, per-coordinate σ = 0.05, points outside the unit ball projected onto it;
-  the reading of issue 14's held-out figures (one cluster 0.876, k-means++ 0.262; ours 0.874 and
+  the reading of the held-out figures (one cluster 0.876, k-means++ 0.262; ours 0.874 and
   ≈ 0.26). No parameter of any method was tuned on it except one, stated in dp_kmeans.md
   (removing the leaf-threshold cap n̂/(2k) of the LSH tree, decided at ε = 0.1).
 

@@ -1,4 +1,4 @@
-"""Privacy budget across releases (issue 22): what the odometer charges per entity, basic composition
+"""Privacy budget across releases: what the odometer charges per entity, basic composition
 against the tight accountant, and how a re-export of the same people is recognised.
 
 * the default sweep of one Gaussian method (dp-cooccurrence, ε ∈ {0.1, 0.3, 1, 3, 10, ∞} × 3 seeds) and
@@ -110,7 +110,7 @@ def main() -> None:
            "targets": {"one_method_sweep_le_22": sweeps[0]["charged_epsilon"] <= 22.0,
                        "whole_sweep_le_44": sweeps[1]["charged_epsilon"] <= 44.0,
                        "six_fit_under_4_5": fit["fit_charged"] >= 6, "basic_refuses_fifth": fit["fit_basic"] == 4}}
-    md = ["# Privacy budget across releases (issue 22)", "",
+    md = ["# Privacy budget across releases", "",
           f"git {doc['machine']['git_commit']}, {doc['machine']['date']}. Charges per entity as the odometer "
           "computes them for the planned releases (sample:clinic, δ of each release 1e-6, cap δ 1e-5): basic "
           "composition Σε against the tight accountant (zCDP over releases; one sweep's points as one "

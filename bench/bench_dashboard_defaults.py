@@ -1,4 +1,4 @@
-"""The dashboard's defaults, measured (issue 25 item 1): which DP setting wins on the bundled sample.
+"""The dashboard's defaults, measured: which DP setting wins on the bundled sample.
 
 dp-cooccurrence with and without secure aggregation over a small grid of rank and ε, against ``local``
 (each hospital's own model + own popularity: the strongest thing a hospital can do alone) and
@@ -181,7 +181,7 @@ def write(doc: dict, out: Path) -> None:
              "vs individual b/w/i": "{better}/{worse}/{tie}".format(**s["verdict"]["individual"]),
              "single runs vs local": ", ".join(s["single_run_words"]["local"]),
              "qualifies": "yes" if qualifies(s) else ""} for s in settings]
-    md = (f"# Dashboard defaults on the bundled sample (issue 25)\n\n"
+    md = (f"# Dashboard defaults on the bundled sample\n\n"
           f"{doc['data']}: {doc['entities']} hospitals, {doc['users']} stays, {doc['items']} items; {doc['mode']} mode, "
           f"MAR (lower is better, 0.5 = random), δ = {DELTA:g}, seeds {doc['seeds']} (simulation mode: noise "
           "reproducible, no privacy claim). b/w/i = hospitals better / worse / inconclusive over seeds (mean "

@@ -1,4 +1,4 @@
-"""Issues 13/24: a real local Flower deployment vs the in-process run — wall time, CPU and bytes.
+"""A real local Flower deployment vs the in-process run — wall time, CPU and bytes.
 
 Part 1. For H = 3, 10, 30 entities (synthetic Poisson data, 100 users per entity, 200 items), runs
 ``kmeans`` (prototypes on the wire), ``dp-popularity`` (one SecAgg+ secure sum) and
@@ -18,7 +18,7 @@ says so when it cannot run), in simulation mode (labelled, reproducible noise), 
 * whether the deployment's metrics equal the in-process ones (they must, in simulation mode);
 * the 1-minute load average before and after the row (the machine may be shared).
 
-Part 2 (issue 24's targets), through the CLI as a user runs it (``python -m dpfed_core …``, budget
+Part 2 (the targets), through the CLI as a user runs it (``python -m dpfed_core …``, budget
 store in a temporary file): ``run`` vs ``deploy-local`` on each engine of ``--engines`` — the clinic
 sample's 4 regions (``--federation region``), kmeans and dp-cooccurrence under ``--aggregation
 secure``, and the 30-hospital clinic sample with dp-cooccurrence under ``--aggregation secure``.
@@ -131,7 +131,7 @@ CLI_ENGINES = {"deployment": ([], None), "simulation": (["--engine", "simulation
 
 
 def targets(engines: list[str], repeats: int = 1) -> list[dict]:
-    """Issue 24's targets through the CLI (part 2 of the module doc): ``repeats`` in-process ``run``s
+    """the targets through the CLI (part 2 of the module doc): ``repeats`` in-process ``run``s
     per case, then ``repeats`` ``deploy-local``s on each of ``engines``; the row gives the medians
     (wall and CPU) and the range of the deployment's wall times."""
     import statistics
@@ -197,7 +197,7 @@ def main() -> None:
            "rows": rows, "targets": target_rows, "seconds": time.perf_counter() - t_all}
     measured = [r for r in rows if "deployment_s" in r]
     missing = sorted({r["note"] for r in rows if "note" in r})
-    md = ("# Local Flower deployment vs in-process run (issues 13, 24)\n\n"
+    md = ("# Local Flower deployment vs in-process run\n\n"
           "Synthetic Poisson data, 100 users per entity, 200 items; simulation mode (labelled, reproducible "
           "noise); engine `deployment`: one SuperLink and H SuperNodes on 127.0.0.1 with TLS and node "
           "authentication; engine `simulation`: the same ServerApp/ClientApp under Flower's Simulation Engine "
@@ -225,7 +225,7 @@ def main() -> None:
           + C.md_table([{"entities": r["entities"], "method": r["method"], "engine": r["engine"], "stage": st, **v}
                         for r in measured for st, v in (r.get("secure_sums") or {}).items()],
                        ["entities", "method", "engine", "stage", "length", "bytes", "seconds"])
-          + ("\n## Issue 24's targets, through the CLI\n\n`python -m dpfed_core run …` vs `python -m dpfed_core "
+          + ("\n## the targets, through the CLI\n\n`python -m dpfed_core run …` vs `python -m dpfed_core "
              "deploy-local …` on each engine (`--engine simulation`: its default in-process backend; each a fresh "
              "process, as a user runs it; wall and CPU of the whole process tree; "
              "medians of `runs` runs of each command, with the range of the deployment's wall times; "

@@ -1,4 +1,4 @@
-"""DP prototypes as DP k-means (issues 3 and 14; SPEC §2), on two data sets in one documented setting.
+"""DP prototypes as DP k-means (SPEC §2), on two data sets in one documented setting.
 
 Data and DP setting: ``bench/_dpkmeans_setting.py`` (Google's recipe, n = 100,000; the held-out
 mixture, n = 10,000; k = 64 fixed, rows clipped to the unit ball, δ = 1e-6, simulation-mode noise).
@@ -6,8 +6,8 @@ mixture, n = 10,000; k = 64 fixed, rows clipped to the unit ball, δ = 1e-6, sim
 
 Methods: one cluster (the exact mean, non-private), k-means++ (scikit-learn, non-private, n_init=1),
 and ``DPPrototypes`` with ``variant="gaussian"``: the paper's private partition + local search with
-the library defaults (3 grids of depth 5), the same with the tuned partition of issue 3 (1 grid of
-depth 4, one DP-Lloyd step), and ``candidates="lsh"`` (the private LSH-tree coreset, issue 14);
+the library defaults (3 grids of depth 5), the same with the tuned partition (1 grid of
+depth 4, one DP-Lloyd step), and ``candidates="lsh"`` (the private LSH-tree coreset);
 plus ``variant="paper"`` (the paper's Laplace recovery) with the default partition.
 
 Also the speed of one entity of 10,000 users × 500 items with k = 50 at ε = 1 *and* ε = 10, with
@@ -202,7 +202,7 @@ def main(argv=None) -> None:
 
 
 def targets(doc: dict) -> list[dict]:
-    """Issue 14's targets for the LSH coreset, with verdicts from the per-seed losses."""
+    """the targets for the LSH coreset, with verdicts from the per-seed losses."""
     out = []
 
     def row(ds, eps):
@@ -245,14 +245,14 @@ def write(doc: dict, quick: bool) -> None:
                              f"{100 * (r['mean'] / d['one_cluster'] - 1):+.0f} % | – |")
         lines.append("")
     if doc.get("targets"):
-        lines += ["## Targets of issue 14 (LSH coreset)", "",
+        lines += ["## Targets (LSH coreset)", "",
                   "A target is *met* when every seed meets it, *missed* when none does, otherwise inconclusive.", "",
                   "| target | threshold | measured (mean ± sd) | verdict |", "|---|---|---|---|"]
         for t in doc["targets"]:
             lines.append(f"| {t['target']} | {t['threshold']:.4f} | {t['mean']:.4f} ± {t['sd']:.4f} ({t['seeds']} seeds) | {t['verdict']} |")
         lines.append("")
         # the same verdicts as list lines, which SUMMARY.md collects
-        lines += [f"- Target (issue 14): {t['target']} → **{t['verdict']}** ({t['mean']:.4f} ± {t['sd']:.4f} over "
+        lines += [f"- Target: {t['target']} → **{t['verdict']}** ({t['mean']:.4f} ± {t['sd']:.4f} over "
                   f"{t['seeds']} seeds; threshold {t['threshold']:.4f})" for t in doc["targets"]]
         lines.append("")
     if doc.get("speed_10000x500_k50"):

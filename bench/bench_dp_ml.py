@@ -1,4 +1,4 @@
-"""Privacy–utility of ``dp-prototypes`` on real and bundled data (issue 3, item 5).
+"""Privacy–utility of ``dp-prototypes`` on real and bundled data.
 
 Datasets: MovieLens 100K (entities = first ZIP digit), the eICU demo by region and by hospital, and
 the bundled samples ``sample:clinic`` and ``sample:synthetic``. For each: MAR (lower is better,

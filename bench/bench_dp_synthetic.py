@@ -1,4 +1,4 @@
-"""The paper's synthetic setting (§5.3, Fig. 1c/1d) for ``dp-prototypes`` (issue 3, item 5).
+"""The paper's synthetic setting (§5.3, Fig. 1c/1d) for ``dp-prototypes``.
 
 Data: ``dpfed_core.data.synthetic.make_poisson`` with the paper's shape — 10 equally sized entities of
 i.i.d. users, 500 items, ℓ_true = 100 latent factors, Poisson counts clipped to 10 — using the same

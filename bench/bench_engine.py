@@ -1,4 +1,4 @@
-"""Engine speed on MovieLens 100K (issue 2's targets), end to end as a user runs it.
+"""Engine speed on MovieLens 100K (the targets), end to end as a user runs it.
 
 * one ``kmeans`` federation run (load excluded, split + round 1 + server + round 2 + evaluation):
   target < 3 s;

@@ -1,5 +1,5 @@
 """FCF (Ammad-ud-din et al. 2019) against the centralised implicit ALS it federates, on MovieLens 100K
-(issue 5, item 2). Their Table 2 finding on MovieLens 1M: FCF's precision/recall/F1/MAP@10 are
+. Their Table 2 finding on MovieLens 1M: FCF's precision/recall/F1/MAP@10 are
 within 1% of centralised CF (diff % = |FCF − CF| / CF × 100: 0.50, 0.15, 0.26, 0.92).
 
 Protocol (their §5, reconstructed where unstated — notes B.5): ratings binarised; each user's

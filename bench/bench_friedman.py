@@ -2,7 +2,7 @@
 random folds over ratings (k-fold cross-validation), RMSE on the held-out fold, predictions clamped
 to [1, 5], every private method's RMSE against the *total* ε.
 
-Checks (issue 5, item 1):
+Checks:
 
 * the non-private baselines of their Table 3 (GA 1.1256, IA 1.0278, GE 0.9571, clean MF 0.9198)
   within ±0.02;
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> dict:
                      "clamp_predictions": [1, 5]},
         "baselines": {"ours_mean": base_mean, "ours_sd": base_sd, "paper": PAPER_BASELINES,
                       "within_0.02": {k: abs(base_mean[k] - PAPER_BASELINES[k]) <= 0.02 for k in base_mean},
-                      # issue 14: the MF gain over global effects, per fold, next to the paper's
+                      # the MF gain over global effects, per fold, next to the paper's
                       "mf_gain": {"ours_mean": float(np.mean(np.subtract(base["GE"], base["MF"]))),
                                   "ours_sd": float(np.std(np.subtract(base["GE"], base["MF"]), ddof=1))
                                   if len(base["MF"]) > 1 else 0.0,

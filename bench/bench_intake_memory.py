@@ -1,10 +1,10 @@
-"""Peak memory and time of large uploads (issue 12, issue 26).
+"""Peak memory and time of large uploads.
 
-Part 1 — loading (issue 12: a 2-million-row, 88 MB long table peaked at 1.7 GB, 20× the file; target
+Part 1 — loading (a 2-million-row, 88 MB long table peaked at 1.7 GB, 20× the file; target
 < 5×): a long table (user, item, rating, entity; 2M rows by default) loaded with
 :func:`dpfed_core.data.loaders.load_long_table` in a fresh child process.
 
-Part 2 — a whole run (issue 26): a 1-million-row long table of 50,000 users and 5,000 items in 40
+Part 2 — a whole run: a 1-million-row long table of 50,000 users and 5,000 items in 40
 declared entities through ``python -m dpfed_core run --method dp-cooccurrence`` (production noise),
 target ≤ 120 s on 2 cores and a peak ≤ 4× the file; then the same rows with a declared catalogue of
 100,000 items (95,000 of them never used), target ≤ 1.5× the memory of the 5,000-item run (nothing
@@ -172,7 +172,7 @@ def part_load(rows: int) -> list[str]:
         f"{res['entities']} entities in {res['seconds']:.1f} s ({_load_text(res)})",
         f"- peak RSS of the loading process: {res['peak_kb'] / 1024:.0f} MiB; after imports {res['base_kb'] / 1024:.0f} MiB",
         f"- **loader's own peak (above the process after its imports): {loader_mb:.0f} MiB = "
-        f"{loader_mb * 2**20 / size:.2f}× the file** (target < 5×; issue 12 measured 20× before: 1.7 GB for 88 MB); "
+        f"{loader_mb * 2**20 / size:.2f}× the file** (target < 5×; the loader measured 20× before: 1.7 GB for 88 MB); "
         f"whole process incl. numpy/pandas/scipy: {res['peak_kb'] * 1024 / size:.2f}×",
         "",
         "How: text columns are read in chunks of 25k rows (`loaders.TEXT_CHUNK_ROWS`) as strings (never parsed as",
@@ -238,13 +238,13 @@ def part_run(rows: int, users: int, items: int, big_catalogue: int, simulation: 
         "\"Own peak\" is the child's peak RSS above its RSS after the imports a run needs (numpy, pandas,",
         "scipy, scikit-learn, the engine): the memory the run itself takes.",
         "",
-        "What grew with the catalogue (issue 26: 1.14 → 3.29 GB): the evaluation scored 512 test users × every",
+        "What grew with the catalogue (1.14 → 3.29 GB): the evaluation scored 512 test users × every",
         "item at once (now batches of at most 2^19 cells); the summable round 2 held every entity's own columns",
         "in a block layout, O(items × entities × rank) (now per-entity factors, sparse in items:",
         "`dpfed_core/models/entity_factors.py`); the blend scored every hold-out user × item some 40 times per",
         "entity (now ≤ 1,000 users × 2,000 sampled candidate items, no weight vector scored twice).",
         "",
-        "Where the time went (issue 26: round 2 234.7 s wall, 79 CPU-s for the whole run): the blend's weight",
+        "Where the time went (round 2 234.7 s wall, 79 CPU-s for the whole run): the blend's weight",
         "search (~34 weight vectors an entity) multiplied each part in multi-threaded BLAS, whose second",
         "thread only spins on these thin products (72 vs 12 CPU-ms a weight vector on a loaded machine);",
         "it now runs single-threaded in row blocks with reused buffers and the same arithmetic (the same",

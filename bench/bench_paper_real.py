@@ -80,7 +80,7 @@ def main(argv=None) -> None:
         print(f"[paper_real] {key}: sweep done in {time.perf_counter() - t0:.0f}s; crossing ε (MAR) = {cross}", flush=True)
         sweep_rows = [{"epsilon": r["epsilon"], "method": r["method"], "mar": r["mean"], "mar_sd": r["sd"]} for r in table]
         # random-v: V drawn without looking at any data — the floor a "DP generalises better" verdict
-        # must clear to say anything about the DP prototypes (issue 14)
+        # must clear to say anything about the DP prototypes
         variants = [("central", math.inf), ("individual", math.inf), ("random-v", math.inf), ("dp-gaussian", 0.1)]
         if cross is not None and cross != 0.1 and math.isfinite(cross):
             variants.append(("dp-gaussian", cross))

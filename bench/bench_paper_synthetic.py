@@ -1,6 +1,6 @@
 """The paper's synthetic experiments (§5.3, Fig. 1a–d; supplementary Figs. 5–7) at the paper's size.
 
-Data (issue 14: chosen and justified *before* looking at which claims it supports):
+Data (chosen and justified *before* looking at which claims it supports):
 ``dpfed_core.data.synthetic.make_poisson`` with the paper's model X ~ Poisson(exp(U Vᵀ)) — ℓ = 100
 latent factors, 500 items, 10 equally sized entities with i.i.d. users, no entity-specific or
 popularity offsets, and **no density offset** (``density=None``: the log-rate is exactly u·v). The

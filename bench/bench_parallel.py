@@ -1,4 +1,4 @@
-"""Parallel entities (issue 6 §4): speed-up of rounds 1 and 2 with ``n_jobs`` on this machine's cores.
+"""Parallel entities: speed-up of rounds 1 and 2 with ``n_jobs`` on this machine's cores.
 
 Entities are independent in round 1 (prototypes) and round 2 (local U_h given V), so
 ``FederatedRecommender(n_jobs=…)`` / ``RunConfig.n_jobs`` maps them over joblib worker processes

@@ -1,4 +1,4 @@
-"""Peers side by side, same data, same machine, one run (issue 6 §2). Ratios, not lone times.
+"""Peers side by side, same data, same machine, one run. Ratios, not lone times.
 
 A. **NMF solvers.** Our HALS NMF (``dpfed_core.models.factorization.fit_nmf``, zero mode) against
    scikit-learn's ``NMF`` (solvers ``cd`` and ``mu``) on the *same objective*: scikit-learn minimises
@@ -253,7 +253,7 @@ def bench_dpkmeans(quick: bool, tmp: Path) -> dict:
             for r in rows if r["setting"] == sname), flush=True)
     return {"rows": rows, "diffprivlib": dpl_version, "seeds": list(seeds),
             "note": "loss = Σ_i min_j ‖x_i − c_j‖² / n on all points (unclipped). dp-prototypes: the default `paper` "
-                    "recovery (Laplace on sums), the `gaussian` recovery variant, and `gaussian+lsh` (the LSH-tree coreset, issue 14), default budget split; "
+                    "recovery (Laplace on sums), the `gaussian` recovery variant, and `gaussian+lsh` (the LSH-tree coreset), default budget split; "
                     "k fixed everywhere (automatic k disabled, cluster_size=None); mixtures: the one setting of dp_kmeans.md "
                     "(entries in [−1, 1], Λ = 1, rows clipped to ℓ2 ≤ 1, s = d); count/rating data: value_max, default Λ, s and "
                     "row normalisation. Noise in simulation mode. diffprivlib: bounds = [lo, hi] per feature."}

@@ -1,4 +1,4 @@
-"""Speed of the DP samplers (issue 11): OpenDP's exact samplers (production, OS entropy) against the
+"""Speed of the DP samplers: OpenDP's exact samplers (production, OS entropy) against the
 NumPy samplers of simulation mode, on vectors of 10^3 … 10^6 coordinates, one call per vector.
 
 Also one DP release of each recovery variant on MovieLens-sized clusters (k = 1 and k = 50 prototypes

@@ -1,4 +1,4 @@
-"""Scale: time and peak memory of the whole DP federation vs users, items, entities and k (issue 6 §3).
+"""Scale: time and peak memory of the whole DP federation vs users, items, entities and k.
 
 Every point runs in a fresh subprocess (so peak RSS = that point alone): generate synthetic Poisson
 data (dpfed_core.data.synthetic.make_poisson), split it (SPEC §4), then ``run_method`` with
@@ -6,7 +6,7 @@ data (dpfed_core.data.synthetic.make_poisson), split it (SPEC §4), then ``run_m
 seconds, the child's peak RSS after data + split and at the end (getrusage ru_maxrss), and the size
 of the sparse data. Log-log plots with least-squares slopes.
 
-Targets (issue 6): paper-size data (100,000 users × 500 items, 10 entities, the generator's PAPER
+Targets: paper-size data (100,000 users × 500 items, 10 entities, the generator's PAPER
 preset) in < 60 s and < 4 GiB; 10^6 users in total without running out of memory.
 
 Usage::
@@ -249,12 +249,12 @@ def write_report(doc: dict, out: dict) -> dict:
             L.append(f"- 10^6 users ({r['nnz']:,} non-zeros): completed in {r['total_s']:.0f} s with peak RSS "
                      f"{r['peak_rss_mib'] / 1024:.2f} GiB (met: no out-of-memory)")
             ok = r["total_s"] < 120
-            L.append(f"- 10^6 users in under 120 s (issue 14): **{r['total_s']:.0f} s** ({'met' if ok else 'MISSED'}; "
+            L.append(f"- 10^6 users in under 120 s: **{r['total_s']:.0f} s** ({'met' if ok else 'MISSED'}; "
                      f"round 1 {r['round1_s']:.0f} s, load average {r.get('loadavg_1m', float('nan')):.1f} at the end of the point)")
     tail = slopes.get("users_largest3", {})
     if tail.get("round1_s") == tail.get("round1_s") and "round1_s" in tail:
         ok = tail["round1_s"] <= 1.2
-        L.append(f"- round-1 slope in users ≤ 1.2 over the 3 largest points, automatic k (issue 14): "
+        L.append(f"- round-1 slope in users ≤ 1.2 over the 3 largest points, automatic k: "
                  f"**{tail['round1_s']:.2f}** ({'met' if ok else 'MISSED'}; with the automatic k, k per entity is "
                  "⌊n̂/1000⌋ capped at 50, so k grows with n below 500,000 users and the work per user with it)")
     fixed = slopes.get("users_fixed_k", {})

@@ -1,4 +1,4 @@
-"""Start-up cost of the command line (issue 20's targets).
+"""Start-up cost of the command line (the targets).
 
 1. ``python -m dpfed_core methods`` must take at most 1.3× the CPU time of ``python -c "import numpy,
    scipy.sparse"`` (the two libraries every command needs): everything else — scikit-learn, SciPy's

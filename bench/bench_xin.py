@@ -1,4 +1,4 @@
-"""Xin & Jaakkola (2014) on MovieLens 100K (issue 5, item 3): test RMSE when the item model is
+"""Xin & Jaakkola (2014) on MovieLens 100K: test RMSE when the item model is
 learned from the heaviest x% of users only ("public users") and every other user fits locally with
 Eq. 4, against the full model learned from every user ("Full EM"). Their Fig. 1 (MovieLens 10M):
 with 1% public users the unweighted trace-norm model reaches test RMSE 0.876, "already close to the

@@ -17,7 +17,7 @@ Usage::
 A *complete* run (no ``--only`` / ``--skip``, not ``--quick``) first moves every previous result file
 to ``bench/results/tmp/previous/`` (gitignored), so every result file left in ``bench/results/``
 afterwards was produced by this one run; SUMMARY.md then states the run's start, end, duration and
-machine and checks that no result file predates the run (issue 14: committed results must never
+machine and checks that no result file predates the run (committed results must never
 mix runs). A partial or quick run says so in its summary; its results are not to be committed.
 """
 from __future__ import annotations

@@ -9,7 +9,7 @@ from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
 
 
-#: Largest finite ε a run accepts (issue 12: ε ≥ 1e50 crashed the Gaussian calibration).
+#: Largest finite ε a run accepts (ε ≥ 1e50 crashed the Gaussian calibration).
 #: Every limit of a run's inputs, once (the CLI, the dashboard and the engine read these).
 #: Largest finite ε accepted. Beyond it DP noise is below float resolution of any statistic, and the
 #: Gaussian calibration's search range overflows (ε ≥ 1e50 used to raise); use inf for non-private.

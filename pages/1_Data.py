@@ -65,7 +65,7 @@ excluded = [e.strip() for e in exclude.split(",") if e.strip()]
 
 
 def public_inputs(prefix: str, entities_help: str, consent: bool = False) -> dict | None:
-    """The declared entity list and the item features (public inputs, issues 21 and 23) as loader
+    """The declared entity list and the item features (public inputs) as loader
     options; an unreadable file is shown as an error naming its control and stops the page."""
     c1, c2 = st.columns(2)
     ents = ui.kept_upload(c1, "Declared entity list (optional): one entity per line (e.g. MovieLens u.occupation)",

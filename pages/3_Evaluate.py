@@ -19,7 +19,7 @@ r = ui.require_run("compare it with the reference methods")
 cfg = r["config"]
 
 others = [m for m in dash.method_catalogue()["method"] if m != cfg.method]
-# dp-popularity (a DP reference, issue 11/14) joins the defaults when this build has it
+# dp-popularity (a DP reference) joins the defaults when this build has it
 ui.widget_default("eval_methods", [m for m in dict.fromkeys((*dash.BASE_REFERENCES, "dp-popularity")) if m in others])
 chosen = st.multiselect("Compare with (all on the same split: same seed, same hidden entries)", others,
                         key="eval_methods", format_func=lambda m: f"{m} — {dash.label_of(m)}")

@@ -62,7 +62,7 @@ if fed_set and ind_set and fed_set["pr_auc"] < ind_set["pr_auc"]:
 ent_md = dash.escape_md(entity)
 defined = dash.is_defined(fed_mar) and dash.is_defined(ind_mar)
 if fed_mar is not None and ind_mar is not None and not defined:
-    # an entity without test users has no held-out data: no verdict, never a green "win" (issue 25)
+    # an entity without test users has no held-out data: no verdict, never a green "win"
     st.info(f"{ent_md} has **no test users**: there is no held-out data to compare the two lists on, so "
             "there is no verdict for this entity (raise “Test users per entity” on the Federate page).",
             icon=":material/info:")

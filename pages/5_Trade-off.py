@@ -116,7 +116,7 @@ if "dp-popularity" in doc["references"]:
     rows = versus_dp_popularity(doc, "mar")
     lost = [r for r in rows if r["verdict"] == "LOSES to dp-popularity"]
     if lost:
-        # A DP method that loses to the one-line DP popularity list must say so (issue 15).
+        # A DP method that loses to the one-line DP popularity list must say so.
         st.warning(f"**{swept} loses to dp-popularity** (a DP list of the most popular items) at ε = " +
                    ", ".join(f"{dash.format_epsilon(r['epsilon'])} (MAR {r['mean']:.3f} vs "
                              f"{r['dp_popularity_mean']:.3f})" for r in lost) +

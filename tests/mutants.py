@@ -1,4 +1,4 @@
-"""Mutation runner for the DP tests (issue 11, finding 4): ``make mutants`` (also run by ``.ci/run``).
+"""Mutation runner for the DP tests: ``make mutants`` (also run by ``.ci/run``).
 
 Each mutant is one deliberate privacy bug — an edit of the syntax tree of one function, given as a
 code pattern and its replacement (:class:`Mutant`), so no production line is formatted for the runner.
@@ -158,7 +158,7 @@ def apply_mutant(source: str, m: Mutant) -> str:
 
 
 MUTANTS = (
-    # --- the review's seven (issue 11, finding 4)
+    # --- the review's seven
     Mutant("gaussian-sigma-halved", MECH, "gaussian_mechanism",
            "sampler_for(rng).gaussian(values, sigma / divisor)", "sampler_for(rng).gaussian(values, sigma / divisor / 2)",
            (f"{NB}::test_dp_gaussian_mechanism_stays_under_epsilon_delta", REC)),
@@ -180,7 +180,7 @@ MUTANTS = (
     Mutant("em-factor-2-dropped", MECH, "_em_scale",
            "(1.0 if monotone else 2.0) * sensitivity / epsilon", "1.0 * sensitivity / epsilon",
            (f"{NB}::test_dp_exponential_mechanism_stays_under_epsilon", REC)),
-    # --- issue 11's examples
+    # --- the examples
     Mutant("gaussian-delta-ignored", MECH, "gaussian_sigma",
            "zcdp_rho_for_epsilon(float(epsilon), float(delta))", "zcdp_rho_for_epsilon(float(epsilon), 0.25)",
            (f"{MECHT}::test_mech_gaussian_sigma_meets_delta_by_opendp_map",
@@ -207,7 +207,7 @@ MUTANTS = (
     Mutant("true-count-denominator", DPP, "DPPrototypes._recover",
            "denom = np.maximum(noisy_n, 1.0)[:, None]", "denom = np.maximum(true_n, 1.0)[:, None]",
            (f"{NB}::test_dp_recovery_never_divides_by_the_true_count",)),
-    # --- the LSH-tree coreset (issue 14)
+    # --- the LSH-tree coreset
     Mutant("lsh-tree-levels-not-composed", CORE, "build_lsh_tree",
            "eps_level = eps_tree / (depth + 1)", "eps_level = eps_tree",
            (f"{CORET}::test_dp_lsh_tree_counts_stay_under_epsilon_and_audit_has_power",)),
@@ -218,7 +218,7 @@ MUTANTS = (
     Mutant("lsh-leaf-sensitivity-understated", CORE, "noisy_leaf_averages",
            "mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng)", "ORIG / 10",
            (f"{CORET}::test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power",), arg=1),
-    # --- summable releases and secure aggregation (issue 15)
+    # --- summable releases and secure aggregation
     Mutant("cooccurrence-secure-share-without-secure-sum", SUMM, "SummableMethod.share_divisor",
            "self.aggregation == 'secure'", "True",
            (f"{COT}::test_neighbour_audit_stays_under_the_claim",)),
@@ -229,7 +229,7 @@ MUTANTS = (
     Mutant("cooccurrence-ledger-sensitivity-understated", SUMM, "DPCooccurrence.share",
            "mech.gaussian_mechanism(values, 1.0, plan['stage_epsilon'][stage])", "0.5",
            (f"{COT}::test_ledger_rows_and_both_guarantees",), arg=1),
-    # --- release-level bugs of issue 21's finding 4 (tests/test_release_audits.py)
+    # --- release-level bugs of the finding 4 (tests/test_release_audits.py)
     Mutant("popularity-contribution-bound-removed", SUMM, "DPPopularity.share",
            "scale = np.minimum(1.0, lam / np.maximum(norms, 1e-300))", "scale = np.ones_like(norms)",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),

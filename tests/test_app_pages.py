@@ -129,7 +129,7 @@ def test_evaluate_matches_engine(federated, clinic):
     at = federated
     at.switch_page("pages/3_Evaluate.py").run()
     assert_clean(at)
-    # issue 22: nothing is computed on a visit; the button says what the comparisons will charge
+    # nothing is computed on a visit; the button says what the comparisons will charge
     assert len(at.dataframe[0].value.index) == 1
     (run,) = [b for b in at.button if b.key == "eval_run"]
     assert "comparison" in run.label and ("spends ε ≈" in run.label or "simulation" in run.label)
@@ -142,7 +142,7 @@ def test_evaluate_matches_engine(federated, clinic):
                                   and "dp-popularity" not in dash.BASE_REFERENCES) else []
     assert list(overall.index) == [cfg.method, *[m for m in dash.BASE_REFERENCES if m != cfg.method], *extra]
     # the headline verdict, one metric (MAR), against local with individual beside it, in a banner
-    # coloured by its word (issue 25)
+    # coloured by its word
     text = " ".join(m.value for m in [*at.markdown, *at.success, *at.error, *at.info])
     assert "the federation is" in text and "of 30" in text and "each entity alone" in text
     for m in overall.index:
@@ -208,7 +208,7 @@ def test_tradeoff_matches_engine(federated, clinic, monkeypatch):
     at.switch_page("pages/1_Data.py").run()
     at.switch_page("pages/5_Trade-off.py").run()
     assert any("Crossing ε" in m.value for m in at.markdown)
-    # the users planner (issue 23): the engine's points and the engine's sentence, with the mode
+    # the users planner: the engine's points and the engine's sentence, with the mode
     from dpfed_core.evaluation import planner
 
     real = planner.users_needed
@@ -296,7 +296,7 @@ def test_text_in_value_column():
 
 
 def test_entity_with_two_users():
-    # issue 11: a small entity takes part (no rule on a true count decides who takes part);
+    # a small entity takes part (no rule on a true count decides who takes part);
     # leaving it out is a public declaration made with the "Leave out entities" box
     rows = GOOD_ROWS + [("z1", "item1", 3, "D"), ("z2", "item2", 4, "D")]
     at = build(upload(csv_bytes(rows)))

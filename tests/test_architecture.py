@@ -1,4 +1,4 @@
-"""The layout is the architecture (issue 10): one subpackage per concern, imports flowing one way.
+"""The layout is the architecture: one subpackage per concern, imports flowing one way.
 
 The import graph is built from the source with :mod:`ast` (every ``import``/``from … import``
 anywhere in a module, deferred ones included), so a cycle hidden in a function body fails too.

@@ -1,4 +1,4 @@
-"""Membership-inference audit (issue 7): statistics on hand-checked numbers, the DP method stays
+"""Membership-inference audit: statistics on hand-checked numbers, the DP method stays
 under its claimed ε, the non-private methods leak, a broken "private" method is caught."""
 from __future__ import annotations
 
@@ -226,7 +226,7 @@ def test_cli_writes_the_document(tmp_path, capsys):
     assert "claimed ε" in text and "non-private" in text
 
 
-# ------------------------------------------------------------- verdicts that mean something (issue 11)
+# ------------------------------------------------------------- verdicts that mean something
 def test_verdict_is_inconclusive_when_the_claim_exceeds_what_the_runs_can_certify():
     # finding 5: 100 runs per class certify at most ≈ 2.6; a claim of 4 was "consistent" (green)
     # even for a mechanism with half its noise — it is inconclusive
@@ -267,7 +267,7 @@ def test_counts_attack_sees_a_count_released_without_noise():
     assert res["attacks"]["distance"]["epsilon_lb"] <= 1.0
 
 
-# ------------------------------------------------------------- summable releases (issues 11, 15)
+# ------------------------------------------------------------- summable releases
 @pytest.fixture(scope="module")
 def tiny_fed() -> FederatedDataset:
     """Four small entities over 12 items: three entities besides the audited one, so the secure sum

@@ -1,4 +1,4 @@
-"""The entity's own blend (issue 23): the ``local`` reference and round 2 keeping what the entity knows."""
+"""The entity's own blend: the ``local`` reference and round 2 keeping what the entity knows."""
 from __future__ import annotations
 
 import numpy as np
@@ -82,7 +82,7 @@ def test_round_two_keeps_the_entity_s_own_model():
 
 
 def test_sampled_holdout_rank_is_the_exact_one_on_every_item_and_close_on_a_sample():
-    """The capped hold-out (issue 26) ranks the hidden item among candidate items: with every item as
+    """The capped hold-out ranks the hidden item among candidate items: with every item as
     candidate it is exactly :func:`holdout_mar`; on a uniform sample of the items it estimates it."""
     from dpfed_core.models.blend import _blocked_mar
 
@@ -129,7 +129,7 @@ def test_the_weight_search_is_capped_in_users_and_items(monkeypatch):
 
 @pytest.mark.parametrize("capped", [False, True])
 def test_the_cached_weight_search_scores_every_weight_vector_as_the_direct_scoring(capped, monkeypatch):
-    """The search keeps every part's hold-out scores (one product per part, issue 26); each weight
+    """The search keeps every part's hold-out scores (one product per part); each weight
     vector it scores must get exactly the MAR that scoring Σ_k (w_k·U_k) V_kᵀ + item from scratch
     gives (the weights are powers of two, so even the rounding agrees)."""
     from dpfed_core.models import blend
@@ -162,7 +162,7 @@ def test_the_cached_weight_search_scores_every_weight_vector_as_the_direct_scori
     assert best == min(real(blend._HoldoutScores(mats, red, hidden, has, cols), w, item) for w, item in scored)
 
 
-# ----------------------------------------------------------------- one-standard-error rule (issue 23)
+# ----------------------------------------------------------------- one-standard-error rule
 def _noise_and_pop(X, red, seed=3):
     noise = np.random.default_rng(seed).random(X.shape)
     noise /= np.linalg.norm(noise, axis=1, keepdims=True)
@@ -293,7 +293,7 @@ def test_clearly_lower_is_a_paired_one_standard_error_test():
 
 
 def test_dp_popularity_stays_the_plain_baseline_and_blends_on_request():
-    """dp-popularity's round 2 is the DP popularity list by default (the issue-15 baseline: one column,
+    """dp-popularity's round 2 is the DP popularity list by default (the baseline: one column,
     no local parts); ``local_blend=True`` keeps what the entity knows like dp-cooccurrence: local
     columns beside the broadcast column, and a MAR far below the plain list's and near ``local``'s."""
     ds = load_data("sample:clinic")

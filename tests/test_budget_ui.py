@@ -44,7 +44,7 @@ def test_charged_run_and_sweep_refuse_before_computing(tmp_path, clinic):
         bud.charged_run(store, clinic, cfg, progress=lambda *a, **k: calls.append(a))
     shown = bud.refusal_text(refused.value)          # the dashboard's words: controls, never CLI flags
     assert "Budget cap ε per entity" in shown and "--" not in shown and "python -m" not in shown
-    assert "simulation" not in shown.lower()  # issue 21: no refusal advises a simulation (not a back door)
+    assert "simulation" not in shown.lower()  # no refusal advises a simulation (not a back door)
     with pytest.raises(BudgetRefused, match="non-private"):
         bud.charged_sweep(store, clinic, cfg, [0.5, math.inf], [0], ["individual"],
                           progress=lambda *a, **k: calls.append(a))

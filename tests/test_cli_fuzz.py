@@ -1,4 +1,4 @@
-"""Fuzz (issue 12): 200 generated malformed tables and flag combinations through the CLI, run
+"""Fuzz: 200 generated malformed tables and flag combinations through the CLI, run
 in-process. Each must end with exit 0 and a valid JSON document, or exit 2 and exactly one
 ``error: …`` line — never a traceback, never a changed input file, never a partial output file."""
 from __future__ import annotations
@@ -175,7 +175,7 @@ def test_fuzz_cli(tmp_path, block):
     assert outcomes.count(0) >= 5 and outcomes.count(2) >= 10, outcomes
 
 
-# ====================================================================== issue 26: hostile inputs
+# ====================================================================== hostile inputs
 # Every case below has a known right outcome. The outcome taxonomy: a clean error (exit 2, one
 # `error:` line naming only flags that exist, never "unexpected"/"internal"), a valid result (exit 0
 # and a document that says the right thing), or one of the bad classes — silent wrong (exit 0 with a

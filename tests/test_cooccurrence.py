@@ -1,5 +1,5 @@
 """dp-cooccurrence, dp-popularity as a DP reference, secure aggregation as a trust model and the PLD
-accounting (issue 15): privacy map, ledger rows, neighbour audits with power checks, canaries."""
+accounting: privacy map, ledger rows, neighbour audits with power checks, canaries."""
 from __future__ import annotations
 
 import math

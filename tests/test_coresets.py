@@ -1,4 +1,4 @@
-"""The LSH-tree private coreset (``candidates="lsh"``, issue 14): structure, ledger, and
+"""The LSH-tree private coreset (``candidates="lsh"``): structure, ledger, and
 neighbouring-dataset audits of its two mechanisms and of the whole release, each with a power check
 (the same audit flags a copy whose noise is too small). Fixed seeds."""
 from __future__ import annotations

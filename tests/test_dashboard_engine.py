@@ -1,4 +1,4 @@
-"""Dashboard helpers without a browser (issue 16): cache keys over the whole dataset, the job cache
+"""Dashboard helpers without a browser: cache keys over the whole dataset, the job cache
 (progress outside any Streamlit cache, one job per key across sessions), budget checks, messages in
 the page's words, the column mapper, the per-owner history store, verdicts and the ε planner."""
 from __future__ import annotations

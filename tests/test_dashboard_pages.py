@@ -1,4 +1,4 @@
-"""AppTest (headless Streamlit) of issue 16's page behaviour: a configuration run again in the same
+"""AppTest (headless Streamlit) of the page behaviour: a configuration run again in the same
 and in another session is served from the shared cache without an exception; bad budgets are refused
 before a run; the History page lists and reopens results; the column mapper refuses nonsense."""
 from __future__ import annotations

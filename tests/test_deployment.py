@@ -1,4 +1,4 @@
-"""Issue 13: the protocol on a real local Flower deployment (one SuperLink, one SuperNode process per
+"""The protocol on a real local Flower deployment (one SuperLink, one SuperNode process per
 entity, the ServerApp), compared with the in-process run.
 
 One deployment serves every test of this module (start-up is the slow part); the node-death test
@@ -285,7 +285,7 @@ def test_a_method_that_pools_raw_data_is_refused(deployment):
 
 
 def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_process(deployment):
-    """Issue 23 item 4 on Flower: data without a declared catalogue (eICU-like names read from the data),
+    """On Flower: data without a declared catalogue (eICU-like names read from the data),
     dp-popularity under SecAgg+. A catalogue stage first (one SecAgg+ sum of the nodes' bounded bucket
     counts + Gaussian shares, the server's threshold, the released keys broadcast), then the method on
     the K keys; V, every metric and every ledger row equal the in-process run's."""
@@ -646,7 +646,7 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
 
 
 # ---------------------------------------------------------------------------------------------
-# Issue 21: nothing exact on the wire. Every field of every reply the server received, in the four
+# nothing exact on the wire. Every field of every reply the server received, in the four
 # runs above (a DP prototype method, dp-popularity, dp-popularity on a federation-wide DP catalogue and
 # dp-cooccurrence through SecAgg+), is one of these; a count of users, a metric sum or a timing would be a new key and fail the test.
 

@@ -1,4 +1,4 @@
-"""Neighbouring-dataset tests (SPEC §3, issue 11 finding 4): per stage and end to end, a dataset D and
+"""Neighbouring-dataset tests (SPEC §3): per stage and end to end, a dataset D and
 the same with one extra user at the worst spot; the ε lower bound estimated from output-event
 frequencies (Clopper–Pearson, :mod:`tests.dp_audit`) must stay under the ε the *production code*
 claims. Every audit runs the production functions (mechanisms, stage plans, ``_preprocess``,

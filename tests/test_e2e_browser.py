@@ -1,6 +1,6 @@
 """End-to-end: the real app (``streamlit run app.py``) in headless Chromium, driven by Playwright.
 
-Issue 16: every page that computes (Federate, Evaluate, Recommend, Trade-off, Privacy audit) runs the
+Every page that computes (Federate, Evaluate, Recommend, Trade-off, Privacy audit) runs the
 same configuration twice in one session and once more in a second session (the results cache is shared
 between sessions) without an exception; the History page reopens results after a reload and in the
 second session; an upload with hostile entity / item names renders them as text and makes the browser
@@ -117,7 +117,7 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
             w.clean(f"Federate run {i + 1} ({session})")
         if twice or session == "second":
             expect(p.get_by_text("(this or another session)").first).to_be_visible()
-        for i in range(2 if twice else 1):  # Evaluate computes on a click only (issue 22)
+        for i in range(2 if twice else 1):  # Evaluate computes on a click only
             w.nav("Evaluate")
             w.compare_on_evaluate()
             expect(p.get_by_text("the federation is").first).to_be_visible()
@@ -202,7 +202,7 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
             w2.idle()
             w2.page.locator('input[type="file"]').set_input_files(str(_hostile_csv(tmp_path / "evil.csv")))
             expect(w2.page.get_by_text("Map the columns")).to_be_visible()
-            # a long table without a declared entity list: accept reading it from the data (issue 21),
+            # a long table without a declared entity list: accept reading it from the data,
             # or the DP run below is refused
             w2.page.get_by_text("Read the entity list from the data", exact=True).click()
             w2.idle()
@@ -218,7 +218,7 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
             w2.nav("Federate")
             w2.click("Run federation")
             # a tiny hostile upload may learn nothing: then the run ends with a warning banner, never
-            # a green check (issue 25) — either way the run must finish
+            # a green check — either way the run must finish
             expect(w2.page.get_by_text(re.compile(r"Done in|Finished in .*, but learned nothing")).first).to_be_visible()
             w2.page.get_by_role("tab", name="What the server saw").click()
             w2.page.wait_for_timeout(500)
@@ -248,7 +248,7 @@ def _n_releases() -> int:
 
 
 def test_opening_every_page_charges_nothing_and_the_sweep_button_states_its_charge(server, browser_path):
-    """Issue 22: after one run, visiting every page releases nothing (the store's release count does
+    """After one run, visiting every page releases nothing (the store's release count does
     not move), and every button that releases says what it will charge before it runs."""
     from playwright.sync_api import expect, sync_playwright
 

@@ -1,4 +1,4 @@
-"""Per-entity factors (issue 26): each entity scores with its own factors, kept apart and sparse in
+"""Per-entity factors: each entity scores with its own factors, kept apart and sparse in
 items, so a run's factors do not grow with a declared catalogue of unused items beyond the shared
 O(items × rank)."""
 from __future__ import annotations

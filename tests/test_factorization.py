@@ -88,7 +88,7 @@ def test_bad_parameters():
 
 
 def test_objective_from_the_v_updates_products_equals_the_direct_objective():
-    # issue 14: fit_nmf evaluates F from the products of the V update; same value as objective()
+    # fit_nmf evaluates F from the products of the V update; same value as objective()
     from dpfed_core.models.factorization import objective_from_products
 
     g = np.random.default_rng(5)

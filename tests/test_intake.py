@@ -1,4 +1,4 @@
-"""Issue 12 (data intake and the command line) and issue 11 finding 2 (public catalogue and entity
+"""Data intake and the command line, and the public catalogue and entity
 list): each case of the issues through the CLI as a user runs it (in-process), plus the loaders."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ _toy = toy_csv
 
 
 TOY = ["--user-col", "patient", "--item-col", "drug", "--value-col", "count", "--entity-col", "hospital",
-       "--value-max", "5", "--entities-from-data"]  # a toy table: its entity list read from it (issue 21)
+       "--value-max", "5", "--entities-from-data"]  # a toy table: its entity list read from it
 
 
 @pytest.fixture
@@ -316,7 +316,7 @@ def test_errors_name_the_front_ends_controls():
     assert exc.param == "value_max" and str(exc) == "pass value_max (e.g. 20) or events=lab"
 
 
-# ------------------------------------------------------------------ issue 11: public catalogue and entity list
+# ------------------------------------------------------------------ public catalogue and entity list
 def _items_file(csv: Path) -> Path:
     p = csv.with_suffix(".items.txt")
     p.write_text("".join(f"item {i}\n" for i in range(30)))  # the declared catalogue: 30 items, 25 used

@@ -1,4 +1,4 @@
-"""Issue 21, finding 1: the federation is a declared, public input — never read off the private rows.
+"""The federation is a declared, public input — never read off the private rows.
 
 The acceptance test: the eICU demo as a long CSV with a declared formulary and the hospital table's
 hospital list; removing the only patient of a single-patient hospital leaves the server's messages

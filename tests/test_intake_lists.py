@@ -1,4 +1,4 @@
-"""Issue 26 / issue 23 item 5: one reader for catalogue, formulary and entity lists; item features;
+"""One reader for catalogue, formulary and entity lists; item features;
 exact ids; whole-file encodings; strict numbers."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 12 through the dashboard's upload (AppTest): the same inputs as the CLI cases of
+"""Data intake through the dashboard's upload (AppTest): the same inputs as the CLI cases of
 tests/test_intake.py give the same results, and errors name the page's controls."""
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def test_upload_value_kind_from_the_column_name():
     data = ("patient,drug,count,hospital\n" + "\n".join(
         f"p{e}{i},d{j},{(i + j) % 7 + 1},{e}" for e in "AB" for i in range(8) for j in range(5)) + "\n").encode()
     at = upload(data)
-    assert at.selectbox(key="map_kind").value == "counts"  # not ratings (issue 12)
+    assert at.selectbox(key="map_kind").value == "counts"  # not ratings
     data2 = data.replace(b"count", b"amount")
     at = upload(data2, kind=None)
     at.selectbox(key="map_value").set_value("amount").run()
@@ -92,7 +92,7 @@ def test_eicu_formulary_upload(eicu_dir):
 
 
 def test_upload_declared_entities_features_and_consent():
-    """Issue 21 / 23 on the Data page: the declared entity list, item features and the consent checkbox."""
+    """23 on the Data page: the declared entity list, item features and the consent checkbox."""
     at = upload(rows())
     at.file_uploader(key="upload_entities").set_value(
         ("entities.txt", b"entity\nA\nB\nC\n", "text/plain")).run()

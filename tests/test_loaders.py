@@ -132,7 +132,7 @@ def test_duplicates_counts_summed_and_event_log():
 
 
 def test_no_true_count_decides_entities_or_items():
-    """Issue 11: rare items and small entities are kept; leaving entities out is a public declaration."""
+    """Rare items and small entities are kept; leaving entities out is a public declaration."""
     df = _table(n_per_entity=3, entities=("A", "B", "C"))
     df = pd.concat([df, pd.DataFrame([{"user": "uA0", "item": 99, "rating": 4, "site": "A"}])], ignore_index=True)
     df2 = df.loc[~df.user.isin(["uC1", "uC2"])]
@@ -390,7 +390,7 @@ def test_eicu_demo_by_hospital(eicu_dir):
     ds = load_eicu(eicu_dir)
     assert ds.value_kind == "counts" and ds.value_max == 20
     assert ds.n_entities > 50 and all(e.startswith("hospital ") for e in ds.entity_names)
-    assert min(s["users"] for s in ds.summary()) < 10  # small hospitals take part (issue 11)
+    assert min(s["users"] for s in ds.summary()) < 10  # small hospitals take part
     names = set(ds.item_names)
     assert {"acetaminophen", "potassium chloride", "sodium chloride", "furosemide"} <= names
     assert not any("325 mg" in n or n.isupper() for n in names)
@@ -473,8 +473,8 @@ def test_eicu_errors(tmp_path):
 
 
 def test_from_parts_keeps_a_matrix_only_when_given_away_and_in_entity_order():
-    """The loader gives its own matrix, built in entity order, to the dataset uncopied (issue 26's
-    peak memory); a caller's matrix is never aliased, and rows out of entity order are reordered."""
+    """The loader gives its own matrix, built in entity order, to the dataset uncopied (which
+    bounds the peak memory); a caller's matrix is never aliased, and rows out of entity order are reordered."""
     import scipy.sparse as sp
 
     from dpfed_core.data.dataset import FederatedDataset

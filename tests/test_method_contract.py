@@ -1,4 +1,4 @@
-"""The method contract (issue 20): every registered method goes through the same path — the
+"""The method contract: every registered method goes through the same path — the
 registry, ``run_method`` and, for federated methods, the one estimator — and keeps the same promises:
 the ledger stays within the budget, message shapes do not depend on the private rows, each
 entity's own factors cover every user and item, and ``recommend`` returns the best unseen items first. A new method

@@ -85,7 +85,7 @@ def test_entity_without_test_users_reports_nan():
 
 
 def test_top_n_partial_sort_equals_the_stable_full_sort():
-    # issue 14: the partial sort must pick and order exactly what the stable full sort did,
+    # the partial sort must pick and order exactly what the stable full sort did,
     # ties (many, and −inf training items) included
     from dpfed_core.evaluation.metrics import top_n_stable
 

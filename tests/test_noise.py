@@ -1,4 +1,4 @@
-"""Where the noise comes from (issue 11, findings 1 and 3): OpenDP's exact samplers from OS entropy
+"""Where the noise comes from (findings 1 and 3): OpenDP's exact samplers from OS entropy
 in production, reproducible NumPy noise only in simulation; every draw has the scale the ledger
 recorded; entities never share noise; a seed-known adversary no longer removes the noise.
 

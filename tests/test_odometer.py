@@ -1,5 +1,4 @@
-"""The privacy budget odometer and the store file (issue 11 "budget odometer", issue 16 "results
-that survive"). Every store lives under tmp_path."""
+"""The privacy budget odometer and the store file. Every store lives under tmp_path."""
 from __future__ import annotations
 
 import json
@@ -326,7 +325,7 @@ def _cli(capsys, *argv) -> tuple[int, str, str]:
 
 
 def test_cli_budget_commands_and_rerun_charged_again(tmp_path, capsys):
-    """Issue 11, finding 6: a re-run of the same data is a release too — charged, and refused past the cap."""
+    """A re-run of the same data is a release too — charged, and refused past the cap."""
     store = str(tmp_path / "cli.sqlite3")
     data = ["--data", "sample:clinic"]
     rc, out, _ = _cli(capsys, "budget", "show", *data, "--store", store)
@@ -417,7 +416,7 @@ def test_sweep_points_outside_the_plan_are_charged_after_the_fact(odo):
     assert settle_sweep(odo, res, ds, {"config": cfg.to_dict(), "runs": doc["runs"][:2]}) == []
 
 
-# ------------------------------------------------------------------------------ issue 22: tight composition
+# ------------------------------------------------------------------------------ tight composition
 def gauss_plan(eps: float, delta: float = 1e-6, method: str = "dp-cooccurrence", kind: str = "run",
                batch: bool = False, entities=("A", "B", "C")) -> PlannedRelease:
     from dpfed_core.evaluation.budget import planned_rho
@@ -517,7 +516,7 @@ def test_schema_v1_store_is_migrated_and_keeps_its_spend(tmp_path):
         odo.reserve(ds, [dp_plan(1.5)])
 
 
-# ------------------------------------------------------------------------------ issue 22: the people
+# ------------------------------------------------------------------------------ the people
 def _reexport(ds: FederatedDataset, *, relabel=False, **kw) -> FederatedDataset:
     from dpfed_core.data.synthetic import reexport
 
@@ -579,7 +578,7 @@ def test_fingerprint_ignores_user_ids_and_entity_names():
     assert match_people(people_fingerprint(sparse_dataset(2)), people_fingerprint(ds)).similarity < 0.05
 
 
-# ------------------------------------------------------------------------------ issue 22: the store is safe
+# ------------------------------------------------------------------------------ the store is safe
 def test_raising_a_cap_needs_confirmation_and_every_change_is_logged(odo):
     ds = make_dataset()
     odo.set_cap(ds, 5.0)
@@ -648,7 +647,7 @@ def test_nothing_in_the_suite_opens_the_default_store():
 
 
 def test_a_simulation_on_real_data_is_no_back_door(tmp_path):
-    """Issue 21: a simulation run's noise is a function of the public seed, so on people's records it
+    """A simulation run's noise is a function of the public seed, so on people's records it
     is an exact release — refused on a capped dataset unless non-private releases are allowed, and then
     charged as non-private (ε = ∞); no refusal advises it. Generated samples are unaffected."""
     from dpfed_core.config import RunConfig

@@ -77,5 +77,5 @@ def test_report_button_with_a_run():
     at.run()
     clean(at)
     labels = [b.label for b in at.get("download_button")]
-    # two downloads (issue 25): the analyst's full report and a public one
+    # two downloads: the analyst's full report and a public one
     assert "Download the analyst's full report" in labels and "Download the public report" in labels

@@ -1,4 +1,4 @@
-"""The ε planner (issues 21 and 23): it answers "how many users per entity make the federation beat
+"""The ε planner: it answers "how many users per entity make the federation beat
 local at this ε" from synthetic federations built from public parameters — never from the rows."""
 from __future__ import annotations
 

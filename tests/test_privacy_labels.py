@@ -1,4 +1,4 @@
-"""How the guarantee is stated (issue 11, finding 6): exact totals only in analyst-only sections,
+"""How the guarantee is stated: exact totals only in analyst-only sections,
 "guarantee (ledger)" with its assumptions instead of "proven", δ ≥ 1e-2 refused with the flag and the
 control that fix it, δ above 1/n̂ warned, no error that depends on a true count, simulation labelled."""
 from __future__ import annotations

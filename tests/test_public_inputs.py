@@ -1,4 +1,4 @@
-"""Public item features (issue 23, item 3): used by local and by round 2, declared on the ledger as a
+"""Public item features (item 3): used by local and by round 2, declared on the ledger as a
 public input at no privacy cost."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Release-level privacy tests (issue 21, finding 4): every check runs the production release and
+"""Release-level privacy tests: every check runs the production release and
 looks at what it actually outputs or adds its noise to — never at a helper on its own.
 
 For every registered summable method (``dp-popularity``, ``dp-cooccurrence`` and any other, the

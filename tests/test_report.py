@@ -1,4 +1,4 @@
-"""Compliance report (issue 7): every section is present, values match the documents, the scope
+"""Compliance report: every section is present, values match the documents, the scope
 statements are there, and it works from JSON files and the CLI."""
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ def test_report_from_session(docs):
 
 def test_summary_states_the_trust_model_and_the_coalition_epsilon():
     """A compliance officer reads the trust model in the summary: secure aggregation or not, where the
-    sum was formed, the coalition ε, and the accountant (issue 21, finding 5)."""
+    sum was formed, the coalition ε, and the accountant."""
     from dpfed_core.config import RunConfig
     from dpfed_core.data.loaders import load_data
     from dpfed_core.evaluation.experiments import run_method

@@ -1,4 +1,4 @@
-"""A run that learned nothing says why and which control fixes it (issue 23, issue 25): never a plain
+"""A run that learned nothing says why and which control fixes it: never a plain
 success."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The federation-wide DP catalogue under secure aggregation (issue 23, item 4).
+"""The federation-wide DP catalogue under secure aggregation.
 
 Release-level checks run the production selection and look at the vector its noise is added to:
 one user moves it by at most √c in L2 (the recorded sensitivity), every share's noise is σ of the

@@ -1,4 +1,4 @@
-"""Issue 24: ``deploy-local --engine simulation`` — Flower's Simulation Engine with the in-process
+"""``deploy-local --engine simulation`` — Flower's Simulation Engine with the in-process
 backend (default) or Flower's Ray backend (``--sim-backend ray``).
 
 The in-process backend runs the same ServerApp/ClientApp (SecAgg+ and its mod included) under

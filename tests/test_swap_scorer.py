@@ -1,4 +1,4 @@
-"""The local search's incremental nearest-two state (issue 14) gives exactly the swap losses of a
+"""The local search's incremental nearest-two state gives exactly the swap losses of a
 fresh computation, over random swap sequences with tied distances and duplicate candidates."""
 from __future__ import annotations
 

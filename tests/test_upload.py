@@ -1,4 +1,4 @@
-"""Upload parsing out of the UI (issue 20 item 8) and issue 25's uploads: a header-less ``u.data`` is
+"""Upload parsing out of the UI and the uploads: a header-less ``u.data`` is
 guessed as user, item, rating, timestamp; a second, user-attribute table is joined on the user id so
 that MovieLens can be federated by ZIP or occupation from the browser."""
 from __future__ import annotations

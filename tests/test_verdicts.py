@@ -1,4 +1,4 @@
-"""Verdicts and crossings in one place (issue 20 item 8, issue 25): against local with individual beside
+"""Verdicts and crossings in one place: against local with individual beside
 it, the observation mode in every sentence, an entity without test users never counted as a win."""
 from __future__ import annotations
 

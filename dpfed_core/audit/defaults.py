@@ -1,7 +1,7 @@
 """The audit's defaults and labels: light enough for the CLI to build its parser without the audit."""
 
-#: Methods audited by default (CLI): the recommended DP method (the summable ``dp-cooccurrence``,
-#: issue 15) over an ε grid and the two non-private baselines. The dashboard audits the run's own
+#: Methods audited by default (CLI): the recommended DP method (the summable ``dp-cooccurrence``)
+#: over an ε grid and the two non-private baselines. The dashboard audits the run's own
 #: method at the run's ε by default.
 DEFAULT_METHODS = ("dp-cooccurrence", "kmeans", "krandom")
 DEFAULT_EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)

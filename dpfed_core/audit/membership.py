@@ -1,6 +1,6 @@
 """Empirical privacy audit: what could someone who sees the server's inbox learn about one user?
 
-A **membership-inference audit** of the round-1 release (SPEC §2–3, issue 7). For one entity and a
+A **membership-inference audit** of the round-1 release (SPEC §2–3). For one entity and a
 *target* user we build two neighbouring datasets — the entity's training rows without the target
 (D₀, "OUT") and with it (D₁, "IN"), which is exactly the neighbouring relation of the guarantee
 (add or remove one user) — and run the entity's prototype mechanism ``runs`` times on each, every

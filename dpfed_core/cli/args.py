@@ -284,7 +284,7 @@ def _check_encoding_name(encoding: str) -> None:
 
 def input_paths(args) -> list[tuple[str, object]]:
     """(flag, path) of every file the command reads — the data, lists, a resumed document and the budget
-    store — so that no output can name one of them (issue 26)."""
+    store — so that no output can name one of them."""
     out = []
     for attr, flag in (("data", "--data"), ("items", "--items"), ("entities", "--entities"),
                        ("item_features", "--item-features"), ("resume", "--resume"), ("run", "--run"),
@@ -411,7 +411,7 @@ def check_unused_flags(args, method: str) -> None:
 
 def run_config(args, dataset) -> RunConfig:
     """The run's configuration from the flags, validated against the data's public shape before any
-    computation (issue 12: nothing is computed before every flag is known to be usable). A flag left
+    computation (nothing is computed before every flag is known to be usable). A flag left
     out takes the shared default (:func:`dpfed_core.evaluation.defaults.default_config`)."""
     from dpfed_core.evaluation.defaults import default_config, default_method
 
@@ -429,7 +429,7 @@ def run_config(args, dataset) -> RunConfig:
     n_jobs = params.pop("n_jobs", 1)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs > cores:
-        # issue 26: n_jobs=100000 started 220+ worker processes; more workers than cores only thrash
+        # n_jobs=100000 started 220+ worker processes; more workers than cores only thrash
         raise DpfedError(f"{n_jobs} worker processes (n_jobs) are more than the {cores} cores of this machine; "
                          f"use 1 to {cores}, or -1 for all of them", param="n_jobs")
     for eps in getattr(args, "epsilons", None) or []:

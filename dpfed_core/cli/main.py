@@ -298,7 +298,7 @@ def cmd_sweep(args) -> int:
     if args.resume:
         from dpfed_core.data.inputs import read_json_document
 
-        # bounded, regular files only, nesting checked: never a hang or a RecursionError (issue 26)
+        # bounded, regular files only, nesting checked: never a hang or a RecursionError
         previous = read_json_document(args.resume, what="--resume", param="resume")
         if not isinstance(previous, dict):
             raise ConfigError(f"--resume {args.resume} is not a sweep document (a JSON object written by "
@@ -434,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _stop_workers() -> None:
-    """Worker processes die with the run (issue 26: --param n_jobs workers outlived the command):
+    """Worker processes die with the run (--param n_jobs workers outlived the command):
     joblib's reusable process pool is shut down, killing its workers, whatever ended the command."""
     mod = sys.modules.get("joblib.externals.loky")
     if mod is None:

@@ -45,7 +45,7 @@ def cmd_report(args) -> int:
     from dpfed_core.reporting.report import write_report
 
     check_writable(args.out)
-    check_outputs(args, ("--out", args.out))  # never overwrite a document it reads (issue 26)
+    check_outputs(args, ("--out", args.out))  # never overwrite a document it reads
 
     def load_doc(path, flag):
         doc = read_json_document(path, what=flag, param=None)

@@ -48,7 +48,7 @@ class FederatedDataset:
         only. ``"data"``: the items present in the data; a DP run then selects its catalogue by DP
         partition selection charged to its ledger (:mod:`dpfed_core.privacy.catalogue`).
     entity_source : {"declared", "data"}
-        Where the entity list comes from (issue 21). ``"declared"``: a public input (``entities=FILE``,
+        Where the entity list comes from. ``"declared"``: a public input (``entities=FILE``,
         the hospital table of eICU, MovieLens' public key values, a sample's generator) — an entity
         without users stays with 0 users, so the messages never depend on who is in the data.
         ``"data"``: the entity values found in the private rows; membership of an entity is then not
@@ -65,7 +65,7 @@ class FederatedDataset:
     generated : bool
         Data made by a generator from public parameters (the bundled samples, the synthetic model),
         not people's records: a simulation run on it releases nothing about anyone. False for every
-        loaded table — a simulation run on real data is then a non-private release (issue 21).
+        loaded table — a simulation run on real data is then a non-private release.
     """
 
     X: sp.csr_matrix

@@ -1,4 +1,4 @@
-"""Public item side information (issue 23, item 3): an item × feature matrix attached to a dataset.
+"""Public item side information: an item × feature matrix attached to a dataset.
 
 Sources, all public (they describe the catalogue, never the users):
 

@@ -1,5 +1,5 @@
 """Reading the small public input files safely: lists (a catalogue, a formulary, an entity list),
-item-feature tables and JSON documents (issue 26).
+item-feature tables and JSON documents.
 
 One reader for every list file (``--items``, ``--entities``, the first column of
 ``--item-features``), so the same file means the same thing wherever it is given:
@@ -134,7 +134,7 @@ def _check_encoding(encoding: str, param: str | None = "encoding") -> str:
 
 
 def detect_encoding(raw: bytes, *, what: str, encoding: str | None = None, param: str | None = None) -> str:
-    """The encoding of ``raw``, decided on the whole content (issue 26: never on a first block only).
+    """The encoding of ``raw``, decided on the whole content (never on a first block only).
 
     Declared ``encoding``: used strictly — a byte it cannot decode is an error naming its offset.
     Else UTF-8 when the whole content is valid UTF-8 (a BOM is dropped by the caller); else latin-1

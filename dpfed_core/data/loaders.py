@@ -122,7 +122,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
 #: Longest prefix of ``prefix:N`` (a key longer than any id column is a typo, not a federation).
 MAX_PREFIX = 1000
 #: Rows of text a long table is read in: the loader's peak is one chunk of Python strings plus the
-#: integer codes. 100,000 put a 1M-row run at 4.3× the file (issue 26's target: 4×), 25,000 at 3.84×.
+#: integer codes. 100,000 put a 1M-row run at 4.3× the file (the target: 4×), 25,000 at 3.84×.
 TEXT_CHUNK_ROWS = 25_000
 _TRANSFORMS_HELP = f'None, "first_char", "first_digit" or "prefix:N" (1 ≤ N ≤ {MAX_PREFIX})'
 _VALUE_KINDS = ("ratings", "counts", "implicit")
@@ -393,7 +393,7 @@ def read_table(
 
     def _read(encoding: str) -> pd.DataFrame:
         # Only an empty field is missing: ids are exact strings, so 'NA', 'None', 'null' and '#N/A'
-        # are ids like any other (issue 26), never pandas' guesses of a missing value.
+        # are ids like any other, never pandas' guesses of a missing value.
         kw = dict(sep=sep, compression=compression, encoding=encoding, skip_blank_lines=False,
                   keep_default_na=False, na_values=[""])
         keep = None
@@ -439,7 +439,7 @@ def read_table(
             try:
                 df = _read("utf-8")
             except UnicodeDecodeError:
-                # decided on the whole content, never on a first block (issue 26): an old single-byte
+                # decided on the whole content, never on a first block: an old single-byte
                 # export (MovieLens titles) is latin-1; UTF-8 text with a stray byte is an error
                 df = _read(_whole_file_encoding(label, path, data, compression))
     except UnicodeDecodeError as exc:
@@ -537,7 +537,7 @@ def _cat_map(s: pd.Series, fn) -> pd.Series:
 
 def _as_id_strings(s: pd.Series) -> pd.Series:
     """Identifiers as the exact strings of the file (outer whitespace removed): ``1``, ``01``,
-    ``1.0`` and ``1e0`` are four different ids (issue 12). Only a float column of a binary format
+    ``1.0`` and ``1e0`` are four different ids. Only a float column of a binary format
     (Parquet), which has no text form, is written without the '.0' of its integral values.
     Returns a categorical Series (memory: one code per row)."""
     if isinstance(s.dtype, pd.CategoricalDtype):
@@ -593,7 +593,7 @@ _COUNT_NAMES = frozenset("count counts n events event_count n_events freq freque
 #: arithmetic of the models (a bound of 1e308 would make every DP noise scale infinite).
 VALUE_MAX_LIMIT = 1e9
 
-#: Options of earlier versions that decided who takes part by a true count (issue 11: no rule on a
+#: Options of earlier versions that decided who takes part by a true count (no rule on a
 #: true count decides what is sent or who takes part) and what replaces each.
 _REMOVED_OPTIONS = {
     "min_entity_users": "entities are the declared federation whatever their size; to leave entities out, "
@@ -638,7 +638,7 @@ def infer_value_kind(value_kind: str | None, value_col: str | None) -> tuple[str
 
 
 def _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from) -> None:
-    """One column, one role (issue 26: user_col = item_col made every user its own item)."""
+    """One column, one role (user_col = item_col made every user its own item)."""
     roles = [("user_col", user_col), ("item_col", item_col), ("entity_col", entity_col),
              ("entity_from", entity_from), ("value_col", value_col)]
     seen: dict[str, str] = {}
@@ -736,7 +736,7 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
     """The value of every row as float64 (1 per row for an event log), checked: numeric, finite, ≥ 0,
     and within the declared bound.
 
-    Values above the bound follow one rule in every loader (issue 12), set by the value kind: a
+    Values above the bound follow one rule in every loader, set by the value kind: a
     rating above its scale's maximum is an error (the data or the declared scale is wrong); a count
     above its bound is kept and reported in a note, and every DP mechanism clips it to the bound.
     ``over_max`` overrides the rule ("error" or "note")."""
@@ -800,7 +800,7 @@ def _int_codes(s: pd.Series) -> tuple[np.ndarray, int]:
 def _check_disjoint_users(t: pd.DataFrame, label: str, from_text: bool | int) -> None:
     """Every user belongs to exactly one entity (users are disjoint across entities)."""
     # the common case on integer codes: each user's smallest and largest entity code agree (a
-    # drop_duplicates of the (user, entity) pairs hashed every row: +50 MB at 1M rows, issue 26)
+    # drop_duplicates of the (user, entity) pairs hashed every row: +50 MB at 1M rows)
     u, n_u = _int_codes(t["u"])
     e, _ = _int_codes(t["e"])
     lo = np.full(n_u, np.iinfo(np.int64).max)
@@ -831,7 +831,7 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
                       notes: list[str]) -> pd.DataFrame:
     """Repeated (user, item) rows: counts add up, implicit takes the max, ratings follow ``duplicates``."""
     # whether any pair repeats, on one sorted int64 key per row (hashing the (user, item) pairs of
-    # every row cost +20–30 MB at 1M rows, issue 26); the merge itself only when some do
+    # every row cost +20–30 MB at 1M rows); the merge itself only when some do
     u, _ = _int_codes(t["u"])
     i, n_i = _int_codes(t["i"])
     key = np.sort(u.astype(np.int64) * max(n_i, 1) + i)
@@ -859,7 +859,7 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
 
 
 def _drop_zeros(t: pd.DataFrame, label: str, value_kind: str, notes: list[str]) -> pd.DataFrame:
-    """Rows whose value is 0 are dropped, with a note saying how many and why (issue 12).
+    """Rows whose value is 0 are dropped, with a note saying how many and why.
 
     Counts and implicit data: 0 events is the same as no row (every absent cell is a 0 in zero mode),
     so nothing is lost. Ratings: the sparse matrix stores an absent cell as 0 and observed mode reads
@@ -880,7 +880,7 @@ def _drop_zeros(t: pd.DataFrame, label: str, value_kind: str, notes: list[str]) 
 
 def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str], notes: list[str],
                     declared: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str] | None]:
-    """Entities are the declared federation (issues 11 and 21).
+    """Entities are the declared federation.
 
     With a ``declared`` list (public: an entity file, a hospital table, a generator's list) the
     entities are exactly its names: rows of other entities are dropped with a note, a declared entity
@@ -1002,7 +1002,7 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
     any row are empty columns): the item list is public, whatever the data holds."""
     def _used(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         """(int32 code per row, the distinct values present) — a categorical's codes remapped to
-        the categories still used (no per-row hashing, no int64 copy: issue 26's peak memory)."""
+        the categories still used (no per-row hashing, no int64 copy: the peak memory)."""
         if not isinstance(s.dtype, pd.CategoricalDtype):
             codes, uniq = pd.factorize(s.astype(str), sort=False)
             return codes.astype(np.int32), np.asarray(pd.Index(uniq).astype(str), dtype=object)
@@ -1034,7 +1034,7 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
     ent_of_user = enames[first].astype(str)
     del ecodes
     # rows by entity name, natural order within (the dataset's order): the matrix is built in its
-    # final order, so the dataset need not copy it to reorder (issue 26's peak memory)
+    # final order, so the dataset need not copy it to reorder (the peak memory)
     perm = np.argsort(ent_of_user, kind="stable")
     new = np.empty(len(perm), dtype=np.int32)
     new[perm] = np.arange(len(perm), dtype=np.int32)
@@ -1147,7 +1147,7 @@ def release_freed_memory() -> None:
     """Give the memory a large parse freed back to the operating system: the text chunks' buffers
     stay in the allocators' free lists (pyarrow's pool, glibc's heap), so without this the process
     keeps ~75 MB per million rows resident after loading and every later stage of a run stacks its
-    own arrays on top (issue 26: the run's peak was 9× the file). Best effort: a platform without
+    own arrays on top (the run's peak was 9× the file). Best effort: a platform without
     glibc's ``malloc_trim`` keeps its memory, nothing fails."""
     import ctypes
     import ctypes.util
@@ -1232,7 +1232,7 @@ def load_long_table(
     drop_missing : skip rows with an empty user/item/value/entity instead of raising.
     sep : field separator of a text file (sniffed from the header line when omitted).
     entities : the declared federation (a public list: a file with one entity per line, or a list of
-        names), issue 21. Rows of other entities are dropped with a note; a declared entity without
+        names). Rows of other entities are dropped with a note; a declared entity without
         rows takes part with 0 users. Without it the entity list is read from the data
         (``entity_source="data"``): a DP run is then refused unless ``entities_from_data=True``
         accepts it (membership of an entity is then not protected).
@@ -1348,12 +1348,12 @@ def load_movielens(
     ``"gender"``; ``"occupation"``; ``"age"`` (the 1M age bands; 100K ages are binned the same way).
     Items are named by title. value_kind = "ratings", value_max = 5 (the 1–5 star scale).
 
-    Public catalogue and entity list (issue 11): the columns are every movie of the public item file
+    Public catalogue and entity list: the columns are every movie of the public item file
     (``u.item``: all 1682 movies of 100K, rated or not), in its order; entities are every value of the
     federation key present in the users file, whatever their size (``exclude_entities`` declares some
     out). Removing a user changes no message shape and no item list.
 
-    Declared entity list (issue 21), public metadata rather than the users file: ``zip`` — "ZIP 0" …
+    Declared entity list, public metadata rather than the users file: ``zip`` — "ZIP 0" …
     "ZIP 9" and "ZIP other"; ``occupation`` — ``u.occupation`` (100K) or the 1M README's 21 codes;
     ``gender`` — F, M; ``age`` — the seven age bands. ``entities`` (a list or a file) replaces it.
     Public item features: the genres and the release year / decade of ``u.item`` (``movies.dat``),
@@ -1752,7 +1752,7 @@ def load_eicu(
 ) -> FederatedDataset:
     """Load the eICU database (or its open demo): unit stays × events, federated by hospital/region.
 
-    Declared federation (issue 21): the hospital table's hospitals (``"hospital <id>"``) or its
+    Declared federation: the hospital table's hospitals (``"hospital <id>"``) or its
     regions, public metadata — never the hospitals that happen to have stays. A hospital without a
     stay takes part with 0 users. ``entities`` (a file or list; bare hospital ids accepted) replaces
     it; without a hospital table the list is read from the data (``entities_from_data``).

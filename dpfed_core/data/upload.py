@@ -1,4 +1,4 @@
-"""Reading an uploaded table for the column mapper (issue 25 item 6, issue 20 item 8).
+"""Reading an uploaded table for the column mapper.
 
 The Data page's upload is parsed here, not in the UI, so the rules are testable without a browser:
 

@@ -1,4 +1,4 @@
-"""Real deployment on Flower (issue 13): every entity its own Flower SuperNode, the server a
+"""Real deployment on Flower: every entity its own Flower SuperNode, the server a
 ServerApp, summable releases through Flower's SecAgg+.
 
 * :mod:`.shards` — per-entity shard files (each node loads only its own).

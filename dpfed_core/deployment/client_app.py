@@ -31,7 +31,7 @@ messages from the ServerApp:
   server names is imported) and write the report to this node's disk (``--node-config
   "report-path='…'"``, default next to the shard). The reply carries the entity's identity and,
   for a summable method, the public ledger rows of its shares — no count, no metric sum, no timing
-  (issue 21: against the server only DP releases and the protocol's public fields).
+  (against the server only DP releases and the protocol's public fields).
 
 Randomness: the entity's stream is spawned exactly as the in-process protocol spawns it
 (``method_generator(seed, …).spawn(H + 1)[h]``): operating-system entropy for a DP method unless the

@@ -6,7 +6,7 @@ one SuperNode process per entity, the ServerApp), runs the method there and stop
 The document's ``messages`` are the messages Flower actually carried, with their serialised sizes;
 ``entities``/``overall`` are pooled from the sums each node computed on its own test entries and
 wrote to its own disk — read here from the nodes' local reports (deploy-local's operator holds every
-shard), never sent to the server (issue 21).
+shard), never sent to the server.
 """
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ def deployment_runner(**options) -> Callable:
     return runner
 
 
-#: How the result document labels the evaluation of a deployment (issue 21).
+#: How the result document labels the evaluation of a deployment.
 EVALUATION_SOURCE = ("read from the nodes' local reports (one operator holds every shard in deploy-local); "
                      "not sent to the server")
 

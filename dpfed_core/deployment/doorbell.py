@@ -2,7 +2,7 @@
 
 Flower's SuperNodes and ServerApp *pull*: every idle poll is a TLS request that the one SuperLink
 process answers through its HTTP stack (and, with node authentication, verifies a signature on).
-Profiled on the 30-hospital clinic sample (issue 24), the SuperLink process was busy all the time,
+Profiled on the 30-hospital clinic sample, the SuperLink process was busy all the time,
 in its HTTP middleware, TLS and signature checks; with 30 nodes polling every ≤ 0.5 s and the
 ServerApp pulling every ≤ 50 ms, idle polls were a steady ~80 requests a second on top of the
 requests that carried messages. With doorbells the idle polls back off to 2 s (nodes) and 1 s

@@ -15,7 +15,7 @@
     the 3 s idle poll of the SuperLink backs off from :data:`IDLE_POLL_MIN` to :data:`IDLE_POLL_MAX`
     after each message, the 0.5 s check for the ClientApp's reply takes 5 ms; the SuperNode wakes
     its executor with SIGUSR1 when a message arrives. The node reports a ClientApp run time of 0 to
-    the SuperLink (issue 21: no timing leaves a node).
+    the SuperLink (no timing leaves a node).
 
 ``link EXEC_ARGS… -- SUPERLINK_ARGS…``
     The stock ``flower-superlink`` (``--isolation process``) and its ServerApp executor, likewise.

@@ -31,7 +31,7 @@ progress), the secure sum (:class:`_SecureSum`: SecAgg+ driven from this main) a
 (:class:`_Run`: the sites' decisions, round 1, the server's fit, round 2).
 
 Every message sent and received is logged with its size as Flower serialises it (:mod:`.wire`);
-``dump-dir`` keeps a copy of every payload the server received (the test of issue 21 reads it).
+``dump-dir`` keeps a copy of every payload the server received (the tests of what crosses the wire read it).
 Any failure — an error reply, a node that does not answer within ``round-timeout``, a node lost in
 the secure sum — ends the run with one clear message in the progress file and no result file.
 """

@@ -16,7 +16,7 @@ and the dashboard use them): reserve — which may refuse — then compute, sett
 An audit runs the audited entity's mechanism thousands of times on its exact rows and picks its
 targets from them: it is charged as a non-private analysis of that entity (∞), nothing to others.
 
-Issue 22: a planned release also carries its ρ (zCDP) where the configuration gives it
+A planned release also carries its ρ (zCDP) where the configuration gives it
 (:func:`planned_rho`: dp-popularity, dp-cooccurrence), a settled run the ρ of its ledger rows
 (:func:`ledger_rhos`), and a sweep's points form one non-adaptive batch; the odometer composes them
 (docs/PRIVACY.md). :func:`planned_charge` says what plans would charge without charging (dry runs,
@@ -68,7 +68,7 @@ def planned_rho(method: str, epsilon: float, delta: float) -> tuple[float | None
     return planned_gaussian_rho(epsilon, delta), True
 
 
-#: A simulation run on real data (issue 21): its noise is a function of the public seed, so re-running
+#: A simulation run on real data: its noise is a function of the public seed, so re-running
 #: it on an all-zero dataset of the same shape recovers the exact statistics — an exact release.
 SIMULATION_ON_REAL_DATA = ("simulation on real data: the noise is reproducible from the seed, so the run is an "
                            "exact release — charged as non-private (ε = ∞)")

@@ -65,7 +65,7 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
         label = "non-private (ε = ∞): raw data or exact statistics leave the entities"
     elif eps == 0 and dlt == 0 and not any(r.epsilon > 0 or r.delta > 0 for r in result.ledger.rows):
         # only when nothing was spent: a tiny ε (1e-7) rounded to 0 by an accountant still sent noisy
-        # releases and spent δ (issue 26)
+        # releases and spent δ
         label = "nothing derived from private data leaves an entity (ε = 0)"
     elif eps == 0:
         label = (f"(ε ≈ 0, {dlt:.3g})-DP per user of each entity: noisy releases were sent (ε below the "
@@ -202,7 +202,7 @@ def run_method(
 
 def declare_public_inputs(dataset: FederatedDataset, spec, result: MethodResult) -> None:
     """Public item features used by a federated DP run are declared on every entity's ledger as a
-    public input at no privacy cost (issue 23): a row of ε = 0, δ = 0 naming them, so the ledger says
+    public input at no privacy cost: a row of ε = 0, δ = 0 naming them, so the ledger says
     everything the run used besides its DP releases."""
     F = getattr(dataset, "item_features", None)
     if F is None or not (spec.uses_epsilon and spec.federated) or not math.isfinite(result.ledger.epsilon):
@@ -220,7 +220,7 @@ CHANCE_MAR_MARGIN = 0.02
 
 def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec, metrics: dict,
                              result: MethodResult) -> list[dict]:
-    """Why a run learned nothing, and which control fixes it (issue 23): an empty DP catalogue, a
+    """Why a run learned nothing, and which control fixes it: an empty DP catalogue, a
     ranking no better than chance, entities without test users. Each warning is ``{"code", "text",
     "param"}``; the CLI prints them, the dashboard shows a banner — never a plain success."""
     out = []
@@ -250,7 +250,7 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
 
 def check_declared_federation(dataset: FederatedDataset, config: RunConfig) -> None:
     """Refuse a DP run whose entity list was read from the private rows without the user's consent
-    (issue 21): which entities exist, and that one has users, is then a function of the data — a
+   : which entities exist, and that one has users, is then a function of the data — a
     single-patient hospital's release disappears with its patient (ε = ∞ for that patient)."""
     if getattr(dataset, "entity_source", "declared") != "data" or getattr(dataset, "entities_accepted", True):
         return
@@ -266,7 +266,7 @@ def check_declared_federation(dataset: FederatedDataset, config: RunConfig) -> N
 
 def needs_dp_catalogue(dataset: FederatedDataset, uses_epsilon: bool, config: RunConfig) -> bool:
     """A DP run on data without a declared public catalogue selects its items by DP partition
-    selection (issue 11): the catalogue decides every message's shape, so it must not come from
+    selection: the catalogue decides every message's shape, so it must not come from
     the pooled raw data."""
     return bool(uses_epsilon and math.isfinite(config.epsilon) and dataset.item_source != "declared")
 
@@ -530,7 +530,7 @@ def run_comparison(
 
 
 def _is_dp_reference(method: str) -> bool:
-    """A reference that spends ε (``dp-popularity``): it runs at every ε of the grid (issue 15)."""
+    """A reference that spends ε (``dp-popularity``): it runs at every ε of the grid."""
     return get_method(method).uses_epsilon
 
 
@@ -576,7 +576,7 @@ def check_sweep_grid(config: RunConfig, epsilons: Iterable[float], seeds: Iterab
 
 def check_grid(values: Iterable, flag: str) -> list:
     """Refuse a grid with repeated values: a repeated seed or ε would count one configuration twice
-    and report a wrong sd (issue 12)."""
+    and report a wrong sd."""
     vals = list(values)
     seen, dup = set(), []
     for v in vals:
@@ -591,7 +591,7 @@ def check_grid(values: Iterable, flag: str) -> list:
     return vals
 
 
-#: The sweep's references (issue 23): ``local`` — each entity alone, done properly — is what every
+#: The sweep's references: ``local`` — each entity alone, done properly — is what every
 #: "federation pays" verdict and crossing ε is stated against; ``individual`` beside it.
 DEFAULT_REFERENCES = ("local", "individual", "dp-popularity", "central", "random-v", "popularity")
 
@@ -738,12 +738,12 @@ RMSE_METRICS = {"train_rmse", "test_rmse"}
 
 #: A ranking no better than chance has MAR 0.5. A crossing is reported only where the swept method's
 #: mean MAR plus one sd stays below this at every ε from the crossing on, so that "beats individual"
-#: is never claimed for a method whose ranking is random (issue 12).
+#: is never claimed for a method whose ranking is random.
 RANDOM_MAR = 0.5
 
 
 def default_baseline(sweep_doc: dict) -> str:
-    """What a crossing is stated against: ``local`` when the sweep ran it (issue 23), else
+    """What a crossing is stated against: ``local`` when the sweep ran it, else
     ``individual``."""
     methods = {r["method"] for r in sweep_doc.get("runs", [])} | set(sweep_doc.get("references", []))
     return "local" if "local" in methods else "individual"

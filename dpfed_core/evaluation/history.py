@@ -1,4 +1,4 @@
-"""Run history (issue 16, "Results that survive"): runs, sweeps and audits kept in the store file
+"""Run history: runs, sweeps and audits kept in the store file
 (:mod:`dpfed_core.privacy.store`, the same file as the budget odometer), so a reload or a new
 session can list and reopen them.
 

@@ -39,7 +39,7 @@ METRIC_KEYS = ("train_rmse", "test_rmse", "mar", "precision", "recall", "ndcg")
 
 #: Most score cells (test users × items) evaluated at once: 4 MB of scores; with the batch's copies
 #: (the partial sort, the hidden-entry comparisons, each bounded alike) ~20 MB — the evaluation was
-#: the peak of a 1M-row run at 2^21 (issue 26); smaller batches cost only a little loop overhead.
+#: the peak of a 1M-row run at 2^21; smaller batches cost only a little loop overhead.
 EVAL_BATCH_CELLS = 2**19
 
 
@@ -77,7 +77,7 @@ def ranking_metrics(
     te_cols, te_vals = te.indices, te.data
     s_hidden = S[te_rows, te_cols]
     # Compare each hidden score with its user's whole row, a bounded number of hidden entries at a
-    # time: all at once is (hidden entries × m) — 5 per user, 5× the batch's own scores (issue 26).
+    # time: all at once is (hidden entries × m) — 5 per user, 5× the batch's own scores.
     greater = np.empty(te_rows.size, dtype=np.int64)
     equal = np.empty(te_rows.size, dtype=np.int64)
     step = max(1, EVAL_BATCH_CELLS // max(m, 1))
@@ -117,7 +117,7 @@ def ranking_metrics(
 def top_n_stable(S: np.ndarray, n: int) -> np.ndarray:
     """Indices of the n largest entries of each row of S (b × m), in decreasing order, ties to the
     lower column — exactly ``np.argsort(-S, axis=1, kind="stable")[:, :n]`` — by a partial sort
-    (issue 14): O(b·m) selection plus a sort of the n chosen, instead of sorting all m."""
+   : O(b·m) selection plus a sort of the n chosen, instead of sorting all m."""
     b, m = S.shape
     if n >= m:
         return np.argsort(-S, axis=1, kind="stable")
@@ -183,7 +183,7 @@ def evaluate(
     has_test = np.zeros(n_users, dtype=bool)
     users = np.sort(np.asarray(test_users, dtype=np.int64))
     # A batch holds dense (users × items) scores and a (hidden entries × items) comparison: bounded in
-    # cells, not users, so memory does not grow with the catalogue (issue 26: 512 users × 100,000
+    # cells, not users, so memory does not grow with the catalogue (512 users × 100,000
     # items took ~3 GB here).
     batch_size = max(1, min(batch_size, EVAL_BATCH_CELLS // max(m, 1)))
     for sl, U_b, V_b in factors.blocks():

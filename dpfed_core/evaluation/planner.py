@@ -1,4 +1,4 @@
-"""The ε planner (issue 23, issue 21): what ε a target utility needs, and how many users per entity
+"""The ε planner: what ε a target utility needs, and how many users per entity
 make the federation beat the entities on their own (``local``) at an ε — computed on synthetic data
 built from public parameters only (the federation's shape, the public catalogue's size, the value
 bound, and the assumptions the analyst types), never on the private rows: a planner that looked at

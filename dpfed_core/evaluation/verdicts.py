@@ -2,9 +2,9 @@
 
 The CLI (``run --compare``, ``sweep``), the dashboard (Federate advice, Evaluate, Trade-off) and the
 HTML report all call these functions, so they can never say different things about the same numbers
-(issue 20 item 8, issue 25). Every verdict is stated against :data:`REFERENCE` — ``local``, each
+. Every verdict is stated against :data:`REFERENCE` — ``local``, each
 entity's own model blended with its own popularity, the strongest thing an entity can do alone —
-with ``individual`` (its own model only) beside it (issue 23 item 1). Every sentence names the metric
+with ``individual`` (its own model only) beside it. Every sentence names the metric
 and the observation mode (zero / observed), because a crossing in one mode says nothing of the other.
 
 An entity whose metric is undefined (no test users, so NaN) is counted as *no test users*, never as a
@@ -40,7 +40,7 @@ TIE_FRACTION = 0.005
 
 
 def format_epsilon(eps: float | str | None) -> str:
-    """ε for people: 3 significant digits, ∞ for the non-private limit (issue 25 item 7)."""
+    """ε for people: 3 significant digits, ∞ for the non-private limit."""
     if eps is None:
         return "—"
     eps = float(eps)

@@ -1,4 +1,4 @@
-"""Private coresets for the ``dp-prototypes`` pipeline: the LSH prefix tree (issue 14).
+"""Private coresets for the ``dp-prototypes`` pipeline: the LSH prefix tree.
 
 ``candidates="lsh"`` in :class:`~dpfed_core.federation.dp_prototypes.DPPrototypes` replaces the
 paper's private partition + private local search (stages 2–3) by the private-coreset approach of
@@ -189,7 +189,7 @@ def james_stein(averages: np.ndarray, noisy_counts: np.ndarray, sigma: float) ->
     average for m ≥ 3 whatever the true mean. It uses only released values and public σ, so it costs
     no privacy. Why: a leaf of c users has noise of norm √m·σ/c — at ε ≤ 1 and c ≈ 100 comparable
     to the signal — and an unshrunk noisy centre far from every point still draws no one, while
-    shrinking pulls it toward the data (issue 14: held-out mixture at ε = 0.1; development draws
+    shrinking pulls it toward the data (held-out mixture at ε = 0.1; development draws
     0.869 → 0.861 against 0.875 for one cluster, bench/results/dp_kmeans.md).
     """
     L, m = averages.shape

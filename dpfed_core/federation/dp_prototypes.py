@@ -36,7 +36,7 @@ Pipeline for one entity with budget (ε, δ), every stage spending through the e
                 (``threshold`` τ) and, if s < m, top-s of the noisy means. Prototype = clip(noisy sum / max(ñ_j, 1), value_min, value_max),
                 zero off the support. Noise never depends on a true count. Clusters are disjoint,
                 so the k recoveries compose in parallel.
-2–3'. *lsh*    (``candidates="lsh"``, issue 14) instead of stages 2–3: a private LSH prefix-tree
+2–3'. *lsh*    (``candidates="lsh"``) instead of stages 2–3: a private LSH prefix-tree
                 coreset (tree counts: stage "candidates", Laplace per level; leaf sums: stage
                 "coreset sums", Gaussian) and non-private k-means on the weighted coreset
                 (post-processing), in the space of the scaled rows; the k-means centres are the
@@ -285,7 +285,7 @@ class _SwapScorer:
     L(Z − z_a + c) = Σ_i min(D_ic, d1_i) + Σ_{i: a_i = a} [min(D_ic, d2_i) − min(D_ic, d1_i)].
     Cost per step O(n·|C|); the distance matrix is cached when it fits in memory.
 
-    The nearest-two state (a, d1, b, d2) is kept *incrementally* across steps (issue 14): after a
+    The nearest-two state (a, d1, b, d2) is kept *incrementally* across steps: after a
     swap only the points whose nearest or second-nearest centre left Z are searched again over Z
     (O(affected·k)); every other point compares its two with the new centre (O(n)). Ties resolve to
     the lower position in Z, as a full recomputation (``argmin``) would.
@@ -825,7 +825,7 @@ class DPPrototypes(PrototypeMethod):
                                  self.threshold, rng, ledger, f"{tag}all {m} sums per cluster of rows {how}")
         return P, noisy_n
 
-    # ------------------------------------------------------------------ LSH coreset (issue 14)
+    # ------------------------------------------------------------------ LSH coreset
     def _release_lsh(self, Xc: sp.csr_matrix, Xs: sp.csr_matrix, k: int, plan: dict[str, float],
                      delta: float, rng: np.random.Generator, ledger: EntityLedger) -> PrototypeRelease:
         """Stages 2–3 by a private LSH-tree coreset (privacy map: :mod:`.coresets`), then the

@@ -54,7 +54,7 @@ class PrototypeMethod(ABC):
         if not isinstance(self.k, (int, np.integer)) or self.k < 1:
             raise ConfigError(f"k (prototypes per entity) must be a positive integer, got {self.k!r}")
         n = X.shape[0]
-        if n < 1:  # a declared entity without users (issue 21) sends no prototype
+        if n < 1:  # a declared entity without users sends no prototype
             return 0, f"entity {entity!r} has no training users: it sends no prototype"
         if n < self.k:
             return n, f"entity {entity!r} has {n} training users < k={self.k}: it sends {n} prototypes"

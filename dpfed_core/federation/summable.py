@@ -139,7 +139,7 @@ class SummableMethod(ABC):
     #: basic composition.
     zcdp_budget: bool = False
     #: Round 2's defaults (:func:`blended_round2`), for a method whose constructor does not take
-    #: them: blend the entity's own model with the federation's parts (issue 23), the one-standard-
+    #: them: blend the entity's own model with the federation's parts, the one-standard-
     #: error rule at z = 1, and the entity's own NMF at rank 10 (a method's ``rank`` when it has one);
     #: its ridge λ is the run's, passed to :meth:`fit_local`.
     local_blend: bool = True
@@ -364,7 +364,7 @@ class DPPopularity(SummableMethod):
     The server's V = max(sum, 0) as one latent factor (m × 1): the DP global popularity.
 
     Round 2: by default U_h ≥ 0 on that one column — every user of every entity ranks items by the
-    DP popularity list: the one-line DP baseline every DP method must beat (issue 15), kept as such.
+    DP popularity list: the one-line DP baseline every DP method must beat, kept as such.
     ``local_blend=True`` makes it keep what the entity knows like every other summable method
     (:func:`blended_round2`: the entity's own NMF and popularity blended with the DP popularity,
     weights on a local hold-out) — "summed DP popularity blended into the entity's own model".

@@ -50,7 +50,7 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
     ``sums[(stage, "shares")]`` the per-entity :class:`SummableShare` list and
     ``sums[(stage, "public")]`` the public dict the entities made that stage's shares with.
     ``keep_shares=False``: the share lists are not kept (each share's values are dropped once added:
-    H vectors of the catalogue's length per stage are O(items × entities), issue 26).
+    H vectors of the catalogue's length per stage are O(items × entities)).
     """
     H = len(matrices)
     ev = on_event or (lambda *a, **k: None)
@@ -209,7 +209,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
         messages.append(array_message(2, SERVER, name, f"item factors V ({method.name})", V))
         progress("round2_start", entity=name, index=h, total=H)
         # kept apart and sparse in items at once: holding every entity's dense (m × (r + c)) V_h
-        # would be O(items × entities × rank) (issue 26)
+        # would be O(items × entities × rank)
         if lift is None:
             U[slices[h]], own = fit_entity_parts(method, rows[h], public, lam, mode, entity_rngs[h])
         else:

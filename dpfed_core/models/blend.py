@@ -81,7 +81,7 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 #: Cells (users × items) scored at once: memory stays two blocks of 2^20 doubles (16 MB) whatever
 #: the hold-out size, never O(users × items) — a 100,000-item catalogue costs what the factors cost
-#: (issue 26).
+#:.
 BLOCK_CELLS = 2 ** 20
 
 
@@ -186,7 +186,7 @@ def _blocked_mar(matrices: Sequence[tuple[np.ndarray, np.ndarray]], wm: Sequence
 
 #: The hold-out scores at most this many users × candidate items per entity, whatever the entity's
 #: size and the catalogue: the weight search is ~20–40 scorings, and at 100,000 items scoring every
-#: user × item took 180 s for 5,000 users (issue 26). Above the caps, a uniform sample of hold-out
+#: user × item took 180 s for 5,000 users. Above the caps, a uniform sample of hold-out
 #: users and of candidate items (the percentile rank of the hidden item among 2,000 random items has
 #: a standard error ≤ 0.011 per user, ≤ 0.0004 over 1,000 users). The sample data (≤ 210 users and
 #: 143 items an entity) is below both: its weights are exactly those of a full search.
@@ -356,7 +356,7 @@ def own_nmf(X: sp.csr_matrix, rank: int, lam: float, mode: str, max_iter: int,
     """The entity's own NMF ``(W, V)``, fitted on the items it has rows for: V is 0 on the others
     (as a fit on every column converges to: an all-zero column's HALS update is 0), so the fit costs
     O(its items × rank) per iteration, not O(catalogue × rank) — a 100,000-item declared catalogue
-    made each entity's own model 20× slower (issue 26)."""
+    made each entity's own model 20× slower."""
 
     X = sp.csr_matrix(X, dtype=np.float64)
     used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))

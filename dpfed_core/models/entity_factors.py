@@ -7,7 +7,7 @@ and ``individual`` references) that never left it. User u of entity h scores::
     s_u = U[u] @ V.T + U_loc_h[u − start_h] @ L_h.T
 
 A single (U, V) pair holding every entity's local columns side by side would be block-diagonal:
-O(items × entities × rank) for V and O(users × entities × rank) for U, mostly zeros (issue 26: a
+O(items × entities × rank) for V and O(users × entities × rank) for U, mostly zeros (a
 100,000-item catalogue then cost more than the data). Here each entity keeps its own ``L_h`` and
 only its non-zero item rows: an entity's own NMF and popularity are exactly zero on the items it
 never saw (a HALS update of an all-zero column is 0), so an entity's local part costs

@@ -61,7 +61,7 @@ def objective_from_products(xx: float, W: np.ndarray, H: np.ndarray, A: np.ndarr
                             lam: float) -> float:
     """F in zero mode from the products of the last update of W: with A = X·H and B = HᵀH,
     F = ‖X‖² − 2·Σ W∘A + Σ B∘(WᵀW) + λ(‖W‖² + ‖H‖²) — the same value :func:`objective` computes,
-    without another product with X (issue 14: that product was 23–26 % of ``fit_nmf``)."""
+    without another product with X (that product was 23–26 % of ``fit_nmf``)."""
     reg = lam * (float(np.sum(W * W)) + float(np.sum(H * H)))
     return xx - 2.0 * float(np.sum(W * A)) + float(np.sum(B * (W.T @ W))) + reg
 

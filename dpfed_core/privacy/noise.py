@@ -1,4 +1,4 @@
-"""Where a run's randomness comes from (issue 11, finding 1).
+"""Where a run's randomness comes from.
 
 A DP guarantee holds only if the noise is unknown to the observer. A seed that fixes the noise and
 is printed in the report lets anyone who reads the server's inbox subtract the noise again. So:

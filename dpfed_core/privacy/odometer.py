@@ -1,4 +1,4 @@
-"""The privacy budget odometer (issues 11, 22): every release of a dataset is charged per entity against a
+"""The privacy budget odometer: every release of a dataset is charged per entity against a
 cap the data owner sets, and refused *before any noise is drawn* when it would pass the cap.
 
 What is charged
@@ -9,7 +9,7 @@ What is charged
     (Gaussian mechanisms: ρ = Δ²/2σ²; pure ε-DP: ε²/2). (Entities hold disjoint users, so one
     entity's spend never touches another's budget.)
 
-Composition (issue 22; :func:`~dpfed_core.privacy.accounting.compose_releases`)
+Composition (:func:`~dpfed_core.privacy.accounting.compose_releases`)
     An entity's spend is the smaller of two accountants at the cap's δ (or
     :data:`~dpfed_core.privacy.accounting.REFERENCE_DELTA` without a cap), each a privacy filter valid
     when the next ε is chosen after seeing the results: basic composition (Σε, Σδ ≤ δ/2; one sweep's
@@ -41,7 +41,7 @@ Policy (documented in the README's "Privacy budget" section)
       else is ever refunded, and deleting a run from the history does not touch the odometer.
     * Every release, settlement, withdrawal and cap change records who made it (``user@host``).
     * **Simulation** releases (noise reproducible from the seed, "no privacy claim") are recorded
-      with their requested ε and flagged, and not charged (issue 11).
+      with their requested ε and flagged, and not charged.
     * **Non-private** releases (ε = ∞: raw data or exact statistics leave an entity, e.g. the
       ``central``, ``kmeans`` or ``popularity`` references, an ε = inf sweep point, an audit) are
       refused on a dataset with a finite cap unless explicitly allowed (``allow_non_private``). An
@@ -89,7 +89,7 @@ PYTHON_CONTROLS = {"cap": "BudgetOdometer.set_cap", "allow_non_private": "allow_
 CLI_CONTROLS = {"cap": "`python -m dpfed_core budget set-cap --data … --epsilon E [--delta D]`",
                 "allow_non_private": "--allow-non-private", "simulation": "--simulation",
                 "epsilon": "a smaller --epsilon / --epsilons", "confirm_raise": "--confirm-raise"}
-#: Kept for callers of issue 11: the CLI wording of the two controls.
+#: Kept for older callers: the CLI wording of the two controls.
 CAP_CONTROL = CLI_CONTROLS["cap"]
 NON_PRIVATE_CONTROL = CLI_CONTROLS["allow_non_private"]
 
@@ -549,7 +549,7 @@ class BudgetOdometer:
             raise ConfigError(f"the budget cap ε must be positive (inf removes the cap), got {epsilon}",
                               param="epsilon")
         if math.isnan(delta) or not 0 <= delta < 1e-2:
-            # As for a run's δ (issue 11): δ ≥ 1e-2 lets a mechanism publish a record outright.
+            # As for a run's δ: δ ≥ 1e-2 lets a mechanism publish a record outright.
             raise ConfigError(f"the budget cap δ must be in [0, 0.01), got {delta}; a usual cap is 1e-5",
                               param="delta")
         secret = None if isinstance(dataset, str) else self._secret(create=True)

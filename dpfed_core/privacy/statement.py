@@ -1,4 +1,4 @@
-"""How a run's privacy guarantee is stated (issue 11, finding 6): the same words in the JSON result,
+"""How a run's privacy guarantee is stated: the same words in the JSON result,
 the dashboard and the report.
 
 A guarantee is computed from the ledger (sequential composition within an entity, parallel across
@@ -83,7 +83,7 @@ def trust_model_text(privacy: dict) -> str:
 
 
 #: The assumption stated instead of "the entity list is a public input" when the user accepted an
-#: entity list read from the private data (issue 21, ``entities_from_data``).
+#: entity list read from the private data (``entities_from_data``).
 ENTITY_FROM_DATA = ("The entity list was read from the private data (accepted with entities_from_data), not "
                     "declared: membership of an entity is NOT protected — which entities exist and take part "
                     "reveals that they have users (an entity with one user loses that user's privacy).")

@@ -100,7 +100,7 @@ CREATE TABLE history (
 CREATE INDEX history_by_dataset ON history(dataset_key, id);
 """
 
-#: Issue 22: what the tight accountant needs per charge (ρ, Gaussian-only), the link from a
+#: What the tight accountant needs per charge (ρ, Gaussian-only), the link from a
 #: re-export to the dataset of the same people (alias, similarity, entity map), the people's
 #: fingerprints, and the log of every cap change. Old rows keep ρ = NULL: they compose basically.
 _SCHEMA_V2 = """

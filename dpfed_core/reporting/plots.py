@@ -18,7 +18,7 @@ PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#F
            "#9D755D", "#BAB0AC", "#EECA3B"]
 SEQUENTIAL = "Viridis"
 
-#: One fixed colour per method on every page and in the report (the single palette map; issue 25: no two
+#: One fixed colour per method on every page and in the report (the single palette map: no two
 #: methods share a colour or a near-identical shade). Kelly's colours of maximum contrast, then a few
 #: more; the headline DP method is the strong red, its reference ``local`` the strong blue. Methods not
 #: listed get a stable colour derived from their name (tests check every registered method is listed).

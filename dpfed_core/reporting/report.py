@@ -1,4 +1,4 @@
-"""A self-contained HTML compliance report of one federation run (issue 7).
+"""A self-contained HTML compliance report of one federation run.
 
 Built only from the JSON result documents (:mod:`dpfed_core.evaluation.experiments`, :mod:`dpfed_core.audit.membership`),
 so it can be produced from files (``python -m dpfed_core report``) as well as from the dashboard.
@@ -75,7 +75,7 @@ ANALYST_ONLY = ("analyst only", "Computed on the entities' private data for the 
                 "Not released by the protocol; do not publish without separate protection.")
 RELEASED = ("released", "Left the entity in the protocol (the only data-derived output the server sees).")
 PUBLIC = ("public", "Parameters and accounting: chosen by the user, not computed from private data.")
-#: The two downloads (issue 25): the analyst's full report and a public one.
+#: The two downloads: the analyst's full report and a public one.
 ANALYST_NOTE = ("analyst's full report: contains exact per-entity counts and named audit targets computed on "
                 "private data; do not publish it")
 PUBLIC_NOTE = ("public version: only differentially private outputs and public facts; exact counts, utility "
@@ -159,7 +159,7 @@ def fmt_num(x: Any, digits: int = 4) -> str:
 
 
 def fmt_eps(x: Any) -> str:
-    """ε for people: 3 significant digits (issue 25), ∞ labelled non-private."""
+    """ε for people: 3 significant digits, ∞ labelled non-private."""
     v = _f(x)
     return "∞ (non-private)" if math.isinf(v) else fmt_num(v, 3)
 
@@ -508,7 +508,7 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, 
 
 
 def released_from_messages(run: dict) -> list[dict]:
-    """"What is released", generated from the run's message log (issue 25): one row per (round,
+    """"What is released", generated from the run's message log: one row per (round,
     direction, content) with how many messages, their shapes and bytes. Entity → server messages are
     releases of private data (DP for a private run); server → entity messages are post-processing of
     what the server received."""

@@ -1,5 +1,5 @@
 """The method catalogue as the dashboard shows it: which methods, their labels and privacy models,
-their declared parameters and the ε each DP method plans per stage (issue 20 item 8: split out of
+their declared parameters and the ε each DP method plans per stage (split out of
 ``ui/engine.py`` by job)."""
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
 from dpfed_core.methods import METHODS, available_methods
 
-#: The headline DP method of the app: the one that measures best (bench/results/utility.md, issue 15):
+#: The headline DP method of the app: the one that measures best (bench/results/utility.md):
 #: summable DP co-occurrence. "dp-gaussian" / "dp-prototypes" are the paper's prototypes.
 DP_METHOD = "dp-cooccurrence"
 
 
-#: Methods shown beside the federated model on the Evaluate page (issue 4): local first (each entity's
-#: own model + own popularity, the reference of every verdict, issue 23) and individual beside it;
-#: dp-popularity is the one-line DP baseline every DP method must beat (issue 15).
+#: Methods shown beside the federated model on the Evaluate page: local first (each entity's
+#: own model + own popularity, the reference of every verdict) and individual beside it;
+#: dp-popularity is the one-line DP baseline every DP method must beat.
 from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES as BASE_REFERENCES  # noqa: E402  (the one list)
 
 

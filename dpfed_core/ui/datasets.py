@@ -1,5 +1,5 @@
 """The loaded dataset as the dashboard shows it, and the cache keys of everything computed from it
-(content hashes of the whole dataset and the whole configuration) (issue 20 item 8)."""
+(content hashes of the whole dataset and the whole configuration)."""
 from __future__ import annotations
 
 import hashlib

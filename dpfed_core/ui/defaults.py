@@ -1,4 +1,4 @@
-"""The dashboard's defaults and advice, read from one measurement (issue 25 item 1).
+"""The dashboard's defaults and advice, read from one measurement.
 
 ``bench/bench_dashboard_defaults.py`` measures dp-cooccurrence with and without secure aggregation
 over a grid of rank and ε against ``local`` and ``individual`` on the bundled clinic sample and writes

@@ -1,6 +1,6 @@
 """The dashboard's engine facade: the pages call ``dash.<name>`` and find it here.
 
-Split by job (issue 20 item 8): verdicts and crossings live in :mod:`dpfed_core.evaluation.verdicts`
+Split by job: verdicts and crossings live in :mod:`dpfed_core.evaluation.verdicts`
 (the CLI and the HTML report say the same thing), upload parsing in :mod:`dpfed_core.data.upload`,
 and the dashboard's own helpers in :mod:`~dpfed_core.ui.catalogue` (methods), :mod:`~dpfed_core.ui.inputs`
 (ε, δ, grids, error messages), :mod:`~dpfed_core.ui.datasets` (the loaded data and cache keys),

@@ -1,6 +1,6 @@
 """Results that survive a reload, and every release charged: the dashboard's side of the store.
 
-Built on the store of issue 11 (:mod:`dpfed_core.privacy.store`, :mod:`dpfed_core.privacy.odometer`,
+Built on the store (:mod:`dpfed_core.privacy.store`, :mod:`dpfed_core.privacy.odometer`,
 :mod:`dpfed_core.evaluation.history`, :mod:`dpfed_core.ui.budget`): one SQLite file per data owner
 (:func:`dpfed_core.ui.budget.store_for_owner`; ``$DPFED_STORE`` overrides the location) holding the
 budget odometer and the run history. The owner of a dataset is its content key

@@ -1,5 +1,5 @@
 """Typed inputs of the dashboard: ε, δ, grids and seeds parsed and checked, engine errors rendered
-in the page's words (the control that fixes them), user data escaped for Markdown (issue 20 item 8)."""
+in the page's words (the control that fixes them), user data escaped for Markdown."""
 from __future__ import annotations
 
 import math
@@ -64,7 +64,7 @@ def parse_seeds(text: str) -> list[int]:
     return check_grid(seeds, "seeds")
 
 
-#: δ at or above this is refused (a 1 % chance of failure is no guarantee); issue 11.
+#: δ at or above this is refused (a 1 % chance of failure is no guarantee).
 MAX_DELTA = 1e-2
 
 
@@ -145,7 +145,7 @@ def friendly_message(exc: BaseException) -> str:
     """An engine error in the page's words: code parameter names (``drop_missing=True``,
     ``entity_transform='prefix:1'``, ``--small-entities``) replaced by the control that sets them.
 
-    Uses the error's ``param`` attribute when the engine sets one (issue 12: errors carry the
+    Uses the error's ``param`` attribute when the engine sets one (errors carry the
     parameter key), and rewrites ``name=value`` / ``name`` mentions in the text otherwise.
     """
     import re

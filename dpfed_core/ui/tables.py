@@ -1,5 +1,5 @@
 """Result documents and fitted models as tables and sentences for the pages (metrics, ledger,
-messages, prototypes, recommendations' context) (issue 20 item 8)."""
+messages, prototypes, recommendations' context)."""
 from __future__ import annotations
 
 import math

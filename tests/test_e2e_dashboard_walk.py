@@ -1,4 +1,4 @@
-"""End-to-end, dashboard round 3 (issue 25): the real app in headless Chromium walks
+"""End-to-end, the dashboard: the real app in headless Chromium walks
 
 * the home page's first paint and a page switch, timed (written to ``$DPFED_BENCH_RESULTS/dashboard_speed.md``
   when that variable names a directory — ``bench/results`` for the committed figures; otherwise only
@@ -35,8 +35,8 @@ def server(browser_path, tmp_path_factory):
 
 def _speed_report(first_paint: list[float], switch: list[float], t_health: float) -> str:
     load = os.getloadavg()
-    return ("# Dashboard speed (issue 25)\n\n"
-            "Measured by `tests/test_e2e_round3.py` in headless Chromium (Playwright) against `streamlit run "
+    return ("# Dashboard speed\n\n"
+            "Measured by `tests/test_e2e_dashboard_walk.py` in headless Chromium (Playwright) against `streamlit run "
             "app.py` on 127.0.0.1; wall-clock seconds, so they include the machine's load.\n\n"
             f"- machine: {platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.2f} / {load[1]:.2f} / "
             f"{load[2]:.2f} (1 / 5 / 15 min) when measured, this test's own server and browser included\n"
@@ -49,7 +49,7 @@ def _speed_report(first_paint: list[float], switch: list[float], t_health: float
             "(target ≤ 1 s on a quiet machine)\n")
 
 
-def test_round3_walk(server, browser_path, tmp_path):
+def test_dashboard_walk(server, browser_path, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=300_000)
@@ -158,7 +158,7 @@ def test_round3_walk(server, browser_path, tmp_path):
                 expect(p.get_by_text(re.compile(r"Loaded .*eicu", re.I)).first).to_be_visible()
                 w2.nav("Federate")
                 # under secure aggregation (the default) the federation-wide DP catalogue keeps the
-                # common drugs (issue 23); per-entity selection, without it, keeps none at ε = 3
+                # common drugs; per-entity selection, without it, keeps none at ε = 3
                 secure = p.get_by_role("switch", name="Secure aggregation (summable methods)")
                 if secure.is_checked():
                     p.get_by_text("Secure aggregation (summable methods)").click()

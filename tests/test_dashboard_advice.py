@@ -1,4 +1,4 @@
-"""Dashboard round 3 (issue 25): defaults and advice from one measurement, in-place validation, one
+"""Dashboard: defaults and advice from one measurement, in-place validation, one
 colour per method, a run download without the server's paths, and the public report."""
 from __future__ import annotations
 
@@ -163,7 +163,7 @@ def test_public_report_has_no_exact_count_and_no_user_id():
 
 
 def test_data_page_joins_user_attributes_and_federates_by_occupation():
-    """Issue 25 item 6: u.data (header-less, tab-separated) + u.user (header-less, |-separated) from the
+    """U.data (header-less, tab-separated) + u.user (header-less, |-separated) from the
     browser; the entity taken from the attribute table's occupation column."""
     from test_app_pages import app
     from test_upload import U_DATA, U_USER
@@ -197,7 +197,7 @@ def test_data_page_joins_user_attributes_and_federates_by_occupation():
 
 def test_federate_epsilon_is_one_value_and_out_of_range_disables_run():
     """The ε slider and the typed ε are one value (one session-state key), and k = 0 or rank = 10000
-    disables Run with a visible message (issue 25 item 7) — in the page itself, without a browser."""
+    disables Run with a visible message — in the page itself, without a browser."""
     from test_app_pages import app
 
     at = app("pages/2_Federate.py").run()
