@@ -24,6 +24,7 @@ from __future__ import annotations
 import codecs
 import difflib
 import gzip
+import zlib
 import io
 import os
 import re
@@ -214,14 +215,18 @@ def check_upload_size(data: bytes, label: str) -> None:
     size = len(data)
     if data[:2] == b"\x1f\x8b":
         size = 0
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as z:
-            while True:
-                block = z.read(2**20)
-                if not block:
-                    break
-                size += len(block)
-                if size > limit:
-                    break
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as z:
+                while True:
+                    block = z.read(2**20)
+                    if not block:
+                        break
+                    size += len(block)
+                    if size > limit:
+                        break
+        except (EOFError, OSError, zlib.error) as exc:
+            raise DataError(f"{label} is a truncated or corrupt gzip file ({exc}); export or upload it again",
+                            param="data") from None
     if size > limit:
         raise DataError(f"{label} unpacks to more than {limit / 2**20:.0f} MiB, the limit of a table read in "
                         "memory (an upload): load it from its path with the CLI (python -m dpfed_core run --data "
@@ -383,7 +388,11 @@ def read_table(
     if sep is None:
         sep = _sniff_sep(text_head)
     compression = "gzip" if head[:2] == b"\x1f\x8b" else None
-    nul_at = _first_nul(path, data, compression)
+    try:
+        nul_at = _first_nul(path, data, compression)
+    except (EOFError, OSError, zlib.error) as exc:  # a gzip stream cut short or damaged
+        raise DataError(f"{label} is a truncated or corrupt gzip file ({exc}); export or upload it again",
+                        param="data") from None
     if nul_at is not None:  # a NUL anywhere, not only in the first 64 KB: never part of an id
         raise DataError(f"{label} is not a text table: it contains a NUL byte (byte {nul_at:,} of its text). "
                         "Expected CSV, CSV.gz, TSV or Parquet; re-export the file", param="data")
