@@ -326,3 +326,84 @@ def test_the_broadcast_popularity_column_scores_what_the_blend_chose():
     assert w[0] in (0.25, 0.5, 1.0, 2.0, 4.0)  # a weight of the search's grid, not a multiple of ‖g‖
     S = U_h @ g[:, None].T + (U_loc @ L_h.T if L_h is not None else 0.0)
     assert np.isfinite(S).all() and S.shape == X.shape
+
+
+def test_a_kept_site_fit_is_exactly_the_fit_and_leaves_the_stream_where_the_fit_would():
+    from dpfed_core.models.blend import _SiteFits
+
+    fits = _SiteFits(1 << 20)
+    calls = []
+    rng = np.random.default_rng(5)
+
+    def fit(Z):
+        calls.append(Z.shape)
+        return rng.random((Z.shape[0], 2)), rng.random((Z.shape[1], 2))
+
+    part = fits.part("t", fit, (2, 0.1), rng)
+    X = _popular_data(n=30, m=10, seed=1)
+    U1, V1 = part(X)
+    after = rng.bit_generator.state
+    follow = rng.random()
+    rng.bit_generator.state = np.random.default_rng(5).bit_generator.state  # same stream, same start
+    U2, V2 = part(X)
+    assert len(calls) == 1 and fits.hits == 1
+    assert np.array_equal(U1, U2) and np.array_equal(V1, V2)
+    assert rng.bit_generator.state == after and rng.random() == follow
+    U2[:] = -1.0  # a caller changing what it got changes nothing kept
+    rng.bit_generator.state = np.random.default_rng(5).bit_generator.state
+    assert np.array_equal(part(X)[0], U1)
+    part(X)  # the stream has moved on: another state, a new fit
+    assert len(calls) == 2
+    rng.bit_generator.state = np.random.default_rng(5).bit_generator.state
+    Y = X.copy()
+    Y.data[0] += 1.0
+    part(Y)  # other rows: a new fit
+    assert len(calls) == 3
+    other = fits.part("t", fit, (3, 0.1), rng)  # other parameters: a new fit
+    rng.bit_generator.state = np.random.default_rng(5).bit_generator.state
+    other(X)
+    assert len(calls) == 4
+
+
+def test_site_fits_stay_within_their_bytes():
+    from dpfed_core.models.blend import _SiteFits
+
+    fits = _SiteFits(3 * 800)  # three fits of 100 doubles
+    part = fits.part("t", lambda Z: (np.full(100, float(Z.sum())),), ())
+    for k in range(6):
+        part(sp.csr_matrix(np.full((1, 1), float(k + 1))))
+    assert fits.bytes <= 3 * 800 and len(fits._fits) == 3
+    part(sp.csr_matrix(np.full((1, 1), 6.0)))  # the most recent is kept
+    assert fits.hits == 1
+    big = _SiteFits(100)
+    big.part("t", lambda Z: (np.zeros(1000),), ())(sp.csr_matrix(np.ones((1, 1))))
+    assert big.bytes == 0 and not big._fits  # too large to keep: refitted when asked again
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_local_and_round_two_fit_the_site_s_own_model_once_and_get_what_two_fits_give(mode, monkeypatch):
+    from dpfed_core.models import blend
+
+    X = _popular_data(n=80, m=25, seed=9)
+    feats = sp.csr_matrix(np.random.default_rng(2).integers(0, 2, (25, 4)).astype(float))
+    V_fed = np.random.default_rng(3).random((25, 3))
+    g = np.random.default_rng(4).random(25)
+    kw = dict(rank=3, lam=0.1, mode=mode, max_iter=40, features=feats)
+
+    def fit_both():
+        blend.SITE_FITS.clear()
+        local = blend.fit_site_model(X, **kw)
+        misses = blend.SITE_FITS.misses
+        fed = blend.fit_site_model(X, V_fed=V_fed, g=g, **kw)
+        return local, fed, misses
+
+    local, fed, misses = fit_both()
+    assert blend.SITE_FITS.hits >= 2  # the own NMF and the content model, at least on the hold-out
+    assert blend.SITE_FITS.misses == misses  # round 2 fitted nothing of the site's own again
+    monkeypatch.setattr(blend.SITE_FITS, "max_bytes", 0)  # nothing kept: every part fitted afresh
+    local0, fed0, _ = fit_both()
+    assert blend.SITE_FITS.hits == 0
+    for a, b in ((local, local0), (fed, fed0)):
+        assert a[2]["matrix_weights"] == b[2]["matrix_weights"] and a[2]["item_weights"] == b[2]["item_weights"]
+        for (pa, Ua, Va), (pb, Ub, Vb) in zip(a[2]["blocks"], b[2]["blocks"]):
+            assert pa == pb and np.array_equal(Ua, Ub) and np.array_equal(Va, Vb)

@@ -101,3 +101,53 @@ def test_objective_from_the_v_updates_products_equals_the_direct_objective():
                       objective(X, U, V2, 0.1, "zero"), rtol=1e-10)
     _, _, hist = fit_nmf(X, 4, max_iter=5, tol=0.0, rng=np.random.default_rng(0))
     assert all(b <= a * (1 + 1e-9) for a, b in zip(hist, hist[1:]))
+
+
+def _long_tail(rng, n=120, m=600):
+    """Ratings on a long tail of items (most items seen by one or two users): the shape on which the
+    observed-mode objective keeps falling slowly for thousands of iterations."""
+    p = 1.0 / np.arange(1, m + 1) ** 1.1
+    p /= p.sum()
+    rows = np.repeat(np.arange(n), 40)
+    cols = rng.choice(m, size=rows.size, p=p)
+    X = sp.csr_matrix((rng.integers(1, 6, size=rows.size).astype(float), (rows, cols)), shape=(n, m))
+    X.data = np.minimum(X.data, 5.0)
+    return X
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_fits_stop_at_their_tolerance_not_their_cap(mode):
+    from dpfed_core.models.factorization import TOL, converged
+
+    rng = np.random.default_rng(3)
+    X = _long_tail(rng)
+    U, V, hist = fit_nmf(X, 6, 0.1, mode, max_iter=400, rng=np.random.default_rng(0))
+    h = np.asarray(hist)
+    assert len(h) - 1 < 400, "the fit ran to its cap"
+    assert converged(hist, TOL) and not converged(hist[:-1], TOL)
+    assert h[-2] - h[-1] <= TOL * (h[0] - h[-1])
+    # what is left is small against what was gained: a long run gains < 1 % of the decrease more
+    _, _, long = fit_nmf(X, 6, 0.1, mode, max_iter=3000, tol=0, rng=np.random.default_rng(0))
+    assert h[-1] - long[-1] < 0.01 * (h[0] - long[-1])
+    # the objective kept from the update's residual is the objective
+    assert objective(X, U, V, 0.1, mode) == pytest.approx(h[-1], rel=1e-10)
+
+
+def test_converged_is_the_decrease_against_the_progress_made():
+    from dpfed_core.models.factorization import converged
+
+    assert not converged([10.0], 1e-4)
+    assert converged([10.0, 10.0], 1e-4)  # no progress at all
+    assert not converged([100.0, 50.0, 49.0], 1e-2)  # 1 against 51 made
+    assert converged([100.0, 50.0, 49.9], 1e-2)  # 0.1 against 50.1
+
+
+def test_observed_rows_given_stops_at_the_same_solution_with_the_setup_kept_across_sweeps():
+    rng = np.random.default_rng(8)
+    X = _long_tail(rng, 60, 200)
+    V = rng.random((200, 5))
+    U = fit_rows_given(X, V, 0.1, "observed", max_sweeps=500, tol=1e-10)
+    ref = np.zeros_like(U)
+    for _ in range(500):  # one sweep at a time through the public update
+        ref = update_factor(X, ref, V, 0.1, "observed", sweeps=1)
+    np.testing.assert_allclose(U, ref, atol=1e-8)

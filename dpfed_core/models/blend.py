@@ -15,7 +15,10 @@ adding parts can only match or improve the hold-out score of that part.
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
+from collections import OrderedDict
 from typing import Callable, Sequence
 
 import numpy as np
@@ -417,6 +420,90 @@ def site_rng(X: sp.csr_matrix) -> np.random.Generator:
     return np.random.default_rng(int.from_bytes(h.digest(), "little"))
 
 
+#: Bytes of site fits kept for reuse (:class:`_SiteFits`): every ML-100K site's own model twice
+#: over is ~3 MB; a site too large for the bound is simply refitted.
+SITE_FIT_BYTES = 256 * 2 ** 20
+
+
+def _digest(*parts) -> bytes:
+    """BLAKE2b of arrays (sparse: their CSR arrays and shape) and plain values, in order."""
+    h = hashlib.blake2b(digest_size=20, person=b"dpfed-site-memo")
+    for p in parts:
+        if not sp.issparse(p) and hasattr(p, "__array__"):  # a table's repr is abridged: hash its values
+            p = np.asarray(p)
+        if sp.issparse(p):
+            p = sp.csr_matrix(p)
+            p.sort_indices()
+            for a in (np.asarray(p.shape, dtype=np.int64), p.indptr.astype(np.int64), p.indices.astype(np.int64),
+                      p.data.astype(np.float64)):
+                h.update(np.ascontiguousarray(a).tobytes())
+        elif isinstance(p, np.ndarray):
+            h.update(repr((p.shape, p.dtype.str)).encode())
+            h.update(np.ascontiguousarray(p).tobytes())
+        else:
+            h.update(repr(p).encode())
+        h.update(b"|")
+    return h.digest()
+
+
+class _SiteFits:
+    """The site's own parts already fitted in this process, by what determines them: ``local`` and a
+    federation's round 2 fit the same own NMF and content model on the same rows from the same stream
+    (:func:`site_rng`), and a comparison run fits both — each site's own model was fitted twice for one
+    answer. A fit is a pure function of (its rows, its parameters, its generator's state before the
+    fit), so a hit returns exactly what the fit would, and leaves the generator where the fit would
+    have left it. Copies in and out: no caller can change a kept fit. Least recently used first out,
+    within :data:`SITE_FIT_BYTES`."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes, self.bytes = int(max_bytes), 0
+        self._fits: OrderedDict[bytes, tuple[tuple[np.ndarray, ...], dict | None, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def part(self, name: str, fit: Callable[[sp.csr_matrix], tuple[np.ndarray, ...]], params: tuple,
+             rng: np.random.Generator | None = None) -> Callable[[sp.csr_matrix], tuple[np.ndarray, ...]]:
+        """``fit`` as a part that reuses a kept fit of the same rows, ``params`` and generator state."""
+
+        def remembered(Z: sp.csr_matrix) -> tuple[np.ndarray, ...]:
+            key = _digest(name, params, None if rng is None else rng.bit_generator.state, Z)
+            with self._lock:
+                hit = self._fits.get(key)
+                if hit is not None:
+                    self._fits.move_to_end(key)
+                    self.hits += 1
+            if hit is not None:
+                out, state, _ = hit
+                if rng is not None:
+                    rng.bit_generator.state = state
+                return tuple(a.copy() for a in out)
+            out = tuple(fit(Z))
+            self._keep(key, out, None if rng is None else rng.bit_generator.state)
+            return out
+
+        return remembered
+
+    def _keep(self, key: bytes, out: tuple[np.ndarray, ...], state: dict | None) -> None:
+        size = sum(int(a.nbytes) for a in out)
+        with self._lock:
+            self.misses += 1
+            if size > self.max_bytes or key in self._fits:
+                return
+            self._fits[key] = (tuple(a.copy() for a in out), state, size)
+            self.bytes += size
+            while self.bytes > self.max_bytes:
+                _, (_, _, s) = self._fits.popitem(last=False)
+                self.bytes -= s
+
+    def clear(self) -> None:
+        with self._lock:
+            self._fits.clear()
+            self.bytes = self.hits = self.misses = 0
+
+
+SITE_FITS = _SiteFits(SITE_FIT_BYTES)
+
+
 def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_iter: int,
                    rng: np.random.Generator | None = None, evidence: float = 1.0, features=None,
                    V_fed: np.ndarray | None = None, g: np.ndarray | None = None,
@@ -453,7 +540,9 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
     if V_fed is not None and V_fed.shape[1] > 0:
         matrices.append(("federation", lambda Z: (fit_rows_given(Z, V_fed, lam, mode), V_fed)))
     if own:
-        matrices.append(("own", lambda Z: own_nmf(Z, int(rank), lam, mode, int(max_iter), own_rng)))
+        own_fit = SITE_FITS.part("own nmf", lambda Z: own_nmf(Z, int(rank), lam, mode, int(max_iter), own_rng),
+                                 (int(rank), float(lam), mode, int(max_iter)), own_rng)
+        matrices.append(("own", own_fit))
     if g is not None:
         items.append(("dp popularity", lambda Z: g))
     if own:
@@ -466,7 +555,9 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
             items.append(("dp popularity over features", lambda Z: g_smooth))
         if own:
             items.append(("own feature profile", lambda Z: public_feature_scores(Z, features)))
-            matrices.append(("own content", lambda Z: content_factors(Z, features, lam, mode)))
+            content = SITE_FITS.part("own content", lambda Z: content_factors(Z, features, lam, mode),
+                                     (float(lam), mode, _digest(features)))
+            matrices.append(("own content", content))
     has_fed = V_fed is not None and bool(np.any(V_fed))
     lam_fed = shrinkage_weight(X, g) if g is not None and own else 1.0
     fed_w = {"federation": lam_fed, "dp popularity": lam_fed, "own popularity": 1.0 - lam_fed if g is not None else 1.0}

@@ -34,6 +34,26 @@ def check_mode(mode: str) -> Mode:
     return mode  # type: ignore[return-value]
 
 
+#: Default stopping tolerance of :func:`fit_nmf` (see :func:`converged`).
+TOL = 1e-4
+
+
+def converged(history: list[float], tol: float) -> bool:
+    """Has the fit stopped making progress? The last iteration decreased F by at most ``tol`` times
+    the decrease since the start, F_{k−1} − F_k ≤ tol · (F_0 − F_k).
+
+    Why not the decrease relative to F itself: in observed mode F keeps falling slowly for thousands
+    of iterations (the factors fit the few entries of rare items ever more closely; ML-100K sites: a
+    relative decrease of 3·10⁻⁴ at iteration 200, 10⁻⁵ only after 700–1,700), so that rule stopped
+    every fit at its cap. Against the progress made, both modes stop in 30–100 iterations with less
+    than 1 % of the achievable decrease left, and the held-out MAR of a MovieLens federation was the
+    same at 30, 90 and 200 iterations (within ±0.0008). Scale-free, like scikit-learn's NMF rule
+    (decrease over 10 iterations relative to the error at the start)."""
+    if len(history) < 2:
+        return False
+    return history[-2] - history[-1] <= tol * (history[0] - history[-1])
+
+
 def _as_matrix(X) -> sp.csr_matrix | np.ndarray:
     if sp.issparse(X):
         return sp.csr_matrix(X, dtype=np.float64)
@@ -85,7 +105,9 @@ def update_factor(
     ``X`` is n × m (sparse or dense). Returns a new array; ``sweeps`` HALS passes over the ℓ columns.
     To update the column factor, call with ``X.T``, ``H`` and ``W`` swapped. ``products`` (zero
     mode): a dict that receives ``A`` = X·H (n × ℓ) and ``B`` = HᵀH (ℓ × ℓ), so the caller can
-    evaluate F after this update without a second sparse product (:func:`objective_from_products`).
+    evaluate F after this update without a second sparse product (:func:`objective_from_products`);
+    in observed mode it receives ``resid``, the residual x_ij − w_i·h_j on Ω after the update, which
+    the update keeps anyway (F = ‖resid‖² + λ(‖W‖² + ‖H‖²)).
     """
     X = _as_matrix(X)
     W = np.array(W, dtype=np.float64, copy=True)
@@ -101,21 +123,51 @@ def update_factor(
         if products is not None:
             products["A"], products["B"] = A, B
         return W
-    Xc = sp.csr_matrix(X)
-    rows, cols = _pattern(Xc)
-    mask = sp.csr_matrix((np.ones_like(Xc.data), Xc.indices, Xc.indptr), shape=Xc.shape)
-    resid = Xc.data - np.einsum("ij,ij->i", W[rows], H[cols])
-    R = sp.csr_matrix((resid, Xc.indices, Xc.indptr), shape=Xc.shape)
-    H2 = H * H
-    for _ in range(sweeps):
-        for r in range(ell):
-            hr = H[:, r]
-            diag = mask @ H2[:, r]
-            num = R @ hr + W[:, r] * diag
-            new = np.maximum(num / (diag + lam), 0.0)
-            R.data -= (new - W[:, r])[rows] * hr[cols]
-            W[:, r] = new
+    W, resid = _observed_sweeps(sp.csr_matrix(X), W, H, lam, sweeps)
+    if products is not None:
+        products["resid"] = resid
     return W
+
+
+#: Stored entries × rank up to which the observed-mode update keeps h_jr for every entry (256 MiB).
+OBSERVED_GATHER_CELLS = 2 ** 25
+
+
+def _observed_sweeps(X: sp.csr_matrix, W: np.ndarray, H: np.ndarray, lam: float, max_sweeps: int,
+                     tol: float | None = None, resid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Observed-mode HALS sweeps over W's columns in place, H fixed: up to ``max_sweeps``, or until a
+    sweep's largest change is at most ``tol`` · max|W| (None: all sweeps). Returns (W, the residual
+    on Ω). What H alone determines — the pattern, Σ_{j ∈ Ω_i} h_jr² for every row and column — is
+    computed once for all sweeps (it was a sparse product per column per sweep). ``resid``: the
+    residual x_ij − w_i·h_j on Ω in X's entry order, when the caller has it (it is updated in place)."""
+    rows, cols = _pattern(X)
+    counts = np.diff(X.indptr)
+    mask = sp.csr_matrix((np.ones_like(X.data), X.indices, X.indptr), shape=X.shape)
+    if resid is None:
+        resid = X.data - np.einsum("ij,ij->i", W[rows], H[cols])
+    R = sp.csr_matrix((resid, X.indices, X.indptr), shape=X.shape, copy=False)
+    diag = np.asarray(mask @ (H * H))  # n × ℓ: Σ_{j ∈ Ω_i} h_jr², each row's curvature in each column
+    denom = diag + lam
+    # h_jr on every stored entry, one contiguous row per column r (the gather was one pass over Ω per
+    # column per sweep); above OBSERVED_GATHER_CELLS it is gathered per column instead
+    Hc = np.ascontiguousarray(H[cols].T) if max_sweeps > 1 and X.nnz * W.shape[1] <= OBSERVED_GATHER_CELLS \
+        else None
+    buf = np.empty(X.nnz)
+    for _ in range(max_sweeps):
+        delta = 0.0
+        for r in range(W.shape[1]):
+            hr = H[:, r]
+            old = W[:, r]
+            new = np.maximum((R @ hr + old * diag[:, r]) / denom[:, r], 0.0)
+            step = new - old
+            np.multiply(np.repeat(step, counts), Hc[r] if Hc is not None else hr[cols], out=buf)
+            R.data -= buf
+            W[:, r] = new
+            if tol is not None:
+                delta = max(delta, float(np.max(np.abs(step), initial=0.0)))
+        if tol is not None and delta <= tol * max(float(np.max(np.abs(W), initial=0.0)), 1e-12):
+            break
+    return W, R.data
 
 
 def init_factors(shape: tuple[int, int], rank: int, scale: float, rng: np.random.Generator):
@@ -131,11 +183,12 @@ def fit_nmf(
     lam: float = 0.1,
     mode: Mode = "zero",
     max_iter: int = 200,
-    tol: float = 1e-5,
+    tol: float = TOL,
     rng: np.random.Generator | None = None,
     weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[float]]:
-    """Alternate exact HALS updates of U and V until the relative decrease of F is below ``tol``.
+    """Alternate exact HALS updates of U and V until an iteration's decrease of F is at most ``tol``
+    times the decrease since the start (:func:`converged`), or ``max_iter`` iterations.
 
     Parameters
     ----------
@@ -166,26 +219,49 @@ def fit_nmf(
         if mode == "observed":
             X = sp.csr_matrix(X)
     U, V = init_factors((n, m), rank, total / max(count, 1), rng)
-    XT = X.T.tocsr() if sp.issparse(X) else np.ascontiguousarray(X.T)
     xx = float(X.multiply(X).sum()) if sp.issparse(X) else float(np.sum(X * X))
     history = [objective(X, U, V, lam, mode, xx)]
     with single_threaded_blas():
-        for _ in range(max_iter):
-            U = update_factor(X, U, V, lam, mode)
-            if mode == "zero":  # F from the V update's own products XᵀU and UᵀU
-                prods: dict = {}
+        if mode == "observed":
+            U, V = _observed_fit(X, U, V, lam, max_iter, tol, history)
+        else:
+            XT = X.T.tocsr() if sp.issparse(X) else np.ascontiguousarray(X.T)
+            for _ in range(max_iter):
+                U = update_factor(X, U, V, lam, mode)
+                prods: dict = {}  # F from the V update's own products XᵀU and UᵀU
                 V = update_factor(XT, V, U, lam, mode, products=prods)
                 history.append(objective_from_products(xx, V, U, prods["A"], prods["B"], lam))
-            else:
-                V = update_factor(XT, V, U, lam, mode)
-                history.append(objective(X, U, V, lam, mode, xx))
-            if history[-2] - history[-1] <= tol * max(abs(history[-2]), 1e-12):
-                break
+                if converged(history, tol):
+                    break
     if weights is not None:
         # Undo the row scaling so U predicts the unweighted rows (U is only a by-product here).
         with np.errstate(divide="ignore", invalid="ignore"):
             U = np.where(sw[:, None] > 0, U / np.where(sw[:, None] > 0, sw[:, None], 1), 0.0)
     return U, V, history
+
+
+def _observed_fit(X: sp.csr_matrix, U: np.ndarray, V: np.ndarray, lam: float, max_iter: int, tol: float,
+                  history: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Observed-mode alternation of :func:`fit_nmf` (appends F to ``history``). The residual on Ω is
+    carried from each update to the next — permuted between X's entry order and Xᵀ's — instead of
+    being recomputed from the factors (a gather of n·ℓ and m·ℓ values per update)."""
+    X = sp.csr_matrix(X, copy=True)
+    X.sum_duplicates()  # canonical: sorted, one entry per cell
+    rows, cols = _pattern(X)
+    perm = np.lexsort((rows, cols))  # X's entries in Xᵀ's order (by column, then row)
+    indptr_t = np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=X.shape[1]))])
+    XT = sp.csr_matrix((X.data[perm], rows[perm], indptr_t), shape=(X.shape[1], X.shape[0]))
+    resid = X.data - np.einsum("ij,ij->i", U[rows], V[cols])
+    back = np.empty_like(perm)
+    back[perm] = np.arange(perm.size)
+    for _ in range(max_iter):
+        U, resid = _observed_sweeps(X, U, V, lam, 1, resid=resid)
+        V, resid_t = _observed_sweeps(XT, V, U, lam, 1, resid=resid[perm])
+        resid = resid_t[back]
+        history.append(float(resid_t @ resid_t) + lam * (float(np.sum(U * U)) + float(np.sum(V * V))))
+        if converged(history, tol):
+            break
+    return U, V
 
 
 def fit_rows_given(
@@ -224,12 +300,7 @@ def fit_rows_given(
                 if delta <= tol * max(float(np.max(np.abs(U))), 1e-12):
                     break
             return U
-        for _ in range(max_sweeps):
-            U_new = update_factor(X, U, V, lam, mode, sweeps=1)
-            delta = float(np.max(np.abs(U_new - U)))
-            U = U_new
-            if delta <= tol * max(float(np.max(np.abs(U))), 1e-12):
-                break
+        U, _ = _observed_sweeps(sp.csr_matrix(X), U, V, lam, max_sweeps, tol)
     return U
 
 
