@@ -128,6 +128,10 @@ class RunConfig:
         if bad:
             raise ConfigError(f"unknown configuration keys: {', '.join(sorted(bad))}")
         d = asdict(self)
+        if "method" in changes and changes["method"] != self.method:
+            # ``--param`` values belong to the method they were given for: another method (a compared
+            # one, a reference) runs with its own defaults, never with keys it may not even have
+            d["prototype_params"], d["method_params"] = {}, {}
         d.update(changes)
         return RunConfig(**d)
 

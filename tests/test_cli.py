@@ -141,3 +141,41 @@ def test_a_flag_the_method_does_not_use_is_refused_by_name(capsys, extra, needle
     assert main(["run", "--data", "sample:clinic", *extra]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and all(n in err for n in needles), err
+
+
+def test_param_values_are_the_run_method_s_and_compared_methods_keep_their_defaults(tmp_path, capsys):
+    """One rule for --param: the values belong to --method; a compared method without the key runs
+    (it was refused) with its own defaults, and the output says so."""
+    out = tmp_path / "r.json"
+    assert main(["run", "--data", "sample:clinic", "--method", "dp-cooccurrence", "--param", "pop_share=0.3",
+                 "--compare", "local,dp-popularity", "--simulation", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "pop_share=0.3 are dp-cooccurrence's; local, dp-popularity ran with their own defaults" in printed
+    doc = json.loads(out.read_text())
+    assert doc["config"]["prototype_params"] == {"pop_share": 0.3} or doc["config"]["prototype_params"] == {"pop_share": "0.3"}
+    assert set(doc["comparison"]) == {"local", "dp-popularity"}
+    # a misspelt key is still an error for the run's own method
+    assert main(["run", "--data", "sample:clinic", "--method", "dp-cooccurrence", "--param", "pop_shar=0.3",
+                 "--compare", "local", "--simulation"]) == 2
+    err = capsys.readouterr().err
+    assert "no parameter 'pop_shar'" in err and "[--param]" in err
+
+
+def test_replacing_the_method_leaves_the_old_method_s_parameters_behind():
+    from dpfed_core.config import RunConfig
+
+    cfg = RunConfig(method="dp-cooccurrence", prototype_params={"pop_share": 0.3}, method_params={"max_items": 50})
+    assert cfg.replace(method="dp-popularity").params == {}
+    assert cfg.replace(method="dp-cooccurrence", epsilon=2.0).params == {"pop_share": 0.3, "max_items": 50}
+    assert cfg.replace(epsilon=2.0).params == cfg.params
+    assert cfg.replace(method="dp-popularity", prototype_params={"row_norm": 1.0}).params == {"row_norm": 1.0}
+
+
+def test_audit_refuses_a_key_no_audited_method_declares_before_anything_is_charged(tmp_path, capsys):
+    store = tmp_path / "budget.sqlite3"
+    assert main(["audit", "--data", "sample:clinic", "--entity", "0", "--methods", "dp-cooccurrence",
+                 "--param", "pop_shar=0.3", "--runs", "8", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "'pop_shar'" in err and "dp-cooccurrence: " in err and "pop_share" in err and "[--param]" in err
+    assert not store.exists()

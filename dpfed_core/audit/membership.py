@@ -402,6 +402,21 @@ def _audit_method(name: str, k: int, value_max: float, epsilon: float, delta: fl
     return build_method(config, value_max)
 
 
+def check_audit_params(methods: Sequence[str], params: dict | None) -> None:
+    """The rule of ``--param`` everywhere: a key applies to the methods that declare it, and a key no
+    audited method declares is an error (a misspelt key was dropped silently and the audit ran with
+    the default). ``support`` also sets the synthetic targets' support, so it is always accepted."""
+    from dpfed_core.federation.protocol import method_class
+
+    ensure_prototype_methods()
+    declared = {name: {p.name for p in method_class(name).parameters} for name in dict.fromkeys(methods)}
+    for key in dict(params or {}):
+        if key != "support" and not any(key in d for d in declared.values()):
+            known = "; ".join(f"{name}: {', '.join(sorted(d)) or 'none'}" for name, d in declared.items())
+            raise ConfigError(f"no audited method has a parameter {key!r} (parameters — {known})",
+                              param="prototype_params")
+
+
 def _job_seed(seed: int, *parts) -> np.random.SeedSequence:
     """A SeedSequence per (method, ε, target): results do not depend on which other jobs run."""
     key = zlib.crc32("|".join(str(p) for p in parts).encode())
@@ -623,6 +638,7 @@ def run_audit(
     for name in methods:
         if name not in registry:
             raise ConfigError(f"cannot audit {name!r}: it is not a prototype method or a summable release; choose from {', '.join(sorted(registry))}", param="methods")
+    check_audit_params(methods, prototype_params)
     if others not in OTHERS:
         raise ConfigError(f"others must be one of {', '.join(OTHERS)}, got {others!r}")
     if aggregation not in ("secure", "none"):

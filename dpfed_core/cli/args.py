@@ -229,7 +229,8 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
                         "shares are sized for it (default 0)")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a method parameter, repeatable (e.g. --param support=20, --param "
-                        "split=catalogue:0.2,popularity:0.4,co-occurrence:0.4); `methods --params` lists them")
+                        "split=catalogue:0.2,popularity:0.4,co-occurrence:0.4); `methods --params` lists them. "
+                        "They are --method's: methods of --compare and references run with their own defaults")
 
 
 def seed_int(text: str) -> int:

@@ -59,7 +59,8 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--delta", type=float, default=1e-6, help="δ per entity (default 1e-6)")
     g.add_argument("--k", type=int, default=10, help="prototypes per entity (default 10)")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra prototype-method parameter, repeatable (e.g. --param support=20)")
+                   help="a parameter of the audited methods, repeatable (e.g. --param support=20): it applies "
+                        "to the methods that declare it; a key none declares is an error")
     g.add_argument("--targets", type=name_list, default=list(DEFAULT_TARGETS),
                    help="synthetic,outlier,typical and/or user:<id> (default synthetic,outlier,typical)")
     g.add_argument("--runs", type=int, default=200, help="releases per class (with / without target; default 200)")
@@ -100,7 +101,9 @@ def cmd_audit(args) -> int:
     # An audit reads the entity's exact rows: charged (or refused on a capped dataset) before it runs.
     from dpfed_core.evaluation.budget import plan_audit
 
-    from dpfed_core.audit.membership import is_summable
+    from dpfed_core.audit.membership import check_audit_params, is_summable
+
+    check_audit_params(args.methods, parse_params(args.param))  # before anything is planned or charged
 
     reads_all = args.others == "data" and any(is_summable(m) for m in args.methods)
     plans = plan_audit(dataset, entity, args.methods, args.epsilons, args.delta, seed=args.seed,

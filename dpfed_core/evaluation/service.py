@@ -157,6 +157,10 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
     if comparison:
         doc["comparison"] = {m: {k: d[k] for k in ("method", "overall", "entities", "privacy", "timings")}
                              for m, d in comparison.items()}
+        if config.params:
+            given = ", ".join(f"{k}={v}" for k, v in config.params.items())
+            doc.setdefault("notes", []).append(
+                f"parameters {given} are {config.method}'s; {', '.join(comparison)} ran with their own defaults")
     doc["odometer"] = record
     if record.get("store") and save:
         history_id = RunHistory(store).add("run", doc, dataset_key=record["dataset_key"],
