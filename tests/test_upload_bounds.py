@@ -41,3 +41,65 @@ def test_a_feature_table_past_its_size_limit_is_refused_before_it_is_built(monke
     lines = ["item,genre"] + [f"i{k},g{k % 50}|h{k % 40}" for k in range(1000)]
     with pytest.raises(DataError, match=r"1,000 items × 90 feature columns.*DPFED_MAX_FEATURE_VALUES"):
         read_item_features("\n".join(lines).encode())
+
+
+def _short_rows(n: int) -> bytes:
+    return b"user,item,site\n" + b"".join(b"%d,%d,%d\n" % (u, u % 7, u % 3) for u in range(n))
+
+
+@pytest.mark.parametrize("pack", ["plain", "gzip", "parquet"])
+def test_an_upload_past_the_row_limit_is_refused_before_it_is_parsed(monkeypatch, pack):
+    """Short lines fit ten million rows in the byte limit: rows are bounded on their own."""
+    monkeypatch.setattr(loaders, "MAX_UPLOAD_ROWS", 1000)
+    monkeypatch.delenv("DPFED_MAX_UPLOAD_ROWS", raising=False)
+    data, name = _short_rows(1001), "t.csv"  # 1,001 rows: one above
+    if pack == "gzip":
+        data, name = gzip.compress(data), "t.csv.gz"
+    elif pack == "parquet":
+        import io
+
+        import pandas as pd
+
+        buf = io.BytesIO()
+        pd.DataFrame({"user": range(1001), "item": 1, "site": 0}).to_parquet(buf)
+        data, name = buf.getvalue(), "t.parquet"
+    with pytest.raises(DataError, match=r"more than 1,000 rows.*DPFED_MAX_UPLOAD_ROWS") as err:
+        read_upload(data, name)
+    assert err.value.param == "data"
+    monkeypatch.setenv("DPFED_MAX_UPLOAD_ROWS", "1001")  # the limit the message names lets it through
+    df, _ = read_upload(data, name)
+    assert len(df) == 1001
+
+
+def test_an_upload_at_the_row_limit_is_read_and_a_bad_limit_is_named(monkeypatch):
+    monkeypatch.setattr(loaders, "MAX_UPLOAD_ROWS", 1000)
+    monkeypatch.delenv("DPFED_MAX_UPLOAD_ROWS", raising=False)
+    df, _ = read_upload(_short_rows(1000), "t.csv")
+    assert len(df) == 1000
+    monkeypatch.setenv("DPFED_MAX_UPLOAD_ROWS", "lots")
+    with pytest.raises(DataError, match="DPFED_MAX_UPLOAD_ROWS='lots'"):
+        read_upload(_short_rows(10), "t.csv")
+
+
+def test_a_list_past_its_line_limit_is_refused(monkeypatch):
+    from dpfed_core.data.inputs import read_list
+
+    monkeypatch.setenv("DPFED_MAX_LIST_LINES", "100")
+    names = "".join(f"item{i}\n" for i in range(102)).encode()
+    with pytest.raises(DataError, match=r"more than 100 lines.*DPFED_MAX_LIST_LINES"):
+        read_list(names, what="item list")
+    assert len(read_list("".join(f"item{i}\n" for i in range(100)).encode(), what="item list").ids) == 100
+    monkeypatch.setenv("DPFED_MAX_LIST_LINES", "many")
+    with pytest.raises(DataError, match="DPFED_MAX_LIST_LINES='many'"):
+        read_list(names, what="item list")
+
+
+def test_the_dashboard_refuses_an_upload_past_the_row_limit_by_name(monkeypatch):
+    from tests.test_intake_pages import upload
+
+    monkeypatch.setenv("DPFED_MAX_UPLOAD_ROWS", "500")
+    at = upload(_short_rows(600), "big.csv")
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(e.value for e in at.error).replace("\\", "")  # markdown escapes
+    assert "more than 500 rows" in shown and "DPFED_MAX_UPLOAD_ROWS" in shown
+    assert not [b for b in at.button if b.key == "build_upload"]  # nothing to map: no build button

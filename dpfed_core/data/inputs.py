@@ -37,6 +37,10 @@ from dpfed_core.errors import ConfigError, DataError
 #: Largest list / feature file read (bytes, after decompression): a formulary of 100,000 names is
 #: ~5 MB; anything far larger is not a list someone wrote (``/dev/zero``, a data table by mistake).
 MAX_LIST_BYTES = 64 * 2**20
+#: Most lines of a list: 64 MiB of two-byte lines would be 32 million names (~1.6 GiB as Python
+#: strings); a million names (a catalogue ten times MovieLens 25M's) is ~60 MiB.
+#: ``DPFED_MAX_LIST_LINES`` raises it on a machine that has the memory.
+MAX_LIST_LINES = 1_000_000
 #: Largest JSON document read (``--resume``, ``report --run``): a sweep of many points is a few MB.
 MAX_JSON_BYTES = 256 * 2**20
 #: Deepest nesting of a JSON document: result documents nest < 10 levels; Python's parser would
@@ -320,6 +324,15 @@ def read_list(source: Any, *, what: str = "item list", param: str | None = "item
     raw = read_bounded(source, what=what if isinstance(source, (str, os.PathLike)) else f"{what} {label}",
                        param=param)
     text = decode_text(raw, what=f"{what} {label}", encoding=encoding, param=param)
+    env = os.environ.get("DPFED_MAX_LIST_LINES", "").strip()
+    if env and not env.isdigit():
+        raise DataError(f"DPFED_MAX_LIST_LINES={env!r} must be a whole number of lines (unset it for the default "
+                        f"{MAX_LIST_LINES:,})", param=param)
+    limit = int(env) if env else MAX_LIST_LINES
+    if text.count("\n") > limit + 1:  # a header line besides the names
+        raise DataError(f"{what} {label} has more than {limit:,} lines, the most a list may have (the names are "
+                        "held in memory): check that the right file was given, or raise the limit with the "
+                        "environment variable DPFED_MAX_LIST_LINES", param=param)
     return parse_list(text, what=what, param=param, csv_sep=csv_sep)
 
 

@@ -206,15 +206,46 @@ MAX_TABLE_BYTES = 16 * 2**30
 #: ``DPFED_MAX_UPLOAD_MB`` changes it; a larger table is read from its path by the CLI
 #: (``python -m dpfed_core run --data FILE``), whose bound is :data:`MAX_TABLE_BYTES`.
 MAX_UPLOAD_BYTES = 128 * 2**20
+#: Most rows (lines) of an upload: a short-lined table (``12,345,6``) fits ten million rows in 128 MiB,
+#: and mapping and loading one took ~240 bytes a row (2.5 M rows of 13 bytes: 590 MiB above the
+#: imports), so two million rows keep the dashboard's process under 1 GiB whatever the line length.
+#: ``DPFED_MAX_UPLOAD_ROWS`` changes it; the CLI reading a path is bounded by :data:`MAX_TABLE_BYTES`.
+MAX_UPLOAD_ROWS = 2_000_000
+
+
+def upload_limits() -> tuple[int, int]:
+    """(unpacked bytes, rows) an upload may have: :data:`MAX_UPLOAD_BYTES`, :data:`MAX_UPLOAD_ROWS`, or
+    the environment's ``DPFED_MAX_UPLOAD_MB``, ``DPFED_MAX_UPLOAD_ROWS``."""
+    mb = os.environ.get("DPFED_MAX_UPLOAD_MB", "").strip()
+    rows = os.environ.get("DPFED_MAX_UPLOAD_ROWS", "").strip()
+    try:
+        limit = int(float(mb) * 2**20) if mb else MAX_UPLOAD_BYTES
+        max_rows = int(rows) if rows else MAX_UPLOAD_ROWS
+    except ValueError:
+        raise DataError(f"DPFED_MAX_UPLOAD_MB={mb!r} / DPFED_MAX_UPLOAD_ROWS={rows!r}: each must be a positive "
+                        "number (unset them for the defaults)", param="data") from None
+    if limit <= 0 or max_rows <= 0:
+        raise DataError(f"DPFED_MAX_UPLOAD_MB={mb!r} / DPFED_MAX_UPLOAD_ROWS={rows!r}: each must be a positive "
+                        "number (unset them for the defaults)", param="data")
+    return limit, max_rows
 
 
 def check_upload_size(data: bytes, label: str) -> None:
-    """Refuse an in-memory table (an upload) whose unpacked text is above the upload limit, measured by
-    decompressing in 1 MiB steps — never by unpacking it whole (a 733 KB .gz can hold 503 MB)."""
-    limit = int(float(os.environ.get("DPFED_MAX_UPLOAD_MB", MAX_UPLOAD_BYTES / 2**20)) * 2**20)
-    size = len(data)
-    if data[:2] == b"\x1f\x8b":
-        size = 0
+    """Refuse an in-memory table (an upload) whose unpacked text is above the upload limits — bytes and
+    rows (lines; a Parquet file's rows from its footer) — measured by decompressing in 1 MiB steps,
+    never by unpacking it whole (a 733 KB .gz can hold 503 MB)."""
+    limit, max_rows = upload_limits()
+    size, lines, header = len(data), None, 1  # a text table: one header line besides the rows
+    if data[:4] == b"PAR1":
+        header = 0
+        try:
+            import pyarrow.parquet as pq
+
+            lines = int(pq.ParquetFile(io.BytesIO(data)).metadata.num_rows)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types; all mean a damaged file
+            raise DataError(f"could not read Parquet file {label}: {exc}. Re-export the file.", param="data") from None
+    elif data[:2] == b"\x1f\x8b":
+        size, lines = 0, 0
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as z:
                 while True:
@@ -222,16 +253,24 @@ def check_upload_size(data: bytes, label: str) -> None:
                     if not block:
                         break
                     size += len(block)
-                    if size > limit:
+                    lines += block.count(b"\n")
+                    if size > limit or lines > max_rows + header:
                         break
         except (EOFError, OSError, zlib.error) as exc:
             raise DataError(f"{label} is a truncated or corrupt gzip file ({exc}); export or upload it again",
                             param="data") from None
+    else:
+        lines = data.count(b"\n")
     if size > limit:
         raise DataError(f"{label} unpacks to more than {limit / 2**20:.0f} MiB, the limit of a table read in "
                         "memory (an upload): load it from its path with the CLI (python -m dpfed_core run --data "
                         "FILE), or raise the limit with the environment variable DPFED_MAX_UPLOAD_MB on a machine "
                         "with the memory", param="data")
+    if lines is not None and lines > max_rows + header:
+        raise DataError(f"{label} has more than {max_rows:,} rows, the limit of a table read in memory (an "
+                        "upload; a short-lined table takes ~240 bytes a row to map and load): load it from its "
+                        "path with the CLI (python -m dpfed_core run --data FILE), or raise the limit with the "
+                        "environment variable DPFED_MAX_UPLOAD_ROWS on a machine with the memory", param="data")
 
 
 def _first_nul(path: Path | None, data: bytes | None, compression: str | None) -> int | None:
