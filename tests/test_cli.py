@@ -179,3 +179,17 @@ def test_audit_refuses_a_key_no_audited_method_declares_before_anything_is_charg
     assert err.startswith("error: ") and err.count("\n") == 1
     assert "'pop_shar'" in err and "dp-cooccurrence: " in err and "pop_share" in err and "[--param]" in err
     assert not store.exists()
+
+
+def test_progress_is_plain_lines_on_a_stderr_that_is_no_terminal(monkeypatch, capsys):
+    """A log or a pipe gets no bar (tqdm draws none there): a line with the share done, the stage and
+    the time left every PLAIN_PROGRESS_SECONDS instead, so a long run is never silent."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("dpfed_core.cli.args"), "PLAIN_PROGRESS_SECONDS", 0.0)
+    assert main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--simulation"]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if ln.startswith("run dp-popularity: ")]
+    assert len(lines) >= 30  # one per event: 30 hospitals in round 1 and in round 2
+    assert any("round 1" in ln for ln in lines) and any("round 2" in ln for ln in lines)
+    assert all("%" in ln and "elapsed" in ln for ln in lines)

@@ -54,3 +54,32 @@ def test_non_private_is_labelled_inf():
 def test_bad_budgets(eps, delta):
     with pytest.raises(ConfigError):
         PrivacyLedger(eps, delta)
+
+
+def test_each_entity_s_rows_are_its_own_through_appends_copies_and_pickles():
+    """The per-entity index kept beside ``rows`` gives what filtering every row gives, after every
+    kind of spend, a deep copy and a pickle round trip (worker processes)."""
+    import copy
+    import pickle
+
+    from dpfed_core.privacy.ledger import compose
+
+    g = np.random.default_rng(4)
+    led = PrivacyLedger(10.0, 1e-5)
+    names = [f"e{i}" for i in range(40)]
+    for k in range(400):
+        e = names[int(g.integers(len(names)))]
+        if k % 3:
+            led.spend(e, "s", "laplace", 0.01)
+        else:
+            led.spend(e, "g", "gaussian", 0.01, 1e-9, rho=1e-5)
+        if k in (50, 200):  # read in between: the index is built, then extended
+            assert led.spent(e) == compose([r for r in led.rows if r.entity == e], led.delta)[:2]
+    for other in (led, copy.deepcopy(led), pickle.loads(pickle.dumps(led))):
+        for e in names:
+            want = [r for r in other.rows if r.entity == e]
+            assert other._rows_of(e) == want
+            assert other.spent(e) == compose(want, other.delta)[:2]
+    twin = pickle.loads(pickle.dumps(led))
+    twin.spend("e0", "s", "laplace", 0.02)  # the copy's index follows its own rows only
+    assert len(twin._rows_of("e0")) == len(led._rows_of("e0")) + 1

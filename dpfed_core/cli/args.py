@@ -15,6 +15,10 @@ from dpfed_core.config import MAX_K, MAX_LAM, MAX_RANK, MAX_SEED, RunConfig, che
 from dpfed_core.data.inputs import check_output_not_input, check_regular_file, strict_float, strict_int
 from dpfed_core.errors import DpfedError
 
+#: Seconds between two progress lines when stderr is not a terminal (a log, CI, a pipe: no bar can
+#: be drawn there), so a long run, sweep or audit is never silent.
+PLAIN_PROGRESS_SECONDS = 5.0
+
 
 #: Python parameter names → the CLI flags that set them: errors raised anywhere in the engine name
 #: their parameter by its Python name; the CLI renders them with these (``DpfedError.render``).

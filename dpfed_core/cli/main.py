@@ -10,6 +10,7 @@ import sys
 import time
 from typing import Sequence
 
+from dpfed_core.cli import args as cli_args
 from dpfed_core.cli.args import (CLI_NAMES, COMMAND_HELP, add_data_args, add_model_args, add_store_args, check_outputs,
                                  float_list, load_dataset, name_list, preflight, run_config, seed_list)
 from dpfed_core.errors import ConfigError, DpfedError
@@ -160,13 +161,23 @@ class _Bar:
               f"{'s' if len(clock.plan) != 1 else ''} on these data (measured cost model)", flush=True)
         self.bar = tqdm(total=1000, desc=desc, file=sys.stderr, leave=False, disable=None,
                         bar_format="{percentage:3.0f}%|{bar}| {desc}")
+        # stderr that is no terminal (a log, CI, a pipe) gets no bar: a plain line every few seconds instead
+        self.desc, self.plain, self.said = desc, bool(self.bar.disable), self.t0
 
     def __call__(self, event: str, **info) -> None:
         self.clock.event(event, **info)
         frac = self.clock.fraction()
         if frac is not None:
             self.bar.n = int(frac * 1000)
-        self.bar.set_description_str(self.clock.text(time.perf_counter() - self.t0), refresh=True)
+        now = time.perf_counter()
+        text = self.clock.text(now - self.t0)
+        if self.plain:
+            if now - self.said >= cli_args.PLAIN_PROGRESS_SECONDS:
+                self.said = now
+                pct = "" if frac is None else f"{100 * frac:.0f}% — "
+                print(f"{self.desc}: {pct}{text}", file=sys.stderr, flush=True)
+            return
+        self.bar.set_description_str(text, refresh=True)
 
     def close(self) -> None:
         self.bar.close()

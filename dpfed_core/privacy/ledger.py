@@ -206,7 +206,17 @@ class PrivacyLedger:
 
     # ------------------------------------------------------------------ accounting
     def _rows_of(self, entity: str) -> list[LedgerRow]:
-        return [r for r in self.rows if r.entity == entity]
+        """The entity's rows in order, from an index kept up to date with ``rows`` (appended to only):
+        scanning every row for every spend made a federation of 10,000 entities quadratic (30,000
+        scans of up to 30,000 rows)."""
+        index = self.__dict__.get("_by_entity")
+        if index is None or index[0] is not self.rows or index[1] > len(self.rows):
+            index = self.__dict__["_by_entity"] = [self.rows, 0, {}]
+        rows, done, by = index
+        for r in rows[done:]:
+            by.setdefault(r.entity, []).append(r)
+        index[1] = len(rows)
+        return list(by.get(entity, ()))
 
     def spent(self, entity: str) -> tuple[float, float]:
         """(ε, δ) spent so far by one entity: the tighter of basic and zCDP composition (:func:`compose`)."""
