@@ -71,6 +71,8 @@ def test_analyst_reads_time_and_spend_before_the_click_and_a_reproducible_run(br
     # the outcome, and the headline of a ranking model: MAR, not an RMSE against the counts
     expect(page.get_by_text(re.compile(r"^Done in .*DP per user")).first).to_be_visible()
     _no_traceback(page, "Federate")
+    # the metrics are drawn after the outcome line: wait for them before reading (a fast run raced it)
+    expect(page.locator('[data-testid="stMetricLabel"]').filter(has_text="MAR").first).to_be_visible()
     metrics = page.locator('[data-testid="stMetricLabel"]').all_inner_texts()
     assert "MAR" in metrics and "NDCG@10" in metrics and not any("RMSE" in m for m in metrics), metrics
     # the same run on the command line
