@@ -421,8 +421,9 @@ def site_rng(X: sp.csr_matrix) -> np.random.Generator:
 
 
 #: Bytes of site fits kept for reuse (:class:`_SiteFits`): every ML-100K site's own model twice
-#: over is ~3 MB; a site too large for the bound is simply refitted.
-SITE_FIT_BYTES = 256 * 2 ** 20
+#: over is ~3 MB. Kept small because the dashboard's process lives long (its memory is bounded); a fit
+#: pushed out, or too large for the bound, is simply refitted.
+SITE_FIT_BYTES = 64 * 2 ** 20
 
 
 def _digest(*parts) -> bytes:
