@@ -47,9 +47,11 @@ def converged(history: list[float], tol: float) -> bool:
     of iterations (the factors fit the few entries of rare items ever more closely; ML-100K sites: a
     relative decrease of 3·10⁻⁴ at iteration 200, 10⁻⁵ only after 700–1,700), so that rule stopped
     every fit at its cap. Against the progress made, both modes stop in 30–100 iterations with less
-    than 1 % of the achievable decrease left, and the held-out MAR of a MovieLens federation was the
-    same at 30, 90 and 200 iterations (within ±0.0008). Scale-free, like scikit-learn's NMF rule
-    (decrease over 10 iterations relative to the error at the start)."""
+    than 1 % of the achievable decrease left. Stopping earlier costs no ranking quality: on MovieLens by
+    ZIP (dp-cooccurrence with ``local``, 3 seeds) the held-out MAR at 30, 90 and 200 iterations spanned
+    ≤ 0.0011 for the federation and ≤ 0.0025 for ``local``, the fewest iterations never the worst.
+    Scale-free, like scikit-learn's NMF rule (decrease over 10 iterations relative to the error at the
+    start)."""
     if len(history) < 2:
         return False
     return history[-2] - history[-1] <= tol * (history[0] - history[-1])
