@@ -410,14 +410,18 @@ def site_rng(X: sp.csr_matrix) -> np.random.Generator:
     same hold-out and the same own model on the same rows, so where the federation adds nothing the two
     are the same model — the comparison is paired, not two hold-out draws apart. Nothing here is a
     mechanism's noise, and nothing leaves the site."""
-    import hashlib
-
-    X = sp.csr_matrix(X)
     h = hashlib.blake2b(digest_size=16, person=b"dpfed-site-fit1")
+    _hash_csr(h, X)
+    return np.random.default_rng(int.from_bytes(h.digest(), "little"))
+
+
+def _hash_csr(h, X: sp.spmatrix) -> None:
+    """Feed a sparse matrix to the hash ``h``: its shape and CSR arrays at fixed widths (the caller's
+    matrix is read, never reordered)."""
+    X = sp.csr_matrix(X)
     for a in (np.asarray(X.shape, dtype=np.int64), X.indptr.astype(np.int64), X.indices.astype(np.int64),
               X.data.astype(np.float64)):
         h.update(np.ascontiguousarray(a).tobytes())
-    return np.random.default_rng(int.from_bytes(h.digest(), "little"))
 
 
 #: Bytes of site fits kept for reuse (:class:`_SiteFits`): every ML-100K site's own model twice
@@ -433,11 +437,7 @@ def _digest(*parts) -> bytes:
         if not sp.issparse(p) and hasattr(p, "__array__"):  # a table's repr is abridged: hash its values
             p = np.asarray(p)
         if sp.issparse(p):
-            p = sp.csr_matrix(p)
-            p.sort_indices()
-            for a in (np.asarray(p.shape, dtype=np.int64), p.indptr.astype(np.int64), p.indices.astype(np.int64),
-                      p.data.astype(np.float64)):
-                h.update(np.ascontiguousarray(a).tobytes())
+            _hash_csr(h, p)
         elif isinstance(p, np.ndarray):
             h.update(repr((p.shape, p.dtype.str)).encode())
             h.update(np.ascontiguousarray(p).tobytes())
