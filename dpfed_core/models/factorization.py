@@ -136,23 +136,31 @@ def update_factor(
 OBSERVED_GATHER_CELLS = 2 ** 25
 
 
+def _observed_pattern(X: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray, sp.csr_matrix]:
+    """What X's stored pattern Ω alone determines for an observed-mode update: (row and column of every
+    entry, entries per row, the 0/1 mask of Ω). A fit computes it once per matrix, not per update."""
+    rows, cols = _pattern(X)
+    mask = sp.csr_matrix((np.ones_like(X.data), X.indices, X.indptr), shape=X.shape)
+    return rows, cols, np.diff(X.indptr), mask
+
+
 def _observed_sweeps(X: sp.csr_matrix, W: np.ndarray, H: np.ndarray, lam: float, max_sweeps: int,
-                     tol: float | None = None, resid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+                     tol: float | None = None, resid: np.ndarray | None = None,
+                     pattern: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Observed-mode HALS sweeps over W's columns in place, H fixed: up to ``max_sweeps``, or until a
     sweep's largest change is at most ``tol`` · max|W| (None: all sweeps). Returns (W, the residual
-    on Ω). What H alone determines — the pattern, Σ_{j ∈ Ω_i} h_jr² for every row and column — is
-    computed once for all sweeps (it was a sparse product per column per sweep). ``resid``: the
-    residual x_ij − w_i·h_j on Ω in X's entry order, when the caller has it (it is updated in place)."""
-    rows, cols = _pattern(X)
-    counts = np.diff(X.indptr)
-    mask = sp.csr_matrix((np.ones_like(X.data), X.indices, X.indptr), shape=X.shape)
+    on Ω). What H alone determines — Σ_{j ∈ Ω_i} h_jr² for every row and column — is computed once
+    for all sweeps, not as a sparse product per column per sweep. ``resid``: the residual
+    x_ij − w_i·h_j on Ω in X's entry order, when the caller has it (it is updated in place);
+    ``pattern``: :func:`_observed_pattern` of X, when the caller keeps it."""
+    rows, cols, counts, mask = _observed_pattern(X) if pattern is None else pattern
     if resid is None:
         resid = X.data - np.einsum("ij,ij->i", W[rows], H[cols])
     R = sp.csr_matrix((resid, X.indices, X.indptr), shape=X.shape, copy=False)
     diag = np.asarray(mask @ (H * H))  # n × ℓ: Σ_{j ∈ Ω_i} h_jr², each row's curvature in each column
     denom = diag + lam
-    # h_jr on every stored entry, one contiguous row per column r (the gather was one pass over Ω per
-    # column per sweep); above OBSERVED_GATHER_CELLS it is gathered per column instead
+    # h_jr on every stored entry, one contiguous row per column r, gathered once for all sweeps rather
+    # than in a pass over Ω per column per sweep; above OBSERVED_GATHER_CELLS it is gathered per column
     Hc = np.ascontiguousarray(H[cols].T) if max_sweeps > 1 and X.nnz * W.shape[1] <= OBSERVED_GATHER_CELLS \
         else None
     buf = np.empty(X.nnz)
@@ -250,16 +258,18 @@ def _observed_fit(X: sp.csr_matrix, U: np.ndarray, V: np.ndarray, lam: float, ma
     being recomputed from the factors (a gather of n·ℓ and m·ℓ values per update)."""
     X = sp.csr_matrix(X, copy=True)
     X.sum_duplicates()  # canonical: sorted, one entry per cell
-    rows, cols = _pattern(X)
+    pattern = _observed_pattern(X)
+    rows, cols = pattern[0], pattern[1]
     perm = np.lexsort((rows, cols))  # X's entries in Xᵀ's order (by column, then row)
     indptr_t = np.concatenate([[0], np.cumsum(np.bincount(cols, minlength=X.shape[1]))])
     XT = sp.csr_matrix((X.data[perm], rows[perm], indptr_t), shape=(X.shape[1], X.shape[0]))
+    pattern_t = _observed_pattern(XT)
     resid = X.data - np.einsum("ij,ij->i", U[rows], V[cols])
     back = np.empty_like(perm)
     back[perm] = np.arange(perm.size)
     for _ in range(max_iter):
-        U, resid = _observed_sweeps(X, U, V, lam, 1, resid=resid)
-        V, resid_t = _observed_sweeps(XT, V, U, lam, 1, resid=resid[perm])
+        U, resid = _observed_sweeps(X, U, V, lam, 1, resid=resid, pattern=pattern)
+        V, resid_t = _observed_sweeps(XT, V, U, lam, 1, resid=resid[perm], pattern=pattern_t)
         resid = resid_t[back]
         history.append(float(resid_t @ resid_t) + lam * (float(np.sum(U * U)) + float(np.sum(V * V))))
         if converged(history, tol):
