@@ -103,3 +103,20 @@ def test_the_dashboard_refuses_an_upload_past_the_row_limit_by_name(monkeypatch)
     shown = " ".join(e.value for e in at.error).replace("\\", "")  # markdown escapes
     assert "more than 500 rows" in shown and "DPFED_MAX_UPLOAD_ROWS" in shown
     assert not [b for b in at.button if b.key == "build_upload"]  # nothing to map: no build button
+
+
+@pytest.mark.parametrize("name,value", [("DPFED_MAX_FEATURE_VALUES", "lots"), ("DPFED_MAX_FEATURE_VALUES", "0"),
+                                        ("DPFED_MAX_UPLOAD_MB", "nan"), ("DPFED_MAX_UPLOAD_MB", "-4"),
+                                        ("DPFED_MAX_UPLOAD_ROWS", "1_000"), ("DPFED_MAX_LIST_LINES", "1.5")])
+def test_every_limit_variable_is_read_by_one_rule(monkeypatch, name, value):
+    """A limit set in the environment is a positive number written plainly; anything else is one error
+    naming the variable, whichever input it bounds."""
+    from dpfed_core.data.inputs import read_list
+
+    monkeypatch.setenv(name, value)
+    read = {"DPFED_MAX_FEATURE_VALUES": lambda: read_item_features(b"item,genre\ni1,a\ni2,a\n"),
+            "DPFED_MAX_UPLOAD_MB": lambda: read_upload(_short_rows(10), "t.csv"),
+            "DPFED_MAX_UPLOAD_ROWS": lambda: read_upload(_short_rows(10), "t.csv"),
+            "DPFED_MAX_LIST_LINES": lambda: read_list(b"item1\nitem2\n", what="item list")}[name]
+    with pytest.raises(DataError, match=f"{name}='{value}' must be a positive"):
+        read()

@@ -324,11 +324,7 @@ def read_list(source: Any, *, what: str = "item list", param: str | None = "item
     raw = read_bounded(source, what=what if isinstance(source, (str, os.PathLike)) else f"{what} {label}",
                        param=param)
     text = decode_text(raw, what=f"{what} {label}", encoding=encoding, param=param)
-    env = os.environ.get("DPFED_MAX_LIST_LINES", "").strip()
-    if env and not env.isdigit():
-        raise DataError(f"DPFED_MAX_LIST_LINES={env!r} must be a whole number of lines (unset it for the default "
-                        f"{MAX_LIST_LINES:,})", param=param)
-    limit = int(env) if env else MAX_LIST_LINES
+    limit = env_limit("DPFED_MAX_LIST_LINES", MAX_LIST_LINES, param=param)
     if text.count("\n") > limit + 1:  # a header line besides the names
         raise DataError(f"{what} {label} has more than {limit:,} lines, the most a list may have (the names are "
                         "held in memory): check that the right file was given, or raise the limit with the "
@@ -463,7 +459,7 @@ MAX_FEATURE_VALUES = 2 ** 24
 
 def check_feature_size(n_items: int, n_columns: int, *, what: str, param: str) -> None:
     """Refuse, before allocating, a feature table of more than :data:`MAX_FEATURE_VALUES` values."""
-    limit = int(os.environ.get("DPFED_MAX_FEATURE_VALUES", MAX_FEATURE_VALUES))
+    limit = env_limit("DPFED_MAX_FEATURE_VALUES", MAX_FEATURE_VALUES, param=param)
     cells = int(n_items) * int(n_columns)
     if cells > limit:
         raise DataError(f"{what}: {n_items:,} items × {n_columns:,} feature columns = {cells:,} values "
@@ -506,6 +502,23 @@ def strict_int(text: str) -> int:
     if not _INT_RE.fullmatch(t) or len(t) > 40:
         raise ValueError(f"not a whole number: {text!r}")
     return int(t)
+
+
+def env_limit(name: str, default: int | float, *, param: str | None, whole: bool = True) -> int | float:
+    """A size limit from the environment variable ``name`` — ``default`` when it is unset or empty; a
+    value that is not a positive (whole) finite number is one error naming the variable, never a
+    traceback or a silent default."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = strict_int(text) if whole else strict_float(text)
+    except ValueError:
+        value = -1
+    if not (value > 0 and math.isfinite(value)):
+        raise DataError(f"{name}={text!r} must be a positive {'whole ' if whole else ''}number (unset it for the "
+                        f"default {default:,})", param=param)
+    return value
 
 
 # ====================================================================== JSON documents

@@ -42,7 +42,7 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.features import as_feature_table as _feature_table  # noqa: I001
 from dpfed_core.data.features import (attach_item_features, drug_token_features, hierarchy_features,
                                       movielens_item_features)
-from dpfed_core.data.inputs import ListFile, check_regular_file, read_list
+from dpfed_core.data.inputs import ListFile, check_regular_file, env_limit, read_list
 from dpfed_core.errors import ConfigError, DataError
 
 __all__ = [
@@ -216,18 +216,8 @@ MAX_UPLOAD_ROWS = 2_000_000
 def upload_limits() -> tuple[int, int]:
     """(unpacked bytes, rows) an upload may have: :data:`MAX_UPLOAD_BYTES`, :data:`MAX_UPLOAD_ROWS`, or
     the environment's ``DPFED_MAX_UPLOAD_MB``, ``DPFED_MAX_UPLOAD_ROWS``."""
-    mb = os.environ.get("DPFED_MAX_UPLOAD_MB", "").strip()
-    rows = os.environ.get("DPFED_MAX_UPLOAD_ROWS", "").strip()
-    try:
-        limit = int(float(mb) * 2**20) if mb else MAX_UPLOAD_BYTES
-        max_rows = int(rows) if rows else MAX_UPLOAD_ROWS
-    except ValueError:
-        raise DataError(f"DPFED_MAX_UPLOAD_MB={mb!r} / DPFED_MAX_UPLOAD_ROWS={rows!r}: each must be a positive "
-                        "number (unset them for the defaults)", param="data") from None
-    if limit <= 0 or max_rows <= 0:
-        raise DataError(f"DPFED_MAX_UPLOAD_MB={mb!r} / DPFED_MAX_UPLOAD_ROWS={rows!r}: each must be a positive "
-                        "number (unset them for the defaults)", param="data")
-    return limit, max_rows
+    mb = env_limit("DPFED_MAX_UPLOAD_MB", MAX_UPLOAD_BYTES / 2**20, param="data", whole=False)
+    return int(mb * 2**20), env_limit("DPFED_MAX_UPLOAD_ROWS", MAX_UPLOAD_ROWS, param="data")
 
 
 def check_upload_size(data: bytes, label: str) -> None:
