@@ -20,6 +20,26 @@ from dpfed_core.errors import DpfedError
 PLAIN_PROGRESS_SECONDS = 5.0
 
 
+class PlainProgress:
+    """Progress as plain lines on stderr, at most one every :data:`PLAIN_PROGRESS_SECONDS`: what a
+    command shows where its bar cannot be drawn."""
+
+    def __init__(self, desc: str) -> None:
+        import time
+
+        self.desc, self._clock = desc, time.perf_counter
+        self._said = self._clock()
+
+    def say(self, text: str) -> None:
+        """Print ``desc: text`` when the last line is old enough; else nothing."""
+        import sys
+
+        now = self._clock()
+        if now - self._said >= PLAIN_PROGRESS_SECONDS:
+            self._said = now
+            print(f"{self.desc}: {text}", file=sys.stderr, flush=True)
+
+
 #: Python parameter names → the CLI flags that set them: errors raised anywhere in the engine name
 #: their parameter by its Python name; the CLI renders them with these (``DpfedError.render``).
 CLI_NAMES = {

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 from dpfed_core.audit.defaults import DEFAULT_ATTACKS, DEFAULT_EPSILONS, DEFAULT_METHODS, DEFAULT_TARGETS
 from dpfed_core.cli import args as cli_args
@@ -117,14 +116,11 @@ def cmd_audit(args) -> int:
     reservation_cm = budget_cmd.charge(odometer, dataset, plans, args.allow_non_private, key)
     bar = tqdm(total=None, desc="audit", unit="run", file=sys.stderr, leave=False, disable=None)
 
-    said = [time.perf_counter()]
+    plain = cli_args.PlainProgress("audit") if bar.disable else None  # stderr is no terminal: no bar
 
     def progress(_event, **info):
-        if bar.disable:  # stderr is no terminal: a plain line every few seconds instead of a bar
-            if time.perf_counter() - said[0] >= cli_args.PLAIN_PROGRESS_SECONDS:
-                said[0] = time.perf_counter()
-                print(f"audit: {info['done']} of {info['total']} runs — {info['method']} ε={info['epsilon']:g}",
-                      file=sys.stderr, flush=True)
+        if plain is not None:
+            plain.say(f"{info['done']} of {info['total']} runs — {info['method']} ε={info['epsilon']:g}")
             return
         if bar.total is None:
             bar.total = info["total"]

@@ -162,20 +162,16 @@ class _Bar:
         self.bar = tqdm(total=1000, desc=desc, file=sys.stderr, leave=False, disable=None,
                         bar_format="{percentage:3.0f}%|{bar}| {desc}")
         # stderr that is no terminal (a log, CI, a pipe) gets no bar: a plain line every few seconds instead
-        self.desc, self.plain, self.said = desc, bool(self.bar.disable), self.t0
+        self.plain = cli_args.PlainProgress(desc) if self.bar.disable else None
 
     def __call__(self, event: str, **info) -> None:
         self.clock.event(event, **info)
         frac = self.clock.fraction()
         if frac is not None:
             self.bar.n = int(frac * 1000)
-        now = time.perf_counter()
-        text = self.clock.text(now - self.t0)
-        if self.plain:
-            if now - self.said >= cli_args.PLAIN_PROGRESS_SECONDS:
-                self.said = now
-                pct = "" if frac is None else f"{100 * frac:.0f}% — "
-                print(f"{self.desc}: {pct}{text}", file=sys.stderr, flush=True)
+        text = self.clock.text(time.perf_counter() - self.t0)
+        if self.plain is not None:
+            self.plain.say(("" if frac is None else f"{100 * frac:.0f}% — ") + text)
             return
         self.bar.set_description_str(text, refresh=True)
 
