@@ -404,8 +404,8 @@ def _audit_method(name: str, k: int, value_max: float, epsilon: float, delta: fl
 
 def check_audit_params(methods: Sequence[str], params: dict | None) -> None:
     """The rule of ``--param`` everywhere: a key applies to the methods that declare it, and a key no
-    audited method declares is an error (a misspelt key was dropped silently and the audit ran with
-    the default). ``support`` also sets the synthetic targets' support, so it is always accepted."""
+    audited method declares is an error (dropping a misspelt key would run the audit with the
+    default, silently). ``support`` also sets the synthetic targets' support, so it is always accepted."""
     from dpfed_core.federation.protocol import method_class
 
     ensure_prototype_methods()

@@ -450,8 +450,8 @@ def _digest(*parts) -> bytes:
 class _SiteFits:
     """The site's own parts already fitted in this process, by what determines them: ``local`` and a
     federation's round 2 fit the same own NMF and content model on the same rows from the same stream
-    (:func:`site_rng`), and a comparison run fits both — each site's own model was fitted twice for one
-    answer. A fit is a pure function of (its rows, its parameters, its generator's state before the
+    (:func:`site_rng`), and a comparison run fits both — without this memo each site's own model would be
+    fitted twice for one answer. A fit is a pure function of (its rows, its parameters, its generator's state before the
     fit), so a hit returns exactly what the fit would, and leaves the generator where the fit would
     have left it. Copies in and out: no caller can change a kept fit. Least recently used first out,
     within :data:`SITE_FIT_BYTES`."""

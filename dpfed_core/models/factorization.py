@@ -45,7 +45,7 @@ def converged(history: list[float], tol: float) -> bool:
 
     Why not the decrease relative to F itself: in observed mode F keeps falling slowly for thousands
     of iterations (the factors fit the few entries of rare items ever more closely; ML-100K sites: a
-    relative decrease of 3·10⁻⁴ at iteration 200, 10⁻⁵ only after 700–1,700), so that rule stopped
+    relative decrease of 3·10⁻⁴ at iteration 200, 10⁻⁵ only after 700–1,700), so that rule stops
     every fit at its cap. Against the progress made, both modes stop in 30–100 iterations with less
     than 1 % of the achievable decrease left. Stopping earlier costs no ranking quality: on MovieLens by
     ZIP (dp-cooccurrence with ``local``, 3 seeds) the held-out MAR at 30, 90 and 200 iterations spanned
@@ -326,8 +326,8 @@ def single_threaded_blas():
 @functools.lru_cache(maxsize=1)
 def _blas_controller():
     """One threadpoolctl controller for the process: finding the loaded libraries reads the process's
-    memory map (~4 ms a time), and a federation of 10,000 sites entered the limit 30,000 times — a
-    quarter of its run. The BLAS is loaded with NumPy, before any fit asks."""
+    memory map (~4 ms a time), and a federation of 10,000 sites enters the limit 30,000 times — a
+    quarter of its run if the libraries were found afresh each time. The BLAS is loaded with NumPy, before any fit asks."""
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()

@@ -207,8 +207,8 @@ class PrivacyLedger:
     # ------------------------------------------------------------------ accounting
     def _rows_of(self, entity: str) -> list[LedgerRow]:
         """The entity's rows in order, from an index kept up to date with ``rows`` (appended to only):
-        scanning every row for every spend made a federation of 10,000 entities quadratic (30,000
-        scans of up to 30,000 rows)."""
+        scanning every row for every spend would make a federation's accounting quadratic in its
+        entities (10,000 one-user sites: 30,000 scans of up to 30,000 rows)."""
         index = self.__dict__.get("_by_entity")
         if index is None or index[0] is not self.rows or index[1] > len(self.rows):
             index = self.__dict__["_by_entity"] = [self.rows, 0, {}]
