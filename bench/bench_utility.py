@@ -41,10 +41,12 @@ from _common import machine, md_table, outputs, write_results  # noqa: E402
 DATASETS = ["clinic", "eicu-hospital", "eicu-hospital-nofml", "eicu-region", "eicu-region-nofml",
             "ml-zip", "ml-occupation", "ml-age",
             # large vocabularies without a declared catalogue: what a new user uploads
-            "eicu-hospital-raw", "eicu-region-raw", "ml-occupation-long", "ml-occupation-long-declared", "zipf-2000"]
+            "eicu-hospital-raw", "eicu-region-raw", "ml-occupation-long", "ml-occupation-long-declared", "zipf-2000",
+            # hierarchical names (class|ingredient|product), as treatment and diagnosis tables write them
+            "eicu-hospital-paths", "eicu-region-paths"]
 #: Federations without a declared catalogue (the DP selection decides what is shared).
 NO_CATALOGUE = {"eicu-hospital-nofml", "eicu-region-nofml", "eicu-hospital-raw", "eicu-region-raw",
-                "ml-occupation-long", "zipf-2000"}
+                "ml-occupation-long", "zipf-2000", "eicu-hospital-paths", "eicu-region-paths"}
 LABEL = {"clinic": "sample:clinic (30 hospitals)",
          "eicu-hospital": "eICU medication by hospital, formulary declared",
          "eicu-hospital-nofml": "eICU medication by hospital, no formulary",
@@ -54,6 +56,8 @@ LABEL = {"clinic": "sample:clinic (30 hospitals)",
          "ml-age": "MovieLens 100K by age band",
          "eicu-hospital-raw": "eICU medication by hospital, raw drug strings, no catalogue",
          "eicu-region-raw": "eICU medication by region, raw drug strings, no catalogue",
+         "eicu-hospital-paths": "eICU medication by hospital, names class|ingredient|drug string, no catalogue",
+         "eicu-region-paths": "eICU medication by region, names class|ingredient|drug string, no catalogue",
          "ml-occupation-long": "MovieLens 100K by occupation as a long table (no u.item)",
          "ml-occupation-long-declared": "the same long table with its catalogue declared (--items)",
          "zipf-2000": "synthetic Zipf catalogue, 2,400 items, 12 entities, no catalogue"}
@@ -84,7 +88,8 @@ REFS = ["local", "individual", "popularity", "central"]
 POOLED = "local on all entities pooled (diagnostic)"
 #: The large-vocabulary federations run only the rows their targets read (the others' are on the
 #: eight federations above): the fair ``local``, exact popularity, the recommended method and dp-als.
-FOCUSED = {"eicu-hospital-raw", "eicu-region-raw", "ml-occupation-long", "ml-occupation-long-declared", "zipf-2000"}
+FOCUSED = {"eicu-hospital-raw", "eicu-region-raw", "ml-occupation-long", "ml-occupation-long-declared", "zipf-2000",
+           "eicu-hospital-paths", "eicu-region-paths"}
 FOCUS_REFS = ["local", "popularity"]
 FOCUS_ROWS = {f"{RECOMMENDED} secure", f"{RECOMMENDED} none", "dp-als secure", "dp-als none"}
 #: Rows that are not DP runs: no ε, no ledger check.
@@ -103,8 +108,8 @@ def load(name: str):
         return dataclasses.replace(movielens_long("occupation"), item_source="declared")
     if name == "zipf-2000":
         return zipf_federation()
-    if name.endswith("-raw"):
-        return eicu_raw("hospitalid" if name.startswith("eicu-hospital") else "region")
+    if name.endswith("-raw") or name.endswith("-paths"):
+        return eicu_raw("hospitalid" if name.startswith("eicu-hospital") else "region", paths=name.endswith("-paths"))
     if name.startswith("ml-"):
         return load_movielens(ML100K, federation=name[3:])
     if name.startswith("eicu-"):
@@ -138,11 +143,13 @@ def movielens_long(federation: str):
                                        entities=occupations)
 
 
-def eicu_raw(entity: str):
+def eicu_raw(entity: str, paths: bool = False):
     """The eICU demo's medication table with its drug strings as recorded (no normalisation: ~1,400
     names, the vocabulary a new user uploads), stays × drugs counts, federated by hospital or region
     (the hospital table's list: public metadata). Built in memory; cancelled orders and rows without a
-    drug name dropped."""
+    drug name dropped. ``paths``: each name written as the path ``class G|ingredient H|drug string``
+    from the table's own therapeutic class (``gtc``) and ingredient code (``drughiclseqno``), the way
+    eICU's treatment and diagnosis tables write their names (``cardiovascular|shock|…``)."""
     import pandas as pd
     import scipy.sparse as sp
     from _common import EICU
@@ -150,9 +157,13 @@ def eicu_raw(entity: str):
     from dpfed_core.data.dataset import FederatedDataset
     from dpfed_core.data.loaders import EICU_VALUE_MAX
 
-    m = pd.read_csv(EICU / "medication.csv.gz", usecols=["patientunitstayid", "drugname", "drugordercancelled"],
-                    low_memory=False)
+    m = pd.read_csv(EICU / "medication.csv.gz", usecols=["patientunitstayid", "drugname", "drugordercancelled",
+                                                         "gtc", "drughiclseqno"], low_memory=False)
     m = m[m["drugname"].notna() & (m["drugordercancelled"].astype(str).str.lower() != "yes")]
+    if paths:
+        hicl = m["drughiclseqno"].map(lambda v: "unknown" if pd.isna(v) else str(int(v)))
+        m = m.assign(drugname="class " + m["gtc"].fillna(0).astype(int).astype(str) + "|ingredient " + hicl
+                     + "|" + m["drugname"].astype(str))
     p = pd.read_csv(EICU / "patient.csv.gz", usecols=["patientunitstayid", "hospitalid"])
     h = pd.read_csv(EICU / "hospital.csv.gz", usecols=["hospitalid", "region"])
     h["region"] = h["region"].fillna("unknown").astype(str)
@@ -172,7 +183,8 @@ def eicu_raw(entity: str):
     value_max = float(EICU_VALUE_MAX["medication"])
     return FederatedDataset.from_parts(X, label, user_ids=stays.astype(str), item_ids=names, item_names=names,
                                        value_kind="counts", value_max=value_max, item_source="data",
-                                       name=f"eICU medication raw strings by {entity}", entities=declared)
+                                       name=f"eICU medication {'paths' if paths else 'raw strings'} by {entity}",
+                                       entities=declared)
 
 
 def zipf_federation(n_items: int = 2400, n_entities: int = 12, seed: int = 11):

@@ -1,7 +1,8 @@
 """The federation-wide DP catalogue under secure aggregation.
 
 Release-level checks run the production selection and look at the vector its noise is added to:
-one user moves it by at most √c in L2 (the recorded sensitivity), every share's noise is σ of the
+one user moves it by at most 1 in L2 (the recorded sensitivity: unit-norm weights over the user's
+keys, coarse ``|`` levels included), every share's noise is σ of the
 sum over the share divisor, the row's ρ is OpenDP's map of σ. Run-level checks: hospitals too small
 for per-entity selection get a catalogue, the run's composed ε stays within the request, and every
 message is shaped by public sizes (B buckets) or by the DP output (K released keys).
@@ -48,29 +49,75 @@ def _counts(monkeypatch, X, c=4, n_buckets=64, rho=0.05, delta=1e-5, divisor=1.0
     return draw, ledger.rows[0], rel
 
 
-def test_secure_catalogue_counts_move_by_at_most_sqrt_c_the_recorded_sensitivity(monkeypatch):
+def test_secure_catalogue_weights_move_by_at_most_one_the_recorded_sensitivity(monkeypatch):
     g = np.random.default_rng(3)
-    # 3 items per user (≤ c = 4), so no existing user is subsampled and only the newcomer moves the counts
+    # 3 items per user (≤ c = 4), so no existing user is subsampled and only the newcomer moves the sum
     X = np.zeros((20, NAMES.size))
     for u in range(20):
         X[u, g.choice(NAMES.size, 3, replace=False)] = g.integers(1, 6, 3)
     X = sp.csr_matrix(X)
     (_, _, base, _), row, _ = _counts(monkeypatch, X)
-    assert row.stage == "catalogue" and row.sensitivity == pytest.approx(2.0)
-    worst = 0.0
+    assert row.stage == "catalogue" and row.sensitivity == pytest.approx(1.0)
     for extra in (np.full(NAMES.size, 9.0), np.eye(NAMES.size)[0] * 50, np.r_[np.ones(2), np.zeros(10)]):
         (_, _, moved, _), _, _ = _counts(monkeypatch, sp.vstack([X, sp.csr_matrix(extra)]).tocsr())
         dist = float(np.linalg.norm(moved - base))
-        worst = max(worst, dist)
-        assert dist <= row.sensitivity + 1e-12, (extra, dist)
-    assert worst == pytest.approx(2.0)  # the bound is attained by a user on ≥ c items: it is tight
+        # every user's weights have L2 norm exactly 1: the bound is attained by any newcomer
+        assert dist == pytest.approx(1.0), (extra, dist)
+    # unit weights would have moved the sum by √k: a user of one item adds the whole unit, not 1/√c
+    (_, _, one, _), _, _ = _counts(monkeypatch, sp.vstack([X, sp.csr_matrix(np.eye(NAMES.size)[0])]).tocsr())
+    assert float(np.linalg.norm(one - base)) == pytest.approx(1.0)
+
+
+HIER = np.array([f"class {j % 3}|group {j % 2}|drug {j}" for j in range(12)], dtype=object)
+
+
+def test_hierarchical_keys_count_in_the_bound_and_the_norm(monkeypatch):
+    """With names a|b|c a user's keys are its items' full names and their coarse levels; the bound c
+    and the unit norm apply to all of them together."""
+    g = np.random.default_rng(5)
+    X = np.zeros((30, HIER.size))
+    for u in range(30):
+        X[u, g.choice(HIER.size, 2, replace=False)] = 1.0
+    X = sp.csr_matrix(X)
+    log: list = []
+    for extra in (None, np.ones(HIER.size), np.eye(HIER.size)[4]):
+        rows = X if extra is None else sp.vstack([X, sp.csr_matrix(extra)]).tocsr()
+        patch_sampler(monkeypatch, lambda s: CapturingSampler(s, log))
+        ledger = PrivacyLedger(10.0, 1e-3)
+        cat.select_catalogue_secure(rows, [slice(0, rows.shape[0])], ["e"], HIER, 0.05, 1e-5,
+                                    np.random.default_rng(0), ledger, divisor=1.0, n_buckets=256, max_items=8)
+    base, many, one = (d[2] for d in log)
+    assert float(np.linalg.norm(many - base)) == pytest.approx(1.0)
+    assert float(np.linalg.norm(one - base)) == pytest.approx(1.0)
+    # a user of one leaf holds 3 keys (the leaf, its group, its class), each at weight 1/√3
+    moved = np.sort(np.abs(one - base)[np.abs(one - base) > 1e-12])
+    assert moved == pytest.approx(np.full(3, 1 / math.sqrt(3)))
+
+
+def test_item_levels_are_public_and_a_leaf_falls_back_to_its_deepest_released_level():
+    lv = cat.item_bucket_levels(np.array(["a|b|c|d", "a|b|x", "flat", "a|b"], dtype=object), 4096, levels=3)
+    assert lv.shape == (4, 4)
+    assert np.array_equal(lv[:, 0], cat.item_buckets(["a|b|c|d", "a|b|x", "flat", "a|b"], 4096))
+    # a|b|c|d: levels a|b|c, a|b, a (deepest first); a|b|x: a|b, a; flat: none; a|b: a
+    assert (lv[0] >= 0).all() and lv[1, 3] == -1 and (lv[2, 1:] == -1).all() and lv[3, 2] == -1
+    assert lv[0, 2] == lv[1, 1]  # the same prefix a|b has the same bucket whichever leaf it is read from
+    assert lv[0, 3] == lv[1, 2] == lv[3, 1]  # and so has a
+    # only a's bucket released: every hierarchical name maps to it, the flat one to nothing
+    keys = np.array([lv[0, 3]])
+    assert cat.item_keys(lv, keys, 4096).tolist() == [0, 0, -1, 0]
+    # a|b|x's own bucket released as well: it keeps its own key, the others stay on a's
+    keys = np.sort(np.array([lv[0, 3], lv[1, 0]]))
+    own = int(np.searchsorted(keys, lv[1, 0]))
+    assert cat.item_keys(lv, keys, 4096)[1] == own
+    assert cat.item_keys(lv, keys, 4096)[0] == int(np.searchsorted(keys, lv[0, 3]))
+    assert cat.item_bucket_levels(["a|b|c|d"], 4096, levels=0).shape == (1, 1)
 
 
 def test_secure_catalogue_share_noise_is_sigma_over_divisor_and_row_rho_is_opendps_map(monkeypatch):
     X = sp.csr_matrix(np.ones((5, NAMES.size)))
     (kind, scale, _, _), row, rel = _counts(monkeypatch, X, divisor=3.0, rho=0.02)
     assert kind == "gaussian" and scale == pytest.approx(row.noise_scale / 3.0)
-    assert row.rho == pytest.approx(noise.gaussian_float_rho(row.noise_scale, 2.0, 64), rel=1e-12)
+    assert row.rho == pytest.approx(noise.gaussian_float_rho(row.noise_scale, 1.0, 64), rel=1e-12)
     assert row.rho <= 0.02 * (1 + 1e-9)
     assert row.epsilon == pytest.approx(noise.zcdp_epsilon(row.rho, row.delta), rel=1e-6)
     assert rel.sigma_sum == pytest.approx(rel.sigma / 3.0)  # one entity of a sum sized for 9
@@ -113,10 +160,12 @@ def test_small_hospitals_get_a_catalogue_under_secure_aggregation_and_the_run_st
     outside = np.setdiff1d(np.arange(ds.n_items), res.extra["catalogue"])
     assert np.all(res.V[outside] == 0)  # the server knows nothing of unreleased items
     assert not [w for w in doc["warnings"] if w["code"] == "empty-catalogue"]
-    # without secure aggregation the same hospitals select per entity and keep nothing
+    # without secure aggregation every hospital's histogram carries the full σ: the sum is √H times
+    # noisier, so it keeps at most the common drugs, fewer than under secure aggregation
     doc_none, res_none = run_method(ds, cfg.replace(aggregation="none"))
-    assert len(res_none.extra["catalogue"]) == 0
-    assert [w for w in doc_none["warnings"] if w["code"] == "empty-catalogue"]
+    kept_none = set(np.asarray(res_none.extra["catalogue"]).tolist())
+    assert kept_none <= set(range(6)) and len(kept_none) < len(kept)
+    assert bool(kept_none) != bool([w for w in doc_none["warnings"] if w["code"] == "empty-catalogue"])
 
 
 def test_items_sharing_a_released_bucket_share_one_key_and_one_row_of_v():

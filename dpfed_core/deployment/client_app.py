@@ -251,7 +251,7 @@ def _item_keys(shard, context: Context) -> np.ndarray:
     if CATALOGUE_KEY not in context.state.array_records:
         raise DpfedError(f"{shard.entity}: the method reached this node before the released catalogue keys")
     keys = context.state.array_records[CATALOGUE_KEY]["keys"].numpy()
-    return cat.item_keys(cat.item_buckets(_item_names(shard), cat.SECURE_CATALOGUE_BUCKETS), keys,
+    return cat.item_keys(cat.item_bucket_levels(_item_names(shard), cat.SECURE_CATALOGUE_BUCKETS), keys,
                          cat.SECURE_CATALOGUE_BUCKETS)
 
 
@@ -283,7 +283,7 @@ def _catalogue_share(config, H: int, shard):
 
     rho, row_delta, _cfg = secure_catalogue_budget(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
-    bucket = cat.item_buckets(_item_names(shard), cat.SECURE_CATALOGUE_BUCKETS)
+    bucket = cat.item_bucket_levels(_item_names(shard), cat.SECURE_CATALOGUE_BUCKETS)
     values, coalition = cat.secure_catalogue_share(
         shard.train, bucket, rho, row_delta, catalogue_streams(config, H)[shard.index],
         ledger.for_entity(shard.entity), divisor=secure_catalogue_divisor(H, config), grid=GRID)

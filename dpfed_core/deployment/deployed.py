@@ -294,7 +294,7 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         from dpfed_core.privacy import catalogue as cat
 
         keys = np.asarray(catalogue["keys"], dtype=np.int64)
-        item_key = cat.item_keys(cat.item_buckets(dataset.item_names, catalogue["n_buckets"]), keys,
+        item_key = cat.item_keys(cat.item_bucket_levels(dataset.item_names, catalogue["n_buckets"]), keys,
                                  catalogue["n_buckets"])
         V = cat.on_item_axis(V, item_key)
         cols = np.flatnonzero(item_key >= 0)

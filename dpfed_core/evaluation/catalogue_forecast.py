@@ -6,8 +6,9 @@ shared; so before the run the CLI and the dashboard state:
 
 * from public parameters only (ε, δ, the number of entities, the trust model, the selection's
   constants): how many users across the federation must hold an item for it to be shared — the
-  threshold T and the noise σ of the summed count (an item held by T users is shared with probability
-  ½, by T + 1.64σ with probability 0.95);
+  threshold T and the noise σ of the summed count, in users who each hold at least the selection's
+  c items (an item held by T such users is shared with probability ½, by T + 1.64σ with
+  probability 0.95; users holding fewer items weigh more, so fewer of them suffice);
 * on the loaded data, for the data owner's planning only (computed locally, released nowhere, never
   charged): the expected number of items shared — Σ over items of P(its noisy count clears T).
 
@@ -45,7 +46,8 @@ class CatalogueForecast:
         if self.kind == "federation":
             who = (f"an item is shared when about {self.threshold:.0f} users across the federation hold it "
                    f"(noise σ {self.sigma:.3g} on the summed count: 95 % sure from "
-                   f"{self.threshold + 1.645 * self.sigma:.0f} users)")
+                   f"{self.threshold + 1.645 * self.sigma:.0f} users; fewer when they hold few items, and a "
+                   "name written as a|b|c is also shared through its coarser levels)")
         else:
             who = (f"an item is shared when about {self.threshold:.0f} users of one entity hold it (each entity's "
                    f"own noisy count, scale {self.sigma:.3g})")
@@ -73,20 +75,24 @@ def forecast_catalogue(dataset, config: RunConfig, train: sp.csr_matrix | None =
         rho, _, _ = secure_catalogue_budget(config)
         B, c = cat.SECURE_CATALOGUE_BUCKETS, cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER
         divisor = secure_catalogue_divisor(H, config)
-        sigma = cat._secure_sigma(rho, c, B)
+        sigma = cat._secure_sigma(rho, B)
         contributors = H - int(config.max_dropouts) if config.aggregation == "secure" else H
         sigma_sum = sigma * math.sqrt(contributors) / divisor
         T = cat.secure_threshold_z(B) * sigma_sum
-        bucket = cat.item_buckets(dataset.item_names, B)
-        # users per bucket, each user counted in at most c of its buckets (in expectation: c/len)
-        Xb = cat._bucket_rows(X, bucket, B)
-        per_user = np.diff(Xb.indptr)
-        weight = np.minimum(1.0, c / np.maximum(per_user, 1))
-        counts = np.asarray(Xb.T @ weight).ravel()
-        p = ndtr((counts - T) / sigma_sum)  # P(count + N(0, σ²) ≥ T)
-        expected = float(p[bucket].sum())
-        return CatalogueForecast("federation", float(T), float(sigma_sum), float(config.epsilon), expected,
-                                 dataset.n_items, config.aggregation == "secure")
+        levels = cat.item_bucket_levels(dataset.item_names, B)
+        # each user's weight per bucket: kept with probability min(1, c/k), then 1/√min(k, c)
+        Xb = cat._bucket_rows(X, levels, B)
+        per_user = np.maximum(np.diff(Xb.indptr), 1)
+        weight = np.minimum(1.0, c / per_user) / np.sqrt(np.minimum(per_user, c))
+        totals = np.asarray(Xb.T @ weight).ravel()
+        p = ndtr((totals - T) / sigma_sum)  # P(total + N(0, σ²) ≥ T)
+        # an item is shared when any of its keys (full name or a coarse level) passes
+        p_key = np.where(levels >= 0, p[np.maximum(levels, 0)], 0.0)
+        expected = float((1.0 - np.prod(1.0 - p_key, axis=1)).sum())
+        # in users: a user holding c or more buckets adds 1/√c, so T·√c such users clear T (fewer
+        # users suffice when they hold fewer items)
+        return CatalogueForecast("federation", float(T * math.sqrt(c)), float(sigma_sum * math.sqrt(c)),
+                                 float(config.epsilon), expected, dataset.n_items, config.aggregation == "secure")
     eps = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
     dlt = config.delta * cat.CATALOGUE_DELTA_SHARE
     b, k = cat.selection_threshold(eps, dlt, cat.CATALOGUE_MAX_ITEMS_PER_USER)

@@ -35,11 +35,22 @@ entities instead sum one vector over a *public key space* — B hash buckets of 
 keyed-free public hash, :func:`item_buckets`; the bucket of a name needs no private input) — and the
 server thresholds the noisy federation-wide count:
 
-1. *Contribution bound.* A user's items are mapped to their buckets; each user keeps at most ``c``
-   distinct buckets (a uniformly random subset when more).
-2. *Secure sum.* Entity h sends n_h + N(0, σ²/(H − d)) over all B buckets (every bucket, empty or
+1. *Keys of an item.* An item's keys are the bucket of its full name and, for a name written as a
+   path of ``|``-separated levels (``cardiovascular|shock|vasopressors|norepinephrine``), the buckets
+   of its first :data:`SECURE_CATALOGUE_LEVELS` proper prefixes (``cardiovascular``,
+   ``cardiovascular|shock``, …; :func:`item_bucket_levels`). A coarse level is held by every user of
+   any item under it, so it clears the threshold where its rare leaves do not; a leaf that does not
+   pass is then shared through its deepest released ancestor (:func:`item_keys`). A name without
+   ``|`` has its full-name bucket only.
+2. *Contribution bound and weights* (the weighted Gaussian of Gopi et al., ICML 2020, "Differentially
+   Private Set Union"). A user's items are mapped to all their keys' buckets; each user keeps at
+   most ``c`` distinct buckets (a uniformly random subset when more) and gives each kept bucket the
+   weight 1/√k, k the number it kept, so every user's vector has L2 norm exactly 1. Against unit
+   weights with L2 sensitivity √c this never loses: a user with k ≤ c buckets adds 1/√k ≥ 1/√c of
+   the noise's scale to each, a user with more adds exactly what unit weights did.
+3. *Secure sum.* Entity h sends w_h + N(0, σ²/(H − d)) over all B buckets (every bucket, empty or
    not: the vector's shape is the public B); the server learns Σ_h, carrying noise of variance ≥ σ².
-3. *Threshold.* The server keeps the buckets whose noisy total is ≥ z·σ_sum, z chosen so that
+4. *Threshold.* The server keeps the buckets whose noisy total is ≥ z·σ_sum, z chosen so that
    :data:`SECURE_CATALOGUE_PHANTOM_SHARE` of the B buckets would pass on noise alone (phantom keys
    cost message size, not privacy); the released keys are the catalogue, broadcast to every entity.
    Every later message is shaped by the number of released keys, a DP output. Items sharing a
@@ -47,18 +58,18 @@ server thresholds the noisy federation-wide count:
    them collide.
 
 **Federation-wide selection without secure aggregation** (the same two functions, divisor 1). Each
-entity releases its own noisy bucket histogram n_h + N(0, σ²) — the full σ, so the server seeing
+entity releases its own noisy bucket histogram w_h + N(0, σ²) — the full σ, so the server seeing
 every release individually learns each at (ε, δ) — and the server sums them: the sum carries noise
-σ·√H while the counts add up over every entity, so an item held by enough users across the
+σ·√H while the weights add up over every entity, so an item held by enough users across the
 federation clears z·σ·√H where no entity's own few users would clear a per-entity threshold.
 
-Neighbouring relation: one user added or removed (user-level). Sensitivity: one user moves at most
-``c`` bucket counts by 1 each — L2 sensitivity √c of the summed vector. Privacy map: OpenDP's zCDP
-map of its float Gaussian at σ on B coordinates, ρ recorded on the ledger row (it composes with the
-method's Gaussian releases by adding ρ); (ε, δ) against the server. Against the server together
-with every other entity only the entity's own share σ/√(H − d) protects it (ρ·(H − d), in the
-row's note). The threshold and the mapping of keys back to an entity's own items are
-post-processing.
+Neighbouring relation: one user added or removed (user-level). Sensitivity: a user's weights depend
+on that user's items alone (no weight depends on another user), and their vector has L2 norm 1 —
+L2 sensitivity 1 of the summed vector. Privacy map: OpenDP's zCDP map of its float Gaussian at σ on
+B coordinates, ρ recorded on the ledger row (it composes with the method's Gaussian releases by
+adding ρ); (ε, δ) against the server. Against the server together with every other entity only the
+entity's own share σ/√(H − d) protects it (ρ·(H − d), in the row's note). The threshold and the
+mapping of keys back to an entity's own items are post-processing.
 """
 from __future__ import annotations
 
@@ -79,13 +90,18 @@ CATALOGUE_DELTA_SHARE = 0.5
 CATALOGUE_MAX_ITEMS_PER_USER = 4
 #: Federation-wide selection (secure aggregation): share of the run's zCDP budget ρ spent on it
 #: (the rest goes to the method), its public key space B, and its contribution bound c. With
-#: Gaussian noise the count grows like c and the noise like √c, so c is larger than the per-entity
-#: Laplace selection's (whose noise grows like c). Not tuned on any table: c = 16 is the order of a
-#: typical record's distinct items (an ICU stay's drugs, a viewer's month of films), B = 4096 keeps
-#: OpenDP's exact sampler at ≈ 0.25 s per entity and collisions at ≈ m/B of m items.
+#: L2-normalised weights the bound is a utility choice, not a privacy one (the sensitivity is 1
+#: whatever c is): a larger c spreads a user's unit of weight thinner. Not tuned on any table:
+#: c = 16 is the order of a typical record's distinct items (an ICU stay's drugs, a viewer's month
+#: of films), B = 4096 keeps OpenDP's exact sampler at ≈ 0.25 s per entity and collisions at ≈ m/B
+#: of m items.
 SECURE_CATALOGUE_RHO_SHARE = 0.4
 SECURE_CATALOGUE_BUCKETS = 4096
 SECURE_CATALOGUE_MAX_ITEMS_PER_USER = 16
+#: Coarse ``|`` levels of a hierarchical item name that are keys of their own (the first ones: the
+#: coarsest levels are held by the most users). Public: a property of the naming scheme, not the data.
+SECURE_CATALOGUE_LEVELS = 3
+HIERARCHY_SEPARATOR = "|"
 #: Share of the B buckets expected to pass the threshold on noise alone (phantom keys).
 SECURE_CATALOGUE_PHANTOM_SHARE = 0.01
 
@@ -166,19 +182,50 @@ def select_catalogue(
 
 
 # ----------------------------------------------------------------------------- federation-wide
+def _bucket_of(text: str, n_buckets: int, person: bytes) -> int:
+    import hashlib
+
+    d = hashlib.blake2b(text.encode("utf-8"), digest_size=8, person=person).digest()
+    return int.from_bytes(d, "little") % n_buckets
+
+
+def _check_buckets(n_buckets: int) -> int:
+    b = int(n_buckets)
+    if b < 2:
+        raise ConfigError(f"the catalogue's bucket count must be ≥ 2, got {n_buckets}", param="catalogue_buckets")
+    return b
+
+
 def item_buckets(item_names, n_buckets: int) -> np.ndarray:
     """The public hash bucket (0 … B − 1) of each item name: BLAKE2b of the name's UTF-8 bytes with a
     fixed public personalisation, so every entity computes the same key for the same name without
     any shared secret or private input."""
-    import hashlib
+    b = _check_buckets(n_buckets)
+    # one hash per catalogue item, never per user × item
+    return np.fromiter((_bucket_of(str(name), b, b"dpfed-catalog1") for name in item_names), dtype=np.int64,
+                       count=len(item_names))
 
-    b = int(n_buckets)
-    if b < 2:
-        raise ConfigError(f"the catalogue's bucket count must be ≥ 2, got {n_buckets}", param="catalogue_buckets")
-    out = np.empty(len(item_names), dtype=np.int64)
-    for j, name in enumerate(item_names):  # one hash per catalogue item, never per user × item
-        d = hashlib.blake2b(str(name).encode("utf-8"), digest_size=8, person=b"dpfed-catalog1").digest()
-        out[j] = int.from_bytes(d, "little") % b
+
+def item_bucket_levels(item_names, n_buckets: int, levels: int = SECURE_CATALOGUE_LEVELS) -> np.ndarray:
+    """Every key bucket of each item, deepest first: an (n_items × (1 + ``levels``)) array whose
+    column 0 is :func:`item_buckets` (the full name) and whose next columns are the buckets of the
+    name's proper ``|`` prefixes from the deepest kept level to the coarsest, −1 where the name has
+    no such level. Only the first ``levels`` levels are keys (``a|b|c|d`` with 3 levels: ``a|b|c``,
+    ``a|b``, ``a``). A prefix is hashed with its own public personalisation, so a coarse level never
+    shares a bucket with a full name by construction (only by a hash collision)."""
+    b = _check_buckets(n_buckets)
+    L = int(levels)
+    if L < 0:
+        raise ConfigError(f"the catalogue's hierarchy levels must be ≥ 0, got {levels}")
+    out = np.full((len(item_names), 1 + L), -1, dtype=np.int64)
+    out[:, 0] = item_buckets(item_names, b)
+    if L == 0:
+        return out
+    for j, name in enumerate(item_names):  # one pass per catalogue item, never per user × item
+        parts = str(name).split(HIERARCHY_SEPARATOR)
+        depth = min(len(parts) - 1, L)  # proper prefixes only: the full name is column 0
+        for lvl in range(depth, 0, -1):
+            out[j, 1 + depth - lvl] = _bucket_of(HIERARCHY_SEPARATOR.join(parts[:lvl]), b, b"dpfed-catlevel")
     return out
 
 
@@ -238,26 +285,47 @@ def on_item_axis(factors: np.ndarray, item_key: np.ndarray) -> np.ndarray:
     return out
 
 
+def _as_levels(bucket: np.ndarray) -> np.ndarray:
+    """``bucket`` as an (n_items × levels) array: a flat (n_items,) array is one level."""
+    bucket = np.asarray(bucket, dtype=np.int64)
+    return bucket[:, None] if bucket.ndim == 1 else bucket
+
+
 def _bucket_rows(X: sp.csr_matrix, bucket: np.ndarray, n_buckets: int) -> sp.csr_matrix:
-    """0/1 users × B matrix: which buckets each user's items fall in (distinct buckets)."""
+    """0/1 users × B matrix: which buckets each user's items' keys fall in (distinct buckets; every
+    level of :func:`item_bucket_levels` counts)."""
     X = sp.csr_matrix(X)
+    levels = _as_levels(bucket)
     Xb = sp.csr_matrix((np.ones(X.nnz), X.indices.copy(), X.indptr.copy()), shape=X.shape)
-    H = sp.csr_matrix((np.ones(bucket.size), (np.arange(bucket.size), bucket)), shape=(bucket.size, n_buckets))
+    item, lvl = np.nonzero(levels >= 0)
+    H = sp.csr_matrix((np.ones(item.size), (item, levels[item, lvl])), shape=(levels.shape[0], n_buckets))
     B = sp.csr_matrix(Xb @ H)
     B.data[:] = 1.0
     return B
 
 
-def _secure_sigma(rho: float, max_items: int, n_buckets: int) -> float:
+def _unit_norm_rows(B: sp.csr_matrix) -> sp.csr_matrix:
+    """Each row's non-zeros set to 1/√k (k its non-zeros): every user's vector has L2 norm 1 (or 0)."""
+    B = sp.csr_matrix(B, copy=True)
+    k = np.diff(B.indptr)
+    B.data = np.repeat(1.0 / np.sqrt(np.maximum(k, 1)), k)
+    return B
+
+
+def _secure_sigma(rho: float, n_buckets: int) -> float:
     """σ of the secure sum at zCDP ρ: OpenDP's float Gaussian on ``n_buckets`` coordinates at L2
-    sensitivity √c (one user moves at most c bucket counts by 1)."""
+    sensitivity 1 (one user's weights have L2 norm 1)."""
     from dpfed_core.privacy.noise import gaussian_float_sigma_for_rho
 
     if not (math.isfinite(rho) and rho > 0):
         raise ConfigError(f"the federation-wide catalogue needs a finite ρ > 0, got {rho}", param="epsilon")
+    return gaussian_float_sigma_for_rho(rho, 1.0, int(n_buckets))
+
+
+def _check_max_items(max_items: int) -> int:
     if int(max_items) < 1:
         raise ConfigError(f"the catalogue's items per user must be ≥ 1, got {max_items}")
-    return gaussian_float_sigma_for_rho(rho, math.sqrt(int(max_items)), int(n_buckets))
+    return int(max_items)
 
 
 def secure_catalogue_share(
@@ -274,31 +342,31 @@ def secure_catalogue_share(
     grid: float | None = None,
 ) -> tuple[np.ndarray, float]:
     """One entity's share of the federation-wide catalogue's secure sum (module doc), the one code the
-    in-process run and a deployment node run: its users' bounded counts over the ``n_buckets`` public
-    buckets (``bucket``: the bucket of each column of ``X``, from :func:`item_buckets`) plus its
-    Gaussian noise share σ/``divisor``, charged ρ on ``ledger`` (an entity's ledger view, stage
-    ``catalogue``). ``grid``: round the share to this public grid (SecAgg+ carries multiples of it
-    exactly; post-processing). Returns ``(share (n_buckets,) in users, ε against the server with
-    every other entity)``."""
+    in-process run and a deployment node run: its users' L2-normalised weights over the ``n_buckets``
+    public buckets (``bucket``: the key buckets of each column of ``X``, from
+    :func:`item_bucket_levels`, or a flat :func:`item_buckets`) plus its Gaussian noise share
+    σ/``divisor``, charged ρ on ``ledger`` (an entity's ledger view, stage ``catalogue``). ``grid``:
+    round the share to this public grid (SecAgg+ carries multiples of it exactly; post-processing).
+    Returns ``(share (n_buckets,) in user weights, ε against the server with every other entity)``."""
     from dpfed_core.privacy.noise import zcdp_epsilon
 
-    c = int(max_items)
+    c = _check_max_items(max_items)
     nb = int(n_buckets)
-    sigma = _secure_sigma(rho, c, nb)
-    sens = math.sqrt(c)
+    sigma = _secure_sigma(rho, nb)
+    sens = 1.0  # every user's weights have L2 norm 1 (_unit_norm_rows)
     eps_row = zcdp_epsilon(rho, delta)
     eps_c = zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else eps_row
     if divisor > 1:
-        note = (f"federation-wide catalogue: bounded user counts (≤ {c} buckets per user) over {nb} public hash "
+        note = (f"federation-wide catalogue: unit-norm user weights (≤ {c} buckets per user) over {nb} public hash "
                 f"buckets, noise share σ/{divisor:.3g} of a secure sum (σ={sigma:.4g}); against the server with all "
                 f"other entities: ε={eps_c:.4g}, δ={delta:.3g}")
         name = "Gaussian share of a secure sum (catalogue)"
     else:
-        note = (f"federation-wide catalogue without secure aggregation: bounded user counts (≤ {c} buckets per user) "
+        note = (f"federation-wide catalogue without secure aggregation: unit-norm user weights (≤ {c} buckets per user) "
                 f"over {nb} public hash buckets with the full σ={sigma:.4g} on the entity's own release; the server "
                 "sums the entities' releases")
         name = "Gaussian (own release, catalogue)"
-    counts = np.asarray(_bounded_rows(_bucket_rows(X, bucket, nb), c, rng).sum(axis=0)).ravel()
+    counts = np.asarray(_unit_norm_rows(_bounded_rows(_bucket_rows(X, bucket, nb), c, rng)).sum(axis=0)).ravel()
     noisy, _ = mech.gaussian_mechanism(counts, sens, eps_row, delta, rng, ledger=ledger,
                                        stage="catalogue", note=note, sigma=sigma, divisor=divisor, mechanism=name)
     if grid is not None:
@@ -316,10 +384,11 @@ def secure_catalogue_keys(
     max_items: int = SECURE_CATALOGUE_MAX_ITEMS_PER_USER,
     phantom_share: float = SECURE_CATALOGUE_PHANTOM_SHARE,
 ) -> tuple[np.ndarray, float, float, float]:
-    """The server's step (post-processing of the secure sum ``total``, users per bucket): the buckets
-    whose noisy total is ≥ z·σ_sum. Returns ``(sorted released keys, σ, σ_sum, threshold)``; every
-    input is public (ρ, the number of shares summed, the divisor and the catalogue's constants)."""
-    sigma = _secure_sigma(rho, max_items, n_buckets)
+    """The server's step (post-processing of the secure sum ``total``, user weights per bucket): the
+    buckets whose noisy total is ≥ z·σ_sum. Returns ``(sorted released keys, σ, σ_sum, threshold)``;
+    every input is public (ρ, the number of shares summed, the divisor and the catalogue's constants)."""
+    _check_max_items(max_items)
+    sigma = _secure_sigma(rho, n_buckets)
     sigma_sum = sigma * math.sqrt(int(n_contributors)) / divisor
     threshold = secure_threshold_z(int(n_buckets), phantom_share) * sigma_sum
     keys = np.flatnonzero(np.asarray(total) >= threshold).astype(np.int64)
@@ -327,10 +396,16 @@ def secure_catalogue_keys(
 
 
 def item_keys(bucket: np.ndarray, keys: np.ndarray, n_buckets: int) -> np.ndarray:
-    """Position in ``keys`` of each item's ``bucket`` (−1: its bucket was not released)."""
+    """Position in ``keys`` of each item's deepest released key: its full name's bucket if released,
+    else its deepest released ``|`` level (``bucket`` from :func:`item_bucket_levels`, deepest
+    first; a flat :func:`item_buckets` array is the full names only). −1: none was released."""
     pos = np.full(int(n_buckets), -1, dtype=np.int64)
     pos[np.asarray(keys, dtype=np.int64)] = np.arange(len(keys))
-    return pos[np.asarray(bucket, dtype=np.int64)]
+    levels = _as_levels(bucket)
+    at = np.where(levels >= 0, pos[np.maximum(levels, 0)], -1)
+    found = at >= 0
+    first = np.argmax(found, axis=1)
+    return np.where(found.any(axis=1), at[np.arange(at.shape[0]), first], -1).astype(np.int64)
 
 
 def select_catalogue_secure(
@@ -357,7 +432,7 @@ def select_catalogue_secure(
     if isinstance(rngs, np.random.Generator):
         rngs = rngs.spawn(len(slices))
     nb = int(n_buckets)
-    bucket = item_buckets(item_names, nb)
+    bucket = item_bucket_levels(item_names, nb)
     total = np.zeros(nb)
     eps_c = math.inf
     for h, (name, sl) in enumerate(zip(entity_names, slices)):
