@@ -111,7 +111,7 @@ def synthetic(n_users: int, n_items: int = 500, n_entities: int = 10, seed: int 
 
 
 def movielens():
-    from dpfed_core.data.loaders import load_movielens
+    from dpfed_core.data.movielens import load_movielens
 
     return load_movielens(ML100K, federation="zip")
 
@@ -128,7 +128,7 @@ EICU_CATALOGUE_NOTE = (
 def eicu(entity: str = "hospitalid", declared_catalogue: bool = True):
     """The eICU demo by ``entity``; with ``declared_catalogue`` (default) its medication names are
     declared as the formulary (:data:`EICU_CATALOGUE_NOTE`), else the catalogue is left to the run."""
-    from dpfed_core.data.loaders import load_eicu
+    from dpfed_core.data.eicu import load_eicu
 
     ds = load_eicu(EICU, entity=entity)
     if not declared_catalogue:

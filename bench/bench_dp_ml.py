@@ -47,7 +47,8 @@ from dpfed_core.config import RunConfig  # noqa: E402
 from dpfed_core.federation.dp_prototypes import DPPrototypes, _row_normalise_sparse  # noqa: E402
 from dpfed_core.evaluation.experiments import crossing_epsilon, make_split, run_method  # noqa: E402
 from dpfed_core.privacy.ledger import PrivacyLedger  # noqa: E402
-from dpfed_core.data.loaders import load_data, load_movielens  # noqa: E402
+from dpfed_core.data.loaders import load_data  # noqa: E402
+from dpfed_core.data.movielens import load_movielens  # noqa: E402
 
 DATA = Path(os.environ.get("DPFED_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 RESULTS = Path(__file__).resolve().parent / "results"

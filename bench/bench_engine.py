@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from dpfed_core.config import RunConfig  # noqa: E402
 from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E402
-from dpfed_core.data.loaders import load_movielens  # noqa: E402
+from dpfed_core.data.movielens import load_movielens  # noqa: E402
 
 METHODS = ["central", "individual", "kmeans", "krandom", "random-v", "popularity"]
 

@@ -2,7 +2,7 @@
 
 Part 1 — loading (a 2-million-row, 88 MB long table peaked at 1.7 GB, 20× the file; target
 < 5×): a long table (user, item, rating, entity; 2M rows by default) loaded with
-:func:`dpfed_core.data.loaders.load_long_table` in a fresh child process.
+:func:`dpfed_core.data.long_table.load_long_table` in a fresh child process.
 
 Part 2 — a whole run: a 1-million-row long table of 50,000 users and 5,000 items in 40
 declared entities through ``python -m dpfed_core run --method dp-cooccurrence`` (production noise),
@@ -89,7 +89,7 @@ def child_load(path: str) -> None:
     import pandas as pd  # noqa: F401
     import scipy.sparse  # noqa: F401
 
-    from dpfed_core.data.loaders import load_long_table
+    from dpfed_core.data.long_table import load_long_table
 
     base = _rss_kb()
     t0 = time.perf_counter()
@@ -175,7 +175,7 @@ def part_load(rows: int) -> list[str]:
         f"{loader_mb * 2**20 / size:.2f}× the file** (target < 5×; the loader measured 20× before: 1.7 GB for 88 MB); "
         f"whole process incl. numpy/pandas/scipy: {res['peak_kb'] * 1024 / size:.2f}×",
         "",
-        "How: text columns are read in chunks of 25k rows (`loaders.TEXT_CHUNK_ROWS`) as strings (never parsed as",
+        "How: text columns are read in chunks of 25k rows (`tables.TEXT_CHUNK_ROWS`) as strings (never parsed as",
         "numbers, so ids",
         "stay exact) and each chunk's id columns become categoricals at once; all later steps work on",
         "integer codes.",

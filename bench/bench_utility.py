@@ -100,7 +100,7 @@ def load(name: str):
     from _common import eicu
     from _common import ML100K
 
-    from dpfed_core.data.loaders import load_movielens
+    from dpfed_core.data.movielens import load_movielens
 
     if name == "ml-occupation-long":
         return movielens_long("occupation")
@@ -155,7 +155,7 @@ def eicu_raw(entity: str, paths: bool = False):
     from _common import EICU
 
     from dpfed_core.data.dataset import FederatedDataset
-    from dpfed_core.data.loaders import EICU_VALUE_MAX
+    from dpfed_core.data.eicu import EICU_VALUE_MAX
 
     m = pd.read_csv(EICU / "medication.csv.gz", usecols=["patientunitstayid", "drugname", "drugordercancelled",
                                                          "gtc", "drughiclseqno"], low_memory=False)

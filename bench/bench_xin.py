@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpfed_core.methods.comparison.xin import XinJaakkola  # noqa: E402
 from _common import write_results  # noqa: E402
-from dpfed_core.data.loaders import load_movielens  # noqa: E402
+from dpfed_core.data.movielens import load_movielens  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "ml-100k"

@@ -10,7 +10,8 @@ from dpfed_core.ui import engine as dash
 from dpfed_core.errors import DpfedError
 from dpfed_core.data.features import feature_table_json
 from dpfed_core.data.inputs import read_item_features, read_list
-from dpfed_core.data.loaders import EICU_EVENT_TABLES, infer_value_kind, read_item_list
+from dpfed_core.data.eicu import EICU_EVENT_TABLES
+from dpfed_core.data.long_table import infer_value_kind, read_item_list
 
 ui.page_setup("Data", ":material/folder_open:")
 st.title("Data")

@@ -22,7 +22,7 @@ import pandas as pd
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run as a script from a clone: import the repository's engine
 
-from dpfed_core.data.loaders import SAMPLES  # noqa: E402
+from dpfed_core.data.samples import SAMPLES  # noqa: E402
 from dpfed_core.data.synthetic import make_clinic, make_poisson  # noqa: E402
 
 #: Seeds of the committed files (changing one changes the data: regenerate and commit both).

@@ -227,7 +227,7 @@ def test_federate_epsilon_is_one_value_and_out_of_range_disables_run():
 
 def test_signals_match_what_happened():
     """Outcome icons, the spend line's reason, the duplicates wording and the headline metrics."""
-    from dpfed_core.data.loaders import DUPLICATE_WORDS, fixed_duplicate_rule
+    from dpfed_core.data.long_table import DUPLICATE_WORDS, fixed_duplicate_rule
     from dpfed_core.ui.history import planned_charge_text, spend_reason
     from dpfed_core.ui.tables import headline_metrics, run_outcome
 
@@ -260,7 +260,7 @@ def test_signals_match_what_happened():
 def test_loader_note_on_repeated_rows_says_what_the_control_says():
     import pandas as pd
 
-    from dpfed_core.data.loaders import DUPLICATE_WORDS, load_long_table
+    from dpfed_core.data.long_table import DUPLICATE_WORDS, load_long_table
 
     t = pd.DataFrame({"u": ["a", "a", "b"], "i": ["x", "x", "y"], "v": [2, 3, 1], "h": ["H", "H", "K"]})
     for kind, how in (("counts", "sum"), ("ratings", "last"), ("ratings", "mean")):

@@ -366,7 +366,7 @@ def test_many_entities_chart_uses_categories_and_rows():
 
 
 def test_report_explains_the_automatic_k():
-    from dpfed_core.reporting.report import k_explanation
+    from dpfed_core.reporting.report_sections import k_explanation
 
     run = {"config": {"method": "dp-gaussian", "k": 6, "prototype_params": {}},
            "messages": [{"round": 1, "sender": "A", "receiver": "server", "content": "1 prototypes",

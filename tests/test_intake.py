@@ -14,7 +14,8 @@ import pytest
 
 from dpfed_core.cli import main
 from tests.toy import toy_csv
-from dpfed_core.data.loaders import load_eicu, load_long_table
+from dpfed_core.data.eicu import load_eicu
+from dpfed_core.data.long_table import load_long_table
 from dpfed_core.errors import ConfigError, DataError
 from dpfed_core.evaluation import experiments as ex
 

@@ -17,7 +17,9 @@ import pytest
 
 from dpfed_core.cli import main
 from dpfed_core.config import RunConfig
-from dpfed_core.data.loaders import load_data, load_long_table, sample_entities
+from dpfed_core.data.loaders import load_data
+from dpfed_core.data.long_table import load_long_table
+from dpfed_core.data.samples import sample_entities
 from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation.experiments import run_method
 

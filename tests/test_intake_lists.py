@@ -11,7 +11,8 @@ from dpfed_core.cli import main
 from dpfed_core.cli.args import parse_params
 from dpfed_core.data.inputs import (parse_list, read_item_features, read_json_document, read_list, strict_float,
                                     strict_int)
-from dpfed_core.data.loaders import load_data, load_long_table
+from dpfed_core.data.loaders import load_data
+from dpfed_core.data.long_table import load_long_table
 from dpfed_core.errors import DataError, DpfedError
 
 ROWS = [("u1", "cardiovascular|shock|vasopressors|norepinephrine", "A"),

@@ -10,15 +10,10 @@ import pandas as pd
 import pytest
 
 from dpfed_core.errors import ConfigError, DataError
-from dpfed_core.data.loaders import (
-    derive_entity,
-    load_data,
-    load_eicu,
-    load_long_table,
-    load_movielens,
-    normalize_drug_name,
-    normalize_drug_names,
-)
+from dpfed_core.data.eicu import load_eicu, normalize_drug_name, normalize_drug_names
+from dpfed_core.data.loaders import load_data
+from dpfed_core.data.long_table import derive_entity, load_long_table
+from dpfed_core.data.movielens import load_movielens
 
 OPTS = dict(user_col="user", item_col="item", value_col="rating", entity_col="site")
 
@@ -492,7 +487,7 @@ def test_from_parts_keeps_a_matrix_only_when_given_away_and_in_entity_order():
 
 def test_a_long_table_is_built_in_entity_order_with_exact_ids(tmp_path):
     """Users by entity, natural order within, ids exact (01 ≠ 1), the entity of each user right."""
-    from dpfed_core.data.loaders import load_long_table
+    from dpfed_core.data.long_table import load_long_table
 
     p = tmp_path / "t.csv"
     p.write_text("user,item,entity\n10,x,B\n2,y,A\n01,x,B\n1,y,A\n2,x,A\nNA,y,B\n")

@@ -11,6 +11,7 @@ import pytest
 
 from dpfed_core import __version__
 from dpfed_core.reporting import report as rep
+from dpfed_core.reporting.report_format import _esc
 from dpfed_core.cli import report_cmd
 from dpfed_core.errors import DataError
 from dpfed_core.evaluation.experiments import write_json
@@ -59,7 +60,7 @@ def test_values_match_the_run(docs, page):
     assert f"({rep.fmt_eps(p['epsilon'])}, {rep.fmt_num(p['delta'])})-differential privacy" in _section(page, "summary")
     assert p["epsilon"] <= 1.0 and p["private"]
     for row in p["ledger"]:
-        assert rep._esc(row["mechanism"]) in priv and rep._esc(row["stage"]) in priv
+        assert _esc(row["mechanism"]) in priv and _esc(row["stage"]) in priv
         assert rep.fmt_num(row["epsilon"]) in priv
     msgs = _section(page, "messages")
     for m in run["messages"]:
@@ -69,7 +70,7 @@ def test_values_match_the_run(docs, page):
     util = _section(page, "utility")
     for name, d in [("dp-prototypes", run), *run["comparison"].items()]:
         assert f"<td>{name}</td>" in util
-        assert rep._esc(d["method"]["privacy_model"]) in util
+        assert _esc(d["method"]["privacy_model"]) in util
         for k in ("mar", "test_rmse", "ndcg_at_10"):
             assert rep.fmt_num(d["overall"][k]) in util
     data = _section(page, "data")
@@ -90,7 +91,7 @@ def test_values_match_sweep_and_audit(docs, page):
     # the section states where federation pays against each baseline the sweep has, in the words of
     # the CLI and the dashboard (one sentence per baseline, whether or not it ever pays)
     lines = crossing_lines(docs["sweep"], "mar")
-    assert lines and all(rep._esc(line) in trade for line in lines)
+    assert lines and all(_esc(line) in trade for line in lines)
     audit = _section(page, "audit")
     for s in docs["audit"]["summary"]:
         assert rep.fmt_num(s["epsilon_lb"]) in audit and rep.fmt_num(s["auc"]) in audit

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpfed_core.data.loaders import SAMPLE_DIR, SAMPLES, load_sample
+from dpfed_core.data.samples import SAMPLE_DIR, SAMPLES, load_sample
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -61,7 +61,8 @@ def test_samples_declare_their_public_catalogue():
     run spends nothing on selecting items and every message has the catalogue's width."""
     import importlib.util
 
-    from dpfed_core.data.loaders import load_data, sample_catalogue
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.data.samples import sample_catalogue
 
     spec = importlib.util.spec_from_file_location("generate", REPO / "sample_data" / "generate.py")
     gen = importlib.util.module_from_spec(spec)

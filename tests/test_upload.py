@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dpfed_core.data import upload
-from dpfed_core.data.loaders import load_long_table
+from dpfed_core.data.long_table import load_long_table
 from dpfed_core.errors import DataError
 
 # a u.data-like, header-less, tab-separated log: user, item, rating, Unix time

@@ -7,7 +7,7 @@ import tracemalloc
 
 import pytest
 
-from dpfed_core.data import loaders
+from dpfed_core.data import tables
 from dpfed_core.data.inputs import read_item_features
 from dpfed_core.data.upload import read_upload
 from dpfed_core.errors import DataError
@@ -19,7 +19,7 @@ def _bomb(n_lines: int) -> bytes:
 
 
 def test_a_gzip_upload_that_unpacks_past_the_limit_is_refused_without_unpacking_it(monkeypatch):
-    monkeypatch.setattr(loaders, "MAX_UPLOAD_BYTES", 4 * 2**20)
+    monkeypatch.setattr(tables, "MAX_UPLOAD_BYTES", 4 * 2**20)
     monkeypatch.delenv("DPFED_MAX_UPLOAD_MB", raising=False)
     bomb = _bomb(2_000_000)  # 16 MB of text in ~16 KB
     tracemalloc.start()
@@ -50,7 +50,7 @@ def _short_rows(n: int) -> bytes:
 @pytest.mark.parametrize("pack", ["plain", "gzip", "parquet"])
 def test_an_upload_past_the_row_limit_is_refused_before_it_is_parsed(monkeypatch, pack):
     """Short lines fit ten million rows in the byte limit: rows are bounded on their own."""
-    monkeypatch.setattr(loaders, "MAX_UPLOAD_ROWS", 1000)
+    monkeypatch.setattr(tables, "MAX_UPLOAD_ROWS", 1000)
     monkeypatch.delenv("DPFED_MAX_UPLOAD_ROWS", raising=False)
     data, name = _short_rows(1001), "t.csv"  # 1,001 rows: one above
     if pack == "gzip":
@@ -72,7 +72,7 @@ def test_an_upload_past_the_row_limit_is_refused_before_it_is_parsed(monkeypatch
 
 
 def test_an_upload_at_the_row_limit_is_read_and_a_bad_limit_is_named(monkeypatch):
-    monkeypatch.setattr(loaders, "MAX_UPLOAD_ROWS", 1000)
+    monkeypatch.setattr(tables, "MAX_UPLOAD_ROWS", 1000)
     monkeypatch.delenv("DPFED_MAX_UPLOAD_ROWS", raising=False)
     df, _ = read_upload(_short_rows(1000), "t.csv")
     assert len(df) == 1000

@@ -1,2 +1,2 @@
-"""Data: the federated dataset, its loaders (long tables, MovieLens, eICU), synthetic data, the split."""
+"""Data: the federated dataset, one loader module per source (behind `loaders.load_data`), synthetic data, the split."""
 from dpfed_core.data.dataset import FederatedDataset  # noqa: F401

@@ -32,7 +32,7 @@ ATTRIBUTE_USER_CONTROL = "“User id in the attribute table” on the Data page"
 
 def upload_columns(data: bytes, filename: str, min_columns: int = 3, what: str = "uploaded table") -> pd.DataFrame:
     """Read an uploaded table (without changing it) to offer its columns for mapping."""
-    from dpfed_core.data.loaders import read_table
+    from dpfed_core.data.tables import read_table
 
     df, _label, _ = read_table(bytes(data), filename=filename, what=what)
     if df.shape[1] < min_columns:

@@ -37,7 +37,7 @@ from dpfed_core.ui.datasets import (DEFAULT_SAMPLE, SAMPLES, SMALL_ENTITY_USERS,
 from dpfed_core.ui.defaults import (advice_text, default_config, measured_defaults, measured_seconds,  # noqa: F401
                                     settings_line, time_hint, widget_state)
 from dpfed_core.evaluation.defaults import cli_command  # noqa: F401
-from dpfed_core.data.loaders import DUPLICATE_WORDS, fixed_duplicate_rule  # noqa: F401
+from dpfed_core.data.long_table import DUPLICATE_WORDS, fixed_duplicate_rule  # noqa: F401
 
 
 from dpfed_core.evaluation.cost import sweep_configs  # noqa: F401,E402

@@ -259,7 +259,7 @@ def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool
 
     def compute(progress):  # a worker thread: no Streamlit in here
         from dpfed_core.data import upload
-        from dpfed_core.data.loaders import load_long_table
+        from dpfed_core.data.long_table import load_long_table
 
         opts = json.loads(opts_json)
         if not headerless and attributes is None:

@@ -1,0 +1,791 @@
+"""A long table — one row per (user, item[, value]) with an entity — built into a dataset.
+
+The build is the one every loader ends in (the MovieLens and eICU loaders hand it their rows): the
+options are checked before any row is read, then missing values, the values against their declared
+bound, users disjoint across entities, repeated (user, item) rows, zero values, the declared
+federation and the declared item catalogue, each step a function so that its rule and its message
+stay in one place; :func:`_assemble` makes the sparse matrix in the dataset's final order. Every
+problem is a :class:`~dpfed_core.errors.DataError` (bad data) or :class:`~dpfed_core.errors.ConfigError`
+(bad options) naming the file, the column, the row and the fix.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal, Sequence
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.features import as_feature_table as _feature_table  # noqa: I001
+from dpfed_core.data.features import attach_item_features
+from dpfed_core.data.inputs import ListFile, read_list
+from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
+                                    read_table)
+from dpfed_core.errors import ConfigError, DataError
+
+__all__ = [
+    "load_long_table",
+    "derive_entity",
+    "infer_value_kind",
+    "read_item_list",
+    "fixed_duplicate_rule",
+    "release_freed_memory",
+    "DUPLICATE_WORDS",
+    "MIN_ENTITY_USERS",
+    "MAX_PREFIX",
+    "VALUE_MAX_LIMIT",
+]
+
+#: Default smallest entity kept. The evaluation split makes 20 % of an entity's users test users and
+#: an entity fits k prototypes on the rest: below ~10 users an entity has at most one test user and
+#: cannot support even a handful of prototypes.
+MIN_ENTITY_USERS = 10
+
+#: Longest prefix of ``prefix:N`` (a key longer than any id column is a typo, not a federation).
+MAX_PREFIX = 1000
+_TRANSFORMS_HELP = f'None, "first_char", "first_digit" or "prefix:N" (1 ≤ N ≤ {MAX_PREFIX})'
+_VALUE_KINDS = ("ratings", "counts", "implicit")
+
+#: How repeated (user, item) rows are merged, in the words of the Data page's control and the note.
+DUPLICATE_WORDS = {"last": "keep the last", "mean": "average them", "error": "stop and name them",
+                   "sum": "add them up (counts: repeated events add up)",
+                   "max": "keep one (implicit data: an interaction is there or not)"}
+
+
+def fixed_duplicate_rule(value_kind: str | None) -> str | None:
+    """The merge rule a value kind imposes (counts add up, implicit keeps one), None for ratings
+    (the user's choice: ``duplicates``)."""
+    return {"counts": "sum", "implicit": "max"}.get(value_kind or "")
+
+
+# ====================================================================== entity keys
+def derive_entity(values: pd.Series, transform: str | None) -> pd.Series:
+    """Apply a federation-key transform to a user attribute (vectorised).
+
+    ``None``: the value itself. ``"first_char"`` / ``"first_digit"``: the first character of the
+    value (a ZIP code → its first digit, as the paper federates MovieLens); values whose first
+    character is not a digit are grouped into one entity ``"other"``. ``"prefix:N"``: the first N
+    characters.
+    """
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        return _cat_map(values, lambda c: derive_entity(c, transform).astype(str))
+    s = values.astype(str).str.strip()
+    if transform is None:
+        return s
+    if transform in ("first_char", "first_digit"):
+        first = s.str[:1]
+        return first.where(first.str.isdigit(), "other")
+    m = re.fullmatch(r"prefix:(\d{1,6})", str(transform), flags=re.ASCII)
+    if m and 1 <= int(m.group(1)) <= MAX_PREFIX:
+        return s.str[: int(m.group(1))]
+    raise ConfigError(f"unknown entity transform {transform!r}; accepted: {_TRANSFORMS_HELP}")
+
+
+# ====================================================================== the core builder
+#: Column names from which the value kind is inferred when none is declared (lower case, exact).
+_RATING_NAMES = frozenset("rating ratings stars star score scores grade grades preference".split())
+_COUNT_NAMES = frozenset("count counts n events event_count n_events freq frequency quantity qty times "
+                         "visits clicks plays orders doses number num".split())
+
+#: Largest accepted declared bound of one value: beyond it squares and sums of values overflow the
+#: arithmetic of the models (a bound of 1e308 would make every DP noise scale infinite).
+VALUE_MAX_LIMIT = 1e9
+
+#: Options of earlier versions that decided who takes part by a true count (no rule on a
+#: true count decides what is sent or who takes part) and what replaces each.
+_REMOVED_OPTIONS = {
+    "min_entity_users": "entities are the declared federation whatever their size; to leave entities out, "
+                        "declare them with exclude_entities",
+    "small_entities": "entities are no longer dropped by their true size; declare the ones to leave out "
+                      "with exclude_entities",
+    "min_item_users": "items come from a declared catalogue (items=…) or from the run's DP partition "
+                      "selection, never from a true count",
+}
+
+
+def _reject_removed(opts: dict[str, Any], loader: str | None = None) -> None:
+    """A removed option says why it went. With ``loader`` (``opts`` = the options that loader did not
+    take), any other option is unknown to it."""
+    for k in opts:
+        if k in _REMOVED_OPTIONS:
+            raise ConfigError(f"{k} is no longer an option: {_REMOVED_OPTIONS[k]}", param=k)
+    if loader is not None and opts:
+        raise ConfigError(f"unknown option(s) {', '.join(sorted(opts))} of {loader}")
+
+
+def infer_value_kind(value_kind: str | None, value_col: str | None) -> tuple[str, str]:
+    """The value kind to use and why: the declared kind, else the value column's name
+    (``rating``/``stars``/``score`` → ratings, ``count``/``n``/``events``/… → counts), else, without a
+    value column, an event log of ``counts`` (one row = one event). Never read off the values."""
+    if value_kind is not None:
+        if value_kind not in _VALUE_KINDS:
+            raise ConfigError(f"value_kind must be one of {', '.join(_VALUE_KINDS)}; got {value_kind!r}",
+                              param="value_kind")
+        return value_kind, "declared"
+    if value_col is None:
+        return "counts", "no value column: each row is one event"
+    low = str(value_col).strip().lower()
+    if low in _RATING_NAMES:
+        return "ratings", f"inferred from the value column's name {value_col!r}"
+    if low in _COUNT_NAMES:
+        return "counts", f"inferred from the value column's name {value_col!r}"
+    raise ConfigError(
+        f"say what the values of column {value_col!r} are: value_kind ratings (an explicit scale, e.g. 1–5 "
+        "stars), counts (numbers of events) or implicit (0/1). It decides the bound, the observation mode "
+        "and the headline metric, so it is not guessed from the values.", param="value_kind")
+
+
+def _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from) -> None:
+    """One column, one role (user_col = item_col made every user its own item)."""
+    roles = [("user_col", user_col), ("item_col", item_col), ("entity_col", entity_col),
+             ("entity_from", entity_from), ("value_col", value_col)]
+    seen: dict[str, str] = {}
+    for param, col in roles:
+        if col is None:
+            continue
+        if str(col) in seen:
+            raise ConfigError(f"{param} and {seen[str(col)]} both name the column {col!r}; each role needs its own "
+                              "column (users, items, the entity and the values are different things)", param=param)
+        seen[str(col)] = param
+
+
+def _check_options(*, entity_col, entity_from, entity_transform, value_col, value_kind, value_max, duplicates,
+                   over_max) -> float:
+    """Validate the options before reading a row; returns the value bound (declared or the scale's)."""
+    if value_kind not in _VALUE_KINDS:
+        raise ConfigError(f"value_kind must be one of {', '.join(_VALUE_KINDS)}; got {value_kind!r}",
+                          param="value_kind")
+    if (entity_col is None) == (entity_from is None):
+        raise ConfigError(
+            "give exactly one of entity_col (a column holding the entity, e.g. 'hospital') or "
+            "entity_from (a user attribute to derive it from, e.g. 'zip' with entity_transform="
+            "'first_digit')", param="entity_col"
+        )
+    if entity_transform is not None and entity_from is None:
+        raise ConfigError("entity_transform applies to entity_from; pass entity_from=<column> too",
+                          param="entity_from")
+    if entity_transform is not None:
+        derive_entity(pd.Series(["0"]), entity_transform)  # validates the transform name early
+    if value_kind == "ratings" and value_col is None:
+        raise ConfigError("ratings need a value column: pass value_col=<the rating column>", param="value_col")
+    if value_max is None:
+        if value_kind == "counts":
+            raise ConfigError(
+                "count data needs a declared public upper bound per value: pass value_max (e.g. the "
+                "most events one user can plausibly have for one item). It must not be read off the data.",
+                param="value_max")
+        value_max = 5.0 if value_kind == "ratings" else 1.0
+    try:
+        value_max = float(value_max)
+    except (TypeError, ValueError):
+        raise ConfigError(f"value_max must be a number, got {value_max!r}", param="value_max") from None
+    if not (np.isfinite(value_max) and 0 < value_max <= VALUE_MAX_LIMIT):
+        raise ConfigError(f"value_max must be a positive number ≤ {VALUE_MAX_LIMIT:g}, got {value_max!r}",
+                          param="value_max")
+    if duplicates not in ("last", "mean", "sum", "error"):
+        raise ConfigError(f"duplicates must be 'last', 'mean', 'sum' or 'error'; got {duplicates!r}",
+                          param="duplicates")
+    if over_max not in (None, "error", "note"):
+        raise ConfigError(f"over_max must be 'error' or 'note'; got {over_max!r}", param="over_max")
+    return value_max
+
+
+def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int, needed: dict[str, str],
+                            drop_missing: bool, notes: list[str]) -> pd.DataFrame:
+    """Rows with an empty value in a used column: an error naming the first, or dropped with a note."""
+    cols = list(dict.fromkeys(needed))
+    miss = pd.DataFrame({c: _is_missing(df[c]) for c in cols}, index=df.index)
+    any_miss = miss.any(axis=1)
+    if any_miss.any():
+        if drop_missing:
+            notes.append(f"dropped {int(any_miss.sum())} rows with an empty value in {', '.join(cols)}")
+            df = df.loc[~any_miss]
+            if len(df) == 0:
+                raise DataError(f"every row of {label} has an empty value in one of {', '.join(cols)}")
+        else:
+            first = miss.index[any_miss.to_numpy()][0]
+            col = next(c for c in cols if miss.at[first, c])
+            n_bad = int(miss[col].sum())
+            raise DataError(
+                f"{_row_ref(label, first, from_text)}: column '{col}' is empty"
+                f"{f' (and in {n_bad - 1} more rows)' if n_bad > 1 else ''}. Every row needs a "
+                f"{needed[col]}; fill the gaps, or leave such rows out with drop_missing.",
+                param="drop_missing"
+            )
+
+    return df
+
+
+def _numeric(raw: pd.Series) -> pd.Series:
+    """Numbers of a text (or categorical) column; NaN where a value is not a number. A categorical
+    column is converted through its categories only."""
+    if pd.api.types.is_numeric_dtype(raw) and not isinstance(raw.dtype, pd.CategoricalDtype):
+        return raw.astype(np.float64)
+    if isinstance(raw.dtype, pd.CategoricalDtype):
+        cats = pd.to_numeric(pd.Series(raw.cat.categories.astype(str)).str.strip(), errors="coerce")
+        cats = cats.to_numpy(dtype=np.float64)
+        codes = raw.cat.codes.to_numpy()
+        return pd.Series(np.where(codes >= 0, cats[np.maximum(codes, 0)], np.nan), index=raw.index)
+    return pd.to_numeric(raw, errors="coerce").astype(np.float64)
+
+
+def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str | None, value_kind: str,
+            value_max: float, over_max: str | None, notes: list[str]) -> np.ndarray:
+    """The value of every row as float64 (1 per row for an event log), checked: numeric, finite, ≥ 0,
+    and within the declared bound.
+
+    Values above the bound follow one rule in every loader, set by the value kind: a
+    rating above its scale's maximum is an error (the data or the declared scale is wrong); a count
+    above its bound is kept and reported in a note, and every DP mechanism clips it to the bound.
+    ``over_max`` overrides the rule ("error" or "note")."""
+    if value_col is not None:
+        raw = df[value_col]
+        vals = _numeric(raw)
+        bad = vals.isna()
+        if bad.any():
+            first = bad.index[bad.to_numpy()][0]
+            raise DataError(
+                f"{_row_ref(label, first, from_text)}: column '{value_col}' holds {raw.loc[first]!r} "
+                f"where a number was expected ({int(bad.sum())} such rows). Fix or remove those rows."
+            )
+        v = vals.to_numpy(dtype=np.float64)
+        if not np.all(np.isfinite(v)):
+            i = int(np.flatnonzero(~np.isfinite(v))[0])
+            raise DataError(
+                f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds an infinite "
+                f"value {raw.iloc[i]!r}; values must be finite numbers."
+            )
+        if (v < 0).any():
+            i = int(np.flatnonzero(v < 0)[0])
+            raise DataError(
+                f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds a negative "
+                f"value {raw.iloc[i]!r} ({int((v < 0).sum())} negative rows). Values must be ≥ 0 "
+                "(ratings, counts or 0/1 interactions)."
+            )
+        over = v > value_max
+        if over.any():
+            i = int(np.flatnonzero(over)[0])
+            rule = over_max or ("error" if value_kind == "ratings" else "note")
+            if rule == "error":
+                raise DataError(
+                    f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds "
+                    f"{raw.iloc[i]!r}, above the declared maximum value_max={value_max:g} "
+                    f"({int(over.sum())} such rows). A {value_kind[:-1]} above its scale's maximum is "
+                    "a mistake in the data or in the declared scale: declare the true maximum (value_max), "
+                    "declare value_kind counts if these are counts, or fix those rows.", param="value_max"
+                )
+            notes.append(
+                f"{int(over.sum())} values ({over.mean():.2%}) exceed the declared public bound "
+                f"{value_max:g}; they are kept as is here and clipped to it by the DP mechanisms"
+            )
+        if value_kind == "implicit":
+            v = (v > 0).astype(np.float64)
+    else:
+        v = np.ones(len(df), dtype=np.float64)  # an event log: one row = one event / interaction
+
+    return v
+
+
+def _int_codes(s: pd.Series) -> tuple[np.ndarray, int]:
+    """(an integer code per row, the number of codes) of an id column — a categorical's own codes
+    (no copy), else factorised."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return s.cat.codes.to_numpy(), len(s.cat.categories)
+    codes, uniq = pd.factorize(s)
+    return codes, len(uniq)
+
+
+def _check_disjoint_users(t: pd.DataFrame, label: str, from_text: bool | int) -> None:
+    """Every user belongs to exactly one entity (users are disjoint across entities)."""
+    # the common case on integer codes: each user's smallest and largest entity code agree (a
+    # drop_duplicates of the (user, entity) pairs hashed every row: +50 MB at 1M rows)
+    u, n_u = _int_codes(t["u"])
+    e, _ = _int_codes(t["e"])
+    lo = np.full(n_u, np.iinfo(np.int64).max)
+    hi = np.full(n_u, -1, dtype=np.int64)
+    np.minimum.at(lo, u, e)
+    np.maximum.at(hi, u, e)
+    present = hi >= 0
+    if np.array_equal(lo[present], hi[present]):
+        return
+    ue = t.drop_duplicates(["u", "e"])  # only to name the first offending user and its rows
+    multi = ue["u"].duplicated(keep=False)
+    if multi.any():
+        bad_users = ue.loc[multi, "u"].unique()
+        u0 = bad_users[0]
+        rows = ue.loc[ue["u"] == u0].head(2)
+        where = " and ".join(
+            f"'{e}' ({_row_ref(label, r, from_text)})" for e, r in zip(rows["e"], rows["row"])
+        )
+        raise DataError(
+            f"user '{u0}' appears in two entities: {where}"
+            f"{f'; {len(bad_users) - 1} more users also do' if len(bad_users) > 1 else ''}. Users "
+            "must be disjoint across entities (each user's data stays inside one entity). Give each "
+            "user a single entity, or derive the entity from an attribute that is constant per user."
+        )
+
+
+def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_kind: str, duplicates: str,
+                      notes: list[str]) -> pd.DataFrame:
+    """Repeated (user, item) rows: counts add up, implicit takes the max, ratings follow ``duplicates``."""
+    # whether any pair repeats, on one sorted int64 key per row (hashing the (user, item) pairs of
+    # every row cost +20–30 MB at 1M rows); the merge itself only when some do
+    u, _ = _int_codes(t["u"])
+    i, n_i = _int_codes(t["i"])
+    key = np.sort(u.astype(np.int64) * max(n_i, 1) + i)
+    if not np.any(key[1:] == key[:-1]):
+        return t
+    del key
+    dup = t.duplicated(["u", "i"], keep=False)
+    if dup.any():
+        n_dup = int(t.duplicated(["u", "i"]).sum())
+        how = fixed_duplicate_rule(value_kind) or duplicates
+        if how == "error":
+            r = t.loc[dup].iloc[0]
+            raise DataError(
+                f"{_row_ref(label, r['row'], from_text)}: user '{r['u']}' rates item '{r['i']}' more "
+                f"than once ({n_dup} repeated rows). Remove the repeats or pass duplicates='last' or 'mean'.",
+                param="duplicates"
+            )
+        agg = {"v": how if how != "last" else "last", "e": "first", "row": "first"}
+        if "name" in t:
+            agg["name"] = "first"
+        t = t.groupby(["u", "i"], sort=False, as_index=False, observed=True).agg(agg)
+        notes.append(f"merged {n_dup} repeated (user, item) rows: {DUPLICATE_WORDS[how]}")
+
+    return t
+
+
+def _drop_zeros(t: pd.DataFrame, label: str, value_kind: str, notes: list[str]) -> pd.DataFrame:
+    """Rows whose value is 0 are dropped, with a note saying how many and why.
+
+    Counts and implicit data: 0 events is the same as no row (every absent cell is a 0 in zero mode),
+    so nothing is lost. Ratings: the sparse matrix stores an absent cell as 0 and observed mode reads
+    0 as "not rated", so a 0 cannot be kept as a rating; on a 1–N scale it means "not rated" anyway.
+    A scale that really includes 0 must be shifted by the data owner (0–4 → 1–5)."""
+    zero = t["v"].to_numpy() == 0
+    if zero.any():
+        n0 = int(zero.sum())
+        why = ("a 0 count is the same as no event (absent cells are 0)" if value_kind != "ratings" else
+               "a rating 0 is read as 'not rated' (the matrix stores unrated cells as 0); if 0 is a real "
+               "rating on your scale, shift the scale by 1 (e.g. 0–4 → 1–5)")
+        notes.append(f"dropped {n0} of {len(t)} rows with value 0 ({n0 / len(t):.1%}): {why}")
+        t = t.loc[~zero]
+    if len(t) == 0:
+        raise DataError(f"{label}: every value is 0, so there are no interactions to learn from.")
+    return t
+
+
+def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str], notes: list[str],
+                    declared: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str] | None]:
+    """Entities are the declared federation.
+
+    With a ``declared`` list (public: an entity file, a hospital table, a generator's list) the
+    entities are exactly its names: rows of other entities are dropped with a note, a declared entity
+    without rows stays with 0 users (it still sends every message, all zero), so no message depends
+    on who is in the data. Without one, the entities are the values found in the data (the caller
+    records ``entity_source="data"``). ``exclude_entities`` (public) leaves some out. At least two
+    entities must remain. Returns the rows and the entity list (None without a declaration)."""
+    def _present(e: pd.Series) -> list[str]:
+        u = e.unique()
+        return [str(x) for x in (u.astype(str) if hasattr(u, "astype") else u)]
+
+    ents = list(dict.fromkeys(str(e) for e in declared)) if declared is not None else _present(t["e"])
+    if declared is not None:
+        known = t["e"].astype(str).isin(ents).to_numpy() if not isinstance(t["e"].dtype, pd.CategoricalDtype) \
+            else t["e"].isin(ents).to_numpy()
+        if not known.all():
+            others = t.loc[~known, "e"].astype(str)
+            shown = ", ".join(repr(x) for x in sorted(others.unique())[:6])
+            notes.append(f"dropped {int((~known).sum())} rows of {others.nunique()} entities that are not in the "
+                         f"declared entity list ({shown}{' …' if others.nunique() > 6 else ''})")
+            t = t.loc[known]
+        if len(t) == 0:
+            raise DataError(f"{label}: no row belongs to a declared entity; check the entity list (one name per "
+                            "line, as written in the data's entity column)", param="entities")
+    if exclude_entities:
+        excl = [str(e).strip() for e in exclude_entities]
+        unknown = [e for e in excl if e not in set(ents)]
+        if unknown:
+            shown = ", ".join(sorted(map(str, ents))[:12])
+            raise ConfigError(f"exclude_entities names {', '.join(map(repr, unknown))}, not an entity of {label}; "
+                              f"entities: {shown}", param="exclude_entities")
+        drop = t["e"].isin(excl).to_numpy()
+        t = t.loc[~drop]
+        notes.append(f"left out {len(excl)} declared entities: {', '.join(excl[:8])}{' …' if len(excl) > 8 else ''}")
+        ents = [e for e in ents if e not in set(excl)] if declared is not None else _present(t["e"])
+    if len(ents) < 2:
+        only = ents[0] if len(ents) else "?"
+        raise DataError(
+            f"{label}: only one entity ('{only}') — federation needs at least two. Check the entity column, "
+            "or use a finer key (e.g. entity_transform='prefix:2' instead of 'prefix:1').",
+            param="entity_col"
+        )
+    if len(t) == 0:
+        raise DataError(f"{label}: every row belongs to an excluded entity", param="exclude_entities")
+    if declared is not None:
+        empty = sorted(set(ents) - set(_present(t["e"])))
+        if empty:
+            notes.append(f"{len(empty)} declared entities have no user and take part with an all-zero contribution: "
+                         f"{', '.join(empty[:8])}{' …' if len(empty) > 8 else ''}")
+    return t, (ents if declared is not None else None)
+
+
+def read_item_list(source: Source | Sequence[str], *, filename: str | None = None,
+                   encoding: str | None = None) -> tuple[list[str], list[str] | None]:
+    """A declared item catalogue (:func:`dpfed_core.data.inputs.read_list`): one item per line taken
+    whole, or CSV ``id,name`` under a recognised header. Returns (ids, names|None)."""
+    lf = read_list(source, what="item list", param="items", filename=filename, encoding=encoding)
+    return lf.ids, lf.names
+
+
+def _as_list_file(items: Any, *, what: str, param: str, encoding: str | None = None) -> ListFile | None:
+    """A list option (file, bytes, list of names, (ids, names) pair or ListFile) as a ListFile."""
+    if items is None or isinstance(items, ListFile):
+        return items
+    if isinstance(items, tuple) and len(items) == 2 and isinstance(items[0], list):
+        ids, names = items
+        lf = read_list(list(ids), what=what, param=param)
+        if names is not None:
+            by_id = dict(zip(ids, names))
+            lf.names = [by_id[x] for x in lf.ids]
+        return lf
+    return read_list(items, what=what, param=param, encoding=encoding)
+
+
+def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
+                     notes: list[str], unknown: str = "drop") -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
+    """Restrict rows to a declared catalogue. Rows of undeclared items are dropped with a note
+    (``unknown="drop"``) or refused (``"error"``); declared items without a row are reported."""
+    if items is None:
+        return t, None, None
+    ids, names = items.ids, items.names
+    notes.extend(items.notes)
+    known = t["i"].isin(ids).to_numpy()
+    if not known.all():
+        bad = t.loc[~known, "i"].astype(str)
+        if unknown == "error":
+            raise DataError(f"{label}: item {bad.iloc[0]!r} is not in the declared catalogue "
+                            f"({bad.nunique()} such items)", param="items")
+        shown = ", ".join(repr(x) for x in bad.unique()[:5])
+        notes.append(f"dropped {int((~known).sum())} rows of {bad.nunique()} items that are not in the declared "
+                     f"item catalogue ({shown}{' …' if bad.nunique() > 5 else ''})")
+        t = t.loc[known]
+        if len(t) == 0:
+            raise DataError(f"{label}: no row names an item of the declared catalogue; check the items file "
+                            "(one item per line, as written in the data)", param="items")
+    n_used = t["i"].nunique()
+    if n_used < len(ids):
+        notes.append(f"{len(ids) - n_used} of the {len(ids)} declared items have no row in the data (empty columns)")
+    return t, ids, names
+
+
+def _natural_order(uniq: np.ndarray) -> np.ndarray:
+    """Positions that sort string ids naturally: numerically when every id is a number (ties — '1',
+    '01', '1.0' — by their text, never merged), else as text."""
+    u = pd.Series(uniq, dtype=object).astype(str)
+    num = pd.to_numeric(u, errors="coerce")
+    if num.notna().all():
+        return np.lexsort((u.to_numpy(), num.to_numpy()))
+    return np.argsort(u.to_numpy(), kind="stable")
+
+
+def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
+              notes: list[str], catalogue: list[str] | None = None,
+              catalogue_names: list[str] | None = None, entities: list[str] | None = None,
+              entities_accepted: bool = False) -> FederatedDataset:
+    """The sparse matrix and the dataset: users and items in natural order, ids as exact strings.
+
+    With a declared ``catalogue`` the columns are exactly its items in its order (items without
+    any row are empty columns): the item list is public, whatever the data holds."""
+    def _used(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        """(int32 code per row, the distinct values present) — a categorical's codes remapped to
+        the categories still used (no per-row hashing, no int64 copy: the peak memory)."""
+        if not isinstance(s.dtype, pd.CategoricalDtype):
+            codes, uniq = pd.factorize(s.astype(str), sort=False)
+            return codes.astype(np.int32), np.asarray(pd.Index(uniq).astype(str), dtype=object)
+        codes = s.cat.codes.to_numpy()
+        used = np.flatnonzero(np.bincount(codes, minlength=len(s.cat.categories)))
+        remap = np.full(len(s.cat.categories), -1, dtype=np.int32)
+        remap[used] = np.arange(used.size, dtype=np.int32)
+        return remap[codes], np.asarray(s.cat.categories[used].astype(str), dtype=object)
+
+    def _codes(s: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        codes, uniq = _used(s)
+        order = _natural_order(uniq)
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        return rank[codes], uniq[order].astype(str)
+
+    ucode, uids = _codes(t["u"])
+    if catalogue is not None:
+        pos = {x: j for j, x in enumerate(catalogue)}
+        icats, iuniq = _used(t["i"])
+        icode = np.asarray([pos[str(x)] for x in iuniq], dtype=np.int32)[icats]
+        iids = np.asarray(catalogue, dtype=str)
+    else:
+        icode, iids = _codes(t["i"])
+    # int32 indices from the start: the COO → CSR conversion then copies no int64 index arrays
+    ecodes, enames = _used(t["e"])
+    first = np.empty(len(uids), dtype=np.int32)
+    first[ucode] = ecodes  # users are disjoint across entities (checked): any row of a user names its entity
+    ent_of_user = enames[first].astype(str)
+    del ecodes
+    # rows by entity name, natural order within (the dataset's order): the matrix is built in its
+    # final order, so the dataset need not copy it to reorder (the peak memory)
+    perm = np.argsort(ent_of_user, kind="stable")
+    new = np.empty(len(perm), dtype=np.int32)
+    new[perm] = np.arange(len(perm), dtype=np.int32)
+    ucode, uids, ent_of_user = new[ucode], uids[perm], ent_of_user[perm]
+    X = sp.csr_matrix(
+        (t["v"].to_numpy(dtype=np.float64), (ucode, icode)), shape=(len(uids), len(iids))
+    )
+    del ucode
+    if catalogue is not None and catalogue_names is not None:
+        inames = np.asarray(catalogue_names, dtype=str)
+    elif "name" in t:
+        got = pd.Series(t["name"].astype(str).to_numpy()).groupby(icode).first()
+        inames = iids.copy()
+        inames[got.index.to_numpy()] = got.to_numpy().astype(str)
+    else:
+        inames = iids
+    return FederatedDataset.from_parts(
+        X,
+        ent_of_user,
+        user_ids=uids,
+        item_ids=iids,
+        item_names=inames,
+        value_kind=value_kind,  # type: ignore[arg-type]
+        value_max=float(value_max),
+        name=name,
+        notes=notes,
+        item_source="declared" if catalogue is not None else "data",
+        entities=entities,
+        entity_source="declared" if entities is not None else "data",
+        entities_accepted=entities is not None or bool(entities_accepted),
+        copy=False,  # X is this function's own, built in the dataset's row order
+    )
+
+
+def _build(
+    df: pd.DataFrame,
+    label: str,
+    from_text: bool | int,
+    *,
+    user_col: str,
+    item_col: str,
+    value_col: str | None,
+    entity_col: str | None,
+    entity_from: str | None,
+    entity_transform: str | None,
+    item_name_col: str | None,
+    value_kind: str | None,
+    value_max: float | None,
+    duplicates: str,
+    over_max: str | None,
+    drop_missing: bool,
+    name: str,
+    exclude_entities: Sequence[str] = (),
+    items: ListFile | None = None,
+    unknown_items: str = "drop",
+    notes: list[str] | None = None,
+    entities: Sequence[str] | None = None,
+    entities_from_data: bool = False,
+    item_features: Any = None,
+) -> FederatedDataset:
+    """Validate a long table and build the dataset (see :func:`load_long_table` for the rules)."""
+    notes = list(notes or [])
+    value_kind, why = infer_value_kind(value_kind, value_col)
+    if why != "declared":
+        notes.append(f"values read as {value_kind} ({why}); declare value_kind to change it")
+    value_max = _check_options(
+        entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform, value_col=value_col,
+        value_kind=value_kind, value_max=value_max, duplicates=duplicates, over_max=over_max)
+    _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)
+    ent_src = entity_col if entity_col is not None else entity_from
+    needed = {user_col: "user column", item_col: "item column", ent_src: "entity column"}  # type: ignore[dict-item]
+    if entity_from is not None:
+        needed[entity_from] = "column the entity is derived from"
+    if value_col is not None:
+        needed[value_col] = "value column"
+    if item_name_col is not None:
+        needed[item_name_col] = "item name column"
+    _check_columns(df, label, needed)
+    if len(df) == 0:
+        raise DataError(f"{label} has a header but no data rows. Nothing to load.")
+
+    df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes)
+    v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes)
+    users = _as_id_strings(df[user_col])
+    items_col = _as_id_strings(df[item_col])
+    ent = derive_entity(df[ent_src], entity_transform)  # type: ignore[index]
+    # .array keeps categoricals as codes (to_numpy would make one Python string per row)
+    t = pd.DataFrame({"u": users.array, "i": items_col.array, "v": v, "e": ent.array,
+                      "row": df.index.to_numpy()})
+    if item_name_col is not None:
+        nm = df[item_name_col]
+        t["name"] = (_cat_map(nm, lambda c: c.str.strip()) if isinstance(nm.dtype, pd.CategoricalDtype)
+                     else nm.astype(str).str.strip()).to_numpy()
+
+    _check_disjoint_users(t, label, from_text)
+    t = _merge_duplicates(t, label, from_text, value_kind, duplicates, notes)
+    t = _drop_zeros(t, label, value_kind, notes)
+    t, ent_list = _apply_entities(t, label, exclude_entities, notes, entities)
+    if ent_list is None and entities_from_data:
+        notes.append("the entity list is read from the data (accepted with entities_from_data): membership of an "
+                     "entity is not protected")
+    t, catalogue, cat_names = _apply_catalogue(t, label, items, notes, unknown_items)
+    ds = _assemble(t, value_kind=value_kind, value_max=value_max, name=name, notes=notes,
+                   catalogue=catalogue, catalogue_names=cat_names, entities=ent_list,
+                   entities_accepted=entities_from_data)
+    return attach_item_features(ds, item_features)
+
+
+def release_freed_memory() -> None:
+    """Give the memory a large parse freed back to the operating system: the text chunks' buffers
+    stay in the allocators' free lists (pyarrow's pool, glibc's heap), so without this the process
+    keeps ~75 MB per million rows resident after loading and every later stage of a run stacks its
+    own arrays on top (the run's peak was 9× the file). Best effort: a platform without
+    glibc's ``malloc_trim`` keeps its memory, nothing fails."""
+    import ctypes
+    import ctypes.util
+    import sys
+
+    if "pyarrow" in sys.modules:  # pandas' text columns live in pyarrow's pool
+        try:
+            sys.modules["pyarrow"].default_memory_pool().release_unused()
+        except (AttributeError, NotImplementedError):
+            pass
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+# ====================================================================== public: long table
+def _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col) -> tuple[list[str], dict]:
+    """Columns a long table needs and how to read them: ids and names as categoricals (one small code
+    per row instead of a Python string: a 2M-row upload stays within a few times its file size)."""
+    cols = [c for c in (user_col, item_col, entity_col, entity_from, item_name_col, value_col) if c is not None]
+    cols = list(dict.fromkeys(cols))
+    return cols, {c: "category" for c in cols}
+
+
+def load_long_table(
+    source: Source,
+    *,
+    user_col: str,
+    item_col: str,
+    value_col: str | None = None,
+    entity_col: str | None = None,
+    entity_from: str | None = None,
+    entity_transform: str | None = None,
+    item_name_col: str | None = None,
+    value_kind: Literal["ratings", "counts", "implicit"] | None = None,
+    value_max: float | None = None,
+    duplicates: Literal["last", "mean", "error"] = "last",
+    over_max: Literal["error", "note"] | None = None,
+    drop_missing: bool = False,
+    exclude_entities: Sequence[str] = (),
+    items: Source | Sequence[str] | None = None,
+    filename: str | None = None,
+    sep: str | None = None,
+    name: str | None = None,
+    progress: Any = None,
+    entities: Source | Sequence[str] | None = None,
+    entities_from_data: bool = False,
+    item_features: Any = None,
+    encoding: str | None = None,
+    **removed: Any,
+) -> FederatedDataset:
+    """Load a long table: one row per (user, item) interaction.
+
+    Parameters
+    ----------
+    source : path (CSV, CSV.gz, TSV, Parquet — recognised by content), pandas DataFrame, bytes or a
+        binary file-like object (an upload; give ``filename`` for messages and format hints).
+    user_col, item_col : columns holding user and item identifiers. Ids are the exact strings of the
+        file (outer spaces removed): ``1``, ``01`` and ``1.0`` are different users.
+    value_col : column holding the value. Omit it for an event log (each row is one event).
+    entity_col : column holding the entity (hospital, bank, …) of each row, **or**
+    entity_from, entity_transform : a user attribute and how to derive the entity from it —
+        ``None`` (as is), ``"first_char"``/``"first_digit"`` (first character of e.g. a ZIP code;
+        non-digit first characters are grouped into one entity ``"other"``), ``"prefix:N"``.
+    item_name_col : column with readable item names (the first name seen per item is kept).
+    value_kind : ``"ratings"`` (explicit scale), ``"counts"`` (event counts) or ``"implicit"`` (0/1).
+        When omitted it is inferred from the value column's *name* (never from its values) and the
+        notes say so; an unrecognised name is an error asking for it.
+    value_max : the declared public upper bound of one value (defaults: 5 for ratings, 1 for
+        implicit; required for counts). Above it: ratings are an error, counts are kept with a note
+        (DP mechanisms clip them) — the same rule as :func:`~dpfed_core.data.eicu.load_eicu`.
+        ``over_max`` overrides it.
+    duplicates : repeated (user, item) rows of ratings keep the ``"last"`` row in file order, their
+        ``"mean"``, or raise (``"error"``). Counts are always summed, implicit rows collapse to 1.
+    exclude_entities : entities the data owner declares out of the federation. Every other entity
+        takes part whatever its size (no rule on a true count decides who takes part).
+    items : a declared item catalogue (list of ids, or a file: one id per line, or CSV id[,name]).
+        The columns are then exactly these items; rows of other items are dropped with a note. Without
+        it the catalogue is the data's items, marked ``item_source="data"``: a DP run then selects its
+        catalogue by DP partition selection, charged to the ledger.
+    drop_missing : skip rows with an empty user/item/value/entity instead of raising.
+    sep : field separator of a text file (sniffed from the header line when omitted).
+    entities : the declared federation (a public list: a file with one entity per line, or a list of
+        names). Rows of other entities are dropped with a note; a declared entity without
+        rows takes part with 0 users. Without it the entity list is read from the data
+        (``entity_source="data"``): a DP run is then refused unless ``entities_from_data=True``
+        accepts it (membership of an entity is then not protected).
+    item_features : a CSV of public item features (item id + numeric or category columns), attached as
+        ``dataset.item_features``.
+    encoding : the text encoding of the file; without it the whole file is checked: UTF-8, or
+        latin-1 when it holds no UTF-8 multi-byte sequence, else an error asking for it.
+
+    Rows with value 0 are dropped with a note (see :func:`_drop_zeros` for why).
+
+    Returns
+    -------
+    FederatedDataset with X of shape (n_users, n_items); rows sorted by entity.
+    """
+    _reject_removed(removed, "load_long_table")
+    # every option is checked before the (possibly large) table is read
+    _check_options(entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform,
+                   value_col=value_col, value_kind=infer_value_kind(value_kind, value_col)[0], value_max=value_max,
+                   duplicates=duplicates, over_max=over_max)
+    _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)
+    declared = _as_list_file(items, what="item list", param="items", encoding=encoding)
+    ent_list = _as_list_file(entities, what="entity list", param="entities", encoding=encoding)
+    features = _feature_table(item_features, encoding=encoding)
+    cols, dtypes = _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col)
+    df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table",
+                                      usecols=cols, dtype=dtypes, progress=progress, encoding=encoding)
+    try:
+        return _build(
+            df,
+            label,
+            from_text,
+            user_col=user_col,
+            item_col=item_col,
+            value_col=value_col,
+            entity_col=entity_col,
+            entity_from=entity_from,
+            entity_transform=entity_transform,
+            item_name_col=item_name_col,
+            value_kind=value_kind,
+            value_max=value_max,
+            duplicates=duplicates,
+            over_max=over_max,
+            drop_missing=drop_missing,
+            exclude_entities=exclude_entities,
+            items=declared,
+            name=name or Path(label).name,
+            notes=ent_list.notes if ent_list is not None else None,
+            entities=ent_list.ids if ent_list is not None else None,
+            entities_from_data=entities_from_data,
+            item_features=features,
+        )
+    finally:
+        del df
+        release_freed_memory()

@@ -1,0 +1,500 @@
+"""Reading a table the user gave: a path, an upload (bytes or a file-like object) or a DataFrame.
+
+Every loader reads its files through :func:`read_table`, so one place decides the format (by content
+first, then by name), the text encoding (decided on the whole file, never on a first block), how large
+an upload may be before it is read, and how ids are kept as the file's exact strings. The helpers that
+name a row, a missing column or a blank field in messages live here too, next to the reader whose
+row numbering they describe. Inputs are only read: nothing is written next to them, DataFrames passed
+in are not mutated and file-like objects are rewound to where they were.
+"""
+from __future__ import annotations
+
+import codecs
+import difflib
+import gzip
+import zlib
+import io
+import os
+import re
+import zipfile
+from pathlib import Path
+from typing import Any, BinaryIO, Sequence, Union
+
+import numpy as np
+import pandas as pd
+
+from dpfed_core.data.inputs import check_regular_file, env_limit
+from dpfed_core.errors import ConfigError, DataError
+
+__all__ = [
+    "Source",
+    "read_table",
+    "check_upload_size",
+    "upload_limits",
+    "MAX_TABLE_BYTES",
+    "MAX_UPLOAD_BYTES",
+    "MAX_UPLOAD_ROWS",
+    "TEXT_CHUNK_ROWS",
+]
+
+Source = Union[str, os.PathLike, pd.DataFrame, bytes, bytearray, memoryview, BinaryIO]
+
+#: Rows of text a long table is read in: the loader's peak is one chunk of Python strings plus the
+#: integer codes. 100,000 put a 1M-row run at 4.3× the file (the target: 4×), 25,000 at 3.84×.
+TEXT_CHUNK_ROWS = 25_000
+
+
+def _label_of(source: Any, filename: str | None) -> str:
+    """A name to show the user for a source: its file name, or a generic description."""
+    if filename:
+        return str(filename)
+    if isinstance(source, (str, os.PathLike)):
+        return str(source)
+    name = getattr(source, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return "the DataFrame" if isinstance(source, pd.DataFrame) else "the uploaded data"
+
+
+def _source_bytes(source: Any) -> bytes:
+    """Read an in-memory upload without consuming it (Streamlit's UploadedFile has getvalue)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    if hasattr(source, "getvalue"):
+        return bytes(source.getvalue())
+    if hasattr(source, "read"):
+        pos = source.tell() if hasattr(source, "seekable") and source.seekable() else None
+        data = source.read()
+        if pos is not None:
+            source.seek(pos)  # leave the caller's stream where it was
+        return data.encode() if isinstance(data, str) else bytes(data)
+    raise ConfigError(
+        f"cannot read data from a {type(source).__name__}; pass a file path, a pandas DataFrame, "
+        "bytes or a binary file-like object"
+    )
+
+
+def _head_bytes(path: Path, n: int = 65536) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(n)
+
+
+def _decompressed_head(raw_head: bytes, path: Path | None, data: bytes | None) -> bytes:
+    """First ~64 KB of the text content, looking through gzip compression."""
+    if raw_head[:2] != b"\x1f\x8b":
+        return raw_head
+    try:
+        if data is not None:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
+                return g.read(65536)
+        with gzip.open(path, "rb") as g:  # type: ignore[arg-type]
+            return g.read(65536)
+    except (OSError, EOFError):
+        return b""  # reported properly by the full read
+
+
+def _sniff_sep(text_head: bytes) -> str:
+    """The separator of a delimited text file: the candidate most frequent in the header line."""
+    first = text_head.split(b"\n", 1)[0]
+    counts = {sep: first.count(sep.encode()) for sep in (",", "\t", ";", "|")}
+    best = max(counts, key=lambda s: counts[s])
+    return best if counts[best] > 0 else ","
+
+
+#: Largest table file read: a long table beyond it does not fit the in-memory engine anyway.
+MAX_TABLE_BYTES = 16 * 2**30
+#: Largest table read from memory (an upload), unpacked: parsed as text, a table takes about six times
+#: its size (a 503 MB unpacked upload took 2.9 GB), so 128 MiB keeps the server's read under 1 GiB.
+#: ``DPFED_MAX_UPLOAD_MB`` changes it; a larger table is read from its path by the CLI
+#: (``python -m dpfed_core run --data FILE``), whose bound is :data:`MAX_TABLE_BYTES`.
+MAX_UPLOAD_BYTES = 128 * 2**20
+#: Most rows (lines) of an upload: a short-lined table (``12,345,6``) fits ten million rows in 128 MiB,
+#: and mapping and loading one took ~240 bytes a row (2.5 M rows of 13 bytes: 590 MiB above the
+#: imports), so two million rows keep the dashboard's process under 1 GiB whatever the line length.
+#: ``DPFED_MAX_UPLOAD_ROWS`` changes it; the CLI reading a path is bounded by :data:`MAX_TABLE_BYTES`.
+MAX_UPLOAD_ROWS = 2_000_000
+
+
+def upload_limits() -> tuple[int, int]:
+    """(unpacked bytes, rows) an upload may have: :data:`MAX_UPLOAD_BYTES`, :data:`MAX_UPLOAD_ROWS`, or
+    the environment's ``DPFED_MAX_UPLOAD_MB``, ``DPFED_MAX_UPLOAD_ROWS``."""
+    mb = env_limit("DPFED_MAX_UPLOAD_MB", MAX_UPLOAD_BYTES / 2**20, param="data", whole=False)
+    return int(mb * 2**20), env_limit("DPFED_MAX_UPLOAD_ROWS", MAX_UPLOAD_ROWS, param="data")
+
+
+def check_upload_size(data: bytes, label: str) -> None:
+    """Refuse an in-memory table (an upload) whose unpacked text is above the upload limits — bytes and
+    rows (lines; a Parquet file's rows from its footer) — measured by decompressing in 1 MiB steps,
+    never by unpacking it whole (a 733 KB .gz can hold 503 MB)."""
+    limit, max_rows = upload_limits()
+    size, lines, header = len(data), None, 1  # a text table: one header line besides the rows
+    if data[:4] == b"PAR1":
+        header = 0
+        try:
+            import pyarrow.parquet as pq
+
+            lines = int(pq.ParquetFile(io.BytesIO(data)).metadata.num_rows)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises many types; all mean a damaged file
+            raise DataError(f"could not read Parquet file {label}: {exc}. Re-export the file.", param="data") from None
+    elif data[:2] == b"\x1f\x8b":
+        size, lines = 0, 0
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as z:
+                while True:
+                    block = z.read(2**20)
+                    if not block:
+                        break
+                    size += len(block)
+                    lines += block.count(b"\n")
+                    if size > limit or lines > max_rows + header:
+                        break
+        except (EOFError, OSError, zlib.error) as exc:
+            raise DataError(f"{label} is a truncated or corrupt gzip file ({exc}); export or upload it again",
+                            param="data") from None
+    else:
+        lines = data.count(b"\n")
+    if size > limit:
+        raise DataError(f"{label} unpacks to more than {limit / 2**20:.0f} MiB, the limit of a table read in "
+                        "memory (an upload): load it from its path with the CLI (python -m dpfed_core run --data "
+                        "FILE), or raise the limit with the environment variable DPFED_MAX_UPLOAD_MB on a machine "
+                        "with the memory", param="data")
+    if lines is not None and lines > max_rows + header:
+        raise DataError(f"{label} has more than {max_rows:,} rows, the limit of a table read in memory (an "
+                        "upload; a short-lined table takes ~240 bytes a row to map and load): load it from its "
+                        "path with the CLI (python -m dpfed_core run --data FILE), or raise the limit with the "
+                        "environment variable DPFED_MAX_UPLOAD_ROWS on a machine with the memory", param="data")
+
+
+def _first_nul(path: Path | None, data: bytes | None, compression: str | None) -> int | None:
+    """Offset of the first NUL byte of the (decompressed) text, or None: read in 4 MiB steps."""
+    if data is not None and compression is None:
+        k = data.find(b"\x00")
+        return None if k < 0 else k
+    offset = 0
+    with _text_stream(path, data, compression) as f:
+        while True:
+            block = f.read(4 * 2**20)
+            if not block:
+                return None
+            k = block.find(b"\x00")
+            if k >= 0:
+                return offset + k
+            offset += len(block)
+
+
+def _text_stream(path: Path | None, data: bytes | None, compression: str | None):
+    """A binary stream of the (decompressed) text content, for whole-file checks."""
+    if path is not None:
+        return gzip.open(path, "rb") if compression == "gzip" else open(path, "rb")
+    buf = io.BytesIO(data)  # type: ignore[arg-type]
+    return gzip.GzipFile(fileobj=buf) if compression == "gzip" else buf
+
+
+def _whole_file_encoding(label: str, path: Path | None, data: bytes | None, compression: str | None) -> str:
+    """latin-1 when no block of the content holds a valid UTF-8 multi-byte sequence, else an error
+    naming the first undecodable byte (UTF-8 text with a stray byte must not be read as latin-1)."""
+    pattern = re.compile(rb"[\xc2-\xf4][\x80-\xbf]")
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    pos, bad_at, multibyte = 0, None, False
+    with _text_stream(path, data, compression) as f:
+        while True:
+            block = f.read(1 << 22)
+            if not block:
+                break
+            multibyte = multibyte or bool(pattern.search(block))
+            if bad_at is None:
+                try:
+                    utf8.decode(block)
+                except UnicodeDecodeError as exc:
+                    bad_at = pos + max(exc.start, 0)
+            pos += len(block)
+            if multibyte and bad_at is not None:
+                break
+    if multibyte:
+        raise DataError(f"{label} is UTF-8 text with an invalid byte near byte {bad_at}: the file is damaged or "
+                        "mixes encodings. Fix it, or declare its encoding (encoding=latin-1, cp1252, …)",
+                        param="encoding")
+    return "latin-1"
+
+
+def _check_table_encoding(encoding: str) -> str:
+    """A declared encoding must exist (the read itself then decodes strictly)."""
+    try:
+        return codecs.lookup(encoding).name
+    except LookupError:
+        raise ConfigError(f"encoding {encoding!r} is not a known text encoding (e.g. utf-8, latin-1, cp1252)",
+                          param="encoding") from None
+
+
+def read_table(
+    source: Source,
+    *,
+    filename: str | None = None,
+    sep: str | None = None,
+    what: str = "table",
+    usecols: Sequence[str] | None = None,
+    dtype: Any = str,
+    progress: Any = None,
+    encoding: str | None = None,
+) -> tuple[pd.DataFrame, str, bool]:
+    """Read a table from a path, bytes, a file-like object or a DataFrame.
+
+    The format is recognised from the content (Parquet magic ``PAR1``, gzip magic), then from the
+    name. CSV fields are read as text so that bad values can be reported verbatim; fully blank lines
+    are dropped while keeping the original row numbering.
+
+    Returns
+    -------
+    df : DataFrame (the caller's own object when a DataFrame was given — do not mutate it)
+    label : str — how to name the source in messages
+    from_text : bool — True when rows correspond to lines of a text file (data row i = line i + 1)
+    """
+    label = _label_of(source, filename)
+    if isinstance(source, pd.DataFrame):
+        if usecols is not None and all(c in source.columns for c in usecols):
+            return source[list(dict.fromkeys(usecols))], label, False  # a new frame: the caller's is untouched
+        return source, label, False
+
+    data: bytes | None = None
+    path: Path | None = None
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source).expanduser()
+        if not path.exists():
+            parent = path.parent if str(path.parent) else Path(".")
+            hint = ""
+            if parent.is_dir():
+                near = difflib.get_close_matches(path.name, [p.name for p in parent.iterdir()], n=3)
+                if near:
+                    hint = f" Did you mean: {', '.join(near)}?"
+            raise DataError(f"{what} file not found: {path}.{hint} Check the path and try again.")
+        if path.is_dir():
+            raise DataError(
+                f"{path} is a directory, not a {what} file. For a MovieLens or eICU directory use "
+                "load_movielens / load_eicu (or load_data, which recognises both)."
+            )
+        check_regular_file(path, what=f"{what} file", param="data")  # never a FIFO or a device
+        size = path.stat().st_size
+        if size == 0:
+            raise DataError(f"{what} file {path} is empty (0 bytes). Export the data again.")
+        if size > MAX_TABLE_BYTES:
+            raise DataError(f"{what} file {path} is {size / 2**30:.1f} GB, above the {MAX_TABLE_BYTES / 2**30:.0f} GB "
+                            "this tool reads; split the table or load a subset", param="data")
+        head = _head_bytes(path)
+    else:
+        data = _source_bytes(source)
+        if len(data) == 0:
+            raise DataError(f"{label} is empty (0 bytes). Upload the file again.")
+        head = data[:65536]
+        check_upload_size(data, label)
+
+    name = (filename or (path.name if path else label)).lower()
+    if head[:4] == b"PAR1" or name.endswith((".parquet", ".pq")):
+        if head[:4] != b"PAR1":
+            raise DataError(
+                f"{label} is named like a Parquet file but is not one (it does not start with the "
+                "Parquet magic bytes 'PAR1'). Re-export it, or rename it if it is a CSV file."
+            )
+        try:
+            df = pd.read_parquet(path if path is not None else io.BytesIO(data))  # type: ignore[arg-type]
+            if usecols is not None and all(c in df.columns for c in usecols):
+                df = df[list(dict.fromkeys(usecols))]
+                if isinstance(dtype, dict):
+                    df = df.astype({c: t for c, t in dtype.items()
+                                    if c in df.columns and not pd.api.types.is_float_dtype(df[c])})
+        except Exception as exc:  # pyarrow raises many types; all mean the same to the user
+            raise DataError(f"could not read Parquet file {label}: {exc}. Re-export the file.") from exc
+        return df, label, False
+    if head[:4] == b"PK\x03\x04":
+        raise DataError(
+            f"{label} is a ZIP archive (or an Excel workbook), not a table. Unzip it, or save the "
+            "sheet as CSV, and load the CSV file."
+        )
+
+    text_head = _decompressed_head(head, path, data)
+    if b"\x00" in text_head:
+        raise DataError(
+            f"{label} is not a text table (it contains binary bytes). Expected CSV, CSV.gz, TSV or "
+            "Parquet."
+        )
+    if sep is None:
+        sep = _sniff_sep(text_head)
+    compression = "gzip" if head[:2] == b"\x1f\x8b" else None
+    try:
+        nul_at = _first_nul(path, data, compression)
+    except (EOFError, OSError, zlib.error) as exc:  # a gzip stream cut short or damaged
+        raise DataError(f"{label} is a truncated or corrupt gzip file ({exc}); export or upload it again",
+                        param="data") from None
+    if nul_at is not None:  # a NUL anywhere, not only in the first 64 KB: never part of an id
+        raise DataError(f"{label} is not a text table: it contains a NUL byte (byte {nul_at:,} of its text). "
+                        "Expected CSV, CSV.gz, TSV or Parquet; re-export the file", param="data")
+
+    def _src():
+        return path if path is not None else io.BytesIO(data)  # type: ignore[arg-type]
+
+    def _read(encoding: str) -> pd.DataFrame:
+        # Only an empty field is missing: ids are exact strings, so 'NA', 'None', 'null' and '#N/A'
+        # are ids like any other, never pandas' guesses of a missing value.
+        kw = dict(sep=sep, compression=compression, encoding=encoding, skip_blank_lines=False,
+                  keep_default_na=False, na_values=[""])
+        keep = None
+        if usecols is not None:
+            header = pd.read_csv(_src(), nrows=0, **kw)
+            if not all(c in header.columns for c in usecols):
+                return header  # the caller names the missing column among these
+            keep = list(dict.fromkeys(usecols))
+        cats = [c for c, t in dtype.items() if t == "category"] if isinstance(dtype, dict) else []
+        if not cats and progress is None:
+            df = pd.read_csv(_src(), dtype=str, **kw)
+            return df[keep] if keep is not None else df
+        # Chunks of text (never parsed as numbers: '01' and '1' stay different), each chunk's id
+        # columns turned into categoricals at once and the unused columns dropped, so the peak is
+        # one chunk of strings plus integer codes. Every column is read: pandas skips the
+        # field-count check of a line when usecols is given, which would shift a bad line silently.
+        enc = {c: _CodeBook() for c in cats}
+        plain: dict[str, list[pd.Series]] = {}
+        cols: list[str] | None = None
+        n = 0
+        for chunk in pd.read_csv(_src(), dtype=str, chunksize=TEXT_CHUNK_ROWS, **kw):
+            if keep is not None:
+                chunk = chunk[keep]
+            cols = list(chunk.columns)
+            for c in cols:
+                if c in enc:
+                    enc[c].add(chunk[c])
+                else:
+                    plain.setdefault(c, []).append(chunk[c])
+            n += len(chunk)
+            if progress is not None:
+                progress(n)
+        if cols is None:
+            return pd.read_csv(_src(), nrows=0, dtype=str, **kw)
+        out = {c: (enc[c].categorical() if c in enc else pd.concat(plain[c], ignore_index=True)) for c in cols}
+        return pd.DataFrame(out, index=pd.RangeIndex(n))
+
+    try:
+        if encoding is not None:
+            enc = _check_table_encoding(encoding)
+            df = _read(enc)
+        else:
+            try:
+                df = _read("utf-8")
+            except UnicodeDecodeError:
+                # decided on the whole content, never on a first block: an old single-byte
+                # export (MovieLens titles) is latin-1; UTF-8 text with a stray byte is an error
+                df = _read(_whole_file_encoding(label, path, data, compression))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{label} is not valid {exc.encoding} text (byte {exc.start} of a block); declare the "
+                        "file's encoding (encoding=…)", param="encoding") from None
+    except pd.errors.EmptyDataError as exc:
+        raise DataError(f"{what} file {label} is empty (no header line, no rows).") from exc
+    except pd.errors.ParserError as exc:
+        msg = str(exc).replace("Error tokenizing data. C error: ", "").strip()
+        raise DataError(
+            f"{label} is not a well-formed delimited file ({msg}). Every line must have as many "
+            f"fields as the header (separator {sep!r}); quote names that contain the separator."
+        ) from exc
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise DataError(f"could not read {label}: {exc}. The file may be truncated or corrupt.") from exc
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"could not read {label} as a delimited text table ({exc}). Check the separator "
+                        "and that every line has as many fields as the header.") from exc
+    # drop lines that are completely blank (e.g. trailing empty lines) but keep the numbering
+    blank = df.isna().all(axis=1)
+    if blank.any():
+        df = df.loc[~blank]
+    return df, label, True
+
+
+class _CodeBook:
+    """Turns chunks of a text column into one categorical: a growing table of the distinct strings
+    and an int32 code per row (the strings of a chunk are freed as soon as it is coded), so a large
+    upload never holds more than one chunk of Python strings."""
+
+    def __init__(self) -> None:
+        self.cats: list[np.ndarray] = []
+        self.index = pd.Index([], dtype=object)
+        self.codes: list[np.ndarray] = []
+
+    def add(self, values: pd.Series) -> None:
+        local, uniq = pd.factorize(values, use_na_sentinel=True)
+        if len(uniq) == 0:  # a chunk of empty fields only (a header followed by blank lines)
+            self.codes.append(np.full(len(local), -1, dtype=np.int32))
+            return
+        uniq = np.asarray(uniq, dtype=object)
+        glob = self.index.get_indexer(uniq) if len(self.index) else np.full(len(uniq), -1)
+        new = glob < 0
+        if new.any():
+            glob[new] = len(self.index) + np.arange(int(new.sum()))
+            self.index = self.index.append(pd.Index(uniq[new], dtype=object))
+        glob = glob.astype(np.int32)
+        self.codes.append(np.where(local >= 0, glob[np.maximum(local, 0)], -1).astype(np.int32))
+
+    def categorical(self) -> pd.Categorical:
+        codes = np.concatenate(self.codes) if self.codes else np.zeros(0, np.int32)
+        return pd.Categorical.from_codes(codes, categories=pd.Index(self.index, dtype=str))
+
+
+def _row_ref(label: str, index_value: Any, from_text: bool | int) -> str:
+    """Where a row is. ``from_text``: False for a DataFrame (name the index label); True for a text
+    file with a header line (data row i + 1 is line i + 2); an int gives the line offset directly
+    (1 for header-less files)."""
+    if from_text is False:
+        return f"{label}, row with index {index_value!r}"
+    offset = 2 if from_text is True else int(from_text)
+    r = int(index_value) + 1
+    return f"{label}, data row {r} (line {int(index_value) + offset})"
+
+
+def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str]) -> None:
+    """needed: column → its role ("user column", …). Raise naming every missing one."""
+    cols = [str(c) for c in df.columns]
+    missing = [(c, role) for c, role in needed.items() if c not in df.columns]
+    if not missing:
+        return
+    parts = []
+    for c, role in missing:
+        near = difflib.get_close_matches(str(c), cols, n=1, cutoff=0.6)
+        near += [x for x in cols if x.lower() == str(c).lower() and x not in near]
+        parts.append(f"'{c}' ({role})" + (f" — did you mean '{near[0]}'?" if near else ""))
+    shown = ", ".join(repr(c) for c in cols[:30]) + (" …" if len(cols) > 30 else "")
+    raise DataError(
+        f"{label} has no column {'; no column '.join(parts)}. Columns found: {shown}. "
+        "Pass the right column names (they are case-sensitive)."
+    )
+
+
+def _cat_map(s: pd.Series, fn) -> pd.Series:
+    """Apply a string function to a categorical column through its categories only (a 2M-row upload
+    has a few thousand distinct ids: the per-row work is integer codes, never Python strings)."""
+    cats = pd.Series(s.cat.categories.astype(str))
+    new = fn(cats)
+    codes, uniq = pd.factorize(new, use_na_sentinel=True)
+    row_codes = s.cat.codes.to_numpy()
+    # int32 per row (not int64): one upload row costs 4 bytes here
+    out = np.where(row_codes >= 0, codes.astype(np.int32)[np.maximum(row_codes, 0)], np.int32(-1))
+    return pd.Series(pd.Categorical.from_codes(out, categories=pd.Index(uniq).astype(str)), index=s.index)
+
+
+def _as_id_strings(s: pd.Series) -> pd.Series:
+    """Identifiers as the exact strings of the file (outer whitespace removed): ``1``, ``01``,
+    ``1.0`` and ``1e0`` are four different ids. Only a float column of a binary format
+    (Parquet), which has no text form, is written without the '.0' of its integral values.
+    Returns a categorical Series (memory: one code per row)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        return _cat_map(s, lambda c: c.str.strip())
+    if pd.api.types.is_float_dtype(s):
+        vals = s.to_numpy()
+        if np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
+            return pd.Series(vals.astype(np.int64).astype(str), index=s.index).astype("category")
+    return s.astype(str).str.strip().astype("category")
+
+
+def _is_missing(s: pd.Series) -> pd.Series:
+    miss = s.isna()
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        blank = np.asarray(pd.Series(s.cat.categories.astype(str)).str.strip().eq(""), dtype=bool)
+        codes = s.cat.codes.to_numpy()
+        return miss | pd.Series((codes >= 0) & blank[np.maximum(codes, 0)], index=s.index)
+    if s.dtype == object or pd.api.types.is_string_dtype(s):
+        miss |= s.astype(str).str.strip().eq("") & s.notna()
+    return miss
