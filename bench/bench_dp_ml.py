@@ -44,7 +44,8 @@ import _common as C  # noqa: E402
 
 from dpfed_core.privacy import mechanisms as mech  # noqa: E402
 from dpfed_core.config import RunConfig  # noqa: E402
-from dpfed_core.federation.dp_prototypes import DPPrototypes, _row_normalise_sparse  # noqa: E402
+from dpfed_core.federation.dp_prototypes import DPPrototypes  # noqa: E402
+from dpfed_core.federation.prototype_mechanisms import row_normalise_sparse  # noqa: E402
 from dpfed_core.evaluation.experiments import crossing_epsilon, make_split, run_method  # noqa: E402
 from dpfed_core.privacy.ledger import PrivacyLedger  # noqa: E402
 from dpfed_core.data.loaders import load_data  # noqa: E402
@@ -110,7 +111,7 @@ def snr_diagnostic(ds, eps_grid, k: int = 1) -> dict:
     sl = ds.entity_slices()[h]
     Xc = sp.csr_matrix(ds.X[sl], dtype=float)
     np.clip(Xc.data, 0, ds.value_max, out=Xc.data)
-    S = np.asarray(_row_normalise_sparse(Xc, 1.0).sum(0)).ravel()
+    S = np.asarray(row_normalise_sparse(Xc, 1.0).sum(0)).ravel()
     m = ds.n_items
     meth = DPPrototypes(k=k, value_max=ds.value_max, epsilon=1.0, variant="gaussian")  # dp-gaussian as run (size stage on)
     out = {"entity_users": sizes[h], "items": m, "signal_energy": float(S @ S),

@@ -31,6 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 DPP = "dpfed_core/federation/dp_prototypes.py"
+PMECH = "dpfed_core/federation/prototype_mechanisms.py"
 MECH = "dpfed_core/privacy/mechanisms.py"
 PROTO = "dpfed_core/federation/protocol.py"
 NB = "tests/test_dp_neighbours.py"
@@ -49,6 +50,7 @@ ACCT = "tests/test_accounting.py"
 FPM = "dpfed_core/privacy/fingerprint.py"
 FPT = "tests/test_fingerprint.py"
 ODO = "dpfed_core/privacy/odometer.py"
+BREC = "dpfed_core/privacy/budget_records.py"
 BREL = "tests/test_budget_releases.py"
 SITE = "dpfed_core/deployment/site_policy.py"
 SITET = "tests/test_site_policy.py"
@@ -162,10 +164,10 @@ MUTANTS = (
     Mutant("gaussian-sigma-halved", MECH, "gaussian_mechanism",
            "sampler_for(rng).gaussian(values, sigma / divisor)", "sampler_for(rng).gaussian(values, sigma / divisor / 2)",
            (f"{NB}::test_dp_gaussian_mechanism_stays_under_epsilon_delta", REC)),
-    Mutant("partition-gamma-100x-delta", DPP, "partition_plan",
+    Mutant("partition-gamma-100x-delta", PMECH, "partition_plan",
            "mech.partition_threshold(eps_level, delta_cand / n_tests)", "100 * ORIG",
            (f"{NB}::test_dp_candidate_stage_isolated_user_stays_under_delta",), arg=1),
-    Mutant("search-em-4x-epsilon", DPP, "private_local_search",
+    Mutant("search-em-4x-epsilon", PMECH, "private_local_search",
            "mech.exponential_mechanism(utilities, cap, eps_step, rng)", "4 * ORIG",
            (f"{NB}::test_dp_local_search_stays_under_epsilon", REC), arg=2),
     Mutant("size-stage-4x-epsilon", DPP, "DPPrototypes._release",
@@ -329,7 +331,7 @@ MUTANTS = (
     Mutant("failed-run-withdrawn-after-drawing", ODO, "BudgetOdometer.charge",
            "rows == 0 and isinstance(exc, Exception)", "isinstance(exc, Exception)",
            (f"{BREL}::test_a_run_that_fails_after_drawing_stays_charged",)),
-    Mutant("withdraw-without-proof", ODO, "Reservation.withdraw",
+    Mutant("withdraw-without-proof", BREC, "Reservation.withdraw",
            "int(draws) != 0", "False",
            (f"{BREL}::test_withdraw_is_refused_once_anything_was_drawn_or_settled",)),
     Mutant("resumed-sweep-charged-again", "dpfed_core/evaluation/service.py", "execute_sweep",

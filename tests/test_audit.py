@@ -11,7 +11,9 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
+from dpfed_core.audit import lower_bounds as bounds
 from dpfed_core.audit import membership as aud
+from dpfed_core.audit import targets as audit_targets
 from dpfed_core.cli import audit_cmd
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
@@ -21,58 +23,58 @@ from dpfed_core.federation.prototypes import KMeansPrototypes, PrototypeRelease
 # ----------------------------------------------------------------------------- statistics
 def test_clopper_pearson_hand_checked():
     # x = 0 and x = n have closed forms: hi = 1 − (α/2)^(1/n), lo = (α/2)^(1/n)
-    lo, hi = aud.clopper_pearson([0, 10], 10, 0.95)
+    lo, hi = bounds.clopper_pearson([0, 10], 10, 0.95)
     assert lo[0] == 0.0 and hi[1] == 1.0
     assert hi[0] == pytest.approx(1 - 0.025 ** 0.1, rel=1e-9)  # 0.308497
     assert lo[1] == pytest.approx(0.025 ** 0.1, rel=1e-9)  # 0.691503
     # 5/10: the textbook exact interval (0.1871, 0.8129)
-    lo, hi = aud.clopper_pearson(5, 10, 0.95)
+    lo, hi = bounds.clopper_pearson(5, 10, 0.95)
     assert float(lo) == pytest.approx(0.187086, abs=1e-6)
     assert float(hi) == pytest.approx(0.812914, abs=1e-6)
     # and scipy's exact binomial interval for a few counts
     for x, n in [(3, 40), (17, 25), (99, 100)]:
         ci = stats.binomtest(x, n).proportion_ci(0.9, method="exact")
-        lo, hi = aud.clopper_pearson(x, n, 0.9)
+        lo, hi = bounds.clopper_pearson(x, n, 0.9)
         assert float(lo) == pytest.approx(ci.low, rel=1e-9) and float(hi) == pytest.approx(ci.high, rel=1e-9)
 
 
 def test_epsilon_bound_hand_checked():
     # a perfect test on 100 + 100 runs: ln(0.963783 / 0.036217) = 3.2813 at 95 %
     a = 0.025 ** (1 / 100)
-    e1, e2 = aud.epsilon_bounds(100, 0, 0, 100, 0.0, 0.95)
+    e1, e2 = bounds.epsilon_bounds(100, 0, 0, 100, 0.0, 0.95)
     assert float(e1) == pytest.approx(math.log(a / (1 - a)), rel=1e-9)
     assert float(e1) == pytest.approx(3.2813, abs=1e-4) and float(e2) == pytest.approx(float(e1))
-    e1, _ = aud.epsilon_bounds(100, 0, 0, 100, 0.01, 0.95)
+    e1, _ = bounds.epsilon_bounds(100, 0, 0, 100, 0.01, 0.95)
     assert float(e1) == pytest.approx(math.log((a - 0.01) / (1 - a)), rel=1e-9)  # 3.2709
-    assert aud.max_certifiable_epsilon(100) == pytest.approx(3.2813, abs=1e-4)
+    assert bounds.max_certifiable_epsilon(100) == pytest.approx(3.2813, abs=1e-4)
     # TPR 0.5, FPR 0.05 on 100 + 100: ln(TPR_lo / FPR_hi) with the exact CP bounds
-    e1, e2 = aud.epsilon_bounds(50, 50, 5, 95, 0.0, 0.95)
+    e1, e2 = bounds.epsilon_bounds(50, 50, 5, 95, 0.0, 0.95)
     t_lo = stats.beta.ppf(0.025, 50, 51)
     f_hi = stats.beta.ppf(0.975, 6, 95)
     assert float(e1) == pytest.approx(math.log(t_lo / f_hi), rel=1e-9)
     assert float(e1) == pytest.approx(1.2613, abs=1e-3)  # ln(0.3983 / 0.1128)
     # no separation: bounds are negative, the reported bound is floored at 0
-    r = aud.empirical_epsilon(np.arange(50.0), np.arange(50.0), np.arange(50.0), np.arange(50.0))
+    r = bounds.empirical_epsilon(np.arange(50.0), np.arange(50.0), np.arange(50.0), np.arange(50.0))
     assert r["epsilon_lb"] == 0.0
 
 
 def test_roc_auc_and_tpr_at_fpr():
     out, inn = np.array([0.0, 1.0, 2.0]), np.array([1.0, 2.0, 3.0])
-    assert aud.roc_auc(out, inn) == pytest.approx(7 / 9)  # 1 + ½ + 2 + ½ + 3 over 9 pairs
+    assert bounds.roc_auc(out, inn) == pytest.approx(7 / 9)  # 1 + ½ + 2 + ½ + 3 over 9 pairs
     from sklearn.metrics import roc_auc_score
 
     rng = np.random.default_rng(0)
     o, i = rng.normal(0, 1, 300), rng.normal(0.7, 1, 300)
-    assert aud.roc_auc(o, i) == pytest.approx(roc_auc_score(np.r_[np.zeros(300), np.ones(300)], np.r_[o, i]))
-    fpr, tpr, thr = aud.roc_curve(out, inn)
+    assert bounds.roc_auc(o, i) == pytest.approx(roc_auc_score(np.r_[np.zeros(300), np.ones(300)], np.r_[o, i]))
+    fpr, tpr, thr = bounds.roc_curve(out, inn)
     assert fpr[0] == 0 and tpr[0] == 0 and fpr[-1] == 1 and tpr[-1] == 1
-    assert aud.tpr_at_fpr(fpr, tpr, 0.0) == pytest.approx(1 / 3)  # only the 3 beats every OUT score
+    assert bounds.tpr_at_fpr(fpr, tpr, 0.0) == pytest.approx(1 / 3)  # only the 3 beats every OUT score
 
 
 def test_threshold_chosen_on_calibration_certified_on_evaluation():
     # perfectly separated: the bound is the ceiling of the evaluation half, not of all runs
-    r = aud.empirical_epsilon(np.zeros(50), np.ones(50), np.zeros(40), np.ones(40))
-    assert r["epsilon_lb"] == pytest.approx(aud.max_certifiable_epsilon(40))
+    r = bounds.empirical_epsilon(np.zeros(50), np.ones(50), np.zeros(40), np.ones(40))
+    assert r["epsilon_lb"] == pytest.approx(bounds.max_certifiable_epsilon(40))
     assert (r["tp"], r["fp"]) == (40, 0) and 0 < r["threshold"] < 1
 
 
@@ -87,20 +89,20 @@ def _entity(n=30, m=20, seed=1) -> sp.csr_matrix:
 def test_targets_and_neighbours():
     X = _entity()
     X = sp.vstack([X, sp.csr_matrix(np.full((1, 20), 9.0))], format="csr")  # an obvious outlier, row 30
-    tg = aud.make_targets(X, ["synthetic", "outlier", "typical", "user:3"], value_max=5.0, support=4)
+    tg = audit_targets.make_targets(X, ["synthetic", "outlier", "typical", "user:3"], value_max=5.0, support=4)
     syn, out, typ, u3 = tg
     assert set(np.flatnonzero(syn.row)) == {16, 17, 18, 19} and syn.row.max() == 5.0 and syn.index is None
     assert out.index == 30 and out.row.max() == 5.0  # clipped to the public bound
     assert typ.index != 30 and u3.index == 3 and u3.user_id == "3"
-    D0, D1 = aud.neighbouring_pair(X, syn)
+    D0, D1 = audit_targets.neighbouring_pair(X, syn)
     assert D0.shape[0] == 31 and D1.shape[0] == 32
     np.testing.assert_array_equal(D1[-1].toarray().ravel(), syn.row)
-    D0, D1 = aud.neighbouring_pair(X, out)
+    D0, D1 = audit_targets.neighbouring_pair(X, out)
     assert D0.shape[0] == 30 and D1.shape[0] == 31 and abs(D0.sum() - (D1.sum() - 9.0 * 20)) < 1e-9
     with pytest.raises(ConfigError, match="not a user"):
-        aud.make_targets(X, ["user:nobody"], 5.0, 4)
+        audit_targets.make_targets(X, ["user:nobody"], 5.0, 4)
     with pytest.raises(ConfigError, match="unknown audit target"):
-        aud.make_targets(X, ["loudest"], 5.0, 4)
+        audit_targets.make_targets(X, ["loudest"], 5.0, 4)
 
 
 # ----------------------------------------------------------------------------- the audit
@@ -178,7 +180,7 @@ class _Swallow:
 
 def test_audit_catches_a_broken_mechanism(small_ds):
     X = small_ds.X[small_ds.entity_slices()[1]]
-    target = aud.make_targets(X, ["synthetic"], 5.0, 20)[0]
+    target = audit_targets.make_targets(X, ["synthetic"], 5.0, 20)[0]
     res = aud.audit_target(X, target, _BrokenPrivate(k=5, value_max=5.0), 100, np.random.SeedSequence(3))
     assert res["private"] and res["epsilon"] == pytest.approx(0.5)
     assert res["attacks"]["distance"]["epsilon_lb"] > 0.5  # flagged: above the claimed ε
@@ -230,7 +232,7 @@ def test_cli_writes_the_document(tmp_path, capsys):
 def test_verdict_is_inconclusive_when_the_claim_exceeds_what_the_runs_can_certify():
     # finding 5: 100 runs per class certify at most ≈ 2.6; a claim of 4 was "consistent" (green)
     # even for a mechanism with half its noise — it is inconclusive
-    ceiling = aud.max_certifiable_epsilon(50, 0.0, 1 - 0.05 / 6)
+    ceiling = bounds.max_certifiable_epsilon(50, 0.0, 1 - 0.05 / 6)
     assert aud.verdict_for(0.3, 4.0, ceiling) == "inconclusive"
     assert aud.verdict_for(0.3, 1.0, ceiling) == "consistent"
     assert aud.verdict_for(1.2, 1.0, ceiling) == "VIOLATION"
@@ -242,10 +244,10 @@ def test_audit_bounds_are_bonferroni_corrected_and_cover_the_counts(small_audit)
     # 2 targets × 3 attacks (distance, LR, counts): each test certified at 1 − 0.05/6
     assert cfg["family_size"] == 6 and cfg["per_test_confidence"] == pytest.approx(1 - 0.05 / 6)
     assert {r["attack"] for r in small_audit["results"]} == {"distance", "lr", "counts"}
-    ceil6 = aud.max_certifiable_epsilon(100, 0.0, 1 - 0.05 / 6)
+    ceil6 = bounds.max_certifiable_epsilon(100, 0.0, 1 - 0.05 / 6)
     assert all(r["max_certifiable_epsilon"] == pytest.approx(ceil6)
                for r in small_audit["results"] if r["attack"] != "lr")
-    assert ceil6 < aud.max_certifiable_epsilon(100, 0.0, 0.95)  # the correction costs certifiable ε
+    assert ceil6 < bounds.max_certifiable_epsilon(100, 0.0, 0.95)  # the correction costs certifiable ε
 
 
 def test_counts_attack_sees_a_count_released_without_noise():
@@ -260,7 +262,7 @@ def test_counts_attack_sees_a_count_released_without_noise():
 
     rng = np.random.default_rng(0)
     X = sp.csr_matrix((rng.random((30, 12)) < 0.3).astype(float))
-    tgt = aud.make_targets(X, ["synthetic"], 1.0, 12)[0]
+    tgt = audit_targets.make_targets(X, ["synthetic"], 1.0, 12)[0]
     res = aud.audit_target(X, tgt, ExactCounts(k=1, value_max=1.0, epsilon=1.0, delta=1e-6), 100,
                            np.random.SeedSequence(0), attacks=("distance", "counts"))
     assert res["attacks"]["counts"]["epsilon_lb"] > 1.0
@@ -304,7 +306,7 @@ def test_summable_audit_has_power_when_the_noise_is_shrunk(tiny_fed):
     sl = tiny_fed.entity_slices()
     Xh = sp.csr_matrix(tiny_fed.X[sl[1]], dtype=float)
     others = [sp.csr_matrix(tiny_fed.X[s], dtype=float) for j, s in enumerate(sl) if j != 1]
-    tgt = aud.make_targets(Xh, ["outlier"], 5.0, 12)[0]
+    tgt = audit_targets.make_targets(Xh, ["outlier"], 5.0, 12)[0]
     for name, agg in (("dp-popularity", "none"), ("dp-cooccurrence", "secure")):
         method = aud._audit_method(name, 10, 5.0, 0.5, 1e-6, {}, aggregation=agg)
         pc = aud.power_check(Xh, others, 1, tgt, method, 60, np.random.SeedSequence(3), factor=50.0, entity="b")

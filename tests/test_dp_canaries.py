@@ -10,7 +10,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.privacy import mechanisms as mech
-from dpfed_core.federation.dp_prototypes import DPPrototypes, _indicator
+from dpfed_core.federation.dp_prototypes import DPPrototypes
+from dpfed_core.federation.prototype_mechanisms import cluster_indicator
 from tests.dp_audit import (audit_exponential_mechanism, audit_laplace_count, audit_recovery,
                             patch_sampler, ScaledSampler)
 from tests.test_dp_neighbours import _cluster_rows
@@ -31,7 +32,7 @@ class TrueCountDenominator(DPPrototypes):
 
     def _recover(self, Xc, Xs, labels, eps_cnt, eps_sup, eps_sum, delta_sum, rng, ledger, tag, k=None):
         P, noisy_n = super()._recover(Xc, Xs, labels, eps_cnt, eps_sup, eps_sum, delta_sum, rng, ledger, tag, k=k)
-        true_n = np.asarray(_indicator(labels, self.k).sum(1)).ravel()
+        true_n = np.asarray(cluster_indicator(labels, self.k).sum(1)).ravel()
         # undo the noisy denominator, apply the true one (the bug), clip again
         return np.clip(P * np.maximum(noisy_n, 1)[:, None] / np.maximum(true_n, 1)[:, None],
                        0, self.value_max), noisy_n

@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpfed_core.federation.dp_prototypes import (DPPrototypes, partition_plan, private_local_search,
-                                                 private_partition, search_plan)
+from dpfed_core.federation.dp_prototypes import DPPrototypes
+from dpfed_core.federation.prototype_mechanisms import (partition_plan, private_local_search, private_partition,
+                                                        search_plan)
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.ledger import PrivacyLedger
 from tests.dp_audit import (ScaledSampler, audit_exponential_mechanism, audit_laplace_count,

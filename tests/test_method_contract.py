@@ -206,7 +206,8 @@ def test_privacy_model_decides_the_charge_not_the_wording():
 def test_example_method_is_picked_up_everywhere():
     """The example summable method (tests/example_method.py: one module + its registration) runs
     through the estimator, the registry's run path, the CLI's preflight and the audit."""
-    from dpfed_core.audit.membership import AuditTarget, audit_summable_target
+    from dpfed_core.audit.membership import audit_summable_target
+    from dpfed_core.audit.targets import AuditTarget
     from dpfed_core.cli.args import preflight
     from dpfed_core.federation.protocol import build_method
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpfed_core.federation.dp_prototypes import _SwapScorer
+from dpfed_core.federation.prototype_mechanisms import _SwapScorer
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -27,7 +27,7 @@ both hold together with confidence c, default 95 %). The threshold and the form 
 calibration half and the bound is computed on the untouched evaluation half, so the reported value
 is a valid lower bound on the mechanism's true ε with confidence c (no selection bias). With N
 evaluation runs per class no audit can certify more than ln((1 − a)/a), a = 1 − ((1 − c)/2)^(1/N)
-(``max_certifiable_epsilon``): e.g. ≈ 3.3 for N = 100 — a non-private method that leaks
+(:func:`~dpfed_core.audit.lower_bounds.max_certifiable_epsilon`): e.g. ≈ 3.3 for N = 100 — a non-private method that leaks
 perfectly shows this ceiling, not ∞.
 
 The verdict of a (method, ε) takes the maximum over targets × attacks, so each test is certified
@@ -52,6 +52,10 @@ attack list, so the Bonferroni family is targets × attacks as for prototypes. :
 (``power_factor``) reruns the harness with the noise shrunk and the claim kept: it must report a
 violation, or the verdict says "inconclusive".
 
+Modules: the statistics (Clopper–Pearson, ε bounds, ROC) are in :mod:`dpfed_core.audit.lower_bounds`
+and the targets with their neighbouring datasets in :mod:`dpfed_core.audit.targets`; this module
+runs the attacks, one audit, the grid of (method, ε) and its summary.
+
 What the audit is and is not: a *lower* bound from one family of attacks. A value far below the
 claimed ε does not prove the claim (the proof is the ledger); a value *above* the claimed ε for
 a DP method is a bug. The numbers are computed on private data and are for the entity's own
@@ -63,13 +67,15 @@ import datetime as _dt
 import math
 import time
 import zlib
-from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core import __version__
+from dpfed_core.audit.lower_bounds import (downsample_roc, empirical_epsilon, max_certifiable_epsilon, roc_auc,
+                                           roc_curve, tpr_at_fpr)
+from dpfed_core.audit.targets import AuditTarget, make_targets, neighbouring_pair
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import PrivacyLedger
@@ -92,240 +98,6 @@ def ensure_prototype_methods() -> None:
         from dpfed_core.federation import dp_prototypes  # noqa: F401
     except ImportError:  # pragma: no cover - only while the module is being written
         pass
-
-
-# =============================================================================== statistics
-def clopper_pearson(successes, trials, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided Clopper–Pearson interval for binomial proportions (vectorised).
-
-    Parameters
-    ----------
-    successes : array of int — observed successes x (0 ≤ x ≤ n).
-    trials : int or array of int — n.
-    confidence : two-sided level c; each end is a one-sided bound at level (1 + c)/2.
-
-    Returns
-    -------
-    (lo, hi) : arrays of the same shape as ``successes`` (lo = 0 when x = 0, hi = 1 when x = n).
-    """
-    x = np.asarray(successes, dtype=float)
-    n = np.broadcast_to(np.asarray(trials, dtype=float), x.shape)
-    a = (1.0 - confidence) / 2.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        from scipy import stats  # deferred: scipy.stats costs a third of a CLI start-up
-
-        lo = np.where(x > 0, stats.beta.ppf(a, np.maximum(x, 1e-300), n - x + 1), 0.0)
-        hi = np.where(x < n, stats.beta.ppf(1 - a, x + 1, np.maximum(n - x, 1e-300)), 1.0)
-    return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
-
-
-def epsilon_bounds(tp, fn, fp, tn, delta: float = 0.0, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Empirical ε lower bounds of tests given their confusion counts (vectorised over tests).
-
-    A test says "IN" on tp of the IN runs (fn missed) and on fp of the OUT runs (tn correct).
-    Returns ``(eps_in, eps_out)``: ln((TPR_lo − δ)/FPR_hi) and the symmetric
-    ln((TNR_lo − δ)/FNR_hi), with Clopper–Pearson bounds at two-sided ``confidence`` (so the lower
-    bound of the numerator and the upper bound of the denominator hold together with probability
-    ≥ ``confidence``). Entries are −inf where the numerator is ≤ 0; never NaN.
-    """
-    tp, fn, fp, tn = (np.asarray(v, dtype=float) for v in (tp, fn, fp, tn))
-    n_in, n_out = tp + fn, fp + tn
-    tpr_lo, tpr_hi = clopper_pearson(tp, n_in, confidence)
-    fpr_lo, fpr_hi = clopper_pearson(fp, n_out, confidence)
-    tnr_lo = 1.0 - fpr_hi
-    fnr_hi = 1.0 - tpr_lo
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e1 = np.log(np.maximum(tpr_lo - delta, 0.0)) - np.log(fpr_hi)
-        e2 = np.log(np.maximum(tnr_lo - delta, 0.0)) - np.log(fnr_hi)
-    return np.nan_to_num(e1, nan=-np.inf), np.nan_to_num(e2, nan=-np.inf)
-
-
-def max_certifiable_epsilon(n_per_class: int, delta: float = 0.0, confidence: float = 0.95) -> float:
-    """The largest ε lower bound any attack can certify with ``n_per_class`` evaluation runs per
-    class: that of a perfect test (tp = n, fp = 0)."""
-    e1, _ = epsilon_bounds(n_per_class, 0, 0, n_per_class, delta, confidence)
-    return float(max(e1, 0.0))
-
-
-def _confusion_at(scores_out: np.ndarray, scores_in: np.ndarray, thresholds: np.ndarray):
-    """Counts of the tests "IN iff score ≥ t" for each threshold t (vectorised by sorting)."""
-    so, si = np.sort(scores_out), np.sort(scores_in)
-    tp = si.size - np.searchsorted(si, thresholds, side="left")
-    fp = so.size - np.searchsorted(so, thresholds, side="left")
-    return tp, si.size - tp, fp, so.size - fp
-
-
-def roc_curve(scores_out: np.ndarray, scores_in: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """ROC of the tests "IN iff score ≥ t" over every distinct score (plus +inf), FPR ascending.
-
-    Returns (fpr, tpr, thresholds)."""
-    so = np.asarray(scores_out, dtype=float)
-    si = np.asarray(scores_in, dtype=float)
-    thr = np.unique(np.concatenate([so, si]))[::-1]
-    thr = np.concatenate([[np.inf], thr])
-    tp, fn, fp, tn = _confusion_at(so, si, thr)
-    return fp / max(so.size, 1), tp / max(si.size, 1), thr
-
-
-def roc_auc(scores_out: np.ndarray, scores_in: np.ndarray) -> float:
-    """Area under the ROC curve = P(score_IN > score_OUT) + ½·P(tie) (Mann–Whitney U / n₀n₁)."""
-    so = np.asarray(scores_out, dtype=float)
-    si = np.asarray(scores_in, dtype=float)
-    if so.size == 0 or si.size == 0:
-        return math.nan
-    from scipy.stats import rankdata  # deferred (see clopper_pearson)
-
-    ranks = rankdata(np.concatenate([so, si]))  # average ranks handle ties as ½
-    u = ranks[so.size:].sum() - si.size * (si.size + 1) / 2.0
-    return float(u / (so.size * si.size))
-
-
-def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
-    """Largest TPR among tests with FPR ≤ ``target`` (the ROC's operating point at low FPR)."""
-    ok = fpr <= target + 1e-12
-    return float(tpr[ok].max()) if ok.any() else 0.0
-
-
-def empirical_epsilon(cal_out: np.ndarray, cal_in: np.ndarray, ev_out: np.ndarray, ev_in: np.ndarray,
-                      delta: float = 0.0, confidence: float = 0.95) -> dict:
-    """ε lower bound with the threshold chosen on calibration runs and certified on evaluation runs.
-
-    The threshold and the form (``"tpr/fpr"`` or ``"tnr/fnr"``) maximise the bound on the
-    calibration scores; the evaluation scores then give the reported bound (floored at 0), so the
-    choice does not bias it. Returns ``{"epsilon_lb", "form", "threshold", "tp", "fn", "fp", "tn"}``
-    (counts on the evaluation runs)."""
-    cal_out, cal_in = np.asarray(cal_out, float), np.asarray(cal_in, float)
-    ev_out, ev_in = np.asarray(ev_out, float), np.asarray(ev_in, float)
-    thr = np.unique(np.concatenate([cal_out, cal_in]))
-    if thr.size == 0:
-        thr = np.array([0.0])
-    # candidate thresholds halfway between consecutive calibration scores generalise better than
-    # the scores themselves (a test at an observed score is tied with it)
-    mids = np.concatenate([[thr[0] - 1.0], (thr[:-1] + thr[1:]) / 2.0, [thr[-1] + 1.0]])
-    e1, e2 = epsilon_bounds(*_confusion_at(cal_out, cal_in, mids), delta, confidence)
-    i1, i2 = int(np.argmax(e1)), int(np.argmax(e2))
-    form, t = ("tpr/fpr", mids[i1]) if e1[i1] >= e2[i2] else ("tnr/fnr", mids[i2])
-    tp, fn, fp, tn = (int(v[0]) for v in _confusion_at(ev_out, ev_in, np.array([t])))
-    f1, f2 = epsilon_bounds(tp, fn, fp, tn, delta, confidence)
-    eps = float(f1 if form == "tpr/fpr" else f2)
-    return {"epsilon_lb": max(eps, 0.0), "form": form, "threshold": float(t),
-            "tp": tp, "fn": fn, "fp": fp, "tn": tn}
-
-
-# =============================================================================== targets
-@dataclass(frozen=True)
-class AuditTarget:
-    """One user whose membership is audited.
-
-    name : label shown in reports. kind : "synthetic" | "outlier" | "typical" | "user".
-    row : (m,) the target's row as the mechanism receives it (dense, float64).
-    index : row index within the entity's matrix for a real user (None for a synthetic row).
-    user_id : the user's id for a real user. nn_distance : Euclidean distance to the nearest other
-    user of the entity (value units), a measure of how exposed the target is.
-    """
-
-    name: str
-    kind: str
-    row: np.ndarray
-    index: int | None = None
-    user_id: str | None = None
-    nn_distance: float = math.nan
-
-    def describe(self) -> dict:
-        return {"name": self.name, "kind": self.kind, "user_id": self.user_id,
-                "nonzeros": int(np.count_nonzero(self.row)), "norm": float(np.linalg.norm(self.row)),
-                "nn_distance": self.nn_distance}
-
-
-def _row_sq_norms(X: sp.csr_matrix) -> np.ndarray:
-    return np.asarray(X.multiply(X).sum(1)).ravel()
-
-
-def nearest_neighbour_stats(X: sp.csr_matrix, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
-    """For each row: distance to its nearest other row, and mean distance to all other rows
-    (Euclidean, value units). Chunked so memory stays O(chunk·n)."""
-    X = sp.csr_matrix(X, dtype=np.float64)
-    n = X.shape[0]
-    sq = _row_sq_norms(X)
-    nn = np.full(n, np.inf)
-    mean = np.zeros(n)
-    for s in range(0, n, chunk):
-        e = min(n, s + chunk)
-        G = np.asarray((X[s:e] @ X.T).todense())
-        D = np.sqrt(np.maximum(sq[s:e, None] - 2.0 * G + sq[None, :], 0.0))
-        D[np.arange(e - s), np.arange(s, e)] = np.inf
-        nn[s:e] = D.min(1)
-        D[np.arange(e - s), np.arange(s, e)] = 0.0
-        mean[s:e] = D.sum(1) / max(n - 1, 1)
-    return nn, mean
-
-
-def worst_case_row(X: sp.csr_matrix, value_max: float, support: int) -> np.ndarray:
-    """A synthetic user at the worst spot for prototype releases: the public maximum Λ∞ on the
-    ``support`` items the entity's users touch least (ties by item index). Its ℓ2 norm is
-    Λ∞·√s — exactly the default row bound Λ of ``dp-prototypes``, so no clipping softens it — and
-    its presence moves the cluster sums of items that are otherwise (nearly) zero."""
-    m = X.shape[1]
-    s = int(min(max(support, 1), m))
-    col_count = np.diff(sp.csc_matrix(X).indptr)
-    items = np.lexsort((np.arange(m), col_count))[:s]
-    row = np.zeros(m)
-    row[items] = float(value_max)
-    return row
-
-
-def make_targets(X: sp.csr_matrix, specs: Sequence[str], value_max: float, support: int,
-                 user_ids: Sequence[str] | None = None) -> list[AuditTarget]:
-    """Build the audit targets of one entity.
-
-    specs : any of ``"synthetic"``, ``"outlier"`` (largest nearest-neighbour distance),
-    ``"typical"`` (smallest mean distance to the others) and ``"user:<id>"``.
-    Real rows are clipped to [0, value_max] (the public bound every method clips to).
-    """
-    X = sp.csr_matrix(X, dtype=np.float64)
-    n = X.shape[0]
-    Xc = X.copy()
-    np.clip(Xc.data, 0.0, value_max, out=Xc.data)
-    ids = np.asarray(user_ids if user_ids is not None else [str(i) for i in range(n)]).astype(str)
-    need_real = any(s != "synthetic" for s in specs)
-    if need_real and n < 2:
-        raise ConfigError("auditing a real user needs an entity with at least 2 users")
-    nn, mean = nearest_neighbour_stats(Xc) if need_real else (None, None)
-    out: list[AuditTarget] = []
-    for spec in dict.fromkeys(specs):
-        if spec == "synthetic":
-            row = worst_case_row(Xc, value_max, support)
-            d = np.sqrt(np.maximum(_row_sq_norms(Xc) - 2.0 * (Xc @ row) + row @ row, 0.0))
-            out.append(AuditTarget(TARGET_LABELS["synthetic"], "synthetic", row,
-                                   nn_distance=float(d.min()) if n else math.nan))
-            continue
-        if spec == "outlier":
-            i = int(np.argmax(nn))
-        elif spec == "typical":
-            i = int(np.argmin(mean))
-        elif spec.startswith("user:"):
-            uid = spec.split(":", 1)[1]
-            hits = np.flatnonzero(ids == uid)
-            if hits.size == 0:
-                raise ConfigError(f"target user {uid!r} is not a user of this entity")
-            i = int(hits[0])
-        else:
-            raise ConfigError(f"unknown audit target {spec!r}; use synthetic, outlier, typical or user:<id>")
-        kind = spec.split(":")[0] if not spec.startswith("user:") else "user"
-        label = TARGET_LABELS.get(kind, "chosen user")
-        out.append(AuditTarget(f"{label} ({ids[i]})", kind, Xc[i].toarray().ravel(), i, str(ids[i]),
-                               float(nn[i])))
-    return out
-
-
-def neighbouring_pair(X: sp.csr_matrix, target: AuditTarget) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """(D₀ without the target, D₁ with it) — the add/remove-one-user neighbours of the guarantee."""
-    X = sp.csr_matrix(X, dtype=np.float64)
-    if target.index is None:
-        return X, sp.vstack([X, sp.csr_matrix(target.row[None, :])], format="csr")
-    keep = np.ones(X.shape[0], dtype=bool)
-    keep[target.index] = False
-    return X[keep], X
 
 
 # =============================================================================== attacks
@@ -452,15 +224,6 @@ _DENSE_OK = {"kmeans", "krandom"}
 _DENSE_CELLS = 2_000_000
 
 
-def _downsample_roc(fpr: np.ndarray, tpr: np.ndarray, n: int = ROC_POINTS) -> tuple[list, list]:
-    if fpr.size <= n:
-        return fpr.tolist(), tpr.tolist()
-    grid = np.linspace(0, 1, n)
-    # keep the step shape: the best TPR reachable at each FPR on the grid, plus both ends
-    idx = np.searchsorted(fpr, grid, side="right") - 1
-    idx = np.clip(idx, 0, fpr.size - 1)
-    return np.concatenate([[0.0], grid, [1.0]]).tolist(), np.concatenate([[tpr[0]], tpr[idx], [1.0]]).tolist()
-
 
 def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod, runs: int,
                  seed: np.random.SeedSequence, *, attacks: Sequence[str] = DEFAULT_ATTACKS,
@@ -536,7 +299,7 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
             roc_out, roc_in = s[0], s[1]  # parameter-free: the ROC uses every run
             n_cert = runs - half
         fpr, tpr, _ = roc_curve(roc_out, roc_in)
-        rf, rt = _downsample_roc(fpr, tpr)
+        rf, rt = downsample_roc(fpr, tpr)
         results[a] = {
             "attack": a,
             "label": ATTACK_LABELS[a],
@@ -598,7 +361,7 @@ def run_audit(
     delta : δ per entity for private methods. k : prototypes per entity.
     prototype_params : extra keyword arguments of the methods (e.g. ``{"support": 20}``); keys a
         non-private method does not take are ignored for it.
-    targets : see :func:`make_targets`. runs : releases per class (IN and OUT) per job.
+    targets : see :func:`~dpfed_core.audit.targets.make_targets`. runs : releases per class (IN and OUT) per job.
     attacks : ``"distance"``, ``"lr"``; ``with_v`` adds ``"v-residual"`` (server NMF with
         ``rank``, ``lam`` per run: slower).
     confidence : family-wise level of the ε lower bounds: each of the F = targets × attacks tests of
@@ -937,7 +700,7 @@ def audit_summable_target(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], p
             eps = empirical_epsilon(s[0, :half], s[1, :half], s[0, half:], s[1, half:], delta_claim, confidence)
             roc_out, roc_in, n_cert = s[0], s[1], runs - half
         fpr, tpr, _ = roc_curve(roc_out, roc_in)
-        rf, rt = _downsample_roc(fpr, tpr)
+        rf, rt = downsample_roc(fpr, tpr)
         results[a] = {
             "attack": a, "label": SUMMABLE_ATTACK_LABELS[a], "auc": roc_auc(roc_out, roc_in),
             "tpr_at_fpr": {f"{f:g}": tpr_at_fpr(fpr, tpr, f) for f in fprs}, **eps,

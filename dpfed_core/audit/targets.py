@@ -1,0 +1,133 @@
+"""Who a membership audit is about: the target users of one entity (a synthetic worst case, the
+most isolated user, a typical one, or a named one) and the two neighbouring datasets without and
+with the target — exactly the add-or-remove-one-user relation of the guarantee.
+
+Apart from :mod:`dpfed_core.audit.membership` because choosing targets reads the entity's rows and
+nothing of a release: the attacks only see a target's row.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpfed_core.audit.defaults import TARGET_LABELS
+from dpfed_core.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class AuditTarget:
+    """One user whose membership is audited.
+
+    name : label shown in reports. kind : "synthetic" | "outlier" | "typical" | "user".
+    row : (m,) the target's row as the mechanism receives it (dense, float64).
+    index : row index within the entity's matrix for a real user (None for a synthetic row).
+    user_id : the user's id for a real user. nn_distance : Euclidean distance to the nearest other
+    user of the entity (value units), a measure of how exposed the target is.
+    """
+
+    name: str
+    kind: str
+    row: np.ndarray
+    index: int | None = None
+    user_id: str | None = None
+    nn_distance: float = math.nan
+
+    def describe(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "user_id": self.user_id,
+                "nonzeros": int(np.count_nonzero(self.row)), "norm": float(np.linalg.norm(self.row)),
+                "nn_distance": self.nn_distance}
+
+
+def _row_sq_norms(X: sp.csr_matrix) -> np.ndarray:
+    return np.asarray(X.multiply(X).sum(1)).ravel()
+
+
+def nearest_neighbour_stats(X: sp.csr_matrix, chunk: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """For each row: distance to its nearest other row, and mean distance to all other rows
+    (Euclidean, value units). Chunked so memory stays O(chunk·n)."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n = X.shape[0]
+    sq = _row_sq_norms(X)
+    nn = np.full(n, np.inf)
+    mean = np.zeros(n)
+    for s in range(0, n, chunk):
+        e = min(n, s + chunk)
+        G = np.asarray((X[s:e] @ X.T).todense())
+        D = np.sqrt(np.maximum(sq[s:e, None] - 2.0 * G + sq[None, :], 0.0))
+        D[np.arange(e - s), np.arange(s, e)] = np.inf
+        nn[s:e] = D.min(1)
+        D[np.arange(e - s), np.arange(s, e)] = 0.0
+        mean[s:e] = D.sum(1) / max(n - 1, 1)
+    return nn, mean
+
+
+def worst_case_row(X: sp.csr_matrix, value_max: float, support: int) -> np.ndarray:
+    """A synthetic user at the worst spot for prototype releases: the public maximum Λ∞ on the
+    ``support`` items the entity's users touch least (ties by item index). Its ℓ2 norm is
+    Λ∞·√s — exactly the default row bound Λ of ``dp-prototypes``, so no clipping softens it — and
+    its presence moves the cluster sums of items that are otherwise (nearly) zero."""
+    m = X.shape[1]
+    s = int(min(max(support, 1), m))
+    col_count = np.diff(sp.csc_matrix(X).indptr)
+    items = np.lexsort((np.arange(m), col_count))[:s]
+    row = np.zeros(m)
+    row[items] = float(value_max)
+    return row
+
+
+def make_targets(X: sp.csr_matrix, specs: Sequence[str], value_max: float, support: int,
+                 user_ids: Sequence[str] | None = None) -> list[AuditTarget]:
+    """Build the audit targets of one entity.
+
+    specs : any of ``"synthetic"``, ``"outlier"`` (largest nearest-neighbour distance),
+    ``"typical"`` (smallest mean distance to the others) and ``"user:<id>"``.
+    Real rows are clipped to [0, value_max] (the public bound every method clips to).
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n = X.shape[0]
+    Xc = X.copy()
+    np.clip(Xc.data, 0.0, value_max, out=Xc.data)
+    ids = np.asarray(user_ids if user_ids is not None else [str(i) for i in range(n)]).astype(str)
+    need_real = any(s != "synthetic" for s in specs)
+    if need_real and n < 2:
+        raise ConfigError("auditing a real user needs an entity with at least 2 users")
+    nn, mean = nearest_neighbour_stats(Xc) if need_real else (None, None)
+    out: list[AuditTarget] = []
+    for spec in dict.fromkeys(specs):
+        if spec == "synthetic":
+            row = worst_case_row(Xc, value_max, support)
+            d = np.sqrt(np.maximum(_row_sq_norms(Xc) - 2.0 * (Xc @ row) + row @ row, 0.0))
+            out.append(AuditTarget(TARGET_LABELS["synthetic"], "synthetic", row,
+                                   nn_distance=float(d.min()) if n else math.nan))
+            continue
+        if spec == "outlier":
+            i = int(np.argmax(nn))
+        elif spec == "typical":
+            i = int(np.argmin(mean))
+        elif spec.startswith("user:"):
+            uid = spec.split(":", 1)[1]
+            hits = np.flatnonzero(ids == uid)
+            if hits.size == 0:
+                raise ConfigError(f"target user {uid!r} is not a user of this entity")
+            i = int(hits[0])
+        else:
+            raise ConfigError(f"unknown audit target {spec!r}; use synthetic, outlier, typical or user:<id>")
+        kind = spec.split(":")[0] if not spec.startswith("user:") else "user"
+        label = TARGET_LABELS.get(kind, "chosen user")
+        out.append(AuditTarget(f"{label} ({ids[i]})", kind, Xc[i].toarray().ravel(), i, str(ids[i]),
+                               float(nn[i])))
+    return out
+
+
+def neighbouring_pair(X: sp.csr_matrix, target: AuditTarget) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """(D₀ without the target, D₁ with it) — the add/remove-one-user neighbours of the guarantee."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if target.index is None:
+        return X, sp.vstack([X, sp.csr_matrix(target.row[None, :])], format="csr")
+    keep = np.ones(X.shape[0], dtype=bool)
+    keep[target.index] = False
+    return X[keep], X
