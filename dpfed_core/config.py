@@ -83,7 +83,15 @@ class RunConfig:
     aggregation: str = "none"
     max_dropouts: int = 0
 
+    def __post_init__(self) -> None:
+        # A configuration is checked where it is made, whoever makes it (the CLI's flags, a dashboard
+        # page, a stored document, a node's message, ``replace``): one rule, and no later step has
+        # to re-check what cannot exist invalid.
+        self.validate()
+
     def validate(self) -> "RunConfig":
+        """Raise :class:`~dpfed_core.errors.ConfigError` naming the first unusable value; returns
+        ``self``. Runs when the configuration is made; call it again only after changing a field."""
         validate_budget(self.epsilon, self.delta)
         check_epsilon(self.epsilon)
         for name in ("k", "rank", "top_n", "n_hidden", "max_iter"):

@@ -147,7 +147,7 @@ if dash.is_summable(method):
                 "entity adds a share of the noise. " if st.session_state["fed_secure"] else
                 "**Secure aggregation off**: every entity adds the full noise and the server sees each release. ")
                + dash.escape_md(dash.advice_text(data=ui.data_cli_args())))
-_kn = dash.k_note(method, base.replace(k=int(st.session_state["fed_k"]), method=method))
+_kn = None if errors else dash.k_note(method, base.replace(k=int(st.session_state["fed_k"]), method=method))
 if spec.uses_k and _kn:
     st.caption(_kn)
 for w in budget_warnings:
@@ -219,7 +219,9 @@ with st.expander("Advanced: bounds, budget split, server, split"):
     n_hidden = int(s4.number_input("Hidden entries per test user", 1, 50, key="fed_n_hidden",
                                    help="CLI: --n-hidden."))
 
-config = base.replace(
+# a configuration is checked where it is made: an unusable control value is one error on the page
+# (the Run button disabled), and the page goes on with the controls' last usable configuration
+_settings = dict(
     method=method, epsilon=epsilon if spec.uses_epsilon else math.inf,
     delta=delta if spec.uses_epsilon else base.delta,
     k=int(st.session_state["fed_k"]), rank=int(st.session_state["fed_rank"]),
@@ -230,6 +232,13 @@ config = base.replace(
     prototype_params=proto_params,
     aggregation="secure" if st.session_state.get("fed_secure") and dash.is_summable(method) else "none",
 )
+try:
+    config = base.replace(**_settings)
+except DpfedError as exc:
+    if not errors:  # the controls' own checks above already named the value
+        errors.append(dash.friendly_message(exc))
+    config = base.replace(method=method, epsilon=_settings["epsilon"], delta=_settings["delta"],
+                          prototype_params=proto_params, aggregation=_settings["aggregation"])
 if spec.uses_epsilon and not errors and math.isfinite(epsilon):
     try:
         plans = dash.budget_plans(method, ds, config)

@@ -38,7 +38,6 @@ try:
     grid = dash.parse_grid(grid_text)
     seeds = dash.parse_seeds(seeds_text)
     config = base.replace(method=method, epsilon=base.epsilon if METHODS[base.method].uses_epsilon else 1.0)
-    config.validate()
 except DpfedError as exc:
     ui.show_error(exc)
     st.stop()

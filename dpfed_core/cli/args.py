@@ -492,7 +492,7 @@ def run_config(args, dataset) -> RunConfig:
         n_hidden=given("n_hidden", base.n_hidden), server_weighting=given("server_weighting", base.server_weighting),
         prototype_params=params, n_jobs=n_jobs,
         aggregation=given("aggregation", base.aggregation), max_dropouts=given("max_dropouts", base.max_dropouts),
-    ).validate()
+    )
     if args.method in available_methods():  # an unknown method is named by the run service's check
         check_unused_flags(args, args.method)
     return config

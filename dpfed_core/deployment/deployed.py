@@ -185,7 +185,6 @@ def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str =
     Returns ``(config, spec)`` (ε dropped for a method that takes none)."""
     if engine not in ENGINES:
         raise ConfigError(f"--engine {engine!r}: choose {' or '.join(ENGINES)}")
-    config.validate()
     spec = get_method(config.method)
     if config.method not in deployable_methods():
         raise ConfigError(f"method {config.method!r} does not run as a deployment; deploy-local runs the "

@@ -99,7 +99,6 @@ def _effective_epsilon(method: str, epsilon: float) -> float:
 
 def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str] = ()) -> list[PlannedRelease]:
     """Releases of ``python -m dpfed_core run``: the method, then each compared method (same ε)."""
-    config.validate()
     out = []
     for i, m in enumerate(dict.fromkeys([config.method, *compare])):
         eps = _effective_epsilon(m, config.epsilon)
@@ -118,7 +117,6 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
 
     references = DEFAULT_REFERENCES if references is None else references
 
-    config.validate()
     epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
     for r in references:
         get_method(r)

@@ -162,7 +162,6 @@ def run_method(
 ) -> tuple[dict, MethodResult]:
     """Fit ``config.method`` on the split's training data and evaluate it. Returns the result
     document and the fitted :class:`MethodResult` (for the dashboard's views)."""
-    config.validate()
     spec = get_method(config.method)
     check_declared_federation(dataset, config)
     if not spec.uses_epsilon and math.isfinite(config.epsilon):
@@ -523,7 +522,7 @@ def run_comparison(
     progress: ProgressFn | None = None,
 ) -> dict[str, dict]:
     """Run ``config.method`` and each of ``methods`` on the same split. Returns {method: document}."""
-    split = make_split(dataset, config.validate())
+    split = make_split(dataset, config)
     out = {}
     for name in dict.fromkeys([config.method, *methods]):
         out[name] = run_method(dataset, config.replace(method=name), split, progress)[0]
@@ -622,7 +621,6 @@ def sweep(
     resume : a partial (or complete) document of the same sweep; its finished points are kept and
         not recomputed. Its configuration and dataset must match this sweep's.
     """
-    config.validate()
     epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
     references = DEFAULT_REFERENCES if references is None else references
     spec = get_method(config.method)

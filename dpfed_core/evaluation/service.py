@@ -35,17 +35,18 @@ class RunOutcome:
 
 
 def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str] = ()) -> None:
-    """Every check a run needs before anything is charged or computed, at one boundary: the
-    configuration, every method name, each method's declared parameters against the data's public
-    shape (a federated method is built by the one factory and checks its bounds), and — for a DP
-    run — a declared federation (:func:`~dpfed_core.evaluation.experiments.check_declared_federation`)."""
+    """Every check a run needs before anything is charged or computed, at one boundary: every method
+    name, each method's declared parameters against the data's public shape (a federated method is
+    built by the one factory and checks its bounds), and — for a DP run — a declared federation
+    (:func:`~dpfed_core.evaluation.experiments.check_declared_federation`). The configuration's own
+    values were checked when it was made (:class:`~dpfed_core.config.RunConfig` cannot exist invalid),
+    so no later step re-checks them."""
     import scipy.sparse as sp
 
     from dpfed_core.errors import ConfigError, DpfedError
     from dpfed_core.evaluation.experiments import check_declared_federation
     from dpfed_core.federation.protocol import FederatedRecommender, build_method
 
-    config.validate()
     compare = list(compare)
     for m in compare:
         get_method(m)
