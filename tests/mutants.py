@@ -9,8 +9,11 @@ if any mutant survives, if a mutant's text is no longer found in the source (the
 or if the unmutated copy does not pass the same tests (a baseline that fails kills nothing).
 ``tests/test_mutants_runner.py`` checks the edits themselves.
 
-The first seven are the bugs the review found the old suite let through or had to catch; the rest
-are the issue's own examples plus the finding-1 and true-count regressions.
+Every summable method of the engine (``dpfed_core``) is covered: each call of ``self.gaussian_share``
+in its class gets a generated mutant (:func:`summable_share_mutants`: the sensitivity it states
+halved, aimed at the release audit of that method), so a new method needs no line here; a method
+that draws its noise otherwise needs a mutant written below, and
+``tests/test_mutants_runner.py`` fails naming any built-in summable method without one.
 
 Usage: ``python tests/mutants.py [--list] [--only NAME ...]``.
 """
@@ -66,7 +69,8 @@ class Mutant:
     give only its first positional arguments and leave out keywords the real call has. It must match
     exactly once. new : what replaces the matched node, ``ORIG`` standing for the node itself; or,
     with ``arg`` (a position or a keyword), what replaces that argument of the matched call,
-    ``ORIG`` standing for the argument.
+    ``ORIG`` standing for the argument. nth : when the pattern matches several times (e.g. one call
+    per stage), edit the nth match (from 0) instead of requiring exactly one.
     """
 
     name: str
@@ -76,6 +80,7 @@ class Mutant:
     new: str
     tests: tuple[str, ...]
     arg: int | str | None = None
+    nth: int | None = None
 
 
 def _parse(code: str) -> ast.AST:
@@ -131,17 +136,22 @@ class _Substitute(ast.NodeTransformer):
         return copy.deepcopy(self.original) if node.id == "ORIG" else node
 
 
+def _hits(fn: ast.AST, pattern: ast.AST) -> list[tuple[ast.AST, str, int | None, ast.AST]]:
+    """(parent, field, index, node) of every node under ``fn`` matching ``pattern``, in a fixed order."""
+    return [(parent, field, i, node) for parent in ast.walk(fn) for field, value in ast.iter_fields(parent)
+            for i, node in (enumerate(value) if isinstance(value, list) else [(None, value)])
+            if isinstance(node, ast.AST) and _matches(pattern, node)]
+
+
 def apply_mutant(source: str, m: Mutant) -> str:
     """The mutated module source; a :class:`LookupError` when the pattern is not found exactly once."""
     tree = ast.parse(source)
-    fn = _function(tree, m.where)
-    pattern = _parse(m.find)
-    hits = [(parent, field, i, node) for parent in ast.walk(fn) for field, value in ast.iter_fields(parent)
-            for i, node in (enumerate(value) if isinstance(value, list) else [(None, value)])
-            if isinstance(node, ast.AST) and _matches(pattern, node)]
-    if len(hits) != 1:
+    hits = _hits(_function(tree, m.where), _parse(m.find))
+    if m.nth is None and len(hits) != 1:
         raise LookupError(f"{m.name}: pattern found {len(hits)} times in {m.where}")
-    parent, field, i, node = hits[0]
+    if m.nth is not None and len(hits) <= m.nth:
+        raise LookupError(f"{m.name}: pattern found {len(hits)} times in {m.where}, not {m.nth + 1}")
+    parent, field, i, node = hits[m.nth or 0]
     if m.arg is not None:
         if not isinstance(node, ast.Call):
             raise LookupError(f"{m.name}: arg= needs a call")
@@ -239,7 +249,7 @@ MUTANTS = (
            "math.sqrt(2.0)", "2.0",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
     Mutant("summable-share-sensitivity-halved", SUMM, "SummableMethod.gaussian_share",
-           "mech.gaussian_mechanism(values, sensitivity, self.epsilon)", "ORIG / 2",
+           "mech.gaussian_mechanism(values, sensitivity, epsilon)", "ORIG / 2",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",), arg=1),
     Mutant("cooccurrence-stage-sigma-sqrt2-too-small", SUMM, "DPCooccurrence.share",
            "mech.gaussian_mechanism(values, 1.0, plan['stage_epsilon'][stage])", "ORIG / math.sqrt(2)",
@@ -348,6 +358,10 @@ MUTANTS = (
            "secure_catalogue_divisor", "config.aggregation != 'secure'", "False",
            ("tests/test_site_items.py::test_without_secure_aggregation_each_site_releases_its_full_noise_histogram"
             "_and_the_run_stays_within_epsilon",)),
+    Mutant("budget-split-stage-spends-whole-rho", "dpfed_core/privacy/budget_split.py", "_plan",
+           "share * rho / count", "rho",
+           ("tests/test_budget_split.py::"
+            "test_two_stage_gaussian_shares_charge_their_split_and_stay_within_the_budget",)),
     Mutant("dp-als-sensitivity-understated", "dpfed_core/federation/dp_als.py", "_als_plan",
            "math.sqrt(2.0)", "1.0",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
@@ -365,6 +379,67 @@ MUTANTS = (
            "PlannedRelease(kind='run')", "True", (f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer",),
            arg="simulation"),
 )
+
+
+GAUSSIAN_SHARE = "self.gaussian_share()"
+SHARE_AUDIT = f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity"
+
+
+def builtin_summable_methods() -> list[tuple[str, type, str]]:
+    """``(name, class, module path)`` of every registered summable method defined in ``dpfed_core``
+    (not the tests' example or a plug-in), by name."""
+    import inspect
+
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    import dpfed_core.federation  # noqa: F401  (registers the engine's methods)
+    from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+    out = []
+    for name, cls in sorted(SUMMABLE_METHODS.items()):
+        path = Path(inspect.getsourcefile(cls)).resolve()
+        if (REPO / "dpfed_core") in path.parents:
+            out.append((name, cls, path.relative_to(REPO).as_posix()))
+    return out
+
+
+def summable_share_mutants() -> tuple[Mutant, ...]:
+    """One mutant per call of ``self.gaussian_share`` in a built-in summable method's class: the L2
+    sensitivity the call states halved (σ and the row's sensitivity with it), so the release the
+    noise is added to moves by more than the row says. The release audit of that method
+    (:data:`SHARE_AUDIT`, without secure aggregation) must kill it; it survives only when the method
+    states a sensitivity more than twice what one user can move its release by — then tighten it."""
+    out = []
+    for name, cls, path in builtin_summable_methods():
+        tree = ast.parse((REPO / path).read_text(encoding="utf-8"))
+        node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
+        for fn in node.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            hits = _hits(fn, _parse(GAUSSIAN_SHARE))
+            for i, (*_, call) in enumerate(hits):
+                by_name = any(k.arg == "sensitivity" for k in call.keywords)
+                arg = 1 if len(call.args) > 1 else ("sensitivity" if by_name else None)
+                if arg is None:
+                    continue
+                suffix = f"-{i + 1}" if len(hits) > 1 else ""
+                out.append(Mutant(f"{name}-{fn.name.strip('_')}-sensitivity-halved{suffix}", path,
+                                  f"{cls.__name__}.{fn.name}", GAUSSIAN_SHARE, "ORIG / 2",
+                                  (f"{SHARE_AUDIT}[{name}-none]",), arg=arg, nth=i))
+    return tuple(out)
+
+
+def covers(m: Mutant, cls: type, path: str) -> bool:
+    """Whether mutant ``m`` edits the summable method ``cls`` (defined in ``path``): a function of its
+    class, or a function of the module when the module defines that method alone."""
+    if m.path != path:
+        return False
+    if m.where.split(".")[0] == cls.__name__:
+        return True
+    return [c for n, c, p in builtin_summable_methods() if p == path] == [cls]
+
+
+MUTANTS = MUTANTS + summable_share_mutants()
 
 
 def _copy_tree(dest: Path) -> None:

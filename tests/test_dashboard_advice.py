@@ -95,18 +95,21 @@ def test_k_and_rank_validated_in_place(clinic):
 
 
 def test_one_distinct_colour_per_registered_method():
-    from dpfed_core.reporting.plots import METHOD_COLORS, method_color
+    from dpfed_core.reporting.plots import _EXTRA, METHOD_COLORS, method_color
 
-    from example_method import NAME as EXAMPLE
+    import example_method  # noqa: F401  (a method registered outside the map: its colour is derived)
 
-    # the engine's own methods (the tests' example method, when another test registered it, gets a
-    # stable colour derived from its name, checked below)
-    methods = [m for m in dash.method_catalogue()["method"] if m != EXAMPLE]
-    assert len(methods) >= 20
-    assert set(methods) <= set(METHOD_COLORS), set(methods) - set(METHOD_COLORS)
+    methods = list(dash.method_catalogue()["method"])
+    assert len(methods) >= 20 and example_method.NAME in methods
     colours = [method_color(m).lower() for m in methods]
-    assert len(set(colours)) == len(colours)
+    assert len(set(colours)) == len(colours), sorted(zip(colours, methods))
+    listed = {c.lower() for c in METHOD_COLORS.values()}
+    assert len(listed) == len(METHOD_COLORS)  # the map itself gives no two methods one colour
+    for m in methods:
+        if m not in METHOD_COLORS:  # derived from the fixed palette, never a built-in method's colour
+            assert method_color(m) in _EXTRA and method_color(m).lower() not in listed, m
     assert method_color("some-new-method") == method_color("some-new-method")
+    assert method_color("some-new-method").lower() not in listed
 
 
 def test_run_download_carries_no_absolute_store_path():

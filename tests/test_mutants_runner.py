@@ -34,3 +34,22 @@ def test_patterns_ignore_formatting_and_extra_keywords():
     assert "4 * 0.5" in out and "ledger=L" in out
     with pytest.raises(LookupError, match="found 0 times"):
         M.apply_mutant(src, M.Mutant("t", "x.py", "f", "mech.count_mechanism(y)", "ORIG", ()))
+
+
+@pytest.mark.parametrize("name,cls,path", [pytest.param(*m, id=m[0]) for m in M.builtin_summable_methods()])
+def test_every_builtin_summable_method_has_a_mutant(name, cls, path):
+    covering = [m.name for m in M.MUTANTS if M.covers(m, cls, path)]
+    assert covering, (
+        f"the summable method {name!r} ({path}, class {cls.__name__}) has no mutant in tests/mutants.py: "
+        "release its sums through self.gaussian_share (a mutant is then generated for each call), or "
+        "add a Mutant that breaks its privacy (e.g. its sensitivity understated) and the test that kills it")
+
+
+def test_a_gaussian_share_call_gets_a_generated_mutant_aimed_at_its_release_audit():
+    generated = {m.name: m for m in M.summable_share_mutants()}
+    m = generated["dp-popularity-share-sensitivity-halved"]
+    assert m.where == "DPPopularity.share" and m.tests == (f"{M.SHARE_AUDIT}[dp-popularity-none]",)
+    src = ("class C:\n    def share(self, v):\n        a = self.gaussian_share(v, 1.0, r)\n"
+           "        return self.gaussian_share(v, 2.0, r)\n")
+    out = M.apply_mutant(src, M.Mutant("t", "x.py", "C.share", M.GAUSSIAN_SHARE, "ORIG / 2", (), arg=1, nth=1))
+    assert "self.gaussian_share(v, 1.0, r)" in out and "self.gaussian_share(v, 2.0 / 2, r)" in out

@@ -19,10 +19,11 @@ across sites (securely, or each with full noise without secure aggregation):
    the ridge absorbs what the noise adds); post-processing.
 
 Privacy map: OpenDP's map of its float Gaussian (zCDP). ρ(ε, δ) — the largest total whose optimal
-conversion is (ε, δ) — is split: ``pop_share`` · ρ for the popularity release, the rest evenly over
-the T ALS releases; each σ is the smallest whose map is ≤ its ρ. The ledger composes the rows by
-adding ρ (valid adaptively: each step depends on the server's view of the previous). Against the
-server with every other site only a site's own shares σ/√(H − d) protect it: ρ·(H − d).
+conversion is (ε, δ) — is split (:func:`als_split`): ``pop_share`` · ρ for the popularity release,
+the rest evenly over the T ALS releases; each σ is the smallest whose map is ≤ its ρ. The ledger
+composes the rows by adding ρ (valid adaptively: each step depends on the server's view of the
+previous). Against the server with every other site only a site's own shares σ/√(H − d) protect it:
+ρ·(H − d).
 
 Round 2: V = [V_T on the item axis (0 off S) | unit DP popularity]; each site blends its factors on
 V with its own model (:func:`~dpfed_core.federation.summable.blended_round2`). The statistics are
@@ -42,30 +43,34 @@ from dpfed_core.errors import ConfigError
 from dpfed_core.federation.summable import (SummableMethod, SummableShare, _packed_weights, _unit_rows,
                                             register_summable_method, to_grid, unpack_symmetric)
 from dpfed_core.privacy import mechanisms as mech
+from dpfed_core.privacy.budget_split import BudgetSplit, split_by, split_evenly_over
 
 #: The public seed of V₀'s pseudo-random columns (no data enters them).
 INIT_SEED = 0xA15
 
 
+def als_split(pop_share: float, steps: int) -> BudgetSplit:
+    """dp-als's declared split: ``pop_share`` of ρ to the popularity release, the rest evenly over the
+    ALS steps (:mod:`dpfed_core.privacy.budget_split`: zCDP, the rows' ρ add up to at most ρ(ε, δ))."""
+    return split_by({"popularity": pop_share}) + split_evenly_over([f"als-{t + 1}" for t in range(steps)],
+                                                                   share=1.0 - pop_share)
+
+
 @functools.lru_cache(maxsize=256)
 def _als_plan(epsilon: float, delta: float, pop_share: float, steps: int, divisor: float) -> dict:
     """σ and ρ of every release (a pure function of public parameters; module doc)."""
-    from dpfed_core.privacy.noise import gaussian_float_sigma_for_rho, zcdp_epsilon, zcdp_rho_for_epsilon
-
     names = ["popularity", *(f"als-{t + 1}" for t in range(steps))]
     sens = {n: (1.0 if n == "popularity" else math.sqrt(2.0)) for n in names}
     if math.isinf(epsilon):
         return {"sigma": {n: 0.0 for n in names}, "rho": {n: math.inf for n in names}, "sensitivity": sens,
                 "epsilon": math.inf, "coalition_epsilon": math.inf, "divisor": divisor,
                 "stage_epsilon": {n: math.inf for n in names}, "stage_delta": 0.0}
-    rho = zcdp_rho_for_epsilon(epsilon, delta)
-    rhos = {n: (pop_share * rho if n == "popularity" else (1.0 - pop_share) * rho / steps) for n in names}
-    stage_delta = delta / len(names)
-    return {"sigma": {n: gaussian_float_sigma_for_rho(r, sens[n]) for n, r in rhos.items()}, "rho": rhos,
-            "sensitivity": sens, "epsilon": zcdp_epsilon(rho, delta), "divisor": divisor,
-            "coalition_epsilon": zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else zcdp_epsilon(rho, delta),
+    plan = als_split(pop_share, steps).plan(epsilon, delta)
+    return {"sigma": {n: plan.sigma(n, sens[n]) for n in names}, "rho": dict(plan.rho),
+            "sensitivity": sens, "epsilon": plan.total_epsilon(), "divisor": divisor,
+            "coalition_epsilon": plan.coalition_epsilon(divisor),
             # each release on its own at its share of δ: the rows' own (ε, δ), which basic composition adds up
-            "stage_epsilon": {n: zcdp_epsilon(r, stage_delta) for n, r in rhos.items()}, "stage_delta": stage_delta}
+            "stage_epsilon": {n: plan.stage_epsilon(n) for n in names}, "stage_delta": plan.stage_delta}
 
 
 def _initial_factors(g: np.ndarray, rank: int) -> np.ndarray:
@@ -154,6 +159,9 @@ class DPALS(SummableMethod):
         if not (isinstance(self.pop_share, (int, float)) and 0 < self.pop_share < 1):
             raise ConfigError(f"dp-als: pop_share must be strictly between 0 and 1, got {self.pop_share!r}",
                               param="prototype_params")
+
+    def budget_split(self) -> BudgetSplit:
+        return als_split(float(self.pop_share), int(self.steps))
 
     def budget(self, n_entities: int) -> dict:
         self.check(n_entities)

@@ -34,6 +34,7 @@ import scipy.sparse as sp
 from dpfed_core.config import Param
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy import mechanisms as mech
+from dpfed_core.privacy.budget_split import BudgetSplit, split_by, split_evenly_over
 from dpfed_core.privacy.ledger import EntityLedger
 from dpfed_core.privacy.mechanisms import gaussian_sigma
 from dpfed_core.privacy.noise import gaussian_float_delta
@@ -173,28 +174,53 @@ class SummableMethod(ABC):
             return math.sqrt(n_entities - self.max_dropouts)
         return 1.0
 
+    def budget_split(self) -> BudgetSplit | None:
+        """How the method's (ε, δ) is shared across its stages, declared once
+        (:mod:`dpfed_core.privacy.budget_split`); :meth:`gaussian_share` at each stage then charges
+        that stage's share. Default: None for one stage (it spends the whole budget), the budget split
+        evenly over the stages otherwise. Override it to split otherwise, e.g.
+        ``split_by({"popularity": 0.3, "pairs": 0.7})``: zCDP, the stages' ρ add up to ρ(ε, δ)."""
+        stages = tuple(self.stages)
+        return None if len(stages) == 1 else split_evenly_over(stages)
+
     def gaussian_share(self, values: np.ndarray, sensitivity: float, rng: np.random.Generator,
                        ledger: EntityLedger, n_entities: int, stage: str = "release") -> SummableShare:
-        """One entity's share of a one-release Gaussian sum at the method's (ε, δ): σ calibrated by
-        OpenDP's map for the vector's size and L2 ``sensitivity`` (what one user can move the *sum*
-        by), the row charged on the entity's ledger before the share σ/√(H − d) (secure aggregation;
-        σ without it) is drawn, the coalition ε of the share, and the values rounded to the grid."""
+        """One entity's share of a Gaussian sum: σ calibrated by OpenDP's map for L2 ``sensitivity``
+        (what one user can move the *sum* by), the row charged on the entity's ledger before the share
+        σ/√(H − d) (secure aggregation; σ without it) is drawn, the coalition ε of the share, and the
+        values rounded to the grid.
+
+        One stage (no :meth:`budget_split`): σ at the method's whole (ε, δ) for the vector's size, the
+        coalition ε of this share. Several stages: σ at ``stage``'s share of the split (one Gaussian sum
+        per stage), the row's own (ε_s, δ_s) and ρ, and the coalition ε of all the stages together."""
         values = np.asarray(values, dtype=np.float64)
         if math.isinf(float(self.epsilon)):
             mech.gaussian_mechanism(values, sensitivity, math.inf, 0.0, rng, ledger=ledger, stage=stage,
                                     mechanism="exact sums")
             return SummableShare(to_grid(values), 0.0, math.inf, "non-private: exact sums")
         divisor = self.share_divisor(n_entities)
-        sigma = gaussian_sigma(self.epsilon, self.delta, sensitivity, values.size)
-        eps_c = coalition_epsilon(sigma / divisor, self.delta, sensitivity, values.size)
+        split = self.budget_split()
+        if split is None:
+            epsilon, delta, of_stages = self.epsilon, self.delta, ""
+            sigma = gaussian_sigma(self.epsilon, self.delta, sensitivity, values.size)
+            eps_c = coalition_epsilon(sigma / divisor, self.delta, sensitivity, values.size)
+        else:
+            split.check_stages(self.stages)
+            plan = split.plan(float(self.epsilon), float(self.delta))
+            epsilon, delta = plan.stage_epsilon(stage), plan.stage_delta
+            sigma = plan.sigma(stage, sensitivity)
+            eps_c = plan.coalition_epsilon(divisor)
+            of_stages = (f"; stage {stage!r} has ρ={plan.rho[stage]:.4g} of the split ρ={plan.rho_total:.4g}, the "
+                         f"{len(plan.rho)} stages compose (zCDP, ρ adds up) to ε={plan.total_epsilon():.4g}")
         if self.aggregation == "secure":
-            note = (f"noise share σ/√{divisor ** 2:.0f} of a secure sum (σ={sigma:.4g}); against the server with "
-                    f"all other entities: ε={eps_c:.4g}, δ={self.delta:.3g}")
+            note = (f"noise share σ/√{divisor ** 2:.0f} of a secure sum (σ={sigma:.4g}){of_stages}; against the "
+                    f"server with all other entities: ε={eps_c:.4g}, δ={self.delta:.3g}")
             name = "Gaussian share of a secure sum"
         else:
-            note = f"no secure aggregation: the entity adds the full σ={sigma:.4g}; the server sees its release"
+            note = (f"no secure aggregation: the entity adds the full σ={sigma:.4g}; the server sees its "
+                    f"release{of_stages}")
             name = "Gaussian (own release)"
-        noisy, _ = mech.gaussian_mechanism(values, sensitivity, self.epsilon, self.delta, rng, ledger=ledger,
+        noisy, _ = mech.gaussian_mechanism(values, sensitivity, epsilon, delta, rng, ledger=ledger,
                                            stage=stage, note=note, sigma=sigma, divisor=divisor, mechanism=name)
         return SummableShare(to_grid(noisy), sigma / divisor, eps_c, note)
 
@@ -445,6 +471,12 @@ def unpack_symmetric(packed: np.ndarray, M: int) -> np.ndarray:
     return C + np.triu(C, 1).T
 
 
+def cooccurrence_split(pop_share: float) -> BudgetSplit:
+    """dp-cooccurrence's declared split: w of ρ to the popularity release, 1 − w to the co-occurrence
+    release (:mod:`dpfed_core.privacy.budget_split`: zCDP, the two rows' ρ add up to at most ρ(ε, δ))."""
+    return split_by({"popularity": pop_share, "co-occurrence": 1.0 - pop_share})
+
+
 @functools.lru_cache(maxsize=256)
 def _cooccurrence_plan(epsilon: float, delta: float, pop_share: float, divisor: float) -> dict:
     """Calibration of :class:`DPCooccurrence` (a pure function of public parameters, cached: every
@@ -452,23 +484,21 @@ def _cooccurrence_plan(epsilon: float, delta: float, pop_share: float, divisor: 
 
     By OpenDP's map of the sampler actually used (its float Gaussian, zCDP): the largest total ρ
     whose optimal conversion is (ε, δ) (:func:`~dpfed_core.privacy.noise.zcdp_rho_for_epsilon`) is
-    split w : 1 − w between the two releases; each σ is the smallest whose map is ≤ its ρ at any
-    vector size (:data:`~dpfed_core.privacy.noise.PLANNING_SIZE`). The ledger composes the two rows
-    by adding their ρ (:func:`~dpfed_core.privacy.ledger.compose`), which is valid adaptively (the
-    co-occurrence release depends on the server's view of the first). Against the server with every
-    other entity only the entity's own shares σ/divisor protect it: ρ·divisor²."""
-    from dpfed_core.privacy.noise import gaussian_float_sigma_for_rho, zcdp_epsilon, zcdp_rho_for_epsilon
-
+    split w : 1 − w between the two releases (:func:`cooccurrence_split`); each σ is the smallest
+    whose map is ≤ its ρ at any vector size (:data:`~dpfed_core.privacy.noise.PLANNING_SIZE`). The
+    ledger composes the two rows by adding their ρ (:func:`~dpfed_core.privacy.ledger.compose`),
+    which is valid adaptively (the co-occurrence release depends on the server's view of the first).
+    Against the server with every other entity only the entity's own shares σ/divisor protect it:
+    ρ·divisor²."""
     if math.isinf(epsilon):
         return {"sigma": {"popularity": 0.0, "co-occurrence": 0.0}, "rho": {"popularity": math.inf,
                 "co-occurrence": math.inf}, "epsilon": math.inf, "coalition_epsilon": math.inf, "divisor": divisor}
-    rho = zcdp_rho_for_epsilon(epsilon, delta)
-    rhos = {"popularity": pop_share * rho, "co-occurrence": (1.0 - pop_share) * rho}
-    return {"sigma": {k: gaussian_float_sigma_for_rho(r, 1.0) for k, r in rhos.items()}, "rho": rhos,
-            "epsilon": zcdp_epsilon(rho, delta), "divisor": divisor,
-            "coalition_epsilon": zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else zcdp_epsilon(rho, delta),
+    plan = cooccurrence_split(pop_share).plan(epsilon, delta)
+    return {"sigma": {k: plan.sigma(k, 1.0) for k in plan.rho}, "rho": dict(plan.rho),
+            "epsilon": plan.total_epsilon(), "divisor": divisor,
+            "coalition_epsilon": plan.coalition_epsilon(divisor),
             # each release on its own at half the δ: the rows' own (ε, δ), which basic composition adds up
-            "stage_epsilon": {k: zcdp_epsilon(r, delta / 2) for k, r in rhos.items()}}
+            "stage_epsilon": {k: plan.stage_epsilon(k) for k in plan.rho}}
 
 
 #: dp-cooccurrence's default share of the precision for the popularity release, by trust model
@@ -598,6 +628,9 @@ class DPCooccurrence(SummableMethod):
         if self.pop_share is not None:
             return float(self.pop_share)
         return POP_SHARE_SECURE if self.aggregation == "secure" else POP_SHARE_NONE
+
+    def budget_split(self) -> BudgetSplit:
+        return cooccurrence_split(self.popularity_share())
 
     def budget(self, n_entities: int) -> dict:
         """The calibrated noise (public): multipliers per release, the certified ε against the

@@ -6,6 +6,7 @@ so they read on both white and near-black backgrounds.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Iterable, Sequence
 
@@ -18,10 +19,11 @@ PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#F
            "#9D755D", "#BAB0AC", "#EECA3B"]
 SEQUENTIAL = "Viridis"
 
-#: One fixed colour per method on every page and in the report (the single palette map: no two
-#: methods share a colour or a near-identical shade). Kelly's colours of maximum contrast, then a few
-#: more; the headline DP method is the strong red, its reference ``local`` the strong blue. Methods not
-#: listed get a stable colour derived from their name (tests check every registered method is listed).
+#: One fixed colour per built-in method on every page and in the report (the single palette map: no
+#: two methods share a colour or a near-identical shade). Kelly's colours of maximum contrast, then a
+#: few more; the headline DP method is the strong red, its reference ``local`` the strong blue. A
+#: method not listed here gets one of :data:`_EXTRA` (:func:`method_color`): a new method needs no
+#: entry.
 METHOD_COLORS = {
     "dp-cooccurrence": "#BE0032", "local": "#0067A5", "individual": "#F38400", "dp-popularity": "#875692",
     "popularity": "#654522", "central": "#008856", "dp-gaussian": "#A1CAF1", "dp-prototypes": "#00A6A6",
@@ -31,17 +33,49 @@ METHOD_COLORS = {
     "item-average": "#F99379", "xin-full": "#17BECF", "xin-pmc": "#9467BD", "xin-pmd": "#393B79",
     "xin-public": "#1A1A1A", "dp-als": "#2CA02C",
 }
+#: The colours of methods not in :data:`METHOD_COLORS` (none of them is in the map).
 _EXTRA = ["#8CD17D", "#B6992D", "#499894", "#D37295", "#A0CBE8", "#FFBE7D", "#86BCB6", "#D4A6C8",
           "#79706E", "#F1CE63"]
 
 
 def method_color(method: str) -> str:
-    """The colour of ``method`` everywhere (dashboard and report)."""
+    """The colour of ``method`` everywhere (dashboard and report): its entry in
+    :data:`METHOD_COLORS`, else one of :data:`_EXTRA` derived from its name — the slot its name's
+    CRC-32 picks, or the next one free when a registered unlisted method whose name sorts first holds
+    it — so that registered methods never share a colour while there are at most ``len(_EXTRA)``
+    unlisted ones."""
     if method in METHOD_COLORS:
         return METHOD_COLORS[method]
+    return _derived_colors(frozenset(_unlisted_methods()) | {str(method)})[str(method)]
+
+
+def _unlisted_methods() -> list[str]:
+    """The registered methods without an entry in :data:`METHOD_COLORS` (plug-ins included)."""
+    try:
+        from dpfed_core.methods.registry import available_methods
+
+        return [m for m in available_methods() if m not in METHOD_COLORS]
+    except Exception:  # noqa: BLE001 — a colour never fails a page: without the registry, the name alone
+        return []
+
+
+@functools.lru_cache(maxsize=64)
+def _derived_colors(names: frozenset[str]) -> dict[str, str]:
     import zlib
 
-    return _EXTRA[zlib.crc32(str(method).encode()) % len(_EXTRA)]
+    taken: dict[int, str] = {}
+    out: dict[str, str] = {}
+    for name in sorted(names):
+        slot = zlib.crc32(name.encode()) % len(_EXTRA)
+        for step in range(len(_EXTRA)):
+            if (slot + step) % len(_EXTRA) not in taken:
+                slot = (slot + step) % len(_EXTRA)
+                break
+        taken.setdefault(slot, name)
+        out[name] = _EXTRA[slot]
+    return out
+
+
 #: Where ∞ is drawn on a log-ε axis: this many decades right of the largest finite ε.
 INF_OFFSET_DECADES = 0.6
 
