@@ -18,7 +18,8 @@ import scipy.sparse as sp
 import example_method  # noqa: F401  (registers the example summable method: the basic-split path)
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.evaluation.experiments import run_method, uses_secure_catalogue
+from dpfed_core.evaluation.catalogue_run import uses_secure_catalogue
+from dpfed_core.evaluation.experiments import run_method
 from dpfed_core.privacy import catalogue as cat
 from dpfed_core.privacy import noise
 from dpfed_core.privacy.ledger import PrivacyLedger
@@ -192,8 +193,8 @@ def test_the_in_process_selection_is_the_sum_of_the_per_entity_shares_a_node_com
     """A deployment node runs :func:`cat.secure_catalogue_share` on its own rows and its own stream
     (``catalogue_streams(config, H)[h]``) and the server :func:`cat.secure_catalogue_keys` on the sum:
     the in-process selection is exactly that, entity by entity, so the two runs release the same keys."""
-    from dpfed_core.evaluation.experiments import (catalogue_streams, make_split, secure_catalogue_budget,
-                                                   secure_catalogue_divisor)
+    from dpfed_core.evaluation.catalogue_run import catalogue_streams, secure_catalogue_budget, secure_catalogue_divisor
+    from dpfed_core.evaluation.experiments import make_split
     from dpfed_core.federation.summable import GRID
 
     ds = _tiny_hospitals(n_entities=6, users=40)

@@ -233,7 +233,7 @@ def _secure_catalogue(rec) -> bool:
 
 def _method(config, shard, context: Context, secure_catalogue: bool):
     """The run's summable method on this node: with a federation-wide catalogue, built on the rest
-    of the budget (:func:`~dpfed_core.evaluation.experiments.secure_catalogue_budget`, the in-process
+    of the budget (:func:`~dpfed_core.evaluation.catalogue_run.secure_catalogue_budget`, the in-process
     split); given the public item features of this node's own items when it was pointed at them (round
     2 works on the node's own item axis whatever the catalogue, as in process)."""
     method = summable_method(method_config(config, secure_catalogue), value_max=shard.value_max)
@@ -278,7 +278,7 @@ def _on_keys(shard, context: Context, secure_catalogue: bool):
 def _catalogue_share(config, H: int, shard):
     """This entity's share of the federation-wide catalogue: ``(values, ledger rows, coalition ε)``,
     by the in-process code on its own stream."""
-    from dpfed_core.evaluation.experiments import catalogue_streams, secure_catalogue_budget, secure_catalogue_divisor
+    from dpfed_core.evaluation.catalogue_run import catalogue_streams, secure_catalogue_budget, secure_catalogue_divisor
     from dpfed_core.privacy import catalogue as cat
 
     rho, row_delta, _cfg = secure_catalogue_budget(config)

@@ -23,9 +23,9 @@ from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation.experiments import (declare_public_inputs, learned_nothing_warnings, make_split,
-                                              needs_dp_catalogue, privacy_summary, result_document,
-                                              secure_catalogue_note, uses_secure_catalogue, OWN_ITEMS_NOTE,
-                                              EMPTY_CATALOGUE_OWN_NOTE, EMPTY_CATALOGUE_ZERO_NOTE)
+                                              privacy_summary, result_document)
+from dpfed_core.evaluation.catalogue_run import (EMPTY_CATALOGUE_OWN_NOTE, EMPTY_CATALOGUE_ZERO_NOTE, OWN_ITEMS_NOTE,
+                                                needs_dp_catalogue, secure_catalogue_note, uses_secure_catalogue)
 from dpfed_core.federation.protocol import build_method
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.deployment.launcher import DeploymentError, Guard, LocalFederation

@@ -43,10 +43,10 @@ def summable_method(config, value_max: float | None = None, n_entities: int | No
 def method_config(config, secure_catalogue: bool):
     """The configuration the run's summable method is built with, alike on the server and every
     node: with a federation-wide catalogue, the rest of the budget after the catalogue's share (the
-    in-process split, :func:`~dpfed_core.evaluation.experiments.secure_catalogue_budget`)."""
+    in-process split, :func:`~dpfed_core.evaluation.catalogue_run.secure_catalogue_budget`)."""
     if not secure_catalogue:
         return config
-    from dpfed_core.evaluation.experiments import secure_catalogue_budget
+    from dpfed_core.evaluation.catalogue_run import secure_catalogue_budget
 
     return secure_catalogue_budget(config)[2]
 

@@ -469,14 +469,14 @@ class _Run:
 
     def make_method(self):
         """The run's summable method on the server: on the rest of the budget after a federation-wide
-        catalogue (the in-process split, :func:`~dpfed_core.evaluation.experiments.secure_catalogue_budget`)."""
+        catalogue (the in-process split, :func:`~dpfed_core.evaluation.catalogue_run.secure_catalogue_budget`)."""
         return summable_method(method_config(self.config, self.secure_catalogue), n_entities=self.n_entities)
 
     def round1_catalogue(self, nodes: list[int], method) -> np.ndarray:
         """The federation-wide DP catalogue: a SecAgg+ sum of the nodes' catalogue shares, the
         threshold (public inputs only), and the released keys broadcast (public: a DP output).
         Returns the keys."""
-        from dpfed_core.evaluation.experiments import secure_catalogue_budget, secure_catalogue_divisor
+        from dpfed_core.evaluation.catalogue_run import secure_catalogue_budget, secure_catalogue_divisor
         from dpfed_core.privacy import catalogue as cat
 
         t0 = time.perf_counter()

@@ -61,8 +61,8 @@ class CatalogueForecast:
 def forecast_catalogue(dataset, config: RunConfig, train: sp.csr_matrix | None = None) -> CatalogueForecast | None:
     """The forecast of a run's DP catalogue (None when the run needs none). ``train``: the rows the
     selection will read (default: every row), for the planning estimate."""
-    from dpfed_core.evaluation.experiments import (needs_dp_catalogue, secure_catalogue_budget,
-                                                   secure_catalogue_divisor, uses_federation_catalogue)
+    from dpfed_core.evaluation.catalogue_run import (needs_dp_catalogue, secure_catalogue_budget,
+                                                     secure_catalogue_divisor, uses_federation_catalogue)
     from dpfed_core.methods import get_method
     from dpfed_core.privacy import catalogue as cat
 

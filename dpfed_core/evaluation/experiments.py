@@ -19,7 +19,6 @@ import datetime as _dt
 import json
 import math
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -32,14 +31,14 @@ from dpfed_core.privacy.model import PrivacyModel
 from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_provenance
 from dpfed_core.privacy.statement import (UNSTATED_SAMPLER, GUARANTEE_NAME, assumptions, entity_assumptions,
                                           statement)
-from dpfed_core.data.dataset import FederatedDataset, merge_key_columns
-from dpfed_core.models.shared_items import SharedItems
+from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
 from dpfed_core.data.atomic import atomic_write
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.evaluation.metrics import evaluate
 from dpfed_core.data.split import Split, split_users
+from dpfed_core.evaluation.catalogue_run import _fit_on_dp_catalogue, needs_dp_catalogue
 
 ProgressFn = Callable[..., None]
 
@@ -261,258 +260,6 @@ def check_declared_federation(dataset: FederatedDataset, config: RunConfig) -> N
             "(one entity per line; dashboard: “Declared entity list”), or accept reading it from the data with "
             "entities_from_data (dashboard: “Read the entity list from the data”) — membership of an entity is "
             "then not protected", param="entities")
-
-
-def needs_dp_catalogue(dataset: FederatedDataset, uses_epsilon: bool, config: RunConfig) -> bool:
-    """A DP run on data without a declared public catalogue selects its items by DP partition
-    selection: the catalogue decides every message's shape, so it must not come from
-    the pooled raw data."""
-    return bool(uses_epsilon and math.isfinite(config.epsilon) and dataset.item_source != "declared")
-
-
-def uses_secure_catalogue(dataset: FederatedDataset, config: RunConfig) -> bool:
-    """A summable method under secure aggregation selects its catalogue federation-wide by one secure
-    sum of bounded user counts over public hash buckets (the only catalogue a deployment selects)."""
-    return config.aggregation == "secure" and uses_federation_catalogue(dataset, config)
-
-
-def uses_federation_catalogue(dataset: FederatedDataset, config: RunConfig) -> bool:
-    """A summable method selects its catalogue federation-wide under either trust model: under secure
-    aggregation the entities' bucket counts are one secure sum (each adds σ/√(H − d)); without it each
-    entity releases its own noisy bucket histogram (full σ) and the server sums them — the summed
-    noise grows like √H while the counts grow like H, where per-entity thresholds on a site's own
-    few users keep nothing. Prototype methods keep per-entity selection."""
-    from dpfed_core.federation.protocol import is_summable
-
-    if not is_summable(config.method):
-        return False
-    if config.aggregation == "secure":
-        return dataset.n_entities - int(config.max_dropouts) >= 2
-    return dataset.n_entities >= 1
-
-
-def _catalogue_generator(config: RunConfig) -> np.random.Generator:
-    # its own stream: OpenDP from OS entropy in production, a seeded stream apart from the method's
-    # in simulation (so adding the selection does not shift the method's simulated noise)
-    return (method_generator(config.seed, private=True, simulation=False) if not config.simulation
-            else np.random.default_rng([config.seed, 0xCA7A]))
-
-
-def catalogue_streams(config: RunConfig, n_entities: int) -> list[np.random.Generator]:
-    """Each entity's stream for the federation-wide catalogue share (entity order), the same in
-    process and on a deployment node: spawned from the catalogue's own generator, so an entity's
-    draws do not depend on another's (a node computes its share alone)."""
-    return _catalogue_generator(config).spawn(int(n_entities))
-
-
-def secure_catalogue_budget(config: RunConfig) -> tuple[float, float, RunConfig]:
-    """``(ρ of the catalogue, δ recorded on its rows, the method's configuration)`` of a run that
-    selects its catalogue federation-wide (see :func:`_fit_on_secure_catalogue`); public: a function
-    of the run's configuration only, computed alike by the in-process run, the ServerApp and every
-    node."""
-    from dpfed_core.federation.protocol import method_class
-    from dpfed_core.privacy import catalogue as cat
-    from dpfed_core.privacy.noise import zcdp_epsilon, zcdp_rho_for_epsilon
-
-    rho_total = zcdp_rho_for_epsilon(config.epsilon, config.delta)
-    rho_sel = rho_total * cat.SECURE_CATALOGUE_RHO_SHARE
-    row_delta = config.delta * cat.CATALOGUE_DELTA_SHARE
-    if getattr(method_class(config.method), "zcdp_budget", False):
-        # 1e-9 below the exact rest: the inversion is accurate to 1e-9 relative, rounded down
-        cfg = config.replace(epsilon=zcdp_epsilon((rho_total - rho_sel) * (1 - 1e-9), config.delta))
-    else:
-        cfg = config.replace(epsilon=config.epsilon - zcdp_epsilon(rho_sel, row_delta),
-                             delta=config.delta - row_delta)
-    return rho_sel, row_delta, cfg
-
-
-def secure_catalogue_divisor(n_entities: int, config: RunConfig) -> float:
-    """√(H − d) under secure aggregation: the catalogue's share divisor, like the method's secure sums;
-    1 without it (each entity's histogram carries the full σ)."""
-    if config.aggregation != "secure":
-        return 1.0
-    return math.sqrt(int(n_entities) - int(config.max_dropouts))
-
-
-def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_cols: int, n_items: int,
-                          secure: bool = True) -> str:
-    """The run note of a federation-wide DP catalogue (public quantities only)."""
-    from dpfed_core.privacy import catalogue as cat
-
-    how = ("under secure aggregation" if secure else
-           "without secure aggregation (each entity released its own noisy bucket histogram, the server summed them)")
-    return (f"no declared item catalogue: federation-wide DP selection {how} kept {n_keys} of "
-            f"{cat.SECURE_CATALOGUE_BUCKETS} public hash buckets (noisy sum of user weights ≥ {threshold:.2f}, each "
-            f"user's weights of L2 norm 1 over ≤ {cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER} buckets, σ of the sum "
-            f"{sigma_sum:.3g}, {cat.SECURE_CATALOGUE_RHO_SHARE:.0%} of the zCDP budget); {n_cols} of the data's {n_items} "
-            "items fall in a kept bucket, their own or a coarser level's of a name written a|b|c (items sharing a bucket "
-            "share one key); each entity maps the keys back onto "
-            "the item names it holds rows for (a name it never saw is unknown to it). Declare the catalogue "
-            "(items=FILE) to share every item and keep the whole budget for the method")
-
-
-def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
-    """The federation-wide DP catalogue (:func:`dpfed_core.privacy.catalogue.select_catalogue_secure`)
-    then the method on the released keys, its factors mapped back to the items of released keys.
-
-    Budget: the run's (ε, δ) is a zCDP budget ρ (OpenDP's conversion); the catalogue takes
-    ``SECURE_CATALOGUE_RHO_SHARE`` of it. A method whose every release is a Gaussian calibrated from
-    ρ(ε, δ) and recording its ρ (``zcdp_budget``) gets the ε whose conversion is the rest of ρ, so
-    that the ledger's zCDP composition of all rows is exactly (ε, δ); any other method gets the rest
-    of (ε, δ) by basic composition (:func:`secure_catalogue_budget`). Each share is rounded to the
-    secure sum's public grid, as SecAgg+ carries it in a deployment."""
-    from dpfed_core.federation.messages import SERVER, Message
-    from dpfed_core.federation.summable import GRID
-    from dpfed_core.privacy import catalogue as cat
-    from dpfed_core.privacy.ledger import PrivacyLedger
-
-    rho_sel, row_delta, cfg = secure_catalogue_budget(config)
-    ledger = PrivacyLedger(config.epsilon, config.delta)
-    divisor = secure_catalogue_divisor(dataset.n_entities, config)
-    progress("catalogue_start", entities=dataset.n_entities)
-    release = cat.select_catalogue_secure(split.train, dataset.entity_slices(), dataset.entity_names,
-                                          dataset.item_names, rho_sel, row_delta,
-                                          catalogue_streams(config, dataset.n_entities), ledger,
-                                          divisor=divisor, grid=GRID)
-    K, B = int(release.keys.size), release.n_buckets
-    what = ("catalogue: bounded user counts per public hash bucket (secure-sum share)" if config.aggregation == "secure"
-            else "catalogue: noisy bounded user counts per public hash bucket (own release, full noise)")
-    messages = [Message(1, name, SERVER, what, (B,), 8 * B) for name in dataset.entity_names]
-    messages += [Message(1, SERVER, name, "catalogue (released bucket keys)", (K,), 8 * K)
-                 for name in dataset.entity_names]
-    cols = release.columns
-    note = secure_catalogue_note(K, release.threshold, release.sigma_sum, len(cols), dataset.n_items,
-                                 secure=config.aggregation == "secure")
-    if K == 0:
-        return _nothing_learned(dataset, split, config, spec, rng, ledger, messages,
-                                note + "; no bucket passed the threshold")
-    if spec.federated:  # shares on the released keys, each entity's round 2 on all of its own items
-        shared = SharedItems(release.item_key, K, dataset.value_max)
-        result = spec.fit(dataset, split.train, cfg, rng, progress, shared=shared)
-        factors = result.entity_factors()
-    else:
-        M = release.key_matrix()
-        names = np.array([f"bucket {k}" for k in release.keys], dtype=object)
-        sub = dataset.merge_items(M, names, item_source="dp-selected")
-        result = spec.fit(sub, merge_key_columns(split.train, M, dataset.value_max), cfg, rng, progress)
-        factors = result.entity_factors().on_keys(release.item_key, dataset.n_items)
-    return _on_catalogue(result, factors, config, ledger, messages, note, cols, catalogue_keys=K,
-                         own_items_kept=bool(spec.federated))
-
-
-def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
-    """Select the catalogue with :func:`dpfed_core.privacy.catalogue.select_catalogue` (a share of
-    ε and δ, charged per entity), fit the method on those columns with the rest of the budget, and
-    put the factors back on the full item axis (items outside the catalogue get zero factors: the
-    server knows nothing of them, so they are never recommended above a catalogue item)."""
-    from dpfed_core.federation.messages import SERVER, Message
-    from dpfed_core.privacy import catalogue as cat
-    from dpfed_core.privacy.ledger import PrivacyLedger
-
-    if spec.federated and uses_federation_catalogue(dataset, config):
-        return _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress)
-    eps_sel = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
-    dlt_sel = config.delta * cat.CATALOGUE_DELTA_SHARE
-    ledger = PrivacyLedger(config.epsilon, config.delta)
-    sel_rng = _catalogue_generator(config)
-    progress("catalogue_start", entities=dataset.n_entities)
-    release = cat.select_catalogue(split.train, dataset.entity_slices(), dataset.entity_names, eps_sel, dlt_sel,
-                                   sel_rng, ledger)
-    cols = release.columns
-    messages = [Message(1, name, SERVER, "DP-selected item ids", (len(ids),), int(np.asarray(ids).nbytes))
-                for name, ids in release.per_entity.items()]
-    messages += [Message(1, SERVER, name, "catalogue (union of released item ids)", (len(cols),),
-                         int(cols.nbytes)) for name in dataset.entity_names]
-    note = (f"no declared item catalogue: {len(cols)} of the data's {dataset.n_items} items selected by DP "
-            f"partition selection (ε = {eps_sel:.3g}, δ = {dlt_sel:.3g} per entity, an item needs a noisy user "
-            f"count ≥ {release.threshold:.0f}); declare the catalogue (items=FILE) to keep every item and "
-            "the whole budget for the method")
-    if len(cols) == 0:
-        return _nothing_learned(dataset, split, config, spec, rng, ledger, messages,
-                                note + "; no item passed the threshold")
-    cfg = config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
-    if spec.federated:  # shares on the selected items, each entity's round 2 on all of its own items
-        shared = SharedItems.from_columns(cols, dataset.n_items, dataset.value_max)
-        result = spec.fit(dataset, split.train, cfg, rng, progress, shared=shared)
-        factors = result.entity_factors()
-    else:
-        sub = dataset.select_items(cols, item_source="dp-selected")
-        result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
-        factors = result.entity_factors().on_items(cols, dataset.n_items)
-    return _on_catalogue(result, factors, config, ledger, messages, note, cols, own_items_kept=bool(spec.federated))
-
-
-#: What a run on a DP-selected catalogue says when each entity keeps its own items (in process and
-#: deployed alike).
-OWN_ITEMS_NOTE = ("the catalogue decides only what is shared: each entity still scores every item it has rows for "
-                  "with its own model")
-#: ... and when the catalogue came out empty.
-EMPTY_CATALOGUE_OWN_NOTE = ", so the federation shares nothing: each entity recommends from its own model alone"
-EMPTY_CATALOGUE_ZERO_NOTE = ", so nothing was learned (every score is 0)"
-
-
-def _keeps_own_items(spec, config: RunConfig) -> bool:
-    """Does the method's round 2 keep each site's own parts (a summable method with its local blend)?"""
-    from dpfed_core.federation.protocol import build_method, is_summable
-
-    if not (spec.federated and is_summable(config.method)):
-        return False
-    return bool(getattr(build_method(config, 1.0), "local_blend", False))
-
-
-def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: str) -> MethodResult:
-    """The result of a run whose DP catalogue is empty: the federation shares nothing, so a summable
-    method whose round 2 keeps each site's own parts leaves every site with them
-    (:func:`~dpfed_core.federation.summable.own_round2`, the routine of round 2 and of ``local``); any
-    other method scores 0 everywhere. The selection's ledger and messages, and the note saying so."""
-    from dpfed_core.federation.protocol import as_generator, build_method, is_summable
-    from dpfed_core.federation.summable import own_round2
-    from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
-
-    ledger.simulation = bool(config.simulation)
-    empty = {"catalogue": np.zeros(0, dtype=np.int64)}
-    if spec.federated and is_summable(config.method):
-        method = build_method(config, dataset.value_max)
-        method.set_public_inputs(item_features=getattr(dataset, "item_features", None))
-        rngs = as_generator(rng).spawn(dataset.n_entities + 1)  # each entity's stream, as the estimator's
-        local = []
-        for h, sl in enumerate(dataset.entity_slices()):
-            own = own_round2(method, split.train[sl], config.lam, config.mode, rngs[h])
-            local.append(None if own is None else LocalColumns.from_dense(*own))
-        if any(loc is not None for loc in local):
-            factors = EntityFactors(np.zeros((dataset.n_users, 0)), np.zeros((dataset.n_items, 0)),
-                                    dataset.entity_slices(), local)
-            return MethodResult(factors.U, factors.V, ledger, messages, {"catalogue": 0.0}, factors=factors,
-                                extra={"notes": [note + EMPTY_CATALOGUE_OWN_NOTE], **empty})
-    width = max(int(config.rank), 1)
-    return MethodResult(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
-                        {"catalogue": 0.0}, extra={"notes": [note + EMPTY_CATALOGUE_ZERO_NOTE], **empty})
-
-
-def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note: str, cols: np.ndarray,
-                  **extra) -> MethodResult:
-    """The method's result on the selected catalogue, put back on the data's item axis (``factors``):
-    the selection's ledger rows first, then the method's (every field, the sampler label included), the
-    selection's messages first, its note first."""
-    for r in result.ledger.rows:
-        ledger.spend(**asdict(r))
-    ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
-    trust = result.extra.get("trust")
-    if trust:  # the guarantee against the server is the whole run's (the selection's rows included)
-        eps, dlt = ledger.guarantee()
-        trust = {**trust, "against_server": {"epsilon": eps, "delta": dlt}}
-        if trust.get("aggregation") != "secure":
-            trust["against_server_and_other_entities"] = {"epsilon": eps, "delta": dlt}
-        result.extra = {**result.extra, "trust": trust}
-    result.factors = factors
-    result.U, result.V = factors.U, factors.V
-    result.ledger = ledger
-    result.messages = messages + list(result.messages)
-    if extra.get("own_items_kept") and _keeps_own_items(get_method(config.method), config):
-        note += "; " + OWN_ITEMS_NOTE
-    result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols, **extra}
-    return result
-
 
 
 def run_comparison(
