@@ -12,7 +12,7 @@ from dpfed_core.privacy.ledger import validate_budget
 #: Largest finite ε a run accepts (ε ≥ 1e50 crashed the Gaussian calibration).
 #: Every limit of a run's inputs, once (the CLI, the dashboard and the engine read these).
 #: Largest finite ε accepted. Beyond it DP noise is below float resolution of any statistic, and the
-#: Gaussian calibration's search range overflows (ε ≥ 1e50 used to raise); use inf for non-private.
+#: Gaussian calibration's search range overflows (from ε ≈ 1e50); use inf for non-private.
 MAX_EPSILON = 1e4
 #: Smallest finite ε accepted. Below it the calibrations fail or lose meaning: the Gaussian σ grows as
 #: 1/ε and the samplers' scales overflow float64 near ε = 1e-300 (ε = 5e-324 raised

@@ -170,7 +170,7 @@ def apply_mutant(source: str, m: Mutant) -> str:
 
 
 MUTANTS = (
-    # --- the review's seven
+    # --- the Gaussian, Laplace and count mechanisms and the releases built on them
     Mutant("gaussian-sigma-halved", MECH, "gaussian_mechanism",
            "sampler_for(rng).gaussian(values, sigma / divisor)", "sampler_for(rng).gaussian(values, sigma / divisor / 2)",
            (f"{NB}::test_dp_gaussian_mechanism_stays_under_epsilon_delta", REC)),
@@ -354,7 +354,7 @@ MUTANTS = (
            "t, who = (now_iso(), actor())", "t, who = (now_iso(), None)",
            (f"{BREL}::test_every_release_and_cap_change_records_who_and_budget_releases_shows_it",)),
     # --- what a site shares: the federation-wide catalogue without secure aggregation, dp-als
-    Mutant("catalogue-share-divided-without-secure-sum", "dpfed_core/evaluation/experiments.py",
+    Mutant("catalogue-share-divided-without-secure-sum", "dpfed_core/evaluation/catalogue_run.py",
            "secure_catalogue_divisor", "config.aggregation != 'secure'", "False",
            ("tests/test_site_items.py::test_without_secure_aggregation_each_site_releases_its_full_noise_histogram"
             "_and_the_run_stays_within_epsilon",)),

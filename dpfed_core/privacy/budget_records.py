@@ -34,9 +34,6 @@ PYTHON_CONTROLS = {"cap": "BudgetOdometer.set_cap", "allow_non_private": "allow_
 CLI_CONTROLS = {"cap": "`python -m dpfed_core budget set-cap --data … --epsilon E [--delta D]`",
                 "allow_non_private": "--allow-non-private", "simulation": "--simulation",
                 "epsilon": "a smaller --epsilon / --epsilons", "confirm_raise": "--confirm-raise"}
-#: Kept for older callers: the CLI wording of the two controls.
-CAP_CONTROL = CLI_CONTROLS["cap"]
-NON_PRIVATE_CONTROL = CLI_CONTROLS["allow_non_private"]
 
 
 class BudgetRefused(DpfedError):

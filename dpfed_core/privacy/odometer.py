@@ -80,14 +80,8 @@ from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: 
 # The values the odometer takes and returns live in budget_records; they are imported here too, so
 # that a caller gets the odometer and its plans, balances and refusal from one module.
 from dpfed_core.privacy.budget_records import (  # noqa: F401
-    CAP_CONTROL, CAP_REL_TOL, CLI_CONTROLS, NON_PRIVATE_CONTROL, PYTHON_CONTROLS, BudgetRefused, EntityBalance,
+    CAP_REL_TOL, CLI_CONTROLS, PYTHON_CONTROLS, BudgetRefused, EntityBalance,
     Identity, PlannedRelease, Reservation, dataset_key, mapped_charge_rows)
-
-# ================================================================================ people
-
-#: Former name of the account threshold (now a containment share, either way).
-SIMILARITY_THRESHOLD = CONTAINMENT_THRESHOLD
-
 
 # ================================================================================ odometer
 def _fmt(x: float) -> str:
