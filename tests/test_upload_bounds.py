@@ -107,16 +107,126 @@ def test_the_dashboard_refuses_an_upload_past_the_row_limit_by_name(monkeypatch)
 
 @pytest.mark.parametrize("name,value", [("DPFED_MAX_FEATURE_VALUES", "lots"), ("DPFED_MAX_FEATURE_VALUES", "0"),
                                         ("DPFED_MAX_UPLOAD_MB", "nan"), ("DPFED_MAX_UPLOAD_MB", "-4"),
-                                        ("DPFED_MAX_UPLOAD_ROWS", "1_000"), ("DPFED_MAX_LIST_LINES", "1.5")])
+                                        ("DPFED_MAX_UPLOAD_ROWS", "1_000"), ("DPFED_MAX_LIST_LINES", "1.5"),
+                                        ("DPFED_MAX_ID_CHARS", "many")])
 def test_every_limit_variable_is_read_by_one_rule(monkeypatch, name, value):
     """A limit set in the environment is a positive number written plainly; anything else is one error
     naming the variable, whichever input it bounds."""
     from dpfed_core.data.inputs import read_list
+    from dpfed_core.data.long_table import load_long_table
 
     monkeypatch.setenv(name, value)
     read = {"DPFED_MAX_FEATURE_VALUES": lambda: read_item_features(b"item,genre\ni1,a\ni2,a\n"),
             "DPFED_MAX_UPLOAD_MB": lambda: read_upload(_short_rows(10), "t.csv"),
             "DPFED_MAX_UPLOAD_ROWS": lambda: read_upload(_short_rows(10), "t.csv"),
-            "DPFED_MAX_LIST_LINES": lambda: read_list(b"item1\nitem2\n", what="item list")}[name]
+            "DPFED_MAX_LIST_LINES": lambda: read_list(b"item1\nitem2\n", what="item list"),
+            "DPFED_MAX_ID_CHARS": lambda: load_long_table(_short_rows(10), user_col="user", item_col="item",
+                                                          entity_col="site", value_kind="implicit",
+                                                          entities_from_data=True)}[name]
     with pytest.raises(DataError, match=f"{name}='{value}' must be a positive"):
         read()
+
+
+_PEAK_CHILD = r"""
+import resource, sys
+from dpfed_core.data.inputs import read_item_features
+from dpfed_core.data.long_table import load_long_table
+from dpfed_core.data.upload import read_upload
+
+kind, path = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if kind == "table":
+    df, _ = read_upload(data, path.rsplit("/", 1)[-1])
+    del data
+    ds = load_long_table(df, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                         entities_from_data=True)
+    assert ds.n_users > 0
+else:
+    table = read_item_features(data)
+    assert table.values.size > 0
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, base * 1024)
+"""
+
+
+def _peak_of(kind: str, path, tmp_path) -> tuple[int, int]:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(repo), "OMP_NUM_THREADS": "1", "HOME": str(tmp_path)}
+    for name in ("DPFED_MAX_UPLOAD_MB", "DPFED_MAX_UPLOAD_ROWS", "DPFED_MAX_FEATURE_VALUES"):
+        env.pop(name, None)
+    out = subprocess.run([sys.executable, "-c", _PEAK_CHILD, kind, str(path)], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    peak, base = (int(x) for x in out.stdout.split())
+    return peak, base
+
+
+@pytest.mark.slow
+def test_the_largest_upload_the_limits_accept_stays_under_one_gib(tmp_path):
+    """The worst a user can upload within the default limits — the row limit of distinct users and
+    items, gzip-packed so the byte limit does not bind first — is read by the dashboard's upload path
+    and built into a dataset by the loader in under 1 GiB of the whole process."""
+    n = tables.MAX_UPLOAD_ROWS
+    body = b"".join(b"u%d,i%d,s%d\n" % (k, k, k % 40) for k in range(n))  # every id distinct
+    path = tmp_path / "largest.csv.gz"
+    path.write_bytes(gzip.compress(b"user,item,site\n" + body, 1))
+    del body
+    peak, base = _peak_of("table", path, tmp_path)
+    assert peak < 2**30, f"peak RSS {peak / 2**20:.0f} MiB (after imports {base / 2**20:.0f} MiB)"
+
+
+@pytest.mark.slow
+def test_the_largest_feature_table_the_limits_accept_stays_under_one_gib(tmp_path):
+    from dpfed_core.data.inputs import MAX_FEATURE_VALUES
+
+    cols = 64
+    rows = MAX_FEATURE_VALUES // cols  # exactly at the limit
+    head = "item," + ",".join(f"f{c}" for c in range(cols)) + "\n"
+    line = ",".join(["1"] * cols)
+    path = tmp_path / "features.csv"
+    with path.open("w") as f:
+        f.write(head)
+        for k in range(rows):
+            f.write(f"i{k},{line}\n")
+    peak, base = _peak_of("features", path, tmp_path)
+    assert peak < 2**30, f"peak RSS {peak / 2**20:.0f} MiB (after imports {base / 2**20:.0f} MiB)"
+
+
+def test_one_very_long_id_is_refused_before_the_ids_are_copied_at_its_width(tmp_path, monkeypatch):
+    """Ids are held at the longest one's width: one 50,000-character user id among 20,000 users
+    asked for 11.9 GB. The bound is distinct ids × the longest, named with its row and variable."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from dpfed_core.data.long_table import load_long_table
+
+    monkeypatch.delenv("DPFED_MAX_ID_CHARS", raising=False)
+    rows = ["user,item,site"] + [f"u{k},i{k % 50},s{k % 3}" for k in range(20_000)] + ["u" + "x" * 50_000 + ",i1,s1"]
+    path = tmp_path / "long_id.csv"
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(DataError, match=r"data row 20001 \(line 20002\): a user id of 50,001 characters among "
+                                        r"20,001 distinct user ids.*DPFED_MAX_ID_CHARS"):
+        load_long_table(str(path), user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                        entities_from_data=True)
+    # the same in the CLI: one error line, exit 1 or 2, nothing written
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-m", "dpfed_core", "run", "--data", str(path), "--user-col", "user",
+                          "--item-col", "item", "--entity-col", "site", "--entities-from-data", "--value-kind",
+                          "implicit", "--method", "local", "--out", str(tmp_path / "o.json")],
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(repo), "HOME": str(tmp_path),
+                                            "DPFED_STORE": str(tmp_path / "store.sqlite")},
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode in (1, 2) and "DPFED_MAX_ID_CHARS" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "o.json").exists()
+    # the limit is the environment's when set: raised, the same file loads
+    monkeypatch.setenv("DPFED_MAX_ID_CHARS", str(2 * 10**9))
+    ds = load_long_table(str(path), user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                         entities_from_data=True)
+    assert ds.n_users == 20_001

@@ -23,6 +23,7 @@ from dpfed_core.data.features import as_feature_table as _feature_table  # noqa:
 from dpfed_core.data.features import attach_item_features
 from dpfed_core.data.inputs import ListFile, read_list
 from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
+                                    check_id_sizes,
                                     read_table)
 from dpfed_core.errors import ConfigError, DataError
 
@@ -518,7 +519,7 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
         order = _natural_order(uniq)
         rank = np.empty(len(order), dtype=np.int32)
         rank[order] = np.arange(len(order), dtype=np.int32)
-        return rank[codes], uniq[order].astype(str)
+        return rank[codes], uniq[order]  # the dataset makes the one fixed-width copy
 
     ucode, uids = _codes(t["u"])
     if catalogue is not None:
@@ -620,15 +621,19 @@ def _build(
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes)
     v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes)
     users = _as_id_strings(df[user_col])
+    check_id_sizes(users, "user id", label, from_text, "user_col")
     items_col = _as_id_strings(df[item_col])
+    check_id_sizes(items_col, "item id", label, from_text, "item_col")
     ent = derive_entity(df[ent_src], entity_transform)  # type: ignore[index]
+    if isinstance(ent.dtype, pd.CategoricalDtype):
+        check_id_sizes(ent, "entity name", label, from_text, "entity_col")
     # .array keeps categoricals as codes (to_numpy would make one Python string per row)
     t = pd.DataFrame({"u": users.array, "i": items_col.array, "v": v, "e": ent.array,
                       "row": df.index.to_numpy()})
     if item_name_col is not None:
-        nm = df[item_name_col]
-        t["name"] = (_cat_map(nm, lambda c: c.str.strip()) if isinstance(nm.dtype, pd.CategoricalDtype)
-                     else nm.astype(str).str.strip()).to_numpy()
+        nm = _as_id_strings(df[item_name_col])
+        check_id_sizes(nm, "item name", label, from_text, "item_name_col")
+        t["name"] = nm.to_numpy()
 
     _check_disjoint_users(t, label, from_text)
     t = _merge_duplicates(t, label, from_text, value_kind, duplicates, notes)

@@ -108,11 +108,13 @@ MAX_TABLE_BYTES = 16 * 2**30
 #: ``DPFED_MAX_UPLOAD_MB`` changes it; a larger table is read from its path by the CLI
 #: (``python -m dpfed_core run --data FILE``), whose bound is :data:`MAX_TABLE_BYTES`.
 MAX_UPLOAD_BYTES = 128 * 2**20
-#: Most rows (lines) of an upload: a short-lined table (``12,345,6``) fits ten million rows in 128 MiB,
-#: and mapping and loading one took ~240 bytes a row (2.5 M rows of 13 bytes: 590 MiB above the
-#: imports), so two million rows keep the dashboard's process under 1 GiB whatever the line length.
-#: ``DPFED_MAX_UPLOAD_ROWS`` changes it; the CLI reading a path is bounded by :data:`MAX_TABLE_BYTES`.
-MAX_UPLOAD_ROWS = 2_000_000
+#: Most rows (lines) of an upload: a short-lined table (``12,345,6``) fits ten million rows in 128 MiB.
+#: Mapping and loading one takes ~240 bytes a row when ids repeat, but up to ~670 when every user and
+#: item id is distinct (2,000,000 such rows peaked at 1.42 GiB for the whole process), so one million
+#: rows keep the dashboard's process under 1 GiB whatever the table holds (tested:
+#: ``tests/test_upload_bounds.py``). ``DPFED_MAX_UPLOAD_ROWS`` changes it; the CLI reading a path is
+#: bounded by :data:`MAX_TABLE_BYTES`.
+MAX_UPLOAD_ROWS = 1_000_000
 
 
 def upload_limits() -> tuple[int, int]:
@@ -486,7 +488,37 @@ def _as_id_strings(s: pd.Series) -> pd.Series:
         vals = s.to_numpy()
         if np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
             return pd.Series(vals.astype(np.int64).astype(str), index=s.index).astype("category")
+    if pd.api.types.is_string_dtype(s) and s.dtype != object:
+        # already text (a read file's columns): strip in place of a copy of one Python string per row
+        return s.str.strip().astype("category")
     return s.astype(str).str.strip().astype("category")
+
+
+#: Largest (distinct ids × longest id) of one id column, in characters. The dataset keeps its ids as
+#: fixed-width text, so one 50,000-character id among 20,000 users asks for 4 GB (measured: 11.9 GB
+#: RSS for a 315 KB file). 2^25 characters is 128 MiB of such text: 2,000,000 ids of 16 characters,
+#: or 900,000 UUIDs. ``DPFED_MAX_ID_CHARS`` raises it on a machine that has the memory.
+MAX_ID_CHARS = 2 ** 25
+
+
+def check_id_sizes(ids: pd.Series, what: str, label: str, from_text: bool | int, param: str) -> None:
+    """Refuse, before any fixed-width copy, an id column whose distinct values × longest value is
+    above :data:`MAX_ID_CHARS` (``ids``: a categorical from :func:`_as_id_strings`), naming the row
+    of the longest id, the limit and the variable that raises it."""
+    cats = ids.cat.categories
+    if len(cats) == 0:
+        return
+    lengths = pd.Series(cats).str.len().to_numpy()
+    longest = int(lengths.max())
+    limit = env_limit("DPFED_MAX_ID_CHARS", MAX_ID_CHARS, param=param)
+    if len(cats) * longest <= limit:
+        return
+    pos = int(np.argmax(lengths))
+    row = ids.index[int(np.flatnonzero(ids.cat.codes.to_numpy() == pos)[0])]
+    raise DataError(f"{_row_ref(label, row, from_text)}: a {what} of {longest:,} characters among {len(cats):,} "
+                    f"distinct {what}s — {len(cats) * longest:,} characters of ids, above the limit of {limit:,} "
+                    f"(the server's memory holds every id at the longest one's width). Shorten the ids, or raise "
+                    f"the limit with the environment variable DPFED_MAX_ID_CHARS", param=param)
 
 
 def _is_missing(s: pd.Series) -> pd.Series:
