@@ -86,7 +86,8 @@ def test_hierarchical_keys_count_in_the_bound_and_the_norm(monkeypatch):
         patch_sampler(monkeypatch, lambda s: CapturingSampler(s, log))
         ledger = PrivacyLedger(10.0, 1e-3)
         cat.select_catalogue_secure(rows, [slice(0, rows.shape[0])], ["e"], HIER, 0.05, 1e-5,
-                                    np.random.default_rng(0), ledger, divisor=1.0, n_buckets=256, max_items=8)
+                                    np.random.default_rng(0), ledger, divisor=1.0, n_buckets=256, max_items=8,
+                                    levels=3)
     base, many, one = (d[2] for d in log)
     assert float(np.linalg.norm(many - base)) == pytest.approx(1.0)
     assert float(np.linalg.norm(one - base)) == pytest.approx(1.0)

@@ -46,8 +46,7 @@ class CatalogueForecast:
         if self.kind == "federation":
             who = (f"an item is shared when about {self.threshold:.0f} users across the federation hold it "
                    f"(noise σ {self.sigma:.3g} on the summed count: 95 % sure from "
-                   f"{self.threshold + 1.645 * self.sigma:.0f} users; fewer when they hold few items, and a "
-                   "name written as a|b|c is also shared through its coarser levels)")
+                   f"{self.threshold + 1.645 * self.sigma:.0f} users; fewer when they hold few items)")
         else:
             who = (f"an item is shared when about {self.threshold:.0f} users of one entity hold it (each entity's "
                    f"own noisy count, scale {self.sigma:.3g})")

@@ -104,8 +104,7 @@ def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_col
             f"{cat.SECURE_CATALOGUE_BUCKETS} public hash buckets (noisy sum of user weights ≥ {threshold:.2f}, each "
             f"user's weights of L2 norm 1 over ≤ {cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER} buckets, σ of the sum "
             f"{sigma_sum:.3g}, {cat.SECURE_CATALOGUE_RHO_SHARE:.0%} of the zCDP budget); {n_cols} of the data's {n_items} "
-            "items fall in a kept bucket, their own or a coarser level's of a name written a|b|c (items sharing a bucket "
-            "share one key); each entity maps the keys back onto "
+            "items fall in a kept bucket (items sharing a bucket share one key); each entity maps the keys back onto "
             "the item names it holds rows for (a name it never saw is unknown to it). Declare the catalogue "
             "(items=FILE) to share every item and keep the whole budget for the method")
 

@@ -35,13 +35,13 @@ entities instead sum one vector over a *public key space* — B hash buckets of 
 keyed-free public hash, :func:`item_buckets`; the bucket of a name needs no private input) — and the
 server thresholds the noisy federation-wide count:
 
-1. *Keys of an item.* An item's keys are the bucket of its full name and, for a name written as a
-   path of ``|``-separated levels (``cardiovascular|shock|vasopressors|norepinephrine``), the buckets
-   of its first :data:`SECURE_CATALOGUE_LEVELS` proper prefixes (``cardiovascular``,
-   ``cardiovascular|shock``, …; :func:`item_bucket_levels`). A coarse level is held by every user of
-   any item under it, so it clears the threshold where its rare leaves do not; a leaf that does not
-   pass is then shared through its deepest released ancestor (:func:`item_keys`). A name without
-   ``|`` has its full-name bucket only.
+1. *Keys of an item.* An item's key is the bucket of its full name. Optionally (``levels`` > 0; off
+   by default, see :data:`SECURE_CATALOGUE_LEVELS` for the measurement) a name written as a path of
+   ``|``-separated levels (``cardiovascular|shock|vasopressors|norepinephrine``) also has the buckets
+   of its first ``levels`` proper prefixes (``cardiovascular``, ``cardiovascular|shock``, …;
+   :func:`item_bucket_levels`): a coarse level is held by every user of any item under it, so it
+   clears the threshold where its rare leaves do not, and a leaf that does not pass is then shared
+   through its deepest released ancestor (:func:`item_keys`).
 2. *Contribution bound and weights* (the weighted Gaussian of Gopi et al., ICML 2020, "Differentially
    Private Set Union"). A user's items are mapped to all their keys' buckets; each user keeps at
    most ``c`` distinct buckets (a uniformly random subset when more) and gives each kept bucket the
@@ -100,7 +100,11 @@ SECURE_CATALOGUE_BUCKETS = 4096
 SECURE_CATALOGUE_MAX_ITEMS_PER_USER = 16
 #: Coarse ``|`` levels of a hierarchical item name that are keys of their own (the first ones: the
 #: coarsest levels are held by the most users). Public: a property of the naming scheme, not the data.
-SECURE_CATALOGUE_LEVELS = 3
+#: 0 by default: on eICU medication written class|ingredient|drug string, sharing a leaf through its
+#: kept ancestor made the recommended method worse than going alone where the flat selection is not
+#: (bench/results/utility_sites.md, "hierarchical names"): one shared row of V for a whole class
+#: blurs the ranking of the site's own items, and the coarse keys take weight from the leaves.
+SECURE_CATALOGUE_LEVELS = 0
 HIERARCHY_SEPARATOR = "|"
 #: Share of the B buckets expected to pass the threshold on noise alone (phantom keys).
 SECURE_CATALOGUE_PHANTOM_SHARE = 0.01
@@ -423,6 +427,7 @@ def select_catalogue_secure(
     max_items: int = SECURE_CATALOGUE_MAX_ITEMS_PER_USER,
     phantom_share: float = SECURE_CATALOGUE_PHANTOM_SHARE,
     grid: float | None = None,
+    levels: int = SECURE_CATALOGUE_LEVELS,
 ) -> SecureCatalogueRelease:
     """The federation-wide DP catalogue (module doc) in this process: every entity's
     :func:`secure_catalogue_share` (its own stream ``rngs[h]``; a single generator is spawned into one
@@ -432,7 +437,7 @@ def select_catalogue_secure(
     if isinstance(rngs, np.random.Generator):
         rngs = rngs.spawn(len(slices))
     nb = int(n_buckets)
-    bucket = item_bucket_levels(item_names, nb)
+    bucket = item_bucket_levels(item_names, nb, levels)
     total = np.zeros(nb)
     eps_c = math.inf
     for h, (name, sl) in enumerate(zip(entity_names, slices)):
