@@ -19,6 +19,10 @@ bit for bit.
 Hook for new summable methods: subclass :class:`SummableMethod` and decorate it with
 :func:`register_summable_method`; the in-process runner (``dpfed_core.methods``) and the Flower
 deployment both pick it up by name.
+
+Why one module of ~820 lines: the hook, the two methods every other summable method is measured
+against (``dp-popularity``, ``dp-cooccurrence``) and the round-2 fits they share are read together
+when a method is added or audited; ``dp-als`` and plug-ins live in their own modules.
 """
 from __future__ import annotations
 
