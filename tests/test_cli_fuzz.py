@@ -341,6 +341,11 @@ def _hostile_cases(d: Path) -> list[dict]:
         case(["audit", *base, "--methods", "dp-popularity", "--entities-from-data", "--power-check", pc], "error",
              name=f"--power-check {pc}")
     case(["audit", *base, "--methods", "kmeans", "--with-v", "--rank", "0"], "error", name="--with-v --rank 0")
+    # a dry run checks what the audit itself would refuse: it must not promise an audit that cannot run
+    for bad in (["--runs", "-2"], ["--confidence", "2"], ["--epsilons", "-2"], ["--targets", "nobody"],
+                ["--attacks", "bogus"], ["--k", "-2"], ["--delta", "5"]):
+        case(["audit", *base, "--methods", "dp-popularity", "--entities-from-data", "--dry-run", *bad], "error",
+             name=f"audit --dry-run {' '.join(bad)}")
     for pr in ("3_0000-30010", "３００００-30010"):
         case(["deploy-local", *base, "--method", "dp-popularity", "--port-range", pr], "error",
              name=f"--port-range {pr}")

@@ -189,6 +189,46 @@ def check_audit_params(methods: Sequence[str], params: dict | None) -> None:
                               param="prototype_params")
 
 
+def check_audit_options(methods: Sequence[str], epsilons: Sequence[float], *, delta: float, k: int,
+                        prototype_params: dict | None, targets: Sequence[str], runs: int, attacks: Sequence[str],
+                        confidence: float, aggregation: str, max_dropouts: int, others: str) -> None:
+    """Every check of an audit's options that needs no data, at one boundary: :func:`run_audit` runs
+    it first, and the CLI before anything is planned, charged or dry-run (a dry run of unusable
+    options would promise an audit that cannot run)."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.privacy.ledger import validate_budget
+
+    ensure_prototype_methods()
+    if not methods:
+        raise ConfigError("choose at least one method to audit")
+    registry = auditable_methods()
+    for name in methods:
+        if name not in registry:
+            raise ConfigError(f"cannot audit {name!r}: it is not a prototype method or a summable release; "
+                              f"choose from {', '.join(sorted(registry))}", param="methods")
+    check_audit_params(methods, prototype_params)
+    if others not in OTHERS:
+        raise ConfigError(f"others must be one of {', '.join(OTHERS)}, got {others!r}")
+    if aggregation not in ("secure", "none"):
+        raise ConfigError(f"aggregation must be 'secure' or 'none', got {aggregation!r}", param="aggregation")
+    epsilons = [float(e) for e in epsilons]
+    if not epsilons or any(math.isnan(e) or e <= 0 for e in epsilons):
+        raise ConfigError(f"every ε of the grid must be positive (or inf), got {epsilons}")
+    for e in epsilons:
+        validate_budget(e, delta)
+    if not 0 < confidence < 1:
+        raise ConfigError(f"confidence must be in (0, 1), got {confidence}")
+    if not isinstance(runs, (int, np.integer)) or runs < 4:
+        raise ConfigError(f"runs must be a whole number ≥ 4, got {runs!r}")
+    for a in attacks:
+        if a not in ATTACK_LABELS and a not in SUMMABLE_ATTACKS:
+            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}")
+    for spec in targets:
+        if spec not in ("synthetic", "outlier", "typical") and not (spec.startswith("user:") and len(spec) > 5):
+            raise ConfigError(f"unknown audit target {spec!r}; use synthetic, outlier, typical or user:<id>")
+    RunConfig(method=methods[0], k=k, max_dropouts=max_dropouts)  # k and d by the one rule of a run
+
+
 def _job_seed(seed: int, *parts) -> np.random.SeedSequence:
     """A SeedSequence per (method, ε, target): results do not depend on which other jobs run."""
     key = zlib.crc32("|".join(str(p) for p in parts).encode())
@@ -392,26 +432,12 @@ def run_audit(
     """
     from dpfed_core.evaluation.experiments import dataset_summary
 
-    ensure_prototype_methods()
     methods = list(dict.fromkeys(methods))
     epsilons = [float(e) for e in epsilons]
-    if not methods:
-        raise ConfigError("choose at least one method to audit")
+    check_audit_options(methods, epsilons, delta=delta, k=k, prototype_params=prototype_params, targets=targets,
+                        runs=runs, attacks=attacks, confidence=confidence, aggregation=aggregation,
+                        max_dropouts=max_dropouts, others=others)
     registry = auditable_methods()
-    for name in methods:
-        if name not in registry:
-            raise ConfigError(f"cannot audit {name!r}: it is not a prototype method or a summable release; choose from {', '.join(sorted(registry))}", param="methods")
-    check_audit_params(methods, prototype_params)
-    if others not in OTHERS:
-        raise ConfigError(f"others must be one of {', '.join(OTHERS)}, got {others!r}")
-    if aggregation not in ("secure", "none"):
-        raise ConfigError(f"aggregation must be 'secure' or 'none', got {aggregation!r}", param="aggregation")
-    if any(math.isnan(e) or e <= 0 for e in epsilons):
-        raise ConfigError(f"every ε of the grid must be positive (or inf), got {epsilons}")
-    if not 0 < confidence < 1:
-        raise ConfigError(f"confidence must be in (0, 1), got {confidence}")
-    if not isinstance(runs, (int, np.integer)) or runs < 4:
-        raise ConfigError(f"runs must be a whole number ≥ 4, got {runs!r}")
     h = dataset.entity_index(entity)
     name = dataset.entity_names[h]
     sl = dataset.entity_slices()[h]

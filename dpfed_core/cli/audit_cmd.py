@@ -102,9 +102,13 @@ def cmd_audit(args) -> int:
     # An audit reads the entity's exact rows: charged (or refused on a capped dataset) before it runs.
     from dpfed_core.evaluation.budget import plan_audit
 
-    from dpfed_core.audit.membership import check_audit_params, is_summable
+    from dpfed_core.audit.membership import check_audit_options, is_summable
 
-    check_audit_params(args.methods, parse_params(args.param))  # before anything is planned or charged
+    # before anything is planned, charged or dry-run
+    check_audit_options(list(dict.fromkeys(args.methods)), args.epsilons, delta=args.delta, k=args.k,
+                        prototype_params=parse_params(args.param), targets=args.targets, runs=args.runs,
+                        attacks=args.attacks, confidence=args.confidence, aggregation=args.aggregation,
+                        max_dropouts=args.max_dropouts, others=args.others)
 
     reads_all = args.others == "data" and any(is_summable(m) for m in args.methods)
     plans = plan_audit(dataset, entity, args.methods, args.epsilons, args.delta, seed=args.seed,
