@@ -341,6 +341,8 @@ def _hostile_cases(d: Path) -> list[dict]:
         case(["audit", *base, "--methods", "dp-popularity", "--entities-from-data", "--power-check", pc], "error",
              name=f"--power-check {pc}")
     case(["audit", *base, "--methods", "kmeans", "--with-v", "--rank", "0"], "error", name="--with-v --rank 0")
+    case([*run[:-2], "--method", "dp-popularity", "--aggregation", "secure", "--max-dropouts", "99",
+          "--entities-from-data", "--dry-run"], "error", name="run --dry-run --max-dropouts past the entities")
     # a dry run checks what the audit itself would refuse: it must not promise an audit that cannot run
     for bad in (["--runs", "-2"], ["--confidence", "2"], ["--epsilons", "-2"], ["--targets", "nobody"],
                 ["--attacks", "bogus"], ["--k", "-2"], ["--delta", "5"]):

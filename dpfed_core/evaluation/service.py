@@ -60,6 +60,9 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
             check = getattr(method, "_validate", None)
             if check is not None:
                 check(sp.csr_matrix((1, dataset.n_items)), "every entity")
+            federation_check = getattr(method, "check", None)  # a summable method's public-shape rule
+            if federation_check is not None:
+                federation_check(dataset.n_entities)
         except DpfedError:
             raise
         except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
