@@ -167,12 +167,17 @@ def _peak_of(kind: str, path, tmp_path) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_the_largest_upload_the_limits_accept_stays_under_one_gib(tmp_path):
-    """The worst a user can upload within the default limits — the row limit of distinct users and
-    items, gzip-packed so the byte limit does not bind first — is read by the dashboard's upload path
-    and built into a dataset by the loader in under 1 GiB of the whole process."""
-    n = tables.MAX_UPLOAD_ROWS
-    body = b"".join(b"u%d,i%d,s%d\n" % (k, k, k % 40) for k in range(n))  # every id distinct
+@pytest.mark.parametrize("shape", ["rows", "bytes"])
+def test_the_largest_upload_the_limits_accept_stays_under_one_gib(tmp_path, shape):
+    """The worst a user can upload within the default limits — every user and item id distinct, at
+    the row limit with short ids or at the byte limit with 33-character ids — is read by the
+    dashboard's upload path and built into a dataset by the loader in under 1 GiB of the whole process."""
+    if shape == "rows":
+        n, fmt = tables.MAX_UPLOAD_ROWS, b"u%d,i%d,s%d\n"
+    else:
+        n, fmt = (tables.MAX_UPLOAD_BYTES - 64) // 72, b"u%032d,i%032d,s%d\n"  # ≤ 72-byte lines
+    body = b"".join(fmt % (k, k, k % 40) for k in range(n))  # every id distinct
+    assert len(body) < tables.MAX_UPLOAD_BYTES
     path = tmp_path / "largest.csv.gz"
     path.write_bytes(gzip.compress(b"user,item,site\n" + body, 1))
     del body

@@ -103,12 +103,14 @@ def _sniff_sep(text_head: bytes) -> str:
 
 #: Largest table file read: a long table beyond it does not fit the in-memory engine anyway.
 MAX_TABLE_BYTES = 16 * 2**30
-#: Largest table read from memory (an upload), unpacked: parsed as text, a table takes about six times
-#: its size (a 503 MB unpacked upload took 2.9 GB), so 128 MiB keeps the server's read under 1 GiB.
-#: ``DPFED_MAX_UPLOAD_MB`` changes it; a larger table is read from its path by the CLI
-#: (``python -m dpfed_core run --data FILE``), whose bound is :data:`MAX_TABLE_BYTES`.
-MAX_UPLOAD_BYTES = 128 * 2**20
-#: Most rows (lines) of an upload: a short-lined table (``12,345,6``) fits ten million rows in 128 MiB.
+#: Largest table read from memory (an upload), unpacked. Mapping and loading a table of distinct
+#: 33-character ids takes ~20× its size (1,000,000 such rows, 68 MiB, peaked at 1.40 GiB for the whole
+#: process), so 32 MiB keeps the server under 1 GiB whatever the ids (tested:
+#: ``tests/test_upload_bounds.py``). ``DPFED_MAX_UPLOAD_MB`` changes it on a machine that has the
+#: memory; a larger table is read from its path by the CLI (``python -m dpfed_core run --data FILE``),
+#: whose bound is :data:`MAX_TABLE_BYTES`.
+MAX_UPLOAD_BYTES = 32 * 2**20
+#: Most rows (lines) of an upload: a short-lined table (``12,345,6``) fits three million rows in 32 MiB.
 #: Mapping and loading one takes ~240 bytes a row when ids repeat, but up to ~670 when every user and
 #: item id is distinct (2,000,000 such rows peaked at 1.42 GiB for the whole process), so one million
 #: rows keep the dashboard's process under 1 GiB whatever the table holds (tested:
