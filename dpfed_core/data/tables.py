@@ -104,19 +104,19 @@ def _sniff_sep(text_head: bytes) -> str:
 #: Largest table file read: a long table beyond it does not fit the in-memory engine anyway.
 MAX_TABLE_BYTES = 16 * 2**30
 #: Largest table read from memory (an upload), unpacked. Mapping and loading a table of distinct
-#: 33-character ids takes ~20× its size (1,000,000 such rows, 68 MiB, peaked at 1.40 GiB for the whole
-#: process), so 32 MiB keeps the server under 1 GiB whatever the ids (tested:
-#: ``tests/test_upload_bounds.py``). ``DPFED_MAX_UPLOAD_MB`` changes it on a machine that has the
-#: memory; a larger table is read from its path by the CLI (``python -m dpfed_core run --data FILE``),
-#: whose bound is :data:`MAX_TABLE_BYTES`.
-MAX_UPLOAD_BYTES = 32 * 2**20
-#: Most rows (lines) of an upload: a short-lined table (``12,345,6``) fits three million rows in 32 MiB.
+#: 33-character ids takes ~20× its size (1,000,000 such rows, 68 MiB, peaked at 1.40 GiB in the loader
+#: alone), and the dashboard holds the upload, its table and the dataset at once: 16 MiB of such ids
+#: peaked at 625 MiB for the whole dashboard process (tested: ``tests/test_upload_bounds.py``).
+#: ``DPFED_MAX_UPLOAD_MB`` changes it on a machine that has the memory; a larger table is read from
+#: its path by the CLI (``python -m dpfed_core run --data FILE``), whose bound is :data:`MAX_TABLE_BYTES`.
+MAX_UPLOAD_BYTES = 16 * 2**20
+#: Most rows (lines) of an upload: a short-lined table (``12,345,6``) fits 1.5 million rows in 16 MiB.
 #: Mapping and loading one takes ~240 bytes a row when ids repeat, but up to ~670 when every user and
-#: item id is distinct (2,000,000 such rows peaked at 1.42 GiB for the whole process), so one million
-#: rows keep the dashboard's process under 1 GiB whatever the table holds (tested:
+#: item id is distinct, and the dashboard holds the upload, its table and the dataset at once:
+#: 1,000,000 such rows peaked at 1.21 GiB for the whole dashboard process, 500,000 at 731 MiB (tested:
 #: ``tests/test_upload_bounds.py``). ``DPFED_MAX_UPLOAD_ROWS`` changes it; the CLI reading a path is
 #: bounded by :data:`MAX_TABLE_BYTES`.
-MAX_UPLOAD_ROWS = 1_000_000
+MAX_UPLOAD_ROWS = 500_000
 
 
 def upload_limits() -> tuple[int, int]:
@@ -164,9 +164,10 @@ def check_upload_size(data: bytes, label: str) -> None:
                         "with the memory", param="data")
     if lines is not None and lines > max_rows + header:
         raise DataError(f"{label} has more than {max_rows:,} rows, the limit of a table read in memory (an "
-                        "upload; a short-lined table takes ~240 bytes a row to map and load): load it from its "
-                        "path with the CLI (python -m dpfed_core run --data FILE), or raise the limit with the "
-                        "environment variable DPFED_MAX_UPLOAD_ROWS on a machine with the memory", param="data")
+                        "upload; a table of distinct ids takes up to ~670 bytes a row to map and load, and the "
+                        "dashboard holds it three times): load it from its path with the CLI (python -m "
+                        "dpfed_core run --data FILE), or raise the limit with the environment variable "
+                        "DPFED_MAX_UPLOAD_ROWS on a machine with the memory", param="data")
 
 
 def _first_nul(path: Path | None, data: bytes | None, compression: str | None) -> int | None:
