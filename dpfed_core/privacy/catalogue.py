@@ -106,6 +106,8 @@ SECURE_CATALOGUE_MAX_ITEMS_PER_USER = 16
 #: blurs the ranking of the site's own items, and the coarse keys take weight from the leaves.
 SECURE_CATALOGUE_LEVELS = 0
 HIERARCHY_SEPARATOR = "|"
+#: L2 sensitivity of the summed bucket weights: every user's weights have L2 norm 1 (_unit_norm_rows).
+SECURE_CATALOGUE_SENSITIVITY = 1.0
 #: Share of the B buckets expected to pass the threshold on noise alone (phantom keys).
 SECURE_CATALOGUE_PHANTOM_SHARE = 0.01
 
@@ -318,18 +320,12 @@ def _unit_norm_rows(B: sp.csr_matrix) -> sp.csr_matrix:
 
 def _secure_sigma(rho: float, n_buckets: int) -> float:
     """σ of the secure sum at zCDP ρ: OpenDP's float Gaussian on ``n_buckets`` coordinates at L2
-    sensitivity 1 (one user's weights have L2 norm 1)."""
+    sensitivity :data:`SECURE_CATALOGUE_SENSITIVITY`."""
     from dpfed_core.privacy.noise import gaussian_float_sigma_for_rho
 
     if not (math.isfinite(rho) and rho > 0):
         raise ConfigError(f"the federation-wide catalogue needs a finite ρ > 0, got {rho}", param="epsilon")
-    return gaussian_float_sigma_for_rho(rho, 1.0, int(n_buckets))
-
-
-def _check_max_items(max_items: int) -> int:
-    if int(max_items) < 1:
-        raise ConfigError(f"the catalogue's items per user must be ≥ 1, got {max_items}")
-    return int(max_items)
+    return gaussian_float_sigma_for_rho(rho, SECURE_CATALOGUE_SENSITIVITY, int(n_buckets))
 
 
 def secure_catalogue_share(
@@ -354,10 +350,12 @@ def secure_catalogue_share(
     Returns ``(share (n_buckets,) in user weights, ε against the server with every other entity)``."""
     from dpfed_core.privacy.noise import zcdp_epsilon
 
-    c = _check_max_items(max_items)
+    c = int(max_items)
+    if c < 1:
+        raise ConfigError(f"the catalogue's items per user must be ≥ 1, got {max_items}")
     nb = int(n_buckets)
     sigma = _secure_sigma(rho, nb)
-    sens = 1.0  # every user's weights have L2 norm 1 (_unit_norm_rows)
+    sens = SECURE_CATALOGUE_SENSITIVITY
     eps_row = zcdp_epsilon(rho, delta)
     eps_c = zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else eps_row
     if divisor > 1:
@@ -385,13 +383,11 @@ def secure_catalogue_keys(
     *,
     divisor: float,
     n_buckets: int = SECURE_CATALOGUE_BUCKETS,
-    max_items: int = SECURE_CATALOGUE_MAX_ITEMS_PER_USER,
     phantom_share: float = SECURE_CATALOGUE_PHANTOM_SHARE,
 ) -> tuple[np.ndarray, float, float, float]:
     """The server's step (post-processing of the secure sum ``total``, user weights per bucket): the
     buckets whose noisy total is ≥ z·σ_sum. Returns ``(sorted released keys, σ, σ_sum, threshold)``;
     every input is public (ρ, the number of shares summed, the divisor and the catalogue's constants)."""
-    _check_max_items(max_items)
     sigma = _secure_sigma(rho, n_buckets)
     sigma_sum = sigma * math.sqrt(int(n_contributors)) / divisor
     threshold = secure_threshold_z(int(n_buckets), phantom_share) * sigma_sum
@@ -445,6 +441,5 @@ def select_catalogue_secure(
                                               divisor=divisor, n_buckets=nb, max_items=max_items, grid=grid)
         total += share
     keys, sigma, sigma_sum, threshold = secure_catalogue_keys(total, rho, len(slices), divisor=divisor,
-                                                              n_buckets=nb, max_items=max_items,
-                                                              phantom_share=phantom_share)
+                                                              n_buckets=nb, phantom_share=phantom_share)
     return SecureCatalogueRelease(keys, item_keys(bucket, keys, nb), nb, sigma, sigma_sum, threshold, eps_c)
