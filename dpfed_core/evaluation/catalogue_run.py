@@ -158,7 +158,7 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
                          own_items_kept=bool(spec.federated))
 
 
-def _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
+def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
     """Select the catalogue with :func:`dpfed_core.privacy.catalogue.select_catalogue` (a share of
     ε and δ, charged per entity), fit the method on those columns with the rest of the budget, and
     put the factors back on the full item axis (items outside the catalogue get zero factors: the

@@ -38,7 +38,7 @@ from dpfed_core.data.atomic import atomic_write
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.evaluation.metrics import evaluate
 from dpfed_core.data.split import Split, split_users
-from dpfed_core.evaluation.catalogue_run import _fit_on_dp_catalogue, needs_dp_catalogue
+from dpfed_core.evaluation.catalogue_run import fit_on_dp_catalogue, needs_dp_catalogue
 
 ProgressFn = Callable[..., None]
 
@@ -175,7 +175,7 @@ def run_method(
     # user-level federated DP only: a trusted-curator method (Friedman et al.) sees the pooled data by
     # design and states its own, different guarantee
     if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config):
-        result = _fit_on_dp_catalogue(dataset, split, config, spec, rng, progress)
+        result = fit_on_dp_catalogue(dataset, split, config, spec, rng, progress)
     else:
         result = spec.fit(dataset, split.train, config, rng, progress)
     t_fit = time.perf_counter() - t0
