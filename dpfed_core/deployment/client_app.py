@@ -263,16 +263,20 @@ def _item_names(shard) -> np.ndarray:
 
 
 def _on_keys(shard, context: Context, secure_catalogue: bool):
-    """This node's training rows as the method sees them: its columns, or (federation-wide catalogue)
-    merged into the released keys, values summed and clipped to the public bound (as in process)."""
+    """This node's training rows as the method's shares see them (without the entries its round 2
+    validates on): its columns, or (federation-wide catalogue) merged into the released keys, values
+    summed and clipped to the public bound (as in process)."""
     from dpfed_core.data.dataset import merge_key_columns
     from dpfed_core.privacy import catalogue as cat
 
+    from dpfed_core.models.blend import released_rows
+
+    rows = released_rows(shard.train)  # without the entries its round 2 validates on, as in process
     if not secure_catalogue:
-        return shard.train
+        return rows
     item_key = _item_keys(shard, context)
     n_keys = int(context.state.array_records[CATALOGUE_KEY]["keys"].numpy().size)
-    return merge_key_columns(shard.train, cat.key_matrix(item_key, n_keys), shard.value_max)
+    return merge_key_columns(rows, cat.key_matrix(item_key, n_keys), shard.value_max)
 
 
 def _catalogue_share(config, H: int, shard):
@@ -284,8 +288,10 @@ def _catalogue_share(config, H: int, shard):
     rho, row_delta, _cfg = secure_catalogue_budget(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
     bucket = cat.item_bucket_levels(_item_names(shard), cat.SECURE_CATALOGUE_BUCKETS)
+    from dpfed_core.models.blend import released_rows
+
     values, coalition = cat.secure_catalogue_share(
-        shard.train, bucket, rho, row_delta, catalogue_streams(config, H)[shard.index],
+        released_rows(shard.train), bucket, rho, row_delta, catalogue_streams(config, H)[shard.index],
         ledger.for_entity(shard.entity), divisor=secure_catalogue_divisor(H, config), grid=GRID)
     return values, ledger.rows, coalition
 
@@ -521,7 +527,7 @@ def round2(msg: Message, context: Context) -> Message:
                     V = on_item_axis(V, _item_keys(shard, context))
                     V[~known_items(shard.train)] = 0.0  # only the item names this node knows
                 # the one round-2 assembly: columns from this entity's own data only are used here, never sent
-                U, V = fit_local(method, shard.train, V, config.lam, config.mode, rng)
+                U, V = fit_local(method, shard.train, V, config.lam, config.mode, rng, known_only=secure_catalogue)
         else:
             U = fit_rows_given(shard.train, V, config.lam, config.mode)
         fit_seconds = time.perf_counter() - t0

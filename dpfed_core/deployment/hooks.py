@@ -77,10 +77,14 @@ def server_notes(method, public: dict) -> list[str]:
     return run_notes(method, public, in_process=False)
 
 
-def fit_local(method, X, V: np.ndarray, lam: float, mode: str, rng) -> tuple[np.ndarray, np.ndarray]:
+def fit_local(method, X, V: np.ndarray, lam: float, mode: str, rng,
+              known_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Round 2 at an entity, by the one assembly (:func:`~dpfed_core.federation.summable_protocol.fit_entity`):
-    ``(U_h, V_h)`` with the entity's own local columns after the broadcast V (used here, never sent)."""
-    return fit_entity(method, X, {"V": V}, lam, mode, rng)
+    ``(U_h, V_h)`` with the entity's own local columns after the broadcast V (used here, never sent).
+    ``known_only``: V was mapped onto the item names this entity knows (a DP-selected catalogue)."""
+    from dpfed_core.federation.summable import KNOWN_ONLY
+
+    return fit_entity(method, X, {"V": V, KNOWN_ONLY: bool(known_only)}, lam, mode, rng)
 
 
 def warm_calibration(run_json: str, n_entities: int) -> None:

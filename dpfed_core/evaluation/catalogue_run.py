@@ -109,6 +109,21 @@ def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_col
             "(items=FILE) to share every item and keep the whole budget for the method")
 
 
+def selection_rows(dataset: FederatedDataset, train, config: RunConfig):
+    """The rows the catalogue's selection reads: for a summable method, each site's rows without the
+    entries its round 2 validates on (:func:`~dpfed_core.models.blend.released_rows`, as every stage of
+    its round 1), so no release of the site carries an entry its hold-out scores the federation on;
+    any other method's rows as they are."""
+    import scipy.sparse as sp
+
+    from dpfed_core.federation.protocol import is_summable
+    from dpfed_core.models.blend import released_rows
+
+    if not is_summable(config.method):
+        return train
+    return sp.vstack([released_rows(train[sl]) for sl in dataset.entity_slices()], format="csr")
+
+
 def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
     """The federation-wide DP catalogue (:func:`dpfed_core.privacy.catalogue.select_catalogue_secure`)
     then the method on the released keys, its factors mapped back to the items of released keys.
@@ -128,7 +143,7 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
     ledger = PrivacyLedger(config.epsilon, config.delta)
     divisor = secure_catalogue_divisor(dataset.n_entities, config)
     progress("catalogue_start", entities=dataset.n_entities)
-    release = cat.select_catalogue_secure(split.train, dataset.entity_slices(), dataset.entity_names,
+    release = cat.select_catalogue_secure(selection_rows(dataset, split.train, config), dataset.entity_slices(), dataset.entity_names,
                                           dataset.item_names, rho_sel, row_delta,
                                           catalogue_streams(config, dataset.n_entities), ledger,
                                           divisor=divisor, grid=GRID)
@@ -174,7 +189,8 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
     ledger = PrivacyLedger(config.epsilon, config.delta)
     sel_rng = _catalogue_generator(config)
     progress("catalogue_start", entities=dataset.n_entities)
-    release = cat.select_catalogue(split.train, dataset.entity_slices(), dataset.entity_names, eps_sel, dlt_sel,
+    release = cat.select_catalogue(selection_rows(dataset, split.train, config), dataset.entity_slices(),
+                                   dataset.entity_names, eps_sel, dlt_sel,
                                    sel_rng, ledger)
     cols = release.columns
     messages = [Message(1, name, SERVER, "DP-selected item ids", (len(ids),), int(np.asarray(ids).nbytes))

@@ -293,16 +293,19 @@ class FederatedRecommender:
 
     def _fit_summable(self, method, dataset, X, config, entity_rngs, progress, shared=None) -> None:
         from dpfed_core.federation.summable_protocol import fit_summable
+        from dpfed_core.models.blend import released_rows
 
         method.check(dataset.n_entities)
         method.set_public_inputs(item_features=getattr(dataset, "item_features", None))
         slices = dataset.entity_slices()
         own = [X[sl] for sl in slices]
+        # round 1 reads each site's rows without the entries its round 2 validates on (released_rows)
+        released = [released_rows(X_h) for X_h in own]
         if shared is None:
-            out = fit_summable(method, own, list(dataset.entity_names), slices, X.shape[0],
-                               entity_rngs, self.ledger_, config.lam, config.mode, progress)
+            out = fit_summable(method, released, list(dataset.entity_names), slices, X.shape[0],
+                               entity_rngs, self.ledger_, config.lam, config.mode, progress, site_matrices=own)
         else:
-            out = fit_summable(method, [shared.project(X_h) for X_h in own], list(dataset.entity_names), slices,
+            out = fit_summable(method, [shared.project(R_h) for R_h in released], list(dataset.entity_names), slices,
                                X.shape[0], entity_rngs, self.ledger_, config.lam, config.mode, progress,
                                site_matrices=own, lift=shared.lift)
         self.U_, self.V_, self.factors_ = out["U"], out["V"], out["factors"]

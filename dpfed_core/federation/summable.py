@@ -755,6 +755,12 @@ class DPCooccurrence(SummableMethod):
         return blended_round2(self, X, public, lam, mode, rng)
 
 
+#: Key of round 2's public inputs saying the broadcast V was mapped onto the item names the site
+#: knows (a DP-selected catalogue): the site's fit then masks the federation's parts by the items of
+#: the rows each part is fitted on (:func:`~dpfed_core.models.blend.fit_site_model`, ``known_only``).
+KNOWN_ONLY = "known_only"
+
+
 def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: float, mode: str,
                    rng: np.random.Generator):
     """Round 2 keeps what the entity knows, for any summable method: its users' scores
@@ -790,7 +796,8 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
     matrix_names, item_names, info = fit_site_model(
         X, rank=int(method.rank), lam=lam, mode=mode, max_iter=int(method.max_iter), rng=None,
         evidence=float(method.holdout_evidence), features=method.public_item_features(), V_fed=V_fed, g=g,
-        own=bool(method.local_blend), default_rule=str(getattr(method, "round2_default", "shrunk")))
+        own=bool(method.local_blend), default_rule=str(getattr(method, "round2_default", "shrunk")),
+        known_only=bool(public.get(KNOWN_ONLY, False)))
     n = X.shape[0]
     U_h = np.zeros((n, V.shape[1]))
     local_U, local_V = [], []

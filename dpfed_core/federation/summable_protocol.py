@@ -21,6 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.federation.messages import SERVER, Message, array_message
+from dpfed_core.federation.summable import KNOWN_ONLY
 from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.models.shared_items import known_items
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
@@ -216,7 +217,8 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
             # a site maps the released keys back onto the item names it knows only: its federation
             # columns are its own (zero on every other item), kept with its own columns
             V_h = lift(V, known_items(rows[h]))
-            U_h, own = fit_entity_parts(method, rows[h], {**public, "V": V_h}, lam, mode, entity_rngs[h])
+            U_h, own = fit_entity_parts(method, rows[h], {**public, "V": V_h, KNOWN_ONLY: True}, lam, mode,
+                                        entity_rngs[h])
             own = with_shared_columns(U_h, V_h, own)
         local.append(own)
         progress("round2_done", entity=name, index=h, total=H)
