@@ -407,3 +407,75 @@ def test_local_and_round_two_fit_the_site_s_own_model_once_and_get_what_two_fits
         assert a[2]["matrix_weights"] == b[2]["matrix_weights"] and a[2]["item_weights"] == b[2]["item_weights"]
         for (pa, Ua, Va), (pb, Ub, Vb) in zip(a[2]["blocks"], b[2]["blocks"]):
             assert pa == pb and np.array_equal(Ua, Ub) and np.array_equal(Va, Vb)
+
+
+def _site_with_own_items(n=300, common=20, seed=4):
+    """Each user: two of ``common`` shared items and two items no other user has."""
+    g = np.random.default_rng(seed)
+    X = sp.lil_matrix((n, common + 2 * n))
+    for u in range(n):
+        X[u, g.choice(common, 2, replace=False)] = 1.0
+        X[u, [common + 2 * u, common + 2 * u + 1]] = 1.0
+    return sp.csr_matrix(X)
+
+
+def test_the_releases_leave_out_exactly_the_entries_the_site_validates_on(monkeypatch):
+    from dpfed_core.models import blend
+
+    X = _site_with_own_items()
+    released = blend.released_rows(X)
+    held = X - released
+    held.eliminate_zeros()
+    cnt = np.diff(X.indptr)
+    assert (np.diff(held.indptr) == (cnt >= 2)).all() and (held.data == 1).all()
+    seen = []
+    real = blend.holdout_split
+
+    def spy(Z, rng):
+        out = real(Z, rng)
+        seen.append(out[0])
+        return out
+
+    monkeypatch.setattr(blend, "holdout_split", spy)
+    blend.fit_site_model(X, rank=2, lam=0.1, mode="zero", max_iter=20)  # the default stream: the site's own
+    assert len(seen) == 1 and (seen[0] != released).nnz == 0
+
+
+def test_round_one_reads_every_site_s_rows_without_its_validation_entries(monkeypatch):
+    import dpfed_core.federation.summable_protocol as protocol
+    from dpfed_core.models.blend import released_rows
+
+    ds = load_data("sample:clinic")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation="secure", simulation=True, rank=3)
+    split = make_split(ds, cfg)
+    captured = []
+    real = protocol.run_stages
+
+    def spy(method, matrices, *args, **kwargs):
+        captured.append([M.copy() for M in matrices])
+        return real(method, matrices, *args, **kwargs)
+
+    monkeypatch.setattr(protocol, "run_stages", spy)
+    run_method(ds, cfg, split)
+    (mats,) = captured
+    for M, sl in zip(mats, ds.entity_slices()):
+        expected = released_rows(split.train[sl])
+        assert M.nnz < split.train[sl].nnz and (M != expected).nnz == 0
+
+
+@pytest.mark.parametrize("known_only", [False, True])
+def test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout(known_only):
+    """A federation part that scores exactly the held-out items (the extreme of a release that carried
+    them) must not look useful on the hold-out when the site knows items by the rows a part is fitted
+    on: only with that mask is the weight left at the site's own default."""
+    from dpfed_core.models.blend import fit_site_model, released_rows
+
+    X = _site_with_own_items()
+    held = X - released_rows(X)
+    g = np.zeros(X.shape[1])
+    g[np.unique(held.indices)] = 1.0
+    g[:20] = 0.0  # only the items no one else holds
+    _, item_names, info = fit_site_model(X, rank=2, lam=0.1, mode="zero", max_iter=20, g=g,
+                                         default_rule="alone", known_only=known_only)
+    w = dict(zip(item_names, info["item_weights"]))["dp popularity"]
+    assert (w == 0.0) if known_only else (w > 0.0)
