@@ -331,11 +331,19 @@ def _die_with_parent() -> None:
         pass
 
 
-#: Imported once by the zygote before it forks: what the apps load lazily on a node's first task
-#: (k-means, OpenDP's samplers, the accountant). A fork inherits them; without this every task
-#: process would import them again (≈ 1–2 s each).
-WARM_MODULES = ("sklearn.cluster", "opendp.prelude", "opendp.measurements", "dp_accounting", "scipy.stats",
-                "scipy.optimize", "scipy.sparse.linalg", "scipy.linalg")
+#: Imported once by the zygote before it forks: what every method's tasks load lazily (OpenDP's
+#: samplers — its submodules, not ``opendp.prelude``, which imports OpenDP's scikit-learn extras and
+#: with them scikit-learn, pandas and pyarrow —, the accountant, a site's budget store and ledger,
+#: the local model). A fork inherits them; without this every task process would import them again.
+WARM_MODULES = ("opendp.combinators", "opendp.domains", "opendp.measurements", "opendp.measures", "opendp.metrics",
+                "opendp.typing", "opendp._data", "dp_accounting", "sqlite3", "threadpoolctl",
+                "dpfed_core.privacy.store", "dpfed_core.privacy.odometer", "dpfed_core.privacy.fingerprint",
+                "dpfed_core.privacy.budget_records", "dpfed_core.privacy.accounting", "dpfed_core.privacy.catalogue",
+                "dpfed_core.models.blend", "dpfed_core.models.factorization", "dpfed_core.models.shared_items")
+#: What a prototype method's tasks load besides (k-means, the prototypes' recovery). Not warmed for
+#: a summable method: its tasks never import them, and scikit-learn alone (with the pandas and
+#: pyarrow it pulls in) is ≈ 1 CPU-s of the zygote's start.
+PROTOTYPE_WARM_MODULES = ("sklearn.cluster", "scipy.stats", "scipy.optimize", "scipy.sparse.linalg", "scipy.linalg")
 
 
 #: Environment variable with the run's public config and entity count (JSON, set by the launcher):
@@ -343,8 +351,24 @@ WARM_MODULES = ("sklearn.cluster", "opendp.prelude", "opendp.measurements", "dp_
 WARM_RUN_ENV = "DPFED_WARM_RUN"
 
 
+def warm_modules(run_json: str | None) -> tuple[str, ...]:
+    """The modules the zygote imports for a run (``run_json``: the run's public JSON, None when not
+    known): every method's, and a prototype method's extra ones unless the run is a summable one."""
+    if run_json:
+        from dpfed_core.deployment.wire import config_from_json
+        from dpfed_core.federation.protocol import is_summable
+
+        try:
+            if is_summable(config_from_json(run_json).method):
+                return WARM_MODULES
+        except Exception:  # noqa: BLE001 — not readable here: warm everything, the task reports it
+            pass
+    return WARM_MODULES + PROTOTYPE_WARM_MODULES
+
+
 def _warm_up() -> None:
     import importlib
+    import json
 
     import flwr.supercore.cli.flower_superexec  # noqa: F401
     import flwr.superlink.cli  # noqa: F401
@@ -358,19 +382,20 @@ def _warm_up() -> None:
     # node's Shamir arithmetic, so it runs without the timing hardening (bit-identical results,
     # deployment.shamir). A real site runs the stock flower-supernode and keeps pycryptodome's.
     shamir.install_simulation_arithmetic()
-    for name in WARM_MODULES:
+    warm = os.environ.get(WARM_RUN_ENV)
+    try:
+        run = json.loads(warm) if warm else None
+    except ValueError:
+        run = None
+    for name in warm_modules(run["config"] if isinstance(run, dict) and "config" in run else None):
         try:
             importlib.import_module(name)
         except ImportError:  # optional for some methods; imported by the task if it needs it
             pass
-    warm = os.environ.get(WARM_RUN_ENV)
-    if warm:
-        import json
-
+    if isinstance(run, dict):
         from dpfed_core.deployment.hooks import warm_calibration
 
         try:
-            run = json.loads(warm)
             warm_calibration(run["config"], run["n_entities"])
         except Exception:  # noqa: BLE001 — only a cache: a task computes (and reports) it itself
             pass

@@ -1,6 +1,7 @@
 """The watchdog of a local deployment: nothing outlives the launcher.
 
-``python -m dpfed_core.deployment.watchdog`` runs in a session of its own and reads commands from
+``python …/dpfed_core/deployment/watchdog.py`` (the standard library only, started by its path so
+that the package is not imported) runs in a session of its own and reads commands from
 its standard input, a pipe whose other end only the launcher holds:
 
 * ``group PGID`` — a process group the launcher started (a SuperLink, a SuperNode, an executor …);
