@@ -20,13 +20,21 @@ says so when it cannot run), in simulation mode (labelled, reproducible noise), 
 
 Part 2 (the targets), through the CLI as a user runs it (``python -m dpfed_core …``, budget
 store in a temporary file): ``run`` vs ``deploy-local`` on each engine of ``--engines`` — the clinic
-sample's 4 regions (``--federation region``), kmeans and dp-cooccurrence under ``--aggregation
-secure``, and the 30-hospital clinic sample with dp-cooccurrence under ``--aggregation secure``.
-Targets: the deployment within 10× the run (4 regions) or 60 s (30 hospitals); the simulation
-engine (``--engine simulation``, its default in-process backend) within 3× the run.
+sample's 4 regions (``--federation region``) with kmeans and with every summable method
+(dp-popularity, dp-cooccurrence, dp-als, … under ``--aggregation secure``), and the 30-hospital
+clinic sample with dp-cooccurrence under ``--aggregation secure``. Targets: every summable method's
+``deploy-local`` within 4× the CPU seconds of its ``run`` on both engines; kmeans within 10× the
+run (deployment) or 3× (simulation engine, its default in-process backend); the 30 hospitals within
+60 s (deployment) or 3× the run (simulation engine).
+
+CPU seconds of a command are those of its whole process tree: this process makes itself the
+subreaper of what it starts (``PR_SET_CHILD_SUBREAPER``), so a deployment's processes that outlive
+their parent (a SuperNode's executor, SIGKILLed with its group at the end) are reaped here and
+counted, not by init.
 
 Writes ``bench/results/deployment{,_quick}.{json,md}``. ``--quick``: H = 3 only, no part 2.
-``--methods a,b``: measure only those methods (part 1).
+``--methods a,b``: measure only those methods (part 1). ``--targets-only``: part 2 alone (the
+results files are then not written; the rows are printed).
 """
 from __future__ import annotations
 
@@ -105,6 +113,30 @@ def one(H: int, method: str, engine: str) -> dict:
             "server_s": dep["timings"].get("server_total"), "start_s": dep["timings"].get("deployment_start")}
 
 
+def _become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants (Linux), so that their CPU seconds
+    reach this process's RUSAGE_CHILDREN instead of init's. False where that is not available."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # 36 = PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _reap_orphans(timeout: float = 20.0) -> None:
+    """Wait for the descendants a command left behind (they die by parent-death signal or SIGKILL of
+    their group) so that their CPU is counted; returns when none is left or after ``timeout``."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.02)
+
+
 def cli(args: list[str], store: Path) -> dict:
     """One ``python -m dpfed_core …`` as a user runs it: wall and CPU seconds (its whole process tree)."""
     env = {**os.environ, "DPFED_STORE": str(store)}
@@ -113,6 +145,7 @@ def cli(args: list[str], store: Path) -> dict:
     proc = subprocess.run([sys.executable, "-m", "dpfed_core", *args], cwd=C.ROOT, env=env,
                           capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t0
+    _reap_orphans()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     last = [line for line in proc.stdout.splitlines() if "Flower messages" in line]
@@ -120,20 +153,50 @@ def cli(args: list[str], store: Path) -> dict:
             "error": proc.stderr.strip().splitlines()[-1] if proc.returncode else ""}
 
 
-#: Part 2's cases: (label, CLI data/method flags, target of the deployment engine).
-CASES = (("clinic, 4 regions, kmeans", ["--federation", "region", "--method", "kmeans", "--k", "10"], "≤ 10× the run"),
-         ("clinic, 4 regions, dp-cooccurrence", ["--federation", "region", "--method", "dp-cooccurrence",
-                                                 "--epsilon", "1", "--aggregation", "secure"], "≤ 10× the run"),
-         ("clinic, 30 hospitals, dp-cooccurrence, secure", ["--method", "dp-cooccurrence", "--epsilon", "1",
-                                                            "--aggregation", "secure"], "≤ 60 s"))
-#: Part 2's engines: ``deploy-local`` flags and the issue's target for the simulation engine.
-CLI_ENGINES = {"deployment": ([], None), "simulation": (["--engine", "simulation"], "≤ 3× the run")}
+#: A target of part 2: (text, what it bounds — "wall" or "cpu" ratio to the run, or "wall_s" seconds —, bound).
+Target = tuple[str, str, float]
+#: The summable methods' target on both engines: deploy-local's CPU (whole process tree) ≤ 4× the run's.
+SUMMABLE_TARGET: Target = ("CPU ≤ 4× the run", "cpu", 4.0)
 
 
-def targets(engines: list[str], repeats: int = 1) -> list[dict]:
+def summable_methods() -> list[str]:
+    """Every registered summable method (``python -m dpfed_core methods``), in name order."""
+    from dpfed_core.federation.protocol import SUMMABLE_METHODS
+
+    return sorted(SUMMABLE_METHODS)
+
+
+def cases() -> list[tuple[str, list[str], dict[str, Target]]]:
+    """Part 2's cases: (label, CLI data/method flags, target per engine)."""
+    region = ["--federation", "region"]
+    out = [("clinic, 4 regions, kmeans", [*region, "--method", "kmeans", "--k", "10"],
+            {"deployment": ("≤ 10× the run", "wall", 10.0), "simulation": ("≤ 3× the run", "wall", 3.0)})]
+    for method in summable_methods():
+        out.append((f"clinic, 4 regions, {method}", [*region, "--method", method, "--epsilon", "1",
+                                                     "--aggregation", "secure"],
+                    {"deployment": SUMMABLE_TARGET, "simulation": SUMMABLE_TARGET}))
+    out.append(("clinic, 30 hospitals, dp-cooccurrence, secure",
+                ["--method", "dp-cooccurrence", "--epsilon", "1", "--aggregation", "secure"],
+                {"deployment": ("≤ 60 s", "wall_s", 60.0), "simulation": ("≤ 3× the run", "wall", 3.0)}))
+    return out
+
+
+#: Part 2's engines: ``deploy-local`` flags.
+CLI_ENGINES = {"deployment": [], "simulation": ["--engine", "simulation"]}
+
+
+def met(target: Target, row: dict) -> bool:
+    """Whether a part-2 row meets its target (medians)."""
+    _, kind, bound = target
+    value = {"wall": row["wall_ratio"], "cpu": row["cpu_ratio"], "wall_s": row["deploy_local_s"]}[kind]
+    return row["completed"] and value <= bound
+
+
+def targets(engines: list[str], repeats: int = 1, only: list[str] | None = None) -> list[dict]:
     """the targets through the CLI (part 2 of the module doc): ``repeats`` in-process ``run``s
     per case, then ``repeats`` ``deploy-local``s on each of ``engines``; the row gives the medians
-    (wall and CPU) and the range of the deployment's wall times."""
+    (wall and CPU) and the range of the deployment's wall times. ``only``: the cases whose label
+    contains one of these strings (all when None)."""
     import statistics
 
     def median_of(cmd: list[str], store: Path) -> dict:
@@ -144,22 +207,30 @@ def targets(engines: list[str], repeats: int = 1) -> list[dict]:
                 "deployment": runs[-1]["deployment"], "error": next((r["error"] for r in runs if r["error"]), "")}
 
     rows = []
+    _become_subreaper()
     with tempfile.TemporaryDirectory(prefix="dpfed_bench_") as tmp:
         store = Path(tmp) / "store.sqlite"
-        for case, flags, deployment_target in CASES:
+        for case, flags, case_targets in cases():
+            if only and not any(name in case for name in only):
+                continue
             data = ["--data", "sample:clinic", *flags]
             ref = median_of(["run", *data], store)
             for engine in engines:
-                extra, target = CLI_ENGINES[engine]
                 load0 = os.getloadavg()[0]
-                dep = median_of(["deploy-local", *data, *extra], store)
-                rows.append({"case": case, "engine": engine, "load_before": load0, "runs": repeats,
-                             "run_s": ref["wall_s"], "deploy_local_s": dep["wall_s"],
-                             "deploy_local_range_s": dep["range"], "wall_ratio": dep["wall_s"] / ref["wall_s"],
-                             "run_cpu_s": ref["cpu_s"], "deploy_local_cpu_s": dep["cpu_s"],
-                             "cpu_ratio": dep["cpu_s"] / ref["cpu_s"], "target": target or deployment_target,
-                             "completed": ref["ok"] and dep["ok"], "load_1m": os.getloadavg()[0],
-                             "detail": dep["deployment"] or dep["error"]})
+                dep = median_of(["deploy-local", *data, *CLI_ENGINES[engine]], store)
+                row = {"case": case, "engine": engine, "load_before": load0, "runs": repeats,
+                       "run_s": ref["wall_s"], "deploy_local_s": dep["wall_s"],
+                       "deploy_local_range_s": dep["range"], "wall_ratio": dep["wall_s"] / ref["wall_s"],
+                       "run_cpu_s": ref["cpu_s"], "deploy_local_cpu_s": dep["cpu_s"],
+                       "cpu_ratio": dep["cpu_s"] / ref["cpu_s"], "target": case_targets[engine][0],
+                       "completed": ref["ok"] and dep["ok"], "load_1m": os.getloadavg()[0],
+                       "detail": dep["deployment"] or dep["error"]}
+                row["met"] = met(case_targets[engine], row)
+                rows.append(row)
+                print(f"{case} | {engine}: run {row['run_cpu_s']:.1f} CPU-s, "
+                      f"deploy-local {row['deploy_local_cpu_s']:.1f} CPU-s ({row['cpu_ratio']:.1f}×), "
+                      f"wall {row['wall_ratio']:.1f}×; target {row['target']}: "
+                      f"{'met' if row['met'] else 'missed'}", file=sys.stderr, flush=True)
     return rows
 
 
@@ -172,7 +243,18 @@ def main() -> None:
     ap.add_argument("--engines", default="deployment,simulation", help="engines to measure (parts 1 and 2)")
     ap.add_argument("--others", default="", help="what else ran on the machine meanwhile (recorded)")
     ap.add_argument("--repeats", type=int, default=3, help="runs of each part-2 command (the row gives medians)")
+    ap.add_argument("--targets-only", action="store_true",
+                    help="part 2 alone, printed; the results files are not written")
+    ap.add_argument("--cases", default="",
+                    help="with --targets-only: ';'-separated parts of case labels to run (labels contain commas)")
     args = ap.parse_args()
+    if args.targets_only:
+        import json
+
+        engines = [e.strip() for e in args.engines.split(",") if e.strip() in CLI_ENGINES]
+        only = [c.strip() for c in args.cases.split(";") if c.strip()] or None
+        print(json.dumps(targets(engines, args.repeats, only), indent=1))
+        return
     chosen = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = sorted(set(chosen) - set(METHODS))
     if unknown:
@@ -229,10 +311,13 @@ def main() -> None:
              "deploy-local …` on each engine (`--engine simulation`: its default in-process backend; each a fresh "
              "process, as a user runs it; wall and CPU of the whole process tree; "
              "medians of `runs` runs of each command, with the range of the deployment's wall times; "
-             "`completed` = every run of both commands exited 0, not whether the target was met):\n\n"
+             "CPU counts every process of the tree, orphans included (this script is their subreaper); "
+             "`met` = the target holds for the medians; "
+             "`completed` = every run of both commands exited 0):\n\n"
              + C.md_table(target_rows, ["case", "engine", "runs", "run_s", "deploy_local_s", "deploy_local_range_s",
                                         "wall_ratio", "run_cpu_s",
-                                        "deploy_local_cpu_s", "cpu_ratio", "target", "completed", "load_before", "load_1m"],
+                                        "deploy_local_cpu_s", "cpu_ratio", "target", "met", "completed", "load_before",
+                                        "load_1m"],
                           {"run_s": "{:.1f}", "deploy_local_s": "{:.1f}", "wall_ratio": "{:.1f}×",
                            "run_cpu_s": "{:.1f}", "deploy_local_cpu_s": "{:.1f}", "cpu_ratio": "{:.1f}×",
                            "load_before": "{:.1f}", "load_1m": "{:.1f}"})
