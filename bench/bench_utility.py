@@ -496,7 +496,10 @@ def report(rows: list[dict], datasets: list[str], env: dict, seconds: float | No
              "popularity. Without a declared formulary the DP run selects which items the federation shares: "
              "federation-wide over 4096 public hash buckets (one secure sum under secure aggregation, the "
              "entities' full-noise histograms summed without it); each entity still scores every item it holds, "
-             "mapping the shared keys onto the item names it knows. With --focus only the rows the targets "
+             "mapping the shared keys onto the item names it knows. Every release of an entity (the catalogue's "
+             "histogram, each stage of round 1) leaves out the one training entry per user its round 2 "
+             "validates on, and on that hold-out the federation's parts reach only the items the reduced rows "
+             "name (`models/blend.py`: `released_rows`, `known_only`). With --focus only the rows the targets "
              "read are run (local, exact popularity, the recommended method, dp-als).",
              "", "Paired effects: MAR(method) − MAR(reference) per seed, mean ± sd over seeds; \"beats\" = "
              "below zero by more than the sd, \"loses\" = above zero by more than the sd, else inconclusive.", "",
