@@ -7,8 +7,15 @@ mixture, n = 10,000; k = 64 fixed, rows clipped to the unit ball, δ = 1e-6, sim
 Methods: one cluster (the exact mean, non-private), k-means++ (scikit-learn, non-private, n_init=1),
 and ``DPPrototypes`` with ``variant="gaussian"``: the paper's private partition + local search with
 the library defaults (3 grids of depth 5), the same with the tuned partition (1 grid of
-depth 4, one DP-Lloyd step), and ``candidates="lsh"`` (the private LSH-tree coreset);
-plus ``variant="paper"`` (the paper's Laplace recovery) with the default partition.
+depth 4, one DP-Lloyd step), ``candidates="lsh"`` (the private LSH-tree coreset) alone
+(``refine_steps=0``) and with its default DP-Lloyd steps (the public rule
+:func:`~dpfed_core.federation.dp_prototypes.default_refine_steps`); plus ``variant="paper"`` (the
+paper's Laplace recovery) with the default partition.
+
+Comparisons with published figures: Google's DP clustering library on its own recipe (0.369 / 0.076
+/ 0.028 at ε = 0.1 / 1 / 10), and FedDP-KMeans' Gaussian mixture (``S.feddp_mixture``: n = 100,000,
+d = 100, k = 10) against the non-private optimum, at ε = 1, 3.13 and 10 (δ = 1e-6), with the setting
+chosen on development draws before this mixture was run.
 
 Also the speed of one entity of 10,000 users × 500 items with k = 50 at ε = 1 *and* ε = 10, with
 the number of candidates (at ε = 1 fewer than k candidates survive and the local search does not
@@ -16,7 +23,7 @@ run, which made the old "0.04 s" figure misleading).
 
 Usage::
 
-    .venv/bin/python bench/bench_dp_kmeans.py [--quick] [--seeds 5] [--eps 0.1,1,10]
+    .venv/bin/python bench/bench_dp_kmeans.py [--quick] [--seeds 5] [--eps 0.1,1,10] [--no-feddp]
 
 Writes bench/results/dp_kmeans.{json,md} (``dp_kmeans_quick.*`` with --quick: n ÷ 5, 2 seeds).
 """
@@ -39,7 +46,8 @@ import _dpkmeans_setting as S  # noqa: E402
 CONFIGS = {
     "partition (defaults)": dict(variant="gaussian"),
     "partition (1 grid × 4 + 1 Lloyd step)": dict(variant="gaussian", refine_steps=1, n_grids=1, depth=4),
-    "lsh coreset": dict(variant="gaussian", candidates="lsh"),
+    "lsh coreset": dict(variant="gaussian", candidates="lsh", refine_steps=0),
+    "lsh coreset + DP-Lloyd (default rule)": dict(variant="gaussian", candidates="lsh"),
     "paper recovery + partition (defaults)": dict(variant="paper"),
 }
 DATASETS = {"google": ("Google's recipe", S.google_recipe, 100_000),
@@ -82,19 +90,71 @@ NOTE = """
 """
 
 
-def run_dp(X: np.ndarray, eps: float, seed: int, params: dict) -> tuple[float, float, object]:
+#: Google's DP clustering library on its own recipe (normalised loss at ε = 0.1, 1, 10; δ = 1e-6), as
+#: measured on the same data by the issue that asked for this comparison.
+GOOGLE_LIBRARY = {0.1: 0.369, 1.0: 0.076, 10.0: 0.028}
+#: The configuration compared with the published figures: the LSH coreset with its default DP-Lloyd
+#: steps — chosen on development draws (generator seeds ≥ 7000 and other mixtures), never on these.
+CHOSEN = "lsh coreset + DP-Lloyd (default rule)"
+#: FedDP-KMeans' mixture: ε values (the paper's 3.13 and two either side) and the configurations run.
+FEDDP_EPS = (1.0, S.FEDDP_EPSILON, 10.0)
+FEDDP_CONFIGS = ("partition (defaults)", "lsh coreset", CHOSEN)
+
+
+def run_dp(X: np.ndarray, eps: float, seed: int, params: dict, k: int = S.K, setting: dict | None = None,
+           delta: float = S.DELTA) -> tuple[float, float, object]:
     from dpfed_core.federation.dp_prototypes import DPPrototypes
     from dpfed_core.privacy.ledger import PrivacyLedger
     from dpfed_core.privacy.noise import method_generator
 
-    ledger = PrivacyLedger(eps, S.DELTA)
-    meth = DPPrototypes(k=S.K, epsilon=eps, delta=S.DELTA, **S.DP_SETTING, **params)
+    ledger = PrivacyLedger(eps, delta)
+    meth = DPPrototypes(k=k, epsilon=eps, delta=delta, **(S.DP_SETTING if setting is None else setting), **params)
     rng = method_generator(seed, private=True, simulation=True)
     t0 = time.perf_counter()
     rel = meth.release(sp.csr_matrix(X), rng, ledger.for_entity("bench"))
     dt = time.perf_counter() - t0
-    assert ledger.guarantee()[0] <= eps * (1 + 1e-9)
+    assert ledger.guarantee()[0] <= eps * (1 + 1e-9) and ledger.guarantee()[1] <= delta * (1 + 1e-9)
     return S.kmeans_loss(X, rel.prototypes), dt, meth
+
+
+def feddp(n_seeds: int) -> dict:
+    """FedDP-KMeans' mixture: the optimum (the best of Lloyd from the true means and k-means++ with
+    10 initialisations, non-private) and the DP configurations at FEDDP_EPS, seeds 0..n_seeds−1 of the
+    release noise on one draw of the mixture (seed 0)."""
+    from sklearn.cluster import KMeans
+
+    X, labels = S.feddp_mixture(seed=0, with_labels=True)
+    means = np.stack([X[labels == j].mean(0) for j in range(S.FEDDP_K)])
+    t0 = time.perf_counter()
+    lloyd = KMeans(n_clusters=S.FEDDP_K, init=means, n_init=1).fit(X)
+    kpp = KMeans(n_clusters=S.FEDDP_K, init="k-means++", n_init=10, random_state=0).fit(X)
+    opt = {"lloyd_from_true_means": S.kmeans_loss(X, lloyd.cluster_centers_),
+           "kmeanspp_10_inits": S.kmeans_loss(X, kpp.cluster_centers_),
+           "seconds": time.perf_counter() - t0}
+    opt["optimum"] = min(opt["lloyd_from_true_means"], opt["kmeanspp_10_inits"])
+    out = {"n": X.shape[0], "d": X.shape[1], "k": S.FEDDP_K, "row_norm": S.FEDDP_ROW_NORM, "delta": S.FEDDP_DELTA,
+           "one_cluster": S.kmeans_loss(X, X.mean(0, keepdims=True)),
+           "row_norm_clipped_share": float((np.linalg.norm(X, axis=1) > S.FEDDP_ROW_NORM).mean()), **opt, "dp": []}
+    print(f"[feddp] optimum {opt['optimum']:.4f} (Lloyd from true means {opt['lloyd_from_true_means']:.4f}, "
+          f"k-means++ ×10 {opt['kmeanspp_10_inits']:.4f})", flush=True)
+    for name in FEDDP_CONFIGS:
+        for eps in FEDDP_EPS:
+            losses, times, steps = [], [], []
+            for seed in range(n_seeds):
+                loss, dt, meth = run_dp(X, eps, seed, CONFIGS[name], k=S.FEDDP_K, setting=S.FEDDP_SETTING,
+                                        delta=S.FEDDP_DELTA)
+                losses.append(loss)
+                times.append(dt)
+                steps.append(int(getattr(meth, "refine_steps_", meth.refine_steps_for(X.shape[1], S.FEDDP_K))))
+            row = {"config": name, "epsilon": eps, "losses": losses, "mean": float(np.mean(losses)),
+                   "sd": float(np.std(losses, ddof=1)) if n_seeds > 1 else 0.0,
+                   "vs_optimum": float(np.mean(losses)) / opt["optimum"] - 1.0, "refine_steps": steps[0],
+                   "seconds_mean": float(np.mean(times)), "seeds": n_seeds,
+                   "verdict_3pct": S.verdict(losses, 1.03 * opt["optimum"])}
+            out["dp"].append(row)
+            print(f"  {name:40s} ε={eps:<5g} {row['mean']:.4f} ± {row['sd']:.4f} ({100 * row['vs_optimum']:+.2f} % "
+                  f"vs optimum; R = {row['refine_steps']}) {row['seconds_mean']:.1f}s", flush=True)
+    return out
 
 
 def oracle(X: np.ndarray, labels: np.ndarray, eps: float, share: float, seed: int) -> float:
@@ -157,6 +217,7 @@ def main(argv=None) -> None:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--eps", default="0.1,1,10")
     ap.add_argument("--no-speed", action="store_true")
+    ap.add_argument("--no-feddp", action="store_true", help="skip FedDP-KMeans' mixture")
     args = ap.parse_args(argv)
     n_seeds = args.seeds or (2 if args.quick else 3)
     eps_grid = [float(e) for e in args.eps.split(",")]
@@ -194,6 +255,8 @@ def main(argv=None) -> None:
                 doc["dp"].append(row)
                 print(f"  {name:40s} ε={eps:<4g} {row['mean']:.4f} ± {row['sd']:.4f} "
                       f"({100 * row['vs_one_cluster']:+.0f} % vs one cluster) {row['seconds_mean']:.1f}s", flush=True)
+    if not args.no_feddp and not args.quick:
+        doc["feddp"] = feddp(n_seeds)
     if not args.no_speed:
         doc["speed_10000x500_k50"] = speed(2 if args.quick else 3)
     doc["targets"] = targets(doc)
@@ -202,17 +265,20 @@ def main(argv=None) -> None:
 
 
 def targets(doc: dict) -> list[dict]:
-    """the targets for the LSH coreset, with verdicts from the per-seed losses."""
+    """the targets for the chosen configuration (the LSH coreset with its default DP-Lloyd steps),
+    with verdicts from the per-seed losses."""
     out = []
 
     def row(ds, eps):
-        return next((r for r in doc["dp"] if r["dataset"] == ds and r["config"] == "lsh coreset"
+        return next((r for r in doc["dp"] if r["dataset"] == ds and r["config"] == CHOSEN
                      and r["epsilon"] == eps), None)
 
     checks = [("google", 1.0, "normalised loss ≤ 0.10 on Google's recipe at ε = 1", lambda d: 0.10),
               ("heldout", 1.0, "≥ 30 % below one cluster on the held-out mixture at ε = 1",
                lambda d: 0.7 * d["one_cluster"]),
               ("heldout", 0.1, "below one cluster on the held-out mixture at ε = 0.1", lambda d: d["one_cluster"])]
+    checks += [("google", eps, f"at most Google's library ({g:g}) on Google's recipe at ε = {eps:g}",
+                lambda d, g=g: g) for eps, g in GOOGLE_LIBRARY.items()]
     for ds, eps, what, thr in checks:
         r = row(ds, eps)
         if r is None or ds not in doc["datasets"]:
@@ -220,6 +286,11 @@ def targets(doc: dict) -> list[dict]:
         t = thr(doc["datasets"][ds])
         out.append({"target": what, "threshold": t, "mean": r["mean"], "sd": r["sd"], "seeds": r["seeds"],
                     "verdict": S.verdict(r["losses"], t)})
+    for r in (doc.get("feddp") or {}).get("dp", []):
+        if r["config"] == CHOSEN:
+            out.append({"target": f"within 3 % of the optimum on FedDP-KMeans' mixture at ε = {r['epsilon']:g}",
+                        "threshold": 1.03 * doc["feddp"]["optimum"], "mean": r["mean"], "sd": r["sd"],
+                        "seeds": r["seeds"], "verdict": r["verdict_3pct"]})
     return out
 
 
@@ -244,8 +315,34 @@ def write(doc: dict, quick: bool) -> None:
                              f"{r['epsilon']:g} | {r['mean']:.4f} ± {r['sd']:.4f} | "
                              f"{100 * (r['mean'] / d['one_cluster'] - 1):+.0f} % | – |")
         lines.append("")
+    if doc.get("feddp"):
+        f = doc["feddp"]
+        lines += [f"## FedDP-KMeans' Gaussian mixture (n = {f['n']:,}, d = {f['d']}, k = {f['k']})", "",
+                  "Generated as Scott, Lampert & Saulpic (ICML 2025) describe their benchmark "
+                  "(`feddp_mixture` in `bench/_dpkmeans_setting.py`): 100 clients × 1,000 points, K = 10 means "
+                  "uniform in [0, 1]^100, covariance 0.5·I; one draw (seed 0). Each point's component is uniform "
+                  "over the K means; the 300 public server points are not drawn and nothing here uses public data "
+                  "(their method initialises from them). Point-level (ε, δ = 1e-6)-DP, central (no federation); "
+                  f"the paper's headline ε is {S.FEDDP_EPSILON}.", "",
+                  f"Public row-norm bound Λ = {f['row_norm']:g} (`FEDDP_ROW_NORM`): the clipping bound of the authors' "
+                  "own configuration, ≈ 1.2 × the root-mean-square norm √(d·(1/3 + 0.5)) = 9.13 implied by the "
+                  f"generator's description, never read off the points; it clips {100 * f['row_norm_clipped_share']:.2f} % "
+                  "of the rows. Rows clipped to ℓ2 ≤ Λ, entries in [−Λ, Λ], k = 10 fixed.", "",
+                  f"Optimum (non-private): **{f['optimum']:.4f}** per point — the better of Lloyd from the true "
+                  f"means ({f['lloyd_from_true_means']:.4f}) and k-means++ with 10 initialisations "
+                  f"({f['kmeanspp_10_inits']:.4f}); one cluster {f['one_cluster']:.4f}.", "",
+                  f"**The setting was chosen before this mixture was run**: `{CHOSEN}` is the library's default rule "
+                  "(`default_refine_steps`, chosen on development draws of Google's recipe and the held-out "
+                  "family with generator seeds ≥ 7000 and on wide isotropic mixtures of our own; see "
+                  "*Reading*); the other two rows are the configurations the issue measured.", "",
+                  "| method | ε | DP-Lloyd steps R | k-means cost per point (mean ± sd) | vs optimum | within 3 % | seconds |",
+                  "|---|---|---|---|---|---|---|"]
+        for r in f["dp"]:
+            lines.append(f"| {r['config']} | {r['epsilon']:g} | {r['refine_steps']} | {r['mean']:.4f} ± {r['sd']:.4f} | "
+                         f"{100 * r['vs_optimum']:+.2f} % | {r['verdict_3pct']} | {r['seconds_mean']:.1f} |")
+        lines.append("")
     if doc.get("targets"):
-        lines += ["## Targets (LSH coreset)", "",
+        lines += [f"## Targets ({CHOSEN})", "",
                   "A target is *met* when every seed meets it, *missed* when none does, otherwise inconclusive.", "",
                   "| target | threshold | measured (mean ± sd) | verdict |", "|---|---|---|---|"]
         for t in doc["targets"]:

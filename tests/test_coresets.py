@@ -65,7 +65,7 @@ def _lsh(**kw):
 def test_lsh_release_ledger_and_shape():
     X, c = _blobs(n=4000)
     led = PrivacyLedger(1.0, 1e-6)
-    meth = _lsh()
+    meth = _lsh(refine_steps=0)  # the coreset alone: its k-means centres are the prototypes
     rel = meth.release(sp.csr_matrix(X), np.random.default_rng(0), led.for_entity("e"))
     assert rel.prototypes.shape == (4, 8) and rel.counts.shape == (4,)
     stages = [r.stage for r in led.rows]
@@ -170,7 +170,8 @@ def test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power():
     D = np.array([[0.6, 0.0, 0.0], [0.0, 0.6, 0.0]])
     Dp = np.vstack([D, [[0.0, 0.0, 1.0]]])
     eps, delta = 1.0, 1e-3
-    kw = dict(k=4, epsilon=eps, delta=delta, lsh_depth=2, lsh_node_factor=0.05)
+    # refine_steps=0: the prototypes are the coreset's centres, so the audit sees the leaf sums' noise
+    kw = dict(k=4, epsilon=eps, delta=delta, lsh_depth=2, lsh_node_factor=0.05, refine_steps=0)
     meth = _lsh(**kw)
     lb = audit_statistics(lambda r, g: _release_stats(meth, D, r, g),
                           lambda r, g: _release_stats(meth, Dp, r, g), 2000, seed=12, delta=delta)

@@ -202,10 +202,12 @@ def james_stein(averages: np.ndarray, noisy_counts: np.ndarray, sigma: float) ->
 
 
 def noisy_leaf_averages(X, tree: LshTree, radius: float, eps_leaf: float, delta_leaf: float,
-                        rng: np.random.Generator, ledger) -> tuple[np.ndarray, float]:
+                        rng: np.random.Generator, ledger, sigma: float | None = None) -> tuple[np.ndarray, float]:
     """Stage "coreset sums": Gaussian noise on all sums of every leaf (L2 sensitivity Λ, disjoint
     leaves), divided by max(noisy leaf count, 1) — never a true count —, shrunk by
     :func:`james_stein` (post-processing) and clipped to the Λ-ball.
+    ``sigma``: σ calibrated by the caller for (eps_leaf, delta_leaf) — one of several Gaussian
+    releases planned together in zCDP (the row records its ρ); ``None`` → σ for (eps_leaf, delta_leaf).
     Returns (points (L, m), σ)."""
     n, m = X.shape
     L = tree.counts.size
@@ -215,7 +217,7 @@ def noisy_leaf_averages(X, tree: LshTree, radius: float, eps_leaf: float, delta_
     sums = A @ X
     sums = np.asarray(sums.todense()) if sp.issparse(sums) else np.asarray(sums, dtype=np.float64)
     sums, sigma = mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng, ledger=ledger,
-                                          stage="coreset sums",
+                                          stage="coreset sums", sigma=sigma,
                                           note=f"all {m} sums of each of the {L} leaves (disjoint); L2 "
                                                "sensitivity Λ; leaf average = noisy sum / max(noisy count, 1)")
     pts = sums / np.maximum(tree.counts, 1.0)[:, None]

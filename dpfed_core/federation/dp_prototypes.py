@@ -40,7 +40,10 @@ Pipeline for one entity with budget (ε, δ), every stage spending through the e
                 coreset (tree counts: stage "candidates", Laplace per level; leaf sums: stage
                 "coreset sums", Gaussian) and non-private k-means on the weighted coreset
                 (post-processing), in the space of the scaled rows; the k-means centres are the
-                prototypes, or with ``refine_steps`` = R > 0 the start of R DP-Lloyd recoveries.
+                prototypes, or with R > 0 DP-Lloyd steps the start of R recoveries (R =
+                ``refine_steps``, or by default the public rule :func:`default_refine_steps` of ε).
+                With the Gaussian recovery the leaf sums and the R Lloyd sums share one zCDP
+                budget (:func:`lsh_lloyd_split`; accounting in ``DPPrototypes._release_lsh``).
                 Privacy map beside the code: :mod:`dpfed_core.federation.coresets`.
 6. *optional*   ``refine_steps`` DP-Lloyd steps (re-assign in the original space to the current
                 prototypes, recover again; every recovery is charged); ``trials`` independent runs
@@ -65,6 +68,7 @@ import scipy.sparse as sp
 from dpfed_core.federation import coresets
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.config import Param
+from dpfed_core.privacy.budget_split import BudgetSplit
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import EntityLedger
 from dpfed_core.federation.prototype_mechanisms import (clip_rows, clipped_loss, cluster_indicator, nearest_centre,
@@ -96,6 +100,40 @@ def default_projection_dim(n_hat: float) -> int:
     return int(np.clip(round(0.5 * math.log(max(n_hat, 2.0))), 3, 10))
 
 
+def default_refine_steps(epsilon: float, delta: float, k: int, m: int, row_norm: float) -> int:
+    """R, the DP-Lloyd steps after the LSH coreset when ``refine_steps=None``: 0 for ε < 1, 1 for
+    1 ≤ ε < 3, 2 for ε ≥ 3 (and the non-private limit). A function of the public ε only: δ, k, m
+    and Λ are accepted so that the rule's inputs are stated, and do not change it — no dependence
+    on them was measured consistently (never the data, nor a count).
+
+    Why (development draws only, 2 seeds each, ε ∈ {0.1, 1, 3, 10}; bench/results/dp_kmeans.md):
+    a step re-averages the clusters with fresh Gaussian noise, which pays when the coreset's
+    clusters are off and costs when they are already close. At ε = 0.1 every step made Google's
+    recipe worse (0.51 → 0.56 with one step); at ε = 1 one step helped on every data set (Google's
+    recipe 0.040 → 0.029, held-out mixture 0.77 → 0.73, a wide isotropic mixture 60.6 → 57.2) but
+    two hurt the tight-cluster sets (Google's recipe 0.042, a 16-cluster held-out draw 0.34 → 0.49);
+    from ε = 3 two steps were at least as good as one everywhere, and a third gained ≈ 1 % on the
+    wide mixtures at ε = 10 but lost 5 % on the held-out mixture.
+    """
+    if epsilon < 1.0:
+        return 0
+    if epsilon < 3.0:
+        return 1
+    return 2
+
+
+def lsh_lloyd_split(steps: int, lloyd_share: float) -> BudgetSplit:
+    """The zCDP split of the Gaussian releases of ``candidates="lsh"`` with R = ``steps`` DP-Lloyd
+    steps: the leaf sums ("coreset sums") get 1 − w of ρ (w = ``lloyd_share``), each step
+    ("lloyd sums r", r = 1..R) w/R. Every stage's row states (ε_s, δ/(R+1)) with ε_s the conversion
+    of its ρ; the ledger composes the rows by ρ (:mod:`dpfed_core.privacy.budget_split`). Even
+    shares: giving the last step half of w was no better on the development data (it made Google's
+    recipe at ε = 1 worse, 0.042 → 0.053 with R = 2)."""
+    R, w = int(steps), float(lloyd_share)
+    return BudgetSplit((("coreset sums", 1.0 - w, 1),)
+                       + tuple((f"lloyd sums {r + 1}", w, R) for r in range(R)))
+
+
 # --------------------------------------------------------------------------- the method
 @register_prototype_method("dp-prototypes")
 class DPPrototypes(PrototypeMethod):
@@ -116,8 +154,10 @@ class DPPrototypes(PrototypeMethod):
       noise; negative noisy means are still clipped to 0.
     * ``cluster_size=1000``: k_eff = clip(⌊n̂/1000⌋, 1, k). A cluster's sum must clearly exceed the
       noise energy σ²·m before splitting pays, so small entities are best served by one cluster.
-    * Clustering stages (k_eff > 1) keep ``n_grids=3, depth=5, refine_steps=0``; as a DP k-means on
-      large entities ``candidates="lsh"`` (a private LSH-tree coreset) is the better choice.
+    * Clustering stages (k_eff > 1) keep ``n_grids=3, depth=5`` and no DP-Lloyd step; as a DP k-means
+      on large entities ``candidates="lsh"`` (a private LSH-tree coreset) is the better choice, and
+      with it ``refine_steps=None`` adds 0, 1 or 2 DP-Lloyd steps by the public rule
+      :func:`default_refine_steps` (ε < 1, 1 ≤ ε < 3, ε ≥ 3).
 
     Parameters
     ----------
@@ -164,9 +204,12 @@ class DPPrototypes(PrototypeMethod):
     final_choice : bool, default True
         Choose among the T local-search solutions with the exponential mechanism (paper Alg. 6,
         line 8; costs 1/(T+1) of the search share) instead of keeping the last one.
-    refine_steps : int, default 0
+    refine_steps : int or None, default None
         DP-Lloyd steps after the first recovery; each recovery gets an equal part of the
-        counts/support/sums shares.
+        counts/support/sums shares (with ``candidates="lsh"`` and the Gaussian recovery an equal
+        part of the Lloyd share of one zCDP budget, :func:`lsh_lloyd_split`). ``None``: 0 with
+        ``candidates="partition"``; with ``"lsh"`` and the Gaussian recovery the public rule
+        :func:`default_refine_steps` (0 for ε < 1, 1 for ε < 3, else 2), else 0.
     (With k = 1 — given or automatic — every user is in the one cluster: the candidate, search
     and choice stages are skipped, trials and refine_steps are ignored, and the budget goes to the
     recovery — the best setting for small entities, see bench/results/dp_ml.md.)
@@ -228,7 +271,9 @@ class DPPrototypes(PrototypeMethod):
               high=10_000, optional=True),
         Param("final_choice", "bool", True, "choose among the T local-search solutions by the exponential "
               "mechanism (paper Alg. 6 line 8)"),
-        Param("refine_steps", "int", 0, "DP-Lloyd steps after the first recovery", low=0, high=50),
+        Param("refine_steps", "int", None, "DP-Lloyd steps after the first recovery; none = 0, or with the "
+              "LSH coreset and the Gaussian recovery 0 / 1 / 2 for ε < 1 / < 3 / ≥ 3", low=0, high=50,
+              optional=True),
         Param("trials", "int", 1, "independent runs of stages 2–5, one chosen by the exponential mechanism",
               low=1, high=50),
         Param("n_grids", "int", 3, "grids of the private partition (1 unshifted + n − 1 shifted)", low=1, high=20),
@@ -245,7 +290,7 @@ class DPPrototypes(PrototypeMethod):
                  epsilon: float = 1.0, delta: float = 1e-6, row_norm: float | None = None,
                  support: int | None = None, projection_dim: int | None = None,
                  split: dict | None = None, variant: str = "paper", search_steps: int | None = None,
-                 final_choice: bool = True, refine_steps: int = 0, trials: int = 1,
+                 final_choice: bool = True, refine_steps: int | None = None, trials: int = 1,
                  n_grids: int = 3, depth: int = 5, max_candidates: int = 1000,
                  row_scaling: str = "normalise", threshold: float = 0.0,
                  cluster_size: float | None = 1000.0, candidates: str = "partition",
@@ -357,8 +402,9 @@ class DPPrototypes(PrototypeMethod):
                 raise ConfigError(f"dp-prototypes: lsh_node_factor must be a positive number, got {self.lsh_node_factor!r}")
             if self.trials != 1:
                 raise ConfigError("dp-prototypes: trials > 1 is not supported with candidates='lsh' (set trials=1)")
-        if not isinstance(self.refine_steps, (int, np.integer)) or self.refine_steps < 0:
-            raise ConfigError(f"dp-prototypes: refine_steps must be an integer ≥ 0, got {self.refine_steps!r}")
+        if self.refine_steps is not None and (not isinstance(self.refine_steps, (int, np.integer))
+                                              or self.refine_steps < 0):
+            raise ConfigError(f"dp-prototypes: refine_steps must be an integer ≥ 0 or None, got {self.refine_steps!r}")
         if self.search_steps is not None and (not isinstance(self.search_steps, (int, np.integer))
                                               or self.search_steps < 0):
             raise ConfigError(f"dp-prototypes: search_steps must be an integer ≥ 0, got {self.search_steps!r}")
@@ -392,13 +438,24 @@ class DPPrototypes(PrototypeMethod):
         if self.trials == 1 or k == 1:
             shares["choice"] = 0.0
         needs = ("counts", "sums") if k == 1 else ("candidates", "search", "counts", "sums")
-        if lsh and self.refine_steps == 0:  # the coreset's k-means centres are the prototypes
+        if lsh and self.refine_steps_for(m, k) == 0:  # the coreset's k-means centres are the prototypes
             shares["counts"] = shares["support"] = shares["sums"] = 0.0
             needs = ("candidates", "search")
         for need in needs:
             if shares[need] <= 0:
                 raise ConfigError(f"dp-prototypes: the '{need}' stage needs a positive budget share")
         return shares
+
+    def refine_steps_for(self, m: int, k: int) -> int:
+        """R, the DP-Lloyd steps of a release with m columns and k clusters: ``refine_steps`` if
+        given; otherwise :func:`default_refine_steps` of the public (ε, δ, k, m, Λ) with
+        ``candidates="lsh"`` and the Gaussian recovery, else 0."""
+        if self.refine_steps is not None:
+            return int(self.refine_steps)
+        if self.candidates != "lsh" or self.variant != "gaussian" or k <= 1:
+            return 0
+        _, _, lam, _ = self._bounds(sp.csr_matrix((1, m)))
+        return default_refine_steps(float(self.epsilon), float(self.delta), int(k), int(m), lam)
 
     def _size_stage_runs(self) -> bool:
         """The noisy size n̂ is released iff something uses it: p derived from n̂, or k from n̂."""
@@ -440,13 +497,15 @@ class DPPrototypes(PrototypeMethod):
     # ------------------------------------------------------------------ recovery
     def _recover(self, Xc: sp.csr_matrix, Xs: sp.csr_matrix, labels: np.ndarray, eps_cnt: float,
                  eps_sup: float, eps_sum: float, delta_sum: float, rng: np.random.Generator,
-                 ledger: EntityLedger, tag: str, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                 ledger: EntityLedger, tag: str, k: int | None = None,
+                 sigma: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Sparse recovery (paper Alg. 1, on sums) of the k clusters given by ``labels``.
 
         Xc : (n, m) rows with entries clipped to [value_min, value_max] (paper variant).
         Xs : (n, m) the same rows scaled to ℓ2 ≤ Λ (Gaussian variant).
         Returns (prototypes (k, m), noisy counts (k,)). Clusters are disjoint, so each of the three
-        mechanisms is applied to the k clusters in parallel: one ledger row each.
+        mechanisms is applied to the k clusters in parallel: one ledger row each. ``sigma`` (Gaussian
+        variant): the sums' σ when the caller planned it jointly with other Gaussian releases in zCDP.
         """
         k = int(self.k) if k is None else int(k)
         m = Xc.shape[1]
@@ -467,45 +526,74 @@ class DPPrototypes(PrototypeMethod):
         else:
             how = "normalised to ℓ2 = Λ" if self.row_scaling == "normalise" else "clipped to ℓ2 ≤ Λ"
             P = recover_gaussian(np.asarray((A @ Xs).todense()), denom, s, lam, vmin, vmax, eps_sum, delta_sum,
-                                 self.threshold, rng, ledger, f"{tag}all {m} sums per cluster of rows {how}")
+                                 self.threshold, rng, ledger, f"{tag}all {m} sums per cluster of rows {how}",
+                                 sigma=sigma)
         return P, noisy_n
 
     # ------------------------------------------------------------------ LSH coreset
     def _release_lsh(self, Xc: sp.csr_matrix, Xs: sp.csr_matrix, k: int, plan: dict[str, float],
                      delta: float, rng: np.random.Generator, ledger: EntityLedger) -> PrototypeRelease:
         """Stages 2–3 by a private LSH-tree coreset (privacy map: :mod:`.coresets`), then the
-        coreset's weighted k-means centres as prototypes, or R = ``refine_steps`` DP-Lloyd recoveries
-        started from them. Rows are the scaled rows Xs (ℓ2 ≤ Λ)."""
+        coreset's weighted k-means centres as prototypes, or R DP-Lloyd recoveries started from
+        them (R = :meth:`refine_steps_for`). Rows are the scaled rows Xs (ℓ2 ≤ Λ).
+
+        Privacy accounting with R > 0 and the Gaussian recovery (:func:`lsh_lloyd_split`): the tree
+        counts (ε_tree = the "candidates" share) and the R count releases (the "counts" share, ε/R
+        each) are pure ε-DP Laplace releases composed by basic composition; the leaf sums and the R
+        Lloyd sums are Gaussian and share one zCDP budget ρ = ρ*(ε_g, δ), ε_g = the "search" +
+        "sums" shares: the leaf sums get (1 − w)ρ, each Lloyd step wρ/R, w = sums / (search + sums).
+        Every row records its ρ; the ledger composes the Gaussian rows by ρ (each may depend on the
+        earlier releases: adaptive zCDP composition) and adds the Laplace rows' ε, so the release is
+        (ε_tree + ε_counts + ε_g, δ)-DP = (ε, δ)-DP."""
         n, m = Xs.shape
         vmin, vmax, lam, _ = self._bounds(Xs)
         private = math.isfinite(float(self.epsilon))
-        R, D = int(self.refine_steps), int(self.lsh_depth)
-        # δ: to the leaf sums, or shared with the Gaussian recoveries of the refinement
-        dc = ((self.split or {}).get("delta_candidates", DEFAULT_DELTA_CANDIDATES)
-              if (self.variant == "gaussian" and R > 0) else 1.0)
-        d_leaf = delta * dc * (1 - 1e-12)
-        d_sum = delta * (1 - dc) / max(R, 1) * (1 - 1e-12)
+        R = self.refine_steps_for(m, k)
+        D = int(self.lsh_depth)
+        joint = private and R > 0 and self.variant == "gaussian"
+        sigma_leaf, sigma_steps = None, [None] * max(R, 1)
+        if joint:  # the Gaussian releases planned together in zCDP (docstring)
+            e_g = plan["search"] + plan["sums"]
+            gplan = lsh_lloyd_split(R, plan["sums"] / e_g).plan(e_g, delta * (1 - 1e-12))
+            e_leaf, d_leaf = gplan.stage_epsilon("coreset sums"), gplan.stage_delta
+            d_sum = gplan.stage_delta
+            e_steps = [gplan.stage_epsilon(step) for step in gplan.split.stages[1:]]
+            sigma_leaf = gplan.sigma("coreset sums", lam)
+            sigma_steps = [gplan.sigma(step, lam) for step in gplan.split.stages[1:]]
+        else:
+            # δ: to the leaf sums, or shared with the (paper variant's Laplace-free) recoveries
+            dc = ((self.split or {}).get("delta_candidates", DEFAULT_DELTA_CANDIDATES)
+                  if (self.variant == "gaussian" and R > 0) else 1.0)
+            d_leaf = delta * dc * (1 - 1e-12)
+            d_sum = delta * (1 - dc) / max(R, 1) * (1 - 1e-12)
+            e_leaf = plan["search"] if private else math.inf
+            e_steps = [plan["sums"] / R if (private and R > 0) else math.inf] * max(R, 1)
         e_tree = plan["candidates"] if private else math.inf
-        e_leaf = plan["search"] if private else math.inf
-        # public threshold from a public σ (the analytic calibration; parameters only)
-        sigma_pub = mech.gaussian_sigma_analytic(e_leaf, d_leaf, lam) if private else 0.0
+        # public threshold from a public σ (parameters only)
+        if not private:
+            sigma_pub = 0.0
+        elif sigma_leaf is not None:
+            sigma_pub = sigma_leaf
+        else:
+            sigma_pub = mech.gaussian_sigma_analytic(e_leaf, d_leaf, lam)
         min_node = coresets.leaf_threshold(m, sigma_pub, lam, float(self.lsh_node_factor))
         min_branch = coresets.BRANCH_FACTOR * min_node
         # each mechanism records its ledger row before its noise is drawn (a refused spend releases nothing)
         tree = coresets.build_lsh_tree(Xs, D, e_tree, min_node, min_branch, rng, ledger)
-        points, _ = coresets.noisy_leaf_averages(Xs, tree, lam, e_leaf, d_leaf, rng, ledger)
+        points, _ = coresets.noisy_leaf_averages(Xs, tree, lam, e_leaf, d_leaf, rng, ledger, sigma=sigma_leaf)
         core = coresets.LshCoreset(points, np.maximum(tree.counts, 0.0), tree.levels, tree.n_root,
                                    tree.leaf_of, tree.tree_counts)
         centres, weights = coresets.weighted_kmeans(core.points, core.weights, k, rng)
         labels = nearest_centre(Xs, centres)
+        self.refine_steps_ = R
         if R == 0:
             P = np.clip(centres, vmin, vmax)
             counts = weights
         else:
-            e_cnt, e_sup, e_sum = (plan[x] / R if private else math.inf for x in ("counts", "support", "sums"))
+            e_cnt, e_sup = (plan[x] / R if private else math.inf for x in ("counts", "support"))
             for r in range(R):
-                P, counts = self._recover(Xc, Xs, labels, e_cnt, e_sup, e_sum, d_sum, rng, ledger,
-                                          f"refinement {r + 1}/{R}: ", k=k)
+                P, counts = self._recover(Xc, Xs, labels, e_cnt, e_sup, e_steps[r], d_sum, rng, ledger,
+                                          f"refinement {r + 1}/{R}: ", k=k, sigma=sigma_steps[r])
                 if r < R - 1:
                     labels = nearest_centre(Xc if self.variant == "paper" else Xs, P)
         self.p_, self.candidates_, self.centres_, self.labels_ = None, core.points, centres, labels
@@ -564,7 +652,7 @@ class DPPrototypes(PrototypeMethod):
         self.p_ = p
 
         T_r = int(self.trials)
-        R = int(self.refine_steps)
+        R = self.refine_steps_for(m, k)
         steps = k if self.search_steps is None else int(self.search_steps)
         # δ: all of it to the candidates (paper) or split between candidates and Gaussian sums
         dc = ((self.split or {}).get("delta_candidates", DEFAULT_DELTA_CANDIDATES)

@@ -365,7 +365,7 @@ def recover_paper(sums: np.ndarray, denom: np.ndarray, s: int, bound: float, vmi
 
 def recover_gaussian(sums: np.ndarray, denom: np.ndarray, s: int, lam: float, vmin: float, vmax: float,
                      eps_sum: float, delta_sum: float, threshold: float, rng: np.random.Generator,
-                     ledger: EntityLedger, what: str) -> np.ndarray:
+                     ledger: EntityLedger, what: str, sigma: float | None = None) -> np.ndarray:
     """Recovery of the Gaussian variant for k disjoint clusters.
 
     sums : (k, m) cluster sums of rows scaled to ℓ2 ≤ Λ (``lam``). denom : (k, 1) max(noisy count, 1).
@@ -376,11 +376,14 @@ def recover_gaussian(sums: np.ndarray, denom: np.ndarray, s: int, lam: float, vm
     Privacy map: Gaussian noise on all m sums of each cluster, L2 sensitivity Λ (one user adds one
     row of norm ≤ Λ to one cluster), σ the smallest OpenDP's privacy map accepts for (ε_sum, δ_sum)
     (:func:`~dpfed_core.privacy.mechanisms.gaussian_sigma`); clusters disjoint → parallel. The
-    mechanism writes its ledger row (with its zCDP ρ) before the noise is drawn.
+    mechanism writes its ledger row (with its zCDP ρ) before the noise is drawn. ``sigma``: σ
+    calibrated by the caller for (eps_sum, delta_sum) (one of several releases planned together in
+    zCDP); ``None`` → the σ of (eps_sum, delta_sum) alone.
     """
     k, m = sums.shape
     noisy_sums, sigma = mech.gaussian_mechanism(sums, lam, eps_sum, delta_sum, rng, ledger=ledger,
-                                                stage="recovery: sums", note=f"{what}; L2 sensitivity Λ")
+                                                stage="recovery: sums", note=f"{what}; L2 sensitivity Λ",
+                                                sigma=sigma)
     if threshold > 0:  # post-processing with the public σ: drop sums within τσ of 0
         noisy_sums[np.abs(noisy_sums) < threshold * sigma] = 0.0
     P = np.clip(noisy_sums / denom, vmin, vmax)
