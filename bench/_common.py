@@ -203,6 +203,14 @@ def write_doc(path: Path, doc: dict) -> None:
     path.write_text(json.dumps(json_safe(doc), indent=1, allow_nan=False))
 
 
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it: an interrupted run never
+    leaves a half-written result."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
 def write_results(out: str | Path, doc: dict, markdown: str) -> None:
     """Write ``<out>.json`` (strict JSON) and ``<out>.md`` beside it, and print the markdown."""
     out = Path(out)

@@ -13,8 +13,14 @@ Data sets (chosen before any DP result was looked at):
   the reading of the held-out figures (one cluster 0.876, k-means++ 0.262; ours 0.874 and
   ≈ 0.26). No parameter of any method was tuned on it except one, stated in dp_kmeans.md
   (removing the leaf-threshold cap n̂/(2k) of the LSH tree, decided at ε = 0.1).
+* **FedDP-KMeans' mixture** (``feddp_mixture``, the check of the DP-Lloyd default, run only after
+  that default was fixed): K = 10 means uniform in [0, 1]^100, covariance 0.5·I, 100 × 1,000 points
+  (Scott, Lampert & Saulpic, ICML 2025). Its own setting: ``FEDDP_SETTING`` (Λ = 11, k = 10).
+* **Wide mixture** (``wide_mixture``, development only): overlapping isotropic clusters with a
+  common offset, used with Google's recipe and the held-out family at generator seeds ≥ 7000 to
+  choose the DP-Lloyd default (``bench_dp_kmeans_rule.py``).
 
-DP setting (every DP method on both pages): public bounds entries ∈ [−1, 1], row_norm Λ = 1,
+DP setting (every DP method on both pages, except FedDP's and the wide mixture's own bounds): public bounds entries ∈ [−1, 1], row_norm Λ = 1,
 ``row_scaling="clip"`` (rows scaled down to ℓ2 ≤ 1, not normalised: the points lie *inside* the
 ball and their norms carry information), support s = d, **k fixed** (``cluster_size=None``: the
 automatic k is disabled, the runs are at the k the claim is about), δ = 1e-6, noise in simulation
@@ -86,6 +92,22 @@ def feddp_mixture(seed: int = 0, clients: int = FEDDP_CLIENTS, points: int = FED
     labels = rng.integers(k, size=clients * points)
     X = means[labels] + rng.normal(0.0, np.sqrt(0.5), (clients * points, d))
     return (X, labels) if with_labels else X
+
+
+def wide_mixture(n: int = 50_000, d: int = 50, k: int = 20, seed: int = 7000):
+    """A development mixture of wide, overlapping clusters (used only to choose defaults): centres
+    0.6·1 + N(0, 0.36·I), unit per-coordinate noise, (n, d). Within-cluster spread d = 50 against
+    a distance between centres of ≈ 6, and a common offset that hyperplanes through the origin do
+    not split — the regime in which the LSH coreset's leaves mix clusters."""
+    rng = np.random.default_rng(seed)
+    centres = np.full(d, 0.6) + rng.normal(0.0, 0.6, (k, d))
+    labels = rng.integers(k, size=n)
+    return centres[labels] + rng.normal(0.0, 1.0, (n, d))
+
+
+#: Public row-norm bound for :func:`wide_mixture` in d = 50: 1.2·√(d·(0.36 + 0.36 + 1)) from its
+#: description (offset², centre variance and noise variance per coordinate), never from the points.
+WIDE_ROW_NORM = float(1.2 * np.sqrt(50 * (0.36 + 0.36 + 1.0)))
 
 
 def kmeans_loss(X: np.ndarray, P: np.ndarray) -> float:

@@ -230,6 +230,10 @@ MUTANTS = (
     Mutant("lsh-leaf-sensitivity-understated", CORE, "noisy_leaf_averages",
            "mech.gaussian_mechanism(sums, radius, eps_leaf, delta_leaf, rng)", "ORIG / 10",
            (f"{CORET}::test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power",), arg=1),
+    Mutant("lsh-lloyd-sigma-understated", DPP, "DPPrototypes._release_lsh",
+           "gplan.sigma(step, lam)", "ORIG / 10",
+           (f"{CORET}::test_lsh_default_refine_steps_follow_the_public_rule_within_budget",
+            f"{CORET}::test_dp_lsh_lloyd_release_stays_under_epsilon_and_audit_has_power")),
     # --- summable releases and secure aggregation
     Mutant("cooccurrence-secure-share-without-secure-sum", SUMM, "SummableMethod.share_divisor",
            "self.aggregation == 'secure'", "True",

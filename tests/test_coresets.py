@@ -165,22 +165,24 @@ class _SmallLeafNoise(DPPrototypes):
             mech.gaussian_mechanism = real
 
 
-def test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power():
-    # D: two users; D': one more at the worst spot (a full row of norm Λ in a new direction)
+def _audit_release_and_mutant(bad_cls, eps: float, delta: float, **kw) -> tuple[float, float]:
+    """ε lower bounds of the release and of a mutant class on D: two users, D': one more at the
+    worst spot (a full row of norm Λ in a new direction); 2,000 runs each."""
     D = np.array([[0.6, 0.0, 0.0], [0.0, 0.6, 0.0]])
     Dp = np.vstack([D, [[0.0, 0.0, 1.0]]])
-    eps, delta = 1.0, 1e-3
+    kw = dict(k=4, epsilon=eps, delta=delta, lsh_depth=2, lsh_node_factor=0.05, **kw)
+    bounds = []
+    for meth in (_lsh(**kw), bad_cls(**{**dict(value_max=1.0, value_min=-1.0, row_norm=1.0, variant="gaussian",
+                                                row_scaling="clip", cluster_size=None, candidates="lsh"), **kw})):
+        bounds.append(audit_statistics(lambda r, g, m=meth: _release_stats(m, D, r, g),
+                                       lambda r, g, m=meth: _release_stats(m, Dp, r, g), 2000, seed=12, delta=delta))
+    return bounds[0], bounds[1]
+
+
+def test_dp_lsh_end_to_end_release_stays_under_epsilon_and_audit_has_power():
     # refine_steps=0: the prototypes are the coreset's centres, so the audit sees the leaf sums' noise
-    kw = dict(k=4, epsilon=eps, delta=delta, lsh_depth=2, lsh_node_factor=0.05, refine_steps=0)
-    meth = _lsh(**kw)
-    lb = audit_statistics(lambda r, g: _release_stats(meth, D, r, g),
-                          lambda r, g: _release_stats(meth, Dp, r, g), 2000, seed=12, delta=delta)
-    assert lb <= eps
-    bad = _SmallLeafNoise(**{**dict(value_max=1.0, value_min=-1.0, row_norm=1.0, variant="gaussian",
-                                     row_scaling="clip", cluster_size=None, candidates="lsh"), **kw})
-    lb_bad = audit_statistics(lambda r, g: _release_stats(bad, D, r, g),
-                              lambda r, g: _release_stats(bad, Dp, r, g), 2000, seed=12, delta=delta)
-    assert lb_bad > eps
+    lb, lb_bad = _audit_release_and_mutant(_SmallLeafNoise, 1.0, 1e-3, refine_steps=0)
+    assert lb <= 1.0 < lb_bad
 
 
 def test_dp_lsh_leaf_average_divides_by_the_released_count_never_the_true_one():
@@ -222,3 +224,69 @@ def test_james_stein_shrinkage_lowers_the_error_of_noisy_averages():
     assert err_js[: L // 2].mean() <= err_raw[: L // 2].mean()
     assert factor[: L // 2].mean() > factor[L // 2:].mean()
     assert np.array_equal(coresets.james_stein(noisy, counts, 0.0), noisy)
+
+
+# ------------------------------------------------------------------ DP-Lloyd steps after the coreset
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0, 3.13, 10.0])
+def test_lsh_default_refine_steps_follow_the_public_rule_within_budget(eps):
+    from dpfed_core.federation.dp_prototypes import default_refine_steps
+    from dpfed_core.privacy.ledger import ZCDP
+
+    X, _ = _blobs(n=2000)
+    delta = 1e-6
+    led = PrivacyLedger(eps, delta)
+    meth = _lsh(epsilon=eps, delta=delta)  # refine_steps=None: the rule
+    meth.release(sp.csr_matrix(X), np.random.default_rng(0), led.for_entity("e"))
+    R = default_refine_steps(eps, delta, 4, 8, 1.0)
+    assert meth.refine_steps_ == R == (0 if eps < 1 else 1 if eps < 3 else 2)
+    stages = [r.stage for r in led.rows]
+    # every step is charged: one count release and one Gaussian sum release per step
+    assert stages.count("recovery: sums") == R and stages.count("recovery: counts") == R
+    assert stages.count("coreset sums") == 1
+    got_eps, got_delta = led.guarantee()
+    assert got_eps <= eps * (1 + 1e-9) and got_delta <= delta * (1 + 1e-9)
+    if R > 0:
+        # the Gaussian rows are planned in zCDP: the ledger's total is the zCDP composition, and the
+        # Gaussian rows' stated ε add up (basic composition) to more than the request
+        assert led.accountant("e") == ZCDP
+        assert sum(r.epsilon for r in led.rows) > eps
+        gauss = [r for r in led.rows if r.stage in ("coreset sums", "recovery: sums")]
+        assert all(r.rho is not None and r.rho > 0 for r in gauss)
+
+
+def test_lsh_refine_rule_reads_no_data():
+    # the same public inputs give the same R whatever the rows (the rule's signature has no data)
+    from dpfed_core.federation.dp_prototypes import default_refine_steps
+
+    a = _lsh(epsilon=2.0)
+    assert a.refine_steps_for(8, 4) == default_refine_steps(2.0, 1e-6, 4, 8, 1.0) == 1
+    assert _lsh(epsilon=2.0, refine_steps=3).refine_steps_for(8, 4) == 3
+    assert _lsh(epsilon=2.0, candidates="partition").refine_steps_for(8, 4) == 0
+
+
+class _SmallLloydNoise(DPPrototypes):
+    """Mutant: draws the DP-Lloyd sums with a tenth of the planned σ while telling the ledger the
+    planned ρ (σ and sensitivity both divided by 10), so only an audit can see it."""
+
+    def _release_lsh(self, Xc, Xs, k, plan, delta, rng, ledger):
+        real = mech.gaussian_mechanism
+
+        def small(v, sens, e, d, g, **kw):
+            if kw.get("stage") == "recovery: sums" and kw.get("sigma"):
+                return real(v, sens / 10, e, d, g, **{**kw, "sigma": kw["sigma"] / 10})
+            return real(v, sens, e, d, g, **kw)
+        try:
+            mech.gaussian_mechanism = small
+            return super()._release_lsh(Xc, Xs, k, plan, delta, rng, ledger)
+        finally:
+            mech.gaussian_mechanism = real
+
+
+def test_dp_lsh_lloyd_release_stays_under_epsilon_and_audit_has_power():
+    # the coreset + one DP-Lloyd step (the zCDP-planned path); larger counts and Lloyd shares than
+    # the defaults, so that a prototype is the Lloyd sum over a near-true count and the audit sees
+    # the Lloyd noise (with the default 2 % on the counts, a count's Laplace noise hides a tenth of σ
+    # as well as the full σ)
+    lb, lb_bad = _audit_release_and_mutant(_SmallLloydNoise, 1.0, 1e-3, refine_steps=1,
+                                           split={"counts": 0.3, "sums": 1.5})
+    assert lb <= 1.0 < lb_bad

@@ -106,14 +106,15 @@ def default_refine_steps(epsilon: float, delta: float, k: int, m: int, row_norm:
     and Λ are accepted so that the rule's inputs are stated, and do not change it — no dependence
     on them was measured consistently (never the data, nor a count).
 
-    Why (development draws only, 2 seeds each, ε ∈ {0.1, 1, 3, 10}; bench/results/dp_kmeans.md):
-    a step re-averages the clusters with fresh Gaussian noise, which pays when the coreset's
-    clusters are off and costs when they are already close. At ε = 0.1 every step made Google's
-    recipe worse (0.51 → 0.56 with one step); at ε = 1 one step helped on every data set (Google's
-    recipe 0.040 → 0.029, held-out mixture 0.77 → 0.73, a wide isotropic mixture 60.6 → 57.2) but
-    two hurt the tight-cluster sets (Google's recipe 0.042, a 16-cluster held-out draw 0.34 → 0.49);
-    from ε = 3 two steps were at least as good as one everywhere, and a third gained ≈ 1 % on the
-    wide mixtures at ε = 10 but lost 5 % on the held-out mixture.
+    Why (development draws only — Google's recipe, the held-out family and a wide isotropic mixture
+    at generator seeds ≥ 7000, 2 noise seeds; bench/results/dp_kmeans_rule.md): a step re-averages
+    the clusters with fresh Gaussian noise, which pays when the coreset's clusters are off and costs
+    when they are already close, and no public input tells the two cases apart. At ε = 0.1 a step
+    made the k = 64 sets worse (Google's recipe 0.51 → 0.55); at ε = 1 one step was the best R on
+    every tight-cluster set (Google's recipe 0.040 → 0.028) and helped the wide mixtures (60.6 →
+    57.2), where more steps help more; from ε = 3 the wide mixtures gain with every step while the
+    k = 64 tight sets lose with a second one (held-out family, k = 64, ε = 3: 0.46 with one, 0.52
+    with two). Two steps from ε = 3 is the compromise; the page lists each cell's excess over its best R.
     """
     if epsilon < 1.0:
         return 0
@@ -126,9 +127,7 @@ def lsh_lloyd_split(steps: int, lloyd_share: float) -> BudgetSplit:
     """The zCDP split of the Gaussian releases of ``candidates="lsh"`` with R = ``steps`` DP-Lloyd
     steps: the leaf sums ("coreset sums") get 1 − w of ρ (w = ``lloyd_share``), each step
     ("lloyd sums r", r = 1..R) w/R. Every stage's row states (ε_s, δ/(R+1)) with ε_s the conversion
-    of its ρ; the ledger composes the rows by ρ (:mod:`dpfed_core.privacy.budget_split`). Even
-    shares: giving the last step half of w was no better on the development data (it made Google's
-    recipe at ε = 1 worse, 0.042 → 0.053 with R = 2)."""
+    of its ρ; the ledger composes the rows by ρ (:mod:`dpfed_core.privacy.budget_split`)."""
     R, w = int(steps), float(lloyd_share)
     return BudgetSplit((("coreset sums", 1.0 - w, 1),)
                        + tuple((f"lloyd sums {r + 1}", w, R) for r in range(R)))
@@ -196,7 +195,8 @@ class DPPrototypes(PrototypeMethod):
         ``choice`` when trials = 1, ``size`` when nothing uses n̂; with an automatic k = 1 the
         size stage keeps the share it has in the plan for k and the rest goes to the recovery).
         ``delta_candidates`` (Gaussian variant only) is the share of δ for the candidate stage,
-        default 0.5.
+        default 0.5 (not used with ``candidates="lsh"``: its tree counts need no δ, and its Gaussian
+        releases share one zCDP budget converted at the whole δ).
     variant : {"paper", "gaussian"}, default "paper"
         Recovery mechanism: ℓ2-scaled Gaussian sums, or the paper's Gumbel top-s + Laplace sums.
     search_steps : int or None, default None
@@ -561,9 +561,9 @@ class DPPrototypes(PrototypeMethod):
             sigma_leaf = gplan.sigma("coreset sums", lam)
             sigma_steps = [gplan.sigma(step, lam) for step in gplan.split.stages[1:]]
         else:
-            # δ: to the leaf sums, or shared with the (paper variant's Laplace-free) recoveries
-            dc = ((self.split or {}).get("delta_candidates", DEFAULT_DELTA_CANDIDATES)
-                  if (self.variant == "gaussian" and R > 0) else 1.0)
+            # basic composition (R = 0, the paper variant's Laplace recoveries, or the non-private
+            # limit): δ goes to the leaf sums, the only release here that needs one
+            dc = 1.0
             d_leaf = delta * dc * (1 - 1e-12)
             d_sum = delta * (1 - dc) / max(R, 1) * (1 - 1e-12)
             e_leaf = plan["search"] if private else math.inf
