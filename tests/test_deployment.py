@@ -266,6 +266,7 @@ def ref_shares(ds, cfg):
     """The three shares the in-process run adds up (same streams as the nodes in simulation)."""
     from dpfed_core.federation.summable import make_summable_method
     from dpfed_core.privacy.ledger import PrivacyLedger
+    from dpfed_core.models.blend import released_rows
     from dpfed_core.privacy.noise import method_generator
 
     split = make_split(ds, cfg)
@@ -274,7 +275,9 @@ def ref_shares(ds, cfg):
                              max_dropouts=1)
     out = []
     for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices())):
-        out.append(m.share(split.train[sl], rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name), 3).values)
+        # a site's shares read its rows without the entries its round 2 validates on
+        out.append(m.share(released_rows(split.train[sl]), rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name),
+                           3).values)
     return out
 
 
@@ -573,6 +576,7 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     (public), a SecAgg+ sum of the packed co-occurrence shares, V down. Same V and metrics as the
     in-process run; the server received masked vectors and acknowledgements only."""
     from dpfed_core.federation.summable import make_summable_method, unpack_symmetric
+    from dpfed_core.models.blend import released_rows
     from dpfed_core.privacy.ledger import PrivacyLedger
     from dpfed_core.privacy.noise import method_generator
 
@@ -622,8 +626,9 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     shares = {"popularity": [], "co-occurrence": []}
     for stage in shares:
         for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices())):
-            shares[stage].append(method.share(split.train[sl], rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name),
-                                              3, stage=stage, public={"items": items}).values)
+            shares[stage].append(method.share(released_rows(split.train[sl]), rngs[h],
+                                              PrivacyLedger(1.0, 1e-6).for_entity(name), 3, stage=stage,
+                                              public={"items": items}).values)
     np.testing.assert_array_equal(np.sum(shares["co-occurrence"], axis=0), res.extra["secure_sum"])
     np.testing.assert_array_equal(np.sort(np.argsort(-np.sum(shares["popularity"], axis=0), kind="stable")[:M]),
                                   items)
