@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import asdict
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -293,21 +293,23 @@ class FederatedRecommender:
 
     def _fit_summable(self, method, dataset, X, config, entity_rngs, progress, shared=None) -> None:
         from dpfed_core.federation.summable_protocol import fit_summable
-        from dpfed_core.models.blend import released_rows
+        from dpfed_core.models.blend import drop_entries, released_drop
 
         method.check(dataset.n_entities)
         method.set_public_inputs(item_features=getattr(dataset, "item_features", None))
         slices = dataset.entity_slices()
-        own = [X[sl] for sl in slices]
-        # round 1 reads each site's rows without the entries its round 2 validates on (released_rows)
-        released = [released_rows(X_h) for X_h in own]
+        own = [row_block(X, sl) for sl in slices]  # views of X's arrays: no copy of the training matrix
+        # round 1 reads each site's rows without the entries its round 2 validates on (released_rows),
+        # rebuilt from the view when a stage reads it: one site's copy at a time, not every site's
+        drops = [released_drop(X_h) for X_h in own]
+        released = LazyRows(lambda h: drop_entries(own[h], drops[h]), len(own))
         if shared is None:
             out = fit_summable(method, released, list(dataset.entity_names), slices, X.shape[0],
                                entity_rngs, self.ledger_, config.lam, config.mode, progress, site_matrices=own)
         else:
-            out = fit_summable(method, [shared.project(R_h) for R_h in released], list(dataset.entity_names), slices,
-                               X.shape[0], entity_rngs, self.ledger_, config.lam, config.mode, progress,
-                               site_matrices=own, lift=shared.lift)
+            out = fit_summable(method, LazyRows(lambda h: shared.project(released[h]), len(own)),
+                               list(dataset.entity_names), slices, X.shape[0], entity_rngs, self.ledger_,
+                               config.lam, config.mode, progress, site_matrices=own, lift=shared.lift)
         self.U_, self.V_, self.factors_ = out["U"], out["V"], out["factors"]
         self.messages_ = out["messages"]
         self.notes_ = out["notes"]
@@ -452,3 +454,29 @@ def recommend_from_factors(dataset, X_train, U, V, entity, user, n=10, exclude_s
     n = min(n, int(np.isfinite(scores).sum()))
     items = np.argsort(-scores, kind="stable")[:n]
     return items, scores[items]
+
+
+def row_block(X: sp.csr_matrix, sl: slice) -> sp.csr_matrix:
+    """Rows ``sl`` (contiguous) of a CSR matrix sharing X's data and index arrays (only the row
+    pointers are new): an entity's rows without a copy. Read-only by contract: writing to it writes X."""
+    a, b = int(X.indptr[sl.start]), int(X.indptr[sl.stop])
+    return sp.csr_matrix((X.data[a:b], X.indices[a:b], X.indptr[sl.start:sl.stop + 1] - a),
+                         shape=(sl.stop - sl.start, X.shape[1]), copy=False)
+
+
+class LazyRows(Sequence):
+    """A sequence of per-entity matrices built when read (``make(h)``), so that a loop over entities
+    holds one entity's matrix at a time rather than all of them."""
+
+    def __init__(self, make: Callable[[int], sp.csr_matrix], n: int) -> None:
+        self._make, self._n = make, int(n)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, h):
+        if isinstance(h, slice):
+            return [self._make(i) for i in range(*h.indices(self._n))]
+        if not -self._n <= h < self._n:
+            raise IndexError(h)
+        return self._make(h % self._n)
