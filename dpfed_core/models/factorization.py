@@ -119,10 +119,10 @@ def update_factor(
     if mode == "zero":
         A = np.asarray(X @ H)  # n × ℓ
         B = H.T @ H  # ℓ × ℓ
+        num, scaled = np.empty(W.shape[0]), np.empty(W.shape[0])
         for _ in range(sweeps):
             for r in range(ell):
-                num = A[:, r] - W @ B[:, r] + W[:, r] * B[r, r]
-                W[:, r] = np.maximum(num / (B[r, r] + lam), 0.0)
+                _hals_column(A, W, B, r, lam, num, scaled)
         if products is not None:
             products["A"], products["B"] = A, B
         return W
@@ -130,6 +130,24 @@ def update_factor(
     if products is not None:
         products["resid"] = resid
     return W
+
+
+def _hals_column(A: np.ndarray, W: np.ndarray, B: np.ndarray, r: int, lam: float, num: np.ndarray,
+                 scaled: np.ndarray) -> None:
+    """One exact HALS update of column r of W in place: w_r = max(0, (a_r − W·b_r + w_r·b_rr) / (b_rr + λ)),
+    the same operations in the same order as the plain expression, into the caller's two n-vectors
+    (``num``, ``scaled``; they may be the same array) instead of five fresh ones per column. Leaves the
+    new column in ``num``."""
+    np.matmul(W, B[:, r], out=num)
+    np.subtract(A[:, r], num, out=num)
+    if scaled is num:
+        num += W[:, r] * B[r, r]
+    else:
+        np.multiply(W[:, r], B[r, r], out=scaled)
+        num += scaled
+    num /= B[r, r] + lam
+    np.maximum(num, 0.0, out=num)
+    W[:, r] = num
 
 
 #: Stored entries × rank up to which the observed-mode update keeps h_jr for every entry (256 MiB).
@@ -303,13 +321,14 @@ def fit_rows_given(
         if mode == "zero":
             A = np.asarray(X @ V)
             B = V.T @ V
+            num, scaled = np.empty(n), np.empty(n)
             for _ in range(max_sweeps):
                 delta = 0.0
                 for r in range(ell):
-                    num = A[:, r] - U @ B[:, r] + U[:, r] * B[r, r]
-                    new = np.maximum(num / (B[r, r] + lam), 0.0)
-                    delta = max(delta, float(np.max(np.abs(new - U[:, r]))))
-                    U[:, r] = new
+                    np.copyto(scaled, U[:, r])  # the column before its update
+                    _hals_column(A, U, B, r, lam, num, num)
+                    np.subtract(num, scaled, out=scaled)
+                    delta = max(delta, float(np.max(np.abs(scaled, out=scaled))))
                 if delta <= tol * max(float(np.max(np.abs(U))), 1e-12):
                     break
             return U
