@@ -170,6 +170,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     timings: dict[str, float] = {}
     stages = tuple(method.stages)
     t_stage = [0.0]
+    t_server = [0.0, 0.0]  # (start of the current server step, server seconds so far)
     t0 = time.perf_counter()
 
     def on_event(event, stage, h=None, share=None, public=None):
@@ -185,7 +186,9 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
             progress("round1_done", entity=names[h], index=h, total=H)
         elif event == "server_start":
             progress("server_start", stage=stage)
+            t_server[0] = time.perf_counter()
         elif event == "server_done":
+            t_server[1] += time.perf_counter() - t_server[0]
             if stage != stages[-1]:
                 for key, arr in broadcast_between_stages(method, public).items():
                     what = f"{method.public_key_labels.get(key, key)} (public, from the {stage} sum)"
@@ -225,6 +228,9 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     factors = EntityFactors(U, V_site, slices, local)
     timings["round2_local_fit"] = time.perf_counter() - t1
     timings["round1_total"] = t1 - t0
+    # the server's combine steps alone: already inside the round-1 stage timings, so named apart from
+    # the prototype methods' ``server_fit`` (a stage of its own there) and never summed with them
+    timings["server_combine"] = t_server[1]
     return {"factors": factors, "U": U, "V": V_site, "public": public, "messages": messages,
             "notes": run_notes(method, public, in_process=True),
             "trust": trust_record(method, ledger, coalition, in_process=True),
