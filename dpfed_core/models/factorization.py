@@ -63,6 +63,16 @@ def _as_matrix(X) -> sp.csr_matrix | np.ndarray:
     return np.asarray(X, dtype=np.float64)
 
 
+def _as_operand(X) -> sp.csr_matrix | sp.csc_matrix | np.ndarray:
+    """:func:`_as_matrix`, but a CSC matrix is kept: the transpose of a CSR matrix is one for free, and
+    its product with a tall factor reads that factor's rows in order — bitwise the same sums as the CSR
+    copy's product, which gathers them at random (9× slower at 300,000 rows once the factor leaves
+    the cache)."""
+    if sp.issparse(X) and X.format == "csc":
+        return X if X.dtype == np.float64 else X.astype(np.float64)
+    return _as_matrix(X)
+
+
 def objective(X, U: np.ndarray, V: np.ndarray, lam: float, mode: Mode = "zero",
               xx: float | None = None) -> float:
     """F(U, V) for the given observation mode (see module docstring). ``xx`` = ‖X‖²_F if known."""
@@ -112,7 +122,7 @@ def update_factor(
     in observed mode it receives ``resid``, the residual x_ij − w_i·h_j on Ω after the update, which
     the update keeps anyway (F = ‖resid‖² + λ(‖W‖² + ‖H‖²)).
     """
-    X = _as_matrix(X)
+    X = _as_operand(X) if mode == "zero" else _as_matrix(X)
     W = np.array(W, dtype=np.float64, copy=True)
     H = np.asarray(H, dtype=np.float64)
     ell = W.shape[1]
@@ -254,7 +264,7 @@ def fit_nmf(
         if mode == "observed":
             U, V = _observed_fit(X, U, V, lam, max_iter, tol, history)
         else:
-            XT = X.T.tocsr() if sp.issparse(X) else np.ascontiguousarray(X.T)
+            XT = X.T if sp.issparse(X) else np.ascontiguousarray(X.T)  # X is CSR here: Xᵀ a CSC view (_as_operand)
             for _ in range(max_iter):
                 U = update_factor(X, U, V, lam, mode)
                 prods: dict = {}  # F from the V update's own products XᵀU and UᵀU
