@@ -181,24 +181,32 @@ RECOMMENDED_METHODS = (("dp-cooccurrence", "secure"), ("dp-gaussian", "none"))
 RECOMMENDED_USERS = (100_000, 300_000, 1_000_000, 3_000_000, 10_000_000)
 
 
-def run_recommended(max_users: int, timeout: float, cache_dir: str = "") -> list[dict]:
+def run_recommended(max_users: int, timeout: float, cache_dir: str = "", methods: str = "",
+                    previous: list[dict] | None = None) -> list[dict]:
     """The ``recommended`` sweep: both methods at every size up to ``max_users``; the data of a size is
     generated once into a pickle that the second method's child reads (in a temporary directory
     deleted after, or kept in ``cache_dir``)."""
     import os
     import tempfile
 
-    rows = []
+    import subprocess
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                            cwd=C.ROOT).stdout.strip()
+    chosen = [(m, a) for m, a in RECOMMENDED_METHODS if not methods or m in methods.split(",")]
+    # a run of some methods keeps the saved rows of the others (each row names the commit it was measured at)
+    rows = [r for r in (previous or []) if (r["params"]["method"], r["params"]["aggregation"]) not in chosen]
     with tempfile.TemporaryDirectory(prefix="dpfed-scale-") as tmp:
         for n in [u for u in RECOMMENDED_USERS if u <= max_users]:
             # a kept cache (--data-cache) is reused by later runs: the data is a function of n and the seed
             cache = os.path.join(cache_dir or tmp, f"data_{n}_seed0.pkl")
-            for method, agg in RECOMMENDED_METHODS:
+            for method, agg in chosen:
                 kw = dict(n_users=n, method=method, aggregation=agg, cache=cache)
                 t0 = time.perf_counter()
                 r = C.run_point("bench_scale", "recommended_point", kw, timeout=timeout)
                 r.setdefault("n_users", n)
                 r["params"] = {k: v for k, v in kw.items() if k != "cache"}
+                r["commit"] = commit
                 rows.append(r)
                 msg = (f"wall {r['total_s']:.1f}s cpu {r['cpu_s']:.1f}s (split {r['split_s']:.1f} r1 {r['round1_s']:.1f} "
                        f"srv {r['server_s']:.2f} r2 {r['round2_s']:.1f} eval {r['evaluate_s']:.1f}) federation peak "
@@ -244,6 +252,8 @@ def main(argv=None) -> None:
     ap.add_argument("--max-users", type=float, default=3e6,
                     help="largest size of the recommended sweep (1e7 adds the 10^7 point: ~15 GiB to generate)")
     ap.add_argument("--data-cache", default="", help="keep the recommended sweep's generated data in this directory")
+    ap.add_argument("--recommended-methods", default="",
+                    help="comma-separated subset of dp-cooccurrence,dp-gaussian for the recommended sweep")
     args = ap.parse_args(argv)
     out = C.outputs("scale", args.quick)
     if args.report_only:
@@ -280,7 +290,8 @@ def main(argv=None) -> None:
 
     # the recommended method against the prototype method over users (not in --quick: 10^5 users and up)
     if not args.quick and (not only or "recommended" in only) and has_dp:
-        results["recommended"] = run_recommended(int(args.max_users), args.timeout, args.data_cache)
+        results["recommended"] = run_recommended(int(args.max_users), args.timeout, args.data_cache,
+                                                 args.recommended_methods, results.get("recommended"))
     ran = sorted(set(plan) | ({"recommended"} if "recommended" in results and (not only or "recommended" in only) else set()))
     doc = {"benchmark": "scale", "quick": args.quick, "method": method, "machine": C.machine(),
            "last_run_sections": ran,
@@ -442,7 +453,7 @@ def recommended_report(rows: list[dict]) -> tuple[list[str], dict]:
          "Gaussian noise on the 125,250-entry co-occurrence vector of every entity, sampled by OpenDP.", ""]
     slopes: dict = {}
     cols = ["n_users", "nnz", "split_s", "round1_s", "server_s", "round2_s", "federation_s", "evaluate_s", "total_s",
-            "cpu_s", "federation_peak_gib", "process_peak_gib", "mar", "loadavg_1m"]
+            "cpu_s", "federation_peak_gib", "process_peak_gib", "mar", "loadavg_1m", "commit"]
     fmt = {c: "{:.3g}" for c in cols}
     fmt["nnz"] = "{:,}"
     fmt["n_users"] = "{:,}"
