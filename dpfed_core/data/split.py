@@ -72,11 +72,12 @@ def split_users(
     del rows, ekey, sel, sel_rows, order_e, pos_in_row
     # X is canonical (sorted, no duplicates), so each part is X's entries in X's order: built as CSR
     # directly, without a COO round trip (a sort of every entry again)
-    return Split(train=_rows_subset(X, ~hide), test=_rows_subset(X, hide), test_users=test_users)
+    return Split(train=keep_entries(X, ~hide), test=keep_entries(X, hide), test_users=test_users)
 
 
-def _rows_subset(X: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
-    """The CSR matrix of X's entries where ``keep`` (in X's entry order), same shape."""
+def keep_entries(X: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
+    """The CSR matrix of a canonical X's entries where ``keep`` (bool, one per stored entry, in X's
+    entry order), same shape: row pointers from a running count, no COO round trip."""
     kept_before = np.zeros(X.nnz + 1, dtype=np.int64)  # kept entries before each entry position
     np.cumsum(keep, out=kept_before[1:])
     out = sp.csr_matrix((X.data[keep], X.indices[keep], kept_before[X.indptr]), shape=X.shape)

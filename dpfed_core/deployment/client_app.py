@@ -267,9 +267,8 @@ def _on_keys(shard, context: Context, secure_catalogue: bool):
     validates on): its columns, or (federation-wide catalogue) merged into the released keys, values
     summed and clipped to the public bound (as in process)."""
     from dpfed_core.data.dataset import merge_key_columns
-    from dpfed_core.privacy import catalogue as cat
-
     from dpfed_core.models.blend import released_rows
+    from dpfed_core.privacy import catalogue as cat
 
     rows = released_rows(shard.train)  # without the entries its round 2 validates on, as in process
     if not secure_catalogue:
@@ -283,13 +282,12 @@ def _catalogue_share(config, H: int, shard):
     """This entity's share of the federation-wide catalogue: ``(values, ledger rows, coalition ε)``,
     by the in-process code on its own stream."""
     from dpfed_core.evaluation.catalogue_run import catalogue_streams, secure_catalogue_budget, secure_catalogue_divisor
+    from dpfed_core.models.blend import released_rows
     from dpfed_core.privacy import catalogue as cat
 
     rho, row_delta, _cfg = secure_catalogue_budget(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
     bucket = cat.item_bucket_levels(_item_names(shard), cat.SECURE_CATALOGUE_BUCKETS)
-    from dpfed_core.models.blend import released_rows
-
     values, coalition = cat.secure_catalogue_share(
         released_rows(shard.train), bucket, rho, row_delta, catalogue_streams(config, H)[shard.index],
         ledger.for_entity(shard.entity), divisor=secure_catalogue_divisor(H, config), grid=GRID)

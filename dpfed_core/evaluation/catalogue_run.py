@@ -143,8 +143,8 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
     ledger = PrivacyLedger(config.epsilon, config.delta)
     divisor = secure_catalogue_divisor(dataset.n_entities, config)
     progress("catalogue_start", entities=dataset.n_entities)
-    release = cat.select_catalogue_secure(selection_rows(dataset, split.train, config), dataset.entity_slices(), dataset.entity_names,
-                                          dataset.item_names, rho_sel, row_delta,
+    release = cat.select_catalogue_secure(selection_rows(dataset, split.train, config), dataset.entity_slices(),
+                                          dataset.entity_names, dataset.item_names, rho_sel, row_delta,
                                           catalogue_streams(config, dataset.n_entities), ledger,
                                           divisor=divisor, grid=GRID)
     K, B = int(release.keys.size), release.n_buckets

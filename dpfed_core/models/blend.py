@@ -444,9 +444,7 @@ def released_rows(X: sp.csr_matrix) -> sp.csr_matrix:
     11 of 12 sites). The validation entries are a function of the site's rows alone (:func:`site_rng`),
     the same ones :func:`fit_site_model` holds out with its default stream; a user with one item keeps it.
     Round 2 still fits every part on all of the site's rows."""
-    X = sp.csr_matrix(X, dtype=np.float64)
-    reduced, _, _ = holdout_split(X, _site_streams(X)[0])
-    return reduced
+    return drop_entries(X, released_drop(X))
 
 
 def released_drop(X: sp.csr_matrix) -> np.ndarray:
@@ -459,17 +457,18 @@ def released_drop(X: sp.csr_matrix) -> np.ndarray:
 
 
 def drop_entries(X: sp.csr_matrix, drop: np.ndarray) -> sp.csr_matrix:
-    """X without the entries at CSR positions ``drop``: given :func:`released_drop` of X, exactly
-    :func:`released_rows` of X (a canonical X — a split's rows — without a COO round trip)."""
+    """X without the entries at CSR positions ``drop``; with ``drop`` = :func:`released_drop` of X, the
+    hold-out's reduced rows of :func:`holdout_split` (a canonical X — a split's rows — without a COO
+    round trip)."""
+    from dpfed_core.data.split import keep_entries
+
     X = sp.csr_matrix(X, dtype=np.float64)
     keep = np.ones(X.nnz, dtype=bool)
     keep[drop] = False
     if not X.has_canonical_format:  # what holdout_split builds: through COO (sorted, duplicates summed)
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
         return sp.csr_matrix((X.data[keep], (rows[keep], X.indices[keep])), shape=X.shape)
-    kept_before = np.zeros(X.nnz + 1, dtype=np.int64)
-    np.cumsum(keep, out=kept_before[1:])
-    return sp.csr_matrix((X.data[keep], X.indices[keep], kept_before[X.indptr]), shape=X.shape)
+    return keep_entries(X, keep)
 
 
 def _hash_csr(h, X: sp.spmatrix) -> None:
@@ -596,17 +595,17 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
     Returns ``(matrix part names, item part names, fit_blend's info)``: a block ``(("matrix", j), U, V)``
     of ``info["blocks"]`` is the matrix part named ``matrix_names[j]``, likewise for items."""
     from dpfed_core.models.factorization import fit_rows_given
+    from dpfed_core.models.shared_items import known_items
     from dpfed_core.models.side_information import content_factors, public_feature_scores, smooth_over_features
 
     rng, own_rng = _site_streams(X) if rng is None else (rng, rng.spawn(1)[0])
     m = X.shape[1]
     matrices: list[tuple[str, MatrixPart]] = []
     items: list[tuple[str, ItemPart]] = []
+
     def on_known(A: np.ndarray, Z: sp.csr_matrix) -> np.ndarray:
         if not known_only:
             return A
-        from dpfed_core.models.shared_items import known_items
-
         keep = known_items(Z)
         return A * (keep[:, None] if A.ndim == 2 else keep)
 
@@ -628,10 +627,12 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
         if g is not None:
             # the DP popularity smoothed over the public features (post-processing of the broadcast):
             # how an item outside the catalogue the site never saw can still reach it
-            g_smooth = None if known_only else smooth_over_features(g, features, 0.5)
-            items.append(("dp popularity over features",
-                          lambda Z: g_smooth if g_smooth is not None else smooth_over_features(on_known(g, Z),
-                                                                                               features, 0.5)))
+            if known_only:  # smoothed from the popularity the rows Z know, as the other parts
+                items.append(("dp popularity over features",
+                              lambda Z: smooth_over_features(on_known(g, Z), features, 0.5)))
+            else:
+                g_smooth = smooth_over_features(g, features, 0.5)
+                items.append(("dp popularity over features", lambda Z: g_smooth))
         if own:
             items.append(("own feature profile", lambda Z: public_feature_scores(Z, features)))
             content = SITE_FITS.part("own content", lambda Z: content_factors(Z, features, lam, mode),
