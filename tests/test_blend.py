@@ -232,31 +232,83 @@ def test_fit_blend_without_holdout_users_returns_the_default_under_the_rule():
 
 
 def test_round_two_keeps_the_shrunk_default_without_evidence():
-    """dp-cooccurrence's round 2 under an impossible bar (z huge): the blend is its default — the
-    federation's factors and DP popularity at the shrinkage weight λ, the entity's own popularity at
-    1 − λ — and with no co-occurrence direction (V = 0) the factors drop out of the default."""
+    """dp-cooccurrence's round 2 on a site too small for evidence (< MIN_EVIDENCE_USERS hold-out users):
+    the blend is its default — the site's popularity shrunk toward the federation's, one
+    empirical-Bayes vector in a local column; neither the federation's factors nor the broadcast DP
+    popularity column get weight without evidence. On a larger site under an impossible bar (z huge)
+    nothing beats the site's own default: its own popularity alone, as ``local`` keeps."""
     from dpfed_core.federation.summable import DPCooccurrence
-    from dpfed_core.models.blend import shrinkage_weight
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS, shrinkage_weight, shrunk_popularity
 
-    X = _popular_data(n=40, m=12, seed=4)
+    X = _popular_data(n=MIN_EVIDENCE_USERS - 5, m=12, seed=4)
     g = np.random.default_rng(5).random(12)
     V_fed = np.random.default_rng(6).random((12, 3))
-    own = popularity(X)
-    lam = shrinkage_weight(X, g)
-    assert 0.0 < lam < 1.0
-    for V_part, fed_w in ((V_fed, 1.0), (np.zeros((12, 3)), 0.0)):
-        m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1e6)
-        public = {"V": np.hstack([V_part, (g / np.linalg.norm(g))[:, None]])}
-        U, L, U_loc = m.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
-        assert np.allclose(U[:, -1], lam)                            # DP popularity at weight λ
-        assert (np.abs(U[:, :-1]).sum() > 0) == bool(fed_w)          # factors only when V ≠ 0
-        assert L.shape == (12, 1) and np.allclose(U_loc, 1.0 - lam)  # own popularity alone, weight 1 − λ
-        assert np.allclose(L[:, 0], own / np.linalg.norm(own))
-    # z = 0: the plain search (starts from the best single part), not the default
-    plain = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=0.0)
+    assert 0.0 < shrinkage_weight(X, g) < 1.0
+    eb = shrunk_popularity(X, g)
+    assert not np.allclose(eb / np.linalg.norm(eb), popularity(X) / np.linalg.norm(popularity(X)))
+    m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1.0)
     public = {"V": np.hstack([V_fed, (g / np.linalg.norm(g))[:, None]])}
-    U0, L0, U_loc0 = plain.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
-    assert not (np.allclose(U0[:, -1], lam) and L0 is not None and L0.shape == (12, 1))
+    U, L, U_loc = m.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
+    assert not np.any(U)                                         # nothing on the broadcast columns
+    assert L.shape == (12, 1) and np.allclose(U_loc, 1.0)        # the shrunk popularity, weight 1
+    assert np.allclose(L[:, 0], eb / np.linalg.norm(eb))
+    big = _popular_data(n=120, m=12, seed=4)
+    m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1e6)
+    U, L, U_loc = m.fit_local(big, public, 0.1, "zero", np.random.default_rng(7))
+    own = popularity(big)
+    assert not np.any(U) and L.shape == (12, 1) and np.allclose(L[:, 0], own / np.linalg.norm(own))
+
+
+def test_the_shrunk_popularity_is_the_empirical_bayes_estimate_on_what_the_federation_speaks_of():
+    """(1 − λ)·p̂ + λ·q on the support (q: g scaled to p̂'s total there), p̂ elsewhere; a g that speaks of
+    a few items lifts them by λ's share of the site's own mass, not by a unit vector's."""
+    from dpfed_core.models.blend import shrinkage_weight, shrunk_popularity
+
+    X = _popular_data(n=12, m=30, seed=3)
+    n = int(np.count_nonzero(np.diff(X.indptr)))
+    p = popularity(X) / n
+    g = np.zeros(30)
+    g[[0, 1, 2, 7]] = [0.9, 0.2, 0.4, 0.3]
+    S = g != 0
+    lam = shrinkage_weight(X, g, S)
+    assert 0.0 < lam < 1.0
+    e = shrunk_popularity(X, g, S)
+    q = g[S] * p[S].sum() / g[S].sum()
+    np.testing.assert_allclose(e[S], (1 - lam) * p[S] + lam * q)
+    np.testing.assert_array_equal(e[~S], p[~S])                    # outside: the site's own
+    assert np.isclose(e.sum(), p.sum())                            # mass preserved: a shift, not a lift
+    # on every item (no support) the zeros of g count as "never used" and pull every other item down
+    full = shrunk_popularity(X, g)
+    lam_full = shrinkage_weight(X, g)
+    np.testing.assert_allclose(full[~S], (1 - lam_full) * p[~S])
+    # a g that knows nothing changes nothing
+    np.testing.assert_array_equal(shrunk_popularity(X, np.zeros(30)), p)
+
+
+def test_a_site_with_evidence_is_the_local_model_unless_the_federation_beats_its_own_blend():
+    """Nested evidence: a site whose hold-out is large enough for evidence first chooses its own blend
+    exactly as ``local`` does; the federation's parts enter only where the whole search beats that
+    blend by the rule. At ε = 0.05 the federation has next to nothing to add, so nearly every such site
+    of the clinic sample is exactly ``local``, score for score (tested against the default instead, the
+    searched blend — led by the site's own NMF — cleared the bar and carried in federation parts
+    fitted to the hold-out's noise)."""
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS
+
+    ds = load_data("sample:clinic")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=0.05, rank=3, max_iter=40, simulation=True, seed=1)
+    split = make_split(ds, cfg)
+    _, res = run_method(ds, cfg, split)
+    _, lres = run_method(ds, RunConfig(method="local", rank=3, max_iter=40, seed=1), split)
+    train = split.train
+    large = same = 0
+    for sl in ds.entity_slices():
+        rows = np.arange(sl.start, sl.stop)
+        if np.count_nonzero(np.diff(train[rows].indptr) >= 2) < 2 * MIN_EVIDENCE_USERS:
+            continue
+        large += 1
+        same += bool(np.allclose(res.entity_factors().scores(rows), lres.entity_factors().scores(rows),
+                                 rtol=0, atol=1e-12))
+    assert large >= 5 and same >= 0.8 * large, (same, large)
 
 
 def test_the_shrinkage_weight_is_empirical_bayes():

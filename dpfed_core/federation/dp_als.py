@@ -127,8 +127,8 @@ class DPALS(SummableMethod):
         Param("local_blend", "bool", True, "round 2 keeps what the entity knows (its own NMF and popularity "
               "blended with the federation's parts)"),
         Param("holdout_evidence", "float", 1.0, "z of round 2's one-standard-error rule", low=0, high=10),
-        Param("round2_default", "choice", "shrunk", "the blend round 2 keeps without evidence: 'shrunk' or "
-              "'alone' (see dp-cooccurrence)", choices=("shrunk", "alone")),
+        Param("round2_default", "choice", "shrunk", "what an entity too small for evidence keeps: 'shrunk' "
+              "or 'alone' (see dp-cooccurrence)", choices=("shrunk", "alone")),
     )
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,

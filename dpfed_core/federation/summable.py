@@ -407,9 +407,9 @@ class DPPopularity(SummableMethod):
         Param("local_blend", "bool", False, "round 2 keeps what the entity knows: its own NMF and popularity "
               "blended with the DP popularity (weights on a local hold-out); off = the plain DP popularity "
               "list, the baseline"),
-        Param("holdout_evidence", "float", 1.0, "with local_blend: keep the default blend (DP and own "
-              "popularity at equal weight) unless the searched weights beat it on the local hold-out by more "
-              "than this many paired standard errors (0: the plain search)", low=0, high=10),
+        Param("holdout_evidence", "float", 1.0, "with local_blend: keep the entity's own blend (as local fits "
+              "it) unless the DP popularity's parts beat it on the local hold-out by more than this many paired "
+              "standard errors (0: the plain search)", low=0, high=10),
     )
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
@@ -541,12 +541,12 @@ class DPCooccurrence(SummableMethod):
 
     Round 2 (local, nothing leaves the entity, :meth:`fit_local`): the entity's users are scored by a
     blend of U_h ≥ 0 fitted on the broadcast V, the DP global popularity g, the entity's own NMF and
-    its own popularity, weights chosen on a hold-out of one training item per user. The searched
-    weights replace a default blend (all popularity-like parts at equal weight: the federation's
-    factors and DP popularity, the entity's own popularity) only when they beat it on the hold-out
-    by more than ``holdout_evidence`` paired standard errors (the one-standard-error rule,
-    :func:`~dpfed_core.models.blend.choose_weights`): an entity of a few users keeps the default
-    instead of the weights that fit its hold-out's noise best.
+    its own popularity, weights chosen on a hold-out of one training item per user. The federation's
+    parts enter only when they beat the entity's own blend (as ``local`` chooses it) on the hold-out
+    by more than ``holdout_evidence`` paired standard errors (nested evidence,
+    :func:`~dpfed_core.models.blend.fit_blend`); an entity of a few users, whose hold-out cannot tell
+    a better blend from its noise, keeps its popularity shrunk toward the federation's by empirical
+    Bayes (:func:`~dpfed_core.models.blend.shrunk_popularity`).
 
     Parameters
     ----------
@@ -591,14 +591,12 @@ class DPCooccurrence(SummableMethod):
               "popularity sum); bounds the M² message", low=2, high=5000),
         Param("local_blend", "bool", True, "round 2 keeps what the entity knows: its own NMF and popularity "
               "blended with the federation's parts (weights on a local hold-out)"),
-        Param("holdout_evidence", "float", 1.0, "round 2 keeps its default blend (federation factors, DP "
-              "popularity and the entity's own popularity at equal weight) unless the searched weights beat it "
-              "on the local hold-out by more than this many paired standard errors (0: the plain search)",
-              low=0, high=10),
-        Param("round2_default", "choice", "shrunk", "the blend round 2 keeps without evidence: 'shrunk' (the "
-              "entity's popularity shrunk toward the federation's) or 'alone' (the entity's own blend, as local "
-              "fits it: the federation's parts enter only where the hold-out shows they add)",
-              choices=("shrunk", "alone")),
+        Param("holdout_evidence", "float", 1.0, "round 2 keeps the entity's own blend (as local fits it) unless "
+              "the federation's parts beat it on the local hold-out by more than this many paired standard errors "
+              "(0: the plain search)", low=0, high=10),
+        Param("round2_default", "choice", "shrunk", "what an entity whose hold-out is too small for evidence keeps: "
+              "'shrunk' (its popularity shrunk toward the federation's by empirical Bayes) or 'alone' (its own "
+              "popularity, as local keeps)", choices=("shrunk", "alone")),
     )
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
@@ -774,15 +772,13 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
     items the catalogue does not share), so every item the entity has rows for stays scored. ``method.local_blend`` False: the federation's
     parts only. Nothing leaves the entity; only ``public["V"]`` is read (what a deployed node gets).
 
-    The searched weights replace a default blend only when they beat it on the hold-out by more than
-    ``method.holdout_evidence`` paired standard errors (the one-standard-error rule). The default:
-    every popularity-like part at equal weight (unit vectors) — the federation's factors (when a
-    direction passed the server's noise edge; else they score nothing), the DP popularity and, with
-    the local blend, the entity's own exact popularity: the entity's own counts shrunk toward the
-    federation's, whose noise (DP) and whose sampling error (few users) are independent. The
-    federation's parts are estimated from every entity's users, while the hold-out has one item per
-    user of this entity only: a small entity's hold-out cannot tell a better blend from its own
-    noise, so without evidence it keeps the shrunk default.
+    Nested evidence (:func:`~dpfed_core.models.blend.fit_blend`): an entity whose hold-out is large
+    enough first chooses its own blend exactly as ``local`` does, and the federation's parts enter only
+    where the whole search beats that blend by more than ``method.holdout_evidence`` paired standard
+    errors. A small entity's hold-out cannot tell a better blend from its own noise: it keeps the
+    default, its own counts shrunk toward the federation's DP popularity by empirical Bayes
+    (:func:`~dpfed_core.models.blend.shrunk_popularity`; ``round2_default="alone"``: its own
+    popularity, as ``local``).
 
     Returns ``(U_h, L_h, U_loc_h)`` as :meth:`SummableMethod.fit_local`."""
     from dpfed_core.models.blend import fit_site_model
