@@ -28,6 +28,19 @@ def test_deterministic_in_rng_and_seed_sensitive():
     assert (a.X != c.X).nnz > 0
 
 
+def test_the_matrix_does_not_depend_on_the_chunk_it_is_drawn_in():
+    """The CSR matrix is assembled chunk by chunk (row counts, column indices, values): any chunk size
+    gives the same canonical matrix as one chunk, each row holding its own non-zeros."""
+    one = make_poisson(257, 31, 4, rank=3, density=0.2, rng=np.random.default_rng(3), chunk_rows=10_000)
+    for chunk in (1, 7, 64):
+        other = make_poisson(257, 31, 4, rank=3, density=0.2, rng=np.random.default_rng(3), chunk_rows=chunk)
+        assert other.X.has_canonical_format and other.X.indices.dtype == np.int32
+        np.testing.assert_array_equal(other.X.indptr, one.X.indptr)
+        np.testing.assert_array_equal(other.X.indices, one.X.indices)
+        np.testing.assert_array_equal(other.X.data, one.X.data)
+    assert np.array_equal(np.diff(one.X.indptr), np.count_nonzero(one.X.toarray(), axis=1))
+
+
 def test_entity_effects_make_entities_differ():
     ds, f = make_poisson(3000, 80, 3, rank=5, entity_effect=0.6, entity_item_sd=0.5,
                          rng=np.random.default_rng(1), return_factors=True)

@@ -163,7 +163,10 @@ def make_poisson(
 
     b = 0.0 if density is None else brentq(_excess, -60.0, 20.0, xtol=1e-10)
 
-    rows_l, cols_l, vals_l = [], [], []
+    # CSR built chunk by chunk: a chunk's non-zeros come out of np.nonzero in row-major order, which is
+    # CSR order, so no COO triplets (two int64 arrays per non-zero) and no conversion are needed — at
+    # 10^7 users × 500 items the COO route held ~21 GiB
+    indices_l, vals_l, row_nnz = [], [], np.zeros(n_users, dtype=np.int64)
     n_over = 0
     for start in range(0, n_users, chunk_rows):
         stop = min(start + chunk_rows, n_users)
@@ -178,13 +181,22 @@ def make_poisson(
         n_over += int(np.count_nonzero(v > value_max))
         if clip:
             np.minimum(v, value_max, out=v)
-        rows_l.append(r + start)
-        cols_l.append(c)
+        row_nnz[start:stop] = np.bincount(r, minlength=stop - start)
+        indices_l.append(c.astype(np.int32 if n_items < 2**31 else np.int64))
         vals_l.append(v)
-    X = sp.csr_matrix(
-        (np.concatenate(vals_l), (np.concatenate(rows_l), np.concatenate(cols_l))),
-        shape=(n_users, n_items),
-    )
+    indptr = np.zeros(n_users + 1, dtype=np.int64)
+    np.cumsum(row_nnz, out=indptr[1:])
+    del row_nnz
+    indices = np.concatenate(indices_l)
+    del indices_l
+    data = np.concatenate(vals_l)
+    del vals_l
+    if indptr[-1] < 2**31 and n_items < 2**31:
+        indptr, indices = indptr.astype(np.int32), indices.astype(np.int32, copy=False)
+    else:
+        indices = indices.astype(np.int64, copy=False)
+    X = sp.csr_matrix((data, indices, indptr), shape=(n_users, n_items))
+    X.has_sorted_indices = True
     notes = [
         f"synthetic Poisson factor model (paper §5.1, rescaled): ℓ={rank}, sd(u·v)={interaction_sd}, "
         f"item sd={item_sd}, entity effect ρ={entity_effect}, entity item sd={entity_item_sd}, "
