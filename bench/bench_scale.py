@@ -182,10 +182,11 @@ RECOMMENDED_USERS = (100_000, 300_000, 1_000_000, 3_000_000, 10_000_000)
 
 
 def run_recommended(max_users: int, timeout: float, cache_dir: str = "", methods: str = "",
-                    previous: list[dict] | None = None) -> list[dict]:
-    """The ``recommended`` sweep: both methods at every size up to ``max_users``; the data of a size is
-    generated once into a pickle that the second method's child reads (in a temporary directory
-    deleted after, or kept in ``cache_dir``)."""
+                    previous: list[dict] | None = None, min_users: int = 0) -> list[dict]:
+    """The ``recommended`` sweep: both methods at every size from ``min_users`` up to ``max_users``; the
+    data of a size is generated once into a pickle that the second method's child reads (in a temporary
+    directory deleted after, or kept in ``cache_dir``). Saved rows of the methods and sizes not run are
+    kept (each names the commit it was measured at)."""
     import os
     import tempfile
 
@@ -195,11 +196,14 @@ def run_recommended(max_users: int, timeout: float, cache_dir: str = "", methods
                             cwd=C.ROOT).stdout.strip()
     chosen = [(m, a) for m, a in RECOMMENDED_METHODS if not methods or m in methods.split(",")]
     # a run of some methods keeps the saved rows of the others (each row names the commit it was measured at)
-    rows = [r for r in (previous or []) if (r["params"]["method"], r["params"]["aggregation"]) not in chosen]
+    sizes = [u for u in RECOMMENDED_USERS if min_users <= u <= max_users]
+    rows = [r for r in (previous or []) if (r["params"]["method"], r["params"]["aggregation"]) not in chosen
+            or r["params"]["n_users"] not in sizes]
     with tempfile.TemporaryDirectory(prefix="dpfed-scale-") as tmp:
-        for n in [u for u in RECOMMENDED_USERS if u <= max_users]:
+        for n in sizes:
             # a kept cache (--data-cache) is reused by later runs: the data is a function of n and the seed
-            cache = os.path.join(cache_dir or tmp, f"data_{n}_seed0.pkl")
+            # (one method and no kept cache: nothing reads it again, so it is not written)
+            cache = os.path.join(cache_dir or tmp, f"data_{n}_seed0.pkl") if cache_dir or len(chosen) > 1 else ""
             for method, agg in chosen:
                 kw = dict(n_users=n, method=method, aggregation=agg, cache=cache)
                 t0 = time.perf_counter()
@@ -213,7 +217,7 @@ def run_recommended(max_users: int, timeout: float, cache_dir: str = "", methods
                        f"{r['federation_peak_rss_mib']:.0f} MiB" if "error" not in r else f"ERROR {r['error']}")
                 print(f"[scale/recommended] {method} {agg} n={n:,} -> {msg} ({time.perf_counter() - t0:.0f}s wall)",
                       flush=True)
-            if not cache_dir and os.path.exists(cache):
+            if not cache_dir and cache and os.path.exists(cache):
                 os.remove(cache)
     return rows
 
@@ -251,6 +255,8 @@ def main(argv=None) -> None:
     ap.add_argument("--report-only", action="store_true", help="rewrite the markdown/PNG from the JSON")
     ap.add_argument("--max-users", type=float, default=3e6,
                     help="largest size of the recommended sweep (1e7 adds the 10^7 point: ~15 GiB to generate)")
+    ap.add_argument("--min-users", type=float, default=0,
+                    help="smallest size of the recommended sweep to run (the saved rows of the others are kept)")
     ap.add_argument("--data-cache", default="", help="keep the recommended sweep's generated data in this directory")
     ap.add_argument("--recommended-methods", default="",
                     help="comma-separated subset of dp-cooccurrence,dp-gaussian for the recommended sweep")
@@ -291,7 +297,8 @@ def main(argv=None) -> None:
     # the recommended method against the prototype method over users (not in --quick: 10^5 users and up)
     if not args.quick and (not only or "recommended" in only) and has_dp:
         results["recommended"] = run_recommended(int(args.max_users), args.timeout, args.data_cache,
-                                                 args.recommended_methods, results.get("recommended"))
+                                                 args.recommended_methods, results.get("recommended"),
+                                                 int(args.min_users))
     ran = sorted(set(plan) | ({"recommended"} if "recommended" in results and (not only or "recommended" in only) else set()))
     doc = {"benchmark": "scale", "quick": args.quick, "method": method, "machine": C.machine(),
            "last_run_sections": ran,
