@@ -773,9 +773,10 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
     parts only. Nothing leaves the entity; only ``public["V"]`` is read (what a deployed node gets).
 
     Nested evidence (:func:`~dpfed_core.models.blend.fit_blend`): an entity whose hold-out is large
-    enough first chooses its own blend exactly as ``local`` does, and the federation's parts enter only
-    where the whole search beats that blend by more than ``method.holdout_evidence`` paired standard
-    errors. A small entity's hold-out cannot tell a better blend from its own noise: it keeps the
+    enough first chooses its own blend exactly as ``local`` does; the bar is the better on the hold-out
+    of that blend and the shrunk default below, and the federation's parts enter only where the whole
+    search beats the bar by more than ``method.holdout_evidence`` paired standard errors. A small
+    entity's hold-out cannot tell a better blend from its own noise: it keeps the
     default, its own counts shrunk toward the federation's DP popularity by empirical Bayes
     (:func:`~dpfed_core.models.blend.shrunk_popularity`; ``round2_default="alone"``: its own
     popularity, as ``local``).
