@@ -320,7 +320,7 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
               default: tuple[Sequence[float], Sequence[float]] | None = None,
               alone: tuple[Sequence[bool], Sequence[bool]] | None = None,
               alone_default: tuple[Sequence[float], Sequence[float]] | None = None,
-              ) -> tuple[np.ndarray, np.ndarray, dict]:
+              own_key: bytes | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """The entity's blended model: weights chosen on a hold-out, every part refitted on all rows.
     ``evidence``, ``default``: the one-standard-error rule of :func:`choose_weights` (0: off); with
     no hold-out user at all, ``default`` (when given) is the blend.
@@ -338,6 +338,10 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
     blend alone, a default that shrinks toward a federation that knows the site's items was left
     out where it was better (a synthetic Zipf federation of 20 sites, secure, ε = 3: −0.0013 MAR
     against ``local`` with the better of the two, −0.0006 with the own blend).
+
+    ``own_key``: what determines the own blend's search (:func:`fit_site_model`); with it the search
+    is kept in :data:`OWN_BLENDS` — the own blend of ``alone``, or the whole blend when ``alone`` is
+    None (every part is the entity's own: ``local``) — and a second search of the same key reads it.
 
     Returns ``(U_h, V_h, info)``: the entity's scores are ``U_h @ V_h.T`` (n × m, never formed here);
     ``info`` has the chosen ``matrix_weights``, ``item_weights``, the hold-out MAR and the ``blocks``
@@ -365,8 +369,9 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
                 am, ai = [j for j, a in enumerate(alone[0]) if a], [j for j, a in enumerate(alone[1]) if a]
                 d_own = default if alone_default is None else alone_default
                 d_alone = None if d_own is None else ([d_own[0][j] for j in am], [d_own[1][j] for j in ai])
-                wm_a, wi_a, _ = choose_weights([mats[j] for j in am], [vecs[j] for j in ai], reduced_h, hidden_h,
-                                               has_h, cols, evidence, d_alone)
+                wm_a, wi_a, _ = OWN_BLENDS.search(
+                    own_key, lambda: choose_weights([mats[j] for j in am], [vecs[j] for j in ai], reduced_h,
+                                                    hidden_h, has_h, cols, evidence, d_alone))
                 full_m, full_i = [0.0] * len(mats), [0.0] * len(vecs)
                 for j, w in zip(am, wm_a):
                     full_m[j] = w
@@ -379,7 +384,11 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
                                                    (full_m, full_i)):
                     full_m, full_i = list(default[0]), list(default[1])
                 default = (full_m, full_i)
-            wm, wi, best = choose_weights(mats, vecs, reduced_h, hidden_h, has_h, cols, evidence, default)
+            if alone is None and own_key is not None:
+                wm, wi, best = OWN_BLENDS.search(
+                    own_key, lambda: choose_weights(mats, vecs, reduced_h, hidden_h, has_h, cols, evidence, default))
+            else:
+                wm, wi, best = choose_weights(mats, vecs, reduced_h, hidden_h, has_h, cols, evidence, default)
     elif evidence > 0 and default is not None:  # no user with two items: no evidence against the default
         wm, wi, best = list(default[0]), list(default[1]), math.nan
     else:  # no user with two items: the first part alone
@@ -644,6 +653,48 @@ class _SiteFits:
 SITE_FITS = _SiteFits(SITE_FIT_BYTES)
 
 
+class _OwnBlends:
+    """The site's own blend already searched in this process, by what determines it (its rows, its own
+    parts' names and parameters, the rule, both of its streams' states): ``local`` chooses exactly the
+    blend round 2's nested evidence starts from, and a comparison run searches it once. A search is a
+    pure function of its key; a hit returns the same weights and hold-out MAR. At most
+    :data:`OWN_BLEND_ENTRIES` entries, least recently used first out."""
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = int(max_entries)
+        self._kept: OrderedDict[bytes, tuple[list[float], list[float], float]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def search(self, key: bytes | None, run: Callable[[], tuple[list[float], list[float], float]]
+               ) -> tuple[list[float], list[float], float]:
+        if key is None:
+            return run()
+        with self._lock:
+            hit = self._kept.get(key)
+            if hit is not None:
+                self._kept.move_to_end(key)
+                self.hits += 1
+                return list(hit[0]), list(hit[1]), hit[2]
+        wm, wi, best = run()
+        with self._lock:
+            self.misses += 1
+            self._kept[key] = (list(wm), list(wi), best)
+            while len(self._kept) > self.max_entries:
+                self._kept.popitem(last=False)
+        return wm, wi, best
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+            self.hits = self.misses = 0
+
+
+#: Own blends kept (:class:`_OwnBlends`): a few hundred bytes each; 1,024 covers a run of that many sites.
+OWN_BLEND_ENTRIES = 1024
+OWN_BLENDS = _OwnBlends(OWN_BLEND_ENTRIES)
+
+
 def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_iter: int,
                    rng: np.random.Generator | None = None, evidence: float = 1.0, features=None,
                    V_fed: np.ndarray | None = None, g: np.ndarray | None = None,
@@ -737,12 +788,21 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
     # what ``local`` keeps without evidence: the site's own popularity alone
     own_default = ([0.0] * len(mnames), [1.0 if name == "own popularity" else 0.0 for name in inames])
     alone = alone_default = None
-    if g is None:
-        default = own_default if own else ([1.0 if name == "federation" and has_fed else 0.0 for name in mnames],
-                                           [0.0] * len(inames))
-    elif not own:  # the federation's parts only: factors and DP popularity at equal weight
+    # what determines the site's own blend (its own parts, its hold-out): ``local`` and round 2 choose
+    # the same one, so a comparison run searches it once (:data:`OWN_BLENDS`)
+    own_key = _digest("own blend", X, [n for n in mnames if n.startswith("own")],
+                      [n for n in inames if n.startswith("own")], int(rank), float(lam), mode, int(max_iter),
+                      float(evidence), None if features is None else _digest(features),
+                      rng.bit_generator.state, own_rng.bit_generator.state) if own else None
+    if not own:  # the federation's parts only: factors and DP popularity at equal weight
         default = ([1.0 if name == "federation" and has_fed else 0.0 for name in mnames],
                    [1.0 if name == "dp popularity" else 0.0 for name in inames])
+    elif g is None and V_fed is None:  # ``local``: the site alone
+        default = own_default
+    elif g is None:
+        default = own_default
+        alone = ([name.startswith("own") for name in mnames], [name.startswith("own") for name in inames])
+        alone_default = own_default
     else:
         # without evidence only the shrunk popularity: the federation's factors, at the weight λ beside
         # it, lifted the few items a DP catalogue shares above everything a small site had seen (their
@@ -754,5 +814,5 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
         alone = ([name.startswith("own") for name in mnames], [name.startswith("own") for name in inames])
         alone_default = own_default
     _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng, float(evidence), default,
-                           alone, alone_default)
+                           alone, alone_default, own_key)
     return mnames, inames, info
