@@ -88,21 +88,32 @@ def test_dashboard_walk(server, browser_path, tmp_path):
             # ------------------------------------------------------------ in-place validation
             p = w.page
             w.nav("Federate")
-            # the keyed button (a stale copy of the element may linger while a script run replaces it)
+            # the keyed button: a stale copy of the element may linger while a script run replaces it
+            # (under load the run can start after the idle wait), so the states are asserted on the
+            # enabled copies, which the assertions wait on until the stale one is gone
             run = p.locator(".st-key-fed_run button")
+            enabled = p.locator(".st-key-fed_run button:enabled")
+
+            def run_enabled():
+                expect(enabled).to_have_count(1)
+
+            def run_disabled():
+                expect(run.first).to_be_visible()
+                expect(enabled).to_have_count(0)
+
             expect(run).to_have_count(1)
-            expect(run).to_be_enabled()
+            run_enabled()
             w.fill("rank ℓ (latent factors)", "10000")
             expect(p.get_by_text("“rank ℓ (latent factors)” must be a whole number").first).to_be_visible()
-            expect(run).to_be_disabled()
+            run_disabled()
             w.fill("rank ℓ (latent factors)", "3")  # not the default: put back below by a reload
-            expect(run).to_be_enabled()
+            run_enabled()
             p.get_by_role("combobox", name="Method").click()
             p.get_by_role("option", name=re.compile(r"^dp-gaussian")).first.click()
             w.idle()
             w.fill("k (prototypes per entity)", "0")
             expect(p.get_by_text("“k (prototypes per entity)” must be a whole number").first).to_be_visible()
-            expect(run).to_be_disabled()
+            run_disabled()
             w.clean("Federate with out-of-range k and rank")
 
             # ------------------------------------------------------------ defaults: not worse
