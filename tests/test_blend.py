@@ -249,9 +249,13 @@ def test_round_two_keeps_the_shrunk_default_without_evidence():
     m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1.0)
     public = {"V": np.hstack([V_fed, (g / np.linalg.norm(g))[:, None]])}
     U, L, U_loc = m.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
-    assert not np.any(U)                                         # nothing on the broadcast columns
-    assert L.shape == (12, 1) and np.allclose(U_loc, 1.0)        # the shrunk popularity, weight 1
-    assert np.allclose(L[:, 0], eb / np.linalg.norm(eb))
+    assert not np.any(U[:, :-1])                                 # no federation factors without evidence
+    # the shrunk popularity at weight 1: its own part a local column on the site's items only, its g
+    # part on the broadcast popularity column; together the unit empirical-Bayes vector
+    assert L.shape == (12, 1) and np.allclose(U_loc, 1.0)
+    assert not np.any(L[popularity(X) == 0])
+    scores = U @ public["V"].T + U_loc @ L.T
+    assert np.allclose(scores, eb / np.linalg.norm(eb))
     big = _popular_data(n=120, m=12, seed=4)
     m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1e6)
     U, L, U_loc = m.fit_local(big, public, 0.1, "zero", np.random.default_rng(7))

@@ -804,7 +804,13 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
             U_h[:, fac] = U_b                 # on the broadcast item factors
         elif name == "dp popularity":
             # on the broadcast popularity column: the blend scored its unit vector
-            U_h[:, pop] = U_b[:, 0] / g_norm if g_norm > 1e-300 else 0.0
+            U_h[:, pop] += U_b[:, 0] / g_norm if g_norm > 1e-300 else 0.0
+        elif name == "shrunk popularity" and info.get("shrunk_parts") is not None:
+            # unit(own + c·g): the site's own part a local column on its items, c·g on the broadcast column
+            own_v, c = info["shrunk_parts"]
+            U_h[:, pop] += U_b[:, 0] * c
+            local_U.append(U_b)
+            local_V.append(own_v[:, None])
         elif name is not None:
             local_U.append(U_b)               # the entity's own parts: local columns, never sent
             local_V.append(V_b)

@@ -484,6 +484,24 @@ def shrinkage_weight(X: sp.csr_matrix, g: np.ndarray, support: np.ndarray | None
     return _eb_weight(p[S], g[S], n)
 
 
+def shrunk_popularity_parts(X: sp.csr_matrix, g: np.ndarray,
+                            support: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """``(own, c)`` with :func:`shrunk_popularity` = own + c·max(g, 0)·1_support: ``own`` is zero off the
+    items the site has rows for (its own frequencies, scaled by 1 − λ on the support), so in round 2 it
+    is a local column of the site's items only and c·g rides on the broadcast popularity column — the
+    site's own columns stay bounded by its items, not the catalogue."""
+    p, n = _frequencies(X)
+    g = np.maximum(np.asarray(g, dtype=np.float64), 0.0)
+    S = _support(g, support)
+    lam = _eb_weight(p[S], g[S], n)
+    if n == 0 or lam == 0.0 or g[S].sum() <= 0:
+        return p, 0.0
+    own = p.copy()
+    own[S] *= 1.0 - lam
+    mass = p[S].sum() if p[S].sum() > 0 else 1.0
+    return own, lam * mass / float(g[S].sum())
+
+
 def shrunk_popularity(X: sp.csr_matrix, g: np.ndarray, support: np.ndarray | None = None) -> np.ndarray:
     """The site's item frequencies shrunk toward the federation's DP popularity g — the
     empirical-Bayes estimate itself, on one scale: on ``support`` (None: every item)
@@ -493,16 +511,9 @@ def shrunk_popularity(X: sp.csr_matrix, g: np.ndarray, support: np.ndarray | Non
     wherever g covers a few items: its unit vector is concentrated, so a λ of 0.002–0.005 still lifted
     a DP catalogue's 14–22 items above every item the site had seen as often (MovieLens by
     occupation, no secure aggregation, ε = 0.3: sites of 7–28 users lost 0.0001–0.0005 MAR)."""
-    p, n = _frequencies(X)
+    own, c = shrunk_popularity_parts(X, g, support)
     g = np.maximum(np.asarray(g, dtype=np.float64), 0.0)
-    S = _support(g, support)
-    lam = _eb_weight(p[S], g[S], n)
-    if n == 0 or lam == 0.0 or g[S].sum() <= 0:
-        return p
-    out = p.copy()
-    mass = p[S].sum() if p[S].sum() > 0 else 1.0
-    out[S] = (1.0 - lam) * p[S] + lam * g[S] * (mass / g[S].sum())
-    return out
+    return own + c * np.where(_support(g, support), g, 0.0) if c else own
 
 
 def site_rng(X: sp.csr_matrix) -> np.random.Generator:
@@ -815,4 +826,12 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
         alone_default = own_default
     _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng, float(evidence), default,
                            alone, alone_default, own_key)
+    if "shrunk popularity" in inames and info["item_weights"][inames.index("shrunk popularity")]:
+        # the block scores unit(own + c·g): its two parts apart, for a caller that keeps the site's own
+        # columns on its items only and puts the g part on the broadcast popularity column
+        g_x, support = g_support(X)
+        own_v, c = shrunk_popularity_parts(X, g_x, support)
+        norm = float(np.linalg.norm(shrunk_popularity(X, g_x, support)))
+        on_support = support is None or not np.any(np.maximum(g_x, 0.0)[~support])
+        info["shrunk_parts"] = (own_v / norm, c / norm) if norm > 1e-300 and on_support else None
     return mnames, inames, info
