@@ -446,9 +446,13 @@ def test_local_and_round_two_fit_the_site_s_own_model_once_and_get_what_two_fits
     g = np.random.default_rng(4).random(25)
     kw = dict(rank=3, lam=0.1, mode=mode, max_iter=40, features=feats)
 
+    searches = []
+    real_search = blend.choose_weights
+    monkeypatch.setattr(blend, "choose_weights", lambda *a, **k: searches.append(1) or real_search(*a, **k))
+
     def fit_both():
         blend.SITE_FITS.clear()
-        blend.OWN_BLENDS.clear()
+        searches.clear()
         local = blend.fit_site_model(X, **kw)
         misses = blend.SITE_FITS.misses
         fed = blend.fit_site_model(X, V_fed=V_fed, g=g, **kw)
@@ -457,12 +461,12 @@ def test_local_and_round_two_fit_the_site_s_own_model_once_and_get_what_two_fits
     local, fed, misses = fit_both()
     assert blend.SITE_FITS.hits >= 2  # the own NMF and the content model, at least on the hold-out
     assert blend.SITE_FITS.misses == misses  # round 2 fitted nothing of the site's own again
-    # round 2's nested evidence starts from the blend local chose: searched once, read once
-    assert (blend.OWN_BLENDS.misses, blend.OWN_BLENDS.hits) == (1, 1)
+    # round 2's nested evidence starts from the blend local chose: searched once (local's search), read
+    # once — round 2 searches only the whole blend
+    assert len(searches) == 2
     monkeypatch.setattr(blend.SITE_FITS, "max_bytes", 0)  # nothing kept: every part fitted afresh
-    monkeypatch.setattr(blend.OWN_BLENDS, "max_entries", 0)  # and every own blend searched afresh
     local0, fed0, _ = fit_both()
-    assert blend.SITE_FITS.hits == 0 and blend.OWN_BLENDS.hits == 0
+    assert blend.SITE_FITS.hits == 0 and len(searches) == 3  # and the own blend searched again
     for a, b in ((local, local0), (fed, fed0)):
         assert a[2]["matrix_weights"] == b[2]["matrix_weights"] and a[2]["item_weights"] == b[2]["item_weights"]
         for (pa, Ua, Va), (pb, Ub, Vb) in zip(a[2]["blocks"], b[2]["blocks"]):

@@ -237,7 +237,7 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
     holdout = _HoldoutScores(matrices, train, hidden, has, cols)  # what the weights do not change, once
 
     def item_vector(wi_) -> np.ndarray:
-        return sum((w * v for w, v in zip(wi_, items) if w), np.zeros(m)) * (1 + 1e-12)
+        return _item_vector(wi_, items, m)
 
     def score(wm_, wi_) -> float:
         # a weight vector already scored is not scored again: the second pass re-tries the first's
@@ -288,6 +288,11 @@ def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Seq
 MIN_EVIDENCE_USERS = 20
 
 
+def _item_vector(weights: Sequence[float], items: Sequence[np.ndarray], m: int) -> np.ndarray:
+    """Σ w_k·item_k over the weighted item parts (m,), as every hold-out scoring adds them."""
+    return sum((w * v for w, v in zip(weights, items) if w), np.zeros(m)) * (1 + 1e-12)
+
+
 def _better(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Sequence[np.ndarray],
             train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray, cols: np.ndarray | None,
             a: tuple[Sequence[float], Sequence[float]], b: tuple[Sequence[float], Sequence[float]]) -> bool:
@@ -296,8 +301,7 @@ def _better(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Sequence[n
     holdout = _HoldoutScores(matrices, train, hidden, has, cols)
 
     def score(w: tuple[Sequence[float], Sequence[float]]) -> float:
-        item = sum((x * v for x, v in zip(w[1], items) if x), np.zeros(m)) * (1 + 1e-12)
-        return holdout.mar(list(w[0]), item)
+        return holdout.mar(list(w[0]), _item_vector(w[1], items, m))
 
     with single_threaded_blas():
         return score(a) < score(b) - 1e-12
@@ -340,7 +344,7 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
     against ``local`` with the better of the two, −0.0006 with the own blend).
 
     ``own_key``: what determines the own blend's search (:func:`fit_site_model`); with it the search
-    is kept in :data:`OWN_BLENDS` — the own blend of ``alone``, or the whole blend when ``alone`` is
+    is kept in :data:`SITE_FITS` — the own blend of ``alone``, or the whole blend when ``alone`` is
     None (every part is the entity's own: ``local``) — and a second search of the same key reads it.
 
     Returns ``(U_h, V_h, info)``: the entity's scores are ``U_h @ V_h.T`` (n × m, never formed here);
@@ -369,7 +373,7 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
                 am, ai = [j for j, a in enumerate(alone[0]) if a], [j for j, a in enumerate(alone[1]) if a]
                 d_own = default if alone_default is None else alone_default
                 d_alone = None if d_own is None else ([d_own[0][j] for j in am], [d_own[1][j] for j in ai])
-                wm_a, wi_a, _ = OWN_BLENDS.search(
+                wm_a, wi_a, _ = _own_blend(
                     own_key, lambda: choose_weights([mats[j] for j in am], [vecs[j] for j in ai], reduced_h,
                                                     hidden_h, has_h, cols, evidence, d_alone))
                 full_m, full_i = [0.0] * len(mats), [0.0] * len(vecs)
@@ -384,11 +388,12 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
                                                    (full_m, full_i)):
                     full_m, full_i = list(default[0]), list(default[1])
                 default = (full_m, full_i)
-            if alone is None and own_key is not None:
-                wm, wi, best = OWN_BLENDS.search(
-                    own_key, lambda: choose_weights(mats, vecs, reduced_h, hidden_h, has_h, cols, evidence, default))
-            else:
-                wm, wi, best = choose_weights(mats, vecs, reduced_h, hidden_h, has_h, cols, evidence, default)
+
+            def search() -> tuple[list[float], list[float], float]:
+                return choose_weights(mats, vecs, reduced_h, hidden_h, has_h, cols, evidence, default)
+
+            # without ``alone`` every part is the site's own (``local``): the whole blend is its own blend
+            wm, wi, best = _own_blend(own_key, search) if alone is None else search()
     elif evidence > 0 and default is not None:  # no user with two items: no evidence against the default
         wm, wi, best = list(default[0]), list(default[1]), math.nan
     else:  # no user with two items: the first part alone
@@ -627,11 +632,7 @@ class _SiteFits:
 
         def remembered(Z: sp.csr_matrix) -> tuple[np.ndarray, ...]:
             key = _digest(name, params, None if rng is None else rng.bit_generator.state, Z)
-            with self._lock:
-                hit = self._fits.get(key)
-                if hit is not None:
-                    self._fits.move_to_end(key)
-                    self.hits += 1
+            hit = self._hit(key)
             if hit is not None:
                 out, state, _ = hit
                 if rng is not None:
@@ -642,6 +643,23 @@ class _SiteFits:
             return out
 
         return remembered
+
+    def remember(self, key: bytes, compute: Callable[[], tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+        """``compute()`` (arrays, a pure function of ``key``) kept under ``key``: a second call reads it."""
+        hit = self._hit(key)
+        if hit is not None:
+            return tuple(a.copy() for a in hit[0])
+        out = tuple(compute())
+        self._keep(key, out, None)
+        return out
+
+    def _hit(self, key: bytes) -> tuple[tuple[np.ndarray, ...], dict | None, int] | None:
+        with self._lock:
+            hit = self._fits.get(key)
+            if hit is not None:
+                self._fits.move_to_end(key)
+                self.hits += 1
+            return hit
 
     def _keep(self, key: bytes, out: tuple[np.ndarray, ...], state: dict | None) -> None:
         size = sum(int(a.nbytes) for a in out)
@@ -664,46 +682,15 @@ class _SiteFits:
 SITE_FITS = _SiteFits(SITE_FIT_BYTES)
 
 
-class _OwnBlends:
-    """The site's own blend already searched in this process, by what determines it (its rows, its own
-    parts' names and parameters, the rule, both of its streams' states): ``local`` chooses exactly the
-    blend round 2's nested evidence starts from, and a comparison run searches it once. A search is a
-    pure function of its key; a hit returns the same weights and hold-out MAR. At most
-    :data:`OWN_BLEND_ENTRIES` entries, least recently used first out."""
-
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = int(max_entries)
-        self._kept: OrderedDict[bytes, tuple[list[float], list[float], float]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def search(self, key: bytes | None, run: Callable[[], tuple[list[float], list[float], float]]
+def _own_blend(key: bytes | None, search: Callable[[], tuple[list[float], list[float], float]]
                ) -> tuple[list[float], list[float], float]:
-        if key is None:
-            return run()
-        with self._lock:
-            hit = self._kept.get(key)
-            if hit is not None:
-                self._kept.move_to_end(key)
-                self.hits += 1
-                return list(hit[0]), list(hit[1]), hit[2]
-        wm, wi, best = run()
-        with self._lock:
-            self.misses += 1
-            self._kept[key] = (list(wm), list(wi), best)
-            while len(self._kept) > self.max_entries:
-                self._kept.popitem(last=False)
-        return wm, wi, best
-
-    def clear(self) -> None:
-        with self._lock:
-            self._kept.clear()
-            self.hits = self.misses = 0
-
-
-#: Own blends kept (:class:`_OwnBlends`): a few hundred bytes each; 1,024 covers a run of that many sites.
-OWN_BLEND_ENTRIES = 1024
-OWN_BLENDS = _OwnBlends(OWN_BLEND_ENTRIES)
+    """The site's own blend (matrix weights, item weights, hold-out MAR), searched once per ``key`` in
+    this process (:data:`SITE_FITS`): ``local`` chooses exactly the blend round 2's nested evidence
+    starts from, and a comparison run searches it once. None: searched every time."""
+    if key is None:
+        return search()
+    wm, wi, best = SITE_FITS.remember(key, lambda: tuple(np.asarray(x, dtype=np.float64) for x in search()))
+    return wm.tolist(), wi.tolist(), float(best)
 
 
 def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_iter: int,
@@ -800,7 +787,7 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
     own_default = ([0.0] * len(mnames), [1.0 if name == "own popularity" else 0.0 for name in inames])
     alone = alone_default = None
     # what determines the site's own blend (its own parts, its hold-out): ``local`` and round 2 choose
-    # the same one, so a comparison run searches it once (:data:`OWN_BLENDS`)
+    # the same one, so a comparison run searches it once (:func:`_own_blend`)
     own_key = _digest("own blend", X, [n for n in mnames if n.startswith("own")],
                       [n for n in inames if n.startswith("own")], int(rank), float(lam), mode, int(max_iter),
                       float(evidence), None if features is None else _digest(features),
@@ -810,28 +797,24 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
                    [1.0 if name == "dp popularity" else 0.0 for name in inames])
     elif g is None and V_fed is None:  # ``local``: the site alone
         default = own_default
-    elif g is None:
-        default = own_default
+    else:  # the site with the federation's parts: nested evidence from its own blend
         alone = ([name.startswith("own") for name in mnames], [name.startswith("own") for name in inames])
         alone_default = own_default
-    else:
         # without evidence only the shrunk popularity: the federation's factors, at the weight λ beside
         # it, lifted the few items a DP catalogue shares above everything a small site had seen (their
         # unit score rows are as concentrated as those items are few) — MovieLens by occupation,
         # secure, ε = 0.3: +0.00007 MAR against ``local``; left to the hold-out, −0.00006, and eICU by
         # hospital (formulary, secure, ε = 1) −0.0260 against −0.0238
-        default = own_default if default_rule == "alone" else \
+        default = own_default if g is None or default_rule == "alone" else \
             ([0.0] * len(mnames), [1.0 if name == "shrunk popularity" else 0.0 for name in inames])
-        alone = ([name.startswith("own") for name in mnames], [name.startswith("own") for name in inames])
-        alone_default = own_default
     _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng, float(evidence), default,
                            alone, alone_default, own_key)
     if "shrunk popularity" in inames and info["item_weights"][inames.index("shrunk popularity")]:
         # the block scores unit(own + c·g): its two parts apart, for a caller that keeps the site's own
         # columns on its items only and puts the g part on the broadcast popularity column
+        # (g_support's support is where g is non-zero, so own + c·g is the part's vector exactly)
         g_x, support = g_support(X)
         own_v, c = shrunk_popularity_parts(X, g_x, support)
-        norm = float(np.linalg.norm(shrunk_popularity(X, g_x, support)))
-        on_support = support is None or not np.any(np.maximum(g_x, 0.0)[~support])
-        info["shrunk_parts"] = (own_v / norm, c / norm) if norm > 1e-300 and on_support else None
+        norm = float(np.linalg.norm(own_v + c * np.maximum(g_x, 0.0)))
+        info["shrunk_parts"] = (own_v / norm, c / norm) if norm > 1e-300 else None
     return mnames, inames, info
