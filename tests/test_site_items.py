@@ -217,3 +217,19 @@ def test_the_site_stream_is_a_function_of_the_rows():
     Y = X.tolil()
     Y[0, 0] = 1 - Y[0, 0]
     assert blend.site_rng(X).random() != blend.site_rng(sp.csr_matrix(Y)).random()
+
+
+@pytest.mark.parametrize("item_source", ["data", "declared"])
+def test_round_two_fits_the_sites_at_once_to_the_same_model(item_source):
+    """n_jobs > 1 fits round 2's sites in threads: the same scores to the last bit, with a DP catalogue
+    (each site's lifted V) and a declared one, and every site reported done once."""
+    ds = _data(item_source=item_source)
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=4, simulation=True, seed=3)
+    blend.SITE_FITS.clear()
+    _, one = run_method(ds, cfg)
+    blend.SITE_FITS.clear()  # no fit read back from the first run: the threads fit every site afresh
+    events = []
+    _, two = run_method(ds, cfg.replace(n_jobs=2), progress=lambda e, **kw: events.append((e, kw.get("index"))))
+    rows = np.arange(ds.n_users)
+    np.testing.assert_array_equal(one.entity_factors().scores(rows), two.entity_factors().scores(rows))
+    assert sorted(i for e, i in events if e == "round2_done") == [0, 1, 2]

@@ -131,8 +131,9 @@ class FederatedRecommender:
         Iterations of the server's factorisation.
     n_jobs : int
         Entities are independent in rounds 1 and 2 of a prototype method, so they can run in
-        parallel worker processes (joblib; -1 = all cores). Results are identical for any ``n_jobs``:
-        every entity has its own random stream, spawned before any work starts.
+        parallel worker processes (joblib; -1 = all cores); a summable method's round 2 fits that
+        many sites at once in threads. Results are identical for any ``n_jobs``: every entity has
+        its own random stream, spawned before any work starts.
     random_state : int, SeedSequence or Generator, optional
         Seeds the non-private steps (the server's factorisation, non-private prototype methods).
         A DP method never draws its noise from it unless ``simulation`` is set: each entity's
@@ -305,11 +306,13 @@ class FederatedRecommender:
         released = LazyRows(lambda h: drop_entries(own[h], drops[h]), len(own))
         if shared is None:
             out = fit_summable(method, released, list(dataset.entity_names), slices, X.shape[0],
-                               entity_rngs, self.ledger_, config.lam, config.mode, progress, site_matrices=own)
+                               entity_rngs, self.ledger_, config.lam, config.mode, progress, site_matrices=own,
+                               n_jobs=config.n_jobs)
         else:
             out = fit_summable(method, LazyRows(lambda h: shared.project(released[h]), len(own)),
                                list(dataset.entity_names), slices, X.shape[0], entity_rngs, self.ledger_,
-                               config.lam, config.mode, progress, site_matrices=own, lift=shared.lift)
+                               config.lam, config.mode, progress, site_matrices=own, lift=shared.lift,
+                               n_jobs=config.n_jobs)
         self.U_, self.V_, self.factors_ = out["U"], out["V"], out["factors"]
         self.messages_ = out["messages"]
         self.notes_ = out["notes"]

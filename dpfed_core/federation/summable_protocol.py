@@ -15,6 +15,7 @@ stage. Round 2: the final ``public["V"]`` is broadcast; each entity fits its own
 from __future__ import annotations
 
 import math
+import os
 from typing import Callable, Sequence
 
 import numpy as np
@@ -148,7 +149,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
                  n_users: int, entity_rngs: Sequence[np.random.Generator], ledger: PrivacyLedger,
                  lam: float, mode: str, progress: Callable[..., None], *,
                  site_matrices: Sequence[sp.csr_matrix] | None = None,
-                 lift: Callable[[np.ndarray], np.ndarray] | None = None) -> dict:
+                 lift: Callable[[np.ndarray], np.ndarray] | None = None, n_jobs: int = 1) -> dict:
     """Both rounds of a summable method in this process (the in-process estimator's body).
 
     ``matrices`` are what the shares are computed from (each entity's rows on the shared catalogue).
@@ -156,6 +157,9 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     ``lift`` maps the broadcast V (one row per shared key) onto it
     (:meth:`~dpfed_core.models.shared_items.SharedItems.lift`): round 2 then scores every item the
     entity has rows for, the federation's parts merged in where the catalogue has them.
+
+    ``n_jobs``: round 2 fits this many sites at once (threads; −1: every core). The result is the
+    same for any ``n_jobs``: each site's round 2 reads only its rows, its stream and the broadcast.
 
     Returns a dict with ``factors`` (an :class:`EntityFactors`: ``U`` on the broadcast ``V`` and each
     entity's own columns apart), ``U``, ``V`` (its shared part), ``public`` (what the
@@ -208,23 +212,43 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     # the broadcast V mapped onto the item names it knows (a public map of the released keys)
     V_site = V if lift is None else lift(V)
     U = np.zeros((n_users, r))
-    local: list[LocalColumns | None] = []
-    for h, name in enumerate(names):
-        messages.append(array_message(2, SERVER, name, f"item factors V ({method.name})", V))
-        progress("round2_start", entity=name, index=h, total=H)
+    local: list[LocalColumns | None] = [None] * H
+
+    def round2(h: int) -> tuple[np.ndarray, LocalColumns | None]:
         # kept apart and sparse in items at once: holding every entity's dense (m × (r + c)) V_h
         # would be O(items × entities × rank)
         if lift is None:
-            U[slices[h]], own = fit_entity_parts(method, rows[h], public, lam, mode, entity_rngs[h])
-        else:
-            # a site maps the released keys back onto the item names it knows only: its federation
-            # columns are its own (zero on every other item), kept with its own columns
-            V_h = lift(V, known_items(rows[h]))
-            U_h, own = fit_entity_parts(method, rows[h], {**public, "V": V_h, KNOWN_ONLY: True}, lam, mode,
-                                        entity_rngs[h])
-            own = with_shared_columns(U_h, V_h, own)
-        local.append(own)
-        progress("round2_done", entity=name, index=h, total=H)
+            return fit_entity_parts(method, rows[h], public, lam, mode, entity_rngs[h])
+        # a site maps the released keys back onto the item names it knows only: its federation
+        # columns are its own (zero on every other item), kept with its own columns
+        V_h = lift(V, known_items(rows[h]))
+        U_h, own = fit_entity_parts(method, rows[h], {**public, "V": V_h, KNOWN_ONLY: True}, lam, mode,
+                                    entity_rngs[h])
+        return U_h, with_shared_columns(U_h, V_h, own)
+
+    for h, name in enumerate(names):
+        messages.append(array_message(2, SERVER, name, f"item factors V ({method.name})", V))
+    workers = min(H, os.cpu_count() or 1) if n_jobs == -1 else min(H, max(int(n_jobs), 1))
+    if workers <= 1:
+        for h, name in enumerate(names):
+            progress("round2_start", entity=name, index=h, total=H)
+            U[slices[h]], local[h] = round2(h)
+            progress("round2_done", entity=name, index=h, total=H)
+    else:
+        # the sites are independent (each its own rows, stream and ledger-free fit): threads, not
+        # processes — HALS's sparse products and NumPy's large-array loops release the GIL, and no
+        # site's rows are pickled; progress is reported from this thread only
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {}
+            for h, name in enumerate(names):
+                progress("round2_start", entity=name, index=h, total=H)
+                futures[pool.submit(round2, h)] = h
+            for fut in as_completed(futures):
+                h = futures[fut]
+                U[slices[h]], local[h] = fut.result()
+                progress("round2_done", entity=names[h], index=h, total=H)
     factors = EntityFactors(U, V_site, slices, local)
     timings["round2_local_fit"] = time.perf_counter() - t1
     timings["round1_total"] = t1 - t0
