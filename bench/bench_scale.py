@@ -127,7 +127,7 @@ def recommended_data(n_users: int, n_items: int = 500, n_entities: int = 10, den
 
 def recommended_point(n_users: int, method: str, aggregation: str = "none", n_items: int = 500,
                       n_entities: int = 10, k: int = 50, rank: int = 10, epsilon: float = 1.0,
-                      density: float = 0.05, seed: int = 0, cache: str = "") -> dict:
+                      density: float = 0.05, seed: int = 0, cache: str = "", n_jobs: int = 1) -> dict:
     """One point of the ``recommended`` sweep (a child process): data from the generator (or from the
     parent's cache of it, so both methods of a size read the same matrix without generating it twice),
     then split + the federation + evaluation, with per-stage seconds, the child's CPU seconds and the
@@ -146,7 +146,7 @@ def recommended_point(n_users: int, method: str, aggregation: str = "none", n_it
     rss_data = _vm_hwm_mib()
     reset = _reset_hwm()
     rss_base = _vm_hwm_mib()
-    cfg = RunConfig(method=method, epsilon=epsilon, k=k, rank=rank, seed=seed, n_jobs=1,
+    cfg = RunConfig(method=method, epsilon=epsilon, k=k, rank=rank, seed=seed, n_jobs=n_jobs,
                     **({"aggregation": aggregation} if aggregation != "none" else {}))
     c0, t0 = time.process_time(), time.perf_counter()
     split = make_split(ds, cfg)
@@ -182,7 +182,7 @@ RECOMMENDED_USERS = (100_000, 300_000, 1_000_000, 3_000_000, 10_000_000)
 
 
 def run_recommended(max_users: int, timeout: float, cache_dir: str = "", methods: str = "",
-                    previous: list[dict] | None = None, min_users: int = 0) -> list[dict]:
+                    previous: list[dict] | None = None, min_users: int = 0, n_jobs: int = 1) -> list[dict]:
     """The ``recommended`` sweep: both methods at every size from ``min_users`` up to ``max_users``; the
     data of a size is generated once into a pickle that the second method's child reads (in a temporary
     directory deleted after, or kept in ``cache_dir``). Saved rows of the methods and sizes not run are
@@ -205,7 +205,7 @@ def run_recommended(max_users: int, timeout: float, cache_dir: str = "", methods
             # (one method and no kept cache: nothing reads it again, so it is not written)
             cache = os.path.join(cache_dir or tmp, f"data_{n}_seed0.pkl") if cache_dir or len(chosen) > 1 else ""
             for method, agg in chosen:
-                kw = dict(n_users=n, method=method, aggregation=agg, cache=cache)
+                kw = dict(n_users=n, method=method, aggregation=agg, cache=cache, n_jobs=n_jobs)
                 t0 = time.perf_counter()
                 r = C.run_point("bench_scale", "recommended_point", kw, timeout=timeout)
                 r.setdefault("n_users", n)
@@ -258,6 +258,9 @@ def main(argv=None) -> None:
     ap.add_argument("--min-users", type=float, default=0,
                     help="smallest size of the recommended sweep to run (the saved rows of the others are kept)")
     ap.add_argument("--data-cache", default="", help="keep the recommended sweep's generated data in this directory")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="n_jobs of the recommended sweep's runs (summable: round 1's shares and round 2's sites "
+                         "in that many threads; the machine has 2 cores)")
     ap.add_argument("--recommended-methods", default="",
                     help="comma-separated subset of dp-cooccurrence,dp-gaussian for the recommended sweep")
     args = ap.parse_args(argv)
@@ -298,7 +301,7 @@ def main(argv=None) -> None:
     if not args.quick and (not only or "recommended" in only) and has_dp:
         results["recommended"] = run_recommended(int(args.max_users), args.timeout, args.data_cache,
                                                  args.recommended_methods, results.get("recommended"),
-                                                 int(args.min_users))
+                                                 int(args.min_users), args.jobs)
     ran = sorted(set(plan) | ({"recommended"} if "recommended" in results and (not only or "recommended" in only) else set()))
     doc = {"benchmark": "scale", "quick": args.quick, "method": method, "machine": C.machine(),
            "last_run_sections": ran,
@@ -451,7 +454,8 @@ def recommended_report(rows: list[dict]) -> tuple[list[str], dict]:
     """The ``recommended`` section: per method a table of stage seconds, CPU seconds and peaks, the
     fitted growth exponents in users, and the verdict on each target (measured, or not reached)."""
     L = ["## recommended: dp-cooccurrence (secure aggregation) vs dp-gaussian, over users", "",
-         "500 items, 10 entities, density 0.05 (~25 items per user), ε = 1, n_jobs = 1; each point a fresh "
+         "500 items, 10 entities, density 0.05 (~25 items per user), ε = 1, n_jobs in the *jobs* column (a "
+         "summable method's round 1 shares and round 2 sites in that many threads; absent: 1); each point a fresh "
          "subprocess reading the size's generated data. *federation* = round 1 + server + round 2 (wall); "
          "*total* = split + federation + evaluation (wall); *CPU s* = the child's CPU seconds over the same span "
          "(process_time, every thread); *loadavg_1m* = the machine's 1-minute load average at the end of the point (2 cores, shared with other jobs: where it exceeds ~1, wall seconds include waiting for a core and CPU seconds are the comparable figure). *federation peak* = the child's peak RSS from the end of data loading "
@@ -459,8 +463,8 @@ def recommended_report(rows: list[dict]) -> tuple[list[str], dict]:
          "counts data generation or loading. dp-cooccurrence's round 1 contains a cost fixed in users: its "
          "Gaussian noise on the 125,250-entry co-occurrence vector of every entity, sampled by OpenDP.", ""]
     slopes: dict = {}
-    cols = ["n_users", "nnz", "split_s", "round1_s", "server_s", "round2_s", "federation_s", "evaluate_s", "total_s",
-            "cpu_s", "federation_peak_gib", "process_peak_gib", "mar", "loadavg_1m", "commit"]
+    cols = ["n_users", "nnz", "jobs", "split_s", "round1_s", "server_s", "round2_s", "federation_s", "evaluate_s",
+            "total_s", "cpu_s", "federation_peak_gib", "process_peak_gib", "mar", "loadavg_1m", "commit"]
     fmt = {c: "{:.3g}" for c in cols}
     fmt["nnz"] = "{:,}"
     fmt["n_users"] = "{:,}"
@@ -468,7 +472,7 @@ def recommended_report(rows: list[dict]) -> tuple[list[str], dict]:
     for r in rows:
         by_method.setdefault(f"{r['params']['method']} ({r['params']['aggregation']})", []).append(r)
     for label, rs in by_method.items():
-        ok = sorted([dict(r, federation_s=r["round1_s"] + r["server_s"] + r["round2_s"],
+        ok = sorted([dict(r, jobs=r["params"].get("n_jobs", 1), federation_s=r["round1_s"] + r["server_s"] + r["round2_s"],
                           federation_peak_gib=r["federation_peak_rss_mib"] / 1024,
                           # clear_refs resets ru_maxrss with VmHWM: the loading peak is the one read before
                           process_peak_gib=max(r["rss_after_data_mib"], r["federation_peak_rss_mib"]) / 1024)

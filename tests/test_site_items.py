@@ -221,7 +221,8 @@ def test_the_site_stream_is_a_function_of_the_rows():
 
 @pytest.mark.parametrize("item_source", ["data", "declared"])
 def test_round_two_fits_the_sites_at_once_to_the_same_model(item_source):
-    """n_jobs > 1 fits round 2's sites in threads: the same scores to the last bit, with a DP catalogue
+    """n_jobs > 1 computes round 1's shares and fits round 2's sites in threads: the same ledger rows
+    in the same order, the same secure sum and the same scores to the last bit, with a DP catalogue
     (each site's lifted V) and a declared one, and every site reported done once."""
     ds = _data(item_source=item_source)
     cfg = RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=4, simulation=True, seed=3)
@@ -233,3 +234,7 @@ def test_round_two_fits_the_sites_at_once_to_the_same_model(item_source):
     rows = np.arange(ds.n_users)
     np.testing.assert_array_equal(one.entity_factors().scores(rows), two.entity_factors().scores(rows))
     assert sorted(i for e, i in events if e == "round2_done") == [0, 1, 2]
+    r1 = [i for e, i in events if e == "round1_done"]             # every stage's shares, in entity order
+    assert r1 and r1 == [0, 1, 2] * (len(r1) // 3)
+    assert one.ledger.rows == two.ledger.rows and len(one.ledger.rows) > 3
+    np.testing.assert_array_equal(one.model.secure_sum_, two.model.secure_sum_)

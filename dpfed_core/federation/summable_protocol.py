@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import asdict
 from typing import Callable, Sequence
 
 import numpy as np
@@ -38,7 +39,7 @@ EventFn = Callable[..., None]
 def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.random.Generator],
                ledgers: Sequence[EntityLedger], server_rng: np.random.Generator, *,
                final_combine: bool = True, on_event: EventFn | None = None,
-               keep_shares: bool = True) -> tuple[dict, dict]:
+               keep_shares: bool = True, n_jobs: int = 1) -> tuple[dict, dict]:
     """Round 1 of a summable method: for every stage, each entity's share, their sum, and the
     server's ``combine`` → the public result broadcast before the next stage.
 
@@ -53,6 +54,11 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
     ``sums[(stage, "public")]`` the public dict the entities made that stage's shares with.
     ``keep_shares=False``: the share lists are not kept (each share's values are dropped once added:
     H vectors of the catalogue's length per stage are O(items × entities)).
+    ``n_jobs`` > 1 (−1: every core): a stage's shares are computed that many at a time in threads,
+    each spent on a ledger of its own holding the entity's rows so far (every check the one the run's
+    ledger would make), its rows then spent on the run's ledger — which checks them again — and the
+    shares summed in entity order: the same ledger rows, in the same order, and the same sums as one
+    at a time.
     """
     H = len(matrices)
     ev = on_event or (lambda *a, **k: None)
@@ -63,9 +69,7 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
         ev("stage_start", stage)
         total = None
         shares = []
-        for h, X_h in enumerate(matrices):
-            ev("share_start", stage, h=h)
-            share = method.share(X_h, rngs[h], ledgers[h], H, stage=stage, public=public)
+        for h, share in _shares(method, matrices, rngs, ledgers, H, stage, public, n_jobs, ev):
             total = share.values.copy() if total is None else total + share.values
             ev("share_done", stage, h=h, share=share)
             if keep_shares:
@@ -79,6 +83,50 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
             public = method.combine(stage, total, public, server_rng, H)
             ev("server_done", stage, public=public)
     return public, out
+
+
+def _workers(n_jobs: int, tasks: int) -> int:
+    """Threads for ``tasks`` independent entities at ``n_jobs`` (−1: every core)."""
+    return min(tasks, os.cpu_count() or 1) if n_jobs == -1 else min(tasks, max(int(n_jobs), 1))
+
+
+def _shares(method, matrices, rngs, ledgers: Sequence[EntityLedger], H: int, stage: str, public: dict,
+            n_jobs: int, ev: EventFn):
+    """``(h, share)`` of every entity for one stage, in entity order (see :func:`run_stages`)."""
+    workers = _workers(n_jobs, H)
+    if workers <= 1:
+        for h, X_h in enumerate(matrices):
+            ev("share_start", stage, h=h)
+            yield h, method.share(X_h, rngs[h], ledgers[h], H, stage=stage, public=public)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    def staged(h: int, before: list):
+        # only this thread touches ``own``; the run's ledger is read and spent on by the caller's thread
+        led = ledgers[h]
+        own = PrivacyLedger(led.epsilon, led.delta)
+        for row in before:
+            own.spend(**asdict(row))
+        share = method.share(matrices[h], rngs[h], own.for_entity(led.entity), H, stage=stage, public=public)
+        return share, own.rows[len(before):]
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        # at most ``workers`` shares ahead of the one being summed: a share is the catalogue's size
+        futures = {}
+        for h in range(H):
+            ev("share_start", stage, h=h)
+            futures[h] = pool.submit(staged, h, ledgers[h].ledger.rows_of(ledgers[h].entity))
+            if h >= workers:
+                yield _spent(futures.pop(h - workers), ledgers[h - workers], h - workers)
+        for j in sorted(futures):
+            yield _spent(futures.pop(j), ledgers[j], j)
+
+
+def _spent(future, ledger: EntityLedger, h: int):
+    share, rows = future.result()
+    for row in rows:
+        ledger.ledger.spend(**asdict(row))
+    return h, share
 
 
 def broadcast_between_stages(method, public: dict) -> dict[str, np.ndarray]:
@@ -201,7 +249,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
             timings[f"round1_{stage}"] = time.perf_counter() - t_stage[0]
 
     public, sums = run_stages(method, matrices, entity_rngs[:H], [ledger.for_entity(n) for n in names],
-                              entity_rngs[-1], on_event=on_event, keep_shares=False)
+                              entity_rngs[-1], on_event=on_event, keep_shares=False, n_jobs=n_jobs)
     V = np.asarray(public["V"], dtype=np.float64)
     progress("server_done", shape=V.shape)
     progress("broadcast", shape=V.shape, receivers=H)
@@ -228,7 +276,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
 
     for h, name in enumerate(names):
         messages.append(array_message(2, SERVER, name, f"item factors V ({method.name})", V))
-    workers = min(H, os.cpu_count() or 1) if n_jobs == -1 else min(H, max(int(n_jobs), 1))
+    workers = _workers(n_jobs, H)
     if workers <= 1:
         for h, name in enumerate(names):
             progress("round2_start", entity=name, index=h, total=H)

@@ -205,6 +205,10 @@ class PrivacyLedger:
         return EntityLedger(self, entity)
 
     # ------------------------------------------------------------------ accounting
+    def rows_of(self, entity: str) -> list[LedgerRow]:
+        """The entity's rows in the order they were spent (a list of its own)."""
+        return self._rows_of(entity)
+
     def _rows_of(self, entity: str) -> list[LedgerRow]:
         """The entity's rows in order, from an index kept up to date with ``rows`` (appended to only):
         scanning every row for every spend would make a federation's accounting quadratic in its
