@@ -501,9 +501,9 @@ def report(rows: list[dict], datasets: list[str], env: dict, seconds: float | No
              "validates on, and on that hold-out the federation's parts reach only the items the reduced rows "
              "name (`models/blend.py`: `released_rows`, `known_only`). Nested evidence: an entity with 20 or "
              "more hold-out users first chooses its own blend exactly as `local` does, and the federation's parts "
-             "enter only where they beat the better of that blend and the default by one "
-             "standard error; a smaller entity keeps the default, its own popularity with the DP popularity "
-             "ordering only the items its counts tie on (`tie_broken_popularity_parts`). With --focus only the rows the targets "
+             "enter only where they beat the better of that blend and the empirical-Bayes default by one "
+             "standard error; a smaller entity keeps the default, its popularity shrunk toward the DP popularity "
+             "on the items the federation speaks of (`shrunk_popularity`). With --focus only the rows the targets "
              "read are run (local, exact popularity, the recommended method, dp-als).",
              "", "Paired effects: MAR(method) − MAR(reference) per seed, mean ± sd over seeds; \"beats\" = "
              "below zero by more than the sd, \"loses\" = above zero by more than the sd, else inconclusive.", "",

@@ -231,62 +231,36 @@ def test_fit_blend_without_holdout_users_returns_the_default_under_the_rule():
     assert plain["matrix_weights"] == [1.0] and plain["item_weights"] == [0.0]
 
 
-def test_round_two_keeps_its_own_counts_with_the_federation_breaking_ties_without_evidence():
+def test_round_two_keeps_the_shrunk_default_without_evidence():
     """dp-cooccurrence's round 2 on a site too small for evidence (< MIN_EVIDENCE_USERS hold-out users):
-    the blend is its default — the site's own popularity with the federation's DP popularity ordering
-    only the items its counts tie on; neither the federation's factors nor the broadcast DP popularity
-    column get weight of their own without evidence. ``round2_default="shrunk"`` keeps the
-    empirical-Bayes vector instead. On a larger site under an impossible bar (z huge) nothing beats
-    the site's own default: its own popularity alone, as ``local`` keeps."""
+    the blend is its default — the site's popularity shrunk toward the federation's, one
+    empirical-Bayes vector in a local column; neither the federation's factors nor the broadcast DP
+    popularity column get weight without evidence. On a larger site under an impossible bar (z huge)
+    nothing beats the site's own default: its own popularity alone, as ``local`` keeps."""
     from dpfed_core.federation.summable import DPCooccurrence
-    from dpfed_core.models.blend import MIN_EVIDENCE_USERS, default_popularity, shrinkage_weight
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS, shrinkage_weight, shrunk_popularity
 
     X = _popular_data(n=MIN_EVIDENCE_USERS - 5, m=12, seed=4)
     g = np.random.default_rng(5).random(12)
     V_fed = np.random.default_rng(6).random((12, 3))
-    public = {"V": np.hstack([V_fed, (g / np.linalg.norm(g))[:, None]])}
-    for rule in ("ties", "shrunk"):
-        want = default_popularity(X, g, None, rule)
-        m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1.0, round2_default=rule)
-        U, L, U_loc = m.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
-        assert not np.any(U[:, :-1])                                 # no federation factors without evidence
-        # the default at weight 1: its own part a local column on the site's items only, its g part on
-        # the broadcast popularity column; together the unit default vector
-        assert L.shape == (12, 1) and np.allclose(U_loc, 1.0)
-        assert not np.any(L[popularity(X) == 0])
-        scores = U @ public["V"].T + U_loc @ L.T
-        assert np.allclose(scores, want / np.linalg.norm(want)), rule
     assert 0.0 < shrinkage_weight(X, g) < 1.0
+    eb = shrunk_popularity(X, g)
+    assert not np.allclose(eb / np.linalg.norm(eb), popularity(X) / np.linalg.norm(popularity(X)))
+    m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1.0)
+    public = {"V": np.hstack([V_fed, (g / np.linalg.norm(g))[:, None]])}
+    U, L, U_loc = m.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
+    assert not np.any(U[:, :-1])                                 # no federation factors without evidence
+    # the shrunk popularity at weight 1: its own part a local column on the site's items only, its g
+    # part on the broadcast popularity column; together the unit empirical-Bayes vector
+    assert L.shape == (12, 1) and np.allclose(U_loc, 1.0)
+    assert not np.any(L[popularity(X) == 0])
+    scores = U @ public["V"].T + U_loc @ L.T
+    assert np.allclose(scores, eb / np.linalg.norm(eb))
     big = _popular_data(n=120, m=12, seed=4)
     m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1e6)
     U, L, U_loc = m.fit_local(big, public, 0.1, "zero", np.random.default_rng(7))
     own = popularity(big)
     assert not np.any(U) and L.shape == (12, 1) and np.allclose(L[:, 0], own / np.linalg.norm(own))
-
-
-def test_the_default_popularity_keeps_every_order_the_site_counted_and_lets_the_federation_break_ties():
-    """"ties": an item counted more often by the site stays above one counted less often whatever the
-    federation says; among equal counts (the items it never saw above all) the federation's DP
-    popularity orders them; off the support g says nothing. "shrunk" does reorder counted items."""
-    from dpfed_core.models.blend import default_popularity, popularity
-
-    rng = np.random.default_rng(8)
-    X = sp.csr_matrix((rng.random((9, 40)) < 0.15).astype(float))
-    p = popularity(X)
-    g = p + rng.random(40) * 1.5                 # the site's case mix, blurred by the federation's noise
-    S = np.ones(40, bool)
-    S[:3] = False
-    t = default_popularity(X, g, S, "ties")
-    more = p[:, None] > p[None, :]
-    assert np.all((t[:, None] > t[None, :])[more])                # every strict order of the counts kept
-    for level in np.unique(p):                                     # ties ordered by g on the support
-        tied = np.flatnonzero((p == level) & S)
-        np.testing.assert_array_equal(np.argsort(t[tied], kind="stable"), np.argsort(g[tied], kind="stable"))
-    n = int(np.count_nonzero(np.diff(X.indptr)))
-    np.testing.assert_array_equal(t[~S], p[~S] / n)
-    np.testing.assert_array_equal(default_popularity(X, np.zeros(40), None, "ties"), p / n)
-    e = default_popularity(X, g, S, "shrunk")
-    assert not np.all((e[:, None] > e[None, :])[more])            # L2-optimal shrinkage reorders counts
 
 
 def test_the_shrunk_popularity_is_the_empirical_bayes_estimate_on_what_the_federation_speaks_of():

@@ -127,14 +127,14 @@ class DPALS(SummableMethod):
         Param("local_blend", "bool", True, "round 2 keeps what the entity knows (its own NMF and popularity "
               "blended with the federation's parts)"),
         Param("holdout_evidence", "float", 1.0, "z of round 2's one-standard-error rule", low=0, high=10),
-        Param("round2_default", "choice", "ties", "what an entity too small for evidence keeps: 'ties', "
-              "'shrunk' or 'alone' (see dp-cooccurrence)", choices=("ties", "shrunk", "alone")),
+        Param("round2_default", "choice", "shrunk", "what an entity too small for evidence keeps: 'shrunk' "
+              "or 'alone' (see dp-cooccurrence)", choices=("shrunk", "alone")),
     )
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure", steps: int = 3, pop_share: float = 0.3,
                  max_items: int = 600, rank: int = 10, lam: float = 0.1, max_iter: int = 200,
-                 local_blend: bool = True, holdout_evidence: float = 1.0, round2_default: str = "ties") -> None:
+                 local_blend: bool = True, holdout_evidence: float = 1.0, round2_default: str = "shrunk") -> None:
         super().__init__(value_max, epsilon, delta, max_dropouts, aggregation)
         self.round2_default = round2_default
         self.steps = steps

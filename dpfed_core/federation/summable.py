@@ -149,7 +149,7 @@ class SummableMethod(ABC):
     #: its ridge λ is the run's, passed to :meth:`fit_local`.
     local_blend: bool = True
     holdout_evidence: float = 1.0
-    round2_default: str = "ties"
+    round2_default: str = "shrunk"
     rank: int = 10
     max_iter: int = 200
 
@@ -545,8 +545,8 @@ class DPCooccurrence(SummableMethod):
     parts enter only when they beat the entity's own blend (as ``local`` chooses it) on the hold-out
     by more than ``holdout_evidence`` paired standard errors (nested evidence,
     :func:`~dpfed_core.models.blend.fit_blend`); an entity of a few users, whose hold-out cannot tell
-    a better blend from its noise, keeps its own popularity with the federation's breaking its ties
-    (:func:`~dpfed_core.models.blend.tie_broken_popularity_parts`).
+    a better blend from its noise, keeps its popularity shrunk toward the federation's by empirical
+    Bayes (:func:`~dpfed_core.models.blend.shrunk_popularity`).
 
     Parameters
     ----------
@@ -594,16 +594,15 @@ class DPCooccurrence(SummableMethod):
         Param("holdout_evidence", "float", 1.0, "round 2 keeps the entity's own blend (as local fits it) unless "
               "the federation's parts beat it on the local hold-out by more than this many paired standard errors "
               "(0: the plain search)", low=0, high=10),
-        Param("round2_default", "choice", "ties", "what an entity whose hold-out is too small for evidence keeps: "
-              "'ties' (its own popularity, the federation's ordering only the items its counts tie on), "
-              "'shrunk' (its popularity shrunk toward the federation's by empirical Bayes: reorders what it "
-              "counted) or 'alone' (its own popularity, as local keeps)", choices=("ties", "shrunk", "alone")),
+        Param("round2_default", "choice", "shrunk", "what an entity whose hold-out is too small for evidence keeps: "
+              "'shrunk' (its popularity shrunk toward the federation's by empirical Bayes) or 'alone' (its own "
+              "popularity, as local keeps)", choices=("shrunk", "alone")),
     )
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure", pop_share: float | None = None,
                  max_items: int = 600, rank: int = 10, lam: float = 0.1, max_iter: int = 200,
-                 local_blend: bool = True, holdout_evidence: float = 1.0, round2_default: str = "ties") -> None:
+                 local_blend: bool = True, holdout_evidence: float = 1.0, round2_default: str = "shrunk") -> None:
         super().__init__(value_max, epsilon, delta, max_dropouts, aggregation)
         self.round2_default = round2_default
         self.pop_share = pop_share
@@ -775,11 +774,11 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
 
     Nested evidence (:func:`~dpfed_core.models.blend.fit_blend`): an entity whose hold-out is large
     enough first chooses its own blend exactly as ``local`` does; the bar is the better on the hold-out
-    of that blend and the default below, and the federation's parts enter only where the whole
+    of that blend and the shrunk default below, and the federation's parts enter only where the whole
     search beats the bar by more than ``method.holdout_evidence`` paired standard errors. A small
-    entity's hold-out cannot tell a better blend from its own noise: it keeps the default, its own
-    counts with the federation's DP popularity ordering only the items they tie on
-    (``round2_default``: :data:`~dpfed_core.models.blend.DEFAULT_RULES`; "alone": its own
+    entity's hold-out cannot tell a better blend from its own noise: it keeps the
+    default, its own counts shrunk toward the federation's DP popularity by empirical Bayes
+    (:func:`~dpfed_core.models.blend.shrunk_popularity`; ``round2_default="alone"``: its own
     popularity, as ``local``).
 
     Returns ``(U_h, L_h, U_loc_h)`` as :meth:`SummableMethod.fit_local`."""
@@ -794,7 +793,7 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
     matrix_names, item_names, info = fit_site_model(
         X, rank=int(method.rank), lam=lam, mode=mode, max_iter=int(method.max_iter), rng=None,
         evidence=float(method.holdout_evidence), features=method.public_item_features(), V_fed=V_fed, g=g,
-        own=bool(method.local_blend), default_rule=str(getattr(method, "round2_default", "ties")),
+        own=bool(method.local_blend), default_rule=str(getattr(method, "round2_default", "shrunk")),
         known_only=bool(public.get(KNOWN_ONLY, False)))
     n = X.shape[0]
     U_h = np.zeros((n, V.shape[1]))
@@ -806,9 +805,9 @@ def blended_round2(method: SummableMethod, X: sp.csr_matrix, public: dict, lam: 
         elif name == "dp popularity":
             # on the broadcast popularity column: the blend scored its unit vector
             U_h[:, pop] += U_b[:, 0] / g_norm if g_norm > 1e-300 else 0.0
-        elif name == "default popularity" and info.get("default_parts") is not None:
+        elif name == "shrunk popularity" and info.get("shrunk_parts") is not None:
             # unit(own + c·g): the site's own part a local column on its items, c·g on the broadcast column
-            own_v, c = info["default_parts"]
+            own_v, c = info["shrunk_parts"]
             U_h[:, pop] += U_b[:, 0] * c
             local_U.append(U_b)
             local_V.append(own_v[:, None])

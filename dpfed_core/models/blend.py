@@ -456,11 +456,10 @@ def popularity(X: sp.csr_matrix) -> np.ndarray:
     return np.bincount(X.indices, minlength=X.shape[1]).astype(np.float64)
 
 
-#: Round 2's default blend, kept by a site whose hold-out is too small for evidence: the site's own
-#: popularity, the federation's deciding only among the items its counts tie on (:data:`DEFAULT_RULES`).
-#: ``local`` keeps the site's own popularity alone; the federation's factors enter only by the
-#: one-standard-error rule.
-DEFAULT_PARTS = ("default popularity",)
+#: Round 2's default blend, kept by a site whose hold-out is too small for evidence: the site's
+#: popularity shrunk toward the federation's (:func:`shrunk_popularity`). ``local`` keeps the site's
+#: own popularity alone; the federation's factors enter only by the one-standard-error rule.
+DEFAULT_PARTS = ("shrunk popularity",)
 
 
 def _frequencies(X: sp.csr_matrix) -> tuple[np.ndarray, int]:
@@ -531,46 +530,17 @@ def shrunk_popularity(X: sp.csr_matrix, g: np.ndarray, support: np.ndarray | Non
     Mixing the two as unit vectors instead (what the default did before) gave g far more than its λ
     wherever g covers a few items: its unit vector is concentrated, so a λ of 0.002–0.005 still lifted
     a DP catalogue's 14–22 items above every item the site had seen as often (MovieLens by
-    occupation, no secure aggregation, ε = 0.3: sites of 7–28 users lost 0.0001–0.0005 MAR)."""
-    return default_popularity(X, g, support, "shrunk")
+    occupation, no secure aggregation, ε = 0.3: sites of 7–28 users lost 0.0001–0.0005 MAR).
 
-
-def tie_broken_popularity_parts(X: sp.csr_matrix, g: np.ndarray,
-                                support: np.ndarray | None = None) -> tuple[np.ndarray, float]:
-    """``(p̂, c)``: the site's own item frequencies p̂, with the federation's DP popularity g (on
-    ``support``; None: every item) at a weight c so small that it only orders the items p̂ ties on:
-    c·max g = half a count step (1/(2n), n the site's users with a row), so no item the site counted
-    more often ever falls below one it counted less often, and among equal counts — above all the
-    items the site never saw — the federation's popularity decides.
-
-    Why not the empirical-Bayes shrinkage (:func:`shrunk_popularity`): it is L2-optimal, not
-    rank-optimal. Toward a DP catalogue of 27–50 hierarchical names at ε = 0.3 it reordered a small
-    hospital's near-tied items, and sites of a few users lost on every seed (eICU by hospital,
-    class|ingredient|drug names, secure, ε = 0.3: +0.000016 ± 0.000016 MAR against ``local`` over
-    5 seeds; with ties only +0.000002 ± 0.000011). It gains more where the federation knows the
-    site's items well (eICU by hospital with the formulary, secure, ε = 1: −0.0269 against −0.0234
-    over 4 seeds), but a site without evidence keeps what it counted: the federation only adds."""
-    p, n = _frequencies(X)
-    g = np.maximum(np.asarray(g, dtype=np.float64), 0.0)
-    S = _support(g, support)
-    top = float(g[S].max(initial=0.0))
-    if n == 0 or top <= 0:
-        return p, 0.0
-    return p, 0.5 / (n * top)
-
-
-#: What a site too small for evidence keeps (``default_rule`` of :func:`fit_site_model`) as
-#: ``(own, c)`` parts of one vector own + c·max(g, 0)·1_support: "ties" (the default) — its own
-#: popularity, the federation's breaking its ties (:func:`tie_broken_popularity_parts`); "shrunk" —
-#: its popularity shrunk toward the federation's by empirical Bayes (:func:`shrunk_popularity_parts`).
-#: ("alone", the site's own popularity as ``local`` keeps, has no federation part.)
-DEFAULT_RULES = {"ties": tie_broken_popularity_parts, "shrunk": shrunk_popularity_parts}
-
-
-def default_popularity(X: sp.csr_matrix, g: np.ndarray, support: np.ndarray | None = None,
-                       rule: str = "ties") -> np.ndarray:
-    """The vector of :data:`DEFAULT_RULES` ``[rule]``: own + c·max(g, 0) on ``support``."""
-    own, c = DEFAULT_RULES[rule](X, g, support)
+    Measured and not kept: the site's counts with g only breaking their ties (c·max g half a count
+    step, so nothing counted is reordered). It gives up a third of what the shrinkage gains where the
+    federation knows the site's items (eICU by hospital, formulary, secure, ε = 1: −0.0234 against
+    −0.0269 MAR against ``local``, 4 seeds) and moves the one cell where the shrinkage loses (eICU by
+    hospital, class|ingredient|drug names, secure, ε = 0.3: +0.000016 ± 0.000016 → +0.000002 ±
+    0.000011) to another (raw drug strings, no secure aggregation, ε = 0.3: −0.0000 → +0.000006 ±
+    0.000005, every seed above zero: a site's few catalogue items lifted over its equally counted
+    others); centred on the support it moved hospitals of 2–3 test users by up to ±0.04."""
+    own, c = shrunk_popularity_parts(X, g, support)
     g = np.maximum(np.asarray(g, dtype=np.float64), 0.0)
     return own + c * np.where(_support(g, support), g, 0.0) if c else own
 
@@ -755,7 +725,7 @@ def _own_blend(key: bytes | None, search: Callable[[], tuple[list[float], list[f
 def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_iter: int,
                    rng: np.random.Generator | None = None, evidence: float = 1.0, features=None,
                    V_fed: np.ndarray | None = None, g: np.ndarray | None = None,
-                   own: bool = True, default_rule: str = "ties",
+                   own: bool = True, default_rule: str = "shrunk",
                    known_only: bool = False) -> tuple[list[str], list[str], dict]:
     """A site's model: the one fitting routine of round 2 and of ``local`` (going alone), so that
     both get the same care — the same parts, the same hold-out search, the same one-standard-error
@@ -780,12 +750,12 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
         rows instead, the hidden item stood out as one of the few the federation scores (the hold-out
         then favoured the federation's parts, and the test entries did not).
     default_rule : what a hold-out too small for evidence (< :data:`MIN_EVIDENCE_USERS` users) keeps:
-        "ties" — :data:`DEFAULT_PARTS`, the site's own popularity with the federation's breaking its
-        ties; "shrunk" — its popularity shrunk toward the federation's by empirical Bayes; "alone" —
-        its own popularity, as ``local`` keeps (:data:`DEFAULT_RULES`). Either way a larger hold-out
-        first chooses the site's own blend exactly as ``local`` does; the bar is the better on the
-        hold-out of that blend and the default, and the federation's parts enter only where the whole
-        search beats the bar by the rule (nested evidence, :func:`fit_blend`).
+        "shrunk" — :data:`DEFAULT_PARTS` (the site's popularity shrunk toward the federation's by
+        empirical Bayes); "alone" — the site's own
+        popularity, as ``local`` keeps. Either way a larger hold-out first chooses the site's own blend
+        exactly as ``local`` does; the bar is the better on the hold-out of that blend and the
+        default, and the federation's parts enter only where the whole search beats the bar by the
+        rule (nested evidence, :func:`fit_blend`).
 
     Returns ``(matrix part names, item part names, fit_blend's info)``: a block ``(("matrix", j), U, V)``
     of ``info["blocks"]`` is the matrix part named ``matrix_names[j]``, likewise for items."""
@@ -829,9 +799,8 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
         items.append(("dp popularity", lambda Z: on_known(g, Z)))
     if own:
         items.append(("own popularity", popularity))
-    rule = "ties" if default_rule == "alone" else default_rule
     if g is not None and own:
-        items.append(("default popularity", lambda Z: default_popularity(Z, *g_support(Z), rule)))
+        items.append(("shrunk popularity", lambda Z: shrunk_popularity(Z, *g_support(Z))))
     if features is not None and features.shape[0] == m:
         if g is not None:
             # the DP popularity smoothed over the public features (post-processing of the broadcast):
@@ -866,21 +835,21 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
     else:  # the site with the federation's parts: nested evidence from its own blend
         alone = ([name.startswith("own") for name in mnames], [name.startswith("own") for name in inames])
         alone_default = own_default
-        # without evidence only the default popularity: the federation's factors, at the weight λ beside
+        # without evidence only the shrunk popularity: the federation's factors, at the weight λ beside
         # it, lifted the few items a DP catalogue shares above everything a small site had seen (their
         # unit score rows are as concentrated as those items are few) — MovieLens by occupation,
         # secure, ε = 0.3: +0.00007 MAR against ``local``; left to the hold-out, −0.00006, and eICU by
         # hospital (formulary, secure, ε = 1) −0.0260 against −0.0238
         default = own_default if g is None or default_rule == "alone" else \
-            ([0.0] * len(mnames), [1.0 if name == "default popularity" else 0.0 for name in inames])
+            ([0.0] * len(mnames), [1.0 if name == "shrunk popularity" else 0.0 for name in inames])
     _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng, float(evidence), default,
                            alone, alone_default, own_key)
-    if "default popularity" in inames and info["item_weights"][inames.index("default popularity")]:
+    if "shrunk popularity" in inames and info["item_weights"][inames.index("shrunk popularity")]:
         # the block scores unit(own + c·g): its two parts apart, for a caller that keeps the site's own
         # columns on its items only and puts the g part on the broadcast popularity column
         # (g_support's support is where g is non-zero, so own + c·g is the part's vector exactly)
         g_x, support = g_support(X)
-        own_v, c = DEFAULT_RULES[rule](X, g_x, support)
+        own_v, c = shrunk_popularity_parts(X, g_x, support)
         norm = float(np.linalg.norm(own_v + c * np.maximum(g_x, 0.0)))
-        info["default_parts"] = (own_v / norm, c / norm) if norm > 1e-300 else None
+        info["shrunk_parts"] = (own_v / norm, c / norm) if norm > 1e-300 else None
     return mnames, inames, info
