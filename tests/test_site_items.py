@@ -238,3 +238,25 @@ def test_round_two_fits_the_sites_at_once_to_the_same_model(item_source):
     assert r1 and r1 == [0, 1, 2] * (len(r1) // 3)
     assert one.ledger.rows == two.ledger.rows and len(one.ledger.rows) > 3
     np.testing.assert_array_equal(one.model.secure_sum_, two.model.secure_sum_)
+
+
+@pytest.mark.parametrize("item_source", ["data", "declared"])
+def test_a_site_too_small_for_evidence_is_scored_by_its_default_once(item_source):
+    """Beside two sites of 80 users (enough for a DP catalogue), a site of 12 (a hold-out under
+    MIN_EVIDENCE_USERS) keeps the default blend at weight 1: every one of its users is scored by the
+    unit default vector — the same row for the whole site, of norm exactly 1, its DP popularity part
+    included. Scored twice (the federation's columns both on the shared U and in the site's own
+    columns, as a round 2 once did with a DP catalogue), the norm is not 1."""
+    full = _data(n=80, item_source=item_source)
+    keep = np.r_[0:160, 160:172]
+    ds = replace(FederatedDataset.from_parts(full.X[keep], np.repeat(["a", "b", "c"], [80, 80, 12]),
+                                             value_kind="counts", value_max=1.0, name="sites"),
+                 item_source=item_source)
+    _, res = run_method(ds, RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=4, simulation=True, seed=5))
+    if item_source == "data":
+        assert len(res.extra["catalogue"]) > 0
+    f = res.entity_factors()
+    small = ds.entity_slices()[2]
+    S = f.scores(np.arange(small.start, small.stop))
+    np.testing.assert_allclose(S, np.broadcast_to(S[0], S.shape), rtol=0, atol=1e-12)
+    assert np.linalg.norm(S[0]) == pytest.approx(1.0, abs=1e-9)

@@ -262,17 +262,23 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     U = np.zeros((n_users, r))
     local: list[LocalColumns | None] = [None] * H
 
-    def round2(h: int) -> tuple[np.ndarray, LocalColumns | None]:
-        # kept apart and sparse in items at once: holding every entity's dense (m × (r + c)) V_h
-        # would be O(items × entities × rank)
+    def round2(h: int) -> tuple[np.ndarray | None, LocalColumns | None]:
+        """(the entity's U on the broadcast V or None, its own columns) — kept apart and sparse in
+        items at once: holding every entity's dense (m × (r + c)) V_h would be O(items × entities × rank)."""
         if lift is None:
             return fit_entity_parts(method, rows[h], public, lam, mode, entity_rngs[h])
         # a site maps the released keys back onto the item names it knows only: its federation
-        # columns are its own (zero on every other item), kept with its own columns
+        # columns are its own (zero on every other item), kept with its own columns — its rows of the
+        # shared U stay zero (scored once, through its own columns)
         V_h = lift(V, known_items(rows[h]))
         U_h, own = fit_entity_parts(method, rows[h], {**public, "V": V_h, KNOWN_ONLY: True}, lam, mode,
                                     entity_rngs[h])
-        return U_h, with_shared_columns(U_h, V_h, own)
+        return None, with_shared_columns(U_h, V_h, own)
+
+    def keep(h: int, out: tuple[np.ndarray | None, LocalColumns | None]) -> None:
+        if out[0] is not None:
+            U[slices[h]] = out[0]
+        local[h] = out[1]
 
     for h, name in enumerate(names):
         messages.append(array_message(2, SERVER, name, f"item factors V ({method.name})", V))
@@ -280,7 +286,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     if workers <= 1:
         for h, name in enumerate(names):
             progress("round2_start", entity=name, index=h, total=H)
-            U[slices[h]], local[h] = round2(h)
+            keep(h, round2(h))
             progress("round2_done", entity=name, index=h, total=H)
     else:
         # the sites are independent (each its own rows, stream and ledger-free fit): threads, not
@@ -295,7 +301,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
                 futures[pool.submit(round2, h)] = h
             for fut in as_completed(futures):
                 h = futures[fut]
-                U[slices[h]], local[h] = fut.result()
+                keep(h, fut.result())
                 progress("round2_done", entity=names[h], index=h, total=H)
     factors = EntityFactors(U, V_site, slices, local)
     timings["round2_local_fit"] = time.perf_counter() - t1
