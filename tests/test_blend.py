@@ -543,33 +543,3 @@ def test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout(known_onl
                                          default_rule="alone", known_only=known_only)
     w = dict(zip(item_names, info["item_weights"]))["dp popularity"]
     assert (w == 0.0) if known_only else (w > 0.0)
-
-
-@pytest.mark.parametrize("mode", ["zero", "observed"])
-def test_the_own_nmf_of_all_rows_continues_from_the_hold_out_fit_in_zero_mode(mode, monkeypatch):
-    """One fit per site and a continuation, not two fits: in zero mode the own NMF of the full rows
-    starts from the reduced rows' fit (its factors and the decrease it made); in observed mode both
-    fits start afresh (a continuation stopped at a worse objective there)."""
-    from dpfed_core.models import blend
-
-    calls = []
-    real = blend.own_nmf
-
-    def spy(Z, rank, lam, mode_, max_iter, rng, start=None):
-        out = real(Z, rank, lam, mode_, max_iter, rng, start)
-        calls.append((Z.nnz, None if start is None else (start[0].copy(), float(start[2])), out))
-        return out
-
-    monkeypatch.setattr(blend, "own_nmf", spy)
-    blend.SITE_FITS.clear()
-    X = _popular_data(n=120, m=25, seed=9)
-    _, _, info = blend.fit_site_model(X, rank=3, lam=0.1, mode=mode, max_iter=200, evidence=0.0)
-    own_j = ("matrix", 0)
-    assert any(b[0] == own_j for b in info["blocks"]), "the own NMF has no weight: nothing refitted"
-    assert len(calls) == 2 and calls[0][0] < calls[1][0]          # the reduced rows first, then all rows
-    if mode == "zero":
-        W0, progress = calls[1][1]
-        np.testing.assert_array_equal(W0, calls[0][2][0])        # from the reduced fit's factors
-        assert progress == pytest.approx(float(calls[0][2][2])) and calls[1][2][2] > progress
-    else:
-        assert calls[1][1] is None

@@ -142,30 +142,6 @@ def test_converged_is_the_decrease_against_the_progress_made():
     assert converged([100.0, 50.0, 49.9], 1e-2)  # 0.1 against 50.1
 
 
-def test_a_warm_start_from_nearly_the_same_rows_stops_early_at_a_fit_as_good():
-    """Zero mode: the full rows' fit continued from the fit of the rows less one entry a user (the
-    hold-out's reduced rows) counts the decrease already made: it stops in a fraction of a cold fit's
-    iterations, at an objective within a fresh fit's spread (round 2 continues only zero-mode fits)."""
-    from dpfed_core.models.factorization import converged
-
-    rng = np.random.default_rng(4)
-    X = _long_tail(rng)
-    drop = np.zeros(X.nnz, bool)
-    drop[X.indptr[:-1][np.diff(X.indptr) >= 2]] = True           # one entry of every user with two
-    R = X.copy()
-    R.data[drop] = 0.0
-    R.eliminate_zeros()
-    mode = "zero"
-    U0, V0, h0 = fit_nmf(R, 6, 0.1, mode, max_iter=400, rng=np.random.default_rng(0))
-    cold = fit_nmf(X, 6, 0.1, mode, max_iter=400, rng=np.random.default_rng(1))[2]
-    warm = fit_nmf(X, 6, 0.1, mode, max_iter=400, rng=np.random.default_rng(1), init=(U0, V0, h0[0] - h0[-1]))[2]
-    assert len(warm) < 0.5 * len(cold)
-    assert warm[-1] <= cold[-1] * 1.002
-    assert converged(warm, 1e-4, h0[0] - h0[-1]) and not converged(warm, 1e-4)   # the progress counted
-    with pytest.raises(ConfigError, match="warm start"):
-        fit_nmf(X, 5, 0.1, mode, init=(U0, V0, 1.0))
-
-
 def test_observed_rows_given_stops_at_the_same_solution_with_the_setup_kept_across_sweeps():
     rng = np.random.default_rng(8)
     X = _long_tail(rng, 60, 200)

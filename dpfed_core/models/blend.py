@@ -26,9 +26,7 @@ import scipy.sparse as sp
 
 from dpfed_core.models.factorization import fit_nmf, single_threaded_blas
 
-#: rows → (U (n × r), V (m × r)[, progress]); a part with a true ``warm_start`` attribute also takes
-#: ``start=`` its own fit of the hold-out's reduced rows and continues from it (:func:`own_nmf`)
-MatrixPart = Callable[[sp.csr_matrix], tuple[np.ndarray, ...]]
+MatrixPart = Callable[[sp.csr_matrix], tuple[np.ndarray, np.ndarray]]  # rows → (U (n × r), V (m × r))
 ItemPart = Callable[[sp.csr_matrix], np.ndarray]                       # rows → (m,) item scores
 
 #: Weights tried for each part (coordinate search, two passes).
@@ -356,10 +354,8 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
     X = sp.csr_matrix(X, dtype=np.float64)
     n, m = X.shape
     reduced, hidden, has = holdout_split(X, rng)
-    fitted: list = [None] * len(matrix_parts)  # each matrix part's fit of the reduced rows
     if has.any():
-        fitted = [part(reduced) for part in matrix_parts]
-        mats = [_unit_factors(*f[:2]) for f in fitted]
+        mats = [_unit_factors(*part(reduced)) for part in matrix_parts]
         vecs = [_unit(part(reduced)) for part in item_parts]
         pick, cols = holdout_sample(has, m, rng)
         if pick is not None:  # only the sampled hold-out users are scored
@@ -408,10 +404,7 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
     for j, (w, part) in enumerate(zip(wm, matrix_parts)):
         if w == 0:
             continue
-        # a part that can continues from its reduced rows' fit: the full rows differ by one entry a
-        # user, so a second fit from a random start would mostly redo the first
-        warm = fitted[j] is not None and getattr(part, "warm_start", False)
-        U, V = _unit_factors(*(part(X, start=fitted[j]) if warm else part(X))[:2])
+        U, V = _unit_factors(*part(X))
         blocks.append((("matrix", j), U * w, V))
     for j, (w, part) in enumerate(zip(wi, item_parts)):
         if w == 0:
@@ -424,30 +417,22 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
 
 
 def own_nmf(X: sp.csr_matrix, rank: int, lam: float, mode: str, max_iter: int,
-            rng: np.random.Generator, start: tuple[np.ndarray, np.ndarray, float] | None = None
-            ) -> tuple[np.ndarray, np.ndarray, float]:
-    """The entity's own NMF ``(W, V, progress)``, fitted on the items it has rows for: V is 0 on the
-    others (as a fit on every column converges to: an all-zero column's HALS update is 0), so the fit
-    costs O(its items × rank) per iteration, not O(catalogue × rank) — a 100,000-item declared
-    catalogue made each entity's own model 20× slower. ``progress``: the objective's decrease from the
-    random start (:func:`~dpfed_core.models.factorization.converged`).
-
-    ``start``: an own NMF of nearly the same rows (the hold-out's reduced rows, one entry per user
-    fewer), from which this fit continues instead of starting afresh — the full rows' fit then stops
-    after the few iterations their extra entries need (``rng`` is not drawn from)."""
+            rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The entity's own NMF ``(W, V)``, fitted on the items it has rows for: V is 0 on the others
+    (as a fit on every column converges to: an all-zero column's HALS update is 0), so the fit costs
+    O(its items × rank) per iteration, not O(catalogue × rank) — a 100,000-item declared catalogue
+    made each entity's own model 20× slower."""
 
     X = sp.csr_matrix(X, dtype=np.float64)
     used = np.flatnonzero(np.bincount(X.indices, minlength=X.shape[1]))
     if used.size == 0:  # no rows at all: a zero model (nothing to learn, nothing to draw)
-        return np.zeros((X.shape[0], rank)), np.zeros((X.shape[1], rank)), np.float64(0.0)
-    init = None if start is None else (start[0], np.asarray(start[1])[used], float(start[2]))
+        return np.zeros((X.shape[0], rank)), np.zeros((X.shape[1], rank))
     if used.size == X.shape[1] and X.has_canonical_format:  # every item used: X is what X[:, used] copies
-        W, V, history = fit_nmf(X, rank, lam, mode, max_iter=max_iter, rng=rng, init=init)
-    else:
-        W, V_used, history = fit_nmf(X[:, used], rank, lam, mode, max_iter=max_iter, rng=rng, init=init)
-        V = np.zeros((X.shape[1], rank))
-        V[used] = V_used
-    return W, V, np.float64((0.0 if init is None else init[2]) + history[0] - history[-1])
+        return fit_nmf(X, rank, lam, mode, max_iter=max_iter, rng=rng)[:2]
+    W, V_used, _ = fit_nmf(X[:, used], rank, lam, mode, max_iter=max_iter, rng=rng)
+    V = np.zeros((X.shape[1], rank))
+    V[used] = V_used
+    return W, V
 
 
 def popularity(X: sp.csr_matrix) -> np.ndarray:
@@ -650,27 +635,22 @@ class _SiteFits:
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def part(self, name: str, fit: Callable[..., tuple[np.ndarray, ...]], params: tuple,
-             rng: np.random.Generator | None = None, warm_start: bool = False
-             ) -> Callable[..., tuple[np.ndarray, ...]]:
-        """``fit`` as a part that reuses a kept fit of the same rows, ``params`` and generator state.
-        ``warm_start``: ``fit`` takes ``start=`` (another fit to continue from; part of the key) and
-        the part says so (:data:`MatrixPart`)."""
+    def part(self, name: str, fit: Callable[[sp.csr_matrix], tuple[np.ndarray, ...]], params: tuple,
+             rng: np.random.Generator | None = None) -> Callable[[sp.csr_matrix], tuple[np.ndarray, ...]]:
+        """``fit`` as a part that reuses a kept fit of the same rows, ``params`` and generator state."""
 
-        def remembered(Z: sp.csr_matrix, start: tuple[np.ndarray, ...] | None = None) -> tuple[np.ndarray, ...]:
-            key = _digest(name, params, None if rng is None else rng.bit_generator.state, Z,
-                          *(() if start is None else ("start", *start)))
+        def remembered(Z: sp.csr_matrix) -> tuple[np.ndarray, ...]:
+            key = _digest(name, params, None if rng is None else rng.bit_generator.state, Z)
             hit = self._hit(key)
             if hit is not None:
                 out, state, _ = hit
                 if rng is not None:
                     rng.bit_generator.state = state
                 return tuple(a.copy() for a in out)
-            out = tuple(fit(Z) if start is None else fit(Z, start=start))
+            out = tuple(fit(Z))
             self._keep(key, out, None if rng is None else rng.bit_generator.state)
             return out
 
-        remembered.warm_start = bool(warm_start)
         return remembered
 
     def remember(self, key: bytes, compute: Callable[[], tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
@@ -781,14 +761,8 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
     if V_fed is not None and V_fed.shape[1] > 0:
         matrices.append(("federation", federation_part))
     if own:
-        own_fit = SITE_FITS.part("own nmf", lambda Z, start=None: own_nmf(Z, int(rank), lam, mode, int(max_iter),
-                                                                          own_rng, start),
-                                 (int(rank), float(lam), mode, int(max_iter)), own_rng,
-                                 # observed mode leaves the hidden cells unconstrained in the reduced fit:
-                                 # continued from it, the full fit stopped at objectives 3.5 % above a
-                                 # fresh fit's (3 seeds of a long-tailed matrix; zero mode: within the
-                                 # fresh fits' spread, in 10–11 iterations against 57–73)
-                                 warm_start=mode == "zero")
+        own_fit = SITE_FITS.part("own nmf", lambda Z: own_nmf(Z, int(rank), lam, mode, int(max_iter), own_rng),
+                                 (int(rank), float(lam), mode, int(max_iter)), own_rng)
         matrices.append(("own", own_fit))
     def g_support(Z: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray | None]:
         # the items g speaks of: with a DP catalogue, its items the rows Z know (zero rows elsewhere)

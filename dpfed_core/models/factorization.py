@@ -39,7 +39,7 @@ def check_mode(mode: str) -> Mode:
 TOL = 1e-4
 
 
-def converged(history: list[float], tol: float, progress: float = 0.0) -> bool:
+def converged(history: list[float], tol: float) -> bool:
     """Has the fit stopped making progress? The last iteration decreased F by at most ``tol`` times
     the decrease since the start, F_{k−1} − F_k ≤ tol · (F_0 − F_k).
 
@@ -51,14 +51,10 @@ def converged(history: list[float], tol: float, progress: float = 0.0) -> bool:
     ZIP (dp-cooccurrence with ``local``, 3 seeds) the held-out MAR at 30, 90 and 200 iterations spanned
     ≤ 0.0011 for the federation and ≤ 0.0025 for ``local``, the fewest iterations never the worst.
     Scale-free, like scikit-learn's NMF rule (decrease over 10 iterations relative to the error at the
-    start).
-
-    ``progress``: the decrease already made before ``history[0]`` (a fit started from another fit's
-    factors: its own decrease since then is small, and measured against that alone a warm start would
-    run as many iterations as a cold one)."""
+    start)."""
     if len(history) < 2:
         return False
-    return history[-2] - history[-1] <= tol * (progress + history[0] - history[-1])
+    return history[-2] - history[-1] <= tol * (history[0] - history[-1])
 
 
 def _as_matrix(X) -> sp.csr_matrix | np.ndarray:
@@ -229,7 +225,6 @@ def fit_nmf(
     tol: float = TOL,
     rng: np.random.Generator | None = None,
     weights: np.ndarray | None = None,
-    init: tuple[np.ndarray, np.ndarray, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[float]]:
     """Alternate exact HALS updates of U and V until an iteration's decrease of F is at most ``tol``
     times the decrease since the start (:func:`converged`), or ``max_iter`` iterations.
@@ -241,9 +236,6 @@ def fit_nmf(
     weights : optional ndarray of shape (n,), ≥ 0
         Row weights w_i: minimises Σ_i w_i ‖x_i − u_i Vᵀ‖² (rows scaled by √w_i); used by the
         server to weight prototypes by their released cluster sizes.
-    init : optional ``(U, V, progress)``: start from these factors (copied; ``rng`` is not drawn from)
-        instead of a random start, ``progress`` the decrease they already made (:func:`converged`) —
-        a fit of nearly the same rows then stops after the few iterations its changes need.
 
     Returns
     -------
@@ -265,20 +257,12 @@ def fit_nmf(
         total, count = float(X.sum()), (n * m if mode == "zero" else max(np.count_nonzero(X), 1))
         if mode == "observed":
             X = sp.csr_matrix(X)
-    if init is None:
-        U, V = init_factors((n, m), rank, total / max(count, 1), rng)
-        progress = 0.0
-    else:
-        U, V = np.array(init[0], dtype=np.float64), np.array(init[1], dtype=np.float64)
-        progress = float(init[2])
-        if U.shape != (n, rank) or V.shape != (m, rank):
-            raise ConfigError(f"a warm start needs factors of shapes {(n, rank)} and {(m, rank)}, "
-                              f"got {U.shape} and {V.shape}")
+    U, V = init_factors((n, m), rank, total / max(count, 1), rng)
     xx = float(X.multiply(X).sum()) if sp.issparse(X) else float(np.sum(X * X))
     history = [objective(X, U, V, lam, mode, xx)]
     with single_threaded_blas():
         if mode == "observed":
-            U, V = _observed_fit(X, U, V, lam, max_iter, tol, history, progress)
+            U, V = _observed_fit(X, U, V, lam, max_iter, tol, history)
         else:
             XT = X.T if sp.issparse(X) else np.ascontiguousarray(X.T)  # X is CSR here: Xᵀ a CSC view (_as_operand)
             for _ in range(max_iter):
@@ -286,7 +270,7 @@ def fit_nmf(
                 prods: dict = {}  # F from the V update's own products XᵀU and UᵀU
                 V = update_factor(XT, V, U, lam, mode, products=prods)
                 history.append(objective_from_products(xx, V, U, prods["A"], prods["B"], lam))
-                if converged(history, tol, progress):
+                if converged(history, tol):
                     break
     if weights is not None:
         # Undo the row scaling so U predicts the unweighted rows (U is only a by-product here).
@@ -296,7 +280,7 @@ def fit_nmf(
 
 
 def _observed_fit(X: sp.csr_matrix, U: np.ndarray, V: np.ndarray, lam: float, max_iter: int, tol: float,
-                  history: list[float], progress: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+                  history: list[float]) -> tuple[np.ndarray, np.ndarray]:
     """Observed-mode alternation of :func:`fit_nmf` (appends F to ``history``). The residual on Ω is
     carried from each update to the next — permuted between X's entry order and Xᵀ's — instead of
     being recomputed from the factors (a gather of n·ℓ and m·ℓ values per update)."""
@@ -316,7 +300,7 @@ def _observed_fit(X: sp.csr_matrix, U: np.ndarray, V: np.ndarray, lam: float, ma
         V, resid_t = _observed_sweeps(XT, V, U, lam, 1, resid=resid[perm], pattern=pattern_t)
         resid = resid_t[back]
         history.append(float(resid_t @ resid_t) + lam * (float(np.sum(U * U)) + float(np.sum(V * V))))
-        if converged(history, tol, progress):
+        if converged(history, tol):
             break
     return U, V
 
