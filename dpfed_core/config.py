@@ -54,8 +54,8 @@ class RunConfig:
         such a run is labelled "simulation: noise reproducible, no privacy claim".
     test_fraction, n_hidden : the split of SPEC §4. top_n : N of precision/recall/NDCG@N.
     server_weighting : "none" | "counts" (weight prototypes by released cluster sizes).
-    n_jobs : entities fitted at once (prototype methods: worker processes; a summable method's round 2:
-        threads; 1 = none, -1 = all cores); same results.
+    n_jobs : entities fitted at once (prototype methods: worker processes; a summable method's round-1
+        shares and round-2 sites: threads; 1 = none, -1 = all cores); same results.
     prototype_params : extra keyword arguments of the prototype method (bounds, split, …).
     method_params : extra keyword arguments of non-prototype methods.
     aggregation : trust model of summable releases (``dp-popularity``, ``dp-cooccurrence``):

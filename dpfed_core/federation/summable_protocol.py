@@ -206,8 +206,11 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     (:meth:`~dpfed_core.models.shared_items.SharedItems.lift`): round 2 then scores every item the
     entity has rows for, the federation's parts merged in where the catalogue has them.
 
-    ``n_jobs``: round 2 fits this many sites at once (threads; −1: every core). The result is the
-    same for any ``n_jobs``: each site's round 2 reads only its rows, its stream and the broadcast.
+    ``n_jobs``: round 1 computes this many shares at once and round 2 fits this many sites at once
+    (threads; −1: every core; see :func:`run_stages`). The result is the same for any ``n_jobs``:
+    each site's share and round 2 read only its rows, its stream and the broadcast. Two sites' round-2
+    working sets are held at once (10^7 users × 500 items in 10 sites: peak 13.24 GiB against 12.01
+    with one; federation 533 s wall against 933).
 
     Returns a dict with ``factors`` (an :class:`EntityFactors`: ``U`` on the broadcast ``V`` and each
     entity's own columns apart), ``U``, ``V`` (its shared part), ``public`` (what the
