@@ -543,3 +543,21 @@ def test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout(known_onl
                                          default_rule="alone", known_only=known_only)
     w = dict(zip(item_names, info["item_weights"]))["dp popularity"]
     assert (w == 0.0) if known_only else (w > 0.0)
+
+
+def test_a_site_digest_does_not_depend_on_how_its_rows_are_fed_to_the_hash(monkeypatch):
+    """The site's stream is a hash of its rows fed a chunk at a time: the same bytes whatever the
+    chunk, so the same stream (and the same hold-out) as the rows fed whole."""
+    from dpfed_core.models import blend
+
+    X = _popular_data(n=300, m=40, seed=5)
+    whole = blend.site_rng(X).random(4)
+    monkeypatch.setattr(blend, "_HASH_CHUNK", 7)
+    np.testing.assert_array_equal(blend.site_rng(X).random(4), whole)
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=20, person=b"dpfed-site-memo")   # the rows' arrays fed whole
+    for a in (np.asarray(X.shape, np.int64), X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data):
+        h.update(a.tobytes())
+    h.update(b"|")
+    assert blend._digest(X) == h.digest() == blend._digest(X.copy())

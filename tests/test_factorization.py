@@ -151,3 +151,15 @@ def test_observed_rows_given_stops_at_the_same_solution_with_the_setup_kept_acro
     for _ in range(500):  # one sweep at a time through the public update
         ref = update_factor(X, ref, V, 0.1, "observed", sweeps=1)
     np.testing.assert_allclose(U, ref, atol=1e-8)
+
+
+def test_sum_of_squares_reads_the_entries_without_a_copy_duplicates_summed_first():
+    from dpfed_core.models.factorization import sum_of_squares
+
+    X = _random_sparse(np.random.default_rng(2))
+    assert sum_of_squares(X) == pytest.approx(float(X.multiply(X).sum()), rel=1e-12)
+    assert sum_of_squares(X.toarray()) == pytest.approx(float(X.multiply(X).sum()), rel=1e-12)
+    # (0, 1) stored twice: the entry is 5, not two 2.5s
+    dup = sp.csr_matrix((np.array([2.5, 2.5, 1.0]), np.array([1, 1, 0]), np.array([0, 2, 3])), shape=(2, 3))
+    assert not dup.has_canonical_format
+    assert sum_of_squares(dup) == 26.0 and dup.nnz == 3            # the caller's matrix untouched

@@ -56,3 +56,25 @@ def test_split_bad_parameters(kw):
     X, ent = _data(np.random.default_rng(0))
     with pytest.raises(ConfigError):
         split_users(X, ent, np.random.default_rng(0), **kw)
+
+
+def test_keep_entries_is_the_matrix_of_the_kept_entries_empty_rows_included():
+    """Row pointers from the dropped entries' rows alone: the same matrix as building it from the kept
+    (row, column, value) triplets — empty rows, rows losing every entry and a mask keeping all or none."""
+    import scipy.sparse as sp
+
+    from dpfed_core.data.split import keep_entries
+
+    rng = np.random.default_rng(4)
+    X = sp.random(60, 40, density=0.1, format="csr", random_state=np.random.RandomState(4))
+    X = sp.vstack([X, sp.csr_matrix((5, 40)), X[:7]]).tocsr()   # empty rows in the middle
+    X.sum_duplicates()
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    for keep in (rng.random(X.nnz) < 0.6, np.ones(X.nnz, bool), np.zeros(X.nnz, bool),
+                 rows % 3 != 0):                                   # whole rows dropped
+        got = keep_entries(X, keep)
+        want = sp.csr_matrix((X.data[keep], (rows[keep], X.indices[keep])), shape=X.shape)
+        assert got.has_canonical_format or got.nnz == 0
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_array_equal(got.data, want.data)

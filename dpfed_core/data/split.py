@@ -78,8 +78,12 @@ def split_users(
 def keep_entries(X: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
     """The CSR matrix of a canonical X's entries where ``keep`` (bool, one per stored entry, in X's
     entry order), same shape: row pointers from a running count, no COO round trip."""
-    kept_before = np.zeros(X.nnz + 1, dtype=np.int64)  # kept entries before each entry position
-    np.cumsum(keep, out=kept_before[1:])
-    out = sp.csr_matrix((X.data[keep], X.indices[keep], kept_before[X.indptr]), shape=X.shape)
+    # row pointers less the entries dropped before each row: O(rows + dropped), where a running count
+    # over every entry held 8 bytes per entry (2 GiB beside a 10^7-user split's 250 million entries)
+    dropped = np.flatnonzero(~np.asarray(keep, dtype=bool))
+    per_row = np.bincount(np.searchsorted(X.indptr, dropped, side="right") - 1, minlength=X.shape[0])
+    indptr = X.indptr.astype(np.int64)
+    indptr[1:] -= np.cumsum(per_row)
+    out = sp.csr_matrix((X.data[keep], X.indices[keep], indptr), shape=X.shape)
     out.has_sorted_indices = True
     return out

@@ -55,14 +55,10 @@ def holdout_split(X: sp.csr_matrix, rng: np.random.Generator) -> tuple[sp.csr_ma
     at least two items is held out, chosen at random."""
     X = sp.csr_matrix(X, dtype=np.float64)
     n = X.shape[0]
-    cnt, has, pos = _holdout_positions(X, rng)
+    _, has, pos = _holdout_positions(X, rng)
     hidden = np.zeros(n, dtype=np.int64)
     hidden[has] = X.indices[pos[has]]
-    keep = np.ones(X.nnz, bool)
-    keep[pos[has]] = False
-    rows = np.repeat(np.arange(n), cnt)
-    reduced = sp.csr_matrix((X.data[keep], (rows[keep], X.indices[keep])), shape=X.shape)
-    return reduced, hidden, has
+    return drop_entries(X, pos[has]), hidden, has
 
 
 def _holdout_positions(X: sp.csr_matrix, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -400,6 +396,9 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
         wm = [1.0] + [0.0] * (len(matrix_parts) - 1) if matrix_parts else []
         wi = ([0.0] * len(item_parts)) if matrix_parts else [1.0] + [0.0] * (len(item_parts) - 1)
         best = math.nan
+    # the hold-out's rows and scored parts are done with: the refit holds the site's rows once
+    del reduced, hidden
+    mats = vecs = reduced_h = hidden_h = None
     blocks = []  # (("matrix" | "item", index), U block, V block) of every part with a weight
     for j, (w, part) in enumerate(zip(wm, matrix_parts)):
         if w == 0:
@@ -575,26 +574,33 @@ def released_drop(X: sp.csr_matrix) -> np.ndarray:
 
 def drop_entries(X: sp.csr_matrix, drop: np.ndarray) -> sp.csr_matrix:
     """X without the entries at CSR positions ``drop``; with ``drop`` = :func:`released_drop` of X, the
-    hold-out's reduced rows of :func:`holdout_split` (a canonical X — a split's rows — without a COO
-    round trip)."""
+    hold-out's reduced rows of :func:`holdout_split`. A canonical X (a split's rows) takes no COO round
+    trip: a site's hold-out then holds its rows about twice, not 4–5 times (int64 row and column
+    arrays per entry), which two sites fitted at once paid twice."""
     from dpfed_core.data.split import keep_entries
 
     X = sp.csr_matrix(X, dtype=np.float64)
     keep = np.ones(X.nnz, dtype=bool)
     keep[drop] = False
-    if not X.has_canonical_format:  # what holdout_split builds: through COO (sorted, duplicates summed)
+    if not X.has_canonical_format:  # through COO: sorted, duplicates summed
         rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
         return sp.csr_matrix((X.data[keep], (rows[keep], X.indices[keep])), shape=X.shape)
     return keep_entries(X, keep)
 
 
+#: Entries widened and fed to a hash at a time (:func:`_hash_csr`).
+_HASH_CHUNK = 1 << 20
+
+
 def _hash_csr(h, X: sp.spmatrix) -> None:
     """Feed a sparse matrix to the hash ``h``: its shape and CSR arrays at fixed widths (the caller's
-    matrix is read, never reordered)."""
+    matrix is read, never reordered). Fed a chunk at a time — the same bytes, so the same digest — and
+    not as whole widened copies: two of a site's rows per hash were the peak of its round 2."""
     X = sp.csr_matrix(X)
-    for a in (np.asarray(X.shape, dtype=np.int64), X.indptr.astype(np.int64), X.indices.astype(np.int64),
-              X.data.astype(np.float64)):
-        h.update(np.ascontiguousarray(a).tobytes())
+    h.update(np.asarray(X.shape, dtype=np.int64).tobytes())
+    for a, dtype in ((X.indptr, np.int64), (X.indices, np.int64), (X.data, np.float64)):
+        for i in range(0, a.size, _HASH_CHUNK):
+            h.update(np.ascontiguousarray(a[i:i + _HASH_CHUNK], dtype=dtype).tobytes())
 
 
 #: Bytes of site fits kept for reuse (:class:`_SiteFits`): every ML-100K site's own model twice
