@@ -70,8 +70,8 @@ def test_keep_entries_is_the_matrix_of_the_kept_entries_empty_rows_included():
     X = sp.vstack([X, sp.csr_matrix((5, 40)), X[:7]]).tocsr()   # empty rows in the middle
     X.sum_duplicates()
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-    for keep in (rng.random(X.nnz) < 0.6, np.ones(X.nnz, bool), np.zeros(X.nnz, bool),
-                 rows % 3 != 0):                                   # whole rows dropped
+    for keep in (rng.random(X.nnz) < 0.6, rng.random(X.nnz) < 0.2,  # from the dropped / the kept entries
+                 np.ones(X.nnz, bool), np.zeros(X.nnz, bool), rows % 3 != 0, rows % 3 == 0):
         got = keep_entries(X, keep)
         want = sp.csr_matrix((X.data[keep], (rows[keep], X.indices[keep])), shape=X.shape)
         assert got.has_canonical_format or got.nnz == 0
