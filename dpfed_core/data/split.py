@@ -77,7 +77,7 @@ def split_users(
 
 def keep_entries(X: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
     """The CSR matrix of a canonical X's entries where ``keep`` (bool, one per stored entry, in X's
-    entry order), same shape: row pointers from a running count, no COO round trip."""
+    entry order), same shape, without a COO round trip."""
     # row pointers from the rows of the smaller of the kept and the dropped entries: O(rows + that
     # set), where a running count over every entry held 8 bytes per entry (2 GiB beside a 10^7-user
     # split's 250 million entries)
