@@ -258,9 +258,9 @@ def main(argv=None) -> None:
     ap.add_argument("--min-users", type=float, default=0,
                     help="smallest size of the recommended sweep to run (the saved rows of the others are kept)")
     ap.add_argument("--data-cache", default="", help="keep the recommended sweep's generated data in this directory")
-    ap.add_argument("--jobs", type=int, default=1,
+    ap.add_argument("--jobs", type=int, default=2,
                     help="n_jobs of the recommended sweep's runs (summable: round 1's shares and round 2's sites "
-                         "in that many threads; the machine has 2 cores)")
+                         "in that many threads; default 2, this machine's cores, as the 10^7 target reads)")
     ap.add_argument("--recommended-methods", default="",
                     help="comma-separated subset of dp-cooccurrence,dp-gaussian for the recommended sweep")
     args = ap.parse_args(argv)

@@ -294,16 +294,16 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     else:
         # the sites are independent (each its own rows, stream and ledger-free fit): threads, not
         # processes — HALS's sparse products and NumPy's large-array loops release the GIL, and no
-        # site's rows are pickled; progress is reported from this thread only
-        from concurrent.futures import ThreadPoolExecutor, as_completed
+        # site's rows are pickled; progress is reported from this thread only, in entity order (a
+        # progress bar reads the index)
+        from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {}
+            futures = []
             for h, name in enumerate(names):
                 progress("round2_start", entity=name, index=h, total=H)
-                futures[pool.submit(round2, h)] = h
-            for fut in as_completed(futures):
-                h = futures[fut]
+                futures.append(pool.submit(round2, h))
+            for h, fut in enumerate(futures):
                 keep(h, fut.result())
                 progress("round2_done", entity=names[h], index=h, total=H)
     factors = EntityFactors(U, V_site, slices, local)
