@@ -230,7 +230,8 @@ def test_round_two_fits_the_sites_at_once_to_the_same_model(item_source):
     _, one = run_method(ds, cfg)
     blend.SITE_FITS.clear()  # no fit read back from the first run: the threads fit every site afresh
     events = []
-    _, two = run_method(ds, cfg.replace(n_jobs=2), progress=lambda e, **kw: events.append((e, kw.get("index"))))
+    _, two = run_method(ds, cfg.replace(n_jobs=2),
+                        progress=lambda e, **kw: events.append((e, kw.get("index"))))
     rows = np.arange(ds.n_users)
     np.testing.assert_array_equal(one.entity_factors().scores(rows), two.entity_factors().scores(rows))
     assert [i for e, i in events if e == "round2_done"] == [0, 1, 2]           # in entity order
@@ -246,7 +247,7 @@ def test_a_site_too_small_for_evidence_is_scored_by_its_default_once(item_source
     MIN_EVIDENCE_USERS) keeps the default blend at weight 1: every one of its users is scored by the
     unit default vector — the same row for the whole site, of norm exactly 1, its DP popularity part
     included. Scored twice (the federation's columns both on the shared U and in the site's own
-    columns, as a round 2 once did with a DP catalogue), the norm is not 1."""
+    columns), the norm is not 1."""
     full = _data(n=80, item_source=item_source)
     keep = np.r_[0:160, 160:172]
     ds = replace(FederatedDataset.from_parts(full.X[keep], np.repeat(["a", "b", "c"], [80, 80, 12]),

@@ -132,8 +132,8 @@ class FederatedRecommender:
     n_jobs : int
         Entities are independent in rounds 1 and 2 of a prototype method, so they can run in
         parallel worker processes (joblib; -1 = all cores); a summable method computes that many
-        round-1 shares and round-2 sites at once in threads. Results are identical for any ``n_jobs``: every entity has
-        its own random stream, spawned before any work starts.
+        round-1 shares and round-2 sites at once in threads. Results are identical for any
+        ``n_jobs``: every entity has its own random stream, spawned before any work starts.
     random_state : int, SeedSequence or Generator, optional
         Seeds the non-private steps (the server's factorisation, non-private prototype methods).
         A DP method never draws its noise from it unless ``simulation`` is set: each entity's

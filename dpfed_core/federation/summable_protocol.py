@@ -90,43 +90,53 @@ def _workers(n_jobs: int, tasks: int) -> int:
     return min(tasks, os.cpu_count() or 1) if n_jobs == -1 else min(tasks, max(int(n_jobs), 1))
 
 
+def _in_order(fn: Callable[[int], object], n: int, workers: int, started: Callable[[int], None]):
+    """``(h, fn(h))`` for h = 0 … n − 1 in that order, ``workers`` of them at a time in threads (at
+    most that many ahead of the one yielded: each holds an entity's result); ``started(h)`` on the
+    caller's thread before each starts. One worker: a plain loop."""
+    if workers <= 1:
+        for h in range(n):
+            started(h)
+            yield h, fn(h)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {}
+        for h in range(n):
+            started(h)
+            futures[h] = pool.submit(fn, h)
+            if h >= workers:
+                yield h - workers, futures.pop(h - workers).result()
+        for j in sorted(futures):
+            yield j, futures.pop(j).result()
+
+
 def _shares(method, matrices, rngs, ledgers: Sequence[EntityLedger], H: int, stage: str, public: dict,
             n_jobs: int, ev: EventFn):
     """``(h, share)`` of every entity for one stage, in entity order (see :func:`run_stages`)."""
     workers = _workers(n_jobs, H)
-    if workers <= 1:
-        for h, X_h in enumerate(matrices):
-            ev("share_start", stage, h=h)
-            yield h, method.share(X_h, rngs[h], ledgers[h], H, stage=stage, public=public)
-        return
-    from concurrent.futures import ThreadPoolExecutor
 
-    def staged(h: int, before: list):
-        # only this thread touches ``own``; the run's ledger is read and spent on by the caller's thread
-        led = ledgers[h]
-        own = PrivacyLedger(led.epsilon, led.delta)
-        for row in before:
+    def direct(h: int):
+        return method.share(matrices[h], rngs[h], ledgers[h], H, stage=stage, public=public), ()
+
+    # in threads, a share is spent on a ledger of its own holding the entity's rows so far (read here,
+    # on the caller's thread: the run's ledger is only ever read and spent on by this thread)
+    before = [led.ledger.rows_of(led.entity) for led in ledgers] if workers > 1 else []
+
+    def staged(h: int):
+        own = PrivacyLedger(ledgers[h].epsilon, ledgers[h].delta)
+        for row in before[h]:
             own.spend(**asdict(row))
-        share = method.share(matrices[h], rngs[h], own.for_entity(led.entity), H, stage=stage, public=public)
-        return share, own.rows[len(before):]
+        share = method.share(matrices[h], rngs[h], own.for_entity(ledgers[h].entity), H, stage=stage,
+                             public=public)
+        return share, own.rows[len(before[h]):]
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        # at most ``workers`` shares ahead of the one being summed: a share is the catalogue's size
-        futures = {}
-        for h in range(H):
-            ev("share_start", stage, h=h)
-            futures[h] = pool.submit(staged, h, ledgers[h].ledger.rows_of(ledgers[h].entity))
-            if h >= workers:
-                yield _spent(futures.pop(h - workers), ledgers[h - workers], h - workers)
-        for j in sorted(futures):
-            yield _spent(futures.pop(j), ledgers[j], j)
-
-
-def _spent(future, ledger: EntityLedger, h: int):
-    share, rows = future.result()
-    for row in rows:
-        ledger.ledger.spend(**asdict(row))
-    return h, share
+    for h, (share, rows) in _in_order(direct if workers <= 1 else staged, H, workers,
+                                      lambda h: ev("share_start", stage, h=h)):
+        for row in rows:
+            ledgers[h].ledger.spend(**asdict(row))
+        yield h, share
 
 
 def broadcast_between_stages(method, public: dict) -> dict[str, np.ndarray]:
@@ -209,8 +219,8 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     ``n_jobs``: round 1 computes this many shares at once and round 2 fits this many sites at once
     (threads; −1: every core; see :func:`run_stages`). The result is the same for any ``n_jobs``:
     each site's share and round 2 read only its rows, its stream and the broadcast. Two sites' round-2
-    working sets are held at once (10^7 users × 500 items in 10 sites: peak 13.24 GiB against 12.01
-    with one; federation 533 s wall against 933).
+    working sets are held at once (10^7 users × 500 items in 10 sites: peak 13.1 GiB against 12.0
+    with one; federation 533–591 s wall against 933).
 
     Returns a dict with ``factors`` (an :class:`EntityFactors`: ``U`` on the broadcast ``V`` and each
     entity's own columns apart), ``U``, ``V`` (its shared part), ``public`` (what the
@@ -267,7 +277,8 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
 
     def round2(h: int) -> tuple[np.ndarray | None, LocalColumns | None]:
         """(the entity's U on the broadcast V or None, its own columns) — kept apart and sparse in
-        items at once: holding every entity's dense (m × (r + c)) V_h would be O(items × entities × rank)."""
+        items at once: holding every entity's dense (m × (r + c)) V_h would be
+        O(items × entities × rank)."""
         if lift is None:
             return fit_entity_parts(method, rows[h], public, lam, mode, entity_rngs[h])
         # a site maps the released keys back onto the item names it knows only: its federation
@@ -285,27 +296,14 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
 
     for h, name in enumerate(names):
         messages.append(array_message(2, SERVER, name, f"item factors V ({method.name})", V))
-    workers = _workers(n_jobs, H)
-    if workers <= 1:
-        for h, name in enumerate(names):
-            progress("round2_start", entity=name, index=h, total=H)
-            keep(h, round2(h))
-            progress("round2_done", entity=name, index=h, total=H)
-    else:
-        # the sites are independent (each its own rows, stream and ledger-free fit): threads, not
-        # processes — HALS's sparse products and NumPy's large-array loops release the GIL, and no
-        # site's rows are pickled; progress is reported from this thread only, in entity order (a
-        # progress bar reads the index)
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = []
-            for h, name in enumerate(names):
-                progress("round2_start", entity=name, index=h, total=H)
-                futures.append(pool.submit(round2, h))
-            for h, fut in enumerate(futures):
-                keep(h, fut.result())
-                progress("round2_done", entity=names[h], index=h, total=H)
+    # the sites are independent (each its own rows, stream and ledger-free fit): threads, not
+    # processes — HALS's sparse products and NumPy's large-array loops release the GIL, and no site's
+    # rows are pickled; progress is reported from this thread only, in entity order (a progress bar
+    # reads the index)
+    for h, out in _in_order(round2, H, _workers(n_jobs, H),
+                            lambda h: progress("round2_start", entity=names[h], index=h, total=H)):
+        keep(h, out)
+        progress("round2_done", entity=names[h], index=h, total=H)
     factors = EntityFactors(U, V_site, slices, local)
     timings["round2_local_fit"] = time.perf_counter() - t1
     timings["round1_total"] = t1 - t0

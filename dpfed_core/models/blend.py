@@ -521,9 +521,10 @@ def shrunk_popularity(X: sp.csr_matrix, g: np.ndarray, support: np.ndarray | Non
     federation knows the site's items (eICU by hospital, formulary, secure, ε = 1: −0.0234 ± 0.0015
     against −0.0262 ± 0.0022 MAR against ``local``, 5 seeds) and moves the one cell where the
     shrinkage loses (eICU by hospital, class|ingredient|drug names, secure, ε = 0.3: +0.000016 ±
-    0.000016 → +0.000002 ± 0.000011) to another (raw drug strings, no secure aggregation, ε = 0.3: −0.0000 → +0.000006 ±
-    0.000005, every seed above zero: a site's few catalogue items lifted over its equally counted
-    others); centred on the support it moved hospitals of 2–3 test users by up to ±0.04."""
+    0.000016 → +0.000002 ± 0.000011) to another (raw drug strings, no secure aggregation, ε = 0.3:
+    −0.0000 → +0.000006 ± 0.000005, every seed above zero: a site's few catalogue items lifted over
+    its equally counted others); centred on the support it moved hospitals of 2–3 test users by up
+    to ±0.04."""
     own, c = shrunk_popularity_parts(X, g, support)
     g = np.maximum(np.asarray(g, dtype=np.float64), 0.0)
     return own + c * np.where(_support(g, support), g, 0.0) if c else own
