@@ -189,7 +189,8 @@ class DPALS(SummableMethod):
         else:
             items = np.asarray(public["items"], dtype=np.int64)
             V = np.asarray(public["V_als"], dtype=np.float64)
-            Xs = sp.csr_matrix(Xn[:, items])
+            whole = items.size == Xn.shape[1] and np.array_equal(items, np.arange(Xn.shape[1]))
+            Xs = Xn if whole else sp.csr_matrix(Xn[:, items])  # every item: no copy by a column index
             U = _user_factors(Xs, V, float(self.lam))
             iu, w = _packed_weights(int(self.rank))
             G = (U.T @ U)[iu] * w                       # (diag, √2·offdiag): L2 norm = Frobenius
