@@ -485,7 +485,9 @@ def recommended_report(rows: list[dict]) -> tuple[list[str], dict]:
          "subprocess reading the size's generated data. *federation* = round 1 + server + round 2 (wall); "
          "*total* = split + federation + evaluation (wall); *CPU s* = the child's CPU seconds over the same span "
          "(process_time, every thread); *loadavg_1m* = the machine's 1-minute load average at the end of the point (2 cores, shared with other jobs: where it exceeds ~1, wall seconds include waiting for a core and CPU seconds are the comparable figure). *federation peak* = the child's peak RSS from the end of data loading "
-         "(VmHWM reset there) to the end of the evaluation — the data set itself included; *process peak* also "
+         "(VmHWM reset there, after the generator's freed heap is returned to the system by glibc's malloc_trim; rows of "
+         "commits before 6478d98 still count that garbage, ~0.2 GiB per 10^6 users) to the end of the evaluation — the "
+         "data set itself included; *process peak* also "
          "counts data generation or loading. dp-cooccurrence's round 1 contains a cost fixed in users: its "
          "Gaussian noise on the 125,250-entry co-occurrence vector of every entity, sampled by OpenDP.", ""]
     slopes: dict = {}

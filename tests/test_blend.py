@@ -127,6 +127,47 @@ def test_the_weight_search_is_capped_in_users_and_items(monkeypatch):
     assert capped["item_weights"][0] > 0 and free["item_weights"][0] > 0
 
 
+def test_a_large_site_fits_the_hold_out_s_matrix_parts_on_its_scored_users_and_a_sample(monkeypatch):
+    """Above HOLDOUT_FIT_USERS rows the hold-out's matrix parts see the scored users and a uniform
+    sample of the others, the refit every row; a part that models each row by itself then scores the
+    hold-out exactly as when fitted on every reduced row (the scored users' rows are found in the
+    sample, not taken by their place in the site)."""
+    from dpfed_core.models import blend
+
+    X = _popular_data(n=400, m=30, seed=11)
+    seen = []
+
+    def own_rows(Z):  # each user's factors are its own (reduced) row: a per-row model
+        seen.append(Z.shape[0])
+        return Z.toarray() + 1e-3 * np.arange(Z.shape[1]), np.eye(Z.shape[1])
+
+    monkeypatch.setattr(blend, "HOLDOUT_USERS", 50)
+    monkeypatch.setattr(blend, "HOLDOUT_FIT_USERS", 10 ** 9)
+    _, _, every = fit_blend(X, [own_rows], [popularity], np.random.default_rng(12))
+    assert seen == [400, 400] or seen == [400]
+    seen.clear()
+    monkeypatch.setattr(blend, "HOLDOUT_FIT_USERS", 120)
+    _, _, sample = fit_blend(X, [own_rows], [popularity], np.random.default_rng(12))
+    assert seen[0] == 120 and all(n == 400 for n in seen[1:])
+    assert sample["holdout_mar"] == every["holdout_mar"]
+    assert sample["matrix_weights"] == every["matrix_weights"]
+    assert sample["item_weights"] == every["item_weights"]
+
+
+def test_hold_out_fit_rows_hold_every_scored_user_and_draw_only_above_the_cap():
+    from dpfed_core.models.blend import HOLDOUT_FIT_USERS, holdout_fit_rows
+
+    g = np.random.default_rng(3)
+    state = g.bit_generator.state
+    assert holdout_fit_rows(None, 10 * HOLDOUT_FIT_USERS, g) is None
+    assert holdout_fit_rows(np.arange(10), HOLDOUT_FIT_USERS, g) is None
+    assert g.bit_generator.state == state
+    pick = np.sort(g.choice(3 * HOLDOUT_FIT_USERS, 1000, replace=False))
+    rows = holdout_fit_rows(pick, 3 * HOLDOUT_FIT_USERS, g)
+    assert rows.size == HOLDOUT_FIT_USERS and np.all(np.diff(rows) > 0)
+    assert np.isin(pick, rows).all() and rows.max() < 3 * HOLDOUT_FIT_USERS
+
+
 @pytest.mark.parametrize("capped", [False, True])
 def test_the_cached_weight_search_scores_every_weight_vector_as_the_direct_scoring(capped, monkeypatch):
     """The search keeps every part's hold-out scores (one product per part); each weight

@@ -210,6 +210,26 @@ def holdout_sample(has: np.ndarray, n_items: int, rng: np.random.Generator) -> t
     return pick, cols
 
 
+#: The hold-out's matrix parts are fitted on at most this many users' reduced rows: the search scores
+#: only :data:`HOLDOUT_USERS` of them, and what the rest add is item factors already determined (a
+#: rank-10 model of 500 items from 50,000 users). A site of 10^6 users fitted its own NMF on every
+#: reduced row before its refit on all rows: the hold-out fit was half of round 2 at 10^7 users.
+#: Sites up to this size (every site of the utility benchmark) fit every reduced row, as before.
+HOLDOUT_FIT_USERS = 50_000
+
+
+def holdout_fit_rows(pick: np.ndarray | None, n_rows: int, rng: np.random.Generator) -> np.ndarray | None:
+    """Sorted rows the hold-out's matrix parts are fitted on: None (every row) up to
+    :data:`HOLDOUT_FIT_USERS` rows or when every hold-out user is scored (``pick`` None); else the
+    scored users ``pick`` and a uniform sample of the others, :data:`HOLDOUT_FIT_USERS` in all (the
+    generator is drawn from only then)."""
+    if pick is None or n_rows <= HOLDOUT_FIT_USERS:
+        return None
+    others = np.setdiff1d(np.arange(n_rows), pick, assume_unique=True)
+    extra = rng.choice(others, HOLDOUT_FIT_USERS - pick.size, replace=False)
+    return np.union1d(pick, extra)
+
+
 def choose_weights(matrices: Sequence[tuple[np.ndarray, np.ndarray]], items: Sequence[np.ndarray],
                    train: sp.csr_matrix, hidden: np.ndarray, has: np.ndarray,
                    cols: np.ndarray | None = None, evidence: float = 0.0,
@@ -351,11 +371,15 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
     n, m = X.shape
     reduced, hidden, has = holdout_split(X, rng)
     if has.any():
-        mats = [_unit_factors(*part(reduced)) for part in matrix_parts]
-        vecs = [_unit(part(reduced)) for part in item_parts]
         pick, cols = holdout_sample(has, m, rng)
+        fit_rows = holdout_fit_rows(pick, n, rng)
+        fit_on = reduced if fit_rows is None else reduced[fit_rows]
+        mats = [_unit_factors(*part(fit_on)) for part in matrix_parts]
+        del fit_on
+        vecs = [_unit(part(reduced)) for part in item_parts]
         if pick is not None:  # only the sampled hold-out users are scored
-            mats = [(U[pick], V) for U, V in mats]
+            at = pick if fit_rows is None else np.searchsorted(fit_rows, pick)
+            mats = [(U[at], V) for U, V in mats]
             reduced_h, hidden_h, has_h = reduced[pick], hidden[pick], np.ones(pick.size, bool)
         else:
             reduced_h, hidden_h, has_h = reduced, hidden, has
