@@ -602,3 +602,20 @@ def test_a_site_digest_does_not_depend_on_how_its_rows_are_fed_to_the_hash(monke
         h.update(a.tobytes())
     h.update(b"|")
     assert blend._digest(X) == h.digest() == blend._digest(X.copy())
+
+
+def test_a_site_s_rows_are_hashed_once_for_its_streams_and_its_fit_keys(monkeypatch):
+    """The site's digest seeds its streams and stands for its rows in every key of its own fits: the
+    rows are read by the hash once per fit, not once per key (the reduced rows are other rows)."""
+    from dpfed_core.models import blend
+
+    X = _popular_data(n=300, m=30, seed=5)
+    real, hashed = blend._hash_csr, []
+    monkeypatch.setattr(blend, "_hash_csr", lambda h, Z: hashed.append(sp.csr_matrix(Z).nnz) or real(h, Z))
+    blend.SITE_FITS.clear()
+    _, _, first = blend.fit_site_model(X, rank=3, lam=0.1, mode="zero", max_iter=20)
+    assert hashed.count(X.nnz) == 1
+    hits = blend.SITE_FITS.hits
+    _, _, again = blend.fit_site_model(X.copy(), rank=3, lam=0.1, mode="zero", max_iter=20)
+    assert blend.SITE_FITS.hits > hits  # equal rows, another matrix: the kept fits are found by content
+    assert again["matrix_weights"] == first["matrix_weights"] and again["holdout_mar"] == first["holdout_mar"]

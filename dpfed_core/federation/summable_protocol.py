@@ -218,9 +218,9 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
 
     ``n_jobs``: round 1 computes this many shares at once and round 2 fits this many sites at once
     (threads; −1: every core; see :func:`run_stages`). The result is the same for any ``n_jobs``:
-    each site's share and round 2 read only its rows, its stream and the broadcast. Two sites' round-2
-    working sets are held at once (10^7 users × 500 items in 10 sites: peak 13.1 GiB against 12.0
-    with one; federation 533–591 s wall against 933).
+    each site's share and round 2 read only its rows, its stream and the broadcast. ``n_jobs`` sites'
+    round-2 working sets are held at once (their wall time and peak against one job:
+    ``bench/results/scale.md``).
 
     Returns a dict with ``factors`` (an :class:`EntityFactors`: ``U`` on the broadcast ``V`` and each
     entity's own columns apart), ``U``, ``V`` (its shared part), ``public`` (what the

@@ -560,16 +560,34 @@ def site_rng(X: sp.csr_matrix) -> np.random.Generator:
     same hold-out and the same own model on the same rows, so where the federation adds nothing the two
     are the same model — the comparison is paired, not two hold-out draws apart. Nothing here is a
     mechanism's noise, and nothing leaves the site."""
+    return np.random.default_rng(int.from_bytes(site_digest(X), "little"))
+
+
+def site_digest(X: sp.csr_matrix) -> bytes:
+    """BLAKE2b of a site's rows (its CSR arrays and shape): the seed of :func:`site_rng`, and what
+    stands for the rows in the keys of :data:`SITE_FITS` — hashing a site's rows once, not once per
+    key (a site of 10^6 users was hashed four times, ~0.7 s each)."""
     h = hashlib.blake2b(digest_size=16, person=b"dpfed-site-fit1")
     _hash_csr(h, X)
-    return np.random.default_rng(int.from_bytes(h.digest(), "little"))
+    return h.digest()
 
 
-def _site_streams(X: sp.csr_matrix) -> tuple[np.random.Generator, np.random.Generator]:
+def _site_streams(X: sp.csr_matrix, digest: bytes | None = None) -> tuple[np.random.Generator, np.random.Generator]:
     """(the hold-out's stream, the own model's stream) of a site's local fitting on rows X: both
-    functions of X alone (:func:`site_rng`), so the validation entries are known before any release."""
-    rng = site_rng(X)
+    functions of X alone (:func:`site_rng`; ``digest``: :func:`site_digest` of X, when the caller has
+    it), so the validation entries are known before any release."""
+    rng = np.random.default_rng(int.from_bytes(site_digest(X) if digest is None else digest, "little"))
     return rng, rng.spawn(1)[0]  # spawning leaves the parent's state where it was
+
+
+def _same_rows(A, B: sp.csr_matrix) -> bool:
+    """``A`` is ``B``: CSR with the same shape on the same arrays in memory (a wrapper or a view, not a
+    copy) — so a digest of ``B`` is one of ``A``."""
+    if not (sp.issparse(A) and A.format == "csr" and A.shape == B.shape):
+        return False
+    return all(a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
+               and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+               for a, b in ((A.data, B.data), (A.indices, B.indices), (A.indptr, B.indptr)))
 
 
 def released_rows(X: sp.csr_matrix) -> sp.csr_matrix:
@@ -667,11 +685,15 @@ class _SiteFits:
         self.hits = self.misses = 0
 
     def part(self, name: str, fit: Callable[[sp.csr_matrix], tuple[np.ndarray, ...]], params: tuple,
-             rng: np.random.Generator | None = None) -> Callable[[sp.csr_matrix], tuple[np.ndarray, ...]]:
-        """``fit`` as a part that reuses a kept fit of the same rows, ``params`` and generator state."""
+             rng: np.random.Generator | None = None,
+             known: tuple[sp.csr_matrix, bytes] | None = None) -> Callable[[sp.csr_matrix], tuple[np.ndarray, ...]]:
+        """``fit`` as a part that reuses a kept fit of the same rows, ``params`` and generator state.
+        ``known``: (rows, their :func:`site_digest`) — called on those rows, the part keys them by the
+        digest instead of hashing them again."""
 
         def remembered(Z: sp.csr_matrix) -> tuple[np.ndarray, ...]:
-            key = _digest(name, params, None if rng is None else rng.bit_generator.state, Z)
+            rows = known[1] if known is not None and _same_rows(Z, known[0]) else Z
+            key = _digest(name, params, None if rng is None else rng.bit_generator.state, rows)
             hit = self._hit(key)
             if hit is not None:
                 out, state, _ = hit
@@ -774,7 +796,9 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
     from dpfed_core.models.shared_items import known_items
     from dpfed_core.models.side_information import content_factors, public_feature_scores, smooth_over_features
 
-    rng, own_rng = _site_streams(X) if rng is None else (rng, rng.spawn(1)[0])
+    X = sp.csr_matrix(X, dtype=np.float64)
+    x_key = site_digest(X) if rng is None or own else None  # the rows hashed once for streams and keys
+    rng, own_rng = _site_streams(X, x_key) if rng is None else (rng, rng.spawn(1)[0])
     m = X.shape[1]
     matrices: list[tuple[str, MatrixPart]] = []
     items: list[tuple[str, ItemPart]] = []
@@ -793,7 +817,7 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
         matrices.append(("federation", federation_part))
     if own:
         own_fit = SITE_FITS.part("own nmf", lambda Z: own_nmf(Z, int(rank), lam, mode, int(max_iter), own_rng),
-                                 (int(rank), float(lam), mode, int(max_iter)), own_rng)
+                                 (int(rank), float(lam), mode, int(max_iter)), own_rng, known=(X, x_key))
         matrices.append(("own", own_fit))
     def g_support(Z: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray | None]:
         # the items g speaks of: with a DP catalogue, its items the rows Z know (zero rows elsewhere)
@@ -819,7 +843,7 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
         if own:
             items.append(("own feature profile", lambda Z: public_feature_scores(Z, features)))
             content = SITE_FITS.part("own content", lambda Z: content_factors(Z, features, lam, mode),
-                                     (float(lam), mode, _digest(features)))
+                                     (float(lam), mode, _digest(features)), known=(X, x_key))
             matrices.append(("own content", content))
     has_fed = V_fed is not None and bool(np.any(V_fed))
     mnames, inames = [name for name, _ in matrices], [name for name, _ in items]
@@ -828,7 +852,7 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
     alone = alone_default = None
     # what determines the site's own blend (its own parts, its hold-out): ``local`` and round 2 choose
     # the same one, so a comparison run searches it once (:func:`_own_blend`)
-    own_key = _digest("own blend", X, [n for n in mnames if n.startswith("own")],
+    own_key = _digest("own blend", x_key, [n for n in mnames if n.startswith("own")],
                       [n for n in inames if n.startswith("own")], int(rank), float(lam), mode, int(max_iter),
                       float(evidence), None if features is None else _digest(features),
                       rng.bit_generator.state, own_rng.bit_generator.state) if own else None
