@@ -90,20 +90,17 @@ def point(n_users: int, n_items: int, n_entities: int, k: int, rank: int = 10, e
     }
 
 
+def _vm_mib(field: str) -> float:
+    """A memory line of /proc/self/status in MiB: ``VmHWM`` (the peak resident set since the last
+    :func:`_reset_hwm`) or ``VmRSS`` (the resident set now)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return math.nan
+
+
 def _vm_hwm_mib() -> float:
-    """The process's peak resident set since the last :func:`_reset_hwm` (Linux VmHWM), MiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return math.nan
-
-
-def _vm_rss_mib() -> float:
-    """The process's resident set now (Linux VmRSS), MiB."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return math.nan
+    return _vm_mib("VmHWM")
 
 
 def _return_free_heap() -> None:
@@ -166,9 +163,9 @@ def recommended_point(n_users: int, method: str, aggregation: str = "none", n_it
     t_data = time.perf_counter() - t0
     gc.collect()
     rss_data = _vm_hwm_mib()
-    rss_loaded = _vm_rss_mib()
+    rss_loaded = _vm_mib("VmRSS")
     _return_free_heap()
-    rss_trimmed = _vm_rss_mib()
+    rss_trimmed = _vm_mib("VmRSS")
     reset = _reset_hwm()
     rss_base = _vm_hwm_mib()
     cfg = RunConfig(method=method, epsilon=epsilon, k=k, rank=rank, seed=seed, n_jobs=n_jobs,

@@ -79,8 +79,8 @@ def keep_entries(X: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
     """The CSR matrix of a canonical X's entries where ``keep`` (bool, one per stored entry, in X's
     entry order), same shape, without a COO round trip."""
     # row pointers from the rows of the smaller of the kept and the dropped entries: O(rows + that
-    # set), where a running count over every entry held 8 bytes per entry (2 GiB beside a 10^7-user
-    # split's 250 million entries)
+    # set), not a running count over every entry (8 bytes per entry: 2 GiB beside a 10^7-user split's
+    # 250 million entries)
     keep = np.asarray(keep, dtype=bool)
     n_kept = int(np.count_nonzero(keep))
     few_kept = n_kept <= X.nnz - n_kept

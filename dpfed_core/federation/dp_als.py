@@ -40,8 +40,8 @@ import scipy.sparse as sp
 
 from dpfed_core.config import Param
 from dpfed_core.errors import ConfigError
-from dpfed_core.federation.summable import (SummableMethod, SummableShare, _packed_weights, _unit_rows,
-                                            register_summable_method, to_grid, unpack_symmetric)
+from dpfed_core.federation.summable import (SummableMethod, SummableShare, _on_items, _packed_weights,
+                                            _unit_rows, register_summable_method, to_grid, unpack_symmetric)
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.budget_split import BudgetSplit, split_by, split_evenly_over
 
@@ -189,8 +189,7 @@ class DPALS(SummableMethod):
         else:
             items = np.asarray(public["items"], dtype=np.int64)
             V = np.asarray(public["V_als"], dtype=np.float64)
-            whole = items.size == Xn.shape[1] and np.array_equal(items, np.arange(Xn.shape[1]))
-            Xs = Xn if whole else sp.csr_matrix(Xn[:, items])  # every item: no copy by a column index
+            Xs = _on_items(Xn, items)
             U = _user_factors(Xs, V, float(self.lam))
             iu, w = _packed_weights(int(self.rank))
             G = (U.T @ U)[iu] * w                       # (diag, √2·offdiag): L2 norm = Frobenius

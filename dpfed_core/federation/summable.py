@@ -452,9 +452,9 @@ def _unit_rows(X: sp.csr_matrix, value_max: float, copy: bool = True) -> sp.csr_
     new row depends on that user's row only: one user adds one unit vector). ``copy=False`` works on
     ``X``'s own arrays when they are float64 (for a matrix the caller made and owns).
 
-    Done on the stored values in place: a site's release then holds one copy of its rows and one
-    value array beside it, not the four copies elementwise products and a diagonal product make
-    (5.1 → ~2× the rows at the co-occurrence stage); the values are the same to the last bit."""
+    Done on the stored values in place, so a site's release holds one copy of its rows and one value
+    array beside it (elementwise products and a diagonal product would each copy the rows); the
+    values are those of the plain expression to the last bit."""
     Xc = sp.csr_matrix(X, dtype=np.float64, copy=copy)
     np.clip(Xc.data, 0.0, value_max, out=Xc.data)
     Xc.eliminate_zeros()
@@ -462,6 +462,14 @@ def _unit_rows(X: sp.csr_matrix, value_max: float, copy: bool = True) -> sp.csr_
     scale = np.where(norms > 0, 1.0 / np.maximum(norms, 1e-300), 0.0)
     Xc.data *= np.repeat(scale, np.diff(Xc.indptr))
     return Xc
+
+
+def _on_items(X: sp.csr_matrix, items: np.ndarray) -> sp.csr_matrix:
+    """X's columns ``items``: X itself when they are every column in order (a catalogue within
+    ``max_items``), so a share does not copy the site's rows by a column index to get them back."""
+    if items.size == X.shape[1] and np.array_equal(items, np.arange(X.shape[1])):
+        return X
+    return sp.csr_matrix(X[:, items])
 
 
 def _row_norms(X: sp.csr_matrix) -> np.ndarray:
@@ -684,9 +692,7 @@ class DPCooccurrence(SummableMethod):
             weight = 1.0
         else:
             items = np.asarray((public or {})["items"], dtype=np.int64)
-            # every item (a catalogue within max_items): the rows as they are, not a copy by a column index
-            whole = items.size == Xn.shape[1] and np.array_equal(items, np.arange(Xn.shape[1]))
-            Xs = _unit_rows(Xn if whole else Xn[:, items], 1.0, copy=False)
+            Xs = _unit_rows(_on_items(Xn, items), 1.0, copy=False)  # Xn itself or a copy: either is ours
             del Xn
             iu, weight = _packed_weights(items.size)
             values = (Xs.T @ Xs).toarray()[iu] * weight  # (diag, √2·offdiag): L2 norm = Frobenius

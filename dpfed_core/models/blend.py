@@ -212,9 +212,9 @@ def holdout_sample(has: np.ndarray, n_items: int, rng: np.random.Generator) -> t
 
 #: The hold-out's matrix parts are fitted on at most this many users' reduced rows: the search scores
 #: only :data:`HOLDOUT_USERS` of them, and what the rest add is item factors already determined (a
-#: rank-10 model of 500 items from 50,000 users). A site of 10^6 users fitted its own NMF on every
-#: reduced row before its refit on all rows: the hold-out fit was half of round 2 at 10^7 users.
-#: Sites up to this size (every site of the utility benchmark) fit every reduced row, as before.
+#: rank-10 model of 500 items from 50,000 users). Fitted on every reduced row, a site of 10^6 users
+#: spent as long on its hold-out fit as on its refit on all rows (round 2 at 10^7 users: 467 s against
+#: 220 s with the cap). Sites up to this size (every site of the utility benchmark) fit every reduced row.
 HOLDOUT_FIT_USERS = 50_000
 
 
@@ -554,19 +554,20 @@ def shrunk_popularity(X: sp.csr_matrix, g: np.ndarray, support: np.ndarray | Non
     return own + c * np.where(_support(g, support), g, 0.0) if c else own
 
 
-def site_rng(X: sp.csr_matrix) -> np.random.Generator:
+def site_rng(X: sp.csr_matrix, digest: bytes | None = None) -> np.random.Generator:
     """A site's own stream for its local fitting (the hold-out draw, its NMF's start): a function of its
     training rows alone (BLAKE2b of the CSR arrays). ``local`` and a federation's round 2 then fit the
     same hold-out and the same own model on the same rows, so where the federation adds nothing the two
     are the same model — the comparison is paired, not two hold-out draws apart. Nothing here is a
-    mechanism's noise, and nothing leaves the site."""
-    return np.random.default_rng(int.from_bytes(site_digest(X), "little"))
+    mechanism's noise, and nothing leaves the site. ``digest``: :func:`site_digest` of X, when the
+    caller has it."""
+    return np.random.default_rng(int.from_bytes(site_digest(X) if digest is None else digest, "little"))
 
 
 def site_digest(X: sp.csr_matrix) -> bytes:
     """BLAKE2b of a site's rows (its CSR arrays and shape): the seed of :func:`site_rng`, and what
-    stands for the rows in the keys of :data:`SITE_FITS` — hashing a site's rows once, not once per
-    key (a site of 10^6 users was hashed four times, ~0.7 s each)."""
+    stands for the rows in the keys of :data:`SITE_FITS`, so a fit reads the site's rows through the
+    hash once, not once per key (~0.7 s a time for 10^6 users)."""
     h = hashlib.blake2b(digest_size=16, person=b"dpfed-site-fit1")
     _hash_csr(h, X)
     return h.digest()
@@ -576,7 +577,7 @@ def _site_streams(X: sp.csr_matrix, digest: bytes | None = None) -> tuple[np.ran
     """(the hold-out's stream, the own model's stream) of a site's local fitting on rows X: both
     functions of X alone (:func:`site_rng`; ``digest``: :func:`site_digest` of X, when the caller has
     it), so the validation entries are known before any release."""
-    rng = np.random.default_rng(int.from_bytes(site_digest(X) if digest is None else digest, "little"))
+    rng = site_rng(X, digest)
     return rng, rng.spawn(1)[0]  # spawning leaves the parent's state where it was
 
 
@@ -618,8 +619,8 @@ def released_drop(X: sp.csr_matrix) -> np.ndarray:
 def drop_entries(X: sp.csr_matrix, drop: np.ndarray) -> sp.csr_matrix:
     """X without the entries at CSR positions ``drop``; with ``drop`` = :func:`released_drop` of X, the
     hold-out's reduced rows of :func:`holdout_split`. A canonical X (a split's rows) takes no COO round
-    trip: a site's hold-out then holds its rows about twice, not 4–5 times (int64 row and column
-    arrays per entry), which two sites fitted at once paid twice."""
+    trip, whose int64 row and column arrays per entry would hold the site's rows 4–5 times over (and
+    as many times again for each site fitted at once)."""
     from dpfed_core.data.split import keep_entries
 
     X = sp.csr_matrix(X, dtype=np.float64)
@@ -638,7 +639,7 @@ _HASH_CHUNK = 1 << 20
 def _hash_csr(h, X: sp.spmatrix) -> None:
     """Feed a sparse matrix to the hash ``h``: its shape and CSR arrays at fixed widths (the caller's
     matrix is read, never reordered). Fed a chunk at a time — the same bytes, so the same digest — and
-    not as whole widened copies: two of a site's rows per hash were the peak of its round 2."""
+    not as whole widened copies, which would be two more copies of a site's rows per hash."""
     X = sp.csr_matrix(X)
     h.update(np.asarray(X.shape, dtype=np.int64).tobytes())
     for a, dtype in ((X.indptr, np.int64), (X.indices, np.int64), (X.data, np.float64)):
