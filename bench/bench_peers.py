@@ -138,7 +138,7 @@ def bench_implicit(quick: bool, tmp: Path) -> dict:
     sets = [("MovieLens 100K (ZIP)", C.movielens)]
     if not quick:
         sets.append(("eICU demo (hospital)", lambda: C.eicu("hospitalid")))
-    rows = []
+    rows, curves = [], []
     version = None
     for dname, loader in sets:
         ds = loader()
@@ -166,10 +166,74 @@ def bench_implicit(quick: bool, tmp: Path) -> dict:
                                  **{k: ev[k] for k in ("mar", "precision_at_10", "ndcg_at_10", "test_rmse")}})
             print(f"[peers/implicit] {dname} r={rank}: " + "; ".join(
                 f"{r['model']} ({r['threads']}) {r['seconds']:.2f}s MAR {r['mar']:.3f}" for r in rows[-5:]), flush=True)
-    return {"rows": rows, "version": version,
+            curves.append(_mar_curves(dname, rank, split, cfg, ds, tmp, quick))
+    return {"rows": rows, "version": version, "curves": curves,
             "note": "implicit's ALS minimises Σ c_ui (p_ui − u·v)² + λ(‖U‖² + ‖V‖²) over all cells with "
                     "confidence c_ui = 1 + α·x_ui (α = 1) and p_ui = [x_ui > 0]; factors are not "
                     "non-negative. Objectives differ, so only time and ranking quality are comparable."}
+
+
+#: Iteration counts of implicit's time-to-MAR curve (its default is 15).
+IMPLICIT_CURVE_ITERS = tuple(range(1, 16))
+
+
+def _first_at(curve: list[dict], target: float) -> dict | None:
+    """The first point of a curve (in iterations) whose MAR is at most ``target``."""
+    return next((p for p in curve if p["mar"] <= target + 1e-12), None)
+
+
+def _mar_curves(dname: str, rank: int, split, cfg, ds, tmp: Path, quick: bool) -> dict:
+    """Time to the same MAR, both models on one thread: each point is a fresh fit capped at i iterations
+    (the same start, so its first i iterations are the full fit's), best of 3 wall seconds, and its MAR
+    on the split. Ours: i = 1 … 20, then every 5 up to where its stopping rule ends the fit; implicit:
+    i = 1 … 15. The common MAR is the higher of the two models' final MARs (ours at its stopping rule,
+    implicit at 15 iterations), which both reach."""
+    from dpfed_core.evaluation.metrics import evaluate
+    from dpfed_core.models.factorization import fit_nmf
+    from dpfed_core.privacy.noise import method_generator
+
+    def mar(U, V) -> float:
+        return float(evaluate(U, V, split.train, split.test, split.test_users, ds.entity_of_user,
+                              ds.entity_names, "zero", 10)["overall"]["mar"])
+
+    def ours(max_iter: int) -> tuple[float, float, int]:
+        best = math.inf
+        for _ in range(1 if quick else 3):
+            t0 = time.perf_counter()
+            U, V, hist = fit_nmf(split.train, rank, cfg.lam, cfg.mode, max_iter=max_iter,
+                                 rng=method_generator(cfg.seed, private=False, simulation=False))
+            best = min(best, time.perf_counter() - t0)
+        return best, mar(U, V), len(hist) - 1
+
+    full_s, full_mar, n_iter = ours(cfg.max_iter)
+    grid = [i for i in (*range(1, 21), *range(25, n_iter + 1, 5)) if i < n_iter] + [n_iter]
+    our_curve = []
+    for i in grid:
+        sec, m, _ = (full_s, full_mar, n_iter) if i == n_iter else ours(i)
+        our_curve.append({"iterations": i, "seconds": sec, "mar": m})
+    imp_curve = []
+    for iters in (IMPLICIT_CURVE_ITERS[:3] if quick else IMPLICIT_CURVE_ITERS):
+        task = {"train": str(tmp / "train.npz"), "rank": rank, "lam": LAM, "iterations": iters, "seed": 0,
+                "threads": [1] * (1 if quick else 3), "out_U": str(tmp / "U.npy"), "out_V": str(tmp / "V.npy")}
+        res = _child(VENV_IMPLICIT, "implicit", task, tmp)
+        imp_curve.append({"iterations": iters, "seconds": min(r["seconds"] for r in res["runs"]),
+                          "mar": mar(np.load(tmp / "U.npy"), np.load(tmp / "V.npy"))})
+    common = max(full_mar, imp_curve[-1]["mar"])
+    o, i = _first_at(our_curve, common), _first_at(imp_curve, common)
+    i_ours_final = _first_at(imp_curve, full_mar)
+    row = {"data": dname, "rank": rank, "ours_iterations": n_iter, "ours_s": full_s, "ours_mar": full_mar,
+           "implicit_mar": imp_curve[-1]["mar"], "common_mar": common,
+           "ours_s_to_common": o["seconds"], "ours_it_to_common": o["iterations"],
+           "implicit_s_to_common": i["seconds"], "implicit_it_to_common": i["iterations"],
+           "ratio_to_common": o["seconds"] / i["seconds"],
+           "implicit_s_to_ours_final": i_ours_final["seconds"] if i_ours_final else math.nan,
+           "ratio_as_run": full_s / i_ours_final["seconds"] if i_ours_final else math.nan,
+           "ours_best_mar": min(p["mar"] for p in our_curve),
+           "ours_best_it": min(our_curve, key=lambda p: p["mar"])["iterations"]}
+    print(f"[peers/implicit] {dname} r={rank}: common MAR {common:.4f}: ours {o['seconds']:.3f}s "
+          f"({o['iterations']} it), implicit {i['seconds']:.3f}s ({i['iterations']} it); as run "
+          f"{row['ratio_as_run']:.2f}x", flush=True)
+    return {"summary": row, "ours": our_curve, "implicit": imp_curve}
 
 
 # ================================================================================== C. DP k-means
@@ -260,12 +324,60 @@ def bench_dpkmeans(quick: bool, tmp: Path) -> dict:
 
 
 # ====================================================================================== report
+#: Target: central MF at most this many times implicit's ALS time to the same MAR (ranks 10 and 50).
+TARGET_TIME_TO_MAR = 1.5
+
+
+def _mar_curve_report(curves: list[dict]) -> list[str]:
+    """Section B's time to the same MAR: a table per data set and rank, the two readings and their
+    verdicts against :data:`TARGET_TIME_TO_MAR`, and the curves."""
+    rows = [c["summary"] for c in curves]
+    shown = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in rows]
+    L = ["### Time to the same MAR (one thread each)", "",
+         "Each point of a curve is a fresh fit capped at i iterations (the same start, so its first i iterations are "
+         "the full fit's), best of 3 wall seconds on one thread, scored on the split above. Ours: i = 1 … 20, then every "
+         "5, up to where its stopping rule ends the fit; implicit: i = 1 … 15 (its default). *common MAR* = the higher "
+         "of the two final MARs (ours at its stopping rule, implicit at 15 iterations), which both reach; "
+         "*ratio_to_common* = our seconds to first reach it / implicit's. *ratio_as_run* = our whole fit, to its "
+         "stopping rule as the product runs it, / implicit's seconds to first reach our final MAR (empty: implicit "
+         "never reaches it within 15 iterations). *ours_best_mar* = the lowest MAR on our curve, at *ours_best_it* "
+         "iterations.", ""]
+    L.append(C.md_table(shown, ["data", "rank", "ours_iterations", "ours_s", "ours_mar", "implicit_mar", "common_mar",
+                               "ours_it_to_common", "ours_s_to_common", "implicit_it_to_common",
+                               "implicit_s_to_common", "ratio_to_common", "implicit_s_to_ours_final", "ratio_as_run",
+                               "ours_best_mar", "ours_best_it"],
+                        {**{k: "{:.3g}" for k in ("ours_s", "ours_s_to_common", "implicit_s_to_common",
+                                                  "implicit_s_to_ours_final", "ratio_to_common", "ratio_as_run")},
+                         **{k: "{:.4f}" for k in ("ours_mar", "implicit_mar", "common_mar", "ours_best_mar")}}))
+    L += ["", f"Target: central MF ≤ {TARGET_TIME_TO_MAR}× implicit's ALS to the same MAR at rank 10 and 50.", ""]
+    for r in rows:
+        to_common = "met" if r["ratio_to_common"] <= TARGET_TIME_TO_MAR else "missed"
+        if r["ratio_as_run"] is None or math.isnan(r["ratio_as_run"]):  # None: read back from the JSON
+            as_run = "implicit never reaches our final MAR within 15 iterations"
+        else:
+            as_run = (f"{r['ratio_as_run']:.2f}× ({'met' if r['ratio_as_run'] <= TARGET_TIME_TO_MAR else 'missed'})")
+        L.append(f"- {r['data']}, rank {r['rank']}: to the common MAR {r['common_mar']:.4f}: "
+                 f"**{r['ratio_to_common']:.2f}×** ({to_common}); as run, to its stopping rule: {as_run}.")
+    L += ["", "| data | rank | model | MAR by iterations (seconds) |", "|---|---|---|---|"]
+    for c in curves:
+        for name in ("ours", "implicit"):
+            pts = ", ".join(f"{p['iterations']}: {p['mar']:.4f} ({p['seconds']:.3g})" for p in c[name])
+            L.append(f"| {c['summary']['data']} | {c['summary']['rank']} | {name} | {pts} |")
+    L.append("")
+    return L
+
+
 def write_report(doc: dict, out: dict) -> None:
     L = [f"# Peers side by side{' (quick)' if doc['quick'] else ''}", "",
          f"Machine: {doc['machine']['cpus']} cores ({doc['machine']['cpu']}), numpy {doc['machine']['numpy']}, "
          f"scikit-learn {doc['machine']['scikit-learn']}; load average at start {doc['machine']['loadavg_1m_at_start']:.1f}. "
          "Ratios are peer / ours (objective ratio > 1: the peer stopped at a worse objective; time ratio > 1: "
          "the peer is slower).", ""]
+    if doc.get("measured"):
+        names = {"nmf": "A", "implicit": "B", "dpkmeans": "C"}
+        L += ["Sections measured by separate runs of this script: " + "; ".join(
+            f"{names[p]} at {m['git_commit']} on {m['date']} (load average at start {m['loadavg_1m_at_start']:.1f})"
+            for p, m in doc["measured"].items()) + ".", ""]
     nmf = doc.get("nmf")
     if nmf:
         L += ["## A. NMF with ridge: ours (HALS) vs scikit-learn `NMF`", "",
@@ -308,6 +420,8 @@ def write_report(doc: dict, out: dict) -> None:
                                               "precision_at_10", "ndcg_at_10"],
                                 {"seconds": "{:.3g}", "time_ratio": "{:.3f}", "mar": "{:.4f}",
                                  "precision_at_10": "{:.4f}", "ndcg_at_10": "{:.4f}"}))
+            if imp.get("curves"):
+                L += _mar_curve_report(imp["curves"])
     dk = doc.get("dpkmeans")
     if dk:
         L += ["## C. DP k-means: dp-prototypes vs diffprivlib `KMeans` vs k-means++", "",
@@ -338,6 +452,29 @@ def write_report(doc: dict, out: dict) -> None:
     out["md"].write_text("\n".join(L) + "\n")
 
 
+SECTIONS = ("nmf", "implicit", "dpkmeans")
+
+
+def _measured(m: dict) -> dict:
+    return {k: m.get(k) for k in ("git_commit", "date", "loadavg_1m_at_start")}
+
+
+def _kept_sections(path: Path, doc: dict, parts: list[str]) -> dict:
+    """Copy into ``doc`` the saved sections this run does not measure; returns each kept section's
+    commit, date and load (a saved document without them: its own machine line)."""
+    if not path.exists() or set(SECTIONS) <= set(parts):
+        return {}
+    # JSON keeps ±inf as strings (json_safe): read them back as numbers, so the page formats them as before
+    old = json.loads(path.read_text(), object_hook=lambda d: {
+        k: float(v) if v in ("inf", "-inf") else v for k, v in d.items()})
+    measured = {}
+    for part in SECTIONS:
+        if part not in parts and part in old:
+            doc[part] = old[part]
+            measured[part] = old.get("measured", {}).get(part) or _measured(old["machine"])
+    return measured
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true")
@@ -347,18 +484,19 @@ def main(argv=None) -> None:
     out = C.outputs("peers", args.quick)
     C.ensure_methods()
     doc = {"benchmark": "peers", "quick": args.quick, "machine": C.machine()}
+    # a run of some sections keeps the saved others, each with the machine line it was measured under
+    doc["measured"] = _kept_sections(out["json"], doc, parts)
     tmp = Path(tempfile.mkdtemp(prefix="dpfed_peers_"))  # outside the repository: derived data
     try:
-        if "nmf" in parts:
-            doc["nmf"] = bench_nmf(args.quick)
-        if "implicit" in parts:
-            doc["implicit"] = bench_implicit(args.quick, tmp)
-        if "dpkmeans" in parts:
-            doc["dpkmeans"] = bench_dpkmeans(args.quick, tmp)
+        for part, run in (("nmf", lambda: bench_nmf(args.quick)), ("implicit", lambda: bench_implicit(args.quick, tmp)),
+                          ("dpkmeans", lambda: bench_dpkmeans(args.quick, tmp))):
+            if part in parts:
+                doc[part] = run()
+                doc["measured"][part] = _measured(doc["machine"])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    C.write_doc(out["json"], doc)  # first: a failing figure must not lose the measurements
     write_report(doc, out)
-    C.write_doc(out["json"], doc)
     print(f"wrote {out['json']} and {out['md']}")
 
 
