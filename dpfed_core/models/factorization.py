@@ -136,7 +136,6 @@ def update_factor(
     X = _as_operand(X) if mode == "zero" else _as_matrix(X)
     W = np.array(W, dtype=np.float64, copy=True)
     H = np.asarray(H, dtype=np.float64)
-    ell = W.shape[1]
     if mode == "zero":
         A = np.asarray(X @ H)  # n × ℓ
         B = H.T @ H  # ℓ × ℓ
