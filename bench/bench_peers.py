@@ -133,7 +133,6 @@ def bench_implicit(quick: bool, tmp: Path) -> dict:
         return {"skipped": "bench/.venv-implicit is missing (see the module docstring to create it)"}
     from dpfed_core.config import RunConfig
     from dpfed_core.evaluation.experiments import make_split, run_method
-    from dpfed_core.evaluation.metrics import evaluate
 
     sets = [("MovieLens 100K (ZIP)", C.movielens)]
     if not quick:
@@ -153,13 +152,8 @@ def bench_implicit(quick: bool, tmp: Path) -> dict:
                          "seconds": t_ours, **{k: doc["overall"][k] for k in ("mar", "precision_at_10", "ndcg_at_10", "test_rmse")}})
             sp.save_npz(tmp / "train.npz", split.train)
             for iters in (15, 50):
-                task = {"train": str(tmp / "train.npz"), "rank": rank, "lam": LAM, "iterations": iters, "seed": 0,
-                        "threads": [1, 0], "out_U": str(tmp / "U.npy"), "out_V": str(tmp / "V.npy")}
-                res = _child(VENV_IMPLICIT, "implicit", task, tmp)
+                res, ev = _implicit_fit(tmp, rank, iters, [1, 0], split, ds)
                 version = res["version"]
-                U, V = np.load(tmp / "U.npy"), np.load(tmp / "V.npy")
-                ev = evaluate(U, V, split.train, split.test, split.test_users, ds.entity_of_user,
-                              ds.entity_names, "zero", 10)["overall"]
                 for run in res["runs"]:
                     rows.append({**base, "model": f"implicit ALS, {iters} it", "threads": run["threads"] or "all",
                                  "seconds": run["seconds"], "time_ratio": run["seconds"] / t_ours,
@@ -171,6 +165,23 @@ def bench_implicit(quick: bool, tmp: Path) -> dict:
             "note": "implicit's ALS minimises Σ c_ui (p_ui − u·v)² + λ(‖U‖² + ‖V‖²) over all cells with "
                     "confidence c_ui = 1 + α·x_ui (α = 1) and p_ui = [x_ui > 0]; factors are not "
                     "non-negative. Objectives differ, so only time and ranking quality are comparable."}
+
+
+def _scores(U: np.ndarray, V: np.ndarray, split, ds) -> dict:
+    """The overall ranking metrics of factors U, V on the split (top 10, zero mode)."""
+    from dpfed_core.evaluation.metrics import evaluate
+
+    return evaluate(U, V, split.train, split.test, split.test_users, ds.entity_of_user, ds.entity_names,
+                    "zero", 10)["overall"]
+
+
+def _implicit_fit(tmp: Path, rank: int, iterations: int, threads: list[int], split, ds) -> tuple[dict, dict]:
+    """implicit's ALS on ``tmp/train.npz`` in its own venv, once per entry of ``threads`` (0: all cores):
+    the worker's result (version, seconds per run) and the scores of its factors on the split."""
+    task = {"train": str(tmp / "train.npz"), "rank": rank, "lam": LAM, "iterations": iterations, "seed": 0,
+            "threads": threads, "out_U": str(tmp / "U.npy"), "out_V": str(tmp / "V.npy")}
+    res = _child(VENV_IMPLICIT, "implicit", task, tmp)
+    return res, _scores(np.load(tmp / "U.npy"), np.load(tmp / "V.npy"), split, ds)
 
 
 #: Iteration counts of implicit's time-to-MAR curve (its default is 15).
@@ -188,13 +199,8 @@ def _mar_curves(dname: str, rank: int, split, cfg, ds, tmp: Path, quick: bool) -
     on the split. Ours: i = 1 … 20, then every 5 up to where its stopping rule ends the fit; implicit:
     i = 1 … 15. The common MAR is the higher of the two models' final MARs (ours at its stopping rule,
     implicit at 15 iterations), which both reach."""
-    from dpfed_core.evaluation.metrics import evaluate
     from dpfed_core.models.factorization import fit_nmf
     from dpfed_core.privacy.noise import method_generator
-
-    def mar(U, V) -> float:
-        return float(evaluate(U, V, split.train, split.test, split.test_users, ds.entity_of_user,
-                              ds.entity_names, "zero", 10)["overall"]["mar"])
 
     def ours(max_iter: int) -> tuple[float, float, int]:
         best = math.inf
@@ -203,7 +209,7 @@ def _mar_curves(dname: str, rank: int, split, cfg, ds, tmp: Path, quick: bool) -
             U, V, hist = fit_nmf(split.train, rank, cfg.lam, cfg.mode, max_iter=max_iter,
                                  rng=method_generator(cfg.seed, private=False, simulation=False))
             best = min(best, time.perf_counter() - t0)
-        return best, mar(U, V), len(hist) - 1
+        return best, float(_scores(U, V, split, ds)["mar"]), len(hist) - 1
 
     full_s, full_mar, n_iter = ours(cfg.max_iter)
     grid = [i for i in (*range(1, 21), *range(25, n_iter + 1, 5)) if i < n_iter] + [n_iter]
@@ -213,11 +219,9 @@ def _mar_curves(dname: str, rank: int, split, cfg, ds, tmp: Path, quick: bool) -
         our_curve.append({"iterations": i, "seconds": sec, "mar": m})
     imp_curve = []
     for iters in (IMPLICIT_CURVE_ITERS[:3] if quick else IMPLICIT_CURVE_ITERS):
-        task = {"train": str(tmp / "train.npz"), "rank": rank, "lam": LAM, "iterations": iters, "seed": 0,
-                "threads": [1] * (1 if quick else 3), "out_U": str(tmp / "U.npy"), "out_V": str(tmp / "V.npy")}
-        res = _child(VENV_IMPLICIT, "implicit", task, tmp)
+        res, ev = _implicit_fit(tmp, rank, iters, [1] * (1 if quick else 3), split, ds)
         imp_curve.append({"iterations": iters, "seconds": min(r["seconds"] for r in res["runs"]),
-                          "mar": mar(np.load(tmp / "U.npy"), np.load(tmp / "V.npy"))})
+                          "mar": float(ev["mar"])})
     common = max(full_mar, imp_curve[-1]["mar"])
     o, i = _first_at(our_curve, common), _first_at(imp_curve, common)
     i_ours_final = _first_at(imp_curve, full_mar)
@@ -373,7 +377,8 @@ def write_report(doc: dict, out: dict) -> None:
          f"scikit-learn {doc['machine']['scikit-learn']}; load average at start {doc['machine']['loadavg_1m_at_start']:.1f}. "
          "Ratios are peer / ours (objective ratio > 1: the peer stopped at a worse objective; time ratio > 1: "
          "the peer is slower).", ""]
-    if doc.get("measured"):
+    # a run of every section measured them all at once: the machine line above says when
+    if len({(m["git_commit"], m["date"]) for m in doc.get("measured", {}).values()}) > 1:
         names = {"nmf": "A", "implicit": "B", "dpkmeans": "C"}
         L += ["Sections measured by separate runs of this script: " + "; ".join(
             f"{names[p]} at {m['git_commit']} on {m['date']} (load average at start {m['loadavg_1m_at_start']:.1f})"

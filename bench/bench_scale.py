@@ -99,10 +99,6 @@ def _vm_mib(field: str) -> float:
     return math.nan
 
 
-def _vm_hwm_mib() -> float:
-    return _vm_mib("VmHWM")
-
-
 def _return_free_heap() -> None:
     """Give the heap pages the data generator freed back to the system (glibc ``malloc_trim``): its
     256-row chunks leave ~0.2 GiB per 10^6 users of free heap resident (3·10^6 users: 1.76 → 1.16
@@ -162,12 +158,12 @@ def recommended_point(n_users: int, method: str, aggregation: str = "none", n_it
     ds, generated = recommended_data(n_users, n_items, n_entities, density, seed, cache)
     t_data = time.perf_counter() - t0
     gc.collect()
-    rss_data = _vm_hwm_mib()
+    rss_data = _vm_mib("VmHWM")
     rss_loaded = _vm_mib("VmRSS")
     _return_free_heap()
     rss_trimmed = _vm_mib("VmRSS")
     reset = _reset_hwm()
-    rss_base = _vm_hwm_mib()
+    rss_base = _vm_mib("VmHWM")
     cfg = RunConfig(method=method, epsilon=epsilon, k=k, rank=rank, seed=seed, n_jobs=n_jobs,
                     **({"aggregation": aggregation} if aggregation != "none" else {}))
     c0, t0 = time.process_time(), time.perf_counter()
@@ -191,7 +187,7 @@ def recommended_point(n_users: int, method: str, aggregation: str = "none", n_it
         "round2_s": tm.get("round2_local_fit"), "evaluate_s": tm.get("evaluate"), "total_s": wall, "cpu_s": cpu,
         "rss_after_data_mib": rss_data, "rss_base_mib": rss_base,
         "rss_loaded_mib": rss_loaded, "rss_trimmed_mib": rss_trimmed,
-        "federation_peak_rss_mib": _vm_hwm_mib() if reset else math.nan,
+        "federation_peak_rss_mib": _vm_mib("VmHWM") if reset else math.nan,
         "process_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "test_rmse": doc["overall"]["test_rmse"], "mar": doc["overall"]["mar"],
         "privacy_epsilon": doc["privacy"]["epsilon"],
