@@ -171,7 +171,8 @@ def test_item_choice_from_the_popularity_sum():
     # every release reads a site's rows without the entries its round 2 validates on
     from dpfed_core.evaluation.catalogue_run import selection_rows
 
-    pop = np.asarray(_unit_rows(selection_rows(ds, make_split(ds, cfg).train, cfg), 1.0).sum(0)).ravel()
+    released = selection_rows(ds, make_split(ds, cfg).train, cfg)  # read a site's block at a time
+    pop = sum(np.asarray(_unit_rows(released[sl], 1.0).sum(0)).ravel() for sl in ds.entity_slices())
     assert set(items) == set(np.argsort(-pop, kind="stable")[:5])
     assert any("selected items" in m["content"] for m in doc["messages"])
     # unselected items get no latent factors, only the popularity column

@@ -300,6 +300,6 @@ def test_a_flat_list_is_no_ranking_and_evidence_counts_similar_rows():
     # item 2 is had by user 1 only, item 3 by users 1 and 2
     X = sp.csr_matrix(np.array([[1, 1, 0, 0], [1, 0, 1, 1], [1, 0, 0, 1], [0, 0, 0, 1.0]]))
     ds = FederatedDataset.from_parts(X, np.array(["A"] * 4), value_kind="counts", value_max=5, name="t")
-    split = Split(train=X, test=sp.csr_matrix(X.shape), test_users=np.array([], dtype=int))
+    split = Split.of(X, sp.csr_matrix(X.shape), np.array([], dtype=int))
     words = similar_evidence(ds, split, "A", ds.user_ids[0], [2, 3], k=40)
     assert words == ["seen with 1 of 2 similar users", "seen with 2 of 2 similar users"]

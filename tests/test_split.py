@@ -78,3 +78,92 @@ def test_keep_entries_is_the_matrix_of_the_kept_entries_empty_rows_included():
         np.testing.assert_array_equal(got.indptr, want.indptr)
         np.testing.assert_array_equal(got.indices, want.indices)
         np.testing.assert_array_equal(got.data, want.data)
+
+
+def test_training_rows_read_any_way_are_the_training_matrix():
+    """A split's training data is held as X and the hidden positions: every way of reading it — blocks
+    of rows (empty ones too), one row, negative rows, rows in any order, a row mask, the whole — gives
+    X's entries less the hidden ones, exactly."""
+    from dpfed_core.data.split import Split, keep_entries
+
+    X, ent = _data(np.random.default_rng(2))
+    X = sp.vstack([X, sp.csr_matrix((3, X.shape[1])), X[:4]]).tocsr()  # empty rows, then a tail
+    ent = np.concatenate([ent, [2, 2, 2, 2, 2, 2, 2]])
+    s = split_users(X, ent, np.random.default_rng(3))
+    hide = np.zeros(X.nnz, bool)
+    hide[s.rows.hidden] = True
+    want = keep_entries(X, ~hide)
+    assert abs(want + s.test - X).max() == 0 and s.rows.nnz == want.nnz
+    n = X.shape[0]
+
+    def same(got, ref):
+        assert got.shape == ref.shape
+        np.testing.assert_array_equal(got.indptr, ref.indptr)
+        np.testing.assert_array_equal(got.indices, ref.indices)
+        np.testing.assert_array_equal(got.data, ref.data)
+
+    for a, b in ((0, n), (0, 1), (5, 5), (17, 63), (n - 9, n), (100, n)):
+        same(s.rows[a:b], want[a:b])
+    for i in (0, 7, n - 1, -1, -n):
+        same(s.rows[i], want[i])
+    order = np.random.default_rng(5).permutation(n)[:30]
+    same(s.rows[order], want[order])
+    same(s.rows[np.sort(order)], want[np.sort(order)])
+    same(s.rows[np.arange(n) % 4 == 1], want[np.arange(n) % 4 == 1])
+    same(s.rows[np.array([], dtype=int)], want[np.array([], dtype=int)])
+    same(s.rows[[3, 3, -2]], want[[3, 3, n - 2]])
+    nothing_hidden = Split.of(want, s.test, s.test_users)
+    same(nothing_hidden.rows[order], want[order])
+    same(s.rows.tocsr(), want)
+    same(s.train, want)
+    with pytest.raises(IndexError):
+        s.rows[n]
+    # a block read is the reader's own: writing it leaves X and later reads alone
+    blk = s.rows[0:20]
+    blk.data[:] = -1.0
+    same(s.rows[0:20], want[0:20])
+    assert (X.data > 0).all()
+
+
+def test_a_federated_run_reads_its_training_data_a_site_at_a_time():
+    """The federation, its round 2 and the evaluation read a split's training rows one site's block
+    at a time: no block as large as the data set is ever built (the run holds the data set's matrix
+    once), and the result is the run on the whole training matrix, to the last bit."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.data.dataset import FederatedDataset
+    from dpfed_core.data.split import Split, TrainRows
+    from dpfed_core.evaluation import metrics
+    from dpfed_core.evaluation.experiments import make_split, run_method
+
+    rng = np.random.default_rng(0)
+    n, m = 800, 40
+    U, V = rng.gamma(1.0, 1.0, size=(n, 3)), rng.gamma(1.0, 1.0, size=(m, 3))
+    X = sp.csr_matrix(rng.poisson(0.4 * U @ V.T).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["north", "south", "west", "east"], n // 4),
+                                     value_kind="counts", value_max=10, name="four")
+    read = []
+    block = TrainRows.block
+
+    def recorded(self, a, b):
+        read.append(b - a)
+        return block(self, a, b)
+
+    import unittest.mock as mock
+
+    for method, params in (("dp-cooccurrence", {"aggregation": "secure"}), ("dp-gaussian", {}), ("local", {})):
+        cfg = RunConfig(method=method, epsilon=1.0, k=8, rank=3, seed=1, simulation=True, **params)
+        split = make_split(ds, cfg)
+        read.clear()
+        with mock.patch.object(metrics, "EVAL_TRAIN_ROWS", 90), mock.patch.object(TrainRows, "block", recorded):
+            doc, res = run_method(ds, cfg, split)
+        whole = Split.of(split.train, split.test, split.test_users)
+        whole.train  # built: every reader reads the whole matrix
+        ref, ref_res = run_method(ds, cfg, whole)
+        assert doc["overall"] == ref["overall"]
+        for (_, U_a, V_a), (_, U_b, V_b) in zip(res.entity_factors().blocks(), ref_res.entity_factors().blocks()):
+            np.testing.assert_array_equal(U_a, U_b)
+            np.testing.assert_array_equal(V_a, V_b)
+        if method == "local":  # a method that is not federated is given the whole matrix
+            assert max(read) == n
+        else:
+            assert read and max(read) <= n // 4, method

@@ -8,6 +8,7 @@ entries, so round 2 can fit their factors).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -15,14 +16,95 @@ import scipy.sparse as sp
 from dpfed_core.errors import ConfigError
 
 
+class TrainRows:
+    """A split's training matrix held as the data set's matrix and the positions of its hidden entries:
+    any block of rows is X's rows without them, built when it is read. A run that reads its training
+    data a site's block at a time (the federation, round 2, the evaluation) then holds the data set's
+    matrix once, not it and a copy of nearly all of it beside (at 10^7 users each is 2.9 GiB).
+
+    ``X`` : canonical CSR (sorted indices, no duplicates, no stored zeros), never written.
+    ``hidden`` : sorted CSR positions (into ``X.data``) of the entries that are not training data.
+    Read with ``rows[a:b]`` (a contiguous block, CSR), ``rows[i]`` (one row), ``rows[array]``
+    (those rows, in that order) or :meth:`tocsr` (the whole matrix, built once per call)."""
+
+    def __init__(self, X: sp.csr_matrix, hidden: np.ndarray) -> None:
+        self.X = X
+        self.hidden = np.asarray(hidden, dtype=np.int64)
+        self.shape = X.shape
+        self.nnz = int(X.nnz - self.hidden.size)
+        self.dtype = X.dtype
+
+    def block(self, start: int, stop: int) -> sp.csr_matrix:
+        """Rows ``start:stop`` without their hidden entries (shares nothing with X: a new CSR)."""
+        X = self.X
+        a, b = int(X.indptr[start]), int(X.indptr[stop])
+        view = sp.csr_matrix((X.data[a:b], X.indices[a:b], X.indptr[start:stop + 1] - a),
+                             shape=(stop - start, X.shape[1]), copy=False)
+        lo, hi = np.searchsorted(self.hidden, [a, b])
+        if lo == hi:
+            return view.copy()
+        keep = np.ones(b - a, dtype=bool)
+        keep[self.hidden[lo:hi] - a] = False
+        return keep_entries(view, keep)
+
+    def tocsr(self) -> sp.csr_matrix:
+        return self.block(0, self.shape[0])
+
+    def __getitem__(self, key) -> sp.csr_matrix:
+        if isinstance(key, slice):
+            start, stop, step = key.indices(self.shape[0])
+            if step == 1:
+                return self.block(start, max(start, stop))
+            key = np.arange(start, stop, step)
+        if isinstance(key, (int, np.integer)):
+            if not -self.shape[0] <= int(key) < self.shape[0]:
+                raise IndexError(f"row {key} of a matrix of {self.shape[0]} rows")
+            i = int(key) % self.shape[0]
+            return self.block(i, i + 1)
+        rows = np.asarray(key)
+        rows = np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.int64) % max(self.shape[0], 1)
+        # only the rows asked for: X's rows (canonical, in the order asked), less the entries at hidden positions
+        picked = self.X[rows]
+        if rows.size == 0 or self.hidden.size == 0:
+            return picked
+        starts, lens = self.X.indptr[rows].astype(np.int64), np.diff(picked.indptr)
+        pos = np.repeat(starts - np.concatenate([[0], np.cumsum(lens)[:-1]]), lens) + np.arange(picked.nnz)
+        at = np.searchsorted(self.hidden, pos)
+        hidden = (at < self.hidden.size) & (self.hidden[np.minimum(at, self.hidden.size - 1)] == pos)
+        return keep_entries(picked, ~hidden) if hidden.any() else picked
+
+    def __repr__(self) -> str:
+        return f"<TrainRows {self.shape[0]}×{self.shape[1]}, {self.nnz} entries (X less {self.hidden.size} hidden)>"
+
+
 @dataclass(frozen=True)
 class Split:
-    """train, test : csr_matrix (n_users × n_items) with disjoint supports; train + test = X.
-    test_users : sorted row indices of the users with hidden entries."""
+    """rows : the training data (:class:`TrainRows`, read a block of rows at a time);
+    test : csr_matrix (n_users × n_items), disjoint from the training data; train + test = X.
+    test_users : sorted row indices of the users with hidden entries.
+    ``train`` is the whole training matrix, built on first read and kept: a method that reads its
+    data per site reads ``rows`` instead and the matrix is never built."""
 
-    train: sp.csr_matrix
+    rows: TrainRows
     test: sp.csr_matrix
     test_users: np.ndarray
+
+    @cached_property
+    def train(self) -> sp.csr_matrix:
+        return self.rows.tocsr()
+
+    @property
+    def train_rows(self) -> "sp.csr_matrix | TrainRows":
+        """The training data for a reader of blocks of rows: the whole matrix when a reader has built
+        it already (no block built again), else :attr:`rows`."""
+        return self.__dict__.get("train", self.rows)
+
+    @classmethod
+    def of(cls, train: sp.spmatrix, test: sp.spmatrix, test_users: np.ndarray) -> "Split":
+        """A split given as its training and test matrices (the training matrix, nothing hidden)."""
+        train = sp.csr_matrix(train, dtype=np.float64, copy=True)  # made canonical: not the caller's
+        train.sum_duplicates()
+        return cls(TrainRows(train, np.zeros(0, dtype=np.int64)), sp.csr_matrix(test), np.asarray(test_users))
 
 
 def split_users(
@@ -71,8 +153,9 @@ def split_users(
     hide[sel[pos_in_row < n_hidden]] = True
     del rows, ekey, sel, sel_rows, order_e, pos_in_row
     # X is canonical (sorted, no duplicates), so each part is X's entries in X's order: built as CSR
-    # directly, without a COO round trip (a sort of every entry again)
-    return Split(train=keep_entries(X, ~hide), test=keep_entries(X, hide), test_users=test_users)
+    # directly, without a COO round trip (a sort of every entry again). The training part stays X and
+    # the hidden positions (4 % of the entries here, 8 bytes each) until a reader builds its rows.
+    return Split(rows=TrainRows(X, np.flatnonzero(hide)), test=keep_entries(X, hide), test_users=test_users)
 
 
 def keep_entries(X: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:

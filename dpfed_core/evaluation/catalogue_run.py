@@ -114,14 +114,24 @@ def selection_rows(dataset: FederatedDataset, train, config: RunConfig):
     entries its round 2 validates on (:func:`~dpfed_core.models.blend.released_rows`, as every stage of
     its round 1), so no release of the site carries an entry its hold-out scores the federation on;
     any other method's rows as they are."""
-    import scipy.sparse as sp
-
     from dpfed_core.federation.protocol import is_summable
-    from dpfed_core.models.blend import released_rows
 
     if not is_summable(config.method):
         return train
-    return sp.vstack([released_rows(train[sl]) for sl in dataset.entity_slices()], format="csr")
+    return _ReleasedRows(train)
+
+
+class _ReleasedRows:
+    """Each site's released rows (:func:`~dpfed_core.models.blend.released_rows` of its training rows),
+    built when the selection reads the site's block ``[sl]``: one site's copy at a time, never all."""
+
+    def __init__(self, train) -> None:
+        self.train, self.shape = train, train.shape
+
+    def __getitem__(self, sl: slice):
+        from dpfed_core.models.blend import released_rows
+
+        return released_rows(self.train[sl])
 
 
 def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
@@ -143,7 +153,7 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
     ledger = PrivacyLedger(config.epsilon, config.delta)
     divisor = secure_catalogue_divisor(dataset.n_entities, config)
     progress("catalogue_start", entities=dataset.n_entities)
-    release = cat.select_catalogue_secure(selection_rows(dataset, split.train, config), dataset.entity_slices(),
+    release = cat.select_catalogue_secure(selection_rows(dataset, split.train_rows, config), dataset.entity_slices(),
                                           dataset.entity_names, dataset.item_names, rho_sel, row_delta,
                                           catalogue_streams(config, dataset.n_entities), ledger,
                                           divisor=divisor, grid=GRID)
@@ -161,7 +171,7 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
                                 note + "; no bucket passed the threshold")
     if spec.federated:  # shares on the released keys, each entity's round 2 on all of its own items
         shared = SharedItems(release.item_key, K, dataset.value_max)
-        result = spec.fit(dataset, split.train, cfg, rng, progress, shared=shared)
+        result = spec.fit(dataset, split.train_rows, cfg, rng, progress, shared=shared)
         factors = result.entity_factors()
     else:
         M = release.key_matrix()
@@ -189,7 +199,7 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
     ledger = PrivacyLedger(config.epsilon, config.delta)
     sel_rng = _catalogue_generator(config)
     progress("catalogue_start", entities=dataset.n_entities)
-    release = cat.select_catalogue(selection_rows(dataset, split.train, config), dataset.entity_slices(),
+    release = cat.select_catalogue(selection_rows(dataset, split.train_rows, config), dataset.entity_slices(),
                                    dataset.entity_names, eps_sel, dlt_sel,
                                    sel_rng, ledger)
     cols = release.columns
@@ -207,7 +217,7 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
     cfg = config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
     if spec.federated:  # shares on the selected items, each entity's round 2 on all of its own items
         shared = SharedItems.from_columns(cols, dataset.n_items, dataset.value_max)
-        result = spec.fit(dataset, split.train, cfg, rng, progress, shared=shared)
+        result = spec.fit(dataset, split.train_rows, cfg, rng, progress, shared=shared)
         factors = result.entity_factors()
     else:
         sub = dataset.select_items(cols, item_source="dp-selected")
@@ -251,7 +261,7 @@ def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: 
         rngs = as_generator(rng).spawn(dataset.n_entities + 1)  # each entity's stream, as the estimator's
         local = []
         for h, sl in enumerate(dataset.entity_slices()):
-            own = own_round2(method, split.train[sl], config.lam, config.mode, rngs[h])
+            own = own_round2(method, split.train_rows[sl], config.lam, config.mode, rngs[h])
             local.append(None if own is None else LocalColumns.from_dense(*own))
         if any(loc is not None for loc in local):
             factors = EntityFactors(np.zeros((dataset.n_users, 0)), np.zeros((dataset.n_items, 0)),

@@ -177,11 +177,13 @@ def run_method(
     if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config):
         result = fit_on_dp_catalogue(dataset, split, config, spec, rng, progress)
     else:
-        result = spec.fit(dataset, split.train, config, rng, progress)
+        # a federated method reads its training data a site's block at a time: the split's rows,
+        # so the run holds the data set's matrix once (not it and a whole training copy beside it)
+        result = spec.fit(dataset, split.train_rows if spec.federated else split.train, config, rng, progress)
     t_fit = time.perf_counter() - t0
     progress("evaluate_start", method=config.method)
     t0 = time.perf_counter()
-    metrics = evaluate(result.entity_factors(), None, split.train, split.test, split.test_users,
+    metrics = evaluate(result.entity_factors(), None, split.train_rows, split.test, split.test_users,
                        dataset.entity_of_user, dataset.entity_names, config.mode, config.top_n)
     t_eval = time.perf_counter() - t0
     timings = {"split": t_split, **result.timings, "fit_total": t_fit, "evaluate": t_eval}

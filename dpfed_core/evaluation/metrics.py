@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from dpfed_core.data.split import TrainRows
 from dpfed_core.models.entity_factors import as_entity_factors
 
 METRIC_KEYS = ("train_rmse", "test_rmse", "mar", "precision", "recall", "ndcg")
@@ -41,6 +42,9 @@ METRIC_KEYS = ("train_rmse", "test_rmse", "mar", "precision", "recall", "ndcg")
 #: (the partial sort, the hidden-entry comparisons, each bounded alike) ~20 MB — the evaluation was
 #: the peak of a 1M-row run at 2^21; smaller batches cost only a little loop overhead.
 EVAL_BATCH_CELLS = 2**19
+#: Rows of a split's training data (:class:`~dpfed_core.data.split.TrainRows`) built at a time by
+#: :func:`evaluate` (~6.5 million entries at 25 items per user).
+EVAL_TRAIN_ROWS = 2**18
 
 
 def ranking_metrics(
@@ -149,7 +153,7 @@ def _row_train_sse(train: sp.csr_matrix, U: np.ndarray, V: np.ndarray, mode: str
 def evaluate(
     U,
     V: np.ndarray | None,
-    train: sp.csr_matrix,
+    train: sp.csr_matrix | TrainRows,
     test: sp.csr_matrix,
     test_users: np.ndarray,
     entity_of_user: np.ndarray,
@@ -168,7 +172,8 @@ def evaluate(
     ``recall_at_{n}``, ``ndcg_at_{n}``. A metric with no data (an entity without test users) is NaN.
     """
     factors = as_entity_factors(U, None if V is None else np.asarray(V, dtype=np.float64))
-    train = sp.csr_matrix(train)
+    # a split's rows (TrainRows) are read a block at a time (each entity's rows built when read)
+    train = train if isinstance(train, TrainRows) else sp.csr_matrix(train)
     test = sp.csr_matrix(test)
     n_users, m = train.shape
     H = len(entity_names)
@@ -186,17 +191,29 @@ def evaluate(
     # cells, not users, so memory does not grow with the catalogue (512 users × 100,000
     # items took ~3 GB here).
     batch_size = max(1, min(batch_size, EVAL_BATCH_CELLS // max(m, 1)))
+    streamed = isinstance(train, TrainRows)
     for sl, U_b, V_b in factors.blocks():
         whole = sl.start == 0 and sl.stop == n_users
-        tr_b, te_b = (train, test) if whole else (train[sl], test[sl])
-        tr_sse[sl], tr_cnt[sl] = _row_train_sse(tr_b, U_b, V_b, mode)
-        rows = np.repeat(np.arange(tr_b.shape[0]), np.diff(te_b.indptr))
+        te_b = test if whole else test[sl]
+        if streamed:
+            # a split's rows, EVAL_TRAIN_ROWS at a time (every quantity here is per row: the same
+            # numbers as from the whole block), so a block as large as the data set never builds
+            # its training rows at once
+            tr_b = None
+            for a in range(sl.start, sl.stop, EVAL_TRAIN_ROWS):
+                b = min(a + EVAL_TRAIN_ROWS, sl.stop)
+                tr_sse[a:b], tr_cnt[a:b] = _row_train_sse(train[a:b], U_b[a - sl.start:b - sl.start], V_b, mode)
+        else:
+            tr_b = train if whole else train[sl]
+            tr_sse[sl], tr_cnt[sl] = _row_train_sse(tr_b, U_b, V_b, mode)
+        rows = np.repeat(np.arange(sl.stop - sl.start), np.diff(te_b.indptr))
         res_b = te_b.data - np.einsum("ij,ij->i", U_b[rows], V_b[te_b.indices])
-        te_sse[sl] = np.bincount(rows, weights=res_b**2, minlength=tr_b.shape[0])
+        te_sse[sl] = np.bincount(rows, weights=res_b**2, minlength=sl.stop - sl.start)
         mine = users[(users >= sl.start) & (users < sl.stop)] - sl.start
         for start in range(0, len(mine), batch_size):
             idx = mine[start:start + batch_size]
-            res = ranking_metrics(U_b[idx] @ V_b.T, tr_b[idx], te_b[idx], n, copy=False)
+            seen = train[idx + sl.start] if streamed else tr_b[idx]
+            res = ranking_metrics(U_b[idx] @ V_b.T, seen, te_b[idx], n, copy=False)
             for k in per_user:
                 per_user[k][idx + sl.start] = res[k]
             has_test[idx + sl.start] = res["has_test"]

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 
 from dpfed_core.config import RunConfig, check_params
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.data.split import TrainRows
 from dpfed_core.errors import ConfigError
 from dpfed_core.models.entity_factors import EntityFactors, as_entity_factors
 from dpfed_core.models.factorization import check_mode, fit_nmf, fit_rows_given
@@ -265,7 +266,9 @@ class FederatedRecommender:
         ``V_`` and ``factors_`` are then on the dataset's item axis; ``public_["V"]`` is what was sent."""
         config = self._validate()
         progress = progress or _noop
-        X = sp.csr_matrix(dataset.X if X_train is None else X_train, dtype=np.float64)
+        # a split's rows (TrainRows) are read a site's block at a time and never built whole
+        X = X_train if isinstance(X_train, TrainRows) else sp.csr_matrix(
+            dataset.X if X_train is None else X_train, dtype=np.float64)
         if X.shape != dataset.X.shape:
             raise ConfigError(f"training matrix has shape {X.shape}, the dataset {dataset.X.shape}")
         method = build_method(config, dataset.value_max)
@@ -299,7 +302,9 @@ class FederatedRecommender:
         method.check(dataset.n_entities)
         method.set_public_inputs(item_features=getattr(dataset, "item_features", None))
         slices = dataset.entity_slices()
-        own = [row_block(X, sl) for sl in slices]  # views of X's arrays: no copy of the training matrix
+        # views of X's arrays, or a split's rows built when a stage reads them: no copy of the training matrix
+        own = (LazyRows(lambda h: X[slices[h]], len(slices)) if isinstance(X, TrainRows)
+               else [row_block(X, sl) for sl in slices])
         # round 1 reads each site's rows without the entries its round 2 validates on (released_rows),
         # rebuilt from the view when a stage reads it: one site's copy at a time, not every site's
         drops = [released_drop(X_h) for X_h in own]
@@ -405,8 +410,9 @@ class FederatedRecommender:
         local = []
         for h, (name, sl) in enumerate(zip(names, slices)):
             progress("round2_start", entity=name, index=h, total=len(names))
-            V_h = shared.lift(V_keys, known_items(X[sl]))
-            local.append(LocalColumns.from_dense(fit_rows_given(X[sl], V_h, self.lam, self.mode), V_h))
+            X_h = X[sl]
+            V_h = shared.lift(V_keys, known_items(X_h))
+            local.append(LocalColumns.from_dense(fit_rows_given(X_h, V_h, self.lam, self.mode), V_h))
             progress("round2_done", entity=name, index=h, total=len(names))
         self.timings_["round2_local_fit"] = time.perf_counter() - t0
         self.factors_ = EntityFactors(self.U_, self.V_, slices, local)

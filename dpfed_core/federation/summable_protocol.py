@@ -284,8 +284,9 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
         # a site maps the released keys back onto the item names it knows only: its federation
         # columns are its own (zero on every other item), kept with its own columns — its rows of the
         # shared U stay zero (scored once, through its own columns)
-        V_h = lift(V, known_items(rows[h]))
-        U_h, own = fit_entity_parts(method, rows[h], {**public, "V": V_h, KNOWN_ONLY: True}, lam, mode,
+        X_h = rows[h]  # read once: a split's rows are built when read
+        V_h = lift(V, known_items(X_h))
+        U_h, own = fit_entity_parts(method, X_h, {**public, "V": V_h, KNOWN_ONLY: True}, lam, mode,
                                     entity_rngs[h])
         return None, with_shared_columns(U_h, V_h, own)
 
