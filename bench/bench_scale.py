@@ -191,6 +191,11 @@ def recommended_point(n_users: int, method: str, aggregation: str = "none", n_it
         "process_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "test_rmse": doc["overall"]["test_rmse"], "mar": doc["overall"]["mar"],
         "privacy_epsilon": doc["privacy"]["epsilon"],
+        # the split's own memory (its test part and the hidden positions; the training data is the data
+        # set's matrix read a site at a time), and whether any reader built the whole training matrix
+        "split_mib": (split.test.data.nbytes + split.test.indices.nbytes + split.test.indptr.nbytes
+                      + split.rows.hidden.nbytes) / 2**20,
+        "train_built_whole": "train" in split.__dict__,
     }
 
 
@@ -480,20 +485,28 @@ def recommended_report(rows: list[dict]) -> tuple[list[str], dict]:
          "(process_time, every thread); *loadavg_1m* = the machine's 1-minute load average at the end of the point (2 cores, shared with other jobs: where it exceeds ~1, wall seconds include waiting for a core and CPU seconds are the comparable figure). *federation peak* = the child's peak RSS from the end of data loading "
          "(VmHWM reset there, after the generator's freed heap is returned to the system by glibc's malloc_trim; rows of "
          "commits before 6478d98 still count that garbage, ~0.2 GiB per 10^6 users) to the end of the evaluation — the "
-         "data set itself included; *process peak* also "
+         "data set itself included; *data MiB* = the data set's CSR matrix; *split MiB* = what the split adds to it (its "
+         "test part and the positions of the hidden entries: the training data is the data set's matrix read one site's "
+         "block at a time, never built whole — *train whole* says whether any reader built it; rows before 9529a25 "
+         "held a whole training copy beside the data set); *process peak* also "
          "counts data generation or loading. dp-cooccurrence's round 1 contains a cost fixed in users: its "
          "Gaussian noise on the 125,250-entry co-occurrence vector of every entity, sampled by OpenDP.", ""]
     slopes: dict = {}
     cols = ["n_users", "nnz", "jobs", "split_s", "round1_s", "server_s", "round2_s", "federation_s", "evaluate_s",
-            "total_s", "cpu_s", "federation_peak_gib", "process_peak_gib", "mar", "loadavg_1m", "commit"]
+            "total_s", "cpu_s", "csr_mib", "split_mib", "train_whole", "federation_peak_gib", "process_peak_gib",
+            "mar", "loadavg_1m", "commit"]
     fmt = {c: "{:.3g}" for c in cols}
     fmt["nnz"] = "{:,}"
     fmt["n_users"] = "{:,}"
+    fmt["train_whole"] = "{}"
+    fmt["csr_mib"] = fmt["split_mib"] = "{:,.0f}"
     by_method: dict[str, list[dict]] = {}
     for r in rows:
         by_method.setdefault(f"{r['params']['method']} ({r['params']['aggregation']})", []).append(r)
     for label, rs in by_method.items():
         ok = sorted([dict(r, jobs=r["params"].get("n_jobs", 1), federation_s=r["round1_s"] + r["server_s"] + r["round2_s"],
+                          train_whole=({True: "yes", False: "no"}[r["train_built_whole"]] if "train_built_whole" in r
+                                       else None),
                           federation_peak_gib=r["federation_peak_rss_mib"] / 1024,
                           # clear_refs resets ru_maxrss with VmHWM: the loading peak is the one read before
                           process_peak_gib=max(r["rss_after_data_mib"], r["federation_peak_rss_mib"]) / 1024)
