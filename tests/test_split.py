@@ -118,6 +118,15 @@ def test_training_rows_read_any_way_are_the_training_matrix():
     same(s.train, want)
     with pytest.raises(IndexError):
         s.rows[n]
+    # a block less some of its training entries, in one pass: the block, then those entries dropped
+    from dpfed_core.models.blend import drop_entries
+
+    pick = np.random.default_rng(6)
+    for a, b in ((0, n), (17, 63), (5, 5), (n - 9, n)):
+        blk = want[a:b]
+        for drop in (np.sort(pick.choice(blk.nnz, size=blk.nnz // 3, replace=False)), np.arange(blk.nnz),
+                     np.zeros(0, dtype=np.int64)):
+            same(s.rows.block(a, b, drop), drop_entries(blk, drop))
     # a block read is the reader's own: writing it leaves X and later reads alone
     blk = s.rows[0:20]
     blk.data[:] = -1.0
@@ -144,9 +153,9 @@ def test_a_federated_run_reads_its_training_data_a_site_at_a_time():
     read = []
     block = TrainRows.block
 
-    def recorded(self, a, b):
+    def recorded(self, a, b, drop=None):
         read.append(b - a)
-        return block(self, a, b)
+        return block(self, a, b, drop)
 
     import unittest.mock as mock
 

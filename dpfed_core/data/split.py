@@ -34,17 +34,26 @@ class TrainRows:
         self.nnz = int(X.nnz - self.hidden.size)
         self.dtype = X.dtype
 
-    def block(self, start: int, stop: int) -> sp.csr_matrix:
-        """Rows ``start:stop`` without their hidden entries (shares nothing with X: a new CSR)."""
+    def block(self, start: int, stop: int, drop: np.ndarray | None = None) -> sp.csr_matrix:
+        """Rows ``start:stop`` without their hidden entries (shares nothing with X: a new CSR); with
+        ``drop`` (sorted CSR positions in that block of training rows), without those entries too —
+        the same matrix as dropping them from the block, built in one pass."""
         X = self.X
         a, b = int(X.indptr[start]), int(X.indptr[stop])
         view = sp.csr_matrix((X.data[a:b], X.indices[a:b], X.indptr[start:stop + 1] - a),
                              shape=(stop - start, X.shape[1]), copy=False)
         lo, hi = np.searchsorted(self.hidden, [a, b])
-        if lo == hi:
+        gone = self.hidden[lo:hi] - a  # positions in X's block
+        if drop is not None and len(drop):
+            # training position p is X position p + (hidden positions before it): with gone sorted,
+            # gone[j] - j is the training position the j-th hidden entry would have had
+            drop = np.asarray(drop, dtype=np.int64)
+            drop = drop + np.searchsorted(gone - np.arange(gone.size), drop, side="right")
+            gone = np.union1d(gone, drop)
+        if gone.size == 0:
             return view.copy()
         keep = np.ones(b - a, dtype=bool)
-        keep[self.hidden[lo:hi] - a] = False
+        keep[gone] = False
         return keep_entries(view, keep)
 
     def tocsr(self) -> sp.csr_matrix:

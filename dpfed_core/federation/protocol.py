@@ -308,7 +308,8 @@ class FederatedRecommender:
         # round 1 reads each site's rows without the entries its round 2 validates on (released_rows),
         # rebuilt from the view when a stage reads it: one site's copy at a time, not every site's
         drops = [released_drop(X_h) for X_h in own]
-        released = LazyRows(lambda h: drop_entries(own[h], drops[h]), len(own))
+        released = LazyRows((lambda h: X.block(slices[h].start, slices[h].stop, drops[h])) if isinstance(X, TrainRows)
+                            else (lambda h: drop_entries(own[h], drops[h])), len(own))
         if shared is None:
             out = fit_summable(method, released, list(dataset.entity_names), slices, X.shape[0],
                                entity_rngs, self.ledger_, config.lam, config.mode, progress, site_matrices=own,
