@@ -44,15 +44,14 @@ class TrainRows:
                              shape=(stop - start, X.shape[1]), copy=False)
         lo, hi = np.searchsorted(self.hidden, [a, b])
         gone = self.hidden[lo:hi] - a  # positions in X's block
-        if drop is not None and len(drop):
-            # training position p is X position p + (hidden positions before it): with gone sorted,
-            # gone[j] - j is the training position the j-th hidden entry would have had
-            drop = np.asarray(drop, dtype=np.int64)
-            drop = drop + np.searchsorted(gone - np.arange(gone.size), drop, side="right")
-            gone = np.union1d(gone, drop)
-        if gone.size == 0:
+        drop = np.zeros(0, dtype=np.int64) if drop is None else np.asarray(drop, dtype=np.int64)
+        if gone.size == 0 and drop.size == 0:
             return view.copy()
         keep = np.ones(b - a, dtype=bool)
+        if drop.size:
+            # training position p is X position p + (hidden positions before it): with gone sorted,
+            # gone[j] - j is the training position the j-th hidden entry would have had
+            keep[drop + np.searchsorted(gone - np.arange(gone.size), drop, side="right")] = False
         keep[gone] = False
         return keep_entries(view, keep)
 
