@@ -135,9 +135,9 @@ def test_training_rows_read_any_way_are_the_training_matrix():
 
 
 def test_a_federated_run_reads_its_training_data_a_site_at_a_time():
-    """The federation, its round 2 and the evaluation read a split's training rows one site's block
-    at a time: no block as large as the data set is ever built (the run holds the data set's matrix
-    once), and the result is the run on the whole training matrix, to the last bit."""
+    """The federation, its round 2, going alone (`local`) and the evaluation read a split's training
+    rows one site's block at a time: no block as large as the data set is ever built (the run holds the
+    data set's matrix once), and the result is the run on the whole training matrix, to the last bit."""
     from dpfed_core.config import RunConfig
     from dpfed_core.data.dataset import FederatedDataset
     from dpfed_core.data.split import Split, TrainRows
@@ -159,7 +159,8 @@ def test_a_federated_run_reads_its_training_data_a_site_at_a_time():
 
     import unittest.mock as mock
 
-    for method, params in (("dp-cooccurrence", {"aggregation": "secure"}), ("dp-gaussian", {}), ("local", {})):
+    for method, params in (("dp-cooccurrence", {"aggregation": "secure"}), ("dp-gaussian", {}), ("local", {}),
+                           ("central", {})):
         cfg = RunConfig(method=method, epsilon=1.0, k=8, rank=3, seed=1, simulation=True, **params)
         split = make_split(ds, cfg)
         read.clear()
@@ -172,7 +173,7 @@ def test_a_federated_run_reads_its_training_data_a_site_at_a_time():
         for (_, U_a, V_a), (_, U_b, V_b) in zip(res.entity_factors().blocks(), ref_res.entity_factors().blocks()):
             np.testing.assert_array_equal(U_a, U_b)
             np.testing.assert_array_equal(V_a, V_b)
-        if method == "local":  # a method that is not federated is given the whole matrix
+        if method == "central":  # a method that reads the pooled matrix is given it whole
             assert max(read) == n
         else:
             assert read and max(read) <= n // 4, method

@@ -177,9 +177,9 @@ def run_method(
     if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config):
         result = fit_on_dp_catalogue(dataset, split, config, spec, rng, progress)
     else:
-        # a federated method reads its training data a site's block at a time: the split's rows,
-        # so the run holds the data set's matrix once (not it and a whole training copy beside it)
-        result = spec.fit(dataset, split.train_rows if spec.federated else split.train, config, rng, progress)
+        # a method that reads its training data a site's block at a time gets the split's rows, so
+        # the run holds the data set's matrix once (not it and a whole training copy beside it)
+        result = spec.fit(dataset, split.train_rows if spec.site_rows else split.train, config, rng, progress)
     t_fit = time.perf_counter() - t0
     progress("evaluate_start", method=config.method)
     t0 = time.perf_counter()

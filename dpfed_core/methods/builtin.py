@@ -133,11 +133,11 @@ register_method(MethodSpec("central", _fit_central, "Central MF (pooled)", Priva
                            detail="all raw data pooled at the server"))
 register_method(MethodSpec("individual", _fit_individual, "Individual MF (per entity)", PrivacyModel.NO_RELEASE,
                            "An independent NMF per entity, no collaboration.",
-                           detail="nothing leaves an entity"))
+                           detail="nothing leaves an entity", site_rows=True))
 register_method(MethodSpec("local", _fit_local, "Local model + popularity (per entity)", PrivacyModel.NO_RELEASE,
                            "Each entity alone, done properly: its own NMF blended with its own popularity "
                            "(and public item features), weights chosen on a local hold-out.",
-                           detail="nothing leaves an entity"))
+                           detail="nothing leaves an entity", site_rows=True))
 register_method(MethodSpec("random-v", _fit_random_v, "Random V + local fit", PrivacyModel.NO_RELEASE,
                            "Item factors drawn without looking at data; only local fitting: the floor.",
                            detail="V drawn at random, no data shared"))

@@ -61,6 +61,9 @@ class MethodSpec:
     label). uses_k : it takes ``k`` (prototypes per entity). parameters : its declared parameters
     (:class:`~dpfed_core.config.Param`), settable by ``--param`` / the dashboard's Advanced panel.
     federated : it runs the federation protocol (a prototype or summable method).
+    site_rows : its fit reads the training data only a site's block of rows at a time (``train[sl]``),
+    so it is given the split's rows (:class:`~dpfed_core.data.split.TrainRows`) and the whole
+    training matrix is never built; every federated method does.
     """
 
     name: str
@@ -72,6 +75,7 @@ class MethodSpec:
     uses_k: bool = False
     parameters: tuple[Param, ...] = ()
     federated: bool = False
+    site_rows: bool = False
 
     @property
     def uses_epsilon(self) -> bool:
@@ -142,4 +146,5 @@ def _register_federated_methods() -> None:
             uses_k=not summable,
             parameters=tuple(cls.parameters),
             federated=True,
+            site_rows=True,
         ))
