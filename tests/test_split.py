@@ -116,8 +116,9 @@ def test_training_rows_read_any_way_are_the_training_matrix():
     same(nothing_hidden.rows[order], want[order])
     same(s.rows.tocsr(), want)
     same(s.train, want)
-    with pytest.raises(IndexError):
-        s.rows[n]
+    for outside in (n, [0, n], -n - 1):
+        with pytest.raises(IndexError):
+            s.rows[outside]
     # a block less some of its training entries, in one pass: the block, then those entries dropped
     from dpfed_core.models.blend import drop_entries
 

@@ -25,7 +25,7 @@ class TrainRows:
     ``X`` : canonical CSR (sorted indices, no duplicates, no stored zeros), never written.
     ``hidden`` : sorted CSR positions (into ``X.data``) of the entries that are not training data.
     Read with ``rows[a:b]`` (a contiguous block, CSR), ``rows[i]`` (one row), ``rows[array]``
-    (those rows, in that order) or :meth:`tocsr` (the whole matrix, built once per call)."""
+    (those rows, in that order) or :meth:`tocsr` (the whole matrix, built at each call)."""
 
     def __init__(self, X: sp.csr_matrix, hidden: np.ndarray) -> None:
         self.X = X
@@ -70,7 +70,13 @@ class TrainRows:
             i = int(key) % self.shape[0]
             return self.block(i, i + 1)
         rows = np.asarray(key)
-        rows = np.flatnonzero(rows) if rows.dtype == bool else rows.astype(np.int64) % max(self.shape[0], 1)
+        if rows.dtype == bool:
+            rows = np.flatnonzero(rows)
+        else:
+            rows = rows.astype(np.int64)
+            if rows.size and not (-self.shape[0] <= rows.min() and rows.max() < self.shape[0]):
+                raise IndexError(f"rows {rows.min()}…{rows.max()} of a matrix of {self.shape[0]} rows")
+            rows = rows % max(self.shape[0], 1)
         # only the rows asked for: X's rows (canonical, in the order asked), less the entries at hidden positions
         picked = self.X[rows]
         if rows.size == 0 or self.hidden.size == 0:
