@@ -195,7 +195,7 @@ def recommended_point(n_users: int, method: str, aggregation: str = "none", n_it
         # set's matrix read a site at a time), and whether any reader built the whole training matrix
         "split_mib": (split.test.data.nbytes + split.test.indices.nbytes + split.test.indptr.nbytes
                       + split.rows.hidden.nbytes) / 2**20,
-        "train_built_whole": "train" in split.__dict__,
+        "train_built_whole": split.train_rows is not split.rows,
     }
 
 

@@ -32,16 +32,13 @@ class TrainRows:
         self.hidden = np.asarray(hidden, dtype=np.int64)
         self.shape = X.shape
         self.nnz = int(X.nnz - self.hidden.size)
-        self.dtype = X.dtype
 
     def block(self, start: int, stop: int, drop: np.ndarray | None = None) -> sp.csr_matrix:
         """Rows ``start:stop`` without their hidden entries (shares nothing with X: a new CSR); with
         ``drop`` (sorted CSR positions in that block of training rows), without those entries too —
         the same matrix as dropping them from the block, built in one pass."""
-        X = self.X
-        a, b = int(X.indptr[start]), int(X.indptr[stop])
-        view = sp.csr_matrix((X.data[a:b], X.indices[a:b], X.indptr[start:stop + 1] - a),
-                             shape=(stop - start, X.shape[1]), copy=False)
+        a, b = int(self.X.indptr[start]), int(self.X.indptr[stop])
+        view = row_block(self.X, slice(start, stop))
         lo, hi = np.searchsorted(self.hidden, [a, b])
         gone = self.hidden[lo:hi] - a  # positions in X's block
         drop = np.zeros(0, dtype=np.int64) if drop is None else np.asarray(drop, dtype=np.int64)
@@ -170,6 +167,14 @@ def split_users(
     # directly, without a COO round trip (a sort of every entry again). The training part stays X and
     # the hidden positions (4 % of the entries here, 8 bytes each) until a reader builds its rows.
     return Split(rows=TrainRows(X, np.flatnonzero(hide)), test=keep_entries(X, hide), test_users=test_users)
+
+
+def row_block(X: sp.csr_matrix, sl: slice) -> sp.csr_matrix:
+    """Rows ``sl`` (contiguous) of a CSR matrix sharing X's data and index arrays (only the row
+    pointers are new): an entity's rows without a copy. Read-only by contract: writing to it writes X."""
+    a, b = int(X.indptr[sl.start]), int(X.indptr[sl.stop])
+    return sp.csr_matrix((X.data[a:b], X.indices[a:b], X.indptr[sl.start:sl.stop + 1] - a),
+                         shape=(sl.stop - sl.start, X.shape[1]), copy=False)
 
 
 def keep_entries(X: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 from dpfed_core.config import RunConfig, check_params
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.data.split import TrainRows
+from dpfed_core.data.split import TrainRows, row_block
 from dpfed_core.errors import ConfigError
 from dpfed_core.models.entity_factors import EntityFactors, as_entity_factors
 from dpfed_core.models.factorization import check_mode, fit_nmf, fit_rows_given
@@ -303,13 +303,17 @@ class FederatedRecommender:
         method.set_public_inputs(item_features=getattr(dataset, "item_features", None))
         slices = dataset.entity_slices()
         # views of X's arrays, or a split's rows built when a stage reads them: no copy of the training matrix
-        own = (LazyRows(lambda h: X[slices[h]], len(slices)) if isinstance(X, TrainRows)
-               else [row_block(X, sl) for sl in slices])
+        streamed = isinstance(X, TrainRows)
+        own = LazyRows(lambda h: X[slices[h]], len(slices)) if streamed else [row_block(X, sl) for sl in slices]
         # round 1 reads each site's rows without the entries its round 2 validates on (released_rows),
-        # rebuilt from the view when a stage reads it: one site's copy at a time, not every site's
+        # rebuilt when a stage reads it (a split's rows in one pass): one site's copy at a time, not every site's
         drops = [released_drop(X_h) for X_h in own]
-        released = LazyRows((lambda h: X.block(slices[h].start, slices[h].stop, drops[h])) if isinstance(X, TrainRows)
-                            else (lambda h: drop_entries(own[h], drops[h])), len(own))
+
+        def released_rows_of(h: int) -> sp.csr_matrix:
+            sl = slices[h]
+            return X.block(sl.start, sl.stop, drops[h]) if streamed else drop_entries(own[h], drops[h])
+
+        released = LazyRows(released_rows_of, len(own))
         if shared is None:
             out = fit_summable(method, released, list(dataset.entity_names), slices, X.shape[0],
                                entity_rngs, self.ledger_, config.lam, config.mode, progress, site_matrices=own,
@@ -464,14 +468,6 @@ def recommend_from_factors(dataset, X_train, U, V, entity, user, n=10, exclude_s
     n = min(n, int(np.isfinite(scores).sum()))
     items = np.argsort(-scores, kind="stable")[:n]
     return items, scores[items]
-
-
-def row_block(X: sp.csr_matrix, sl: slice) -> sp.csr_matrix:
-    """Rows ``sl`` (contiguous) of a CSR matrix sharing X's data and index arrays (only the row
-    pointers are new): an entity's rows without a copy. Read-only by contract: writing to it writes X."""
-    a, b = int(X.indptr[sl.start]), int(X.indptr[sl.stop])
-    return sp.csr_matrix((X.data[a:b], X.indices[a:b], X.indptr[sl.start:sl.stop + 1] - a),
-                         shape=(sl.stop - sl.start, X.shape[1]), copy=False)
 
 
 class LazyRows(Sequence):
