@@ -157,11 +157,11 @@ class NamespaceFederation:
             "superlink"))
         keys = [make_node_key(self.work / "keys", f"site_{h}") for h in range(len(self.shards))]
         self.in_coordinator(
-            "import time, sys\nfrom pathlib import Path\nfrom dpfed_core.deployment.launcher import _Control\n"
+            "import time, sys\nfrom pathlib import Path\nfrom dpfed_core.deployment.control import ControlClient\n"
             f"end = time.monotonic() + 90\n"
             "while True:\n"
             "    try:\n"
-            f"        c = _Control({PORT}, Path({str(self.tls.ca)!r}))\n"
+            f"        c = ControlClient({PORT}, Path({str(self.tls.ca)!r}))\n"
             f"        c.register([Path(p) for p in {[str(k.public) for k in keys]!r}])\n"
             "        break\n"
             "    except Exception as exc:\n"
@@ -199,8 +199,8 @@ class NamespaceFederation:
                      "round-timeout": 30.0, "connect-timeout": 120.0, "dump-dir": str(self.work / f"dump_{tag}"),
                      "doorbells": "", **(extra or {})}
         self.in_coordinator(
-            "from pathlib import Path\nfrom dpfed_core.deployment.launcher import _Control\n"
-            f"c = _Control({PORT}, Path({str(self.tls.ca)!r}))\n"
+            "from pathlib import Path\nfrom dpfed_core.deployment.control import ControlClient\n"
+            f"c = ControlClient({PORT}, Path({str(self.tls.ca)!r}))\n"
             f"print(c.start_run(Path({str(app_dir or APP_DIR)!r}), {overrides!r}))\n")
         events: list[dict] = []
         end = time.monotonic() + timeout

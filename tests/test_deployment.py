@@ -875,6 +875,37 @@ def test_sigkill_of_the_launcher_leaves_no_process_and_no_shard(tmp_path):
     assert not g.path.exists()
 
 
+def test_the_launchers_control_requests_are_forks_and_a_failed_one_is_one_line(deployment, tmp_path):
+    """The launcher's Control API requests run in forks of the warm interpreter (it never loads
+    Flower's client itself): each leaves its answer file; a request that fails (an app folder that
+    does not exist) is one DeploymentError naming why, and the deployment goes on serving."""
+    ds, fed, base = deployment
+    assert (fed.dir / "control_001_register.json").read_text() == "{}"  # the node keys' registration
+    with pytest.raises(DeploymentError) as err:
+        fed.control.start_run(tmp_path / "no_such_app", {})
+    assert str(err.value).strip() and "\n" not in str(err.value)
+    assert not fed.dead_nodes() and fed.superlink.poll() is None
+    fed.control.stop_run(987654321)  # a run that does not exist: best effort, never raises
+
+
+def test_a_control_request_to_no_superlink_writes_its_error_and_exits_1(tmp_path):
+    import json
+
+    from dpfed_core.deployment.control import control_request, run_control
+    from dpfed_core.deployment.launcher import APP_DIR, free_port
+
+    answer = tmp_path / "answer.json"
+    with pytest.raises(SystemExit) as code:
+        run_control([control_request(free_port(), None, "start", app_dir=APP_DIR, overrides={"config": "{}"}),
+                      str(answer)])
+    assert code.value.code == 1
+    out = json.loads(answer.read_text())
+    assert set(out) == {"error"} and "did not accept the ServerApp" in out["error"]
+    assert not (tmp_path / "answer.json.tmp").exists()
+    with pytest.raises(ValueError, match="unknown Control API action"):
+        control_request(1, None, "delete")
+
+
 def test_a_node_dying_mid_run_stops_the_run_with_a_clear_message(deployment):
     """Runs last on the shared deployment: it kills a node."""
     ds, fed, base = deployment

@@ -133,12 +133,12 @@ def guarded_sites(tmp_path_factory):
 
 def _run_double(fed, base: Path, config: RunConfig, attack: str, tag: str) -> tuple[dict, Path]:
     """One run of the coordinator double on ``fed``; returns what it received and its dump folder."""
-    from dpfed_core.deployment.launcher import _Control
+    from dpfed_core.deployment.control import ControlClient
     from dpfed_core.deployment.wire import run_json
 
     out, prog, dump = base / f"double_{tag}.json", base / f"double_{tag}.jsonl", base / f"dump_{tag}"
     prog.touch()
-    control = _Control(fed.port, None if fed.insecure else fed.tls.ca)
+    control = ControlClient(fed.port, None if fed.insecure else fed.tls.ca)
     try:
         control.start_run(DOUBLE_DIR, {
             "config": run_json(config, "declared", 40), "n-entities": 3, "out": str(out), "progress": str(prog),

@@ -376,7 +376,9 @@ def _warm_up() -> None:
 
     import dpfed_core.deployment.client_app  # noqa: F401
     import dpfed_core.deployment.server_app  # noqa: F401
-    from dpfed_core.deployment import shamir
+    from dpfed_core.deployment import control, shamir
+
+    control.warm()  # the launcher's Control API requests are forks of this interpreter too
 
     # A local deployment is one operator's processes on one machine: no other party can time a
     # node's Shamir arithmetic, so it runs without the timing hardening (bit-identical results,
@@ -404,9 +406,10 @@ def _warm_up() -> None:
 def run_zygote(argv: list[str]) -> None:
     """One warm interpreter that forks every site of a local deployment.
 
-    Reads JSON requests on stdin — ``{"id", "role": "node"|"link", "argv", "log"}`` — and forks a
-    child per request that starts a session of its own (its own process group), gets SIGKILL when
-    the zygote dies, sends its output to ``log`` and runs :func:`run_with_executor`. Answers
+    Reads JSON requests on stdin — ``{"id", "role": "node"|"link"|"control", "argv", "log"}`` — and
+    forks a child per request that starts a session of its own (its own process group), gets SIGKILL
+    when the zygote dies, sends its output to ``log`` and runs :func:`run_with_executor` (a site or
+    the SuperLink) or :func:`~dpfed_core.deployment.control.run_control` (one Control API request). Answers
     ``{"id", "pid"}`` on stdout, and ``{"exit": pid, "code"}`` when a child ends. Exits when stdin
     closes (the launcher is gone or done); its children then die with it (parent-death signal).
     Python, Flower, NumPy/SciPy, OpenDP, scikit-learn and the apps are imported once for all sites
@@ -457,7 +460,12 @@ def _child(req: dict) -> None:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         sys.stdin = open(0, closefd=False)
-        run_with_executor(req["role"], list(req["argv"]))
+        if req["role"] == "control":  # one Control API request for the launcher (deployment.control)
+            from dpfed_core.deployment.control import run_control
+
+            run_control(list(req["argv"]))
+        else:
+            run_with_executor(req["role"], list(req["argv"]))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # noqa: BLE001 — printed to the site's log
