@@ -41,6 +41,32 @@ def test_noise_share_is_sigma_over_sqrt_survivors(H, d):
     assert share.coalition_epsilon > 1.0 and "against the server with all other entities" in share.note
 
 
+@pytest.mark.parametrize("catalogue", ["declared", "secure"])
+def test_the_warm_calibration_is_the_one_a_site_draws_its_popularity_share_with(catalogue):
+    """A local deployment's warm interpreter computes dp-popularity's σ and coalition ε before it forks
+    the sites (from the run's public JSON and the data's public value bound): a site's share then
+    finds both in the cache, at the values it would compute. A DP-selected catalogue's size is not
+    public before the run: nothing is computed, nothing fails."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.deployment.hooks import warm_calibration
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.federation.summable import coalition_epsilon
+
+    X = _rows()
+    cfg = RunConfig(method="dp-popularity", epsilon=0.7, delta=1e-6, aggregation="secure", max_dropouts=1)
+    gaussian_sigma.cache_clear()
+    coalition_epsilon.cache_clear()
+    warm_calibration(run_json(cfg, catalogue, X.shape[1]), 4, value_max=5.0)
+    warmed = gaussian_sigma.cache_info().currsize
+    assert warmed == (1 if catalogue == "declared" else 0)
+    assert coalition_epsilon.cache_info().currsize == warmed
+    site = make_summable_method("dp-popularity", value_max=5.0, epsilon=0.7, delta=1e-6, max_dropouts=1)
+    share = site.share(X, np.random.default_rng(0), PrivacyLedger(0.7, 1e-6).for_entity("a"), 4)
+    assert gaussian_sigma.cache_info().misses == warmed + (catalogue == "secure")
+    assert coalition_epsilon.cache_info().hits == (catalogue == "declared")
+    assert share.sigma_share == pytest.approx(gaussian_sigma(0.7, 1e-6, 5.0, X.shape[1]) / math.sqrt(3))
+
+
 def test_shares_are_on_the_grid_and_the_quantisation_is_exact():
     X = _rows()
     m = make_summable_method("dp-popularity", value_max=5.0, epsilon=1.0)

@@ -124,7 +124,7 @@ def run_deployed(
         kind = LocalFederation if engine == "deployment" else SimulatedFederation
         federation = kind(shards, None if guard is not None else base / "flower", dataset.entity_names,
                           keep=keep_workdir, insecure=insecure, port_range=port_range, guard=guard,
-                          item_features=features, warm_run=(run, dataset.n_entities), site_policy=site_policy,
+                          item_features=features, warm_run=(run, dataset.n_entities, dataset.value_max), site_policy=site_policy,
                           **({"backend": sim_backend} if engine == "simulation" else {}))
     else:
         t_shards = 0.0

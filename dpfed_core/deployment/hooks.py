@@ -87,7 +87,7 @@ def fit_local(method, X, V: np.ndarray, lam: float, mode: str, rng,
     return fit_entity(method, X, {"V": V, KNOWN_ONLY: bool(known_only)}, lam, mode, rng)
 
 
-def warm_calibration(run_json: str, n_entities: int) -> None:
+def warm_calibration(run_json: str, n_entities: int, value_max: float | None = None) -> None:
     """Compute the noise calibration of a run once, before a local deployment forks its sites.
 
     ``run_json``: the run's public JSON as the ServerApp sends it to every node. A summable method's
@@ -95,12 +95,17 @@ def warm_calibration(run_json: str, n_entities: int) -> None:
     conversions) and the federation-wide catalogue's split of it are pure, cached functions of
     public parameters; computed in the warm interpreter, every ClientApp and ServerApp task forked
     from it finds them in the cache instead of recomputing them (≈ 0.1 CPU-s a task, measured on the
-    30-hospital clinic sample)."""
-    from dpfed_core.deployment.wire import catalogue_from_json, config_from_json
+    30-hospital clinic sample). A one-stage method (dp-popularity) has its release's σ computed when
+    the declared catalogue's size is in the JSON (≈ 0.04 CPU-s a share); ``value_max``: the data's
+    public value bound Λ∞ the nodes build the method with (their shards state it), which bounds a
+    user's row when no ``row_norm`` is given."""
+    from dpfed_core.deployment.wire import catalogue_from_json, catalogue_size_from_json, config_from_json
     from dpfed_core.federation.protocol import is_summable
 
     config = config_from_json(run_json)
     if not is_summable(config.method):
         return
-    config = method_config(config, catalogue_from_json(run_json) == "secure")  # as the nodes build it
-    summable_method(config, n_entities=int(n_entities)).budget(int(n_entities))
+    secure_catalogue = catalogue_from_json(run_json) == "secure"
+    config = method_config(config, secure_catalogue)  # as the nodes build it
+    summable_method(config, value_max, n_entities=int(n_entities)).calibrate(
+        int(n_entities), None if secure_catalogue else catalogue_size_from_json(run_json))

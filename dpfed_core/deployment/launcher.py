@@ -307,7 +307,7 @@ class LocalFederation(GuardedFolder):
                  entity_names: list[str] | None = None, keep: bool = False, *, insecure: bool = False,
                  port_range: tuple[int, int] | None = None, guard: Guard | None = None,
                  item_features: str | os.PathLike | None = None,
-                 warm_run: tuple[str, int] | None = None,
+                 warm_run: tuple[str, int] | tuple[str, int, float] | None = None,
                  site_policy: str | os.PathLike | list | None = None) -> None:
         self.shards = [Path(s).resolve() for s in shards]
         # each site's policy file (one for all, or one per site): the node's own law (site_policy)
@@ -352,7 +352,10 @@ class LocalFederation(GuardedFolder):
         if self.warm_run is not None:
             from dpfed_core.deployment.node_runtime import WARM_RUN_ENV
 
-            env[WARM_RUN_ENV] = json.dumps({"config": self.warm_run[0], "n_entities": int(self.warm_run[1])})
+            warm = {"config": self.warm_run[0], "n_entities": int(self.warm_run[1])}
+            if len(self.warm_run) > 2:  # the data's public value bound Λ∞, as every shard states it
+                warm["value_max"] = float(self.warm_run[2])
+            env[WARM_RUN_ENV] = json.dumps(warm)
         # One BLAS thread per process: H nodes share the machine's cores.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")

@@ -398,7 +398,7 @@ def _warm_up() -> None:
         from dpfed_core.deployment.hooks import warm_calibration
 
         try:
-            warm_calibration(run["config"], run["n_entities"])
+            warm_calibration(run["config"], run["n_entities"], run.get("value_max"))
         except Exception:  # noqa: BLE001 — only a cache: a task computes (and reports) it itself
             pass
 

@@ -178,6 +178,22 @@ class SummableMethod(ABC):
             return math.sqrt(n_entities - self.max_dropouts)
         return 1.0
 
+    def calibrate(self, n_entities: int, size: int | None = None) -> None:
+        """Compute the method's public noise calibration now — the σ and coalition ε of its releases,
+        cached pure functions of public parameters — so that processes forked afterwards (a local
+        deployment's sites, :func:`~dpfed_core.deployment.hooks.warm_calibration`) find it cached.
+        ``size``: the length of a one-stage release when it is public (a declared catalogue's size),
+        else None. Default: :meth:`budget` where the method plans its stages; nothing otherwise."""
+        budget = getattr(self, "budget", None)
+        if callable(budget):
+            budget(n_entities)
+
+    def _one_stage_noise(self, sensitivity: float, size: int, n_entities: int) -> tuple[float, float]:
+        """(σ of the secure sum, coalition ε of one entity's share) of a one-stage release of ``size``
+        coordinates at the method's whole (ε, δ): OpenDP's map, cached."""
+        sigma = gaussian_sigma(self.epsilon, self.delta, sensitivity, size)
+        return sigma, coalition_epsilon(sigma / self.share_divisor(n_entities), self.delta, sensitivity, size)
+
     def budget_split(self) -> BudgetSplit | None:
         """How the method's (ε, δ) is shared across its stages, declared once
         (:mod:`dpfed_core.privacy.budget_split`); :meth:`gaussian_share` at each stage then charges
@@ -206,8 +222,7 @@ class SummableMethod(ABC):
         split = self.budget_split()
         if split is None:
             epsilon, delta, of_stages = self.epsilon, self.delta, ""
-            sigma = gaussian_sigma(self.epsilon, self.delta, sensitivity, values.size)
-            eps_c = coalition_epsilon(sigma / divisor, self.delta, sensitivity, values.size)
+            sigma, eps_c = self._one_stage_noise(sensitivity, values.size, n_entities)
         else:
             split.check_stages(self.stages)
             plan = split.plan(float(self.epsilon), float(self.delta))
@@ -425,6 +440,12 @@ class DPPopularity(SummableMethod):
 
     def broadcast_parts(self, n_columns):
         return None, 0  # V is the DP popularity column alone
+
+    def calibrate(self, n_entities: int, size: int | None = None) -> None:
+        """The one release's σ and coalition ε, when its length (the declared catalogue's size) is public."""
+        if size is not None and not math.isinf(float(self.epsilon)):
+            self.check(n_entities)
+            self._one_stage_noise(self._bound(), int(size), n_entities)
 
     def _bound(self) -> float:
         lam = self.value_max if self.row_norm is None else self.row_norm
