@@ -70,6 +70,10 @@ class ConfigError(DpfedError, ValueError):
     """A parameter is out of range or inconsistent with the data (ε ≤ 0, k larger than an entity, …)."""
 
 
+class DeploymentError(DpfedError):
+    """A deployment could not start or did not finish; the message says what and where."""
+
+
 class BudgetExceededError(DpfedError, RuntimeError):
     """A mechanism tried to spend more privacy budget than the run was given.
 

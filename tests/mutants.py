@@ -372,6 +372,12 @@ MUTANTS = (
     Mutant("dp-als-user-factors-not-bounded", "dpfed_core/federation/dp_als.py", "_user_factors",
            "1.0 / np.maximum(norms, 1e-300)", "2.0 / np.maximum(norms, 1e-300)",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
+    Mutant("dp-als-observed-users-not-weighted", "dpfed_core/federation/dp_als.py", "_observed_statistics",
+           "np.where(count > 0, 1.0 / np.sqrt(np.maximum(count, 1.0)), 0.0)", "np.where(count > 0, 1.0, 0.0)",
+           (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
+    Mutant("dp-als-observed-ratings-not-bounded", "dpfed_core/federation/dp_als.py", "_observed_statistics",
+           "np.clip(block.data, 0.0, value_max) / value_max", "block.data / value_max",
+           (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
     # --- a site's own policy binds whatever the coordinator asks
     Mutant("site-accepts-simulation", SITE, "check",
            "req.simulation and not policy.allow_simulation", "False",

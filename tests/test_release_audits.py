@@ -35,7 +35,9 @@ from dpfed_core.privacy.ledger import PrivacyLedger
 from tests.dp_audit import (CapturingSampler, ScaledSampler, audit_statistics, clopper_pearson,
                             patch_sampler)
 
-SUMMABLE = sorted(SUMMABLE_METHODS)
+#: Every registered summable method, and the variants whose release differs in shape or statistic
+#: ("name/mode": the method in that observation mode).
+SUMMABLE = sorted(SUMMABLE_METHODS) + ["dp-als/observed"]
 VMAX = 5.0
 M = 10
 H = 4
@@ -55,8 +57,15 @@ def _adversaries() -> dict[str, np.ndarray]:
             "every item once": np.ones(M)}
 
 
+def _variant(name: str) -> tuple[str, dict]:
+    """(registered name, extra parameters) of an entry of :data:`SUMMABLE`."""
+    base, _, mode = name.partition("/")
+    return base, ({"mode": mode} if mode else {})
+
+
 def _method(name: str, aggregation: str, epsilon: float = 2.0, delta: float = 1e-4):
-    return make_summable_method(name, value_max=VMAX, epsilon=epsilon, delta=delta, aggregation=aggregation)
+    base, extra = _variant(name)
+    return make_summable_method(base, value_max=VMAX, epsilon=epsilon, delta=delta, aggregation=aggregation, **extra)
 
 
 def _public_before(method, X: sp.csr_matrix, stage: str) -> dict:
@@ -134,7 +143,9 @@ def _twins(n_entities=3, n=20):
 def test_summable_production_noise_comes_from_opendp_not_the_seed(monkeypatch, name):
     kinds: list = []
     patch_sampler(monkeypatch, lambda s: (kinds.append(type(s).__name__), s)[1])
-    kw = dict(method=name, rank=2, epsilon=1.0, delta=1e-6, random_state=0, max_iter=5, aggregation="secure")
+    base, extra = _variant(name)
+    kw = dict(method=base, rank=2, epsilon=1.0, delta=1e-6, random_state=0, max_iter=5, aggregation="secure",
+              **extra)
     a = FederatedRecommender(**kw).fit(_twins())
     b = FederatedRecommender(**kw).fit(_twins())
     monkeypatch.undo()

@@ -17,15 +17,11 @@ import json
 import os
 from pathlib import Path
 
+from dpfed_core.errors import DeploymentError
+
 #: The Flower modules a request needs: warmed by the zygote (:func:`warm`) so its forks import nothing.
 FLOWER_MODULES = ("flwr.supercore.control", "flwr.supercore.interceptors", "flwr.cli.build",
                   "flwr.common.serde", "flwr.proto.control_pb2", "flwr.supercore.fab")
-
-
-def _error(message: str) -> Exception:
-    from dpfed_core.deployment.launcher import DeploymentError  # the launcher imports this module
-
-    return DeploymentError(message)
 
 
 class ControlClient:
@@ -53,7 +49,7 @@ class ControlClient:
             res = self.client.RegisterNode(request=RegisterNodeRequest(public_key=load_public_key(path),
                                                                        name=path.stem))
             if not res.node_id:
-                raise _error(f"the SuperLink refused the SuperNode key {path} (node authentication)")
+                raise DeploymentError(f"the SuperLink refused the SuperNode key {path} (node authentication)")
 
     def start_run(self, app_dir: Path, overrides: dict) -> int:
         """Submit the app in ``app_dir`` with ``overrides`` (its run config); returns the run id."""
@@ -72,9 +68,9 @@ class ControlClient:
                                                        override_config=user_config_to_proto(overrides),
                                                        federation=""))
         except Exception as exc:  # noqa: BLE001 — any transport or server error, as one line
-            raise _error(f"the SuperLink did not accept the ServerApp: {exc}") from None
+            raise DeploymentError(f"the SuperLink did not accept the ServerApp: {exc}") from None
         if not res.HasField("run_id"):
-            raise _error("the SuperLink did not start the ServerApp (no run id)")
+            raise DeploymentError("the SuperLink did not start the ServerApp (no run id)")
         return int(res.run_id)
 
     def stop_run(self, run_id: int) -> None:

@@ -33,15 +33,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from dpfed_core.errors import DpfedError
+from dpfed_core.errors import DeploymentError, DpfedError
 
 APP_DIR = Path(__file__).resolve().parent / "app"
 #: The directory that holds the ``dpfed_core`` package (put on the nodes' PYTHONPATH).
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-
-
-class DeploymentError(DpfedError):
-    """A deployment could not start or did not finish; the message says what and where."""
 
 
 def flower_available() -> tuple[bool, str]:

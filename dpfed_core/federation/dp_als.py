@@ -25,10 +25,31 @@ composes the rows by adding ρ (valid adaptively: each step depends on the serve
 previous). Against the server with every other site only a site's own shares σ/√(H − d) protect it:
 ρ·(H − d).
 
+*Observed mode* (a run with ``mode="observed"``: the loss is on the observed entries only, as the
+paper's DPALS is). Each ALS step releases the item sufficient statistics *per item* j ∈ S:
+G_j = Σ_{u: j∈Ω_u} a_u u uᵀ (packed as (diag, √2·offdiag)) and b_j = Σ_{u: j∈Ω_u} a_u x̂_uj u, with
+x̂_uj = min(max(x_uj, 0), Λ∞)/Λ∞ ∈ [0, 1] the user's observed entries on S, u the user's factors on
+V_{t−1} solved on its observed entries alone (u = (Σ_{j∈Ω_u} v_j v_jᵀ + λI)⁻¹ Σ_{j∈Ω_u} x̂_uj v_j,
+projected on u ≥ 0 and scaled to ℓ2 = 1), and the per-user weight a_u = 1/√c_u, c_u = |Ω_u ∩ S|
+(0 for a user without items on S). Sensitivity: one user adds, on each of its c_u items, a_u·u uᵀ
+(Frobenius a_u‖u‖² ≤ a_u) and a_u·x̂_uj·u (ℓ2 ≤ a_u): Σ over its items ≤ c_u·2·a_u² = 2, so
+Δ₂ = √2 on the concatenation — the same as the zero-mode release, so the same split and σ; u and a_u
+depend on the user's own row and the public V and S only. Server: per item, Ĝ_j projected on the PSD
+cone, v_j = max((Ĝ_j + λ_t I)⁻¹ b̂_j, 0) with the same λ_t (each Ĝ_j carries the same symmetric
+Gaussian noise as the zero-mode Gram). A step is |S|·(r(r + 1)/2 + r) numbers instead of
+r(r + 1)/2 + r·|S|: 65·|S| at rank 10. The weighting is a weighted least-squares item solve (a user
+of many items weighs 1/√c_u on each); the zero-mode statistics are unweighted.
+
+Measured (MovieLens 100K by ZIP, ``--mode observed``, secure, simulation noise, seeds 0–2; the shared
+factors alone, ``local_blend=false``; per-item statistics against the zero-mode ones the method
+sent before in every mode, paired mean ± sd): test RMSE −0.08 ± 0.05 at ε = 3 (inconclusive at
+ε = 1: −0.004 ± 0.079), −0.84 without noise; MAR −0.017 ± 0.002 at ε = 3 and −0.019 ± 0.003 at ε = 1,
+but +0.050 without noise (the observed loss does not learn which items a user rates, which MAR
+rewards). With round 2's blend (the default) the sites keep their own parts and the run moves by at
+most 0.0005 MAR on seeds 0–4 by ZIP and by occupation.
+
 Round 2: V = [V_T on the item axis (0 off S) | unit DP popularity]; each site blends its factors on
-V with its own model (:func:`~dpfed_core.federation.summable.blended_round2`). The statistics are
-zero-mode (every cell observed) whatever the run's mode: the observed-mode item solve needs a Gram
-matrix per item, m·r² numbers a step, which this method does not release.
+V with its own model (:func:`~dpfed_core.federation.summable.blended_round2`), in the run's mode.
 """
 from __future__ import annotations
 
@@ -97,6 +118,38 @@ def _user_factors(X: sp.csr_matrix, V: np.ndarray, lam: float) -> np.ndarray:
     return U * np.where(norms > 1e-12, 1.0 / np.maximum(norms, 1e-300), 0.0)[:, None]
 
 
+#: Users solved at a time by :func:`_observed_statistics` (each holds an r × r system: ~33 MB at rank 10).
+OBSERVED_CHUNK_CELLS = 2 ** 22
+
+
+def _observed_statistics(Xs: sp.csr_matrix, V: np.ndarray, lam: float, value_max: float) -> tuple[np.ndarray, np.ndarray]:
+    """One site's observed-mode statistics on the selected items (module doc): ``(G, B)`` with G
+    (|S| × r(r + 1)/2) the per-item weighted Grams packed as (diag, √2·offdiag) and B (|S| × r) the
+    per-item weighted right-hand sides. Users are solved a chunk at a time, each on its own observed
+    entries and the public V only."""
+    Xs = sp.csr_matrix(Xs, dtype=np.float64)
+    M, r = V.shape
+    iu, w = _packed_weights(r)
+    VV = (V[:, :, None] * V[:, None, :]).reshape(M, r * r)  # v_j v_jᵀ of every item, flattened
+    G = np.zeros((M, iu[0].size))
+    B = np.zeros((M, r))
+    step = max(1, OBSERVED_CHUNK_CELLS // (r * r))
+    for a in range(0, Xs.shape[0], step):
+        block = Xs[a:a + step]
+        x = sp.csr_matrix((np.clip(block.data, 0.0, value_max) / value_max, block.indices, block.indptr),
+                          shape=block.shape)
+        pattern = sp.csr_matrix((np.ones_like(block.data), block.indices, block.indptr), shape=block.shape)
+        count = np.diff(block.indptr).astype(np.float64)
+        A = np.asarray(pattern @ VV).reshape(-1, r, r) + lam * np.eye(r)
+        U = np.maximum(np.linalg.solve(A, np.asarray(x @ V)[:, :, None])[:, :, 0], 0.0)
+        norms = np.linalg.norm(U, axis=1)
+        U *= np.where(norms > 1e-12, 1.0 / np.maximum(norms, 1e-300), 0.0)[:, None]  # ‖u‖ = 1 (or u = 0)
+        weight = np.where(count > 0, 1.0 / np.sqrt(np.maximum(count, 1.0)), 0.0)  # a_u = 1/√c_u
+        G += np.asarray(pattern.T @ (weight[:, None] * U[:, iu[0]] * U[:, iu[1]]))
+        B += np.asarray(x.T @ (weight[:, None] * U))
+    return G * w, B
+
+
 @register_summable_method("dp-als")
 class DPALS(SummableMethod):
     """DP alternating least squares (Chien et al. 2021): item sufficient statistics summed across
@@ -134,9 +187,11 @@ class DPALS(SummableMethod):
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure", steps: int = 3, pop_share: float = 0.3,
                  max_items: int = 600, rank: int = 10, lam: float = 0.1, max_iter: int = 200,
-                 local_blend: bool = True, holdout_evidence: float = 1.0, round2_default: str = "shrunk") -> None:
+                 local_blend: bool = True, holdout_evidence: float = 1.0, round2_default: str = "shrunk",
+                 mode: str = "zero") -> None:
         super().__init__(value_max, epsilon, delta, max_dropouts, aggregation)
         self.round2_default = round2_default
+        self.mode = mode
         self.steps = steps
         self.pop_share = pop_share
         self.max_items = max_items
@@ -156,6 +211,8 @@ class DPALS(SummableMethod):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
                 raise ConfigError(f"dp-als: {name} must be a whole number ≥ {low}, got {v!r}", param="prototype_params")
+        if self.mode not in ("zero", "observed"):
+            raise ConfigError(f"dp-als: mode must be 'zero' or 'observed', got {self.mode!r}", param="mode")
         if not (isinstance(self.pop_share, (int, float)) and 0 < self.pop_share < 1):
             raise ConfigError(f"dp-als: pop_share must be strictly between 0 and 1, got {self.pop_share!r}",
                               param="prototype_params")
@@ -172,8 +229,8 @@ class DPALS(SummableMethod):
         if stage == "popularity":
             return int(n_items)
         if "items" in public:
-            r = int(self.rank)
-            return r * (r + 1) // 2 + r * int(np.size(public["items"]))
+            r, M = int(self.rank), int(np.size(public["items"]))
+            return (r * (r + 1) // 2 + r) * M if self.mode == "observed" else r * (r + 1) // 2 + r * M
         return None
 
     # -------------------------------------------------------------- round 1, site side
@@ -186,6 +243,13 @@ class DPALS(SummableMethod):
         if stage == "popularity":
             values = np.asarray(Xn.sum(axis=0)).ravel()
             weight = np.ones_like(values)
+        elif self.mode == "observed":
+            items = np.asarray(public["items"], dtype=np.int64)
+            V = np.asarray(public["V_als"], dtype=np.float64)
+            G, B = _observed_statistics(_on_items(sp.csr_matrix(X), items), V, float(self.lam), float(self.value_max))
+            _, w = _packed_weights(int(self.rank))
+            values = np.concatenate([G.ravel(), B.ravel()])
+            weight = np.concatenate([np.tile(w, G.shape[0]), np.ones(B.size)])
         else:
             items = np.asarray(public["items"], dtype=np.int64)
             V = np.asarray(public["V_als"], dtype=np.float64)
@@ -235,14 +299,24 @@ class DPALS(SummableMethod):
             items = np.asarray(out["items"])
             M = items.size
             k = r * (r + 1) // 2
-            G = unpack_symmetric(total[:k], r)
-            B = total[k:].reshape(r, M)
             # public: σ of the sum of the shares that took part
             sigma_sum = plan["sigma"][stage] / plan["divisor"] * math.sqrt(n_participants)
-            w, Q = np.linalg.eigh(G)
-            G = (Q * np.maximum(w, 0.0)) @ Q.T
             ridge = float(self.lam) + 2.0 * math.sqrt(r) * sigma_sum
-            out["V_als"] = np.maximum(np.linalg.solve(G + ridge * np.eye(r), B), 0.0).T
+            if self.mode == "observed":  # a Gram and a right-hand side per item
+                iu = np.triu_indices(r)
+                G = np.zeros((M, r, r))
+                G[:, iu[0], iu[1]] = total[:M * k].reshape(M, k)
+                G[:, iu[1], iu[0]] = G[:, iu[0], iu[1]]
+                B = total[M * k:].reshape(M, r)
+                w, Q = np.linalg.eigh(G)
+                G = (Q * np.maximum(w, 0.0)[:, None, :]) @ np.swapaxes(Q, 1, 2)
+                out["V_als"] = np.maximum(np.linalg.solve(G + ridge * np.eye(r), B[:, :, None])[:, :, 0], 0.0)
+            else:
+                G = unpack_symmetric(total[:k], r)
+                B = total[k:].reshape(r, M)
+                w, Q = np.linalg.eigh(G)
+                G = (Q * np.maximum(w, 0.0)) @ Q.T
+                out["V_als"] = np.maximum(np.linalg.solve(G + ridge * np.eye(r), B), 0.0).T
             out["ridge"] = ridge
         if stage == self.stages[-1]:
             m = out["popularity"].size
@@ -257,7 +331,9 @@ class DPALS(SummableMethod):
         if "ridge" not in public:
             return []
         return [f"dp-als: {int(self.steps)} ALS step(s) on {int(np.size(public['items']))} items; the last item solve "
-                f"used ridge {public['ridge']:.3g} (λ plus the Gram noise's spectral edge); zero-mode statistics"]
+                f"used ridge {public['ridge']:.3g} (λ plus the Gram noise's spectral edge); "
+                + ("observed-mode statistics (a Gram per item, users weighted 1/√(their items))"
+                   if self.mode == "observed" else "zero-mode statistics")]
 
     # -------------------------------------------------------------- round 2
     def broadcast_parts(self, n_columns):

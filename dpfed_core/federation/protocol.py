@@ -54,7 +54,7 @@ from dpfed_core.config import no_progress as _noop  # noqa: E402  (one definitio
 #: Parameters every method takes from the run's main controls, and what sets each.
 MAIN_CONTROLS = {"k": "k", "value_max": "the data's value bound", "epsilon": "epsilon", "delta": "delta",
                  "aggregation": "aggregation", "max_dropouts": "max_dropouts", "rank": "rank", "lam": "lam",
-                 "max_iter": "max_iter"}
+                 "max_iter": "max_iter", "mode": "mode"}
 
 
 def federated_method_names() -> list[str]:

@@ -368,7 +368,7 @@ def register_summable_method(name: str):
 def summable_params(config) -> dict:
     """A summable method's parameters from a run configuration, the same for the in-process runner
     and the Flower deployment: the trust model (``aggregation``, ``max_dropouts``) and, where the
-    method takes them, ``rank``, ``lam``, ``max_iter`` from the configuration; then ``--param
+    method takes them, ``rank``, ``lam``, ``max_iter``, ``mode`` from the configuration; then ``--param
     KEY=VALUE`` (``prototype_params``) and ``method_params`` (which wins on a clash)."""
     import inspect
 
@@ -377,7 +377,7 @@ def summable_params(config) -> dict:
     base = {"aggregation": getattr(config, "aggregation", "secure"),
             "max_dropouts": getattr(config, "max_dropouts", 0),
             "rank": getattr(config, "rank", None), "lam": getattr(config, "lam", None),
-            "max_iter": getattr(config, "max_iter", None)}
+            "max_iter": getattr(config, "max_iter", None), "mode": getattr(config, "mode", None)}
     out = {k: v for k, v in base.items() if k in accepted and v is not None}
     return {**out, **config.params}
 
