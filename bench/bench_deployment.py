@@ -284,9 +284,10 @@ def main() -> None:
           "noise); engine `deployment`: one SuperLink and H SuperNodes on 127.0.0.1 with TLS and node "
           "authentication; engine `simulation`: the same ServerApp/ClientApp under Flower's Simulation Engine "
           f"with its default in-process backend (the ClientApps on the engine's worker threads, no Ray), all "
-          f"on this machine ({doc['machine']['cpus']} cores). **The machine was shared** while this ran"
-          + (f" ({args.others})" if args.others else "")
-          + ": each row's `load_before`/`load_1m` is the 1-minute load average before/after it; rows measured "
+          f"on this machine ({doc['machine']['cpus']} cores), measured at {doc['machine']['git_commit']} on "
+          f"{doc['machine']['date']}. "
+          + (f"**What else ran on the machine**: {args.others}" if args.others else "**The machine may have been shared**")
+          + "; each row's `load_before`/`load_1m` is the 1-minute load average before/after it; rows measured "
           "at different loads are not comparable, and CPU seconds (this process + every process the "
           "deployment started) are steadier than wall time (the simulation engine's one child process, "
           "ClientApps included, is reaped, so its CPU is all counted). Deployment time includes starting and "

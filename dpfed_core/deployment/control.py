@@ -124,7 +124,7 @@ def run_control(argv: list[str]) -> None:
             out = {}
         code = 0
     except Exception as exc:  # noqa: BLE001 — the launcher raises it as one line
-        out, code = {"error": str(exc) or type(exc).__name__}, 1
+        out, code = {"error": " ".join(str(exc).split()) or type(exc).__name__}, 1  # one line
     finally:
         if client is not None:
             client.close()
