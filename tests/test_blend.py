@@ -25,6 +25,38 @@ def _popular_data(n=200, m=30, seed=0):
     return sp.csr_matrix(X)
 
 
+def test_in_observed_mode_a_sites_blend_predicts_on_its_values_scale_and_ranks_as_before():
+    """The blend is chosen for ranking from unit-scaled parts; in observed mode the site maps its scores
+    onto its own values by one positive least-squares factor: the same rankings (every score times the
+    same a > 0), training error on the values never worse than the unscaled blend's, and the factor is
+    the least-squares one (a small change either way fits worse)."""
+    from dpfed_core.models.blend import fit_site_model, value_scale
+
+    g = np.random.default_rng(3)
+    X = _popular_data(n=120, m=25, seed=3)
+    X.data = g.integers(1, 6, X.nnz).astype(float)  # ratings on the observed entries
+    _, _, obs = fit_site_model(X, rank=3, lam=0.1, mode="observed", max_iter=60, evidence=1.0)
+    a = obs["value_scale"]
+    assert a > 1.0  # unit-scaled parts score far below ratings of 1–5
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+
+    def scores(blocks, scale=1.0):
+        return scale * sum(np.einsum("ij,ij->i", U[rows], V[X.indices]) for _, U, V in blocks)
+
+    unscaled = [(p, U / a, V) for p, U, V in obs["blocks"]]
+    s = scores(unscaled)
+    np.testing.assert_allclose(scores(obs["blocks"]), a * s, rtol=1e-12)
+    assert value_scale(X, unscaled) == pytest.approx(a, rel=1e-12)
+    sse = [float(np.sum((X.data - scores(unscaled, f)) ** 2)) for f in (1.0, 0.9 * a, a, 1.1 * a)]
+    assert sse[2] < min(sse[0], sse[1], sse[3])
+    full = np.hstack([U for _, U, _ in obs["blocks"]]) @ np.hstack([V for _, _, V in obs["blocks"]]).T
+    full_unscaled = np.hstack([U for _, U, _ in unscaled]) @ np.hstack([V for _, _, V in unscaled]).T
+    np.testing.assert_array_equal(np.argsort(-full, axis=1, kind="stable"),
+                                  np.argsort(-full_unscaled, axis=1, kind="stable"))
+    _, _, zero = fit_site_model(X, rank=3, lam=0.1, mode="zero", max_iter=60, evidence=1.0)
+    assert "value_scale" not in zero  # zero mode ranks: its scores stay as the blend chose them
+
+
 def test_holdout_hides_one_item_of_each_user_with_two():
     X = _popular_data()
     red, hidden, has = holdout_split(X, np.random.default_rng(1))

@@ -756,6 +756,23 @@ def _own_blend(key: bytes | None, search: Callable[[], tuple[list[float], list[f
     return wm.tolist(), wi.tolist(), float(best)
 
 
+def value_scale(X: sp.csr_matrix, blocks) -> float:
+    """The factor a > 0 that puts a blend's scores on the scale of the site's values: the least-squares
+    a of x ≈ a·s over the site's observed entries (s the blend's score of each, from ``blocks``
+    ``(part, U, V)``). The blend is chosen for ranking, from unit-scaled parts, so its scores are not
+    values; a positive factor leaves every ranking as it is. 1 when the scores or their agreement with
+    the values are not positive (nothing to scale by). Local: the site's own rows and model only."""
+    X = sp.csr_matrix(X)
+    if X.nnz == 0 or not blocks:
+        return 1.0
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    s = np.zeros(X.nnz)
+    for _, U, V in blocks:
+        s += np.einsum("ij,ij->i", U[rows], V[X.indices])
+    ss, xs = float(s @ s), float(s @ X.data)
+    return xs / ss if ss > 0 and xs > 0 else 1.0
+
+
 def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_iter: int,
                    rng: np.random.Generator | None = None, evidence: float = 1.0, features=None,
                    V_fed: np.ndarray | None = None, g: np.ndarray | None = None,
@@ -874,6 +891,9 @@ def fit_site_model(X: sp.csr_matrix, *, rank: int, lam: float, mode: str, max_it
             ([0.0] * len(mnames), [1.0 if name == "shrunk popularity" else 0.0 for name in inames])
     _, _, info = fit_blend(X, [f for _, f in matrices], [f for _, f in items], rng, float(evidence), default,
                            alone, alone_default, own_key)
+    if mode == "observed":
+        info["value_scale"] = value_scale(X, info["blocks"])
+        info["blocks"] = [(part, U * info["value_scale"], V) for part, U, V in info["blocks"]]
     if "shrunk popularity" in inames and info["item_weights"][inames.index("shrunk popularity")]:
         # the block scores unit(own + c·g): its two parts apart, for a caller that keeps the site's own
         # columns on its items only and puts the g part on the broadcast popularity column
