@@ -25,7 +25,7 @@ def _popular_data(n=200, m=30, seed=0):
     return sp.csr_matrix(X)
 
 
-def test_in_observed_mode_a_sites_blend_predicts_on_its_values_scale_and_ranks_as_before():
+def test_in_observed_mode_a_sites_blend_predicts_on_its_values_scale_and_keeps_its_rankings():
     """The blend is chosen for ranking from unit-scaled parts; in observed mode the site maps its scores
     onto its own values by one positive least-squares factor: the same rankings (every score times the
     same a > 0), training error on the values never worse than the unscaled blend's, and the factor is

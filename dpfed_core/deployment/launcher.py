@@ -303,14 +303,14 @@ class LocalFederation(GuardedFolder):
                  entity_names: list[str] | None = None, keep: bool = False, *, insecure: bool = False,
                  port_range: tuple[int, int] | None = None, guard: Guard | None = None,
                  item_features: str | os.PathLike | None = None,
-                 warm_run: tuple[str, int] | tuple[str, int, float] | None = None,
+                 warm_run: tuple[str, int, float] | None = None,
                  site_policy: str | os.PathLike | list | None = None) -> None:
         self.shards = [Path(s).resolve() for s in shards]
         # each site's policy file (one for all, or one per site): the node's own law (site_policy)
         self.site_policies = _policy_paths(site_policy, len(self.shards))
         # the public item features file every node is given (shards.write_item_features), or None
         self.item_features = Path(item_features).resolve() if item_features else None
-        # (config JSON, H) of the run to come: the warm interpreter computes its public noise
+        # (config JSON, H, Λ∞) of the run to come: the warm interpreter computes its public noise
         # calibration once for every fork (node_runtime.WARM_RUN_ENV); None: each task computes it.
         self.warm_run = warm_run
         self.entity_names = entity_names or [p.stem for p in self.shards]
@@ -348,10 +348,9 @@ class LocalFederation(GuardedFolder):
         if self.warm_run is not None:
             from dpfed_core.deployment.node_runtime import WARM_RUN_ENV
 
-            warm = {"config": self.warm_run[0], "n_entities": int(self.warm_run[1])}
-            if len(self.warm_run) > 2:  # the data's public value bound Λ∞, as every shard states it
-                warm["value_max"] = float(self.warm_run[2])
-            env[WARM_RUN_ENV] = json.dumps(warm)
+            config, n_entities, value_max = self.warm_run  # value_max: the data's public Λ∞, as every shard states it
+            env[WARM_RUN_ENV] = json.dumps({"config": config, "n_entities": int(n_entities),
+                                            "value_max": float(value_max)})
         # One BLAS thread per process: H nodes share the machine's cores.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")
@@ -592,12 +591,13 @@ class _ForkedControl:
         log = self.folder / f"control_{self._n:03d}_{action}.log"
         fork = self.zygote.spawn("control", [control_request(self.port, self.ca, action, **args), str(answer)], log,
                                  watch=False)  # waited for here; dies with the zygote (parent-death signal)
+        limit = self.timeout if timeout is None else timeout
         try:
-            code = fork.wait(self.timeout if timeout is None else timeout)
+            code = fork.wait(limit)
         except subprocess.TimeoutExpired:
             _kill_group(fork, signal.SIGKILL)
             raise DeploymentError(f"the SuperLink's Control API did not answer the {action} request "
-                                  f"within {self.timeout if timeout is None else timeout:g} s; {see_log(log)}") from None
+                                  f"within {limit:g} s; {see_log(log)}") from None
         try:
             out = json.loads(answer.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -150,6 +150,14 @@ def _observed_statistics(Xs: sp.csr_matrix, V: np.ndarray, lam: float, value_max
     return G * w, B
 
 
+def _item_solve(G: np.ndarray, B: np.ndarray, ridge: float) -> np.ndarray:
+    """max((Ĝ₊ + ridge·I)⁻¹ B, 0) with Ĝ₊ the noisy Gram ``G`` (r × r, or a stack of them) projected on
+    the PSD cone: the server's item solve (post-processing of the sums)."""
+    w, Q = np.linalg.eigh(G)
+    G = (Q * np.maximum(w, 0.0)[..., None, :]) @ np.swapaxes(Q, -1, -2)
+    return np.maximum(np.linalg.solve(G + ridge * np.eye(G.shape[-1]), B), 0.0)
+
+
 @register_summable_method("dp-als")
 class DPALS(SummableMethod):
     """DP alternating least squares (Chien et al. 2021): item sufficient statistics summed across
@@ -239,27 +247,25 @@ class DPALS(SummableMethod):
         if stage not in self.stages:
             raise ConfigError(f"dp-als has stages {self.stages}, got {stage!r}")
         plan = self.budget(n_entities)
-        Xn = _unit_rows(X, self.value_max)
         if stage == "popularity":
-            values = np.asarray(Xn.sum(axis=0)).ravel()
+            values = np.asarray(_unit_rows(X, self.value_max).sum(axis=0)).ravel()
             weight = np.ones_like(values)
-        elif self.mode == "observed":
-            items = np.asarray(public["items"], dtype=np.int64)
-            V = np.asarray(public["V_als"], dtype=np.float64)
-            G, B = _observed_statistics(_on_items(sp.csr_matrix(X), items), V, float(self.lam), float(self.value_max))
-            _, w = _packed_weights(int(self.rank))
-            values = np.concatenate([G.ravel(), B.ravel()])
-            weight = np.concatenate([np.tile(w, G.shape[0]), np.ones(B.size)])
         else:
             items = np.asarray(public["items"], dtype=np.int64)
             V = np.asarray(public["V_als"], dtype=np.float64)
-            Xs = _on_items(Xn, items)
-            U = _user_factors(Xs, V, float(self.lam))
             iu, w = _packed_weights(int(self.rank))
-            G = (U.T @ U)[iu] * w                       # (diag, √2·offdiag): L2 norm = Frobenius
-            B = np.asarray(sp.csr_matrix(Xs).T @ U).T.ravel()  # r × M, row-major
-            values = np.concatenate([G, B])
-            weight = np.concatenate([w, np.ones(B.size)])
+            if self.mode == "observed":  # the site's own values on the items, not its unit rows
+                G, B = _observed_statistics(_on_items(sp.csr_matrix(X), items), V, float(self.lam),
+                                            float(self.value_max))
+                values = np.concatenate([G.ravel(), B.ravel()])
+                weight = np.concatenate([np.tile(w, G.shape[0]), np.ones(B.size)])
+            else:
+                Xs = _on_items(_unit_rows(X, self.value_max), items)
+                U = _user_factors(Xs, V, float(self.lam))
+                G = (U.T @ U)[iu] * w                       # (diag, √2·offdiag): L2 norm = Frobenius
+                B = np.asarray(sp.csr_matrix(Xs).T @ U).T.ravel()  # r × M, row-major
+                values = np.concatenate([G, B])
+                weight = np.concatenate([w, np.ones(B.size)])
         sigma = plan["sigma"][stage]
         sens = plan["sensitivity"][stage]
         if not math.isfinite(float(self.epsilon)):
@@ -302,21 +308,11 @@ class DPALS(SummableMethod):
             # public: σ of the sum of the shares that took part
             sigma_sum = plan["sigma"][stage] / plan["divisor"] * math.sqrt(n_participants)
             ridge = float(self.lam) + 2.0 * math.sqrt(r) * sigma_sum
-            if self.mode == "observed":  # a Gram and a right-hand side per item
-                iu = np.triu_indices(r)
-                G = np.zeros((M, r, r))
-                G[:, iu[0], iu[1]] = total[:M * k].reshape(M, k)
-                G[:, iu[1], iu[0]] = G[:, iu[0], iu[1]]
-                B = total[M * k:].reshape(M, r)
-                w, Q = np.linalg.eigh(G)
-                G = (Q * np.maximum(w, 0.0)[:, None, :]) @ np.swapaxes(Q, 1, 2)
-                out["V_als"] = np.maximum(np.linalg.solve(G + ridge * np.eye(r), B[:, :, None])[:, :, 0], 0.0)
-            else:
-                G = unpack_symmetric(total[:k], r)
-                B = total[k:].reshape(r, M)
-                w, Q = np.linalg.eigh(G)
-                G = (Q * np.maximum(w, 0.0)) @ Q.T
-                out["V_als"] = np.maximum(np.linalg.solve(G + ridge * np.eye(r), B), 0.0).T
+            if self.mode == "observed":  # a Gram and a right-hand side per item: M solves of one column
+                G, B = unpack_symmetric(total[:M * k].reshape(M, k), r), total[M * k:].reshape(M, r, 1)
+                out["V_als"] = _item_solve(G, B, ridge)[:, :, 0]
+            else:  # one Gram for every item: one solve of M columns
+                out["V_als"] = _item_solve(unpack_symmetric(total[:k], r), total[k:].reshape(r, M), ridge).T
             out["ridge"] = ridge
         if stage == self.stages[-1]:
             m = out["popularity"].size

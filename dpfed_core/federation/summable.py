@@ -512,11 +512,13 @@ def _packed_weights(M: int) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
 
 
 def unpack_symmetric(packed: np.ndarray, M: int) -> np.ndarray:
-    """The symmetric M × M matrix of a packed upper triangle (row-major, diagonal included)."""
+    """The symmetric M × M matrix of a packed upper triangle (row-major, diagonal included); a stack of
+    them for a stack of packed vectors (``packed`` … × M(M + 1)/2)."""
     iu = np.triu_indices(M)
-    C = np.zeros((M, M))
-    C[iu] = packed
-    return C + np.triu(C, 1).T
+    packed = np.asarray(packed)
+    C = np.zeros((*packed.shape[:-1], M, M))
+    C[..., iu[0], iu[1]] = packed
+    return C + np.swapaxes(np.triu(C, 1), -1, -2)
 
 
 def cooccurrence_split(pop_share: float) -> BudgetSplit:
