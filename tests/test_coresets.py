@@ -44,6 +44,65 @@ def test_exact_tree_leaves_are_disjoint_means_of_their_users():
     assert core.tree_counts[1].size == 2
 
 
+def test_capped_thresholds_lower_both_to_the_released_root_count():
+    # the cap binds: keep = n̂/c, the branch threshold keeps its ratio to the keep threshold
+    assert coresets.capped_thresholds(300.0, 900.0, 1000.0, 10.0) == (100.0, 300.0)
+    # the cap does not bind: the thresholds are unchanged
+    assert coresets.capped_thresholds(50.0, 150.0, 1000.0, 10.0) == (50.0, 150.0)
+    # never below one user, whatever the (noisy, possibly negative) root count
+    assert coresets.capped_thresholds(300.0, 900.0, -40.0, 10.0) == (1.0, 3.0)
+    with pytest.raises(ValueError, match="cap_divisor"):
+        coresets.capped_thresholds(300.0, 900.0, 1000.0, 0.0)
+
+
+def test_capped_tree_splits_clusters_an_uncapped_threshold_keeps_whole():
+    # 4 clusters of ~150 users and a keep threshold of 400 (as a large σ at small ε gives): without
+    # the cap the root cannot split; capped at n̂/(2k) = 75 the leaves reach the clusters
+    X, c = _blobs(n=600)
+    led = PrivacyLedger(math.inf).for_entity("e")
+    plain = coresets.build_lsh_tree(X, 8, math.inf, 400.0, 1200.0, np.random.default_rng(3), led)
+    capped = coresets.build_lsh_tree(X, 8, math.inf, 400.0, 1200.0, np.random.default_rng(3), led,
+                                     cap_divisor=8.0)
+    assert plain.counts.size == 1
+    assert capped.counts.size >= 4 and (capped.counts[capped.levels > 0] >= 75).all()
+    # the leaves separate the clusters: most users share their leaf's majority cluster, and the
+    # majorities cover at least 3 of the 4 clusters (the root alone: 1 and ~25 %)
+    truth = np.argmin(((X[:, None] - c[None]) ** 2).sum(-1), axis=1)
+    majority = [np.bincount(truth[capped.leaf_of == j], minlength=4).argmax() for j in range(capped.counts.size)]
+    pure = sum(np.bincount(truth[capped.leaf_of == j], minlength=4).max() for j in range(capped.counts.size))
+    assert pure >= 0.8 * (capped.leaf_of >= 0).sum() and len(set(majority)) >= 3
+
+
+def test_dp_lsh_cap_reads_the_released_root_count_never_the_true_one(monkeypatch):
+    # the root's released count is 6,000 for 600 users (a deterministic stand-in for its noise): the
+    # cap n̂/8 = 750 is above the keep threshold 400, so nothing is lowered and the root stays whole;
+    # a cap of the true count (75) would split it
+    X, _ = _blobs(n=600)
+    real = coresets._noisy_counts
+
+    def released(true, eps_level, rng, ledger, level, depth):
+        out = real(true, eps_level, rng, ledger, level, depth)
+        return out + 5400.0 if level == 0 else out
+
+    monkeypatch.setattr(coresets, "_noisy_counts", released)
+    led = PrivacyLedger(math.inf).for_entity("e")
+    tree = coresets.build_lsh_tree(X, 8, math.inf, 400.0, 1200.0, np.random.default_rng(3), led, cap_divisor=8.0)
+    assert tree.n_root == 6000.0 and tree.counts.size == 1
+
+
+def test_tree_depth_rule_is_a_function_of_epsilon_only():
+    assert coresets.default_depth(0.1) == coresets.default_depth(0.99) == 10
+    assert coresets.default_depth(1.0) == coresets.default_depth(30.0) == 15
+    assert _lsh(epsilon=0.5).lsh_depth_for() == 10 and _lsh(epsilon=0.5, lsh_depth=4).lsh_depth_for() == 4
+    X, _ = _blobs(n=2000)
+    led = PrivacyLedger(0.5, 1e-6)
+    _lsh(epsilon=0.5, refine_steps=0).release(sp.csr_matrix(X), np.random.default_rng(0), led.for_entity("e"))
+    levels = [r for r in led.rows if r.stage == "candidates"]
+    # each counted level is charged ε_tree/(D + 1) with D = 10
+    plan = _lsh(epsilon=0.5, refine_steps=0).budget_plan(8, 4)
+    assert math.isclose(levels[0].epsilon, plan["candidates"] / 11)
+
+
 def test_weighted_kmeans_always_returns_k_rows():
     P = np.array([[0.0, 1.0], [1.0, 0.0]])
     C, w = coresets.weighted_kmeans(P, np.array([3.0, 5.0]), 4, np.random.default_rng(0))
@@ -71,13 +130,13 @@ def test_lsh_release_ledger_and_shape():
     stages = [r.stage for r in led.rows]
     # one row per counted tree level (the mechanism records each), then the leaf sums
     n_levels = stages.count("candidates")
-    assert 1 <= n_levels <= meth.lsh_depth + 1 and stages == ["candidates"] * n_levels + ["coreset sums"]
+    assert 1 <= n_levels <= meth.lsh_depth_for() + 1 and stages == ["candidates"] * n_levels + ["coreset sums"]
     eps, delta = led.guarantee()
     assert eps <= 1.0 and delta <= 1e-6
     levels = led.rows[:n_levels]
     e_level = levels[0].epsilon
     assert all(r.delta == 0 and r.epsilon == e_level and math.isclose(r.noise_scale, 1.0 / e_level) for r in levels)
-    assert e_level * (meth.lsh_depth + 1) <= meth.budget_plan(8, 4)["candidates"] * (1 + 1e-9)
+    assert e_level * (meth.lsh_depth_for() + 1) <= meth.budget_plan(8, 4)["candidates"] * (1 + 1e-9)
     # the leaf noise is at least the continuous Gaussian mechanism's σ for its (ε, δ) at Λ = 1
     leaf = led.rows[-1]
     assert leaf.noise_scale >= mech.gaussian_sigma_analytic(leaf.epsilon, leaf.delta, 1.0) * (1 - 1e-9)
@@ -107,7 +166,9 @@ def test_lsh_non_private_limit_is_labelled():
 @pytest.mark.parametrize("kw,msg", [(dict(candidates="grid"), "candidates must be"),
                                     (dict(trials=2), "trials > 1"),
                                     (dict(lsh_depth=0), "lsh_depth"),
-                                    (dict(lsh_node_factor=-1.0), "lsh_node_factor")])
+                                    (dict(lsh_node_factor=-1.0), "lsh_node_factor"),
+                                    (dict(lsh_node_cap=0.0), "lsh_node_cap"),
+                                    (dict(lsh_node_cap="2"), "lsh_node_cap")])
 def test_lsh_bad_configuration_names_the_parameter(kw, msg):
     with pytest.raises(ConfigError, match=msg):
         _lsh(**kw).release(sp.csr_matrix(np.eye(3)), np.random.default_rng(0), PrivacyLedger(1.0, 1e-6).for_entity("e"))
@@ -237,12 +298,18 @@ def test_lsh_default_refine_steps_follow_the_public_rule_within_budget(eps):
     led = PrivacyLedger(eps, delta)
     meth = _lsh(epsilon=eps, delta=delta)  # refine_steps=None: the rule
     meth.release(sp.csr_matrix(X), np.random.default_rng(0), led.for_entity("e"))
-    R = default_refine_steps(eps, delta, 4, 8, 1.0)
-    assert meth.refine_steps_ == R == (0 if eps < 1 else 1 if eps < 3 else 2)
+    # the rule of the public parameters and the tree's released root count
+    R = default_refine_steps(eps, delta, 4, 8, 1.0, n_hat=meth.coreset_.n_root,
+                             step_sigma=lambda r: meth.lloyd_step_sigma(8, 4, r))
+    assert meth.refine_steps_ == R and (R == 0) == (eps < 1)
     stages = [r.stage for r in led.rows]
     # every step is charged: one count release and one Gaussian sum release per step
     assert stages.count("recovery: sums") == R and stages.count("recovery: counts") == R
     assert stages.count("coreset sums") == 1
+    # each step's sums carry the σ of an R-step plan
+    if R > 0:
+        sums = [r for r in led.rows if r.stage == "recovery: sums"]
+        assert all(math.isclose(r.noise_scale, meth.lloyd_step_sigma(8, 4, R)) for r in sums)
     got_eps, got_delta = led.guarantee()
     assert got_eps <= eps * (1 + 1e-9) and got_delta <= delta * (1 + 1e-9)
     if R > 0:
@@ -254,14 +321,30 @@ def test_lsh_default_refine_steps_follow_the_public_rule_within_budget(eps):
         assert all(r.rho is not None and r.rho > 0 for r in gauss)
 
 
-def test_lsh_refine_rule_reads_no_data():
-    # the same public inputs give the same R whatever the rows (the rule's signature has no data)
-    from dpfed_core.federation.dp_prototypes import default_refine_steps
+def test_lsh_refine_rule_reads_parameters_and_the_released_count_only():
+    from dpfed_core.federation import dp_prototypes as dpp
 
+    rule = dpp.default_refine_steps
     a = _lsh(epsilon=2.0)
-    assert a.refine_steps_for(8, 4) == default_refine_steps(2.0, 1e-6, 4, 8, 1.0) == 1
+    sig = lambda r: a.lloyd_step_sigma(8, 4, r)  # noqa: E731
+    # before the tree: the floor, the same whatever the rows
+    assert a.refine_steps_for(8, 4) == rule(2.0, 1e-6, 4, 8, 1.0) == 1
+    assert rule(0.5, 1e-6, 4, 8, 1.0, n_hat=1e9, step_sigma=sig) == 0
+    # more users per cluster → less noise per centre → at least as many steps, up to the cap
+    Rs = [rule(2.0, 1e-6, 4, 8, 1.0, n_hat=n, step_sigma=sig) for n in (10, 1e3, 1e4, 1e5, 1e7)]
+    assert Rs == sorted(Rs) and Rs[0] == 1 and Rs[-1] == dpp.MAX_REFINE_STEPS
+    # the chosen R is the largest whose per-step noise on a centre of n̂/k users is ≤ the ratio
+    n_hat = math.sqrt(8) * 4 * (sig(3) + sig(4)) / 2 / dpp.STEP_NOISE_RATIO  # between 3 and 4 steps' need
+    R = rule(2.0, 1e-6, 4, 8, 1.0, n_hat=n_hat, step_sigma=sig)
+    ratio = lambda r: math.sqrt(8) * sig(r) * 4 / n_hat  # noqa: E731
+    assert R == 3
+    assert ratio(R) <= dpp.STEP_NOISE_RATIO < ratio(R + 1)
+    # more steps share the Lloyd budget: each is noisier
+    assert sig(1) < sig(2) < sig(5)
     assert _lsh(epsilon=2.0, refine_steps=3).refine_steps_for(8, 4) == 3
     assert _lsh(epsilon=2.0, candidates="partition").refine_steps_for(8, 4) == 0
+    # the non-private limit runs the most steps (no noise)
+    assert rule(math.inf, 0.0, 4, 8, 1.0, n_hat=100, step_sigma=lambda r: 0.0) == dpp.MAX_REFINE_STEPS
 
 
 class _SmallLloydNoise(DPPrototypes):

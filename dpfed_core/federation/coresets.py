@@ -42,16 +42,20 @@ import scipy.sparse as sp
 
 from dpfed_core.privacy import mechanisms as mech
 
-__all__ = ["LSH_SPLIT", "LshCoreset", "LshTree", "build_lsh_tree", "james_stein", "leaf_threshold",
+__all__ = ["LSH_SPLIT", "LshCoreset", "LshTree", "build_lsh_tree", "capped_thresholds", "default_depth", "james_stein", "leaf_threshold",
            "lsh_tree_coreset",
            "noisy_leaf_averages", "weighted_kmeans"]
 
-#: Levels D of the prefix tree below the root (hash bits); the library's default is 20, 15 was as
-#: good on Google's recipe (bench/results/dp_kmeans.md) and leaves more ε per level.
+#: Levels D of the prefix tree below the root (hash bits) from ε = 1 on; the library's default is
+#: 20, 15 was as good on Google's recipe (bench/results/dp_kmeans.md) and leaves more ε per level.
 DEFAULT_DEPTH = 15
+#: Levels below ε = 1 (:func:`default_depth`).
+SMALL_EPSILON_DEPTH = 10
 #: Leaf threshold factor: a node stays in the tree if its noisy count is ≥ node_factor·√m·σ/Λ, where
 #: the Gaussian noise norm √m·σ is then about 1/node_factor of the leaf's signal scale Λ·count.
 DEFAULT_NODE_FACTOR = 3.0
+#: The keep threshold is capped at n̂/(DEFAULT_NODE_CAP·k) (:func:`capped_thresholds`).
+DEFAULT_NODE_CAP: float | None = 2.0
 #: A node branches if its noisy count is ≥ this multiple of the leaf threshold (the library's 3).
 BRANCH_FACTOR = 3.0
 
@@ -84,6 +88,33 @@ def leaf_threshold(m: int, sigma: float, radius: float, node_factor: float = DEF
     Public: m is the catalogue size, σ the leaf-sum noise (a function of ε, δ, Λ), Λ the public
     row bound. With σ = 0 (ε = inf) every non-empty node counts (threshold 1)."""
     return max(1.0, node_factor * math.sqrt(m) * sigma / radius)
+
+
+def default_depth(epsilon: float) -> int:
+    """D, the tree's levels below the root when ``lsh_depth=None``: 10 for ε < 1, else 15 — of the
+    public ε only. Why: each level's counts get ε_tree/(D + 1), so below ε = 1 the count noise, not
+    the depth, limits how finely the tree can split; on the development draws at ε = 0.1
+    (bench/results/dp_kmeans_rule.md) 10 levels were as good as or better than 15 on all five sets
+    (Google's recipe with k = 10: 0.059 → 0.038), while from ε = 1 on 10 levels lost on the
+    held-out family (k = 16, ε = 1: 0.344 → 0.400)."""
+    return SMALL_EPSILON_DEPTH if float(epsilon) < 1.0 else DEFAULT_DEPTH
+
+
+def capped_thresholds(min_node: float, min_branch: float, n_root: float,
+                      cap_divisor: float) -> tuple[float, float]:
+    """(keep, branch) thresholds lowered to at most n̂/cap_divisor (and its branch multiple), at least 1.
+
+    Why (Google's library caps its leaf size the same way, at n̂/(2k)): the noise-based threshold
+    ``node_factor·√m·σ/Λ`` grows as 1/ε, and at small ε it exceeds the size of a cluster, so the
+    tree stops above the clusters and the coreset has fewer points than k; the cap keeps about one
+    node per cluster possible whatever the noise. n̂ is the root's released count, so the thresholds
+    are functions of released values and public constants only."""
+    if not (cap_divisor > 0):
+        raise ValueError(f"cap_divisor must be positive, got {cap_divisor!r}")
+    cap = max(1.0, float(n_root) / float(cap_divisor))
+    if cap >= min_node:
+        return min_node, min_branch
+    return cap, max(cap, min_branch * cap / min_node)
 
 
 def _hash_bits(X, hyperplanes: np.ndarray) -> np.ndarray:
@@ -119,13 +150,15 @@ class LshTree:
 
 
 def build_lsh_tree(X, depth: int, eps_tree: float, min_node: float, min_branch: float,
-                   rng: np.random.Generator, ledger) -> LshTree:
+                   rng: np.random.Generator, ledger, cap_divisor: float | None = None) -> LshTree:
     """Stage "candidates": the SimHash prefix tree with noisy counts (privacy map: module docstring).
 
     X : (n, m) dense or sparse rows (ℓ2 ≤ Λ). depth : D hash bits below the root. eps_tree : ε of
     all D + 1 levels together (ε_tree/(D+1) each; ``inf`` = exact). min_node, min_branch : public
     thresholds on noisy counts (keep / branch a node). rng : the method's noise source.
     ledger : the entity's ledger view (one row per counted level, recorded before its draw).
+    cap_divisor : if given (c·k for k clusters), both thresholds are lowered so that a node of
+    n̂/cap_divisor noisy users is kept (n̂ the root's noisy count; :func:`capped_thresholds`).
     """
     n, m = X.shape
     # data-independent hyperplanes: drawing them from the method's generator is not a release
@@ -134,6 +167,8 @@ def build_lsh_tree(X, depth: int, eps_tree: float, min_node: float, min_branch: 
     eps_level = eps_tree / (depth + 1)
     node_cnt = _noisy_counts(np.array([n]), eps_level, rng, ledger, 0, depth)  # level 0: the root, always kept
     n_root = float(node_cnt[0])
+    if cap_divisor is not None:  # a function of the released root count and public constants only
+        min_node, min_branch = capped_thresholds(min_node, min_branch, n_root, cap_divisor)
     node_code = np.zeros(1, dtype=np.int64)             # hash prefix of each node of the level
     alive = np.arange(n)                                 # users still on a kept path
     pt_node = np.zeros(n, dtype=np.int64)                # their node at the current level

@@ -41,7 +41,8 @@ Pipeline for one entity with budget (ε, δ), every stage spending through the e
                 "coreset sums", Gaussian) and non-private k-means on the weighted coreset
                 (post-processing), in the space of the scaled rows; the k-means centres are the
                 prototypes, or with R > 0 DP-Lloyd steps the start of R recoveries (R =
-                ``refine_steps``, or by default the public rule :func:`default_refine_steps` of ε).
+                ``refine_steps``, or by default the rule :func:`default_refine_steps` of the public
+                parameters and the tree's released root count).
                 With the Gaussian recovery the leaf sums and the R Lloyd sums share one zCDP
                 budget (:func:`lsh_lloyd_split`; accounting in ``DPPrototypes._release_lsh``).
                 Privacy map beside the code: :mod:`dpfed_core.federation.coresets`.
@@ -61,6 +62,7 @@ choices, cubes kept iff they hold ≥ n/(4k) users) and records ε = inf rows.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -100,27 +102,45 @@ def default_projection_dim(n_hat: float) -> int:
     return int(np.clip(round(0.5 * math.log(max(n_hat, 2.0))), 3, 10))
 
 
-def default_refine_steps(epsilon: float, delta: float, k: int, m: int, row_norm: float) -> int:
-    """R, the DP-Lloyd steps after the LSH coreset when ``refine_steps=None``: 0 for ε < 1, 1 for
-    1 ≤ ε < 3, 2 for ε ≥ 3 (and the non-private limit). A function of the public ε only: δ, k, m
-    and Λ are accepted so that the rule's inputs are stated, and do not change it — no dependence
-    on them was measured consistently (never the data, nor a count).
+#: The most DP-Lloyd steps :func:`default_refine_steps` runs.
+MAX_REFINE_STEPS = 5
+#: The noise :func:`default_refine_steps` allows one step: √m·σ_R / (n̂/k) — the norm of the noise a
+#: step adds to a centre of n̂/k users — at most this fraction of the row bound Λ.
+STEP_NOISE_RATIO = 0.03
+
+
+def default_refine_steps(epsilon: float, delta: float, k: int, m: int, row_norm: float,
+                         n_hat: float | None = None, step_sigma: Callable[[int], float] | None = None) -> int:
+    """R, the DP-Lloyd steps after the LSH coreset when ``refine_steps=None``.
+
+    0 for ε < 1. From ε = 1 on (and in the non-private limit): the most steps R ≤
+    :data:`MAX_REFINE_STEPS` whose per-step noise on a centre of average size stays small,
+    √m·σ_R·k / (n̂·Λ) ≤ :data:`STEP_NOISE_RATIO`, and at least 1 — σ_R the σ of each step's sums
+    when R steps share the Lloyd budget (``step_sigma(R)``, a function of the parameters), n̂ the
+    LSH tree's released root count. Without n̂ (before the tree is grown) the floor: 0 or 1.
+    Inputs: public parameters and one released count, never the data.
 
     Why (development draws only — Google's recipe, the held-out family and a wide isotropic mixture
     at generator seeds ≥ 7000, 2 noise seeds; bench/results/dp_kmeans_rule.md): a step re-averages
-    the clusters with fresh Gaussian noise, which pays when the coreset's clusters are off and costs
-    when they are already close, and no public input tells the two cases apart. At ε = 0.1 a step
-    made the k = 64 sets worse (Google's recipe 0.51 → 0.55); at ε = 1 one step was the best R on
-    every tight-cluster set (Google's recipe 0.040 → 0.028) and helped the wide mixtures (60.6 →
-    57.2), where more steps help more; from ε = 3 the wide mixtures gain with every step while the
-    k = 64 tight sets lose with a second one (held-out family, k = 64, ε = 3: 0.46 with one, 0.52
-    with two). Two steps from ε = 3 is the compromise; the page lists each cell's excess over its best R.
+    the clusters with fresh Gaussian noise; it pays while the clusters are still moving (the wide
+    mixtures gain with every step up to 5 from ε = 1 on) and costs once the noise it adds to a
+    centre is no longer small against the data's scale (the k = 64 sets of a few hundred users a
+    cluster: held-out family, ε = 3, 0.46 with one step, 0.52 with two). Measured by the noise a
+    step adds to a centre of n̂/k users, the grid's best R was 1 wherever two steps cost more than
+    about 3 % of Λ each, and the largest R tried wherever five cost less; 0.03 was read off that
+    grid. A rule of ε alone (0 / 1 / 2 steps for ε < 1 / < 3 / ≥ 3) loses up to 14.7 % on the same grid.
+    At ε < 1 a step made every k = 64 set worse (Google's recipe 0.38 → 0.53).
     """
     if epsilon < 1.0:
         return 0
-    if epsilon < 3.0:
+    if n_hat is None or step_sigma is None:
         return 1
-    return 2
+    size = max(float(n_hat), 1.0) / max(int(k), 1)
+    best = 1
+    for steps in range(2, MAX_REFINE_STEPS + 1):
+        if math.sqrt(m) * step_sigma(steps) / (size * float(row_norm)) <= STEP_NOISE_RATIO:
+            best = steps
+    return best
 
 
 def lsh_lloyd_split(steps: int, lloyd_share: float) -> BudgetSplit:
@@ -155,8 +175,9 @@ class DPPrototypes(PrototypeMethod):
       noise energy σ²·m before splitting pays, so small entities are best served by one cluster.
     * Clustering stages (k_eff > 1) keep ``n_grids=3, depth=5`` and no DP-Lloyd step; as a DP k-means
       on large entities ``candidates="lsh"`` (a private LSH-tree coreset) is the better choice, and
-      with it ``refine_steps=None`` adds 0, 1 or 2 DP-Lloyd steps by the public rule
-      :func:`default_refine_steps` (ε < 1, 1 ≤ ε < 3, ε ≥ 3).
+      with it ``refine_steps=None`` adds 0 to 5 DP-Lloyd steps by the public rule
+      :func:`default_refine_steps` (none below ε = 1, then as many, up to 5, as keep each step's
+      noise on a centre small).
 
     Parameters
     ----------
@@ -209,7 +230,7 @@ class DPPrototypes(PrototypeMethod):
         counts/support/sums shares (with ``candidates="lsh"`` and the Gaussian recovery an equal
         part of the Lloyd share of one zCDP budget, :func:`lsh_lloyd_split`). ``None``: 0 with
         ``candidates="partition"``; with ``"lsh"`` and the Gaussian recovery the public rule
-        :func:`default_refine_steps` (0 for ε < 1, 1 for ε < 3, else 2), else 0.
+        :func:`default_refine_steps` (0 for ε < 1, else 1 to 5 by the noise a step adds), else 0.
     (With k = 1 — given or automatic — every user is in the one cluster: the candidate, search
     and choice stages are skipped, trials and refine_steps are ignored, and the budget goes to the
     recovery — the best setting for small entities, see bench/results/dp_ml.md.)
@@ -230,10 +251,16 @@ class DPPrototypes(PrototypeMethod):
         ``candidates`` (tree counts) and ``search`` (leaf sums) default to 0.25 / 0.75 of the
         clustering budget (:data:`~dpfed_core.federation.coresets.LSH_SPLIT`); ``trials`` must be
         1; ``refine_steps`` = R > 0 adds R DP-Lloyd recoveries after the coreset's k-means.
-    lsh_depth : int, default 15
-        Hash bits (tree levels below the root) for ``candidates="lsh"``.
+    lsh_depth : int or None, default None
+        Hash bits (tree levels below the root) for ``candidates="lsh"``; ``None``: the public rule
+        :func:`~dpfed_core.federation.coresets.default_depth` (10 for ε < 1, else 15).
     lsh_node_factor : float, default 3
-        A tree node is kept if its noisy count ≥ lsh_node_factor·√m·σ/Λ (σ the leaf-sum noise).
+        A tree node is kept if its noisy count ≥ lsh_node_factor·√m·σ/Λ (σ the leaf-sum noise),
+        or ≥ n̂/(lsh_node_cap·k) if that is smaller.
+    lsh_node_cap : float or None, default 2
+        Caps the keep threshold at n̂/(lsh_node_cap·k), n̂ the tree root's noisy count (branching at
+        :data:`~dpfed_core.federation.coresets.BRANCH_FACTOR` times it), so that at small ε the
+        tree still reaches clusters of the size n/k; ``None``: no cap.
 
     Attributes (after ``release``)
     ----------
@@ -272,7 +299,7 @@ class DPPrototypes(PrototypeMethod):
         Param("final_choice", "bool", True, "choose among the T local-search solutions by the exponential "
               "mechanism (paper Alg. 6 line 8)"),
         Param("refine_steps", "int", None, "DP-Lloyd steps after the first recovery; none = 0, or with the "
-              "LSH coreset and the Gaussian recovery 0 / 1 / 2 for ε < 1 / < 3 / ≥ 3", low=0, high=50,
+              "LSH coreset and the Gaussian recovery 0 for ε < 1, else 1–5 by the noise a step adds to a centre", low=0, high=50,
               optional=True),
         Param("trials", "int", 1, "independent runs of stages 2–5, one chosen by the exponential mechanism",
               low=1, high=50),
@@ -280,10 +307,12 @@ class DPPrototypes(PrototypeMethod):
         Param("depth", "int", 5, "levels tested per grid of the private partition", low=1, high=20),
         Param("max_candidates", "int", 1000, "cap on the candidate set of the local search", low=1,
               high=1_000_000),
-        Param("lsh_depth", "int", coresets.DEFAULT_DEPTH, "hash bits (tree levels) of the LSH coreset",
-              low=1, high=40),
+        Param("lsh_depth", "int", None, "hash bits (tree levels) of the LSH coreset; none = 10 for ε < 1, "
+              "else 15", low=1, high=40, optional=True),
         Param("lsh_node_factor", "float", coresets.DEFAULT_NODE_FACTOR, "an LSH tree node is kept if its noisy "
               "count ≥ factor·√m·σ/Λ", low=0, low_open=True),
+        Param("lsh_node_cap", "float", coresets.DEFAULT_NODE_CAP, "the LSH keep threshold is at most "
+              "n̂/(cap·k), n̂ the tree root's noisy count; none = no cap", low=0, low_open=True, optional=True),
     )
 
     def __init__(self, k: int = 50, value_max: float = 1.0, *, value_min: float = 0.0,
@@ -294,9 +323,11 @@ class DPPrototypes(PrototypeMethod):
                  n_grids: int = 3, depth: int = 5, max_candidates: int = 1000,
                  row_scaling: str = "normalise", threshold: float = 0.0,
                  cluster_size: float | None = 1000.0, candidates: str = "partition",
-                 lsh_depth: int = coresets.DEFAULT_DEPTH,
-                 lsh_node_factor: float = coresets.DEFAULT_NODE_FACTOR) -> None:
+                 lsh_depth: int | None = None,
+                 lsh_node_factor: float = coresets.DEFAULT_NODE_FACTOR,
+                 lsh_node_cap: float | None = coresets.DEFAULT_NODE_CAP) -> None:
         super().__init__(k, value_max)
+        self.lsh_node_cap = lsh_node_cap
         self.candidates = candidates
         self.lsh_depth = lsh_depth
         self.lsh_node_factor = lsh_node_factor
@@ -395,11 +426,16 @@ class DPPrototypes(PrototypeMethod):
         if self.candidates not in ("partition", "lsh"):
             raise ConfigError(f"dp-prototypes: candidates must be 'partition' or 'lsh', got {self.candidates!r}")
         if self.candidates == "lsh":
-            if not isinstance(self.lsh_depth, (int, np.integer)) or not 1 <= self.lsh_depth <= 60:
+            if self.lsh_depth is not None and (not isinstance(self.lsh_depth, (int, np.integer))
+                                               or not 1 <= self.lsh_depth <= 60):
                 raise ConfigError(f"dp-prototypes: lsh_depth must be an integer in [1, 60], got {self.lsh_depth!r}")
             if not (isinstance(self.lsh_node_factor, (int, float)) and math.isfinite(self.lsh_node_factor)
                     and self.lsh_node_factor > 0):
                 raise ConfigError(f"dp-prototypes: lsh_node_factor must be a positive number, got {self.lsh_node_factor!r}")
+            cap = self.lsh_node_cap
+            if cap is not None and not (isinstance(cap, (int, float)) and not isinstance(cap, bool)
+                                        and math.isfinite(cap) and cap > 0):
+                raise ConfigError(f"dp-prototypes: lsh_node_cap must be a positive number or None, got {cap!r}")
             if self.trials != 1:
                 raise ConfigError("dp-prototypes: trials > 1 is not supported with candidates='lsh' (set trials=1)")
         if self.refine_steps is not None and (not isinstance(self.refine_steps, (int, np.integer))
@@ -446,10 +482,30 @@ class DPPrototypes(PrototypeMethod):
                 raise ConfigError(f"dp-prototypes: the '{need}' stage needs a positive budget share")
         return shares
 
+    def lsh_depth_for(self) -> int:
+        """D, the LSH tree's levels below the root: ``lsh_depth`` if given, else the public rule
+        :func:`~dpfed_core.federation.coresets.default_depth` of ε."""
+        if self.lsh_depth is not None:
+            return int(self.lsh_depth)
+        return coresets.default_depth(float(self.epsilon))
+
+    def lloyd_step_sigma(self, m: int, k: int, steps: int) -> float:
+        """σ of one DP-Lloyd step's sums when ``steps`` steps share the Lloyd part of the Gaussian
+        zCDP budget (:func:`lsh_lloyd_split`) of a release with m columns and k clusters (0 when
+        non-private). Public: a function of the parameters only."""
+        if not math.isfinite(float(self.epsilon)):
+            return 0.0
+        plan = self.budget_plan(m, k)
+        e_g = plan["search"] + plan["sums"]
+        _, _, lam, _ = self._bounds(sp.csr_matrix((1, m)))
+        gplan = lsh_lloyd_split(int(steps), plan["sums"] / e_g).plan(e_g, float(self.delta) * (1 - 1e-12))
+        return gplan.sigma(gplan.split.stages[1], lam)
+
     def refine_steps_for(self, m: int, k: int) -> int:
-        """R, the DP-Lloyd steps of a release with m columns and k clusters: ``refine_steps`` if
-        given; otherwise :func:`default_refine_steps` of the public (ε, δ, k, m, Λ) with
-        ``candidates="lsh"`` and the Gaussian recovery, else 0."""
+        """R, the DP-Lloyd steps of a release with m columns and k clusters before its tree is
+        grown: ``refine_steps`` if given; otherwise :func:`default_refine_steps` of the public
+        (ε, δ, k, m, Λ) with ``candidates="lsh"`` and the Gaussian recovery — 0, or its floor 1,
+        which the release raises once the tree's root count n̂ is out (``refine_steps_``) —, else 0."""
         if self.refine_steps is not None:
             return int(self.refine_steps)
         if self.candidates != "lsh" or self.variant != "gaussian" or k <= 1:
@@ -549,25 +605,27 @@ class DPPrototypes(PrototypeMethod):
         vmin, vmax, lam, _ = self._bounds(Xs)
         private = math.isfinite(float(self.epsilon))
         R = self.refine_steps_for(m, k)
-        D = int(self.lsh_depth)
+        D = self.lsh_depth_for()
         joint = private and R > 0 and self.variant == "gaussian"
-        sigma_leaf, sigma_steps = None, [None] * max(R, 1)
-        if joint:  # the Gaussian releases planned together in zCDP (docstring)
-            e_g = plan["search"] + plan["sums"]
-            gplan = lsh_lloyd_split(R, plan["sums"] / e_g).plan(e_g, delta * (1 - 1e-12))
-            e_leaf, d_leaf = gplan.stage_epsilon("coreset sums"), gplan.stage_delta
-            d_sum = gplan.stage_delta
-            e_steps = [gplan.stage_epsilon(step) for step in gplan.split.stages[1:]]
-            sigma_leaf = gplan.sigma("coreset sums", lam)
-            sigma_steps = [gplan.sigma(step, lam) for step in gplan.split.stages[1:]]
-        else:
+        by_rule = self.refine_steps is None and R > 0
+
+        def planned(R: int):
+            """(e_leaf, d_leaf, d_sum, e_steps, sigma_leaf, sigma_steps) with R steps."""
+            if joint:  # the Gaussian releases planned together in zCDP (docstring)
+                e_g = plan["search"] + plan["sums"]
+                gplan = lsh_lloyd_split(R, plan["sums"] / e_g).plan(e_g, delta * (1 - 1e-12))
+                return (gplan.stage_epsilon("coreset sums"), gplan.stage_delta, gplan.stage_delta,
+                        [gplan.stage_epsilon(step) for step in gplan.split.stages[1:]],
+                        gplan.sigma("coreset sums", lam),
+                        [gplan.sigma(step, lam) for step in gplan.split.stages[1:]])
             # basic composition (R = 0, the paper variant's Laplace recoveries, or the non-private
             # limit): δ goes to the leaf sums, the only release here that needs one
-            dc = 1.0
-            d_leaf = delta * dc * (1 - 1e-12)
-            d_sum = delta * (1 - dc) / max(R, 1) * (1 - 1e-12)
-            e_leaf = plan["search"] if private else math.inf
-            e_steps = [plan["sums"] / R if (private and R > 0) else math.inf] * max(R, 1)
+            return (plan["search"] if private else math.inf, delta * (1 - 1e-12), 0.0,
+                    [plan["sums"] / R if (private and R > 0) else math.inf] * max(R, 1),
+                    None, [None] * max(R, 1))
+
+        # the leaf sums' σ does not depend on R (they get 1 − w of ρ whatever the steps' number)
+        e_leaf, d_leaf, d_sum, e_steps, sigma_leaf, sigma_steps = planned(R)
         e_tree = plan["candidates"] if private else math.inf
         # public threshold from a public σ (parameters only)
         if not private:
@@ -579,7 +637,12 @@ class DPPrototypes(PrototypeMethod):
         min_node = coresets.leaf_threshold(m, sigma_pub, lam, float(self.lsh_node_factor))
         min_branch = coresets.BRANCH_FACTOR * min_node
         # each mechanism records its ledger row before its noise is drawn (a refused spend releases nothing)
-        tree = coresets.build_lsh_tree(Xs, D, e_tree, min_node, min_branch, rng, ledger)
+        cap = None if self.lsh_node_cap is None else float(self.lsh_node_cap) * k
+        tree = coresets.build_lsh_tree(Xs, D, e_tree, min_node, min_branch, rng, ledger, cap_divisor=cap)
+        if by_rule:  # the number of steps from the root's released count and public inputs
+            R = default_refine_steps(float(self.epsilon), float(self.delta), int(k), int(m), lam,
+                                     n_hat=tree.n_root, step_sigma=lambda r: self.lloyd_step_sigma(m, k, r))
+            e_leaf, d_leaf, d_sum, e_steps, sigma_leaf, sigma_steps = planned(R)
         points, _ = coresets.noisy_leaf_averages(Xs, tree, lam, e_leaf, d_leaf, rng, ledger, sigma=sigma_leaf)
         core = coresets.LshCoreset(points, np.maximum(tree.counts, 0.0), tree.levels, tree.n_root,
                                    tree.leaf_of, tree.tree_counts)
