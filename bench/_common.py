@@ -120,8 +120,9 @@ def movielens():
 EICU_CATALOGUE_NOTE = (
     "eICU demo: the demo ships no formulary, so the benchmark declares the demo's own medication names "
     "as the hospitals' formulary (a public list in a real deployment, declared with --items). A DP run "
-    "without a declared list selects its items by DP partition selection per entity, which at the "
-    "demo's hospital sizes keeps no item (utility_dp_catalogue.md)."
+    "without a declared list selects the items it shares by a DP release (federation-wide with secure "
+    "aggregation, per entity without, which at the demo's hospital sizes keeps no item); each hospital "
+    "still scores the items it has rows for with its own model (utility_sites.md)."
 )
 
 

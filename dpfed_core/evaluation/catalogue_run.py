@@ -236,19 +236,25 @@ EMPTY_CATALOGUE_ZERO_NOTE = ", so nothing was learned (every score is 0)"
 
 
 def _keeps_own_items(spec, config: RunConfig) -> bool:
-    """Does the method's round 2 keep each site's own parts (a summable method with its local blend)?"""
+    """Does the method's round 2 on a DP-selected catalogue keep each site's own parts? A prototype
+    method's always does (:meth:`~dpfed_core.federation.protocol.FederatedRecommender._round2_on_known_items`);
+    a summable method's with its local blend."""
     from dpfed_core.federation.protocol import build_method, is_summable
 
-    if not (spec.federated and is_summable(config.method)):
+    if not spec.federated:
         return False
+    if not is_summable(config.method):
+        return True
     return bool(getattr(build_method(config, 1.0), "local_blend", False))
 
 
 def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: str) -> MethodResult:
     """The result of a run whose DP catalogue is empty: the federation shares nothing, so a summable
     method whose round 2 keeps each site's own parts leaves every site with them
-    (:func:`~dpfed_core.federation.summable.own_round2`, the routine of round 2 and of ``local``); any
-    other method scores 0 everywhere. The selection's ledger and messages, and the note saying so."""
+    (:func:`~dpfed_core.federation.summable.own_round2`, the routine of round 2 and of ``local``), a
+    prototype method likewise (its round 2 on a DP catalogue blends the same own parts: with nothing
+    shared, each site's model is ``local``'s); any other method scores 0 everywhere. The selection's
+    ledger and messages, and the note saying so."""
     from dpfed_core.federation.protocol import as_generator, build_method, is_summable
     from dpfed_core.federation.summable import own_round2
     from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
@@ -268,6 +274,10 @@ def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: 
                                     dataset.entity_slices(), local)
             return MethodResult(factors.U, factors.V, ledger, messages, {"catalogue": 0.0}, factors=factors,
                                 extra={"notes": [note + EMPTY_CATALOGUE_OWN_NOTE], **empty})
+    elif spec.federated:  # a prototype method: each site's own model, fitted as ``local`` fits it
+        own = get_method("local").fit(dataset, split.train_rows, config.replace(method="local"), rng, lambda *a, **k: None)
+        return MethodResult(own.factors.U, own.factors.V, ledger, messages, {"catalogue": 0.0}, factors=own.factors,
+                            extra={"notes": [note + EMPTY_CATALOGUE_OWN_NOTE], **empty})
     width = max(int(config.rank), 1)
     return MethodResult(np.zeros((dataset.n_users, width)), np.zeros((dataset.n_items, width)), ledger, messages,
                         {"catalogue": 0.0}, extra={"notes": [note + EMPTY_CATALOGUE_ZERO_NOTE], **empty})

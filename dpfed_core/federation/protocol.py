@@ -350,7 +350,7 @@ class FederatedRecommender:
         # ledger, which re-checks every spend against the budget.
         outputs = self._map(
             release_entity,
-            ((method, X[sl] if shared is None else shared.project(X[sl]), entity_rngs[h], name,
+            ((method, X[sl] if shared is None else shared.project(_released(X[sl])), entity_rngs[h], name,
               self.ledger_.epsilon, self.ledger_.delta)
              for h, (name, sl) in enumerate(zip(names, slices))),
         )
@@ -388,7 +388,8 @@ class FederatedRecommender:
             self.messages_.append(array_message(2, SERVER, name, "item factors V", self.V_))
         progress("broadcast", shape=self.V_.shape, receivers=dataset.n_entities)
         if shared is not None:  # each entity on its own item axis (public map of the released keys)
-            self._round2_on_known_items(X, slices, names, shared, progress, t0=time.perf_counter())
+            self._round2_on_known_items(X, slices, names, shared, progress, t0=time.perf_counter(),
+                                        features=getattr(dataset, "item_features", None))
             return
 
         t0 = time.perf_counter()
@@ -402,10 +403,15 @@ class FederatedRecommender:
         self.timings_["round2_local_fit"] = time.perf_counter() - t0
         self.factors_ = EntityFactors(self.U_, self.V_)
 
-    def _round2_on_known_items(self, X, slices, names, shared, progress, t0) -> None:
+    def _round2_on_known_items(self, X, slices, names, shared, progress, t0, features=None) -> None:
         """Round 2 of a prototype method on a DP-selected catalogue: each entity maps the broadcast V
-        onto the item names it knows (:func:`~dpfed_core.models.shared_items.known_items`) and fits its
-        users on that; the columns are its own (zero on the names it does not know)."""
+        onto the item names it knows (:func:`~dpfed_core.models.shared_items.known_items`) and fits
+        its site model by the routine of ``local`` and of a summable method's round 2
+        (:func:`~dpfed_core.models.blend.fit_site_model`): the federation's factors beside its own NMF,
+        its own popularity and the public item features, weights on its local hold-out (which round 1
+        did not read: :func:`_released`), so every item the entity has rows for stays scored and the
+        federation can only add to what it has alone. The columns are its own, never sent."""
+        from dpfed_core.models.blend import fit_site_model
         from dpfed_core.models.entity_factors import LocalColumns
         from dpfed_core.models.shared_items import known_items
 
@@ -415,9 +421,12 @@ class FederatedRecommender:
         local = []
         for h, (name, sl) in enumerate(zip(names, slices)):
             progress("round2_start", entity=name, index=h, total=len(names))
-            X_h = X[sl]
+            X_h = sp.csr_matrix(X[sl], dtype=np.float64)
             V_h = shared.lift(V_keys, known_items(X_h))
-            local.append(LocalColumns.from_dense(fit_rows_given(X_h, V_h, self.lam, self.mode), V_h))
+            _, _, info = fit_site_model(X_h, rank=self.rank, lam=self.lam, mode=self.mode, max_iter=self.max_iter,
+                                        rng=None, features=features, V_fed=V_h, known_only=True)
+            blocks = info["blocks"]
+            local.append(LocalColumns.from_dense(np.hstack([b[1] for b in blocks]), np.hstack([b[2] for b in blocks])))
             progress("round2_done", entity=name, index=h, total=len(names))
         self.timings_["round2_local_fit"] = time.perf_counter() - t0
         self.factors_ = EntityFactors(self.U_, self.V_, slices, local)
@@ -436,6 +445,15 @@ class FederatedRecommender:
         """
         return recommend_from_factors(self.dataset_, self.X_train_, self.factors_, None, entity, user, n,
                                       exclude_seen)
+
+
+def _released(X_h) -> sp.csr_matrix:
+    """A site's rows without the entries its round 2 validates on (what round 1 may read when round 2
+    blends the federation's parts by a local hold-out: :func:`~dpfed_core.models.blend.released_drop`)."""
+    from dpfed_core.models.blend import drop_entries, released_drop
+
+    X_h = sp.csr_matrix(X_h, dtype=np.float64)
+    return drop_entries(X_h, released_drop(X_h))
 
 
 def user_row(dataset: FederatedDataset, entity, user) -> int:
