@@ -317,3 +317,21 @@ def test_a_prototype_method_with_an_empty_dp_catalogue_is_each_sites_own_model()
     # not every score 0 (random order, MAR 0.5): each site's model is the one ``local`` fits
     assert doc["overall"]["mar"] == pytest.approx(local["overall"]["mar"], abs=1e-12)
     assert doc["overall"]["mar"] < 0.3
+
+
+@pytest.mark.parametrize("method,released", [("dp-gaussian", True), ("dp-cooccurrence", True),
+                                             ("friedman-psgd", False)])
+def test_the_catalogue_selection_reads_what_round_one_reads(method, released):
+    """A federated method validates the federation's parts on a local hold-out, so its DP catalogue
+    selection, like its round 1, reads each site's rows without those entries; a method fitted on the
+    selected items alone reads the rows as they are."""
+    from dpfed_core.evaluation.catalogue_run import selection_rows
+
+    ds = _data()
+    split = make_split(ds, RunConfig(seed=0))
+    rows = selection_rows(ds, split.train, RunConfig(method=method, epsilon=1.0))
+    for sl in ds.entity_slices():
+        want = blend.released_rows(split.train[sl]) if released else split.train[sl]
+        assert (rows[sl] != want).nnz == 0 and rows[sl].nnz == want.nnz
+    if released:
+        assert sum(rows[sl].nnz for sl in ds.entity_slices()) < split.train.nnz

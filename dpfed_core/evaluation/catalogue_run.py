@@ -110,13 +110,14 @@ def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_col
 
 
 def selection_rows(dataset: FederatedDataset, train, config: RunConfig):
-    """The rows the catalogue's selection reads: for a summable method, each site's rows without the
-    entries its round 2 validates on (:func:`~dpfed_core.models.blend.released_rows`, as every stage of
-    its round 1), so no release of the site carries an entry its hold-out scores the federation on;
-    any other method's rows as they are."""
+    """The rows the catalogue's selection reads: for a federated method (summable or prototype: both
+    blend the federation's parts into each site's model on a local hold-out), each site's rows without
+    the entries its round 2 validates on (:func:`~dpfed_core.models.blend.released_rows`, as every
+    stage of its round 1), so no release of the site carries an entry its hold-out scores the
+    federation on; any other method's rows as they are."""
     from dpfed_core.federation.protocol import is_summable
 
-    if not is_summable(config.method):
+    if not (is_summable(config.method) or get_method(config.method).federated):
         return train
     return _ReleasedRows(train)
 
