@@ -240,3 +240,26 @@ def test_the_federation_wide_catalogues_coalition_epsilon():
     _, eps_1 = cat.secure_catalogue_share(X, bucket, rho, delta, rng, PrivacyLedger(10.0, 1e-3).for_entity("e"),
                                           divisor=1.0, n_buckets=64)
     assert eps_1 == pytest.approx(rdp_epsilon(rho, delta), rel=0.01)
+
+
+@pytest.mark.parametrize("method,gaussian", [("dp-popularity", True), ("dp-cooccurrence", True),
+                                             ("dp-als", True), ("dp-gaussian", False)])
+def test_a_method_is_planned_by_its_rho_when_every_release_is_gaussian(method, gaussian):
+    """Every summable method that declares ``zcdp_budget`` is planned by its ρ before it runs, and its
+    run's ledger ρ (what settles it) stays at or below that plan; a method with an approximate-DP stage
+    is planned by its (ε, δ) only."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.experiments import run_method
+    from dpfed_core.privacy.accounting import ledger_rho
+
+    eps, delta = 1.0, 1e-6
+    rho, is_gaussian = planned_rho(method, eps, delta)
+    assert is_gaussian is gaussian and (rho is not None) is gaussian
+    if not gaussian:
+        return
+    ds = dataset()
+    kw = dict(aggregation="secure") if method != "dp-popularity" else {}
+    _, res = run_method(ds, RunConfig(method=method, epsilon=eps, delta=delta, rank=2, simulation=True, **kw))
+    for entity in ENTITIES:
+        got, only_gaussian = ledger_rho(res.ledger.rows_of(entity))
+        assert only_gaussian and 0 < got <= rho

@@ -244,7 +244,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--server-weighting", choices=["none", "counts"],
                    help="prototype methods: weight prototypes by released cluster sizes at the server (default none)")
     g.add_argument("--aggregation", choices=["none", "secure"],
-                   help="trust model of summable releases (dp-popularity, dp-cooccurrence): secure = secure "
+                   help="trust model of summable releases (dp-popularity, dp-cooccurrence, dp-als): secure = secure "
                         "aggregation, each entity adds a share of the noise and the server learns only the sum "
                         "(default for dp-cooccurrence, as measured); none = every entity adds the full noise and "
                         "the server sees each release")
@@ -414,7 +414,10 @@ def unused_flags(args, method: str) -> list[tuple[str, str]]:
     if args.k is not None and not spec.uses_k:
         out.append(("--k", f"{method} sends no prototypes, so it has no k"))
     if not is_summable(method):
-        why = f"{method} is not a summable method (only dp-popularity and dp-cooccurrence use secure aggregation)"
+        from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+        why = (f"{method} is not a summable method (only {', '.join(sorted(SUMMABLE_METHODS))} use secure "
+               "aggregation)")
         # (--max-dropouts on such a method is refused by the run service's own check)
         out += [("--aggregation", why)] if args.aggregation is not None else []
     if args.server_weighting is not None and method not in PROTOTYPE_METHODS:

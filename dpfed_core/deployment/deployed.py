@@ -200,7 +200,7 @@ def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str =
         # it federation-wide as a round of the deployment; the per-entity DP selection (prototype
         # methods, --aggregation none) is not a deployment round.
         raise ConfigError("a DP run on a deployment without a declared public item catalogue selects it "
-                          "federation-wide, which needs a summable method (dp-popularity, dp-cooccurrence) with "
+                          f"federation-wide, which needs a summable method ({', '.join(sorted(SUMMABLE_METHODS))}) with "
                           "--aggregation secure and at least 2 entities beyond --max-dropouts; per-entity DP catalogue "
                           "selection (prototype methods, --aggregation none) does not run as a deployment round. "
                           "Declare the catalogue (--items FILE, or the Data page's item-catalogue upload) or use "

@@ -17,7 +17,7 @@ An audit runs the audited entity's mechanism thousands of times on its exact row
 targets from them: it is charged as a non-private analysis of that entity (∞), nothing to others.
 
 A planned release also carries its ρ (zCDP) where the configuration gives it
-(:func:`planned_rho`: dp-popularity, dp-cooccurrence), a settled run the ρ of its ledger rows
+(:func:`planned_rho`: the summable methods that declare ``zcdp_budget``), a settled run the ρ of its ledger rows
 (:func:`ledger_rhos`), and a sweep's points form one non-adaptive batch; the odometer composes them
 (docs/PRIVACY.md). :func:`planned_charge` says what plans would charge without charging (dry runs,
 button labels); :func:`accountant_record` is the ``privacy.accountant`` field of a result document.
@@ -36,11 +36,15 @@ from dpfed_core.privacy.model import PrivacyModel
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation, dataset_key
 from dpfed_core.privacy.store import Store
 
-#: DP methods whose every release is Gaussian noise calibrated to (ε, δ) as a whole, so their ρ is
-#: known before they run (:func:`planned_rho`): dp-popularity (one Gaussian sum), dp-cooccurrence
-#: (two Gaussian sums, one zCDP budget split). dp-gaussian is *not* listed: its candidate stage is an
-#: approximate-DP selection with no ρ, so it composes by its (ε, δ) only (see docs/PRIVACY.md).
-GAUSSIAN_METHODS = ("dp-popularity", "dp-cooccurrence")
+def gaussian_method(method: str) -> bool:
+    """Is every release of ``method`` Gaussian noise calibrated to (ε, δ) as a whole, so that its ρ is
+    known before it runs (:func:`planned_rho`)? The summable methods that declare ``zcdp_budget``:
+    dp-popularity (one Gaussian sum), dp-cooccurrence (two Gaussian sums, one zCDP budget split),
+    dp-als (the popularity and the ALS steps, one split). dp-gaussian is not: its candidate stage is an
+    approximate-DP selection with no ρ, so it composes by its (ε, δ) only (see docs/PRIVACY.md)."""
+    from dpfed_core.federation.protocol import is_summable, method_class
+
+    return is_summable(method) and bool(getattr(method_class(method), "zcdp_budget", False))
 
 
 def method_charges(method: str, epsilon: float, delta: float,
@@ -60,7 +64,7 @@ def planned_rho(method: str, epsilon: float, delta: float) -> tuple[float | None
     """(ρ, Gaussian-only) of one run of ``method`` at (ε, δ) before it runs, an upper bound of what its
     ledger will record (:func:`~dpfed_core.privacy.accounting.planned_gaussian_rho`); (None, False)
     when it cannot be derived from the configuration (the release then composes by (ε, δ) only)."""
-    if (method not in GAUSSIAN_METHODS or not get_method(method).privacy_model.user_level
+    if (not gaussian_method(method) or not get_method(method).privacy_model.user_level
             or not math.isfinite(float(epsilon))):
         return None, False
     from dpfed_core.privacy.accounting import planned_gaussian_rho
