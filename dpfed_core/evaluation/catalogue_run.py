@@ -187,8 +187,9 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
 def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
     """Select the catalogue with :func:`dpfed_core.privacy.catalogue.select_catalogue` (a share of
     ε and δ, charged per entity), fit the method on those columns with the rest of the budget, and
-    put the factors back on the full item axis (items outside the catalogue get zero factors: the
-    server knows nothing of them, so they are never recommended above a catalogue item)."""
+    put the factors back on the full item axis. A federated method shares only the catalogue, and each
+    site's round 2 still scores every item it has rows for with its own model; any other method
+    gives the items outside the catalogue zero factors (nothing is known of them)."""
     from dpfed_core.federation.messages import SERVER, Message
     from dpfed_core.privacy import catalogue as cat
     from dpfed_core.privacy.ledger import PrivacyLedger
