@@ -332,6 +332,8 @@ class FederatedRecommender:
         self.secure_sum_ = out["secure_sum"]
 
     def _fit_prototypes(self, method, dataset, X, entity_rngs, progress, shared=None) -> None:
+        from dpfed_core.models.blend import released_rows
+
         private = bool(getattr(method, "private", False))
         slices = dataset.entity_slices()
         largest = max((sl.stop - sl.start for sl in slices), default=0)
@@ -350,7 +352,7 @@ class FederatedRecommender:
         # ledger, which re-checks every spend against the budget.
         outputs = self._map(
             release_entity,
-            ((method, X[sl] if shared is None else shared.project(_released(X[sl])), entity_rngs[h], name,
+            ((method, X[sl] if shared is None else shared.project(released_rows(X[sl])), entity_rngs[h], name,
               self.ledger_.epsilon, self.ledger_.delta)
              for h, (name, sl) in enumerate(zip(names, slices))),
         )
@@ -409,7 +411,7 @@ class FederatedRecommender:
         its site model by the routine of ``local`` and of a summable method's round 2
         (:func:`~dpfed_core.models.blend.fit_site_model`): the federation's factors beside its own NMF,
         its own popularity and the public item features, weights on its local hold-out (which round 1
-        did not read: :func:`_released`), so every item the entity has rows for stays scored and the
+        did not read: :func:`~dpfed_core.models.blend.released_rows`), so every item the entity has rows for stays scored and the
         federation can only add to what it has alone. The columns are its own, never sent."""
         from dpfed_core.models.blend import fit_site_model
         from dpfed_core.models.entity_factors import LocalColumns
@@ -445,15 +447,6 @@ class FederatedRecommender:
         """
         return recommend_from_factors(self.dataset_, self.X_train_, self.factors_, None, entity, user, n,
                                       exclude_seen)
-
-
-def _released(X_h) -> sp.csr_matrix:
-    """A site's rows without the entries its round 2 validates on (what round 1 may read when round 2
-    blends the federation's parts by a local hold-out: :func:`~dpfed_core.models.blend.released_drop`)."""
-    from dpfed_core.models.blend import drop_entries, released_drop
-
-    X_h = sp.csr_matrix(X_h, dtype=np.float64)
-    return drop_entries(X_h, released_drop(X_h))
 
 
 def user_row(dataset: FederatedDataset, entity, user) -> int:
