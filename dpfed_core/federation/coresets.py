@@ -7,19 +7,22 @@ Manurangsi 2021): hash the rows with SimHash (random hyperplanes), grow a prefix
 counts are released with noise, release a noisy average of the rows in every leaf, and cluster the
 weighted leaf averages (the *coreset*) with ordinary k-means — pure post-processing.
 
-Written from the published description and the library's documented behaviour, not copied; two
-differences: the count noise is continuous Laplace per tree level with basic sequential composition
-(the library uses discrete Laplace with PLD accounting), and the leaf threshold is
-``node_factor·√m·σ/Λ`` with ``node_factor = 3`` (the library: 10, capped at n̂/(2k)); chosen on
-Google's recipe, bench/results/dp_kmeans.md.
+Written from the published description and the library's documented behaviour, not copied; the
+differences: each tree level's discrete Laplace counts compose by basic sequential composition (the
+library composes them by PLD), the keep threshold is min(node_factor·√m·σ/Λ, n̂/(cap·k)) with
+``node_factor = 3`` and ``cap = 2`` (the library: 10 and 2), and the tree has 10 levels below ε = 1
+and 15 from ε = 1 (the library: 20); chosen on Google's recipe and development draws,
+bench/results/dp_kmeans.md and dp_kmeans_rule.md.
 
 Privacy unit: one user (one row, ℓ2 norm ≤ Λ after the pipeline's row scaling); unbounded DP.
 
 * **Tree counts** (stage "candidates"). Level 0 is the root (all users); at level t ≥ 1 the nodes
   are *both* children (hash bit 0 and 1) of every node that branched at level t − 1, empty ones
   included, so the set of counted nodes is a function of earlier *released* counts and of the
-  data-independent hyperplanes only. Within a level the nodes are disjoint, so one user changes one
-  count by 1: L1 sensitivity 1, Laplace(b = (D+1)/ε_tree) per count is ε_tree/(D+1)-DP per level,
+  data-independent hyperplanes only (the keep and branch thresholds are public, lowered once the
+  root's count is out by :func:`capped_thresholds`, a function of that released count). Within a
+  level the nodes are disjoint, so one user changes one count by 1: L1 sensitivity 1, discrete
+  Laplace(b = (D+1)/ε_tree) per count is ε_tree/(D+1)-DP per level,
   and the D + 1 levels (charged in full even if the tree stops early) compose sequentially (adaptive
   composition) to ε_tree. No δ: no node exists only because a user was added.
 * **Leaf sums** (stage "coreset sums"). Which nodes are leaves depends on released counts only; the
