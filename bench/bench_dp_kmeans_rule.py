@@ -83,7 +83,7 @@ def main(argv=None) -> None:
                 doc.setdefault("trees", []).append({"dataset": name, "k": k, "epsilon": eps, "tree": tree,
                                                     "losses": losses, "mean": float(np.mean(losses))})
                 print(f"{name:26s} ε={eps:<4g} {tree} {np.mean(losses):.4f}", flush=True)
-    # the rule of ε alone that default_refine_steps replaced, for comparison: 0 / 1 / 2 for ε < 1 / < 3 / ≥ 3
+    # the rule of ε alone, for comparison: 0 / 1 / 2 steps for ε < 1 / < 3 / ≥ 3
     doc["epsilon_rule"] = {str(e): 0 if e < 1 else 1 if e < 3 else 2 for e in eps_grid}
     doc["seconds"] = time.time() - t0
     write(doc, args.quick)
@@ -141,7 +141,7 @@ def write(doc: dict, quick: bool) -> None:
               "R by the rule; the other settings as above. A tree node is kept if its noisy count is ≥ "
               "3·√m·σ/Λ (σ the leaf sums' noise), or — with the cap — ≥ n̂/(c·k) if that is smaller (n̂ "
               "the root's noisy count; Google's library caps at n̂/(2k)); D is the number of levels below "
-              "the root. Before these defaults: uncapped, D = 15. The cap binds when the noise threshold "
+              "the root; the first column is the tree without the cap and the depth rule. The cap binds when the noise threshold "
               "exceeds half a cluster's share n̂/k, which happens at small ε or small n; the depth rule "
               "changes only ε < 1. **Bold**: the lowest mean in the row.", "",
               "| data | ε | " + " | ".join(TREES) + " |", "|---|---|" + "---|" * len(TREES)]
@@ -158,7 +158,7 @@ def write(doc: dict, quick: bool) -> None:
                        and r["tree"] == "uncapped, D = 15") - 1.0, ds, eps) for ds, eps in tkeys]
         worse = [x for x in rel if x[0] > 0.005]
         better = [x for x in rel if x[0] < -0.005]
-        lines += ["", f"Defaults against the settings before them (uncapped, D = 15), per cell: better by > 0.5 % "
+        lines += ["", f"Defaults against the uncapped 15-level tree, per cell: better by > 0.5 % "
                   f"in {len(better)}, worse by > 0.5 % in {len(worse)}, within 0.5 % in "
                   f"{len(rel) - len(better) - len(worse)} of {len(rel)}; largest gain "
                   f"{100 * min(rel)[0]:+.1f} % ({min(rel)[1]}, ε = {min(rel)[2]:g}), largest loss "
