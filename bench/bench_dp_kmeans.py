@@ -16,7 +16,7 @@ Comparisons with published figures: Google's DP clustering library on its own re
 / 0.028 at ε = 0.1 / 1 / 10), and FedDP-KMeans' Gaussian mixture (``S.feddp_mixture``: n = 100,000,
 d = 100, k = 10) against the non-private optimum, at ε = 1, 3.13 and 10 (δ = 1e-6), with the setting
 chosen on development draws (the page says which of its rules were chosen after this mixture's
-results with an earlier rule had been seen).
+results with the rule of ε alone had been seen).
 
 Also the speed of one entity of 10,000 users × 500 items with k = 50 at ε = 1 *and* ε = 10, with
 the number of candidates (at ε = 1 fewer than k candidates survive and the local search does not
