@@ -264,10 +264,9 @@ def pld_noise_diagnostic(X: np.ndarray, eps: float, seed: int) -> float:
     led = PrivacyLedger(1e6, 1e-3).for_entity("diagnostic")  # levels checked here, not by the ledger
     k, m = S.K, X.shape[1]
     keep = coresets.leaf_threshold(m, sigma, 1.0)
-    tree = coresets.build_lsh_tree(X, depth, (depth + 1) / b, keep, coresets.BRANCH_FACTOR * keep, rng, led,
-                                   cap_divisor=coresets.DEFAULT_NODE_CAP * k)
-    pts, _ = coresets.noisy_leaf_averages(X, tree, 1.0, 1.0, S.DELTA, rng, led, sigma=sigma)
-    centres, _ = coresets.weighted_kmeans(pts, np.maximum(tree.counts, 0.0), k, rng)
+    core = coresets.lsh_tree_coreset(X, 1.0, depth, (depth + 1) / b, 1.0, S.DELTA, keep, coresets.BRANCH_FACTOR * keep,
+                                     rng, led, cap_divisor=coresets.DEFAULT_NODE_CAP * k, sigma=sigma)
+    centres, _ = coresets.weighted_kmeans(core.points, core.weights, k, rng)
     return S.kmeans_loss(X, centres)
 
 

@@ -15,7 +15,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from dpfed_core.config import RunConfig
+from dpfed_core.config import RunConfig, no_progress
 from dpfed_core.data.dataset import FederatedDataset, merge_key_columns
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.models.shared_items import SharedItems
@@ -277,7 +277,7 @@ def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: 
             return MethodResult(factors.U, factors.V, ledger, messages, {"catalogue": 0.0}, factors=factors,
                                 extra={"notes": [note + EMPTY_CATALOGUE_OWN_NOTE], **empty})
     elif spec.federated:  # a prototype method: each site's own model, fitted as ``local`` fits it
-        own = get_method("local").fit(dataset, split.train_rows, config.replace(method="local"), rng, lambda *a, **k: None)
+        own = get_method("local").fit(dataset, split.train_rows, config.replace(method="local"), rng, no_progress)
         return MethodResult(own.factors.U, own.factors.V, ledger, messages, {"catalogue": 0.0}, factors=own.factors,
                             extra={"notes": [note + EMPTY_CATALOGUE_OWN_NOTE], **empty})
     width = max(int(config.rank), 1)

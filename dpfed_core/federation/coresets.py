@@ -266,10 +266,12 @@ def noisy_leaf_averages(X, tree: LshTree, radius: float, eps_leaf: float, delta_
 
 
 def lsh_tree_coreset(X, radius: float, depth: int, eps_tree: float, eps_leaf: float, delta_leaf: float,
-                     min_node: float, min_branch: float, rng: np.random.Generator, ledger) -> LshCoreset:
-    """Both stages in one call (tests and benchmarks), charged to ``ledger``."""
-    tree = build_lsh_tree(X, depth, eps_tree, min_node, min_branch, rng, ledger)
-    pts, _ = noisy_leaf_averages(X, tree, radius, eps_leaf, delta_leaf, rng, ledger)
+                     min_node: float, min_branch: float, rng: np.random.Generator, ledger,
+                     cap_divisor: float | None = None, sigma: float | None = None) -> LshCoreset:
+    """Both stages in one call (tests and benchmarks), charged to ``ledger``; ``cap_divisor`` as in
+    :func:`build_lsh_tree`, ``sigma`` as in :func:`noisy_leaf_averages`."""
+    tree = build_lsh_tree(X, depth, eps_tree, min_node, min_branch, rng, ledger, cap_divisor=cap_divisor)
+    pts, _ = noisy_leaf_averages(X, tree, radius, eps_leaf, delta_leaf, rng, ledger, sigma=sigma)
     return LshCoreset(pts, np.maximum(tree.counts, 0.0), tree.levels, tree.n_root, tree.leaf_of, tree.tree_counts)
 
 

@@ -499,11 +499,15 @@ class DPPrototypes(PrototypeMethod):
         non-private). Public: a function of the parameters only."""
         if not math.isfinite(float(self.epsilon)):
             return 0.0
-        plan = self.budget_plan(m, k)
-        e_g = plan["search"] + plan["sums"]
         _, _, lam, _ = self._bounds(sp.csr_matrix((1, m)))
-        gplan = lsh_lloyd_split(int(steps), plan["sums"] / e_g).plan(e_g, float(self.delta) * (1 - 1e-12))
+        gplan = self._lsh_gaussian_plan(self.budget_plan(m, k), int(steps))
         return gplan.sigma(gplan.split.stages[1], lam)
+
+    def _lsh_gaussian_plan(self, plan: dict[str, float], steps: int):
+        """The zCDP plan of the leaf sums and ``steps`` Lloyd sums of ``candidates="lsh"`` with the
+        Gaussian recovery (:func:`lsh_lloyd_split`), from the release's ε shares ``plan``."""
+        e_g = plan["search"] + plan["sums"]
+        return lsh_lloyd_split(int(steps), plan["sums"] / e_g).plan(e_g, float(self.delta) * (1 - 1e-12))
 
     def refine_steps_for(self, m: int, k: int) -> int:
         """R, the DP-Lloyd steps of a release with m columns and k clusters before its tree is
@@ -616,8 +620,7 @@ class DPPrototypes(PrototypeMethod):
         def planned(R: int):
             """(e_leaf, d_leaf, d_sum, e_steps, sigma_leaf, sigma_steps) with R steps."""
             if joint:  # the Gaussian releases planned together in zCDP (docstring)
-                e_g = plan["search"] + plan["sums"]
-                gplan = lsh_lloyd_split(R, plan["sums"] / e_g).plan(e_g, delta * (1 - 1e-12))
+                gplan = self._lsh_gaussian_plan(plan, R)
                 return (gplan.stage_epsilon("coreset sums"), gplan.stage_delta, gplan.stage_delta,
                         [gplan.stage_epsilon(step) for step in gplan.split.stages[1:]],
                         gplan.sigma("coreset sums", lam),
@@ -645,7 +648,9 @@ class DPPrototypes(PrototypeMethod):
         tree = coresets.build_lsh_tree(Xs, D, e_tree, min_node, min_branch, rng, ledger, cap_divisor=cap)
         if by_rule:  # the number of steps from the root's released count and public inputs
             R = default_refine_steps(float(self.epsilon), float(self.delta), int(k), int(m), lam,
-                                     n_hat=tree.n_root, step_sigma=lambda r: self.lloyd_step_sigma(m, k, r))
+                                     n_hat=tree.n_root,
+                                     step_sigma=(lambda r: self._lsh_gaussian_plan(plan, r).sigma("lloyd sums 1", lam))
+                                     if joint else (lambda r: 0.0))
             e_leaf, d_leaf, d_sum, e_steps, sigma_leaf, sigma_steps = planned(R)
         points, _ = coresets.noisy_leaf_averages(Xs, tree, lam, e_leaf, d_leaf, rng, ledger, sigma=sigma_leaf)
         core = coresets.LshCoreset(points, np.maximum(tree.counts, 0.0), tree.levels, tree.n_root,

@@ -413,7 +413,7 @@ class FederatedRecommender:
         its own popularity and the public item features, weights on its local hold-out (which round 1
         did not read: :func:`~dpfed_core.models.blend.released_rows`), so every item the entity has rows for stays scored and the
         federation can only add to what it has alone. The columns are its own, never sent."""
-        from dpfed_core.models.blend import fit_site_model
+        from dpfed_core.models.blend import blend_columns, fit_site_model
         from dpfed_core.models.entity_factors import LocalColumns
         from dpfed_core.models.shared_items import known_items
 
@@ -427,8 +427,7 @@ class FederatedRecommender:
             V_h = shared.lift(V_keys, known_items(X_h))
             _, _, info = fit_site_model(X_h, rank=self.rank, lam=self.lam, mode=self.mode, max_iter=self.max_iter,
                                         rng=None, features=features, V_fed=V_h, known_only=True)
-            blocks = info["blocks"]
-            local.append(LocalColumns.from_dense(np.hstack([b[1] for b in blocks]), np.hstack([b[2] for b in blocks])))
+            local.append(LocalColumns.from_dense(*blend_columns(info)))
             progress("round2_done", entity=name, index=h, total=len(names))
         self.timings_["round2_local_fit"] = time.perf_counter() - t0
         self.factors_ = EntityFactors(self.U_, self.V_, slices, local)

@@ -871,12 +871,11 @@ def own_round2(method: SummableMethod, X: sp.csr_matrix, lam: float, mode: str,
     """Round 2 when the federation shares nothing (an empty DP catalogue): the entity's own parts only,
     by the routine of :func:`blended_round2` — ``(U_loc, L)`` of its own columns, or None when the
     method's round 2 keeps no own parts (``local_blend`` False: every score is then 0)."""
-    from dpfed_core.models.blend import fit_site_model
+    from dpfed_core.models.blend import blend_columns, fit_site_model
 
     if not method.local_blend:
         return None
     _, _, info = fit_site_model(X, rank=int(method.rank), lam=lam, mode=mode, max_iter=int(method.max_iter),
                                 rng=None, evidence=float(method.holdout_evidence),
                                 features=method.public_item_features())
-    blocks = info["blocks"]
-    return np.hstack([b[1] for b in blocks]), np.hstack([b[2] for b in blocks])
+    return blend_columns(info)

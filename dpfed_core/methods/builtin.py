@@ -65,7 +65,7 @@ def _fit_local(dataset, train, config, rng, progress):
     NMF blended with its own popularity (and public item features, when the data declares them),
     weights chosen on a local hold-out with the same one-standard-error rule against the same kind of
     default. Nothing leaves the entity."""
-    from ..models.blend import fit_site_model
+    from ..models.blend import blend_columns, fit_site_model
 
     t0 = time.perf_counter()
     local, weights = [], {}
@@ -77,10 +77,7 @@ def _fit_local(dataset, train, config, rng, progress):
         matrix_names, item_names, info = fit_site_model(
             train[sl], rank=config.rank, lam=config.lam, mode=config.mode, max_iter=config.max_iter,
             rng=None, evidence=LOCAL_EVIDENCE, features=features)  # the site's own stream, as round 2's
-        blocks = info["blocks"]
-        U_h = np.hstack([b[1] for b in blocks])
-        V_h = np.hstack([b[2] for b in blocks])
-        local.append(LocalColumns.from_dense(U_h, V_h))  # sparse in items at once
+        local.append(LocalColumns.from_dense(*blend_columns(info)))  # sparse in items at once
         weights[name] = {**{labels[n]: w for n, w in zip(matrix_names, info["matrix_weights"])},
                          **{labels[n]: w for n, w in zip(item_names, info["item_weights"])}}
     factors = EntityFactors(np.zeros((dataset.n_users, 0)), np.zeros((dataset.n_items, 0)),

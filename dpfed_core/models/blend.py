@@ -435,8 +435,15 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
         blocks.append((("item", j), np.full((n, 1), w), _unit(part(X))[:, None]))
     if not blocks:
         blocks = [(("none", 0), np.zeros((n, 1)), np.zeros((m, 1)))]
-    return (np.hstack([b[1] for b in blocks]), np.hstack([b[2] for b in blocks]),
-            {"matrix_weights": wm, "item_weights": wi, "holdout_mar": best, "blocks": blocks})
+    info = {"matrix_weights": wm, "item_weights": wi, "holdout_mar": best, "blocks": blocks}
+    return (*blend_columns(info), info)
+
+
+def blend_columns(info: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(U, V)`` of a fitted blend (``info`` of :func:`fit_blend` or :func:`fit_site_model`): its
+    blocks side by side, so that the site's scores are U Vᵀ."""
+    blocks = info["blocks"]
+    return np.hstack([b[1] for b in blocks]), np.hstack([b[2] for b in blocks])
 
 
 def own_nmf(X: sp.csr_matrix, rank: int, lam: float, mode: str, max_iter: int,
