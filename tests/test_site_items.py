@@ -322,7 +322,7 @@ def test_a_prototype_method_with_an_empty_dp_catalogue_is_each_sites_own_model()
 
 @pytest.mark.parametrize("method,released", [("dp-gaussian", True), ("dp-cooccurrence", True),
                                              ("friedman-psgd", False)])
-def test_the_catalogue_selection_reads_what_round_one_reads(method, released):
+def test_the_catalogue_selection_reads_the_rows_a_federated_method_releases_from(method, released):
     """A federated method validates the federation's parts on a local hold-out, so its DP catalogue
     selection, like its round 1, reads each site's rows without those entries; a method fitted on the
     selected items alone reads the rows as they are."""
