@@ -321,6 +321,25 @@ def test_lsh_default_refine_steps_follow_the_public_rule_within_budget(eps):
         assert all(r.rho is not None and r.rho > 0 for r in gauss)
 
 
+def test_lsh_refine_steps_follow_the_released_root_count_not_the_true_one(monkeypatch):
+    """R is a function of the tree's *released* root count: with that count made far smaller than
+    the rows (as count noise may), the release runs the steps of the released count — the true
+    count, a private quantity, would give more."""
+    import dataclasses
+
+    from dpfed_core.federation import dp_prototypes as dpp
+
+    real = coresets.build_lsh_tree
+    monkeypatch.setattr(coresets, "build_lsh_tree",
+                        lambda *a, **k: (lambda t: dataclasses.replace(t, n_root=t.n_root / 20))(real(*a, **k)))
+    X, _ = _blobs(n=20000)
+    meth = _lsh(epsilon=3.0)
+    meth.release(sp.csr_matrix(X), np.random.default_rng(0), PrivacyLedger(3.0, 1e-6).for_entity("e"))
+    rule = lambda n: dpp.default_refine_steps(3.0, 1e-6, 4, 8, 1.0, n_hat=n,  # noqa: E731
+                                              step_sigma=lambda r: meth.lloyd_step_sigma(8, 4, r))
+    assert meth.refine_steps_ == rule(meth.coreset_.n_root) < rule(float(X.shape[0]))
+
+
 def test_lsh_refine_rule_reads_parameters_and_the_released_count_only():
     from dpfed_core.federation import dp_prototypes as dpp
 

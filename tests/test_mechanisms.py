@@ -228,3 +228,21 @@ def test_gaussian_rows_compose_by_rho_and_say_so():
     assert how == ZCDP and eps < 2.0 and dlt == 1e-6
     assert eps == pytest.approx(zcdp_epsilon(sum(r.rho for r in ledger.rows), 1e-6))
     assert ledger.spent("h") == (eps, dlt) and ledger.accountant("h") == ZCDP
+
+
+@pytest.mark.parametrize("monotone", [False, True])
+def test_selection_rows_record_the_zcdp_rho_of_their_gumbel_scale(monotone):
+    """The ρ on a selection's ledger row is OpenDP's map of the Gumbel scale actually drawn: the
+    exponential mechanism at ε is ε²/8-zCDP, s peeled picks at ε/s each s·(ε/s)²/8 — for monotone
+    utilities (scale Δ/ε) and general ones (2Δ/ε, whose map must count the factor 2) alike."""
+    u = np.array([0.0, 1.0, 3.0, 2.0, 0.5])
+    for eps, sens, s in ((1.0, 1.0, 2), (0.3, 2.5, 3)):
+        led = PrivacyLedger(math.inf)
+        mech.exponential_mechanism(u, sens, eps, np.random.default_rng(0), monotone=monotone,
+                                   ledger=led.for_entity("e"), stage="pick")
+        mech.gumbel_top_s(u, s, sens, eps, np.random.default_rng(0), monotone=monotone,
+                          ledger=led.for_entity("e"), stage="top")
+        pick, top = led.rows
+        assert pick.rho == pytest.approx(eps ** 2 / 8, rel=1e-9)
+        assert top.rho == pytest.approx(s * (eps / s) ** 2 / 8, rel=1e-9)
+        assert pick.noise_scale == pytest.approx((1 if monotone else 2) * sens / eps)

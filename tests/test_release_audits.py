@@ -225,6 +225,9 @@ def test_catalogue_counts_move_by_at_most_the_contribution_bound(monkeypatch):
         moved, _ = _catalogue_counts(monkeypatch, sp.vstack([X, sp.csr_matrix(extra)]).tocsr())
         assert np.abs(moved - base).sum() <= row.sensitivity, (extra, np.abs(moved - base).sum())
     assert row.sensitivity == 4 and 0 < row.delta <= 1e-3 and row.stage == "catalogue"  # OpenDP's map: ≤ the budget
+    # the row states OpenDP's map at the contribution bound (one user: c items, c in all, 1 each):
+    # scale c/ε, so the whole ε — a map taken at one item would state ε/c for the same noise
+    assert row.epsilon == pytest.approx(1.0, rel=1e-9) and row.noise_scale == pytest.approx(4.0)
 
 
 def test_catalogue_releases_an_item_only_the_added_user_holds_with_probability_at_most_delta():

@@ -331,6 +331,27 @@ def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites
         sp_.check_secagg(policy, 100, 100, 5, 5)
 
 
+def test_a_site_sums_only_with_the_sites_it_accepted_the_run_with(tmp_path):
+    """Each share carries σ/√(H − d) of the noise: a secure sum among fewer sites than the run was
+    accepted with (beyond the dropouts the site accepts) carries less than σ, and one among more is
+    not the run the site accepted — both refused before the site sends anything."""
+    from dpfed_core.deployment.wire import secagg_shares, secagg_threshold
+
+    def setup(policy, accepted, n, d):
+        sp_.check_secagg(policy, accepted, n, secagg_shares(n, d), secagg_threshold(n, d, accepted), d)
+
+    strict = _policy(tmp_path)  # no dropout accepted
+    setup(strict, 30, 30, 0)
+    for n in (29, 31, 2):
+        with pytest.raises(PolicyRefused, match="participants") as err:
+            setup(strict, 30, n, 0)
+        assert err.value.rule == "accepted_request"
+    one = _policy(tmp_path, max_dropouts=1)
+    setup(one, 30, 29, 1)  # one site dropped: within what this site accepts
+    with pytest.raises(PolicyRefused, match="participants"):
+        setup(one, 30, 28, 1)
+
+
 def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path, capsys):
     from dpfed_core.cli.main import main
 
