@@ -202,3 +202,31 @@ def test_dp_gaussian_all_items_normalised_rows():
     assert (rel.prototypes != 0).sum() > 20  # no top-64 truncation: every positive noisy mean is kept
     sums = [r for r in ledger.rows if r.stage == "recovery: sums"][0]
     assert sums.sensitivity == pytest.approx(5.0 * math.sqrt(40)) and "normalised" in sums.note
+
+
+@pytest.mark.parametrize("scaling", ["clip", "normalise"])
+def test_every_row_a_sum_reads_has_norm_at_most_the_public_bound(scaling):
+    """The Gaussian sums' L2 sensitivity is Λ because every user's scaled row has norm ≤ Λ — for the
+    recovery's rows (``row_scaling``) and the candidate stage's projected rows (``clip_rows``) alike;
+    a row already shorter is kept as it is by clipping and scaled to exactly Λ by normalising."""
+    from dpfed_core.federation.prototype_mechanisms import clip_rows
+
+    lam = 2.0
+    heavy = sp.random(60, 30, density=0.3, random_state=3, format="csr") * 50.0  # rows far above Λ
+    short = sp.csr_matrix(np.full((1, 30), 0.01))  # norm ≈ 0.055
+    X = sp.vstack([heavy, short, sp.csr_matrix((1, 30))]).tocsr()
+    S = DPPrototypes(k=2, value_max=100.0, row_norm=lam, row_scaling=scaling)._scale_rows(X, lam)
+    norms = np.sqrt(np.asarray(S.multiply(S).sum(1)).ravel())
+    before = np.sqrt(np.asarray(X.multiply(X).sum(1)).ravel())
+    assert norms.max() <= lam * (1 + 1e-12)
+    np.testing.assert_allclose(norms[:60][before[:60] > lam], lam, rtol=1e-12)
+    if scaling == "clip":
+        np.testing.assert_array_equal(S[60].toarray(), short.toarray())
+    else:
+        assert norms[60] == pytest.approx(lam)
+    assert norms[61] == 0
+    Y = np.random.default_rng(4).standard_normal((40, 8)) * np.r_[np.full(20, 10.0), np.full(20, 0.1)][:, None]
+    C = clip_rows(Y, lam)
+    assert np.linalg.norm(C, axis=1).max() <= lam * (1 + 1e-12)
+    np.testing.assert_allclose(np.linalg.norm(C[:20], axis=1), lam, rtol=1e-12)
+    np.testing.assert_array_equal(C[20:], Y[20:])

@@ -152,6 +152,19 @@ def test_mech_partition_keep_matches_its_probability():
         assert stats.binomtest(int(keep[c == v].sum()), 4000, pv).pvalue > P_MIN
 
 
+def test_mech_partition_keep_row_states_the_delta_of_a_cube_only_the_new_user_holds():
+    """A cube held by the added user alone (count 1 against absent) is kept with probability f(1):
+    the test's δ, which its ledger row must state (with ε' and the count's scale 1/ε')."""
+    for eps_l, d1 in ((0.5, 0.01), (0.2, 1e-6)):
+        gamma = mech.partition_threshold(eps_l, d1)
+        ledger = PrivacyLedger(math.inf)
+        mech.partition_keep(np.array([0, 3, 40]), eps_l, gamma, rng(1), ledger=ledger.for_entity("e"), stage="level")
+        (row,) = ledger.rows
+        f1 = float(mech.partition_keep_probability([1], eps_l, gamma)[0])
+        assert 0 < f1 <= d1 and row.delta == pytest.approx(f1, rel=1e-12)
+        assert row.epsilon == eps_l and row.noise_scale == pytest.approx(1 / eps_l)
+
+
 def test_mech_partition_keep_probability_ratio_bounds_and_threshold():
     eps_l = 0.3
     gamma = mech.partition_threshold(eps_l, 1e-7)
