@@ -246,3 +246,22 @@ def test_noise_two_production_runs_with_the_same_seed_draw_different_noise():
     s1 = FederatedRecommender("dp-gaussian", simulation=True, **kw).fit(_twins())
     s2 = FederatedRecommender("dp-gaussian", simulation=True, **kw).fit(_twins())
     np.testing.assert_array_equal(s1.releases_[0].prototypes, s2.releases_[0].prototypes)
+
+
+def test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation():
+    """A deployed site's streams — its method's (prototypes and summable shares) and its catalogue
+    share's — come from OS entropy unless the run is a simulation, whatever the public seed."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.deployment import client_app
+    from dpfed_core.evaluation.catalogue_run import catalogue_streams
+
+    prod = RunConfig(method="dp-popularity", epsilon=1.0, seed=7)
+    sim = prod.replace(simulation=True)
+    for H in (1, 3):
+        assert all(isinstance(r, noise.SecureGenerator) for r in client_app._entity_rngs(prod, True, H))
+        assert all(isinstance(r, noise.SecureGenerator) for r in catalogue_streams(prod, H))
+        assert isinstance(client_app._summable_rng(prod, H, 0, None), noise.SecureGenerator)
+        assert not any(isinstance(r, noise.SecureGenerator) for r in client_app._entity_rngs(sim, True, H))
+        assert not any(isinstance(r, noise.SecureGenerator) for r in catalogue_streams(sim, H))
+    draw = lambda: client_app._entity_rngs(prod, True, 3)[1].random(4)  # noqa: E731
+    assert not np.array_equal(draw(), draw())  # the same public seed, two different streams

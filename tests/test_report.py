@@ -209,6 +209,10 @@ def test_public_report_holds_no_number_computed_on_private_data(docs):
         assert "Withheld from this public version" in _section(public, sid)
         assert "<table" not in _section(public, sid)
     assert "analyst only" not in public  # every section of the public version is public
+    # and the first screen says so to its readers; the analyst's version says what it holds beyond it
+    assert "no number computed on the private data" in _text(public)
+    assert "publish the public version instead" in _text(full)
+    assert "publish the public version instead" not in _text(public)
 
 
 @pytest.fixture(scope="module")
