@@ -352,6 +352,37 @@ def test_a_site_sums_only_with_the_sites_it_accepted_the_run_with(tmp_path):
         setup(one, 30, 28, 1)
 
 
+@needs_flower
+def test_a_node_releases_only_the_request_it_accepted_and_each_stage_once():
+    """After its decision a node holds the request it accepted: a release asked under another
+    request (another ε, another federation size) or a second release of a stage it already gave in
+    this run is refused before anything is drawn."""
+    from types import SimpleNamespace
+
+    from flwr.app import ConfigRecord
+
+    from dpfed_core.deployment import client_app as ca
+    from dpfed_core.deployment.wire import run_json
+
+    accepted = {"config": run_json(RunConfig(method="dp-als", epsilon=1.0, aggregation="secure"), "declared", 40),
+                "n-entities": 3}
+    ctx = SimpleNamespace(state=SimpleNamespace(config_records={}))
+    with pytest.raises(PolicyRefused) as err:
+        ca._require_accepted(ctx, accepted, "popularity")  # nothing accepted yet
+    assert err.value.rule == "accepted_request"
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({**accepted, "operation": "op"})
+    ca._require_accepted(ctx, accepted, "popularity")
+    ca._require_accepted(ctx, accepted, "als-1")
+    with pytest.raises(PolicyRefused) as err:
+        ca._require_accepted(ctx, accepted, "popularity")
+    assert err.value.rule == "one_request_per_run"
+    larger = run_json(RunConfig(method="dp-als", epsilon=8.0, aggregation="secure"), "declared", 40)
+    for other in ({**accepted, "config": larger}, {**accepted, "n-entities": 30}):
+        with pytest.raises(PolicyRefused) as err:
+            ca._require_accepted(ctx, other, "als-2")
+        assert err.value.rule == "accepted_request"
+
+
 def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path, capsys):
     from dpfed_core.cli.main import main
 
