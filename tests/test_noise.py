@@ -251,6 +251,7 @@ def test_noise_two_production_runs_with_the_same_seed_draw_different_noise():
 def test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation():
     """A deployed site's streams — its method's (prototypes and summable shares) and its catalogue
     share's — come from OS entropy unless the run is a simulation, whatever the public seed."""
+    pytest.importorskip("flwr", reason="Flower (flwr) is not installed: make flower")
     from dpfed_core.config import RunConfig
     from dpfed_core.deployment import client_app
     from dpfed_core.evaluation.catalogue_run import catalogue_streams
