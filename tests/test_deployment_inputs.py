@@ -40,6 +40,29 @@ def test_a_new_workdir_is_made_private(tmp_path):
         f._release_guard()
 
 
+def test_a_run_without_workdir_gets_a_private_folder():
+    f = _Folder(None)
+    f._open_dir()
+    try:
+        assert _mode(f.dir) == 0o700
+    finally:
+        f._release_guard()
+
+
+def test_private_keys_are_the_owners_only_and_public_ones_readable(tmp_path):
+    """The SuperLink's TLS key and each SuperNode's signing key are written 0600 (whoever reads them can
+    pose as the coordinator or a site); certificates and public keys are not secrets."""
+    import pytest
+
+    pytest.importorskip("cryptography")
+    from dpfed_core.deployment.security import make_node_key, make_tls
+
+    tls = make_tls(tmp_path / "tls")
+    node = make_node_key(tmp_path / "keys", "site-a")
+    assert _mode(tls.key) == 0o600 and _mode(node.private) == 0o600
+    assert _mode(node.public) & 0o044 and _mode(tls.ca) & 0o044
+
+
 def test_a_plug_in_that_exits_while_imported_is_named(tmp_path, monkeypatch):
     import pytest
 

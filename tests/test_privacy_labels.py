@@ -60,6 +60,11 @@ def test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report(runs):
     page = rep.build_report(sim, dataset=ds, generated="2026-01-01T00:00:00+00:00")
     assert SIMULATION_LABEL in _section(page, "summary") and "Guarantee (ledger)" not in _section(page, "summary")
     assert "floating-point" in _section(page, "privacy")  # the float sampler is said (finding 3)
+    # its assumptions say the noise is NOT secret; a production run's say where its secret noise came from
+    said = " ".join(p["assumptions"])
+    assert "it is NOT" in said and "seed can reproduce" in said and "operating system's entropy" not in said
+    prod_said = " ".join(runs[1]["privacy"]["assumptions"])
+    assert "operating system's entropy" in prod_said and "it is NOT" not in prod_said
 
 
 @pytest.mark.parametrize("delta", [0.5, 0.01, 0.2])
