@@ -230,3 +230,22 @@ def test_every_row_a_sum_reads_has_norm_at_most_the_public_bound(scaling):
     assert np.linalg.norm(C, axis=1).max() <= lam * (1 + 1e-12)
     np.testing.assert_allclose(np.linalg.norm(C[:20], axis=1), lam, rtol=1e-12)
     np.testing.assert_array_equal(C[20:], Y[20:])
+
+
+def test_the_projection_dimension_follows_the_released_user_count_not_the_true_one(monkeypatch):
+    """p (the candidate stage's projection dimension) is a function of the size stage's noisy count
+    n̂: with n̂ made far larger than the rows (as count noise may), the release projects to the p of
+    n̂ — the true count, a private quantity, would give a smaller p."""
+    from dpfed_core.federation import dp_prototypes as dpp
+
+    real = dpp.mech.count_mechanism
+
+    def count(values, *a, stage="", **k):
+        out = real(values, *a, stage=stage, **k)
+        return (out[0] * 50, *out[1:]) if stage == "size" else out
+
+    monkeypatch.setattr(dpp.mech, "count_mechanism", count)
+    X = sp.csr_matrix(np.random.default_rng(0).integers(0, 2, size=(200, 12)).astype(float))
+    meth = DPPrototypes(k=3, value_max=1.0, epsilon=2.0, delta=1e-6)
+    meth.release(X, np.random.default_rng(0), PrivacyLedger(2.0, 1e-6).for_entity("e"))
+    assert meth.p_ == dpp.default_projection_dim(meth.n_hat_) > dpp.default_projection_dim(200.0)
