@@ -249,3 +249,19 @@ def test_the_projection_dimension_follows_the_released_user_count_not_the_true_o
     meth = DPPrototypes(k=3, value_max=1.0, epsilon=2.0, delta=1e-6)
     meth.release(X, np.random.default_rng(0), PrivacyLedger(2.0, 1e-6).for_entity("e"))
     assert meth.p_ == dpp.default_projection_dim(meth.n_hat_) > dpp.default_projection_dim(200.0)
+
+
+@pytest.mark.parametrize("vmin", [0.0, -2.0])
+def test_the_paper_recoverys_support_is_selected_at_the_sensitivity_of_one_coordinate(vmin):
+    """The support of each cluster sum (the paper's top-s) is a Gumbel top-s over coordinates each one
+    user moves by at most Λ∞ = max(|value_min|, value_max): its row states Λ∞ and the scale
+    s·Λ∞/ε (2·s·Λ∞/ε when entries can be negative, the utility then not monotone)."""
+    X = sp.csr_matrix(np.random.default_rng(1).integers(0, 4, size=(120, 20)).astype(float))
+    s, vmax = 4, 3.0
+    led = PrivacyLedger(2.0, 1e-6)
+    DPPrototypes(k=1, value_max=vmax, value_min=vmin, variant="paper", support=s, epsilon=2.0,
+                 delta=1e-6).release(X, np.random.default_rng(0), led.for_entity("e"))
+    (row,) = [r for r in led.rows if r.stage == "recovery: support"]
+    bound = max(abs(vmin), vmax)
+    assert row.sensitivity == bound
+    assert row.noise_scale == pytest.approx(s * (1 if vmin == 0 else 2) * bound / row.epsilon)
