@@ -57,6 +57,10 @@ BREC = "dpfed_core/privacy/budget_records.py"
 BREL = "tests/test_budget_releases.py"
 SITE = "dpfed_core/deployment/site_policy.py"
 SITET = "tests/test_site_policy.py"
+CLIENT = "dpfed_core/deployment/client_app.py"
+NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation"
+NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
+ROW_BOUND = "tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound"
 
 
 @dataclass(frozen=True)
@@ -208,14 +212,14 @@ MUTANTS = (
            (f"{NB}::test_dp_recovery_bounds_are_public_and_entries_clipped",)),
     Mutant("row-clip-at-twice-the-bound", PMECH, "row_scale_sparse",
            "np.minimum(1.0, radius / np.maximum(norms, 1e-300))", "np.minimum(1.0, 2 * radius / np.maximum(norms, 1e-300))",
-           ("tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound",)),
+           (ROW_BOUND,)),
     Mutant("row-normalise-to-twice-the-bound", PMECH, "row_normalise_sparse",
            "np.where(norms > 0, radius / np.maximum(norms, 1e-300), 0.0)",
            "np.where(norms > 0, 2 * radius / np.maximum(norms, 1e-300), 0.0)",
-           ("tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound",)),
+           (ROW_BOUND,)),
     Mutant("projection-clip-at-twice-the-bound", PMECH, "clip_rows",
            "np.minimum(1.0, radius / np.maximum(norms, 1e-300))", "np.minimum(1.0, 2 * radius / np.maximum(norms, 1e-300))",
-           ("tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound",)),
+           (ROW_BOUND,)),
     Mutant("clipping-skipped", DPP, "DPPrototypes._preprocess",
            "np.clip(Xc.data, vmin, vmax, out=Xc.data)", "pass",
            (f"{NB}::test_dp_recovery_bounds_are_public_and_entries_clipped",)),
@@ -411,31 +415,18 @@ MUTANTS = (
            "np.clip(block.data, 0.0, value_max) / value_max", "block.data / value_max",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
     # --- a site's own policy binds whatever the coordinator asks
-    Mutant("public-report-first-screen-of-the-analysts", "dpfed_core/reporting/report.py", "build_report",
-           "_overview(run_doc, public)", "_overview(run_doc, False)",
-           ("tests/test_report.py::test_public_report_holds_no_number_computed_on_private_data",)),
-    Mutant("node-seeded-noise-in-production", "dpfed_core/deployment/client_app.py", "_entity_rngs",
+    Mutant("node-seeded-noise-in-production", CLIENT, "_entity_rngs",
            "method_generator(config.seed, private=private, simulation=config.simulation)", "True", arg="simulation",
-           tests=(f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation",)),
+           tests=(NODE_STREAMS,)),
     Mutant("catalogue-seeded-in-production", "dpfed_core/evaluation/catalogue_run.py", "_catalogue_generator",
            "method_generator(config.seed, private=True, simulation=False)", "True", arg="simulation",
-           tests=(f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation",)),
-    Mutant("node-releases-under-a-changed-request", "dpfed_core/deployment/client_app.py", "_require_accepted",
+           tests=(NODE_STREAMS,)),
+    Mutant("node-releases-under-a-changed-request", CLIENT, "_require_accepted",
            "str(kept['config']) != str(rec['config']) or int(kept['n-entities']) != int(rec['n-entities'])", "False",
-           (f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once",)),
-    Mutant("node-releases-a-stage-twice", "dpfed_core/deployment/client_app.py", "_require_accepted",
+           (NODE_REQUEST,)),
+    Mutant("node-releases-a-stage-twice", CLIENT, "_require_accepted",
            "stage in done", "False",
-           (f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once",)),
-    Mutant("private-keys-readable-by-others", "dpfed_core/deployment/security.py", "_write_private",
-           "os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)",
-           "os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)",
-           ("tests/test_deployment_inputs.py::test_private_keys_are_the_owners_only_and_public_ones_readable",)),
-    Mutant("run-folder-readable-by-others", "dpfed_core/deployment/launcher.py", "GuardedFolder._open_dir",
-           "os.chmod(self.dir, 0o700)", "os.chmod(self.dir, 0o755)",
-           ("tests/test_deployment_inputs.py::test_a_run_without_workdir_gets_a_private_folder",)),
-    Mutant("simulation-assumptions-say-the-noise-is-secret", "dpfed_core/privacy/statement.py", "assumptions",
-           "simulation", "False",
-           ("tests/test_privacy_labels.py::test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report",)),
+           (NODE_REQUEST,)),
     Mutant("site-accepts-simulation", SITE, "check",
            "req.simulation and not policy.allow_simulation", "False",
            (f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself",)),
@@ -448,6 +439,20 @@ MUTANTS = (
     Mutant("site-run-not-charged", SITE, "accept",
            "PlannedRelease(kind='run')", "True", (f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer",),
            arg="simulation"),
+    # --- what users read about the guarantee, and what stays on disk for the operator only
+    Mutant("public-report-first-screen-of-the-analysts", "dpfed_core/reporting/report.py", "build_report",
+           "_overview(run_doc, public)", "_overview(run_doc, False)",
+           ("tests/test_report.py::test_public_report_holds_no_number_computed_on_private_data",)),
+    Mutant("simulation-assumptions-say-the-noise-is-secret", "dpfed_core/privacy/statement.py", "assumptions",
+           "simulation", "False",
+           ("tests/test_privacy_labels.py::test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report",)),
+    Mutant("private-keys-readable-by-others", "dpfed_core/deployment/security.py", "_write_private",
+           "os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)",
+           "os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)",
+           ("tests/test_deployment_inputs.py::test_private_keys_are_the_owners_only_and_public_ones_readable",)),
+    Mutant("run-folder-readable-by-others", "dpfed_core/deployment/launcher.py", "GuardedFolder._open_dir",
+           "os.chmod(self.dir, 0o700)", "os.chmod(self.dir, 0o755)",
+           ("tests/test_deployment_inputs.py::test_a_run_without_workdir_gets_a_private_folder",)),
 )
 
 
