@@ -51,23 +51,29 @@ VARIANTS = {"one round (product)": (1.0,), "two rounds 50/50": (0.5, 0.5), "two 
 BASE = "one round (product)"
 
 
-def select_in_rounds(bucket_rows, shares, rho: float, sigma_scale: float, rng: np.random.Generator) -> np.ndarray:
-    """Released buckets after ``len(shares)`` rounds. Round r: every user's buckets not yet released
-    (public), at most c of them (a uniform subset), weight 1/√k each; the sum plus Gaussian noise of
-    σ_r·``sigma_scale`` (σ_r the production σ at ρ·share_r; ``sigma_scale`` = 1 for a secure sum,
-    √H for the sum of H own releases); kept when ≥ z_r times that, z_r for phantom share / rounds."""
+def select_in_rounds(X, slices, bucket: np.ndarray, shares, rho: float, delta: float, divisor: float,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Released buckets after ``len(shares)`` rounds, each the product's own selection at ρ·share_r:
+    every entity's :func:`~dpfed_core.privacy.catalogue.secure_catalogue_share` (its users' unit of
+    weight over at most c buckets, its noise share σ/``divisor``) and the server's
+    :func:`~dpfed_core.privacy.catalogue.secure_catalogue_keys` on their sum, with the phantom share
+    split over the rounds. An item of a bucket an earlier round released maps to no bucket (−1, a
+    public fact), so no user weighs it again. ``divisor``: √H for a secure sum, 1 for the sum of the
+    entities' own releases."""
     from dpfed_core.privacy import catalogue as cat
+    from dpfed_core.privacy.ledger import PrivacyLedger
 
-    nb = bucket_rows.shape[1]
+    nb = cat.SECURE_CATALOGUE_BUCKETS
     released = np.zeros(nb, dtype=bool)
     for share in shares:
-        sigma = cat._secure_sigma(rho * share, nb) * sigma_scale
-        z = cat.secure_threshold_z(nb, cat.SECURE_CATALOGUE_PHANTOM_SHARE / len(shares))
-        open_rows = bucket_rows.multiply(~released[None, :]).tocsr()
-        open_rows.eliminate_zeros()
-        bounded = cat._bounded_rows(open_rows, cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER, rng)
-        w = np.asarray(cat._unit_norm_rows(bounded).sum(axis=0)).ravel()
-        released |= (w + rng.normal(0.0, sigma, nb) >= z * sigma) & ~released
+        open_bucket = np.where(released[bucket], -1, bucket)
+        ledger = PrivacyLedger(math.inf)
+        total = sum(cat.secure_catalogue_share(X[sl], open_bucket, rho * share, delta, g, ledger.for_entity(str(h)),
+                                               divisor=divisor)[0]
+                    for h, (sl, g) in enumerate(zip(slices, rng.spawn(len(slices)))))
+        keys, *_ = cat.secure_catalogue_keys(total, rho * share, len(slices), divisor=divisor,
+                                             phantom_share=cat.SECURE_CATALOGUE_PHANTOM_SHARE / len(shares))
+        released[keys] = True
     return released
 
 
@@ -81,18 +87,19 @@ def measure(name: str, seeds: int, eps_grid) -> list[dict]:
     ds = U.load(name)
     nb = cat.SECURE_CATALOGUE_BUCKETS
     bucket = cat.item_buckets(ds.item_names, nb)
-    rows = cat._bucket_rows(ds.X, bucket, nb)
+    slices = ds.entity_slices()
     entries = np.bincount(bucket[ds.X.indices], minlength=nb).astype(float)
     holds = entries > 0
     out = []
     for eps in eps_grid:
-        rho, _, _ = secure_catalogue_budget(RunConfig(method="dp-cooccurrence", epsilon=eps, delta=DELTA,
-                                                      aggregation="secure"))
-        for trust, scale in (("secure", 1.0), ("none", math.sqrt(ds.n_entities))):
+        rho, row_delta, _ = secure_catalogue_budget(RunConfig(method="dp-cooccurrence", epsilon=eps, delta=DELTA,
+                                                              aggregation="secure"))
+        for trust, divisor in (("secure", math.sqrt(ds.n_entities)), ("none", 1.0)):
             for label, shares in VARIANTS.items():
                 per = []
                 for seed in range(seeds):
-                    kept = select_in_rounds(rows, shares, rho, scale, np.random.default_rng([seed, 0xCA7]))
+                    kept = select_in_rounds(ds.X, slices, bucket, shares, rho, row_delta, divisor,
+                                            np.random.default_rng([seed, 0xCA7]))
                     per.append({"keys": int(kept.sum()), "real_keys": int((kept & holds).sum()),
                                 "covered": float(entries[kept].sum() / entries.sum())})
                 out.append({"data": name, "epsilon": eps, "trust": trust, "variant": label, "rho": rho, "per_seed": per})

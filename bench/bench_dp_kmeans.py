@@ -170,17 +170,9 @@ def feddp(n_seeds: int) -> dict:
     """FedDP-KMeans' mixture: the optimum (the best of Lloyd from the true means and k-means++ with
     10 initialisations, non-private) and the DP configurations at FEDDP_EPS, seeds 0..n_seeds−1 of the
     release noise on one draw of the mixture (seed 0)."""
-    from sklearn.cluster import KMeans
-
     X, labels = S.feddp_mixture(seed=0, with_labels=True)
-    means = np.stack([X[labels == j].mean(0) for j in range(S.FEDDP_K)])
     t0 = time.perf_counter()
-    lloyd = KMeans(n_clusters=S.FEDDP_K, init=means, n_init=1).fit(X)
-    kpp = KMeans(n_clusters=S.FEDDP_K, init="k-means++", n_init=10, random_state=0).fit(X)
-    opt = {"lloyd_from_true_means": S.kmeans_loss(X, lloyd.cluster_centers_),
-           "kmeanspp_10_inits": S.kmeans_loss(X, kpp.cluster_centers_),
-           "seconds": time.perf_counter() - t0}
-    opt["optimum"] = min(opt["lloyd_from_true_means"], opt["kmeanspp_10_inits"])
+    opt = {**feddp_optimum(X, labels), "seconds": time.perf_counter() - t0}
     out = {"n": X.shape[0], "d": X.shape[1], "k": S.FEDDP_K, "row_norm": S.FEDDP_ROW_NORM, "delta": S.FEDDP_DELTA,
            "one_cluster": S.kmeans_loss(X, X.mean(0, keepdims=True)),
            "row_norm_clipped_share": float((np.linalg.norm(X, axis=1) > S.FEDDP_ROW_NORM).mean()), **opt, "dp": []}
@@ -211,15 +203,17 @@ def feddp(n_seeds: int) -> dict:
 FEDDP_HELDOUT_DRAWS = tuple(range(1, 11))
 
 
-def feddp_optimum(X: np.ndarray, labels: np.ndarray) -> float:
-    """The non-private optimum of one draw: the better of Lloyd from the true means and k-means++ with
-    10 initialisations (what :func:`feddp` reports)."""
+def feddp_optimum(X: np.ndarray, labels: np.ndarray) -> dict:
+    """The non-private optimum of one draw of FedDP-KMeans' mixture: the cost of Lloyd from the true
+    means, of k-means++ with 10 initialisations, and the better of the two (``optimum``)."""
     from sklearn.cluster import KMeans
 
     means = np.stack([X[labels == j].mean(0) for j in range(S.FEDDP_K)])
     lloyd = KMeans(n_clusters=S.FEDDP_K, init=means, n_init=1).fit(X)
     kpp = KMeans(n_clusters=S.FEDDP_K, init="k-means++", n_init=10, random_state=0).fit(X)
-    return min(S.kmeans_loss(X, lloyd.cluster_centers_), S.kmeans_loss(X, kpp.cluster_centers_))
+    out = {"lloyd_from_true_means": S.kmeans_loss(X, lloyd.cluster_centers_),
+           "kmeanspp_10_inits": S.kmeans_loss(X, kpp.cluster_centers_)}
+    return {**out, "optimum": min(out.values())}
 
 
 def feddp_heldout(n_seeds: int, draws=FEDDP_HELDOUT_DRAWS) -> dict:
@@ -230,7 +224,7 @@ def feddp_heldout(n_seeds: int, draws=FEDDP_HELDOUT_DRAWS) -> dict:
     per_draw = []
     for draw in draws:
         X, labels = S.feddp_mixture(seed=draw, with_labels=True)
-        opt = feddp_optimum(X, labels)
+        opt = feddp_optimum(X, labels)["optimum"]
         for eps in FEDDP_EPS:
             for seed in range(n_seeds):
                 loss, _, meth = run_dp(X, eps, seed, CONFIGS[CHOSEN], k=S.FEDDP_K, setting=S.FEDDP_SETTING,
