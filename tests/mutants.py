@@ -61,6 +61,7 @@ CLIENT = "dpfed_core/deployment/client_app.py"
 NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation"
 NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
 ROW_BOUND = "tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound"
+SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
 
 
 @dataclass(frozen=True)
@@ -381,6 +382,9 @@ MUTANTS = (
     Mutant("failed-run-withdrawn-after-drawing", ODO, "BudgetOdometer.charge",
            "rows == 0 and isinstance(exc, Exception)", "isinstance(exc, Exception)",
            (f"{BREL}::test_a_run_that_fails_after_drawing_stays_charged",)),
+    Mutant("account-entity-charged-the-smaller", BREC, "mapped_charge_rows",
+           "max(prev[0], row[0])", "min(prev[0], row[0])",
+           ("tests/test_odometer.py::test_an_account_entity_reached_through_several_new_entities_is_charged_their_largest_charge",)),
     Mutant("withdraw-without-proof", BREC, "Reservation.withdraw",
            "int(draws) != 0", "False",
            (f"{BREL}::test_withdraw_is_refused_once_anything_was_drawn_or_settled",)),
@@ -398,6 +402,12 @@ MUTANTS = (
            "secure_catalogue_divisor", "config.aggregation != 'secure'", "False",
            ("tests/test_site_items.py::test_without_secure_aggregation_each_site_releases_its_full_noise_histogram"
             "_and_the_run_stays_within_epsilon",)),
+    Mutant("merged-key-values-above-the-bound", "dpfed_core/data/dataset.py", "merge_key_columns",
+           "np.minimum(out.data, value_max, out=out.data)", "None",
+           ("tests/test_site_items.py::test_shared_items_project_and_lift_are_public_maps",)),
+    Mutant("catalogue-basic-split-delta-not-reduced", "dpfed_core/evaluation/catalogue_run.py",
+           "secure_catalogue_budget", "config.delta - row_delta", "config.delta",
+           ("tests/test_secure_catalogue.py::test_the_catalogue_and_the_method_share_the_runs_budget_and_no_more",)),
     Mutant("budget-split-stage-spends-whole-rho", "dpfed_core/privacy/budget_split.py", "_plan",
            "share * rho / count", "rho",
            ("tests/test_budget_split.py::"
@@ -439,6 +449,19 @@ MUTANTS = (
     Mutant("site-run-not-charged", SITE, "accept",
            "PlannedRelease(kind='run')", "True", (f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer",),
            arg="simulation"),
+    Mutant("site-delta-not-charged", SITE, "accept",
+           "PlannedRelease(kind='run')", "{shard.entity: (eps, 0.0)}",
+           (f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer",), arg="charges"),
+    Mutant("site-charges-a-non-private-run-as-private", SITE, "accept",
+           "math.inf if req.non_private else req.epsilon", "req.epsilon", (SITE_NON_PRIVATE,)),
+    Mutant("request-non-private-method-as-private", SITE, "request_of",
+           "(not private) or not math.isfinite(eps)", "not math.isfinite(eps)", (SITE_NON_PRIVATE,)),
+    Mutant("site-policy-accepts-a-delta-of-one-in-a-hundred", SITE, "load_policy",
+           "k.endswith('delta') and v >= 0.01", "False",
+           (f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key",)),
+    Mutant("site-accepts-secagg-threshold-one", SITE, "check_secagg",
+           "share_num - threshold > policy.max_dropouts or threshold < 2", "share_num - threshold > policy.max_dropouts",
+           (f"{SITET}::test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites",)),
     # --- what users read about the guarantee, and what stays on disk for the operator only
     Mutant("public-report-first-screen-of-the-analysts", "dpfed_core/reporting/report.py", "build_report",
            "_overview(run_doc, public)", "_overview(run_doc, False)",

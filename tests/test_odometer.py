@@ -549,6 +549,20 @@ def test_a_reexport_of_the_same_people_meets_the_same_cap(tmp_path, case):
     assert odo.preview(other, [PlannedRelease("run", "dp-gaussian", 0.5, 0.0, {first: (0.5, 0.0)})])["fits"]
 
 
+def test_an_account_entity_reached_through_several_new_entities_is_charged_their_largest_charge():
+    """A re-export that splits one of the account's entities in two (disjoint people of one site) charges
+    that entity the larger of the two charges on every coordinate — parallel composition over disjoint
+    people, never the smaller; an entity not in the map is charged under its own name."""
+    from dpfed_core.privacy.budget_records import mapped_charge_rows
+
+    charges = {"3a": (1.0, 1e-6, 0.05, True), "3b": (2.0, 3e-6, 0.2, True), "4": (0.5, 1e-7, None, False)}
+    rows = mapped_charge_rows(7, charges, {"3a": ["hospital 3"], "3b": ["hospital 3"]})
+    assert sorted(rows) == sorted([(7, "hospital 3", 2.0, 3e-6, 0.2, 1), (7, "4", 0.5, 1e-7, None, 0)])
+    rows = mapped_charge_rows(8, {"3b": (2.0, 3e-6, 0.2, True), "3a": (1.0, 1e-6, None, False)},
+                              {"3a": ["hospital 3"], "3b": ["hospital 3"]})
+    assert rows == [(8, "hospital 3", 2.0, 3e-6, None, 0)]  # one of them not Gaussian: no ρ to compose by
+
+
 def sparse_dataset(seed: int, n: int = 300, m: int = 400, density: float = 0.05) -> FederatedDataset:
     rng = np.random.default_rng(seed)
     X = sp.random(n, m, density=density, format="csr", random_state=rng, data_rvs=lambda k: rng.integers(1, 6, k))

@@ -139,6 +139,28 @@ def _tiny_hospitals(n_entities=60, users=5, seed=0) -> FederatedDataset:
                                        value_kind="binary", value_max=1.0, name="tiny hospitals")
 
 
+@pytest.mark.parametrize("method", ["dp-cooccurrence", "dp-popularity", "dp-als", example_method.NAME])
+@pytest.mark.parametrize("epsilon, delta", [(0.3, 1e-6), (1.0, 1e-5), (3.0, 1e-7)])
+def test_the_catalogue_and_the_method_share_the_runs_budget_and_no_more(method, epsilon, delta):
+    """The selection takes its share of ρ (and of δ on its row); the method gets the rest — as the ε
+    whose conversion is the rest of ρ when every release of the method is a Gaussian recording its ρ,
+    otherwise as what basic composition leaves of (ε, δ): the selection's (ε, δ) plus the method's
+    never exceed the run's, on ε and on δ alike."""
+    from dpfed_core.evaluation.catalogue_run import secure_catalogue_budget
+    from dpfed_core.federation.protocol import method_class
+
+    cfg = RunConfig(method=method, epsilon=epsilon, delta=delta, aggregation="secure")
+    rho_sel, row_delta, rest = secure_catalogue_budget(cfg)
+    rho_total = noise.zcdp_rho_for_epsilon(epsilon, delta)
+    assert rho_sel == pytest.approx(rho_total * cat.SECURE_CATALOGUE_RHO_SHARE) and 0 < row_delta < delta
+    if getattr(method_class(method), "zcdp_budget", False):
+        assert rest.delta == delta
+        assert rho_sel + noise.zcdp_rho_for_epsilon(rest.epsilon, rest.delta) <= rho_total * (1 + 1e-9)
+    else:
+        assert rest.epsilon + noise.zcdp_epsilon(rho_sel, row_delta) <= epsilon * (1 + 1e-12)
+        assert rest.delta + row_delta <= delta * (1 + 1e-12) and rest.delta > 0
+
+
 @pytest.mark.parametrize("method", ["dp-cooccurrence", "dp-popularity", example_method.NAME])
 def test_small_hospitals_get_a_catalogue_under_secure_aggregation_and_the_run_stays_within_epsilon(method):
     ds = _tiny_hospitals()

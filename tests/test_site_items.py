@@ -108,6 +108,11 @@ def test_shared_items_project_and_lift_are_public_maps():
     F = np.array([[2.0], [7.0]])
     assert sh.lift(F).ravel().tolist() == [0.0, 7.0, 0.0, 2.0, 0.0]
     assert sh.columns.tolist() == [1, 3]
+    # items sharing a key (a released hash bucket) are summed and clipped to the public value bound: a
+    # site's row on the keys never exceeds the bound its releases are calibrated for
+    key = SharedItems(np.array([0, 0, 1, 0, -1]), 2, value_max=5.0)
+    Y = sp.csr_matrix(np.array([[4.0, 3.0, 2.0, 0.0, 9.0], [1.0, 0.0, 5.0, 1.0, 0.0]]))
+    assert key.project(Y).toarray().tolist() == [[5.0, 2.0], [2.0, 5.0]]
 
 
 def test_local_and_round_two_are_fitted_by_one_routine_with_the_same_rule(monkeypatch):

@@ -64,8 +64,10 @@ def test_a_request_within_every_rule_is_accepted_and_the_defaults_are_strict(tmp
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = inf\nstore = 's'\n", "finite"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nallow_simulation = 'yes'\n",
      "allow_simulation"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nmax_delta = 0.05\nbudget_epsilon = 2\nstore = 's'\n", "max_delta"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nbudget_delta = 0.5\nstore = 's'\n", "budget_delta"),
     ("max_epsilon = [", "TOML"),
-], ids=["missing", "typo", "negative", "infinite budget", "string bool", "not toml"])
+], ids=["missing", "typo", "negative", "infinite budget", "string bool", "delta cap", "delta budget", "not toml"])
 def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):
     p = tmp_path / "p.toml"
     p.write_text(body, encoding="utf-8")
@@ -91,6 +93,7 @@ def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
     (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
     assert bal["spent_epsilon"] == pytest.approx(1.0) and bal["remaining_epsilon"] == pytest.approx(0.5)
     assert bal["cap_epsilon"] == 1.5
+    assert bal["spent_delta"] == pytest.approx(1e-5)  # the run's δ is charged too, not only its ε
     rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
     assert [(r["run"], r["decision"], r["rule"]) for r in rows] == [("1", "accepted", ""),
                                                                    ("2", "refused", "budget_epsilon")]
@@ -100,6 +103,25 @@ def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
                                shard.value_max), shard, run="3", coordinator="test")
     (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
     assert bal["spent_epsilon"] == pytest.approx(1.0)
+
+
+def test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names(tmp_path):
+    """A non-private method carries the run's configured ε in its request (a number it never spends):
+    a site that allows non-private releases records the run as what it is — a non-private release,
+    counted as such (the entity's guarantee is void) — never as a private charge of that ε."""
+    from tests.test_deployment import three_clinics
+    from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.deployment.shards import load_shard, write_shards
+
+    ds = three_clinics()
+    shard = load_shard(write_shards(ds, make_split(ds, RunConfig()), tmp_path / "shards")[0])
+    policy = _policy(tmp_path, allow_non_private=True)
+    req = request_of(RunConfig(method="kmeans", epsilon=1.0), 3, shard.value_max)
+    assert req.non_private and req.epsilon == 1.0
+    sp_.accept(policy, req, shard, run="1", coordinator="test")
+    (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+    assert bal["n_non_private"] == 1 and bal["n_releases"] == 1
+    assert bal["spent_epsilon"] != pytest.approx(1.0)
 
 
 # ============================================================================ on a deployment
@@ -329,6 +351,13 @@ def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites
     sp_.check_secagg(policy, 100, 100, 21, 21)
     with pytest.raises(PolicyRefused, match="public rule"):
         sp_.check_secagg(policy, 100, 100, 5, 5)
+    # two sites tolerating one dropout: the public rule gives 2 shares and threshold H − d = 1, so the
+    # server alone, claiming a site dropped, could rebuild that site's mask from the other's share
+    assert (secagg_shares(2, 1), secagg_threshold(2, 1, 2)) == (2, 1)
+    loose = load_policy(write_policy(Path(__import__("tempfile").mkdtemp()) / "p.toml", **STRICT, max_dropouts=1))
+    with pytest.raises(PolicyRefused, match="tolerates") as err:
+        sp_.check_secagg(loose, 2, 2, 2, 1, 1)
+    assert err.value.rule == "max_dropouts"
 
 
 def test_a_site_sums_only_with_the_sites_it_accepted_the_run_with(tmp_path):
