@@ -161,6 +161,36 @@ def test_the_catalogue_and_the_method_share_the_runs_budget_and_no_more(method, 
         assert rest.delta + row_delta <= delta * (1 + 1e-12) and rest.delta > 0
 
 
+@pytest.mark.parametrize("method", ["dp-cooccurrence", "dp-popularity", "dp-als", example_method.NAME])
+def test_the_coalition_guarantee_of_a_secure_run_counts_the_catalogues_share(method):
+    """Against the server colluding with every other entity only an entity's own shares protect it —
+    the catalogue's share as much as the method's: a zCDP method's coalition ε is the conversion of
+    (H − d)·Σρ over all its rows, the selection's included (so the same as with the catalogue
+    declared: the selection takes a share of the same ρ), never the method's rows alone."""
+    from dpfed_core.federation.protocol import method_class
+
+    ds = _tiny_hospitals()
+    cfg = RunConfig(method=method, epsilon=1.0, delta=1e-5, aggregation="secure", seed=0, simulation=True,
+                    mode="zero", rank=2)
+    doc, res = run_method(ds, cfg)
+    trust = doc["privacy"]["trust"]
+    coal = trust["against_server_and_other_entities"]["epsilon"]
+    H = ds.n_entities
+    rows = [r for r in res.ledger.rows if r.entity == ds.entity_names[0]]
+    (sel,) = [r for r in rows if r.stage == "catalogue"]
+    rest = [r for r in rows if r.stage != "catalogue"]
+    assert rest and coal > noise.zcdp_epsilon(H * sel.rho, sel.delta) > trust["against_server"]["epsilon"]
+    if getattr(method_class(method), "zcdp_budget", False):
+        assert coal == pytest.approx(noise.zcdp_epsilon(H * sum(r.rho for r in rows), cfg.delta), rel=1e-9)
+        assert coal > 1.2 * noise.zcdp_epsilon(H * sum(r.rho for r in rest), cfg.delta)  # not the method's alone
+        from dataclasses import replace
+
+        d_doc, _ = run_method(replace(ds, item_source="declared"), cfg)
+        d_coal = d_doc["privacy"]["trust"]["against_server_and_other_entities"]["epsilon"]
+        assert "catalogue" not in {r["stage"] for r in d_doc["privacy"]["ledger"]}
+        assert coal == pytest.approx(d_coal, rel=1e-3)
+
+
 @pytest.mark.parametrize("method", ["dp-cooccurrence", "dp-popularity", example_method.NAME])
 def test_small_hospitals_get_a_catalogue_under_secure_aggregation_and_the_run_stays_within_epsilon(method):
     ds = _tiny_hospitals()

@@ -25,7 +25,8 @@ from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation.experiments import (declare_public_inputs, learned_nothing_warnings, make_split,
                                               privacy_summary, result_document)
 from dpfed_core.evaluation.catalogue_run import (EMPTY_CATALOGUE_OWN_NOTE, EMPTY_CATALOGUE_ZERO_NOTE, OWN_ITEMS_NOTE,
-                                                needs_dp_catalogue, secure_catalogue_note, uses_secure_catalogue)
+                                                coalition_with_catalogue, needs_dp_catalogue, secure_catalogue_note,
+                                                uses_secure_catalogue)
 from dpfed_core.federation.protocol import build_method
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.deployment.launcher import DeploymentError, Guard, LocalFederation
@@ -338,6 +339,9 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         method = summable_method(method_config(config, catalogue is not None), n_entities=dataset.n_entities)
         result.extra["trust"] = trust_record(method, ledger, [float(e.get("coalition_epsilon", math.inf))
                                                               for e in entities], in_process=False)
+        if catalogue is not None:  # the selection's share protects against the coalition too
+            coal = result.extra["trust"]["against_server_and_other_entities"]
+            coal["epsilon"] = coalition_with_catalogue(config, dataset.n_entities, coal["epsilon"], ledger)
         privacy["trust"] = result.extra["trust"]
     if (spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank
             and "rank" not in inspect.signature(SUMMABLE_METHODS[spec.name].__init__).parameters):

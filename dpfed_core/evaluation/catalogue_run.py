@@ -93,6 +93,31 @@ def secure_catalogue_divisor(n_entities: int, config: RunConfig) -> float:
     return math.sqrt(int(n_entities) - int(config.max_dropouts))
 
 
+def coalition_with_catalogue(config: RunConfig, n_entities: int, method_coalition: float, ledger) -> float:
+    """ε against the server colluding with every other entity of a secure run whose catalogue was selected
+    federation-wide: the selection's share and the method's shares together, not the method's alone.
+
+    Against that coalition only an entity's own noise shares protect it — each σ/√(H − d), so each
+    Gaussian row's ρ times H − d. A method whose every release is such a share recording its ρ
+    (``zcdp_budget``): zCDP composition of the entity's rows, the selection's included, ρ·(H − d) in
+    all, converted at the run's δ (as its guarantee against the server is). Any other method: basic
+    composition of the selection's coalition ε (at its own δ) and the method's (at the δ it was given;
+    the two δ add up to the run's, :func:`secure_catalogue_budget`). Public: a function of the
+    configuration, the ledger's ρ and the method's own coalition ε."""
+    from dpfed_core.federation.protocol import method_class
+    from dpfed_core.privacy.noise import zcdp_epsilon
+
+    if not (math.isfinite(float(config.epsilon)) and math.isfinite(float(method_coalition))):
+        return math.inf
+    rho_sel, row_delta, _ = secure_catalogue_budget(config)
+    d2 = secure_catalogue_divisor(n_entities, config) ** 2
+    rows = {e: [r for r in ledger.rows if r.entity == e] for e in ledger.entities()}
+    if getattr(method_class(config.method), "zcdp_budget", False) and rows and all(
+            r.rho is not None and math.isfinite(r.rho) for rs in rows.values() for r in rs):
+        return max(zcdp_epsilon(d2 * sum(r.rho for r in rs), float(config.delta)) for rs in rows.values())
+    return zcdp_epsilon(rho_sel * d2, row_delta) + float(method_coalition)
+
+
 def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_cols: int, n_items: int,
                           secure: bool = True) -> str:
     """The run note of a federation-wide DP catalogue (public quantities only)."""
@@ -181,7 +206,7 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
         result = spec.fit(sub, merge_key_columns(split.train, M, dataset.value_max), cfg, rng, progress)
         factors = result.entity_factors().on_keys(release.item_key, dataset.n_items)
     return _on_catalogue(result, factors, config, ledger, messages, note, cols, catalogue_keys=K,
-                         own_items_kept=bool(spec.federated))
+                         own_items_kept=bool(spec.federated), selected_across=dataset.n_entities)
 
 
 def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
@@ -225,7 +250,8 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
         sub = dataset.select_items(cols, item_source="dp-selected")
         result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
         factors = result.entity_factors().on_items(cols, dataset.n_items)
-    return _on_catalogue(result, factors, config, ledger, messages, note, cols, own_items_kept=bool(spec.federated))
+    return _on_catalogue(result, factors, config, ledger, messages, note, cols, selection_epsilon=eps_sel,
+                         own_items_kept=bool(spec.federated))
 
 
 #: What a run on a DP-selected catalogue says when each entity keeps its own items (in process and
@@ -286,19 +312,29 @@ def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: 
 
 
 def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note: str, cols: np.ndarray,
-                  **extra) -> MethodResult:
+                  selected_across: int | None = None, selection_epsilon: float = 0.0, **extra) -> MethodResult:
     """The method's result on the selected catalogue, put back on the data's item axis (``factors``):
     the selection's ledger rows first, then the method's (every field, the sampler label included), the
-    selection's messages first, its note first."""
+    selection's messages first, its note first. ``selected_across``: the number of entities whose
+    shares formed a federation-wide selection (None: each entity selected its own, at
+    ``selection_epsilon``)."""
     for r in result.ledger.rows:
         ledger.spend(**asdict(r))
     ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
     trust = result.extra.get("trust")
-    if trust:  # the guarantee against the server is the whole run's (the selection's rows included)
+    if trust:  # both guarantees are the whole run's (the selection's rows included)
         eps, dlt = ledger.guarantee()
         trust = {**trust, "against_server": {"epsilon": eps, "delta": dlt}}
+        coalition = trust.get("against_server_and_other_entities") or {}
         if trust.get("aggregation") != "secure":
             trust["against_server_and_other_entities"] = {"epsilon": eps, "delta": dlt}
+        elif selected_across is not None:
+            trust["against_server_and_other_entities"] = {
+                "epsilon": coalition_with_catalogue(config, selected_across, coalition.get("epsilon", math.inf), ledger),
+                "delta": dlt}
+        else:  # each entity's own selection carries its full noise: its ε adds to the coalition's as it is
+            trust["against_server_and_other_entities"] = {
+                "epsilon": float(coalition.get("epsilon", math.inf)) + float(selection_epsilon), "delta": dlt}
         result.extra = {**result.extra, "trust": trust}
     result.factors = factors
     result.U, result.V = factors.U, factors.V
