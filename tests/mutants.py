@@ -61,6 +61,7 @@ CLIENT = "dpfed_core/deployment/client_app.py"
 NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation"
 NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
 ROW_BOUND = "tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound"
+FORECAST = "tests/test_site_items.py::test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
 
 
@@ -409,6 +410,11 @@ MUTANTS = (
            "coalition_with_catalogue(config, selected_across, coalition.get('epsilon', math.inf), ledger)",
            "coalition.get('epsilon', math.inf)",
            ("tests/test_secure_catalogue.py::test_the_coalition_guarantee_of_a_secure_run_counts_the_catalogues_share",)),
+    # --- what the CLI and the pages say a DP catalogue will share, before the run
+    Mutant("forecast-chance-at-one-entitys-sigma", "dpfed_core/evaluation/catalogue_forecast.py", "forecast_catalogue",
+           "ndtr((totals - T) / sigma_sum)", "ndtr((totals - T) / sigma)", (FORECAST,)),
+    Mutant("forecast-threshold-in-weights-not-users", "dpfed_core/evaluation/catalogue_forecast.py",
+           "forecast_catalogue", "float(T * math.sqrt(c))", "float(T)", (FORECAST,)),
     Mutant("catalogue-basic-split-delta-not-reduced", "dpfed_core/evaluation/catalogue_run.py",
            "secure_catalogue_budget", "config.delta - row_delta", "config.delta",
            ("tests/test_secure_catalogue.py::test_the_catalogue_and_the_method_share_the_runs_budget_and_no_more",)),

@@ -2,6 +2,7 @@
 can recommend; ``local`` and round 2 are one fitting routine."""
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -195,6 +196,36 @@ def test_the_forecast_states_the_threshold_from_public_parameters():
     assert "each entity still recommends every item it has rows for" in f1.text().lower()
     assert forecast_catalogue(replace(ds, item_source="declared"), RunConfig(method="dp-cooccurrence",
                                                                              epsilon=1.0)) is None
+
+
+@pytest.mark.parametrize("aggregation", ["secure", "none"])
+def test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it(aggregation):
+    """What the CLI and the pages say before a run is what the run will do: the threshold and the σ of
+    the summed count the server's step uses (:func:`secure_catalogue_keys`, in users holding c or
+    more items: × √c), and the expected number of items shared — Σ P(count + N(0, σ_sum²) ≥ T),
+    here on users holding one item each (weight 1, so a count in users is the summed weight)."""
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+    from dpfed_core.evaluation.catalogue_run import secure_catalogue_budget, secure_catalogue_divisor
+    from dpfed_core.privacy import catalogue as cat
+    from scipy.special import ndtr
+
+    counts = np.array([2, 40, 80, 120, 160, 240])  # users holding item j, spread over 6 entities
+    item = np.repeat(np.arange(counts.size), counts)
+    n = item.size
+    X = sp.csr_matrix((np.ones(n), (np.arange(n), item)), shape=(n, counts.size))
+    names = np.array([f"drug {j}" for j in range(counts.size)])
+    assert np.unique(cat.item_buckets(names, cat.SECURE_CATALOGUE_BUCKETS)).size == counts.size
+    ds = FederatedDataset.from_parts(X, np.array([f"h{h}" for h in np.arange(n) % 6]), item_names=names,
+                                     value_kind="binary", value_max=1.0, name="one item each")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, delta=1e-6, aggregation=aggregation)
+    f = forecast_catalogue(ds, cfg)
+    rho, _, _ = secure_catalogue_budget(cfg)
+    _, _, sigma_sum, threshold = cat.secure_catalogue_keys(np.zeros(cat.SECURE_CATALOGUE_BUCKETS), rho, 6,
+                                                           divisor=secure_catalogue_divisor(6, cfg))
+    c = math.sqrt(cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER)
+    assert (f.threshold, f.sigma) == (pytest.approx(threshold * c), pytest.approx(sigma_sum * c))
+    assert f.expected_items == pytest.approx(float(ndtr((counts - threshold) / sigma_sum).sum()), rel=1e-9)
+    assert 0.5 < f.expected_items < counts.size - 0.5  # neither all nor none: the check has power
 
 
 def test_where_the_federation_adds_nothing_round_two_is_the_local_model():
