@@ -213,6 +213,16 @@ def test_public_report_holds_no_number_computed_on_private_data(docs):
     assert "no number computed on the private data" in _text(public)
     assert "publish the public version instead" in _text(full)
     assert "publish the public version instead" not in _text(public)
+    # no catalogue was declared: how many distinct items the private rows hold is the analyst's only
+    # (one user moves it by the items only that user holds); a declared catalogue's size is public
+    ds = docs["run"]["dataset"]
+    assert ds["item_source"] == "data"
+    n_ent, n_items = rep.fmt_num(ds["n_entities"]), rep.fmt_num(ds["n_items"])
+    assert f"{n_ent} / {n_items}" in _text(full) and f"{n_items} items" in _text(full)
+    assert f"{n_ent} / {n_items}" not in _text(public) and f"{n_items} items" not in _text(public)
+    assert "item count is withheld" in _section(public, "summary") and "item count is withheld" in _section(public, "data")
+    declared = {**docs["run"], "dataset": {**ds, "item_source": "declared"}}
+    assert f"{n_ent} / {n_items}" in _text(rep.build_report(declared, public=True, generated="x", include_plotlyjs=False))
 
 
 @pytest.fixture(scope="module")

@@ -123,6 +123,7 @@ def dataset_summary(dataset: FederatedDataset) -> dict:
         "name": dataset.name,
         "n_users": dataset.n_users,
         "n_items": dataset.n_items,
+        "item_source": getattr(dataset, "item_source", "data"),
         "n_entities": dataset.n_entities,
         "n_interactions": int(dataset.X.nnz),
         "value_kind": dataset.value_kind,

@@ -234,7 +234,7 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, 
         {"k": "ε against the server + all other entities (coalition)", "v": coalition_text(p)},
         {"k": "accountant", "v": accountant_text(p)},
         # the exact user count is private: it is shown only in the analyst-only data section
-        {"k": "entities / items", "v": f"{fmt_num(ds.get('n_entities'))} / {fmt_num(ds.get('n_items'))}"},
+        {"k": "entities / items", "v": f"{fmt_num(ds.get('n_entities'))} / {items_text(ds, public)}"},
         {"k": "method", "v": f"{m.get('name', cfg.get('method', '—'))} — {m.get('label', '')}"},
         {"k": "privacy model", "v": _privacy_model(run)},
         {"k": "run created", "v": run.get("created", "—")},
@@ -329,11 +329,26 @@ def _scope(run: dict, public: bool = False) -> str:
     return _section("scope", body, [PUBLIC])
 
 
+#: What the public version says of the item count of data without a declared catalogue.
+ITEMS_WITHHELD = ("the data's own item count is withheld (no catalogue was declared: which items exist is read "
+                  "from the private rows; the federation shared only a DP-selected catalogue, see what is released)")
+
+
+def items_text(ds: dict, public: bool) -> str:
+    """The dataset's item count as a version of the report may state it: a declared catalogue's size is
+    public; without one (``item_source`` other than "declared", or not recorded) the count of distinct
+    items in the private rows — one user can move it by the items only that user holds — is the
+    analyst's only."""
+    if public and ds.get("item_source") != "declared":
+        return ITEMS_WITHHELD
+    return fmt_num(ds.get("n_items"))
+
+
 def _data(run: dict, data_summary: list[dict] | None, public: bool = False) -> str:
     if public:
         ds = run.get("dataset", {})
         return _section("data", f"<p>{_esc(ds.get('name', ''))}: {fmt_num(ds.get('n_entities'))} entities, "
-                        f"{fmt_num(ds.get('n_items'))} items; values: {_esc(ds.get('value_kind', '—'))}, declared "
+                        f"{_esc(items_text(ds, public))} items; values: {_esc(ds.get('value_kind', '—'))}, declared "
                         f"public bound {fmt_num(ds.get('value_max'))}. {_esc(WITHHELD)}</p>", [PUBLIC])
     ents = {e["name"]: e for e in run.get("entities", [])}
     rows = []
