@@ -62,6 +62,7 @@ NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and
 NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
 ROW_BOUND = "tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound"
 FORECAST = "tests/test_site_items.py::test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it"
+PRODUCTION_HINT = "tests/test_cost.py::test_a_production_run_is_predicted_with_its_noise_draws_and_a_simulation_without"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
 
 
@@ -415,6 +416,14 @@ MUTANTS = (
            "ndtr((totals - T) / sigma_sum)", "ndtr((totals - T) / sigma)", (FORECAST,)),
     Mutant("forecast-threshold-in-weights-not-users", "dpfed_core/evaluation/catalogue_forecast.py",
            "forecast_catalogue", "float(T * math.sqrt(c))", "float(T)", (FORECAST,)),
+    # --- what the CLI and the pages say a run will take
+    Mutant("time-hint-without-production-noise", "dpfed_core/evaluation/cost.py", "_with_production_noise",
+           "'noise' not in coef or c.get('simulation', True) or not math.isfinite(eps)", "True", (PRODUCTION_HINT,)),
+    Mutant("time-hint-below-the-samplers-own-cost", "dpfed_core/evaluation/cost.py", "_with_production_noise",
+           "extra = max(extra, coords * us_per_coordinate() * 1e-06)", "extra = extra", (PRODUCTION_HINT,)),
+    Mutant("time-hint-from-a-run-of-other-iterations", "dpfed_core/evaluation/cost.py", "_measured_here",
+           "int(p.get('max_iter', 100)) == int(c.get('max_iter', 100))", "True",
+           ("tests/test_cost.py::test_predictions_use_the_measurement_of_the_same_run_and_say_when_unmeasured",)),
     Mutant("catalogue-basic-split-delta-not-reduced", "dpfed_core/evaluation/catalogue_run.py",
            "secure_catalogue_budget", "config.delta - row_delta", "config.delta",
            ("tests/test_secure_catalogue.py::test_the_catalogue_and_the_method_share_the_runs_budget_and_no_more",)),

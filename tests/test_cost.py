@@ -47,11 +47,43 @@ def test_predictions_use_the_measurement_of_the_same_run_and_say_when_unmeasured
     here = cost.predict_run(SHAPES[1], cfg, path)
     assert sum(here.values()) == pytest.approx(1.0 + 9.0 + 0.1)
     assert cost.predict_run(SHAPES[1], cfg.replace(method="unmeasured"), path) is None
+    # the measurement of this very run is one with the same iterations: another count is the model's
+    other_its = cost.predict_run(SHAPES[1], cfg.replace(max_iter=300), path)
+    assert other_its == cost._predict(cost.measured_model(path), "m1", "zero", SHAPES[1], cfg.replace(max_iter=300).to_dict())
+    assert sum(other_its.values()) != pytest.approx(10.1, rel=0.02)
     assert cost.predict_runs(SHAPES[1], [cfg, cfg], path) == pytest.approx(2 * 10.1)
     assert cost.estimate_text(None).startswith("duration not measured")
     assert cost.estimate_text(0.4) == "under 1 s" and cost.estimate_text(75) == "about 1 min 15 s"
     assert cost.within_2x(0.4, 1.9) and not cost.within_2x(0.4, 2.5)
     assert cost.within_2x(10, 19) and not cost.within_2x(10, 21) and not cost.within_2x(10, 4.9)
+
+
+@pytest.mark.parametrize("per_million", [40.0, 1.0], ids=["fitted", "sampler-floor"])
+def test_a_production_run_is_predicted_with_its_noise_draws_and_a_simulation_without(tmp_path, per_million):
+    """Production noise (OpenDP's exact samplers) is what made hints tens of times too short: a
+    production DP run's round 1 is predicted as the simulation's plus the fitted cost of its noise
+    coordinates (per million, per entity, fixed) — never below the samplers' own µs per coordinate —
+    and a simulation run or a non-private one without it, measured run or modelled one alike."""
+    b, c0 = 0.01, 0.05
+    pts = []
+    for sh in SHAPES:
+        coords = sh["H"] * sh["m"]
+        p = _point("m1", sh, {"round1": 0.5, "server": 0.1, "round2": 0.2, "other": 0.0, "evaluate": 0.1})
+        p["noise_coordinates"] = coords
+        p["production_stages"] = {**p["stages"], "round1": 0.5 + per_million * coords * 1e-6 + b * sh["H"] + c0}
+        p["production_wall"] = p["wall"] + per_million * coords * 1e-6 + b * sh["H"] + c0
+        pts.append(p)
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"model": cost.fit(pts), "points": pts}))
+    cfg = RunConfig(method="m1", k=5, max_iter=100, epsilon=1.0, simulation=False)
+    for sh in (SHAPES[2], {"n": 5000, "m": 600, "H": 20, "nnz": 100000}):  # measured; modelled
+        coords = sh["H"] * sh["m"]
+        want = max(per_million * coords * 1e-6 + b * sh["H"] + c0, coords * cost.us_per_coordinate() * 1e-6)
+        prod = cost.predict_run(sh, cfg, path)
+        sim = cost.predict_run(sh, cfg.replace(simulation=True), path)
+        assert prod["round1"] - sim["round1"] == pytest.approx(want, rel=1e-3)
+        assert cost.predict_run(sh, cfg.replace(epsilon=math.inf), path) == sim
+        assert {k: v for k, v in prod.items() if k != "round1"} == {k: v for k, v in sim.items() if k != "round1"}
 
 
 def test_the_clock_names_the_stage_and_scales_the_time_left():
