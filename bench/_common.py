@@ -243,9 +243,12 @@ def md_table(rows: list[dict], cols: list[str] | None = None, fmt: dict | None =
             return f"{v:.4g}"
         return str(v)
 
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    def esc(text: str) -> str:  # a "|" inside a cell (e.g. a name path class|ingredient) would end it
+        return text.replace("|", "\\|")
+
+    lines = ["| " + " | ".join(map(esc, cols)) + " |", "|" + "---|" * len(cols)]
     for r in rows:
-        lines.append("| " + " | ".join(cell(c, r.get(c)) for c in cols) + " |")
+        lines.append("| " + " | ".join(esc(cell(c, r.get(c))) for c in cols) + " |")
     return "\n".join(lines) + "\n"
 
 
