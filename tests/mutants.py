@@ -61,6 +61,7 @@ CLIENT = "dpfed_core/deployment/client_app.py"
 NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation"
 NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
 ROW_BOUND = "tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound"
+COALITION = "tests/test_secure_catalogue.py::test_the_coalition_guarantee_of_a_secure_run_counts_the_catalogues_share"
 FORECAST = "tests/test_site_items.py::test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it"
 PRODUCTION_HINT = "tests/test_cost.py::test_a_production_run_is_predicted_with_its_noise_draws_and_a_simulation_without"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
@@ -410,7 +411,7 @@ MUTANTS = (
     Mutant("coalition-without-the-catalogues-share", "dpfed_core/evaluation/catalogue_run.py", "_on_catalogue",
            "coalition_with_catalogue(config, selected_across, coalition.get('epsilon', math.inf), ledger)",
            "coalition.get('epsilon', math.inf)",
-           ("tests/test_secure_catalogue.py::test_the_coalition_guarantee_of_a_secure_run_counts_the_catalogues_share",)),
+           (COALITION,)),
     # --- what the CLI and the pages say a DP catalogue will share, before the run
     Mutant("forecast-chance-at-one-entitys-sigma", "dpfed_core/evaluation/catalogue_forecast.py", "forecast_catalogue",
            "ndtr((totals - T) / sigma_sum)", "ndtr((totals - T) / sigma)", (FORECAST,)),
@@ -424,6 +425,16 @@ MUTANTS = (
     Mutant("time-hint-from-a-run-of-other-iterations", "dpfed_core/evaluation/cost.py", "_measured_here",
            "int(p.get('max_iter', 100)) == int(c.get('max_iter', 100))", "True",
            ("tests/test_cost.py::test_predictions_use_the_measurement_of_the_same_run_and_say_when_unmeasured",)),
+    Mutant("coalition-without-secure-aggregation-not-the-whole-runs", "dpfed_core/evaluation/catalogue_run.py",
+           "_on_catalogue", "trust.get('aggregation') != 'secure'", "False",
+           (COALITION,)),
+    Mutant("catalogue-run-ledger-not-labelled-simulation", "dpfed_core/evaluation/catalogue_run.py", "_on_catalogue",
+           "ledger.simulation = bool(getattr(result.ledger, 'simulation', False) or config.simulation)",
+           "ledger.simulation = False",
+           (COALITION,)),
+    Mutant("empty-catalogue-ledger-not-labelled-simulation", "dpfed_core/evaluation/catalogue_run.py",
+           "_nothing_learned", "ledger.simulation = bool(config.simulation)", "ledger.simulation = False",
+           ("tests/test_site_items.py::test_an_empty_catalogue_leaves_each_site_its_own_model",)),
     Mutant("catalogue-basic-split-delta-not-reduced", "dpfed_core/evaluation/catalogue_run.py",
            "secure_catalogue_budget", "config.delta - row_delta", "config.delta",
            ("tests/test_secure_catalogue.py::test_the_catalogue_and_the_method_share_the_runs_budget_and_no_more",)),

@@ -174,6 +174,7 @@ def test_the_coalition_guarantee_of_a_secure_run_counts_the_catalogues_share(met
                     mode="zero", rank=2)
     doc, res = run_method(ds, cfg)
     trust = doc["privacy"]["trust"]
+    assert res.ledger.simulation  # the run's whole ledger, the selection's rows first, says its noise was the seed's
     coal = trust["against_server_and_other_entities"]["epsilon"]
     H = ds.n_entities
     rows = [r for r in res.ledger.rows if r.entity == ds.entity_names[0]]
@@ -189,6 +190,12 @@ def test_the_coalition_guarantee_of_a_secure_run_counts_the_catalogues_share(met
         d_coal = d_doc["privacy"]["trust"]["against_server_and_other_entities"]["epsilon"]
         assert "catalogue" not in {r["stage"] for r in d_doc["privacy"]["ledger"]}
         assert coal == pytest.approx(d_coal, rel=1e-3)
+    # without secure aggregation the server sees every release: one guarantee, the whole run's
+    n_doc, n_res = run_method(ds, cfg.replace(aggregation="none"))
+    n_trust = n_doc["privacy"]["trust"]
+    assert "catalogue" in {r.stage for r in n_res.ledger.rows}
+    assert n_trust["against_server_and_other_entities"] == n_trust["against_server"]
+    assert n_trust["against_server"]["epsilon"] == pytest.approx(n_doc["privacy"]["epsilon"], rel=1e-12)
 
 
 @pytest.mark.parametrize("method", ["dp-cooccurrence", "dp-popularity", example_method.NAME])

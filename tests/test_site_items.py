@@ -94,6 +94,7 @@ def test_an_empty_catalogue_leaves_each_site_its_own_model(monkeypatch, aggregat
     doc, res = run_method(ds, cfg)
     local, _ = run_method(ds, RunConfig(method="local", rank=2, seed=cfg.seed))
     assert len(res.extra["catalogue"]) == 0
+    assert res.ledger.simulation  # the selection's ledger says its noise was the seed's
     assert all(w > 0 for w in res.entity_factors().local_widths)
     assert any("own model alone" in n for n in doc["notes"])
     assert "own model alone" in next(w["text"] for w in doc["warnings"] if w["code"] == "empty-catalogue")
