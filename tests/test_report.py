@@ -220,7 +220,9 @@ def test_public_report_holds_no_number_computed_on_private_data(docs):
     n_ent, n_items = rep.fmt_num(ds["n_entities"]), rep.fmt_num(ds["n_items"])
     assert f"{n_ent} / {n_items}" in _text(full) and f"{n_items} items" in _text(full)
     assert f"{n_ent} / {n_items}" not in _text(public) and f"{n_items} items" not in _text(public)
-    assert "item count is withheld" in _section(public, "summary") and "item count is withheld" in _section(public, "data")
+    from dpfed_core.reporting.report_sections import ITEMS_WITHHELD
+
+    assert all(ITEMS_WITHHELD in _section(public, sid) for sid in ("summary", "data"))
     declared = {**docs["run"], "dataset": {**ds, "item_source": "declared"}}
     assert f"{n_ent} / {n_items}" in _text(rep.build_report(declared, public=True, generated="x", include_plotlyjs=False))
 

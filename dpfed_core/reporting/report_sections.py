@@ -330,25 +330,30 @@ def _scope(run: dict, public: bool = False) -> str:
 
 
 #: What the public version says of the item count of data without a declared catalogue.
-ITEMS_WITHHELD = ("the data's own item count is withheld (no catalogue was declared: which items exist is read "
-                  "from the private rows; the federation shared only a DP-selected catalogue, see what is released)")
+ITEMS_WITHHELD = ("withheld (no catalogue was declared: which items exist is read from the private rows; the "
+                  "federation shared only a DP-selected catalogue, see what is released)")
 
 
 def items_text(ds: dict, public: bool) -> str:
     """The dataset's item count as a version of the report may state it: a declared catalogue's size is
     public; without one (``item_source`` other than "declared", or not recorded) the count of distinct
     items in the private rows — one user can move it by the items only that user holds — is the
-    analyst's only."""
+    analyst's only (the public version says :data:`ITEMS_WITHHELD`)."""
     if public and ds.get("item_source") != "declared":
         return ITEMS_WITHHELD
     return fmt_num(ds.get("n_items"))
+
+
+def _items_phrase(ds: dict, public: bool) -> str:
+    shown = items_text(ds, public)
+    return f"items {shown}" if shown == ITEMS_WITHHELD else f"{shown} items"
 
 
 def _data(run: dict, data_summary: list[dict] | None, public: bool = False) -> str:
     if public:
         ds = run.get("dataset", {})
         return _section("data", f"<p>{_esc(ds.get('name', ''))}: {fmt_num(ds.get('n_entities'))} entities, "
-                        f"{_esc(items_text(ds, public))} items; values: {_esc(ds.get('value_kind', '—'))}, declared "
+                        f"{_esc(_items_phrase(ds, public))}; values: {_esc(ds.get('value_kind', '—'))}, declared "
                         f"public bound {fmt_num(ds.get('value_max'))}. {_esc(WITHHELD)}</p>", [PUBLIC])
     ents = {e["name"]: e for e in run.get("entities", [])}
     rows = []
