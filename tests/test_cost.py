@@ -49,7 +49,8 @@ def test_predictions_use_the_measurement_of_the_same_run_and_say_when_unmeasured
     assert cost.predict_run(SHAPES[1], cfg.replace(method="unmeasured"), path) is None
     # the measurement of this very run is one with the same iterations: another count is the model's
     other_its = cost.predict_run(SHAPES[1], cfg.replace(max_iter=300), path)
-    assert other_its == cost._predict(cost.measured_model(path), "m1", "zero", SHAPES[1], cfg.replace(max_iter=300).to_dict())
+    modelled = cost._predict(cost.measured_model(path), "m1", "zero", SHAPES[1], cfg.replace(max_iter=300).to_dict())
+    assert other_its == modelled
     assert sum(other_its.values()) != pytest.approx(10.1, rel=0.02)
     assert cost.predict_runs(SHAPES[1], [cfg, cfg], path) == pytest.approx(2 * 10.1)
     assert cost.estimate_text(None).startswith("duration not measured")

@@ -335,7 +335,7 @@ def test_deploy_local_writes_a_policy_matching_the_run_or_gives_every_site_the_o
         assert [r["decision"] for r in rows] == ["accepted", "released"] and rows[1]["simulation"] == 1
 
 
-def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites():
+def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites(tmp_path):
     """SecAgg+ neighbourhoods: every site for a few, then O(log n): odd (Flower's graph), at least
     2d + 3, the threshold k − d leaves d dropouts; and a site refuses a setup below the rule."""
     from dpfed_core.deployment.wire import secagg_shares, secagg_threshold
@@ -347,14 +347,14 @@ def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites
     assert ks[10000] / 10000 < ks[1000] / 1000 < ks[100] / 100 < ks[30] / 30
     assert secagg_shares(100, 3) == 27 and secagg_threshold(100, 3, 100) == 24
     assert secagg_threshold(3, 1, 3) == 2 and secagg_threshold(2, 1, 3) == 2  # full graph: H − d
-    policy = load_policy(write_policy(Path(__import__("tempfile").mkdtemp()) / "p.toml", **STRICT))
+    policy = load_policy(write_policy(tmp_path / "p.toml", **STRICT))
     sp_.check_secagg(policy, 100, 100, 21, 21)
     with pytest.raises(PolicyRefused, match="public rule"):
         sp_.check_secagg(policy, 100, 100, 5, 5)
     # two sites tolerating one dropout: the public rule gives 2 shares and threshold H − d = 1, so the
     # server alone, claiming a site dropped, could rebuild that site's mask from the other's share
     assert (secagg_shares(2, 1), secagg_threshold(2, 1, 2)) == (2, 1)
-    loose = load_policy(write_policy(Path(__import__("tempfile").mkdtemp()) / "p.toml", **STRICT, max_dropouts=1))
+    loose = load_policy(write_policy(tmp_path / "loose.toml", **STRICT, max_dropouts=1))
     with pytest.raises(PolicyRefused, match="tolerates") as err:
         sp_.check_secagg(loose, 2, 2, 2, 1, 1)
     assert err.value.rule == "max_dropouts"
