@@ -67,6 +67,19 @@ def test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report(runs):
     assert "operating system's entropy" in prod_said and "it is NOT" not in prod_said
 
 
+def test_the_dashboard_says_where_a_secure_sum_was_formed(runs):
+    """In process the sum is formed directly; on a deployment Flower's SecAgg+ formed it — the
+    guarantee text says which, from the run's own trust record, never one of them for both."""
+    prod = runs[1]
+    trust = {"aggregation": "secure", "against_server": {"epsilon": 1.0, "delta": 1e-6},
+             "against_server_and_other_entities": {"epsilon": 9.5, "delta": 1e-6}}
+    here = dash.guarantee_text({**prod, "privacy": {**prod["privacy"], "trust": {**trust, "in_process": True}}})
+    there = dash.guarantee_text({**prod, "privacy": {**prod["privacy"], "trust": {**trust, "in_process": False}}})
+    assert "formed in-process" in here and "SecAgg+" not in here
+    assert "formed by Flower's SecAgg+" in there and "in-process" not in there
+    assert "9.5" in here and "9.5" in there
+
+
 @pytest.mark.parametrize("delta", [0.5, 0.01, 0.2])
 def test_large_delta_is_refused_naming_the_flag_and_the_control(delta):
     with pytest.raises(ConfigError) as e:

@@ -177,10 +177,13 @@ def guarantee_text(doc: dict) -> str:
     trust = p.get("trust")
     if trust and trust.get("aggregation") == "secure":
         c = trust["against_server_and_other_entities"]
+        where = ("formed in-process (the cryptographic protocol runs in the Flower deployment)"
+                 if trust.get("in_process", True) else
+                 "formed by Flower's SecAgg+ (the server held masked vectors and their sum only)")
         text += (f"\n\n**Secure aggregation**: this guarantee holds against the server if the entities follow "
                  f"the protocol; against the server colluding with all other entities, each entity's own "
                  f"noise share gives ({format_epsilon(c['epsilon'])}, {c['delta']:.3g})-DP. In this run the sum was "
-                 "formed in-process (the cryptographic protocol runs in the Flower deployment).")
+                 f"{where}.")
     elif trust:
         text += "\n\nNo secure aggregation: every entity added the full noise to its own release."
     return text
