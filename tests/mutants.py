@@ -62,6 +62,9 @@ NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and
 NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
 ROW_BOUND = "tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound"
 COALITION = "tests/test_secure_catalogue.py::test_the_coalition_guarantee_of_a_secure_run_counts_the_catalogues_share"
+DASH_GUARANTEE = ("tests/test_privacy_labels.py::"
+                  "test_the_dashboards_guarantee_carries_the_float_sampler_note_and_every_warning")
+BUDGET_LINE = "tests/test_budget_ui.py::test_the_budget_line_names_the_most_spent_entity_and_the_non_private_releases"
 FORECAST = "tests/test_site_items.py::test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it"
 PRODUCTION_HINT = "tests/test_cost.py::test_a_production_run_is_predicted_with_its_noise_draws_and_a_simulation_without"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
@@ -502,6 +505,14 @@ MUTANTS = (
     Mutant("dashboard-says-in-process-for-a-deployed-sum", "dpfed_core/ui/tables.py", "guarantee_text",
            "trust.get('in_process', True)", "True",
            ("tests/test_privacy_labels.py::test_the_dashboard_says_where_a_secure_sum_was_formed",)),
+    Mutant("dashboard-guarantee-without-the-float-sampler-note", "dpfed_core/ui/tables.py", "guarantee_text",
+           "any((x != PRODUCTION_SAMPLER_LABEL for x in p.get('samplers') or []))", "False", (DASH_GUARANTEE,)),
+    Mutant("dashboard-guarantee-without-its-warnings", "dpfed_core/ui/tables.py", "guarantee_text",
+           "p.get('warnings') or []", "[]", (DASH_GUARANTEE,)),
+    Mutant("budget-line-names-the-least-spent-entity", "dpfed_core/ui/budget.py", "budget_line",
+           "max(bal, key=lambda b: b.spent_epsilon)", "min(bal, key=lambda b: b.spent_epsilon)", (BUDGET_LINE,)),
+    Mutant("budget-line-without-the-non-private-releases", "dpfed_core/ui/budget.py", "budget_line",
+           "sum((b.void for b in bal))", "0", (BUDGET_LINE,)),
     Mutant("simulation-assumptions-say-the-noise-is-secret", "dpfed_core/privacy/statement.py", "assumptions",
            "simulation", "False",
            ("tests/test_privacy_labels.py::test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report",)),

@@ -106,3 +106,20 @@ def test_cap_form_refuses_a_cap_below_what_is_spent(tmp_path, clinic):
     assert any("below what is already spent" in e.value for e in at.error)
     assert not any("--" in e.value for e in at.error)
     assert math.isinf(odo.datasets()[0]["cap_epsilon"])
+
+
+def test_the_budget_line_names_the_most_spent_entity_and_the_non_private_releases(tmp_path, clinic):
+    """The one line the pages show: the largest spend of any entity (the one a cap binds first), what is
+    left of it, and how many entities a non-private release touched (their guarantee is void)."""
+    from dpfed_core.privacy.odometer import PlannedRelease
+
+    store = Store(tmp_path / "owner.sqlite3")
+    odo = BudgetOdometer(store)
+    odo.set_cap(clinic, 5.0, 1e-5)
+    a, b, c = clinic.entity_names[:3]
+    odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 2.0, 1e-6, {a: (0.5, 1e-6), b: (2.0, 1e-6)})]).close()
+    line = bud.budget_line(store, clinic)
+    assert f"ε 2 of 5 spent (most: {b}), 3 left" in line and "1 release" in line and "non-private" not in line
+    odo.reserve(clinic, [PlannedRelease("run", "central", math.inf, 0.0, {c: (math.inf, 0.0)})],
+                allow_non_private=True).close()
+    assert "1 entities with non-private releases" in bud.budget_line(store, clinic)

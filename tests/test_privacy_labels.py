@@ -80,6 +80,21 @@ def test_the_dashboard_says_where_a_secure_sum_was_formed(runs):
     assert "9.5" in here and "9.5" in there
 
 
+def test_the_dashboards_guarantee_carries_the_float_sampler_note_and_every_warning(runs):
+    """A production run whose ledger has a row not drawn by OpenDP (a comparison system's own float
+    steps) says so beside its guarantee, and every warning of its privacy record (e.g. δ above 1/n̂) is
+    shown with it; a run drawn by OpenDP alone carries neither."""
+    from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, UNSTATED_SAMPLER
+
+    prod = runs[1]
+    assert FLOAT_SAMPLER_NOTE not in dash.guarantee_text(prod)
+    warned = "δ = 0.001 is above 1/n̂ = 0.02 of the smallest entity"
+    mixed = {**prod, "privacy": {**prod["privacy"], "samplers": [PRODUCTION_SAMPLER_LABEL, UNSTATED_SAMPLER],
+                                 "warnings": [warned]}}
+    text = dash.guarantee_text(mixed)
+    assert FLOAT_SAMPLER_NOTE in text and warned in text
+
+
 @pytest.mark.parametrize("delta", [0.5, 0.01, 0.2])
 def test_large_delta_is_refused_naming_the_flag_and_the_control(delta):
     with pytest.raises(ConfigError) as e:
