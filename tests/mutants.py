@@ -65,6 +65,7 @@ COALITION = "tests/test_secure_catalogue.py::test_the_coalition_guarantee_of_a_s
 DASH_GUARANTEE = ("tests/test_privacy_labels.py::"
                   "test_the_dashboards_guarantee_carries_the_float_sampler_note_and_every_warning")
 BUDGET_LINE = "tests/test_budget_ui.py::test_the_budget_line_names_the_most_spent_entity_and_the_non_private_releases"
+SITE_COMMAND = f"{SITET}::test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_guarantee"
 FORECAST = "tests/test_site_items.py::test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it"
 PRODUCTION_HINT = "tests/test_cost.py::test_a_production_run_is_predicted_with_its_noise_draws_and_a_simulation_without"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
@@ -513,6 +514,10 @@ MUTANTS = (
            "max(bal, key=lambda b: b.spent_epsilon)", "min(bal, key=lambda b: b.spent_epsilon)", (BUDGET_LINE,)),
     Mutant("budget-line-without-the-non-private-releases", "dpfed_core/ui/budget.py", "budget_line",
            "sum((b.void for b in bal))", "0", (BUDGET_LINE,)),
+    Mutant("site-command-without-the-delta-spent", "dpfed_core/cli/site_cmd.py", "cmd_site",
+           "_fmt(b['spent_delta'])", "_fmt(0.0)", (SITE_COMMAND,)),
+    Mutant("site-command-without-a-voided-guarantee", "dpfed_core/cli/site_cmd.py", "cmd_site",
+           "' — a non-private release voided its guarantee' if b['void'] else ''", "''", (SITE_COMMAND,)),
     Mutant("simulation-assumptions-say-the-noise-is-secret", "dpfed_core/privacy/statement.py", "assumptions",
            "simulation", "False",
            ("tests/test_privacy_labels.py::test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report",)),

@@ -124,6 +124,28 @@ def test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_r
     assert bal["spent_epsilon"] != pytest.approx(1.0)
 
 
+def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_guarantee(tmp_path, capsys):
+    """What a site's operator reads from ``python -m dpfed_core site budget``: the ε and the δ its runs
+    spent and what is left, and — once it allowed a non-private run — that the guarantee is void."""
+    from tests.test_deployment import three_clinics
+    from dpfed_core.cli.main import main
+    from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.deployment.shards import load_shard, write_shards
+
+    ds = three_clinics()
+    shard = load_shard(write_shards(ds, make_split(ds, RunConfig()), tmp_path / "shards")[0])
+    policy = _policy(tmp_path, allow_non_private=True, methods=["dp-popularity", "kmeans"])
+    store = policy.store_for(shard.entity)
+    sp_.accept(policy, request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max),
+               shard, run="1", coordinator="test")
+    assert main(["site", "budget", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "spent ε = 1, δ = 1e-05 over 1 run(s); remaining ε = 0.5" in out and "void" not in out
+    sp_.accept(policy, request_of(RunConfig(method="kmeans"), 3, shard.value_max), shard, run="2", coordinator="test")
+    assert main(["site", "budget", "--store", str(store)]) == 0
+    assert "a non-private release voided its guarantee" in capsys.readouterr().out
+
+
 # ============================================================================ on a deployment
 try:
     import flwr  # noqa: F401
