@@ -66,6 +66,7 @@ DASH_GUARANTEE = ("tests/test_privacy_labels.py::"
                   "test_the_dashboards_guarantee_carries_the_float_sampler_note_and_every_warning")
 BUDGET_LINE = "tests/test_budget_ui.py::test_the_budget_line_names_the_most_spent_entity_and_the_non_private_releases"
 SITE_COMMAND = f"{SITET}::test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_guarantee"
+CLI_RUN_PRINTS = "tests/test_cli.py::test_a_run_prints_its_trust_model_and_every_warning_of_its_document"
 FORECAST = "tests/test_site_items.py::test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it"
 PRODUCTION_HINT = "tests/test_cost.py::test_a_production_run_is_predicted_with_its_noise_draws_and_a_simulation_without"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
@@ -518,6 +519,13 @@ MUTANTS = (
            "_fmt(b['spent_delta'])", "_fmt(0.0)", (SITE_COMMAND,)),
     Mutant("site-command-without-a-voided-guarantee", "dpfed_core/cli/site_cmd.py", "cmd_site",
            "' — a non-private release voided its guarantee' if b['void'] else ''", "''", (SITE_COMMAND,)),
+    Mutant("cli-run-without-its-trust-model", "dpfed_core/cli/main.py", "cmd_run",
+           "print(f\"trust model: {trust_model_text(doc['privacy'])}\")", "None", (CLI_RUN_PRINTS,)),
+    Mutant("cli-run-without-its-warnings", "dpfed_core/cli/main.py", "cmd_run",
+           "doc.get('warnings', [])", "[]", (CLI_RUN_PRINTS,)),
+    Mutant("cli-dry-run-always-fits", "dpfed_core/cli/budget_cmd.py", "dry_run",
+           "'fits' if p['fits'] else 'would be REFUSED'", "'fits'",
+           ("tests/test_odometer.py::test_cli_dry_run_prints_the_planned_charge_and_charges_nothing",)),
     Mutant("simulation-assumptions-say-the-noise-is-secret", "dpfed_core/privacy/statement.py", "assumptions",
            "simulation", "False",
            ("tests/test_privacy_labels.py::test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report",)),

@@ -81,6 +81,20 @@ def test_bad_data_one_line_error(tmp_path, capsys):
     assert bad.read_text() == "patient,drug,count,hospital\na,x,lots,h1\n"  # never modified
 
 
+def test_a_run_prints_its_trust_model_and_every_warning_of_its_document(tmp_path, capsys):
+    """What the CLI prints of a run is what its document holds: the trust model with the coalition ε of
+    a secure run, and each warning (here: hospitals without test users) with the flag that fixes it."""
+    out_json = tmp_path / "r.json"
+    assert main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--aggregation", "secure",
+                 "--simulation", "--test-fraction", "0.01", "--out", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads(out_json.read_text())
+    coal = doc["privacy"]["trust"]["against_server_and_other_entities"]["epsilon"]
+    assert "trust model: secure aggregation" in out and f"ε = {coal:.3g}" in out
+    assert doc["warnings"] and all(w["text"][:40] in out for w in doc["warnings"])
+    assert "[--test-fraction]" in out
+
+
 def test_module_entry_point_and_help():
     r = subprocess.run([sys.executable, "-m", "dpfed_core", "run", "--help"], cwd=REPO,
                        capture_output=True, text=True, timeout=60)

@@ -621,7 +621,10 @@ def test_cli_dry_run_prints_the_planned_charge_and_charges_nothing(tmp_path, cap
     _cli(capsys, "budget", "set-cap", *data, "--store", str(store), "--epsilon", "3")
     rc, out, err = _cli(capsys, "run", *data, "--method", "dp-cooccurrence", "--epsilon", "1", "--dry-run",
                         "--store", str(store))
-    assert rc == 0 and "of the 3 left per entity" in out and "fits" in out
+    assert rc == 0 and "of the 3 left per entity" in out and "fits" in out and "REFUSED" not in out
+    rc, out, err = _cli(capsys, "run", *data, "--method", "dp-cooccurrence", "--epsilon", "5", "--dry-run",
+                        "--store", str(store))
+    assert rc == 0 and "would be REFUSED" in out and "(fits)" not in out  # said before anything is run
     rc, out, err = _cli(capsys, "audit", *data, "--entity", "0", "--dry-run", "--store", str(store))
     assert rc == 0 and "would be REFUSED" not in out
     assert BudgetOdometer(store).releases(BudgetOdometer(store).datasets()[0]["key"]) == []
