@@ -180,11 +180,30 @@ def test_summary_states_the_trust_model_and_the_coalition_epsilon():
         coal = doc["privacy"]["trust"]["against_server_and_other_entities"]["epsilon"]
         assert "trust model" in summary and "accountant" in summary
         assert doc["privacy"]["accountant"]["within_run"].split(" (")[0] in summary
+        server = doc["privacy"]["trust"]["against_server"]["epsilon"]
+        row = re.search(r"coalition\)</td><td>(.*?)</td>", summary)
+        assert row, "the summary's coalition row is missing"
         if aggregation == "secure":
             assert "secure aggregation" in summary and "in-process" in summary
             assert f"ε = {coal:.3g}" in summary and coal > 1
+            # the coalition row states the coalition's ε, not the guarantee against the server alone
+            assert row.group(1).startswith(f"ε = {rep.fmt_eps(coal)}") and rep.fmt_eps(coal) != rep.fmt_eps(server)
         else:
             assert "no secure aggregation" in summary
+            assert row.group(1).startswith(f"ε = {rep.fmt_eps(server)}")
+
+
+@pytest.mark.parametrize("eps, word", [(0.5, "strong"), (1.0, "strong"), (2.0, "moderate"), (3.0, "moderate"),
+                                       (5.0, "weak"), (10.0, "weak"), (20.0, "very weak")])
+def test_epsilon_in_words_names_the_strength_the_text_defines(eps, word):
+    """The first screen says what ε means for one person and how strong that is, by the thresholds it
+    states in the same sentence (≤ 1 strong, 1–3 moderate, 3–10 weak, above 10 very weak)."""
+    from dpfed_core.reporting.report_sections import epsilon_in_words
+
+    text = epsilon_in_words(eps, 1e-6)
+    assert text.endswith(f"this is {word}.")
+    factor = math.exp(eps)
+    assert f"at most {factor:.3g} times" in text if factor < 1e6 else f"at most {factor:.1e} times" in text
 
 
 def _text(page: str) -> str:
