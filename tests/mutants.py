@@ -67,6 +67,8 @@ DASH_GUARANTEE = ("tests/test_privacy_labels.py::"
 BUDGET_LINE = "tests/test_budget_ui.py::test_the_budget_line_names_the_most_spent_entity_and_the_non_private_releases"
 SITE_COMMAND = f"{SITET}::test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_guarantee"
 CLI_RUN_PRINTS = "tests/test_cli.py::test_a_run_prints_its_trust_model_and_every_warning_of_its_document"
+LOCAL_SEARCH_ROWS = f"{NB}::test_local_search_rows_state_what_one_user_moves_every_utility_by"
+STAGE_ROWS = "tests/test_dp_prototypes.py::test_dp_ledger_rows_name_every_stage"
 FORECAST = "tests/test_site_items.py::test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it"
 PRODUCTION_HINT = "tests/test_cost.py::test_a_production_run_is_predicted_with_its_noise_draws_and_a_simulation_without"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
@@ -193,6 +195,15 @@ MUTANTS = (
     Mutant("search-em-4x-epsilon", PMECH, "private_local_search",
            "mech.exponential_mechanism(utilities, cap, eps_step, rng)", "4 * ORIG",
            (f"{NB}::test_dp_local_search_stays_under_epsilon", REC), arg=2),
+    Mutant("search-step-sensitivity-halved", PMECH, "private_local_search",
+           "mech.exponential_mechanism(utilities, cap, eps_step)", "ORIG / 2", (LOCAL_SEARCH_ROWS,), arg=1),
+    Mutant("search-final-sensitivity-halved", PMECH, "private_local_search",
+           "mech.exponential_mechanism(-np.asarray(losses), cap, eps_final)", "ORIG / 2", (LOCAL_SEARCH_ROWS,),
+           arg=1),
+    Mutant("trial-choice-sensitivity-halved", DPP, "DPPrototypes._release",
+           "mech.exponential_mechanism(-np.asarray(losses), cap, e_choice)", "ORIG / 2", (STAGE_ROWS,), arg=1),
+    Mutant("paper-sums-sensitivity-halved", PMECH, "recover_paper",
+           "mech.laplace_mechanism(sel, s * bound, eps_sum)", "ORIG / 2", (STAGE_ROWS,), arg=1),
     Mutant("size-stage-4x-epsilon", DPP, "DPPrototypes._release",
            "mech.count_mechanism(n, 1, e_size, rng)", "4 * ORIG",
            (f"{NB}::test_dp_size_stage_and_auto_k_stay_under_epsilon", REC), arg=2),

@@ -161,6 +161,39 @@ def test_dp_local_search_stays_under_epsilon(monkeypatch):
     assert _search_lb(eps_search, 3000, seed=11) > eps_search
 
 
+def test_local_search_rows_state_what_one_user_moves_every_utility_by():
+    """Deterministic, where the audit above cannot see a factor 2: every exponential-mechanism row of the
+    local search states sensitivity 4Λ² — the clip of one user's loss — and a Gumbel scale of Δ/ε
+    (monotone utility); and a user added at distance 2Λ from the current centre moves the utility
+    vector the mechanism draws from by exactly that much, so no smaller sensitivity is true."""
+    from dpfed_core.federation.prototype_mechanisms import _SwapScorer
+
+    radius, k, steps = 1.0, 1, 3
+    C = np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0]])
+    g = np.random.default_rng(5)
+    Y = g.normal(size=(40, 2))
+    Y *= np.minimum(1.0, radius / np.linalg.norm(Y, axis=1))[:, None]
+    led = PrivacyLedger(10.0, 1e-6)
+    eps_step, eps_final = search_plan(3.0, steps, True)
+    private_local_search(Y, C, np.array([0, 1, 2]), k, steps, eps_step, eps_final, radius, g, led.for_entity("h"))
+    rows = [r for r in led.rows if r.stage == "local search"]
+    assert len(rows) == steps + 1  # every swap step and the final choice
+    cap = 4.0 * radius * radius
+    for r in rows:
+        assert r.sensitivity == pytest.approx(cap) and r.noise_scale == pytest.approx(r.sensitivity / r.epsilon)
+
+    def utilities(points, Z):
+        swaps, current = _SwapScorer(points, C, cap).scores(Z)
+        swaps[:, Z] = np.inf
+        return -np.concatenate([[current], swaps.ravel()])
+
+    Z = np.array([0])
+    far = np.vstack([Y, [[0.0, -radius]]])  # 2Λ from the current centre (0, Λ)
+    moved = np.abs(utilities(far, Z) - utilities(Y, Z))
+    moved = moved[np.isfinite(moved)]
+    assert moved.max() == pytest.approx(cap) and all(moved.max() <= r.sensitivity * (1 + 1e-12) for r in rows)
+
+
 # ------------------------------------------------------------------------------- recovery
 def _cluster_rows():
     D = np.array([[1.0, 0.0, 1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0, 0.0, 0.0]])

@@ -81,6 +81,19 @@ def test_dp_ledger_rows_name_every_stage():
     assert stages == {"size", "candidates", "local search", "recovery: counts", "recovery: support",
                       "recovery: sums", "trial choice"}
     assert sum(r.stage == "recovery: sums" for r in ledger.rows) == 4  # 2 trials × (1 + 1 refinement)
+    # each row states what one user moves its input by (deterministic: the audits cannot see a factor 2)
+    lam, bound, s = 5.0 * math.sqrt(10), 5.0, 10  # Λ = Λ∞·√support, Λ∞, support
+    for r in ledger.rows:
+        want = {"local search": 4 * lam * lam, "trial choice": 4 * lam * lam,  # losses clipped at 4Λ²
+                "recovery: sums": s * bound}.get(r.stage)  # s selected sums, each moved by up to Λ∞
+        if want is not None:  # monotone Gumbel β and Laplace b alike: Δ/ε
+            assert r.sensitivity == pytest.approx(want) and r.noise_scale == pytest.approx(want / r.epsilon)
+    # and no smaller clip is true: one user far from every prototype moves a trial's loss by all of 4Λ²
+    from dpfed_core.federation.prototype_mechanisms import clipped_loss
+
+    far = sp.vstack([X, sp.csr_matrix(np.full((1, X.shape[1]), bound))]).tocsr()
+    P0 = np.zeros((1, X.shape[1]))
+    assert clipped_loss(far, P0, 4 * lam * lam) - clipped_loss(X, P0, 4 * lam * lam) == pytest.approx(4 * lam * lam)
 
 
 def test_dp_ledger_total_never_above_request_random_configs():
