@@ -44,8 +44,7 @@ DATASETS = ["clinic", "eicu-hospital", "eicu-hospital-nofml", "eicu-region", "ei
             "eicu-hospital-raw", "eicu-region-raw", "ml-occupation-long", "ml-occupation-long-declared", "zipf-2000",
             # hierarchical names (class|ingredient|product), as treatment and diagnosis tables write them
             "eicu-hospital-paths", "eicu-region-paths",
-            # held out: tables and federations built after every default was chosen (none of them was
-            # run before the rule they check was fixed)
+            # held out: tables and federations no default or rule of the site's model was chosen on
             "eicu-hospital-route", "eicu-region-route", "ml-gender-long", "zipf-3000"]
 #: The held-out federations (`--data` them together: `utility_heldout.md`).
 HELD_OUT = ["eicu-hospital-route", "eicu-region-route", "ml-gender-long", "zipf-3000"]

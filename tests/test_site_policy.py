@@ -75,15 +75,20 @@ def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):
         load_policy(p)
 
 
-def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
-    """accept(): the check, then the run's charge in the site's store; the second run that would pass
-    budget_epsilon is refused there and nothing more is charged; every decision is in the site's log."""
+def _site_shard(tmp_path):
+    """The first site's shard of the three-clinic federation, as a deployment writes it."""
     from tests.test_deployment import three_clinics
     from dpfed_core.evaluation.experiments import make_split
     from dpfed_core.deployment.shards import load_shard, write_shards
 
     ds = three_clinics()
-    shard = load_shard(write_shards(ds, make_split(ds, RunConfig()), tmp_path / "shards")[0])
+    return load_shard(write_shards(ds, make_split(ds, RunConfig()), tmp_path / "shards")[0])
+
+
+def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
+    """accept(): the check, then the run's charge in the site's store; the second run that would pass
+    budget_epsilon is refused there and nothing more is charged; every decision is in the site's log."""
+    shard = _site_shard(tmp_path)
     policy = _policy(tmp_path)
     req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
     sp_.accept(policy, req, shard, run="1", coordinator="test")
@@ -109,12 +114,7 @@ def test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_r
     """A non-private method carries the run's configured ε in its request (a number it never spends):
     a site that allows non-private releases records the run as what it is — a non-private release,
     counted as such (the entity's guarantee is void) — never as a private charge of that ε."""
-    from tests.test_deployment import three_clinics
-    from dpfed_core.evaluation.experiments import make_split
-    from dpfed_core.deployment.shards import load_shard, write_shards
-
-    ds = three_clinics()
-    shard = load_shard(write_shards(ds, make_split(ds, RunConfig()), tmp_path / "shards")[0])
+    shard = _site_shard(tmp_path)
     policy = _policy(tmp_path, allow_non_private=True)
     req = request_of(RunConfig(method="kmeans", epsilon=1.0), 3, shard.value_max)
     assert req.non_private and req.epsilon == 1.0
@@ -127,13 +127,9 @@ def test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_r
 def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_guarantee(tmp_path, capsys):
     """What a site's operator reads from ``python -m dpfed_core site budget``: the ε and the δ its runs
     spent and what is left, and — once it allowed a non-private run — that the guarantee is void."""
-    from tests.test_deployment import three_clinics
     from dpfed_core.cli.main import main
-    from dpfed_core.evaluation.experiments import make_split
-    from dpfed_core.deployment.shards import load_shard, write_shards
 
-    ds = three_clinics()
-    shard = load_shard(write_shards(ds, make_split(ds, RunConfig()), tmp_path / "shards")[0])
+    shard = _site_shard(tmp_path)
     policy = _policy(tmp_path, allow_non_private=True, methods=["dp-popularity", "kmeans"])
     store = policy.store_for(shard.entity)
     sp_.accept(policy, request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max),

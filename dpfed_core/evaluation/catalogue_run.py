@@ -109,12 +109,12 @@ def coalition_with_catalogue(config: RunConfig, n_entities: int, method_coalitio
 
     if not (math.isfinite(float(config.epsilon)) and math.isfinite(float(method_coalition))):
         return math.inf
-    rho_sel, row_delta, _ = secure_catalogue_budget(config)
     d2 = secure_catalogue_divisor(n_entities, config) ** 2
     rows = {e: [r for r in ledger.rows if r.entity == e] for e in ledger.entities()}
     if getattr(method_class(config.method), "zcdp_budget", False) and rows and all(
             r.rho is not None and math.isfinite(r.rho) for rs in rows.values() for r in rs):
         return max(zcdp_epsilon(d2 * sum(r.rho for r in rs), float(config.delta)) for rs in rows.values())
+    rho_sel, row_delta, _ = secure_catalogue_budget(config)
     return zcdp_epsilon(rho_sel * d2, row_delta) + float(method_coalition)
 
 
@@ -250,8 +250,7 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
         sub = dataset.select_items(cols, item_source="dp-selected")
         result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
         factors = result.entity_factors().on_items(cols, dataset.n_items)
-    return _on_catalogue(result, factors, config, ledger, messages, note, cols, selection_epsilon=eps_sel,
-                         own_items_kept=bool(spec.federated))
+    return _on_catalogue(result, factors, config, ledger, messages, note, cols, own_items_kept=bool(spec.federated))
 
 
 #: What a run on a DP-selected catalogue says when each entity keeps its own items (in process and
@@ -312,12 +311,11 @@ def _nothing_learned(dataset, split, config, spec, rng, ledger, messages, note: 
 
 
 def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note: str, cols: np.ndarray,
-                  selected_across: int | None = None, selection_epsilon: float = 0.0, **extra) -> MethodResult:
+                  selected_across: int | None = None, **extra) -> MethodResult:
     """The method's result on the selected catalogue, put back on the data's item axis (``factors``):
     the selection's ledger rows first, then the method's (every field, the sampler label included), the
     selection's messages first, its note first. ``selected_across``: the number of entities whose
-    shares formed a federation-wide selection (None: each entity selected its own, at
-    ``selection_epsilon``)."""
+    shares formed a federation-wide selection (None: each entity selected its own)."""
     for r in result.ledger.rows:
         ledger.spend(**asdict(r))
     ledger.simulation = bool(getattr(result.ledger, "simulation", False) or config.simulation)
@@ -328,13 +326,11 @@ def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note:
         coalition = trust.get("against_server_and_other_entities") or {}
         if trust.get("aggregation") != "secure":
             trust["against_server_and_other_entities"] = {"epsilon": eps, "delta": dlt}
-        elif selected_across is not None:
+        else:  # a secure run always selects federation-wide: per-entity selection happens only below 2
+            # entities beyond the dropouts, where a summable method refuses a secure sum
             trust["against_server_and_other_entities"] = {
                 "epsilon": coalition_with_catalogue(config, selected_across, coalition.get("epsilon", math.inf), ledger),
                 "delta": dlt}
-        else:  # each entity's own selection carries its full noise: its ε adds to the coalition's as it is
-            trust["against_server_and_other_entities"] = {
-                "epsilon": float(coalition.get("epsilon", math.inf)) + float(selection_epsilon), "delta": dlt}
         result.extra = {**result.extra, "trust": trust}
     result.factors = factors
     result.U, result.V = factors.U, factors.V
