@@ -28,6 +28,8 @@ RESULTS = BENCH / "results"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from dpfed_core.evaluation.code_version import engine_fingerprint  # noqa: E402
+
 DATA = Path(os.environ.get("DPFED_DATA", ROOT.parent / "shared" / "data"))
 ML100K = DATA / "ml-100k"
 EICU = DATA / "eicu-demo"
@@ -195,7 +197,8 @@ def machine() -> dict:
     return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
             "scikit-learn": sklearn.__version__, "joblib": joblib.__version__, "cpus": os.cpu_count(),
             "cpu": cpu, "mem_gib": mem, "platform": platform.platform(), "git_commit": commit,
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "loadavg_1m_at_start": os.getloadavg()[0]}
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "loadavg_1m_at_start": os.getloadavg()[0],
+            "engine_fingerprint": engine_fingerprint()}
 
 
 def write_doc(path: Path, doc: dict) -> None:

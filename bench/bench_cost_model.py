@@ -3,8 +3,10 @@ different shapes (users, items, entities, interactions), and the noise coordinat
 
 Each method runs once (simulation mode, the dashboard's configuration otherwise) on the bundled clinic
 sample by hospital and by region, the synthetic sample, the eICU demo by hospital and by region, and
-MovieLens 100K by ZIP digit and by occupation in zero mode; on MovieLens by ZIP, occupation and gender
-in observed mode. Each run's stage timings (round 1, server, round 2, other fitting, evaluation) come
+MovieLens 100K by ZIP digit and by occupation in zero mode; in observed mode (what the CLI and the
+pages choose for ratings) on MovieLens by ZIP, occupation and gender, the clinic sample by hospital and
+by region, the synthetic sample, the eICU demo by region, and MovieLens as an uploaded long table
+without ``u.item`` by occupation and by gender (no declared catalogue: the run selects one by DP). Each run's stage timings (round 1, server, round 2, other fitting, evaluation) come
 from its result document; its process CPU seconds and wall seconds are kept beside them. The runs
 use simulation noise (NumPy); a production run adds, per noise coordinate its entities send (counted
 from its message log), the µs of OpenDP's sampler measured by bench/bench_samplers.py — checked
@@ -29,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import RESULTS, machine, md_table, write_results  # noqa: E402
+from _common import RESULTS, engine_fingerprint, machine, md_table, write_results  # noqa: E402
 
 from dpfed_core.data.loaders import load_data  # noqa: E402
 from dpfed_core.evaluation import cost  # noqa: E402
@@ -46,7 +48,11 @@ METHODS = ("dp-cooccurrence", "dp-popularity", "local", "individual", "central",
 #: adds: the small shapes (a production dp-cooccurrence on eICU by hospital or MovieLens by ZIP takes
 #: a minute or more; those are checked against the fit, not fitted).
 PRODUCTION = {("clinic by hospital", "zero"), ("clinic by region", "zero"), ("synthetic", "zero"),
-              ("eICU by region", "zero"), ("MovieLens by gender", "observed")}
+              ("eICU by region", "zero"), ("MovieLens by gender", "observed"),
+              ("clinic by region", "observed"), ("MovieLens long table by gender", "observed")}
+#: An uploaded table as a user brings it: ratings (observed mode, the CLI's and the pages' choice for
+#: ratings) and no declared catalogue (the run selects one by DP).
+ML_LONG = "movielens-long:"
 DATA = [  # (label, spec, loader options, mode)
     ("clinic by hospital", "sample:clinic", {}, "zero"),
     ("clinic by region", "sample:clinic", {"federation": "region"}, "zero"),
@@ -58,26 +64,41 @@ DATA = [  # (label, spec, loader options, mode)
     ("MovieLens by ZIP", ML, {"federation": "zip"}, "observed"),
     ("MovieLens by occupation", ML, {"federation": "occupation"}, "observed"),
     ("MovieLens by gender", ML, {"federation": "gender"}, "observed"),
+    ("clinic by hospital", "sample:clinic", {}, "observed"),
+    ("clinic by region", "sample:clinic", {"federation": "region"}, "observed"),
+    ("synthetic", "sample:synthetic", {}, "observed"),
+    ("eICU by region", EICU, {"federation": "region"}, "observed"),
+    ("MovieLens long table by occupation", ML_LONG + "occupation", {}, "observed"),
+    ("MovieLens long table by gender", ML_LONG + "gender", {}, "observed"),
 ]
+
+
+def _load(spec: str, opts: dict):
+    if spec.startswith(ML_LONG):
+        from bench_utility import movielens_long
+
+        return movielens_long(spec[len(ML_LONG):])
+    return load_data(spec, **opts)
 
 
 def measure(methods, data) -> list[dict]:
     points = []
     for label, spec, opts, mode in data:
-        if not spec.startswith("sample:") and not Path(spec).is_dir():
+        if spec.startswith(ML_LONG) and not Path(ML).is_dir() or \
+                not spec.startswith(("sample:", ML_LONG)) and not Path(spec).is_dir():
             print(f"skip {label}: {spec} not found", file=sys.stderr)
             continue
-        ds = load_data(spec, **opts)
-        shape = cost.shape_of(ds)
+        ds = _load(spec, opts)
         for method in methods:
             cfg = default_config(ds, method).replace(mode=mode, simulation=True)
+            shape = cost.shape_of(ds, cfg)
             split = make_split(ds, cfg)
             c0, w0 = time.process_time(), time.perf_counter()
             doc, _ = run_method(ds, cfg, split)
             cpu, wall = time.process_time() - c0, time.perf_counter() - w0
             stages = cost.stage_seconds(doc["timings"], wall)
             points.append({"data": label, "mode": mode, "method": method, "shape": shape, "rank": cfg.rank,
-                           "k": cfg.k, "max_iter": cfg.max_iter, "stages": stages, "cpu": cpu, "wall": wall,
+                           "k": cfg.k, "max_iter": cfg.max_iter, "params": dict(cfg.params or {}), "stages": stages, "cpu": cpu, "wall": wall,
                            "noise_coordinates": cost.noise_coordinates(doc["messages"])
                            if cfg.method in DP_METHODS else 0})
             print(f"{label:26s} {mode:8s} {method:16s} wall {wall:7.2f} s cpu {cpu:7.2f} s "
@@ -102,14 +123,21 @@ def main() -> None:
     args = ap.parse_args()
     if args.refit:
         old = json.loads((RESULTS / "cost_model.json").read_text())
-        return summarise(old["points"], old["seconds"], len({(p["data"], p["mode"]) for p in old["points"]}))
+        # the points' own machine record: a refit measures nothing, so the code they were measured with stays theirs
+        return summarise(old["points"], old["seconds"], len({(p["data"], p["mode"]) for p in old["points"]}),
+                         old.get("machine"))
 
     methods = [m for m in args.methods.split(",") if m]
     data = DATA[:2] if args.quick else DATA
     t0 = time.perf_counter()
     points = measure(methods, data)
     if args.merge:
-        points = merge_faster(points, json.loads(Path(args.merge).read_text())["points"])
+        earlier = json.loads(Path(args.merge).read_text())
+        theirs = (earlier.get("machine") or {}).get("engine_fingerprint")
+        if theirs != engine_fingerprint():
+            ap.error(f"--merge: {args.merge} was measured with other engine code ({theirs}, this code is "
+                     f"{engine_fingerprint()}): its runs say nothing of this code's")
+        points = merge_faster(points, earlier["points"])
     return summarise(points, time.perf_counter() - t0, len(data))
 
 
@@ -129,8 +157,9 @@ def merge_faster(points: list[dict], earlier: list[dict]) -> list[dict]:
     return [best[key(p)] for p in points]
 
 
-def summarise(points: list[dict], seconds: float, n_data: int) -> None:
-    """Fit, check each point with and without itself in the fit, write the results."""
+def summarise(points: list[dict], seconds: float, n_data: int, measured_on: dict | None = None) -> None:
+    """Fit, check each point with and without itself in the fit, write the results. ``measured_on``:
+    the machine record of the points (default: this machine and code, now)."""
     model = cost.fit(points)
     rows = []
     for p, loo in zip(points, cost.leave_one_out(points)):
@@ -152,14 +181,17 @@ def summarise(points: list[dict], seconds: float, n_data: int) -> None:
                           "noise coordinates": p.get("noise_coordinates", 0), "simulation s": p["wall"],
                           "production s": p["production_wall"], "predicted s": pred,
                           "within 2×": cost.within_2x(pred, p["production_wall"])})
-    doc = {"benchmark": "cost_model", "machine": machine(), "seconds": seconds,
+    doc = {"benchmark": "cost_model", "machine": measured_on or machine(), "seconds": seconds,
            "features": cost.FEATURES, "points": points, "model": model, "predictions": rows,
            "within_2x": [within_full, len(rows)], "within_2x_leave_one_out": [within, len(rows)],
            "production": prod_rows}
     md = ("# Cost model: measured seconds per stage, and predictions\n\n"
           f"{len(points)} runs (simulation mode, the dashboard's configuration) on {n_data} data shapes, "
-          f"measured on {doc['machine'].get('cpu', '?')} while other developers' work shared its 2 cores "
-          f"(the same run measured twice differs by up to 1.6×: dp-cooccurrence on the clinic sample took 2.0 s and 3.3 s). A prediction under "
+          f"measured on {doc['machine'].get('cpu', '?')} ({doc['machine'].get('cpus', '?')} cores; 1-minute load "
+          f"average {doc['machine'].get('loadavg_1m_at_start', float('nan')):.1f} at the start) at commit "
+          f"{doc['machine'].get('git_commit')}, engine code {doc['machine'].get('engine_fingerprint')} (the "
+          "dashboard and the CLI read this file; the suite checks it was measured with the engine's code as it "
+          "is). A prediction under "
           f"{cost.FLOOR_SECONDS:g} s is said \"under {cost.FLOOR_SECONDS:g} s\" and holds when the run took under "
           f"{2 * cost.FLOOR_SECONDS:g} s. Within 2× of the measured wall time: {within_full} of {len(rows)} with "
           f"the fitted model; {within} of {len(rows)} when each run is predicted by the model fitted without it "

@@ -71,6 +71,8 @@ LOCAL_SEARCH_ROWS = f"{NB}::test_local_search_rows_state_what_one_user_moves_eve
 STAGE_ROWS = "tests/test_dp_prototypes.py::test_dp_ledger_rows_name_every_stage"
 FORECAST = "tests/test_site_items.py::test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it"
 PRODUCTION_HINT = "tests/test_cost.py::test_a_production_run_is_predicted_with_its_noise_draws_and_a_simulation_without"
+SHARED_ITEMS_HINT = "tests/test_cost.py::test_a_runs_shape_carries_the_selections_forecast_when_no_catalogue_is_declared"
+FINGERPRINT = "tests/test_code_version.py::test_the_fingerprint_moves_with_the_engines_code_and_pins_only"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
 
 
@@ -441,6 +443,17 @@ MUTANTS = (
     Mutant("time-hint-from-a-run-of-other-iterations", "dpfed_core/evaluation/cost.py", "_measured_here",
            "int(p.get('max_iter', 100)) == int(c.get('max_iter', 100))", "True",
            ("tests/test_cost.py::test_predictions_use_the_measurement_of_the_same_run_and_say_when_unmeasured",)),
+    Mutant("time-hint-noise-from-all-of-the-datas-items", "dpfed_core/evaluation/cost.py", "shape_of",
+           "forecast is not None and forecast.expected_items is not None", "False", (SHARED_ITEMS_HINT,)),
+    Mutant("time-hint-noise-fitted-on-one-modes-runs", "dpfed_core/evaluation/cost.py", "fit",
+           "same_method = [p for p in points if p['method'] == pts[0]['method']]", "same_method = pts",
+           ("tests/test_cost.py::test_noise_is_predicted_from_the_items_a_run_shares_in_every_mode",)),
+    Mutant("engine-fingerprint-without-the-library-pins", "dpfed_core/evaluation/code_version.py",
+           "engine_fingerprint", "pins.is_file()", "False", (FINGERPRINT,)),
+    Mutant("engine-fingerprint-reads-docstrings", "dpfed_core/evaluation/code_version.py", "_without_docstrings",
+           "body[0].value.value = ''", "body[0].value.value = body[0].value.value", (FINGERPRINT,)),
+    Mutant("engine-fingerprint-counts-the-measurements-readers", "dpfed_core/evaluation/code_version.py",
+           "engine_files", "p.relative_to(package).as_posix() not in READERS", "True", (FINGERPRINT,)),
     Mutant("coalition-without-secure-aggregation-not-the-whole-runs", "dpfed_core/evaluation/catalogue_run.py",
            "_on_catalogue", "trust.get('aggregation') != 'secure'", "False",
            (COALITION,)),
@@ -620,7 +633,7 @@ def _copy_tree(dest: Path) -> None:
     for part in ("dpfed_core", "tests", "sample_data"):  # the samples: 268 KB, read by the budget tests
         shutil.copytree(REPO / part, dest / part,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
-    for f in ("pyproject.toml",):
+    for f in ("pyproject.toml", "requirements.txt"):  # the pins: part of the engine's fingerprint
         if (REPO / f).exists():
             shutil.copy2(REPO / f, dest / f)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 
 from dpfed_core.config import RunConfig
@@ -155,3 +156,54 @@ def test_cli_bar_names_the_stage_and_time_left_on_a_terminal(monkeypatch, capsys
         assert stage in drawn, drawn
     assert "left" in drawn and "%|" in drawn
     assert "predicted for 1 run" in capsys.readouterr().out
+
+
+def test_noise_is_predicted_from_the_items_a_run_shares_in_every_mode():
+    """A run without a declared catalogue shares the DP selection's items, not all of the data's: its
+    noise coordinates follow ``s`` (the forecast the CLI prints), capped at the co-occurrence release's
+    items; and what a method draws does not depend on the observation mode, so a mode measured on few
+    shapes predicts it from every mode's runs."""
+    pts = []
+    for sh in SHAPES:
+        for s in (sh["m"], sh["m"] / 4):  # declared catalogue; a selection keeping a quarter
+            shape = {**sh, "s": float(s), "sel": int(s < sh["m"])}
+            p = _point("m1", shape, {"round1": 0.5, "server": 0.1, "round2": 0.2, "other": 0.0, "evaluate": 0.1})
+            c = min(s, cost.CO_OCCURRENCE_CAP)
+            p["noise_coordinates"] = sh["H"] * (c * c / 2 + 4096 * (s < sh["m"]))
+            pts.append(p)
+    pts.append({**_point("m1", {**SHAPES[2], "s": float(SHAPES[2]["m"]), "sel": 0},
+                         {"round1": 0.5, "server": 0.1, "round2": 9.0, "other": 0.0, "evaluate": 0.1},
+                         mode="observed"), "noise_coordinates": pts[4]["noise_coordinates"]})
+    model = cost.fit(pts)
+    assert model["m1|observed"]["noise"] == model["m1|zero"]["noise"]
+    upload = {"n": 943, "m": 1682, "H": 21, "nnz": 100000, "s": 300.0, "sel": 1}
+    want = 21 * (300 * 300 / 2 + 4096)
+    for mode in ("zero", "observed"):
+        got = float(np.dot(model[f"m1|{mode}"]["noise"], cost._terms("noise", upload, {"k": 5})))
+        assert got == pytest.approx(want, rel=0.02)
+    # the cap is the configuration's own when it sets one
+    capped = cost._terms("noise", upload, {"k": 5, "method_params": {"max_items": 100}})
+    assert capped[cost.NOISE_FEATURES.index("H*c*c")] == 21 * 100 * 100
+
+
+def test_a_runs_shape_carries_the_selections_forecast_when_no_catalogue_is_declared():
+    import dataclasses
+
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+    from dpfed_core.evaluation.defaults import default_config
+
+    declared = load_data("sample:clinic", federation="region")
+    uploaded = dataclasses.replace(declared, item_source="data")
+    cfg = default_config(uploaded, "dp-cooccurrence")
+    assert cost.shape_of(declared, cfg) == {**cost.shape_of(declared), "s": 143.0, "sel": 0}
+    shape = cost.shape_of(uploaded, cfg)
+    assert shape["sel"] == 1 and shape["s"] == pytest.approx(forecast_catalogue(uploaded, cfg).expected_items)
+    assert shape["s"] < uploaded.n_items
+    # a non-private run selects nothing; each run of a comparison gets its own shape
+    runs = [cfg, cfg.replace(method="local", epsilon=math.inf), cfg.replace(epsilon=0.3)]
+    shapes = cost.run_shapes(uploaded, runs)
+    assert shapes[0] == shape and shapes[1]["sel"] == 0 and shapes[1]["s"] == uploaded.n_items
+    assert shapes[2]["s"] < shape["s"]  # a smaller ε keeps fewer items
+    with pytest.raises(ValueError, match="2 shapes for 3 runs"):
+        cost.predict_runs(shapes[:2], runs)

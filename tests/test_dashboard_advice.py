@@ -58,18 +58,8 @@ def test_without_a_measurement_nothing_is_invented(tmp_path, clinic):
     missing = tmp_path / "none.json"
     assert dd.measured_defaults(missing) is None
     assert "No measurement" in dd.advice_text(missing)
-    assert dd.measured_seconds("dp-cooccurrence", clinic, missing) is None
-    assert "not measured" in dd.time_hint("dp-cooccurrence", clinic, path=missing)
     cfg = dd.default_config(clinic, path=missing)
     assert cfg.aggregation == "none" and cfg.rank == 5
-
-
-def test_time_hints_are_measured(tmp_path, clinic):
-    p = _measurement(tmp_path, beats=True)
-    t = dd.measured_seconds("dp-cooccurrence", clinic, p)
-    assert t == pytest.approx(2.0 * clinic.X.nnz / 1000)
-    assert "last run" in dd.time_hint("dp-cooccurrence", clinic, 38.0, p) and "38 s" in dd.time_hint(
-        "dp-cooccurrence", clinic, 38.0, p)
 
 
 def test_committed_measurement_defaults_are_not_worse_than_local():

@@ -180,9 +180,9 @@ class _Bar:
 
 
 def _clock(dataset, configs):
-    from dpfed_core.evaluation.cost import clock_for_runs, shape_of
+    from dpfed_core.evaluation.cost import clock_for_runs, run_shapes
 
-    return clock_for_runs(shape_of(dataset), configs)
+    return clock_for_runs(run_shapes(dataset, configs), configs)
 
 
 def _print_table(docs: dict[str, dict], n: int) -> None:

@@ -47,7 +47,14 @@ FEATURES = {
 #: entries, prototype sums). Production draws them with OpenDP's exact samplers, far slower than the
 #: simulation's NumPy; a run's production time is its simulation time plus these coordinates times
 #: the sampler's measured µs per coordinate (bench/results/samplers.json).
-NOISE_FEATURES = ["H", "H*m", "H*m*m", "H*k*m"]
+#: s: the items whose releases are shared — every item of a declared catalogue, else the DP
+#: selection's expected count (:mod:`dpfed_core.evaluation.catalogue_forecast`, the estimate the
+#: CLI and the pages print before a run); c: s capped at the co-occurrence release's item cap
+#: (dp-cooccurrence's ``max_items``); sel: 1 when a DP selection runs (each entity's share of its
+#: bucket histogram is noised too).
+NOISE_FEATURES = ["H", "H*s", "H*c*c", "H*k*m", "H*sel"]
+#: The co-occurrence release's item cap when the configuration does not set one (dp-cooccurrence's default).
+CO_OCCURRENCE_CAP = 600
 SAMPLERS_FILE = COST_FILE.parent / "samplers.json"
 #: µs per coordinate of OpenDP's float Gaussian when the samplers' measurement is missing (its value there).
 DEFAULT_US_PER_COORD = 11.7
@@ -86,17 +93,53 @@ def format_seconds(s: float) -> str:
     return f"{m} min {sec:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
 
 
-def shape_of(ds) -> dict:
-    """The public shape of a dataset the cost terms read (sizes only)."""
-    return {"n": int(ds.n_users), "m": int(ds.n_items), "H": int(ds.n_entities), "nnz": int(ds.X.nnz)}
+def shape_of(ds, config=None) -> dict:
+    """The shape of a dataset the cost terms read (sizes only; a local estimate, nothing released).
+    With a run's ``config`` also the items its releases share (``s``) and whether a DP catalogue
+    selection runs (``sel``): a run without a declared catalogue shares the selection's expected
+    items, not all of the data's."""
+    out = {"n": int(ds.n_users), "m": int(ds.n_items), "H": int(ds.n_entities), "nnz": int(ds.X.nnz)}
+    if config is None:
+        return out
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+
+    try:
+        forecast = forecast_catalogue(ds, config)
+    except Exception:  # noqa: BLE001 — a configuration the run itself will refuse: no selection to time
+        forecast = None
+    selected = forecast is not None and forecast.expected_items is not None
+    return {**out, "s": float(forecast.expected_items) if selected else float(out["m"]), "sel": int(selected)}
+
+
+def run_shapes(ds, configs: Iterable) -> list[dict]:
+    """:func:`shape_of` for each of these runs (the selection's forecast computed once per setting
+    that moves it)."""
+    seen: dict = {}
+    out = []
+    for c in configs:
+        d = c.to_dict() if hasattr(c, "to_dict") else dict(c)
+        key = (d.get("method"), str(d.get("epsilon")), str(d.get("delta")), d.get("aggregation"),
+               d.get("max_dropouts"))
+        if key not in seen:
+            seen[key] = shape_of(ds, c)
+        out.append(seen[key])
+    return out
 
 
 def _terms(stage: str, shape: dict, config: dict | None = None) -> np.ndarray:
     cfg = config or {}
     names = NOISE_FEATURES if stage == "noise" else FEATURES[stage]
+    shared = float(shape.get("s", shape["m"]))
+    params = {}
+    for name in ("prototype_params", "method_params", "params"):  # a RunConfig's dict, or a bench point's
+        if isinstance(cfg.get(name), dict):
+            params.update(cfg[name])
+    cap = params.get("max_items", CO_OCCURRENCE_CAP)
+    cap = float(cap) if isinstance(cap, (int, float)) and not isinstance(cap, bool) else CO_OCCURRENCE_CAP
     env = {"n": float(shape["n"]), "m": float(shape["m"]), "H": float(shape["H"]), "nnz": float(shape["nnz"]),
            "t": float(shape["n"]) * float(cfg.get("test_fraction", 0.2)),
-           "it": float(cfg.get("max_iter", 100)) / 100.0, "k": float(cfg.get("k", 10))}
+           "it": float(cfg.get("max_iter", 100)) / 100.0, "k": float(cfg.get("k", 10)),
+           "s": shared, "c": min(shared, cap), "sel": float(shape.get("sel", 0))}
     return np.array([eval(f, {"__builtins__": {}}, env) for f in names], dtype=float)  # noqa: S307
 
 
@@ -138,14 +181,19 @@ def fit(points: list[dict]) -> dict:
             scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
             coef, _ = nnls((A * w[:, None]) / scale, y * w)
             model[key][stage] = (coef / scale).tolist()
-        coords = np.array([float(p.get("noise_coordinates", 0)) for p in pts])
+        # The noise a run draws and what drawing it in production costs do not depend on the
+        # observation mode: both are fitted on the method's runs in every mode, so a mode measured
+        # on few shapes (observed mode: ratings) does not extrapolate them from one data set.
+        same_method = [p for p in points if p["method"] == pts[0]["method"]]
+        coords = np.array([float(p.get("noise_coordinates", 0)) for p in same_method])
         if np.any(coords > 0):
-            A = np.array([_terms("noise", p["shape"], {"k": p.get("k", 10)}) for p in pts])
+            A = np.array([_terms("noise", p["shape"], {"k": p.get("k", 10), "params": p.get("params", {})})
+                          for p in same_method])
             w = 1.0 / np.maximum(coords, 1.0)
             scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
             coef, _ = nnls((A * w[:, None]) / scale, coords * w)
             model[key]["noise"] = (coef / scale).tolist()
-        prod = [p for p in pts if "production_wall" in p]
+        prod = [p for p in same_method if "production_wall" in p]
         if prod:
             # what production noise adds to round 1: per noise coordinate (the sampler) and per entity
             # (its mechanisms' set-up: calibration, selection), fitted on the runs measured both ways
@@ -215,8 +263,9 @@ def measured_model(path: Path | None = None) -> dict | None:
 def _measured_here(doc: dict, method: str, mode: str, shape: dict, c: dict) -> dict | None:
     """The mean measured stages of this very run (method, mode, data shape, iterations, k) when the
     benchmark ran it: the bundled samples, the eICU demo and MovieLens 100K with their defaults."""
+    sizes = ("n", "m", "H", "nnz")
     same = [p for p in doc.get("points", []) if p["method"] == method and p["mode"] == mode
-            and p["shape"] == shape and int(p.get("max_iter", 100)) == int(c.get("max_iter", 100))
+            and all(p["shape"].get(f) == shape.get(f) for f in sizes) and int(p.get("max_iter", 100)) == int(c.get("max_iter", 100))
             and (p.get("k") is None or int(p["k"]) == int(c.get("k", p["k"])))]
     if not same:
         return None
@@ -239,12 +288,22 @@ def predict_run(shape: dict, config, path: Path | None = None) -> dict | None:
     return _with_production_noise(here, coef, shape, c)
 
 
-def predict_runs(shape: dict, configs: Iterable, path: Path | None = None) -> float | None:
+def _each(shape: dict | list[dict], configs: list) -> list[dict]:
+    """One shape per run: ``shape`` itself for every run, or the list :func:`run_shapes` made."""
+    if isinstance(shape, dict):
+        return [shape] * len(configs)
+    if len(shape) != len(configs):
+        raise ValueError(f"{len(shape)} shapes for {len(configs)} runs")
+    return list(shape)
+
+
+def predict_runs(shape: dict | list[dict], configs: Iterable, path: Path | None = None) -> float | None:
     """Predicted seconds of several runs one after the other (a comparison, a sweep); None when
-    any of them was not measured."""
+    any of them was not measured. ``shape``: one for all runs, or one per run (:func:`run_shapes`)."""
+    configs = list(configs)
     total = 0.0
-    for c in configs:
-        p = predict_run(shape, c, path)
+    for sh, c in zip(_each(shape, configs), configs):
+        p = predict_run(sh, c, path)
         if p is None:
             return None
         total += sum(p.values())
@@ -413,9 +472,11 @@ class RunClock:
         return f"{head}{self.where or self.stage} · {format_seconds(elapsed)} elapsed · {eta}"
 
 
-def clock_for_runs(shape: dict, configs: list, path: Path | None = None) -> RunClock:
-    """A :class:`RunClock` for these runs one after the other."""
-    return RunClock([predict_run(shape, c, path) for c in configs], [_label(c) for c in configs])
+def clock_for_runs(shape: dict | list[dict], configs: list, path: Path | None = None) -> RunClock:
+    """A :class:`RunClock` for these runs one after the other (``shape``: one for all, or one per run)."""
+    configs = list(configs)
+    return RunClock([predict_run(sh, c, path) for sh, c in zip(_each(shape, configs), configs)],
+                    [_label(c) for c in configs])
 
 
 def _label(c) -> str:

@@ -3,7 +3,8 @@
 ``bench/bench_dashboard_defaults.py`` measures dp-cooccurrence with and without secure aggregation
 over a grid of rank and ε against ``local`` and ``individual`` on the bundled clinic sample and writes
 its chosen default with the reason into ``bench/results/dashboard_defaults.json``. The Federate page's
-defaults (method, aggregation, rank, ε), its advice text and its time hints come from that file; the
+defaults (method, aggregation, rank, ε) and its advice text come from that file (time hints come from
+the cost model, :mod:`dpfed_core.evaluation.cost`); the
 advice sentence is produced by :func:`dpfed_core.evaluation.verdicts.sweep_verdict_sentence`, the
 function the Trade-off page and the CLI use for a sweep, so advice and verdict cannot disagree. When
 no DP setting beat ``local`` the advice says so instead of claiming it.
@@ -17,7 +18,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.evaluation.verdicts import BASELINE_NAMES, format_epsilon, sweep_verdict_sentence
 from dpfed_core.evaluation.defaults import (DEFAULTS_FILE, _epsilon, default_config,  # noqa: F401
                                            measured_defaults)
@@ -75,35 +75,6 @@ def advice_text(path: Path | None = None, data: tuple[str | None, dict | None] |
         return (head + "No measured DP setting beat the entities alone (local) on this sample; these defaults "
                 "are the best measured, not a win. " + numbers + sweep_verdict_sentence(v))
     return head + numbers + sweep_verdict_sentence(v) + f" Chosen as {d['reason']}."
-
-
-def measured_seconds(method: str, ds: FederatedDataset | None = None, path: Path | None = None) -> float | None:
-    """A run's expected duration from the benchmark's measured CPU seconds (median) on the sample,
-    scaled by the dataset's interactions (the methods are linear in them); None when not measured."""
-    doc = measured_defaults(path)
-    if doc is None:
-        return None
-    t = (doc.get("cpu_seconds_per_run") or {}).get(method)
-    if not t:
-        return None
-    scale = 1.0
-    if ds is not None and doc.get("interactions"):
-        scale = max(1.0, float(ds.X.nnz) / float(doc["interactions"]))
-    return float(t["median"]) * scale
-
-
-def time_hint(method: str, ds: FederatedDataset | None = None, history_seconds: float | None = None,
-              path: Path | None = None) -> str:
-    """"about 4 s (measured …)" from the last run of this method in this session, else the benchmark;
-    never a promise that was not measured."""
-    from dpfed_core.ui.jobs import format_seconds
-
-    if history_seconds is not None and history_seconds > 0:
-        return f"about {format_seconds(history_seconds)} (the last run of {method} here)"
-    t = measured_seconds(method, ds, path)
-    if t is None:
-        return "duration not measured for this method yet"
-    return f"about {format_seconds(t)} (measured on the bundled sample, scaled by the number of interactions)"
 
 
 def widget_state(config: dict) -> dict:

@@ -34,8 +34,8 @@ from dpfed_core.ui.catalogue import (AGGREGATION_HELP, BASE_REFERENCES, DP_METHO
 from dpfed_core.ui.datasets import (DEFAULT_SAMPLE, SAMPLES, SMALL_ENTITY_USERS, config_key,  # noqa: F401
                                     dataset_fingerprint, dataset_overview, entity_table, generic_key,
                                     is_event_data, run_key, small_entity_warning, split_for, sweep_key)
-from dpfed_core.ui.defaults import (advice_text, default_config, measured_defaults, measured_seconds,  # noqa: F401
-                                    settings_line, time_hint, widget_state)
+from dpfed_core.ui.defaults import (advice_text, default_config, measured_defaults,  # noqa: F401
+                                    settings_line, widget_state)
 from dpfed_core.evaluation.defaults import cli_command  # noqa: F401
 from dpfed_core.data.long_table import DUPLICATE_WORDS, fixed_duplicate_rule  # noqa: F401
 
@@ -45,16 +45,16 @@ from dpfed_core.evaluation.cost import sweep_configs  # noqa: F401,E402
 
 def clock_for(dataset: FederatedDataset, configs: list):
     """The cost model's clock of these runs on the loaded data (stage and time left while they run)."""
-    from dpfed_core.evaluation.cost import clock_for_runs, shape_of
+    from dpfed_core.evaluation.cost import clock_for_runs, run_shapes
 
-    return clock_for_runs(shape_of(dataset), list(configs))
+    return clock_for_runs(run_shapes(dataset, list(configs)), list(configs))
 
 
 def predicted_seconds(dataset: FederatedDataset, configs: list) -> float | None:
     """Predicted seconds of these runs one after the other on the loaded data (None: not measured)."""
-    from dpfed_core.evaluation.cost import predict_runs, shape_of
+    from dpfed_core.evaluation.cost import predict_runs, run_shapes
 
-    return predict_runs(shape_of(dataset), list(configs))
+    return predict_runs(run_shapes(dataset, list(configs)), list(configs))
 
 
 def estimate_line(dataset: FederatedDataset, configs: list) -> str:
