@@ -103,9 +103,11 @@ def shape_of(ds, config=None) -> dict:
         return out
     from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
 
+    from dpfed_core.errors import DpfedError
+
     try:
         forecast = forecast_catalogue(ds, config)
-    except Exception:  # noqa: BLE001 — a configuration the run itself will refuse: no selection to time
+    except DpfedError:  # a configuration the run itself will refuse, naming why: no selection to time
         forecast = None
     selected = forecast is not None and forecast.expected_items is not None
     return {**out, "s": float(forecast.expected_items) if selected else float(out["m"]), "sel": int(selected)}
@@ -265,7 +267,8 @@ def _measured_here(doc: dict, method: str, mode: str, shape: dict, c: dict) -> d
     benchmark ran it: the bundled samples, the eICU demo and MovieLens 100K with their defaults."""
     sizes = ("n", "m", "H", "nnz")
     same = [p for p in doc.get("points", []) if p["method"] == method and p["mode"] == mode
-            and all(p["shape"].get(f) == shape.get(f) for f in sizes) and int(p.get("max_iter", 100)) == int(c.get("max_iter", 100))
+            and all(p["shape"].get(f) == shape.get(f) for f in sizes)
+            and int(p.get("max_iter", 100)) == int(c.get("max_iter", 100))
             and (p.get("k") is None or int(p["k"]) == int(c.get("k", p["k"])))]
     if not same:
         return None
