@@ -174,6 +174,23 @@ def test_recommend_matches_engine(federated, clinic):
     assert list(mine["item"]) == list(clinic.item_names[items])
     np.testing.assert_allclose(mine["score"].to_numpy(), scores)
     assert len(theirs) == 10 and len(history) > 0
+    # beside it, the entity alone as every verdict states it (local: own model + own popularity),
+    # and the page's word for this entity is the verdicts' rule on the two runs' MAR
+    cfg = at.session_state["run"]["config"]
+    local_doc, local = run_method(clinic, cfg.replace(method="local", epsilon=math.inf, delta=1e-6,
+                                                      prototype_params={}, server_weighting="none"), split)
+    items, scores = recommend_from_factors(clinic, split.train, local.entity_factors(), None, entity, user, 10, True)
+    assert list(theirs["item"]) == list(clinic.item_names[items])
+    words = {dash.compare_one(dash.entity_metric(at.session_state["run"]["doc"], entity, "mar"),
+                              dash.entity_metric(local_doc, entity, "mar"), "mar"),
+             dash.compare_one(dash.entity_set_metrics(clinic, split, result, entity, 10)["pr_auc"],
+                              dash.entity_set_metrics(clinic, split, local, entity, 10)["pr_auc"], "pr_auc")}
+    word = "worse" if "worse" in words else "better" if "better" in words else "tie"
+    banners = {"worse": [e.value for e in at.error], "better": [s.value for s in at.success],
+               "tie": [i.value for i in at.info]}
+    said = [b for b in banners[word] if "than this entity alone (own model + own popularity)" in b
+            or "as well as this entity alone (own model + own popularity)" in b]
+    assert said, (word, banners)
     # every suggestion explained in words, from the entity's own similar stays
     assert all(w.startswith("seen with ") and w.split()[5] == "similar" and " stays" in w for w in mine["why"])
     # clinicians see lab / medication names, not ids

@@ -125,7 +125,8 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
         for i in range(2 if twice else 1):
             w.nav("Recommend")
             expect(p.get_by_text("Decision support, not clinical advice").first).to_be_visible()
-            expect(p.get_by_text("Individual model", exact=True).first).to_be_visible()
+            expect(p.get_by_text("its own model and its own popularity, from this entity's data only").first)\
+                .to_be_visible()
             w.clean(f"Recommend {i + 1} ({session})")
         w.nav("Trade-off")
         w.fill("ε grid (comma-separated, inf = non-private)", "1, inf")
@@ -183,7 +184,8 @@ def test_every_computing_page_twice_and_in_a_second_session(server, browser_path
             w1.idle()
             expect(w1.page.get_by_text("reopened").first).to_be_visible()
             w1.nav("Recommend")
-            expect(w1.page.get_by_text("Individual model", exact=True).first).to_be_visible()
+            expect(w1.page.get_by_text("its own model and its own popularity, from this entity's data only").first)\
+                .to_be_visible()
             w1.clean("Recommend after reopening a stored run")
 
             # ---------------------------------------------------------- session 2 (shared cache)

@@ -39,6 +39,25 @@ def test_entity_verdict_against_local_and_individual_and_nan_is_no_test_users():
     assert vd.verdict_word(v) == "even" and vd.verdict_word(v, "individual") == "better"
 
 
+def test_one_entitys_word_is_the_counts_rule():
+    """The Recommend page's word for one entity is the rule the verdict counts with: a difference under
+    TIE_FRACTION of the baseline is a tie, the metric's direction decides better or worse, and an
+    undefined value (no test users) has no word."""
+    fed = {"A": 0.100, "B": 0.120, "C": 0.1004, "D": 0.2, "E": None}
+    base = {"A": 0.110, "B": 0.110, "C": 0.1000, "D": math.nan, "E": 0.1}
+    counts = vd.entity_verdict({"dp": _doc(fed), "local": _doc(base, math.inf)}, "dp", "mar",
+                               baselines=("local",))["baselines"]["local"]
+    words = {n: vd.compare_one(fed[n], base[n], "mar") for n in fed}
+    assert words == {"A": "better", "B": "worse", "C": "tie", "D": None, "E": None}
+    assert [counts[w] for w in ("better", "worse", "tie")] == [list(words.values()).count(w)
+                                                              for w in ("better", "worse", "tie")]
+    # a higher-is-better measure turns the words around; a tie is relative to the baseline's value
+    assert vd.compare_one(0.30, 0.20, "pr_auc") == "better" and vd.compare_one(0.20, 0.30, "pr_auc") == "worse"
+    edge = vd.TIE_FRACTION * 0.2
+    assert vd.compare_one(0.2 + 0.99 * edge, 0.2, "mar") == "tie"
+    assert vd.compare_one(0.2 + 1.01 * edge, 0.2, "mar") == "worse"
+
+
 def test_verdict_needs_a_baseline():
     v = vd.entity_verdict({"dp": _doc({"A": 0.1})}, "dp")
     assert v["baselines"] == {} and "Add local" in vd.verdict_sentence(v)

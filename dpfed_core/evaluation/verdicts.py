@@ -65,6 +65,18 @@ def _difference(fed: float, base: float, metric: str) -> float:
     return (base - fed) if metric in LOWER_IS_BETTER else (fed - base)
 
 
+def compare_one(fed: float | None, base: float | None, metric: str = "mar") -> str | None:
+    """One entity, one run: "better", "worse" or "tie" for the federation against a baseline on
+    ``metric`` — the rule :func:`entity_verdict` counts with (a tie is a difference below
+    :data:`TIE_FRACTION` of the baseline's value) —, None when either value is undefined."""
+    if not (_finite(fed) and _finite(base)):
+        return None
+    d = _difference(float(fed), float(base), metric)
+    if abs(d) < TIE_FRACTION * max(abs(float(base)), 1e-12):
+        return "tie"
+    return "better" if d > 0 else "worse"
+
+
 def _word(r: dict) -> str:
     """The headline word of one baseline's counts: a majority, or "neither better nor worse"."""
     if r["better"] > r["worse"]:

@@ -20,9 +20,9 @@ from dpfed_core.data.upload import (attribute_column_name, bound_rule_text, gues
                                     guess_column, guess_mapping, headerless, join_user_attributes,
                                     mapping_problems, read_upload, upload_columns)
 from dpfed_core.evaluation.planner import epsilon_for_utility, users_to_pay, users_to_pay_sentence  # noqa: F401
-from dpfed_core.evaluation.verdicts import (METRIC_SHORT, REFERENCE, VERDICT_BASELINES, better_word,  # noqa: F401
-                                            crossing, crossing_epsilon, crossing_lines, entity_verdict,
-                                            format_epsilon, is_defined, pays_from_sentence, sweep_entity_verdict,
+from dpfed_core.evaluation.verdicts import (BASELINE_NAMES, METRIC_SHORT, REFERENCE, TIE_FRACTION,  # noqa: F401
+                                            VERDICT_BASELINES, better_word, compare_one, crossing,
+                                            crossing_epsilon, crossing_lines, entity_verdict, format_epsilon, is_defined, pays_from_sentence, sweep_entity_verdict,
                                             sweep_verdict_sentence, verdict_sentence, verdict_word)
 from dpfed_core.federation.protocol import recommend_from_factors, user_row
 from dpfed_core.methods import MethodResult
