@@ -119,7 +119,8 @@ def test_the_budget_line_names_the_most_spent_entity_and_the_non_private_release
     a, b, c = clinic.entity_names[:3]
     odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 2.0, 1e-6, {a: (0.5, 1e-6), b: (2.0, 1e-6)})]).close()
     line = bud.budget_line(store, clinic)
-    assert f"ε 2 of 5 spent (most: {b}), 3 left" in line and "1 release" in line and "non-private" not in line
+    assert f"ε 2 of 5 spent at δ = 1e-05 (most: {b}), 3 left" in line and "1 release" in line
+    assert "non-private" not in line
     odo.reserve(clinic, [PlannedRelease("run", "central", math.inf, 0.0, {c: (math.inf, 0.0)})],
                 allow_non_private=True).close()
     assert "1 entities with non-private releases" in bud.budget_line(store, clinic)

@@ -298,9 +298,10 @@ def test_first_screen_in_plain_words(cooc_doc):
     assert "not charged to a budget store" in ov
     charged = json.loads(json.dumps(cooc_doc, default=str))
     charged["privacy"]["accountant"] = {"within_run": "x", "across_releases": "zCDP across releases",
-                                        "most_spent_entity": "clinic A", "spent_epsilon": 7.25}
+                                        "most_spent_entity": "clinic A", "spent_epsilon": 7.25, "delta": 1e-5}
     ov = _section(rep.build_report(charged, generated="x"), "overview")
-    assert "has spent ε = 7.25 on these data in total" in ov and "clinic A" in ov
+    # the total is an ε at the budget's δ, which may differ from the run's own: said with it
+    assert "has spent ε = 7.25 at δ = 1e-05 (the budget's δ" in ov and "clinic A" in ov
 
 
 def test_first_screen_of_a_non_private_run_says_so(docs):

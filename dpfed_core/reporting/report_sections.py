@@ -155,8 +155,10 @@ def cumulative_text(privacy: dict) -> str:
     acct = privacy.get("accountant") or {}
     if isinstance(acct, dict) and acct.get("across_releases"):
         ent = acct.get("most_spent_entity")
+        dlt = acct.get("delta")
+        at = f" at δ = {float(dlt):.3g} (the budget's δ, at which every release composes)" if dlt else ""
         return (f"After this run the most-spent entity{f' ({_esc(ent)})' if ent else ''} has spent ε = "
-                f"{fmt_eps(acct.get('spent_epsilon'))} on these data in total, over every release recorded "
+                f"{fmt_eps(acct.get('spent_epsilon'))}{at} on these data in total, over every release recorded "
                 "in the budget store: this is what one person there is protected at by everything released "
                 "so far (how releases compose: the summary's accountant, below).")
     return ("This run was not charged to a budget store, so the data's cumulative spend is not known to this "

@@ -75,8 +75,9 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 
 def budget_line(store: Store, dataset: FederatedDataset, key: str | None = None) -> str:
-    """E.g. ``Budget: ε 2 of 10 spent (hospital 07), 8 left · 3 releases`` or ``Budget: no cap · ε 2
-    spent (hospital 07) · 3 releases``. Plain text: entity names are escaped by the caller."""
+    """E.g. ``Budget: ε 2 of 10 spent at δ = 1e-05 (most: hospital 07), 8 left · 3 releases`` or ``Budget:
+    no cap · ε 2 spent at δ = 1e-05 (most: hospital 07) · 3 releases``. Plain text: entity names are
+    escaped by the caller."""
     odo = BudgetOdometer(store)
     key = key or dataset_key(dataset)
     bal = odo.balance(key)
@@ -89,9 +90,12 @@ def budget_line(store: Store, dataset: FederatedDataset, key: str | None = None)
     void = sum(b.void for b in bal)
     tail = f" · {n_rel} release{'s' if n_rel != 1 else ''}" + (f" · {void} entities with non-private releases"
                                                                   if void else "")
+    # the spend is an ε at the budget's δ (every release composed at it), which may differ from a run's
+    # own δ: stated, so a total below a run's ε at a smaller δ does not read as a contradiction
+    at = f" at δ = {top.guarantee_delta:.3g}"
     if math.isinf(top.cap_epsilon):
-        return f"Budget: no cap · ε {_fmt(top.spent_epsilon)} spent (most: {top.entity}){tail}"
-    return (f"Budget: ε {_fmt(top.spent_epsilon)} of {_fmt(top.cap_epsilon)} spent (most: {top.entity}), "
+        return f"Budget: no cap · ε {_fmt(top.spent_epsilon)} spent{at} (most: {top.entity}){tail}"
+    return (f"Budget: ε {_fmt(top.spent_epsilon)} of {_fmt(top.cap_epsilon)} spent{at} (most: {top.entity}), "
             f"{_fmt(top.remaining_epsilon)} left{tail}")
 
 
