@@ -651,3 +651,147 @@ def test_a_site_s_rows_are_hashed_once_for_its_streams_and_its_fit_keys(monkeypa
     _, _, again = blend.fit_site_model(X.copy(), rank=3, lam=0.1, mode="zero", max_iter=20)
     assert blend.SITE_FITS.hits > hits  # equal rows, another matrix: the kept fits are found by content
     assert again["matrix_weights"] == first["matrix_weights"] and again["holdout_mar"] == first["holdout_mar"]
+
+
+def test_a_sites_scores_are_its_unit_parts_at_the_weights_it_reports():
+    """The refit model scores Σ w_k·(part k scaled to unit rows) at exactly the weights ``info`` states:
+    without a hold-out the rule keeps the default (0.5 on the matrix part, 2 on popularity), and the
+    scores are that blend, computed here from the parts themselves."""
+    g = np.random.default_rng(21)
+    n, m = 6, 8
+    X = sp.csr_matrix((np.ones(n), (np.arange(n), [0, 0, 1, 2, 2, 2])), shape=(n, m))  # one item a user
+    U0, V0 = g.random((n, 3)), g.random((m, 3))
+    U, V, info = fit_blend(X, [lambda Z: (U0, V0)], [popularity], np.random.default_rng(0), evidence=1.0,
+                           default=([0.5], [2.0]))
+    assert info["matrix_weights"] == [0.5] and info["item_weights"] == [2.0]
+    S = U0 @ V0.T
+    pop = popularity(X)
+    want = 0.5 * S / np.linalg.norm(S, axis=1, keepdims=True) + 2.0 * pop / np.linalg.norm(pop)
+    np.testing.assert_allclose(U @ V.T, want, atol=1e-12)
+
+
+def test_a_user_with_one_item_keeps_it_on_the_holdout():
+    X = sp.csr_matrix(np.array([[1, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1]], float))
+    red, hidden, has = holdout_split(X, np.random.default_rng(0))
+    assert has.tolist() == [False, True, False, True]
+    assert (red[0] != X[0]).nnz == 0 and red[2].nnz == 0
+    assert np.diff(red.indptr).tolist() == [1, 1, 0, 3]
+
+
+def test_the_search_drops_a_part_that_is_best_alone_when_the_others_beat_it_together():
+    """Weight 0 is on every part's grid: the coordinate search starts from the best single part and may
+    leave it at 0 once the other parts together rank the hold-out better without it (here part 2: best
+    alone, MAR 0.167; parts 0 and 1 together 0.100). Kept at a weight of at least 0.25 it would be worse."""
+    g = np.random.default_rng(184)
+    n, m = 12, 6
+    train, hidden, has = sp.csr_matrix((n, m)), g.integers(0, m, n), np.ones(n, bool)
+    onehot = np.eye(m)[hidden]
+    mats = []
+    for _ in range(3):  # noise plus a signal on the hidden item for about 60 % of the users
+        S = g.random((n, m)) + onehot * g.random((n, 1)) * 2 * (g.random((n, 1)) < 0.6)
+        mats.append((S / np.linalg.norm(S, axis=1, keepdims=True), np.eye(m)))
+    alone = [holdout_mar(U, train, hidden, has) for U, _ in mats]
+    assert int(np.argmin(alone)) == 2
+    wm, _, best = choose_weights(mats, [], train, hidden, has)
+    assert wm[2] == 0.0 and best < min(alone) - 0.05
+    assert best == pytest.approx(holdout_mar(sum(w * U for w, (U, _) in zip(wm, mats)), train, hidden, has), abs=1e-12)
+    for w in (0.25, 0.5, 1.0, 2.0):
+        kept = holdout_mar(sum(x * U for x, (U, _) in zip(wm[:2] + [w], mats)), train, hidden, has)
+        assert kept > best
+
+
+def test_the_shrunk_popularity_keeps_the_sites_own_outside_the_support_whatever_g_says_there():
+    from dpfed_core.models.blend import shrunk_popularity
+
+    X = _popular_data(n=12, m=30, seed=3)
+    p = popularity(X) / int(np.count_nonzero(np.diff(X.indptr)))
+    g = np.linspace(1.0, 0.1, 30)       # g speaks of every item ...
+    S = np.zeros(30, bool)
+    S[:8] = True                        # ... but only these are the catalogue's items the site knows
+    e = shrunk_popularity(X, g, S)
+    np.testing.assert_array_equal(e[~S], p[~S])
+    assert not np.allclose(e[S], p[S])
+
+
+def test_a_site_that_has_none_of_the_federations_items_takes_the_federations_order_on_them():
+    """λ = 1 when the site holds none of the items g speaks of (nothing of its own to keep there): on
+    those items its default is g's order (g scaled to a total of 1), elsewhere its own frequencies."""
+    from dpfed_core.models.blend import shrinkage_weight, shrunk_popularity
+
+    X = _popular_data(n=40, m=30, seed=5)[:, :20]
+    X = sp.hstack([X, sp.csr_matrix((40, 10))]).tocsr()  # items 20–29: never held by the site
+    g = np.r_[np.zeros(20), np.linspace(1.0, 0.1, 10)]
+    S = g != 0
+    assert shrinkage_weight(X, g, S) == 1.0
+    e = shrunk_popularity(X, g, S)
+    np.testing.assert_allclose(e[S], g[S] / g[S].sum())
+    np.testing.assert_array_equal(e[~S], popularity(X)[~S] / int(np.count_nonzero(np.diff(X.indptr))))
+
+
+def test_a_small_site_under_the_alone_rule_keeps_its_own_popularity():
+    """A site too small for evidence keeps its default: its own popularity alone under
+    ``default_rule="alone"`` (as ``local`` keeps), the popularity shrunk toward the federation's under
+    the shrunk rule."""
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS, fit_site_model
+
+    X = _popular_data(n=MIN_EVIDENCE_USERS - 5, m=12, seed=4)
+    g = np.random.default_rng(5).random(12)
+    V_fed = np.random.default_rng(6).random((12, 3))
+    for rule, kept in (("alone", "own popularity"), ("shrunk", "shrunk popularity")):
+        mnames, inames, info = fit_site_model(X, rank=3, lam=0.1, mode="zero", max_iter=20, V_fed=V_fed, g=g,
+                                              default_rule=rule)
+        assert dict(zip(inames, info["item_weights"])) == {name: float(name == kept) for name in inames}, rule
+        assert not any(info["matrix_weights"])
+
+
+@pytest.mark.parametrize("part", ["dp popularity", "federation factors"])
+def test_with_known_items_only_the_holdout_cannot_see_what_the_federation_says_of_held_out_items(part):
+    """Under ``known_only`` a federation part reaches the items the rows it is fitted on hold: on the
+    hold-out, items that only the held-out entries name are unknown, so whatever the federation says
+    of them cannot move the hold-out — the weights and hold-out MAR are those of the same part with
+    those items zeroed. Without the mask the same part sees them (the contrast: the test has power)."""
+    from dpfed_core.models.blend import fit_site_model, released_rows
+
+    X = _site_with_own_items()
+    Z = released_rows(X)
+    held = X - Z
+    held.eliminate_zeros()
+    unseen = np.setdiff1d(held.indices, Z.indices)  # named only by a held-out entry
+    assert unseen.size > 100
+    leak = np.zeros(X.shape[1])
+    leak[unseen] = 1.0
+    leak[:20] = 1.0  # the common items: every user's factors have something to fit
+    clean = leak.copy()
+    clean[unseen] = 0.0
+
+    def fit(vec, known_only):
+        kw = {"g": vec} if part == "dp popularity" else {"V_fed": vec[:, None]}
+        _, _, info = fit_site_model(X, rank=2, lam=0.1, mode="zero", max_iter=20, default_rule="alone",
+                                    known_only=known_only, **kw)
+        return info["matrix_weights"], info["item_weights"], info["holdout_mar"]
+
+    assert fit(leak, True) == fit(clean, True)
+    assert fit(leak, False)[2] < fit(clean, False)[2] - 0.05
+
+
+def test_the_sites_popularity_counts_its_users_not_their_values():
+    X = sp.csr_matrix(np.array([[5.0, 0, 1.0, 0], [1.0, 0, 0, 0], [2.0, 0, 4.0, 0]]))
+    assert popularity(X).tolist() == [3.0, 0.0, 2.0, 0.0]
+
+
+@pytest.mark.parametrize("users", [19, 20])
+def test_a_holdout_of_min_evidence_users_is_evidence_and_one_fewer_is_not(users):
+    """MIN_EVIDENCE_USERS hold-out users are enough for the rule to weigh a search against the default;
+    one fewer keeps the default unsearched. Popularity beats a noise default by many standard errors."""
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS
+
+    assert MIN_EVIDENCE_USERS == 20
+    X = _popular_data(n=users, m=30, seed=8)  # every user has 3–7 items: all on the hold-out
+    noise = np.random.default_rng(9).random(X.shape)
+    default = ([1.0], [0.0])
+    _, _, info = fit_blend(X, [lambda Z: (noise, np.eye(X.shape[1]))], [popularity], np.random.default_rng(10),
+                           evidence=1.0, default=default, alone=([True], [True]), alone_default=default)
+    if users < MIN_EVIDENCE_USERS:
+        assert (info["matrix_weights"], info["item_weights"]) == default
+    else:
+        assert info["item_weights"][0] > 0 and info["holdout_mar"] < 0.3

@@ -97,3 +97,75 @@ def test_top_n_partial_sort_equals_the_stable_full_sort():
         S[1] = -np.inf
         ref = np.argsort(-S, axis=1, kind="stable")[:, :n]
         np.testing.assert_array_equal(top_n_stable(S, n), ref)
+
+
+def _brute_force_user(s, train_items, hidden, n):
+    """Every per-user quantity of the module docstring, one candidate at a time (tiny rows only)."""
+    cand = [j for j in range(len(s)) if j not in train_items]
+    num = 0.0
+    for i, x in hidden.items():
+        above = sum(1 for j in cand if s[j] > s[i])
+        tied = sum(1 for j in cand if j != i and s[j] == s[i])
+        num += x * (above + 0.5 * tied) / max(len(cand) - 1, 1)
+    top = sorted(cand, key=lambda j: (-s[j], j))[:n]
+    hits = [j in hidden for j in top]
+    dcg = sum(1 / np.log2(r + 2) for r, h in enumerate(hits) if h)
+    idcg = sum(1 / np.log2(r + 2) for r in range(min(n, len(hidden))))
+    return {"mar_num": num, "mar_den": float(sum(hidden.values())), "precision": sum(hits) / n,
+            "recall": sum(hits) / len(hidden), "ndcg": dcg / idcg}
+
+
+def _tiny_problem(seed, n_users=12, m=9):
+    """Integer scores (many ties), 0–3 training items and 1–5 hidden entries of values 1–5 per user."""
+    g = np.random.default_rng(seed)
+    S = g.integers(0, 4, (n_users, m)).astype(float)
+    train, test = np.zeros((n_users, m)), np.zeros((n_users, m))
+    for u in range(n_users):
+        items = g.permutation(m)
+        n_tr, n_te = int(g.integers(0, 4)), int(g.integers(1, 6))
+        train[u, items[:n_tr]] = 1.0
+        test[u, items[n_tr:n_tr + n_te]] = g.integers(1, 6, n_te)
+    return S, train, test
+
+
+@pytest.mark.parametrize("n", [1, 3, 20])
+def test_ranking_metrics_are_the_definitions_computed_item_by_item(n):
+    """Precision divides by N, recall by the user's hidden entries and the ideal DCG stops at
+    min(N, hidden): users with fewer hidden entries than N, more than N, and N beyond the catalogue."""
+    for seed in range(4):
+        S, train, test = _tiny_problem(seed)
+        r = ranking_metrics(S, _rows(train), _rows(test), n=n)
+        for u in range(S.shape[0]):
+            want = _brute_force_user(S[u], set(np.flatnonzero(train[u])),
+                                     {int(i): float(test[u, i]) for i in np.flatnonzero(test[u])}, n)
+            for k, v in want.items():
+                assert r[k][u] == pytest.approx(v, abs=1e-12), (seed, u, k)
+
+
+def test_entity_metrics_pool_entries_and_average_over_test_users_only():
+    """Per entity: MAR = Σ x·rank / Σ x over every hidden entry (not a mean of users' MARs), test RMSE
+    over every hidden entry (not per user), and the top-N metrics averaged over the entity's test users
+    only — a user with nothing hidden is in n_users, not in n_test_users, and dilutes nothing."""
+    S, train, test = _tiny_problem(7, n_users=10)
+    test[[3, 8]] = 0.0  # users with nothing hidden, one in each entity
+    ent = np.array([0] * 5 + [1] * 5)
+    U, V = S, np.eye(S.shape[1])  # U Vᵀ = S
+    users = np.flatnonzero(test.any(axis=1))
+    res = evaluate(U, V, _rows(train), _rows(test), users, ent, ["A", "B"], mode="zero", n=3)
+    per_user = {u: _brute_force_user(S[u], set(np.flatnonzero(train[u])),
+                                     {int(i): float(test[u, i]) for i in np.flatnonzero(test[u])}, 3)
+                for u in users}
+    for h, got in enumerate(res["entities"] + [res["overall"]]):
+        rows = np.flatnonzero(ent == h) if h < 2 else np.arange(10)
+        tu = [u for u in rows if u in per_user]
+        assert got["n_users"] == len(rows) and got["n_test_users"] == len(tu)
+        assert got["mar"] == pytest.approx(sum(per_user[u]["mar_num"] for u in tu)
+                                           / sum(per_user[u]["mar_den"] for u in tu), abs=1e-12)
+        for k in ("precision", "recall", "ndcg"):
+            assert got[f"{k}_at_3"] == pytest.approx(np.mean([per_user[u][k] for u in tu]), abs=1e-12)
+        hid = test[rows] != 0
+        assert got["test_rmse"] == pytest.approx(np.sqrt(np.mean((test[rows][hid] - S[rows][hid]) ** 2)), abs=1e-12)
+    # the pooled MAR differs from a mean of the users' MARs here, so the test tells them apart
+    a = [u for u in users if ent[u] == 0]
+    assert abs(res["entities"][0]["mar"]
+               - np.mean([per_user[u]["mar_num"] / per_user[u]["mar_den"] for u in a])) > 1e-3

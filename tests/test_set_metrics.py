@@ -51,3 +51,16 @@ def test_pr_auc_matches_sklearn():
         h = set(np.flatnonzero(hidden[u]))
         inter = len(h & set(top))
         assert out["jaccard"][u] == pytest.approx(inter / len(h | set(top)))
+
+
+def test_a_stored_zero_in_the_test_rows_is_no_hidden_event():
+    """The hidden set is the items with a non-zero hidden entry: a zero that a sparse difference left
+    stored in the test rows (``test - test.multiply(train > 0)`` keeps one) is not an event."""
+    scores = np.array([[9.0, 5.0, 6.0, 4.0, 3.0, 1.0]])
+    train = sp.csr_matrix(np.array([[1, 0, 0, 0, 0, 0]], float))
+    test = sp.csr_matrix((np.array([0.0, 2.0, 1.0]), np.array([2, 1, 4]), np.array([0, 3])), shape=(1, 6))
+    assert test.nnz == 3  # item 2 is stored with value 0
+    out = set_metrics(scores, train, test, n=2)
+    # hidden {1, 4}, exactly the hand example of the module: top-2 = {2, 1}
+    assert out["n_hidden"][0] == 2 and out["hits"][0] == 1
+    assert out["jaccard"][0] == pytest.approx(1 / 3) and out["pr_auc"][0] == pytest.approx(0.5)

@@ -117,6 +117,21 @@ def test_shared_items_project_and_lift_are_public_maps():
     assert key.project(Y).toarray().tolist() == [[5.0, 2.0], [2.0, 5.0]]
 
 
+def test_a_site_maps_released_keys_back_onto_the_item_names_it_holds_only():
+    """Without a declared catalogue a site knows the items it has rows for (a stored entry of any
+    value); a released key lifted onto its item axis reaches those items only, other items of the key
+    keep zero rows."""
+    from dpfed_core.models.shared_items import known_items
+
+    X = sp.csr_matrix(np.array([[0, 2.0, 0, 0, 0], [0, 0, 0, 1.0, 0]]))
+    known = known_items(X)
+    assert known.tolist() == [False, True, False, True, False]
+    sh = SharedItems(np.array([0, 0, 1, 1, -1]), 2, value_max=1.0)  # items 0, 1 → key 0; items 2, 3 → key 1
+    F = np.array([[2.0], [7.0]])
+    assert sh.lift(F).ravel().tolist() == [2.0, 2.0, 7.0, 7.0, 0.0]
+    assert sh.lift(F, known).ravel().tolist() == [0.0, 2.0, 0.0, 7.0, 0.0]
+
+
 def test_local_and_round_two_are_fitted_by_one_routine_with_the_same_rule(monkeypatch):
     calls = []
     real = blend.fit_site_model

@@ -51,6 +51,35 @@ def test_users_with_few_entries_never_tested():
     assert s.test[0].nnz == 0 and s.test[1].nnz == 5
 
 
+def test_each_entity_tests_its_fraction_rounded_to_the_nearest_user():
+    X = sp.csr_matrix(np.ones((13 + 12, 8)))
+    ent = np.repeat([0, 1], [13, 12])
+    s = split_users(X, ent, np.random.default_rng(0), test_fraction=0.2, n_hidden=2)
+    # 0.2 × 13 = 2.6 → 3 test users; 0.2 × 12 = 2.4 → 2
+    assert np.bincount(ent[s.test_users], minlength=2).tolist() == [3, 2]
+
+
+def test_test_users_and_hidden_entries_are_drawn_uniformly():
+    """Which eligible users are tested, and which of their entries are hidden, is a uniform draw of the
+    split's stream: over 300 splits every eligible user is tested and every entry hidden, each about
+    as often as the others (a rule taking the first users or the first items would not be)."""
+    X = sp.csr_matrix(np.ones((10, 6)))
+    X[0, :4] = 0.0          # user 0 has 2 entries: never eligible for 2 hidden ones
+    X.eliminate_zeros()
+    ent = np.zeros(10, dtype=np.int64)
+    tested, hidden = np.zeros(10), np.zeros((10, 6))
+    for seed in range(300):
+        s = split_users(X, ent, np.random.default_rng(seed), test_fraction=0.2, n_hidden=2)
+        tested[s.test_users] += 1
+        hidden += s.test.toarray() != 0
+    assert tested[0] == 0 and tested.sum() == 2 * 300
+    # 9 eligible users, 2 tested a split: each ~ 66.7 times (binomial sd ~ 7.4)
+    assert np.all(np.abs(tested[1:] - 600 / 9) < 30), tested
+    # a tested user hides 2 of its 6 entries: each entry ~ a third of the user's tests
+    share = hidden[1:] / tested[1:, None]
+    assert np.all(np.abs(share - 1 / 3) < 0.25), share
+
+
 @pytest.mark.parametrize("kw", [{"test_fraction": 1.5}, {"n_hidden": 0}])
 def test_split_bad_parameters(kw):
     X, ent = _data(np.random.default_rng(0))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from dpfed_core.evaluation import verdicts as vd
@@ -109,3 +110,71 @@ def test_majority_word(word):
     docs = {"dp": _doc({"A": 0.1 if better else 0.3, "B": 0.1 if better else 0.3}),
             "local": _doc({"A": 0.2, "B": 0.2}, math.inf)}
     assert vd.verdict_word(vd.entity_verdict(docs, "dp")) == word
+
+
+def test_a_tie_is_a_difference_below_half_a_percent_of_the_baselines_value():
+    """The tie band is relative: 0.0002 on a MAR of 0.0102 (2 %) is a difference, 0.001 on 0.401
+    (0.25 %) is a tie, whatever their absolute sizes."""
+    docs = {"dp": _doc({"A": 0.0100, "B": 0.400, "C": 0.30}),
+            "local": _doc({"A": 0.0102, "B": 0.401, "C": 0.29}, math.inf)}
+    r = vd.entity_verdict(docs, "dp", "mar", baselines=("local",))["baselines"]["local"]
+    assert (r["better"], r["worse"], r["tie"]) == (1, 1, 1)
+    assert r["entities"]["A"] == pytest.approx(0.0002) and r["entities"]["C"] == pytest.approx(-0.01)
+
+
+def test_the_sentence_leads_with_the_majority_and_its_count():
+    docs = {"dp": _doc({"A": 0.3, "B": 0.3, "C": 0.1}), "local": _doc({"A": 0.2, "B": 0.2, "C": 0.2}, math.inf)}
+    text = vd.verdict_sentence(vd.entity_verdict(docs, "dp", "mar", baselines=("local",)))
+    assert "worse than each entity alone (own model + own popularity) for 2 of 3 entities (better for 1)" in text
+
+
+def _seed_runs(method: str, eps: float, per_entity: dict[str, list[float]]) -> list[dict]:
+    """One run per seed of ``method`` at ``eps``; ``per_entity``: each entity's MAR at seeds 0, 1, 2, …"""
+    n_seeds = len(next(iter(per_entity.values())))
+    return [{"method": method, "epsilon": eps, "seed": s,
+             "entities": [{"name": name, "mar": vals[s]} for name, vals in per_entity.items()],
+             "overall": {"mar": float(np.nanmean([vals[s] for vals in per_entity.values()]))}}
+            for s in range(n_seeds)]
+
+
+def test_the_sweep_verdict_counts_an_entity_only_beyond_two_standard_errors_of_its_seeds():
+    """Hand-made differences (local − federation, MAR): 'clear' 19 standard errors better, 'noisy' 1.15
+    (inconclusive: beyond one standard error, not two), 'single' finite at one seed only (no standard
+    error: inconclusive, yet it has test users), 'behind' worse, 'none' without test users. Runs at
+    another ε do not enter the verdict at this one."""
+    nan = math.nan
+    local = {"clear": [0.30] * 3, "noisy": [0.30] * 3, "single": [0.30] * 3, "behind": [0.30] * 3,
+             "none": [nan] * 3}
+    fed = {"clear": [0.290, 0.289, 0.288], "noisy": [0.290, 0.270, 0.305], "single": [0.20, nan, nan],
+           "behind": [0.320, 0.321, 0.319], "none": [nan] * 3}
+    elsewhere = {name: [0.9] * 3 for name in fed}  # ε = 3: far worse everywhere, a later run in the list
+    doc = {"config": {"method": "dp", "mode": "zero"},
+           "runs": _seed_runs("dp", 1.0, fed) + _seed_runs("local", math.inf, local) + _seed_runs("dp", 3.0, elsewhere)}
+    v = vd.sweep_entity_verdict(doc, 1.0, "mar", baselines=("local",))
+    r = v["baselines"]["local"]
+    assert (r["better"], r["worse"], r["tie"]) == (1, 1, 2), r
+    assert v["no_test_users"] == ["none"] and v["H"] == 5 and v["seeds"] == 3
+    assert r["word"] == "even"
+    text = vd.sweep_verdict_sentence(v)
+    assert "better for 1 of 5 entities, worse for 1, 2 inconclusive" in text and "no test users (no verdict): none" in text
+
+
+def _crossing_sweep(fed: dict[float, list[float]], local: float = 0.30) -> dict:
+    runs = [{"method": "dp", "epsilon": eps, "seed": s, "entities": [], "overall": {"mar": m}}
+            for eps, vals in fed.items() for s, m in enumerate(vals)]
+    runs += [{"method": "local", "epsilon": math.inf, "seed": s, "entities": [], "overall": {"mar": local}}
+             for s in range(3)]
+    return {"config": {"method": "dp", "mode": "zero"}, "runs": runs}
+
+
+def test_federation_pays_from_the_smallest_epsilon_beyond_which_every_grid_point_beats_the_baseline():
+    # ε = 0.3 beats local, ε = 1 does not: federation pays from ε = 3, not 0.3
+    doc = _crossing_sweep({0.3: [0.25] * 3, 1.0: [0.35] * 3, 3.0: [0.20] * 3, math.inf: [0.10] * 3})
+    assert vd.crossing_epsilon(doc, "mar") == 3.0
+    assert "ε ≈ 3" in vd.crossing_lines(doc, "mar", baselines=("local",))[0]
+
+
+def test_a_crossing_needs_a_ranking_better_than_chance_by_one_sd():
+    # ε = 1: mean MAR 0.45 beats local's 0.48, but 0.45 + sd 0.10 is not below 0.5 (chance)
+    doc = _crossing_sweep({1.0: [0.35, 0.55, 0.45], 3.0: [0.20, 0.21, 0.19], math.inf: [0.10] * 3}, local=0.48)
+    assert vd.crossing_epsilon(doc, "mar") == 3.0
