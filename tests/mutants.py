@@ -1,7 +1,8 @@
 """Mutation runner for the DP tests: ``make mutants`` (also run by ``.ci/run``).
 
-Each mutant is one deliberate privacy bug — an edit of the syntax tree of one function, given as a
-code pattern and its replacement (:class:`Mutant`), so no production line is formatted for the runner.
+Each mutant is one deliberate bug — a privacy bug, or (a section of their own) a wrong quality number,
+verdict or site model — an edit of the syntax tree of one function, given as a code pattern and its
+replacement (:class:`Mutant`), so no production line is formatted for the runner.
 For every mutant the runner copies the engine and the tests to a temporary directory (the working
 tree is never touched), applies the edit, and runs only the DP tests aimed at it. A mutant is
 *killed* when those tests fail (pytest exit code 1); it *survives* when they pass. The runner fails
@@ -74,6 +75,18 @@ PRODUCTION_HINT = "tests/test_cost.py::test_a_production_run_is_predicted_with_i
 SHARED_ITEMS_HINT = "tests/test_cost.py::test_a_runs_shape_carries_the_selections_forecast_when_no_catalogue_is_declared"
 FINGERPRINT = "tests/test_code_version.py::test_the_fingerprint_moves_with_the_engines_code_and_pins_only"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
+METRICS = "dpfed_core/evaluation/metrics.py"
+RANK_DEFS = "tests/test_metrics.py::test_ranking_metrics_are_the_definitions_computed_item_by_item"
+POOLED = "tests/test_metrics.py::test_entity_metrics_pool_entries_and_average_over_test_users_only"
+VERDICTS = "dpfed_core/evaluation/verdicts.py"
+VERDICTT = "tests/test_verdicts.py"
+SWEEP_VERDICT = f"{VERDICTT}::test_the_sweep_verdict_counts_an_entity_only_beyond_two_standard_errors_of_its_seeds"
+BLEND = "dpfed_core/models/blend.py"
+BLENDT = "tests/test_blend.py"
+BLEND_WEIGHTS = f"{BLENDT}::test_a_sites_scores_are_its_unit_parts_at_the_weights_it_reports"
+KNOWN_ONLY = f"{BLENDT}::test_with_known_items_only_the_holdout_cannot_see_what_the_federation_says_of_held_out_items"
+SPLIT = "dpfed_core/data/split.py"
+SPLITT = "tests/test_split.py"
 
 
 @dataclass(frozen=True)
@@ -565,6 +578,84 @@ MUTANTS = (
     Mutant("run-folder-readable-by-others", "dpfed_core/deployment/launcher.py", "GuardedFolder._open_dir",
            "os.chmod(self.dir, 0o700)", "os.chmod(self.dir, 0o755)",
            ("tests/test_deployment_inputs.py::test_a_run_without_workdir_gets_a_private_folder",)),
+    # --- what users read as quality numbers and what each site scores: metrics, verdicts, the site's blend, the split
+    Mutant("precision-divided-by-hidden-entries", METRICS, "ranking_metrics",
+           "np.where(has, n_hits / n, 0.0)", "np.where(has, n_hits / np.maximum(n_hidden, 1), 0.0)", (RANK_DEFS,)),
+    Mutant("recall-divided-by-n", METRICS, "ranking_metrics",
+           "n_hits / np.maximum(n_hidden, 1)", "n_hits / n", (RANK_DEFS,)),
+    Mutant("ideal-dcg-over-n-not-hidden", METRICS, "ranking_metrics",
+           "ideal_cum[np.minimum(n_hidden, n_eff)]", "ideal_cum[np.full_like(n_hidden, n_eff)]", (RANK_DEFS,)),
+    Mutant("test-rmse-per-user-not-per-entry", METRICS, "evaluate.summarise",
+           "ratio(te_sse[mask].sum(), te_cnt[mask].sum())", "ratio(te_sse[mask].sum(), nt)", (POOLED,)),
+    Mutant("mar-mean-of-users-not-pooled", METRICS, "evaluate.summarise",
+           "ratio(per_user['mar_num'][t].sum(), per_user['mar_den'][t].sum())",
+           "ratio(np.sum(per_user['mar_num'][t] / np.maximum(per_user['mar_den'][t], 1e-300)), nt)", (POOLED,)),
+    Mutant("precision-averaged-over-every-user", METRICS, "evaluate.summarise",
+           "ratio(per_user['precision'][t].sum(), nt)", "ratio(per_user['precision'][t].sum(), mask.sum())", (POOLED,)),
+    Mutant("users-without-hidden-entries-counted", METRICS, "evaluate.summarise",
+           "t = mask & has_test", "t = mask", (POOLED,)),
+    Mutant("stored-zero-is-a-hidden-event", METRICS, "set_metrics",
+           "test = test.multiply(test > 0).tocsr()", "test = test.tocsr()",
+           ("tests/test_set_metrics.py::test_a_stored_zero_in_the_test_rows_is_no_hidden_event",)),
+    Mutant("verdict-tie-band-absolute", VERDICTS, "entity_verdict",
+           "tie = np.abs(d) < TIE_FRACTION * np.maximum(np.abs(w), 1e-12)", "tie = np.abs(d) < TIE_FRACTION",
+           (f"{VERDICTT}::test_a_tie_is_a_difference_below_half_a_percent_of_the_baselines_value",)),
+    Mutant("verdict-sentence-counts-the-better-ones", VERDICTS, "_count_phrase",
+           "n = r['better'] if r['word'] == 'better' else r['worse']", "n = r['better']",
+           (f"{VERDICTT}::test_the_sentence_leads_with_the_majority_and_its_count",)),
+    Mutant("sweep-verdict-at-one-standard-error", VERDICTS, "sweep_entity_verdict",
+           "abs(d.mean()) > 2 * se", "abs(d.mean()) > se", (SWEEP_VERDICT,)),
+    Mutant("sweep-verdict-one-seed-decides", VERDICTS, "sweep_entity_verdict",
+           "d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.inf",
+           "d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else 0.0", (SWEEP_VERDICT,)),
+    Mutant("sweep-verdict-reads-every-epsilon", VERDICTS, "sweep_entity_verdict",
+           "fed = per_entity(method, epsilon)", "fed = per_entity(method, None)", (SWEEP_VERDICT,)),
+    Mutant("sweep-verdict-one-missing-seed-is-no-test-users", VERDICTS, "sweep_entity_verdict",
+           "any((_finite(x) for x in s.values()))", "all((_finite(x) for x in s.values()))", (SWEEP_VERDICT,)),
+    Mutant("sweep-verdict-inconclusive-counted-better", VERDICTS, "sweep_entity_verdict",
+           "tie += 1", "better += 1", (SWEEP_VERDICT,)),
+    Mutant("crossing-needs-no-larger-epsilon", "dpfed_core/evaluation/experiments.py", "crossing_report",
+           "if not ok(r):\n    break", "if not ok(r):\n    continue",
+           (f"{VERDICTT}::test_federation_pays_from_the_smallest_epsilon_beyond_which_every_grid_point_beats_the_baseline",)),
+    Mutant("crossing-chance-check-without-sd", "dpfed_core/evaluation/experiments.py", "crossing_report.ok",
+           "mm + sd < RANDOM_MAR", "mm < RANDOM_MAR",
+           (f"{VERDICTT}::test_a_crossing_needs_a_ranking_better_than_chance_by_one_sd",)),
+    Mutant("blend-matrix-weight-never-back-to-zero", BLEND, "choose_weights",
+           "('m', wm, MATRIX_WEIGHTS)", "('m', wm, MATRIX_WEIGHTS[1:])",
+           (f"{BLENDT}::test_the_search_drops_a_part_that_is_best_alone_when_the_others_beat_it_together",)),
+    Mutant("blend-item-weight-dropped-at-refit", BLEND, "fit_blend",
+           "np.full((n, 1), w)", "np.full((n, 1), 1.0)", (BLEND_WEIGHTS,)),
+    Mutant("blend-matrix-weight-dropped-at-refit", BLEND, "fit_blend", "U * w", "U", (BLEND_WEIGHTS,)),
+    Mutant("holdout-takes-a-users-only-item", BLEND, "_holdout_positions", "has = cnt >= 2", "has = cnt >= 1",
+           (f"{BLENDT}::test_a_user_with_one_item_keeps_it_on_the_holdout",)),
+    Mutant("evidence-at-min-users-refused", BLEND, "fit_blend",
+           "np.count_nonzero(has_h) < MIN_EVIDENCE_USERS", "np.count_nonzero(has_h) <= MIN_EVIDENCE_USERS",
+           (f"{BLENDT}::test_a_holdout_of_min_evidence_users_is_evidence_and_one_fewer_is_not",)),
+    Mutant("popularity-sums-values", BLEND, "popularity",
+           "np.bincount(X.indices, minlength=X.shape[1])", "np.bincount(X.indices, weights=X.data, minlength=X.shape[1])",
+           (f"{BLENDT}::test_the_sites_popularity_counts_its_users_not_their_values",)),
+    Mutant("shrunk-popularity-outside-its-support", BLEND, "shrunk_popularity",
+           "np.where(_support(g, support), g, 0.0)", "g",
+           (f"{BLENDT}::test_the_shrunk_popularity_keeps_the_sites_own_outside_the_support_whatever_g_says_there",)),
+    Mutant("shrinkage-nothing-for-a-site-without-the-items", BLEND, "_eb_weight",
+           "if p.sum() <= 0:\n    return 1.0", "if p.sum() <= 0:\n    return 0.0",
+           (f"{BLENDT}::test_a_site_that_has_none_of_the_federations_items_takes_the_federations_order_on_them",)),
+    Mutant("alone-default-rule-ignored", BLEND, "fit_site_model",
+           "g is None or default_rule == 'alone'", "g is None",
+           (f"{BLENDT}::test_a_small_site_under_the_alone_rule_keeps_its_own_popularity",)),
+    Mutant("known-items-from-the-full-rows", BLEND, "fit_site_model.on_known",
+           "keep = known_items(Z)", "keep = known_items(X)", (KNOWN_ONLY,)),
+    Mutant("federation-factors-not-masked-to-known-items", BLEND, "fit_site_model.federation_part",
+           "V_z = on_known(V_fed, Z)", "V_z = V_fed", (KNOWN_ONLY,)),
+    Mutant("every-item-known-by-name", "dpfed_core/models/shared_items.py", "known_items",
+           "np.bincount(X.indices, minlength=X.shape[1]) > 0", "np.bincount(X.indices, minlength=X.shape[1]) >= 0",
+           ("tests/test_site_items.py::test_a_site_maps_released_keys_back_onto_the_item_names_it_holds_only",)),
+    Mutant("split-quota-rounded-down", SPLIT, "split_users",
+           "np.rint(test_fraction * sizes)", "np.floor(test_fraction * sizes)",
+           (f"{SPLITT}::test_each_entity_tests_its_fraction_rounded_to_the_nearest_user",)),
+    Mutant("split-tests-the-first-users", SPLIT, "split_users",
+           "key = rng.random(n)", "key = np.arange(n, dtype=float)",
+           (f"{SPLITT}::test_test_users_and_hidden_entries_are_drawn_uniformly",)),
 )
 
 
