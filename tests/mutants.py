@@ -72,6 +72,7 @@ LOCAL_SEARCH_ROWS = f"{NB}::test_local_search_rows_state_what_one_user_moves_eve
 STAGE_ROWS = "tests/test_dp_prototypes.py::test_dp_ledger_rows_name_every_stage"
 FORECAST = "tests/test_site_items.py::test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it"
 PRODUCTION_HINT = "tests/test_cost.py::test_a_production_run_is_predicted_with_its_noise_draws_and_a_simulation_without"
+ONE_WORD = "tests/test_verdicts.py::test_one_entitys_word_is_the_counts_rule"
 SHARED_ITEMS_HINT = "tests/test_cost.py::test_a_runs_shape_carries_the_selections_forecast_when_no_catalogue_is_declared"
 FINGERPRINT = "tests/test_code_version.py::test_the_fingerprint_moves_with_the_engines_code_and_pins_only"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
@@ -600,6 +601,10 @@ MUTANTS = (
     Mutant("verdict-tie-band-absolute", VERDICTS, "entity_verdict",
            "tie = np.abs(d) < TIE_FRACTION * np.maximum(np.abs(w), 1e-12)", "tie = np.abs(d) < TIE_FRACTION",
            (f"{VERDICTT}::test_a_tie_is_a_difference_below_half_a_percent_of_the_baselines_value",)),
+    Mutant("one-entitys-tie-band-absolute", VERDICTS, "compare_one",
+           "abs(d) < TIE_FRACTION * max(abs(float(base)), 1e-12)", "abs(d) < TIE_FRACTION", (ONE_WORD,)),
+    Mutant("one-entitys-word-turned-around", VERDICTS, "compare_one",
+           "'better' if d > 0 else 'worse'", "'worse' if d > 0 else 'better'", (ONE_WORD,)),
     Mutant("verdict-sentence-counts-the-better-ones", VERDICTS, "_count_phrase",
            "n = r['better'] if r['word'] == 'better' else r['worse']", "n = r['better']",
            (f"{VERDICTT}::test_the_sentence_leads_with_the_majority_and_its_count",)),
