@@ -43,46 +43,40 @@ except DpfedError as exc:
 # The entity alone, as every verdict of the product states it (verdicts.REFERENCE): its own model and
 # its own popularity, fitted with the care round 2 gets — the list this entity has without the federation.
 alone = dash.REFERENCE
-ind_doc = ind = theirs = theirs_not = None
+alone_doc = alone_result = theirs = theirs_not = None
 try:
-    ind_cfg = cfg.replace(method=alone, epsilon=math.inf, delta=1e-6, prototype_params={}, server_weighting="none")
-    ind_doc, ind, _ = ui.run(ds, ind_cfg, label="Fitting each entity alone (cached afterwards)")
-    theirs, theirs_not = dash.explained_list(ds, split, ind, entity, user, int(n), "entity's own model")
+    alone_cfg = cfg.replace(method=alone, epsilon=math.inf, delta=1e-6, prototype_params={}, server_weighting="none")
+    alone_doc, alone_result, _ = ui.run(ds, alone_cfg, label="Fitting each entity alone (cached afterwards)")
+    theirs, theirs_not = dash.explained_list(ds, split, alone_result, entity, user, int(n), "entity's own model")
 except DpfedError as exc:
     st.warning(f"The entity-alone list is unavailable: {dash.friendly_message(exc)}")
 
 # ------------------------------------------------ is the federated list worse here? (held-out data)
 fed_mar = dash.entity_metric(r["doc"], entity, "mar")
-ind_mar = dash.entity_metric(ind_doc, entity, "mar") if ind_doc else None
+alone_mar = dash.entity_metric(alone_doc, entity, "mar") if alone_doc else None
 events = dash.is_event_data(ds)
 fed_set = dash.entity_set_metrics(ds, split, result, entity, int(n)) if events else None
-ind_set = dash.entity_set_metrics(ds, split, ind, entity, int(n)) if (events and ind is not None) else None
-# one word per measure by the verdicts' own rule (a difference under TIE_FRACTION of the entity-alone value is a tie)
-mar_word = dash.compare_one(fed_mar, ind_mar, "mar")
-set_word = dash.compare_one(fed_set["pr_auc"], ind_set["pr_auc"], "pr_auc") if (fed_set and ind_set) else None
-said = {"mar": f"MAR {fed_mar:.3f} vs {ind_mar:.3f}" if mar_word else "",
-        "pr_auc": f"PR-AUC {fed_set['pr_auc']:.3f} vs {ind_set['pr_auc']:.3f}" if set_word else ""}
-worse = [said[k] for k, w in (("mar", mar_word), ("pr_auc", set_word)) if w == "worse"]
-better = [said[k] for k, w in (("mar", mar_word), ("pr_auc", set_word)) if w == "better"]
+alone_set = (dash.entity_set_metrics(ds, split, alone_result, entity, int(n))
+             if (events and alone_result is not None) else None)
+cmp = dash.entity_against_alone(fed_mar, alone_mar, fed_set, alone_set)
 ent_md = dash.escape_md(entity)
 alone_name = dash.BASELINE_NAMES[alone].replace("each entity", "this entity")
-if ind_doc is not None and mar_word is None:
+if alone_doc is not None and cmp["mar"] is None:
     # an entity without test users has no held-out data: no verdict, never a green "win"
     st.info(f"{ent_md} has **no test users**: there is no held-out data to compare the two lists on, so "
             "there is no verdict for this entity (raise “Test users per entity” on the Federate page).",
             icon=":material/info:")
-elif worse:
+elif cmp["worse"]:
     st.error(f"**For {ent_md}, the federated list is worse than {alone_name}** on its held-out "
-             f"data ({'; '.join(worse)}; lower MAR / higher PR-AUC is better). Prefer this entity's own list "
+             f"data ({'; '.join(cmp['worse'])}; lower MAR / higher PR-AUC is better). Prefer this entity's own list "
              "here, or a larger ε.", icon=":material/report:")
-elif better:
+elif cmp["better"]:
     st.success(f"For {ent_md}, the federated list ranks this entity's held-out items better than {alone_name} "
-               f"({'; '.join(better)}).", icon=":material/check_circle:")
-elif mar_word == "tie":
+               f"({'; '.join(cmp['better'])}).", icon=":material/check_circle:")
+elif cmp["mar"] == "tie":
     st.info(f"For {ent_md}, the federated list ranks this entity's held-out items as well as {alone_name} "
-            f"(MAR {fed_mar:.3f} vs {ind_mar:.3f}, within {100 * dash.TIE_FRACTION:g} %): the federation adds "
-            "nothing measurable "
-            "here.", icon=":material/info:")
+            f"(MAR {fed_mar:.3f} vs {alone_mar:.3f}, within {100 * dash.TIE_FRACTION:g} %): the federation adds "
+            "nothing measurable here.", icon=":material/info:")
 
 st.caption(f"{unit.capitalize()} **{dash.escape_md(user)}** of **{ent_md}**. Items the {unit} already has in the "
            "training data are never suggested; ✔ marks a suggestion that is one of the entries hidden for "
@@ -92,9 +86,10 @@ if excluded is not None and len(excluded):
     names = ", ".join(dash.escape_md(str(x)) for x in ds.item_names[excluded[:8]])
     st.info(f"**{len(excluded)} of {ds.n_items} items were left out of the shared catalogue by the DP "
             f"selection** (too few {units} across the entities had them to pass the noise threshold at this "
-            f"ε): the shared part of the model knows nothing of them — {names}{' …' if len(excluded) > 8 else ''}. "
-            f"Each entity's own part still scores those it has rows for (marked in “why”). Declaring the item "
-            "list (a formulary) on the Data page shares every item.", icon=":material/info:")
+            f"ε): the shared part of the model knows nothing of them — {names}"
+            f"{' …' if len(excluded) > 8 else ''}. Each entity's own part still scores those it has rows for "
+            "(marked in “why”). Declaring the item list (a formulary) on the Data page shares every item.",
+            icon=":material/info:")
 with st.expander("What the numbers mean", expanded=False):
     st.markdown(
         f"The **score** orders the list: the model's predicted value for this {unit} (û = u·v), on the "
@@ -112,14 +107,16 @@ cols = {"score": st.column_config.NumberColumn("score", format="%.3f", width="sm
 
 if events:
     mine_m = dash.user_set_metrics(ds, split, result, entity, user, int(n))
-    theirs_m = dash.user_set_metrics(ds, split, ind, entity, user, int(n)) if ind is not None else None
+    theirs_m = (dash.user_set_metrics(ds, split, alone_result, entity, user, int(n))
+                if alone_result is not None else None)
     if not math.isnan(mine_m["jaccard"]):
         st.markdown(f"**This {unit}'s hidden events against the top-N**"
                     + (" (clinical set metrics)" if clinical else " (set metrics)"))
         rows = [{"model": f"federated ({cfg.method})", **{k: mine_m[k] for k in ("jaccard", "f1", "pr_auc")},
                  "hits": int(mine_m["hits"]), "hidden events": int(mine_m["n_hidden"])}]
         if theirs_m:
-            rows.append({"model": f"{entity} alone ({alone})", **{k: theirs_m[k] for k in ("jaccard", "f1", "pr_auc")},
+            rows.append({"model": f"{entity} alone ({alone})",
+                         **{k: theirs_m[k] for k in ("jaccard", "f1", "pr_auc")},
                          "hits": int(theirs_m["hits"]), "hidden events": int(theirs_m["n_hidden"])})
         st.dataframe(rows, hide_index=True, width="stretch", column_config={
             "jaccard": st.column_config.NumberColumn("Jaccard", format="%.3f",
@@ -127,11 +124,11 @@ if events:
             "f1": st.column_config.NumberColumn("F1", format="%.3f", help="harmonic mean of precision and recall of the top-N"),
             "pr_auc": st.column_config.NumberColumn("PR-AUC", format="%.3f",
                                                     help="average precision of the whole ranking against the hidden events")})
-        if fed_set and ind_set and mar_word is not None:
+        if fed_set and alone_set and cmp["mar"] is not None:
             st.caption(f"Entity {ent_md}, mean over its {fed_set['n']} test stays: federated Jaccard "
                        f"{fed_set['jaccard']:.3f} / F1 {fed_set['f1']:.3f} / PR-AUC {fed_set['pr_auc']:.3f}; "
-                       f"alone {ind_set['jaccard']:.3f} / {ind_set['f1']:.3f} / {ind_set['pr_auc']:.3f}; "
-                       f"MAR {fed_mar:.3f} vs {ind_mar:.3f}.")
+                       f"alone {alone_set['jaccard']:.3f} / {alone_set['f1']:.3f} / {alone_set['pr_auc']:.3f}; "
+                       f"MAR {fed_mar:.3f} vs {alone_mar:.3f}.")
 
 cols["why"] = st.column_config.TextColumn("why", width="large")
 st.markdown(f"**Federated model** (`{dash.escape_md(cfg.method)}`, ε = "

@@ -178,3 +178,14 @@ def test_a_crossing_needs_a_ranking_better_than_chance_by_one_sd():
     # ε = 1: mean MAR 0.45 beats local's 0.48, but 0.45 + sd 0.10 is not below 0.5 (chance)
     doc = _crossing_sweep({1.0: [0.35, 0.55, 0.45], 3.0: [0.20, 0.21, 0.19], math.inf: [0.10] * 3}, local=0.48)
     assert vd.crossing_epsilon(doc, "mar") == 3.0
+
+
+def test_the_recommend_pages_comparison_lists_each_measure_under_its_word():
+    from dpfed_core.ui.tables import entity_against_alone
+
+    got = entity_against_alone(0.12, 0.13, {"pr_auc": 0.20}, {"pr_auc": 0.25})
+    assert (got["mar"], got["pr_auc"]) == ("better", "worse")
+    assert got["better"] == ["MAR 0.120 vs 0.130"] and got["worse"] == ["PR-AUC 0.200 vs 0.250"]
+    tie = entity_against_alone(0.1236, 0.1236)
+    assert tie["mar"] == "tie" and tie["pr_auc"] is None and tie["better"] == tie["worse"] == []
+    assert entity_against_alone(None, 0.1)["mar"] is None

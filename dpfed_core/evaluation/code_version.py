@@ -2,8 +2,8 @@
 
 The dashboard and the CLI show numbers a benchmark measured (the time a run will take, the default
 settings and what they achieved). A number the engine's current code did not produce is a false
-statement, however plausible: a cost model measured before the site's model got faster said
-"about 19 s" for runs of 1.3 s. So every result document the product reads records
+statement, however plausible: a cost model measured on slower code says "about 19 s" for a run of
+1.3 s. So every result document the product reads records
 :func:`engine_fingerprint` of the code it was measured with, and the suite checks the committed
 documents against the code in the same tree.
 

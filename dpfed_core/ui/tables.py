@@ -10,7 +10,7 @@ import pandas as pd
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.split import Split
 from dpfed_core.evaluation.experiments import sweep_table
-from dpfed_core.evaluation.verdicts import format_epsilon
+from dpfed_core.evaluation.verdicts import compare_one, format_epsilon
 from dpfed_core.federation.protocol import user_row
 from dpfed_core.methods import MethodResult
 from dpfed_core.ui.inputs import escape_md
@@ -346,6 +346,19 @@ def entity_metric(doc: dict, entity: str, metric: str = "mar") -> float | None:
         if e["name"] == entity:
             return e.get(metric)
     return None
+
+
+def entity_against_alone(fed_mar: float | None, alone_mar: float | None, fed_set: dict | None = None,
+                         alone_set: dict | None = None) -> dict:
+    """One entity's federated list against its list alone on its held-out data, by the verdicts' rule
+    (:func:`~dpfed_core.evaluation.verdicts.compare_one`): ``{"mar": word or None, "pr_auc": word or None,
+    "worse": [phrases], "better": [phrases]}`` — a phrase such as "MAR 0.122 vs 0.117" for each measure
+    whose word is worse or better (PR-AUC only for event data, ``*_set`` from :func:`entity_set_metrics`)."""
+    words = {"mar": compare_one(fed_mar, alone_mar, "mar"),
+             "pr_auc": compare_one(fed_set["pr_auc"], alone_set["pr_auc"], "pr_auc") if fed_set and alone_set else None}
+    phrase = {"mar": lambda: f"MAR {fed_mar:.3f} vs {alone_mar:.3f}",
+              "pr_auc": lambda: f"PR-AUC {fed_set['pr_auc']:.3f} vs {alone_set['pr_auc']:.3f}"}
+    return {**words, **{w: [phrase[k]() for k, v in words.items() if v == w] for w in ("worse", "better")}}
 
 
 def sweep_frame(sweep_doc: dict, metric: str) -> pd.DataFrame:
