@@ -54,6 +54,13 @@ def test_predictions_use_the_measurement_of_the_same_run_and_say_when_unmeasured
     assert other_its == modelled
     assert sum(other_its.values()) != pytest.approx(10.1, rel=0.02)
     assert cost.predict_runs(SHAPES[1], [cfg, cfg], path) == pytest.approx(2 * 10.1)
+    # the same sizes without a declared catalogue (a DP selection) are another run: its own measurement
+    selected = {**SHAPES[1], "s": 40.0, "sel": 1}
+    pts.append({**_point("m1", selected, {"round1": 1.0, "server": 0, "round2": 2.0, "other": 0, "evaluate": 0.1})})
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps({"model": cost.fit(pts), "points": pts}))
+    assert sum(cost.predict_run(selected, cfg, both).values()) == pytest.approx(3.1)
+    assert sum(cost.predict_run({**SHAPES[1], "s": 150.0, "sel": 0}, cfg, both).values()) == pytest.approx(10.1)
     assert cost.estimate_text(None).startswith("duration not measured")
     assert cost.estimate_text(0.4) == "under 1 s" and cost.estimate_text(75) == "about 1 min 15 s"
     assert cost.within_2x(0.4, 1.9) and not cost.within_2x(0.4, 2.5)

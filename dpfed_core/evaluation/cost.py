@@ -265,9 +265,11 @@ def measured_model(path: Path | None = None) -> dict | None:
 def _measured_here(doc: dict, method: str, mode: str, shape: dict, c: dict) -> dict | None:
     """The mean measured stages of this very run (method, mode, data shape, iterations, k) when the
     benchmark ran it: the bundled samples, the eICU demo and MovieLens 100K with their defaults."""
+    # the same data with a declared catalogue and without one (a DP selection, sel = 1) are other runs
     sizes = ("n", "m", "H", "nnz")
     same = [p for p in doc.get("points", []) if p["method"] == method and p["mode"] == mode
             and all(p["shape"].get(f) == shape.get(f) for f in sizes)
+            and int(p["shape"].get("sel", 0)) == int(shape.get("sel", 0))
             and int(p.get("max_iter", 100)) == int(c.get("max_iter", 100))
             and (p.get("k") is None or int(p["k"]) == int(c.get("k", p["k"])))]
     if not same:
