@@ -146,7 +146,7 @@ def cmd_deploy_local(args) -> int:
     print(f"{dep['n_messages']} Flower messages, {dep['bytes_on_wire']} bytes on the wire, "
           f"{dep['wall_seconds']:.1f} s; {dep['transport']}")
     for d in dep.get("site_decisions") or []:
-        print(f"site {d['entity']}: {d['decision']}" + (f" (rule {d['rule']})" if d["rule"] else ""))
+        print(f"site {d['entity']!r}: {d['decision']}" + (f" (rule {d['rule']})" if d["rule"] else ""))
     print(f"evaluation: {dep['evaluation_source']}")
     o = doc["overall"]
     n = config.top_n
