@@ -1,0 +1,172 @@
+"""Intake rules the loaders' other tests leave open: what a run sees of a table, a list or an upload, and
+the one error a bad option gets (naming the option that fixes it)."""
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+
+from dpfed_core.data import upload
+from dpfed_core.data.inputs import parse_list, read_bounded, read_list
+from dpfed_core.data.loaders import load_data
+from dpfed_core.data.long_table import load_long_table
+from dpfed_core.errors import ConfigError, DataError
+
+OPTS = dict(user_col="user", item_col="item", value_col="rating", entity_col="site")
+
+
+def _table(entities=("A", "B", "C", "D")) -> pd.DataFrame:
+    rows = [{"user": f"u{e}{i}", "item": str(item), "rating": 1 + (i + item) % 5, "site": e}
+            for e in entities for i in range(2) for item in (1, 2, 3)]
+    return pd.DataFrame(rows)
+
+
+def test_the_value_kind_is_read_off_the_column_name_whatever_its_case():
+    df = _table().rename(columns={"rating": "Rating"})
+    ds = load_long_table(df, **{**OPTS, "value_col": "Rating"})
+    assert ds.value_kind == "ratings" and ds.value_max == 5
+    assert any("values read as ratings" in n and "'Rating'" in n for n in ds.notes)
+
+
+def test_a_value_bound_of_zero_is_refused_naming_value_max():
+    with pytest.raises(ConfigError, match="value_max must be a positive number") as exc:
+        load_long_table(_table(), **OPTS, value_max=0)
+    assert exc.value.param == "value_max"
+
+
+def test_every_excluded_entity_is_left_out_as_written_around_spaces():
+    ds = load_long_table(_table(), **OPTS, exclude_entities=[" C", "D "])
+    assert ds.entity_names == ["A", "B"] and ds.n_users == 4
+    assert any("left out 2 declared entities: C, D" in n for n in ds.notes)
+
+
+def test_an_items_readable_name_is_the_first_seen_for_it():
+    df = _table(("A", "B"))
+    df["title"] = df["item"].map({"1": "One", "2": "Two", "3": "Three"})
+    df.loc[len(df) - 1, "title"] = "Three (renamed)"  # the last row of item 3 names it otherwise
+    ds = load_long_table(df, **OPTS, item_name_col="title")
+    assert dict(zip(ds.item_ids, ds.item_names)) == {"1": "One", "2": "Two", "3": "Three"}
+
+
+def test_the_value_column_cannot_also_be_the_user_column():
+    with pytest.raises(ConfigError, match="value_col and user_col both name the column 'user'") as exc:
+        load_long_table(_table(), **{**OPTS, "value_col": "user"}, value_kind="counts", value_max=5)
+    assert exc.value.param == "value_col"
+
+
+def test_a_csv_list_line_without_a_name_is_named_by_its_id():
+    lf = parse_list("id,name\n1,\n2,Two\n")
+    assert lf.ids == ["1", "2"] and lf.names == ["1", "Two"]
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_name():
+    lf = read_list("\ufeffaspirin\nheparin\n".encode("utf-8"), what="item list", param="items")
+    assert lf.ids == ["aspirin", "heparin"]
+
+
+def test_a_file_one_byte_beyond_the_limit_is_refused_not_cut(tmp_path):
+    f = tmp_path / "list.txt"
+    f.write_bytes(b"a\nb\nc\nd\nef\n")  # 12 bytes
+    assert read_bounded(f, what="item list", param="items", limit=12) == f.read_bytes()
+    with pytest.raises(DataError, match="larger than") as exc:
+        read_bounded(f, what="item list", param="items", limit=10)
+    assert exc.value.param == "items"
+
+
+def test_a_table_file_without_its_item_column_asks_for_the_columns(tmp_path):
+    p = tmp_path / "t.csv"
+    _table().to_csv(p, index=False)
+    before = p.read_bytes()
+    with pytest.raises(ConfigError, match="say which columns hold the user, the item") as exc:
+        load_data(str(p), user_col="user", entity_col="site", value_col="rating")
+    assert exc.value.param == "user_col" and p.read_bytes() == before
+
+
+def test_the_item_name_column_cannot_be_the_entity_column():
+    probs = upload.mapping_problems("u", "i", "h", "r", "h")
+    assert probs == ["“Item name” 'h' is the user or entity column; choose the item's title / name column or (none)."]
+
+
+def test_attribute_ids_are_matched_without_their_outer_spaces():
+    inter = pd.DataFrame({"user": ["1", "2", "1"], "item": ["x", "y", "y"]})
+    attrs = pd.DataFrame({"uid": [" 1", "2 "], "zip": ["85711", "94043"]})
+    joined = upload.join_user_attributes(inter, "user", attrs, "uid")
+    assert joined["attribute: zip"].tolist() == ["85711", "94043", "85711"]
+
+
+def test_a_two_column_header_with_one_number_is_a_header():
+    assert not upload.headerless(["user", "1995"])
+    assert upload.headerless(["196", "242"])
+
+
+
+
+def test_an_implicit_zero_is_no_interaction_and_any_positive_value_is_one():
+    df = _table(("A", "B"))
+    df["rating"] = [0, 2, 1] * (len(df) // 3)
+    ds = load_long_table(df, **OPTS, value_kind="implicit")
+    assert ds.X.nnz == 2 * len(df) // 3 and set(ds.X.data) == {1.0}
+    assert any(f"dropped {len(df) // 3} of {len(df)} rows with value 0" in n for n in ds.notes)
+
+
+def test_a_movielens_rating_of_a_movie_missing_from_its_movie_file_is_refused(tmp_path):
+    from dpfed_core.data.movielens import load_movielens
+
+    (tmp_path / "ratings.dat").write_text("".join(f"{u}::{i}::4::978300760\n" for u in range(1, 5) for i in (1, 3)))
+    (tmp_path / "users.dat").write_text("".join(f"{u}::M::25::1::{u}2345\n" for u in range(1, 5)))
+    (tmp_path / "movies.dat").write_text("1::Toy Story (1995)::Animation\n2::Heat (1995)::Action\n")
+    with pytest.raises(DataError, match="item '3' is not in the declared catalogue") as exc:
+        load_movielens(tmp_path)
+    assert exc.value.param == "items"
+
+
+def test_numeric_ids_are_in_numeric_order():
+    df = pd.DataFrame({"user": ["10", "2", "1", "30", "3", "20"], "item": ["10", "9", "100", "10", "9", "100"],
+                       "site": ["A", "A", "A", "B", "B", "B"]})
+    ds = load_long_table(df, user_col="user", item_col="item", entity_col="site", value_kind="implicit")
+    assert list(ds.user_ids) == ["1", "2", "10", "3", "20", "30"] and list(ds.item_ids) == ["9", "10", "100"]
+
+
+def test_a_lone_word_that_may_be_a_name_is_a_name_not_a_header():
+    lf = parse_list("value\naspirin\n")
+    assert lf.header is None and lf.ids == ["value", "aspirin"]
+
+
+def test_a_declared_csv_list_keeps_a_first_row_with_one_header_like_field():
+    lf = parse_list("42,drug\n43,lab test\n", csv_sep=",")
+    assert lf.header is None and lf.ids == ["42", "43"] and lf.names == ["drug", "lab test"]
+
+
+def test_a_utf8_list_with_one_stray_byte_asks_for_its_encoding():
+    raw = "café\nthé\n".encode("utf-8") + b"bad\xff\n"
+    with pytest.raises(DataError, match="byte 14 is not valid UTF-8.*declare the encoding") as exc:
+        read_list(raw, what="item list", param="items")
+    assert exc.value.param == "encoding"
+    assert read_list(raw, what="item list", param="items", encoding="latin-1").ids[2] == "bad\xff"
+
+
+def test_ids_of_a_text_file_lose_only_their_outer_spaces():
+    data = b"user,item,site\n u1 ,x ,A\nu1,y,A\nu2, x,B\nu 3,y,B\n"
+    ds = load_long_table(io.BytesIO(data), filename="t.csv", user_col="user", item_col="item", entity_col="site",
+                         value_kind="implicit")
+    assert list(ds.user_ids) == ["u1", "u 3", "u2"] and list(ds.item_ids) == ["x", "y"] and ds.X.nnz == 4
+
+
+def test_a_field_of_spaces_is_empty_and_named_with_the_flag_that_skips_it():
+    data = b"user,item,site\nu1,x,A\n   ,y,A\nu2,x,B\nu3,y,B\n"
+    kw = dict(filename="t.csv", user_col="user", item_col="item", entity_col="site", value_kind="implicit")
+    with pytest.raises(DataError, match=r"data row 2 \(line 3\): column 'user' is empty.*drop_missing") as exc:
+        load_long_table(io.BytesIO(data), **kw)
+    assert exc.value.param == "drop_missing"
+    ds = load_long_table(io.BytesIO(data), **kw, drop_missing=True)
+    assert list(ds.user_ids) == ["u1", "u2", "u3"] and ds.X.nnz == 3
+
+
+def test_whole_number_ids_of_a_parquet_float_column_match_the_declared_list(tmp_path):
+    p = tmp_path / "t.parquet"
+    pd.DataFrame({"user": [1.0, 2.0, 3.0, 4.0], "item": [10.0, 20.0, 10.0, 20.0],
+                  "site": ["A", "A", "B", "B"]}).to_parquet(p)
+    ds = load_long_table(p, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                         items=["10", "20"])
+    assert list(ds.user_ids) == ["1", "2", "3", "4"] and list(ds.item_ids) == ["10", "20"] and ds.X.nnz == 4
