@@ -88,6 +88,18 @@ BLEND_WEIGHTS = f"{BLENDT}::test_a_sites_scores_are_its_unit_parts_at_the_weight
 KNOWN_ONLY = f"{BLENDT}::test_with_known_items_only_the_holdout_cannot_see_what_the_federation_says_of_held_out_items"
 SPLIT = "dpfed_core/data/split.py"
 SPLITT = "tests/test_split.py"
+LT = "dpfed_core/data/long_table.py"
+INP = "dpfed_core/data/inputs.py"
+TABLES = "dpfed_core/data/tables.py"
+UPLOAD = "dpfed_core/data/upload.py"
+CONFIG = "dpfed_core/config.py"
+RULES = "tests/test_intake_rules.py"
+EXCLUDED = f"{RULES}::test_every_excluded_entity_is_left_out_as_written_around_spaces"
+RCT = "tests/test_run_config.py"
+EPS_LIMITS = f"{RCT}::test_epsilon_limits_are_inclusive_and_just_beyond_them_refused"
+OUT_OF_RANGE = f"{RCT}::test_a_value_outside_its_range_is_refused"
+RIDGE = f"{RCT}::test_ridge_penalty_from_zero_to_its_maximum_is_accepted"
+SEED = f"{RCT}::test_the_largest_seed_is_accepted_and_a_bad_one_names_the_seed"
 
 
 @dataclass(frozen=True)
@@ -664,6 +676,86 @@ MUTANTS = (
     Mutant("split-tests-the-first-users", SPLIT, "split_users",
            "key = rng.random(n)", "key = np.arange(n, dtype=float)",
            (f"{SPLITT}::test_test_users_and_hidden_entries_are_drawn_uniformly",)),
+    # --- what a run reads of a user's table, list or upload, and the check of a run's configuration
+    Mutant("value-kind-name-case-sensitive", LT, "infer_value_kind",
+           "str(value_col).strip().lower()", "str(value_col).strip()",
+           (f"{RULES}::test_the_value_kind_is_read_off_the_column_name_whatever_its_case",)),
+    Mutant("value-bound-zero-accepted", LT, "_check_options",
+           "0 < value_max <= VALUE_MAX_LIMIT", "0 <= value_max <= VALUE_MAX_LIMIT",
+           (f"{RULES}::test_a_value_bound_of_zero_is_refused_naming_value_max",)),
+    Mutant("implicit-zero-read-as-one", LT, "_values", "(v > 0).astype(np.float64)", "(v >= 0).astype(np.float64)",
+           (f"{RULES}::test_an_implicit_zero_is_no_interaction_and_any_positive_value_is_one",)),
+    Mutant("only-the-first-excluded-entity-left-out", LT, "_apply_entities",
+           "t['e'].isin(excl)", "t['e'].isin(excl[:1])", (EXCLUDED,)),
+    Mutant("excluded-entities-keep-their-spaces", LT, "_apply_entities",
+           "[str(e).strip() for e in exclude_entities]", "[str(e) for e in exclude_entities]", (EXCLUDED,)),
+    Mutant("unknown-catalogue-item-dropped-when-refused", LT, "_apply_catalogue",
+           "unknown == 'error'", "unknown == 'raise'",
+           (f"{RULES}::test_a_movielens_rating_of_a_movie_missing_from_its_movie_file_is_refused",)),
+    Mutant("numeric-ids-in-text-order", LT, "_natural_order",
+           "np.lexsort((u.to_numpy(), num.to_numpy()))", "np.argsort(u.to_numpy(), kind='stable')",
+           (f"{RULES}::test_numeric_ids_are_in_numeric_order",)),
+    Mutant("item-name-last-seen", LT, "_assemble",
+           "pd.Series(t['name'].astype(str).to_numpy()).groupby(icode).first()",
+           "pd.Series(t['name'].astype(str).to_numpy()).groupby(icode).last()",
+           (f"{RULES}::test_an_items_readable_name_is_the_first_seen_for_it",)),
+    Mutant("value-column-may-be-the-user-column", LT, "_check_distinct_columns",
+           "str(col) in seen", "str(col) in seen and param != 'value_col'",
+           (f"{RULES}::test_the_value_column_cannot_also_be_the_user_column",)),
+    Mutant("lone-name-like-word-read-as-header", INP, "parse_list",
+           "_is_lone_header(lines[0])", "_is_header_field(lines[0])",
+           (f"{RULES}::test_a_lone_word_that_may_be_a_name_is_a_name_not_a_header",)),
+    Mutant("empty-csv-name-kept-empty", INP, "parse_list",
+           "r[1].strip() if len(r) > 1 and r[1].strip() else r[0].strip()",
+           "r[1].strip() if len(r) > 1 else r[0].strip()",
+           (f"{RULES}::test_a_csv_list_line_without_a_name_is_named_by_its_id",)),
+    Mutant("declared-csv-first-row-header-on-one-word", INP, "parse_list",
+           "all((_is_header_field(x) for x in rows[0]))", "any((_is_header_field(x) for x in rows[0]))",
+           (f"{RULES}::test_a_declared_csv_list_keeps_a_first_row_with_one_header_like_field",)),
+    Mutant("list-with-a-stray-byte-read-as-latin1", INP, "detect_encoding",
+           r"not re.search(rb'[\xc2-\xf4][\x80-\xbf]', raw)", "True",
+           (f"{RULES}::test_a_utf8_list_with_one_stray_byte_asks_for_its_encoding",)),
+    Mutant("list-byte-order-mark-kept", INP, "decode_text",
+           "text[1:] if text.startswith('\\ufeff') else text", "text",
+           (f"{RULES}::test_a_byte_order_mark_is_not_part_of_the_first_name",)),
+    Mutant("text-file-ids-keep-their-spaces", TABLES, "_as_id_strings",
+           "_cat_map(s, lambda c: c.str.strip())", "_cat_map(s, lambda c: c)",
+           (f"{RULES}::test_ids_of_a_text_file_lose_only_their_outer_spaces",)),
+    Mutant("field-of-spaces-not-missing", TABLES, "_is_missing",
+           "pd.Series(s.cat.categories.astype(str)).str.strip().eq('')",
+           "pd.Series(s.cat.categories.astype(str)).eq('')",
+           (f"{RULES}::test_a_field_of_spaces_is_empty_and_named_with_the_flag_that_skips_it",)),
+    Mutant("parquet-float-ids-keep-their-dot-zero", TABLES, "_as_id_strings",
+           "np.all(np.isfinite(vals)) and np.all(vals == np.round(vals))", "False",
+           (f"{RULES}::test_whole_number_ids_of_a_parquet_float_column_match_the_declared_list",)),
+    Mutant("header-with-one-number-read-as-data", UPLOAD, "headerless",
+           "max(2, (len(cols) + 1) // 2)", "max(1, (len(cols) + 1) // 2)",
+           (f"{RULES}::test_a_two_column_header_with_one_number_is_a_header",)),
+    Mutant("attribute-ids-keep-their-spaces", UPLOAD, "join_user_attributes",
+           "attributes[attr_user_col].astype(str).str.strip()", "attributes[attr_user_col].astype(str)",
+           (f"{RULES}::test_attribute_ids_are_matched_without_their_outer_spaces",)),
+    Mutant("item-name-may-be-the-entity-column", UPLOAD, "mapping_problems",
+           "name in (user, entity)", "name in (user,)",
+           (f"{RULES}::test_the_item_name_column_cannot_be_the_entity_column",)),
+    Mutant("table-file-needs-only-one-id-column", "dpfed_core/data/loaders.py", "load_data",
+           "'user_col' not in opts or 'item_col' not in opts", "'user_col' not in opts and 'item_col' not in opts",
+           (f"{RULES}::test_a_table_file_without_its_item_column_asks_for_the_columns",)),
+    Mutant("epsilon-below-the-minimum-accepted", CONFIG, "check_epsilon",
+           "0 < eps < MIN_EPSILON", "0 < eps < MIN_EPSILON / 10", (EPS_LIMITS,)),
+    Mutant("largest-epsilon-refused", CONFIG, "check_epsilon", "eps > MAX_EPSILON", "eps >= MAX_EPSILON", (EPS_LIMITS,)),
+    Mutant("zero-prototypes-accepted", CONFIG, "RunConfig.validate", "v < 1", "v < 0", (OUT_OF_RANGE,)),
+    Mutant("largest-ridge-penalty-refused", CONFIG, "RunConfig.validate",
+           "self.lam > MAX_LAM", "self.lam >= MAX_LAM", (RIDGE,)),
+    Mutant("zero-ridge-penalty-refused", CONFIG, "RunConfig.validate", "self.lam < 0", "self.lam <= 0", (RIDGE,)),
+    Mutant("largest-seed-refused", CONFIG, "RunConfig.validate",
+           "0 <= self.seed <= MAX_SEED", "0 <= self.seed < MAX_SEED", (SEED,)),
+    Mutant("seed-error-names-k", CONFIG, "RunConfig.validate",
+           "ConfigError(f'seed must be a whole number from 0 to 2^63 − 1, got {self.seed!r}', param='seed')",
+           "'k'", (SEED,), arg="param"),
+    Mutant("boolean-dropouts-accepted", CONFIG, "RunConfig.validate",
+           "isinstance(self.max_dropouts, bool)", "False", (OUT_OF_RANGE,)),
+    Mutant("test-fraction-one-accepted", CONFIG, "RunConfig.validate",
+           "0 < self.test_fraction < 1", "0 < self.test_fraction <= 1", (OUT_OF_RANGE,)),
 )
 
 
