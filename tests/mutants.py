@@ -100,6 +100,24 @@ EPS_LIMITS = f"{RCT}::test_epsilon_limits_are_inclusive_and_just_beyond_them_ref
 OUT_OF_RANGE = f"{RCT}::test_a_value_outside_its_range_is_refused"
 RIDGE = f"{RCT}::test_ridge_penalty_from_zero_to_its_maximum_is_accepted"
 SEED = f"{RCT}::test_the_largest_seed_is_accepted_and_a_bad_one_names_the_seed"
+LEDGER = "dpfed_core/privacy/ledger.py"
+LEDGERT = "tests/test_ledger.py"
+STORE = "dpfed_core/privacy/store.py"
+ODOT = "tests/test_odometer.py"
+BUDGET = "dpfed_core/evaluation/budget.py"
+PLANNER = "dpfed_core/evaluation/planner.py"
+PLANT = "tests/test_planner.py"
+BOUNDS = "dpfed_core/audit/lower_bounds.py"
+MEMB = "dpfed_core/audit/membership.py"
+AUDT = "tests/test_audit.py"
+BASIC_DELTA = f"{LEDGERT}::test_basic_composition_adds_every_rows_delta"
+ZCDP_CHOICE = f"{LEDGERT}::test_zcdp_is_used_only_when_tighter_and_adds_the_other_rows_epsilon"
+ACCOUNTANT_OF = f"{LEDGERT}::test_the_accountant_is_the_worst_entitys_and_basic_rows_say_basic"
+ENTITY_SUMS = f"{LEDGERT}::test_per_entity_per_stage_and_remaining_state_each_entitys_own_sums"
+NEGATIVE_SPEND = f"{LEDGERT}::test_a_negative_delta_or_rho_is_refused"
+STORE_WRITE = f"{ODOT}::test_a_write_is_durable_checks_references_and_holds_the_write_lock_from_its_start"
+USERS_NEEDED = f"{PLANT}::test_users_needed_measures_the_advantage_per_metric_direction_with_the_sample_sd"
+VERDICT_EDGES = f"{AUDT}::test_a_bound_equal_to_the_claim_is_no_violation_and_a_claim_at_the_ceiling_is_inconclusive"
 
 
 @dataclass(frozen=True)
@@ -756,6 +774,82 @@ MUTANTS = (
            "isinstance(self.max_dropouts, bool)", "False", (OUT_OF_RANGE,)),
     Mutant("test-fraction-one-accepted", CONFIG, "RunConfig.validate",
            "0 < self.test_fraction < 1", "0 < self.test_fraction <= 1", (OUT_OF_RANGE,)),
+    # --- the privacy ledger, the budget store, budget planning, the planner and the audit's statistics
+    Mutant("basic-delta-max-not-sum", LEDGER, "compose",
+           "min(sum(r.delta for r in rows), 1.0)", "min(max((r.delta for r in rows), default=0.0), 1.0)",
+           (BASIC_DELTA,)),
+    Mutant("zcdp-taken-even-when-looser", LEDGER, "compose", "eps_z < eps_b", "True", (ZCDP_CHOICE,)),
+    Mutant("zcdp-drops-the-other-rows-epsilon", LEDGER, "compose", "sum(r.epsilon for r in other)", "0.0",
+           (ZCDP_CHOICE,)),
+    Mutant("basic-labelled-zcdp", LEDGER, "compose", "best = (eps_b, dlt_b, BASIC)", "best = (eps_b, dlt_b, ZCDP)",
+           (ACCOUNTANT_OF,)),
+    Mutant("delta-refusal-checks-the-row-only", LEDGER, "PrivacyLedger.spend",
+           "delta_h > self.delta * (1 + _REL_TOL) + 1e-300", "delta > self.delta * (1 + _REL_TOL) + 1e-300",
+           (f"{LEDGERT}::test_a_spend_is_refused_when_the_entitys_composed_delta_would_pass_the_budget",)),
+    Mutant("negative-delta-accepted", LEDGER, "PrivacyLedger.spend", "delta < 0", "False", (NEGATIVE_SPEND,)),
+    Mutant("negative-rho-accepted", LEDGER, "PrivacyLedger.spend", "rho < 0", "rho < -1", (NEGATIVE_SPEND,)),
+    Mutant("accountant-of-the-least-spent-entity", LEDGER, "PrivacyLedger.accountant", "max(per)", "min(per)",
+           (ACCOUNTANT_OF,)),
+    Mutant("per-entity-composes-every-entitys-rows", LEDGER, "PrivacyLedger.per_entity",
+           "self._rows_of(e)", "self.rows", (ENTITY_SUMS,)),
+    Mutant("per-stage-delta-overwritten", LEDGER, "PrivacyLedger.per_stage", "a[1] += r.delta", "a[1] = r.delta",
+           (ENTITY_SUMS,)),
+    Mutant("per-stage-epsilon-max-not-sum", LEDGER, "PrivacyLedger.per_stage",
+           "a[0] += r.epsilon", "a[0] = max(a[0], r.epsilon)", (ENTITY_SUMS,)),
+    Mutant("remaining-delta-ignores-the-spend", LEDGER, "EntityLedger.remaining",
+           "self.ledger.delta - dlt", "self.ledger.delta", (ENTITY_SUMS,)),
+    Mutant("delta-warning-at-one-over-n-squared", LEDGER, "delta_warning",
+           "delta > 1.0 / n_hat", "delta > 1.0 / (n_hat * n_hat)",
+           (f"{LEDGERT}::test_the_delta_warning_fires_exactly_above_one_over_the_smallest_released_size",)),
+    Mutant("store-synchronous-normal", STORE, "Store._connect",
+           "con.execute('PRAGMA synchronous = FULL')", "con.execute('PRAGMA synchronous = NORMAL')", (STORE_WRITE,)),
+    Mutant("store-foreign-keys-off", STORE, "Store._connect",
+           "con.execute('PRAGMA foreign_keys = ON')", "con.execute('PRAGMA foreign_keys = OFF')", (STORE_WRITE,)),
+    Mutant("store-failed-write-committed", STORE, "Store.write",
+           "con.execute('ROLLBACK')", "con.execute('COMMIT')",
+           (f"{ODOT}::test_a_write_that_fails_midway_leaves_nothing_behind",)),
+    Mutant("store-one-schema-ahead-accepted", STORE, "Store._version_of",
+           "version > SCHEMA_VERSION", "version > SCHEMA_VERSION + 1",
+           (f"{ODOT}::test_a_store_one_schema_ahead_is_refused",)),
+    Mutant("non-private-plan-keeps-delta", BUDGET, "_plan",
+           "delta if math.isfinite(eps) else 0.0", "delta",
+           (f"{ODOT}::test_every_planned_release_states_its_kind_delta_rho_and_batch",)),
+    Mutant("accountant-record-of-the-least-spent-entity", BUDGET, "accountant_record",
+           "max(bal, key=lambda b: b.spent_epsilon)", "min(bal, key=lambda b: b.spent_epsilon)",
+           (f"{ODOT}::test_the_accountant_record_reports_the_most_spent_entity",)),
+    Mutant("planner-one-lucky-epsilon-counts", PLANNER, "epsilon_for_utility", "break", "continue",
+           (f"{PLANT}::test_the_target_must_hold_from_the_answer_on_and_one_lucky_point_does_not_count",)),
+    Mutant("planner-reference-at-finite-epsilon", PLANNER, "epsilon_for_utility",
+           "np.isinf(table['epsilon'])", "~ORIG",
+           (f"{PLANT}::test_without_central_the_reference_is_the_swept_method_at_infinite_epsilon",)),
+    Mutant("planner-advantage-sign-ignored", PLANNER, "users_needed",
+           "adv.append(d if metric in LOWER_IS_BETTER else -d)", "adv.append(d)", (USERS_NEEDED,)),
+    Mutant("planner-density-over-entities", PLANNER, "users_needed",
+           "max(int(n_items), 1)", "max(int(n_entities), 1)", (USERS_NEEDED,)),
+    Mutant("planner-population-sd", PLANNER, "users_needed", "np.std(adv, ddof=1)", "np.std(adv, ddof=0)",
+           (USERS_NEEDED,)),
+    Mutant("tnr-form-without-delta", BOUNDS, "epsilon_bounds",
+           "np.maximum(tnr_lo - delta, 0.0)", "np.maximum(tnr_lo, 0.0)",
+           (f"{AUDT}::test_the_tnr_form_subtracts_delta_like_the_tpr_form",)),
+    Mutant("threshold-chosen-on-evaluation-runs", BOUNDS, "empirical_epsilon",
+           "_confusion_at(cal_out, cal_in, mids)", "_confusion_at(ev_out, ev_in, mids)",
+           (f"{AUDT}::test_the_threshold_is_chosen_on_calibration_scores_even_when_evaluation_would_favour_another",)),
+    Mutant("form-chosen-on-evaluation-runs", BOUNDS, "empirical_epsilon",
+           "float(f1 if form == 'tpr/fpr' else f2)", "float(max(f1, f2))",
+           (f"{AUDT}::test_the_form_is_chosen_on_calibration_and_only_its_bound_is_reported",)),
+    Mutant("auc-u-of-the-wrong-class", BOUNDS, "roc_auc",
+           "si.size * (si.size + 1) / 2.0", "so.size * (so.size + 1) / 2.0",
+           (f"{AUDT}::test_the_auc_is_mann_whitney_for_classes_of_different_sizes",)),
+    Mutant("violation-at-equality", MEMB, "verdict_for", "epsilon_lb > claimed", "epsilon_lb >= claimed",
+           (VERDICT_EDGES,)),
+    Mutant("claim-at-the-ceiling-consistent", MEMB, "verdict_for",
+           "claimed >= max_certifiable", "claimed > max_certifiable", (VERDICT_EDGES,)),
+    Mutant("summary-reports-the-first-row", MEMB, "summarize",
+           "max(rows, key=lambda r: (r['epsilon_lb'], r['auc']))", "rows[0]",
+           (f"{AUDT}::test_the_summary_reports_the_strongest_attack_of_any_target",)),
+    Mutant("lr-certified-on-its-calibration-runs", MEMB, "audit_target",
+           "Z_ev = np.vstack([feats[0, half:], feats[1, half:]])", "Z_ev = np.vstack([feats[0, :half], feats[1, :half]])",
+           (f"{AUDT}::test_the_lr_attack_is_certified_on_runs_it_was_not_fitted_on",)),
 )
 
 

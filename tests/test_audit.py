@@ -359,3 +359,81 @@ def test_an_audit_reading_every_entity_charges_every_entity(tiny_fed):
     every = plan_audit(tiny_fed, "b", ["dp-cooccurrence"], [1.0], 1e-6, all_entities=True)[0]
     assert set(own.charges) == {"b"} and set(every.charges) == {"a", "b", "c", "d"}
     assert all(v == (math.inf, 0.0) for v in every.charges.values())
+
+
+# ------------------------------------------------------------- the statistics, case by case
+def test_the_tnr_form_subtracts_delta_like_the_tpr_form():
+    # a test that never says IN on OUT runs (fp = 0) and finds half the IN runs: the TNR/FNR form
+    # ln((TNR_lo − δ)/FNR_hi) with TNR_lo = 1 − FPR_hi = (α/2)^(1/n), FNR_hi = 1 − TPR_lo
+    _, e2 = bounds.epsilon_bounds(50, 50, 0, 100, 0.01, 0.95)
+    tnr_lo = 0.025 ** (1 / 100)
+    fnr_hi = 1 - stats.beta.ppf(0.025, 50, 51)
+    assert float(e2) == pytest.approx(math.log((tnr_lo - 0.01) / fnr_hi), rel=1e-9)
+
+
+def test_the_auc_is_mann_whitney_for_classes_of_different_sizes():
+    out, inn = np.array([0.0, 1.0, 2.0, 3.0, 4.0]), np.array([2.5, 5.0])
+    assert bounds.roc_auc(out, inn) == pytest.approx((3 + 5) / 10)  # 2.5 beats three OUT scores, 5 all five
+
+
+def test_the_threshold_is_chosen_on_calibration_scores_even_when_evaluation_would_favour_another():
+    # calibration: the best test is "IN iff score ≥ 2.5" (TPR 0.8, FPR 0); on the evaluation runs it finds
+    # nothing although a threshold of 0.5 would separate them perfectly — the bound must not pick that one
+    cal_out, cal_in = np.r_[np.zeros(25), np.full(25, 2.0)], np.r_[np.ones(10), np.full(40, 3.0)]
+    r = bounds.empirical_epsilon(cal_out, cal_in, np.zeros(40), np.ones(40))
+    assert r["threshold"] == pytest.approx(2.5) and r["form"] == "tpr/fpr"
+    assert (r["tp"], r["fn"], r["fp"], r["tn"]) == (0, 40, 0, 40) and r["epsilon_lb"] == 0.0
+
+
+def test_the_form_is_chosen_on_calibration_and_only_its_bound_is_reported():
+    # calibration favours TPR/FPR at 0.5 (tp 45/50, fp 0/50); on the evaluation runs TNR/FNR would be larger
+    # (1.34) but the reported bound is the chosen form's, ln(TPR_lo/FPR_hi) with tp = 40/40, fp = 20/40
+    r = bounds.empirical_epsilon(np.zeros(50), np.r_[np.ones(45), np.full(5, -1.0)],
+                                 np.r_[np.zeros(20), np.ones(20)], np.ones(40))
+    assert r["form"] == "tpr/fpr" and (r["tp"], r["fp"]) == (40, 20)
+    tpr_lo = 0.025 ** (1 / 40)
+    fpr_hi = stats.beta.ppf(0.975, 21, 20)
+    assert r["epsilon_lb"] == pytest.approx(math.log(tpr_lo / fpr_hi), rel=1e-9)
+    assert r["epsilon_lb"] == pytest.approx(0.3203, abs=1e-4)
+
+
+def test_a_bound_equal_to_the_claim_is_no_violation_and_a_claim_at_the_ceiling_is_inconclusive():
+    assert aud.verdict_for(1.0, 1.0, 3.0) == "consistent"
+    assert aud.verdict_for(0.3, 2.5, 2.5) == "inconclusive"  # a perfect attack could show 2.5, not more
+
+
+def test_the_summary_reports_the_strongest_attack_of_any_target():
+    def row(target, attack, lb, auc):
+        return {"method": "m", "requested_epsilon": 1.0, "epsilon": 1.0, "delta": 1e-6, "private": True,
+                "target": target, "attack": attack, "epsilon_lb": lb, "auc": auc, "max_certifiable_epsilon": 3.0,
+                "tpr_at_fpr": {"0.01": 0.0}, "family_size": 4}
+    rows = [row("t1", "distance", 0.1, 0.55), row("t1", "lr", 0.2, 0.6), row("t2", "distance", 1.3, 0.7),
+            row("t2", "lr", 0.0, 0.9)]
+    (s,) = aud.summarize(rows)
+    assert (s["epsilon_lb"], s["epsilon_lb_target"], s["epsilon_lb_attack"]) == (1.3, "t2", "distance")
+    assert (s["auc"], s["auc_target"], s["auc_attack"]) == (0.9, "t2", "lr")
+    assert s["verdict"] == "VIOLATION"
+
+
+class _LeaksOnlyEarly:
+    """A release that shows the target in its first ``early`` IN releases and is constant after: the LR
+    attack fitted on the calibration half must be certified on the evaluation half, where nothing leaks."""
+
+    name, private, epsilon, delta = "leaks-early", False, math.inf, 0.0
+
+    def __init__(self, x, early):
+        self.x, self.early, self.calls = x, early, 0
+
+    def release(self, X, rng, ledger):
+        i, label = divmod(self.calls, 2)  # the audit alternates OUT, IN for each run
+        self.calls += 1
+        P = self.x[None, :] if (label == 1 and i < self.early) else np.zeros((1, self.x.size))
+        return PrototypeRelease(P, np.array([1.0]))
+
+
+def test_the_lr_attack_is_certified_on_runs_it_was_not_fitted_on():
+    X = _entity(20, 8, 2)
+    tgt = audit_targets.make_targets(X, ["synthetic"], 5.0, 4)[0]
+    res = aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=20), 40, np.random.SeedSequence(0),
+                           attacks=("lr",))
+    assert res["attacks"]["lr"]["epsilon_lb"] == 0.0

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from dpfed_core.errors import BudgetExceededError, ConfigError
-from dpfed_core.privacy.ledger import PrivacyLedger
+from dpfed_core.privacy.ledger import BASIC, ZCDP, LedgerRow, PrivacyLedger, compose, delta_warning
+from dpfed_core.privacy.noise import zcdp_epsilon
 
 
 def test_sequential_within_parallel_across_entities():
@@ -83,3 +84,78 @@ def test_each_entity_s_rows_are_its_own_through_appends_copies_and_pickles():
     twin = pickle.loads(pickle.dumps(led))
     twin.spend("e0", "s", "laplace", 0.02)  # the copy's index follows its own rows only
     assert len(twin._rows_of("e0")) == len(led._rows_of("e0")) + 1
+
+
+# ------------------------------------------------------------- composition, row by row
+def _row(entity, stage, eps, delta=0.0, rho=None):
+    return LedgerRow(entity, stage, "laplace" if rho is None else "gaussian", eps, delta, 1.0, 1.0, rho=rho)
+
+
+def test_basic_composition_adds_every_rows_delta():
+    # three approximate-DP rows of one entity, no ρ: ε and δ both add up
+    eps, dlt, how = compose([_row("A", "a", 0.2, 3e-7), _row("A", "b", 0.3, 2e-7), _row("A", "c", 0.1, 1e-7)], 1e-6)
+    assert (eps, dlt, how) == (pytest.approx(0.6), pytest.approx(6e-7), BASIC)
+
+
+def test_zcdp_is_used_only_when_tighter_and_adds_the_other_rows_epsilon():
+    # one Gaussian row whose ρ converts to far more than its stated ε: basic composition holds
+    assert compose([_row("A", "g", 0.5, 1e-6, rho=1.0)], 1e-6) == (pytest.approx(0.5), pytest.approx(1e-6), BASIC)
+    # a Laplace row (ε 0.3) and two Gaussian rows (ρ 0.01 each, stated ε 0.5): zCDP converts Σρ = 0.02 at the
+    # whole δ (the Laplace row spends none) and adds the Laplace row's ε: 0.3 + 0.8999 < basic 1.3
+    rows = [_row("A", "size", 0.3), _row("A", "g1", 0.5, 4e-7, rho=0.01), _row("A", "g2", 0.5, 4e-7, rho=0.01)]
+    eps, dlt, how = compose(rows, 1e-6)
+    assert how == ZCDP
+    assert eps == pytest.approx(0.3 + zcdp_epsilon(0.02, 1e-6), rel=1e-12)
+    assert eps == pytest.approx(1.19994, abs=1e-4) and dlt == pytest.approx(1e-6)
+
+
+def test_the_accountant_is_the_worst_entitys_and_basic_rows_say_basic():
+    led = PrivacyLedger(2.0, 1e-6)
+    led.spend("A", "size", "laplace", 0.4)
+    led.spend("A", "sum", "laplace", 0.5)
+    assert led.accountant("A") == BASIC
+    for s in ("g1", "g2"):
+        led.spend("B", s, "gaussian", 0.5, 4e-7, rho=0.01)
+    assert led.accountant("B") == ZCDP and led.spent("B")[0] == pytest.approx(zcdp_epsilon(0.02, 1e-6))
+    # B spent 0.62, A 0.9: the run's accountant is A's
+    assert led.accountant() == BASIC
+
+
+def test_a_spend_is_refused_when_the_entitys_composed_delta_would_pass_the_budget():
+    led = PrivacyLedger(5.0, 1e-6)
+    led.spend("A", "s1", "exponential", 0.1, 6e-7)
+    with pytest.raises(BudgetExceededError, match="δ"):
+        led.spend("A", "s2", "exponential", 0.1, 6e-7)
+    led.spend("B", "s1", "exponential", 0.1, 6e-7)  # another entity's δ is its own
+    assert len(led.rows) == 2
+
+
+@pytest.mark.parametrize("kw", [{"delta": -1e-7}, {"rho": -0.01}])
+def test_a_negative_delta_or_rho_is_refused(kw):
+    led = PrivacyLedger(1.0, 1e-6)
+    with pytest.raises(BudgetExceededError):
+        led.spend("A", "s", "gaussian", 0.1, **kw)
+    assert led.rows == []
+
+
+def test_per_entity_per_stage_and_remaining_state_each_entitys_own_sums():
+    led = PrivacyLedger(2.0, 1e-6)
+    a, b = led.for_entity("A"), led.for_entity("B")
+    a.spend("sum", "laplace", 0.25, 1e-7)
+    a.spend("sum", "laplace", 0.5, 2e-7)
+    a.spend("size", "laplace", 0.1)
+    b.spend("sum", "laplace", 0.7, 3e-7)
+    assert led.per_entity() == [
+        {"entity": "A", "epsilon": pytest.approx(0.85), "delta": pytest.approx(3e-7), "accountant": BASIC},
+        {"entity": "B", "epsilon": pytest.approx(0.7), "delta": pytest.approx(3e-7), "accountant": BASIC}]
+    assert led.per_stage() == [
+        {"entity": "A", "stage": "sum", "epsilon": pytest.approx(0.75), "delta": pytest.approx(3e-7), "invocations": 2},
+        {"entity": "A", "stage": "size", "epsilon": pytest.approx(0.1), "delta": 0.0, "invocations": 1},
+        {"entity": "B", "stage": "sum", "epsilon": pytest.approx(0.7), "delta": pytest.approx(3e-7), "invocations": 1}]
+    assert a.remaining() == (pytest.approx(1.15), pytest.approx(7e-7))
+
+
+def test_the_delta_warning_fires_exactly_above_one_over_the_smallest_released_size():
+    assert delta_warning(1e-3, 500.0) is None  # 1/500 = 2e-3
+    assert "1/n̂" in delta_warning(3e-3, 500.0)
+    assert delta_warning(1e-6, None) is None

@@ -697,3 +697,110 @@ def test_a_simulation_on_real_data_is_no_back_door(tmp_path):
     execute_run(sample, cfg, store=store2)  # a generated sample: recorded, not charged, not refused
     assert all(b.spent_epsilon == 0 and b.n_non_private == 0 for b in odo2.balance(key2))
     assert out.doc["privacy"]["simulation"]
+
+
+# ------------------------------------------------------------------------------ the store's transactions
+def test_a_write_is_durable_checks_references_and_holds_the_write_lock_from_its_start(tmp_path):
+    store = Store(tmp_path / "private" / "s.sqlite3", timeout=0.1)
+    assert oct(os.stat(store.path.parent).st_mode & 0o777) == oct(0o700)  # results derive from private data
+    other = Store(store.path, timeout=0.1)
+    with store.write() as con:
+        # a committed charge survives a power cut (FULL = 2) and a charge needs its release (foreign keys on)
+        assert con.execute("PRAGMA synchronous").fetchone()[0] == 2
+        assert con.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        # the budget check reads before it writes: the lock is taken at BEGIN, or two sessions could both
+        # read the same remaining budget
+        with pytest.raises(StoreError, match="locked by another session"):
+            with other.write():
+                pass
+    with pytest.raises(StoreError, match="FOREIGN KEY"):
+        with store.write() as con:
+            con.execute("INSERT INTO charges (release_id, entity, epsilon, delta) VALUES (12345, 'A', 1.0, 0.0)")
+
+
+def test_a_write_that_fails_midway_leaves_nothing_behind(tmp_path):
+    store = Store(tmp_path / "s.sqlite3")
+    with pytest.raises(RuntimeError):
+        with store.write() as con:
+            con.execute("INSERT INTO meta (name, value) VALUES ('half', 'done')")
+            raise RuntimeError("the release failed before it was charged in full")
+    with store.read() as con:
+        assert con.execute("SELECT COUNT(*) FROM meta WHERE name = 'half'").fetchone()[0] == 0
+
+
+def test_a_store_that_cannot_be_set_up_leaves_no_file(tmp_path, monkeypatch):
+    from dpfed_core.privacy import store as store_mod
+
+    monkeypatch.setattr(store_mod, "_MIGRATIONS", {**store_mod._MIGRATIONS, 3: "CREATE TABLE broken (;"})
+    path = tmp_path / "s.sqlite3"
+    with pytest.raises(StoreError):
+        Store(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_store_one_schema_ahead_is_refused(tmp_path):
+    s = Store(tmp_path / "s.sqlite3")
+    with sqlite3.connect(s.path) as con:
+        con.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match=f"schema {SCHEMA_VERSION + 1} > {SCHEMA_VERSION}"):
+        Store(s.path)
+
+
+# ------------------------------------------------------------------------------ what a plan charges
+def test_every_planned_release_states_its_kind_delta_rho_and_batch():
+    from dpfed_core.evaluation.experiments import _job_key
+    from dpfed_core.privacy.accounting import planned_gaussian_rho
+
+    ds = make_dataset()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, delta=1e-6, k=2)
+    run, comp = plan_run(ds, cfg, ["central"])
+    assert (run.kind, comp.kind) == ("run", "comparison")
+    assert run.rho == pytest.approx(planned_gaussian_rho(1.0, 1e-6)) and run.gaussian
+    # a non-private release spends no δ: its plan says ε = ∞, δ = 0
+    assert (comp.epsilon, comp.delta, comp.rho) == (math.inf, 0.0, None) and comp.non_private
+    # a sweep's points are one non-adaptive batch; a resumed sweep skips only the points it holds
+    done = {_job_key("dp-cooccurrence", 1.0, 1, "dp-cooccurrence")}
+    sw = plan_sweep(ds, cfg, [1.0, 2.0], [0, 1], [], done=done)
+    assert [(p.epsilon, p.seed) for p in sw] == [(1.0, 0), (2.0, 0), (2.0, 1)]
+    assert all(p.batch and p.kind == "sweep point" for p in sw)
+    # an audit reading every entity's rows charges every entity ∞, otherwise only the audited one
+    assert plan_audit(ds, "C", ["dp-popularity"], [1.0], 1e-6, all_entities=True)[0].charges == \
+        {e: (math.inf, 0.0) for e in "ABC"}
+
+
+def test_charges_read_back_from_a_ledger_sum_delta_and_keep_only_the_named_entities():
+    old = {"ledger": [{"entity": "A", "epsilon": 0.25, "delta": 1e-7}, {"entity": "A", "epsilon": 0.5, "delta": 2e-7},
+                      {"entity": "B", "epsilon": 0.5, "delta": None}]}
+    assert ledger_charges(old) == {"A": (pytest.approx(0.75), pytest.approx(3e-7)), "B": (0.5, 0.0)}
+    new = {"per_entity": [{"entity": "A", "epsilon": 0.9, "delta": 1e-6}, {"entity": "Z", "epsilon": "inf"}]}
+    assert ledger_charges(new, ["A", "B"]) == {"A": (0.9, 1e-6)}
+    assert ledger_charges(old, ["B"]) == {"B": (0.5, 0.0)}
+
+
+def test_the_planned_charge_of_a_mixed_plan_reads_the_store_and_says_whether_it_fits(tmp_path):
+    from dpfed_core.evaluation.budget import charge_text, planned_charge, skip_store
+
+    ds = make_dataset()
+    store = Store(tmp_path / "s.sqlite3")
+    odo = BudgetOdometer(store)
+    odo.set_cap(ds, 2.0, 1e-5)
+    mixed = [dp_plan(1.5, simulation=True), dp_plan(1.5)]
+    p = planned_charge(store, ds, mixed)
+    assert not p.get("simulation") and p["spend"] == pytest.approx(1.5) and p["fits"]
+    assert charge_text(p) == "spends ε ≈ 1.5 of the 2 left per entity"
+    over = planned_charge(store, ds, [dp_plan(1.5), dp_plan(1.5)])
+    assert not over["fits"] and "it will be refused" in charge_text(over)
+    # one release that leaves nothing does not make the others skip the store
+    assert not skip_store(tmp_path / "s.sqlite3", [PlannedRelease("run", "individual", 1.0, 0.0, {}), dp_plan(1.0)])
+
+
+def test_the_accountant_record_reports_the_most_spent_entity(tmp_path):
+    from dpfed_core.evaluation.budget import accountant_record
+
+    ds = make_dataset()
+    store = Store(tmp_path / "s.sqlite3")
+    odo = BudgetOdometer(store)
+    odo.reserve(ds, [dp_plan(1.0)]).close()
+    odo.reserve(ds, [dp_plan(0.5, entities=("B",))]).close()
+    rec = accountant_record(store, ds)
+    assert rec["most_spent_entity"] == "B" and rec["spent_epsilon"] == pytest.approx(1.5)

@@ -3,6 +3,10 @@ local at this ε" from synthetic federations built from public parameters — ne
 from __future__ import annotations
 
 import inspect
+import math
+
+import numpy as np
+import pytest
 
 from dpfed_core.config import RunConfig
 from dpfed_core.evaluation import planner
@@ -28,3 +32,53 @@ def test_the_planner_reads_no_private_rows_and_compares_with_local(monkeypatch):
     assert [p["users"] for p in out["points"]] == [20.0, 60.0]
     assert out["mode"] == "zero" and out["assumptions"]["interactions per user"] == 20.0
     assert set(out["estimate"]) == {"users", "how", "direction"}
+
+
+# ------------------------------------------------------------- what the planner computes
+def _doc(means: dict[float, float], central: float | None = None) -> dict:
+    runs = [{"method": "dp-gaussian", "epsilon": e, "seed": 0, "overall": {"mar": v}} for e, v in means.items()]
+    if central is not None:
+        runs.append({"method": "central", "epsilon": math.inf, "seed": 0, "overall": {"mar": central}})
+    return {"config": {"method": "dp-gaussian"}, "runs": runs}
+
+
+def test_the_target_must_hold_from_the_answer_on_and_one_lucky_point_does_not_count():
+    # ε = 0.1 is within 5 % of central by luck, ε = 1 is not: the answer is 10, not 0.1
+    plan = planner.epsilon_for_utility(_doc({0.1: 0.205, 1.0: 0.30, 10.0: 0.206}, central=0.2), "mar", 0.05)
+    assert plan["epsilon"] == 10.0 and plan["target"] == pytest.approx(0.21) and plan["any"]
+
+
+def test_without_central_the_reference_is_the_swept_method_at_infinite_epsilon():
+    plan = planner.epsilon_for_utility(_doc({0.1: 0.40, 1.0: 0.26, 10.0: 0.205, math.inf: 0.2}), "mar", 0.05)
+    assert plan["reference"] == "dp-gaussian at ε = ∞"
+    assert plan["reference_value"] == pytest.approx(0.2) and plan["target"] == pytest.approx(0.21)
+    assert plan["epsilon"] == 10.0
+
+
+def test_users_needed_measures_the_advantage_per_metric_direction_with_the_sample_sd(monkeypatch):
+    # the runs are stubbed (their values fixed per seed) so the planner's arithmetic is checked alone:
+    # precision is higher-is-better, so the federation's advantage is its value minus local's
+    from dpfed_core.data import synthetic
+
+    densities = []
+    real = synthetic.make_poisson
+
+    def spy(**kw):
+        densities.append(kw["density"])
+        return real(**kw)
+
+    fed = {0: 0.30, 1: 0.34}
+
+    def fake_run(ds, cfg, *a, **k):
+        v = fed[cfg.seed] if cfg.method == "dp-popularity" else 0.20
+        return {"overall": {"precision": v}}, None
+
+    monkeypatch.setattr(synthetic, "make_poisson", spy)
+    monkeypatch.setattr(planner, "run_method", fake_run)
+    out = planner.users_needed(RunConfig(method="dp-popularity", epsilon=1.0), n_entities=4, n_items=50,
+                               value_max=5.0, interactions_per_user=10.0, users_grid=(20,), seeds=(0, 1),
+                               metric="precision")
+    (p,) = out["points"]
+    assert p["advantage"] == pytest.approx(0.12)
+    assert p["sd"] == pytest.approx(float(np.std([0.10, 0.14], ddof=1)))  # 0.0283, not the population 0.02
+    assert densities == [pytest.approx(10.0 / 50)] * 2  # interactions per user over the catalogue's items
