@@ -6,8 +6,9 @@ sample by hospital and by region, the synthetic sample, the eICU demo by hospita
 MovieLens 100K by ZIP digit and by occupation in zero mode; in observed mode (what the CLI and the
 pages choose for ratings) on MovieLens by ZIP, occupation and gender, the clinic sample by hospital and
 by region, the synthetic sample, the eICU demo by region, and MovieLens as an uploaded long table
-without ``u.item`` by occupation and by gender (no declared catalogue: the run selects one by DP). Each run's stage timings (round 1, server, round 2, other fitting, evaluation) come
-from its result document; its process CPU seconds and wall seconds are kept beside them. The runs
+without ``u.item`` by occupation and by gender (no declared catalogue: the run selects one by DP).
+Each run's stage timings (round 1, server, round 2, other fitting, evaluation) come from its result
+document; its process CPU seconds and wall seconds are kept beside them. The runs
 use simulation noise (NumPy); a production run adds, per noise coordinate its entities send (counted
 from its message log), the µs of OpenDP's sampler measured by bench/bench_samplers.py — checked
 against production runs in the result page's last table.

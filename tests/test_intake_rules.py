@@ -13,13 +13,11 @@ from dpfed_core.data.loaders import load_data
 from dpfed_core.data.long_table import load_long_table
 from dpfed_core.errors import ConfigError, DataError
 
-OPTS = dict(user_col="user", item_col="item", value_col="rating", entity_col="site")
+from test_loaders import OPTS, _table as _ratings_table  # noqa: E402  (the loaders' small ratings table)
 
 
 def _table(entities=("A", "B", "C", "D")) -> pd.DataFrame:
-    rows = [{"user": f"u{e}{i}", "item": str(item), "rating": 1 + (i + item) % 5, "site": e}
-            for e in entities for i in range(2) for item in (1, 2, 3)]
-    return pd.DataFrame(rows)
+    return _ratings_table(2, entities)
 
 
 def test_the_value_kind_is_read_off_the_column_name_whatever_its_case():
@@ -43,7 +41,7 @@ def test_every_excluded_entity_is_left_out_as_written_around_spaces():
 
 def test_an_items_readable_name_is_the_first_seen_for_it():
     df = _table(("A", "B"))
-    df["title"] = df["item"].map({"1": "One", "2": "Two", "3": "Three"})
+    df["title"] = df["item"].map({1: "One", 2: "Two", 3: "Three"})
     df.loc[len(df) - 1, "title"] = "Three (renamed)"  # the last row of item 3 names it otherwise
     ds = load_long_table(df, **OPTS, item_name_col="title")
     assert dict(zip(ds.item_ids, ds.item_names)) == {"1": "One", "2": "Two", "3": "Three"}
