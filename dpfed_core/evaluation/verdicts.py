@@ -65,6 +65,12 @@ def _difference(fed: float, base: float, metric: str) -> float:
     return (base - fed) if metric in LOWER_IS_BETTER else (fed - base)
 
 
+def _is_tie(d, base):
+    """A difference ``d`` too small to count against a baseline of value ``base`` (scalars or arrays):
+    below :data:`TIE_FRACTION` of the baseline's value."""
+    return np.abs(d) < TIE_FRACTION * np.maximum(np.abs(base), 1e-12)
+
+
 def compare_one(fed: float | None, base: float | None, metric: str = "mar") -> str | None:
     """One entity, one run: "better", "worse" or "tie" for the federation against a baseline on
     ``metric`` — the rule :func:`entity_verdict` counts with (a tie is a difference below
@@ -72,7 +78,7 @@ def compare_one(fed: float | None, base: float | None, metric: str = "mar") -> s
     if not (_finite(fed) and _finite(base)):
         return None
     d = _difference(float(fed), float(base), metric)
-    if abs(d) < TIE_FRACTION * max(abs(float(base)), 1e-12):
+    if _is_tie(d, float(base)):
         return "tie"
     return "better" if d > 0 else "worse"
 
@@ -112,7 +118,7 @@ def entity_verdict(docs: dict[str, dict], method: str, metric: str = "mar",
         f = np.array([fed[n] for n in names], dtype=float)
         w = np.array([base[n] for n in names], dtype=float)
         d = _difference(f, w, metric)
-        tie = np.abs(d) < TIE_FRACTION * np.maximum(np.abs(w), 1e-12)
+        tie = _is_tie(d, w)
         r = {"better": int(np.sum(~tie & (d > 0))), "worse": int(np.sum(~tie & (d < 0))),
              "tie": int(np.sum(tie)), "entities": dict(zip(names, d.tolist()))}
         r["word"] = _word(r)
