@@ -53,10 +53,10 @@ class CatalogueForecast:
         exp = ("" if self.expected_items is None else
                f"; on the loaded data about {self.expected_items:.0f} of {self.n_items} items are expected to be "
                "shared (a local planning estimate: nothing is released)")
+        why = " (a shared key is a hash of names, not a name)" if self.kind == "federation" else ""
         return (f"no declared item catalogue: at ε = {self.epsilon:g} {who}{exp}. Each entity still recommends "
                 "every item it has rows for, but an item none of its users holds reaches it only through a declared "
-                "catalogue (a shared key is a hash of names, not a name); declare the catalogue (items=FILE) to share "
-                "every item")
+                f"catalogue{why}; declare the catalogue (items=FILE) to share every item")
 
 
 def forecast_catalogue(dataset, config: RunConfig, train: sp.csr_matrix | None = None) -> CatalogueForecast | None:

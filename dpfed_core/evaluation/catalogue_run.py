@@ -256,8 +256,7 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
 #: What a run on a DP-selected catalogue says when each entity keeps its own items (in process and
 #: deployed alike).
 OWN_ITEMS_NOTE = ("the catalogue decides only what is shared: each entity still scores every item it has rows for "
-                  "with its own model, and maps the shared keys onto those items only (a key is a hash of names, "
-                  "not a name), so an item none of its users holds cannot reach it from the federation")
+                  "with its own model")
 #: ... and when the catalogue came out empty.
 EMPTY_CATALOGUE_OWN_NOTE = ", so the federation shares nothing: each entity recommends from its own model alone"
 EMPTY_CATALOGUE_ZERO_NOTE = ", so nothing was learned (every score is 0)"
