@@ -123,3 +123,77 @@ def test_the_runs_observation_mode_chooses_the_statistics():
         lengths[mode] = fit.secure_sum_.size
         assert any(("observed-mode" in n) == (mode == "observed") for n in fit.notes_ if n.startswith("dp-als"))
     assert lengths == {"zero": 3 + 2 * 6, "observed": (3 + 2) * 6}
+
+
+def test_zero_mode_statistics_are_the_per_user_sums_of_the_module_doc():
+    """Without noise a zero-mode ALS share is G = Σ_u u uᵀ (its upper triangle) and B = Σ_u u x̃_Sᵀ
+    (r × |S|, row-major), x̃ the user's row clipped to [0, Λ∞] and scaled to ℓ2 = 1, restricted to
+    S, and u = max((VᵀV + λI)⁻¹ Vᵀ x̃_S, 0) scaled to ℓ2 = 1 — per user, as the module doc writes it."""
+    X = _ratings(4)
+    r, lam = 3, 2.0
+    method = make_summable_method("dp-als", value_max=VMAX, epsilon=math.inf, rank=r, lam=lam, max_items=12)
+    items = np.array([0, 2, 3, 5, 6, 8, 9, 11])
+    V = np.random.default_rng(2).uniform(-0.2, 1, (items.size, r))  # some negative solves to project
+    share = method.share(X, np.random.default_rng(0), PrivacyLedger(math.inf).for_entity("a"), 2,
+                         stage="als-1", public={"items": items, "V_als": V}).values
+    G, B, negative = np.zeros((r, r)), np.zeros((r, items.size)), 0
+    for row in X.toarray():
+        x = np.clip(row, 0, VMAX)
+        if not x.any():
+            continue
+        xs = (x / np.linalg.norm(x))[items]
+        u = np.linalg.solve(V.T @ V + lam * np.eye(r), V.T @ xs)
+        negative += int((u < 0).any())
+        u = np.maximum(u, 0.0)
+        if np.linalg.norm(u) > 1e-12:
+            u = u / np.linalg.norm(u)
+        G += np.outer(u, u)
+        B += np.outer(u, xs)
+    assert negative > 0  # the projection on u ≥ 0 is exercised
+    iu = np.triu_indices(r)
+    np.testing.assert_allclose(share, np.concatenate([G[iu], B.ravel()]), atol=GRID / 2 + 1e-12)
+
+
+def test_the_item_solve_projects_the_noisy_gram_on_the_psd_cone():
+    from dpfed_core.federation.dp_als import _item_solve
+
+    Q = np.linalg.qr(np.random.default_rng(0).normal(size=(3, 3)))[0]
+    G = Q @ np.diag([2.0, 0.5, -1.5]) @ Q.T  # noise made it indefinite
+    B = np.array([[1.0, 0.2], [0.3, 0.4], [0.5, 1.0]])
+    G_psd = Q @ np.diag([2.0, 0.5, 0.0]) @ Q.T
+    np.testing.assert_allclose(_item_solve(G, B, 0.1), np.maximum(np.linalg.solve(G_psd + 0.1 * np.eye(3), B), 0),
+                               atol=1e-12)
+
+
+def test_the_server_learns_on_the_most_popular_items_from_the_unit_popularity_and_a_ridge_over_the_noise():
+    """combine: the ``max_items`` items of largest noisy popularity; V₀'s first column the unit
+    popularity on them; each item solve's ridge λ + 2√r·σ_sum with σ_sum = σ/divisor·√(shares summed);
+    the last step's V the item factors followed by the unit popularity on the whole item axis."""
+    r, lam, m = 2, 0.3, 9
+    method = make_summable_method("dp-als", value_max=VMAX, epsilon=1.0, delta=1e-6, rank=r, lam=lam, max_items=4,
+                                  steps=2, max_dropouts=1)
+    pop = np.array([3.0, 9.0, -1.0, 7.0, 0.5, 8.0, 2.0, 6.5, 1.0])
+    public = method.combine("popularity", pop, {"n_entities": 4}, np.random.default_rng(0), 4)
+    assert public["items"].tolist() == [1, 3, 5, 7]
+    np.testing.assert_allclose(public["V_als"][:, 0], pop[[1, 3, 5, 7]] / np.linalg.norm(pop[[1, 3, 5, 7]]))
+    plan = method.budget(4)
+    k = r * (r + 1) // 2
+    total = np.concatenate([[2.0, 0.1, 1.5], np.random.default_rng(1).uniform(0, 1, r * 4)])
+    for stage in ("als-1", "als-2"):
+        public = method.combine(stage, total, public, np.random.default_rng(0), 3)
+        sigma_sum = plan["sigma"][stage] / plan["divisor"] * math.sqrt(3)
+        assert public["ridge"] == pytest.approx(lam + 2 * math.sqrt(r) * sigma_sum, rel=1e-12)
+        assert public["ridge"] > lam + 1e-3
+    assert total.size == k + r * 4
+    g = np.maximum(pop, 0.0)
+    np.testing.assert_allclose(public["V"][:, -1], g / np.linalg.norm(g))
+    assert public["V"].shape == (m, r + 1) and not public["V"][[0, 2, 4, 6, 8], :r].any()
+
+
+@pytest.mark.parametrize("pop_share", [0.0, 1.0])
+def test_a_popularity_share_of_zero_or_all_of_the_budget_is_refused(pop_share):
+    from dpfed_core.errors import ConfigError
+
+    method = make_summable_method("dp-als", epsilon=1.0, pop_share=pop_share)
+    with pytest.raises(ConfigError, match="pop_share must be strictly between 0 and 1"):
+        method.budget(2)

@@ -163,3 +163,32 @@ def test_entities_own_columns_do_not_grow_with_unused_catalogue_items(method):
     bound = sum(8 * max_width * ((sl.stop - sl.start) + len(r)) + 8 * len(r)
                 for sl, r in zip(f.slices, rows_per_run[0]) if r is not None)
     assert sizes[1] <= bound, (sizes, bound)
+
+
+def test_entity_rows_and_local_items_outside_the_model_are_refused():
+    loc = LocalColumns(np.zeros((3, 1)), np.array([4]), np.ones((1, 1)))
+    with pytest.raises(ValueError, match="outside the 3 users"):
+        EntityFactors(np.zeros((3, 1)), np.zeros((4, 1)), [slice(0, 2), slice(2, 4)])
+    with pytest.raises(ValueError, match="2 local parts for 1 entities"):
+        EntityFactors(np.zeros((3, 1)), np.zeros((4, 1)), [slice(0, 3)], [None, None])
+    with pytest.raises(ValueError, match="do not fit 3 users × 4 items"):  # item 4 of items 0…3
+        EntityFactors(np.zeros((3, 1)), np.zeros((4, 1)), [slice(0, 3)], [loc])
+    EntityFactors(np.zeros((3, 1)), np.zeros((5, 1)), [slice(0, 3)], [loc])  # item 4 of 0…4: fits
+    with pytest.raises(ValueError, match="alone"):
+        from dpfed_core.models.entity_factors import as_entity_factors
+
+        as_entity_factors(EntityFactors(np.zeros((3, 1)), np.zeros((4, 1))), np.zeros((4, 1)))
+
+
+def test_on_keys_gives_each_item_its_keys_factors_own_columns_included_and_none_without_a_key():
+    f, per_entity, slices = _random_factors(seed=3)  # 9 keys
+    item_key = np.array([0, -1, 3, 3, 8, 0, -1, 5, 2, 7, 1, 4, 6])  # key 0 twice, key 3 twice, two without
+    wide = f.on_keys(item_key, item_key.size)
+    ref = _block_reference(per_entity, slices, f.n_users, f.n_items)
+    S = wide.scores(np.arange(f.n_users))
+    has = item_key >= 0
+    np.testing.assert_allclose(S[:, has], ref[:, item_key[has]], atol=1e-12)
+    assert not S[:, ~has].any()
+    for h, sl in enumerate(slices):  # each entity's own product on the item axis, too
+        U_h, V_h = wide.entity(h)
+        np.testing.assert_allclose((U_h @ V_h.T)[:, has], ref[sl][:, item_key[has]], atol=1e-12)

@@ -188,3 +188,42 @@ def test_sum_of_squares_reads_the_entries_without_a_copy_duplicates_summed_first
     dup = sp.csr_matrix((np.array([2.5, 2.5, 1.0]), np.array([1, 1, 0]), np.array([0, 2, 3])), shape=(2, 3))
     assert not dup.has_canonical_format
     assert sum_of_squares(dup) == 26.0 and dup.nnz == 3            # the caller's matrix untouched
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_the_row_fit_stops_relative_to_the_largest_factor_so_tiny_values_are_fitted_exactly(mode):
+    """fit_rows_given's stopping rule is relative to ‖U‖∞: the ridge-NNLS solution is homogeneous in
+    X, so values a billion times smaller give factors a billion times smaller, not a first sweep."""
+    rng = np.random.default_rng(9)
+    X = _random_sparse(rng, n=15, m=20, density=0.5)
+    V = rng.uniform(0, 1, size=(20, 4))
+    U = fit_rows_given(X, V, lam=0.1, mode=mode, max_sweeps=5000, tol=1e-10)
+    tiny = fit_rows_given(X * 1e-9, V, lam=0.1, mode=mode, max_sweeps=5000, tol=1e-10)
+    np.testing.assert_allclose(tiny * 1e9, U, rtol=1e-6, atol=1e-9)
+
+
+def test_the_starting_factors_have_the_mean_product_asked_for():
+    from dpfed_core.models.factorization import init_factors
+
+    U, V = init_factors((4000, 3000), 5, 2.5, np.random.default_rng(0))
+    assert U.shape == (4000, 5) and V.shape == (3000, 5) and (U >= 0).all() and (V >= 0).all()
+    assert float(U.mean(axis=0) @ V.mean(axis=0)) == pytest.approx(2.5, rel=0.02)
+
+
+def test_an_observed_fit_starts_at_the_mean_of_the_observed_entries():
+    X = _random_sparse(np.random.default_rng(3), n=300, m=200, density=0.05)
+    for mode, mean in (("observed", X.data.mean()), ("zero", X.sum() / (300 * 200))):
+        U, V, hist = fit_nmf(X, 4, 0.1, mode, max_iter=0, rng=np.random.default_rng(1))
+        assert len(hist) == 1
+        assert float(U.mean(axis=0) @ V.mean(axis=0)) == pytest.approx(mean, rel=0.1), mode
+
+
+def test_row_weights_leave_u_predicting_the_unweighted_rows():
+    """The weights scale the rows by √w for the fit; the returned U is unscaled again, so U Vᵀ is the
+    rows themselves (a row of weight 0 gets zero factors)."""
+    rng = np.random.default_rng(6)
+    X = rng.uniform(0.5, 2, size=(8, 2)) @ rng.uniform(0.5, 2, size=(2, 10))  # exactly rank 2, positive
+    w = np.array([4.0, 4.0, 9.0, 1.0, 4.0, 2.0, 4.0, 0.0])
+    U, V, _ = fit_nmf(X, 2, 1e-6, "zero", max_iter=3000, tol=1e-14, rng=np.random.default_rng(0), weights=w)
+    np.testing.assert_allclose((U @ V.T)[:-1], X[:-1], rtol=1e-2)
+    assert not U[-1].any()

@@ -126,3 +126,41 @@ def test_bad_config(small):
         run_method(small, RunConfig(method="nope"))
     with pytest.raises(ConfigError, match="rank"):
         run_method(small, RunConfig(method="kmeans", rank=0))
+
+
+def test_a_prototype_method_sends_k_prototypes_and_one_per_user_only_below_k():
+    from dpfed_core.federation.prototypes import make_prototype_method
+
+    X = sp.csr_matrix(np.arange(1, 61, dtype=float).reshape(6, 10))
+    method = make_prototype_method("krandom", k=6)
+    assert method.effective_k(X, "a") == (6, "")  # exactly k users: k prototypes, nothing to note
+    k, note = make_prototype_method("krandom", k=7).effective_k(X, "a")
+    assert k == 6 and "has 6 training users < k=7" in note
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ConfigError, match="positive integer"):
+            make_prototype_method("krandom", k=bad).effective_k(X, "a")
+
+
+def test_krandom_sends_k_distinct_rows_and_kmeans_its_cluster_sizes():
+    from dpfed_core.federation.prototypes import make_prototype_method
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    X = sp.csr_matrix(np.arange(1, 61, dtype=float).reshape(6, 10))  # six distinct rows
+    for seed in range(20):
+        rel = make_prototype_method("krandom", k=6).release(X, np.random.default_rng(seed),
+                                                            PrivacyLedger(math.inf).for_entity("a"))
+        assert sorted(map(tuple, rel.prototypes)) == sorted(map(tuple, X.toarray()))
+    Y = sp.csr_matrix(np.vstack([np.zeros((5, 4)), np.full((2, 4), 9.0)]))  # clusters of 5 and 2 users
+    rel = make_prototype_method("kmeans", k=2).release(Y, np.random.default_rng(0), PrivacyLedger(math.inf).for_entity("a"))
+    assert sorted(rel.counts.tolist()) == [2.0, 5.0]
+
+
+def test_an_entity_without_users_sends_nothing_and_is_still_labelled_non_private():
+    from dpfed_core.federation.prototypes import make_prototype_method
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    ledger = PrivacyLedger(math.inf)
+    rel = make_prototype_method("kmeans", k=3).release(sp.csr_matrix((0, 5)), np.random.default_rng(0),
+                                                       ledger.for_entity("empty"))
+    assert rel.prototypes.shape == (0, 5) and rel.counts.size == 0
+    assert [r.epsilon for r in ledger.rows] == [math.inf]

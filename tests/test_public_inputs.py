@@ -52,3 +52,22 @@ def test_smoothing_pulls_a_score_towards_its_feature_mean_and_keeps_featureless_
     assert out[0] == pytest.approx(3.0) and out[1] == pytest.approx(1.0)  # mean of genre 0 is 2
     assert out[2] == pytest.approx(2.0) and out[3] == pytest.approx(7.0)
     assert np.array_equal(smooth_over_features(s, F, 0.0), s)
+
+
+def test_smoothing_reads_features_as_memberships_and_averages_an_items_feature_means():
+    """Feature values count as membership (a weight of 2 or 3 is "has the feature"); an item of two
+    features takes the mean of their two means; the weight w mixes (1 − w)·s + w·mean."""
+    F = np.array([[2, 0], [1, 1], [0, 3], [0, 0]], dtype=float)
+    s = np.array([4.0, 0.0, 2.0, 7.0])
+    # feature means: f0 = (4 + 0)/2 = 2, f1 = (0 + 2)/2 = 1; item means 2, 1.5, 1 and the featureless 7
+    out = smooth_over_features(s, F, 0.25)
+    np.testing.assert_allclose(out, 0.75 * s + 0.25 * np.array([2.0, 1.5, 1.0, 7.0]))
+
+
+def test_content_factors_weigh_a_feature_every_item_has_below_a_rare_one():
+    F = np.c_[np.ones(12), np.repeat(np.eye(3), 4, axis=0)]  # "all" on every item, then 3 genres of 4
+    X = sp.csr_matrix(np.r_[np.ones(2), np.zeros(10)][None, :])
+    U, V = content_factors(X, F)
+    assert V.shape == (12, 4)
+    assert V[0, 0] < V[0, 1]  # the feature of all 12 items says less than a genre of 4
+    np.testing.assert_array_equal(V > 0, F > 0)
