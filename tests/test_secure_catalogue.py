@@ -275,3 +275,85 @@ def test_the_in_process_selection_is_the_sum_of_the_per_entity_shares_a_node_com
                                          divisor=div)
     assert keys.size > 0 and np.array_equal(keys, rel.keys)
     assert np.array_equal(cat.item_keys(bucket, keys, cat.SECURE_CATALOGUE_BUCKETS), rel.item_key)
+
+
+def test_a_user_keeps_a_uniform_random_subset_of_c_of_their_items():
+    X = sp.csr_matrix(np.ones((1, 8)))
+    g = np.random.default_rng(0)
+    kept = np.zeros(8)
+    for _ in range(400):
+        row = cat._bounded_rows(X, 2, g)
+        assert row.nnz == 2 and np.all(row.data == 1.0)
+        kept += row.toarray().ravel()
+    # each item kept with probability c/k = 1/4: 100 of 400 times (sd ≈ 8.7)
+    assert np.all(np.abs(kept - 100) < 40), kept
+
+
+def test_a_coarse_level_is_hashed_apart_from_a_full_name_of_the_same_text():
+    lv = cat.item_bucket_levels(np.array(["cardio", "cardio|shock"], dtype=object), 4096, levels=1)
+    assert lv[1, 1] != lv[0, 0]  # the level "cardio" of cardio|shock is not the item "cardio"
+    assert lv[1, 1] == cat._bucket_of("cardio", 4096, b"dpfed-catlevel")
+
+
+def test_key_matrix_and_item_axis_map_every_item_of_a_released_key_key_zero_included():
+    item_key = np.array([0, -1, 2, 0, 1])
+    np.testing.assert_array_equal(cat.key_matrix(item_key, 3).toarray(),
+                                  [[1, 0, 0], [0, 0, 0], [0, 0, 1], [1, 0, 0], [0, 1, 0]])
+    factors = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(cat.on_item_axis(factors, item_key),
+                                  [[1, 2], [0, 0], [5, 6], [1, 2], [3, 4]])
+
+
+def test_the_selections_parameters_outside_their_ranges_are_refused():
+    with pytest.raises(Exception, match="needs δ > 0"):
+        cat.selection_threshold(1.0, 1.0, 4)
+    with pytest.raises(Exception, match="items per user must be ≥ 1"):
+        cat.selection_threshold(1.0, 1e-6, 0)
+    with pytest.raises(Exception, match="phantom share must be in"):
+        cat.secure_threshold_z(4096, 0.5)
+    assert cat.secure_threshold_z(4096, 0.01) == pytest.approx(2.3263, abs=1e-4)
+
+
+def test_a_leaf_without_a_level_is_never_mapped_to_bucket_zero():
+    bucket = np.array([[5, -1], [7, 0], [0, -1]])  # item 0: no coarse level; item 1: level in bucket 0
+    assert cat.item_keys(bucket, np.array([0, 3]), 8).tolist() == [-1, 0, 0]
+
+
+def test_a_share_needs_at_least_one_item_per_user():
+    X = sp.csr_matrix(np.ones((3, NAMES.size)))
+    with pytest.raises(Exception, match="items per user must be ≥ 1"):
+        cat.secure_catalogue_share(X, cat.item_buckets(NAMES, 64), 0.05, 1e-5, np.random.default_rng(0),
+                                   PrivacyLedger(10.0, 1e-3).for_entity("e"), divisor=1.0, n_buckets=64,
+                                   max_items=0)
+
+
+def test_per_entity_selection_releases_the_union_of_the_entities_items():
+    X = sp.csr_matrix(np.r_[np.tile([1.0, 0, 0, 0], (300, 1)), np.tile([0, 1.0, 0, 0], (300, 1))])
+    rel = cat.select_catalogue(X, [slice(0, 300), slice(300, 600)], ["a", "b"], 5.0, 1e-5,
+                               np.random.default_rng(0), PrivacyLedger(10.0, 1e-3))
+    assert rel.per_entity["a"].tolist() == [0] and rel.per_entity["b"].tolist() == [1]
+    assert rel.columns.tolist() == [0, 1]
+
+
+def test_the_catalogues_divisor_and_coalition_count_the_dropouts_and_the_most_exposed_entity():
+    from dpfed_core.evaluation.catalogue_run import coalition_with_catalogue, secure_catalogue_divisor
+
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5, aggregation="secure", max_dropouts=1)
+    assert secure_catalogue_divisor(5, cfg) == 2.0  # √(H − d)
+    assert secure_catalogue_divisor(5, cfg.replace(aggregation="none")) == 1.0
+    ledger = PrivacyLedger(10.0, 1e-3)
+    for entity, rhos in (("a", [0.01, 0.01]), ("b", [0.05]), ("c", [0.001])):
+        for rho in rhos:
+            ledger.for_entity(entity).spend("s", "Gaussian", 0.1, 1e-7, rho=rho)
+    assert coalition_with_catalogue(cfg, 5, 1.0, ledger) == pytest.approx(noise.zcdp_epsilon(4 * 0.05, 1e-5),
+                                                                          rel=1e-12)
+
+
+def test_the_catalogue_note_states_the_keys_kept_of_the_public_buckets_and_the_items_they_cover():
+    from dpfed_core.evaluation.catalogue_run import secure_catalogue_note
+
+    note = secure_catalogue_note(7, 3.25, 1.4, 30, 500)
+    assert f"kept 7 of {cat.SECURE_CATALOGUE_BUCKETS} public hash buckets" in note
+    assert "noisy sum of user weights ≥ 3.25" in note and "30 of the data's 500 items" in note
+    assert "under secure aggregation" in note
+    assert "without secure aggregation" in secure_catalogue_note(7, 3.25, 1.4, 30, 500, secure=False)

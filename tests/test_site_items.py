@@ -394,3 +394,92 @@ def test_the_catalogue_selection_reads_the_rows_a_federated_method_releases_from
         assert (rows[sl] != want).nnz == 0 and rows[sl].nnz == want.nnz
     if released:
         assert sum(rows[sl].nnz for sl in ds.entity_slices()) < split.train.nnz
+
+
+@pytest.mark.parametrize("method", ["dp-popularity", "dp-gaussian"])
+def test_the_selections_messages_ledger_rows_and_note_come_first(method):
+    ds = _data()
+    cfg = RunConfig(method=method, k=4, epsilon=2.0, rank=2, simulation=True, seed=0, max_iter=20,
+                    aggregation="secure" if method != "dp-gaussian" else "none")
+    doc, res = run_method(ds, cfg)
+    first = [m.content for m in res.messages[:2 * ds.n_entities]]
+    assert all("catalogue" in w or "DP-selected" in w for w in first), first
+    assert not any("catalogue" in m.content or "DP-selected" in m.content for m in res.messages[2 * ds.n_entities:])
+    assert res.ledger.rows[0].stage == "catalogue"
+    assert res.extra["notes"][0].startswith("no declared item catalogue")
+
+
+def test_a_users_weight_in_the_forecast_is_their_chance_of_keeping_an_item_over_root_c():
+    """A user holding k > c items keeps each with probability c/k and gives it 1/√c: a user of 2c
+    items adds ½·1/√c to each of their buckets on average."""
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+    from dpfed_core.evaluation.catalogue_run import secure_catalogue_budget, secure_catalogue_divisor
+    from dpfed_core.privacy import catalogue as cat
+    from scipy.special import ndtr
+
+    c = cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER
+    names = np.array([f"drug {j}" for j in range(2 * c)])
+    assert np.unique(cat.item_buckets(names, cat.SECURE_CATALOGUE_BUCKETS)).size == names.size
+    n = 260  # about the threshold at ½ · 1/√c each
+    X = sp.csr_matrix(np.ones((n, names.size)))  # every user holds every one of the 2c items
+    ds = FederatedDataset.from_parts(X, np.array([f"h{h}" for h in np.arange(n) % 4]), item_names=names,
+                                     value_kind="binary", value_max=1.0, name="2c items each")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=0.5, delta=1e-6, aggregation="secure")
+    f = forecast_catalogue(ds, cfg)
+    rho, _, _ = secure_catalogue_budget(cfg)
+    _, _, sigma_sum, threshold = cat.secure_catalogue_keys(np.zeros(cat.SECURE_CATALOGUE_BUCKETS), rho, 4,
+                                                           divisor=secure_catalogue_divisor(4, cfg))
+    total = n * 0.5 / math.sqrt(c)
+    assert f.expected_items == pytest.approx(names.size * float(ndtr((total - threshold) / sigma_sum)), rel=1e-9)
+    assert 0.5 < f.expected_items < names.size - 0.5
+
+
+def _discrete_laplace_tail(t: float, b: float) -> float:
+    """P(Z ≥ t) for P(Z = z) ∝ e^(−|z|/b), summed term by term."""
+    z = np.arange(-4000, 4001)
+    p = np.exp(-np.abs(z) / b)
+    return float(p[z >= t].sum() / p.sum())
+
+
+def test_the_per_entity_forecast_is_each_entitys_own_threshold_and_chance_of_clearing_it():
+    """A prototype method selects per entity at its share of (ε, δ) with c items per user: the
+    forecast states the threshold 1 + K and the scale b of that selection, and the expected items
+    Σ_j 1 − Π_h (1 − P(n_hj + Z ≥ 1 + K)), n_hj the entity's expected bounded count (users of k > c
+    items count c/k), an item an entity does not hold never released by it."""
+    from dpfed_core.evaluation.catalogue_forecast import CatalogueForecast, forecast_catalogue
+    from dpfed_core.privacy import catalogue as cat
+
+    c = cat.CATALOGUE_MAX_ITEMS_PER_USER
+    g = np.random.default_rng(0)
+    counts = np.array([[80, 0], [40, 120], [200, 10], [0, 100], [0, 0], [110, 95]])  # users of item j at entity h
+    blocks = []
+    for h in range(2):
+        rows = []
+        for j, nj in enumerate(counts[:, h]):
+            for _ in range(nj):
+                r = np.zeros(counts.shape[0] + 2 * c)
+                r[j] = 1.0
+                if g.random() < 0.5:  # half the users also hold 2c filler items: 2c + 1 > c items
+                    r[counts.shape[0]:] = 1.0
+                rows.append(r)
+        blocks.append(np.array(rows))
+    X = sp.csr_matrix(np.vstack(blocks))
+    ds = FederatedDataset.from_parts(X, np.repeat(["a", "b"], [len(b) for b in blocks]), value_kind="binary",
+                                     value_max=1.0, name="two sites")
+    cfg = RunConfig(method="dp-gaussian", epsilon=3.0, delta=1e-6, aggregation="none")
+    f = forecast_catalogue(ds, cfg)
+    b, k = cat.selection_threshold(3.0 * cat.CATALOGUE_EPSILON_SHARE, 1e-6 * cat.CATALOGUE_DELTA_SHARE, c)
+    assert f.kind == "per-entity" and (f.threshold, f.sigma) == (1 + k, pytest.approx(b))
+    expected = 0.0
+    for j in range(X.shape[1]):
+        miss = 1.0
+        for sl in ds.entity_slices():
+            Xh = X[sl].toarray()
+            n = float((Xh[:, j] * np.minimum(1.0, c / Xh.sum(axis=1))).sum())
+            if n > 0:
+                miss *= 1 - _discrete_laplace_tail(1 + k - round(n), b)
+        expected += 1 - miss
+    assert f.expected_items == pytest.approx(expected, rel=1e-9)
+    assert 0.5 < f.expected_items < X.shape[1] - 0.5
+    text = CatalogueForecast("federation", 100.0, 10.0, 1.0, None, 50, True).text()
+    assert "95 % sure from 116 users" in text  # T + 1.645σ: the one-sided 95 % quantile
