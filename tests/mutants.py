@@ -118,6 +118,33 @@ NEGATIVE_SPEND = f"{LEDGERT}::test_a_negative_delta_or_rho_is_refused"
 STORE_WRITE = f"{ODOT}::test_a_write_is_durable_checks_references_and_holds_the_write_lock_from_its_start"
 USERS_NEEDED = f"{PLANT}::test_users_needed_measures_the_advantage_per_metric_direction_with_the_sample_sd"
 VERDICT_EDGES = f"{AUDT}::test_a_bound_equal_to_the_claim_is_no_violation_and_a_claim_at_the_ceiling_is_inconclusive"
+FACTOR = "dpfed_core/models/factorization.py"
+FACTORT = "tests/test_factorization.py"
+EFAC = "dpfed_core/models/entity_factors.py"
+SIDE = "dpfed_core/models/side_information.py"
+SIDET = "tests/test_public_inputs.py"
+ALS = "dpfed_core/federation/dp_als.py"
+ALST = "tests/test_dp_als.py"
+PROTOS = "dpfed_core/federation/prototypes.py"
+PROTOT = "tests/test_protocol.py"
+CATRUN = "dpfed_core/evaluation/catalogue_run.py"
+CATFC = "dpfed_core/evaluation/catalogue_forecast.py"
+SITEMS = "tests/test_site_items.py"
+ROW_FIT_STOP = f"{FACTORT}::test_the_row_fit_stops_relative_to_the_largest_factor_so_tiny_values_are_fitted_exactly"
+OUTSIDE_MODEL = "tests/test_entity_factors.py::test_entity_rows_and_local_items_outside_the_model_are_refused"
+ON_KEYS = ("tests/test_entity_factors.py::"
+           "test_on_keys_gives_each_item_its_keys_factors_own_columns_included_and_none_without_a_key")
+SMOOTHING = f"{SIDET}::test_smoothing_reads_features_as_memberships_and_averages_an_items_feature_means"
+ALS_ZERO_STATS = f"{ALST}::test_zero_mode_statistics_are_the_per_user_sums_of_the_module_doc"
+ALS_SERVER = (f"{ALST}::test_the_server_learns_on_the_most_popular_items_from_the_unit_popularity"
+              "_and_a_ridge_over_the_noise")
+SELECTION_RANGES = f"{SCAT}::test_the_selections_parameters_outside_their_ranges_are_refused"
+KEY_MAPS = f"{SCAT}::test_key_matrix_and_item_axis_map_every_item_of_a_released_key_key_zero_included"
+DIVISOR_COALITION = (f"{SCAT}::test_the_catalogues_divisor_and_coalition_count_the_dropouts"
+                     "_and_the_most_exposed_entity")
+SELECTION_FIRST = f"{SITEMS}::test_the_selections_messages_ledger_rows_and_note_come_first"
+PER_ENTITY_FORECAST = (f"{SITEMS}::test_the_per_entity_forecast_is_each_entitys_own_threshold"
+                       "_and_chance_of_clearing_it")
 
 
 @dataclass(frozen=True)
@@ -849,6 +876,134 @@ MUTANTS = (
     Mutant("lr-certified-on-its-calibration-runs", MEMB, "audit_target",
            "Z_ev = np.vstack([feats[0, half:], feats[1, half:]])", "Z_ev = np.vstack([feats[0, :half], feats[1, :half]])",
            (f"{AUDT}::test_the_lr_attack_is_certified_on_runs_it_was_not_fitted_on",)),
+    # --- the factorisations, public item features, dp-als and the catalogue keys a site maps its items to
+    Mutant("observed-sweep-tol-absolute", FACTOR, "_observed_sweeps",
+           "delta <= tol * max(float(np.max(np.abs(W), initial=0.0)), 1e-12)", "delta <= tol", (ROW_FIT_STOP,)),
+    Mutant("init-scale-quartered", FACTOR, "init_factors",
+           "np.sqrt(max(scale, 1e-12) / rank) * 2.0", "np.sqrt(max(scale, 1e-12) / rank)",
+           (f"{FACTORT}::test_the_starting_factors_have_the_mean_product_asked_for",)),
+    Mutant("weighted-u-not-unscaled", FACTOR, "fit_nmf",
+           "U = np.where(sw[:, None] > 0, U / np.where(sw[:, None] > 0, sw[:, None], 1), 0.0)", "pass",
+           (f"{FACTORT}::test_row_weights_leave_u_predicting_the_unweighted_rows",)),
+    Mutant("observed-init-mean-over-all-cells", FACTOR, "fit_nmf",
+           "max(X.nnz, 1)", "n * m", (f"{FACTORT}::test_an_observed_fit_starts_at_the_mean_of_the_observed_entries",)),
+    Mutant("rows-given-zero-tol-absolute", FACTOR, "fit_rows_given",
+           "delta <= tol * max(float(np.max(np.abs(U))), 1e-12)", "delta <= tol", (ROW_FIT_STOP,)),
+    Mutant("slice-beyond-users-accepted", EFAC, "EntityFactors.__init__",
+           "0 <= sl.start <= sl.stop <= n", "0 <= sl.start <= sl.stop", (OUTSIDE_MODEL,)),
+    Mutant("local-item-at-n-items-accepted", EFAC, "EntityFactors.__init__",
+           "0 <= loc.items.min() <= loc.items.max() < self.n_items",
+           "0 <= loc.items.min() <= loc.items.max() <= self.n_items",
+           (OUTSIDE_MODEL,)),
+    Mutant("local-count-mismatch-accepted", EFAC, "EntityFactors.__init__",
+           "len(self.local) != len(self.slices)", "False", (OUTSIDE_MODEL,)),
+    Mutant("on-keys-key-zero-dropped", EFAC, "EntityFactors.on_keys",
+           "items = np.flatnonzero(item_key >= 0)", "items = np.flatnonzero(item_key > 0)", (ON_KEYS,)),
+    Mutant("on-keys-local-unreleased-kept", EFAC, "EntityFactors.on_keys",
+           "sel = items[pos[item_key[items]] >= 0]", "sel = items", (ON_KEYS,)),
+    Mutant("as-entity-factors-ignores-v", EFAC, "as_entity_factors", "V is not None", "False", (OUTSIDE_MODEL,)),
+    Mutant("smoothing-feature-values-kept", SIDE, "smooth_over_features", "F.data[:] = 1.0", "pass", (SMOOTHING,)),
+    Mutant("smoothing-item-mean-not-averaged", SIDE, "smooth_over_features",
+           "(F @ feature_mean) / np.maximum(n_feat, 1.0)", "F @ feature_mean", (SMOOTHING,)),
+    Mutant("smoothing-weight-swapped", SIDE, "smooth_over_features",
+           "(1.0 - weight) * s + weight * item_mean", "weight * s + (1.0 - weight) * item_mean", (SMOOTHING,)),
+    Mutant("content-without-idf", SIDE, "content_factors",
+           "V = F / np.sqrt(np.maximum(present, 1.0))", "V = F",
+           (f"{SIDET}::test_content_factors_weigh_a_feature_every_item_has_below_a_rare_one",)),
+    Mutant("als-init-popularity-not-unit", ALS, "_initial_factors", "V[:, 0] = g / n", "V[:, 0] = g", (ALS_SERVER,)),
+    Mutant("als-user-factors-without-ridge", ALS, "_user_factors",
+           "V.T @ V + lam * np.eye(r)", "V.T @ V + 1e-09 * np.eye(r)", (ALS_ZERO_STATS,)),
+    Mutant("als-user-factors-negative", ALS, "_user_factors",
+           "np.maximum(np.asarray(sp.csr_matrix(X) @ V) @ A, 0.0)", "np.asarray(sp.csr_matrix(X) @ V) @ A",
+           (ALS_ZERO_STATS,)),
+    Mutant("als-item-solve-not-psd", ALS, "_item_solve",
+           "np.maximum(w, 0.0)", "w", (f"{ALST}::test_the_item_solve_projects_the_noisy_gram_on_the_psd_cone",)),
+    Mutant("als-ridge-edge-halved", ALS, "DPALS.combine",
+           "float(self.lam) + 2.0 * math.sqrt(r) * sigma_sum", "float(self.lam) + math.sqrt(r) * sigma_sum",
+           (ALS_SERVER,)),
+    Mutant("als-sigma-sum-one-share", ALS, "DPALS.combine",
+           "plan['sigma'][stage] / plan['divisor'] * math.sqrt(n_participants)",
+           "plan['sigma'][stage] / plan['divisor']",
+           (ALS_SERVER,)),
+    Mutant("als-selects-least-popular", ALS, "DPALS.combine",
+           "np.argsort(-total, kind='stable')", "np.argsort(total, kind='stable')", (ALS_SERVER,)),
+    Mutant("als-final-popularity-not-unit", ALS, "DPALS.combine",
+           "g = g / max(float(np.linalg.norm(g)), 1e-300)", "pass", (ALS_SERVER,)),
+    Mutant("als-zero-mode-gram-unweighted", ALS, "DPALS.share",
+           "G = (U.T @ U)[iu] * w", "G = (U.T @ U)[iu]", (ALS_ZERO_STATS,)),
+    Mutant("als-pop-share-one-accepted", ALS, "DPALS.check",
+           "0 < self.pop_share < 1", "0 < self.pop_share <= 1",
+           (f"{ALST}::test_a_popularity_share_of_zero_or_all_of_the_budget_is_refused",)),
+    Mutant("als-zero-mode-b-transposed", ALS, "DPALS.share",
+           "np.asarray(sp.csr_matrix(Xs).T @ U).T.ravel()", "np.asarray(sp.csr_matrix(Xs).T @ U).ravel()",
+           (ALS_ZERO_STATS,)),
+    Mutant("prototypes-k-equal-users-noted", PROTOS, "PrototypeMethod.effective_k",
+           "n < self.k", "n <= self.k",
+           (f"{PROTOT}::test_a_prototype_method_sends_k_prototypes_and_one_per_user_only_below_k",)),
+    Mutant("prototypes-k-zero-accepted", PROTOS, "PrototypeMethod.effective_k",
+           "self.k < 1", "self.k < 0",
+           (f"{PROTOT}::test_a_prototype_method_sends_k_prototypes_and_one_per_user_only_below_k",)),
+    Mutant("krandom-with-replacement", PROTOS, "KRandomPrototypes.release",
+           "rng.choice(X.shape[0], size=k, replace=False)", "True",
+           (f"{PROTOT}::test_krandom_sends_k_distinct_rows_and_kmeans_its_cluster_sizes",), arg='replace'),
+    Mutant("no-prototypes-labelled-private", PROTOS, "_no_prototypes",
+           "ledger.spend('prototypes', 'no prototypes (no users; non-private method)', math.inf)", "0.0",
+           (f"{PROTOT}::test_an_entity_without_users_sends_nothing_and_is_still_labelled_non_private",), arg=2),
+    Mutant("kmeans-counts-ones", PROTOS, "KMeansPrototypes.release",
+           "np.bincount(km.labels_, minlength=k).astype(np.float64)", "np.ones(k)",
+           (f"{PROTOT}::test_krandom_sends_k_distinct_rows_and_kmeans_its_cluster_sizes",)),
+    Mutant("selection-delta-one-accepted", CAT, "selection_threshold",
+           "0 < delta < 1", "0 < delta", (SELECTION_RANGES,)),
+    Mutant("bounded-rows-first-items", CAT, "_bounded_rows",
+           "key = rng.random(X.nnz)", "key = np.zeros(X.nnz)",
+           (f"{SCAT}::test_a_user_keeps_a_uniform_random_subset_of_c_of_their_items",)),
+    Mutant("level-shares-full-name-salt", CAT, "item_bucket_levels",
+           "b'dpfed-catlevel'", "b'dpfed-catalog1'",
+           (f"{SCAT}::test_a_coarse_level_is_hashed_apart_from_a_full_name_of_the_same_text",)),
+    Mutant("phantom-half-accepted", CAT, "secure_threshold_z",
+           "0 < phantom_share < 0.5", "0 < phantom_share < 1", (SELECTION_RANGES,)),
+    Mutant("key-matrix-key-zero-dropped", CAT, "key_matrix",
+           "rows = np.flatnonzero(item_key >= 0)", "rows = np.flatnonzero(item_key > 0)", (KEY_MAPS,)),
+    Mutant("on-item-axis-key-zero-dropped", CAT, "on_item_axis",
+           "rows = np.flatnonzero(item_key >= 0)", "rows = np.flatnonzero(item_key > 0)", (KEY_MAPS,)),
+    Mutant("item-keys-missing-level-is-bucket-zero", CAT, "item_keys",
+           "np.where(levels >= 0, pos[np.maximum(levels, 0)], -1)", "pos[np.maximum(levels, 0)]",
+           (f"{SCAT}::test_a_leaf_without_a_level_is_never_mapped_to_bucket_zero",)),
+    Mutant("catalogue-items-per-user-zero-accepted", CAT, "secure_catalogue_share",
+           "c < 1", "c < 0", (f"{SCAT}::test_a_share_needs_at_least_one_item_per_user",)),
+    Mutant("selection-items-per-user-zero-accepted", CAT, "selection_threshold", "c < 1", "c < 0", (SELECTION_RANGES,)),
+    Mutant("per-entity-catalogue-intersection", CAT, "select_catalogue",
+           "np.unique(np.concatenate([v for v in released.values()] or [np.zeros(0, np.int64)]))",
+           "np.unique(list(released.values())[0]) if released else np.zeros(0, np.int64)",
+           (f"{SCAT}::test_per_entity_selection_releases_the_union_of_the_entities_items",)),
+    Mutant("catalogue-divisor-ignores-dropouts", CATRUN, "secure_catalogue_divisor",
+           "math.sqrt(int(n_entities) - int(config.max_dropouts))", "math.sqrt(int(n_entities))", (DIVISOR_COALITION,)),
+    Mutant("coalition-least-exposed-entity", CATRUN, "coalition_with_catalogue",
+           "max((zcdp_epsilon(d2 * sum((r.rho for r in rs)), float(config.delta)) for rs in rows.values()))",
+           "min((zcdp_epsilon(d2 * sum((r.rho for r in rs)), float(config.delta)) for rs in rows.values()))",
+           (DIVISOR_COALITION,)),
+    Mutant("catalogue-messages-after-method", CATRUN, "_on_catalogue",
+           "messages + list(result.messages)", "list(result.messages) + messages", (SELECTION_FIRST,)),
+    Mutant("catalogue-note-last", CATRUN, "_on_catalogue",
+           "[note, *result.extra.get('notes', [])]", "[*result.extra.get('notes', []), note]", (SELECTION_FIRST,)),
+    Mutant("catalogue-note-keys-of-items", CATRUN, "secure_catalogue_note",
+           "cat.SECURE_CATALOGUE_BUCKETS", "n_items",
+           (f"{SCAT}::test_the_catalogue_note_states_the_keys_kept_of_the_public_buckets_and_the_items_they_cover",)),
+    Mutant("forecast-weight-not-subsampled", CATFC, "forecast_catalogue",
+           "np.minimum(1.0, c / per_user) / np.sqrt(np.minimum(per_user, c))", "1.0 / np.sqrt(np.minimum(per_user, c))",
+           (f"{SITEMS}::test_a_users_weight_in_the_forecast_is_their_chance_of_keeping_an_item_over_root_c",)),
+    Mutant("forecast-per-entity-threshold-k", CATFC, "forecast_catalogue",
+           "float(1 + k)", "float(k)", (PER_ENTITY_FORECAST,)),
+    Mutant("forecast-per-entity-unheld-items-count", CATFC, "forecast_catalogue",
+           "p[n == 0] = 0.0", "pass", (PER_ENTITY_FORECAST,)),
+    Mutant("forecast-per-entity-not-bounded", CATFC, "forecast_catalogue",
+           "np.minimum(1.0, c / np.maximum(per_user, 1))", "np.ones(per_user.size)", (PER_ENTITY_FORECAST,)),
+    Mutant("forecast-per-entity-epsilon-whole", CATFC, "forecast_catalogue",
+           "config.epsilon * cat.CATALOGUE_EPSILON_SHARE", "config.epsilon", (PER_ENTITY_FORECAST,)),
+    Mutant("forecast-text-95-at-z196", CATFC, "CatalogueForecast.text",
+           "self.threshold + 1.645 * self.sigma", "self.threshold + 1.96 * self.sigma", (PER_ENTITY_FORECAST,)),
+    Mutant("forecast-per-entity-tail-sign", CATFC, "forecast_catalogue",
+           "np.where(t >= 1, tail, 1 - tail)", "np.where(t >= 1, 1 - tail, tail)", (PER_ENTITY_FORECAST,)),
 )
 
 
