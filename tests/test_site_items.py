@@ -483,3 +483,24 @@ def test_the_per_entity_forecast_is_each_entitys_own_threshold_and_chance_of_cle
     assert 0.5 < f.expected_items < X.shape[1] - 0.5
     text = CatalogueForecast("federation", 100.0, 10.0, 1.0, None, 50, True).text()
     assert "95 % sure from 116 users" in text  # T + 1.645σ: the one-sided 95 % quantile
+
+
+def test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every_entitys_share():
+    """Shares are sized for d dropouts (σ/√(H − d) each), but the in-process selection sums all H of
+    them, as a deployment does when nobody drops: the forecast states that sum's threshold and σ."""
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+    from dpfed_core.evaluation.catalogue_run import (catalogue_streams, secure_catalogue_budget,
+                                                     secure_catalogue_divisor)
+    from dpfed_core.privacy import catalogue as cat
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    ds = _data()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, delta=1e-6, aggregation="secure", max_dropouts=1,
+                    seed=0, simulation=True)
+    f = forecast_catalogue(ds, cfg)
+    rho, dlt, _ = secure_catalogue_budget(cfg)
+    rel = cat.select_catalogue_secure(ds.X, ds.entity_slices(), ds.entity_names, ds.item_names, rho, dlt,
+                                      catalogue_streams(cfg, ds.n_entities), PrivacyLedger(1.0, 1e-6),
+                                      divisor=secure_catalogue_divisor(ds.n_entities, cfg))
+    c = math.sqrt(cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER)
+    assert (f.threshold, f.sigma) == (pytest.approx(rel.threshold * c), pytest.approx(rel.sigma_sum * c))

@@ -77,8 +77,9 @@ def forecast_catalogue(dataset, config: RunConfig, train: sp.csr_matrix | None =
         B, c = cat.SECURE_CATALOGUE_BUCKETS, cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER
         divisor = secure_catalogue_divisor(H, config)
         sigma = cat._secure_sigma(rho, B)
-        contributors = H - int(config.max_dropouts) if config.aggregation == "secure" else H
-        sigma_sum = sigma * math.sqrt(contributors) / divisor
+        # every entity's share, each sized for the allowed dropouts: the sum the in-process selection
+        # forms, and a deployment's when nobody drops
+        sigma_sum = sigma * math.sqrt(H) / divisor
         T = cat.secure_threshold_z(B) * sigma_sum
         levels = cat.item_bucket_levels(dataset.item_names, B)
         # each user's weight per bucket: kept with probability min(1, c/k), then 1/√min(k, c)
