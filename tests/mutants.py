@@ -1004,6 +1004,9 @@ MUTANTS = (
            "self.threshold + 1.645 * self.sigma", "self.threshold + 1.96 * self.sigma", (PER_ENTITY_FORECAST,)),
     Mutant("forecast-per-entity-tail-sign", CATFC, "forecast_catalogue",
            "np.where(t >= 1, tail, 1 - tail)", "np.where(t >= 1, 1 - tail, tail)", (PER_ENTITY_FORECAST,)),
+    Mutant("forecast-sum-of-survivors-only", CATFC, "forecast_catalogue", "sigma * math.sqrt(H) / divisor",
+           "sigma * math.sqrt(H - int(config.max_dropouts)) / divisor",
+           ("tests/test_site_items.py::test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every_entitys_share",)),
 )
 
 
