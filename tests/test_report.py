@@ -307,3 +307,10 @@ def test_first_screen_in_plain_words(cooc_doc):
 def test_first_screen_of_a_non_private_run_says_so(docs):
     ov = _section(rep.build_report(docs["run"]["comparison"]["kmeans"], generated="x"), "overview")
     assert "NOT private" in ov and "class='num'" not in ov
+
+
+def test_a_public_report_without_a_sweep_or_an_audit_marks_no_section_analyst_only(docs):
+    public = rep.build_report(docs["run"], public=True, include_plotlyjs=False)
+    assert "No sweep included" in _section(public, "tradeoff") and "No audit included" in _section(public, "audit")
+    assert "analyst only" not in public  # every section of the public version is public
+    assert "analyst only" in _section(rep.build_report(docs["run"], include_plotlyjs=False), "tradeoff")

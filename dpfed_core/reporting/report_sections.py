@@ -567,7 +567,7 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = F
     if not sweep:
         return _section("tradeoff", "<p class='muted'>No sweep included. Produce one with "
                         "<code>python -m dpfed_core sweep … --out s.json</code> and pass "
-                        "<code>--sweep s.json</code>.</p>", [ANALYST_ONLY])
+                        "<code>--sweep s.json</code>.</p>", [PUBLIC if public else ANALYST_ONLY])
     from dpfed_core.evaluation.experiments import sweep_table
 
     method = sweep.get("config", {}).get("method", "")
@@ -599,7 +599,7 @@ def _audit(audit: dict | None, plotly_ok: bool, public: bool = False) -> str:
     if not audit:
         return _section("audit", "<p class='muted'>No audit included. Produce one with "
                         "<code>python -m dpfed_core audit … --out a.json</code> and pass "
-                        "<code>--audit a.json</code>.</p>", [ANALYST_ONLY])
+                        "<code>--audit a.json</code>.</p>", [PUBLIC if public else ANALYST_ONLY])
     if public:
         return _section("audit", "<p>" + _esc(WITHHELD_NUMBERS.format(
             what="the membership-inference audit's results (attack success on an entity's own users)"))
