@@ -209,3 +209,34 @@ def test_cli_outputs_never_overwrite_inputs(tmp_path, capsys):
         err = capsys.readouterr().err
         assert "--out" in err and "input" in err, err
     assert (data.read_bytes(), items.read_bytes()) == before
+
+
+def test_item_features_match_an_item_by_its_name_when_no_row_has_its_id():
+    """A features file may name the items as the catalogue shows them (titles, drug names): a row
+    matches by id first, then by name; unmatched items get zeros and the note counts both."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+    from dpfed_core.data.features import attach_item_features
+    from dpfed_core.data.inputs import FeatureTable
+
+    ds = FederatedDataset.from_parts(sp.csr_matrix(np.eye(3)), np.array(["A", "A", "B"]), value_kind="implicit",
+                                     item_ids=np.array(["1", "2", "3"]),
+                                     item_names=np.array(["aspirin", "heparin", "zinc"]))
+    tab = FeatureTable(ids=["2", "aspirin", "ibuprofen"], values=np.array([[20.0], [10.0], [30.0]]), names=["dose"])
+    out = attach_item_features(ds, tab)
+    assert out.item_features[:, 0].tolist() == [10.0, 20.0, 0.0]
+    note = next(n for n in out.notes if n.startswith("public input"))
+    assert "2 of 3 items matched" in note and "1 without a row get zeros" in note and "1 rows name items" in note
+
+
+def test_name_features_keep_only_keys_two_or_more_items_share():
+    """A hierarchy prefix or a drug-name token held by one item relates it to nothing: no column; a
+    combination drug's hyphenated parts are tokens it shares with the single drugs."""
+    from dpfed_core.data.features import drug_token_features, hierarchy_features
+
+    h = hierarchy_features(["a", "b", "c"], ["cardio|shock|vaso|norepi", "cardio|arrest|cpr", "neuro|stroke|tpa"])
+    assert h.names == ["path: cardio"] and h.values[:, 0].tolist() == [1, 1, 0]
+    t = drug_token_features(["1", "2", "3"], ["ipratropium-albuterol", "albuterol", "insulin lispro"])
+    assert t.names == ["token: albuterol"] and t.values[:, 0].tolist() == [1, 1, 0]

@@ -498,3 +498,122 @@ def test_a_long_table_is_built_in_entity_order_with_exact_ids(tmp_path):
     dense = ds.X.toarray()
     j = {v: k for k, v in enumerate(ds.item_ids)}
     assert dense[1, j["x"]] == 1 and dense[1, j["y"]] == 1 and dense[4, j["y"]] == 1 and dense.sum() == 6
+
+
+# ---------------------------------------------------------------- the dataset itself
+def _ds(**kw):
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    X = sp.csr_matrix(np.array([[4.0, 0, 3, 0], [0, 2, 3, 0], [2, 0, 0, 0], [0, 0, 0, 0], [1, 0, 2, 0]]))
+    return FederatedDataset.from_parts(X, np.array(["A", "A", "B", "B", "B"]), **kw)
+
+
+def test_declared_bounds_default_to_the_scale_of_the_value_kind_and_counts_need_one():
+    assert _ds(value_kind="ratings").value_max == 5.0
+    assert _ds(value_kind="implicit").value_max == 1.0
+    with pytest.raises(ConfigError, match="count data needs a declared public upper bound"):
+        _ds(value_kind="counts")
+
+
+def test_a_label_outside_the_declared_entity_list_is_refused_by_name():
+    """Even a label that sorts between two declared entities is not one of them."""
+    with pytest.raises(DataError, match=r"entity .*'B'.* of a user is not in the declared entity list"):
+        _ds(value_kind="implicit", entities=["A", "C"])
+    ds = _ds(value_kind="implicit", entities=["C", "B", "A"])
+    assert ds.entity_names == ["A", "B", "C"] and [r["users"] for r in ds.summary()] == [2, 3, 0]
+
+
+def test_the_summary_counts_each_entitys_users_items_used_interactions_and_density():
+    ds = _ds(value_kind="counts", value_max=5)
+    assert ds.summary() == [
+        {"entity": "A", "users": 2, "items_used": 3, "interactions": 4, "density": 4 / 8},
+        {"entity": "B", "users": 3, "items_used": 2, "interactions": 3, "density": 3 / 12},
+    ]
+
+
+def test_merged_items_sum_a_users_values_and_clip_them_to_the_declared_bound():
+    import scipy.sparse as sp
+
+    ds = _ds(value_kind="counts", value_max=5)
+    keys = sp.csr_matrix(np.array([[1, 0], [1, 0], [1, 0], [0, 1]], float))  # items 0–2 → key 0
+    m = ds.merge_items(keys, np.array(["k0", "k1"]), item_source="declared")
+    assert m.X.toarray()[:, 0].tolist() == [5.0, 5.0, 2.0, 0.0, 3.0]  # 4 + 3 clipped to 5
+    assert m.item_source == "declared" and list(m.item_names) == ["k0", "k1"]
+
+
+def test_selected_items_take_the_item_source_they_are_given():
+    ds = _ds(value_kind="implicit")
+    assert ds.item_source == "data"
+    sel = ds.select_items(np.array([2, 0]), item_source="declared")
+    assert sel.item_source == "declared" and list(sel.item_ids) == ["2", "0"]
+    assert ds.select_items(np.array([1])).item_source == "data"
+
+
+def _ml100k(tmp_path: Path, users: str, items: str = "1|Toy Story (1995)|01-Jan-1995||http://x|0|0|0|1|1\n"
+            "2|Heat (1995)|01-Jan-1995||http://y|0|1|0|0|0\n") -> Path:
+    """A MovieLens 100K directory: every user rates movies 1 and 2; five genres."""
+    ids = [ln.split("|")[0] for ln in users.splitlines()]
+    (tmp_path / "u.data").write_text("".join(f"{u}\t{i}\t{1 + (int(u) + i) % 5}\t0\n" for u in ids for i in (1, 2)))
+    (tmp_path / "u.user").write_text(users)
+    (tmp_path / "u.item").write_text(items)
+    (tmp_path / "u.genre").write_text("unknown|0\nAction|1\nAdventure|2\nAnimation|3\nChildren's|4\n")
+    return tmp_path
+
+
+def test_movielens_100k_ages_fall_in_the_1m_bands_each_band_from_its_lower_age(tmp_path):
+    users = "".join(f"{u}|{age}|M|writer|12345\n" for u, age in enumerate((17, 18, 24, 25, 49, 50, 56), start=1))
+    ds = load_movielens(_ml100k(tmp_path, users), federation="age")
+    got = {r["entity"]: r["users"] for r in ds.summary()}
+    assert got == {"under 18": 1, "18-24": 2, "25-34": 1, "35-44": 0, "45-49": 1, "50-55": 1, "56+": 1}
+
+
+def test_movielens_files_that_repeat_a_user_or_a_movie_are_refused(tmp_path):
+    with pytest.raises(DataError, match="lists user 2 twice"):
+        load_movielens(_ml100k(tmp_path, "1|30|M|writer|1\n2|30|F|writer|2\n2|40|F|writer|3\n"))
+    items = "1|Toy Story (1995)|01-Jan-1995||x|0|0|0|1|1\n1|Heat (1995)|01-Jan-1995||y|0|1|0|0|0\n"
+    with pytest.raises(DataError, match="repeated movie id '1'"):
+        load_movielens(_ml100k(tmp_path, "1|30|M|writer|1\n", items))
+
+
+def test_a_movie_without_a_title_is_named_by_its_id_and_keeps_its_genres(tmp_path):
+    items = "1||01-Jan-1995||x|0|0|0|1|1\n2|Heat (1995)|01-Jan-1995||y|0|1|0|0|0\n"
+    ds = load_movielens(_ml100k(tmp_path, "1|30|M|writer|1\n", items))
+    assert list(ds.item_names) == ["1", "Heat (1995)"]
+    F = dict(zip(ds.item_feature_names, ds.item_features[1]))
+    assert F["genre: Action"] == 1 and F["genre: Children's"] == 0 and F["genre: unknown"] == 0
+    F0 = dict(zip(ds.item_feature_names, ds.item_features[0]))
+    assert F0["genre: Animation"] == 1 and F0["genre: Children's"] == 1 and F0["release year"] == 1995
+
+
+def test_eicu_tables_combined_take_the_largest_declared_bound(tmp_path):
+    lab = "labid,patientunitstayid,labname\n1,1,BUN\n2,2,BUN\n"
+    diag = "diagnosisid,patientunitstayid,diagnosisstring\n1,1,renal|aki\n2,3,renal|aki\n"
+    vitals = "vitalid,patientunitstayid,vitalname\n1,1,heart rate\n2,5,heart rate\n"
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "hospital": HOSPITAL, "lab": lab, "diagnosis": diag,
+                             "vitals": vitals})
+    assert load_eicu(d, ["diagnosis", "lab"]).value_max == 50  # lab 50, diagnosis 10
+    other = load_eicu(d, ["diagnosis", "vitals"])
+    assert other.value_max == 20 and any("vitals have no declared bound" in n for n in other.notes)
+
+
+def test_an_eicu_medication_row_without_a_name_takes_the_name_most_often_recorded_with_its_code(tmp_path):
+    med = ("medicationid,patientunitstayid,drugname,drughiclseqno,drugordercancelled\n"
+           "1,1,HEPARIN 5000 UNIT,100,No\n2,2,ASPIRIN 81 MG,100,No\n3,3,aspirin,100,No\n"
+           "4,4,,100,No\n5,5,,200,No\n6,6,ZINC,300,Yes\n")
+    ds = load_eicu(_eicu_dir(tmp_path, {"patient": PATIENT, "hospital": HOSPITAL, "medication": med}))
+    j = {name: k for k, name in enumerate(ds.item_names)}
+    assert set(j) == {"aspirin", "heparin"}
+    row = list(ds.user_ids).index("4")
+    assert ds.X[row, j["aspirin"]] == 1 and ds.X[row].sum() == 1
+    assert any("named 1 medication rows without a drug name from their HICL code" in n for n in ds.notes)
+    assert any("dropped 1 cancelled medication orders" in n for n in ds.notes)
+
+
+def test_a_declared_eicu_hospital_list_may_give_bare_hospital_ids(tmp_path):
+    med = "patientunitstayid,drugname\n1,ASPIRIN\n5,HEPARIN\n"
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "medication": med})
+    ds = load_eicu(d, entities=["1", "hospital 2", "3"])
+    assert ds.entity_names == ["hospital 1", "hospital 2", "hospital 3"]
+    assert [r["users"] for r in ds.summary()] == [1, 1, 0]

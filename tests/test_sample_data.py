@@ -72,3 +72,10 @@ def test_samples_declare_their_public_catalogue():
         ds = load_data(f"sample:{name}")
         assert ds.item_source == "declared"
         assert list(ds.item_names) == sample_catalogue(name)
+
+
+def test_a_sample_is_marked_generated_whatever_its_federation():
+    """The samples hold no one's records: a simulation on them releases nothing about anyone."""
+    assert load_sample("synthetic").generated
+    by_region = load_sample("clinic", federation="region")
+    assert by_region.generated and by_region.name == "sample: clinic by region"

@@ -95,3 +95,21 @@ def test_clinic_generator():
     assert df.equals(again)
     with pytest.raises(ConfigError):
         make_clinic(0, n_hospitals=8, n_patients=100, min_hospital=30)
+
+
+def test_the_exceedance_note_counts_counts_strictly_above_the_bound():
+    ds = make_poisson(300, 30, 3, density=0.3, value_max=2.0, clip=False, rng=4)
+    over = int((ds.X.data > 2.0).sum())
+    assert 0 < over < int((ds.X.data >= 2.0).sum())
+    assert any(n.startswith(f"{over} counts exceeded the declared bound 2") and "they are kept" in n
+               for n in ds.notes)
+    clipped = make_poisson(300, 30, 3, density=0.3, value_max=2.0, rng=4)
+    assert clipped.X.max() == 2.0 and any(n.startswith(f"{over} counts exceeded") and "clipped" in n
+                                          for n in clipped.notes)
+
+
+def test_as_many_entities_as_users_gives_each_entity_one_user():
+    ds = make_poisson(3, 5, 3, sizes="uniform", rng=0)
+    assert [r["users"] for r in ds.summary()] == [1, 1, 1]
+    with pytest.raises(ConfigError, match="3 entities need at least as many users"):
+        make_poisson(2, 5, 3, rng=0)
