@@ -374,3 +374,137 @@ def test_report_explains_the_automatic_k():
     text = k_explanation(run)
     assert "k = 6 is a maximum" in text and "⌊n̂ / 1000⌋" in text and "sent 1 prototype" in text
     assert k_explanation({"config": {"method": "kmeans", "k": 3}, "messages": []}) == ""
+
+
+def test_unlisted_methods_never_share_a_colour():
+    from dpfed_core.reporting.plots import _EXTRA, _derived_colors
+
+    names = frozenset(f"plug-in-{i}" for i in range(len(_EXTRA)))
+    colours = _derived_colors(names)
+    assert sorted(colours.values()) == sorted(_EXTRA)
+
+
+def test_grouped_bars_up_to_the_limit_with_overall_last_and_dots_beyond_sorted_by_the_first_method():
+    import pandas as pd
+
+    from dpfed_core.reporting.plots import MANY_ENTITIES, metric_bars
+
+    def frame(n, methods=("zeta", "alpha")):
+        rows = [{"method": m, "entity": "overall", "mar": 0.5} for m in methods]
+        return pd.DataFrame(rows + [{"method": m, "entity": f"site {h:02d}", "mar": (h * (7 if m == "zeta" else 3)) % 11}
+                                    for m in methods for h in range(n)])
+
+    few = metric_bars(frame(MANY_ENTITIES), "mar")
+    assert all(t.type == "bar" for t in few.data) and list(few.data[0].x)[-1] == "overall"
+    many = metric_bars(frame(MANY_ENTITIES + 1), "mar", methods=["alpha", "zeta"])
+    dots = [t for t in many.data if t.mode == "markers"]
+    assert [t.name for t in dots] == ["alpha", "zeta"] and list(dots[0].x) == sorted(dots[0].x)
+    assert list(dots[1].x) != sorted(dots[1].x)
+    assert "overall" not in list(dots[0].y)
+
+
+def test_the_trade_off_chart_draws_mean_and_sd_along_sorted_epsilon_and_infinity_right_of_the_grid():
+    import pandas as pd
+
+    from dpfed_core.reporting.plots import INF_OFFSET_DECADES, tradeoff_chart
+
+    table = pd.DataFrame({"method": ["m"] * 4 + ["local"], "epsilon": [4.0, 1.0, np.inf, 2.0, np.nan],
+                          "mean": [0.4, 0.1, 0.5, 0.2, 0.3], "sd": [0.04, 0.01, 0.05, 0.02, 0.0], "n": [3] * 5})
+    fig = tradeoff_chart(table, "m", "mar", references=["local"], crossing=np.inf)
+    line = next(t for t in fig.data if t.name == "m (mean ± sd)")
+    assert list(line.x) == [1.0, 2.0, 4.0] and list(line.y) == [0.1, 0.2, 0.4]
+    band = next(t for t in fig.data if t.fill == "toself" and t.legendgroup == "m")
+    assert list(band.x) == [1.0, 2.0, 4.0, 4.0, 2.0, 1.0]
+    assert list(band.y) == pytest.approx([0.11, 0.22, 0.44, 0.36, 0.18, 0.09])
+    inf_x = 4.0 * 10 ** INF_OFFSET_DECADES
+    assert fig.layout.xaxis.tickvals[-1] == pytest.approx(inf_x)
+    assert fig.layout.shapes[-1].x0 == pytest.approx(inf_x)  # the crossing at ε = ∞
+
+
+def test_heatmaps_show_the_items_of_largest_mass_with_labels_cut_to_their_width():
+    from dpfed_core.reporting.plots import factor_heatmap, prototype_heatmap
+
+    names = [f"item {j} " + "x" * (j % 3) * 20 for j in range(40)]
+    P = np.zeros((2, 40))
+    P[0, 35], P[1, 3], P[1, 20] = 5.0, 4.0, 3.0
+    fig = prototype_heatmap(P, names)
+    xs = list(fig.data[0].x)
+    assert len(xs) == 30 and all(len(x) <= 28 for x in xs)
+    assert xs[:3] == [names[35][:27] + "…", names[3], names[20][:27] + "…"]
+    V = np.zeros((50, 2))
+    V[7] = [2.0, 2.0]
+    V[42] = [1.0, 0.5]
+    fig = factor_heatmap(V, [f"i{j}" for j in range(50)], n_items=5)
+    assert list(fig.data[0].y)[:2] == ["i7", "i42"]
+
+
+def _scored_run():
+    """A small dataset, its split and a model whose scores put a test user's hidden items first."""
+    from dpfed_core.data.synthetic import make_poisson
+    from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.methods import MethodResult
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    ds = make_poisson(60, 30, 2, density=0.2, rng=3)
+    split = make_split(ds, RunConfig(seed=0))
+    row = int(split.test_users[0])
+    hidden = split.test[row].indices
+    V = np.arange(ds.n_items, dtype=float)[:, None] / 100
+    V[hidden, 0] = 10.0 + np.arange(len(hidden))
+    result = MethodResult(U=np.ones((ds.n_users, 1)), V=V, ledger=PrivacyLedger(np.inf))
+    h = int(ds.entity_of_user[row])
+    entity, user = ds.entity_names[h], str(ds.user_ids[row])
+    return ds, split, result, entity, user, row, hidden
+
+
+def test_a_users_list_ranks_from_one_and_marks_exactly_their_hidden_items():
+    ds, split, result, entity, user, row, hidden = _scored_run()
+    df = dash.recommend_table(ds, split, result, entity, user, n=len(hidden) + 2)
+    assert df["rank"].tolist() == list(range(1, len(hidden) + 3))
+    assert df["hidden test item"].tolist() == ["✔"] * len(hidden) + ["", ""]
+    assert set(df["item"].iloc[:len(hidden)]) == set(ds.item_names[hidden])
+    assert not set(df.attrs["items"]) & set(split.train[row].indices)
+
+
+def test_the_why_column_marks_only_the_items_the_dp_selection_left_out():
+    ds, split, result, entity, user, row, hidden = _scored_run()
+    top = int(np.argmax(result.V[:, 0]))
+    result.extra = {"catalogue": [j for j in range(ds.n_items) if j != top]}
+    df, why_not = dash.explained_list(ds, split, result, entity, user, 3, "the model")
+    assert why_not is None and "why" in df.columns and not df.attrs
+    marked = ["left out of the shared catalogue" in w for w in df["why"]]
+    assert marked == [True, False, False] and df["item"].iloc[0] == ds.item_names[top]
+
+
+def test_the_server_view_states_each_released_quantitys_shape_and_range():
+    class Model:
+        public_ = {"V": np.array([[0.5, -2.0], [3.0, 1.0]]), "edge": np.float64(0.25), "none": np.zeros(0)}
+
+    from dpfed_core.methods import MethodResult
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    view = dash.server_view(MethodResult(U=np.ones((1, 1)), V=np.ones((2, 1)), ledger=PrivacyLedger(1.0), model=Model()))
+    assert view.to_dict("records") == [
+        {"quantity": "V", "shape": "2×2", "value": "min -2, max 3"},
+        {"quantity": "edge", "shape": "scalar", "value": "0.25"},
+        {"quantity": "none", "shape": "0", "value": "empty"},
+    ]
+
+
+def test_federated_methods_list_the_dp_method_then_every_private_method_before_the_non_private(monkeypatch):
+    """Whatever their names sort as: a plug-in DP method named after kmeans is still offered before it."""
+    from dpfed_core.methods import METHODS, available_methods
+    from dpfed_core.ui import catalogue
+
+    available_methods()  # the built-in methods registered
+    monkeypatch.setitem(METHODS, "zz-private-plug-in", METHODS["dp-gaussian"])
+    monkeypatch.setattr(catalogue, "available_methods",
+                        lambda: ["kmeans", "zz-private-plug-in", "krandom", catalogue.DP_METHOD, "dp-gaussian"])
+    assert catalogue.federated_methods() == [catalogue.DP_METHOD, "dp-gaussian", "zz-private-plug-in", "kmeans",
+                                             "krandom"]
+
+
+def test_the_pages_show_a_missing_number_as_a_dash():
+    from dpfed_core.ui.widgets import fmt
+
+    assert (fmt(None), fmt(float("nan")), fmt(0.5), fmt(0.123456, 2), fmt(3)) == ("—", "—", "0.5000", "0.12", "3")

@@ -13,7 +13,7 @@ from dpfed_core import __version__
 from dpfed_core.reporting import report as rep
 from dpfed_core.reporting.report_format import _esc
 from dpfed_core.cli import report_cmd
-from dpfed_core.errors import DataError
+from dpfed_core.errors import DataError, DpfedError
 from dpfed_core.evaluation.experiments import write_json
 
 from report_docs import make_docs
@@ -307,6 +307,63 @@ def test_first_screen_in_plain_words(cooc_doc):
 def test_first_screen_of_a_non_private_run_says_so(docs):
     ov = _section(rep.build_report(docs["run"]["comparison"]["kmeans"], generated="x"), "overview")
     assert "NOT private" in ov and "class='num'" not in ov
+
+
+def test_every_number_reads_one_way_and_document_text_is_escaped():
+    """fmt_num: yes/no for booleans, ∞ and −∞, — for a missing value, ints as is, other numbers (a
+    whole float too) to 4 significant digits, a word from a document escaped; fmt_eps: 3 digits, ∞
+    labelled non-private; a table escapes every cell and header it did not receive as HTML."""
+    from dpfed_core.reporting.report_format import fmt_eps, fmt_num, html_table
+
+    assert (fmt_num(True), fmt_num(False)) == ("yes", "no")
+    assert (fmt_num(math.inf), fmt_num(-math.inf), fmt_num("-inf"), fmt_num("inf")) == ("∞", "−∞", "−∞", "∞")
+    assert (fmt_num(None), fmt_num(math.nan), fmt_num(123456), fmt_num(123456.0)) == ("—", "—", "123456", "1.235e+05")
+    assert fmt_num(0.123456) == "0.1235" and fmt_num("<b>n/a</b>") == "&lt;b&gt;n/a&lt;/b&gt;"
+    assert (fmt_eps(0.123456), fmt_eps("inf"), fmt_eps(2)) == ("0.123", "∞ (non-private)", "2")
+    t = html_table([{"a": "<i>x</i>", "b": 0.5, "c": "<b>ok</b>"}], [("a", "<A>"), ("b", "B"), ("c", "C")], raw=["c"])
+    assert "<td>&lt;i&gt;x&lt;/i&gt;</td>" in t and "<th>&lt;A&gt;</th>" in t and "<td class='num'>0.5</td>" in t
+    assert "<td><b>ok</b></td>" in t
+    assert "colspan='3' class='muted'>none" in html_table([], [("a", "A"), ("b", "B"), ("c", "C")])
+
+
+def test_the_audit_figures_label_non_private_runs_pick_a_target_by_kind_and_draw_infinity_right_of_the_grid():
+    from dpfed_core.reporting.report_figures import _run_label, audit_epsilon_figure, audit_roc_figure
+
+    assert _run_label({"method": "kmeans", "requested_epsilon": 1.0}) == "kmeans (non-private)"
+    assert _run_label({"method": "dp-gaussian", "requested_epsilon": 2.0}) == "dp-gaussian ε=2"
+    assert _run_label({"method": "dp-gaussian", "requested_epsilon": "inf"}) == "dp-gaussian (non-private)"
+
+    def res(target, kind, eps):
+        return {"attack": "distance", "target": target, "target_kind": kind, "method": "dp-gaussian",
+                "requested_epsilon": eps, "auc": 0.6, "roc": {"fpr": [0, 1], "tpr": [0, 1]}}
+
+    doc = {"results": [res("synthetic 1", "synthetic", 1.0), res("user 7", "outlier", 1.0), res("user 7", "outlier", 4.0)]}
+    fig = audit_roc_figure(doc, target="outlier")
+    assert len(fig.data) == 3 and "user 7" in fig.layout.title.text  # the chance line and one curve per ε
+    assert [t.line.dash for t in fig.data[1:]] == ["solid", "dash"]
+    summ = [{"method": "dp-gaussian", "epsilon": e, "epsilon_lb": 0.1, "auc": 0.5, "epsilon_lb_target": "user 7",
+             "max_certifiable_epsilon": 3.0} for e in (1.0, 4.0, "inf")]
+    fig = audit_epsilon_figure({"summary": summ})
+    inf_x = fig.layout.xaxis.tickvals[-1]
+    assert fig.layout.xaxis.ticktext[-1] == "∞" and inf_x == pytest.approx(4.0 * 10 ** 0.6)
+    diamonds = [t for t in fig.data if t.marker is not None and t.marker.symbol == "diamond"]
+    assert len(diamonds) == 1 and list(diamonds[0].x) == [inf_x]
+
+
+def test_the_report_command_takes_a_metric_of_the_run_and_writes_the_public_version_when_asked(docs, tmp_path):
+    run = write_json(docs["run"], tmp_path / "run.json")
+    parser = argparse.ArgumentParser()
+    report_cmd.register_cli(parser.add_subparsers(dest="command"))
+    out = tmp_path / "public.html"
+    args = parser.parse_args(["report", "--run", str(run), "--out", str(out), "--no-charts", "--public"])
+    assert args.func(args) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "Withheld from this public version" in _section(html, "utility")
+    for count in ("n_users", "n_test_users"):  # counts of the run document, never a metric to chart
+        assert count in docs["run"]["overall"]
+        args = parser.parse_args(["report", "--run", str(run), "--out", str(out), "--metric", count])
+        with pytest.raises(DpfedError, match=f"--metric '{count}' is not a metric of the run document"):
+            args.func(args)
 
 
 def test_a_public_report_without_a_sweep_or_an_audit_marks_no_section_analyst_only(docs):
