@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from dpfed_core.cli import main
+from dpfed_core.errors import DpfedError
 from tests.toy import toy_csv
 
 REPO = Path(__file__).resolve().parents[1]
@@ -207,3 +208,73 @@ def test_progress_is_plain_lines_on_a_stderr_that_is_no_terminal(monkeypatch, ca
     assert len(lines) >= 30  # one per event: 30 hospitals in round 1 and in round 2
     assert any("round 1" in ln for ln in lines) and any("round 2" in ln for ln in lines)
     assert all("%" in ln and "elapsed" in ln for ln in lines)
+
+
+def test_list_and_number_flags_accept_their_whole_range_and_refuse_an_empty_entry():
+    import argparse
+
+    from dpfed_core.cli.args import MAX_SEED, float_list, parse_float, seed_list
+
+    assert seed_list(f"0,{MAX_SEED}") == [0, MAX_SEED]
+    with pytest.raises(argparse.ArgumentTypeError, match="from 0 to 2\\^63"):
+        seed_list(f"{MAX_SEED + 1}")
+    assert [parse_float(t) for t in ("inf", "+inf", "Infinity", "∞")] == [np.inf] * 4
+    with pytest.raises(argparse.ArgumentTypeError, match="finite number or the word 'inf'"):
+        parse_float("1e400")
+    assert float_list("0.5, 1,inf") == [0.5, 1.0, np.inf]
+    with pytest.raises(argparse.ArgumentTypeError, match="an empty entry between commas"):
+        float_list("1,,2")
+
+
+def test_param_values_are_typed_as_written():
+    from dpfed_core.cli.args import parse_params
+
+    got = parse_params(["a=True", "b=FALSE", "c=3", "d=0.5", "e=none", "f=catalogue:0.2", "max-items=7"])
+    assert got == {"a": True, "b": False, "c": 3, "d": 0.5, "e": None, "f": "catalogue:0.2", "max_items": 7}
+    assert type(got["c"]) is int and got["a"] is True
+
+
+def test_run_settings_at_their_limits_are_accepted_and_beyond_them_named(capsys):
+    from dpfed_core.cli.args import run_config
+    from dpfed_core.cli.main import build_parser
+    from dpfed_core.config import MAX_LAM
+    from dpfed_core.data.loaders import load_data
+
+    ds = load_data("sample:synthetic")
+    parse = build_parser("run").parse_args
+    cfg = run_config(parse(["run", "--data", "x", "--method", "dp-cooccurrence", "--lam", f"{MAX_LAM:g}",
+                            "--rank", str(ds.n_items), "--delta", "1e-7"]), ds)
+    assert (cfg.lam, cfg.rank, cfg.delta) == (MAX_LAM, ds.n_items, 1e-7)
+    with pytest.raises(DpfedError, match=f"--rank {ds.n_items + 1} is more than the data allows: at most {ds.n_items}"):
+        run_config(parse(["run", "--data", "x", "--method", "kmeans", "--rank", str(ds.n_items + 1)]), ds)
+    assert main(["run", "--data", "sample:synthetic", "--method", "kmeans", "--delta", "1e-6"]) == 2
+    err = capsys.readouterr().err
+    assert "--delta is not used by --method kmeans" in err and "not a DP method" in err
+
+
+def test_write_shards_splits_with_the_seed_it_is_given(tmp_path, capsys):
+    from dpfed_core.config import RunConfig
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.experiments import make_split
+
+    assert main(["write-shards", "--data", "sample:synthetic", "--seed", "5", "--out-dir", str(tmp_path)]) == 0
+    ds = load_data("sample:synthetic")
+    split = make_split(ds, RunConfig(seed=5))
+    sl = ds.entity_slices()[0]
+    with np.load(tmp_path / "entity_000.npz") as shard:
+        got = shard["test_users"].tolist()
+    want = [int(u) - sl.start for u in split.test_users if sl.start <= u < sl.stop]
+    assert got == want and got != [int(u) - sl.start for u in make_split(ds, RunConfig(seed=0)).test_users
+                                   if sl.start <= u < sl.stop]
+    assert f"{ds.entity_names[0]}: " in capsys.readouterr().out
+
+
+def test_the_report_never_writes_over_a_document_it_reads(tmp_path, capsys):
+    docs = {flag: tmp_path / f"{flag}.json" for flag in ("run", "sweep", "audit")}
+    for p in docs.values():
+        p.write_text("{}")
+    for flag, path in docs.items():
+        argv = ["report", *[a for f, p in docs.items() for a in (f"--{f}", str(p))], "--out", str(path)]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"--{flag}" in err and path.read_text() == "{}", err
