@@ -145,6 +145,42 @@ DIVISOR_COALITION = (f"{SCAT}::test_the_catalogues_divisor_and_coalition_count_t
 SELECTION_FIRST = f"{SITEMS}::test_the_selections_messages_ledger_rows_and_note_come_first"
 PER_ENTITY_FORECAST = (f"{SITEMS}::test_the_per_entity_forecast_is_each_entitys_own_threshold"
                        "_and_chance_of_clearing_it")
+FEATURES = "dpfed_core/data/features.py"
+DATASET = "dpfed_core/data/dataset.py"
+SYNTH = "dpfed_core/data/synthetic.py"
+SAMPLES_PY = "dpfed_core/data/samples.py"
+MOVIELENS = "dpfed_core/data/movielens.py"
+EICU = "dpfed_core/data/eicu.py"
+RFORMAT = "dpfed_core/reporting/report_format.py"
+RFIGURES = "dpfed_core/reporting/report_figures.py"
+PLOTS = "dpfed_core/reporting/plots.py"
+CLI_ARGS = "dpfed_core/cli/args.py"
+REPORT_CMD = "dpfed_core/cli/report_cmd.py"
+DEPLOY_CMD = "dpfed_core/cli/deploy_cmd.py"
+UI_ENGINE = "dpfed_core/ui/engine.py"
+UI_CATALOGUE = "dpfed_core/ui/catalogue.py"
+UI_WIDGETS = "dpfed_core/ui/widgets.py"
+LOADERT = "tests/test_loaders.py"
+LISTST = "tests/test_intake_lists.py"
+SYNTHT = "tests/test_synthetic.py"
+REPORTT = "tests/test_report.py"
+DASHT = "tests/test_dashboard_engine.py"
+CLIT = "tests/test_cli.py"
+NAME_KEYS = f"{LISTST}::test_name_features_keep_only_keys_two_or_more_items_share"
+ENTITY_SUMMARY = f"{LOADERT}::test_the_summary_counts_each_entitys_users_items_used_interactions_and_density"
+ML_REPEATS = f"{LOADERT}::test_movielens_files_that_repeat_a_user_or_a_movie_are_refused"
+REPORT_NUMBERS = f"{REPORTT}::test_every_number_reads_one_way_and_document_text_is_escaped"
+AUDIT_FIGURES = (f"{REPORTT}::test_the_audit_figures_label_non_private_runs_pick_a_target_by_kind_and_draw_infinity_"
+                 "right_of_the_grid")
+REPORT_COMMAND = f"{REPORTT}::test_the_report_command_takes_a_metric_of_the_run_and_writes_the_public_version_when_asked"
+METRIC_BARS = (f"{DASHT}::test_grouped_bars_up_to_the_limit_with_overall_last_and_dots_beyond_sorted_by_the_first_"
+               "method")
+TRADEOFF_CHART = (f"{DASHT}::test_the_trade_off_chart_draws_mean_and_sd_along_sorted_epsilon_and_infinity_right_of_"
+                  "the_grid")
+HEATMAPS = f"{DASHT}::test_heatmaps_show_the_items_of_largest_mass_with_labels_cut_to_their_width"
+USER_LIST = f"{DASHT}::test_a_users_list_ranks_from_one_and_marks_exactly_their_hidden_items"
+NUMBER_FLAGS = f"{CLIT}::test_list_and_number_flags_accept_their_whole_range_and_refuse_an_empty_entry"
+RUN_LIMITS = f"{CLIT}::test_run_settings_at_their_limits_are_accepted_and_beyond_them_named"
 
 
 @dataclass(frozen=True)
@@ -1007,6 +1043,124 @@ MUTANTS = (
     Mutant("forecast-sum-of-survivors-only", CATFC, "forecast_catalogue", "sigma * math.sqrt(H) / divisor",
            "sigma * math.sqrt(H - int(config.max_dropouts)) / divisor",
            ("tests/test_site_items.py::test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every_entitys_share",)),
+    # --- the data sets a run loads, the report and figures, the CLI arguments and the dashboard helpers
+    Mutant("feat-name-fallback-dropped", FEATURES, "attach_item_features", "row_of.get(a, row_of.get(b, -1))",
+           "row_of.get(a, -1)", (f"{LISTST}::test_item_features_match_an_item_by_its_name_when_no_row_has_its_id",)),
+    Mutant("feat-single-item-keys-kept", FEATURES, "_indicators", "c >= 2", "c >= 1", (NAME_KEYS,)),
+    Mutant("feat-hyphen-not-split", FEATURES, "drug_token_features", r"re.split(r'[\s\-/,]+', str(nm).lower())",
+           r"re.split(r'[\s/,]+', str(nm).lower())", (NAME_KEYS,)),
+    Mutant("ds-ratings-default-bound-10", DATASET, "FederatedDataset.from_parts", "value_max = 5.0",
+           "value_max = 10.0",
+           (f"{LOADERT}::test_declared_bounds_default_to_the_scale_of_the_value_kind_and_counts_need_one",)),
+    Mutant("ds-density-per-user", DATASET, "FederatedDataset.summary", "max(n_h * self.n_items, 1)", "max(n_h, 1)",
+           (ENTITY_SUMMARY,)),
+    Mutant("ds-items-used-counts-users", DATASET, "FederatedDataset.summary", "np.diff(Xh.tocsc().indptr)",
+           "np.diff(Xh.indptr)", (ENTITY_SUMMARY,)),
+    Mutant("ds-merged-keys-not-clipped", DATASET, "merge_key_columns", "np.minimum(out.data, value_max, out=out.data)",
+           "None", (f"{LOADERT}::test_merged_items_sum_a_users_values_and_clip_them_to_the_declared_bound",)),
+    Mutant("ds-select-items-keeps-source", DATASET, "FederatedDataset.select_items", "item_source or self.item_source",
+           "self.item_source", (f"{LOADERT}::test_selected_items_take_the_item_source_they_are_given",)),
+    Mutant("ds-undeclared-label-sorted-in", DATASET, "FederatedDataset.from_parts",
+           "(codes >= len(names)) | (names[np.minimum(codes, len(names) - 1)] != labels)", "codes >= len(names)",
+           (f"{LOADERT}::test_a_label_outside_the_declared_entity_list_is_refused_by_name",)),
+    Mutant("syn-exceedance-at-the-bound", SYNTH, "make_poisson", "v > value_max", "v >= value_max",
+           (f"{SYNTHT}::test_the_exceedance_note_counts_counts_strictly_above_the_bound",)),
+    Mutant("syn-one-user-per-entity-refused", SYNTH, "make_poisson", "n_entities > n_users", "n_entities >= n_users",
+           (f"{SYNTHT}::test_as_many_entities_as_users_gives_each_entity_one_user",)),
+    Mutant("sample-not-generated", SAMPLES_PY, "load_sample", "replace(ds, generated=True)", "ds",
+           ("tests/test_sample_data.py::test_a_sample_is_marked_generated_whatever_its_federation",)),
+    Mutant("ml-100k-ages-right-closed", MOVIELENS, "load_movielens",
+           "pd.cut(ages, bins, right=False, labels=list(_ML1M_AGES.values()))",
+           "pd.cut(ages, bins, right=True, labels=list(_ML1M_AGES.values()))",
+           (f"{LOADERT}::test_movielens_100k_ages_fall_in_the_1m_bands_each_band_from_its_lower_age",)),
+    Mutant("ml-duplicate-users-accepted", MOVIELENS, "load_movielens", "users['user'].duplicated().any()", "False",
+           (ML_REPEATS,)),
+    Mutant("ml-duplicate-movies-accepted", MOVIELENS, "load_movielens",
+           "(item_ids == '').any() or item_ids.duplicated().any()", "(item_ids == '').any()", (ML_REPEATS,)),
+    Mutant("ml-empty-title-kept", MOVIELENS, "load_movielens", "titles.where(titles != '', item_ids)", "titles",
+           (f"{LOADERT}::test_a_movie_without_a_title_is_named_by_its_id_and_keeps_its_genres",)),
+    Mutant("eicu-combined-bound-smallest", EICU, "load_eicu", "vmax = max(bounds)", "vmax = min(bounds)",
+           (f"{LOADERT}::test_eicu_tables_combined_take_the_largest_declared_bound",)),
+    Mutant("eicu-hicl-least-common-name", EICU, "load_eicu",
+           "best.sort_values(['code', 'n', 'name'], ascending=[True, False, True])",
+           "best.sort_values(['code', 'n', 'name'], ascending=[True, True, True])",
+           (f"{LOADERT}::test_an_eicu_medication_row_without_a_name_takes_the_name_most_often_recorded_with_its_code",)),
+    Mutant("eicu-bare-ids-not-prefixed", EICU, "_eicu_entities", r"f'hospital {x}' if re.fullmatch(r'\d+', x) else x",
+           "x", (f"{LOADERT}::test_a_declared_eicu_hospital_list_may_give_bare_hospital_ids",)),
+    Mutant("fmt-minus-infinity-positive", RFORMAT, "fmt_num", "'∞' if v > 0 else '−∞'", "'∞'", (REPORT_NUMBERS,)),
+    Mutant("fmt-whole-floats-as-ints", RFORMAT, "fmt_num",
+           "v == int(v) and abs(v) < 1e15 and not isinstance(x, float)",
+           "v == int(v) and abs(v) < 1e15", (REPORT_NUMBERS,)),
+    Mutant("fmt-bool-swapped", RFORMAT, "fmt_num", "'yes' if x else 'no'", "'no' if x else 'yes'", (REPORT_NUMBERS,)),
+    Mutant("fmt-text-not-escaped", RFORMAT, "fmt_num", "html.escape(str(x))", "str(x)", (REPORT_NUMBERS,)),
+    Mutant("fmt-eps-four-digits", RFORMAT, "fmt_eps", "fmt_num(v, 3)", "fmt_num(v)", (REPORT_NUMBERS,)),
+    Mutant("fmt-cell-not-escaped", RFORMAT, "_cell", "f'<td>{_esc(v)}</td>'", "f'<td>{v}</td>'", (REPORT_NUMBERS,)),
+    Mutant("fig-kmeans-labelled-private", RFIGURES, "_run_label",
+           "math.isfinite(eps) and r['method'] not in ('kmeans', 'krandom')", "math.isfinite(eps)", (AUDIT_FIGURES,)),
+    Mutant("fig-target-kind-ignored", RFIGURES, "audit_roc_figure", "r['target'] == n and r['target_kind'] == target",
+           "False", (AUDIT_FIGURES,)),
+    Mutant("fig-infinite-claim-off-axis", RFIGURES, "audit_epsilon_figure", "inf_x if is_inf else _f(r['epsilon'])",
+           "_f(r['epsilon'])", (AUDIT_FIGURES,)),
+    Mutant("plot-colour-slot-not-taken", PLOTS, "_derived_colors", "taken.setdefault(slot, name)", "None",
+           (f"{DASHT}::test_unlisted_methods_never_share_a_colour",)),
+    Mutant("plot-dots-at-many-entities", PLOTS, "metric_bars",
+           "df.loc[df['entity'].astype(str) != 'overall', 'entity'].nunique() > MANY_ENTITIES",
+           "df.loc[df['entity'].astype(str) != 'overall', 'entity'].nunique() >= MANY_ENTITIES", (METRIC_BARS,)),
+    Mutant("plot-overall-not-last", PLOTS, "metric_bars",
+           "entities = [e for e in entities if e != 'overall'] + ['overall']", "pass", (METRIC_BARS,)),
+    Mutant("plot-dots-sorted-by-column", PLOTS, "metric_dots",
+           "methods[0] if methods and methods[0] in wide.columns else wide.columns[0]", "wide.columns[0]",
+           (METRIC_BARS,)),
+    Mutant("plot-tradeoff-unsorted", PLOTS, "tradeoff_chart",
+           "table[table['method'] == method].sort_values('epsilon')", "table[table['method'] == method]",
+           (TRADEOFF_CHART,)),
+    Mutant("plot-band-not-reversed", PLOTS, "tradeoff_chart", "np.r_[m + s, (m - s)[::-1]]", "np.r_[m + s, m - s]",
+           (TRADEOFF_CHART,)),
+    Mutant("plot-infinite-crossing-off-axis", PLOTS, "tradeoff_chart", "inf_x if math.isinf(crossing) else crossing",
+           "crossing", (TRADEOFF_CHART,)),
+    Mutant("plot-short-one-too-long", PLOTS, "_short", "s[:n - 1] + '…'", "s[:n] + '…'", (HEATMAPS,)),
+    Mutant("plot-heatmap-wrong-axis", PLOTS, "prototype_heatmap", "np.abs(P).sum(axis=0)", "np.abs(P).sum(axis=1)",
+           (HEATMAPS,)),
+    Mutant("plot-factors-smallest", PLOTS, "factor_heatmap", "-V.sum(axis=1)", "V.sum(axis=1)", (HEATMAPS,)),
+    Mutant("args-empty-entry-accepted", CLI_ARGS, "float_list", "any(not t.strip() for t in parts) and text.strip()",
+           "False", (NUMBER_FLAGS,)),
+    Mutant("args-largest-seed-in-list-refused", CLI_ARGS, "seed_list", "0 <= v <= MAX_SEED", "0 <= v < MAX_SEED",
+           (NUMBER_FLAGS,)),
+    Mutant("args-param-True-false", CLI_ARGS, "parse_params", "vl.lower() == 'true'", "vl == 'true'",
+           (f"{CLIT}::test_param_values_are_typed_as_written",)),
+    Mutant("args-plus-inf-refused", CLI_ARGS, "strict_float_is_overflow",
+           "('inf', '+inf', 'infinity', '+infinity', '∞')", "('inf', 'infinity', '∞')", (NUMBER_FLAGS,)),
+    Mutant("args-largest-lam-refused", CLI_ARGS, "run_config", "args.lam > MAX_LAM", "args.lam >= MAX_LAM",
+           (RUN_LIMITS,)),
+    Mutant("args-rank-beyond-items", CLI_ARGS, "run_config", "min(MAX_RANK, dataset.n_items)", "MAX_RANK",
+           (RUN_LIMITS,)),
+    Mutant("args-delta-flag-ignored", CLI_ARGS, "run_config", "given('delta', base.delta)", "base.delta",
+           (RUN_LIMITS,)),
+    Mutant("args-delta-on-non-dp-accepted", CLI_ARGS, "unused_flags",
+           "(('--epsilon', args.epsilon), ('--delta', args.delta))", "(('--epsilon', args.epsilon),)", (RUN_LIMITS,)),
+    Mutant("args-audit-doc-writable", CLI_ARGS, "input_paths", "('audit', '--audit')", "('audit_doc', '--audit')",
+           (f"{CLIT}::test_the_report_never_writes_over_a_document_it_reads",)),
+    Mutant("rcmd-counts-are-metrics", REPORT_CMD, "cmd_report",
+           "k not in ('name', 'n_users', 'n_test_users') and isinstance(v, (int, float))",
+           "isinstance(v, (int, float))", (REPORT_COMMAND,)),
+    Mutant("rcmd-public-ignored", REPORT_CMD, "cmd_report", "write_report(args.out, run)", "False",
+           (REPORT_COMMAND,), arg="public"),
+    Mutant("dcmd-shards-seed-ignored", DEPLOY_CMD, "cmd_write_shards", "RunConfig(seed=args.seed)", "RunConfig()",
+           (f"{CLIT}::test_write_shards_splits_with_the_seed_it_is_given",)),
+    Mutant("eng-min-max-swapped", UI_ENGINE, "server_view", "f'min {arr.min():.3g}, max {arr.max():.3g}'",
+           "f'min {arr.max():.3g}, max {arr.min():.3g}'",
+           (f"{DASHT}::test_the_server_view_states_each_released_quantitys_shape_and_range",)),
+    Mutant("eng-rank-from-zero", UI_ENGINE, "recommend_table", "np.arange(1, len(items) + 1)", "np.arange(len(items))",
+           (USER_LIST,)),
+    Mutant("eng-hits-on-train", UI_ENGINE, "recommend_table", "split.test[row].indices", "split.train[row].indices",
+           (USER_LIST,)),
+    Mutant("eng-excluded-mark-inverted", UI_ENGINE, "explained_list", "int(j) in out", "int(j) not in out",
+           (f"{DASHT}::test_the_why_column_marks_only_the_items_the_dp_selection_left_out",)),
+    Mutant("cat-private-not-first", UI_CATALOGUE, "federated_methods",
+           "(m != DP_METHOD, not METHODS[m].uses_epsilon, m)", "(m != DP_METHOD, m)",
+           (f"{DASHT}::test_federated_methods_list_the_dp_method_then_every_private_method_before_the_non_private",)),
+    Mutant("wid-nan-shown", UI_WIDGETS, "fmt", "x is None or (isinstance(x, float) and math.isnan(x))", "x is None",
+           (f"{DASHT}::test_the_pages_show_a_missing_number_as_a_dash",)),
 )
 
 
