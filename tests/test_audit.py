@@ -437,3 +437,20 @@ def test_the_lr_attack_is_certified_on_runs_it_was_not_fitted_on():
     res = aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=20), 40, np.random.SeedSequence(0),
                            attacks=("lr",))
     assert res["attacks"]["lr"]["epsilon_lb"] == 0.0
+
+
+@pytest.mark.parametrize("confidence,shown", [("0.95", "95%"), ("0.58", "58%"), ("0.975", "97.5%")])
+def test_the_audit_command_states_the_confidence_it_was_given(tmp_path, capsys, monkeypatch, confidence, shown):
+    """The printed Clopper–Pearson confidence is the one asked for (0.58 read as 57% when truncated)."""
+    def no_runs(dataset, entity, **kw):  # the audit's releases are not what is checked here
+        return {"entity": {"name": dataset.entity_names[0], "n_users": 5}, "timings": {"total": 0.0},
+                "summary": [], "results": []}
+
+    monkeypatch.setattr(aud, "run_audit", no_runs)
+    parser = argparse.ArgumentParser()
+    audit_cmd.register_cli(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["audit", "--data", "sample:clinic", "--entity", "0", "--methods", "dp-popularity",
+                              "--epsilons", "1", "--runs", "8", "--confidence", confidence,
+                              "--store", str(tmp_path / "store.sqlite3")])
+    assert args.func(args) == 0
+    assert f"8 runs per class, {shown} Clopper–Pearson" in capsys.readouterr().out

@@ -143,7 +143,7 @@ def cmd_audit(args) -> int:
         bar.close()
     e = doc["entity"]
     print(f"{dataset.name}, entity {e['name']!r} ({e['n_users']} users): {args.runs} runs per class, "
-          f"{int(args.confidence * 100)}% Clopper–Pearson, {doc['timings']['total']:.1f} s")
+          f"{args.confidence * 100:g}% Clopper–Pearson, {doc['timings']['total']:.1f} s")
     print(format_summary(doc))
     if any(r["verdict"] == "VIOLATION" for r in doc["summary"]):
         print("WARNING: an empirical ε lower bound exceeds the claimed ε — the mechanism or its "
