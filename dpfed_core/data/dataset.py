@@ -158,7 +158,7 @@ class FederatedDataset:
             codes = np.searchsorted(names, labels)
             bad = (codes >= len(names)) | (names[np.minimum(codes, len(names) - 1)] != labels)
             if n and bad.any():
-                raise DataError(f"entity {labels[np.flatnonzero(bad)[0]]!r} of a user is not in the declared entity "
+                raise DataError(f"entity {str(labels[np.flatnonzero(bad)[0]])!r} of a user is not in the declared entity "
                                 "list", param="entities")
         order = np.argsort(codes, kind="stable")
         if value_max is None:
