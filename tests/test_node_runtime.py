@@ -4,6 +4,8 @@ import signal
 import threading
 import time
 
+import pytest
+
 from dpfed_core.deployment.node_runtime import _ExecClock
 
 
@@ -70,3 +72,59 @@ def test_a_changed_internal_keeps_the_stock_code_and_says_why(monkeypatch, capsy
     monkeypatch.setitem(fi.PINNED, "flwr", "1.41.0")
     assert "flwr 1.42.0 is installed" in fi.check("supernode-sleeps")
     assert not fi.usable("supernode-sleeps")
+
+
+def test_a_flags_value_is_read_in_either_form_and_a_flag_without_one_is_none():
+    from dpfed_core.deployment.node_runtime import _flag_value
+
+    assert _flag_value(["--insecure", "--port", "9093"], "--port") == "9093"
+    assert _flag_value(["--port=9093", "--superlink", "127.0.0.1:9092"], "--port") == "9093"
+    assert _flag_value(["--superlink=127.0.0.1:9092"], "--superlink") == "127.0.0.1:9092"
+    assert _flag_value(["--insecure", "--port"], "--port") is None  # the last word: no value follows
+    assert _flag_value(["--portal", "1"], "--port") is None
+
+
+def test_a_summable_runs_zygote_warms_without_the_prototype_methods_libraries():
+    from dpfed_core.config import RunConfig
+    from dpfed_core.deployment.node_runtime import PROTOTYPE_WARM_MODULES, WARM_MODULES, warm_modules
+    from dpfed_core.deployment.wire import run_json
+
+    assert warm_modules(run_json(RunConfig(method="dp-popularity", epsilon=1.0), "declared", 10)) == WARM_MODULES
+    every = WARM_MODULES + PROTOTYPE_WARM_MODULES
+    assert warm_modules(run_json(RunConfig(method="kmeans"), "declared", 10)) == every
+    assert warm_modules(None) == every and warm_modules("not json") == every
+
+
+class _Bell:
+    """A doorbell that never rings: every wait times out at once (and says how long it was asked)."""
+
+    def __init__(self):
+        self.waits = []
+
+    def wait(self, timeout):
+        self.waits.append(timeout)
+        return False
+
+
+def test_a_nodes_idle_poll_backs_off_from_its_floor_to_its_cap_and_a_message_resets_it(monkeypatch):
+    from dpfed_core.deployment import node_runtime as nr
+
+    slept = []
+    monkeypatch.setattr(nr.time, "sleep", slept.append)
+    clock = nr._Clock()
+    for _ in range(7):
+        clock.sleep(nr._FLOWER_IDLE_SLEEP)
+    assert slept == pytest.approx([0.02, 0.04, 0.08, 0.16, 0.32, 0.5, 0.5])
+    clock.activity()
+    slept.clear()
+    clock.sleep(nr._FLOWER_IDLE_SLEEP)
+    clock.sleep(nr._FLOWER_REPLY_SLEEP)  # Flower's check for the ClientApp's reply: 5 ms
+    clock.sleep(1.25)  # any other wait is Flower's own
+    assert slept == pytest.approx([0.02, 0.005, 1.25])
+    # with a doorbell the poll is only the fallback: no fast ramp, the rung cap from the start
+    bell = _Bell()
+    rung = nr._Clock(bell)
+    rung.sleep(nr._FLOWER_IDLE_SLEEP)
+    rung.activity()
+    rung.sleep(nr._FLOWER_IDLE_SLEEP)
+    assert bell.waits == [nr.IDLE_POLL_RUNG_MAX, nr.IDLE_POLL_RUNG_MAX]

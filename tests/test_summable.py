@@ -3,6 +3,8 @@ guarantees, the public grid that makes SecAgg+'s quantisation exact, and bad par
 from __future__ import annotations
 
 import math
+import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -114,3 +116,196 @@ def test_stages_fuse_only_when_public_facts_fix_their_inputs():
             raise NotImplementedError
 
     assert fused_stages(TwoStages(), 10) == [("a",), ("b",)]
+
+
+# ============================================================ the one protocol of summable methods
+from dpfed_core.federation import summable_protocol as spr  # noqa: E402
+from dpfed_core.config import RunConfig  # noqa: E402
+from dpfed_core.federation.summable import SummableMethod, fused_stages  # noqa: E402
+
+
+class _TopThenPairs(SummableMethod):
+    """Two Gaussian sums: every item's count, then the counts of the 3 items the server chose from the
+    first sum (the broadcast ``top``); the server keeps a quantity of its own it never broadcasts."""
+
+    name = "top-then-pairs"
+    stages = ("counts", "pairs")
+    public_keys = ("top",)
+    public_key_labels = {"top": "the chosen items"}
+    local_blend = False
+
+    def share(self, X, rng, ledger, n_entities, stage="counts", public=None):
+        cols = slice(None) if stage == "counts" else public["top"]
+        return self.gaussian_share(np.asarray(X[:, cols].sum(axis=0)).ravel(), 1.0, rng, ledger, n_entities,
+                                   stage=stage)
+
+    def combine(self, stage, total, public, rng, n_participants):
+        out = dict(public)
+        if stage == "counts":
+            out["top"] = np.sort(np.argsort(-total, kind="stable")[:3])
+            out["server_only"] = total.copy()
+        else:
+            V = np.full((public["server_only"].size, 1), 0.5)
+            V[public["top"], 0] += np.maximum(total, 0.0)
+            out["V"] = V
+            out["server_draw"] = float(rng.random())
+        return out
+
+
+def _sites(H=3, seed=5):
+    rng = np.random.default_rng(seed)
+    return [sp.csr_matrix(np.minimum(rng.poisson(0.8, (8 + 2 * h, 12)), 5).astype(float)) for h in range(H)]
+
+
+def _stages(method, X, n_jobs=1, eps=math.inf, **kw):
+    led = PrivacyLedger(eps, 1e-6 if math.isfinite(eps) else 0.0)
+    public, sums = spr.run_stages(method, X, [np.random.default_rng(10 + h) for h in range(len(X))],
+                                  [led.for_entity(f"e{h}") for h in range(len(X))], np.random.default_rng(99),
+                                  n_jobs=n_jobs, **kw)
+    return public, sums, led
+
+
+def test_each_stage_sums_every_entitys_share_and_the_next_reads_only_the_declared_broadcast():
+    X = _sites()
+    method = _TopThenPairs(epsilon=math.inf)
+    public, sums, _ = _stages(method, X)
+    counts = sum(np.asarray(x.sum(axis=0)).ravel() for x in X)
+    np.testing.assert_array_equal(sums["counts"], counts)
+    seen = sums[("pairs", "public")]  # what the entities made their pairs shares with
+    assert sums[("counts", "public")] == {"n_entities": 3}
+    np.testing.assert_array_equal(sums["pairs"], counts[seen["top"]])
+    assert len(sums[("counts", "shares")]) == 3 and "V" in public
+    assert set(spr.broadcast_between_stages(method, seen)) == {"top"}  # never the server's own quantities
+    _, kept, _ = _stages(method, X, keep_shares=False)
+    assert kept[("counts", "shares")] == [] and kept[("pairs", "shares")] == []
+    # the audit's run: the last sum as released, no server step after it
+    last, audit, _ = _stages(method, X, final_combine=False)
+    assert "V" not in last and "top" in last
+    np.testing.assert_array_equal(audit["pairs"], sums["pairs"])
+
+
+def test_shares_made_in_threads_spend_the_same_rows_in_order_and_sum_the_same():
+    X = _sites(H=4)
+    method = _TopThenPairs(epsilon=1.0, delta=1e-6)
+    _, one, led1 = _stages(method, X, eps=1.0)
+    _, two, led2 = _stages(method, X, n_jobs=2, eps=1.0)
+    assert [(r.entity, r.stage) for r in led1.rows] == [(f"e{h}", s) for s in ("counts", "pairs") for h in range(4)]
+    assert led2.rows == led1.rows
+    for stage in ("counts", "pairs"):
+        np.testing.assert_array_equal(two[stage], one[stage])
+    assert spr._workers(-1, 1000) == min(1000, os.cpu_count() or 1)  # −1: every core
+    assert (spr._workers(0, 5), spr._workers(3, 2), spr._workers(2, 9)) == (1, 2, 2)
+
+
+def test_the_trust_record_states_both_guarantees_and_where_the_sum_was_formed():
+    led = PrivacyLedger(1.0, 1e-6)
+    led.for_entity("a").spend("release", "Gaussian", 1.0, 1e-6)
+    secure = make_summable_method("dp-popularity", epsilon=1.0, aggregation="secure", max_dropouts=1)
+    here = spr.trust_record(secure, led, [3.0, 5.0, 4.0], in_process=True)
+    assert here["max_dropouts"] == 1 and here["in_process"] is True and "formed in this process" in here["sum"]
+    assert here["against_server"]["epsilon"] == pytest.approx(1.0)
+    assert here["against_server_and_other_entities"]["epsilon"] == 5.0  # the weakest entity's share
+    there = spr.trust_record(secure, led, [3.0, 5.0], in_process=False)
+    assert there["in_process"] is False and "SecAgg+" in there["sum"]
+    assert spr.run_notes(secure, {}, in_process=True)[0] == spr.IN_PROCESS_NOTE
+    assert spr.run_notes(secure, {}, in_process=False)[0] == "secure sums formed by Flower's SecAgg+"
+    plain = make_summable_method("dp-popularity", epsilon=1.0, aggregation="none", max_dropouts=1)
+    own = spr.trust_record(plain, led, [3.0, 5.0], in_process=True)
+    assert own["max_dropouts"] == 0 and "no secure sum" in own["sum"]
+    assert own["against_server_and_other_entities"] == own["against_server"]  # nothing to collude against
+    assert spr.run_notes(plain, {}, in_process=True)[0] == spr.NO_SECAGG_NOTE
+
+
+def test_the_message_log_of_a_summable_run_lists_each_message_with_its_round_and_direction():
+    X = _sites()
+    names = ["e0", "e1", "e2"]
+    slices, start = [], 0
+    for x in X:
+        slices.append(slice(start, start + x.shape[0]))
+        start += x.shape[0]
+    for aggregation in ("secure", "none"):
+        method = _TopThenPairs(epsilon=1.0, delta=1e-6, aggregation=aggregation)
+        rngs = [np.random.default_rng(10 + h) for h in range(3)] + [np.random.default_rng(99)]
+        out = spr.fit_summable(method, X, names, slices, start, rngs, PrivacyLedger(1.0, 1e-6), 0.1, "zero",
+                               lambda *a, **k: None)
+        assert out["public"]["server_draw"] == np.random.default_rng(99).random()  # the server's own stream
+        log = [(m.round, m.sender, m.receiver, m.content, m.shape) for m in out["messages"]]
+        word = ("share of the secure sum ({} + noise share)" if aggregation == "secure"
+                else "noisy {} release (full noise)")
+        ups = [(1, n, "server", word.format(s), (w,)) for s, w in (("counts", 12), ("pairs", 3)) for n in names]
+        down = [(1, "server", n, "the chosen items (public, from the counts sum)", (3,)) for n in names]
+        V = [(2, "server", n, "item factors V (top-then-pairs)", (12, 1)) for n in names]
+        assert sorted(log) == sorted(ups + down + V)
+        assert [m.round for m in out["messages"]][-3:] == [2, 2, 2]
+
+
+def test_an_entitys_round_2_scores_on_the_broadcast_v_followed_by_its_own_columns():
+    class WithOwn(_TopThenPairs):
+        def fit_local(self, X, public, lam, mode, rng):
+            n, m = X.shape
+            return np.ones((n, 1)), np.full((m, 2), 3.0), np.full((n, 2), 2.0)
+
+    X = _sites()[0]
+    V = np.arange(12.0).reshape(12, 1)
+    U_h, V_h = spr.fit_entity(WithOwn(), X, {"V": V}, 0.1, "zero", np.random.default_rng(0))
+    assert U_h.shape == (X.shape[0], 3) and V_h.shape == (12, 3)
+    np.testing.assert_array_equal(V_h[:, :1], V)
+    np.testing.assert_array_equal(V_h[:, 1:], 3.0)
+    np.testing.assert_array_equal(U_h @ V_h.T, np.ones((X.shape[0], 1)) @ V.T + 12.0)
+
+
+def test_a_share_is_rounded_to_the_nearest_grid_point_either_side_of_zero():
+    x = np.array([0.6, -0.6, 0.4, -0.4, 2.5 + 0.51, -7.49]) * GRID
+    np.testing.assert_array_equal(to_grid(x), np.array([1.0, -1.0, 0.0, 0.0, 3.0, -7.0]) * GRID)
+
+
+def test_a_secure_sum_is_released_with_every_entity_but_the_tolerated_dropouts_and_never_fewer():
+    m = make_summable_method("dp-popularity", epsilon=1.0, max_dropouts=1)
+    m.check_participants(5, 5)
+    m.check_participants(4, 5)  # one dropped: the shares were sized for it
+    with pytest.raises(ConfigError, match="only 3 of 5 entities contributed"):
+        m.check_participants(3, 5)
+    make_summable_method("dp-popularity", epsilon=1.0, aggregation="none").check_participants(1, 5)
+
+
+@pytest.mark.parametrize("d", [-1, True, 1.5])
+def test_max_dropouts_is_a_whole_number_of_at_least_zero(d):
+    with pytest.raises(ConfigError, match="max_dropouts must be a whole number"):
+        make_summable_method("dp-popularity", epsilon=1.0, max_dropouts=d).check(5)
+
+
+def test_a_secure_sum_keeps_at_least_two_entities_beyond_the_dropouts():
+    make_summable_method("dp-popularity", epsilon=1.0, max_dropouts=3).check(5)
+    with pytest.raises(ConfigError, match="lower max_dropouts to at most 3"):
+        make_summable_method("dp-popularity", epsilon=1.0, max_dropouts=4).check(5)
+    make_summable_method("dp-popularity", epsilon=1.0, max_dropouts=4, aggregation="none").check(5)
+
+
+def test_a_stage_joins_the_previous_sum_only_when_both_lengths_are_known_ahead():
+    """Three stages: the second's inputs are fixed ahead but the first's length is not stated, so the
+    second waits for the first sum; the third joins the second (both lengths known ahead)."""
+    class ThreeStages(SummableMethod):
+        stages = ("a", "b", "c")
+
+        def share(self, X, rng, ledger, n_entities, stage="a", public=None):
+            raise NotImplementedError
+
+        def public_ahead(self, stage, n_items):
+            return {} if stage == "a" else {f"for_{stage}": n_items}
+
+        def share_length(self, stage, n_items, public):
+            # a stage states its length from its own fixed-ahead input only
+            return None if stage == "a" else (n_items if f"for_{stage}" in public else None)
+
+    assert fused_stages(ThreeStages(), 7) == [("a",), ("b", "c")]
+
+
+def test_a_methods_run_parameters_leave_out_what_the_run_does_not_set():
+    from dpfed_core.federation.summable import summable_params
+
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="none", max_dropouts=0)
+    params = summable_params(cfg)
+    assert params["aggregation"] == "none" and params["max_dropouts"] == 0
+    assert all(v is not None for v in params.values())
+    cfg2 = SimpleNamespace(method="dp-popularity", aggregation="secure", max_dropouts=None, params={})
+    assert "max_dropouts" not in summable_params(cfg2)

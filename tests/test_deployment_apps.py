@@ -1,0 +1,188 @@
+"""What a deployment node and the server do with each message, step by step, without starting Flower:
+a node's run state between messages and its release log, the server's checks of the replies and of a
+secure sum's parts, and what a deployment needs before anything starts."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+pytest.importorskip("flwr")
+from flwr.app import ConfigRecord  # noqa: E402
+
+from dpfed_core.config import RunConfig  # noqa: E402
+from dpfed_core.data.dataset import FederatedDataset  # noqa: E402
+from dpfed_core.errors import ConfigError  # noqa: E402
+from dpfed_core.deployment import client_app as ca  # noqa: E402
+from dpfed_core.deployment import server_app as sa  # noqa: E402
+from dpfed_core.deployment.deployed import check_deployable, check_site_policy, read_local_reports  # noqa: E402
+from dpfed_core.deployment.launcher import DeploymentError  # noqa: E402
+from dpfed_core.deployment.site_policy import SiteLog, load_policy, write_policy  # noqa: E402
+from dpfed_core.deployment.wire import dumps  # noqa: E402
+from dpfed_core.privacy.ledger import LedgerRow  # noqa: E402
+
+
+def _context(**node_config):
+    return SimpleNamespace(state=SimpleNamespace(config_records={}, array_records={}), node_config=node_config,
+                           run_id=7)
+
+
+# ============================================================================ a node, between messages
+def test_a_nodes_release_seconds_add_up_over_the_stages_of_a_run():
+    ctx = _context()
+    ca._remember_seconds(ctx, "release_seconds", 1.5)
+    ca._remember_seconds(ctx, "release_seconds", 2.0, add=True)
+    ca._remember_seconds(ctx, "release_seconds", 0.25, add=True)
+    assert ca._seconds(ctx) == {"release_seconds": 3.75}
+    ca._remember_seconds(ctx, "release_seconds", 1.0)  # a new first stage starts the count again
+    assert ca._seconds(ctx) == {"release_seconds": 1.0}
+
+
+def test_the_released_catalogue_keys_outlive_a_later_stages_public_result():
+    ctx = _context()
+    ca._store_public(ctx, ca.CATALOGUE_STAGE, {"keys": np.array([4, 9, 17])})
+    ca._store_public(ctx, "popularity", {"items": np.array([0, 2])})
+    ca._store_public(ctx, "co-occurrence", {"items": np.array([1])})
+    np.testing.assert_array_equal(ctx.state.array_records[ca.CATALOGUE_KEY]["keys"].numpy(), [4, 9, 17])
+    np.testing.assert_array_equal(ctx.state.array_records[ca.PUBLIC_KEY]["items"].numpy(), [1])
+
+
+def _row(stage, epsilon, delta, rho):
+    return LedgerRow(entity="clinic A", stage=stage, mechanism="Gaussian", epsilon=epsilon, delta=delta,
+                     sensitivity=1.0, noise_scale=1.0, rho=rho)
+
+
+def test_a_sites_release_log_sums_its_rows_and_states_rho_only_when_every_row_has_one(tmp_path):
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-cooccurrence"], max_epsilon=2.0, max_delta=1e-5,
+                          budget_epsilon=5.0, store=str(tmp_path / "stores" / "{site}.sqlite3"))
+    ctx = _context(**{"policy-path": str(policy)})
+    shard = SimpleNamespace(entity="clinic A")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation="secure")
+    ca._log_release(ctx, shard, cfg, "secure sum [popularity]",
+                    [_row("popularity", 0.4, 1e-7, 0.01), _row("popularity", 0.1, math.nan, 0.02)], [(3,)], 100)
+    ca._log_release(ctx, shard, cfg, "secure sum [co-occurrence]",
+                    [_row("co-occurrence", 0.5, 2e-7, 0.03), _row("co-occurrence", 0.0, 0.0, None)], [(6,)], 200)
+    rows = SiteLog(load_policy(policy).store_for("clinic A")).rows()
+    assert [r["stage"] for r in rows] == ["secure sum [popularity]", "secure sum [co-occurrence]"]
+    assert rows[0]["epsilon"] == pytest.approx(0.5) and rows[0]["delta"] == pytest.approx(1e-7)  # NaN: no δ
+    assert rows[0]["rho"] == pytest.approx(0.03)
+    assert rows[1]["epsilon"] == pytest.approx(0.5) and rows[1]["rho"] is None  # one row without ρ
+
+
+# ============================================================================ the server, reading replies
+def _transport(names=None):
+    t = object.__new__(sa._Transport)
+    t.round_timeout = 30.0
+    t.entity_of_node = dict(names or {})
+    return t
+
+
+def _sent(*nodes):
+    return [SimpleNamespace(metadata=SimpleNamespace(dst_node_id=n)) for n in nodes]
+
+
+def _reply(node, content=None):
+    return SimpleNamespace(metadata=SimpleNamespace(src_node_id=node), has_error=lambda: False,
+                           content=dict(content or {}))
+
+
+def test_a_node_that_does_not_answer_or_answers_with_an_error_stops_the_run_naming_it():
+    t = _transport({1: "clinic A", 2: "clinic B", 3: "clinic C"})
+    t.check_replies(_sent(1, 2), [_reply(2), _reply(1)], "round 1")
+    with pytest.raises(sa.DeploymentRunError, match=r"round 1: no reply within 30 s from clinic B, clinic C"):
+        t.check_replies(_sent(1, 2, 3), [_reply(1)], "round 1")
+    failed = _reply(3, {"error": {"message": "round 1: shard belongs to another federation"}})
+    with pytest.raises(sa.DeploymentRunError, match="round 1: clinic C: round 1: shard belongs"):
+        t.check_replies(_sent(1, 3), [_reply(1), failed], "round 1")
+
+
+def _run(n_entities, dropped=None):
+    run = object.__new__(sa._Run)
+    run.transport = _transport()
+    run.n_entities = n_entities
+    run.dropped = dict(dropped or {})
+    return run
+
+
+def test_the_server_orders_replies_by_entity_and_counts_a_dropped_entity_as_present():
+    def meta(node, h, name):
+        return _reply(node, {"meta": {"index": h, "entity": name}})
+
+    run = _run(3)
+    got = run.identify([meta(12, 2, "C"), meta(10, 0, "A"), meta(11, 1, "B")])
+    assert [r.metadata.src_node_id for r in got] == [10, 11, 12]
+    assert run.transport.entity_of_node == {10: "A", 11: "B", 12: "C"}
+    with pytest.raises(sa.DeploymentRunError, match="expected 0…2"):
+        _run(3).identify([meta(10, 0, "A"), meta(12, 2, "C")])
+    after = _run(3, dropped={11: "B"})  # B dropped out of a secure sum within max_dropouts
+    assert [r.metadata.src_node_id for r in after.identify([meta(10, 0, "A"), meta(12, 2, "C")])] == [10, 12]
+    with pytest.raises(sa.DeploymentRunError, match="two SuperNodes serve entity"):
+        _run(3).identify([meta(10, 0, "A"), meta(11, 0, "A"), meta(12, 2, "C")])
+
+
+class _Fused:
+    """Two stages in one secure sum: 4 entries, then 3 on the items the first fixes ahead."""
+
+    name = "fused-example"
+
+    def share_length(self, stage, n_items, public):
+        return 4 if stage == "a" else len(public["items"])
+
+    def public_ahead(self, stage, n_items):
+        return {} if stage == "a" else {"items": np.array([0, 1, 2])}
+
+
+def test_a_fused_sum_is_split_by_its_stages_public_lengths_and_a_mismatch_stops_the_run():
+    assert sa._SecureSum.fused_lengths(_Fused(), ("a",), 9, {}, 11) == [11]
+    assert sa._SecureSum.fused_lengths(_Fused(), ("a", "b"), 9, {}, 7) == [4, 3]
+    with pytest.raises(sa.DeploymentRunError, match="has 8 entries, not the 4 \\+ 3"):
+        sa._SecureSum.fused_lengths(_Fused(), ("a", "b"), 9, {}, 8)
+    sa._SecureSum.check_ahead(_Fused(), "b", 9, {"items": np.array([0, 1, 2])})
+    for public in ({}, {"items": np.array([0, 1, 5])}):
+        with pytest.raises(sa.DeploymentRunError, match="fixed ahead"):
+            sa._SecureSum.check_ahead(_Fused(), "b", 9, public)
+
+
+# ============================================================================ before anything starts
+def test_a_simulation_run_needs_a_given_policy_that_allows_it(tmp_path):
+    sim = RunConfig(method="dp-popularity", epsilon=1.0, simulation=True)
+    with pytest.raises(ConfigError, match="--simulation needs a site policy"):
+        check_site_policy(sim, None)
+    strict = write_policy(tmp_path / "strict.toml", methods=["dp-popularity"], max_epsilon=1.0,
+                          budget_epsilon=5.0, store=str(tmp_path / "{site}.sqlite3"))
+    with pytest.raises(ConfigError, match="does not allow simulation"):
+        check_site_policy(sim, strict)
+    check_site_policy(sim.replace(simulation=False), strict)
+    check_site_policy(sim.replace(simulation=False), None)  # a policy matching the run is written
+
+
+def _clinics(n_entities):
+    rng = np.random.default_rng(2)
+    X = sp.csr_matrix(rng.poisson(0.5, (12 * n_entities, 8)).astype(float))
+    ent = np.repeat([f"clinic {h}" for h in range(n_entities)], 12)
+    return FederatedDataset.from_parts(X, ent, value_kind="counts", value_max=5, name="clinics",
+                                       item_source="declared")
+
+
+def test_a_deployment_needs_two_entities_and_dropouts_only_for_summable_methods():
+    check_deployable(_clinics(2), RunConfig(method="dp-popularity", epsilon=1.0))
+    with pytest.raises(ConfigError, match="at least 2 entities, the data has 1"):
+        check_deployable(_clinics(1), RunConfig(method="dp-popularity", epsilon=1.0))
+    with pytest.raises(ConfigError, match="--max-dropouts applies to summable methods"):
+        check_deployable(_clinics(3), RunConfig(method="kmeans", max_dropouts=1))
+
+
+def test_the_local_reports_are_this_runs_and_a_dropped_entity_has_none(tmp_path):
+    names = ["clinic 0", "clinic 1", "clinic 2"]
+    fed = SimpleNamespace(entity_names=names, report_path=lambda h: tmp_path / f"{h}.report.json")
+    for h in (0, 2):
+        (tmp_path / f"{h}.report.json").write_text(dumps({"run_id": 5, "entity": names[h]}))
+    assert [r["entity"] for r in read_local_reports(fed, 5, skip=("clinic 1",))] == ["clinic 0", "clinic 2"]
+    with pytest.raises(DeploymentError, match="'clinic 1': no local evaluation report"):
+        read_local_reports(fed, 5)
+    with pytest.raises(DeploymentError, match="from run 5, not run 6"):
+        read_local_reports(fed, 6, skip=("clinic 1",))
+
