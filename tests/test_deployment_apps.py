@@ -186,3 +186,17 @@ def test_the_local_reports_are_this_runs_and_a_dropped_entity_has_none(tmp_path)
     with pytest.raises(DeploymentError, match="from run 5, not run 6"):
         read_local_reports(fed, 6, skip=("clinic 1",))
 
+
+
+def test_reports_that_do_not_match_are_shown_against_the_entities_that_did_not_drop_out():
+    from dpfed_core.deployment.deployed import _document
+    from dpfed_core.methods import get_method
+
+    ds = _clinics(3)
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, max_dropouts=1)
+    res = {"entities": [{"entity": "clinic 2", "index": 2}, {"entity": "clinic 0", "index": 0}],
+           "dropped": ["clinic 1"]}
+    fed = SimpleNamespace(insecure=False)
+    with pytest.raises(DeploymentError) as err:
+        _document(ds, cfg, get_method(cfg.method), res, [{"entity": "clinic 0"}, {"entity": "clinic 1"}], fed, {})
+    assert str(err.value).endswith("['clinic 0', 'clinic 1'] vs ['clinic 0', 'clinic 2']")

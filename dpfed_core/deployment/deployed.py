@@ -270,7 +270,7 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
                           f"{[e['entity'] for e in entities]} vs {present}")
     if [r["entity"] for r in reports] != present:
         raise DeploymentError("the nodes' local reports do not match the dataset's entities: "
-                              f"{[r['entity'] for r in reports]} vs {list(dataset.entity_names)}")
+                              f"{[r['entity'] for r in reports]} vs {present}")
     notes = []
     # Re-spent on the run's ledger, which re-checks every row against the budget, in the order the
     # in-process run spends them: a summable method stage by stage (the i-th row of every entity, then
