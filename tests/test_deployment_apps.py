@@ -72,6 +72,99 @@ def test_a_sites_release_log_sums_its_rows_and_states_rho_only_when_every_row_ha
     assert rows[1]["epsilon"] == pytest.approx(0.5) and rows[1]["rho"] is None  # one row without ρ
 
 
+
+def test_a_site_checks_a_secure_sums_setup_against_its_policy_before_secagg_sees_it(tmp_path):
+    from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key, Stage
+
+    from dpfed_core.deployment.site_policy import PolicyRefused
+    from dpfed_core.deployment.wire import run_json, secagg_shares, secagg_threshold
+
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=5.0,
+                          store=str(tmp_path / "{site}.sqlite3"))
+    ctx = _context(**{"policy-path": str(policy)})
+
+    def secagg(stage, n=30, k=None, t=None):
+        k = secagg_shares(n, 0) if k is None else k
+        t = secagg_threshold(n, 0, 30) if t is None else t
+        configs = {Key.STAGE: stage, Key.SAMPLE_NUMBER: n, Key.SHARE_NUMBER: k, Key.THRESHOLD: t}
+        return SimpleNamespace(metadata=SimpleNamespace(message_type="train"),
+                               content=SimpleNamespace(config_records={RECORD_KEY_CONFIGS: configs}))
+
+    def passed(msg, context):
+        return "handed to SecAgg+"
+
+    with pytest.raises(PolicyRefused, match="before this site accepted"):
+        ca.site_policy_mod(secagg(Stage.SETUP), ctx, passed)
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run_json(cfg, "declared", 8),
+                                                             "n-entities": 30, "operation": "op"})
+    assert ca.site_policy_mod(secagg(Stage.SETUP), ctx, passed) == "handed to SecAgg+"
+    with pytest.raises(PolicyRefused, match="public rule"):
+        ca.site_policy_mod(secagg(Stage.SETUP, k=5, t=5), ctx, passed)
+    with pytest.raises(PolicyRefused, match="participants"):
+        ca.site_policy_mod(secagg(Stage.SETUP, n=12), ctx, passed)
+    assert ca.site_policy_mod(secagg(Stage.COLLECT_MASKED_VECTORS, k=5, t=5), ctx, passed) == "handed to SecAgg+"
+
+
+
+def test_a_later_stages_share_is_refused_before_the_previous_stages_public_result_arrives(tmp_path):
+    """dp-cooccurrence's co-occurrence shares read the items the popularity sum chose: asked for them
+    before that public result reached the node, the node says so and draws nothing."""
+    from flwr.common import FitIns, ndarrays_to_parameters
+    from flwr.compat.common import recorddict_compat as compat
+
+    from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = _clinics(3)
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation="secure", method_params={"max_items": 4})
+    shards = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-cooccurrence"], max_epsilon=1.0, budget_epsilon=5.0,
+                          store=str(tmp_path / "{site}.sqlite3"))
+    ctx = _context(**{"data-path": str(shards[0]), "policy-path": str(policy)})
+    run = run_json(cfg, "declared", ds.n_items)
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run, "n-entities": 3, "operation": "op"})
+    ins = FitIns(ndarrays_to_parameters([]), {"config": run, "n-entities": 3, "stage": "co-occurrence"})
+    msg = SimpleNamespace(content=compat.fitins_to_recorddict(ins, keep_input=True))  # as the mods hand it on
+    with pytest.raises(DpfedError, match="'co-occurrence' reached this node before the public items"):
+        ca.secure_share(msg, ctx)
+    assert ca.STATE_KEY not in ctx.state.config_records  # nothing drawn, nothing kept
+
+
+
+def test_a_share_entry_beyond_secaggs_range_is_refused_not_clipped(tmp_path):
+    """Every user of these sites holds item 0 at 10⁶ (the public bound): the exact sum of one site's
+    rows is ≈ 10⁷, beyond SecAgg+'s ±2²³ for 3 entities (but within twice that) — SecAgg+ would clip
+    it silently and the sum would be wrong, so the node refuses."""
+    from flwr.common import FitIns, ndarrays_to_parameters
+    from flwr.compat.common import recorddict_compat as compat
+
+    from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.federation.summable import secagg_ranges
+
+    X = sp.csr_matrix((np.full(36, 1e6), (np.arange(36), np.zeros(36, dtype=int))), shape=(36, 8))
+    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 12), value_kind="counts", value_max=1e6,
+                                     name="large values", item_source="declared")
+    cfg = RunConfig(method="dp-popularity", epsilon=math.inf, aggregation="secure")
+    split = make_split(ds, cfg)
+    shards = write_shards(ds, split, tmp_path / "shards")
+    ctx = _context(**{"data-path": str(shards[0])})
+    run = run_json(cfg, "declared", ds.n_items)
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run, "n-entities": 3, "operation": "op"})
+    ins = FitIns(ndarrays_to_parameters([]), {"config": run, "n-entities": 3, "stage": "release"})
+    msg = SimpleNamespace(content=compat.fitins_to_recorddict(ins, keep_input=True))
+    clip = secagg_ranges(3)[2]
+    with pytest.raises(DpfedError, match="beyond SecAgg\\+'s range") as err:
+        ca.secure_share(msg, ctx)
+    peak = float(str(err.value).split("entry of ")[1].split(" ")[0])
+    assert clip < peak <= 2 * clip
+
+
 # ============================================================================ the server, reading replies
 def _transport(names=None):
     t = object.__new__(sa._Transport)
