@@ -181,6 +181,32 @@ HEATMAPS = f"{DASHT}::test_heatmaps_show_the_items_of_largest_mass_with_labels_c
 USER_LIST = f"{DASHT}::test_a_users_list_ranks_from_one_and_marks_exactly_their_hidden_items"
 NUMBER_FLAGS = f"{CLIT}::test_list_and_number_flags_accept_their_whole_range_and_refuse_an_empty_entry"
 RUN_LIMITS = f"{CLIT}::test_run_settings_at_their_limits_are_accepted_and_beyond_them_named"
+WIRE = "dpfed_core/deployment/wire.py"
+WIRET = "tests/test_wire.py"
+WIRE_JSON = f"{WIRET}::test_infinities_travel_as_signed_strings_and_nan_as_null_at_any_depth"
+RUN_JSON = f"{WIRET}::test_the_run_json_states_how_the_catalogue_is_fixed_and_a_declared_catalogues_size_only"
+SPROT = "dpfed_core/federation/summable_protocol.py"
+SUMT = "tests/test_summable.py"
+STAGE_SUMS = f"{SUMT}::test_each_stage_sums_every_entitys_share_and_the_next_reads_only_the_declared_broadcast"
+THREADED = f"{SUMT}::test_shares_made_in_threads_spend_the_same_rows_in_order_and_sum_the_same"
+TRUST = f"{SUMT}::test_the_trust_record_states_both_guarantees_and_where_the_sum_was_formed"
+MESSAGE_LOG = f"{SUMT}::test_the_message_log_of_a_summable_run_lists_each_message_with_its_round_and_direction"
+PARTICIPANTS = (f"{SUMT}::test_a_secure_sum_is_released_with_every_entity_but_the_tolerated_dropouts"
+                "_and_never_fewer")
+FUSED = f"{SUMT}::test_a_stage_joins_the_previous_sum_only_when_both_lengths_are_known_ahead"
+SERVER = "dpfed_core/deployment/server_app.py"
+NODE_RT = "dpfed_core/deployment/node_runtime.py"
+NODET = "tests/test_node_runtime.py"
+FLAGS = f"{NODET}::test_a_flags_value_is_read_in_either_form_and_a_flag_without_one_is_none"
+IDLE_POLL = f"{NODET}::test_a_nodes_idle_poll_backs_off_from_its_floor_to_its_cap_and_a_message_resets_it"
+DEPLOYED = "dpfed_core/deployment/deployed.py"
+APPS = "tests/test_deployment_apps.py"
+SITE_LOG = f"{APPS}::test_a_sites_release_log_sums_its_rows_and_states_rho_only_when_every_row_has_one"
+REPLIES = f"{APPS}::test_a_node_that_does_not_answer_or_answers_with_an_error_stops_the_run_naming_it"
+FUSED_SPLIT = f"{APPS}::test_a_fused_sum_is_split_by_its_stages_public_lengths_and_a_mismatch_stops_the_run"
+SIM_POLICY = f"{APPS}::test_a_simulation_run_needs_a_given_policy_that_allows_it"
+DEPLOYABLE = f"{APPS}::test_a_deployment_needs_two_entities_and_dropouts_only_for_summable_methods"
+REPORTS = f"{APPS}::test_the_local_reports_are_this_runs_and_a_dropped_entity_has_none"
 
 
 @dataclass(frozen=True)
@@ -1161,6 +1187,120 @@ MUTANTS = (
            (f"{DASHT}::test_federated_methods_list_the_dp_method_then_every_private_method_before_the_non_private",)),
     Mutant("wid-nan-shown", UI_WIDGETS, "fmt", "x is None or (isinstance(x, float) and math.isnan(x))", "x is None",
            (f"{DASHT}::test_the_pages_show_a_missing_number_as_a_dash",)),
+    # --- secure sums, Shamir shares, wire format and what a deployment node and the server do
+    Mutant("wire-minus-infinity-sent-as-infinity", WIRE, "dumps.fix",
+           "'inf' if v > 0 else '-inf'", "'inf'", (WIRE_JSON,)),
+    Mutant("wire-nan-sent-as-non-json-nan", WIRE, "dumps.fix",
+           "return None", "return v", (WIRE_JSON,)),
+    Mutant("wire-minus-infinity-read-back-as-a-string", WIRE, "loads.fix",
+           "v == '-inf'", "False", (WIRE_JSON,)),
+    Mutant("wire-infinity-in-a-list-read-back-as-a-string", WIRE, "loads.fix",
+           "[fix(x) for x in v]", "v", (WIRE_JSON,)),
+    Mutant("run-json-states-a-selected-catalogues-size", WIRE, "run_json",
+           "catalogue_size is not None and item_catalogue == 'declared'", "catalogue_size is not None", (RUN_JSON,)),
+    Mutant("run-json-accepts-an-unknown-catalogue", WIRE, "run_json",
+           "item_catalogue not in CATALOGUES", "False", (RUN_JSON,)),
+    Mutant("run-json-without-a-catalogue-read-as-selected", WIRE, "catalogue_from_json",
+           "loads(text).get(CATALOGUE_FIELD, 'declared')", "'secure'", (RUN_JSON,), arg=1),
+    Mutant("public-arrays-unpickled", WIRE, "unpack_arrays",
+           "np.load(io.BytesIO(bytes(data)), allow_pickle=False)", "True",
+           (f"{WIRET}::test_packed_public_arrays_come_back_as_sent_and_an_object_array_is_refused",), arg="allow_pickle"),
+    Mutant("audit-run-combines-the-last-sum", SPROT, "run_stages",
+           "stage != stages[-1] or final_combine", "True", (STAGE_SUMS,)),
+    Mutant("stage-public-not-what-the-entities-saw", SPROT, "run_stages",
+           "out[stage, 'public'] = public", "out[stage, 'public'] = dict(public, n_entities=-1)", (STAGE_SUMS,)),
+    Mutant("stage-shares-kept-when-told-not-to", SPROT, "run_stages",
+           "keep_shares", "True", (STAGE_SUMS,)),
+    Mutant("all-cores-means-one-thread", SPROT, "_workers",
+           "min(tasks, os.cpu_count() or 1) if n_jobs == -1 else min(tasks, max(int(n_jobs), 1))",
+           "min(tasks, max(int(n_jobs), 1))",
+           (THREADED,)),
+    Mutant("threaded-shares-yielded-out-of-order", SPROT, "_in_order",
+           "h >= workers", "h > workers", (THREADED,)),
+    Mutant("threaded-share-ledger-without-earlier-rows", SPROT, "_shares.staged",
+           "own.spend(**asdict(row))", "pass", (THREADED,)),
+    Mutant("threaded-share-rows-not-spent-on-the-run", SPROT, "_shares",
+           "ledgers[h].ledger.spend(**asdict(row))", "pass", (THREADED,)),
+    Mutant("broadcast-carries-the-servers-own-quantities", SPROT, "broadcast_between_stages",
+           "{k: np.asarray(public[k]) for k in method.public_keys if k in public}",
+           "{k: np.asarray(v) for k, v in public.items()}",
+           (STAGE_SUMS, MESSAGE_LOG)),
+    Mutant("coalition-guarantee-of-the-strongest-share", SPROT, "trust_record",
+           "max(coalition_epsilons, default=math.inf)", "min(coalition_epsilons, default=math.inf)", (TRUST,)),
+    Mutant("coalition-guarantee-without-secure-sum", SPROT, "trust_record",
+           "coal if secure else eps", "coal", (TRUST,)),
+    Mutant("dropouts-stated-without-secure-sum", SPROT, "trust_record",
+           "int(method.max_dropouts) if secure else 0", "int(method.max_dropouts)", (TRUST,)),
+    Mutant("notes-claim-a-secure-sum-without-one", SPROT, "run_notes", "NO_SECAGG_NOTE", "IN_PROCESS_NOTE", (TRUST,)),
+    Mutant("message-log-broadcast-after-the-last-stage", SPROT, "fit_summable.on_event",
+           "stage != stages[-1]", "True", (MESSAGE_LOG,)),
+    Mutant("message-log-v-in-round-one", SPROT, "fit_summable",
+           "array_message(2, SERVER, name, f'item factors V ({method.name})', V)", "1", (MESSAGE_LOG,), arg=0),
+    Mutant("message-log-share-words-swapped", SPROT, "fit_summable.on_event",
+           "f'share of the secure sum ({stage} + noise share)' if secure else f'noisy {stage} release (full noise)'",
+           "f'noisy {stage} release (full noise)' if secure else f'share of the secure sum ({stage} + noise share)'",
+           (MESSAGE_LOG,)),
+    Mutant("negative-dropouts-accepted", SUMM, "SummableMethod.check",
+           "d < 0", "d < -1", (f"{SUMT}::test_max_dropouts_is_a_whole_number_of_at_least_zero",)),
+    Mutant("boolean-dropouts-of-a-method-accepted", SUMM, "SummableMethod.check",
+           "isinstance(d, bool)", "False", (f"{SUMT}::test_max_dropouts_is_a_whole_number_of_at_least_zero",)),
+    Mutant("stage-fused-onto-a-sum-of-unknown-length", SUMM, "fused_stages",
+           "groups and known and known_before", "groups and known", (FUSED,)),
+    Mutant("method-params-keep-unset-run-values", SUMM, "summable_params",
+           "k in accepted and v is not None", "k in accepted",
+           (f"{SUMT}::test_a_methods_run_parameters_leave_out_what_the_run_does_not_set",)),
+    Mutant("node-release-seconds-of-the-last-stage-only", CLIENT, "_remember_seconds",
+           "before + seconds", "seconds", (f"{APPS}::test_a_nodes_release_seconds_add_up_over_the_stages_of_a_run",)),
+    Mutant("node-catalogue-keys-overwritten-by-a-stage", CLIENT, "_store_public",
+           "CATALOGUE_KEY if after == CATALOGUE_STAGE else PUBLIC_KEY", "PUBLIC_KEY",
+           (f"{APPS}::test_the_released_catalogue_keys_outlive_a_later_stages_public_result",)),
+    Mutant("site-log-delta-nan", CLIENT, "_log_release",
+           "r.delta == r.delta", "True", (SITE_LOG,)),
+    Mutant("site-log-rho-of-some-rows", CLIENT, "_log_release",
+           "rhos and len(rhos) == len(rows)", "rhos", (SITE_LOG,)),
+    Mutant("node-share-beyond-secagg-range-sent", CLIENT, "secure_share",
+           "peak > clip", "peak > 2 * clip",
+           (f"{APPS}::test_a_share_entry_beyond_secaggs_range_is_refused_not_clipped",)),
+    Mutant("node-later-stage-without-its-public-input", CLIENT, "secure_share",
+           "group[0] != method.stages[0] and k not in public", "False",
+           (f"{APPS}::test_a_later_stages_share_is_refused_before_the_previous_stages_public_result_arrives",)),
+    Mutant("server-ignores-a-silent-node", SERVER, "_Transport.check_replies",
+           "missing", "False", (REPLIES,), nth=1),
+    Mutant("server-refuses-replies-after-a-dropout", SERVER, "_Run.identify",
+           "len(by_index) + len(self.dropped) != self.n_entities", "len(by_index) != self.n_entities",
+           (f"{APPS}::test_the_server_orders_replies_by_entity_and_counts_a_dropped_entity_as_present",)),
+    Mutant("server-splits-a-fused-sum-of-the-wrong-length", SERVER, "_SecureSum.fused_lengths",
+           "sum(lengths) != size", "False", (FUSED_SPLIT,)),
+    Mutant("server-accepts-other-inputs-fixed-ahead", SERVER, "_SecureSum.check_ahead",
+           "key not in public or not np.array_equal(np.asarray(public[key]), np.asarray(value))", "key not in public",
+           (FUSED_SPLIT,)),
+    Mutant("node-flag-with-equals-ignored", NODE_RT, "_flag_value",
+           "a.startswith(flag + '=')", "False", (FLAGS,)),
+    Mutant("node-flag-at-the-end-crashes", NODE_RT, "_flag_value",
+           "i + 1 < len(argv)", "i < len(argv)", (FLAGS,)),
+    Mutant("zygote-warms-prototype-libraries-for-a-summable-run", NODE_RT, "warm_modules",
+           "return WARM_MODULES", "return WARM_MODULES + PROTOTYPE_WARM_MODULES",
+           (f"{NODET}::test_a_summable_runs_zygote_warms_without_the_prototype_methods_libraries",)),
+    Mutant("node-idle-poll-never-backs-off", NODE_RT, "_Clock.sleep",
+           "self.pause = min(self.pause * 2.0, self.cap)", "self.pause = min(self.pause, self.cap)", (IDLE_POLL,)),
+    Mutant("node-with-doorbell-polls-fast", NODE_RT, "_Clock.__init__",
+           "self.cap if doorbell is not None else IDLE_POLL_MIN", "IDLE_POLL_MIN", (IDLE_POLL,)),
+    Mutant("node-reply-check-waits-half-a-second", NODE_RT, "_Clock.sleep",
+           "time.sleep(0.005)", "time.sleep(seconds)", (IDLE_POLL,)),
+    Mutant("node-idle-poll-not-reset-by-a-message", NODE_RT, "_Clock.activity",
+           "self.pause = self.floor", "pass", (IDLE_POLL,)),
+    Mutant("simulation-without-a-site-policy-accepted", DEPLOYED, "check_site_policy",
+           "config.simulation", "False", (SIM_POLICY,), nth=1),
+    Mutant("simulation-under-a-policy-refusing-it-accepted", DEPLOYED, "check_site_policy",
+           "config.simulation and not policy.allow_simulation", "False", (SIM_POLICY,)),
+    Mutant("one-entity-deployment-accepted", DEPLOYED, "check_deployable",
+           "dataset.n_entities < 2", "dataset.n_entities < 1", (DEPLOYABLE,)),
+    Mutant("dropouts-accepted-for-a-prototype-method", DEPLOYED, "check_deployable",
+           "config.max_dropouts and config.method not in SUMMABLE_METHODS", "False", (DEPLOYABLE,)),
+    Mutant("another-runs-local-report-read", DEPLOYED, "read_local_reports",
+           "int(rep.get('run_id', -1)) != int(run_id)", "False", (REPORTS,)),
+    Mutant("dropped-entitys-report-required", DEPLOYED, "read_local_reports",
+           "name in skip", "False", (REPORTS,)),
 )
 
 
