@@ -263,3 +263,81 @@ def test_a_method_is_planned_by_its_rho_when_every_release_is_gaussian(method, g
     for entity in ENTITIES:
         got, only_gaussian = ledger_rho(res.ledger.rows_of(entity))
         assert only_gaussian and 0 < got <= rho
+
+
+# ------------------------------------------------------------- the ρ of one mechanism and of rows
+def test_the_rho_of_a_gaussian_carries_its_margin_over_opendps_rounding_and_no_noise_is_infinite():
+    """ρ = Δ²/2σ²·(1 + RHO_MARGIN): never below OpenDP's map of its float Gaussian, whose rounding to
+    the grid raises the sensitivity; σ = 0 is no noise (ρ = inf), Δ = 0 moves nothing (ρ = 0)."""
+    from dpfed_core.privacy.accounting import RHO_MARGIN, rho_of_gaussian
+    from dpfed_core.privacy.noise import gaussian_float_rho
+
+    for sigma, sens in ((3.0, 1.0), (0.7, 2.5)):
+        rho = rho_of_gaussian(sigma, sens)
+        assert rho == pytest.approx(sens ** 2 / (2 * sigma ** 2) * (1 + RHO_MARGIN), rel=1e-12)
+        assert rho >= gaussian_float_rho(sigma, sens, 10 ** 6)
+    assert rho_of_gaussian(0.0, 1.0) == math.inf
+    assert rho_of_gaussian(1.0, 0.0) == 0.0
+
+
+def test_the_rho_of_a_pure_release_is_half_its_epsilon_squared():
+    from dpfed_core.privacy.accounting import rho_of_pure
+
+    assert rho_of_pure(1.0) == 0.5
+    assert rho_of_pure(0.2) == pytest.approx(0.02, rel=1e-12)
+
+
+def _row(mechanism, epsilon, delta, rho=None, sensitivity=1.0, noise_scale=1.0):
+    return {"mechanism": mechanism, "epsilon": epsilon, "delta": delta, "rho": rho,
+            "sensitivity": sensitivity, "noise_scale": noise_scale}
+
+
+def test_ledger_rows_are_gaussian_only_when_every_row_is_a_gaussian():
+    """A selection row with its own ρ adds that ρ but makes the release no longer Gaussian-only (the
+    PLD of a batch assumes every point is a pure Gaussian)."""
+    from dpfed_core.privacy.accounting import ledger_rho
+
+    gauss = _row("Gaussian (OpenDP map)", 1.0, 1e-6, rho=0.1)
+    pick = _row("exponential mechanism (Gumbel-max)", 0.5, 0.0, rho=0.03125)
+    assert ledger_rho([gauss, gauss]) == (pytest.approx(0.2), True)
+    rho, only = ledger_rho([gauss, pick])
+    assert rho == pytest.approx(0.13125) and only is False
+
+
+def test_an_approximate_row_without_rho_leaves_the_rows_without_a_rho():
+    """A row with δ > 0 that is not a Gaussian and states no ρ (e.g. a partition selection) has no
+    zCDP charge: the release composes basically only."""
+    from dpfed_core.privacy.accounting import ledger_rho
+
+    sel = _row("partition selection (OpenDP Laplace threshold)", 0.5, 1e-7, rho=None)
+    pure = _row("discrete Laplace", 0.5, 0.0, rho=None)
+    assert ledger_rho([pure]) == (pytest.approx(0.125), False)
+    assert ledger_rho([pure, sel]) == (None, False)
+    assert ledger_rho([sel, pure]) == (None, False)
+
+
+def test_a_batch_of_two_gaussian_points_is_composed_by_pld_and_its_large_points_add_their_epsilon():
+    """Two moderate Gaussian points are already a PLD batch (at δ_cap/2, below Σε); a point whose ρ
+    exceeds PLD_MAX_RHO (e.g. ε = 1000) stays out of the PLD and adds its own ε to the batch's."""
+    from dpfed_core.privacy.accounting import PLD_MAX_RHO, batch_pld_epsilon
+
+    rho = planned_rho("dp-cooccurrence", 1.0, 1e-6)[0]
+    two = [ReleaseCharge(1.0, 1e-6, rho, gaussian=True, batch="sweep") for _ in range(2)]
+    comp = compose_releases(two, CAP_DELTA)
+    pld = batch_pld_epsilon([rho, rho], CAP_DELTA / 2)
+    assert pld < 2.0
+    assert comp.basic_epsilon == pytest.approx(pld) and comp.basic_delta == pytest.approx(CAP_DELTA / 2)
+    big = ReleaseCharge(1000.0, 0.0, 10 * PLD_MAX_RHO, gaussian=True, batch="sweep")
+    comp = compose_releases([*two, big], CAP_DELTA)
+    assert comp.basic_epsilon == pytest.approx(pld + 1000.0)
+
+
+def test_a_batch_with_a_point_without_rho_has_no_zcdp_charge():
+    """A batch one of whose points has no ρ (an approximate-DP selection) leaves the entity without
+    a zCDP charge: it composes basically only, its ε the batch's summed ε."""
+    rho = planned_rho("dp-cooccurrence", 1.0, 1e-6)[0]
+    batch = [ReleaseCharge(1.0, 1e-6, rho, gaussian=True, batch="sweep"),
+             ReleaseCharge(0.5, 1e-7, None, batch="sweep")]
+    comp = compose_releases(batch, CAP_DELTA)
+    assert comp.rho is None and comp.tight_epsilon == math.inf
+    assert comp.accountant == "basic" and comp.epsilon == pytest.approx(1.5)

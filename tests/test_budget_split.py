@@ -173,3 +173,35 @@ def test_a_stage_outside_the_declared_split_is_refused():
     with pytest.raises(ConfigError, match="covers stages"):
         Wrong(epsilon=1.0).share(sp.csr_matrix(np.eye(3)), np.random.default_rng(0),
                                  PrivacyLedger(1.0, 1e-6).for_entity("e"), 3, stage="first")
+
+
+def test_a_split_must_name_exactly_the_methods_stages():
+    """A split that leaves a stage of the method without a share is refused as surely as one that
+    names a stage the method lacks; the same stages in another order are accepted."""
+    split = split_by({"first": 0.5})
+    with pytest.raises(ConfigError, match="covers stages"):
+        split.check_stages(("first", "second"))
+    with pytest.raises(ConfigError, match="covers stages"):
+        split_by({"first": 0.5, "second": 0.3, "third": 0.2}).check_stages(("first", "second"))
+    split_by({"first": 0.5, "second": 0.5}).check_stages(("second", "first"))
+
+
+def test_a_multi_stage_share_states_the_coalition_epsilon_of_its_own_noise_shares():
+    """Under secure aggregation only an entity's own shares σ/divisor protect it against the server
+    with every other entity: every stage's share states ε of ρ·divisor² (the note too), well above the
+    ε against the server; without secure aggregation the two coincide."""
+    eps, delta, H = 1.0, 1e-6, 4
+    X = sp.csr_matrix((np.random.default_rng(0).random((20, 7)) < 0.4).astype(float))
+    for aggregation in ("secure", "none"):
+        method = _TwoSums(epsilon=eps, delta=delta, aggregation=aggregation)
+        plan = method.budget_split().plan(eps, delta)
+        divisor = method.share_divisor(H)
+        for stage in method.stages:
+            share = method.share(X, np.random.default_rng(1), PrivacyLedger(eps, delta).for_entity("e"), H,
+                                 stage=stage)
+            assert share.coalition_epsilon == plan.coalition_epsilon(divisor)
+            if aggregation == "secure":
+                assert divisor == 2.0 and share.coalition_epsilon > 2 * plan.total_epsilon()
+                assert f"ε={share.coalition_epsilon:.4g}" in share.note
+            else:
+                assert share.coalition_epsilon == plan.total_epsilon()

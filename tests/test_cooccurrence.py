@@ -289,3 +289,60 @@ def test_without_a_declared_catalogue_the_dp_selection_comes_first():
     stages = {r["stage"] for r in doc["privacy"]["ledger"]}
     assert "catalogue" in stages and {"popularity", "co-occurrence"} <= stages
     assert doc["privacy"]["epsilon"] <= 4.0
+
+
+def test_the_server_keeps_the_directions_above_the_noise_edge_of_the_sum_it_received():
+    """The noise edge is √(2M)·σ_sum, σ_sum = σ/divisor·√(entities that took part): it grows with
+    the entities whose shares are in the sum, and the kept directions are exactly the eigenvalues
+    of the unpacked sum above it."""
+    M, H = 6, 5
+    m = DPCooccurrence(epsilon=1.0, delta=DELTA, aggregation="secure", max_dropouts=2, rank=2)
+    plan = m.budget(H)
+    iu, w = _packed_weights(M)
+    rng = np.random.default_rng(0)
+    B = rng.random((M, M))
+    C = 40.0 * (B + B.T)
+    pop = rng.random(M) - 0.3
+    public = {"items": np.arange(M), "popularity": pop, "n_entities": H}
+    for present in (3, 5):
+        out = m.combine("co-occurrence", C[iu], public, np.random.default_rng(1), present)
+        edge = math.sqrt(2.0 * M) * plan["sigma"]["co-occurrence"] / plan["divisor"] * math.sqrt(present)
+        assert out["noise_edge"] == pytest.approx(edge, rel=1e-12)
+        assert out["kept_directions"] == int((np.linalg.eigvalsh(C) > edge).sum())
+        # the broadcast's last column: the DP popularity clipped at 0, as a unit vector
+        g = np.maximum(pop, 0.0)
+        np.testing.assert_allclose(out["V"][:, -1], g / np.linalg.norm(g))
+    assert 0 < out["kept_directions"] < M
+
+
+def test_a_cooccurrence_share_is_the_packed_matrix_itself_not_its_weighted_vector():
+    """The noise is drawn on (diag, √2·offdiag) — L2 sensitivity 1 — and the share sent is that vector
+    divided back by the weights: the packed upper triangle of XᵀX plus symmetric noise."""
+    ds = _dataset(m=6)
+    X = ds.X[:40]
+    items = np.arange(6)
+    exact = DPCooccurrence(epsilon=math.inf).share(X, np.random.default_rng(0), PrivacyLedger(math.inf).for_entity(
+        "e0"), 4, stage="co-occurrence", public={"items": items}).values
+    Xn = _unit_rows(X, 1.0).toarray()
+    iu, _ = _packed_weights(6)
+    np.testing.assert_allclose(exact, np.round((Xn.T @ Xn)[iu] * 64) / 64)
+    m = DPCooccurrence(epsilon=1e5, delta=DELTA, aggregation="none")
+    noisy = m.share(X, np.random.default_rng(0), PrivacyLedger(1e5, DELTA).for_entity("e0"), 4,
+                    stage="co-occurrence", public={"items": items}).values
+    assert m.budget(4)["sigma"]["co-occurrence"] < 0.01
+    np.testing.assert_allclose(noisy, exact, atol=0.04)
+
+
+def test_dp_popularitys_broadcast_is_the_noisy_sum_clipped_at_zero():
+    V = make_summable_method("dp-popularity", epsilon=1.0).finish(np.array([-1.5, 2.0, 0.25, 0.0]))
+    np.testing.assert_array_equal(V, [[0.0], [2.0], [0.25], [0.0]])
+
+
+def test_pop_share_at_either_end_and_fewer_than_two_items_are_refused_naming_the_parameter():
+    for bad in (0.0, 1.0, True):
+        with pytest.raises(ConfigError, match="pop_share must be strictly between 0 and 1"):
+            make_summable_method("dp-cooccurrence", pop_share=bad).check(4)
+    make_summable_method("dp-cooccurrence", pop_share=0.999).check(4)
+    with pytest.raises(ConfigError, match="max_items must be a whole number ≥ 2"):
+        make_summable_method("dp-cooccurrence", max_items=1).check(4)
+    make_summable_method("dp-cooccurrence", max_items=2).check(4)

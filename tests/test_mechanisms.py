@@ -259,3 +259,110 @@ def test_selection_rows_record_the_zcdp_rho_of_their_gumbel_scale(monotone):
         assert pick.rho == pytest.approx(eps ** 2 / 8, rel=1e-9)
         assert top.rho == pytest.approx(s * (eps / s) ** 2 / 8, rel=1e-9)
         assert pick.noise_scale == pytest.approx((1 if monotone else 2) * sens / eps)
+
+
+# ------------------------------------------------------------- sensitivities, sizes and thresholds
+def test_every_mechanism_refuses_an_infinite_or_negative_sensitivity_before_recording():
+    """The sensitivity must be a finite non-negative number: an infinite one calibrates no noise a
+    row could state, and the refusal comes before any row is written."""
+    ledger = PrivacyLedger(math.inf)
+    e = ledger.for_entity("h")
+    for bad in (math.inf, -1.0, float("nan")):
+        with pytest.raises(ConfigError, match="sensitivity must be a finite non-negative number"):
+            mech.count_mechanism([3, 4], bad, 1.0, rng(), ledger=e, **L)
+        with pytest.raises(ConfigError, match="sensitivity must be a finite non-negative number"):
+            mech.laplace_mechanism([1.0, 2.0], bad, 1.0, rng(), ledger=e, **L)
+        with pytest.raises(ConfigError, match="sensitivity must be a finite non-negative number"):
+            mech.exponential_mechanism([1.0, 2.0], bad, 1.0, rng(), ledger=e, **L)
+        with pytest.raises(ConfigError, match="sensitivity must be a finite non-negative number"):
+            mech.gumbel_top_s([1.0, 2.0, 3.0], 2, bad, 1.0, rng(), ledger=e, **L)
+    assert ledger.rows == []
+
+
+def test_the_count_mechanisms_scale_is_its_sensitivity_over_epsilon():
+    """b = Δ/ε: a count one user moves by 3 gets three times the noise of a count it moves by 1, and
+    the row states that Δ and that b."""
+    ledger = PrivacyLedger(math.inf)
+    out, b = mech.count_mechanism(np.full(20000, 7), 3, 0.5, rng(3), ledger=ledger.for_entity("h"), **L)
+    (row,) = ledger.rows
+    assert b == 6.0 and row.noise_scale == 6.0 and row.sensitivity == 3.0
+    q = math.exp(-1.0 / 6.0)
+    assert np.var(out - 7) == pytest.approx(2 * q / (1 - q) ** 2, rel=0.05)
+
+
+def test_the_laplace_mechanism_calibrates_to_the_rounding_of_the_whole_vector():
+    """OpenDP's map charges the rounding of every coordinate (size·2^k): the scale a release of a
+    long vector uses and records meets ε by the map at the vector's own size."""
+    from dpfed_core.privacy.noise import laplace_float_epsilon
+
+    n = 200_000
+    ledger = PrivacyLedger(math.inf)
+    _, b = mech.laplace_mechanism(np.zeros(n), 1.0, 0.5, rng(), ledger=ledger.for_entity("h"), **L)
+    assert b == mech.laplace_scale(1.0, 0.5, n) == ledger.rows[0].noise_scale
+    assert laplace_float_epsilon(b, 1.0, n) <= 0.5
+
+
+def test_a_gaussian_rows_rho_is_opendps_map_at_the_vectors_own_size():
+    """ρ on the row is the map of the sampler that drew the whole vector: rounding included for
+    every coordinate, so a long vector's ρ is never the (smaller) ρ of one coordinate."""
+    from dpfed_core.privacy.noise import gaussian_float_rho
+
+    n = 200_000
+    ledger = PrivacyLedger(math.inf)
+    _, sigma = mech.gaussian_mechanism(np.zeros(n), 1.0, 1.0, 1e-6, rng(), ledger=ledger.for_entity("h"), **L)
+    (row,) = ledger.rows
+    assert row.rho == gaussian_float_rho(sigma, 1.0, n)
+    assert row.rho > gaussian_float_rho(sigma, 1.0, 1)
+
+
+def test_top_s_may_select_every_coordinate():
+    """1 ≤ s ≤ m: s = m is a (noisy) ordering of all the coordinates."""
+    u = np.array([1.0, 5.0, 3.0, 4.0])
+    out = mech.gumbel_top_s(u, 4, 1.0, 1.0, rng(9), ledger=led(), **L)
+    assert sorted(out.tolist()) == [0, 1, 2, 3]
+    np.testing.assert_array_equal(mech.gumbel_top_s(u, 4, 1.0, math.inf, rng(9), ledger=led(), **L), [1, 3, 2, 0])
+    with pytest.raises(ConfigError, match="1 ≤ s ≤ 4"):
+        mech.gumbel_top_s(u, 0, 1.0, 1.0, rng(9), ledger=led(), **L)
+
+
+def test_exact_partition_tests_keep_a_count_equal_to_the_threshold():
+    """Without noise (ε = inf) a cube or key is kept when its count is at least the threshold γ —
+    the same rule as the noisy test and as partition_keep_probability."""
+    c = np.array([3, 4, 5])
+    assert mech.partition_keep(c, math.inf, 4.0, rng(), ledger=led(), **L).tolist() == [False, True, True]
+    assert mech.partition_selection(c, 1, math.inf, 1e-6, 4, rng(), ledger=led(), **L).tolist() == [False, True, True]
+
+
+def test_partition_selection_keeps_a_key_when_count_plus_noise_reaches_the_threshold():
+    """keep ⇔ count + discrete Laplace(Δ/ε) ≥ threshold: a key whose count equals the threshold is
+    kept with probability P(Z ≥ 0) = 1/(1 + q), q = e^{−ε/Δ} (as OpenDP's Laplace threshold does)."""
+    n, eps = 20000, 1.0
+    keep = mech.partition_selection(np.full(n, 9), 1, eps, 1e-6, 9, rng(5), ledger=led(), **L)
+    q = math.exp(-eps)
+    assert stats.binomtest(int(keep.sum()), n, 1 / (1 + q)).pvalue > P_MIN
+
+
+def test_the_partition_threshold_refuses_a_delta_per_level_outside_its_range():
+    for bad in (0.0, 0.5, 0.7, -1e-3):
+        with pytest.raises(ConfigError, match=r"δ per level must be in \(0, 0.5\)"):
+            mech.partition_threshold(1.0, bad)
+    assert mech.partition_threshold(1.0, 0.49) == 2.0
+
+
+def test_the_partition_threshold_is_the_smallest_gamma_whose_single_user_cube_stays_within_delta():
+    """δ₁ just below q^k/(1+q): ln(1/(δ₁(1+q)))/ε' is a hair above k, so γ = k + 2 — the smallest
+    integer whose f(1) ≤ δ₁ (γ = k + 1 would keep a one-user cube with probability above δ₁)."""
+    for eps_l in (1.0, 0.5, 0.3):
+        q = math.exp(-eps_l)
+        for k in (2, 3, 5, 8):
+            d1 = q ** k / (1 + q) * (1 - 1e-13)
+            gamma = mech.partition_threshold(eps_l, d1)
+            assert mech.partition_keep_probability([1], eps_l, gamma)[0] <= d1
+            assert gamma == k + 2
+            assert mech.partition_keep_probability([1], eps_l, gamma - 1)[0] > d1
+
+
+def test_the_classic_gaussian_calibration_is_the_textbook_formula():
+    """σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm. A.1), kept for comparison."""
+    assert mech.gaussian_sigma_classic(0.5, 1e-5, 2.0) == pytest.approx(
+        2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5, rel=1e-12)

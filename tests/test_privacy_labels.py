@@ -138,3 +138,30 @@ def test_empty_and_one_user_entities_behave_alike(cls):
             sp.csr_matrix(np.ones((n, 9))), SecureGenerator(), L.for_entity("e"))
         out.append((rel.prototypes.shape, [(r.stage, r.epsilon, r.delta, r.noise_scale) for r in L.rows]))
     assert out[0] == out[1]
+
+
+def test_the_trust_model_sentence_names_where_the_sum_was_formed_and_the_coalitions_guarantee():
+    from dpfed_core.privacy.statement import trust_model_text
+
+    assert "no secure aggregation" in trust_model_text({}) and "against everyone else" in trust_model_text({})
+    against = {"epsilon": 9.53, "delta": 1e-6}
+    here = trust_model_text({"trust": {"aggregation": "secure", "in_process": True,
+                                       "against_server_and_other_entities": against}})
+    there = trust_model_text({"trust": {"aggregation": "secure", "in_process": False,
+                                        "against_server_and_other_entities": against}})
+    assert "formed in-process" in here and "SecAgg+" not in here
+    assert "formed by Flower's SecAgg+" in there and "in-process" not in there
+    for text in (here, there):
+        assert text.endswith("ε = 9.53 (δ = 1e-06)")
+    none = trust_model_text({"trust": {"aggregation": "none",
+                                       "against_server_and_other_entities": {"epsilon": "inf"}}})
+    assert "the server sees every entity's release" in none and none.endswith("(ε = ∞)")
+
+
+def test_an_entity_list_read_from_the_data_is_stated_as_unprotected_membership():
+    from dpfed_core.privacy.statement import ENTITY_FROM_DATA, assumptions, entity_assumptions
+
+    items = assumptions({PRODUCTION_SAMPLER_LABEL}, simulation=False)
+    out = entity_assumptions(items)
+    assert out[-1] == ENTITY_FROM_DATA and len(out) == len(items) + 1
+    assert any("the item catalogue are public inputs" in x and "entity list" not in x for x in out[:-1])

@@ -309,3 +309,69 @@ def test_a_methods_run_parameters_leave_out_what_the_run_does_not_set():
     assert all(v is not None for v in params.values())
     cfg2 = SimpleNamespace(method="dp-popularity", aggregation="secure", max_dropouts=None, params={})
     assert "max_dropouts" not in summable_params(cfg2)
+def test_the_coalition_epsilon_is_rounded_up_to_meet_delta_by_opendps_map():
+    """The stated ε against the server and the other entities is one at which the share's noise is
+    (ε, δ)-DP by OpenDP's map — rounded up, never the last ε the search found too small."""
+    from dpfed_core.federation.summable import coalition_epsilon
+    from dpfed_core.privacy.noise import gaussian_float_delta
+
+    for sigma, size in ((3.0, 25), (0.8, 1000), (12.0, 7)):
+        eps = coalition_epsilon(sigma, 1e-6, 1.0, size)
+        assert gaussian_float_delta(sigma, 1.0, size, eps) <= 1e-6
+        assert gaussian_float_delta(sigma, 1.0, size, eps * (1 - 1e-5)) > 1e-6
+    assert coalition_epsilon(0.0, 1e-6, 1.0, 5) == math.inf
+
+
+def test_a_secure_sum_releases_with_up_to_max_dropouts_missing_and_refuses_more():
+    m = make_summable_method("dp-popularity", value_max=5.0, epsilon=1.0, max_dropouts=2)
+    for present in (5, 4, 3):
+        m.check_participants(present, 5)
+    with pytest.raises(ConfigError, match="only 2 of 5 entities contributed"):
+        m.check_participants(2, 5)
+    make_summable_method("dp-popularity", value_max=5.0, epsilon=1.0, aggregation="none").check_participants(1, 5)
+
+
+def test_dp_popularity_bounds_each_row_by_row_norm_and_states_it_as_the_sensitivity():
+    """row_norm Λ: entries clipped to [0, Λ∞], each user's row scaled to ℓ2 ≤ Λ, Λ the L2 sensitivity
+    the row states; without row_norm, Λ = Λ∞."""
+    X = _rows()
+    X.data *= 3.0  # beyond the value bound 5
+    X.data[0] = -4.0  # below 0
+    Xc = X.toarray().clip(0, 5.0)
+    for row_norm, lam in ((2.0, 2.0), (None, 5.0)):
+        exact = make_summable_method("dp-popularity", value_max=5.0, epsilon=math.inf, row_norm=row_norm).share(
+            X, np.random.default_rng(0), PrivacyLedger(math.inf).for_entity("a"), 3).values
+        norms = np.linalg.norm(Xc, axis=1)
+        want = (Xc * np.minimum(1.0, lam / np.maximum(norms, 1e-300))[:, None]).sum(axis=0)
+        np.testing.assert_allclose(exact, to_grid(want))
+        led = PrivacyLedger(1.0, 1e-6)
+        share = make_summable_method("dp-popularity", value_max=5.0, epsilon=1.0, row_norm=row_norm).share(
+            X, np.random.default_rng(0), led.for_entity("a"), 3)
+        (row,) = led.rows
+        assert row.sensitivity == lam
+        assert share.sigma_share == pytest.approx(gaussian_sigma(1.0, 1e-6, lam, X.shape[1]) / math.sqrt(3))
+
+
+def test_a_stage_joins_the_previous_sum_only_when_that_stage_states_its_length_too():
+    """Both stages' inputs are known ahead, but the first states no share length: the server could
+    not split a fused sum, so each stage has a secure sum of its own."""
+    from dpfed_core.federation.summable import SummableMethod, fused_stages
+
+    class SecondSized(SummableMethod):
+        stages = ("a", "b", "c")
+
+        def public_ahead(self, stage, n_items):
+            return {}
+
+        def share_length(self, stage, n_items, public):
+            return None if stage == "a" else n_items
+
+        def share(self, X, rng, ledger, n_entities, stage="a", public=None):
+            raise NotImplementedError
+
+    assert fused_stages(SecondSized(), 10) == [("a",), ("b", "c")]
+
+
+def test_shares_are_rounded_to_the_nearest_grid_point():
+    np.testing.assert_array_equal(to_grid([0.6 * GRID, -0.6 * GRID, 2.4 * GRID, -2.4 * GRID, 3 * GRID]),
+                                  [GRID, -GRID, 2 * GRID, -2 * GRID, 3 * GRID])
