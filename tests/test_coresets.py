@@ -392,3 +392,107 @@ def test_dp_lsh_lloyd_release_stays_under_epsilon_and_audit_has_power():
     lb, lb_bad = _audit_release_and_mutant(_SmallLloydNoise, 1.0, 1e-3, refine_steps=1,
                                            split={"counts": 0.3, "sums": 1.5})
     assert lb <= 1.0 < lb_bad
+
+
+def test_the_lsh_release_grows_its_tree_with_the_public_thresholds_and_a_cap_of_nodecap_times_k(monkeypatch):
+    """The keep threshold is node_factor·√m·σ/Λ of the leaf sums' public σ, the branch threshold
+    BRANCH_FACTOR times it, and the cap divisor lsh_node_cap·k."""
+    X, _ = _blobs(n=300)
+    seen = {}
+    real = coresets.build_lsh_tree
+
+    def spy(X, depth, eps_tree, min_node, min_branch, rng, ledger, cap_divisor=None):
+        seen.update(min_node=min_node, min_branch=min_branch, cap=cap_divisor)
+        return real(X, depth, eps_tree, min_node, min_branch, rng, ledger, cap_divisor=cap_divisor)
+
+    monkeypatch.setattr(coresets, "build_lsh_tree", spy)
+    meth = DPPrototypes(k=4, value_max=1.0, candidates="lsh", variant="paper", epsilon=1.0, delta=1e-6,
+                        cluster_size=None)
+    meth.release(sp.csr_matrix(X), np.random.default_rng(0), PrivacyLedger(1.0, 1e-6).for_entity("e"))
+    assert seen["min_branch"] == coresets.BRANCH_FACTOR * seen["min_node"]
+    assert seen["min_node"] > 1.0
+    assert seen["cap"] == coresets.DEFAULT_NODE_CAP * 4
+
+
+def test_the_coresets_centres_are_released_within_the_public_value_bounds():
+    """Without refinement the weighted k-means centres of the coreset are the prototypes, clipped to
+    [value_min, value_max] like every other recovery (rows normalised to Λ can exceed the value bound
+    coordinate-wise)."""
+    X, _ = _blobs(n=1000)
+    meth = _lsh(refine_steps=0, value_max=0.2, value_min=-0.2, row_scaling="normalise")
+    rel = meth.release(sp.csr_matrix(X), np.random.default_rng(0), PrivacyLedger(1.0, 1e-6).for_entity("e"))
+    assert rel.prototypes.min() >= -0.2 and rel.prototypes.max() <= 0.2
+    assert np.abs(meth.centres_).max() > 0.2
+
+
+def test_the_lloyd_split_gives_the_leaf_sums_one_minus_w_and_each_step_w_over_r():
+    from dpfed_core.federation.dp_prototypes import lsh_lloyd_split
+
+    fr = lsh_lloyd_split(3, 0.4).fractions()
+    assert list(fr) == ["coreset sums", "lloyd sums 1", "lloyd sums 2", "lloyd sums 3"]
+    assert fr["coreset sums"] == pytest.approx(0.6)
+    assert all(fr[f"lloyd sums {r}"] == pytest.approx(0.4 / 3) for r in (1, 2, 3))
+    assert sum(fr.values()) == pytest.approx(1.0)
+
+
+def test_the_leaf_threshold_is_node_factor_root_m_sigma_over_lambda_and_at_least_one():
+    assert coresets.leaf_threshold(100, 2.0, 4.0, 3.0) == pytest.approx(3.0 * 10.0 * 2.0 / 4.0)
+    assert coresets.leaf_threshold(100, 0.0, 1.0) == 1.0  # ε = inf: every non-empty node counts
+    assert coresets.leaf_threshold(4, 0.01, 1.0, 3.0) == 1.0
+
+
+def test_a_zero_row_hashes_to_zeros_and_a_negative_projection_to_one():
+    H = np.array([[1.0, 0.0], [0.0, -1.0]])
+    bits = coresets._hash_bits(np.array([[0.0, 0.0], [-1.0, 1.0], [1.0, 0.0]]), H)
+    assert bits.tolist() == [[0, 0], [1, 1], [0, 0]]
+
+
+def test_a_node_whose_count_equals_a_threshold_branches_and_is_kept():
+    """Keep and branch are ≥ tests: four identical users, thresholds 4, depth 1 — the root branches
+    and the child of all four (count 4) is kept, a leaf at level 1; its empty sibling is not."""
+    X = np.tile([[0.5, -0.5, 0.2]], (4, 1))
+    tree = coresets.build_lsh_tree(X, 1, math.inf, 4.0, 4.0, np.random.default_rng(0),
+                                   PrivacyLedger(math.inf).for_entity("e"))
+    assert tree.levels.tolist() == [1] and tree.counts.tolist() == [4.0]
+    assert sorted(tree.tree_counts[1].tolist()) == [0.0, 4.0]
+
+
+def test_james_stein_is_baranchiks_positive_part_estimator():
+    """factor = max(0, 1 − (m − 2)·v/‖a‖²), v = σ²/max(count, 1)²; fewer than 3 coordinates or σ = 0:
+    unchanged."""
+    a = np.array([[3.0, 4.0, 0.0, 0.0], [0.1, 0.0, 0.0, 0.0]])
+    counts = np.array([2.0, 0.0])
+    out = coresets.james_stein(a, counts, 2.0)
+    np.testing.assert_allclose(out[0], a[0] * (1 - 2 * (2.0 / 2.0) ** 2 / 25.0))
+    np.testing.assert_array_equal(out[1], 0.0)  # 1 − 2·4/0.01 < 0: shrunk to 0, never flipped
+    np.testing.assert_array_equal(coresets.james_stein(a[:, :1], counts, 2.0), a[:, :1])
+    np.testing.assert_array_equal(coresets.james_stein(a[:, :2], counts, 2.0), a[:, :2])
+    np.testing.assert_array_equal(coresets.james_stein(a, counts, 0.0), a)
+
+
+def test_noisy_leaf_points_stay_in_the_lambda_ball_and_weights_are_never_negative():
+    """Even under heavy noise (tiny ε) every coreset point has norm ≤ Λ and every weight is the
+    released count clipped at 0."""
+    X, _ = _blobs(n=200)
+    core = coresets.lsh_tree_coreset(X, 1.0, 4, 0.05, 0.05, 1e-6, 1.0, 3.0, np.random.default_rng(2),
+                                     PrivacyLedger(math.inf).for_entity("e"))
+    assert (np.linalg.norm(core.points, axis=1) <= 1.0 + 1e-12).all()
+    assert (core.weights >= 0).all()
+    # two coordinates (no shrinkage): noisy averages beyond Λ are clipped back to the ball, exactly onto it
+    X2, _ = _blobs(n=200, d=2)
+    tree = coresets.build_lsh_tree(X2, 4, 0.05, 1.0, 3.0, np.random.default_rng(2),
+                                   PrivacyLedger(math.inf).for_entity("e"))
+    pts, _ = coresets.noisy_leaf_averages(X2, tree, 1.0, 0.05, 1e-6, np.random.default_rng(2),
+                                          PrivacyLedger(math.inf).for_entity("e"))
+    norms = np.linalg.norm(pts, axis=1)
+    assert (norms <= 1.0 + 1e-12).all() and np.isclose(norms, 1.0).sum() >= 2
+    # two users, the root's released count −53: the root is the one leaf, of weight 0
+    core = coresets.lsh_tree_coreset(np.full((2, 3), 0.3), 1.0, 2, 0.05, 0.05, 1e-6, 1.0, 3.0,
+                                     np.random.default_rng(4), PrivacyLedger(math.inf).for_entity("e"))
+    assert core.n_root < 0 and core.levels.tolist() == [0] and core.weights.tolist() == [0.0]
+
+
+def test_weighted_kmeans_ignores_negative_weights_and_pads_with_the_heaviest_centre():
+    P = np.array([[0.0, 1.0], [1.0, 0.0], [5.0, 5.0]])
+    C, w = coresets.weighted_kmeans(P, np.array([3.0, -50.0, 1.0]), 5, np.random.default_rng(0))
+    assert np.allclose(w, [3.0, 0.0, 1.0, 0.0, 0.0]) and np.allclose(C[3:], P[0])

@@ -264,7 +264,7 @@ def test_the_projection_dimension_follows_the_released_user_count_not_the_true_o
     assert meth.p_ == dpp.default_projection_dim(meth.n_hat_) > dpp.default_projection_dim(200.0)
 
 
-@pytest.mark.parametrize("vmin", [0.0, -2.0])
+@pytest.mark.parametrize("vmin", [0.0, -2.0, -5.0])
 def test_the_paper_recoverys_support_is_selected_at_the_sensitivity_of_one_coordinate(vmin):
     """The support of each cluster sum (the paper's top-s) is a Gumbel top-s over coordinates each one
     user moves by at most Λ∞ = max(|value_min|, value_max): its row states Λ∞ and the scale
@@ -278,3 +278,129 @@ def test_the_paper_recoverys_support_is_selected_at_the_sensitivity_of_one_coord
     bound = max(abs(vmin), vmax)
     assert row.sensitivity == bound
     assert row.noise_scale == pytest.approx(s * (1 if vmin == 0 else 2) * bound / row.epsilon)
+
+
+# ------------------------------------------------------------- the building blocks' own rules
+def test_the_clipped_loss_counts_each_user_at_most_the_cap():
+    """Σ_i min(min_j ‖x_i − p_j‖², cap): a user far from every centre adds exactly the cap, so one
+    user moves the loss by at most the cap (the trial choice's sensitivity)."""
+    from dpfed_core.federation.prototype_mechanisms import clipped_loss
+
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 1.0], [30.0, 0.0]]))
+    P = np.array([[1.0, 0.0], [0.0, 0.0]])
+    assert clipped_loss(X, P, 4.0) == pytest.approx(0.0 + 1.0 + 4.0)
+    assert clipped_loss(X, P, 0.5) == pytest.approx(0.0 + 0.5 + 0.5)
+
+
+def test_gaussian_recovery_zeroes_sums_within_threshold_sigma_and_keeps_the_largest_magnitudes():
+    """Post-processing with the public σ: noisy sums within τ·σ of 0 are zeroed, then each prototype
+    keeps its s largest magnitudes (negative values included when value_min < 0)."""
+    from dpfed_core.federation.prototype_mechanisms import recover_gaussian
+
+    sums = np.array([[10.0, -9.0, 0.5, 1.5, -0.2, 6.0]])
+    sigma, tau = 0.4, 2.0
+    noisy = sums + sigma * np.random.default_rng(0).standard_normal(sums.shape)
+    want = np.where(np.abs(noisy) < tau * sigma, 0.0, noisy)
+    want = np.clip(want / 2.0, -5.0, 5.0)
+    keep = np.argsort(-np.abs(want[0]))[:3]
+    P = recover_gaussian(sums, np.array([[2.0]]), 3, 1.0, -5.0, 5.0, 1.0, 1e-6, tau, np.random.default_rng(0),
+                         PrivacyLedger(math.inf).for_entity("e"), "test", sigma=sigma)
+    assert sorted(np.flatnonzero(P[0]).tolist()) == sorted(keep.tolist())
+    np.testing.assert_allclose(P[0, keep], want[0, keep])
+    assert set(np.flatnonzero(P[0]).tolist()) == {0, 1, 5}
+    P = recover_gaussian(sums, np.array([[1.0]]), 6, 1.0, -50.0, 50.0, 1.0, 1e-6, tau, np.random.default_rng(0),
+                         PrivacyLedger(math.inf).for_entity("e"), "test", sigma=sigma)
+    np.testing.assert_array_equal(P[0] == 0, np.abs(noisy[0]) < tau * sigma)
+    assert (P[0] == 0).sum() == 2  # 0.5 and −0.2 are within 2σ = 0.8 of 0; 1.5 is not
+
+
+def test_every_grid_of_the_private_partition_reports_levels_by_cube_side():
+    """Level a of the unshifted grid and level a + 1 of a shifted grid (root side 4Λ) have the same
+    cube side 2Λ/2^a and report the same level: with every cube kept, the unshifted grid reports
+    levels 1..depth, each shifted grid 0..depth (its first tested cube has side 2Λ), and every grid
+    a root at level 0."""
+    from dpfed_core.federation.prototype_mechanisms import private_partition
+
+    Y = np.full((12, 3), 0.1)
+    depth, grids = 4, 3
+    C, lev = private_partition(Y, 1.0, depth, grids, math.inf, 1.0, np.random.default_rng(0),
+                               PrivacyLedger(math.inf).for_entity("e"))
+    shifted = [0, *range(0, depth + 1)]
+    assert sorted(lev.tolist()) == sorted([0, *range(1, depth + 1), *shifted * (grids - 1)])
+    assert C.shape == (lev.size, 3)
+
+
+def test_the_default_projection_dimension_is_half_the_log_of_the_noisy_size_within_three_and_ten():
+    from dpfed_core.federation.dp_prototypes import default_projection_dim
+
+    assert default_projection_dim(math.exp(14.0)) == 7
+    assert default_projection_dim(math.exp(9.2)) == 5
+    assert default_projection_dim(100.0) == 3  # round(2.3) = 2, raised to 3
+    assert default_projection_dim(-5.0) == 3  # a noisy size may be negative
+    assert default_projection_dim(1e12) == 10  # round(13.8) = 14, capped at 10
+
+
+def test_the_gaussian_variant_keeps_every_coordinate_by_default_and_the_paper_variant_64():
+    """support=None: s = m for the Gaussian variant (its top-s is free post-processing), min(m, 64)
+    for the paper variant; the default Λ is Λ∞·√min(m, 64) for both. Public: only m is read."""
+    for m in (40, 100):
+        X = sp.csr_matrix((1, m))
+        vmin, vmax, lam, s = DPPrototypes(variant="gaussian", value_max=5.0)._bounds(X)
+        assert s == m and lam == pytest.approx(5.0 * math.sqrt(min(m, 64)))
+        _, _, lam_p, s_p = DPPrototypes(variant="paper", value_max=5.0)._bounds(X)
+        assert s_p == min(m, 64) and lam_p == lam
+
+
+@pytest.mark.parametrize("params,msg", [
+    (dict(threshold=-0.5), "threshold must be a finite number ≥ 0"),
+    (dict(variant="gaussian", split={"delta_candidates": 0.0}), r"delta_candidates must be in \(0, 1\]"),
+])
+def test_a_negative_threshold_or_no_delta_for_the_candidates_is_refused_by_name(params, msg):
+    X, _ = clustered(n=50)
+    ledger = PrivacyLedger(1.0, 1e-6)
+    with pytest.raises(ConfigError, match=msg):
+        DPPrototypes(k=3, value_max=5.0, epsilon=1.0, delta=1e-6, **params).release(
+            X, np.random.default_rng(0), ledger.for_entity("h"))
+    assert ledger.rows == []
+
+
+def test_one_cluster_with_several_trials_spends_nothing_on_a_trial_choice():
+    """With k = 1 there is no clustering to try several times: no ε goes to the trial choice (nor to
+    the candidates and the search), all of it to the recovery, and the release spends the whole ε."""
+    X, _ = clustered(n=80)
+    meth = DPPrototypes(k=1, trials=3, value_max=5.0, epsilon=1.0, delta=1e-6)
+    plan = meth.budget_plan(X.shape[1])
+    assert plan["choice"] == plan["candidates"] == plan["search"] == 0.0
+    assert sum(plan.values()) == pytest.approx(1.0)
+    _, ledger = release(meth, X)
+    assert ledger.spent("h")[0] == pytest.approx(1.0, rel=1e-9)
+
+
+def test_a_support_beyond_the_catalogue_is_every_coordinate_at_the_catalogues_sensitivity():
+    """support s > m keeps all m coordinates: the sums' L1 sensitivity is m·Λ∞, not s·Λ∞."""
+    X, _ = clustered(n=120, m=20)
+    led = PrivacyLedger(2.0, 1e-6)
+    DPPrototypes(k=1, value_max=5.0, variant="paper", support=100, epsilon=2.0, delta=1e-6).release(
+        X, np.random.default_rng(0), led.for_entity("e"))
+    (row,) = [r for r in led.rows if r.stage == "recovery: sums"]
+    assert row.sensitivity == 20 * 5.0
+
+
+def test_refinements_of_the_gaussian_variant_share_the_sums_delta():
+    """Each of the R + 1 recoveries of a trial gets δ_sums/(R + 1): the rows' δ add up to at most δ."""
+    X, _ = clustered(n=300)
+    for R in (0, 2):
+        meth = DPPrototypes(k=3, value_max=5.0, variant="gaussian", refine_steps=R, cluster_size=None, epsilon=2.0,
+                           delta=1e-6)
+        _, ledger = release(meth, X)
+        sums = [r for r in ledger.rows if r.stage == "recovery: sums"]
+        assert len(sums) == R + 1
+        assert all(r.delta == pytest.approx(1e-6 * 0.5 / (R + 1), rel=1e-9) for r in sums)
+        assert sum(r.delta for r in ledger.rows) <= 1e-6
+
+
+def test_the_non_private_limit_keeps_cubes_of_at_least_n_over_4k_users():
+    X, _ = clustered(n=600)
+    _, ledger = release(DPPrototypes(k=4, value_max=5.0, cluster_size=None, epsilon=math.inf), X, eps=math.inf)
+    notes = [r.note for r in ledger.rows if r.stage == "candidates"]
+    assert notes and all("γ=37.5" in n for n in notes)
