@@ -207,6 +207,31 @@ FUSED_SPLIT = f"{APPS}::test_a_fused_sum_is_split_by_its_stages_public_lengths_a
 SIM_POLICY = f"{APPS}::test_a_simulation_run_needs_a_given_policy_that_allows_it"
 DEPLOYABLE = f"{APPS}::test_a_deployment_needs_two_entities_and_dropouts_only_for_summable_methods"
 REPORTS = f"{APPS}::test_the_local_reports_are_this_runs_and_a_dropped_entity_has_none"
+STMT = "dpfed_core/privacy/statement.py"
+BSPLIT = "dpfed_core/privacy/budget_split.py"
+BST = "tests/test_budget_split.py"
+DPPT = "tests/test_dp_prototypes.py"
+PLT = "tests/test_privacy_labels.py"
+INF_SENS = f"{MECHT}::test_every_mechanism_refuses_an_infinite_or_negative_sensitivity_before_recording"
+EXACT_KEEP = f"{MECHT}::test_exact_partition_tests_keep_a_count_equal_to_the_threshold"
+GAUSS_RHO = f"{ACCT}::test_the_rho_of_a_gaussian_carries_its_margin_over_opendps_rounding_and_no_noise_is_infinite"
+ROWS_RHO = f"{ACCT}::test_ledger_rows_are_gaussian_only_when_every_row_is_a_gaussian"
+BATCH_TWO = (f"{ACCT}::test_a_batch_of_two_gaussian_points_is_composed_by_pld_and_its_large_points_add_"
+             "their_epsilon")
+TRUST_TEXT = f"{PLT}::test_the_trust_model_sentence_names_where_the_sum_was_formed_and_the_coalitions_guarantee"
+POP_BOUND = f"{SUMT}::test_dp_popularity_bounds_each_row_by_row_norm_and_states_it_as_the_sensitivity"
+NOISE_EDGE = f"{COT}::test_the_server_keeps_the_directions_above_the_noise_edge_of_the_sum_it_received"
+COOC_LIMITS = f"{COT}::test_pop_share_at_either_end_and_fewer_than_two_items_are_refused_naming_the_parameter"
+GAUSS_RECOVERY = (f"{DPPT}::test_gaussian_recovery_zeroes_sums_within_threshold_sigma_and_keeps_the_largest_"
+                  "magnitudes")
+LSH_THRESHOLDS = (f"{CORET}::test_the_lsh_release_grows_its_tree_with_the_public_thresholds_and_a_cap_of_"
+                  "nodecap_times_k")
+LEAF_THRESHOLD = f"{CORET}::test_the_leaf_threshold_is_node_factor_root_m_sigma_over_lambda_and_at_least_one"
+AT_THRESHOLD = f"{CORET}::test_a_node_whose_count_equals_a_threshold_branches_and_is_kept"
+JAMES_STEIN = f"{CORET}::test_james_stein_is_baranchiks_positive_part_estimator"
+LEAF_BALL = f"{CORET}::test_noisy_leaf_points_stay_in_the_lambda_ball_and_weights_are_never_negative"
+PROJ_DIM = (f"{DPPT}::test_the_default_projection_dimension_is_half_the_log_of_the_noisy_size_within_three_"
+            "and_ten")
 
 
 @dataclass(frozen=True)
@@ -1301,6 +1326,155 @@ MUTANTS = (
            "int(rep.get('run_id', -1)) != int(run_id)", "False", (REPORTS,)),
     Mutant("dropped-entitys-report-required", DEPLOYED, "read_local_reports",
            "name in skip", "False", (REPORTS,)),
+    # --- the DP prototypes, the summable servers, the mechanisms and the accountant, beyond the releases audited above
+    Mutant("mech-infinite-sensitivity-accepted", MECH, "_check_sensitivity",
+           "not math.isfinite(sensitivity) or sensitivity < 0", "sensitivity < 0", (INF_SENS,)),
+    Mutant("laplace-calibrated-for-one-coordinate", MECH, "laplace_mechanism",
+           "laplace_scale(sensitivity, epsilon, values.size)", "1",
+           (f"{MECHT}::test_the_laplace_mechanism_calibrates_to_the_rounding_of_the_whole_vector",), arg=2),
+    Mutant("count-scale-ignores-sensitivity", MECH, "count_mechanism", "sensitivity / epsilon", "1 / epsilon",
+           (f"{MECHT}::test_the_count_mechanisms_scale_is_its_sensitivity_over_epsilon",)),
+    Mutant("gaussian-row-rho-of-one-coordinate", MECH, "gaussian_mechanism", "max(values.size, 1)", "1",
+           (f"{MECHT}::test_a_gaussian_rows_rho_is_opendps_map_at_the_vectors_own_size",)),
+    Mutant("top-s-of-every-coordinate-refused", MECH, "gumbel_top_s", "1 <= s <= m", "1 <= s < m",
+           (f"{MECHT}::test_top_s_may_select_every_coordinate",)),
+    Mutant("partition-keep-exact-strict", MECH, "partition_keep", "c >= gamma", "c > gamma", (EXACT_KEEP,)),
+    Mutant("selection-exact-strict", MECH, "partition_selection", "c >= threshold", "c > threshold", (EXACT_KEEP,)),
+    Mutant("selection-noisy-strict", MECH, "partition_selection",
+           "sampler_for(rng).discrete_laplace(c, scale) >= threshold",
+           "sampler_for(rng).discrete_laplace(c, scale) > threshold",
+           (f"{MECHT}::test_partition_selection_keeps_a_key_when_count_plus_noise_reaches_the_threshold",)),
+    Mutant("partition-threshold-delta-range-widened", MECH, "partition_threshold", "0 < delta_per_test < 0.5",
+           "0 < delta_per_test < 1",
+           (f"{MECHT}::test_the_partition_threshold_refuses_a_delta_per_level_outside_its_range",)),
+    Mutant("partition-threshold-rounding-unguarded", MECH, "partition_threshold",
+           "while q ** (gamma - 1) / (1 + q) > delta_per_test:\n    gamma += 1", "pass",
+           (f"{MECHT}::test_the_partition_threshold_is_the_smallest_gamma_whose_single_user_cube_stays_within_delta",)),
+    Mutant("classic-sigma-factor-2-dropped", MECH, "gaussian_sigma_classic", "2 * math.log(1.25 / delta)",
+           "math.log(1.25 / delta)", (f"{MECHT}::test_the_classic_gaussian_calibration_is_the_textbook_formula",)),
+    Mutant("rho-margin-dropped", ACC, "rho_of_gaussian", "(1.0 + RHO_MARGIN)", "1.0", (GAUSS_RHO,)),
+    Mutant("rho-of-no-noise-divides-by-zero", ACC, "rho_of_gaussian", "sigma <= 0", "sigma < 0", (GAUSS_RHO,)),
+    Mutant("pure-rho-epsilon-squared", ACC, "rho_of_pure", "0.5 * float(epsilon) ** 2", "float(epsilon) ** 2",
+           (f"{ACCT}::test_the_rho_of_a_pure_release_is_half_its_epsilon_squared",)),
+    Mutant("ledger-selection-counted-gaussian", ACC, "ledger_rho", "gaussian_only and 'gaussian' in mech",
+           "gaussian_only", (ROWS_RHO,)),
+    Mutant("ledger-approximate-row-as-pure", ACC, "ledger_rho", "dlt == 0.0", "True",
+           (f"{ACCT}::test_an_approximate_row_without_rho_leaves_the_rows_without_a_rho",)),
+    Mutant("batch-large-points-epsilon-dropped", ACC, "compose_releases",
+           "batch_pld_epsilon([m.rho for m in gauss], half - d_rest) + sum((m.epsilon for m in rest))",
+           "batch_pld_epsilon([m.rho for m in gauss], half - d_rest)", (BATCH_TWO,)),
+    Mutant("batch-of-two-not-pld", ACC, "compose_releases", "len(gauss) > 1", "len(gauss) > 2", (BATCH_TWO,)),
+    Mutant("batch-pld-takes-large-points", ACC, "compose_releases",
+           "m.gaussian and m.rho is not None and (m.rho <= PLD_MAX_RHO)", "m.gaussian and m.rho is not None",
+           (BATCH_TWO,), nth=0),
+    Mutant("batch-rho-from-some-points", ACC, "compose_releases", "all((m.rho is not None for m in members))",
+           "any((m.rho is not None for m in members))",
+           (f"{ACCT}::test_a_batch_with_a_point_without_rho_has_no_zcdp_charge",)),
+    Mutant("split-may-miss-a-stage", BSPLIT, "BudgetSplit.check_stages", "set(stages) != set(self.stages)",
+           "not set(self.stages) <= set(stages)", (f"{BST}::test_a_split_must_name_exactly_the_methods_stages",)),
+    Mutant("stage-share-coalition-without-divisor", SUMM, "SummableMethod.gaussian_share",
+           "plan.coalition_epsilon(divisor)", "plan.coalition_epsilon(1.0)",
+           (f"{BST}::test_a_multi_stage_share_states_the_coalition_epsilon_of_its_own_noise_shares",)),
+    Mutant("trust-text-in-process-swapped", STMT, "trust_model_text", "t.get('in_process')",
+           "not t.get('in_process')", (TRUST_TEXT,)),
+    Mutant("trust-text-coalition-delta-dropped", STMT, "trust_model_text", "_num(against.get('delta'))", "'—'",
+           (TRUST_TEXT,)),
+    Mutant("entity-from-data-unsaid", STMT, "entity_assumptions", "[*out, ENTITY_FROM_DATA]", "out",
+           (f"{PLT}::test_an_entity_list_read_from_the_data_is_stated_as_unprotected_membership",)),
+    Mutant("secure-sum-refuses-tolerated-dropouts", SUMM, "SummableMethod.check_participants",
+           "n_participants < n_entities - self.max_dropouts", "n_participants < n_entities",
+           (f"{SUMT}::test_a_secure_sum_releases_with_up_to_max_dropouts_missing_and_refuses_more",)),
+    Mutant("coalition-epsilon-rounded-down", SUMM, "coalition_epsilon", "return hi", "return lo",
+           (f"{SUMT}::test_the_coalition_epsilon_is_rounded_up_to_meet_delta_by_opendps_map",)),
+    Mutant("popularity-row-norm-ignored", SUMM, "DPPopularity._bound",
+           "self.value_max if self.row_norm is None else self.row_norm", "self.value_max", (POP_BOUND,)),
+    Mutant("popularity-entries-not-clipped", SUMM, "DPPopularity.share",
+           "np.clip(Xc.data, 0.0, self.value_max, out=Xc.data)", "pass", (POP_BOUND,)),
+    Mutant("popularity-broadcast-negative", SUMM, "DPPopularity.finish",
+           "np.maximum(np.asarray(total, dtype=np.float64), 0.0)", "np.asarray(total, dtype=np.float64)",
+           (f"{COT}::test_dp_popularitys_broadcast_is_the_noisy_sum_clipped_at_zero",)),
+    Mutant("noise-edge-without-factor-2", SUMM, "DPCooccurrence.combine", "math.sqrt(2.0 * M)", "math.sqrt(M)",
+           (NOISE_EDGE,)),
+    Mutant("noise-edge-ignores-participants", SUMM, "DPCooccurrence.combine", "math.sqrt(n_participants)", "1.0",
+           (NOISE_EDGE,)),
+    Mutant("popularity-column-not-unit", SUMM, "DPCooccurrence.combine",
+           "g = g / max(float(np.linalg.norm(g)), 1e-300)", "pass", (NOISE_EDGE,)),
+    Mutant("cooccurrence-share-keeps-weights", SUMM, "DPCooccurrence.share", "to_grid(noisy / weight)",
+           "to_grid(noisy)",
+           (f"{COT}::test_a_cooccurrence_share_is_the_packed_matrix_itself_not_its_weighted_vector",)),
+    Mutant("pop-share-one-accepted", SUMM, "DPCooccurrence.check", "0 < self.pop_share < 1",
+           "0 < self.pop_share <= 1", (COOC_LIMITS,)),
+    Mutant("max-items-one-accepted", SUMM, "DPCooccurrence.check", "self.max_items < 2", "self.max_items < 1",
+           (COOC_LIMITS,)),
+    Mutant("fused-after-unsized-stage", SUMM, "fused_stages", "groups and known and known_before",
+           "groups and known",
+           (f"{SUMT}::test_a_stage_joins_the_previous_sum_only_when_that_stage_states_its_length_too",)),
+    Mutant("grid-rounds-down", SUMM, "to_grid", "np.round(np.asarray(values, dtype=np.float64) / GRID)",
+           "np.floor(np.asarray(values, dtype=np.float64) / GRID)",
+           (f"{SUMT}::test_shares_are_rounded_to_the_nearest_grid_point",)),
+    Mutant("trial-loss-not-clipped", PMECH, "clipped_loss", "np.minimum(d.min(1), cap)", "d.min(1)",
+           (f"{DPPT}::test_the_clipped_loss_counts_each_user_at_most_the_cap",)),
+    Mutant("gaussian-threshold-without-sigma", PMECH, "recover_gaussian", "threshold * sigma", "threshold",
+           (GAUSS_RECOVERY,)),
+    Mutant("gaussian-top-s-signed", PMECH, "recover_gaussian", "np.argpartition(-np.abs(P), s - 1, axis=1)",
+           "np.argpartition(-P, s - 1, axis=1)", (GAUSS_RECOVERY,)),
+    Mutant("shifted-grid-levels-off-by-one", PMECH, "private_partition", "a if g == 0 else a - 1", "a",
+           (f"{DPPT}::test_every_grid_of_the_private_partition_reports_levels_by_cube_side",)),
+    Mutant("projection-dim-not-half-log", DPP, "default_projection_dim", "0.5 * math.log(max(n_hat, 2.0))",
+           "math.log(max(n_hat, 2.0))", (PROJ_DIM,)),
+    Mutant("projection-dim-floor-two", DPP, "default_projection_dim",
+           "np.clip(round(0.5 * math.log(max(n_hat, 2.0))), 3, 10)",
+           "np.clip(round(0.5 * math.log(max(n_hat, 2.0))), 2, 10)", (PROJ_DIM,)),
+    Mutant("gaussian-support-capped-at-64", DPP, "DPPrototypes._bounds", "m if self.variant == 'gaussian' else s_ref",
+           "s_ref", (f"{DPPT}::test_the_gaussian_variant_keeps_every_coordinate_by_default_and_the_paper_variant_64",)),
+    Mutant("negative-threshold-accepted", DPP, "DPPrototypes._validate", "self.threshold >= 0", "True",
+           (f"{DPPT}::test_a_negative_threshold_or_no_delta_for_the_candidates_is_refused_by_name",)),
+    Mutant("zero-delta-candidates-accepted", DPP, "DPPrototypes._validate", "0 < dc <= 1", "0 <= dc <= 1",
+           (f"{DPPT}::test_a_negative_threshold_or_no_delta_for_the_candidates_is_refused_by_name",)),
+    Mutant("one-cluster-keeps-a-trial-choice-share", DPP, "DPPrototypes._stage_shares", "self.trials == 1 or k == 1",
+           "self.trials == 1", (f"{DPPT}::test_one_cluster_with_several_trials_spends_nothing_on_a_trial_choice",)),
+    Mutant("recovery-bound-ignores-negative-entries", DPP, "DPPrototypes._recover", "max(abs(vmin), abs(vmax))",
+           "vmax", ("tests/test_dp_prototypes.py::test_the_paper_recoverys_support_is_selected_at_the_sensitivity_of_"
+                    "one_coordinate",)),
+    Mutant("recovery-support-beyond-the-catalogue", DPP, "DPPrototypes._recover", "s = min(s, m)", "pass",
+           (f"{DPPT}::test_a_support_beyond_the_catalogue_is_every_coordinate_at_the_catalogues_sensitivity",)),
+    Mutant("refinement-sums-delta-not-shared", DPP, "DPPrototypes._release",
+           "delta * (1 - dc) / T_r / (R + 1) * (1 - 1e-12)", "delta * (1 - dc) / T_r * (1 - 1e-12)",
+           (f"{DPPT}::test_refinements_of_the_gaussian_variant_share_the_sums_delta",)),
+    Mutant("non-private-cubes-of-one-user", DPP, "DPPrototypes._release", "max(1.0, n / (4.0 * k))", "1.0",
+           (f"{DPPT}::test_the_non_private_limit_keeps_cubes_of_at_least_n_over_4k_users",)),
+    Mutant("lsh-branch-at-the-keep-threshold", DPP, "DPPrototypes._release_lsh", "coresets.BRANCH_FACTOR * min_node",
+           "min_node", (LSH_THRESHOLDS,)),
+    Mutant("lsh-cap-without-k", DPP, "DPPrototypes._release_lsh", "float(self.lsh_node_cap) * k",
+           "float(self.lsh_node_cap)", (LSH_THRESHOLDS,)),
+    Mutant("lsh-centres-not-clipped", DPP, "DPPrototypes._release_lsh", "P = np.clip(centres, vmin, vmax)",
+           "P = centres", (f"{CORET}::test_the_coresets_centres_are_released_within_the_public_value_bounds",)),
+    Mutant("lloyd-steps-share-w-over-r-squared", DPP, "lsh_lloyd_split", "(f'lloyd sums {r + 1}', w, R)",
+           "(f'lloyd sums {r + 1}', w / R, R)",
+           (f"{CORET}::test_the_lloyd_split_gives_the_leaf_sums_one_minus_w_and_each_step_w_over_r",)),
+    Mutant("leaf-threshold-below-one", CORE, "leaf_threshold",
+           "max(1.0, node_factor * math.sqrt(m) * sigma / radius)", "node_factor * math.sqrt(m) * sigma / radius",
+           (LEAF_THRESHOLD,)),
+    Mutant("leaf-threshold-m-not-root-m", CORE, "leaf_threshold", "math.sqrt(m)", "m", (LEAF_THRESHOLD,)),
+    Mutant("simhash-zero-row-all-ones", CORE, "_hash_bits", "proj < 0", "proj <= 0",
+           (f"{CORET}::test_a_zero_row_hashes_to_zeros_and_a_negative_projection_to_one",)),
+    Mutant("lsh-branch-strict", CORE, "build_lsh_tree", "node_cnt >= min_branch", "node_cnt > min_branch",
+           (AT_THRESHOLD,)),
+    Mutant("lsh-keep-strict", CORE, "build_lsh_tree", "keep = noisy >= min_node", "keep = noisy > min_node",
+           (AT_THRESHOLD,)),
+    Mutant("james-stein-m-not-m-minus-2", CORE, "james_stein", "(m - 2) * v", "m * v", (JAMES_STEIN,)),
+    Mutant("james-stein-not-positive-part", CORE, "james_stein",
+           "np.maximum(0.0, 1.0 - (m - 2) * v / np.maximum(norm2, 1e-300))",
+           "1.0 - (m - 2) * v / np.maximum(norm2, 1e-300)", (JAMES_STEIN,)),
+    Mutant("james-stein-below-three-coordinates", CORE, "james_stein", "sigma <= 0 or m < 3", "sigma <= 0",
+           (JAMES_STEIN,)),
+    Mutant("leaf-points-outside-the-ball", CORE, "noisy_leaf_averages",
+           "pts = pts * np.minimum(1.0, radius / np.maximum(norms, 1e-300))[:, None]", "pass", (LEAF_BALL,)),
+    Mutant("coreset-weights-negative", CORE, "lsh_tree_coreset", "np.maximum(tree.counts, 0.0)", "tree.counts",
+           (LEAF_BALL,)),
+    Mutant("kmeans-negative-weights-kept", CORE, "weighted_kmeans",
+           "np.maximum(np.asarray(weights, dtype=np.float64), 0.0)", "np.asarray(weights, dtype=np.float64)",
+           (f"{CORET}::test_weighted_kmeans_ignores_negative_weights_and_pads_with_the_heaviest_centre",)),
 )
 
 
