@@ -124,3 +124,16 @@ def test_the_budget_line_names_the_most_spent_entity_and_the_non_private_release
     odo.reserve(clinic, [PlannedRelease("run", "central", math.inf, 0.0, {c: (math.inf, 0.0)})],
                 allow_non_private=True).close()
     assert "1 entities with non-private releases" in bud.budget_line(store, clinic)
+
+
+def test_the_budget_line_before_any_release_states_the_cap_and_counts_one_release_in_the_singular(tmp_path, clinic):
+    from dpfed_core.privacy.odometer import PlannedRelease
+
+    store = Store(tmp_path / "owner.sqlite3")
+    odo = BudgetOdometer(store)
+    assert bud.budget_line(store, clinic) == "Budget: nothing released yet (no cap set)"
+    odo.set_cap(clinic, 5.0, 1e-5)
+    assert bud.budget_line(store, clinic) == "Budget: nothing released yet (cap ε = 5 per entity)"
+    a = clinic.entity_names[0]
+    odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {a: (1.0, 1e-6)})]).close()
+    assert bud.budget_line(store, clinic).endswith(f"(most: {a}), 4 left · 1 release")

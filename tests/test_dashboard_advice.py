@@ -293,3 +293,29 @@ def test_a_flat_list_is_no_ranking_and_evidence_counts_similar_rows():
     split = Split.of(X, sp.csr_matrix(X.shape), np.array([], dtype=int))
     words = similar_evidence(ds, split, "A", ds.user_ids[0], [2, 3], k=40)
     assert words == ["seen with 1 of 2 similar users", "seen with 2 of 2 similar users"]
+
+
+def test_the_spend_line_gives_the_composition_reason_only_for_one_plan_after_an_earlier_spend():
+    from dpfed_core.privacy.odometer import PlannedRelease
+    from dpfed_core.ui.history import spend_reason
+
+    plan = [PlannedRelease("run", "dp-cooccurrence", 3.0, 1e-6, {"a": (3.0, 1e-6)})]
+    first = {"text": "spends ε ≈ 2.5 per entity", "spend": 2.5, "after": 2.5, "simulation": False}
+    assert spend_reason(first, plan) == first["text"]  # nothing spent before: no composition to explain
+    later = {**first, "after": 4.0}
+    assert "composes with the ε ≈ 1.5 already spent" in spend_reason(later, plan)
+    # several plans (a run with its comparison) request no single ε to compare the spend with
+    assert spend_reason(later, plan + [PlannedRelease("run", "dp-popularity", 1.0, 1e-6, {"a": (1.0, 1e-6)})]) \
+        == first["text"]
+
+
+def test_a_runs_settings_line_names_only_what_its_method_uses_and_its_controls_come_back():
+    from dpfed_core.config import RunConfig
+
+    assert dd.settings_line(RunConfig(method="kmeans", k=4, rank=3, seed=1)) == "kmeans, k ≤ 4, rank = 3, seed = 1"
+    secure = RunConfig(method="dp-cooccurrence", epsilon=3.0, aggregation="secure", k=4, rank=3, seed=1)
+    assert dd.settings_line(secure) == "dp-cooccurrence (secure aggregation), ε = 3, rank = 3, seed = 1"
+    assert dd.settings_line(RunConfig(method="dp-prototypes", epsilon=1.0, k=6, rank=3, seed=1)) == (
+        "dp-prototypes, ε = 1, k ≤ 6, rank = 3, seed = 1")
+    assert dd.widget_state(secure.to_dict())["fed_secure"] is True
+    assert dd.widget_state(secure.replace(aggregation="none").to_dict())["fed_secure"] is False

@@ -129,6 +129,47 @@ def test_job_time_left():
     j.wait(5)
 
 
+def test_a_jobs_fraction_never_passes_one_nor_moves_back_and_its_time_left_extrapolates_it():
+    from dpfed_core.ui.jobs import Job
+
+    assert fraction_of("sweep_step", {"done": 5, "total": 4}) == 1.0
+    job = Job(key="k", label="x")
+    job.progress("sweep_step", done=3, total=4)
+    job.progress("sweep_step", done=1, total=4)  # a late event of an earlier step
+    assert job.fraction == 0.75 and job.last_info == {"done": 1, "total": 4}
+    job = Job(key="k", label="x", started=time.monotonic() - 10.0)
+    job.fraction = 0.25  # a quarter done in 10 s: three quarters left take about 30 s
+    assert job.seconds_left() == pytest.approx(3 * job.elapsed, rel=1e-6)
+    assert 29.0 < job.seconds_left() < 32.0
+
+
+def test_the_job_cache_drops_a_failed_job_keeps_a_running_one_and_evicts_the_least_recently_used():
+    def wait_for(job):
+        assert job.wait(5)
+        return job
+
+    cache = JobCache()
+    failed, _ = cache.submit("bad", lambda progress: 1 / 0)
+    wait_for(failed)
+    assert isinstance(failed.error, ZeroDivisionError)
+    assert cache.get("bad") is None and len(cache) == 0
+    cache = JobCache(max_entries=1)
+    gate = threading.Event()
+    running, _ = cache.submit("running", lambda progress: gate.wait(5))
+    done, _ = cache.submit("quick", lambda progress: 1)
+    wait_for(done)
+    assert cache.get("running") is running  # never evicted while it runs
+    gate.set()
+    wait_for(running)
+    cache = JobCache(max_entries=2)
+    a, _ = cache.submit("a", lambda progress: "a")
+    b, _ = cache.submit("b", lambda progress: "b")
+    wait_for(a), wait_for(b)
+    assert cache.get("a") is a  # read last: "b" is now the least recently used
+    wait_for(cache.submit("c", lambda progress: "c")[0])
+    assert cache.get("b") is None and cache.get("a") is a and cache.get("c") is not None
+
+
 # ------------------------------------------------------------------------------ budget checks
 @pytest.mark.parametrize("eps, delta, needle", [
     ("1e50", "1e-6", "above 10000"), ("1e300", "1e-6", "above"), ("0", "1e-6", "positive"),
@@ -147,6 +188,14 @@ def test_good_budgets():
     assert dash.check_budget("1", "1e-3")[2], "a large δ is warned"
 
 
+def test_the_largest_epsilon_is_accepted_and_a_typed_grid_is_read_in_ascending_order():
+    from dpfed_core.config import MAX_EPSILON
+    from dpfed_core.ui.inputs import parse_grid
+
+    assert dash.check_budget(str(MAX_EPSILON), "1e-6")[0] == MAX_EPSILON
+    assert parse_grid("10; 0.1, inf, 1") == [0.1, 1.0, 10.0, math.inf]
+
+
 # ------------------------------------------------------------------------------ messages
 def test_messages_name_the_page_controls_not_code_parameters():
     msg = dash.friendly_message(DataError(
@@ -156,6 +205,13 @@ def test_messages_name_the_page_controls_not_code_parameters():
     assert "Rows with a missing value" in msg and "Derived as" in msg and "Entities below the minimum" in msg
 
 
+def test_an_error_naming_its_parameter_points_at_the_control_that_sets_it():
+    msg = dash.friendly_message(ConfigError("must be at least 2, got 1", param="rank"))
+    assert msg.startswith("must be at least 2, got 1") and "set it with" in msg and "rank ℓ" in msg
+    said = dash.friendly_message(ConfigError("“rank ℓ” on the Federate page must be at least 2", param="rank"))
+    assert "set it with" not in said  # the control already named is not named twice
+
+
 def test_user_strings_are_escaped():
     s = dash.escape_md("![x](http://example.org/a.png) <img src=x onerror=1> :red[hi] **b**")
     import re
@@ -163,6 +219,16 @@ def test_user_strings_are_escaped():
     for raw in (r"!\[", r"\]\(", "<img", r":red\[", r"\*\*"):
         assert not re.search(r"(?<!\\)" + raw, s), raw
     assert "://" not in s.replace("\\", "") and "www." not in dash.escape_md("see www.example.org")
+
+
+def test_a_name_that_reads_as_a_list_item_or_a_heading_is_escaped_at_its_start():
+    import re
+
+    assert dash.escape_md("- not a bullet") == "\\- not a bullet"
+    assert not re.match(r"\d+[.)]", dash.escape_md("12. not a numbered item"))
+    assert not re.match(r"\d+[.)]", dash.escape_md("3) nor this"))
+    assert dash.escape_md("+ x").startswith("\\+") and dash.escape_md("> quote").startswith("\\>")
+    assert dash.escape_md("St.-Luke 7") == "St.-Luke 7"  # inner hyphens and dots stay as they read
 
 
 def test_path_errors_never_list_a_directory(tmp_path):
@@ -231,6 +297,23 @@ def test_history_is_per_owner_and_survives(tmp_path, monkeypatch):
     store, key = history.owner_store(ds)
     assert len(BudgetOdometer(store).releases(key)) == 1
     assert history.delete(ds, rid) and not history.list_entries(ds)
+
+
+def test_a_stored_result_comes_back_with_both_infinities_as_numbers(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds = tiny()
+    doc = {"config": {"epsilons": [1.0, math.inf]}, "runs": [{"epsilon": math.inf, "gap": -math.inf, "name": "inf run"}]}
+    got = history.load(ds, history.save(ds, "sweep", "x", doc))["doc"]
+    assert got["config"]["epsilons"] == [1.0, math.inf]
+    assert got["runs"] == [{"epsilon": math.inf, "gap": -math.inf, "name": "inf run"}]
+
+
+def test_another_owner_cannot_delete_a_stored_result(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds, other = tiny(), tiny(value=4.0)
+    rid = history.save(ds, "sweep", "mine", {"config": {}, "runs": []})
+    assert history.delete(other, rid) is False
+    assert history.load(ds, rid) is not None and [e.id for e in history.list_entries(ds)] == [rid]
 
 
 def test_budget_cap_refuses_before_computing(tmp_path, monkeypatch):
@@ -508,3 +591,90 @@ def test_the_pages_show_a_missing_number_as_a_dash():
     from dpfed_core.ui.widgets import fmt
 
     assert (fmt(None), fmt(float("nan")), fmt(0.5), fmt(0.123456, 2), fmt(3)) == ("—", "—", "0.5000", "0.12", "3")
+
+
+def test_the_pages_tables_number_factors_from_one_list_test_users_first_and_say_who_sent_cluster_sizes():
+    from types import SimpleNamespace
+
+    from dpfed_core.ui.tables import cannot_rank, entity_users, prototype_summary, top_items_per_factor
+
+    V = np.array([[0.1, 0.9], [0.8, 0.2], [0.5, 0.5]])
+    top = top_items_per_factor(V, np.array(["a", "b", "c"]), n=2)
+    assert top.to_dict("list") == {"factor 1": ["b (0.80)", "c (0.50)"], "factor 2": ["a (0.90)", "c (0.50)"]}
+    assert list(top.index) == [1, 2]
+    # scores equal up to a relative 1e-12 are one score, however large they are
+    assert "same score" in cannot_rank(np.array([1e6, 1e6 * (1 + 1e-12), 1e6]), "model")
+    assert cannot_rank(np.array([1e6, 1e6 + 1.0]), "model") is None
+    ds = tiny(user_ids=["u0", "u1", "u2", "u3"])
+    assert entity_users(ds, "A", test_users_only=np.array([1, 3])) == ["u1", "u0"]
+    assert entity_users(ds, "B", test_users_only=np.array([1, 3])) == ["u3", "u2"]
+    result = SimpleNamespace(
+        messages=[SimpleNamespace(round=1, sender="A", content="noisy cluster sizes"),
+                  SimpleNamespace(round=1, sender="B", content="prototypes")],
+        model=SimpleNamespace(releases_=[SimpleNamespace(prototypes=np.array([[1.0, 0, 2]])),
+                                         SimpleNamespace(prototypes=np.zeros((2, 3)))]))
+    assert prototype_summary(result, ds).to_dict("records") == [
+        {"entity": "A", "prototypes": 1, "items": 3, "non-zeros per prototype": 2.0, "cluster sizes sent": "yes"},
+        {"entity": "B", "prototypes": 2, "items": 3, "non-zeros per prototype": 0.0, "cluster sizes sent": "no"}]
+
+
+def test_the_data_pages_counts_flag_entities_strictly_below_the_minimum_and_keys_cover_every_seed():
+    from types import SimpleNamespace
+
+    from dpfed_core.ui.datasets import (dataset_overview, entity_table, is_event_data, small_entity_warning,
+                                        sweep_key)
+
+    ds = tiny()  # two entities of two users each, 6 entries in 4 × 3
+    assert entity_table(ds, small=2)["too_small"].tolist() == [False, False]
+    assert entity_table(ds, small=3)["too_small"].tolist() == [True, True]
+    assert dataset_overview(ds)["density"] == pytest.approx(6 / 12)
+    X = sp.csr_matrix(np.eye(10))
+    many = FederatedDataset.from_parts(X, np.array([f"e{i}" for i in range(10)]), value_kind="counts", value_max=5)
+    text = small_entity_warning(many, small=2)
+    assert text.startswith("10 of 10 entities have fewer than 2 users") and " and 2 more." in text
+    assert small_entity_warning(many, small=1) is None
+    cfg = RunConfig(method="kmeans", k=1, rank=2)
+    assert sweep_key(ds, cfg, [1.0], [0, 1], ["local"]) != sweep_key(ds, cfg, [1.0], [0, 2], ["local"])
+    higher = FederatedDataset.from_parts(ds.X, ds.entity_of_user.choose(ds.entity_names), value_kind="counts",
+                                         value_max=10, name=ds.name)
+    assert dash.dataset_fingerprint(higher) != dash.dataset_fingerprint(ds)  # the declared bound is content too
+    assert is_event_data(SimpleNamespace(value_kind="implicit")) and is_event_data(ds)
+    assert not is_event_data(SimpleNamespace(value_kind="ratings"))
+
+
+def test_each_protocol_event_reads_as_a_sentence_counting_entities_from_one():
+    from dpfed_core.ui.tables import progress_text
+
+    assert progress_text("round1_start", {"entity": "A", "index": 0, "total": 3}) == (
+        "Round 1 · entity **A** (1/3) computes its prototypes on its own training data…")
+    assert "**B** (3/3) fits its own user factors" in progress_text("round2_start", {"entity": "B", "index": 2,
+                                                                                     "total": 3})
+    assert progress_text("round1_done", {"entity": "A", "shape": (4, 9)}) == (
+        "Round 1 · **A** sent 4 prototypes × 9 items to the server")
+    assert progress_text("round2_done", {"entity": "A"}) is None
+
+
+def test_the_ledger_tab_states_each_entitys_composed_delta_and_a_heatmap_takes_the_heaviest_items():
+    from dpfed_core.ui.tables import per_stage_table, top_columns
+
+    stages = [{"entity": e, "stage": s, "epsilon": v} for e in ("A", "B") for s, v in (("size", 0.5), ("sums", 0.7))]
+    doc = {"privacy": {"per_stage": stages, "per_entity": [
+        {"entity": "A", "epsilon": 1.0, "delta": 1e-6, "accountant": "zCDP"},
+        {"entity": "B", "epsilon": 0.9, "delta": 2e-6, "accountant": "basic"}]}}
+    assert per_stage_table(doc).to_dict("records") == [
+        {"entity": "A", "size (alone)": 0.5, "sums (alone)": 0.7, "ε (composed)": 1.0, "δ (composed)": 1e-6,
+         "composed by": "zCDP"},
+        {"entity": "B", "size (alone)": 0.5, "sums (alone)": 0.7, "ε (composed)": 0.9, "δ (composed)": 2e-6,
+         "composed by": "basic"}]
+    P = np.array([[0.0, 5.0, -1.0, 0.0], [0.0, -4.0, 0.0, 3.0]])
+    assert top_columns(P, 2).tolist() == [1, 3]  # by absolute mass over the rows
+    assert top_columns(P, 10).tolist() == [1, 3, 2, 0]
+
+
+def test_the_flower_panel_shows_a_sites_refusal_with_the_rule_that_refused():
+    from dpfed_core.ui.deployment_panel import site_decision_text
+
+    assert site_decision_text({"entity": "A", "decision": "accepted"}) == "accepted"
+    assert site_decision_text({"entity": "A", "decision": "refused", "rule": "max_epsilon",
+                               "message": "ε = 2 per run is above the site's max_epsilon = 1"}) == (
+        "refused (max_epsilon): ε = 2 per run is above the site's max_epsilon = 1")
