@@ -278,3 +278,15 @@ def test_the_report_never_writes_over_a_document_it_reads(tmp_path, capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert f"--{flag}" in err and path.read_text() == "{}", err
+
+
+def test_an_error_names_the_flag_that_fixes_it_and_the_k_note_reads_the_runs_own_cluster_size():
+    from dpfed_core.cli.main import _k_note, render_error
+    from dpfed_core.config import RunConfig
+    from dpfed_core.errors import ConfigError
+
+    assert render_error(ConfigError("must be positive", param="epsilon")) == "must be positive [--epsilon]"
+    assert render_error(ConfigError("--epsilon must be positive", param="epsilon")) == "--epsilon must be positive"
+    assert "clip(⌊n̂ / 50⌋, 1, 10)" in _k_note(RunConfig(method="dp-gaussian", k=10,
+                                                          prototype_params={"cluster_size": 50}))
+    assert "clip(⌊n̂ / 1000⌋, 1, 10)" in _k_note(RunConfig(method="dp-gaussian", k=10))

@@ -804,3 +804,34 @@ def test_the_accountant_record_reports_the_most_spent_entity(tmp_path):
     odo.reserve(ds, [dp_plan(0.5, entities=("B",))]).close()
     rec = accountant_record(store, ds)
     assert rec["most_spent_entity"] == "B" and rec["spent_epsilon"] == pytest.approx(1.5)
+
+
+def test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_a_void_guarantee(tmp_path, capsys):
+    import argparse
+
+    from dpfed_core.cli import budget_cmd
+
+    ds = make_dataset()
+    a, b = ds.entity_names[:2]
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    key = odo.register(ds)
+    odo.set_cap(key, 100.0, 1e-5)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 0.01, 1e-9, {a: (0.001, 1e-9), b: (0.01, 1e-9)})],
+                key=key).close()
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 2.0, 1e-6, {a: (2.0, 1e-6)})], key=key).withdraw(0, "test")
+    line = budget_cmd.budget_summary_line(odo, key)
+    assert f"most-spent entity {b!r} has spent ε = 0.01 " in line and "non-private" not in line
+    budget_cmd.print_releases(odo.releases(key))
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert "withdrawn: 0" in rows[0] and "withdrawn" in rows[0] and "withdrawn" not in rows[1]
+    budget_cmd.print_balance(odo, ds, key)
+    out = capsys.readouterr().out
+    assert "runs left: at least 200 more like the last operation" in out and "non-private release" not in out
+    budget_cmd.cmd_list(argparse.Namespace(store=str(tmp_path / "s.sqlite3"), json=True))
+    assert json.loads(capsys.readouterr().out)[0]["max_spent_epsilon"] == pytest.approx(0.01)
+    odo.reserve(ds, [PlannedRelease("run", "central", math.inf, 0.0, {a: (math.inf, 0.0)})], key=key,
+                allow_non_private=True).close()
+    assert "; 1 entities had non-private releases" in budget_cmd.budget_summary_line(odo, key)
+    budget_cmd.print_balance(odo, ds, key)
+    (row,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith(a)]
+    assert row.endswith("1 non-private release(s): no overall guarantee")

@@ -371,3 +371,77 @@ def test_a_public_report_without_a_sweep_or_an_audit_marks_no_section_analyst_on
     assert "No sweep included" in _section(public, "tradeoff") and "No audit included" in _section(public, "audit")
     assert "analyst only" not in public  # every section of the public version is public
     assert "analyst only" in _section(rep.build_report(docs["run"], include_plotlyjs=False), "tradeoff")
+
+
+def _log_run(private: bool = True, secure: bool = False) -> dict:
+    """A run document reduced to what the plain-words sections read: its privacy record and message log."""
+    privacy = {"private": private, "epsilon": 1.0 if private else math.inf}
+    if secure:
+        privacy["trust"] = {"aggregation": "secure"}
+    return {"privacy": privacy, "messages": [
+        {"round": 1, "sender": "A", "receiver": "server", "content": "noisy sums", "shape": [2, 3], "bytes": 100},
+        {"round": 1, "sender": "B", "receiver": "server", "content": "noisy sums", "shape": [2, 3], "bytes": 40},
+        {"round": 1, "sender": "server", "receiver": "A", "content": "item factors V", "shape": [3, 2], "bytes": 7}]}
+
+
+def test_what_is_released_and_who_sees_it_are_read_off_the_message_log_by_direction():
+    from dpfed_core.reporting.report_sections import _messages, released_from_messages, who_sees_what
+
+    post = "released (post-processing of what the server received: no extra privacy cost)"
+    assert released_from_messages(_log_run()) == [
+        {"what": "Round 1, entity → server", "content": "noisy sums (2 messages, shape 2 × 3, 140 bytes)",
+         "status": "released"},
+        {"what": "Round 1, server → entity", "content": "item factors V (1 message, shape 3 × 2, 7 bytes)",
+         "status": post}]
+    assert released_from_messages(_log_run(private=False))[0]["status"] == "released — NON-PRIVATE for this method"
+    # the server is said to see what was sent to it, never what it sent back
+    assert dict(who_sees_what(_log_run(), False))["The server"] == (
+        "each entity's noisy (differentially private) release (noisy sums)")
+    assert dict(who_sees_what(_log_run(secure=True), True))["The server"].startswith(
+        "only the sum over entities of their noisy (differentially private) releases (noisy sums)")
+    # per entity: what it sent out and what it received, each counted on its own side
+    per = _messages(_log_run())
+    cells = "".join(f"<td class='num'>{v}</td>" for v in (1, 100, 1, 7))
+    assert f"<td>A</td>{cells}" in per and "3 messages in round(s) 1, 147 bytes in total" in per
+
+
+def test_the_accountant_and_the_ledgers_check_against_the_request_state_both_parts():
+    from dpfed_core.reporting.report_sections import _privacy, accountant_text, k_explanation
+
+    assert accountant_text({}) == "within this run: basic composition (ε and δ add up)"
+    assert accountant_text({"accountant": {"within_run": "zCDP", "across_releases": "PLD over the releases"}}) == (
+        "within this run: zCDP; across the data's releases: PLD over the releases")
+    p = {"private": True, "epsilon": 1.0, "delta": 1e-6, "requested_epsilon": 1.0, "requested_delta": 1e-6,
+         "label": "x", "samplers": [], "per_stage": [], "ledger": []}
+    assert "The ledger's budget is within the request." in _privacy({"privacy": p}, False)
+    # a δ above the request is a ledger beyond it, whatever its ε
+    assert "EXCEEDS the request" in _privacy({"privacy": {**p, "delta": 1e-5}}, False)
+    run = {"config": {"method": "dp-gaussian", "k": 5, "prototype_params": {"cluster_size": 100}},
+           "messages": [{"round": 1, "sender": "A", "receiver": "server", "content": "prototypes", "shape": [1, 4]}]}
+    note = k_explanation(run)
+    assert "clip(⌊n̂ / 100⌋, 1, 5)" in note and "fewer than about 200 users sends one prototype" in note
+
+
+def test_a_violation_of_the_audit_is_called_one_and_a_public_report_says_it_is_public(docs):
+    audit = json.loads(json.dumps(docs["audit"], default=str))
+    page = rep.build_report(docs["run"], audit_doc=audit, include_plotlyjs=False, generated="x")
+    assert "VIOLATION:" not in _section(page, "audit")
+    audit["summary"][0]["verdict"] = "VIOLATION"
+    hit = audit["summary"][0]
+    audit_sec = _section(rep.build_report(docs["run"], audit_doc=audit, include_plotlyjs=False, generated="x"), "audit")
+    assert "VIOLATION:</b> an empirical lower bound exceeds the claimed ε" in audit_sec
+    assert f"{_esc(hit['method'])} ε={rep.fmt_num(hit['epsilon'])}" in audit_sec
+    public = rep.build_report(docs["run"], include_plotlyjs=False, generated="x", public=True)
+    assert re.search(r"<title>[^<]*\(public version\)</title>", public)
+    assert "(public version)" not in rep.build_report(docs["run"], include_plotlyjs=False, generated="x")
+
+
+def test_a_run_document_without_its_entity_summary_takes_the_counts_from_the_dataset_given(docs):
+    run = {k: v for k, v in docs["run"].items() if k != "entity_summary"}
+    bare = _section(rep.build_report(run, include_plotlyjs=False, generated="x"), "data")
+    assert "not in the run document" in bare
+    data = _section(rep.build_report(run, dataset=docs["dataset"], include_plotlyjs=False, generated="x"), "data")
+    assert "not in the run document" not in data
+    for s in docs["dataset"].summary():
+        assert (f"<td>{_esc(s['entity'])}</td><td class='num'>{s['users']}</td>" in data
+                and f"<td class='num'>{s['items_used']}</td><td class='num'>{s['interactions']}</td>" in data)

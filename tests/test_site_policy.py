@@ -67,7 +67,10 @@ def test_a_request_within_every_rule_is_accepted_and_the_defaults_are_strict(tmp
     ("methods = ['kmeans']\nmax_epsilon = 1\nmax_delta = 0.05\nbudget_epsilon = 2\nstore = 's'\n", "max_delta"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nbudget_delta = 0.5\nstore = 's'\n", "budget_delta"),
     ("max_epsilon = [", "TOML"),
-], ids=["missing", "typo", "negative", "infinite budget", "string bool", "delta cap", "delta budget", "not toml"])
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nvalue_bounds = [5, 1]\n", "value_bounds"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nmax_dropouts = -1\n", "max_dropouts"),
+], ids=["missing", "typo", "negative", "infinite budget", "string bool", "delta cap", "delta budget", "not toml",
+        "bounds high below low", "negative dropouts"])
 def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):
     p = tmp_path / "p.toml"
     p.write_text(body, encoding="utf-8")
@@ -140,6 +143,33 @@ def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_gua
     sp_.accept(policy, request_of(RunConfig(method="kmeans"), 3, shard.value_max), shard, run="2", coordinator="test")
     assert main(["site", "budget", "--store", str(store)]) == 0
     assert "a non-private release voided its guarantee" in capsys.readouterr().out
+
+
+def test_the_site_command_states_the_cap_and_marks_each_simulation_release(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    shard = _site_shard(tmp_path)
+    policy = _policy(tmp_path, allow_simulation=True, budget_delta=2e-4)
+    store = policy.store_for(shard.entity)
+    for run, simulation in (("1", True), ("2", False)):
+        sp_.accept(policy, request_of(RunConfig(method="dp-popularity", epsilon=0.5, delta=1e-5, simulation=simulation),
+                                      3, shard.value_max), shard, run=run, coordinator="test")
+    assert main(["site", "releases", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "cap ε = 1.5, δ = 0.0002; spent ε = 0.5" in out
+    rows = {line.split()[2]: line.split()[-1] for line in out.splitlines()[2:] if line.split()[:1] in (["1"], ["2"])}
+    assert rows == {"1": "yes", "2": "no"}  # the run id, and whether its noise was reproducible
+
+
+def test_the_policy_written_for_a_run_accepts_that_run_with_room_for_its_delta(tmp_path):
+    shard = _site_shard(tmp_path)
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5)
+    keys = sp_.policy_matching(cfg, tmp_path / "site.sqlite3")
+    assert keys["budget_delta"] == pytest.approx(2e-5)  # the odometer composes at half the cap's δ
+    policy = load_policy(write_policy(tmp_path / "matching.toml", **keys))
+    sp_.accept(policy, request_of(cfg, 3, shard.value_max), shard, run="1", coordinator="test")
+    (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+    assert bal["n_releases"] == 1 and bal["spent_epsilon"] == pytest.approx(1.0)
 
 
 # ============================================================================ on a deployment
