@@ -63,6 +63,32 @@ def test_private_keys_are_the_owners_only_and_public_ones_readable(tmp_path):
     assert _mode(node.public) & 0o044 and _mode(tls.ca) & 0o044
 
 
+def test_the_server_certificate_names_both_local_hosts_is_no_ca_and_lasts_the_days_asked(tmp_path):
+    """A SuperNode reaching the SuperLink as 127.0.0.1 or as localhost verifies the certificate against
+    the run's CA; the certificate cannot sign others; it is valid for the run's days, not minutes."""
+    import datetime
+    import ipaddress
+
+    import pytest
+
+    pytest.importorskip("cryptography")
+    from cryptography import x509
+
+    from dpfed_core.deployment.security import make_tls
+
+    tls = make_tls(tmp_path / "tls", days=2)
+    cert = x509.load_pem_x509_certificate(tls.cert.read_bytes())
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert san.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
+    assert san.get_values_for_type(x509.DNSName) == ["localhost"]
+    assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is False
+    ca = x509.load_pem_x509_certificate(tls.ca.read_bytes())
+    assert ca.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
+    assert cert.issuer == ca.subject
+    lasts = cert.not_valid_after_utc - datetime.datetime.now(datetime.timezone.utc)
+    assert datetime.timedelta(days=1, hours=23) < lasts <= datetime.timedelta(days=2)
+
+
 def test_a_plug_in_that_exits_while_imported_is_named(tmp_path, monkeypatch):
     import pytest
 
