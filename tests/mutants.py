@@ -233,6 +233,56 @@ LEAF_BALL = f"{CORET}::test_noisy_leaf_points_stay_in_the_lambda_ball_and_weight
 PROJ_DIM = (f"{DPPT}::test_the_default_projection_dimension_is_half_the_log_of_the_noisy_size_within_three_"
             "and_ten")
 
+UI_INPUTS = "dpfed_core/ui/inputs.py"
+UI_JOBS = "dpfed_core/ui/jobs.py"
+UI_HISTORY = "dpfed_core/ui/history.py"
+UI_TABLES = "dpfed_core/ui/tables.py"
+UI_DEFAULTS = "dpfed_core/ui/defaults.py"
+UI_DATASETS = "dpfed_core/ui/datasets.py"
+UI_BUDGET = "dpfed_core/ui/budget.py"
+UI_PANEL = "dpfed_core/ui/deployment_panel.py"
+RSECTIONS = "dpfed_core/reporting/report_sections.py"
+REPORT_PY = "dpfed_core/reporting/report.py"
+BUDGET_CMD = "dpfed_core/cli/budget_cmd.py"
+SITE_CMD = "dpfed_core/cli/site_cmd.py"
+CLI_MAIN = "dpfed_core/cli/main.py"
+ADVT = "tests/test_dashboard_advice.py"
+JOB_PROGRESS = f"{DASHT}::test_a_jobs_fraction_never_passes_one_nor_moves_back_and_its_time_left_extrapolates_it"
+JOB_CACHE = (f"{DASHT}::test_the_job_cache_drops_a_failed_job_keeps_a_running_one_and_evicts_the_least_recently"
+             "_used")
+TYPED_INPUTS = f"{DASHT}::test_the_largest_epsilon_is_accepted_and_a_typed_grid_is_read_in_ascending_order"
+LIST_ITEM_NAME = f"{DASHT}::test_a_name_that_reads_as_a_list_item_or_a_heading_is_escaped_at_its_start"
+PARAM_CONTROL = f"{DASHT}::test_an_error_naming_its_parameter_points_at_the_control_that_sets_it"
+STORED_INFINITIES = f"{DASHT}::test_a_stored_result_comes_back_with_both_infinities_as_numbers"
+OTHER_OWNER_DELETE = f"{DASHT}::test_another_owner_cannot_delete_a_stored_result"
+PAGE_TABLES = (f"{DASHT}::test_the_pages_tables_number_factors_from_one_list_test_users_first_and_say_who_sent"
+               "_cluster_sizes")
+DATA_PAGE = (f"{DASHT}::test_the_data_pages_counts_flag_entities_strictly_below_the_minimum_and_keys_cover_every"
+             "_seed")
+EVENT_WORDS = f"{DASHT}::test_each_protocol_event_reads_as_a_sentence_counting_entities_from_one"
+LEDGER_TAB = (f"{DASHT}::test_the_ledger_tab_states_each_entitys_composed_delta_and_a_heatmap_takes_the_heaviest"
+              "_items")
+SITE_DECISION = f"{DASHT}::test_the_flower_panel_shows_a_sites_refusal_with_the_rule_that_refused"
+SPEND_REASON = (f"{ADVT}::test_the_spend_line_gives_the_composition_reason_only_for_one_plan_after_an_earlier"
+                "_spend")
+SETTINGS_LINE = f"{ADVT}::test_a_runs_settings_line_names_only_what_its_method_uses_and_its_controls_come_back"
+RELEASED_LOG = f"{REPORTT}::test_what_is_released_and_who_sees_it_are_read_off_the_message_log_by_direction"
+ACCOUNTANT_CHECK = f"{REPORTT}::test_the_accountant_and_the_ledgers_check_against_the_request_state_both_parts"
+AUDIT_VIOLATION = f"{REPORTT}::test_a_violation_of_the_audit_is_called_one_and_a_public_report_says_it_is_public"
+SINGULAR_LINE = ("tests/test_budget_ui.py::test_the_budget_line_before_any_release_states_the_cap_and_counts_one"
+                 "_release_in_the_singular")
+BUDGET_COMMANDS = (f"{ODOT}::test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_a_void"
+                   "_guarantee")
+SITE_CAP_SIM = f"{SITET}::test_the_site_command_states_the_cap_and_marks_each_simulation_release"
+MATCHING_POLICY = f"{SITET}::test_the_policy_written_for_a_run_accepts_that_run_with_room_for_its_delta"
+BAD_POLICY = f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key"
+CLI_FLAG_HINT = f"{CLIT}::test_an_error_names_the_flag_that_fixes_it_and_the_k_note_reads_the_runs_own_cluster_size"
+ENTITY_SUMMARY_FROM_DATASET = (f"{REPORTT}::test_a_run_document_without_its_entity_summary_takes_the_counts_from"
+                               "_the_dataset_given")
+SECURITY = "dpfed_core/deployment/security.py"
+SERVER_CERT = ("tests/test_deployment_inputs.py::test_the_server_certificate_names_both_local_hosts_is_no_ca_and_lasts"
+               "_the_days_asked")
+
 
 @dataclass(frozen=True)
 class Mutant:
@@ -1475,6 +1525,125 @@ MUTANTS = (
     Mutant("kmeans-negative-weights-kept", CORE, "weighted_kmeans",
            "np.maximum(np.asarray(weights, dtype=np.float64), 0.0)", "np.asarray(weights, dtype=np.float64)",
            (f"{CORET}::test_weighted_kmeans_ignores_negative_weights_and_pads_with_the_heaviest_centre",)),
+    # --- what the dashboard helpers, the report and the operator commands show
+    Mutant("ui-eps-max-exclusive", UI_INPUTS, "check_budget",
+           "math.isfinite(eps) and eps > MAX_FINITE_EPSILON",
+           "math.isfinite(eps) and eps >= MAX_FINITE_EPSILON", (TYPED_INPUTS,)),
+    Mutant("ui-grid-unsorted", UI_INPUTS, "parse_grid",
+           "sorted(check_grid([parse_epsilon(p) for p in parts], 'epsilons'))",
+           "check_grid([parse_epsilon(p) for p in parts], 'epsilons')", (TYPED_INPUTS,)),
+    Mutant("ui-leading-marker-unescaped", UI_INPUTS, "escape_md",
+           "re.sub(r'^([-+=>]|\\d+[.)])')", "s", (LIST_ITEM_NAME,)),
+    Mutant("ui-param-hint-dropped", UI_INPUTS, "friendly_message",
+           "param and param in CONTROL_NAMES and CONTROL_NAMES[param] not in text", "False", (PARAM_CONTROL,)),
+    Mutant("ui-fraction-not-capped", UI_JOBS, "fraction_of",
+           "min(1.0, float(info['done']) / float(info['total']))",
+           "float(info['done']) / float(info['total'])", (JOB_PROGRESS,)),
+    Mutant("ui-fraction-moves-back", UI_JOBS, "Job.progress", "max(self.fraction, frac)", "frac", (JOB_PROGRESS,)),
+    Mutant("ui-seconds-left-inverted", UI_JOBS, "Job.seconds_left",
+           "self.elapsed * (1.0 - self.fraction) / self.fraction",
+           "self.elapsed * self.fraction / (1.0 - self.fraction)", (JOB_PROGRESS,)),
+    Mutant("ui-failed-job-kept", UI_JOBS, "JobCache.submit", "self._jobs.get(key) is job", "False", (JOB_CACHE,)),
+    Mutant("ui-running-job-evicted", UI_JOBS, "JobCache.submit", "not old.done", "False", (JOB_CACHE,)),
+    Mutant("ui-lru-not-refreshed-on-get", UI_JOBS, "JobCache.get", "self._jobs.move_to_end(key)", "None", (JOB_CACHE,)),
+    Mutant("ui-reason-without-earlier-spend", UI_HISTORY, "spend_reason",
+           "requested is not None and spend < requested * 0.995 and already > 0",
+           "requested is not None and spend < requested * 0.995", (SPEND_REASON,)),
+    Mutant("ui-requested-of-several-plans", UI_HISTORY, "spend_reason",
+           "max(asked) if len(asked) == 1 else None", "max(asked) if asked else None", (SPEND_REASON,)),
+    Mutant("ui-minus-inf-not-restored", UI_HISTORY, "_restore_inf",
+           "obj in ('inf', '-inf')", "obj == 'inf'", (STORED_INFINITIES,)),
+    Mutant("ui-delete-other-owner", UI_HISTORY, "delete",
+           "load(dataset, entry_id, key) is None", "False", (OTHER_OWNER_DELETE,)),
+    Mutant("ui-progress-index-from-zero", UI_TABLES, "progress_text",
+           "info['index'] + 1", "info['index']", (EVENT_WORDS,)),
+    Mutant("ui-per-stage-delta-is-epsilon", UI_TABLES, "per_stage_table",
+           "per.get(e, {}).get('delta', math.nan)", "per.get(e, {}).get('epsilon', math.nan)", (LEDGER_TAB,)),
+    Mutant("ui-top-columns-by-row", UI_TABLES, "top_columns",
+           "np.abs(np.asarray(P)).sum(axis=0)", "np.abs(np.asarray(P)).sum(axis=1)", (LEDGER_TAB,)),
+    Mutant("ui-top-columns-smallest", UI_TABLES, "top_columns",
+           "np.argsort(-mass, kind='stable')", "np.argsort(mass, kind='stable')", (LEDGER_TAB,)),
+    Mutant("ui-factor-items-smallest", UI_TABLES, "top_items_per_factor",
+           "np.argsort(-V[:, f], kind='stable')", "np.argsort(V[:, f], kind='stable')", (PAGE_TABLES,)),
+    Mutant("ui-factor-numbered-from-zero", UI_TABLES, "top_items_per_factor",
+           "f'factor {f + 1}'", "f'factor {f}'", (PAGE_TABLES,)),
+    Mutant("ui-flat-scores-absolute", UI_TABLES, "cannot_rank",
+           "FLAT_SCORES * max(1.0, float(np.abs(s).max()))", "FLAT_SCORES", (PAGE_TABLES,)),
+    Mutant("ui-test-users-last", UI_TABLES, "entity_users", "first + rest", "rest + first", (PAGE_TABLES,)),
+    Mutant("ui-cluster-sizes-never-sent", UI_TABLES, "prototype_summary",
+           "'yes' if name in sent_sizes else 'no'", "'no'", (PAGE_TABLES,)),
+    Mutant("ui-settings-k-for-every-method", UI_DEFAULTS, "settings_line",
+           "spec is not None and spec.uses_k", "True", (SETTINGS_LINE,)),
+    Mutant("ui-settings-eps-for-non-private", UI_DEFAULTS, "settings_line",
+           "spec is None or spec.uses_epsilon", "True", (SETTINGS_LINE,)),
+    Mutant("ui-widget-secure-inverted", UI_DEFAULTS, "widget_state",
+           "cfg.aggregation == 'secure'", "cfg.aggregation != 'secure'", (SETTINGS_LINE,)),
+    Mutant("ui-data-small-entity-at-threshold", UI_DATASETS, "entity_table",
+           "df['users'] < small", "df['users'] <= small", (DATA_PAGE,)),
+    Mutant("ui-data-warning-more-count", UI_DATASETS, "small_entity_warning", "len(bad) - 8", "len(bad)", (DATA_PAGE,)),
+    Mutant("ui-data-overview-density-per-user", UI_DATASETS, "dataset_overview",
+           "max(ds.n_users * ds.n_items, 1)", "max(ds.n_users, 1)", (DATA_PAGE,)),
+    Mutant("ui-data-fingerprint-ignores-bound", UI_DATASETS, "dataset_fingerprint",
+           "float(ds.value_max)", "0.0", (DATA_PAGE,)),
+    Mutant("ui-data-sweep-key-ignores-seeds", UI_DATASETS, "sweep_key", "list(map(int, seeds))", "[]", (DATA_PAGE,)),
+    Mutant("ui-data-counts-only-event-data", UI_DATASETS, "is_event_data",
+           "('counts', 'implicit')", "('counts',)", (DATA_PAGE,)),
+    Mutant("report-accountant-across-dropped", RSECTIONS, "accountant_text",
+           "acct.get('across_releases')", "None", (ACCOUNTANT_CHECK,), nth=0),
+    Mutant("report-who-server-sees-broadcasts", RSECTIONS, "who_sees_what",
+           "m.get('receiver') == 'server'", "True", (RELEASED_LOG,)),
+    Mutant("report-released-bytes-last-only", RSECTIONS, "released_from_messages",
+           "g['bytes'] += int(m.get('bytes', 0))", "g['bytes'] = int(m.get('bytes', 0))", (RELEASED_LOG,)),
+    Mutant("report-released-direction-swapped", RSECTIONS, "released_from_messages",
+           "'entity → server' if to_server else 'server → entity'",
+           "'server → entity' if to_server else 'entity → server'", (RELEASED_LOG,)),
+    Mutant("report-released-non-private-unlabelled", RSECTIONS, "released_from_messages",
+           "'' if private else ' — NON-PRIVATE for this method'", "''", (RELEASED_LOG,)),
+    Mutant("report-k-one-prototype-below-one-cluster", RSECTIONS, "k_explanation",
+           "2 * int(cluster_size)", "int(cluster_size)", (ACCOUNTANT_CHECK,)),
+    Mutant("report-messages-bytes-in-counted-out", RSECTIONS, "_messages",
+           "d['bytes in'] += int(mm.get('bytes', 0))", "d['bytes out'] += int(mm.get('bytes', 0))", (RELEASED_LOG,)),
+    Mutant("report-within-request-ignores-delta", RSECTIONS, "_privacy",
+           "_f(p.get('delta')) <= _f(p.get('requested_delta')) * (1 + 1e-09) + 1e-300", "True", (ACCOUNTANT_CHECK,)),
+    Mutant("report-audit-violation-never-called", RSECTIONS, "_audit",
+           "r['verdict'] == 'VIOLATION'", "False", (AUDIT_VIOLATION,), nth=0),
+    Mutant("report-public-title-unmarked", REPORT_PY, "build_report",
+           "' (public version)' if public else ''", "''", (AUDIT_VIOLATION,)),
+    Mutant("report-dataset-summary-ignored", REPORT_PY, "build_report",
+           "data_summary is None and dataset is not None", "False", (ENTITY_SUMMARY_FROM_DATASET,)),
+    Mutant("budget-cmd-summary-least-spent", BUDGET_CMD, "budget_summary_line",
+           "max(bal, key=lambda b: b.spent_epsilon)", "min(bal, key=lambda b: b.spent_epsilon)", (BUDGET_COMMANDS,)),
+    Mutant("budget-cmd-summary-void-dropped", BUDGET_CMD, "budget_summary_line",
+           "sum((b.void for b in bal))", "0", (BUDGET_COMMANDS,)),
+    Mutant("budget-cmd-withdrawn-shown-charged", BUDGET_CMD, "print_releases",
+           "r['status'] == 'withdrawn'", "False", (BUDGET_COMMANDS,)),
+    Mutant("budget-cmd-runs-left-without-at-least", BUDGET_CMD, "print_balance",
+           "f\"at least {left['n']}\" if left['n'] >= 200 else str(left['n'])", "str(left['n'])", (BUDGET_COMMANDS,)),
+    Mutant("budget-cmd-list-least-spent", BUDGET_CMD, "cmd_list",
+           "max(bal, key=lambda b: b.spent_epsilon) if bal else None",
+           "min(bal, key=lambda b: b.spent_epsilon) if bal else None", (BUDGET_COMMANDS,)),
+    Mutant("site-cmd-cap-delta-shows-remaining", SITE_CMD, "cmd_site",
+           "_fmt(b['cap_delta'])", "_fmt(b['remaining_delta'])", (SITE_CAP_SIM,)),
+    Mutant("site-cmd-simulation-never-shown", SITE_CMD, "cmd_site",
+           "'yes' if r['simulation'] else 'no'", "'no'", (SITE_CAP_SIM,)),
+    Mutant("site-matching-budget-delta-one-run", SITE, "policy_matching",
+           "min(2 * max(float(config.delta), 1e-12), 9e-3)",
+           "min(max(float(config.delta), 1e-12), 9e-3)", (MATCHING_POLICY,)),
+    Mutant("site-bounds-order-unchecked", SITE, "load_policy", "not bounds[0] <= bounds[1]", "False", (BAD_POLICY,)),
+    Mutant("site-negative-dropouts-accepted", SITE, "load_policy",
+           "raw.get('max_dropouts', 0) < 0", "False", (BAD_POLICY,)),
+    Mutant("panel-every-site-accepted", UI_PANEL, "site_decision_text",
+           "decision.get('decision') == 'accepted'", "True", (SITE_DECISION,)),
+    Mutant("cli-k-note-default-cluster-size", CLI_MAIN, "_k_note",
+           "config.prototype_params.get('cluster_size', default.default)", "default.default", (CLI_FLAG_HINT,)),
+    Mutant("ui-line-delta-of-least", UI_BUDGET, "budget_line", "not bal or n_rel == 0", "not bal", (SINGULAR_LINE,)),
+    Mutant("ui-line-one-releases", UI_BUDGET, "budget_line", "'s' if n_rel != 1 else ''", "'s'", (SINGULAR_LINE,)),
+    Mutant("tls-dns-names-dropped", SECURITY, "make_tls", "names.append(x509.DNSName(h))", "None", (SERVER_CERT,)),
+    Mutant("tls-server-cert-is-a-ca", SECURITY, "make_tls",
+           "x509.BasicConstraints(ca=False, path_length=None)",
+           "x509.BasicConstraints(ca=True, path_length=None)", (SERVER_CERT,)),
+    Mutant("tls-cert-valid-one-minute", SECURITY, "make_tls",
+           "now + datetime.timedelta(days=days)", "now + datetime.timedelta(minutes=1)", (SERVER_CERT,), nth=1),
 )
 
 
