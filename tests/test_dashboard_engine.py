@@ -225,7 +225,8 @@ def test_a_name_that_reads_as_a_list_item_or_a_heading_is_escaped_at_its_start()
     import re
 
     assert dash.escape_md("- not a bullet") == "\\- not a bullet"
-    assert not re.match(r"\d+[.)]", dash.escape_md("12. not a numbered item"))
+    assert dash.escape_md("12. not a numbered item") == "12\\. not a numbered item"  # shown as typed
+    assert dash.escape_md("0.9% sodium chloride") == "0\\.9% sodium chloride"
     assert not re.match(r"\d+[.)]", dash.escape_md("3) nor this"))
     assert dash.escape_md("+ x").startswith("\\+") and dash.escape_md("> quote").startswith("\\>")
     assert dash.escape_md("St.-Luke 7") == "St.-Luke 7"  # inner hyphens and dots stay as they read

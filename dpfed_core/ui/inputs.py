@@ -185,7 +185,10 @@ def escape_md(text: object) -> str:
     # Streamlit's Markdown turns URL-looking text into links even when escaped: an invisible word
     # joiner inside "://" and "www." keeps the text as it reads but never makes it a link
     s = s.replace("\\://", "\\:\u2060//").replace("www.", "www\u2060.").replace("WWW.", "WWW\u2060.")
-    return re.sub(r"^([-+=>]|\d+[.)])", r"\\\1", s)
+    # a leading number's "." or ")" is escaped, not its first digit: a backslash before a digit is no
+    # escape in Markdown and would be shown
+    s = re.sub(r"^(\d+)([.)])", r"\1\\\2", s)
+    return re.sub(r"^([-+=>])", r"\\\1", s)
 
 
 def check_data_dir(path_text: str, kind: str) -> Path:
