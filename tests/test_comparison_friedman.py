@@ -310,3 +310,17 @@ def test_unbounded_variant_through_engine_and_bad_params():
         run_method(ds, cfg.replace(method_params={"variant": "sideways"}))
     with pytest.raises(ConfigError):
         run_method(ds, cfg.replace(method_params={"no_such_option": 1}))
+
+
+def test_private_preprocessing_gives_clean_mf_the_private_global_effects():
+    R = tiny_ratings(14)
+    exact = FriedmanMF("als", 1.0, factors=2, iterations=1, random_state=0).fit(R)
+    assert [r.stage for r in exact.ledger_.rows][0] == "global effects"
+    noisy = FriedmanMF("als", 1.0, factors=2, iterations=1, private_preprocessing=True, random_state=0).fit(R)
+    stages = [r.stage for r in noisy.ledger_.rows]
+    assert stages == ["global average (items)", "item averages", "global average (users)", "user averages",
+                      "factorisation"]
+    assert [r.epsilon for r in noisy.ledger_.rows][:4] == pytest.approx([0.01, 0.14, 0.01, 0.14])
+    # the factorisation reads the exact ratings: the model as a whole is not private
+    assert math.isinf(noisy.ledger_.guarantee()[0])
+

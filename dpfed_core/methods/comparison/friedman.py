@@ -499,7 +499,9 @@ class FriedmanMF:
             else np.random.default_rng(self.random_state)
         eps = float(self.epsilon)
         private = self.algorithm in ("isgd", "psgd", "pals", "ge") or self.private_preprocessing
-        self.ledger_ = PrivacyLedger(eps if private else math.inf, 0.0)
+        # clean MF after private global effects reads the exact ratings: no budget can hold its spend
+        clean_mf = self.algorithm in ("als", "sgd")
+        self.ledger_ = PrivacyLedger(eps if private and not clean_mf else math.inf, 0.0)
         ledger = self.ledger_
         split = self.split if self.split is not None else (SPLIT_GE if self.algorithm == "ge" else SPLIT_MF)
         t0 = time.perf_counter()
