@@ -158,3 +158,61 @@ def test_registered_fcf_runs_and_logs_every_round():
     assert up[0]["bytes"] == n_a * 3 * ds.n_items * 8
     with pytest.raises(ConfigError):
         run_method(ds, cfg.replace(method_params={"optimiser": "adam"}))
+
+
+# ------------------------------------------------------------------------------------ stated rules
+def test_the_implicit_matrix_keeps_only_positive_entries_binarised_when_asked():
+    X = sp.csr_matrix(np.array([[2.0, -1.0, 0.0], [0.0, 3.0, -4.0]]))
+    kept = fcf.implicit_matrix(X, binarize=False)
+    np.testing.assert_array_equal(kept.toarray(), [[2.0, 0.0, 0.0], [0.0, 3.0, 0.0]])
+    assert kept.nnz == 2
+    ones = fcf.implicit_matrix(X)
+    np.testing.assert_array_equal(ones.toarray(), [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    assert ones.nnz == 2
+
+
+def test_standard_adam_corrects_its_moments_by_the_step_exponent():
+    R = fcf.implicit_matrix(tiny_implicit(3, n=20, m=12, per_user=4))
+    Y0 = np.random.default_rng(4).normal(0, 0.1, (12, 2))
+    b1, b2, gamma, eps, alpha, lam = 0.4, 0.99, 0.2, 1e-8, 1.0, 1.0
+    X = fcf.solve_rows(R, Y0, alpha, lam)  # solved once per epoch (x_refresh="epoch")
+    Y, m, v = Y0.copy(), np.zeros_like(Y0), np.zeros_like(Y0)
+    for t in (1, 2):
+        g = fcf.item_gradient(R, X, Y, alpha, lam)
+        m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+        Y = Y - gamma * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)
+    f = fcf.FCF(2, alpha, lam, epochs=1, gd_iters=2, adam_bias="standard").fit(R, Y0=Y0)
+    np.testing.assert_allclose(f.Y_, Y, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["factors", "epochs", "gd_iters"])
+def test_fewer_than_one_factor_epoch_or_round_is_refused_by_name(name):
+    with pytest.raises(ConfigError, match=f"{name} must be ≥ 1"):
+        fcf.FCF(**{name: 0})._validate()
+
+
+def test_counts_keep_their_confidence_and_ratings_are_binarised():
+    cfg = RunConfig(method="fcf", rank=3)
+    X = tiny_implicit(5, n=6, m=5, per_user=2, counts=True)
+    labels = np.where(np.arange(6) < 3, "A", "B")
+    counts = FederatedDataset.from_parts(X, labels, value_kind="counts", value_max=5.0)
+    ratings = FederatedDataset.from_parts(X, labels, value_kind="ratings")
+    assert fcf._params(cfg, counts, fcf.FCF_PARAMETERS)["binarize"] is False
+    assert fcf._params(cfg, ratings, fcf.FCF_PARAMETERS)["binarize"] is True
+
+
+def test_an_uploads_precision_is_over_the_recovered_items_and_recall_over_the_users_own(monkeypatch):
+    R = tiny_implicit(12, n=80, m=40, per_user=6)
+    model = fcf.FCF(3, 1.0, 1.0, epochs=1, gd_iters=2, random_state=0).fit(R)
+    truth = np.sort(R[7].indices)
+    wrong = np.setdiff1d(np.arange(40), truth)[:1]
+    real = fcf.analyse_client_upload
+
+    def two_right_one_wrong(F, Y, alpha=None, threshold=0.5):
+        out = real(F, Y, alpha, threshold)
+        return {**out, "items": np.concatenate([truth[:2], wrong])}
+
+    monkeypatch.setattr(fcf, "analyse_client_upload", two_right_one_wrong)
+    out = fcf.what_one_upload_reveals(model, R, 7)
+    assert out["n_recovered_items"] == 3 and out["n_true_items"] == 6
+    assert out["precision"] == pytest.approx(2 / 3) and out["recall"] == pytest.approx(2 / 6)

@@ -312,6 +312,63 @@ def test_unbounded_variant_through_engine_and_bad_params():
         run_method(ds, cfg.replace(method_params={"no_such_option": 1}))
 
 
+# ------------------------------------------------------------------------------------ stated rules
+def test_a_stage_with_a_zero_share_of_epsilon_is_refused_by_name():
+    R = tiny_ratings(13)
+    from dpfed_core.errors import ConfigError
+    with pytest.raises(ConfigError, match="positive ε share"):
+        FriedmanMF("isgd", 1.0, factors=2, split=(0.01, 0.14, 0.01, 0.14, 0.0), random_state=0).fit(R)
+    with pytest.raises(ConfigError, match="positive ε share"):
+        fr._scale(1.0, 0.0)
+    assert fr._scale(2.0, math.inf) == 0.0
+
+
+def test_a_split_over_the_whole_budget_is_refused():
+    from dpfed_core.errors import ConfigError
+    with pytest.raises(ConfigError, match="summing to ≤ 1"):
+        FriedmanMF("isgd", 1.0, split=(0.1, 0.3, 0.1, 0.3, 0.7))._validate()
+    FriedmanMF("isgd", 1.0, split=(0.1, 0.2, 0.1, 0.2, 0.4))._validate()  # exactly 1 is the whole budget
+
+
+def test_a_noisy_count_below_one_is_floored_at_one():
+    # (Σ + β·prior + noise) / max(count + noise + β, 1): no noise, no β and no ratings → Σ / 1
+    out = fr._noisy_average(np.array([3.0, 6.0]), np.array([0.0, 4.0]), 0.0, 0.0, 0.0, 0.0,
+                            np.random.default_rng(0))
+    np.testing.assert_allclose(out, [3.0, 1.5])
+
+
+def test_residuals_take_off_the_item_and_the_user_average_and_clamp_to_b():
+    R = Ratings(np.array([0, 0, 1]), np.array([0, 1, 1]), np.array([5.0, 2.0, 4.0]), 2, 2)
+    ge = fr.GlobalEffects(3.5, np.array([4.0, 3.0]), 0.0, np.array([0.5, -0.25]))
+    out = fr.clamp_residuals(R, ge, B=1.0)
+    # 5 − 4 − 0.5 = 0.5; 2 − 3 − 0.5 = −1.5 → −1; 4 − 3 + 0.25 = 1.25 → 1
+    np.testing.assert_allclose(out.values, [0.5, -1.0, 1.0])
+
+
+def test_the_automatic_mini_batch_is_a_hundredth_of_the_ratings_within_64_and_4096():
+    assert fr.auto_batch_size(50_000) == 500
+    assert fr.auto_batch_size(100) == 64
+    assert fr.auto_batch_size(1_000_000) == 4096
+
+
+def test_default_iterations_are_the_papers_per_algorithm():
+    want = {"isgd": 20, "sgd": 20, "psgd": 5, "pals": 5, "als": 10}
+    assert {a: FriedmanMF(a)._iters() for a in want} == want
+    m = FriedmanMF("psgd", 2.0, factors=2, random_state=0).fit(tiny_ratings(5))
+    assert len([r for r in m.ledger_.rows if r.stage.startswith("PSGD")]) == 5
+
+
+def test_the_rating_scale_starts_at_one_for_ratings_and_at_zero_for_counts():
+    ds = rating_dataset()
+    cfg = RunConfig(method="friedman-isgd", epsilon=1.0, rank=2)
+    est = fr._estimator_from_config("isgd", ds, cfg, np.random.default_rng(0), 1.0)
+    assert (est.r_min, est.r_max) == (1.0, float(ds.value_max))
+    counts = FederatedDataset.from_parts(sp.csr_matrix(np.array([[0.0, 3.0], [2.0, 0.0]])), np.array(["A", "B"]),
+                                         value_kind="counts", value_max=7.0, name="tiny counts")
+    est = fr._estimator_from_config("isgd", counts, cfg, np.random.default_rng(0), 1.0)
+    assert (est.r_min, est.r_max) == (0.0, 7.0)
+
+
 def test_private_preprocessing_gives_clean_mf_the_private_global_effects():
     R = tiny_ratings(14)
     exact = FriedmanMF("als", 1.0, factors=2, iterations=1, random_state=0).fit(R)
@@ -324,3 +381,15 @@ def test_private_preprocessing_gives_clean_mf_the_private_global_effects():
     # the factorisation reads the exact ratings: the model as a whole is not private
     assert math.isinf(noisy.ledger_.guarantee()[0])
 
+
+def test_the_observation_mode_note_is_given_in_zero_mode_only():
+    def says_mode(mode):
+        return any("observation mode 'observed'" in n for n in fr._notes(RunConfig(method="friedman-ge", mode=mode)))
+    assert says_mode("zero") and not says_mode("observed")
+
+
+def test_only_psgd_and_pals_say_their_unbounded_guarantee_is_as_claimed_by_the_paper():
+    claimed = "unbounded variant: guarantee as claimed by the paper"
+    assert {m: claimed in get_method(m).privacy for m in ("friedman-ge", "friedman-isgd", "friedman-psgd",
+                                                        "friedman-pals")} == {
+        "friedman-ge": False, "friedman-isgd": False, "friedman-psgd": True, "friedman-pals": True}

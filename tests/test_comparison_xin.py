@@ -127,3 +127,62 @@ def test_registered_methods_run(name):
     assert not spec.uses_epsilon and math.isinf(doc["privacy"]["epsilon"])
     if name in ("xin-pmc", "xin-pmd", "xin-public"):
         assert "not differential privacy" in spec.privacy
+
+
+# ------------------------------------------------------------------------------------ stated rules
+def test_the_share_of_public_users_is_rounded_up():
+    X, _, _ = low_rank_ratings(4, n=10)
+    assert len(xin.select_public_users(X, fraction=0.25)) == 3  # ⌈2.5⌉
+    assert len(xin.select_public_users(X, fraction=0.11)) == 2  # ⌈1.1⌉
+
+
+def test_an_item_no_public_user_rated_has_the_global_mean():
+    X = sp.csr_matrix(np.array([[4.0, 0.0, 2.0], [0.0, 0.0, 3.0]]))
+    np.testing.assert_allclose(xin.item_means(X), [4.0, 3.0, 2.5])
+
+
+def test_the_rank_of_v_is_capped_at_max_rank():
+    rows = np.random.default_rng(3).normal(size=(8, 6)) * 5
+    assert xin.shrink_step(rows, None, 0.1).shape[1] == 6
+    assert xin.shrink_step(rows, None, 0.1, max_rank=2).shape[1] == 2
+
+
+def test_private_users_stream_in_descending_order_of_their_ratings(monkeypatch):
+    X, _, _ = low_rank_ratings(9, n=12, m=10, density=0.5)
+    seen = []
+    real = xin.complete_rows
+
+    def record(Xb, mu, V, rho):
+        if Xb.shape[0] == 1:  # a private user completing its own row (the public users are 2)
+            seen.append(int(Xb.nnz))
+        return real(Xb, mu, V, rho)
+
+    monkeypatch.setattr(xin, "complete_rows", record)
+    xin.XinJaakkola(n_public=2, tau=1.0, mechanism="pmc", batch=1, max_iter=5, random_state=0).fit(X)
+    assert len(seen) == 10 and seen == sorted(seen, reverse=True) and seen[0] > seen[-1]
+
+
+def test_pmd_draws_from_every_rating_of_the_scale_up_to_the_value_bound():
+    ds = ratings_dataset()
+    params = {"public_fraction": 0.1, "tau": 2.0, "max_iter": 5, "pmd_sweeps": 1, "pmd_tries": 1}
+    _, res = run_method(ds, RunConfig(method="xin-pmd", mode="observed", n_hidden=3, method_params=params))
+    assert res.model.values == tuple(float(v) for v in range(1, int(ds.value_max) + 1))
+    assert res.model.values[-1] == float(ds.value_max)
+
+
+@pytest.mark.parametrize("weight", [None, 0.3])
+def test_private_vectors_enter_the_m_step_at_the_private_weight(monkeypatch, weight):
+    X, _, _ = low_rank_ratings(10, n=12, m=8)
+    seen = []
+    real = xin.fit_em
+
+    def record(*args, **kw):
+        if kw.get("extra_weights") is not None:
+            seen.append(np.asarray(kw["extra_weights"]))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(xin, "fit_em", record)
+    kw = {} if weight is None else {"private_weight": weight}
+    xin.XinJaakkola(n_public=2, tau=1.0, mechanism="pmc", batch=5, max_iter=5, random_state=0, **kw).fit(X)
+    assert [len(w) for w in seen] == [5, 10]
+    assert all(np.all(w == (0.5 if weight is None else weight)) for w in seen)

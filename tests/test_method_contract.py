@@ -224,3 +224,53 @@ def test_example_method_is_picked_up_everywhere():
     res = audit_summable_target(X[:14], [X[14:25], X[25:]], 0, AuditTarget(name="synthetic", kind="synthetic", row=np.r_[np.ones(3), np.zeros(ds.n_items - 3)]), method,
                                 runs=8, seed=np.random.SeedSequence(0), entity="e0")
     assert res["runs"] == 8 and res["attacks"]
+
+
+# ------------------------------------------------------------------------------------ the built-in references
+def test_popularity_scores_each_item_by_its_pooled_mean_over_users_or_over_its_ratings():
+    ds = _dataset()
+    train = ds.X.tocsr()
+    zero = get_method("popularity").fit(ds, train, _config("popularity"), np.random.default_rng(0), lambda *a, **k: None)
+    np.testing.assert_allclose(zero.V[:, 0], np.asarray(train.sum(axis=0)).ravel() / ds.n_users)
+    np.testing.assert_array_equal(zero.U, np.ones((ds.n_users, 1)))
+    # every entity sends its exact item totals to the server, in round 1
+    assert [(m.round, m.sender, m.receiver) for m in zero.messages] == [(1, e, "server") for e in ds.entity_names]
+    Xo = sp.csr_matrix(train.toarray() * (np.arange(ds.n_items) != 0))  # item 0: nobody rated it
+    obs = get_method("popularity").fit(ds, Xo, _config("popularity", mode="observed"), np.random.default_rng(0),
+                                       lambda *a, **k: None)
+    cnt = np.diff(Xo.tocsc().indptr)
+    want = np.asarray(Xo.sum(axis=0)).ravel() / np.maximum(cnt, 1)
+    want[0] = Xo.data.mean()  # …so it gets the global mean rating
+    np.testing.assert_allclose(obs.V[:, 0], want)
+
+
+def test_only_prototype_methods_take_k():
+    assert get_method("dp-prototypes").uses_k
+    summable = [m for m in available_methods() if get_method(m).federated and "summable" in get_method(m).label]
+    assert summable and not any(get_method(m).uses_k for m in summable)
+    assert not get_method("central").uses_k
+
+
+def test_every_federated_method_reads_the_training_data_a_sites_block_at_a_time():
+    federated = [m for m in available_methods() if get_method(m).federated]
+    assert federated and all(get_method(m).site_rows for m in federated)
+
+
+def test_central_states_every_entitys_raw_rows_as_non_private():
+    ds = _dataset()
+    res = get_method("central").fit(ds, ds.X.tocsr(), _config("central"), np.random.default_rng(0),
+                                    lambda *a, **k: None)
+    assert sorted(r.entity for r in res.ledger.rows) == sorted(ds.entity_names)
+    assert all(math.isinf(r.epsilon) for r in res.ledger.rows)
+    assert {m.sender for m in res.messages} == set(ds.entity_names)
+
+
+def test_random_v_fits_each_users_row_on_the_drawn_items_with_the_runs_ridge():
+    from dpfed_core.models.factorization import fit_rows_given
+
+    ds = _dataset()
+    cfg = _config("random-v", lam=0.7)
+    res = get_method("random-v").fit(ds, ds.X.tocsr(), cfg, np.random.default_rng(0), lambda *a, **k: None)
+    sl = ds.entity_slices()[1]
+    np.testing.assert_allclose(res.U[sl], fit_rows_given(ds.X.tocsr()[sl], res.V, 0.7, cfg.mode))
+    assert not np.allclose(res.U[sl], fit_rows_given(ds.X.tocsr()[sl], res.V, 0.0, cfg.mode))
