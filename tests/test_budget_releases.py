@@ -5,6 +5,7 @@ cannot be created, and every release and cap change says who made it. Stores liv
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -283,3 +284,100 @@ def test_budget_show_works_on_a_full_disk_and_a_new_store_there_leaves_nothing(t
                       f"echo new=$?; ls {d}", str(d / "s.sqlite3"))
     assert "cap: ε = 2" in r.stdout and "show=0" in r.stdout, r.stdout + r.stderr
     assert "new=2" in r.stdout and "new.sqlite3" not in r.stdout.split("new=2", 1)[1], r.stdout + r.stderr
+
+
+# ------------------------------------------------------------------------------ the run service
+def test_a_compared_method_is_the_runs_own_only_once_and_the_parameters_note_needs_parameters(tmp_path, clinic):
+    from dpfed_core.evaluation.history import RunHistory
+
+    store = tmp_path / "run.sqlite3"
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6)
+    out = execute_run(clinic, cfg, compare=["dp-gaussian", "individual"], store=store, save=False)
+    assert list(out.doc["comparison"]) == ["individual"] and list(out.comparison) == ["individual"]
+    assert not [n for n in out.doc.get("notes", []) if n.startswith("parameters ")]
+    # save=False: charged, but nothing kept in the history
+    assert out.history_id is None and RunHistory(store).list() == []
+    assert out.odometer["store"] == str(store)
+
+
+def test_a_sweep_not_to_be_saved_leaves_the_history_empty(tmp_path, clinic):
+    from dpfed_core.evaluation.history import RunHistory
+
+    store = tmp_path / "sweep.sqlite3"
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6)
+    out = execute_sweep(clinic, cfg, [1.0], [0], ["individual"], store=store, save=False)
+    assert out.history_id is None and RunHistory(store).list() == []
+
+
+def test_a_compared_dp_method_needs_a_declared_federation_too(clinic):
+    from dataclasses import replace
+
+    from dpfed_core.evaluation.service import check_run
+
+    undeclared = replace(clinic, entity_source="data", entities_accepted=False)
+    check_run(undeclared, RunConfig(method="individual"), ["central"])
+    with pytest.raises(ConfigError, match="entity list is read from the private data") as e:
+        check_run(undeclared, RunConfig(method="individual", epsilon=1.0), ["dp-gaussian"])
+    assert e.value.param == "entities"
+
+
+def test_the_sweep_summary_compares_with_individual_beside_local_and_with_dp_popularity_as_its_baseline():
+    import math
+
+    from dpfed_core.evaluation.service import summarise_sweep
+
+    runs = []
+    for s in range(2):
+        runs += [{"method": "dp", "epsilon": e, "seed": s, "entities": [], "overall": {"mar": m}}
+                 for e, m in ((1.0, 0.30), (3.0, 0.10))]
+        runs += [{"method": "dp-popularity", "epsilon": e, "seed": s, "entities": [], "overall": {"mar": 0.2}}
+                 for e in (1.0, 3.0)]
+        runs.append({"method": "individual", "epsilon": 0.0, "seed": s, "entities": [], "overall": {"mar": 0.4}})
+    doc = summarise_sweep({"config": {"method": "dp", "mode": "zero"}, "runs": runs,
+                           "references": ["individual", "dp-popularity"]}, metrics=("mar",))
+    assert doc["crossing"]["mar"]["baseline"] == "individual" and doc["crossing_epsilon"]["mar"] == 1.0
+    assert "crossing_vs_individual" not in doc  # beside local only: here it is the crossing itself
+    vs = doc["crossing_vs_dp_popularity"]["mar"]
+    assert vs["baseline"] == "dp-popularity" and vs["epsilon"] == 3.0
+    assert [r["verdict"] for r in doc["versus_dp_popularity"]["mar"]] == ["LOSES to dp-popularity",
+                                                                         "beats dp-popularity"]
+    assert math.isclose(doc["tables"]["mar"][0]["mean"], 0.30)
+
+
+# ------------------------------------------------------------------------------ the sweep document
+def _tiny():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    g = np.random.default_rng(0)
+    X = sp.csr_matrix((g.random((45, 12)) < 0.35).astype(float))
+    return FederatedDataset.from_parts(X, np.repeat(["a", "b", "c"], 15), value_kind="binary", value_max=1.0,
+                                       item_source="declared", name="tiny")
+
+
+def test_a_sweep_checkpoints_every_point_but_the_last_and_lists_its_references_without_the_swept_method():
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=2, simulation=True)
+    seen = []
+    doc = experiments.sweep(_tiny(), cfg, [0.5, 2.0], [0], ["dp-popularity", "individual"],
+                            checkpoint=lambda d: seen.append((len(d["runs"]), d["complete"])))
+    assert doc["references"] == ["individual"] and doc["complete"] is True
+    assert [(r["method"], r["epsilon"]) for r in doc["runs"]] == [("dp-popularity", 0.5), ("dp-popularity", 2.0),
+                                                                 ("individual", 0.0)]
+    assert seen == [(1, False), (2, False)]
+
+
+def test_a_resumed_sweep_keeps_each_point_once_in_the_grids_order_and_refuses_other_data():
+    ds = _tiny()
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=2, simulation=True)
+    full = json.loads(json.dumps(experiments.json_safe(experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"]))))
+    key = [(r["method"], r["epsilon"], r["seed"]) for r in full["runs"]]
+    last = full["runs"][-1]
+    partial = {**full, "runs": [last, last, *full["runs"][:2]], "complete": False}
+    out = experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial)
+    assert [(r["method"], r["epsilon"], r["seed"]) for r in out["runs"]] == [
+        (m, float(e) if e != "inf" else math.inf, s) for m, e, s in key]
+    other = {**partial, "dataset": {**partial["dataset"], "n_interactions": partial["dataset"]["n_interactions"] + 1}}
+    with pytest.raises(ConfigError, match="written for other data"):
+        experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=other)

@@ -136,3 +136,16 @@ def test_refusal_in_the_engine_too():
         run_method(undeclared, RunConfig(method="dp-popularity", epsilon=1, rank=2, seed=0))
     doc, _ = run_method(undeclared, RunConfig(method="popularity", rank=2, seed=0))
     assert np.isfinite(doc["overall"]["mar"])
+
+
+def test_an_undeclared_federation_is_refused_only_for_a_private_run_that_is_not_a_simulation():
+    from dataclasses import replace
+
+    from dpfed_core.evaluation.experiments import check_declared_federation
+
+    undeclared = replace(load_data("sample:synthetic"), entity_source="data", entities_accepted=False)
+    with pytest.raises(ConfigError, match="entities=FILE"):
+        check_declared_federation(undeclared, RunConfig(method="dp-popularity", epsilon=1.0))
+    check_declared_federation(undeclared, RunConfig(method="dp-popularity", epsilon=1.0, simulation=True))
+    check_declared_federation(undeclared, RunConfig(method="dp-popularity", epsilon=math.inf))
+    check_declared_federation(undeclared, RunConfig(method="central"))

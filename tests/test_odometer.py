@@ -835,3 +835,20 @@ def test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_
     budget_cmd.print_balance(odo, ds, key)
     (row,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith(a)]
     assert row.endswith("1 non-private release(s): no overall guarantee")
+def test_history_names_an_audits_methods_and_a_sweeps_grid_and_refuses_deleting_what_is_not_there(tmp_path):
+    hist = RunHistory(tmp_path / "h.sqlite3")
+    audit = hist.add("audit", {"config": {"methods": ["dp-gaussian", "kmeans"]}, "dataset": {"name": "toy"}})
+    sweep = hist.add("sweep", {"config": {"method": "dp-gaussian", "epsilon": 1.0}, "epsilons": [0.5, 2.0],
+                               "dataset": {"name": "toy"}})
+    run = hist.add("run", {"config": {"method": "central"}, "dataset": {"name": "toy"},
+                           "privacy": {"simulation": True}})
+    rows = {r["id"]: r for r in hist.list()}
+    assert rows[audit]["method"] == "dp-gaussian,kmeans" and rows[audit]["epsilon"] is None
+    assert rows[audit]["title"] == "audit of ['dp-gaussian', 'kmeans'] on toy"
+    assert rows[sweep]["title"] == "sweep of dp-gaussian over ε = [0.5, 2.0] on toy"
+    assert math.isinf(rows[run]["epsilon"])  # a run without a stated ε is non-private
+    assert rows[run]["simulation"] and not rows[sweep]["simulation"]  # said by the privacy section alone
+    assert [r["id"] for r in hist.list(kind="audit")] == [audit]
+    with pytest.raises(Exception, match="no stored result"):
+        hist.delete(run + 10)
+    assert len(hist.list()) == 3

@@ -165,3 +165,49 @@ def test_an_entity_list_read_from_the_data_is_stated_as_unprotected_membership()
     out = entity_assumptions(items)
     assert out[-1] == ENTITY_FROM_DATA and len(out) == len(items) + 1
     assert any("the item catalogue are public inputs" in x and "entity list" not in x for x in out[:-1])
+# ------------------------------------------------------------------------------------ the run's privacy section
+def _result(ledger, releases=()):
+    from types import SimpleNamespace
+
+    from dpfed_core.methods import MethodResult
+
+    return MethodResult(np.zeros((2, 1)), np.zeros((3, 1)), ledger,
+                        model=SimpleNamespace(releases_=[SimpleNamespace(counts=np.asarray(c)) for c in releases]))
+
+
+def test_a_non_dp_method_requests_no_delta_and_is_never_labelled_a_simulation():
+    from dpfed_core.evaluation.experiments import privacy_summary
+
+    led = PrivacyLedger(math.inf, 0.0)
+    led.spend("A", "raw data", "raw rows (non-private)", math.inf)
+    out = privacy_summary(_result(led), RunConfig(method="central", delta=1e-6, simulation=True), False)
+    assert out["requested_delta"] == 0.0 and math.isinf(out["requested_epsilon"])
+    assert out["simulation"] is False and SIMULATION_LABEL not in out["label"]
+    assert out["label"].startswith("non-private")
+
+
+def test_a_spend_the_accountant_rounds_to_zero_is_labelled_as_noisy_releases_not_as_nothing_sent():
+    from dpfed_core.evaluation.experiments import privacy_summary
+
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, delta=1e-6)
+    quiet = PrivacyLedger(1.0, 1e-6)
+    quiet.spend("A", "public input", "none", 0.0, 0.0)
+    assert privacy_summary(_result(quiet), cfg, True)["label"].startswith("nothing derived from private data")
+    assert privacy_summary(_result(quiet), cfg, True)["samplers"] == []  # no noisy row: no sampler to name
+    led = PrivacyLedger(1.0, 1e-6)
+    led.spend("A", "sizes", "Gaussian", 0.0, 1e-7, sampler="opendp")
+    out = privacy_summary(_result(led), cfg, True)
+    assert out["label"].startswith("(ε ≈ 0, ") and "noisy releases were sent" in out["label"]
+
+
+def test_the_delta_warning_reads_the_smallest_entitys_released_size():
+    from dpfed_core.evaluation.experiments import privacy_summary
+
+    led = PrivacyLedger(1.0, 1e-2 - 1e-9)
+    led.spend("A", "sums", "Gaussian", 0.5, 5e-3, sampler="opendp")
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, delta=5e-3)
+    # δ > 1/n̂ for n̂ above 200: the entity of 250 is, the one of 300 is beside it and not the smallest
+    out = privacy_summary(_result(led, releases=[[100.0, 150.0], [200.0, 100.0]]), cfg, True)
+    assert len(out["warnings"]) == 1 and "released noisy size ≈ 250" in out["warnings"][0]
+    # the smallest entity (150) is below 200: no warning, whatever the larger one's size
+    assert privacy_summary(_result(led, releases=[[150.0], [400.0]]), cfg, True)["warnings"] == []

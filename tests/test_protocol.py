@@ -164,3 +164,14 @@ def test_an_entity_without_users_sends_nothing_and_is_still_labelled_non_private
                                                        ledger.for_entity("empty"))
     assert rel.prototypes.shape == (0, 5) and rel.counts.size == 0
     assert [r.epsilon for r in ledger.rows] == [math.inf]
+
+
+def test_a_run_records_a_non_dp_methods_epsilon_as_inf_keeps_the_datas_notes_and_is_compared_first(small):
+    from dataclasses import replace
+
+    ds = replace(small, notes=["a note the data set carries"])
+    doc, _ = run_method(ds, RunConfig(method="popularity", epsilon=1.0, rank=2, seed=0))
+    assert math.isinf(doc["config"]["epsilon"]) and math.isinf(doc["privacy"]["requested_epsilon"])
+    assert doc["notes"][0] == "a note the data set carries"
+    docs = run_comparison(ds, RunConfig(method="popularity", rank=2, seed=0), methods=("random-v", "popularity"))
+    assert list(docs) == ["popularity", "random-v"]

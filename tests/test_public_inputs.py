@@ -71,3 +71,23 @@ def test_content_factors_weigh_a_feature_every_item_has_below_a_rare_one():
     assert V.shape == (12, 4)
     assert V[0, 0] < V[0, 1]  # the feature of all 12 items says less than a genre of 4
     np.testing.assert_array_equal(V > 0, F > 0)
+
+
+def test_the_public_input_row_names_six_features_and_counts_the_rest_for_federated_dp_methods_only():
+    import dataclasses
+
+    from dpfed_core.evaluation.experiments import declare_public_inputs
+    from dpfed_core.methods import MethodResult, get_method
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    def notes(n_features, method="dp-cooccurrence"):
+        names = [f"f{i}" for i in range(n_features)]
+        ds = dataclasses.replace(_with_features(False), item_features=np.ones((12, n_features)),
+                                 item_feature_names=names)
+        res = MethodResult(np.zeros((60, 1)), np.zeros((12, 1)), PrivacyLedger(1.0, 1e-6))
+        declare_public_inputs(ds, get_method(method), res)
+        return [r.note for r in res.ledger.rows]
+
+    assert notes(6) == ["public item features (f0, f1, f2, f3, f4, f5): no privacy cost"] * 3
+    assert notes(7) == ["public item features (f0, f1, f2, f3, f4, f5, … (7 in all)): no privacy cost"] * 3
+    assert notes(7, "friedman-isgd") == []  # a curator's method: not a federation's public input

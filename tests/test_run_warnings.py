@@ -45,3 +45,39 @@ def test_entities_without_test_users_are_named_not_counted_as_wins():
     doc, _ = run_method(replace(ds2, item_source="declared"), RunConfig(method="individual", rank=2))
     (w,) = [w for w in doc["warnings"] if w["code"] == "no-test-users"]
     assert "d" in w["text"]
+
+
+# ------------------------------------------------------------------------------------ the rules, by hand
+def _warnings(mar, entities=(), method="dp-gaussian", catalogue=None, **cfg):
+    from dpfed_core.evaluation.experiments import learned_nothing_warnings
+    from dpfed_core.methods import MethodResult, get_method
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    result = MethodResult(np.zeros((2, 1)), np.zeros((3, 1)), PrivacyLedger(1.0, 1e-6),
+                          extra={} if catalogue is None else {"catalogue": catalogue})
+    metrics = {"overall": {"mar": mar}, "entities": [{"name": n, "n_test_users": t} for n, t in entities]}
+    return learned_nothing_warnings(_small(), RunConfig(method=method, **cfg), get_method(method), metrics, result)
+
+
+def test_a_ranking_within_the_margin_of_chance_is_warned_and_names_epsilon_only_for_a_dp_method():
+    (w,) = _warnings(0.485)
+    assert w["code"] == "chance-ranking" and w["param"] == "epsilon" and "MAR 0.485" in w["text"]
+    assert _warnings(0.47) == []
+    (w,) = _warnings(0.49, method="central")
+    assert w["param"] is None and "check the data and the method" in w["text"]
+
+
+def test_an_empty_catalogue_is_the_one_reason_given_for_a_chance_ranking():
+    ws = _warnings(0.5, catalogue=[])
+    assert [w["code"] for w in ws] == ["empty-catalogue"]
+    assert "nothing was learned" in ws[0]["text"]
+
+
+def test_entities_without_test_users_are_counted_and_the_first_five_named():
+    names = [f"site {i}" for i in range(7)]
+    (w,) = _warnings(0.2, [(n, 0) for n in names] + [("kept", 4)])
+    assert w["code"] == "no-test-users" and w["param"] == "test_fraction"
+    assert w["text"].startswith("7 entities have no test users")
+    assert w["text"].endswith("site 0, site 1, site 2, site 3, site 4 and 2 more")
+    (w,) = _warnings(0.2, [("alone", 0), ("kept", 4)])
+    assert w["text"].startswith("1 entity has no test users") and w["text"].endswith(": alone")

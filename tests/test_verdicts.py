@@ -189,3 +189,97 @@ def test_the_recommend_pages_comparison_lists_each_measure_under_its_word():
     tie = entity_against_alone(0.1236, 0.1236)
     assert tie["mar"] == "tie" and tie["pr_auc"] is None and tie["better"] == tie["worse"] == []
     assert entity_against_alone(None, 0.1)["mar"] is None
+
+
+# ------------------------------------------------------------------------------------ the sweep's tables and grid
+from dpfed_core.evaluation import experiments as ex  # noqa: E402
+from dpfed_core.errors import ConfigError  # noqa: E402
+
+
+def test_the_sweep_table_is_the_mean_and_sample_sd_over_every_seed():
+    doc = _crossing_sweep({1.0: [0.2, 0.3, math.nan]})
+    (row,) = [r for r in ex.sweep_table(doc) if r["method"] == "dp"]
+    assert row["mean"] == pytest.approx(0.25) and row["sd"] == pytest.approx(np.std([0.2, 0.3], ddof=1))
+    (loc,) = [r for r in ex.sweep_table(doc) if r["method"] == "local"]
+    assert (loc["mean"], loc["sd"], loc["n"]) == (pytest.approx(0.30), 0.0, 3)
+
+
+def test_a_higher_is_better_metric_crosses_where_it_is_higher_and_a_tie_never_beats():
+    runs = []
+    for s in range(2):
+        for eps, p in ((0.5, 0.10), (1.0, 0.30), (2.0, 0.40)):
+            runs.append({"method": "dp", "epsilon": eps, "seed": s, "entities": [],
+                         "overall": {"precision_at_10": p, "mar": 0.2}})
+        runs.append({"method": "local", "epsilon": math.inf, "seed": s, "entities": [],
+                     "overall": {"precision_at_10": 0.30, "mar": 0.3}})
+    doc = {"config": {"method": "dp", "mode": "zero"}, "runs": runs, "references": ["local"]}
+    rep = ex.crossing_report(doc, "precision_at_10")
+    assert rep["epsilon"] == 2.0 and rep["baseline"] == "local"  # 0.30 at ε = 1 ties local: no win
+    assert rep["text"].startswith("ε = 2: from here on every grid point of dp beats local on precision_at_10")
+    assert rep["text"].endswith("[zero mode: every unobserved user–item pair is a 0 target]")
+
+
+def test_an_rmse_crossing_is_reported_in_observed_mode():
+    doc = _crossing_sweep({1.0: [0.2] * 3, 3.0: [0.1] * 3})
+    doc["config"]["mode"] = "observed"
+    for r in doc["runs"]:
+        r["overall"]["test_rmse"] = 0.9 if r["method"] == "dp" else 1.0
+    rep = ex.crossing_report(doc, "test_rmse")
+    assert rep["meaningful"] and rep["epsilon"] == 1.0
+    assert rep["text"].endswith("[observed mode: only observed entries are fitted and tested]")
+
+
+def test_the_default_baseline_is_local_when_the_sweep_ran_it_else_individual():
+    assert ex.default_baseline({"runs": [], "references": ["individual", "local"]}) == "local"
+    assert ex.default_baseline({"runs": [{"method": "local"}], "references": []}) == "local"
+    assert ex.default_baseline({"runs": [], "references": ["individual"]}) == "individual"
+
+
+def _versus(dp: list[float], pop: list[float], metric: str = "mar") -> dict:
+    runs = [{"method": m, "epsilon": 1.0, "seed": s, "entities": [], "overall": {metric: v}}
+            for m, vals in (("dp", dp), ("dp-popularity", pop)) for s, v in enumerate(vals)]
+    (row,) = ex.versus_dp_popularity({"config": {"method": "dp"}, "runs": runs}, metric)
+    return row
+
+
+def test_versus_dp_popularity_is_inconclusive_within_the_larger_sd_and_reads_the_metrics_direction():
+    # MAR (lower is better): 0.2 vs 0.3 with sds 0.1 and 0 — a difference of exactly the larger sd
+    row = _versus([0.1, 0.3], [0.3, 0.3])
+    assert row["verdict"] == "inconclusive" and row["difference"] == pytest.approx(-0.1)
+    assert row["sd"] == pytest.approx(math.sqrt(0.02)) and row["dp_popularity_sd"] == 0.0
+    assert _versus([0.19, 0.21], [0.3, 0.3])["verdict"] == "beats dp-popularity"
+    # a difference within the larger sd but beyond the smaller one stays inconclusive
+    assert _versus([0.20, 0.21], [0.1, 0.5])["verdict"] == "inconclusive"
+    # precision (higher is better): higher beats, and the difference is stated as method − dp-popularity
+    row = _versus([0.40, 0.41], [0.30, 0.30], "precision_at_10")
+    assert row["verdict"] == "beats dp-popularity" and row["difference"] == pytest.approx(0.105)
+    assert _versus([0.20, 0.21], [0.30, 0.30], "precision_at_10")["verdict"] == "LOSES to dp-popularity"
+
+
+@pytest.mark.parametrize("eps, seeds, needle", [([0.0], [0], "positive"), ([1.0], [], "at least one seed"),
+                                                ([1.0, 2.0, 1.0], [0], "repeats 1"),
+                                                ([1.0], [3, 3], "repeats 3")])
+def test_a_sweep_grid_with_a_zero_epsilon_no_seed_or_a_repeat_is_refused(eps, seeds, needle):
+    from dpfed_core.config import RunConfig
+
+    with pytest.raises(ConfigError, match=needle):
+        ex.check_sweep_grid(RunConfig(method="dp-gaussian"), eps, seeds)
+
+
+def test_sweep_jobs_run_a_dp_reference_at_every_epsilon_and_others_once():
+    jobs = ex.sweep_jobs("dp-gaussian", [0.5, 2.0], ["individual", "dp-popularity", "dp-gaussian"])
+    assert jobs == [("dp-gaussian", 0.5), ("dp-gaussian", 2.0), ("individual", math.inf),
+                    ("dp-popularity", 0.5), ("dp-popularity", 2.0)]
+    assert ex.sweep_jobs("central", [0.5, 2.0], ["individual"]) == [("central", math.inf), ("individual", math.inf)]
+    # a non-private reference is one point per seed, whatever ε it is looked up at
+    assert ex._job_key("individual", 0.0, 1, "dp-gaussian") == ex._job_key("individual", math.inf, 1, "dp-gaussian")
+    assert ex._job_key("dp-popularity", 0.5, 1, "dp-gaussian") != ex._job_key("dp-popularity", 2.0, 1, "dp-gaussian")
+
+
+def test_json_safe_writes_both_infinities_string_keys_and_python_numbers():
+    import json
+
+    out = ex.json_safe({np.int64(1): np.float64(-np.inf), "b": [np.inf, np.nan, np.int64(3)], "c": np.array([1.5])})
+    assert out == {"1": "-inf", "b": ["inf", None, 3], "c": [1.5]}
+    assert type(out["b"][2]) is int
+    assert json.loads(json.dumps(out, allow_nan=False)) == out  # strict JSON, a NumPy key included
