@@ -282,6 +282,48 @@ ENTITY_SUMMARY_FROM_DATASET = (f"{REPORTT}::test_a_run_document_without_its_enti
 SECURITY = "dpfed_core/deployment/security.py"
 SERVER_CERT = ("tests/test_deployment_inputs.py::test_the_server_certificate_names_both_local_hosts_is_no_ca_and_lasts"
                "_the_days_asked")
+EXPERIMENTS = "dpfed_core/evaluation/experiments.py"
+SERVICE = "dpfed_core/evaluation/service.py"
+HISTORY = "dpfed_core/evaluation/history.py"
+PARTIAL = "dpfed_core/evaluation/partial.py"
+BUILTIN = "dpfed_core/methods/builtin.py"
+REGISTRY = "dpfed_core/methods/registry.py"
+SPECS = "dpfed_core/methods/comparison/specs.py"
+FRIEDMAN = "dpfed_core/methods/comparison/friedman.py"
+FCF_PY = "dpfed_core/methods/comparison/fcf.py"
+XIN_PY = "dpfed_core/methods/comparison/xin.py"
+FRIT = "tests/test_comparison_friedman.py"
+FCFT = "tests/test_comparison_fcf.py"
+XINT = "tests/test_comparison_xin.py"
+CONTRACT = "tests/test_method_contract.py"
+RUNWARN = "tests/test_run_warnings.py"
+LABELS = "tests/test_privacy_labels.py"
+POPULARITY = f"{CONTRACT}::test_popularity_scores_each_item_by_its_pooled_mean_over_users_or_over_its_ratings"
+ENTITY_SUMS_COMBINED = ("tests/test_metrics.py::test_each_entitys_sums_combined_give_the_metrics_of_the_in_process_"
+                        "evaluation")
+HISTORY_ENTRIES = (f"{ODOT}::test_history_names_an_audits_methods_and_a_sweeps_grid_and_refuses_deleting_what_is_"
+                   "not_there")
+RUN_DOCUMENT = ("tests/test_protocol.py::test_a_run_records_a_non_dp_methods_epsilon_as_inf_keeps_the_datas_notes_"
+                "and_is_compared_first")
+PUBLIC_INPUT_ROW = ("tests/test_public_inputs.py::test_the_public_input_row_names_six_features_and_counts_the_rest_for_"
+                    "federated_dp_methods_only")
+UNDECLARED_FEDERATION = ("tests/test_intake_federation.py::test_an_undeclared_federation_is_refused_only_for_a_private_"
+                         "run_that_is_not_a_simulation")
+SWEEP_CHECKPOINTS = (f"{BREL}::test_a_sweep_checkpoints_every_point_but_the_last_and_lists_its_references_without_the_"
+                     "swept_method")
+COMPARED_ONCE = (f"{BREL}::test_a_compared_method_is_the_runs_own_only_once_and_the_parameters_note_needs_"
+                 "parameters")
+COMPARED_FEDERATION = f"{BREL}::test_a_compared_dp_method_needs_a_declared_federation_too"
+SWEEP_NOT_SAVED = f"{BREL}::test_a_sweep_not_to_be_saved_leaves_the_history_empty"
+SWEEP_RESUMED = f"{BREL}::test_a_resumed_sweep_keeps_each_point_once_in_the_grids_order_and_refuses_other_data"
+SWEEP_GRID = f"{VERDICTT}::test_a_sweep_grid_with_a_zero_epsilon_no_seed_or_a_repeat_is_refused_naming_its_flag"
+SWEEP_JOBS = f"{VERDICTT}::test_sweep_jobs_run_a_dp_reference_at_every_epsilon_and_others_once"
+VERSUS_DP_POPULARITY = (f"{VERDICTT}::test_versus_dp_popularity_is_inconclusive_within_the_larger_sd_and_reads_the_"
+                        "metrics_direction")
+HIGHER_IS_BETTER_CROSSING = (f"{VERDICTT}::test_a_higher_is_better_metric_crosses_where_it_is_higher_and_a_tie_never_"
+                             "beats")
+SWEEP_SUMMARY = (f"{BREL}::test_the_sweep_summary_compares_with_individual_beside_local_and_with_dp_popularity_as_its_"
+                 "baseline")
 
 
 @dataclass(frozen=True)
@@ -1644,6 +1686,208 @@ MUTANTS = (
            "x509.BasicConstraints(ca=True, path_length=None)", (SERVER_CERT,)),
     Mutant("tls-cert-valid-one-minute", SECURITY, "make_tls",
            "now + datetime.timedelta(days=days)", "now + datetime.timedelta(minutes=1)", (SERVER_CERT,), nth=1),
+    # --- sweeps, result documents, run history and the comparison methods
+    Mutant("exp-requested-delta-of-non-dp", EXPERIMENTS, "privacy_summary",
+           "config.delta if uses_epsilon else 0.0", "config.delta",
+           (f"{LABELS}::test_a_non_dp_method_requests_no_delta_and_is_never_labelled_a_simulation",)),
+    Mutant("exp-simulation-label-on-non-dp", EXPERIMENTS, "privacy_summary",
+           "bool(config.simulation) and uses_epsilon", "bool(config.simulation)",
+           (f"{LABELS}::test_a_non_dp_method_requests_no_delta_and_is_never_labelled_a_simulation",)),
+    Mutant("exp-delta-warning-largest-entity", EXPERIMENTS, "_guarantee_terms",
+           "min(n_hats)", "max(n_hats)",
+           (f"{LABELS}::test_the_delta_warning_reads_the_smallest_entitys_released_size",)),
+    Mutant("exp-samplers-of-zero-rows", EXPERIMENTS, "_guarantee_terms",
+           "math.isfinite(r.epsilon) and r.epsilon > 0", "math.isfinite(r.epsilon)",
+           (f"{LABELS}::test_a_spend_the_accountant_rounds_to_zero_is_labelled_as_noisy_releases_not_as_nothing_sent",)),
+    Mutant("exp-non-dp-epsilon-kept", EXPERIMENTS, "run_method",
+           "config = config.replace(epsilon=math.inf)", "pass", (RUN_DOCUMENT,)),
+    Mutant("exp-public-input-names-five", EXPERIMENTS, "declare_public_inputs",
+           "names[:6]", "names[:5]", (PUBLIC_INPUT_ROW,)),
+    Mutant("exp-public-input-count-at-six", EXPERIMENTS, "declare_public_inputs",
+           "len(names) > 6", "len(names) >= 6", (PUBLIC_INPUT_ROW,)),
+    Mutant("exp-public-input-non-federated", EXPERIMENTS, "declare_public_inputs",
+           "spec.uses_epsilon and spec.federated", "spec.uses_epsilon", (PUBLIC_INPUT_ROW,)),
+    Mutant("exp-table-population-sd", EXPERIMENTS, "sweep_table",
+           "np.nanstd(v, ddof=1)", "np.nanstd(v, ddof=0)",
+           (f"{VERDICTT}::test_the_sweep_table_is_the_mean_and_sample_sd_over_every_seed",)),
+    Mutant("exp-chance-margin-dropped", EXPERIMENTS, "learned_nothing_warnings",
+           "mar >= 0.5 - CHANCE_MAR_MARGIN", "mar >= 0.5",
+           (f"{RUNWARN}::test_a_ranking_within_the_margin_of_chance_is_warned_and_names_epsilon_only_for_a_dp_method",)),
+    Mutant("exp-chance-param-non-dp", EXPERIMENTS, "learned_nothing_warnings",
+           "'epsilon' if spec.uses_epsilon else None", "'epsilon'",
+           (f"{RUNWARN}::test_a_ranking_within_the_margin_of_chance_is_warned_and_names_epsilon_only_for_a_dp_method",)),
+    Mutant("exp-chance-after-empty-catalogue", EXPERIMENTS, "learned_nothing_warnings",
+           "mar is not None and math.isfinite(mar) and (mar >= 0.5 - CHANCE_MAR_MARGIN) and (not out)",
+           "mar is not None and math.isfinite(mar) and (mar >= 0.5 - CHANCE_MAR_MARGIN)",
+           (f"{RUNWARN}::test_an_empty_catalogue_is_the_one_reason_given_for_a_chance_ranking",)),
+    Mutant("exp-no-test-users-four-shown", EXPERIMENTS, "learned_nothing_warnings",
+           "empty[:5]", "empty[:4]",
+           (f"{RUNWARN}::test_entities_without_test_users_are_counted_and_the_first_five_named",)),
+    Mutant("exp-no-test-users-more-count", EXPERIMENTS, "learned_nothing_warnings",
+           "len(empty) - 5", "len(empty)",
+           (f"{RUNWARN}::test_entities_without_test_users_are_counted_and_the_first_five_named",)),
+    Mutant("exp-undeclared-federation-in-simulation", EXPERIMENTS, "check_declared_federation",
+           "spec.uses_epsilon and math.isfinite(config.epsilon) and (not config.simulation)",
+           "spec.uses_epsilon and math.isfinite(config.epsilon)", (UNDECLARED_FEDERATION,)),
+    Mutant("exp-undeclared-federation-at-inf", EXPERIMENTS, "check_declared_federation",
+           "spec.uses_epsilon and math.isfinite(config.epsilon) and (not config.simulation)",
+           "spec.uses_epsilon and (not config.simulation)", (UNDECLARED_FEDERATION,)),
+    Mutant("exp-sweep-jobs-swept-as-reference", EXPERIMENTS, "sweep_jobs",
+           "if r == method:\n    continue", "pass", (SWEEP_JOBS,)),
+    Mutant("exp-grid-zero-epsilon", EXPERIMENTS, "check_sweep_grid",
+           "math.isnan(e) or e <= 0", "math.isnan(e) or e < 0", (SWEEP_GRID,)),
+    Mutant("exp-grid-no-seeds", EXPERIMENTS, "check_sweep_grid",
+           "if not seeds:\n    raise ConfigError('give at least one seed', param='seeds')", "pass", (SWEEP_GRID,)),
+    Mutant("exp-sweep-swept-in-references", EXPERIMENTS, "sweep",
+           "[r for r in dict.fromkeys(references) if r != config.method]", "list(dict.fromkeys(references))",
+           (SWEEP_CHECKPOINTS,)),
+    Mutant("exp-sweep-checkpoint-complete", EXPERIMENTS, "sweep",
+           "checkpoint is not None and done < total", "checkpoint is not None", (SWEEP_CHECKPOINTS,)),
+    Mutant("exp-sweep-unsorted", EXPERIMENTS, "sweep",
+           "doc['runs'].sort(key=lambda r: order.get(_job_key(r['method'], r['epsilon'], r['seed'], config.method), 0))",
+           "pass", (SWEEP_RESUMED,)),
+    Mutant("exp-resume-duplicates-kept", EXPERIMENTS, "_resumable_runs",
+           "key in wanted and key not in seen", "key in wanted", (SWEEP_RESUMED,)),
+    Mutant("exp-resume-other-interactions", EXPERIMENTS, "_resumable_runs",
+           "('name', 'n_users', 'n_items', 'n_entities', 'n_interactions', 'value_kind', 'value_max')",
+           "('name', 'n_users', 'n_items', 'n_entities', 'value_kind', 'value_max')", (SWEEP_RESUMED,)),
+    Mutant("exp-baseline-always-individual", EXPERIMENTS, "default_baseline",
+           "'local' if 'local' in methods else 'individual'", "'individual'",
+           (f"{VERDICTT}::test_the_default_baseline_is_local_when_the_sweep_ran_it_else_individual",)),
+    Mutant("exp-crossing-tie-beats", EXPERIMENTS, "crossing_report.ok",
+           "(m < ref) if metric in LOWER_IS_BETTER else (m > ref)",
+           "(m <= ref) if metric in LOWER_IS_BETTER else (m >= ref)", (HIGHER_IS_BETTER_CROSSING,)),
+    Mutant("exp-crossing-text-mode-dropped", EXPERIMENTS, "crossing_report",
+           "out['text'] += f\" [{MODE_WORDS.get(mode, mode + ' mode')}]\"", "pass", (HIGHER_IS_BETTER_CROSSING,)),
+    Mutant("exp-versus-strict-noise", EXPERIMENTS, "versus_dp_popularity",
+           "abs(diff) <= noise", "abs(diff) < noise", (VERSUS_DP_POPULARITY,)),
+    Mutant("exp-versus-min-sd", EXPERIMENTS, "versus_dp_popularity",
+           "max(r['sd'], ref['sd'])", "min(r['sd'], ref['sd'])", (VERSUS_DP_POPULARITY,)),
+    Mutant("exp-versus-direction-ignored", EXPERIMENTS, "versus_dp_popularity",
+           "if metric not in LOWER_IS_BETTER:\n    diff = -diff", "pass", (VERSUS_DP_POPULARITY,)),
+    Mutant("exp-versus-difference-signed", EXPERIMENTS, "versus_dp_popularity",
+           "r['mean'] - ref['mean']", "diff", (VERSUS_DP_POPULARITY,), nth=1),
+    Mutant("exp-json-minus-inf", EXPERIMENTS, "json_safe",
+           "'inf' if f > 0 else '-inf'", "'inf'",
+           (f"{VERDICTT}::test_json_safe_writes_both_infinities_string_keys_and_python_numbers",)),
+    Mutant("exp-json-int-keys", EXPERIMENTS, "json_safe",
+           "{str(k): json_safe(v) for k, v in obj.items()}", "{k: json_safe(v) for k, v in obj.items()}",
+           (f"{VERDICTT}::test_json_safe_writes_both_infinities_string_keys_and_python_numbers",)),
+    Mutant("srv-compare-keeps-run-method", SERVICE, "execute_run",
+           "[m for m in dict.fromkeys(compare) if m != config.method]", "list(dict.fromkeys(compare))",
+           (COMPARED_ONCE,)),
+    Mutant("srv-params-note-without-params", SERVICE, "execute_run", "config.params", "True", (COMPARED_ONCE,), nth=0),
+    Mutant("srv-run-saved-unasked", SERVICE, "execute_run",
+           "record.get('store') and save", "record.get('store')", (COMPARED_ONCE,)),
+    Mutant("srv-compare-federation-unchecked", SERVICE, "check_run",
+           "dict.fromkeys([config.method, *compare])", "[config.method]", (COMPARED_FEDERATION,)),
+    Mutant("srv-vs-individual-with-one", SERVICE, "summarise_sweep",
+           "{'local', 'individual'} <= refs", "{'local', 'individual'} & refs", (SWEEP_SUMMARY,)),
+    Mutant("srv-vs-dp-popularity-baseline", SERVICE, "summarise_sweep",
+           "crossing_report(doc, metric, 'dp-popularity')", "crossing_report(doc, metric)", (SWEEP_SUMMARY,)),
+    Mutant("srv-sweep-saved-unasked", SERVICE, "execute_sweep",
+           "record.get('store') and save", "record.get('store')", (SWEEP_NOT_SAVED,)),
+    Mutant("his-audit-epsilon-inf", HISTORY, "RunHistory.list",
+           "r['epsilon'] is None and r['kind'] == 'run'", "r['epsilon'] is None", (HISTORY_ENTRIES,)),
+    Mutant("his-simulation-from-config-only", HISTORY, "RunHistory.add",
+           "bool(cfg.get('simulation') or privacy.get('simulation'))", "bool(cfg.get('simulation'))",
+           (HISTORY_ENTRIES,)),
+    Mutant("his-audit-methods-unnamed", HISTORY, "RunHistory.add",
+           "cfg.get('method') or ','.join(cfg.get('methods', []) or [])", "cfg.get('method')", (HISTORY_ENTRIES,)),
+    Mutant("his-delete-missing-silent", HISTORY, "RunHistory.delete",
+           "if cur.rowcount == 0:\n    raise ConfigError(f'no stored result with id {entry_id} in {self.store.path}')",
+           "pass", (HISTORY_ENTRIES,)),
+    Mutant("his-title-sweep-grid", HISTORY, "_title", "doc.get('epsilons')", "cfg.get('epsilon')", (HISTORY_ENTRIES,)),
+    Mutant("par-test-users-all-counted", PARTIAL, "entity_statistics",
+           "int(has.sum())", "len(idx)", (ENTITY_SUMS_COMBINED,)),
+    Mutant("par-recall-per-user", PARTIAL, "metrics_from_statistics",
+           "ratio(stats['recall'], nt)", "ratio(stats['recall'], stats['n_users'])", (ENTITY_SUMS_COMBINED,)),
+    Mutant("par-overall-from-first", PARTIAL, "combine_statistics",
+           "float(sum((s[k] for _, s in per_entity)))", "float(per_entity[0][1][k])", (ENTITY_SUMS_COMBINED,)),
+    Mutant("blt-popularity-unnormalised", BUILTIN, "_fit_popularity",
+           "col_sum / max(train.shape[0], 1)", "col_sum", (POPULARITY,)),
+    Mutant("blt-popularity-unrated-zero", BUILTIN, "_fit_popularity",
+           "np.where(col_cnt > 0, col_sum / np.maximum(col_cnt, 1), glob)",
+           "np.where(col_cnt > 0, col_sum / np.maximum(col_cnt, 1), 0.0)", (POPULARITY,)),
+    Mutant("blt-popularity-message-reversed", BUILTIN, "_fit_popularity",
+           "array_message(1, name, SERVER, 'exact item totals', col_sum)",
+           "array_message(1, SERVER, name, 'exact item totals', col_sum)", (POPULARITY,)),
+    Mutant("blt-central-first-entity-only", BUILTIN, "_fit_central",
+           "ledger.spend(name, 'raw data', 'raw training rows (non-private)', math.inf)",
+           "ledger.spend(dataset.entity_names[0], 'raw data', 'raw training rows (non-private)', math.inf)",
+           (f"{CONTRACT}::test_central_states_every_entitys_raw_rows_as_non_private",)),
+    Mutant("blt-random-v-one-slice", BUILTIN, "_fit_random_v",
+           "U[sl] = fit_rows_given(train[sl], V, config.lam, config.mode)",
+           "U[sl] = fit_rows_given(train[sl], V, 0.0, config.mode)",
+           (f"{CONTRACT}::test_random_v_fits_each_users_row_on_the_drawn_items_with_the_runs_ridge",)),
+    Mutant("reg-summable-uses-k", REGISTRY, "_register_federated_methods",
+           "not summable", "True", (f"{CONTRACT}::test_only_prototype_methods_take_k",)),
+    Mutant("reg-summable-not-site-rows", REGISTRY, "_register_federated_methods",
+           "MethodSpec()", "not summable",
+           (f"{CONTRACT}::test_every_federated_method_reads_the_training_data_a_sites_block_at_a_time",),
+           arg="site_rows"),
+    Mutant("spc-isgd-unbounded-claim", SPECS, "register",
+           "algo in ('ge', 'isgd')", "algo in ('ge',)",
+           (f"{FRIT}::test_only_psgd_and_pals_say_their_unbounded_guarantee_is_as_claimed_by_the_paper",)),
+    Mutant("fri-scale-zero-eps", FRIEDMAN, "_scale",
+           "eps <= 0", "eps < 0", (f"{FRIT}::test_a_stage_with_a_zero_share_of_epsilon_is_refused_by_name",)),
+    Mutant("fri-noisy-count-unfloored", FRIEDMAN, "_noisy_average",
+           "np.maximum(noisy_cnt + beta, 1.0)", "noisy_cnt + beta",
+           (f"{FRIT}::test_a_noisy_count_below_one_is_floored_at_one",)),
+    Mutant("fri-residual-user-avg-dropped", FRIEDMAN, "clamp_residuals",
+           "R.values - ge.item_avg[R.items] - ge.user_avg[R.users]", "R.values - ge.item_avg[R.items]",
+           (f"{FRIT}::test_residuals_take_off_the_item_and_the_user_average_and_clamp_to_b",)),
+    Mutant("fri-auto-batch-bounds", FRIEDMAN, "auto_batch_size",
+           "np.clip(n_ratings // 100, 64, 4096)", "np.clip(n_ratings // 100, 1, 4096)",
+           (f"{FRIT}::test_the_automatic_mini_batch_is_a_hundredth_of_the_ratings_within_64_and_4096",)),
+    Mutant("fri-psgd-iters-20", FRIEDMAN, "FriedmanMF._iters",
+           "{'isgd': 20, 'sgd': 20, 'psgd': 5, 'pals': 5, 'als': 10, 'ge': 0}",
+           "{'isgd': 20, 'sgd': 20, 'psgd': 20, 'pals': 5, 'als': 10, 'ge': 0}",
+           (f"{FRIT}::test_default_iterations_are_the_papers_per_algorithm",)),
+    Mutant("fri-split-sum-unchecked", FRIEDMAN, "FriedmanMF._validate",
+           "sum(split) > 1 + 1e-09", "sum(split) > 2", (f"{FRIT}::test_a_split_over_the_whole_budget_is_refused",)),
+    Mutant("fri-counts-r-min-one", FRIEDMAN, "_estimator_from_config",
+           "1.0 if dataset.value_kind == 'ratings' else 0.0", "1.0",
+           (f"{FRIT}::test_the_rating_scale_starts_at_one_for_ratings_and_at_zero_for_counts",)),
+    Mutant("fri-preprocessing-flag-ignored", FRIEDMAN, "FriedmanMF.fit",
+           "self.algorithm in ('isgd', 'psgd', 'pals', 'ge') or self.private_preprocessing",
+           "self.algorithm in ('isgd', 'psgd', 'pals', 'ge')",
+           (f"{FRIT}::test_private_preprocessing_gives_clean_mf_the_private_global_effects",)),
+    Mutant("fri-zero-mode-note-always", FRIEDMAN, "_notes",
+           "config.mode == 'zero'", "True", (f"{FRIT}::test_the_observation_mode_note_is_given_in_zero_mode_only",)),
+    Mutant("fcf-negatives-kept", FCF_PY, "implicit_matrix",
+           "R.data[R.data < 0] = 0.0", "pass",
+           (f"{FCFT}::test_the_implicit_matrix_keeps_only_positive_entries_binarised_when_asked",)),
+    Mutant("fcf-standard-bias-like-paper", FCF_PY, "FCF.fit",
+           "(m / (1 - self.beta1 ** t), v / (1 - self.beta2 ** t))", "(m / (1 - self.beta1), v / (1 - self.beta2))",
+           (f"{FCFT}::test_standard_adam_corrects_its_moments_by_the_step_exponent",)),
+    Mutant("fcf-zero-epochs-accepted", FCF_PY, "FCF._validate",
+           "int(getattr(self, name)) < 1", "int(getattr(self, name)) < 0",
+           (f"{FCFT}::test_fewer_than_one_factor_epoch_or_round_is_refused_by_name",)),
+    Mutant("fcf-counts-binarised", FCF_PY, "_params",
+           "dataset.value_kind != 'counts'", "True",
+           (f"{FCFT}::test_counts_keep_their_confidence_and_ratings_are_binarised",)),
+    Mutant("fcf-precision-recall-swapped", FCF_PY, "what_one_upload_reveals",
+           "hit / len(got) if got else float('nan')", "hit / len(truth) if truth else float('nan')",
+           (f"{FCFT}::test_an_uploads_precision_is_over_the_recovered_items_and_recall_over_the_users_own",)),
+    Mutant("xin-public-floor", XIN_PY, "select_public_users",
+           "int(math.ceil(fraction * n))", "int(fraction * n)",
+           (f"{XINT}::test_the_share_of_public_users_is_rounded_up",)),
+    Mutant("xin-item-means-unrated-zero", XIN_PY, "item_means",
+           "np.where(cnt > 0, s / np.maximum(cnt, 1), glob)", "np.where(cnt > 0, s / np.maximum(cnt, 1), 0.0)",
+           (f"{XINT}::test_an_item_no_public_user_rated_has_the_global_mean",)),
+    Mutant("xin-max-rank-ignored", XIN_PY, "shrink_step",
+           "keep[max_rank:] = False", "pass", (f"{XINT}::test_the_rank_of_v_is_capped_at_max_rank",)),
+    Mutant("xin-stream-lightest-first", XIN_PY, "XinJaakkola._stream",
+           "np.argsort(-np.diff(X.indptr)[private], kind='stable')",
+           "np.argsort(np.diff(X.indptr)[private], kind='stable')",
+           (f"{XINT}::test_private_users_stream_in_descending_order_of_their_ratings",)),
+    Mutant("xin-values-without-top", XIN_PY, "_make_fit.fit",
+           "range(1, int(dataset.value_max) + 1)", "range(1, int(dataset.value_max))",
+           (f"{XINT}::test_pmd_draws_from_every_rating_of_the_scale_up_to_the_value_bound",)),
+    Mutant("xin-private-weight-one", XIN_PY, "XinJaakkola._stream",
+           "np.full(len(rows), self.private_weight)", "np.ones(len(rows))",
+           (f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight",)),
 )
 
 

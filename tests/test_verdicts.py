@@ -243,10 +243,10 @@ def _versus(dp: list[float], pop: list[float], metric: str = "mar") -> dict:
 
 
 def test_versus_dp_popularity_is_inconclusive_within_the_larger_sd_and_reads_the_metrics_direction():
-    # MAR (lower is better): 0.2 vs 0.3 with sds 0.1 and 0 — a difference of exactly the larger sd
-    row = _versus([0.1, 0.3], [0.3, 0.3])
-    assert row["verdict"] == "inconclusive" and row["difference"] == pytest.approx(-0.1)
-    assert row["sd"] == pytest.approx(math.sqrt(0.02)) and row["dp_popularity_sd"] == 0.0
+    # MAR (lower is better): 0.25 vs 0.5 with sds 0 and 0.25 — a difference of exactly the larger sd
+    row = _versus([0.25, 0.25, 0.25], [0.25, 0.5, 0.75])
+    assert row["verdict"] == "inconclusive" and row["difference"] == -0.25
+    assert row["sd"] == 0.0 and row["dp_popularity_sd"] == 0.25
     assert _versus([0.19, 0.21], [0.3, 0.3])["verdict"] == "beats dp-popularity"
     # a difference within the larger sd but beyond the smaller one stays inconclusive
     assert _versus([0.20, 0.21], [0.1, 0.5])["verdict"] == "inconclusive"
@@ -256,14 +256,15 @@ def test_versus_dp_popularity_is_inconclusive_within_the_larger_sd_and_reads_the
     assert _versus([0.20, 0.21], [0.30, 0.30], "precision_at_10")["verdict"] == "LOSES to dp-popularity"
 
 
-@pytest.mark.parametrize("eps, seeds, needle", [([0.0], [0], "positive"), ([1.0], [], "at least one seed"),
-                                                ([1.0, 2.0, 1.0], [0], "repeats 1"),
-                                                ([1.0], [3, 3], "repeats 3")])
-def test_a_sweep_grid_with_a_zero_epsilon_no_seed_or_a_repeat_is_refused(eps, seeds, needle):
+@pytest.mark.parametrize("eps, seeds, needle, param", [
+    ([0.0], [0], "every ε of the grid must be positive", "epsilons"), ([1.0], [], "at least one seed", "seeds"),
+    ([1.0, 2.0, 1.0], [0], "repeats 1", "epsilons"), ([1.0], [3, 3], "repeats 3", "seeds")])
+def test_a_sweep_grid_with_a_zero_epsilon_no_seed_or_a_repeat_is_refused_naming_its_flag(eps, seeds, needle, param):
     from dpfed_core.config import RunConfig
 
-    with pytest.raises(ConfigError, match=needle):
+    with pytest.raises(ConfigError, match=needle) as e:
         ex.check_sweep_grid(RunConfig(method="dp-gaussian"), eps, seeds)
+    assert e.value.param == param
 
 
 def test_sweep_jobs_run_a_dp_reference_at_every_epsilon_and_others_once():
