@@ -1305,6 +1305,12 @@ MUTANTS = (
     Mutant("wid-nan-shown", UI_WIDGETS, "fmt", "x is None or (isinstance(x, float) and math.isnan(x))", "x is None",
            (f"{DASHT}::test_the_pages_show_a_missing_number_as_a_dash",)),
     # --- secure sums, Shamir shares, wire format and what a deployment node and the server do
+    # a real SecAgg+ sum with one node killed: the only test that reaches the survivors' count (a Flower
+    # deployment, ~1 min)
+    Mutant("secure-sum-needs-every-entity", SERVER, "_SecureSum.__call__",
+           "survivors = H - int(method.max_dropouts)", "survivors = H",
+           ("tests/test_deployment.py::test_a_node_killed_in_a_secure_sum_within_max_dropouts_completes_and_beyond_stops"
+            "[within max-dropouts]",)),
     Mutant("wire-minus-infinity-sent-as-infinity", WIRE, "dumps.fix",
            "'inf' if v > 0 else '-inf'", "'inf'", (WIRE_JSON,)),
     Mutant("wire-nan-sent-as-non-json-nan", WIRE, "dumps.fix",
