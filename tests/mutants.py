@@ -501,7 +501,7 @@ MUTANTS = (
            (f"{NOISE}::test_noise_is_never_shared_across_entities",)),
     Mutant("budget-split-swapped", DPP, "DPPrototypes._recover",
            "mech.count_mechanism(true_n, 1, eps_cnt, rng)", "eps_sum", (REC,), arg=2),
-    # --- regressions of findings 1 and 3, and the true-count canary
+    # --- seeded production noise, float artefacts, and the true-count canary
     Mutant("seeded-noise-in-production", PROTO, "FederatedRecommender.fit",
            "entity_rngs[:-1] = [SecureGenerator() for _ in range(dataset.n_entities)]", "pass",
            (f"{NOISE}::test_noise_seed_known_adversary_rebuilds_sizes_only_in_simulation",)),
@@ -550,7 +550,7 @@ MUTANTS = (
     Mutant("cooccurrence-ledger-sensitivity-understated", SUMM, "DPCooccurrence.share",
            "mech.gaussian_mechanism(values, 1.0, plan['stage_epsilon'][stage])", "0.5",
            (f"{COT}::test_ledger_rows_and_both_guarantees",), arg=1),
-    # --- release-level bugs of the finding 4 (tests/test_release_audits.py)
+    # --- release-level bugs: sensitivities and maps of each stage (tests/test_release_audits.py)
     Mutant("popularity-contribution-bound-removed", SUMM, "DPPopularity.share",
            "scale = np.minimum(1.0, lam / np.maximum(norms, 1e-300))", "scale = np.ones_like(norms)",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),

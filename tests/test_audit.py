@@ -230,7 +230,7 @@ def test_cli_writes_the_document(tmp_path, capsys):
 
 # ------------------------------------------------------------- verdicts that mean something
 def test_verdict_is_inconclusive_when_the_claim_exceeds_what_the_runs_can_certify():
-    # finding 5: 100 runs per class certify at most ≈ 2.6; a claim of 4 was "consistent" (green)
+    # 100 runs per class certify at most ≈ 2.6, so a claim of 4 must not read "consistent" (green)
     # even for a mechanism with half its noise — it is inconclusive
     ceiling = bounds.max_certifiable_epsilon(50, 0.0, 1 - 0.05 / 6)
     assert aud.verdict_for(0.3, 4.0, ceiling) == "inconclusive"

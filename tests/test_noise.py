@@ -57,7 +57,7 @@ def test_noise_opendp_float_samplers_fit_and_lie_on_the_grid(kind):
     out = getattr(s, kind)(np.full(6000, 0.5), 3.0) - 0.5
     dist = stats.laplace(scale=3.0) if kind == "laplace" else stats.norm(scale=3.0)
     assert stats.kstest(out, dist.cdf).pvalue > P_OS
-    # exact sampling on the grid 2^k: every released value is a multiple of 2^k (finding 3)
+    # exact sampling on the grid 2^k: every released value is a multiple of 2^k (no float artefact)
     released = out + 0.5
     assert np.all(np.ldexp(released, -noise.FLOAT_GRID_K) == np.round(np.ldexp(released, -noise.FLOAT_GRID_K)))
 
@@ -120,7 +120,7 @@ def test_noise_opendp_selection_map_matches_the_claimed_epsilon():
 
 
 def test_noise_released_counts_are_integers_so_no_float_artefact_remains():
-    # finding 3: the textbook float Laplace released counts whose low-order bits ruled out the
+    # a textbook float Laplace releases counts whose low-order bits can rule out the
     # neighbouring count; the discrete Laplace releases integers, possible under every count
     X = sp.csr_matrix(np.ones((7, 5)))
     L = PrivacyLedger(1.0, 1e-6)
@@ -201,7 +201,7 @@ def test_noise_is_never_shared_across_entities(simulation):
 
 
 def _seed_adversary(simulation: bool, seed: int = 0):
-    """Finding 1's attack: the server knows the public seed and the ledger's scales. It replays the
+    """The seed-replay attack: the server knows the public seed and the ledger's scales. It replays the
     run on data of its own (one all-zero user per entity, same catalogue): in k = 1 every draw's
     order and scale are data independent, so the replayed counts are 1 + the very same noise. The
     estimate of each entity's true size is released count − replayed count + 1."""
@@ -238,7 +238,7 @@ def test_noise_protocol_run_draws_from_opendp_in_production(monkeypatch):
 
 
 def test_noise_two_production_runs_with_the_same_seed_draw_different_noise():
-    # finding 1: a sweep reused the same standardised noise at every ε (and every re-run repeated it)
+    # seeded noise would repeat the same standardised draws at every ε of a sweep and in every re-run
     kw = dict(k=1, rank=2, epsilon=1.0, delta=1e-6, random_state=0, max_iter=5)
     a = FederatedRecommender("dp-gaussian", **kw).fit(_twins())
     b = FederatedRecommender("dp-gaussian", **kw).fit(_twins())

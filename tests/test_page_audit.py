@@ -37,7 +37,7 @@ def test_renders_and_runs_a_small_audit():
     at.button(key="audit_run").click().run()
     clean(at)
     assert not at.error
-    # 6 evaluation runs per class cannot certify ε = 1 (finding 5): inconclusive, not a green pass
+    # 6 evaluation runs per class cannot certify ε = 1: inconclusive, not a green pass
     assert any("Inconclusive" in w.value for w in at.warning)
     assert not any("No empirical lower bound exceeds" in s.value for s in at.success)
     assert any("Non-private methods" in w.value for w in at.warning)

@@ -45,7 +45,7 @@ def test_report_summary_states_a_ledger_guarantee_with_assumptions_and_no_exact_
     assert not re.search(r"\b[Pp]roven\b", markup)
     assert "Guarantee (ledger)" in summary and "assumptions" in summary
     assert "The noise is secret" in summary and "OpenDP" in summary
-    # the exact total number of users appears only in analyst-only sections (finding 6)
+    # the exact total number of users appears only in analyst-only sections (it is a private count)
     assert not re.search(rf"\b{ds.n_users}\b", summary)
     assert str(ds.n_users) in _section(page, "data")
     assert prod["privacy"]["samplers"] == [PRODUCTION_SAMPLER_LABEL]
@@ -59,7 +59,7 @@ def test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report(runs):
     assert SIMULATION_LABEL in dash.guarantee_text(sim)
     page = rep.build_report(sim, dataset=ds, generated="2026-01-01T00:00:00+00:00")
     assert SIMULATION_LABEL in _section(page, "summary") and "Guarantee (ledger)" not in _section(page, "summary")
-    assert "floating-point" in _section(page, "privacy")  # the float sampler is said (finding 3)
+    assert "floating-point" in _section(page, "privacy")  # which float sampler ran is said
     # its assumptions say the noise is NOT secret; a production run's say where its secret noise came from
     said = " ".join(p["assumptions"])
     assert "it is NOT" in said and "seed can reproduce" in said and "operating system's entropy" not in said
@@ -130,7 +130,7 @@ def test_delta_above_one_over_noisy_size_is_warned():
 
 @pytest.mark.parametrize("cls", [DPPrototypes, DPGaussianPrototypes])
 def test_empty_and_one_user_entities_behave_alike(cls):
-    # finding 6: n = 0 raised an error, n = 1 did not — the error itself revealed a true count
+    # an error at n = 0 but not at n = 1 would itself reveal a true count
     out = []
     for n in (0, 1):
         L = PrivacyLedger(1.0, 1e-6)
