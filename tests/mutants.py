@@ -682,7 +682,7 @@ MUTANTS = (
            (COALITION,)),
     # --- what the CLI and the pages say a DP catalogue will share, before the run
     Mutant("forecast-chance-at-one-entitys-sigma", "dpfed_core/evaluation/catalogue_forecast.py", "forecast_catalogue",
-           "ndtr((totals - T) / sigma_sum)", "ndtr((totals - T) / sigma)", (FORECAST,)),
+           "ndtr((totals - T) / sigma_sum)", "ndtr((totals - T) / cat._secure_sigma(rho, B))", (FORECAST,)),
     Mutant("forecast-threshold-in-weights-not-users", "dpfed_core/evaluation/catalogue_forecast.py",
            "forecast_catalogue", "float(T * math.sqrt(c))", "float(T)", (FORECAST,)),
     # --- what the CLI and the pages say a run will take
@@ -1183,9 +1183,10 @@ MUTANTS = (
            "self.threshold + 1.645 * self.sigma", "self.threshold + 1.96 * self.sigma", (PER_ENTITY_FORECAST,)),
     Mutant("forecast-per-entity-tail-sign", CATFC, "forecast_catalogue",
            "np.where(t >= 1, tail, 1 - tail)", "np.where(t >= 1, 1 - tail, tail)", (PER_ENTITY_FORECAST,)),
-    Mutant("forecast-sum-of-survivors-only", CATFC, "forecast_catalogue", "sigma * math.sqrt(H) / divisor",
-           "sigma * math.sqrt(H - int(config.max_dropouts)) / divisor",
-           ("tests/test_site_items.py::test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every_entitys_share",)),
+    Mutant("forecast-sum-of-survivors-only", CATFC, "forecast_catalogue", "cat.secure_catalogue_threshold(rho, H)",
+           "H - int(config.max_dropouts)",
+           ("tests/test_site_items.py::test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every_entitys_share",),
+           arg=1),
     # --- the data sets a run loads, the report and figures, the CLI arguments and the dashboard helpers
     Mutant("feat-name-fallback-dropped", FEATURES, "attach_item_features", "row_of.get(a, row_of.get(b, -1))",
            "row_of.get(a, -1)", (f"{LISTST}::test_item_features_match_an_item_by_its_name_when_no_row_has_its_id",)),

@@ -75,12 +75,10 @@ def forecast_catalogue(dataset, config: RunConfig, train: sp.csr_matrix | None =
     if spec.federated and uses_federation_catalogue(dataset, config):
         rho, _, _ = secure_catalogue_budget(config)
         B, c = cat.SECURE_CATALOGUE_BUCKETS, cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER
-        divisor = secure_catalogue_divisor(H, config)
-        sigma = cat._secure_sigma(rho, B)
         # every entity's share, each sized for the allowed dropouts: the sum the in-process selection
         # forms, and a deployment's when nobody drops
-        sigma_sum = sigma * math.sqrt(H) / divisor
-        T = cat.secure_threshold_z(B) * sigma_sum
+        _, sigma_sum, T = cat.secure_catalogue_threshold(rho, H, divisor=secure_catalogue_divisor(H, config),
+                                                         n_buckets=B)
         levels = cat.item_bucket_levels(dataset.item_names, B)
         # each user's weight per bucket: kept with probability min(1, c/k), then 1/√min(k, c)
         Xb = cat._bucket_rows(X, levels, B)

@@ -388,11 +388,26 @@ def secure_catalogue_keys(
     """The server's step (post-processing of the secure sum ``total``, user weights per bucket): the
     buckets whose noisy total is ≥ z·σ_sum. Returns ``(sorted released keys, σ, σ_sum, threshold)``;
     every input is public (ρ, the number of shares summed, the divisor and the catalogue's constants)."""
+    sigma, sigma_sum, threshold = secure_catalogue_threshold(rho, n_contributors, divisor=divisor,
+                                                             n_buckets=n_buckets, phantom_share=phantom_share)
+    keys = np.flatnonzero(np.asarray(total) >= threshold).astype(np.int64)
+    return keys, sigma, sigma_sum, threshold
+
+
+def secure_catalogue_threshold(
+    rho: float,
+    n_contributors: int,
+    *,
+    divisor: float,
+    n_buckets: int = SECURE_CATALOGUE_BUCKETS,
+    phantom_share: float = SECURE_CATALOGUE_PHANTOM_SHARE,
+) -> tuple[float, float, float]:
+    """``(σ, σ_sum, threshold)`` of the server's step on a sum of ``n_contributors`` shares, each with
+    noise σ/``divisor``: σ_sum = σ·√n_contributors/divisor and the threshold z·σ_sum. Public inputs
+    only, so the forecast before a run states the very threshold the run applies."""
     sigma = _secure_sigma(rho, n_buckets)
     sigma_sum = sigma * math.sqrt(int(n_contributors)) / divisor
-    threshold = secure_threshold_z(int(n_buckets), phantom_share) * sigma_sum
-    keys = np.flatnonzero(np.asarray(total) >= threshold).astype(np.int64)
-    return keys, sigma, sigma_sum, float(threshold)
+    return sigma, sigma_sum, float(secure_threshold_z(int(n_buckets), phantom_share) * sigma_sum)
 
 
 def item_keys(bucket: np.ndarray, keys: np.ndarray, n_buckets: int) -> np.ndarray:
