@@ -207,6 +207,8 @@ FUSED_SPLIT = f"{APPS}::test_a_fused_sum_is_split_by_its_stages_public_lengths_a
 SIM_POLICY = f"{APPS}::test_a_simulation_run_needs_a_given_policy_that_allows_it"
 DEPLOYABLE = f"{APPS}::test_a_deployment_needs_two_entities_and_dropouts_only_for_summable_methods"
 REPORTS = f"{APPS}::test_the_local_reports_are_this_runs_and_a_dropped_entity_has_none"
+LOST_AFTER = f"{APPS}::test_a_site_lost_after_the_secure_sums_leaves_the_run_within_max_dropouts_and_beyond_stops"
+SECAGG_DROP = "tests/test_secagg_dropouts.py"
 STMT = "dpfed_core/privacy/statement.py"
 BSPLIT = "dpfed_core/privacy/budget_split.py"
 BST = "tests/test_budget_split.py"
@@ -1311,7 +1313,24 @@ MUTANTS = (
     Mutant("secure-sum-needs-every-entity", SERVER, "_SecureSum.__call__",
            "survivors = H - int(method.max_dropouts)", "survivors = H",
            ("tests/test_deployment.py::test_a_node_killed_in_a_secure_sum_within_max_dropouts_completes_and_beyond_stops"
-            "[within max-dropouts]",)),
+            "[lost before its share]",)),
+    # the secure sum with nodes lost at every step, in one process (Flower's own node code)
+    Mutant("secagg-unmask-asks-for-a-never-dealt-key", SERVER, "_dropout_safe_secaggplus.share_keys_stage",
+           "state.sampled_node_ids = dealt", "state.sampled_node_ids = state.sampled_node_ids",
+           (f"{SECAGG_DROP}::test_within_the_threshold_the_sum_is_exactly_the_contributors_values",)),
+    Mutant("secagg-removes-a-mask-that-was-never-added", SERVER, "_dropout_safe_secaggplus.share_keys_stage",
+           "set(nb) & dealt", "set(nb)",
+           (f"{SECAGG_DROP}::test_within_the_threshold_the_sum_is_exactly_the_contributors_values",)),
+    Mutant("round2-loss-stops-the-run", SERVER, "_Run.exchange", "max(left, 0)", "0", (LOST_AFTER,)),
+    Mutant("round2-loss-beyond-max-dropouts-tolerated", SERVER, "_Run.exchange",
+           "int(self.config.max_dropouts) - len(self.dropped)", "int(self.config.max_dropouts)", (LOST_AFTER,)),
+    Mutant("round2-loss-not-recorded", SERVER, "_Run.exchange", "self.dropped[n] = name", "pass", (LOST_AFTER,)),
+    Mutant("serverapp-interrupt-unreported", SERVER, "main",
+           "run.transport.progress('error')", "None",
+           (f"{APPS}::test_a_serverapp_interrupted_by_flowers_heartbeat_says_so_before_it_exits",), nth=2),
+    Mutant("progress-half-line-parsed", "dpfed_core/deployment/launcher.py", "ProgressFile.read",
+           "text[:text.rfind('\\n') + 1]", "text",
+           (f"{APPS}::test_the_progress_file_is_read_a_whole_line_at_a_time",)),
     Mutant("wire-minus-infinity-sent-as-infinity", WIRE, "dumps.fix",
            "'inf' if v > 0 else '-inf'", "'inf'", (WIRE_JSON,)),
     Mutant("wire-nan-sent-as-non-json-nan", WIRE, "dumps.fix",

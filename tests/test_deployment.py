@@ -920,17 +920,45 @@ def test_a_node_dying_mid_run_stops_the_run_with_a_clear_message(deployment):
     assert not list((base / "flower").glob("result_*.npz"))
 
 
-@pytest.mark.parametrize("victims", [[2], [1, 2]], ids=["within max-dropouts", "beyond max-dropouts"])
-def test_a_node_killed_in_a_secure_sum_within_max_dropouts_completes_and_beyond_stops(victims):
-    """--aggregation secure --max-dropouts 1 and nodes killed during the secure sum. One: SecAgg+
-    unmasks the two survivors' sum (their noise shares were sized for H − d = 2), the run completes
-    for them and says which entity dropped out (no model or metrics for it). Two: fewer key shares than
-    the threshold, nothing is unmasked, one clear message naming the entities and no output. Either
-    way no process (ServerApp included) and no shard are left."""
+def _popularity_shares(ds, cfg) -> list[np.ndarray]:
+    """Each entity's dp-popularity share as its node draws it in the labelled simulation mode (the
+    same rows and stream as the in-process run)."""
+    from dpfed_core.federation.summable import make_summable_method
+    from dpfed_core.models.blend import released_rows
+    from dpfed_core.privacy.ledger import PrivacyLedger
+    from dpfed_core.privacy.noise import method_generator
+
+    method = make_summable_method("dp-popularity", value_max=ds.value_max, epsilon=cfg.epsilon, delta=cfg.delta,
+                                  max_dropouts=cfg.max_dropouts)
+    split = make_split(ds, cfg)
+    rngs = method_generator(cfg.seed, private=True, simulation=True).spawn(ds.n_entities + 1)
+    return [method.share(released_rows(split.train[sl]), rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name),
+                         ds.n_entities).values
+            for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices()))]
+
+
+#: (when a node is killed, whom, how many shares the sum holds, the step the site is lost in)
+KILLS = {
+    # after setup, before (or just after) it dealt its key shares: its mask never entered the sum
+    "lost before its share": ("SecAgg+ setup", [2], 2, "secure sum"),
+    # after its masked vector was in: the sum is complete with it, the site misses only round 2
+    "lost after its share was summed": ("SecAgg+ collect masked vectors", [2], 3, "round 2"),
+    "two lost, beyond max-dropouts": ("SecAgg+ share keys", [1, 2], None, None),
+}
+
+
+@pytest.mark.parametrize("case", list(KILLS))
+def test_a_node_killed_in_a_secure_sum_within_max_dropouts_completes_and_beyond_stops(case):
+    """--aggregation secure --max-dropouts 1 and nodes killed at a step of the secure sum. One node:
+    the run completes for the two others with the exact sum of the shares that entered it (its noise
+    shares were sized for H − d = 2) and says which entity dropped out and where (no model or metrics
+    for it) — whether the node died before its key shares reached the others (its pairwise masks were
+    never added: the survivors' sum) or after its masked vector was in (all three shares; the site only
+    misses round 2). Two: fewer key shares than the threshold, nothing is unmasked, one clear message
+    naming the entities and no output. Either way no process (ServerApp included) and no shard are left."""
     import time
 
-    from dpfed_core.deployment.launcher import Guard
-
+    stage, victims, contributors, lost_in = KILLS[case]
     ds = three_clinics()
     cfg = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure",
                     max_dropouts=1)
@@ -940,21 +968,28 @@ def test_a_node_killed_in_a_secure_sum_within_max_dropouts_completes_and_beyond_
 
     def crash_in_the_sum(ev):
         events.append(ev)
-        if ev["event"] == "secagg_stage" and "share keys" in ev.get("stage", ""):
+        if ev["event"] == "secagg_stage" and ev.get("stage", "").startswith(stage):
             for h in victims:
                 fed.kill_node(h)
 
     try:
-        if len(victims) == 1:
-            doc = run_deployed(ds, cfg, federation=fed, progress=crash_in_the_sum, round_timeout=20, timeout=120)
+        if contributors is not None:
+            doc, V = run_deployed(ds, cfg, federation=fed, progress=crash_in_the_sum, round_timeout=12,
+                                  timeout=180, return_model=True)
             assert doc["deployment"]["dropped"] == ["clinic C"]
+            assert doc["deployment"]["dropped_at"]["clinic C"].startswith(lost_in)
             assert [e["name"] for e in doc["entities"]] == ["clinic A", "clinic B"]
-            assert doc["deployment"]["secure_aggregation"]["contributors"] == 2
-            assert any("clinic C dropped out during a secure sum" in n for n in doc["notes"])
+            assert doc["deployment"]["secure_aggregation"]["contributors"] == contributors
+            note = ("clinic C dropped out during a secure sum" if lost_in == "secure sum"
+                    else "clinic C (round 2) stopped answering after every secure sum was complete")
+            assert any(note in n for n in doc["notes"]), doc["notes"]
             assert math.isfinite(doc["overall"]["mar"])
+            # the unmasked sum is exactly the contributors' shares: every mask removed, none left over
+            shares = _popularity_shares(ds, cfg)[:contributors]
+            np.testing.assert_array_equal(V[:, 0], np.maximum(np.sum(shares, axis=0), 0.0))
         else:
             with pytest.raises(DeploymentError, match=r"entity 'clinic B'.*'clinic C'"):
-                run_deployed(ds, cfg, federation=fed, progress=crash_in_the_sum, round_timeout=20, timeout=120)
+                run_deployed(ds, cfg, federation=fed, progress=crash_in_the_sum, round_timeout=12, timeout=180)
             assert not any(e["event"] == "done" for e in events)
     finally:
         fed.close()

@@ -192,6 +192,74 @@ def test_a_node_that_does_not_answer_or_answers_with_an_error_stops_the_run_nami
         t.check_replies(_sent(1, 3), [_reply(1), failed], "round 1")
 
 
+def test_a_site_lost_after_the_secure_sums_leaves_the_run_within_max_dropouts_and_beyond_stops():
+    """Round 2 (or a public broadcast) after every secure sum is complete: a site that does not answer
+    misses only its own model — within max_dropouts of a summable run it leaves the run, named with the
+    step; one more, an error reply, or any loss in a run without dropouts stops the run naming them."""
+    def run_with(method, max_dropouts, replies, dropped=None):
+        run = _run(3, dropped)
+        run.dropped_at = {}
+        run.config = RunConfig(method=method, epsilon=1.0, max_dropouts=max_dropouts)
+        t = run.transport
+        t.entity_of_node = {1: "clinic A", 2: "clinic B", 3: "clinic C"}
+        events = []
+        t.send_and_receive = lambda msgs, timeout: replies
+        t.log = t.dump = lambda *a, **k: None
+        t.progress = lambda event, **info: events.append((event, info))
+        return run, events
+
+    run, events = run_with("dp-popularity", 1, [_reply(1), _reply(2)])
+    got = run.exchange(_sent(1, 2, 3), 2, "item factors V", sa.ROUND2_REPLY, "round 2")
+    assert [r.metadata.src_node_id for r in got] == [1, 2]
+    assert run.dropped == {3: "clinic C"} and run.dropped_at == {"clinic C": "round 2"}
+    assert events == [("dropout", {"entities": ["clinic C"], "stage": "round 2", "contributors": None})]
+    # one already lost in a secure sum: the budget of one is spent
+    run, _ = run_with("dp-popularity", 1, [_reply(1)], dropped={2: "clinic B"})
+    with pytest.raises(sa.DeploymentRunError, match="round 2: no reply within 30 s from clinic C"):
+        run.exchange(_sent(1, 3), 2, "item factors V", sa.ROUND2_REPLY, "round 2")
+    run, _ = run_with("dp-popularity", 0, [_reply(1), _reply(2)])
+    with pytest.raises(sa.DeploymentRunError, match="from clinic C"):
+        run.exchange(_sent(1, 2, 3), 2, "item factors V", sa.ROUND2_REPLY, "round 2")
+    run, _ = run_with("dp-popularity", 1, [_reply(1), _reply(3, {"error": {"message": "disk full"}})])
+    with pytest.raises(sa.DeploymentRunError, match="clinic C: disk full"):
+        run.exchange(_sent(1, 2, 3), 2, "item factors V", sa.ROUND2_REPLY, "round 2")
+    assert run.dropped == {}
+
+
+def test_a_serverapp_interrupted_by_flowers_heartbeat_says_so_before_it_exits(monkeypatch):
+    """Flower's heartbeat thread raises SIGINT in the ServerApp when the SuperLink stops acknowledging
+    the run's task: the launcher must read one error event, not wait its whole timeout."""
+    events = []
+
+    class Interrupted:
+        def __init__(self, grid, context):
+            self.transport = SimpleNamespace(bell=None, progress=lambda event, **info: events.append((event, info)))
+
+        def run(self):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sa, "_Run", Interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sa.main(None, None)
+    assert [e for e, _ in events] == ["error"] and "SuperLink ended the run's task" in events[0][1]["message"]
+
+
+def test_the_progress_file_is_read_a_whole_line_at_a_time(tmp_path):
+    """The ServerApp may be appending an event while the launcher reads: a line without its newline
+    is left for the next read, never parsed half-written."""
+    from dpfed_core.deployment.launcher import ProgressFile
+
+    path = tmp_path / "progress.jsonl"
+    seen = []
+    events = ProgressFile(path, seen.append, "run 1")
+    path.write_text('{"event": "submitted"}\n{"event": "secagg_st', encoding="utf-8")
+    assert [e["event"] for e in events.read()] == ["submitted"]
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('age", "stage": "SecAgg+ setup"}\n')
+    assert [e["event"] for e in events.read()] == ["secagg_stage"] and events.last == "secagg_stage"
+    assert [e["event"] for e in seen] == ["submitted", "secagg_stage"]
+
+
 def _run(n_entities, dropped=None):
     run = object.__new__(sa._Run)
     run.transport = _transport()

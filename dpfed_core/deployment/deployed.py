@@ -350,9 +350,18 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         notes.append("deployment ran with --insecure: plain HTTP and no node authentication")
     if dropped:
         deployment["dropped"] = dropped
-        notes.append(f"{', '.join(dropped)} dropped out during a secure sum (within --max-dropouts "
-                     f"{config.max_dropouts}): the sum is the other entities' (its noise sized for them), the "
-                     "dropped entities took no further part and have no model or metrics from this run")
+        at = res.get("dropped_at") or {}
+        deployment["dropped_at"] = {e: at.get(e, "secure sum") for e in dropped}
+        in_sum = [e for e in dropped if at.get(e, "secure sum").startswith("secure sum")]
+        after = [e for e in dropped if e not in in_sum]
+        if in_sum:
+            notes.append(f"{', '.join(in_sum)} dropped out during a secure sum (within --max-dropouts "
+                         f"{config.max_dropouts}): the sum is the other entities' (its noise sized for them), the "
+                         "dropped entities took no further part and have no model or metrics from this run")
+        if after:
+            notes.append(f"{', '.join(f'{e} ({at[e]})' for e in after)} stopped answering after every secure sum "
+                         f"was complete (within --max-dropouts {config.max_dropouts}): the released sums include "
+                         "its shares; it has no model or metrics from this run")
     doc = result_document(
         dataset, config, spec, metrics, privacy, res["messages"],
         {**timings, **res.get("timings", {}), "wall_total": res.get("wall_seconds")},

@@ -531,7 +531,8 @@ class LocalFederation(GuardedFolder):
                 raise DeploymentError(f"run {run_id} stopped: the SuperLink exited with code "
                                       f"{self.superlink.returncode} (last step: {last}); {see_log(self.dir / 'superlink.log')}")
             if time.monotonic() > end:
-                raise DeploymentError(f"run {run_id} did not finish within {timeout:g} s (last step: {last})")
+                raise DeploymentError(f"run {run_id} did not finish within {timeout:g} s (last step: {last}); "
+                                      f"{see_log(self.dir / 'superlink.log')}")
             # 4 checks a second: each reads the progress file and polls every site process, and at
             # 20 a second that was ≈ 2.6 CPU-s of a one-minute 30-node run, taken from the nodes
             time.sleep(FOLLOW_POLL)
@@ -548,7 +549,9 @@ class ProgressFile:
         self.last = "submitted"
 
     def read(self) -> list[dict]:
-        lines = self.path.read_text(encoding="utf-8").splitlines()
+        text = self.path.read_text(encoding="utf-8")
+        # only whole lines: the ServerApp may be appending the next one while this reads
+        lines = text[:text.rfind("\n") + 1].splitlines()
         new = [json.loads(line) for line in lines[self.seen:]]
         self.seen = len(lines)
         for ev in new:

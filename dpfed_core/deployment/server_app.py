@@ -155,10 +155,12 @@ class _Transport:
     def name(self, node: int) -> str:
         return self.entity_of_node.get(node, f"node {node}")
 
-    def check_replies(self, sent: list[Message], replies: list[Message], what: str) -> None:
+    def check_replies(self, sent: list[Message], replies: list[Message], what: str, tolerate: int = 0) -> list[int]:
+        """Raise on an error reply, or on more than ``tolerate`` nodes that did not answer; returns the
+        nodes that did not answer (at most ``tolerate``)."""
         got = {r.metadata.src_node_id for r in replies}
         missing = [m.metadata.dst_node_id for m in sent if m.metadata.dst_node_id not in got]
-        if missing:
+        if len(missing) > tolerate:
             raise DeploymentRunError(
                 f"{what}: no reply within {self.round_timeout:g} s from "
                 f"{', '.join(self.name(n) for n in missing)} (node stopped or unreachable); run stopped")
@@ -168,6 +170,7 @@ class _Transport:
                 raise DeploymentRunError(f"{what}: {self.name(node)} failed: {r.error.reason}")
             if "error" in r.content.keys():
                 raise DeploymentRunError(f"{what}: {self.name(node)}: {r.content['error']['message']}")
+        return missing
 
     def send_and_receive(self, messages: list[Message], timeout: float | None) -> list[Message]:
         """Push ``messages`` and pull their replies until all are in or ``timeout`` passes.
@@ -197,17 +200,44 @@ class _Transport:
             pause = min(pause * 1.5, POLL_MAX)
         return replies
 
-    def exchange(self, messages: list[Message], round_: int, label: str, reply_label: str) -> list[Message]:
+    def exchange(self, messages: list[Message], round_: int, label: str, reply_label: str,
+                 tolerate: int = 0) -> tuple[list[Message], list[int]]:
+        """Send ``messages``, collect the replies; ``(replies, nodes that did not answer)`` — at most
+        ``tolerate`` of those, more end the run."""
         for m in messages:
             self.log(m, round_, label, True, m.metadata.dst_node_id)
         replies = self.send_and_receive(messages, self.round_timeout)
         for r in replies:
             self.log(r, round_, reply_label, False, r.metadata.src_node_id)
             self.dump(r, f"round{round_}")
-        self.check_replies(messages, replies, f"round {round_}")
-        return replies
+        missing = self.check_replies(messages, replies, f"round {round_}", tolerate)
+        return replies, missing
 
     # ------------------------------------------------------------------ steps
+
+def _dropout_safe_secaggplus():
+    """Flower's :class:`~flwr.server.workflow.SecAggPlusWorkflow`, with the nodes lost before they
+    dealt their key shares taken out of the protocol.
+
+    Why: Flower 1.42 keeps every node that answered *setup* in ``sampled_node_ids`` and in its
+    neighbours' sets. A node that dies between setup and *share keys* dealt no share and masked with
+    nobody (a survivor masks only with the nodes whose shares it received), yet the unmask stage lists
+    it as dead: each survivor is asked for a share it never received (``KeyError`` on every node) and
+    the sum fails although the run is within ``max_dropouts``. After share keys, the nodes that dealt
+    shares are the protocol's participants; the server rebuilds a later dropout's pairwise masks with
+    those participants only (a mask with a node that dealt nothing was never added)."""
+    from flwr.server.workflow import SecAggPlusWorkflow
+
+    class DropoutSafeSecAggPlus(SecAggPlusWorkflow):
+        def share_keys_stage(self, grid, context, state) -> bool:
+            ok = super().share_keys_stage(grid, context, state)
+            dealt = set(state.active_node_ids)
+            state.sampled_node_ids = dealt
+            state.nid_to_neighbours = {n: set(nb) & dealt for n, nb in state.nid_to_neighbours.items() if n in dealt}
+            return ok  # Flower's threshold check above already counted the dealt neighbours only
+
+    return DropoutSafeSecAggPlus
+
 
 class _SecureSum:
     """The secure sums of a run: Flower's SecAggPlusWorkflow driven from this main, every message it
@@ -227,12 +257,12 @@ class _SecureSum:
         from flwr.server.compat.grid_client_proxy import GridClientProxy
         from flwr.server.compat.legacy_context import LegacyContext
         from flwr.server.strategy import FedAvg
-        from flwr.server.workflow import SecAggPlusWorkflow
         from flwr.server.workflow.constant import MAIN_CONFIGS_RECORD, MAIN_PARAMS_RECORD, Key
 
         from dpfed_core.deployment import shamir
 
         shamir.install()  # same reconstruction, the Lagrange basis computed once per round (module doc)
+        _DropoutSafeSecAggPlus = _dropout_safe_secaggplus()
         H = run.n_entities
         nodes = [n for n in nodes if n not in run.dropped]  # a dropped site takes no further part
         survivors = H - int(method.max_dropouts)
@@ -271,7 +301,7 @@ class _SecureSum:
         # fraction of the nodes, which it rounds back to k (odd).
         k = secagg_shares(len(nodes), int(method.max_dropouts))
         threshold = secagg_threshold(len(nodes), int(method.max_dropouts), H)
-        workflow = SecAggPlusWorkflow(num_shares=1.0 if k >= len(nodes) else k / len(nodes),
+        workflow = _DropoutSafeSecAggPlus(num_shares=1.0 if k >= len(nodes) else k / len(nodes),
                                       reconstruction_threshold=threshold, max_weight=1.0,
                                       clipping_range=clip, quantization_range=target, modulus_range=modulus,
                                       timeout=transport.round_timeout)
@@ -320,6 +350,7 @@ class _SecureSum:
             # H − d contributors); the dropped sites take no further part and get no model
             for n in lost:
                 run.dropped[n] = transport.name(n)
+                run.dropped_at[transport.name(n)] = f"secure sum{f' ({stage})' if stage else ''}"
             transport.progress("dropout", entities=[transport.name(n) for n in lost], stage=stage or method.stages[0],
                           contributors=_SumOnly.n_active)
         mean = legacy.state.array_records[MAIN_PARAMS_RECORD].to_numpy_ndarrays()[0]
@@ -378,8 +409,10 @@ class _Run:
         self.connect_timeout = float(rc["connect-timeout"])
         self.timings: dict[str, float] = {}
         self.decisions: list[dict] = []
-        # nodes that dropped out of a secure sum (within the run's max_dropouts): left out from then on
+        # nodes lost within the run's max_dropouts (a secure sum survives them, and a site lost after
+        # its share was summed only misses its own model): left out from then on
         self.dropped: dict[int, str] = {}
+        self.dropped_at: dict[str, str] = {}  # entity → the step it was lost in
 
     # ------------------------------------------------------------------ steps
     def wait_for_nodes(self) -> list[int]:
@@ -428,6 +461,20 @@ class _Run:
                 "by any site")
         return decisions
 
+    def exchange(self, msgs: list[Message], round_: int, label: str, reply_label: str, step: str) -> list[Message]:
+        """:meth:`_Transport.exchange` for a step after the secure sums (a public broadcast, round 2):
+        a site that does not answer is lost within the run's max_dropouts (the released sums are
+        already complete: only its own model is missing), beyond them the run stops."""
+        left = int(self.config.max_dropouts) - len(self.dropped) if self.config.method in SUMMABLE_METHODS else 0
+        replies, missing = self.transport.exchange(msgs, round_, label, reply_label, tolerate=max(left, 0))
+        if missing:
+            names = [self.transport.name(n) for n in missing]
+            for n, name in zip(missing, names):
+                self.dropped[n] = name
+                self.dropped_at[name] = step
+            self.transport.progress("dropout", entities=names, stage=step, contributors=None)
+        return replies
+
     def instructions(self) -> ConfigRecord:
         return ConfigRecord({"config": self.config_json, "n-entities": self.n_entities})
 
@@ -454,7 +501,7 @@ class _Run:
         self.transport.progress("round1_sent", nodes=len(nodes))
         before = len(self.transport.messages)
         replies = self.identify(self.transport.exchange(msgs, 1, "round-1 instruction (public run configuration)",
-                                              "prototypes (+ ledger rows)"))
+                                                        "prototypes (+ ledger rows)")[0])
         P = [r.content["release"]["prototypes"].numpy() for r in replies]
         counts = ([r.content["release"]["counts"].numpy() for r in replies]
                   if self.config.server_weighting == "counts" else None)
@@ -561,8 +608,8 @@ class _Run:
                                     "config": ConfigRecord({"after-stage": stage})}),
                         dst_node_id=n, message_type="query.public") for n in nodes]
         before = len(self.transport.messages)
-        self.transport.exchange(msgs, 1, f"public result of the {stage} sum ({what or 'nothing'})",
-                      "acknowledgement (public result stored)")
+        self.exchange(msgs, 1, f"public result of the {stage} sum ({what or 'nothing'})",
+                      "acknowledgement (public result stored)", f"public result of the {stage} sum")
         for m in self.transport.messages[before:]:
             if m["sender"] == "server":
                 m["shape"] = [int(np.size(v)) for v in arrays.values()]
@@ -574,7 +621,7 @@ class _Run:
         msgs = [Message(rec, dst_node_id=n, message_type="query.round2") for n in nodes_in_order]
         self.transport.progress("round2_sent", nodes=len(msgs), shape=list(V.shape))
         before = len(self.transport.messages)
-        replies = self.transport.exchange(msgs, 2, "item factors V", ROUND2_REPLY)
+        replies = self.exchange(msgs, 2, "item factors V", ROUND2_REPLY, "round 2")
         for m in self.transport.messages[before:]:
             if m["content"] == "item factors V":
                 m["shape"] = list(V.shape)
@@ -642,7 +689,7 @@ class _Run:
         self.timings["server_total"] = time.perf_counter() - t_start
         result = {"entities": entities, "messages": self.transport.messages, "timings": self.timings,
                   "secure_aggregation": secure, "n_entities": H, "site_decisions": self.decisions,
-                  "dropped": sorted(self.dropped.values()),
+                  "dropped": sorted(self.dropped.values()), "dropped_at": self.dropped_at,
                   # the released catalogue keys (public: a DP output) and the threshold's public inputs
                   "catalogue": ({k: v for k, v in self.catalogue.items() if k != "stage"}
                                 if self.catalogue is not None else None)}
@@ -680,6 +727,13 @@ def main(grid: Grid, context: Context) -> None:
         run.transport.progress("error", message=str(exc))
     except Exception as exc:  # noqa: BLE001 — reported to the launcher, which shows it as one line
         run.transport.progress("error", message=f"server: {type(exc).__name__}: {exc}")
+        raise
+    except KeyboardInterrupt:
+        # Flower's heartbeat thread raises SIGINT in this process when the SuperLink no longer
+        # acknowledges the run's task (it missed 2 × 30 s of heartbeats, or the run was stopped):
+        # say so, or the launcher would wait its whole timeout for a run that has ended
+        run.transport.progress("error", message="server: the ServerApp was interrupted — the SuperLink ended the "
+                                                "run's task (heartbeat not acknowledged, or the run was stopped)")
         raise
     finally:
         if run.transport.bell is not None:
