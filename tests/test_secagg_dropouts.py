@@ -139,3 +139,21 @@ def test_a_node_lost_before_it_dealt_its_key_shares_breaks_flowers_own_workflow(
 def test_beyond_the_threshold_nothing_is_unmasked(step):
     """Three of five lost (threshold 3): fewer key shares than the threshold, no sum."""
     assert secure_sum(5, 3, {102: step, 103: step, 104: step}) is None
+
+
+def test_another_flowers_workflow_runs_as_it_is_and_says_what_that_means(monkeypatch, capsys):
+    """The subclass is written against Flower 1.42's two stages (fingerprints in flower_internals):
+    a Flower whose share-keys stage differs gets its own workflow back, with one line saying a site
+    lost at that step would make the sum fail."""
+    from dpfed_core.deployment import flower_internals as fi
+
+    def their_share_keys(self, grid, context, state):  # a "new Flower" body
+        return False
+
+    monkeypatch.setattr(SecAggPlusWorkflow, "share_keys_stage", their_share_keys)
+    monkeypatch.setattr(fi, "_WARNED", set())
+    assert _dropout_safe_secaggplus() is SecAggPlusWorkflow
+    err = capsys.readouterr().err
+    assert "'secaggplus-share-keys'" in err and "secure sum fail" in err and "only slower" not in err
+    monkeypatch.undo()
+    assert _dropout_safe_secaggplus() is not SecAggPlusWorkflow

@@ -4,12 +4,14 @@ start-up against the pinned version it was written for, with Flower's stock code
 Flower is a dependency, not a fork: :mod:`.node_runtime` and :mod:`.shamir` speed a local deployment
 up by replacing a few private functions (the SuperNode's fixed sleeps and its push/pull, the SuperExec
 loop's executor and clock, SecAgg+'s Shamir reconstruction, the GF(2¹²⁸) multiplication of one
-operator's processes, the node's reported run time). Private names change without notice (Flower
-shipped four breaking minor releases in a year), so before replacing one, :func:`usable` checks that
-the installed package is the pinned version **and** that the replaced code is the code it was
-written against (a SHA-256 of its source). If not, it prints one line naming the internal, the
-version found and what differs, and the caller keeps the stock code: the deployment still runs, at
-Flower's own speed.
+operator's processes, the node's reported run time), and the secure sum's workflow is subclassed to
+survive a site lost between SecAgg+'s setup and share-keys steps. Private names change without
+notice (Flower shipped four breaking minor releases in a year), so before replacing one,
+:func:`usable` checks that the installed package is the pinned version **and** that the replaced
+code is the code it was written against (a SHA-256 of its source). If not, it prints one line naming
+the internal, the version found, what differs and what the stock code means (``Internal.stock``: at
+Flower's own speed, or a secure sum that fails when a site is lost at that step), and the caller
+keeps the stock code.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ class Internal:
     attribute: str     # "name" or "Class.name"
     fingerprint: str   # first 16 hex digits of the SHA-256 of its source at the pinned version
     why: str           # what dpfed replaces and what the stock path costs
+    stock: str = "the run is the same, only slower"  # what running Flower's own code instead means
 
 
 INTERNALS = {
@@ -55,6 +58,16 @@ INTERNALS = {
     "shamir-combine": Internal(
         "flwr", "flwr.common.secure_aggregation.crypto.shamir", "_shamir_combine", "7d9e13c5a2186329",
         "SecAgg+'s Shamir reconstruction with the Lagrange basis computed once per round"),
+    # the secure sum's handling of a node lost between setup and share keys (server_app
+    # ._dropout_safe_secaggplus), written against both stages it relies on
+    "secaggplus-share-keys": Internal(
+        "flwr", "flwr.server.workflow.secure_aggregation.secaggplus_workflow", "SecAggPlusWorkflow.share_keys_stage",
+        "a22dfd6309540039", "taking a site lost before it dealt its SecAgg+ key shares out of the protocol",
+        "a site lost at that step makes the secure sum fail (Flower's workflow asks for shares never dealt)"),
+    "secaggplus-unmask": Internal(
+        "flwr", "flwr.server.workflow.secure_aggregation.secaggplus_workflow", "SecAggPlusWorkflow.unmask_stage",
+        "c4639d18768446e9", "the unmask stage that rebuilds only the lost sites' masks the survivors added",
+        "a site lost at that step makes the secure sum fail (Flower's workflow asks for shares never dealt)"),
     "gf128-mul": Internal(
         "pycryptodome", "Crypto.Protocol.SecretSharing", "_Element.__mul__", "ffff1fa24e2cb09b",
         "GF(2¹²⁸) multiplication without timing hardening, in one operator's processes only"),
@@ -111,7 +124,7 @@ def usable(name: str) -> bool:
         _WARNED.add(name)
         item = INTERNALS[name]
         print(f"dpfed: not replacing Flower internal {name!r} ({item.why}): {why}; using the stock code path "
-              "(the run is the same, only slower; pin the versions of requirements-deploy.txt to restore it)",
+              f"({item.stock}; pin the versions of requirements-deploy.txt to restore it)",
               file=sys.stderr, flush=True)
     return False
 

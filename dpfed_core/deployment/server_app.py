@@ -228,6 +228,11 @@ def _dropout_safe_secaggplus():
     those participants only (a mask with a node that dealt nothing was never added)."""
     from flwr.server.workflow import SecAggPlusWorkflow
 
+    from dpfed_core.deployment import flower_internals as fi
+
+    if not (fi.usable("secaggplus-share-keys") and fi.usable("secaggplus-unmask")):
+        return SecAggPlusWorkflow  # another Flower: its own workflow (said on stderr)
+
     class DropoutSafeSecAggPlus(SecAggPlusWorkflow):
         def share_keys_stage(self, grid, context, state) -> bool:
             ok = super().share_keys_stage(grid, context, state)
