@@ -361,7 +361,8 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         if after:
             notes.append(f"{', '.join(f'{e} ({at[e]})' for e in after)} stopped answering after every secure sum "
                          f"was complete (within --max-dropouts {config.max_dropouts}): the released sums include "
-                         "its shares; it has no model or metrics from this run")
+                         + ("its shares; it has" if len(after) == 1 else "their shares; they have")
+                         + " no model or metrics from this run")
     doc = result_document(
         dataset, config, spec, metrics, privacy, res["messages"],
         {**timings, **res.get("timings", {}), "wall_total": res.get("wall_seconds")},

@@ -267,7 +267,7 @@ class _SecureSum:
         from dpfed_core.deployment import shamir
 
         shamir.install()  # same reconstruction, the Lagrange basis computed once per round (module doc)
-        _DropoutSafeSecAggPlus = _dropout_safe_secaggplus()
+        workflow_class = _dropout_safe_secaggplus()  # Flower's, surviving a site lost at any step
         H = run.n_entities
         nodes = [n for n in nodes if n not in run.dropped]  # a dropped site takes no further part
         survivors = H - int(method.max_dropouts)
@@ -306,10 +306,10 @@ class _SecureSum:
         # fraction of the nodes, which it rounds back to k (odd).
         k = secagg_shares(len(nodes), int(method.max_dropouts))
         threshold = secagg_threshold(len(nodes), int(method.max_dropouts), H)
-        workflow = _DropoutSafeSecAggPlus(num_shares=1.0 if k >= len(nodes) else k / len(nodes),
-                                      reconstruction_threshold=threshold, max_weight=1.0,
-                                      clipping_range=clip, quantization_range=target, modulus_range=modulus,
-                                      timeout=transport.round_timeout)
+        workflow = workflow_class(num_shares=1.0 if k >= len(nodes) else k / len(nodes),
+                                  reconstruction_threshold=threshold, max_weight=1.0,
+                                  clipping_range=clip, quantization_range=target, modulus_range=modulus,
+                                  timeout=transport.round_timeout)
         step = {"i": 0}
         failures: dict[str, str] = {}
 
