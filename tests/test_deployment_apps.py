@@ -248,6 +248,56 @@ def test_a_serverapp_interrupted_by_flowers_heartbeat_says_so_before_it_exits(mo
     assert [e for e, _ in events] == ["error"] and "SuperLink ended the run's task" in events[0][1]["message"]
 
 
+def test_a_reply_that_says_its_node_is_gone_counts_as_no_reply():
+    """Flower answers for a lost node with an error reply (its objects never arrived, the node stopped
+    heartbeating, the message expired), sent from the ServerApp's own node id: the transport drops it,
+    so the step sees that node as missing — within max_dropouts a loss, not a failure naming "node 0"."""
+    from flwr.common.constant import ErrorCode
+
+    def reply(to, node, code=None):
+        return SimpleNamespace(metadata=SimpleNamespace(src_node_id=node, reply_to_message_id=to),
+                               has_error=lambda: code is not None, error=SimpleNamespace(code=code, reason="gone"),
+                               content={})
+
+    for code in (ErrorCode.MESSAGE_UNAVAILABLE, ErrorCode.REPLY_MESSAGE_UNAVAILABLE, ErrorCode.NODE_UNAVAILABLE):
+        t = _transport({1: "clinic A", 2: "clinic B"})
+        t.bell, t.node_bells = None, []
+        answers = [reply("m1", 1), reply("m2", 0, code)]
+        t.grid = SimpleNamespace(push_messages=lambda msgs: ["m1", "m2"], pull_messages=lambda ids: answers)
+        got = t.send_and_receive(_sent(1, 2), timeout=5)
+        assert [r.metadata.src_node_id for r in got] == [1]
+        assert t.check_replies(_sent(1, 2), got, "round 2", tolerate=1) == [2]
+    # a node that failed (its ClientApp raised) is a failure, kept and reported
+    t = _transport({1: "clinic A", 2: "clinic B"})
+    t.bell, t.node_bells = None, []
+    failed = [reply("m1", 1), reply("m2", 2, ErrorCode.CLIENT_APP_RAISED_EXCEPTION)]
+    t.grid = SimpleNamespace(push_messages=lambda msgs: ["m1", "m2"], pull_messages=lambda ids: failed)
+    assert len(t.send_and_receive(_sent(1, 2), timeout=5)) == 2
+
+
+def test_a_replys_objects_are_pulled_for_at_most_the_round_timeout(monkeypatch):
+    """A node killed between pushing its reply and its reply's objects: the ServerApp's pull gives up
+    after the round timeout (Flower then answers with an error reply) instead of Flower's 2 h."""
+    import time
+
+    import flwr.superlink.grid.http_grid as http_grid
+    from flwr.supercore.inflatable.inflatable_utils import ObjectPullError, ObjectUnavailableError
+
+    monkeypatch.setattr(http_grid, "pull_objects", http_grid.pull_objects)  # restored after the test
+    sa.bound_reply_pulls(0.3)
+
+    def never_there(object_id):
+        raise ObjectUnavailableError(object_id)
+
+    t0 = time.monotonic()
+    with pytest.raises(ObjectPullError, match="timeout or retry limit"):
+        # (Flower's own try limit is kept finite here so that an unbounded pull fails the test, not hangs it)
+        http_grid.pull_objects(object_ids=["a", "b"], pull_object_fn=never_there, initial_backoff=0.05,
+                               backoff_cap=0.05, max_tries_per_object=100)
+    assert time.monotonic() - t0 < 2.0
+    assert http_grid.pull_objects(object_ids=["a"], pull_object_fn=lambda i: b"x") == {"a": b"x"}
+
+
 def test_the_progress_file_is_read_a_whole_line_at_a_time(tmp_path):
     """The ServerApp may be appending an event while the launcher reads: a line without its newline
     is left for the next read, never parsed half-written."""

@@ -68,6 +68,11 @@ INTERNALS = {
         "flwr", "flwr.server.workflow.secure_aggregation.secaggplus_workflow", "SecAggPlusWorkflow.unmask_stage",
         "c4639d18768446e9", "the unmask stage that rebuilds only the lost sites' masks the survivors added",
         "a site lost at that step makes the secure sum fail (Flower's workflow asks for shares never dealt)"),
+    # the ServerApp's pull of a reply's objects (server_app.bound_reply_pulls)
+    "grid-pull-messages": Internal(
+        "flwr", "flwr.superlink.grid.http_grid", "HttpGrid.pull_messages", "67a5266a5a2ed515",
+        "a reply whose objects never arrive (its node died mid-upload) becomes an error reply after the round timeout",
+        "the ServerApp waits for them up to Flower's 2 h pull limit"),
     "gf128-mul": Internal(
         "pycryptodome", "Crypto.Protocol.SecretSharing", "_Element.__mul__", "ffff1fa24e2cb09b",
         "GF(2¹²⁸) multiplication without timing hardening, in one operator's processes only"),

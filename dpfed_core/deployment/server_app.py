@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordDict
+from flwr.common.constant import ErrorCode
 from flwr.serverapp import Grid, ServerApp
 
 from dpfed_core.errors import DpfedError
@@ -91,6 +92,37 @@ class DeploymentRunError(DpfedError):
     """The run cannot finish; the message says which node and what happened."""
 
 
+#: Flower's error codes of a reply that says the node is gone (not that it failed): the message or
+#: its reply expired, the node stopped heartbeating, or the reply's objects never arrived.
+LOST_NODE_ERRORS = frozenset({ErrorCode.MESSAGE_UNAVAILABLE, ErrorCode.REPLY_MESSAGE_UNAVAILABLE,
+                              ErrorCode.NODE_UNAVAILABLE})
+
+
+def bound_reply_pulls(max_time: float) -> None:
+    """Pull a reply's objects for at most ``max_time`` seconds in this process (the ServerApp's).
+
+    Why: a node pushes a reply in two steps, the message and then its objects (the content). A node
+    killed between the two leaves a reply whose objects never arrive, and Flower 1.42's
+    ``HttpGrid.pull_messages`` retries them for up to 2 h (``pull_objects``' default ``max_time``),
+    blocking every other reply of the step — a run that loses a site at that moment hung until its
+    launcher's timeout. Bounded, the pull gives up and Flower's own code answers with an error reply
+    (``MESSAGE_UNAVAILABLE``: "the sender may not have completed the upload"), which the transport
+    counts as a node that did not answer."""
+    import flwr.superlink.grid.http_grid as http_grid
+    from flwr.supercore.inflatable.inflatable_utils import pull_objects
+
+    from dpfed_core.deployment import flower_internals as fi
+
+    if not fi.usable("grid-pull-messages"):
+        return
+
+    def bounded_pull_objects(*args, **kwargs):
+        kwargs["max_time"] = min(float(kwargs.get("max_time") or max_time), max_time)
+        return pull_objects(*args, **kwargs)
+
+    http_grid.pull_objects = bounded_pull_objects
+
+
 class _Transport:
     """How the coordinator talks to the sites: push and pull through the grid, the message log with
     Flower's serialised sizes, the compliance dump, the progress file, the node ↔ entity names."""
@@ -108,6 +140,7 @@ class _Transport:
         bells = [int(p) for p in str(rc.get("doorbells", "")).split(",") if p.strip()]
         self.bell = Doorbell.open(bells[0]) if bells else None
         self.node_bells = bells[1:]
+        bound_reply_pulls(self.round_timeout)
 
     # ------------------------------------------------------------------ bookkeeping
     def progress(self, event: str, **info) -> None:
@@ -185,7 +218,8 @@ class _Transport:
         pause = 0.005
         while pending:
             got = list(self.grid.pull_messages(pending))
-            replies.extend(got)
+            # a reply that only says its node is gone is no reply: the node is missing, not failed
+            replies.extend(m for m in got if not (m.has_error() and m.error.code in LOST_NODE_ERRORS))
             pending.difference_update(m.metadata.reply_to_message_id for m in got)
             if not pending or (timeout is not None and time.monotonic() >= end):
                 break
