@@ -1336,7 +1336,7 @@ MUTANTS = (
     Mutant("round2-loss-stops-the-run", SERVER, "_Run.exchange", "max(left, 0)", "0", (LOST_AFTER,)),
     Mutant("round2-loss-beyond-max-dropouts-tolerated", SERVER, "_Run.exchange",
            "int(self.config.max_dropouts) - len(self.dropped)", "int(self.config.max_dropouts)", (LOST_AFTER,)),
-    Mutant("round2-loss-not-recorded", SERVER, "_Run.exchange", "self.dropped[n] = name", "pass", (LOST_AFTER,)),
+    Mutant("round2-loss-not-recorded", SERVER, "_Run.lose", "self.dropped[n] = name", "pass", (LOST_AFTER,)),
     Mutant("serverapp-interrupt-unreported", SERVER, "main",
            "run.transport.progress('error')", "None",
            (f"{APPS}::test_a_serverapp_interrupted_by_flowers_heartbeat_says_so_before_it_exits",), nth=2),

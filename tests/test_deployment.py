@@ -262,23 +262,25 @@ def test_summable_release_goes_through_secagg_and_equals_in_process(deployment):
     np.testing.assert_array_equal(np.maximum(np.sum(shares, axis=0), 0.0), V[:, 0])
 
 
-def ref_shares(ds, cfg):
-    """The three shares the in-process run adds up (same streams as the nodes in simulation)."""
+def ref_shares(ds, cfg, method=None, **share_args) -> list[np.ndarray]:
+    """Each entity's share as its node draws it in the labelled simulation mode (the same rows and
+    streams as the in-process run): of ``method`` (default: the run's dp-popularity), with
+    ``share_args`` for its ``share`` — ``rngs``: the entities' streams when one stage follows another
+    on them, else fresh ones from the run's seed."""
     from dpfed_core.federation.summable import make_summable_method
     from dpfed_core.privacy.ledger import PrivacyLedger
     from dpfed_core.models.blend import released_rows
     from dpfed_core.privacy.noise import method_generator
 
     split = make_split(ds, cfg)
-    rngs = method_generator(cfg.seed, private=True, simulation=True).spawn(ds.n_entities + 1)
-    m = make_summable_method("dp-popularity", value_max=ds.value_max, epsilon=cfg.epsilon, delta=cfg.delta,
-                             max_dropouts=1)
-    out = []
-    for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices())):
-        # a site's shares read its rows without the entries its round 2 validates on
-        out.append(m.share(released_rows(split.train[sl]), rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name),
-                           3).values)
-    return out
+    rngs = share_args.pop("rngs", None) or method_generator(cfg.seed, private=True,
+                                                            simulation=True).spawn(ds.n_entities + 1)
+    m = method or make_summable_method("dp-popularity", value_max=ds.value_max, epsilon=cfg.epsilon,
+                                       delta=cfg.delta, max_dropouts=cfg.max_dropouts)
+    # a site's shares read its rows without the entries its round 2 validates on
+    return [m.share(released_rows(split.train[sl]), rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name),
+                    ds.n_entities, **share_args).values
+            for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices()))]
 
 
 def test_a_method_that_pools_raw_data_is_refused(deployment):
@@ -576,8 +578,6 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     (public), a SecAgg+ sum of the packed co-occurrence shares, V down. Same V and metrics as the
     in-process run; the server received masked vectors and acknowledgements only."""
     from dpfed_core.federation.summable import make_summable_method, unpack_symmetric
-    from dpfed_core.models.blend import released_rows
-    from dpfed_core.privacy.ledger import PrivacyLedger
     from dpfed_core.privacy.noise import method_generator
 
     ds, M, cfg = three_clinics(features=True), COOC_ITEMS, COOC_CFG
@@ -621,14 +621,9 @@ def test_cooccurrence_runs_one_secure_sum_per_stage_and_equals_in_process(cooccu
     assert items.size == M
     method = make_summable_method("dp-cooccurrence", value_max=ds.value_max, epsilon=1.0, delta=cfg.delta,
                                   max_dropouts=1, max_items=M, rank=3, lam=cfg.lam, max_iter=60)
-    split = make_split(ds, cfg)
     rngs = method_generator(cfg.seed, private=True, simulation=True).spawn(ds.n_entities + 1)
-    shares = {"popularity": [], "co-occurrence": []}
-    for stage in shares:
-        for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices())):
-            shares[stage].append(method.share(released_rows(split.train[sl]), rngs[h],
-                                              PrivacyLedger(1.0, 1e-6).for_entity(name), 3, stage=stage,
-                                              public={"items": items}).values)
+    shares = {stage: ref_shares(ds, cfg, method, rngs=rngs, stage=stage, public={"items": items})
+              for stage in ("popularity", "co-occurrence")}  # the second stage's draws follow the first's
     np.testing.assert_array_equal(np.sum(shares["co-occurrence"], axis=0), res.extra["secure_sum"])
     np.testing.assert_array_equal(np.sort(np.argsort(-np.sum(shares["popularity"], axis=0), kind="stable")[:M]),
                                   items)
@@ -920,23 +915,6 @@ def test_a_node_dying_mid_run_stops_the_run_with_a_clear_message(deployment):
     assert not list((base / "flower").glob("result_*.npz"))
 
 
-def _popularity_shares(ds, cfg) -> list[np.ndarray]:
-    """Each entity's dp-popularity share as its node draws it in the labelled simulation mode (the
-    same rows and stream as the in-process run)."""
-    from dpfed_core.federation.summable import make_summable_method
-    from dpfed_core.models.blend import released_rows
-    from dpfed_core.privacy.ledger import PrivacyLedger
-    from dpfed_core.privacy.noise import method_generator
-
-    method = make_summable_method("dp-popularity", value_max=ds.value_max, epsilon=cfg.epsilon, delta=cfg.delta,
-                                  max_dropouts=cfg.max_dropouts)
-    split = make_split(ds, cfg)
-    rngs = method_generator(cfg.seed, private=True, simulation=True).spawn(ds.n_entities + 1)
-    return [method.share(released_rows(split.train[sl]), rngs[h], PrivacyLedger(1.0, 1e-6).for_entity(name),
-                         ds.n_entities).values
-            for h, (name, sl) in enumerate(zip(ds.entity_names, ds.entity_slices()))]
-
-
 #: (when a node is killed, whom, how many shares the sum holds, the step the site is lost in)
 KILLS = {
     # after setup, before (or just after) it dealt its key shares: its mask never entered the sum
@@ -985,7 +963,7 @@ def test_a_node_killed_in_a_secure_sum_within_max_dropouts_completes_and_beyond_
             assert any(note in n for n in doc["notes"]), doc["notes"]
             assert math.isfinite(doc["overall"]["mar"])
             # the unmasked sum is exactly the contributors' shares: every mask removed, none left over
-            shares = _popularity_shares(ds, cfg)[:contributors]
+            shares = ref_shares(ds, cfg)[:contributors]
             np.testing.assert_array_equal(V[:, 0], np.maximum(np.sum(shares, axis=0), 0.0))
         else:
             with pytest.raises(DeploymentError, match=r"entity 'clinic B'.*'clinic C'"):

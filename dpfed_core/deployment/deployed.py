@@ -350,9 +350,8 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         notes.append("deployment ran with --insecure: plain HTTP and no node authentication")
     if dropped:
         deployment["dropped"] = dropped
-        at = res.get("dropped_at") or {}
-        deployment["dropped_at"] = {e: at.get(e, "secure sum") for e in dropped}
-        in_sum = [e for e in dropped if at.get(e, "secure sum").startswith("secure sum")]
+        at = deployment["dropped_at"] = {e: (res.get("dropped_at") or {}).get(e, "secure sum") for e in dropped}
+        in_sum = [e for e in dropped if at[e].startswith("secure sum")]
         after = [e for e in dropped if e not in in_sum]
         if in_sum:
             notes.append(f"{', '.join(in_sum)} dropped out during a secure sum (within --max-dropouts "

@@ -387,11 +387,8 @@ class _SecureSum:
         if lost:
             # within max_dropouts: the survivors' sum carries enough noise (each share was sized for
             # H − d contributors); the dropped sites take no further part and get no model
-            for n in lost:
-                run.dropped[n] = transport.name(n)
-                run.dropped_at[transport.name(n)] = f"secure sum{f' ({stage})' if stage else ''}"
-            transport.progress("dropout", entities=[transport.name(n) for n in lost], stage=stage or method.stages[0],
-                          contributors=_SumOnly.n_active)
+            run.lose(lost, f"secure sum{f' ({stage})' if stage else ''}", stage=stage or method.stages[0],
+                     contributors=_SumOnly.n_active)
         mean = legacy.state.array_records[MAIN_PARAMS_RECORD].to_numpy_ndarrays()[0]
         # SecAggPlusWorkflow returns the mean of the contributors' unmasked shares (weight 1 each); × their
         # number and back onto the grid gives the exact integer sum (every share is on the grid).
@@ -507,12 +504,17 @@ class _Run:
         left = int(self.config.max_dropouts) - len(self.dropped) if self.config.method in SUMMABLE_METHODS else 0
         replies, missing = self.transport.exchange(msgs, round_, label, reply_label, tolerate=max(left, 0))
         if missing:
-            names = [self.transport.name(n) for n in missing]
-            for n, name in zip(missing, names):
-                self.dropped[n] = name
-                self.dropped_at[name] = step
-            self.transport.progress("dropout", entities=names, stage=step, contributors=None)
+            self.lose(missing, step, stage=step, contributors=None)
         return replies
+
+    def lose(self, nodes: list[int], step: str, **event) -> None:
+        """Record ``nodes`` as lost at ``step`` (within the run's max_dropouts): they take no further
+        part and get no model. ``event``: the fields of the ``dropout`` progress event."""
+        names = [self.transport.name(n) for n in nodes]
+        for n, name in zip(nodes, names):
+            self.dropped[n] = name
+            self.dropped_at[name] = step
+        self.transport.progress("dropout", entities=names, **event)
 
     def instructions(self) -> ConfigRecord:
         return ConfigRecord({"config": self.config_json, "n-entities": self.n_entities})
@@ -528,7 +530,7 @@ class _Run:
                                          "give every node its own shard")
             by_index[idx] = r
             self.transport.entity_of_node[r.metadata.src_node_id] = name
-        # every entity once, but those that dropped out of a secure sum (self.dropped)
+        # every entity once, but those lost earlier in the run (self.dropped)
         if any(not 0 <= h < self.n_entities for h in by_index) or len(by_index) + len(self.dropped) != self.n_entities:
             raise DeploymentRunError(f"the nodes serve entities {sorted(by_index)}, expected 0…{self.n_entities - 1}"
                                      + (f" but the dropped {sorted(self.dropped.values())}" if self.dropped else ""))
