@@ -157,6 +157,7 @@ def test_a_field_of_spaces_is_empty_and_named_with_the_flag_that_skips_it():
     with pytest.raises(DataError, match=r"data row 2 \(line 3\): column 'user' is empty.*drop_missing") as exc:
         load_long_table(io.BytesIO(data), **kw)
     assert exc.value.param == "drop_missing"
+    assert "Every row needs a value in its user column;" in str(exc.value)
     ds = load_long_table(io.BytesIO(data), **kw, drop_missing=True)
     assert list(ds.user_ids) == ["u1", "u2", "u3"] and ds.X.nnz == 3
 

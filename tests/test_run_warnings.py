@@ -60,11 +60,28 @@ def _warnings(mar, entities=(), method="dp-gaussian", catalogue=None, **cfg):
 
 
 def test_a_ranking_within_the_margin_of_chance_is_warned_and_names_epsilon_only_for_a_dp_method():
-    (w,) = _warnings(0.485)
+    (w,) = _warnings(0.485, epsilon=1.0)
     assert w["code"] == "chance-ranking" and w["param"] == "epsilon" and "MAR 0.485" in w["text"]
     assert _warnings(0.47) == []
     (w,) = _warnings(0.49, method="central")
     assert w["param"] is None and "check the data and the method" in w["text"]
+
+
+def test_a_chance_ranking_names_only_the_controls_that_can_lift_it():
+    """More ε while ε is finite; secure aggregation only for a summable method run without it; a
+    declared catalogue only where the run selected one by DP. At ε = ∞ none of them: no noise was added."""
+    def text(**kw):
+        (w,) = _warnings(0.5, **{"epsilon": 1.0, **kw})
+        return w["text"].split(": ", 1)[1], w["param"]
+
+    assert text() == ("raise epsilon", "epsilon")  # dp-gaussian: not summable, declared items
+    assert text(method="dp-cooccurrence") == ("raise epsilon or use secure aggregation", "epsilon")
+    assert text(method="dp-cooccurrence", catalogue=[0, 2]) == (
+        "raise epsilon, use secure aggregation, or declare the item catalogue (items=FILE)", "epsilon")
+    assert text(method="dp-cooccurrence", aggregation="secure", catalogue=[1]) == (
+        "raise epsilon or declare the item catalogue (items=FILE)", "epsilon")
+    assert text(method="dp-cooccurrence", epsilon=float("inf")) == (
+        "no noise was added (ε = ∞), so check the data and the method", None)
 
 
 def test_an_empty_catalogue_is_the_one_reason_given_for_a_chance_ranking():

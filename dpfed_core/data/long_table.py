@@ -212,7 +212,7 @@ def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int,
             n_bad = int(miss[col].sum())
             raise DataError(
                 f"{_row_ref(label, first, from_text)}: column '{col}' is empty"
-                f"{f' (and in {n_bad - 1} more rows)' if n_bad > 1 else ''}. Every row needs a "
+                f"{f' (and in {n_bad - 1} more rows)' if n_bad > 1 else ''}. Every row needs a value in its "
                 f"{needed[col]}; fill the gaps, or leave such rows out with drop_missing.",
                 param="drop_missing"
             )

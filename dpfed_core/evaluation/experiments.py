@@ -236,10 +236,13 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
                               "secure aggregation"})
     mar = metrics["overall"].get("mar")
     if mar is not None and math.isfinite(mar) and mar >= 0.5 - CHANCE_MAR_MARGIN and not out:
-        out.append({"code": "chance-ranking", "param": "epsilon" if spec.uses_epsilon else None,
+        hints = _chance_hints(dataset, config, spec, cat_cols is not None)
+        out.append({"code": "chance-ranking", "param": "epsilon" if hints and hints[0] == "raise epsilon" else None,
                     "text": f"the ranking is no better than chance (MAR {mar:.3f}; 0.5 = random order): "
-                            + ("raise epsilon, use secure aggregation, or declare the item catalogue "
-                               "(items=FILE)" if spec.uses_epsilon else "check the data and the method")})
+                            + (", ".join(hints[:-1]) + (", or " if len(hints) > 2 else " or ") + hints[-1]
+                               if len(hints) > 1 else hints[0] if hints else
+                               ("no noise was added (ε = ∞), so " if spec.uses_epsilon else "")
+                               + "check the data and the method")})
     empty = [e["name"] for e in metrics["entities"] if not e.get("n_test_users")]
     if empty:
         shown = ", ".join(map(str, empty[:5])) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
@@ -247,6 +250,22 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
                     "text": f"{len(empty)} entit{'y has' if len(empty) == 1 else 'ies have'} no test users, so "
                             f"their metrics are undefined (not a win): {shown}"})
     return out
+
+
+def _chance_hints(dataset: FederatedDataset, config: RunConfig, spec, dp_catalogue: bool) -> list[str]:
+    """The controls that can lift a DP run's ranking above chance, in the order worth trying: more ε
+    (while ε is finite), secure aggregation (a summable method run without it), a declared catalogue
+    (when the run selected one by DP). None for a non-private method or at ε = ∞: no noise to blame."""
+    from dpfed_core.federation.protocol import is_summable
+
+    if not spec.uses_epsilon or not math.isfinite(config.epsilon):
+        return []
+    hints = ["raise epsilon"]
+    if is_summable(config.method) and config.aggregation != "secure":
+        hints.append("use secure aggregation")
+    if dp_catalogue:
+        hints.append("declare the item catalogue (items=FILE)")
+    return hints
 
 
 def check_declared_federation(dataset: FederatedDataset, config: RunConfig) -> None:
