@@ -85,9 +85,15 @@ def test_a_chance_ranking_names_only_the_controls_that_can_lift_it():
 
 
 def test_an_empty_catalogue_is_the_one_reason_given_for_a_chance_ranking():
-    ws = _warnings(0.5, catalogue=[])
+    ws = _warnings(0.5, catalogue=[], epsilon=1.0)
     assert [w["code"] for w in ws] == ["empty-catalogue"]
     assert "nothing was learned" in ws[0]["text"]
+    assert ws[0]["text"].endswith(": declare the item catalogue (items=FILE, a formulary) or raise epsilon")
+    (w,) = _warnings(0.5, catalogue=[], epsilon=1.0, method="dp-cooccurrence")
+    assert w["text"].endswith(": declare the item catalogue (items=FILE, a formulary), raise epsilon, or use "
+                              "secure aggregation")
+    (w,) = _warnings(0.5, catalogue=[], epsilon=1.0, method="dp-cooccurrence", aggregation="secure")
+    assert w["text"].endswith(": declare the item catalogue (items=FILE, a formulary) or raise epsilon")
 
 
 def test_entities_without_test_users_are_counted_and_the_first_five_named():

@@ -232,15 +232,14 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
                     "text": "no item passed the DP catalogue selection, so the federation shared nothing"
                             + (" (each entity recommends from its own model alone)" if own else
                                " and nothing was learned")
-                            + ": declare the item catalogue (items=FILE, a formulary), raise epsilon, or use "
-                              "secure aggregation"})
+                            + ": " + _either(["declare the item catalogue (items=FILE, a formulary)",
+                                              *_chance_hints(dataset, config, spec, False)])})
     mar = metrics["overall"].get("mar")
     if mar is not None and math.isfinite(mar) and mar >= 0.5 - CHANCE_MAR_MARGIN and not out:
         hints = _chance_hints(dataset, config, spec, cat_cols is not None)
         out.append({"code": "chance-ranking", "param": "epsilon" if hints and hints[0] == "raise epsilon" else None,
                     "text": f"the ranking is no better than chance (MAR {mar:.3f}; 0.5 = random order): "
-                            + (", ".join(hints[:-1]) + (", or " if len(hints) > 2 else " or ") + hints[-1]
-                               if len(hints) > 1 else hints[0] if hints else
+                            + (_either(hints) if hints else
                                ("no noise was added (ε = ∞), so " if spec.uses_epsilon else "")
                                + "check the data and the method")})
     empty = [e["name"] for e in metrics["entities"] if not e.get("n_test_users")]
@@ -250,6 +249,13 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
                     "text": f"{len(empty)} entit{'y has' if len(empty) == 1 else 'ies have'} no test users, so "
                             f"their metrics are undefined (not a win): {shown}"})
     return out
+
+
+def _either(options: list[str]) -> str:
+    """'a', 'a or b', 'a, b, or c'."""
+    if len(options) <= 1:
+        return "".join(options)
+    return ", ".join(options[:-1]) + (", or " if len(options) > 2 else " or ") + options[-1]
 
 
 def _chance_hints(dataset: FederatedDataset, config: RunConfig, spec, dp_catalogue: bool) -> list[str]:
