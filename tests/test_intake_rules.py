@@ -169,3 +169,41 @@ def test_whole_number_ids_of_a_parquet_float_column_match_the_declared_list(tmp_
     ds = load_long_table(p, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
                          items=["10", "20"])
     assert list(ds.user_ids) == ["1", "2", "3", "4"] and list(ds.item_ids) == ["10", "20"] and ds.X.nnz == 4
+
+
+def test_rows_of_items_outside_a_declared_catalogue_are_dropped_with_what_that_costs():
+    """The note says how much of the table went, that nobody is recommended those items and that the
+    metrics do not score them, and how to keep them."""
+    df = pd.DataFrame({"user": ["u1", "u1", "u2", "u2", "u3", "u3", "u4", "u4"],
+                       "item": ["a", "b", "a", "z", "b", "a", "a", "b"],
+                       "site": ["A", "A", "A", "A", "B", "B", "B", "B"]})
+    ds = load_long_table(df, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                         items=["a", "b"])
+    assert list(ds.item_ids) == ["a", "b"] and ds.X.nnz == 7
+    (note,) = [n for n in ds.notes if "not in the declared item catalogue" in n]
+    assert note.startswith("dropped 1 row (12 % of the table) of 1 item not in the declared item "
+                           "catalogue ('z'): no entity is recommended these items and the metrics do not "
+                           "score them; list them in the items file to keep them")
+
+
+def test_a_share_under_one_percent_is_not_rounded_to_zero():
+    from dpfed_core.data.long_table import _share
+
+    assert (_share(1, 8), _share(1, 1000), _share(0, 5), _share(5, 5)) == ("12 %", "< 1 %", "0 %", "100 %")
+
+
+def test_a_catalogue_that_names_no_item_of_the_data_shows_both_sides_and_the_likely_mix_up():
+    """Nothing in common: the error quotes the catalogue's first ids and the data's first items; a table
+    of ids and titles (u.item) against data that names its items says the item column must hold the ids."""
+    df = pd.DataFrame({"user": ["u1", "u1", "u2", "u2"], "item": ["apple", "pear", "apple", "fig"],
+                       "site": ["A", "A", "B", "B"]})
+    kw = dict(user_col="user", item_col="item", entity_col="site", value_kind="implicit")
+    with pytest.raises(DataError) as exc:
+        load_long_table(df, **kw, items=(["1", "2", "3", "4"], ["apple", "pear", "fig", "kiwi"]))
+    msg = str(exc.value)
+    assert exc.value.param == "items"
+    assert "its ids: '1', '2', '3' …; the data's items: 'apple', 'pear', 'fig')" in msg
+    assert "read as a table of ids and titles ('apple', 'pear', 'fig' … are its titles)" in msg
+    with pytest.raises(DataError) as exc:
+        load_long_table(df, **kw, items=["x", "y"])
+    assert "(its ids: 'x', 'y'; the data's items: 'apple', 'pear', 'fig'); check the items file" in str(exc.value)

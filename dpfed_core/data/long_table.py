@@ -457,6 +457,12 @@ def _as_list_file(items: Any, *, what: str, param: str, encoding: str | None = N
     return read_list(items, what=what, param=param, encoding=encoding)
 
 
+def _share(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a percentage for a note: '27 %', '< 1 %'."""
+    pct = 100.0 * part / max(whole, 1)
+    return "< 1 %" if 0 < pct < 1 else f"{pct:.0f} %"
+
+
 def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
                      notes: list[str], unknown: str = "drop") -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
     """Restrict rows to a declared catalogue. Rows of undeclared items are dropped with a note
@@ -472,12 +478,27 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
             raise DataError(f"{label}: item {bad.iloc[0]!r} is not in the declared catalogue "
                             f"({bad.nunique()} such items)", param="items")
         shown = ", ".join(repr(x) for x in bad.unique()[:5])
-        notes.append(f"dropped {int((~known).sum())} rows of {bad.nunique()} items that are not in the declared "
-                     f"item catalogue ({shown}{' …' if bad.nunique() > 5 else ''})")
+        # what the drop costs, said where it happens: a declared catalogue is every entity's item axis,
+        # so nobody is recommended these items and their held-out entries are not scored either
+        n_rows, n_items = int((~known).sum()), int(bad.nunique())
+        notes.append(f"dropped {n_rows} row{'s' if n_rows != 1 else ''} ({_share(n_rows, len(t))} of the table) of "
+                     f"{n_items} item{'s' if n_items != 1 else ''} not in the declared item catalogue ({shown}"
+                     f"{' …' if bad.nunique() > 5 else ''}): no entity is recommended these items and the "
+                     "metrics do not score them; list them in the items file to keep them")
+        if known.sum() == 0:
+            def first(xs) -> str:
+                xs = list(xs)
+                return ", ".join(repr(str(x)) for x in xs[:3]) + (" …" if len(xs) > 3 else "")
+
+            # the likeliest mix-up: a table of ids and titles (u.item) against data that names its items
+            titled = names is not None and list(names) != list(ids)
+            raise DataError(f"{label}: no row names an item of the declared catalogue (its ids: {first(ids)}; "
+                            f"the data's items: {first(bad.unique())})"
+                            + ("; the items file was read as a table of ids and titles "
+                               f"({first(names)} are its titles), so the data's item column must hold the ids"
+                               if titled else "; check the items file (one item per line, as written in the data)"),
+                            param="items")
         t = t.loc[known]
-        if len(t) == 0:
-            raise DataError(f"{label}: no row names an item of the declared catalogue; check the items file "
-                            "(one item per line, as written in the data)", param="items")
     n_used = t["i"].nunique()
     if n_used < len(ids):
         notes.append(f"{len(ids) - n_used} of the {len(ids)} declared items have no row in the data (empty columns)")
