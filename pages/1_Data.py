@@ -290,7 +290,8 @@ else:
                     **({"exclude_entities": excluded} if excluded else {}), **upload_public}
             if items_up is not None:
                 try:
-                    opts["items"] = read_item_list(items_up.getvalue(), filename=items_up.name)[0]
+                    ids, names = read_item_list(items_up.getvalue(), filename=items_up.name)
+                    opts["items"] = {"ids": ids, "names": names}  # a u.item table's titles too, as the CLI reads it
                 except DpfedError as exc:
                     ui.show_error(exc)
                     st.stop()

@@ -118,3 +118,20 @@ def test_upload_bad_features_name_the_control():
     at.file_uploader(key="upload_features").set_value(("f.csv", b"item,class\nitem0,1_0\n", "text/csv")).run()
     msg = " ".join(e.value for e in at.error)
     assert "not a number" in msg and "Item features" in msg, msg
+
+
+def test_upload_u_item_catalogue_keeps_its_titles_as_the_cli_does(tmp_path):
+    """A u.item-style catalogue (id|title|…|0/1 genres) uploaded on the Data page names the items by
+    their titles, exactly as ``--items`` of the CLI reads the same file."""
+    from dpfed_core.data.long_table import load_long_table
+
+    catalogue = "".join(f"{j}|Title {j} (199{j % 10})|01-Jan-1995||http://x|0|1|0\n" for j in range(12))
+    table = rows().replace(b",item", b",").replace(b"user,,", b"user,item,")  # items named by their ids 0..4
+    at = upload(table)
+    at.file_uploader(key="upload_items").set_value(("u.item", catalogue.encode(), "text/plain")).run()
+    ds = build(at).session_state["dataset"]
+    (tmp_path / "u.item").write_text(catalogue)
+    cli = load_long_table(table, filename="table.csv", user_col="user", item_col="item", value_col="value",
+                          entity_col="entity", value_kind="ratings", value_max=5.0, items=str(tmp_path / "u.item"))
+    assert list(ds.item_ids) == list(cli.item_ids) and ds.n_items == 12
+    assert list(ds.item_names) == list(cli.item_names) and ds.item_names[3] == "Title 3 (1993)"

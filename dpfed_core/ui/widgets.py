@@ -262,6 +262,8 @@ def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool
         from dpfed_core.data.long_table import load_long_table
 
         opts = json.loads(opts_json)
+        if isinstance(opts.get("items"), dict):  # a declared catalogue with its names (JSON has no tuples)
+            opts["items"] = (list(opts["items"]["ids"]), opts["items"]["names"])
         if not headerless and attributes is None:
             return load_long_table(bytes(data), filename=filename, **opts)
         df, _ = upload.read_upload(bytes(data), filename)
