@@ -324,12 +324,12 @@ if getattr(ds, "entity_source", "declared") == "data":
         "from the data”)."), icon=":material/warning:")
 _forecast = dash.catalogue_forecast_text(ds, ui.current_config(ds))
 if _forecast:
-    st.info(dash.escape_md(_forecast) + " (at the Federate page's current settings).", icon=":material/info:")
+    st.info(dash.friendly_text(_forecast) + " (at the Federate page's current settings).", icon=":material/info:")
 if ds.item_features is not None:
     st.caption(f"Public item features: {ds.item_features.shape[1]} columns "
                f"({dash.escape_md(', '.join(ds.item_feature_names[:6]))}{' …' if ds.item_features.shape[1] > 6 else ''}).")
 for note in ds.notes:
-    st.info(dash.escape_md(note), icon=":material/info:")
+    st.info(dash.friendly_text(note), icon=":material/info:")
 warn = dash.small_entity_warning(ds)
 if warn:
     st.warning(warn, icon=":material/warning:")

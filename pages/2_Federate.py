@@ -264,7 +264,7 @@ from dpfed_core.ui.history import planned_charge_text  # noqa: E402
 
 _forecast = None if errors else dash.catalogue_forecast_text(ds, config)
 if _forecast:
-    st.info(dash.escape_md(_forecast) + ".", icon=":material/info:")
+    st.info(dash.friendly_text(_forecast) + ".", icon=":material/info:")
 _cached = not errors and ui.is_cached_run(ds, config)
 _charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config), cached=_cached)})"
 _run_slot = _b1.empty()
@@ -326,7 +326,7 @@ run_notes = [n for n in doc.get("notes", []) if n not in ds.notes]
 if run_notes:
     with st.expander(f"Notes from this run ({len(run_notes)})"):
         for note in run_notes:
-            st.markdown(f"- {dash.escape_md(note)}")
+            st.markdown(f"- {dash.friendly_text(note)}")
 o = doc["overall"]
 m = st.columns(5)
 m[0].metric("Run time", f"{r['seconds']:.2f} s", help="Fit and evaluation; 0 if served from the cache.")
@@ -368,8 +368,12 @@ with tabs[0]:
         st.info(f"`{cfg.method}` does not send prototypes; see the message log for what it shares.")
 with tabs[1]:
     V_shared, n_local = dash.broadcast_factors(result)
-    st.markdown(f"The server's item factors **V** ({V_shared.shape[0]} items × {V_shared.shape[1]} columns), "
-                "broadcast to every entity in round 2, and the items that load most on each factor.")
+    _keys = dash.broadcast_keys(result)
+    _on = (f"{_keys} shared keys × {V_shared.shape[1]} columns, shown on the "
+           f"{int(np.count_nonzero(np.any(V_shared != 0, axis=1)))} items of the kept keys: items sharing a key "
+           "share its row" if _keys is not None else f"{V_shared.shape[0]} items × {V_shared.shape[1]} columns")
+    st.markdown(f"The server's item factors **V** ({_on}), broadcast to every entity in round 2, and the items "
+                "that load most on each factor.")
     if n_local:
         st.caption(f"Not shown: {n_local} entity-local columns (each entity's own model and popularity, "
                    "computed from its own rows in round 2). They never left their entity.")

@@ -208,6 +208,17 @@ def test_messages_name_the_page_controls_not_code_parameters():
     assert "Rows with a missing value" in msg and "Derived as" in msg and "Entities below the minimum" in msg
 
 
+def test_a_placeholder_the_engine_writes_for_the_cli_is_the_control_alone_on_the_page():
+    """``items=FILE`` is the CLI's ``--items FILE``; on a page the upload is the control, and "set to
+    FILE" would name a value nobody can type. A real value stays: ``entity_transform='prefix:1'``."""
+    from dpfed_core.ui.inputs import CONTROL_NAMES
+
+    text = dash.friendly_text("declare the catalogue (items=FILE) to share every item; or entity_transform='prefix:1'")
+    plain = text.replace("\\", "")
+    assert f"declare the catalogue ({CONTROL_NAMES['items']}) to share every item" in plain
+    assert "FILE" not in plain and "set to prefix:1" in plain
+
+
 def test_an_error_naming_its_parameter_points_at_the_control_that_sets_it():
     msg = dash.friendly_message(ConfigError("must be at least 2, got 1", param="rank"))
     assert msg.startswith("must be at least 2, got 1") and "set it with" in msg and "rank ℓ" in msg
@@ -682,3 +693,25 @@ def test_the_flower_panel_shows_a_sites_refusal_with_the_rule_that_refused():
     assert site_decision_text({"entity": "A", "decision": "refused", "rule": "max_epsilon",
                                "message": "ε = 2 per run is above the site's max_epsilon = 1"}) == (
         "refused (max_epsilon): ε = 2 per run is above the site's max_epsilon = 1")
+
+
+def test_the_broadcast_factors_of_a_dp_catalogue_are_shown_on_the_items_of_each_key():
+    """The server's V has one row per shared key; the page labels rows by item, so each item of a kept
+    key takes its key's row (items sharing a key share it) and every other item a zero row — never key
+    k's row under item k's name. The top-items table has as many rows as there are items at most, and
+    says "—" where an item does not load on a factor."""
+    from types import SimpleNamespace
+
+    from dpfed_core.ui.tables import top_items_per_factor
+
+    V_keys = np.array([[0.3, 0.0], [0.0, 0.7], [0.9, 0.1]])  # 3 keys; more keys than the 2 items known below is fine
+    item_key = np.array([2, -1, 0, 2, -1])                     # items 0 and 3 in key 2, item 2 in key 0
+    result = SimpleNamespace(entity_factors=lambda: SimpleNamespace(local_widths=[1, 2]),
+                             model=SimpleNamespace(public_={"V": V_keys}), extra={"catalogue_item_key": item_key})
+    V, local = dash.broadcast_factors(result)
+    np.testing.assert_array_equal(V, [[0.9, 0.1], [0, 0], [0.3, 0.0], [0.9, 0.1], [0, 0]])
+    assert local == 3 and dash.broadcast_keys(result) == 3
+    declared = SimpleNamespace(entity_factors=result.entity_factors, model=result.model, extra={})
+    assert dash.broadcast_factors(declared)[0] is not None and dash.broadcast_keys(declared) is None
+    top = top_items_per_factor(V, np.array(list("abcde")), n=8)
+    assert len(top) == 5 and top["factor 2"].tolist() == ["a (0.10)", "d (0.10)", "—", "—", "—"]

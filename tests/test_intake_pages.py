@@ -135,3 +135,18 @@ def test_upload_u_item_catalogue_keeps_its_titles_as_the_cli_does(tmp_path):
                           entity_col="entity", value_kind="ratings", value_max=5.0, items=str(tmp_path / "u.item"))
     assert list(ds.item_ids) == list(cli.item_ids) and ds.n_items == 12
     assert list(ds.item_names) == list(cli.item_names) and ds.item_names[3] == "Title 3 (1993)"
+
+
+def test_the_pages_say_controls_where_the_engine_writes_cli_flags():
+    """The catalogue forecast and the notes name the page's controls: no ``items=FILE`` (the CLI's flag)
+    and no "set to FILE" on the Data page or after a run on the Federate page."""
+    at = upload(rows())
+    at.checkbox(key="upload_entities_from_data").check().run()
+    shown = [i.value for i in build(at).info]
+    assert any("no declared item catalogue" in s and "“Item catalogue” / “Formulary” upload" in s for s in shown), shown
+    at.switch_page("pages/2_Federate.py").run()
+    at.number_input(key="fed_rank").set_value(2).run()  # the table has 5 items
+    at.button(key="fed_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [*shown, *(i.value for i in at.info), *(e.value for e in at.error), *(m.value for m in at.markdown)]
+    assert not [t for t in texts if "=FILE" in t or "set to FILE" in t], [t for t in texts if "FILE" in t]

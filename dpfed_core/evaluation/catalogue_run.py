@@ -206,7 +206,8 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
         result = spec.fit(sub, merge_key_columns(split.train, M, dataset.value_max), cfg, rng, progress)
         factors = result.entity_factors().on_keys(release.item_key, dataset.n_items)
     return _on_catalogue(result, factors, config, ledger, messages, note, cols, catalogue_keys=K,
-                         own_items_kept=bool(spec.federated), selected_across=dataset.n_entities)
+                         catalogue_item_key=release.item_key, own_items_kept=bool(spec.federated),
+                         selected_across=dataset.n_entities)
 
 
 def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
@@ -250,7 +251,8 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
         sub = dataset.select_items(cols, item_source="dp-selected")
         result = spec.fit(sub, split.train[:, cols].tocsr(), cfg, rng, progress)
         factors = result.entity_factors().on_items(cols, dataset.n_items)
-    return _on_catalogue(result, factors, config, ledger, messages, note, cols, own_items_kept=bool(spec.federated))
+    return _on_catalogue(result, factors, config, ledger, messages, note, cols, own_items_kept=bool(spec.federated),
+                         **({"catalogue_item_key": shared.item_key} if spec.federated else {}))
 
 
 #: What a run on a DP-selected catalogue says when each entity keeps its own items (in process and

@@ -76,7 +76,7 @@ def has_server_weighting(method: str) -> bool:
     return method in PROTOTYPE_METHODS
 from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP_SEEDS, MAX_DELTA,  # noqa: F401
                                   MAX_FINITE_EPSILON, MAX_K, MAX_RANK, check_budget, check_data_dir,
-                                  check_k_rank, default_data_path, escape_md, friendly_message, parse_epsilon,
+                                  check_k_rank, default_data_path, escape_md, friendly_message, friendly_text, parse_epsilon,
                                   parse_grid, parse_seeds, safe_loader_message)
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
 from dpfed_core.ui.tables import (LEARNED_NOTHING, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, dp_excluded_items, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
@@ -128,14 +128,31 @@ def user_set_metrics(ds: FederatedDataset, split, result: MethodResult, entity: 
 
 
 def broadcast_factors(result: MethodResult) -> tuple[np.ndarray, int]:
-    """(the item factors the server broadcast, the number of entity-local columns the entities keep
-    beside them, all entities together): a summable method's entities keep columns of their own,
-    which never left them."""
+    """(the item factors the server broadcast, on the data's items, the number of entity-local columns
+    the entities keep beside them, all entities together): a summable method's entities keep columns of
+    their own, which never left them. With a DP-selected catalogue the server's V has one row per shared
+    key (a public hash bucket or a selected item): each item of a kept key takes its key's row, every
+    other item a zero row (public post-processing, :meth:`~dpfed_core.models.shared_items.SharedItems.lift`)."""
     local = sum(result.entity_factors().local_widths)
     public = getattr(result.model, "public_", None)
     if public is not None and "V" in public:
-        return np.asarray(public["V"]), local
+        V = np.asarray(public["V"])
+        item_key = result.extra.get("catalogue_item_key")
+        if item_key is not None:  # one row per shared key (a DP-selected catalogue): on the items of each key
+            from dpfed_core.models.shared_items import SharedItems
+
+            return SharedItems(np.asarray(item_key), V.shape[0], 1.0).lift(V), local
+        return V, local
     return np.asarray(result.V), local
+
+
+def broadcast_keys(result: MethodResult) -> int | None:
+    """The number of shared keys the server's V has one row each for, when the catalogue was selected by
+    DP (None: one row per item of the data)."""
+    if result.extra.get("catalogue_item_key") is None or getattr(result.model, "public_", None) is None:
+        return None
+    V = result.model.public_.get("V")
+    return None if V is None else int(np.asarray(V).shape[0])
 
 
 def server_view(result: MethodResult) -> pd.DataFrame:

@@ -141,6 +141,21 @@ CONTROL_NAMES = {
 }
 
 
+def _control_set_to(control: str, value: str) -> str:
+    """``name=value`` in the page's words: the control set to the value, or the control alone when the
+    value is a placeholder the engine writes for the CLI (``items=FILE``, ``entities=FILE``)."""
+    import re
+
+    return control if re.fullmatch(r"[A-Z][A-Z0-9_]*", value) else f"{control} set to {value}"
+
+
+def friendly_text(text: str) -> str:
+    """A note or forecast of the engine in the page's words (:func:`friendly_message` of the text)."""
+    from dpfed_core.errors import DpfedError
+
+    return friendly_message(DpfedError(text))
+
+
 def friendly_message(exc: BaseException) -> str:
     """An engine error in the page's words: code parameter names (``drop_missing=True``,
     ``entity_transform='prefix:1'``, ``--small-entities``) replaced by the control that sets them.
@@ -155,7 +170,7 @@ def friendly_message(exc: BaseException) -> str:
     for name, control in CONTROL_NAMES.items():
         # name=value (value quoted or bare) → the control; a bare code name in backticks or quotes too
         text = re.sub(rf"`?(?<![\w-]){re.escape(name)}\s*=\s*('[^']*'|\"[^\"]*\"|[^\s,;)]+)`?",
-                      lambda m, c=control: f"{c} set to {m.group(1).strip(chr(39) + chr(34))}", text)
+                      lambda m, c=control: _control_set_to(c, m.group(1).strip(chr(39) + chr(34))), text)
         text = re.sub(rf"--{re.escape(name.replace('_', '-'))}\b", control, text)
         text = re.sub(rf"`{re.escape(name)}`", control, text)
         if "_" in name:  # a bare code name (whole word only; ordinary words are never rewritten)

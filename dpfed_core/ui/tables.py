@@ -197,11 +197,14 @@ def top_columns(P: np.ndarray, n: int) -> np.ndarray:
 
 
 def top_items_per_factor(V: np.ndarray, item_names: np.ndarray, n: int = 8) -> pd.DataFrame:
-    """The n items with the largest loading on each latent factor."""
+    """The n items with the largest loading on each latent factor (fewer rows when the data has fewer
+    items; "—" where an item does not load on the factor at all: nothing to rank it by)."""
+    V = np.asarray(V)
+    n = min(n, V.shape[0])
     cols = {}
     for f in range(V.shape[1]):
         order = np.argsort(-V[:, f], kind="stable")[:n]
-        cols[f"factor {f + 1}"] = [f"{item_names[j]} ({V[j, f]:.2f})" for j in order]
+        cols[f"factor {f + 1}"] = [f"{item_names[j]} ({V[j, f]:.2f})" if V[j, f] != 0 else "—" for j in order]
     return pd.DataFrame(cols, index=pd.RangeIndex(1, n + 1, name="rank"))
 
 
