@@ -81,6 +81,7 @@ RANK_DEFS = "tests/test_metrics.py::test_ranking_metrics_are_the_definitions_com
 POOLED = "tests/test_metrics.py::test_entity_metrics_pool_entries_and_average_over_test_users_only"
 VERDICTS = "dpfed_core/evaluation/verdicts.py"
 VERDICTT = "tests/test_verdicts.py"
+ONE_SEED = f"{VERDICTT}::test_one_seed_has_no_spread_so_no_sd_no_crossing_and_no_verdict_against_dp_popularity"
 SWEEP_VERDICT = f"{VERDICTT}::test_the_sweep_verdict_counts_an_entity_only_beyond_two_standard_errors_of_its_seeds"
 BLEND = "dpfed_core/models/blend.py"
 BLENDT = "tests/test_blend.py"
@@ -1828,7 +1829,15 @@ MUTANTS = (
     Mutant("exp-crossing-text-mode-dropped", EXPERIMENTS, "crossing_report",
            "out['text'] += f\" [{MODE_WORDS.get(mode, mode + ' mode')}]\"", "pass", (HIGHER_IS_BETTER_CROSSING,)),
     Mutant("exp-versus-strict-noise", EXPERIMENTS, "versus_dp_popularity",
-           "abs(diff) <= noise", "abs(diff) < noise", (VERSUS_DP_POPULARITY,)),
+           "not abs(diff) > noise", "not abs(diff) >= noise", (VERSUS_DP_POPULARITY,)),
+    Mutant("exp-versus-one-seed-decides", EXPERIMENTS, "versus_dp_popularity",
+           "not abs(diff) > noise", "abs(diff) <= noise", (ONE_SEED,)),
+    Mutant("exp-table-one-seed-sd-zero", EXPERIMENTS, "sweep_table",
+           "np.count_nonzero(np.isfinite(v)) > 1", "False", (ONE_SEED,)),
+    Mutant("exp-crossing-from-one-seed", EXPERIMENTS, "crossing_report",
+           "len(seeds) < 2", "len(seeds) < 1", (ONE_SEED,)),
+    Mutant("verdict-one-seed-reason-twice", VERDICTS, "crossing_lines",
+           "if line not in out:\n    out.append(line)", "if True:\n    out.append(line)", (ONE_SEED,)),
     Mutant("exp-versus-min-sd", EXPERIMENTS, "versus_dp_popularity",
            "max(r['sd'], ref['sd'])", "min(r['sd'], ref['sd'])", (VERSUS_DP_POPULARITY,)),
     Mutant("exp-versus-direction-ignored", EXPERIMENTS, "versus_dp_popularity",

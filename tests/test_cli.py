@@ -53,6 +53,18 @@ def test_run_with_compare_and_sweep(tmp_path, capsys):
     assert len(sdoc["runs"]) == 4 and "crossing_epsilon" in sdoc
 
 
+def test_a_sweep_of_one_seed_prints_no_sd_and_no_crossing(tmp_path, capsys):
+    """``--seeds 1`` is the seed 1 alone: the table's sd column is a dash, not 0.0000, and the crossing
+    says it cannot be stated from one seed."""
+    csv = _toy_csv(tmp_path / "toy.csv")
+    assert main(["sweep", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--k", "5", "--rank", "3",
+                 "--seeds", "1", "--references", "individual"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("kmeans ", "individual "))]
+    assert rows and all(r[-1] == "—" for r in rows), out
+    assert "one seed has no spread over seeds" in out and "pays from" not in out
+
+
 @pytest.mark.parametrize(
     "extra,needle",
     [

@@ -284,3 +284,27 @@ def test_json_safe_writes_both_infinities_string_keys_and_python_numbers():
     assert out == {"1": "-inf", "b": ["inf", None, 3], "c": [1.5]}
     assert type(out["b"][2]) is int
     assert json.loads(json.dumps(out, allow_nan=False)) == out  # strict JSON, a NumPy key included
+
+
+def test_one_seed_has_no_spread_so_no_sd_no_crossing_and_no_verdict_against_dp_popularity():
+    """`--seeds 2` is one seed (2), not two: its sd is unknown (NaN, printed as a dash), a crossing
+    cannot be told from noise (not reported, said once for both baselines), and a difference from
+    dp-popularity is inconclusive, however large."""
+    runs = [{"method": "dp", "epsilon": e, "seed": 2, "entities": [], "overall": {"mar": m}}
+            for e, m in ((0.5, 0.20), (2.0, 0.10))]
+    runs += [{"method": b, "epsilon": math.inf, "seed": 2, "entities": [], "overall": {"mar": 0.40}}
+             for b in ("local", "individual")]
+    runs += [{"method": "dp-popularity", "epsilon": e, "seed": 2, "entities": [], "overall": {"mar": 0.45}}
+             for e in (0.5, 2.0)]
+    doc = {"config": {"method": "dp", "mode": "zero"}, "runs": runs, "references": ["local", "individual"]}
+    table = ex.sweep_table(doc)
+    assert all(math.isnan(r["sd"]) and r["n"] == 1 for r in table)
+    rep = ex.crossing_report(doc)
+    assert rep["epsilon"] is None and not rep["meaningful"] and "1 seed of dp" in rep["text"]
+    lines = vd.crossing_lines(doc, "mar")
+    assert len(lines) == 1 and "run two or more seeds" in lines[0]
+    assert {r["verdict"] for r in ex.versus_dp_popularity(doc)} == {"inconclusive"}
+    # two seeds: the same numbers state a crossing and a verdict
+    two = {**doc, "runs": runs + [{**r, "seed": 3} for r in runs]}
+    assert ex.crossing_report(two)["epsilon"] == 0.5
+    assert {r["verdict"] for r in ex.versus_dp_popularity(two)} == {"beats dp-popularity"}

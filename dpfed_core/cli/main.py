@@ -351,7 +351,8 @@ def cmd_sweep(args) -> int:
         print(f"note: {n}")
     print(f"{'method':16s} {'ε':>8s} {args.metric + ' mean':>14s} {'sd':>8s}")
     for r in doc["tables"][args.metric]:
-        print(f"{r['method']:16s} {r['epsilon']:>8.3g} {r['mean']:>14.4f} {r['sd']:>8.4f}")
+        sd = f"{r['sd']:>8.4f}" if r["sd"] is not None and math.isfinite(r["sd"]) else f"{'—':>8s}"  # one seed: no sd
+        print(f"{r['method']:16s} {r['epsilon']:>8.3g} {r['mean']:>14.4f} {sd}")
     from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, crossing_lines
 
     if any(b in doc["references"] for b in VERDICT_BASELINES):

@@ -493,7 +493,8 @@ def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
 
 
 def sweep_table(sweep_doc: dict, metric: str = "mar") -> list[dict]:
-    """Mean ± sd over seeds of ``metric`` (overall) per (method, ε)."""
+    """Mean ± sd over seeds of ``metric`` (overall) per (method, ε). The sd of fewer than two finite
+    values is NaN: one seed has no spread, and 0 would read as "no noise"."""
     groups: dict[tuple[str, float], list[float]] = {}
     for r in sweep_doc["runs"]:
         groups.setdefault((r["method"], float(r["epsilon"])), []).append(r["overall"][metric])
@@ -501,7 +502,8 @@ def sweep_table(sweep_doc: dict, metric: str = "mar") -> list[dict]:
     for (method, eps), vals in groups.items():
         v = np.asarray(vals, dtype=float)
         rows.append({"method": method, "epsilon": eps, "metric": metric, "mean": float(np.nanmean(v)),
-                     "sd": float(np.nanstd(v, ddof=1)) if len(v) > 1 else 0.0, "n": int(len(v))})
+                     "sd": float(np.nanstd(v, ddof=1)) if np.count_nonzero(np.isfinite(v)) > 1 else math.nan,
+                     "n": int(len(v))})
     return rows
 
 
@@ -547,6 +549,12 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
         out["meaningful"] = False
         out["text"] = (f"not reported: {metric} is not meaningful in zero mode (absent entries are 0 targets); "
                        "use mar or a top-N metric, or mode=observed for ratings")
+        return out
+    seeds = {r.get("seed") for r in sweep_doc.get("runs", []) if r["method"] == method}
+    if len(seeds) < 2:
+        out["meaningful"] = False
+        out["text"] = (f"not reported: {len(seeds)} seed{'' if len(seeds) == 1 else 's'} of {method} — one seed has "
+                       "no spread over seeds, so a crossing could not be told from noise; run two or more seeds")
         return out
     table = sweep_table(sweep_doc, metric)
     base = {r["epsilon"]: r["mean"] for r in table if r["method"] == baseline}
@@ -611,8 +619,8 @@ def versus_dp_popularity(sweep_doc: dict, metric: str = "mar", method: str | Non
         diff = r["mean"] - ref["mean"]
         if metric not in LOWER_IS_BETTER:
             diff = -diff
-        noise = max(r["sd"], ref["sd"])
-        verdict = ("inconclusive" if abs(diff) <= noise
+        noise = max(r["sd"], ref["sd"])  # NaN (one seed): no spread to judge by
+        verdict = ("inconclusive" if not abs(diff) > noise
                    else "beats dp-popularity" if diff < 0 else "LOSES to dp-popularity")
         out.append({"epsilon": e, "mean": r["mean"], "sd": r["sd"], "dp_popularity_mean": ref["mean"],
                     "dp_popularity_sd": ref["sd"], "difference": r["mean"] - ref["mean"], "verdict": verdict})

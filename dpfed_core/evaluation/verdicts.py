@@ -267,7 +267,9 @@ def crossing_lines(sweep_doc: dict, metric: str = "mar",
         if rep.get("missing"):
             continue
         if not rep.get("meaningful", True):
-            out.append(f"{METRIC_SHORT.get(metric, metric)}: {rep['text']}")
+            line = f"{METRIC_SHORT.get(metric, metric)}: {rep['text']}"
+            if line not in out:  # the same reason against every baseline is said once
+                out.append(line)
         else:
             out.append(pays_from_sentence(rep["epsilon"], metric, b, rep["mode"]))
     if not out:

@@ -144,6 +144,11 @@ def prototype_heatmap(P: np.ndarray, item_names: Sequence[str], columns: np.ndar
     return _base_layout(fig, title, height=max(300, 26 * P.shape[0] + 150))
 
 
+def _sd_text(sd: float) -> str:
+    """An sd over seeds for a hover: four decimals, or a dash for one seed (no spread to state)."""
+    return f"{sd:.4f}" if np.isfinite(sd) else "— (one seed)"
+
+
 def factor_heatmap(V: np.ndarray, item_names: Sequence[str], n_items: int = 40,
                    title: str | None = None) -> go.Figure:
     """V (items × latent factors) for the items with the largest loadings."""
@@ -313,7 +318,7 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
         fig.add_trace(go.Scatter(
             x=[x_min, x_max], y=[mean, mean], mode="lines", name=f"{name}",
             line=dict(color=color, dash="dash", width=2), legendgroup=ref,
-            hovertemplate=f"method: {_esc(ref)}<br>{_esc(metric_label or metric)}: %{{y:.4f}} ± {sd:.4f} "
+            hovertemplate=f"method: {_esc(ref)}<br>{_esc(metric_label or metric)}: %{{y:.4f}} ± {_sd_text(sd)} "
                           "(sd over seeds)<br>ε: not used<extra></extra>"))
 
     color = method_color(method)
@@ -323,14 +328,16 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
     if not fin.empty:
         x = fin["epsilon"].to_numpy(float)
         m = fin["mean"].to_numpy(float)
-        s = fin["sd"].to_numpy(float)
+        s_all = fin["sd"].to_numpy(float)
+        s = np.nan_to_num(s_all)  # one seed: no band (its sd is unknown, not 0: the hover says so)
         fig.add_trace(go.Scatter(x=np.r_[x, x[::-1]], y=np.r_[m + s, (m - s)[::-1]], fill="toself", mode="lines",
                                  fillcolor=_rgba(color, 0.25), line=dict(width=0), hoverinfo="skip",
                                  showlegend=False, legendgroup=method))
         fig.add_trace(go.Scatter(x=x, y=m, mode="lines+markers", name=f"{name} (mean ± sd)",
                                  line=dict(color=color, width=3), legendgroup=method,
-                                 customdata=s, hovertemplate=f"method: {_esc(method)}<br>ε = %{{x:g}}<br>{mlab}: "
-                                 "%{y:.4f} ± %{customdata:.4f} (sd over seeds)<extra></extra>"))
+                                 customdata=[_sd_text(v) for v in s_all],
+                                 hovertemplate=f"method: {_esc(method)}<br>ε = %{{x:g}}<br>{mlab}: "
+                                 "%{y:.4f} ± %{customdata} (sd over seeds)<extra></extra>"))
     inf_row = d[np.isinf(d["epsilon"])]
     if not inf_row.empty:
         m_inf, s_inf = float(inf_row["mean"].iloc[0]), float(inf_row["sd"].iloc[0])
@@ -339,7 +346,7 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
             marker=dict(color=color, size=12, symbol="diamond", line=dict(width=1, color="#888")),
             error_y=dict(type="data", array=[s_inf], visible=True, color=color),
             legendgroup=method, hovertemplate=f"method: {_esc(method)}<br>ε = ∞ (non-private)<br>{mlab}: "
-                                              f"%{{y:.4f}} ± {s_inf:.4f} (sd over seeds)<extra></extra>"))
+                                              f"%{{y:.4f}} ± {_sd_text(s_inf)} (sd over seeds)<extra></extra>"))
         if len(finite):
             fig.add_vline(x=hi_f * 10 ** (INF_OFFSET_DECADES / 2), line=dict(color="#888", dash="dot", width=1))
 
