@@ -233,10 +233,10 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
                             + (" (each entity recommends from its own model alone)" if own else
                                " and nothing was learned")
                             + ": " + _either(["declare the item catalogue (items=FILE, a formulary)",
-                                              *_chance_hints(dataset, config, spec, False)])})
+                                              *_chance_hints(config, spec, False)])})
     mar = metrics["overall"].get("mar")
     if mar is not None and math.isfinite(mar) and mar >= 0.5 - CHANCE_MAR_MARGIN and not out:
-        hints = _chance_hints(dataset, config, spec, cat_cols is not None)
+        hints = _chance_hints(config, spec, cat_cols is not None)
         out.append({"code": "chance-ranking", "param": "epsilon" if hints and hints[0] == "raise epsilon" else None,
                     "text": f"the ranking is no better than chance (MAR {mar:.3f}; 0.5 = random order): "
                             + (_either(hints) if hints else
@@ -258,7 +258,7 @@ def _either(options: list[str]) -> str:
     return ", ".join(options[:-1]) + (", or " if len(options) > 2 else " or ") + options[-1]
 
 
-def _chance_hints(dataset: FederatedDataset, config: RunConfig, spec, dp_catalogue: bool) -> list[str]:
+def _chance_hints(config: RunConfig, spec, dp_catalogue: bool) -> list[str]:
     """The controls that can lift a DP run's ranking above chance, in the order worth trying: more ε
     (while ε is finite), secure aggregation (a summable method run without it), a declared catalogue
     (when the run selected one by DP). None for a non-private method or at ε = ∞: no noise to blame."""
