@@ -667,6 +667,28 @@ def test_each_protocol_event_reads_as_a_sentence_counting_entities_from_one():
     assert progress_text("round1_done", {"entity": "A", "shape": (4, 9)}) == (
         "Round 1 · **A** sent 4 prototypes × 9 items to the server")
     assert progress_text("round2_done", {"entity": "A"}) is None
+    # with a DP-selected catalogue the columns are shared keys (a 206-item table: "V ready (208 items" was false)
+    assert progress_text("server_done", {"shape": (208, 9), "keys": True}) == "Server · V ready (208 shared keys × 9 factors)"
+    assert progress_text("round1_done", {"entity": "A", "shape": (4, 9), "keys": True}).endswith("× 9 shared keys to the server")
+    assert progress_text("server_done", {"shape": (9, 2)}) == "Server · V ready (9 items × 2 factors)"
+
+
+def test_a_run_on_a_dp_catalogue_says_its_server_fits_shared_keys():
+    """What the protocol reports is what the page says: a summable run without a declared catalogue
+    fits V on the shared keys (the event says so), one on a declared catalogue on the items."""
+    from dataclasses import replace
+
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.experiments import make_split, run_method
+
+    ds = load_data("sample:clinic")
+    for source, keyed in (("data", True), ("declared", False)):
+        d = replace(ds, item_source=source)
+        cfg = RunConfig(method="dp-cooccurrence", epsilon=3.0, rank=3, max_iter=20, simulation=True, seed=0)
+        events = []
+        run_method(d, cfg, make_split(d, cfg), progress=lambda ev, **info: events.append((ev, info)))
+        (info,) = [i for e, i in events if e == "server_done"]
+        assert bool(info.get("keys")) is keyed, (source, info)
 
 
 def test_the_ledger_tab_states_each_entitys_composed_delta_and_a_heatmap_takes_the_heaviest_items():

@@ -104,13 +104,14 @@ def test_sweep_and_crossing(small):
     assert {(r["method"], r["seed"]) for r in doc["runs"]} == {("kmeans", 0), ("kmeans", 1), ("individual", 0), ("individual", 1)}
     # non-private methods are swept once per seed at ε = inf
     assert doc["epsilons"] == [math.inf]
-    fake = {"config": {"method": "dp"}, "runs": [
-        {"method": "individual", "epsilon": math.inf, "overall": {"mar": 0.2}},
-        {"method": "dp", "epsilon": 0.1, "overall": {"mar": 0.19}},  # lucky point, then worse
-        {"method": "dp", "epsilon": 1.0, "overall": {"mar": 0.25}},
-        {"method": "dp", "epsilon": 10.0, "overall": {"mar": 0.15}},
-        {"method": "dp", "epsilon": math.inf, "overall": {"mar": 0.1}},
-    ]}
+    fake = {"config": {"method": "dp"}, "runs": [  # two seeds (one seed states no crossing)
+        {**r, "seed": s, "overall": dict(r["overall"])} for s in (0, 1) for r in [
+            {"method": "individual", "epsilon": math.inf, "overall": {"mar": 0.2}},
+            {"method": "dp", "epsilon": 0.1, "overall": {"mar": 0.19}},  # lucky point, then worse
+            {"method": "dp", "epsilon": 1.0, "overall": {"mar": 0.25}},
+            {"method": "dp", "epsilon": 10.0, "overall": {"mar": 0.15}},
+            {"method": "dp", "epsilon": math.inf, "overall": {"mar": 0.1}},
+        ]]}
     assert crossing_epsilon(fake, "mar") == 10.0
     for r in fake["runs"]:
         r["overall"]["ndcg_at_10"] = -r["overall"]["mar"]  # higher is better for NDCG

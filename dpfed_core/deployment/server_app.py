@@ -711,7 +711,7 @@ class _Run:
             order = [n for h in range(H) for n, e in self.transport.entity_of_node.items()
                      if e == str(meta1[h]["entity"])]
         self.timings["server_fit"] = time.perf_counter() - t0
-        self.transport.progress("server_done", shape=list(V.shape))
+        self.transport.progress("server_done", shape=list(V.shape), keys=bool(self.secure_catalogue))
         t0 = time.perf_counter()
         replies2 = self.round2(order, V)
         self.timings["round2_local_fit"] = time.perf_counter() - t0

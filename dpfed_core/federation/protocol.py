@@ -369,7 +369,7 @@ class FederatedRecommender:
                                       "use server_weighting='none'", param="server_weighting")
                 self.messages_.append(array_message(1, name, SERVER, "cluster sizes", release.counts))
             progress("round1_done", entity=name, index=h, total=dataset.n_entities,
-                     shape=release.prototypes.shape)
+                     shape=release.prototypes.shape, keys=shared is not None)
         self.timings_["round1_prototypes"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
@@ -384,11 +384,11 @@ class FederatedRecommender:
             rng=entity_rngs[-1], weights=weights,
         )
         self.timings_["server_fit"] = time.perf_counter() - t0
-        progress("server_done", shape=self.V_.shape)
+        progress("server_done", shape=self.V_.shape, keys=shared is not None)
 
         for name in dataset.entity_names:
             self.messages_.append(array_message(2, SERVER, name, "item factors V", self.V_))
-        progress("broadcast", shape=self.V_.shape, receivers=dataset.n_entities)
+        progress("broadcast", shape=self.V_.shape, receivers=dataset.n_entities, keys=shared is not None)
         if shared is not None:  # each entity on its own item axis (public map of the released keys)
             self._round2_on_known_items(X, slices, names, shared, progress, t0=time.perf_counter(),
                                         features=getattr(dataset, "item_features", None))

@@ -264,8 +264,9 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     public, sums = run_stages(method, matrices, entity_rngs[:H], [ledger.for_entity(n) for n in names],
                               entity_rngs[-1], on_event=on_event, keep_shares=False, n_jobs=n_jobs)
     V = np.asarray(public["V"], dtype=np.float64)
-    progress("server_done", shape=V.shape)
-    progress("broadcast", shape=V.shape, receivers=H)
+    # with a DP-selected catalogue V has one row per shared key, not per item
+    progress("server_done", shape=V.shape, keys=lift is not None)
+    progress("broadcast", shape=V.shape, receivers=H, keys=lift is not None)
     t1 = time.perf_counter()
     r = V.shape[1]
     rows = matrices if site_matrices is None else site_matrices

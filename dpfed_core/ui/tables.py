@@ -33,16 +33,18 @@ def progress_text(event: str, info: dict) -> str | None:
         if info.get("stage"):  # a summable method: one release (share) per stage
             return f"Round 1 · entity **{ent}**{pos} computes its DP {info['stage']} release on its own training data…"
         return f"Round 1 · entity **{ent}**{pos} computes its prototypes on its own training data…"
+    # with a DP-selected catalogue the columns of what is sent and of V are shared keys, not items
+    cols = "shared keys" if info.get("keys") else "items"
     if event == "round1_done":
         shape = info.get("shape")
-        return f"Round 1 · **{ent}** sent {shape[0]} prototypes × {shape[1]} items to the server" if shape else None
+        return f"Round 1 · **{ent}** sent {shape[0]} prototypes × {shape[1]} {cols} to the server" if shape else None
     if event == "server_start" and info.get("stage"):
         return f"Server · adds up the {info['stage']} releases (post-processing, no privacy cost)…"
     if event == "server_start":
         return f"Server · fitting V on {info.get('n_prototypes', '?')} stacked prototypes (no privacy cost)…"
     if event == "server_done":
         shape = info.get("shape")
-        return f"Server · V ready ({shape[0]} items × {shape[1]} factors)" if shape else "Server · V ready"
+        return f"Server · V ready ({shape[0]} {cols} × {shape[1]} factors)" if shape else "Server · V ready"
     if event == "broadcast":
         return f"Round 2 · server broadcasts V to {info.get('receivers', '?')} entities"
     if event == "round2_start":
