@@ -369,8 +369,8 @@ with tabs[0]:
 with tabs[1]:
     V_shared, n_local = dash.broadcast_factors(result)
     _keys = dash.broadcast_keys(result)
-    _on = (f"{_keys} shared keys × {V_shared.shape[1]} columns, shown on the "
-           f"{int(np.count_nonzero(np.any(V_shared != 0, axis=1)))} items of the kept keys: items sharing a key "
+    _on = (f"{_keys[0]} shared keys × {V_shared.shape[1]} columns, shown on the "
+           f"{_keys[1]} items of the kept keys: items sharing a key "
            "share its row" if _keys is not None else f"{V_shared.shape[0]} items × {V_shared.shape[1]} columns")
     st.markdown(f"The server's item factors **V** ({_on}), broadcast to every entity in round 2, and the items "
                 "that load most on each factor.")

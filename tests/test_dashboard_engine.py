@@ -667,7 +667,7 @@ def test_each_protocol_event_reads_as_a_sentence_counting_entities_from_one():
     assert progress_text("round1_done", {"entity": "A", "shape": (4, 9)}) == (
         "Round 1 · **A** sent 4 prototypes × 9 items to the server")
     assert progress_text("round2_done", {"entity": "A"}) is None
-    # with a DP-selected catalogue the columns are shared keys (a 206-item table: "V ready (208 items" was false)
+    # with a DP-selected catalogue V's rows are shared keys, which can outnumber the items (208 on a 206-item table)
     assert progress_text("server_done", {"shape": (208, 9), "keys": True}) == "Server · V ready (208 shared keys × 9 factors)"
     assert progress_text("round1_done", {"entity": "A", "shape": (4, 9), "keys": True}).endswith("× 9 shared keys to the server")
     assert progress_text("server_done", {"shape": (9, 2)}) == "Server · V ready (9 items × 2 factors)"
@@ -732,7 +732,7 @@ def test_the_broadcast_factors_of_a_dp_catalogue_are_shown_on_the_items_of_each_
                              model=SimpleNamespace(public_={"V": V_keys}), extra={"catalogue_item_key": item_key})
     V, local = dash.broadcast_factors(result)
     np.testing.assert_array_equal(V, [[0.9, 0.1], [0, 0], [0.3, 0.0], [0.9, 0.1], [0, 0]])
-    assert local == 3 and dash.broadcast_keys(result) == 3
+    assert local == 3 and dash.broadcast_keys(result) == (3, 3)
     declared = SimpleNamespace(entity_factors=result.entity_factors, model=result.model, extra={})
     assert dash.broadcast_factors(declared)[0] is not None and dash.broadcast_keys(declared) is None
     top = top_items_per_factor(V, np.array(list("abcde")), n=8)

@@ -146,13 +146,14 @@ def broadcast_factors(result: MethodResult) -> tuple[np.ndarray, int]:
     return np.asarray(result.V), local
 
 
-def broadcast_keys(result: MethodResult) -> int | None:
-    """The number of shared keys the server's V has one row each for, when the catalogue was selected by
-    DP (None: one row per item of the data)."""
-    if result.extra.get("catalogue_item_key") is None or getattr(result.model, "public_", None) is None:
+def broadcast_keys(result: MethodResult) -> tuple[int, int] | None:
+    """(the number of shared keys the server's V has one row each for, the number of the data's items
+    in a kept key) when the catalogue was selected by DP; None: V has one row per item of the data."""
+    item_key = result.extra.get("catalogue_item_key")
+    if item_key is None or getattr(result.model, "public_", None) is None:
         return None
     V = result.model.public_.get("V")
-    return None if V is None else int(np.asarray(V).shape[0])
+    return None if V is None else (int(np.asarray(V).shape[0]), int(np.count_nonzero(np.asarray(item_key) >= 0)))
 
 
 def server_view(result: MethodResult) -> pd.DataFrame:
