@@ -368,10 +368,13 @@ with tabs[0]:
         st.info(f"`{cfg.method}` does not send prototypes; see the message log for what it shares.")
 with tabs[1]:
     V_shared, n_local = dash.broadcast_factors(result)
-    _keys = dash.broadcast_keys(result)
+    _keys, _declared = dash.broadcast_keys(result), dash.declared_split(result)
     _on = (f"{_keys[0]} shared keys × {V_shared.shape[1]} columns, shown on the "
            f"{_keys[1]} items of the kept keys: items sharing a key "
-           "share its row" if _keys is not None else f"{V_shared.shape[0]} items × {V_shared.shape[1]} columns")
+           "share its row" if _keys is not None else
+           f"{_declared[0]} declared items × {V_shared.shape[1]} columns; the data's {_declared[1]} items outside "
+           "the declared catalogue have no row — each entity scores the ones it holds with its own model"
+           if _declared is not None else f"{V_shared.shape[0]} items × {V_shared.shape[1]} columns")
     st.markdown(f"The server's item factors **V** ({_on}), broadcast to every entity in round 2, and the items "
                 "that load most on each factor.")
     if n_local:

@@ -204,6 +204,8 @@ def test_a_runs_shape_carries_the_selections_forecast_when_no_catalogue_is_decla
     uploaded = dataclasses.replace(declared, item_source="data")
     cfg = default_config(uploaded, "dp-cooccurrence")
     assert cost.shape_of(declared, cfg) == {**cost.shape_of(declared), "s": 143.0, "sel": 0}
+    # a declared catalogue that leaves some of the data's items out shares its own items only
+    assert cost.shape_of(dataclasses.replace(declared, n_declared=100), cfg)["s"] == 100.0
     shape = cost.shape_of(uploaded, cfg)
     assert shape["sel"] == 1 and shape["s"] == pytest.approx(forecast_catalogue(uploaded, cfg).expected_items)
     assert shape["s"] < uploaded.n_items

@@ -289,6 +289,33 @@ def test_a_method_that_pools_raw_data_is_refused(deployment):
         run_deployed(ds, RunConfig(method="central"), federation=fed)
 
 
+def test_a_declared_catalogue_that_leaves_items_out_shapes_every_message_and_equals_in_process(deployment):
+    """The fixture's shards, run with a declared catalogue of their first 30 of 40 columns (the last 10
+    are items the data holds outside it): every secure sum and V have the declared catalogue's length,
+    each node scores its own 10 items in round 2, and V, every metric and every ledger row equal the
+    in-process run's; a prototype method is refused before anything starts."""
+    import dataclasses
+
+    ds, fed, base = deployment
+    part = dataclasses.replace(ds, n_declared=30)
+    cfg = RunConfig(method="dp-popularity", epsilon=2.0, rank=3, simulation=True, aggregation="secure",
+                    max_dropouts=1, method_params={"local_blend": True})
+    doc, V, ref, res = _deployed_and_in_process(part, cfg, fed, base / "received_declared_part")
+    assert V.shape[0] == 40 and np.all(V[30:] == 0) and np.any(V[:30] != 0)
+    sec = doc["deployment"]["secure_aggregation"]
+    assert [s["length"] for s in sec["stages"]] == [30]
+    down = [m for m in doc["messages"] if m["content"].startswith("item factors V")]
+    assert down and all(m["shape"][0] == 30 for m in down)
+    assert doc["notes"][0].startswith("the declared item catalogue is what is shared: every message is shaped by "
+                                      "its 30 items")
+    assert doc["dataset"]["n_declared"] == 30
+    # the items outside the catalogue are scored: a node's own model ranks them, not a zero row
+    scores = res.entity_factors().scores(np.arange(part.n_users))
+    assert np.ptp(scores[:, 30:], axis=1).max() > 0
+    with pytest.raises(ConfigError, match="outside the declared item catalogue"):
+        run_deployed(part, RunConfig(method="dp-gaussian", epsilon=2.0, k=5, rank=3, simulation=True), federation=fed)
+
+
 def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_process(deployment):
     """On Flower: data without a declared catalogue (eICU-like names read from the data),
     dp-popularity under SecAgg+. A catalogue stage first (one SecAgg+ sum of the nodes' bounded bucket

@@ -50,6 +50,36 @@ def test_the_released_catalogue_keys_outlive_a_later_stages_public_result():
     np.testing.assert_array_equal(ctx.state.array_records[ca.PUBLIC_KEY]["items"].numpy(), [1])
 
 
+def test_a_nodes_shares_read_the_declared_catalogues_columns_only():
+    """The run's JSON states the declared catalogue's size; a node whose shard holds items outside it
+    (after it) computes its shares from the declared columns only, refuses a shard narrower than the
+    catalogue, and a prototype release on such a shard is refused (its width would be the node's own)."""
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.errors import DpfedError
+
+    X = sp.csr_matrix(np.arange(1.0, 25.0).reshape(4, 6))
+    shard = SimpleNamespace(entity="clinic A", train=X)
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
+    rec = {"config": run_json(cfg, "declared", 4)}
+    assert ca._declared_size(rec, shard) == 4
+    rows = ca._on_keys(shard, _context(), False, ca._declared_size(rec, shard))
+    assert rows.shape == (4, 4)
+    assert ca._on_keys(shard, _context(), False, 6).shape == (4, 6)
+    assert ca._declared_size({"config": run_json(cfg, "declared", None)}, shard) == 6
+    with pytest.raises(DpfedError, match="declares a catalogue of 9 items, this node's shard has 6 columns"):
+        ca._declared_size({"config": run_json(cfg, "declared", 9)}, shard)
+
+
+def test_a_deployment_of_a_prototype_method_on_a_catalogue_that_leaves_items_out_is_refused():
+    import dataclasses
+
+    ds = dataclasses.replace(FederatedDataset.from_parts(sp.csr_matrix(np.ones((4, 5))), np.array(list("aabb")),
+                                                         value_kind="implicit", item_source="declared"), n_declared=3)
+    with pytest.raises(ConfigError, match="2 items outside the declared item catalogue"):
+        check_deployable(ds, RunConfig(method="dp-gaussian", epsilon=1.0))
+    check_deployable(ds, RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"))
+
+
 def _row(stage, epsilon, delta, rho):
     return LedgerRow(entity="clinic A", stage=stage, mechanism="Gaussian", epsilon=epsilon, delta=delta,
                      sensitivity=1.0, noise_scale=1.0, rho=rho)

@@ -87,8 +87,9 @@ def test_eicu_formulary_upload(eicu_dir):
     at.button(key="load_eicu").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     ds = at.session_state["dataset"]
-    assert list(ds.item_names) == ["acetaminophen", "furosemide", "some drug nobody got"]
-    assert ds.item_source == "declared"
+    # the formulary's drugs are the shared columns; the demo's other drugs stay the hospitals' own
+    assert list(ds.item_names[:3]) == ["acetaminophen", "furosemide", "some drug nobody got"]
+    assert ds.item_source == "declared" and ds.n_declared == 3 and ds.n_items > 3
 
 
 def test_upload_declared_entities_features_and_consent():
@@ -150,3 +151,32 @@ def test_the_pages_say_controls_where_the_engine_writes_cli_flags():
     assert not at.exception, [e.value for e in at.exception]
     texts = [*shown, *(i.value for i in at.info), *(e.value for e in at.error), *(m.value for m in at.markdown)]
     assert not [t for t in texts if "=FILE" in t or "set to FILE" in t], [t for t in texts if "FILE" in t]
+
+
+def test_a_catalogue_that_leaves_items_out_keeps_them_and_the_federate_page_says_what_was_shared():
+    """Items of the upload outside the declared catalogue stay their entities' own: the Data page says
+    so, the Federate page runs without an exception, shows V on the declared items and says the others
+    have no row."""
+    at = upload(rows())
+    at.file_uploader(key="upload_items").set_value(
+        ("formulary.txt", "item0\nitem1\nitem2\n".encode(), "text/plain")).run()
+    at.checkbox(key="upload_entities_from_data").check().run()
+    build(at)
+    ds = at.session_state["dataset"]
+    assert ds.n_items == 5 and ds.n_declared == 3 and list(ds.item_ids[3:]) == ["item3", "item4"]
+    import re
+
+    def seen(elements) -> list[str]:  # as the reader sees them (Markdown escapes of user data removed)
+        return [re.sub(r"\\(.)", r"\1", e.value) for e in elements]
+
+    assert any("of 2 items not in the declared item catalogue ('item3', 'item4') as their entities' own items: "
+               "never shared" in t for t in seen(at.info)), seen(at.info)
+    at.switch_page("pages/2_Federate.py").run()
+    at.number_input(key="fed_rank").set_value(2).run()
+    at.button(key="fed_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(seen(at.markdown))
+    assert not at.error, seen(at.error)
+    assert re.search(r"\(3 declared items × \d+ columns; the data's 2 items outside the declared catalogue have no "
+                     "row", shown), shown
+    assert "the declared item catalogue is what is shared: every message is shaped by its 3 items" in shown

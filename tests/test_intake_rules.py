@@ -171,19 +171,36 @@ def test_whole_number_ids_of_a_parquet_float_column_match_the_declared_list(tmp_
     assert list(ds.user_ids) == ["1", "2", "3", "4"] and list(ds.item_ids) == ["10", "20"] and ds.X.nnz == 4
 
 
-def test_rows_of_items_outside_a_declared_catalogue_are_dropped_with_what_that_costs():
-    """The note says how much of the table went, that nobody is recommended those items and that the
-    metrics do not score them, and how to keep them."""
-    df = pd.DataFrame({"user": ["u1", "u1", "u2", "u2", "u3", "u3", "u4", "u4"],
-                       "item": ["a", "b", "a", "z", "b", "a", "a", "b"],
-                       "site": ["A", "A", "A", "A", "B", "B", "B", "B"]})
+def test_rows_of_items_outside_a_declared_catalogue_stay_their_entities_own_after_the_catalogue():
+    """The catalogue decides what is shared, not what a site knows: the declared items are the first
+    columns in the catalogue's order, the data's other items follow (natural order, named by the data),
+    no row is dropped, and the note says how much of the table that is and that it is never shared."""
+    df = pd.DataFrame({"user": ["u1", "u1", "u2", "u2", "u3", "u3", "u4", "u4", "u4"],
+                       "item": ["a", "b", "a", "z", "b", "a", "a", "b", "10"],
+                       "name": ["A", "B", "A", "Zed", "B", "A", "A", "B", "Ten"],
+                       "site": ["A", "A", "A", "A", "B", "B", "B", "B", "B"]})
     ds = load_long_table(df, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
-                         items=["a", "b"])
-    assert list(ds.item_ids) == ["a", "b"] and ds.X.nnz == 7
+                         item_name_col="name", items=["b", "a", "c"])
+    assert list(ds.item_ids) == ["b", "a", "c", "10", "z"] and ds.X.nnz == 9
+    assert ds.n_declared == 3 and list(ds.shared_columns) == [0, 1, 2] and ds.item_source == "declared"
+    assert list(ds.item_names[3:]) == ["Ten", "Zed"]
     (note,) = [n for n in ds.notes if "not in the declared item catalogue" in n]
-    assert note.startswith("dropped 1 row (12 % of the table) of 1 item not in the declared item "
-                           "catalogue ('z'): no entity is recommended these items and the metrics do not "
-                           "score them; list them in the items file to keep them")
+    assert note.startswith("kept 2 rows (22 % of the table) of 2 items not in the declared item catalogue "
+                           "('z', '10') as their entities' own items: never shared (every message is shaped by "
+                           "the declared catalogue)")
+    assert any(n.startswith("1 of the 3 declared items have no row") for n in ds.notes)
+    # a catalogue that covers the data: every column declared, nothing outside
+    whole = load_long_table(df, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                            items=["a", "b", "z", "10"])
+    assert whole.n_declared is None and whole.shared_columns is None
+
+
+def test_item_names_longer_than_their_ids_are_kept_whole_with_a_declared_catalogue():
+    df = pd.DataFrame({"user": ["1", "2", "3", "4"], "item": ["1", "2", "1", "2"],
+                       "name": ["aspirin", "heparin", "aspirin", "heparin"], "site": ["A", "A", "B", "B"]})
+    ds = load_long_table(df, user_col="user", item_col="item", item_name_col="name", entity_col="site",
+                         value_kind="implicit", items=["1", "2"])
+    assert list(ds.item_names) == ["aspirin", "heparin"]
 
 
 def test_a_share_under_one_percent_is_not_rounded_to_zero():

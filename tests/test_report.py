@@ -3,6 +3,7 @@ statements are there, and it works from JSON files and the CLI."""
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import math
 import re
@@ -244,6 +245,15 @@ def test_public_report_holds_no_number_computed_on_private_data(docs):
     assert all(ITEMS_WITHHELD in _section(public, sid) for sid in ("summary", "data"))
     declared = {**docs["run"], "dataset": {**ds, "item_source": "declared"}}
     assert f"{n_ent} / {n_items}" in _text(rep.build_report(declared, public=True, generated="x", include_plotlyjs=False))
+    # a declared catalogue that leaves some of the data's items out: its own size is public, the count
+    # of the entities' items outside it is read from the private rows
+    from dpfed_core.reporting.report_sections import DECLARED_OUTSIDE_WITHHELD
+
+    part = {**docs["run"], "dataset": {**ds, "item_source": "declared", "n_declared": 7}}
+    pub = _text(rep.build_report(part, public=True, generated="x", include_plotlyjs=False))
+    assert f"{n_ent} / 7 declared ({html.escape(DECLARED_OUTSIDE_WITHHELD)})" in pub and f"/ {n_items}" not in pub
+    assert f"{n_ent} / {n_items} (7 declared" in _text(rep.build_report(part, public=False, generated="x",
+                                                                          include_plotlyjs=False))
 
 
 @pytest.fixture(scope="module")

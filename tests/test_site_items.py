@@ -504,3 +504,75 @@ def test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every
                                       divisor=secure_catalogue_divisor(ds.n_entities, cfg))
     c = math.sqrt(cat.SECURE_CATALOGUE_MAX_ITEMS_PER_USER)
     assert (f.threshold, f.sigma) == (pytest.approx(rel.threshold * c), pytest.approx(rel.sigma_sum * c))
+
+
+def _declared_part(ds: FederatedDataset, n_declared: int) -> FederatedDataset:
+    """``ds`` with a declared catalogue of its first ``n_declared`` columns: the others are the data's
+    items outside it (as the loader lays out a catalogue that leaves items out)."""
+    return replace(ds, item_source="declared", n_declared=n_declared)
+
+
+@pytest.mark.parametrize("method", ["dp-cooccurrence", "dp-als", "kmeans", "dp-gaussian"])
+def test_a_declared_catalogue_that_leaves_items_out_shares_it_and_each_site_scores_its_own(method):
+    """A declared catalogue decides what is shared, not what a site knows: every message is shaped
+    by its 20 items (the same shapes when the data holds far more items outside it), nothing is
+    charged for it, V reaches every declared item of every site (the names are public), and each
+    site's own model scores the items outside it that the site holds."""
+    ds = _declared_part(_data(item_source="declared"), 20)
+    X2 = ds.X.tolil()
+    X2[:40, 40:60] = 1.0  # many more items outside the catalogue, none of them shared
+    cfg = RunConfig(method=method, epsilon=2.0, rank=3, k=4, simulation=True, seed=1,
+                    aggregation="secure" if method.startswith(("dp-co", "dp-als")) else "none")
+    docs = []
+    for X in (ds.X, X2.tocsr()):
+        doc, res = run_method(replace(ds, X=X), cfg)
+        docs.append(doc)
+        assert all(m["shape"][-1] in (20, 3, 4) or len(m["shape"]) == 1 for m in doc["messages"]), doc["messages"]
+        assert not any("catalogue" in r["stage"] for r in doc["privacy"]["ledger"])
+        eps = doc["privacy"]["epsilon"]
+        assert math.isinf(eps) if method == "kmeans" else eps <= cfg.epsilon * (1 + 1e-9)  # kmeans: non-private
+        assert doc["notes"][0].startswith("the declared item catalogue is what is shared: every message is shaped "
+                                          "by its 20 items")
+        assert res.V.shape[0] == ds.n_items and np.all(res.V[20:] == 0)
+    assert [m["shape"] for m in docs[0]["messages"]] == [m["shape"] for m in docs[1]["messages"]]
+    # each site scores the items outside the catalogue it has rows for: its own block (20 + 12h …)
+    split = make_split(ds, cfg)
+    S_all = res.entity_factors()
+    for h, sl in enumerate(ds.entity_slices()):
+        own = np.arange(20 + 12 * h, 32 + 12 * h)
+        own = own[own >= 20]
+        held = own[np.asarray(split.train[sl][:, own].sum(axis=0)).ravel() > 0]
+        assert held.size and np.all(S_all.scores(np.arange(sl.start, sl.stop))[:, held].max(axis=0) > 0)
+
+
+def test_a_declared_catalogue_that_leaves_items_out_reaches_every_declared_item_of_every_site(monkeypatch):
+    """The declared names are public: round 2 lifts V onto every declared item of a site, including
+    one the site holds no row of (a DP-selected catalogue's keys reach only the names a site holds)."""
+    from dpfed_core.federation import summable_protocol
+
+    seen = []
+    real = summable_protocol.fit_entity_parts
+
+    def spy(method, X_h, public, *a, **k):
+        seen.append((np.asarray(public["V"]).copy(), bool(public.get("known_only")), X_h))
+        return real(method, X_h, public, *a, **k)
+
+    monkeypatch.setattr(summable_protocol, "fit_entity_parts", spy)
+    ds = _declared_part(_data(item_source="declared"), 40)
+    run_method(ds, RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=3, simulation=True, seed=1,
+                             aggregation="secure"))
+    assert len(seen) == ds.n_entities
+    for V_h, known_only, X_h in seen:
+        unheld = np.flatnonzero(np.asarray(X_h[:, :40].sum(axis=0)).ravel() == 0)
+        assert not known_only and unheld.size and np.any(V_h[unheld] != 0)
+        assert np.all(V_h[40:] == 0)
+
+
+def test_a_declared_catalogue_that_covers_the_data_runs_as_before():
+    """Every column declared: no shared-subset path, the same run as a dataset without ``n_declared``."""
+    ds = _data(item_source="declared")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=3, simulation=True, seed=1, aggregation="secure")
+    a, ra = run_method(ds, cfg)
+    b, rb = run_method(replace(ds, n_declared=ds.n_items), cfg)
+    assert a["overall"] == b["overall"] and "catalogue_declared" not in rb.extra
+    np.testing.assert_array_equal(ra.V, rb.V)

@@ -47,6 +47,11 @@ class FederatedDataset:
         ``u.item``, a declared item list or formulary) — message shapes then depend on public inputs
         only. ``"data"``: the items present in the data; a DP run then selects its catalogue by DP
         partition selection charged to its ledger (:mod:`dpfed_core.privacy.catalogue`).
+    n_declared : int or None
+        With ``item_source="declared"``: how many of the first columns are the declared catalogue. The
+        columns after them are items the data holds outside it: each entity keeps them as its own
+        (scored by its own model, never shared), and every message is shaped by the declared ones
+        only. None: every column is declared.
     entity_source : {"declared", "data"}
         Where the entity list comes from. ``"declared"``: a public input (``entities=FILE``,
         the hospital table of eICU, MovieLens' public key values, a sample's generator) — an entity
@@ -84,6 +89,7 @@ class FederatedDataset:
     item_features: np.ndarray | None = None
     item_feature_names: list[str] = field(default_factory=list)
     generated: bool = False
+    n_declared: int | None = None
 
     def __post_init__(self) -> None:
         X = self.X
@@ -110,6 +116,9 @@ class FederatedDataset:
                                 f"named features), got {F.shape}", param="item_features")
             if not np.all(np.isfinite(F)):
                 raise DataError("item_features must be finite numbers", param="item_features")
+        if self.n_declared is not None and (self.item_source != "declared" or not 0 <= self.n_declared <= m):
+            raise DataError(f"n_declared={self.n_declared!r} needs a declared catalogue (item_source='declared') "
+                            f"of at most the {m} columns")
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -132,6 +141,7 @@ class FederatedDataset:
         item_features: np.ndarray | None = None,
         item_feature_names: Sequence[str] | None = None,
         copy: bool = True,
+        n_declared: int | None = None,
     ) -> "FederatedDataset":
         """Build a dataset from a matrix and one entity label per row (any order).
 
@@ -141,6 +151,8 @@ class FederatedDataset:
         row are kept with 0 users, and every label must be one of them. Without it the entities are
         the distinct labels. ``copy=False``: ``X`` is the caller's to give away (a loader's own
         matrix): when its rows are already in entity order it becomes the dataset's, uncopied.
+        ``n_declared``: with ``item_source="declared"``, how many of the first columns the declared
+        catalogue has (the rest are the data's items outside it).
         """
         X = sp.csr_matrix(X, dtype=np.float64)
         X.sum_duplicates()
@@ -192,6 +204,7 @@ class FederatedDataset:
             entities_accepted=bool(entities_accepted),
             item_features=None if item_features is None else np.asarray(item_features, dtype=np.float64),
             item_feature_names=[str(x) for x in (item_feature_names or [])],
+            n_declared=None if n_declared is None else int(n_declared),
         )
 
     # ------------------------------------------------------------------ views
@@ -223,6 +236,15 @@ class FederatedDataset:
         except ValueError:
             shown = ", ".join(self.entity_names[:10]) + (" …" if self.n_entities > 10 else "")
             raise ConfigError(f"unknown entity {entity!r}; the entities are: {shown}") from None
+
+    @property
+    def shared_columns(self) -> np.ndarray | None:
+        """The columns of a declared catalogue that leaves some of the data's items out (what the
+        federation shares; the others are each entity's own); None when every column is shared or
+        the catalogue is not declared."""
+        if self.item_source != "declared" or self.n_declared is None or self.n_declared >= self.n_items:
+            return None
+        return np.arange(self.n_declared, dtype=np.int64)
 
     def summary(self) -> list[dict]:
         """Per-entity counts (users, items used, interactions, density) — counts only."""
@@ -257,7 +279,7 @@ class FederatedDataset:
         return replace(
             self, X=X, entity_names=list(self.entity_names), item_names=names, item_ids=names.copy(),
             notes=list(self.notes), item_source=item_source or self.item_source, item_features=None,
-            item_feature_names=[],
+            item_feature_names=[], n_declared=None,
         )
 
     def select_items(self, columns: np.ndarray, item_source: str | None = None) -> "FederatedDataset":
@@ -267,7 +289,7 @@ class FederatedDataset:
             self, X=self.X[:, cols].tocsr(), entity_names=list(self.entity_names),
             item_names=self.item_names[cols], item_ids=self.item_ids[cols], notes=list(self.notes),
             item_source=item_source or self.item_source,
-            item_features=None if self.item_features is None else self.item_features[cols],
+            item_features=None if self.item_features is None else self.item_features[cols], n_declared=None,
         )
 
 

@@ -464,11 +464,15 @@ def _share(part: int, whole: int) -> str:
 
 
 def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
-                     notes: list[str], unknown: str = "drop") -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
-    """Restrict rows to a declared catalogue. Rows of undeclared items are dropped with a note
-    (``unknown="drop"``) or refused (``"error"``); declared items without a row are reported."""
+                     notes: list[str], unknown: str = "keep") -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
+    """Check rows against a declared catalogue. Rows of undeclared items are kept as their entities'
+    own items (``unknown="keep"``, with a note: never shared, each entity still scores them — the
+    catalogue decides what is shared, not what a site knows) or refused (``"error"``); declared items
+    without a row are reported."""
     if items is None:
         return t, None, None
+    if unknown not in ("keep", "error"):
+        raise ValueError(f"unknown must be 'keep' or 'error', got {unknown!r}")
     ids, names = items.ids, items.names
     notes.extend(items.notes)
     known = t["i"].isin(ids).to_numpy()
@@ -477,14 +481,6 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
         if unknown == "error":
             raise DataError(f"{label}: item {bad.iloc[0]!r} is not in the declared catalogue "
                             f"({bad.nunique()} such items)", param="items")
-        shown = ", ".join(repr(x) for x in bad.unique()[:5])
-        # what the drop costs, said where it happens: a declared catalogue is every entity's item axis,
-        # so nobody is recommended these items and their held-out entries are not scored either
-        n_rows, n_items = int((~known).sum()), int(bad.nunique())
-        notes.append(f"dropped {n_rows} row{'s' if n_rows != 1 else ''} ({_share(n_rows, len(t))} of the table) of "
-                     f"{n_items} item{'s' if n_items != 1 else ''} not in the declared item catalogue ({shown}"
-                     f"{' …' if bad.nunique() > 5 else ''}): no entity is recommended these items and the "
-                     "metrics do not score them; list them in the items file to keep them")
         if known.sum() == 0:
             def first(xs) -> str:
                 xs = list(xs)
@@ -498,8 +494,17 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
                                f"({first(names)} are its titles), so the data's item column must hold the ids"
                                if titled else "; check the items file (one item per line, as written in the data)"),
                             param="items")
-        t = t.loc[known]
-    n_used = t["i"].nunique()
+        shown = ", ".join(repr(x) for x in bad.unique()[:5])
+        more = " …" if bad.nunique() > 5 else ""
+        n_rows, n_items = int((~known).sum()), int(bad.nunique())
+        what = (f"{n_rows} row{'s' if n_rows != 1 else ''} ({_share(n_rows, len(t))} of the table) of "
+                f"{n_items} item{'s' if n_items != 1 else ''} not in the declared item catalogue ({shown}{more})")
+        # what the catalogue does and does not decide, said where it happens
+        notes.append(f"kept {what} as their entities' own items: never shared (every message is shaped by the "
+                     "declared catalogue), scored by the entities that hold them with their own model where the "
+                     "method keeps one (the run's notes say), and by the metrics — list them in the items file "
+                     "to share them")
+    n_used = t.loc[known, "i"].nunique()
     if n_used < len(ids):
         notes.append(f"{len(ids) - n_used} of the {len(ids)} declared items have no row in the data (empty columns)")
     return t, ids, names
@@ -543,11 +548,17 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
         return rank[codes], uniq[order]  # the dataset makes the one fixed-width copy
 
     ucode, uids = _codes(t["u"])
+    n_declared = None
     if catalogue is not None:
         pos = {x: j for j, x in enumerate(catalogue)}
         icats, iuniq = _used(t["i"])
+        # items outside the catalogue (kept as their entities' own) come after it, in natural order
+        extra = np.asarray([str(x) for x in iuniq if str(x) not in pos], dtype=object)
+        extra = extra[_natural_order(extra)] if extra.size else extra
+        pos.update({x: len(catalogue) + k for k, x in enumerate(extra)})
         icode = np.asarray([pos[str(x)] for x in iuniq], dtype=np.int32)[icats]
-        iids = np.asarray(catalogue, dtype=str)
+        iids = np.asarray([*catalogue, *extra], dtype=str)
+        n_declared = len(catalogue) if extra.size else None
     else:
         icode, iids = _codes(t["i"])
     # int32 indices from the start: the COO → CSR conversion then copies no int64 index arrays
@@ -566,14 +577,14 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
         (t["v"].to_numpy(dtype=np.float64), (ucode, icode)), shape=(len(uids), len(iids))
     )
     del ucode
-    if catalogue is not None and catalogue_names is not None:
-        inames = np.asarray(catalogue_names, dtype=str)
-    elif "name" in t:
+    # names: a catalogue's own (u.item titles) for its items, the data's name column (the first name
+    # seen for each) for the others, else the ids
+    named = len(catalogue_names) if catalogue is not None and catalogue_names is not None else 0
+    inames = np.asarray([*(catalogue_names or [])[:named], *iids[named:]], dtype=object)
+    if "name" in t and len(iids) > named:
         got = pd.Series(t["name"].astype(str).to_numpy()).groupby(icode).first()
-        inames = iids.copy()
+        got = got[got.index.to_numpy() >= named]
         inames[got.index.to_numpy()] = got.to_numpy().astype(str)
-    else:
-        inames = iids
     return FederatedDataset.from_parts(
         X,
         ent_of_user,
@@ -589,6 +600,7 @@ def _assemble(t: pd.DataFrame, *, value_kind: str, value_max: float, name: str,
         entity_source="declared" if entities is not None else "data",
         entities_accepted=entities is not None or bool(entities_accepted),
         copy=False,  # X is this function's own, built in the dataset's row order
+        n_declared=n_declared,
     )
 
 
@@ -612,7 +624,7 @@ def _build(
     name: str,
     exclude_entities: Sequence[str] = (),
     items: ListFile | None = None,
-    unknown_items: str = "drop",
+    unknown_items: str = "keep",
     notes: list[str] | None = None,
     entities: Sequence[str] | None = None,
     entities_from_data: bool = False,
@@ -754,7 +766,9 @@ def load_long_table(
     exclude_entities : entities the data owner declares out of the federation. Every other entity
         takes part whatever its size (no rule on a true count decides who takes part).
     items : a declared item catalogue (list of ids, or a file: one id per line, or CSV id[,name]).
-        The columns are then exactly these items; rows of other items are dropped with a note. Without
+        It decides what is shared: its items are the first columns, in its order; the data's items
+        outside it follow as their entities' own (never shared, scored by each entity's own model; a
+        note says how many rows). Without
         it the catalogue is the data's items, marked ``item_source="data"``: a DP run then selects its
         catalogue by DP partition selection, charged to the ledger.
     drop_missing : skip rows with an empty user/item/value/entity instead of raising.

@@ -57,7 +57,7 @@ from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.evaluation.partial import entity_statistics
 from dpfed_core.deployment.shards import load_item_features, load_shard
 from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF_STAGES, catalogue_from_json,
-                                        config_from_json, dumps, ledger_rows_to_json, loads, message_bytes,
+                                        catalogue_size_from_json, config_from_json, dumps, ledger_rows_to_json, loads, message_bytes,
                                         unpack_arrays)
 from dpfed_core.deployment import site_policy
 from dpfed_core.deployment.hooks import (fit_local, method_config, prototype_method, release_prototypes,
@@ -262,17 +262,33 @@ def _item_names(shard) -> np.ndarray:
     return shard.item_names
 
 
-def _on_keys(shard, context: Context, secure_catalogue: bool):
+def _declared_size(rec, shard) -> int:
+    """How many of this node's first columns are the run's declared catalogue (the run JSON's public
+    size; the shard's whole width when it states none). The columns after them are the node's own
+    items outside the catalogue: scored in its round 2, never in a message."""
+    size = catalogue_size_from_json(str(rec["config"]))
+    width = int(shard.train.shape[1])
+    if size is None:
+        return width
+    if size > width:
+        raise DpfedError(f"{shard.entity}: the run declares a catalogue of {size} items, this node's shard has "
+                         f"{width} columns; rewrite the shard with the run's items file (write-shards --items)")
+    return int(size)
+
+
+def _on_keys(shard, context: Context, secure_catalogue: bool, declared: int | None = None):
     """This node's training rows as the method's shares see them (without the entries its round 2
-    validates on): its columns, or (federation-wide catalogue) merged into the released keys, values
-    summed and clipped to the public bound (as in process)."""
+    validates on): its declared catalogue's columns (``declared``: their count, the first columns), or
+    (federation-wide catalogue) merged into the released keys, values summed and clipped to the public
+    bound (as in process)."""
     from dpfed_core.data.dataset import merge_key_columns
     from dpfed_core.models.blend import released_rows
     from dpfed_core.privacy import catalogue as cat
 
     rows = released_rows(shard.train)  # without the entries its round 2 validates on, as in process
     if not secure_catalogue:
-        return rows
+        # the items outside a declared catalogue are the node's own: no share reads them
+        return rows if declared is None or declared >= rows.shape[1] else rows[:, :declared].tocsr()
     item_key = _item_keys(shard, context)
     n_keys = int(context.state.array_records[CATALOGUE_KEY]["keys"].numpy().size)
     return merge_key_columns(rows, cat.key_matrix(item_key, n_keys), shard.value_max)
@@ -350,6 +366,11 @@ def round1(msg: Message, context: Context) -> Message:
         private = bool(getattr(method, "private", False))
         rng = _entity_rngs(config, private, H)[shard.index]
         eps, dlt = (config.epsilon, config.delta) if private else (math.inf, 0.0)
+        if _declared_size(msg.content["config"], shard) != shard.train.shape[1]:
+            # a prototype's width would be this node's item count: only a catalogue that is its whole axis
+            raise DpfedError(f"{shard.entity}: this node holds items outside the run's declared catalogue, and a "
+                             "prototype method's release would be shaped by them; run a summable method, or "
+                             "declare every item")
         release, rows = release_prototypes(method, shard.train, rng, shard.entity, eps, dlt)
         arrays = {"prototypes": Array(np.ascontiguousarray(release.prototypes, dtype=np.float64))}
         if config.server_weighting == "counts":
@@ -442,7 +463,8 @@ def secure_share(msg: Message, context: Context) -> Message:
         if missing:
             raise DpfedError(f"stage {group[0]!r} reached this node before the public {', '.join(missing)} of the "
                              "previous stage")
-        X = _on_keys(shard, context, secure_catalogue)
+        X = _on_keys(shard, context, secure_catalogue,
+                     None if secure_catalogue else _declared_size(fitins.config, shard))
         if len(group) > 1 and tuple(group) not in fused_stages(method, X.shape[1]):
             # the server fused stages this node's own catalogue does not let it fix ahead
             raise DpfedError(f"{shard.entity}: the server asked for the stages {stage!r} in one secure sum, but with "
@@ -524,6 +546,10 @@ def round2(msg: Message, context: Context) -> Message:
 
                     V = on_item_axis(V, _item_keys(shard, context))
                     V[~known_items(shard.train)] = 0.0  # only the item names this node knows
+                elif V.shape[0] < shard.train.shape[1]:
+                    # a declared catalogue that leaves this node's own items out: V on its declared
+                    # columns (public names, every one known), a zero row for each of its own items
+                    V = np.vstack([V, np.zeros((shard.train.shape[1] - V.shape[0], V.shape[1]))])
                 # the one round-2 assembly: columns from this entity's own data only are used here, never sent
                 U, V = fit_local(method, shard.train, V, config.lam, config.mode, rng, known_only=secure_catalogue)
         else:

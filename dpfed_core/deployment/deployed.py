@@ -95,7 +95,8 @@ def run_deployed(
     guard = None
     catalogue = "secure" if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config) else "declared"
     # the run's public JSON, as every message repeats it (a declared catalogue's size is public)
-    run = run_json(config, catalogue, dataset.n_items)  # the size is written for a declared catalogue only
+    # the size is written for a declared catalogue only: its own, never the data's items outside it
+    run = run_json(config, catalogue, dataset.n_items if dataset.shared_columns is None else dataset.n_declared)
     if owned:
         t0 = time.perf_counter()
         if workdir is None:
@@ -206,6 +207,13 @@ def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str =
                           "selection (prototype methods, --aggregation none) does not run as a deployment round. "
                           "Declare the catalogue (--items FILE, or the Data page's item-catalogue upload) or use "
                           "--aggregation secure")
+    if dataset.shared_columns is not None and config.method not in SUMMABLE_METHODS:
+        # a prototype's width is its entity's item axis: on a deployment it could only be the catalogue
+        raise ConfigError(f"the data holds {dataset.n_items - dataset.n_declared} items outside the declared item "
+                          f"catalogue, which a prototype method ({config.method}) cannot keep apart on a deployment "
+                          "(its prototypes would be shaped by them); list every item in the items file (--items), or "
+                          f"run a summable method ({', '.join(sorted(SUMMABLE_METHODS))}) — or run it in process "
+                          "(`run`), where each entity keeps them as its own")
     if getattr(dataset, "item_features", None) is not None and engine == "simulation":
         raise ConfigError("--engine simulation does not give the nodes public item features (--item-features); "
                           "use --engine deployment")
@@ -304,6 +312,17 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
                 if keys.size == 0 else ("; " + OWN_ITEMS_NOTE if keeps_own else ""))
         notes.insert(0, secure_catalogue_note(int(keys.size), catalogue["threshold"], catalogue["sigma_sum"],
                                               len(cols), dataset.n_items) + tail)
+    elif dataset.shared_columns is not None:
+        # V has one row per declared item: on the data's item axis, a zero row for each item outside
+        # it (every node scored its own with its own model)
+        from dpfed_core.evaluation.catalogue_run import declared_catalogue_note
+        from dpfed_core.models.shared_items import SharedItems
+
+        shared = SharedItems.from_columns(dataset.shared_columns, dataset.n_items, dataset.value_max, public=True)
+        V = shared.lift(V)
+        extra = {"catalogue_item_key": shared.item_key, "catalogue_declared": True}
+        keeps_own = bool(getattr(build_method(config, dataset.value_max), "local_blend", False))
+        notes.insert(0, declared_catalogue_note(shared.n_keys, dataset.n_items, keeps_own))
     result = MethodResult(np.zeros((0, V.shape[1])), V, ledger, [], {}, extra=extra)
     declare_public_inputs(dataset, spec, result)  # the nodes were given them (check_item_features)
     metrics = combine_statistics([(r["entity"], r["stats"]) for r in reports], config.top_n)

@@ -6,7 +6,9 @@ or the entities' full-noise histograms summed without secure aggregation); a pro
 per entity (:mod:`dpfed_core.privacy.catalogue` holds both mechanisms and their proofs). This module
 runs that selection inside a run — on the training rows, charged to the run's ledger — and then the
 method on the released keys: each entity still scores every item it holds
-(:mod:`dpfed_core.models.shared_items`), the run's notes say what was kept.
+(:mod:`dpfed_core.models.shared_items`), the run's notes say what was kept. A declared catalogue that
+leaves out some of the data's items is shared the same way, public and uncharged
+(:func:`fit_on_declared_catalogue`).
 """
 from __future__ import annotations
 
@@ -253,6 +255,38 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
         factors = result.entity_factors().on_items(cols, dataset.n_items)
     return _on_catalogue(result, factors, config, ledger, messages, note, cols, own_items_kept=bool(spec.federated),
                          **({"catalogue_item_key": shared.item_key} if spec.federated else {}))
+
+
+def shares_part_of_declared(dataset: FederatedDataset, spec) -> bool:
+    """A federated method on a declared catalogue that leaves some of the data's items out
+    (:attr:`~dpfed_core.data.dataset.FederatedDataset.shared_columns`): the declared items are shared,
+    the others stay their entities' own."""
+    return bool(spec.federated) and dataset.shared_columns is not None
+
+
+def declared_catalogue_note(n_declared: int, n_items: int, keeps_own: bool) -> str:
+    """The run note of a declared catalogue that leaves items out (in process and deployed alike)."""
+    outside = n_items - n_declared
+    return (f"the declared item catalogue is what is shared: every message is shaped by its {n_declared} items, "
+            f"public, at no privacy cost; the data's {outside} other item{'s' if outside != 1 else ''} stay their "
+            "entities' own, never shared — "
+            + ("each entity scores the ones it has rows for with its own model" if keeps_own else
+               "this method's round 2 keeps no own model, so they score 0 (its local_blend parameter keeps them)"))
+
+
+def fit_on_declared_catalogue(dataset, split, config, spec, rng, progress) -> MethodResult:
+    """A federated method on a declared catalogue that leaves some of the data's items out: round 1
+    and the server work on the declared items only (a public map: every site knows each declared
+    name, so nothing is charged), and each entity's round 2 fits all of its own items — the
+    federation's V lifted onto its declared items beside its own parts, so an item outside the
+    catalogue stays scored by the entity that holds it."""
+    cols = dataset.shared_columns
+    shared = SharedItems.from_columns(cols, dataset.n_items, dataset.value_max, public=True)
+    result = spec.fit(dataset, split.train_rows, config, rng, progress, shared=shared)
+    note = declared_catalogue_note(len(cols), dataset.n_items, _keeps_own_items(spec, config))
+    result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])],
+                    "catalogue_item_key": shared.item_key, "catalogue_declared": True}
+    return result
 
 
 #: What a run on a DP-selected catalogue says when each entity keeps its own items (in process and

@@ -97,7 +97,7 @@ def shape_of(ds, config=None) -> dict:
     """The shape of a dataset the cost terms read (sizes only; a local estimate, nothing released).
     With a run's ``config`` also the items its releases share (``s``) and whether a DP catalogue
     selection runs (``sel``): a run without a declared catalogue shares the selection's expected
-    items, not all of the data's."""
+    items, a declared catalogue its own items — not all of the data's."""
     out = {"n": int(ds.n_users), "m": int(ds.n_items), "H": int(ds.n_entities), "nnz": int(ds.X.nnz)}
     if config is None:
         return out
@@ -110,7 +110,10 @@ def shape_of(ds, config=None) -> dict:
     except DpfedError:  # a configuration the run itself will refuse, naming why: no selection to time
         forecast = None
     selected = forecast is not None and forecast.expected_items is not None
-    return {**out, "s": float(forecast.expected_items) if selected else float(out["m"]), "sel": int(selected)}
+    # a declared catalogue that leaves some of the data's items out shares its own items only
+    declared = getattr(ds, "shared_columns", None)
+    shares = out["m"] if declared is None else len(declared)
+    return {**out, "s": float(forecast.expected_items) if selected else float(shares), "sel": int(selected)}
 
 
 def run_shapes(ds, configs: Iterable) -> list[dict]:

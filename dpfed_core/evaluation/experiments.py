@@ -38,7 +38,8 @@ from dpfed_core.data.atomic import atomic_write
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.evaluation.metrics import evaluate
 from dpfed_core.data.split import Split, split_users
-from dpfed_core.evaluation.catalogue_run import fit_on_dp_catalogue, needs_dp_catalogue
+from dpfed_core.evaluation.catalogue_run import (fit_on_declared_catalogue, fit_on_dp_catalogue, needs_dp_catalogue,
+                                                 shares_part_of_declared)
 
 ProgressFn = Callable[..., None]
 
@@ -124,6 +125,7 @@ def dataset_summary(dataset: FederatedDataset) -> dict:
         "n_users": dataset.n_users,
         "n_items": dataset.n_items,
         "item_source": getattr(dataset, "item_source", "data"),
+        **({"n_declared": int(dataset.n_declared)} if dataset.shared_columns is not None else {}),
         "n_entities": dataset.n_entities,
         "n_interactions": int(dataset.X.nnz),
         "value_kind": dataset.value_kind,
@@ -177,6 +179,8 @@ def run_method(
     # design and states its own, different guarantee
     if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config):
         result = fit_on_dp_catalogue(dataset, split, config, spec, rng, progress)
+    elif shares_part_of_declared(dataset, spec):
+        result = fit_on_declared_catalogue(dataset, split, config, spec, rng, progress)
     else:
         # a method that reads its training data a site's block at a time gets the split's rows, so
         # the run holds the data set's matrix once (not it and a whole training copy beside it)

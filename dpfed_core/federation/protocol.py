@@ -259,8 +259,9 @@ class FederatedRecommender:
         """Run both rounds. ``X_train`` (same shape as ``dataset.X``) replaces the data, e.g. a split's
         training matrix. ``progress(event, **info)`` is called at each step (for live status).
 
-        ``shared``: the DP-selected catalogue (:class:`~dpfed_core.models.shared_items.SharedItems`)
-        when the data declares none. Round 1 and the server work on the shared keys only (every
+        ``shared``: the catalogue (:class:`~dpfed_core.models.shared_items.SharedItems`) when it is not the
+        data's whole item axis — DP-selected when the data declares none, or a declared one that leaves
+        some of the data's items out. Round 1 and the server work on the shared keys only (every
         message is shaped by them); round 2 fits each entity on all of its own items, with the
         broadcast V lifted onto them — the catalogue decides what is shared, not what a site knows.
         ``V_`` and ``factors_`` are then on the dataset's item axis; ``public_["V"]`` is what was sent."""
@@ -322,7 +323,7 @@ class FederatedRecommender:
             out = fit_summable(method, LazyRows(lambda h: shared.project(released[h]), len(own)),
                                list(dataset.entity_names), slices, X.shape[0], entity_rngs, self.ledger_,
                                config.lam, config.mode, progress, site_matrices=own, lift=shared.lift,
-                               n_jobs=config.n_jobs)
+                               n_jobs=config.n_jobs, public_names=shared.public)
         self.U_, self.V_, self.factors_ = out["U"], out["V"], out["factors"]
         self.messages_ = out["messages"]
         self.notes_ = out["notes"]
@@ -369,7 +370,7 @@ class FederatedRecommender:
                                       "use server_weighting='none'", param="server_weighting")
                 self.messages_.append(array_message(1, name, SERVER, "cluster sizes", release.counts))
             progress("round1_done", entity=name, index=h, total=dataset.n_entities,
-                     shape=release.prototypes.shape, keys=shared is not None)
+                     shape=release.prototypes.shape, keys=shared is not None and not shared.public)
         self.timings_["round1_prototypes"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
@@ -384,11 +385,11 @@ class FederatedRecommender:
             rng=entity_rngs[-1], weights=weights,
         )
         self.timings_["server_fit"] = time.perf_counter() - t0
-        progress("server_done", shape=self.V_.shape, keys=shared is not None)
+        progress("server_done", shape=self.V_.shape, keys=shared is not None and not shared.public)
 
         for name in dataset.entity_names:
             self.messages_.append(array_message(2, SERVER, name, "item factors V", self.V_))
-        progress("broadcast", shape=self.V_.shape, receivers=dataset.n_entities, keys=shared is not None)
+        progress("broadcast", shape=self.V_.shape, receivers=dataset.n_entities, keys=shared is not None and not shared.public)
         if shared is not None:  # each entity on its own item axis (public map of the released keys)
             self._round2_on_known_items(X, slices, names, shared, progress, t0=time.perf_counter(),
                                         features=getattr(dataset, "item_features", None))
@@ -406,8 +407,9 @@ class FederatedRecommender:
         self.factors_ = EntityFactors(self.U_, self.V_)
 
     def _round2_on_known_items(self, X, slices, names, shared, progress, t0, features=None) -> None:
-        """Round 2 of a prototype method on a DP-selected catalogue: each entity maps the broadcast V
-        onto the item names it knows (:func:`~dpfed_core.models.shared_items.known_items`) and fits
+        """Round 2 of a prototype method on a catalogue that is not the whole item axis (DP-selected, or
+        declared and leaving items out): each entity maps the broadcast V onto the item names it knows
+        (every name of a declared catalogue; else :func:`~dpfed_core.models.shared_items.known_items`) and fits
         its site model by the routine of ``local`` and of a summable method's round 2
         (:func:`~dpfed_core.models.blend.fit_site_model`): the federation's factors beside its own NMF,
         its own popularity and the public item features, weights on its local hold-out (which round 1
@@ -415,7 +417,6 @@ class FederatedRecommender:
         federation can only add to what it has alone. The columns are its own, never sent."""
         from dpfed_core.models.blend import blend_columns, fit_site_model
         from dpfed_core.models.entity_factors import LocalColumns
-        from dpfed_core.models.shared_items import known_items
 
         V_keys = self.V_
         self.V_ = shared.lift(V_keys)
@@ -424,9 +425,9 @@ class FederatedRecommender:
         for h, (name, sl) in enumerate(zip(names, slices)):
             progress("round2_start", entity=name, index=h, total=len(names))
             X_h = sp.csr_matrix(X[sl], dtype=np.float64)
-            V_h = shared.lift(V_keys, known_items(X_h))
+            V_h = shared.site_lift(V_keys, X_h)
             _, _, info = fit_site_model(X_h, rank=self.rank, lam=self.lam, mode=self.mode, max_iter=self.max_iter,
-                                        rng=None, features=features, V_fed=V_h, known_only=True)
+                                        rng=None, features=features, V_fed=V_h, known_only=not shared.public)
             local.append(LocalColumns.from_dense(*blend_columns(info)))
             progress("round2_done", entity=name, index=h, total=len(names))
         self.timings_["round2_local_fit"] = time.perf_counter() - t0

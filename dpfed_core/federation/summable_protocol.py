@@ -207,7 +207,8 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
                  n_users: int, entity_rngs: Sequence[np.random.Generator], ledger: PrivacyLedger,
                  lam: float, mode: str, progress: Callable[..., None], *,
                  site_matrices: Sequence[sp.csr_matrix] | None = None,
-                 lift: Callable[[np.ndarray], np.ndarray] | None = None, n_jobs: int = 1) -> dict:
+                 lift: Callable[[np.ndarray], np.ndarray] | None = None, n_jobs: int = 1,
+                 public_names: bool = False) -> dict:
     """Both rounds of a summable method in this process (the in-process estimator's body).
 
     ``matrices`` are what the shares are computed from (each entity's rows on the shared catalogue).
@@ -215,6 +216,8 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     ``lift`` maps the broadcast V (one row per shared key) onto it
     (:meth:`~dpfed_core.models.shared_items.SharedItems.lift`): round 2 then scores every item the
     entity has rows for, the federation's parts merged in where the catalogue has them.
+    ``public_names``: the catalogue is declared (its names public, every site knows each of them), so
+    V reaches every shared item of every site; else a site maps it onto the names it holds rows for.
 
     ``n_jobs``: round 1 computes this many shares at once and round 2 fits this many sites at once
     (threads; −1: every core; see :func:`run_stages`). The result is the same for any ``n_jobs``:
@@ -265,8 +268,9 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
                               entity_rngs[-1], on_event=on_event, keep_shares=False, n_jobs=n_jobs)
     V = np.asarray(public["V"], dtype=np.float64)
     # with a DP-selected catalogue V has one row per shared key, not per item
-    progress("server_done", shape=V.shape, keys=lift is not None)
-    progress("broadcast", shape=V.shape, receivers=H, keys=lift is not None)
+    keys = lift is not None and not public_names
+    progress("server_done", shape=V.shape, keys=keys)
+    progress("broadcast", shape=V.shape, receivers=H, keys=keys)
     t1 = time.perf_counter()
     r = V.shape[1]
     rows = matrices if site_matrices is None else site_matrices
@@ -286,8 +290,8 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
         # columns are its own (zero on every other item), kept with its own columns — its rows of the
         # shared U stay zero (scored once, through its own columns)
         X_h = rows[h]  # read once: a split's rows are built when read
-        V_h = lift(V, known_items(X_h))
-        U_h, own = fit_entity_parts(method, X_h, {**public, "V": V_h, KNOWN_ONLY: True}, lam, mode,
+        V_h = lift(V) if public_names else lift(V, known_items(X_h))
+        U_h, own = fit_entity_parts(method, X_h, {**public, "V": V_h, KNOWN_ONLY: not public_names}, lam, mode,
                                     entity_rngs[h])
         return None, with_shared_columns(U_h, V_h, own)
 

@@ -1,15 +1,16 @@
 """Which of a site's items the federation shares: the catalogue as a map, not as the site's world.
 
 A run without a declared public item list selects its catalogue by a charged DP release (a set of
-item columns, or of public hash-bucket keys). That catalogue fixes the shape of every message — what
-is *shared*. It does not fix what a site may recommend: each site keeps every item it has rows for.
+item columns, or of public hash-bucket keys); a declared list that leaves out some of the data's items
+is public and shared as it is. That catalogue fixes the shape of every message — what is *shared*. It does not fix what a site may recommend: each site keeps every item it has rows for.
 :class:`SharedItems` is the public map between the two axes:
 
 * ``project`` — a site's rows on the shared keys (what its shares are computed from);
 * ``lift`` — the broadcast item factors (one row per key) back on the site's item axis: an item takes
   its key's row, an item outside the catalogue a zero row (the federation knows nothing of it; the
   site's own parts and public item features still score it). Without a declared catalogue a site
-  knows the names of the items it holds rows for, and maps the released keys back onto those only.
+  knows the names of the items it holds rows for, and maps the released keys back onto those only;
+  a declared catalogue's names are public, known to every site.
 
 Both are public post-processing: the map is a function of the released keys and the item names.
 """
@@ -33,14 +34,23 @@ class SharedItems:
     item_key: np.ndarray
     n_keys: int
     value_max: float
+    #: every shared item's name is public (a declared catalogue), so every site knows each of them: the
+    #: broadcast reaches every shared item of every site, not only the names the site holds rows for
+    public: bool = False
 
     @classmethod
-    def from_columns(cls, columns: np.ndarray, n_items: int, value_max: float) -> "SharedItems":
+    def from_columns(cls, columns: np.ndarray, n_items: int, value_max: float,
+                     public: bool = False) -> "SharedItems":
         """The catalogue of a set of item columns: column ``columns[k]`` is key k."""
         columns = np.asarray(columns, dtype=np.int64)
         key = np.full(int(n_items), -1, dtype=np.int64)
         key[columns] = np.arange(columns.size)
-        return cls(key, int(columns.size), float(value_max))
+        return cls(key, int(columns.size), float(value_max), bool(public))
+
+    def site_lift(self, F: np.ndarray, X_site: sp.spmatrix) -> np.ndarray:
+        """Key rows ``F`` on one site's item axis: every shared item when the catalogue is public,
+        else only the names the site holds rows for (:func:`known_items`)."""
+        return self.lift(F, None if self.public else known_items(X_site))
 
     @property
     def n_items(self) -> int:

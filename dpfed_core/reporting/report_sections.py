@@ -336,19 +336,29 @@ ITEMS_WITHHELD = ("withheld (no catalogue was declared: which items exist is rea
                   "federation shared only a DP-selected catalogue, see what is released)")
 
 
+#: What the public version says of the items a declared catalogue leaves out.
+DECLARED_OUTSIDE_WITHHELD = ("the entities' own items outside the catalogue, never shared, are withheld: which "
+                             "exist is read from the private rows")
+
+
 def items_text(ds: dict, public: bool) -> str:
     """The dataset's item count as a version of the report may state it: a declared catalogue's size is
     public; without one (``item_source`` other than "declared", or not recorded) the count of distinct
     items in the private rows — one user can move it by the items only that user holds — is the
-    analyst's only (the public version says :data:`ITEMS_WITHHELD`)."""
+    analyst's only (the public version says :data:`ITEMS_WITHHELD`); a declared catalogue that leaves
+    some of the data's items out is stated by its own size (``n_declared``)."""
     if public and ds.get("item_source") != "declared":
         return ITEMS_WITHHELD
+    if ds.get("n_declared") is not None:  # a declared catalogue that leaves some of the data's items out
+        if public:  # how many items lie outside it is read from the private rows
+            return f"{fmt_num(ds['n_declared'])} declared ({DECLARED_OUTSIDE_WITHHELD})"
+        return f"{fmt_num(ds.get('n_items'))} ({fmt_num(ds['n_declared'])} declared, the others the entities' own)"
     return fmt_num(ds.get("n_items"))
 
 
 def _items_phrase(ds: dict, public: bool) -> str:
     shown = items_text(ds, public)
-    return f"items {shown}" if shown == ITEMS_WITHHELD else f"{shown} items"
+    return f"items {shown}" if shown == ITEMS_WITHHELD or ds.get("n_declared") is not None else f"{shown} items"
 
 
 def _data(run: dict, data_summary: list[dict] | None, public: bool = False) -> str:

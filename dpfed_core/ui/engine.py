@@ -150,10 +150,21 @@ def broadcast_keys(result: MethodResult) -> tuple[int, int] | None:
     """(the number of shared keys the server's V has one row each for, the number of the data's items
     in a kept key) when the catalogue was selected by DP; None: V has one row per item of the data."""
     item_key = result.extra.get("catalogue_item_key")
-    if item_key is None or getattr(result.model, "public_", None) is None:
+    if item_key is None or result.extra.get("catalogue_declared") or getattr(result.model, "public_", None) is None:
         return None
     V = result.model.public_.get("V")
     return None if V is None else (int(np.asarray(V).shape[0]), int(np.count_nonzero(np.asarray(item_key) >= 0)))
+
+
+def declared_split(result: MethodResult) -> tuple[int, int] | None:
+    """(the declared catalogue's items, the data's items outside it) when a declared catalogue left
+    some of the data's items out — V has one row per declared item, the others are the entities' own;
+    None otherwise."""
+    item_key = result.extra.get("catalogue_item_key")
+    if item_key is None or not result.extra.get("catalogue_declared"):
+        return None
+    shared = int(np.count_nonzero(np.asarray(item_key) >= 0))
+    return shared, int(np.asarray(item_key).size) - shared
 
 
 def server_view(result: MethodResult) -> pd.DataFrame:
