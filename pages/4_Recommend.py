@@ -90,6 +90,13 @@ if excluded is not None and len(excluded):
             f"{' …' if len(excluded) > 8 else ''}. Each entity's own part still scores those it has rows for "
             "(marked in “why”). Declaring the item list (a formulary) on the Data page shares every item.",
             icon=":material/info:")
+outside = dash.declared_outside_items(ds, result)
+if outside is not None and len(outside):
+    names = ", ".join(dash.escape_md(str(x)) for x in ds.item_names[outside[:8]])
+    st.info(f"**{len(outside)} of {ds.n_items} items are not in the declared item catalogue**, so they were never "
+            f"shared: the federation's part of the model knows nothing of them — {names}"
+            f"{' …' if len(outside) > 8 else ''}. Each entity's own part scores those it has rows for (marked in "
+            "“why”). Adding them to the item catalogue on the Data page shares them.", icon=":material/info:")
 with st.expander("What the numbers mean", expanded=False):
     st.markdown(
         f"The **score** orders the list: the model's predicted value for this {unit} (û = u·v), on the "

@@ -574,6 +574,21 @@ def test_the_why_column_marks_only_the_items_the_dp_selection_left_out():
     assert marked == [True, False, False] and df["item"].iloc[0] == ds.item_names[top]
 
 
+def test_the_why_column_marks_only_the_items_outside_a_declared_catalogue():
+    ds, split, result, entity, user, row, hidden = _scored_run()
+    top = int(np.argmax(result.V[:, 0]))
+    item_key = np.arange(ds.n_items)
+    item_key[top] = -1
+    result.extra = {"catalogue_item_key": item_key, "catalogue_declared": True}
+    assert dash.declared_outside_items(ds, result).tolist() == [top]
+    assert dash.dp_excluded_items(ds, result) is None
+    df, why_not = dash.explained_list(ds, split, result, entity, user, 3, "the model")
+    marked = ["not in the declared item catalogue, so never shared" in w for w in df["why"]]
+    assert why_not is None and marked == [True, False, False] and df["item"].iloc[0] == ds.item_names[top]
+    result.extra = {"catalogue_item_key": item_key}  # a DP-selected catalogue's map: not declared
+    assert dash.declared_outside_items(ds, result) is None
+
+
 def test_the_server_view_states_each_released_quantitys_shape_and_range():
     class Model:
         public_ = {"V": np.array([[0.5, -2.0], [3.0, 1.0]]), "edge": np.float64(0.25), "none": np.zeros(0)}

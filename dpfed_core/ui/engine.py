@@ -79,7 +79,7 @@ from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP
                                   check_k_rank, default_data_path, escape_md, friendly_message, friendly_text, parse_epsilon,
                                   parse_grid, parse_seeds, safe_loader_message)
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
-from dpfed_core.ui.tables import (LEARNED_NOTHING, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, dp_excluded_items, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
+from dpfed_core.ui.tables import (LEARNED_NOTHING, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
                                   metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
                                   shareable_document, sweep_frame, top_columns, top_items_per_factor,
@@ -201,7 +201,7 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
                    model: str) -> tuple[pd.DataFrame | None, str | None]:
     """(the list with a "why" column in words, None) where the model ranks this user's items; (None,
     the plain sentence why not) where it cannot (every candidate scored alike). Items the DP selection
-    left out of the shared catalogue are marked as such."""
+    left out of the shared catalogue, or outside a declared one, are marked as such."""
     df = recommend_table(ds, split, result, entity, user, n)
     unit = unit_word(ds, plural=False)
     why_not = cannot_rank(df["score"].to_numpy(), model, unit)
@@ -213,6 +213,11 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
     if excluded is not None and len(excluded):
         out = set(excluded.tolist())
         why = [w + ("; left out of the shared catalogue by the DP selection: scored from this entity's own data"
+                    if int(j) in out else "") for w, j in zip(why, items)]
+    outside = declared_outside_items(ds, result)
+    if outside is not None and len(outside):
+        out = set(outside.tolist())
+        why = [w + ("; not in the declared item catalogue, so never shared: scored from this entity's own data"
                     if int(j) in out else "") for w, j in zip(why, items)]
     df.insert(2, "why", why)
     df.attrs = {}  # the indices served the explanations; a displayed table carries none

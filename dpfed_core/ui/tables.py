@@ -309,6 +309,16 @@ def dp_excluded_items(ds: FederatedDataset, result: MethodResult) -> np.ndarray 
     return np.flatnonzero(~keep)
 
 
+def declared_outside_items(ds: FederatedDataset, result: MethodResult) -> np.ndarray | None:
+    """Items of the data outside a declared catalogue that leaves some out (indices), or None when the
+    run shared every item it had or selected its catalogue by DP: never shared, so the federation's
+    part knows nothing of them; each entity's own part scores those it has rows for."""
+    extra = getattr(result, "extra", None) or {}
+    if not extra.get("catalogue_declared") or extra.get("catalogue_item_key") is None:
+        return None
+    return np.flatnonzero(np.asarray(extra["catalogue_item_key"]) < 0)
+
+
 def entity_users(ds: FederatedDataset, entity: str, test_users_only: np.ndarray | None = None) -> list[str]:
     """User ids of an entity (test users first, since their hidden items make a useful check)."""
     sl = ds.entity_slices()[ds.entity_index(entity)]
