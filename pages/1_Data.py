@@ -56,7 +56,8 @@ def _load(fn, *args, source_text: str, path_box: bool = False) -> None:
     else:  # a user-attribute join has no CLI flag: the command names the data it cannot reproduce
         cli = None
     ui.set_dataset(ds, source_text, cli)
-    st.success(f"Loaded {dash.escape_md(ds.name)}: {ds.n_users} users × {ds.n_items} items in {ds.n_entities} entities.")
+    st.success(f"Loaded {dash.escape_md(ds.name)}: {ds.n_users} users × {ds.items_phrase()} in {ds.n_entities} "
+               "entities.")
 
 
 exclude = st.text_input("Leave out entities (optional, comma-separated names)", key="exclude_entities",

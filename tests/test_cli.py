@@ -94,6 +94,29 @@ def test_bad_data_one_line_error(tmp_path, capsys):
     assert bad.read_text() == "patient,drug,count,hospital\na,x,lots,h1\n"  # never modified
 
 
+def test_a_run_on_a_declared_catalogue_that_leaves_items_out_says_what_is_shared(tmp_path, capsys, monkeypatch):
+    """``--items`` naming 20 of the toy table's 25 drugs: the header counts both, the load's note says how
+    many rows stay the hospitals' own, the run's note says every message is shaped by the 20, and the
+    document's messages are."""
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "store.sqlite3"))
+    csv = _toy_csv(tmp_path / "toy.csv")
+    drugs = sorted(pd.read_csv(csv)["drug"].astype(str).unique())
+    items = tmp_path / "items.txt"
+    items.write_text("".join(f"{d}\n" for d in drugs[:20]))
+    out_json = tmp_path / "r.json"
+    assert main(["run", "--data", str(csv), *TOY_ARGS, "--items", str(items), "--method", "dp-cooccurrence",
+                 "--aggregation", "secure", "--epsilon", "2", "--rank", "3", "--simulation", "--out",
+                 str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert f"× {len(drugs)} items (20 declared and shared, {len(drugs) - 20} the entities' own) in 3 entities" in out
+    assert "not in the declared item catalogue" in out and "as their entities' own items: never shared" in out
+    assert "every message is shaped by its 20 items" in out
+    doc = json.loads(out_json.read_text())
+    assert doc["dataset"]["n_declared"] == 20 and doc["dataset"]["n_items"] == len(drugs)
+    # item vectors, the co-occurrence's upper triangle (20·21/2) and V, all on the 20 declared items
+    assert {m["shape"][0] for m in doc["messages"]} == {20, 210}, doc["messages"]
+
+
 def test_a_run_prints_its_trust_model_and_every_warning_of_its_document(tmp_path, capsys):
     """What the CLI prints of a run is what its document holds: the trust model with the coalition ε of
     a secure run, and each warning (here: hospitals without test users) with the flag that fixes it."""

@@ -171,6 +171,8 @@ def test_a_catalogue_that_leaves_items_out_keeps_them_and_the_federate_page_says
 
     assert any("of 2 items not in the declared item catalogue ('item3', 'item4') as their entities' own items: "
                "never shared" in t for t in seen(at.info)), seen(at.info)
+    assert any("users × 5 items (3 declared and shared, 2 the entities' own) in 2 entities" in t
+               for t in seen(at.success)), seen(at.success)
     at.switch_page("pages/2_Federate.py").run()
     at.number_input(key="fed_rank").set_value(2).run()
     at.button(key="fed_run").click().run()

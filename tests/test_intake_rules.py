@@ -189,10 +189,11 @@ def test_rows_of_items_outside_a_declared_catalogue_stay_their_entities_own_afte
                            "('z', '10') as their entities' own items: never shared (every message is shaped by "
                            "the declared catalogue)")
     assert any(n.startswith("1 of the 3 declared items have no row") for n in ds.notes)
+    assert ds.items_phrase() == "5 items (3 declared and shared, 2 the entities' own)"
     # a catalogue that covers the data: every column declared, nothing outside
     whole = load_long_table(df, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
                             items=["a", "b", "z", "10"])
-    assert whole.n_declared is None and whole.shared_columns is None
+    assert whole.n_declared is None and whole.shared_columns is None and whole.items_phrase() == "4 items"
 
 
 def test_item_names_longer_than_their_ids_are_kept_whole_with_a_declared_catalogue():

@@ -253,7 +253,7 @@ def cmd_run(args) -> int:
     note = _k_note(config)
     if note:
         doc.setdefault("notes", []).append(note)
-    print(f"{dataset.name}: {dataset.n_users} users × {dataset.n_items} items in {dataset.n_entities} entities"
+    print(f"{dataset.name}: {dataset.n_users} users × {dataset.items_phrase()} in {dataset.n_entities} entities"
           f" — values: {dataset.value_kind} (bound {dataset.value_max:g}), mode {config.mode}"
           f" — {doc['privacy']['label']}")
     trust = doc["privacy"].get("trust")

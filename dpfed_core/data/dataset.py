@@ -246,6 +246,14 @@ class FederatedDataset:
             return None
         return np.arange(self.n_declared, dtype=np.int64)
 
+    def items_phrase(self) -> str:
+        """The item count as the CLI and the pages state it: "143 items", or with a declared catalogue
+        that leaves some of the data's items out "144 items (99 declared and shared, 45 the entities' own)"."""
+        if self.shared_columns is None:
+            return f"{self.n_items:,} items"
+        return (f"{self.n_items:,} items ({self.n_declared:,} declared and shared, "
+                f"{self.n_items - self.n_declared:,} the entities' own)")
+
     def summary(self) -> list[dict]:
         """Per-entity counts (users, items used, interactions, density) — counts only."""
         out = []

@@ -357,7 +357,7 @@ def sidebar_status() -> None:
         ds = st.session_state.get(DATASET)
         if ds is not None:
             st.caption(f"**Data:** {dash.escape_md(st.session_state.get(DATASET_SOURCE, ds.name))} — "
-                       f"{ds.n_users:,} users × {ds.n_items:,} items, {ds.n_entities} entities")
+                       f"{ds.n_users:,} users × {ds.items_phrase()}, {ds.n_entities} entities")
         else:
             st.caption("**Data:** none loaded yet (the clinic sample loads on first use)")
         r = st.session_state.get(RUN)
