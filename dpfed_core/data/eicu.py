@@ -298,7 +298,8 @@ def load_eicu(
 
     Entities are every hospital (or region) with stays in the patient table, whatever its size
     (``exclude_entities`` declares some out). Items: a declared formulary ``items`` (one name per
-    line; drug names are normalised like the data's) fixes the columns, else the data's item names,
+    line; drug names are normalised like the data's) fixes what is shared — its drugs are the first
+    columns, the data's other drugs follow as the hospitals' own — else the data's item names,
     marked ``item_source="data"`` so that a DP run selects its catalogue by DP partition selection.
     No item is dropped for being rare (a rule on a true count).
 
