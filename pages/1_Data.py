@@ -136,8 +136,10 @@ elif source == "eicu":
     formulary = st.file_uploader("Formulary (optional): one item name per line", type=["txt", "csv", "gz"],
                                  key="eicu_items",
                                  help="A public item list, one name per line taken whole (commas, “|” and spaces "
-                                      "belong to the name; a header line is recognised). Without it a DP run "
-                                      "selects its items by DP partition selection, charged to the budget.")
+                                      "belong to the name; a header line is recognised). It decides what the "
+                                      "federation shares; the data's other drugs stay the hospitals' own. Without "
+                                      "it a DP run selects its items by DP partition selection, charged to the "
+                                      "budget.")
     eicu_public = public_inputs("eicu", "Default: the hospital table's hospitals (or its regions); hospitals "
                                         "without a stay take part with an all-zero contribution.")
     if st.button("Load eICU", type="primary", key="load_eicu"):
@@ -255,9 +257,11 @@ else:
                                     key="upload_items",
                                     help="A public list of items (a formulary), one per line taken whole (commas, "
                                          "“|” and spaces belong to the name; a header line is recognised), or a "
-                                         "MovieLens-style item table (u.item: id|title|…). Without it a DP run "
-                                         "selects which items the federation shares by a DP selection, charged to "
-                                         "the budget; each entity still recommends the items it has rows for.")
+                                         "MovieLens-style item table (u.item: id|title|…). It decides what the "
+                                         "federation shares; the data's items outside it stay their entities' own. "
+                                         "Without it a DP run selects which items the federation shares by a DP "
+                                         "selection, charged to the budget; each entity still recommends the items "
+                                         "it has rows for.")
         upload_public = public_inputs(
             "upload", "The federation, a public list. Rows of other entities are dropped; an entity without rows "
                       "takes part with an all-zero contribution. Without it a DP run is refused unless you accept "

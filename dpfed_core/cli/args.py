@@ -182,8 +182,9 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--items", metavar="FILE",
                    help="declared public item catalogue (formulary): one item per line, taken whole (commas, "
                         "'|' and spaces are part of the name; a header line such as 'item' is recognised), or "
-                        "CSV under a header 'id,name'; the columns are then exactly these items. Without it a DP "
-                        "run selects its catalogue by DP partition selection, charged to the ledger")
+                        "CSV under a header 'id,name'. It decides what the federation shares; the data's items "
+                        "outside it stay their entities' own (never shared, scored by each entity's own model). "
+                        "Without it a DP run selects its catalogue by DP partition selection, charged to the ledger")
     g.add_argument("--exclude-entities", type=name_list, metavar="NAMES",
                    help="small or unwanted entities to leave out, by name (comma-separated): a public "
                         "declaration — no entity is dropped for its true size")
