@@ -182,6 +182,8 @@ def test_a_catalogue_that_leaves_items_out_keeps_them_and_the_federate_page_says
     assert re.search(r"\(3 declared items × \d+ columns; the data's 2 items outside the declared catalogue have no "
                      "row", shown), shown
     assert "the declared item catalogue is what is shared: every message is shaped by its 3 items" in shown
+    at.switch_page("pages/3_Evaluate.py").run()
+    assert not at.exception, [e.value for e in at.exception]
     at.switch_page("pages/4_Recommend.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(t.startswith("**2 of 5 items are not in the declared item catalogue**") and "item3, item4" in t
