@@ -1332,6 +1332,8 @@ MUTANTS = (
            (USER_LIST,)),
     Mutant("eng-excluded-mark-inverted", UI_ENGINE, "explained_list", "int(j) in out", "int(j) not in out",
            (f"{DASHT}::test_the_why_column_marks_only_the_items_the_dp_selection_left_out",)),
+    Mutant("eng-declared-outside-unmarked", UI_ENGINE, "explained_list", "declared_outside_items(ds, result)", "None",
+           (f"{DASHT}::test_the_why_column_marks_only_the_items_outside_a_declared_catalogue",)),
     Mutant("cat-private-not-first", UI_CATALOGUE, "federated_methods",
            "(m != DP_METHOD, not METHODS[m].uses_epsilon, m)", "(m != DP_METHOD, m)",
            (f"{DASHT}::test_federated_methods_list_the_dp_method_then_every_private_method_before_the_non_private",)),

@@ -209,16 +209,13 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
         return None, why_not
     items = df.attrs["items"]
     why = similar_evidence(ds, split, entity, user, items)
-    excluded = dp_excluded_items(ds, result)
-    if excluded is not None and len(excluded):
-        out = set(excluded.tolist())
-        why = [w + ("; left out of the shared catalogue by the DP selection: scored from this entity's own data"
-                    if int(j) in out else "") for w, j in zip(why, items)]
-    outside = declared_outside_items(ds, result)
-    if outside is not None and len(outside):
-        out = set(outside.tolist())
-        why = [w + ("; not in the declared item catalogue, so never shared: scored from this entity's own data"
-                    if int(j) in out else "") for w, j in zip(why, items)]
+    for unshared, said in ((dp_excluded_items(ds, result), "; left out of the shared catalogue by the DP selection: "
+                                                           "scored from this entity's own data"),
+                           (declared_outside_items(ds, result), "; not in the declared item catalogue, so never "
+                                                                "shared: scored from this entity's own data")):
+        if unshared is not None and len(unshared):
+            out = set(unshared.tolist())
+            why = [w + (said if int(j) in out else "") for w, j in zip(why, items)]
     df.insert(2, "why", why)
     df.attrs = {}  # the indices served the explanations; a displayed table carries none
     return df, None
