@@ -81,22 +81,8 @@ elif cmp["mar"] == "tie":
 st.caption(f"{unit.capitalize()} **{dash.escape_md(user)}** of **{ent_md}**. Items the {unit} already has in the "
            "training data are never suggested; ✔ marks a suggestion that is one of the entries hidden for "
            f"testing. “Why” counts, among the 40 {units} of {ent_md} most like this one, those that had the item.")
-excluded = dash.dp_excluded_items(ds, result)
-if excluded is not None and len(excluded):
-    names = ", ".join(dash.escape_md(str(x)) for x in ds.item_names[excluded[:8]])
-    st.info(f"**{len(excluded)} of {ds.n_items} items were left out of the shared catalogue by the DP "
-            f"selection** (too few {units} across the entities had them to pass the noise threshold at this "
-            f"ε): the shared part of the model knows nothing of them — {names}"
-            f"{' …' if len(excluded) > 8 else ''}. Each entity's own part still scores those it has rows for "
-            "(marked in “why”). Declaring the item list (a formulary) on the Data page shares every item.",
-            icon=":material/info:")
-outside = dash.declared_outside_items(ds, result)
-if outside is not None and len(outside):
-    names = ", ".join(dash.escape_md(str(x)) for x in ds.item_names[outside[:8]])
-    st.info(f"**{len(outside)} of {ds.n_items} items are not in the declared item catalogue**, so they were never "
-            f"shared: the federation's part of the model knows nothing of them — {names}"
-            f"{' …' if len(outside) > 8 else ''}. Each entity's own part scores those it has rows for (marked in "
-            "“why”). Adding them to the item catalogue on the Data page shares them.", icon=":material/info:")
+for note in dash.unshared_items_notes(ds, result, units):
+    st.info(note, icon=":material/info:")
 with st.expander("What the numbers mean", expanded=False):
     st.markdown(
         f"The **score** orders the list: the model's predicted value for this {unit} (û = u·v), on the "

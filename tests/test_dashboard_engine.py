@@ -589,6 +589,26 @@ def test_the_why_column_marks_only_the_items_outside_a_declared_catalogue():
     assert dash.declared_outside_items(ds, result) is None
 
 
+def test_the_recommend_page_names_each_kind_of_unshared_item_and_how_to_share_it():
+    ds, split, result, entity, user, row, hidden = _scored_run()
+    result.extra = {"catalogue": list(range(2, ds.n_items))}  # the DP selection left out items 0 and 1
+    (dp,) = dash.unshared_items_notes(ds, result, "patients")
+    assert dp == (f"**2 of {ds.n_items} items were left out of the shared catalogue by the DP selection** (too few "
+                  "patients across the entities had them to pass the noise threshold at this ε): the shared part of "
+                  f"the model knows nothing of them — {ds.item_names[0]}, {ds.item_names[1]}. Each entity's own part "
+                  "still scores those it has rows for (marked in “why”). Declaring the item list (a formulary) on "
+                  "the Data page shares every item.")
+    item_key = np.where(np.arange(ds.n_items) < ds.n_items - 10, np.arange(ds.n_items), -1)
+    result.extra = {"catalogue_item_key": item_key, "catalogue_declared": True}
+    (declared,) = dash.unshared_items_notes(ds, result, "patients")
+    assert declared.startswith(f"**10 of {ds.n_items} items are not in the declared item catalogue**, so they were "
+                               "never shared: the federation's part of the model knows nothing of them — ")
+    assert declared.endswith(" …. Each entity's own part scores those it has rows for (marked in “why”). Adding "
+                             "them to the item catalogue on the Data page shares them.")
+    result.extra = {}
+    assert dash.unshared_items_notes(ds, result, "patients") == []
+
+
 def test_the_server_view_states_each_released_quantitys_shape_and_range():
     class Model:
         public_ = {"V": np.array([[0.5, -2.0], [3.0, 1.0]]), "edge": np.float64(0.25), "none": np.zeros(0)}

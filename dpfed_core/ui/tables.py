@@ -319,6 +319,27 @@ def declared_outside_items(ds: FederatedDataset, result: MethodResult) -> np.nda
     return np.flatnonzero(np.asarray(extra["catalogue_item_key"]) < 0)
 
 
+def unshared_items_notes(ds: FederatedDataset, result: MethodResult, units: str) -> list[str]:
+    """The Recommend page's note on each kind of item the federation never shared — left out by the DP
+    catalogue selection, or outside a declared catalogue — naming the first eight (Markdown)."""
+    out = []
+    for unshared, what, own, fix in (
+            (dp_excluded_items(ds, result),
+             f"were left out of the shared catalogue by the DP selection** (too few {units} across the entities "
+             "had them to pass the noise threshold at this ε): the shared part of the model knows nothing of them",
+             "still scores", "Declaring the item list (a formulary) on the Data page shares every item."),
+            (declared_outside_items(ds, result),
+             "are not in the declared item catalogue**, so they were never shared: the federation's part of the "
+             "model knows nothing of them",
+             "scores", "Adding them to the item catalogue on the Data page shares them.")):
+        if unshared is None or not len(unshared):
+            continue
+        names = ", ".join(escape_md(str(x)) for x in ds.item_names[unshared[:8]])
+        out.append(f"**{len(unshared)} of {ds.n_items} items {what} — {names}{' …' if len(unshared) > 8 else ''}. "
+                   f"Each entity's own part {own} those it has rows for (marked in “why”). {fix}")
+    return out
+
+
 def entity_users(ds: FederatedDataset, entity: str, test_users_only: np.ndarray | None = None) -> list[str]:
     """User ids of an entity (test users first, since their hidden items make a useful check)."""
     sl = ds.entity_slices()[ds.entity_index(entity)]
