@@ -568,7 +568,7 @@ def test_a_declared_catalogue_that_leaves_items_out_reaches_every_declared_item_
         assert np.all(V_h[40:] == 0)
 
 
-def test_a_declared_catalogue_that_covers_the_data_runs_as_before():
+def test_a_declared_catalogue_that_covers_the_data_is_shared_whole_by_the_plain_path():
     """Every column declared: no shared-subset path, the same run as a dataset without ``n_declared``."""
     ds = _data(item_source="declared")
     cfg = RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=3, simulation=True, seed=1, aggregation="secure")
