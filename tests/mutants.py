@@ -1673,7 +1673,7 @@ MUTANTS = (
            "'shared keys' if info.get('keys') else 'items'", "'items'",
            ("tests/test_dashboard_engine.py::test_each_protocol_event_reads_as_a_sentence_counting_entities_from_one",)),
     Mutant("summable-v-on-keys-reported-as-items", SPROT, "fit_summable",
-           "lift is not None and not public_names", "False",
+           "shared is not None and not shared.public", "False",
            ("tests/test_dashboard_engine.py::test_a_run_on_a_dp_catalogue_says_its_server_fits_shared_keys",)),
     Mutant("ui-progress-index-from-zero", UI_TABLES, "progress_text",
            "info['index'] + 1", "info['index']", (EVENT_WORDS,)),

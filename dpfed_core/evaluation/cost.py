@@ -111,7 +111,7 @@ def shape_of(ds, config=None) -> dict:
         forecast = None
     selected = forecast is not None and forecast.expected_items is not None
     # a declared catalogue that leaves some of the data's items out shares its own items only
-    declared = getattr(ds, "shared_columns", None)
+    declared = ds.shared_columns
     shares = out["m"] if declared is None else len(declared)
     return {**out, "s": float(forecast.expected_items) if selected else float(shares), "sel": int(selected)}
 

@@ -322,8 +322,8 @@ class FederatedRecommender:
         else:
             out = fit_summable(method, LazyRows(lambda h: shared.project(released[h]), len(own)),
                                list(dataset.entity_names), slices, X.shape[0], entity_rngs, self.ledger_,
-                               config.lam, config.mode, progress, site_matrices=own, lift=shared.lift,
-                               n_jobs=config.n_jobs, public_names=shared.public)
+                               config.lam, config.mode, progress, site_matrices=own, shared=shared,
+                               n_jobs=config.n_jobs)
         self.U_, self.V_, self.factors_ = out["U"], out["V"], out["factors"]
         self.messages_ = out["messages"]
         self.notes_ = out["notes"]
@@ -347,6 +347,8 @@ class FederatedRecommender:
             )
         t0 = time.perf_counter()
         names = dataset.entity_names
+        # the messages' columns are shared keys (public hash buckets), not items, on a DP-selected catalogue
+        keys = shared is not None and not shared.public
         for h, name in enumerate(names):
             progress("round1_start", entity=name, index=h, total=dataset.n_entities)
         # Each worker spends on a private copy of the ledger; its rows are then re-spent on the run's
@@ -370,7 +372,7 @@ class FederatedRecommender:
                                       "use server_weighting='none'", param="server_weighting")
                 self.messages_.append(array_message(1, name, SERVER, "cluster sizes", release.counts))
             progress("round1_done", entity=name, index=h, total=dataset.n_entities,
-                     shape=release.prototypes.shape, keys=shared is not None and not shared.public)
+                     shape=release.prototypes.shape, keys=keys)
         self.timings_["round1_prototypes"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
@@ -385,11 +387,11 @@ class FederatedRecommender:
             rng=entity_rngs[-1], weights=weights,
         )
         self.timings_["server_fit"] = time.perf_counter() - t0
-        progress("server_done", shape=self.V_.shape, keys=shared is not None and not shared.public)
+        progress("server_done", shape=self.V_.shape, keys=keys)
 
         for name in dataset.entity_names:
             self.messages_.append(array_message(2, SERVER, name, "item factors V", self.V_))
-        progress("broadcast", shape=self.V_.shape, receivers=dataset.n_entities, keys=shared is not None and not shared.public)
+        progress("broadcast", shape=self.V_.shape, receivers=dataset.n_entities, keys=keys)
         if shared is not None:  # each entity on its own item axis (public map of the released keys)
             self._round2_on_known_items(X, slices, names, shared, progress, t0=time.perf_counter(),
                                         features=getattr(dataset, "item_features", None))

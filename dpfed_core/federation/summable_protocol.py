@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from dpfed_core.federation.messages import SERVER, Message, array_message
 from dpfed_core.federation.summable import KNOWN_ONLY
 from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
-from dpfed_core.models.shared_items import known_items
+from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
 
 IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
@@ -207,17 +207,16 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
                  n_users: int, entity_rngs: Sequence[np.random.Generator], ledger: PrivacyLedger,
                  lam: float, mode: str, progress: Callable[..., None], *,
                  site_matrices: Sequence[sp.csr_matrix] | None = None,
-                 lift: Callable[[np.ndarray], np.ndarray] | None = None, n_jobs: int = 1,
-                 public_names: bool = False) -> dict:
+                 shared: SharedItems | None = None, n_jobs: int = 1) -> dict:
     """Both rounds of a summable method in this process (the in-process estimator's body).
 
     ``matrices`` are what the shares are computed from (each entity's rows on the shared catalogue).
-    With a DP-selected catalogue, ``site_matrices`` are the entities' rows on their own item axis and
-    ``lift`` maps the broadcast V (one row per shared key) onto it
-    (:meth:`~dpfed_core.models.shared_items.SharedItems.lift`): round 2 then scores every item the
-    entity has rows for, the federation's parts merged in where the catalogue has them.
-    ``public_names``: the catalogue is declared (its names public, every site knows each of them), so
-    V reaches every shared item of every site; else a site maps it onto the names it holds rows for.
+    With a catalogue that is not the whole item axis (``shared``, DP-selected or declared and leaving
+    items out), ``site_matrices`` are the entities' rows on their own item axis and each site maps the
+    broadcast V (one row per shared key) onto it
+    (:meth:`~dpfed_core.models.shared_items.SharedItems.site_lift`: every shared item when the catalogue
+    is declared, else the names the site holds rows for): round 2 then scores every item the entity has
+    rows for, the federation's parts merged in where the catalogue has them.
 
     ``n_jobs``: round 1 computes this many shares at once and round 2 fits this many sites at once
     (threads; −1: every core; see :func:`run_stages`). The result is the same for any ``n_jobs``:
@@ -268,7 +267,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
                               entity_rngs[-1], on_event=on_event, keep_shares=False, n_jobs=n_jobs)
     V = np.asarray(public["V"], dtype=np.float64)
     # with a DP-selected catalogue V has one row per shared key, not per item
-    keys = lift is not None and not public_names
+    keys = shared is not None and not shared.public
     progress("server_done", shape=V.shape, keys=keys)
     progress("broadcast", shape=V.shape, receivers=H, keys=keys)
     t1 = time.perf_counter()
@@ -276,7 +275,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     rows = matrices if site_matrices is None else site_matrices
     # the scores' shared part on the data's item axis (every known name); each entity fits round 2 on
     # the broadcast V mapped onto the item names it knows (a public map of the released keys)
-    V_site = V if lift is None else lift(V)
+    V_site = V if shared is None else shared.lift(V)
     U = np.zeros((n_users, r))
     local: list[LocalColumns | None] = [None] * H
 
@@ -284,14 +283,14 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
         """(the entity's U on the broadcast V or None, its own columns) — kept apart and sparse in
         items at once: holding every entity's dense (m × (r + c)) V_h would be
         O(items × entities × rank)."""
-        if lift is None:
+        if shared is None:
             return fit_entity_parts(method, rows[h], public, lam, mode, entity_rngs[h])
         # a site maps the released keys back onto the item names it knows only: its federation
         # columns are its own (zero on every other item), kept with its own columns — its rows of the
         # shared U stay zero (scored once, through its own columns)
         X_h = rows[h]  # read once: a split's rows are built when read
-        V_h = lift(V) if public_names else lift(V, known_items(X_h))
-        U_h, own = fit_entity_parts(method, X_h, {**public, "V": V_h, KNOWN_ONLY: not public_names}, lam, mode,
+        V_h = shared.site_lift(V, X_h)
+        U_h, own = fit_entity_parts(method, X_h, {**public, "V": V_h, KNOWN_ONLY: not shared.public}, lam, mode,
                                     entity_rngs[h])
         return None, with_shared_columns(U_h, V_h, own)
 
