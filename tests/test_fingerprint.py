@@ -142,11 +142,46 @@ def test_the_containment_threshold_is_a_fifth():
     assert 0.1 < m15.contained < 0.2 and not is_same_people(m15)
 
 
-def test_a_handful_of_stored_people_is_not_an_account():
+def test_a_handful_of_stored_people_is_charged_to_them():
+    """Releasing two stored people at a time must not escape the cap."""
     stored, others = population(0), population(1, n=1200, base=10_000)
     small = mix(stored, 0.005, others, 0)                  # two users, all of them stored
     m = match_people(people_fingerprint(small, KEY), people_fingerprint(stored, KEY))
-    assert m.contained == 1.0 and m.matched_new == 2 and not is_same_people(m)
+    assert m.contained == 1.0 and m.matched_new == 2 and is_same_people(m)
+    one = mix(stored, 0.0025, others, 0)
+    assert is_same_people(match_people(people_fingerprint(one, KEY), people_fingerprint(stored, KEY)))
+
+
+def test_a_pool_of_a_few_people_of_every_entity_is_mapped_onto_every_one_of_them():
+    """Two people of each of many stored entities pooled into one new entity: each stored entity holds
+    a small share of the pool's matched people, and every one of them is charged."""
+    rng = np.random.default_rng(3)
+    base = population(0, n=840)
+    many = FederatedDataset.from_parts(base.X, np.array([f"E{i:02d}" for i in range(21)])[np.arange(840) % 21],
+                                       user_ids=base.user_ids, item_ids=base.item_ids, value_kind="ratings",
+                                       value_max=5.0, name="21 entities")
+    pick = np.concatenate([rng.choice(np.flatnonzero(many.entity_of_user == h), 2, replace=False)
+                           for h in range(21)])
+    pooled = rows_of(many, pick)
+    pooled = FederatedDataset.from_parts(pooled.X, np.array(["all"] * pick.size), user_ids=pooled.user_ids,
+                                         item_ids=pooled.item_ids, value_kind="ratings", value_max=5.0, name="pool")
+    m = match_people(people_fingerprint(pooled, KEY), people_fingerprint(many, KEY))
+    assert is_same_people(m) and sorted(m.entity_map["all"]) == list(many.entity_names)
+
+
+def test_an_id_column_written_as_numbers_another_way_is_the_same_items():
+    from dpfed_core.privacy.fingerprint import canonical_item_id
+
+    assert {canonical_item_id(x) for x in ("242", "0242", "242.0", " 242 ", "2.42e2", 242)} == {"242"}
+    assert canonical_item_id("2.5") == "2.5" and canonical_item_id("aspirin 5mg") == "aspirin 5mg"
+    assert canonical_item_id("nan") == "nan" and canonical_item_id("0x10") == "0x10"
+    ds = FederatedDataset.from_parts(population(0).X, population(0).entity_of_user,
+                                     item_ids=np.array([str(j) for j in range(600)]), value_kind="ratings",
+                                     value_max=5.0)
+    padded = FederatedDataset.from_parts(ds.X, ds.entity_of_user, item_ids=np.array([f"{j:04d}.0" for j in range(600)]),
+                                         value_kind="ratings", value_max=5.0)
+    m = match_people(people_fingerprint(padded, KEY), people_fingerprint(ds, KEY))
+    assert m.contained == 1.0 and is_same_people(m)
 
 
 @pytest.mark.parametrize("seeds", [(0, 1), (2, 3), (4, 5)])
@@ -220,6 +255,33 @@ def test_cli_value_kind_implicit_meets_the_cap(tmp_path, capsys):
 
 
 # ------------------------------------------------------------------------------ keyed: no membership oracle
+def test_a_dry_run_and_budget_show_say_recognised_and_nothing_of_who_was_found_where(tmp_path, capsys):
+    """Three known members and a probe record: the outputs that spend nothing must read the same
+    whether the probe's person is in the stored data or not (no containment, no entity mapping)."""
+    f = _long_table(tmp_path / "clinic.csv")
+    lines = f.read_text().splitlines()
+    store = tmp_path / "probe.sqlite3"
+    cols = ["--user-col", "user", "--item-col", "item", "--value-col", "rating", "--entity-col", "site",
+            "--entities-from-data", "--store", str(store)]
+    assert main(["budget", "set-cap", "--data", str(f), *cols, "--epsilon", "1"]) == 0
+    rows = {u: [ln for ln in lines[1:] if ln.split(",")[0] == u] for u in ("u0", "u2", "u4", "u1")}
+    outside = [f"x9,item{i},3,B,3" for i in (70, 71, 72, 73, 74, 75, 76)]
+    said = []
+    for probe in (rows["u1"], outside):                    # u1 (site B) is stored; x9 is nobody
+        p = tmp_path / "probe.csv"
+        p.write_text("\n".join([lines[0], *rows["u0"], *rows["u2"], *rows["u4"],
+                                 *probe]) + "\n")
+        capsys.readouterr()
+        assert main(["run", "--data", str(p), *cols, "--method", "dp-popularity", "--epsilon", "0.5",
+                     "--dry-run"]) == 0
+        assert main(["budget", "show", "--data", str(p), *cols]) == 0
+        out = capsys.readouterr().out
+        assert "same people as the stored dataset" in out
+        said.append([ln for ln in out.splitlines() if "identity" in ln or "same people" in ln])
+    assert said[0] == said[1]
+    assert not any("containment" in ln or "→" in ln for ln in said[0])
+
+
 def test_the_key_is_created_beside_the_store_private_and_named_in_the_store(tmp_path):
     odo = BudgetOdometer(tmp_path / "k.sqlite3")
     assert not odo.secret_path.exists()

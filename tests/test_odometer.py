@@ -170,6 +170,57 @@ def test_non_private_refused_on_capped_dataset_unless_allowed(odo):
     assert [r["non_private"] for r in odo.releases(ds)] == [True, False, True]
 
 
+def test_preview_of_a_non_private_release_says_infinity_the_real_epsilon_left_and_the_refusal(odo):
+    from dpfed_core.evaluation.budget import planned_charge
+
+    ds = make_dataset()
+    central = PlannedRelease("comparison", "central", math.inf, 0.0, method_charges("central", math.inf, 0, "ABC"))
+    p = odo.preview(ds, [central])                             # no cap: charged as it is, but ε = ∞
+    assert p["spend"] == math.inf and p["after"] == math.inf and p["fits"] and not p["refused_unless_allowed"]
+    assert "ε = ∞" in planned_charge(odo.store, ds, [central])["text"]
+    odo.set_cap(ds, 4.0)
+    odo.reserve(ds, [dp_plan(2.0)]).close()
+    p = odo.preview(ds, [central])
+    assert p["left"] == pytest.approx(2.0) and not p["fits"] and p["dp_fits"] and p["refused_unless_allowed"]
+    text = planned_charge(odo.store, ds, [central])["text"]
+    assert "ε = ∞" in text and "2 left per entity" in text and "refused unless" in text and "ε ≈ 0" not in text
+    mixed = planned_charge(odo.store, ds, [dp_plan(0.5), central])
+    assert mixed["dp_spend"] == pytest.approx(0.5, rel=0.2) and "its DP releases alone ε ≈" in mixed["text"]
+
+
+def test_preview_of_unequal_spends_states_one_entitys_spend_beside_its_own_epsilon_left(odo):
+    """Releases compose by zCDP: an entity that already spent adds less than a fresh one, so the
+    largest increase and the smallest ε left belong to different entities and are stated apart."""
+    from dpfed_core.evaluation.budget import planned_charge, planned_rho
+
+    def gauss(eps, entities=("A", "B", "C")):
+        return PlannedRelease("run", "dp-cooccurrence", eps, 1e-6, {e: (eps, 1e-6) for e in entities}, seed=0,
+                              rho=planned_rho("dp-cooccurrence", eps, 1e-6)[0], gaussian=True)
+
+    ds = make_dataset()
+    odo.set_cap(ds, 3.0)
+    odo.reserve(ds, [gauss(2.0, ("A",))]).close()
+    p = planned_charge(odo.store, ds, [gauss(1.0)])
+    assert p["fits"] and p["binding_left"] == pytest.approx(p["left"]) and p["left"] < p["spend"] + 0.1
+    assert 0 < p["binding_spend"] < 0.5 * p["spend"]
+    assert (f"spends ε ≈ {p['spend']:.3g} per entity at most; the most-spent entity ε ≈ {p['binding_spend']:.3g} "
+            f"of the {p['left']:.3g} it has left") in p["text"]
+    assert "left per entity" not in p["text"]                   # not one entity's spend and another's ε left
+
+
+def test_cli_dry_run_of_a_non_private_method_under_a_cap_names_the_flag(tmp_path, capsys):
+    store = str(tmp_path / "np.sqlite3")
+    data = ["--data", "sample:clinic"]
+    _cli(capsys, "budget", "set-cap", *data, "--store", store, "--epsilon", "3")
+    rc, out, err = _cli(capsys, "run", *data, "--method", "central", "--dry-run", "--store", store)
+    assert rc == 0, err
+    assert "ε = ∞" in out and "of the 3 left" not in out and "3 left per entity" in out
+    assert "would be REFUSED: add --allow-non-private" in out and "(fits)" not in out and "ε ≈ 0" not in out
+    rc, out, err = _cli(capsys, "run", *data, "--method", "central", "--dry-run", "--allow-non-private",
+                        "--store", store)
+    assert rc == 0 and "allowed by --allow-non-private" in out and "REFUSED" not in out
+
+
 def test_failed_release_stays_charged_and_history_delete_does_not_refund(odo, tmp_path):
     ds = make_dataset()
     with pytest.raises(RuntimeError):
@@ -451,7 +502,8 @@ def test_default_sweep_charge_per_entity(odo):
     alone = plan_sweep(ds, cfg, grid, seeds, ["individual"])
     assert all(p.batch for p in alone) and sum(p.rho is not None for p in alone) == 15
     pre = odo.preview(ds, alone)
-    assert pre["spend"] <= 22.0 and pre["accountant"].startswith("basic + PLD")
+    assert pre["spend"] == math.inf and pre["non_private"]              # the ε = ∞ point
+    assert pre["dp_spend"] <= 22.0 and pre["accountant"].startswith("basic + PLD")
     both = plan_sweep(ds, cfg, grid, seeds, ["individual", "dp-popularity", "central", "random-v", "popularity"])
     odo.reserve(ds, both, allow_non_private=True).close()
     bal = {b.entity: b for b in odo.balance(ds)}["A"]
@@ -484,11 +536,14 @@ def test_a_run_settles_rho_from_its_ledger_and_states_the_accountant(tmp_path):
     doc, _, _ = charged_run(store, ds, RunConfig(method="dp-popularity", epsilon=1.0))
     acct = doc["privacy"]["accountant"]
     assert "zCDP" in acct["across_releases"] and acct["delta"] == pytest.approx(1e-5)
+    assert acct["non_private_entities"] == []
     with store.read() as con:
         rhos = [r[0] for r in con.execute("SELECT rho FROM charges")]
     from dpfed_core.evaluation.budget import planned_rho
 
     assert len(rhos) == ds.n_entities and all(0 < r <= planned_rho("dp-popularity", 1.0, 1e-6)[0] for r in rhos)
+    doc, _, _ = charged_run(store, ds, RunConfig(method="central", epsilon=math.inf))
+    assert doc["privacy"]["accountant"]["non_private_entities"] == list(ds.entity_names)
 
 
 def test_schema_v1_store_is_migrated_and_keeps_its_spend(tmp_path):
@@ -617,7 +672,8 @@ def test_cli_dry_run_prints_the_planned_charge_and_charges_nothing(tmp_path, cap
     data = ["--data", "sample:clinic"]
     rc, out, err = _cli(capsys, "sweep", *data, "--dry-run", "--store", str(store))
     assert rc == 0, err
-    assert "spends ε ≈" in out and "nothing charged" in out and not store.exists()
+    assert "spends ε = ∞" in out and "its DP releases alone ε ≈" in out and "nothing charged" in out
+    assert not store.exists()
     _cli(capsys, "budget", "set-cap", *data, "--store", str(store), "--epsilon", "3")
     rc, out, err = _cli(capsys, "run", *data, "--method", "dp-cooccurrence", "--epsilon", "1", "--dry-run",
                         "--store", str(store))
@@ -626,7 +682,11 @@ def test_cli_dry_run_prints_the_planned_charge_and_charges_nothing(tmp_path, cap
                         "--store", str(store))
     assert rc == 0 and "would be REFUSED" in out and "(fits)" not in out  # said before anything is run
     rc, out, err = _cli(capsys, "audit", *data, "--entity", "0", "--dry-run", "--store", str(store))
-    assert rc == 0 and "would be REFUSED" not in out
+    # an audit reads the entity's exact rows (non-private): refused under a cap unless allowed, as the real one
+    assert rc == 0 and "would be REFUSED: add --allow-non-private" in out and "(fits)" not in out
+    rc, out, err = _cli(capsys, "audit", *data, "--entity", "0", "--dry-run", "--allow-non-private", "--store",
+                        str(store))
+    assert rc == 0 and "would be REFUSED" not in out and "allowed by --allow-non-private" in out
     assert BudgetOdometer(store).releases(BudgetOdometer(store).datasets()[0]["key"]) == []
     rc, out, _ = _cli(capsys, "budget", "set-cap", *data, "--store", str(store), "--epsilon", "9")
     assert rc == 2

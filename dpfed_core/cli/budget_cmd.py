@@ -142,7 +142,14 @@ def dry_run(args, dataset, plans, what: str) -> int:
     print(f"planned charge: {p['text']}")
     if p.get("identity"):
         print(f"identity: {p['identity']}")
-    if math.isfinite(p["cap_epsilon"]):
+    if math.isfinite(p["cap_epsilon"]) and p.get("refused_unless_allowed"):
+        allowed = bool(getattr(args, "allow_non_private", False))
+        print(f"after it: no overall guarantee for the people of the entities it touches (non-private releases, "
+              f"ε = ∞; the most-spent entity's DP releases at ε = {_f(p['dp_after'])} of the cap ε = "
+              f"{_f(p['cap_epsilon'])}) ("
+              + ("allowed by --allow-non-private" if allowed and p["dp_fits"] else
+                 "would be REFUSED" + ("" if allowed else ": add --allow-non-private to allow them")) + ")")
+    elif math.isfinite(p["cap_epsilon"]):
         print(f"after it: the most-spent entity would be at ε = {_f(p['after'])} of the cap ε = {_f(p['cap_epsilon'])}"
               f" ({'fits' if p['fits'] else 'would be REFUSED'})")
     print(f"accountant: {ACCOUNTANT}")
@@ -162,9 +169,7 @@ def print_balance(odometer, dataset, key: str) -> None:
     print(f"store: {odometer.path}")
     print(f"dataset: {dataset.name} (key {key}, {dataset.n_entities} entities)")
     if ident.alias_of:
-        print(f"identity: {ident.describe()}; entities mapped: "
-              + ", ".join(f"{k} → {'/'.join(v)}" for k, v in list((ident.entity_map or {}).items())[:6])
-              + (" …" if len(ident.entity_map or {}) > 6 else ""))
+        print(f"identity: {ident.describe()}")
     if math.isinf(cap_e):
         print("cap: none set — releases are charged but never refused; the data owner sets one with "
               "`python -m dpfed_core budget set-cap --data … --epsilon E`")
@@ -251,7 +256,6 @@ def cmd_budget(args) -> int:
             ident = odo.identity(key)
             print(json.dumps(json_safe({"store": str(odo.path), "dataset": dataset.name, "key": key,
                                         "account": ident.account, "same_people_as": ident.alias_of,
-                                        "similarity": ident.similarity, "entity_map": ident.entity_map,
                                         "cap_epsilon": cap_e, "cap_delta": cap_d, "accountant": ACCOUNTANT,
                                         "entities": [b.to_dict() for b in odo.balance(key)],
                                         "runs_left": odo.runs_left(key),

@@ -245,24 +245,41 @@ def planned_charge(store: Store | str | os.PathLike | None, dataset: FederatedDa
     store = store if isinstance(store, Store) else Store(store)
     p = BudgetOdometer(store).preview(dataset, plans)
     p["text"] = charge_text(p)
+    own = {float(q.delta) for q in plans if not q.simulation and not q.non_private and q.charges}
+    if p.get("dp_spend", 0.0) > 0 and own and own != {float(p["delta"])}:
+        # the store composes every release at one δ; a run stated at another δ reads a different ε
+        p["text"] += f" (ε at δ = {float(p['delta']):.3g}, the budget's δ)"
     return p
 
 
 def charge_text(p: Mapping) -> str:
-    """One phrase for a planned charge (``preview``'s dict)."""
+    """One phrase for a planned charge (``preview``'s dict): its ε per entity, the ε left under a cap and,
+    for non-private releases, that they charge ε = ∞ and need an explicit allowance under a cap."""
     from dpfed_core.privacy.odometer import _fmt
 
     if p.get("simulation"):
         return "simulation: nothing is charged"
-    spend = f"spends ε ≈ {float(p['spend']):.3g}"
-    if math.isfinite(p["cap_epsilon"]):
-        text = f"{spend} of the {float(p['left']):.3g} left per entity"
-        if not p["fits"]:
-            text += f" — more than is left (cap ε = {_fmt(p['cap_epsilon'])}): it will be refused"
-    else:
-        text = f"{spend} per entity (no cap set)"
+    capped = math.isfinite(p["cap_epsilon"])
     if p.get("non_private"):
-        text += "; includes non-private releases (ε = ∞)"
+        dp = float(p.get("dp_spend", 0.0))
+        text = ("spends ε = ∞: non-private releases (exact data-derived values leave the entities; no overall "
+                "guarantee for their people afterwards)" + (f"; its DP releases alone ε ≈ {dp:.3g}" if dp > 0 else ""))
+        if capped:
+            text += (f"; {float(p['left']):.3g} left per entity under the cap ε = {_fmt(p['cap_epsilon'])}: refused "
+                     "unless non-private releases are explicitly allowed")
+        else:
+            text += " (no cap set)"
+    elif capped and "binding_spend" in p and not (math.isclose(p["binding_spend"], p["spend"], rel_tol=1e-3)
+                                                  and math.isclose(p["binding_left"], p["left"], rel_tol=1e-3)):
+        # entities spent unequally: the largest increase and the smallest ε left are not one entity's
+        text = (f"spends ε ≈ {float(p['spend']):.3g} per entity at most; the most-spent entity ε ≈ "
+                f"{float(p['binding_spend']):.3g} of the {float(p['binding_left']):.3g} it has left")
+    elif capped:
+        text = f"spends ε ≈ {float(p['spend']):.3g} of the {float(p['left']):.3g} left per entity"
+    else:
+        text = f"spends ε ≈ {float(p['spend']):.3g} per entity (no cap set)"
+    if capped and not p.get("dp_fits", p["fits"]):
+        text += f" — more than is left (cap ε = {_fmt(p['cap_epsilon'])}): it will be refused"
     return text
 
 
@@ -282,6 +299,8 @@ def accountant_record(store: Store, dataset: FederatedDataset, key: str | None =
             "basic_epsilon": top.basic_epsilon if top else 0.0,
             "zcdp_epsilon": top.tight_epsilon if top else 0.0,
             "used": top.accountant if top else "none",
+            # entities whose people have no overall guarantee: a non-private release touched them
+            "non_private_entities": [b.entity for b in bal if b.n_non_private > 0],
             "same_people_as": ident.describe() or None}
 
 

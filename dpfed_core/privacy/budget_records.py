@@ -297,6 +297,7 @@ class Identity:
     def describe(self) -> str:
         if self.alias_of is None:
             return ""
-        return (f"same people as the stored dataset {self.alias_name!r} ({self.alias_of}; containment "
-                f"{self.similarity:.2f}: the share of one side's users, by their item sets, found in the other): "
-                "charged to its budget")
+        # recognised or not, nothing more: how many people matched and which entities they were found in
+        # would tell whoever reads a dry run whether a record added to a probe is in the stored data
+        return (f"same people as the stored dataset {self.alias_name!r} ({self.alias_of}; recognised by the "
+                "item sets of its users): charged to its budget")

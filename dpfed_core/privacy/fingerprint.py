@@ -50,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import weakref
 from dataclasses import dataclass
@@ -75,10 +76,10 @@ MIN_ITEMS = 3
 #: A new dataset is charged to a stored account when this share of its users, or of the stored
 #: dataset's users, matched (containment either way).
 CONTAINMENT_THRESHOLD = 0.2
-#: ...and at least this many users matched (a handful of coincidences proves nothing).
-MIN_MATCHED_USERS = 3
-#: A re-export's entity is mapped to every stored entity holding at least this share of its matched users.
-ENTITY_SHARE = 0.05
+#: ...and at least this many users matched: one found person is enough — a dataset of a few of the stored
+#: people is charged to them (releasing two people at a time must not escape the cap), and a coincidence
+#: between unrelated data can only add a charge, never take one away.
+MIN_MATCHED_USERS = 1
 
 #: Bytes of the fingerprint secret.
 SECRET_BYTES = 32
@@ -215,6 +216,24 @@ _EPHEMERAL = secrets.token_bytes(SECRET_BYTES)
 
 _FP_MEMO: dict[tuple[int, bytes], tuple[weakref.ref, PeopleFingerprint]] = {}
 
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def canonical_item_id(item) -> str:
+    """An item id as the fingerprint reads it: a number written another way is the same item
+    (``0242``, ``242.0`` and ``242`` — a spreadsheet's export of an id column), so such a re-export is
+    recognised; any other id as it is, without surrounding blanks. Two ids of one catalogue that only
+    differ so are read as one item, which can only make two datasets look more alike (a larger
+    charge, never a smaller one)."""
+    text = str(item).strip()
+    if not _NUMBER.fullmatch(text):
+        return text
+    value = float(text)
+    if value.is_integer() and abs(value) < 2 ** 53:
+        return str(int(value))
+    return repr(value)
+
+
 
 def people_fingerprint(dataset, secret: bytes | None = None) -> PeopleFingerprint:
     """Keyed MinHash/LSH fingerprint of the people in a dataset (module docstring): each user is the
@@ -228,7 +247,7 @@ def people_fingerprint(dataset, secret: bytes | None = None) -> PeopleFingerprin
         return hit[1]
     X = _clean(dataset)
     item_h = np.fromiter(
-        (int.from_bytes(hashlib.blake2b(str(i).encode("utf-8"), digest_size=8, key=secret,
+        (int.from_bytes(hashlib.blake2b(canonical_item_id(i).encode("utf-8"), digest_size=8, key=secret,
                                         person=b"dpfed-fp-item").digest(), "little")
          for i in np.asarray(dataset.item_ids).tolist()), dtype=np.uint64, count=X.shape[1])
     salt = np.frombuffer(hashlib.blake2b(b"bands", digest_size=8 * FP_BANDS, key=secret,
@@ -335,7 +354,9 @@ def match_people(new: PeopleFingerprint, stored: PeopleFingerprint) -> PeopleMat
         if not sel.any():
             continue
         counts = np.bincount(stored.entity[partner[sel]], minlength=len(stored.entity_names))
-        keep = np.flatnonzero(counts >= max(1.0, ENTITY_SHARE * counts.sum()))
+        # every stored entity one of its users was found in: a re-export pooling a few people of each of
+        # many entities is charged to all of them (a spurious match can only add to a charge)
+        keep = np.flatnonzero(counts >= 1)
         emap[name] = [stored.entity_names[i] for i in keep[np.argsort(-counts[keep], kind="stable")]]
     return PeopleMatch(float(similarity), m_new, m_st, emap, float(contained))
 

@@ -73,7 +73,7 @@ from dpfed_core.errors import ConfigError
 # The people fingerprint lives in its own module (keyed: the store is no membership oracle); its
 # names are re-exported here for callers of the odometer.
 from dpfed_core.privacy.fingerprint import (  # noqa: F401
-    CONTAINMENT_THRESHOLD, ENTITY_SHARE, FP_BANDS, FP_ROWS, FP_VERSION, LEGACY_FP_VERSION, MIN_BANDS,
+    CONTAINMENT_THRESHOLD, FP_BANDS, FP_ROWS, FP_VERSION, LEGACY_FP_VERSION, MIN_BANDS,
     MIN_MATCHED_USERS, FingerprintKeyError, PeopleFingerprint, PeopleMatch, is_same_people, legacy_fingerprint,
     match_people, people_fingerprint)
 from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: F401  (StoreError re-exported)
@@ -384,6 +384,15 @@ class BudgetOdometer:
                 out.setdefault(ent, []).append(ReleaseCharge(eps, dlt, rho, bool(gauss), batch_id if p.batch else None))
         return out
 
+    @staticmethod
+    def _plan_entities(plans: Sequence[PlannedRelease], entity_map=None) -> list[str]:
+        """The account's entities the plans charge (a non-private charge of ε = ∞ included)."""
+        out: dict[str, None] = {}
+        for i, p in enumerate(plans):
+            rows = mapped_charge_rows(i, {e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()}, entity_map)
+            out.update((ent, None) for _, ent, *_ in rows)
+        return list(out)
+
     def _balance(self, con, account: str, names: Sequence[str], cap_e: float, cap_d: float) -> list[EntityBalance]:
         from dpfed_core.privacy.accounting import REFERENCE_DELTA, compose_releases
 
@@ -410,9 +419,15 @@ class BudgetOdometer:
                                  cap_e, cap_d)
 
     def preview(self, dataset: FederatedDataset, plans: Sequence[PlannedRelease], key: str | None = None) -> dict:
-        """What ``plans`` would charge, without charging: ``{"cap_epsilon", "cap_delta", "spend" (largest
-        increase of an entity's ε), "left" (smallest ε left before, inf without cap), "after" (largest ε
-        after), "fits" (no entity would pass the cap), "non_private", "accountant", "identity"}``."""
+        """What ``plans`` would charge, without charging: ``{"cap_epsilon", "cap_delta", "delta" (at which
+        releases compose), "spend" (largest increase of an entity's ε; ∞ when a plan is non-private),
+        "dp_spend" (the same over the DP releases alone), "left" (smallest ε left before among the entities
+        the plans touch, inf without cap), "after" (largest ε after; ∞ when non-private), "dp_after",
+        "fits" (charged as it is: no entity would pass the cap and, under a cap, nothing non-private),
+        "dp_fits" (no entity would pass the cap), "refused_unless_allowed" (non-private under a cap),
+        "binding_spend" / "binding_left" (the increase and the ε left of the entity that would end nearest
+        the cap: releases compose, so it may spend less than a fresh entity),
+        "non_private", "accountant", "identity"}``."""
         from dpfed_core.privacy.accounting import REFERENCE_DELTA, compose_releases
 
         key = key or self._key_of(dataset)
@@ -422,20 +437,31 @@ class BudgetOdometer:
             entries = self._entries(con, ident.account)
         dref = cap_d if math.isfinite(cap_e) and cap_d > 0 else REFERENCE_DELTA
         new = self._plan_entries(plans, "planned", ident.entity_map)
+        charged = [p for p in plans if not p.simulation]
+        non_private = any(p.non_private for p in charged)
         spend, after_max, left_min, acct = 0.0, 0.0, math.inf, "none"
-        for e, add in new.items():
+        bind_spend, bind_left = 0.0, math.inf  # of the entity that would end nearest the cap (the one that binds)
+        # ε left is read for every entity a plan touches, a non-private one (no finite charge) included
+        for e in dict.fromkeys([*new, *self._plan_entities(charged, ident.entity_map)]):
             cur = entries.get(e, [[], 0, 0])[0]
             before = compose_releases(cur, dref)
-            after = compose_releases([*cur, *add], dref)
+            after = compose_releases([*cur, *new.get(e, [])], dref)
             if after.epsilon - before.epsilon >= spend:
                 spend, acct = after.epsilon - before.epsilon, after.accountant
-            after_max = max(after_max, after.epsilon)
+            if after.epsilon >= after_max:
+                after_max, bind_spend = after.epsilon, after.epsilon - before.epsilon
+                bind_left = max(cap_e - before.epsilon, 0.0) if math.isfinite(cap_e) else math.inf
             if math.isfinite(cap_e):
                 left_min = min(left_min, max(cap_e - before.epsilon, 0.0))
-        charged = [p for p in plans if not p.simulation]
-        fits = (not math.isfinite(cap_e)) or after_max <= cap_e * (1 + CAP_REL_TOL)
-        return {"cap_epsilon": cap_e, "cap_delta": cap_d, "spend": spend, "after": after_max, "left": left_min,
-                "fits": fits, "non_private": any(p.non_private for p in charged), "accountant": acct,
+        dp_fits = (not math.isfinite(cap_e)) or after_max <= cap_e * (1 + CAP_REL_TOL)
+        # a non-private release charges ε = ∞: on a capped dataset it is refused unless explicitly allowed
+        refused_unless_allowed = non_private and math.isfinite(cap_e)
+        return {"cap_epsilon": cap_e, "cap_delta": cap_d, "delta": dref,
+                "spend": math.inf if non_private else spend, "dp_spend": spend,
+                "after": math.inf if non_private else after_max, "dp_after": after_max, "left": left_min,
+                "binding_spend": bind_spend, "binding_left": bind_left,
+                "fits": dp_fits and not refused_unless_allowed, "dp_fits": dp_fits,
+                "refused_unless_allowed": refused_unless_allowed, "non_private": non_private, "accountant": acct,
                 "simulation": bool(plans) and not charged, "n_releases": len(plans),
                 "identity": ident.describe()}
 

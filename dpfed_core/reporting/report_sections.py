@@ -157,10 +157,19 @@ def cumulative_text(privacy: dict) -> str:
         ent = acct.get("most_spent_entity")
         dlt = acct.get("delta")
         at = f" at δ = {float(dlt):.3g} (the budget's δ, at which every release composes)" if dlt else ""
-        return (f"After this run the most-spent entity{f' ({_esc(ent)})' if ent else ''} has spent ε = "
+        text = (f"After this run the most-spent entity{f' ({_esc(ent)})' if ent else ''} has spent ε = "
                 f"{fmt_eps(acct.get('spent_epsilon'))}{at} on these data in total, over every release recorded "
-                "in the budget store: this is what one person there is protected at by everything released "
-                "so far (how releases compose: the summary's accountant, below).")
+                "in the budget store up to this run: this is what one person there is protected at by everything "
+                "released until then (how releases compose: the summary's accountant, below; a later release is "
+                "not counted here — <code>python -m dpfed_core budget show --data …</code> prints the spend as it "
+                "stands).")
+        void = [str(e) for e in acct.get("non_private_entities") or []]
+        if void:
+            names = ", ".join(_esc(e) for e in void[:5]) + (f" and {len(void) - 5} more" if len(void) > 5 else "")
+            text += (f" <b>{len(void)} entit{'y' if len(void) == 1 else 'ies'} ({names}) also had non-private "
+                     "releases recorded on these data (ε = ∞): for their people there is no overall guarantee, "
+                     "whatever this figure says.</b>")
+        return text
     return ("This run was not charged to a budget store, so the data's cumulative spend is not known to this "
             "report; <code>python -m dpfed_core budget show --data …</code> prints it for a dataset.")
 

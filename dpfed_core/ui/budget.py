@@ -165,9 +165,8 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
                f"entity it touches. Composition: {ACCOUNTANT}. Simulation runs are not charged. Store file: "
                f"`{store.path.name.replace('`', '')}`")
     if ident.alias_of:
-        st.info(f"Same people as the stored dataset {ident.alias_name!r} (containment {ident.similarity:.2f}: the "
-                "share of one side's users, by their item sets, found in the other): this data is charged to that "
-                "dataset's budget and cap.",
+        st.info(f"Same people as the stored dataset {ident.alias_name!r} (recognised by the item sets of its "
+                "users): this data is charged to that dataset's budget and cap.",
                 icon=":material/group:")
     current = "no cap" if math.isinf(cap_e) else f"ε = {_fmt(cap_e, 4)}, δ = {view['cap_delta']:.3g} per entity"
     st.markdown(f"**Current cap:** {current}")

@@ -105,14 +105,17 @@ def spend_reason(preview: dict, plans: Sequence) -> str:
         return text
     asked = [float(p.epsilon) for p in plans if not p.simulation and math.isfinite(float(p.epsilon))]
     requested = max(asked) if len(asked) == 1 else None
-    spend, after = float(preview.get("spend", 0.0)), float(preview.get("after", 0.0))
+    spend = float(preview.get("dp_spend", preview.get("spend", 0.0)))
+    after = float(preview.get("dp_after", preview.get("after", 0.0)))
     already = max(after - spend, 0.0)
     why = []
     if preview.get("identity"):
         why.append(f"these data were recognised as a re-export: {preview['identity']}")
     if requested is not None and spend < requested * 0.995 and already > 0:
+        # the store composes every release at one δ (the cap's, or the reference δ), which may not be the run's
+        at = f"; both at δ = {float(preview['delta']):.3g}, the budget's δ" if preview.get("delta") else ""
         why.append(f"less than the requested ε = {requested:.3g} because it composes with the ε ≈ {already:.3g} "
-                   "already spent on these data (releases compose to less than the sum of their ε)")
+                   f"already spent on these data (releases compose to less than the sum of their ε{at})")
     return text + (" — " + "; ".join(why) if why else "")
 
 
