@@ -71,7 +71,13 @@ class ConfigError(DpfedError, ValueError):
 
 
 class DeploymentError(DpfedError):
-    """A deployment could not start or did not finish; the message says what and where."""
+    """A deployment could not start or did not finish; the message says what and where.
+    ``ledger_rows = 0`` when the run stopped before any site drew noise (the budget odometer then gives
+    its reservation back); None when that is not known."""
+
+    def __init__(self, *args, ledger_rows: int | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.ledger_rows = ledger_rows
 
 
 class BudgetExceededError(DpfedError, RuntimeError):

@@ -221,6 +221,22 @@ def test_cli_dry_run_of_a_non_private_method_under_a_cap_names_the_flag(tmp_path
     assert rc == 0 and "allowed by --allow-non-private" in out and "REFUSED" not in out
 
 
+def test_a_compared_method_that_releases_nothing_is_listed_so_and_never_the_last_operation(odo, capsys):
+    from dpfed_core.cli.budget_cmd import print_releases
+
+    ds = make_dataset()
+    odo.set_cap(ds, 5.0)
+    local = PlannedRelease("comparison", "local", math.inf, 0.0, method_charges("local", math.inf, 0.0, "ABC"), seed=0)
+    assert local.charges == {}
+    odo.reserve(ds, [dp_plan(1.0), local]).close()
+    left = odo.runs_left(ds)
+    assert (left["method"], left["kind"], left["epsilon"]) == ("dp-gaussian", "run", 1.0)
+    print_releases(odo.releases(ds))
+    lines = capsys.readouterr().out.splitlines()
+    row = next(ln for ln in lines if " local " in ln)
+    assert "releases nothing" in row and "∞" not in row
+
+
 def test_failed_release_stays_charged_and_history_delete_does_not_refund(odo, tmp_path):
     ds = make_dataset()
     with pytest.raises(RuntimeError):

@@ -149,6 +149,8 @@ def test_missing_optional_parts_and_bad_input(docs, tmp_path):
         rep.build_report({"hello": 1})
     with pytest.raises(DataError, match="audit"):
         rep.build_report(docs["run"], audit_doc=docs["sweep"])
+    with pytest.raises(DataError, match="give it as --sweep"):
+        rep.build_report(docs["sweep"], public=True)           # never a report calling a DP sweep non-private
     bad = tmp_path / "bad.json"
     bad.write_text("not json")
     with pytest.raises(DataError, match="not a JSON"):
@@ -266,6 +268,20 @@ def cooc_doc():
     cfg = RunConfig(method="dp-cooccurrence", epsilon=3.0, delta=1e-6, rank=3, seed=0, max_iter=50,
                     aggregation="secure")
     return run_method(ds, cfg, make_split(ds, cfg))[0]
+
+
+def test_parameters_omit_k_for_a_method_that_takes_none_and_the_default_k_is_not_read_off_the_data(cooc_doc, docs):
+    from report_docs import small_dataset
+    from dpfed_core.data.dataset import FederatedDataset
+    from dpfed_core.evaluation.defaults import DEFAULT_K, default_config
+
+    params = _section(rep.build_report(cooc_doc, public=True, generated="x", include_plotlyjs=False), "parameters")
+    assert "<td>k</td>" not in params and "<td>rank</td>" in params
+    proto = _section(rep.build_report(docs["run"], public=True, generated="x", include_plotlyjs=False), "parameters")
+    assert "<td>k</td>" in proto
+    ds = small_dataset()
+    fewer = FederatedDataset.from_parts(ds.X[:-40], ds.entity_of_user[:-40], value_kind="counts", value_max=10)
+    assert default_config(ds, "dp-prototypes").k == default_config(fewer, "dp-prototypes").k == DEFAULT_K
 
 
 def test_epsilon_chart_shows_the_composed_guarantee_not_a_stack_of_stages(cooc_doc):

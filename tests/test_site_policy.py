@@ -105,12 +105,13 @@ def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
     rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
     assert [(r["run"], r["decision"], r["rule"]) for r in rows] == [("1", "accepted", ""),
                                                                    ("2", "refused", "budget_epsilon")]
-    # a simulation run (allowed) is recorded by the odometer and not charged
+    # a simulation run (allowed) on the site's records is a non-private release: its guarantee is void,
+    # never a free run (the coordinator can reproduce the noise)
     sim = _policy(tmp_path, allow_simulation=True)
     sp_.accept(sim, request_of(RunConfig(method="dp-popularity", epsilon=1.0, simulation=True), 3,
                                shard.value_max), shard, run="3", coordinator="test")
     (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
-    assert bal["spent_epsilon"] == pytest.approx(1.0)
+    assert bal["spent_epsilon"] == pytest.approx(1.0) and bal["n_non_private"] == 1 and bal["n_releases"] == 2
 
 
 def test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names(tmp_path):
@@ -320,20 +321,29 @@ def test_one_refusing_site_stops_the_run_before_any_site_draws(tmp_path):
     max_epsilon ends the run, the message names it and the rule, and no site released anything."""
     from tests.test_deployment import three_clinics
     from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards
-    from dpfed_core.deployment.deployed import run_deployed
+    from dpfed_core.deployment.deployed import deployment_runner
     from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.evaluation.service import execute_run
+    from dpfed_core.privacy.odometer import BudgetOdometer
 
     ds = three_clinics()
     shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")
     ok = write_policy(tmp_path / "ok.toml", **STRICT)
     low = write_policy(tmp_path / "low.toml", **{**STRICT, "max_epsilon": 0.5})
     policy = load_policy(ok)
+    coordinator = tmp_path / "coordinator.sqlite3"
     with LocalFederation(shards, tmp_path / "flower", ds.entity_names, site_policy=[ok, ok, low]) as fed:
         with pytest.raises(DeploymentError) as err:
-            run_deployed(ds, RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), federation=fed,
-                         round_timeout=60, timeout=180)
+            # through the run service, as deploy-local: charged to the coordinator's odometer first
+            execute_run(ds, RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), store=coordinator,
+                        runner=deployment_runner(federation=fed, round_timeout=60, timeout=180))
     msg = str(err.value)
     assert ds.entity_names[2] in msg and "max_epsilon" in msg and "nothing was released" in msg
+    # nothing was drawn anywhere: the coordinator's reservation is given back, not kept as a spend
+    assert err.value.ledger_rows == 0
+    odo = BudgetOdometer(coordinator)
+    assert [r["status"] for r in odo.releases(ds)] == ["withdrawn"]
+    assert all(b.spent_epsilon == 0.0 for b in odo.balance(ds))
     assert ds.entity_names[0] not in msg.split("refused the run")[1]
     assert _released(policy, ds) == []
     decisions = {e: [r["decision"] for r in sp_.SiteLog(load_policy(p).store_for(e)).rows()]

@@ -220,12 +220,14 @@ def print_releases(rows: list[dict]) -> None:
           f"{'charged ε (max)':>15s}  {'status':9s}  by")
     for r in rows:
         charged = ("simulation: not charged" if r["simulation"] else "withdrawn: 0" if r["status"] == "withdrawn" else
+                   "releases nothing" if not r.get("n_entities_charged") else
                    ("non-private" if r["non_private"] else _f(r["max_charge_epsilon"])))
         who = r.get("actor") or "(not recorded)"
         if r.get("settled_by") and r.get("settled_by") != r.get("actor"):
             who += f", {r['status']} by {r['settled_by']}"
         seed = "" if r["seed"] is None else str(r["seed"])
-        print(f"{r['id']:>5d} {r['created']:25s} {r['kind'][:12]:12s} {r['method'][:16]:16s} {_f(r['epsilon']):>7s} "
+        eps = "—" if not r.get("n_entities_charged") and not r["simulation"] else _f(r["epsilon"])
+        print(f"{r['id']:>5d} {r['created']:25s} {r['kind'][:12]:12s} {r['method'][:16]:16s} {eps:>7s} "
               f"{r['delta']:>8.2g} {seed:>5s} {charged:>15s}  {r['status']:9s}  {who}")
 
 

@@ -559,7 +559,7 @@ class ProgressFile:
             if self.progress:
                 self.progress(ev)
             if ev["event"] == "error":
-                raise DeploymentError(f"{self.what} failed: {ev['message']}")
+                raise DeploymentError(f"{self.what} failed: {ev['message']}", ledger_rows=ev.get("ledger_rows"))
         return new
 
 

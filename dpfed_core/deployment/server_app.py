@@ -89,7 +89,12 @@ POLICY_REPLY = "site policy decision (accepted, or refused naming the rule)"
 
 
 class DeploymentRunError(DpfedError):
-    """The run cannot finish; the message says which node and what happened."""
+    """The run cannot finish; the message says which node and what happened. ``ledger_rows = 0``: it
+    stopped before any site drew noise (nothing was released)."""
+
+    def __init__(self, *args, ledger_rows: int | None = None) -> None:
+        super().__init__(*args)
+        self.ledger_rows = ledger_rows
 
 
 #: Flower's error codes of a reply that says the node is gone (not that it failed): the message or
@@ -494,7 +499,7 @@ class _Run:
                 f"site policy: {len(refused)} of {len(decisions)} site(s) refused the run — "
                 + "; ".join(f"{d['entity']} (rule {d['rule']}): {d['message']}" for d in refused)
                 + f". Rule(s): {', '.join(rules)}. Run stopped before any share was drawn; nothing was released "
-                "by any site")
+                "by any site", ledger_rows=0)
         return decisions
 
     def exchange(self, msgs: list[Message], round_: int, label: str, reply_label: str, step: str) -> list[Message]:
@@ -765,7 +770,8 @@ def main(grid: Grid, context: Context) -> None:
     try:
         run.run()
     except DpfedError as exc:
-        run.transport.progress("error", message=str(exc))
+        rows = getattr(exc, "ledger_rows", None)
+        run.transport.progress("error", message=str(exc), **({} if rows is None else {"ledger_rows": int(rows)}))
     except Exception as exc:  # noqa: BLE001 — reported to the launcher, which shows it as one line
         run.transport.progress("error", message=f"server: {type(exc).__name__}: {exc}")
         raise

@@ -20,7 +20,8 @@ TOML key                  rule (the name a refusal gives)
                           ``row_norm``, ``value_min``, ``r_min``, ``r_max``) must lie within it
                           (default: any)
 ``allow_simulation``      reproducible noise from the coordinator's seed (default false: the
-                          coordinator could subtract the noise)
+                          coordinator could subtract the noise); an accepted simulation run is
+                          charged as a non-private release (ε = ∞: the site's guarantee is void)
 ``allow_non_private``     methods that release exact statistics (ε = ∞; default false)
 ``max_dropouts``          the most dropouts a secure sum may tolerate (default 0): the run's
                           ``max_dropouts`` and SecAgg+'s share count minus its threshold
@@ -183,7 +184,7 @@ def write_policy(path: str | os.PathLike, **keys) -> Path:
 def policy_matching(config, store: str | os.PathLike, budget_epsilon: float | None = None) -> dict:
     """The keys of a policy that accepts exactly ``config``'s request (its method, ε, δ, dropouts and
     non-private use) and never simulation: what ``deploy-local`` writes when it is given none. The
-    budget defaults to the run's ε (one such run; a simulation run is recorded, not charged)."""
+    budget defaults to the run's ε (one such run)."""
     eps = float(config.epsilon)
     private = math.isfinite(eps)
     return {"methods": [config.method], "max_epsilon": eps if private else 1.0,
@@ -380,12 +381,18 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
             # the policy file is the site's law: its budget is the odometer's cap (every change logged)
             odo.set_cap(key, policy.budget_epsilon, policy.budget_delta, confirm_raise=True,
                         note=f"site policy {policy.path}")
-        eps = math.inf if req.non_private else req.epsilon
-        plan = PlannedRelease(kind="run", method=req.method, epsilon=eps, delta=req.delta,
-                              charges={shard.entity: (eps, req.delta)}, simulation=req.simulation,
-                              note=f"deployment run {run} for {coordinator}")
+        # Noise the coordinator can reproduce from its seed protects no one from the coordinator: on this
+        # site's records (real, as far as the site knows) a simulation run is a non-private release,
+        # charged ε = ∞ (its guarantee void), never a free one. allow_simulation is the consent to it.
+        eps = math.inf if req.non_private or req.simulation else req.epsilon
+        dlt = 0.0 if math.isinf(eps) else req.delta
+        plan = PlannedRelease(kind="run", method=req.method, epsilon=eps, delta=dlt,
+                              charges={shard.entity: (eps, dlt)}, simulation=False,
+                              note=f"deployment run {run} for {coordinator}"
+                                   + ("; simulation: noise reproducible from the coordinator's seed, non-private on "
+                                      "this site's records" if req.simulation else ""))
         try:
-            res = odo.reserve(ds, [plan], allow_non_private=policy.allow_non_private, key=key,
+            res = odo.reserve(ds, [plan], allow_non_private=policy.allow_non_private or req.simulation, key=key,
                               operation=f"run {run} · {coordinator}")
         except BudgetRefused as exc:
             raise PolicyRefused("budget_epsilon", exc.render(SITE_CONTROLS)) from None

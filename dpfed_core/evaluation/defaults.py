@@ -14,8 +14,6 @@ import json
 import math
 from pathlib import Path
 
-import numpy as np
-
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 
@@ -48,11 +46,18 @@ def _epsilon(value) -> float:
     return math.inf if value in ("inf", None) else float(value)
 
 
-def default_k(ds: FederatedDataset) -> int:
-    """Prototypes per entity: about a fifth of the smallest entity's training users, 2 to 20."""
-    sizes = np.bincount(ds.entity_of_user, minlength=ds.n_entities)
-    smallest_train = int(max(1, math.floor(sizes.min() * 0.8))) if len(sizes) else 1
-    return int(min(20, max(2, smallest_train // 5)))
+#: Prototypes per entity when none is asked for: a public constant. Not read off the data — a k
+#: computed from the entities' exact sizes would be a parameter of every release (a prototype method
+#: with ``cluster_size=None`` sends k prototypes) and a line of the public report; a DP prototype
+#: method chooses its k per entity up to it from its released noisy size (``cluster_size``), a
+#: non-private one caps it by the entity's training users.
+DEFAULT_K = 10
+
+
+def default_k(ds: FederatedDataset | None = None) -> int:
+    """Prototypes per entity of a run that names none: :data:`DEFAULT_K`, whatever the data (the
+    argument is accepted so that callers need not know that)."""
+    return DEFAULT_K
 
 
 def default_mode(ds: FederatedDataset) -> str:

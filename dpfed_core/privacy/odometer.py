@@ -477,7 +477,8 @@ class BudgetOdometer:
             keys = self._group(con, ident.account)
             last = con.execute(f"SELECT operation, kind, method, epsilon FROM releases WHERE dataset_key IN "
                                f"({', '.join('?' * len(keys))}) AND simulation = 0 AND non_private = 0 "
-                               "AND status != 'withdrawn' ORDER BY id DESC LIMIT 1", keys).fetchone()
+                               "AND status != 'withdrawn' AND EXISTS (SELECT 1 FROM charges c WHERE c.release_id = "
+                               "releases.id) ORDER BY id DESC LIMIT 1", keys).fetchone()
             if last is None:
                 return None
             cap_e, cap_d = self._cap(con, ident.account)

@@ -95,6 +95,10 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
         no utility metric (overall or per entity), no sweep or audit result (all computed on private
         data without noise); the guarantee, trust model, ledger and message log as in the analyst's.
     """
+    if isinstance(run_doc, dict) and ("runs" in run_doc or run_doc.get("kind") in ("sweep", "audit")):
+        # a sweep holds many runs: read as one it would have no ε and be called non-private
+        raise DataError("the run document is a sweep's (or an audit's) result: give it as --sweep (or --audit), "
+                        "and a `python -m dpfed_core run` result as --run")
     if not isinstance(run_doc, dict) or "privacy" not in run_doc or "config" not in run_doc:
         raise DataError("the run document must be a result document of `python -m dpfed_core run` "
                         "(with 'config' and 'privacy')")

@@ -430,10 +430,21 @@ def k_explanation(run: dict) -> str:
             "than several small, noisier ones." + got)
 
 
+def uses_k(method: str) -> bool:
+    """Whether a method takes k (prototypes per entity); an unknown name is given the benefit of the doubt."""
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()
+    spec = METHODS.get(method)
+    return True if spec is None else bool(spec.uses_k)
+
+
 def _parameters(run: dict) -> str:
     cfg = dict(run.get("config", {}))
     proto = cfg.pop("prototype_params", {}) or {}
     mparams = cfg.pop("method_params", {}) or {}
+    if not uses_k(str(cfg.get("method", ""))):
+        cfg.pop("k", None)  # a method that takes no k: its value would only mislead
     rows = [{"k": k, "v": v} for k, v in cfg.items()]
     body = html_table(rows, [("k", "parameter"), ("v", "value")], cls="kv")
     body += "<h3>Prototype-method parameters</h3>"
