@@ -331,6 +331,38 @@ def test_another_owner_cannot_delete_a_stored_result(tmp_path, monkeypatch):
     assert history.load(ds, rid) is not None and [e.id for e in history.list_entries(ds)] == [rid]
 
 
+def test_the_dashboard_charges_the_store_the_command_line_caps(tmp_path, monkeypatch, capsys):
+    """No $DPFED_STORE: the cap set with `budget set-cap` binds the dashboard's runs (the same file),
+    and a copy of the data read another way is refused there too."""
+    import pandas as pd
+
+    from dpfed_core.cli.main import main
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.budget import plan_run
+    from dpfed_core.privacy.odometer import BudgetRefused
+
+    monkeypatch.delenv("DPFED_STORE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    rng = np.random.default_rng(0)
+    rows = [(f"u{u}", f"item{i}", int(rng.integers(1, 6)), "AB"[u % 2])
+            for u in range(60) for i in rng.choice(40, 8, replace=False)]
+    table = pd.DataFrame(rows, columns=["user", "item", "rating", "site"])
+    table.to_csv(tmp_path / "t.csv", index=False)
+    table.sample(frac=1.0, random_state=1)[["site", "rating", "item", "user"]].to_csv(tmp_path / "copy.tsv",
+                                                                                    sep="\t", index=False)
+    cols = ["--user-col", "user", "--item-col", "item", "--value-col", "rating", "--entity-col", "site",
+            "--entities-from-data"]
+    assert main(["budget", "set-cap", "--data", str(tmp_path / "t.csv"), *cols, "--epsilon", "1"]) == 0
+    copy = load_data(str(tmp_path / "copy.tsv"), user_col="user", item_col="item", value_col="rating",
+                     entity_col="site")
+    store, _ = history.owner_store(copy)
+    assert store.path == tmp_path / "xdg" / "dpfed" / "dpfed.sqlite3"
+    ran = []
+    with pytest.raises(BudgetRefused):
+        history.charged(copy, plan_run(copy, RunConfig(method="dp-popularity", epsilon=2.0)), lambda: ran.append(1))
+    assert ran == []
+
+
 def test_budget_cap_refuses_before_computing(tmp_path, monkeypatch):
     from dpfed_core.evaluation.budget import plan_run
     from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused

@@ -3,11 +3,12 @@
 
 Location (documented; tests always pass an explicit temporary path):
 
-1. an explicit path (Python argument, CLI ``--store FILE``, the dashboard's per-owner path);
+1. an explicit path (Python argument, CLI ``--store FILE``);
 2. else the environment variable ``DPFED_STORE``;
 3. else ``$XDG_DATA_HOME/dpfed/dpfed.sqlite3`` (``~/.local/share/dpfed/dpfed.sqlite3`` when
-   ``XDG_DATA_HOME`` is unset). :func:`default_store_path` with ``owner=`` gives one file per data
-   owner in that directory (``dpfed-<owner>.sqlite3``): stores are never shared between owners.
+   ``XDG_DATA_HOME`` is unset) — the file both front ends use, so one cap binds the command line and
+   the dashboard. :func:`default_store_path` with ``owner=`` names a separate file in that directory
+   (``dpfed-<owner>.sqlite3``) for a caller that keeps owners apart.
 
 Why SQLite and how it is used safely by several processes (CLI runs, Streamlit sessions):
 

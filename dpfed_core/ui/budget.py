@@ -2,7 +2,7 @@
 
 For the pages (helper "dashboard" lays them out):
 
-* :func:`store_for_owner` — the one store file of a data owner (never shared between owners);
+* :func:`store_for_owner` — a store file: an explicit path, else the one the command line uses;
 * :func:`budget_line` — the sidebar's one-line budget status;
 * :func:`budget_view` — cap, per-entity spent / remaining and the releases, as plain rows;
 * :func:`charge` — context manager that charges (or refuses, raising
@@ -63,8 +63,8 @@ def dash_escape(text: str) -> str:
 
 
 def store_for_owner(owner: str | None = None, path: str | os.PathLike | None = None) -> Store:
-    """The store of one data owner: an explicit path, else ``DPFED_STORE`` (owner None), else the
-    per-owner file in the user's data directory."""
+    """A store: an explicit path, else ``DPFED_STORE`` (owner None), else the command line's file in the
+    user's data directory (``owner``: a separate file there)."""
     if path:
         return Store(path)
     return Store(default_store_path(owner))
@@ -137,8 +137,8 @@ STORE_PATH = "store_path"
 
 
 def current_store() -> Store:
-    """The session's store: ``st.session_state[STORE_PATH]`` if the page set one (one file per data
-    owner), else :func:`~dpfed_core.privacy.store.default_store_path`."""
+    """The session's store: ``st.session_state[STORE_PATH]`` if the page set one, else
+    :func:`~dpfed_core.privacy.store.default_store_path` (the command line's)."""
     import streamlit as st
 
     return store_for_owner(path=st.session_state.get(STORE_PATH) or None)

@@ -1,11 +1,11 @@
 """Results that survive a reload, and every release charged: the dashboard's side of the store.
 
 Built on the store (:mod:`dpfed_core.privacy.store`, :mod:`dpfed_core.privacy.odometer`,
-:mod:`dpfed_core.evaluation.history`, :mod:`dpfed_core.ui.budget`): one SQLite file per data owner
-(:func:`dpfed_core.ui.budget.store_for_owner`; ``$DPFED_STORE`` overrides the location) holding the
-budget odometer and the run history. The owner of a dataset is its content key
-(:func:`dpfed_core.privacy.odometer.dataset_key`), so two uploads never share a store, a history list
-or a budget.
+:mod:`dpfed_core.evaluation.history`, :mod:`dpfed_core.ui.budget`): the one SQLite file the command
+line uses too (``$DPFED_STORE``, else ``<data home>/dpfed/dpfed.sqlite3``) holding the budget odometer
+and the run history. Budgets are the odometer's accounts (the same people, however read, are one
+account, capped once for both front ends); the history of a dataset is filtered on its content key
+(:func:`dpfed_core.privacy.odometer.dataset_key`), so two uploads never share a history list.
 
 What this module adds for the pages:
 
@@ -44,18 +44,14 @@ def owner_key(dataset) -> str:
 
 
 def owner_store(dataset, key: str | None = None):
-    """(Store, key) of the dataset's owner: its own file in the user's data directory, or — when
-    ``$DPFED_STORE`` names one file (tests, a server set up by an administrator) — that file, where
-    every read is still filtered on the owner's key."""
-    import os
+    """(Store, key) of the dataset's owner: the one store the command line charges too
+    (``$DPFED_STORE``, else ``<data home>/dpfed/dpfed.sqlite3``), so a cap set with ``budget set-cap``
+    binds the dashboard's runs and an upload of the same people read another way meets the account
+    it was charged to (a store per upload gave every re-export a fresh budget); every history read is
+    still filtered on the owner's key."""
+    from dpfed_core.privacy.store import Store
 
-    from dpfed_core.privacy.store import STORE_ENV, Store
-    from dpfed_core.ui.budget import store_for_owner
-
-    key = key or owner_key(dataset)
-    if os.environ.get(STORE_ENV, "").strip():
-        return Store(None), key
-    return store_for_owner(key), key
+    return Store(None), key or owner_key(dataset)
 
 
 def charged(dataset, plans: Sequence, body: Callable[[], Any], *, allow_non_private: bool = False,
