@@ -98,7 +98,7 @@ class RunConfig:
         for name in ("k", "rank", "top_n", "n_hidden", "max_iter"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name} must be a positive whole number, got {v!r}")
+                raise ConfigError(f"{name} must be a positive whole number, got {v!r}", param=name)
         if not isinstance(self.lam, (int, float)) or not math.isfinite(self.lam) or self.lam < 0:
             raise ConfigError(f"λ (lam) must be a non-negative number, got {self.lam!r}", param="lam")
         if self.lam > MAX_LAM:
@@ -108,7 +108,7 @@ class RunConfig:
             if getattr(self, name) > limit:
                 raise ConfigError(f"{name} = {getattr(self, name)} is above {limit}; lower it", param=name)
         if self.mode not in ("zero", "observed"):
-            raise ConfigError(f"mode must be 'zero' or 'observed', got {self.mode!r}")
+            raise ConfigError(f"mode must be 'zero' or 'observed', got {self.mode!r}", param="mode")
         if isinstance(self.n_jobs, bool) or not isinstance(self.n_jobs, int) or not (self.n_jobs == -1 or self.n_jobs >= 1):
             raise ConfigError(f"n_jobs must be -1 (all cores) or a whole number ≥ 1, got {self.n_jobs!r}",
                               param="n_jobs")
@@ -121,7 +121,8 @@ class RunConfig:
             raise ConfigError(f"max_dropouts must be a whole number ≥ 0, got {self.max_dropouts!r}",
                               param="max_dropouts")
         if not 0 < self.test_fraction < 1:
-            raise ConfigError(f"test fraction must be strictly between 0 and 1, got {self.test_fraction}")
+            raise ConfigError(f"test fraction must be strictly between 0 and 1, got {self.test_fraction}",
+                              param="test_fraction")
         return self
 
     @property

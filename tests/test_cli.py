@@ -186,8 +186,12 @@ def test_cli_defaults_are_the_dashboards_and_a_run_reproduces_across_front_ends(
     (["--method", "dp-cooccurrence", "--k", "5"], ["--k is not used by --method dp-cooccurrence", "no k"]),
     (["--method", "dp-cooccurrence", "--server-weighting", "counts"], ["--server-weighting is not used"]),
     (["--param", "max_iter=100"], ["use --max-iter instead"]),
+    (["--max-dropouts", "1", "--aggregation", "none"], ["applies to secure aggregation only", "--aggregation secure"]),
+    (["--epsilon", "0"], ["ε must be a positive number", "[--epsilon]"]),
+    (["--method", "dp-prototypes", "--k", "0"], ["k must be a positive whole number", "[--k]"]),
+    (["--rank", "0"], ["rank must be a positive whole number", "[--rank]"]),
 ])
-def test_a_flag_the_method_does_not_use_is_refused_by_name(capsys, extra, needles):
+def test_a_flag_the_run_cannot_use_is_refused_naming_the_flag(capsys, extra, needles):
     assert main(["run", "--data", "sample:clinic", *extra]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1 and all(n in err for n in needles), err

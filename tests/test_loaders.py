@@ -261,6 +261,14 @@ def test_negative_value(tmp_path):
         load_long_table(_csv(tmp_path, text), **OPTS)
 
 
+def test_a_value_too_large_to_fit_is_named_not_a_crash(tmp_path):
+    text = "user,item,n,site\nu1,1,3,A\nu2,1,1e300,A\nu3,1,2,B\n"
+    opts = {**OPTS, "value_col": "n", "value_kind": "counts", "value_max": 5}
+    with pytest.raises(DataError, match=r"line 3\): column 'n' holds '1e300', beyond 1e\+15.*\(1 such row\)"):
+        load_long_table(_csv(tmp_path, text), **opts)
+    load_long_table(_csv(tmp_path, text.replace("1e300", "1e12")), **opts)   # large, but fits: kept, noted
+
+
 def test_infinite_value(tmp_path):
     text = "user,item,rating,site\nu1,1,3,A\nu2,1,inf,A\nu3,1,2,B\n"
     with pytest.raises(DataError, match="infinite"):

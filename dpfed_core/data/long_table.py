@@ -233,6 +233,12 @@ def _numeric(raw: pd.Series) -> pd.Series:
     return pd.to_numeric(raw, errors="coerce").astype(np.float64)
 
 
+#: The largest value a table may hold: the entities' own models (matrix factorisations, kept on the
+#: raw values; only the DP mechanisms clip to the public bound) square and multiply the values, and
+#: far beyond this they overflow to infinity (1e300 crashed a run).
+MAX_VALUE = 1e15
+
+
 def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str | None, value_kind: str,
             value_max: float, over_max: str | None, notes: list[str]) -> np.ndarray:
     """The value of every row as float64 (1 per row for an event log), checked: numeric, finite, ≥ 0,
@@ -258,6 +264,15 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
             raise DataError(
                 f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds an infinite "
                 f"value {raw.iloc[i]!r}; values must be finite numbers."
+            )
+        if (v > MAX_VALUE).any():
+            i = int(np.flatnonzero(v > MAX_VALUE)[0])
+            raise DataError(
+                f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds {raw.iloc[i]!r}, "
+                f"beyond {MAX_VALUE:.0e}, the largest value the models fit without overflowing "
+                f"({int((v > MAX_VALUE).sum())} such row{'s' if int((v > MAX_VALUE).sum()) != 1 else ''}): no "
+                "count or rating is that large, it is an "
+                "export error. Fix or remove those rows."
             )
         if (v < 0).any():
             i = int(np.flatnonzero(v < 0)[0])

@@ -51,6 +51,11 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
     for m in compare:
         get_method(m)
     spec = get_method(config.method)
+    if config.max_dropouts and config.aggregation != "secure":
+        # dropouts are what a secure sum tolerates; a run without one has nothing to tolerate them
+        raise ConfigError(f"max_dropouts = {config.max_dropouts} applies to secure aggregation only; this run's "
+                          "aggregation is 'none': use aggregation=secure, or drop max_dropouts",
+                          param="max_dropouts")
     if not spec.federated:
         check_params(spec.parameters, config.params, config.method)
     else:

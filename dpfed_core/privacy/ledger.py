@@ -106,10 +106,10 @@ def validate_budget(epsilon: float, delta: float) -> None:
     if math.isnan(epsilon) or epsilon <= 0:
         raise ConfigError(
             f"ε must be a positive number (or inf for a non-private run), got {epsilon}; "
-            "typical private values are 0.1 to 10"
+            "typical private values are 0.1 to 10", param="epsilon"
         )
     if math.isnan(delta) or not 0 <= delta < 1:
-        raise ConfigError(f"δ must be in [0, 1), got {delta}; a usual choice is 1e-6 or 1/(10·n)")
+        raise ConfigError(f"δ must be in [0, 1), got {delta}; a usual choice is 1e-6 or 1/(10·n)", param="delta")
     if math.isfinite(epsilon) and delta >= DELTA_MAX:
         raise ConfigError(
             f"δ = {delta:g} is too large for a privacy guarantee: (ε, δ)-DP with δ ≥ {DELTA_MAX:g} "

@@ -177,7 +177,7 @@ def _gauss_delta(sigma: float, epsilon: float, sensitivity: float) -> float:
 
 def _check_delta(delta: float) -> None:
     if not 0 < delta < 1:
-        raise ConfigError(f"the Gaussian mechanism needs 0 < δ < 1, got δ={delta}")
+        raise ConfigError(f"the Gaussian mechanism needs 0 < δ < 1, got δ={delta}", param="delta")
 
 
 @functools.lru_cache(maxsize=4096)
