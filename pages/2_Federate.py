@@ -330,8 +330,12 @@ if run_notes:
 o = doc["overall"]
 m = st.columns(5)
 m[0].metric("Run time", f"{r['seconds']:.2f} s", help="Fit and evaluation; 0 if served from the cache.")
+_spent, _asked = float(doc["privacy"]["epsilon"]), float(doc["privacy"].get("requested_epsilon", math.inf))
 m[1].metric("ε (ledger)" if not doc["privacy"].get("simulation") else "ε (simulation)",
-            dash.format_epsilon(doc["privacy"]["epsilon"]))
+            dash.format_epsilon(_spent),
+            # less than asked: a stage that did not run spent nothing (e.g. nothing passed the DP selection)
+            delta=(f"of ε = {dash.format_epsilon(_asked)} requested; the rest was not spent (the run's notes say why)"
+                   if math.isfinite(_asked) and _spent < _asked * 0.999 else None), delta_color="off")
 for _col, (_key, _label, _help) in zip(m[2:], dash.headline_metrics(cfg.mode)):
     _col.metric(_label, ui.fmt(o[_key]), help=_help)
 if cfg.mode == "zero" and ds.value_kind == "ratings":

@@ -106,6 +106,9 @@ def test_federate_matches_engine(federated, clinic):
         assert r["doc"]["overall"][key] == pytest.approx(doc["overall"][key], rel=1e-12, abs=1e-12)
     shown = {m.label: m.value for m in at.metric}
     assert shown["MAR"] == f"{doc['overall']['mar']:.4f}"
+    # every stage ran: the ε shown is the requested one, with no "the rest was not spent" beside it
+    (eps,) = [m for m in at.metric if m.label.startswith("ε")]
+    assert eps.value == dash.format_epsilon(doc["privacy"]["epsilon"]) and not eps.delta
     # zero mode ranks: its headline is the ranking metrics, not an RMSE against the counts
     assert "test RMSE" not in shown and shown["precision@10"] == f"{doc['overall']['precision_at_10']:.4f}"
     # the live status reported the protocol steps and finished

@@ -452,13 +452,22 @@ def test_users_to_pay_counts_only_advantages_beyond_their_spread_and_reads_both_
     assert "no size found" in dash.users_to_pay_sentence(dash.users_to_pay(gap), "1", "zero")
 
 
-def test_planned_stages_are_ledger_stages():
+@pytest.mark.parametrize("declared", [True, False], ids=["declared catalogue", "DP-selected catalogue"])
+def test_planned_stages_are_ledger_stages(declared):
+    from dpfed_core.data.dataset import FederatedDataset
     from dpfed_core.data.loaders import load_data
     from dpfed_core.evaluation.experiments import run_method
 
     ds = load_data(dash.DEFAULT_SAMPLE)
     cfg = dash.default_config(ds, "dp-gaussian").replace(simulation=True)
+    if not declared:  # the same rows, no declared catalogue: the run selects one per entity first
+        ds = FederatedDataset.from_parts(ds.X, np.asarray(ds.entity_names)[ds.entity_of_user], value_kind=ds.value_kind,
+                                         value_max=ds.value_max, name="no catalogue")
+        cfg = cfg.replace(epsilon=40.0)
+        assert ds.item_source != "declared"
     doc, res = run_method(ds, cfg)
+    if not declared:
+        assert "catalogue" in {r["stage"] for r in doc["privacy"]["per_stage"]} and res.model.releases_
     plans = dash.budget_plans(cfg.method, ds, cfg)
     used_k = {len(r.prototypes) for r in res.model.releases_}
     for k in used_k:

@@ -225,3 +225,7 @@ def test_a_catalogue_that_names_no_item_of_the_data_shows_both_sides_and_the_lik
     with pytest.raises(DataError) as exc:
         load_long_table(df, **kw, items=["x", "y"])
     assert "(its ids: 'x', 'y'; the data's items: 'apple', 'pear', 'fig'); check the items file" in str(exc.value)
+    with pytest.raises(DataError) as exc:  # u.item-like lines whose ids are not whole numbers: taken whole
+        load_long_table(df, **kw, items=[f"m{j}|Film {j} (1995)|01-Jan-1995||http://x|0|1" for j in range(3)])
+    assert "an `id|title|…` table is read as ids and titles only when every line's first field is a " \
+           "whole-number id" in str(exc.value)

@@ -485,3 +485,33 @@ def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path
     assert "accepted no run yet" in capsys.readouterr().out
     assert main(["site", "releases", "--store", str(store), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == {"store": str(store), "log": [], "budget": []}
+
+
+@needs_flower
+def test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every_other_site(tmp_path):
+    """Under secure aggregation a site's own share carries σ/√(H − d): against the server colluding with
+    every other site its people have a larger ε than the run's. Each release's log row states it, and a
+    site whose max_coalition_epsilon is below it sends nothing (the run stops, the refusal is logged)."""
+    from tests.test_deployment import three_clinics
+    from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards
+    from dpfed_core.deployment.deployed import run_deployed
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = three_clinics()
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5, aggregation="secure", rank=3)
+    shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")
+    ok = write_policy(tmp_path / "ok.toml", **{**STRICT, "budget_epsilon": 5.0})
+    tight = write_policy(tmp_path / "tight.toml", **{**STRICT, "budget_epsilon": 5.0, "max_coalition_epsilon": 1.2,
+                                                     "store": "tight/{site}.sqlite3"})
+    with LocalFederation(shards, tmp_path / "flower", ds.entity_names, site_policy=[ok, ok, ok]) as fed:
+        doc = run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=180)
+    coalition = float(doc["privacy"]["trust"]["against_server_and_other_entities"]["epsilon"])
+    assert coalition > 1.2
+    for r in _released(load_policy(ok), ds):
+        assert r["note"] == f"against the server with every other site: ε = {coalition:.4g} (this run so far)"
+    with LocalFederation(shards, tmp_path / "flower2", ds.entity_names, site_policy=[ok, ok, tight]) as fed:
+        with pytest.raises(DeploymentError):
+            run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=180)
+    rows = sp_.SiteLog(load_policy(tight).store_for(ds.entity_names[2])).rows()
+    assert [(r["decision"], r["rule"]) for r in rows] == [("accepted", ""), ("refused", "max_coalition_epsilon")]
+    assert f"ε = {coalition:.4g} against the server colluding with every other site" in rows[-1]["note"]

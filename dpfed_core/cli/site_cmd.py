@@ -71,10 +71,11 @@ def cmd_site(args) -> int:
     if args.what == "releases":
         print(f"site store {path}: {len(rows)} decision(s) and release(s)")
         head = ("id", "created", "run", "coordinator", "method", "stage", "decision", "rule", "ε", "δ", "ρ",
-                "shapes", "bytes", "simulation")
+                "shapes", "bytes", "note", "simulation")
         table = [head] + [(str(r["id"]), r["created"], r["run"], r["coordinator"], r["method"], r["stage"],
                            r["decision"], r["rule"] or "—", _fmt(r["epsilon"]), _fmt(r["delta"]), _fmt(r["rho"]),
-                           r["shapes"], str(r["bytes"]), "yes" if r["simulation"] else "no") for r in rows]
+                           r["shapes"], str(r["bytes"]), r["note"] or "—", "yes" if r["simulation"] else "no")
+                          for r in rows]
         widths = [max(len(str(row[i])) for row in table) for i in range(len(head))]
         for row in table:
             print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())

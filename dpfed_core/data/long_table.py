@@ -503,11 +503,18 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
 
             # the likeliest mix-up: a table of ids and titles (u.item) against data that names its items
             titled = names is not None and list(names) != list(ids)
+            # lines of '|'-separated fields taken whole: a table of ids and titles the reader did not take as one
+            piped = not titled and sum(str(x).count("|") >= 4 for x in ids) > len(ids) / 2
             raise DataError(f"{label}: no row names an item of the declared catalogue (its ids: {first(ids)}; "
                             f"the data's items: {first(bad.unique())})"
                             + ("; the items file was read as a table of ids and titles "
                                f"({first(names)} are its titles), so the data's item column must hold the ids"
-                               if titled else "; check the items file (one item per line, as written in the data)"),
+                               if titled else
+                               "; its lines were taken whole as names: an `id|title|…` table is read as ids and "
+                               "titles only when every line's first field is a whole-number id (unique) and every "
+                               "line ends in two or more 0/1 flag fields, as MovieLens' u.item does — give such a "
+                               "table, or one item per line as written in the data" if piped else
+                               "; check the items file (one item per line, as written in the data)"),
                             param="items")
         shown = ", ".join(repr(x) for x in bad.unique()[:5])
         more = " …" if bad.nunique() > 5 else ""

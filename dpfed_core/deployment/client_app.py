@@ -172,8 +172,10 @@ def _require_accepted(context: Context, rec, stage: str | None = None) -> None:
     context.state.config_records[RELEASED_KEY] = ConfigRecord({"stages": dumps([*done, stage])})
 
 
-def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_bytes: int) -> None:
-    """One row of the site's release log per release (its ledger rows give ε, δ and ρ)."""
+def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_bytes: int,
+                 coalition: float | None = None) -> None:
+    """One row of the site's release log per release (its ledger rows give ε, δ and ρ; ``coalition``:
+    the ε its own noise alone gives against the server colluding with every other site)."""
     policy = _policy(context)
     eps = sum(float(r.epsilon) for r in rows) if rows else 0.0
     dlt = sum(float(r.delta) for r in rows if r.delta == r.delta) if rows else 0.0
@@ -182,7 +184,8 @@ def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_by
         run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
         stage=stage, decision="released", epsilon=eps, delta=dlt,
         rho=sum(rhos) if rhos and len(rhos) == len(rows) else None, simulation=config.simulation, shapes=shapes,
-        n_bytes=n_bytes)
+        n_bytes=n_bytes, note="" if coalition is None or not math.isfinite(coalition) else
+        f"against the server with every other site: ε = {coalition:.4g} (this run so far)")
 
 
 @app.query("policy")
@@ -486,6 +489,20 @@ def secure_share(msg: Message, context: Context) -> Message:
         raise DpfedError(f"{shard.entity}: a {stage} share entry of {peak:.4g} is beyond SecAgg+'s range "
                          f"±{clip:.4g} for {H} entities (2³² modulus, grid {GRID:g}); the secure sum cannot carry it")
     kept = context.state.config_records.get(STATE_KEY)
+    # against the server with every other site: a method's share states all its stages together, after a
+    # federation-wide catalogue's share (basic composition of the two: an upper bound)
+    prior = (float(loads(str(kept["coalition_epsilon"]))) if kept is not None and secure_catalogue
+             and stage != CATALOGUE_STAGE and group[0] == method.stages[0] else 0.0)
+    run_coalition = prior + float(coalition)
+    policy = _policy(context)
+    if math.isfinite(policy.max_coalition_epsilon):
+        try:
+            site_policy.check_coalition(policy, run_coalition, stage)
+        except site_policy.PolicyRefused as exc:
+            site_policy.SiteLog(policy.store_for(shard.entity)).add(
+                run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
+                stage=f"secure sum [{stage}]", decision="refused", epsilon=0.0, delta=0.0, rule=exc.rule, note=str(exc))
+            raise
     rows = (loads(str(kept["ledger"])) if kept is not None and group[0] != first else [])
     rows += loads(ledger_rows_to_json(rows_now))
     context.state.config_records[STATE_KEY] = ConfigRecord({
@@ -493,7 +510,8 @@ def secure_share(msg: Message, context: Context) -> Message:
     _remember_seconds(context, "release_seconds", time.perf_counter() - t0, add=group[0] != first)
     fitres = FitRes(Status(Code.OK, ""), ndarrays_to_parameters([values]), 1, {})
     reply = Message(compat.fitres_to_recorddict(fitres, keep_input=False), reply_to=msg)
-    _log_release(context, shard, config, f"secure sum [{stage}]", rows_now, [values.shape], message_bytes(reply))
+    _log_release(context, shard, config, f"secure sum [{stage}]", rows_now, [values.shape], message_bytes(reply),
+                 coalition=run_coalition)
     return reply
 
 

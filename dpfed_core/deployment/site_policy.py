@@ -10,6 +10,10 @@ TOML key                  rule (the name a refusal gives)
 ``methods``               the methods the site accepts (list of names; default: none — must be given)
 ``max_epsilon``           the most ε of one run (per entity; required)
 ``max_delta``             the most δ of one run (default 1e-5)
+``max_coalition_epsilon`` the most ε of one run against the server colluding with every other site —
+                          what this site's own noise shares alone guarantee under secure aggregation
+                          (default: no limit); checked on each share before it leaves the site, and
+                          every release's log row states it
 ``budget_epsilon``        the site's total ε over every run (required); ``budget_delta`` its δ
                           (default 1e-4) — kept in the site's own odometer, which composes runs
                           at δ/2 of it (so ``budget_delta`` ≥ 2 × each run's δ)
@@ -47,13 +51,15 @@ from pathlib import Path
 from dpfed_core.errors import ConfigError, DpfedError
 
 #: The rules a refusal can name (one per policy key that binds a request).
-RULES = ("methods", "max_epsilon", "max_delta", "budget_epsilon", "value_bounds", "allow_simulation",
+RULES = ("methods", "max_epsilon", "max_delta", "max_coalition_epsilon", "budget_epsilon", "value_bounds",
+         "allow_simulation",
          "allow_non_private", "max_dropouts", "one_request_per_run", "accepted_request", "policy_file")
 
 #: Public bound parameters a run may name (checked against ``value_bounds``).
 BOUND_PARAMS = ("row_norm", "value_min", "r_min", "r_max")
 
 _KEYS = {"methods": list, "max_epsilon": (int, float), "max_delta": (int, float), "budget_epsilon": (int, float),
+         "max_coalition_epsilon": (int, float),
          "budget_delta": (int, float), "store": str, "value_bounds": list, "allow_simulation": bool,
          "allow_non_private": bool, "max_dropouts": int, "site": str}
 _REQUIRED = ("methods", "max_epsilon", "budget_epsilon", "store")
@@ -93,6 +99,7 @@ class SitePolicy:
     allow_non_private: bool = False
     max_dropouts: int = 0
     site: str = ""
+    max_coalition_epsilon: float = math.inf
 
     def store_for(self, entity: str) -> Path:
         """The site's store file: ``store`` with ``{site}`` replaced by the entity's name (one policy
@@ -106,7 +113,7 @@ class SitePolicy:
                 "budget_delta": self.budget_delta, "store": str(self.store),
                 "value_bounds": list(self.value_bounds) if self.value_bounds else None,
                 "allow_simulation": self.allow_simulation, "allow_non_private": self.allow_non_private,
-                "max_dropouts": self.max_dropouts}
+                "max_dropouts": self.max_dropouts, "max_coalition_epsilon": self.max_coalition_epsilon}
 
 
 def load_policy(path: str | os.PathLike) -> SitePolicy:
@@ -129,7 +136,8 @@ def load_policy(path: str | os.PathLike) -> SitePolicy:
         if key in raw and (not isinstance(raw[key], kind) or (kind is int and isinstance(raw[key], bool))
                            or (kind == (int, float) and isinstance(raw[key], bool))):
             raise PolicyError(f"the site policy {p}: {key} = {raw[key]!r} has the wrong type")
-    num = {k: float(raw[k]) for k in ("max_epsilon", "max_delta", "budget_epsilon", "budget_delta") if k in raw}
+    num = {k: float(raw[k]) for k in ("max_epsilon", "max_delta", "budget_epsilon", "budget_delta",
+                                      "max_coalition_epsilon") if k in raw}
     for k, v in num.items():
         if math.isnan(v) or v < 0 or (k.endswith("epsilon") and v == 0):
             raise PolicyError(f"the site policy {p}: {k} = {v} must be positive")
@@ -155,7 +163,8 @@ def load_policy(path: str | os.PathLike) -> SitePolicy:
                       budget_delta=num.get("budget_delta", 1e-4), value_bounds=bounds,
                       allow_simulation=bool(raw.get("allow_simulation", False)),
                       allow_non_private=bool(raw.get("allow_non_private", False)),
-                      max_dropouts=int(raw.get("max_dropouts", 0)), site=str(raw.get("site", "")))
+                      max_dropouts=int(raw.get("max_dropouts", 0)), site=str(raw.get("site", "")),
+                      max_coalition_epsilon=num.get("max_coalition_epsilon", math.inf))
 
 
 def _toml_value(v) -> str:
@@ -273,6 +282,17 @@ def check(policy: SitePolicy, req: Request) -> None:
         if out:
             raise PolicyRefused("value_bounds", f"the public bounds {out} are outside the site's value_bounds "
                                                 f"[{lo:g}, {hi:g}]")
+
+
+def check_coalition(policy: SitePolicy, coalition_epsilon: float, stage: str) -> None:
+    """A share's ε against the server colluding with every other site (its own noise alone protects
+    this site then), checked before the share leaves: :class:`PolicyRefused` above
+    ``max_coalition_epsilon``."""
+    if coalition_epsilon > policy.max_coalition_epsilon * (1 + 1e-12):
+        raise PolicyRefused("max_coalition_epsilon", f"the {stage} share would give this site's people ε = "
+                                                     f"{coalition_epsilon:.4g} against the server colluding with "
+                                                     "every other site, above the site's max_coalition_epsilon = "
+                                                     f"{_fmt(policy.max_coalition_epsilon)}; nothing was sent")
 
 
 def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num: int, threshold: int,

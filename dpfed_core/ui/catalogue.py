@@ -112,19 +112,6 @@ def budget_split_defaults(method: str) -> dict[str, float]:
     return dict(getattr(mod, "DEFAULT_SPLIT", {}) or {})
 
 
-def budget_plan(method: str, dataset: FederatedDataset, config: RunConfig) -> pd.DataFrame:
-    """ε per stage the DP method *plans* to spend for this config (before running), if it can say."""
-    cls = PROTOTYPE_METHODS.get(method)
-    if cls is None or not getattr(cls, "private", False) or not hasattr(cls, "budget_plan"):
-        return pd.DataFrame(columns=["stage", "epsilon"])
-    params = dict(config.prototype_params)
-    params.setdefault("epsilon", config.epsilon)
-    params.setdefault("delta", config.delta)
-    obj = cls(k=config.k, value_max=dataset.value_max, **params)
-    plan = obj.budget_plan(dataset.n_items)
-    return pd.DataFrame([{"stage": k, "epsilon": v} for k, v in plan.items() if v > 0])
-
-
 #: Budget-plan keys of the DP prototype methods → the stage names their ledger rows use.
 PLAN_TO_LEDGER = {"counts": "recovery: counts", "support": "recovery: support", "sums": "recovery: sums",
                   "choice": "trial choice"}
@@ -137,13 +124,21 @@ def ledger_stage_name(plan_key: str) -> str:
 def budget_plans(method: str, dataset: FederatedDataset, config: RunConfig) -> dict[str, pd.DataFrame]:
     """The ε per stage the DP method plans, named as the ledger names them, for each k it may use:
     ``{"k = 1": table, "k = K": table}`` when the automatic k depends on the noisy size, else one
-    table. Stages with ε = 0 are left out (they do not run and the ledger has no row for them)."""
+    table, the DP catalogue selection first when the run selects one per entity. Stages with ε = 0 are
+    left out (they do not run and the ledger has no row for them)."""
+    from dpfed_core.evaluation.catalogue_run import needs_dp_catalogue, uses_federation_catalogue
+    from dpfed_core.privacy.catalogue import CATALOGUE_DELTA_SHARE, CATALOGUE_EPSILON_SHARE
+
     cls = PROTOTYPE_METHODS.get(method)
     if cls is None or not getattr(cls, "private", False) or not hasattr(cls, "budget_plan"):
         return {}
+    # without a declared catalogue the run first selects it per entity with a share of (ε, δ), and the
+    # method's stages split the rest (evaluation.catalogue_run.fit_on_dp_catalogue)
+    selection = needs_dp_catalogue(dataset, True, config) and not uses_federation_catalogue(dataset, config)
+    eps_sel = config.epsilon * CATALOGUE_EPSILON_SHARE if selection else 0.0
     params = dict(config.prototype_params)
-    params.setdefault("epsilon", config.epsilon)
-    params.setdefault("delta", config.delta)
+    params.setdefault("epsilon", config.epsilon - eps_sel)
+    params.setdefault("delta", config.delta * (1 - CATALOGUE_DELTA_SHARE) if selection else config.delta)
     obj = cls(k=config.k, value_max=dataset.value_max, **params)
     ks = [int(config.k)]
     if getattr(obj, "cluster_size", None) is not None and int(config.k) > 1:
@@ -157,8 +152,9 @@ def budget_plans(method: str, dataset: FederatedDataset, config: RunConfig) -> d
         runs_size = getattr(obj, "_size_stage_runs", lambda: True)()
         if not runs_size:
             plan.pop("size", None)
-        out[f"k = {k}"] = pd.DataFrame([{"stage": ledger_stage_name(s), "epsilon": e}
-                                        for s, e in plan.items() if e > 0])
+        out[f"k = {k}"] = pd.DataFrame(([{"stage": "catalogue", "epsilon": eps_sel}] if eps_sel > 0 else [])
+                                       + [{"stage": ledger_stage_name(s), "epsilon": e}
+                                          for s, e in plan.items() if e > 0])
     return out
 
 

@@ -27,7 +27,7 @@ from dpfed_core.evaluation.verdicts import (BASELINE_NAMES, METRIC_SHORT, REFERE
 from dpfed_core.federation.protocol import recommend_from_factors, user_row
 from dpfed_core.methods import MethodResult
 from dpfed_core.ui.catalogue import (AGGREGATION_HELP, BASE_REFERENCES, DP_METHOD, PLAN_TO_LEDGER,  # noqa: F401
-                                     budget_plan, budget_plans, budget_split_defaults, default_method,
+                                     budget_plans, budget_split_defaults, default_method,
                                      ensure_methods_registered, federated_methods, is_summable, k_note,
                                      label_of, ledger_stage_name, method_catalogue, method_parameters,
                                      parameter_value, privacy_of)
