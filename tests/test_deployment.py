@@ -453,7 +453,7 @@ def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp
     assert "does not run as a deployment" in err and "--method" in err and "starting" not in err
     assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--max-dropouts", "1",
                  "--out", str(out)]) == 2
-    assert "--max-dropouts applies to summable methods" in capsys.readouterr().err
+    assert "--max-dropouts = 1 applies to the secure aggregation of a summable method" in capsys.readouterr().err
     assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--port-range", "9-5",
                  "--out", str(out)]) == 2
     err = capsys.readouterr().err

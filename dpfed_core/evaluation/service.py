@@ -45,16 +45,20 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
 
     from dpfed_core.errors import ConfigError, DpfedError
     from dpfed_core.evaluation.experiments import check_declared_federation
-    from dpfed_core.federation.protocol import FederatedRecommender, build_method
+    from dpfed_core.federation.protocol import FederatedRecommender, build_method, is_summable
 
     compare = list(compare)
     for m in compare:
         get_method(m)
     spec = get_method(config.method)
-    if config.max_dropouts and config.aggregation != "secure":
+    if config.max_dropouts and (config.aggregation != "secure" or not is_summable(config.method)):
         # dropouts are what a secure sum tolerates; a run without one has nothing to tolerate them
-        raise ConfigError(f"max_dropouts = {config.max_dropouts} applies to secure aggregation only; this run's "
-                          "aggregation is 'none': use aggregation=secure, or drop max_dropouts",
+        from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+        raise ConfigError(f"max_dropouts = {config.max_dropouts} applies to the secure aggregation of a summable "
+                          f"method ({', '.join(sorted(SUMMABLE_METHODS))}); {config.method} with aggregation "
+                          f"'{config.aggregation}' has no secure sum to tolerate dropouts: drop max_dropouts"
+                          + (", or use aggregation=secure" if is_summable(config.method) else ""),
                           param="max_dropouts")
     if not spec.federated:
         check_params(spec.parameters, config.params, config.method)
