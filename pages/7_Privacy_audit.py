@@ -107,7 +107,9 @@ n_jobs = sum(len(grid) if m in private_methods else 1 for m in methods) * len(sp
 proto_params = dict(base.prototype_params or {}) if base.method in private_methods else {}
 st.caption(
     f"{n_jobs} audits × {2 * runs} releases = **{n_jobs * 2 * runs:,} releases** of entity "
-    f"{dash.escape_md(entity)}. δ = {base.delta:g}"
+    f"{dash.escape_md(entity)}. δ = {base.delta:g}; trust model from the Federate page: "
+    + ("secure aggregation (a summable release is audited as the entity's own noise share)"
+       if base.aggregation == "secure" else "no secure aggregation")
     + (f", DP parameters from the Federate page: {json.dumps(proto_params)}" if proto_params else "")
     + ". " + (f"The last audit here took {dash.format_seconds(st.session_state['audit_seconds'])} "
               "per audit." if st.session_state.get("audit_seconds") else
@@ -198,13 +200,13 @@ def _report_section() -> None:
     d2.download_button("Download the public report", data=make(True), file_name=f"{stem}_public.html",
                        mime="text/html", key="audit_report_public", on_click="ignore",
                        icon=":material/public:",
-                       help="Without exact per-entity counts, loader notes or named users: the guarantee, "
-                            "trust model, ledger, message log and metrics.")
+                       help="Without exact per-entity counts, loader notes, named users or any metric: the "
+                            "guarantee, trust model, ledger and message log.")
 
 
 if have is None:
-    st.info("Press **Run audit**. The defaults (two targets, the DP method at ε = 1 and 4, k-means and "
-            "k-random, 100 runs per class) release the entity's data "
+    st.info("Press **Run audit**. The defaults (two targets, the Federate run's DP method at its ε — or at "
+            "ε = 1 and 4 for another method — k-means and k-random, 100 runs per class) release the entity's data "
             f"{n_jobs * 2 * runs:,} times; the time per audit is shown once one has run.", icon=":material/info:")
     _report_section()
     st.stop()

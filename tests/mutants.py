@@ -82,7 +82,7 @@ POOLED = "tests/test_metrics.py::test_entity_metrics_pool_entries_and_average_ov
 VERDICTS = "dpfed_core/evaluation/verdicts.py"
 VERDICTT = "tests/test_verdicts.py"
 ONE_SEED = f"{VERDICTT}::test_one_seed_has_no_spread_so_no_sd_no_crossing_and_no_verdict_against_dp_popularity"
-SWEEP_VERDICT = f"{VERDICTT}::test_the_sweep_verdict_counts_an_entity_only_beyond_two_standard_errors_of_its_seeds"
+SWEEP_VERDICT = f"{VERDICTT}::test_the_sweep_verdict_counts_an_entity_only_beyond_the_t_interval_of_its_seeds"
 BLEND = "dpfed_core/models/blend.py"
 BLENDT = "tests/test_blend.py"
 BLEND_WEIGHTS = f"{BLENDT}::test_a_sites_scores_are_its_unit_parts_at_the_weights_it_reports"
@@ -904,7 +904,7 @@ MUTANTS = (
            "n = r['better'] if r['word'] == 'better' else r['worse']", "n = r['better']",
            (f"{VERDICTT}::test_the_sentence_leads_with_the_majority_and_its_count",)),
     Mutant("sweep-verdict-at-one-standard-error", VERDICTS, "sweep_entity_verdict",
-           "abs(d.mean()) > 2 * se", "abs(d.mean()) > se", (SWEEP_VERDICT,)),
+           "abs(d.mean()) > t_critical(len(d) - 1) * se", "abs(d.mean()) > 2 * se", (SWEEP_VERDICT,)),
     Mutant("sweep-verdict-one-seed-decides", VERDICTS, "sweep_entity_verdict",
            "d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.inf",
            "d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else 0.0", (SWEEP_VERDICT,)),
@@ -915,10 +915,10 @@ MUTANTS = (
     Mutant("sweep-verdict-inconclusive-counted-better", VERDICTS, "sweep_entity_verdict",
            "tie += 1", "better += 1", (SWEEP_VERDICT,)),
     Mutant("crossing-needs-no-larger-epsilon", "dpfed_core/evaluation/experiments.py", "crossing_report",
-           "if not ok(r):\n    break", "if not ok(r):\n    continue",
+           "if not ok(e):\n    break", "if not ok(e):\n    continue",
            (f"{VERDICTT}::test_federation_pays_from_the_smallest_epsilon_beyond_which_every_grid_point_beats_the_baseline",)),
     Mutant("crossing-chance-check-without-sd", "dpfed_core/evaluation/experiments.py", "crossing_report.ok",
-           "mm + sd < RANDOM_MAR", "mm < RANDOM_MAR",
+           "mm + (sd if np.isfinite(sd) else 0.0) < RANDOM_MAR", "mm < RANDOM_MAR",
            (f"{VERDICTT}::test_a_crossing_needs_a_ranking_better_than_chance_by_one_sd",)),
     Mutant("blend-matrix-weight-never-back-to-zero", BLEND, "choose_weights",
            "('m', wm, MATRIX_WEIGHTS)", "('m', wm, MATRIX_WEIGHTS[1:])",
@@ -1885,9 +1885,13 @@ MUTANTS = (
     Mutant("exp-baseline-always-individual", EXPERIMENTS, "default_baseline",
            "'local' if 'local' in methods else 'individual'", "'individual'",
            (f"{VERDICTT}::test_the_default_baseline_is_local_when_the_sweep_ran_it_else_individual",)),
-    Mutant("exp-crossing-tie-beats", EXPERIMENTS, "crossing_report.ok",
-           "(m < ref) if metric in LOWER_IS_BETTER else (m > ref)",
-           "(m <= ref) if metric in LOWER_IS_BETTER else (m >= ref)", (HIGHER_IS_BETTER_CROSSING,)),
+    Mutant("exp-crossing-tie-beats", EXPERIMENTS, "paired_effects",
+           "'inconclusive' if not (g.size > 1 and abs(mean) > sd) else 'beats' if mean > 0 else 'worse'",
+           "'beats' if mean >= 0 else 'worse'", (HIGHER_IS_BETTER_CROSSING,)),
+    Mutant("exp-crossing-means-only", EXPERIMENTS, "paired_effects",
+           "'inconclusive' if not (g.size > 1 and abs(mean) > sd) else 'beats' if mean > 0 else 'worse'",
+           "'beats' if mean > 0 else 'worse'",
+           (f"{VERDICTT}::test_a_crossing_inside_the_spread_over_seeds_is_inconclusive_and_every_line_states_the_effect",)),
     Mutant("exp-crossing-text-mode-dropped", EXPERIMENTS, "crossing_report",
            "out['text'] += f\" [{MODE_WORDS.get(mode, mode + ' mode')}]\"", "pass", (HIGHER_IS_BETTER_CROSSING,)),
     Mutant("exp-versus-strict-noise", EXPERIMENTS, "versus_dp_popularity",

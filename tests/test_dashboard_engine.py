@@ -513,6 +513,9 @@ def test_report_explains_the_automatic_k():
     text = k_explanation(run)
     assert "k = 6 is a maximum" in text and "⌊n̂ / 1000⌋" in text and "sent 1 prototype" in text
     assert k_explanation({"config": {"method": "kmeans", "k": 3}, "messages": []}) == ""
+    # every method whose declared cluster_size sets its k (dp-prototypes' default too), never a cap by size
+    text = k_explanation({**run, "config": {**run["config"], "method": "dp-prototypes", "k": 10}})
+    assert "k = 10 is a maximum" in text and "non-private" not in text
 
 
 def test_unlisted_methods_never_share_a_colour():

@@ -137,26 +137,28 @@ def _seed_runs(method: str, eps: float, per_entity: dict[str, list[float]]) -> l
             for s in range(n_seeds)]
 
 
-def test_the_sweep_verdict_counts_an_entity_only_beyond_two_standard_errors_of_its_seeds():
+def test_the_sweep_verdict_counts_an_entity_only_beyond_the_t_interval_of_its_seeds():
     """Hand-made differences (local − federation, MAR): 'clear' 19 standard errors better, 'noisy' 1.15
-    (inconclusive: beyond one standard error, not two), 'single' finite at one seed only (no standard
+    (inconclusive: beyond one standard error, not 4.30, t's 95 % value at 2 degrees of freedom), 'edge' 3
+    (beyond the 2 standard errors once used, inside t), 'single' finite at one seed only (no standard
     error: inconclusive, yet it has test users), 'behind' worse, 'none' without test users. Runs at
     another ε do not enter the verdict at this one."""
     nan = math.nan
     local = {"clear": [0.30] * 3, "noisy": [0.30] * 3, "single": [0.30] * 3, "behind": [0.30] * 3,
-             "none": [nan] * 3}
+             "none": [nan] * 3, "edge": [0.30] * 3}
     fed = {"clear": [0.290, 0.289, 0.288], "noisy": [0.290, 0.270, 0.305], "single": [0.20, nan, nan],
-           "behind": [0.320, 0.321, 0.319], "none": [nan] * 3}
+           "behind": [0.320, 0.321, 0.319], "none": [nan] * 3, "edge": [0.290, 0.295, 0.285]}
     elsewhere = {name: [0.9] * 3 for name in fed}  # ε = 3: far worse everywhere, a later run in the list
     doc = {"config": {"method": "dp", "mode": "zero"},
            "runs": _seed_runs("dp", 1.0, fed) + _seed_runs("local", math.inf, local) + _seed_runs("dp", 3.0, elsewhere)}
     v = vd.sweep_entity_verdict(doc, 1.0, "mar", baselines=("local",))
     r = v["baselines"]["local"]
-    assert (r["better"], r["worse"], r["tie"]) == (1, 1, 2), r
-    assert v["no_test_users"] == ["none"] and v["H"] == 5 and v["seeds"] == 3
+    assert (r["better"], r["worse"], r["tie"]) == (1, 1, 3), r
+    assert v["no_test_users"] == ["none"] and v["H"] == 6 and v["seeds"] == 3
     assert r["word"] == "even"
     text = vd.sweep_verdict_sentence(v)
-    assert "better for 1 of 5 entities, worse for 1, 2 inconclusive" in text and "no test users (no verdict): none" in text
+    assert "better for 1 of 6 entities, worse for 1, 3 inconclusive" in text and "no test users (no verdict): none" in text
+    assert "beyond its 95 % t interval, 4.3 standard errors at 3 seeds" in text
 
 
 def _crossing_sweep(fed: dict[float, list[float]], local: float = 0.30) -> dict:
@@ -174,9 +176,29 @@ def test_federation_pays_from_the_smallest_epsilon_beyond_which_every_grid_point
     assert "ε ≈ 3" in vd.crossing_lines(doc, "mar", baselines=("local",))[0]
 
 
+def test_a_crossing_inside_the_spread_over_seeds_is_inconclusive_and_every_line_states_the_effect():
+    # means below local's at every ε, but the paired differences over seeds straddle zero
+    noisy = _crossing_sweep({1.0: [0.2998, 0.3003, 0.2996], 3.0: [0.2995, 0.3004, 0.2998]})
+    rep = ex.crossing_report(noisy, "mar")
+    assert rep["epsilon"] is None and [e["state"] for e in rep["effects"]] == ["inconclusive", "inconclusive"]
+    assert rep["effect"]["epsilon"] == 3.0 and rep["effect"]["n"] == 3
+    assert rep["effect"]["mean"] == pytest.approx(0.30 - np.mean([0.2995, 0.3004, 0.2998]))
+    assert rep["effect"]["sd"] == pytest.approx(np.std([0.0005, -0.0004, 0.0002], ddof=1))
+    (line,) = vd.crossing_lines(noisy, "mar", baselines=("local",))
+    assert "inconclusive on this grid" in line and "inside its spread over seeds" in line and "pays" not in line
+    assert "MAR lower by 0.0001 ± 0.00046 over 3 seeds, paired by seed" in line
+    clear = _crossing_sweep({1.0: [0.28, 0.29, 0.285], 3.0: [0.25, 0.26, 0.255]})
+    (line,) = vd.crossing_lines(clear, "mar", baselines=("local",))
+    assert "pays from ε ≈ 1" in line and "At ε = 1: MAR lower by 0.015 ± 0.005 over 3 seeds, paired by seed" in line
+    worse = _crossing_sweep({1.0: [0.32, 0.33, 0.325]})
+    assert ex.crossing_report(worse, "mar")["effects"][0]["state"] == "worse"
+    assert "does not pay at any ε" in vd.crossing_lines(worse, "mar", baselines=("local",))[0]
+
+
 def test_a_crossing_needs_a_ranking_better_than_chance_by_one_sd():
-    # ε = 1: mean MAR 0.45 beats local's 0.48, but 0.45 + sd 0.10 is not below 0.5 (chance)
-    doc = _crossing_sweep({1.0: [0.35, 0.55, 0.45], 3.0: [0.20, 0.21, 0.19], math.inf: [0.10] * 3}, local=0.48)
+    # ε = 1: MAR 0.49 beats local's 0.60 by 0.11 ± 0.05 paired, but 0.49 + sd 0.05 is not below 0.5 (chance)
+    doc = _crossing_sweep({1.0: [0.44, 0.54, 0.49], 3.0: [0.20, 0.21, 0.19], math.inf: [0.10] * 3}, local=0.60)
+    assert ex.crossing_report(doc, "mar")["effects"][0]["state"] == "beats"
     assert vd.crossing_epsilon(doc, "mar") == 3.0
 
 

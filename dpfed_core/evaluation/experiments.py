@@ -560,46 +560,102 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
         out["text"] = (f"not reported: {len(seeds)} seed{'' if len(seeds) == 1 else 's'} of {method} — one seed has "
                        "no spread over seeds, so a crossing could not be told from noise; run two or more seeds")
         return out
-    table = sweep_table(sweep_doc, metric)
-    base = {r["epsilon"]: r["mean"] for r in table if r["method"] == baseline}
-    if not base:
+    effects = paired_effects(sweep_doc, method, baseline, metric)
+    if not effects:
         raise ConfigError(f"the sweep has no {baseline!r} runs to compare with; add it to references=…",
                           param="references")
-    # A non-private baseline has one value; a DP one (dp-popularity) is compared at the same ε.
-    single = next(iter(base.values())) if len(base) == 1 else None
-    rows = sorted((r for r in table if r["method"] == method), key=lambda r: r["epsilon"])
     mar = {r["epsilon"]: (r["mean"], r["sd"]) for r in sweep_table(sweep_doc, "mar") if r["method"] == method} \
         if sweep_doc.get("runs") and "mar" in sweep_doc["runs"][0]["overall"] else {}
 
-    def ok(r) -> bool:
-        m = r["mean"]
-        ref = single if single is not None else base.get(r["epsilon"], math.nan)
-        better = (m < ref) if metric in LOWER_IS_BETTER else (m > ref)
-        if not better or not np.isfinite(m):
-            return False
-        mm, sd = mar.get(r["epsilon"], (0.0, 0.0))
-        return bool(mm + sd < RANDOM_MAR)
+    def ok(e) -> bool:
+        mm, sd = mar.get(e["epsilon"], (0.0, 0.0))
+        return e["state"] == "beats" and bool(mm + (sd if np.isfinite(sd) else 0.0) < RANDOM_MAR)
 
     crossing = None
-    for r in reversed(rows):
-        if not ok(r):
+    for e in reversed(effects):
+        if not ok(e):
             break
-        crossing = r["epsilon"]
+        crossing = e["epsilon"]
     out["epsilon"] = crossing
-    out.update(_crossing_text(method, baseline, metric, crossing))
+    out["effects"] = effects
+    at = next((e for e in effects if e["epsilon"] == crossing), None) if crossing is not None else \
+        next((e for e in reversed(effects) if math.isfinite(e["epsilon"])), effects[-1])
+    out["effect"] = at
+    out.update(_crossing_text(method, baseline, metric, crossing, at,
+                              chance=at is not None and at["state"] == "beats" and not ok(at)))
     out["text"] += f" [{MODE_WORDS.get(mode, mode + ' mode')}]"
     return out
 
 
-def _crossing_text(method: str, baseline: str, metric: str, crossing: float | None) -> dict:
+def paired_effects(sweep_doc: dict, method: str, baseline: str, metric: str) -> list[dict]:
+    """Per ε of ``method`` (ascending): its gain over ``baseline`` paired by seed (the baseline at the
+    same ε when it was swept too, else its one run per seed), as ``{"epsilon", "mean", "sd", "n",
+    "state"}`` — gain > 0 means ``method`` is better (lower for RMSE, higher for the ranking metrics
+    other than MAR, lower MAR); ``sd`` over the seeds' paired gains; ``state`` "beats" when the mean is
+    beyond its sd, "worse" when it is beyond it the other way, else "inconclusive" (one seed included:
+    no spread, nothing can be told)."""
+    runs = sweep_doc.get("runs", [])
+    base: dict[tuple, float] = {}
+    for r in runs:
+        if r["method"] == baseline:
+            base[(float(r["epsilon"]), r.get("seed"))] = r["overall"].get(metric, math.nan)
+    if not base:
+        return []
+    swept_base = len({e for e, _ in base}) > 1
+    lower = metric in LOWER_IS_BETTER
+    gains: dict[float, list[float]] = {}
+    for r in runs:
+        if r["method"] != method:
+            continue
+        e = float(r["epsilon"])
+        key = (e, r.get("seed")) if swept_base else next(((b, s) for b, s in base if s == r.get("seed")), None)
+        b = base.get(key) if key is not None else None
+        m = r["overall"].get(metric, math.nan)
+        if b is None or not (np.isfinite(m) and np.isfinite(b)):
+            continue
+        gains.setdefault(e, []).append(float(b - m) if lower else float(m - b))
+    out = []
+    for e in sorted(gains):
+        g = np.asarray(gains[e], dtype=float)
+        mean = float(g.mean())
+        sd = float(g.std(ddof=1)) if g.size > 1 else math.nan
+        state = ("inconclusive" if not (g.size > 1 and abs(mean) > sd)
+                 else "beats" if mean > 0 else "worse")
+        out.append({"epsilon": e, "mean": mean, "sd": sd, "n": int(g.size), "state": state})
+    return out
+
+
+def effect_phrase(effect: dict, metric: str, label: str | None = None) -> str:
+    """"MAR lower by 0.0012 ± 0.0004 over 3 seeds" — a paired gain and its spread, in the metric's words
+    (``label``: the metric's name to print, ``metric`` its key)."""
+    lower = metric in LOWER_IS_BETTER
+    better = "lower" if lower else "higher"
+    worse = "higher" if lower else "lower"
+    g = effect["mean"]
+    sd = "no spread (one seed)" if not np.isfinite(effect["sd"]) else f"± {effect['sd']:.2g}"
+    word = better if g >= 0 else worse
+    return f"{label or metric} {word} by {abs(g):.2g} {sd} over {effect['n']} seed{'s' if effect['n'] != 1 else ''}"
+
+
+def _crossing_text(method: str, baseline: str, metric: str, crossing: float | None, effect: dict | None,
+                   chance: bool = False) -> dict:
     out: dict = {}
+    at = "" if effect is None else f" (at ε = {effect['epsilon']:g}: {effect_phrase(effect, metric)}, paired by seed)"
     if crossing is None:
-        out["text"] = f"none in the grid: {method} never beats {baseline} on {metric} at the largest ε"
+        if effect is not None and chance:
+            out["text"] = (f"none in the grid: at the largest ε {method} beats {baseline} on {metric} but its "
+                           f"ranking is no better than chance (MAR + sd ≥ {RANDOM_MAR}){at}")
+        elif effect is not None and effect["state"] == "inconclusive":
+            out["text"] = (f"inconclusive in the grid: at the largest ε the difference between {method} and "
+                           f"{baseline} on {metric} is inside its spread over seeds{at}")
+        else:
+            out["text"] = f"none in the grid: {method} does not beat {baseline} on {metric} at the largest ε{at}"
     elif math.isinf(crossing):
-        out["text"] = (f"none at finite ε: only the non-private point (ε = ∞) beats {baseline} on {metric}")
+        out["text"] = (f"none at finite ε: only the non-private point (ε = ∞) beats {baseline} on {metric}{at}")
     else:
         out["text"] = (f"ε = {crossing:g}: from here on every grid point of {method} beats {baseline} on {metric} "
-                       f"(mean over seeds), with a better-than-chance ranking (MAR + sd < {RANDOM_MAR})")
+                       f"(the paired difference over seeds beyond its sd), with a better-than-chance ranking "
+                       f"(MAR + sd < {RANDOM_MAR}){at}")
     return out
 
 

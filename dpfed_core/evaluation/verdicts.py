@@ -201,7 +201,9 @@ def sweep_entity_verdict(sweep_doc: dict, epsilon: float, metric: str = "mar",
                 continue
             d = np.array([_difference(by_seed[s], base[name][s], metric) for s in seeds], dtype=float)
             se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.inf
-            if abs(d.mean()) > 2 * se:
+            # beyond the two-sided 95 % t interval of its n − 1 degrees of freedom: "2 standard errors" called
+            # 30 % of entities better or worse on 2 seeds when the two sides were drawn alike
+            if len(d) > 1 and abs(d.mean()) > t_critical(len(d) - 1) * se:
                 better += int(d.mean() > 0)
                 worse += int(d.mean() < 0)
             else:
@@ -212,13 +214,22 @@ def sweep_entity_verdict(sweep_doc: dict, epsilon: float, metric: str = "mar",
     return res
 
 
+def t_critical(dof: int, level: float = 0.95) -> float:
+    """The two-sided ``level`` critical value of Student's t with ``dof`` degrees of freedom (12.7 at 1,
+    4.30 at 2, 2.78 at 4): how many standard errors a mean of dof + 1 seeds must be from 0."""
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + level / 2, int(dof)))
+
+
 def sweep_verdict_sentence(v: dict, n_seeds: int | None = None) -> str:
     n_seeds = n_seeds if n_seeds is not None else v.get("seeds", 0)
     parts = [_count_phrase(b, r, v["H"], "inconclusive") for b, r in v["baselines"].items()]
     if not parts:
         return "Add local (and individual) to the reference lines to get the verdict."
     return (f"At ε = {format_epsilon(v['eps'])} the federation is " + "; ".join(parts)
-            + f" ({_tail(v)}; better/worse = mean difference over {n_seeds} seeds beyond 2 standard errors).")
+            + f" ({_tail(v)}; better/worse = the entity's mean difference over {n_seeds} seeds beyond its 95 % "
+              f"t interval, {t_critical(max(n_seeds - 1, 1)):.3g} standard errors at {n_seeds} seeds).")
 
 
 # ------------------------------------------------------------------------------ crossings
@@ -243,17 +254,26 @@ def crossing_epsilon(sweep_doc: dict, metric: str = "mar", baseline: str = REFER
 
 
 def pays_from_sentence(eps: float | None, metric: str = "mar", baseline: str = REFERENCE,
-                       mode: str = "zero") -> str:
-    """The headline "federation pays from ε ≈ X" against one baseline, with the mode."""
+                       mode: str = "zero", effect: dict | None = None) -> str:
+    """The headline "federation pays from ε ≈ X" against one baseline, with the mode and — given the
+    crossing's ``effect`` (:func:`~dpfed_core.evaluation.experiments.paired_effects`) — the paired
+    difference and its spread over seeds; "inconclusive" when that difference is inside its spread."""
+    from dpfed_core.evaluation.experiments import effect_phrase
+
     m = METRIC_SHORT.get(metric, metric)
     name = BASELINE_NAMES.get(baseline, baseline)
+    size = "" if effect is None else (f" At ε = {format_epsilon(effect['epsilon'])}: "
+                                      f"{effect_phrase(effect, metric, m)}, paired by seed.")
     if eps is None:
-        return f"Against {name}: federation does not pay at any ε on this grid ({m}, {mode} mode)."
+        if effect is not None and effect["state"] == "inconclusive":
+            return (f"Against {name}: inconclusive on this grid ({m}, {mode} mode): at the largest ε the "
+                    "difference is inside its spread over seeds." + size)
+        return f"Against {name}: federation does not pay at any ε on this grid ({m}, {mode} mode)." + size
     if math.isinf(eps):
         return (f"Against {name}: federation pays only without privacy (ε = ∞) on this grid ({m}, {mode} mode); "
-                "at every finite ε tested the entity alone is better.")
+                "at no finite ε tested is it better beyond the spread over seeds." + size)
     return (f"Against {name}: federation pays from ε ≈ {format_epsilon(eps)} ({m}, {mode} mode; at that ε "
-            "and every larger one on the grid).")
+            "and every larger one on the grid, the paired difference beyond its spread over seeds)." + size)
 
 
 def crossing_lines(sweep_doc: dict, metric: str = "mar",
@@ -271,7 +291,7 @@ def crossing_lines(sweep_doc: dict, metric: str = "mar",
             if line not in out:  # the same reason against every baseline is said once
                 out.append(line)
         else:
-            out.append(pays_from_sentence(rep["epsilon"], metric, b, rep["mode"]))
+            out.append(pays_from_sentence(rep["epsilon"], metric, b, rep["mode"], rep.get("effect")))
     if not out:
         out.append("Add local (and individual) to the sweep's references to state where federation pays.")
     return out

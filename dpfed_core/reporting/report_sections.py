@@ -404,6 +404,15 @@ def _data(run: dict, data_summary: list[dict] | None, public: bool = False) -> s
     return _section("data", body, [ANALYST_ONLY])
 
 
+def _declared_default(method: str, param: str):
+    """A method's declared default of one parameter (None when it declares none)."""
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()
+    spec = METHODS.get(method)
+    return next((p.default for p in (spec.parameters if spec else ()) if p.name == param), None)
+
+
 def k_explanation(run: dict) -> str:
     """Why each entity sent the number of prototypes it did (the automatic k), from the run's
     configuration and message log; "" when k is used as given."""
@@ -415,8 +424,8 @@ def k_explanation(run: dict) -> str:
     for m in run.get("messages", []) or []:
         if m.get("round") == 1 and "prototype" in str(m.get("content", "")) and m.get("shape"):
             sent[m.get("sender")] = int(m["shape"][0])
-    cluster_size = proto.get("cluster_size", 1000 if method == "dp-gaussian" else None)
-    if method not in ("dp-gaussian", "dp-prototypes") or cluster_size is None or not k or int(k) <= 1:
+    cluster_size = proto.get("cluster_size", _declared_default(method, "cluster_size"))
+    if cluster_size is None or not k or int(k) <= 1:
         if sent and k and any(v != int(k) for v in sent.values()):
             return (f"k = {k} was requested; entities sent {', '.join(sorted({str(v) for v in sent.values()}))} "
                     "prototypes (k is capped by each entity's size for non-private methods).")
