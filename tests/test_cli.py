@@ -180,6 +180,26 @@ def test_cli_defaults_are_the_dashboards_and_a_run_reproduces_across_front_ends(
         ("dp-cooccurrence", 1.0, 4, 30, 0.5, 3, True, 4)
 
 
+def test_every_method_starts_from_the_settings_the_federate_page_keeps_when_the_method_changes():
+    """The page's controls keep ε, rank and the secure toggle when another method is chosen; a flag left
+    out on the command line must give the same value for that method (dp-als ran at ε 1, rank 5 on the
+    CLI and ε 3, rank 8, secure on the page)."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.defaults import default_config
+    from dpfed_core.federation.protocol import is_summable
+    from dpfed_core.methods import METHODS, available_methods
+
+    ds = load_data("sample:clinic")
+    page = default_config(ds)
+    available_methods()
+    for name, spec in METHODS.items():
+        cfg = default_config(ds, name)
+        assert cfg.rank == page.rank and cfg.delta == page.delta, name
+        if spec.uses_epsilon:
+            assert cfg.epsilon == page.epsilon, name
+        assert cfg.aggregation == (page.aggregation if is_summable(name) else "none"), name
+
+
 @pytest.mark.parametrize("extra,needles", [
     (["--method", "kmeans", "--epsilon", "1", "--aggregation", "secure"],
      ["--epsilon is not used by --method kmeans", "not a DP method", "--aggregation"]),

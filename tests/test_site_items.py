@@ -240,7 +240,7 @@ def test_the_forecast_is_the_runs_own_threshold_and_its_chance_of_clearing_it(ag
     ds = FederatedDataset.from_parts(X, np.array([f"h{h}" for h in np.arange(n) % 6]), item_names=names,
                                      value_kind="binary", value_max=1.0, name="one item each")
     cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, delta=1e-6, aggregation=aggregation)
-    f = forecast_catalogue(ds, cfg)
+    f = forecast_catalogue(ds, cfg, train=ds.X)  # the weighting on these rows, not the run's split
     rho, _, _ = secure_catalogue_budget(cfg)
     _, _, sigma_sum, threshold = cat.secure_catalogue_keys(np.zeros(cat.SECURE_CATALOGUE_BUCKETS), rho, 6,
                                                            divisor=secure_catalogue_divisor(6, cfg))
@@ -425,13 +425,30 @@ def test_a_users_weight_in_the_forecast_is_their_chance_of_keeping_an_item_over_
     ds = FederatedDataset.from_parts(X, np.array([f"h{h}" for h in np.arange(n) % 4]), item_names=names,
                                      value_kind="binary", value_max=1.0, name="2c items each")
     cfg = RunConfig(method="dp-cooccurrence", epsilon=0.5, delta=1e-6, aggregation="secure")
-    f = forecast_catalogue(ds, cfg)
+    f = forecast_catalogue(ds, cfg, train=ds.X)  # the weighting on these rows, not the run's split
     rho, _, _ = secure_catalogue_budget(cfg)
     _, _, sigma_sum, threshold = cat.secure_catalogue_keys(np.zeros(cat.SECURE_CATALOGUE_BUCKETS), rho, 4,
                                                            divisor=secure_catalogue_divisor(4, cfg))
     total = n * 0.5 / math.sqrt(c)
     assert f.expected_items == pytest.approx(names.size * float(ndtr((total - threshold) / sigma_sum)), rel=1e-9)
     assert 0.5 < f.expected_items < names.size - 0.5
+
+
+def test_the_forecast_reads_the_rows_the_selection_reads_not_every_row():
+    """Before a run the forecast reads what the run's selection will read — each site's training rows
+    without its held-out and round-2 validation entries — not the whole table (10 % high on eICU)."""
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+    from dpfed_core.evaluation.catalogue_run import selection_rows
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = _data()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=3.0, delta=1e-6, aggregation="secure", seed=0)
+    rows = selection_rows(ds, make_split(ds, cfg).train_rows, cfg)
+    read = sp.vstack([sp.csr_matrix(rows[sl]) for sl in ds.entity_slices()]).tocsr()
+    assert read.nnz < ds.X.nnz
+    f = forecast_catalogue(ds, cfg)
+    assert f.expected_items == pytest.approx(forecast_catalogue(ds, cfg, train=read).expected_items, rel=1e-12)
+    assert f.expected_items < forecast_catalogue(ds, cfg, train=ds.X).expected_items
 
 
 def _discrete_laplace_tail(t: float, b: float) -> float:
@@ -467,7 +484,7 @@ def test_the_per_entity_forecast_is_each_entitys_own_threshold_and_chance_of_cle
     ds = FederatedDataset.from_parts(X, np.repeat(["a", "b"], [len(b) for b in blocks]), value_kind="binary",
                                      value_max=1.0, name="two sites")
     cfg = RunConfig(method="dp-gaussian", epsilon=3.0, delta=1e-6, aggregation="none")
-    f = forecast_catalogue(ds, cfg)
+    f = forecast_catalogue(ds, cfg, train=ds.X)  # the weighting on these rows, not the run's split
     b, k = cat.selection_threshold(3.0 * cat.CATALOGUE_EPSILON_SHARE, 1e-6 * cat.CATALOGUE_DELTA_SHARE, c)
     assert f.kind == "per-entity" and (f.threshold, f.sigma) == (1 + k, pytest.approx(b))
     expected = 0.0
@@ -497,7 +514,7 @@ def test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every
     ds = _data()
     cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, delta=1e-6, aggregation="secure", max_dropouts=1,
                     seed=0, simulation=True)
-    f = forecast_catalogue(ds, cfg)
+    f = forecast_catalogue(ds, cfg, train=ds.X)  # the weighting on these rows, not the run's split
     rho, dlt, _ = secure_catalogue_budget(cfg)
     rel = cat.select_catalogue_secure(ds.X, ds.entity_slices(), ds.entity_names, ds.item_names, rho, dlt,
                                       catalogue_streams(cfg, ds.n_entities), PrivacyLedger(1.0, 1e-6),

@@ -80,8 +80,9 @@ def default_method(path: Path | None = None) -> str:
 def default_config(ds: FederatedDataset, method: str | None = None, path: Path | None = None) -> RunConfig:
     """The starting configuration of a run on ``ds`` (both front ends).
 
-    Method, aggregation, rank and ε from the measurement (:data:`DEFAULTS_FILE`) when it names this
-    method (or no method is asked for); k from :func:`default_k` (prototype methods only); mode from
+    Method (when none is asked for), aggregation (summable methods), rank, ε and δ from the measurement
+    (:data:`DEFAULTS_FILE`) — for any method, as the Federate page keeps them when the method changes;
+    k from :func:`default_k` (prototype methods only); mode from
     :func:`default_mode`; δ = 1e-6, λ = 0.1, :data:`DEFAULT_MAX_ITER` iterations, seed 0.
     """
     from dpfed_core.methods import METHODS, available_methods
@@ -91,7 +92,9 @@ def default_config(ds: FederatedDataset, method: str | None = None, path: Path |
     measured = doc["defaults"] if doc else None
     method = method or default_method(path)
     uses_eps = METHODS.get(method) is not None and METHODS[method].uses_epsilon
-    from_file = measured is not None and measured["method"] == method
+    # the measured setting is every method's starting point, as on the Federate page (whose controls keep
+    # their values when the method changes): the same settings left out give the same run on both
+    from_file = measured is not None
     from dpfed_core.federation.protocol import is_summable
 
     return RunConfig(
