@@ -59,6 +59,7 @@ fed_set = dash.entity_set_metrics(ds, split, result, entity, int(n)) if events e
 alone_set = (dash.entity_set_metrics(ds, split, alone_result, entity, int(n))
              if (events and alone_result is not None) else None)
 cmp = dash.entity_against_alone(fed_mar, alone_mar, fed_set, alone_set)
+n_test = dash.entity_metric(r["doc"], entity, "n_test_users") or 0
 ent_md = dash.escape_md(entity)
 alone_name = dash.BASELINE_NAMES[alone].replace("each entity", "this entity")
 if alone_doc is not None and cmp["mar"] is None:
@@ -66,6 +67,11 @@ if alone_doc is not None and cmp["mar"] is None:
     st.info(f"{ent_md} has **no test users**: there is no held-out data to compare the two lists on, so "
             "there is no verdict for this entity (raise “Test users per entity” on the Federate page).",
             icon=":material/info:")
+elif n_test < dash.MIN_EVIDENCE_USERS:
+    # a handful of held-out users is no evidence either way (the blend's own rule): no verdict, only numbers
+    st.info(f"{ent_md} has **{n_test} test {units if n_test != 1 else unit}**: too few held-out users (under "
+            f"{dash.MIN_EVIDENCE_USERS}) to tell the federated list from {alone_name} here — MAR "
+            f"{fed_mar:.3f} vs {alone_mar:.3f}; no verdict for this entity.", icon=":material/info:")
 elif cmp["worse"]:
     st.error(f"**For {ent_md}, the federated list is worse than {alone_name}** on its held-out "
              f"data ({'; '.join(cmp['worse'])}; lower MAR / higher PR-AUC is better). Prefer this entity's own list "

@@ -79,6 +79,7 @@ from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP
                                   check_k_rank, default_data_path, escape_md, friendly_message, friendly_text, parse_epsilon,
                                   parse_grid, parse_seeds, safe_loader_message)
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
+from dpfed_core.models.blend import MIN_EVIDENCE_USERS  # noqa: F401
 from dpfed_core.ui.tables import (LEARNED_NOTHING, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, unshared_items_notes, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
                                   metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
