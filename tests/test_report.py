@@ -82,6 +82,16 @@ def test_values_match_the_run(docs, page):
         assert f"<td>{k}</td>" in params
 
 
+def test_the_tradeoff_states_the_sweeps_own_settings_and_a_simulation(docs):
+    sim = json.loads(json.dumps(docs["sweep"], default=str))
+    sim["config"]["simulation"] = True
+    text = _section(rep.build_report(docs["run"], sweep_doc=sim, generated="x", include_plotlyjs=False), "tradeoff")
+    cfg = docs["sweep"]["config"]
+    assert f"The sweep's settings: data {docs['sweep']['dataset']['name']}" in text
+    assert f"aggregation {cfg['aggregation']}; rank {cfg['rank']}; mode {cfg['mode']}" in text
+    assert "simulation: noise reproducible, no privacy claim" in text
+
+
 def test_values_match_sweep_and_audit(docs, page):
     from dpfed_core.evaluation.experiments import sweep_table
     from dpfed_core.evaluation.verdicts import crossing_lines
@@ -151,6 +161,10 @@ def test_missing_optional_parts_and_bad_input(docs, tmp_path):
         rep.build_report(docs["run"], audit_doc=docs["sweep"])
     with pytest.raises(DataError, match="give it as --sweep"):
         rep.build_report(docs["sweep"], public=True)           # never a report calling a DP sweep non-private
+    other = json.loads(json.dumps(docs["sweep"], default=str))
+    other["dataset"]["n_users"] += 1                            # a sweep of other data: refused, not mixed in
+    with pytest.raises(DataError, match="the sweep was computed on other data"):
+        rep.build_report(docs["run"], sweep_doc=other)
     bad = tmp_path / "bad.json"
     bad.write_text("not json")
     with pytest.raises(DataError, match="not a JSON"):

@@ -71,6 +71,23 @@ def load_doc(path: str | Path) -> dict:
         raise DataError(f"{p} is not a JSON result document ({exc})") from None
 
 
+def _data_words(doc: dict) -> str:
+    d = doc.get("dataset", {}) or {}
+    return (f"{d.get('name', '?')}: {d.get('n_users', '?')} users, {d.get('n_items', '?')} items, "
+            f"{d.get('n_entities', '?')} entities")
+
+
+def same_data(run_doc: dict, other: dict) -> bool:
+    """Whether two result documents were computed on the same data: the budget store's content key when
+    both were charged, else the same shape (users, items, entities, interactions)."""
+    keys = [(d.get("odometer") or {}).get("dataset_key") for d in (run_doc, other)]
+    if all(keys):
+        return keys[0] == keys[1]
+    shape = ("n_users", "n_items", "n_entities", "n_interactions")
+    a, b = run_doc.get("dataset", {}) or {}, other.get("dataset", {}) or {}
+    return all(a.get(k) == b.get(k) for k in shape if k in a and k in b)
+
+
 def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dict | None = None,
                  comparison: dict[str, dict] | None = None, data_summary: list[dict] | None = None,
                  dataset=None, metric: str = "mar", title: str | None = None,
@@ -104,6 +121,9 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
                         "(with 'config' and 'privacy')")
     if sweep_doc is not None and "runs" not in sweep_doc:
         raise DataError("the sweep document has no 'runs'; is it a `python -m dpfed_core sweep` result?")
+    if sweep_doc is not None and not same_data(run_doc, sweep_doc):
+        raise DataError(f"the sweep was computed on other data ({_data_words(sweep_doc)}) than the run "
+                        f"({_data_words(run_doc)}); give a sweep of the run's data (--sweep)")
     if audit_doc is not None and audit_doc.get("kind") != "audit":
         raise DataError("the audit document is not a `python -m dpfed_core audit` result")
     if data_summary is None and dataset is not None:

@@ -599,6 +599,25 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, pub
     return _section("utility", body, [ANALYST_ONLY])
 
 
+def sweep_settings_text(sweep: dict) -> str:
+    """The sweep's own settings, data and privacy status (HTML-escaped): what its numbers were computed
+    on and under, which need not be the run's."""
+    cfg = sweep.get("config", {}) or {}
+    ds = sweep.get("dataset", {}) or {}
+    acct = (sweep.get("privacy", {}) or {}).get("accountant") or {}
+    parts = [f"data {_esc(ds.get('name', '—'))} ({fmt_num(ds.get('n_entities'))} entities)",
+             f"aggregation {_esc(cfg.get('aggregation', 'none'))}", f"rank {fmt_num(cfg.get('rank'))}",
+             f"mode {_esc(cfg.get('mode', '—'))}", f"δ {fmt_num(cfg.get('delta'))}"]
+    if cfg.get("simulation"):
+        parts.append("<b>simulation: noise reproducible, no privacy claim</b>")
+    if acct.get("across_releases"):
+        parts.append(f"after it the most-spent entity had spent ε = {fmt_eps(acct.get('spent_epsilon'))} on these "
+                     "data in total (budget store)")
+    elif not cfg.get("simulation"):
+        parts.append("not charged to a budget store")
+    return "The sweep's settings: " + "; ".join(parts) + "."
+
+
 def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = False) -> str:
     if sweep and public:
         return _section("tradeoff", "<p>" + _esc(WITHHELD_NUMBERS.format(
@@ -616,8 +635,8 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = F
     crossing = crossing_epsilon(sweep, metric, ref) if ref else None
     body = (f"<p>{_esc(method)} over ε ∈ {{{', '.join(fmt_num(e) for e in sweep.get('epsilons', []))}}}, "
             f"seeds {sweep.get('seeds')}; metric: {_esc(METRIC_LABELS.get(metric, metric))}, mean ± sd over "
-            "seeds.</p><ul>" + "".join(f"<li>{_esc(line)}</li>" for line in crossing_lines(sweep, metric))
-            + "</ul>")
+            f"seeds.</p><p>{sweep_settings_text(sweep)}</p><ul>"
+            + "".join(f"<li>{_esc(line)}</li>" for line in crossing_lines(sweep, metric)) + "</ul>")
     if plotly_ok:
         try:
             import pandas as pd
