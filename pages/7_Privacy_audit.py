@@ -260,7 +260,9 @@ st.dataframe(table, hide_index=True, key="audit_summary", column_config={
     **{f"TPR @ FPR {float(f):.0%}": st.column_config.NumberColumn(format="%.3f") for f in fprs}})
 st.caption(f"Entity {dash.escape_md(ent['name'])}, {ent['n_users']} users; {doc['config']['runs']} runs per class; "
            f"bounds at {doc['config']['confidence']:.0%} Clopper–Pearson confidence on runs not used to "
-           f"choose the attack's threshold; {doc['timings']['total']:.1f} s. These numbers are computed on "
+           f"choose the attack's threshold; {doc['timings']['total']:.1f} s. Best AUC and TPR are the largest over "
+           "the audit's targets and attacks; an empty TPR cell is a false-positive rate the runs cannot resolve "
+           "(one false positive is already more: raise the runs per class). These numbers are computed on "
            "private data for the analyst only.")
 
 left, right = st.columns(2)
@@ -277,7 +279,8 @@ with right:
 with st.expander("Targets and every result"):
     st.dataframe(pd.DataFrame(doc["targets"]), hide_index=True, key="audit_targets_table")
     res = pd.DataFrame([{k: v for k, v in r.items() if k != "roc"} for r in doc["results"]])
-    res["tpr_at_fpr"] = res["tpr_at_fpr"].map(lambda d: ", ".join(f"{k}: {v:.3f}" for k, v in d.items()))
+    res["tpr_at_fpr"] = res["tpr_at_fpr"].map(lambda d: ", ".join(
+        f"{k}: {v:.3f}" if v is not None and v == v else f"{k}: not resolvable" for k, v in d.items()))
     res["epsilon"] = res["epsilon"].map(dash.format_epsilon)
     res["requested_epsilon"] = res["requested_epsilon"].map(dash.format_epsilon)
     st.dataframe(res, hide_index=True, key="audit_results_table")

@@ -69,6 +69,15 @@ def test_roc_auc_and_tpr_at_fpr():
     fpr, tpr, thr = bounds.roc_curve(out, inn)
     assert fpr[0] == 0 and tpr[0] == 0 and fpr[-1] == 1 and tpr[-1] == 1
     assert bounds.tpr_at_fpr(fpr, tpr, 0.0) == pytest.approx(1 / 3)  # only the 3 beats every OUT score
+    # 20 negative runs cannot resolve a 1 % false-positive rate (one false positive is 5 %): not a number
+    f20, t20, _ = bounds.roc_curve(o[:20], i[:20])
+    assert math.isnan(bounds.tpr_at_fpr(f20, t20, 0.01, n_out=20))
+    assert bounds.tpr_at_fpr(f20, t20, 0.1, n_out=20) == bounds.tpr_at_fpr(f20, t20, 0.1)
+    assert bounds.tpr_at_fpr(fpr, tpr, 0.01, n_out=100) == bounds.tpr_at_fpr(fpr, tpr, 0.01)
+    doc = {"summary": [{"method": "m", "epsilon": 1.0, "epsilon_lb": 0.1, "max_certifiable_epsilon": 2.0, "auc": 0.6,
+                        "tpr_at_fpr": {"0.01": math.nan, "0.1": 0.2}, "verdict": "consistent"}]}
+    text = aud.format_summary(doc)
+    assert "    n/r   0.200" in text and "raise --runs" in text and "nan" not in text
 
 
 def test_threshold_chosen_on_calibration_certified_on_evaluation():

@@ -101,8 +101,12 @@ def roc_auc(scores_out: np.ndarray, scores_in: np.ndarray) -> float:
     return float(u / (so.size * si.size))
 
 
-def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float) -> float:
-    """Largest TPR among tests with FPR ≤ ``target`` (the ROC's operating point at low FPR)."""
+def tpr_at_fpr(fpr: np.ndarray, tpr: np.ndarray, target: float, n_out: int | None = None) -> float:
+    """Largest TPR among tests with FPR ≤ ``target`` (the ROC's operating point at low FPR). NaN when
+    ``n_out`` negative runs cannot resolve ``target`` (one false positive is already 1/n_out > target:
+    the value would be the TPR at FPR 0, not at ``target``)."""
+    if n_out is not None and target * int(n_out) < 1:
+        return math.nan
     ok = fpr <= target + 1e-12
     return float(tpr[ok].max()) if ok.any() else 0.0
 

@@ -344,7 +344,7 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
             "attack": a,
             "label": ATTACK_LABELS[a],
             "auc": roc_auc(roc_out, roc_in),
-            "tpr_at_fpr": {f"{f:g}": tpr_at_fpr(fpr, tpr, f) for f in fprs},
+            "tpr_at_fpr": {f"{f:g}": tpr_at_fpr(fpr, tpr, f, roc_out.size) for f in fprs},
             **eps,
             "n_roc_per_class": int(roc_out.size),
             "n_certify_per_class": int(n_cert),
@@ -574,11 +574,22 @@ def summarize(results: list[dict]) -> list[dict]:
             "max_certifiable_epsilon": ceiling,
             "family_size": rows[0].get("family_size", len(rows)),
             "auc": top_auc["auc"], "auc_target": top_auc["target"], "auc_attack": top_auc["attack"],
-            "tpr_at_fpr": {f: max(r["tpr_at_fpr"][f] for r in rows) for f in rows[0]["tpr_at_fpr"]},
+            # the largest over targets and attacks; NaN where no row's runs resolve that FPR
+            "tpr_at_fpr": {f: _nanmax([r["tpr_at_fpr"][f] for r in rows]) for f in rows[0]["tpr_at_fpr"]},
             "verbatim_in": max(r.get("verbatim_in", 0.0) for r in rows),
             "verdict": verdict_for(best["epsilon_lb"], claimed, ceiling),
         })
     return out
+
+
+def _nanmax(values) -> float:
+    v = [float(x) for x in values if x is not None and x == x]
+    return max(v) if v else math.nan
+
+
+def _rate(x) -> str:
+    """A rate for the summary table; "n/r" where the runs cannot resolve it (too few negatives)."""
+    return f"{x:>7.3f}" if x is not None and x == x else f"{'n/r':>7s}"
 
 
 def format_summary(doc: dict) -> str:
@@ -589,8 +600,12 @@ def format_summary(doc: dict) -> str:
         claim = "∞" if not math.isfinite(float(r["epsilon"])) else f"{float(r['epsilon']):.3g}"
         t = r["tpr_at_fpr"]
         lines.append(f"{r['method']:14s} {claim:>10s} {r['epsilon_lb']:>10.3f} {r['max_certifiable_epsilon']:>6.2f} "
-                     f"{r['auc']:>6.3f} {t.get('0.01', math.nan):>7.3f} {t.get('0.1', math.nan):>7.3f} "
+                     f"{r['auc']:>6.3f} {_rate(t.get('0.01'))} {_rate(t.get('0.1'))} "
                      f"{r.get('verbatim_in', 0.0):>8.1%}  {r['verdict']}")
+    if any(not (r["tpr_at_fpr"].get(f) == r["tpr_at_fpr"].get(f)) for r in doc["summary"] for f in ("0.01", "0.1")):
+        lines.append("n/r: not resolvable — the ROC runs per class are too few for that false-positive rate "
+                     "(one false positive is already more); raise --runs")
+    lines.append("AUC and TPR: the largest over the audit's targets and attacks")
     return "\n".join(lines)
 
 
@@ -729,7 +744,7 @@ def audit_summable_target(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], p
         rf, rt = downsample_roc(fpr, tpr)
         results[a] = {
             "attack": a, "label": SUMMABLE_ATTACK_LABELS[a], "auc": roc_auc(roc_out, roc_in),
-            "tpr_at_fpr": {f"{f:g}": tpr_at_fpr(fpr, tpr, f) for f in fprs}, **eps,
+            "tpr_at_fpr": {f"{f:g}": tpr_at_fpr(fpr, tpr, f, roc_out.size) for f in fprs}, **eps,
             "n_roc_per_class": int(roc_out.size), "n_certify_per_class": int(n_cert),
             "max_certifiable_epsilon": max_certifiable_epsilon(n_cert, delta_claim, confidence),
             "roc": {"fpr": rf, "tpr": rt},
