@@ -31,7 +31,11 @@ def test_the_planner_reads_no_private_rows_and_compares_with_local(monkeypatch):
     assert all(cfg.simulation for _, cfg in seen)  # generated data: a simulation releases nothing
     assert [p["users"] for p in out["points"]] == [20.0, 60.0]
     assert out["mode"] == "zero" and out["assumptions"]["interactions per user"] == 20.0
-    assert set(out["estimate"]) == {"users", "how", "direction"}
+    assert set(out["estimate"]) == {"users", "how", "direction", "points"}
+    # every answer states the measured advantages and their spread, whatever it concludes
+    said = planner.users_to_pay_sentence(out["estimate"], "1", "zero")
+    assert "Measured (advantage over local ± its sd over seeds" in said
+    assert all(f"{p['users']:,.0f} users {p['advantage']:+.2g} ± {p['sd']:.2g}" in said for p in out["points"])
 
 
 # ------------------------------------------------------------- what the planner computes

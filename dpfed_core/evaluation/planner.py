@@ -91,6 +91,15 @@ def users_needed(config: RunConfig, *, n_entities: int, n_items: int, value_max:
 
 
 def users_to_pay(points: list[dict], metric: str = "mar") -> dict:
+    """:func:`_users_to_pay`, with the measured points it read (``"points"``: users, advantage, sd), so
+    that every answer can be stated with its effect sizes."""
+    out = dict(_users_to_pay(points, metric))
+    out["points"] = [{"users": p["users"], "advantage": p["advantage"], "sd": p.get("sd", 0.0) or 0.0}
+                     for p in sorted(points, key=lambda p: p["users"]) if math.isfinite(p["advantage"])]
+    return out
+
+
+def _users_to_pay(points: list[dict], metric: str = "mar") -> dict:
     """From (users per entity, federated − ``local`` advantage ± sd over seeds) measured on synthetic
     federations, the size where the federation starts — or stops — beating ``local``. "Beats" is the
     benchmark's rule: the mean advantage exceeds its sd over seeds (a point inside its own noise does
@@ -145,9 +154,13 @@ def _sizes(pts: list[dict], pays: np.ndarray) -> str:
 def users_to_pay_sentence(estimate: dict, epsilon_text: str, mode: str) -> str:
     """The planner's answer in words (Markdown), with the observation mode of the synthetic runs."""
     head = f"At ε = {epsilon_text}"
+    pts = estimate.get("points") or []
+    measured = ("" if not pts else " Measured (advantage over local ± its sd over seeds; inside its sd: "
+                "inconclusive): " + ", ".join(f"{p['users']:,.0f} users {p['advantage']:+.2g} ± {p['sd']:.2g}"
+                                              for p in pts) + ".")
     if estimate.get("users") is None:
-        return f"{head}: no size found — {estimate['how']}."
+        return f"{head}: no size found — {estimate['how']}.{measured}"
     n = f"**{estimate['users']:,.0f} users per entity**"
     where = "up to about" if estimate.get("direction") == "up to" else "from about"
     return (f"{head} the federation beats local (by more than its sd over seeds) {where} {n} "
-            f"({estimate['how']}; synthetic federations, observation mode {mode}).")
+            f"({estimate['how']}; synthetic federations, observation mode {mode}).{measured}")
