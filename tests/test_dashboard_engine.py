@@ -633,6 +633,23 @@ def test_the_why_column_marks_only_the_items_outside_a_declared_catalogue():
     assert dash.declared_outside_items(ds, result) is None
 
 
+def test_the_why_column_says_when_an_items_shared_key_also_stands_for_other_items():
+    """A federation-wide DP catalogue shares hash keys: two names in one bucket share what the federation
+    learned, so a site's item can carry another's popularity — said in "why", for those items only."""
+    ds, split, result, entity, user, row, hidden = _scored_run()
+    order = np.argsort(-result.V[:, 0])
+    top, second, other = int(order[0]), int(order[1]), int(order[-1])
+    item_key = np.arange(ds.n_items)
+    item_key[other] = item_key[top]                                    # the top item's key also holds `other`
+    result.extra = {"catalogue_item_key": item_key, "catalogue_keys": ds.n_items - 1}
+    assert dash.key_partners(ds, result) == {top: [str(ds.item_names[other])], other: [str(ds.item_names[top])]}
+    df, _ = dash.explained_list(ds, split, result, entity, user, 3, "the model")
+    said = [f"its shared key also stands for {ds.item_names[other]}" in w for w in df["why"]]
+    assert said == [True, False, False] and df["item"].iloc[1] == ds.item_names[second]
+    result.extra = {"catalogue_item_key": item_key, "catalogue_declared": True}   # declared names: no hash keys
+    assert dash.key_partners(ds, result) == {}
+
+
 def test_the_recommend_page_names_each_kind_of_unshared_item_and_how_to_share_it():
     ds, split, result, entity, user, row, hidden = _scored_run()
     result.extra = {"catalogue": list(range(2, ds.n_items))}  # the DP selection left out items 0 and 1

@@ -80,7 +80,7 @@ from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP
                                   parse_grid, parse_seeds, safe_loader_message)
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
 from dpfed_core.models.blend import MIN_EVIDENCE_USERS  # noqa: F401
-from dpfed_core.ui.tables import (LEARNED_NOTHING, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, unshared_items_notes, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
+from dpfed_core.ui.tables import (LEARNED_NOTHING, key_partners, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, unshared_items_notes, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
                                   metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
                                   shareable_document, sweep_frame, top_columns, top_items_per_factor,
@@ -217,6 +217,12 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
         if unshared is not None and len(unshared):
             out = set(unshared.tolist())
             why = [w + (said if int(j) in out else "") for w, j in zip(why, items)]
+    partners = key_partners(ds, result)
+    if partners:
+        # a shared key is a hash of names: what the federation learned for it may be another item's
+        why = [w + (f"; its shared key also stands for {', '.join(partners[int(j)][:2])}"
+                    f"{' …' if len(partners[int(j)]) > 2 else ''}: the federation's part for it is theirs together"
+                    if int(j) in partners else "") for w, j in zip(why, items)]
     df.insert(2, "why", why)
     df.attrs = {}  # the indices served the explanations; a displayed table carries none
     return df, None

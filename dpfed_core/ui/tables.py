@@ -319,6 +319,25 @@ def declared_outside_items(ds: FederatedDataset, result: MethodResult) -> np.nda
     return np.flatnonzero(np.asarray(extra["catalogue_item_key"]) < 0)
 
 
+def key_partners(ds: FederatedDataset, result: MethodResult) -> dict[int, list[str]]:
+    """Items whose key in a federation-wide DP catalogue also stands for other items of the data (a
+    public hash bucket several names fall in, or a coarse level of their names): item index → the other
+    names, so the page can say the federation's part for the item is theirs together. Empty for a
+    declared catalogue, a per-entity selection (items by name) or no selection."""
+    extra = getattr(result, "extra", None) or {}
+    if extra.get("catalogue_declared") or extra.get("catalogue_keys") is None \
+            or extra.get("catalogue_item_key") is None:
+        return {}
+    key = np.asarray(extra["catalogue_item_key"], dtype=np.int64)
+    items = np.flatnonzero(key >= 0)
+    out: dict[int, list[str]] = {}
+    for _, group in pd.Series(items, index=key[items]).groupby(level=0):
+        if group.size > 1:
+            for j in group.to_numpy():
+                out[int(j)] = [str(ds.item_names[i]) for i in group.to_numpy() if i != j]
+    return out
+
+
 def unshared_items_notes(ds: FederatedDataset, result: MethodResult, units: str) -> list[str]:
     """The Recommend page's note on each kind of item the federation never shared — left out by the DP
     catalogue selection, or outside a declared catalogue — naming the first eight (Markdown)."""
