@@ -126,6 +126,10 @@ def test_the_sentence_leads_with_the_majority_and_its_count():
     docs = {"dp": _doc({"A": 0.3, "B": 0.3, "C": 0.1}), "local": _doc({"A": 0.2, "B": 0.2, "C": 0.2}, math.inf)}
     text = vd.verdict_sentence(vd.entity_verdict(docs, "dp", "mar", baselines=("local",)))
     assert "worse than each entity alone (own model + own popularity) for 2 of 3 entities (better for 1)" in text
+    assert "no spread over seeds" in text and "overall" not in text      # no overall value in these documents
+    docs["dp"]["overall"], docs["local"]["overall"] = {"mar": 0.110}, {"mar": 0.121}
+    text = vd.verdict_sentence(vd.entity_verdict(docs, "dp", "mar", baselines=("local",)))
+    assert "(better for 1) — overall MAR 0.11 vs 0.121" in text  # the effect over every test user, beside the count
 
 
 def _seed_runs(method: str, eps: float, per_entity: dict[str, list[float]]) -> list[dict]:

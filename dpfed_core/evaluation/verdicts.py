@@ -120,7 +120,9 @@ def entity_verdict(docs: dict[str, dict], method: str, metric: str = "mar",
         d = _difference(f, w, metric)
         tie = _is_tie(d, w)
         r = {"better": int(np.sum(~tie & (d > 0))), "worse": int(np.sum(~tie & (d < 0))),
-             "tie": int(np.sum(tie)), "entities": dict(zip(names, d.tolist()))}
+             "tie": int(np.sum(tie)), "entities": dict(zip(names, d.tolist())),
+             # the effect over every test user: the two runs' overall values
+             "overall": (doc.get("overall", {}).get(metric), docs[b].get("overall", {}).get(metric))}
         r["word"] = _word(r)
         out["baselines"][b] = r
     return out
@@ -148,11 +150,18 @@ def _tail(v: dict) -> str:
 def verdict_sentence(v: dict) -> str:
     """"At ε = 1 the federation is better than each entity alone (own model + own popularity) for 20
     of 30 entities (worse for 8, 2 tied); … (MAR, zero mode, held-out entries)." """
-    parts = [_count_phrase(b, r, v["H"], "tied") for b, r in v["baselines"].items()]
+    m = METRIC_SHORT.get(v["metric"], v["metric"])
+
+    def overall(r: dict) -> str:
+        f, b = r.get("overall") or (None, None)
+        return f" — overall {m} {f:.4g} vs {b:.4g}" if _finite(f) and _finite(b) else ""
+
+    parts = [_count_phrase(b, r, v["H"], "tied") + overall(r) for b, r in v["baselines"].items()]
     if not parts:
         return "Add local (and individual) to the comparison to get the verdict."
     return (f"At ε = {format_epsilon(v['eps'])} the federation is " + "; ".join(parts)
-            + f" ({_tail(v)}; one run, held-out entries).")
+            + f" ({_tail(v)}; one run, held-out entries: no spread over seeds, so no difference here is "
+              "evidence on its own — a sweep over seeds states one).")
 
 
 def verdict_word(v: dict, baseline: str = REFERENCE) -> str | None:
@@ -165,8 +174,8 @@ def verdict_word(v: dict, baseline: str = REFERENCE) -> str | None:
 def sweep_entity_verdict(sweep_doc: dict, epsilon: float, metric: str = "mar",
                          baselines: Iterable[str] = VERDICT_BASELINES, method: str | None = None) -> dict | None:
     """Like :func:`entity_verdict` on a sweep at one ε, over seeds: an entity counts as better (worse)
-    when the mean difference over its seeds exceeds twice its standard error; otherwise it is
-    inconclusive. None when the sweep has no run of the method at that ε.
+    when the mean difference over its seeds is beyond its 95 % t interval (:func:`t_critical` standard
+    errors); otherwise it is inconclusive. None when the sweep has no run of the method at that ε.
 
     ``sweep_doc`` needs ``config`` (``method``, ``mode``) and ``runs`` (``method``, ``epsilon``,
     ``seed``, ``entities``): the CLI's sweep document, or the dashboard-defaults benchmark's.
