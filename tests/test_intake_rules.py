@@ -51,6 +51,9 @@ def test_the_value_column_cannot_also_be_the_user_column():
     with pytest.raises(ConfigError, match="value_col and user_col both name the column 'user'") as exc:
         load_long_table(_table(), **{**OPTS, "value_col": "user"}, value_kind="counts", value_max=5)
     assert exc.value.param == "value_col"
+    # named for two roles is said first, not "say what the values of column 'user' are"
+    with pytest.raises(ConfigError, match="value_col and user_col both name the column 'user'"):
+        load_long_table(_table(), **{**OPTS, "value_col": "user"})
 
 
 def test_a_csv_list_line_without_a_name_is_named_by_its_id():

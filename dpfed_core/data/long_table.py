@@ -654,13 +654,13 @@ def _build(
 ) -> FederatedDataset:
     """Validate a long table and build the dataset (see :func:`load_long_table` for the rules)."""
     notes = list(notes or [])
+    _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)  # before asking what values are
     value_kind, why = infer_value_kind(value_kind, value_col)
     if why != "declared":
         notes.append(f"values read as {value_kind} ({why}); declare value_kind to change it")
     value_max = _check_options(
         entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform, value_col=value_col,
         value_kind=value_kind, value_max=value_max, duplicates=duplicates, over_max=over_max)
-    _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)
     ent_src = entity_col if entity_col is not None else entity_from
     needed = {user_col: "user column", item_col: "item column", ent_src: "entity column"}  # type: ignore[dict-item]
     if entity_from is not None:
@@ -812,11 +812,11 @@ def load_long_table(
     FederatedDataset with X of shape (n_users, n_items); rows sorted by entity.
     """
     _reject_removed(removed, "load_long_table")
-    # every option is checked before the (possibly large) table is read
+    # every option is checked before the (possibly large) table is read; a column named for two roles first
+    _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)
     _check_options(entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform,
                    value_col=value_col, value_kind=infer_value_kind(value_kind, value_col)[0], value_max=value_max,
                    duplicates=duplicates, over_max=over_max)
-    _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)
     declared = _as_list_file(items, what="item list", param="items", encoding=encoding)
     ent_list = _as_list_file(entities, what="entity list", param="entities", encoding=encoding)
     features = _feature_table(item_features, encoding=encoding)
