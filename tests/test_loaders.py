@@ -308,7 +308,8 @@ def test_all_zero_values():
         ({"value_kind": "stars"}, "value_kind must be one of"),
         ({"value_col": None, "value_kind": "ratings"}, "ratings need a value column"),
         ({"value_col": None}, "declared public upper bound"),  # an event log is counts: needs a bound
-        ({"value_col": "site"}, "say what the values of column .site. are"),
+        ({"value_col": "site"}, "value_col and entity_col both name the column 'site'"),
+        ({"value_col": "amount"}, "say what the values of column .amount. are"),
         ({"value_kind": "counts"}, "declared public upper bound"),
         ({"value_max": -1}, "positive number ≤ 1e"),
         ({"value_max": 1e308}, "positive number ≤ 1e"),

@@ -140,9 +140,10 @@ def infer_value_kind(value_kind: str | None, value_col: str | None) -> tuple[str
 
 
 def _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from) -> None:
-    """One column, one role (user_col = item_col made every user its own item)."""
+    """One column, one role (user_col = item_col made every user its own item). Both entity options at
+    once are the options check's error (exactly one of them), not this one's."""
     roles = [("user_col", user_col), ("item_col", item_col), ("entity_col", entity_col),
-             ("entity_from", entity_from), ("value_col", value_col)]
+             ("entity_from", None if entity_col is not None else entity_from), ("value_col", value_col)]
     seen: dict[str, str] = {}
     for param, col in roles:
         if col is None:
