@@ -199,6 +199,14 @@ def test_a_crossing_inside_the_spread_over_seeds_is_inconclusive_and_every_line_
     assert "does not pay at any ε" in vd.crossing_lines(worse, "mar", baselines=("local",))[0]
 
 
+def test_a_crossing_with_no_comparable_seed_is_not_reported_and_raises_nothing():
+    undefined = _crossing_sweep({1.0: [math.nan] * 3})           # no test users: MAR undefined at every seed
+    rep = ex.crossing_report(undefined, "mar")
+    assert rep["epsilon"] is None and not rep["meaningful"] and "nothing to compare" in rep["text"]
+    with pytest.raises(ConfigError, match="no 'individual' runs"):
+        ex.crossing_report(undefined, "mar", "individual")
+
+
 def test_a_crossing_needs_a_ranking_better_than_chance_by_one_sd():
     # ε = 1: MAR 0.49 beats local's 0.60 by 0.11 ± 0.05 paired, but 0.49 + sd 0.05 is not below 0.5 (chance)
     doc = _crossing_sweep({1.0: [0.44, 0.54, 0.49], 3.0: [0.20, 0.21, 0.19], math.inf: [0.10] * 3}, local=0.60)

@@ -560,10 +560,15 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
         out["text"] = (f"not reported: {len(seeds)} seed{'' if len(seeds) == 1 else 's'} of {method} — one seed has "
                        "no spread over seeds, so a crossing could not be told from noise; run two or more seeds")
         return out
-    effects = paired_effects(sweep_doc, method, baseline, metric)
-    if not effects:
+    if not any(r["method"] == baseline for r in sweep_doc.get("runs", [])):
         raise ConfigError(f"the sweep has no {baseline!r} runs to compare with; add it to references=…",
                           param="references")
+    effects = paired_effects(sweep_doc, method, baseline, metric)
+    if not effects:
+        out["meaningful"] = False
+        out["text"] = (f"not reported: no seed has a defined {metric} for both {method} and {baseline} "
+                       "(e.g. no test users), so there is nothing to compare")
+        return out
     mar = {r["epsilon"]: (r["mean"], r["sd"]) for r in sweep_table(sweep_doc, "mar") if r["method"] == method} \
         if sweep_doc.get("runs") and "mar" in sweep_doc["runs"][0]["overall"] else {}
 
