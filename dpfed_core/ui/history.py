@@ -108,10 +108,9 @@ def spend_reason(preview: dict, plans: Sequence) -> str:
     if preview.get("identity"):
         why.append(f"these data were recognised as a re-export: {preview['identity']}")
     if requested is not None and spend < requested * 0.995 and already > 0:
-        # the store composes every release at one δ (the cap's, or the reference δ), which may not be the run's
-        at = f"; both at δ = {float(preview['delta']):.3g}, the budget's δ" if preview.get("delta") else ""
+        # (the δ at which the store composes is said by the charge text when it is not the run's)
         why.append(f"less than the requested ε = {requested:.3g} because it composes with the ε ≈ {already:.3g} "
-                   f"already spent on these data (releases compose to less than the sum of their ε{at})")
+                   "already spent on these data (releases compose to less than the sum of their ε)")
     return text + (" — " + "; ".join(why) if why else "")
 
 
