@@ -182,8 +182,7 @@ def test_cli_defaults_are_the_dashboards_and_a_run_reproduces_across_front_ends(
 
 def test_every_method_starts_from_the_settings_the_federate_page_keeps_when_the_method_changes():
     """The page's controls keep ε, rank and the secure toggle when another method is chosen; a flag left
-    out on the command line must give the same value for that method (dp-als ran at ε 1, rank 5 on the
-    CLI and ε 3, rank 8, secure on the page)."""
+    out on the command line must give the same value for that method."""
     from dpfed_core.data.loaders import load_data
     from dpfed_core.evaluation.defaults import default_config
     from dpfed_core.federation.protocol import is_summable

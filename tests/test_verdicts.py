@@ -144,7 +144,7 @@ def _seed_runs(method: str, eps: float, per_entity: dict[str, list[float]]) -> l
 def test_the_sweep_verdict_counts_an_entity_only_beyond_the_t_interval_of_its_seeds():
     """Hand-made differences (local − federation, MAR): 'clear' 19 standard errors better, 'noisy' 1.15
     (inconclusive: beyond one standard error, not 4.30, t's 95 % value at 2 degrees of freedom), 'edge' 3
-    (beyond the 2 standard errors once used, inside t), 'single' finite at one seed only (no standard
+    (beyond 2 standard errors, inside t), 'single' finite at one seed only (no standard
     error: inconclusive, yet it has test users), 'behind' worse, 'none' without test users. Runs at
     another ε do not enter the verdict at this one."""
     nan = math.nan

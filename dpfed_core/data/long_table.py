@@ -236,7 +236,7 @@ def _numeric(raw: pd.Series) -> pd.Series:
 
 #: The largest value a table may hold: the entities' own models (matrix factorisations, kept on the
 #: raw values; only the DP mechanisms clip to the public bound) square and multiply the values, and
-#: far beyond this they overflow to infinity (1e300 crashed a run).
+#: far beyond this they overflow to infinity (at 1e300 every score is NaN).
 MAX_VALUE = 1e15
 
 

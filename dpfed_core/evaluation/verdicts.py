@@ -210,8 +210,8 @@ def sweep_entity_verdict(sweep_doc: dict, epsilon: float, metric: str = "mar",
                 continue
             d = np.array([_difference(by_seed[s], base[name][s], metric) for s in seeds], dtype=float)
             se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.inf
-            # beyond the two-sided 95 % t interval of its n − 1 degrees of freedom: "2 standard errors" called
-            # 30 % of entities better or worse on 2 seeds when the two sides were drawn alike
+            # beyond the two-sided 95 % t interval of its n − 1 degrees of freedom: "2 standard errors" would call
+            # ~30 % of entities better or worse on 2 seeds when the two sides are drawn alike
             if len(d) > 1 and abs(d.mean()) > t_critical(len(d) - 1) * se:
                 better += int(d.mean() > 0)
                 worse += int(d.mean() < 0)

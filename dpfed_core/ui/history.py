@@ -47,7 +47,7 @@ def owner_store(dataset, key: str | None = None):
     """(Store, key) of the dataset's owner: the one store the command line charges too
     (``$DPFED_STORE``, else ``<data home>/dpfed/dpfed.sqlite3``), so a cap set with ``budget set-cap``
     binds the dashboard's runs and an upload of the same people read another way meets the account
-    it was charged to (a store per upload gave every re-export a fresh budget); every history read is
+    it was charged to (a store per upload would give every re-export a fresh budget); every history read is
     still filtered on the owner's key."""
     from dpfed_core.privacy.store import Store
 
