@@ -220,13 +220,14 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--method", help="see `python -m dpfed_core methods` (default: the recommended DP method, "
                                     "dp-cooccurrence with secure aggregation, as on the dashboard)")
     g.add_argument("--epsilon", type=parse_float,
-                   help="ε per entity for DP methods (default: the dashboard's, 3 for dp-cooccurrence as measured, "
-                        "else 1; inf = non-private)")
+                   help="ε per entity for DP methods (default: the dashboard's, 3 as measured for dp-cooccurrence, "
+                        "for every method; inf = non-private)")
     g.add_argument("--delta", type=finite_float, help="δ per entity for DP methods (default 1e-6)")
     g.add_argument("--k", type=whole_number,
-                   help="prototypes per entity, prototype methods only (default: about a fifth of the smallest "
-                        "entity's training users, 2 to 20)")
-    g.add_argument("--rank", type=whole_number, help="latent factors ℓ (default: 8 for dp-cooccurrence as measured, else 5)")
+                   help="prototypes per entity, prototype methods only (default 10, never read off the data; a DP "
+                        "prototype method chooses its k per entity up to it from its released noisy size)")
+    g.add_argument("--rank", type=whole_number, help="latent factors ℓ (default: 8 as measured for dp-cooccurrence, for "
+                                                     "every method)")
     g.add_argument("--lam", type=finite_float, help="ridge penalty λ (default 0.1)")
     g.add_argument("--mode", choices=["zero", "observed"], help="observation mode: zero (absent = 0; default for counts/implicit, "
                         "and for a sweep's ranking crossings) or observed (only observed entries; default for ratings)")
