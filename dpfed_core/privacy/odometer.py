@@ -369,8 +369,10 @@ class BudgetOdometer:
         return acc
 
     @staticmethod
-    def _plan_entries(plans: Sequence[PlannedRelease], batch_id: str, entity_map=None) -> dict[str, list]:
-        """entity (account's names) → ReleaseCharges of planned (charged) releases."""
+    def _plan_entries(plans: Sequence[PlannedRelease], batch_id: str, entity_map=None,
+                      every_entity: bool = False) -> dict[str, list]:
+        """entity (account's names) → ReleaseCharges of planned (charged) releases; ``every_entity``:
+        an entity only a non-private charge (ε = ∞) touches is listed too, with no finite charge."""
         from dpfed_core.privacy.accounting import ReleaseCharge
 
         out: dict[str, list] = {}
@@ -380,18 +382,11 @@ class BudgetOdometer:
             rows = mapped_charge_rows(i, {e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()}, entity_map)
             for _, ent, eps, dlt, rho, gauss in rows:
                 if math.isinf(eps):
+                    if every_entity:
+                        out.setdefault(ent, [])
                     continue
                 out.setdefault(ent, []).append(ReleaseCharge(eps, dlt, rho, bool(gauss), batch_id if p.batch else None))
         return out
-
-    @staticmethod
-    def _plan_entities(plans: Sequence[PlannedRelease], entity_map=None) -> list[str]:
-        """The account's entities the plans charge (a non-private charge of ε = ∞ included)."""
-        out: dict[str, None] = {}
-        for i, p in enumerate(plans):
-            rows = mapped_charge_rows(i, {e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()}, entity_map)
-            out.update((ent, None) for _, ent, *_ in rows)
-        return list(out)
 
     def _balance(self, con, account: str, names: Sequence[str], cap_e: float, cap_d: float) -> list[EntityBalance]:
         from dpfed_core.privacy.accounting import REFERENCE_DELTA, compose_releases
@@ -436,16 +431,16 @@ class BudgetOdometer:
             cap_e, cap_d = self._cap(con, ident.account)
             entries = self._entries(con, ident.account)
         dref = cap_d if math.isfinite(cap_e) and cap_d > 0 else REFERENCE_DELTA
-        new = self._plan_entries(plans, "planned", ident.entity_map)
+        # ε left is read for every entity a plan touches, one only a non-private release touches included
+        new = self._plan_entries(plans, "planned", ident.entity_map, every_entity=True)
         charged = [p for p in plans if not p.simulation]
         non_private = any(p.non_private for p in charged)
         spend, after_max, left_min, acct = 0.0, 0.0, math.inf, "none"
         bind_spend, bind_left = 0.0, math.inf  # of the entity that would end nearest the cap (the one that binds)
-        # ε left is read for every entity a plan touches, a non-private one (no finite charge) included
-        for e in dict.fromkeys([*new, *self._plan_entities(charged, ident.entity_map)]):
+        for e, add in new.items():
             cur = entries.get(e, [[], 0, 0])[0]
             before = compose_releases(cur, dref)
-            after = compose_releases([*cur, *new.get(e, [])], dref)
+            after = compose_releases([*cur, *add], dref)
             if after.epsilon - before.epsilon >= spend:
                 spend, acct = after.epsilon - before.epsilon, after.accountant
             if after.epsilon >= after_max:
