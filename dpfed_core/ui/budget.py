@@ -2,7 +2,6 @@
 
 For the pages (helper "dashboard" lays them out):
 
-* :func:`store_for_owner` — a store file: an explicit path, else the one the command line uses;
 * :func:`budget_line` — the sidebar's one-line budget status;
 * :func:`budget_view` — cap, per-entity spent / remaining and the releases, as plain rows;
 * :func:`charge` — context manager that charges (or refuses, raising
@@ -20,7 +19,6 @@ For the pages (helper "dashboard" lays them out):
 from __future__ import annotations
 
 import math
-import os
 from typing import Sequence
 
 from dpfed_core.data.dataset import FederatedDataset
@@ -28,7 +26,7 @@ from dpfed_core.evaluation.budget import save_result  # noqa: F401  (the pages' 
 from dpfed_core.evaluation.service import charged_run, charged_sweep  # noqa: F401  (the pages' API)
 from dpfed_core.evaluation.history import RunHistory  # noqa: F401
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, dataset_key
-from dpfed_core.privacy.store import Store, default_store_path
+from dpfed_core.privacy.store import Store
 
 #: Label of the cap control, as named in refusal messages.
 CAP_LABEL = "Budget cap ε per entity"
@@ -60,14 +58,6 @@ def dash_escape(text: str) -> str:
     from dpfed_core.ui.engine import escape_md
 
     return escape_md(text)
-
-
-def store_for_owner(owner: str | None = None, path: str | os.PathLike | None = None) -> Store:
-    """A store: an explicit path, else ``DPFED_STORE`` (owner None), else the command line's file in the
-    user's data directory (``owner``: a separate file there)."""
-    if path:
-        return Store(path)
-    return Store(default_store_path(owner))
 
 
 def _fmt(x: float, digits: int = 3) -> str:
@@ -141,7 +131,7 @@ def current_store() -> Store:
     :func:`~dpfed_core.privacy.store.default_store_path` (the command line's)."""
     import streamlit as st
 
-    return store_for_owner(path=st.session_state.get(STORE_PATH) or None)
+    return Store(st.session_state.get(STORE_PATH) or None)
 
 
 def render_budget(store: Store, dataset: FederatedDataset, key: str | None = None) -> None:
