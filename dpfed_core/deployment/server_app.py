@@ -49,7 +49,7 @@ from flwr.app import Array, ArrayRecord, ConfigRecord, Context, Message, RecordD
 from flwr.common.constant import ErrorCode
 from flwr.serverapp import Grid, ServerApp
 
-from dpfed_core.errors import DpfedError
+from dpfed_core.errors import DeploymentError, DpfedError
 from dpfed_core.deployment.plugins import load_plugins
 from dpfed_core.deployment.doorbell import Doorbell, ring
 from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF_STAGES, catalogue_from_json,
@@ -88,13 +88,9 @@ POLICY_REQUEST = "request (public run configuration) for each site's policy deci
 POLICY_REPLY = "site policy decision (accepted, or refused naming the rule)"
 
 
-class DeploymentRunError(DpfedError):
-    """The run cannot finish; the message says which node and what happened. ``ledger_rows = 0``: it
-    stopped before any site drew noise (nothing was released)."""
-
-    def __init__(self, *args, ledger_rows: int | None = None) -> None:
-        super().__init__(*args)
-        self.ledger_rows = ledger_rows
+class DeploymentRunError(DeploymentError):
+    """The run cannot finish; the message says which node and what happened (``ledger_rows = 0``: it
+    stopped before any site drew noise, as :class:`~dpfed_core.errors.DeploymentError` carries it)."""
 
 
 #: Flower's error codes of a reply that says the node is gone (not that it failed): the message or
