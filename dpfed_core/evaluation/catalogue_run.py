@@ -87,6 +87,19 @@ def secure_catalogue_budget(config: RunConfig) -> tuple[float, float, RunConfig]
     return rho_sel, row_delta, cfg
 
 
+def entity_catalogue_budget(config: RunConfig) -> tuple[float, float, RunConfig]:
+    """``(ε, δ of the per-entity selection, the method's configuration)`` of a run that selects its
+    catalogue per entity (:func:`fit_on_dp_catalogue`): the selection takes ``CATALOGUE_EPSILON_SHARE``
+    of ε and ``CATALOGUE_DELTA_SHARE`` of δ, the method the rest (basic composition). Public: a function
+    of the configuration only, so the pages plan each stage's ε and the forecast reads the selection's
+    threshold from it alone."""
+    from dpfed_core.privacy import catalogue as cat
+
+    eps_sel = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
+    dlt_sel = config.delta * cat.CATALOGUE_DELTA_SHARE
+    return eps_sel, dlt_sel, config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
+
+
 def secure_catalogue_divisor(n_entities: int, config: RunConfig) -> float:
     """√(H − d) under secure aggregation: the catalogue's share divisor, like the method's secure sums;
     1 without it (each entity's histogram carries the full σ)."""
@@ -224,8 +237,7 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
 
     if spec.federated and uses_federation_catalogue(dataset, config):
         return _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress)
-    eps_sel = config.epsilon * cat.CATALOGUE_EPSILON_SHARE
-    dlt_sel = config.delta * cat.CATALOGUE_DELTA_SHARE
+    eps_sel, dlt_sel, cfg = entity_catalogue_budget(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
     sel_rng = _catalogue_generator(config)
     progress("catalogue_start", entities=dataset.n_entities)
@@ -244,7 +256,6 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
     if len(cols) == 0:
         return _nothing_learned(dataset, split, config, spec, rng, ledger, messages,
                                 note + "; no item passed the threshold")
-    cfg = config.replace(epsilon=config.epsilon - eps_sel, delta=config.delta - dlt_sel)
     if spec.federated:  # shares on the selected items, each entity's round 2 on all of its own items
         shared = SharedItems.from_columns(cols, dataset.n_items, dataset.value_max)
         result = spec.fit(dataset, split.train_rows, cfg, rng, progress, shared=shared)

@@ -126,8 +126,8 @@ def budget_plans(method: str, dataset: FederatedDataset, config: RunConfig) -> d
     ``{"k = 1": table, "k = K": table}`` when the automatic k depends on the noisy size, else one
     table, the DP catalogue selection first when the run selects one per entity. Stages with ε = 0 are
     left out (they do not run and the ledger has no row for them)."""
-    from dpfed_core.evaluation.catalogue_run import needs_dp_catalogue, uses_federation_catalogue
-    from dpfed_core.privacy.catalogue import CATALOGUE_DELTA_SHARE, CATALOGUE_EPSILON_SHARE
+    from dpfed_core.evaluation.catalogue_run import (entity_catalogue_budget, needs_dp_catalogue,
+                                                     uses_federation_catalogue)
 
     cls = PROTOTYPE_METHODS.get(method)
     if cls is None or not getattr(cls, "private", False) or not hasattr(cls, "budget_plan"):
@@ -135,10 +135,10 @@ def budget_plans(method: str, dataset: FederatedDataset, config: RunConfig) -> d
     # without a declared catalogue the run first selects it per entity with a share of (ε, δ), and the
     # method's stages split the rest (evaluation.catalogue_run.fit_on_dp_catalogue)
     selection = needs_dp_catalogue(dataset, True, config) and not uses_federation_catalogue(dataset, config)
-    eps_sel = config.epsilon * CATALOGUE_EPSILON_SHARE if selection else 0.0
+    eps_sel, _, method_cfg = entity_catalogue_budget(config) if selection else (0.0, 0.0, config)
     params = dict(config.prototype_params)
-    params.setdefault("epsilon", config.epsilon - eps_sel)
-    params.setdefault("delta", config.delta * (1 - CATALOGUE_DELTA_SHARE) if selection else config.delta)
+    params.setdefault("epsilon", method_cfg.epsilon)
+    params.setdefault("delta", method_cfg.delta)
     obj = cls(k=config.k, value_max=dataset.value_max, **params)
     ks = [int(config.k)]
     if getattr(obj, "cluster_size", None) is not None and int(config.k) > 1:
