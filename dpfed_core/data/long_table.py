@@ -266,14 +266,14 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
                 f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds an infinite "
                 f"value {raw.iloc[i]!r}; values must be finite numbers."
             )
-        if (v > MAX_VALUE).any():
-            i = int(np.flatnonzero(v > MAX_VALUE)[0])
+        huge = np.flatnonzero(v > MAX_VALUE)
+        if huge.size:
+            i = int(huge[0])
             raise DataError(
                 f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds {raw.iloc[i]!r}, "
                 f"beyond {MAX_VALUE:.0e}, the largest value the models fit without overflowing "
-                f"({int((v > MAX_VALUE).sum())} such row{'s' if int((v > MAX_VALUE).sum()) != 1 else ''}): no "
-                "count or rating is that large, it is an "
-                "export error. Fix or remove those rows."
+                f"({huge.size} such row{'s' if huge.size != 1 else ''}): no count or rating is that large, it "
+                "is an export error. Fix or remove those rows."
             )
         if (v < 0).any():
             i = int(np.flatnonzero(v < 0)[0])
