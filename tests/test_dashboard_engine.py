@@ -833,3 +833,11 @@ def test_the_broadcast_factors_of_a_dp_catalogue_are_shown_on_the_items_of_each_
     assert dash.broadcast_factors(declared)[0] is not None and dash.broadcast_keys(declared) is None
     top = top_items_per_factor(V, np.array(list("abcde")), n=8)
     assert len(top) == 5 and top["factor 2"].tolist() == ["a (0.10)", "d (0.10)", "—", "—", "—"]
+
+
+def test_the_time_hint_counts_users_and_items_of_the_loaded_data():
+    from dpfed_core.data.samples import load_sample
+
+    data = load_sample("clinic")
+    line = dash.estimate_line(data, [RunConfig(method="dp-cooccurrence", epsilon=3.0)])
+    assert f"on these {data.n_users:,} users × {data.n_items:,} items in {data.n_entities} entities" in line

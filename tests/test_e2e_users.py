@@ -61,7 +61,7 @@ def test_analyst_reads_time_and_spend_before_the_click_and_a_reproducible_run(br
     page, _ = browser_page
     _nav(page, "Federate")
     # before the click: the time (from the cost model, on these data) and the spend
-    expect(page.get_by_text(re.compile(r"Expected time: (about|under) .*predicted for 1 run on these 2,394 rows"))
+    expect(page.get_by_text(re.compile(r"Expected time: (about|under) .*predicted for 1 run on these 2,394 users × 143 items"))
            .first).to_be_visible()
     # ε = 3 asked; the charge is the release stated at the cap's δ by the tighter accountant (≤ 3)
     button = page.get_by_role("button", name=re.compile(r"^Run federation \(spends ε ≈ (3|2\.9\d*) per entity"))

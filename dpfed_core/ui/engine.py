@@ -66,7 +66,7 @@ def estimate_line(dataset: FederatedDataset, configs: list) -> str:
     if t is None:
         return "duration not predicted: a method here was not measured (bench/bench_cost_model.py)"
     return (f"{estimate_with_load(t)}; predicted for {n} run{'s' if n != 1 else ''} on these {dataset.n_users:,} "
-            f"rows × {dataset.n_items:,} items in {dataset.n_entities} entities, from measured runs")
+            f"users × {dataset.n_items:,} items in {dataset.n_entities} entities, from measured runs")
 
 
 def has_server_weighting(method: str) -> bool:
