@@ -348,8 +348,14 @@ def test_one_refusing_site_stops_the_run_before_any_site_draws(tmp_path):
     assert _released(policy, ds) == []
     decisions = {e: [r["decision"] for r in sp_.SiteLog(load_policy(p).store_for(e)).rows()]
                  for e, p in zip(ds.entity_names, [ok, ok, low])}
-    assert decisions == {ds.entity_names[0]: ["accepted"], ds.entity_names[1]: ["accepted"],
+    assert decisions == {ds.entity_names[0]: ["accepted", "withdrawn"], ds.entity_names[1]: ["accepted", "withdrawn"],
                          ds.entity_names[2]: ["refused"]}
+    # the sites that accepted drew nothing and gave their own charge back: their budget is whole
+    assert "2 of the 2 site(s) that accepted gave their charge back" in msg
+    for e in ds.entity_names[:2]:
+        site_odo = BudgetOdometer(policy.store_for(e))
+        assert [r["status"] for d in site_odo.datasets() for r in site_odo.releases(d["key"])] == ["withdrawn"]
+        assert [b.spent_epsilon for d in site_odo.datasets() for b in site_odo.balance(d["key"])] == [0.0]
 
 
 def test_deploy_local_needs_a_policy_that_allows_simulation(tmp_path, capsys):
@@ -405,7 +411,7 @@ def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites
     assert ks[10000] / 10000 < ks[1000] / 1000 < ks[100] / 100 < ks[30] / 30
     assert secagg_shares(100, 3) == 27 and secagg_threshold(100, 3, 100) == 24
     assert secagg_threshold(3, 1, 3) == 2 and secagg_threshold(2, 1, 3) == 2  # full graph: H − d
-    policy = load_policy(write_policy(tmp_path / "p.toml", **STRICT))
+    policy = load_policy(write_policy(tmp_path / "p.toml", **{**STRICT, "budget_epsilon": 2.5}))
     sp_.check_secagg(policy, 100, 100, 21, 21)
     with pytest.raises(PolicyRefused, match="public rule"):
         sp_.check_secagg(policy, 100, 100, 5, 5)
@@ -468,6 +474,37 @@ def test_a_node_releases_only_the_request_it_accepted_and_each_stage_once():
         with pytest.raises(PolicyRefused) as err:
             ca._require_accepted(ctx, other, "als-2")
         assert err.value.rule == "accepted_request"
+    # an acceptance the site gave back is never drawn on again in this run
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({**accepted, "operation": "op", "withdrawn": 1})
+    with pytest.raises(PolicyRefused) as err:
+        ca._require_accepted(ctx, accepted, "als-2")
+    assert err.value.rule == "accepted_request" and "gave back" in str(err.value)
+
+
+def test_a_site_gives_its_charge_back_only_when_its_own_record_says_it_drew_nothing(tmp_path):
+    """The coordinator's word that a run ended only asks: a site whose own state lists a released
+    stage keeps the charge; one that drew nothing gets its budget back, and both log the outcome."""
+    from tests.test_deployment import three_clinics
+    from dpfed_core.deployment import write_shards
+    from dpfed_core.deployment.shards import load_shard
+    from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    ds = three_clinics()
+    shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")
+    policy = load_policy(write_policy(tmp_path / "p.toml", **{**STRICT, "budget_epsilon": 2.5}))
+    shard = load_shard(shards[0])
+    req = sp_.request_of(RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), 3, shard.value_max)
+    spent = []
+    for run, released in (("r1", ["release"]), ("r2", [])):
+        record = sp_.accept(policy, req, shard, run=run, coordinator="c")
+        assert sp_.withdraw(policy, shard, record, released, run=run, coordinator="c") is (not released)
+        odo = BudgetOdometer(policy.store_for(shard.entity))
+        spent.append(sum(b.spent_epsilon for d in odo.datasets() for b in odo.balance(d["key"])))
+    assert spent[0] == pytest.approx(1.0) and spent[1] == pytest.approx(1.0)
+    rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
+    assert [(r["run"], r["decision"]) for r in rows] == [("r1", "accepted"), ("r1", "kept"), ("r2", "accepted"),
+                                                         ("r2", "withdrawn")]
 
 
 def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path, capsys):

@@ -1,6 +1,6 @@
 """The Flower ClientApp of one entity (one SuperNode per entity, see docs/DEPLOYMENT.md).
 
-The node loads only its own shard (``--node-config "data-path='…'"``) and answers three kinds of
+The node loads only its own shard (``--node-config "data-path='…'"``) and answers these
 messages from the ServerApp:
 
 * ``query.policy`` — first in every run: the run's request checked against this site's own policy
@@ -8,6 +8,9 @@ messages from the ServerApp:
   odometer; the reply is the decision (accepted, or refused naming the rule). Every handler below that
   draws or releases anything first requires this run's acceptance of exactly the request its message
   carries, and releases each stage at most once.
+* ``query.withdraw`` — a run another site refused ended before any share was asked for: the site
+  gives its charge back if its own record of the run holds no released stage (kept otherwise) and
+  refuses every later release of the run.
 * ``query.round1`` — prototype methods: compute the entity's prototypes (SPEC §2), spend through a
   local ledger, reply with the prototypes (and released cluster sizes if asked) plus the ledger rows.
 * ``train`` — summable methods: Flower's ``secaggplus_mod`` wraps this handler; the handler returns
@@ -162,6 +165,9 @@ def _require_accepted(context: Context, rec, stage: str | None = None) -> None:
     if str(kept["config"]) != str(rec["config"]) or int(kept["n-entities"]) != int(rec["n-entities"]):
         raise site_policy.PolicyRefused("accepted_request", "the request differs from the one this site accepted "
                                         "for this run; nothing was drawn")
+    if int(kept.get("withdrawn", 0)):
+        raise site_policy.PolicyRefused("accepted_request", "this site gave back its charge for this run when "
+                                        "the coordinator said the run had ended; nothing was drawn")
     if stage is None:
         return
     done = loads(str(context.state.config_records[RELEASED_KEY]["stages"])) \
@@ -206,7 +212,8 @@ def decide(msg: Message, context: Context) -> Message:
         req = site_policy.request_of(config, H, shard.value_max)
         record = site_policy.accept(policy, req, shard, run=str(context.run_id), coordinator=_coordinator(context))
         context.state.config_records[ACCEPTED_KEY] = ConfigRecord({
-            "config": str(rec["config"]), "n-entities": H, "operation": record["operation"]})
+            "config": str(rec["config"]), "n-entities": H, "operation": record["operation"],
+            "release-ids": dumps(record["release_ids"]), "dataset-key": record["dataset_key"], "withdrawn": 0})
         _site_log(f"{shard.entity}: accepted run {context.run_id} ({config.method}, ε = {req.epsilon:g}, "
                   f"simulation = {req.simulation}); charged to {policy.store_for(shard.entity)}")
         meta = {**_identity(shard), "decision": "accepted", "rule": "", "message": ""}
@@ -218,6 +225,38 @@ def decide(msg: Message, context: Context) -> Message:
         meta = {**entity, "decision": "refused", "rule": "policy_file", "message": str(exc)}
     except DpfedError as exc:  # e.g. the node's shard: a failure of the node, not a decision
         return _error_reply(msg, exc, "site policy")
+    return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
+
+
+@app.query("withdraw")
+def withdraw(msg: Message, context: Context) -> Message:
+    """The coordinator's word that the run ended before any share was asked for (another site refused
+    it): this site gives its charge back when its own record of the run holds no released stage, keeps
+    it otherwise, and refuses every release of this run from then on."""
+    rec = msg.content["config"]
+    entity = {"entity": "?", "index": -1}
+    try:
+        config, H, shard = _instructions(context, rec)
+        entity = _identity(shard)
+        _require_accepted(context, rec)
+        kept = context.state.config_records[ACCEPTED_KEY]
+        done = loads(str(context.state.config_records[RELEASED_KEY]["stages"])) \
+            if RELEASED_KEY in context.state.config_records else []
+        # refuse later releases first: a withdrawn acceptance must never be drawn on
+        context.state.config_records[ACCEPTED_KEY] = ConfigRecord({**dict(kept.items()), "withdrawn": 1})
+        record = {"operation": kept["operation"], "release_ids": loads(str(kept["release-ids"])),
+                  "dataset_key": kept["dataset-key"]}
+        given = site_policy.withdraw(_policy(context), shard, record, done, run=str(context.run_id),
+                                     coordinator=_coordinator(context))
+        _site_log(f"{shard.entity}: run {context.run_id} ended before any share: charge "
+                  + ("given back (nothing drawn)" if given else "kept (stages released)"))
+        meta = {**entity, "decision": "withdrawn" if given else "kept", "rule": "", "message": ""}
+    except site_policy.PolicyRefused as exc:
+        meta = {**entity, "decision": "kept", "rule": exc.rule, "message": str(exc)}
+    except (site_policy.PolicyError, ValueError) as exc:  # the charge stays: never refunded on doubt
+        meta = {**entity, "decision": "kept", "rule": "policy_file", "message": str(exc)}
+    except DpfedError as exc:
+        return _error_reply(msg, exc, "site withdrawal")
     return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
 
 

@@ -4,7 +4,8 @@
 
 1. Wait until the declared number of SuperNodes is connected (``connect-timeout``), then ask every
    site to accept the run's request (``query.policy``, :mod:`.site_policy`) and wait for every
-   decision: any refusal ends the run before a share is drawn.
+   decision: any refusal ends the run before a share is drawn, and each site that accepted is told
+   (``query.withdraw``) so that it can give its own charge back.
 2. Round 1 — prototype methods: ``grid.send_and_receive`` of ``query.round1`` to every node; each
    reply carries that entity's prototypes and ledger rows. Summable methods: Flower's
    :class:`~flwr.server.workflow.SecAggPlusWorkflow` (setup, share keys, collect masked vectors,
@@ -86,6 +87,9 @@ ROUND2_REPLY = "acknowledgement (entity, ledger rows; evaluation stays on the no
 #: What a site answers the run's request: its policy decision (public: accepted, or the rule refusing).
 POLICY_REQUEST = "request (public run configuration) for each site's policy decision"
 POLICY_REPLY = "site policy decision (accepted, or refused naming the rule)"
+#: To each site that accepted a run another site refused: the run ended before any share was asked for.
+WITHDRAW_REQUEST = "the run ended at the sites' decisions (public run configuration): give back the charge"
+WITHDRAW_REPLY = "site withdrawal (withdrawn: charge given back, nothing drawn; or kept)"
 
 
 class DeploymentRunError(DeploymentError):
@@ -479,12 +483,13 @@ class _Run:
             self.transport.log(r, 0, POLICY_REPLY, False, r.metadata.src_node_id)
             self.transport.dump(r, "policy")
         self.transport.check_replies(msgs, replies, "site policy decisions")
-        decisions = []
+        decisions, accepted = [], []
         for r in sorted(replies, key=lambda r: nodes.index(r.metadata.src_node_id)):
             meta = r.content["meta"]
             d = {k: str(meta[k]) for k in ("entity", "decision", "rule", "message")}
             if d["decision"] == "accepted":
                 self.transport.entity_of_node[r.metadata.src_node_id] = d["entity"]
+                accepted.append(r.metadata.src_node_id)
             decisions.append(d)
         self.decisions = decisions
         self.transport.progress("site_decisions", decisions=decisions)
@@ -495,8 +500,42 @@ class _Run:
                 f"site policy: {len(refused)} of {len(decisions)} site(s) refused the run — "
                 + "; ".join(f"{d['entity']} (rule {d['rule']}): {d['message']}" for d in refused)
                 + f". Rule(s): {', '.join(rules)}. Run stopped before any share was drawn; nothing was released "
-                "by any site", ledger_rows=0)
+                f"by any site{self.withdraw(accepted)}", ledger_rows=0)
         return decisions
+
+    def withdraw(self, nodes: list[int]) -> str:
+        """Tell each site that accepted a run another refused that it ended before any share was asked
+        for; each gives its charge back if its own record says it drew nothing. Returns the sentence
+        stating what the sites answered (a site that does not answer keeps its charge)."""
+        if not nodes:
+            return ""
+        msgs = [Message(RecordDict({"config": self.instructions()}), dst_node_id=n, message_type="query.withdraw")
+                for n in nodes]
+        for m in msgs:
+            self.transport.log(m, 0, WITHDRAW_REQUEST, True, m.metadata.dst_node_id)
+        try:
+            replies = self.transport.send_and_receive(msgs, self.transport.round_timeout)
+        except Exception:  # noqa: BLE001 - the run is already refused; a site that did not answer keeps its charge
+            replies = []
+        outcome: dict[str, list[str]] = {"withdrawn": [], "kept": []}
+        for r in replies:
+            self.transport.log(r, 0, WITHDRAW_REPLY, False, r.metadata.src_node_id)
+            if r.has_error():
+                continue
+            meta = r.content["meta"]
+            outcome["withdrawn" if str(meta["decision"]) == "withdrawn" else "kept"].append(str(meta["entity"]))
+        silent = len(nodes) - len(outcome["withdrawn"]) - len(outcome["kept"])
+        self.transport.progress("site_withdrawals", **outcome, no_answer=silent)
+        parts = []
+        if outcome["withdrawn"]:
+            parts.append(f"{len(outcome['withdrawn'])} of the {len(nodes)} site(s) that accepted gave their charge "
+                         "back")
+        if outcome["kept"]:
+            parts.append(f"{', '.join(outcome['kept'])} kept {'its' if len(outcome['kept']) == 1 else 'their'} "
+                         "charge")
+        if silent:
+            parts.append(f"{silent} did not answer and keep their charge")
+        return "; " + "; ".join(parts) if parts else ""
 
     def exchange(self, msgs: list[Message], round_: int, label: str, reply_label: str, step: str) -> list[Message]:
         """:meth:`_Transport.exchange` for a step after the secure sums (a public broadcast, round 2):

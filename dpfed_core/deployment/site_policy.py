@@ -423,6 +423,35 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
     return {"operation": res.operation, "release_ids": list(res.release_ids), "dataset_key": key}
 
 
+def withdraw(policy: SitePolicy, shard, record: dict, released: list[str], *, run: str, coordinator: str) -> bool:
+    """Give back this site's charge for a run the coordinator says ended before any share was asked
+    for (another site refused it). The coordinator's word only asks: the site gives its charge back
+    when its own record of this run (``released``: the stages it marked released, each marked before
+    its draw) says it drew nothing, and keeps it otherwise. ``record``: the acceptance (:func:`accept`'s
+    operation, release ids and dataset key). Logged either way; returns whether it was given back."""
+    from dpfed_core.privacy.budget_records import Reservation
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    log = SiteLog(policy.store_for(shard.entity))
+    base = dict(run=run, coordinator=coordinator, entity=shard.entity, method="", stage="withdrawal",
+                epsilon=0.0, delta=0.0)
+    drew = bool(released)
+    if drew:
+        log.add(**base, decision="kept", note=f"the coordinator said the run ended, but this site released "
+                                              f"{', '.join(released)} in it: the charge stays")
+        return False
+    odo = BudgetOdometer(log.store)
+    res = Reservation(odo, str(record["dataset_key"]), str(record["operation"]),
+                      [int(i) for i in record["release_ids"]], [])
+    # 0 draws: the site's own state holds no released stage, and a stage is marked before it is drawn
+    res.withdraw(0, f"withdrawn by the site: run {run} ended before any share was asked for; this site drew "
+                    "nothing in it")
+    log.add(**base, decision="withdrawn", note="the run ended before any share was asked for and this site drew "
+                                               "nothing in it: its charge was given back; any later release in "
+                                               "this run is refused")
+    return True
+
+
 def remaining_budget(store: str | os.PathLike) -> list[dict]:
     """The site's budget from its own store, without the coordinator: per dataset the site holds,
     its cap, spent and remaining (ε, δ) (the odometer's balance of its one entity)."""
