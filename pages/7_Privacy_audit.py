@@ -111,11 +111,19 @@ st.caption(
     + ("secure aggregation (a summable release is audited as the entity's own noise share)"
        if base.aggregation == "secure" else "no secure aggregation")
     + (f", DP parameters from the Federate page: {json.dumps(proto_params)}" if proto_params else "")
-    + ". " + (f"The last audit here took {dash.format_seconds(st.session_state['audit_seconds'])} "
-              "per audit." if st.session_state.get("audit_seconds") else
-              "The time per audit is measured on the first one and shown here."))
+    + "." + (f" The last audit here took {dash.format_seconds(st.session_state['audit_seconds'])} "
+             "per audit." if st.session_state.get("audit_seconds") else ""))
 for e in errors:
     st.error(e, icon=":material/error:")
+if not errors:
+    try:
+        st.caption(dash.audit_estimate_line(
+            ds, entity, methods=methods, epsilons=grid, targets=specs, runs=runs, k=k,
+            attacks=["distance", "lr", "counts"] if use_lr else ["distance", "counts"], with_v=with_v,
+            rank=base.rank, lam=base.lam, delta=base.delta, prototype_params=proto_params,
+            aggregation=base.aggregation, max_dropouts=base.max_dropouts))
+    except DpfedError as exc:
+        st.caption(f"Expected time: not estimated ({dash.escape_md(str(exc))})")
 
 key = (dash.dataset_fingerprint(ds), entity, tuple(methods), tuple(grid), tuple(specs), runs, k, seed,
        use_lr, with_v, conf, base.delta, json.dumps(proto_params, sort_keys=True), base.aggregation,
@@ -207,7 +215,7 @@ def _report_section() -> None:
 if have is None:
     st.info("Press **Run audit**. The defaults (two targets, the Federate run's DP method at its ε — or at "
             "ε = 1 and 4 for another method — k-means and k-random, 100 runs per class) release the entity's data "
-            f"{n_jobs * 2 * runs:,} times; the time per audit is shown once one has run.", icon=":material/info:")
+            f"{n_jobs * 2 * runs:,} times; the expected time is stated above the button.", icon=":material/info:")
     _report_section()
     st.stop()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -463,3 +464,35 @@ def test_the_audit_command_states_the_confidence_it_was_given(tmp_path, capsys, 
                               "--store", str(tmp_path / "store.sqlite3")])
     assert args.func(args) == 0
     assert f"8 runs per class, {shown} Clopper–Pearson" in capsys.readouterr().out
+
+
+def test_the_time_estimate_is_timed_on_synthetic_data_of_the_entitys_shape_and_scales_with_the_audit():
+    """Before an audit runs it states its time: per method a fixed part and a part per run, timed on
+    synthetic data of the entity's shape, extrapolated to the grid, the targets and the runs."""
+    from dpfed_core.audit.cost import _calibrate, estimate_audit_seconds, synthetic_like
+
+    syn = synthetic_like(40, 30, 200, 5.0, 3)
+    Xa = syn.X[syn.entity_slices()[syn.entity_index("a")]]
+    assert Xa.shape == (40, 30) and 190 <= Xa.nnz <= 240 and Xa.data.max() <= 5 and Xa.data.min() >= 1
+    assert (np.diff(Xa.indptr) > 0).all() and syn.n_entities == 3
+    common = dict(methods=["dp-popularity", "kmeans"], k=3, attacks=["distance", "counts"], delta=1e-6)
+    one = estimate_audit_seconds((40, 30, 200), 5.0, 3, epsilons=[1.0], n_targets=1, runs=20, **common)
+    assert one["jobs"] == 2 and one["seconds"] > 0 and one["calibration_seconds"] > 0
+    parts, _ = _calibrate((40, 30, 200), 5.0, 3, ("dp-popularity", "kmeans"), 3, ("distance", "counts"), False,
+                          10, 0.1, 1e-6, "{}", "none", 0, "synthetic")
+    (f_dp, s_dp), (f_km, s_km) = parts["dp-popularity"], parts["kmeans"]
+    assert s_dp > 0 and s_km > 0
+    # the same settings again: no second calibration, and the grid, targets and runs scale it exactly
+    big = estimate_audit_seconds((40, 30, 200), 5.0, 3, epsilons=[0.5, 1.0, 2.0], n_targets=2, runs=100, **common)
+    assert big["calibration_seconds"] == 0.0 and big["jobs"] == 3 * 2 + 2
+    assert big["seconds"] == pytest.approx(6 * (f_dp + 100 * s_dp) + 2 * (f_km + 100 * s_km))
+
+
+def test_the_audit_command_states_its_expected_time_before_it_runs(capsys):
+    from dpfed_core.cli.main import main
+
+    assert main(["audit", "--data", "sample:synthetic", "--methods", "dp-popularity", "--epsilons", "1",
+                 "--targets", "typical", "--runs", "8", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"audit: expected time (about|under) .* for 1 audit of 8 runs per class \(timed on a short "
+                     r"audit of synthetic data of this entity's shape, [\d,]+ users × [\d,]+ items\)", out)

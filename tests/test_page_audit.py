@@ -2,6 +2,7 @@
 offers the compliance report once a federation run exists, and reports bad input as an error."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,10 @@ def test_renders_and_runs_a_small_audit():
     clean(at)
     assert any("Run audit" in i.value for i in at.info)
     assert any("federation run" in i.value for i in at.info)  # report needs a run first
+    # its time is stated before the button: timed on synthetic data of the entity's shape
+    assert any(re.match(r"Expected time: (about|under) .* for \d+ audits of 100 runs per class, timed on a short "
+                        r"audit of synthetic data of this entity's shape \([\d,]+ users × [\d,]+ items\)", c.value)
+               for c in at.caption)
     at.number_input(key="audit_runs").set_value(12)
     at.text_input(key="audit_grid").set_value("1")
     at.button(key="audit_run").click().run()

@@ -114,8 +114,10 @@ def cmd_audit(args) -> int:
     plans = plan_audit(dataset, entity, args.methods, args.epsilons, args.delta, seed=args.seed,
                        all_entities=reads_all)
     if args.dry_run:
-        return budget_cmd.dry_run(args, dataset, plans, f"membership audit of entity {args.entity!r} "
+        code = budget_cmd.dry_run(args, dataset, plans, f"membership audit of entity {args.entity!r} "
                                   f"({', '.join(args.methods)})")
+        print(_expected_time(args, dataset, entity))
+        return code
     odometer, history, key = budget_cmd.open_store(args, dataset, plans)
     reservation_cm = budget_cmd.charge(odometer, dataset, plans, args.allow_non_private, key)
     bar = tqdm(total=None, desc="audit", unit="run", file=sys.stderr, leave=False, disable=None)
@@ -133,6 +135,7 @@ def cmd_audit(args) -> int:
 
     try:
         with reservation_cm as reservation:
+            print(_expected_time(args, dataset, entity), flush=True)
             doc = run_audit(dataset, entity, methods=args.methods, epsilons=args.epsilons, delta=args.delta,
                             k=args.k, prototype_params=parse_params(args.param), targets=args.targets,
                             runs=args.runs, attacks=args.attacks, with_v=args.with_v, rank=args.rank,
@@ -153,3 +156,19 @@ def cmd_audit(args) -> int:
         write_json(doc, args.out)
         print(f"wrote {args.out}")
     return 0
+
+
+def _expected_time(args, dataset, entity) -> str:
+    """"audit: expected time about 2 min (…)": timed on synthetic data of the entity's shape."""
+    from dpfed_core.audit.cost import estimate_for_entity
+    from dpfed_core.evaluation.cost import estimate_with_load
+
+    est = estimate_for_entity(dataset, entity, methods=args.methods, epsilons=args.epsilons,
+                              n_targets=len(args.targets), runs=args.runs, k=args.k, attacks=args.attacks,
+                              with_v=args.with_v, rank=args.rank, delta=args.delta,
+                              prototype_params=parse_params(args.param), aggregation=args.aggregation,
+                              max_dropouts=args.max_dropouts, power_check=args.power_check is not None,
+                              target=args.targets[0])
+    return (f"audit: expected time {estimate_with_load(est['seconds'])} for {est['jobs']} audit"
+            f"{'s' if est['jobs'] != 1 else ''} of {args.runs} runs per class (timed on a short audit of synthetic "
+            f"data of this entity's shape, {est['n_users']:,} users × {est['n_items']:,} items)")

@@ -69,6 +69,23 @@ def estimate_line(dataset: FederatedDataset, configs: list) -> str:
             f"users × {dataset.n_items:,} items in {dataset.n_entities} entities, from measured runs")
 
 
+def audit_estimate_line(dataset: FederatedDataset, entity: str, *, methods: list[str], epsilons: list[float],
+                        targets: list[str], runs: int, k: int, attacks: list[str], with_v: bool, rank: int, lam: float,
+                        delta: float, prototype_params: dict | None, aggregation: str, max_dropouts: int) -> str:
+    """"Expected time: about 2 min (…)" of an audit before it runs, timed on synthetic data of the
+    entity's shape (:func:`dpfed_core.audit.cost.estimate_audit_seconds`)."""
+    from dpfed_core.audit.cost import estimate_for_entity
+    from dpfed_core.evaluation.cost import estimate_with_load
+
+    est = estimate_for_entity(dataset, entity, methods=methods, epsilons=epsilons, n_targets=len(targets), runs=runs,
+                              k=k, attacks=attacks, with_v=with_v, rank=rank, lam=lam, delta=delta,
+                              prototype_params=prototype_params, aggregation=aggregation, max_dropouts=max_dropouts,
+                              target=targets[0] if targets else "typical")
+    return (f"Expected time: {estimate_with_load(est['seconds'])} for {est['jobs']} audit"
+            f"{'s' if est['jobs'] != 1 else ''} of {runs} runs per class, timed on a short audit of synthetic data "
+            f"of this entity's shape ({est['n_users']:,} users × {est['n_items']:,} items)")
+
+
 def has_server_weighting(method: str) -> bool:
     """The method sends prototypes whose released cluster sizes the server can weight by."""
     from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
