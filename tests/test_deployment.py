@@ -170,7 +170,7 @@ def _assert_same_run(dep: dict, ref: dict) -> None:
     if "trust" in ref["privacy"]:
         # one protocol, two carriers: the same trust record and notes (federation.summable_protocol),
         # the deployment's naming Flower's SecAgg+ as the carrier of its sums
-        from dpfed_core.federation.summable_protocol import IN_PROCESS_NOTE
+        from dpfed_core.federation.summable_protocol import IN_PROCESS_NOTE, NO_SECAGG_NOTE
 
         t_dep, t_ref = dep["privacy"]["trust"], ref["privacy"]["trust"]
         assert (t_dep["in_process"], t_ref["in_process"]) == (False, True) and "SecAgg+" in t_dep["sum"]
@@ -178,7 +178,10 @@ def _assert_same_run(dep: dict, ref: dict) -> None:
         for k in ("aggregation", "max_dropouts", "against_server", "against_server_and_other_entities"):
             assert t_dep[k] == pytest.approx(t_ref[k]), k
         assert t_ref["against_server"]["epsilon"] == pytest.approx(ref["privacy"]["epsilon"], rel=1e-6)
-        assert set(ref["notes"]) - {IN_PROCESS_NOTE} <= set(dep["notes"]), set(ref["notes"]) - set(dep["notes"])
+        # without secure aggregation the in-process run's server saw each share; the deployment's received
+        # their sum through SecAgg+, and its notes say so instead
+        carrier = {n for n in ref["notes"] if n in (IN_PROCESS_NOTE, NO_SECAGG_NOTE) or "the server summed them" in n}
+        assert set(ref["notes"]) - carrier <= set(dep["notes"]), set(ref["notes"]) - set(dep["notes"])
     # The deployment lists each entity's rows together, the in-process run stage by stage.
     order = {name: h for h, name in enumerate(e["name"] for e in ref["entities"])}
 
@@ -400,13 +403,24 @@ def test_stages_whose_inputs_public_facts_fix_share_one_secure_sum(deployment, d
     assert len(vectors) == 3 and all(v.shape == (m + pair,) for v in vectors)
 
 
-def test_a_dp_run_without_a_declared_catalogue_and_no_secure_sum_is_refused(deployment):
+def test_without_secure_aggregation_the_catalogue_is_selected_federation_wide_and_a_prototype_method_is_refused(
+        deployment):
+    """--aggregation none on data without a declared catalogue: every site's bucket histogram carries
+    the full noise, the server thresholds their sum, and the run equals the in-process one; what the
+    run says of the trust model is what crossed the wire (shares carried by SecAgg+). A prototype
+    method's per-entity selection is no deployment round: refused."""
     ds, fed, _ = deployment
     und = three_clinics(declared=False)
-    for cfg in (RunConfig(method="dp-popularity", epsilon=1.0),  # --aggregation none: per-entity selection
-                RunConfig(method="dp-gaussian", epsilon=1.0, aggregation="secure")):
-        with pytest.raises(ConfigError, match="per-entity DP catalogue selection .* does not run as a deployment"):
-            run_deployed(und, cfg, federation=fed)
+    cfg = RunConfig(method="dp-popularity", epsilon=4.0, simulation=True)
+    doc = run_deployed(und, cfg, federation=fed, round_timeout=120, timeout=300)
+    ref, res = run_method(und, cfg)
+    _assert_same_run(doc, ref)
+    assert [r["stage"] for r in doc["privacy"]["ledger"]][:3] == ["catalogue"] * 3
+    assert res.extra["catalogue_keys"] > 0
+    assert "full noise" in doc["privacy"]["trust"]["sum"] and "received their sum only" in doc["privacy"]["trust"]["sum"]
+    assert not any("the server sees each release" in n or "the server summed them" in n for n in doc["notes"])
+    with pytest.raises(ConfigError, match="per-entity DP catalogue selection .* does not run as a deployment"):
+        run_deployed(und, RunConfig(method="dp-gaussian", epsilon=1.0, aggregation="secure"), federation=fed)
 
 
 def test_public_item_features_must_reach_the_nodes(deployment, tmp_path):

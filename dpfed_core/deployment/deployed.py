@@ -26,7 +26,7 @@ from dpfed_core.evaluation.experiments import (declare_public_inputs, learned_no
                                               privacy_summary, result_document)
 from dpfed_core.evaluation.catalogue_run import (EMPTY_CATALOGUE_OWN_NOTE, EMPTY_CATALOGUE_ZERO_NOTE, OWN_ITEMS_NOTE,
                                                 coalition_with_catalogue, needs_dp_catalogue, secure_catalogue_note,
-                                                uses_secure_catalogue)
+                                                uses_federation_catalogue)
 from dpfed_core.federation.protocol import build_method
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.deployment.launcher import DeploymentError, Guard, LocalFederation
@@ -178,11 +178,20 @@ def check_item_features(dataset: FederatedDataset, federation) -> None:
                           "\"item-features='…'\"), or drop --item-features")
 
 
+#: --aggregation none on a deployment: the trust record's sum and the run's note.
+NONE_ON_SECAGG = ("no secure aggregation assumed: each entity's share carries the full noise, so the guarantee holds "
+                  "against a server that sees each share; on this deployment the shares still travel through "
+                  "Flower's SecAgg+, and the server received their sum only")
+NONE_ON_SECAGG_NOTE = ("no secure aggregation assumed: every entity adds the full noise to its own share (the "
+                       "guarantee holds against a server that sees each share); the deployment still carries the "
+                       "shares through Flower's SecAgg+, so the server received only their sum")
+
+
 def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str = "deployment",
                      sim_backend: str = SIM_DEFAULT_BACKEND):
     """What a deployment needs beyond a valid run, checked before anything is charged or started:
     a known engine, a federated protocol method, a catalogue a DP run can fix (declared, or selected
-    federation-wide by a summable method under secure aggregation), ≥ 2 entities, and public item
+    federation-wide by a summable method), ≥ 2 entities, and public item
     features only on the deployment engine.
     Returns ``(config, spec)`` (ε dropped for a method that takes none)."""
     if engine not in ENGINES:
@@ -196,17 +205,17 @@ def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str =
                           f"not to {config.method}")
     if not spec.uses_epsilon and math.isfinite(config.epsilon):
         config = config.replace(epsilon=math.inf)
-    if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config) and not uses_secure_catalogue(dataset,
-                                                                                                        config):
-        # The catalogue fixes every message's shape. Under secure aggregation a summable method selects
-        # it federation-wide as a round of the deployment; the per-entity DP selection (prototype
-        # methods, --aggregation none) is not a deployment round.
+    if needs_dp_catalogue(dataset, spec.privacy_model.user_level, config) and not uses_federation_catalogue(
+            dataset, config):
+        # The catalogue fixes every message's shape. A summable method selects it federation-wide as a
+        # round of the deployment (each site's share carries σ/√(H − d) under secure aggregation, the
+        # full σ without it); the per-entity DP selection of a prototype method is not a deployment round.
         raise ConfigError("a DP run on a deployment without a declared public item catalogue selects it "
-                          f"federation-wide, which needs a summable method ({', '.join(sorted(SUMMABLE_METHODS))}) with "
-                          "--aggregation secure and at least 2 entities beyond --max-dropouts; per-entity DP catalogue "
-                          "selection (prototype methods, --aggregation none) does not run as a deployment round. "
-                          "Declare the catalogue (--items FILE, or the Data page's item-catalogue upload) or use "
-                          "--aggregation secure")
+                          f"federation-wide, which needs a summable method ({', '.join(sorted(SUMMABLE_METHODS))}; "
+                          "under --aggregation secure at least 2 entities beyond --max-dropouts); per-entity DP "
+                          "catalogue selection (prototype methods) does not run as a deployment round. Declare the "
+                          "catalogue (--items FILE, or the Data page's item-catalogue upload) or use a summable "
+                          "--method")
     if dataset.shared_columns is not None and config.method not in SUMMABLE_METHODS:
         # a prototype's width is its entity's item axis: on a deployment it could only be the catalogue
         raise ConfigError(f"the data holds {dataset.n_items - dataset.n_declared} items outside the declared item "
@@ -311,7 +320,9 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         tail = ("; no bucket passed the threshold" + (EMPTY_CATALOGUE_OWN_NOTE if keeps_own else EMPTY_CATALOGUE_ZERO_NOTE)
                 if keys.size == 0 else ("; " + OWN_ITEMS_NOTE if keeps_own else ""))
         notes.insert(0, secure_catalogue_note(int(keys.size), catalogue["threshold"], catalogue["sigma_sum"],
-                                              len(cols), dataset.n_items) + tail)
+                                              len(cols), dataset.n_items, secure=config.aggregation == "secure",
+                                              secagg_carrier=True)
+                     + tail)
     elif dataset.shared_columns is not None:
         # V has one row per declared item: on the data's item axis, a zero row for each item outside
         # it (every node scored its own with its own model)
@@ -361,6 +372,13 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         if catalogue is not None:  # the selection's share protects against the coalition too
             coal = result.extra["trust"]["against_server_and_other_entities"]
             coal["epsilon"] = coalition_with_catalogue(config, dataset.n_entities, coal["epsilon"], ledger)
+        if config.aggregation != "secure":
+            # the noise is sized for a server that sees each share, but the deployment's only carrier of
+            # a summable share is SecAgg+: say what crossed the wire, not the in-process picture
+            from dpfed_core.federation.summable_protocol import NO_SECAGG_NOTE
+
+            result.extra["trust"]["sum"] = NONE_ON_SECAGG
+            notes[:] = [NONE_ON_SECAGG_NOTE if n == NO_SECAGG_NOTE else n for n in notes]
         privacy["trust"] = result.extra["trust"]
     if (spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank
             and "rank" not in inspect.signature(SUMMABLE_METHODS[spec.name].__init__).parameters):

@@ -134,11 +134,14 @@ def coalition_with_catalogue(config: RunConfig, n_entities: int, method_coalitio
 
 
 def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_cols: int, n_items: int,
-                          secure: bool = True) -> str:
-    """The run note of a federation-wide DP catalogue (public quantities only)."""
+                          secure: bool = True, secagg_carrier: bool = False) -> str:
+    """The run note of a federation-wide DP catalogue (public quantities only); ``secagg_carrier``: a
+    deployment, whose shares travel through SecAgg+ whatever the trust model they are sized for."""
     from dpfed_core.privacy import catalogue as cat
 
     how = ("under secure aggregation" if secure else
+           "without secure aggregation (each entity's noisy bucket histogram carries the full noise; the deployment "
+           "carried them through SecAgg+, so the server received their sum only)" if secagg_carrier else
            "without secure aggregation (each entity released its own noisy bucket histogram, the server summed them)")
     return (f"no declared item catalogue: federation-wide DP selection {how} kept {n_keys} of "
             f"{cat.SECURE_CATALOGUE_BUCKETS} public hash buckets (noisy sum of user weights ≥ {threshold:.2f}, each "
