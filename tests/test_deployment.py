@@ -296,7 +296,8 @@ def test_a_declared_catalogue_that_leaves_items_out_shapes_every_message_and_equ
     """The fixture's shards, run with a declared catalogue of their first 30 of 40 columns (the last 10
     are items the data holds outside it): every secure sum and V have the declared catalogue's length,
     each node scores its own 10 items in round 2, and V, every metric and every ledger row equal the
-    in-process run's; a prototype method is refused before anything starts."""
+    in-process run's; a prototype method's prototypes and V are shaped by the catalogue too, each node
+    scoring its own items by its site model, and equal the in-process run's."""
     import dataclasses
 
     ds, fed, base = deployment
@@ -315,8 +316,17 @@ def test_a_declared_catalogue_that_leaves_items_out_shapes_every_message_and_equ
     # the items outside the catalogue are scored: a node's own model ranks them, not a zero row
     scores = res.entity_factors().scores(np.arange(part.n_users))
     assert np.ptp(scores[:, 30:], axis=1).max() > 0
-    with pytest.raises(ConfigError, match="outside the declared item catalogue"):
-        run_deployed(part, RunConfig(method="dp-gaussian", epsilon=2.0, k=5, rank=3, simulation=True), federation=fed)
+    proto = RunConfig(method="dp-gaussian", epsilon=2.0, k=5, rank=3, max_iter=60, simulation=True)
+    doc, V = run_deployed(part, proto, federation=fed, round_timeout=120, timeout=300, return_model=True,
+                          dump_dir=base / "received_declared_part_prototypes")
+    ref, res = run_method(part, proto)
+    np.testing.assert_allclose(V, res.V, rtol=1e-10, atol=1e-12)
+    _assert_same_run(doc, ref)
+    up = [m for m in doc["messages"] if m["round"] == 1 and m["receiver"] == "server"]
+    assert up and all(m["shape"][1] == 30 for m in up)
+    assert "each entity scores the ones it has rows for with its own model" in doc["notes"][0]
+    scores = res.entity_factors().scores(np.arange(part.n_users))
+    assert np.ptp(scores[:, 30:], axis=1).max() > 0
 
 
 def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_process(deployment):

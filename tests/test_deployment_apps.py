@@ -70,14 +70,23 @@ def test_a_nodes_shares_read_the_declared_catalogues_columns_only():
         ca._declared_size({"config": run_json(cfg, "declared", 9)}, shard)
 
 
-def test_a_deployment_of_a_prototype_method_on_a_catalogue_that_leaves_items_out_is_refused():
+def test_a_prototype_release_on_a_catalogue_that_leaves_items_out_reads_the_catalogues_columns_only():
+    """A prototype method deploys on a declared catalogue that leaves a site's own items out: its release
+    reads the catalogue's columns (the shard's first ones) without the entries round 2 validates on."""
     import dataclasses
+
+    from dpfed_core.models.blend import released_rows
 
     ds = dataclasses.replace(FederatedDataset.from_parts(sp.csr_matrix(np.ones((4, 5))), np.array(list("aabb")),
                                                          value_kind="implicit", item_source="declared"), n_declared=3)
-    with pytest.raises(ConfigError, match="2 items outside the declared item catalogue"):
-        check_deployable(ds, RunConfig(method="dp-gaussian", epsilon=1.0))
+    check_deployable(ds, RunConfig(method="dp-gaussian", epsilon=1.0))
     check_deployable(ds, RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"))
+    train = sp.csr_matrix(np.arange(1, 21, dtype=float).reshape(4, 5))
+    shard = SimpleNamespace(train=train)
+    rows = ca._prototype_rows(shard, 3)
+    assert rows.shape == (4, 3)
+    np.testing.assert_array_equal(rows.toarray(), released_rows(train).toarray()[:, :3])
+    assert ca._prototype_rows(shard, 5) is train
 
 
 def _row(stage, epsilon, delta, rho):

@@ -397,6 +397,18 @@ def _write_report(context: Context, shard, body: dict) -> None:
                          "SuperNode's --node-config \"report-path='…'\"") from None
 
 
+def _prototype_rows(shard, declared: int):
+    """The rows a prototype release reads: the node's training rows, or, on a declared catalogue that
+    leaves its own items out, the catalogue's columns (its first ``declared``) without the entries its
+    round 2 validates on, as in process — so that the release is shaped by the public catalogue, never
+    by the node's own items."""
+    if declared == shard.train.shape[1]:
+        return shard.train
+    from dpfed_core.models.blend import released_rows
+
+    return released_rows(shard.train)[:, :declared].tocsr()
+
+
 @app.query("round1")
 def round1(msg: Message, context: Context) -> Message:
     """Round 1 of a prototype method: this entity's prototypes."""
@@ -408,12 +420,8 @@ def round1(msg: Message, context: Context) -> Message:
         private = bool(getattr(method, "private", False))
         rng = _entity_rngs(config, private, H)[shard.index]
         eps, dlt = (config.epsilon, config.delta) if private else (math.inf, 0.0)
-        if _declared_size(msg.content["config"], shard) != shard.train.shape[1]:
-            # a prototype's width would be this node's item count: only a catalogue that is its whole axis
-            raise DpfedError(f"{shard.entity}: this node holds items outside the run's declared catalogue, and a "
-                             "prototype method's release would be shaped by them; run a summable method, or "
-                             "declare every item")
-        release, rows = release_prototypes(method, shard.train, rng, shard.entity, eps, dlt)
+        X1 = _prototype_rows(shard, _declared_size(msg.content["config"], shard))
+        release, rows = release_prototypes(method, X1, rng, shard.entity, eps, dlt)
         arrays = {"prototypes": Array(np.ascontiguousarray(release.prototypes, dtype=np.float64))}
         if config.server_weighting == "counts":
             if release.counts is None:
@@ -573,6 +581,22 @@ def public_result(msg: Message, context: Context) -> Message:
         return _error_reply(msg, exc, "public result")
 
 
+def _own_items_round2(context: Context, config, shard, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Round 2 of a prototype method on a declared catalogue that leaves this node's own items out: V
+    on its declared columns (public names, every one known), a zero row for each of its own items, and
+    the node's site model by the routine of ``local`` (its own NMF, popularity and public features
+    beside the federation's factors, weights on its local hold-out), as in process. The columns are
+    this node's own, never sent."""
+    from dpfed_core.models.blend import blend_columns, fit_site_model
+
+    V_h = np.vstack([V, np.zeros((shard.train.shape[1] - V.shape[0], V.shape[1]))])
+    path = context.node_config.get("item-features")
+    features = load_item_features(str(path), shard.train.shape[1])[0] if path else None
+    _, _, info = fit_site_model(shard.train, rank=config.rank, lam=config.lam, mode=config.mode,
+                                max_iter=config.max_iter, rng=None, features=features, V_fed=V_h, known_only=False)
+    return blend_columns(info)
+
+
 @app.query("round2")
 def round2(msg: Message, context: Context) -> Message:
     """Round 2: fit U_h on V locally, reply with evaluation sums only."""
@@ -609,6 +633,8 @@ def round2(msg: Message, context: Context) -> Message:
                     V = np.vstack([V, np.zeros((shard.train.shape[1] - V.shape[0], V.shape[1]))])
                 # the one round-2 assembly: columns from this entity's own data only are used here, never sent
                 U, V = fit_local(method, shard.train, V, config.lam, config.mode, rng, known_only=secure_catalogue)
+        elif V.shape[0] < shard.train.shape[1]:
+            U, V = _own_items_round2(context, config, shard, V)
         else:
             U = fit_rows_given(shard.train, V, config.lam, config.mode)
         fit_seconds = time.perf_counter() - t0

@@ -216,13 +216,6 @@ def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str =
                           "catalogue selection (prototype methods) does not run as a deployment round. Declare the "
                           "catalogue (--items FILE, or the Data page's item-catalogue upload) or use a summable "
                           "--method")
-    if dataset.shared_columns is not None and config.method not in SUMMABLE_METHODS:
-        # a prototype's width is its entity's item axis: on a deployment it could only be the catalogue
-        raise ConfigError(f"the data holds {dataset.n_items - dataset.n_declared} items outside the declared item "
-                          f"catalogue, which a prototype method ({config.method}) cannot keep apart on a deployment "
-                          "(its prototypes would be shaped by them); list every item in the items file (--items), or "
-                          f"run a summable method ({', '.join(sorted(SUMMABLE_METHODS))}) — or run it in process "
-                          "(`run`), where each entity keeps them as its own")
     if getattr(dataset, "item_features", None) is not None and engine == "simulation":
         raise ConfigError("--engine simulation does not give the nodes public item features (--item-features); "
                           "use --engine deployment")
@@ -332,7 +325,9 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         shared = SharedItems.from_columns(dataset.shared_columns, dataset.n_items, dataset.value_max, public=True)
         V = shared.lift(V)
         extra = {"catalogue_item_key": shared.item_key, "catalogue_declared": True}
-        keeps_own = bool(getattr(build_method(config, dataset.value_max), "local_blend", False))
+        # a prototype method's round 2 always fits the node's own model; a summable one's with its local blend
+        keeps_own = spec.name not in SUMMABLE_METHODS or bool(getattr(build_method(config, dataset.value_max),
+                                                                      "local_blend", False))
         notes.insert(0, declared_catalogue_note(shared.n_keys, dataset.n_items, keeps_own))
     result = MethodResult(np.zeros((0, V.shape[1])), V, ledger, [], {}, extra=extra)
     declare_public_inputs(dataset, spec, result)  # the nodes were given them (check_item_features)
