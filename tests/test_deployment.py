@@ -492,6 +492,35 @@ def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp
     assert not out.exists()
 
 
+def test_the_simulation_engine_gives_its_nodes_the_public_item_features(tmp_path):
+    """Public item features reach the simulated nodes as they reach SuperNodes: the run equals the
+    in-process one, whose round 2 reads them."""
+    from dpfed_core.deployment.launcher import Guard
+    from dpfed_core.deployment.shards import write_item_features
+    from dpfed_core.deployment.simulation_engine import SimulatedFederation, available
+
+    if not available()[0]:
+        if os.environ.get("CI"):
+            raise AssertionError(available()[1])
+        pytest.skip(available()[1])
+    ds = three_clinics(features=True)
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=3, simulation=True, aggregation="secure")
+    guard = Guard()
+    try:
+        shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
+        feats = write_item_features(ds.item_features, ds.item_feature_names, guard.path / "item_features.npz")
+        with SimulatedFederation(shards, None, ds.entity_names, guard=guard, site_policy=lab_policy(guard.path),
+                                 item_features=feats) as fed:
+            doc = run_deployed(ds, cfg, federation=fed, round_timeout=120, timeout=300, engine="simulation")
+    finally:
+        guard.close()
+    ref, _ = run_method(ds, cfg)
+    _assert_same_run(doc, ref)
+    # the features changed the run: without them the nodes' round 2 differs
+    plain, _ = run_method(three_clinics(), cfg)
+    assert plain["overall"]["mar"] != ref["overall"]["mar"]
+
+
 def test_simulation_engine_runs_the_same_apps_and_equals_in_process():
     """--engine simulation: the same ServerApp and ClientApp (SecAgg+ and its mod included) under
     Flower's Simulation Engine (default: in-process backend) give the in-process run's metrics and

@@ -93,6 +93,8 @@ ACCEPTED_KEY = "dpfed-accepted"
 RELEASED_KEY = "dpfed-released"
 #: Simulation engine only: each simulated node's policy file (as SIM_SHARDS_ENV, set by the operator).
 SIM_POLICIES_ENV = "DPFED_SIM_POLICIES"
+#: Simulation engine only: each simulated node's public item features file (as a SuperNode's item-features).
+SIM_FEATURES_ENV = "DPFED_SIM_FEATURES"
 
 
 def _error_reply(msg: Message, exc: Exception, where: str) -> Message:
@@ -133,6 +135,11 @@ def _load(context: Context, n_entities: int):
         raise DpfedError(f"shard {path} belongs to a federation of {shard.n_entities} entities, "
                          f"the run declares {n_entities}")
     return shard
+
+
+def _features_path(context: Context) -> str | None:
+    """This node's public item features file, from its own configuration (``item-features``)."""
+    return context.node_config.get("item-features") or _simulated(context, SIM_FEATURES_ENV)
 
 
 def _policy(context: Context) -> site_policy.SitePolicy:
@@ -279,7 +286,7 @@ def _method(config, shard, context: Context, secure_catalogue: bool):
     split); given the public item features of this node's own items when it was pointed at them (round
     2 works on the node's own item axis whatever the catalogue, as in process)."""
     method = summable_method(method_config(config, secure_catalogue), value_max=shard.value_max)
-    path = context.node_config.get("item-features")
+    path = _features_path(context)
     if path:
         method.set_public_inputs(item_features=load_item_features(str(path), shard.train.shape[1])[0])
     return method
@@ -590,7 +597,7 @@ def _own_items_round2(context: Context, config, shard, V: np.ndarray) -> tuple[n
     from dpfed_core.models.blend import blend_columns, fit_site_model
 
     V_h = np.vstack([V, np.zeros((shard.train.shape[1] - V.shape[0], V.shape[1]))])
-    path = context.node_config.get("item-features")
+    path = _features_path(context)
     features = load_item_features(str(path), shard.train.shape[1])[0] if path else None
     _, _, info = fit_site_model(shard.train, rank=config.rank, lam=config.lam, mode=config.mode,
                                 max_iter=config.max_iter, rng=None, features=features, V_fed=V_h, known_only=False)

@@ -191,8 +191,7 @@ def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str =
                      sim_backend: str = SIM_DEFAULT_BACKEND):
     """What a deployment needs beyond a valid run, checked before anything is charged or started:
     a known engine, a federated protocol method, a catalogue a DP run can fix (declared, or selected
-    federation-wide by a summable method), ≥ 2 entities, and public item
-    features only on the deployment engine.
+    federation-wide by a summable method), and ≥ 2 entities.
     Returns ``(config, spec)`` (ε dropped for a method that takes none)."""
     if engine not in ENGINES:
         raise ConfigError(f"--engine {engine!r}: choose {' or '.join(ENGINES)}")
@@ -216,9 +215,6 @@ def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str =
                           "catalogue selection (prototype methods) does not run as a deployment round. Declare the "
                           "catalogue (--items FILE, or the Data page's item-catalogue upload) or use a summable "
                           "--method")
-    if getattr(dataset, "item_features", None) is not None and engine == "simulation":
-        raise ConfigError("--engine simulation does not give the nodes public item features (--item-features); "
-                          "use --engine deployment")
     if dataset.n_entities < 2:
         raise ConfigError(f"a deployment needs at least 2 entities, the data has {dataset.n_entities}")
     if engine == "simulation":

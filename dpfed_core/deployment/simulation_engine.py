@@ -83,7 +83,8 @@ class SimulatedFederation(GuardedFolder):
 
     def __init__(self, shards: list[str | os.PathLike], workdir: str | os.PathLike | None = None,
                  entity_names: list[str] | None = None, keep: bool = False, *, guard: Guard | None = None,
-                 backend: str = DEFAULT_BACKEND, site_policy=None, **_ignored) -> None:
+                 backend: str = DEFAULT_BACKEND, site_policy=None, item_features: str | os.PathLike | None = None,
+                 **_ignored) -> None:
         if backend not in BACKENDS:
             raise DeploymentError(f"--sim-backend {backend!r}: choose {' or '.join(BACKENDS)}")
         self.backend = backend
@@ -91,6 +92,8 @@ class SimulatedFederation(GuardedFolder):
         self.shards = [Path(s).resolve() for s in shards]
         self.entity_names = entity_names or [p.stem for p in self.shards]
         self.site_policies = _policy_paths(site_policy, len(self.shards))
+        # the public item features file every simulated node is given, as a SuperNode's item-features
+        self.item_features = Path(item_features).resolve() if item_features else None
         self.workdir = workdir
         self.keep = keep
         self.guard = guard
@@ -133,6 +136,7 @@ class SimulatedFederation(GuardedFolder):
             "shards": [str(p) for p in self.shards],
             "reports": [str(self.report_path(h)) for h in range(len(self.shards))],
             "policies": [str(p) for p in self.site_policies],
+            "features": [str(self.item_features)] * len(self.shards) if self.item_features else [],
             "backend": self.backend,
             "run_config": {"config": config_json, "n-entities": int(n_entities), "out": str(out),
                            "progress": str(prog), "round-timeout": float(round_timeout),
@@ -208,7 +212,7 @@ def _run_job(job_path: str) -> None:
     """In the child: run the ServerApp and H ClientApps under ``flwr.simulation.run_simulation``."""
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     backend = job.get("backend", DEFAULT_BACKEND)
-    from dpfed_core.deployment.client_app import SIM_POLICIES_ENV, SIM_REPORTS_ENV, SIM_SHARDS_ENV
+    from dpfed_core.deployment.client_app import SIM_FEATURES_ENV, SIM_POLICIES_ENV, SIM_REPORTS_ENV, SIM_SHARDS_ENV
 
     # The simulated nodes' own data: set before the engine starts, so Ray's worker processes (Ray
     # backend) inherit it too.
@@ -216,6 +220,8 @@ def _run_job(job_path: str) -> None:
     os.environ[SIM_REPORTS_ENV] = os.pathsep.join(job["reports"])
     if job.get("policies"):
         os.environ[SIM_POLICIES_ENV] = os.pathsep.join(job["policies"])
+    if job.get("features"):
+        os.environ[SIM_FEATURES_ENV] = os.pathsep.join(job["features"])
     if backend == "inprocess":
         from dpfed_core.deployment.inprocess_backend import InProcessBackend, use_in_flower
 
