@@ -278,6 +278,10 @@ def charge_text(p: Mapping) -> str:
         text = f"spends ε ≈ {float(p['spend']):.3g} of the {float(p['left']):.3g} left per entity"
     else:
         text = f"spends ε ≈ {float(p['spend']):.3g} per entity (no cap set)"
+    if not p.get("non_private") and p.get("delta_exceeded"):
+        # an ε of ∞ on a DP release needs its cause: δ, not ε, is what binds
+        text += (" — basic composition's Σδ would pass half the budget's δ and a release here has no ρ before it "
+                 "runs, so no accountant bounds it")
     if capped and not p.get("dp_fits", p["fits"]):
         text += f" — more than is left (cap ε = {_fmt(p['cap_epsilon'])}): it will be refused"
     return text

@@ -199,6 +199,12 @@ class Composition:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
+def basic_delta_exceeded(comp: Composition, delta: float) -> bool:
+    """True when ``comp`` (composed at the cap's ``delta``) has a basic Σδ above ``delta``/2: its
+    ``basic_epsilon`` (Σε) is then no guarantee at that δ, and only zCDP can state one."""
+    return comp.n_entries > 0 and comp.basic_delta > float(delta) / 2.0 * (1 + 1e-9) + 1e-300
+
+
 #: The accountant as stated in `budget show`, result documents and the report.
 ACCOUNTANT = ("per entity, the smaller of basic composition (Σε, Σδ ≤ δ/2; a sweep's points as one "
               "non-adaptive batch by PLD) and zCDP (Σρ, valid under fully adaptive choice; ε at δ/2), "

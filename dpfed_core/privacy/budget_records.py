@@ -26,14 +26,15 @@ from dpfed_core.privacy.store import actor, now_iso
 CAP_REL_TOL = 1e-9
 
 #: What fixes a refusal, by front end. Messages carry ``{cap}``, ``{allow_non_private}``,
-#: ``{simulation}``, ``{epsilon}`` placeholders (:meth:`BudgetRefused.render`); str() uses the
+#: ``{simulation}``, ``{epsilon}``, ``{delta}`` placeholders (:meth:`BudgetRefused.render`); str() uses the
 #: Python names, the CLI :data:`CLI_CONTROLS`, the dashboard its own labels (``ui/budget.py``).
 PYTHON_CONTROLS = {"cap": "BudgetOdometer.set_cap", "allow_non_private": "allow_non_private=True",
                    "simulation": "simulation=True", "epsilon": "a smaller epsilon",
-                   "confirm_raise": "confirm_raise=True"}
+                   "delta": "a smaller delta", "confirm_raise": "confirm_raise=True"}
 CLI_CONTROLS = {"cap": "`python -m dpfed_core budget set-cap --data … --epsilon E [--delta D]`",
                 "allow_non_private": "--allow-non-private", "simulation": "--simulation",
-                "epsilon": "a smaller --epsilon / --epsilons", "confirm_raise": "--confirm-raise"}
+                "epsilon": "a smaller --epsilon / --epsilons", "delta": "a smaller --delta",
+                "confirm_raise": "--confirm-raise"}
 
 
 class BudgetRefused(DpfedError):

@@ -422,8 +422,9 @@ class BudgetOdometer:
         "dp_fits" (no entity would pass the cap), "refused_unless_allowed" (non-private under a cap),
         "binding_spend" / "binding_left" (the increase and the ε left of the entity that would end nearest
         the cap: releases compose, so it may spend less than a fresh entity),
-        "non_private", "accountant", "identity"}``."""
-        from dpfed_core.privacy.accounting import REFERENCE_DELTA, compose_releases
+        "non_private", "accountant", "delta_exceeded" (an ε of ∞ because basic composition's Σδ would pass
+        half the budget's δ while zCDP has no ρ for some release), "identity"}``."""
+        from dpfed_core.privacy.accounting import REFERENCE_DELTA, basic_delta_exceeded, compose_releases
 
         key = key or self._key_of(dataset)
         with self.store.read() as con:
@@ -437,10 +438,12 @@ class BudgetOdometer:
         non_private = any(p.non_private for p in charged)
         spend, after_max, left_min, acct = 0.0, 0.0, math.inf, "none"
         bind_spend, bind_left = 0.0, math.inf  # of the entity that would end nearest the cap (the one that binds)
+        delta_exceeded = False  # an ∞ that comes from basic composition's δ, not from a non-private release
         for e, add in new.items():
             cur = entries.get(e, [[], 0, 0])[0]
             before = compose_releases(cur, dref)
             after = compose_releases([*cur, *add], dref)
+            delta_exceeded = delta_exceeded or (math.isinf(after.epsilon) and basic_delta_exceeded(after, dref))
             if after.epsilon - before.epsilon >= spend:
                 spend, acct = after.epsilon - before.epsilon, after.accountant
             if after.epsilon >= after_max:
@@ -458,7 +461,7 @@ class BudgetOdometer:
                 "fits": dp_fits and not refused_unless_allowed, "dp_fits": dp_fits,
                 "refused_unless_allowed": refused_unless_allowed, "non_private": non_private, "accountant": acct,
                 "simulation": bool(plans) and not charged, "n_releases": len(plans),
-                "identity": ident.describe()}
+                "delta_exceeded": delta_exceeded, "identity": ident.describe()}
 
     def runs_left(self, dataset: FederatedDataset | str, limit: int = 200) -> dict | None:
         """How many more releases like the last operation (same kind, method, ε, δ, ρ per entity) fit
@@ -632,7 +635,7 @@ class BudgetOdometer:
             return con.execute("SELECT 1 FROM datasets WHERE key = ?", (key,)).fetchone() is not None
 
     def _check(self, con, ident: Identity, dataset, plans, cap_e, cap_d, allow_non_private, operation) -> None:
-        from dpfed_core.privacy.accounting import REFERENCE_DELTA, compose_releases
+        from dpfed_core.privacy.accounting import REFERENCE_DELTA, basic_delta_exceeded, compose_releases
 
         name = str(dataset.name)
         same = f" ({ident.describe()})" if ident.alias_of else ""
@@ -666,12 +669,22 @@ class BudgetOdometer:
                 lines.append(f"{who}: spent ε = {_fmt(b)}, this would bring it to ε = {_fmt(a)}")
             shown = "; ".join(lines) + (f"; … and {len(groups) - 5} more groups" if len(groups) > 5 else "")
             acct = over[0][3]
+            basic, why, fix, param = _fmt(acct.basic_epsilon), "", "Choose {epsilon}, run fewer points", "epsilon"
+            if basic_delta_exceeded(acct, dref):
+                # Σε alone would read as a valid basic charge; it holds only while Σδ ≤ δ_cap/2, so the
+                # refusal names δ as what binds, not ε
+                basic = f"{basic}, not valid: its Σδ = {acct.basic_delta:.3g} is above δ/2 = {dref / 2:.3g}"
+                if math.isinf(acct.tight_epsilon):
+                    # with zCDP finite it is zCDP's ε that passes the cap, and ε remains the fix
+                    why = (" zCDP cannot take these releases either: one of them has no ρ before it runs (a method "
+                           "that is not Gaussian-only, or an approximate-DP selection).")
+                    fix, param = ("Choose {delta}, a method whose release has a ρ (dp-cooccurrence, dp-als, "
+                                  "dp-popularity), run fewer points"), "delta"
             raise BudgetRefused(
                 f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_fmt(cap_e)}, δ = {cap_d:.3g} "
                 f"per entity; {n} release{'s' if n > 1 else ''} planned; composed by the smaller of basic "
-                f"composition ({_fmt(acct.basic_epsilon)}) and zCDP ({_fmt(acct.tight_epsilon)})). {shown}. "
-                "Nothing was computed. Choose {epsilon}, run fewer points, or — if you own the data — raise the "
-                "cap with {cap}", param="epsilon")
+                f"composition ({basic}) and zCDP ({_fmt(acct.tight_epsilon)})). {shown}.{why} "
+                f"Nothing was computed. {fix}, or — if you own the data — raise the cap with {{cap}}", param=param)
 
     @contextlib.contextmanager
     def charge(self, dataset: FederatedDataset, plans: Sequence[PlannedRelease], *,
