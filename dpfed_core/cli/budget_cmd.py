@@ -191,7 +191,7 @@ def print_balance(odometer, dataset, key: str) -> None:
         note = b.accountant if b.n_releases else ""
         if b.void:
             note += f"; {b.n_non_private} non-private release(s): no overall guarantee"
-        print(f"{b.entity[:w]:{w}s} {_f(b.spent_epsilon):>9s} {_f(b.basic_epsilon):>9s} {_f(b.tight_epsilon):>9s} "
+        print(f"{b.entity[:w]:{w}s} {_f(b.spent_epsilon):>9s} {_f(b.stated_basic_epsilon):>9s} {_f(b.tight_epsilon):>9s} "
               f"{_f(b.remaining_epsilon):>9s} {b.n_releases:>8d}  {note}")
     left = odometer.runs_left(key)
     if left is not None:

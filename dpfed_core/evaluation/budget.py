@@ -300,7 +300,7 @@ def accountant_record(store: Store, dataset: FederatedDataset, key: str | None =
             "delta": top.guarantee_delta if top else None,
             "most_spent_entity": top.entity if top else None,
             "spent_epsilon": top.spent_epsilon if top else 0.0,
-            "basic_epsilon": top.basic_epsilon if top else 0.0,
+            "basic_epsilon": top.stated_basic_epsilon if top else 0.0,
             "zcdp_epsilon": top.tight_epsilon if top else 0.0,
             "used": top.accountant if top else "none",
             # entities whose people have no overall guarantee: a non-private release touched them

@@ -186,12 +186,20 @@ class EntityBalance:
     def void(self) -> bool:
         return self.n_non_private > 0
 
+    @property
+    def stated_basic_epsilon(self) -> float:
+        """Basic composition's ε as a guarantee: Σε while Σδ ≤ δ/2 (the half of the cap's δ the basic
+        filter has), else ∞ — past that Σε bounds nothing, so no screen may show it as an ε."""
+        if self.spent_delta > self.guarantee_delta / 2.0 * (1 + 1e-9) + 1e-300:
+            return math.inf
+        return self.basic_epsilon
+
     def to_dict(self) -> dict:
         return {"entity": self.entity, "spent_epsilon": self.spent_epsilon, "spent_delta": self.spent_delta,
                 "cap_epsilon": self.cap_epsilon, "cap_delta": self.cap_delta,
                 "remaining_epsilon": self.remaining_epsilon, "remaining_delta": self.remaining_delta,
                 "n_releases": self.n_releases, "n_non_private": self.n_non_private, "void": self.void,
-                "basic_epsilon": self.basic_epsilon, "tight_epsilon": self.tight_epsilon,
+                "basic_epsilon": self.stated_basic_epsilon, "tight_epsilon": self.tight_epsilon,
                 "accountant": self.accountant, "guarantee_delta": self.guarantee_delta}
 
 

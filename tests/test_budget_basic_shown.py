@@ -1,0 +1,58 @@
+"""Basic composition's ε is shown only where it holds: once the basic Σδ passes half the cap's δ, the
+"basic ε" that `budget show`, the dashboard and the result document state is ∞, not Σε."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from dpfed_core.cli.main import main
+from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.evaluation.budget import planned_rho
+from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease
+
+
+def _dataset() -> FederatedDataset:
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(12, 6)).astype(float)
+    X[:, 0] += 1
+    labels = np.array(["A", "B", "C"])[np.arange(12) % 3]
+    return FederatedDataset.from_parts(sp.csr_matrix(X), labels, user_ids=np.array([f"u{i}" for i in range(12)]),
+                                       item_ids=np.array([f"i{j}" for j in range(6)]), value_kind="counts",
+                                       value_max=5.0, name="toy")
+
+
+def _gauss(eps: float, delta: float) -> PlannedRelease:
+    rho, gaussian = planned_rho("dp-cooccurrence", eps, delta)
+    return PlannedRelease("run", "dp-cooccurrence", eps, delta, {e: (eps, delta) for e in "ABC"}, seed=0, rho=rho,
+                          gaussian=gaussian)
+
+
+def test_basic_epsilon_past_half_the_delta_is_stated_as_infinite(tmp_path):
+    odo, ds = BudgetOdometer(tmp_path / "owner.sqlite3"), _dataset()
+    odo.reserve(ds, [_gauss(1.0, 3e-6)]).close()
+    first = {b.entity: b for b in odo.balance(ds)}["A"]
+    assert first.stated_basic_epsilon == first.to_dict()["basic_epsilon"] == 1.0   # Σδ 3e-6 ≤ 5e-6: holds
+    odo.reserve(ds, [_gauss(1.0, 3e-6)]).close()
+    bal = {b.entity: b for b in odo.balance(ds)}["A"]
+    assert bal.basic_epsilon == 2.0 and bal.spent_delta > 5e-6          # the sum is kept …
+    assert math.isinf(bal.stated_basic_epsilon) and math.isinf(bal.to_dict()["basic_epsilon"])  # … never shown
+    assert bal.accountant == "zCDP" and math.isfinite(bal.spent_epsilon)
+
+
+def test_budget_show_prints_infinite_basic_epsilon(tmp_path, capsys):
+    from dpfed_core.data.loaders import load_data
+
+    store = tmp_path / "owner.sqlite3"
+    odo = BudgetOdometer(store)
+    synthetic = load_data("sample:synthetic")
+    ents = list(synthetic.entity_names)
+    for _ in range(2):
+        rho, gaussian = planned_rho("dp-cooccurrence", 1.0, 3e-6)
+        odo.reserve(synthetic, [PlannedRelease("run", "dp-cooccurrence", 1.0, 3e-6, {e: (1.0, 3e-6) for e in ents},
+                                            seed=0, rho=rho, gaussian=gaussian)]).close()
+    assert main(["budget", "show", "--data", "sample:synthetic", "--store", str(store)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(ents[0]))
+    spent, basic = row[len(ents[0]):].split()[:2]                  # entity, spent ε, basic ε, …
+    assert basic == "∞" and spent != "∞"
