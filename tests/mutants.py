@@ -1781,7 +1781,7 @@ MUTANTS = (
            "max(bal, key=lambda b: b.spent_epsilon)", "min(bal, key=lambda b: b.spent_epsilon)", (BUDGET_COMMANDS,)),
     Mutant("budget-cmd-summary-void-dropped", BUDGET_CMD, "budget_summary_line",
            "sum((b.void for b in bal))", "0", (BUDGET_COMMANDS,)),
-    Mutant("budget-cmd-withdrawn-shown-charged", BUDGET_CMD, "print_releases",
+    Mutant("budget-cmd-withdrawn-shown-charged", BUDGET, "release_cells",
            "r['status'] == 'withdrawn'", "False", (BUDGET_COMMANDS,)),
     Mutant("budget-cmd-runs-left-without-at-least", BUDGET_CMD, "print_balance",
            "f\"at least {left['n']}\" if left['n'] >= 200 else str(left['n'])", "str(left['n'])", (BUDGET_COMMANDS,)),

@@ -218,15 +218,14 @@ def print_cap_changes(odometer, key: str) -> None:
 def print_releases(rows: list[dict]) -> None:
     print(f"{'id':>5s} {'created (UTC)':25s} {'kind':12s} {'method':16s} {'ε':>7s} {'δ':>8s} {'seed':>5s} "
           f"{'charged ε (max)':>15s}  {'status':9s}  by")
+    from dpfed_core.evaluation.budget import release_cells
+
     for r in rows:
-        charged = ("simulation: not charged" if r["simulation"] else "withdrawn: 0" if r["status"] == "withdrawn" else
-                   "releases nothing" if not r.get("n_entities_charged") else
-                   ("non-private" if r["non_private"] else _f(r["max_charge_epsilon"])))
+        eps, charged = release_cells(r)
         who = r.get("actor") or "(not recorded)"
         if r.get("settled_by") and r.get("settled_by") != r.get("actor"):
             who += f", {r['status']} by {r['settled_by']}"
         seed = "" if r["seed"] is None else str(r["seed"])
-        eps = "—" if not r.get("n_entities_charged") and not r["simulation"] else _f(r["epsilon"])
         print(f"{r['id']:>5d} {r['created']:25s} {r['kind'][:12]:12s} {r['method'][:16]:16s} {eps:>7s} "
               f"{r['delta']:>8.2g} {seed:>5s} {charged:>15s}  {r['status']:9s}  {who}")
 

@@ -287,6 +287,19 @@ def charge_text(p: Mapping) -> str:
     return text
 
 
+def release_cells(r: Mapping) -> tuple[str, str]:
+    """(ε, charged ε) of one row of the releases list as every front end states them: a release that
+    charged no entity (a reference that sends nothing) shows no ε — an ε of ∞ there would read as a
+    non-private release — and says "releases nothing"."""
+    def f(x: float) -> str:
+        return "∞" if math.isinf(float(x)) else format(float(x), ".4g")
+
+    nothing = not r.get("n_entities_charged")
+    charged = ("simulation: not charged" if r["simulation"] else "withdrawn: 0" if r["status"] == "withdrawn" else
+               "releases nothing" if nothing else ("non-private" if r["non_private"] else f(r["max_charge_epsilon"])))
+    return ("—" if nothing and not r["simulation"] else f(r["epsilon"])), charged
+
+
 def accountant_record(store: Store, dataset: FederatedDataset, key: str | None = None) -> dict:
     """The ``privacy.accountant`` field of a charged result document: how releases compose across
     runs, at which δ, and the most-spent entity's charge after this one."""

@@ -223,9 +223,11 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
     if rel.empty:
         st.caption("No releases of this dataset yet.")
     else:
-        rel["charged ε (max)"] = [
-            "simulation: not charged" if s else ("non-private" if n else _fmt(m, 4))
-            for s, n, m in zip(rel["simulation"], rel["non_private"], rel["max_charge_epsilon"])]
-        st.dataframe(rel[["id", "created", "kind", "method", "epsilon", "delta", "seed", "charged ε (max)",
-                          "status"]].rename(columns={"epsilon": "ε", "delta": "δ"}),
+        from dpfed_core.evaluation.budget import release_cells
+
+        cells = [release_cells(r) for r in view["releases"]]   # the CLI's `budget releases` cells
+        rel["ε"] = [c[0] for c in cells]
+        rel["charged ε (max)"] = [c[1] for c in cells]
+        st.dataframe(rel[["id", "created", "kind", "method", "ε", "delta", "seed", "charged ε (max)",
+                          "status"]].rename(columns={"delta": "δ"}),
                      hide_index=True, width="stretch")
