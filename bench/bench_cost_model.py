@@ -42,8 +42,8 @@ from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E4
 REPO = Path(__file__).resolve().parents[1]
 ML = os.environ.get("DPFED_ML100K") or str(REPO.parent / "shared" / "data" / "ml-100k")
 EICU = os.environ.get("DPFED_EICU") or str(REPO.parent / "shared" / "data" / "eicu-demo")
-DP_METHODS = ("dp-cooccurrence", "dp-popularity", "dp-prototypes", "dp-gaussian")
-METHODS = ("dp-cooccurrence", "dp-popularity", "local", "individual", "central", "popularity", "random-v",
+DP_METHODS = ("dp-cooccurrence", "dp-popularity", "dp-als", "dp-prototypes", "dp-gaussian")
+METHODS = ("dp-cooccurrence", "dp-popularity", "dp-als", "local", "individual", "central", "popularity", "random-v",
            "kmeans", "dp-prototypes", "dp-gaussian")
 #: Data where the DP methods also run with production noise (OpenDP's samplers), to measure what that
 #: adds: the small shapes (a production dp-cooccurrence on eICU by hospital or MovieLens by ZIP takes
