@@ -173,6 +173,52 @@ def test_a_later_stages_share_is_refused_before_the_previous_stages_public_resul
 
 
 
+@pytest.mark.parametrize("method, labels", [
+    ("dp-popularity", [None, "release"]),  # no stage field: the first stage, under another name
+    ("dp-cooccurrence", ["popularity+co-occurrence", "popularity"]),  # a fused sum, then a part of it
+    ("dp-cooccurrence", ["popularity+co-occurrence", "co-occurrence"]),
+    ("dp-cooccurrence", ["popularity+co-occurrence", None]),
+])
+def test_a_stage_is_released_once_whatever_label_the_secure_sum_gives_it(tmp_path, monkeypatch, method, labels):
+    """The site's odometer charged the run once: a coordinator that asks for a stage it already has
+    under another label (the field left out, or a fused sum's part on its own) gets a refusal and no
+    second share — a second share with fresh noise would average the first one's noise down."""
+    from flwr.common import FitIns, ndarrays_to_parameters
+    from flwr.compat.common import recorddict_compat as compat
+
+    from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.deployment.site_policy import PolicyRefused
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = _clinics(3)
+    cfg = RunConfig(method=method, epsilon=1.0, aggregation="secure",
+                    method_params={"max_items": 16} if method == "dp-cooccurrence" else {})
+    shards = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")
+    policy = write_policy(tmp_path / "p.toml", methods=[method], max_epsilon=1.0, budget_epsilon=5.0,
+                          store=str(tmp_path / "{site}.sqlite3"))
+    ctx = _context(**{"data-path": str(shards[0]), "policy-path": str(policy)})
+    run = run_json(cfg, "declared", ds.n_items)
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run, "n-entities": 3, "operation": "op"})
+    # the reply as Flower would carry it, outside a Flower task
+    monkeypatch.setattr(ca, "Message", lambda content, reply_to=None: SimpleNamespace(content=content))
+    monkeypatch.setattr(ca, "message_bytes", lambda _msg: 0)
+
+    def share(label):
+        ins = {"config": run, "n-entities": 3, **({} if label is None else {"stage": label})}
+        msg = SimpleNamespace(content=compat.fitins_to_recorddict(FitIns(ndarrays_to_parameters([]), ins),
+                                                                  keep_input=True))  # as the mods hand it on
+        return ca.secure_share(msg, ctx)
+
+    first, again = labels
+    share(first)
+    with pytest.raises(PolicyRefused) as err:
+        share(again)
+    assert err.value.rule == "one_request_per_run"
+    released = [r for r in SiteLog(load_policy(policy).store_for("clinic 0")).rows() if r["decision"] == "released"]
+    assert len(released) == 1
+
+
 def test_a_share_entry_beyond_secaggs_range_is_refused_not_clipped(tmp_path):
     """Every user of these sites holds item 0 at 10⁶ (the public bound): the exact sum of one site's
     rows is ≈ 10⁷, beyond SecAgg+'s ±2²³ for 3 entities (but within twice that) — SecAgg+ would clip

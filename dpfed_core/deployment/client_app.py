@@ -162,9 +162,10 @@ def _site_log(msg: str) -> None:
     print(f"dpfed site policy: {msg}", file=sys.stderr, flush=True)  # the SuperNode's log
 
 
-def _require_accepted(context: Context, rec, stage: str | None = None) -> None:
+def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list[str] | None = None) -> None:
     """Refuse (before anything is drawn) a message whose request this site did not accept in this run,
-    and a second release of a stage already released in it."""
+    and a second release of a stage already released in it. ``stage``: the stage a message releases,
+    or every stage one secure sum carries (each is claimed on its own, whatever name the sum has)."""
     kept = context.state.config_records.get(ACCEPTED_KEY)
     if kept is None:
         raise site_policy.PolicyRefused("accepted_request", "the coordinator asked for a release before this site "
@@ -179,10 +180,13 @@ def _require_accepted(context: Context, rec, stage: str | None = None) -> None:
         return
     done = loads(str(context.state.config_records[RELEASED_KEY]["stages"])) \
         if RELEASED_KEY in context.state.config_records else []
-    if stage in done:
-        raise site_policy.PolicyRefused("one_request_per_run", f"stage {stage!r} was already released in this run; "
-                                        "a site releases each stage once per accepted run")
-    context.state.config_records[RELEASED_KEY] = ConfigRecord({"stages": dumps([*done, stage])})
+    # a fused sum ("a+b") releases a and b again: the record is per stage, not per label
+    claimed = [stage] if isinstance(stage, str) else list(stage)
+    again = [stage for stage in claimed if stage in done]
+    if again:
+        raise site_policy.PolicyRefused("one_request_per_run", f"stage {again[0]!r} was already released in this "
+                                        "run; a site releases each stage once per accepted run")
+    context.state.config_records[RELEASED_KEY] = ConfigRecord({"stages": dumps([*done, *claimed])})
 
 
 def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_bytes: int,
@@ -494,7 +498,7 @@ def secure_share(msg: Message, context: Context) -> Message:
 
     fitins = compat.recorddict_to_fitins(msg.content, keep_input=True)
     config, H, shard = _instructions(context, fitins.config)
-    _require_accepted(context, fitins.config, str(fitins.config.get("stage", "")))
+    _require_accepted(context, fitins.config)
     if PUBLIC_FIELD in fitins.config:  # the previous stage's public result, carried by these instructions
         _store_public(context, str(fitins.config.get(PUBLIC_AFTER_FIELD, "")),
                       unpack_arrays(fitins.config[PUBLIC_FIELD]))
@@ -503,6 +507,9 @@ def secure_share(msg: Message, context: Context) -> Message:
     method = _method(config, shard, context, secure_catalogue)
     stage = str(fitins.config.get("stage", method.stages[0]))
     group = stage.split(SUM_OF_STAGES)  # one secure sum may carry consecutive stages (fused_stages)
+    # claimed by the stages the share draws (a missing stage field is the first stage; a fused label
+    # names each of its stages), before anything is drawn
+    _require_accepted(context, fitins.config, group)
     first = CATALOGUE_STAGE if secure_catalogue else method.stages[0]
     if stage == CATALOGUE_STAGE:
         if not secure_catalogue:
