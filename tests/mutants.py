@@ -816,7 +816,7 @@ MUTANTS = (
            "req.epsilon > policy.max_epsilon * (1 + 1e-12)", "False",
            (f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself",)),
     Mutant("site-sums-with-other-participants", SITE, "check_secagg",
-           "not n_accepted - policy.max_dropouts <= sample_num <= n_accepted", "False",
+           "not n_accepted - allowed <= sample_num <= n_accepted", "False",
            (f"{SITET}::test_a_site_sums_only_with_the_sites_it_accepted_the_run_with",)),
     Mutant("site-run-not-charged", SITE, "accept",
            "PlannedRelease(kind='run')", "True", (f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer",),
@@ -833,7 +833,7 @@ MUTANTS = (
            "k.endswith('delta') and v >= 0.01", "False",
            (f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key",)),
     Mutant("site-accepts-secagg-threshold-one", SITE, "check_secagg",
-           "share_num - threshold > policy.max_dropouts or threshold < 2", "share_num - threshold > policy.max_dropouts",
+           "share_num - threshold > allowed or threshold < 2", "share_num - threshold > allowed",
            (f"{SITET}::test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites",)),
     # --- what users read about the guarantee, and what stays on disk for the operator only
     Mutant("public-report-first-screen-of-the-analysts", "dpfed_core/reporting/report.py", "build_report",

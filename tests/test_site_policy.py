@@ -445,6 +445,23 @@ def test_a_site_sums_only_with_the_sites_it_accepted_the_run_with(tmp_path):
         setup(one, 30, 28, 1)
 
 
+def test_a_site_allowing_dropouts_sums_only_within_the_dropouts_its_run_sized_the_noise_for(tmp_path):
+    """A run that declares no dropout has every share carry σ/√H: a secure sum among H − 1 of them,
+    or one whose threshold lets the server drop a live site and rebuild its mask, carries less than
+    σ — refused though the site's policy would accept a run sized for one dropout."""
+    from dpfed_core.deployment.wire import secagg_shares, secagg_threshold
+
+    one = _policy(tmp_path, max_dropouts=1)
+    sp_.check_secagg(one, 3, 3, secagg_shares(3, 0), secagg_threshold(3, 0, 3), 0)  # the honest setup
+    with pytest.raises(PolicyRefused, match="participants") as err:
+        sp_.check_secagg(one, 3, 2, 2, 2, 0)  # the sum of two shares sized for three
+    assert err.value.rule == "accepted_request"
+    with pytest.raises(PolicyRefused, match="tolerates") as err:
+        sp_.check_secagg(one, 3, 3, 3, 2, 0)  # threshold lowered: one live site can be claimed dropped
+    assert err.value.rule == "max_dropouts"
+    sp_.check_secagg(one, 3, 2, secagg_shares(2, 1), secagg_threshold(2, 1, 3), 1)  # a run sized for it
+
+
 @needs_flower
 def test_a_node_releases_only_the_request_it_accepted_and_each_stage_once():
     """After its decision a node holds the request it accepted: a release asked under another

@@ -299,11 +299,15 @@ def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num
                  max_dropouts: int = 0) -> None:
     """SecAgg+'s setup parameters as the coordinator sent them: the sum must be among the accepted
     number of sites, and survive no more dropouts than the site accepts (a share count above the
-    threshold by d lets d key shares go missing; fewer colluders then rebuild a live node's mask)."""
-    if not n_accepted - policy.max_dropouts <= sample_num <= n_accepted:
-        # fewer than accepted only after dropouts the site accepts (a later stage without the dropped)
+    threshold by d lets d key shares go missing; fewer colluders then rebuild a live node's mask).
+    ``max_dropouts``: the accepted run's d — its shares carry σ/√(H − d), so a sum among fewer than
+    H − d, or one that survives more lost nodes, carries less than σ whatever the policy would allow."""
+    allowed = min(int(policy.max_dropouts), int(max_dropouts))
+    if not n_accepted - allowed <= sample_num <= n_accepted:
+        # fewer than accepted only after dropouts both the run and the site accept (a later stage
+        # without the dropped)
         raise PolicyRefused("accepted_request", f"the secure sum has {sample_num} participants; the site accepted "
-                                                f"a run of {n_accepted} with at most {policy.max_dropouts} dropout(s)")
+                                                f"a run of {n_accepted} with at most {allowed} dropout(s)")
     from dpfed_core.deployment.wire import secagg_shares
 
     rule = secagg_shares(sample_num, max_dropouts)
@@ -311,9 +315,10 @@ def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num
         # smaller neighbourhoods than the public rule: fewer colluding neighbours rebuild a mask
         raise PolicyRefused("max_dropouts", f"SecAgg+ with {share_num} key shares per node among {sample_num}; the "
                                             f"public rule (wire.secagg_shares) gives {rule}")
-    if share_num - threshold > policy.max_dropouts or threshold < 2:
+    if share_num - threshold > allowed or threshold < 2:
         raise PolicyRefused("max_dropouts", f"SecAgg+ with {share_num} shares and threshold {threshold} tolerates "
-                                            f"{share_num - threshold} dropout(s); the site accepts at most "
+                                            f"{share_num - threshold} dropout(s); the run's shares are sized for "
+                                            f"{int(max_dropouts)} and the site accepts at most "
                                             f"max_dropouts = {policy.max_dropouts}")
 
 
