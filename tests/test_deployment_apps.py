@@ -70,6 +70,32 @@ def test_a_nodes_shares_read_the_declared_catalogues_columns_only():
         ca._declared_size({"config": run_json(cfg, "declared", 9)}, shard)
 
 
+def test_a_node_reads_its_declared_catalogue_from_its_own_shard_not_from_the_run(tmp_path):
+    """A site's export states how many of its columns are the declared catalogue (the rest are its
+    own items, never in a message): a run that leaves the size out, or names more (up to the shard's
+    whole width), cannot make the node's shares read — and their length count — the site's own items."""
+    from dpfed_core.deployment.shards import load_shard, write_shards
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.evaluation.experiments import make_split
+
+    X = sp.csr_matrix(np.random.default_rng(2).poisson(0.5, (36, 12)).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 12), value_kind="counts", value_max=5,
+                                     name="own items", item_source="declared", n_declared=8)
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
+    shard = load_shard(write_shards(ds, make_split(ds, cfg), tmp_path / "shards")[0])
+    assert shard.train.shape[1] == 12 and shard.n_declared == 8
+    assert ca._declared_size({"config": run_json(cfg, "declared", 8)}, shard) == 8
+    assert ca._declared_size({"config": run_json(cfg, "declared", None)}, shard) == 8
+    for other in (12, 10, 9):
+        with pytest.raises(DpfedError, match=f"declares a catalogue of {other} items, this node's shard declares 8"):
+            ca._declared_size({"config": run_json(cfg, "declared", other)}, shard)
+    assert ca._declared_size({"config": run_json(cfg, "declared", 4)}, shard) == 4  # a part of the public list
+    every = FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 12), value_kind="counts", value_max=5,
+                                        name="all declared", item_source="declared")
+    assert load_shard(write_shards(every, make_split(every, cfg), tmp_path / "every")[0]).n_declared == 12
+
+
 def test_a_prototype_release_on_a_catalogue_that_leaves_items_out_reads_the_catalogues_columns_only():
     """A prototype method deploys on a declared catalogue that leaves a site's own items out: its release
     reads the catalogue's columns (the shard's first ones) without the entries round 2 validates on."""

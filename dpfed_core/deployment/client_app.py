@@ -318,14 +318,21 @@ def _item_names(shard) -> np.ndarray:
 def _declared_size(rec, shard) -> int:
     """How many of this node's first columns are the run's declared catalogue (the run JSON's public
     size; the shard's whole width when it states none). The columns after them are the node's own
-    items outside the catalogue: scored in its round 2, never in a message."""
+    items outside the catalogue: scored in its round 2, never in a message. A shard that states its
+    own declared size (the site's export) bounds it: a run that leaves the size out gets the shard's,
+    one that names more is refused (fewer: a part of the public list) — else the coordinator would
+    decide which of the site's own items its shares read, and their count would be the shares' length."""
     size = catalogue_size_from_json(str(rec["config"]))
     width = int(shard.train.shape[1])
+    own = getattr(shard, "n_declared", None)
     if size is None:
-        return width
+        return width if own is None else int(own)
     if size > width:
         raise DpfedError(f"{shard.entity}: the run declares a catalogue of {size} items, this node's shard has "
                          f"{width} columns; rewrite the shard with the run's items file (write-shards --items)")
+    if own is not None and size > own:
+        raise DpfedError(f"{shard.entity}: the run declares a catalogue of {size} items, this node's shard declares "
+                         f"{own} (its other columns are its own items); nothing was drawn")
     return int(size)
 
 

@@ -40,6 +40,10 @@ class Shard:
     #: names of the columns (the labels of the axis ``train``/``test`` are on), hashed by the node to
     #: the public buckets of a federation-wide DP catalogue; None in a shard written without them
     item_names: np.ndarray | None = None
+    #: how many of the first columns are the declared public catalogue (the rest are the entity's own
+    #: items, never in a message), as the site's own export states it; None in a shard written
+    #: without it (or from data with no declared catalogue)
+    n_declared: int | None = None
 
 
 def _csr_parts(prefix: str, X: sp.csr_matrix) -> dict:
@@ -81,6 +85,10 @@ def write_shards(dataset, split, out_dir: str | os.PathLike, declared: list[str]
             "n_entities": np.asarray(total), "value_max": np.asarray(float(dataset.value_max)),
             "dataset_name": np.asarray(str(dataset.name)), "test_users": local_test,
             "item_names": np.asarray([str(n) for n in dataset.item_names], dtype=str),
+            # the node reads its catalogue from its own file, never from the coordinator's message
+            **({"n_declared": np.asarray(int(dataset.n_items if dataset.shared_columns is None
+                                             else dataset.n_declared))}
+               if dataset.item_source == "declared" else {}),
             **_csr_parts("train", train[sl]), **_csr_parts("test", test[sl]),
         }
         path = out / f"entity_{index:03d}.npz"
@@ -107,7 +115,8 @@ def load_shard(path: str | os.PathLike) -> Shard:
             return Shard(str(z["entity"]), int(z["index"]), int(z["n_entities"]), _csr_from(z, "train"),
                          _csr_from(z, "test"), np.asarray(z["test_users"], dtype=np.int64),
                          float(z["value_max"]), str(z["dataset_name"]),
-                         np.asarray(z["item_names"]) if "item_names" in z.files else None)
+                         np.asarray(z["item_names"]) if "item_names" in z.files else None,
+                         int(z["n_declared"]) if "n_declared" in z.files else None)
     except (KeyError, ValueError, OSError) as exc:
         raise ConfigError(f"{p} is not a dpfed shard file ({exc}); write shards with "
                           "`python -m dpfed_core write-shards`") from None
