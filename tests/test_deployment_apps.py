@@ -245,6 +245,29 @@ def test_a_stage_is_released_once_whatever_label_the_secure_sum_gives_it(tmp_pat
     assert len(released) == 1
 
 
+def test_a_policy_file_a_site_cannot_read_is_a_refusal_that_names_no_site_file(tmp_path, monkeypatch, capsys):
+    """The coordinator learns the rule (policy_file); the reason, which names the site's own files, is
+    in the SuperNode's log only."""
+    from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = _clinics(3)
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
+    shards = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")
+    broken = tmp_path / "secret-folder" / "policy.toml"
+    broken.parent.mkdir()
+    broken.write_text("methods = [\n", encoding="utf-8")
+    ctx = _context(**{"data-path": str(shards[0]), "policy-path": str(broken)})
+    monkeypatch.setattr(ca, "Message", lambda content, reply_to=None: SimpleNamespace(content=content))
+    reply = ca.decide(SimpleNamespace(content={"config": {"config": run_json(cfg, "declared", ds.n_items),
+                                                          "n-entities": 3}}), ctx)
+    meta = reply.content["meta"]
+    assert meta["decision"] == "refused" and meta["rule"] == "policy_file"
+    assert "secret-folder" not in str(meta["message"])
+    assert "secret-folder" in capsys.readouterr().err  # the site's operator has the reason
+
+
 def test_a_share_entry_beyond_secaggs_range_is_refused_not_clipped(tmp_path):
     """Every user of these sites holds item 0 at 10⁶ (the public bound): the exact sum of one site's
     rows is ≈ 10⁷, beyond SecAgg+'s ±2²³ for 3 entities (but within twice that) — SecAgg+ would clip

@@ -114,6 +114,31 @@ def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
     assert bal["spent_epsilon"] == pytest.approx(1.0) and bal["n_non_private"] == 1 and bal["n_releases"] == 2
 
 
+def test_a_budget_refusal_tells_the_coordinator_the_rule_not_the_sites_balance_or_its_data(tmp_path):
+    """What a refusal's message says crosses the wire to the coordinator: the rule and the run's ε.
+    The site's balance (its spend on every coordinator's runs) and that its data changed since — with
+    the content hash of the stored dataset its people were recognised as — stay in the site's log."""
+    import dataclasses
+
+    shard = _site_shard(tmp_path)
+    policy = _policy(tmp_path)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    sp_.accept(policy, req, shard, run="1", coordinator="test")
+    half = np.arange(shard.train.shape[0] // 2)
+    re_export = dataclasses.replace(shard, train=shard.train[half].tocsr(), test=shard.test[half].tocsr())
+    for data, run in ((shard, "2"), (re_export, "3")):
+        with pytest.raises(PolicyRefused) as err:
+            sp_.accept(policy, req, data, run=run, coordinator="test")
+        told = str(err.value)
+        assert err.value.rule == "budget_epsilon" and "ε = 1" in told
+        for private in ("spent", "ds-", "same people", "cap ε", str(policy.store_for(shard.entity))):
+            assert private not in told
+        assert "spent ε = 1" in err.value.detail
+    rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
+    assert [r["rule"] for r in rows[1:]] == ["budget_epsilon"] * 2
+    assert "spent ε = 1" in rows[1]["note"] and "same people" in rows[2]["note"]
+
+
 def test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names(tmp_path):
     """A non-private method carries the run's configured ε in its request (a number it never spends):
     a site that allows non-private releases records the run as what it is — a non-private release,

@@ -229,11 +229,13 @@ def decide(msg: Message, context: Context) -> Message:
                   f"simulation = {req.simulation}); charged to {policy.store_for(shard.entity)}")
         meta = {**_identity(shard), "decision": "accepted", "rule": "", "message": ""}
     except site_policy.PolicyRefused as exc:
-        _site_log(f"{entity['entity']}: run {context.run_id}: {exc}")
+        _site_log(f"{entity['entity']}: run {context.run_id}: {exc.for_site()}")
         meta = {**entity, "decision": "refused", "rule": exc.rule, "message": str(exc)}
     except site_policy.PolicyError as exc:  # a policy the site cannot read decides nothing: refused
         _site_log(f"{entity['entity']}: run {context.run_id}: refused: {exc}")
-        meta = {**entity, "decision": "refused", "rule": "policy_file", "message": str(exc)}
+        # the reason names the site's own files: its operator reads it in the SuperNode's log
+        meta = {**entity, "decision": "refused", "rule": "policy_file",
+                "message": "this site's policy file cannot be used; the reason is in the site's own log"}
     except DpfedError as exc:  # e.g. the node's shard: a failure of the node, not a decision
         return _error_reply(msg, exc, "site policy")
     return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)

@@ -76,11 +76,18 @@ class PolicyError(ConfigError):
 
 
 class PolicyRefused(DpfedError):
-    """The site refuses a request; ``rule`` names the policy key that refused it."""
+    """The site refuses a request; ``rule`` names the policy key that refused it. The message is what
+    the coordinator is told; ``detail`` is what only the site's own log holds (its balance, which
+    stored account its people were recognised as: facts of its data and of its other runs)."""
 
-    def __init__(self, rule: str, message: str) -> None:
+    def __init__(self, rule: str, message: str, detail: str = "") -> None:
         self.rule = rule
+        self.detail = detail
         super().__init__(f"refused by site policy rule {rule!r}: {message}")
+
+    def for_site(self) -> str:
+        """The refusal with its detail, for the site's own log."""
+        return f"{self}" + (f" — {self.detail}" if self.detail else "")
 
 
 @dataclass(frozen=True)
@@ -420,9 +427,13 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
             res = odo.reserve(ds, [plan], allow_non_private=policy.allow_non_private or req.simulation, key=key,
                               operation=f"run {run} · {coordinator}")
         except BudgetRefused as exc:
-            raise PolicyRefused("budget_epsilon", exc.render(SITE_CONTROLS)) from None
+            # the coordinator learns that the budget refused; the balance and the account the site's
+            # people were matched to stay in the site's log
+            raise PolicyRefused("budget_epsilon", f"the run (ε = {_fmt(req.epsilon)}) would pass this site's "
+                                "budget; its own release log states the balance",
+                                detail=exc.render(SITE_CONTROLS)) from None
     except PolicyRefused as exc:
-        log.add(**base, decision="refused", rule=exc.rule, note=str(exc))
+        log.add(**base, decision="refused", rule=exc.rule, note=exc.for_site())
         raise
     log.add(**base, decision="accepted", note=f"charged to the site's odometer ({log.store.path})")
     return {"operation": res.operation, "release_ids": list(res.release_ids), "dataset_key": key}
