@@ -96,6 +96,39 @@ def test_a_node_reads_its_declared_catalogue_from_its_own_shard_not_from_the_run
     assert load_shard(write_shards(every, make_split(every, cfg), tmp_path / "every")[0]).n_declared == 12
 
 
+@pytest.mark.parametrize("declared", [True, False])
+def test_a_site_with_a_declared_catalogue_refuses_a_run_that_selects_one_from_its_columns(tmp_path, monkeypatch,
+                                                                                         declared):
+    """The catalogue mode is the run JSON's field: a coordinator that asks a site whose export declares
+    its catalogue for a federation-wide selection would have every column name — the site's own items
+    too — hashed into the catalogue share. Refused before anything is charged; a site whose items are
+    read from its data (or all declared) takes part in the selection."""
+    from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.evaluation.experiments import make_split
+
+    X = sp.csr_matrix(np.random.default_rng(2).poisson(0.5, (36, 12)).astype(float))
+    names = np.array([f"drug {i}" for i in range(12)], dtype=object)
+    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 12), item_names=names, value_kind="counts",
+                                     value_max=5, name="c",
+                                     **({"item_source": "declared", "n_declared": 8} if declared else {}))
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
+    shards = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=5.0,
+                          store=str(tmp_path / "{site}.sqlite3"))
+    ctx = _context(**{"data-path": str(shards[0]), "policy-path": str(policy)})
+    monkeypatch.setattr(ca, "Message", lambda content, reply_to=None: SimpleNamespace(content=content))
+    reply = ca.decide(SimpleNamespace(content={"config": {"config": run_json(cfg, "secure"), "n-entities": 3}}), ctx)
+    meta = reply.content["meta"]
+    if declared:
+        assert (meta["decision"], meta["rule"]) == ("refused", "item_catalogue")
+        assert ca.ACCEPTED_KEY not in ctx.state.config_records
+        from dpfed_core.deployment.site_policy import remaining_budget
+        assert all(b["spent_epsilon"] == 0 for b in remaining_budget(load_policy(policy).store_for("A")))
+    else:
+        assert meta["decision"] == "accepted"
+
+
 def test_a_prototype_release_on_a_catalogue_that_leaves_items_out_reads_the_catalogues_columns_only():
     """A prototype method deploys on a declared catalogue that leaves a site's own items out: its release
     reads the catalogue's columns (the shard's first ones) without the entries round 2 validates on."""

@@ -220,7 +220,7 @@ def decide(msg: Message, context: Context) -> Message:
             meta = {**_identity(shard), "decision": "accepted", "rule": "", "message": "already accepted"}
             return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
         policy = _policy(context)
-        req = site_policy.request_of(config, H, shard.value_max)
+        req = site_policy.request_of(config, H, shard.value_max, catalogue_from_json(str(rec["config"])))
         record = site_policy.accept(policy, req, shard, run=str(context.run_id), coordinator=_coordinator(context))
         context.state.config_records[ACCEPTED_KEY] = ConfigRecord({
             "config": str(rec["config"]), "n-entities": H, "operation": record["operation"],

@@ -53,7 +53,8 @@ from dpfed_core.errors import ConfigError, DpfedError
 #: The rules a refusal can name (one per policy key that binds a request).
 RULES = ("methods", "max_epsilon", "max_delta", "max_coalition_epsilon", "budget_epsilon", "value_bounds",
          "allow_simulation",
-         "allow_non_private", "max_dropouts", "one_request_per_run", "accepted_request", "policy_file")
+         "allow_non_private", "max_dropouts", "one_request_per_run", "accepted_request", "policy_file",
+         "item_catalogue")
 
 #: Public bound parameters a run may name (checked against ``value_bounds``).
 BOUND_PARAMS = ("row_norm", "value_min", "r_min", "r_max")
@@ -226,15 +227,18 @@ class Request:
     n_entities: int
     non_private: bool
     bounds: dict = field(default_factory=dict)
+    #: how the run fixes its item catalogue (the run JSON's public field: "declared" or "secure")
+    item_catalogue: str = "declared"
 
     def to_dict(self) -> dict:
         return {"method": self.method, "epsilon": self.epsilon, "delta": self.delta, "simulation": self.simulation,
                 "max_dropouts": self.max_dropouts, "n_entities": self.n_entities, "non_private": self.non_private,
-                "bounds": dict(self.bounds)}
+                "bounds": dict(self.bounds), "item_catalogue": self.item_catalogue}
 
 
-def request_of(config, n_entities: int, value_max: float) -> Request:
-    """The request a run's configuration makes of a site holding data of public bound ``value_max``."""
+def request_of(config, n_entities: int, value_max: float, item_catalogue: str = "declared") -> Request:
+    """The request a run's configuration makes of a site holding data of public bound ``value_max``
+    (``item_catalogue``: the run JSON's catalogue field)."""
     from dpfed_core.federation.protocol import method_class
 
     cls = method_class(config.method)
@@ -248,7 +252,7 @@ def request_of(config, n_entities: int, value_max: float) -> Request:
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             bounds[k] = float(v)
     return Request(config.method, eps, float(config.delta) if not non_private else 0.0, bool(config.simulation),
-                   int(config.max_dropouts), int(n_entities), non_private, bounds)
+                   int(config.max_dropouts), int(n_entities), non_private, bounds, str(item_catalogue))
 
 
 def _summable_names() -> set[str]:
@@ -405,6 +409,12 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
                 epsilon=req.epsilon, delta=req.delta, simulation=req.simulation)
     try:
         check(policy, req)
+        declared = getattr(shard, "n_declared", None)
+        if req.item_catalogue != "declared" and declared is not None and declared < shard.train.shape[1]:
+            # the site's export declares its catalogue and holds items outside it: a federation-wide
+            # selection would hash every one of its columns, its own items too, into the catalogue share
+            raise PolicyRefused("item_catalogue", f"the run selects its item catalogue ({req.item_catalogue!r}); this "
+                                                  "site declares its catalogue, and its items outside it are its own")
         odo = BudgetOdometer(log.store)
         ds = site_dataset(shard)
         key = odo.register(ds)
