@@ -129,6 +129,35 @@ def test_a_site_with_a_declared_catalogue_refuses_a_run_that_selects_one_from_it
         assert meta["decision"] == "accepted"
 
 
+@pytest.mark.parametrize("epsilon, decision", [(1.0, "refused"), (math.inf, "accepted")])
+def test_a_site_whose_items_come_from_its_data_refuses_a_dp_run_that_calls_them_declared(tmp_path, monkeypatch,
+                                                                                         epsilon, decision):
+    """Items read from a site's own data are no public list: a DP run labelled "declared" would shape the
+    site's shares by its own item count and read every item it holds. Refused before anything is
+    charged; a non-private run (which the site's policy must allow anyway) is not about the catalogue."""
+    from dpfed_core.deployment.shards import load_shard, write_shards
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.evaluation.experiments import make_split
+
+    X = sp.csr_matrix(np.random.default_rng(2).poisson(0.5, (36, 13)).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 12), value_kind="counts", value_max=5, name="c",
+                                     item_names=np.array([f"x{i}" for i in range(13)], dtype=object))
+    assert ds.item_source != "declared"
+    cfg = RunConfig(method="dp-popularity", epsilon=epsilon, aggregation="secure")
+    shards = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")
+    assert load_shard(shards[0]).item_source == ds.item_source
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=5.0,
+                          allow_non_private=True, store=str(tmp_path / "{site}.sqlite3"))
+    ctx = _context(**{"data-path": str(shards[0]), "policy-path": str(policy)})
+    monkeypatch.setattr(ca, "Message", lambda content, reply_to=None: SimpleNamespace(content=content))
+    reply = ca.decide(SimpleNamespace(content={"config": {"config": run_json(cfg, "declared"), "n-entities": 3}}),
+                      ctx)
+    meta = reply.content["meta"]
+    assert meta["decision"] == decision
+    if decision == "refused":
+        assert meta["rule"] == "item_catalogue" and ca.ACCEPTED_KEY not in ctx.state.config_records
+
+
 def test_a_prototype_release_on_a_catalogue_that_leaves_items_out_reads_the_catalogues_columns_only():
     """A prototype method deploys on a declared catalogue that leaves a site's own items out: its release
     reads the catalogue's columns (the shard's first ones) without the entries round 2 validates on."""

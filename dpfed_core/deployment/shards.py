@@ -44,6 +44,9 @@ class Shard:
     #: items, never in a message), as the site's own export states it; None in a shard written
     #: without it (or from data with no declared catalogue)
     n_declared: int | None = None
+    #: where the shard's item names come from ("declared": a public list; else the site's own data);
+    #: None in a shard written without it
+    item_source: str | None = None
 
 
 def _csr_parts(prefix: str, X: sp.csr_matrix) -> dict:
@@ -89,6 +92,7 @@ def write_shards(dataset, split, out_dir: str | os.PathLike, declared: list[str]
             **({"n_declared": np.asarray(int(dataset.n_items if dataset.shared_columns is None
                                              else dataset.n_declared))}
                if dataset.item_source == "declared" else {}),
+            "item_source": np.asarray(str(dataset.item_source)),
             **_csr_parts("train", train[sl]), **_csr_parts("test", test[sl]),
         }
         path = out / f"entity_{index:03d}.npz"
@@ -116,7 +120,8 @@ def load_shard(path: str | os.PathLike) -> Shard:
                          _csr_from(z, "test"), np.asarray(z["test_users"], dtype=np.int64),
                          float(z["value_max"]), str(z["dataset_name"]),
                          np.asarray(z["item_names"]) if "item_names" in z.files else None,
-                         int(z["n_declared"]) if "n_declared" in z.files else None)
+                         int(z["n_declared"]) if "n_declared" in z.files else None,
+                         str(z["item_source"]) if "item_source" in z.files else None)
     except (KeyError, ValueError, OSError) as exc:
         raise ConfigError(f"{p} is not a dpfed shard file ({exc}); write shards with "
                           "`python -m dpfed_core write-shards`") from None

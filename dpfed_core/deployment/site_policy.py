@@ -415,6 +415,12 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
             # selection would hash every one of its columns, its own items too, into the catalogue share
             raise PolicyRefused("item_catalogue", f"the run selects its item catalogue ({req.item_catalogue!r}); this "
                                                   "site declares its catalogue, and its items outside it are its own")
+        if (req.item_catalogue == "declared" and not req.non_private
+                and getattr(shard, "item_source", None) not in (None, "declared")):
+            # items read from the site's own data are no public list: a DP run that calls them declared
+            # would shape every share by the site's own item count and read every one of its items
+            raise PolicyRefused("item_catalogue", "the run calls this site's items a declared catalogue; they are "
+                                                  "read from its own data (a DP run selects them federation-wide)")
         odo = BudgetOdometer(log.store)
         ds = site_dataset(shard)
         key = odo.register(ds)
