@@ -555,9 +555,12 @@ def secure_share(msg: Message, context: Context) -> Message:
     _target, _modulus, clip = secagg_ranges(H)
     peak = float(np.max(np.abs(values))) if values.size else 0.0
     if peak > clip:
-        # SecAgg+ would clip this entry silently and the sum would be wrong: refuse instead.
-        raise DpfedError(f"{shard.entity}: a {stage} share entry of {peak:.4g} is beyond SecAgg+'s range "
-                         f"±{clip:.4g} for {H} entities (2³² modulus, grid {GRID:g}); the secure sum cannot carry it")
+        # SecAgg+ would clip this entry silently and the sum would be wrong: refuse instead. The error
+        # reaches the server, so it names the range, never the entry: one site's share carries only
+        # σ/√H of the noise and is meant to be seen inside the sum only.
+        _site_log(f"{shard.entity}: run {context.run_id}: a {stage} share entry of {peak:.4g} is beyond ±{clip:.4g}")
+        raise DpfedError(f"{shard.entity}: a {stage} share entry is beyond SecAgg+'s range ±{clip:.4g} for {H} "
+                         f"entities (2³² modulus, grid {GRID:g}); the secure sum cannot carry it")
     kept = context.state.config_records.get(STATE_KEY)
     # against the server with every other site: a method's share states all its stages together, after a
     # federation-wide catalogue's share (basic composition of the two: an upper bound)
