@@ -200,6 +200,26 @@ def test_a_sites_release_log_sums_its_rows_and_states_rho_only_when_every_row_ha
 
 
 
+def test_a_sites_release_log_states_a_fused_sums_epsilon_as_its_stages_compose(tmp_path):
+    """One secure sum carrying both stages of a run at ε = 1 (each row ε ≈ 0.714 by its own ρ): the
+    stages compose by zCDP to the run's ε, and the log says so — not their sum, 1.43, a release above
+    the site's max_epsilon that never happened."""
+    from dpfed_core.privacy.accounting import zcdp_epsilon_of_rho
+
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-cooccurrence"], max_epsilon=1.0, max_delta=1e-5,
+                          budget_epsilon=5.0, store=str(tmp_path / "stores" / "{site}.sqlite3"))
+    ctx = _context(**{"policy-path": str(policy)})
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, delta=1e-6, aggregation="secure")
+    rho = 0.01217798415224804
+    assert zcdp_epsilon_of_rho(rho, 5e-7) == pytest.approx(0.714, abs=1e-3)
+    ca._log_release(ctx, SimpleNamespace(entity="clinic A"), cfg, "secure sum [popularity+co-occurrence]",
+                    [_row("popularity", 0.7138739, 5e-7, rho), _row("co-occurrence", 0.7138739, 5e-7, rho)], [(9,)], 10)
+    (row,) = SiteLog(load_policy(policy).store_for("clinic A")).rows()
+    assert row["epsilon"] == pytest.approx(1.0, abs=1e-6) and row["epsilon"] <= 1.0 + 1e-9
+    assert row["rho"] == pytest.approx(2 * rho) and row["delta"] == pytest.approx(1e-6)
+
+
+
 def test_a_site_checks_a_secure_sums_setup_against_its_policy_before_secagg_sees_it(tmp_path):
     from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key, Stage
 

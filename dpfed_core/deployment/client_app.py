@@ -197,10 +197,17 @@ def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_by
     eps = sum(float(r.epsilon) for r in rows) if rows else 0.0
     dlt = sum(float(r.delta) for r in rows if r.delta == r.delta) if rows else 0.0
     rhos = [r.rho for r in rows if getattr(r, "rho", None) is not None]
+    rho = sum(rhos) if rhos and len(rhos) == len(rows) else None
+    if rho is not None and len(rows) > 1 and 0 < dlt < 1:
+        # the stages of one release compose by zCDP (ρ adds up): their ε summed would state more than the
+        # site released — a fused sum of a run at ε = 1 would read as a release above its max_epsilon
+        from dpfed_core.privacy.accounting import zcdp_epsilon_of_rho
+
+        eps = min(eps, zcdp_epsilon_of_rho(float(rho), dlt))
     site_policy.SiteLog(policy.store_for(shard.entity)).add(
         run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
         stage=stage, decision="released", epsilon=eps, delta=dlt,
-        rho=sum(rhos) if rhos and len(rhos) == len(rows) else None, simulation=config.simulation, shapes=shapes,
+        rho=rho, simulation=config.simulation, shapes=shapes,
         n_bytes=n_bytes, note="" if coalition is None or not math.isfinite(coalition) else
         f"against the server with every other site: ε = {coalition:.4g} (this run so far)")
 
