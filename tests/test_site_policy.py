@@ -139,6 +139,29 @@ def test_a_budget_refusal_tells_the_coordinator_the_rule_not_the_sites_balance_o
     assert "spent ε = 1" in rows[1]["note"] and "same people" in rows[2]["note"]
 
 
+def test_the_site_budget_shows_one_balance_per_account_whatever_the_re_exports(tmp_path, capsys):
+    """A re-export of the site's people is charged to their account: the site's budget view shows that
+    account's balance once (naming the re-export), never once more per re-export — which read as twice
+    the spend, over twice the runs."""
+    import dataclasses
+
+    from dpfed_core.cli.main import main
+
+    shard = _site_shard(tmp_path)
+    policy = _policy(tmp_path)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=0.5, delta=1e-5), 3, shard.value_max)
+    sp_.accept(policy, req, shard, run="1", coordinator="test")
+    half = np.arange(shard.train.shape[0] // 2)
+    sp_.accept(policy, req, dataclasses.replace(shard, train=shard.train[half].tocsr(), test=shard.test[half].tocsr()),
+               run="2", coordinator="test")
+    store = policy.store_for(shard.entity)
+    (bal,) = sp_.remaining_budget(store)
+    assert bal["spent_epsilon"] == pytest.approx(1.0) and bal["n_releases"] == 2 and len(bal["aliases"]) == 1
+    assert main(["site", "budget", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("budget of") == 1 and "1 re-export(s) of the same people" in out
+
+
 def test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names(tmp_path):
     """A non-private method carries the run's configured ε in its request (a number it never spends):
     a site that allows non-private releases records the run as what it is — a non-private release,

@@ -85,6 +85,7 @@ def cmd_site(args) -> int:
         print(f"budget of {b['dataset']!r} (entity {b['entity']}): cap ε = {_fmt(b['cap_epsilon'])}, "
               f"δ = {_fmt(b['cap_delta'])}; spent ε = {_fmt(b['spent_epsilon'])}, δ = {_fmt(b['spent_delta'])} "
               f"over {b['n_releases']} run(s); remaining ε = {_fmt(b['remaining_epsilon'])}, "
-              f"δ = {_fmt(b['remaining_delta'])}" + (" — a non-private release voided its guarantee" if b["void"] else ""),
+              f"δ = {_fmt(b['remaining_delta'])}" + (" — a non-private release voided its guarantee" if b["void"] else "")
+              + (f" (also charged: {len(b['aliases'])} re-export(s) of the same people)" if b.get("aliases") else ""),
               file=sys.stdout)
     return 0

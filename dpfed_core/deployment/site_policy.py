@@ -485,13 +485,25 @@ def withdraw(policy: SitePolicy, shard, record: dict, released: list[str], *, ru
 
 
 def remaining_budget(store: str | os.PathLike) -> list[dict]:
-    """The site's budget from its own store, without the coordinator: per dataset the site holds,
-    its cap, spent and remaining (ε, δ) (the odometer's balance of its one entity)."""
+    """The site's budget from its own store, without the coordinator: per account (a dataset the site
+    holds, with the keys of its re-exports recognised as the same people in ``aliases``), its cap,
+    spent and remaining (ε, δ) (the odometer's balance of its one entity)."""
     from dpfed_core.privacy.odometer import BudgetOdometer
 
     odo = BudgetOdometer(SiteLog(store).store)
+    datasets = odo.datasets()
+    keys = {d["key"] for d in datasets}
+    aliases: dict[str, list[str]] = {}
+    for d in datasets:
+        if d.get("alias_of") in keys:
+            aliases.setdefault(d["alias_of"], []).append(d["key"])
     out = []
-    for d in odo.datasets():
+    for d in datasets:
+        if d.get("alias_of") in keys:
+            # a re-export of the same people is charged to its account: one balance, its aliases named,
+            # never the account's balance once more for every re-export
+            continue
         for b in odo.balance(d["key"]):
-            out.append({"dataset_key": d["key"], "dataset": d["name"], **b.to_dict()})
+            out.append({"dataset_key": d["key"], "dataset": d["name"], "aliases": aliases.get(d["key"], []),
+                        **b.to_dict()})
     return out
