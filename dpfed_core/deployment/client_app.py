@@ -274,7 +274,10 @@ def withdraw(msg: Message, context: Context) -> Message:
     except site_policy.PolicyRefused as exc:
         meta = {**entity, "decision": "kept", "rule": exc.rule, "message": str(exc)}
     except (site_policy.PolicyError, ValueError) as exc:  # the charge stays: never refunded on doubt
-        meta = {**entity, "decision": "kept", "rule": "policy_file", "message": str(exc)}
+        _site_log(f"{entity['entity']}: run {context.run_id}: charge kept: {exc}")
+        # the reason may name the site's own files: its operator reads it in the SuperNode's log
+        meta = {**entity, "decision": "kept", "rule": "policy_file",
+                "message": "this site keeps its charge; the reason is in the site's own log"}
     except DpfedError as exc:
         return _error_reply(msg, exc, "site withdrawal")
     return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
