@@ -223,7 +223,8 @@ def compose_releases(entries: Sequence[ReleaseCharge], delta: float = REFERENCE_
       ran) counts as *one* release; its ε is the smaller of Σ ε_i and — when every point is a pure
       Gaussian release — the PLD accountant's ε of the batch at δ_cap/2 (then its δ is δ_cap/2).
       PLD is used for batches only: it composes mechanisms fixed in advance.
-    * **zCDP**: ρ = Σ ρ_i, ε = ρ + 2√(ρ ln(2/δ_cap)) (Bun & Steinke 2016). zCDP composes under
+    * **zCDP**: ρ = Σ ρ_i, ε = :func:`zcdp_epsilon_of_rho` (ρ, δ_cap/2) — the tightest conversion of the
+      pinned libraries, below the classic ρ + 2√(ρ ln(2/δ_cap)) of Bun & Steinke 2016. zCDP composes under
       fully adaptive parameter choice with a fixed budget (Whitehouse, Ramdas, Rogers & Wu 2023,
       "Fully-adaptive composition in differential privacy": zCDP filters are free) — "is Σρ within
       the ρ the cap allows" is such a filter. Every release must have a ρ: a Gaussian one from σ/Δ,
