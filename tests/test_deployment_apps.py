@@ -633,3 +633,24 @@ def test_reports_that_do_not_match_are_shown_against_the_entities_that_did_not_d
     with pytest.raises(DeploymentError) as err:
         _document(ds, cfg, get_method(cfg.method), res, [{"entity": "clinic 0"}, {"entity": "clinic 1"}], fed, {})
     assert str(err.value).endswith("['clinic 0', 'clinic 1'] vs ['clinic 0', 'clinic 2']")
+
+
+def test_a_shard_written_before_it_stated_its_item_source_is_refused_naming_write_shards(tmp_path):
+    """A node reads its declared catalogue and where its items come from in its own shard; a shard of
+    the format without them would leave both to the coordinator's message: refused, with the fix."""
+    from dpfed_core.deployment.shards import load_shard, write_shards
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.evaluation.experiments import make_split
+
+    X = sp.csr_matrix(np.ones((6, 4)))
+    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B"], 3), value_kind="counts", value_max=5, name="d")
+    path = write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")[0]
+    assert load_shard(path).item_source == ds.item_source
+    with np.load(path, allow_pickle=False) as z:
+        old = {k: z[k] for k in z.files if k not in ("item_source", "n_declared")}
+    old["version"] = np.asarray(1)
+    with open(path, "wb") as f:
+        np.savez(f, **old)
+    with pytest.raises(ConfigError, match="format version 1, expected 2; rewrite it with `python -m dpfed_core "
+                                          "write-shards`"):
+        load_shard(path)

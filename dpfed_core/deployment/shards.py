@@ -21,7 +21,11 @@ import scipy.sparse as sp
 
 from dpfed_core.errors import ConfigError
 
-SHARD_VERSION = 1
+#: 2: a shard states where its items come from and its declared catalogue's size, which its node reads
+#: instead of the run's message; a version-1 shard (without them) is refused, naming write-shards.
+SHARD_VERSION = 2
+#: The item features file's format (unchanged by the shard's).
+FEATURES_VERSION = 1
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,7 @@ def load_shard(path: str | os.PathLike) -> Shard:
                          float(z["value_max"]), str(z["dataset_name"]),
                          np.asarray(z["item_names"]) if "item_names" in z.files else None,
                          int(z["n_declared"]) if "n_declared" in z.files else None,
-                         str(z["item_source"]) if "item_source" in z.files else None)
+                         str(z["item_source"]))
     except (KeyError, ValueError, OSError) as exc:
         raise ConfigError(f"{p} is not a dpfed shard file ({exc}); write shards with "
                           "`python -m dpfed_core write-shards`") from None
@@ -137,7 +141,7 @@ def write_item_features(features: np.ndarray, names, path: str | os.PathLike) ->
     fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".npz.tmp")
     os.close(fd)
     with open(tmp, "wb") as f:
-        np.savez(f, version=np.asarray(SHARD_VERSION), features=F,
+        np.savez(f, version=np.asarray(FEATURES_VERSION), features=F,
                  names=np.asarray([str(n) for n in names], dtype=str))
     os.replace(tmp, p)
     return p
