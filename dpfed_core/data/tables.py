@@ -528,6 +528,8 @@ def _is_missing(s: pd.Series) -> pd.Series:
     miss = s.isna()
     if isinstance(s.dtype, pd.CategoricalDtype):
         blank = np.asarray(pd.Series(s.cat.categories.astype(str)).str.strip().eq(""), dtype=bool)
+        if not blank.size:  # a column with no value at all has no categories to look codes up in
+            return miss
         codes = s.cat.codes.to_numpy()
         return miss | pd.Series((codes >= 0) & blank[np.maximum(codes, 0)], index=s.index)
     if s.dtype == object or pd.api.types.is_string_dtype(s):
