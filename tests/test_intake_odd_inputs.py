@@ -51,3 +51,12 @@ def test_an_entity_column_with_no_value_at_all_is_named_not_an_internal_error(tm
     assert "empty value" in err, err
     _, msg = page_errors(path.read_bytes())
     assert "column 'hospital' is empty" in msg and "Rows with a missing value" in msg, msg
+
+
+def test_the_default_rank_above_the_items_is_refused_as_the_federate_page_refuses_it(tmp_path, capsys):
+    path = tmp_path / "one_item.csv"
+    path.write_text(table().splitlines()[0] + "\n" + "\n".join(f"{u},i,{u % 5 + 1},h{u % 3}" for u in range(30)) + "\n")
+    err = cli_error(capsys, path)
+    assert "default rank 8" in err and "--rank 1" in err, err
+    assert main(["run", "--data", str(path), *COLS, "--rank", "1"]) == 0
+    capsys.readouterr()

@@ -482,9 +482,14 @@ def run_config(args, dataset) -> RunConfig:
     if tf is not None and not 0.0 < tf < 1.0:
         raise DpfedError(f"--test-fraction {tf:g} must be between 0 and 1 (e.g. 0.2)", param="test_fraction")
     max_rank = min(MAX_RANK, dataset.n_items)
-    if isinstance(args.rank, int) and args.rank > max_rank:
-        raise DpfedError(f"--rank {args.rank} is more than the data allows: at most {max_rank} (the smaller of "
-                         f"{MAX_RANK} and the {dataset.n_items} items)", param="rank")
+    # the default rank is checked too: the dashboard refuses it on data with fewer items, and a run
+    # that went ahead fitted more factors than items and printed nan metrics
+    rank = given("rank", base.rank)
+    if isinstance(rank, int) and rank > max_rank:
+        which = f"--rank {rank}" if args.rank is not None else f"the default rank {rank} (--rank)"
+        raise DpfedError(f"{which} is more than the data allows: at most {max_rank} (the smaller of "
+                         f"{MAX_RANK} and the {dataset.n_items} items); pass --rank {max_rank} or less",
+                         param="rank")
     if isinstance(args.k, int) and args.k > MAX_K:
         raise DpfedError(f"--k {args.k} is above {MAX_K} prototypes per entity; lower it", param="k")
     if isinstance(args.top_n, int) and args.top_n > max(MAX_K, dataset.n_items):
