@@ -60,3 +60,45 @@ def test_the_default_rank_above_the_items_is_refused_as_the_federate_page_refuse
     assert "default rank 8" in err and "--rank 1" in err, err
     assert main(["run", "--data", str(path), *COLS, "--rank", "1"]) == 0
     capsys.readouterr()
+
+
+def _ids(path: Path, *extra: str) -> tuple[list[str], int]:
+    from dpfed_core.data.long_table import load_long_table
+
+    ds = load_long_table(path, user_col="user", item_col="item", value_col="rating", entity_col="hospital",
+                         value_max=5, entities_from_data=True, **dict(zip(extra[::2], extra[1::2])))
+    return sorted(ds.entity_names), ds.n_users
+
+
+def test_utf16_and_utf32_tables_are_read_as_the_utf8_table_is(tmp_path, capsys):
+    text = table(entity=lambda u: f"Hôpital {u % 3}")
+    (tmp_path / "u8.csv").write_text(text, encoding="utf-8")
+    want = _ids(tmp_path / "u8.csv")
+    for enc in ("utf-16", "utf-32", "utf-16-be"):  # a spreadsheet's "Unicode text" export has the mark
+        path = tmp_path / f"{enc}.csv"
+        path.write_bytes(("\ufeff" if enc == "utf-16-be" else "").encode(enc) + text.encode(enc))
+        before = path.read_bytes()
+        assert _ids(path) == want, enc
+        assert path.read_bytes() == before
+    tab = tmp_path / "tab.txt"
+    tab.write_text(text.replace(",", "\t"), encoding="utf-16")
+    assert _ids(tab) == want
+    bare = tmp_path / "bare.csv"
+    bare.write_bytes(text.encode("utf-16-le"))
+    err = cli_error(capsys, bare)
+    assert "UTF-16" in err and "--encoding utf-16-le" in err, err
+    assert _ids(bare, "encoding", "utf-16-le") == want
+    err = cli_error(capsys, tmp_path / "u8.csv", "--encoding", "utf-16")
+    assert "byte-order mark" in err and "--encoding" in err, err
+    err = cli_error(capsys, tmp_path / "utf-16.csv", "--encoding", "utf-8")
+    assert "utf-16 byte-order mark" in err and "--encoding" in err, err
+    _, msg = page_errors((tmp_path / "utf-16.csv").read_bytes())
+    assert not msg, msg
+
+
+def test_an_encoding_error_is_one_message_without_a_tail_about_separators(tmp_path, capsys):
+    path = tmp_path / "mixed.csv"
+    path.write_bytes(table(entity=lambda u: "Hôpital" if u % 2 else "h\xe9".encode("latin-1").decode("latin-1"))
+                     .encode("utf-8").replace("hé".encode("utf-8"), b"h\xe9"))
+    err = cli_error(capsys, path)
+    assert "--encoding" in err and "separator" not in err, err

@@ -222,6 +222,40 @@ def _whole_file_encoding(label: str, path: Path | None, data: bytes | None, comp
     return "latin-1"
 
 
+_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _wide_encoding(text_head: bytes, declared: str | None) -> str | None:
+    """The UTF-16/UTF-32 codec of a table declared as one or starting with its byte-order mark
+    (a spreadsheet's "Unicode text" export), else None."""
+    marked = next((name for bom, name in _WIDE_BOMS if text_head.startswith(bom)), None)  # UTF-32 first:
+    # its little-endian mark begins with UTF-16's
+    if declared is None:
+        return marked
+    name = _check_table_encoding(declared)
+    if marked is not None and not name.startswith(marked):
+        raise ConfigError(f"encoding {declared!r} is declared, but the file starts with a {marked} byte-order mark; "
+                          f"declare encoding={marked}, or leave the encoding out", param="encoding")
+    if name in ("utf-16", "utf-32") and marked is None:
+        # without a mark the codec guesses the byte order, and ASCII read so decodes to CJK noise
+        raise ConfigError(f"encoding {declared!r} needs a byte-order mark, and this file has none; declare the "
+                          f"byte order ({name}-le or {name}-be) with encoding=…", param="encoding")
+    return name if name.startswith(("utf-16", "utf-32")) else None
+
+
+def _as_utf8(label: str, path: Path | None, data: bytes | None, compression: str | None, encoding: str) -> bytes:
+    """The whole (decompressed) text of a UTF-16/32 table re-encoded as UTF-8, without its mark."""
+    with _text_stream(path, data, compression) as f:
+        raw = f.read()
+    try:
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{label} is not valid {encoding} text (byte {exc.start:,}); declare the file's encoding "
+                        "(encoding=…)", param="encoding") from None
+    return text.lstrip("\ufeff").encode("utf-8")
+
+
 def _check_table_encoding(encoding: str) -> str:
     """A declared encoding must exist (the read itself then decodes strictly)."""
     try:
@@ -316,7 +350,18 @@ def read_table(
         )
 
     text_head = _decompressed_head(head, path, data)
+    wide = _wide_encoding(text_head, encoding)
+    if wide is not None:
+        # UTF-16/32 text is full of NUL bytes and its separators are not single bytes: read as UTF-8
+        data = _as_utf8(label, path, data, "gzip" if head[:2] == b"\x1f\x8b" else None, wide)
+        path, encoding = None, "utf-8"
+        head = text_head = data[:65536]
     if b"\x00" in text_head:
+        even, odd = text_head[0::2], text_head[1::2]
+        if max(even.count(0) / max(len(even), 1), odd.count(0) / max(len(odd), 1)) > 0.9:
+            order = "utf-16-be" if even.count(0) > odd.count(0) else "utf-16-le"
+            raise DataError(f"{label} looks like UTF-16 text without a byte-order mark (every other byte is NUL); "
+                            f"declare it with encoding={order}, or save it as UTF-8", param="encoding")
         raise DataError(
             f"{label} is not a text table (it contains binary bytes). Expected CSV, CSV.gz, TSV or "
             "Parquet."
@@ -400,6 +445,8 @@ def read_table(
         ) from exc
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"could not read {label}: {exc}. The file may be truncated or corrupt.") from exc
+    except (DataError, ConfigError):
+        raise  # already one whole message: wrapped, it gained a tail about separators that misled
     except (ValueError, TypeError) as exc:
         raise DataError(f"could not read {label} as a delimited text table ({exc}). Check the separator "
                         "and that every line has as many fields as the header.") from exc
