@@ -166,8 +166,14 @@ else:
     up = ui.kept_upload(st, "Long table: one row per (user, item) interaction", dash.LONG_TABLE_TYPES, "upload")
     if up is not None:
         data = up.getvalue()
+        # the control the loader's encoding errors name; "auto" is the CLI without --encoding
+        text_encoding = st.selectbox(
+            "Text encoding", ["auto", "utf-8", "latin-1", "cp1252", "utf-16-le", "utf-16-be"], key="upload_encoding",
+            help="Auto: UTF-8, or latin-1 when the file has no UTF-8 character; UTF-16/32 with a byte-order mark "
+                 "(a spreadsheet's Unicode text export) is recognised. Choose one when the file says it needs it.")
+        encoding = None if text_encoding == "auto" else text_encoding
         try:
-            df, no_header = dash.read_upload(data, up.name)
+            df, no_header = dash.read_upload(data, up.name, encoding=encoding)
         except DpfedError as exc:
             ui.show_error(exc)
             st.stop()
@@ -292,6 +298,7 @@ else:
                     "item_name_col": None if name_col == NONE else name_col,
                     "value_kind": kind, "value_max": float(value_max),
                     "drop_missing": missing == "drop", "duplicates": dups,
+                    **({"encoding": encoding} if encoding else {}),
                     **({"exclude_entities": excluded} if excluded else {}), **upload_public}
             if items_up is not None:
                 try:

@@ -102,3 +102,14 @@ def test_an_encoding_error_is_one_message_without_a_tail_about_separators(tmp_pa
                      .encode("utf-8").replace("hé".encode("utf-8"), b"h\xe9"))
     err = cli_error(capsys, path)
     assert "--encoding" in err and "separator" not in err, err
+
+
+def test_the_text_encoding_the_data_page_names_is_a_control_there(tmp_path):
+    bare = table(entity=lambda u: f"Hôpital {u % 3}").encode("utf-16-le")
+    at, msg = page_errors(bare)
+    assert "“Text encoding” on the Data page" in msg and "utf-16-le" in msg, msg
+    at.selectbox(key="upload_encoding").set_value("utf-16-le").run()
+    at.checkbox(key="upload_entities_from_data").check().run()
+    at.button(key="build_upload").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert sorted(at.session_state["dataset"].entity_names) == ["Hôpital 0", "Hôpital 1", "Hôpital 2"]

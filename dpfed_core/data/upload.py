@@ -30,11 +30,13 @@ ATTRIBUTE_CONTROL = "“User attributes (optional)” upload on the Data page"
 ATTRIBUTE_USER_CONTROL = "“User id in the attribute table” on the Data page"
 
 
-def upload_columns(data: bytes, filename: str, min_columns: int = 3, what: str = "uploaded table") -> pd.DataFrame:
-    """Read an uploaded table (without changing it) to offer its columns for mapping."""
+def upload_columns(data: bytes, filename: str, min_columns: int = 3, what: str = "uploaded table",
+                   encoding: str | None = None) -> pd.DataFrame:
+    """Read an uploaded table (without changing it) to offer its columns for mapping; ``encoding``
+    None decides it from the content, as the loader does."""
     from dpfed_core.data.tables import read_table
 
-    df, _label, _ = read_table(bytes(data), filename=filename, what=what)
+    df, _label, _ = read_table(bytes(data), filename=filename, what=what, encoding=encoding)
     if df.shape[1] < min_columns:
         need = ("a long table needs at least a user, an item and an entity column (and usually a value column)"
                 if min_columns >= 3 else "a user-attribute table needs a user id and at least one attribute column")
@@ -101,12 +103,12 @@ def known_format(filename: str, n_columns: int) -> tuple[str, list[str]] | None:
 
 
 def read_upload(data: bytes, filename: str, min_columns: int = 3,
-                what: str = "uploaded table") -> tuple[pd.DataFrame, bool]:
+                what: str = "uploaded table", encoding: str | None = None) -> tuple[pd.DataFrame, bool]:
     """The uploaded table for the column mapper and whether its first line is data (header-less).
     A header-less table keeps its first line as a data row and gets its columns' documented names
     when its format is known (:func:`known_format`: MovieLens ``u.data``, ``u.user`` …), else
     ``column 1`` … ``column N``; the upload itself is never changed."""
-    df = upload_columns(data, filename, min_columns, what)
+    df = upload_columns(data, filename, min_columns, what, encoding)
     known = known_format(filename, df.shape[1])
     if not headerless([str(c) for c in df.columns]) and known is None:
         return df, False

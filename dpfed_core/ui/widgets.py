@@ -266,7 +266,7 @@ def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool
             opts["items"] = (list(opts["items"]["ids"]), opts["items"]["names"])
         if not headerless and attributes is None:
             return load_long_table(bytes(data), filename=filename, **opts)
-        df, _ = upload.read_upload(bytes(data), filename)
+        df, _ = upload.read_upload(bytes(data), filename, encoding=opts.get("encoding"))
         if attributes is not None:
             attrs, _ = upload.read_upload(bytes(attributes["data"]), attributes["filename"], 2,
                                           "user-attribute table")
