@@ -113,3 +113,14 @@ def test_the_text_encoding_the_data_page_names_is_a_control_there(tmp_path):
     at.button(key="build_upload").click().run()
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
     assert sorted(at.session_state["dataset"].entity_names) == ["Hôpital 0", "Hôpital 1", "Hôpital 2"]
+
+
+def test_a_header_naming_a_used_column_twice_is_refused_not_read_from_the_first(tmp_path, capsys):
+    lines = table().splitlines()
+    path = tmp_path / "dup.csv"
+    path.write_text("user,item,rating,rating,hospital\n"
+                    + "\n".join(f"{u},{i},{r},1,{h}" for u, i, r, h in (ln.split(",") for ln in lines[1:])) + "\n")
+    err = cli_error(capsys, path)
+    assert "2 columns 'rating' (columns 3, 4)" in err, err
+    _, msg = page_errors(path.read_bytes())
+    assert "2 columns 'rating'" in msg, msg

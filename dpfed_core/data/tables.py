@@ -392,6 +392,7 @@ def read_table(
             if not all(c in header.columns for c in usecols):
                 return header  # the caller names the missing column among these
             keep = list(dict.fromkeys(usecols))
+            _refuse_repeated_names(label, pd.read_csv(_src(), header=None, nrows=1, dtype=str, **kw), keep)
         cats = [c for c, t in dtype.items() if t == "category"] if isinstance(dtype, dict) else []
         if not cats and progress is None:
             df = pd.read_csv(_src(), dtype=str, **kw)
@@ -455,6 +456,18 @@ def read_table(
     if blank.any():
         df = df.loc[~blank]
     return df, label, True
+
+
+def _refuse_repeated_names(label: str, first_line: pd.DataFrame, used: list[str]) -> None:
+    """Refuse a header that names a used column twice: pandas would rename the second 'rating' to
+    'rating.1' and the first would be read without a word about the other."""
+    names = [str(v) for v in first_line.iloc[0]] if len(first_line) else []
+    for c in used:
+        at = [i + 1 for i, n in enumerate(names) if n == c]
+        if len(at) > 1:
+            raise DataError(f"{label}: the header names {len(at)} columns {c!r} (columns "
+                            f"{', '.join(map(str, at))}), so which one is meant is ambiguous; give each column its "
+                            "own name in the file", param="data")
 
 
 class _CodeBook:
