@@ -9,7 +9,7 @@ from dpfed_core.ui import widgets as ui
 from dpfed_core.ui import engine as dash
 from dpfed_core.errors import DpfedError
 from dpfed_core.data.features import feature_table_json
-from dpfed_core.data.inputs import read_item_features, read_list
+from dpfed_core.data.inputs import read_item_features, read_list, split_names
 from dpfed_core.data.eicu import EICU_EVENT_TABLES
 from dpfed_core.data.long_table import infer_value_kind, read_item_list
 
@@ -62,8 +62,13 @@ def _load(fn, *args, source_text: str, path_box: bool = False) -> None:
 
 exclude = st.text_input("Leave out entities (optional, comma-separated names)", key="exclude_entities",
                         help="A public declaration: every other entity takes part whatever its size — no "
-                             "entity is dropped for its true number of users, which would leak it.")
-excluded = [e.strip() for e in exclude.split(",") if e.strip()]
+                             "entity is dropped for its true number of users, which would leak it. A name "
+                             "holding a comma goes in double quotes: \"A, ward\", B")
+try:
+    excluded = split_names(exclude)
+except ValueError as exc:
+    st.error(f"“Leave out entities”: {exc}", icon=":material/error:")
+    st.stop()
 
 
 def public_inputs(prefix: str, entities_help: str, consent: bool = False) -> dict | None:

@@ -124,3 +124,24 @@ def test_a_header_naming_a_used_column_twice_is_refused_not_read_from_the_first(
     assert "2 columns 'rating' (columns 3, 4)" in err, err
     _, msg = page_errors(path.read_bytes())
     assert "2 columns 'rating'" in msg, msg
+
+
+def test_an_entity_whose_name_holds_a_comma_can_be_left_out_on_both_front_ends(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(table(entity=lambda u: '"A, ward"' if u % 3 == 0 else f"h{u % 3}"))
+    err = cli_error(capsys, path, "--exclude-entities", "A, ward")
+    assert "'A', 'ward'" in err and "'A, ward', h1" in err, err
+    assert main(["run", "--data", str(path), *COLS, "--exclude-entities", '"A, ward"']) == 0
+    assert "left out 1 declared entities: 'A, ward'" in capsys.readouterr().out
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.text_input(key="exclude_entities").set_value('"A, ward"').run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("t.csv", path.read_bytes(), "text/csv")).run()
+    at.checkbox(key="upload_entities_from_data").check().run()
+    at.button(key="build_upload").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert at.session_state["dataset"].entity_names == ["h1", "h2"]
+    at.text_input(key="exclude_entities").set_value('"A, ward').run()
+    assert any("quote is left open" in e.value for e in at.error), [e.value for e in at.error]

@@ -153,7 +153,13 @@ def seed_list(text: str) -> list[int]:
 
 
 def name_list(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
+    """Comma-separated names, a name holding a comma in double quotes (:func:`split_names`)."""
+    from dpfed_core.data.inputs import split_names
+
+    try:
+        return split_names(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_data_args(p: argparse.ArgumentParser) -> None:
@@ -186,8 +192,9 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
                         "outside it stay their entities' own (never shared, scored by each entity's own model). "
                         "Without it a DP run selects its catalogue by DP partition selection, charged to the ledger")
     g.add_argument("--exclude-entities", type=name_list, metavar="NAMES",
-                   help="small or unwanted entities to leave out, by name (comma-separated): a public "
-                        "declaration — no entity is dropped for its true size")
+                   help="small or unwanted entities to leave out, by name (comma-separated; a name holding a "
+                        "comma in double quotes: '\"A, ward\",B'): a public declaration — no entity is dropped for "
+                        "its true size")
     g.add_argument("--entities", metavar="FILE",
                    help="the declared federation: one entity name per line (a header line is recognised), as "
                         "written in the entity column. Entities without users take part with an all-zero "

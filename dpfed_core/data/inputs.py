@@ -607,3 +607,15 @@ def check_output_not_input(out: str | os.PathLike, inputs: Sequence[tuple[str, A
             raise ConfigError(f"{flag} {out} is the input {in_flag} {src} (the same file, a link to it, or a "
                               f"file of that input folder); writing it would destroy the input — choose another "
                               f"{flag} file", param=param)
+
+
+def split_names(text: str) -> list[str]:
+    """Comma-separated names; a name holding a comma is written in double quotes ('"A, ward",B'), as in
+    a CSV line, since an entity named so could not be given otherwise. Raises ``ValueError`` on a
+    line the CSV reader refuses."""
+    try:
+        fields = next(csv.reader([text], skipinitialspace=True, strict=True), [])
+    except csv.Error:
+        raise ValueError(f"cannot read {text!r} as comma-separated names (a quote is left open?); write a name "
+                         "holding a comma in double quotes: '\"A, ward\",B'") from None
+    return [t.strip() for t in fields if t.strip()]

@@ -427,12 +427,14 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
         excl = [str(e).strip() for e in exclude_entities]
         unknown = [e for e in excl if e not in set(ents)]
         if unknown:
-            shown = ", ".join(sorted(map(str, ents))[:12])
+            # a name holding a comma is quoted, or the list would read as more names than there are
+            shown = ", ".join(repr(e) if "," in e else e for e in sorted(map(str, ents))[:12])
             raise ConfigError(f"exclude_entities names {', '.join(map(repr, unknown))}, not an entity of {label}; "
                               f"entities: {shown}", param="exclude_entities")
         drop = t["e"].isin(excl).to_numpy()
         t = t.loc[~drop]
-        notes.append(f"left out {len(excl)} declared entities: {', '.join(excl[:8])}{' …' if len(excl) > 8 else ''}")
+        notes.append(f"left out {len(excl)} declared entities: "
+                     f"{', '.join(repr(e) if ',' in e else e for e in excl[:8])}{' …' if len(excl) > 8 else ''}")
         ents = [e for e in ents if e not in set(excl)] if declared is not None else _present(t["e"])
     if len(ents) < 2:
         only = ents[0] if len(ents) else "?"
