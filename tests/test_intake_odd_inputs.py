@@ -145,3 +145,23 @@ def test_an_entity_whose_name_holds_a_comma_can_be_left_out_on_both_front_ends(t
     assert at.session_state["dataset"].entity_names == ["h1", "h2"]
     at.text_input(key="exclude_entities").set_value('"A, ward').run()
     assert any("quote is left open" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_an_item_features_file_that_matches_no_item_is_refused_not_all_zeros(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(table())
+    feats = tmp_path / "features.csv"
+    feats.write_text("item,class\n" + "".join(f"{i:04d},{'ab'[i % 2]}\n" for i in range(12)))
+    err = cli_error(capsys, path, "--item-features", str(feats))
+    assert "no item of the item features file" in err and "'0000'" in err and "--item-features" in err, err
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("t.csv", path.read_bytes(), "text/csv")).run()
+    at.file_uploader(key="upload_features").set_value(("features.csv", feats.read_bytes(), "text/csv")).run()
+    at.checkbox(key="upload_entities_from_data").check().run()
+    at.button(key="build_upload").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    msg = " ".join(e.value for e in at.error)
+    assert "no item of the item features file" in msg and "“Item features”" in msg, msg

@@ -24,6 +24,7 @@ import numpy as np
 
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.inputs import FeatureTable, read_item_features
+from dpfed_core.errors import DataError
 
 #: Most indicator columns derived from names (hierarchy prefixes, drug tokens): the commonest first.
 MAX_NAME_FEATURES = 2000
@@ -63,10 +64,17 @@ def attach_item_features(ds: FederatedDataset, features: Any = None, *, derived:
         pos = np.asarray([row_of.get(a, row_of.get(b, -1)) for a, b in zip(ids, inames)], dtype=np.int64)
         block = np.zeros((ds.n_items, tab.values.shape[1]))
         hit = pos >= 0
+        declared = k == len(tables) - 1 and features is not None
+        if declared and not hit.any():
+            # every item would get all-zero features: the ids are written otherwise than the data's
+            raise DataError(f"no item of the item features file is an item of the data (its ids: "
+                            f"{', '.join(map(repr, tab.ids[:3]))} …; the data's: {', '.join(map(repr, ids[:3]))} …); "
+                            "ids are matched as exact strings ('0242' is not '242'): write them as the data's "
+                            "item column does", param="item_features")
         block[hit] = tab.values[pos[hit]]
         blocks.append(block)
         names.extend(tab.names)
-        source = "declared item features file" if (k == len(tables) - 1 and features is not None) else \
+        source = "declared item features file" if declared else \
             "item metadata the loader knows"
         unused = len(tab.ids) - int(len(set(pos[hit].tolist())))
         notes.append(f"public input: {tab.values.shape[1]} item features from the {source} "
