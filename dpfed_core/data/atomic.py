@@ -9,6 +9,7 @@ and Windows within one file system). Every document the CLI and the dashboard wr
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -34,6 +35,7 @@ def check_writable(path: str | os.PathLike, flag: str = "--out") -> Path:
     if p.is_dir():
         raise ConfigError(f"{flag} {p} is a directory; give a file name inside it, e.g. {p / 'result.json'}",
                           param="out")
+    _refuse_special(p, flag)
     parent = p.parent if str(p.parent) else Path(".")
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent  # missing folders are created at write time, inside this one
@@ -51,12 +53,27 @@ def check_writable(path: str | os.PathLike, flag: str = "--out") -> Path:
     return p
 
 
+def _refuse_special(p: Path, flag: str) -> None:
+    """Refuse an existing target that is no regular file: the rename would replace a device such as
+    /dev/null (run as root, every later write to it then filled a file) or a FIFO by a plain file."""
+    if not p.exists() or p.is_file() or p.is_dir():
+        return
+    kind = next((what for test, what in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                                         (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))
+                 if test(p.stat().st_mode)), "not a regular file")
+    raise ConfigError(f"{flag} {p} is {kind}, not a file; writing would replace it by a file: give a file name "
+                      f"(leave {flag} out to write nothing)", param="out")
+
+
 def check_target(path: str | os.PathLike, flag: str = "--out") -> Path:
-    """The output path, refused when empty, when it names a folder or when it is a symbolic link (the
-    rename would replace the link, changing an input of the user's): checked again at write time."""
-    if str(path).strip() == "" or str(path).endswith(("/", os.sep)) or Path(path).expanduser().is_symlink():
+    """The output path, refused when empty, when it names a folder, when it is a symbolic link (the
+    rename would replace the link, changing an input of the user's) or a device, pipe or socket:
+    checked again at write time."""
+    p = Path(path).expanduser()
+    if str(path).strip() == "" or str(path).endswith(("/", os.sep)) or p.is_symlink():
         check_writable(path, flag)  # raises the specific error
-    return Path(path).expanduser()
+    _refuse_special(p, flag)
+    return p
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str, flag: str = "--out") -> Path:
