@@ -186,3 +186,20 @@ def test_out_naming_a_pipe_or_device_is_refused_and_left_in_place(tmp_path, caps
     with pytest.raises(ConfigError, match="named pipe"):  # the write-time check, for callers that skip the early one
         atomic_write(pipe, "{}")
     assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+
+
+def test_a_store_that_is_a_pipe_is_refused_not_waited_on_for_ever(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "t.csv"
+    path.write_text(table())
+    pipe = tmp_path / "store"
+    os.mkfifo(pipe)
+    # a child process, so that a store that waits on the pipe fails this test instead of hanging it
+    done = subprocess.run([sys.executable, "-m", "dpfed_core", "run", "--data", str(path), *COLS, "--store", str(pipe)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "is a device, pipe or socket, not a file" in done.stderr and "--store" in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["store", "t.csv"]

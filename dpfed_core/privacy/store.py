@@ -231,6 +231,9 @@ class Store:
         self.path = resolve_store_path(path)
         self.timeout = float(timeout)
         self.readonly = False
+        if self.path.exists() and not self.path.is_file() and not self.path.is_dir():
+            # SQLite blocks for ever opening a named pipe, and beside a device it writes its journal
+            raise StoreError(f"the store {self.path} is a device, pipe or socket, not a file; {self._hint()}")
         self._initialise()
 
     def __repr__(self) -> str:
