@@ -18,7 +18,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def _stated() -> tuple[float, float]:
     text = README.read_text(encoding="utf-8")
     m = re.search(r"spends ε ≈ ([0-9.]+) more per hospital \(([0-9.]+) in all", text)
-    assert m, "README no longer states the sweep's charge"
+    assert m, "README does not state the sweep's charge"
     return float(m.group(1)), float(m.group(2))
 
 
