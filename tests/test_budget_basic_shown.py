@@ -4,23 +4,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-import scipy.sparse as sp
 
 from dpfed_core.cli.main import main
-from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.evaluation.budget import planned_rho
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease
-
-
-def _dataset() -> FederatedDataset:
-    rng = np.random.default_rng(0)
-    X = rng.integers(0, 3, size=(12, 6)).astype(float)
-    X[:, 0] += 1
-    labels = np.array(["A", "B", "C"])[np.arange(12) % 3]
-    return FederatedDataset.from_parts(sp.csr_matrix(X), labels, user_ids=np.array([f"u{i}" for i in range(12)]),
-                                       item_ids=np.array([f"i{j}" for j in range(6)]), value_kind="counts",
-                                       value_max=5.0, name="toy")
+from tests.test_budget_delta_refusal import _dataset  # the same toy data
 
 
 def _gauss(eps: float, delta: float) -> PlannedRelease:
