@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-
 from dpfed_core.cli.main import main
 from dpfed_core.evaluation.budget import planned_rho
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease
