@@ -469,7 +469,7 @@ def test_the_audit_command_states_the_confidence_it_was_given(tmp_path, capsys, 
 def test_the_time_estimate_is_timed_on_synthetic_data_of_the_entitys_shape_and_scales_with_the_audit():
     """Before an audit runs it states its time: per method a fixed part and a part per run, timed on
     synthetic data of the entity's shape, extrapolated to the grid, the targets and the runs."""
-    from dpfed_core.audit.cost import _calibrate, estimate_audit_seconds, synthetic_like
+    from dpfed_core.audit.cost import _CALIBRATIONS, estimate_audit_seconds, synthetic_like
 
     syn = synthetic_like(40, 30, 200, 5.0, 3)
     Xa = syn.X[syn.entity_slices()[syn.entity_index("a")]]
@@ -478,8 +478,8 @@ def test_the_time_estimate_is_timed_on_synthetic_data_of_the_entitys_shape_and_s
     common = dict(methods=["dp-popularity", "kmeans"], k=3, attacks=["distance", "counts"], delta=1e-6)
     one = estimate_audit_seconds((40, 30, 200), 5.0, 3, epsilons=[1.0], n_targets=1, runs=20, **common)
     assert one["jobs"] == 2 and one["seconds"] > 0 and one["calibration_seconds"] > 0
-    parts, _ = _calibrate((40, 30, 200), 5.0, 3, ("dp-popularity", "kmeans"), 3, ("distance", "counts"), False,
-                          10, 0.1, 1e-6, "{}", "none", 0, "synthetic")
+    parts, _ = _CALIBRATIONS[((40, 30, 200), 5.0, 3, ("dp-popularity", "kmeans"), 3, ("distance", "counts"), False,
+                              10, 0.1, 1e-6, "{}", "none", 0, "synthetic")]
     (f_dp, s_dp), (f_km, s_km) = parts["dp-popularity"], parts["kmeans"]
     assert s_dp > 0 and s_km > 0
     # the same settings again: no second calibration, and the grid, targets and runs scale it exactly
@@ -496,3 +496,13 @@ def test_the_audit_command_states_its_expected_time_before_it_runs(capsys):
     out = capsys.readouterr().out
     assert re.search(r"audit: expected time (about|under) .* for 1 audit of 8 runs per class \(timed on a short "
                      r"audit of synthetic data of this entity's shape, [\d,]+ users × [\d,]+ items\)", out)
+
+
+def test_an_audit_whose_releases_cannot_be_timed_says_so_and_is_not_remembered(monkeypatch):
+    from dpfed_core.audit import cost
+
+    monkeypatch.setattr(aud, "run_audit", lambda *a, **k: {"results": []})
+    est = cost.estimate_audit_seconds((10, 8, 30), 5.0, 2, methods=["kmeans"], epsilons=[1.0], n_targets=1,
+                                      runs=10, k=2, attacks=["distance"])
+    assert est["seconds"] is None and est["jobs"] == 1
+    assert not any(k[0] == (10, 8, 30) for k in cost._CALIBRATIONS)

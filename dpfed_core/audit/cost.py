@@ -11,7 +11,6 @@ no budget; it takes a few seconds, once per setting in a process.
 """
 from __future__ import annotations
 
-import functools
 import json
 import time
 from typing import Sequence
@@ -51,12 +50,16 @@ def synthetic_like(n_users: int, n_items: int, nnz: int, value_max: float, n_ent
                                        name="synthetic calibration")
 
 
-@functools.lru_cache(maxsize=32)
+#: Calibrations of this process, by their settings (each takes about a second; a page reruns often).
+_CALIBRATIONS: dict[tuple, tuple[dict, float]] = {}
+
+
 def _calibrate(shape: tuple[int, int, int], value_max: float, n_entities: int, methods: tuple[str, ...], k: int,
                attacks: tuple[str, ...], with_v: bool, rank: int, lam: float, delta: float, params_json: str,
-               aggregation: str, max_dropouts: int, target: str) -> tuple[dict[str, tuple[float, float]], float]:
+               aggregation: str, max_dropouts: int, target: str
+               ) -> tuple[dict[str, tuple[float, float] | None], float]:
     """Per method (fixed seconds, seconds per run) of one (method, ε, target) on synthetic data of
-    ``shape``, and the seconds the calibration took."""
+    ``shape`` (None: no release of it was timed), and the seconds the calibration took."""
     from dpfed_core.audit.membership import run_audit
 
     ds = synthetic_like(*shape, value_max, n_entities)
@@ -79,7 +82,11 @@ def _calibrate(shape: tuple[int, int, int], value_max: float, n_entities: int, m
                 timed[row["method"]].append(float(row["seconds"]))
     r0, r1 = CALIBRATION_RUNS
     out = {}
-    for m, (t0, t1) in timed.items():
+    for m, times in timed.items():
+        if len(times) != 2:  # the audit timed no release of this method: nothing to extrapolate
+            out[m] = None
+            continue
+        t0, t1 = times
         slope = (t1 - t0) / (r1 - r0)
         if slope <= 0:  # timing noise above a small audit's cost per run: proportional to the larger one
             out[m] = (0.0, t1 / r1)
@@ -94,7 +101,8 @@ def estimate_audit_seconds(shape: tuple[int, int, int], value_max: float, n_enti
                            delta: float = 1e-6, prototype_params: dict | None = None, aggregation: str = "none",
                            max_dropouts: int = 0, power_check: bool = False, target: str = "synthetic") -> dict:
     """Predicted seconds of an audit of an entity of ``shape`` = (users, items, non-zeros) — see the
-    module docstring. Returns ``{"seconds", "calibration_seconds", "jobs"}`` (``jobs``: the
+    module docstring. Returns ``{"seconds", "calibration_seconds", "jobs"}`` (``seconds``: None when a
+    method's releases could not be timed; ``jobs``: the
     audit's (method, ε) pairs times its targets; ``calibration_seconds``: 0 when this process had
     calibrated these settings already). ``power_check``: every private summable (method, ε) also
     runs a power check (one more target's worth of runs). ``target``: the kind of target timed (the
@@ -104,21 +112,28 @@ def estimate_audit_seconds(shape: tuple[int, int, int], value_max: float, n_enti
     registry = auditable_methods()
     methods = tuple(dict.fromkeys(methods))
     grid = [float(e) for e in epsilons]
-    hits = _calibrate.cache_info().hits
-    parts, took = _calibrate(tuple(int(x) for x in shape), float(value_max), int(n_entities), methods, int(k),
-                             tuple(attacks), bool(with_v), int(rank), float(lam), float(delta),
-                             json.dumps(prototype_params or {}, sort_keys=True), str(aggregation), int(max_dropouts),
-                             target if target in TARGET_LABELS else "typical")
+    key = (tuple(int(x) for x in shape), float(value_max), int(n_entities), methods, int(k), tuple(attacks),
+           bool(with_v), int(rank), float(lam), float(delta), json.dumps(prototype_params or {}, sort_keys=True),
+           str(aggregation), int(max_dropouts), target if target in TARGET_LABELS else "typical")
+    cached = key in _CALIBRATIONS
+    parts, took = _CALIBRATIONS[key] if cached else _calibrate(*key)
+    if not cached and all(p is not None for p in parts.values()):
+        if len(_CALIBRATIONS) >= 32:
+            _CALIBRATIONS.pop(next(iter(_CALIBRATIONS)))
+        _CALIBRATIONS[key] = (parts, took)
     total, jobs = 0.0, 0
     for m in methods:
-        fixed, slope = parts[m]
+        if parts[m] is None:
+            total = None
+        fixed, slope = parts[m] or (0.0, 0.0)
         private = bool(getattr(registry[m], "private", False))
         n_jobs = (len(grid) if private else 1) * int(n_targets)
         if power_check and private and is_summable(m):
             n_jobs += sum(1 for e in grid if np.isfinite(e))
         jobs += n_jobs
-        total += n_jobs * (fixed + slope * int(runs))
-    return {"seconds": total, "calibration_seconds": 0.0 if _calibrate.cache_info().hits > hits else took,
+        if total is not None:
+            total += n_jobs * (fixed + slope * int(runs))
+    return {"seconds": total, "calibration_seconds": 0.0 if cached else took,
             "jobs": jobs}
 
 
