@@ -244,8 +244,9 @@ else:
                                key="map_entity", placeholder="choose the entity column",
                                help="The data holder of each row; with a user-attribute table, one of its "
                                     "columns (“attribute: …”).")
-        TRANSFORMS = {"": "the value itself", "first_digit": "first digit (e.g. of a ZIP code)",
-                      "first_char": "first character", "prefix": "first N characters"}
+        TRANSFORMS = {"": "the value itself",
+                      "first_digit": "first digit (e.g. of a ZIP code; others: one entity “other”)",
+                      "first_char": "first character (whatever it is)", "prefix": "first N characters"}
         transform = c2.selectbox("Derived as", list(TRANSFORMS), format_func=TRANSFORMS.get, key="map_transform")
         prefix_n = c3.number_input("N", 1, 20, 2, key="map_prefix", disabled=transform != "prefix")
 

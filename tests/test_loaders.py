@@ -97,7 +97,10 @@ def test_entity_from_zip_first_digit():
 
 def test_derive_entity_transforms():
     s = pd.Series(["12345", " 98765", "K1A0B1", "7"])
-    assert derive_entity(s, "first_char").tolist() == ["1", "9", "other", "7"]
+    assert derive_entity(s, "first_digit").tolist() == ["1", "9", "other", "7"]
+    # the first character is the first character: region codes are not merged into "other"
+    assert derive_entity(s, "first_char").tolist() == ["1", "9", "K", "7"]
+    assert derive_entity(pd.Series(["N12", "S34", "N7"]), "first_char").tolist() == ["N", "S", "N"]
     assert derive_entity(s, "prefix:2").tolist() == ["12", "98", "K1", "7"]
     assert derive_entity(s, None).tolist() == ["12345", "98765", "K1A0B1", "7"]
     with pytest.raises(ConfigError, match="prefix:N"):
@@ -224,7 +227,7 @@ def test_zip_or_excel(tmp_path):
 def test_missing_column_lists_found_columns(tmp_path):
     p = tmp_path / "t.csv"
     _table().rename(columns={"rating": "Rating"}).to_csv(p, index=False)
-    with pytest.raises(DataError, match=r"no column 'rating' \(value column\) — did you mean 'Rating'.*Columns found: 'user', 'item', 'Rating', 'site'"):
+    with pytest.raises(DataError, match=r"no column 'rating' \(value column, value_col\) — did you mean 'Rating'.*Columns found: 'user', 'item', 'Rating', 'site'"):
         load_long_table(p, **OPTS)
 
 

@@ -170,7 +170,9 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--value-col", help="long table: value column (omit for implicit 1s)")
     g.add_argument("--entity-col", help="long table: column holding the entity (federation key)")
     g.add_argument("--entity-from", help="long table: derive the entity from this column …")
-    g.add_argument("--entity-transform", help="… with this transform: first_char | first_digit | prefix:N")
+    g.add_argument("--entity-transform",
+                   help="… with this transform: first_digit (a ZIP code's first digit; values not starting with a "
+                        "digit are one entity 'other') | first_char (the first character, whatever it is) | prefix:N")
     g.add_argument("--item-name-col", help="long table: readable item names")
     g.add_argument("--value-kind", choices=["ratings", "counts", "implicit"],
                    help="what values mean; without it: from the value column's name (rating/stars/score → ratings, "

@@ -66,19 +66,22 @@ def fixed_duplicate_rule(value_kind: str | None) -> str | None:
 def derive_entity(values: pd.Series, transform: str | None) -> pd.Series:
     """Apply a federation-key transform to a user attribute (vectorised).
 
-    ``None``: the value itself. ``"first_char"`` / ``"first_digit"``: the first character of the
-    value (a ZIP code → its first digit, as the paper federates MovieLens); values whose first
-    character is not a digit are grouped into one entity ``"other"``. ``"prefix:N"``: the first N
-    characters.
+    ``None``: the value itself. ``"first_digit"``: the first character of a value that starts with a
+    digit (a ZIP code → its first digit, as the paper federates MovieLens); values whose first
+    character is not a digit are grouped into one entity ``"other"``. ``"first_char"``: the first
+    character, whatever it is (region codes ``N12``, ``S34`` → ``N``, ``S``; as ``"prefix:1"``).
+    ``"prefix:N"``: the first N characters.
     """
     if isinstance(values.dtype, pd.CategoricalDtype):
         return _cat_map(values, lambda c: derive_entity(c, transform).astype(str))
     s = values.astype(str).str.strip()
     if transform is None:
         return s
-    if transform in ("first_char", "first_digit"):
+    if transform == "first_digit":
         first = s.str[:1]
         return first.where(first.str.isdigit(), "other")
+    if transform == "first_char":
+        return s.str[:1]
     m = re.fullmatch(r"prefix:(\d{1,6})", str(transform), flags=re.ASCII)
     if m and 1 <= int(m.group(1)) <= MAX_PREFIX:
         return s.str[: int(m.group(1))]
@@ -255,9 +258,14 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
         bad = vals.isna()
         if bad.any():
             first = bad.index[bad.to_numpy()][0]
+            shown = str(raw.loc[first])
+            # "3,5" from a spreadsheet of a comma-decimal locale: say what the number must look like
+            comma = bool(re.fullmatch(r"\s*[-+]?\d+,\d+\s*", shown))
             raise DataError(
                 f"{_row_ref(label, first, from_text)}: column '{value_col}' holds {raw.loc[first]!r} "
-                f"where a number was expected ({int(bad.sum())} such rows). Fix or remove those rows."
+                f"where a number was expected ({int(bad.sum())} such rows). "
+                + ("Numbers are read with '.' as the decimal separator (3.5, not 3,5): export the table with "
+                   "'.' decimals. " if comma else "") + "Fix or remove those rows."
             )
         v = vals.to_numpy(dtype=np.float64)
         if not np.all(np.isfinite(v)):
@@ -438,6 +446,12 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
         ents = [e for e in ents if e not in set(excl)] if declared is not None else _present(t["e"])
     if len(ents) < 2:
         only = ents[0] if len(ents) else "?"
+        if declared is not None:
+            # the entities are the declared list's: it is what names one entity only
+            raise DataError(f"{label}: the declared entity list leaves one entity ('{only}') — federation needs at "
+                            "least two; list every entity of the federation (one name per line)"
+                            + (" or leave fewer out" if exclude_entities else ""),
+                            param="exclude_entities" if exclude_entities and len(declared) >= 2 else "entities")
         raise DataError(
             f"{label}: only one entity ('{only}') — federation needs at least two. Check the entity column, "
             "or use a finer key (e.g. entity_transform='prefix:2' instead of 'prefix:1').",
@@ -665,13 +679,15 @@ def _build(
         entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform, value_col=value_col,
         value_kind=value_kind, value_max=value_max, duplicates=duplicates, over_max=over_max)
     ent_src = entity_col if entity_col is not None else entity_from
-    needed = {user_col: "user column", item_col: "item column", ent_src: "entity column"}  # type: ignore[dict-item]
+    # each role names the parameter that sets it: the front ends render it as their flag or control
+    needed = {user_col: "user column, user_col", item_col: "item column, item_col",  # type: ignore[dict-item]
+              ent_src: "entity column, entity_col" if entity_col is not None else "entity column"}
     if entity_from is not None:
-        needed[entity_from] = "column the entity is derived from"
+        needed[entity_from] = "column the entity is derived from, entity_from"
     if value_col is not None:
-        needed[value_col] = "value column"
+        needed[value_col] = "value column, value_col"
     if item_name_col is not None:
-        needed[item_name_col] = "item name column"
+        needed[item_name_col] = "item name column, item_name_col"
     _check_columns(df, label, needed)
     if len(df) == 0:
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
@@ -776,8 +792,9 @@ def load_long_table(
     value_col : column holding the value. Omit it for an event log (each row is one event).
     entity_col : column holding the entity (hospital, bank, …) of each row, **or**
     entity_from, entity_transform : a user attribute and how to derive the entity from it —
-        ``None`` (as is), ``"first_char"``/``"first_digit"`` (first character of e.g. a ZIP code;
-        non-digit first characters are grouped into one entity ``"other"``), ``"prefix:N"``.
+        ``None`` (as is), ``"first_digit"`` (first digit of e.g. a ZIP code; values not starting with
+        a digit are grouped into one entity ``"other"``), ``"first_char"`` (the first character,
+        whatever it is), ``"prefix:N"``.
     item_name_col : column with readable item names (the first name seen per item is kept).
     value_kind : ``"ratings"`` (explicit scale), ``"counts"`` (event counts) or ``"implicit"`` (0/1).
         When omitted it is inferred from the value column's *name* (never from its values) and the
