@@ -34,6 +34,7 @@ ui.remember("rec_entity")
 user = typed.strip() or picked
 
 try:
+    dash.check_user(ds, entity, user)
     mine, mine_not = dash.explained_list(ds, split, result, entity, user, int(n), "federated model")
     history = dash.user_history(ds, split, entity, user)
 except DpfedError as exc:

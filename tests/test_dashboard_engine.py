@@ -841,3 +841,12 @@ def test_the_time_hint_counts_users_and_items_of_the_loaded_data():
     data = load_sample("clinic")
     line = dash.estimate_line(data, [RunConfig(method="dp-cooccurrence", epsilon=3.0)])
     assert f"on these {data.n_users:,} users × {data.n_items:,} items in {data.n_entities} entities" in line
+
+
+def test_a_typed_user_of_another_entity_names_the_entity_control():
+    ds = tiny(user_ids=np.array(["a1", "a2", "b1", "b2"]))
+    dash.check_user(ds, "A", "a2")
+    with pytest.raises(ConfigError, match="user 'b1' is a user of entity 'B', not of 'A': choose 'B' in “Entity”"):
+        dash.check_user(ds, "A", "b1")
+    with pytest.raises(ConfigError, match="nor of any other"):
+        dash.check_user(ds, "A", "zz")

@@ -240,3 +240,11 @@ def test_name_features_keep_only_keys_two_or_more_items_share():
     assert h.names == ["path: cardio"] and h.values[:, 0].tolist() == [1, 1, 0]
     t = drug_token_features(["1", "2", "3"], ["ipratropium-albuterol", "albuterol", "insulin lispro"])
     assert t.names == ["token: albuterol"] and t.values[:, 0].tolist() == [1, 1, 0]
+
+
+def test_an_id_given_two_names_is_refused_and_a_repeated_line_is_a_repeat():
+    """``1,Toy Story`` then ``1,Dup`` is not a repeat: which name is meant is the author's to say."""
+    with pytest.raises(DataError, match=r"gives id '1' two names \('Toy Story', then 'Dup' on line 3\)"):
+        parse_list("id,title\n1,Toy Story\n1,Dup\n")
+    lf = parse_list("id,title\n1,Toy Story\n2,Heat\n1,Toy Story\n")
+    assert lf.ids == ["1", "2"] and lf.duplicates == ["1"]

@@ -203,3 +203,53 @@ def test_a_store_that_is_a_pipe_is_refused_not_waited_on_for_ever(tmp_path):
     assert done.returncode == 2, done.stderr
     assert "is a device, pipe or socket, not a file" in done.stderr and "--store" in done.stderr, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store", "t.csv"]
+
+
+def test_a_declared_entity_list_of_one_name_is_named_as_the_cause(tmp_path, capsys):
+    """A federation of one entity because the declared list names one: the error names that list
+    (--entities), not the entity column the data was read with."""
+    path = tmp_path / "t.csv"
+    path.write_text(table())
+    one = tmp_path / "one.txt"
+    one.write_text("h0\n")
+    cols = [c for c in COLS if c != "--entities-from-data"]
+    code = main(["run", "--data", str(path), *cols, "--entities", str(one)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "the declared entity list leaves one entity ('h0')" in err and "--entities" in err
+    assert "--entity-col" not in err
+
+
+def test_data_that_is_a_device_is_named_as_not_a_file(capsys):
+    code = main(["run", "--data", "/dev/null", *COLS])
+    err = capsys.readouterr().err
+    assert code == 2 and "'/dev/null' exists but is not a regular file or a directory" in err and "--data" in err
+
+
+def test_the_command_lines_notes_name_flags_not_the_engines_parameter_names(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(table())
+    assert main(["run", "--data", str(path), *COLS]) == 0
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note: ")]
+    kind = [n for n in notes if "values read as ratings" in n]
+    assert kind and "declare --value-kind to change it" in kind[0]
+    assert not any("value_kind" in n for n in notes)
+
+
+def test_a_column_that_is_not_in_the_table_names_the_flag_that_sets_it(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(table())
+    cols = list(COLS)
+    cols[cols.index("--user-col") + 1] = "usr"
+    code = main(["run", "--data", str(path), *cols])
+    err = capsys.readouterr().err
+    assert code == 2 and "has no column 'usr' (user column, --user-col) — did you mean 'user'?" in err
+    assert "user_col" not in err
+
+
+def test_a_decimal_comma_is_named_as_the_cause(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text("user;item;rating;hospital\n" + "".join(f"{u};{i};3,5;h{u % 3}\n" for u in range(9)
+                                                            for i in range(3)))
+    err = cli_error(capsys, path)
+    assert "holds '3,5' where a number was expected" in err and "'.' as the decimal separator" in err

@@ -6,8 +6,9 @@ import sys
 import time
 
 from dpfed_core.cli import budget_cmd
-from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_model_args, add_store_args, load_dataset, name_list, preflight,
-                                 run_config, seed_int)
+from dpfed_core.cli.args import (CLI_NAMES, COMMAND_HELP, add_data_args, add_model_args, add_store_args, load_dataset,
+                                 name_list, preflight, run_config, seed_int)
+from dpfed_core.errors import render_message
 
 EPILOG = """\
 examples:
@@ -142,7 +143,7 @@ def cmd_deploy_local(args) -> int:
     dep = doc["deployment"]
     print(f"{dataset.name}: {dataset.n_entities} SuperNodes — {doc['privacy']['label']}")
     for note in doc.get("notes", []):
-        print(f"note: {note}")
+        print(f"note: {render_message(note, CLI_NAMES)}")  # the engine's parameter names as flags
     print(f"{dep['n_messages']} Flower messages, {dep['bytes_on_wire']} bytes on the wire, "
           f"{dep['wall_seconds']:.1f} s; {dep['transport']}")
     for d in dep.get("site_decisions") or []:

@@ -13,7 +13,7 @@ from typing import Sequence
 from dpfed_core.cli import args as cli_args
 from dpfed_core.cli.args import (CLI_NAMES, COMMAND_HELP, add_data_args, add_model_args, add_store_args, check_outputs,
                                  float_list, load_dataset, name_list, preflight, run_config, seed_list)
-from dpfed_core.errors import ConfigError, DpfedError
+from dpfed_core.errors import ConfigError, DpfedError, render_message
 
 
 class _Parser(argparse.ArgumentParser):
@@ -262,7 +262,7 @@ def cmd_run(args) -> int:
 
         print(f"trust model: {trust_model_text(doc['privacy'])}")
     for note in doc.get("notes", []):
-        print(f"note: {note}")
+        print(f"note: {render_message(note, CLI_NAMES)}")  # the engine's parameter names as flags
     for w in doc.get("warnings", []):
         print(f"warning: {render_error(ConfigError(w['text'], param=w.get('param')))}")
     _print_table({config.method: doc, **outcome.comparison}, config.top_n)
@@ -348,7 +348,7 @@ def cmd_sweep(args) -> int:
     if note:
         doc.setdefault("notes", []).append(note)
     for n in doc.get("notes", []):
-        print(f"note: {n}")
+        print(f"note: {render_message(n, CLI_NAMES)}")
     print(f"{'method':16s} {'ε':>8s} {args.metric + ' mean':>14s} {'sd':>8s}")
     for r in doc["tables"][args.metric]:
         sd = f"{r['sd']:>8.4f}" if r["sd"] is not None and math.isfinite(r["sd"]) else f"{'—':>8s}"  # one seed: no sd

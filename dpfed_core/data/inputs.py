@@ -286,13 +286,17 @@ def parse_list(text: str, *, what: str = "item list", param: str | None = "items
         ids, names, has_names = lines, lines, False
     if out.header is not None:
         out.notes.append(f"{what}: first line {out.header!r} read as a header, not as a name")
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     keep_ids, keep_names = [], []
-    for x, nm in zip(ids, names):
+    for line, (x, nm) in enumerate(zip(ids, names), start=1 + (out.header is not None)):
         if x in seen:
+            if has_names and nm != seen[x]:
+                # one id, two names: which one is meant is the list's author's to say, not a repeat to drop
+                raise DataError(f"the {what} gives id {x!r} two names ({seen[x]!r}, then {nm!r} on line {line}); "
+                                "give each id one name", param=param)
             out.duplicates.append(x)
             continue
-        seen.add(x)
+        seen[x] = nm
         keep_ids.append(x)
         keep_names.append(nm)
     if not keep_ids:

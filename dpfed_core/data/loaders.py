@@ -137,4 +137,7 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
                 f"entity_transform, and value_kind / value_max). Columns found: {cols}.", param="user_col"
             )
         return load_long_table(p, **opts)
+    if p.exists():  # a device, a pipe, a socket: nothing a table is read from
+        raise DataError(f"{s!r} exists but is not a regular file or a directory. Accepted: {_ACCEPTED}.",
+                        param="data")
     raise DataError(f"no such dataset or file: {s!r}. Accepted: {_ACCEPTED}.", param="data")

@@ -522,9 +522,11 @@ def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str]) -> None
         near += [x for x in cols if x.lower() == str(c).lower() and x not in near]
         parts.append(f"'{c}' ({role})" + (f" — did you mean '{near[0]}'?" if near else ""))
     shown = ", ".join(repr(c) for c in cols[:30]) + (" …" if len(cols) > 30 else "")
+    first = missing[0][1].rsplit(", ", 1)
     raise DataError(
         f"{label} has no column {'; no column '.join(parts)}. Columns found: {shown}. "
-        "Pass the right column names (they are case-sensitive)."
+        "Pass the right column names (they are case-sensitive).",
+        param=first[1] if len(first) == 2 and "_" in first[1] else None
     )
 
 

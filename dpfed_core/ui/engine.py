@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
 from dpfed_core.data.upload import (ATTRIBUTE_TYPES, ENTITY_LIST_TYPES, LONG_TABLE_TYPES,  # noqa: F401
                                     known_format)
 from dpfed_core.data.upload import (attribute_column_name, bound_rule_text, guess_attribute_user,  # noqa: F401
@@ -67,6 +68,24 @@ def estimate_line(dataset: FederatedDataset, configs: list) -> str:
         return "duration not predicted: a method here was not measured (bench/bench_cost_model.py)"
     return (f"{estimate_with_load(t)}; predicted for {n} run{'s' if n != 1 else ''} on these {dataset.n_users:,} "
             f"users × {dataset.n_items:,} items in {dataset.n_entities} entities, from measured runs")
+
+
+def check_user(dataset: FederatedDataset, entity: str, user: str) -> None:
+    """A typed user id that is not one of ``entity``'s: one error naming the control that fixes it — the
+    entity that holds it (“Entity”), else the list of this entity's users."""
+    h = dataset.entity_index(entity)
+    sl = dataset.entity_slices()[h]
+    ids = np.asarray(dataset.user_ids, dtype=str)
+    if (ids[sl] == str(user)).any():
+        return
+    hits = np.flatnonzero(ids == str(user))
+    if hits.size:
+        other = dataset.entity_names[int(np.searchsorted([s.stop for s in dataset.entity_slices()], hits[0],
+                                                         side="right"))]
+        raise ConfigError(f"user {user!r} is a user of entity {other!r}, not of {entity!r}: choose {other!r} in "
+                          "“Entity”")
+    raise ConfigError(f"user {user!r} is not a user of entity {entity!r} (nor of any other): choose one from the "
+                      "list or type an id of this entity")
 
 
 def audit_estimate_line(dataset: FederatedDataset, entity: str, *, methods: list[str], epsilons: list[float],
