@@ -679,16 +679,19 @@ def _build(
         entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform, value_col=value_col,
         value_kind=value_kind, value_max=value_max, duplicates=duplicates, over_max=over_max)
     ent_src = entity_col if entity_col is not None else entity_from
-    # each role names the parameter that sets it: the front ends render it as their flag or control
-    needed = {user_col: "user column, user_col", item_col: "item column, item_col",  # type: ignore[dict-item]
-              ent_src: "entity column, entity_col" if entity_col is not None else "entity column"}
+    needed = {user_col: "user column", item_col: "item column", ent_src: "entity column"}  # type: ignore[dict-item]
+    # the parameter that names each column: a missing one is named by its flag or control
+    params = {user_col: "user_col", item_col: "item_col", ent_src: "entity_col" if entity_col is not None else None}
     if entity_from is not None:
-        needed[entity_from] = "column the entity is derived from, entity_from"
+        needed[entity_from] = "column the entity is derived from"
+        params[entity_from] = "entity_from"
     if value_col is not None:
-        needed[value_col] = "value column, value_col"
+        needed[value_col] = "value column"
+        params[value_col] = "value_col"
     if item_name_col is not None:
-        needed[item_name_col] = "item name column, item_name_col"
-    _check_columns(df, label, needed)
+        needed[item_name_col] = "item name column"
+        params[item_name_col] = "item_name_col"
+    _check_columns(df, label, needed, params)
     if len(df) == 0:
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
 

@@ -510,8 +510,9 @@ def _row_ref(label: str, index_value: Any, from_text: bool | int) -> str:
     return f"{label}, data row {r} (line {int(index_value) + offset})"
 
 
-def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str]) -> None:
-    """needed: column → its role ("user column", …). Raise naming every missing one."""
+def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params: dict | None = None) -> None:
+    """needed: column → its role ("user column", …); params: column → the parameter that names it (a
+    front end renders it as its flag or control). Raise naming every missing one."""
     cols = [str(c) for c in df.columns]
     missing = [(c, role) for c, role in needed.items() if c not in df.columns]
     if not missing:
@@ -520,13 +521,12 @@ def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str]) -> None
     for c, role in missing:
         near = difflib.get_close_matches(str(c), cols, n=1, cutoff=0.6)
         near += [x for x in cols if x.lower() == str(c).lower() and x not in near]
-        parts.append(f"'{c}' ({role})" + (f" — did you mean '{near[0]}'?" if near else ""))
+        param = (params or {}).get(c)
+        parts.append(f"'{c}' ({role}{', ' + param if param else ''})" + (f" — did you mean '{near[0]}'?" if near else ""))
     shown = ", ".join(repr(c) for c in cols[:30]) + (" …" if len(cols) > 30 else "")
-    first = missing[0][1].rsplit(", ", 1)
     raise DataError(
         f"{label} has no column {'; no column '.join(parts)}. Columns found: {shown}. "
-        "Pass the right column names (they are case-sensitive).",
-        param=first[1] if len(first) == 2 and "_" in first[1] else None
+        "Pass the right column names (they are case-sensitive).", param=(params or {}).get(missing[0][0])
     )
 
 
