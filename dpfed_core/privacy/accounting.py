@@ -199,10 +199,17 @@ class Composition:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
+def basic_delta_within(basic_delta: float, delta: float) -> bool:
+    """Basic composition's filter holds at the cap's ``delta``: its Σδ is within ``delta``/2 (the half
+    of δ_cap it has; a relative slack for the floating-point sum). The one test every statement of a
+    basic ε reads."""
+    return basic_delta <= float(delta) / 2.0 * (1 + 1e-9) + 1e-300
+
+
 def basic_delta_exceeded(comp: Composition, delta: float) -> bool:
     """True when ``comp`` (composed at the cap's ``delta``) has a basic Σδ above ``delta``/2: its
     ``basic_epsilon`` (Σε) is then no guarantee at that δ, and only zCDP can state one."""
-    return comp.n_entries > 0 and comp.basic_delta > float(delta) / 2.0 * (1 + 1e-9) + 1e-300
+    return comp.n_entries > 0 and not basic_delta_within(comp.basic_delta, delta)
 
 
 #: The accountant as stated in `budget show`, result documents and the report.
@@ -277,7 +284,7 @@ def compose_releases(entries: Sequence[ReleaseCharge], delta: float = REFERENCE_
         basic_e += se
         basic_d += sd
     n = len(singles) + len(batches)
-    basic_valid = basic_d <= half * (1 + 1e-9) + 1e-300
+    basic_valid = basic_delta_within(basic_d, delta)
     tight = zcdp_epsilon_of_rho(rho, half) if rho_ok else math.inf
     basic_for_min = basic_e if basic_valid else math.inf
     if n == 0:

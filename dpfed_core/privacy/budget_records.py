@@ -190,9 +190,9 @@ class EntityBalance:
     def stated_basic_epsilon(self) -> float:
         """Basic composition's ε as a guarantee: Σε while Σδ ≤ δ/2 (the half of the cap's δ the basic
         filter has), else ∞ — past that Σε bounds nothing, so no screen may show it as an ε."""
-        if self.spent_delta > self.guarantee_delta / 2.0 * (1 + 1e-9) + 1e-300:
-            return math.inf
-        return self.basic_epsilon
+        from dpfed_core.privacy.accounting import basic_delta_within
+
+        return self.basic_epsilon if basic_delta_within(self.spent_delta, self.guarantee_delta) else math.inf
 
     def to_dict(self) -> dict:
         return {"entity": self.entity, "spent_epsilon": self.spent_epsilon, "spent_delta": self.spent_delta,
