@@ -291,8 +291,7 @@ def release_cells(r: Mapping) -> tuple[str, str]:
     """(ε, charged ε) of one row of the releases list as every front end states them: a release that
     charged no entity (a reference that sends nothing) shows no ε — an ε of ∞ there would read as a
     non-private release — and says "releases nothing"."""
-    def f(x: float) -> str:
-        return "∞" if math.isinf(float(x)) else format(float(x), ".4g")
+    from dpfed_core.privacy.odometer import _fmt as f
 
     nothing = not r.get("n_entities_charged")
     charged = ("simulation: not charged" if r["simulation"] else "withdrawn: 0" if r["status"] == "withdrawn" else
