@@ -137,9 +137,17 @@ def _load(context: Context, n_entities: int):
     return shard
 
 
-def _features_path(context: Context) -> str | None:
-    """This node's public item features file, from its own configuration (``item-features``)."""
-    return context.node_config.get("item-features") or _simulated(context, SIM_FEATURES_ENV)
+def _item_features(context: Context, shard) -> np.ndarray | None:
+    """The public item features of this node's columns, from the file its own configuration names
+    (``item-features``), or None."""
+    path = context.node_config.get("item-features") or _simulated(context, SIM_FEATURES_ENV)
+    return load_item_features(str(path), shard.train.shape[1])[0] if path else None
+
+
+def _own_items_padded(V: np.ndarray, shard) -> np.ndarray:
+    """V on a declared catalogue (this node's first columns: public names, every one known), a zero row
+    for each of the node's own items after them."""
+    return np.vstack([V, np.zeros((shard.train.shape[1] - V.shape[0], V.shape[1]))])
 
 
 def _policy(context: Context) -> site_policy.SitePolicy:
@@ -178,8 +186,7 @@ def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list
                                         "the coordinator said the run had ended; nothing was drawn")
     if stage is None:
         return
-    done = loads(str(context.state.config_records[RELEASED_KEY]["stages"])) \
-        if RELEASED_KEY in context.state.config_records else []
+    done = _released_stages(context)
     # a fused sum ("a+b") releases a and b again: the record is per stage, not per label
     claimed = [stage] if isinstance(stage, str) else list(stage)
     again = [stage for stage in claimed if stage in done]
@@ -187,6 +194,12 @@ def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list
         raise site_policy.PolicyRefused("one_request_per_run", f"stage {again[0]!r} was already released in this "
                                         "run; a site releases each stage once per accepted run")
     context.state.config_records[RELEASED_KEY] = ConfigRecord({"stages": dumps([*done, *claimed])})
+
+
+def _released_stages(context: Context) -> list[str]:
+    """The stages this node marked released in this run (each marked before its draw)."""
+    rec = context.state.config_records.get(RELEASED_KEY)
+    return [] if rec is None else loads(str(rec["stages"]))
 
 
 def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_bytes: int,
@@ -260,8 +273,7 @@ def withdraw(msg: Message, context: Context) -> Message:
         entity = _identity(shard)
         _require_accepted(context, rec)
         kept = context.state.config_records[ACCEPTED_KEY]
-        done = loads(str(context.state.config_records[RELEASED_KEY]["stages"])) \
-            if RELEASED_KEY in context.state.config_records else []
+        done = _released_stages(context)
         # refuse later releases first: a withdrawn acceptance must never be drawn on
         context.state.config_records[ACCEPTED_KEY] = ConfigRecord({**dict(kept.items()), "withdrawn": 1})
         record = {"operation": kept["operation"], "release_ids": loads(str(kept["release-ids"])),
@@ -302,9 +314,9 @@ def _method(config, shard, context: Context, secure_catalogue: bool):
     split); given the public item features of this node's own items when it was pointed at them (round
     2 works on the node's own item axis whatever the catalogue, as in process)."""
     method = summable_method(method_config(config, secure_catalogue), value_max=shard.value_max)
-    path = _features_path(context)
-    if path:
-        method.set_public_inputs(item_features=load_item_features(str(path), shard.train.shape[1])[0])
+    features = _item_features(context, shard)
+    if features is not None:
+        method.set_public_inputs(item_features=features)
     return method
 
 
@@ -625,11 +637,9 @@ def _own_items_round2(context: Context, config, shard, V: np.ndarray) -> tuple[n
     this node's own, never sent."""
     from dpfed_core.models.blend import blend_columns, fit_site_model
 
-    V_h = np.vstack([V, np.zeros((shard.train.shape[1] - V.shape[0], V.shape[1]))])
-    path = _features_path(context)
-    features = load_item_features(str(path), shard.train.shape[1])[0] if path else None
     _, _, info = fit_site_model(shard.train, rank=config.rank, lam=config.lam, mode=config.mode,
-                                max_iter=config.max_iter, rng=None, features=features, V_fed=V_h, known_only=False)
+                                max_iter=config.max_iter, rng=None, features=_item_features(context, shard),
+                                V_fed=_own_items_padded(V, shard), known_only=False)
     return blend_columns(info)
 
 
@@ -663,10 +673,8 @@ def round2(msg: Message, context: Context) -> Message:
 
                     V = on_item_axis(V, _item_keys(shard, context))
                     V[~known_items(shard.train)] = 0.0  # only the item names this node knows
-                elif V.shape[0] < shard.train.shape[1]:
-                    # a declared catalogue that leaves this node's own items out: V on its declared
-                    # columns (public names, every one known), a zero row for each of its own items
-                    V = np.vstack([V, np.zeros((shard.train.shape[1] - V.shape[0], V.shape[1]))])
+                elif V.shape[0] < shard.train.shape[1]:  # a declared catalogue leaving its own items out
+                    V = _own_items_padded(V, shard)
                 # the one round-2 assembly: columns from this entity's own data only are used here, never sent
                 U, V = fit_local(method, shard.train, V, config.lam, config.mode, rng, known_only=secure_catalogue)
         elif V.shape[0] < shard.train.shape[1]:
