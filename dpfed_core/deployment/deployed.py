@@ -25,9 +25,8 @@ from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation.experiments import (declare_public_inputs, learned_nothing_warnings, make_split,
                                               privacy_summary, result_document)
 from dpfed_core.evaluation.catalogue_run import (EMPTY_CATALOGUE_OWN_NOTE, EMPTY_CATALOGUE_ZERO_NOTE, OWN_ITEMS_NOTE,
-                                                coalition_with_catalogue, needs_dp_catalogue, secure_catalogue_note,
-                                                uses_federation_catalogue)
-from dpfed_core.federation.protocol import build_method
+                                                coalition_with_catalogue, keeps_own_items, needs_dp_catalogue,
+                                                secure_catalogue_note, uses_federation_catalogue)
 from dpfed_core.evaluation.partial import combine_statistics
 from dpfed_core.deployment.launcher import DeploymentError, Guard, LocalFederation
 from dpfed_core.deployment.shards import write_item_features, write_shards
@@ -305,7 +304,7 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         V = cat.on_item_axis(V, item_key)
         cols = np.flatnonzero(item_key >= 0)
         extra = {"catalogue": cols, "catalogue_keys": int(keys.size)}
-        keeps_own = bool(getattr(build_method(config, dataset.value_max), "local_blend", False))
+        keeps_own = keeps_own_items(spec, config)
         tail = ("; no bucket passed the threshold" + (EMPTY_CATALOGUE_OWN_NOTE if keeps_own else EMPTY_CATALOGUE_ZERO_NOTE)
                 if keys.size == 0 else ("; " + OWN_ITEMS_NOTE if keeps_own else ""))
         notes.insert(0, secure_catalogue_note(int(keys.size), catalogue["threshold"], catalogue["sigma_sum"],
@@ -321,10 +320,7 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
         shared = SharedItems.from_columns(dataset.shared_columns, dataset.n_items, dataset.value_max, public=True)
         V = shared.lift(V)
         extra = {"catalogue_item_key": shared.item_key, "catalogue_declared": True}
-        # a prototype method's round 2 always fits the node's own model; a summable one's with its local blend
-        keeps_own = spec.name not in SUMMABLE_METHODS or bool(getattr(build_method(config, dataset.value_max),
-                                                                      "local_blend", False))
-        notes.insert(0, declared_catalogue_note(shared.n_keys, dataset.n_items, keeps_own))
+        notes.insert(0, declared_catalogue_note(shared.n_keys, dataset.n_items, keeps_own_items(spec, config)))
     result = MethodResult(np.zeros((0, V.shape[1])), V, ledger, [], {}, extra=extra)
     declare_public_inputs(dataset, spec, result)  # the nodes were given them (check_item_features)
     metrics = combine_statistics([(r["entity"], r["stats"]) for r in reports], config.top_n)

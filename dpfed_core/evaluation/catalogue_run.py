@@ -297,7 +297,7 @@ def fit_on_declared_catalogue(dataset, split, config, spec, rng, progress) -> Me
     cols = dataset.shared_columns
     shared = SharedItems.from_columns(cols, dataset.n_items, dataset.value_max, public=True)
     result = spec.fit(dataset, split.train_rows, config, rng, progress, shared=shared)
-    note = declared_catalogue_note(len(cols), dataset.n_items, _keeps_own_items(spec, config))
+    note = declared_catalogue_note(len(cols), dataset.n_items, keeps_own_items(spec, config))
     result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])],
                     "catalogue_item_key": shared.item_key, "catalogue_declared": True}
     return result
@@ -312,8 +312,9 @@ EMPTY_CATALOGUE_OWN_NOTE = ", so the federation shares nothing: each entity reco
 EMPTY_CATALOGUE_ZERO_NOTE = ", so nothing was learned (every score is 0)"
 
 
-def _keeps_own_items(spec, config: RunConfig) -> bool:
-    """Does the method's round 2 on a DP-selected catalogue keep each site's own parts? A prototype
+def keeps_own_items(spec, config: RunConfig) -> bool:
+    """Does the method's round 2 on a catalogue that is not the whole item axis (DP-selected, or declared
+    and leaving items out; in process and deployed alike) keep each site's own parts? A prototype
     method's always does (:meth:`~dpfed_core.federation.protocol.FederatedRecommender._round2_on_known_items`);
     a summable method's with its local blend."""
     from dpfed_core.federation.protocol import build_method, is_summable
@@ -386,7 +387,7 @@ def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note:
     result.U, result.V = factors.U, factors.V
     result.ledger = ledger
     result.messages = messages + list(result.messages)
-    if extra.get("own_items_kept") and _keeps_own_items(get_method(config.method), config):
+    if extra.get("own_items_kept") and keeps_own_items(get_method(config.method), config):
         note += "; " + OWN_ITEMS_NOTE
     result.extra = {**result.extra, "notes": [note, *result.extra.get("notes", [])], "catalogue": cols, **extra}
     return result
