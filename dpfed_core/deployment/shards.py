@@ -45,11 +45,11 @@ class Shard:
     #: the public buckets of a federation-wide DP catalogue; None in a shard written without them
     item_names: np.ndarray | None = None
     #: how many of the first columns are the declared public catalogue (the rest are the entity's own
-    #: items, never in a message), as the site's own export states it; None in a shard written
-    #: without it (or from data with no declared catalogue)
+    #: items, never in a message), as the site's own export states it; None when its items are no
+    #: declared list
     n_declared: int | None = None
     #: where the shard's item names come from ("declared": a public list; else the site's own data);
-    #: None in a shard written without it
+    #: every shard of the current format states it
     item_source: str | None = None
 
 
