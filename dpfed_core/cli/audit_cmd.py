@@ -160,8 +160,7 @@ def cmd_audit(args) -> int:
 
 def _expected_time(args, dataset, entity) -> str:
     """"audit: expected time about 2 min (…)": timed on synthetic data of the entity's shape."""
-    from dpfed_core.audit.cost import estimate_for_entity
-    from dpfed_core.evaluation.cost import estimate_with_load
+    from dpfed_core.audit.cost import estimate_for_entity, estimate_phrase
 
     est = estimate_for_entity(dataset, entity, methods=args.methods, epsilons=args.epsilons,
                               n_targets=len(args.targets), runs=args.runs, k=args.k, attacks=args.attacks,
@@ -169,6 +168,4 @@ def _expected_time(args, dataset, entity) -> str:
                               prototype_params=parse_params(args.param), aggregation=args.aggregation,
                               max_dropouts=args.max_dropouts, power_check=args.power_check is not None,
                               target=args.targets[0])
-    return (f"audit: expected time {estimate_with_load(est['seconds'])} for {est['jobs']} audit"
-            f"{'s' if est['jobs'] != 1 else ''} of {args.runs} runs per class (timed on a short audit of synthetic "
-            f"data of this entity's shape, {est['n_users']:,} users × {est['n_items']:,} items)")
+    return f"audit: expected time {estimate_phrase(est, args.runs)}"

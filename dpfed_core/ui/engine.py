@@ -80,8 +80,7 @@ def check_user(dataset: FederatedDataset, entity: str, user: str) -> None:
         return
     hits = np.flatnonzero(ids == str(user))
     if hits.size:
-        other = dataset.entity_names[int(np.searchsorted([s.stop for s in dataset.entity_slices()], hits[0],
-                                                         side="right"))]
+        other = dataset.entity_names[int(dataset.entity_of_user[hits[0]])]
         raise ConfigError(f"user {user!r} is a user of entity {other!r}, not of {entity!r}: choose {other!r} in "
                           "“Entity”")
     raise ConfigError(f"user {user!r} is not a user of entity {entity!r} (nor of any other): choose one from the "
@@ -93,16 +92,13 @@ def audit_estimate_line(dataset: FederatedDataset, entity: str, *, methods: list
                         delta: float, prototype_params: dict | None, aggregation: str, max_dropouts: int) -> str:
     """"Expected time: about 2 min (…)" of an audit before it runs, timed on synthetic data of the
     entity's shape (:func:`dpfed_core.audit.cost.estimate_audit_seconds`)."""
-    from dpfed_core.audit.cost import estimate_for_entity
-    from dpfed_core.evaluation.cost import estimate_with_load
+    from dpfed_core.audit.cost import estimate_for_entity, estimate_phrase
 
     est = estimate_for_entity(dataset, entity, methods=methods, epsilons=epsilons, n_targets=len(targets), runs=runs,
                               k=k, attacks=attacks, with_v=with_v, rank=rank, lam=lam, delta=delta,
                               prototype_params=prototype_params, aggregation=aggregation, max_dropouts=max_dropouts,
                               target=targets[0] if targets else "typical")
-    return (f"Expected time: {estimate_with_load(est['seconds'])} for {est['jobs']} audit"
-            f"{'s' if est['jobs'] != 1 else ''} of {runs} runs per class, timed on a short audit of synthetic data "
-            f"of this entity's shape ({est['n_users']:,} users × {est['n_items']:,} items)")
+    return f"Expected time: {estimate_phrase(est, runs)}"
 
 
 def has_server_weighting(method: str) -> bool:
