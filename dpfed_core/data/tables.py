@@ -350,11 +350,12 @@ def read_table(
         )
 
     text_head = _decompressed_head(head, path, data)
+    compression = "gzip" if head[:2] == b"\x1f\x8b" else None
     wide = _wide_encoding(text_head, encoding)
     if wide is not None:
         # UTF-16/32 text is full of NUL bytes and its separators are not single bytes: read as UTF-8
-        data = _as_utf8(label, path, data, "gzip" if head[:2] == b"\x1f\x8b" else None, wide)
-        path, encoding = None, "utf-8"
+        data = _as_utf8(label, path, data, compression, wide)
+        path, encoding, compression = None, "utf-8", None
         head = text_head = data[:65536]
     if b"\x00" in text_head:
         even, odd = text_head[0::2], text_head[1::2]
@@ -368,7 +369,6 @@ def read_table(
         )
     if sep is None:
         sep = _sniff_sep(text_head)
-    compression = "gzip" if head[:2] == b"\x1f\x8b" else None
     try:
         nul_at = _first_nul(path, data, compression)
     except (EOFError, OSError, zlib.error) as exc:  # a gzip stream cut short or damaged
