@@ -177,13 +177,11 @@ def check_item_features(dataset: FederatedDataset, federation) -> None:
                           "\"item-features='…'\"), or drop --item-features")
 
 
-#: --aggregation none on a deployment: the trust record's sum and the run's note.
+#: --aggregation none on a deployment: the trust record's sum, and the run's note in place of the
+#: in-process one (which says the server saw each release).
 NONE_ON_SECAGG = ("no secure aggregation assumed: each entity's share carries the full noise, so the guarantee holds "
                   "against a server that sees each share; on this deployment the shares still travel through "
                   "Flower's SecAgg+, and the server received their sum only")
-NONE_ON_SECAGG_NOTE = ("no secure aggregation assumed: every entity adds the full noise to its own share (the "
-                       "guarantee holds against a server that sees each share); the deployment still carries the "
-                       "shares through Flower's SecAgg+, so the server received only their sum")
 
 
 def check_deployable(dataset: FederatedDataset, config: RunConfig, engine: str = "deployment",
@@ -365,7 +363,7 @@ def _document(dataset, config, spec, res: dict, reports: list[dict], federation,
             from dpfed_core.federation.summable_protocol import NO_SECAGG_NOTE
 
             result.extra["trust"]["sum"] = NONE_ON_SECAGG
-            notes[:] = [NONE_ON_SECAGG_NOTE if n == NO_SECAGG_NOTE else n for n in notes]
+            notes[:] = [NONE_ON_SECAGG if n == NO_SECAGG_NOTE else n for n in notes]
         privacy["trust"] = result.extra["trust"]
     if (spec.name in SUMMABLE_METHODS and V.shape[1] != config.rank
             and "rank" not in inspect.signature(SUMMABLE_METHODS[spec.name].__init__).parameters):
