@@ -109,6 +109,10 @@ def test_an_implicit_zero_is_no_interaction_and_any_positive_value_is_one():
     ds = load_long_table(df, **OPTS, value_kind="implicit")
     assert ds.X.nnz == 2 * len(df) // 3 and set(ds.X.data) == {1.0}
     assert any(f"dropped {len(df) // 3} of {len(df)} rows with value 0" in n for n in ds.notes)
+    # the values above 1 are said to be read as interactions, not "kept as is and clipped"
+    read_as_one = [n for n in ds.notes if "neither 0 nor 1" in n]
+    assert len(read_as_one) == 1 and f"{len(df) // 3} values" in read_as_one[0] and "read as 1" in read_as_one[0]
+    assert not any("kept as is" in n for n in ds.notes)
 
 
 def test_a_movielens_rating_of_a_movie_missing_from_its_movie_file_is_refused(tmp_path):
