@@ -115,7 +115,9 @@ def test_users_with_too_few_items_and_repeated_profiles_count_once():
     X[2, :] = X[1, :]                                     # the same items as user 1
     fp = people_fingerprint(rows_of(ds, np.arange(50), X.tocsr()), KEY)
     assert fp.n_informative == 48
-    assert (fp.keys[0] == 0).all() and (fp.keys[2] == 0).all() and (fp.keys[1] != 0).all()
+    # the item sets' and the shape's bands; the ids u0 … u49 are a counter, so no id band
+    assert (fp.keys[0] == 0).all() and (fp.keys[2] == 0).all() and (fp.keys[1, :fpm.FP_BANDS] != 0).all()
+    assert (fp.keys[:, 2 * fpm.FP_BANDS:] == 0).all()
     # duplicating every user (under new pseudonyms) hides no one
     twice = rows_of(ds, np.r_[np.arange(50), np.arange(50)])
     m = match_people(people_fingerprint(twice, KEY), people_fingerprint(ds, KEY))
@@ -238,19 +240,34 @@ def test_every_reading_of_one_file_is_one_account(tmp_path):
     assert len(keys) >= 4  # the readings really differ (values, duplicates rule, value column)
 
 
-def test_cli_value_kind_implicit_meets_the_cap(tmp_path, capsys):
-    f = _long_table(tmp_path / "clinic.csv")
-    store = tmp_path / "cli.sqlite3"
-    common = ["--data", str(f), "--user-col", "user", "--item-col", "item", "--entity-col", "site",
-              "--entities-from-data", "--store", str(store)]
-    assert main(["budget", "set-cap", *common, "--value-col", "rating", "--epsilon", "1"]) == 0
-    ratings = load_data(str(f), user_col="user", item_col="item", entity_col="site", value_col="rating")
-    BudgetOdometer(store).reserve(ratings, [run_plan(ratings, 0.8)]).close()
+def _flags(options: dict) -> list[str]:
+    return [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", str(v))]
+
+
+def _capped_reading(f, store, first: dict) -> tuple[list[str], FederatedDataset]:
+    """The CLI's common arguments for the long table ``f``, and its reading ``first`` after a cap of
+    ε = 1 was set on it through the CLI and 0.8 of it spent."""
+    common = ["--data", str(f), "--user-col", "user", "--entity-col", "site", "--entities-from-data",
+              "--store", str(store)]
+    assert main(["budget", "set-cap", *common, *_flags(first), "--epsilon", "1"]) == 0
+    ds = load_data(str(f), user_col="user", entity_col="site", **first)
+    BudgetOdometer(store).reserve(ds, [run_plan(ds, 0.8)]).close()
+    return common, ds
+
+
+def _refused_as_the_same_people(common: list[str], other: dict, capsys) -> None:
     capsys.readouterr()
-    run = ["run", *common, "--method", "dp-popularity", "--aggregation", "none", "--epsilon", "0.5"]
-    assert main([*run, "--value-col", "rating", "--value-kind", "implicit"]) != 0
+    assert main(["run", *common, *_flags(other), "--method", "dp-popularity", "--aggregation", "none",
+                 "--epsilon", "0.5"]) != 0
     err = capsys.readouterr().err
     assert "refused" in err and "same people" in err
+
+
+def test_cli_value_kind_implicit_meets_the_cap(tmp_path, capsys):
+    store = tmp_path / "cli.sqlite3"
+    common, ratings = _capped_reading(_long_table(tmp_path / "clinic.csv"), store,
+                                      {"item_col": "item", "value_col": "rating"})
+    _refused_as_the_same_people(common, {"item_col": "item", "value_col": "rating", "value_kind": "implicit"}, capsys)
     assert len(BudgetOdometer(store).releases(ratings)) == 1
 
 
@@ -312,17 +329,24 @@ def test_the_store_alone_cannot_say_who_is_in_it(tmp_path):
     stored_set = {(b, int(v)) for b in range(bands) for v in stored[:, b] if v}
 
     def hits(fp) -> np.ndarray:  # bands of each record found among the stored keys
-        return np.array([sum((b, int(fp.keys[u, b])) in stored_set for b in range(bands)) for u in range(fp.n_users)])
+        width = min(bands, fp.keys.shape[1])  # the older unkeyed algorithm has the item sets' bands only
+        return np.array([sum((b, int(fp.keys[u, b])) in stored_set for b in range(width)) for u in range(fp.n_users)])
 
     for guess in (legacy_fingerprint(members), people_fingerprint(members, b"\0" * 32),
                   people_fingerprint(members, os.urandom(32)), people_fingerprint(members)):
         assert hits(guess).max() == 0
     secret = odo.secret_path.read_bytes()
-    assert (hits(people_fingerprint(members, secret)) == bands).all()
+    own = people_fingerprint(members, secret)
+    assert (hits(own) == (own.keys != 0).sum(axis=1)).all() and (own.keys != 0).sum(axis=1).min() >= fpm.FP_BANDS
     # with the key, outsiders are told apart: none matches every band as each member does, and a chance
     # match of three bands (the key is drawn afresh each run) is rare
-    out_hits = hits(people_fingerprint(outsiders, secret))
-    assert out_hits.max() < bands and (out_hits >= 3).mean() <= 0.02
+    out = people_fingerprint(outsiders, secret)
+    out_hits = hits(out.item_sets_only())
+    assert out_hits.max() < fpm.FP_BANDS and (out_hits >= 3).mean() <= 0.02
+    # the shape's bands (how many users have each item) are shared more often by people drawn alike from
+    # one catalogue, but never three with one stored person: no outsider is taken for a member
+    m = match_people(out, people_fingerprint(members, secret))
+    assert not is_same_people(m) and m.contained < 0.05
 
 
 def test_a_missing_or_foreign_key_is_refused_never_replaced(tmp_path):
@@ -390,7 +414,137 @@ def test_an_older_stores_unkeyed_fingerprints_still_match_and_are_rekeyed_when_t
     odo.register(ds)                                        # the data read again: rekeyed
     assert odo.unkeyed_fingerprints() == 0
     con = sqlite3.connect(odo.path)
-    assert con.execute("SELECT version FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()[0] == 2
+    assert con.execute("SELECT version FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()[0] == fpm.FP_VERSION
     con.close()
     implicit = rows_of(ds, np.arange(ds.n_users), (ds.X != 0).astype(float), name="implicit")
     assert odo.identity(implicit).account == key            # and now by the keyed item sets
+
+
+def test_a_stores_keyed_item_set_fingerprints_still_match_and_gain_every_band_when_the_data_is_read(tmp_path):
+    """A keyed entry holding the item sets' bands only (version 2) is compared on those bands, not
+    skipped (a re-export would get a fresh budget), and is rewritten with every band when its data is
+    read again."""
+    from dpfed_core.data.synthetic import reexport
+
+    ds = population(0)
+    odo = BudgetOdometer(tmp_path / "v2.sqlite3")
+    key = dataset_key(ds)
+    secret = odo._secret(create=True)
+    fp = people_fingerprint(ds, secret).item_sets_only()
+    assert fp.version == fpm.ITEM_SETS_FP_VERSION and fp.keys.shape[1] == fpm.FP_BANDS
+    with odo.store.write() as con:
+        con.execute("INSERT INTO datasets (key, name, entities, first_seen, last_seen) VALUES (?, 'pop', ?, 't', 't')",
+                    (key, json.dumps(list(ds.entity_names))))
+        con.execute("INSERT INTO fingerprints VALUES (?, 2, ?, ?, ?, ?)",
+                    (key, fp.n_users, fp.keys.shape[1], fp.keys.astype("<u8").tobytes(),
+                     fp.entity.astype("<i4").tobytes()))
+    other = reexport(ds, pseudonyms=True, reorder=True, name="re")
+    assert odo.identity(other).account == key
+    odo.register(ds)
+    con = sqlite3.connect(odo.path)
+    version, bands = con.execute("SELECT version, bands FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()
+    con.close()
+    assert (version, bands) == (fpm.FP_VERSION, fpm.ALL_BANDS)
+
+
+# ------------------------------------------------------------------------------ the same people under other names
+def _renamed(ds: FederatedDataset, names, X=None, user_ids=None) -> FederatedDataset:
+    return FederatedDataset.from_parts(ds.X if X is None else X, np.asarray(ds.entity_names)[ds.entity_of_user],
+                                       user_ids=ds.user_ids if user_ids is None else user_ids,
+                                       item_ids=np.asarray(names), value_kind=ds.value_kind, value_max=ds.value_max,
+                                       name="renamed")
+
+
+def test_the_same_people_with_their_items_named_otherwise_are_one_account(tmp_path):
+    """Another id column of the same file (titles for ids), or a catalogue renamed one to one: the item
+    sets' bands see other items, the shape's bands (how many users have each item) see the same people.
+    Two items of the catalogue read as one (two titles alike) still leave most of them recognised."""
+    ds = population(0)
+    fps = people_fingerprint(ds, KEY)
+    perm = np.random.default_rng(5).permutation(ds.n_items)
+    renamed = _renamed(ds, np.array([f"drug {j}" for j in perm]))
+    m = match_people(people_fingerprint(renamed, KEY), fps)
+    assert is_same_people(m) and m.contained >= 0.8     # the users holding three items of untied counts
+    item_sets_only = match_people(people_fingerprint(renamed, KEY).item_sets_only(), fps.item_sets_only())
+    assert item_sets_only.contained == 0.0           # what the item sets alone saw: nobody
+    merged = ds.X.tocsc().copy().tolil()
+    X = ds.X.tocsc()
+    cols = [X[:, j] for j in range(ds.n_items)]
+    cols[1] = cols[1] + cols[599]                        # items 1 and 599 read as one name
+    cols[599] = cols[599] * 0
+    joined = sp.hstack(cols).tocsr()
+    joined.eliminate_zeros()
+    m2 = match_people(people_fingerprint(_renamed(ds, [f"t{j}" for j in perm], X=joined), KEY), fps)
+    assert is_same_people(m2) and m2.contained > 0.5
+    # the odometer charges the renamed reading to the stored account
+    odo = BudgetOdometer(tmp_path / "r.sqlite3")
+    odo.set_cap(ds, 1.0, 1e-5)
+    odo.reserve(ds, [run_plan(ds, 0.8)]).close()
+    assert odo.identity(renamed).account == dataset_key(ds)
+    with pytest.raises(BudgetRefused):
+        odo.reserve(renamed, [run_plan(renamed, 0.5)])
+
+
+def test_record_numbers_find_the_same_people_in_another_table_counters_do_not():
+    """User ids that are record numbers (sparse, like eICU's patientunitstayid) find the same people
+    read with other items altogether — another column or another table of theirs; ids of a counter
+    (1, 2, 3 …) are left out, for unrelated datasets numbered alike share them."""
+    ds = population(0)
+    rng = np.random.default_rng(7)
+    stays = np.array([str(x) for x in rng.choice(3_000_000, ds.n_users, replace=False) + 141_000])
+    meds = _renamed(ds, ds.item_ids, user_ids=stays)
+    other_table = population(9, m=300)                   # other items, other item sets, the same stays
+    diagnoses = _renamed(other_table, [f"dx {j}" for j in range(300)], user_ids=stays)
+    fp_meds = people_fingerprint(meds, KEY)
+    assert (fp_meds.keys[:, 2 * fpm.FP_BANDS:] != 0).all()
+    # keyed like the items: the ids alone, hashed without the store's key, find no one
+    assert not (people_fingerprint(meds, b"\0" * 32).keys[:, 2 * fpm.FP_BANDS:] == fp_meds.keys[:, 2 * fpm.FP_BANDS:]).any()
+    m = match_people(people_fingerprint(diagnoses, KEY), fp_meds)
+    assert is_same_people(m) and m.contained == 1.0
+    half = _renamed(other_table, [f"dx {j}" for j in range(300)],
+                    user_ids=np.r_[stays[: ds.n_users // 2], [f"x{i}" for i in range(ds.n_users - ds.n_users // 2)]])
+    assert match_people(people_fingerprint(half, KEY), fp_meds).contained == pytest.approx(0.5, abs=0.02)
+    # the same items under counter ids: only the item sets' and the shape's bands can match
+    counted = _renamed(other_table, [f"dx {j}" for j in range(300)], user_ids=np.array([str(i + 1) for i in range(400)]))
+    also = _renamed(ds, ds.item_ids, user_ids=np.array([str(i + 1) for i in range(400)]))
+    assert not is_same_people(match_people(people_fingerprint(counted, KEY), people_fingerprint(also, KEY)))
+    for ids, counter in ((["1", "2", "3", "5", "8"], True), ([f"P{i:05d}" for i in range(1, 400)], True),
+                         (list(stays), False), ([f"{h:032x}" for h in rng.integers(0, 2**62, 50)], False),
+                         (["alice", "bob", "carol"], False), ([f"u{i}" for i in range(0, 4000, 10)], True)):
+        assert fpm.ids_are_counters(np.array(ids)) is counter, ids[:3]
+
+
+def test_a_catalogue_whose_items_all_have_about_as_many_users_takes_no_one_for_another():
+    """Drawn uniformly, every item's count of users is shared by other items: such counts name no item,
+    so two unrelated datasets of one such catalogue are never one account (counting them took 79 % of
+    one for the other)."""
+    def uniform(seed: int) -> FederatedDataset:
+        rng = np.random.default_rng(seed)
+        X = sp.random(300, 400, density=0.05, format="csr", random_state=rng, data_rvs=lambda k: rng.integers(1, 6, k))
+        return FederatedDataset.from_parts(X, np.array(["A", "B", "C"])[np.arange(300) % 3],
+                                           user_ids=np.array([f"u{i}" for i in range(300)]),
+                                           item_ids=np.array([f"i{j}" for j in range(400)]), value_kind="ratings",
+                                           value_max=5.0)
+    a, b = uniform(0), uniform(7)
+    fa = people_fingerprint(a, KEY)
+    assert (fa.keys[:, fpm.FP_BANDS:2 * fpm.FP_BANDS] == 0).mean() > 0.9   # hardly anyone holds three untied counts
+    m = match_people(people_fingerprint(b, KEY), fa)
+    assert not is_same_people(m) and m.contained < 0.05
+
+
+def test_one_file_read_with_another_item_column_is_one_account(tmp_path, capsys):
+    """A table naming each item twice (a code and a name, one to one): reading it by either column is
+    the same people, and the run on the second reading is refused under the cap the first reached."""
+    ds = population(0, n=300)
+    X = ds.X.tocoo()
+    lines = ["user,code,name,rating,site"] + [
+        f"u{u},{ds.item_ids[i]},drug {(int(i) * 37) % ds.n_items:04d},{int(v)},{'AB'[u % 2]}"
+        for u, i, v in zip(X.row, X.col, X.data)]
+    f = tmp_path / "orders.csv"
+    f.write_text("\n".join(lines) + "\n")
+    store = tmp_path / "cli.sqlite3"
+    common, by_code = _capped_reading(f, store, {"item_col": "code", "value_col": "rating"})
+    by_name = load_data(str(f), user_col="user", item_col="name", entity_col="site", value_col="rating")
+    assert dataset_key(by_name) != dataset_key(by_code)
+    assert BudgetOdometer(store).identity(by_name).account == dataset_key(by_code)
+    _refused_as_the_same_people(common, {"item_col": "name", "value_col": "rating"}, capsys)

@@ -31,8 +31,9 @@ examples:
 The budget follows the people: the same data loaded again — from any file name or row order — has
 the same budget, and a re-export of the same users (new pseudonyms, rows added or removed, entity
 values relabelled, values changed, read with other options, a subsample mixed with other people)
-is matched to it by a keyed fingerprint of which items each user has and charged to the same
-account. The fingerprint key lives beside the store (<store>.fpkey, mode 0600): keep both together
+is matched to it by a keyed fingerprint of which items each user has (also read from how many
+users hold each item, so another item column of the same file is the same people, and from user
+ids that are record numbers) and charged to the same account. The fingerprint key lives beside the store (<store>.fpkey, mode 0600): keep both together
 and protect them like the data. Releases compose per entity by the smaller of basic composition and
 zCDP at the cap's δ (a sweep's points as one batch by PLD); `budget show` says which. Simulation
 runs are not charged, and without --store / $DPFED_STORE they do not open the store at all.

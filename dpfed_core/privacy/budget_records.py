@@ -290,6 +290,11 @@ def mapped_charge_rows(rid: int, charges: Mapping[str, tuple], entity_map: Mappi
 
 
 # ================================================================================ accounts
+#: How a dataset was recognised as stored people, said without which of the ways found them (which
+#: would tell a prober more): the people fingerprint's three families (privacy/fingerprint.py).
+RECOGNISED_BY = "recognised by its users' items, how many users hold each item, or record-number ids"
+
+
 @dataclass(frozen=True)
 class Identity:
     """Which account a dataset is charged to: its own (``alias_of`` None) or that of a stored dataset
@@ -308,5 +313,5 @@ class Identity:
             return ""
         # recognised or not, nothing more: how many people matched and which entities they were found in
         # would tell whoever reads a dry run whether a record added to a probe is in the stored data
-        return (f"same people as the stored dataset {self.alias_name!r} ({self.alias_of}; recognised by the "
-                "item sets of its users): charged to its budget")
+        return (f"same people as the stored dataset {self.alias_name!r} ({self.alias_of}; {RECOGNISED_BY}): "
+                "charged to its budget")

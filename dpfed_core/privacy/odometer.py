@@ -21,7 +21,8 @@ Identity: the budget follows the people
     canonical order): the same data under another file name or row order is the same dataset. Any
     other view of the same people — a re-export, another reading of the same file — has another key,
     so every dataset also gets a keyed *people fingerprint*
-    (:mod:`dpfed_core.privacy.fingerprint`: which items each user has, MinHash/LSH under a secret kept
+    (:mod:`dpfed_core.privacy.fingerprint`: which items each user has, the same read from the data's shape
+    without the item ids, and user ids that are not counters — MinHash/LSH and hashes under a secret kept
     beside the store) and a new dataset that holds enough of a stored account's people, or is made
     enough of them (containment either way, :func:`~dpfed_core.privacy.fingerprint.is_same_people`),
     becomes its *alias*: it is charged to the same account, its entities mapped onto the stored one's
@@ -73,7 +74,7 @@ from dpfed_core.errors import ConfigError
 # The people fingerprint lives in its own module (keyed: the store is no membership oracle); its
 # names are re-exported here for callers of the odometer.
 from dpfed_core.privacy.fingerprint import (  # noqa: F401
-    CONTAINMENT_THRESHOLD, FP_BANDS, FP_ROWS, FP_VERSION, LEGACY_FP_VERSION, MIN_BANDS,
+    CONTAINMENT_THRESHOLD, FP_BANDS, FP_ROWS, FP_VERSION, ITEM_SETS_FP_VERSION, LEGACY_FP_VERSION, MIN_BANDS,
     MIN_MATCHED_USERS, FingerprintKeyError, PeopleFingerprint, PeopleMatch, is_same_people, legacy_fingerprint,
     match_people, people_fingerprint)
 from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: F401  (StoreError re-exported)
@@ -135,7 +136,8 @@ class BudgetOdometer:
         secret = read_secret(path)
         with self.store.read() as con:
             row = con.execute("SELECT value FROM meta WHERE name = 'fingerprint_key_id'").fetchone()
-            n_keyed = con.execute("SELECT COUNT(*) FROM fingerprints WHERE version = ?", (FP_VERSION,)).fetchone()[0]
+            n_keyed = con.execute("SELECT COUNT(*) FROM fingerprints WHERE version IN (?, ?)",
+                                  (FP_VERSION, ITEM_SETS_FP_VERSION)).fetchone()[0]
         recorded = row[0] if row else None
         if secret is not None:
             if recorded is not None and secret_id(secret) != recorded:
@@ -178,10 +180,12 @@ class BudgetOdometer:
                            "f.dataset_key WHERE f.dataset_key != ? AND d.alias_of IS NULL", (key,)).fetchall()
         for row in rows:  # the account's own dataset only (aliases point to it)
             version = int(row["version"])
-            if version == FP_VERSION:
+            if version in (FP_VERSION, ITEM_SETS_FP_VERSION):
                 if fp_new is None:
                     continue
-                fp = fp_new
+                # a keyed entry of the item sets only is compared on those bands (and rewritten with
+                # every band when its data is read again, below)
+                fp = fp_new if version == FP_VERSION else fp_new.item_sets_only()
             elif version == LEGACY_FP_VERSION:
                 fp = fp_old = fp_old or legacy_fingerprint(dataset)
             else:
@@ -210,8 +214,8 @@ class BudgetOdometer:
                             (best[0], best[1].contained, json.dumps(emap), key))
         row = con.execute("SELECT version FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()
         if secret is not None and (row is None or int(row["version"]) != FP_VERSION):
-            # a new dataset, or the one-time rekey of an older store's unkeyed fingerprint when its
-            # data is read again
+            # a new dataset, or the one-time rewrite of an older store's fingerprint (unkeyed, or keyed
+            # item sets only) when its data is read again
             fp = people_fingerprint(dataset, secret)
             con.execute("INSERT OR REPLACE INTO fingerprints (dataset_key, version, n_users, bands, keys, entity) "
                         "VALUES (?, ?, ?, ?, ?, ?)",

@@ -25,6 +25,7 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.evaluation.budget import save_result  # noqa: F401  (the pages' API)
 from dpfed_core.evaluation.service import charged_run, charged_sweep  # noqa: F401  (the pages' API)
 from dpfed_core.evaluation.history import RunHistory  # noqa: F401
+from dpfed_core.privacy.budget_records import RECOGNISED_BY
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, dataset_key
 from dpfed_core.privacy.store import Store
 
@@ -156,8 +157,8 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
                f"entity it touches. Composition: {ACCOUNTANT}. Simulation runs are not charged. Store file: "
                f"`{store.path.name.replace('`', '')}`")
     if ident.alias_of:
-        st.info(f"Same people as the stored dataset {ident.alias_name!r} (recognised by the item sets of its "
-                "users): this data is charged to that dataset's budget and cap.",
+        st.info(f"Same people as the stored dataset {ident.alias_name!r} ({RECOGNISED_BY}): this data is "
+                "charged to that dataset's budget and cap.",
                 icon=":material/group:")
     current = "no cap" if math.isinf(cap_e) else f"ε = {_fmt(cap_e, 4)}, δ = {view['cap_delta']:.3g} per entity"
     st.markdown(f"**Current cap:** {current}")
