@@ -325,6 +325,13 @@ VERSUS_DP_POPULARITY = (f"{VERDICTT}::test_versus_dp_popularity_is_inconclusive_
                         "metrics_direction")
 HIGHER_IS_BETTER_CROSSING = (f"{VERDICTT}::test_a_higher_is_better_metric_crosses_where_it_is_higher_and_a_tie_never_"
                              "beats")
+SWEEP_SE = f"{VERDICTT}::test_the_sweep_verdicts_standard_error_is_the_sample_sd_over_the_root_of_the_seeds"
+PAIRED = (f"{VERDICTT}::test_a_paired_effect_pairs_each_seed_with_its_own_baseline_run_and_beats_only_beyond_one"
+          "_sd")
+OWN_ITEMS_KEPT = f"{SITEMS}::test_an_entity_keeps_its_own_items_only_where_its_round_two_keeps_its_own_parts"
+EMPTY_IS_LOCAL = f"{SITEMS}::test_an_empty_catalogue_leaves_each_site_its_own_model"
+LEDGER_GUARANTEE = f"{PLT}::test_the_dashboards_guarantee_is_the_ledgers_epsilon_and_delta_beside_the_request"
+CLI_TABLE = f"{CLIT}::test_the_run_table_states_each_methods_ledger_epsilon_and_overall_numbers"
 SWEEP_SUMMARY = (f"{BREL}::test_the_sweep_summary_compares_with_individual_beside_local_and_with_dp_popularity_as_its_"
                  "baseline")
 
@@ -980,6 +987,40 @@ MUTANTS = (
     Mutant("split-tests-the-first-users", SPLIT, "split_users",
            "key = rng.random(n)", "key = np.arange(n, dtype=float)",
            (f"{SPLITT}::test_test_users_and_hidden_entries_are_drawn_uniformly",)),
+    Mutant("sweep-verdict-sample-sd-not-standard-error", VERDICTS, "sweep_entity_verdict",
+           "d.std(ddof=1) / math.sqrt(len(d))", "d.std(ddof=1)", (SWEEP_SE,)),
+    Mutant("sweep-verdict-population-sd", VERDICTS, "sweep_entity_verdict", "d.std(ddof=1)", "d.std(ddof=0)",
+           (SWEEP_SE,)),
+    Mutant("paired-effect-beats-within-its-standard-error", EXPERIMENTS, "paired_effects",
+           "abs(mean) > sd", "abs(mean) > sd / math.sqrt(g.size)", (PAIRED,)),
+    Mutant("paired-effect-with-another-seeds-baseline", EXPERIMENTS, "paired_effects",
+           "next(((b, s) for b, s in base if s == r.get('seed')), None)", "next(((b, s) for b, s in base), None)",
+           (PAIRED,)),
+    Mutant("value-scale-negative-reverses-rankings", BLEND, "value_scale",
+           "xs / ss if ss > 0 and xs > 0 else 1.0", "xs / ss if ss > 0 else 1.0",
+           (f"{BLENDT}::test_the_value_scale_is_never_negative_so_it_never_turns_a_ranking_around",)),
+    Mutant("nested-evidence-bar-ignores-the-default", BLEND, "fit_blend",
+           "default is not None and _better(mats, vecs, reduced_h, hidden_h, has_h, cols, default, (full_m, full_i))",
+           "False",
+           (f"{BLENDT}::test_the_bar_of_nested_evidence_is_the_default_where_it_beats_the_sites_own_blend",)),
+    Mutant("own-items-kept-without-a-local-blend", CATRUN, "keeps_own_items",
+           "bool(getattr(build_method(config, 1.0), 'local_blend', False))", "True", (OWN_ITEMS_KEPT,)),
+    Mutant("declared-note-counts-every-item-as-outside", CATRUN, "declared_catalogue_note",
+           "n_items - n_declared", "n_items", (OWN_ITEMS_KEPT,)),
+    Mutant("empty-catalogue-site-model-without-the-rule", SUMM, "own_round2",
+           "fit_site_model(X, rank=int(method.rank))", "0.0", (EMPTY_IS_LOCAL,), arg="evidence"),
+    Mutant("time-hint-at-the-default-test-fraction", "dpfed_core/evaluation/cost.py", "_terms",
+           "float(cfg.get('test_fraction', 0.2))", "0.2",
+           ("tests/test_cost.py::test_each_cost_term_reads_the_runs_own_test_fraction_iterations_and_k",)),
+    Mutant("dashboard-guarantee-states-the-request", UI_TABLES, "guarantee_text",
+           "format_epsilon(p['epsilon'])", "format_epsilon(p['requested_epsilon'])", (LEDGER_GUARANTEE,), nth=1),
+    Mutant("cli-table-states-the-request", CLI_MAIN, "_print_table",
+           "doc['privacy']['epsilon']", "doc['privacy']['requested_epsilon']", (CLI_TABLE,)),
+    Mutant("cli-table-states-one-entitys-numbers", CLI_MAIN, "_print_table",
+           "doc['overall'][k]", "doc['entities'][0][k]", (CLI_TABLE,)),
+    Mutant("cli-sweep-silent-when-inconclusive-against-dp-popularity", CLI_MAIN, "cmd_sweep",
+           "row['verdict'] != 'beats dp-popularity'", "row['verdict'] == 'LOSES to dp-popularity'",
+           (f"{CLIT}::test_a_sweep_says_when_its_method_does_not_beat_dp_popularity_inconclusive_included",)),
     # --- what a run reads of a user's table, list or upload, and the check of a run's configuration
     Mutant("value-kind-name-case-sensitive", LT, "infer_value_kind",
            "str(value_col).strip().lower()", "str(value_col).strip()",

@@ -795,3 +795,33 @@ def test_a_holdout_of_min_evidence_users_is_evidence_and_one_fewer_is_not(users)
         assert (info["matrix_weights"], info["item_weights"]) == default
     else:
         assert info["item_weights"][0] > 0 and info["holdout_mar"] < 0.3
+
+
+def test_the_value_scale_is_never_negative_so_it_never_turns_a_ranking_around():
+    """The least-squares factor of values on scores is used only when positive: scores that disagree
+    with the values (a negative factor would reverse every ranking of the site) are left as they are."""
+    from dpfed_core.models.blend import value_scale
+
+    X = sp.csr_matrix(np.array([[5.0, 1.0]]))
+    agree = [(("matrix", 0), np.array([[1.0]]), np.array([[1.0], [0.2]]))]
+    assert value_scale(X, agree) == pytest.approx(5.0)  # 5.2 / 1.04: the values are 5 × the scores
+    disagree = [(("matrix", 0), np.array([[1.0]]), np.array([[-1.0], [-5.0]]))]
+    assert value_scale(X, disagree) == 1.0
+    assert value_scale(sp.csr_matrix((1, 2)), agree) == 1.0
+
+
+def test_the_bar_of_nested_evidence_is_the_default_where_it_beats_the_sites_own_blend():
+    """Nested evidence: the bar the whole search must clear is the better on the hold-out of the site's
+    own blend and the caller's default. Here the own part ranks the rare items first and the default
+    (the federation's popularity) the right way; at a z no search can clear, the blend is the default,
+    not the own blend."""
+    from dpfed_core.models.blend import fit_blend
+
+    n, m = 200, 12
+    p = 0.8 ** np.arange(m)
+    X = sp.csr_matrix((np.random.default_rng(0).random((n, m)) < p).astype(float))
+    _, _, info = fit_blend(X, [], [lambda Z: np.arange(m, dtype=float) + 1.0, lambda Z: p.copy()],
+                           np.random.default_rng(1), evidence=100.0, default=([], [0.0, 1.0]),
+                           alone=([], [True, False]), alone_default=([], [1.0, 0.0]))
+    assert info["item_weights"] == [0.0, 1.0]
+    assert info["holdout_mar"] < 0.5

@@ -349,3 +349,29 @@ def test_an_error_names_the_flag_that_fixes_it_and_the_k_note_reads_the_runs_own
     assert "clip(⌊n̂ / 50⌋, 1, 10)" in _k_note(RunConfig(method="dp-gaussian", k=10,
                                                           prototype_params={"cluster_size": 50}))
     assert "clip(⌊n̂ / 1000⌋, 1, 10)" in _k_note(RunConfig(method="dp-gaussian", k=10))
+
+
+def test_the_run_table_states_each_methods_ledger_epsilon_and_overall_numbers(capsys):
+    """A row of the run's table is the method's own document: the ε its ledger guarantees (which may
+    be below the request) and its overall metrics — never the request, never one entity's values."""
+    keys = ["mar", "test_rmse", "train_rmse", "precision_at_10", "recall_at_10", "ndcg_at_10"]
+    overall = dict(zip(keys, [0.1234, 1.5, 0.75, 0.2, 0.3, 0.4]))
+    entity = dict(zip(keys, [0.4321, 9.0, 9.0, 0.9, 0.9, 0.9]))
+    doc = {"privacy": {"epsilon": 0.62, "requested_epsilon": 1.0}, "overall": overall,
+           "entities": [{"name": "A", **entity}]}
+    from dpfed_core.cli.main import _print_table
+
+    _print_table({"dp-gaussian": doc}, 10)
+    row = capsys.readouterr().out.splitlines()[1].split()
+    assert row[:3] == ["dp-gaussian", "0.62", "0.1234"]
+    assert [float(x) for x in row[2:]] == [overall[k] for k in keys]
+
+
+def test_a_sweep_says_when_its_method_does_not_beat_dp_popularity_inconclusive_included(tmp_path, capsys):
+    """Against the DP popularity list the sweep prints every ε where the method does not beat it, an
+    inconclusive one (one seed: no spread to judge by) as much as a loss."""
+    csv = _toy_csv(tmp_path / "toy.csv")
+    assert main(["sweep", "--data", str(csv), *TOY_ARGS, "--method", "dp-cooccurrence", "--rank", "3",
+                 "--epsilons", "1", "--seeds", "0", "--references", "dp-popularity", "--simulation"]) == 0
+    out = capsys.readouterr().out
+    assert "ε = 1: dp-cooccurrence inconclusive (" in out, out

@@ -216,3 +216,14 @@ def test_a_runs_shape_carries_the_selections_forecast_when_no_catalogue_is_decla
     assert shapes[2]["s"] < shape["s"]  # a smaller ε keeps fewer items
     with pytest.raises(ValueError, match="2 shapes for 3 runs"):
         cost.predict_runs(shapes[:2], runs)
+
+
+def test_each_cost_term_reads_the_runs_own_test_fraction_iterations_and_k():
+    """The terms a stage's time is fitted on are the run's own: its test users (n × its test
+    fraction) for the evaluation, its iterations (relative to 100) for round 2, its k for round 1."""
+    shape = {"n": 1000, "m": 50, "H": 4, "nnz": 9000}
+    np.testing.assert_allclose(cost._terms("evaluate", shape, {"test_fraction": 0.5}), [1, 1000 * 0.5 * 50 / 1e3, 9000])
+    np.testing.assert_allclose(cost._terms("evaluate", shape), [1, 1000 * 0.2 * 50 / 1e3, 9000])
+    np.testing.assert_allclose(cost._terms("round2", shape, {"max_iter": 30}),
+                               [1, 4 * 0.3, 9000 * 0.3, 4 * 50 * 0.3, 1000 * 0.3, 1000 * 50 * 0.3 / 1e3])
+    assert cost._terms("round1", shape, {"k": 7})[-1] == pytest.approx(1000 * 7 * 50 / 1e3)

@@ -95,6 +95,18 @@ def test_the_dashboards_guarantee_carries_the_float_sampler_note_and_every_warni
     assert FLOAT_SAMPLER_NOTE in text and warned in text
 
 
+def test_the_dashboards_guarantee_is_the_ledgers_epsilon_and_delta_beside_the_request(runs):
+    """The guarantee the Federate and Evaluate pages state is the ledger's (ε, δ), which may be below
+    the request; the request is stated beside it, never in its place."""
+    prod = runs[1]
+    spent = {**prod, "privacy": {**prod["privacy"], "epsilon": 0.62, "delta": 4e-7,
+                                 "requested_epsilon": 1.0, "requested_delta": 1e-6}}
+    text = dash.guarantee_text(spent)
+    assert "(0.62, 4e-07)-DP** for every user" in text
+    assert "requested ε = 1, δ = 1e-06" in text
+    assert "(1, " not in text.split("requested")[0]
+
+
 @pytest.mark.parametrize("delta", [0.5, 0.01, 0.2])
 def test_large_delta_is_refused_naming_the_flag_and_the_control(delta):
     with pytest.raises(ConfigError) as e:

@@ -98,8 +98,10 @@ def test_an_empty_catalogue_leaves_each_site_its_own_model(monkeypatch, aggregat
     assert all(w > 0 for w in res.entity_factors().local_widths)
     assert any("own model alone" in n for n in doc["notes"])
     assert "own model alone" in next(w["text"] for w in doc["warnings"] if w["code"] == "empty-catalogue")
-    # what each site knows alone: the very model ``local`` fits, up to the hold-out draw
-    assert abs(doc["overall"]["mar"] - local["overall"]["mar"]) < 0.03
+    # what each site knows alone: the very model ``local`` fits (the same routine, rows, hold-out and
+    # one-standard-error rule), so every entity's numbers are local's
+    assert [e["mar"] for e in doc["entities"]] == [e["mar"] for e in local["entities"]]
+    assert doc["overall"]["mar"] == local["overall"]["mar"]
     assert doc["overall"]["mar"] < 0.3
 
 
@@ -593,3 +595,22 @@ def test_a_declared_catalogue_that_covers_the_data_is_shared_whole_by_the_plain_
     b, rb = run_method(replace(ds, n_declared=ds.n_items), cfg)
     assert a["overall"] == b["overall"] and "catalogue_declared" not in rb.extra
     np.testing.assert_array_equal(ra.V, rb.V)
+
+
+def test_an_entity_keeps_its_own_items_only_where_its_round_two_keeps_its_own_parts():
+    """What the notes say of the items a catalogue leaves out follows the method's round 2: a prototype
+    method's and a summable method's with its local blend keep each entity's own model; dp-popularity
+    (no local blend by default) scores them 0; a method that is not federated has no catalogue to speak of."""
+    from dpfed_core.evaluation.catalogue_run import declared_catalogue_note, keeps_own_items
+    from dpfed_core.methods import get_method
+
+    def keeps(method: str, **params) -> bool:
+        return keeps_own_items(get_method(method), RunConfig(method=method, epsilon=1.0, method_params=params))
+
+    assert keeps("dp-gaussian") and keeps("dp-cooccurrence")
+    assert not keeps("dp-popularity") and keeps("dp-popularity", local_blend=True)
+    assert not keeps("dp-cooccurrence", local_blend=False) and not keeps("local")
+    kept = declared_catalogue_note(3, 10, True)
+    assert "shaped by its 3 items" in kept and "the data's 7 other items stay" in kept and "own model" in kept
+    zero = declared_catalogue_note(9, 10, False)
+    assert "the data's 1 other item stay" in zero and "they score 0" in zero

@@ -165,6 +165,43 @@ def test_the_sweep_verdict_counts_an_entity_only_beyond_the_t_interval_of_its_se
     assert "beyond its 95 % t interval, 4.3 standard errors at 3 seeds" in text
 
 
+def test_the_sweep_verdicts_standard_error_is_the_sample_sd_over_the_root_of_the_seeds():
+    """Two entities whose mean difference over 3 seeds lies between the bounds a wrong spread would
+    draw: 'beyond' is 5.2 standard errors better (sample sd / √3) — counted better, yet inside 4.30
+    sample sds —, 'inside' 3.98 — inconclusive, yet beyond 4.30 standard errors of the population sd
+    (ddof 0, √(3/2) smaller)."""
+    local = {"beyond": [0.30] * 3, "inside": [0.30] * 3}
+    fed = {"beyond": [0.30 - d for d in (0.008, 0.012, 0.016)],
+           "inside": [0.30 - d for d in (0.0052, 0.0092, 0.0132)]}
+    doc = {"config": {"method": "dp", "mode": "zero"},
+           "runs": _seed_runs("dp", 1.0, fed) + _seed_runs("local", math.inf, local)}
+    for name, diffs, ratio in (("beyond", (0.008, 0.012, 0.016), 5.2), ("inside", (0.0052, 0.0092, 0.0132), 3.98)):
+        d = np.asarray(diffs)
+        assert d.mean() / (d.std(ddof=1) / math.sqrt(3)) == pytest.approx(ratio, abs=0.01), name
+    r = vd.sweep_entity_verdict(doc, 1.0, "mar", baselines=("local",))["baselines"]["local"]
+    assert (r["better"], r["worse"], r["tie"]) == (1, 0, 1), r
+
+
+def _paired_doc(dp: list[float], local: list[float]) -> dict:
+    runs = [{"method": "dp", "epsilon": 1.0, "seed": s, "entities": [], "overall": {"mar": m}}
+            for s, m in enumerate(dp)]
+    runs += [{"method": "local", "epsilon": math.inf, "seed": s, "entities": [], "overall": {"mar": m}}
+             for s, m in enumerate(local)]
+    return {"config": {"method": "dp", "mode": "zero"}, "runs": runs}
+
+
+def test_a_paired_effect_pairs_each_seed_with_its_own_baseline_run_and_beats_only_beyond_one_sd():
+    # local differs by seed; dp is 0.01 lower at every seed: paired by seed, a gain of 0.01 with no spread
+    steady = ex.paired_effects(_paired_doc([0.29, 0.19, 0.39], [0.30, 0.20, 0.40]), "dp", "local", "mar")
+    assert [(e["epsilon"], e["n"], e["state"]) for e in steady] == [(1.0, 3, "beats")]
+    assert steady[0]["mean"] == pytest.approx(0.01) and steady[0]["sd"] == pytest.approx(0.0, abs=1e-12)
+    # gains 0, 0.004, 0.014: mean 0.006 inside one sample sd (0.0072), beyond its standard error (0.0042)
+    edge = ex.paired_effects(_paired_doc([0.30, 0.296, 0.286], [0.30] * 3), "dp", "local", "mar")
+    assert edge[0]["mean"] == pytest.approx(0.006) and edge[0]["sd"] == pytest.approx(math.sqrt(52e-6))
+    assert edge[0]["state"] == "inconclusive"
+    assert ex.crossing_report(_paired_doc([0.30, 0.296, 0.286], [0.30] * 3), "mar", "local")["epsilon"] is None
+
+
 def _crossing_sweep(fed: dict[float, list[float]], local: float = 0.30) -> dict:
     runs = [{"method": "dp", "epsilon": eps, "seed": s, "entities": [], "overall": {"mar": m}}
             for eps, vals in fed.items() for s, m in enumerate(vals)]
