@@ -227,3 +227,23 @@ def test_each_cost_term_reads_the_runs_own_test_fraction_iterations_and_k():
     np.testing.assert_allclose(cost._terms("round2", shape, {"max_iter": 30}),
                                [1, 4 * 0.3, 9000 * 0.3, 4 * 50 * 0.3, 1000 * 0.3, 1000 * 50 * 0.3 / 1e3])
     assert cost._terms("round1", shape, {"k": 7})[-1] == pytest.approx(1000 * 7 * 50 / 1e3)
+
+
+def test_the_pages_time_hint_counts_every_run_and_adds_their_predictions(tmp_path, monkeypatch):
+    """The Federate page's hint for a comparison names how many runs it predicts and is their sum, one
+    after the other (a measurement written here, so the hint does not hang on the committed one)."""
+    from dpfed_core.data.samples import load_sample
+    from dpfed_core.ui import engine as dash
+
+    pts = [_point(m, s, {"round1": 0.5, "server": 0, "round2": s["H"] * f, "other": 0, "evaluate": 0.1})
+           for m, f in (("local", 0.1), ("individual", 0.02)) for s in SHAPES]
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"model": cost.fit(pts), "points": pts}))
+    monkeypatch.setattr(cost, "COST_FILE", path)
+    data = load_sample("clinic")
+    runs = [RunConfig(method=m) for m in ("local", "individual", "local")]
+    alone = [dash.predicted_seconds(data, [c]) for c in runs]
+    assert alone[0] != pytest.approx(alone[1])
+    assert dash.predicted_seconds(data, runs) == pytest.approx(sum(alone))
+    assert "predicted for 3 runs on these" in dash.estimate_line(data, runs)
+    assert "predicted for 1 run on these" in dash.estimate_line(data, runs[:1])

@@ -49,6 +49,19 @@ def test_defaults_and_advice_come_from_the_measurement(tmp_path, clinic):
     assert "0.1400" in text and "0.1500" in text
 
 
+def test_the_advice_quotes_the_measured_setting_at_the_defaults_epsilon(tmp_path):
+    """The measurement holds the same method, aggregation and rank at several ε: the advice quotes the
+    one at the defaults' ε, not another ε's numbers."""
+    p = _measurement(tmp_path, beats=True)
+    doc = json.loads(p.read_text())
+    other = {**doc["settings"][0], "epsilon": 1.0, "mar_mean": 0.190, "local_mar_mean": 0.180}
+    doc["settings"] = [other, doc["settings"][0]]
+    p.write_text(json.dumps(doc))
+    assert dd.chosen_setting(dd.measured_defaults(p))["epsilon"] == 3.0
+    text = dd.advice_text(p)
+    assert "0.1400" in text and "0.1500" in text and "0.1900" not in text
+
+
 def test_advice_is_honest_when_nothing_beats_local(tmp_path):
     text = dd.advice_text(_measurement(tmp_path, beats=False))
     assert "No measured DP setting beat the entities alone" in text and "not a win" in text

@@ -80,6 +80,11 @@ def test_values_match_the_run(docs, page):
     params = _section(page, "parameters")
     for k in ("k", "rank", "lam", "seed", "epsilon", "delta", "mode"):
         assert f"<td>{k}</td>" in params
+    # the scope states the ledger's ε, which here is below the request; the ε chart's dashed line is the request
+    assert p["epsilon"] != p["requested_epsilon"]
+    assert f"release is ({rep.fmt_num(p['epsilon'])}, δ)-DP for its own users" in _section(page, "scope")
+    lines = re.findall(r'"name":"requested \\u03b5 \(([^)]*)\)"', priv)
+    assert lines == [f"{p['requested_epsilon']:.3g}"]
 
 
 def test_the_tradeoff_states_the_sweeps_own_settings_and_a_simulation(docs):
@@ -221,6 +226,14 @@ def test_epsilon_in_words_names_the_strength_the_text_defines(eps, word):
     assert text.endswith(f"this is {word}.")
     factor = math.exp(eps)
     assert f"at most {factor:.3g} times" in text if factor < 1e6 else f"at most {factor:.1e} times" in text
+
+
+def test_the_parameters_state_every_method_parameter_the_run_was_given(docs):
+    run = docs["run"]
+    given = {**run, "config": {**run["config"], "method_params": {"pop_share": 0.3, "max_items": 123}}}
+    params = _section(rep.build_report(given, generated="2026-01-02T03:04:05+00:00"), "parameters")
+    assert "Other method parameters" in params
+    assert "<td>pop_share</td>" in params and "<td>max_items</td>" in params and ">123<" in params
 
 
 def _text(page: str) -> str:

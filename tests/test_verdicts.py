@@ -202,6 +202,14 @@ def test_a_paired_effect_pairs_each_seed_with_its_own_baseline_run_and_beats_onl
     assert ex.crossing_report(_paired_doc([0.30, 0.296, 0.286], [0.30] * 3), "mar", "local")["epsilon"] is None
 
 
+def test_a_crossing_counts_the_seeds_of_the_swept_method_not_of_its_baseline():
+    """One seed of the swept method has no spread, however many seeds its baseline ran."""
+    doc = _paired_doc([0.20], [0.30, 0.30, 0.30])
+    rep = ex.crossing_report(doc, "mar", "local")
+    assert rep["epsilon"] is None and not rep["meaningful"]
+    assert rep["text"].startswith("not reported: 1 seed of dp")
+
+
 def _crossing_sweep(fed: dict[float, list[float]], local: float = 0.30) -> dict:
     runs = [{"method": "dp", "epsilon": eps, "seed": s, "entities": [], "overall": {"mar": m}}
             for eps, vals in fed.items() for s, m in enumerate(vals)]
