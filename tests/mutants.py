@@ -1038,6 +1038,9 @@ MUTANTS = (
     Mutant("report-epsilon-chart-request-line-at-the-ledgers-epsilon", RSECTIONS, "_privacy",
            "privacy_composed_bars(per_entity, _f(p.get('requested_epsilon')))", "_f(p.get('epsilon'))",
            (f"{REPORTT}::test_values_match_the_run",), arg=1),
+    Mutant("verdict-compares-with-an-undefined-baseline", VERDICTS, "entity_verdict",
+           "_finite(v) and _finite(base.get(n))", "_finite(v)",
+           (f"{VERDICTT}::test_entity_verdict_against_local_and_individual_and_nan_is_no_test_users",)),
     # --- what a run reads of a user's table, list or upload, and the check of a run's configuration
     Mutant("value-kind-name-case-sensitive", LT, "infer_value_kind",
            "str(value_col).strip().lower()", "str(value_col).strip()",

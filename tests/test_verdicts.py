@@ -38,6 +38,12 @@ def test_entity_verdict_against_local_and_individual_and_nan_is_no_test_users():
     assert "zero mode" in text and "no test users (no verdict): C, D" in text
     assert "nan" not in text.lower()
     assert vd.verdict_word(v) == "even" and vd.verdict_word(v, "individual") == "better"
+    # an entity the baseline has no value for is compared with nothing: in no count, no difference
+    docs["local"] = _doc({"A": 0.15, "B": math.nan, "C": 0.2, "D": 0.3}, math.inf)
+    loc = vd.entity_verdict(docs, "dp", "mar")["baselines"]["local"]
+    assert (loc["better"], loc["worse"], loc["tie"]) == (1, 0, 0) and set(loc["entities"]) == {"A"}
+    docs["local"] = _doc({"A": None, "B": math.nan, "C": 0.2, "D": 0.3}, math.inf)
+    assert "local" not in vd.entity_verdict(docs, "dp", "mar")["baselines"]  # nothing comparable: no verdict
 
 
 def test_one_entitys_word_is_the_counts_rule():
