@@ -195,3 +195,24 @@ def test_each_entitys_sums_combined_give_the_metrics_of_the_in_process_evaluatio
         for k in ("train_rmse", "test_rmse", "mar", "precision_at_3", "recall_at_3", "ndcg_at_3"):
             assert g[k] == pytest.approx(w[k], abs=1e-12), (w["name"], k)
     assert [e["n_test_users"] for e in got["entities"]] == [3, 5]
+
+
+@pytest.mark.parametrize("mode,top_n", [("observed", 3), ("zero", 7)])
+def test_a_run_is_evaluated_in_its_own_mode_at_its_own_cut_off(mode, top_n):
+    """A run's document holds the metrics of its own settings: the training error over the cells its
+    mode fits and the top-N metrics at its own N, the evaluation called on its split with them."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.experiments import make_split, run_method
+    from report_docs import small_dataset
+
+    ds = small_dataset()
+    cfg = RunConfig(method="individual", rank=3, max_iter=20, mode=mode, top_n=top_n, seed=1)
+    split = make_split(ds, cfg)
+    doc, res = run_method(ds, cfg, split)
+    want = evaluate(res.entity_factors(), None, split.train, split.test, split.test_users, ds.entity_of_user,
+                    ds.entity_names, mode, top_n)
+    assert doc["overall"] == pytest.approx(want["overall"])
+    assert f"precision_at_{top_n}" in doc["overall"] and "precision_at_10" not in doc["overall"]
+    other = evaluate(res.entity_factors(), None, split.train, split.test, split.test_users, ds.entity_of_user,
+                     ds.entity_names, "zero" if mode == "observed" else "observed", top_n)
+    assert doc["overall"]["train_rmse"] != pytest.approx(other["overall"]["train_rmse"])

@@ -192,10 +192,22 @@ def test_a_non_dp_method_requests_no_delta_and_is_never_labelled_a_simulation():
 
     led = PrivacyLedger(math.inf, 0.0)
     led.spend("A", "raw data", "raw rows (non-private)", math.inf)
-    out = privacy_summary(_result(led), RunConfig(method="central", delta=1e-6, simulation=True), False)
+    # the summary itself reads no request off a non-private method's configuration, whatever ε it holds
+    out = privacy_summary(_result(led), RunConfig(method="central", epsilon=1.0, delta=1e-6, simulation=True), False)
     assert out["requested_delta"] == 0.0 and math.isinf(out["requested_epsilon"])
     assert out["simulation"] is False and SIMULATION_LABEL not in out["label"]
     assert out["label"].startswith("non-private")
+
+
+def test_the_label_states_the_ledgers_epsilon_to_four_significant_digits():
+    """The label the CLI prints and the pages show after a run: the ledger's ε to four significant
+    digits (0.1235, not 0.12)."""
+    from dpfed_core.evaluation.experiments import privacy_summary
+
+    led = PrivacyLedger(1.0, 1e-6)
+    led.spend("A", "counts", "Laplace", 0.123456, 0.0)
+    out = privacy_summary(_result(led), RunConfig(method="dp-gaussian", epsilon=1.0, delta=1e-6), True)
+    assert out["label"].startswith("(0.1235, 0)-DP per user of each entity")
 
 
 def test_a_spend_the_accountant_rounds_to_zero_is_labelled_as_noisy_releases_not_as_nothing_sent():
