@@ -311,7 +311,8 @@ def test_parameters_omit_k_for_a_method_that_takes_none_and_the_default_k_is_not
     assert default_config(ds, "dp-prototypes").k == default_config(fewer, "dp-prototypes").k == DEFAULT_K
 
 
-def test_epsilon_chart_shows_the_composed_guarantee_not_a_stack_of_stages(cooc_doc):
+def test_epsilon_chart_shows_the_composed_guarantee_not_a_stack_of_stages(cooc_doc, monkeypatch):
+    from dpfed_core.reporting import plots
     from dpfed_core.reporting.plots import privacy_composed_bars
     from dpfed_core.ui.tables import per_stage_table
 
@@ -327,7 +328,15 @@ def test_epsilon_chart_shows_the_composed_guarantee_not_a_stack_of_stages(cooc_d
     bars = [t for t in fig.data if t.type == "bar"]
     assert len(bars) == 1 and list(bars[0].y) == pytest.approx(list(composed.values()))
     assert fig.layout.barmode != "stack"
+    drawn = []  # the rows the report's chart draws: each entity's composed ε, never the stages' rows
+
+    def recorded(rows, *args, **kwargs):
+        drawn.append(list(rows))
+        return privacy_composed_bars(rows, *args, **kwargs)
+
+    monkeypatch.setattr(plots, "privacy_composed_bars", recorded)
     page = rep.build_report(cooc_doc, generated="x")
+    assert drawn == [p["per_entity"]]
     priv = _section(page, "privacy")
     assert "fig-stages" in priv and "stacked" not in page
     assert "do not add up" in priv and "zCDP" in priv

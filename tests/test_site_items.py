@@ -614,3 +614,28 @@ def test_an_entity_keeps_its_own_items_only_where_its_round_two_keeps_its_own_pa
     assert "shaped by its 3 items" in kept and "the data's 7 other items stay" in kept and "own model" in kept
     zero = declared_catalogue_note(9, 10, False)
     assert "the data's 1 other item stay" in zero and "they score 0" in zero
+
+
+@pytest.mark.parametrize("aggregation", ["secure", "none"])
+def test_a_sites_round_two_on_a_dp_catalogue_masks_the_federation_to_the_names_it_holds(monkeypatch, aggregation):
+    """On a DP-selected catalogue (released hash keys) every site's round 2 fits its model with the
+    federation's parts limited to the item names it holds rows for (``known_only``); on a declared
+    catalogue every shared name is public and nothing is masked. The default a small hold-out keeps is
+    the method's own (``round2_default``)."""
+    from dpfed_core.models import blend as blend_module
+
+    calls = []
+    real = blend_module.fit_site_model
+
+    def spy(X, **kwargs):
+        if kwargs.get("V_fed") is not None:  # round 2 with the federation's parts (not ``local``)
+            calls.append((kwargs.get("known_only", False), kwargs.get("default_rule", "shrunk")))
+        return real(X, **kwargs)
+
+    monkeypatch.setattr(blend_module, "fit_site_model", spy)
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=2.0, rank=3, simulation=True, aggregation=aggregation, seed=1)
+    _, res = run_method(_data(), cfg)
+    assert len(res.extra["catalogue"]) > 0 and calls == [(True, "shrunk")] * 3
+    calls.clear()
+    run_method(_data(item_source="declared"), cfg.replace(prototype_params={"round2_default": "alone"}))
+    assert calls == [(False, "alone")] * 3
