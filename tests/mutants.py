@@ -2051,6 +2051,8 @@ MUTANTS = (
     Mutant("his-title-sweep-grid", HISTORY, "_title", "doc.get('epsilons')", "cfg.get('epsilon')", (HISTORY_ENTRIES,)),
     Mutant("par-test-users-all-counted", PARTIAL, "entity_statistics",
            "int(has.sum())", "len(idx)", (ENTITY_SUMS_COMBINED,)),
+    Mutant("deployed-statistics-in-zero-mode", PARTIAL, "entity_statistics",
+           "_row_train_sse(train, U, V, mode)", "_row_train_sse(train, U, V, 'zero')", (ENTITY_SUMS_COMBINED,)),
     Mutant("par-recall-per-user", PARTIAL, "metrics_from_statistics",
            "ratio(stats['recall'], nt)", "ratio(stats['recall'], stats['n_users'])", (ENTITY_SUMS_COMBINED,)),
     Mutant("par-overall-from-first", PARTIAL, "combine_statistics",

@@ -171,10 +171,11 @@ def test_entity_metrics_pool_entries_and_average_over_test_users_only():
                - np.mean([per_user[u]["mar_num"] / per_user[u]["mar_den"] for u in a])) > 1e-3
 
 
-def test_each_entitys_sums_combined_give_the_metrics_of_the_in_process_evaluation():
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_each_entitys_sums_combined_give_the_metrics_of_the_in_process_evaluation(mode):
     """A deployment's evaluation: each entity's sufficient statistics on its own rows, added up by the
-    coordinator, give every per-entity and overall metric of :func:`evaluate` — a test user with
-    nothing hidden counted in neither."""
+    coordinator, give every per-entity and overall metric of :func:`evaluate` in the run's mode — a
+    test user with nothing hidden counted in neither."""
     from dpfed_core.evaluation.partial import combine_statistics, entity_statistics
 
     S, train, test = _tiny_problem(11, n_users=10)
@@ -182,12 +183,12 @@ def test_each_entitys_sums_combined_give_the_metrics_of_the_in_process_evaluatio
     ent = np.array([0] * 4 + [1] * 6)
     U, V = S, np.eye(S.shape[1])
     everyone = np.arange(10)
-    want = evaluate(U, V, _rows(train), _rows(test), everyone, ent, ["A", "B"], mode="zero", n=3)
+    want = evaluate(U, V, _rows(train), _rows(test), everyone, ent, ["A", "B"], mode=mode, n=3)
     per_entity = []
     for h, name in enumerate(["A", "B"]):
         rows = np.flatnonzero(ent == h)
         per_entity.append((name, entity_statistics(U[rows], V, _rows(train[rows]), _rows(test[rows]),
-                                                   np.arange(len(rows)), "zero", 3)))
+                                                   np.arange(len(rows)), mode, 3)))
     got = combine_statistics(per_entity, 3)
     for w, g in zip(want["entities"] + [want["overall"]], got["entities"] + [got["overall"]]):
         assert g["name"] == w["name"]
