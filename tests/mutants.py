@@ -1063,6 +1063,11 @@ MUTANTS = (
     Mutant("round2-default-rule-ignored", SUMM, "blended_round2",
            "str(getattr(method, 'round2_default', 'shrunk'))", "'shrunk'",
            (f"{SITEMS}::test_a_sites_round_two_on_a_dp_catalogue_masks_the_federation_to_the_names_it_holds",)),
+    Mutant("report-same-data-by-sizes-only", REPORT_PY, "same_data", "all(keys)", "False",
+           (f"{REPORTT}::test_a_sweep_of_other_data_of_the_same_sizes_is_told_apart_by_the_store_key",)),
+    Mutant("report-tradeoff-always-on-mar", REPORT_PY, "build_report",
+           "_tradeoff(sweep_doc, metric, include_plotlyjs, public)", "'mar'",
+           (f"{REPORTT}::test_the_tradeoff_section_is_the_metric_asked_for",), arg=1),
     # --- what a run reads of a user's table, list or upload, and the check of a run's configuration
     Mutant("value-kind-name-case-sensitive", LT, "infer_value_kind",
            "str(value_col).strip().lower()", "str(value_col).strip()",

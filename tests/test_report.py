@@ -512,3 +512,21 @@ def test_a_run_document_without_its_entity_summary_takes_the_counts_from_the_dat
     for s in docs["dataset"].summary():
         assert (f"<td>{_esc(s['entity'])}</td><td class='num'>{s['users']}</td>" in data
                 and f"<td class='num'>{s['items_used']}</td><td class='num'>{s['interactions']}</td>" in data)
+
+
+def test_a_sweep_of_other_data_of_the_same_sizes_is_told_apart_by_the_store_key(docs):
+    """Two charged documents name their data by the budget store's content key: data of the same sizes
+    under another key are other data, and the report refuses to put the sweep beside the run."""
+    run, sweep = docs["run"], docs["sweep"]
+    here = {**run, "odometer": {"dataset_key": "key-a"}}
+    assert rep.same_data(here, {**sweep, "odometer": {"dataset_key": "key-a"}})
+    other = {**sweep, "dataset": dict(run["dataset"]), "odometer": {"dataset_key": "key-b"}}
+    assert not rep.same_data(here, other)
+    with pytest.raises(DataError, match="other data"):
+        rep.build_report(here, sweep_doc=other, include_plotlyjs=False)
+
+
+def test_the_tradeoff_section_is_the_metric_asked_for(docs):
+    page = rep.build_report(docs["run"], sweep_doc=docs["sweep"], metric="ndcg_at_10", include_plotlyjs=False)
+    trade = _section(page, "tradeoff")
+    assert f"metric: {html.escape('NDCG@10 (↑)')}, mean ± sd" in trade and "metric: MAR" not in trade
