@@ -480,6 +480,22 @@ def test_planned_stages_are_ledger_stages(declared):
     assert "maximum" in dash.k_note(cfg.method, cfg)
 
 
+def test_with_one_prototype_the_plan_has_no_clustering_stage_and_spends_the_whole_budget():
+    """The automatic k may send one prototype (every user in one cluster): its plan lists only the
+    stages that then run — no candidates, search or trial choice — and their ε adds up to the
+    request, like the plan at the largest k."""
+    from dpfed_core.data.loaders import load_data
+
+    ds = load_data(dash.DEFAULT_SAMPLE)
+    for method in ("dp-gaussian", "dp-prototypes"):
+        cfg = dash.default_config(ds, method).replace(simulation=True)
+        plans = dash.budget_plans(method, ds, cfg)
+        one, most = plans["k = 1"], plans[f"k = {cfg.k}"]
+        assert not {"candidates", "search", "trial choice"} & set(one["stage"]), (method, one)
+        assert {"candidates", "search"} <= set(most["stage"])
+        assert one["epsilon"].sum() == pytest.approx(cfg.epsilon) and most["epsilon"].sum() == pytest.approx(cfg.epsilon)
+
+
 def test_method_colours_fixed():
     from dpfed_core.reporting.plots import method_color
 
