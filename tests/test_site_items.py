@@ -613,7 +613,7 @@ def test_an_entity_keeps_its_own_items_only_where_its_round_two_keeps_its_own_pa
     kept = declared_catalogue_note(3, 10, True)
     assert "shaped by its 3 items" in kept and "the data's 7 other items stay" in kept and "own model" in kept
     zero = declared_catalogue_note(9, 10, False)
-    assert "the data's 1 other item stay" in zero and "they score 0" in zero
+    assert "the data's 1 other item stays its entities' own" in zero and "they score 0" in zero
 
 
 @pytest.mark.parametrize("aggregation", ["secure", "none"])
