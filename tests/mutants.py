@@ -76,6 +76,12 @@ ONE_WORD = "tests/test_verdicts.py::test_one_entitys_word_is_the_counts_rule"
 SHARED_ITEMS_HINT = "tests/test_cost.py::test_a_runs_shape_carries_the_selections_forecast_when_no_catalogue_is_declared"
 FINGERPRINT = "tests/test_code_version.py::test_the_fingerprint_moves_with_the_engines_code_and_pins_only"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
+SITE_BOUNDS = f"{SITET}::test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value_bounds"
+SITE_DELTA = f"{SITET}::test_a_site_charges_the_requests_delta_and_keeps_the_delta_budget_its_policy_states"
+SETUP_DROPOUTS = f"{SITET}::test_a_secure_sums_setup_follows_the_runs_dropouts_within_the_sites"
+STRICT_DEFAULTS = f"{SITET}::test_a_request_within_every_rule_is_accepted_and_the_defaults_are_strict"
+SHARDS = "dpfed_core/deployment/shards.py"
+LAUNCHER = "dpfed_core/deployment/launcher.py"
 METRICS = "dpfed_core/evaluation/metrics.py"
 RANK_DEFS = "tests/test_metrics.py::test_ranking_metrics_are_the_definitions_computed_item_by_item"
 POOLED = "tests/test_metrics.py::test_entity_metrics_pool_entries_and_average_over_test_users_only"
@@ -206,6 +212,11 @@ SITE_LOG = f"{APPS}::test_a_sites_release_log_sums_its_rows_and_states_rho_only_
 REPLIES = f"{APPS}::test_a_node_that_does_not_answer_or_answers_with_an_error_stops_the_run_naming_it"
 FUSED_SPLIT = f"{APPS}::test_a_fused_sum_is_split_by_its_stages_public_lengths_and_a_mismatch_stops_the_run"
 SIM_POLICY = f"{APPS}::test_a_simulation_run_needs_a_given_policy_that_allows_it"
+NODE_DECIDES = f"{APPS}::test_a_sites_decision_reads_the_value_bound_and_the_federation_from_its_own_shard"
+NODE_WITHDRAWS = (f"{APPS}::test_a_site_told_its_run_ended_refunds_only_what_its_own_record_says_it_never"
+                  "_released")
+SHARD_FORMAT = f"{APPS}::test_a_shard_or_a_features_file_that_is_not_what_its_format_says_is_refused"
+POLICY_PATHS = f"{APPS}::test_site_policies_are_one_file_or_one_per_site_with_paths_a_node_config_can_carry"
 DEPLOYABLE = f"{APPS}::test_a_deployment_needs_two_entities_and_dropouts_only_for_summable_methods"
 REPORTS = f"{APPS}::test_the_local_reports_are_this_runs_and_a_dropped_entity_has_none"
 LOST_AFTER = f"{APPS}::test_a_site_lost_after_the_secure_sums_leaves_the_run_within_max_dropouts_and_beyond_stops"
@@ -372,6 +383,8 @@ def _matches(pattern: ast.AST, node: ast.AST) -> bool:
     of the keywords of the node's."""
     if type(pattern) is not type(node):
         return False
+    if pattern is None:  # a dict's ``**`` entry has no key
+        return True
     for field, pv in ast.iter_fields(pattern):
         if field in ("ctx", "type_comment", "kind"):
             continue
@@ -861,6 +874,71 @@ MUTANTS = (
     Mutant("site-accepts-secagg-threshold-one", SITE, "check_secagg",
            "share_num - threshold > allowed or threshold < 2", "share_num - threshold > allowed",
            (f"{SITET}::test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites",)),
+    Mutant("site-max-epsilon-read-as-its-budget", SITE, "check",
+           "req.epsilon > policy.max_epsilon * (1 + 1e-12)", "req.epsilon > policy.budget_epsilon * (1 + 1e-12)",
+           (f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself[epsilon just above]",)),
+    Mutant("site-max-epsilon-with-slack", SITE, "check",
+           "req.epsilon > policy.max_epsilon * (1 + 1e-12)", "req.epsilon > policy.max_epsilon * 2",
+           (f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself[epsilon just above]",)),
+    Mutant("site-bounds-low-end-unchecked", SITE, "check", "not lo <= v <= hi", "not v <= hi", (SITE_BOUNDS,)),
+    Mutant("request-without-the-shards-value-bound", SITE, "request_of",
+           "{'value_max': float(value_max)}", "{}", (SITE_BOUNDS,)),
+    Mutant("site-charges-its-max-delta-not-the-runs", SITE, "accept",
+           "0.0 if math.isinf(eps) else req.delta", "0.0 if math.isinf(eps) else policy.max_delta", (SITE_DELTA,)),
+    Mutant("site-delta-budget-change-ignored", SITE, "accept",
+           "(cap_e, cap_d) != (policy.budget_epsilon, policy.budget_delta)", "cap_e != policy.budget_epsilon",
+           (SITE_DELTA,)),
+    Mutant("secagg-tolerance-from-the-run-alone", SITE, "check_secagg",
+           "min(int(policy.max_dropouts), int(max_dropouts))", "int(max_dropouts)", (SETUP_DROPOUTS,)),
+    Mutant("secagg-rule-from-the-sites-most-dropouts", SITE, "check_secagg",
+           "secagg_shares(sample_num, max_dropouts)", "secagg_shares(sample_num, policy.max_dropouts)",
+           (SETUP_DROPOUTS,)),
+    Mutant("site-policy-nan-epsilon-accepted", SITE, "load_policy", "math.isnan(v)", "False", (BAD_POLICY,)),
+    Mutant("site-policy-zero-budget-accepted", SITE, "load_policy", "k.endswith('epsilon') and v == 0", "False",
+           (BAD_POLICY,)),
+    Mutant("site-policy-boolean-dropouts-accepted", SITE, "load_policy",
+           "kind is int and isinstance(raw[key], bool)", "False", (BAD_POLICY,)),
+    Mutant("site-policy-method-not-a-name-accepted", SITE, "load_policy",
+           "not all((isinstance(m, str) for m in raw['methods']))", "False", (BAD_POLICY,)),
+    Mutant("site-policy-default-max-delta-loose", SITE, "load_policy",
+           "num.get('max_delta', 1e-05)", "num.get('max_delta', 0.001)", (STRICT_DEFAULTS,)),
+    Mutant("site-policy-default-budget-delta-loose", SITE, "load_policy",
+           "num.get('budget_delta', 0.0001)", "num.get('budget_delta', 0.009)", (STRICT_DEFAULTS,)),
+    Mutant("site-store-name-leaves-its-folder", SITE, "SitePolicy.store_for",
+           "c.isalnum() or c in '-_.'", "c.isalnum() or c in '-_./'", (STRICT_DEFAULTS,)),
+    Mutant("node-decides-on-a-default-value-bound", CLIENT, "decide",
+           "site_policy.request_of(config, H, shard.value_max, catalogue_from_json(str(rec['config'])))",
+           "site_policy.request_of(config, H, 1.0, catalogue_from_json(str(rec['config'])))", (NODE_DECIDES,)),
+    Mutant("node-accepts-a-shard-of-another-federation", CLIENT, "_load", "shard.n_entities != n_entities", "False",
+           (NODE_DECIDES,)),
+    Mutant("node-redecides-another-request-as-accepted", CLIENT, "decide", "_require_accepted(context, rec)", "None",
+           (NODE_DECIDES,)),
+    Mutant("node-draws-after-it-withdrew", CLIENT, "withdraw",
+           "ConfigRecord({**dict(kept.items()), 'withdrawn': 1})", "kept", (f"{NODE_WITHDRAWS}[nothing drawn]",)),
+    Mutant("node-refunds-a-run-it-released-in", CLIENT, "withdraw", "_released_stages(context)", "[]",
+           (f"{NODE_WITHDRAWS}[a stage released]",)),
+    Mutant("node-releases-prototypes-twice", CLIENT, "round1",
+           "_require_accepted(context, msg.content['config'], 'round1')",
+           "_require_accepted(context, msg.content['config'])",
+           (f"{APPS}::test_a_prototype_release_is_given_once_per_accepted_run",)),
+    Mutant("node-setup-checked-against-the-sites-most-dropouts", CLIENT, "site_policy_mod",
+           "config_from_json(str(kept['config'])).max_dropouts", "_policy(context).max_dropouts",
+           (f"{APPS}::test_a_secure_sums_setup_is_checked_against_the_accepted_runs_dropouts_not_the_sites_most",)),
+    Mutant("node-simulation-stream-of-site-zero", CLIENT, "_summable_rng", "_entity_rngs(config, True, H)[index]",
+           "_entity_rngs(config, True, H)[0]",
+           (f"{APPS}::test_each_site_of_a_simulation_draws_the_in_process_runs_stream_of_its_own_index",)),
+    Mutant("shard-unpickled", SHARDS, "load_shard", "np.load(p, allow_pickle=False)", "True", (SHARD_FORMAT,),
+           arg="allow_pickle"),
+    Mutant("features-non-finite-accepted", SHARDS, "load_item_features", "not np.all(np.isfinite(F))", "False",
+           (SHARD_FORMAT,)),
+    Mutant("features-without-a-name-per-column", SHARDS, "load_item_features",
+           "F.shape != (int(n_items), len(names))", "F.shape[0] != int(n_items)", (SHARD_FORMAT,)),
+    Mutant("site-policies-of-another-count-accepted", LAUNCHER, "_policy_paths", "len(paths) != n", "False",
+           (POLICY_PATHS,)),
+    Mutant("site-policy-path-with-a-quote-accepted", LAUNCHER, "_policy_paths", "\"'\" in str(p)", "False",
+           (POLICY_PATHS,)),
+    Mutant("refused-run-never-withdrawn", SERVER, "_Run.withdraw", "not nodes", "True",
+           (f"{SITET}::test_one_refusing_site_stops_the_run_before_any_site_draws",)),
     # --- what users read about the guarantee, and what stays on disk for the operator only
     Mutant("public-report-first-screen-of-the-analysts", "dpfed_core/reporting/report.py", "build_report",
            "_overview(run_doc, public)", "_overview(run_doc, False)",

@@ -654,3 +654,163 @@ def test_a_shard_written_before_it_stated_its_item_source_is_refused_naming_writ
     with pytest.raises(ConfigError, match="format version 1, expected 2; rewrite it with `python -m dpfed_core "
                                           "write-shards`"):
         load_shard(path)
+
+
+# ============================================================================ a site's handlers, its own law
+def _site(tmp_path, monkeypatch, method="dp-popularity", **policy_keys):
+    """The first site of three clinics: its shard, its policy file and a node context naming both;
+    the handlers' replies as plain objects (outside a Flower task)."""
+    from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = _clinics(3)
+    shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")
+    keys = {"methods": [method], "max_epsilon": 1.0, "budget_epsilon": 5.0, "store": str(tmp_path / "{site}.sqlite3"),
+            **policy_keys}
+    policy = write_policy(tmp_path / "p.toml", **keys)
+    monkeypatch.setattr(ca, "Message", lambda content, reply_to=None: SimpleNamespace(content=content))
+    monkeypatch.setattr(ca, "message_bytes", lambda _msg: 0)
+    return ds, load_policy(policy), _context(**{"data-path": str(shards[0]), "policy-path": str(policy)})
+
+
+def _ask(cfg, n_entities=3, n_items=8):
+    from dpfed_core.deployment.wire import run_json
+
+    return SimpleNamespace(content={"config": {"config": run_json(cfg, "declared", n_items), "n-entities": n_entities}})
+
+
+def _spent(policy) -> float:
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    odo = BudgetOdometer(policy.store_for("clinic 0"))
+    return sum(b.spent_epsilon for d in odo.datasets() for b in odo.balance(d["key"]))
+
+
+def test_a_sites_decision_reads_the_value_bound_and_the_federation_from_its_own_shard(tmp_path, monkeypatch):
+    """The request a site checks carries its shard's own value bound (5 here, outside value_bounds
+    [0, 2]), a run declaring another federation size than the shard's is not this site's run, and a
+    second request in the same run that differs from the accepted one is refused, not 'already accepted'."""
+    ds, policy, ctx = _site(tmp_path, monkeypatch, value_bounds=[0, 2])
+    meta = ca.decide(_ask(RunConfig(method="dp-popularity", epsilon=1.0)), ctx).content["meta"]
+    assert (meta["decision"], meta["rule"]) == ("refused", "value_bounds") and "value_max" in str(meta["message"])
+
+    ds, policy, ctx = _site(tmp_path / "b", monkeypatch)
+    reply = ca.decide(_ask(RunConfig(method="dp-popularity", epsilon=1.0), n_entities=4), ctx)
+    assert "error" in reply.content and "4" in str(reply.content["error"]["message"])
+    assert not policy.store_for("clinic 0").exists()  # nothing decided, nothing charged
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0)
+    assert ca.decide(_ask(cfg), ctx).content["meta"]["decision"] == "accepted"
+    assert ca.decide(_ask(cfg), ctx).content["meta"]["message"] == "already accepted"
+    meta = ca.decide(_ask(cfg.replace(epsilon=0.5)), ctx).content["meta"]
+    assert (meta["decision"], meta["rule"]) == ("refused", "accepted_request")
+    assert _spent(policy) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("released", [True, False], ids=["a stage released", "nothing drawn"])
+def test_a_site_told_its_run_ended_refunds_only_what_its_own_record_says_it_never_released(tmp_path, monkeypatch,
+                                                                                          released):
+    """query.withdraw only asks: the site reads its own record of the run — a stage it marked released
+    keeps the charge, nothing released gives it back — and either way it draws nothing more in the run."""
+    from dpfed_core.deployment.site_policy import PolicyRefused
+
+    ds, policy, ctx = _site(tmp_path, monkeypatch)
+    ask = _ask(RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"))
+    assert ca.decide(ask, ctx).content["meta"]["decision"] == "accepted"
+    if released:
+        ca._require_accepted(ctx, ask.content["config"], "release")  # marked before its draw
+    meta = ca.withdraw(ask, ctx).content["meta"]
+    assert meta["decision"] == ("kept" if released else "withdrawn")
+    assert _spent(policy) == pytest.approx(1.0 if released else 0.0)
+    with pytest.raises(PolicyRefused, match="gave back"):
+        ca._require_accepted(ctx, ask.content["config"], "another stage")
+
+
+def test_a_prototype_release_is_given_once_per_accepted_run(tmp_path, monkeypatch):
+    """round1 claims its stage before it draws: the coordinator asking the same run's prototypes again
+    gets an error naming the rule, and the site's log holds one release."""
+    ds, policy, ctx = _site(tmp_path, monkeypatch, method="kmeans", allow_non_private=True)
+    ask = _ask(RunConfig(method="kmeans", k=3, seed=0))
+    assert ca.decide(ask, ctx).content["meta"]["decision"] == "accepted"
+    first = ca.round1(ask, ctx)
+    assert "release" in first.content
+    again = ca.round1(ask, ctx)
+    assert "release" not in again.content and "one_request_per_run" in str(again.content["error"]["message"])
+    rows = [r for r in SiteLog(policy.store_for("clinic 0")).rows() if r["decision"] == "released"]
+    assert len(rows) == 1 and math.isinf(rows[0]["epsilon"])  # a non-private release is stated as one
+
+
+def test_a_secure_sums_setup_is_checked_against_the_accepted_runs_dropouts_not_the_sites_most(tmp_path):
+    """A site that would allow one dropout accepted a run declaring none: its shares carry σ/√H, so a
+    setup whose threshold lets one live site be claimed dropped is refused before SecAgg+ sees it."""
+    from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key, Stage
+
+    from dpfed_core.deployment.site_policy import PolicyRefused
+    from dpfed_core.deployment.wire import run_json, secagg_shares, secagg_threshold
+
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=5.0,
+                          store=str(tmp_path / "{site}.sqlite3"), max_dropouts=1)
+    ctx = _context(**{"policy-path": str(policy)})
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run_json(cfg, "declared", 8),
+                                                             "n-entities": 3, "operation": "op"})
+
+    def setup(k, t):
+        configs = {Key.STAGE: Stage.SETUP, Key.SAMPLE_NUMBER: 3, Key.SHARE_NUMBER: k, Key.THRESHOLD: t}
+        return SimpleNamespace(metadata=SimpleNamespace(message_type="train"),
+                               content=SimpleNamespace(config_records={RECORD_KEY_CONFIGS: configs}))
+
+    def passed(msg, context):
+        return "handed to SecAgg+"
+
+    assert ca.site_policy_mod(setup(secagg_shares(3, 0), secagg_threshold(3, 0, 3)), ctx, passed) == "handed to SecAgg+"
+    with pytest.raises(PolicyRefused, match="tolerates") as err:
+        ca.site_policy_mod(setup(3, 2), ctx, passed)
+    assert err.value.rule == "max_dropouts"
+
+
+def test_each_site_of_a_simulation_draws_the_in_process_runs_stream_of_its_own_index():
+    """Simulation only (production draws OS entropy): site h's stream is the in-process run's h-th
+    spawn, so the deployment reproduces it, and no two sites share noise."""
+    from dpfed_core.privacy.noise import method_generator
+
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure", simulation=True, seed=5)
+    want = [g.random(4) for g in method_generator(5, private=True, simulation=True).spawn(4)[:3]]
+    got = [ca._summable_rng(cfg, 3, h, _context()).random(4) for h in range(3)]
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+    assert not np.array_equal(got[0], got[1])
+
+
+def test_a_shard_or_a_features_file_that_is_not_what_its_format_says_is_refused(tmp_path):
+    """A shard is read without unpickling (an object array in it is refused, nothing executable
+    loads), and the public item features must be finite and have a name per column."""
+    from dpfed_core.deployment.shards import load_item_features, load_shard, write_shards
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = _clinics(2)
+    path = write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")[0]
+    with np.load(path, allow_pickle=False) as z:
+        parts = {k: z[k] for k in z.files}
+    parts["item_names"] = np.asarray(list(parts["item_names"]), dtype=object)
+    with open(path, "wb") as f:
+        np.savez(f, **parts)
+    with pytest.raises(ConfigError, match="not a dpfed shard file"):
+        load_shard(path)
+    for features, names in ((np.full((8, 2), np.nan), ["a", "b"]), (np.ones((8, 2)), ["a"])):
+        bad = tmp_path / "features.npz"
+        np.savez(bad, version=np.asarray(1), features=features, names=np.asarray(names))
+        with pytest.raises(ConfigError, match="item features"):
+            load_item_features(bad, 8)
+
+
+def test_site_policies_are_one_file_or_one_per_site_with_paths_a_node_config_can_carry(tmp_path):
+    """A list of policies of another length than the sites would give a site none (or another's);
+    a quote in a path would end the node config's string and let the rest of the path set other keys."""
+    from dpfed_core.deployment.launcher import _policy_paths
+
+    one = tmp_path / "p.toml"
+    assert _policy_paths(one, 3) == [one.resolve()] * 3
+    with pytest.raises(DeploymentError, match="2 site policies for 3 sites"):
+        _policy_paths([one, one], 3)
+    with pytest.raises(DeploymentError, match="quote"):
+        _policy_paths(tmp_path / "a' data-path='x.toml", 2)

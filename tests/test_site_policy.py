@@ -9,7 +9,9 @@ site refuses, naming the rule, and the double receives nothing but the refusals.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import os
 import time
 from pathlib import Path
@@ -35,12 +37,14 @@ def _policy(tmp_path, **over) -> sp_.SitePolicy:
 @pytest.mark.parametrize("cfg, rule", [
     (RunConfig(method="dp-popularity", epsilon=1.0, simulation=True), "allow_simulation"),
     (RunConfig(method="dp-popularity", epsilon=1e4), "max_epsilon"),
+    # within the site's total budget (1.5) but above what it accepts of one run
+    (RunConfig(method="dp-popularity", epsilon=1.2), "max_epsilon"),
     (RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-3), "max_delta"),
     (RunConfig(method="kmeans"), "allow_non_private"),
     (RunConfig(method="dp-cooccurrence", epsilon=1.0), "methods"),
     (RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure", max_dropouts=1), "max_dropouts"),
     (RunConfig(method="dp-popularity", epsilon=1.0, method_params={"row_norm": 50.0}), "value_bounds"),
-], ids=["simulation", "epsilon", "delta", "non-private", "method", "dropouts", "bounds"])
+], ids=["simulation", "epsilon", "epsilon just above", "delta", "non-private", "method", "dropouts", "bounds"])
 def test_each_rule_refuses_what_it_forbids_and_names_itself(tmp_path, cfg, rule):
     policy = _policy(tmp_path, value_bounds=[0, 20])
     with pytest.raises(PolicyRefused) as err:
@@ -52,9 +56,29 @@ def test_a_request_within_every_rule_is_accepted_and_the_defaults_are_strict(tmp
     policy = _policy(tmp_path)
     assert (policy.allow_simulation, policy.allow_non_private, policy.max_dropouts) == (False, False, 0)
     check(policy, request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, value_max=10.0))
+    required = {k: STRICT[k] for k in ("methods", "max_epsilon", "budget_epsilon", "store")}
+    bare = load_policy(write_policy(tmp_path / "bare.toml", **required))
+    assert (bare.max_delta, bare.budget_delta, bare.max_coalition_epsilon) == (1e-5, 1e-4, math.inf)
     loose = _policy(tmp_path, allow_simulation=True, allow_non_private=True, max_dropouts=1)
     check(loose, request_of(RunConfig(method="kmeans", simulation=True), 3, value_max=10.0))
     assert loose.store_for("clinic A") == (tmp_path / "stores" / "clinic_A.sqlite3").resolve()
+    # a site's name never leads its store out of the folder its policy names
+    assert loose.store_for("../clinic/B").parent == (tmp_path / "stores").resolve()
+
+
+def test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value_bounds(tmp_path):
+    """value_bounds binds both ends of every bound the run names and the value bound of the site's
+    own shard (the bound its users' values are clipped to, which sizes every release's noise)."""
+    policy = _policy(tmp_path, value_bounds=[0, 20])
+    base = request_of(RunConfig(method="dp-popularity", epsilon=1.0), 3, value_max=10.0)
+    check(policy, base)
+    for bounds in ({"value_max": 10.0, "value_min": -5.0}, {"value_max": 50.0}):
+        with pytest.raises(PolicyRefused) as err:
+            check(policy, dataclasses.replace(base, bounds=bounds))
+        assert err.value.rule == "value_bounds"
+    with pytest.raises(PolicyRefused) as err:
+        check(policy, request_of(RunConfig(method="dp-popularity", epsilon=1.0), 3, value_max=50.0))
+    assert err.value.rule == "value_bounds" and "value_max" in str(err.value)
 
 
 @pytest.mark.parametrize("body, what", [
@@ -69,8 +93,15 @@ def test_a_request_within_every_rule_is_accepted_and_the_defaults_are_strict(tmp
     ("max_epsilon = [", "TOML"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nvalue_bounds = [5, 1]\n", "value_bounds"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nmax_dropouts = -1\n", "max_dropouts"),
+    # NaN compares false with every ε: a site whose max is NaN would accept any run
+    ("methods = ['kmeans']\nmax_epsilon = nan\nbudget_epsilon = 2\nstore = 's'\n", "max_epsilon"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 0\nstore = 's'\n", "budget_epsilon"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nmax_dropouts = true\n",
+     "max_dropouts"),
+    ("methods = [1]\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n", "methods"),
 ], ids=["missing", "typo", "negative", "infinite budget", "string bool", "delta cap", "delta budget", "not toml",
-        "bounds high below low", "negative dropouts"])
+        "bounds high below low", "negative dropouts", "nan epsilon", "zero budget", "boolean dropouts",
+        "method not a name"])
 def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):
     p = tmp_path / "p.toml"
     p.write_text(body, encoding="utf-8")
@@ -112,6 +143,21 @@ def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
                                shard.value_max), shard, run="3", coordinator="test")
     (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
     assert bal["spent_epsilon"] == pytest.approx(1.0) and bal["n_non_private"] == 1 and bal["n_releases"] == 2
+
+
+def test_a_site_charges_the_requests_delta_and_keeps_the_delta_budget_its_policy_states(tmp_path):
+    """The charge is the δ the run asks (not the most the site would accept), and the odometer's cap
+    follows the policy file whichever of its budget's two numbers the site changed."""
+    shard = _site_shard(tmp_path)
+    policy = _policy(tmp_path, budget_epsilon=5.0)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6), 3, shard.value_max)
+    sp_.accept(policy, req, shard, run="1", coordinator="test")
+    (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+    assert bal["spent_delta"] == pytest.approx(1e-6) and bal["cap_delta"] == pytest.approx(1e-4)
+    lowered = _policy(tmp_path, budget_epsilon=5.0, budget_delta=5e-5)
+    sp_.accept(lowered, req, shard, run="2", coordinator="test")
+    (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+    assert (bal["cap_epsilon"], bal["cap_delta"]) == (5.0, pytest.approx(5e-5))
 
 
 def test_a_budget_refusal_tells_the_coordinator_the_rule_not_the_sites_balance_or_its_data(tmp_path):
@@ -508,6 +554,20 @@ def test_a_site_allowing_dropouts_sums_only_within_the_dropouts_its_run_sized_th
         sp_.check_secagg(one, 3, 3, 3, 2, 0)  # threshold lowered: one live site can be claimed dropped
     assert err.value.rule == "max_dropouts"
     sp_.check_secagg(one, 3, 2, secagg_shares(2, 1), secagg_threshold(2, 1, 3), 1)  # a run sized for it
+
+
+def test_a_secure_sums_setup_follows_the_runs_dropouts_within_the_sites(tmp_path):
+    """The public rule and the tolerance a setup may have are the accepted run's d, bounded by the
+    site's max_dropouts: a site that would allow a dropout still takes the honest setup of a run
+    without one, and a site that allows none refuses a setup tolerating one whatever the run says."""
+    from dpfed_core.deployment.wire import secagg_shares, secagg_threshold
+
+    one = _policy(tmp_path, max_dropouts=1)
+    sp_.check_secagg(one, 30, 30, secagg_shares(30, 0), secagg_threshold(30, 0, 30), 0)
+    strict = _policy(tmp_path)
+    with pytest.raises(PolicyRefused, match="tolerates") as err:
+        sp_.check_secagg(strict, 30, 30, secagg_shares(30, 1), secagg_threshold(30, 1, 30), 1)
+    assert err.value.rule == "max_dropouts"
 
 
 @needs_flower
