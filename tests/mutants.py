@@ -217,6 +217,8 @@ NODE_WITHDRAWS = (f"{APPS}::test_a_site_told_its_run_ended_refunds_only_what_its
                   "_released")
 SHARD_FORMAT = f"{APPS}::test_a_shard_or_a_features_file_that_is_not_what_its_format_says_is_refused"
 POLICY_PATHS = f"{APPS}::test_site_policies_are_one_file_or_one_per_site_with_paths_a_node_config_can_carry"
+UNDECIDED = (f"{APPS}::test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_others_get_their"
+             "_charge_back")
 DEPLOYABLE = f"{APPS}::test_a_deployment_needs_two_entities_and_dropouts_only_for_summable_methods"
 REPORTS = f"{APPS}::test_the_local_reports_are_this_runs_and_a_dropped_entity_has_none"
 LOST_AFTER = f"{APPS}::test_a_site_lost_after_the_secure_sums_leaves_the_run_within_max_dropouts_and_beyond_stops"
@@ -939,6 +941,13 @@ MUTANTS = (
            (POLICY_PATHS,)),
     Mutant("refused-run-never-withdrawn", SERVER, "_Run.withdraw", "not nodes", "True",
            (f"{SITET}::test_one_refusing_site_stops_the_run_before_any_site_draws",)),
+    Mutant("server-proceeds-without-a-sites-decision", SERVER, "_Run.site_decisions",
+           "self.transport.check_replies(msgs, replies, 'site policy decisions')", "None", (UNDECIDED,)),
+    Mutant("undecided-run-never-withdrawn", SERVER, "_Run.site_decisions", "self.withdraw(accepted)", "''",
+           (UNDECIDED,), nth=0),
+    Mutant("coalition-epsilon-without-the-catalogues-share", CLIENT, "secure_share", "prior + float(coalition)",
+           "float(coalition)",
+           (f"{APPS}::test_a_sites_coalition_epsilon_counts_the_catalogues_share_before_the_methods",)),
     # --- what users read about the guarantee, and what stays on disk for the operator only
     Mutant("public-report-first-screen-of-the-analysts", "dpfed_core/reporting/report.py", "build_report",
            "_overview(run_doc, public)", "_overview(run_doc, False)",

@@ -814,3 +814,68 @@ def test_site_policies_are_one_file_or_one_per_site_with_paths_a_node_config_can
         _policy_paths([one, one], 3)
     with pytest.raises(DeploymentError, match="quote"):
         _policy_paths(tmp_path / "a' data-path='x.toml", 2)
+
+
+def test_a_sites_coalition_epsilon_counts_the_catalogues_share_before_the_methods(tmp_path, monkeypatch):
+    """A run that selects its catalogue federation-wide takes two shares of this site: against the server
+    colluding with every other site its people have the ε of both. The method's release is logged with
+    the sum, and a max_coalition_epsilon between the method's share alone and the sum stops it."""
+    from flwr.common import FitIns, ndarrays_to_parameters
+    from flwr.compat.common import recorddict_compat as compat
+
+    from dpfed_core.deployment.site_policy import PolicyRefused
+    from dpfed_core.deployment.wire import PUBLIC_AFTER_FIELD, PUBLIC_FIELD, loads, pack_arrays, run_json
+    from dpfed_core.privacy import catalogue as cat
+
+    def shares(ctx):
+        """The catalogue's share, then the method's; yields the ε each alone gives against the coalition."""
+        run = run_json(RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), "secure")
+        ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run, "n-entities": 3, "operation": "op"})
+        keys = np.unique(cat.item_buckets(ca._load(ctx, 3).item_names, cat.SECURE_CATALOGUE_BUCKETS))
+        for extra in ({"stage": "catalogue"}, {PUBLIC_AFTER_FIELD: "catalogue", PUBLIC_FIELD: pack_arrays({"keys": keys})}):
+            ins = {"config": run, "n-entities": 3, **extra}
+            ca.secure_share(SimpleNamespace(content=compat.fitins_to_recorddict(
+                FitIns(ndarrays_to_parameters([]), ins), keep_input=True)), ctx)
+            yield float(loads(str(ctx.state.config_records[ca.STATE_KEY]["coalition_epsilon"])))
+
+    ds, policy, ctx = _site(tmp_path, monkeypatch)
+    catalogue, method = shares(ctx)
+    assert 0 < catalogue < math.inf and 0 < method < math.inf
+    notes = [r["note"] for r in SiteLog(policy.store_for("clinic 0")).rows() if r["decision"] == "released"]
+    assert notes == [f"against the server with every other site: ε = {eps:.4g} (this run so far)"
+                     for eps in (catalogue, catalogue + method)]
+    ds, tight, ctx = _site(tmp_path / "tight", monkeypatch, max_coalition_epsilon=catalogue + method / 2)
+    steps = shares(ctx)
+    next(steps)
+    with pytest.raises(PolicyRefused) as err:
+        next(steps)
+    assert err.value.rule == "max_coalition_epsilon"
+
+
+def test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_others_get_their_charge_back(
+        monkeypatch):
+    """Every site's decision is needed before the first share: a silent site is no acceptance, and the
+    run stops naming it instead of asking the others for their shares. Nothing was drawn anywhere: the
+    sites that accepted are told the run ended (they give back their charge), as when a site refuses,
+    and the coordinator's odometer is told no site drew (ledger_rows = 0)."""
+    monkeypatch.setattr(sa, "Message", lambda content, dst_node_id, message_type: SimpleNamespace(
+        content=content, metadata=SimpleNamespace(dst_node_id=dst_node_id, message_type=message_type)))
+    run = _run(3)
+    run.config_json, run.decisions = "{}", []
+    told = []
+    run.withdraw = lambda nodes: told.extend(nodes) or ""
+    t = run.transport
+    t.log = t.dump = t.progress = lambda *a, **k: None
+    t.entity_of_node = {3: "clinic C"}
+    accepted = [_reply(n, {"meta": {"entity": f"clinic {n}", "decision": "accepted", "rule": "", "message": ""}})
+                for n in (1, 2)]
+    t.send_and_receive = lambda msgs, timeout: accepted
+    with pytest.raises(sa.DeploymentRunError, match="site policy decisions: no reply within 30 s from clinic C") as err:
+        run.site_decisions([1, 2, 3])
+    assert told == [1, 2] and err.value.ledger_rows == 0
+    told.clear()
+    t.send_and_receive = lambda msgs, timeout: accepted + [_reply(3, {"meta": {
+        "entity": "clinic C", "decision": "refused", "rule": "max_epsilon", "message": "above"}})]
+    with pytest.raises(sa.DeploymentRunError, match=r"1 of 3 site\(s\) refused the run — clinic C \(rule max_epsilon\)"):
+        run.site_decisions([1, 2, 3])
+    assert told == [1, 2]

@@ -482,7 +482,16 @@ class _Run:
         for r in replies:
             self.transport.log(r, 0, POLICY_REPLY, False, r.metadata.src_node_id)
             self.transport.dump(r, "policy")
-        self.transport.check_replies(msgs, replies, "site policy decisions")
+        try:
+            self.transport.check_replies(msgs, replies, "site policy decisions")
+        except DeploymentRunError as exc:
+            # A site that did not decide (silent, or its node failed) is no acceptance: the run ends
+            # before any share, as at a refusal, and the sites that accepted are told so — else each
+            # such run would keep their charge for releases they never made.
+            accepted = [r.metadata.src_node_id for r in replies if not r.has_error() and "meta" in r.content.keys()
+                        and str(r.content["meta"]["decision"]) == "accepted"]
+            raise DeploymentRunError(f"{exc}; nothing was released by any site{self.withdraw(accepted)}",
+                                     ledger_rows=0) from None
         decisions, accepted = [], []
         for r in sorted(replies, key=lambda r: nodes.index(r.metadata.src_node_id)):
             meta = r.content["meta"]
