@@ -1,6 +1,7 @@
 """The executor's wake-up clock of a local deployment: a SIGUSR1 is never lost."""
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -128,3 +129,29 @@ def test_a_nodes_idle_poll_backs_off_from_its_floor_to_its_cap_and_a_message_res
     rung.activity()
     rung.sleep(nr._FLOWER_IDLE_SLEEP)
     assert bell.waits == [nr.IDLE_POLL_RUNG_MAX, nr.IDLE_POLL_RUNG_MAX]
+
+
+def test_a_node_reports_no_run_time_of_its_tasks_to_the_superlink(monkeypatch):
+    """Flower sends each reply with the ClientApp's run time: how long a site's task took depends on
+    its data (its rows, its items), which is not the coordinator's to know. A node started by dpfed
+    reports 0 for every message, and still pulls and pushes through Flower's own functions."""
+    import flwr.supernode.cli.flower_supernode  # noqa: F401 (the package's name is also its function's)
+    import flwr.supernode.start_client_internal as sci
+    from flwr.supernode.nodestate.in_memory_nodestate import InMemoryNodeState
+
+    from dpfed_core.deployment import flower_internals as fi
+    from dpfed_core.deployment import node_runtime as rt
+
+    # every Flower internal the node replaces is put back after the test
+    for attr in ("time", "_push_messages", "_pull_and_store_message"):
+        monkeypatch.setattr(sci, attr, getattr(sci, attr))
+    monkeypatch.setattr(InMemoryNodeState, "get_message_processing_duration",
+                        InMemoryNodeState.get_message_processing_duration)
+    monkeypatch.setattr(fi, "_REPLACED", dict(fi._REPLACED))
+    monkeypatch.setattr(sys, "argv", list(sys.argv))
+    started = []
+    monkeypatch.setattr(sys.modules["flwr.supernode.cli.flower_supernode"], "flower_supernode",
+                        lambda: started.append(list(sys.argv)))
+    rt.run_supernode(["--insecure"])
+    assert started == [["flower-supernode", "--insecure"]]
+    assert InMemoryNodeState.get_message_processing_duration(object(), "a message id") == 0.0

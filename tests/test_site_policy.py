@@ -482,6 +482,8 @@ def test_deploy_local_writes_a_policy_matching_the_run_or_gives_every_site_the_o
     assert "no --site-policy given: every site got a policy matching this run" in err
     doc = json.loads((tmp_path / "a.json").read_text())
     assert [d["decision"] for d in doc["deployment"]["site_decisions"]] == ["accepted"] * 4
+    # without --insecure every connection is TLS with node authentication, and the document says so
+    assert doc["deployment"]["insecure"] is False and doc["deployment"]["transport"].startswith("TLS")
     assert out.count(": accepted") == 4
     policy = write_policy(tmp_path / "sites.toml", **{**STRICT, "allow_simulation": True})
     assert main([*common, "--simulation", "--site-policy", str(policy), "--out", str(tmp_path / "b.json")]) == 0
