@@ -217,6 +217,7 @@ NODE_WITHDRAWS = (f"{APPS}::test_a_site_told_its_run_ended_refunds_only_what_its
                   "_released")
 SHARD_FORMAT = f"{APPS}::test_a_shard_or_a_features_file_that_is_not_what_its_format_says_is_refused"
 POLICY_PATHS = f"{APPS}::test_site_policies_are_one_file_or_one_per_site_with_paths_a_node_config_can_carry"
+SHARDS_WRITTEN = "tests/test_deployment.py::test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix"
 UNDECIDED = (f"{APPS}::test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_others_get_their"
              "_charge_back")
 DEPLOYABLE = f"{APPS}::test_a_deployment_needs_two_entities_and_dropouts_only_for_summable_methods"
@@ -945,6 +946,18 @@ MUTANTS = (
            "deployment_runner(workdir=args.workdir)", "True",
            (f"{SITET}::test_deploy_local_writes_a_policy_matching_the_run_or_gives_every_site_the_one_named",),
            arg="insecure"),
+    Mutant("site-policy-cannot-raise-its-budget", SITE, "accept",
+           "odo.set_cap(key, policy.budget_epsilon, policy.budget_delta)", "False", (SITE_DELTA,), arg="confirm_raise"),
+    Mutant("node-reports-the-last-shares-ledger-rows-only", CLIENT, "secure_share",
+           "loads(str(kept['ledger'])) if kept is not None and group[0] != first else []", "[]",
+           (f"{APPS}::test_a_sites_coalition_epsilon_counts_the_catalogues_share_before_the_methods",)),
+    Mutant("node-withdraws-a-request-it-never-accepted", CLIENT, "withdraw", "_require_accepted(context, rec)", "None",
+           (f"{NODE_WITHDRAWS}[nothing drawn]",)),
+    Mutant("shard-test-users-not-the-entitys-rows", SHARDS, "write_shards",
+           "test_users[(test_users >= sl.start) & (test_users < sl.stop)] - sl.start",
+           "test_users[(test_users >= sl.start) & (test_users < sl.stop)]", (SHARDS_WRITTEN,)),
+    Mutant("shard-of-a-sites-export-counts-its-own-entities", SHARDS, "write_shards",
+           "dataset.n_entities if declared is None else len(declared)", "dataset.n_entities", (SHARDS_WRITTEN,)),
     Mutant("server-proceeds-without-a-sites-decision", SERVER, "_Run.site_decisions",
            "self.transport.check_replies(msgs, replies, 'site policy decisions')", "None", (UNDECIDED,)),
     Mutant("undecided-run-never-withdrawn", SERVER, "_Run.site_decisions", "self.withdraw(accepted)", "''",

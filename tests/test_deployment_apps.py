@@ -716,6 +716,11 @@ def test_a_site_told_its_run_ended_refunds_only_what_its_own_record_says_it_neve
     ds, policy, ctx = _site(tmp_path, monkeypatch)
     ask = _ask(RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"))
     assert ca.decide(ask, ctx).content["meta"]["decision"] == "accepted"
+    # a withdrawal of another request than the one accepted is not about this run: nothing given back
+    other = ca.withdraw(_ask(RunConfig(method="dp-popularity", epsilon=0.5, aggregation="secure")), ctx)
+    assert (other.content["meta"]["decision"], other.content["meta"]["rule"]) == ("kept", "accepted_request")
+    assert _spent(policy) == pytest.approx(1.0)
+    ca._require_accepted(ctx, ask.content["config"])  # and the accepted run goes on
     if released:
         ca._require_accepted(ctx, ask.content["config"], "release")  # marked before its draw
     meta = ca.withdraw(ask, ctx).content["meta"]
@@ -819,7 +824,8 @@ def test_site_policies_are_one_file_or_one_per_site_with_paths_a_node_config_can
 def test_a_sites_coalition_epsilon_counts_the_catalogues_share_before_the_methods(tmp_path, monkeypatch):
     """A run that selects its catalogue federation-wide takes two shares of this site: against the server
     colluding with every other site its people have the ε of both. The method's release is logged with
-    the sum, and a max_coalition_epsilon between the method's share alone and the sum stops it."""
+    the sum, a max_coalition_epsilon between the method's share alone and the sum stops it, and the
+    ledger rows the site reports in round 2 are both shares'."""
     from flwr.common import FitIns, ndarrays_to_parameters
     from flwr.compat.common import recorddict_compat as compat
 
@@ -836,10 +842,15 @@ def test_a_sites_coalition_epsilon_counts_the_catalogues_share_before_the_method
             ins = {"config": run, "n-entities": 3, **extra}
             ca.secure_share(SimpleNamespace(content=compat.fitins_to_recorddict(
                 FitIns(ndarrays_to_parameters([]), ins), keep_input=True)), ctx)
-            yield float(loads(str(ctx.state.config_records[ca.STATE_KEY]["coalition_epsilon"])))
+            kept = ctx.state.config_records[ca.STATE_KEY]
+            ledgers.append(loads(str(kept["ledger"])))
+            yield float(loads(str(kept["coalition_epsilon"])))
 
+    ledgers = []
     ds, policy, ctx = _site(tmp_path, monkeypatch)
     catalogue, method = shares(ctx)
+    # the ledger rows round 2 reports hold the catalogue's rows, then the method's
+    assert ledgers[0] and len(ledgers[1]) > len(ledgers[0]) and ledgers[1][:len(ledgers[0])] == ledgers[0]
     assert 0 < catalogue < math.inf and 0 < method < math.inf
     notes = [r["note"] for r in SiteLog(policy.store_for("clinic 0")).rows() if r["decision"] == "released"]
     assert notes == [f"against the server with every other site: ε = {eps:.4g} (this run so far)"

@@ -147,7 +147,7 @@ def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
 
 def test_a_site_charges_the_requests_delta_and_keeps_the_delta_budget_its_policy_states(tmp_path):
     """The charge is the δ the run asks (not the most the site would accept), and the odometer's cap
-    follows the policy file whichever of its budget's two numbers the site changed."""
+    follows the policy file whichever of its budget's two numbers the site changed, down or up."""
     shard = _site_shard(tmp_path)
     policy = _policy(tmp_path, budget_epsilon=5.0)
     req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6), 3, shard.value_max)
@@ -158,6 +158,11 @@ def test_a_site_charges_the_requests_delta_and_keeps_the_delta_budget_its_policy
     sp_.accept(lowered, req, shard, run="2", coordinator="test")
     (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
     assert (bal["cap_epsilon"], bal["cap_delta"]) == (5.0, pytest.approx(5e-5))
+    # the site raising its own budget is its decision (the odometer asks a raise to be confirmed)
+    raised = _policy(tmp_path, budget_epsilon=8.0, budget_delta=2e-4)
+    sp_.accept(raised, req, shard, run="3", coordinator="test")
+    (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+    assert (bal["cap_epsilon"], bal["cap_delta"]) == (8.0, pytest.approx(2e-4)) and bal["n_releases"] == 3
 
 
 def test_a_budget_refusal_tells_the_coordinator_the_rule_not_the_sites_balance_or_its_data(tmp_path):
