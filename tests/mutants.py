@@ -218,6 +218,8 @@ NODE_WITHDRAWS = (f"{APPS}::test_a_site_told_its_run_ended_refunds_only_what_its
 SHARD_FORMAT = f"{APPS}::test_a_shard_or_a_features_file_that_is_not_what_its_format_says_is_refused"
 POLICY_PATHS = f"{APPS}::test_site_policies_are_one_file_or_one_per_site_with_paths_a_node_config_can_carry"
 SHARDS_WRITTEN = "tests/test_deployment.py::test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix"
+SUM_OF_CONTRIBUTORS = (f"{APPS}::test_a_secure_sum_is_the_contributors_exact_sum_and_never_released_with_fewer"
+                       "_than_h_minus_d")
 UNDECIDED = (f"{APPS}::test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_others_get_their"
              "_charge_back")
 DEPLOYABLE = f"{APPS}::test_a_deployment_needs_two_entities_and_dropouts_only_for_summable_methods"
@@ -958,6 +960,13 @@ MUTANTS = (
            "test_users[(test_users >= sl.start) & (test_users < sl.stop)]", (SHARDS_WRITTEN,)),
     Mutant("shard-of-a-sites-export-counts-its-own-entities", SHARDS, "write_shards",
            "dataset.n_entities if declared is None else len(declared)", "dataset.n_entities", (SHARDS_WRITTEN,)),
+    Mutant("secure-sum-released-with-fewer-than-h-minus-d", SERVER, "_SecureSum.__call__",
+           "_SumOnly.n_active < survivors or _SumOnly.n_active == 0", "_SumOnly.n_active == 0", (SUM_OF_CONTRIBUTORS,)),
+    Mutant("secure-sum-scaled-by-h-not-its-contributors", SERVER, "_SecureSum.__call__",
+           "to_grid(mean * _SumOnly.n_active)", "to_grid(mean * H)", (SUM_OF_CONTRIBUTORS,)),
+    Mutant("secagg-threshold-from-the-live-nodes", SERVER, "_SecureSum.__call__",
+           "secagg_threshold(len(nodes), int(method.max_dropouts), H)",
+           "secagg_threshold(len(nodes), int(method.max_dropouts), len(nodes))", (SUM_OF_CONTRIBUTORS,)),
     Mutant("server-proceeds-without-a-sites-decision", SERVER, "_Run.site_decisions",
            "self.transport.check_replies(msgs, replies, 'site policy decisions')", "None", (UNDECIDED,)),
     Mutant("undecided-run-never-withdrawn", SERVER, "_Run.site_decisions", "self.withdraw(accepted)", "''",

@@ -890,3 +890,51 @@ def test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_othe
     with pytest.raises(sa.DeploymentRunError, match=r"1 of 3 site\(s\) refused the run — clinic C \(rule max_epsilon\)"):
         run.site_decisions([1, 2, 3])
     assert told == [1, 2]
+
+
+def test_a_secure_sum_is_the_contributors_exact_sum_and_never_released_with_fewer_than_h_minus_d(monkeypatch):
+    """Each share carries σ/√(H − d): the server takes the sum of at least H − d contributors (their
+    mean, as SecAgg+ returns it, times their number — never times H), records the site that dropped
+    out, and stops the run when fewer contributed, whatever the SecAgg+ workflow let through; its
+    reconstruction threshold stays H − d after a loss."""
+    from flwr.app import ArrayRecord, Context, RecordDict
+    from flwr.common import Code, FitRes, Status, ndarrays_to_parameters
+    from flwr.server.workflow.constant import MAIN_PARAMS_RECORD
+
+    def summed_by(contributors: int, dropped=None):
+        class Workflow:
+            """SecAgg+ as the server drives it, with ``contributors`` of the nodes' shares unmasked."""
+
+            def __init__(self, **kw) -> None:
+                setup.update(kw)
+
+            def __call__(self, grid, legacy) -> None:
+                proxies = list(legacy.client_manager.all().values())[:contributors]
+                results = [(p, FitRes(Status(Code.OK, ""), ndarrays_to_parameters([np.full(4, 0.25)]), 1, {}))
+                           for p in proxies]
+                legacy.strategy.aggregate_fit(1, results, [])
+                legacy.state.array_records[MAIN_PARAMS_RECORD] = ArrayRecord([np.full(4, 0.25)])  # their mean
+
+        monkeypatch.setattr(sa, "_dropout_safe_secaggplus", lambda: Workflow)
+        lost, setup = [], {}
+        transport = SimpleNamespace(round_timeout=30.0, progress=lambda *a, **k: None, log=lambda *a, **k: None,
+                                    dump=lambda *a, **k: None, name=lambda n: f"clinic {n}")
+        run = SimpleNamespace(n_entities=3, dropped=dict(dropped or {}), transport=transport, config_json="{}", pending_public=None,
+                              context=Context(run_id=1, node_id=0, node_config={}, state=RecordDict(), run_config={}),
+                              grid=None, lose=lambda nodes, step, **event: lost.extend(nodes))
+        method = SimpleNamespace(max_dropouts=1, stages=("release",))
+        total, info = sa._SecureSum(run)([1, 2, 3], method, None)
+        return total, info, lost, setup
+
+    total, info, lost, setup = summed_by(3)
+    np.testing.assert_array_equal(total, np.full(4, 0.75))
+    assert info["contributors"] == 3 and lost == []
+    total, info, lost, setup = summed_by(2)  # one site lost: within max_dropouts
+    np.testing.assert_array_equal(total, np.full(4, 0.5))
+    assert info["contributors"] == 2 and lost == [3]
+    # a later sum after that loss: the threshold stays H − d (the survivors the noise was sized for),
+    # never the live nodes' count minus d, which would let the server rebuild a live site's mask alone
+    total, info, lost, setup = summed_by(2, dropped={3: "clinic 3"})
+    assert setup["reconstruction_threshold"] == 2 and info["reconstruction_threshold"] == 2
+    with pytest.raises(sa.DeploymentRunError, match="ended with 1 of 3 entities, fewer than the 2 the run needs"):
+        summed_by(1)
