@@ -201,11 +201,15 @@ def test_a_non_dp_method_requests_no_delta_and_is_never_labelled_a_simulation():
 
 def test_the_label_states_the_ledgers_epsilon_to_four_significant_digits():
     """The label the CLI prints and the pages show after a run: the ledger's ε to four significant
-    digits (0.1235, not 0.12)."""
+    digits, rounded up (0.1235, not 0.12; 0.12341 → 0.1235: never below what holds)."""
     from dpfed_core.evaluation.experiments import privacy_summary
 
     led = PrivacyLedger(1.0, 1e-6)
     led.spend("A", "counts", "Laplace", 0.123456, 0.0)
+    out = privacy_summary(_result(led), RunConfig(method="dp-gaussian", epsilon=1.0, delta=1e-6), True)
+    assert out["label"].startswith("(0.1235, 0)-DP per user of each entity")
+    led = PrivacyLedger(1.0, 1e-6)
+    led.spend("A", "counts", "Laplace", 0.12341, 0.0)
     out = privacy_summary(_result(led), RunConfig(method="dp-gaussian", epsilon=1.0, delta=1e-6), True)
     assert out["label"].startswith("(0.1235, 0)-DP per user of each entity")
 

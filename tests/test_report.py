@@ -207,7 +207,7 @@ def test_summary_states_the_trust_model_and_the_coalition_epsilon():
         assert row, "the summary's coalition row is missing"
         if aggregation == "secure":
             assert "secure aggregation" in summary and "in-process" in summary
-            assert f"ε = {coal:.3g}" in summary and coal > 1
+            assert f"ε = {rep.fmt_eps(coal)}" in summary and coal > 1
             # the coalition row states the coalition's ε, not the guarantee against the server alone
             assert row.group(1).startswith(f"ε = {rep.fmt_eps(coal)}") and rep.fmt_eps(coal) != rep.fmt_eps(server)
         else:
@@ -378,15 +378,15 @@ def test_first_screen_of_a_non_private_run_says_so(docs):
 
 def test_every_number_reads_one_way_and_document_text_is_escaped():
     """fmt_num: yes/no for booleans, ∞ and −∞, — for a missing value, ints as is, other numbers (a
-    whole float too) to 4 significant digits, a word from a document escaped; fmt_eps: 3 digits, ∞
-    labelled non-private; a table escapes every cell and header it did not receive as HTML."""
+    whole float too) to 4 significant digits, a word from a document escaped; fmt_eps: 4 digits rounded
+    up (never below what holds), ∞ labelled non-private; a table escapes every cell and header it did not receive as HTML."""
     from dpfed_core.reporting.report_format import fmt_eps, fmt_num, html_table
 
     assert (fmt_num(True), fmt_num(False)) == ("yes", "no")
     assert (fmt_num(math.inf), fmt_num(-math.inf), fmt_num("-inf"), fmt_num("inf")) == ("∞", "−∞", "−∞", "∞")
     assert (fmt_num(None), fmt_num(math.nan), fmt_num(123456), fmt_num(123456.0)) == ("—", "—", "123456", "1.235e+05")
     assert fmt_num(0.123456) == "0.1235" and fmt_num("<b>n/a</b>") == "&lt;b&gt;n/a&lt;/b&gt;"
-    assert (fmt_eps(0.123456), fmt_eps("inf"), fmt_eps(2)) == ("0.123", "∞ (non-private)", "2")
+    assert (fmt_eps(0.123456), fmt_eps(0.12341), fmt_eps("inf"), fmt_eps(2)) == ("0.1235", "0.1235", "∞ (non-private)", "2")
     t = html_table([{"a": "<i>x</i>", "b": 0.5, "c": "<b>ok</b>"}], [("a", "<A>"), ("b", "B"), ("c", "C")], raw=["c"])
     assert "<td>&lt;i&gt;x&lt;/i&gt;</td>" in t and "<th>&lt;A&gt;</th>" in t and "<td class='num'>0.5</td>" in t
     assert "<td><b>ok</b></td>" in t

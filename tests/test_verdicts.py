@@ -15,10 +15,17 @@ def _doc(values: dict[str, float | None], eps: float = 1.0, mode: str = "zero") 
             "privacy": {"epsilon": eps}, "config": {"mode": mode}}
 
 
-def test_format_epsilon_three_significant_digits():
-    assert vd.format_epsilon(0.123456) == "0.123"
+def test_format_epsilon_four_significant_digits_never_below_what_holds():
+    from dpfed_core.privacy.statement import statement
+
+    assert vd.format_epsilon(0.123456) == "0.1235"
     assert vd.format_epsilon(1.0) == "1"
-    assert vd.format_epsilon(6.58123) == "6.58"
+    assert vd.format_epsilon(6.58123) == "6.582"       # rounded up: 6.581 would be below the ε that holds
+    assert vd.format_epsilon(0.92031) == "0.9204" and vd.format_epsilon(0.9203) == "0.9203"
+    # floating-point residue is no privacy loss: a ledger's 0.69999997 for 0.7, the float 0.1, 1 + 2^-52
+    assert [vd.format_epsilon(x) for x in (0.69999997, 0.1, 1.0000000000000002, 9.99995)] == ["0.7", "0.1", "1", "10"]
+    # the CLI's statement and the dashboard's ε are one text
+    assert "(0.9204, 1e-06)-DP" in statement(0.92031, 1e-6, simulation=False)
     assert vd.format_epsilon(math.inf) == "∞" and vd.format_epsilon("inf") == "∞"
     assert vd.format_epsilon(None) == "—"
 

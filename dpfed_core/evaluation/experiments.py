@@ -30,7 +30,7 @@ from dpfed_core.privacy.ledger import delta_warning
 from dpfed_core.privacy.model import PrivacyModel
 from dpfed_core.privacy.noise import SIMULATION_LABEL, method_generator, noise_provenance
 from dpfed_core.privacy.statement import (UNSTATED_SAMPLER, GUARANTEE_NAME, assumptions, entity_assumptions,
-                                          statement)
+                                          epsilon_that_holds, statement)
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
@@ -71,10 +71,10 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
         label = (f"(ε ≈ 0, {dlt:.3g})-DP per user of each entity: noisy releases were sent (ε below the "
                  "accountant's resolution)")
     elif privacy_model.user_level:
-        label = f"({eps:.4g}, {dlt:.3g})-DP per user of each entity (user-level, parallel over entities)"
+        label = f"({epsilon_that_holds(eps)}, {dlt:.3g})-DP per user of each entity (user-level, parallel over entities)"
     else:
         # Another system's guarantee (e.g. rating-level DP at a trusted curator): say what it is.
-        label = f"ε = {eps:.4g}, δ = {dlt:.3g} — {label or privacy_model.label}"
+        label = f"ε = {epsilon_that_holds(eps)}, δ = {dlt:.3g} — {label or privacy_model.label}"
     simulation = bool(config.simulation) and uses_epsilon
     if simulation:
         label = f"{SIMULATION_LABEL} — as configured: {label}"

@@ -40,11 +40,11 @@ TIE_FRACTION = 0.005
 
 
 def format_epsilon(eps: float | str | None) -> str:
-    """ε for people: 3 significant digits, ∞ for the non-private limit."""
-    if eps is None:
-        return "—"
-    eps = float(eps)
-    return "∞" if math.isinf(eps) else f"{eps:.3g}"
+    """ε for people, as the CLI and the report say it (:func:`~dpfed_core.privacy.statement.epsilon_that_holds`:
+    rounded up, never below what holds), ∞ for the non-private limit."""
+    from dpfed_core.privacy.statement import epsilon_that_holds
+
+    return "—" if eps is None else epsilon_that_holds(float(eps))
 
 
 def better_word(metric: str) -> str:

@@ -45,18 +45,36 @@ def assumptions(samplers: set[str] | list[str], simulation: bool) -> list[str]:
     return out
 
 
+#: Significant digits of every ε shown (CLI, dashboard, report): one precision, so they never disagree.
+EPSILON_DIGITS = 4
+
+
+def epsilon_that_holds(eps: float, digits: int = EPSILON_DIGITS) -> str:
+    """ε for people at ``digits`` significant digits, rounded *up*: a shown ε is never below the ε that
+    holds (0.92034 → 0.9204, where rounding to nearest said 0.9203). A value within a relative 1e-9
+    above its rounding (the float 0.1, a ledger's 0.69999997 for 0.7) is that rounding: floating-point
+    residue is no privacy loss. ∞ for the non-private limit."""
+    x = float(eps)
+    if not math.isfinite(x):
+        return "∞"
+    nearest = float(f"{x:.{digits}g}")
+    if x <= 0 or nearest >= x * (1 - 1e-9):
+        return f"{nearest:.{digits}g}"
+    step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return f"{math.ceil(x / step * (1 - 1e-12)) * step:.{digits}g}"
+
+
 def statement(eps: float, delta: float, simulation: bool) -> str:
     """One line: "(ε, δ)-DP … — guarantee (ledger)", or the simulation / non-private label."""
     if not math.isfinite(eps):
         return "non-private (ε = ∞): no differential-privacy guarantee"
     if simulation:
         return f"{SIMULATION_LABEL} (configured budget ({eps:.4g}, {delta:.3g}))"
-    return f"({eps:.4g}, {delta:.3g})-DP per user of each entity — {GUARANTEE_NAME}"
+    return f"({epsilon_that_holds(eps)}, {delta:.3g})-DP per user of each entity — {GUARANTEE_NAME}"
 
 
 def _eps(x) -> str:
-    x = float(x) if x not in (None, "inf") else float("inf")
-    return "∞" if not math.isfinite(x) else f"{x:.3g}"
+    return epsilon_that_holds(float(x) if x not in (None, "inf") else float("inf"))
 
 
 def _num(x) -> str:

@@ -84,9 +84,14 @@ def fmt_num(x: Any, digits: int = 4) -> str:
 
 
 def fmt_eps(x: Any) -> str:
-    """ε for people: 3 significant digits, ∞ labelled non-private."""
+    """ε for people as the CLI and the dashboard say it (rounded up: never below what holds), ∞ labelled
+    non-private."""
+    from dpfed_core.privacy.statement import epsilon_that_holds
+
     v = _f(x)
-    return "∞ (non-private)" if math.isinf(v) else fmt_num(v, 3)
+    if math.isnan(v):
+        return fmt_num(x)
+    return "∞ (non-private)" if math.isinf(v) else epsilon_that_holds(v)
 
 
 def _esc(x: Any) -> str:
