@@ -332,6 +332,37 @@ def test_a_batch_of_two_gaussian_points_is_composed_by_pld_and_its_large_points_
     assert comp.basic_epsilon == pytest.approx(pld + 1000.0)
 
 
+def test_the_pld_of_a_batch_leaves_its_large_points_delta_to_them():
+    """The PLD of a batch's moderate points is taken at δ_cap/2 minus the δ its large points state:
+    together they stay within basic composition's half of the cap. Checked against the independent
+    (finer) PLD at that reduced δ, which the odometer's coarser PLD can only exceed."""
+    from dpfed_core.privacy.accounting import PLD_MAX_RHO
+
+    rho = planned_rho("dp-cooccurrence", 1.0, 1e-6)[0]
+    z = 1.0 / math.sqrt(2.0 * rho)
+    d_big = 0.8 * CAP_DELTA / 2
+    two = [ReleaseCharge(1.0, 1e-6, rho, gaussian=True, batch="sweep") for _ in range(2)]
+    big = ReleaseCharge(1000.0, d_big, 10 * PLD_MAX_RHO, gaussian=True, batch="sweep")
+    comp = compose_releases([*two, big], CAP_DELTA)
+    left = CAP_DELTA / 2 - d_big
+    assert comp.basic_delta == pytest.approx(CAP_DELTA / 2)
+    assert comp.basic_epsilon - 1000.0 >= pld_epsilon([z, z], left) * (1 - 1e-9)
+    # at the whole half instead the two points would read about 0.12 less
+    assert comp.basic_epsilon - 1000.0 > pld_epsilon([z, z], CAP_DELTA / 2) + 0.05
+
+
+def test_a_row_with_an_infinite_epsilon_leaves_the_rows_without_a_rho():
+    """A non-private row (ε = ∞: exact sums left the entity) has no finite ρ, whatever the other rows
+    say: the rows then have none at all, never the Gaussian rows' ρ alone."""
+    from dpfed_core.privacy.accounting import ledger_rho
+
+    gauss = _row("Gaussian (OpenDP map)", 1.0, 1e-6, rho=0.1)
+    exact = _row("exact sums (non-private limit: exact)", math.inf, 0.0, rho=None, noise_scale=0.0)
+    assert ledger_rho([gauss]) == (pytest.approx(0.1), True)
+    assert ledger_rho([exact, gauss]) == (None, False)
+    assert ledger_rho([gauss, exact]) == (None, False)
+
+
 def test_a_batch_with_a_point_without_rho_has_no_zcdp_charge():
     """A batch one of whose points has no ρ (an approximate-DP selection) leaves the entity without
     a zCDP charge: it composes basically only, its ε the batch's summed ε."""

@@ -261,6 +261,19 @@ def test_settle_records_the_ledger(odo):
     assert odo.releases(ds)[0]["status"] == "released"
 
 
+def test_a_settled_charge_whose_ledger_gave_no_rho_composes_by_its_epsilon_only(odo):
+    """An entity the settlement names no ρ for (its ledger rows had none, e.g. an approximate-DP
+    selection) keeps no zCDP charge: it composes basically at its ε, never as a free ρ = 0; an entity
+    with a ρ composes by it."""
+    ds = make_dataset()
+    res = odo.reserve(ds, [dp_plan(1.0)])
+    res.settle(0, {"A": (1.0, 1e-6), "B": (1.0, 1e-6)}, {"B": (0.01, True)})
+    bal = {b.entity: b for b in odo.balance(ds)}
+    assert bal["A"].tight_epsilon == math.inf and bal["A"].accountant == "basic"
+    assert bal["A"].spent_epsilon == pytest.approx(1.0)
+    assert 0 < bal["B"].tight_epsilon < 1.0 and bal["B"].accountant == "zCDP"
+
+
 # ------------------------------------------------------------------------------ plans
 def test_plans_classify_methods_before_any_computation():
     ds = make_dataset()
@@ -681,6 +694,20 @@ def test_raising_a_cap_needs_confirmation_and_every_change_is_logged(odo):
         odo.set_cap(ds, 1.0)                               # the CLI and the dashboard alike
     assert odo.cap(dataset_key(ds)) == (4.0, 1e-5)         # refused: nothing changed
     assert odo.cap_changes(ds)[0]["new_epsilon"] == 4.0
+
+
+def test_raising_only_the_caps_delta_needs_confirmation_too(odo):
+    """δ is budget as much as ε: a cap whose δ alone grows is a raise, refused unless confirmed (and
+    nothing changes); lowering δ alone is free."""
+    ds = make_dataset()
+    odo.set_cap(ds, 3.0, 1e-6)
+    odo.set_cap(ds, 3.0, 1e-7)
+    with pytest.raises(BudgetRefused, match="raises the budget cap"):
+        odo.set_cap(ds, 3.0, 1e-5)
+    assert odo.cap(dataset_key(ds)) == (3.0, 1e-7)
+    odo.set_cap(ds, 3.0, 1e-5, confirm_raise=True)
+    assert [(c["new_delta"], bool(c["raised"])) for c in odo.cap_changes(ds)] == [
+        (1e-5, True), (1e-7, False), (1e-6, False)]
 
 
 def test_cli_dry_run_prints_the_planned_charge_and_charges_nothing(tmp_path, capsys):

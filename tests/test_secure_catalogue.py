@@ -335,6 +335,25 @@ def test_per_entity_selection_releases_the_union_of_the_entities_items():
     assert rel.columns.tolist() == [0, 1]
 
 
+@pytest.mark.parametrize("eps, delta, c", [(1.0, 1e-3, 4), (0.5, 1e-6, 1), (3.0, 1e-5, 16)])
+def test_the_per_entity_selection_rows_state_the_map_at_the_threshold_the_release_reports(eps, delta, c):
+    """Each entity's selection row is OpenDP's map of the Laplace threshold at the very threshold the
+    release reports (1 + K of :func:`selection_threshold`), and that map fits the (ε, δ) given: a
+    threshold applied one below the reported one would state a larger δ than the release claims."""
+    rng = np.random.default_rng(3)
+    X = sp.csr_matrix((rng.random((400, 30)) < 0.3).astype(float))
+    ledger = PrivacyLedger(10.0, 5e-3)
+    rel = cat.select_catalogue(X, [slice(0, 200), slice(200, 400)], ["a", "b"], eps, delta,
+                               np.random.default_rng(0), ledger, c)
+    _, k = cat.selection_threshold(eps, delta, c)
+    assert rel.threshold == 1 + k
+    e_map, d_map = noise.laplace_threshold(float(c / eps), int(rel.threshold)).map((c, c, 1))
+    assert [r.entity for r in ledger.rows] == ["a", "b"]
+    for row in ledger.rows:
+        assert row.epsilon == pytest.approx(e_map, rel=1e-12) and row.delta == pytest.approx(d_map, rel=1e-12)
+        assert row.epsilon <= eps * (1 + 1e-9) and row.delta <= delta * (1 + 1e-9)
+
+
 def test_the_catalogues_divisor_and_coalition_count_the_dropouts_and_the_most_exposed_entity():
     from dpfed_core.evaluation.catalogue_run import coalition_with_catalogue, secure_catalogue_divisor
 
