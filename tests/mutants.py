@@ -356,6 +356,8 @@ INF_ROW_RHO = f"{ACCT}::test_a_row_with_an_infinite_epsilon_leaves_the_rows_with
 DELTA_RAISE = f"{ODOT}::test_raising_only_the_caps_delta_needs_confirmation_too"
 SETTLED_NO_RHO = f"{ODOT}::test_a_settled_charge_whose_ledger_gave_no_rho_composes_by_its_epsilon_only"
 SELECTION_ROWS = f"{SCAT}::test_the_per_entity_selection_rows_state_the_map_at_the_threshold_the_release_reports"
+BY_A_HAIR = f"{ODOT}::test_a_release_past_the_cap_by_a_hair_is_refused"
+NOT_A_BATCH = f"{ODOT}::test_a_run_and_its_comparison_are_checked_as_they_will_be_charged_not_as_a_batch"
 
 @dataclass(frozen=True)
 class Mutant:
@@ -1922,6 +1924,14 @@ MUTANTS = (
     Mutant("catalogue-threshold-one-below", CAT, "select_catalogue",
            "mech.partition_selection(counts[present], int(max_items), epsilon, delta, 1 + k, rng)", "k",
            (SELECTION_ROWS,), arg=4),
+    Mutant("odometer-cap-one-percent-slack", ODO, "BudgetOdometer._check", "after.epsilon > cap_e * (1 + CAP_REL_TOL)",
+           "after.epsilon > cap_e * 1.01", (BY_A_HAIR,)),
+    Mutant("check-composes-a-runs-releases-as-a-batch", ODO, "BudgetOdometer._plan_entries",
+           "batch_id if p.batch else None", "batch_id", (NOT_A_BATCH,)),
+    Mutant("secure-catalogue-coalition-ignores-a-small-divisor", CAT, "secure_catalogue_share",
+           "zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else eps_row",
+           "zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 2 else eps_row",
+           (f"{ACCT}::test_the_federation_wide_catalogues_coalition_epsilon",)),
     # --- what the dashboard helpers, the report and the operator commands show
     Mutant("ui-eps-max-exclusive", UI_INPUTS, "check_budget",
            "math.isfinite(eps) and eps > MAX_FINITE_EPSILON",

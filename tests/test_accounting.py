@@ -240,6 +240,10 @@ def test_the_federation_wide_catalogues_coalition_epsilon():
     _, eps_1 = cat.secure_catalogue_share(X, bucket, rho, delta, rng, PrivacyLedger(10.0, 1e-3).for_entity("e"),
                                           divisor=1.0, n_buckets=64)
     assert eps_1 == pytest.approx(rdp_epsilon(rho, delta), rel=0.01)
+    # the smallest secure sum, two entities (d = √2): the share still protects by half the variance only
+    _, eps_2 = cat.secure_catalogue_share(X, bucket, rho, delta, rng, PrivacyLedger(10.0, 1e-3).for_entity("e"),
+                                          divisor=math.sqrt(2.0), n_buckets=64)
+    assert eps_2 == pytest.approx(rdp_epsilon(2 * rho, delta), rel=0.01) and eps_2 > 1.3 * eps_1
 
 
 @pytest.mark.parametrize("method,gaussian", [("dp-popularity", True), ("dp-cooccurrence", True),

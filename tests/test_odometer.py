@@ -111,6 +111,19 @@ def test_cap_enforced_and_refusal_names_the_control(odo):
     assert {b.entity: b.remaining_epsilon for b in odo.balance(ds)}["A"] == pytest.approx(0.0)
 
 
+def test_a_release_past_the_cap_by_a_hair_is_refused(odo):
+    """The cap is a bound, not a target: a release that would take an entity half a percent past it is
+    refused; only the floating-point slack of a sum of shares (1e-9 relative) is tolerated."""
+    ds = make_dataset()
+    odo.set_cap(ds, 1.0, 1e-5)
+    odo.reserve(ds, [dp_plan(0.6)]).close()
+    for over in (0.405, 0.4 + 1e-6):
+        with pytest.raises(BudgetRefused):
+            odo.reserve(ds, [dp_plan(over)])
+    assert not odo.preview(ds, [dp_plan(0.405)])["fits"]
+    odo.reserve(ds, [dp_plan(0.4 * (1 + 1e-12))]).close()
+
+
 def test_delta_cap_enforced(odo):
     ds = make_dataset()
     with pytest.raises(Exception, match=r"δ must be in \[0, 0.01\)"):
@@ -520,6 +533,19 @@ def test_six_gaussian_releases_fit_where_basic_composition_refuses_the_fifth(odo
         basic.reserve(ds, [dp_plan(1.0)]).close()
     with pytest.raises(BudgetRefused):
         basic.reserve(ds, [dp_plan(1.0)])
+
+
+def test_a_run_and_its_comparison_are_checked_as_they_will_be_charged_not_as_a_batch(odo):
+    """A run and the method compared with it are two releases, not a sweep's batch: the cap check
+    composes them as the store will (zCDP ≈ 1.45 for two Gaussian releases at ε = 1), so a cap of 1.4
+    refuses them though their PLD as one batch (≈ 1.33) would fit; a sweep's two points do fit."""
+    ds = make_dataset()
+    odo.set_cap(ds, 1.4, 1e-5)
+    with pytest.raises(BudgetRefused):
+        odo.reserve(ds, [gauss_plan(1.0), gauss_plan(1.0, kind="comparison")])
+    assert odo.releases(ds) == []
+    odo.reserve(ds, [gauss_plan(1.0, kind="sweep point", batch=True) for _ in range(2)]).close()
+    assert max(b.spent_epsilon for b in odo.balance(ds)) <= 1.4
 
 
 def test_default_sweep_charge_per_entity(odo):
