@@ -51,10 +51,17 @@ def test_non_private_is_labelled_inf():
     assert led.guarantee()[0] == math.inf and not led.is_private
 
 
-@pytest.mark.parametrize("eps,delta", [(0, 1e-6), (-1, 1e-6), (float("nan"), 0), (1, 1.0), (1, -0.1), ("abc", 0)])
+@pytest.mark.parametrize("eps,delta", [(0, 1e-6), (-1, 1e-6), (float("nan"), 0), (1, 1.0), (1, -0.1), ("abc", 0),
+                                       (1, 0.01)])
 def test_bad_budgets(eps, delta):
     with pytest.raises(ConfigError):
         PrivacyLedger(eps, delta)
+
+
+def test_a_delta_just_below_one_in_a_hundred_is_a_budget():
+    """δ = 1/100 is the first δ refused (one user in a hundred may be published outright); just below it
+    is still a budget."""
+    assert PrivacyLedger(1.0, 0.0099).delta == 0.0099
 
 
 def test_each_entity_s_rows_are_its_own_through_appends_copies_and_pickles():

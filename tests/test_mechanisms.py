@@ -201,6 +201,15 @@ def test_mech_infinite_epsilon_adds_no_noise():
     assert s == 0 and out.tolist() == [1.0]
 
 
+def test_a_gaussian_given_no_noise_at_a_finite_epsilon_records_an_infinite_rho():
+    """σ = 0 handed to the Gaussian at a finite ε releases the exact values: its row's ρ is ∞ (no zCDP
+    accountant can absorb it), never 0."""
+    ledger = PrivacyLedger(math.inf)
+    out, s = mech.gaussian_mechanism([1.0, 2.0], 1.0, 1.0, 1e-6, rng(), ledger=ledger.for_entity("h"), sigma=0.0, **L)
+    assert s == 0 and out.tolist() == [1.0, 2.0]
+    assert ledger.rows[0].rho == math.inf
+
+
 def test_every_mechanism_charges_its_ledger_before_drawing():
     """A draw never escapes its charge: each mechanism records its own row (mechanism, ε, δ,
     sensitivity, scale, and ρ for the Gaussian), and a ledger that refuses the spend stops the

@@ -126,8 +126,9 @@ def test_a_release_past_the_cap_by_a_hair_is_refused(odo):
 
 def test_delta_cap_enforced(odo):
     ds = make_dataset()
-    with pytest.raises(Exception, match=r"δ must be in \[0, 0.01\)"):
-        odo.set_cap(ds, 1.0, 0.05)
+    for bad in (0.05, 0.01):  # δ = 1/100 is the first refused
+        with pytest.raises(Exception, match=r"δ must be in \[0, 0.01\)"):
+            odo.set_cap(ds, 1.0, bad)
     odo.set_cap(ds, 100.0, 2e-6)
     # basic composition gets half of the cap's δ (the other half is the zCDP accountant's): one
     # release of δ = 1e-6 fits, a second (no ρ: dp-gaussian) does not
@@ -657,6 +658,24 @@ def test_a_reexport_of_the_same_people_meets_the_same_cap(tmp_path, case):
     assert "same people" in str(exc.value)
     first = other.entity_names[0]
     assert odo.preview(other, [PlannedRelease("run", "dp-gaussian", 0.5, 0.0, {first: (0.5, 0.0)})])["fits"]
+
+
+def test_what_a_reexport_spent_binds_the_original_dataset_too(tmp_path):
+    """The account is the people's, whichever view of them spent first: releases charged through a
+    re-export count in the original dataset's balance and cap, its release list and its runs left."""
+    from dpfed_core.data.loaders import load_data
+
+    ds = load_data("sample:clinic")
+    odo = BudgetOdometer(tmp_path / "first.sqlite3")
+    odo.set_cap(ds, 2.0, 1e-5)
+    other = _reexport(ds, pseudonyms=True, reorder=True)
+    assert odo.identity(other).alias_of == dataset_key(ds)
+    odo.reserve(other, [PlannedRelease("run", "dp-gaussian", 1.5, 1e-6,
+                                       {e: (1.5, 1e-6) for e in other.entity_names})]).close()
+    assert max(b.spent_epsilon for b in odo.balance(ds)) == pytest.approx(1.5)
+    assert len(odo.releases(ds)) == 1 and odo.runs_left(ds)["n"] == 0
+    with pytest.raises(BudgetRefused):
+        odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in ds.entity_names})])
 
 
 def test_an_account_entity_reached_through_several_new_entities_is_charged_their_largest_charge():
