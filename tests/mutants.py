@@ -351,13 +351,6 @@ CLI_TABLE = f"{CLIT}::test_the_run_table_states_each_methods_ledger_epsilon_and_
 SWEEP_SUMMARY = (f"{BREL}::test_the_sweep_summary_compares_with_individual_beside_local_and_with_dp_popularity_as_its_"
                  "baseline")
 
-PLD_REST_DELTA = f"{ACCT}::test_the_pld_of_a_batch_leaves_its_large_points_delta_to_them"
-INF_ROW_RHO = f"{ACCT}::test_a_row_with_an_infinite_epsilon_leaves_the_rows_without_a_rho"
-DELTA_RAISE = f"{ODOT}::test_raising_only_the_caps_delta_needs_confirmation_too"
-SETTLED_NO_RHO = f"{ODOT}::test_a_settled_charge_whose_ledger_gave_no_rho_composes_by_its_epsilon_only"
-SELECTION_ROWS = f"{SCAT}::test_the_per_entity_selection_rows_state_the_map_at_the_threshold_the_release_reports"
-BY_A_HAIR = f"{ODOT}::test_a_release_past_the_cap_by_a_hair_is_refused"
-NOT_A_BATCH = f"{ODOT}::test_a_run_and_its_comparison_are_checked_as_they_will_be_charged_not_as_a_batch"
 
 @dataclass(frozen=True)
 class Mutant:
@@ -1909,25 +1902,32 @@ MUTANTS = (
     Mutant("kmeans-negative-weights-kept", CORE, "weighted_kmeans",
            "np.maximum(np.asarray(weights, dtype=np.float64), 0.0)", "np.asarray(weights, dtype=np.float64)",
            (f"{CORET}::test_weighted_kmeans_ignores_negative_weights_and_pads_with_the_heaviest_centre",)),
-    # --- budget edges no other test reached: a batch's δ, a non-private row's ρ, δ raises, settlements, withdrawals
+    # --- budget edges the tests above left open: a batch's δ, a non-private row's ρ, the cap's δ and its
+    # slack, settlements, withdrawals, a re-export's spend, the selection's threshold, a two-entity coalition
     Mutant("pld-batch-rest-delta-not-subtracted", ACC, "compose_releases",
-           "batch_pld_epsilon([m.rho for m in gauss], half - d_rest)", "half", (PLD_REST_DELTA,), arg=1),
+           "batch_pld_epsilon([m.rho for m in gauss], half - d_rest)", "half",
+           (f"{ACCT}::test_the_pld_of_a_batch_leaves_its_large_points_delta_to_them",), arg=1),
     Mutant("ledger-rho-skips-a-non-private-row", ACC, "ledger_rho", "return (None, False)", "continue",
-           (INF_ROW_RHO,), nth=0),
+           (f"{ACCT}::test_a_row_with_an_infinite_epsilon_leaves_the_rows_without_a_rho",), nth=0),
     Mutant("cap-delta-raise-unconfirmed", ODO, "BudgetOdometer.set_cap",
            "epsilon > old_e * (1 + CAP_REL_TOL) or delta > old_d * (1 + CAP_REL_TOL)",
-           "epsilon > old_e * (1 + CAP_REL_TOL)", (DELTA_RAISE,)),
+           "epsilon > old_e * (1 + CAP_REL_TOL)",
+           (f"{ODOT}::test_raising_only_the_caps_delta_needs_confirmation_too",)),
     Mutant("settle-missing-rho-is-zero", BREC, "Reservation.settle", "rho.get(e, (None, False))",
-           "rho.get(e, (0.0, True))", (SETTLED_NO_RHO,)),
+           "rho.get(e, (0.0, True))",
+           (f"{ODOT}::test_a_settled_charge_whose_ledger_gave_no_rho_composes_by_its_epsilon_only",)),
     Mutant("withdraw-after-one-draw", BREC, "Reservation.withdraw", "int(draws) != 0", "int(draws) > 1",
            (f"{BREL}::test_withdraw_is_refused_once_anything_was_drawn_or_settled",)),
     Mutant("catalogue-threshold-one-below", CAT, "select_catalogue",
            "mech.partition_selection(counts[present], int(max_items), epsilon, delta, 1 + k, rng)", "k",
-           (SELECTION_ROWS,), arg=4),
-    Mutant("odometer-cap-one-percent-slack", ODO, "BudgetOdometer._check", "after.epsilon > cap_e * (1 + CAP_REL_TOL)",
-           "after.epsilon > cap_e * 1.01", (BY_A_HAIR,)),
+           (f"{SCAT}::test_the_per_entity_selection_rows_state_the_map_at_the_threshold_the_release_reports",),
+           arg=4),
+    Mutant("odometer-cap-one-percent-slack", ODO, "BudgetOdometer._check",
+           "after.epsilon > cap_e * (1 + CAP_REL_TOL)", "after.epsilon > cap_e * 1.01",
+           (f"{ODOT}::test_a_release_past_the_cap_by_a_hair_is_refused",)),
     Mutant("check-composes-a-runs-releases-as-a-batch", ODO, "BudgetOdometer._plan_entries",
-           "batch_id if p.batch else None", "batch_id", (NOT_A_BATCH,)),
+           "batch_id if p.batch else None", "batch_id",
+           (f"{ODOT}::test_a_run_and_its_comparison_are_checked_as_they_will_be_charged_not_as_a_batch",)),
     Mutant("secure-catalogue-coalition-ignores-a-small-divisor", CAT, "secure_catalogue_share",
            "zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 1 else eps_row",
            "zcdp_epsilon(rho * divisor * divisor, delta) if divisor > 2 else eps_row",
