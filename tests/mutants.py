@@ -1903,7 +1903,8 @@ MUTANTS = (
            "np.maximum(np.asarray(weights, dtype=np.float64), 0.0)", "np.asarray(weights, dtype=np.float64)",
            (f"{CORET}::test_weighted_kmeans_ignores_negative_weights_and_pads_with_the_heaviest_centre",)),
     # --- budget edges the tests above left open: a batch's δ, a non-private row's ρ, the cap's δ and its
-    # slack, settlements, withdrawals, a re-export's spend, the selection's threshold, a two-entity coalition
+    # slack, settlements, withdrawals, a re-export's spend, the selection's threshold, a two-entity coalition,
+    # and a worker or thread that draws before the run's budget has accepted its row
     Mutant("pld-batch-rest-delta-not-subtracted", ACC, "compose_releases",
            "batch_pld_epsilon([m.rho for m in gauss], half - d_rest)", "half",
            (f"{ACCT}::test_the_pld_of_a_batch_leaves_its_large_points_delta_to_them",), arg=1),
@@ -1943,6 +1944,12 @@ MUTANTS = (
     Mutant("account-ignores-its-re-exports", ODO, "BudgetOdometer._group",
            "[account, *(r[0] for r in con.execute('SELECT key FROM datasets WHERE alias_of = ?', (account,)))]",
            "[account]", (f"{ODOT}::test_what_a_reexport_spent_binds_the_original_dataset_too",)),
+    Mutant("worker-ledger-unbounded", PROTO, "release_entity", "PrivacyLedger(epsilon, delta)",
+           "PrivacyLedger(math.inf)",
+           (f"{DPPT}::test_a_worker_release_is_refused_within_the_runs_budget_before_any_noise_is_drawn",)),
+    Mutant("threaded-share-ledger-unbounded", SPROT, "_shares.staged",
+           "PrivacyLedger(ledgers[h].epsilon, ledgers[h].delta)", "PrivacyLedger(math.inf)",
+           (f"{SUMT}::test_a_share_made_in_a_thread_is_refused_before_its_noise_is_drawn",)),
     # --- what the dashboard helpers, the report and the operator commands show
     Mutant("ui-eps-max-exclusive", UI_INPUTS, "check_budget",
            "math.isfinite(eps) and eps > MAX_FINITE_EPSILON",

@@ -404,3 +404,20 @@ def test_the_non_private_limit_keeps_cubes_of_at_least_n_over_4k_users():
     _, ledger = release(DPPrototypes(k=4, value_max=5.0, cluster_size=None, epsilon=math.inf), X, eps=math.inf)
     notes = [r.note for r in ledger.rows if r.stage == "candidates"]
     assert notes and all("γ=37.5" in n for n in notes)
+
+
+def test_a_worker_release_is_refused_within_the_runs_budget_before_any_noise_is_drawn(monkeypatch):
+    """A prototype release computed for the run (possibly in a worker process) spends on a ledger of the
+    run's own (ε, δ): a method asking for more is refused at its first row, before any noise is drawn —
+    the run's ledger re-checking its rows afterwards would come after the draws."""
+    from dpfed_core.federation.protocol import release_entity
+    from dpfed_core.privacy import mechanisms
+
+    def no_draw(rng):
+        raise AssertionError("noise drawn for a release the budget refuses")
+
+    monkeypatch.setattr(mechanisms, "sampler_for", no_draw)
+    X = sp.csr_matrix(np.random.default_rng(0).integers(0, 6, size=(40, 12)).astype(float))
+    meth = DPPrototypes(k=2, value_max=5.0, epsilon=100.0, delta=1e-6)
+    with pytest.raises(BudgetExceededError):
+        release_entity(meth, X, np.random.default_rng(1), "e", 1e-3, 1e-6)

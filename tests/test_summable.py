@@ -197,6 +197,21 @@ def test_shares_made_in_threads_spend_the_same_rows_in_order_and_sum_the_same():
     assert (spr._workers(0, 5), spr._workers(3, 2), spr._workers(2, 9)) == (1, 2, 2)
 
 
+def test_a_share_made_in_a_thread_is_refused_before_its_noise_is_drawn(monkeypatch):
+    """A thread's share spends on a ledger bounded by the run's budget, so a share above it is refused
+    before any noise exists — never drawn first and refused when its rows reach the run's ledger."""
+    from dpfed_core.errors import BudgetExceededError
+    from dpfed_core.privacy import mechanisms
+
+    def no_draw(rng):
+        raise AssertionError("noise drawn for a share the budget refuses")
+
+    monkeypatch.setattr(mechanisms, "sampler_for", no_draw)
+    method = make_summable_method("dp-popularity", value_max=5.0, epsilon=10.0, delta=1e-6, aggregation="none")
+    with pytest.raises(BudgetExceededError):
+        _stages(method, _sites(H=3), n_jobs=2, eps=1.0)
+
+
 def test_the_trust_record_states_both_guarantees_and_where_the_sum_was_formed():
     led = PrivacyLedger(1.0, 1e-6)
     led.for_entity("a").spend("release", "Gaussian", 1.0, 1e-6)
