@@ -1904,7 +1904,7 @@ MUTANTS = (
            (f"{CORET}::test_weighted_kmeans_ignores_negative_weights_and_pads_with_the_heaviest_centre",)),
     # --- budget edges the tests above left open: a batch's δ, a non-private row's ρ, the cap's δ and its
     # slack, settlements, withdrawals, a re-export's spend, the selection's threshold, a two-entity coalition,
-    # and a worker or thread that draws before the run's budget has accepted its row
+    # a worker or thread that draws before the run's budget has accepted its row, a run settled crosswise
     Mutant("pld-batch-rest-delta-not-subtracted", ACC, "compose_releases",
            "batch_pld_epsilon([m.rho for m in gauss], half - d_rest)", "half",
            (f"{ACCT}::test_the_pld_of_a_batch_leaves_its_large_points_delta_to_them",), arg=1),
@@ -1950,6 +1950,9 @@ MUTANTS = (
     Mutant("threaded-share-ledger-unbounded", SPROT, "_shares.staged",
            "PrivacyLedger(ledgers[h].epsilon, ledgers[h].delta)", "PrivacyLedger(math.inf)",
            (f"{SUMT}::test_a_share_made_in_a_thread_is_refused_before_its_noise_is_drawn",)),
+    Mutant("settle-run-docs-reversed", BUDGET, "settle_run", "zip(reservation.plans, docs)",
+           "zip(reservation.plans, reversed(docs))",
+           (f"{ODOT}::test_each_release_of_a_run_is_settled_from_its_own_ledger",)),
     # --- what the dashboard helpers, the report and the operator commands show
     Mutant("ui-eps-max-exclusive", UI_INPUTS, "check_budget",
            "math.isfinite(eps) and eps > MAX_FINITE_EPSILON",

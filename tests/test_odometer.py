@@ -602,6 +602,28 @@ def test_a_run_settles_rho_from_its_ledger_and_states_the_accountant(tmp_path):
     assert doc["privacy"]["accountant"]["non_private_entities"] == list(ds.entity_names)
 
 
+def test_each_release_of_a_run_is_settled_from_its_own_ledger(odo):
+    """A run and its comparison settle in the order they were planned, each from its own ledger: the
+    approximate-DP selection's release keeps no ρ (it composes basically), the Gaussian one its ρ —
+    never the other's."""
+    from dpfed_core.evaluation.budget import settle_run
+
+    ds = make_dataset()
+    plans = [dp_plan(1.0), gauss_plan(1.0, kind="comparison")]
+    res = odo.reserve(ds, plans)
+
+    def doc(rows):
+        return {"privacy": {"ledger": [{"entity": e, **r} for e in ("A", "B", "C") for r in rows]}}
+
+    selection = {"stage": "candidates", "mechanism": "partition selection (OpenDP Laplace threshold)",
+                 "epsilon": 1.0, "delta": 1e-6, "sensitivity": 1.0, "noise_scale": 1.0, "rho": None}
+    gaussian = {"stage": "release", "mechanism": "Gaussian share of a secure sum", "epsilon": 1.0,
+                "delta": 1e-6, "sensitivity": 1.0, "noise_scale": 3.0, "rho": 0.05}
+    settle_run(res, [doc([selection]), doc([gaussian])])
+    rho = {r["id"]: r["max_charge_rho"] for r in odo.releases(ds)}
+    assert rho[res.release_ids[0]] is None and rho[res.release_ids[1]] == pytest.approx(0.05)
+
+
 def test_schema_v1_store_is_migrated_and_keeps_its_spend(tmp_path):
     from dpfed_core.privacy import store as store_mod
 
