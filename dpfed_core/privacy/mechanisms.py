@@ -401,9 +401,11 @@ def partition_selection(counts, sensitivity: int, epsilon: float, delta: float, 
       most 1 (the caller's per-user contribution bound).
     * Sampler and privacy map: OpenDP's ``make_laplace_threshold`` on a map of integer counts under
       the (ℓ0, ℓ1, ℓ∞) = (Δ, Δ, 1) distance — the same measurement draws the noise in production and
-      states the (ε, δ) recorded on the ledger row; the caller's ``epsilon``/``delta`` are the
-      budget the row must fit (the ledger refuses otherwise). In simulation the same distribution is
-      drawn by NumPy.
+      states the (ε, δ) recorded on the ledger row. The caller's ``epsilon`` sets the noise scale
+      and its ``threshold`` the δ: the row fits the caller's (ε, δ) only when the threshold was chosen
+      for that δ (:func:`~dpfed_core.privacy.catalogue.selection_threshold`); the ledger refuses the row
+      only when the entity's composed spend would pass the run's budget. In simulation the same
+      distribution is drawn by NumPy.
 
     Returns a boolean keep mask over ``counts`` (only keys with a positive count are ever passed).
     """
