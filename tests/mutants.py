@@ -2389,14 +2389,33 @@ def _copy_tree(dest: Path) -> None:
             shutil.copy2(REPO / f, dest / f)
 
 
-def _pytest(cwd: Path, tests: tuple[str, ...], show_failure: bool = False) -> int:
+#: A mutant's tests still running after this many seconds are stopped and the mutant counts as killed:
+#: a bug that sends the code into an endless loop is caught (the slowest mutant's tests take about a
+#: minute), and it must not stall the whole run.
+MUTANT_TIMEOUT_S = 600
+#: What :func:`_pytest` returns for tests stopped at their timeout.
+TIMED_OUT = -1
+
+
+def _pytest(cwd: Path, tests: tuple[str, ...], show_failure: bool = False, timeout: float | None = None) -> int:
+    """pytest's exit code for ``tests`` in ``cwd``, or :data:`TIMED_OUT` when they ran past ``timeout``
+    seconds (then every process they started is stopped with them: they run in a session of their own)."""
+    import signal
+
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(cwd),
                DPFED_SHARED_DATA=os.environ.get("DPFED_SHARED_DATA", str(REPO.parent / "shared" / "data")))
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
-    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    if show_failure and r.returncode != 0:
-        print(r.stdout[-4000:], r.stderr[-2000:])
-    return r.returncode
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return TIMED_OUT
+    if show_failure and p.returncode != 0:
+        print(out[-4000:], err[-2000:])
+    return p.returncode
 
 
 def run(mutants) -> int:
@@ -2426,10 +2445,11 @@ def run(mutants) -> int:
             f = work / m.path
             f.write_text(apply_mutant(f.read_text(), m))
             t0 = time.perf_counter()
-            rc = _pytest(work, m.tests)
-            verdict = "killed" if rc == 1 else ("SURVIVED" if rc == 0 else f"ERROR (exit {rc})")
+            rc = _pytest(work, m.tests, timeout=MUTANT_TIMEOUT_S)
+            verdict = ("killed" if rc == 1 else "killed (timed out)" if rc == TIMED_OUT
+                       else "SURVIVED" if rc == 0 else f"ERROR (exit {rc})")
             print(f"{m.name:34s} {verdict:10s} [{time.perf_counter() - t0:.0f} s]")
-            if rc != 1:
+            if rc not in (1, TIMED_OUT):
                 survivors.append(m.name)
             shutil.rmtree(work, ignore_errors=True)
     print(f"{len(mutants) - len(survivors)}/{len(mutants)} mutants killed"

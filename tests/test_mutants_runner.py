@@ -53,3 +53,32 @@ def test_a_gaussian_share_call_gets_a_generated_mutant_aimed_at_its_release_audi
            "        return self.gaussian_share(v, 2.0, r)\n")
     out = M.apply_mutant(src, M.Mutant("t", "x.py", "C.share", M.GAUSSIAN_SHARE, "ORIG / 2", (), arg=1, nth=1))
     assert "self.gaussian_share(v, 1.0, r)" in out and "self.gaussian_share(v, 2.0 / 2, r)" in out
+
+
+def test_a_mutant_whose_tests_never_end_is_stopped_and_counted_as_caught(tmp_path):
+    """A bug that sends the code into an endless loop must not stall the runner: its tests are
+    stopped at the timeout with every process they started, and the mutant counts as killed."""
+    import os
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    (tmp_path / "test_endless.py").write_text(
+        "import os, subprocess, sys, time\n"
+        "def test_forever():\n"
+        f"    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"    open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "    time.sleep(600)\n")
+    t0 = time.perf_counter()
+    assert M._pytest(tmp_path, ("test_endless.py",), timeout=5) == M.TIMED_OUT
+    assert time.perf_counter() - t0 < 60
+    child = int(pid_file.read_text())
+    for _ in range(50):  # the grandchild goes with its session
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the tests' own child process outlived the timeout")
+    (tmp_path / "test_quick.py").write_text("def test_fails():\n    assert False\n")
+    assert M._pytest(tmp_path, ("test_quick.py",), timeout=60) == 1
