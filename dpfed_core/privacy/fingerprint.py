@@ -27,10 +27,10 @@ What is fingerprinted
 
 Keyed: the store is no membership oracle
     Every item id, shape label and user id is hashed with a keyed BLAKE2b under a 256-bit secret, and
-    the band keys are mixed with values derived from it. Without the secret, a known person's record gives no band key to
-    look up: the store file alone cannot say whether someone is in a dataset. The secret is a file
-    *beside the store, outside it*: ``<store file>.fpkey`` (:func:`secret_path`), created on first
-    use with mode 0600, 32 bytes from the operating system. Its id (a keyed hash of it, which
+    the band keys are mixed with values derived from it. Without the secret, a known person's record
+    gives no band key to look up: the store file alone cannot say whether someone is in a dataset.
+    The secret is a file *beside the store, outside it*: ``<store file>.fpkey`` (:func:`secret_path`),
+    created on first use with mode 0600, 32 bytes from the operating system. Its id (a keyed hash of it, which
     reveals nothing of it) is written into the store, so a store is never matched with another
     store's key. The store *and* its key together do answer membership questions for anyone who
     holds a person's record (or, under record-number ids, a person's id) — protect both like the
@@ -45,11 +45,10 @@ Older stores (unkeyed fingerprints, version 1)
     (:func:`legacy_fingerprint`), with every dataset read, so no account loses its history; the
     first time a dataset with a version-1 fingerprint is read again (same content), its fingerprint
     is replaced by the keyed one (a one-time rekey). Until then those entries still answer
-    membership questions; :meth:`~dpfed_core.privacy.odometer.BudgetOdometer.unkeyed_fingerprints` lets ``budget show`` say how
-    many remain. Keyed
-    fingerprints of the item sets alone (version 2) are compared on those bands
-    (:meth:`PeopleFingerprint.item_sets_only`) and rewritten with every band when their data is read
-    again.
+    membership questions; ``budget show`` says how many remain
+    (:meth:`~dpfed_core.privacy.odometer.BudgetOdometer.unkeyed_fingerprints`). Keyed fingerprints of
+    the item sets alone (version 2) are compared on those bands (:meth:`PeopleFingerprint.item_sets_only`)
+    and rewritten with every band when their data is read again.
 
 Matching (:func:`match_people`) and the account decision (:func:`is_same_people`)
     ``contained`` = the larger of the share of the new dataset's users found in the stored one and
