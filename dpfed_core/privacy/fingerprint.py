@@ -266,12 +266,20 @@ def _shape_labels(X, secret: bytes) -> np.ndarray:
     return np.where(untied, _mix64(per_item.astype(np.uint64) ^ salt[0]), np.uint64(0))
 
 
+def _canonical_ids(user_ids) -> list[str]:
+    """Every id as :func:`canonical_item_id` reads it (``0242`` and ``242.0`` are ``242``), once: a
+    list passed in is taken as already read so."""
+    if isinstance(user_ids, list):
+        return user_ids
+    return [canonical_item_id(u) for u in np.asarray(user_ids).tolist()]
+
+
 def ids_are_counters(user_ids) -> bool:
     """True when most user ids are numbers of one counter with one common prefix (``1, 2, 3 …``,
     ``P00001 …``, ``u17``) filling at least :data:`COUNTER_DENSITY` of the range they span: unrelated
     datasets numbered so share their ids, which then tell nothing about who is in them. Names, hashes,
     UUIDs and sparse record numbers (``patientunitstayid``) are not counters."""
-    ids = [canonical_item_id(u) for u in np.asarray(user_ids).tolist()]
+    ids = _canonical_ids(user_ids)
     if not ids:
         return True
     parts = [m.groups() for m in map(_COUNTER.fullmatch, ids) if m is not None]
@@ -290,14 +298,15 @@ def ids_are_counters(user_ids) -> bool:
 def _id_keys(user_ids, secret: bytes) -> np.ndarray:
     """(n_users, ID_BANDS): each user's keyed id hash in every column, all 0 when the ids are
     counters (:func:`ids_are_counters`)."""
-    n = len(user_ids)
+    ids = _canonical_ids(user_ids)
+    n = len(ids)
     keys = np.zeros((n, ID_BANDS), dtype=np.uint64)
-    if n == 0 or ids_are_counters(user_ids):
+    if n == 0 or ids_are_counters(ids):
         return keys
     h = np.fromiter(
-        (int.from_bytes(hashlib.blake2b(canonical_item_id(u).encode("utf-8"), digest_size=8, key=secret,
+        (int.from_bytes(hashlib.blake2b(u.encode("utf-8"), digest_size=8, key=secret,
                                         person=b"dpfed-fp-user").digest(), "little")
-         for u in np.asarray(user_ids).tolist()), dtype=np.uint64, count=n)
+         for u in ids), dtype=np.uint64, count=n)
     keys[:] = np.where(h == 0, np.uint64(1), h)[:, None]
     return keys
 
