@@ -400,3 +400,11 @@ def test_one_seed_has_no_spread_so_no_sd_no_crossing_and_no_verdict_against_dp_p
     two = {**doc, "runs": runs + [{**r, "seed": 3} for r in runs]}
     assert ex.crossing_report(two)["epsilon"] == 0.5
     assert {r["verdict"] for r in ex.versus_dp_popularity(two)} == {"beats dp-popularity"}
+
+
+def test_budget_left_is_rounded_down_and_spend_up():
+    from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds
+
+    assert (epsilon_left(9.07961), epsilon_that_holds(9.07961)) == ("9.079", "9.08")
+    assert (epsilon_left(1.5), epsilon_left(0.30000000001), epsilon_left(math.inf), epsilon_left(0)) == ("1.5", "0.3", "∞", "0")
+    assert epsilon_left(0.0999999999999) == "0.1" and epsilon_left(0.099999) == "0.09999" and epsilon_left(0.12349) == "0.1234"

@@ -86,7 +86,7 @@ def cmd_list(args) -> int:
         return 0
     print(f"{'key':43s} {'cap ε':>7s} {'max spent ε':>11s} {'releases':>8s}  name")
     for r in rows:
-        print(f"{r['key']:43s} {_f(r['cap_epsilon']):>7s} {_f(r['max_spent_epsilon']):>11s} {r['n_releases']:>8d}  "
+        print(f"{r['key']:43s} {_left(r['cap_epsilon']):>7s} {_spent(r['max_spent_epsilon']):>11s} {r['n_releases']:>8d}  "
               f"{r['name']} ({len(r['entities'])} entities)")
     return 0
 
@@ -162,6 +162,18 @@ def _f(x: float, spec: str = ".4g") -> str:
     return "∞" if math.isinf(x) else format(x, spec)
 
 
+def _spent(x: float) -> str:
+    from dpfed_core.privacy.statement import epsilon_that_holds
+
+    return epsilon_that_holds(x)
+
+
+def _left(x: float) -> str:
+    from dpfed_core.privacy.statement import epsilon_left
+
+    return epsilon_left(x)
+
+
 def print_balance(odometer, dataset, key: str) -> None:
     from dpfed_core.privacy.accounting import ACCOUNTANT, REFERENCE_DELTA
 
@@ -175,7 +187,7 @@ def print_balance(odometer, dataset, key: str) -> None:
         print("cap: none set — releases are charged but never refused; the data owner sets one with "
               "`python -m dpfed_core budget set-cap --data … --epsilon E`")
     else:
-        print(f"cap: ε = {_f(cap_e)}, δ = {cap_d:.3g} per entity")
+        print(f"cap: ε = {_left(cap_e)}, δ = {cap_d:.3g} per entity")
     print(f"accountant: {ACCOUNTANT}" + ("" if math.isfinite(cap_e) else f" (no cap: δ = {REFERENCE_DELTA:g})"))
     print(f"people fingerprints keyed by {odometer.secret_path} (protect it with the store, like the data)"
           + (" — the store is read-only here: nothing was written" if odometer.store.readonly else ""))
@@ -192,8 +204,8 @@ def print_balance(odometer, dataset, key: str) -> None:
         note = b.accountant if b.n_releases else ""
         if b.void:
             note += f"; {b.n_non_private} non-private release(s): no overall guarantee"
-        print(f"{b.entity[:w]:{w}s} {_f(b.spent_epsilon):>9s} {_f(b.stated_basic_epsilon):>9s} {_f(b.tight_epsilon):>9s} "
-              f"{_f(b.remaining_epsilon):>9s} {b.n_releases:>8d}  {note}")
+        print(f"{b.entity[:w]:{w}s} {_spent(b.spent_epsilon):>9s} {_spent(b.stated_basic_epsilon):>9s} "
+              f"{_spent(b.tight_epsilon):>9s} {_left(b.remaining_epsilon):>9s} {b.n_releases:>8d}  {note}")
     left = odometer.runs_left(key)
     if left is not None:
         what = f"{left['kind']} of {left['method']} at ε = {_f(left['epsilon'])}"
@@ -306,9 +318,9 @@ def budget_summary_line(odometer, key: str) -> str:
     if not bal:
         return "budget: nothing charged yet"
     top = max(bal, key=lambda b: b.spent_epsilon)
-    cap = "no cap" if math.isinf(top.cap_epsilon) else f"cap ε = {_f(top.cap_epsilon)}"
+    cap = "no cap" if math.isinf(top.cap_epsilon) else f"cap ε = {_left(top.cap_epsilon)}"
     void = sum(b.void for b in bal)
     extra = f"; {void} entities had non-private releases" if void else ""
-    return (f"budget ({odometer.path}): most-spent entity {top.entity!r} has spent ε = {_f(top.spent_epsilon)} "
+    return (f"budget ({odometer.path}): most-spent entity {top.entity!r} has spent ε = {_spent(top.spent_epsilon)} "
             f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `python -m dpfed_core budget show` "
             "for all")

@@ -59,6 +59,7 @@ def _fmt(x) -> str:
 
 def cmd_site(args) -> int:
     from dpfed_core.deployment.site_policy import SiteLog, remaining_budget
+    from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds
 
     path = _store(args)
     rows = SiteLog(path).rows() if args.what == "releases" else []
@@ -82,9 +83,10 @@ def cmd_site(args) -> int:
     if not budget:
         print("budget: this site has accepted no run yet")
     for b in budget:
-        print(f"budget of {b['dataset']!r} (entity {b['entity']}): cap ε = {_fmt(b['cap_epsilon'])}, "
-              f"δ = {_fmt(b['cap_delta'])}; spent ε = {_fmt(b['spent_epsilon'])}, δ = {_fmt(b['spent_delta'])} "
-              f"over {b['n_releases']} run(s); remaining ε = {_fmt(b['remaining_epsilon'])}, "
+        print(f"budget of {b['dataset']!r} (entity {b['entity']}): cap ε = {epsilon_left(b['cap_epsilon'])}, "
+              f"δ = {_fmt(b['cap_delta'])}; spent ε = {epsilon_that_holds(b['spent_epsilon'])}, "
+              f"δ = {_fmt(b['spent_delta'])} over {b['n_releases']} run(s); remaining ε = "
+              f"{epsilon_left(b['remaining_epsilon'])}, "
               f"δ = {_fmt(b['remaining_delta'])}" + (" — a non-private release voided its guarantee" if b["void"] else "")
               + (f" (also charged: {len(b['aliases'])} re-export(s) of the same people)" if b.get("aliases") else ""),
               file=sys.stdout)

@@ -89,6 +89,20 @@ def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.4g}"
 
 
+def _spent(x: float) -> str:
+    """Spent ε in a message: never shown below what is spent."""
+    from dpfed_core.privacy.statement import epsilon_that_holds
+
+    return epsilon_that_holds(x)
+
+
+def _cap(x: float) -> str:
+    """A cap in a message: never shown above what it is."""
+    from dpfed_core.privacy.statement import epsilon_left
+
+    return epsilon_left(x)
+
+
 class BudgetOdometer:
     """Per-dataset, per-entity privacy budget kept in the store file.
 
@@ -302,8 +316,8 @@ class BudgetOdometer:
                     raise BudgetRefused(
                         f"refused: a cap of ε = {_fmt(epsilon)} is below what is already spent ({len(over)} "
                         f"entit{'y has' if len(over) == 1 else 'ies have'} spent more, up to ε = "
-                        f"{_fmt(top.spent_epsilon)} by {top.entity!r}); spent budget is never refunded. Choose a "
-                        f"cap of at least {_fmt(top.spent_epsilon)}", param="epsilon")
+                        f"{_spent(top.spent_epsilon)} by {top.entity!r}); spent budget is never refunded. Choose a "
+                        f"cap of at least {_spent(top.spent_epsilon)}", param="epsilon")
             con.execute("INSERT INTO caps (dataset_key, epsilon, delta, set_at) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT(dataset_key) DO UPDATE SET epsilon = excluded.epsilon, "
                         "delta = excluded.delta, set_at = excluded.set_at", (account, epsilon, delta, now_iso()))
@@ -647,7 +661,7 @@ class BudgetOdometer:
         if nonpriv and not allow_non_private:
             what = ", ".join(sorted({f"{p.method} ({p.kind}, ε = {_fmt(p.epsilon)})" for p in nonpriv}))
             raise BudgetRefused(
-                f"refused: dataset {name!r}{same} has a budget cap (ε = {_fmt(cap_e)} per entity) and this would "
+                f"refused: dataset {name!r}{same} has a budget cap (ε = {_cap(cap_e)} per entity) and this would "
                 f"make non-private releases (raw data or exact statistics leave entities): {what}. Nothing was "
                 "computed. Drop them, or allow them explicitly with {allow_non_private}", param="allow_non_private")
         entries = self._entries(con, ident.account)
@@ -670,10 +684,10 @@ class BudgetOdometer:
             for (b, a), ents in list(groups.items())[:5]:
                 who = (f"entity {ents[0]!r}" if len(ents) == 1 else
                        f"{len(ents)} entities ({', '.join(repr(x) for x in ents[:3])}{', …' if len(ents) > 3 else ''})")
-                lines.append(f"{who}: spent ε = {_fmt(b)}, this would bring it to ε = {_fmt(a)}")
+                lines.append(f"{who}: spent ε = {_spent(b)}, this would bring it to ε = {_spent(a)}")
             shown = "; ".join(lines) + (f"; … and {len(groups) - 5} more groups" if len(groups) > 5 else "")
             acct = over[0][3]
-            basic, why, fix, param = _fmt(acct.basic_epsilon), "", "Choose {epsilon}, run fewer points", "epsilon"
+            basic, why, fix, param = _spent(acct.basic_epsilon), "", "Choose {epsilon}, run fewer points", "epsilon"
             if basic_delta_exceeded(acct, dref):
                 # Σε alone would read as a valid basic charge; it holds only while Σδ ≤ δ_cap/2, so the
                 # refusal names δ as what binds, not ε
@@ -685,9 +699,9 @@ class BudgetOdometer:
                     fix, param = ("Choose {delta}, a method whose release has a ρ (dp-cooccurrence, dp-als, "
                                   "dp-popularity), run fewer points"), "delta"
             raise BudgetRefused(
-                f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_fmt(cap_e)}, δ = {cap_d:.3g} "
+                f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_cap(cap_e)}, δ = {cap_d:.3g} "
                 f"per entity; {n} release{'s' if n > 1 else ''} planned; composed by the smaller of basic "
-                f"composition ({basic}) and zCDP ({_fmt(acct.tight_epsilon)})). {shown}.{why} "
+                f"composition ({basic}) and zCDP ({_spent(acct.tight_epsilon)})). {shown}.{why} "
                 f"Nothing was computed. {fix}, or — if you own the data — raise the cap with {{cap}}", param=param)
 
     @contextlib.contextmanager

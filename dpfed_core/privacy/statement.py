@@ -64,6 +64,20 @@ def epsilon_that_holds(eps: float, digits: int = EPSILON_DIGITS) -> str:
     return f"{math.ceil(x / step * (1 - 1e-12)) * step:.{digits}g}"
 
 
+def epsilon_left(eps: float, digits: int = EPSILON_DIGITS) -> str:
+    """ε of budget for people (a cap, what is left of it) at ``digits`` significant digits, rounded
+    *down*: never more budget shown than there is (9.0796 left → 9.079). Residue within a relative 1e-9
+    below its rounding is that rounding, as in :func:`epsilon_that_holds` (what is spent rounds up)."""
+    x = float(eps)
+    if not math.isfinite(x):
+        return "∞"
+    nearest = float(f"{x:.{digits}g}")
+    if x <= 0 or nearest <= x * (1 + 1e-9):
+        return f"{nearest:.{digits}g}"
+    step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    return f"{math.floor(x / step * (1 + 1e-12)) * step:.{digits}g}"
+
+
 def statement(eps: float, delta: float, simulation: bool) -> str:
     """One line: "(ε, δ)-DP … — guarantee (ledger)", or the simulation / non-private label."""
     if not math.isfinite(eps):

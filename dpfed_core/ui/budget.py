@@ -26,6 +26,7 @@ from dpfed_core.evaluation.budget import save_result  # noqa: F401  (the pages' 
 from dpfed_core.evaluation.service import charged_run, charged_sweep  # noqa: F401  (the pages' API)
 from dpfed_core.evaluation.history import RunHistory  # noqa: F401
 from dpfed_core.privacy.budget_records import RECOGNISED_BY
+from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, dataset_key
 from dpfed_core.privacy.store import Store
 
@@ -86,9 +87,9 @@ def budget_line(store: Store, dataset: FederatedDataset, key: str | None = None)
     # own δ: stated, so a total below a run's ε at a smaller δ does not read as a contradiction
     at = f" at δ = {top.guarantee_delta:.3g}"
     if math.isinf(top.cap_epsilon):
-        return f"Budget: no cap · ε {_fmt(top.spent_epsilon)} spent{at} (most: {top.entity}){tail}"
-    return (f"Budget: ε {_fmt(top.spent_epsilon)} of {_fmt(top.cap_epsilon)} spent{at} (most: {top.entity}), "
-            f"{_fmt(top.remaining_epsilon)} left{tail}")
+        return f"Budget: no cap · ε {epsilon_that_holds(top.spent_epsilon)} spent{at} (most: {top.entity}){tail}"
+    return (f"Budget: ε {epsilon_that_holds(top.spent_epsilon)} of {epsilon_left(top.cap_epsilon)} spent{at} (most: "
+            f"{top.entity}), {epsilon_left(top.remaining_epsilon)} left{tail}")
 
 
 def budget_view(store: Store, dataset: FederatedDataset, key: str | None = None, limit: int = 200) -> dict:
