@@ -239,8 +239,12 @@ def gaussian_float_sigma_for_rho(rho: float, sensitivity: float, size: int = PLA
     if rho <= 0:
         raise ValueError(f"ρ must be positive, got {rho}")
     sigma = math.sqrt(gaussian_float_rho(1.0, sensitivity, size) / rho) * (1 + 1e-12)
+    step = 1e-12
     while gaussian_float_rho(sigma, sensitivity, size) > rho:  # guard the float arithmetic
-        sigma *= 1 + 1e-12
+        # the first steps are float residue; a step that doubles ends in ~40 steps even if the
+        # estimate above were far off, where a fixed 1e-12 would loop for ever
+        sigma *= 1 + step
+        step *= 2
     return sigma
 
 
