@@ -7,6 +7,7 @@ import json
 import math
 
 from dpfed_core.cli.args import COMMAND_HELP, add_data_args, add_store_args, load_dataset, parse_float
+from dpfed_core.privacy.statement import epsilon_left as _left, epsilon_that_holds as _spent  # caps, what is left: down
 
 EPILOG = """\
 examples:
@@ -33,7 +34,8 @@ the same budget, and a re-export of the same users (new pseudonyms, rows added o
 values relabelled, values changed, read with other options, a subsample mixed with other people)
 is matched to it by a keyed fingerprint of which items each user has (also read from how many
 users hold each item, so another item column of the same file is the same people, and from user
-ids that are record numbers) and charged to the same account. The fingerprint key lives beside the store (<store>.fpkey, mode 0600): keep both together
+ids that are record numbers) and charged to the same account. The fingerprint key lives beside
+the store (<store>.fpkey, mode 0600): keep both together
 and protect them like the data. Releases compose per entity by the smaller of basic composition and
 zCDP at the cap's δ (a sweep's points as one batch by PLD); `budget show` says which. Simulation
 runs are not charged, and without --store / $DPFED_STORE they do not open the store at all.
@@ -162,16 +164,6 @@ def _f(x: float, spec: str = ".4g") -> str:
     return "∞" if math.isinf(x) else format(x, spec)
 
 
-def _spent(x: float) -> str:
-    from dpfed_core.privacy.statement import epsilon_that_holds
-
-    return epsilon_that_holds(x)
-
-
-def _left(x: float) -> str:
-    from dpfed_core.privacy.statement import epsilon_left
-
-    return epsilon_left(x)
 
 
 def print_balance(odometer, dataset, key: str) -> None:

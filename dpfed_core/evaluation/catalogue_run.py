@@ -283,7 +283,7 @@ def declared_catalogue_note(n_declared: int, n_items: int, keeps_own: bool) -> s
     outside = n_items - n_declared
     return (f"the declared item catalogue is what is shared: every message is shaped by its {n_declared} items, "
             f"public, at no privacy cost; the data's {outside} other "
-            + (f"items stay their entities' own" if outside != 1 else "item stays its entities' own")
+            + ("items stay their entities' own" if outside != 1 else "item stays its entities' own")
             + ", never shared — "
             + ("each entity scores the ones it has rows for with its own model" if keeps_own else
                "this method's round 2 keeps no own model, so they score 0 (its local_blend parameter keeps them)"))

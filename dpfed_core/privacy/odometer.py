@@ -77,6 +77,7 @@ from dpfed_core.privacy.fingerprint import (  # noqa: F401
     CONTAINMENT_THRESHOLD, FP_BANDS, FP_ROWS, FP_VERSION, ITEM_SETS_FP_VERSION, LEGACY_FP_VERSION, MIN_BANDS,
     MIN_MATCHED_USERS, FingerprintKeyError, PeopleFingerprint, PeopleMatch, is_same_people, legacy_fingerprint,
     match_people, people_fingerprint)
+from dpfed_core.privacy.statement import epsilon_left as _cap, epsilon_that_holds as _spent  # a cap: down
 from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: F401  (StoreError re-exported)
 # The values the odometer takes and returns live in budget_records; they are imported here too, so
 # that a caller gets the odometer and its plans, balances and refusal from one module.
@@ -89,18 +90,6 @@ def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.4g}"
 
 
-def _spent(x: float) -> str:
-    """Spent ε in a message: never shown below what is spent."""
-    from dpfed_core.privacy.statement import epsilon_that_holds
-
-    return epsilon_that_holds(x)
-
-
-def _cap(x: float) -> str:
-    """A cap in a message: never shown above what it is."""
-    from dpfed_core.privacy.statement import epsilon_left
-
-    return epsilon_left(x)
 
 
 class BudgetOdometer:
