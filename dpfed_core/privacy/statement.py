@@ -49,33 +49,32 @@ def assumptions(samplers: set[str] | list[str], simulation: bool) -> list[str]:
 EPSILON_DIGITS = 4
 
 
-def epsilon_that_holds(eps: float, digits: int = EPSILON_DIGITS) -> str:
-    """ε for people at ``digits`` significant digits, rounded *up*: a shown ε is never below the ε that
-    holds (0.92034 → 0.9204, where rounding to nearest said 0.9203). A value within a relative 1e-9
-    above its rounding (the float 0.1, a ledger's 0.69999997 for 0.7) is that rounding: floating-point
-    residue is no privacy loss. ∞ for the non-private limit."""
+def _rounded(eps: float, digits: int, up: bool) -> str:
+    """``eps`` at ``digits`` significant digits rounded toward the safe side, ``up`` or down; a value
+    within a relative 1e-9 of its rounding to nearest (on the side being rounded from) is that rounding:
+    floating-point residue is no privacy loss. ∞ for the non-private limit."""
     x = float(eps)
     if not math.isfinite(x):
         return "∞"
     nearest = float(f"{x:.{digits}g}")
-    if x <= 0 or nearest >= x * (1 - 1e-9):
+    if x <= 0 or (nearest >= x * (1 - 1e-9) if up else nearest <= x * (1 + 1e-9)):
         return f"{nearest:.{digits}g}"
     step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
-    return f"{math.ceil(x / step * (1 - 1e-12)) * step:.{digits}g}"
+    units = math.ceil(x / step * (1 - 1e-12)) if up else math.floor(x / step * (1 + 1e-12))
+    return f"{units * step:.{digits}g}"
+
+
+def epsilon_that_holds(eps: float, digits: int = EPSILON_DIGITS) -> str:
+    """ε for people at ``digits`` significant digits, rounded *up*: a shown ε is never below the ε that
+    holds (0.92034 → 0.9204, where rounding to nearest said 0.9203); the float 0.1 or a ledger's
+    0.69999997 for 0.7 read as their rounding. What is spent is shown so too."""
+    return _rounded(eps, digits, up=True)
 
 
 def epsilon_left(eps: float, digits: int = EPSILON_DIGITS) -> str:
     """ε of budget for people (a cap, what is left of it) at ``digits`` significant digits, rounded
-    *down*: never more budget shown than there is (9.0796 left → 9.079). Residue within a relative 1e-9
-    below its rounding is that rounding, as in :func:`epsilon_that_holds` (what is spent rounds up)."""
-    x = float(eps)
-    if not math.isfinite(x):
-        return "∞"
-    nearest = float(f"{x:.{digits}g}")
-    if x <= 0 or nearest <= x * (1 + 1e-9):
-        return f"{nearest:.{digits}g}"
-    step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
-    return f"{math.floor(x / step * (1 + 1e-12)) * step:.{digits}g}"
+    *down*: never more budget shown than there is (9.0796 left → 9.079)."""
+    return _rounded(eps, digits, up=False)
 
 
 def statement(eps: float, delta: float, simulation: bool) -> str:
