@@ -267,10 +267,7 @@ def _shape_labels(X, secret: bytes) -> np.ndarray:
 
 
 def _canonical_ids(user_ids) -> list[str]:
-    """Every id as :func:`canonical_item_id` reads it (``0242`` and ``242.0`` are ``242``), once: a
-    list passed in is taken as already read so."""
-    if isinstance(user_ids, list):
-        return user_ids
+    """Every id as :func:`canonical_item_id` reads it (``0242`` and ``242.0`` are ``242``)."""
     return [canonical_item_id(u) for u in np.asarray(user_ids).tolist()]
 
 
@@ -279,16 +276,19 @@ def ids_are_counters(user_ids) -> bool:
     ``P00001 …``, ``u17``) filling at least :data:`COUNTER_DENSITY` of the range they span: unrelated
     datasets numbered so share their ids, which then tell nothing about who is in them. Names, hashes,
     UUIDs and sparse record numbers (``patientunitstayid``) are not counters."""
-    ids = _canonical_ids(user_ids)
+    return _are_counters(_canonical_ids(user_ids))
+
+
+def _are_counters(ids: list[str]) -> bool:
+    """:func:`ids_are_counters` of ids already read canonically."""
+    from collections import Counter
+
     if not ids:
         return True
     parts = [m.groups() for m in map(_COUNTER.fullmatch, ids) if m is not None]
     if not parts:
         return False
-    prefixes: dict[str, int] = {}
-    for pre, _ in parts:
-        prefixes[pre] = prefixes.get(pre, 0) + 1
-    prefix, count = max(prefixes.items(), key=lambda kv: kv[1])
+    prefix, count = Counter(pre for pre, _ in parts).most_common(1)[0]
     if count < 0.5 * len(ids):
         return False
     nums = {int(num) for pre, num in parts if pre == prefix}
@@ -301,7 +301,7 @@ def _id_keys(user_ids, secret: bytes) -> np.ndarray:
     ids = _canonical_ids(user_ids)
     n = len(ids)
     keys = np.zeros((n, ID_BANDS), dtype=np.uint64)
-    if n == 0 or ids_are_counters(ids):
+    if n == 0 or _are_counters(ids):
         return keys
     h = np.fromiter(
         (int.from_bytes(hashlib.blake2b(u.encode("utf-8"), digest_size=8, key=secret,
