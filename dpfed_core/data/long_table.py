@@ -290,17 +290,16 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
                 f"value {raw.iloc[i]!r} ({int((v < 0).sum())} negative rows). Values must be ≥ 0 "
                 "(ratings, counts or 0/1 interactions)."
             )
-        over = v > value_max
-        if value_kind == "implicit" and over_max != "error":
-            # implicit data records whether a user interacted, not how much: any other value is read as
-            # an interaction, said here rather than as a bound the DP mechanisms clip to
-            other = (v != 0) & (v != 1)
-            if other.any():
-                notes.append(
-                    f"{int(other.sum())} values ({other.mean():.2%}) of column '{value_col}' are neither 0 nor 1; "
-                    "implicit values record only whether a user interacted, so each positive value is read as 1 "
-                    "(to keep them, declare value_kind=ratings or counts)")
-            over = np.zeros_like(over)
+        # implicit data records whether a user interacted, not how much: any other value is read as an
+        # interaction, said here rather than as a bound the DP mechanisms clip to
+        read_as_one = value_kind == "implicit" and over_max != "error"
+        other = (v != 0) & (v != 1) if read_as_one else np.zeros(0, dtype=bool)
+        if other.any():
+            notes.append(
+                f"{int(other.sum())} values ({other.mean():.2%}) of column '{value_col}' are neither 0 nor 1; "
+                "implicit values record only whether a user interacted, so each positive value is read as 1 "
+                "(to keep them, declare value_kind=ratings or counts)")
+        over = np.zeros(0, dtype=bool) if read_as_one else v > value_max
         if over.any():
             i = int(np.flatnonzero(over)[0])
             rule = over_max or ("error" if value_kind == "ratings" else "note")
