@@ -344,7 +344,7 @@ HIGHER_IS_BETTER_CROSSING = (f"{VERDICTT}::test_a_higher_is_better_metric_crosse
 SWEEP_SE = f"{VERDICTT}::test_the_sweep_verdicts_standard_error_is_the_sample_sd_over_the_root_of_the_seeds"
 PAIRED = (f"{VERDICTT}::test_a_paired_effect_pairs_each_seed_with_its_own_baseline_run_and_beats_only_beyond_one"
           "_sd")
-OWN_ITEMS_KEPT = f"{SITEMS}::test_an_entity_keeps_its_own_items_only_where_its_round_two_keeps_its_own_parts"
+OWN_ITEMS_KEPT = f"{SITEMS}::test_an_entity_keeps_its_own_items_only_where_its_site_model_keeps_its_own_parts"
 EMPTY_IS_LOCAL = f"{SITEMS}::test_an_empty_catalogue_leaves_each_site_its_own_model"
 LEDGER_GUARANTEE = f"{PLT}::test_the_dashboards_guarantee_is_the_ledgers_epsilon_and_delta_beside_the_request"
 CLI_TABLE = f"{CLIT}::test_the_run_table_states_each_methods_ledger_epsilon_and_overall_numbers"
@@ -1172,10 +1172,10 @@ MUTANTS = (
            (f"{REPORTT}::test_epsilon_chart_shows_the_composed_guarantee_not_a_stack_of_stages",), arg=0),
     Mutant("round2-federation-not-limited-to-known-names", SUMM, "blended_round2",
            "bool(public.get(KNOWN_ONLY, False))", "False",
-           (f"{SITEMS}::test_a_sites_round_two_on_a_dp_catalogue_masks_the_federation_to_the_names_it_holds",)),
+           (f"{SITEMS}::test_a_sites_model_on_a_dp_catalogue_masks_the_federation_to_the_names_it_holds",)),
     Mutant("round2-default-rule-ignored", SUMM, "blended_round2",
            "str(getattr(method, 'round2_default', 'shrunk'))", "'shrunk'",
-           (f"{SITEMS}::test_a_sites_round_two_on_a_dp_catalogue_masks_the_federation_to_the_names_it_holds",)),
+           (f"{SITEMS}::test_a_sites_model_on_a_dp_catalogue_masks_the_federation_to_the_names_it_holds",)),
     Mutant("report-same-data-by-sizes-only", REPORT_PY, "same_data", "all(keys)", "False",
            (f"{REPORTT}::test_a_sweep_of_other_data_of_the_same_sizes_is_told_apart_by_the_store_key",)),
     Mutant("report-tradeoff-always-on-mar", REPORT_PY, "build_report",

@@ -597,7 +597,7 @@ def test_a_declared_catalogue_that_covers_the_data_is_shared_whole_by_the_plain_
     np.testing.assert_array_equal(ra.V, rb.V)
 
 
-def test_an_entity_keeps_its_own_items_only_where_its_round_two_keeps_its_own_parts():
+def test_an_entity_keeps_its_own_items_only_where_its_site_model_keeps_its_own_parts():
     """What the notes say of the items a catalogue leaves out follows the method's round 2: a prototype
     method's and a summable method's with its local blend keep each entity's own model; dp-popularity
     (no local blend by default) scores them 0; a method that is not federated has no catalogue to speak of."""
@@ -617,7 +617,7 @@ def test_an_entity_keeps_its_own_items_only_where_its_round_two_keeps_its_own_pa
 
 
 @pytest.mark.parametrize("aggregation", ["secure", "none"])
-def test_a_sites_round_two_on_a_dp_catalogue_masks_the_federation_to_the_names_it_holds(monkeypatch, aggregation):
+def test_a_sites_model_on_a_dp_catalogue_masks_the_federation_to_the_names_it_holds(monkeypatch, aggregation):
     """On a DP-selected catalogue (released hash keys) every site's round 2 fits its model with the
     federation's parts limited to the item names it holds rows for (``known_only``); on a declared
     catalogue every shared name is public and nothing is masked. The default a small hold-out keeps is
