@@ -516,6 +516,47 @@ def test_a_replys_objects_are_pulled_for_at_most_the_round_timeout(monkeypatch):
     assert http_grid.pull_objects(object_ids=["a"], pull_object_fn=lambda i: b"x") == {"a": b"x"}
 
 
+def test_replies_stored_while_a_pull_waits_out_a_half_uploaded_reply_still_count(monkeypatch):
+    """A node killed between pushing its reply and its objects holds the pull that finds it for the
+    whole reply-object bound (the round timeout), so the step's deadline passes inside that pull. The
+    nodes that answered meanwhile answered in time: their replies are pulled before the step ends,
+    and only the killed node is missing."""
+    from flwr.common.constant import ErrorCode
+
+    clock = {"t": 0.0}
+    monkeypatch.setattr(sa.time, "monotonic", lambda: clock["t"])
+
+    def reply(to, node, code=None):
+        return SimpleNamespace(metadata=SimpleNamespace(src_node_id=node, reply_to_message_id=to),
+                               has_error=lambda: code is not None, error=SimpleNamespace(code=code, reason="gone"),
+                               content={})
+
+    pulls = []
+
+    def pull_messages(ids):
+        pulls.append(sorted(ids))
+        if len(pulls) == 1:  # clinic B has answered
+            return [reply("m2", 2)]
+        if len(pulls) == 2:  # clinic C's reply is there without its objects: the pull waits out the bound
+            clock["t"] += 30.0
+            return [reply("m3", 0, ErrorCode.MESSAGE_UNAVAILABLE)]
+        return [reply("m1", 1)]  # clinic A's reply, stored while the previous pull waited
+
+    t = _transport({1: "clinic A", 2: "clinic B", 3: "clinic C"})
+    t.bell, t.node_bells = None, []
+    t.grid = SimpleNamespace(push_messages=lambda msgs: ["m1", "m2", "m3"], pull_messages=pull_messages)
+    monkeypatch.setattr(sa.time, "sleep", lambda s: clock.__setitem__("t", clock["t"] + s))
+    got = t.send_and_receive(_sent(1, 2, 3), timeout=30)
+    assert sorted(r.metadata.src_node_id for r in got) == [1, 2]
+    assert pulls == [["m1", "m2", "m3"], ["m1", "m3"], ["m1"]]
+    assert t.check_replies(_sent(1, 2, 3), got, "round 2", tolerate=1) == [3]
+    # a pull that begins after the deadline is the last one: no further pull for a node still silent
+    pulls.clear()
+    clock["t"] = 0.0
+    t.grid = SimpleNamespace(push_messages=lambda msgs: ["m1", "m2"], pull_messages=lambda ids: pulls.append(1) or [])
+    assert t.send_and_receive(_sent(1, 2), timeout=1) == [] and clock["t"] >= 1
+
+
 def test_the_progress_file_is_read_a_whole_line_at_a_time(tmp_path):
     """The ServerApp may be appending an event while the launcher reads: a line without its newline
     is left for the next read, never parsed half-written."""
@@ -938,3 +979,42 @@ def test_a_secure_sum_is_the_contributors_exact_sum_and_never_released_with_fewe
     assert setup["reconstruction_threshold"] == 2 and info["reconstruction_threshold"] == 2
     with pytest.raises(sa.DeploymentRunError, match="ended with 1 of 3 entities, fewer than the 2 the run needs"):
         summed_by(1)
+
+
+def test_a_secure_sum_that_stops_on_silent_nodes_names_them_the_step_and_the_timeout_flag(monkeypatch):
+    """A node that sends nothing within the round timeout (dead, or only slow) at a step of SecAgg+
+    leaves the protocol without an error reply: the refusal says which entities went quiet, at which
+    step, how long the server waited and the flag that lengthens the wait."""
+    from flwr.app import Context, RecordDict
+
+    def envelope(dst=None, src=None):
+        return SimpleNamespace(metadata=SimpleNamespace(dst_node_id=dst, src_node_id=src), has_error=lambda: False)
+
+    class Workflow:
+        """SecAgg+ whose masked vectors came from one node only: too few to unmask, no aggregate."""
+
+        def __init__(self, **kw) -> None:
+            pass
+
+        def __call__(self, grid, legacy) -> None:
+            for answering in ([1, 2, 3], [1, 2, 3], [1]):
+                grid.send_and_receive([envelope(dst=n) for n in (1, 2, 3)], timeout=12.0)
+                replies.append(answering)
+
+    replies: list = []
+    monkeypatch.setattr(sa, "_dropout_safe_secaggplus", lambda: Workflow)
+    transport = SimpleNamespace(round_timeout=12.0, progress=lambda *a, **k: None, log=lambda *a, **k: None,
+                                dump=lambda *a, **k: None, name=lambda n: f"clinic {n}",
+                                send_and_receive=lambda msgs, timeout: [envelope(src=n) for n in
+                                                                        ([1, 2, 3], [1, 2, 3], [1])[len(replies)]])
+    run = SimpleNamespace(n_entities=3, dropped={}, transport=transport, config_json="{}", pending_public=None,
+                          context=Context(run_id=1, node_id=0, node_config={}, state=RecordDict(), run_config={}),
+                          grid=None, lose=lambda nodes, step, **event: None)
+    method = SimpleNamespace(max_dropouts=1, stages=("release",))
+    with pytest.raises(sa.DeploymentRunError) as err:
+        sa._SecureSum(run)([1, 2, 3], method, None)
+    message = str(err.value)
+    assert "ended with 0 of 3 entities, fewer than the 2 the run needs" in message
+    assert ("no answer within the round timeout (12 s; --round-timeout, or Round timeout on the Federate page "
+            "lengthens it) from clinic 2, clinic 3 at SecAgg+ collect masked vectors") in message
+    assert "see the SuperNode logs" not in message and "nothing was unmasked" in message

@@ -103,6 +103,11 @@ LOST_NODE_ERRORS = frozenset({ErrorCode.MESSAGE_UNAVAILABLE, ErrorCode.REPLY_MES
                               ErrorCode.NODE_UNAVAILABLE})
 
 
+#: Where the round timeout is set, for a message that a node's silence ended the run: the CLI's flag,
+#: the dashboard's control (the same run-config key ``round-timeout`` for ``flwr run``).
+ROUND_TIMEOUT_CONTROLS = "--round-timeout, or Round timeout on the Federate page"
+
+
 def bound_reply_pulls(max_time: float) -> None:
     """Pull a reply's objects for at most ``max_time`` seconds in this process (the ServerApp's).
 
@@ -201,7 +206,8 @@ class _Transport:
         if len(missing) > tolerate:
             raise DeploymentRunError(
                 f"{what}: no reply within {self.round_timeout:g} s from "
-                f"{', '.join(self.name(n) for n in missing)} (node stopped or unreachable); run stopped")
+                f"{', '.join(self.name(n) for n in missing)} (node stopped or unreachable, or slower than the "
+                f"wait: {ROUND_TIMEOUT_CONTROLS} lengthens it); run stopped")
         for r in replies:
             node = r.metadata.src_node_id
             if r.has_error():
@@ -221,12 +227,26 @@ class _Transport:
         end = time.monotonic() + (timeout if timeout is not None else 0.0)
         replies: list[Message] = []
         pause = 0.005
-        while pending:
+
+        def pull() -> int:
             got = list(self.grid.pull_messages(pending))
             # a reply that only says its node is gone is no reply: the node is missing, not failed
             replies.extend(m for m in got if not (m.has_error() and m.error.code in LOST_NODE_ERRORS))
             pending.difference_update(m.metadata.reply_to_message_id for m in got)
-            if not pending or (timeout is not None and time.monotonic() >= end):
+            return len(got)
+
+        while pending:
+            began = time.monotonic()
+            got = pull()
+            if not pending:
+                break
+            if timeout is not None and time.monotonic() >= end:
+                if began < end:
+                    # This pull outlasted the step's deadline — it may have waited on a reply whose
+                    # objects never came (a node killed mid-upload holds it for bound_reply_pulls).
+                    # Replies the live nodes stored meanwhile came in time: one more pull takes them,
+                    # or the step would count nodes that answered as lost.
+                    pull()
                 break
             if self.bell is not None:
                 # Every node rings after it pushes a reply: the pull follows the ring, and the timed
@@ -351,6 +371,7 @@ class _SecureSum:
                                   timeout=transport.round_timeout)
         step = {"i": 0}
         failures: dict[str, str] = {}
+        silent: list[str] = []
 
         class _LoggingGrid:
             """The grid as SecAggPlusWorkflow sees it, logging every message of each stage."""
@@ -374,6 +395,11 @@ class _SecureSum:
                     transport.dump(r, f"secagg{step['i']}" + (f"_{stage}" if stage else ""))
                     if r.has_error():  # SecAgg+ drops a failed node silently; keep its reason
                         failures[transport.name(r.metadata.src_node_id)] = r.error.reason
+                answered = {r.metadata.src_node_id for r in replies}
+                quiet = [transport.name(m.metadata.dst_node_id) for m in messages
+                         if m.metadata.dst_node_id not in answered]
+                if quiet:  # SecAgg+ drops a silent node silently too; keep where it went quiet
+                    silent.append(f"{', '.join(quiet)} at {label}")
                 transport.progress("secagg_stage", stage=label, replies=len(replies), sent=len(messages))
                 return replies
 
@@ -382,7 +408,12 @@ class _SecureSum:
         if _SumOnly.n_active < survivors or _SumOnly.n_active == 0:
             # beyond max_dropouts: SecAgg+ unmasks nothing (fewer key shares than its threshold), and
             # the noise shares were sized for at least H − d contributors
-            why = "; ".join(f"{k}: {v.strip().splitlines()[-1] if v.strip() else v}" for k, v in failures.items())
+            why = [f"{k}: {v.strip().splitlines()[-1] if v.strip() else v}" for k, v in failures.items()]
+            if silent:
+                # a node that died and one that was only slow look alike from here: say both remedies
+                why.append(f"no answer within the round timeout ({transport.round_timeout:g} s; "
+                           f"{ROUND_TIMEOUT_CONTROLS} lengthens it) from {'; '.join(silent)}")
+            why = "; ".join(why)
             raise DeploymentRunError(
                 f"secure aggregation{f' ({stage})' if stage else ''} ended with {_SumOnly.n_active} of {H} "
                 f"entities, fewer than the {survivors} the run needs (max_dropouts = {int(method.max_dropouts)}); "

@@ -57,6 +57,10 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
         help="Every local site's own policy: the methods it accepts, the most ε and δ per run, its total budget "
              "in its own store, whether simulation and non-private methods are allowed (docs/DEPLOYMENT.md). "
              "Empty: each site gets a policy matching this run, without simulation.").strip() or None
+    round_timeout = st.number_input(
+        "Round timeout (s)", min_value=5, max_value=3600, value=600, step=30, key="fed_round_timeout",
+        help="How long the server waits for the sites at each step; a site silent that long leaves the run "
+             "(within the tolerated dropouts) or stops it. Lengthen it for slow sites.")
     plans = plan_run(ds, config)
     charge = history.planned_charge_text(ds, plans)
     if st.button(f"Run on Flower — {charge}", type="primary", disabled=disabled, key="fed_run_flower"):
@@ -94,10 +98,12 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
 
             store = None if config.simulation else history.owner_store(ds)[0]
             if skip_store(store, plans):
-                doc = run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info)
+                doc = run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info,
+                                   round_timeout=float(round_timeout))
             else:
                 with BudgetOdometer(store).charge(ds, plans, allow_non_private=allow_non_private()) as res:
-                    doc = run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info)
+                    doc = run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info,
+                                       round_timeout=float(round_timeout))
                     settle_run(res, [doc])
         except DpfedError as exc:
             status.update(label="The deployment stopped", state="error", expanded=True)
