@@ -164,8 +164,6 @@ def _f(x: float, spec: str = ".4g") -> str:
     return "∞" if math.isinf(x) else format(x, spec)
 
 
-
-
 def print_balance(odometer, dataset, key: str) -> None:
     from dpfed_core.privacy.accounting import ACCOUNTANT, REFERENCE_DELTA
 

@@ -90,8 +90,6 @@ def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.4g}"
 
 
-
-
 class BudgetOdometer:
     """Per-dataset, per-entity privacy budget kept in the store file.
 

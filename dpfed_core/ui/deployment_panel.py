@@ -96,14 +96,16 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
             from dpfed_core.evaluation.budget import settle_run, skip_store
             from dpfed_core.privacy.odometer import BudgetOdometer
 
+            def deploy() -> dict:
+                return run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info,
+                                    round_timeout=float(round_timeout))
+
             store = None if config.simulation else history.owner_store(ds)[0]
             if skip_store(store, plans):
-                doc = run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info,
-                                   round_timeout=float(round_timeout))
+                doc = deploy()
             else:
                 with BudgetOdometer(store).charge(ds, plans, allow_non_private=allow_non_private()) as res:
-                    doc = run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info,
-                                       round_timeout=float(round_timeout))
+                    doc = deploy()
                     settle_run(res, [doc])
         except DpfedError as exc:
             status.update(label="The deployment stopped", state="error", expanded=True)
