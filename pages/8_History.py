@@ -61,8 +61,11 @@ if c1.button("Open", type="primary", key="hist_open"):
     if stored["kind"] == "run":
         try:
             doc, result, config = history.restored_run(stored)
-        except ValueError as exc:
-            st.error(str(exc), icon=":material/error:")
+        except ValueError as exc:  # a run whose factors were not kept here: its document, not its pages
+            st.info(str(exc), icon=":material/info:")
+            st.markdown(dash.stored_run_summary(stored["doc"]))
+            st.download_button("Download its result document (JSON)", dash.document_json(stored["doc"]),
+                               file_name=f"dpfed_run_{pick}.json", mime="application/json", key="hist_download")
             st.stop()
         st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": 0.0,
                                     "stored_id": pick}

@@ -282,6 +282,7 @@ EVENT_WORDS = f"{DASHT}::test_each_protocol_event_reads_as_a_sentence_counting_e
 LEDGER_TAB = (f"{DASHT}::test_the_ledger_tab_states_each_entitys_composed_delta_and_a_heatmap_takes_the_heaviest"
               "_items")
 SITE_DECISION = f"{DASHT}::test_the_flower_panel_shows_a_sites_refusal_with_the_rule_that_refused"
+PANEL_POLICY = "tests/test_deployment.py::test_the_flower_panel_refuses_a_bad_site_policy_in_its_own_words_before_charging"
 SPEND_REASON = (f"{ADVT}::test_the_spend_line_gives_the_composition_reason_only_for_one_plan_after_an_earlier"
                 "_spend")
 SETTINGS_LINE = f"{ADVT}::test_a_runs_settings_line_names_only_what_its_method_uses_and_its_controls_come_back"
@@ -2095,6 +2096,8 @@ MUTANTS = (
            "raw.get('max_dropouts', 0) < 0", "False", (BAD_POLICY,)),
     Mutant("panel-every-site-accepted", UI_PANEL, "site_decision_text",
            "decision.get('decision') == 'accepted'", "True", (SITE_DECISION,)),
+    Mutant("panel-site-policy-read-only-after-the-charge", UI_PANEL, "flower_panel",
+           "check_site_policy(config, policy)", "None", (PANEL_POLICY,)),
     Mutant("cli-k-note-default-cluster-size", CLI_MAIN, "_k_note",
            "config.prototype_params.get('cluster_size', default.default)", "default.default", (CLI_FLAG_HINT,)),
     Mutant("ui-line-delta-of-least", UI_BUDGET, "budget_line", "not bal or n_rel == 0", "not bal", (SINGULAR_LINE,)),
@@ -2399,10 +2402,13 @@ MUTANTS = MUTANTS + summable_share_mutants()
 
 
 def _copy_tree(dest: Path) -> None:
-    for part in ("dpfed_core", "tests", "sample_data"):  # the samples: 268 KB, read by the budget tests
-        shutil.copytree(REPO / part, dest / part,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
-    for f in ("pyproject.toml", "requirements.txt"):  # the pins: part of the engine's fingerprint
+    # the samples (268 KB) are read by the budget tests; the app, its pages and its Streamlit settings
+    # by the page tests (AppTest runs app.py), so a bug planted in a page's engine calls can be caught
+    for part in ("dpfed_core", "tests", "sample_data", "pages", ".streamlit"):
+        if part in ("dpfed_core", "tests") or (REPO / part).exists():  # a copy of the engine alone has no app
+            shutil.copytree(REPO / part, dest / part,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+    for f in ("pyproject.toml", "requirements.txt", "app.py"):  # the pins: part of the engine's fingerprint
         if (REPO / f).exists():
             shutil.copy2(REPO / f, dest / f)
 

@@ -471,6 +471,87 @@ def test_federate_page_offers_flower_execution():
     assert any("does not run as a deployment" in e.value for e in at.error)
 
 
+
+def _flower_page(store, federation: str = "region"):
+    """The Federate page with Execution = Flower on the clinic sample federated by ``federation``,
+    charging the budget store ``store`` (the dashboard's store, named by DPFED_STORE)."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    repo = Path(__file__).resolve().parents[1]
+    at = AppTest.from_file(str(repo / "app.py"), default_timeout=600)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.selectbox(key="sample_spec").set_value("sample:clinic").run()
+    at.selectbox(key="sample_fed").set_value(federation).run()
+    at.button(key="load_sample").click().run()
+    at.switch_page("pages/2_Federate.py").run()
+    at.radio(key="fed_execution").set_value("separate processes (Flower)").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _releases(store, at) -> list:
+    from dpfed_core.privacy.odometer import BudgetOdometer
+    from dpfed_core.privacy.store import Store
+    from dpfed_core.ui.history import owner_key
+
+    return BudgetOdometer(Store(store)).releases(owner_key(at.session_state["dataset"]))
+
+
+def test_a_flower_run_from_the_page_is_charged_recorded_and_kept_in_the_history(monkeypatch, tmp_path):
+    """The panel's deployment goes through the one run service, as deploy-local does: the release is
+    charged to the owner's store before the nodes start, the document carries the odometer's record
+    and the accountant, and the run is kept in the history, where opening it says why it cannot be
+    reopened on the pages (its user factors stayed at the nodes) and offers its document."""
+    store = tmp_path / "dashboard.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(store))
+    at = _flower_page(store)
+    at.number_input(key="fed_round_timeout").set_value(120)
+    at.button(key="fed_run_flower").click().run()
+    assert not at.exception and not at.error, ([e.value for e in at.exception], [e.value for e in at.error])
+    doc = at.session_state["fed_flower_doc"]
+    assert doc["deployment"]["supernodes"] == at.session_state["dataset"].n_entities
+    odometer = doc["odometer"]
+    assert odometer["store"] == str(store) and len(odometer["releases"]) == 1
+    assert [r["id"] for r in _releases(store, at)] == odometer["releases"]
+    assert doc["privacy"]["accountant"], "the accountant across releases is noted in the document"
+    assert at.get("download_button")[0].proto.label == "Download the result document (JSON)"
+
+    at.switch_page("pages/8_History.py").run()
+    table = at.dataframe[0].value
+    (label,) = [w for w, k in zip(table["what"], table["kind"]) if k == "run"]
+    assert "on Flower" in label, label
+    at.button(key="hist_open").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("a Flower deployment: each entity's user factors stayed at its node" in i.value for i in at.info)
+    assert any(f"MAR {doc['overall']['mar']:.4f}" in m.value for m in at.markdown)
+    assert [b.proto.label for b in at.get("download_button")] == ["Download its result document (JSON)"]
+
+
+def test_the_flower_panel_refuses_a_bad_site_policy_in_its_own_words_before_charging(monkeypatch, tmp_path):
+    """The checks deploy-local makes before charging, made by the panel too: an unreadable policy file,
+    or a simulation without a policy that allows it, stops the run before any release, and the
+    message names the page's controls, not the command line's flags."""
+    store = tmp_path / "dashboard.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(store))
+    at = _flower_page(store)
+    at.text_input(key="fed_site_policy").set_value(str(tmp_path / "missing.toml")).run()
+    at.button(key="fed_run_flower").click().run()
+    (err,) = [e.value for e in at.error]
+    assert "cannot read the site policy" in err and "“Site policy” (Execution: separate processes)" in err.replace(
+        "\\", ""), err
+    assert "--" not in err, err
+    assert "fed_flower_doc" not in at.session_state
+    assert _releases(store, at) == []
+    at.text_input(key="fed_site_policy").set_value("").run()
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.button(key="fed_run_flower").click().run()
+    (err,) = [e.value for e in at.error]
+    assert "needs a site policy that allows it" in err and "“Simulation” toggle" in err and "--" not in err, err
+    assert "fed_flower_doc" not in at.session_state
+
 def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp_path):
     from dpfed_core.cli.main import main
 
@@ -485,6 +566,10 @@ def test_deploy_local_cli_refuses_bad_input_before_starting_anything(capsys, tmp
                  "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "--port-range" in err and "Traceback" not in err
+    assert main(["deploy-local", "--data", "sample:synthetic", "--method", "kmeans", "--site-policy",
+                 str(tmp_path / "missing.toml"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err  # the coordinator's flag that names the file, not a SuperNode's setting
+    assert "cannot read the site policy" in err and "fix --site-policy" in err and "node-config" not in err, err
     from dpfed_core.deployment.simulation_engine import available
 
     if not available()[0]:

@@ -243,6 +243,10 @@ def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_gua
     sp_.accept(policy, request_of(RunConfig(method="kmeans"), 3, shard.value_max), shard, run="2", coordinator="test")
     assert main(["site", "budget", "--store", str(store)]) == 0
     assert "a non-private release voided its guarantee" in capsys.readouterr().out
+    # a policy file that cannot be read: the error names this command's flag for it
+    assert main(["site", "budget", "--policy", str(tmp_path / "missing.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read the site policy" in err and "fix --policy" in err and "node-config" not in err, err
 
 
 def test_the_site_command_states_the_cap_and_marks_each_simulation_release(tmp_path, capsys):

@@ -41,7 +41,7 @@ def _store(args):
     if args.store:
         path = Path(args.store)
     else:
-        policy = load_policy(args.policy)
+        policy = load_policy(args.policy, control="--policy")
         if "{site}" in str(policy.store) and not args.site:
             raise ConfigError(f"the store of {args.policy} ({policy.store}) names {{site}}; give --site NAME")
         path = policy.store_for(args.site or "")

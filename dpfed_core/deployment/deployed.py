@@ -156,7 +156,7 @@ def check_site_policy(config: RunConfig, site_policy) -> None:
     if site_policy is not None:
         from dpfed_core.deployment.site_policy import load_policy
 
-        policy = load_policy(site_policy)
+        policy = load_policy(site_policy, control="--site-policy")  # the coordinator's copy for every site
         if config.simulation and not policy.allow_simulation:
             raise ConfigError(f"--simulation: the site policy {site_policy} does not allow simulation "
                               "(allow_simulation = false); every site would refuse. Set allow_simulation = true "

@@ -124,14 +124,18 @@ class SitePolicy:
                 "max_dropouts": self.max_dropouts, "max_coalition_epsilon": self.max_coalition_epsilon}
 
 
-def load_policy(path: str | os.PathLike) -> SitePolicy:
-    """Read and check a site policy file; a :class:`PolicyError` names the file and the key."""
+#: Where a SuperNode's policy file is named (the fix an unreadable file's error names by default).
+NODE_POLICY_CONTROL = "the SuperNode's --node-config \"policy-path='…'\""
+
+
+def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> SitePolicy:
+    """Read and check a site policy file; a :class:`PolicyError` names the file and the key.
+    ``control``: what names the file (an unreadable file's error says to fix it there)."""
     p = Path(path)
     try:
         raw = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise PolicyError(f"cannot read the site policy {p} ({exc.strerror}); fix the SuperNode's --node-config "
-                          "\"policy-path='…'\"") from None
+        raise PolicyError(f"cannot read the site policy {p} ({exc.strerror}); fix {control}") from None
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"the site policy {p} is not valid TOML ({exc})") from None
     unknown = sorted(set(raw) - set(_KEYS))

@@ -1,8 +1,9 @@
 """The Federate page's "separate processes (Flower)" option: the same run as a real local Flower
 deployment (one SuperLink, one SuperNode process per entity, the ServerApp), with per-node progress.
 
-The page calls :func:`flower_panel`; everything here is Streamlit layout over
-:func:`dpfed_core.deployment.deployed.run_deployed`.
+The page calls :func:`flower_panel`; everything here is Streamlit layout over the run service
+(:func:`dpfed_core.evaluation.service.execute_run`, checked, charged and recorded as ``deploy-local`` is)
+with the deployment as its run step (:func:`dpfed_core.deployment.deployed.deployment_runner`).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def site_decision_text(decision: dict) -> str:
 
 def flower_panel(ds, config, disabled: bool = False) -> None:
     """Run ``config`` on a local Flower deployment and show the result with per-node progress."""
-    from dpfed_core.deployment.deployed import deployable_methods, run_deployed
+    from dpfed_core.deployment.deployed import deployable_methods
     from dpfed_core.deployment import flower_available
 
     ok, info = flower_available()
@@ -50,7 +51,8 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
                "evaluation report.")
     from dpfed_core.evaluation.budget import plan_run
     from dpfed_core.ui import history
-    from dpfed_core.ui.widgets import allow_non_private
+    from dpfed_core.ui.defaults import settings_line
+    from dpfed_core.ui.widgets import allow_non_private, record, show_error
 
     policy = st.text_input(
         "Site policy (TOML file on this machine, optional)", key="fed_site_policy",
@@ -92,29 +94,28 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
             table.dataframe(nodes, hide_index=True)
 
         try:
-            # a deployment is a release: charged to the data owner's budget (or refused) before any node starts
-            from dpfed_core.evaluation.budget import settle_run, skip_store
-            from dpfed_core.privacy.odometer import BudgetOdometer
+            # the checks a deployment needs before anything is charged (as deploy-local makes them), then
+            # the one run service: charged to the data owner's budget (or refused) before any node starts,
+            # settled to the nodes' ledgers, recorded with the odometer's record
+            from dpfed_core.deployment.deployed import check_deployable, check_site_policy, deployment_runner
+            from dpfed_core.evaluation.service import execute_run
 
-            def deploy() -> dict:
-                return run_deployed(ds, config, progress=progress, site_policy=policy, on_policy=st.info,
-                                    round_timeout=float(round_timeout))
-
+            check_deployable(ds, config)
+            check_site_policy(config, policy)
+            runner = deployment_runner(progress=progress, site_policy=policy, on_policy=st.info,
+                                       round_timeout=float(round_timeout))
+            # a simulation (no privacy claim) opens no store unless DPFED_STORE names one
             store = None if config.simulation else history.owner_store(ds)[0]
-            if skip_store(store, plans):
-                doc = deploy()
-            else:
-                with BudgetOdometer(store).charge(ds, plans, allow_non_private=allow_non_private()) as res:
-                    doc = deploy()
-                    settle_run(res, [doc])
+            doc = execute_run(ds, config, store=store, allow_non_private=allow_non_private(), runner=runner,
+                              save=False).doc
         except DpfedError as exc:
             status.update(label="The deployment stopped", state="error", expanded=True)
-            from dpfed_core.ui.budget import refusal_text
-            from dpfed_core.privacy.odometer import BudgetRefused
-
-            st.error(refusal_text(exc) if isinstance(exc, BudgetRefused) else str(exc), icon=":material/error:")
+            show_error(exc)
         else:
             st.session_state[DOC_KEY] = doc
+            # kept in the run history like an in-process run; without factors (each U stays at its node)
+            record("run", f"{settings_line(config)} on Flower ({ds.n_entities} SuperNodes)"
+                   + (" (simulation)" if config.simulation else ""), config, doc)
             status.update(label=f"Done in {time.perf_counter() - t0:.1f} s — {doc['privacy']['label']}",
                           state="complete", expanded=False)
     doc = st.session_state.get(DOC_KEY)
@@ -140,3 +141,7 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
                  hide_index=True)
     t2.dataframe(pd.DataFrame(doc["messages"]).drop(columns=["records"], errors="ignore"), hide_index=True)
     t3.dataframe(pd.DataFrame(doc["privacy"]["ledger"]), hide_index=True)
+    from dpfed_core.ui.tables import document_json
+
+    st.download_button("Download the result document (JSON)", document_json(doc), mime="application/json",
+                       file_name=f"dpfed_{doc['method']['name']}_flower_run.json", key="fed_flower_download")

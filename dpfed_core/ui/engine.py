@@ -115,8 +115,8 @@ from dpfed_core.models.blend import MIN_EVIDENCE_USERS  # noqa: F401
 from dpfed_core.ui.tables import (LEARNED_NOTHING, key_partners, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, unshared_items_notes, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
                                   metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
-                                  shareable_document, sweep_frame, top_columns, top_items_per_factor,
-                                  undefined_as_words, user_history)
+                                  document_json, shareable_document, stored_run_summary, sweep_frame, top_columns,
+                                  top_items_per_factor, undefined_as_words, user_history)
 
 
 # ------------------------------------------------------------------------------ crossings (the pages' names)

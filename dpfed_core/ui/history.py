@@ -219,8 +219,10 @@ def restored_run(stored: dict):
 
     doc, arrays = stored["doc"], stored["arrays"]
     if "U" not in arrays:
-        raise ValueError("this run was stored without its factors (e.g. by the command line); "
-                         "its document can be downloaded but not reopened on the pages")
+        where = ("a Flower deployment: each entity's user factors stayed at its node"
+                 if isinstance(doc.get("deployment"), dict) else "the command line, which keeps no factors")
+        raise ValueError(f"this run was stored without its factors ({where}); its result document can be "
+                         "downloaded below but the Federate, Evaluate and Recommend pages cannot reopen it")
     cfg = _restore_inf(dict(stored["config"]))
     config = RunConfig(**{k: v for k, v in cfg.items() if k in RunConfig.__dataclass_fields__})
     releases = [SimpleNamespace(prototypes=arrays[f"P{h}"]) for h in range(len(arrays)) if f"P{h}" in arrays]

@@ -138,6 +138,8 @@ CONTROL_NAMES = {
     "test_fraction": "“Test users per entity” (Advanced) on the Federate page",
     "n_hidden": "“Hidden entries per test user” (Advanced) on the Federate page",
     "max_iter": "“Server / MF iterations” (Advanced) on the Federate page",
+    "simulation": "the “Simulation” toggle on the Federate page",
+    "site_policy": "“Site policy” (Execution: separate processes) on the Federate page",
 }
 
 
@@ -171,7 +173,8 @@ def friendly_message(exc: BaseException) -> str:
         # name=value (value quoted or bare) → the control; a bare code name in backticks or quotes too
         text = re.sub(rf"`?(?<![\w-]){re.escape(name)}\s*=\s*('[^']*'|\"[^\"]*\"|[^\s,;)]+)`?",
                       lambda m, c=control: _control_set_to(c, m.group(1).strip(chr(39) + chr(34))), text)
-        text = re.sub(rf"--{re.escape(name.replace('_', '-'))}\b", control, text)
+        # a flag with the CLI's placeholder for its value (``--site-policy FILE``) → the control alone
+        text = re.sub(rf"--{re.escape(name.replace('_', '-'))}\b(?:\s+[A-Z][A-Z0-9_]*\b(?!\s*=))?", control, text)
         text = re.sub(rf"`{re.escape(name)}`", control, text)
         if "_" in name:  # a bare code name (whole word only; ordinary words are never rewritten)
             text = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", control, text)

@@ -432,6 +432,30 @@ def shareable_document(doc: dict) -> dict:
     return out
 
 
+def document_json(doc: dict) -> str:
+    """The run document as a download: strict JSON (∞ written as the string "inf") of
+    :func:`shareable_document`."""
+    import json
+
+    from dpfed_core.evaluation.experiments import json_safe
+
+    return json.dumps(json_safe(shareable_document(doc)), indent=2, allow_nan=False)
+
+
+def stored_run_summary(doc: dict) -> str:
+    """One line for a stored run the pages cannot reopen: its method, where it ran, its privacy label
+    and its headline metrics, as the run measured them."""
+    method = (doc.get("method") or {}).get("name", "?")
+    dep = doc.get("deployment")
+    where = f"a Flower deployment of {dep.get('supernodes')} SuperNodes" if isinstance(dep, dict) else "in one process"
+    o = doc.get("overall") or {}
+    metrics = ", ".join(f"{label} {o[k]:.4f}" for k, label in (("mar", "MAR"), ("ndcg_at_10", "NDCG@10"),
+                                                                 ("test_rmse", "test RMSE"))
+                        if isinstance(o.get(k), (int, float)) and math.isfinite(o[k]))
+    label = (doc.get("privacy") or {}).get("label", "")
+    return escape_md(f"{method}, {where}: {label}" + (f" — {metrics}" if metrics else ""))
+
+
 NO_TEST_USERS = "no test users"
 
 
