@@ -346,10 +346,38 @@ def test_partition_selection_keeps_a_key_when_count_plus_noise_reaches_the_thres
     """keep ⇔ count + discrete Laplace(Δ/ε) ≥ threshold: a key whose count equals the threshold is
     kept with probability P(Z ≥ 0) = 1/(1 + q), q = e^{−ε/Δ} (as OpenDP's Laplace threshold does)."""
     n, eps = 20000, 1.0
-    keep = mech.partition_selection(np.full(n, 9), 1, eps, 1e-6, 9, rng(5), ledger=led(), **L)
+    keep = mech.partition_selection(np.full(n, 9), 1, eps, 1e-2, 9, rng(5), ledger=led(), **L)
     q = math.exp(-eps)
     assert stats.binomtest(int(keep.sum()), n, 1 / (1 + q)).pvalue > P_MIN
 
+
+
+def test_partition_selection_refuses_a_threshold_its_delta_does_not_cover_before_any_draw():
+    """OpenDP's privacy map decides the row: a threshold too low for the caller's δ (a key held by one
+    user kept with probability above δ) is refused before anything is recorded or drawn; every
+    threshold whose map fits passes — the catalogue rule's 1 + k included — and records the map."""
+    from dpfed_core.errors import BudgetExceededError
+    from dpfed_core.privacy.catalogue import selection_threshold
+    from dpfed_core.privacy.noise import laplace_threshold
+
+    eps, delta, per_user = 1.0, 1e-6, 4
+    _, k = selection_threshold(eps, delta, per_user)
+    counts = np.array([1, 5, 50])
+    refused = 0
+    for t in range(2, int(k) + 2):
+        ledger, g = led(), rng()
+        before = g.bit_generator.state
+        mapped = laplace_threshold(per_user / eps, t).map((per_user, per_user, 1))[1]
+        if mapped > delta:
+            refused += 1
+            with pytest.raises(BudgetExceededError, match=r"beyond the \(1, 1e-06\) it was given; nothing drawn"):
+                mech.partition_selection(counts, per_user, eps, delta, t, g, ledger=ledger, **L)
+            assert ledger.ledger.rows == [] and g.bit_generator.state == before
+        else:
+            mech.partition_selection(counts, per_user, eps, delta, t, g, ledger=ledger, **L)
+            (row,) = ledger.ledger.rows
+            assert row.epsilon == pytest.approx(eps) and row.delta == pytest.approx(mapped) and row.delta <= delta
+    assert refused >= 2 * k // 3, (refused, k)  # most thresholds below the rule's cost more than δ
 
 def test_the_partition_threshold_refuses_a_delta_per_level_outside_its_range():
     for bad in (0.0, 0.5, 0.7, -1e-3):

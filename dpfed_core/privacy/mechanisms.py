@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from dpfed_core.errors import ConfigError
+from dpfed_core.errors import BudgetExceededError, ConfigError
 from dpfed_core.privacy.noise import noise_label, sampler_for
 
 __all__ = [
@@ -402,9 +402,10 @@ def partition_selection(counts, sensitivity: int, epsilon: float, delta: float, 
     * Sampler and privacy map: OpenDP's ``make_laplace_threshold`` on a map of integer counts under
       the (ℓ0, ℓ1, ℓ∞) = (Δ, Δ, 1) distance — the same measurement draws the noise in production and
       states the (ε, δ) recorded on the ledger row. The caller's ``epsilon`` sets the noise scale
-      and its ``threshold`` the δ: the row fits the caller's (ε, δ) only when the threshold was chosen
-      for that δ (:func:`~dpfed_core.privacy.catalogue.selection_threshold`); the ledger refuses the row
-      only when the entity's composed spend would pass the run's budget. In simulation the same
+      and its ``threshold`` the δ (:func:`~dpfed_core.privacy.catalogue.selection_threshold`); a row
+      whose map passes the caller's (ε, δ) — a threshold too low for that δ — is refused
+      (:class:`~dpfed_core.errors.BudgetExceededError`) before anything is recorded or drawn, and the
+      ledger refuses one that would pass the run's composed budget. In simulation the same
       distribution is drawn by NumPy.
 
     Returns a boolean keep mask over ``counts`` (only keys with a positive count are ever passed).
@@ -419,6 +420,13 @@ def partition_selection(counts, sensitivity: int, epsilon: float, delta: float, 
     scale = sensitivity / epsilon
     meas = laplace_threshold(float(scale), int(threshold))
     eps_map, delta_map = meas.map((int(sensitivity), int(sensitivity), 1))
+    if float(eps_map) > epsilon * (1 + 1e-9) or float(delta_map) > float(delta) * (1 + 1e-9):
+        # the privacy map, not the caller's arithmetic, decides: a threshold too low for the δ (or a Δ
+        # beyond the scale's) would release more than the caller was given; refused before any draw
+        raise BudgetExceededError(
+            f"partition selection ({stage}): Δ = {int(sensitivity)}, threshold {int(threshold)} at scale "
+            f"{scale:.4g} costs (ε, δ) = ({float(eps_map):.4g}, {float(delta_map):.3g}) by OpenDP's privacy map, "
+            f"beyond the ({epsilon:.4g}, {float(delta):.3g}) it was given; nothing drawn")
     _record(ledger, stage, "partition selection (OpenDP Laplace threshold)", float(eps_map), float(delta_map),
             sensitivity, scale, note, rng)
     if isinstance(rng, SecureGenerator):
