@@ -7,7 +7,7 @@ import json
 import math
 
 from dpfed_core.cli.args import COMMAND_HELP, add_data_args, add_store_args, load_dataset, parse_float
-from dpfed_core.privacy.statement import epsilon_left as _left, epsilon_that_holds as _spent  # caps, what is left: down
+from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds  # caps and what is left: down; spent: up
 
 EPILOG = """\
 examples:
@@ -88,7 +88,8 @@ def cmd_list(args) -> int:
         return 0
     print(f"{'key':43s} {'cap ε':>7s} {'max spent ε':>11s} {'releases':>8s}  name")
     for r in rows:
-        print(f"{r['key']:43s} {_left(r['cap_epsilon']):>7s} {_spent(r['max_spent_epsilon']):>11s} {r['n_releases']:>8d}  "
+        cap, spent = epsilon_left(r['cap_epsilon']), epsilon_that_holds(r['max_spent_epsilon'])
+        print(f"{r['key']:43s} {cap:>7s} {spent:>11s} {r['n_releases']:>8d}  "
               f"{r['name']} ({len(r['entities'])} entities)")
     return 0
 
@@ -177,7 +178,7 @@ def print_balance(odometer, dataset, key: str) -> None:
         print("cap: none set — releases are charged but never refused; the data owner sets one with "
               "`python -m dpfed_core budget set-cap --data … --epsilon E`")
     else:
-        print(f"cap: ε = {_left(cap_e)}, δ = {cap_d:.3g} per entity")
+        print(f"cap: ε = {epsilon_left(cap_e)}, δ = {cap_d:.3g} per entity")
     print(f"accountant: {ACCOUNTANT}" + ("" if math.isfinite(cap_e) else f" (no cap: δ = {REFERENCE_DELTA:g})"))
     print(f"people fingerprints keyed by {odometer.secret_path} (protect it with the store, like the data)"
           + (" — the store is read-only here: nothing was written" if odometer.store.readonly else ""))
@@ -194,8 +195,9 @@ def print_balance(odometer, dataset, key: str) -> None:
         note = b.accountant if b.n_releases else ""
         if b.void:
             note += f"; {b.n_non_private} non-private release(s): no overall guarantee"
-        print(f"{b.entity[:w]:{w}s} {_spent(b.spent_epsilon):>9s} {_spent(b.stated_basic_epsilon):>9s} "
-              f"{_spent(b.tight_epsilon):>9s} {_left(b.remaining_epsilon):>9s} {b.n_releases:>8d}  {note}")
+        spent, basic, tight = (epsilon_that_holds(e) for e in (b.spent_epsilon, b.stated_basic_epsilon, b.tight_epsilon))
+        print(f"{b.entity[:w]:{w}s} {spent:>9s} {basic:>9s} {tight:>9s} {epsilon_left(b.remaining_epsilon):>9s} "
+              f"{b.n_releases:>8d}  {note}")
     left = odometer.runs_left(key)
     if left is not None:
         what = f"{left['kind']} of {left['method']} at ε = {_f(left['epsilon'])}"
@@ -308,9 +310,10 @@ def budget_summary_line(odometer, key: str) -> str:
     if not bal:
         return "budget: nothing charged yet"
     top = max(bal, key=lambda b: b.spent_epsilon)
-    cap = "no cap" if math.isinf(top.cap_epsilon) else f"cap ε = {_left(top.cap_epsilon)}"
+    cap = "no cap" if math.isinf(top.cap_epsilon) else f"cap ε = {epsilon_left(top.cap_epsilon)}"
     void = sum(b.void for b in bal)
     extra = f"; {void} entities had non-private releases" if void else ""
-    return (f"budget ({odometer.path}): most-spent entity {top.entity!r} has spent ε = {_spent(top.spent_epsilon)} "
+    spent = epsilon_that_holds(top.spent_epsilon)
+    return (f"budget ({odometer.path}): most-spent entity {top.entity!r} has spent ε = {spent} "
             f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `python -m dpfed_core budget show` "
             "for all")

@@ -77,7 +77,7 @@ def budget_line(store: Store, dataset: FederatedDataset, key: str | None = None)
     n_rel = len(odo.releases(key))
     if not bal or n_rel == 0:
         cap_e, _ = odo.cap(key)
-        cap = "no cap set" if math.isinf(cap_e) else f"cap ε = {_fmt(cap_e)} per entity"
+        cap = "no cap set" if math.isinf(cap_e) else f"cap ε = {epsilon_left(cap_e)} per entity"  # as below
         return f"Budget: nothing released yet ({cap})"
     top = max(bal, key=lambda b: b.spent_epsilon)
     void = sum(b.void for b in bal)
