@@ -10,7 +10,7 @@ import streamlit as st
 
 from dpfed_core.ui import widgets as ui
 from dpfed_core.ui import engine as dash
-from dpfed_core.ui import history
+from dpfed_core.ui import deployment_panel, history
 
 ui.page_setup("History", ":material/history:")
 st.title("History")
@@ -66,6 +66,11 @@ if c1.button("Open", type="primary", key="hist_open"):
             st.markdown(dash.stored_run_summary(stored["doc"]))
             st.download_button("Download its result document (JSON)", dash.document_json(stored["doc"]),
                                file_name=f"dpfed_run_{pick}.json", mime="application/json", key="hist_download")
+            if isinstance(stored["doc"].get("deployment"), dict):
+                # the Flower panel shows a deployed run from its document alone (messages, ledger, nodes)
+                st.session_state[deployment_panel.DOC_KEY] = stored["doc"]
+                st.page_link(ui.PAGES["federate"], icon=":material/hub:",
+                             label="Show its message log and ledger on Federate (Execution: separate processes)")
             st.stop()
         st.session_state[ui.RUN] = {"doc": doc, "result": result, "config": config, "seconds": 0.0,
                                     "stored_id": pick}

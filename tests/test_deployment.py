@@ -467,10 +467,37 @@ def test_federate_page_offers_flower_execution():
     assert at.number_input(key="fed_round_timeout").value == 600
     assert at.number_input(key="fed_round_timeout").label == "Round timeout (s)"
     assert not any(b.key == "fed_run" for b in at.button)
+    # the deployment's own command line, with the panel's settings as flags
+    assert any(c.value.startswith("python -m dpfed_core deploy-local --data sample:clinic")
+               and c.value.endswith("--round-timeout 600") for c in at.code), [c.value for c in at.code]
     at.selectbox(key="fed_method").set_value("central").run()
     assert any("does not run as a deployment" in e.value for e in at.error)
 
 
+
+
+def test_the_panels_command_line_is_the_same_deployment_for_deploy_local():
+    """What the panel writes out parses with deploy-local's own parser into the very configuration
+    the panel runs, with its round timeout and site policy (a path with a space quoted)."""
+    import shlex
+
+    from dpfed_core.cli.args import load_dataset, run_config
+    from dpfed_core.cli.main import build_parser
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.defaults import default_config
+    from dpfed_core.ui.deployment_panel import deploy_command
+
+    ds = load_data("sample:clinic", federation="region")
+    for cfg in (default_config(ds), default_config(ds).replace(method="dp-popularity", epsilon=0.5, aggregation="none",
+                                                               seed=4, simulation=True)):
+        line = deploy_command(cfg, "sample:clinic", {"federation": "region"}, "/srv/site policy.toml", 90.0)
+        argv = shlex.split(line)[3:]
+        assert argv[0] == "deploy-local", line
+        args = build_parser(argv[0]).parse_args(argv)
+        assert (args.round_timeout, args.site_policy) == (90.0, "/srv/site policy.toml")
+        parsed = run_config(args, load_dataset(args))
+        assert parsed.to_dict() == cfg.to_dict(), line
+    assert "--site-policy" not in deploy_command(cfg, "sample:clinic", {}, None, 600.0)
 
 def _flower_page(store, federation: str = "region"):
     """The Federate page with Execution = Flower on the clinic sample federated by ``federation``,
@@ -519,6 +546,9 @@ def test_a_flower_run_from_the_page_is_charged_recorded_and_kept_in_the_history(
     assert doc["privacy"]["accountant"], "the accountant across releases is noted in the document"
     assert at.get("download_button")[0].proto.label == "Download the result document (JSON)"
 
+    # a new session (as after a reload): the History lists the run and shows it from its document
+    at = _flower_page(store)
+    assert "fed_flower_doc" not in at.session_state
     at.switch_page("pages/8_History.py").run()
     table = at.dataframe[0].value
     (label,) = [w for w, k in zip(table["what"], table["kind"]) if k == "run"]
@@ -528,6 +558,12 @@ def test_a_flower_run_from_the_page_is_charged_recorded_and_kept_in_the_history(
     assert any("a Flower deployment: each entity's user factors stayed at its node" in i.value for i in at.info)
     assert any(f"MAR {doc['overall']['mar']:.4f}" in m.value for m in at.markdown)
     assert [b.proto.label for b in at.get("download_button")] == ["Download its result document (JSON)"]
+    # and the Flower panel shows it again: its nodes, message log and ledger, read from the document
+    at.switch_page("pages/2_Federate.py").run()
+    at.radio(key="fed_execution").set_value("separate processes (Flower)").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["fed_flower_doc"]["overall"] == doc["overall"]
+    assert any(m.value.startswith("**Last Flower run**") for m in at.markdown)
 
 
 def test_the_flower_panel_refuses_a_bad_site_policy_in_its_own_words_before_charging(monkeypatch, tmp_path):

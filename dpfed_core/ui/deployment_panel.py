@@ -32,6 +32,24 @@ def site_decision_text(decision: dict) -> str:
     return f"refused ({decision.get('rule')}): {decision.get('message', '')}"
 
 
+
+def deploy_command(config, data: str | None, data_options: dict | None, site_policy: str | None,
+                   round_timeout: float, out: str = "r.json") -> str:
+    """The ``python -m dpfed_core deploy-local …`` line of the panel's run: the run's own command line
+    (every setting written out, :func:`~dpfed_core.evaluation.defaults.cli_command`) with the panel's
+    deployment settings (round timeout, site policy) as their flags."""
+    import shlex
+
+    from dpfed_core.evaluation.defaults import cli_command
+
+    line = cli_command(config, data, data_options, out=out)
+    head, sep, comment = line.partition("  # ")
+    head = head.replace("python -m dpfed_core run", "python -m dpfed_core deploy-local", 1)
+    head += f" --round-timeout {round_timeout:g}"
+    if site_policy:
+        head += f" --site-policy {shlex.quote(site_policy)}"
+    return head + (sep + comment if sep else "")
+
 def flower_panel(ds, config, disabled: bool = False) -> None:
     """Run ``config`` on a local Flower deployment and show the result with per-node progress."""
     from dpfed_core.deployment.deployed import deployable_methods
@@ -52,7 +70,7 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
     from dpfed_core.evaluation.budget import plan_run
     from dpfed_core.ui import history
     from dpfed_core.ui.defaults import settings_line
-    from dpfed_core.ui.widgets import allow_non_private, record, show_error
+    from dpfed_core.ui.widgets import allow_non_private, data_cli_args, record, show_error
 
     policy = st.text_input(
         "Site policy (TOML file on this machine, optional)", key="fed_site_policy",
@@ -63,6 +81,8 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
         "Round timeout (s)", min_value=5, max_value=3600, value=600, step=30, key="fed_round_timeout",
         help="How long the server waits for the sites at each step; a site silent that long leaves the run "
              "(within the tolerated dropouts) or stops it. Lengthen it for slow sites.")
+    with st.expander("The same deployment on the command line"):
+        st.code(deploy_command(config, *data_cli_args(), policy, float(round_timeout)), language="bash")
     plans = plan_run(ds, config)
     charge = history.planned_charge_text(ds, plans)
     if st.button(f"Run on Flower — {charge}", type="primary", disabled=disabled, key="fed_run_flower"):
