@@ -313,20 +313,12 @@ doc, result, cfg = r["doc"], r["result"], r["config"]
 if dash.config_key(cfg) != dash.config_key(config):
     st.caption("The results below are from the last run; the controls above have changed since.")
 st.markdown(dash.guarantee_text(doc))
-for w in doc.get("warnings", []):  # a run that learned nothing never looks like a success
-    (st.error if w.get("code") in dash.LEARNED_NOTHING else st.warning)(
-        dash.friendly_message(DpfedError(w["text"], param=w.get("param"))),
-        icon=":material/error:" if w.get("code") in dash.LEARNED_NOTHING else ":material/warning:")
 if r.get("cached"):
     st.caption("Same data and configuration as an earlier run (this or another session): shown from the "
                "cache — no new release, nothing new spent.")
 if r.get("stored_id"):
     st.caption(f"Reopened from the history (result #{r['stored_id']}).")
-run_notes = [n for n in doc.get("notes", []) if n not in ds.notes]
-if run_notes:
-    with st.expander(f"Notes from this run ({len(run_notes)})"):
-        for note in run_notes:
-            st.markdown(f"- {dash.friendly_text(note)}")
+ui.run_messages(doc, ds.notes)  # its warnings (a run that learned nothing is an error) and notes
 o = doc["overall"]
 m = st.columns(5)
 m[0].metric("Run time", f"{r['seconds']:.2f} s", help="Fit and evaluation; 0 if served from the cache.")

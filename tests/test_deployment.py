@@ -499,6 +499,40 @@ def test_the_panels_command_line_is_the_same_deployment_for_deploy_local():
         assert parsed.to_dict() == cfg.to_dict(), line
     assert "--site-policy" not in deploy_command(cfg, "sample:clinic", {}, None, 600.0)
 
+
+def test_deploy_local_prints_the_trust_model_and_a_run_that_learned_nothing_as_run_does(tmp_path, capsys):
+    """A deployment whose DP catalogue kept nothing reads as ``run`` reads it: the trust model line and
+    the same warning naming the controls, never a plain success — "nothing was learned" for a method
+    whose round 2 keeps no own parts (dp-popularity's default), "its own model alone" for one that does,
+    in process and deployed alike (labelled simulation noise: the same selection in both)."""
+    import random
+
+    from dpfed_core.cli.main import main
+
+    rnd = random.Random(1)
+    rows = ["user,item,n,site"] + [f"u{u},drug {i},1,{'ABC'[u % 3]}" for u in range(150)
+                                   for i in rnd.sample(range(60), 6)]
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "sites.txt").write_text("A\nB\nC\n")
+    common = ["--data", str(tmp_path / "t.csv"), "--user-col", "user", "--item-col", "item", "--value-col", "n",
+              "--value-kind", "counts", "--value-max", "1", "--entity-col", "site", "--entities",
+              str(tmp_path / "sites.txt"), "--epsilon", "0.05", "--aggregation", "secure", "--simulation",
+              "--store", str(tmp_path / "store.sqlite3")]
+    for method, says in (("dp-popularity", "and nothing was learned:"),
+                         ("dp-cooccurrence", "(each entity recommends from its own model alone):")):
+        printed = {}
+        for command in ("run", "deploy-local"):
+            extra = ["--site-policy", str(lab_policy(tmp_path))] if command == "deploy-local" else []
+            assert main([command, *common, "--method", method, *extra]) == 0, capsys.readouterr().err
+            out = capsys.readouterr().out.splitlines()
+            printed[command] = {k: [line for line in out if line.startswith(k)] for k in ("trust model:", "warning:")}
+        warnings = printed["deploy-local"]["warning:"]
+        assert warnings == printed["run"]["warning:"], printed
+        assert [w for w in warnings if w.startswith("warning: no item passed the DP catalogue selection")
+                and says in w and "--items FILE" in w], (method, warnings)
+        (trust,) = printed["deploy-local"]["trust model:"]
+        assert "secure aggregation" in trust
+
 def _flower_page(store, federation: str = "region"):
     """The Federate page with Execution = Flower on the clinic sample federated by ``federation``,
     charging the budget store ``store`` (the dashboard's store, named by DPFED_STORE)."""
@@ -545,6 +579,7 @@ def test_a_flower_run_from_the_page_is_charged_recorded_and_kept_in_the_history(
     assert [r["id"] for r in _releases(store, at)] == odometer["releases"]
     assert doc["privacy"]["accountant"], "the accountant across releases is noted in the document"
     assert at.get("download_button")[0].proto.label == "Download the result document (JSON)"
+    assert any(e.label.startswith("Notes from this run") for e in at.expander)  # as an in-process run shows them
 
     # a new session (as after a reload): the History lists the run and shows it from its document
     at = _flower_page(store)

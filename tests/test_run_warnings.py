@@ -85,10 +85,15 @@ def test_a_chance_ranking_names_only_the_controls_that_can_lift_it():
 
 
 def test_an_empty_catalogue_is_the_one_reason_given_for_a_chance_ranking():
+    """What the entities keep is the method's rule, not what the result's columns look like: a prototype
+    method's round 2 (and a summable method's with its local blend) keeps each entity's own model;
+    dp-popularity's default keeps nothing, so nothing was learned."""
     ws = _warnings(0.5, catalogue=[], epsilon=1.0)
     assert [w["code"] for w in ws] == ["empty-catalogue"]
-    assert "nothing was learned" in ws[0]["text"]
+    assert "(each entity recommends from its own model alone)" in ws[0]["text"]
     assert ws[0]["text"].endswith(": declare the item catalogue (items=FILE, a formulary) or raise epsilon")
+    (w,) = _warnings(0.5, catalogue=[], epsilon=1.0, method="dp-popularity", aggregation="secure")
+    assert "shared nothing and nothing was learned:" in w["text"]
     (w,) = _warnings(0.5, catalogue=[], epsilon=1.0, method="dp-cooccurrence")
     assert w["text"].endswith(": declare the item catalogue (items=FILE, a formulary), raise epsilon, or use "
                               "secure aggregation")

@@ -228,10 +228,15 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
     """Why a run learned nothing, and which control fixes it: an empty DP catalogue, a
     ranking no better than chance, entities without test users. Each warning is ``{"code", "text",
     "param"}``; the CLI prints them, the dashboard shows a banner — never a plain success."""
+    from dpfed_core.evaluation.catalogue_run import keeps_own_items
+
     out = []
     cat_cols = result.extra.get("catalogue")
     if cat_cols is not None and len(cat_cols) == 0:
-        own = any(w > 0 for w in result.entity_factors().local_widths)
+        # the method's rule (as the run's note states it), the same in process and deployed: whether
+        # its round 2 keeps each entity's own parts — not whether the result has columns, which a
+        # method that keeps none still has (all zero) for items outside the shared keys
+        own = keeps_own_items(spec, config)
         out.append({"code": "empty-catalogue", "param": "items",
                     "text": "no item passed the DP catalogue selection, so the federation shared nothing"
                             + (" (each entity recommends from its own model alone)" if own else

@@ -70,7 +70,8 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
     from dpfed_core.evaluation.budget import plan_run
     from dpfed_core.ui import history
     from dpfed_core.ui.defaults import settings_line
-    from dpfed_core.ui.widgets import allow_non_private, data_cli_args, record, show_error
+    from dpfed_core.ui.tables import guarantee_text
+    from dpfed_core.ui.widgets import allow_non_private, data_cli_args, record, run_messages, show_error
 
     policy = st.text_input(
         "Site policy (TOML file on this machine, optional)", key="fed_site_policy",
@@ -144,6 +145,8 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
     dep, o = doc["deployment"], doc["overall"]
     st.markdown(f"**Last Flower run** ({doc['method']['name']}, {dep['supernodes']} SuperNodes): "
                 f"{doc['privacy']['label']}")
+    st.markdown(guarantee_text(doc))
+    run_messages(doc, ds.notes)
     m = st.columns(5)
     m[0].metric("Wall time", f"{dep['wall_seconds']:.1f} s")
     m[1].metric("Bytes on the wire", f"{dep['bytes_on_wire']:,}")

@@ -72,6 +72,24 @@ def show_error(exc: BaseException) -> None:
     st.error(dash.friendly_message(exc), icon=":material/error:")
 
 
+
+def run_messages(doc: dict, dataset_notes=()) -> None:
+    """A run's warnings (a run that learned nothing is an error banner, never a plain success) and its
+    notes (those the data did not already carry), in the page's words — the same for a run in this
+    process and a Flower deployment, as the CLI prints them for ``run`` and ``deploy-local``."""
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.ui import engine as dash
+
+    for w in doc.get("warnings", []):
+        nothing = w.get("code") in dash.LEARNED_NOTHING
+        (st.error if nothing else st.warning)(dash.friendly_message(DpfedError(w["text"], param=w.get("param"))),
+                                              icon=":material/error:" if nothing else ":material/warning:")
+    notes = [n for n in doc.get("notes", []) if n not in dataset_notes]
+    if notes:
+        with st.expander(f"Notes from this run ({len(notes)})"):
+            for note in notes:
+                st.markdown(f"- {dash.friendly_text(note)}")
+
 # ------------------------------------------------------------------------------ caches
 @st.cache_resource(max_entries=8, show_spinner=False)
 def load_spec(spec: str, opts_json: str) -> FederatedDataset:
