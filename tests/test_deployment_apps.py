@@ -516,6 +516,56 @@ def test_a_replys_objects_are_pulled_for_at_most_the_round_timeout(monkeypatch):
     assert http_grid.pull_objects(object_ids=["a"], pull_object_fn=lambda i: b"x") == {"a": b"x"}
 
 
+
+def test_a_replys_objects_are_pulled_no_later_than_the_steps_deadline_and_a_grace(monkeypatch):
+    """Within a step, a reply whose objects never come is given up at the step's deadline plus a grace
+    (for a live node still uploading a reply that came in time), not a whole round timeout later: a
+    step that loses several nodes mid-upload ends near its deadline. Between steps, the round timeout."""
+    import time
+
+    import flwr.superlink.grid.http_grid as http_grid
+    from flwr.supercore.inflatable.inflatable_utils import ObjectPullError, ObjectUnavailableError
+
+    clock = {"t": 100.0}
+    monkeypatch.setattr(sa.time, "monotonic", lambda: clock["t"])
+    monkeypatch.setattr(sa, "_step_deadline", [None])
+    assert sa.reply_objects_bound(600.0) == 600.0  # no step
+    sa._step_deadline[0] = 110.0
+    assert sa.reply_objects_bound(600.0) == 10.0 + sa.REPLY_OBJECTS_GRACE  # 10 s left, then the grace
+    assert sa.reply_objects_bound(12.0) == 12.0  # never beyond the round timeout
+    clock["t"] = 500.0
+    assert sa.reply_objects_bound(600.0) == sa.REPLY_OBJECTS_GRACE  # past the deadline: the grace only
+    assert sa.reply_objects_bound(12.0) == 12.0  # (the grace at most the round timeout)
+    monkeypatch.setattr(sa.time, "monotonic", time.monotonic)
+
+    # Flower's pull, bounded through the same function (its own try limit kept at 5 s here)
+    monkeypatch.setattr(http_grid, "pull_objects", http_grid.pull_objects)  # restored after the test
+    monkeypatch.setattr(sa, "REPLY_OBJECTS_GRACE", 0.2)
+    sa.bound_reply_pulls(100.0)
+
+    def never_there(object_id):
+        raise ObjectUnavailableError(object_id)
+
+    sa._step_deadline[0] = time.monotonic() + 0.3
+    t0 = time.monotonic()
+    with pytest.raises(ObjectPullError, match="timeout or retry limit"):
+        http_grid.pull_objects(object_ids=["a"], pull_object_fn=never_there, initial_backoff=0.05,
+                               backoff_cap=0.05, max_tries_per_object=100)
+    assert time.monotonic() - t0 < 1.5  # 0.3 s to the deadline + 0.2 s grace, not Flower's 5 s
+
+    # the transport sets the step's deadline while it pulls and clears it after the step
+    seen = []
+    t = _transport({1: "clinic A"})
+    t.bell, t.node_bells = None, []
+    answer = SimpleNamespace(metadata=SimpleNamespace(src_node_id=1, reply_to_message_id="m1"),
+                             has_error=lambda: False, content={})
+    t.grid = SimpleNamespace(push_messages=lambda msgs: ["m1"],
+                             pull_messages=lambda ids: seen.append(sa._step_deadline[0]) or [answer])
+    before = time.monotonic()
+    assert len(t.send_and_receive(_sent(1), timeout=40)) == 1
+    assert len(seen) == 1 and before + 40 <= seen[0] <= time.monotonic() + 40
+    assert sa._step_deadline[0] is None
+
 def test_replies_stored_while_a_pull_waits_out_a_half_uploaded_reply_still_count(monkeypatch):
     """A node killed between pushing its reply and its objects holds the pull that finds it for the
     whole reply-object bound (the round timeout), so the step's deadline passes inside that pull. The

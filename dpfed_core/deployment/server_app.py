@@ -108,8 +108,27 @@ LOST_NODE_ERRORS = frozenset({ErrorCode.MESSAGE_UNAVAILABLE, ErrorCode.REPLY_MES
 ROUND_TIMEOUT_CONTROLS = "--round-timeout, or Round timeout on the Federate page"
 
 
+#: How long a reply's objects are still waited for once its step's deadline is near or past: a live
+#: node whose reply message came in time may still be uploading its content (capped by the round
+#: timeout). A node killed mid-upload then holds its step at most this long past the deadline.
+REPLY_OBJECTS_GRACE = 30.0
+
+#: The deadline (``time.monotonic()``) of the step the transport is waiting on; None between steps.
+_step_deadline: list[float | None] = [None]
+
+
+def reply_objects_bound(max_time: float) -> float:
+    """How long the pull of one reply's objects may take now: ``max_time`` (the round timeout), and
+    during a step no later than its deadline plus :data:`REPLY_OBJECTS_GRACE` (at most ``max_time``)."""
+    end = _step_deadline[0]
+    if end is None:
+        return max_time
+    return min(max_time, max(end - time.monotonic(), 0.0) + min(REPLY_OBJECTS_GRACE, max_time))
+
+
 def bound_reply_pulls(max_time: float) -> None:
-    """Pull a reply's objects for at most ``max_time`` seconds in this process (the ServerApp's).
+    """Pull a reply's objects for at most ``max_time`` seconds in this process (the ServerApp's), and
+    within a step no later than its deadline plus a grace (:func:`reply_objects_bound`).
 
     Why: a node pushes a reply in two steps, the message and then its objects (the content). A node
     killed between the two leaves a reply whose objects never arrive, and Flower 1.42's
@@ -117,7 +136,9 @@ def bound_reply_pulls(max_time: float) -> None:
     blocking every other reply of the step — a run that loses a site at that moment hung until its
     launcher's timeout. Bounded, the pull gives up and Flower's own code answers with an error reply
     (``MESSAGE_UNAVAILABLE``: "the sender may not have completed the upload"), which the transport
-    counts as a node that did not answer."""
+    counts as a node that did not answer. Bounded by the round timeout alone, every such node held
+    its step one more round timeout; bounded by the step's deadline, the step ends within the grace
+    of its deadline however many nodes died mid-upload."""
     import flwr.superlink.grid.http_grid as http_grid
     from flwr.supercore.inflatable.inflatable_utils import pull_objects
 
@@ -127,7 +148,8 @@ def bound_reply_pulls(max_time: float) -> None:
         return
 
     def bounded_pull_objects(*args, **kwargs):
-        kwargs["max_time"] = min(float(kwargs.get("max_time") or max_time), max_time)
+        bound = reply_objects_bound(max_time)
+        kwargs["max_time"] = min(float(kwargs.get("max_time") or bound), bound)
         return pull_objects(*args, **kwargs)
 
     http_grid.pull_objects = bounded_pull_objects
@@ -225,6 +247,13 @@ class _Transport:
         pending = set(self.grid.push_messages(messages))
         ring(self.node_bells)  # local deployment: the nodes pull now, not at their next idle poll
         end = time.monotonic() + (timeout if timeout is not None else 0.0)
+        _step_deadline[0] = end if timeout is not None else None  # bounds a reply's object pull too
+        try:
+            return self._collect(pending, end, timeout)
+        finally:
+            _step_deadline[0] = None
+
+    def _collect(self, pending: set, end: float, timeout: float | None) -> list[Message]:
         replies: list[Message] = []
         pause = 0.005
 
@@ -243,7 +272,7 @@ class _Transport:
             if timeout is not None and time.monotonic() >= end:
                 if began < end:
                     # This pull outlasted the step's deadline — it may have waited on a reply whose
-                    # objects never came (a node killed mid-upload holds it for bound_reply_pulls).
+                    # objects never came (a node killed mid-upload holds it for reply_objects_bound).
                     # Replies the live nodes stored meanwhile came in time: one more pull takes them,
                     # or the step would count nodes that answered as lost.
                     pull()
