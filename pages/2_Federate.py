@@ -405,7 +405,7 @@ with tabs[3]:
         st.dataframe(dash.ledger_table(doc), hide_index=True)
 with tabs[4]:
     st.download_button("Download the result document (JSON)",
-                       json.dumps(json_safe(dash.shareable_document(doc)), indent=2), file_name=f"dpfed_{cfg.method}_run.json",
+                       dash.document_json(doc), file_name=f"dpfed_{cfg.method}_run.json",
                        mime="application/json", key="dl_run")
     st.markdown("The same run on the command line (every setting written out; the CLI's defaults are the "
                 "dashboard's):")

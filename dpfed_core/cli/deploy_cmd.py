@@ -6,9 +6,8 @@ import sys
 import time
 
 from dpfed_core.cli import budget_cmd
-from dpfed_core.cli.args import (CLI_NAMES, COMMAND_HELP, add_data_args, add_model_args, add_store_args, load_dataset,
-                                 name_list, preflight, run_config, seed_int)
-from dpfed_core.errors import render_message
+from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_model_args, add_store_args, load_dataset, name_list,
+                                 preflight, run_config, seed_int)
 
 EPILOG = """\
 examples:
@@ -142,16 +141,9 @@ def cmd_deploy_local(args) -> int:
         print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     dep = doc["deployment"]
     print(f"{dataset.name}: {dataset.n_entities} SuperNodes — {doc['privacy']['label']}")
-    if doc["privacy"].get("trust"):
-        from dpfed_core.privacy.statement import trust_model_text
+    from dpfed_core.cli.main import print_run_statement
 
-        print(f"trust model: {trust_model_text(doc['privacy'])}")
-    for note in doc.get("notes", []):
-        print(f"note: {render_message(note, CLI_NAMES)}")  # the engine's parameter names as flags
-    for w in doc.get("warnings", []):  # as ``run`` prints them: a run that learned nothing never reads as a success
-        from dpfed_core.cli.main import render_error
-
-        print(f"warning: {render_error(ConfigError(w['text'], param=w.get('param')))}")
+    print_run_statement(doc)  # as ``run`` prints it
     print(f"{dep['n_messages']} Flower messages, {dep['bytes_on_wire']} bytes on the wire, "
           f"{dep['wall_seconds']:.1f} s; {dep['transport']}")
     for d in dep.get("site_decisions") or []:

@@ -256,15 +256,7 @@ def cmd_run(args) -> int:
     print(f"{dataset.name}: {dataset.n_users} users × {dataset.items_phrase()} in {dataset.n_entities} entities"
           f" — values: {dataset.value_kind} (bound {dataset.value_max:g}), mode {config.mode}"
           f" — {doc['privacy']['label']}")
-    trust = doc["privacy"].get("trust")
-    if trust:
-        from dpfed_core.privacy.statement import trust_model_text
-
-        print(f"trust model: {trust_model_text(doc['privacy'])}")
-    for note in doc.get("notes", []):
-        print(f"note: {render_message(note, CLI_NAMES)}")  # the engine's parameter names as flags
-    for w in doc.get("warnings", []):
-        print(f"warning: {render_error(ConfigError(w['text'], param=w.get('param')))}")
+    print_run_statement(doc)
     _print_table({config.method: doc, **outcome.comparison}, config.top_n)
     from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, entity_verdict, verdict_sentence
 
@@ -389,6 +381,18 @@ def cmd_methods(args) -> int:
                 print(f"{'':16s} --param {p.name}=…  {p.describe()}, default {p.default}: {p.doc}")
     return 0
 
+
+def print_run_statement(doc: dict) -> None:
+    """A run's trust model, notes and warnings, the same lines for ``run`` and ``deploy-local``: a run
+    that learned nothing never reads as a success."""
+    if doc["privacy"].get("trust"):
+        from dpfed_core.privacy.statement import trust_model_text
+
+        print(f"trust model: {trust_model_text(doc['privacy'])}")
+    for note in doc.get("notes", []):
+        print(f"note: {render_message(note, CLI_NAMES)}")  # the engine's parameter names as flags
+    for w in doc.get("warnings", []):
+        print(f"warning: {render_error(ConfigError(w['text'], param=w.get('param')))}")
 
 def render_error(exc: BaseException) -> str:
     """One line naming CLI flags instead of Python parameter names (see :mod:`dpfed_core.errors`)."""

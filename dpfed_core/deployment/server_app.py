@@ -136,7 +136,7 @@ def bound_reply_pulls(max_time: float) -> None:
     blocking every other reply of the step — a run that loses a site at that moment hung until its
     launcher's timeout. Bounded, the pull gives up and Flower's own code answers with an error reply
     (``MESSAGE_UNAVAILABLE``: "the sender may not have completed the upload"), which the transport
-    counts as a node that did not answer. Bounded by the round timeout alone, every such node held
+    counts as a node that did not answer. Bounded by the round timeout alone, every such node would hold
     its step one more round timeout; bounded by the step's deadline, the step ends within the grace
     of its deadline however many nodes died mid-upload."""
     import flwr.superlink.grid.http_grid as http_grid

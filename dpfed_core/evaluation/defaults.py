@@ -13,6 +13,7 @@ import functools
 import json
 import math
 from pathlib import Path
+from typing import Sequence
 
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
@@ -132,11 +133,12 @@ def _arg(value) -> str:
 
 
 def cli_command(config: RunConfig | dict, data: str | None = None, data_options: dict | None = None,
-                out: str = "r.json") -> str:
+                out: str = "r.json", command: str = "run", extra: Sequence[str] = ()) -> str:
     """The ``python -m dpfed_core run …`` line that reproduces a run of ``config`` exactly: every
     setting written out (not left to defaults, which may change), ``data``/``data_options`` as the
     loader was given them. Options without a flag (an uploaded item list) are named in a trailing
-    comment instead of being dropped silently."""
+    comment instead of being dropped silently. ``command``: another command that takes the run's
+    flags (``deploy-local``), with its own ``extra`` flags after them."""
     from dpfed_core.federation.protocol import PROTOTYPE_METHODS, is_summable
     from dpfed_core.methods import METHODS, available_methods
 
@@ -144,7 +146,7 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
     c = config.to_dict() if isinstance(config, RunConfig) else dict(config)
     method = c["method"]
     spec = METHODS.get(method)
-    parts = ["python -m dpfed_core run", "--data", _arg(data) if data else "YOUR_DATA"]
+    parts = [f"python -m dpfed_core {command}", "--data", _arg(data) if data else "YOUR_DATA"]
     missing = []
     for key, value in sorted((data_options or {}).items()):
         flag = _DATA_FLAGS.get(key)
@@ -180,7 +182,7 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
         if isinstance(value, dict):
             value = ",".join(f"{k}:{v:g}" if isinstance(v, float) else f"{k}:{v}" for k, v in value.items())
         parts += ["--param", _arg(f"{key}={'none' if value is None else value}")]
-    parts += ["--out", out]
+    parts += ["--out", out, *extra]
     line = " ".join(parts)
     if missing:
         line += (f"  # not expressible as flags here: {', '.join(missing)} — give the list files you loaded on the "

@@ -42,13 +42,9 @@ def deploy_command(config, data: str | None, data_options: dict | None, site_pol
 
     from dpfed_core.evaluation.defaults import cli_command
 
-    line = cli_command(config, data, data_options, out=out)
-    head, sep, comment = line.partition("  # ")
-    head = head.replace("python -m dpfed_core run", "python -m dpfed_core deploy-local", 1)
-    head += f" --round-timeout {round_timeout:g}"
-    if site_policy:
-        head += f" --site-policy {shlex.quote(site_policy)}"
-    return head + (sep + comment if sep else "")
+    extra = ["--round-timeout", f"{round_timeout:g}"] + (["--site-policy", shlex.quote(site_policy)] if site_policy
+                                                         else [])
+    return cli_command(config, data, data_options, out=out, command="deploy-local", extra=extra)
 
 def flower_panel(ds, config, disabled: bool = False) -> None:
     """Run ``config`` on a local Flower deployment and show the result with per-node progress."""

@@ -444,13 +444,12 @@ def document_json(doc: dict) -> str:
 
 def stored_run_summary(doc: dict) -> str:
     """One line for a stored run the pages cannot reopen: its method, where it ran, its privacy label
-    and its headline metrics, as the run measured them."""
+    and its headline metrics (:func:`headline_metrics` of its mode), as the run measured them."""
     method = (doc.get("method") or {}).get("name", "?")
     dep = doc.get("deployment")
     where = f"a Flower deployment of {dep.get('supernodes')} SuperNodes" if isinstance(dep, dict) else "in one process"
     o = doc.get("overall") or {}
-    metrics = ", ".join(f"{label} {o[k]:.4f}" for k, label in (("mar", "MAR"), ("ndcg_at_10", "NDCG@10"),
-                                                                 ("test_rmse", "test RMSE"))
+    metrics = ", ".join(f"{label} {o[k]:.4f}" for k, label, _ in headline_metrics((doc.get("config") or {}).get("mode"))
                         if isinstance(o.get(k), (int, float)) and math.isfinite(o[k]))
     label = (doc.get("privacy") or {}).get("label", "")
     return escape_md(f"{method}, {where}: {label}" + (f" — {metrics}" if metrics else ""))
