@@ -193,6 +193,9 @@ WIRET = "tests/test_wire.py"
 WIRE_JSON = f"{WIRET}::test_infinities_travel_as_signed_strings_and_nan_as_null_at_any_depth"
 RUN_JSON = f"{WIRET}::test_the_run_json_states_how_the_catalogue_is_fixed_and_a_declared_catalogues_size_only"
 SPROT = "dpfed_core/federation/summable_protocol.py"
+ROUNDING = "tests/test_share_rounding.py"
+ROUNDING_RUN = f"{ROUNDING}::test_a_runs_grid_steps_are_its_smallest_share_noise_and_too_few_are_a_warning"
+ROUNDING_CATALOGUE = f"{ROUNDING}::test_a_dp_catalogues_shares_count_among_the_runs_grid_steps"
 SUMT = "tests/test_summable.py"
 STAGE_SUMS = f"{SUMT}::test_each_stage_sums_every_entitys_share_and_the_next_reads_only_the_declared_broadcast"
 THREADED = f"{SUMT}::test_shares_made_in_threads_spend_the_same_rows_in_order_and_sum_the_same"
@@ -1705,6 +1708,30 @@ MUTANTS = (
     Mutant("dropouts-stated-without-secure-sum", SPROT, "trust_record",
            "int(method.max_dropouts) if secure else 0", "int(method.max_dropouts)", (TRUST,)),
     Mutant("notes-claim-a-secure-sum-without-one", SPROT, "run_notes", "NO_SECAGG_NOTE", "IN_PROCESS_NOTE", (TRUST,)),
+    # --- each share rounded before the secure sum: the bound that covers it, and the warning where it does not
+    Mutant("rounding-alias-bound-4x-too-optimistic", SUMM, "rounding_log_eta", "0.5 * pt2", "2.0 * pt2",
+           (f"{ROUNDING}::test_the_rounded_sum_is_within_eta_of_a_post_processing_of_the_gaussian_sum",)),
+    Mutant("rounding-window-without-the-uniforms", SUMM, "rounding_covered", "c + (H / 2.0 + a) / s", "c",
+           (f"{ROUNDING}::test_coverage_needs_more_noise_steps_at_a_larger_epsilon_and_more_entities",)),
+    Mutant("rounding-tails-without-e-to-the-epsilon", SUMM, "rounding_covered",
+           "math.log(slack * delta) - epsilon - math.log(4.0 * M)", "math.log(slack * delta) - math.log(4.0 * M)",
+           (f"{ROUNDING}::test_coverage_needs_more_noise_steps_at_a_larger_epsilon_and_more_entities",)),
+    Mutant("rounding-grid-steps-ignore-the-off-diagonal", SUMM, "share_grid_steps",
+           "spread(r.stage)", "1.0", (ROUNDING_RUN,)),
+    Mutant("rounding-steps-forget-the-catalogues-shares", CATRUN, "_on_catalogue",
+           "[r for r in ledger.rows if r.stage == 'catalogue']", "[]", (ROUNDING_CATALOGUE,)),
+    Mutant("cooccurrence-off-diagonal-spread-unstated", SUMM, "DPCooccurrence.noise_spread",
+           "1.0 / math.sqrt(2.0) if stage == 'co-occurrence' else 1.0", "1.0", (ROUNDING_RUN,)),
+    Mutant("als-off-diagonal-spread-unstated", ALS, "DPALS.noise_spread",
+           "1.0 / math.sqrt(2.0) if stage.startswith('als-') else 1.0", "1.0", (ROUNDING_RUN,)),
+    Mutant("rounding-warning-never-given", SPROT, "rounding_warning", "rounding.get('covered', True)", "True",
+           (ROUNDING_RUN,)),
+    Mutant("rounding-coverage-judged-at-epsilon-one", SPROT, "rounding_record",
+           "rounding_covered(grid_steps, n_entities, epsilon, delta)",
+           "rounding_covered(grid_steps, n_entities, min(epsilon, 1.0), delta)", (ROUNDING_RUN,)),
+    Mutant("cli-drops-the-guarantees-warnings", CLI_MAIN, "print_run_statement",
+           "doc['privacy'].get('warnings') or []", "[]",
+           (f"{ROUNDING}::test_the_cli_prints_the_guarantees_warnings_as_the_dashboard_shows_them",)),
     Mutant("message-log-broadcast-after-the-last-stage", SPROT, "fit_summable.on_event",
            "stage != stages[-1]", "True", (MESSAGE_LOG,)),
     Mutant("message-log-v-in-round-one", SPROT, "fit_summable",

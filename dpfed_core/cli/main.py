@@ -391,6 +391,8 @@ def print_run_statement(doc: dict) -> None:
         print(f"trust model: {trust_model_text(doc['privacy'])}")
     for note in doc.get("notes", []):
         print(f"note: {render_message(note, CLI_NAMES)}")  # the engine's parameter names as flags
+    for w in doc["privacy"].get("warnings") or []:  # what the guarantee rests on, as the dashboard says it
+        print(f"warning: {render_message(w, CLI_NAMES)}")
     for w in doc.get("warnings", []):
         print(f"warning: {render_error(ConfigError(w['text'], param=w.get('param')))}")
 

@@ -78,7 +78,7 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
     simulation = bool(config.simulation) and uses_epsilon
     if simulation:
         label = f"{SIMULATION_LABEL} — as configured: {label}"
-    return {
+    summary = {
         "epsilon": eps,
         "delta": dlt,
         "private": private,
@@ -98,6 +98,13 @@ def privacy_summary(result: MethodResult, config: RunConfig, uses_epsilon: bool,
         # server with all other entities), see dpfed_core.federation.summable_protocol.
         **({"trust": result.extra["trust"]} if "trust" in result.extra else {}),
     }
+    if "trust" in summary:
+        from dpfed_core.federation.summable_protocol import rounding_warning
+
+        w = rounding_warning(summary["trust"])
+        if w:
+            summary["warnings"].append(w)
+    return summary
 
 
 def _guarantee_terms(result: MethodResult, eps: float, dlt: float, private: bool, simulation: bool) -> dict:

@@ -61,8 +61,9 @@ import scipy.sparse as sp
 
 from dpfed_core.config import Param
 from dpfed_core.errors import ConfigError
-from dpfed_core.federation.summable import (SummableMethod, SummableShare, _on_items, _packed_weights,
-                                            _unit_rows, register_summable_method, to_grid, unpack_symmetric)
+from dpfed_core.federation.summable import (SECURE_SHARE, SummableMethod, SummableShare, _on_items,
+                                            _packed_weights, _unit_rows, register_summable_method, to_grid,
+                                            unpack_symmetric)
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.budget_split import BudgetSplit, split_by, split_evenly_over
 
@@ -228,6 +229,10 @@ class DPALS(SummableMethod):
     def budget_split(self) -> BudgetSplit:
         return als_split(float(self.pop_share), int(self.steps))
 
+    def noise_spread(self, stage: str) -> float:
+        # an ALS step's packed Gram is divided by (1, √2·offdiag) after its noise: σ/√2 off the diagonal
+        return 1.0 / math.sqrt(2.0) if stage.startswith("als-") else 1.0
+
     def budget(self, n_entities: int) -> dict:
         self.check(n_entities)
         return dict(_als_plan(float(self.epsilon), float(self.delta), float(self.pop_share), int(self.steps),
@@ -276,7 +281,7 @@ class DPALS(SummableMethod):
             note = (f"noise share σ/√{plan['divisor'] ** 2:.0f} of a secure sum (σ={sigma:.4g}, ρ={plan['rho'][stage]:.4g}); "
                     f"the {len(self.stages)} releases compose (zCDP) to ε={plan['epsilon']:.4g} against the server; "
                     f"against the server with all other entities: ε={plan['coalition_epsilon']:.4g}, δ={self.delta:.3g}")
-            name = "Gaussian share of a secure sum"
+            name = SECURE_SHARE
         else:
             note = (f"no secure aggregation: full σ={sigma:.4g} (ρ={plan['rho'][stage]:.4g}) on the entity's own release; "
                     f"the {len(self.stages)} releases compose (zCDP) to ε={plan['epsilon']:.4g}")

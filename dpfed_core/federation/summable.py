@@ -12,9 +12,13 @@ secure sum, each adds N(0, σ²/(H − d)); any ≥ H − d surviving shares car
   shares): only the entity's own share σ/√(H − d) protects it; the weaker ε is stated in the ledger
   row's note and in :attr:`SummableShare.coalition_epsilon`.
 
-Every share is rounded to the public grid :data:`GRID` (post-processing, no privacy cost) so that
-the secure sum's integer quantisation is exact: the deployment's sum then equals the in-process sum
-bit for bit.
+Every share is rounded to the public grid :data:`GRID` so that the secure sum's integer quantisation
+is exact: the deployment's sum then equals the in-process sum bit for bit. Rounding a share is
+post-processing of *that share* (so the coalition guarantee holds as stated), but the sum of rounded
+shares is not a post-processing of the noisy sum: the guarantee against the server holds (up to
+10⁻⁹ more ε and 3·10⁻⁹·δ more δ) only when every share carries enough grid steps of noise
+(:func:`rounding_covered`; docs/DEPLOYMENT.md § Rounding each share), and a run whose shares carry
+fewer says so in its guarantee (:func:`~dpfed_core.federation.summable_protocol.rounding_warning`).
 
 Hook for new summable methods: subclass :class:`SummableMethod` and decorate it with
 :func:`register_summable_method`; the in-process runner (``dpfed_core.methods``) and the Flower
@@ -79,6 +83,82 @@ def secagg_ranges(n_entities: int) -> tuple[int, int, float]:
 def to_grid(values: np.ndarray) -> np.ndarray:
     """Round to the nearest multiple of :data:`GRID` (exact in float64 for |x| < 2⁴⁶)."""
     return np.round(np.asarray(values, dtype=np.float64) / GRID) * GRID
+
+
+#: Coordinates of all the secure sums of one run together that :func:`rounding_covered` allows for: a
+#: public bound above any run this engine makes (a 10⁶-item popularity vector, a 600-item co-occurrence
+#: triangle, dp-als' observed-mode statistics, the catalogue's 4,096 buckets, summed over stages).
+ROUNDING_COORDINATES = 10 ** 9
+#: What the rounding of the shares may add to the run's (ε, δ) where :func:`rounding_covered` holds:
+#: at most this much ε, and three times this fraction of δ.
+ROUNDING_SLACK = 1e-9
+#: The mechanism name every share of a secure sum is recorded under (its ledger row).
+SECURE_SHARE = "Gaussian share of a secure sum"
+
+
+def rounding_covered(grid_steps: float, n_shares: int, epsilon: float, delta: float,
+                     coordinates: int = ROUNDING_COORDINATES) -> bool:
+    """Is the secure sum of ``n_shares`` shares, each rounded to :data:`GRID` *before* it is summed,
+    as private as the noisy sum whose (ε, δ) the ledger charges — up to :data:`ROUNDING_SLACK` more ε
+    and 3·:data:`ROUNDING_SLACK`·δ more δ — when every coordinate of every share carries at least
+    ``grid_steps`` grid steps (τ) of Gaussian noise, over at most ``coordinates`` coordinates in all?
+
+    Rounding each share is post-processing of that share, not of the sum, so the guarantee against
+    the server needs an argument (docs/DEPLOYMENT.md § Rounding each share). Per coordinate, in grid
+    units, with H = ``n_shares``, s = τ√H and μ the exact sum: (1) Poisson summation gives
+    |P(S = k) − Q(k)| ≤ η = 2(H + 1)·Σ_{i≥1} exp(−π²τ²(2i − 1)²/2) for every k, where Q is a
+    post-processing of the Gaussian sum T (draw T, then k with weight B_H(k − T), the density of a sum
+    of H uniforms on [−½, ½]); (2) both laws leave the window |k − μ| ≤ c·s + H/2 with probability
+    ≤ 2Φ̄(c), and inside it Q(k) ≥ (8/9)·φ(c + (H/2 + a)/s)/s, a = 3√(H/12); (3) so outside an event
+    of probability t = 4·coordinates·Φ̄(c) the laws of the whole transcript are within the ratio
+    (1 ± κ)^coordinates, κ = η/Q_min, and the run is (ε + coordinates·ln((1 + κ)/(1 − κ)),
+    δ·(1 + κ)^coordinates + (1 + e^ε)·t)-DP. c is chosen so that e^ε·t ≤ slack·δ; covered when then
+    coordinates·ln((1 + κ)/(1 − κ)) ≤ slack, so (1 + κ)^coordinates ≤ 1 + slack/2 + … and the δ grows
+    by less than 3·slack·δ. (OpenDP's noise lies on the 2⁻⁴⁰ grid, not the real line:
+    2³⁴ of its steps per grid step, a difference below every term here.)"""
+    from scipy.optimize import brentq
+    from scipy.special import log_ndtr
+
+    tau, H, M = float(grid_steps), int(n_shares), float(coordinates)
+    epsilon, delta = float(epsilon), float(delta)
+    if math.isinf(tau):
+        return True
+    if not (tau > 0 and H >= 1 and M >= 1 and math.isfinite(epsilon) and delta > 0):
+        return False
+    slack = ROUNDING_SLACK
+    # (2)-(3): the window's half-width c (in sd of T) whose tails, times e^ε, stay within slack·δ
+    log_tail = math.log(slack * delta) - epsilon - math.log(4.0 * M)
+    c = brentq(lambda x: float(log_ndtr(-x)) - log_tail, 0.0, 1e4)
+    s = tau * math.sqrt(H)
+    a = 3.0 * math.sqrt(H / 12.0)
+    z = c + (H / 2.0 + a) / s
+    log_q_min = math.log(8.0 / 9.0) - 0.5 * z * z - 0.5 * math.log(2 * math.pi) - math.log(s)
+    log_kappa = rounding_log_eta(tau, H) - log_q_min
+    if log_kappa > math.log(0.5):
+        return False
+    kappa = math.exp(log_kappa)
+    return M * (math.log1p(kappa) - math.log1p(-kappa)) <= slack
+
+
+def rounding_log_eta(grid_steps: float, n_shares: int) -> float:
+    """ln η: the bound on |P(S = k) − Q(k)| at every k of step (1) of :func:`rounding_covered` —
+    η = 2(H + 1)·Σ_{i≥1} exp(−π²τ²(2i − 1)²/2) ≤ 2(H + 1)·exp(−π²τ²/2)/(1 − exp(−4π²τ²)): each rounded
+    share's characteristic function on [−π, π] is its unrounded one (times the uniform's) plus the
+    aliases at ω + 2πl, l ≠ 0, each at most exp(−τ²(ω + 2πl)²/2) ≤ exp(−π²τ²(2|l| − 1)²/2); H shares
+    and Q's own aliases make H + 1 such errors."""
+    tau, H = float(grid_steps), int(n_shares)
+    pt2 = math.pi ** 2 * tau * tau
+    return math.log(2.0 * (H + 1)) - 0.5 * pt2 - math.log1p(-math.exp(-4.0 * pt2))
+
+
+def share_grid_steps(rows, divisor: float, spread: Callable[[str], float] = lambda stage: 1.0) -> float:
+    """The fewest grid steps of noise any share of a secure sum carried on any coordinate, from the
+    ledger ``rows`` (each share's row records the sum's σ; the share adds σ/``divisor`` — √(H − d), public
+    — times ``spread`` of its stage: :meth:`SummableMethod.noise_spread`). inf when no row is a share of
+    a secure sum (no secure aggregation, or a non-private run)."""
+    steps = [float(r.noise_scale) / float(divisor) * spread(r.stage) / GRID for r in rows
+             if str(r.mechanism).startswith(SECURE_SHARE) and math.isfinite(r.epsilon)]
+    return min(steps, default=math.inf)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -178,6 +258,13 @@ class SummableMethod(ABC):
             return math.sqrt(n_entities - self.max_dropouts)
         return 1.0
 
+    def noise_spread(self, stage: str) -> float:
+        """The smallest factor the release of ``stage`` applies to its noise on a coordinate before the
+        share is rounded (1: every coordinate carries the share's σ; a packed symmetric matrix whose
+        off-diagonal noise is σ/√2: 1/√2). Public: it states how many grid steps of noise a share
+        carries (:func:`share_grid_steps`)."""
+        return 1.0
+
     def calibrate(self, n_entities: int, size: int | None = None) -> None:
         """Compute the method's public noise calibration now — the σ and coalition ε of its releases,
         cached pure functions of public parameters — so that processes forked afterwards (a local
@@ -234,7 +321,7 @@ class SummableMethod(ABC):
         if self.aggregation == "secure":
             note = (f"noise share σ/√{divisor ** 2:.0f} of a secure sum (σ={sigma:.4g}){of_stages}; against the "
                     f"server with all other entities: ε={eps_c:.4g}, δ={self.delta:.3g}")
-            name = "Gaussian share of a secure sum"
+            name = SECURE_SHARE
         else:
             note = (f"no secure aggregation: the entity adds the full σ={sigma:.4g}; the server sees its "
                     f"release{of_stages}")
@@ -680,6 +767,10 @@ class DPCooccurrence(SummableMethod):
     def budget_split(self) -> BudgetSplit:
         return cooccurrence_split(self.popularity_share())
 
+    def noise_spread(self, stage: str) -> float:
+        # the co-occurrence share is divided by (1, √2·offdiag) after its noise: σ/√2 off the diagonal
+        return 1.0 / math.sqrt(2.0) if stage == "co-occurrence" else 1.0
+
     def budget(self, n_entities: int) -> dict:
         """The calibrated noise (public): multipliers per release, the certified ε against the
         server and the coalition ε each entity's own shares give (zCDP and basic sums for reference)."""
@@ -731,7 +822,7 @@ class DPCooccurrence(SummableMethod):
                     f" the two releases compose (zCDP, ρ adds up) to ε={plan['epsilon']:.4g} against the server; "
                     f"against the server with all other entities: ε={plan['coalition_epsilon']:.4g}, "
                     f"δ={self.delta:.3g}")
-            mech_name = "Gaussian share of a secure sum"
+            mech_name = SECURE_SHARE
         else:
             note = (f"no secure aggregation: full σ={sigma:.4g} (ρ={plan['rho'][stage]:.4g}) on the entity's own "
                     f"release; the two releases compose (zCDP, ρ adds up) to ε={plan['epsilon']:.4g}")

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.federation.messages import SERVER, Message, array_message
-from dpfed_core.federation.summable import KNOWN_ONLY
+from dpfed_core.federation.summable import GRID, KNOWN_ONLY, rounding_covered, share_grid_steps
 from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
@@ -190,10 +190,41 @@ def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[flo
                else "formed by Flower's SecAgg+ (the server holds masked vectors and their sum only)")
     else:
         how = "no secure sum: the server sees every entity's release"
-    return {"aggregation": method.aggregation, "max_dropouts": int(method.max_dropouts) if secure else 0,
-            "in_process": bool(in_process), "sum": how,
-            "against_server": {"epsilon": eps, "delta": dlt},
-            "against_server_and_other_entities": {"epsilon": coal if secure else eps, "delta": dlt}}
+    out = {"aggregation": method.aggregation, "max_dropouts": int(method.max_dropouts) if secure else 0,
+           "in_process": bool(in_process), "sum": how,
+           "against_server": {"epsilon": eps, "delta": dlt},
+           "against_server_and_other_entities": {"epsilon": coal if secure else eps, "delta": dlt}}
+    if secure and private:
+        H = len(ledger.entities())
+        steps = share_grid_steps(ledger.rows, method.share_divisor(H), method.noise_spread) if H else math.inf
+        if math.isfinite(steps):
+            out["rounding"] = rounding_record(steps, H, eps, dlt)
+    return out
+
+
+def rounding_record(grid_steps: float, n_entities: int, epsilon: float, delta: float) -> dict:
+    """Each share is rounded before the secure sum: the fewest grid steps of noise a share carried and
+    whether that covers the run's (ε, δ) against the server
+    (:func:`~dpfed_core.federation.summable.rounding_covered`)."""
+    return {"grid": GRID, "grid_steps": float(grid_steps),
+            "covered": rounding_covered(grid_steps, n_entities, epsilon, delta)}
+
+
+def rounding_warning(trust: dict) -> str | None:
+    """The run's warning when its shares carried too few grid steps of noise for the argument that
+    the rounded secure sum is as private as the noisy sum (:func:`~dpfed_core.federation.summable.
+    rounding_covered`): the ε against the server is then not proved; the ε each entity's own share
+    gives (rounding one share is post-processing of it) still is. None otherwise."""
+    rounding = (trust or {}).get("rounding") or {}
+    if rounding.get("covered", True):
+        return None
+    server = trust["against_server"]["epsilon"]
+    own = trust["against_server_and_other_entities"]["epsilon"]
+    return (f"each share of the secure sum is rounded to the grid {rounding['grid']:g} before it is summed, and at "
+            f"this ε a share carries only {rounding['grid_steps']:.3g} grid steps of noise: too few for the argument "
+            f"that the rounded sum is as private as the noisy sum, so ε = {server:.4g} against the server is not "
+            f"proved for this run; what is proved against the server is ε = {own:.4g} (each entity's own share). "
+            "Lower ε, or federate fewer entities per secure sum")
 
 
 def run_notes(method, public: dict, *, in_process: bool) -> list[str]:
