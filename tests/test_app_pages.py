@@ -247,6 +247,17 @@ def test_tradeoff_matches_engine(federated, clinic, monkeypatch):
     assert table and list(table[0]["users per entity"]) == [4.0, 12.0]
     want = dash.users_to_pay_sentence(dash.users_to_pay(sub["points"]), dash.format_epsilon(sub["eps"]), sub["mode"])
     assert any(m.value == want for m in at.markdown) and "observation mode" in want
+    assert not any("too few grid" in w.value for w in at.warning)  # ε = 1: proved against the server
+    # a point whose shares carry too few grid steps of noise is named, as the CLI names it
+    at.text_input(key="sweep_grid").set_value("1, 300")
+    at.text_input(key="sweep_seeds").set_value("0")
+    at.multiselect(key="sweep_refs").set_value([])
+    at.run()
+    at.button(key="sweep_run").click().run()
+    assert_clean(at)
+    doc = at.session_state["sweep"]["doc"]
+    assert doc["unproved_epsilons"] == [300.0]
+    assert [w.value for w in at.warning if "too few grid" in w.value] == [dash.escape_md(dash.unproved_sweep_text(doc))]
 
 
 # ------------------------------------------------------------------------------ bad input

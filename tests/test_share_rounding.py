@@ -138,3 +138,36 @@ def test_a_dp_catalogues_shares_count_among_the_runs_grid_steps(clinic):
              for stage in ("catalogue", "item totals")}
     assert steps["catalogue"] < steps["item totals"]
     assert doc["privacy"]["trust"]["rounding"]["grid_steps"] == pytest.approx(steps["catalogue"], rel=1e-12)
+
+
+def test_a_sweep_names_the_points_whose_epsilon_is_not_proved(capsys):
+    from dpfed_core.cli.main import main
+    from dpfed_core.evaluation.service import summarise_sweep
+    from dpfed_core.evaluation.verdicts import unproved_sweep_text
+
+    assert main(["sweep", "--data", "sample:clinic", "--method", "dp-cooccurrence", "--aggregation", "secure",
+                 "--epsilons", "1,300", "--seeds", "0", "--references", "local", "--simulation"]) == 0
+    printed = capsys.readouterr().out
+    [line] = [x for x in printed.splitlines() if "too few grid steps" in x]
+    assert line.startswith("warning: at ε = 300 the shares") and "ε = 1," not in line
+    # from the points' own records: a point without one (no secure sum, an older document) is not named
+    runs = [{"epsilon": 3.0, "privacy": {"rounding": {"covered": True}}},
+            {"epsilon": 30.0, "privacy": {"rounding": {"covered": False}}},
+            {"epsilon": 100.0, "privacy": {}}, {"epsilon": 30.0, "privacy": {"rounding": {"covered": False}}}]
+    doc = summarise_sweep({"runs": runs, "references": []}, metrics=())
+    assert doc["unproved_epsilons"] == [30.0] and "at ε = 30 the shares" in unproved_sweep_text(doc)
+    assert unproved_sweep_text({"unproved_epsilons": []}) is None
+
+
+def test_the_report_states_a_sweeps_unproved_points_to_analysts_and_the_public(clinic):
+    from dpfed_core.evaluation.experiments import sweep
+    from dpfed_core.reporting.report import build_report
+
+    ds, base, split = clinic
+    run_doc, _ = run_method(ds, base, split)
+    sw = sweep(ds, base, [1.0, 300.0], [0], [])
+    for public in (False, True):
+        html = build_report(run_doc, sweep_doc=sw, public=public)
+        assert "at ε = 300 the shares of the secure sums carried too few grid" in html
+    html = build_report(run_doc, sweep_doc=sweep(ds, base, [1.0], [0], []))
+    assert "too few grid" not in html

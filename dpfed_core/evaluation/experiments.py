@@ -457,7 +457,10 @@ def sweep(
                             else run_doc["privacy"]["epsilon"]),
                 "seed": seed,
                 "overall": run_doc["overall"], "entities": run_doc["entities"],
-                "privacy": {k: run_doc["privacy"][k] for k in ("epsilon", "delta", "private", "label")},
+                "privacy": {**{k: run_doc["privacy"][k] for k in ("epsilon", "delta", "private", "label")},
+                            # shares rounded before a secure sum: whether this point's ε is proved
+                            **({"rounding": run_doc["privacy"]["trust"]["rounding"]}
+                               if "rounding" in run_doc["privacy"].get("trust", {}) else {})},
                 "timings": run_doc["timings"],
             })
             done += 1

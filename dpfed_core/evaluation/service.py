@@ -208,8 +208,10 @@ def summarise_sweep(doc: dict, metrics: Iterable[str] = ("mar", "test_rmse")) ->
     ``individual`` and ``dp-popularity`` (:func:`~dpfed_core.evaluation.experiments.crossing_report`,
     each stating the observation mode)."""
     from dpfed_core.evaluation.experiments import crossing_report, sweep_table, versus_dp_popularity
+    from dpfed_core.evaluation.verdicts import unproved_epsilons
 
     refs = set(doc.get("references", []))
+    doc["unproved_epsilons"] = unproved_epsilons(doc)
     for metric in dict.fromkeys(metrics):
         doc.setdefault("tables", {})[metric] = sweep_table(doc, metric)
         if {"local", "individual"} & refs:

@@ -304,3 +304,24 @@ def crossing_lines(sweep_doc: dict, metric: str = "mar",
     if not out:
         out.append("Add local (and individual) to the sweep's references to state where federation pays.")
     return out
+
+
+def unproved_epsilons(doc: dict) -> list[float]:
+    """The ε of a sweep's points whose shares carried too few grid steps of noise for the ε against the
+    server to be proved (each point's ``privacy.rounding``; a point without one — no secure sum, or a
+    document of an earlier version — is not named)."""
+    return sorted({float(r["epsilon"]) for r in doc.get("runs", [])
+                   if ((r.get("privacy") or {}).get("rounding") or {}).get("covered") is False})
+
+
+def unproved_sweep_text(doc: dict) -> str | None:
+    """The sweep's warning when some of its points' shares carried too few grid steps of noise for the
+    ε against the server to be proved (:func:`~dpfed_core.federation.summable_protocol.rounding_warning`),
+    or None."""
+    eps = unproved_epsilons(doc)
+    if not eps:
+        return None
+    return (f"at ε = {', '.join(format_epsilon(e) for e in eps)} the shares of the secure sums carried too few grid "
+            "steps of noise for the ε against the server to be proved (each share is rounded to the grid before "
+            "the sum): what is proved against the server there is each entity's own-share ε, which a run at that "
+            "ε states")

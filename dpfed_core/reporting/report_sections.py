@@ -15,7 +15,7 @@ from typing import Sequence
 
 from dpfed_core import __version__
 from dpfed_core.evaluation.verdicts import (VERDICT_BASELINES, crossing_epsilon, crossing_lines, entity_verdict,
-                                            verdict_sentence)
+                                            unproved_sweep_text, verdict_sentence)
 from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
 from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME, trust_model_text
 from dpfed_core.reporting.report_figures import _layout, _method_color, audit_epsilon_figure, audit_roc_figure
@@ -619,9 +619,12 @@ def sweep_settings_text(sweep: dict) -> str:
 
 
 def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = False) -> str:
+    # a privacy caveat, not a utility number: stated in the public report too
+    unproved = (f"<p class='verdict-bad'>{_esc(unproved_sweep_text(sweep))}</p>"
+                if sweep and unproved_sweep_text(sweep) else "")
     if sweep and public:
         return _section("tradeoff", "<p>" + _esc(WITHHELD_NUMBERS.format(
-            what="the sweep's utility at each ε")) + "</p>", [PUBLIC])
+            what="the sweep's utility at each ε")) + "</p>" + unproved, [PUBLIC])
     if not sweep:
         return _section("tradeoff", "<p class='muted'>No sweep included. Produce one with "
                         "<code>python -m dpfed_core sweep … --out s.json</code> and pass "
@@ -636,7 +639,7 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = F
     body = (f"<p>{_esc(method)} over ε ∈ {{{', '.join(fmt_num(e) for e in sweep.get('epsilons', []))}}}, "
             f"seeds {sweep.get('seeds')}; metric: {_esc(METRIC_LABELS.get(metric, metric))}, mean ± sd over "
             f"seeds.</p><p>{sweep_settings_text(sweep)}</p><ul>"
-            + "".join(f"<li>{_esc(line)}</li>" for line in crossing_lines(sweep, metric)) + "</ul>")
+            + "".join(f"<li>{_esc(line)}</li>" for line in crossing_lines(sweep, metric)) + "</ul>" + unproved)
     if plotly_ok:
         try:
             import pandas as pd

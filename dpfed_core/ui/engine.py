@@ -24,7 +24,8 @@ from dpfed_core.evaluation.planner import epsilon_for_utility, users_to_pay, use
 from dpfed_core.evaluation.verdicts import (BASELINE_NAMES, METRIC_SHORT, REFERENCE, TIE_FRACTION,  # noqa: F401
                                             VERDICT_BASELINES, better_word, compare_one, crossing,
                                             crossing_epsilon, crossing_lines, entity_verdict, format_epsilon, is_defined, pays_from_sentence, sweep_entity_verdict,
-                                            sweep_verdict_sentence, verdict_sentence, verdict_word)
+                                            sweep_verdict_sentence, unproved_sweep_text, verdict_sentence,
+                                            verdict_word)
 from dpfed_core.federation.protocol import recommend_from_factors, user_row
 from dpfed_core.methods import MethodResult
 from dpfed_core.ui.catalogue import (AGGREGATION_HELP, BASE_REFERENCES, DP_METHOD, PLAN_TO_LEDGER,  # noqa: F401
