@@ -86,9 +86,9 @@ def to_grid(values: np.ndarray) -> np.ndarray:
 
 
 #: Coordinates of all the secure sums of one run together that :func:`rounding_covered` allows for: a
-#: public bound above any run this engine makes (a 10⁶-item popularity vector, a 600-item co-occurrence
-#: triangle, dp-als' observed-mode statistics, the catalogue's 4,096 buckets, summed over stages).
-ROUNDING_COORDINATES = 10 ** 9
+#: public bound above any run a machine can hold (10¹² float64 values are 8 TB; the default
+#: dp-cooccurrence run on 600 items has about 180,000 per share).
+ROUNDING_COORDINATES = 10 ** 12
 #: What the rounding of the shares may add to the run's (ε, δ) where :func:`rounding_covered` holds:
 #: at most this much ε, and three times this fraction of δ.
 ROUNDING_SLACK = 1e-9

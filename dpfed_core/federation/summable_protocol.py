@@ -224,7 +224,8 @@ def rounding_warning(trust: dict) -> str | None:
             f"this ε a share carries only {rounding['grid_steps']:.3g} grid steps of noise: too few for the argument "
             f"that the rounded sum is as private as the noisy sum, so ε = {server:.4g} against the server is not "
             f"proved for this run; what is proved against the server is ε = {own:.4g} (each entity's own share). "
-            "Lower ε, or federate fewer entities per secure sum")
+            "Lower ε, federate fewer entities per secure sum, or run without secure aggregation (each entity "
+            "then adds the full noise to its own release)")
 
 
 def run_notes(method, public: dict, *, in_process: bool) -> list[str]:
