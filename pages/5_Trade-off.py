@@ -82,8 +82,9 @@ labels = {m: dash.label_of(m) for m in [doc["config"]["method"], *doc["reference
 swept = doc["config"]["method"]
 st.caption(f"Swept: **{labels[swept]}** — {dash.privacy_of(swept)}. References: " + "; ".join(
     f"{labels[m]} ({dash.privacy_of(m)})" for m in doc["references"]))
-if dash.unproved_sweep_text(doc):  # points whose ε against the server is not proved (rounded shares)
-    st.warning(dash.escape_md(dash.unproved_sweep_text(doc)))
+_unproved = dash.unproved_sweep_text(doc)  # points whose ε against the server is not proved (rounded shares)
+if _unproved:
+    st.warning(dash.escape_md(_unproved))
 
 # ---------------------------------------------------------------- headline verdict (one metric)
 all_metrics = ["mar", "test_rmse", "ndcg_at_10", "precision_at_10", "recall_at_10", "train_rmse"]

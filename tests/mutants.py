@@ -1736,7 +1736,7 @@ MUTANTS = (
            "'rounding' in run_doc['privacy'].get('trust', {})", "False",
            (f"{ROUNDING}::test_a_sweep_names_the_points_whose_epsilon_is_not_proved",)),
     Mutant("report-hides-a-sweeps-unproved-points", RSECTIONS, "_tradeoff", "unproved_sweep_text(sweep)", "None",
-           (f"{ROUNDING}::test_the_report_states_a_sweeps_unproved_points_to_analysts_and_the_public",), nth=1),
+           (f"{ROUNDING}::test_the_report_states_a_sweeps_unproved_points_to_analysts_and_the_public",)),
     Mutant("cli-drops-the-guarantees-warnings", CLI_MAIN, "print_run_statement",
            "doc['privacy'].get('warnings') or []", "[]",
            (f"{ROUNDING}::test_the_cli_prints_the_guarantees_warnings_as_the_dashboard_shows_them",)),

@@ -343,8 +343,9 @@ def cmd_sweep(args) -> int:
         print(f"note: {render_message(n, CLI_NAMES)}")
     from dpfed_core.evaluation.verdicts import unproved_sweep_text
 
-    if unproved_sweep_text(doc):
-        print(f"warning: {unproved_sweep_text(doc)}")
+    unproved = unproved_sweep_text(doc)
+    if unproved:
+        print(f"warning: {unproved}")
     print(f"{'method':16s} {'ε':>8s} {args.metric + ' mean':>14s} {'sd':>8s}")
     for r in doc["tables"][args.metric]:
         sd = f"{r['sd']:>8.4f}" if r["sd"] is not None and math.isfinite(r["sd"]) else f"{'—':>8s}"  # one seed: no sd

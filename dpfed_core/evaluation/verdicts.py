@@ -308,8 +308,8 @@ def crossing_lines(sweep_doc: dict, metric: str = "mar",
 
 def unproved_epsilons(doc: dict) -> list[float]:
     """The ε of a sweep's points whose shares carried too few grid steps of noise for the ε against the
-    server to be proved (each point's ``privacy.rounding``; a point without one — no secure sum, or a
-    document of an earlier version — is not named)."""
+    server to be proved (each point's ``privacy.rounding``; a point that records none — no secure sum, or
+    a document written without the record — is not named)."""
     return sorted({float(r["epsilon"]) for r in doc.get("runs", [])
                    if ((r.get("privacy") or {}).get("rounding") or {}).get("covered") is False})
 

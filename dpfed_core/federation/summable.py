@@ -44,7 +44,7 @@ from dpfed_core.errors import ConfigError
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.budget_split import BudgetSplit, split_by, split_evenly_over
 from dpfed_core.privacy.ledger import EntityLedger
-from dpfed_core.privacy.mechanisms import gaussian_sigma
+from dpfed_core.privacy.mechanisms import SECURE_SHARE, gaussian_sigma
 from dpfed_core.privacy.noise import gaussian_float_delta
 
 #: Public rounding grid of every share (2⁻⁶): fine next to any DP noise, coarse enough that
@@ -92,8 +92,6 @@ ROUNDING_COORDINATES = 10 ** 12
 #: What the rounding of the shares may add to the run's (ε, δ) where :func:`rounding_covered` holds:
 #: at most this much ε, and three times this fraction of δ.
 ROUNDING_SLACK = 1e-9
-#: The mechanism name every share of a secure sum is recorded under (its ledger row).
-SECURE_SHARE = "Gaussian share of a secure sum"
 
 
 def rounding_covered(grid_steps: float, n_shares: int, epsilon: float, delta: float,

@@ -362,7 +362,7 @@ def secure_catalogue_share(
         note = (f"federation-wide catalogue: unit-norm user weights (≤ {c} buckets per user) over {nb} public hash "
                 f"buckets, noise share σ/{divisor:.3g} of a secure sum (σ={sigma:.4g}); against the server with all "
                 f"other entities: ε={eps_c:.4g}, δ={delta:.3g}")
-        name = "Gaussian share of a secure sum (catalogue)"
+        name = f"{mech.SECURE_SHARE} (catalogue)"
     else:
         note = (f"federation-wide catalogue without secure aggregation: unit-norm user weights (≤ {c} buckets per user) "
                 f"over {nb} public hash buckets with the full σ={sigma:.4g} on the entity's own release; the server "

@@ -54,6 +54,7 @@ __all__ = [
     "partition_keep",
     "partition_threshold",
     "partition_selection",
+    "SECURE_SHARE",
 ]
 
 
@@ -224,6 +225,11 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, size: int =
         return 0.0
     return gaussian_float_sigma_for_rho(zcdp_rho_for_epsilon(float(epsilon), float(delta)), float(sensitivity),
                                         max(int(size), 1))
+
+
+#: The mechanism name of every share of a secure sum on its ledger row (a release may add its own
+#: qualifier after it): what reads the ledger finds the shares by this prefix.
+SECURE_SHARE = "Gaussian share of a secure sum"
 
 
 def gaussian_mechanism(values, sensitivity: float, epsilon: float, delta: float,

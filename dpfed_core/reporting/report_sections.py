@@ -620,8 +620,8 @@ def sweep_settings_text(sweep: dict) -> str:
 
 def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = False) -> str:
     # a privacy caveat, not a utility number: stated in the public report too
-    unproved = (f"<p class='verdict-bad'>{_esc(unproved_sweep_text(sweep))}</p>"
-                if sweep and unproved_sweep_text(sweep) else "")
+    text = unproved_sweep_text(sweep) if sweep else None
+    unproved = f"<p class='verdict-bad'>{_esc(text)}</p>" if text else ""
     if sweep and public:
         return _section("tradeoff", "<p>" + _esc(WITHHELD_NUMBERS.format(
             what="the sweep's utility at each ε")) + "</p>" + unproved, [PUBLIC])
