@@ -79,6 +79,8 @@ SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_bud
 SITE_BOUNDS = f"{SITET}::test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value_bounds"
 SITE_DELTA = f"{SITET}::test_a_site_charges_the_requests_delta_and_keeps_the_delta_budget_its_policy_states"
 SETUP_DROPOUTS = f"{SITET}::test_a_secure_sums_setup_follows_the_runs_dropouts_within_the_sites"
+SITE_WITHDRAWS = (f"{SITET}::test_a_site_withdraws_by_itself_from_a_run_left_hanging_only_when_its_store_says_it_"
+                  "drew_nothing")
 STRICT_DEFAULTS = f"{SITET}::test_a_request_within_every_rule_is_accepted_and_the_defaults_are_strict"
 SHARDS = "dpfed_core/deployment/shards.py"
 LAUNCHER = "dpfed_core/deployment/launcher.py"
@@ -855,8 +857,6 @@ MUTANTS = (
            (NODE_REQUEST,)),
     Mutant("node-draws-on-a-withdrawn-acceptance", CLIENT, "_require_accepted",
            "int(kept.get('withdrawn', 0))", "0", (NODE_REQUEST,)),
-    Mutant("site-refunds-a-run-it-released-in", SITE, "withdraw", "bool(released)", "False",
-           (f"{SITET}::test_a_site_gives_its_charge_back_only_when_its_own_record_says_it_drew_nothing",)),
     Mutant("site-accepts-simulation", SITE, "check",
            "req.simulation and not policy.allow_simulation", "False",
            (f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself",)),
@@ -924,8 +924,15 @@ MUTANTS = (
            (NODE_DECIDES,)),
     Mutant("node-draws-after-it-withdrew", CLIENT, "withdraw",
            "ConfigRecord({**dict(kept.items()), 'withdrawn': 1})", "kept", (f"{NODE_WITHDRAWS}[nothing drawn]",)),
-    Mutant("node-refunds-a-run-it-released-in", CLIENT, "withdraw", "_released_stages(context)", "[]",
-           (f"{NODE_WITHDRAWS}[a stage released]",)),
+    Mutant("site-refunds-a-run-it-released-in", SITE, "withdraw", "_drawn(con, run, coordinator, shard.entity)", "[]",
+           (f"{NODE_WITHDRAWS}[a stage released]",
+            f"{SITET}::test_a_site_gives_its_charge_back_only_when_its_own_record_says_it_drew_nothing")),
+    Mutant("node-draws-without-marking-its-store", CLIENT, "_require_accepted", "site_policy.claim_draw(_policy(context))",
+           "None", (f"{NODE_WITHDRAWS}[a stage released]",)),
+    Mutant("site-draws-after-its-operator-withdrew", SITE, "claim_draw", "_withdrawn(con, run, coordinator, entity)",
+           "False", (SITE_WITHDRAWS,)),
+    Mutant("site-operator-refunds-a-run-it-drew-in", SITE, "withdraw_by_site", "_drawn(con, run, coord, ent)", "[]",
+           (SITE_WITHDRAWS,)),
     Mutant("node-releases-prototypes-twice", CLIENT, "round1",
            "_require_accepted(context, msg.content['config'], 'round1')",
            "_require_accepted(context, msg.content['config'])",

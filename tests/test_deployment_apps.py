@@ -369,7 +369,9 @@ def test_a_share_entry_beyond_secaggs_range_is_refused_not_clipped(tmp_path, cap
     cfg = RunConfig(method="dp-popularity", epsilon=math.inf, aggregation="secure")
     split = make_split(ds, cfg)
     shards = write_shards(ds, split, tmp_path / "shards")
-    ctx = _context(**{"data-path": str(shards[0])})
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=1.0,
+                          allow_non_private=True, store=str(tmp_path / "{site}.sqlite3"))
+    ctx = _context(**{"data-path": str(shards[0]), "policy-path": str(policy)})
     run = run_json(cfg, "declared", ds.n_items)
     ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run, "n-entities": 3, "operation": "op"})
     ins = FitIns(ndarrays_to_parameters([]), {"config": run, "n-entities": 3, "stage": "release"})
@@ -802,6 +804,7 @@ def test_a_site_told_its_run_ended_refunds_only_what_its_own_record_says_it_neve
                                                                                           released):
     """query.withdraw only asks: the site reads its own record of the run — a stage it marked released
     keeps the charge, nothing released gives it back — and either way it draws nothing more in the run."""
+    from dpfed_core.deployment.shards import load_shard
     from dpfed_core.deployment.site_policy import PolicyRefused
 
     ds, policy, ctx = _site(tmp_path, monkeypatch)
@@ -812,13 +815,14 @@ def test_a_site_told_its_run_ended_refunds_only_what_its_own_record_says_it_neve
     assert (other.content["meta"]["decision"], other.content["meta"]["rule"]) == ("kept", "accepted_request")
     assert _spent(policy) == pytest.approx(1.0)
     ca._require_accepted(ctx, ask.content["config"])  # and the accepted run goes on
+    shard = load_shard(ctx.node_config["data-path"])
     if released:
-        ca._require_accepted(ctx, ask.content["config"], "release")  # marked before its draw
+        ca._require_accepted(ctx, ask.content["config"], "release", shard)  # marked before its draw
     meta = ca.withdraw(ask, ctx).content["meta"]
     assert meta["decision"] == ("kept" if released else "withdrawn")
     assert _spent(policy) == pytest.approx(1.0 if released else 0.0)
     with pytest.raises(PolicyRefused, match="gave back"):
-        ca._require_accepted(ctx, ask.content["config"], "another stage")
+        ca._require_accepted(ctx, ask.content["config"], "another stage", shard)
 
 
 def test_a_prototype_release_is_given_once_per_accepted_run(tmp_path, monkeypatch):

@@ -582,10 +582,10 @@ def test_a_secure_sums_setup_follows_the_runs_dropouts_within_the_sites(tmp_path
 
 
 @needs_flower
-def test_a_node_releases_only_the_request_it_accepted_and_each_stage_once():
+def test_a_node_releases_only_the_request_it_accepted_and_each_stage_once(tmp_path):
     """After its decision a node holds the request it accepted: a release asked under another
     request (another ε, another federation size) or a second release of a stage it already gave in
-    this run is refused before anything is drawn."""
+    this run is refused before anything is drawn; each stage it draws is marked in its store first."""
     from types import SimpleNamespace
 
     from flwr.app import ConfigRecord
@@ -595,25 +595,33 @@ def test_a_node_releases_only_the_request_it_accepted_and_each_stage_once():
 
     accepted = {"config": run_json(RunConfig(method="dp-als", epsilon=1.0, aggregation="secure"), "declared", 40),
                 "n-entities": 3}
-    ctx = SimpleNamespace(state=SimpleNamespace(config_records={}))
+    policy = _policy(tmp_path, methods=["dp-als"])
+    ctx = SimpleNamespace(state=SimpleNamespace(config_records={}), run_id=7,
+                          node_config={"policy-path": str(policy.path), "coordinator": "c"})
+    shard = SimpleNamespace(entity="clinic A")
     with pytest.raises(PolicyRefused) as err:
-        ca._require_accepted(ctx, accepted, "popularity")  # nothing accepted yet
+        ca._require_accepted(ctx, accepted, "popularity", shard)  # nothing accepted yet
     assert err.value.rule == "accepted_request"
     ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({**accepted, "operation": "op"})
-    ca._require_accepted(ctx, accepted, "popularity")
-    ca._require_accepted(ctx, accepted, "als-1")
+    ca._require_accepted(ctx, accepted, "popularity", shard)
+    ca._require_accepted(ctx, accepted, "als-1", shard)
     with pytest.raises(PolicyRefused) as err:
-        ca._require_accepted(ctx, accepted, "popularity")
+        ca._require_accepted(ctx, accepted, "popularity", shard)
     assert err.value.rule == "one_request_per_run"
     larger = run_json(RunConfig(method="dp-als", epsilon=8.0, aggregation="secure"), "declared", 40)
     for other in ({**accepted, "config": larger}, {**accepted, "n-entities": 30}):
         with pytest.raises(PolicyRefused) as err:
-            ca._require_accepted(ctx, other, "als-2")
+            ca._require_accepted(ctx, other, "als-2", shard)
         assert err.value.rule == "accepted_request"
+    with sp_.SiteLog(policy.store_for("clinic A")).store.read() as con:
+        assert [tuple(r) for r in con.execute("SELECT run, coordinator, entity, stage FROM site_draws ORDER BY id")] \
+            == [("7", "c", "clinic A", "popularity"), ("7", "c", "clinic A", "als-1")]
+    with pytest.raises(TypeError, match="shard"):
+        ca._require_accepted(ctx, accepted, "als-2")  # a claim the store would not hold
     # an acceptance the site gave back is never drawn on again in this run
     ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({**accepted, "operation": "op", "withdrawn": 1})
     with pytest.raises(PolicyRefused) as err:
-        ca._require_accepted(ctx, accepted, "als-2")
+        ca._require_accepted(ctx, accepted, "als-2", shard)
     assert err.value.rule == "accepted_request" and "gave back" in str(err.value)
 
 
@@ -634,13 +642,66 @@ def test_a_site_gives_its_charge_back_only_when_its_own_record_says_it_drew_noth
     spent = []
     for run, released in (("r1", ["release"]), ("r2", [])):
         record = sp_.accept(policy, req, shard, run=run, coordinator="c")
-        assert sp_.withdraw(policy, shard, record, released, run=run, coordinator="c") is (not released)
+        if released:  # what a node does before it draws a share
+            sp_.claim_draw(policy, shard.entity, released, run=run, coordinator="c")
+        assert sp_.withdraw(policy, shard, record, run=run, coordinator="c") is (not released)
         odo = BudgetOdometer(policy.store_for(shard.entity))
         spent.append(sum(b.spent_epsilon for d in odo.datasets() for b in odo.balance(d["key"])))
     assert spent[0] == pytest.approx(1.0) and spent[1] == pytest.approx(1.0)
     rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
     assert [(r["run"], r["decision"]) for r in rows] == [("r1", "accepted"), ("r1", "kept"), ("r2", "accepted"),
                                                          ("r2", "withdrawn")]
+
+
+def test_a_site_withdraws_by_itself_from_a_run_left_hanging_only_when_its_store_says_it_drew_nothing(
+        tmp_path, capsys):
+    """A coordinator that never asks for a share nor sends query.withdraw leaves the run charged: the
+    site's operator gives it back (`site withdraw --run`) when the site's store holds no stage of the
+    run (each is marked there before its draw), keeps it otherwise, and from then on the node refuses
+    to draw on it; the coordinator's own withdrawal later finds it given back and logs nothing twice."""
+    from tests.test_deployment import three_clinics
+    from dpfed_core.cli.main import main
+    from dpfed_core.deployment import write_shards
+    from dpfed_core.deployment.shards import load_shard
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = three_clinics()
+    shard = load_shard(write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")[0])
+    path = write_policy(tmp_path / "p.toml", **{**STRICT, "budget_epsilon": 2.5})
+    policy = load_policy(path)
+    req = sp_.request_of(RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), 3, shard.value_max)
+    records = {run: sp_.accept(policy, req, shard, run=run, coordinator="c") for run in ("r1", "r2")}
+    sp_.claim_draw(policy, shard.entity, ["release"], run="r1", coordinator="c")  # r1's share was drawn
+
+    def spent() -> float:
+        (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+        return bal["spent_epsilon"]
+
+    site = ["--policy", str(path), "--site", shard.entity]
+    assert spent() == pytest.approx(2.0)
+    assert main(["site", "withdraw", "--run", "r1", *site]) == 0
+    assert "charge kept: this site drew release in the run" in capsys.readouterr().out
+    assert spent() == pytest.approx(2.0)
+    assert main(["site", "withdraw", "--run", "r2", *site]) == 0
+    assert "charge given back (this site drew nothing in the run)" in capsys.readouterr().out
+    assert spent() == pytest.approx(1.0)
+    with pytest.raises(PolicyRefused) as err:  # the node, asked for r2's share afterwards, draws nothing
+        sp_.claim_draw(policy, shard.entity, ["release"], run="r2", coordinator="c")
+    assert err.value.rule == "accepted_request" and "withdrew" in str(err.value)
+    assert main(["site", "withdraw", "--run", "r2", *site, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [w["decision"] for w in doc["withdrawals"]] == ["already"]
+    # the coordinator's query.withdraw for r2, late: already given back, nothing charged or logged again
+    assert sp_.withdraw(policy, shard, records["r2"], run="r2", coordinator="c") is True
+    assert spent() == pytest.approx(1.0)
+    rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
+    assert [(r["run"], r["decision"]) for r in rows] == [("r1", "accepted"), ("r2", "accepted"), ("r1", "kept"),
+                                                         ("r2", "withdrawn")]
+    # what is wrong, named with the flag that fixes it
+    for argv, flag in ((["site", "withdraw", "--run", "r9", *site], "--run"), (["site", "withdraw", *site], "--run"),
+                       (["site", "budget", "--run", "r2", *site], "--run")):
+        assert main(argv) == 2
+        assert flag in capsys.readouterr().err
 
 
 def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path, capsys):

@@ -1,6 +1,7 @@
 """``python -m dpfed_core site …``: what this site released and what budget it has left, read from the
 site's own store (its odometer and release log, :mod:`dpfed_core.deployment.site_policy`) on the
-site's machine — for its compliance officer, without the coordinator."""
+site's machine — for its compliance officer, without the coordinator; and the site's own withdrawal
+from a run it accepted and drew nothing in."""
 from __future__ import annotations
 
 import argparse
@@ -15,14 +16,19 @@ examples:
   python -m dpfed_core site releases --store /var/lib/dpfed/site.sqlite3 --json
   # the remaining budget only
   python -m dpfed_core site budget --policy /etc/dpfed/site_policy.toml
+  # give back the charge of run 4213 (accepted, then never asked for a share): only if this site drew
+  # nothing in it; every later release of the run is refused
+  python -m dpfed_core site withdraw --run 4213 --policy /etc/dpfed/site_policy.toml
 """
 
 
 def register_cli(subparsers) -> None:
     p = subparsers.add_parser("site", help="a deployment site's own release log and remaining budget",
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    p.add_argument("what", choices=["releases", "budget"],
-                   help="releases: every decision and release with the remaining budget; budget: the budget only")
+    p.add_argument("what", choices=["releases", "budget", "withdraw"],
+                   help="releases: every decision and release with the remaining budget; budget: the budget only; "
+                        "withdraw: give back the charge of an accepted run (--run) in which this site drew nothing")
+    p.add_argument("--run", metavar="ID", help="with withdraw: the run (its id as `site releases` lists it)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--policy", metavar="FILE", help="the site's policy file (its store key names the store)")
     src.add_argument("--store", metavar="FILE", help="the site's store file")
@@ -57,17 +63,32 @@ def _fmt(x) -> str:
     return "∞" if math.isinf(x) else f"{x:.4g}"
 
 
+_WITHDRAWN = {"withdrawn": "charge given back (this site drew nothing in the run); every later release of it is "
+                            "refused",
+              "already": "already withdrawn; nothing more to give back"}
+
+
 def cmd_site(args) -> int:
-    from dpfed_core.deployment.site_policy import SiteLog, remaining_budget
+    from dpfed_core.deployment.site_policy import SiteLog, remaining_budget, withdraw_by_site
+    from dpfed_core.errors import ConfigError
     from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds
 
+    if (args.what == "withdraw") != bool(args.run):
+        raise ConfigError("give --run ID with `site withdraw` (and only there): the run whose charge to give back"
+                          if args.what == "withdraw" else f"--run is for `site withdraw`, not `site {args.what}`")
     path = _store(args)
+    if args.what == "withdraw":
+        outcomes = withdraw_by_site(path, args.run, args.site)
+        for o in [] if args.json else outcomes:
+            print(f"run {args.run} of site {o['entity']!r} (coordinator {o['coordinator']}): "
+                  + _WITHDRAWN.get(o["decision"], f"charge kept: this site drew {', '.join(o['stages'])} in the run"))
     rows = SiteLog(path).rows() if args.what == "releases" else []
     budget = remaining_budget(path)
     if args.json:
         from dpfed_core.deployment.wire import dumps
 
-        print(dumps({"store": str(path), "log": rows, "budget": budget}))  # ∞ as "inf"
+        doc = {"store": str(path), "log": rows, "budget": budget}
+        print(dumps(doc if args.what != "withdraw" else {**doc, "withdrawals": outcomes}))  # ∞ as "inf"
         return 0
     if args.what == "releases":
         print(f"site store {path}: {len(rows)} decision(s) and release(s)")

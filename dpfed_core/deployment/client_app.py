@@ -170,10 +170,13 @@ def _site_log(msg: str) -> None:
     print(f"dpfed site policy: {msg}", file=sys.stderr, flush=True)  # the SuperNode's log
 
 
-def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list[str] | None = None) -> None:
+def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list[str] | None = None,
+                      shard=None) -> None:
     """Refuse (before anything is drawn) a message whose request this site did not accept in this run,
     and a second release of a stage already released in it. ``stage``: the stage a message releases,
-    or every stage one secure sum carries (each is claimed on its own, whatever name the sum has)."""
+    or every stage one secure sum carries (each is claimed on its own, whatever name the sum has);
+    claimed with ``shard`` (the node's own) in the site's store too, where a withdrawal by the site's
+    operator (`site withdraw`) refuses it."""
     kept = context.state.config_records.get(ACCEPTED_KEY)
     if kept is None:
         raise site_policy.PolicyRefused("accepted_request", "the coordinator asked for a release before this site "
@@ -193,6 +196,10 @@ def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list
     if again:
         raise site_policy.PolicyRefused("one_request_per_run", f"stage {again[0]!r} was already released in this "
                                         "run; a site releases each stage once per accepted run")
+    if shard is None:
+        raise TypeError("a stage is claimed in the site's store: pass the node's shard")
+    site_policy.claim_draw(_policy(context), shard.entity, claimed, run=str(context.run_id),
+                           coordinator=_coordinator(context))
     context.state.config_records[RELEASED_KEY] = ConfigRecord({"stages": dumps([*done, *claimed])})
 
 
@@ -273,12 +280,11 @@ def withdraw(msg: Message, context: Context) -> Message:
         entity = _identity(shard)
         _require_accepted(context, rec)
         kept = context.state.config_records[ACCEPTED_KEY]
-        done = _released_stages(context)
         # refuse later releases first: a withdrawn acceptance must never be drawn on
         context.state.config_records[ACCEPTED_KEY] = ConfigRecord({**dict(kept.items()), "withdrawn": 1})
         record = {"operation": kept["operation"], "release_ids": loads(str(kept["release-ids"])),
                   "dataset_key": kept["dataset-key"]}
-        given = site_policy.withdraw(_policy(context), shard, record, done, run=str(context.run_id),
+        given = site_policy.withdraw(_policy(context), shard, record, run=str(context.run_id),
                                      coordinator=_coordinator(context))
         _site_log(f"{shard.entity}: run {context.run_id} ended before any share: charge "
                   + ("given back (nothing drawn)" if given else "kept (stages released)"))
@@ -456,7 +462,7 @@ def round1(msg: Message, context: Context) -> Message:
     """Round 1 of a prototype method: this entity's prototypes."""
     try:
         config, H, shard = _instructions(context, msg.content["config"])
-        _require_accepted(context, msg.content["config"], "round1")
+        _require_accepted(context, msg.content["config"], "round1", shard)
         t0 = time.perf_counter()
         method = prototype_method(config, shard.value_max)
         private = bool(getattr(method, "private", False))
@@ -540,7 +546,7 @@ def secure_share(msg: Message, context: Context) -> Message:
     group = stage.split(SUM_OF_STAGES)  # one secure sum may carry consecutive stages (fused_stages)
     # claimed by the stages the share draws (a missing stage field is the first stage; a fused label
     # names each of its stages), before anything is drawn
-    _require_accepted(context, fitins.config, group)
+    _require_accepted(context, fitins.config, group, shard)
     first = CATALOGUE_STAGE if secure_catalogue else method.stages[0]
     if stage == CATALOGUE_STAGE:
         if not secure_catalogue:

@@ -35,7 +35,10 @@ The decision is one of :func:`check` (pure: policy × request) and :func:`accept
 the run's charge in the site's odometer — refused there when the budget would pass — and a row in
 the site's release log). The site logs every release it makes (:class:`SiteLog`: run, method,
 stage, ε, δ, ρ, shapes, bytes, the coordinator's identity) in the same store, which
-``python -m dpfed_core site …`` prints with the remaining budget without the coordinator.
+``python -m dpfed_core site …`` prints with the remaining budget without the coordinator. Each stage
+a share draws is marked in the store before the draw (:func:`claim_draw`), so the site itself can
+give back the charge of a run it drew nothing in (:func:`withdraw_by_site`, ``site withdraw``) when
+its coordinator never asks for a share nor withdraws the run.
 
 Nothing here imports Flower: the ClientApp only carries the messages (``deployment/client_app.py``).
 """
@@ -359,6 +362,19 @@ CREATE TABLE IF NOT EXISTS site_releases (
 );
 """
 
+# Each stage a share of a run draws, written before the draw in the transaction that checks the site
+# has not withdrawn from that run: a withdrawal by the site and a draw can never both happen.
+_DRAWS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS site_draws (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    created     TEXT NOT NULL,
+    run         TEXT NOT NULL,
+    coordinator TEXT NOT NULL,
+    entity      TEXT NOT NULL,
+    stage       TEXT NOT NULL
+);
+"""
+
 
 class SiteLog:
     """The site's own log of decisions and releases, a table beside its odometer in its store."""
@@ -369,23 +385,118 @@ class SiteLog:
         self.store = Store(store)
         with self.store.write() as con:
             con.execute(_SITE_SCHEMA)
+            con.execute(_DRAWS_SCHEMA)
 
     def add(self, *, run: str, coordinator: str, entity: str, method: str, stage: str, decision: str,
             epsilon: float, delta: float, rho: float | None = None, simulation: bool = False, shapes=(),
             n_bytes: int = 0, rule: str = "", note: str = "") -> None:
-        from dpfed_core.privacy.store import now_iso
-
         with self.store.write() as con:
-            con.execute("INSERT INTO site_releases (created, run, coordinator, entity, method, stage, decision, rule, "
-                        "epsilon, delta, rho, simulation, shapes, bytes, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?)",
-                        (now_iso(), str(run), str(coordinator), str(entity), str(method), str(stage), decision, rule,
-                         float(epsilon), float(delta), None if rho is None else float(rho), int(bool(simulation)),
-                         json.dumps([list(map(int, s)) for s in shapes]), int(n_bytes), note))
+            _add_row(con, run=run, coordinator=coordinator, entity=entity, method=method, stage=stage,
+                     decision=decision, epsilon=epsilon, delta=delta, rho=rho, simulation=simulation, shapes=shapes,
+                     n_bytes=n_bytes, rule=rule, note=note)
 
     def rows(self) -> list[dict]:
         with self.store.read() as con:
             return [dict(r) for r in con.execute("SELECT * FROM site_releases ORDER BY id")]
+
+
+def _add_row(con, *, run: str, coordinator: str, entity: str, method: str, stage: str, decision: str,
+             epsilon: float, delta: float, rho: float | None = None, simulation: bool = False, shapes=(),
+             n_bytes: int = 0, rule: str = "", note: str = "") -> None:
+    from dpfed_core.privacy.store import now_iso
+
+    con.execute("INSERT INTO site_releases (created, run, coordinator, entity, method, stage, decision, rule, "
+                "epsilon, delta, rho, simulation, shapes, bytes, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?)",
+                (now_iso(), str(run), str(coordinator), str(entity), str(method), str(stage), decision, rule,
+                 float(epsilon), float(delta), None if rho is None else float(rho), int(bool(simulation)),
+                 json.dumps([list(map(int, s)) for s in shapes]), int(n_bytes), note))
+
+
+def _drawn(con, run: str, coordinator: str, entity: str) -> list[str]:
+    """The stages this site marked drawn (before each draw) in one run; for a store written before
+    stages were marked, the releases its log holds."""
+    key = (str(run), str(coordinator), str(entity))
+    marked = [r[0] for r in con.execute("SELECT stage FROM site_draws WHERE run = ? AND coordinator = ? AND "
+                                        "entity = ? ORDER BY id", key)]
+    logged = [r[0] for r in con.execute("SELECT stage FROM site_releases WHERE run = ? AND coordinator = ? AND "
+                                        "entity = ? AND decision = 'released' ORDER BY id", key)]
+    return list(dict.fromkeys(marked or logged))
+
+
+def _withdrawn(con, run: str, coordinator: str, entity: str) -> bool:
+    return con.execute("SELECT 1 FROM site_releases WHERE run = ? AND coordinator = ? AND entity = ? AND "
+                       "decision = 'withdrawn' LIMIT 1", (str(run), str(coordinator), str(entity))).fetchone() is not None
+
+
+def claim_draw(policy: SitePolicy, entity: str, stages: list[str], *, run: str, coordinator: str) -> None:
+    """Mark in the site's store the stages a share of ``run`` is about to draw, before anything is drawn,
+    in the one transaction that checks the site has not withdrawn from the run (:func:`withdraw` or
+    :func:`withdraw_by_site`): a run the site withdrew from is never drawn on, and a run it drew on is
+    never given back. Raises :class:`PolicyRefused` (``accepted_request``) when withdrawn."""
+    from dpfed_core.privacy.store import now_iso
+
+    log = SiteLog(policy.store_for(entity))
+    with log.store.write() as con:
+        if _withdrawn(con, run, coordinator, entity):
+            raise PolicyRefused("accepted_request", "this site withdrew from this run and gave its charge back; "
+                                                    "nothing was drawn")
+        con.executemany("INSERT INTO site_draws (created, run, coordinator, entity, stage) VALUES (?, ?, ?, ?, ?)",
+                        [(now_iso(), str(run), str(coordinator), str(entity), str(s)) for s in stages])
+
+
+def withdraw_by_site(store: str | os.PathLike, run: str, entity: str | None = None) -> list[dict]:
+    """The site's own withdrawal from a run it accepted, without the coordinator (``python -m dpfed_core
+    site withdraw``): for a run whose coordinator never asked for a share nor sent ``query.withdraw``,
+    the site gives its charge back when its own store says it drew nothing in the run (every stage
+    is marked there before its draw), keeps it otherwise, and refuses every later release of the run.
+    ``entity``: only that site's acceptance (a store several sites share). Returns one outcome per
+    acceptance: ``{"entity", "coordinator", "decision": withdrawn | kept | already, "stages"}``."""
+    from dpfed_core.privacy.budget_records import Reservation
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    log = SiteLog(store)
+    sql = "SELECT DISTINCT entity, coordinator FROM site_releases WHERE run = ? AND decision = 'accepted'"
+    args: tuple = (str(run),)
+    if entity is not None:
+        sql, args = sql + " AND entity = ?", (*args, str(entity))
+    out: list[dict] = []
+    with log.store.write() as con:
+        accepted = [(str(r[0]), str(r[1])) for r in con.execute(sql + " ORDER BY id", args)]
+        if not accepted:
+            who = "" if entity is None else f" for site {entity!r}"
+            raise ConfigError(f"this site's store {log.store.path} holds no accepted run {run!r}{who}; "
+                              "`site releases` lists the runs it accepted (give --run one of them)")
+        for ent, coord in accepted:
+            drew = _drawn(con, run, coord, ent)
+            if _withdrawn(con, run, coord, ent):
+                out.append({"entity": ent, "coordinator": coord, "decision": "already", "stages": drew})
+                continue
+            base = dict(run=run, coordinator=coord, entity=ent, method="", stage="withdrawal", epsilon=0.0,
+                        delta=0.0)
+            if drew:
+                _add_row(con, **base, decision="kept", note=f"the site's operator asked to withdraw, but this site "
+                                                           f"drew {', '.join(drew)} in the run: the charge stays")
+                out.append({"entity": ent, "coordinator": coord, "decision": "kept", "stages": drew})
+                continue
+            # written before the charge is given back: from this row on, no share of the run is drawn
+            _add_row(con, **base, decision="withdrawn", note="withdrawn by the site's operator: this site drew "
+                                                            "nothing in the run; any later release in it is refused")
+            out.append({"entity": ent, "coordinator": coord, "decision": "withdrawn", "stages": []})
+    odo = BudgetOdometer(log.store)
+    for o in out:
+        if o["decision"] == "kept":
+            continue
+        # also a withdrawal whose charge a failure left reserved: the row above already stops every draw
+        operation = f"run {run} · {o['coordinator']}"
+        with log.store.read() as con:
+            rows = [dict(r) for r in con.execute("SELECT id, dataset_key FROM releases WHERE operation = ? AND "
+                                                 "status = 'reserved' ORDER BY id", (operation,))]
+        if rows:
+            Reservation(odo, str(rows[0]["dataset_key"]), operation, [int(r["id"]) for r in rows], []).withdraw(
+                0, f"withdrawn by the site's operator: run {run} drew nothing at this site")
+            o["decision"] = "withdrawn"
+    return out
 
 
 def site_dataset(shard):
@@ -459,11 +570,11 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
     return {"operation": res.operation, "release_ids": list(res.release_ids), "dataset_key": key}
 
 
-def withdraw(policy: SitePolicy, shard, record: dict, released: list[str], *, run: str, coordinator: str) -> bool:
+def withdraw(policy: SitePolicy, shard, record: dict, *, run: str, coordinator: str) -> bool:
     """Give back this site's charge for a run the coordinator says ended before any share was asked
     for (another site refused it). The coordinator's word only asks: the site gives its charge back
-    when its own record of this run (``released``: the stages it marked released, each marked before
-    its draw) says it drew nothing, and keeps it otherwise. ``record``: the acceptance (:func:`accept`'s
+    when its own store says it drew nothing in the run (each stage is marked there before its draw,
+    :func:`claim_draw`), and keeps it otherwise. ``record``: the acceptance (:func:`accept`'s
     operation, release ids and dataset key). Logged either way; returns whether it was given back."""
     from dpfed_core.privacy.budget_records import Reservation
     from dpfed_core.privacy.odometer import BudgetOdometer
@@ -471,20 +582,27 @@ def withdraw(policy: SitePolicy, shard, record: dict, released: list[str], *, ru
     log = SiteLog(policy.store_for(shard.entity))
     base = dict(run=run, coordinator=coordinator, entity=shard.entity, method="", stage="withdrawal",
                 epsilon=0.0, delta=0.0)
-    drew = bool(released)
+    with log.store.write() as con:
+        if _withdrawn(con, run, coordinator, shard.entity):
+            return True  # its operator withdrew first (`site withdraw`): given back already, logged then
+        # the marks its store holds (each written before its draw), checked and answered in one
+        # transaction: no draw can slip between them
+        drew = _drawn(con, run, coordinator, shard.entity)
+        if drew:
+            _add_row(con, **base, decision="kept", note=f"the coordinator said the run ended, but this site "
+                                                       f"released {', '.join(drew)} in it: the charge stays")
+        else:
+            _add_row(con, **base, decision="withdrawn", note="the run ended before any share was asked for and "
+                                                            "this site drew nothing in it: its charge was given "
+                                                            "back; any later release in this run is refused")
     if drew:
-        log.add(**base, decision="kept", note=f"the coordinator said the run ended, but this site released "
-                                              f"{', '.join(released)} in it: the charge stays")
         return False
     odo = BudgetOdometer(log.store)
     res = Reservation(odo, str(record["dataset_key"]), str(record["operation"]),
                       [int(i) for i in record["release_ids"]], [])
-    # 0 draws: the site's own state holds no released stage, and a stage is marked before it is drawn
+    # 0 draws: the site's store holds no stage of the run, and each is marked there before its draw
     res.withdraw(0, f"withdrawn by the site: run {run} ended before any share was asked for; this site drew "
                     "nothing in it")
-    log.add(**base, decision="withdrawn", note="the run ended before any share was asked for and this site drew "
-                                               "nothing in it: its charge was given back; any later release in "
-                                               "this run is refused")
     return True
 
 
