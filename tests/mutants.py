@@ -1307,6 +1307,10 @@ MUTANTS = (
            (f"{LEDGERT}::test_the_delta_warning_fires_exactly_above_one_over_the_smallest_released_size",)),
     Mutant("store-synchronous-normal", STORE, "Store._connect",
            "con.execute('PRAGMA synchronous = FULL')", "con.execute('PRAGMA synchronous = NORMAL')", (STORE_WRITE,)),
+    Mutant("unrecognised-entity-of-a-reexport-gets-a-fresh-account", ODO, "BudgetOdometer._upsert_dataset",
+           "sorted({*map(str, account), str(e)})", "[str(e)]",
+           (f"{ODOT}::test_an_entity_of_a_reexport_whose_people_are_not_recognised_is_charged_to_every_entity_of_"
+            "the_account",)),
     Mutant("store-foreign-keys-off", STORE, "Store._connect",
            "con.execute('PRAGMA foreign_keys = ON')", "con.execute('PRAGMA foreign_keys = OFF')", (STORE_WRITE,)),
     Mutant("store-failed-write-committed", STORE, "Store.write",

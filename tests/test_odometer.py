@@ -701,6 +701,35 @@ def test_what_a_reexport_spent_binds_the_original_dataset_too(tmp_path):
         odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in ds.entity_names})])
 
 
+def test_an_entity_of_a_reexport_whose_people_are_not_recognised_is_charged_to_every_entity_of_the_account(
+        tmp_path):
+    """A re-export recognised as the stored people, with one entity none of whose users match (a few
+    people relabelled whose rows changed past recognition): a release of that entity alone is charged
+    to every entity of the account, never to a fresh account that starts from zero."""
+    ds = sparse_dataset(1)
+    odo = BudgetOdometer(tmp_path / "p.sqlite3")
+    odo.set_cap(ds, 2.0, 1e-5)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.5, 1e-6, {e: (1.5, 1e-6) for e in ds.entity_names})]
+                ).close()
+    same = _reexport(ds, pseudonyms=True, reorder=True, relabel=True)
+    rng = np.random.default_rng(5)
+    extra = sp.csr_matrix((rng.integers(1, 6, 12).astype(float), (np.repeat(np.arange(3), 4),
+                                                                    rng.choice(ds.n_items, 12, replace=False))),
+                          shape=(3, ds.n_items))
+    other = FederatedDataset.from_parts(sp.vstack([same.X, extra]).tocsr(),
+                                        np.concatenate([np.asarray(same.entity_names, dtype=object)[
+                                            same.entity_of_user], ["tiny"] * 3]),
+                                        item_ids=ds.item_ids, value_kind=ds.value_kind, value_max=ds.value_max,
+                                        name="re-export with a few others.csv")
+    assert odo.identity(other).alias_of == dataset_key(ds)
+    tiny_alone = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {"tiny": (1.0, 1e-6)})
+    with pytest.raises(BudgetRefused):  # 1.5 spent by every entity of the account: 1.0 more passes 2.0
+        odo.reserve(other, [tiny_alone])
+    odo.reserve(other, [PlannedRelease("run", "dp-gaussian", 0.25, 1e-6, {"tiny": (0.25, 1e-6)})]).close()
+    spent = {b.entity: b.spent_epsilon for b in odo.balance(ds)}
+    assert spent["A"] == spent["B"] == spent["C"] == pytest.approx(1.75)
+
+
 def test_an_account_entity_reached_through_several_new_entities_is_charged_their_largest_charge():
     """A re-export that splits one of the account's entities in two (disjoint people of one site) charges
     that entity the larger of the two charges on every coordinate — parallel composition over disjoint

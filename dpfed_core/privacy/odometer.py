@@ -210,7 +210,14 @@ class BudgetOdometer:
         if not known:
             best = self._best_match(con, key, dataset, secret)
             if best is not None:
-                emap = {str(e): best[1].entity_map.get(str(e)) or [str(e)] for e in dataset.entity_names}
+                account = json.loads(con.execute("SELECT entities FROM datasets WHERE key = ?",
+                                                 (best[0],)).fetchone()[0])
+                # an entity none of whose users were recognised (a few people whose rows were thinned or
+                # changed past recognition, or people the account never saw) may hold any of the
+                # account's people: charged to every entity of the account and to its own name, never
+                # to a fresh account that would start from zero
+                emap = {str(e): best[1].entity_map.get(str(e)) or sorted({*map(str, account), str(e)})
+                        for e in dataset.entity_names}
                 con.execute("UPDATE datasets SET alias_of = ?, similarity = ?, entity_map = ? WHERE key = ?",
                             (best[0], best[1].contained, json.dumps(emap), key))
         row = con.execute("SELECT version FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()
