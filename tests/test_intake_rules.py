@@ -115,15 +115,20 @@ def test_an_implicit_zero_is_no_interaction_and_any_positive_value_is_one():
     assert not any("kept as is" in n for n in ds.notes)
 
 
-def test_a_movielens_rating_of_a_movie_missing_from_its_movie_file_is_refused(tmp_path):
+def test_a_movielens_rating_of_a_movie_missing_from_its_movie_file_is_kept_as_its_entitys_own(tmp_path):
+    """The movie file is the declared catalogue, as an items file is for a long table: a rating of a
+    movie it does not list is kept as its entity's own item (never shared), said in a note — not an
+    error naming --items, which a MovieLens directory does not take."""
     from dpfed_core.data.movielens import load_movielens
 
     (tmp_path / "ratings.dat").write_text("".join(f"{u}::{i}::4::978300760\n" for u in range(1, 5) for i in (1, 3)))
     (tmp_path / "users.dat").write_text("".join(f"{u}::M::25::1::{u}2345\n" for u in range(1, 5)))
     (tmp_path / "movies.dat").write_text("1::Toy Story (1995)::Animation\n2::Heat (1995)::Action\n")
-    with pytest.raises(DataError, match="item '3' is not in the declared catalogue") as exc:
-        load_movielens(tmp_path)
-    assert exc.value.param == "items"
+    ds = load_movielens(tmp_path)
+    assert list(ds.item_ids) == ["1", "2", "3"] and ds.item_source == "declared" and ds.n_declared == 2
+    assert ds.X[:, 2].nnz == 4  # every rating of movie 3 kept
+    (kept,) = [n for n in ds.notes if n.startswith("kept 4 rows")]
+    assert "'3'" in kept and "never shared" in kept
 
 
 def test_numeric_ids_are_in_numeric_order():
@@ -236,3 +241,19 @@ def test_a_catalogue_that_names_no_item_of_the_data_shows_both_sides_and_the_lik
         load_long_table(df, **kw, items=[f"m{j}|Film {j} (1995)|01-Jan-1995||http://x|0|1" for j in range(3)])
     assert "an `id|title|…` table is read as ids and titles only when every line's first field is a " \
            "whole-number id" in str(exc.value)
+
+
+def test_a_header_less_table_without_its_columns_named_is_told_its_first_line_is_data(tmp_path):
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.errors import ConfigError
+
+    path = tmp_path / "u.data"
+    path.write_text("196\t242\t3\t881250949\n186\t302\t3\t891717742\n")
+    with pytest.raises(ConfigError, match="first line looks like data, not a header") as exc:
+        load_data(path)
+    assert exc.value.param == "user_col"
+    named = tmp_path / "t.csv"
+    named.write_text("user,item\n1,2\n")
+    with pytest.raises(ConfigError) as exc:
+        load_data(named)
+    assert "first line" not in str(exc.value)

@@ -129,12 +129,19 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
     if p.is_file():
         _only(opts, _LONG_OPTS, "a table file")
         if "user_col" not in opts or "item_col" not in opts:
+            from dpfed_core.data.upload import headerless
+
             df, label, _ = read_table(p, usecols=["\x00none"])
             cols = ", ".join(repr(str(c)) for c in df.columns[:30])
+            # a header-less file (u.data) has its first data row read as the column names
+            first_row = (" Its first line looks like data, not a header: add a header line naming the columns "
+                         "(the Data page reads header-less files of known formats such as MovieLens' u.data), "
+                         "or give the MovieLens directory itself." if headerless(list(df.columns)) else "")
             raise ConfigError(
                 f"{label} is a table: say which columns hold the user, the item, the value and the "
                 "entity (user_col, item_col, value_col, entity_col or entity_from with "
-                f"entity_transform, and value_kind / value_max). Columns found: {cols}.", param="user_col"
+                f"entity_transform, and value_kind / value_max). Columns found: {cols}.{first_row}",
+                param="user_col"
             )
         return load_long_table(p, **opts)
     if p.exists():  # a device, a pipe, a socket: nothing a table is read from
