@@ -117,6 +117,15 @@ def test_a_run_on_a_declared_catalogue_that_leaves_items_out_says_what_is_shared
     assert {m["shape"][0] for m in doc["messages"]} == {20, 210}, doc["messages"]
 
 
+def test_the_catalogue_forecast_names_the_cli_flag_that_declares_the_catalogue(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "store.sqlite3"))
+    csv = _toy_csv(tmp_path / "toy.csv")
+    assert main(["run", "--data", str(csv), *TOY_ARGS, "--entities-from-data", "--method", "dp-cooccurrence",
+                 "--epsilon", "1", "--dry-run"]) == 0
+    (line,) = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("catalogue: ")]
+    assert "declare the catalogue (--items FILE)" in line and "items=" not in line
+
+
 def test_a_run_prints_its_trust_model_and_every_warning_of_its_document(tmp_path, capsys):
     """What the CLI prints of a run is what its document holds: the trust model with the coalition ε of
     a secure run, and each warning (here: hospitals without test users) with the flag that fixes it."""

@@ -115,8 +115,9 @@ def test_duplicates_ratings_last_and_mean():
     r = list(last.user_ids).index("uA0")
     assert last.X[r, 0] == 5 and mean.X[r, 0] == (first + 5) / 2
     assert any("merged 1 repeated" in n for n in last.notes)
-    with pytest.raises(DataError, match="more than once"):
+    with pytest.raises(DataError, match="more than once") as exc:
         load_long_table(df.reset_index(drop=True), **OPTS, duplicates="error")
+    assert "'last', 'mean' or 'sum'" in str(exc.value) and exc.value.param == "duplicates"
 
 
 def test_duplicates_counts_summed_and_event_log():

@@ -238,7 +238,7 @@ def cmd_run(args) -> int:
 
     forecast = forecast_catalogue(dataset, config)
     if forecast is not None:  # said before anything is computed or charged
-        print(f"catalogue: {forecast.text()}", file=sys.stderr)
+        print(f"catalogue: {render_message(forecast.text(), CLI_NAMES)}", file=sys.stderr)
     if args.dry_run:
         return budget_cmd.dry_run(args, dataset, plan_run(dataset, config, args.compare),
                                   f"run of {config.method}"

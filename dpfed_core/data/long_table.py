@@ -380,8 +380,9 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
         if how == "error":
             r = t.loc[dup].iloc[0]
             raise DataError(
-                f"{_row_ref(label, r['row'], from_text)}: user '{r['u']}' rates item '{r['i']}' more "
-                f"than once ({n_dup} repeated rows). Remove the repeats or pass duplicates='last' or 'mean'.",
+                f"{_row_ref(label, r['row'], from_text)}: user '{r['u']}' has item '{r['i']}' more "
+                f"than once ({n_dup} repeated rows). Remove the repeats or pass duplicates='last', 'mean' or "
+                "'sum' (counts of events).",
                 param="duplicates"
             )
         agg = {"v": how if how != "last" else "last", "e": "first", "row": "first"}
