@@ -94,8 +94,14 @@ def test_declared_entities_drop_others_and_keep_empty(tmp_path):
                          entity_col="site", value_kind="implicit", entities=["A", "B", "Z"])
     assert ds.entity_names == ["A", "B", "Z"] and ds.entity_source == "declared"
     assert [r["users"] for r in ds.summary()] == [5, 5, 0]
-    assert any("not in the declared entity list" in n and "'C'" in n for n in ds.notes)
+    (dropped,) = [n for n in ds.notes if "not in the declared entity list" in n]
+    assert dropped.startswith("dropped 15 rows (33 % of the table) of 1 entity") and "'C'" in dropped
+    assert "most of the table" not in dropped
     assert any("no user" in n and "Z" in n for n in ds.notes)
+    only_a = load_long_table(io.BytesIO(text.encode()), filename="t.csv", user_col="user", item_col="item",
+                             entity_col="site", value_kind="implicit", entities=["A", "Z"])
+    (dropped,) = [n for n in only_a.notes if "not in the declared entity list" in n]
+    assert "(67 % of the table) of 2 entities" in dropped and "most of the table: check the entity list" in dropped
     # --exclude-entities still works on a declared list
     ds2 = load_long_table(io.BytesIO(text.encode()), filename="t.csv", user_col="user", item_col="item",
                           entity_col="site", value_kind="implicit", entities=["A", "B", "Z"],

@@ -435,8 +435,13 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
         if not known.all():
             others = t.loc[~known, "e"].astype(str)
             shown = ", ".join(repr(x) for x in sorted(others.unique())[:6])
-            notes.append(f"dropped {int((~known).sum())} rows of {others.nunique()} entities that are not in the "
-                         f"declared entity list ({shown}{' …' if others.nunique() > 6 else ''})")
+            n_rows, n_ents = int((~known).sum()), int(others.nunique())
+            # most of the table gone is likelier a list missing an entity than a federation chosen on purpose
+            most = (" — most of the table: check the entity list (entities=FILE, one name per line as written in "
+                    "the data's entity column)" if 2 * n_rows > len(t) else "")
+            notes.append(f"dropped {n_rows} row{'s' if n_rows != 1 else ''} ({_share(n_rows, len(t))} of the table) of "
+                         f"{n_ents} entit{'ies' if n_ents != 1 else 'y'} that are not in the declared entity list "
+                         f"({shown}{' …' if n_ents > 6 else ''}){most}")
             t = t.loc[known]
         if len(t) == 0:
             raise DataError(f"{label}: no row belongs to a declared entity; check the entity list (one name per "

@@ -38,7 +38,8 @@ def assumptions(samplers: set[str] | list[str], simulation: bool) -> list[str]:
         "charged to this ledger; none is read off the private data.",
         "The guarantee covers this one release. Every further release of the same data (a re-run, a sweep "
         "point, an audit) spends more budget; the budget odometer accounts for them.",
-        "The server and round 2 only post-process the released prototypes (no further cost).",
+        "The server and round 2 only post-process what the entities released — their prototypes, or a "
+        "summable method's noisy sum of statistics (no further cost).",
     ]
     if any(s and s != PRODUCTION_SAMPLER_LABEL for s in samplers):
         out.append(FLOAT_SAMPLER_NOTE)

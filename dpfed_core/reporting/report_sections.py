@@ -311,8 +311,9 @@ def _scope(run: dict, public: bool = False) -> str:
         "<b>Users are assumed disjoint across entities.</b> The engine cannot link people across "
         "entities: a patient seen by two hospitals is two users, each protected at ε, so that person's "
         "combined protection is only 2ε (k hospitals: k·ε).",
-        "<b>The server and round 2 are post-processing.</b> The server fits V from the released "
-        "prototypes (and released noisy cluster sizes, if the run uses them) only; round 2 fits each "
+        "<b>The server and round 2 are post-processing.</b> The server fits V from what the entities "
+        "released only (their prototypes and noisy cluster sizes, if the run uses them; or, for a summable "
+        "method, the noisy sum of their statistics); round 2 fits each "
         "entity's users locally with V fixed and sends nothing back. "
         "Neither costs privacy and neither can weaken the guarantee.",
         "<b>Bounds are public parameters.</b> Value bound, row norm and support are set by the user "
