@@ -1035,6 +1035,29 @@ def test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_
     budget_cmd.print_balance(odo, ds, key)
     (row,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith(a)]
     assert row.endswith("1 non-private release(s): no overall guarantee")
+
+
+def test_a_basic_epsilon_shown_as_infinite_says_why(tmp_path, capsys):
+    """Past half the guarantee's δ basic composition bounds nothing and the table shows ∞: the balance
+    says so (the spent δ against that half), so nobody reads it as an infinite spend."""
+    from dpfed_core.cli import budget_cmd
+
+    ds = make_dataset()
+    a = ds.entity_names[0]
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    key = odo.register(ds)
+    odo.set_cap(key, 100.0, 1e-5)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {a: (1.0, 1e-6)}, rho=0.02, gaussian=True)], key=key).close()
+    budget_cmd.print_balance(odo, ds, key)
+    assert "basic ε is ∞" not in capsys.readouterr().out  # within half the δ: Σε is stated
+    for _ in range(5):
+        odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {a: (1.0, 1e-6)}, rho=0.02, gaussian=True)], key=key).close()
+    budget_cmd.print_balance(odo, ds, key)
+    (note,) = [ln for ln in capsys.readouterr().out.splitlines() if "basic ε is ∞" in ln]
+    assert "for 1 entity: the δ spent (up to 6e-06) is past half the guarantee's δ (1e-05)" in note
+    assert "not an infinite spend" in note
+
+
 def test_history_names_an_audits_methods_and_a_sweeps_grid_and_refuses_deleting_what_is_not_there(tmp_path):
     hist = RunHistory(tmp_path / "h.sqlite3")
     audit = hist.add("audit", {"config": {"methods": ["dp-gaussian", "kmeans"]}, "dataset": {"name": "toy"}})

@@ -198,6 +198,11 @@ def print_balance(odometer, dataset, key: str) -> None:
         spent, basic, tight = (epsilon_that_holds(e) for e in (b.spent_epsilon, b.stated_basic_epsilon, b.tight_epsilon))
         print(f"{b.entity[:w]:{w}s} {spent:>9s} {basic:>9s} {tight:>9s} {epsilon_left(b.remaining_epsilon):>9s} "
               f"{b.n_releases:>8d}  {note}")
+    from dpfed_core.evaluation.budget import basic_epsilon_note
+
+    why = basic_epsilon_note([b.to_dict() for b in bal])
+    if why:
+        print(f"note: {why}")
     left = odometer.runs_left(key)
     if left is not None:
         what = f"{left['kind']} of {left['method']} at ε = {_f(left['epsilon'])}"

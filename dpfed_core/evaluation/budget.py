@@ -299,6 +299,19 @@ def release_cells(r: Mapping) -> tuple[str, str]:
     return ("—" if nothing and not r["simulation"] else f(r["epsilon"])), charged
 
 
+def basic_epsilon_note(balances: Sequence[Mapping]) -> str | None:
+    """Why an entity's basic ε reads ∞ (balances as ``EntityBalance.to_dict()``): its spent δ passed half
+    the guarantee's δ, where Σε bounds nothing — a reader would take ∞ for an infinite spend."""
+    over = [b for b in balances if math.isinf(b["basic_epsilon"]) and not b["void"] and b["spent_delta"] > 0]
+    if not over:
+        return None
+    top = max(over, key=lambda b: b["spent_delta"])
+    n = len(over)
+    return (f"basic ε is ∞ for {n} entit{'y' if n == 1 else 'ies'}: the δ spent (up to {top['spent_delta']:.3g}) "
+            f"is past half the guarantee's δ ({top['guarantee_delta']:.3g}), where basic composition (Σε) bounds "
+            "nothing — not an infinite spend; the zCDP ε is what holds")
+
+
 def accountant_record(store: Store, dataset: FederatedDataset, key: str | None = None) -> dict:
     """The ``privacy.accountant`` field of a charged result document: how releases compose across
     runs, at which δ, and the most-spent entity's charge after this one."""

@@ -221,6 +221,11 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
                  "spent_epsilon": "spent ε", "remaining_epsilon": "left ε", "basic_epsilon": "basic ε",
                  "tight_epsilon": "zCDP ε", "n_releases": "releases", "n_non_private": "non-private"})
         st.dataframe(ent, hide_index=True, width="stretch")
+        from dpfed_core.evaluation.budget import basic_epsilon_note
+
+        why = basic_epsilon_note(view["entities"])
+        if why:
+            st.caption(why[0].upper() + why[1:] + ".")
     rel = pd.DataFrame(view["releases"])
     if rel.empty:
         st.caption("No releases of this dataset yet.")
