@@ -122,6 +122,7 @@ def test_item_features_file(tmp_path):
     assert ds.item_feature_names == ["size", "class"] and ds.item_features.shape == (ds.n_items, 2)
     j = list(ds.item_ids).index("heparin")
     assert ds.item_features[j].tolist() == [2.5, 0.0]
+    assert any("item features: column 'class': 1 empty cell read as 0" in n for n in ds.notes)
     assert any("public input" in n and "no privacy cost" in n for n in ds.notes)
     f.write_text("item,size\naspirin,1_0\n")
     with pytest.raises(DataError, match="not a number"):

@@ -181,6 +181,12 @@ def test_whole_number_ids_of_a_parquet_float_column_match_the_declared_list(tmp_
     ds = load_long_table(p, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
                          items=["10", "20"])
     assert list(ds.user_ids) == ["1", "2", "3", "4"] and list(ds.item_ids) == ["10", "20"] and ds.X.nnz == 4
+    # one fractional id in the column renames none of the others
+    pd.DataFrame({"user": [1.0, 2.0, 3.0, 4.0], "item": [10.0, 20.0, 10.0, 0.5],
+                  "site": ["A", "A", "B", "B"]}).to_parquet(p)
+    ds = load_long_table(p, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                         items=["10", "20"])
+    assert list(ds.item_ids) == ["10", "20", "0.5"] and ds.n_declared == 2 and ds.X.nnz == 4
 
 
 def test_rows_of_items_outside_a_declared_catalogue_stay_their_entities_own_after_the_catalogue():

@@ -98,6 +98,8 @@ def test_entity_from_zip_first_digit():
 def test_derive_entity_transforms():
     s = pd.Series(["12345", " 98765", "K1A0B1", "7"])
     assert derive_entity(s, "first_digit").tolist() == ["1", "9", "other", "7"]
+    # a full-width or Arabic-Indic digit is not an ASCII digit: 'other', never an entity of its own
+    assert derive_entity(pd.Series(["１２３４５", "٣4567", "3"]), "first_digit").tolist() == ["other", "other", "3"]
     # the first character is the first character: region codes are not merged into "other"
     assert derive_entity(s, "first_char").tolist() == ["1", "9", "K", "7"]
     assert derive_entity(pd.Series(["N12", "S34", "N7"]), "first_char").tolist() == ["N", "S", "N"]

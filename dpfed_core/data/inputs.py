@@ -398,6 +398,7 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
     blocks: list[np.ndarray] = []
     names: list[str] = []
     categories: list[tuple[str, list[list[str]]]] = []  # (column, per item its values)
+    empty: list[tuple[str, int]] = []  # numeric columns with empty cells (read as 0)
     for j, col in enumerate(header[1:]):
         cells = [r[j + 1].strip() for r in body]
         numbers = [_number_or_none(c) for c in cells]
@@ -417,9 +418,13 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
                 raise DataError(f"{what} {label}, line {i + 2}, column {col!r}: {cells[i]!r} is not finite",
                                 param=param)
             vals[i] = v
+        if filled and len(filled) < len(body):
+            empty.append((col, len(body) - len(filled)))
         blocks.append(vals[:, None])
         names.append(col)
-    notes: list[str] = []
+    # an empty cell is 0 in a column of 0/1 flags, but a wrong number in a column of years or doses
+    notes: list[str] = [f"item features: column {col!r}: {n} empty cell{'s' if n != 1 else ''} read as 0 — write the value "
+                        "where 0 is not what it means" for col, n in empty]
     if categories:
         # one indicator per (column, value) shared by ≥ 2 items, the commonest first (ties: file order)
         count: dict[tuple[str, str], int] = {}

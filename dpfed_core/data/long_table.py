@@ -79,7 +79,8 @@ def derive_entity(values: pd.Series, transform: str | None) -> pd.Series:
         return s
     if transform == "first_digit":
         first = s.str[:1]
-        return first.where(first.str.isdigit(), "other")
+        # ASCII 0-9 only: a full-width or Arabic-Indic digit is another character, not that digit
+        return first.where(first.isin(list("0123456789")), "other")
     if transform == "first_char":
         return s.str[:1]
     m = re.fullmatch(r"prefix:(\d{1,6})", str(transform), flags=re.ASCII)

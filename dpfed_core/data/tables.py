@@ -545,14 +545,19 @@ def _cat_map(s: pd.Series, fn) -> pd.Series:
 def _as_id_strings(s: pd.Series) -> pd.Series:
     """Identifiers as the exact strings of the file (outer whitespace removed): ``1``, ``01``,
     ``1.0`` and ``1e0`` are four different ids. Only a float column of a binary format
-    (Parquet), which has no text form, is written without the '.0' of its integral values.
+    (Parquet), which has no text form, is written without the '.0' of its integral values (each
+    value on its own: a fractional one keeps its decimals and renames no other).
     Returns a categorical Series (memory: one code per row)."""
     if isinstance(s.dtype, pd.CategoricalDtype):
         return _cat_map(s, lambda c: c.str.strip())
     if pd.api.types.is_float_dtype(s):
         vals = s.to_numpy()
-        if np.all(np.isfinite(vals)) and np.all(vals == np.round(vals)):
-            return pd.Series(vals.astype(np.int64).astype(str), index=s.index).astype("category")
+        if np.all(np.isfinite(vals)):
+            # each integral value without its '.0', whatever the others are: one 0.5 in the column must
+            # not rename every other id ('3' → '3.0')
+            whole = vals == np.round(vals)
+            text = np.where(whole, np.where(whole, vals, 0).astype(np.int64).astype(str), vals.astype(str))
+            return pd.Series(text, index=s.index).astype("category")
     if pd.api.types.is_string_dtype(s) and s.dtype != object:
         # already text (a read file's columns): strip in place of a copy of one Python string per row
         return s.str.strip().astype("category")
