@@ -63,6 +63,12 @@ def test_a_sweep_of_one_seed_prints_no_sd_and_no_crossing(tmp_path, capsys):
     rows = [line.split() for line in out.splitlines() if line.startswith(("kmeans ", "individual "))]
     assert rows and all(r[-1] == "—" for r in rows), out
     assert "one seed has no spread over seeds" in out and "pays from" not in out
+    assert "mar over seeds 1, zero mode\n" in out  # counts: zero is run's mode too, nothing to warn of
+    ratings = [a if a != "counts" else "ratings" for a in TOY_ARGS]
+    assert main(["sweep", "--data", str(csv), *ratings, "--method", "kmeans", "--k", "5", "--rank", "3",
+                 "--seeds", "1", "--references", "individual"]) == 0
+    assert ("mar over seeds 1, zero mode (a ranking metric's default; `run` uses observed on ratings: --mode "
+            "observed to compare)") in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -303,7 +303,8 @@ def cmd_sweep(args) -> int:
             raise ConfigError(f"--resume {args.resume} is not a sweep document (a JSON object written by "
                               "`sweep --out`)", param="resume")
     dataset = load_dataset(args)
-    if args.mode is None and args.metric not in RMSE_METRICS:
+    zero_by_default = args.mode is None and args.metric not in RMSE_METRICS
+    if zero_by_default:
         # a crossing on a ranking metric is a ranking claim: zero mode, whatever the value kind (in
         # observed mode a ratings federation ranks only the items each user rated, and the verdict
         # against individual reverses on MovieLens); stated in every crossing line
@@ -346,6 +347,11 @@ def cmd_sweep(args) -> int:
     unproved = unproved_sweep_text(doc)
     if unproved:
         print(f"warning: {unproved}")
+    # the mode decides what a metric measures: a sweep on a ranking metric runs in zero mode where `run`
+    # defaults to observed on ratings, so the same method reads differently — said above the table
+    print(f"{args.metric} over seeds {', '.join(map(str, args.seeds))}, {config.mode} mode"
+          + (" (a ranking metric's default; `run` uses observed on ratings: --mode observed to compare)"
+             if zero_by_default and dataset.value_kind == "ratings" else ""))
     print(f"{'method':16s} {'ε':>8s} {args.metric + ' mean':>14s} {'sd':>8s}")
     for r in doc["tables"][args.metric]:
         sd = f"{r['sd']:>8.4f}" if r["sd"] is not None and math.isfinite(r["sd"]) else f"{'—':>8s}"  # one seed: no sd
