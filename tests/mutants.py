@@ -933,6 +933,12 @@ MUTANTS = (
            "False", (SITE_WITHDRAWS,)),
     Mutant("site-operator-refunds-a-run-it-drew-in", SITE, "withdraw_by_site", "_drawn(con, run, coord, ent)", "[]",
            (SITE_WITHDRAWS,)),
+    Mutant("site-operator-refunds-every-site-of-its-store", SITE, "withdraw_by_site",
+           "'SELECT r.id, r.dataset_key FROM releases r JOIN datasets d ON d.key = r.dataset_key WHERE r.operation "
+           "= ? AND r.status = \\'reserved\\' AND d.name = ? ORDER BY r.id'",
+           "'SELECT r.id, r.dataset_key FROM releases r JOIN datasets d ON d.key = r.dataset_key WHERE r.operation "
+           "= ? AND r.status = \\'reserved\\' AND (d.name = ? OR 1) ORDER BY r.id'",
+           (f"{SITET}::test_a_site_withdrawing_from_a_store_it_shares_gives_back_its_own_charge_only",)),
     Mutant("node-releases-prototypes-twice", CLIENT, "round1",
            "_require_accepted(context, msg.content['config'], 'round1')",
            "_require_accepted(context, msg.content['config'])",

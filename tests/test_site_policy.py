@@ -704,6 +704,43 @@ def test_a_site_withdraws_by_itself_from_a_run_left_hanging_only_when_its_store_
         assert flag in capsys.readouterr().err
 
 
+def test_a_site_withdrawing_from_a_store_it_shares_gives_back_its_own_charge_only(tmp_path, capsys):
+    """Two sites in one store accept the same run (one operation name); the one that drew keeps its
+    charge when the other's operator withdraws, whichever is named."""
+    from dpfed_core.cli.main import main
+    from dpfed_core.deployment import write_shards
+    from dpfed_core.deployment.shards import load_shard
+    from dpfed_core.evaluation.experiments import make_split
+
+    import scipy.sparse as sparse
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    # sparse rows: each site's people are told apart (dense toy rows look alike to the people fingerprint)
+    rng = np.random.default_rng(3)
+    X = sparse.random(150, 400, density=0.02, format="csr", random_state=rng,
+                      data_rvs=lambda k: rng.integers(1, 6, k).astype(float))
+    X[np.arange(150), rng.integers(0, 400, 150)] = 2.0
+    ds = FederatedDataset.from_parts(sparse.csr_matrix(X), np.array(["A", "B", "C"])[np.arange(150) % 3],
+                                     value_kind="counts", value_max=5.0, name="three sparse sites",
+                                     item_source="declared")
+    paths = write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")
+    a, b = load_shard(paths[0]), load_shard(paths[1])
+    path = write_policy(tmp_path / "p.toml", **{**STRICT, "store": "shared.sqlite3"})
+    policy = load_policy(path)
+    for shard in (a, b):
+        sp_.accept(policy, sp_.request_of(RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), 3,
+                                          shard.value_max), shard, run="r", coordinator="c")
+    sp_.claim_draw(policy, b.entity, ["release"], run="r", coordinator="c")
+    assert main(["site", "withdraw", "--run", "r", "--policy", str(path), "--site", a.entity]) == 0
+    assert "charge given back" in capsys.readouterr().out
+    spent = {x["entity"]: x["spent_epsilon"] for x in sp_.remaining_budget(policy.store_for(""))}
+    assert spent == {a.entity: 0.0, b.entity: pytest.approx(1.0)}
+    assert main(["site", "withdraw", "--run", "r", "--policy", str(path)]) == 0  # every site of the store
+    out = capsys.readouterr().out
+    assert "already withdrawn" in out and "charge kept: this site drew release" in out
+
+
 def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path, capsys):
     from dpfed_core.cli.main import main
 

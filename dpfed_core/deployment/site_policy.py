@@ -487,16 +487,25 @@ def withdraw_by_site(store: str | os.PathLike, run: str, entity: str | None = No
     for o in out:
         if o["decision"] == "kept":
             continue
-        # also a withdrawal whose charge a failure left reserved: the row above already stops every draw
+        # also a withdrawal whose charge a failure left reserved: the row above already stops every draw.
+        # This site's reservation only (its dataset, :func:`site_dataset`): sites sharing one store
+        # accept a run under the same operation, and another's may have drawn
         operation = f"run {run} · {o['coordinator']}"
         with log.store.read() as con:
-            rows = [dict(r) for r in con.execute("SELECT id, dataset_key FROM releases WHERE operation = ? AND "
-                                                 "status = 'reserved' ORDER BY id", (operation,))]
+            rows = [dict(r) for r in con.execute(
+                "SELECT r.id, r.dataset_key FROM releases r JOIN datasets d ON d.key = r.dataset_key WHERE "
+                "r.operation = ? AND r.status = 'reserved' AND d.name = ? ORDER BY r.id",
+                (operation, site_dataset_name(o["entity"])))]
         if rows:
             Reservation(odo, str(rows[0]["dataset_key"]), operation, [int(r["id"]) for r in rows], []).withdraw(
                 0, f"withdrawn by the site's operator: run {run} drew nothing at this site")
             o["decision"] = "withdrawn"
     return out
+
+
+def site_dataset_name(entity: str) -> str:
+    """The name a site's data is registered under in its odometer (one per entity it serves)."""
+    return f"site {entity}"
 
 
 def site_dataset(shard):
@@ -510,7 +519,7 @@ def site_dataset(shard):
     names = shard.item_names if shard.item_names is not None else np.array([f"item {j}" for j in range(X.shape[1])])
     return FederatedDataset.from_parts(X, np.repeat(np.array([shard.entity], dtype=object), X.shape[0]),
                                        item_names=np.asarray(names, dtype=object), value_kind="counts",
-                                       value_max=float(shard.value_max), name=f"site {shard.entity}")
+                                       value_max=float(shard.value_max), name=site_dataset_name(shard.entity))
 
 
 def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: str) -> dict:
