@@ -933,6 +933,15 @@ MUTANTS = (
            "False", (SITE_WITHDRAWS,)),
     Mutant("site-operator-refunds-a-run-it-drew-in", SITE, "withdraw_by_site", "_drawn(con, run, coord, ent)", "[]",
            (SITE_WITHDRAWS,)),
+    Mutant("site-composes-its-runs-by-their-epsilons-summed", SITE, "accept", "planned_rho(req.method, eps, dlt)",
+           "(None, False)", (f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer",)),
+    Mutant("site-lowered-below-its-spend-tells-the-coordinator-its-balance", SITE, "accept",
+           "odo.set_cap(key, policy.budget_epsilon, policy.budget_delta)", "True",
+           (f"{SITET}::test_a_policy_that_lowers_the_budget_below_the_spend_refuses_by_the_rule_and_keeps_the_"
+            "balance_home",), arg="refuse_below_spent"),
+    Mutant("node-refusing-a-share-by-its-coalition-cap-keeps-it-drawn", CLIENT, "secure_share",
+           "site_policy.unclaim_draw(policy, shard.entity, group)", "None",
+           (f"{SITET}::test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every_other_site",)),
     Mutant("site-operator-refunds-every-site-of-its-store", SITE, "withdraw_by_site",
            "'SELECT r.id, r.dataset_key FROM releases r JOIN datasets d ON d.key = r.dataset_key WHERE r.operation "
            "= ? AND r.status = \\'reserved\\' AND d.name = ? ORDER BY r.id'",

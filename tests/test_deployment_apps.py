@@ -772,6 +772,14 @@ def _ask(cfg, n_entities=3, n_items=8):
     return SimpleNamespace(content={"config": {"config": run_json(cfg, "declared", n_items), "n-entities": n_entities}})
 
 
+def _one_run() -> float:
+    """A site's spend after one Gaussian run at ε = 1 (δ 1e-6) under a budget δ of 1e-4: its ρ read at half
+    the budget's δ (zCDP, as the coordinator's odometer composes)."""
+    from dpfed_core.privacy.accounting import planned_gaussian_rho, zcdp_epsilon_of_rho
+
+    return zcdp_epsilon_of_rho(planned_gaussian_rho(1.0, 1e-6), 5e-5)
+
+
 def _spent(policy) -> float:
     from dpfed_core.privacy.odometer import BudgetOdometer
 
@@ -796,7 +804,7 @@ def test_a_sites_decision_reads_the_value_bound_and_the_federation_from_its_own_
     assert ca.decide(_ask(cfg), ctx).content["meta"]["message"] == "already accepted"
     meta = ca.decide(_ask(cfg.replace(epsilon=0.5)), ctx).content["meta"]
     assert (meta["decision"], meta["rule"]) == ("refused", "accepted_request")
-    assert _spent(policy) == pytest.approx(1.0)
+    assert _spent(policy) == pytest.approx(_one_run())
 
 
 @pytest.mark.parametrize("released", [True, False], ids=["a stage released", "nothing drawn"])
@@ -813,14 +821,14 @@ def test_a_site_told_its_run_ended_refunds_only_what_its_own_record_says_it_neve
     # a withdrawal of another request than the one accepted is not about this run: nothing given back
     other = ca.withdraw(_ask(RunConfig(method="dp-popularity", epsilon=0.5, aggregation="secure")), ctx)
     assert (other.content["meta"]["decision"], other.content["meta"]["rule"]) == ("kept", "accepted_request")
-    assert _spent(policy) == pytest.approx(1.0)
+    assert _spent(policy) == pytest.approx(_one_run())
     ca._require_accepted(ctx, ask.content["config"])  # and the accepted run goes on
     shard = load_shard(ctx.node_config["data-path"])
     if released:
         ca._require_accepted(ctx, ask.content["config"], "release", shard)  # marked before its draw
     meta = ca.withdraw(ask, ctx).content["meta"]
     assert meta["decision"] == ("kept" if released else "withdrawn")
-    assert _spent(policy) == pytest.approx(1.0 if released else 0.0)
+    assert _spent(policy) == pytest.approx(_one_run() if released else 0.0)
     with pytest.raises(PolicyRefused, match="gave back"):
         ca._require_accepted(ctx, ask.content["config"], "another stage", shard)
 

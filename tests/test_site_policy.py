@@ -25,7 +25,7 @@ from dpfed_core.deployment.site_policy import PolicyError, PolicyRefused, check,
 
 DOUBLE_DIR = Path(__file__).resolve().parent / "coordinator_double"
 
-STRICT = {"methods": ["dp-popularity", "kmeans"], "max_epsilon": 1.0, "max_delta": 1e-5, "budget_epsilon": 1.5,
+STRICT = {"methods": ["dp-popularity", "kmeans"], "max_epsilon": 1.0, "max_delta": 1e-5, "budget_epsilon": 1.4,
           "store": "stores/{site}.sqlite3"}
 
 
@@ -33,11 +33,19 @@ def _policy(tmp_path, **over) -> sp_.SitePolicy:
     return load_policy(write_policy(tmp_path / "policy.toml", **{**STRICT, **over}))
 
 
+def _spent(*epsilons: float, delta: float = 1e-5, budget_delta: float = 1e-4) -> float:
+    """What a site's odometer states as spent after Gaussian runs at ``epsilons`` (each at ``delta``):
+    their ρ summed, read at half the budget's δ — the zCDP composition the coordinator's odometer uses."""
+    from dpfed_core.privacy.accounting import planned_gaussian_rho, zcdp_epsilon_of_rho
+
+    return zcdp_epsilon_of_rho(sum(planned_gaussian_rho(e, delta) for e in epsilons), budget_delta / 2)
+
+
 # ============================================================================ the rules, as a function
 @pytest.mark.parametrize("cfg, rule", [
     (RunConfig(method="dp-popularity", epsilon=1.0, simulation=True), "allow_simulation"),
     (RunConfig(method="dp-popularity", epsilon=1e4), "max_epsilon"),
-    # within the site's total budget (1.5) but above what it accepts of one run
+    # within the site's total budget (1.4) but above what it accepts of one run
     (RunConfig(method="dp-popularity", epsilon=1.2), "max_epsilon"),
     (RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-3), "max_delta"),
     (RunConfig(method="kmeans"), "allow_non_private"),
@@ -99,9 +107,13 @@ def test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nmax_dropouts = true\n",
      "max_dropouts"),
     ("methods = [1]\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n", "methods"),
+    ("methods = []\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n", "methods = \\[\\] accepts no method"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nmax_delta = 1e-5\nbudget_epsilon = 2\nbudget_delta = 1.5e-5\n"
+     "store = 's'\n", "budget_delta = 1.5e-05 is below twice max_delta"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = ' '\n", "store is empty"),
 ], ids=["missing", "typo", "negative", "infinite budget", "string bool", "delta cap", "delta budget", "not toml",
         "bounds high below low", "negative dropouts", "nan epsilon", "zero budget", "boolean dropouts",
-        "method not a name"])
+        "method not a name", "no method", "delta budget below two runs", "empty store"])
 def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):
     p = tmp_path / "p.toml"
     p.write_text(body, encoding="utf-8")
@@ -130,8 +142,9 @@ def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
         sp_.accept(policy, req, shard, run="2", coordinator="test")
     assert err.value.rule == "budget_epsilon"
     (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
-    assert bal["spent_epsilon"] == pytest.approx(1.0) and bal["remaining_epsilon"] == pytest.approx(0.5)
-    assert bal["cap_epsilon"] == 1.5
+    # composed by zCDP as the coordinator composes: two runs at ε = 1 would be ε = 1.45 > 1.4
+    assert bal["spent_epsilon"] == pytest.approx(_spent(1.0)) and _spent(1.0) < 1.0 < 1.4 < _spent(1.0, 1.0)
+    assert bal["remaining_epsilon"] == pytest.approx(1.4 - _spent(1.0)) and bal["cap_epsilon"] == 1.4
     assert bal["spent_delta"] == pytest.approx(1e-5)  # the run's δ is charged too, not only its ε
     rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
     assert [(r["run"], r["decision"], r["rule"]) for r in rows] == [("1", "accepted", ""),
@@ -142,7 +155,51 @@ def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
     sp_.accept(sim, request_of(RunConfig(method="dp-popularity", epsilon=1.0, simulation=True), 3,
                                shard.value_max), shard, run="3", coordinator="test")
     (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
-    assert bal["spent_epsilon"] == pytest.approx(1.0) and bal["n_non_private"] == 1 and bal["n_releases"] == 2
+    assert bal["spent_epsilon"] == pytest.approx(_spent(1.0)) and bal["n_non_private"] == 1 and bal["n_releases"] == 2
+
+
+def test_a_policy_that_lowers_the_budget_below_the_spend_refuses_by_the_rule_and_keeps_the_balance_home(tmp_path):
+    """The site's policy is its law even below what it spent: the cap follows it, the run is refused
+    under budget_epsilon with nothing of the balance in what reaches the coordinator, and logged."""
+    shard = _site_shard(tmp_path)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    sp_.accept(_policy(tmp_path, budget_epsilon=3.0), req, shard, run="1", coordinator="test")
+    lowered = _policy(tmp_path, budget_epsilon=0.5, max_epsilon=0.5)
+    with pytest.raises(PolicyRefused) as err:
+        sp_.accept(lowered, request_of(RunConfig(method="dp-popularity", epsilon=0.5, delta=1e-5), 3,
+                                       shard.value_max), shard, run="2", coordinator="test")
+    assert err.value.rule == "budget_epsilon"
+    for private in ("spent", "cap", "0.98"):
+        assert private not in str(err.value)
+    (bal,) = sp_.remaining_budget(lowered.store_for(shard.entity))
+    assert bal["cap_epsilon"] == 0.5 and bal["remaining_epsilon"] == 0.0
+    rows = sp_.SiteLog(lowered.store_for(shard.entity)).rows()
+    assert [(r["run"], r["decision"], r["rule"]) for r in rows] == [("1", "accepted", ""),
+                                                                   ("2", "refused", "budget_epsilon")]
+
+
+def test_the_site_budget_says_when_the_policy_now_states_another_budget_than_the_cap_shown(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    shard = _site_shard(tmp_path)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    sp_.accept(_policy(tmp_path, budget_epsilon=3.0), req, shard, run="1", coordinator="test")
+    argv = ["site", "budget", "--policy", str(tmp_path / "policy.toml"), "--site", shard.entity]
+    assert main(argv) == 0
+    assert "now states" not in capsys.readouterr().out
+    _policy(tmp_path, budget_epsilon=2.0)  # the operator edits the file; no run decided since
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "cap ε = 3" in out and "now states budget_epsilon = 2, budget_delta = 0.0001" in out
+
+
+def test_a_store_the_site_cannot_create_is_a_policy_fault_told_to_the_site_not_to_the_coordinator(tmp_path):
+    shard = _site_shard(tmp_path)
+    (tmp_path / "a-file").write_text("")
+    policy = _policy(tmp_path, store=str(tmp_path / "a-file" / "{site}.sqlite3"))  # under a file: uncreatable
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    with pytest.raises(PolicyError, match="fix its store key"):
+        sp_.accept(policy, req, shard, run="1", coordinator="test")
 
 
 def test_a_site_charges_the_requests_delta_and_keeps_the_delta_budget_its_policy_states(tmp_path):
@@ -171,6 +228,8 @@ def test_a_budget_refusal_tells_the_coordinator_the_rule_not_the_sites_balance_o
     the content hash of the stored dataset its people were recognised as — stay in the site's log."""
     import dataclasses
 
+    from dpfed_core.privacy.statement import epsilon_that_holds
+
     shard = _site_shard(tmp_path)
     policy = _policy(tmp_path)
     req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
@@ -184,10 +243,10 @@ def test_a_budget_refusal_tells_the_coordinator_the_rule_not_the_sites_balance_o
         assert err.value.rule == "budget_epsilon" and "ε = 1" in told
         for private in ("spent", "ds-", "same people", "cap ε", str(policy.store_for(shard.entity))):
             assert private not in told
-        assert "spent ε = 1" in err.value.detail
+        assert f"spent ε = {epsilon_that_holds(_spent(1.0))}" in err.value.detail
     rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
     assert [r["rule"] for r in rows[1:]] == ["budget_epsilon"] * 2
-    assert "spent ε = 1" in rows[1]["note"] and "same people" in rows[2]["note"]
+    assert f"spent ε = {epsilon_that_holds(_spent(1.0))}" in rows[1]["note"] and "same people" in rows[2]["note"]
 
 
 def test_the_site_budget_shows_one_balance_per_account_whatever_the_re_exports(tmp_path, capsys):
@@ -207,7 +266,7 @@ def test_the_site_budget_shows_one_balance_per_account_whatever_the_re_exports(t
                run="2", coordinator="test")
     store = policy.store_for(shard.entity)
     (bal,) = sp_.remaining_budget(store)
-    assert bal["spent_epsilon"] == pytest.approx(1.0) and bal["n_releases"] == 2 and len(bal["aliases"]) == 1
+    assert bal["spent_epsilon"] == pytest.approx(_spent(0.5, 0.5)) and bal["n_releases"] == 2 and len(bal["aliases"]) == 1
     assert main(["site", "budget", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert out.count("budget of") == 1 and "1 re-export(s) of the same people" in out
@@ -231,6 +290,7 @@ def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_gua
     """What a site's operator reads from ``python -m dpfed_core site budget``: the ε and the δ its runs
     spent and what is left, and — once it allowed a non-private run — that the guarantee is void."""
     from dpfed_core.cli.main import main
+    from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds
 
     shard = _site_shard(tmp_path)
     policy = _policy(tmp_path, allow_non_private=True, methods=["dp-popularity", "kmeans"])
@@ -239,7 +299,8 @@ def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_gua
                shard, run="1", coordinator="test")
     assert main(["site", "budget", "--store", str(store)]) == 0
     out = capsys.readouterr().out
-    assert "spent ε = 1, δ = 1e-05 over 1 run(s); remaining ε = 0.5" in out and "void" not in out
+    assert (f"spent ε = {epsilon_that_holds(_spent(1.0))}, δ = 1e-05 over 1 run(s); remaining ε = "
+            f"{epsilon_left(1.4 - _spent(1.0))}") in out and "void" not in out
     sp_.accept(policy, request_of(RunConfig(method="kmeans"), 3, shard.value_max), shard, run="2", coordinator="test")
     assert main(["site", "budget", "--store", str(store)]) == 0
     assert "a non-private release voided its guarantee" in capsys.readouterr().out
@@ -251,6 +312,7 @@ def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_gua
 
 def test_the_site_command_states_the_cap_and_marks_each_simulation_release(tmp_path, capsys):
     from dpfed_core.cli.main import main
+    from dpfed_core.privacy.statement import epsilon_that_holds
 
     shard = _site_shard(tmp_path)
     policy = _policy(tmp_path, allow_simulation=True, budget_delta=2e-4)
@@ -260,7 +322,7 @@ def test_the_site_command_states_the_cap_and_marks_each_simulation_release(tmp_p
                                       3, shard.value_max), shard, run=run, coordinator="test")
     assert main(["site", "releases", "--store", str(store)]) == 0
     out = capsys.readouterr().out
-    assert "cap ε = 1.5, δ = 0.0002; spent ε = 0.5" in out
+    assert f"cap ε = 1.4, δ = 0.0002; spent ε = {epsilon_that_holds(_spent(0.5, budget_delta=2e-4))}," in out
     rows = {line.split()[2]: line.split()[-1] for line in out.splitlines()[2:] if line.split()[:1] in (["1"], ["2"])}
     assert rows == {"1": "yes", "2": "no"}  # the run id, and whether its noise was reproducible
 
@@ -386,9 +448,10 @@ def test_a_malicious_coordinator_is_refused_by_every_site_and_learns_nothing(gua
 @needs_flower
 def test_a_second_run_over_the_budget_is_refused_and_the_release_log_lists_the_first(guarded_sites, capsys):
     """An honest run within the policy is accepted, charged once per site and logged release by
-    release; the next identical run would pass budget_epsilon = 1.5 and every site refuses it."""
+    release; the next identical run would pass budget_epsilon = 1.4 and every site refuses it."""
     from dpfed_core.cli.main import main
     from dpfed_core.deployment.deployed import run_deployed
+    from dpfed_core.privacy.statement import epsilon_that_holds
 
     ds, fed, base, policy = guarded_sites
     cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5, aggregation="secure", rank=3)
@@ -404,7 +467,7 @@ def test_a_second_run_over_the_budget_is_refused_and_the_release_log_lists_the_f
     assert {d["rule"] for d in got["decisions"]} == {"budget_epsilon"}
     assert got["secure_sum"] != "completed" and _arrays_received(dump) == []
     assert len(_released(policy, ds)) == 3
-    # within the budget (ε = 0.5 left) the sites accept, but the secure sum the coordinator then sets up
+    # within the budget (ε = 1 and 0.5 compose to 1.13) the sites accept, but the secure sum the coordinator then sets up
     # tolerates a dropout the request did not declare (max_dropouts = 0): every site stops at SecAgg+'s setup
     got, dump = _run_double(fed, base, cfg.replace(epsilon=0.5), "weak-secagg", "weak")
     assert [d["decision"] for d in got["decisions"]] == ["accepted"] * 3
@@ -415,7 +478,7 @@ def test_a_second_run_over_the_budget_is_refused_and_the_release_log_lists_the_f
     assert main(["site", "releases", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert "dp-popularity" in out and "released" in out and "budget_epsilon" in out
-    assert "remaining ε = 0" in out and "spent ε = 1.5" in out
+    assert f"spent ε = {epsilon_that_holds(_spent(1.0, 0.5))}," in out
 
 
 @needs_flower
@@ -647,7 +710,7 @@ def test_a_site_gives_its_charge_back_only_when_its_own_record_says_it_drew_noth
         assert sp_.withdraw(policy, shard, record, run=run, coordinator="c") is (not released)
         odo = BudgetOdometer(policy.store_for(shard.entity))
         spent.append(sum(b.spent_epsilon for d in odo.datasets() for b in odo.balance(d["key"])))
-    assert spent[0] == pytest.approx(1.0) and spent[1] == pytest.approx(1.0)
+    assert spent[0] == pytest.approx(_spent(1.0, delta=1e-6)) and spent[1] == pytest.approx(_spent(1.0, delta=1e-6))
     rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
     assert [(r["run"], r["decision"]) for r in rows] == [("r1", "accepted"), ("r1", "kept"), ("r2", "accepted"),
                                                          ("r2", "withdrawn")]
@@ -678,13 +741,13 @@ def test_a_site_withdraws_by_itself_from_a_run_left_hanging_only_when_its_store_
         return bal["spent_epsilon"]
 
     site = ["--policy", str(path), "--site", shard.entity]
-    assert spent() == pytest.approx(2.0)
+    assert spent() == pytest.approx(_spent(1.0, 1.0, delta=1e-6))
     assert main(["site", "withdraw", "--run", "r1", *site]) == 0
     assert "charge kept: this site drew release in the run" in capsys.readouterr().out
-    assert spent() == pytest.approx(2.0)
+    assert spent() == pytest.approx(_spent(1.0, 1.0, delta=1e-6))
     assert main(["site", "withdraw", "--run", "r2", *site]) == 0
     assert "charge given back (this site drew nothing in the run)" in capsys.readouterr().out
-    assert spent() == pytest.approx(1.0)
+    assert spent() == pytest.approx(_spent(1.0, delta=1e-6))
     with pytest.raises(PolicyRefused) as err:  # the node, asked for r2's share afterwards, draws nothing
         sp_.claim_draw(policy, shard.entity, ["release"], run="r2", coordinator="c")
     assert err.value.rule == "accepted_request" and "withdrew" in str(err.value)
@@ -693,7 +756,7 @@ def test_a_site_withdraws_by_itself_from_a_run_left_hanging_only_when_its_store_
     assert [w["decision"] for w in doc["withdrawals"]] == ["already"]
     # the coordinator's query.withdraw for r2, late: already given back, nothing charged or logged again
     assert sp_.withdraw(policy, shard, records["r2"], run="r2", coordinator="c") is True
-    assert spent() == pytest.approx(1.0)
+    assert spent() == pytest.approx(_spent(1.0, delta=1e-6))
     rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
     assert [(r["run"], r["decision"]) for r in rows] == [("r1", "accepted"), ("r2", "accepted"), ("r1", "kept"),
                                                          ("r2", "withdrawn")]
@@ -735,10 +798,35 @@ def test_a_site_withdrawing_from_a_store_it_shares_gives_back_its_own_charge_onl
     assert main(["site", "withdraw", "--run", "r", "--policy", str(path), "--site", a.entity]) == 0
     assert "charge given back" in capsys.readouterr().out
     spent = {x["entity"]: x["spent_epsilon"] for x in sp_.remaining_budget(policy.store_for(""))}
-    assert spent == {a.entity: 0.0, b.entity: pytest.approx(1.0)}
+    assert spent == {a.entity: 0.0, b.entity: pytest.approx(_spent(1.0, delta=1e-6))}
     assert main(["site", "withdraw", "--run", "r", "--policy", str(path)]) == 0  # every site of the store
     out = capsys.readouterr().out
     assert "already withdrawn" in out and "charge kept: this site drew release" in out
+    # one site's officer reads its own rows and balance of the shared store
+    assert main(["site", "releases", "--policy", str(path), "--site", a.entity, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {r["entity"] for r in doc["log"]} == {a.entity} and [b["entity"] for b in doc["budget"]] == [a.entity]
+
+
+def test_the_cli_names_a_policys_keys_and_rules_as_the_file_writes_them_not_as_its_own_flags(tmp_path, capsys):
+    from dpfed_core.cli.main import main, render_error
+    from dpfed_core.errors import DeploymentError
+
+    path = write_policy(tmp_path / "p.toml", **STRICT)
+    path.write_text(path.read_text() + "max_dropouts = -1\n")
+    assert main(["site", "budget", "--policy", str(path), "--site", "A"]) == 2
+    err = capsys.readouterr().err
+    assert "max_dropouts must be" in err and "--max-dropouts" not in err
+    path.write_text(path.read_text() + "max_epsilom = 1\n")
+    assert main(["site", "budget", "--policy", str(path), "--site", "A"]) == 2
+    err = capsys.readouterr().err
+    assert "'max_dropouts'" in err and "'--max-dropouts'" not in err
+    refusal = DeploymentError("site policy: 1 of 3 site(s) refused the run — West (rule max_dropouts): refused by "
+                              "site policy rule 'max_dropouts': the run tolerates 1 dropout(s); the public bounds "
+                              "{'value_max': 20.0}. Rule(s): max_dropouts.")
+    text = render_error(refusal)
+    assert "--max-dropouts" not in text and "--value-max" not in text and "Rule(s): max_dropouts." in text
+    assert "--user-col" in render_error(DeploymentError("check user_col"))  # a run's own flag stays one
 
 
 def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path, capsys):
@@ -786,3 +874,6 @@ def test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every
     rows = sp_.SiteLog(load_policy(tight).store_for(ds.entity_names[2])).rows()
     assert [(r["decision"], r["rule"]) for r in rows] == [("accepted", ""), ("refused", "max_coalition_epsilon")]
     assert f"ε = {coalition:.4g} against the server colluding with every other site" in rows[-1]["note"]
+    # the share never left: the site can give the run's charge back by itself
+    (out,) = sp_.withdraw_by_site(load_policy(tight).store_for(ds.entity_names[2]), rows[-1]["run"])
+    assert out["decision"] == "withdrawn"

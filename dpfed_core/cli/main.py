@@ -13,7 +13,7 @@ from typing import Sequence
 from dpfed_core.cli import args as cli_args
 from dpfed_core.cli.args import (CLI_NAMES, COMMAND_HELP, add_data_args, add_model_args, add_store_args, check_outputs,
                                  float_list, load_dataset, name_list, preflight, run_config, seed_list)
-from dpfed_core.errors import ConfigError, DpfedError, render_message
+from dpfed_core.errors import ConfigError, DeploymentError, DpfedError, render_message
 
 
 class _Parser(argparse.ArgumentParser):
@@ -410,7 +410,14 @@ def print_run_statement(doc: dict) -> None:
 def render_error(exc: BaseException) -> str:
     """One line naming CLI flags instead of Python parameter names (see :mod:`dpfed_core.errors`)."""
     if isinstance(exc, DpfedError):
-        text = exc.render(CLI_NAMES)  # BudgetRefused fills its own fixes with the CLI's flags
+        names = CLI_NAMES
+        if isinstance(exc, DeploymentError):
+            from dpfed_core.deployment.site_policy import policy_names_kept
+
+            # a deployment's error carries the sites' refusals as text: their rules and policy keys are
+            # written as in the policy file, never as this command's flags
+            names = policy_names_kept(CLI_NAMES)
+        text = exc.render(names)  # BudgetRefused fills its own fixes with the CLI's flags
         flag = CLI_NAMES.get(exc.param or "")
         if flag and flag.split()[0] not in text:
             text += f" [{flag}]"

@@ -33,7 +33,8 @@ def register_cli(subparsers) -> None:
     src.add_argument("--policy", metavar="FILE", help="the site's policy file (its store key names the store)")
     src.add_argument("--store", metavar="FILE", help="the site's store file")
     p.add_argument("--site", metavar="NAME",
-                   help="with --policy whose store names {site}: this site's name (the entity it serves)")
+                   help="this site's name (the entity it serves): with --policy whose store names {site}, its "
+                        "store; in a store several sites share, its rows and balance only")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=cmd_site)
 
@@ -84,6 +85,9 @@ def cmd_site(args) -> int:
                   + _WITHDRAWN.get(o["decision"], f"charge kept: this site drew {', '.join(o['stages'])} in the run"))
     rows = SiteLog(path).rows() if args.what == "releases" else []
     budget = remaining_budget(path)
+    if args.site:  # a store several sites share: this site's rows and balance only
+        rows = [r for r in rows if r["entity"] == args.site]
+        budget = [b for b in budget if b["entity"] == args.site]
     if args.json:
         from dpfed_core.deployment.wire import dumps
 
@@ -111,4 +115,13 @@ def cmd_site(args) -> int:
               f"δ = {_fmt(b['remaining_delta'])}" + (" — a non-private release voided its guarantee" if b["void"] else "")
               + (f" (also charged: {len(b['aliases'])} re-export(s) of the same people)" if b.get("aliases") else ""),
               file=sys.stdout)
+    if args.policy and budget:
+        from dpfed_core.deployment.site_policy import load_policy
+
+        policy = load_policy(args.policy, control="--policy")
+        if any((b["cap_epsilon"], b["cap_delta"]) != (policy.budget_epsilon, policy.budget_delta) for b in budget):
+            # reading never writes: the odometer takes the policy's budget when it next decides a run
+            print(f"note: {args.policy} now states budget_epsilon = {policy.budget_epsilon:g}, budget_delta = "
+                  f"{policy.budget_delta:g}; the cap above is the one the site last decided a run under, and the "
+                  "policy's applies from its next decision")
     return 0

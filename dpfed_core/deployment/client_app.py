@@ -603,6 +603,10 @@ def secure_share(msg: Message, context: Context) -> Message:
             site_policy.SiteLog(policy.store_for(shard.entity)).add(
                 run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
                 stage=f"secure sum [{stage}]", decision="refused", epsilon=0.0, delta=0.0, rule=exc.rule, note=str(exc))
+            # the share never left and the refusal reads public parameters only: its stages are not
+            # drawn as far as a withdrawal is concerned (the run's charge can be given back)
+            site_policy.unclaim_draw(policy, shard.entity, group, run=str(context.run_id),
+                                     coordinator=_coordinator(context))
             raise
     rows = (loads(str(kept["ledger"])) if kept is not None and group[0] != first else [])
     rows += loads(ledger_rows_to_json(rows_now))

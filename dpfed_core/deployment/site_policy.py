@@ -48,6 +48,7 @@ import json
 import math
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +69,16 @@ _KEYS = {"methods": list, "max_epsilon": (int, float), "max_delta": (int, float)
          "allow_non_private": bool, "max_dropouts": int, "site": str}
 _REQUIRED = ("methods", "max_epsilon", "budget_epsilon", "store")
 
+#: Names a site's policy messages use as written in its policy file or its request — its keys, its
+#: rules and the public bounds it checks — which a front end must never rewrite into its own flags
+#: (the CLI's --max-dropouts is the run's, not the key an operator writes in the file).
+POLICY_NAMES = frozenset({*_KEYS, *RULES, *BOUND_PARAMS, "value_max"})
+
+
+def policy_names_kept(names: Mapping[str, str] | None) -> dict[str, str] | None:
+    """``names`` (a front end's parameter → flag or control map) without the policy's own names."""
+    return None if names is None else {k: v for k, v in names.items() if k not in POLICY_NAMES}
+
 
 #: How a budget refusal of the site's odometer names its fixes (the site's policy keys).
 SITE_CONTROLS = {"cap": "budget_epsilon / budget_delta in the site policy", "epsilon": "a smaller ε per run",
@@ -77,6 +88,9 @@ SITE_CONTROLS = {"cap": "budget_epsilon / budget_delta in the site policy", "eps
 
 class PolicyError(ConfigError):
     """The policy file itself is wrong (missing, not TOML, a bad key or value)."""
+
+    def render(self, names: Mapping[str, str] | None = None) -> str:
+        return super().render(policy_names_kept(names))
 
 
 class PolicyRefused(DpfedError):
@@ -88,6 +102,9 @@ class PolicyRefused(DpfedError):
         self.rule = rule
         self.detail = detail
         super().__init__(f"refused by site policy rule {rule!r}: {message}")
+
+    def render(self, names: Mapping[str, str] | None = None) -> str:
+        return super().render(policy_names_kept(names))
 
     def for_site(self) -> str:
         """The refusal with its detail, for the site's own log."""
@@ -170,12 +187,24 @@ def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> 
         raise PolicyError(f"the site policy {p}: methods must be a list of method names")
     if raw.get("max_dropouts", 0) < 0:
         raise PolicyError(f"the site policy {p}: max_dropouts must be ≥ 0")
+    if not raw["methods"]:
+        raise PolicyError(f"the site policy {p}: methods = [] accepts no method, so this site would refuse every "
+                          "run; list the methods it accepts (e.g. [\"dp-cooccurrence\"])")
+    max_delta, budget_delta = num.get("max_delta", 1e-5), num.get("budget_delta", 1e-4)
+    if budget_delta < 2 * max_delta:
+        # the odometer composes runs at half the budget's δ: a run at max_delta would never fit
+        raise PolicyError(f"the site policy {p}: budget_delta = {budget_delta:g} is below twice max_delta = "
+                          f"{max_delta:g}; runs are composed at half the budget's δ, so raise budget_delta or lower "
+                          "max_delta")
+    if not str(raw["store"]).strip():
+        raise PolicyError(f"the site policy {p}: store is empty; name the site's store file "
+                          "(e.g. \"/var/lib/dpfed/{site}.sqlite3\")")
     store = Path(raw["store"]).expanduser()
     if not store.is_absolute():
         store = (p.parent / store).resolve()
     return SitePolicy(path=p.resolve(), methods=tuple(raw["methods"]), max_epsilon=num["max_epsilon"],
-                      budget_epsilon=num["budget_epsilon"], store=store, max_delta=num.get("max_delta", 1e-5),
-                      budget_delta=num.get("budget_delta", 1e-4), value_bounds=bounds,
+                      budget_epsilon=num["budget_epsilon"], store=store, max_delta=max_delta,
+                      budget_delta=budget_delta, value_bounds=bounds,
                       allow_simulation=bool(raw.get("allow_simulation", False)),
                       allow_non_private=bool(raw.get("allow_non_private", False)),
                       max_dropouts=int(raw.get("max_dropouts", 0)), site=str(raw.get("site", "")),
@@ -445,6 +474,16 @@ def claim_draw(policy: SitePolicy, entity: str, stages: list[str], *, run: str, 
                         [(now_iso(), str(run), str(coordinator), str(entity), str(s)) for s in stages])
 
 
+def unclaim_draw(policy: SitePolicy, entity: str, stages: list[str], *, run: str, coordinator: str) -> None:
+    """Take back the marks of stages whose share the site refused to send after drawing it (its own
+    ``max_coalition_epsilon``, a pure function of public parameters): nothing that depends on its
+    data left it, so the run's charge may be given back (:func:`withdraw_by_site`)."""
+    log = SiteLog(policy.store_for(entity))
+    with log.store.write() as con:
+        con.executemany("DELETE FROM site_draws WHERE run = ? AND coordinator = ? AND entity = ? AND stage = ?",
+                        [(str(run), str(coordinator), str(entity), str(s)) for s in stages])
+
+
 def withdraw_by_site(store: str | os.PathLike, run: str, entity: str | None = None) -> list[dict]:
     """The site's own withdrawal from a run it accepted, without the coordinator (``python -m dpfed_core
     site withdraw``): for a run whose coordinator never asked for a share nor sent ``query.withdraw``,
@@ -526,9 +565,17 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
     """Decide one request: :func:`check`, then the run's charge in the site's odometer (atomic; a
     budget refusal names ``budget_epsilon``), logged either way. Returns the acceptance record
     (operation and release ids of the charge); raises :class:`PolicyRefused` with nothing charged."""
+    from dpfed_core.evaluation.budget import planned_rho
     from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease
+    from dpfed_core.privacy.store import StoreError
 
-    log = SiteLog(policy.store_for(shard.entity))
+    try:
+        log = SiteLog(policy.store_for(shard.entity))
+    except StoreError as exc:
+        # a fault of the site's own file: its operator reads it in the node's log, the coordinator only
+        # that the policy cannot be used (never the site's paths)
+        raise PolicyError(f"the store of the site policy {policy.path} cannot be used ({exc}); fix its store "
+                          "key") from None
     base = dict(run=run, coordinator=coordinator, entity=shard.entity, method=req.method, stage="decision",
                 epsilon=req.epsilon, delta=req.delta, simulation=req.simulation)
     try:
@@ -550,16 +597,21 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
         key = odo.register(ds)
         cap_e, cap_d = odo.cap(key)
         if (cap_e, cap_d) != (policy.budget_epsilon, policy.budget_delta):
-            # the policy file is the site's law: its budget is the odometer's cap (every change logged)
+            # the policy file is the site's law: its budget is the odometer's cap (every change logged);
+            # one lowered below what the site has spent leaves it out of budget — the run is refused
+            # below by the rule, never with the balance sent to the coordinator in an error
             odo.set_cap(key, policy.budget_epsilon, policy.budget_delta, confirm_raise=True,
-                        note=f"site policy {policy.path}")
+                        refuse_below_spent=False, note=f"site policy {policy.path}")
         # Noise the coordinator can reproduce from its seed protects no one from the coordinator: on this
         # site's records (real, as far as the site knows) a simulation run is a non-private release,
         # charged ε = ∞ (its guarantee void), never a free one. allow_simulation is the consent to it.
         eps = math.inf if req.non_private or req.simulation else req.epsilon
         dlt = 0.0 if math.isinf(eps) else req.delta
+        # its ρ as the coordinator plans it: the site composes its runs by zCDP as the coordinator does,
+        # not by Σε alone (which would refuse runs the coordinator's own odometer admits)
+        rho, gaussian = planned_rho(req.method, eps, dlt)
         plan = PlannedRelease(kind="run", method=req.method, epsilon=eps, delta=dlt,
-                              charges={shard.entity: (eps, dlt)}, simulation=False,
+                              charges={shard.entity: (eps, dlt)}, simulation=False, rho=rho, gaussian=gaussian,
                               note=f"deployment run {run} for {coordinator}"
                                    + ("; simulation: noise reproducible from the coordinator's seed, non-private on "
                                       "this site's records" if req.simulation else ""))
