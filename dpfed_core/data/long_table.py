@@ -512,23 +512,17 @@ def _share(part: int, whole: int) -> str:
 
 
 def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
-                     notes: list[str], unknown: str = "keep") -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
+                     notes: list[str]) -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
     """Check rows against a declared catalogue. Rows of undeclared items are kept as their entities'
-    own items (``unknown="keep"``, with a note: never shared, each entity still scores them — the
-    catalogue decides what is shared, not what a site knows) or refused (``"error"``); declared items
-    without a row are reported."""
+    own items, with a note (never shared, each entity still scores them — the catalogue decides what
+    is shared, not what a site knows); declared items without a row are reported."""
     if items is None:
         return t, None, None
-    if unknown not in ("keep", "error"):
-        raise ValueError(f"unknown must be 'keep' or 'error', got {unknown!r}")
     ids, names = items.ids, items.names
     notes.extend(items.notes)
     known = t["i"].isin(ids).to_numpy()
     if not known.all():
         bad = t.loc[~known, "i"].astype(str)
-        if unknown == "error":
-            raise DataError(f"{label}: item {bad.iloc[0]!r} is not in the declared catalogue "
-                            f"({bad.nunique()} such items)", param="items")
         if known.sum() == 0:
             def first(xs) -> str:
                 xs = list(xs)
@@ -679,7 +673,6 @@ def _build(
     name: str,
     exclude_entities: Sequence[str] = (),
     items: ListFile | None = None,
-    unknown_items: str = "keep",
     notes: list[str] | None = None,
     entities: Sequence[str] | None = None,
     entities_from_data: bool = False,
@@ -735,7 +728,7 @@ def _build(
     if ent_list is None and entities_from_data:
         notes.append("the entity list is read from the data (accepted with entities_from_data): membership of an "
                      "entity is not protected")
-    t, catalogue, cat_names = _apply_catalogue(t, label, items, notes, unknown_items)
+    t, catalogue, cat_names = _apply_catalogue(t, label, items, notes)
     ds = _assemble(t, value_kind=value_kind, value_max=value_max, name=name, notes=notes,
                    catalogue=catalogue, catalogue_names=cat_names, entities=ent_list,
                    entities_accepted=entities_from_data)

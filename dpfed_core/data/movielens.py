@@ -167,7 +167,7 @@ def load_movielens(
         entity_from=None, entity_transform=None, item_name_col=None,
         value_kind="ratings", value_max=5.0, duplicates="last",
         over_max="error", drop_missing=False, exclude_entities=exclude_entities,
-        items=_as_list_file(catalogue, what="item list", param="items"), unknown_items="keep",
+        items=_as_list_file(catalogue, what="item list", param="items"),
         name=name or f"MovieLens {version} ({federation} federation)", entities=declared_entities,
     )  # fmt: skip
     return attach_item_features(ds, item_features, derived=derived)
