@@ -529,7 +529,7 @@ def withdraw_by_site(store: str | os.PathLike, run: str, entity: str | None = No
         # also a withdrawal whose charge a failure left reserved: the row above already stops every draw.
         # This site's reservation only (its dataset, :func:`site_dataset`): sites sharing one store
         # accept a run under the same operation, and another's may have drawn
-        operation = f"run {run} · {o['coordinator']}"
+        operation = run_operation(run, o["coordinator"])
         with log.store.read() as con:
             rows = [dict(r) for r in con.execute(
                 "SELECT r.id, r.dataset_key FROM releases r JOIN datasets d ON d.key = r.dataset_key WHERE "
@@ -540,6 +540,12 @@ def withdraw_by_site(store: str | os.PathLike, run: str, entity: str | None = No
                 0, f"withdrawn by the site's operator: run {run} drew nothing at this site")
             o["decision"] = "withdrawn"
     return out
+
+
+def run_operation(run: str, coordinator: str) -> str:
+    """The odometer operation a site's acceptance of a run is charged under; the site's own withdrawal
+    finds the reservation by it."""
+    return f"run {run} · {coordinator}"
 
 
 def site_dataset_name(entity: str) -> str:
@@ -617,7 +623,7 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
                                       "this site's records" if req.simulation else ""))
         try:
             res = odo.reserve(ds, [plan], allow_non_private=policy.allow_non_private or req.simulation, key=key,
-                              operation=f"run {run} · {coordinator}")
+                              operation=run_operation(run, coordinator))
         except BudgetRefused as exc:
             # the coordinator learns that the budget refused; the balance and the account the site's
             # people were matched to stay in the site's log
