@@ -40,21 +40,22 @@ def register_cli(subparsers) -> None:
 
 
 def _store(args):
+    """(the site store's path, the site policy read from --policy or None): the policy is read once."""
     from pathlib import Path
 
     from dpfed_core.deployment.site_policy import load_policy
     from dpfed_core.errors import ConfigError
 
+    policy = load_policy(args.policy, control="--policy") if args.policy else None
     if args.store:
         path = Path(args.store)
     else:
-        policy = load_policy(args.policy, control="--policy")
         if "{site}" in str(policy.store) and not args.site:
             raise ConfigError(f"the store of {args.policy} ({policy.store}) names {{site}}; give --site NAME")
         path = policy.store_for(args.site or "")
     if not path.exists():  # reading never creates a store: a wrong path must not look like an empty log
         raise ConfigError(f"no site store at {path}; check --store / --policy (and --site)")
-    return path
+    return path, policy
 
 
 def _fmt(x) -> str:
@@ -77,7 +78,7 @@ def cmd_site(args) -> int:
     if (args.what == "withdraw") != bool(args.run):
         raise ConfigError("give --run ID with `site withdraw` (and only there): the run whose charge to give back"
                           if args.what == "withdraw" else f"--run is for `site withdraw`, not `site {args.what}`")
-    path = _store(args)
+    path, policy = _store(args)
     if args.what == "withdraw":
         outcomes = withdraw_by_site(path, args.run, args.site)
         for o in [] if args.json else outcomes:
@@ -115,10 +116,7 @@ def cmd_site(args) -> int:
               f"δ = {_fmt(b['remaining_delta'])}" + (" — a non-private release voided its guarantee" if b["void"] else "")
               + (f" (also charged: {len(b['aliases'])} re-export(s) of the same people)" if b.get("aliases") else ""),
               file=sys.stdout)
-    if args.policy and budget:
-        from dpfed_core.deployment.site_policy import load_policy
-
-        policy = load_policy(args.policy, control="--policy")
+    if policy is not None and budget:
         if any((b["cap_epsilon"], b["cap_delta"]) != (policy.budget_epsilon, policy.budget_delta) for b in budget):
             # reading never writes: the odometer takes the policy's budget when it next decides a run
             print(f"note: {args.policy} now states budget_epsilon = {policy.budget_epsilon:g}, budget_delta = "

@@ -458,6 +458,35 @@ def _withdrawn(con, run: str, coordinator: str, entity: str) -> bool:
                        "decision = 'withdrawn' LIMIT 1", (str(run), str(coordinator), str(entity))).fetchone() is not None
 
 
+_WITHDRAWAL_NOTES = {
+    "operator": ("the site's operator asked to withdraw, but this site drew {drew} in the run: the charge stays",
+                 "withdrawn by the site's operator: this site drew nothing in the run; any later release in it "
+                 "is refused"),
+    "coordinator": ("the coordinator said the run ended, but this site released {drew} in it: the charge stays",
+                    "the run ended before any share was asked for and this site drew nothing in it: its charge "
+                    "was given back; any later release in this run is refused"),
+}
+
+
+def _decide_withdrawal(con, *, run: str, coordinator: str, entity: str, by: str) -> tuple[str, list[str]]:
+    """One site's answer to a withdrawal asked ``by`` its operator or its coordinator, decided and logged
+    in the caller's write transaction (the same one :func:`claim_draw` marks a draw in, so no draw slips
+    between the check and the answer): ``already`` (withdrawn before; nothing logged), ``kept`` (its store
+    marks a stage drawn: the charge stays) or ``withdrawn`` (logged before the charge is given back, so
+    from that row on no share of the run is drawn). Returns the decision and the stages drawn."""
+    drew = _drawn(con, run, coordinator, entity)
+    if _withdrawn(con, run, coordinator, entity):
+        return "already", drew
+    kept, given = _WITHDRAWAL_NOTES[by]
+    base = dict(run=run, coordinator=coordinator, entity=entity, method="", stage="withdrawal", epsilon=0.0,
+                delta=0.0)
+    if drew:
+        _add_row(con, **base, decision="kept", note=kept.format(drew=", ".join(drew)))
+        return "kept", drew
+    _add_row(con, **base, decision="withdrawn", note=given)
+    return "withdrawn", []
+
+
 def claim_draw(policy: SitePolicy, entity: str, stages: list[str], *, run: str, coordinator: str) -> None:
     """Mark in the site's store the stages a share of ``run`` is about to draw, before anything is drawn,
     in the one transaction that checks the site has not withdrawn from the run (:func:`withdraw` or
@@ -507,21 +536,8 @@ def withdraw_by_site(store: str | os.PathLike, run: str, entity: str | None = No
             raise ConfigError(f"this site's store {log.store.path} holds no accepted run {run!r}{who}; "
                               "`site releases` lists the runs it accepted (give --run one of them)")
         for ent, coord in accepted:
-            drew = _drawn(con, run, coord, ent)
-            if _withdrawn(con, run, coord, ent):
-                out.append({"entity": ent, "coordinator": coord, "decision": "already", "stages": drew})
-                continue
-            base = dict(run=run, coordinator=coord, entity=ent, method="", stage="withdrawal", epsilon=0.0,
-                        delta=0.0)
-            if drew:
-                _add_row(con, **base, decision="kept", note=f"the site's operator asked to withdraw, but this site "
-                                                           f"drew {', '.join(drew)} in the run: the charge stays")
-                out.append({"entity": ent, "coordinator": coord, "decision": "kept", "stages": drew})
-                continue
-            # written before the charge is given back: from this row on, no share of the run is drawn
-            _add_row(con, **base, decision="withdrawn", note="withdrawn by the site's operator: this site drew "
-                                                            "nothing in the run; any later release in it is refused")
-            out.append({"entity": ent, "coordinator": coord, "decision": "withdrawn", "stages": []})
+            decision, drew = _decide_withdrawal(con, run=run, coordinator=coord, entity=ent, by="operator")
+            out.append({"entity": ent, "coordinator": coord, "decision": decision, "stages": drew})
     odo = BudgetOdometer(log.store)
     for o in out:
         if o["decision"] == "kept":
@@ -647,22 +663,12 @@ def withdraw(policy: SitePolicy, shard, record: dict, *, run: str, coordinator: 
     from dpfed_core.privacy.odometer import BudgetOdometer
 
     log = SiteLog(policy.store_for(shard.entity))
-    base = dict(run=run, coordinator=coordinator, entity=shard.entity, method="", stage="withdrawal",
-                epsilon=0.0, delta=0.0)
     with log.store.write() as con:
-        if _withdrawn(con, run, coordinator, shard.entity):
-            return True  # its operator withdrew first (`site withdraw`): given back already, logged then
-        # the marks its store holds (each written before its draw), checked and answered in one
-        # transaction: no draw can slip between them
-        drew = _drawn(con, run, coordinator, shard.entity)
-        if drew:
-            _add_row(con, **base, decision="kept", note=f"the coordinator said the run ended, but this site "
-                                                       f"released {', '.join(drew)} in it: the charge stays")
-        else:
-            _add_row(con, **base, decision="withdrawn", note="the run ended before any share was asked for and "
-                                                            "this site drew nothing in it: its charge was given "
-                                                            "back; any later release in this run is refused")
-    if drew:
+        decision, _ = _decide_withdrawal(con, run=run, coordinator=coordinator, entity=shard.entity,
+                                         by="coordinator")
+    if decision == "already":
+        return True  # its operator withdrew first (`site withdraw`): given back already, logged then
+    if decision == "kept":
         return False
     odo = BudgetOdometer(log.store)
     res = Reservation(odo, str(record["dataset_key"]), str(record["operation"]),
