@@ -87,7 +87,7 @@ elif cmp["mar"] == "tie":
 
 st.caption(f"{unit.capitalize()} **{dash.escape_md(user)}** of **{ent_md}**. Items the {unit} already has in the "
            "training data are never suggested; ✔ marks a suggestion that is one of the entries hidden for "
-           f"testing. “Why” counts, among the 40 {units} of {ent_md} most like this one, those that had the item.")
+           f"testing. “Why” counts, among up to 40 {units} of {ent_md} most like this one, those that had the item.")
 for note in dash.unshared_items_notes(ds, result, units):
     st.info(note, icon=":material/info:")
 with st.expander("What the numbers mean", expanded=False):
@@ -132,16 +132,19 @@ if events:
 
 cols["why"] = st.column_config.TextColumn("why", width="large")
 st.markdown(f"**Federated model** (`{dash.escape_md(cfg.method)}`, ε = "
-            f"{dash.format_epsilon(r['doc']['privacy']['epsilon'])})")
+            f"{dash.format_epsilon(r['doc']['privacy']['epsilon'])}"
+            + (f"; *{dash.SIMULATION_LABEL}*" if r["doc"]["privacy"].get("simulation") else "") + ")")
 if mine is not None:
     st.dataframe(mine, hide_index=True, column_config=cols, width="stretch")
-    st.caption(f"{(mine['hidden test item'] == '✔').sum()} of the hidden items in the top {len(mine)}")
+    st.caption(f"{(mine['hidden test item'] == '✔').sum()} of the hidden items in the top {len(mine)}"
+               + (f". {mine_not}" if mine_not else ""))
 else:
     st.info(mine_not, icon=":material/info:")
 st.markdown(f"**{ent_md} alone** (`{alone}`: its own model and its own popularity, from this entity's data only)")
 if theirs is not None:
     st.dataframe(theirs, hide_index=True, column_config=cols, width="stretch")
-    st.caption(f"{(theirs['hidden test item'] == '✔').sum()} of the hidden items in the top {len(theirs)}")
+    st.caption(f"{(theirs['hidden test item'] == '✔').sum()} of the hidden items in the top {len(theirs)}"
+               + (f". {theirs_not}" if theirs_not else ""))
 elif theirs_not:
     st.info(theirs_not, icon=":material/info:")
 st.markdown(f"**What the {unit} already has** ({len(history)} items)")

@@ -165,6 +165,10 @@ def test_recommend_matches_engine(federated, clinic):
     frames = [d.value for d in at.dataframe]
     mine, theirs = [f for f in frames if "score" in getattr(f, "columns", [])][:2]
     history = [f for f in frames if "status" in getattr(f, "columns", [])][0]
+    # the model's ε is labelled as a simulation's where the run's noise is reproducible
+    sim = bool(at.session_state["run"]["doc"]["privacy"].get("simulation"))
+    label = [m.value for m in at.markdown if m.value.startswith("**Federated model**")]
+    assert label and (dash.SIMULATION_LABEL in label[0]) == sim
     # clinicians: the disclaimer, and the clinical set metrics for event data next to MAR
     assert any("Decision support, not clinical advice" in w.value for w in at.warning)
     sets = [f for f in frames if "jaccard" in getattr(f, "columns", [])]

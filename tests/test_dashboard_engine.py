@@ -666,6 +666,71 @@ def test_the_why_column_says_when_an_items_shared_key_also_stands_for_other_item
     assert dash.key_partners(ds, result) == {}
 
 
+def _two_disjoint_sites():
+    """Site A holds items 0–5 only, site B items 6–11 only; a model that scores A's items and 0 elsewhere,
+    and a hashed catalogue putting A's item 0 and B's item 6 in one key."""
+    import scipy.sparse as sp
+
+    from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.methods import MethodResult
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    rng = np.random.default_rng(5)
+    X = np.zeros((80, 12))
+    X[:40, :6] = rng.integers(0, 3, (40, 6)) * (rng.random((40, 6)) < 0.6)
+    X[40:, 6:] = rng.integers(0, 3, (40, 6)) * (rng.random((40, 6)) < 0.6)
+    X[:20, 0] = X[40:60, 6] = 1.0
+    X[20:40, 0] = X[60:, 6] = 0.0
+    ds = FederatedDataset.from_parts(sp.csr_matrix(X), np.repeat(np.array(["A", "B"], dtype=object), 40),
+                                     item_names=np.array([f"a{j}" for j in range(6)] + [f"b{j}" for j in range(6)],
+                                                         dtype=object), value_max=3.0)
+    split = make_split(ds, RunConfig(seed=0, test_fraction=0.5, n_hidden=1))
+    V = np.r_[np.linspace(2.0, 1.0, 6), np.zeros(6)][:, None]
+    result = MethodResult(U=np.ones((ds.n_users, 1)), V=V, ledger=PrivacyLedger(np.inf))
+    item_key = np.arange(12)
+    item_key[6] = 0                                                     # b0 shares a0's public hash key
+    result.extra = {"catalogue_item_key": item_key, "catalogue_keys": 11, "catalogue": np.arange(12)}
+    return ds, split, result
+
+
+def test_a_site_is_never_suggested_a_name_only_other_sites_hold_nor_shown_one_in_why():
+    """A federation-wide DP catalogue releases hash keys, not names: a site suggests only items it knows
+    (its own rows, public lists) — a name only another site holds, on which the model learned nothing,
+    is no suggestion — and "why" names only the key partners it knows."""
+    ds, split, result = _two_disjoint_sites()
+    user = next(str(ds.user_ids[r]) for r in split.test_users if ds.entity_of_user[r] == 0
+                and 0 not in set(split.train[r].indices))                # a0, the top item, is suggested
+    known = dash.names_known_to(ds, split, result, "A")
+    assert known[:6].all() and not known[6:].any()
+    df, note = dash.explained_list(ds, split, result, "A", user, 10, "the model")
+    assert set(df["item"]) <= {f"a{j}" for j in range(6)} and df["item"].iloc[0] == "a0"
+    assert note is None                                                 # b0–b5 were never candidates here
+    assert not any("b0" in w for w in df["why"])
+    assert dash.key_partners(ds, result, known) == {}
+    assert dash.key_partners(ds, result) == {0: ["b0"], 6: ["a0"]}
+    # public names (a declared catalogue) are known to every site
+    declared = FederatedDataset.from_parts(ds.X, ds.entity_labels_of_users() if hasattr(ds, "entity_labels_of_users")
+                                           else np.asarray(ds.entity_names, dtype=object)[ds.entity_of_user],
+                                           item_names=ds.item_names, value_max=3.0, item_source="declared")
+    assert dash.names_known_to(declared, split, result, "A").all()
+
+
+def test_a_list_stops_before_candidates_the_model_scores_zero_and_says_how_many():
+    """Ties at 0 beside items the model ranks would be listed in catalogue order: they are cut, and the
+    note says how many and why."""
+    ds, split, result = _two_disjoint_sites()
+    unseen = {r: [j for j in range(1, 6) if j not in set(split.train[r].indices)]
+              for r in split.test_users if ds.entity_of_user[r] == 0}
+    row = max(unseen, key=lambda r: len(unseen[r]))
+    assert len(unseen[row]) >= 3
+    zero = unseen[row][1:]                                              # the model learned nothing for these
+    result.V[zero, 0] = 0.0
+    df, note = dash.explained_list(ds, split, result, "A", str(ds.user_ids[row]), 10, "federated model")
+    assert (df["score"] > 0).all() and not set(df["item"]) & {f"a{j}" for j in zero} and len(df) >= 1
+    assert note == (f"{len(zero)} further candidate items score 0 for this user: the federated model learned "
+                    "nothing for them, and their order would be the catalogue's, so they are not listed.")
+
+
 def test_the_recommend_page_names_each_kind_of_unshared_item_and_how_to_share_it():
     ds, split, result, entity, user, row, hidden = _scored_run()
     result.extra = {"catalogue": list(range(2, ds.n_items))}  # the DP selection left out items 0 and 1

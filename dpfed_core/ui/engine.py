@@ -26,8 +26,9 @@ from dpfed_core.evaluation.verdicts import (BASELINE_NAMES, METRIC_SHORT, REFERE
                                             crossing_epsilon, crossing_lines, entity_verdict, format_epsilon, is_defined, pays_from_sentence, sweep_entity_verdict,
                                             sweep_verdict_sentence, unproved_sweep_text, verdict_sentence,
                                             verdict_word)
-from dpfed_core.federation.protocol import recommend_from_factors, user_row
+from dpfed_core.federation.protocol import user_row
 from dpfed_core.methods import MethodResult
+from dpfed_core.privacy.noise import SIMULATION_LABEL  # noqa: F401
 from dpfed_core.ui.catalogue import (AGGREGATION_HELP, BASE_REFERENCES, DP_METHOD, PLAN_TO_LEDGER,  # noqa: F401
                                      budget_plans, budget_split_defaults, default_method,
                                      ensure_methods_registered, federated_methods, is_summable, k_note,
@@ -113,7 +114,7 @@ from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP
                                   parse_grid, parse_seeds, safe_loader_message)
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
 from dpfed_core.models.blend import MIN_EVIDENCE_USERS  # noqa: F401
-from dpfed_core.ui.tables import (LEARNED_NOTHING, key_partners, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, unshared_items_notes, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
+from dpfed_core.ui.tables import (LEARNED_NOTHING, key_partners, names_known_to, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, unshared_items_notes, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
                                   metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
                                   document_json, shareable_document, stored_run_summary, sweep_frame, top_columns,
@@ -217,32 +218,50 @@ def server_view(result: MethodResult) -> pd.DataFrame:
 def recommend_table(ds: FederatedDataset, split, result: MethodResult, entity: str, user: str | int,
                     n: int = 10) -> pd.DataFrame:
     """Top-n unseen items for a user from any fitted model (U, V), with names and scores, and whether
-    each one is among the user's hidden test entries (a hit)."""
-    items, scores = recommend_from_factors(ds, split.train, result.entity_factors(), None, entity, user, n, True)
+    each one is among the user's hidden test entries (a hit). Candidates are the items the entity could
+    suggest: a name it never held and no public list names (:func:`names_known_to`), on which the model
+    learned nothing (score 0), is no suggestion it could make."""
     row = user_row(ds, entity, user)
+    scores = np.array(result.entity_factors().scores([row])[0], dtype=float)
+    scores[split.train[row].indices] = -np.inf
+    scores[~names_known_to(ds, split, result, entity) & (scores == 0)] = -np.inf
+    n = min(int(n), int(np.isfinite(scores).sum()))
+    items = np.argsort(-scores, kind="stable")[:n]
     hidden = set(split.test[row].indices.tolist())
     df = pd.DataFrame({
         "rank": np.arange(1, len(items) + 1),
         "item": ds.item_names[items],
-        "score": scores.astype(float),
+        "score": scores[items].astype(float),
         "hidden test item": ["✔" if int(i) in hidden else "" for i in items],
     })
     df.attrs["items"] = np.asarray(items, dtype=int)  # the item indices, for the explanations
+    df.attrs["zeros"] = int(np.sum(scores == 0))  # candidates the model learned nothing for
     return df
 
 
 def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: str, user: str | int, n: int,
                    model: str) -> tuple[pd.DataFrame | None, str | None]:
-    """(the list with a "why" column in words, None) where the model ranks this user's items; (None,
-    the plain sentence why not) where it cannot (every candidate scored alike). Items the DP selection
-    left out of the shared catalogue, or outside a declared one, are marked as such."""
+    """(the list with a "why" column in words, a note or None) where the model ranks this user's items;
+    (None, the plain sentence why not) where it cannot (every candidate scored alike). Items the DP
+    selection left out of the shared catalogue, or outside a declared one, are marked as such. Candidates
+    the model scores 0 while others score above it are cut, with a note: ties at 0 would be listed in
+    catalogue order, which is no advice."""
     df = recommend_table(ds, split, result, entity, user, n)
     unit = unit_word(ds, plural=False)
     why_not = cannot_rank(df["score"].to_numpy(), model, unit)
     if why_not:
         return None, why_not
+    note = None
+    zeros = int(df.attrs["zeros"])
+    if zeros > 1 and (df["score"] == 0).any():
+        items = df.attrs["items"]
+        df = df[df["score"] != 0].reset_index(drop=True)
+        df.attrs["items"] = items[:len(df)]
+        note = (f"{zeros} further candidate items score 0 for this {unit}: the {model} learned nothing for them, "
+                "and their order would be the catalogue's, so they are not listed.")
     items = df.attrs["items"]
     why = similar_evidence(ds, split, entity, user, items)
+    known = names_known_to(ds, split, result, entity)
     for unshared, said in ((dp_excluded_items(ds, result), "; left out of the shared catalogue by the DP selection: "
                                                            "scored from this entity's own data"),
                            (declared_outside_items(ds, result), "; not in the declared item catalogue, so never "
@@ -250,7 +269,7 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
         if unshared is not None and len(unshared):
             out = set(unshared.tolist())
             why = [w + (said if int(j) in out else "") for w, j in zip(why, items)]
-    partners = key_partners(ds, result)
+    partners = key_partners(ds, result, known)
     if partners:
         # a shared key is a hash of names: what the federation learned for it may be another item's
         why = [w + (f"; its shared key also stands for {', '.join(partners[int(j)][:2])}"
@@ -258,4 +277,4 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
                     if int(j) in partners else "") for w, j in zip(why, items)]
     df.insert(2, "why", why)
     df.attrs = {}  # the indices served the explanations; a displayed table carries none
-    return df, None
+    return df, note

@@ -319,22 +319,46 @@ def declared_outside_items(ds: FederatedDataset, result: MethodResult) -> np.nda
     return np.flatnonzero(np.asarray(extra["catalogue_item_key"]) < 0)
 
 
-def key_partners(ds: FederatedDataset, result: MethodResult) -> dict[int, list[str]]:
+def names_known_to(ds: FederatedDataset, split: Split, result: MethodResult, entity: str) -> np.ndarray:
+    """(items,) bool: the item names this entity knows — those it holds training rows for, and the public
+    ones every entity knows: a declared catalogue, the names a DP selection by name released, the items of
+    a public item-feature table. A federation-wide DP catalogue releases hash keys, never names: an item
+    only other entities hold is unknown here, whatever key it falls in."""
+    from dpfed_core.models.shared_items import known_items
+
+    sl = ds.entity_slices()[ds.entity_index(entity)]
+    known = known_items(split.train[sl]).copy()
+    if ds.item_source == "declared":
+        known[:ds.n_items if ds.n_declared is None else ds.n_declared] = True
+    extra = getattr(result, "extra", None) or {}
+    if extra.get("catalogue") is not None and extra.get("catalogue_keys") is None:
+        known[np.asarray(extra["catalogue"], dtype=np.int64)] = True
+    if ds.item_features is not None:
+        known |= np.any(np.asarray(ds.item_features) != 0, axis=1)
+    return known
+
+
+def key_partners(ds: FederatedDataset, result: MethodResult, known: np.ndarray | None = None) -> dict[int, list[str]]:
     """Items whose key in a federation-wide DP catalogue also stands for other items of the data (a
     public hash bucket several names fall in, or a coarse level of their names): item index → the other
-    names, so the page can say the federation's part for the item is theirs together. Empty for a
-    declared catalogue, a per-entity selection (items by name) or no selection."""
+    names, so the page can say the federation's part for the item is theirs together. ``known`` (bool,
+    items): name only the partners an entity knows (:func:`names_known_to`) — a key is a hash, and a name
+    only other entities hold never reaches it. Empty for a declared catalogue, a per-entity selection
+    (items by name) or no selection."""
     extra = getattr(result, "extra", None) or {}
     if extra.get("catalogue_declared") or extra.get("catalogue_keys") is None \
             or extra.get("catalogue_item_key") is None:
         return {}
     key = np.asarray(extra["catalogue_item_key"], dtype=np.int64)
     items = np.flatnonzero(key >= 0)
+    nameable = np.ones(ds.n_items, dtype=bool) if known is None else np.asarray(known, dtype=bool)
     out: dict[int, list[str]] = {}
     for _, group in pd.Series(items, index=key[items]).groupby(level=0):
         if group.size > 1:
-            for j in group.to_numpy():
-                out[int(j)] = [str(ds.item_names[i]) for i in group.to_numpy() if i != j]
+            for j in group.to_numpy()[nameable[group.to_numpy()]]:
+                others = [str(ds.item_names[i]) for i in group.to_numpy() if i != j and nameable[i]]
+                if others:
+                    out[int(j)] = others
     return out
 
 
