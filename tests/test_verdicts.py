@@ -39,12 +39,14 @@ def test_entity_verdict_against_local_and_individual_and_nan_is_no_test_users():
     loc = v["baselines"]["local"]
     assert (loc["better"], loc["worse"], loc["tie"]) == (1, 1, 0) and loc["word"] == "even"
     ind = v["baselines"]["individual"]
-    assert (ind["better"], ind["worse"]) == (2, 0) and ind["word"] == "better"
+    # 2 of 2 is no majority beyond chance (sign test p = 0.5): "even", with the counts
+    assert (ind["better"], ind["worse"]) == (2, 0) and ind["word"] == "even"
     assert v["no_test_users"] == ["C", "D"] and set(ind["entities"]) == {"A", "B"}
     text = vd.verdict_sentence(v)
     assert "zero mode" in text and "no test users (no verdict): C, D" in text
+    assert "better for 2 of 4 entities, worse for 0 (no majority beyond chance, sign test at 5 %)" in text
     assert "nan" not in text.lower()
-    assert vd.verdict_word(v) == "even" and vd.verdict_word(v, "individual") == "better"
+    assert vd.verdict_word(v) == "even" and vd.verdict_word(v, "individual") == "even"
     # an entity the baseline has no value for is compared with nothing: in no count, no difference
     docs["local"] = _doc({"A": 0.15, "B": math.nan, "C": 0.2, "D": 0.3}, math.inf)
     loc = vd.entity_verdict(docs, "dp", "mar")["baselines"]["local"]
@@ -120,9 +122,22 @@ def test_rmse_crossing_in_zero_mode_is_not_reported():
 @pytest.mark.parametrize("word", ["better", "worse"])
 def test_majority_word(word):
     better = word == "better"
-    docs = {"dp": _doc({"A": 0.1 if better else 0.3, "B": 0.1 if better else 0.3}),
-            "local": _doc({"A": 0.2, "B": 0.2}, math.inf)}
-    assert vd.verdict_word(vd.entity_verdict(docs, "dp")) == word
+    names = [f"E{i}" for i in range(6)]
+    docs = {"dp": _doc({n: 0.1 if better else 0.3 for n in names}), "local": _doc({n: 0.2 for n in names}, math.inf)}
+    assert vd.verdict_word(vd.entity_verdict(docs, "dp")) == word            # 6 of 6: p = 0.031
+
+
+@pytest.mark.parametrize("better, worse, word", [(1, 0, "even"), (5, 0, "even"), (6, 0, "better"), (0, 6, "worse"),
+                                                 (20, 8, "better"), (18, 10, "even"), (8, 20, "worse")])
+def test_the_headline_word_needs_a_majority_beyond_chance(better, worse, word):
+    """One entity worse and none better (a few test users at one site) is a coin flip, not a verdict:
+    the word needs the two-sided exact sign test below 5 % — 20 of 28 is beyond chance (p = 0.036),
+    18 of 28 is not (p = 0.19)."""
+    fed = {**{f"b{i}": 0.1 for i in range(better)}, **{f"w{i}": 0.3 for i in range(worse)}, "tied": 0.2}
+    docs = {"dp": _doc(fed), "local": _doc({n: 0.2 for n in fed}, math.inf)}
+    r = vd.entity_verdict(docs, "dp", baselines=("local",))["baselines"]["local"]
+    assert (r["better"], r["worse"], r["tie"], r["word"]) == (better, worse, 1, word)
+    assert vd.sign_test_p(20, 8) == pytest.approx(0.0357, abs=1e-4) and vd.sign_test_p(0, 0) == 1.0
 
 
 def test_a_tie_is_a_difference_below_half_a_percent_of_the_baselines_value():
@@ -136,9 +151,10 @@ def test_a_tie_is_a_difference_below_half_a_percent_of_the_baselines_value():
 
 
 def test_the_sentence_leads_with_the_majority_and_its_count():
-    docs = {"dp": _doc({"A": 0.3, "B": 0.3, "C": 0.1}), "local": _doc({"A": 0.2, "B": 0.2, "C": 0.2}, math.inf)}
+    fed = {**{f"w{i}": 0.3 for i in range(9)}, "b": 0.1}
+    docs = {"dp": _doc(fed), "local": _doc({n: 0.2 for n in fed}, math.inf)}
     text = vd.verdict_sentence(vd.entity_verdict(docs, "dp", "mar", baselines=("local",)))
-    assert "worse than each entity alone (own model + own popularity) for 2 of 3 entities (better for 1)" in text
+    assert "worse than each entity alone (own model + own popularity) for 9 of 10 entities (better for 1)" in text
     assert "no spread over seeds" in text and "overall" not in text      # no overall value in these documents
     docs["dp"]["overall"], docs["local"]["overall"] = {"mar": 0.110}, {"mar": 0.121}
     text = vd.verdict_sentence(vd.entity_verdict(docs, "dp", "mar", baselines=("local",)))

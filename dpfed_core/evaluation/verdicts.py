@@ -37,6 +37,10 @@ METRIC_SHORT = {
 }
 #: A per-entity difference below this fraction of the baseline's value is a tie (one run, one split).
 TIE_FRACTION = 0.005
+#: The headline word needs its majority beyond chance: a two-sided exact sign test over the entities
+#: that are better or worse, at this level. One entity of a handful of test users against none is a
+#: coin flip, not a verdict.
+SIGN_TEST_LEVEL = 0.05
 
 
 def format_epsilon(eps: float | str | None) -> str:
@@ -83,13 +87,23 @@ def compare_one(fed: float | None, base: float | None, metric: str = "mar") -> s
     return "better" if d > 0 else "worse"
 
 
+def sign_test_p(better: int, worse: int) -> float:
+    """Two-sided exact sign test of ``better`` against ``worse`` entities (ties left out): the chance of
+    a split at least this uneven when each entity is as likely to fall on either side."""
+    n = int(better) + int(worse)
+    if n == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(max(int(better), int(worse)), n, 0.5).pvalue)
+
+
 def _word(r: dict) -> str:
-    """The headline word of one baseline's counts: a majority, or "neither better nor worse"."""
-    if r["better"] > r["worse"]:
-        return "better"
-    if r["worse"] > r["better"]:
-        return "worse"
-    return "even"
+    """The headline word of one baseline's counts: a majority beyond chance (:data:`SIGN_TEST_LEVEL`),
+    or "even" — neither better nor worse for more entities than chance gives."""
+    if r["better"] == r["worse"] or sign_test_p(r["better"], r["worse"]) >= SIGN_TEST_LEVEL:
+        return "even"
+    return "better" if r["better"] > r["worse"] else "worse"
 
 
 # ------------------------------------------------------------------------------ one run
@@ -132,7 +146,8 @@ def _count_phrase(b: str, r: dict, H: int, inconclusive: str) -> str:
     name = BASELINE_NAMES.get(b, b)
     rest = f", {r['tie']} {inconclusive}" if r["tie"] else ""
     if r["word"] == "even":
-        return f"even with {name}: better for {r['better']} of {H} entities, worse for {r['worse']}{rest}"
+        return (f"even with {name}: better for {r['better']} of {H} entities, worse for {r['worse']}{rest}"
+                + (" (no majority beyond chance, sign test at 5 %)" if r["better"] != r["worse"] else ""))
     n = r["better"] if r["word"] == "better" else r["worse"]
     other = r["worse"] if r["word"] == "better" else r["better"]
     other_word = "worse" if r["word"] == "better" else "better"
