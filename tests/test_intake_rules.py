@@ -143,6 +143,20 @@ def test_a_lone_word_that_may_be_a_name_is_a_name_not_a_header():
     assert lf.header is None and lf.ids == ["value", "aspirin"]
 
 
+def test_a_lists_first_line_naming_the_column_the_list_is_for_is_its_header():
+    """`hospital` alone may be a hospital's name, but an entity list given with --entity-col hospital
+    that opens with `hospital` is headed by it: the column's name is the user's own flag, a public input,
+    so no phantom entity joins the federation."""
+    assert parse_list("hospital\nH1\n").ids == ["hospital", "H1"]
+    lf = parse_list(" Hospital \nH1\nH2\n", column="hospital")
+    assert lf.header == "Hospital" and lf.ids == ["H1", "H2"]
+    assert parse_list("hospital\nH1\n", column="site").ids == ["hospital", "H1"]
+    data = b"stay,drug,hospital\ns1,a,H1\ns2,b,H1\ns3,a,H2\ns4,b,H2\n"
+    ds = load_long_table(io.BytesIO(data), filename="t.csv", user_col="stay", item_col="drug", entity_col="hospital",
+                         value_kind="implicit", entities=b"hospital\nH1\nH2\n", items=b"drug\na\nb\n")
+    assert list(ds.entity_names) == ["H1", "H2"] and sorted(ds.item_names[:ds.n_items]) == ["a", "b"]
+
+
 def test_a_declared_csv_list_keeps_a_first_row_with_one_header_like_field():
     lf = parse_list("42,drug\n43,lab test\n", csv_sep=",")
     assert lf.header is None and lf.ids == ["42", "43"] and lf.names == ["drug", "lab test"]

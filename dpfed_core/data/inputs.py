@@ -8,7 +8,8 @@ One reader for every list file (``--items``, ``--entities``, the first column of
   eICU treatment strings is ``"cardiovascular|shock|vasopressors|norepinephrine"``);
 - CSV (``id,name``) only when declared (``csv=True``) or unambiguous: a first line whose every field
   is a recognised column name (``id,name``, ``item,title``, …);
-- a header line is recognised (``item``, ``drug``, ``hospital``, …) and never taken for an item;
+- a first line that names the list's column (the ``--item-col`` / ``--entity-col`` given, e.g. ``drug``,
+  ``hospital``) or a word that is never a name (``item``, ``id``, ``name``, …) is the header, never an item;
 - duplicates are reported (first kept), items absent from the data are reported by the loader.
 
 Every file argument is read with :func:`read_bounded`: regular files only (a FIFO or a device
@@ -193,6 +194,14 @@ def _is_lone_header(s: str) -> bool:
     return s.strip().strip('"').strip().lower().replace(" ", "_") in LONE_HEADER_WORDS
 
 
+def _same_word(line: str, column: str) -> bool:
+    """A list's first line is the name of the column the list is for (quotes, case and spaces aside)."""
+    def norm(x: str) -> str:
+        return x.strip().strip('"').strip().lower().replace(" ", "_")
+
+    return bool(norm(column)) and norm(line) == norm(column)
+
+
 def _csv_header(first: str) -> str | None:
     """The separator of ``first`` when it is an unambiguous CSV header: split by ``,`` / tab / ``;``
     into ≥ 2 fields that are all recognised column names."""
@@ -249,10 +258,11 @@ def parse_pipe_table(lines: Sequence[str]) -> PipeTable | None:
 
 
 def parse_list(text: str, *, what: str = "item list", param: str | None = "items",
-               csv_sep: str | None = None) -> ListFile:
+               csv_sep: str | None = None, column: str | None = None) -> ListFile:
     """Parse a list's text (see the module docstring for the rules). ``csv_sep`` declares CSV
     (id[,name]) with that separator. A MovieLens-style ``u.item`` table (:func:`parse_pipe_table`) is
-    read as its ids and titles."""
+    read as its ids and titles. ``column``: the name of the data column the list names (the user's
+    ``--entity-col`` / ``--item-col``, a public input): a lone first line equal to it is the header."""
     lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     out = ListFile(ids=[])
@@ -280,7 +290,7 @@ def parse_list(text: str, *, what: str = "item list", param: str | None = "items
                             param=param)
         has_names = any(len(r) > 1 for r in rows)
     else:
-        if _is_lone_header(lines[0]):
+        if _is_lone_header(lines[0]) or (column is not None and _same_word(lines[0], column)):
             out.header = lines[0]
             lines = lines[1:]
         ids, names, has_names = lines, lines, False
@@ -310,7 +320,7 @@ def parse_list(text: str, *, what: str = "item list", param: str | None = "items
 
 
 def read_list(source: Any, *, what: str = "item list", param: str | None = "items", encoding: str | None = None,
-              csv_sep: str | None = None, filename: str | None = None) -> ListFile:
+              csv_sep: str | None = None, filename: str | None = None, column: str | None = None) -> ListFile:
     """Read a list from a path, bytes, an upload or a Python sequence of names (see :func:`parse_list`)."""
     if isinstance(source, ListFile):
         return source
@@ -333,7 +343,7 @@ def read_list(source: Any, *, what: str = "item list", param: str | None = "item
         raise DataError(f"{what} {label} has more than {limit:,} lines, the most a list may have (the names are "
                         "held in memory): check that the right file was given, or raise the limit with the "
                         "environment variable DPFED_MAX_LIST_LINES", param=param)
-    return parse_list(text, what=what, param=param, csv_sep=csv_sep)
+    return parse_list(text, what=what, param=param, csv_sep=csv_sep, column=column)
 
 
 # ====================================================================== item features

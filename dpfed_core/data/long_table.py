@@ -491,7 +491,8 @@ def read_item_list(source: Source | Sequence[str], *, filename: str | None = Non
     return lf.ids, lf.names
 
 
-def _as_list_file(items: Any, *, what: str, param: str, encoding: str | None = None) -> ListFile | None:
+def _as_list_file(items: Any, *, what: str, param: str, encoding: str | None = None,
+                  column: str | None = None) -> ListFile | None:
     """A list option (file, bytes, list of names, (ids, names) pair or ListFile) as a ListFile."""
     if items is None or isinstance(items, ListFile):
         return items
@@ -502,7 +503,7 @@ def _as_list_file(items: Any, *, what: str, param: str, encoding: str | None = N
             by_id = dict(zip(ids, names))
             lf.names = [by_id[x] for x in lf.ids]
         return lf
-    return read_list(items, what=what, param=param, encoding=encoding)
+    return read_list(items, what=what, param=param, encoding=encoding, column=column)
 
 
 def _share(part: int, whole: int) -> str:
@@ -849,8 +850,8 @@ def load_long_table(
     _check_options(entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform,
                    value_col=value_col, value_kind=infer_value_kind(value_kind, value_col)[0], value_max=value_max,
                    duplicates=duplicates, over_max=over_max)
-    declared = _as_list_file(items, what="item list", param="items", encoding=encoding)
-    ent_list = _as_list_file(entities, what="entity list", param="entities", encoding=encoding)
+    declared = _as_list_file(items, what="item list", param="items", encoding=encoding, column=item_col)
+    ent_list = _as_list_file(entities, what="entity list", param="entities", encoding=encoding, column=entity_col)
     features = _feature_table(item_features, encoding=encoding)
     cols, dtypes = _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col)
     df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table",
