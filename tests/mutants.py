@@ -1538,6 +1538,9 @@ MUTANTS = (
            (f"{SYNTHT}::test_as_many_entities_as_users_gives_each_entity_one_user",)),
     Mutant("sample-not-generated", SAMPLES_PY, "load_sample", "replace(ds, generated=True)", "ds",
            ("tests/test_sample_data.py::test_a_sample_is_marked_generated_whatever_its_federation",)),
+    Mutant("sample-from-any-folder-marked-generated", SAMPLES_PY, "load_sample", "not _is_bundled(path, meta['file'])",
+           "False", ("tests/test_sample_data.py::test_a_file_in_another_folder_under_a_samples_name_is_data_not_a_"
+                     "generated_sample",)),
     Mutant("ml-100k-ages-right-closed", MOVIELENS, "load_movielens",
            "pd.cut(ages, bins, right=False, labels=list(_ML1M_AGES.values()))",
            "pd.cut(ages, bins, right=True, labels=list(_ML1M_AGES.values()))",

@@ -79,3 +79,22 @@ def test_a_sample_is_marked_generated_whatever_its_federation():
     assert load_sample("synthetic").generated
     by_region = load_sample("clinic", federation="region")
     assert by_region.generated and by_region.name == "sample: clinic by region"
+
+
+def test_a_file_in_another_folder_under_a_samples_name_is_data_not_a_generated_sample(tmp_path):
+    """Only the bundled file (or a byte copy of it) is a generated sample: another folder's file under
+    the sample's name may hold anyone's records, so a simulation run on it is charged as a non-private
+    release, never recorded as free."""
+    import shutil
+
+    name = SAMPLES["synthetic"]["file"]
+    (tmp_path / "copy").mkdir()
+    shutil.copy(SAMPLE_DIR / name, tmp_path / "copy" / name)
+    assert load_sample("synthetic", sample_dir=tmp_path / "copy").generated
+    with gzip.open(SAMPLE_DIR / name, "rt") as f:
+        lines = f.read().splitlines()
+    (tmp_path / "other").mkdir()
+    with gzip.open(tmp_path / "other" / name, "wt") as f:   # the same rows, one fewer: someone's export
+        f.write("\n".join(lines[:-1]) + "\n")
+    ds = load_sample("synthetic", sample_dir=tmp_path / "other")
+    assert not ds.generated and ds.n_users > 0

@@ -120,6 +120,21 @@ def load_sample(
         item_features=item_features,
         name=f"sample: {key}" + (f" by {federation}" if federation else ""),
     )
+    if not _is_bundled(path, meta["file"]):
+        # another folder's file under a sample's name may hold anyone's records: it is data like any
+        # other (a simulation run on it is charged as a non-private release), never a generated sample
+        return ds
     from dataclasses import replace
 
     return replace(ds, generated=True)  # made by sample_data/generate.py from public parameters: no one's records
+
+
+def _is_bundled(path: Path, file: str) -> bool:
+    """Is ``path`` the bundled sample file itself, or a byte-for-byte copy of it?"""
+    import filecmp
+
+    bundled = Path(SAMPLE_DIR) / file
+    try:
+        return path.resolve() == bundled.resolve() or filecmp.cmp(path, bundled, shallow=False)
+    except OSError:
+        return False
