@@ -1075,3 +1075,46 @@ def test_history_names_an_audits_methods_and_a_sweeps_grid_and_refuses_deleting_
     with pytest.raises(Exception, match="no stored result"):
         hist.delete(run + 10)
     assert len(hist.list()) == 3
+
+
+def test_a_read_of_data_the_store_does_not_know_writes_nothing_and_a_preview_never_says_where_its_people_are(
+        tmp_path):
+    """A dry run, a balance or a preview of a probe (a few records) leaves no row in the store — no name,
+    no match score, no entity map — and a re-export's preview reads the account as a whole: an entity
+    that spent more than the others is the ε left whichever entity the probe's people were matched to,
+    so a dry run of one person cannot say at which entity that person is."""
+    ds = sparse_dataset(1)
+    odo = BudgetOdometer(tmp_path / "p.sqlite3")
+    odo.set_cap(ds, 2.0, 1e-5)
+    odo.reserve(ds, [dp_plan(1.0)]).close()
+    odo.reserve(ds, [dp_plan(0.5, entities=("A",))]).close()          # A spent more than B and C
+    A = [i for i in range(ds.n_users) if ds.entity_of_user[i] == ds.entity_index("A")]
+    C = [i for i in range(ds.n_users) if ds.entity_of_user[i] == ds.entity_index("C")]
+
+    def probe(rows, name):
+        return FederatedDataset.from_parts(ds.X[rows], np.array(["probe"] * len(rows)),
+                                           item_ids=ds.item_ids, value_kind=ds.value_kind, value_max=ds.value_max,
+                                           name=name)
+
+    def datasets():
+        with sqlite3.connect(odo.path) as con:
+            return con.execute("SELECT key, name, similarity, entity_map FROM datasets ORDER BY key").fetchall()
+
+    before = datasets()
+    plan = [PlannedRelease("run", "dp-gaussian", 0.3, 1e-6, {"probe": (0.3, 1e-6)})]
+    lefts = []
+    for rows, name in ((A, "people of A.csv"), (C, "people of C.csv")):
+        p = probe(rows, name)
+        assert odo.identity(p).alias_of == dataset_key(ds)              # recognised, in memory
+        pre = odo.preview(p, plan)
+        lefts.append((pre["left"], pre["binding_left"], pre["spend"]))
+        odo.balance(p)
+        odo.key_of(p)
+    assert datasets() == before                                         # nothing of either probe was written
+    assert lefts[0] == lefts[1]                                         # the same words for A's and C's people
+    spent_a = {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"]
+    assert lefts[0][0] == pytest.approx(2.0 - spent_a)                  # the account's tightest entity
+    # the charge itself follows the match: only the entity whose people they are
+    odo.reserve(probe(C, "people of C.csv"), plan).close()
+    after = {b.entity: b.spent_epsilon for b in odo.balance(ds)}
+    assert after["A"] == pytest.approx(spent_a) and after["C"] > after["B"]

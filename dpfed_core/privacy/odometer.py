@@ -200,6 +200,16 @@ class BudgetOdometer:
                 best = (row["dataset_key"], m)
         return best
 
+    @staticmethod
+    def _alias_map(con, best: tuple[str, PeopleMatch], dataset: FederatedDataset) -> dict[str, list[str]]:
+        """Each entity of a re-export → the account's entities its people were matched to. An entity none
+        of whose users were recognised (a few people whose rows were thinned or changed past recognition,
+        or people the account never saw) may hold any of the account's people: charged to every entity of
+        the account and to its own name, never to a fresh account that would start from zero."""
+        account = json.loads(con.execute("SELECT entities FROM datasets WHERE key = ?", (best[0],)).fetchone()[0])
+        return {str(e): best[1].entity_map.get(str(e)) or sorted({*map(str, account), str(e)})
+                for e in dataset.entity_names}
+
     def _upsert_dataset(self, con, key: str, dataset: FederatedDataset, secret: bytes | None) -> None:
         t = now_iso()
         known = con.execute("SELECT key FROM datasets WHERE key = ?", (key,)).fetchone() is not None
@@ -207,19 +217,12 @@ class BudgetOdometer:
             "INSERT INTO datasets (key, name, entities, first_seen, last_seen) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(key) DO UPDATE SET name = excluded.name, last_seen = excluded.last_seen",
             (key, str(dataset.name), json.dumps([str(e) for e in dataset.entity_names]), t, t))
+        self._transient.pop(key, None)  # registered from here on: the store's row is its identity
         if not known:
             best = self._best_match(con, key, dataset, secret)
             if best is not None:
-                account = json.loads(con.execute("SELECT entities FROM datasets WHERE key = ?",
-                                                 (best[0],)).fetchone()[0])
-                # an entity none of whose users were recognised (a few people whose rows were thinned or
-                # changed past recognition, or people the account never saw) may hold any of the
-                # account's people: charged to every entity of the account and to its own name, never
-                # to a fresh account that would start from zero
-                emap = {str(e): best[1].entity_map.get(str(e)) or sorted({*map(str, account), str(e)})
-                        for e in dataset.entity_names}
                 con.execute("UPDATE datasets SET alias_of = ?, similarity = ?, entity_map = ? WHERE key = ?",
-                            (best[0], best[1].contained, json.dumps(emap), key))
+                            (best[0], best[1].contained, json.dumps(self._alias_map(con, best, dataset)), key))
         row = con.execute("SELECT version FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()
         if secret is not None and (row is None or int(row["version"]) != FP_VERSION):
             # a new dataset, or the one-time rewrite of an older store's fingerprint (unkeyed, or keyed
@@ -443,9 +446,18 @@ class BudgetOdometer:
             ident = self._identity(con, key)
             cap_e, cap_d = self._cap(con, ident.account)
             entries = self._entries(con, ident.account)
+            emap = ident.entity_map
+            if ident.alias_of is not None and emap and any(v != [k] for k, v in emap.items()):
+                # a re-export whose entities were matched to the account's by their people: which of the
+                # account's entities holds them is the match's finding, never stated — a dry run of a few
+                # records would say where each person is. The preview reads the account as a whole (every
+                # entity: an upper bound of the charge); the charge itself follows the match.
+                every = sorted({*json.loads(self._require_dataset(con, ident.account)["entities"]),
+                                *(x for v in emap.values() for x in v)})
+                emap = {k: every for k in emap}
         dref = cap_d if math.isfinite(cap_e) and cap_d > 0 else REFERENCE_DELTA
         # ε left is read for every entity a plan touches, one only a non-private release touches included
-        new = self._plan_entries(plans, "planned", ident.entity_map, every_entity=True)
+        new = self._plan_entries(plans, "planned", emap, every_entity=True)
         charged = [p for p in plans if not p.simulation]
         non_private = any(p.non_private for p in charged)
         spend, after_max, left_min, acct = 0.0, 0.0, math.inf, "none"
@@ -617,30 +629,27 @@ class BudgetOdometer:
         return Reservation(self, key, operation, ids, list(plans), ident.entity_map)
 
     def key_of(self, dataset: FederatedDataset | str) -> str:
-        """The dataset's key, registering it only when the store does not know it yet (reads of a
-        known dataset never write; on a store that cannot be written, an unknown dataset is matched
-        to its account in memory)."""
+        """The dataset's key, without writing: a dataset the store does not know is matched to its
+        account in memory (:meth:`_key_of`)."""
         return self._key_of(dataset)
 
     def _key_of(self, dataset: FederatedDataset | str) -> str:
-        """The key of a dataset (or the key given), registering the dataset only when the store does
-        not know it yet (reads of a known dataset never write)."""
+        """The key of a dataset (or the key given). A read never writes: a dataset the store does not
+        know is matched to its account in memory, so a dry run, a balance or a preview leaves no row —
+        no name, no match score, no entity map of a probe of a few records. A charge registers it
+        (:meth:`reserve`, :meth:`set_cap`, :meth:`register`)."""
         if isinstance(dataset, str):
             return dataset
         key = dataset_key(dataset)
-        if self._known(key):
+        if key in self._transient or self._known(key):
             return key
-        if self.store.readonly:
-            # a store that cannot be written still answers: the dataset is matched in memory
-            secret = self._secret(create=False)
-            with self.store.read() as con:
-                best = self._best_match(con, key, dataset, secret)
-                if best is not None:
-                    name = self._name(con, best[0])
-                    emap = {str(e): best[1].entity_map.get(str(e)) or [str(e)] for e in dataset.entity_names}
-                    self._transient[key] = Identity(key, best[0], best[0], name, best[1].contained, emap)
-            return key
-        return self.register(dataset, key)
+        secret = self._secret(create=False)
+        with self.store.read() as con:
+            best = self._best_match(con, key, dataset, secret)
+            if best is not None:
+                self._transient[key] = Identity(key, best[0], best[0], self._name(con, best[0]), best[1].contained,
+                                                self._alias_map(con, best, dataset))
+        return key
 
     def _known(self, key: str) -> bool:
         with self.store.read() as con:
