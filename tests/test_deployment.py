@@ -31,6 +31,7 @@ from dpfed_core.evaluation.experiments import make_split, run_method  # noqa: E4
 from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards  # noqa: E402
 from dpfed_core.deployment.server_app import POLICY_REPLY, ROUND2_REPLY, SECAGG_STAGES  # noqa: E402
 from dpfed_core.federation.summable import secagg_ranges  # noqa: E402
+from dpfed_core.reporting.report_sections import released_from_messages  # noqa: E402
 
 METRICS = ("train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10", "ndcg_at_10")
 
@@ -248,6 +249,14 @@ def test_summable_release_goes_through_secagg_and_equals_in_process(deployment):
         "SecAgg+ collect masked vectors (reply)", "SecAgg+ unmask (key shares) (reply)",
         ROUND2_REPLY, POLICY_REPLY}
     assert all("release" not in m["records"] for m in up)
+    # each masked vector is logged with its public length; the protocol's other messages carry no array
+    collect = "SecAgg+ collect masked vectors (reply)"
+    assert [m["shape"] for m in up if m["content"] == collect] == [[ds.n_items]] * 3
+    assert all(m["shape"] is None for m in up if m["content"] != collect)
+    released = {r["content"].split(" (")[0]: r for r in released_from_messages(doc)
+                if r["what"].endswith("entity → server")}
+    assert f"shape {ds.n_items}," in released["SecAgg+ collect masked vectors"]["content"]
+    assert "shape no array" in released["SecAgg+ setup"]["content"]
     # ... and the vectors it did receive are masked: uniform over [0, 2³²), unrelated to the shares,
     # while their sum minus the masks (SecAgg+'s unmasking) gave exactly Σ shares (V above).
     target, modulus, clip = secagg_ranges(3)
@@ -361,6 +370,11 @@ def test_a_secure_sum_selects_the_catalogue_of_undeclared_data_and_equals_in_pro
     bc = [m for m in doc["messages"] if m["content"].endswith(f"+ public result of the catalogue sum (keys [{K}])")]
     assert len(bc) == 3 and all(m["receiver"] != "server" and m["content"].startswith("SecAgg+ collect masked vectors")
                                 for m in bc)
+    assert all(m["shape"] == [K] for m in bc)  # the public keys it carries
+    vectors = {m["content"]: m["shape"] for m in doc["messages"] if m["receiver"] == "server"
+               and m["content"].startswith("SecAgg+ collect masked vectors")}
+    assert vectors == {"SecAgg+ collect masked vectors [catalogue] (reply)": [cat.SECURE_CATALOGUE_BUCKETS],
+                       "SecAgg+ collect masked vectors (reply)": [K]}, vectors
     assert not any(m["content"].startswith("public result of") for m in doc["messages"])
     # The catalogue vectors the server received are masked, the length of the public B.
     target, modulus, clip = secagg_ranges(3)

@@ -196,8 +196,10 @@ def test_summary_states_the_trust_model_and_the_coalition_epsilon():
 
     ds = load_data("sample:clinic")
     for aggregation in ("secure", "none"):
-        doc, _ = run_method(ds, RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation=aggregation, rank=3,
+        sim, _ = run_method(ds, RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation=aggregation, rank=3,
                                           simulation=True, max_iter=20))
+        # the same record as production noise would leave it (the simulation's own is below)
+        doc = {**sim, "privacy": {**sim["privacy"], "simulation": False}}
         summary = _section(rep.build_report(doc, generated="x"), "summary")
         coal = doc["privacy"]["trust"]["against_server_and_other_entities"]["epsilon"]
         assert "trust model" in summary and "accountant" in summary
@@ -213,6 +215,13 @@ def test_summary_states_the_trust_model_and_the_coalition_epsilon():
         else:
             assert "no secure aggregation" in summary
             assert row.group(1).startswith(f"ε = {rep.fmt_eps(server)}")
+        # seeded noise protects no one: the simulation states no coalition ε, only what production's would be
+        sim_summary = _section(rep.build_report(sim, generated="x"), "summary")
+        sim_row = re.search(r"coalition\)</td><td>(.*?)</td>", sim_summary).group(1)
+        assert sim_row == (f"none: simulation noise is reproducible from the seed (would be ε = {rep.fmt_eps(coal)}, "
+                           "δ = 1e-06 with production noise)")
+        sim_trust = re.search(r"trust model</td><td>(.*?)</td>", sim_summary).group(1)
+        assert sim_trust.endswith(sim_row) and "gives ε" not in sim_trust
 
 
 @pytest.mark.parametrize("eps, word", [(0.5, "strong"), (1.0, "strong"), (2.0, "moderate"), (3.0, "moderate"),
@@ -530,3 +539,129 @@ def test_the_tradeoff_section_is_the_metric_asked_for(docs):
     page = rep.build_report(docs["run"], sweep_doc=docs["sweep"], metric="ndcg_at_10", include_plotlyjs=False)
     trade = _section(page, "tradeoff")
     assert f"metric: {html.escape('NDCG@10 (↑)')}, mean ± sd" in trade and "metric: MAR" not in trade
+
+
+@pytest.fixture(scope="module")
+def with_dp_comparison(docs):
+    """The run with a DP comparison (dp-popularity) beside its non-private ones and ``local``'s none."""
+    from report_docs import small_dataset
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.experiments import make_split, run_method
+
+    ds = small_dataset()
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6, rank=3, seed=0, max_iter=50)
+    pop = run_method(ds, cfg, make_split(ds, cfg))[0]
+    run = json.loads(json.dumps(docs["run"], default=str))
+    run["comparison"] = {**run["comparison"], "dp-popularity": json.loads(json.dumps(pop, default=str))}
+    return run
+
+
+def test_every_release_the_spend_counts_is_named_in_both_versions_and_a_voided_entity_is_said(docs,
+                                                                                             with_dp_comparison):
+    """The spend figures count the comparison methods' releases, the sweep's and the audit's: each is named
+    with its method and ε (a DP comparison's ledger rows too), the message log claims only the run's own
+    method's messages, the sweep's grid and spend are stated in the public version, and an entity a
+    non-private release left without an overall guarantee is named — never a utility number."""
+    run = with_dp_comparison
+    pop = run["comparison"]["dp-popularity"]
+    sweep = json.loads(json.dumps(docs["sweep"], default=str))
+    sweep["privacy"] = {"accountant": {"across_releases": "zCDP", "most_spent_entity": "clinic A",
+                                       "spent_epsilon": 6.125, "delta": 1e-5}}
+    audit = json.loads(json.dumps(docs["audit"], default=str))
+    audit["odometer"] = {"store": "/tmp/s.sqlite3", "releases": [9]}
+    kw = dict(sweep_doc=sweep, audit_doc=audit, include_plotlyjs=False, generated="x")
+    for public in (True, False):
+        page = rep.build_report(run, public=public, **kw)
+        ov, msgs, priv = (_text(_section(page, s)) for s in ("overview", "messages", "privacy"))
+        pop_eps = f"ε = {rep.fmt_eps(pop['privacy']['epsilon'])}"
+        assert "comparison dp-popularity" in ov and pop_eps in ov
+        assert "comparison dp-popularity" in msgs and pop_eps in msgs and "Other releases this report counts" in msgs
+        assert "nothing else was sent" not in msgs and "Every message of this run's method (dp-prototypes)" in msgs
+        assert "The comparison methods' ledgers" in priv
+        assert priv.count("<td>dp-popularity</td>") == len(pop["privacy"]["ledger"])
+        assert "comparison local" not in ov and "comparison individual" not in ov  # nothing left an entity
+        # the sweep's own spend and grid are accounting, stated in both versions
+        assert "ε = 6.125" in ov and "ε ∈ {1, ∞}" in ov
+        trade = _text(_section(page, "tradeoff"))
+        assert "ε = 6.125" in trade and "{1, ∞}" in trade
+        # non-private releases: the audit's entity, and every entity for central/kmeans and the ε = ∞ point
+        audit_line = ("Entity clinic B has no overall guarantee: a non-private release (the membership-inference "
+                      "audit included here).")
+        for sid in ("overview", "summary", "audit"):
+            assert audit_line in _text(_section(page, sid)), sid
+        assert ("Entities clinic A, clinic B have no overall guarantee: a non-private release (the comparison "
+                "central).") in ov
+        assert "sweep" in re.search(r"included</td><td>(.*?)</td>", page).group(1)
+    # the public version still holds no utility number of any method, the DP comparison's included
+    public = _text(rep.build_report(run, public=True, **kw))
+    exact = [v for d in [run, *run["comparison"].values()] for k, v in d["overall"].items()
+             if k in rep.METRICS and isinstance(v, float) and math.isfinite(v) and v not in (0.0, 1.0)]
+    exact += [e[k] for e in pop["entities"] for k in rep.METRICS if isinstance(e.get(k), float)]
+    assert not [s for s in map(rep.fmt_num, exact) if len(s) >= 5 and s in public]
+
+
+def test_comparison_documents_given_beside_the_run_are_in_its_provenance(docs, with_dp_comparison):
+    comps = {k: v for k, v in with_dp_comparison["comparison"].items()}
+    run = {k: v for k, v in docs["run"].items() if k != "comparison"}
+    prov = _section(rep.build_report(run, comparison=comps, include_plotlyjs=False, public=True), "provenance")
+    from dpfed_core.reporting.report_sections import _sha
+
+    for name, d in comps.items():
+        assert f"<td>comparison {_esc(name)}</td>" in prov and _sha(d) in prov
+
+
+def test_a_simulation_run_calls_no_release_private_and_states_no_epsilon():
+    from dpfed_core.reporting.report_sections import SIMULATION_NO_EPSILON, released_from_messages, who_sees_what
+
+    run = _log_run(secure=True)
+    run["privacy"].update(simulation=True, trust={"aggregation": "secure", "in_process": True,
+                                                  "against_server_and_other_entities": {"epsilon": 7.5,
+                                                                                        "delta": 1e-6}})
+    server = dict(who_sees_what(run, True))["The server"]
+    assert "differentially private" not in server and "NOT private" in server
+    assert released_from_messages(run)[0]["status"].startswith("released — simulation")
+    page = rep.build_report({**run, "config": {}}, include_plotlyjs=False, public=True)
+    assert SIMULATION_NO_EPSILON in _section(page, "summary") and "This run is a simulation" in _section(page, "scope")
+
+
+def test_a_message_with_no_array_is_said_so_and_not_counted_a_release():
+    """A deployment logs its protocol messages (decisions, acknowledgements, SecAgg+'s keys) with no
+    shape, and a masked vector with its length: the report says "no array" for the first — not
+    "scalar", which is a one-number array — and the server is said to receive releases only in the second."""
+    from dpfed_core.reporting.report_format import shape_text
+    from dpfed_core.reporting.report_sections import _messages, released_from_messages, who_sees_what
+
+    assert (shape_text(None), shape_text([]), shape_text([4096]), shape_text([57, 9])) == (
+        "no array", "scalar", "4096", "57 × 9")
+    run = {"privacy": {"private": True, "epsilon": 1.0, "trust": {"aggregation": "secure"}}, "messages": [
+        {"round": 1, "sender": "A", "receiver": "server", "content": "SecAgg+ setup (public keys) (reply)",
+         "shape": None, "bytes": 90},
+        {"round": 1, "sender": "A", "receiver": "server", "content": "SecAgg+ collect masked vectors (reply)",
+         "shape": [4096], "bytes": 34000},
+        {"round": 0, "sender": "A", "receiver": "server", "content": "site policy decision", "shape": None,
+         "bytes": 50}]}
+    rows = {r["content"].split(" (")[0]: r for r in released_from_messages(run)}
+    assert "shape 4096" in rows["SecAgg+ collect masked vectors"]["content"]
+    assert "shape no array" in rows["SecAgg+ setup"]["content"]
+    assert rows["SecAgg+ setup"]["status"] == rows["site policy decision"]["status"] == (
+        "a protocol message: no data array, nothing released")
+    assert rows["SecAgg+ collect masked vectors"]["status"] == "released"
+    server = dict(who_sees_what(run, True))["The server"]
+    assert server.startswith("only the sum over entities of their noisy (differentially private) releases "
+                             "(SecAgg+ collect masked vectors (reply)); no single entity's release; and the "
+                             "protocol's messages, which carry no data array (SecAgg+ setup (public keys) (reply), "
+                             "site policy decision)")
+    assert "<td>no array</td>" in _messages(run) and "<td>4096</td>" in _messages(run)
+
+
+@pytest.mark.parametrize("name", ["report.md", "report.json", "report"])
+def test_the_report_is_written_under_an_html_name_only(docs, tmp_path, capsys, name):
+    from dpfed_core.cli.main import main
+
+    run = write_json(docs["run"], tmp_path / "run.json")
+    out = tmp_path / name
+    assert main(["report", "--run", str(run), "--no-charts", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: --out ") and ".html" in err[0], err
+    assert not out.exists()
+    assert main(["report", "--run", str(run), "--no-charts", "--out", str(tmp_path / "report.html")]) == 0

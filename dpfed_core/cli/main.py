@@ -397,9 +397,10 @@ def print_run_statement(doc: dict) -> None:
     """A run's trust model, notes and warnings, the same lines for ``run`` and ``deploy-local``: a run
     that learned nothing never reads as a success."""
     if doc["privacy"].get("trust"):
-        from dpfed_core.privacy.statement import trust_model_text
+        from dpfed_core.reporting.report_sections import trust_text
 
-        print(f"trust model: {trust_model_text(doc['privacy'])}")
+        # the report's words: a simulation states no ε, its seeded noise protects no one
+        print(f"trust model: {trust_text(doc['privacy'])}")
     for note in doc.get("notes", []):
         print(f"note: {render_message(note, CLI_NAMES)}")  # the engine's parameter names as flags
     for w in doc["privacy"].get("warnings") or []:  # what the guarantee rests on, as the dashboard says it

@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from dpfed_core.cli.args import COMMAND_HELP
 from dpfed_core.errors import DpfedError
 
+
+#: The file names the report is written under (an HTML page, never another format's name).
+REPORT_SUFFIXES = (".html", ".htm")
 
 EPILOG = """\
 examples:
@@ -32,7 +36,7 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--no-charts", action="store_true", help="tables only, without plotly.js (small file)")
     p.add_argument("--public", action="store_true",
                    help="the public version: no exact per-entity counts, loader notes or named users")
-    p.add_argument("--out", required=True, help="write the HTML report here")
+    p.add_argument("--out", required=True, help="write the HTML report here (a name ending in .html)")
     p.set_defaults(func=cmd_report)
     return p
 
@@ -46,6 +50,9 @@ def cmd_report(args) -> int:
 
     check_writable(args.out)
     check_outputs(args, ("--out", args.out))  # never overwrite a document it reads
+    if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
+        # the report is HTML only: under a .md or .json name a reader would take it for that format
+        raise DpfedError(f"--out {args.out}: the report is an HTML page; give a file name ending in .html")
 
     def load_doc(path, flag):
         doc = read_json_document(path, what=flag, param=None)

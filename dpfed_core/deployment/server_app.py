@@ -179,10 +179,13 @@ class _Transport:
         with open(self.progress_path, "a", encoding="utf-8") as f:
             f.write(json.dumps({"event": event, "time": time.time(), **info}) + "\n")
 
-    def log(self, msg: Message, round_: int, content: str, outgoing: bool, node: int, shape=()) -> None:
+    def log(self, msg: Message, round_: int, content: str, outgoing: bool, node: int, shape=None) -> None:
+        """One message in the log. ``shape``: that of the array it carries; None (the default, until a
+        step fills it in) for a message that carries no array — a decision, an acknowledgement,
+        SecAgg+'s keys — which the report says as such, never as a scalar."""
         self.messages.append({"round": round_, "sender": "server" if outgoing else node,
                               "receiver": node if outgoing else "server", "content": content,
-                              "shape": list(shape), "bytes": message_bytes(msg),
+                              "shape": None if shape is None else list(shape), "bytes": message_bytes(msg),
                               "records": sorted(msg.content.keys()) if msg.has_content() else []})
 
     def dump(self, msg: Message, label: str) -> None:
@@ -362,7 +365,7 @@ class _SecureSum:
         target, modulus, clip = secagg_ranges(H)
         instructions = {"config": run.config_json, "n-entities": H,
                         "stage": stage or method.stages[0]}
-        carried = ""
+        carried, carried_shape = "", None
         if run.pending_public is not None:
             # the previous stage's public result rides with this sum's share instructions
             after, arrays = run.pending_public
@@ -370,6 +373,9 @@ class _SecureSum:
             instructions.update({PUBLIC_AFTER_FIELD: after, PUBLIC_FIELD: pack_arrays(arrays)})
             what = ", ".join(f"{k} {list(np.shape(v))}" for k, v in arrays.items())
             carried = f" + public result of the {after} sum ({what or 'nothing'})"
+            if arrays:  # as flush_public logs it: one array's shape, several arrays' sizes
+                carried_shape = (list(np.shape(next(iter(arrays.values())))) if len(arrays) == 1
+                                 else [int(np.size(v)) for v in arrays.values()])
 
         class _SumOnly(FedAvg):
             """Hands the unmasked sum through unchanged (FedAvg would re-average it)."""
@@ -401,6 +407,7 @@ class _SecureSum:
         step = {"i": 0}
         failures: dict[str, str] = {}
         silent: list[str] = []
+        masked: list[dict] = []  # the log's entries of the masked vectors, shaped once the sum is known
 
         class _LoggingGrid:
             """The grid as SecAggPlusWorkflow sees it, logging every message of each stage."""
@@ -415,12 +422,15 @@ class _SecureSum:
                 step["i"] += 1
                 messages = list(messages)
                 # the fit instructions (collect masked vectors) carry the pending public result
-                down = label + (carried if step["i"] == SECAGG_FIT_STEP else "")
+                fit = step["i"] == SECAGG_FIT_STEP
+                down = label + (carried if fit else "")
                 for m in messages:
-                    transport.log(m, 1, down, True, m.metadata.dst_node_id)
+                    transport.log(m, 1, down, True, m.metadata.dst_node_id, carried_shape if fit else None)
                 replies = transport.send_and_receive(messages, timeout)
                 for r in replies:
                     transport.log(r, 1, label + " (reply)", False, r.metadata.src_node_id)
+                    if fit and not r.has_error():
+                        masked.append(transport.messages[-1])
                     transport.dump(r, f"secagg{step['i']}" + (f"_{stage}" if stage else ""))
                     if r.has_error():  # SecAgg+ drops a failed node silently; keep its reason
                         failures[transport.name(r.metadata.src_node_id)] = r.error.reason
@@ -458,6 +468,10 @@ class _SecureSum:
         # SecAggPlusWorkflow returns the mean of the contributors' unmasked shares (weight 1 each); × their
         # number and back onto the grid gives the exact integer sum (every share is on the grid).
         total = to_grid(mean * _SumOnly.n_active)
+        for m in masked:
+            # each masked vector is as long as the sum (a public length: the site's log records it too);
+            # SecAgg+'s own weight entry beside it is the protocol's, not the site's share
+            m["shape"] = list(total.shape)
         info = {"protocol": "SecAgg+ (flwr.server.workflow.SecAggPlusWorkflow + flwr.client.mod.secaggplus_mod)",
                 "num_shares": k, "reconstruction_threshold": threshold, "max_dropouts": int(method.max_dropouts),
                 "clipping_range": clip, "quantization_range": target, "modulus_range": modulus,

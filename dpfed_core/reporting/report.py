@@ -8,7 +8,9 @@ Sections (each an ``<section id=…>``; the ids are stable and tested):
 
 ``overview``    in plain words: who sees what, what ε means for one person, the guarantee against
                 the server and against the server with every other entity side by side, and the
-                data's cumulative spend (when the run was charged to a budget store);
+                data's cumulative spend (when the run was charged to a budget store) with every other
+                release the report includes (comparisons, sweep, audit) and each entity a
+                non-private one left without an overall guarantee;
 ``summary``     what was run, the (ε, δ) guarantee (ledger) with its assumptions, date, version;
 ``scope``       what the guarantee covers and what it does not — every statement true of the
                 engine: user-level DP per entity, users assumed disjoint across entities, server
@@ -51,7 +53,7 @@ from dpfed_core.reporting.report_figures import audit_epsilon_figure, audit_roc_
 from dpfed_core.reporting.report_format import CSS, _esc, fmt_eps, fmt_num
 from dpfed_core.reporting.report_sections import (METRICS, SECTION_TITLES, SECTIONS, _audit, _data, _messages,
                                                   _overview, _parameters, _privacy, _provenance, _scope, _summary,
-                                                  _tradeoff, _utility)
+                                                  _tradeoff, _utility, other_releases, void_lines)
 
 __all__ = [
     "build_report", "write_report", "report_from_session", "load_doc",
@@ -134,18 +136,21 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
     m = run_doc.get("method", {})
     title = title or (f"dpfed compliance report — {m.get('name', run_doc['config'].get('method', ''))}"
                       + (" (public version)" if public else ""))
+    # every release the spend figures count besides the run's own method, named in both versions
+    others = other_releases(run_doc, comparison, sweep_doc, audit_doc)
+    audit_void = void_lines([r for r in others if r["kind"] == "audit"])
     parts = [
-        _overview(run_doc, public),
-        _summary(run_doc, generated, sweep_doc, audit_doc, public),
+        _overview(run_doc, public, others),
+        _summary(run_doc, generated, sweep_doc, audit_doc, public, others),
         _scope(run_doc, public),
         _data(run_doc, data_summary, public),
         _parameters(run_doc),
-        _privacy(run_doc, include_plotlyjs),
-        _messages(run_doc),
+        _privacy(run_doc, include_plotlyjs, comparison),
+        _messages(run_doc, others),
         _utility(run_doc, comparison, include_plotlyjs, public),
         _tradeoff(sweep_doc, metric, include_plotlyjs, public),
-        _audit(audit_doc, include_plotlyjs, public),
-        _provenance(run_doc, sweep_doc, audit_doc, generated),
+        _audit(audit_doc, include_plotlyjs, public, audit_void),
+        _provenance(run_doc, sweep_doc, audit_doc, generated, comparison),
     ]
     js = ""
     if include_plotlyjs:

@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any, Iterable, Sequence
 
-__all__ = ["fmt_num", "fmt_eps", "html_table", "CSS"]
+__all__ = ["fmt_num", "fmt_eps", "html_table", "shape_text", "CSS"]
 
 CSS = """
 :root { --fg:#1d2330; --muted:#5b6475; --line:#d9dee7; --bg:#ffffff; --soft:#f4f6fa;
@@ -128,6 +128,15 @@ def html_table(rows: Sequence[dict], columns: Sequence[tuple[str, str]] | None =
         body.append(f"<tr><td colspan='{len(columns)}' class='muted'>none</td></tr>")
     t = f"<table class='{cls}'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     return f"<div class='scroll'>{t}</div>" if scroll else t
+
+
+def shape_text(shape: Any) -> str:
+    """A logged message's shape as the report and the dashboard say it: ``None`` is a message that
+    carries no array (a protocol message: a decision, an acknowledgement, SecAgg+'s keys), ``[]`` one
+    number, else the array's dimensions."""
+    if shape is None:
+        return "no array"
+    return " × ".join(str(x) for x in shape) or "scalar"
 
 
 def _badge(kind: tuple[str, str]) -> str:

@@ -19,12 +19,13 @@ from dpfed_core.evaluation.verdicts import (VERDICT_BASELINES, crossing_epsilon,
 from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
 from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME, trust_model_text
 from dpfed_core.reporting.report_figures import _layout, _method_color, audit_epsilon_figure, audit_roc_figure
-from dpfed_core.reporting.report_format import _badge, _esc, _f, _fig_html, fmt_eps, fmt_num, html_table
+from dpfed_core.reporting.report_format import _badge, _esc, _f, _fig_html, fmt_eps, fmt_num, html_table, shape_text
 
 __all__ = [
     "SECTIONS", "SECTION_TITLES", "METRICS", "METRIC_LABELS", "ANALYST_ONLY", "RELEASED", "PUBLIC",
     "ANALYST_NOTE", "PUBLIC_NOTE", "WITHHELD", "WITHHELD_NUMBERS", "accountant_text", "coalition_text",
     "epsilon_in_words", "who_sees_what", "cumulative_text", "released_from_messages", "k_explanation",
+    "trust_text", "other_releases", "SIMULATION_NO_EPSILON",
 ]
 
 #: Section ids in page order (the e2e test and the dashboard rely on them).
@@ -102,14 +103,39 @@ def accountant_text(privacy: dict) -> str:
     return text
 
 
+#: What a simulation states in place of an ε: noise reproducible from the seed protects no one.
+SIMULATION_NO_EPSILON = "none: simulation noise is reproducible from the seed"
+
+
 def coalition_text(privacy: dict) -> str:
     """ε against the server colluding with every other entity (secure aggregation weakens it to each
-    entity's own noise share); the same as the guarantee without secure aggregation."""
+    entity's own noise share); the same as the guarantee without secure aggregation. A simulation
+    states none (:data:`SIMULATION_NO_EPSILON`): its ε is only what production noise would give, and
+    said as that."""
     t = privacy.get("trust") or {}
     c = t.get("against_server_and_other_entities") or {}
+    if privacy.get("simulation"):
+        would = ("" if c.get("epsilon") is None else
+                 f" (would be ε = {fmt_eps(c.get('epsilon'))}, δ = {fmt_num(c.get('delta'))} with production noise)")
+        return SIMULATION_NO_EPSILON + would
     if c.get("epsilon") is None:
         return "the same as the guarantee (no secure aggregation: nothing to collude against)"
     return f"ε = {fmt_eps(c.get('epsilon'))}, δ = {fmt_num(c.get('delta'))}"
+
+
+def trust_text(privacy: dict) -> str:
+    """The trust model in one sentence, as the report's summary and the CLI state it: that of
+    :func:`~dpfed_core.privacy.statement.trust_model_text`, except for a simulation, whose seeded noise
+    gives no ε against anyone — the coalition's figure is then :func:`coalition_text`'s "none"."""
+    if not privacy.get("simulation"):
+        return trust_model_text(privacy)
+    t = privacy.get("trust") or {}
+    if t.get("aggregation") == "secure":
+        where = "formed in-process" if t.get("in_process") else "formed by Flower's SecAgg+"
+        head = f"secure aggregation: the server learns only the sum of the entities' releases ({where})"
+    else:
+        head = "no secure aggregation: the server sees every entity's release"
+    return f"{head}; ε against the server colluding with all other entities: {coalition_text(privacy)}"
 
 
 def epsilon_in_words(eps: float, delta: float) -> str:
@@ -130,11 +156,18 @@ def who_sees_what(run: dict, public: bool) -> list[tuple[str, str]]:
     p = run.get("privacy", {})
     private = _is_private(run)
     secure = (p.get("trust") or {}).get("aggregation") == "secure"
-    contents = sorted({str(m.get("content", "")) for m in run.get("messages") or [] if m.get("receiver") == "server"})
+    to_server = [m for m in run.get("messages") or [] if m.get("receiver") == "server"]
+    # a message logged with no array (a decision, an acknowledgement, SecAgg+'s keys) releases no data
+    contents = sorted({str(m.get("content", "")) for m in to_server if m.get("shape", []) is not None})
+    protocol = sorted({str(m.get("content", "")) for m in to_server if m.get("shape", []) is None})
     sent = ", ".join(contents) or "nothing"
-    kind = "noisy (differentially private)" if private else "exact (NOT private)"
+    kind = ("exact (NOT private)" if not private else
+            "noisy (simulation: noise reproducible from the seed, NOT private)" if p.get("simulation") else
+            "noisy (differentially private)")
     server = (f"only the sum over entities of their {kind} releases ({sent}); no single entity's release"
               if secure else f"each entity's {kind} release ({sent})")
+    if protocol:
+        server += f"; and the protocol's messages, which carry no data array ({', '.join(protocol)})"
     rows = [("Each entity (site)", "its own people's records, its own model and its own recommendations; none "
                                    "of these ever leave it"),
             ("The server", server),
@@ -174,7 +207,119 @@ def cumulative_text(privacy: dict) -> str:
             "report; <code>python -m dpfed_core budget show --data …</code> prints it for a dataset.")
 
 
-def _overview(run: dict, public: bool) -> str:
+def _entity_names(run: dict) -> list[str]:
+    names = [str(e.get("name")) for e in run.get("entities") or [] if e.get("name") is not None]
+    return names or sorted({str(r.get("entity")) for r in (run.get("privacy") or {}).get("ledger") or []})
+
+
+def _charge_kind(doc: dict) -> str:
+    """How a release is charged to a budget: "none" (nothing left an entity), "dp" (its ledger's
+    (ε, δ) per entity) or "void" (exact data or no user-level claim left the entities: ε = ∞)."""
+    model = (doc.get("method") or {}).get("privacy_model_type")
+    p = doc.get("privacy") or {}
+    if model == "NO_RELEASE" or (model is None and _is_private(doc) and _f(p.get("epsilon")) == 0
+                                 and not p.get("ledger")):
+        return "none"
+    return "dp" if model in (None, "FEDERATED_USER_DP") and _is_private(doc) else "void"
+
+
+def _spend_after(doc: dict) -> str:
+    """The budget store's figure a document recorded after its own release ("" when it has none)."""
+    acct = (doc.get("privacy") or {}).get("accountant") or {}
+    if not isinstance(acct, dict) or not acct.get("across_releases"):
+        return ""
+    ent = acct.get("most_spent_entity")
+    return (f"after it the most-spent entity{f' ({ent})' if ent else ''} had spent ε = "
+            f"{fmt_eps(acct.get('spent_epsilon'))} on these data in total (budget store)")
+
+
+def other_releases(run: dict, comparison: dict[str, dict] | None = None, sweep: dict | None = None,
+                   audit: dict | None = None) -> list[dict]:
+    """Every release this report includes besides the run's own method, one row each: the comparison
+    methods, the sweep, the audit — what was released, by which method, at which ε, what the budget
+    store says of it, and ``void``: the entities a non-private release left without an overall
+    guarantee. Built from public facts only (methods, ε, δ, the grid, entity names): the report's
+    spend figures count these releases, so they are named in both versions. ``kind``: "comparison",
+    "sweep" or "audit"."""
+    rows: list[dict] = []
+    names = _entity_names(run)
+    simulation = bool((run.get("privacy") or {}).get("simulation"))
+    charged_with_run = bool((run.get("odometer") or {}).get("store"))
+    main = next(iter(_comparison_docs(run, comparison)))
+    for name, d in _comparison_docs(run, comparison).items():
+        if name == main:
+            continue
+        p = d.get("privacy") or {}
+        kind = _charge_kind(d)
+        if kind == "none":  # e.g. local: nothing left an entity, so nothing to name or count
+            continue
+        spend = _spend_after(d) or (
+            "charged with this run: counted in the run's figure" if charged_with_run and comparison is None
+            else "not charged to a budget store")
+        if kind == "dp":
+            eps = f"ε = {fmt_eps(p.get('epsilon'))}, δ = {fmt_num(p.get('delta'))}"
+            void = []
+        else:
+            eps, void = "∞ (non-private release)", names
+        if simulation:
+            eps += f" — {SIMULATION_LABEL}"
+        rows.append({"kind": "comparison", "release": f"comparison {name}", "method": f"{name} — {_privacy_model(d)}",
+                     "epsilon": eps, "spend": spend, "void": void, "what": f"the comparison {name}"})
+    if sweep:
+        cfg = sweep.get("config") or {}
+        grid = sweep.get("epsilons") or sweep.get("grid") or []
+        refs = [str(r) for r in sweep.get("references") or []]
+        # an ε = ∞ point or a non-private reference released every entity's exact data (the store's
+        # list of voided entities would also name those of earlier releases: read the sweep's own runs)
+        void = names if any(not _is_private(r) for r in sweep.get("runs") or []) else []
+        rows.append({"kind": "sweep", "release": "sweep", "method": f"{cfg.get('method', '—')}"
+                                                   + (f", references {', '.join(refs)}" if refs else ""),
+                     "epsilon": f"ε ∈ {{{', '.join(fmt_num(e) for e in grid)}}} × {len(sweep.get('seeds') or [])} "
+                                f"seed(s), δ = {fmt_num(cfg.get('delta'))}"
+                                + (f" — {SIMULATION_LABEL}" if cfg.get("simulation") else ""),
+                     "spend": _spend_after(sweep) or ("simulation: not charged" if cfg.get("simulation")
+                                                      else "not charged to a budget store"),
+                     "void": void, "what": "a point or reference of the sweep included here"})
+    if audit:
+        cfg = audit.get("config") or {}
+        target = str((audit.get("entity") or {}).get("name", "?"))
+        methods = [str(m) for m in cfg.get("methods") or []]
+        reads_all = cfg.get("others") == "data" and _any_summable(methods)
+        rows.append({"kind": "audit", "release": f"membership-inference audit of entity {target}",
+                     "method": ", ".join(methods),
+                     "epsilon": "∞ (non-private: the audit reruns the mechanism on the exact rows)",
+                     "spend": ("recorded in the budget store as ε = ∞" if (audit.get("odometer") or {}).get("store")
+                               else "not recorded in a budget store"),
+                     "void": (names or [target]) if reads_all else [target],
+                     "what": "the membership-inference audit included here"})
+    return rows
+
+
+def _any_summable(methods: list[str]) -> bool:
+    from dpfed_core.audit.membership import is_summable
+
+    return any(is_summable(m) for m in methods)
+
+
+def void_lines(rows: list[dict]) -> list[str]:
+    """"Entity X has no overall guarantee: a non-private release (…)", one line per release that voided
+    an entity's guarantee, naming its entities (HTML-escaped); entity names are public inputs."""
+    out = []
+    for r in rows:
+        void = [str(e) for e in r["void"]]
+        if void:
+            one = len(void) == 1
+            out.append(f"Entit{'y' if one else 'ies'} {_esc(', '.join(void))} {'has' if one else 'have'} no overall "
+                       f"guarantee: a non-private release ({_esc(r['what'])}).")
+    return out
+
+
+def _releases_table(rows: list[dict]) -> str:
+    return html_table(rows, [("release", "release"), ("method", "method"), ("epsilon", "ε per entity"),
+                             ("spend", "budget store")], scroll=True)
+
+
+def _overview(run: dict, public: bool, others: list[dict] | None = None) -> str:
     p = run.get("privacy", {})
     eps, dlt = _f(p.get("epsilon")), _f(p.get("delta"))
     trust = p.get("trust") or {}
@@ -210,14 +355,23 @@ def _overview(run: dict, public: bool) -> str:
         boxes += ("<p>A person with records at two entities is protected at each separately; together their "
                   "protection is the sum of the two ε.</p>")
     rows = [{"who": a, "what": b} for a, b in who_sees_what(run, public)]
+    others = others or []
+    more = ""
+    if others:
+        more = ("<p>Besides the run's own method this report includes these releases of the same data; the "
+                "budget store's figures count each one that was charged:</p><ul>"
+                + "".join(f"<li>{_esc(r['release'])} ({_esc(r['method'])}; {_esc(r['epsilon'])}): {_esc(r['spend'])}"
+                          "</li>" for r in others) + "</ul>")
+        more += "".join(f"<p class='verdict-bad'><b>{line}</b></p>" for line in void_lines(others))
     body = (head + boxes + "<h3>Who sees what</h3>" + html_table(rows, [("who", "who"), ("what", "sees")], cls="kv")
-            + f"<h3>The data's cumulative spend</h3><p>{cumulative_text(p)}</p>"
+            + f"<h3>The data's cumulative spend</h3><p>{cumulative_text(p)}</p>" + more
             + "<p class='muted small'>The accounting behind these figures (ledger, composition, message log) "
               "follows below.</p>")
     return _section("overview", body, [PUBLIC])
 
 
-def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, public: bool = False) -> str:
+def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, public: bool = False,
+             others: list[dict] | None = None) -> str:
     p = run.get("privacy", {})
     ds = run.get("dataset", {})
     m = run.get("method", {})
@@ -239,9 +393,11 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, 
     else:
         g = (f"<div class='callout bad'><b>NOT PRIVATE.</b> {_esc(p.get('label', 'non-private'))}. "
              "No differential-privacy guarantee holds for this run.</div>")
+    # the run's guarantee is its own release's; an included release that voided an entity's says so here
+    g += "".join(f"<p class='verdict-bad'>{line}</p>" for line in void_lines(others or []))
     rows = [
         {"k": "dataset", "v": ds.get("name", "—")},
-        {"k": "trust model", "v": trust_model_text(p)},
+        {"k": "trust model", "v": trust_text(p)},
         {"k": "ε against the server + all other entities (coalition)", "v": coalition_text(p)},
         {"k": "accountant", "v": accountant_text(p)},
         # the exact user count is private: it is shown only in the analyst-only data section
@@ -251,7 +407,7 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, 
         {"k": "run created", "v": run.get("created", "—")},
         {"k": "report generated", "v": generated},
         {"k": "dpfed version", "v": f"{__version__} (run made with {run.get('version', '—')})"},
-        {"k": "included", "v": ", ".join(["run"] + (["sweep"] if sweep else []) + (["audit"] if audit else []))},
+        {"k": "included", "v": ", ".join(["run"] + [r["release"] for r in others or []])},
         {"k": "version of this report", "v": PUBLIC_NOTE if public else ANALYST_NOTE},
     ]
     nav = "".join(f"<li><a href='#{s}'>{_esc(SECTION_TITLES[s])}</a></li>" for s in SECTIONS)
@@ -265,13 +421,14 @@ def released_from_messages(run: dict) -> list[dict]:
     releases of private data (DP for a private run); server → entity messages are post-processing of
     what the server received."""
     private = _is_private(run)
+    simulation = bool(run.get("privacy", {}).get("simulation"))
     groups: dict[tuple, dict] = {}
     for m in run.get("messages") or []:
         to_server = m.get("receiver") == "server"
         key = (int(m.get("round", 0)), to_server, str(m.get("content", "")))
         g = groups.setdefault(key, {"n": 0, "shapes": set(), "bytes": 0})
         g["n"] += 1
-        g["shapes"].add(" × ".join(str(x) for x in (m.get("shape") or [])) or "scalar")
+        g["shapes"].add(shape_text(m.get("shape", [])))
         g["bytes"] += int(m.get("bytes", 0))
     rows = []
     for (rnd, to_server, content), g in sorted(groups.items(), key=lambda kv: (kv[0][0], not kv[0][1], kv[0][2])):
@@ -279,6 +436,10 @@ def released_from_messages(run: dict) -> list[dict]:
         shape = shapes[0] if len(shapes) == 1 else f"{len(shapes)} shapes ({shapes[0]} … {shapes[-1]})"
         status = (("released" + ("" if private else " — NON-PRIVATE for this method")) if to_server
                   else "released (post-processing of what the server received: no extra privacy cost)")
+        if to_server and shapes == ["no array"]:
+            status = "a protocol message: no data array, nothing released"
+        elif to_server and private and simulation:
+            status = "released — simulation: noise reproducible from the seed, NOT private"
         rows.append({"what": f"Round {rnd}, {'entity → server' if to_server else 'server → entity'}",
                      "content": f"{content} ({g['n']} message{'s' if g['n'] != 1 else ''}, shape {shape}, "
                                 f"{fmt_num(g['bytes'])} bytes)",
@@ -333,6 +494,10 @@ def _scope(run: dict, public: bool = False) -> str:
     if not private:
         items.insert(0, "<b class='verdict-bad'>This run is non-private:</b> the statements about the DP "
                         "guarantee describe the protocol, not this run's method.")
+    elif run.get("privacy", {}).get("simulation"):
+        items.insert(0, "<b class='verdict-bad'>This run is a simulation:</b> its noise is reproducible from the "
+                        "seed, so no ε holds; the statements about the DP guarantee describe the protocol run with "
+                        "production noise, not this run.")
     body = "<ul>" + "".join(f"<li>{s}</li>" for s in items) + "</ul>"
     body += ("<h3>What is released and what is not</h3><p class='muted small'>The protocol rows are generated "
              "from this run's message log.</p>") + html_table(
@@ -472,7 +637,7 @@ def _parameters(run: dict) -> str:
     return _section("parameters", body, [PUBLIC])
 
 
-def _privacy(run: dict, plotly_ok: bool) -> str:
+def _privacy(run: dict, plotly_ok: bool, comparison: dict[str, dict] | None = None) -> str:
     p = run.get("privacy", {})
     rows = [
         {"k": f"ε, {GUARANTEE_NAME} (max over entities of each entity's composed stages)", "v": fmt_eps(p.get("epsilon"))},
@@ -521,10 +686,22 @@ def _privacy(run: dict, plotly_ok: bool) -> str:
         p.get("ledger") or [], [("entity", "entity"), ("stage", "stage"), ("mechanism", "mechanism"),
                                 ("epsilon", "ε"), ("delta", "δ"), ("sensitivity", "sensitivity"),
                                 ("noise_scale", "noise scale"), ("note", "note")], scroll=True)
+    docs = _comparison_docs(run, comparison)
+    main = next(iter(docs))
+    # the comparison methods' DP releases are charged to the same data: their rows are accounting too
+    extra = [{"method": name, **r} for name, d in docs.items() if name != main and _charge_kind(d) == "dp"
+             for r in (d.get("privacy") or {}).get("ledger") or []]
+    if extra:
+        body += ("<h3>The comparison methods' ledgers</h3><p>The comparison methods ran on the same data and "
+                 "released DP statistics of their own, charged beside this run's; one row per mechanism "
+                 "invocation.</p>" + html_table(
+                     extra, [("method", "method"), ("entity", "entity"), ("stage", "stage"),
+                             ("mechanism", "mechanism"), ("epsilon", "ε"), ("delta", "δ"),
+                             ("noise_scale", "noise scale")], scroll=True))
     return _section("privacy", body, [PUBLIC])
 
 
-def _messages(run: dict) -> str:
+def _messages(run: dict, others: list[dict] | None = None) -> str:
     msgs = run.get("messages") or []
     per: dict[str, dict] = {}
     for mm in msgs:
@@ -540,13 +717,20 @@ def _messages(run: dict) -> str:
             d["bytes in"] += int(mm.get("bytes", 0))
     total = sum(int(mm.get("bytes", 0)) for mm in msgs)
     rounds = sorted({int(mm.get("round", 0)) for mm in msgs})
+    method = (run.get("method") or {}).get("name") or run.get("config", {}).get("method", "the run's method")
     body = (f"<p>{len(msgs)} messages in round(s) {', '.join(map(str, rounds)) or '—'}, "
-            f"{fmt_num(total)} bytes in total. Every message that crossed an entity's boundary is listed; "
-            "nothing else was sent.</p>")
+            f"{fmt_num(total)} bytes in total. Every message of this run's method ({_esc(method)}) that crossed an "
+            "entity's boundary is listed; it sent nothing else.</p>")
+    if others:
+        body += ("<h3>Other releases this report counts</h3><p>These releases of the same data are not in the "
+                 "log above (their messages, if they sent any, were their own); each is named here with its method "
+                 "and ε, and a comparison method's ledger rows are in the privacy section.</p>"
+                 + _releases_table(others))
     body += "<h3>Per entity</h3>" + html_table(list(per.values()), scroll=True)
     body += "<h3>All messages</h3>" + html_table(
-        msgs, [("round", "round"), ("sender", "sender"), ("receiver", "receiver"), ("content", "content"),
-               ("shape", "shape"), ("bytes", "bytes")], scroll=True)
+        [{**mm, "shape": shape_text(mm.get("shape", []))} for mm in msgs],
+        [("round", "round"), ("sender", "sender"), ("receiver", "receiver"), ("content", "content"),
+         ("shape", "shape"), ("bytes", "bytes")], scroll=True)
     return _section("messages", body, [RELEASED])
 
 
@@ -619,13 +803,23 @@ def sweep_settings_text(sweep: dict) -> str:
     return "The sweep's settings: " + "; ".join(parts) + "."
 
 
+def _sweep_grid_text(sweep: dict) -> str:
+    """"dp-cooccurrence over ε ∈ {0.5, 1, 3}, seeds [0, 1]" (HTML-escaped)."""
+    return (f"{_esc(sweep.get('config', {}).get('method', ''))} over ε ∈ "
+            f"{{{', '.join(fmt_num(e) for e in sweep.get('epsilons', []))}}}, seeds {_esc(sweep.get('seeds'))}")
+
+
 def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = False) -> str:
     # a privacy caveat, not a utility number: stated in the public report too
     text = unproved_sweep_text(sweep) if sweep else None
     unproved = f"<p class='verdict-bad'>{_esc(text)}</p>" if text else ""
     if sweep and public:
-        return _section("tradeoff", "<p>" + _esc(WITHHELD_NUMBERS.format(
-            what="the sweep's utility at each ε")) + "</p>" + unproved, [PUBLIC])
+        # the grid, the references and the spend are parameters and accounting, not utility
+        refs = ", ".join(_esc(r) for r in sweep.get("references") or []) or "none"
+        return _section("tradeoff", f"<p>{_sweep_grid_text(sweep)}; references: {refs}.</p>"
+                        f"<p>{sweep_settings_text(sweep)}</p><p>"
+                        + _esc(WITHHELD_NUMBERS.format(what="the sweep's utility at each ε")) + "</p>" + unproved,
+                        [PUBLIC])
     if not sweep:
         return _section("tradeoff", "<p class='muted'>No sweep included. Produce one with "
                         "<code>python -m dpfed_core sweep … --out s.json</code> and pass "
@@ -637,8 +831,7 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = F
     refs = sweep.get("references") or []
     ref = next((b for b in VERDICT_BASELINES if b in refs), None)
     crossing = crossing_epsilon(sweep, metric, ref) if ref else None
-    body = (f"<p>{_esc(method)} over ε ∈ {{{', '.join(fmt_num(e) for e in sweep.get('epsilons', []))}}}, "
-            f"seeds {sweep.get('seeds')}; metric: {_esc(METRIC_LABELS.get(metric, metric))}, mean ± sd over "
+    body = (f"<p>{_sweep_grid_text(sweep)}; metric: {_esc(METRIC_LABELS.get(metric, metric))}, mean ± sd over "
             f"seeds.</p><p>{sweep_settings_text(sweep)}</p><ul>"
             + "".join(f"<li>{_esc(line)}</li>" for line in crossing_lines(sweep, metric)) + "</ul>" + unproved)
     if plotly_ok:
@@ -657,13 +850,15 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = F
     return _section("tradeoff", body, [ANALYST_ONLY])
 
 
-def _audit(audit: dict | None, plotly_ok: bool, public: bool = False) -> str:
+def _audit(audit: dict | None, plotly_ok: bool, public: bool = False, void: Sequence[str] = ()) -> str:
     if not audit:
         return _section("audit", "<p class='muted'>No audit included. Produce one with "
                         "<code>python -m dpfed_core audit … --out a.json</code> and pass "
                         "<code>--audit a.json</code>.</p>", [PUBLIC if public else ANALYST_ONLY])
+    # what the audit cost its entity is accounting, not a result: both versions say it
+    voided = "".join(f"<p class='verdict-bad'><b>{line}</b></p>" for line in void)
     if public:
-        return _section("audit", "<p>" + _esc(WITHHELD_NUMBERS.format(
+        return _section("audit", voided + "<p>" + _esc(WITHHELD_NUMBERS.format(
             what="the membership-inference audit's results (attack success on an entity's own users)"))
             + f" {_esc(WITHHELD)}</p>", [PUBLIC])
     cfg = audit.get("config", {})
@@ -678,7 +873,7 @@ def _audit(audit: dict | None, plotly_ok: bool, public: bool = False) -> str:
             "knows the target's row and sees only the released prototypes scores each release; we report "
             "the attack's ROC AUC, its true-positive rate at low false-positive rates, and an empirical "
             f"lower bound on ε certified with Clopper–Pearson bounds at {conf * 100:g} % confidence on runs "
-            "not used to choose the attack's threshold.</p>")
+            "not used to choose the attack's threshold.</p>") + voided
     if viol:
         body += ("<div class='callout bad'><b>VIOLATION:</b> an empirical lower bound exceeds the claimed ε "
                  f"for {', '.join(_esc(r['method']) + ' ε=' + fmt_num(r['epsilon']) for r in viol)}. "
@@ -730,8 +925,13 @@ def _audit(audit: dict | None, plotly_ok: bool, public: bool = False) -> str:
     return _section("audit", body, [ANALYST_ONLY])
 
 
-def _provenance(run, sweep, audit, generated: str) -> str:
+def _provenance(run, sweep, audit, generated: str, comparison: dict[str, dict] | None = None) -> str:
     rows = [{"doc": "run", "created": run.get("created", "—"), "version": run.get("version", "—"), "sha": _sha(run)}]
+    main = next(iter(_comparison_docs(run, None)))
+    for name, d in (comparison or {}).items():  # documents of their own, beside the run's
+        if name != main:
+            rows.append({"doc": f"comparison {name}", "created": d.get("created", "—"),
+                         "version": d.get("version", "—"), "sha": _sha(d)})
     if sweep:
         rows.append({"doc": "sweep", "created": sweep.get("created", "—"), "version": sweep.get("version", "—"),
                      "sha": _sha(sweep)})

@@ -13,6 +13,7 @@ from dpfed_core.evaluation.experiments import sweep_table
 from dpfed_core.evaluation.verdicts import compare_one, format_epsilon
 from dpfed_core.federation.protocol import user_row
 from dpfed_core.methods import MethodResult
+from dpfed_core.reporting.report_format import shape_text
 from dpfed_core.ui.inputs import escape_md
 
 METRIC_LABELS = {
@@ -126,7 +127,7 @@ def messages_table(doc: dict) -> pd.DataFrame:
     df = pd.DataFrame(doc.get("messages", []),
                       columns=["round", "sender", "receiver", "content", "shape", "bytes"])
     if not df.empty:
-        df["shape"] = df["shape"].map(lambda s: " × ".join(str(x) for x in s))
+        df["shape"] = df["shape"].map(shape_text)
     return df
 
 
