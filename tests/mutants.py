@@ -58,6 +58,12 @@ BREC = "dpfed_core/privacy/budget_records.py"
 BREL = "tests/test_budget_releases.py"
 SITE = "dpfed_core/deployment/site_policy.py"
 SITET = "tests/test_site_policy.py"
+SITE_COALITION = ("tests/test_deployment_apps.py::test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_"
+                  "states_the_coordinators_figure")
+MALFORMED_SHARE = ("tests/test_deployment_apps.py::test_a_malformed_share_request_marks_nothing_drawn_and_a_drawn_"
+                   "stage_stays_marked")
+FAILURE_TEXT = ("tests/test_deployment_apps.py::test_what_a_site_tells_the_coordinator_of_a_failure_holds_no_count_"
+                "of_its_own_items_nor_its_paths")
 CLIENT = "dpfed_core/deployment/client_app.py"
 NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation"
 NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
@@ -940,7 +946,7 @@ MUTANTS = (
            "odo.set_cap(key, policy.budget_epsilon, policy.budget_delta)", "True",
            (f"{SITET}::test_a_policy_that_lowers_the_budget_below_the_spend_refuses_by_the_rule_and_keeps_the_"
             "balance_home",), arg="refuse_below_spent"),
-    Mutant("node-refusing-a-share-by-its-coalition-cap-keeps-it-drawn", CLIENT, "secure_share",
+    Mutant("node-refusing-a-share-by-its-coalition-cap-keeps-it-drawn", CLIENT, "_secure_share",
            "site_policy.unclaim_draw(policy, shard.entity, group)", "None",
            (f"{SITET}::test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every_other_site",)),
     Mutant("site-operator-refunds-every-site-of-its-store", SITE, "withdraw_by_site",
@@ -977,9 +983,9 @@ MUTANTS = (
            arg="insecure"),
     Mutant("site-policy-cannot-raise-its-budget", SITE, "accept",
            "odo.set_cap(key, policy.budget_epsilon, policy.budget_delta)", "False", (SITE_DELTA,), arg="confirm_raise"),
-    Mutant("node-reports-the-last-shares-ledger-rows-only", CLIENT, "secure_share",
+    Mutant("node-reports-the-last-shares-ledger-rows-only", CLIENT, "_secure_share",
            "loads(str(kept['ledger'])) if kept is not None and group[0] != first else []", "[]",
-           (f"{APPS}::test_a_sites_coalition_epsilon_counts_the_catalogues_share_before_the_methods",)),
+           (SITE_COALITION,)),
     Mutant("node-withdraws-a-request-it-never-accepted", CLIENT, "withdraw", "_require_accepted(context, rec)", "None",
            (f"{NODE_WITHDRAWS}[nothing drawn]",)),
     Mutant("shard-test-users-not-the-entitys-rows", SHARDS, "write_shards",
@@ -998,9 +1004,21 @@ MUTANTS = (
            "self.transport.check_replies(msgs, replies, 'site policy decisions')", "None", (UNDECIDED,)),
     Mutant("undecided-run-never-withdrawn", SERVER, "_Run.site_decisions", "self.withdraw(accepted)", "''",
            (UNDECIDED,), nth=0),
-    Mutant("coalition-epsilon-without-the-catalogues-share", CLIENT, "secure_share", "prior + float(coalition)",
-           "float(coalition)",
-           (f"{APPS}::test_a_sites_coalition_epsilon_counts_the_catalogues_share_before_the_methods",)),
+    Mutant("coalition-epsilon-without-the-catalogues-share", CLIENT, "_run_coalition",
+           "entity_coalition(config, H, float(coalition), rhos + planned)",
+           "(float(coalition), float(method.delta), ZCDP)", (SITE_COALITION,)),
+    Mutant("site-coalition-by-its-shares-epsilon-summed", CATRUN, "entity_coalition",
+           "getattr(method_class(config.method), 'zcdp_budget', False) and rhos and all((r is not None and "
+           "math.isfinite(r) for r in rhos))", "False", (SITE_COALITION,)),
+    Mutant("node-marks-a-malformed-stage-label-drawn", CLIENT, "_secure_share",
+           "_require_accepted(context, fitins.config, group, claim=False)",
+           "_require_accepted(context, fitins.config, group, shard)", (MALFORMED_SHARE,)),
+    Mutant("node-accepts-a-catalogue-its-shard-cannot-hold", CLIENT, "decide", "_declared_size(rec, shard)", "None",
+           (MALFORMED_SHARE,)),
+    Mutant("node-fits-a-broadcast-of-any-shape", CLIENT, "_broadcast_V",
+           "V.ndim != 2 or V.shape[0] != rows or V.shape[1] < 1", "False", (FAILURE_TEXT,)),
+    Mutant("node-forwards-every-error-text", CLIENT, "_public", "isinstance(exc, DpfedError)", "True",
+           (FAILURE_TEXT,)),
     # --- what users read about the guarantee, and what stays on disk for the operator only
     Mutant("public-report-first-screen-of-the-analysts", "dpfed_core/reporting/report.py", "build_report",
            "_overview(run_doc, public)", "_overview(run_doc, False)",
@@ -1482,8 +1500,10 @@ MUTANTS = (
     Mutant("catalogue-divisor-ignores-dropouts", CATRUN, "secure_catalogue_divisor",
            "math.sqrt(int(n_entities) - int(config.max_dropouts))", "math.sqrt(int(n_entities))", (DIVISOR_COALITION,)),
     Mutant("coalition-least-exposed-entity", CATRUN, "coalition_with_catalogue",
-           "max((zcdp_epsilon(d2 * sum((r.rho for r in rs)), float(config.delta)) for rs in rows.values()))",
-           "min((zcdp_epsilon(d2 * sum((r.rho for r in rs)), float(config.delta)) for rs in rows.values()))",
+           "max((entity_coalition(config, n_entities, method_coalition, rs)[0] for rs in rhos.values()), "
+           "default=entity_coalition(config, n_entities, method_coalition, None)[0])",
+           "min((entity_coalition(config, n_entities, method_coalition, rs)[0] for rs in rhos.values()), "
+           "default=entity_coalition(config, n_entities, method_coalition, None)[0])",
            (DIVISOR_COALITION,)),
     Mutant("catalogue-messages-after-method", CATRUN, "_on_catalogue",
            "messages + list(result.messages)", "list(result.messages) + messages", (SELECTION_FIRST,)),
@@ -1810,10 +1830,10 @@ MUTANTS = (
            "r.delta == r.delta", "True", (SITE_LOG,)),
     Mutant("site-log-rho-of-some-rows", CLIENT, "_log_release",
            "rhos and len(rhos) == len(rows)", "rhos", (SITE_LOG,)),
-    Mutant("node-share-beyond-secagg-range-sent", CLIENT, "secure_share",
+    Mutant("node-share-beyond-secagg-range-sent", CLIENT, "_secure_share",
            "peak > clip", "peak > 2 * clip",
            (f"{APPS}::test_a_share_entry_beyond_secaggs_range_is_refused_not_clipped",)),
-    Mutant("node-later-stage-without-its-public-input", CLIENT, "secure_share",
+    Mutant("node-later-stage-without-its-public-input", CLIENT, "_secure_share",
            "group[0] != method.stages[0] and k not in public", "False",
            (f"{APPS}::test_a_later_stages_share_is_refused_before_the_previous_stages_public_result_arrives",)),
     Mutant("server-ignores-a-silent-node", SERVER, "_Transport.check_replies",

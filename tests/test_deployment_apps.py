@@ -66,8 +66,10 @@ def test_a_nodes_shares_read_the_declared_catalogues_columns_only():
     assert rows.shape == (4, 4)
     assert ca._on_keys(shard, _context(), False, 6).shape == (4, 6)
     assert ca._declared_size({"config": run_json(cfg, "declared", None)}, shard) == 6
-    with pytest.raises(DpfedError, match="declares a catalogue of 9 items, this node's shard has 6 columns"):
+    with pytest.raises(DpfedError, match="declares a catalogue of 9 items, more than this site's shard holds") as err:
         ca._declared_size({"config": run_json(cfg, "declared", 9)}, shard)
+    # the shard's width is the site's own count: in its log, never in what the coordinator is told
+    assert "6" not in str(err.value) and "6 columns" in err.value.for_site()
 
 
 def test_a_node_reads_its_declared_catalogue_from_its_own_shard_not_from_the_run(tmp_path):
@@ -87,9 +89,10 @@ def test_a_node_reads_its_declared_catalogue_from_its_own_shard_not_from_the_run
     assert shard.train.shape[1] == 12 and shard.n_declared == 8
     assert ca._declared_size({"config": run_json(cfg, "declared", 8)}, shard) == 8
     assert ca._declared_size({"config": run_json(cfg, "declared", None)}, shard) == 8
-    for other in (12, 10, 9):
-        with pytest.raises(DpfedError, match=f"declares a catalogue of {other} items, this node's shard declares 8"):
+    for other in (12, 10, 9, 10 ** 6):
+        with pytest.raises(DpfedError, match=f"declares a catalogue of {other} items, this site's shard declares 8") as err:
             ca._declared_size({"config": run_json(cfg, "declared", other)}, shard)
+        assert "12" not in str(err.value).replace(str(other), "")  # its own items' count stays home
     assert ca._declared_size({"config": run_json(cfg, "declared", 4)}, shard) == 4  # a part of the public list
     every = FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 12), value_kind="counts", value_max=5,
                                         name="all declared", item_source="declared")
@@ -833,6 +836,100 @@ def test_a_site_told_its_run_ended_refunds_only_what_its_own_record_says_it_neve
         ca._require_accepted(ctx, ask.content["config"], "another stage", shard)
 
 
+def test_a_malformed_share_request_marks_nothing_drawn_and_a_drawn_stage_stays_marked(tmp_path, monkeypatch):
+    """A secure sum's instructions are checked whole before its stages are marked drawn in the site's store:
+    a label repeating a stage draws nothing, so the site can still release the stage and, had it drawn
+    nothing, give the run's charge back; a stage it drew keeps the charge. A catalogue larger than the
+    site's shard declares is refused when the site decides, before any charge."""
+    from flwr.common import FitIns, ndarrays_to_parameters
+    from flwr.compat.common import recorddict_compat as compat
+
+    from dpfed_core.deployment.site_policy import withdraw_by_site
+    from dpfed_core.errors import DpfedError
+
+    ds, policy, ctx = _site(tmp_path, monkeypatch, method="dp-cooccurrence")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation="secure", method_params={"max_items": 16})
+    ask = _ask(cfg)
+    assert ca.decide(ask, ctx).content["meta"]["decision"] == "accepted"
+
+    def share(label):
+        ins = {**ask.content["config"], "stage": label}
+        return ca.secure_share(SimpleNamespace(content=compat.fitins_to_recorddict(
+            FitIns(ndarrays_to_parameters([]), ins), keep_input=True)), ctx)
+
+    with pytest.raises(DpfedError, match="not known ahead"):
+        share("popularity+popularity")
+    assert ca._released_stages(ctx) == []
+    share("popularity")  # the stage the malformed label named is still this site's to release
+    assert [o["decision"] for o in withdraw_by_site(policy.store_for("clinic 0"), "7")] == ["kept"]
+    assert _spent(policy) > 0
+
+    ds, policy, ctx = _site(tmp_path / "size", monkeypatch, method="dp-cooccurrence")
+    meta = ca.decide(_ask(cfg, n_items=9), ctx).content["meta"]
+    assert (meta["decision"], meta["rule"]) == ("refused", "item_catalogue")
+    assert ca.ACCEPTED_KEY not in ctx.state.config_records and _spent(policy) == 0
+
+
+def test_a_site_that_drew_nothing_after_a_malformed_label_gives_its_charge_back(tmp_path, monkeypatch):
+    """The malformed label's refusal comes before the store's mark: the site's own withdrawal finds no
+    stage drawn and gives the run's charge back."""
+    from flwr.common import FitIns, ndarrays_to_parameters
+    from flwr.compat.common import recorddict_compat as compat
+
+    from dpfed_core.deployment.site_policy import withdraw_by_site
+    from dpfed_core.errors import DpfedError
+
+    ds, policy, ctx = _site(tmp_path, monkeypatch, method="dp-cooccurrence")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation="secure", method_params={"max_items": 16})
+    ask = _ask(cfg)
+    assert ca.decide(ask, ctx).content["meta"]["decision"] == "accepted"
+    ins = {**ask.content["config"], "stage": "popularity+popularity"}
+    with pytest.raises(DpfedError, match="not known ahead"):
+        ca.secure_share(SimpleNamespace(content=compat.fitins_to_recorddict(
+            FitIns(ndarrays_to_parameters([]), ins), keep_input=True)), ctx)
+    assert [o["decision"] for o in withdraw_by_site(policy.store_for("clinic 0"), "7")] == ["withdrawn"]
+    assert _spent(policy) == pytest.approx(0.0)
+
+
+def test_what_a_site_tells_the_coordinator_of_a_failure_holds_no_count_of_its_own_items_nor_its_paths(
+        tmp_path, monkeypatch):
+    """A site whose shard holds 8 declared items and 4 of its own: a broadcast V of any other row count
+    than the catalogue's (the shard's width among them) is refused naming the run's catalogue only; a
+    failure inside the node (a library's message counting its columns) and a shard of another federation
+    reach the coordinator without the site's count or path, which its own log keeps."""
+    from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.evaluation.experiments import make_split
+
+    X = sp.csr_matrix(np.random.default_rng(2).poisson(0.5, (36, 12)).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 12), value_kind="counts", value_max=5,
+                                     name="own items", item_source="declared", n_declared=8)
+    cfg = RunConfig(method="kmeans", k=3, seed=0)
+    shard = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")[0]
+    ctx = _context(**{"data-path": str(shard), "report-path": str(tmp_path / "report.json")})
+    monkeypatch.setattr(ca, "Message", lambda content, reply_to=None: SimpleNamespace(content=content))
+    run = run_json(cfg, "declared", 8)
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run, "n-entities": 3, "operation": "op"})
+
+    def round2(V):
+        return ca.round2(SimpleNamespace(content={"config": {"config": run, "n-entities": 3},
+                                                  "model": {"V": SimpleNamespace(numpy=lambda: V)}}), ctx).content
+
+    ok = round2(np.ones((8, 3)))
+    assert "meta" in ok
+    for rows in (7, 9, 12, 13):
+        err = str(round2(np.ones((rows, 3)))["error"]["message"])
+        assert f"has shape ({rows}, 3); the run has 8 items in its declared catalogue" in err
+        assert "12" not in err.replace(f"({rows}, 3)", "")
+    assert "not finite" in str(round2(np.full((8, 3), np.nan))["error"]["message"])
+    monkeypatch.setattr(ca, "entity_statistics", lambda *a: np.ones((12, 4)) @ np.ones((5, 1)))
+    err = str(round2(np.ones((8, 3)))["error"]["message"])
+    assert "12" not in err and "site's own log" in err
+    reply = ca.decide(SimpleNamespace(content={"config": {"config": run, "n-entities": 4}}), ctx).content
+    err = str(reply["error"]["message"])
+    assert "federation of 3 entities, the run declares 4" in err and str(shard) not in err and "shards" not in err
+
+
 def test_a_prototype_release_is_given_once_per_accepted_run(tmp_path, monkeypatch):
     """round1 claims its stage before it draws: the coordinator asking the same run's prototypes again
     gets an error naming the rule, and the site's log holds one release."""
@@ -924,21 +1021,28 @@ def test_site_policies_are_one_file_or_one_per_site_with_paths_a_node_config_can
         _policy_paths(tmp_path / "a' data-path='x.toml", 2)
 
 
-def test_a_sites_coalition_epsilon_counts_the_catalogues_share_before_the_methods(tmp_path, monkeypatch):
+def test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_states_the_coordinators_figure(tmp_path,
+                                                                                                  monkeypatch):
     """A run that selects its catalogue federation-wide takes two shares of this site: against the server
-    colluding with every other site its people have the ε of both. The method's release is logged with
-    the sum, a max_coalition_epsilon between the method's share alone and the sum stops it, and the
-    ledger rows the site reports in round 2 are both shares'."""
+    colluding with every other site its people have the ε of both, composed by zCDP (ρ adds up, converted
+    once at the run's δ) as the coordinator composes them — its log states the coordinator's figure, below
+    the two ε summed; a max_coalition_epsilon between that figure and the sum lets the run through, one
+    between the catalogue's share alone and the figure stops the method's share, and the ledger rows the
+    site reports in round 2 are both shares'."""
     from flwr.common import FitIns, ndarrays_to_parameters
     from flwr.compat.common import recorddict_compat as compat
 
     from dpfed_core.deployment.site_policy import PolicyRefused
     from dpfed_core.deployment.wire import PUBLIC_AFTER_FIELD, PUBLIC_FIELD, loads, pack_arrays, run_json
+    from dpfed_core.evaluation.catalogue_run import coalition_with_catalogue
     from dpfed_core.privacy import catalogue as cat
+    from dpfed_core.privacy.ledger import ZCDP, PrivacyLedger
+
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
 
     def shares(ctx):
         """The catalogue's share, then the method's; yields the ε each alone gives against the coalition."""
-        run = run_json(RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), "secure")
+        run = run_json(cfg, "secure")
         ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run, "n-entities": 3, "operation": "op"})
         keys = np.unique(cat.item_buckets(ca._load(ctx, 3).item_names, cat.SECURE_CATALOGUE_BUCKETS))
         for extra in ({"stage": "catalogue"}, {PUBLIC_AFTER_FIELD: "catalogue", PUBLIC_FIELD: pack_arrays({"keys": keys})}):
@@ -949,16 +1053,27 @@ def test_a_sites_coalition_epsilon_counts_the_catalogues_share_before_the_method
             ledgers.append(loads(str(kept["ledger"])))
             yield float(loads(str(kept["coalition_epsilon"])))
 
+    def coordinators(rows, method):
+        """The coordinator's figure from the rows the site reports (re-spent as deployed.py does)."""
+        ledger = PrivacyLedger(cfg.epsilon, cfg.delta)
+        for row in rows:
+            ledger.spend(**{k: (math.nan if v is None else v) for k, v in row.items()})
+        return coalition_with_catalogue(cfg, 3, method, ledger)
+
     ledgers = []
     ds, policy, ctx = _site(tmp_path, monkeypatch)
     catalogue, method = shares(ctx)
     # the ledger rows round 2 reports hold the catalogue's rows, then the method's
     assert ledgers[0] and len(ledgers[1]) > len(ledgers[0]) and ledgers[1][:len(ledgers[0])] == ledgers[0]
     assert 0 < catalogue < math.inf and 0 < method < math.inf
+    so_far, whole = coordinators(ledgers[0], method), coordinators(ledgers[1], method)
+    assert so_far < whole < catalogue + method  # ρ adds up: tighter than the two ε summed
     notes = [r["note"] for r in SiteLog(policy.store_for("clinic 0")).rows() if r["decision"] == "released"]
-    assert notes == [f"against the server with every other site: ε = {eps:.4g} (this run so far)"
-                     for eps in (catalogue, catalogue + method)]
-    ds, tight, ctx = _site(tmp_path / "tight", monkeypatch, max_coalition_epsilon=catalogue + method / 2)
+    assert notes == [f"against the server with every other site: ε = {eps:.4g}, δ = {cfg.delta:.3g} (this run so far; "
+                     f"{ZCDP})" for eps in (so_far, whole)]
+    ds, roomy, ctx = _site(tmp_path / "roomy", monkeypatch, max_coalition_epsilon=(whole + catalogue + method) / 2)
+    assert len(list(shares(ctx))) == 2  # within the cap as the coordinator states the run
+    ds, tight, ctx = _site(tmp_path / "tight", monkeypatch, max_coalition_epsilon=(so_far + whole) / 2)
     steps = shares(ctx)
     next(steps)
     with pytest.raises(PolicyRefused) as err:

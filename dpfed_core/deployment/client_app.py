@@ -69,6 +69,7 @@ from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, fused_inputs,
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.noise import SecureGenerator, method_generator
+from dpfed_core.privacy.store import StoreError
 
 # The operator's plug-in methods (DPFED_PLUGINS, set by deploy-local --plugin or by the site):
 # imported from this node's own configuration, never from anything a message names.
@@ -98,7 +99,26 @@ SIM_FEATURES_ENV = "DPFED_SIM_FEATURES"
 
 
 def _error_reply(msg: Message, exc: Exception, where: str) -> Message:
-    return Message(RecordDict({"error": ConfigRecord({"message": f"{where}: {exc}"})}), reply_to=msg)
+    return Message(RecordDict({"error": ConfigRecord({"message": f"{where}: {_public(exc, where)}"})}),
+                   reply_to=msg)
+
+
+def _public(exc: Exception, where: str) -> Exception:
+    """What the coordinator may be told of a failure: every error text that leaves the node (an error
+    reply, or a ClientApp exception whose text Flower sends to the server) must be a function of public
+    inputs only. This module's own errors state what the coordinator sent in public terms; a failure of
+    anything else — a library's message on arrays shaped by the site's own items, a fault of its policy
+    file or store naming its paths — is told in the site's own log, and the coordinator hears only
+    where it happened."""
+    if isinstance(exc, (site_policy.PolicyError, StoreError)):
+        _site_log(f"{where}: {exc}")
+        return DpfedError("this site's policy file or store cannot be used; the reason is in the site's own log")
+    if isinstance(exc, site_policy.PolicyRefused):
+        _site_log(f"{where}: {exc.for_site()}")
+    if isinstance(exc, DpfedError):
+        return exc
+    _site_log(f"{where}: {type(exc).__name__}: {exc}")
+    return DpfedError("this node failed; the reason is in the site's own log")
 
 
 def _entity_rngs(config, private: bool, n_entities: int):
@@ -130,10 +150,17 @@ def _load(context: Context, n_entities: int):
     path = _data_path(context)
     if not path:
         raise DpfedError("this SuperNode has no data path; start it with --node-config \"data-path='…'\"")
-    shard = load_shard(str(path))
+    try:
+        shard = load_shard(str(path))
+    except DpfedError as exc:  # names the site's own file: told in its log only
+        _site_log(str(exc))
+        raise DpfedError("this SuperNode cannot read its shard; the reason is in the site's own log") from None
     if shard.n_entities != n_entities:
-        raise DpfedError(f"shard {path} belongs to a federation of {shard.n_entities} entities, "
-                         f"the run declares {n_entities}")
+        # the federation's size is public; the shard's path is the site's own (its log has it)
+        _site_log(f"shard {path} belongs to a federation of {shard.n_entities} entities, the run declares "
+                  f"{n_entities}")
+        raise DpfedError(f"this site's shard belongs to a federation of {shard.n_entities} entities, the run "
+                         f"declares {n_entities}")
     return shard
 
 
@@ -141,7 +168,14 @@ def _item_features(context: Context, shard) -> np.ndarray | None:
     """The public item features of this node's columns, from the file its own configuration names
     (``item-features``), or None."""
     path = context.node_config.get("item-features") or _simulated(context, SIM_FEATURES_ENV)
-    return load_item_features(str(path), shard.train.shape[1])[0] if path else None
+    if not path:
+        return None
+    try:
+        return load_item_features(str(path), shard.train.shape[1])[0]
+    except DpfedError as exc:  # names the site's file and its column count: told in its log only
+        _site_log(f"{shard.entity}: {exc}")
+        raise DpfedError(f"{shard.entity}: this SuperNode cannot read its item features; the reason is in the "
+                         "site's own log") from None
 
 
 def _own_items_padded(V: np.ndarray, shard) -> np.ndarray:
@@ -171,12 +205,13 @@ def _site_log(msg: str) -> None:
 
 
 def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list[str] | None = None,
-                      shard=None) -> None:
+                      shard=None, claim: bool = True) -> None:
     """Refuse (before anything is drawn) a message whose request this site did not accept in this run,
     and a second release of a stage already released in it. ``stage``: the stage a message releases,
     or every stage one secure sum carries (each is claimed on its own, whatever name the sum has);
     claimed with ``shard`` (the node's own) in the site's store too, where a withdrawal by the site's
-    operator (`site withdraw`) refuses it."""
+    operator (`site withdraw`) refuses it. ``claim=False``: the refusals only (a message is checked whole
+    before its stages are claimed)."""
     kept = context.state.config_records.get(ACCEPTED_KEY)
     if kept is None:
         raise site_policy.PolicyRefused("accepted_request", "the coordinator asked for a release before this site "
@@ -196,6 +231,8 @@ def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list
     if again:
         raise site_policy.PolicyRefused("one_request_per_run", f"stage {again[0]!r} was already released in this "
                                         "run; a site releases each stage once per accepted run")
+    if not claim:
+        return
     if shard is None:
         raise TypeError("a stage is claimed in the site's store: pass the node's shard")
     site_policy.claim_draw(_policy(context), shard.entity, claimed, run=str(context.run_id),
@@ -210,9 +247,10 @@ def _released_stages(context: Context) -> list[str]:
 
 
 def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_bytes: int,
-                 coalition: float | None = None) -> None:
+                 coalition: tuple[float, float, str] | None = None) -> None:
     """One row of the site's release log per release (its ledger rows give ε, δ and ρ; ``coalition``:
-    the ε its own noise alone gives against the server colluding with every other site)."""
+    the (ε, δ, composition) its own noise alone gives against the server colluding with every other
+    site, :func:`_run_coalition`)."""
     policy = _policy(context)
     eps = sum(float(r.epsilon) for r in rows) if rows else 0.0
     dlt = sum(float(r.delta) for r in rows if r.delta == r.delta) if rows else 0.0
@@ -228,8 +266,9 @@ def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_by
         run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
         stage=stage, decision="released", epsilon=eps, delta=dlt,
         rho=rho, simulation=config.simulation, shapes=shapes,
-        n_bytes=n_bytes, note="" if coalition is None or not math.isfinite(coalition) else
-        f"against the server with every other site: ε = {coalition:.4g} (this run so far)")
+        n_bytes=n_bytes, note="" if coalition is None or not math.isfinite(coalition[0]) else
+        f"against the server with every other site: ε = {coalition[0]:.4g}, δ = {coalition[1]:.3g} (this run so "
+        f"far; {coalition[2]})")
 
 
 @app.query("policy")
@@ -247,6 +286,8 @@ def decide(msg: Message, context: Context) -> Message:
             meta = {**_identity(shard), "decision": "accepted", "rule": "", "message": "already accepted"}
             return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
         policy = _policy(context)
+        if not _secure_catalogue(rec):
+            _declared_size(rec, shard)  # a catalogue the shard cannot hold is refused before any charge
         req = site_policy.request_of(config, H, shard.value_max, catalogue_from_json(str(rec["config"])))
         record = site_policy.accept(policy, req, shard, run=str(context.run_id), coordinator=_coordinator(context))
         context.state.config_records[ACCEPTED_KEY] = ConfigRecord({
@@ -263,7 +304,7 @@ def decide(msg: Message, context: Context) -> Message:
         # the reason names the site's own files: its operator reads it in the SuperNode's log
         meta = {**entity, "decision": "refused", "rule": "policy_file",
                 "message": "this site's policy file cannot be used; the reason is in the site's own log"}
-    except DpfedError as exc:  # e.g. the node's shard: a failure of the node, not a decision
+    except Exception as exc:  # e.g. the node's shard: a failure of the node, not a decision
         return _error_reply(msg, exc, "site policy")
     return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
 
@@ -296,7 +337,7 @@ def withdraw(msg: Message, context: Context) -> Message:
         # the reason may name the site's own files: its operator reads it in the SuperNode's log
         meta = {**entity, "decision": "kept", "rule": "policy_file",
                 "message": "this site keeps its charge; the reason is in the site's own log"}
-    except DpfedError as exc:
+    except Exception as exc:
         return _error_reply(msg, exc, "site withdrawal")
     return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
 
@@ -357,12 +398,17 @@ def _declared_size(rec, shard) -> int:
     own = getattr(shard, "n_declared", None)
     if size is None:
         return width if own is None else int(own)
-    if size > width:
-        raise DpfedError(f"{shard.entity}: the run declares a catalogue of {size} items, this node's shard has "
-                         f"{width} columns; rewrite the shard with the run's items file (write-shards --items)")
+    # the declared size is public (the run's items file); the width counts the site's own items too, so
+    # it is named in the site's log only, and the declared size is checked first
     if own is not None and size > own:
-        raise DpfedError(f"{shard.entity}: the run declares a catalogue of {size} items, this node's shard declares "
-                         f"{own} (its other columns are its own items); nothing was drawn")
+        raise site_policy.PolicyRefused(
+            "item_catalogue", f"the run declares a catalogue of {size} items, this site's shard declares {own}; "
+                              "nothing was drawn", detail=f"its shard has {width} columns")
+    if size > width:
+        raise site_policy.PolicyRefused(
+            "item_catalogue", f"the run declares a catalogue of {size} items, more than this site's shard holds; "
+                              "rewrite the shard with the run's items file (write-shards --items); nothing was "
+                              "drawn", detail=f"its shard has {width} columns")
     return int(size)
 
 
@@ -440,9 +486,11 @@ def _write_report(context: Context, shard, body: dict) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(dumps(doc))
         os.replace(tmp, path)
-    except OSError as exc:
-        raise DpfedError(f"{shard.entity}: cannot write the local evaluation report {path} ({exc}); fix the "
-                         "SuperNode's --node-config \"report-path='…'\"") from None
+    except OSError as exc:  # names the site's own path: told in its log only
+        _site_log(f"{shard.entity}: cannot write the local evaluation report {path} ({exc}); fix the SuperNode's "
+                  "--node-config \"report-path='…'\"")
+        raise DpfedError(f"{shard.entity}: this node cannot write its local evaluation report; the reason is in "
+                         "the site's own log") from None
 
 
 def _prototype_rows(shard, declared: int):
@@ -462,13 +510,16 @@ def round1(msg: Message, context: Context) -> Message:
     """Round 1 of a prototype method: this entity's prototypes."""
     try:
         config, H, shard = _instructions(context, msg.content["config"])
-        _require_accepted(context, msg.content["config"], "round1", shard)
+        _require_accepted(context, msg.content["config"])
         t0 = time.perf_counter()
+        # what the coordinator asked for is checked before the stage is claimed: a request that draws
+        # nothing marks nothing drawn (the run's charge can still be given back)
         method = prototype_method(config, shard.value_max)
+        X1 = _prototype_rows(shard, _declared_size(msg.content["config"], shard))
+        _require_accepted(context, msg.content["config"], "round1", shard)
         private = bool(getattr(method, "private", False))
         rng = _entity_rngs(config, private, H)[shard.index]
         eps, dlt = (config.epsilon, config.delta) if private else (math.inf, 0.0)
-        X1 = _prototype_rows(shard, _declared_size(msg.content["config"], shard))
         release, rows = release_prototypes(method, X1, rng, shard.entity, eps, dlt)
         arrays = {"prototypes": Array(np.ascontiguousarray(release.prototypes, dtype=np.float64))}
         if config.server_weighting == "counts":
@@ -482,7 +533,7 @@ def round1(msg: Message, context: Context) -> Message:
         _log_release(context, shard, config, "round 1 (prototypes)", rows, [a.shape for a in arrays.values()],
                      message_bytes(reply))
         return reply
-    except DpfedError as exc:
+    except Exception as exc:
         return _error_reply(msg, exc, "round 1")
 
 
@@ -528,8 +579,16 @@ def site_policy_mod(msg: Message, context: Context, call_next) -> Message:
 def secure_share(msg: Message, context: Context) -> Message:
     """Round 1 of a summable method: this entity's share of one stage, handed to SecAgg+ for masking.
 
-    A failure here is a ClientApp exception (SecAgg+ has no error reply); the ServerApp reports its
-    reason when the secure sum ends short of this node."""
+    A failure here is a ClientApp exception (SecAgg+ has no error reply) whose text Flower sends to the
+    server: stated in public terms (:func:`_public`). The ServerApp reports its reason when the secure
+    sum ends short of this node."""
+    try:
+        return _secure_share(msg, context)
+    except Exception as exc:
+        raise _public(exc, f"run {context.run_id}: secure sum") from None
+
+
+def _secure_share(msg: Message, context: Context) -> Message:
     from flwr.common import Code, FitRes, Status, ndarrays_to_parameters
     from flwr.compat.common import recorddict_compat as compat
 
@@ -544,15 +603,16 @@ def secure_share(msg: Message, context: Context) -> Message:
     method = _method(config, shard, context, secure_catalogue)
     stage = str(fitins.config.get("stage", method.stages[0]))
     group = stage.split(SUM_OF_STAGES)  # one secure sum may carry consecutive stages (fused_stages)
-    # claimed by the stages the share draws (a missing stage field is the first stage; a fused label
-    # names each of its stages), before anything is drawn
-    _require_accepted(context, fitins.config, group, shard)
     first = CATALOGUE_STAGE if secure_catalogue else method.stages[0]
+    _require_accepted(context, fitins.config, group, claim=False)  # a stage released before is that refusal
+    # Every check of what the coordinator asked for (the stages, their public inputs, the catalogue's
+    # size) comes before the stages are claimed in the site's store: a request refused here draws
+    # nothing, so it marks nothing drawn and the run's charge can still be given back.
+    X = None
     if stage == CATALOGUE_STAGE:
         if not secure_catalogue:
             raise DpfedError("the server asked for a catalogue share in a run with a declared item catalogue")
-        values, rows_now, coalition = _catalogue_share(config, H, shard)
-        note = ""
+        _item_names(shard)
     else:
         unknown = [s for s in group if s not in method.stages]
         if unknown:
@@ -567,9 +627,17 @@ def secure_share(msg: Message, context: Context) -> Message:
         X = _on_keys(shard, context, secure_catalogue,
                      None if secure_catalogue else _declared_size(fitins.config, shard))
         if len(group) > 1 and tuple(group) not in fused_stages(method, X.shape[1]):
-            # the server fused stages this node's own catalogue does not let it fix ahead
+            # the server fused stages this node's catalogue (public: its declared size or the released
+            # keys) does not let it fix ahead
             raise DpfedError(f"{shard.entity}: the server asked for the stages {stage!r} in one secure sum, but with "
-                             f"this node's {X.shape[1]} items their inputs are not known ahead")
+                             f"the run's {X.shape[1]} items their inputs are not known ahead")
+    # claimed by the stages the share draws (a missing stage field is the first stage; a fused label
+    # names each of its stages), before anything is drawn; from here on a stage stays marked drawn
+    _require_accepted(context, fitins.config, group, shard)
+    if X is None:
+        values, rows_now, coalition = _catalogue_share(config, H, shard)
+        note = ""
+    else:
         rng = _summable_rng(config, H, shard.index, context)
         ledger = PrivacyLedger(config.epsilon, config.delta if math.isfinite(config.epsilon) else 0.0)
         parts, coalition, note = [], math.inf, ""
@@ -590,15 +658,13 @@ def secure_share(msg: Message, context: Context) -> Message:
         raise DpfedError(f"{shard.entity}: a {stage} share entry is beyond SecAgg+'s range ±{clip:.4g} for {H} "
                          f"entities (2³² modulus, grid {GRID:g}); the secure sum cannot carry it")
     kept = context.state.config_records.get(STATE_KEY)
-    # against the server with every other site: a method's share states all its stages together, after a
-    # federation-wide catalogue's share (basic composition of the two: an upper bound)
-    prior = (float(loads(str(kept["coalition_epsilon"]))) if kept is not None and secure_catalogue
-             and stage != CATALOGUE_STAGE and group[0] == method.stages[0] else 0.0)
-    run_coalition = prior + float(coalition)
+    rows = (loads(str(kept["ledger"])) if kept is not None and group[0] != first else [])
+    rows += loads(ledger_rows_to_json(rows_now))
+    run_coalition = _run_coalition(config, H, method, secure_catalogue, stage, rows, coalition)
     policy = _policy(context)
     if math.isfinite(policy.max_coalition_epsilon):
         try:
-            site_policy.check_coalition(policy, run_coalition, stage)
+            site_policy.check_coalition(policy, run_coalition[0], stage)
         except site_policy.PolicyRefused as exc:
             site_policy.SiteLog(policy.store_for(shard.entity)).add(
                 run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
@@ -608,8 +674,6 @@ def secure_share(msg: Message, context: Context) -> Message:
             site_policy.unclaim_draw(policy, shard.entity, group, run=str(context.run_id),
                                      coordinator=_coordinator(context))
             raise
-    rows = (loads(str(kept["ledger"])) if kept is not None and group[0] != first else [])
-    rows += loads(ledger_rows_to_json(rows_now))
     context.state.config_records[STATE_KEY] = ConfigRecord({
         "ledger": dumps(rows), "note": note, "coalition_epsilon": dumps(coalition)})
     _remember_seconds(context, "release_seconds", time.perf_counter() - t0, add=group[0] != first)
@@ -618,6 +682,34 @@ def secure_share(msg: Message, context: Context) -> Message:
     _log_release(context, shard, config, f"secure sum [{stage}]", rows_now, [values.shape], message_bytes(reply),
                  coalition=run_coalition)
     return reply
+
+
+def _run_coalition(config, H: int, method, secure_catalogue: bool, stage: str, rows: list[dict],
+                   coalition: float) -> tuple[float, float, str]:
+    """``(ε, δ, composition)`` of this site's people against the server colluding with every other site,
+    for the run as far as this share takes it; a method's share counts all of the method's stages
+    (those still to come at their planned ρ), so a ``max_coalition_epsilon`` stops its first share.
+    ``rows``: the site's ledger rows of the run with this share's; ``coalition``: the method's own
+    statement of its shares. After a federation-wide catalogue's share the figure is the coordinator's
+    (:func:`~dpfed_core.evaluation.catalogue_run.entity_coalition`: zCDP, ρ of every share adds up and is
+    converted once at the run's δ; basic composition only where a share has no ρ), never the two
+    ε summed."""
+    from dpfed_core.evaluation.catalogue_run import entity_coalition
+    from dpfed_core.privacy.ledger import ZCDP
+
+    split = method.budget_split()
+    if not secure_catalogue:  # the method's statement: its stages composed by its plan's zCDP
+        how = ("one share, no composition" if split is None else ZCDP if getattr(method, "zcdp_budget", False)
+               else "the method's own composition of its shares")
+        return float(coalition), float(method.delta), how
+    rhos = [r.get("rho") for r in rows]
+    if stage == CATALOGUE_STAGE:
+        return entity_coalition(config, H, None, rhos)
+    drawn = {r["stage"] for r in rows}
+    planned = ([] if split is None else [rho for s, rho in split.plan(float(method.epsilon),
+                                                                       float(method.delta)).rho.items()
+                                         if s not in drawn])
+    return entity_coalition(config, H, float(coalition), rhos + planned)
 
 
 def _store_public(context: Context, after: str, arrays: dict) -> None:
@@ -635,7 +727,7 @@ def public_result(msg: Message, context: Context) -> Message:
         _store_public(context, after, {k: a.numpy() for k, a in msg.content["public"].items()})
         return Message(RecordDict({"ack": ConfigRecord({"stored": sorted(msg.content["public"].keys())})}),
                        reply_to=msg)
-    except (DpfedError, KeyError) as exc:
+    except Exception as exc:
         return _error_reply(msg, exc, "public result")
 
 
@@ -653,13 +745,32 @@ def _own_items_round2(context: Context, config, shard, V: np.ndarray) -> tuple[n
     return blend_columns(info)
 
 
+def _broadcast_V(V: np.ndarray, rec, shard, context: Context) -> np.ndarray:
+    """The broadcast V, checked against the run's public catalogue before anything reads it: one row per
+    released key (a federation-wide catalogue) or per declared item, finite. A V of another shape would
+    fail inside the fit with a message that counts this node's own items; the coordinator is told what is
+    wrong in public terms instead."""
+    if _secure_catalogue(rec):
+        if CATALOGUE_KEY not in context.state.array_records:
+            raise DpfedError(f"{shard.entity}: round 2 reached this node before the released catalogue keys")
+        rows, of = int(context.state.array_records[CATALOGUE_KEY]["keys"].numpy().size), "released catalogue keys"
+    else:
+        rows, of = _declared_size(rec, shard), "items in its declared catalogue"
+    V = np.asarray(V)
+    if V.ndim != 2 or V.shape[0] != rows or V.shape[1] < 1:
+        raise DpfedError(f"the broadcast V has shape {V.shape}; the run has {rows} {of}, one row each")
+    if not np.issubdtype(V.dtype, np.number) or not np.all(np.isfinite(V)):
+        raise DpfedError("the broadcast V has entries that are not finite numbers")
+    return V.astype(np.float64, copy=False)
+
+
 @app.query("round2")
 def round2(msg: Message, context: Context) -> Message:
     """Round 2: fit U_h on V locally, reply with evaluation sums only."""
     try:
         config, H, shard = _instructions(context, msg.content["config"])
         _require_accepted(context, msg.content["config"])
-        V = msg.content["model"]["V"].numpy()
+        V = _broadcast_V(msg.content["model"]["V"].numpy(), msg.content["config"], shard, context)
         t0 = time.perf_counter()
         if config.method in SUMMABLE_METHODS:
             secure_catalogue = _secure_catalogue(msg.content["config"])
@@ -706,7 +817,7 @@ def round2(msg: Message, context: Context) -> Message:
             meta.update({"ledger": str(kept["ledger"]), "note": str(kept["note"]),
                          "coalition_epsilon": str(kept["coalition_epsilon"])})
         return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
-    except DpfedError as exc:
+    except Exception as exc:
         return _error_reply(msg, exc, "round 2")
 
 

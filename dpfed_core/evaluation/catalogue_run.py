@@ -110,27 +110,44 @@ def secure_catalogue_divisor(n_entities: int, config: RunConfig) -> float:
 
 def coalition_with_catalogue(config: RunConfig, n_entities: int, method_coalition: float, ledger) -> float:
     """ε against the server colluding with every other entity of a secure run whose catalogue was selected
-    federation-wide: the selection's share and the method's shares together, not the method's alone.
+    federation-wide: the selection's share and the method's shares together, not the method's alone —
+    the largest of the entities' (:func:`entity_coalition`, each on its own rows' ρ). Public: a function of
+    the configuration, the ledger's ρ and the method's own coalition ε."""
+    rhos = {e: [r.rho for r in ledger.rows if r.entity == e] for e in ledger.entities()}
+    return max((entity_coalition(config, n_entities, method_coalition, rs)[0] for rs in rhos.values()),
+               default=entity_coalition(config, n_entities, method_coalition, None)[0])
+
+
+def entity_coalition(config: RunConfig, n_entities: int, method_coalition: float | None,
+                     rhos: list[float | None] | None) -> tuple[float, float, str]:
+    """``(ε, δ, composition)`` of one entity against the server colluding with every other entity of a
+    secure run whose catalogue was selected federation-wide, from the ρ of every share it released
+    (``rhos``: the selection's and the method's; None when unknown) and the method's own coalition ε
+    (None: the selection's share alone, before any of the method's).
 
     Against that coalition only an entity's own noise shares protect it — each σ/√(H − d), so each
     Gaussian row's ρ times H − d. A method whose every release is such a share recording its ρ
     (``zcdp_budget``): zCDP composition of the entity's rows, the selection's included, ρ·(H − d) in
-    all, converted at the run's δ (as its guarantee against the server is). Any other method: basic
-    composition of the selection's coalition ε (at its own δ) and the method's (at the δ it was given;
-    the two δ add up to the run's, :func:`secure_catalogue_budget`). Public: a function of the
-    configuration, the ledger's ρ and the method's own coalition ε."""
+    all, converted at the run's δ (as its guarantee against the server is). Any other method, or a
+    share without a ρ (a pure-ε mechanism): basic composition of the selection's coalition ε (at its own
+    δ) and the method's (at the δ it was given; the two δ add up to the run's,
+    :func:`secure_catalogue_budget`). The coordinator (the largest over the entities) and each site (its
+    own, in its release log and against its ``max_coalition_epsilon``) state it by this one function."""
     from dpfed_core.federation.protocol import method_class
+    from dpfed_core.privacy.ledger import BASIC, ZCDP
     from dpfed_core.privacy.noise import zcdp_epsilon
 
-    if not (math.isfinite(float(config.epsilon)) and math.isfinite(float(method_coalition))):
-        return math.inf
+    method = 0.0 if method_coalition is None else float(method_coalition)
+    if not (math.isfinite(float(config.epsilon)) and math.isfinite(method)):
+        return math.inf, float(config.delta), BASIC
     d2 = secure_catalogue_divisor(n_entities, config) ** 2
-    rows = {e: [r for r in ledger.rows if r.entity == e] for e in ledger.entities()}
-    if getattr(method_class(config.method), "zcdp_budget", False) and rows and all(
-            r.rho is not None and math.isfinite(r.rho) for rs in rows.values() for r in rs):
-        return max(zcdp_epsilon(d2 * sum(r.rho for r in rs), float(config.delta)) for rs in rows.values())
+    if getattr(method_class(config.method), "zcdp_budget", False) and rhos and all(
+            r is not None and math.isfinite(r) for r in rhos):
+        return zcdp_epsilon(d2 * sum(rhos), float(config.delta)), float(config.delta), ZCDP
     rho_sel, row_delta, _ = secure_catalogue_budget(config)
-    return zcdp_epsilon(rho_sel * d2, row_delta) + float(method_coalition)
+    # the selection alone is stated at its own δ; with the method's (whose δ is the rest), at the run's
+    return (zcdp_epsilon(rho_sel * d2, row_delta) + method,
+            row_delta if method_coalition is None else float(config.delta), BASIC)
 
 
 def secure_catalogue_note(n_keys: int, threshold: float, sigma_sum: float, n_cols: int, n_items: int,
