@@ -50,9 +50,15 @@ def home() -> None:
 
         st.graphviz_chart(plots.protocol_dot(3, ["Hospital A", "Hospital B", "Hospital C"]),
                           width="content")
-        st.caption("Round 1: each entity → server, k DP prototypes (k × items) and nothing else. "
-                   "Server: non-negative factorisation P ≈ W Vᵀ, pure post-processing. "
-                   "Round 2: server → each entity, V; each entity fits U_h ≥ 0 on its own data. "
+        st.caption("Round 1: each entity → server, differentially private releases of its data and nothing "
+                   "else — with a summable method (dp-cooccurrence, dp-popularity, dp-als) noisy shares of its "
+                   "item statistics, which under secure aggregation the server sees only summed over every "
+                   "entity; with a prototype method (dp-prototypes), k DP prototypes (k × items). Before them, "
+                   "a catalogue the entities do not declare is selected by a charged DP release too. "
+                   "Server: the shared item factors V from the releases (an NMF of the stacked prototypes, or "
+                   "a factorisation of the summed statistics), pure post-processing. "
+                   "Round 2: server → each entity, V; each entity fits its users on V beside its own model, on "
+                   "its own data. The Federate page's message log lists every message of a run. "
                    "Privacy: (ε, δ)-DP for every user of every entity (entities hold disjoint users).")
 
 

@@ -31,7 +31,8 @@ st.markdown(
     "What could someone who sees **everything the server received** learn about one patient? "
     "For one entity and a target user, the round-1 mechanism runs many times **with** and "
     "**without** the target (fresh randomness each time). An attacker who knows the target's row "
-    "and sees only the released prototypes tries to tell the two apart. A DP method must keep the "
+    "and sees only what the method releases (its DP statistics or prototypes) tries to tell the two apart. "
+    "A DP method must keep the "
     "attacker's success within what its ε allows; the non-private k-means and k-random prototypes "
     "are audited alongside for contrast."
 )

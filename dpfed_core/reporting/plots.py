@@ -377,7 +377,8 @@ def _rgba(hex_color: str, alpha: float) -> str:
 # ------------------------------------------------------------------------------ diagram
 def protocol_dot(n_entities: int = 3, names: Sequence[str] | None = None, k: str = "k",
                  rank: str = "ℓ") -> str:
-    """Graphviz DOT source of the two rounds: entities send prototypes, the server returns V.
+    """Graphviz DOT source of the two rounds: entities send DP releases (noisy shares of item statistics,
+    or ``k`` DP prototypes), the server returns V.
 
     Neutral grey lines and transparent background so it reads in light and dark themes.
     """
@@ -388,13 +389,14 @@ def protocol_dot(n_entities: int = 3, names: Sequence[str] | None = None, k: str
         '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11, '
         'color="#888888", fontcolor="#222222"];',
         '  edge [fontname="Helvetica", fontsize=10, color="#888888", fontcolor="#888888"];',
-        '  server [label="Server\\nstacks P = [P₁; …; P_H]\\nfits P ≈ W Vᵀ (NMF)\\nno privacy cost", '
+        '  server [label="Server\\nsums or stacks the releases\\nfits the item factors V\\nno privacy cost", '
         'fillcolor="#F58518"];',
     ]
     for i, n in enumerate(names):
         lines.append(f'  e{i} [label="{n}\\nprivate data X_{i + 1}\\n(never leaves)\\n'
                      f'fits U_{i + 1} locally", fillcolor="#72B7B2"];')
-        lines.append(f'  e{i} -> server [label="Round 1: {k} DP prototypes P_{i + 1}", color="#4C78A8", '
+        lines.append(f'  e{i} -> server [label="Round 1: DP release R_{i + 1}\\n(noisy statistics or {k} prototypes)", '
+                     'color="#4C78A8", '
                      'fontcolor="#4C78A8", penwidth=2];')
         lines.append(f'  server -> e{i} [label="Round 2: item factors V", color="#54A24B", '
                      'fontcolor="#54A24B", penwidth=2, style=dashed];')
