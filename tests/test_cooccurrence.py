@@ -175,6 +175,12 @@ def test_item_choice_from_the_popularity_sum():
     pop = sum(np.asarray(_unit_rows(released[sl], 1.0).sum(0)).ravel() for sl in ds.entity_slices())
     assert set(items) == set(np.argsort(-pop, kind="stable")[:5])
     assert any("selected items" in m["content"] for m in doc["messages"])
+    # on a catalogue of at most max_items the two stages are one secure sum, as deployed: the server
+    # sends nothing between them (the co-occurrence takes every item whatever the popularity says)
+    small, _ = run_method(ds, cfg.replace(aggregation="secure", method_params={"max_items": 12}))
+    assert not any("selected items" in m["content"] for m in small["messages"])
+    assert {m["content"] for m in small["messages"] if m["sender"] != "server"} == {
+        "share of the secure sum (popularity + noise share)", "share of the secure sum (co-occurrence + noise share)"}
     # unselected items get no latent factors, only the popularity column
     V = res.extra["public"]["V"]
     others = np.setdiff1d(np.arange(12), items)

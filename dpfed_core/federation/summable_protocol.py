@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.federation.messages import SERVER, Message, array_message
-from dpfed_core.federation.summable import GRID, KNOWN_ONLY, rounding_covered, share_grid_steps
+from dpfed_core.federation.summable import GRID, KNOWN_ONLY, fused_stages, rounding_covered, share_grid_steps
 from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
@@ -268,6 +268,10 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     coalition: list[float] = []
     timings: dict[str, float] = {}
     stages = tuple(method.stages)
+    # the stages whose results the server broadcasts before the next sum: a stage fused with the next
+    # into one secure sum (its inputs public facts fix ahead) sends nothing between them, as deployed
+    n_keys = int(matrices[0].shape[1]) if H else 0
+    broadcast_after = {group[-1] for group in fused_stages(method, n_keys)} if H else set(stages)
     t_stage = [0.0]
     t_server = [0.0, 0.0]  # (start of the current server step, server seconds so far)
     t0 = time.perf_counter()
@@ -288,7 +292,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
             t_server[0] = time.perf_counter()
         elif event == "server_done":
             t_server[1] += time.perf_counter() - t_server[0]
-            if stage != stages[-1]:
+            if stage != stages[-1] and stage in broadcast_after:
                 for key, arr in broadcast_between_stages(method, public).items():
                     what = f"{method.public_key_labels.get(key, key)} (public, from the {stage} sum)"
                     for name in names:
