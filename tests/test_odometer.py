@@ -1118,3 +1118,22 @@ def test_a_read_of_data_the_store_does_not_know_writes_nothing_and_a_preview_nev
     odo.reserve(probe(C, "people of C.csv"), plan).close()
     after = {b.entity: b.spent_epsilon for b in odo.balance(ds)}
     assert after["A"] == pytest.approx(spent_a) and after["C"] > after["B"]
+
+
+def test_a_declared_entity_without_users_in_a_reexport_charges_none_of_the_accounts_entities(tmp_path):
+    """A re-export of one entity's people beside a declared entity that holds no user: the empty
+    entity carries no one, so a release is charged to the entity whose people they are only — not to
+    every entity of the account, as an entity of unrecognised users would be."""
+    ds = sparse_dataset(1)
+    odo = BudgetOdometer(tmp_path / "p.sqlite3")
+    odo.reserve(ds, [dp_plan(0.5)]).close()
+    C = [i for i in range(ds.n_users) if ds.entity_of_user[i] == ds.entity_index("C")]
+    only_c = FederatedDataset.from_parts(ds.X[C], np.array(["C"] * len(C)), entities=["C", "empty"],
+                                         item_ids=ds.item_ids, value_kind=ds.value_kind, value_max=ds.value_max,
+                                         name="C and an empty site.csv")
+    assert odo.identity(only_c).alias_of == dataset_key(ds)
+    before = {b.entity: b.spent_epsilon for b in odo.balance(ds)}
+    odo.reserve(only_c, [dp_plan(0.25, entities=("C", "empty"))]).close()
+    spent = {b.entity: b.spent_epsilon for b in odo.balance(ds)}
+    assert spent["A"] == pytest.approx(before["A"]) and spent["B"] == pytest.approx(before["B"])
+    assert spent["C"] > before["C"]

@@ -205,10 +205,14 @@ class BudgetOdometer:
         """Each entity of a re-export → the account's entities its people were matched to. An entity none
         of whose users were recognised (a few people whose rows were thinned or changed past recognition,
         or people the account never saw) may hold any of the account's people: charged to every entity of
-        the account and to its own name, never to a fresh account that would start from zero."""
+        the account and to its own name, never to a fresh account that would start from zero. An entity
+        with no user at all holds no one: charged under its own name only."""
         account = json.loads(con.execute("SELECT entities FROM datasets WHERE key = ?", (best[0],)).fetchone()[0])
-        return {str(e): best[1].entity_map.get(str(e)) or sorted({*map(str, account), str(e)})
-                for e in dataset.entity_names}
+        users = np.bincount(np.asarray(dataset.entity_of_user, dtype=np.int64), minlength=dataset.n_entities)
+        # a declared entity with no user at all holds no one: its own name only (an all-zero contribution
+        # charges none of the account's people)
+        return {str(e): best[1].entity_map.get(str(e)) or (sorted({*map(str, account), str(e)}) if users[h] else [str(e)])
+                for h, e in enumerate(dataset.entity_names)}
 
     def _upsert_dataset(self, con, key: str, dataset: FederatedDataset, secret: bytes | None) -> None:
         t = now_iso()
