@@ -159,12 +159,15 @@ with p2:
     per_user = st.number_input("Interactions per user (your assumption)", 1.0, 10_000.0, 20.0, step=1.0,
                                key="sweep_sub_per_user",
                                help="The planner never reads the private rows: it builds synthetic federations "
-                                    "from public parameters — the entity list, the catalogue, the value bound — "
-                                    "and this assumption.")
+                                    "from the entity list, the item count, the value bound and this assumption "
+                                    "(the item count is the data's own when no catalogue is declared).")
+    items_from_data = ds.item_source != "declared"
     st.caption(f"Runs {swept} (simulation noise) and **local** (each entity alone, done properly) on synthetic "
                f"federations of {ds.n_entities} entities × {ds.n_items} items with 50–800 users per entity "
                f"(2 seeds each; observation mode {config.mode}) and finds where the federation's advantage "
-               "crosses zero. Synthetic data: nothing is read from the private rows, nothing is charged.")
+               "crosses zero. Synthetic data: no row is read and nothing is charged"
+               + ("; the item count is the data's own (no catalogue is declared), which the public report "
+                  "withholds — this estimate is for the data owner's eyes." if items_from_data else "."))
     if st.button("Estimate users needed", key="sweep_sub_run"):
         cfg_sub = config.replace(method=swept, epsilon=sub_eps)
 

@@ -214,9 +214,10 @@ def _report_section() -> None:
 
 
 if have is None:
-    st.info("Press **Run audit**. The defaults (two targets, the Federate run's DP method at its ε — or at "
-            "ε = 1 and 4 for another method — k-means and k-random, 100 runs per class) release the entity's data "
-            f"{n_jobs * 2 * runs:,} times; the expected time is stated above the button.", icon=":material/info:")
+    st.info(f"Press **Run audit**. The settings above ({n_jobs} audit{'s' if n_jobs != 1 else ''} of {runs:,} runs "
+            f"per class) release the entity's data {n_jobs * 2 * runs:,} times; the expected time is stated above "
+            "the button. The defaults are two targets, the Federate run's DP method at its ε (or at ε = 1 and 4 "
+            "for another method), k-means and k-random, 100 runs per class.", icon=":material/info:")
     _report_section()
     st.stop()
 
