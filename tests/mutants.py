@@ -1084,8 +1084,12 @@ MUTANTS = (
            ("tests/test_set_metrics.py::test_a_stored_zero_in_the_test_rows_is_no_hidden_event",)),
     # one tie rule serves the verdict's counts and the Recommend page's word: one mutant, both tests
     Mutant("verdict-word-by-a-bare-majority", VERDICTS, "_word",
-           "sign_test_p(r['better'], r['worse']) >= SIGN_TEST_LEVEL", "False",
+           "p >= SIGN_TEST_LEVEL", "False",
            (f"{VERDICTT}::test_the_headline_word_needs_a_majority_beyond_chance",)),
+    Mutant("sweep-verdict-word-by-the-sign-test", VERDICTS, "_word",
+           "beyond_interval_p(side, r['better'] + r['worse'] + r['tie']) if over_seeds else sign_test_p(r['better'], "
+           "r['worse'])", "sign_test_p(r['better'], r['worse'])",
+           (f"{VERDICTT}::test_over_seeds_the_word_needs_more_entities_beyond_their_interval_than_chance_gives",)),
     Mutant("verdict-tie-band-absolute", VERDICTS, "_is_tie",
            "np.abs(d) < TIE_FRACTION * np.maximum(np.abs(base), 1e-12)", "np.abs(d) < TIE_FRACTION",
            (f"{VERDICTT}::test_a_tie_is_a_difference_below_half_a_percent_of_the_baselines_value", ONE_WORD)),

@@ -424,3 +424,24 @@ def test_budget_left_is_rounded_down_and_spend_up():
     assert (epsilon_left(9.07961), epsilon_that_holds(9.07961)) == ("9.079", "9.08")
     assert (epsilon_left(1.5), epsilon_left(0.30000000001), epsilon_left(math.inf), epsilon_left(0)) == ("1.5", "0.3", "∞", "0")
     assert epsilon_left(0.0999999999999) == "0.1" and epsilon_left(0.099999) == "0.09999" and epsilon_left(0.12349) == "0.1234"
+
+
+@pytest.mark.parametrize("better, worse, word", [(4, 0, "better"), (1, 0, "even"), (2, 0, "even"), (3, 0, "better"),
+                                                 (0, 4, "worse"), (4, 4, "even")])
+def test_over_seeds_the_word_needs_more_entities_beyond_their_interval_than_chance_gives(better, worse, word):
+    """Over seeds an entity is better or worse only beyond its 95 % t interval, which an entity with no
+    effect passes on one side 2.5 % of the time: of 30 entities one beyond it is chance (p = 0.53), four
+    are not (p = 0.006) — the word states a majority only beyond what chance gives among those compared."""
+    fed, local = {}, {}
+    for i in range(30):
+        if i < better:
+            fed[f"e{i}"], local[f"e{i}"] = [0.10, 0.101, 0.099], [0.2] * 3
+        elif i < better + worse:
+            fed[f"e{i}"], local[f"e{i}"] = [0.30, 0.301, 0.299], [0.2] * 3
+        else:
+            fed[f"e{i}"], local[f"e{i}"] = [0.20, 0.25, 0.15], [0.2] * 3
+    doc = {"config": {"method": "dp", "mode": "zero"},
+           "runs": _seed_runs("dp", 1.0, fed) + _seed_runs("local", math.inf, local)}
+    r = vd.sweep_entity_verdict(doc, 1.0, "mar", baselines=("local",))["baselines"]["local"]
+    assert (r["better"], r["worse"], r["tie"], r["word"]) == (better, worse, 30 - better - worse, word)
+    assert vd.beyond_interval_p(4, 30) == pytest.approx(0.0064, abs=1e-4)

@@ -37,10 +37,14 @@ METRIC_SHORT = {
 }
 #: A per-entity difference below this fraction of the baseline's value is a tie (one run, one split).
 TIE_FRACTION = 0.005
-#: The headline word needs its majority beyond chance: a two-sided exact sign test over the entities
-#: that are better or worse, at this level. One entity of a handful of test users against none is a
-#: coin flip, not a verdict.
+#: The headline word needs its majority beyond chance, at this level. One run: a two-sided exact sign
+#: test over the entities that are better or worse (one entity of a handful of test users against none
+#: is a coin flip, not a verdict). Over seeds, where each entity is better or worse only beyond its 95 %
+#: t interval (2.5 % a side by chance): more entities on the majority's side than that rate gives among
+#: the entities compared (one of 30 beyond its interval is chance; four are not).
 SIGN_TEST_LEVEL = 0.05
+#: The rate at which an entity with no effect falls beyond its two-sided 95 % interval on one side.
+ONE_SIDE_FALSE_RATE = 0.025
 
 
 def format_epsilon(eps: float | str | None) -> str:
@@ -98,10 +102,25 @@ def sign_test_p(better: int, worse: int) -> float:
     return float(binomtest(max(int(better), int(worse)), n, 0.5).pvalue)
 
 
-def _word(r: dict) -> str:
+def beyond_interval_p(count: int, n: int) -> float:
+    """The chance that ``count`` or more of ``n`` entities with no effect fall beyond their 95 % interval
+    on one given side (each with :data:`ONE_SIDE_FALSE_RATE`)."""
+    from scipy.stats import binom
+
+    return float(binom.sf(int(count) - 1, int(n), ONE_SIDE_FALSE_RATE)) if count > 0 else 1.0
+
+
+def _word(r: dict, over_seeds: bool = False) -> str:
     """The headline word of one baseline's counts: a majority beyond chance (:data:`SIGN_TEST_LEVEL`),
-    or "even" — neither better nor worse for more entities than chance gives."""
-    if r["better"] == r["worse"] or sign_test_p(r["better"], r["worse"]) >= SIGN_TEST_LEVEL:
+    or "even" — neither better nor worse for more entities than chance gives. ``over_seeds``: the counts
+    are of entities beyond their own interval (:func:`beyond_interval_p`); else of one run's differences
+    (:func:`sign_test_p`)."""
+    if r["better"] == r["worse"]:
+        return "even"
+    side = max(r["better"], r["worse"])
+    p = (beyond_interval_p(side, r["better"] + r["worse"] + r["tie"]) if over_seeds
+         else sign_test_p(r["better"], r["worse"]))
+    if p >= SIGN_TEST_LEVEL:
         return "even"
     return "better" if r["better"] > r["worse"] else "worse"
 
@@ -146,8 +165,10 @@ def _count_phrase(b: str, r: dict, H: int, inconclusive: str) -> str:
     name = BASELINE_NAMES.get(b, b)
     rest = f", {r['tie']} {inconclusive}" if r["tie"] else ""
     if r["word"] == "even":
+        why = ("no more entities beyond their interval than chance gives, at 5 %" if r.get("over_seeds")
+               else "no majority beyond chance, sign test at 5 %")
         return (f"even with {name}: better for {r['better']} of {H} entities, worse for {r['worse']}{rest}"
-                + (" (no majority beyond chance, sign test at 5 %)" if r["better"] != r["worse"] else ""))
+                + (f" ({why})" if r["better"] != r["worse"] else ""))
     n = r["better"] if r["word"] == "better" else r["worse"]
     other = r["worse"] if r["word"] == "better" else r["better"]
     other_word = "worse" if r["word"] == "better" else "better"
@@ -232,8 +253,8 @@ def sweep_entity_verdict(sweep_doc: dict, epsilon: float, metric: str = "mar",
                 worse += int(d.mean() < 0)
             else:
                 tie += 1
-        r = {"better": better, "worse": worse, "tie": tie, "entities": {}}
-        r["word"] = _word(r)
+        r = {"better": better, "worse": worse, "tie": tie, "entities": {}, "over_seeds": True}
+        r["word"] = _word(r, over_seeds=True)
         res["baselines"][b] = r
     return res
 
