@@ -141,3 +141,49 @@ def test_the_budget_line_before_any_release_states_the_cap_and_counts_one_releas
     a = clinic.entity_names[0]
     odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {a: (1.0, 1e-6)})]).close()
     assert bud.budget_line(store, clinic).endswith(f"(most: {a}), 4 left · 1 release")
+
+
+_SECTION_BY_KEY = """
+from dpfed_core.data.loaders import load_data
+from dpfed_core.data.synthetic import reexport
+from dpfed_core.privacy.odometer import dataset_key
+from dpfed_core.privacy.store import Store
+from dpfed_core.ui.budget import render_budget
+ds = load_data("sample:clinic")
+if REEXPORT:
+    ds = reexport(ds, pseudonyms=True, reorder=True, name="re-export.csv")
+render_budget(Store(STORE), ds, dataset_key(ds))
+"""
+
+
+def test_the_budget_section_reads_data_the_store_does_not_know_by_key_and_sets_its_first_cap(tmp_path, clinic):
+    """The History page reads the budget by the data's key: a re-export of capped people shows their
+    account's cap and balances before its first charge (matched in memory, nothing written), and a data
+    owner sets a first cap on an upload no release has registered yet."""
+    from dpfed_core.data.synthetic import reexport
+    from dpfed_core.privacy.odometer import PlannedRelease, dataset_key
+
+    path = tmp_path / "owner.sqlite3"
+    odo = BudgetOdometer(path)
+    odo.set_cap(clinic, 2.0, 1e-5)
+    odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6,
+                                        {e: (1.0, 1e-6) for e in clinic.entity_names})]).close()
+    again = reexport(clinic, pseudonyms=True, reorder=True, name="re-export.csv")
+    line = bud.budget_line(Store(path), again, dataset_key(again))
+    assert "of 2 spent" in line and "1 left" in line, line
+    n_datasets = len(BudgetOdometer(path).datasets())
+    at = AppTest.from_string(_SECTION_BY_KEY.replace("STORE", repr(str(path))).replace("REEXPORT", "True"),
+                             default_timeout=60).run()
+    assert not at.exception and not at.error
+    assert any("Current cap:** ε = 2" in m.value for m in at.markdown)
+    assert len(BudgetOdometer(path).datasets()) == n_datasets          # reading registered nothing
+    fresh = tmp_path / "fresh.sqlite3"
+    Store(fresh)
+    at = AppTest.from_string(_SECTION_BY_KEY.replace("STORE", repr(str(fresh))).replace("REEXPORT", "False"),
+                             default_timeout=60).run()
+    at.checkbox[0].uncheck()
+    at.number_input[0].set_value(3.0)
+    at.button[0].click().run()
+    next(b for b in at.button if b.label == "Confirm").click().run()
+    assert not at.exception and not at.error
+    assert BudgetOdometer(fresh).cap(dataset_key(clinic))[0] == 3.0

@@ -709,8 +709,7 @@ def test_a_site_is_never_suggested_a_name_only_other_sites_hold_nor_shown_one_in
     assert dash.key_partners(ds, result, known) == {}
     assert dash.key_partners(ds, result) == {0: ["b0"], 6: ["a0"]}
     # public names (a declared catalogue) are known to every site
-    declared = FederatedDataset.from_parts(ds.X, ds.entity_labels_of_users() if hasattr(ds, "entity_labels_of_users")
-                                           else np.asarray(ds.entity_names, dtype=object)[ds.entity_of_user],
+    declared = FederatedDataset.from_parts(ds.X, np.asarray(ds.entity_names, dtype=object)[ds.entity_of_user],
                                            item_names=ds.item_names, value_max=3.0, item_source="declared")
     assert dash.names_known_to(declared, split, result, "A").all()
 
@@ -722,11 +721,16 @@ def test_a_list_stops_before_candidates_the_model_scores_zero_and_says_how_many(
     unseen = {r: [j for j in range(1, 6) if j not in set(split.train[r].indices)]
               for r in split.test_users if ds.entity_of_user[r] == 0}
     row = max(unseen, key=lambda r: len(unseen[r]))
-    assert len(unseen[row]) >= 3
-    zero = unseen[row][1:]                                              # the model learned nothing for these
+    assert len(unseen[row]) >= 4
+    zero, below = unseen[row][1:-1], unseen[row][-1]                    # nothing learned; one scored below 0
     result.V[zero, 0] = 0.0
+    result.V[below, 0] = -0.5
     df, note = dash.explained_list(ds, split, result, "A", str(ds.user_ids[row]), 10, "federated model")
-    assert (df["score"] > 0).all() and not set(df["item"]) & {f"a{j}" for j in zero} and len(df) >= 1
+    assert (df["score"] != 0).all() and not set(df["item"]) & {f"a{j}" for j in zero} and len(df) >= 1
+    assert df["item"].iloc[-1] == f"a{below}" and df["rank"].tolist() == list(range(1, len(df) + 1))
+    # each row's "why" is its own item's evidence, also after the cut
+    items = [int(str(x)[1:]) for x in df["item"]]
+    assert df["why"].tolist() == dash.similar_evidence(ds, split, "A", str(ds.user_ids[row]), items)
     assert note == (f"{len(zero)} further candidate items score 0 for this user: the federated model learned "
                     "nothing for them, and their order would be the catalogue's, so they are not listed.")
 

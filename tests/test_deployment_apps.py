@@ -1069,8 +1069,9 @@ def test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_states_the_co
     so_far, whole = coordinators(ledgers[0], method), coordinators(ledgers[1], method)
     assert so_far < whole < catalogue + method  # ρ adds up: tighter than the two ε summed
     notes = [r["note"] for r in SiteLog(policy.store_for("clinic 0")).rows() if r["decision"] == "released"]
-    assert notes == [f"against the server with every other site: ε = {eps:.4g}, δ = {cfg.delta:.3g} (this run so far; "
-                     f"{ZCDP})" for eps in (so_far, whole)]
+    assert notes == [f"against the server with every other site: ε = {eps:.4g}, δ = {cfg.delta:.3g} (the run as "
+                     f"planned: its stages so far, and its later stages at their planned ρ; {ZCDP})"
+                     for eps in (so_far, whole)]
     ds, roomy, ctx = _site(tmp_path / "roomy", monkeypatch, max_coalition_epsilon=(whole + catalogue + method) / 2)
     assert len(list(shares(ctx))) == 2  # within the cap as the coordinator states the run
     ds, tight, ctx = _site(tmp_path / "tight", monkeypatch, max_coalition_epsilon=(so_far + whole) / 2)

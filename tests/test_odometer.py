@@ -1031,7 +1031,7 @@ def test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_
     assert json.loads(capsys.readouterr().out)[0]["max_spent_epsilon"] == pytest.approx(0.01)
     odo.reserve(ds, [PlannedRelease("run", "central", math.inf, 0.0, {a: (math.inf, 0.0)})], key=key,
                 allow_non_private=True).close()
-    assert f"; no overall guarantee for {a!r}: a non-private release" in budget_cmd.budget_summary_line(odo, key)
+    assert f"; no overall guarantee for {a!r}: non-private release(s)" in budget_cmd.budget_summary_line(odo, key)
     budget_cmd.print_balance(odo, ds, key)
     (row,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith(a)]
     assert row.endswith("1 non-private release(s): no overall guarantee")
@@ -1091,8 +1091,8 @@ def test_a_read_of_data_the_store_does_not_know_writes_nothing_and_a_preview_nev
     A = [i for i in range(ds.n_users) if ds.entity_of_user[i] == ds.entity_index("A")]
     C = [i for i in range(ds.n_users) if ds.entity_of_user[i] == ds.entity_index("C")]
 
-    def probe(rows, name):
-        return FederatedDataset.from_parts(ds.X[rows], np.array(["probe"] * len(rows)),
+    def probe(rows, name, entity="probe", entities=None):
+        return FederatedDataset.from_parts(ds.X[rows], np.array([entity] * len(rows)), entities=entities,
                                            item_ids=ds.item_ids, value_kind=ds.value_kind, value_max=ds.value_max,
                                            name=name)
 
@@ -1110,8 +1110,14 @@ def test_a_read_of_data_the_store_does_not_know_writes_nothing_and_a_preview_nev
         lefts.append((pre["left"], pre["binding_left"], pre["spend"]))
         odo.balance(p)
         odo.key_of(p)
-    assert datasets() == before                                         # nothing of either probe was written
-    assert lefts[0] == lefts[1]                                         # the same words for A's and C's people
+    # a probe whose entity is named after a guessed stored entity (beside an empty one) reads the same:
+    # a right guess maps to its own name and must say no more than a wrong one
+    for guess in ("A", "C"):
+        p = probe(C, f"guess {guess}.csv", entity=guess, entities=[guess, "empty"])
+        pre = odo.preview(p, [PlannedRelease("run", "dp-gaussian", 0.3, 1e-6, {guess: (0.3, 1e-6)})])
+        lefts.append((pre["left"], pre["binding_left"], pre["spend"]))
+    assert datasets() == before                                         # nothing of any probe was written
+    assert len(set(lefts)) == 1                                         # the same words wherever the people are
     spent_a = {b.entity: b.spent_epsilon for b in odo.balance(ds)}["A"]
     assert lefts[0][0] == pytest.approx(2.0 - spent_a)                  # the account's tightest entity
     # the charge itself follows the match: only the entity whose people they are

@@ -868,7 +868,8 @@ def test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every
     assert coalition > 1.2
     for r in _released(load_policy(ok), ds):
         assert r["note"] == (f"against the server with every other site: ε = {coalition:.4g}, δ = {cfg.delta:.3g} "
-                             "(this run so far; one share, no composition)")
+                             "(the run as planned: its stages so far, and its later stages at their planned ρ; "
+                             "one share, no composition)")
     with LocalFederation(shards, tmp_path / "flower2", ds.entity_names, site_policy=[ok, ok, tight]) as fed:
         with pytest.raises(DeploymentError):
             run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=180)

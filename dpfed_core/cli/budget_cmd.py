@@ -318,8 +318,7 @@ def budget_summary_line(odometer, key: str) -> str:
     cap = "no cap" if math.isinf(top.cap_epsilon) else f"cap ε = {epsilon_left(top.cap_epsilon)}"
     void = [b.entity for b in bal if b.void]
     shown = ", ".join(repr(e) for e in void[:5]) + (f" and {len(void) - 5} more" if len(void) > 5 else "")
-    extra = (f"; no overall guarantee for {shown}: a non-private release" + ("s" if len(void) > 1 else "")
-             if void else "")
+    extra = f"; no overall guarantee for {shown}: non-private release(s)" if void else ""
     spent = epsilon_that_holds(top.spent_epsilon)
     return (f"budget ({odometer.path}): most-spent entity {top.entity!r} has spent ε = {spent} "
             f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `python -m dpfed_core budget show` "

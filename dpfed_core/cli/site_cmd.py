@@ -46,7 +46,7 @@ def _store(args):
     from dpfed_core.deployment.site_policy import load_policy
     from dpfed_core.errors import ConfigError
 
-    policy = load_policy(args.policy, control="--policy") if args.policy else None
+    policy = load_policy(args.policy, control="--policy") if args.policy is not None else None
     if args.store:
         path = Path(args.store)
     else:

@@ -267,8 +267,8 @@ def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_by
         stage=stage, decision="released", epsilon=eps, delta=dlt,
         rho=rho, simulation=config.simulation, shapes=shapes,
         n_bytes=n_bytes, note="" if coalition is None or not math.isfinite(coalition[0]) else
-        f"against the server with every other site: ε = {coalition[0]:.4g}, δ = {coalition[1]:.3g} (this run so "
-        f"far; {coalition[2]})")
+        f"against the server with every other site: ε = {coalition[0]:.4g}, δ = {coalition[1]:.3g} (the run as "
+        f"planned: its stages so far, and its later stages at their planned ρ; {coalition[2]})")
 
 
 @app.query("policy")

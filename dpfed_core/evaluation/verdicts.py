@@ -41,7 +41,8 @@ TIE_FRACTION = 0.005
 #: test over the entities that are better or worse (one entity of a handful of test users against none
 #: is a coin flip, not a verdict). Over seeds, where each entity is better or worse only beyond its 95 %
 #: t interval (2.5 % a side by chance): more entities on the majority's side than that rate gives among
-#: the entities compared (one of 30 beyond its interval is chance; four are not).
+#: the entities compared, either side counted (one or three of 30 beyond their interval is chance; four
+#: are not).
 SIGN_TEST_LEVEL = 0.05
 #: The rate at which an entity with no effect falls beyond its two-sided 95 % interval on one side.
 ONE_SIDE_FALSE_RATE = 0.025
@@ -118,7 +119,8 @@ def _word(r: dict, over_seeds: bool = False) -> str:
     if r["better"] == r["worse"]:
         return "even"
     side = max(r["better"], r["worse"])
-    p = (beyond_interval_p(side, r["better"] + r["worse"] + r["tie"]) if over_seeds
+    # over seeds the side is the one the counts show: either side may reach it by chance (both tails)
+    p = (2 * beyond_interval_p(side, r.get("tested", r["better"] + r["worse"] + r["tie"])) if over_seeds
          else sign_test_p(r["better"], r["worse"]))
     if p >= SIGN_TEST_LEVEL:
         return "even"
@@ -239,13 +241,14 @@ def sweep_entity_verdict(sweep_doc: dict, epsilon: float, metric: str = "mar",
         base = per_entity(b, None)
         if not base:
             continue
-        better = worse = tie = 0
+        better = worse = tie = tested = 0
         for name, by_seed in fed.items():
             seeds = [s for s in by_seed if _finite(by_seed[s]) and _finite(base.get(name, {}).get(s))]
             if not seeds:
                 continue
             d = np.array([_difference(by_seed[s], base[name][s], metric) for s in seeds], dtype=float)
             se = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.inf
+            tested += int(len(d) > 1)  # one usable seed can never pass its interval: no chance to count
             # beyond the two-sided 95 % t interval of its n − 1 degrees of freedom: "2 standard errors" would call
             # ~30 % of entities better or worse on 2 seeds when the two sides are drawn alike
             if len(d) > 1 and abs(d.mean()) > t_critical(len(d) - 1) * se:
@@ -253,7 +256,7 @@ def sweep_entity_verdict(sweep_doc: dict, epsilon: float, metric: str = "mar",
                 worse += int(d.mean() < 0)
             else:
                 tie += 1
-        r = {"better": better, "worse": worse, "tie": tie, "entities": {}, "over_seeds": True}
+        r = {"better": better, "worse": worse, "tie": tie, "entities": {}, "over_seeds": True, "tested": tested}
         r["word"] = _word(r, over_seeds=True)
         res["baselines"][b] = r
     return res

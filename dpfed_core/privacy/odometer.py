@@ -451,10 +451,11 @@ class BudgetOdometer:
             cap_e, cap_d = self._cap(con, ident.account)
             entries = self._entries(con, ident.account)
             emap = ident.entity_map
-            if ident.alias_of is not None and emap and any(v != [k] for k, v in emap.items()):
+            if ident.alias_of is not None and emap:
                 # a re-export whose entities were matched to the account's by their people: which of the
                 # account's entities holds them is the match's finding, never stated — a dry run of a few
-                # records would say where each person is. The preview reads the account as a whole (every
+                # records would say where each person is (also by naming its entity after a guessed one:
+                # a right guess maps to its own name). The preview reads the account as a whole (every
                 # entity: an upper bound of the charge); the charge itself follows the match.
                 every = sorted({*json.loads(self._require_dataset(con, ident.account)["entities"]),
                                 *(x for v in emap.values() for x in v)})

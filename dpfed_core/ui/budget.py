@@ -72,7 +72,11 @@ def budget_line(store: Store, dataset: FederatedDataset, key: str | None = None)
     no cap · ε 2 spent at δ = 1e-05 (most: hospital 07) · 3 releases``. Plain text: entity names are
     escaped by the caller."""
     odo = BudgetOdometer(store)
-    key = key or dataset_key(dataset)
+    # read through the data (matched to its account in memory, nothing written), then by key on the same
+    # odometer: a re-export of stored people reads their account before its first charge
+    key = key or odo.key_of(dataset)
+    if key == dataset_key(dataset):
+        odo.key_of(dataset)
     bal = odo.balance(key)
     n_rel = len(odo.releases(key))
     if not bal or n_rel == 0:
@@ -92,10 +96,14 @@ def budget_line(store: Store, dataset: FederatedDataset, key: str | None = None)
             f"{top.entity}), {epsilon_left(top.remaining_epsilon)} left{tail}")
 
 
-def budget_view(store: Store, dataset: FederatedDataset, key: str | None = None, limit: int = 200) -> dict:
-    """``{"key", "cap_epsilon", "cap_delta", "entities": [balance rows], "releases": [rows]}``."""
-    odo = BudgetOdometer(store)
-    key = key or odo.register(dataset)
+def budget_view(store: Store, dataset: FederatedDataset, key: str | None = None, limit: int = 200,
+                odo: BudgetOdometer | None = None) -> dict:
+    """``{"key", "cap_epsilon", "cap_delta", "entities": [balance rows], "releases": [rows]}``. A read:
+    data the store does not know is matched to its account in memory (``odo``'s), never registered."""
+    odo = odo or BudgetOdometer(store)
+    key = key or odo.key_of(dataset)
+    if key == dataset_key(dataset):
+        odo.key_of(dataset)
     cap_e, cap_d = odo.cap(key)
     return {"key": key, "cap_epsilon": cap_e, "cap_delta": cap_d,
             "entities": [b.to_dict() for b in odo.balance(key)],
@@ -146,7 +154,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
 
     odo = BudgetOdometer(store)
     try:
-        view = budget_view(store, dataset, key)
+        view = budget_view(store, dataset, key, odo=odo)
     except DpfedError as exc:
         st.error(str(exc), icon=":material/error:")
         return
@@ -191,10 +199,12 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
         k1, k2 = st.columns([1, 4])
         if k1.button(CONFIRM_RAISE_LABEL if raising else "Confirm", type="primary", key="budget_cap_confirm"):
             try:
-                odo.set_cap(view["key"], new_e, new_d, confirm_raise=raising, refuse_below_spent=True,
-                            note="dashboard")
+                # through the data itself when the view is of it: a cap registers data the store did not
+                # know (a first cap before any release), and sets its account's cap for a re-export
+                odo.set_cap(dataset if view["key"] == dataset_key(dataset) else view["key"], new_e, new_d,
+                            confirm_raise=raising, refuse_below_spent=True, note="dashboard")
                 st.session_state.pop("budget_cap_pending", None)
-                view = budget_view(store, dataset, view["key"])
+                view = budget_view(store, dataset, view["key"], odo=odo)
                 st.success("Cap changed.", icon=":material/check_circle:")
             except DpfedError as exc:
                 st.session_state.pop("budget_cap_pending", None)

@@ -254,9 +254,10 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
     note = None
     zeros = int(df.attrs["zeros"])
     if zeros > 1 and (df["score"] == 0).any():
-        items = df.attrs["items"]
-        df = df[df["score"] != 0].reset_index(drop=True)
-        df.attrs["items"] = items[:len(df)]
+        items, keep = df.attrs["items"], df["score"].to_numpy() != 0
+        df = df[keep].reset_index(drop=True)
+        df["rank"] = np.arange(1, len(df) + 1)
+        df.attrs["items"] = items[keep]
         note = (f"{zeros} further candidate items score 0 for this {unit}: the {model} learned nothing for them, "
                 "and their order would be the catalogue's, so they are not listed.")
     items = df.attrs["items"]
