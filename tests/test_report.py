@@ -470,6 +470,14 @@ def test_what_is_released_and_who_sees_it_are_read_off_the_message_log_by_direct
         {"what": "Round 1, server → entity", "content": "item factors V (1 message, shape 3 × 2, 7 bytes)",
          "status": post}]
     assert released_from_messages(_log_run(private=False))[0]["status"] == "released — NON-PRIVATE for this method"
+    # a protocol message without an array (SecAgg+ keys, a policy request) releases nothing, either way
+    keys = _log_run()
+    keys["messages"] = [{"round": 1, "sender": "server", "receiver": "A", "content": "SecAgg+ public keys",
+                         "shape": None, "bytes": 9},
+                        {"round": 1, "sender": "A", "receiver": "server", "content": "decision", "shape": None,
+                         "bytes": 5}]
+    assert [r["status"] for r in released_from_messages(keys)] == [
+        "a protocol message: no data array, nothing released"] * 2
     # the server is said to see what was sent to it, never what it sent back
     assert dict(who_sees_what(_log_run(), False))["The server"] == (
         "each entity's noisy (differentially private) release (noisy sums)")

@@ -185,7 +185,8 @@ def print_balance(odometer, dataset, key: str) -> None:
     old = odometer.unkeyed_fingerprints()
     if old:
         print(f"warning: {old} dataset(s) still have an unkeyed fingerprint from an older dpfed (it answers "
-              "'is this person in the data?' to anyone holding the store); each is rekeyed when its data is read again")
+              "'is this person in the data?' to anyone holding the store); each is rekeyed when its data is next charged "
+              "or capped (a run, a sweep, an audit or budget set-cap)")
     bal = odometer.balance(key)
     w = max([len("entity"), *(len(b.entity) for b in bal)])
     w = min(w, 32)

@@ -43,12 +43,12 @@ Older stores (unkeyed fingerprints, version 1)
     Version-1 fingerprints (unkeyed (item, value) tokens with public seeds) cannot be recomputed
     without the data. They are kept and still compared, by the version-1 algorithm
     (:func:`legacy_fingerprint`), with every dataset read, so no account loses its history; the
-    first time a dataset with a version-1 fingerprint is read again (same content), its fingerprint
+    first time a dataset with a version-1 fingerprint is charged or capped again (same content), its fingerprint
     is replaced by the keyed one (a one-time rekey). Until then those entries still answer
     membership questions; ``budget show`` says how many remain
     (:meth:`~dpfed_core.privacy.odometer.BudgetOdometer.unkeyed_fingerprints`). Keyed fingerprints of
     the item sets alone (version 2) are compared on those bands (:meth:`PeopleFingerprint.item_sets_only`)
-    and rewritten with every band when their data is read again.
+    and rewritten with every band when their data is next charged or capped.
 
 Matching (:func:`match_people`) and the account decision (:func:`is_same_people`)
     ``contained`` = the larger of the share of the new dataset's users found in the stored one and

@@ -185,7 +185,7 @@ class BudgetOdometer:
                 if fp_new is None:
                     continue
                 # a keyed entry of the item sets only is compared on those bands (and rewritten with
-                # every band when its data is read again, below)
+                # every band when its data is next charged or capped, below)
                 fp = fp_new if version == FP_VERSION else fp_new.item_sets_only()
             elif version == LEGACY_FP_VERSION:
                 fp = fp_old = fp_old or legacy_fingerprint(dataset)
@@ -230,7 +230,7 @@ class BudgetOdometer:
         row = con.execute("SELECT version FROM fingerprints WHERE dataset_key = ?", (key,)).fetchone()
         if secret is not None and (row is None or int(row["version"]) != FP_VERSION):
             # a new dataset, or the one-time rewrite of an older store's fingerprint (unkeyed, or keyed
-            # item sets only) when its data is read again
+            # item sets only) when its data is next charged or capped
             fp = people_fingerprint(dataset, secret)
             con.execute("INSERT OR REPLACE INTO fingerprints (dataset_key, version, n_users, bands, keys, entity) "
                         "VALUES (?, ?, ?, ?, ?, ?)",
@@ -240,7 +240,7 @@ class BudgetOdometer:
     def unkeyed_fingerprints(self) -> int:
         """How many datasets of the store still have an unkeyed (version 1) fingerprint — each of
         them still answers "is this person in the data?" for anyone holding the store file, until
-        its data is read again (one-time rekey)."""
+        its data is next charged or capped (one-time rekey)."""
         with self.store.read() as con:
             return int(con.execute("SELECT COUNT(*) FROM fingerprints WHERE version = ?",
                                    (LEGACY_FP_VERSION,)).fetchone()[0])

@@ -436,7 +436,7 @@ def released_from_messages(run: dict) -> list[dict]:
         shape = shapes[0] if len(shapes) == 1 else f"{len(shapes)} shapes ({shapes[0]} … {shapes[-1]})"
         status = (("released" + ("" if private else " — NON-PRIVATE for this method")) if to_server
                   else "released (post-processing of what the server received: no extra privacy cost)")
-        if to_server and shapes == ["no array"]:
+        if shapes == ["no array"]:  # either direction: policy, acknowledgements, SecAgg+ setup and keys
             status = "a protocol message: no data array, nothing released"
         elif to_server and private and simulation:
             status = "released — simulation: noise reproducible from the seed, NOT private"
