@@ -1181,7 +1181,9 @@ def test_a_secure_sum_that_stops_on_silent_nodes_names_them_the_step_and_the_tim
 
     replies: list = []
     monkeypatch.setattr(sa, "_dropout_safe_secaggplus", lambda: Workflow)
-    transport = SimpleNamespace(round_timeout=12.0, progress=lambda *a, **k: None, log=lambda *a, **k: None,
+    logged: list = []  # the transport's message log: each logged message is a row of it
+    transport = SimpleNamespace(round_timeout=12.0, progress=lambda *a, **k: None, messages=logged,
+                                log=lambda *a, **k: logged.append({}),
                                 dump=lambda *a, **k: None, name=lambda n: f"clinic {n}",
                                 send_and_receive=lambda msgs, timeout: [envelope(src=n) for n in
                                                                         ([1, 2, 3], [1, 2, 3], [1])[len(replies)]])
