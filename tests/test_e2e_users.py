@@ -128,7 +128,7 @@ def test_clinician_reads_each_suggestion_explained_in_words(browser_page):
     page, _ = browser_page
     _nav(page, "Recommend")
     expect(page.get_by_text("Decision support, not clinical advice").first).to_be_visible()
-    expect(page.get_by_text(re.compile(r"“Why” counts, among the 40 stays")).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"“Why” counts, among up to 40 stays")).first).to_be_visible()
     expect(page.get_by_text("Federated model", exact=False).first).to_be_visible()
     _no_traceback(page, "Recommend")
     # the grids are drawn on a canvas; their accessible copy holds the cells' text
