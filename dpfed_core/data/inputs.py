@@ -186,20 +186,22 @@ LONE_HEADER_WORDS = frozenset(
 )
 
 
+def _header_word(s: str) -> str:
+    """A field as a column name is compared: quotes, case and spaces aside."""
+    return s.strip().strip('"').strip().lower().replace(" ", "_")
+
+
 def _is_header_field(s: str) -> bool:
-    return s.strip().strip('"').strip().lower().replace(" ", "_") in HEADER_WORDS
+    return _header_word(s) in HEADER_WORDS
 
 
 def _is_lone_header(s: str) -> bool:
-    return s.strip().strip('"').strip().lower().replace(" ", "_") in LONE_HEADER_WORDS
+    return _header_word(s) in LONE_HEADER_WORDS
 
 
 def _same_word(line: str, column: str) -> bool:
-    """A list's first line is the name of the column the list is for (quotes, case and spaces aside)."""
-    def norm(x: str) -> str:
-        return x.strip().strip('"').strip().lower().replace(" ", "_")
-
-    return bool(norm(column)) and norm(line) == norm(column)
+    """A list's first line is the name of the column the list is for."""
+    return bool(_header_word(column)) and _header_word(line) == _header_word(column)
 
 
 def _csv_header(first: str) -> str | None:

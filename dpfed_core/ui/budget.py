@@ -67,16 +67,20 @@ def _fmt(x: float, digits: int = 3) -> str:
     return "∞" if math.isinf(x) else f"{x:.{digits}g}"
 
 
+def _read_key(odo: BudgetOdometer, dataset: FederatedDataset, key: str | None) -> str:
+    """The key to read by, on ``odo``: the data is read through first (matched to its account in memory,
+    nothing written), so reads by its key on the same odometer find a re-export's account before its
+    first charge. ``key``: another stored dataset's, read as it is."""
+    content = odo.key_of(dataset)
+    return key or content
+
+
 def budget_line(store: Store, dataset: FederatedDataset, key: str | None = None) -> str:
     """E.g. ``Budget: ε 2 of 10 spent at δ = 1e-05 (most: hospital 07), 8 left · 3 releases`` or ``Budget:
     no cap · ε 2 spent at δ = 1e-05 (most: hospital 07) · 3 releases``. Plain text: entity names are
     escaped by the caller."""
     odo = BudgetOdometer(store)
-    # read through the data (matched to its account in memory, nothing written), then by key on the same
-    # odometer: a re-export of stored people reads their account before its first charge
-    key = key or odo.key_of(dataset)
-    if key == dataset_key(dataset):
-        odo.key_of(dataset)
+    key = _read_key(odo, dataset, key)
     bal = odo.balance(key)
     n_rel = len(odo.releases(key))
     if not bal or n_rel == 0:
@@ -101,9 +105,7 @@ def budget_view(store: Store, dataset: FederatedDataset, key: str | None = None,
     """``{"key", "cap_epsilon", "cap_delta", "entities": [balance rows], "releases": [rows]}``. A read:
     data the store does not know is matched to its account in memory (``odo``'s), never registered."""
     odo = odo or BudgetOdometer(store)
-    key = key or odo.key_of(dataset)
-    if key == dataset_key(dataset):
-        odo.key_of(dataset)
+    key = _read_key(odo, dataset, key)
     cap_e, cap_d = odo.cap(key)
     return {"key": key, "cap_epsilon": cap_e, "cap_delta": cap_d,
             "entities": [b.to_dict() for b in odo.balance(key)],

@@ -224,7 +224,8 @@ def recommend_table(ds: FederatedDataset, split, result: MethodResult, entity: s
     row = user_row(ds, entity, user)
     scores = np.array(result.entity_factors().scores([row])[0], dtype=float)
     scores[split.train[row].indices] = -np.inf
-    scores[~names_known_to(ds, split, result, entity) & (scores == 0)] = -np.inf
+    known = names_known_to(ds, split, result, entity)
+    scores[~known & (scores == 0)] = -np.inf
     n = min(int(n), int(np.isfinite(scores).sum()))
     items = np.argsort(-scores, kind="stable")[:n]
     hidden = set(split.test[row].indices.tolist())
@@ -236,6 +237,7 @@ def recommend_table(ds: FederatedDataset, split, result: MethodResult, entity: s
     })
     df.attrs["items"] = np.asarray(items, dtype=int)  # the item indices, for the explanations
     df.attrs["zeros"] = int(np.sum(scores == 0))  # candidates the model learned nothing for
+    df.attrs["known"] = known  # the names the entity knows, for the explanations
     return df
 
 
@@ -252,7 +254,7 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
     if why_not:
         return None, why_not
     note = None
-    zeros = int(df.attrs["zeros"])
+    zeros, known = int(df.attrs["zeros"]), df.attrs["known"]
     if zeros > 1 and (df["score"] == 0).any():
         items, keep = df.attrs["items"], df["score"].to_numpy() != 0
         df = df[keep].reset_index(drop=True)
@@ -262,7 +264,6 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
                 "and their order would be the catalogue's, so they are not listed.")
     items = df.attrs["items"]
     why = similar_evidence(ds, split, entity, user, items)
-    known = names_known_to(ds, split, result, entity)
     for unshared, said in ((dp_excluded_items(ds, result), "; left out of the shared catalogue by the DP selection: "
                                                            "scored from this entity's own data"),
                            (declared_outside_items(ds, result), "; not in the declared item catalogue, so never "
