@@ -1005,8 +1005,11 @@ MUTANTS = (
     Mutant("undecided-run-never-withdrawn", SERVER, "_Run.site_decisions", "self.withdraw(accepted)", "''",
            (UNDECIDED,), nth=0),
     Mutant("coalition-epsilon-without-the-catalogues-share", CLIENT, "_run_coalition",
-           "entity_coalition(config, H, float(coalition), rhos + planned)",
+           "entity_coalition(config, H, float(coalition), rhos + (planned or []))",
            "(float(coalition), float(method.delta), ZCDP)", (SITE_COALITION,)),
+    Mutant("catalogue-share-checked-without-the-methods-planned-share", CLIENT, "_run_coalition",
+           "entity_coalition(config, H, None, rhos + planned)", "entity_coalition(config, H, None, rhos)",
+           (SITE_COALITION,)),
     Mutant("site-coalition-by-its-shares-epsilon-summed", CATRUN, "entity_coalition",
            "getattr(method_class(config.method), 'zcdp_budget', False) and rhos and all((r is not None and "
            "math.isfinite(r) for r in rhos))", "False", (SITE_COALITION,)),

@@ -1025,10 +1025,12 @@ def test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_states_the_co
                                                                                                   monkeypatch):
     """A run that selects its catalogue federation-wide takes two shares of this site: against the server
     colluding with every other site its people have the ε of both, composed by zCDP (ρ adds up, converted
-    once at the run's δ) as the coordinator composes them — its log states the coordinator's figure, below
-    the two ε summed; a max_coalition_epsilon between that figure and the sum lets the run through, one
-    between the catalogue's share alone and the figure stops the method's share, and the ledger rows the
-    site reports in round 2 are both shares'."""
+    once at the run's δ) as the coordinator composes them — its log states the coordinator's figure for the
+    run as planned (the catalogue's row already counts the method's share at its planned ρ), below the two
+    ε summed; a max_coalition_epsilon between that figure and the sum lets the run through, one between
+    the catalogue's share alone and the figure stops the catalogue's share — the first, so no noise is spent
+    on a run the site refuses and its stage is not marked drawn — and the ledger rows the site reports in
+    round 2 are both shares'."""
     from flwr.common import FitIns, ndarrays_to_parameters
     from flwr.compat.common import recorddict_compat as compat
 
@@ -1067,19 +1069,22 @@ def test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_states_the_co
     assert ledgers[0] and len(ledgers[1]) > len(ledgers[0]) and ledgers[1][:len(ledgers[0])] == ledgers[0]
     assert 0 < catalogue < math.inf and 0 < method < math.inf
     so_far, whole = coordinators(ledgers[0], method), coordinators(ledgers[1], method)
-    assert so_far < whole < catalogue + method  # ρ adds up: tighter than the two ε summed
+    assert so_far < whole < so_far + method  # ρ adds up: tighter than the two ε summed
+    # the catalogue's share states the run as planned (the method's share at its planned ρ, an upper bound
+    # of its row): the coordinator's figure for the whole run, not the catalogue's alone
     notes = [r["note"] for r in SiteLog(policy.store_for("clinic 0")).rows() if r["decision"] == "released"]
-    assert notes == [f"against the server with every other site: ε = {eps:.4g}, δ = {cfg.delta:.3g} (the run as "
-                     f"planned: its stages so far, and its later stages at their planned ρ; {ZCDP})"
-                     for eps in (so_far, whole)]
-    ds, roomy, ctx = _site(tmp_path / "roomy", monkeypatch, max_coalition_epsilon=(whole + catalogue + method) / 2)
+    assert notes == [f"against the server with every other site: ε = {whole:.4g}, δ = {cfg.delta:.3g} (the run as "
+                     f"planned: its stages so far, and its later stages at their planned ρ; {ZCDP})"] * 2
+    assert f"{so_far:.4g}" != f"{whole:.4g}"
+    ds, roomy, ctx = _site(tmp_path / "roomy", monkeypatch, max_coalition_epsilon=(whole + so_far + method) / 2)
     assert len(list(shares(ctx))) == 2  # within the cap as the coordinator states the run
     ds, tight, ctx = _site(tmp_path / "tight", monkeypatch, max_coalition_epsilon=(so_far + whole) / 2)
-    steps = shares(ctx)
-    next(steps)
     with pytest.raises(PolicyRefused) as err:
-        next(steps)
+        next(shares(ctx))
     assert err.value.rule == "max_coalition_epsilon"
+    assert "catalogue share" in str(err.value)
+    with SiteLog(tight.store_for("clinic 0")).store.read() as con:
+        assert con.execute("SELECT COUNT(*) FROM site_draws").fetchone()[0] == 0  # nothing marked drawn
 
 
 def test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_others_get_their_charge_back(

@@ -687,8 +687,8 @@ def _secure_share(msg: Message, context: Context) -> Message:
 def _run_coalition(config, H: int, method, secure_catalogue: bool, stage: str, rows: list[dict],
                    coalition: float) -> tuple[float, float, str]:
     """``(ε, δ, composition)`` of this site's people against the server colluding with every other site,
-    for the run as far as this share takes it; a method's share counts all of the method's stages
-    (those still to come at their planned ρ), so a ``max_coalition_epsilon`` stops its first share.
+    for the run as planned: the shares so far and the method's stages still to come at their planned ρ
+    (the catalogue's share counts them too), so a ``max_coalition_epsilon`` stops the run's first share.
     ``rows``: the site's ledger rows of the run with this share's; ``coalition``: the method's own
     statement of its shares. After a federation-wide catalogue's share the figure is the coordinator's
     (:func:`~dpfed_core.evaluation.catalogue_run.entity_coalition`: zCDP, ρ of every share adds up and is
@@ -703,13 +703,34 @@ def _run_coalition(config, H: int, method, secure_catalogue: bool, stage: str, r
                else "the method's own composition of its shares")
         return float(coalition), float(method.delta), how
     rhos = [r.get("rho") for r in rows]
+    # the method's stages drawn so far; a one-stage method's row is named by its release, not its stage
+    drawn = set() if stage == CATALOGUE_STAGE else {r["stage"] for r in rows} | {method.stages[0]}
+    planned = _planned_rhos(method, drawn)
     if stage == CATALOGUE_STAGE:
-        return entity_coalition(config, H, None, rhos)
-    drawn = {r["stage"] for r in rows}
-    planned = ([] if split is None else [rho for s, rho in split.plan(float(method.epsilon),
-                                                                       float(method.delta)).rho.items()
-                                         if s not in drawn])
-    return entity_coalition(config, H, float(coalition), rhos + planned)
+        if planned is None:  # a method whose shares have no planned ρ: its ε is known at its first share
+            eps, dlt, how = entity_coalition(config, H, None, rhos)
+            return eps, dlt, f"{how}; the selection's share only, the method's shares are counted at its first"
+        # the method's shares still to come at their planned ρ: a cap that its first share would break
+        # stops this share instead, before the catalogue's noise is spent on a run the site will refuse
+        return entity_coalition(config, H, None, rhos + planned)
+    return entity_coalition(config, H, float(coalition), rhos + (planned or []))
+
+
+def _planned_rhos(method, drawn: set[str]) -> list[float] | None:
+    """The ρ of the method's stages not in ``drawn`` (the stages this site drew in this run), each at its
+    planned share of the method's budget — an upper bound of what its row will record
+    (a one-stage release at the whole ρ(ε, δ) of :func:`~dpfed_core.privacy.mechanisms.gaussian_sigma`);
+    None for a method that does not plan its shares' ρ (``zcdp_budget`` unset)."""
+    from dpfed_core.privacy.noise import zcdp_rho_for_epsilon
+
+    if not getattr(method, "zcdp_budget", False):
+        return None
+    if not math.isfinite(float(method.epsilon)):
+        return []
+    split = method.budget_split()
+    rho = ({method.stages[0]: zcdp_rho_for_epsilon(float(method.epsilon), float(method.delta))} if split is None
+           else split.plan(float(method.epsilon), float(method.delta)).rho)
+    return [r for s, r in rho.items() if s not in drawn]
 
 
 def _store_public(context: Context, after: str, arrays: dict) -> None:
