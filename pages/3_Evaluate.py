@@ -53,13 +53,14 @@ if have and have.get("config_key") == run_key:
     docs.update({m: d for m, d in have["docs"].items() if m in chosen})
 todo = [m for m in chosen if m not in docs]
 if todo:
-    plans = [p for m in todo for p in plan_run(ds, config_for(m))]
+    plans = [p for m in todo for p in plan_run(ds, config_for(m), comparison=True)]
     st.caption(f"Expected time: {dash.estimate_line(ds, [config_for(m) for m in todo])}.")
     if st.button(f"Run {len(todo)} comparison{'s' if len(todo) != 1 else ''} ({planned_charge_text(ds, plans)})",
                  type="primary", key="eval_run"):
         for i, m in enumerate(todo):
             try:
-                docs[m] = ui.run(ds, config_for(m), label=f"Comparison {i + 1}/{len(todo)}: {m}")[0]
+                docs[m] = ui.run(ds, config_for(m), label=f"Comparison {i + 1}/{len(todo)}: {m}",
+                                 comparison=True)[0]
             except DpfedError as exc:
                 ui.show_error(exc)
                 if isinstance(exc, BudgetRefused):

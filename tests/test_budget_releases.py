@@ -382,3 +382,18 @@ def test_a_resumed_sweep_keeps_each_point_once_in_the_grids_order_and_refuses_ot
     other = {**partial, "dataset": {**partial["dataset"], "n_interactions": partial["dataset"]["n_interactions"] + 1}}
     with pytest.raises(ConfigError, match="written for other data"):
         experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=other)
+
+
+def test_a_comparison_run_on_its_own_is_recorded_as_the_cli_records_a_compared_method(tmp_path, clinic):
+    """The dashboard's Evaluate page runs each comparison on its own; its release is a comparison in the
+    store, as the same method given to ``run --compare`` is, never a second "run"."""
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6)
+    alone, together = tmp_path / "alone.sqlite3", tmp_path / "together.sqlite3"
+    execute_run(clinic, cfg, store=alone, save=False, comparison=True)
+    execute_run(clinic, cfg.replace(method="individual"), compare=["dp-popularity"], store=together, save=False)
+    kinds = {path.name: {r["method"]: r["kind"] for r in BudgetOdometer(path).releases(clinic)}
+             for path in (alone, together)}
+    assert kinds["alone.sqlite3"] == {"dp-popularity": "comparison"}
+    assert kinds["together.sqlite3"]["dp-popularity"] == "comparison"
+    execute_run(clinic, cfg, store=alone, save=False)
+    assert sorted(r["kind"] for r in BudgetOdometer(alone).releases(clinic)) == ["comparison", "run"]

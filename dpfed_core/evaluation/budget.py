@@ -101,12 +101,16 @@ def _effective_epsilon(method: str, epsilon: float) -> float:
     return float(epsilon) if get_method(method).uses_epsilon else math.inf
 
 
-def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str] = ()) -> list[PlannedRelease]:
-    """Releases of ``python -m dpfed_core run``: the method, then each compared method (same ε)."""
+def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str] = (),
+             comparison: bool = False) -> list[PlannedRelease]:
+    """Releases of ``python -m dpfed_core run``: the method, then each compared method (same ε).
+    ``comparison``: the method itself is a comparison of another run (the dashboard's Evaluate page runs
+    each on its own), recorded as one, as the CLI's ``--compare`` records it."""
     out = []
     for i, m in enumerate(dict.fromkeys([config.method, *compare])):
         eps = _effective_epsilon(m, config.epsilon)
-        out.append(_plan("run" if i == 0 else "comparison", m, eps, config.delta, dataset.entity_names,
+        out.append(_plan("run" if i == 0 and not comparison else "comparison", m, eps, config.delta,
+                         dataset.entity_names,
                          config.seed, config.simulation, generated=_generated(dataset)))
     return out
 

@@ -120,7 +120,7 @@ def _charge_record(store: Store, dataset: FederatedDataset, key: str, reservatio
 def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterable[str] = (),
                 store: Store | str | os.PathLike | None = None, allow_non_private: bool = False,
                 split=None, progress: Callable[..., None] | None = None, save: bool = True,
-                runner: Runner | None = None) -> RunOutcome:
+                runner: Runner | None = None, comparison: bool = False) -> RunOutcome:
     """Run ``config`` (and each method of ``compare`` on the same split) with the odometer in front.
 
     1. validate (:func:`check_run`); 2. plan the releases (:func:`~dpfed_core.evaluation.budget.plan_run`);
@@ -132,14 +132,16 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
 
     ``runner``: step 5 for a run executed elsewhere — ``runner(dataset, config, split)`` returns
     ``(doc, MethodResult)``; the Flower deployment's coordinator passes its deployment here so that it
-    is validated, planned, charged and recorded by these same steps (no ``compare``)."""
+    is validated, planned, charged and recorded by these same steps (no ``compare``). ``comparison``: the
+    run is a comparison of another (the dashboard's Evaluate page runs each alone): its release is
+    recorded as a comparison, as ``compare`` records one."""
     from dpfed_core.evaluation.budget import plan_run, settle_run, skip_store
     from dpfed_core.evaluation.experiments import make_split, run_method
     from dpfed_core.evaluation.history import RunHistory
 
     compare = [m for m in dict.fromkeys(compare) if m != config.method]
     check_run(dataset, config, compare)
-    plans = plan_run(dataset, config, compare)
+    plans = plan_run(dataset, config, compare, comparison=comparison)
 
     if runner is not None and compare:
         from dpfed_core.errors import ConfigError
@@ -182,12 +184,12 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
 
 
 def charged_run(store: Store | str | os.PathLike | None, dataset: FederatedDataset, config: RunConfig, split=None,
-                progress=None, allow_non_private: bool = False, save: bool = True):
+                progress=None, allow_non_private: bool = False, save: bool = True, comparison: bool = False):
     """:func:`execute_run` for one method, in the shape the dashboard uses: refuses
     (:class:`~dpfed_core.privacy.odometer.BudgetRefused`) before computing, settles the charge to the
     run's ledger, keeps the document in the history. Returns (doc, MethodResult, history id)."""
     out = execute_run(dataset, config, store=store, allow_non_private=allow_non_private, split=split,
-                      progress=progress, save=save)
+                      progress=progress, save=save, comparison=comparison)
     return out.doc, out.result, out.history_id
 
 

@@ -166,9 +166,10 @@ def non_private_checkbox(where: str = "") -> bool:
 
 
 def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = None, lines=None,
-        container=None):
+        container=None, comparison: bool = False):
     """``run_method`` as a cached background job, charged to the owner's budget before it computes
-    (a cached result is not a new release and costs nothing): (doc, MethodResult, from_cache)."""
+    (a cached result is not a new release and costs nothing): (doc, MethodResult, from_cache).
+    ``comparison``: charged as a comparison of the page's run (the kind the CLI's ``--compare`` gives)."""
     from dpfed_core.ui import engine as dash
 
     allow = allow_non_private()
@@ -179,7 +180,8 @@ def run(dataset: FederatedDataset, config: RunConfig, *, label: str | None = Non
 
         # a simulation (no privacy claim) opens no store unless DPFED_STORE names one
         store = None if config.simulation else history.owner_store(dataset)[0]
-        doc, result, _ = charged_run(store, dataset, config, None, progress, allow_non_private=allow, save=False)
+        doc, result, _ = charged_run(store, dataset, config, None, progress, allow_non_private=allow, save=False,
+                                     comparison=comparison)
         return doc, result
 
     (doc, result), cached = run_job(dash.run_key(dataset, config), compute,
