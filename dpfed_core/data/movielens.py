@@ -168,7 +168,9 @@ def load_movielens(
         value_kind="ratings", value_max=5.0, duplicates="last",
         over_max="error", drop_missing=False, exclude_entities=exclude_entities,
         items=_as_list_file(catalogue, what="item list", param="items"),
-        name=name or f"MovieLens {version} ({federation} federation)", entities=declared_entities,
+        # named by its folder and format, never by its size: a directory of the 100K layout may hold any
+        # users, and a name saying whether it holds exactly the published set would say who is in it
+        name=name or f"{root.name} (MovieLens {version} format, {federation} federation)", entities=declared_entities,
     )  # fmt: skip
     return attach_item_features(ds, item_features, derived=derived)
 
