@@ -1001,9 +1001,11 @@ def test_the_accountant_record_reports_the_most_spent_entity(tmp_path):
     store = Store(tmp_path / "s.sqlite3")
     odo = BudgetOdometer(store)
     odo.reserve(ds, [dp_plan(1.0)]).close()
+    assert accountant_record(store, ds)["every_entity_alike"]  # one run charged every entity alike
     odo.reserve(ds, [dp_plan(0.5, entities=("B",))]).close()
     rec = accountant_record(store, ds)
     assert rec["most_spent_entity"] == "B" and rec["spent_epsilon"] == pytest.approx(1.5)
+    assert not rec["every_entity_alike"]
 
 
 def test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_a_void_guarantee(tmp_path, capsys):
@@ -1021,6 +1023,11 @@ def test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_
     odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 2.0, 1e-6, {a: (2.0, 1e-6)})], key=key).withdraw(0, "test")
     line = budget_cmd.budget_summary_line(odo, key)
     assert f"most-spent entity {b!r} has spent ε = 0.01 " in line and "non-private" not in line
+    even = BudgetOdometer(tmp_path / "even.sqlite3")
+    even.reserve(ds, [PlannedRelease("run", "dp-gaussian", 0.5, 1e-9, {e: (0.5, 1e-9) for e in ds.entity_names})],
+                 key=even.register(ds)).close()
+    line = budget_cmd.budget_summary_line(even, even.key_of(ds))
+    assert "every entity has spent ε = 0.5 " in line and "most-spent" not in line  # a tie names no one
     budget_cmd.print_releases(odo.releases(key))
     rows = capsys.readouterr().out.splitlines()[1:]
     assert "withdrawn: 0" in rows[0] and "withdrawn" in rows[0] and "withdrawn" not in rows[1]

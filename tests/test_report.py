@@ -374,6 +374,10 @@ def test_first_screen_in_plain_words(cooc_doc):
     # the total is an ε at the budget's δ, which may differ from the run's own: said with it
     assert "has spent ε = 7.25 at δ = 1e-05 (the budget's δ" in ov and "clinic A" in ov
     assert "up to this run" in ov and "budget show" in ov and "no overall guarantee" not in ov
+    # every entity spent alike: none is named as the most spent
+    ov = _section(rep.build_report({**charged, "privacy": {**charged["privacy"], "accountant": {
+        **charged["privacy"]["accountant"], "every_entity_alike": True}}}, generated="x"), "overview")
+    assert "every entity has spent ε = 7.25" in ov and "most-spent" not in ov
     charged["privacy"]["accountant"]["non_private_entities"] = ["clinic B", "clinic C"]
     ov = _section(rep.build_report(charged, generated="x", public=True), "overview")
     # a non-private release recorded on these data voids the overall guarantee of the entities it touched

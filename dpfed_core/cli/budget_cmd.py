@@ -321,6 +321,9 @@ def budget_summary_line(odometer, key: str) -> str:
     shown = ", ".join(repr(e) for e in void[:5]) + (f" and {len(void) - 5} more" if len(void) > 5 else "")
     extra = f"; no overall guarantee for {shown}: non-private release(s)" if void else ""
     spent = epsilon_that_holds(top.spent_epsilon)
-    return (f"budget ({odometer.path}): most-spent entity {top.entity!r} has spent ε = {spent} "
+    # a spend every entity shares names no one entity as the most spent
+    who = ("every entity" if len(bal) > 1 and all(b.spent_epsilon == top.spent_epsilon for b in bal)
+           else f"most-spent entity {top.entity!r}")
+    return (f"budget ({odometer.path}): {who} has spent ε = {spent} "
             f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `python -m dpfed_core budget show` "
             "for all")

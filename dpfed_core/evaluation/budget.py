@@ -328,6 +328,8 @@ def accountant_record(store: Store, dataset: FederatedDataset, key: str | None =
     return {"across_releases": ACCOUNTANT,
             "delta": top.guarantee_delta if top else None,
             "most_spent_entity": top.entity if top else None,
+            # every entity has spent the same: no one entity is "the most spent"
+            "every_entity_alike": len(bal) > 1 and all(b.spent_epsilon == top.spent_epsilon for b in bal),
             "spent_epsilon": top.spent_epsilon if top else 0.0,
             "basic_epsilon": top.stated_basic_epsilon if top else 0.0,
             "zcdp_epsilon": top.tight_epsilon if top else 0.0,

@@ -183,14 +183,21 @@ def who_sees_what(run: dict, public: bool) -> list[tuple[str, str]]:
     return rows
 
 
+def _most_spent(acct: dict, name=str) -> str:
+    """Who the store's figure is of: every entity when they all spent alike, else the most-spent one."""
+    if acct.get("every_entity_alike"):
+        return "every entity"
+    ent = acct.get("most_spent_entity")
+    return f"the most-spent entity{f' ({name(ent)})' if ent else ''}"
+
+
 def cumulative_text(privacy: dict) -> str:
     """The data's cumulative spend as the budget store recorded it, or why it is not known here."""
     acct = privacy.get("accountant") or {}
     if isinstance(acct, dict) and acct.get("across_releases"):
-        ent = acct.get("most_spent_entity")
         dlt = acct.get("delta")
         at = f" at δ = {float(dlt):.3g} (the budget's δ, at which every release composes)" if dlt else ""
-        text = (f"After this run the most-spent entity{f' ({_esc(ent)})' if ent else ''} has spent ε = "
+        text = (f"After this run {_most_spent(acct, _esc)} has spent ε = "
                 f"{fmt_eps(acct.get('spent_epsilon'))}{at} on these data in total, over every release recorded "
                 "in the budget store up to this run: this is what one person there is protected at by everything "
                 "released until then (how releases compose: the summary's accountant, below; a later release is "
@@ -228,8 +235,7 @@ def _spend_after(doc: dict) -> str:
     acct = (doc.get("privacy") or {}).get("accountant") or {}
     if not isinstance(acct, dict) or not acct.get("across_releases"):
         return ""
-    ent = acct.get("most_spent_entity")
-    return (f"after it the most-spent entity{f' ({ent})' if ent else ''} had spent ε = "
+    return (f"after it {_most_spent(acct)} had spent ε = "
             f"{fmt_eps(acct.get('spent_epsilon'))} on these data in total (budget store)")
 
 
@@ -796,7 +802,8 @@ def sweep_settings_text(sweep: dict) -> str:
     if cfg.get("simulation"):
         parts.append("<b>simulation: noise reproducible, no privacy claim</b>")
     if acct.get("across_releases"):
-        parts.append(f"after it the most-spent entity had spent ε = {fmt_eps(acct.get('spent_epsilon'))} on these "
+        parts.append(f"after it {_most_spent({**acct, 'most_spent_entity': None})} had spent ε = "
+                     f"{fmt_eps(acct.get('spent_epsilon'))} on these "
                      "data in total (budget store)")
     elif not cfg.get("simulation"):
         parts.append("not charged to a budget store")
