@@ -1082,7 +1082,7 @@ def test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_states_the_co
     with pytest.raises(PolicyRefused) as err:
         next(shares(ctx))
     assert err.value.rule == "max_coalition_epsilon"
-    assert "catalogue share" in str(err.value)
+    assert "with its catalogue share, the run as planned" in str(err.value)
     with SiteLog(tight.store_for("clinic 0")).store.read() as con:
         assert con.execute("SELECT COUNT(*) FROM site_draws").fetchone()[0] == 0  # nothing marked drawn
 

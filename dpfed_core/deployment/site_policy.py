@@ -332,11 +332,12 @@ def check(policy: SitePolicy, req: Request) -> None:
 
 
 def check_coalition(policy: SitePolicy, coalition_epsilon: float, stage: str) -> None:
-    """A share's ε against the server colluding with every other site (its own noise alone protects
-    this site then), checked before the share leaves: :class:`PolicyRefused` above
-    ``max_coalition_epsilon``."""
+    """The run's ε against the server colluding with every other site (its own noise alone protects
+    this site then), as planned when ``stage``'s share is about to leave (its shares so far and those
+    still to come), checked before it leaves: :class:`PolicyRefused` above ``max_coalition_epsilon``."""
     if coalition_epsilon > policy.max_coalition_epsilon * (1 + 1e-12):
-        raise PolicyRefused("max_coalition_epsilon", f"the {stage} share would give this site's people ε = "
+        raise PolicyRefused("max_coalition_epsilon", f"with its {stage} share, the run as planned would give this "
+                                                     f"site's people ε = "
                                                      f"{coalition_epsilon:.4g} against the server colluding with "
                                                      "every other site, above the site's max_coalition_epsilon = "
                                                      f"{_fmt(policy.max_coalition_epsilon)}; nothing was sent")
