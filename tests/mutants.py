@@ -1007,6 +1007,15 @@ MUTANTS = (
     Mutant("coalition-epsilon-without-the-catalogues-share", CLIENT, "_run_coalition",
            "entity_coalition(config, H, float(coalition), rhos + (planned or []))",
            "(float(coalition), float(method.delta), ZCDP)", (SITE_COALITION,)),
+    Mutant("site-decides-without-its-coalition-cap", SITE, "check",
+           "req.coalition_epsilon is not None and req.coalition_epsilon > policy.max_coalition_epsilon * "
+           "(1 + COALITION_PLAN_SLACK)", "False",
+           ("tests/test_site_policy.py::test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_"
+            "parameters_alone",)),
+    Mutant("site-plans-its-coalition-without-the-other-sites", SITE, "planned_coalition_epsilon",
+           "int(n_entities) - int(config.max_dropouts) if config.aggregation == 'secure' else 1", "1",
+           ("tests/test_site_policy.py::test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_"
+            "parameters_alone",)),
     Mutant("catalogue-share-checked-without-the-methods-planned-share", CLIENT, "_run_coalition",
            "entity_coalition(config, H, None, rhos + planned)", "entity_coalition(config, H, None, rhos)",
            (SITE_COALITION,)),

@@ -850,7 +850,8 @@ def test_the_site_command_names_what_is_wrong_and_never_creates_a_store(tmp_path
 def test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every_other_site(tmp_path):
     """Under secure aggregation a site's own share carries σ/√(H − d): against the server colluding with
     every other site its people have a larger ε than the run's. Each release's log row states it, and a
-    site whose max_coalition_epsilon is below it sends nothing (the run stops, the refusal is logged)."""
+    site whose max_coalition_epsilon is below it refuses the run when it decides: nothing charged, nothing
+    drawn (the run stops, the refusal is logged with the figure)."""
     from tests.test_deployment import three_clinics
     from dpfed_core.deployment import DeploymentError, LocalFederation, write_shards
     from dpfed_core.deployment.deployed import run_deployed
@@ -874,8 +875,36 @@ def test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every
         with pytest.raises(DeploymentError):
             run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=180)
     rows = sp_.SiteLog(load_policy(tight).store_for(ds.entity_names[2])).rows()
-    assert [(r["decision"], r["rule"]) for r in rows] == [("accepted", ""), ("refused", "max_coalition_epsilon")]
-    assert f"ε = {coalition:.4g} against the server colluding with every other site" in rows[-1]["note"]
-    # the share never left: the site can give the run's charge back by itself
-    (out,) = sp_.withdraw_by_site(load_policy(tight).store_for(ds.entity_names[2]), rows[-1]["run"])
-    assert out["decision"] == "withdrawn"
+    assert [(r["stage"], r["decision"], r["rule"]) for r in rows] == [("decision", "refused", "max_coalition_epsilon")]
+    assert f"the run as planned would give this site's people ε = {coalition:.4g} against the server" in rows[-1]["note"]
+    # decided before any charge: the site's odometer holds no account, no release
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    assert BudgetOdometer(load_policy(tight).store_for(ds.entity_names[2])).datasets() == []
+
+
+def test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_parameters_alone(tmp_path):
+    """The planned figure is what the run's shares state (to 10⁻⁶): under secure aggregation it grows with
+    the sites (only a site's own σ/√(H − d) protects it), without it it is the run's ε, and a prototype
+    release reaches the server whole (its ε). A cap below it refuses the request, one at it admits it."""
+    import math as m
+
+    from dpfed_core.federation.summable import coalition_epsilon
+    from dpfed_core.privacy.mechanisms import gaussian_sigma
+
+    secure = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5, aggregation="secure")
+    planned = {h: sp_.planned_coalition_epsilon(secure, h) for h in (3, 6)}
+    sigma = gaussian_sigma(1.0, 1e-5, 1.0, 40)
+    assert planned[3] == pytest.approx(coalition_epsilon(sigma / m.sqrt(3), 1e-5, 1.0, 40), rel=2e-6)
+    assert 1.0 < planned[3] < planned[6]
+    assert sp_.planned_coalition_epsilon(secure.replace(aggregation="none"), 6) == pytest.approx(1.0, rel=1e-6)
+    assert sp_.planned_coalition_epsilon(secure.replace(max_dropouts=1), 3) < planned[3]
+    assert sp_.planned_coalition_epsilon(RunConfig(method="dp-prototypes", epsilon=0.7), 6) == 0.7
+    req = request_of(secure, 3, value_max=10.0)
+    assert req.coalition_epsilon == planned[3]
+    with pytest.raises(PolicyRefused) as err:
+        check(_policy(tmp_path, max_coalition_epsilon=planned[3] * 0.99), req)
+    assert err.value.rule == "max_coalition_epsilon" and f"ε = {planned[3]:.4g}" in str(err.value)
+    check(_policy(tmp_path, max_coalition_epsilon=planned[3]), req)
+    # a non-private request states none (its own rule refuses it)
+    assert request_of(RunConfig(method="kmeans"), 3, value_max=10.0).coalition_epsilon is None

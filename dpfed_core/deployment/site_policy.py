@@ -12,7 +12,8 @@ TOML key                  rule (the name a refusal gives)
 ``max_delta``             the most δ of one run (default 1e-5)
 ``max_coalition_epsilon`` the most ε of one run against the server colluding with every other site —
                           what this site's own noise shares alone guarantee under secure aggregation
-                          (default: no limit); checked on each share before it leaves the site, and
+                          (default: no limit); checked on the run as planned when the site decides
+                          (before any charge) and again on each share before it leaves the site;
                           every release's log row states it
 ``budget_epsilon``        the site's total ε over every run (required); ``budget_delta`` its δ
                           (default 1e-4) — kept in the site's own odometer, which composes runs
@@ -265,11 +266,15 @@ class Request:
     bounds: dict = field(default_factory=dict)
     #: how the run fixes its item catalogue (the run JSON's public field: "declared" or "secure")
     item_catalogue: str = "declared"
+    #: ε of the run as planned against the server colluding with every other site
+    #: (:func:`planned_coalition_epsilon`); None when it is known only at the method's first share
+    coalition_epsilon: float | None = None
 
     def to_dict(self) -> dict:
         return {"method": self.method, "epsilon": self.epsilon, "delta": self.delta, "simulation": self.simulation,
                 "max_dropouts": self.max_dropouts, "n_entities": self.n_entities, "non_private": self.non_private,
-                "bounds": dict(self.bounds), "item_catalogue": self.item_catalogue}
+                "bounds": dict(self.bounds), "item_catalogue": self.item_catalogue,
+                "coalition_epsilon": self.coalition_epsilon}
 
 
 def request_of(config, n_entities: int, value_max: float, item_catalogue: str = "declared") -> Request:
@@ -288,7 +293,29 @@ def request_of(config, n_entities: int, value_max: float, item_catalogue: str = 
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             bounds[k] = float(v)
     return Request(config.method, eps, float(config.delta) if not non_private else 0.0, bool(config.simulation),
-                   int(config.max_dropouts), int(n_entities), non_private, bounds, str(item_catalogue))
+                   int(config.max_dropouts), int(n_entities), non_private, bounds, str(item_catalogue),
+                   None if non_private else planned_coalition_epsilon(config, n_entities))
+
+
+def planned_coalition_epsilon(config, n_entities: int) -> float | None:
+    """ε of a private run, as planned, of one site's people against the server colluding with every other
+    site — a function of the run's public configuration only, so the site decides on it before any charge.
+
+    A prototype method's release reaches the server whole: its ε. A summable method that plans its
+    shares' ρ (``zcdp_budget``: ρ(ε, δ) split over its stages, a federation-wide catalogue's share
+    included): only the site's own noise shares σ/√(H − d) protect it under secure aggregation, so ρ·(H − d)
+    converted at the run's δ (ρ without secure aggregation) — what every share then states to 10⁻⁶
+    (the release log's "the run as planned"). Any other summable method: None (its share states it)."""
+    from dpfed_core.evaluation.budget import gaussian_method
+    from dpfed_core.privacy.noise import zcdp_epsilon, zcdp_rho_for_epsilon
+
+    eps, dlt = float(config.epsilon), float(config.delta)
+    if config.method not in _summable_names():
+        return eps
+    if not gaussian_method(config.method):
+        return None
+    spread = int(n_entities) - int(config.max_dropouts) if config.aggregation == "secure" else 1
+    return zcdp_epsilon(zcdp_rho_for_epsilon(eps, dlt) * max(spread, 1), dlt)
 
 
 def _summable_names() -> set[str]:
@@ -320,6 +347,12 @@ def check(policy: SitePolicy, req: Request) -> None:
         if req.delta > policy.max_delta * (1 + 1e-12):
             raise PolicyRefused("max_delta", f"δ = {req.delta:g} per run is above the site's "
                                              f"max_delta = {policy.max_delta:g}")
+    if (req.coalition_epsilon is not None
+            and req.coalition_epsilon > policy.max_coalition_epsilon * (1 + COALITION_PLAN_SLACK)):
+        raise PolicyRefused("max_coalition_epsilon", f"the run as planned would give this site's people ε = "
+                                                     f"{req.coalition_epsilon:.4g} against the server colluding "
+                                                     "with every other site, above the site's "
+                                                     f"max_coalition_epsilon = {_fmt(policy.max_coalition_epsilon)}")
     if req.max_dropouts > policy.max_dropouts:
         raise PolicyRefused("max_dropouts", f"the run tolerates {req.max_dropouts} dropout(s); the site accepts at "
                                             f"most max_dropouts = {policy.max_dropouts}")
@@ -329,6 +362,12 @@ def check(policy: SitePolicy, req: Request) -> None:
         if out:
             raise PolicyRefused("value_bounds", f"the public bounds {out} are outside the site's value_bounds "
                                                 f"[{lo:g}, {hi:g}]")
+
+
+#: The decision's planned coalition ε agrees with what each share states to 10⁻⁶ relative (a one-stage
+#: share's figure is OpenDP's map bisected to that precision): the decision refuses only beyond this
+#: slack, and a share within it is checked exactly by :func:`check_coalition`.
+COALITION_PLAN_SLACK = 1e-5
 
 
 def check_coalition(policy: SitePolicy, coalition_epsilon: float, stage: str) -> None:
