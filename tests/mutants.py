@@ -1004,6 +1004,13 @@ MUTANTS = (
            "self.transport.check_replies(msgs, replies, 'site policy decisions')", "None", (UNDECIDED,)),
     Mutant("undecided-run-never-withdrawn", SERVER, "_Run.site_decisions", "self.withdraw(accepted)", "''",
            (UNDECIDED,), nth=0),
+    Mutant("failed-run-never-withdrawn", SERVER, "_Run.run",
+           "self.withdraw([n for n in nodes if n not in self.dropped], WITHDRAW_AFTER_FAILURE, "
+           "min(self.transport.round_timeout, WITHDRAW_TIMEOUT_S))", "''",
+           ("tests/test_deployment_apps.py::test_a_run_that_fails_after_every_site_accepted_tells_the_sites_still_"
+            "in_it_and_says_what_they_answered",
+            "tests/test_site_policy.py::test_a_run_that_fails_after_the_decisions_gives_back_the_charge_of_each_"
+            "site_that_drew_nothing")),
     Mutant("coalition-epsilon-without-the-catalogues-share", CLIENT, "_run_coalition",
            "entity_coalition(config, H, float(coalition), rhos + (planned or []))",
            "(float(coalition), float(method.delta), ZCDP)", (SITE_COALITION,)),

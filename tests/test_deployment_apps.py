@@ -471,6 +471,42 @@ def test_a_serverapp_interrupted_by_flowers_heartbeat_says_so_before_it_exits(mo
     assert [e for e, _ in events] == ["error"] and "SuperLink ended the run's task" in events[0][1]["message"]
 
 
+def test_a_run_that_fails_after_every_site_accepted_tells_the_sites_still_in_it_and_says_what_they_answered(
+        monkeypatch):
+    """Every site accepted and was charged; a run that then fails (a secure sum short of its sites, a node's
+    error) tells each site still in it that the run ended — a site whose own store says it drew nothing gives
+    its charge back — without holding the failed run up for a full round timeout, and the coordinator's
+    error says what the sites answered. A site lost earlier is not asked."""
+    events, told = [], []
+    run = _run(3, dropped={3: "clinic 3"})
+    run.transport.progress = lambda event, **info: events.append((event, info))
+    run.transport.bell = None
+    run.withdrawal_note = ""
+    run.config = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
+    run.timings = {}
+    run.wait_for_nodes = lambda: [1, 2, 3]
+    run.site_decisions = lambda nodes: None
+
+    def failed(nodes, summable, t_start):
+        raise sa.DeploymentRunError("secure aggregation ended with 1 of 3 entities")
+
+    def withdraw(nodes, why=sa.WITHDRAW_REQUEST, timeout=None):
+        told.append((nodes, why, timeout))
+        return "; 2 of the 2 site(s) that accepted gave their charge back"
+
+    run.rounds, run.withdraw = failed, withdraw
+    monkeypatch.setattr(sa, "_Run", lambda grid, context: run)
+    sa.main(None, None)
+    assert told == [([1, 2], sa.WITHDRAW_AFTER_FAILURE, sa.WITHDRAW_TIMEOUT_S)]
+    assert events == [("error", {"message": "secure aggregation ended with 1 of 3 entities; 2 of the 2 site(s) "
+                                            "that accepted gave their charge back"})]
+    # a run that finishes tells no site anything
+    told.clear()
+    run.rounds = lambda nodes, summable, t_start: None
+    run.run()
+    assert told == []
+
+
 def test_a_reply_that_says_its_node_is_gone_counts_as_no_reply():
     """Flower answers for a lost node with an error reply (its objects never arrived, the node stopped
     heartbeating, the message expired), sent from the ServerApp's own node id: the transport drops it,

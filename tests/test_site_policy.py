@@ -524,6 +524,52 @@ def test_one_refusing_site_stops_the_run_before_any_site_draws(tmp_path):
         assert [b.spent_epsilon for d in site_odo.datasets() for b in site_odo.balance(d["key"])] == [0.0]
 
 
+def test_a_run_that_fails_after_the_decisions_gives_back_the_charge_of_each_site_that_drew_nothing(tmp_path):
+    """Every site accepted and was charged; then one site's node cannot take part (its old shard has no
+    item names for the federation-wide catalogue) and the secure sum ends short. The coordinator tells
+    the sites: the one that drew nothing gives its charge back, the two that drew their catalogue shares
+    keep theirs, and the error says so."""
+    import os
+
+    from tests.test_deployment import three_clinics
+    from dpfed_core.deployment import DeploymentError, write_shards
+    from dpfed_core.deployment.deployed import run_deployed
+    from dpfed_core.deployment.launcher import Guard
+    from dpfed_core.deployment.simulation_engine import SimulatedFederation, available
+    from dpfed_core.evaluation.experiments import make_split
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    if not available()[0]:
+        if os.environ.get("CI"):
+            raise AssertionError(available()[1])
+        pytest.skip(available()[1])
+    ds = three_clinics(declared=False)  # no declared catalogue: the run selects it federation-wide
+    ok = write_policy(tmp_path / "ok.toml", **STRICT)
+    policy = load_policy(ok)
+    guard = Guard()
+    try:
+        shards = write_shards(ds, make_split(ds, RunConfig(seed=0)), guard.path / "shards")
+        with np.load(shards[2]) as z:
+            old = {k: z[k] for k in z.files if k != "item_names"}
+        with open(shards[2], "wb") as f:
+            np.savez(f, **old)
+        with SimulatedFederation(shards, None, ds.entity_names, guard=guard, site_policy=ok) as fed:
+            with pytest.raises(DeploymentError) as err:
+                run_deployed(ds, RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"),
+                             federation=fed, round_timeout=60, timeout=180, engine="simulation")
+    finally:
+        guard.close()
+    msg = str(err.value)
+    assert "secure aggregation (catalogue)" in msg
+    assert ("1 of the 3 site(s) that accepted gave their charge back; "
+            f"{ds.entity_names[0]}, {ds.entity_names[1]} kept their charge") in msg
+    spent = {}
+    for e in ds.entity_names:
+        odo = BudgetOdometer(policy.store_for(e))
+        spent[e] = [b.spent_epsilon for d in odo.datasets() for b in odo.balance(d["key"])]
+    assert spent[ds.entity_names[2]] == [0.0] and all(spent[e][0] > 0 for e in ds.entity_names[:2])
+
+
 def test_deploy_local_needs_a_policy_that_allows_simulation(tmp_path, capsys):
     from dpfed_core.cli.main import main
 

@@ -311,9 +311,9 @@ def decide(msg: Message, context: Context) -> Message:
 
 @app.query("withdraw")
 def withdraw(msg: Message, context: Context) -> Message:
-    """The coordinator's word that the run ended before any share was asked for (another site refused
-    it): this site gives its charge back when its own record of the run holds no released stage, keeps
-    it otherwise, and refuses every release of this run from then on."""
+    """The coordinator's word that the run ended — another site refused it, or it failed before it finished:
+    this site gives its charge back when its own record of the run holds no drawn stage, keeps it
+    otherwise, and refuses every release of this run from then on."""
     rec = msg.content["config"]
     entity = {"entity": "?", "index": -1}
     try:
@@ -327,8 +327,8 @@ def withdraw(msg: Message, context: Context) -> Message:
                   "dataset_key": kept["dataset-key"]}
         given = site_policy.withdraw(_policy(context), shard, record, run=str(context.run_id),
                                      coordinator=_coordinator(context))
-        _site_log(f"{shard.entity}: run {context.run_id} ended before any share: charge "
-                  + ("given back (nothing drawn)" if given else "kept (stages released)"))
+        _site_log(f"{shard.entity}: run {context.run_id} ended, the coordinator says: charge "
+                  + ("given back (nothing drawn)" if given else "kept (stages drawn)"))
         meta = {**entity, "decision": "withdrawn" if given else "kept", "rule": "", "message": ""}
     except site_policy.PolicyRefused as exc:
         meta = {**entity, "decision": "kept", "rule": exc.rule, "message": str(exc)}

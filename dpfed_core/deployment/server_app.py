@@ -89,6 +89,12 @@ POLICY_REQUEST = "request (public run configuration) for each site's policy deci
 POLICY_REPLY = "site policy decision (accepted, or refused naming the rule)"
 #: To each site that accepted a run another site refused: the run ended before any share was asked for.
 WITHDRAW_REQUEST = "the run ended at the sites' decisions (public run configuration): give back the charge"
+#: To each site still in a run that failed after the decisions: a site that drew nothing gives its charge back.
+WITHDRAW_AFTER_FAILURE = ("the run failed before it finished (public run configuration): give back the charge if "
+                          "nothing was drawn")
+#: How long a failed run waits for the sites' withdrawals (a site that does not answer keeps its charge and
+#: can give it back by itself, ``site withdraw``): a node that made the run fail need not hold it up again.
+WITHDRAW_TIMEOUT_S = 10.0
 WITHDRAW_REPLY = "site withdrawal (withdrawn: charge given back, nothing drawn; or kept)"
 
 
@@ -528,6 +534,8 @@ class _Run:
         # its share was summed only misses its own model): left out from then on
         self.dropped: dict[int, str] = {}
         self.dropped_at: dict[str, str] = {}  # entity → the step it was lost in
+        #: what the sites answered when a run that failed after their decisions told them it ended
+        self.withdrawal_note = ""
 
     # ------------------------------------------------------------------ steps
     def wait_for_nodes(self) -> list[int]:
@@ -586,26 +594,28 @@ class _Run:
                 f"by any site{self.withdraw(accepted)}", ledger_rows=0)
         return decisions
 
-    def withdraw(self, nodes: list[int]) -> str:
-        """Tell each site that accepted a run another refused that it ended before any share was asked
-        for; each gives its charge back if its own record says it drew nothing. Returns the sentence
-        stating what the sites answered (a site that does not answer keeps its charge)."""
+    def withdraw(self, nodes: list[int], why: str = WITHDRAW_REQUEST, timeout: float | None = None) -> str:
+        """Tell each site in ``nodes`` that the run ended (by default: another site refused it, before any
+        share was asked for); each gives its charge back if its own record says it drew nothing. Returns
+        the sentence stating what the sites answered (a site that does not answer keeps its charge)."""
         if not nodes:
             return ""
         msgs = [Message(RecordDict({"config": self.instructions()}), dst_node_id=n, message_type="query.withdraw")
                 for n in nodes]
         for m in msgs:
-            self.transport.log(m, 0, WITHDRAW_REQUEST, True, m.metadata.dst_node_id)
+            self.transport.log(m, 0, why, True, m.metadata.dst_node_id)
         try:
-            replies = self.transport.send_and_receive(msgs, self.transport.round_timeout)
+            replies = self.transport.send_and_receive(
+                msgs, self.transport.round_timeout if timeout is None else timeout)
         except Exception:  # noqa: BLE001 - the run is already refused; a site that did not answer keeps its charge
             replies = []
         outcome: dict[str, list[str]] = {"withdrawn": [], "kept": []}
+        answers = []
         for r in replies:
             self.transport.log(r, 0, WITHDRAW_REPLY, False, r.metadata.src_node_id)
-            if r.has_error():
-                continue
-            meta = r.content["meta"]
+            if not r.has_error():
+                answers.append(r.content["meta"])
+        for meta in sorted(answers, key=lambda m: int(m.get("index", -1))):  # entity order, not arrival order
             outcome["withdrawn" if str(meta["decision"]) == "withdrawn" else "kept"].append(str(meta["entity"]))
         silent = len(nodes) - len(outcome["withdrawn"]) - len(outcome["kept"])
         self.transport.progress("site_withdrawals", **outcome, no_answer=silent)
@@ -805,10 +815,22 @@ class _Run:
         if len(nodes) > H:
             raise DeploymentRunError(f"{len(nodes)} SuperNodes are connected but the run declares {H} entities")
         summable = self.config.method in SUMMABLE_METHODS
-        secure = None
         t0 = time.perf_counter()
         self.site_decisions(nodes)
         self.timings["site_decisions"] = time.perf_counter() - t0
+        try:
+            self.rounds(nodes, summable, t_start)
+        except Exception:
+            # every site accepted and was charged; the run will not finish: each still in it is told, and a
+            # site whose own record says it drew nothing gives its charge back (one that drew keeps it)
+            self.withdrawal_note = self.withdraw([n for n in nodes if n not in self.dropped], WITHDRAW_AFTER_FAILURE,
+                                                 min(self.transport.round_timeout, WITHDRAW_TIMEOUT_S))
+            raise
+
+    def rounds(self, nodes: list[int], summable: bool, t_start: float) -> None:
+        """Round 1, the server's step and round 2 of a run every site accepted; writes the result."""
+        H = self.n_entities
+        secure = None
         t0 = time.perf_counter()
         if summable:
             public, secure = self.round1_summable(nodes)
@@ -889,9 +911,10 @@ def main(grid: Grid, context: Context) -> None:
         run.run()
     except DpfedError as exc:
         rows = getattr(exc, "ledger_rows", None)
-        run.transport.progress("error", message=str(exc), **({} if rows is None else {"ledger_rows": int(rows)}))
+        run.transport.progress("error", message=f"{exc}{run.withdrawal_note}",
+                               **({} if rows is None else {"ledger_rows": int(rows)}))
     except Exception as exc:  # noqa: BLE001 — reported to the launcher, which shows it as one line
-        run.transport.progress("error", message=f"server: {type(exc).__name__}: {exc}")
+        run.transport.progress("error", message=f"server: {type(exc).__name__}: {exc}{run.withdrawal_note}")
         raise
     except KeyboardInterrupt:
         # Flower's heartbeat thread raises SIGINT in this process when the SuperLink no longer

@@ -694,8 +694,8 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
 
 
 def withdraw(policy: SitePolicy, shard, record: dict, *, run: str, coordinator: str) -> bool:
-    """Give back this site's charge for a run the coordinator says ended before any share was asked
-    for (another site refused it). The coordinator's word only asks: the site gives its charge back
+    """Give back this site's charge for a run the coordinator says ended (another site refused it, or it
+    failed before it finished). The coordinator's word only asks: the site gives its charge back
     when its own store says it drew nothing in the run (each stage is marked there before its draw,
     :func:`claim_draw`), and keeps it otherwise. ``record``: the acceptance (:func:`accept`'s
     operation, release ids and dataset key). Logged either way; returns whether it was given back."""
@@ -714,8 +714,7 @@ def withdraw(policy: SitePolicy, shard, record: dict, *, run: str, coordinator: 
     res = Reservation(odo, str(record["dataset_key"]), str(record["operation"]),
                       [int(i) for i in record["release_ids"]], [])
     # 0 draws: the site's store holds no stage of the run, and each is marked there before its draw
-    res.withdraw(0, f"withdrawn by the site: run {run} ended before any share was asked for; this site drew "
-                    "nothing in it")
+    res.withdraw(0, f"withdrawn by the site: run {run} ended, the coordinator says; this site drew nothing in it")
     return True
 
 
