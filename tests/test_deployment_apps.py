@@ -481,7 +481,7 @@ def test_a_run_that_fails_after_every_site_accepted_tells_the_sites_still_in_it_
     run = _run(3, dropped={3: "clinic 3"})
     run.transport.progress = lambda event, **info: events.append((event, info))
     run.transport.bell = None
-    run.withdrawal_note = ""
+    run.withdrawal_note, run.withdrawals = "", {}
     run.config = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
     run.timings = {}
     run.wait_for_nodes = lambda: [1, 2, 3]
@@ -498,8 +498,23 @@ def test_a_run_that_fails_after_every_site_accepted_tells_the_sites_still_in_it_
     monkeypatch.setattr(sa, "_Run", lambda grid, context: run)
     sa.main(None, None)
     assert told == [([1, 2], sa.WITHDRAW_AFTER_FAILURE, sa.WITHDRAW_TIMEOUT_S)]
+    # a site lost earlier was not asked: what it drew is unknown, so the coordinator keeps its charge
     assert events == [("error", {"message": "secure aggregation ended with 1 of 3 entities; 2 of the 2 site(s) "
                                             "that accepted gave their charge back"})]
+    # every site asked, every one drew nothing: nothing was released, the coordinator gives its charge back
+    events.clear()
+    run.dropped = {}
+    run.withdraw = lambda nodes, why=None, timeout=None: (
+        setattr(run, "withdrawals", {"withdrawn": ["a"] * len(nodes), "kept": [], "no_answer": 0}) or "; all back")
+    sa.main(None, None)
+    assert events == [("error", {"message": "secure aggregation ended with 1 of 3 entities; all back",
+                                 "ledger_rows": 0})]
+    run.withdraw = lambda nodes, why=None, timeout=None: (
+        setattr(run, "withdrawals", {"withdrawn": ["a", "b"], "kept": ["c"], "no_answer": 0}) or "; one kept")
+    events.clear()
+    sa.main(None, None)
+    assert "ledger_rows" not in events[0][1]
+    run.withdraw = withdraw
     # a run that finishes tells no site anything
     told.clear()
     run.rounds = lambda nodes, summable, t_start: None

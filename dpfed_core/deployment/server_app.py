@@ -536,6 +536,7 @@ class _Run:
         self.dropped_at: dict[str, str] = {}  # entity → the step it was lost in
         #: what the sites answered when a run that failed after their decisions told them it ended
         self.withdrawal_note = ""
+        self.withdrawals: dict = {}
 
     # ------------------------------------------------------------------ steps
     def wait_for_nodes(self) -> list[int]:
@@ -618,6 +619,7 @@ class _Run:
         for meta in sorted(answers, key=lambda m: int(m.get("index", -1))):  # entity order, not arrival order
             outcome["withdrawn" if str(meta["decision"]) == "withdrawn" else "kept"].append(str(meta["entity"]))
         silent = len(nodes) - len(outcome["withdrawn"]) - len(outcome["kept"])
+        self.withdrawals = {**outcome, "no_answer": silent}
         self.transport.progress("site_withdrawals", **outcome, no_answer=silent)
         parts = []
         if outcome["withdrawn"]:
@@ -820,11 +822,16 @@ class _Run:
         self.timings["site_decisions"] = time.perf_counter() - t0
         try:
             self.rounds(nodes, summable, t_start)
-        except Exception:
+        except Exception as exc:
             # every site accepted and was charged; the run will not finish: each still in it is told, and a
             # site whose own record says it drew nothing gives its charge back (one that drew keeps it)
             self.withdrawal_note = self.withdraw([n for n in nodes if n not in self.dropped], WITHDRAW_AFTER_FAILURE,
                                                  min(self.transport.round_timeout, WITHDRAW_TIMEOUT_S))
+            if (isinstance(exc, DeploymentRunError) and not self.dropped
+                    and len(self.withdrawals.get("withdrawn", ())) == len(nodes)):
+                # every site's own store says it drew nothing: nothing was released, as at a refusal —
+                # the coordinator's odometer gives its reservation back too
+                exc.ledger_rows = 0
             raise
 
     def rounds(self, nodes: list[int], summable: bool, t_start: float) -> None:
