@@ -43,6 +43,24 @@ def test_counts_weighting_sends_sizes(small):
     assert sum(m.content == "cluster sizes" for m in model.messages_) == small.n_entities
 
 
+def test_a_method_that_declares_no_cluster_sizes_is_refused_before_any_entity_draws(small, monkeypatch):
+    """Weighting the server's fit by cluster sizes needs a method that releases them; one that declares
+    it does not (a plug-in's ``releases_counts = False``) is refused in process and on a node before any
+    entity's release, never after the draws."""
+    from dpfed_core.deployment.hooks import prototype_method
+    from dpfed_core.federation.prototypes import KMeansPrototypes
+
+    released = []
+    monkeypatch.setattr(KMeansPrototypes, "releases_counts", False)
+    monkeypatch.setattr(KMeansPrototypes, "release", lambda self, *a, **k: released.append(1))
+    with pytest.raises(ConfigError, match="releases no cluster sizes; use server_weighting='none'"):
+        FederatedRecommender("kmeans", k=4, rank=2, server_weighting="counts", random_state=0).fit(small)
+    with pytest.raises(ConfigError, match="releases no cluster sizes"):
+        prototype_method(RunConfig(method="kmeans", k=4, server_weighting="counts"), 10.0)
+    assert released == []
+    prototype_method(RunConfig(method="kmeans", k=4, server_weighting="none"), 10.0)
+
+
 def test_deterministic_and_parallel_identical(small):
     a = FederatedRecommender("krandom", k=6, rank=3, random_state=5).fit(small)
     b = FederatedRecommender("krandom", k=6, rank=3, random_state=5).fit(small)

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpfed_core.federation.protocol import build_method, method_class, release_entity
+from dpfed_core.federation.protocol import build_method, check_counts, method_class, release_entity
 from dpfed_core.federation.summable_protocol import broadcast_between_stages, fit_entity, run_notes
 
 
 def prototype_method(config, value_max: float):
-    """The entity-side prototype method of ``config`` (parameters checked), as the estimator builds it."""
+    """The entity-side prototype method of ``config`` (parameters checked, cluster sizes declared when the
+    run weights by them), as the estimator builds it."""
     from dpfed_core.federation.protocol import FederatedRecommender
 
     FederatedRecommender.from_config(config)._validate()
-    return build_method(config, value_max)
+    method = build_method(config, value_max)
+    check_counts(method, config.server_weighting)
+    return method
 
 
 def prototype_method_is_private(config) -> bool:

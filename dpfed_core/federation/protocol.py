@@ -93,6 +93,14 @@ def build_method(config: RunConfig, value_max: float):
     return make_prototype_method(config.method, k=config.k, value_max=value_max, **params)
 
 
+def check_counts(method, server_weighting: str) -> None:
+    """A run weighting the server's fit by cluster sizes needs a method that releases them: refused
+    before any entity draws (the method declares it, ``releases_counts``)."""
+    if server_weighting == "counts" and not getattr(method, "releases_counts", True):
+        raise ConfigError(f"prototype method {method.name!r} releases no cluster sizes; use "
+                          "server_weighting='none' (--server-weighting none)", param="server_weighting")
+
+
 def release_entity(method, X_h: sp.csr_matrix, rng: np.random.Generator, entity: str, epsilon: float,
                    delta: float) -> tuple[PrototypeRelease, list]:
     """Round 1 of a prototype method for one entity, on a ledger of its own (ε, δ) (picklable for
@@ -336,6 +344,7 @@ class FederatedRecommender:
         from dpfed_core.models.blend import released_rows
 
         private = bool(getattr(method, "private", False))
+        check_counts(method, self.server_weighting)
         slices = dataset.entity_slices()
         largest = max((sl.stop - sl.start for sl in slices), default=0)
         # Only for non-private methods: a DP method treats k as a maximum and sizes its clusters

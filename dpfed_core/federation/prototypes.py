@@ -41,6 +41,9 @@ class PrototypeMethod(ABC):
 
     name: str = ""
     private: bool = False
+    #: Whether :meth:`release` returns cluster sizes (``server_weighting="counts"`` needs them): declared,
+    #: so a run that needs them is refused before anything is drawn.
+    releases_counts: bool = True
     #: Declared parameters beyond ``k``/``value_max``/ε/δ (see :class:`~dpfed_core.config.Param`).
     parameters: tuple[Param, ...] = ()
 
