@@ -94,6 +94,23 @@ def test_encoding_decided_on_the_whole_file():
     assert "café0" in set(ds3.item_ids)
 
 
+def test_a_utf8_list_beside_a_latin1_export_is_read_as_utf8_and_said_so(tmp_path):
+    """--encoding names the data file's encoding; a list written beside it in UTF-8 keeps its names (decoded
+    as latin-1, "München" would match no row and its entity would be left out), with a note. A list in the
+    declared encoding is read in it."""
+    rows = "user,item,site\n" + "".join(f"u{i},caf\xe9,{'München' if i % 2 else 'Köln'}\n" for i in range(8))
+    data = tmp_path / "export.csv"
+    data.write_bytes(rows.encode("latin-1"))
+    for enc in ("utf-8", "latin-1"):
+        (tmp_path / f"sites-{enc}.txt").write_bytes("München\nKöln\n".encode(enc))
+        ds = load_long_table(data, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                             encoding="latin-1", entities=tmp_path / f"sites-{enc}.txt")
+        assert sorted(ds.entity_names) == ["Köln", "München"] and ds.n_users == 8
+        said = [n for n in ds.notes if "read as UTF-8" in n]
+        assert len(said) == (enc == "utf-8")
+    assert read_list(b"plain\nascii\n", what="item list", encoding="latin-1").notes == []
+
+
 def test_one_column_one_role():
     with pytest.raises(DpfedError, match="both name the column"):
         load_long_table(io.BytesIO(_table()), filename="t.csv", user_col="item", item_col="item", entity_col="site",

@@ -339,13 +339,31 @@ def read_list(source: Any, *, what: str = "item list", param: str | None = "item
     label = filename or (str(source) if isinstance(source, (str, os.PathLike)) else f"the uploaded {what}")
     raw = read_bounded(source, what=what if isinstance(source, (str, os.PathLike)) else f"{what} {label}",
                        param=param)
+    utf8_note = ""
+    if (encoding is not None and not raw.isascii() and _valid_utf8(raw)
+            and _check_encoding(encoding) != "utf-8"):
+        # the --encoding is the data file's: a list written beside it by hand is UTF-8 more often than the
+        # export, and decoded as latin-1 its names would match no row (every such entity or item left out)
+        encoding, utf8_note = None, (f"{what} {label}: read as UTF-8 (it is valid UTF-8), not as the data's "
+                                     "encoding")
     text = decode_text(raw, what=f"{what} {label}", encoding=encoding, param=param)
     limit = env_limit("DPFED_MAX_LIST_LINES", MAX_LIST_LINES, param=param)
     if text.count("\n") > limit + 1:  # a header line besides the names
         raise DataError(f"{what} {label} has more than {limit:,} lines, the most a list may have (the names are "
                         "held in memory): check that the right file was given, or raise the limit with the "
                         "environment variable DPFED_MAX_LIST_LINES", param=param)
-    return parse_list(text, what=what, param=param, csv_sep=csv_sep, column=column)
+    lf = parse_list(text, what=what, param=param, csv_sep=csv_sep, column=column)
+    if utf8_note:
+        lf.notes.append(utf8_note)
+    return lf
+
+
+def _valid_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 # ====================================================================== item features
