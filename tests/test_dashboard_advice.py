@@ -237,7 +237,8 @@ def test_federate_epsilon_is_one_value_and_out_of_range_disables_run():
 def test_signals_match_what_happened():
     """Outcome icons, the spend line's reason, the duplicates wording and the headline metrics."""
     from dpfed_core.data.long_table import DUPLICATE_WORDS, fixed_duplicate_rule
-    from dpfed_core.ui.history import planned_charge_text, spend_reason
+    from dpfed_core.evaluation.budget import spend_reason
+    from dpfed_core.ui.history import planned_charge_text
     from dpfed_core.ui.tables import headline_metrics, run_outcome
 
     base = {"privacy": {"label": "(3, 1e-06)-DP per user"}, "warnings": []}
@@ -310,7 +311,7 @@ def test_a_flat_list_is_no_ranking_and_evidence_counts_similar_rows():
 
 def test_the_spend_line_gives_the_composition_reason_only_for_one_plan_after_an_earlier_spend():
     from dpfed_core.privacy.odometer import PlannedRelease
-    from dpfed_core.ui.history import spend_reason
+    from dpfed_core.evaluation.budget import spend_reason
 
     plan = [PlannedRelease("run", "dp-cooccurrence", 3.0, 1e-6, {"a": (3.0, 1e-6)})]
     first = {"text": "spends ε ≈ 2.5 per entity", "spend": 2.5, "after": 2.5, "simulation": False}

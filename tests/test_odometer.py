@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import os
 import sqlite3
 import subprocess
@@ -843,6 +844,12 @@ def test_cli_budget_show_states_accountant_and_runs_left(tmp_path, capsys):
     rc, out, _ = _cli(capsys, "budget", "show", *data, "--store", store)
     assert "accountant: per entity, the smaller of basic composition" in out
     assert "runs left: " in out and "more like the last operation" in out
+    # a second run spends less than its ε: the dry run says why, in the dashboard's words
+    rc, out, _ = _cli(capsys, "run", *data, "--method", "dp-popularity", "--epsilon", "1", "--dry-run",
+                      "--store", store)
+    (line,) = [x for x in out.splitlines() if x.startswith("planned charge:")]
+    assert re.search(r"less than the requested ε = 1 because it composes with the ε ≈ 0\.9\d* already spent on "
+                     "these data", line), line
 
 
 def test_simulation_without_a_named_store_opens_none(tmp_path, capsys, monkeypatch):

@@ -130,7 +130,7 @@ def dry_run(args, dataset, plans, what: str) -> int:
     import os
     import tempfile
 
-    from dpfed_core.evaluation.budget import planned_charge, skip_store
+    from dpfed_core.evaluation.budget import planned_charge, skip_store, spend_reason
     from dpfed_core.privacy.accounting import ACCOUNTANT
     from dpfed_core.privacy.store import resolve_store_path
 
@@ -143,7 +143,7 @@ def dry_run(args, dataset, plans, what: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         store = path if path.exists() else os.path.join(tmp, "empty.sqlite3")
         p = planned_charge(store, dataset, plans)
-    print(f"planned charge: {p['text']}")
+    print(f"planned charge: {spend_reason(p, plans, identity=False)}")
     if p.get("identity"):
         print(f"identity: {p['identity']}")
     if math.isfinite(p["cap_epsilon"]) and p.get("refused_unless_allowed"):

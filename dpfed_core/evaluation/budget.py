@@ -291,6 +291,29 @@ def charge_text(p: Mapping) -> str:
     return text
 
 
+def spend_reason(preview: Mapping, plans: Sequence, identity: bool = True) -> str:
+    """``preview["text"]`` (:func:`planned_charge`) and, when the spend is not the requested ε, why: these
+    data were recognised as a re-export of a stored dataset (``identity``: said here; the CLI gives it a
+    line of its own) and/or already spent, and releases compose to less than the sum of their ε — the
+    same sentence on the dashboard and in the CLI's dry run."""
+    text = preview["text"]
+    if preview.get("simulation"):
+        return text
+    asked = [float(p.epsilon) for p in plans if not p.simulation and math.isfinite(float(p.epsilon))]
+    requested = max(asked) if len(asked) == 1 else None
+    spend = float(preview.get("dp_spend", preview.get("spend", 0.0)))
+    after = float(preview.get("dp_after", preview.get("after", 0.0)))
+    already = max(after - spend, 0.0)
+    why = []
+    if identity and preview.get("identity"):
+        why.append(f"these data were recognised as a re-export: {preview['identity']}")
+    if requested is not None and spend < requested * 0.995 and already > 0:
+        # (the δ at which the store composes is said by the charge text when it is not the run's)
+        why.append(f"less than the requested ε = {requested:.3g} because it composes with the ε ≈ {already:.3g} "
+                   "already spent on these data (releases compose to less than the sum of their ε)")
+    return text + (" — " + "; ".join(why) if why else "")
+
+
 def release_cells(r: Mapping) -> tuple[str, str]:
     """(ε, charged ε) of one row of the releases list as every front end states them: a release that
     charged no entity (a reference that sends nothing) shows no ε — an ε of ∞ there would read as a

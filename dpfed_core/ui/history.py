@@ -77,7 +77,7 @@ def planned_charge_text(dataset, plans: Sequence, cached: bool = False) -> str:
     compose with what these data already spent; the data recognised as a re-export of stored data),
     and "nothing new spent" when the result is cached. Reads the store, charges nothing; a problem
     reading it is said, not raised (a label must never take a page down)."""
-    from dpfed_core.evaluation.budget import planned_charge
+    from dpfed_core.evaluation.budget import planned_charge, spend_reason
 
     if cached:
         return "same data and settings as an earlier run: shown from the cache, nothing new spent"
@@ -88,30 +88,6 @@ def planned_charge_text(dataset, plans: Sequence, cached: bool = False) -> str:
         return spend_reason(planned_charge(store, dataset, plans), plans)
     except Exception as exc:  # noqa: BLE001  (a label)
         return f"planned charge unknown ({type(exc).__name__})"
-
-
-def spend_reason(preview: dict, plans: Sequence) -> str:
-    """``preview["text"]`` and, when the spend is not the requested ε, why: these data were recognised
-    as a re-export of a stored dataset and/or already spent, and releases compose to less than the sum
-    of their ε."""
-    import math
-
-    text = preview["text"]
-    if preview.get("simulation"):
-        return text
-    asked = [float(p.epsilon) for p in plans if not p.simulation and math.isfinite(float(p.epsilon))]
-    requested = max(asked) if len(asked) == 1 else None
-    spend = float(preview.get("dp_spend", preview.get("spend", 0.0)))
-    after = float(preview.get("dp_after", preview.get("after", 0.0)))
-    already = max(after - spend, 0.0)
-    why = []
-    if preview.get("identity"):
-        why.append(f"these data were recognised as a re-export: {preview['identity']}")
-    if requested is not None and spend < requested * 0.995 and already > 0:
-        # (the δ at which the store composes is said by the charge text when it is not the run's)
-        why.append(f"less than the requested ε = {requested:.3g} because it composes with the ε ≈ {already:.3g} "
-                   "already spent on these data (releases compose to less than the sum of their ε)")
-    return text + (" — " + "; ".join(why) if why else "")
 
 
 def _pack_run(result) -> bytes:
