@@ -825,8 +825,12 @@ class _Run:
         except Exception as exc:
             # every site accepted and was charged; the run will not finish: each still in it is told, and a
             # site whose own record says it drew nothing gives its charge back (one that drew keeps it)
-            self.withdrawal_note = self.withdraw([n for n in nodes if n not in self.dropped], WITHDRAW_AFTER_FAILURE,
-                                                 min(self.transport.round_timeout, WITHDRAW_TIMEOUT_S))
+            try:
+                self.withdrawal_note = self.withdraw([n for n in nodes if n not in self.dropped],
+                                                     WITHDRAW_AFTER_FAILURE,
+                                                     min(self.transport.round_timeout, WITHDRAW_TIMEOUT_S))
+            except Exception:  # noqa: BLE001 - the run's own failure is what is reported; the sites keep their charge
+                self.withdrawal_note = "; the sites could not be told (each keeps its charge: `site withdraw`)"
             if (isinstance(exc, DeploymentRunError) and not self.dropped
                     and len(self.withdrawals.get("withdrawn", ())) == len(nodes)):
                 # every site's own store says it drew nothing: nothing was released, as at a refusal —
