@@ -677,8 +677,7 @@ MUTANTS = (
            "contained = max(m_new / n_new, m_st / n_st)", "contained = m_new / n_new",
            (f"{FPT}::test_a_subsample_mixed_with_others_is_charged_to_the_stored_people",)),
     Mutant("site-coalition-cap-ignored", SITE, "check_coalition",
-           "coalition_epsilon > policy.max_coalition_epsilon * (1 + 1e-12)", "False",
-           (f"{SITET}::test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every_other_site",)),
+           "coalition_epsilon > policy.max_coalition_epsilon * (1 + 1e-12)", "False", (SITE_COALITION,)),
     Mutant("site-simulation-run-charged-nothing", SITE, "accept",
            "math.inf if req.non_private or req.simulation else req.epsilon",
            "math.inf if req.non_private else req.epsilon",
@@ -947,8 +946,7 @@ MUTANTS = (
            (f"{SITET}::test_a_policy_that_lowers_the_budget_below_the_spend_refuses_by_the_rule_and_keeps_the_"
             "balance_home",), arg="refuse_below_spent"),
     Mutant("node-refusing-a-share-by-its-coalition-cap-keeps-it-drawn", CLIENT, "_secure_share",
-           "site_policy.unclaim_draw(policy, shard.entity, group)", "None",
-           (f"{SITET}::test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every_other_site",)),
+           "site_policy.unclaim_draw(policy, shard.entity, group)", "None", (SITE_COALITION,)),
     Mutant("site-operator-refunds-every-site-of-its-store", SITE, "withdraw_by_site",
            "'SELECT r.id, r.dataset_key FROM releases r JOIN datasets d ON d.key = r.dataset_key WHERE r.operation "
            "= ? AND r.status = \\'reserved\\' AND d.name = ? ORDER BY r.id'",
