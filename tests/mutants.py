@@ -60,6 +60,8 @@ SITE = "dpfed_core/deployment/site_policy.py"
 SITET = "tests/test_site_policy.py"
 SITE_COALITION = ("tests/test_deployment_apps.py::test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_"
                   "states_the_coordinators_figure")
+COALITION_PLAN = (f"{SITET}::test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_parameters_"
+                  "alone")
 MALFORMED_SHARE = ("tests/test_deployment_apps.py::test_a_malformed_share_request_marks_nothing_drawn_and_a_drawn_"
                    "stage_stays_marked")
 FAILURE_TEXT = ("tests/test_deployment_apps.py::test_what_a_site_tells_the_coordinator_of_a_failure_holds_no_count_"
@@ -1015,12 +1017,10 @@ MUTANTS = (
     Mutant("site-decides-without-its-coalition-cap", SITE, "check",
            "req.coalition_epsilon is not None and req.coalition_epsilon > policy.max_coalition_epsilon * "
            "(1 + COALITION_PLAN_SLACK)", "False",
-           ("tests/test_site_policy.py::test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_"
-            "parameters_alone",)),
+           (COALITION_PLAN,)),
     Mutant("site-plans-its-coalition-without-the-other-sites", SITE, "planned_coalition_epsilon",
            "int(n_entities) - int(config.max_dropouts) if config.aggregation == 'secure' else 1", "1",
-           ("tests/test_site_policy.py::test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_"
-            "parameters_alone",)),
+           (COALITION_PLAN,)),
     Mutant("catalogue-share-checked-without-the-methods-planned-share", CLIENT, "_run_coalition",
            "entity_coalition(config, H, None, rhos + planned)", "entity_coalition(config, H, None, rhos)",
            (SITE_COALITION,)),
@@ -1382,8 +1382,15 @@ MUTANTS = (
     Mutant("non-private-plan-keeps-delta", BUDGET, "_plan",
            "delta if math.isfinite(eps) else 0.0", "delta",
            (f"{ODOT}::test_every_planned_release_states_its_kind_delta_rho_and_batch",)),
-    Mutant("accountant-record-of-the-least-spent-entity", BUDGET, "accountant_record",
-           "max(bal, key=lambda b: b.spent_epsilon)", "min(bal, key=lambda b: b.spent_epsilon)",
+    Mutant("accountant-record-of-the-least-spent-entity", BUDGET, "most_spent",
+           "max(balances, key=lambda b: b.spent_epsilon)", "min(balances, key=lambda b: b.spent_epsilon)",
+           (f"{ODOT}::test_the_accountant_record_reports_the_most_spent_entity", BUDGET_COMMANDS)),
+    Mutant("every-entity-alike-whatever-they-spent", BUDGET, "most_spent",
+           "all(b.spent_epsilon == top.spent_epsilon for b in balances)", "True",
+           (f"{ODOT}::test_the_accountant_record_reports_the_most_spent_entity", BUDGET_COMMANDS)),
+    Mutant("one-entity-read-as-every-entity", BUDGET, "most_spent",
+           "len(balances) > 1 and all(b.spent_epsilon == top.spent_epsilon for b in balances)",
+           "all(b.spent_epsilon == top.spent_epsilon for b in balances)",
            (f"{ODOT}::test_the_accountant_record_reports_the_most_spent_entity",)),
     Mutant("planner-one-lucky-epsilon-counts", PLANNER, "epsilon_for_utility", "break", "continue",
            (f"{PLANT}::test_the_target_must_hold_from_the_answer_on_and_one_lucky_point_does_not_count",)),
@@ -2214,8 +2221,8 @@ MUTANTS = (
            "' (public version)' if public else ''", "''", (AUDIT_VIOLATION,)),
     Mutant("report-dataset-summary-ignored", REPORT_PY, "build_report",
            "data_summary is None and dataset is not None", "False", (ENTITY_SUMMARY_FROM_DATASET,)),
-    Mutant("budget-cmd-summary-least-spent", BUDGET_CMD, "budget_summary_line",
-           "max(bal, key=lambda b: b.spent_epsilon)", "min(bal, key=lambda b: b.spent_epsilon)", (BUDGET_COMMANDS,)),
+    Mutant("budget-cmd-summary-names-no-one", BUDGET_CMD, "budget_summary_line",
+           '"every entity" if alike else f"most-spent entity {top.entity!r}"', '"every entity"', (BUDGET_COMMANDS,)),
     Mutant("budget-cmd-summary-void-dropped", BUDGET_CMD, "budget_summary_line",
            "[b.entity for b in bal if b.void]", "[]", (BUDGET_COMMANDS,)),
     Mutant("budget-cmd-withdrawn-shown-charged", BUDGET, "release_cells",

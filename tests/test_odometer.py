@@ -1002,7 +1002,7 @@ def test_the_planned_charge_of_a_mixed_plan_reads_the_store_and_says_whether_it_
 
 
 def test_the_accountant_record_reports_the_most_spent_entity(tmp_path):
-    from dpfed_core.evaluation.budget import accountant_record
+    from dpfed_core.evaluation.budget import accountant_record, most_spent
 
     ds = make_dataset()
     store = Store(tmp_path / "s.sqlite3")
@@ -1013,6 +1013,9 @@ def test_the_accountant_record_reports_the_most_spent_entity(tmp_path):
     rec = accountant_record(store, ds)
     assert rec["most_spent_entity"] == "B" and rec["spent_epsilon"] == pytest.approx(1.5)
     assert not rec["every_entity_alike"]
+    # one entity is the most spent, not "every entity"; no balance names no one
+    one = [b for b in odo.balance(odo.key_of(ds)) if b.entity == "A"]
+    assert most_spent(one) == (one[0], False) and most_spent([]) == (None, False)
 
 
 def test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_a_void_guarantee(tmp_path, capsys):

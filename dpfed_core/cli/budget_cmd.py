@@ -312,18 +312,18 @@ def record_release(kind: str, doc: dict, odometer, history, key: str, reservatio
 
 def budget_summary_line(odometer, key: str) -> str:
     """One line for after a run: the most-spent entity against the cap."""
+    from dpfed_core.evaluation.budget import most_spent
+
     bal = odometer.balance(key)
-    if not bal:
+    top, alike = most_spent(bal)
+    if top is None:
         return "budget: nothing charged yet"
-    top = max(bal, key=lambda b: b.spent_epsilon)
     cap = "no cap" if math.isinf(top.cap_epsilon) else f"cap ε = {epsilon_left(top.cap_epsilon)}"
     void = [b.entity for b in bal if b.void]
     shown = ", ".join(repr(e) for e in void[:5]) + (f" and {len(void) - 5} more" if len(void) > 5 else "")
     extra = f"; no overall guarantee for {shown}: non-private release(s)" if void else ""
     spent = epsilon_that_holds(top.spent_epsilon)
-    # a spend every entity shares names no one entity as the most spent
-    who = ("every entity" if len(bal) > 1 and all(b.spent_epsilon == top.spent_epsilon for b in bal)
-           else f"most-spent entity {top.entity!r}")
+    who = "every entity" if alike else f"most-spent entity {top.entity!r}"
     return (f"budget ({odometer.path}): {who} has spent ε = {spent} "
             f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `python -m dpfed_core budget show` "
             "for all")

@@ -339,6 +339,15 @@ def basic_epsilon_note(balances: Sequence[Mapping]) -> str | None:
             "nothing — not an infinite spend; the zCDP ε is what holds")
 
 
+def most_spent(balances: Sequence) -> tuple:
+    """``(top, alike)``: the balance that has spent the most ε (None when there is none) and whether
+    every one of several entities has spent exactly as much — then no one entity is "the most spent"."""
+    if not balances:
+        return None, False
+    top = max(balances, key=lambda b: b.spent_epsilon)
+    return top, len(balances) > 1 and all(b.spent_epsilon == top.spent_epsilon for b in balances)
+
+
 def accountant_record(store: Store, dataset: FederatedDataset, key: str | None = None) -> dict:
     """The ``privacy.accountant`` field of a charged result document: how releases compose across
     runs, at which δ, and the most-spent entity's charge after this one."""
@@ -346,13 +355,12 @@ def accountant_record(store: Store, dataset: FederatedDataset, key: str | None =
 
     odo = BudgetOdometer(store)
     bal = odo.balance(key or dataset_key(dataset))
-    top = max(bal, key=lambda b: b.spent_epsilon) if bal else None
+    top, alike = most_spent(bal)
     ident = odo.identity(key or dataset_key(dataset))
     return {"across_releases": ACCOUNTANT,
             "delta": top.guarantee_delta if top else None,
             "most_spent_entity": top.entity if top else None,
-            # every entity has spent the same: no one entity is "the most spent"
-            "every_entity_alike": len(bal) > 1 and all(b.spent_epsilon == top.spent_epsilon for b in bal),
+            "every_entity_alike": alike,
             "spent_epsilon": top.spent_epsilon if top else 0.0,
             "basic_epsilon": top.stated_basic_epsilon if top else 0.0,
             "zcdp_epsilon": top.tight_epsilon if top else 0.0,
