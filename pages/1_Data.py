@@ -71,9 +71,10 @@ except ValueError as exc:
     st.stop()
 
 
-def public_inputs(prefix: str, entities_help: str, consent: bool = False) -> dict | None:
+def public_inputs(prefix: str, entities_help: str, consent: bool = False, column: str | None = None) -> dict | None:
     """The declared entity list and the item features (public inputs) as loader
-    options; an unreadable file is shown as an error naming its control and stops the page."""
+    options; an unreadable file is shown as an error naming its control and stops the page.
+    ``column``: the entity column, whose name on a list's first line is its header (as the CLI reads it)."""
     c1, c2 = st.columns(2)
     ents = ui.kept_upload(c1, "Declared entity list (optional): one entity per line (e.g. MovieLens u.occupation)",
                           dash.ENTITY_LIST_TYPES, f"{prefix}_entities", help=entities_help)
@@ -92,7 +93,7 @@ def public_inputs(prefix: str, entities_help: str, consent: bool = False) -> dic
     try:
         if ents is not None:
             opts["entities"] = read_list(ents.getvalue(), what="entity list", param="entities",
-                                         filename=ents.name).ids
+                                         filename=ents.name, column=column).ids
         if feats is not None:
             opts["item_features"] = feature_table_json(read_item_features(feats.getvalue(), filename=feats.name))
     except DpfedError as exc:
@@ -277,7 +278,8 @@ else:
         upload_public = public_inputs(
             "upload", "The federation, a public list. Rows of other entities are dropped; an entity without rows "
                       "takes part with an all-zero contribution. Without it a DP run is refused unless you accept "
-                      "reading the list from the data below.", consent=True)
+                      "reading the list from the data below.", consent=True,
+            column=dash.source_column_name(key_col) if key_col and not transform else None)
         c1, c2, _ = st.columns(3)
         missing = c1.selectbox("Rows with a missing value", ["error", "drop"], key="map_missing",
                                format_func={"error": "stop and name the first one",
@@ -308,7 +310,7 @@ else:
                     **({"exclude_entities": excluded} if excluded else {}), **upload_public}
             if items_up is not None:
                 try:
-                    ids, names = read_item_list(items_up.getvalue(), filename=items_up.name)
+                    ids, names = read_item_list(items_up.getvalue(), filename=items_up.name, column=item_col)
                     opts["items"] = {"ids": ids, "names": names}  # a u.item table's titles too, as the CLI reads it
                 except DpfedError as exc:
                     ui.show_error(exc)

@@ -188,3 +188,29 @@ def test_a_catalogue_that_leaves_items_out_keeps_them_and_the_federate_page_says
     assert not at.exception, [e.value for e in at.exception]
     assert any(t.startswith("**2 of 5 items are not in the declared item catalogue**") and "item3, item4" in t
                for t in seen(at.info)), seen(at.info)
+
+
+def test_a_list_headed_by_its_columns_name_is_read_as_the_cli_reads_it(tmp_path):
+    """An entity list whose first line is the entity column's name, and a catalogue whose first line is
+    the item column's, are read with that line as their header, on the Data page as by the CLI: no
+    entity called 'site', no item called 'drug'."""
+    from dpfed_core.data.long_table import load_long_table
+
+    table = rows().replace(b"user,item,value,entity", b"patient,drug,value,site")
+    at = upload(table)
+    at.file_uploader(key="upload_entities").set_value(("sites.txt", b"site\nA\nB\nC\n", "text/plain")).run()
+    at.file_uploader(key="upload_items").set_value(
+        ("formulary.txt", ("drug\n" + "".join(f"item{j}\n" for j in range(6))).encode(), "text/plain")).run()
+    ds = build(at).session_state["dataset"]
+    assert not at.error, [e.value for e in at.error]
+    (tmp_path / "sites.txt").write_text("site\nA\nB\nC\n")
+    (tmp_path / "formulary.txt").write_text("drug\n" + "".join(f"item{j}\n" for j in range(6)))
+    cli = load_long_table(table, filename="table.csv", user_col="patient", item_col="drug", value_col="value",
+                          entity_col="site", value_kind="ratings", value_max=5.0,
+                          entities=str(tmp_path / "sites.txt"), items=str(tmp_path / "formulary.txt"))
+    assert ds.entity_names == cli.entity_names == ["A", "B", "C"]
+    assert list(ds.item_ids) == list(cli.item_ids) and "drug" not in ds.item_ids and ds.n_items == 6
+    # a user attribute's column is named on the page "attribute: …"; its list's header is its own name
+    from dpfed_core.data.upload import attribute_column_name, source_column_name
+
+    assert source_column_name(attribute_column_name("zip")) == "zip" and source_column_name("site") == "site"

@@ -484,10 +484,11 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
 
 
 def read_item_list(source: Source | Sequence[str], *, filename: str | None = None,
-                   encoding: str | None = None) -> tuple[list[str], list[str] | None]:
+                   encoding: str | None = None, column: str | None = None) -> tuple[list[str], list[str] | None]:
     """A declared item catalogue (:func:`dpfed_core.data.inputs.read_list`): one item per line taken
-    whole, or CSV ``id,name`` under a recognised header. Returns (ids, names|None)."""
-    lf = read_list(source, what="item list", param="items", filename=filename, encoding=encoding)
+    whole, or CSV ``id,name`` under a recognised header; ``column``: the data's item column, whose name
+    on the first line is the list's header. Returns (ids, names|None)."""
+    lf = read_list(source, what="item list", param="items", filename=filename, encoding=encoding, column=column)
     return lf.ids, lf.names
 
 

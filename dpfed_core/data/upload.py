@@ -210,9 +210,18 @@ def guess_attribute_user(columns: list[str], no_header: bool) -> str:
     return guess_column(cols, "user", "user_id", "userid", "patientunitstayid", "patient", "id") or cols[0]
 
 
+ATTRIBUTE_PREFIX = "attribute: "
+
+
 def attribute_column_name(column: str) -> str:
     """How an attribute column is named after the join (kept apart from the interaction table's)."""
-    return f"attribute: {column}"
+    return f"{ATTRIBUTE_PREFIX}{column}"
+
+
+def source_column_name(column: str) -> str:
+    """The column's name in the table it came from (an attribute's own name after the join): the word a
+    declared list's header line carries."""
+    return column[len(ATTRIBUTE_PREFIX):] if column.startswith(ATTRIBUTE_PREFIX) else column
 
 
 def join_user_attributes(interactions: pd.DataFrame, user_col: str, attributes: pd.DataFrame,
