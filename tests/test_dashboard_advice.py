@@ -10,6 +10,7 @@ import re
 import pytest
 
 from dpfed_core.data.loaders import load_data
+from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation.verdicts import sweep_verdict_sentence
 from dpfed_core.ui import defaults as dd
 from dpfed_core.ui import engine as dash
@@ -95,6 +96,11 @@ def test_k_and_rank_validated_in_place(clinic):
     msg = dash.check_k_rank(5, 10_000, clinic)
     assert len(msg) == 1 and "rank ℓ" in msg[0] and "10000" in msg[0]
     assert "143 items" in dash.check_k_rank(5, 150, clinic)[0]
+    # the CLI's limit: the smaller of 1,000 and the items (a rank of 300 on 671 items is run by both)
+    from dpfed_core.config import MAX_RANK
+
+    assert MAX_RANK == 1000 and dash.check_k_rank(5, 300) == [] and dash.check_k_rank(5, 1000) == []
+    assert "the smaller of 1,000 and the data's 143 items" in dash.check_k_rank(5, 150, clinic)[0]
 
 
 def test_one_distinct_colour_per_registered_method():
@@ -220,6 +226,15 @@ def test_federate_epsilon_is_one_value_and_out_of_range_disables_run():
     assert at.session_state["fed_epsilon"] == 10.0 and at.text_input(key="fed_eps_text").value == "10"
     at.text_input(key="fed_eps_text").set_value("-1").run()
     assert any("ε must be a positive number" in e.value for e in at.error)
+    for bad in ("0", "-1"):  # the box typed in is named, as for an unreadable or too large ε
+        at.text_input(key="fed_eps_text").set_value(bad).run()
+        assert any(e.value.startswith("“or type ε”") and "ε must be a positive number" in e.value
+                   for e in at.error), \
+            [e.value for e in at.error]
+    # the range an error names is the range accepted: a large ε is taken with a warning, past the limit refused
+    with pytest.raises(ConfigError, match=r"a value up to 10000 "):
+        dash.check_budget("1e12", "1e-6", eps_control="“or type ε”")
+    assert dash.check_budget("500", "1e-6")[2] and dash.check_budget("10000", "1e-6")[0] == 10000.0
     assert at.button(key="fed_run").disabled
     at.text_input(key="fed_eps_text").set_value("1").run()
     at.number_input(key="fed_rank").set_value(10_000).run()

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 from dpfed_core.config import MAX_EPSILON as MAX_FINITE_EPSILON  # RunConfig's own limit
+from dpfed_core.config import MAX_K, MAX_RANK  # noqa: F401  (the CLI's limits too)
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError, DataError
 from dpfed_core.evaluation.verdicts import format_epsilon  # noqa: F401  (the pages' ε format: 3 significant digits)
@@ -34,7 +35,7 @@ def parse_epsilon(text: str | float) -> float:
     if math.isnan(value) or value <= 0:
         raise ConfigError(
             f"ε must be a positive number (or ∞ for a non-private run), got {text}; typical private "
-            "values are 0.1 to 10"
+            "values are 0.1 to 10", param="epsilon"
         )
     return value
 
@@ -72,11 +73,15 @@ def check_budget(epsilon_text: str | float, delta_text: str | float, *, eps_cont
                  delta_control: str = "δ") -> tuple[float, float, list[str]]:
     """Validate a typed (ε, δ) before a run: returns (ε, δ, warnings) or raises ConfigError whose
     message names the page control that fixes it."""
-    eps = parse_epsilon(epsilon_text)
+    try:
+        eps = parse_epsilon(epsilon_text)
+    except ConfigError as exc:  # the box that was typed in, named once
+        raise ConfigError(f"{eps_control}: {exc}") from None
     if math.isfinite(eps) and eps > MAX_FINITE_EPSILON:
         raise ConfigError(f"{eps_control}: ε = {eps:g} is above {MAX_FINITE_EPSILON:g}, where a DP guarantee "
-                          "no longer means anything; type inf for the non-private limit or a value "
-                          "between 0.01 and 100.")
+                          f"no longer means anything; type inf for the non-private limit or a value up to "
+                          f"{MAX_FINITE_EPSILON:g} (usual private values are 0.1 to 10; above 100 the page "
+                          "warns that the guarantee is weak).")
     try:
         delta = float(str(delta_text).strip())
     except ValueError:
@@ -254,10 +259,8 @@ def default_data_path(kind: str) -> str:
     return rel if p.exists() else ""
 
 
-#: The dashboard's limits of k and rank (the controls' former min/max, now checked in place so that an
-#: out-of-range value disables Run with a message instead of being clamped silently).
-MAX_K = 10_000
-MAX_RANK = 200
+#: The limits of k and rank are the engine's, as the CLI's: checked in place so that an out-of-range
+#: value disables Run with a message instead of being clamped silently.
 
 
 def check_k_rank(k: int | None, rank: int, ds: "FederatedDataset | None" = None) -> list[str]:
@@ -268,6 +271,6 @@ def check_k_rank(k: int | None, rank: int, ds: "FederatedDataset | None" = None)
         out.append(f"“k (prototypes per entity)” must be a whole number from 1 to {MAX_K:,}; it is {k}.")
     top = MAX_RANK if ds is None else max(1, min(MAX_RANK, int(ds.n_items)))
     if not 1 <= rank <= top:
-        why = f" (the data has {ds.n_items} items)" if ds is not None and ds.n_items < MAX_RANK else ""
+        why = f" (the smaller of {MAX_RANK:,} and the data's {ds.n_items:,} items)" if ds is not None else ""
         out.append(f"“rank ℓ (latent factors)” must be a whole number from 1 to {top}{why}; it is {rank}.")
     return out
