@@ -188,6 +188,19 @@ def test_a_field_of_spaces_is_empty_and_named_with_the_flag_that_skips_it():
     assert list(ds.user_ids) == ["u1", "u2", "u3"] and ds.X.nnz == 3
 
 
+def test_a_missing_number_in_the_value_column_is_missing_and_an_id_spelt_na_is_an_id():
+    data = b"user,item,value,site\nu1,x,3,A\nu2,y,NaN,A\nNA,x,2,B\nu3,y, null ,B\nu4,x,4,B\n"
+    kw = dict(filename="t.csv", user_col="user", item_col="item", value_col="value", entity_col="site",
+              value_kind="ratings", value_max=5.0)
+    with pytest.raises(DataError, match=r"data row 2 \(line 3\): column 'value' holds 'NaN', a missing number "
+                                        r"\(and in 1 more rows\).*drop_missing") as exc:
+        load_long_table(io.BytesIO(data), **kw)
+    assert exc.value.param == "drop_missing"
+    ds = load_long_table(io.BytesIO(data), **kw, drop_missing=True)
+    assert list(ds.user_ids) == ["u1", "NA", "u4"] and ds.X.nnz == 3
+    assert any("dropped 2 rows" in n and "missing number" in n for n in ds.notes), ds.notes
+
+
 def test_whole_number_ids_of_a_parquet_float_column_match_the_declared_list(tmp_path):
     p = tmp_path / "t.parquet"
     pd.DataFrame({"user": [1.0, 2.0, 3.0, 4.0], "item": [10.0, 20.0, 10.0, 20.0],

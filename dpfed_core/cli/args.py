@@ -213,8 +213,8 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
                    help="text encoding of the data and list files (e.g. utf-8, latin-1, cp1252); without it the "
                         "whole file is checked: UTF-8, or latin-1 when it has no UTF-8 character, else an error")
     g.add_argument("--drop-missing", action="store_true",
-                   help="long table: leave out rows with an empty user, item, value or entity (counted in a "
-                        "note) instead of stopping at the first")
+                   help="long table: leave out rows with an empty user, item, value or entity, or a missing "
+                        "number (NaN, NA, null) as the value (counted in a note), instead of stopping at the first")
     g.add_argument("--duplicates", choices=["last", "mean", "sum", "error"],
                    help="long table of ratings: repeated (user, item) rows keep the last (default), their mean, "
                         "their sum, or stop with an error; counts are always summed")

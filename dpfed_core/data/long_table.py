@@ -199,15 +199,38 @@ def _check_options(*, entity_col, entity_from, entity_transform, value_col, valu
     return value_max
 
 
+#: How exports write a missing number (pandas and NumPy "NaN"/"nan", R "NA", SQL "NULL", spreadsheets
+#: "#N/A"), compared in lower case: missing in the value column only — ids are exact strings, where
+#: "NA" may be a name.
+MISSING_NUMBER_WORDS = frozenset({"nan", "-nan", "na", "n/a", "null", "none", "#n/a"})
+
+
+def _is_missing_number(s: pd.Series) -> pd.Series:
+    """Empty, or a missing-number word (:data:`MISSING_NUMBER_WORDS`), in a column of numbers."""
+    miss = _is_missing(s)
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        words = np.asarray(pd.Series(s.cat.categories.astype(str)).str.strip().str.lower()
+                           .isin(MISSING_NUMBER_WORDS), dtype=bool)
+        codes = s.cat.codes.to_numpy()
+        if words.size:
+            miss |= pd.Series((codes >= 0) & words[np.maximum(codes, 0)], index=s.index)
+    elif s.dtype == object or pd.api.types.is_string_dtype(s):
+        miss |= s.astype(str).str.strip().str.lower().isin(MISSING_NUMBER_WORDS) & s.notna()
+    return miss
+
+
 def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int, needed: dict[str, str],
-                            drop_missing: bool, notes: list[str]) -> pd.DataFrame:
-    """Rows with an empty value in a used column: an error naming the first, or dropped with a note."""
+                            drop_missing: bool, notes: list[str], numeric: tuple = ()) -> pd.DataFrame:
+    """Rows with an empty value in a used column, or a missing-number word (``NaN``, ``NA``, …) in a
+    ``numeric`` one: an error naming the first, or dropped with a note."""
     cols = list(dict.fromkeys(needed))
-    miss = pd.DataFrame({c: _is_missing(df[c]) for c in cols}, index=df.index)
+    miss = pd.DataFrame({c: (_is_missing_number if c in numeric else _is_missing)(df[c]) for c in cols},
+                        index=df.index)
     any_miss = miss.any(axis=1)
     if any_miss.any():
         if drop_missing:
-            notes.append(f"dropped {int(any_miss.sum())} rows with an empty value in {', '.join(cols)}")
+            what = "an empty value" + (" (or a missing number such as NaN)" if numeric else "")
+            notes.append(f"dropped {int(any_miss.sum())} rows with {what} in {', '.join(cols)}")
             df = df.loc[~any_miss]
             if len(df) == 0:
                 raise DataError(f"every row of {label} has an empty value in one of {', '.join(cols)}")
@@ -215,8 +238,11 @@ def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int,
             first = miss.index[any_miss.to_numpy()][0]
             col = next(c for c in cols if miss.at[first, c])
             n_bad = int(miss[col].sum())
+            raw = df.at[first, col]
+            held = "" if pd.isna(raw) else str(raw).strip()
             raise DataError(
-                f"{_row_ref(label, first, from_text)}: column '{col}' is empty"
+                f"{_row_ref(label, first, from_text)}: column '{col}' "
+                f"{f'holds {held!r}, a missing number' if held else 'is empty'}"
                 f"{f' (and in {n_bad - 1} more rows)' if n_bad > 1 else ''}. Every row needs a value in its "
                 f"{needed[col]}; fill the gaps, or leave such rows out with drop_missing.",
                 param="drop_missing"
@@ -706,7 +732,8 @@ def _build(
     if len(df) == 0:
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
 
-    df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes)
+    df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes,
+                                 numeric=(value_col,) if value_col is not None else ())
     v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes)
     users = _as_id_strings(df[user_col])
     check_id_sizes(users, "user id", label, from_text, "user_col")
