@@ -829,9 +829,10 @@ def _ask(cfg, n_entities=3, n_items=8):
 def _one_run() -> float:
     """A site's spend after one Gaussian run at ε = 1 (δ 1e-6) under a budget δ of 1e-4: its ρ read at half
     the budget's δ (zCDP, as the coordinator's odometer composes)."""
-    from dpfed_core.privacy.accounting import planned_gaussian_rho, zcdp_epsilon_of_rho
+    from dpfed_core.privacy.accounting import zcdp_epsilon_of_rho
+    from dpfed_core.privacy.noise import zcdp_rho_for_epsilon
 
-    return zcdp_epsilon_of_rho(planned_gaussian_rho(1.0, 1e-6), 5e-5)
+    return zcdp_epsilon_of_rho(zcdp_rho_for_epsilon(1.0, 1e-6), 5e-5)
 
 
 def _spent(policy) -> float:

@@ -25,7 +25,7 @@ from dpfed_core.deployment.site_policy import PolicyError, PolicyRefused, check,
 
 DOUBLE_DIR = Path(__file__).resolve().parent / "coordinator_double"
 
-STRICT = {"methods": ["dp-popularity", "kmeans"], "max_epsilon": 1.0, "max_delta": 1e-5, "budget_epsilon": 1.4,
+STRICT = {"methods": ["dp-popularity", "kmeans"], "max_epsilon": 1.0, "max_delta": 1e-5, "budget_epsilon": 1.3,
           "store": "stores/{site}.sqlite3"}
 
 
@@ -36,16 +36,17 @@ def _policy(tmp_path, **over) -> sp_.SitePolicy:
 def _spent(*epsilons: float, delta: float = 1e-5, budget_delta: float = 1e-4) -> float:
     """What a site's odometer states as spent after Gaussian runs at ``epsilons`` (each at ``delta``):
     their ρ summed, read at half the budget's δ — the zCDP composition the coordinator's odometer uses."""
-    from dpfed_core.privacy.accounting import planned_gaussian_rho, zcdp_epsilon_of_rho
+    from dpfed_core.privacy.accounting import zcdp_epsilon_of_rho
+    from dpfed_core.privacy.noise import zcdp_rho_for_epsilon
 
-    return zcdp_epsilon_of_rho(sum(planned_gaussian_rho(e, delta) for e in epsilons), budget_delta / 2)
+    return zcdp_epsilon_of_rho(sum(zcdp_rho_for_epsilon(e, delta) for e in epsilons), budget_delta / 2)
 
 
 # ============================================================================ the rules, as a function
 @pytest.mark.parametrize("cfg, rule", [
     (RunConfig(method="dp-popularity", epsilon=1.0, simulation=True), "allow_simulation"),
     (RunConfig(method="dp-popularity", epsilon=1e4), "max_epsilon"),
-    # within the site's total budget (1.4) but above what it accepts of one run
+    # within the site's total budget (1.3) but above what it accepts of one run
     (RunConfig(method="dp-popularity", epsilon=1.2), "max_epsilon"),
     (RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-3), "max_delta"),
     (RunConfig(method="kmeans"), "allow_non_private"),
@@ -142,9 +143,9 @@ def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):
         sp_.accept(policy, req, shard, run="2", coordinator="test")
     assert err.value.rule == "budget_epsilon"
     (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
-    # composed by zCDP as the coordinator composes: two runs at ε = 1 would be ε = 1.45 > 1.4
-    assert bal["spent_epsilon"] == pytest.approx(_spent(1.0)) and _spent(1.0) < 1.0 < 1.4 < _spent(1.0, 1.0)
-    assert bal["remaining_epsilon"] == pytest.approx(1.4 - _spent(1.0)) and bal["cap_epsilon"] == 1.4
+    # composed by zCDP as the coordinator composes: two runs at ε = 1 would be ε = 1.32 > 1.3
+    assert bal["spent_epsilon"] == pytest.approx(_spent(1.0)) and _spent(1.0) < 1.0 < 1.3 < _spent(1.0, 1.0)
+    assert bal["remaining_epsilon"] == pytest.approx(1.3 - _spent(1.0)) and bal["cap_epsilon"] == 1.3
     assert bal["spent_delta"] == pytest.approx(1e-5)  # the run's δ is charged too, not only its ε
     rows = sp_.SiteLog(policy.store_for(shard.entity)).rows()
     assert [(r["run"], r["decision"], r["rule"]) for r in rows] == [("1", "accepted", ""),
@@ -300,7 +301,7 @@ def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_gua
     assert main(["site", "budget", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert (f"spent ε = {epsilon_that_holds(_spent(1.0))}, δ = 1e-05 over 1 run(s); remaining ε = "
-            f"{epsilon_left(1.4 - _spent(1.0))}") in out and "void" not in out
+            f"{epsilon_left(1.3 - _spent(1.0))}") in out and "void" not in out
     sp_.accept(policy, request_of(RunConfig(method="kmeans"), 3, shard.value_max), shard, run="2", coordinator="test")
     assert main(["site", "budget", "--store", str(store)]) == 0
     assert "a non-private release voided its guarantee" in capsys.readouterr().out
@@ -322,7 +323,7 @@ def test_the_site_command_states_the_cap_and_marks_each_simulation_release(tmp_p
                                       3, shard.value_max), shard, run=run, coordinator="test")
     assert main(["site", "releases", "--store", str(store)]) == 0
     out = capsys.readouterr().out
-    assert f"cap ε = 1.4, δ = 0.0002; spent ε = {epsilon_that_holds(_spent(0.5, budget_delta=2e-4))}," in out
+    assert f"cap ε = 1.3, δ = 0.0002; spent ε = {epsilon_that_holds(_spent(0.5, budget_delta=2e-4))}," in out
     rows = {line.split()[2]: line.split()[-1] for line in out.splitlines()[2:] if line.split()[:1] in (["1"], ["2"])}
     assert rows == {"1": "yes", "2": "no"}  # the run id, and whether its noise was reproducible
 
@@ -448,7 +449,7 @@ def test_a_malicious_coordinator_is_refused_by_every_site_and_learns_nothing(gua
 @needs_flower
 def test_a_second_run_over_the_budget_is_refused_and_the_release_log_lists_the_first(guarded_sites, capsys):
     """An honest run within the policy is accepted, charged once per site and logged release by
-    release; the next identical run would pass budget_epsilon = 1.4 and every site refuses it."""
+    release; the next identical run would pass budget_epsilon = 1.3 and every site refuses it."""
     from dpfed_core.cli.main import main
     from dpfed_core.deployment.deployed import run_deployed
     from dpfed_core.privacy.statement import epsilon_that_holds

@@ -61,15 +61,18 @@ def method_charges(method: str, epsilon: float, delta: float,
 
 
 def planned_rho(method: str, epsilon: float, delta: float) -> tuple[float | None, bool]:
-    """(ρ, Gaussian-only) of one run of ``method`` at (ε, δ) before it runs, an upper bound of what its
-    ledger will record (:func:`~dpfed_core.privacy.accounting.planned_gaussian_rho`); (None, False)
-    when it cannot be derived from the configuration (the release then composes by (ε, δ) only)."""
+    """(ρ, Gaussian-only) of one run of ``method`` at (ε, δ) before it runs, what its ledger will
+    record at most: the zCDP budget ρ(ε, δ) the method splits over its Gaussian stages
+    (:func:`~dpfed_core.privacy.noise.zcdp_rho_for_epsilon`, rounded down; each stage's σ carries its
+    margin over OpenDP's map inside it), so a dry run states the charge the run settles, not a looser
+    bound. (None, False) when it cannot be derived from the configuration (the release then composes
+    by (ε, δ) only)."""
     if (not gaussian_method(method) or not get_method(method).privacy_model.user_level
             or not math.isfinite(float(epsilon))):
         return None, False
-    from dpfed_core.privacy.accounting import planned_gaussian_rho
+    from dpfed_core.privacy.noise import zcdp_rho_for_epsilon
 
-    return planned_gaussian_rho(epsilon, delta), True
+    return zcdp_rho_for_epsilon(float(epsilon), float(delta)), True
 
 
 #: A simulation run on real data: its noise is a function of the public seed, so re-running

@@ -77,20 +77,6 @@ def zcdp_epsilon_of_rho(rho: float, delta: float) -> float:
     return min(zcdp_epsilon(rho, delta), eps_rdp)
 
 
-def planned_gaussian_rho(epsilon: float, delta: float) -> float:
-    """ρ of a release calibrated as (ε, δ)-DP by Gaussian noise *before it runs*, conservatively: the
-    analytic Gaussian's multiplier z = σ/Δ at (ε, δ) is the smallest any (ε, δ)-DP Gaussian can use
-    (OpenDP's map and the PLD-certified split both add noise on top of it), so 1/(2z²) bounds the ρ
-    of whatever the method then calibrates (ρ of a composition of Gaussians with
-    Σ z_i⁻² = z⁻² is the same 1/(2z²))."""
-    from dpfed_core.privacy.mechanisms import gaussian_sigma_analytic
-
-    eps = float(epsilon)
-    if math.isinf(eps):
-        return math.inf
-    return rho_of_gaussian(gaussian_sigma_analytic(eps, float(delta), 1.0), 1.0)
-
-
 def ledger_rho(rows: Sequence) -> tuple[float | None, bool]:
     """(ρ, Gaussian-only) of one entity's ledger rows (dicts or :class:`LedgerRow`), or (None, False)
     when a row states no ρ of its own (OpenDP's map, recorded by the mechanism: Gaussian and
