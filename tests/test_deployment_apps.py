@@ -739,6 +739,33 @@ def test_a_simulation_run_needs_a_given_policy_that_allows_it(tmp_path):
     check_site_policy(sim.replace(simulation=False), None)  # a policy matching the run is written
 
 
+def test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_before_anything_starts(tmp_path):
+    """deploy-local gives every local site the one policy: a run it refuses by a rule is refused before
+    Flower starts, naming the rule and the flag that meets it, and a policy written for one site is
+    refused as the shared one; the sites' own refusals read once per distinct reason."""
+    ds = _clinics(3)
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-popularity"], max_epsilon=0.5, budget_epsilon=5.0,
+                          store=str(tmp_path / "{site}.sqlite3"))
+    run = RunConfig(method="dp-popularity", epsilon=1.0)
+    with pytest.raises(ConfigError, match=r"every site would refuse this run under rule 'max_epsilon' .*ε = 1 per "
+                                          r"run is above the site's max_epsilon = 0.5\. Change --epsilon, or "
+                                          r"max_epsilon in the policy"):
+        check_site_policy(run, policy, ds)
+    check_site_policy(run.replace(epsilon=0.5), policy, ds)
+    with pytest.raises(ConfigError, match=r"rule 'methods' .* Change --method"):
+        check_site_policy(run.replace(method="dp-cooccurrence", epsilon=0.5), policy, ds)
+    with pytest.raises(ConfigError, match=r"rule 'max_dropouts' .* Change --max-dropouts"):
+        check_site_policy(run.replace(epsilon=0.5, max_dropouts=1), policy, ds)
+    one = write_policy(tmp_path / "one.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=5.0,
+                       store=str(tmp_path / "{site}.sqlite3"), site=ds.entity_names[0])
+    with pytest.raises(ConfigError, match=r"written for site 'clinic 0' \(its site key\)"):
+        check_site_policy(run, one, ds)
+    refused = [{"entity": e, "rule": "max_epsilon", "message": "ε = 1 is above 0.5"} for e in ("A", "B", "C")]
+    refused.append({"entity": "D", "rule": "max_delta", "message": "δ too large"})
+    assert sa.refusal_lines(refused) == ("A, B, C (rule max_epsilon): ε = 1 is above 0.5; D (rule max_delta): "
+                                         "δ too large")
+
+
 def _clinics(n_entities):
     rng = np.random.default_rng(2)
     X = sp.csr_matrix(rng.poisson(0.5, (12 * n_entities, 8)).astype(float))

@@ -112,9 +112,20 @@ def test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value
     ("methods = ['kmeans']\nmax_epsilon = 1\nmax_delta = 1e-5\nbudget_epsilon = 2\nbudget_delta = 1.5e-5\n"
      "store = 's'\n", "budget_delta = 1.5e-05 is below twice max_delta"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = ' '\n", "store is empty"),
+    # a misspelt method accepts nothing under it: refused when read, with the name meant
+    ("methods = ['dp-popularty']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n",
+     "methods names no registered method 'dp-popularty' \\(did you mean 'dp-popularity'\\?\\)"),
+    # a type error says what the key holds
+    ("methods = ['kmeans']\nmax_epsilon = '1.0'\nbudget_epsilon = 2\nstore = 's'\n",
+     "max_epsilon = '1.0' has the wrong type; max_epsilon is a number \\(unquoted"),
+    ("methods = 'kmeans'\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n",
+     "methods is a list of method names"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nallow_simulation = 'yes'\n",
+     "allow_simulation is true or false"),
 ], ids=["missing", "typo", "negative", "infinite budget", "string bool", "delta cap", "delta budget", "not toml",
         "bounds high below low", "negative dropouts", "nan epsilon", "zero budget", "boolean dropouts",
-        "method not a name", "no method", "delta budget below two runs", "empty store"])
+        "method not a name", "no method", "delta budget below two runs", "empty store", "unknown method",
+        "quoted number", "method not in a list", "bool spelt as a word"])
 def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):
     p = tmp_path / "p.toml"
     p.write_text(body, encoding="utf-8")
@@ -130,6 +141,19 @@ def _site_shard(tmp_path):
 
     ds = three_clinics()
     return load_shard(write_shards(ds, make_split(ds, RunConfig()), tmp_path / "shards")[0])
+
+
+def test_a_policy_written_for_one_site_refuses_at_another_and_charges_nothing(tmp_path):
+    shard = _site_shard(tmp_path)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    with pytest.raises(PolicyRefused, match="written for site 'elsewhere'") as err:
+        sp_.accept(_policy(tmp_path, site="elsewhere"), req, shard, run="1", coordinator="test")
+    assert err.value.rule == "site"
+    own = _policy(tmp_path, site=shard.entity)
+    assert sp_.remaining_budget(own.store_for(shard.entity)) == []  # nothing charged
+    sp_.accept(own, req, shard, run="2", coordinator="test")  # its own site's policy decides as usual
+    (bal,) = sp_.remaining_budget(own.store_for(shard.entity))
+    assert bal["spent_epsilon"] == pytest.approx(_spent(1.0))
 
 
 def test_the_budget_binds_across_runs_in_the_sites_own_odometer(tmp_path):

@@ -114,13 +114,13 @@ def cmd_deploy_local(args) -> int:
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config)
-    check_deployable(dataset, config, args.engine, sim_backend)
+    deployable, _spec = check_deployable(dataset, config, args.engine, sim_backend)
     import importlib.util
 
     if importlib.util.find_spec("flwr") is None:  # before anything is charged: no node could start
         raise ConfigError("deploy-local needs Flower, which is not installed: "
                           "`pip install -r requirements-deploy.txt` (nothing was charged)")
-    check_site_policy(config, args.site_policy)
+    check_site_policy(deployable, args.site_policy, dataset)  # as the sites will see the run
     if port_range is not None and args.engine == "deployment":
         free_ports(1 + dataset.n_entities, port_range)  # before anything is charged or started
     what = (f"Flower's Simulation Engine ({sim_backend} backend)" if args.engine == "simulation"

@@ -85,7 +85,7 @@ def run_deployed(
     """
     config, spec = check_deployable(dataset, config, engine, sim_backend)
     if federation is None:
-        check_site_policy(config, site_policy)
+        check_site_policy(config, site_policy, dataset)
     t0 = time.perf_counter()
     split = make_split(dataset, config) if split is None else split
     t_split = time.perf_counter() - t0
@@ -150,17 +150,41 @@ def run_deployed(
     return (doc, result.V) if return_model else doc
 
 
-def check_site_policy(config: RunConfig, site_policy) -> None:
+#: The run's flag (or control) that meets each rule of a site policy, for a refusal known before any
+#: node starts; the policy key itself is the other fix.
+RULE_FIXES = {"methods": "--method", "max_epsilon": "--epsilon", "max_delta": "--delta",
+              "max_coalition_epsilon": "--epsilon", "max_dropouts": "--max-dropouts",
+              "value_bounds": "--value-max or the method's bound parameters", "allow_non_private": "--method",
+              "allow_simulation": "--simulation"}
+
+
+def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset | None = None) -> None:
     """Before anything is charged or started: a given policy file must read, and a simulation run
-    (noise reproducible from the coordinator's seed) needs a given policy that allows it."""
+    (noise reproducible from the coordinator's seed) needs a given policy that allows it. With the
+    ``dataset``, the run is checked against the policy as every local site will check it (the pure
+    rules: methods, ε, δ, the coalition ε, dropouts, bounds; each site's budget is its own store's):
+    a run every site would refuse is one error naming the rule and the flag, before Flower starts."""
     if site_policy is not None:
-        from dpfed_core.deployment.site_policy import load_policy
+        from dpfed_core.deployment.site_policy import PolicyRefused, check, load_policy, request_of
 
         policy = load_policy(site_policy, control="--site-policy")  # the coordinator's copy for every site
         if config.simulation and not policy.allow_simulation:
             raise ConfigError(f"--simulation: the site policy {site_policy} does not allow simulation "
                               "(allow_simulation = false); every site would refuse. Set allow_simulation = true "
                               "in the policy, or drop --simulation")
+        if dataset is None:
+            return
+        if policy.site and any(e != policy.site for e in dataset.entity_names):
+            raise ConfigError(f"--site-policy {site_policy} is written for site {policy.site!r} (its site key), and "
+                              "every local site is given it: the others would refuse every run. Drop the site key "
+                              "for a policy shared by the local sites")
+        try:
+            check(policy, request_of(config, dataset.n_entities, float(dataset.value_max)))
+        except PolicyRefused as exc:
+            reason = str(exc).removeprefix(f"refused by site policy rule {exc.rule!r}: ")
+            raise ConfigError(f"every site would refuse this run under rule {exc.rule!r} of --site-policy "
+                              f"{site_policy}: {reason}. Change {RULE_FIXES.get(exc.rule, 'the run')}, or "
+                              f"{exc.rule} in the policy (nothing was charged or started)") from None
     elif config.simulation:
         raise ConfigError("--simulation needs a site policy that allows it: every site would be handed noise "
                           "the coordinator can reproduce. Give --site-policy FILE (TOML) with "

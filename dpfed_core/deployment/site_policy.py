@@ -30,6 +30,9 @@ TOML key                  rule (the name a refusal gives)
 ``allow_non_private``     methods that release exact statistics (ε = ∞; default false)
 ``max_dropouts``          the most dropouts a secure sum may tolerate (default 0): the run's
                           ``max_dropouts`` and SecAgg+'s share count minus its threshold
+``site``                  the entity this policy is written for (default: any): a node whose shard
+                          holds another entity refuses every run under it (a policy file copied to
+                          the wrong site)
 ========================  ===================================================================
 
 The decision is one of :func:`check` (pure: policy × request) and :func:`accept` (the check, then
@@ -59,7 +62,7 @@ from dpfed_core.errors import ConfigError, DpfedError
 RULES = ("methods", "max_epsilon", "max_delta", "max_coalition_epsilon", "budget_epsilon", "value_bounds",
          "allow_simulation",
          "allow_non_private", "max_dropouts", "one_request_per_run", "accepted_request", "policy_file",
-         "item_catalogue")
+         "item_catalogue", "site")
 
 #: Public bound parameters a run may name (checked against ``value_bounds``).
 BOUND_PARAMS = ("row_norm", "value_min", "r_min", "r_max")
@@ -69,6 +72,11 @@ _KEYS = {"methods": list, "max_epsilon": (int, float), "max_delta": (int, float)
          "budget_delta": (int, float), "store": str, "value_bounds": list, "allow_simulation": bool,
          "allow_non_private": bool, "max_dropouts": int, "site": str}
 _REQUIRED = ("methods", "max_epsilon", "budget_epsilon", "store")
+#: What each key holds, as a type error says it (TOML spelling).
+_TYPE_WORDS = {k: {list: "a list", str: "a quoted string", bool: "true or false", int: "a whole number"}.get(
+    t, "a number (unquoted, e.g. 1.0)") for k, t in _KEYS.items()}
+_TYPE_WORDS.update(methods='a list of method names, e.g. ["dp-cooccurrence"]',
+                   value_bounds="a list [low, high] of numbers", store='a quoted path, e.g. "stores/{site}.sqlite3"')
 
 #: Names a site's policy messages use as written in its policy file or its request — its keys, its
 #: rules and the public bounds it checks — which a front end must never rewrite into its own flags
@@ -149,9 +157,11 @@ class SitePolicy:
 NODE_POLICY_CONTROL = "the SuperNode's --node-config \"policy-path='…'\""
 
 
-def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> SitePolicy:
+def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL, check_methods: bool = True) -> SitePolicy:
     """Read and check a site policy file; a :class:`PolicyError` names the file and the key.
-    ``control``: what names the file (an unreadable file's error says to fix it there)."""
+    ``control``: what names the file (an unreadable file's error says to fix it there).
+    ``check_methods``: every name in ``methods`` must be a registered method (in the process that
+    decides with the policy, its plug-ins loaded); off where the file is only written."""
     p = Path(path)
     try:
         raw = tomllib.loads(p.read_text(encoding="utf-8"))
@@ -168,7 +178,8 @@ def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> 
     for key, kind in _KEYS.items():
         if key in raw and (not isinstance(raw[key], kind) or (kind is int and isinstance(raw[key], bool))
                            or (kind == (int, float) and isinstance(raw[key], bool))):
-            raise PolicyError(f"the site policy {p}: {key} = {raw[key]!r} has the wrong type")
+            raise PolicyError(f"the site policy {p}: {key} = {raw[key]!r} has the wrong type; {key} is "
+                              f"{_TYPE_WORDS[key]}")
     num = {k: float(raw[k]) for k in ("max_epsilon", "max_delta", "budget_epsilon", "budget_delta",
                                       "max_coalition_epsilon") if k in raw}
     for k, v in num.items():
@@ -191,6 +202,19 @@ def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> 
     if not raw["methods"]:
         raise PolicyError(f"the site policy {p}: methods = [] accepts no method, so this site would refuse every "
                           "run; list the methods it accepts (e.g. [\"dp-cooccurrence\"])")
+    from dpfed_core.methods import available_methods
+
+    known = available_methods() if check_methods else list(raw["methods"])
+    unknown_methods = [m for m in raw["methods"] if m not in known]
+    if unknown_methods:
+        # a misspelt name would accept nothing under it and refuse every run of the method meant
+        import difflib
+
+        hints = [f"{m!r} (did you mean {near[0]!r}?)" if (near := difflib.get_close_matches(m, known, 1))
+                 else repr(m) for m in unknown_methods]
+        raise PolicyError(f"the site policy {p}: methods names no registered method {', '.join(hints)}; known: "
+                          f"{', '.join(known)} (a plug-in's method is known once its module is loaded: "
+                          "DPFED_PLUGINS)")
     max_delta, budget_delta = num.get("max_delta", 1e-5), num.get("budget_delta", 1e-4)
     if budget_delta < 2 * max_delta:
         # the odometer composes runs at half the budget's δ: a run at max_delta would never fit
@@ -231,7 +255,7 @@ def write_policy(path: str | os.PathLike, **keys) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     body = "".join(f"{k} = {_toml_value(v)}\n" for k, v in keys.items() if v is not None)
     p.write_text("# dpfed site policy (docs/DEPLOYMENT.md, \"Each site decides\")\n" + body, encoding="utf-8")
-    load_policy(p)
+    load_policy(p, check_methods=False)  # a plug-in's method is checked where the policy decides
     return p
 
 
@@ -641,6 +665,9 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
     base = dict(run=run, coordinator=coordinator, entity=shard.entity, method=req.method, stage="decision",
                 epsilon=req.epsilon, delta=req.delta, simulation=req.simulation)
     try:
+        if policy.site and policy.site != shard.entity:
+            raise PolicyRefused("site", f"this node's policy is written for site {policy.site!r} and its shard holds "
+                                        "another entity; its operator starts it with the site's own policy")
         check(policy, req)
         declared = getattr(shard, "n_declared", None)
         if req.item_catalogue != "declared" and declared is not None and declared < shard.train.shape[1]:

@@ -117,8 +117,7 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
             from dpfed_core.deployment.deployed import check_deployable, check_site_policy, deployment_runner
             from dpfed_core.evaluation.service import execute_run
 
-            check_deployable(ds, config)
-            check_site_policy(config, policy)
+            check_site_policy(check_deployable(ds, config)[0], policy, ds)  # as the sites will see the run
             runner = deployment_runner(progress=progress, site_policy=policy, on_policy=st.info,
                                        round_timeout=float(round_timeout))
             # a simulation (no privacy claim) opens no store unless DPFED_STORE names one
