@@ -1164,6 +1164,12 @@ def test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_states_the_co
     assert "with its catalogue share, the run as planned" in str(err.value)
     with SiteLog(tight.store_for("clinic 0")).store.read() as con:
         assert con.execute("SELECT COUNT(*) FROM site_draws").fetchone()[0] == 0  # nothing marked drawn
+    # a simulation run's rows state no ε against the coordinator: its seed reproduces the noise
+    cfg = cfg.replace(simulation=True)
+    ds, sim, ctx = _site(tmp_path / "sim", monkeypatch, allow_simulation=True)
+    assert len(list(shares(ctx))) == 2
+    notes = [r["note"] for r in SiteLog(sim.store_for("clinic 0")).rows() if r["decision"] == "released"]
+    assert notes == [ca.SIMULATION_RELEASE_NOTE] * 2 and "ε = ∞" in ca.SIMULATION_RELEASE_NOTE
 
 
 def test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_others_get_their_charge_back(

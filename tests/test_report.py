@@ -381,7 +381,9 @@ def test_first_screen_in_plain_words(cooc_doc):
     charged["privacy"]["accountant"]["non_private_entities"] = ["clinic B", "clinic C"]
     ov = _section(rep.build_report(charged, generated="x", public=True), "overview")
     # a non-private release recorded on these data voids the overall guarantee of the entities it touched
-    assert "2 entities (clinic B, clinic C) also had non-private releases" in ov and "no overall guarantee" in ov
+    assert ("After this run there is no overall guarantee for the people of 2 entities (clinic B, clinic C)" in ov
+            and "Counting the DP releases alone, the most-spent entity (clinic A) has spent ε = 7.25" in ov), ov
+    assert ov.index("no overall guarantee") < ov.index("has spent ε")  # the void said before any figure
 
 
 def test_first_screen_of_a_non_private_run_says_so(docs):

@@ -328,7 +328,11 @@ def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_gua
             f"{epsilon_left(1.3 - _spent(1.0))}") in out and "void" not in out
     sp_.accept(policy, request_of(RunConfig(method="kmeans"), 3, shard.value_max), shard, run="2", coordinator="test")
     assert main(["site", "budget", "--store", str(store)]) == 0
-    assert "a non-private release voided its guarantee" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    # the people's guarantee is void: said first, and the figures said to be the DP releases' alone
+    assert (f"no overall guarantee: 1 non-private release(s) (a simulation run or exact statistics) gave its people "
+            f"ε = ∞; its DP releases alone: spent ε = {epsilon_that_holds(_spent(1.0))}") in out, out
+    assert "under the cap" in out
     # a policy file that cannot be read: the error names this command's flag for it
     assert main(["site", "budget", "--policy", str(tmp_path / "missing.toml")]) == 2
     err = capsys.readouterr().err
@@ -347,7 +351,8 @@ def test_the_site_command_states_the_cap_and_marks_each_simulation_release(tmp_p
                                       3, shard.value_max), shard, run=run, coordinator="test")
     assert main(["site", "releases", "--store", str(store)]) == 0
     out = capsys.readouterr().out
-    assert f"cap ε = 1.3, δ = 0.0002; spent ε = {epsilon_that_holds(_spent(0.5, budget_delta=2e-4))}," in out
+    assert "cap ε = 1.3, δ = 0.0002; no overall guarantee: 1 non-private release(s)" in out  # the simulation run
+    assert f"its DP releases alone: spent ε = {epsilon_that_holds(_spent(0.5, budget_delta=2e-4))}," in out
     rows = {line.split()[2]: line.split()[-1] for line in out.splitlines()[2:] if line.split()[:1] in (["1"], ["2"])}
     assert rows == {"1": "yes", "2": "no"}  # the run id, and whether its noise was reproducible
 

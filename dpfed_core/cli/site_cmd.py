@@ -113,13 +113,7 @@ def cmd_site(args) -> int:
     if not budget:
         print("budget: this site has accepted no run yet")
     for b in budget:
-        print(f"budget of {b['dataset']!r} (entity {b['entity']}): cap ε = {epsilon_left(b['cap_epsilon'])}, "
-              f"δ = {_fmt(b['cap_delta'])}; spent ε = {epsilon_that_holds(b['spent_epsilon'])}, "
-              f"δ = {_fmt(b['spent_delta'])} over {b['n_releases']} run(s); remaining ε = "
-              f"{epsilon_left(b['remaining_epsilon'])}, "
-              f"δ = {_fmt(b['remaining_delta'])}" + (" — a non-private release voided its guarantee" if b["void"] else "")
-              + (f" (also charged: {len(b['aliases'])} re-export(s) of the same people)" if b.get("aliases") else ""),
-              file=sys.stdout)
+        print(budget_line(b), file=sys.stdout)
     if policy is not None and budget:
         if any((b["cap_epsilon"], b["cap_delta"]) != (policy.budget_epsilon, policy.budget_delta) for b in budget):
             # reading never writes: the odometer takes the policy's budget when it next decides a run
@@ -127,3 +121,23 @@ def cmd_site(args) -> int:
                   f"{policy.budget_delta:g}; the cap above is the one the site last decided a run under, and the "
                   "policy's applies from its next decision")
     return 0
+
+
+def budget_line(b: dict) -> str:
+    """One account of the site's budget (:func:`~dpfed_core.deployment.site_policy.remaining_budget`). After a
+    non-private release (an accepted simulation run included) its people have no overall guarantee: the
+    spent and remaining ε are then those of its DP releases under the cap, and the line says so first."""
+    from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds
+
+    head = f"budget of {b['dataset']!r} (entity {b['entity']}): cap ε = {epsilon_left(b['cap_epsilon'])}, " \
+           f"δ = {_fmt(b['cap_delta'])}; "
+    spent = (f"spent ε = {epsilon_that_holds(b['spent_epsilon'])}, δ = {_fmt(b['spent_delta'])} over "
+             f"{b['n_releases']} run(s); remaining ε = {epsilon_left(b['remaining_epsilon'])}, "
+             f"δ = {_fmt(b['remaining_delta'])}")
+    if b["void"]:
+        n = b.get("n_non_private", 1)
+        spent = (f"no overall guarantee: {n} non-private release(s) (a simulation run or exact statistics) gave its "
+                 f"people ε = ∞; its DP releases alone: {spent} under the cap")
+    also = f" (also charged: {len(b['aliases'])} re-export(s) of the same people)" if b.get("aliases") else ""
+    return head + spent + also
+

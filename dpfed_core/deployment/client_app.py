@@ -262,13 +262,23 @@ def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_by
         from dpfed_core.privacy.accounting import zcdp_epsilon_of_rho
 
         eps = min(eps, zcdp_epsilon_of_rho(float(rho), dlt))
+    if config.simulation:
+        # the coordinator's seed reproduces the noise: against it (and anyone it tells) nothing is protected
+        note = SIMULATION_RELEASE_NOTE
+    elif coalition is None or not math.isfinite(coalition[0]):
+        note = ""
+    else:
+        note = (f"against the server with every other site: ε = {coalition[0]:.4g}, δ = {coalition[1]:.3g} (the run "
+                f"as planned: its stages so far, and its later stages at their planned ρ; {coalition[2]})")
     site_policy.SiteLog(policy.store_for(shard.entity)).add(
         run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
         stage=stage, decision="released", epsilon=eps, delta=dlt,
-        rho=rho, simulation=config.simulation, shapes=shapes,
-        n_bytes=n_bytes, note="" if coalition is None or not math.isfinite(coalition[0]) else
-        f"against the server with every other site: ε = {coalition[0]:.4g}, δ = {coalition[1]:.3g} (the run as "
-        f"planned: its stages so far, and its later stages at their planned ρ; {coalition[2]})")
+        rho=rho, simulation=config.simulation, shapes=shapes, n_bytes=n_bytes, note=note)
+
+
+#: A simulation release's row in the site's log: its ε column is the mechanism's calibration, not a guarantee.
+SIMULATION_RELEASE_NOTE = ("simulation: the coordinator can reproduce this noise from its seed — no guarantee against "
+                           "it (ε = ∞; charged as a non-private release); ε here is the noise's calibration only")
 
 
 @app.query("policy")

@@ -197,19 +197,21 @@ def cumulative_text(privacy: dict) -> str:
     if isinstance(acct, dict) and acct.get("across_releases"):
         dlt = acct.get("delta")
         at = f" at δ = {float(dlt):.3g} (the budget's δ, at which every release composes)" if dlt else ""
-        text = (f"After this run {_most_spent(acct, _esc)} has spent ε = "
-                f"{fmt_eps(acct.get('spent_epsilon'))}{at} on these data in total, over every release recorded "
-                "in the budget store up to this run: this is what one person there is protected at by everything "
-                "released until then (how releases compose: the summary's accountant, below; a later release is "
-                "not counted here — <code>python -m dpfed_core budget show --data …</code> prints the spend as it "
-                "stands).")
+        spent = (f"{_most_spent(acct, _esc)} has spent ε = {fmt_eps(acct.get('spent_epsilon'))}{at} on these data "
+                 "in total, over every release recorded in the budget store up to this run")
+        later = ("(how releases compose: the summary's accountant, below; a later release is not counted here — "
+                 "<code>python -m dpfed_core budget show --data …</code> prints the spend as it stands)")
         void = [str(e) for e in acct.get("non_private_entities") or []]
-        if void:
-            names = ", ".join(_esc(e) for e in void[:5]) + (f" and {len(void) - 5} more" if len(void) > 5 else "")
-            text += (f" <b>{len(void)} entit{'y' if len(void) == 1 else 'ies'} ({names}) also had non-private "
-                     "releases recorded on these data (ε = ∞): for their people there is no overall guarantee, "
-                     "whatever this figure says.</b>")
-        return text
+        if not void:
+            return (f"After this run {spent}: this is what one person there is protected at by everything released "
+                    f"until then {later}.")
+        # a non-private release (a simulation run on people's records included) voids the guarantee of the
+        # entities it touched: said first, and the ε said to be the DP releases' alone
+        names = ", ".join(_esc(e) for e in void[:5]) + (f" and {len(void) - 5} more" if len(void) > 5 else "")
+        return (f"<b>After this run there is no overall guarantee for the people of {len(void)} "
+                f"entit{'y' if len(void) == 1 else 'ies'} ({names}): non-private releases (ε = ∞) are recorded on "
+                f"these data for them.</b> Counting the DP releases alone, {spent}; for an entity without a "
+                f"non-private release this is what one person there is protected at {later}.")
     return ("This run was not charged to a budget store, so the data's cumulative spend is not known to this "
             "report; <code>python -m dpfed_core budget show --data …</code> prints it for a dataset.")
 
