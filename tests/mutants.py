@@ -2247,7 +2247,7 @@ MUTANTS = (
     Mutant("budget-cmd-list-least-spent", BUDGET_CMD, "cmd_list",
            "max(bal, key=lambda b: b.spent_epsilon) if bal else None",
            "min(bal, key=lambda b: b.spent_epsilon) if bal else None", (BUDGET_COMMANDS,)),
-    Mutant("site-cmd-cap-delta-shows-remaining", SITE_CMD, "cmd_site",
+    Mutant("site-cmd-cap-delta-shows-remaining", SITE_CMD, "budget_line",
            "_fmt(b['cap_delta'])", "_fmt(b['remaining_delta'])", (SITE_CAP_SIM,)),
     Mutant("site-cmd-simulation-never-shown", SITE_CMD, "cmd_site",
            "'yes' if r['simulation'] else 'no'", "'no'", (SITE_CAP_SIM,)),
