@@ -333,6 +333,10 @@ def test_the_spend_line_gives_the_composition_reason_only_for_one_plan_after_an_
     assert spend_reason(first, plan) == first["text"]  # nothing spent before: no composition to explain
     later = {**first, "after": 4.0}
     assert "composes with the ε ≈ 1.5 already spent" in spend_reason(later, plan)
+    # entities spent unequally: the already-spent ε is the one of the entity that ends highest (1.394 after
+    # adding 0.474 to its 0.92), not its total less a fresh entity's larger increase (1.394 − 0.993)
+    unequal = {**first, "spend": 0.993, "after": 1.394, "binding_spend": 0.474}
+    assert "composes with the ε ≈ 0.92 already spent" in spend_reason(unequal, plan)
     # several plans (a run with its comparison) request no single ε to compare the spend with
     assert spend_reason(later, plan + [PlannedRelease("run", "dp-popularity", 1.0, 1e-6, {"a": (1.0, 1e-6)})]) \
         == first["text"]

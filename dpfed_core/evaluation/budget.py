@@ -306,7 +306,9 @@ def spend_reason(preview: Mapping, plans: Sequence, identity: bool = True) -> st
     requested = max(asked) if len(asked) == 1 else None
     spend = float(preview.get("dp_spend", preview.get("spend", 0.0)))
     after = float(preview.get("dp_after", preview.get("after", 0.0)))
-    already = max(after - spend, 0.0)
+    # what the entity that ends highest has spent before: its own increase, not the largest one (a fresh
+    # entity adds the most, and its increase taken from another's total would state neither's spend)
+    already = max(after - float(preview.get("binding_spend", spend)), 0.0)
     why = []
     if identity and preview.get("identity"):
         why.append(f"these data were recognised as a re-export: {preview['identity']}")
