@@ -188,6 +188,17 @@ def test_a_field_of_spaces_is_empty_and_named_with_the_flag_that_skips_it():
     assert list(ds.user_ids) == ["u1", "u2", "u3"] and ds.X.nnz == 3
 
 
+def test_an_entity_lists_unrecognised_header_line_is_named_in_the_note_of_entities_without_users():
+    data = b"user,item,office\nu1,x,A\nu2,y,A\nu3,x,B\nu4,y,B\n"
+    kw = dict(filename="t.csv", user_col="user", item_col="item", entity_col="office", value_kind="implicit")
+    ds = load_long_table(io.BytesIO(data), **kw, entities=["branch", "A", "B"])
+    note = next(n for n in ds.notes if "have no user" in n)
+    assert "the list's first line 'branch' is one of them: if it is a header, remove it" in note
+    # an entity with no user that is not the first line is no header: no such hint
+    ds = load_long_table(io.BytesIO(data), **kw, entities=["A", "B", "C"])
+    assert "first line" not in next(n for n in ds.notes if "have no user" in n)
+
+
 def test_a_missing_number_in_the_value_column_is_missing_and_an_id_spelt_na_is_an_id():
     data = b"user,item,value,site\nu1,x,3,A\nu2,y,NaN,A\nNA,x,2,B\nu3,y, null ,B\nu4,x,4,B\n"
     kw = dict(filename="t.csv", user_col="user", item_col="item", value_col="value", entity_col="site",

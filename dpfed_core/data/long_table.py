@@ -504,8 +504,13 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
     if declared is not None:
         empty = sorted(set(ents) - set(_present(t["e"])))
         if empty:
+            first = str(declared[0]) if len(declared) else None
+            # a header line the reader did not recognise (it names no column of this table) reads as an entity
+            header = (f"; the list's first line {first!r} is one of them: if it is a header, remove it (or name the "
+                      "entity column the same), else that entity takes part with no user"
+                      if first in empty and len(empty) < len(ents) else "")
             notes.append(f"{len(empty)} declared entities have no user and take part with an all-zero contribution: "
-                         f"{', '.join(empty[:8])}{' …' if len(empty) > 8 else ''}")
+                         f"{', '.join(empty[:8])}{' …' if len(empty) > 8 else ''}{header}")
     return t, (ents if declared is not None else None)
 
 
