@@ -396,3 +396,31 @@ def test_a_sweep_says_when_its_method_does_not_beat_dp_popularity_inconclusive_i
                  "--epsilons", "1", "--seeds", "0", "--references", "dp-popularity", "--simulation"]) == 0
     out = capsys.readouterr().out
     assert "ε = 1: dp-cooccurrence inconclusive (" in out, out
+
+
+def test_a_terminated_run_unwinds_as_an_interrupted_one_its_charge_kept_and_marked_failed(tmp_path, capsys,
+                                                                                         monkeypatch):
+    """SIGTERM (a scheduler's stop, `kill`) during a charged run: one line on stderr, exit 130, the release
+    closed as failed in the store (never left 'reserved'), no output file, and the handler put back."""
+    import os
+    import signal
+
+    from dpfed_core.evaluation import experiments
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    real = experiments.run_method
+
+    def terminated(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(experiments, "run_method", terminated)
+    before = signal.getsignal(signal.SIGTERM)
+    store, out = tmp_path / "s.sqlite3", tmp_path / "r.json"
+    rc = main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon", "1", "--store", str(store),
+               "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 130 and err.startswith("interrupted:") and "stays charged, marked failed" in err, err
+    assert signal.getsignal(signal.SIGTERM) is before and not out.exists()
+    (ds,) = BudgetOdometer(store).datasets()
+    assert [r["status"] for r in BudgetOdometer(store).releases(ds["key"])] == ["failed"]

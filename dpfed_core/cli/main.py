@@ -8,7 +8,7 @@ import argparse
 import math
 import sys
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 from dpfed_core.cli import args as cli_args
 from dpfed_core.cli.args import (CLI_NAMES, COMMAND_HELP, add_data_args, add_model_args, add_store_args, check_outputs,
@@ -428,7 +428,9 @@ def render_error(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Exit status: 0 success, 2 any error (one ``error: …`` line on stderr, never
-    a traceback), 130 interrupted."""
+    a traceback), 130 interrupted (Ctrl-C, or SIGTERM: a terminated command unwinds as an interrupted one,
+    so a charged release is closed as failed, its processes stopped and no output half-written)."""
+    restore = _terminate_as_interrupt()
     try:
         argv = list(sys.argv[1:] if argv is None else argv)
         parser = build_parser(argv[0] if argv else None)
@@ -445,7 +447,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {render_error(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("interrupted: nothing more is computed; a release already charged stays charged, marked failed "
+              "(`python -m dpfed_core budget show` lists it)", file=sys.stderr)
         return 130
     except MemoryError:
         print("error: out of memory; use a smaller dataset, --rank or --k", file=sys.stderr)
@@ -463,7 +466,25 @@ def main(argv: Sequence[str] | None = None) -> int:
               "input; please report it with the command line that caused it", file=sys.stderr)
         return 2
     finally:
+        restore()
         _stop_workers()
+
+
+def _terminate_as_interrupt() -> Callable[[], None]:
+    """SIGTERM raises KeyboardInterrupt in the main thread for the command's duration (Python's default
+    ends the process on the spot: a charged release left 'reserved', the deployment's processes and an
+    output file to whoever finds them); returns what puts the previous handler back."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 def _stop_workers() -> None:
