@@ -125,7 +125,8 @@ if events:
             "pr_auc": st.column_config.NumberColumn("PR-AUC", format="%.3f",
                                                     help="average precision of the whole ranking against the hidden events")})
         if fed_set and alone_set and cmp["mar"] is not None:
-            st.caption(f"Entity {ent_md}, mean over its {fed_set['n']} test stays: federated Jaccard "
+            st.caption(f"Entity {ent_md}, mean over its {fed_set['n']} test {units if fed_set['n'] != 1 else unit}: "
+                       "federated Jaccard "
                        f"{fed_set['jaccard']:.3f} / F1 {fed_set['f1']:.3f} / PR-AUC {fed_set['pr_auc']:.3f}; "
                        f"alone {alone_set['jaccard']:.3f} / {alone_set['f1']:.3f} / {alone_set['pr_auc']:.3f}; "
                        f"MAR {fed_mar:.3f} vs {alone_mar:.3f}.")
