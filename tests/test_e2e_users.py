@@ -63,8 +63,8 @@ def test_analyst_reads_time_and_spend_before_the_click_and_a_reproducible_run(br
     # before the click: the time (from the cost model, on these data) and the spend
     expect(page.get_by_text(re.compile(r"Expected time: (about|under) .*predicted for 1 run on these 2,394 users × 143 items"))
            .first).to_be_visible()
-    # ε = 3 asked; the charge is the release stated at the cap's δ by the tighter accountant (≤ 3)
-    button = page.get_by_role("button", name=re.compile(r"^Run federation \(spends ε ≈ (3|2\.9\d*) per entity"))
+    # ε = 3 asked at δ = 1e-6; the charge is that release's ρ stated at the budget's δ = 1e-5 (2.79)
+    button = page.get_by_role("button", name=re.compile(r"^Run federation \(spends ε ≈ 2\.79 per entity"))
     expect(button).to_be_visible()
     button.click()
     _idle(page)
