@@ -44,7 +44,11 @@ except DpfedError as exc:
 
 key = (dash.dataset_fingerprint(ds), dash.config_key(config), tuple(grid), tuple(seeds), tuple(refs))
 have = st.session_state.get(ui.SWEEP)
-_sweep_runs = dash.sweep_configs(config, grid, seeds, refs)
+try:
+    _sweep_runs = dash.sweep_configs(config, grid, seeds, refs)
+except DpfedError as exc:  # a run of the grid the checks above let through: its rule in the page's words
+    ui.show_error(exc)
+    st.stop()
 n_runs = len(_sweep_runs)
 from dpfed_core.evaluation.budget import plan_sweep  # noqa: E402
 from dpfed_core.ui.history import planned_charge_text  # noqa: E402

@@ -97,7 +97,7 @@ errors = []
 try:
     grid = dash.parse_grid(grid_text)
 except DpfedError as exc:
-    errors.append(str(exc))
+    errors.append(f"“ε grid for DP methods”: {exc}")  # this page's box, not the Trade-off page's grid
     grid = []
 if not methods:
     errors.append("Choose at least one method to audit.")

@@ -217,6 +217,15 @@ def test_tradeoff_matches_engine(federated, clinic, monkeypatch):
     at = federated
     at.switch_page("pages/5_Trade-off.py").run()
     assert_clean(at)
+    # a grid or seed a run would refuse is one error naming the page's box, not a traceback
+    for key, bad, box in (("sweep_grid", "1e7", "“ε grid”"), ("sweep_grid", "1, abc", "“ε grid”"),
+                          ("sweep_grid", "0, 1", "“ε grid”"), ("sweep_seeds", "-1", "“Seeds”"),
+                          ("sweep_seeds", "99999999999999999999", "“Seeds”")):
+        at.text_input(key="sweep_grid").set_value("1, inf")
+        at.text_input(key="sweep_seeds").set_value("0")
+        at.text_input(key=key).set_value(bad).run()
+        assert_clean(at)
+        assert any(box in e and "Federate" not in e for e in errors(at)), (bad, errors(at))
     at.text_input(key="sweep_grid").set_value("1, inf")
     at.text_input(key="sweep_seeds").set_value("0, 1")
     at.multiselect(key="sweep_refs").set_value(["individual", "popularity"])

@@ -424,3 +424,22 @@ def test_a_terminated_run_unwinds_as_an_interrupted_one_its_charge_kept_and_mark
     assert signal.getsignal(signal.SIGTERM) is before and not out.exists()
     (ds,) = BudgetOdometer(store).datasets()
     assert [r["status"] for r in BudgetOdometer(store).releases(ds["key"])] == ["failed"]
+
+
+def test_a_method_list_and_a_document_of_the_wrong_kind_are_named_by_their_flags(tmp_path, capsys):
+    """An unknown method is named by the list it came from (a run's --compare, a sweep's --references),
+    and a report given a run as its sweep or audit by that flag."""
+    csv = _toy_csv(tmp_path / "toy.csv")
+    assert main(["run", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--compare", "local,bogus"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("[--compare]")
+    assert main(["sweep", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--seeds", "0",
+                 "--references", "local,bogus"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("[--references]")
+    run = tmp_path / "r.json"
+    assert main(["run", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--out", str(run)]) == 0
+    capsys.readouterr()
+    for flag, needle in (("--sweep", "no 'runs'"), ("--audit", "not a `python -m dpfed_core audit` result")):
+        out = tmp_path / "rep.html"
+        assert main(["report", "--run", str(run), flag, str(run), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert needle in err and err.rstrip().endswith(f"[{flag}]") and not out.exists(), err

@@ -94,7 +94,7 @@ def test_no_cap_charges_but_never_refuses(odo):
     assert math.isinf(bal["A"].remaining_epsilon)
 
 
-def test_cap_enforced_and_refusal_names_the_control(odo):
+def test_cap_enforced_and_refusal_names_the_control(odo, tmp_path):
     ds = make_dataset()
     odo.set_cap(ds, 2.5, 1e-5)
     odo.reserve(ds, [dp_plan(1.0)]).close()
@@ -108,6 +108,14 @@ def test_cap_enforced_and_refusal_names_the_control(odo):
     assert "Budget cap ε per entity" in shown and "--" not in shown and "set-cap" not in shown
     assert "spent ε = 2" in msg
     assert len(odo.releases(ds)) == n_before                  # a refusal charges nothing
+    assert "Choose a smaller --epsilon," in msg and "--epsilons" not in msg and exc.value.param == "epsilon"
+    # a sweep's points are set by its grid: its refusal names the grid's flag and control
+    fresh = BudgetOdometer(tmp_path / "sweep.sqlite3")
+    fresh.set_cap(ds, 1.0, 1e-5)
+    with pytest.raises(BudgetRefused) as exc:
+        fresh.reserve(ds, [gauss_plan(1.0, kind="sweep point", batch=True) for _ in range(3)])
+    assert exc.value.param == "epsilons" and "Choose smaller or fewer --epsilons," in exc.value.render(CLI_NAMES)
+    assert "“ε grid” on the Trade-off page" in refusal_text(exc.value)
     odo.reserve(ds, [dp_plan(0.5)]).close()                   # exactly up to the cap is fine
     assert {b.entity: b.remaining_epsilon for b in odo.balance(ds)}["A"] == pytest.approx(0.0)
 

@@ -65,6 +65,27 @@ def test_bad_grid_is_an_error_not_a_traceback():
     clean(at)
     assert any("ε must be a positive number" in e.value for e in at.error)
     assert at.button(key="audit_run").disabled
+    # past a run's largest ε: refused here, naming this page's box, before anything is charged
+    at.text_input(key="audit_grid").set_value("1e7").run()
+    clean(at)
+    assert any("“ε grid for DP methods”" in e.value and "above 10000" in e.value for e in at.error), \
+        [e.value for e in at.error]
+    assert at.button(key="audit_run").disabled
+
+
+def test_an_audit_grid_past_a_runs_range_is_refused_before_it_is_planned_or_charged(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    store = tmp_path / "s.sqlite3"
+    args = ["audit", "--data", "sample:clinic", "--entity", "hospital 01", "--methods", "dp-cooccurrence",
+            "--epsilons", "1e7", "--runs", "10", "--allow-non-private", "--store", str(store)]
+    for extra in ([], ["--dry-run"]):
+        assert main(args + extra) == 2
+        err = capsys.readouterr().err
+        assert "ε = 1e+07 is above 10000" in err and "--epsilons" in err and "--epsilon]" not in err, err
+    assert not store.exists()  # nothing planned, charged or opened
+    assert main(args[:-5] + ["--epsilons", "1", "--runs", "3", "--store", str(store)]) == 2
+    assert "--runs" in capsys.readouterr().err
 
 
 def test_report_button_with_a_run():

@@ -195,7 +195,7 @@ def check_audit_options(methods: Sequence[str], epsilons: Sequence[float], *, de
     """Every check of an audit's options that needs no data, at one boundary: :func:`run_audit` runs
     it first, and the CLI before anything is planned, charged or dry-run (a dry run of unusable
     options would promise an audit that cannot run)."""
-    from dpfed_core.config import RunConfig
+    from dpfed_core.config import RunConfig, check_epsilon
     from dpfed_core.privacy.ledger import validate_budget
 
     ensure_prototype_methods()
@@ -208,24 +208,28 @@ def check_audit_options(methods: Sequence[str], epsilons: Sequence[float], *, de
                               f"choose from {', '.join(sorted(registry))}", param="methods")
     check_audit_params(methods, prototype_params)
     if others not in OTHERS:
-        raise ConfigError(f"others must be one of {', '.join(OTHERS)}, got {others!r}")
+        raise ConfigError(f"others must be one of {', '.join(OTHERS)}, got {others!r}", param="others")
     if aggregation not in ("secure", "none"):
         raise ConfigError(f"aggregation must be 'secure' or 'none', got {aggregation!r}", param="aggregation")
     epsilons = [float(e) for e in epsilons]
     if not epsilons or any(math.isnan(e) or e <= 0 for e in epsilons):
-        raise ConfigError(f"every ε of the grid must be positive (or inf), got {epsilons}")
+        raise ConfigError(f"every ε of the grid must be positive (or inf), got {epsilons}", param="epsilons")
     for e in epsilons:
+        # the run's own range (a run at each ε is built later, after the audit is charged): the grid is
+        # refused here, before anything is planned, charged or dry-run
+        check_epsilon(e, param="epsilons")
         validate_budget(e, delta)
     if not 0 < confidence < 1:
-        raise ConfigError(f"confidence must be in (0, 1), got {confidence}")
+        raise ConfigError(f"confidence must be in (0, 1), got {confidence}", param="confidence")
     if not isinstance(runs, (int, np.integer)) or runs < 4:
-        raise ConfigError(f"runs must be a whole number ≥ 4, got {runs!r}")
+        raise ConfigError(f"runs must be a whole number ≥ 4, got {runs!r}", param="runs")
     for a in attacks:
         if a not in ATTACK_LABELS and a not in SUMMABLE_ATTACKS:
-            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}")
+            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}", param="attacks")
     for spec in targets:
         if spec not in ("synthetic", "outlier", "typical") and not (spec.startswith("user:") and len(spec) > 5):
-            raise ConfigError(f"unknown audit target {spec!r}; use synthetic, outlier, typical or user:<id>")
+            raise ConfigError(f"unknown audit target {spec!r}; use synthetic, outlier, typical or user:<id>",
+                              param="targets")
     RunConfig(method=methods[0], k=k, max_dropouts=max_dropouts)  # k and d by the one rule of a run
 
 

@@ -57,6 +57,8 @@ CLI_NAMES = {
     "entities": "--entities", "entities_from_data": "--entities-from-data", "item_features": "--item-features",
     "encoding": "--encoding", "store": "--store", "max_dropouts": "--max-dropouts", "aggregation": "--aggregation",
     "max_iter": "--max-iter", "test_fraction": "--test-fraction", "n_hidden": "--n-hidden",
+    "runs": "--runs", "targets": "--targets", "attacks": "--attacks", "confidence": "--confidence",
+    "others": "--others", "sweep": "--sweep", "audit": "--audit",
 }
 
 
@@ -529,10 +531,10 @@ def add_store_args(p: argparse.ArgumentParser, charging: bool = True) -> None:
                             "central/kmeans/popularity references, audits); they are recorded as non-private")
 
 
-def preflight(dataset, config: RunConfig, extra_methods=()) -> None:
+def preflight(dataset, config: RunConfig, extra_methods=(), extra_param: str = "compare") -> None:
     """Every check of the run service (:func:`~dpfed_core.evaluation.service.check_run`: the
     configuration, every method and its ``--param`` against the data's public shape, a declared
     federation for DP runs) before the first computation, not after a whole sweep."""
     from dpfed_core.evaluation.service import check_run
 
-    check_run(dataset, config, extra_methods)
+    check_run(dataset, config, extra_methods, extra_param)

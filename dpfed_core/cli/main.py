@@ -310,7 +310,7 @@ def cmd_sweep(args) -> int:
         # against individual reverses on MovieLens); stated in every crossing line
         args.mode = "zero"
     config = run_config(args, dataset)
-    preflight(dataset, config, args.references)
+    preflight(dataset, config, args.references, "references")
     from dpfed_core.evaluation.service import resumed_points
 
     plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references,

@@ -129,8 +129,13 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
     references = DEFAULT_REFERENCES if references is None else references
 
     epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
+    from dpfed_core.errors import ConfigError
+
     for r in references:
-        get_method(r)
+        try:
+            get_method(r)
+        except ConfigError as exc:  # the list it came from names the fix
+            raise ConfigError(str(exc), param="references") from None
     out = []
     for seed in seeds:
         jobs = sweep_jobs(config.method, epsilons, references)

@@ -34,7 +34,8 @@ class RunOutcome:
     odometer: dict = field(default_factory=dict)
 
 
-def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str] = ()) -> None:
+def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str] = (),
+              compare_param: str = "compare") -> None:
     """Every check a run needs before anything is charged or computed, at one boundary: every method
     name, each method's declared parameters against the data's public shape (a federated method is
     built by the one factory and checks its bounds), and — for a DP run — a declared federation
@@ -49,7 +50,10 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
 
     compare = list(compare)
     for m in compare:
-        get_method(m)
+        try:
+            get_method(m)
+        except ConfigError as exc:  # named by the list it came from (a run's compare, a sweep's references)
+            raise ConfigError(str(exc), param=compare_param) from None
     spec = get_method(config.method)
     if config.max_dropouts and (config.aggregation != "secure" or not is_summable(config.method)):
         # dropouts are what a secure sum tolerates; a run without one has nothing to tolerate them

@@ -30,11 +30,12 @@ CAP_REL_TOL = 1e-9
 #: Python names, the CLI :data:`CLI_CONTROLS`, the dashboard its own labels (``ui/budget.py``).
 PYTHON_CONTROLS = {"cap": "BudgetOdometer.set_cap", "allow_non_private": "allow_non_private=True",
                    "simulation": "simulation=True", "epsilon": "a smaller epsilon",
+                   "epsilons": "a smaller ε grid (epsilons)",
                    "delta": "a smaller delta", "confirm_raise": "confirm_raise=True"}
 CLI_CONTROLS = {"cap": "`python -m dpfed_core budget set-cap --data … --epsilon E [--delta D]`",
                 "allow_non_private": "--allow-non-private", "simulation": "--simulation",
-                "epsilon": "a smaller --epsilon / --epsilons", "delta": "a smaller --delta",
-                "confirm_raise": "--confirm-raise"}
+                "epsilon": "a smaller --epsilon", "epsilons": "smaller or fewer --epsilons",
+                "delta": "a smaller --delta", "confirm_raise": "--confirm-raise"}
 
 
 class BudgetRefused(DpfedError):
@@ -53,7 +54,8 @@ class BudgetRefused(DpfedError):
         control names; missing keys fall back to the CLI's (``CLI_NAMES`` has no budget keys)."""
         table = dict(CLI_CONTROLS)
         if names:
-            table.update({k: v for k, v in names.items() if k in CLI_CONTROLS})
+            # a front end's controls replace the CLI's phrases; a bare flag never does (the phrase says it)
+            table.update({k: v for k, v in names.items() if k in CLI_CONTROLS and not str(v).startswith("--")})
         return " ".join(_fill(self.template, table).split())
 
 

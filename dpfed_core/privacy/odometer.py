@@ -695,7 +695,11 @@ class BudgetOdometer:
                 lines.append(f"{who}: spent ε = {_spent(b)}, this would bring it to ε = {_spent(a)}")
             shown = "; ".join(lines) + (f"; … and {len(groups) - 5} more groups" if len(groups) > 5 else "")
             acct = over[0][3]
-            basic, why, fix, param = _spent(acct.basic_epsilon), "", "Choose {epsilon}, run fewer points", "epsilon"
+            # a sweep's points are set by its grid, a run's by its ε: the refusal names the one given
+            grid = any(p.kind == "sweep point" for p in plans)
+            basic, why = _spent(acct.basic_epsilon), ""
+            fix, param = (("Choose {epsilons}, run fewer points", "epsilons") if grid else
+                          ("Choose {epsilon}, run fewer points", "epsilon"))
             if basic_delta_exceeded(acct, dref):
                 # Σε alone would read as a valid basic charge; it holds only while Σδ ≤ δ_cap/2, so the
                 # refusal names δ as what binds, not ε

@@ -122,12 +122,13 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
         raise DataError("the run document must be a result document of `python -m dpfed_core run` "
                         "(with 'config' and 'privacy')")
     if sweep_doc is not None and "runs" not in sweep_doc:
-        raise DataError("the sweep document has no 'runs'; is it a `python -m dpfed_core sweep` result?")
+        raise DataError("the sweep document has no 'runs'; is it a `python -m dpfed_core sweep` result?",
+                        param="sweep")
     if sweep_doc is not None and not same_data(run_doc, sweep_doc):
         raise DataError(f"the sweep was computed on other data ({_data_words(sweep_doc)}) than the run "
                         f"({_data_words(run_doc)}); give a sweep of the run's data (--sweep)")
     if audit_doc is not None and audit_doc.get("kind") != "audit":
-        raise DataError("the audit document is not a `python -m dpfed_core audit` result")
+        raise DataError("the audit document is not a `python -m dpfed_core audit` result", param="audit")
     if data_summary is None and dataset is not None:
         data_summary = dataset.summary()
     if data_summary is None:

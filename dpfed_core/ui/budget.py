@@ -41,7 +41,8 @@ DASH_CONTROLS = {
     "cap": f'the "{CAP_LABEL}" control on the History page',
     "allow_non_private": f'the "{ALLOW_NON_PRIVATE_LABEL}" checkbox beside the run button',
     "simulation": 'the "Simulation" toggle on the Federate page',
-    "epsilon": "a smaller ε (the ε control on the Federate page, the ε grid on the Trade-off page)",
+    "epsilon": "a smaller ε (the ε control on the Federate page)",
+    "epsilons": "a smaller or shorter grid (“ε grid” on the Trade-off page)",
     "delta": "a smaller δ (the δ control on the Federate page)",
     "confirm_raise": f'the "{CONFIRM_RAISE_LABEL}" confirmation',
 }

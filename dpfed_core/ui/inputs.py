@@ -45,10 +45,19 @@ def parse_grid(text: str) -> list[float]:
     command line (:func:`~dpfed_core.evaluation.experiments.check_grid`: one policy)."""
     from dpfed_core.evaluation.experiments import check_grid
 
+    from dpfed_core.config import check_epsilon
+
     parts = [p for p in str(text).replace(";", ",").split(",") if p.strip()]
     if not parts:
         raise ConfigError("the ε grid is empty; give e.g. 0.1, 1, 10, inf", param="epsilons")
-    return sorted(check_grid([parse_epsilon(p) for p in parts], "epsilons"))
+    values = []
+    for p in parts:
+        try:
+            values.append(check_epsilon(parse_epsilon(p), param="epsilons"))  # a run's range, as the CLI's
+        except ConfigError as exc:
+            exc.param = "epsilons"  # the grid's box, not the Federate page's one ε
+            raise
+    return sorted(check_grid(values, "epsilons"))
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -62,6 +71,11 @@ def parse_seeds(text: str) -> list[int]:
         raise ConfigError(f"seeds must be whole numbers separated by commas, got {text!r}", param="seeds") from None
     if not seeds:
         raise ConfigError("give at least one seed, e.g. 0, 1, 2", param="seeds")
+    from dpfed_core.config import MAX_SEED
+
+    bad = [x for x in seeds if not 0 <= x <= MAX_SEED]
+    if bad:  # the run's own rule, said here instead of by a run built from it
+        raise ConfigError(f"seeds must be whole numbers from 0 to 2^63 − 1, got {bad[0]}", param="seeds")
     return check_grid(seeds, "seeds")
 
 
