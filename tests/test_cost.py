@@ -130,6 +130,16 @@ def test_sweep_runs_are_the_sweeps_points():
     planned = cost.sweep_configs(cfg, eps, seeds, refs)
     assert len(planned) == len(doc["runs"])
     assert sorted((c.method, c.seed) for c in planned) == sorted((r["method"], r["seed"]) for r in doc["runs"])
+    # a swept method without ε runs once per seed, whatever the grid; a resumed document's points are not run
+    km = cfg.replace(method="kmeans", k=3, epsilon=math.inf, aggregation="none")
+    doc = sweep(ds, km, [0.5, 1.0, 3.0], seeds, ["individual"])
+    planned = cost.sweep_configs(km, [0.5, 1.0, 3.0], seeds, ["individual"])
+    assert len(planned) == len(doc["runs"]) == 4
+    from dpfed_core.evaluation.experiments import _job_key
+
+    done = {_job_key("kmeans", math.inf, 0, "kmeans")}
+    assert [(c.method, c.seed) for c in cost.sweep_configs(km, [0.5, 1.0, 3.0], seeds, ["individual"], done)] == [
+        ("individual", 0), ("kmeans", 1), ("individual", 1)]
 
 
 def test_cli_states_the_prediction_before_it_runs(capsys):

@@ -253,13 +253,20 @@ def test_sweep_resume_after_a_kill(capsys, toy, tmp_path, monkeypatch):
         return real(*a, **k)
     monkeypatch.setattr(ex, "run_method", killed_after_three)
     assert main([*args, "--out", str(out)]) == 130
-    assert capsys.readouterr().err == "interrupted\n"
+    assert capsys.readouterr().err.startswith("interrupted: ")
     partial = json.loads(out.read_text())
     assert partial["complete"] is False and len(partial["runs"]) == 3
+    # another seed list or reference list would drop finished points (or keep none): refused, naming both
+    other = [a if a != "0,1,2" else "0,1" for a in args]
+    code = main([*other, "--resume", str(out)])
+    one_error(capsys, code, "--resume", "seeds [0, 1, 2] there, [0, 1] here")
+    assert json.loads(out.read_text()) == partial  # the partial document untouched
     monkeypatch.setattr(ex, "run_method", real)
     done = []
     monkeypatch.setattr(ex, "run_method", lambda *a, **k: (done.append(1), real(*a, **k))[1])
     assert main([*args, "--resume", str(out)]) == 0
+    # the time is predicted for the points still to compute, not for the whole sweep again
+    assert "predicted for 3 runs on these data" in capsys.readouterr().out
     full = json.loads(out.read_text())
     assert full["complete"] is True and len(full["runs"]) == 6 and len(done) == 3
     assert full["runs"][:2] == partial["runs"][:2]  # finished points kept, not recomputed

@@ -313,8 +313,8 @@ def cmd_sweep(args) -> int:
     preflight(dataset, config, args.references, "references")
     from dpfed_core.evaluation.service import resumed_points
 
-    plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references,
-                       done=resumed_points(previous, dataset, config, args.epsilons, args.seeds, args.references))
+    done = resumed_points(previous, dataset, config, args.epsilons, args.seeds, args.references)
+    plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references, done=done)
     if args.resume and not plans:
         raise ConfigError(f"--resume {args.resume} already holds every point of this sweep: nothing to compute and "
                           "nothing charged; to run it again, start a new sweep with another --out", param="resume")
@@ -324,7 +324,8 @@ def cmd_sweep(args) -> int:
                                   f"{{{', '.join(map(str, args.seeds))}}} with {', '.join(args.references) or 'no references'}")
     from dpfed_core.evaluation.cost import sweep_configs
 
-    bar = _Bar(_clock(dataset, sweep_configs(config, args.epsilons, args.seeds, args.references)),
+    # the time is the points still to compute: a resumed document's are kept, not run again
+    bar = _Bar(_clock(dataset, sweep_configs(config, args.epsilons, args.seeds, args.references, done)),
                f"sweep {config.method}")
     checkpoint = (lambda partial: write_json(partial, out)) if out else None
     try:

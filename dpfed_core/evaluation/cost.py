@@ -318,20 +318,18 @@ def predict_runs(shape: dict | list[dict], configs: Iterable, path: Path | None 
     return total
 
 
-def sweep_configs(config, epsilons: Iterable[float], seeds: Iterable[int], references: Iterable[str]) -> list:
-    """The runs of a sweep, as :func:`dpfed_core.evaluation.experiments.sweep` makes them: the method
-    at every ε for every seed, each reference once per seed (a DP reference at every ε)."""
-    from dpfed_core.methods import METHODS, available_methods
+def sweep_configs(config, epsilons: Iterable[float], seeds: Iterable[int], references: Iterable[str],
+                  done: Iterable = ()) -> list:
+    """The runs of a sweep, as :func:`dpfed_core.evaluation.experiments.sweep` makes them (its one job
+    list, :func:`~dpfed_core.evaluation.experiments.sweep_jobs`, per seed): the method at every ε (once
+    for a method without ε), each DP reference at every ε, every other reference once. ``done``: job
+    keys a resumed document already holds — kept, not run again, so not predicted."""
+    from dpfed_core.evaluation.experiments import _job_key, sweep_jobs
 
-    available_methods()
-    eps, refs = list(epsilons), list(references)
-    out = []
-    for s in seeds:
-        out += [config.replace(epsilon=e, seed=s) for e in eps]
-        for r in refs:
-            dp = METHODS.get(r) is not None and METHODS[r].uses_epsilon
-            out += [config.replace(method=r, epsilon=e, seed=s) for e in (eps if dp else [math.inf])]
-    return out
+    done = set(done)
+    jobs = sweep_jobs(config.method, epsilons, references)
+    return [config.replace(method=m, epsilon=e, seed=int(s)) for s in seeds for m, e in jobs
+            if _job_key(m, e, int(s), config.method) not in done]
 
 
 def estimate_text(seconds: float | None) -> str:

@@ -494,6 +494,25 @@ def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
         raise ConfigError("the sweep document to resume was written for other data "
                           f"({old_ds.get('name')!r}, {old_ds.get('n_users')} users); load the same data (data=…)",
                           param="resume")
+    # the points a resumed sweep keeps are its own: another grid, seed list or reference list would
+    # drop finished (and charged) points without a word, or keep none of them
+    what = {"grid": ("ε grid", "epsilons", float), "seeds": ("seeds", "seeds", int),
+            "references": ("references", "references", str)}
+    differ = []
+    for field, (words, flag, cast) in what.items():
+        if field not in previous:
+            continue
+        try:
+            old_v = sorted({cast(x) for x in previous[field]})
+        except (TypeError, ValueError):
+            raise ConfigError(f"the sweep document to resume has a malformed {words} list; start a new sweep",
+                              param="resume") from None
+        new_v = sorted({cast(x) for x in doc[field]})
+        if old_v != new_v:
+            differ.append(f"{words} {json_safe(old_v)} there, {json_safe(new_v)} here ({flag})")
+    if differ:
+        raise ConfigError("the sweep document to resume was written by a sweep of other points: "
+                          + "; ".join(differ) + "; resume with the same flags, or start a new sweep", param="resume")
     wanted = {_job_key(m, e, s, swept) for s in doc["seeds"]
               for m, e in sweep_jobs(swept, doc["grid"], doc["references"])}
     runs, seen = [], set()
