@@ -2129,6 +2129,8 @@ MUTANTS = (
            "math.isfinite(eps) and eps >= MAX_FINITE_EPSILON", (TYPED_INPUTS,)),
     Mutant("ui-grid-unsorted", UI_INPUTS, "parse_grid",
            "sorted(check_grid(values, 'epsilons'))", "check_grid(values, 'epsilons')", (TYPED_INPUTS,)),
+    Mutant("resume-with-other-points-accepted", EXPERIMENTS, "_resumable_runs", "old_v != new_v", "False",
+           ("tests/test_intake.py::test_sweep_resume_after_a_kill",)),
     Mutant("audit-grid-past-a-runs-range-charged", "dpfed_core/audit/membership.py", "check_audit_options",
            "check_epsilon(e, param='epsilons')", "None",
            ("tests/test_page_audit.py::test_an_audit_grid_past_a_runs_range_is_refused_before_it_is_planned_or_"
