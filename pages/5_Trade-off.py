@@ -14,9 +14,13 @@ ui.page_setup("Trade-off", ":material/show_chart:")
 st.title("Privacy–utility trade-off")
 ds = ui.require_dataset()
 base = ui.current_config(ds)
+_ran = st.session_state.get(ui.CONFIG) is not None
 st.caption("The swept method over an ε grid and several seeds (each seed its own split); the "
-           "comparison methods once per seed as reference lines. Based on the Federate page's "
-           "settings (k, rank, λ, mode, budget split).")
+           "comparison methods once per seed as reference lines. Based on the settings of "
+           + ("the last run on the Federate page" if _ran else "the Federate page's defaults (no run there yet)")
+           + " (k, rank, λ, mode, budget split, trust model) — a control changed there since counts from its next "
+           "run — with " + ("**simulation noise** (reproducible, no privacy claim, not charged)" if base.simulation
+                            else "**production noise**, charged to the budget") + ".")
 
 dp_methods = [m for m in dash.method_catalogue()["method"] if METHODS[m].uses_epsilon] or \
     dash.federated_methods()

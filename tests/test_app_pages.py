@@ -217,6 +217,9 @@ def test_tradeoff_matches_engine(federated, clinic, monkeypatch):
     at = federated
     at.switch_page("pages/5_Trade-off.py").run()
     assert_clean(at)
+    # the sweep follows the last Federate run, its noise said: that run was a simulation
+    assert any("the last run on the Federate page" in c.value and "simulation noise" in c.value
+               for c in at.caption), [c.value for c in at.caption]
     # a grid or seed a run would refuse is one error naming the page's box, not a traceback
     for key, bad, box in (("sweep_grid", "1e7", "“ε grid”"), ("sweep_grid", "1, abc", "“ε grid”"),
                           ("sweep_grid", "0, 1", "“ε grid”"), ("sweep_seeds", "-1", "“Seeds”"),
