@@ -95,6 +95,17 @@ def test_the_tradeoff_states_the_sweeps_own_settings_and_a_simulation(docs):
     assert f"The sweep's settings: data {docs['sweep']['dataset']['name']}" in text
     assert f"aggregation {cfg['aggregation']}; rank {cfg['rank']}; mode {cfg['mode']}" in text
     assert "simulation: noise reproducible, no privacy claim" in text
+    # an interrupted sweep (written as it went, before the odometer's record) says it is partial, and that
+    # its points were charged, never that they were not
+    part = json.loads(json.dumps(docs["sweep"], default=str))
+    part["complete"], part["config"]["simulation"] = False, False
+    part.pop("odometer", None)
+    (part.get("privacy") or {}).pop("accountant", None)
+    html = rep.build_report(docs["run"], sweep_doc=part, generated="x", include_plotlyjs=False)
+    text = _section(html, "tradeoff")
+    assert f"partial: interrupted after {len(part['runs'])} runs" in text
+    assert "a partial sweep: every point was charged to the budget store when it started" in html
+    assert "not charged to a budget store" not in text
 
 
 def test_values_match_sweep_and_audit(docs, page):

@@ -286,7 +286,7 @@ def other_releases(run: dict, comparison: dict[str, dict] | None = None, sweep: 
                                 f"seed(s), δ = {fmt_num(cfg.get('delta'))}"
                                 + (f" — {SIMULATION_LABEL}" if cfg.get("simulation") else ""),
                      "spend": _spend_after(sweep) or ("simulation: not charged" if cfg.get("simulation")
-                                                      else "not charged to a budget store"),
+                                                      else _sweep_not_recorded(sweep)),
                      "void": void, "what": "a point or reference of the sweep included here"})
     if audit:
         cfg = audit.get("config") or {}
@@ -808,8 +808,21 @@ def sweep_settings_text(sweep: dict) -> str:
                      f"{fmt_eps(acct.get('spent_epsilon'))} on these "
                      "data in total (budget store)")
     elif not cfg.get("simulation"):
-        parts.append("not charged to a budget store")
+        parts.append(_sweep_not_recorded(sweep))
+    if sweep.get("complete") is False:
+        parts.insert(0, f"<b>partial: interrupted after {len(sweep.get('runs') or [])} runs</b> (its figures are "
+                        "those runs' only; `sweep --resume` completes it)")
     return "The sweep's settings: " + "; ".join(parts) + "."
+
+
+def _sweep_not_recorded(sweep: dict) -> str:
+    """What a sweep document without the odometer's record says of its charge: a partial sweep (written
+    as it went, interrupted before its record) was charged when it started — every point — in the store
+    it ran with; a complete one without a record was not charged to a store."""
+    if sweep.get("complete") is False:
+        return ("a partial sweep: every point was charged to the budget store when it started, which this "
+                "document does not record — <code>python -m dpfed_core budget show --data …</code> lists them")
+    return "not charged to a budget store"
 
 
 def _sweep_grid_text(sweep: dict) -> str:
