@@ -446,3 +446,14 @@ def test_over_seeds_the_word_needs_more_entities_beyond_their_interval_than_chan
     r = vd.sweep_entity_verdict(doc, 1.0, "mar", baselines=("local",))["baselines"]["local"]
     assert (r["better"], r["worse"], r["tie"], r["word"]) == (better, worse, 30 - better - worse, word)
     assert vd.beyond_interval_p(4, 30) == pytest.approx(0.0064, abs=1e-4)
+
+
+def test_no_entity_beyond_its_interval_over_seeds_is_no_entity_level_finding_not_even():
+    """Over seeds, 0 better and 0 worse is no finding entity by entity: the sentence says so instead of
+    "even", which the overall mean beside it (e.g. "pays from ε ≈ 1") would contradict."""
+    r = {"better": 0, "worse": 0, "tie": 30, "word": "even", "over_seeds": True}
+    text = vd._count_phrase("local", r, 30, "inconclusive")
+    assert text.startswith("neither better nor worse than") and "(30 of 30 inconclusive)" in text
+    assert "even" not in text
+    one_run = {**r, "over_seeds": False}
+    assert vd._count_phrase("local", one_run, 30, "tied").startswith("even with")

@@ -166,6 +166,11 @@ def entity_verdict(docs: dict[str, dict], method: str, metric: str = "mar",
 def _count_phrase(b: str, r: dict, H: int, inconclusive: str) -> str:
     name = BASELINE_NAMES.get(b, b)
     rest = f", {r['tie']} {inconclusive}" if r["tie"] else ""
+    if r["word"] == "even" and r.get("over_seeds") and r["better"] == r["worse"] == 0:
+        # no entity beyond its own interval: not "even" (a word the overall mean beside it may contradict),
+        # but no entity-level finding either way
+        return (f"neither better nor worse than {name} for any one entity beyond its own interval "
+                f"({r['tie']} of {H} {inconclusive})")
     if r["word"] == "even":
         why = ("no more entities beyond their interval than chance gives, at 5 %" if r.get("over_seeds")
                else "no majority beyond chance, sign test at 5 %")
