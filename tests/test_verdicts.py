@@ -97,6 +97,7 @@ def test_crossing_lines_state_the_mode_and_the_baseline():
     lines = vd.crossing_lines(doc, "mar")
     assert len(lines) == 2 and "each entity alone" in lines[0] and "own model only" in lines[1]
     assert all("observed mode" in line for line in lines)
+    assert vd.crossing(doc, "mar")["text"].count("observed mode") == 1  # the page's sentence states it once
     assert "ε ≈ 1" in lines[0]
     assert vd.crossing_epsilon(doc, "mar") == 1.0
     v = vd.sweep_entity_verdict(doc, 1.0, "mar")

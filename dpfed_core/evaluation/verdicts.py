@@ -297,7 +297,8 @@ def crossing(sweep_doc: dict, metric: str = "mar", baseline: str = REFERENCE) ->
         return {"metric": metric, "epsilon": None, "meaningful": False, "baseline": baseline, "mode": mode,
                 "missing": True, "text": str(exc)}
     rep["mode"] = mode
-    rep["text"] = f"{rep['text']} ({mode} mode)"
+    if f"{mode} mode" not in rep["text"]:  # crossing_report states it already (once is enough)
+        rep["text"] = f"{rep['text']} ({mode} mode)"
     return rep
 
 
