@@ -1092,8 +1092,8 @@ def test_history_names_an_audits_methods_and_a_sweeps_grid_and_refuses_deleting_
                            "privacy": {"simulation": True}})
     rows = {r["id"]: r for r in hist.list()}
     assert rows[audit]["method"] == "dp-gaussian,kmeans" and rows[audit]["epsilon"] is None
-    assert rows[audit]["title"] == "audit of ['dp-gaussian', 'kmeans'] on toy"
-    assert rows[sweep]["title"] == "sweep of dp-gaussian over ε = [0.5, 2.0] on toy"
+    assert rows[audit]["title"] == "audit of dp-gaussian, kmeans on toy"
+    assert rows[sweep]["title"] == "sweep of dp-gaussian over ε ∈ {0.5, 2} on toy"
     assert math.isinf(rows[run]["epsilon"])  # a run without a stated ε is non-private
     assert rows[run]["simulation"] and not rows[sweep]["simulation"]  # said by the privacy section alone
     assert [r["id"] for r in hist.list(kind="audit")] == [audit]

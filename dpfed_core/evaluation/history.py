@@ -25,11 +25,19 @@ def _title(kind: str, doc: Mapping) -> str:
     cfg = doc.get("config", {}) or {}
     ds = (doc.get("dataset") or {}).get("name", "")
     if kind == "run":
-        eps = cfg.get("epsilon")
-        return f"{cfg.get('method', '?')} at ε = {eps} on {ds}".strip()
+        return f"{cfg.get('method', '?')} at ε = {_eps_word(cfg.get('epsilon'))} on {ds}".strip()
     if kind == "sweep":
-        return f"sweep of {cfg.get('method', '?')} over ε = {doc.get('epsilons')} on {ds}".strip()
-    return f"audit of {cfg.get('methods', '?')} on {ds}".strip()
+        grid = doc.get("epsilons") or doc.get("grid") or []
+        return (f"sweep of {cfg.get('method', '?')} over ε ∈ {{{', '.join(_eps_word(e) for e in grid)}}} "
+                f"on {ds}").strip()
+    methods = cfg.get("methods")
+    return f"audit of {', '.join(map(str, methods)) if isinstance(methods, list) else methods or '?'} on {ds}".strip()
+
+
+def _eps_word(x) -> str:
+    """An ε as the pages write it (1, 0.3, ∞), from a number or a JSON document's "inf"."""
+    f = _as_float(x)
+    return "?" if f is None else "∞" if math.isinf(f) else f"{f:g}"
 
 
 def _as_float(x) -> float | None:
