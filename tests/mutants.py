@@ -1384,9 +1384,9 @@ MUTANTS = (
            (f"{ODOT}::test_every_planned_release_states_its_kind_delta_rho_and_batch",)),
     Mutant("policy-for-another-site-accepted", SITE, "accept", "policy.site and policy.site != shard.entity",
            "False", (f"{SITET}::test_a_policy_written_for_one_site_refuses_at_another_and_charges_nothing",)),
-    Mutant("policy-with-a-misspelt-method-read", SITE, "load_policy",
-           "[m for m in raw['methods'] if m not in known]", "[]",
-           (f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key[unknown method]",)),
+    Mutant("policy-misspelling-not-pointed-at", SITE, "check",
+           "difflib.get_close_matches(req.method, list(policy.methods), 1)", "[]",
+           (f"{SITET}::test_a_misspelt_method_in_a_policy_is_named_by_the_refusal_of_the_method_meant",)),
     Mutant("deploy-local-starts-a-run-every-site-refuses", DEPLOYED, "check_site_policy",
            "check(policy, request_of(config, dataset.n_entities, float(dataset.value_max)))", "None",
            ("tests/test_deployment_apps.py::test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_"

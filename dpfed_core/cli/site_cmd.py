@@ -46,10 +46,6 @@ def _store(args):
     from dpfed_core.deployment.site_policy import load_policy
     from dpfed_core.errors import ConfigError
 
-    if args.policy is not None:
-        from dpfed_core.deployment.plugins import load_plugins
-
-        load_plugins()  # a plug-in's method named in the policy is known, as on the node
     policy = load_policy(args.policy, control="--policy") if args.policy is not None else None
     if args.store:
         path = Path(args.store)

@@ -157,11 +157,11 @@ class SitePolicy:
 NODE_POLICY_CONTROL = "the SuperNode's --node-config \"policy-path='…'\""
 
 
-def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL, check_methods: bool = True) -> SitePolicy:
+def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> SitePolicy:
     """Read and check a site policy file; a :class:`PolicyError` names the file and the key.
-    ``control``: what names the file (an unreadable file's error says to fix it there).
-    ``check_methods``: every name in ``methods`` must be a registered method (in the process that
-    decides with the policy, its plug-ins loaded); off where the file is only written."""
+    ``control``: what names the file (an unreadable file's error says to fix it there). A name in
+    ``methods`` need not be registered where the file is read (a plug-in's method is registered only
+    where its module is loaded); a run refused under ``methods`` names a listed name close to its own."""
     p = Path(path)
     try:
         raw = tomllib.loads(p.read_text(encoding="utf-8"))
@@ -202,19 +202,6 @@ def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL, che
     if not raw["methods"]:
         raise PolicyError(f"the site policy {p}: methods = [] accepts no method, so this site would refuse every "
                           "run; list the methods it accepts (e.g. [\"dp-cooccurrence\"])")
-    from dpfed_core.methods import available_methods
-
-    known = available_methods() if check_methods else list(raw["methods"])
-    unknown_methods = [m for m in raw["methods"] if m not in known]
-    if unknown_methods:
-        # a misspelt name would accept nothing under it and refuse every run of the method meant
-        import difflib
-
-        hints = [f"{m!r} (did you mean {near[0]!r}?)" if (near := difflib.get_close_matches(m, known, 1))
-                 else repr(m) for m in unknown_methods]
-        raise PolicyError(f"the site policy {p}: methods names no registered method {', '.join(hints)}; known: "
-                          f"{', '.join(known)} (a plug-in's method is known once its module is loaded: "
-                          "DPFED_PLUGINS)")
     max_delta, budget_delta = num.get("max_delta", 1e-5), num.get("budget_delta", 1e-4)
     if budget_delta < 2 * max_delta:
         # the odometer composes runs at half the budget's δ: a run at max_delta would never fit
@@ -255,7 +242,7 @@ def write_policy(path: str | os.PathLike, **keys) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     body = "".join(f"{k} = {_toml_value(v)}\n" for k, v in keys.items() if v is not None)
     p.write_text("# dpfed site policy (docs/DEPLOYMENT.md, \"Each site decides\")\n" + body, encoding="utf-8")
-    load_policy(p, check_methods=False)  # a plug-in's method is checked where the policy decides
+    load_policy(p)
     return p
 
 
@@ -355,8 +342,14 @@ def _fmt(x: float) -> str:
 def check(policy: SitePolicy, req: Request) -> None:
     """Raise :class:`PolicyRefused` naming the first rule ``req`` breaks (budget aside: :func:`accept`)."""
     if req.method not in policy.methods:
+        import difflib
+
+        # a misspelt name in the policy accepts nothing under it: the refusal points at it
+        near = difflib.get_close_matches(req.method, list(policy.methods), 1)
         raise PolicyRefused("methods", f"method {req.method!r} is not among the site's accepted methods "
-                                       f"{list(policy.methods)}")
+                                       f"{list(policy.methods)}"
+                                       + (f" (the policy lists {near[0]!r}: a misspelling of {req.method!r}?)"
+                                          if near else ""))
     if req.simulation and not policy.allow_simulation:
         raise PolicyRefused("allow_simulation", "the coordinator asked for simulation mode (noise reproducible from "
                                                 "its seed); this site does not allow it")
