@@ -60,6 +60,7 @@ SITE = "dpfed_core/deployment/site_policy.py"
 SITET = "tests/test_site_policy.py"
 SITE_COALITION = ("tests/test_deployment_apps.py::test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_"
                   "states_the_coordinators_figure")
+PLANNED_RHO = f"{ACCT}::test_a_method_is_planned_by_its_rho_when_every_release_is_gaussian"
 COALITION_PLAN = (f"{SITET}::test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_parameters_"
                   "alone")
 MALFORMED_SHARE = ("tests/test_deployment_apps.py::test_a_malformed_share_request_marks_nothing_drawn_and_a_drawn_"
@@ -1393,10 +1394,10 @@ MUTANTS = (
             "before_anything_starts",)),
     Mutant("plan-below-what-the-run-settles", BUDGET, "planned_rho",
            "zcdp_rho_for_epsilon(float(epsilon), float(delta))", "0.99 * zcdp_rho_for_epsilon(float(epsilon), float(delta))",
-           (f"{ACCT}::test_a_method_is_planned_by_its_rho_when_every_release_is_gaussian",)),
+           (PLANNED_RHO,)),
     Mutant("plan-looser-than-what-the-run-settles", BUDGET, "planned_rho",
            "zcdp_rho_for_epsilon(float(epsilon), float(delta))", "1.1 * zcdp_rho_for_epsilon(float(epsilon), float(delta))",
-           (f"{ACCT}::test_a_method_is_planned_by_its_rho_when_every_release_is_gaussian",)),
+           (PLANNED_RHO,)),
     Mutant("accountant-record-of-the-least-spent-entity", BUDGET, "most_spent",
            "max(balances, key=lambda b: b.spent_epsilon)", "min(balances, key=lambda b: b.spent_epsilon)",
            (f"{ODOT}::test_the_accountant_record_reports_the_most_spent_entity", BUDGET_COMMANDS)),
