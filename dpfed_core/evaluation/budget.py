@@ -30,7 +30,7 @@ from typing import Iterable, Mapping, Sequence
 
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.methods import get_method
+from dpfed_core.methods import check_methods, get_method
 from dpfed_core.evaluation.history import RunHistory
 from dpfed_core.privacy.model import PrivacyModel
 from dpfed_core.privacy.odometer import BudgetOdometer, PlannedRelease, Reservation, dataset_key
@@ -124,23 +124,17 @@ def plan_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterable[
     (:func:`~dpfed_core.evaluation.experiments.sweep_jobs`), checked by the sweep's own grid check,
     so the plan and the sweep cannot drift (:func:`settle_sweep` is the safety net all the same).
     ``done``: job keys of points a resumed document already holds — not computed, not planned."""
-    from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES, _job_key, check_sweep_grid, sweep_jobs
+    from dpfed_core.evaluation.experiments import DEFAULT_REFERENCES, job_key, check_sweep_grid, sweep_jobs
 
     references = DEFAULT_REFERENCES if references is None else references
 
     epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
-    from dpfed_core.errors import ConfigError
-
-    for r in references:
-        try:
-            get_method(r)
-        except ConfigError as exc:  # the list it came from names the fix
-            raise ConfigError(str(exc), param="references") from None
+    references = check_methods(references, "references")
     out = []
     for seed in seeds:
         jobs = sweep_jobs(config.method, epsilons, references)
         for m, e in jobs:
-            if _job_key(m, e, int(seed), config.method) in done:
+            if job_key(m, e, int(seed), config.method) in done:
                 continue
             e = _effective_epsilon(m, e)
             # Every point is fixed before the first runs: one non-adaptive batch (PLD among them).
@@ -174,14 +168,14 @@ def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping,
     list (the sweep's job list changed) is recorded now, charged like a planned one and noted;
     returns those points (empty when the plan was exact). ``resumed``: job keys of the points the
     resumed document already held (charged by the sweep that computed them)."""
-    from dpfed_core.evaluation.experiments import _job_key
+    from dpfed_core.evaluation.experiments import job_key
 
     swept = str(doc.get("config", {}).get("method", ""))
     # points are identified as the sweep identifies them (a non-private reference by its seed only:
     # its plan says ε = inf, its run the ε its ledger guarantees)
     left: dict[tuple, int] = {}
     for p in reservation.plans:
-        k = _job_key(p.method, float(p.epsilon), p.seed, swept)
+        k = job_key(p.method, float(p.epsilon), p.seed, swept)
         left[k] = left.get(k, 0) + 1
     extra = []
     cfg = doc.get("config", {})
@@ -189,7 +183,7 @@ def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping,
     simulation = bool(cfg.get("simulation", False))
     for r in doc.get("runs", []):
         eps = float(r["epsilon"])
-        k = _job_key(r["method"], eps, int(r["seed"]), swept)
+        k = job_key(r["method"], eps, int(r["seed"]), swept)
         if resumed and k in resumed:
             continue
         if left.get(k, 0) > 0:

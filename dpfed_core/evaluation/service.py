@@ -13,7 +13,7 @@ from typing import Callable, Iterable
 
 from dpfed_core.config import RunConfig, check_params
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.methods import MethodResult, get_method
+from dpfed_core.methods import MethodResult, check_methods, get_method
 from dpfed_core.privacy.store import Store
 
 
@@ -48,12 +48,7 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
     from dpfed_core.evaluation.experiments import check_declared_federation
     from dpfed_core.federation.protocol import FederatedRecommender, build_method, is_summable
 
-    compare = list(compare)
-    for m in compare:
-        try:
-            get_method(m)
-        except ConfigError as exc:  # named by the list it came from (a run's compare, a sweep's references)
-            raise ConfigError(str(exc), param=compare_param) from None
+    compare = check_methods(compare, compare_param)
     spec = get_method(config.method)
     if config.max_dropouts and (config.aggregation != "secure" or not is_summable(config.method)):
         # dropouts are what a secure sum tolerates; a run without one has nothing to tolerate them
@@ -237,7 +232,7 @@ def resumed_points(resume: dict | None, dataset: FederatedDataset, config: RunCo
     """The points (job keys) a sweep document to resume holds for this sweep — exactly those the
     sweep keeps and does not compute again, so they are not charged again. The document is checked
     by the sweep's own rule first (same settings, same data: else one error naming ``resume``)."""
-    from dpfed_core.evaluation.experiments import (DEFAULT_REFERENCES, _job_key, _resumable_runs, check_sweep_grid,
+    from dpfed_core.evaluation.experiments import (DEFAULT_REFERENCES, job_key, _resumable_runs, check_sweep_grid,
                                                    dataset_summary)
 
     if resume is None:
@@ -246,7 +241,7 @@ def resumed_points(resume: dict | None, dataset: FederatedDataset, config: RunCo
     references = DEFAULT_REFERENCES if references is None else references
     skeleton = {"config": config.to_dict(), "dataset": dataset_summary(dataset), "grid": epsilons, "seeds": seeds,
                 "references": [r for r in dict.fromkeys(references) if r != config.method]}
-    return {_job_key(r["method"], r["epsilon"], r["seed"], config.method)
+    return {job_key(r["method"], r["epsilon"], r["seed"], config.method)
             for r in _resumable_runs(resume, skeleton, config.method)}
 
 

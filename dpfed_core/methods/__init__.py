@@ -5,6 +5,8 @@ and summable methods of :mod:`dpfed_core.federation` (through :mod:`.registry`) 
 (:mod:`.comparison`).
 """
 from . import builtin, comparison  # noqa: F401  (registration side effects)
-from .registry import METHODS, MethodResult, MethodSpec, available_methods, get_method, register_method
+from .registry import (METHODS, MethodResult, MethodSpec, available_methods, check_methods, get_method,
+                       register_method)
 
-__all__ = ["METHODS", "MethodResult", "MethodSpec", "available_methods", "get_method", "register_method"]
+__all__ = ["METHODS", "MethodResult", "MethodSpec", "available_methods", "check_methods", "get_method",
+           "register_method"]

@@ -11,7 +11,7 @@ Register more with :func:`register_method`. The registry itself imports no metho
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 import scipy.sparse as sp
@@ -105,6 +105,19 @@ def get_method(name: str) -> MethodSpec:
     if name not in METHODS:
         raise ConfigError(f"unknown method {name!r}; choose one of {', '.join(sorted(METHODS))}")
     return METHODS[name]
+
+
+def check_methods(names: Iterable[str], param: str) -> list[str]:
+    """Every name of a method list known (plug-ins registered where their module is loaded), or one
+    :class:`~dpfed_core.errors.ConfigError` named by the list's own control ``param`` (a run's
+    ``compare``, a sweep's ``references``): the list it came from names the fix."""
+    names = list(names)
+    for name in names:
+        try:
+            get_method(name)
+        except ConfigError as exc:
+            raise ConfigError(str(exc), param=param) from None
+    return names
 
 
 def available_methods() -> list[str]:
