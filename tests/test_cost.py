@@ -135,9 +135,9 @@ def test_sweep_runs_are_the_sweeps_points():
     doc = sweep(ds, km, [0.5, 1.0, 3.0], seeds, ["individual"])
     planned = cost.sweep_configs(km, [0.5, 1.0, 3.0], seeds, ["individual"])
     assert len(planned) == len(doc["runs"]) == 4
-    from dpfed_core.evaluation.experiments import _job_key
+    from dpfed_core.evaluation.experiments import job_key
 
-    done = {_job_key("kmeans", math.inf, 0, "kmeans")}
+    done = {job_key("kmeans", math.inf, 0, "kmeans")}
     assert [(c.method, c.seed) for c in cost.sweep_configs(km, [0.5, 1.0, 3.0], seeds, ["individual"], done)] == [
         ("individual", 0), ("kmeans", 1), ("individual", 1)]
 

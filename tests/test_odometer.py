@@ -963,7 +963,7 @@ def test_a_store_one_schema_ahead_is_refused(tmp_path):
 
 # ------------------------------------------------------------------------------ what a plan charges
 def test_every_planned_release_states_its_kind_delta_rho_and_batch():
-    from dpfed_core.evaluation.experiments import _job_key
+    from dpfed_core.evaluation.experiments import job_key
     from dpfed_core.privacy.noise import zcdp_rho_for_epsilon
 
     ds = make_dataset()
@@ -974,7 +974,7 @@ def test_every_planned_release_states_its_kind_delta_rho_and_batch():
     # a non-private release spends no δ: its plan says ε = ∞, δ = 0
     assert (comp.epsilon, comp.delta, comp.rho) == (math.inf, 0.0, None) and comp.non_private
     # a sweep's points are one non-adaptive batch; a resumed sweep skips only the points it holds
-    done = {_job_key("dp-cooccurrence", 1.0, 1, "dp-cooccurrence")}
+    done = {job_key("dp-cooccurrence", 1.0, 1, "dp-cooccurrence")}
     sw = plan_sweep(ds, cfg, [1.0, 2.0], [0, 1], [], done=done)
     assert [(p.epsilon, p.seed) for p in sw] == [(1.0, 0), (2.0, 0), (2.0, 1)]
     assert all(p.batch and p.kind == "sweep point" for p in sw)

@@ -382,8 +382,8 @@ def test_sweep_jobs_run_a_dp_reference_at_every_epsilon_and_others_once():
                     ("dp-popularity", 0.5), ("dp-popularity", 2.0)]
     assert ex.sweep_jobs("central", [0.5, 2.0], ["individual"]) == [("central", math.inf), ("individual", math.inf)]
     # a non-private reference is one point per seed, whatever ε it is looked up at
-    assert ex._job_key("individual", 0.0, 1, "dp-gaussian") == ex._job_key("individual", math.inf, 1, "dp-gaussian")
-    assert ex._job_key("dp-popularity", 0.5, 1, "dp-gaussian") != ex._job_key("dp-popularity", 2.0, 1, "dp-gaussian")
+    assert ex.job_key("individual", 0.0, 1, "dp-gaussian") == ex.job_key("individual", math.inf, 1, "dp-gaussian")
+    assert ex.job_key("dp-popularity", 0.5, 1, "dp-gaussian") != ex.job_key("dp-popularity", 2.0, 1, "dp-gaussian")
 
 
 def test_json_safe_writes_both_infinities_string_keys_and_python_numbers():

@@ -324,12 +324,12 @@ def sweep_configs(config, epsilons: Iterable[float], seeds: Iterable[int], refer
     list, :func:`~dpfed_core.evaluation.experiments.sweep_jobs`, per seed): the method at every ε (once
     for a method without ε), each DP reference at every ε, every other reference once. ``done``: job
     keys a resumed document already holds — kept, not run again, so not predicted."""
-    from dpfed_core.evaluation.experiments import _job_key, sweep_jobs
+    from dpfed_core.evaluation.experiments import job_key, sweep_jobs
 
     done = set(done)
     jobs = sweep_jobs(config.method, epsilons, references)
     return [config.replace(method=m, epsilon=e, seed=int(s)) for s in seeds for m, e in jobs
-            if _job_key(m, e, int(s), config.method) not in done]
+            if job_key(m, e, int(s), config.method) not in done]
 
 
 def estimate_text(seconds: float | None) -> str:

@@ -325,7 +325,7 @@ def _is_dp_reference(method: str) -> bool:
     return get_method(method).uses_epsilon
 
 
-def _job_key(method: str, epsilon: float, seed: int, swept: str) -> tuple:
+def job_key(method: str, epsilon: float, seed: int, swept: str) -> tuple:
     """Identity of one sweep point: the swept method and DP references by (ε, seed), a non-private
     reference by seed only (its ε is whatever its ledger guarantees, 0 or inf)."""
     by_eps = method == swept or _is_dp_reference(method)
@@ -437,14 +437,14 @@ def sweep(
     done_keys: set = set()
     if resume is not None:
         doc["runs"] = _resumable_runs(resume, doc, config.method)
-        done_keys = {_job_key(r["method"], r["epsilon"], r["seed"], config.method) for r in doc["runs"]}
+        done_keys = {job_key(r["method"], r["epsilon"], r["seed"], config.method) for r in doc["runs"]}
     total = len(seeds) * len(sweep_jobs(config.method, epsilons, references))
     done = len(doc["runs"])
     progress = progress or _noop
     for seed in seeds:
         cfg_seed = config.replace(seed=seed)
         jobs = sweep_jobs(config.method, epsilons, references)
-        jobs = [(m, e) for m, e in jobs if _job_key(m, e, seed, config.method) not in done_keys]
+        jobs = [(m, e) for m, e in jobs if job_key(m, e, seed, config.method) not in done_keys]
         if not jobs:
             continue
         split = make_split(dataset, cfg_seed)
@@ -469,9 +469,9 @@ def sweep(
                 checkpoint(doc)
     # keep the grid order (seed, then ε, then references) whatever order points were finished in
     order = {(m, e, s): i for i, (m, e, s) in enumerate(
-        _job_key(m, e, s, config.method) for s in seeds
+        job_key(m, e, s, config.method) for s in seeds
         for m, e in sweep_jobs(config.method, epsilons, references))}
-    doc["runs"].sort(key=lambda r: order.get(_job_key(r["method"], r["epsilon"], r["seed"], config.method), 0))
+    doc["runs"].sort(key=lambda r: order.get(job_key(r["method"], r["epsilon"], r["seed"], config.method), 0))
     doc["complete"] = True
     return doc
 
@@ -513,12 +513,12 @@ def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
     if differ:
         raise ConfigError("the sweep document to resume was written by a sweep of other points: "
                           + "; ".join(differ) + "; resume with the same flags, or start a new sweep", param="resume")
-    wanted = {_job_key(m, e, s, swept) for s in doc["seeds"]
+    wanted = {job_key(m, e, s, swept) for s in doc["seeds"]
               for m, e in sweep_jobs(swept, doc["grid"], doc["references"])}
     runs, seen = [], set()
     for r in previous["runs"]:
         try:
-            key = _job_key(str(r["method"]), float(r["epsilon"]), int(r["seed"]), swept)
+            key = job_key(str(r["method"]), float(r["epsilon"]), int(r["seed"]), swept)
             _ = r["overall"]
         except (KeyError, TypeError, ValueError):
             raise ConfigError("the sweep document to resume has a malformed run entry; start a new sweep",
