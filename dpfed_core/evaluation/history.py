@@ -35,9 +35,12 @@ def _title(kind: str, doc: Mapping) -> str:
 
 
 def _eps_word(x) -> str:
-    """An ε as the pages write it (1, 0.3, ∞), from a number or a JSON document's "inf"."""
+    """An ε as the CLI and the report write it (:func:`~dpfed_core.evaluation.verdicts.format_epsilon`),
+    from a number or a JSON document's "inf"; "?" for a document that holds none."""
+    from dpfed_core.evaluation.verdicts import format_epsilon
+
     f = _as_float(x)
-    return "?" if f is None else "∞" if math.isinf(f) else f"{f:g}"
+    return "?" if f is None else format_epsilon(f)
 
 
 def _as_float(x) -> float | None:
