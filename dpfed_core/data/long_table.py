@@ -207,16 +207,7 @@ MISSING_NUMBER_WORDS = frozenset({"nan", "-nan", "na", "n/a", "null", "none", "#
 
 def _is_missing_number(s: pd.Series) -> pd.Series:
     """Empty, or a missing-number word (:data:`MISSING_NUMBER_WORDS`), in a column of numbers."""
-    miss = _is_missing(s)
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        words = np.asarray(pd.Series(s.cat.categories.astype(str)).str.strip().str.lower()
-                           .isin(MISSING_NUMBER_WORDS), dtype=bool)
-        codes = s.cat.codes.to_numpy()
-        if words.size:
-            miss |= pd.Series((codes >= 0) & words[np.maximum(codes, 0)], index=s.index)
-    elif s.dtype == object or pd.api.types.is_string_dtype(s):
-        miss |= s.astype(str).str.strip().str.lower().isin(MISSING_NUMBER_WORDS) & s.notna()
-    return miss
+    return _is_missing(s, MISSING_NUMBER_WORDS)
 
 
 def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int, needed: dict[str, str],

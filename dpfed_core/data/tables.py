@@ -591,14 +591,23 @@ def check_id_sizes(ids: pd.Series, what: str, label: str, from_text: bool | int,
                     f"the limit with the environment variable DPFED_MAX_ID_CHARS", param=param)
 
 
-def _is_missing(s: pd.Series) -> pd.Series:
+def _is_missing(s: pd.Series, words: frozenset[str] = frozenset()) -> pd.Series:
+    """Missing (NA), blank, or one of ``words`` (compared stripped and in lower case: how a column of
+    numbers spells a missing one) — per row, a categorical column looked up once per category."""
+    def hit(values: pd.Series) -> np.ndarray:
+        text = values.astype(str).str.strip()
+        found = text.eq("")
+        if words:
+            found |= text.str.lower().isin(words)
+        return np.asarray(found, dtype=bool)
+
     miss = s.isna()
     if isinstance(s.dtype, pd.CategoricalDtype):
-        blank = np.asarray(pd.Series(s.cat.categories.astype(str)).str.strip().eq(""), dtype=bool)
+        blank = hit(pd.Series(s.cat.categories))
         if not blank.size:  # a column with no value at all has no categories to look codes up in
             return miss
         codes = s.cat.codes.to_numpy()
         return miss | pd.Series((codes >= 0) & blank[np.maximum(codes, 0)], index=s.index)
     if s.dtype == object or pd.api.types.is_string_dtype(s):
-        miss |= s.astype(str).str.strip().eq("") & s.notna()
+        miss |= pd.Series(hit(s), index=s.index) & s.notna()
     return miss
