@@ -181,9 +181,8 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
         try:
             check(policy, request_of(config, dataset.n_entities, float(dataset.value_max)))
         except PolicyRefused as exc:
-            reason = str(exc).removeprefix(f"refused by site policy rule {exc.rule!r}: ")
             raise ConfigError(f"every site would refuse this run under rule {exc.rule!r} of --site-policy "
-                              f"{site_policy}: {reason}. Change {RULE_FIXES.get(exc.rule, 'the run')}, or "
+                              f"{site_policy}: {exc.reason}. Change {RULE_FIXES.get(exc.rule, 'the run')}, or "
                               f"{exc.rule} in the policy (nothing was charged or started)") from None
     elif config.simulation:
         raise ConfigError("--simulation needs a site policy that allows it: every site would be handed noise "

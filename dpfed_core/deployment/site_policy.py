@@ -103,12 +103,14 @@ class PolicyError(ConfigError):
 
 
 class PolicyRefused(DpfedError):
-    """The site refuses a request; ``rule`` names the policy key that refused it. The message is what
-    the coordinator is told; ``detail`` is what only the site's own log holds (its balance, which
-    stored account its people were recognised as: facts of its data and of its other runs)."""
+    """The site refuses a request; ``rule`` names the policy key that refused it, ``reason`` says why.
+    The message is what the coordinator is told; ``detail`` is what only the site's own log holds (its
+    balance, which stored account its people were recognised as: facts of its data and of its other
+    runs)."""
 
     def __init__(self, rule: str, message: str, detail: str = "") -> None:
         self.rule = rule
+        self.reason = message
         self.detail = detail
         super().__init__(f"refused by site policy rule {rule!r}: {message}")
 
