@@ -43,7 +43,7 @@ def render_message(message: str, names: Mapping[str, str] | None = None) -> str:
     a plain-word name (``events``, ``items``) only where written ``name=`` (``events=lab`` →
     ``--events lab``), so ordinary words are never rewritten. ``name=`` becomes ``flag `` when the
     front-end name is a flag (starts with ``--``) and ``label: `` otherwise."""
-    text = " ".join(str(message).split())
+    text = cut_long_values(" ".join(str(message).split()))
     if not names:
         return text
     keys = sorted(names, key=len, reverse=True)
@@ -60,6 +60,26 @@ def render_message(message: str, names: Mapping[str, str] | None = None) -> str:
         return new
 
     return pattern.sub(sub, text)
+
+
+#: The longest quoted value or unbroken word an error repeats whole; a longer one (a cell of a million
+#: characters) is cut to its first :data:`SHOWN_CHARS` with its length: one readable line, and a
+#: message that does not carry a whole private cell.
+LONG_VALUE_CHARS = 200
+SHOWN_CHARS = 60
+_LONG = re.compile(r"'[^']{%d,}'|\"[^\"]{%d,}\"|[^\s'\"]{%d,}" % ((LONG_VALUE_CHARS,) * 3))
+
+
+def cut_long_values(text: str) -> str:
+    """``text`` with every quoted value or unbroken word longer than :data:`LONG_VALUE_CHARS` cut:
+    ``'SSSS…' (3,000,000 characters)``."""
+    def cut(m: re.Match) -> str:
+        v = m.group(0)
+        q = v[0] if v[0] in "'\"" else ""
+        inner = v[1:-1] if q else v
+        return f"{q}{inner[:SHOWN_CHARS]}…{q} ({len(inner):,} characters)"
+
+    return _LONG.sub(cut, text)
 
 
 class DataError(DpfedError, ValueError):

@@ -253,3 +253,62 @@ def test_a_decimal_comma_is_named_as_the_cause(tmp_path, capsys):
                                                             for i in range(3)))
     err = cli_error(capsys, path)
     assert "holds '3,5' where a number was expected" in err and "'.' as the decimal separator" in err
+
+
+def test_a_windows_export_is_read_as_windows_1252_not_as_latin_1(tmp_path, capsys):
+    """No UTF-8 in the file, a byte in 0x80–0x9F: a Windows export (€, curly quotes). Read as latin-1 the
+    byte would be an invisible control character, and "Köln€" a name no entity list matches."""
+    path = tmp_path / "cp1252.csv"
+    path.write_bytes(table(entity=lambda u: ["Köln€", "Zürich", "“Nord”"][u % 3]).encode("cp1252"))
+    assert _ids(path)[0] == ["Köln€", "Zürich", "“Nord”"]
+    # a latin-1 file (no byte in 0x80–0x9F) reads the same either way
+    latin = tmp_path / "latin1.csv"
+    latin.write_bytes(table(entity=lambda u: ["Köln", "Zürich", "Genève"][u % 3]).encode("latin-1"))
+    assert _ids(latin)[0] == ["Genève", "Köln", "Zürich"]
+    ents = tmp_path / "sites.txt"
+    ents.write_bytes("Köln€\nZürich\n“Nord”\n".encode("cp1252"))
+    assert main(["run", "--data", str(path), *[c for c in COLS if c != "--entities-from-data"],
+                 "--entities", str(ents)]) == 0
+    out = capsys.readouterr()
+    assert "not in the declared entity list" not in out.out + out.err
+
+
+def test_a_declared_encoding_that_contradicts_the_files_byte_order_mark_is_refused(tmp_path, capsys):
+    """A UTF-8 mark read as cp1252 would become a first column named "ï»¿user"; the error names the
+    encoding the mark says, byte order included, which the Data page offers too."""
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + table().encode("utf-8"))
+    err = cli_error(capsys, path, "--encoding", "cp1252")
+    assert "utf-8 byte-order mark" in err and "--encoding utf-8" in err, err
+    wide = tmp_path / "wide.csv"
+    wide.write_bytes(table().encode("utf-16"))  # a little-endian mark on this machine
+    err = cli_error(capsys, wide, "--encoding", "utf-16-be")
+    assert "--encoding utf-16-le" in err, err
+
+
+def test_a_utf16_list_with_its_mark_is_read_and_one_without_is_named(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(table(entity=lambda u: ["Zürich", "São Paulo", "Köln"][u % 3]))
+    listed = [c for c in COLS if c != "--entities-from-data"]
+    ents = tmp_path / "sites.txt"
+    ents.write_bytes("Zürich\r\nSão Paulo\r\nKöln\r\n".encode("utf-16"))
+    assert main(["run", "--data", str(path), *listed, "--entities", str(ents)]) == 0
+    capsys.readouterr()
+    bare = tmp_path / "bare.txt"
+    bare.write_bytes("Zürich\nSão Paulo\nKöln\n".encode("utf-16-le"))
+    err = cli_error(capsys, path, *[c for c in listed if c != "--simulation"], "--simulation", "--entities",
+                    str(bare))
+    assert "UTF-16" in err and "--encoding utf-16-le" in err and "not a text file" in err, err
+
+
+def test_an_enormous_cell_is_cut_in_the_message_on_both_front_ends(tmp_path, capsys):
+    """A cell of a million characters: the error quotes its start and its length, not the whole cell."""
+    path = tmp_path / "huge.csv"
+    lines = table().splitlines()
+    u, i, _, h = lines[5].split(",")
+    lines[5] = ",".join([u, i, "S" * 1_000_000, h])
+    path.write_text("\n".join(lines) + "\n")
+    err = cli_error(capsys, path)
+    assert len(err) < 2000 and "(1,000,000 characters)" in err and "--value-col" in err, err[:300]
+    _, msg = page_errors(path.read_bytes())
+    assert len(msg) < 2000 and "1,000,000 characters" in msg, msg[:300]

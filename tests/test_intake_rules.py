@@ -301,3 +301,22 @@ def test_a_header_less_table_without_its_columns_named_is_told_its_first_line_is
     with pytest.raises(ConfigError) as exc:
         load_data(named)
     assert "first line" not in str(exc.value)
+
+
+def test_a_column_named_in_another_case_is_suggested_before_a_look_alike():
+    from dpfed_core.data.long_table import load_long_table
+
+    df = pd.DataFrame({"User": ["a", "b"], "Item": ["x", "y"], "Site": ["A", "B"]})
+    with pytest.raises(DataError, match=r"no column 'item' .* did you mean 'Item'\?"):
+        load_long_table(df, user_col="User", item_col="item", entity_col="Site", value_kind="implicit",
+                        entities_from_data=True)
+
+
+def test_an_infinite_value_is_quoted_as_written_and_names_the_value_column():
+    from dpfed_core.data.long_table import load_long_table
+
+    df = pd.DataFrame({"u": ["a", "b", "c"], "i": ["x", "y", "z"], "v": [1.0, float("inf"), 2.0], "e": ["A", "B", "A"]})
+    with pytest.raises(DataError, match=r"infinite value inf; .*\(value_col\)") as err:
+        load_long_table(df, user_col="u", item_col="i", value_col="v", entity_col="e", value_max=5,
+                        value_kind="ratings", entities_from_data=True)
+    assert "np.float64" not in str(err.value) and err.value.param == "value_col"

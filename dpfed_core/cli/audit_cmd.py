@@ -90,7 +90,7 @@ def cmd_audit(args) -> int:
     if args.out is not None:  # fail before the audit's many releases, not after them
         from dpfed_core.data.atomic import check_writable
 
-        check_writable(args.out)
+        check_writable(args.out, suffix=".json")
         from dpfed_core.cli.args import check_outputs
 
         check_outputs(args, ("--out", args.out))

@@ -101,7 +101,7 @@ def cmd_deploy_local(args) -> int:
         from dpfed_core.cli.args import check_outputs
         from dpfed_core.data.atomic import check_writable
 
-        check_writable(args.out)
+        check_writable(args.out, suffix=".json")
         check_outputs(args, ("--out", args.out))
     # Before the method name is read: a plug-in registers its method on import (and the nodes
     # inherit the list through DPFED_PLUGINS).

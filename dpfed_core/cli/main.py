@@ -229,7 +229,7 @@ def cmd_run(args) -> int:
 
     t0 = time.perf_counter()
     if args.out is not None:
-        check_writable(args.out)
+        check_writable(args.out, suffix=".json")
         check_outputs(args, ("--out", args.out))
     dataset = load_dataset(args)
     config = run_config(args, dataset)
@@ -284,7 +284,7 @@ def cmd_sweep(args) -> int:
 
     out = args.out or args.resume
     if out:
-        check_writable(out, "--out" if args.out else "--resume")
+        check_writable(out, "--out" if args.out else "--resume", suffix=".json")
         # a sweep document is a checkpoint: --resume FILE is meant to be rewritten (with or without
         # --out naming it); every other input is protected
         check_outputs(args, ("--out" if args.out else "--resume", out), rewritable=("--resume",))

@@ -48,7 +48,8 @@ def cmd_report(args) -> int:
     from dpfed_core.data.inputs import read_json_document
     from dpfed_core.reporting.report import write_report
 
-    check_writable(args.out)
+    # the report is HTML only: under a .md or .json name a reader would take it for that format
+    check_writable(args.out, suffix=REPORT_SUFFIXES)
     check_outputs(args, ("--out", args.out))  # never overwrite a document it reads
     if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
         # the report is HTML only: under a .md or .json name a reader would take it for that format

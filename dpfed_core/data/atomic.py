@@ -16,25 +16,29 @@ from pathlib import Path
 from dpfed_core.errors import ConfigError
 
 
-def check_writable(path: str | os.PathLike, flag: str = "--out") -> Path:
+def check_writable(path: str | os.PathLike, flag: str = "--out",
+                   suffix: str | tuple[str, ...] | None = None) -> Path:
     """Fail early — before any computation — when ``path`` cannot become an output file.
 
     Refused: a directory, a parent that is a file, a folder without write permission (missing
-    folders are created at write time).
+    folders are created at write time), and — given ``suffix`` (".json" for a result document, ".html"
+    for a report) — a name that does not end in it (a JSON document named r.html would open as a page).
     (A full disk can only show at write time; :func:`atomic_write` then keeps the old file.)
     """
     p = Path(path).expanduser()
+    suffixes = (suffix,) if isinstance(suffix, str) else suffix
+    suffix = suffixes[0] if suffixes else None
     if str(path).strip() == "":
-        raise ConfigError(f"{flag} is empty; give a file name such as result.json", param="out")
+        raise ConfigError(f"{flag} is empty; give a file name such as result{suffix or '.json'}", param="out")
     if str(path).endswith(("/", os.sep)):
         raise ConfigError(f"{flag} {path} names a folder (it ends with '/'); give a file name inside it, e.g. "
-                          f"{Path(path) / 'result.json'}", param="out")
+                          f"{Path(path) / ('result' + (suffix or '.json'))}", param="out")
     if p.is_symlink():
         raise ConfigError(f"{flag} {p} is a symbolic link (to {os.path.realpath(p)}); writing would replace the link "
                           "by a file, and a link may lead to an input: give another file name", param="out")
     if p.is_dir():
-        raise ConfigError(f"{flag} {p} is a directory; give a file name inside it, e.g. {p / 'result.json'}",
-                          param="out")
+        raise ConfigError(f"{flag} {p} is a directory; give a file name inside it, e.g. "
+                          f"{p / ('result' + (suffix or '.json'))}", param="out")
     _refuse_special(p, flag)
     parent = p.parent if str(p.parent) else Path(".")
     while not parent.exists() and parent != parent.parent:
@@ -50,6 +54,10 @@ def check_writable(path: str | os.PathLike, flag: str = "--out") -> Path:
                           param="out") from None
     if p.exists() and not os.access(p, os.W_OK):
         raise ConfigError(f"{flag} {p} exists and is read-only; choose another file name", param="out")
+    if suffixes and not p.name.lower().endswith(suffixes):
+        what = "an HTML page" if suffix == ".html" else "a JSON document"
+        raise ConfigError(f"{flag} {p}: what it writes is {what}; give a file name ending in {suffix}, e.g. "
+                          f"{p.with_name((p.stem or 'result') + suffix)}", param="out")
     return p
 
 

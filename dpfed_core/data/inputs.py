@@ -142,9 +142,9 @@ def detect_encoding(raw: bytes, *, what: str, encoding: str | None = None, param
     """The encoding of ``raw``, decided on the whole content (never on a first block only).
 
     Declared ``encoding``: used strictly — a byte it cannot decode is an error naming its offset.
-    Else UTF-8 when the whole content is valid UTF-8 (a BOM is dropped by the caller); else latin-1
-    when the content has no valid UTF-8 multi-byte sequence at all (an old single-byte export, e.g.
-    MovieLens titles); anything else (UTF-8 text with a stray byte) is an error asking to declare the
+    Else UTF-8 when the whole content is valid UTF-8 (a BOM is dropped by the caller); else a single-byte
+    encoding (:func:`single_byte_encoding`) when the content has no valid UTF-8 multi-byte sequence at
+    all (an old single-byte export, e.g. MovieLens titles); anything else (UTF-8 text with a stray byte) is an error asking to declare the
     encoding, never a silent half-guess that garbles names."""
     if encoding is not None:
         enc = _check_encoding(encoding)
@@ -160,16 +160,83 @@ def detect_encoding(raw: bytes, *, what: str, encoding: str | None = None, param
     except UnicodeDecodeError as exc:
         first_bad = exc.start
     if not re.search(rb"[\xc2-\xf4][\x80-\xbf]", raw):
-        return "latin-1"
+        return single_byte_encoding(raw)
     raise DataError(f"{what} is mostly UTF-8 but byte {first_bad} is not valid UTF-8; the file is damaged or "
                     "mixes encodings — fix it, or declare the encoding (encoding=latin-1, cp1252, …)",
                     param="encoding")
 
 
+#: Byte-order marks of the wide Unicode encodings (a spreadsheet's "Unicode text" export), UTF-32 first:
+#: its little-endian mark begins with UTF-16's.
+WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+             (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+#: The codec a byte-order mark names, byte order included (what an error tells to declare).
+MARKED_CODECS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+                 (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
+                 (codecs.BOM_UTF8, "utf-8"))
+
+
+def marked_codec(head: bytes) -> str | None:
+    """The codec of content starting with a byte-order mark, with its byte order; None without one."""
+    return next((name for bom, name in MARKED_CODECS if head.startswith(bom)), None)
+
+
+def contradicts_mark(codec: str, marked: str) -> bool:
+    """A (looked-up) codec name that cannot read content whose byte-order mark names ``marked``: another
+    encoding, or the other byte order."""
+    family = marked[:6]  # "utf-8", "utf-16", "utf-32"
+    if not codec.startswith(family):
+        return True
+    return codec.endswith(("-le", "-be")) and codec != marked
+
+
+def single_byte_encoding(raw: bytes) -> str:
+    """The single-byte encoding of text that is not UTF-8: Windows-1252 (a Windows export: €, ™, curly
+    quotes in 0x80–0x9F) when it decodes the whole content, else latin-1. The two agree on every other
+    byte; latin-1 reads 0x80–0x9F as invisible control characters, so "Köln€" would become a name no
+    list matches."""
+    try:
+        raw.decode("cp1252")
+        return "cp1252"
+    except UnicodeDecodeError:
+        return "latin-1"
+
+
+def check_byte_order_mark(head: bytes, declared: str, *, what: str) -> None:
+    """A declared single-byte or UTF-8 encoding on content that starts with a byte-order mark of another
+    Unicode encoding is a contradiction: decoded so, the mark becomes "ï»¿" or NUL-laden noise."""
+    name = _check_encoding(declared)
+    marked = marked_codec(head)
+    if marked is not None and contradicts_mark(name, marked):
+        raise ConfigError(f"{what}: encoding {declared!r} is declared, but the file starts with a {marked[:6]} "
+                          f"byte-order mark; declare encoding={marked}, or leave the encoding out",
+                          param="encoding")
+
+
 def decode_text(raw: bytes, *, what: str, encoding: str | None = None, param: str | None = None) -> str:
-    """``raw`` decoded by :func:`detect_encoding` (a UTF-8 BOM removed); NUL bytes refused."""
+    """``raw`` decoded by :func:`detect_encoding` (a UTF-8 BOM removed), or as UTF-16/32 when it starts
+    with their byte-order mark or is declared so; NUL bytes in any other text refused."""
+    if encoding is not None:
+        check_byte_order_mark(raw[:4], encoding, what=what)
+    wide = next((m for bom, m in WIDE_BOMS if raw.startswith(bom)), None)
+    if wide is not None or (encoding is not None and _check_encoding(encoding).startswith(("utf-16", "utf-32"))):
+        enc = _check_encoding(encoding) if encoding is not None else wide
+        if enc in ("utf-16", "utf-32") and wide is None:
+            raise ConfigError(f"{what}: encoding {encoding!r} needs a byte-order mark, and this file has none; "
+                              f"declare the byte order ({enc}-le or {enc}-be) with encoding=…", param="encoding")
+        try:
+            text = raw.decode(enc)
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{what} is not valid {enc}: byte {exc.start} cannot be decoded; declare the file's "
+                            "real encoding", param="encoding") from None
+        return text.lstrip("\ufeff")
     if b"\x00" in raw:
-        raise DataError(f"{what} is not a text file (it contains NUL bytes)", param=param)
+        hint = ""
+        if len(raw) >= 4 and (raw[1::2].count(0) > len(raw) // 4 or raw[0::2].count(0) > len(raw) // 4):
+            order = "utf-16-be" if raw[0::2].count(0) > raw[1::2].count(0) else "utf-16-le"
+            hint = f"; it looks like UTF-16 text without a byte-order mark: declare encoding={order}"
+        raise DataError(f"{what} is not a text file (it contains NUL bytes){hint}",
+                        param="encoding" if hint else param)
     enc = detect_encoding(raw, what=what, encoding=encoding, param=param)
     text = raw.decode(enc)
     return text[1:] if text.startswith("\ufeff") else text

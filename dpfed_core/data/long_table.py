@@ -261,6 +261,16 @@ def _numeric(raw: pd.Series) -> pd.Series:
 MAX_VALUE = 1e15
 
 
+def _cell(x: object) -> str:
+    """A cell as a message quotes it: text in quotes, a number as written (never ``np.float64(inf)``)."""
+    if isinstance(x, str):
+        return repr(x)
+    try:
+        return f"{float(x):g}"
+    except (TypeError, ValueError):
+        return repr(str(x))
+
+
 def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str | None, value_kind: str,
             value_max: float, over_max: str | None, notes: list[str]) -> np.ndarray:
     """The value of every row as float64 (1 per row for an event log), checked: numeric, finite, ≥ 0,
@@ -280,23 +290,25 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
             # "3,5" from a spreadsheet of a comma-decimal locale: say what the number must look like
             comma = bool(re.fullmatch(r"\s*[-+]?\d+,\d+\s*", shown))
             raise DataError(
-                f"{_row_ref(label, first, from_text)}: column '{value_col}' holds {raw.loc[first]!r} "
+                f"{_row_ref(label, first, from_text)}: column '{value_col}' holds {_cell(raw.loc[first])} "
                 f"where a number was expected ({int(bad.sum())} such rows). "
                 + ("Numbers are read with '.' as the decimal separator (3.5, not 3,5): export the table with "
-                   "'.' decimals. " if comma else "") + "Fix or remove those rows."
+                   "'.' decimals. " if comma else "") + "Fix or remove those rows, or take the values from "
+                "another column (value_col).", param="value_col"
             )
         v = vals.to_numpy(dtype=np.float64)
         if not np.all(np.isfinite(v)):
             i = int(np.flatnonzero(~np.isfinite(v))[0])
             raise DataError(
                 f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds an infinite "
-                f"value {raw.iloc[i]!r}; values must be finite numbers."
+                f"value {_cell(raw.iloc[i])}; values must be finite numbers. Fix or remove that row, or take "
+                "the values from another column (value_col).", param="value_col"
             )
         huge = np.flatnonzero(v > MAX_VALUE)
         if huge.size:
             i = int(huge[0])
             raise DataError(
-                f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds {raw.iloc[i]!r}, "
+                f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds {_cell(raw.iloc[i])}, "
                 f"beyond {MAX_VALUE:.0e}, the largest value the models fit without overflowing "
                 f"({huge.size} such row{'s' if huge.size != 1 else ''}): no count or rating is that large, it "
                 "is an export error. Fix or remove those rows."
@@ -305,8 +317,9 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
             i = int(np.flatnonzero(v < 0)[0])
             raise DataError(
                 f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds a negative "
-                f"value {raw.iloc[i]!r} ({int((v < 0).sum())} negative rows). Values must be ≥ 0 "
-                "(ratings, counts or 0/1 interactions)."
+                f"value {_cell(raw.iloc[i])} ({int((v < 0).sum())} negative rows). Values must be ≥ 0 "
+                "(ratings, counts or 0/1 interactions): fix those rows, or take the values from another column "
+                "(value_col).", param="value_col"
             )
         # implicit data records whether a user interacted, not how much: any other value is read as an
         # interaction, said here rather than as a bound the DP mechanisms clip to
@@ -324,7 +337,7 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
             if rule == "error":
                 raise DataError(
                     f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds "
-                    f"{raw.iloc[i]!r}, above the declared maximum value_max={value_max:g} "
+                    f"{_cell(raw.iloc[i])}, above the declared maximum value_max={value_max:g} "
                     f"({int(over.sum())} such rows). A {value_kind[:-1]} above its scale's maximum is "
                     "a mistake in the data or in the declared scale: declare the true maximum (value_max), "
                     "declare value_kind counts if these are counts, or fix those rows.", param="value_max"
@@ -433,7 +446,8 @@ def _drop_zeros(t: pd.DataFrame, label: str, value_kind: str, notes: list[str]) 
 
 
 def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str], notes: list[str],
-                    declared: Sequence[str] | None = None) -> tuple[pd.DataFrame, list[str] | None]:
+                    declared: Sequence[str] | None = None,
+                    transform: str | None = None) -> tuple[pd.DataFrame, list[str] | None]:
     """Entities are the declared federation.
 
     With a ``declared`` list (public: an entity file, a hospital table, a generator's list) the
@@ -485,11 +499,12 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
                             "least two; list every entity of the federation (one name per line)"
                             + (" or leave fewer out" if exclude_entities else ""),
                             param="exclude_entities" if exclude_entities and len(declared) >= 2 else "entities")
-        raise DataError(
-            f"{label}: only one entity ('{only}') — federation needs at least two. Check the entity column, "
-            "or use a finer key (e.g. entity_transform='prefix:2' instead of 'prefix:1').",
-            param="entity_col"
-        )
+        if transform is not None:  # the derived key is what merged them
+            raise DataError(f"{label}: only one entity ('{only}') — federation needs at least two. Derive a finer "
+                            f"key than entity_transform='{transform}' (e.g. 'prefix:2' instead of 'prefix:1'), or "
+                            "derive the entity from another attribute", param="entity_transform")
+        raise DataError(f"{label}: only one entity ('{only}') — federation needs at least two, and every row "
+                        "names this one. Take the entity from another column (entity_col)", param="entity_col")
     if len(t) == 0:
         raise DataError(f"{label}: every row belongs to an excluded entity", param="exclude_entities")
     if declared is not None:
@@ -749,7 +764,7 @@ def _build(
     _check_disjoint_users(t, label, from_text)
     t = _merge_duplicates(t, label, from_text, value_kind, duplicates, notes)
     t = _drop_zeros(t, label, value_kind, notes)
-    t, ent_list = _apply_entities(t, label, exclude_entities, notes, entities)
+    t, ent_list = _apply_entities(t, label, exclude_entities, notes, entities, entity_transform)
     if ent_list is None and entities_from_data:
         notes.append("the entity list is read from the data (accepted with entities_from_data): membership of an "
                      "entity is not protected")

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Sequence, Union
 import numpy as np
 import pandas as pd
 
-from dpfed_core.data.inputs import check_regular_file, env_limit
+from dpfed_core.data.inputs import WIDE_BOMS, check_regular_file, contradicts_mark, env_limit, marked_codec
 from dpfed_core.errors import ConfigError, DataError
 
 __all__ = [
@@ -196,17 +196,24 @@ def _text_stream(path: Path | None, data: bytes | None, compression: str | None)
 
 
 def _whole_file_encoding(label: str, path: Path | None, data: bytes | None, compression: str | None) -> str:
-    """latin-1 when no block of the content holds a valid UTF-8 multi-byte sequence, else an error
-    naming the first undecodable byte (UTF-8 text with a stray byte must not be read as latin-1)."""
+    """A single-byte encoding when no block of the content holds a valid UTF-8 multi-byte sequence —
+    Windows-1252 when it decodes the whole content, else latin-1
+    (:func:`~dpfed_core.data.inputs.single_byte_encoding`) — else an error naming the first undecodable
+    byte (UTF-8 text with a stray byte must not be read as latin-1)."""
     pattern = re.compile(rb"[\xc2-\xf4][\x80-\xbf]")
     utf8 = codecs.getincrementaldecoder("utf-8")()
-    pos, bad_at, multibyte = 0, None, False
+    pos, bad_at, multibyte, cp1252 = 0, None, False, True
     with _text_stream(path, data, compression) as f:
         while True:
             block = f.read(1 << 22)
             if not block:
                 break
             multibyte = multibyte or bool(pattern.search(block))
+            if cp1252:
+                try:
+                    block.decode("cp1252")  # a single-byte code: blocks decode alone
+                except UnicodeDecodeError:
+                    cp1252 = False
             if bad_at is None:
                 try:
                     utf8.decode(block)
@@ -219,24 +226,24 @@ def _whole_file_encoding(label: str, path: Path | None, data: bytes | None, comp
         raise DataError(f"{label} is UTF-8 text with an invalid byte near byte {bad_at}: the file is damaged or "
                         "mixes encodings. Fix it, or declare its encoding (encoding=latin-1, cp1252, …)",
                         param="encoding")
-    return "latin-1"
+    return "cp1252" if cp1252 else "latin-1"
 
 
-_WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-              (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
 def _wide_encoding(text_head: bytes, declared: str | None) -> str | None:
     """The UTF-16/UTF-32 codec of a table declared as one or starting with its byte-order mark
     (a spreadsheet's "Unicode text" export), else None."""
-    marked = next((name for bom, name in _WIDE_BOMS if text_head.startswith(bom)), None)  # UTF-32 first:
+    marked = next((name for bom, name in WIDE_BOMS if text_head.startswith(bom)), None)  # UTF-32 first:
     # its little-endian mark begins with UTF-16's
     if declared is None:
         return marked
     name = _check_table_encoding(declared)
-    if marked is not None and not name.startswith(marked):
-        raise ConfigError(f"encoding {declared!r} is declared, but the file starts with a {marked} byte-order mark; "
-                          f"declare encoding={marked}, or leave the encoding out", param="encoding")
+    # a UTF-8 mark too: declared single-byte, it would become a first column name "ï»¿user"
+    ordered = marked_codec(text_head)
+    if ordered is not None and contradicts_mark(name, ordered):
+        raise ConfigError(f"encoding {declared!r} is declared, but the file starts with a {ordered[:6]} byte-order "
+                          f"mark; declare encoding={ordered}, or leave the encoding out", param="encoding")
     if name in ("utf-16", "utf-32") and marked is None:
         # without a mark the codec guesses the byte order, and ASCII read so decodes to CJK noise
         raise ConfigError(f"encoding {declared!r} needs a byte-order mark, and this file has none; declare the "
@@ -519,8 +526,9 @@ def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params:
         return
     parts = []
     for c, role in missing:
-        near = difflib.get_close_matches(str(c), cols, n=1, cutoff=0.6)
-        near += [x for x in cols if x.lower() == str(c).lower() and x not in near]
+        # the same name in other case first: 'item' is 'Item' before it is 'Site'
+        near = [x for x in cols if x.lower() == str(c).lower()]
+        near += [x for x in difflib.get_close_matches(str(c), cols, n=1, cutoff=0.6) if x not in near]
         param = (params or {}).get(c)
         parts.append(f"'{c}' ({role}{', ' + param if param else ''})" + (f" — did you mean '{near[0]}'?" if near else ""))
     shown = ", ".join(repr(c) for c in cols[:30]) + (" …" if len(cols) > 30 else "")
@@ -587,8 +595,9 @@ def check_id_sizes(ids: pd.Series, what: str, label: str, from_text: bool | int,
     row = ids.index[int(np.flatnonzero(ids.cat.codes.to_numpy() == pos)[0])]
     raise DataError(f"{_row_ref(label, row, from_text)}: a {what} of {longest:,} characters among {len(cats):,} "
                     f"distinct {what}s — {len(cats) * longest:,} characters of ids, above the limit of {limit:,} "
-                    f"(the server's memory holds every id at the longest one's width). Shorten the ids, or raise "
-                    f"the limit with the environment variable DPFED_MAX_ID_CHARS", param=param)
+                    f"(the server's memory holds every id at the longest one's width). Shorten the ids, take the "
+                    f"{what}s from another column ({param}; a text column is no id), or raise the limit with the "
+                    f"environment variable DPFED_MAX_ID_CHARS", param=param)
 
 
 def _is_missing(s: pd.Series, words: frozenset[str] = frozenset()) -> pd.Series:

@@ -119,7 +119,9 @@ _DATA_FLAGS = {"federation": "--federation", "entity": "--federation", "event_ta
                "value_col": "--value-col", "entity_col": "--entity-col", "duplicates": "--duplicates",
                "entity_from": "--entity-from", "entity_transform": "--entity-transform",
                "item_name_col": "--item-name-col", "drop_missing": "--drop-missing",
-               "entities_from_data": "--entities-from-data"}
+               "entities_from_data": "--entities-from-data", "encoding": "--encoding"}
+#: Loader options a file gives the CLI (an uploaded list is a file there), with the flag that takes it.
+_LIST_FILES = {"items": "--items FILE", "entities": "--entities FILE", "item_features": "--item-features FILE"}
 
 
 def _arg(value) -> str:
@@ -185,6 +187,8 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
     parts += ["--out", out, *extra]
     line = " ".join(parts)
     if missing:
-        line += (f"  # not expressible as flags here: {', '.join(missing)} — give the list files you loaded on the "
-                 "Data page (--items FILE, --entities FILE)")
+        files = [_LIST_FILES[k.replace(" ", "_")] for k in missing if k.replace(" ", "_") in _LIST_FILES]
+        line += f"  # not expressible as flags here: {', '.join(missing)}"
+        if files:
+            line += f" — give the files you loaded on the Data page ({', '.join(files)})"
     return line

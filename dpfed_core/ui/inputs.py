@@ -186,7 +186,9 @@ def friendly_message(exc: BaseException) -> str:
     """
     import re
 
-    text = " ".join(str(exc).split())
+    from dpfed_core.errors import cut_long_values
+
+    text = cut_long_values(" ".join(str(exc).split()))
     param = getattr(exc, "param", None) or getattr(exc, "parameter", None)
     for name, control in CONTROL_NAMES.items():
         # name=value (value quoted or bare) → the control; a bare code name in backticks or quotes too

@@ -257,6 +257,16 @@ _LOADS = None
 UPLOAD_MB_PER_S = 6.0
 
 
+def _session_token() -> str:
+    """A random token of this browser session (kept in its session state)."""
+    import secrets
+
+    token = st.session_state.get("_upload_owner")
+    if token is None:
+        token = st.session_state["_upload_owner"] = secrets.token_hex(16)
+    return token
+
+
 def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool = False,
                     attributes: dict | None = None) -> FederatedDataset:
     """Build a dataset from an upload as a background job with % and time left (estimated from the
@@ -272,9 +282,14 @@ def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool
     global _LOADS
     if _LOADS is None:
         _LOADS = JobCache(max_entries=4)
+    # One session's upload is its own: keyed by this session and the file's name too, so another
+    # session with the same bytes neither sees this one's file name nor learns from a cached reply that
+    # these bytes were uploaded before.
     h = hashlib.sha256(bytes(data) + b"\0" + opts_json.encode() + bytes([headerless]))
+    h.update(b"\0" + _session_token().encode() + b"\0" + str(filename).encode())
     if attributes is not None:
-        h.update(b"\0attributes\0" + bytes(attributes["data"]) + b"\0" + str(attributes["user_col"]).encode())
+        h.update(b"\0attributes\0" + bytes(attributes["data"]) + b"\0" + str(attributes["user_col"]).encode()
+                 + b"\0" + str(attributes.get("filename")).encode())
     key = "load:" + h.hexdigest()
 
     def compute(progress):  # a worker thread: no Streamlit in here
