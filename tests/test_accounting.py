@@ -188,8 +188,9 @@ def test_two_batches_compose_basically_and_singles_add(tmp_path):
     z = 1.0 / math.sqrt(2.0 * rho)
     batch = [gauss(1.0, batch=True) for _ in range(4)]
     b = charged(tmp_path, [batch, [gauss(1.0, batch=True) for _ in range(4)]])
-    one = pld_epsilon([z] * 4, CAP_DELTA / 4)  # each batch has δ_cap/2 … but the two must share it
-    # two batches of δ_cap/2 each exceed δ_cap/2 in total: basic is void, the zCDP filter holds
+    one = pld_epsilon([z] * 4, CAP_DELTA / 4)  # the two batches share basic composition's δ_cap/2
+    assert b.basic_epsilon == pytest.approx(2 * one, rel=0.01)
+    # the zCDP filter of all eight points is tighter still
     assert b.accountant == "zCDP"
     assert b.spent_epsilon == pytest.approx(rdp_epsilon(8 * rho, CAP_DELTA / 2), rel=0.01)
     assert b.spent_epsilon > one
@@ -337,6 +338,23 @@ def test_a_batch_of_two_gaussian_points_is_composed_by_pld_and_its_large_points_
     big = ReleaseCharge(1000.0, 0.0, 10 * PLD_MAX_RHO, gaussian=True, batch="sweep")
     comp = compose_releases([*two, big], CAP_DELTA)
     assert comp.basic_epsilon == pytest.approx(pld + 1000.0)
+
+
+def test_a_batch_leaves_the_other_releases_their_delta():
+    """A sweep's batch is composed by PLD at the δ left of δ_cap/2 once the other releases' δ is
+    counted: a later release without a ρ (a DP selection, approximate) keeps the basic filter finite.
+    Given the whole δ_cap/2, the batch would leave none, and the entity's spend would read ∞."""
+    rho = planned_rho("dp-cooccurrence", 1.0, 1e-6)[0]
+    z = 1.0 / math.sqrt(2.0 * rho)
+    batch = [ReleaseCharge(1.0, 1e-6, rho, gaussian=True, batch="sweep") for _ in range(4)]
+    later = ReleaseCharge(0.01, 1e-6, None, gaussian=False)  # no ρ: the zCDP filter is ∞
+    comp = compose_releases([*batch, later], CAP_DELTA)
+    assert math.isinf(comp.tight_epsilon)
+    assert comp.accountant == "basic + PLD batch"
+    assert comp.basic_delta <= CAP_DELTA / 2 * (1 + 1e-9)
+    left = CAP_DELTA / 2 - 1e-6
+    assert comp.epsilon == pytest.approx(0.01 + pld_epsilon([z] * 4, left), rel=0.01)
+    assert comp.epsilon < 4.01  # far below the points' Σε
 
 
 def test_the_pld_of_a_batch_leaves_its_large_points_delta_to_them():

@@ -66,3 +66,18 @@ def test_refusal_by_zcdp_past_the_basic_delta_still_names_epsilon(tmp_path):
         odo.reserve(ds, [plan])
     cli = refused.value.render(CLI_CONTROLS)
     assert "not valid" in cli and refused.value.param == "epsilon" and "--epsilon" in cli
+
+
+def test_a_gaussian_method_at_delta_zero_is_refused_naming_delta_not_epsilon(tmp_path, capsys):
+    """dp-popularity's stages split a zCDP budget ρ(ε, δ), which is 0 at δ = 0: the error names δ (it
+    had said ε = 0 was refused, of a run given ε = 2)."""
+    from dpfed_core.cli.main import main
+
+    code = main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon", "2", "--delta", "0",
+                 "--dry-run", "--store", str(tmp_path / "s.sqlite3")])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and "needs δ > 0" in err and "[--delta]" in err and "ε must be" not in err, err
+    code = main(["run", "--data", "sample:clinic", "--method", "dp-cooccurrence", "--compare", "dp-popularity",
+                 "--delta", "0", "--dry-run", "--store", str(tmp_path / "s.sqlite3")])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and "dp-cooccurrence, dp-popularity add Gaussian noise" in err, err

@@ -548,3 +548,47 @@ def test_one_file_read_with_another_item_column_is_one_account(tmp_path, capsys)
     assert dataset_key(by_name) != dataset_key(by_code)
     assert BudgetOdometer(store).identity(by_name).account == dataset_key(by_code)
     _refused_as_the_same_people(common, {"item_col": "name", "value_col": "rating"}, capsys)
+
+
+# ------------------------------------------------------------------------------ people of several accounts
+def _padded(stored: FederatedDataset, padding: FederatedDataset) -> FederatedDataset:
+    """Every stored person plus more people than them (made up, or another account's)."""
+    return mix(stored, 1.0, padding, 1.5)
+
+
+def test_people_padded_with_others_are_checked_against_their_own_cap_and_charged_to_it(tmp_path):
+    """A capped account's people in a table padded with more made-up people than them: the table is
+    matched to the padding's account (more users matched), and the capped people must still be checked
+    against their cap and charged — or padding would walk around any cap."""
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    capped, padding = population(0), population(1, n=1200, base=10_000)
+    odo.set_cap(capped, 1.0, 1e-5)
+    odo.reserve(capped, [run_plan(capped, 1.0)]).close()
+    odo.reserve(padding, [run_plan(padding, 1.0)]).close()
+    both = _padded(capped, padding)
+    assert odo.identity(both).alias_of == dataset_key(padding)
+    pre = odo.preview(both, [run_plan(both, 1.0)])
+    assert not pre["fits"] and "'pop 0'" in pre["identity"] and "too" in pre["identity"]
+    with pytest.raises(BudgetRefused, match="'pop 0'"):
+        odo.reserve(both, [run_plan(both, 1.0)])
+    assert len(odo.releases(capped)) == 1  # refused: nothing charged anywhere
+    # within the cap it is charged to both accounts
+    odo.set_cap(capped, 5.0, 1e-5, confirm_raise=True)
+    before = max(b.spent_epsilon for b in odo.balance(capped))
+    odo.reserve(both, [run_plan(both, 1.0)]).close()
+    assert len(odo.releases(capped)) == 2
+    assert max(b.spent_epsilon for b in odo.balance(capped)) > before + 0.5
+    assert len(odo.releases(padding)) == 2
+
+
+def test_a_withdrawn_reservation_gives_back_every_accounts_charge(tmp_path):
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    capped, padding = population(0), population(1, n=1200, base=10_000)
+    odo.reserve(capped, [run_plan(capped, 1.0)]).close()
+    odo.reserve(padding, [run_plan(padding, 1.0)]).close()
+    both = _padded(capped, padding)
+    res = odo.reserve(both, [run_plan(both, 1.0)])
+    assert res.extra_ids
+    res.withdraw(0, "failed before its first draw")
+    assert {r["status"] for r in odo.releases(capped)} == {"released", "withdrawn"}
+    assert max(b.n_releases for b in odo.balance(capped)) == 1

@@ -21,6 +21,7 @@ from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.evaluation.budget import ledger_charges, method_charges, plan_audit, plan_run, plan_sweep
 from dpfed_core.evaluation.history import RunHistory
+from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
 from dpfed_core.privacy.store import SCHEMA_VERSION, Store, StoreError, default_store_path
 from dpfed_core.ui.budget import refusal_text
@@ -144,6 +145,16 @@ def test_delta_cap_enforced(odo):
     odo.reserve(ds, [dp_plan(1.0, 1e-6)]).close()
     with pytest.raises(BudgetRefused, match="δ"):
         odo.reserve(ds, [dp_plan(1.0, 1e-6)])
+
+
+def test_a_cap_of_delta_zero_is_refused_not_shown_as_pure_and_enforced_at_another_delta(odo):
+    """Spends are stated and checked at the cap's δ, and neither accountant states one at δ = 0: a cap
+    of δ = 0 would read as pure ε-DP while every Gaussian release (δ > 0) was checked at another δ."""
+    ds = make_dataset()
+    with pytest.raises(ConfigError, match="δ must be above 0") as err:
+        odo.set_cap(ds, 1.4, 0.0)
+    assert err.value.param == "delta" and odo.datasets() == []  # refused before anything was written
+    odo.set_cap(ds, math.inf, 0.0)  # removing a cap states no δ
 
 
 def test_all_points_of_one_operation_are_checked_together(odo):

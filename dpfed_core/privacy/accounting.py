@@ -214,7 +214,8 @@ def compose_releases(entries: Sequence[ReleaseCharge], delta: float = REFERENCE_
     * **basic**: (Σ ε_i, Σ δ_i) with Σ δ_i ≤ δ_cap/2 (Rogers, Roth, Ullman & Vadhan 2016: basic
       composition is a valid filter). A non-adaptive batch (one sweep's points, all fixed before any
       ran) counts as *one* release; its ε is the smaller of Σ ε_i and — when every point is a pure
-      Gaussian release — the PLD accountant's ε of the batch at δ_cap/2 (then its δ is δ_cap/2).
+      Gaussian release — the PLD accountant's ε of the batch at the δ left of δ_cap/2 once every other
+      release's δ is counted (shared among such batches; then its δ is that share).
       PLD is used for batches only: it composes mechanisms fixed in advance.
     * **zCDP**: ρ = Σ ρ_i, ε = :func:`zcdp_epsilon_of_rho` (ρ, δ_cap/2) — the tightest conversion of the
       pinned libraries, below the classic ρ + 2√(ρ ln(2/δ_cap)) of Bun & Steinke 2016. zCDP composes under
@@ -250,6 +251,17 @@ def compose_releases(entries: Sequence[ReleaseCharge], delta: float = REFERENCE_
         else:
             rho += e.rho
     pld_used = False
+
+    def pld_points(members: list[ReleaseCharge]) -> list[ReleaseCharge]:
+        return [m for m in members if m.gaussian and m.rho is not None and m.rho <= PLD_MAX_RHO]
+
+    # The basic filter's δ/2 is shared: every release composed basically keeps its own δ, and what is
+    # left is split among the batches a PLD composes — a batch given the whole δ/2 would leave none to
+    # any other release, and one more release with δ > 0 would make the filter's ε infinite.
+    eligible = [b for b in batches.values() if len(pld_points(b)) > 1]
+    fixed = sum(e.delta for e in singles) + sum(m.delta for b in batches.values() if len(pld_points(b)) <= 1
+                                               for m in b)
+    room = (half - fixed) / len(eligible) if eligible else 0.0
     for members in batches.values():
         se = sum(m.epsilon for m in members)
         sd = sum(m.delta for m in members)
@@ -257,15 +269,15 @@ def compose_releases(entries: Sequence[ReleaseCharge], delta: float = REFERENCE_
             rho += sum(m.rho for m in members)
         else:
             rho_ok = False
-        gauss = [m for m in members if m.gaussian and m.rho is not None and m.rho <= PLD_MAX_RHO]
-        if len(gauss) > 1 and half > 0:
+        gauss = pld_points(members)
+        if len(gauss) > 1 and room > 0:
             # PLD over the batch's moderate Gaussian points, the rest (e.g. ε = 1000) added basically
-            rest = [m for m in members if not (m.gaussian and m.rho is not None and m.rho <= PLD_MAX_RHO)]
+            rest = [m for m in members if m not in gauss]
             d_rest = sum(m.delta for m in rest)
-            if d_rest < half:
-                pe = batch_pld_epsilon([m.rho for m in gauss], half - d_rest) + sum(m.epsilon for m in rest)
+            if d_rest < room:
+                pe = batch_pld_epsilon([m.rho for m in gauss], room - d_rest) + sum(m.epsilon for m in rest)
                 if pe < se:
-                    se, sd = pe, half
+                    se, sd = pe, room
                     pld_used = True
         basic_e += se
         basic_d += sd

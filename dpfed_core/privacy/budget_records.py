@@ -216,10 +216,13 @@ class Reservation:
     release_ids: list[int]
     plans: list[PlannedRelease]
     entity_map: Mapping[str, Sequence[str]] | None = None
+    #: the same releases charged to other accounts whose people the data holds (at their planned charge,
+    #: an upper bound of the ledger's): closed, failed or withdrawn with these
+    extra_ids: list[int] = field(default_factory=list)
     _open: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        self._open = set(self.release_ids)
+        self._open = set(self.release_ids) | set(self.extra_ids)
 
     def settle(self, index: int, charges: Mapping[str, tuple[float, float]] | None = None,
                rho: Mapping[str, tuple[float | None, bool]] | None = None) -> None:
@@ -259,7 +262,7 @@ class Reservation:
         with status ``withdrawn``, the evidence and who withdrew them; they are charged nothing."""
         if int(draws) != 0:
             raise ValueError(f"{draws} ledger rows were recorded: noise was drawn, the charge stays")
-        if set(self._open) != set(self.release_ids):
+        if set(self._open) != set(self.release_ids) | set(self.extra_ids):
             raise ValueError("a release of this reservation was already settled: the charge stays")
         t, who = now_iso(), actor()
         with self.odometer.store.write() as con:

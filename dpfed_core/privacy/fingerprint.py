@@ -118,12 +118,18 @@ class FingerprintKeyError(DpfedError):
 # ================================================================================ the secret
 def secret_path(store_path: str | os.PathLike) -> Path:
     """Where the fingerprint secret of a store lives: ``$DPFED_FINGERPRINT_KEY`` when set, else the
-    store file's path with ``.fpkey`` appended (beside the store, never inside it)."""
+    store file's path with ``.fpkey`` appended (beside the store, never inside it; for a store named by a
+    symbolic link to its file, beside the file, unless a key sits beside the link)."""
     env = os.environ.get(SECRET_ENV, "").strip()
     if env:
         return Path(env).expanduser()
     p = Path(store_path)
-    return p.with_name(p.name + ".fpkey")
+    beside = p.with_name(p.name + ".fpkey")
+    if p.is_symlink() and not beside.exists():
+        # a store reached through a link to its file: its key is beside the file itself
+        target = p.resolve()
+        return target.with_name(target.name + ".fpkey")
+    return beside
 
 
 def secret_id(secret: bytes) -> str:

@@ -82,7 +82,7 @@ from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: 
 # The values the odometer takes and returns live in budget_records; they are imported here too, so
 # that a caller gets the odometer and its plans, balances and refusal from one module.
 from dpfed_core.privacy.budget_records import (  # noqa: F401
-    CAP_REL_TOL, CLI_CONTROLS, PYTHON_CONTROLS, BudgetRefused, EntityBalance,
+    CAP_REL_TOL, CLI_CONTROLS, PYTHON_CONTROLS, RECOGNISED_BY, BudgetRefused, EntityBalance,
     Identity, PlannedRelease, Reservation, dataset_key, mapped_charge_rows)
 
 # ================================================================================ odometer
@@ -169,12 +169,12 @@ class BudgetOdometer:
                                       f"than {path}; retry")
         return secret
 
-    def _best_match(self, con, key: str, dataset: FederatedDataset, secret: bytes | None
-                    ) -> tuple[str, PeopleMatch] | None:
-        """The stored account whose people the dataset holds (:func:`is_same_people`; the most users
-        matched first), comparing keyed fingerprints with the dataset's keyed one and an older
-        store's unkeyed (version 1) fingerprints with its version-1 one."""
-        best = None
+    def _matches(self, con, key: str, dataset: FederatedDataset, secret: bytes | None
+                 ) -> list[tuple[str, PeopleMatch]]:
+        """Every stored account whose people the dataset holds or is made of (:func:`is_same_people`),
+        the most users matched first, comparing keyed fingerprints with the dataset's keyed one and an
+        older store's unkeyed (version 1) fingerprints with its version-1 one."""
+        found = []
         fp_new = people_fingerprint(dataset, secret) if secret is not None else None
         fp_old = None
         rows = con.execute("SELECT f.*, d.entities AS entities FROM fingerprints f JOIN datasets d ON d.key = "
@@ -195,10 +195,31 @@ class BudgetOdometer:
                 np.frombuffer(row["keys"], dtype=np.uint64).reshape(int(row["n_users"]), int(row["bands"])),
                 np.frombuffer(row["entity"], dtype=np.int32), tuple(json.loads(row["entities"])), version)
             m = match_people(fp, stored)
-            if is_same_people(m) and (best is None or (min(m.matched_new, m.matched_stored), m.contained)
-                                      > (min(best[1].matched_new, best[1].matched_stored), best[1].contained)):
-                best = (row["dataset_key"], m)
-        return best
+            if is_same_people(m):
+                found.append((row["dataset_key"], m))
+        found.sort(key=lambda f: (min(f[1].matched_new, f[1].matched_stored), f[1].contained), reverse=True)
+        return found
+
+    def _best_match(self, con, key: str, dataset: FederatedDataset, secret: bytes | None
+                    ) -> tuple[str, PeopleMatch] | None:
+        """The stored account the dataset is charged to: of :meth:`_matches`, the one with the most
+        users matched."""
+        found = self._matches(con, key, dataset, secret)
+        return found[0] if found else None
+
+    def _also_held(self, con, key: str, dataset: FederatedDataset, secret: bytes | None,
+                   account: str) -> list[Identity]:
+        """The other stored accounts whose people the dataset holds besides its own ``account``: a table
+        that adds made-up (or other) users to a capped account's people is matched to whichever account
+        has more users matched, and would otherwise release the capped people's data uncharged. Each
+        is checked against its own cap and charged too, its entities mapped as an alias's would be."""
+        out = []
+        for acct, m in self._matches(con, key, dataset, secret):
+            if acct == account:
+                continue
+            out.append(Identity(key, acct, acct, self._name(con, acct), m.contained,
+                                self._alias_map(con, (acct, m), dataset)))
+        return out
 
     @staticmethod
     def _alias_map(con, best: tuple[str, PeopleMatch], dataset: FederatedDataset) -> dict[str, list[str]]:
@@ -290,6 +311,12 @@ class BudgetOdometer:
             # As for a run's δ: δ ≥ 1e-2 lets a mechanism publish a record outright.
             raise ConfigError(f"the budget cap δ must be in [0, 0.01), got {delta}; a usual cap is 1e-5",
                               param="delta")
+        if delta == 0 and math.isfinite(epsilon):
+            # spends are composed at the cap's δ (zCDP's ε needs δ > 0, every Gaussian release has δ > 0):
+            # a pure ε-DP cap would be shown as δ = 0 and enforced at another δ
+            raise ConfigError("the budget cap δ must be above 0: every spend is stated and checked at the cap's δ, "
+                              "and no accountant here states one at δ = 0 (a Gaussian release's δ is above 0). "
+                              "Give a δ such as 1e-5", param="delta")
         secret = None if isinstance(dataset, str) else self._secret(create=True)
         with self.store.write() as con:
             if isinstance(dataset, str):
@@ -443,13 +470,9 @@ class BudgetOdometer:
         the cap: releases compose, so it may spend less than a fresh entity),
         "non_private", "accountant", "delta_exceeded" (an ε of ∞ because basic composition's Σδ would pass
         half the budget's δ while zCDP has no ρ for some release), "identity"}``."""
-        from dpfed_core.privacy.accounting import REFERENCE_DELTA, basic_delta_exceeded, compose_releases
-
         key = key or self._key_of(dataset)
         with self.store.read() as con:
             ident = self._identity(con, key)
-            cap_e, cap_d = self._cap(con, ident.account)
-            entries = self._entries(con, ident.account)
             emap = ident.entity_map
             if ident.alias_of is not None and emap:
                 # a re-export whose entities were matched to the account's by their people: which of the
@@ -457,9 +480,47 @@ class BudgetOdometer:
                 # records would say where each person is (also by naming its entity after a guessed one:
                 # a right guess maps to its own name). The preview reads the account as a whole (every
                 # entity: an upper bound of the charge); the charge itself follows the match.
-                every = sorted({*json.loads(self._require_dataset(con, ident.account)["entities"]),
-                                *(x for v in emap.values() for x in v)})
-                emap = {k: every for k in emap}
+                emap = self._whole_account_map(con, ident.account, emap)
+            out = self._preview_account(con, ident.account, emap, plans)
+            secret = self._secret(create=False) if any(not p.simulation for p in plans) else None
+            others = self._also_held(con, key, dataset, secret, ident.account) if secret is not None else []
+            for o in others:  # other accounts whose people the data holds: charged too, each by its cap
+                mine = self._preview_account(con, o.account, self._whole_account_map(con, o.account, o.entity_map),
+                                             plans)
+                if (not mine["dp_fits"] and out["dp_fits"]) or (mine["dp_fits"] == out["dp_fits"]
+                                                                and mine["dp_after"] > out["dp_after"]):
+                    for k in ("spend", "dp_spend", "after", "dp_after", "binding_spend", "binding_left",
+                              "cap_epsilon", "cap_delta", "delta", "accountant"):
+                        out[k] = mine[k]  # the account that binds states the figures
+                out["left"] = min(out["left"], mine["left"])
+                for k in ("fits", "dp_fits"):
+                    out[k] = out[k] and mine[k]
+                out["refused_unless_allowed"] = out["refused_unless_allowed"] or mine["refused_unless_allowed"]
+                out["delta_exceeded"] = out["delta_exceeded"] or mine["delta_exceeded"]
+        identity = ident.describe()
+        if others:
+            also = ", ".join(repr(o.alias_name) for o in others)
+            plural = len(others) > 1
+            also = (f"also holds people of the stored dataset{'s' if plural else ''} {also}: charged to "
+                    f"{'their budgets' if plural else 'its budget'} too")
+            identity = f"{identity}; {also}" if identity else f"{also} ({RECOGNISED_BY})"
+        out["identity"] = identity
+        return out
+
+    def _whole_account_map(self, con, account: str, emap: dict | None) -> dict | None:
+        """Every entity of a re-export mapped to every entity of the account (see :meth:`preview`)."""
+        if not emap:
+            return emap
+        every = sorted({*json.loads(self._require_dataset(con, account)["entities"]),
+                        *(x for v in emap.values() for x in v)})
+        return {k: every for k in emap}
+
+    def _preview_account(self, con, account: str, emap: dict | None, plans: Sequence[PlannedRelease]) -> dict:
+        """:meth:`preview`'s figures for one account, its entities named by ``emap``."""
+        from dpfed_core.privacy.accounting import REFERENCE_DELTA, basic_delta_exceeded, compose_releases
+
+        cap_e, cap_d = self._cap(con, account)
+        entries = self._entries(con, account)
         dref = cap_d if math.isfinite(cap_e) and cap_d > 0 else REFERENCE_DELTA
         # ε left is read for every entity a plan touches, one only a non-private release touches included
         new = self._plan_entries(plans, "planned", emap, every_entity=True)
@@ -490,7 +551,7 @@ class BudgetOdometer:
                 "fits": dp_fits and not refused_unless_allowed, "dp_fits": dp_fits,
                 "refused_unless_allowed": refused_unless_allowed, "non_private": non_private, "accountant": acct,
                 "simulation": bool(plans) and not charged, "n_releases": len(plans),
-                "delta_exceeded": delta_exceeded, "identity": ident.describe()}
+                "delta_exceeded": delta_exceeded}
 
     def runs_left(self, dataset: FederatedDataset | str, limit: int = 200) -> dict | None:
         """How many more releases like the last operation (same kind, method, ε, δ, ρ per entity) fit
@@ -613,25 +674,35 @@ class BudgetOdometer:
             ident = self._identity(con, key)
             cap_e, cap_d = self._cap(con, ident.account)
             charged = [p for p in plans if not p.simulation]
-            if enforce and math.isfinite(cap_e) and charged:
-                self._check(con, ident, dataset, charged, cap_e, cap_d, allow_non_private, operation)
-            ids = []
+            others = self._also_held(con, key, dataset, secret, ident.account) if charged and secret else []
+            if enforce and charged:
+                for who_is in [ident, *others]:
+                    o_e, o_d = (cap_e, cap_d) if who_is is ident else self._cap(con, who_is.account)
+                    if math.isfinite(o_e):
+                        self._check(con, who_is, dataset, charged, o_e, o_d, allow_non_private, operation)
+            ids, extra = [], []
             t, who = now_iso(), actor()
-            for p in plans:
-                cur = con.execute(
-                    "INSERT INTO releases (dataset_key, operation, kind, method, epsilon, delta, seed, simulation, "
-                    "non_private, status, created, note, batch, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', "
-                    "?, ?, ?, ?)",
-                    (key, operation, p.kind, p.method, float(p.epsilon), float(p.delta), p.seed,
-                     int(bool(p.simulation)), int(p.non_private), t, p.note, operation if p.batch else None, who))
-                rid = int(cur.lastrowid)
-                ids.append(rid)
-                if not p.simulation:
-                    con.executemany(
-                        "INSERT INTO charges (release_id, entity, epsilon, delta, rho, gaussian) VALUES (?, ?, ?, ?, ?, ?)",
-                        mapped_charge_rows(rid, {e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()},
-                                     ident.entity_map))
-        return Reservation(self, key, operation, ids, list(plans), ident.entity_map)
+            for owner, emap, note in [(key, ident.entity_map, None),
+                                      *((o.account, o.entity_map, f"people of {str(dataset.name)!r} ({key}) "
+                                         "recognised among this account's: charged here too") for o in others)]:
+                for p in (plans if note is None else charged):
+                    cur = con.execute(
+                        "INSERT INTO releases (dataset_key, operation, kind, method, epsilon, delta, seed, simulation, "
+                        "non_private, status, created, note, batch, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                        "'reserved', ?, ?, ?, ?)",
+                        (owner, operation, p.kind, p.method, float(p.epsilon), float(p.delta), p.seed,
+                         int(bool(p.simulation)), int(p.non_private), t,
+                         p.note if note is None else "; ".join(x for x in (p.note, note) if x),
+                         operation if p.batch else None, who))
+                    rid = int(cur.lastrowid)
+                    (ids if note is None else extra).append(rid)
+                    if not p.simulation:
+                        con.executemany(
+                            "INSERT INTO charges (release_id, entity, epsilon, delta, rho, gaussian) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
+                            mapped_charge_rows(rid, {e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()},
+                                               emap))
+        return Reservation(self, key, operation, ids, list(plans), ident.entity_map, extra_ids=extra)
 
     def key_of(self, dataset: FederatedDataset | str) -> str:
         """The dataset's key, without writing: a dataset the store does not know is matched to its
