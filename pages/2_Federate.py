@@ -365,20 +365,23 @@ with tabs[0]:
 with tabs[1]:
     V_shared, n_local = dash.broadcast_factors(result)
     _keys, _declared = dash.broadcast_keys(result), dash.declared_split(result)
+    _columns = dash.broadcast_column_names(getattr(result.model, "broadcast_parts_", None), V_shared.shape[1])
     _on = (f"{_keys[0]} shared keys × {V_shared.shape[1]} columns, shown on the "
            f"{_keys[1]} items of the kept keys: items sharing a key "
            "share its row" if _keys is not None else
            f"{_declared[0]} declared items × {V_shared.shape[1]} columns; the data's {_declared[1]} items outside "
            "the declared catalogue have no row — each entity scores the ones it holds with its own model"
            if _declared is not None else f"{V_shared.shape[0]} items × {V_shared.shape[1]} columns")
-    st.markdown(f"The server's item factors **V** ({_on}), broadcast to every entity in round 2, and the items "
-                "that load most on each factor.")
+    _pop = (" — its last column is the DP popularity of the items, not a latent factor"
+            if "DP popularity" in _columns and len(_columns) > 1 else "")
+    st.markdown(f"The server's item factors **V** ({_on}{_pop}), broadcast to every entity in round 2, and the "
+                "items that load most on each column.")
     if n_local:
         st.caption(f"Not shown: {n_local} entity-local columns (each entity's own model and popularity, "
                    "computed from its own rows in round 2). They never left their entity.")
     if V_shared.shape[1] <= 200:
-        st.plotly_chart(plots.factor_heatmap(V_shared, ds.item_names), key="v_heatmap")
-        st.dataframe(dash.top_items_per_factor(V_shared, ds.item_names, 8))
+        st.plotly_chart(plots.factor_heatmap(V_shared, ds.item_names, columns=_columns), key="v_heatmap")
+        st.dataframe(dash.top_items_per_factor(V_shared, ds.item_names, 8, columns=_columns))
 with tabs[2]:
     msgs = dash.messages_table(doc)
     st.markdown(f"{len(msgs)} messages crossed an entity's boundary "

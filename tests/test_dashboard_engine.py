@@ -935,3 +935,27 @@ def test_a_typed_user_of_another_entity_names_the_entity_control():
         dash.check_user(ds, "A", "b1")
     with pytest.raises(ConfigError, match="nor of any other"):
         dash.check_user(ds, "A", "zz")
+
+
+def test_the_broadcast_columns_are_named_factors_and_the_dp_popularity():
+    from dpfed_core.ui.tables import broadcast_column_names, top_items_per_factor
+
+    names = broadcast_column_names((slice(0, 8), 8), 9)
+    assert names[:8] == [f"factor {i}" for i in range(1, 9)] and names[8] == "DP popularity"
+    assert broadcast_column_names((None, 0), 1) == ["DP popularity"]
+    assert broadcast_column_names(None, 2) == ["factor 1", "factor 2"]
+    V = np.array([[0.5, 0.1], [0.2, 0.9]])
+    table = top_items_per_factor(V, np.array(["a", "b"]), 2, columns=["factor 1", "DP popularity"])
+    assert list(table.columns) == ["factor 1", "DP popularity"] and table["DP popularity"].iloc[0] == "b (0.90)"
+
+
+def test_a_summable_run_records_which_broadcast_column_is_its_dp_popularity():
+    from dpfed_core.config import RunConfig
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.experiments import run_method
+
+    ds = load_data("sample:clinic")
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=3.0, rank=4, simulation=True, aggregation="secure")
+    _, result = run_method(ds, cfg)
+    fac, pop = result.model.broadcast_parts_
+    assert pop == np.shape(result.model.public_["V"])[1] - 1 and fac == slice(0, pop)

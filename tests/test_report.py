@@ -647,6 +647,14 @@ def test_a_simulation_run_calls_no_release_private_and_states_no_epsilon():
     assert released_from_messages(run)[0]["status"].startswith("released — simulation")
     page = rep.build_report({**run, "config": {}}, include_plotlyjs=False, public=True)
     assert SIMULATION_NO_EPSILON in _section(page, "summary") and "This run is a simulation" in _section(page, "scope")
+    # the public version does not call itself a report of differentially private outputs
+    summary = _section(page, "summary")
+    assert "WITHOUT a privacy guarantee" in summary and "only differentially private outputs" not in summary
+    readers = dict(who_sees_what(run, True))["Readers of this report"]
+    assert "reproducible from its seed" in readers and "nothing in it is differentially private" in readers
+    run["privacy"].update(simulation=False)
+    assert "WITHOUT" not in _section(rep.build_report({**run, "config": {}}, include_plotlyjs=False, public=True),
+                                     "summary")
 
 
 def test_a_message_with_no_array_is_said_so_and_not_counted_a_release():

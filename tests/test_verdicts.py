@@ -44,7 +44,9 @@ def test_entity_verdict_against_local_and_individual_and_nan_is_no_test_users():
     assert v["no_test_users"] == ["C", "D"] and set(ind["entities"]) == {"A", "B"}
     text = vd.verdict_sentence(v)
     assert "zero mode" in text and "no test users (no verdict): C, D" in text
-    assert "better for 2 of 4 entities, worse for 0 (no majority beyond chance, sign test at 5 %)" in text
+    # the entities without test users have no verdict: not counted among those judged
+    assert ("better for 2 of the 2 entities with test users, worse for 0 (no majority beyond chance, sign test "
+            "at 5 %)") in text
     assert "nan" not in text.lower()
     assert vd.verdict_word(v) == "even" and vd.verdict_word(v, "individual") == "even"
     # an entity the baseline has no value for is compared with nothing: in no count, no difference
@@ -191,8 +193,14 @@ def test_the_sweep_verdict_counts_an_entity_only_beyond_the_t_interval_of_its_se
     assert v["no_test_users"] == ["none"] and v["H"] == 6 and v["seeds"] == 3
     assert r["word"] == "even"
     text = vd.sweep_verdict_sentence(v)
-    assert "better for 1 of 6 entities, worse for 1, 3 inconclusive" in text and "no test users (no verdict): none" in text
+    assert ("better for 1 of the 5 entities with test users, worse for 1, 3 inconclusive" in text
+            and "no test users (no verdict): none" in text)
     assert "beyond its 95 % t interval, 4.3 standard errors at 3 seeds" in text
+    # one seed has no spread: the sentence states no interval (t at 1 degree of freedom is 2 seeds')
+    one = vd.sweep_entity_verdict({"config": doc["config"], "runs": [r for r in doc["runs"] if r["seed"] == 0]},
+                                  1.0, "mar", baselines=("local",))
+    text = vd.sweep_verdict_sentence(one)
+    assert "which one seed cannot give" in text and "12.7" not in text and "standard errors" not in text, text
 
 
 def test_the_sweep_verdicts_standard_error_is_the_sample_sd_over_the_root_of_the_seeds():
@@ -454,7 +462,7 @@ def test_no_entity_beyond_its_interval_over_seeds_is_no_entity_level_finding_not
     "even", which the overall mean beside it (e.g. "pays from ε ≈ 1") would contradict."""
     r = {"better": 0, "worse": 0, "tie": 30, "word": "even", "over_seeds": True}
     text = vd._count_phrase("local", r, 30, "inconclusive")
-    assert text.startswith("neither better nor worse than") and "(30 of 30 inconclusive)" in text
+    assert text.startswith("neither better nor worse than") and "(30 of 30 entities inconclusive)" in text
     assert "even" not in text
     one_run = {**r, "over_seeds": False}
     assert vd._count_phrase("local", one_run, 30, "tied").startswith("even with")

@@ -165,21 +165,24 @@ def entity_verdict(docs: dict[str, dict], method: str, metric: str = "mar",
 
 def _count_phrase(b: str, r: dict, H: int, inconclusive: str) -> str:
     name = BASELINE_NAMES.get(b, b)
+    judged = r["better"] + r["worse"] + r["tie"]
+    # entities without test users have no verdict: not counted among those judged (the tail names them)
+    of = f"of {H} entities" if judged >= H else f"of the {judged} entities with test users"
     rest = f", {r['tie']} {inconclusive}" if r["tie"] else ""
     if r["word"] == "even" and r.get("over_seeds") and r["better"] == r["worse"] == 0:
         # no entity beyond its own interval: not "even" (a word the overall mean beside it may contradict),
         # but no entity-level finding either way
         return (f"neither better nor worse than {name} for any one entity beyond its own interval "
-                f"({r['tie']} of {H} {inconclusive})")
+                f"({r['tie']} {of} {inconclusive})")
     if r["word"] == "even":
         why = ("no more entities beyond their interval than chance gives, at 5 %" if r.get("over_seeds")
                else "no majority beyond chance, sign test at 5 %")
-        return (f"even with {name}: better for {r['better']} of {H} entities, worse for {r['worse']}{rest}"
+        return (f"even with {name}: better for {r['better']} {of}, worse for {r['worse']}{rest}"
                 + (f" ({why})" if r["better"] != r["worse"] else ""))
     n = r["better"] if r["word"] == "better" else r["worse"]
     other = r["worse"] if r["word"] == "better" else r["better"]
     other_word = "worse" if r["word"] == "better" else "better"
-    return f"{r['word']} than {name} for {n} of {H} entities ({other_word} for {other}{rest})"
+    return f"{r['word']} than {name} for {n} {of} ({other_word} for {other}{rest})"
 
 
 def _tail(v: dict) -> str:
@@ -280,9 +283,13 @@ def sweep_verdict_sentence(v: dict, n_seeds: int | None = None) -> str:
     parts = [_count_phrase(b, r, v["H"], "inconclusive") for b, r in v["baselines"].items()]
     if not parts:
         return "Add local (and individual) to the reference lines to get the verdict."
-    return (f"At ε = {format_epsilon(v['eps'])} the federation is " + "; ".join(parts)
-            + f" ({_tail(v)}; better/worse = the entity's mean difference over {n_seeds} seeds beyond its 95 % "
-              f"t interval, {t_critical(max(n_seeds - 1, 1)):.3g} standard errors at {n_seeds} seeds).")
+    if n_seeds < 2:  # one seed has no spread: no interval, no entity beyond it
+        rule = ("better/worse = the entity's mean difference over seeds beyond its 95 % t interval, which one "
+                "seed cannot give: run two or more seeds")
+    else:
+        rule = (f"better/worse = the entity's mean difference over {n_seeds} seeds beyond its 95 % t interval, "
+                f"{t_critical(n_seeds - 1):.3g} standard errors at {n_seeds} seeds")
+    return (f"At ε = {format_epsilon(v['eps'])} the federation is " + "; ".join(parts) + f" ({_tail(v)}; {rule}).")
 
 
 # ------------------------------------------------------------------------------ crossings

@@ -337,6 +337,9 @@ class FederatedRecommender:
         self.notes_ = out["notes"]
         self.timings_ = out["timings"]
         self.public_ = out["public"]
+        V_public = self.public_.get("V") if isinstance(self.public_, dict) else None
+        # which broadcast columns are item factors and which the DP popularity (what a page labels)
+        self.broadcast_parts_ = None if V_public is None else method.broadcast_parts(np.shape(V_public)[1])
         self.trust_ = out["trust"]
         self.secure_sum_ = out["secure_sum"]
 

@@ -150,13 +150,15 @@ def _sd_text(sd: float) -> str:
 
 
 def factor_heatmap(V: np.ndarray, item_names: Sequence[str], n_items: int = 40,
-                   title: str | None = None) -> go.Figure:
-    """V (items × latent factors) for the items with the largest loadings."""
+                   title: str | None = None, columns: Sequence[str] | None = None) -> go.Figure:
+    """V (items × latent factors) for the items with the largest loadings; ``columns``: the columns'
+    names ("factor 1", … by default)."""
     V = np.asarray(V, dtype=float)
     rows = np.argsort(-V.sum(axis=1), kind="stable")[: min(n_items, V.shape[0])]
     names = np.asarray(item_names)[rows]
     fig = go.Figure(go.Heatmap(
-        z=V[rows], y=_dedupe(_short(names, 36)), x=[f"factor {f + 1}" for f in range(V.shape[1])],
+        z=V[rows], y=_dedupe(_short(names, 36)),
+        x=list(columns) if columns is not None else [f"factor {f + 1}" for f in range(V.shape[1])],
         colorscale=SEQUENTIAL, zmin=0,
         hovertemplate="%{y}<br>%{x}: %{z:.3f}<extra></extra>", colorbar=dict(title="loading"),
     ))

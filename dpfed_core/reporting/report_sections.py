@@ -23,7 +23,7 @@ from dpfed_core.reporting.report_format import _badge, _esc, _f, _fig_html, fmt_
 
 __all__ = [
     "SECTIONS", "SECTION_TITLES", "METRICS", "METRIC_LABELS", "ANALYST_ONLY", "RELEASED", "PUBLIC",
-    "ANALYST_NOTE", "PUBLIC_NOTE", "WITHHELD", "WITHHELD_NUMBERS", "accountant_text", "coalition_text",
+    "ANALYST_NOTE", "PUBLIC_NOTE", "PUBLIC_NOT_PRIVATE_NOTE", "WITHHELD", "WITHHELD_NUMBERS", "accountant_text", "coalition_text",
     "epsilon_in_words", "who_sees_what", "cumulative_text", "released_from_messages", "k_explanation",
     "trust_text", "other_releases", "SIMULATION_NO_EPSILON",
 ]
@@ -60,6 +60,10 @@ ANALYST_NOTE = ("analyst's full report: contains exact per-entity counts and nam
 PUBLIC_NOTE = ("public version: only differentially private outputs and public facts; exact counts, utility "
                "metrics, the sweep's and the audit's results (computed on private data without noise) are "
                "withheld; the guarantee, trust model, ledger and message log are as in the full report")
+#: The public version of a run whose releases carry no guarantee (simulation noise, or none at all).
+PUBLIC_NOT_PRIVATE_NOTE = ("public version of a run WITHOUT a privacy guarantee: its releases are {why}, so the "
+                           "outputs shown are not differentially private; exact counts, utility metrics, the "
+                           "sweep's and the audit's results are withheld as in any public version")
 WITHHELD = ("Exact per-entity counts and named users are withheld from this public version (they are computed "
             "on private data without noise); the analyst's full report has them.")
 #: What the public version says in place of a number computed on private data without noise.
@@ -151,6 +155,17 @@ def epsilon_in_words(eps: float, delta: float) -> str:
             f"strong protection, 1–3 moderate, 3–10 weak and above 10 very weak; this is {strength}.")
 
 
+def _version_note(run: dict, public: bool) -> str:
+    if not public:
+        return ANALYST_NOTE
+    p = run.get("privacy", {})
+    if not _is_private(run):
+        return PUBLIC_NOT_PRIVATE_NOTE.format(why="exact (a non-private method or ε = ∞)")
+    if p.get("simulation"):
+        return PUBLIC_NOT_PRIVATE_NOTE.format(why="noisy with noise reproducible from the seed (simulation)")
+    return PUBLIC_NOTE
+
+
 def who_sees_what(run: dict, public: bool) -> list[tuple[str, str]]:
     """(who, what they see) for the first screen, from the run's trust model and message log."""
     p = run.get("privacy", {})
@@ -175,7 +190,11 @@ def who_sees_what(run: dict, public: bool) -> list[tuple[str, str]]:
                                         "received (no new privacy cost)")]
     if public:
         rows.append(("Readers of this report", "the guarantee, the privacy ledger, the messages' shapes and sizes "
-                                               "and the parameters; no number computed on the private data"))
+                                               "and the parameters; no number computed on the private data"
+                     + ("" if private and not p.get("simulation") else
+                        " without noise — but the run's releases are " + (
+                            "noisy with noise reproducible from its seed (simulation)" if private
+                            else "exact (non-private)") + ": nothing in it is differentially private")))
     else:
         rows.append(("Readers of this report (analyst's version)",
                      "also exact counts, utility metrics and audit results computed on the private data; "
@@ -416,7 +435,7 @@ def _summary(run: dict, generated: str, sweep: dict | None, audit: dict | None, 
         {"k": "report generated", "v": generated},
         {"k": "dpfed version", "v": f"{__version__} (run made with {run.get('version', '—')})"},
         {"k": "included", "v": ", ".join(["run"] + [r["release"] for r in others or []])},
-        {"k": "version of this report", "v": PUBLIC_NOTE if public else ANALYST_NOTE},
+        {"k": "version of this report", "v": _version_note(run, public)},
     ]
     nav = "".join(f"<li><a href='#{s}'>{_esc(SECTION_TITLES[s])}</a></li>" for s in SECTIONS)
     return _section("summary", g + html_table(rows, [("k", "item"), ("v", "value")], cls="kv")

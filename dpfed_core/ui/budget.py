@@ -166,7 +166,9 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
 
     ident = odo.identity(view["key"])
     st.caption("Every release of this dataset (run, compared method, sweep point, audit) is charged to each "
-               f"entity it touches. Composition: {ACCOUNTANT}. Simulation runs are not charged. Store file: "
+               f"entity it touches. Composition: {ACCOUNTANT}. A simulation run on generated data (a bundled sample) "
+               "is not charged; on any other data its noise can be reproduced from the seed, so it is recorded as a "
+               "non-private release (ε = ∞: no overall guarantee). Store file: "
                f"`{store.path.name.replace('`', '')}`")
     if ident.alias_of:
         st.info(f"Same people as the stored dataset {ident.alias_name!r} ({RECOGNISED_BY}): this data is "

@@ -118,7 +118,8 @@ from dpfed_core.ui.tables import (LEARNED_NOTHING, key_partners, names_known_to,
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
                                   metrics_frame, per_stage_table, progress_text, prototype_summary, run_outcome,
                                   document_json, shareable_document, stored_run_summary, sweep_frame, top_columns,
-                                  top_items_per_factor, undefined_as_words, user_history)
+                                  top_items_per_factor, undefined_as_words, user_history,
+                                  broadcast_column_names)
 
 
 # ------------------------------------------------------------------------------ crossings (the pages' names)

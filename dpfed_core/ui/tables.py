@@ -192,6 +192,20 @@ def guarantee_text(doc: dict) -> str:
     return text
 
 
+def broadcast_column_names(parts: tuple | None, n_columns: int) -> list[str]:
+    """Names of the broadcast V's columns: its item factors ("factor 1", …) and the column of the DP
+    popularity, where the method puts one (``parts``: its ``broadcast_parts``, (factor slice, popularity
+    column))."""
+    fac, pop = parts if parts is not None else (slice(0, n_columns), None)
+    names = [f"column {c + 1}" for c in range(n_columns)]
+    if fac is not None:
+        for i, c in enumerate(range(*fac.indices(n_columns))):
+            names[c] = f"factor {i + 1}"
+    if pop is not None:
+        names[pop] = "DP popularity"
+    return names
+
+
 def top_columns(P: np.ndarray, n: int) -> np.ndarray:
     """Indices of the n items with the largest total mass in P (columns to show in a heatmap)."""
     mass = np.abs(np.asarray(P)).sum(axis=0)
@@ -199,15 +213,18 @@ def top_columns(P: np.ndarray, n: int) -> np.ndarray:
     return np.argsort(-mass, kind="stable")[:n]
 
 
-def top_items_per_factor(V: np.ndarray, item_names: np.ndarray, n: int = 8) -> pd.DataFrame:
-    """The n items with the largest loading on each latent factor (fewer rows when the data has fewer
-    items; "—" where an item does not load on the factor at all: nothing to rank it by)."""
+def top_items_per_factor(V: np.ndarray, item_names: np.ndarray, n: int = 8,
+                         columns: list[str] | None = None) -> pd.DataFrame:
+    """The n items with the largest loading on each column of V (fewer rows when the data has fewer
+    items; "—" where an item does not load on the column at all: nothing to rank it by). ``columns``:
+    the columns' names (:func:`broadcast_column_names`), "factor 1", … by default."""
     V = np.asarray(V)
     n = min(n, V.shape[0])
+    names = columns or [f"factor {f + 1}" for f in range(V.shape[1])]
     cols = {}
     for f in range(V.shape[1]):
         order = np.argsort(-V[:, f], kind="stable")[:n]
-        cols[f"factor {f + 1}"] = [f"{item_names[j]} ({V[j, f]:.2f})" if V[j, f] != 0 else "—" for j in order]
+        cols[names[f]] = [f"{item_names[j]} ({V[j, f]:.2f})" if V[j, f] != 0 else "—" for j in order]
     return pd.DataFrame(cols, index=pd.RangeIndex(1, n + 1, name="rank"))
 
 
