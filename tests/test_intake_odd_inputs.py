@@ -312,3 +312,35 @@ def test_an_enormous_cell_is_cut_in_the_message_on_both_front_ends(tmp_path, cap
     assert len(err) < 2000 and "(1,000,000 characters)" in err and "--value-col" in err, err[:300]
     _, msg = page_errors(path.read_bytes())
     assert len(msg) < 2000 and "1,000,000 characters" in msg, msg[:300]
+
+
+def test_two_sessions_uploading_the_same_bytes_each_keep_their_own_file_name():
+    """The read of an upload is cached per session: another session's file name is never shown, nor
+    written into a run document, and a cached reply does not tell that these bytes were read before."""
+    data = table().encode()
+    first, _ = page_errors(data, "hospital_A_private_export.csv")
+    second, _ = page_errors(data, "my_table.csv")
+    assert first.session_state["dataset"].name == "hospital_A_private_export.csv"
+    assert second.session_state["dataset"].name == "my_table.csv"
+
+
+def test_a_result_document_is_written_under_a_json_name_only(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(table())
+    for name in ("r.html", "r.csv"):
+        err = cli_error(capsys, path, "--out", str(tmp_path / name))
+        assert "JSON document" in err and "ending in .json" in err, err
+        assert not (tmp_path / name).exists()
+    assert main(["run", "--data", str(path), *COLS, "--out", str(tmp_path / "r.JSON")]) == 0
+    capsys.readouterr()
+
+
+def test_the_dashboards_command_line_keeps_the_uploads_encoding():
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.defaults import cli_command
+
+    line = cli_command(RunConfig(), "t.csv", {"encoding": "cp1252", "user_col": "user"})
+    assert "--encoding cp1252" in line and "not expressible" not in line
+    line = cli_command(RunConfig(), "t.csv", {"items": ["a", "b"], "headerless": True})
+    assert "not expressible as flags here: headerless, items — give the files you loaded on the Data page " \
+           "(--items FILE)" in line, line
