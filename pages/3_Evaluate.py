@@ -70,8 +70,10 @@ if todo:
                          "the other methods are shown.", icon=":material/error:")
         st.session_state[ui.COMPARISON] = {"config_key": run_key, "docs": dict(docs)}
     else:
-        st.caption(f"Not run yet: {', '.join(todo)}. Each comparison is a release of the data and is charged "
-                   "to the privacy budget, so it runs only when you press the button.")
+        st.caption(f"Not run yet: {', '.join(todo)}. "
+                   + ("Each comparison that releases something is charged to the privacy budget, so it runs only "
+                      "when you press the button." if dash.any_release(todo) else
+                      "They release nothing and spend nothing; they run when you press the button."))
 
 df = dash.metrics_frame(docs)
 metrics = dash.metric_columns(df)
@@ -96,6 +98,7 @@ if any(b in docs for b in dash.VERDICT_BASELINES) and cfg.method not in dash.VER
         st.markdown(dash.pays_from_sweep(sweep["doc"], head_metric) + " (from the last trade-off sweep)")
     else:
         st.caption("“Federation pays from ε ≈ …” needs a sweep over ε: run one on the Trade-off page.")
+    st.caption(dash.escape_md(dash.paper_differences_text(cfg.to_dict())))
     st.caption("One run, one split: per-entity differences below 0.5 % count as ties; an entity without "
                "test users has no verdict. The Trade-off page repeats this over seeds and says when a "
                "difference is inside the noise.")

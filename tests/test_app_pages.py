@@ -148,6 +148,9 @@ def test_evaluate_matches_engine(federated, clinic):
     # coloured by its word
     text = " ".join(m.value for m in [*at.markdown, *at.success, *at.error, *at.info])
     assert "the federation is" in text and "of 30" in text and "each entity alone" in text
+    # where the results are, how the run differs from the paper (the CLI's and the report's sentence)
+    captions = " ".join(c.value for c in at.caption)
+    assert dash.escape_md(dash.paper_differences_text(cfg.to_dict())) in captions
     for m in overall.index:
         doc, _ = run_method(clinic, cfg.replace(method=m), split)
         assert overall.loc[m, "mar"] == pytest.approx(doc["overall"]["mar"], abs=1e-12)

@@ -698,3 +698,29 @@ def test_the_report_is_written_under_an_html_name_only(docs, tmp_path, capsys, n
     assert len(err) == 1 and err[0].startswith("error: --out ") and ".html" in err[0], err
     assert not out.exists()
     assert main(["report", "--run", str(run), "--no-charts", "--out", str(tmp_path / "report.html")]) == 0
+
+
+def test_every_setting_that_differs_from_the_paper_is_stated_where_results_are(docs, capsys):
+    """The recommended method is not the paper's: the CLI's run, the Evaluate page and the report say
+    how (method, trust model, round 2, objective), each from one function."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.reporting.paper import paper_differences
+
+    default = paper_differences(RunConfig(method="dp-cooccurrence", epsilon=3, aggregation="secure").to_dict())
+    assert any("not the paper" in d or "the paper's entities send DP prototypes" in d for d in default)
+    assert any(d.startswith("secure aggregation") for d in default)
+    assert any(d.startswith("round 2 blends") for d in default)
+    assert not any(d.startswith("secure aggregation") for d in paper_differences(
+        RunConfig(method="dp-cooccurrence", epsilon=3).to_dict()))
+    paper = paper_differences(RunConfig(method="dp-prototypes", epsilon=1,
+                                        prototype_params={"cluster_size": None, "projection_dim": 8}).to_dict())
+    assert paper == ["objective: the summed squared loss (the paper's 1/N factor would make λ dominate)"]
+    assert any("Gaussian sums" in d for d in paper_differences(RunConfig(method="dp-gaussian", epsilon=1).to_dict()))
+    params = _section(rep.build_report(docs["run"], include_plotlyjs=False), "parameters")
+    assert "Differs from the paper (Ribero et al. 2020)" in params
+    from dpfed_core.cli.main import main
+
+    assert main(["run", "--data", "sample:clinic", "--simulation", "--method", "dp-popularity", "--epsilon", "1",
+                 "--aggregation", "secure"]) == 0
+    out = capsys.readouterr().out
+    assert "settings: Differs from the paper (Ribero et al. 2020): method dp-popularity sends summable" in out

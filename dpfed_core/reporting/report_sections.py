@@ -658,6 +658,10 @@ def _parameters(run: dict) -> str:
     k_note = k_explanation(run)
     if k_note:
         body += f"<p><b>k (prototypes per entity).</b> {_esc(k_note)}</p>"
+    if run.get("config", {}).get("method"):
+        from dpfed_core.reporting.paper import paper_differences_text
+
+        body += f"<p><b>Settings.</b> {_esc(paper_differences_text(run['config']))}</p>"
     ds = run.get("dataset", {})
     body += (f"<p>Declared public value bound Λ∞ = {fmt_num(ds.get('value_max'))} "
              f"({_esc(ds.get('value_kind', '—'))}).</p>")

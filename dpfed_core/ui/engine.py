@@ -103,6 +103,13 @@ def audit_estimate_line(dataset: FederatedDataset, entity: str, *, methods: list
     return f"Expected time: {estimate_phrase(est, runs)}"
 
 
+def any_release(methods: list[str]) -> bool:
+    """Does any of ``methods`` release something computed from the data (and so spend budget)?"""
+    from dpfed_core.methods import get_method
+
+    return any(get_method(m).privacy_model.releases for m in methods)
+
+
 def has_server_weighting(method: str) -> bool:
     """The method sends prototypes whose released cluster sizes the server can weight by."""
     from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
@@ -113,6 +120,7 @@ from dpfed_core.ui.inputs import (CONTROL_NAMES, DEFAULT_EPS_GRID, DEFAULT_SWEEP
                                   check_k_rank, default_data_path, escape_md, friendly_message, friendly_text, parse_epsilon,
                                   parse_grid, parse_seeds, safe_loader_message)
 from dpfed_core.ui.jobs import format_seconds  # noqa: F401
+from dpfed_core.reporting.paper import paper_differences_text  # noqa: F401
 from dpfed_core.models.blend import MIN_EVIDENCE_USERS  # noqa: F401
 from dpfed_core.ui.tables import (LEARNED_NOTHING, key_partners, names_known_to, entity_against_alone, METRIC_LABELS, RMSE_NOT_HEADLINED, cannot_rank, declared_outside_items, dp_excluded_items, unshared_items_notes, headline_metrics, is_clinical, observed_ranking_note, similar_evidence, unit_word, entity_metric, entity_set_metrics, entity_users,  # noqa: F401
                                   guarantee_text, has_prototypes, ledger_table, messages_table, metric_columns,
