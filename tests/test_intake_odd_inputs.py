@@ -344,3 +344,28 @@ def test_the_dashboards_command_line_keeps_the_uploads_encoding():
     line = cli_command(RunConfig(), "t.csv", {"items": ["a", "b"], "headerless": True})
     assert "not expressible as flags here: headerless, items — give the files you loaded on the Data page " \
            "(--items FILE)" in line, line
+
+
+def test_a_workbook_uploaded_on_the_data_page_gets_the_readers_advice_not_the_uploaders_refusal(tmp_path, capsys):
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:  # an .xlsx is a ZIP archive of XML parts
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("xl/workbook.xml", "<workbook/>")
+    _, msg = page_errors(buf.getvalue(), "table.xlsx")
+    assert "Excel workbook" in msg and "CSV" in msg, msg
+    path = tmp_path / "table.xlsx"
+    path.write_bytes(buf.getvalue())
+    err = cli_error(capsys, path)
+    assert "Excel workbook" in err, err
+
+
+def test_users_numbered_at_each_site_are_named_as_such_with_the_column_that_fixes_it(tmp_path, capsys):
+    path = tmp_path / "local_ids.csv"
+    text = "user,item,rating,hospital\n" + "".join(f"{u},{i},3,h{h}\n" for h in range(3) for u in range(1, 11)
+                                                  for i in range(u % 4, u % 4 + 5))
+    path.write_text(text)
+    err = cli_error(capsys, path)
+    assert "numbers its own users" in err and "--user-col" in err, err

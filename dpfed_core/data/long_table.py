@@ -389,7 +389,10 @@ def _check_disjoint_users(t: pd.DataFrame, label: str, from_text: bool | int) ->
             f"user '{u0}' appears in two entities: {where}"
             f"{f'; {len(bad_users) - 1} more users also do' if len(bad_users) > 1 else ''}. Users "
             "must be disjoint across entities (each user's data stays inside one entity). Give each "
-            "user a single entity, or derive the entity from an attribute that is constant per user."
+            "user a single entity, or derive the entity from an attribute that is constant per user. If each "
+            "entity numbers its own users (1, 2, … at every site), an id names different people at each: "
+            "make the ids unique across entities (e.g. the entity and the number together), or take them "
+            "from another column (user_col).", param="user_col"
         )
 
 

@@ -82,7 +82,9 @@ _SPLIT_NAMES = {f"u{s}.{part}" for s in ("1", "2", "3", "4", "5", "a", "b") for 
 
 #: File types the Data page's uploads accept (the browser's file filter): the known header-less
 #: formats' extensions (MovieLens ``u.data``, ``u1.base``, ``u.user``, ``u.occupation``) included.
-LONG_TABLE_TYPES = ["csv", "tsv", "txt", "data", "dat", "base", "test", "gz", "parquet", "pq"]
+#: (A workbook or an archive is taken too: the reader then says what to do with it — save the sheet as
+#: CSV, unzip — where the uploader would only refuse its extension.)
+LONG_TABLE_TYPES = ["csv", "tsv", "txt", "data", "dat", "base", "test", "gz", "parquet", "pq", "xlsx", "xls", "zip"]
 ATTRIBUTE_TYPES = ["csv", "tsv", "txt", "user", "dat", "gz", "parquet"]
 ENTITY_LIST_TYPES = ["txt", "csv", "occupation", "gz"]
 
