@@ -369,3 +369,22 @@ def test_users_numbered_at_each_site_are_named_as_such_with_the_column_that_fixe
     path.write_text(text)
     err = cli_error(capsys, path)
     assert "numbers its own users" in err and "--user-col" in err, err
+
+
+def test_a_column_name_the_reader_made_up_is_no_column_of_the_file(tmp_path, capsys):
+    """'hospital.1' for the second of two columns 'hospital', 'Unnamed: 3' for a blank header cell:
+    names no file has, refused rather than read."""
+    lines = table().splitlines()
+    path = tmp_path / "dup.csv"
+    path.write_text("user,item,rating,hospital,hospital\n" + "\n".join(f"{ln},x" for ln in lines[1:]) + "\n")
+    cols = [c if c != "hospital" else "hospital.1" for c in COLS]
+    before = path.read_bytes()
+    assert main(["run", "--data", str(path), *cols]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "no column 'hospital.1'" in err and "2 columns 'hospital'" in err and path.read_bytes() == before, err
+    blank = tmp_path / "blank.csv"
+    blank.write_text("user,item,rating,\n" + "\n".join(lines[1:]) + "\n")
+    cols = [c if c != "hospital" else "Unnamed: 3" for c in COLS]
+    assert main(["run", "--data", str(blank), *cols]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "column 4 has no name in the header" in err, err

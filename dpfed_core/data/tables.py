@@ -468,8 +468,20 @@ def read_table(
 def _refuse_repeated_names(label: str, first_line: pd.DataFrame, used: list[str]) -> None:
     """Refuse a header that names a used column twice: pandas would rename the second 'rating' to
     'rating.1' and the first would be read without a word about the other."""
-    names = [str(v) for v in first_line.iloc[0]] if len(first_line) else []
+    names = [("" if pd.isna(v) else str(v)) for v in first_line.iloc[0]] if len(first_line) else []
     for c in used:
+        if names and c not in names:
+            # a name the reader made up: 'site.1' for the second of two columns 'site', 'Unnamed: 3' for a
+            # column the header leaves blank — no column of the file is called so
+            rep = re.fullmatch(r"(.*)\.(\d+)", c)
+            blank = re.fullmatch(r"Unnamed: (\d+)", c)
+            if rep and names.count(rep.group(1)) > int(rep.group(2)):
+                raise DataError(f"{label}: the header has no column {c!r}: it names {names.count(rep.group(1))} "
+                                f"columns {rep.group(1)!r}, and {c!r} is how a reader numbers the repeats; give each "
+                                "column its own name in the file", param="data")
+            if blank and int(blank.group(1)) < len(names) and not names[int(blank.group(1))].strip():
+                raise DataError(f"{label}: column {int(blank.group(1)) + 1} has no name in the header ({c!r} is a "
+                                "reader's placeholder); name it in the file", param="data")
         at = [i + 1 for i, n in enumerate(names) if n == c]
         if len(at) > 1:
             raise DataError(f"{label}: the header names {len(at)} columns {c!r} (columns "
