@@ -624,6 +624,22 @@ def test_a_users_list_ranks_from_one_and_marks_exactly_their_hidden_items():
     assert not set(df.attrs["items"]) & set(split.train[row].indices)
 
 
+def test_equal_scores_share_a_rank_and_the_cut_through_a_tie_is_said():
+    """Three items scored alike are ranked 1, 1, 1 (their order is the catalogue's, no advice), and a
+    list cut inside a tie says how many more items score as its last one."""
+    ds, split, result, entity, user, row, hidden = _scored_run()
+    V = np.full((ds.n_items, 1), 0.01)
+    unseen = [j for j in range(ds.n_items) if j not in set(split.train[row].indices)]
+    V[unseen[:3], 0] = 5.0
+    V[unseen[3:8], 0] = 2.0
+    result.V = V
+    df = dash.recommend_table(ds, split, result, entity, user, n=5)
+    assert df["rank"].tolist() == [1, 1, 1, 4, 4] and df.attrs["tied_beyond"] == 3
+    listed, note = dash.explained_list(ds, split, result, entity, user, 5, "the model")
+    assert listed["rank"].tolist() == [1, 1, 1, 4, 4]
+    assert "share a rank" in note and "3 more items score the same as the last one" in note, note
+
+
 def test_the_why_column_marks_only_the_items_the_dp_selection_left_out():
     ds, split, result, entity, user, row, hidden = _scored_run()
     top = int(np.argmax(result.V[:, 0]))

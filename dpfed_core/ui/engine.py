@@ -238,8 +238,12 @@ def recommend_table(ds: FederatedDataset, split, result: MethodResult, entity: s
     n = min(int(n), int(np.isfinite(scores).sum()))
     items = np.argsort(-scores, kind="stable")[:n]
     hidden = set(split.test[row].indices.tolist())
+    # equal scores share a rank (1 + the candidates scored strictly higher): their order in the list is
+    # the catalogue's, which is no advice
+    higher = -np.sort(scores[np.isfinite(scores)])[::-1]
+    ranks = 1 + np.searchsorted(higher, -scores[items], side="left")
     df = pd.DataFrame({
-        "rank": np.arange(1, len(items) + 1),
+        "rank": ranks.astype(int),
         "item": ds.item_names[items],
         "score": scores[items].astype(float),
         "hidden test item": ["✔" if int(i) in hidden else "" for i in items],
@@ -247,6 +251,9 @@ def recommend_table(ds: FederatedDataset, split, result: MethodResult, entity: s
     df.attrs["items"] = np.asarray(items, dtype=int)  # the item indices, for the explanations
     df.attrs["zeros"] = int(np.sum(scores == 0))  # candidates the model learned nothing for
     df.attrs["known"] = known  # the names the entity knows, for the explanations
+    # candidates scored as the last listed one that the cut leaves out
+    df.attrs["tied_beyond"] = (int(np.sum(scores == scores[items[-1]])) - int(np.sum(scores[items] == scores[items[-1]]))
+                               if len(items) else 0)
     return df
 
 
@@ -266,11 +273,20 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
     zeros, known = int(df.attrs["zeros"]), df.attrs["known"]
     if zeros > 1 and (df["score"] == 0).any():
         items, keep = df.attrs["items"], df["score"].to_numpy() != 0
+        attrs = dict(df.attrs)
         df = df[keep].reset_index(drop=True)
-        df["rank"] = np.arange(1, len(df) + 1)
-        df.attrs["items"] = items[keep]
+        sc = df["score"].to_numpy()  # ranked among what is listed: the cut items are no rank above any
+        df["rank"] = (1 + np.searchsorted(-np.sort(sc)[::-1], -sc, side="left")).astype(int)
+        df.attrs.update(attrs, items=items[keep], tied_beyond=0)
         note = (f"{zeros} further candidate items score 0 for this {unit}: the {model} learned nothing for them, "
                 "and their order would be the catalogue's, so they are not listed.")
+    ties = []
+    if df["rank"].duplicated().any():
+        ties.append("Items with equal scores share a rank; among them the order is the catalogue's, not advice.")
+    if df.attrs.get("tied_beyond"):
+        ties.append(f"{df.attrs['tied_beyond']} more items score the same as the last one listed and are not shown.")
+    if ties:
+        note = " ".join([note, *ties]) if note else " ".join(ties)
     items = df.attrs["items"]
     why = similar_evidence(ds, split, entity, user, items)
     for unshared, said in ((dp_excluded_items(ds, result), "; left out of the shared catalogue by the DP selection: "
