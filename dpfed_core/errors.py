@@ -67,7 +67,10 @@ def render_message(message: str, names: Mapping[str, str] | None = None) -> str:
 #: message that does not carry a whole private cell.
 LONG_VALUE_CHARS = 200
 SHOWN_CHARS = 60
-_LONG = re.compile(r"'[^']{%d,}'|\"[^\"]{%d,}\"|[^\s'\"]{%d,}" % ((LONG_VALUE_CHARS,) * 3))
+# a quoted value opens after no letter and closes before none: the apostrophes of prose ("the nodes'
+# reports", "the protocol's") are no quotes
+_LONG = re.compile(r"(?<!\w)'[^']{%d,}'(?!\w)|(?<!\w)\"[^\"]{%d,}\"(?!\w)|[^\s'\"]{%d,}"
+                   % ((LONG_VALUE_CHARS,) * 3))
 
 
 def cut_long_values(text: str) -> str:

@@ -354,12 +354,12 @@ def test_a_workbook_uploaded_on_the_data_page_gets_the_readers_advice_not_the_up
     with zipfile.ZipFile(buf, "w") as z:  # an .xlsx is a ZIP archive of XML parts
         z.writestr("[Content_Types].xml", "<Types/>")
         z.writestr("xl/workbook.xml", "<workbook/>")
-    _, msg = page_errors(buf.getvalue(), "table.xlsx")
-    assert "Excel workbook" in msg and "CSV" in msg, msg
     path = tmp_path / "table.xlsx"
     path.write_bytes(buf.getvalue())
-    err = cli_error(capsys, path)
+    err = cli_error(capsys, path)  # before the page: its logger would write on this test's captured stream
     assert "Excel workbook" in err, err
+    _, msg = page_errors(buf.getvalue(), "table.xlsx")
+    assert "Excel workbook" in msg and "CSV" in msg, msg
 
 
 def test_users_numbered_at_each_site_are_named_as_such_with_the_column_that_fixes_it(tmp_path, capsys):
@@ -388,3 +388,14 @@ def test_a_column_name_the_reader_made_up_is_no_column_of_the_file(tmp_path, cap
     assert main(["run", "--data", str(blank), *cols]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "column 4 has no name in the header" in err, err
+
+
+def test_prose_apostrophes_are_no_quotes_for_the_long_value_cut():
+    """Only a quoted value or an unbroken word is cut: a long note with "the nodes' reports … the
+    protocol's fields" is printed whole."""
+    from dpfed_core.errors import cut_long_values, render_message
+
+    note = ("evaluation: read from the nodes' local reports (one operator holds every shard, "
+            + "so the coordinator reads them " * 10 + "besides the protocol's public fields)")
+    assert len(note) > 250 and cut_long_values(note) == note and render_message(note, {"x_y": "--x-y"}) == note
+    assert "(1,000 characters)" in cut_long_values("holds '" + "S" * 1000 + "' where")

@@ -94,6 +94,9 @@ def cmd_audit(args) -> int:
         from dpfed_core.cli.args import check_outputs
 
         check_outputs(args, ("--out", args.out))
+        from dpfed_core.data.atomic import check_suffix
+
+        check_suffix(args.out, ".json")
 
     dataset = load_dataset(args)
     entity: str | int = args.entity

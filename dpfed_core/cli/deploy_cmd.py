@@ -99,10 +99,11 @@ def cmd_deploy_local(args) -> int:
     t0 = time.perf_counter()
     if args.out is not None:
         from dpfed_core.cli.args import check_outputs
-        from dpfed_core.data.atomic import check_writable
+        from dpfed_core.data.atomic import check_suffix, check_writable
 
         check_writable(args.out, suffix=".json")
         check_outputs(args, ("--out", args.out))
+        check_suffix(args.out, ".json")
     # Before the method name is read: a plug-in registers its method on import (and the nodes
     # inherit the list through DPFED_PLUGINS).
     load_plugins(args.plugin or ())

@@ -222,7 +222,7 @@ def _k_note(config) -> str | None:
 def cmd_run(args) -> int:
     """``run``: parse, call the run service (:func:`~dpfed_core.evaluation.service.execute_run`), print."""
     from dpfed_core.cli import budget_cmd
-    from dpfed_core.data.atomic import check_writable
+    from dpfed_core.data.atomic import check_suffix, check_writable
     from dpfed_core.evaluation.budget import plan_run
     from dpfed_core.evaluation.experiments import write_json
     from dpfed_core.evaluation.service import execute_run
@@ -231,6 +231,7 @@ def cmd_run(args) -> int:
     if args.out is not None:
         check_writable(args.out, suffix=".json")
         check_outputs(args, ("--out", args.out))
+        check_suffix(args.out, ".json")
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config, args.compare)
@@ -277,7 +278,7 @@ def cmd_run(args) -> int:
 def cmd_sweep(args) -> int:
     """``sweep``: parse, call the run service (:func:`~dpfed_core.evaluation.service.execute_sweep`), print."""
     from dpfed_core.cli import budget_cmd
-    from dpfed_core.data.atomic import check_writable
+    from dpfed_core.data.atomic import check_suffix, check_writable
     from dpfed_core.evaluation.budget import plan_sweep
     from dpfed_core.evaluation.experiments import RMSE_METRICS, check_grid, write_json
     from dpfed_core.evaluation.service import execute_sweep
@@ -288,6 +289,7 @@ def cmd_sweep(args) -> int:
         # a sweep document is a checkpoint: --resume FILE is meant to be rewritten (with or without
         # --out naming it); every other input is protected
         check_outputs(args, ("--out" if args.out else "--resume", out), rewritable=("--resume",))
+        check_suffix(out, ".json", "--out" if args.out else "--resume")
     check_grid(args.epsilons, "--epsilons")
     check_grid(args.seeds, "--seeds")
     if args.metric not in _known_metrics(args.top_n):

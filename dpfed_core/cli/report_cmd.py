@@ -44,16 +44,14 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
 def cmd_report(args) -> int:
     """``python -m dpfed_core report …``."""
     from dpfed_core.cli.args import check_outputs
-    from dpfed_core.data.atomic import check_writable
+    from dpfed_core.data.atomic import check_suffix, check_writable
     from dpfed_core.data.inputs import read_json_document
     from dpfed_core.reporting.report import write_report
 
-    # the report is HTML only: under a .md or .json name a reader would take it for that format
-    check_writable(args.out, suffix=REPORT_SUFFIXES)
+    check_writable(args.out, suffix=".html")
     check_outputs(args, ("--out", args.out))  # never overwrite a document it reads
-    if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
-        # the report is HTML only: under a .md or .json name a reader would take it for that format
-        raise DpfedError(f"--out {args.out}: the report is an HTML page; give a file name ending in .html")
+    # the report is HTML only: under a .md or .json name a reader would take it for that format
+    check_suffix(args.out, REPORT_SUFFIXES)
 
     def load_doc(path, flag):
         doc = read_json_document(path, what=flag, param=None)

@@ -21,8 +21,8 @@ def check_writable(path: str | os.PathLike, flag: str = "--out",
     """Fail early — before any computation — when ``path`` cannot become an output file.
 
     Refused: a directory, a parent that is a file, a folder without write permission (missing
-    folders are created at write time), and — given ``suffix`` (".json" for a result document, ".html"
-    for a report) — a name that does not end in it (a JSON document named r.html would open as a page).
+    folders are created at write time). ``suffix``: what the output holds (".json", ".html"), for the
+    example names the errors give (:func:`check_suffix` checks the name itself).
     (A full disk can only show at write time; :func:`atomic_write` then keeps the old file.)
     """
     p = Path(path).expanduser()
@@ -54,11 +54,19 @@ def check_writable(path: str | os.PathLike, flag: str = "--out",
                           param="out") from None
     if p.exists() and not os.access(p, os.W_OK):
         raise ConfigError(f"{flag} {p} exists and is read-only; choose another file name", param="out")
-    if suffixes and not p.name.lower().endswith(suffixes):
-        what = "an HTML page" if suffix == ".html" else "a JSON document"
-        raise ConfigError(f"{flag} {p}: what it writes is {what}; give a file name ending in {suffix}, e.g. "
-                          f"{p.with_name((p.stem or 'result') + suffix)}", param="out")
     return p
+
+
+def check_suffix(path: str | os.PathLike, suffix: str | tuple[str, ...], flag: str = "--out") -> None:
+    """An output's name must end in what it holds (".json" for a result document, ".html" for a report):
+    a JSON document named r.html would open as a page. Checked after the output is known not to be an
+    input (that error says more)."""
+    suffixes = (suffix,) if isinstance(suffix, str) else tuple(suffix)
+    p = Path(path).expanduser()
+    if not p.name.lower().endswith(suffixes):
+        what = "an HTML page" if suffixes[0] == ".html" else "a JSON document"
+        raise ConfigError(f"{flag} {p}: what it writes is {what}; give a file name ending in {suffixes[0]}, e.g. "
+                          f"{p.with_name((p.stem or 'result') + suffixes[0])}", param="out")
 
 
 def _refuse_special(p: Path, flag: str) -> None:
