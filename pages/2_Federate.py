@@ -325,9 +325,10 @@ m[0].metric("Run time", f"{r['seconds']:.2f} s", help="Fit and evaluation; 0 if 
 _spent, _asked = float(doc["privacy"]["epsilon"]), float(doc["privacy"].get("requested_epsilon", math.inf))
 m[1].metric("ε (ledger)" if not doc["privacy"].get("simulation") else "ε (simulation)",
             dash.format_epsilon(_spent),
-            # less than asked: a stage that did not run spent nothing (e.g. nothing passed the DP selection)
-            delta=(f"of ε = {dash.format_epsilon(_asked)} requested; the rest was not spent (the run's notes say why)"
-                   if math.isfinite(_asked) and _spent < _asked * 0.999 else None), delta_color="off")
+            # less than asked: the stages compose by zCDP to less than their sum, or a stage that did not
+            # run spent nothing (e.g. nothing passed the DP selection; the notes say so)
+            delta=(dash.epsilon_below_request(doc) if math.isfinite(_asked) and _spent < _asked * 0.999 else None),
+            delta_color="off")
 for _col, (_key, _label, _help) in zip(m[2:], dash.headline_metrics(cfg.mode)):
     _col.metric(_label, ui.fmt(o[_key]), help=_help)
 if cfg.mode == "zero" and ds.value_kind == "ratings":
@@ -372,10 +373,14 @@ with tabs[1]:
            f"{_declared[0]} declared items × {V_shared.shape[1]} columns; the data's {_declared[1]} items outside "
            "the declared catalogue have no row — each entity scores the ones it holds with its own model"
            if _declared is not None else f"{V_shared.shape[0]} items × {V_shared.shape[1]} columns")
-    _pop = (" — its last column is the DP popularity of the items, not a latent factor"
-            if "DP popularity" in _columns and len(_columns) > 1 else "")
-    st.markdown(f"The server's item factors **V** ({_on}{_pop}), broadcast to every entity in round 2, and the "
-                "items that load most on each column.")
+    if _columns == ["DP popularity"]:  # dp-popularity: no factor at all
+        st.markdown(f"What the server broadcast in round 2 (**V**, {_on.replace('1 columns', '1 column')}): one "
+                    "column, the DP popularity of the items — no latent factor — and the items it ranks highest.")
+    else:
+        _pop = (" — its last column is the DP popularity of the items, not a latent factor"
+                if "DP popularity" in _columns else "")
+        st.markdown(f"The server's item factors **V** ({_on}{_pop}), broadcast to every entity in round 2, and "
+                    "the items that load most on each column.")
     if n_local:
         st.caption(f"Not shown: {n_local} entity-local columns (each entity's own model and popularity, "
                    "computed from its own rows in round 2). They never left their entity.")

@@ -98,7 +98,7 @@ if any(b in docs for b in dash.VERDICT_BASELINES) and cfg.method not in dash.VER
         st.markdown(dash.pays_from_sweep(sweep["doc"], head_metric) + " (from the last trade-off sweep)")
     else:
         st.caption("“Federation pays from ε ≈ …” needs a sweep over ε: run one on the Trade-off page.")
-    st.caption(dash.escape_md(dash.paper_differences_text(cfg.to_dict())))
+    st.caption(dash.escape_md(dash.paper_differences_text(cfg.to_dict(), docs.get(cfg.method))))
     st.caption("One run, one split: per-entity differences below 0.5 % count as ties; an entity without "
                "test users has no verdict. The Trade-off page repeats this over seeds and says when a "
                "difference is inside the noise.")

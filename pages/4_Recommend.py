@@ -66,7 +66,9 @@ alone_name = dash.BASELINE_NAMES[alone].replace("each entity", "this entity")
 if alone_doc is not None and cmp["mar"] is None:
     # an entity without test users has no held-out data: no verdict, never a green "win"
     st.info(f"{ent_md} has **no test users**: there is no held-out data to compare the two lists on, so "
-            "there is no verdict for this entity (raise “Test users per entity” on the Federate page).",
+            f"there is no verdict for this entity. A test {unit} needs more than {cfg.n_hidden} entries: lower "
+            "“Hidden entries per test user” when its users hold fewer, or raise “Test users per entity” (both "
+            "Advanced, on the Federate page).",
             icon=":material/info:")
 elif n_test < dash.MIN_EVIDENCE_USERS:
     # a handful of held-out users is no evidence either way (the blend's own rule): no verdict, only numbers
@@ -97,7 +99,7 @@ with st.expander("What the numbers mean", expanded=False):
         "dose, and the two models' scores are on different scales. **Why** says how common the item is "
         f"among the {units} most like this one at the same entity — the evidence a reader can check. "
         "Where a model gives every candidate the same score (it learned nothing that applies here), no "
-        "list is shown: its order would be alphabetical, not advice.")
+        "list is shown: its order would be the catalogue's, not advice.")
 
 cols = {"score": st.column_config.NumberColumn("score", format="%.3f", width="small",
                                                help="The model's predicted value: it orders the list"),

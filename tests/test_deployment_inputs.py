@@ -110,3 +110,38 @@ def test_an_error_quotes_the_log_it_points_to(tmp_path):
     text = see_log(log)
     assert str(log) in text and "No module named 'my_plugin'" in text
     assert see_log(tmp_path / "gone.log").startswith("see ")  # a removed log: the path alone
+
+
+def test_the_coordinators_workdir_is_absolute_and_an_existing_one_keeps_its_mode(tmp_path, monkeypatch):
+    """deploy-local's own folder under --workdir (shards, the policy, Flower's logs): a relative path is
+    made absolute (Flower's processes start elsewhere: a relative log path had broken start-up), and an
+    existing folder — perhaps the operator's home — keeps its mode, the run's files in a private one inside."""
+    from dpfed_core.deployment.launcher import private_run_dir
+
+    monkeypatch.chdir(tmp_path)
+    made = private_run_dir("wd")
+    assert made == tmp_path / "wd" and made.is_absolute() and _mode(made) == 0o700
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chmod(home, 0o755)
+    inside = private_run_dir("home")
+    assert _mode(home) == 0o755 and inside.parent == home and _mode(inside) == 0o700
+
+
+def test_a_superlink_that_fails_at_start_up_says_no_node_drew(tmp_path):
+    """Nothing ran anywhere: the error carries ledger_rows = 0, so the coordinator's reservation is given
+    back (it had stayed charged as failed)."""
+    import pytest
+
+    from dpfed_core.deployment.launcher import _wait_port
+    from dpfed_core.errors import DeploymentError
+
+    class Exited:
+        returncode = 1
+
+        def poll(self):
+            return 1
+
+    with pytest.raises(DeploymentError) as err:
+        _wait_port(1, 1.0, Exited(), tmp_path / "superlink.log")
+    assert err.value.ledger_rows == 0

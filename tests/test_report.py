@@ -715,6 +715,18 @@ def test_every_setting_that_differs_from_the_paper_is_stated_where_results_are(d
     paper = paper_differences(RunConfig(method="dp-prototypes", epsilon=1,
                                         prototype_params={"cluster_size": None, "projection_dim": 8}).to_dict())
     assert paper == ["objective: the summed squared loss (the paper's 1/N factor would make λ dominate)"]
+    # what the run did, from its ledger: one prototype (no "candidates" stage) is no clustering, and no
+    # projection or candidates are named for it; k = 1 asked is the paper's own
+    one = {"privacy": {"ledger": [{"stage": "recovery: sums"}]}}
+    said = paper_differences(RunConfig(method="dp-gaussian", epsilon=1, k=10).to_dict(), one)
+    assert any(d.startswith("one prototype per entity") for d in said)
+    assert not any("projection" in d or "LSH" in d for d in said)
+    said = paper_differences(RunConfig(method="dp-prototypes", epsilon=1, k=1,
+                                       prototype_params={"candidates": "lsh"}).to_dict(), one)
+    assert said == paper
+    clustered = {"privacy": {"ledger": [{"stage": "candidates"}]}}
+    assert any("LSH" in d for d in paper_differences(
+        RunConfig(method="dp-prototypes", epsilon=1, k=5, prototype_params={"candidates": "lsh"}).to_dict(), clustered))
     assert any("Gaussian sums" in d for d in paper_differences(RunConfig(method="dp-gaussian", epsilon=1).to_dict()))
     params = _section(rep.build_report(docs["run"], include_plotlyjs=False), "parameters")
     assert "Differs from the paper (Ribero et al. 2020)" in params

@@ -144,19 +144,32 @@ def test_a_misspelt_method_in_a_policy_is_named_by_the_refusal_of_the_method_mea
     """A policy may name a plug-in's method its reader has not loaded, so a name is not checked against
     the registry when read; a run refused under ``methods`` points at a listed name close to its own."""
     policy = _policy(tmp_path, methods=["dp-popularty", "my-plugin-method"])
-    with pytest.raises(PolicyRefused, match=r"the policy lists 'dp-popularty': a misspelling of 'dp-popularity'\?"):
+    with pytest.raises(PolicyRefused) as err:
         sp_.check(policy, request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, 10.0))
+    assert "the policy lists 'dp-popularty': a misspelling of 'dp-popularity'?" in err.value.for_site()
     with pytest.raises(PolicyRefused) as err:
         sp_.check(policy, request_of(RunConfig(method="kmeans"), 3, 10.0))
-    assert "misspelling" not in str(err.value)
+    assert "misspelling" not in err.value.for_site()
+
+
+def test_a_refusal_tells_the_coordinator_the_rule_not_the_sites_settings(tmp_path):
+    """What the coordinator is told (the exception's text, the node's reply) names the rule; the
+    policy's own values — its limits, the methods it lists, its site name — stay in the site's log."""
+    policy = _policy(tmp_path, methods=["dp-popularity", "dp-cooccurrence"], max_epsilon=0.5, max_delta=1e-7)
+    for cfg, rule, value in ((RunConfig(method="kmeans"), "methods", "dp-cooccurrence"),
+                             (RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-8), "max_epsilon", "0.5"),
+                             (RunConfig(method="dp-popularity", epsilon=0.5, delta=1e-6), "max_delta", "1e-07")):
+        with pytest.raises(PolicyRefused) as err:
+            sp_.check(policy, request_of(cfg, 3, 10.0))
+        assert err.value.rule == rule and value not in str(err.value) and value in err.value.for_site()
 
 
 def test_a_policy_written_for_one_site_refuses_at_another_and_charges_nothing(tmp_path):
     shard = _site_shard(tmp_path)
     req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
-    with pytest.raises(PolicyRefused, match="written for site 'elsewhere'") as err:
+    with pytest.raises(PolicyRefused, match="written for another site than its shard's entity") as err:
         sp_.accept(_policy(tmp_path, site="elsewhere"), req, shard, run="1", coordinator="test")
-    assert err.value.rule == "site"
+    assert err.value.rule == "site" and "elsewhere" not in str(err.value) and "'elsewhere'" in err.value.for_site()
     own = _policy(tmp_path, site=shard.entity)
     assert sp_.remaining_budget(own.store_for(shard.entity)) == []  # nothing charged
     sp_.accept(own, req, shard, run="2", coordinator="test")  # its own site's policy decides as usual

@@ -412,7 +412,7 @@ def print_run_statement(doc: dict) -> None:
         print(f"warning: {render_error(ConfigError(w['text'], param=w.get('param')))}")
     from dpfed_core.reporting.paper import paper_differences_text
 
-    print(f"settings: {paper_differences_text(doc['config'])}")  # as the Evaluate page and the report say it
+    print(f"settings: {paper_differences_text(doc['config'], doc)}")  # as the Evaluate page and the report say it
 
 def render_error(exc: BaseException) -> str:
     """One line naming CLI flags instead of Python parameter names (see :mod:`dpfed_core.errors`)."""

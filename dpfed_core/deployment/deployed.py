@@ -104,9 +104,9 @@ def run_deployed(
             guard = Guard()
             base = guard.path
         else:
-            base = Path(workdir)
-            base.mkdir(parents=True, exist_ok=True)
-            os.chmod(base, 0o700)  # a folder the user chose to keep: still the operator's only
+            from dpfed_core.deployment.launcher import private_run_dir
+
+            base = private_run_dir(workdir)  # kept, as asked; an existing folder keeps its mode
         shards = write_shards(dataset, split, base / "shards")
         os.chmod(base / "shards", 0o700)
         if site_policy is None:
@@ -182,7 +182,7 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
             check(policy, request_of(config, dataset.n_entities, float(dataset.value_max)))
         except PolicyRefused as exc:
             raise ConfigError(f"every site would refuse this run under rule {exc.rule!r} of --site-policy "
-                              f"{site_policy}: {exc.reason}. Change {RULE_FIXES.get(exc.rule, 'the run')}, or "
+                              f"{site_policy}: {exc.reason}{exc.limit}. Change {RULE_FIXES.get(exc.rule, 'the run')}, or "
                               f"{exc.rule} in the policy (nothing was charged or started)") from None
     elif config.simulation:
         raise ConfigError("--simulation needs a site policy that allows it: every site would be handed noise "

@@ -66,6 +66,19 @@ def see_log(path: Path | str, lines: int = 6) -> str:
     return (f"see {path} (kept with --workdir)" + (f"; its last lines: {quoted}" if quoted else ""))
 
 
+def private_run_dir(workdir: str | os.PathLike) -> Path:
+    """The run's own folder under a ``--workdir`` the operator gave, as an absolute path (Flower's
+    processes start in other folders): the folder itself when this run creates it (made 0700, the
+    operator's only), else a private (0700) ``dpfed-run-*`` folder inside it — a folder the user already
+    has (perhaps shared, perhaps their home) never has its mode changed."""
+    base = Path(workdir).expanduser().absolute()
+    if base.exists():
+        return Path(tempfile.mkdtemp(prefix="dpfed-run-", dir=base))
+    base.mkdir(parents=True, exist_ok=True)
+    os.chmod(base, 0o700)
+    return base
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -75,14 +88,18 @@ def free_port() -> int:
 def _wait_port(port: int, timeout: float, proc: subprocess.Popen, log: Path) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
+        # the SuperLink starts before any node: nothing was drawn anywhere (ledger_rows = 0 gives the
+        # coordinator's reservation back)
         if proc.poll() is not None:
-            raise DeploymentError(f"flower-superlink exited with code {proc.returncode} at start-up; {see_log(log)}")
+            raise DeploymentError(f"flower-superlink exited with code {proc.returncode} at start-up; {see_log(log)}",
+                                  ledger_rows=0)
         try:
             socket.create_connection(("127.0.0.1", port), 0.5).close()
             return
         except OSError:
             time.sleep(0.1)
-    raise DeploymentError(f"flower-superlink did not open port {port} within {timeout:g} s; {see_log(log)}")
+    raise DeploymentError(f"flower-superlink did not open port {port} within {timeout:g} s; {see_log(log)}",
+                          ledger_rows=0)
 
 
 #: Pause of the launcher between two checks of a running deployment (progress, dead processes), s.
@@ -264,15 +281,7 @@ class GuardedFolder:
             self.dir.mkdir(parents=True, exist_ok=True)
             os.chmod(self.dir, 0o700)
         else:
-            base = Path(self.workdir)
-            if base.exists():
-                # a folder the user already has (perhaps shared): never change its mode — the run's
-                # logs, keys and reports go in a private (0700) folder of their own inside it
-                self.dir = Path(tempfile.mkdtemp(prefix="dpfed-run-", dir=base))
-            else:
-                base.mkdir(parents=True, exist_ok=True)
-                os.chmod(base, 0o700)  # made for this run: the operator's only
-                self.dir = base
+            self.dir = private_run_dir(self.workdir)
 
     def _release_guard(self) -> None:
         """Remove our own guard's folder (unless ``keep``) and dismiss its watchdog."""

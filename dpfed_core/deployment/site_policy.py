@@ -108,18 +108,21 @@ class PolicyRefused(DpfedError):
     balance, which stored account its people were recognised as: facts of its data and of its other
     runs)."""
 
-    def __init__(self, rule: str, message: str, detail: str = "") -> None:
+    def __init__(self, rule: str, message: str, detail: str = "", limit: str = "") -> None:
         self.rule = rule
         self.reason = message
         self.detail = detail
+        #: the policy's own value the request broke (" = 0.5", the methods it lists): the site's log and its
+        #: operator's pre-check state it; the coordinator is told the rule, not the site's settings
+        self.limit = limit
         super().__init__(f"refused by site policy rule {rule!r}: {message}")
 
     def render(self, names: Mapping[str, str] | None = None) -> str:
         return super().render(policy_names_kept(names))
 
     def for_site(self) -> str:
-        """The refusal with its detail, for the site's own log."""
-        return f"{self}" + (f" — {self.detail}" if self.detail else "")
+        """The refusal with the policy's value and its detail, for the site's own log."""
+        return f"{self}{self.limit}" + (f" — {self.detail}" if self.detail else "")
 
 
 @dataclass(frozen=True)
@@ -348,10 +351,9 @@ def check(policy: SitePolicy, req: Request) -> None:
 
         # a misspelt name in the policy accepts nothing under it: the refusal points at it
         near = difflib.get_close_matches(req.method, list(policy.methods), 1)
-        raise PolicyRefused("methods", f"method {req.method!r} is not among the site's accepted methods "
-                                       f"{list(policy.methods)}"
-                                       + (f" (the policy lists {near[0]!r}: a misspelling of {req.method!r}?)"
-                                          if near else ""))
+        raise PolicyRefused("methods", f"method {req.method!r} is not among the site's accepted methods",
+                            limit=f" {list(policy.methods)}" + (f" (the policy lists {near[0]!r}: a misspelling of "
+                                                               f"{req.method!r}?)" if near else ""))
     if req.simulation and not policy.allow_simulation:
         raise PolicyRefused("allow_simulation", "the coordinator asked for simulation mode (noise reproducible from "
                                                 "its seed); this site does not allow it")
@@ -361,26 +363,27 @@ def check(policy: SitePolicy, req: Request) -> None:
                                                      "exact statistics; this site does not allow non-private methods")
     else:
         if req.epsilon > policy.max_epsilon * (1 + 1e-12):
-            raise PolicyRefused("max_epsilon", f"ε = {_fmt(req.epsilon)} per run is above the site's "
-                                               f"max_epsilon = {_fmt(policy.max_epsilon)}")
+            raise PolicyRefused("max_epsilon", f"ε = {_fmt(req.epsilon)} per run is above the site's max_epsilon",
+                                limit=f" = {_fmt(policy.max_epsilon)}")
         if req.delta > policy.max_delta * (1 + 1e-12):
-            raise PolicyRefused("max_delta", f"δ = {req.delta:g} per run is above the site's "
-                                             f"max_delta = {policy.max_delta:g}")
+            raise PolicyRefused("max_delta", f"δ = {req.delta:g} per run is above the site's max_delta",
+                                limit=f" = {policy.max_delta:g}")
     if (req.coalition_epsilon is not None
             and req.coalition_epsilon > policy.max_coalition_epsilon * (1 + COALITION_PLAN_SLACK)):
         raise PolicyRefused("max_coalition_epsilon", f"the run as planned would give this site's people ε = "
                                                      f"{req.coalition_epsilon:.4g} against the server colluding "
                                                      "with every other site, above the site's "
-                                                     f"max_coalition_epsilon = {_fmt(policy.max_coalition_epsilon)}")
+                                                     "max_coalition_epsilon",
+                            limit=f" = {_fmt(policy.max_coalition_epsilon)}")
     if req.max_dropouts > policy.max_dropouts:
-        raise PolicyRefused("max_dropouts", f"the run tolerates {req.max_dropouts} dropout(s); the site accepts at "
-                                            f"most max_dropouts = {policy.max_dropouts}")
+        raise PolicyRefused("max_dropouts", f"the run tolerates {req.max_dropouts} dropout(s), more than the site's "
+                                            "max_dropouts", limit=f" = {policy.max_dropouts}")
     if policy.value_bounds is not None:
         lo, hi = policy.value_bounds
         out = {k: v for k, v in req.bounds.items() if not lo <= v <= hi}
         if out:
-            raise PolicyRefused("value_bounds", f"the public bounds {out} are outside the site's value_bounds "
-                                                f"[{lo:g}, {hi:g}]")
+            raise PolicyRefused("value_bounds", f"the public bounds {out} are outside the site's value_bounds",
+                                limit=f" [{lo:g}, {hi:g}]")
 
 
 #: The decision's planned coalition ε agrees with what each share states to 10⁻⁶ relative (a one-stage
@@ -397,8 +400,9 @@ def check_coalition(policy: SitePolicy, coalition_epsilon: float, stage: str) ->
         raise PolicyRefused("max_coalition_epsilon", f"with its {stage} share, the run as planned would give this "
                                                      f"site's people ε = "
                                                      f"{coalition_epsilon:.4g} against the server colluding with "
-                                                     "every other site, above the site's max_coalition_epsilon = "
-                                                     f"{_fmt(policy.max_coalition_epsilon)}; nothing was sent")
+                                                     "every other site, above the site's max_coalition_epsilon; "
+                                                     "nothing was sent",
+                            limit=f" (max_coalition_epsilon = {_fmt(policy.max_coalition_epsilon)})")
 
 
 def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num: int, threshold: int,
@@ -661,8 +665,9 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
                 epsilon=req.epsilon, delta=req.delta, simulation=req.simulation)
     try:
         if policy.site and policy.site != shard.entity:
-            raise PolicyRefused("site", f"this node's policy is written for site {policy.site!r} and its shard holds "
-                                        "another entity; its operator starts it with the site's own policy")
+            raise PolicyRefused("site", "this node's policy is written for another site than its shard's entity; its "
+                                        "operator starts it with the site's own policy",
+                                limit=f" (the policy's site is {policy.site!r})")
         check(policy, req)
         declared = getattr(shard, "n_declared", None)
         if req.item_catalogue != "declared" and declared is not None and declared < shard.train.shape[1]:

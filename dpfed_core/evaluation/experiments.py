@@ -263,7 +263,9 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
         shown = ", ".join(map(str, empty[:5])) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
         out.append({"code": "no-test-users", "param": "test_fraction",
                     "text": f"{len(empty)} entit{'y has' if len(empty) == 1 else 'ies have'} no test users, so "
-                            f"their metrics are undefined (not a win): {shown}"})
+                            f"their metrics are undefined (not a win): {shown}. A test user needs more than "
+                            f"n_hidden = {config.n_hidden} entries: lower n_hidden when their users hold fewer, "
+                            "or raise test_fraction"})
     return out
 
 

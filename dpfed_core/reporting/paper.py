@@ -28,9 +28,19 @@ def _param(config: Mapping, name: str, default: object) -> object:
     return next((p.default for p in spec.parameters if p.name == name), default)
 
 
-def paper_differences(config: Mapping) -> list[str]:
+def _clustered(run: Mapping | None, config: Mapping) -> bool:
+    """Did the prototype method cluster (k > 1 at some entity)? From the run's ledger when there is one
+    (a "candidates" stage), else from k: with one prototype an entity recovers its whole sum, with no
+    projection, candidates or search."""
+    if run is not None and (run.get("privacy") or {}).get("ledger") is not None:
+        return any(r.get("stage") == "candidates" for r in run["privacy"]["ledger"])
+    return int(config.get("k") or 1) > 1
+
+
+def paper_differences(config: Mapping, run: Mapping | None = None) -> list[str]:
     """What the run of ``config`` (a :class:`~dpfed_core.config.RunConfig` as a dict) does otherwise than
-    the paper, one phrase each; the objective's normalisation always."""
+    the paper, one phrase each; the objective's normalisation always. ``run``: its result document, when
+    there is one (what the run actually did: whether it clustered, the k each entity used)."""
     from dpfed_core.federation.protocol import PROTOTYPE_METHODS, is_summable
     from dpfed_core.methods import METHODS, available_methods
 
@@ -50,13 +60,19 @@ def paper_differences(config: Mapping) -> list[str]:
         if _param(config, "variant", "paper") == "gaussian":
             out.append("prototypes recovered by ℓ2-clipped Gaussian sums (the paper: Gumbel top-s support and "
                        "Laplace sums)")
-        if _param(config, "candidates", "partition") == "lsh":
-            out.append("clustering candidates from a private LSH coreset (the paper: private partition and local "
-                       "search)")
-        if _param(config, "cluster_size", None) is not None and config.get("epsilon") not in (None, "inf"):
+        dp = method in ("dp-prototypes", "dp-gaussian")
+        auto_k = (dp and _param(config, "cluster_size", None) is not None and int(config.get("k") or 1) > 1
+                  and config.get("epsilon") not in (None, "inf") and float(config.get("epsilon")) != float("inf"))
+        if auto_k:
             out.append(f"k = {config.get('k')} is a maximum: each entity uses about one prototype per "
                        f"{_param(config, 'cluster_size', 1000):g} of its users (the paper: k exactly)")
-        if method in ("dp-prototypes", "dp-gaussian") and _param(config, "projection_dim", None) is None:
+        if dp and not _clustered(run, config):
+            if int(config.get("k") or 1) > 1:  # k = 1 asked: one prototype, the whole sum, as the paper's
+                out.append("one prototype per entity: its DP sum, with no clustering (the paper clusters into k)")
+        elif dp and _param(config, "candidates", "partition") == "lsh":
+            out.append("clustering candidates from a private LSH coreset (the paper: private partition and local "
+                       "search)")
+        elif dp and _param(config, "projection_dim", None) is None:
             out.append("projection dimension clip(round(0.5·ln n̂), 3, 10), the authors' code (the paper's text: "
                        "8 log n)")
     elif method in METHODS and not METHODS[method].federated:
@@ -65,6 +81,6 @@ def paper_differences(config: Mapping) -> list[str]:
     return out
 
 
-def paper_differences_text(config: Mapping) -> str:
+def paper_differences_text(config: Mapping, run: Mapping | None = None) -> str:
     """One sentence: "Differs from the paper (Ribero et al. 2020): a; b; c."."""
-    return f"Differs from the paper ({PAPER}): " + "; ".join(paper_differences(config)) + "."
+    return f"Differs from the paper ({PAPER}): " + "; ".join(paper_differences(config, run)) + "."

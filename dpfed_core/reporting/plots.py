@@ -154,7 +154,9 @@ def factor_heatmap(V: np.ndarray, item_names: Sequence[str], n_items: int = 40,
     """V (items × latent factors) for the items with the largest loadings; ``columns``: the columns'
     names ("factor 1", … by default)."""
     V = np.asarray(V, dtype=float)
+    # an item with no row at all (outside the shared catalogue: a zero row) shows nothing the server learned
     rows = np.argsort(-V.sum(axis=1), kind="stable")[: min(n_items, V.shape[0])]
+    rows = rows[np.abs(V[rows]).sum(axis=1) > 0] if (np.abs(V).sum(axis=1) > 0).any() else rows
     names = np.asarray(item_names)[rows]
     fig = go.Figure(go.Heatmap(
         z=V[rows], y=_dedupe(_short(names, 36)),

@@ -661,7 +661,7 @@ def _parameters(run: dict) -> str:
     if run.get("config", {}).get("method"):
         from dpfed_core.reporting.paper import paper_differences_text
 
-        body += f"<p><b>Settings.</b> {_esc(paper_differences_text(run['config']))}</p>"
+        body += f"<p><b>Settings.</b> {_esc(paper_differences_text(run['config'], run))}</p>"
     ds = run.get("dataset", {})
     body += (f"<p>Declared public value bound Λ∞ = {fmt_num(ds.get('value_max'))} "
              f"({_esc(ds.get('value_kind', '—'))}).</p>")

@@ -103,6 +103,18 @@ def audit_estimate_line(dataset: FederatedDataset, entity: str, *, methods: list
     return f"Expected time: {estimate_phrase(est, runs)}"
 
 
+def epsilon_below_request(doc: dict) -> str:
+    """Why a run's ε (its ledger's guarantee) is below the ε requested, in a few words: its stages
+    compose by zCDP to less than their sum, and/or a stage that did not run spent nothing (its notes)."""
+    p = doc["privacy"]
+    asked = format_epsilon(float(p.get("requested_epsilon", math.inf)))
+    zcdp = "zCDP" in str((p.get("accountant") or {}).get("within_run", ""))
+    if zcdp:
+        return (f"of ε = {asked} requested: its stages compose by zCDP to less than their sum"
+                + ("; the run's notes say what else did not spend" if doc.get("notes") else ""))
+    return f"of ε = {asked} requested; the rest was not spent (the run's notes say why)"
+
+
 def any_release(methods: list[str]) -> bool:
     """Does any of ``methods`` release something computed from the data (and so spend budget)?"""
     from dpfed_core.methods import get_method
@@ -284,7 +296,9 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
     if df["rank"].duplicated().any():
         ties.append("Items with equal scores share a rank; among them the order is the catalogue's, not advice.")
     if df.attrs.get("tied_beyond"):
-        ties.append(f"{df.attrs['tied_beyond']} more items score the same as the last one listed and are not shown.")
+        k = df.attrs["tied_beyond"]
+        ties.append(f"{k} more item{'s score' if k != 1 else ' scores'} the same as the last one listed and "
+                    f"{'are' if k != 1 else 'is'} not shown.")
     if ties:
         note = " ".join([note, *ties]) if note else " ".join(ties)
     items = df.attrs["items"]

@@ -278,7 +278,7 @@ FLAT_SCORES = 1e-9
 def cannot_rank(scores: np.ndarray, model: str, unit: str = "user") -> str | None:
     """Why a model's top-N for one user is no ranking (None when it is one): every candidate has the
     same score — zero when the model learned nothing that applies to this user — so its order would
-    be the items' order in the catalogue (alphabetical), not advice."""
+    be the items' order in the catalogue, not advice."""
     s = np.asarray(scores, dtype=float)
     s = s[np.isfinite(s)]
     if s.size == 0:
