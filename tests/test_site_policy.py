@@ -244,8 +244,10 @@ def test_a_store_the_site_cannot_create_is_a_policy_fault_told_to_the_site_not_t
     (tmp_path / "a-file").write_text("")
     policy = _policy(tmp_path, store=str(tmp_path / "a-file" / "{site}.sqlite3"))  # under a file: uncreatable
     req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
-    with pytest.raises(PolicyError, match="fix its store key"):
+    with pytest.raises(PolicyError, match="fix the store key of the site's policy") as err:
         sp_.accept(policy, req, shard, run="1", coordinator="test")
+    # a node takes neither --store nor DPFED_STORE: the advice is the policy's
+    assert "--store" not in str(err.value) and "DPFED_STORE" not in str(err.value)
 
 
 def test_a_site_charges_the_requests_delta_and_keeps_the_delta_budget_its_policy_states(tmp_path):
@@ -1005,3 +1007,10 @@ def test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_paramete
     check(_policy(tmp_path, max_coalition_epsilon=planned[3]), req)
     # a non-private request states none (its own rule refuses it)
     assert request_of(RunConfig(method="kmeans"), 3, value_max=10.0).coalition_epsilon is None
+
+
+def test_a_misspelt_policy_key_is_pointed_at(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text("methods = ['kmeans']\nmax_epsilom = 1.0\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n")
+    with pytest.raises(sp_.PolicyError, match=r"'max_epsilom' — a misspelling of 'max_epsilon'\?"):
+        load_policy(path)

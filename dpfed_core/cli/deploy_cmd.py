@@ -56,8 +56,9 @@ def register_cli(subparsers) -> None:
                    help="import this plug-in module (it registers a method) here and on every node; repeatable; "
                         "adds to $DPFED_PLUGINS (docs/EXTENDING.md)")
     g.add_argument("--site-policy", metavar="FILE",
-                   help="every local site's own policy (TOML: methods, max_epsilon, max_delta, budget_epsilon, "
-                        "store, allow_simulation, allow_non_private, max_dropouts, value_bounds; docs/DEPLOYMENT.md); "
+                   help="every local site's own policy (TOML: methods, max_epsilon, max_delta, "
+                        "max_coalition_epsilon, budget_epsilon, budget_delta, store, allow_simulation, "
+                        "allow_non_private, max_dropouts, value_bounds, site; docs/DEPLOYMENT.md); "
                         "default: a policy matching this run, without simulation")
     p.add_argument("--out", help="write the JSON result document here")
     add_store_args(p)

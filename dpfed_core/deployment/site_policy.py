@@ -176,7 +176,13 @@ def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> 
         raise PolicyError(f"the site policy {p} is not valid TOML ({exc})") from None
     unknown = sorted(set(raw) - set(_KEYS))
     if unknown:
-        raise PolicyError(f"the site policy {p} has unknown keys {unknown}; known: {sorted(_KEYS)}")
+        import difflib
+
+        # a misspelt key is a rule the site believes it set: point at the key meant
+        meant = {k: difflib.get_close_matches(k, list(_KEYS), 1) for k in unknown}
+        hints = "; ".join(f"{k!r} — a misspelling of {m[0]!r}?" for k, m in meant.items() if m)
+        raise PolicyError(f"the site policy {p} has unknown keys {unknown}" + (f" ({hints})" if hints else "")
+                          + f"; known: {sorted(_KEYS)}")
     missing = [k for k in _REQUIRED if k not in raw]
     if missing:
         raise PolicyError(f"the site policy {p} lacks {missing}; every policy states them")
@@ -474,7 +480,7 @@ class SiteLog:
     def __init__(self, store: str | os.PathLike) -> None:
         from dpfed_core.privacy.store import Store
 
-        self.store = Store(store)
+        self.store = Store(store, fix="fix the store key of the site's policy")
         with self.store.write() as con:
             con.execute(_SITE_SCHEMA)
             con.execute(_DRAWS_SCHEMA)
@@ -659,8 +665,7 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
     except StoreError as exc:
         # a fault of the site's own file: its operator reads it in the node's log, the coordinator only
         # that the policy cannot be used (never the site's paths)
-        raise PolicyError(f"the store of the site policy {policy.path} cannot be used ({exc}); fix its store "
-                          "key") from None
+        raise PolicyError(f"the store of the site policy {policy.path} cannot be used ({exc})") from None
     base = dict(run=run, coordinator=coordinator, entity=shard.entity, method=req.method, stage="decision",
                 epsilon=req.epsilon, delta=req.delta, simulation=req.simulation)
     try:

@@ -227,9 +227,13 @@ class Store:
     leaves no file behind.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, path: str | os.PathLike | None = None, timeout: float = DEFAULT_TIMEOUT,
+                 fix: str | None = None) -> None:
         self.path = resolve_store_path(path)
         self.timeout = float(timeout)
+        # what the store's errors tell the reader to do: a command's or the dashboard's controls by default;
+        # a site's store is named by its policy, which takes neither
+        self.fix = fix
         self.readonly = False
         if self.path.exists() and not self.path.is_file() and not self.path.is_dir():
             # SQLite blocks for ever opening a named pipe, and beside a device it writes its journal
@@ -241,7 +245,7 @@ class Store:
 
     # ------------------------------------------------------------------ connections
     def _hint(self) -> str:
-        return f"choose another file with --store or {STORE_ENV} (dashboard: the store path in Settings)"
+        return self.fix or f"choose another file with --store or {STORE_ENV} (dashboard: the store path in Settings)"
 
     def _connect(self, readonly: bool = False, immutable: bool = False) -> sqlite3.Connection:
         try:
