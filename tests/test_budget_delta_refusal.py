@@ -69,8 +69,8 @@ def test_refusal_by_zcdp_past_the_basic_delta_still_names_epsilon(tmp_path):
 
 
 def test_a_gaussian_method_at_delta_zero_is_refused_naming_delta_not_epsilon(tmp_path, capsys):
-    """dp-popularity's stages split a zCDP budget ρ(ε, δ), which is 0 at δ = 0: the error names δ (it
-    had said ε = 0 was refused, of a run given ε = 2)."""
+    """dp-popularity's stages split a zCDP budget ρ(ε, δ), which is 0 at δ = 0: the error names δ, the
+    setting at fault, never an ε of 0 the run was not given."""
     from dpfed_core.cli.main import main
 
     code = main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon", "2", "--delta", "0",

@@ -114,7 +114,7 @@ def test_an_error_quotes_the_log_it_points_to(tmp_path):
 
 def test_the_coordinators_workdir_is_absolute_and_an_existing_one_keeps_its_mode(tmp_path, monkeypatch):
     """deploy-local's own folder under --workdir (shards, the policy, Flower's logs): a relative path is
-    made absolute (Flower's processes start elsewhere: a relative log path had broken start-up), and an
+    made absolute (Flower's processes start in other folders, where a relative log path names nothing), and an
     existing folder — perhaps the operator's home — keeps its mode, the run's files in a private one inside."""
     from dpfed_core.deployment.launcher import private_run_dir
 
@@ -130,7 +130,7 @@ def test_the_coordinators_workdir_is_absolute_and_an_existing_one_keeps_its_mode
 
 def test_a_superlink_that_fails_at_start_up_says_no_node_drew(tmp_path):
     """Nothing ran anywhere: the error carries ledger_rows = 0, so the coordinator's reservation is given
-    back (it had stayed charged as failed)."""
+    back rather than kept charged as failed."""
     import pytest
 
     from dpfed_core.deployment.launcher import _wait_port
