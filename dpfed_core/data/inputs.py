@@ -130,7 +130,7 @@ def read_bounded(source: Any, *, what: str, param: str | None, limit: int = MAX_
 
 
 # ====================================================================== encodings
-def _check_encoding(encoding: str, param: str | None = "encoding") -> str:
+def check_encoding(encoding: str, param: str | None = "encoding") -> str:
     try:
         return codecs.lookup(encoding).name
     except LookupError:
@@ -147,7 +147,7 @@ def detect_encoding(raw: bytes, *, what: str, encoding: str | None = None, param
     all (an old single-byte export, e.g. MovieLens titles); anything else (UTF-8 text with a stray byte) is an error asking to declare the
     encoding, never a silent half-guess that garbles names."""
     if encoding is not None:
-        enc = _check_encoding(encoding)
+        enc = check_encoding(encoding)
         try:
             raw.decode(enc)
         except UnicodeDecodeError as exc:
@@ -166,14 +166,13 @@ def detect_encoding(raw: bytes, *, what: str, encoding: str | None = None, param
                     param="encoding")
 
 
-#: Byte-order marks of the wide Unicode encodings (a spreadsheet's "Unicode text" export), UTF-32 first:
-#: its little-endian mark begins with UTF-16's.
-WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-             (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-#: The codec a byte-order mark names, byte order included (what an error tells to declare).
+#: The codec a byte-order mark names, byte order included (what an error tells to declare); UTF-32
+#: first: its little-endian mark begins with UTF-16's.
 MARKED_CODECS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
                  (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"),
                  (codecs.BOM_UTF8, "utf-8"))
+#: The wide Unicode encodings' marks (a spreadsheet's "Unicode text" export), by family.
+WIDE_BOMS = tuple((bom, name[:6]) for bom, name in MARKED_CODECS if name.startswith(("utf-16", "utf-32")))
 
 
 def marked_codec(head: bytes) -> str | None:
@@ -202,28 +201,33 @@ def single_byte_encoding(raw: bytes) -> str:
         return "latin-1"
 
 
-def check_byte_order_mark(head: bytes, declared: str, *, what: str) -> None:
-    """A declared single-byte or UTF-8 encoding on content that starts with a byte-order mark of another
-    Unicode encoding is a contradiction: decoded so, the mark becomes "ï»¿" or NUL-laden noise."""
-    name = _check_encoding(declared)
-    marked = marked_codec(head)
-    if marked is not None and contradicts_mark(name, marked):
-        raise ConfigError(f"{what}: encoding {declared!r} is declared, but the file starts with a {marked[:6]} "
-                          f"byte-order mark; declare encoding={marked}, or leave the encoding out",
+def wide_encoding(head: bytes, declared: str | None, what: str = "") -> str | None:
+    """The UTF-16/UTF-32 codec of content declared as one or starting with its byte-order mark, else
+    None; ``what`` names the file in the errors. A declared encoding that contradicts the content's mark
+    (a UTF-8 one included: declared single-byte, it would become a first name "ï»¿user") is refused, and
+    so is UTF-16/32 declared without a byte order on content with no mark."""
+    at = f"{what}: " if what else ""
+    marked = next((name for bom, name in WIDE_BOMS if head.startswith(bom)), None)
+    if declared is None:
+        return marked
+    name = check_encoding(declared)
+    ordered = marked_codec(head)
+    if ordered is not None and contradicts_mark(name, ordered):
+        raise ConfigError(f"{at}encoding {declared!r} is declared, but the file starts with a {ordered[:6]} "
+                          f"byte-order mark; declare encoding={ordered}, or leave the encoding out",
                           param="encoding")
+    if name in ("utf-16", "utf-32") and marked is None:
+        # without a mark the codec guesses the byte order, and ASCII read so decodes to CJK noise
+        raise ConfigError(f"{at}encoding {declared!r} needs a byte-order mark, and this file has none; declare "
+                          f"the byte order ({name}-le or {name}-be) with encoding=…", param="encoding")
+    return name if name.startswith(("utf-16", "utf-32")) else None
 
 
 def decode_text(raw: bytes, *, what: str, encoding: str | None = None, param: str | None = None) -> str:
     """``raw`` decoded by :func:`detect_encoding` (a UTF-8 BOM removed), or as UTF-16/32 when it starts
     with their byte-order mark or is declared so; NUL bytes in any other text refused."""
-    if encoding is not None:
-        check_byte_order_mark(raw[:4], encoding, what=what)
-    wide = next((m for bom, m in WIDE_BOMS if raw.startswith(bom)), None)
-    if wide is not None or (encoding is not None and _check_encoding(encoding).startswith(("utf-16", "utf-32"))):
-        enc = _check_encoding(encoding) if encoding is not None else wide
-        if enc in ("utf-16", "utf-32") and wide is None:
-            raise ConfigError(f"{what}: encoding {encoding!r} needs a byte-order mark, and this file has none; "
-                              f"declare the byte order ({enc}-le or {enc}-be) with encoding=…", param="encoding")
+    enc = wide_encoding(raw[:4], encoding, what)
+    if enc is not None:
         try:
             text = raw.decode(enc)
         except UnicodeDecodeError as exc:
@@ -408,7 +412,7 @@ def read_list(source: Any, *, what: str = "item list", param: str | None = "item
                        param=param)
     utf8_note = ""
     if (encoding is not None and not raw.isascii() and _valid_utf8(raw)
-            and _check_encoding(encoding) != "utf-8"):
+            and check_encoding(encoding) != "utf-8"):
         # the --encoding is the data file's: a list written beside it by hand is UTF-8 more often than the
         # export, and decoded as latin-1 its names would match no row (every such entity or item left out)
         encoding, utf8_note = None, (f"{what} {label}: read as UTF-8 (it is valid UTF-8), not as the data's "

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Sequence, Union
 import numpy as np
 import pandas as pd
 
-from dpfed_core.data.inputs import WIDE_BOMS, check_regular_file, contradicts_mark, env_limit, marked_codec
+from dpfed_core.data.inputs import check_encoding, check_regular_file, env_limit, wide_encoding
 from dpfed_core.errors import ConfigError, DataError
 
 __all__ = [
@@ -231,26 +231,6 @@ def _whole_file_encoding(label: str, path: Path | None, data: bytes | None, comp
 
 
 
-def _wide_encoding(text_head: bytes, declared: str | None) -> str | None:
-    """The UTF-16/UTF-32 codec of a table declared as one or starting with its byte-order mark
-    (a spreadsheet's "Unicode text" export), else None."""
-    marked = next((name for bom, name in WIDE_BOMS if text_head.startswith(bom)), None)  # UTF-32 first:
-    # its little-endian mark begins with UTF-16's
-    if declared is None:
-        return marked
-    name = _check_table_encoding(declared)
-    # a UTF-8 mark too: declared single-byte, it would become a first column name "ï»¿user"
-    ordered = marked_codec(text_head)
-    if ordered is not None and contradicts_mark(name, ordered):
-        raise ConfigError(f"encoding {declared!r} is declared, but the file starts with a {ordered[:6]} byte-order "
-                          f"mark; declare encoding={ordered}, or leave the encoding out", param="encoding")
-    if name in ("utf-16", "utf-32") and marked is None:
-        # without a mark the codec guesses the byte order, and ASCII read so decodes to CJK noise
-        raise ConfigError(f"encoding {declared!r} needs a byte-order mark, and this file has none; declare the "
-                          f"byte order ({name}-le or {name}-be) with encoding=…", param="encoding")
-    return name if name.startswith(("utf-16", "utf-32")) else None
-
-
 def _as_utf8(label: str, path: Path | None, data: bytes | None, compression: str | None, encoding: str) -> bytes:
     """The whole (decompressed) text of a UTF-16/32 table re-encoded as UTF-8, without its mark."""
     with _text_stream(path, data, compression) as f:
@@ -261,15 +241,6 @@ def _as_utf8(label: str, path: Path | None, data: bytes | None, compression: str
         raise DataError(f"{label} is not valid {encoding} text (byte {exc.start:,}); declare the file's encoding "
                         "(encoding=…)", param="encoding") from None
     return text.lstrip("\ufeff").encode("utf-8")
-
-
-def _check_table_encoding(encoding: str) -> str:
-    """A declared encoding must exist (the read itself then decodes strictly)."""
-    try:
-        return codecs.lookup(encoding).name
-    except LookupError:
-        raise ConfigError(f"encoding {encoding!r} is not a known text encoding (e.g. utf-8, latin-1, cp1252)",
-                          param="encoding") from None
 
 
 def read_table(
@@ -358,7 +329,7 @@ def read_table(
 
     text_head = _decompressed_head(head, path, data)
     compression = "gzip" if head[:2] == b"\x1f\x8b" else None
-    wide = _wide_encoding(text_head, encoding)
+    wide = wide_encoding(text_head, encoding)
     if wide is not None:
         # UTF-16/32 text is full of NUL bytes and its separators are not single bytes: read as UTF-8
         data = _as_utf8(label, path, data, compression, wide)
@@ -431,7 +402,7 @@ def read_table(
 
     try:
         if encoding is not None:
-            enc = _check_table_encoding(encoding)
+            enc = check_encoding(encoding)
             df = _read(enc)
         else:
             try:
