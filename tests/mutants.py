@@ -2079,7 +2079,8 @@ MUTANTS = (
     # a worker or thread that draws before the run's budget has accepted its row, a run settled crosswise
     # --- people of several accounts in one table: each account checked and charged
     Mutant("padded-table-escapes-the-other-accounts-cap", ODO, "BudgetOdometer.reserve",
-           "self._also_held(con, key, dataset, secret, ident.account) if charged and secret else []", "[]",
+           "self._also_held(con, key, dataset, secret, ident.account, found) if charged and secret else []",
+           "[]",
            (f"{FPT}::test_people_padded_with_others_are_checked_against_their_own_cap_and_charged_to_it",)),
     Mutant("padded-table-dry-run-sees-one-account", ODO, "BudgetOdometer.preview",
            "self._also_held(con, key, dataset, secret, ident.account) if secret is not None else []", "[]",

@@ -208,13 +208,14 @@ class BudgetOdometer:
         return found[0] if found else None
 
     def _also_held(self, con, key: str, dataset: FederatedDataset, secret: bytes | None,
-                   account: str) -> list[Identity]:
+                   account: str, found: list[tuple[str, PeopleMatch]] | None = None) -> list[Identity]:
         """The other stored accounts whose people the dataset holds besides its own ``account``: a table
         that adds made-up (or other) users to a capped account's people is matched to whichever account
         has more users matched, and would otherwise release the capped people's data uncharged. Each
-        is checked against its own cap and charged too, its entities mapped as an alias's would be."""
+        is checked against its own cap and charged too, its entities mapped as an alias's would be.
+        ``found``: :meth:`_matches` as this transaction already computed it (a dataset registered in it)."""
         out = []
-        for acct, m in self._matches(con, key, dataset, secret):
+        for acct, m in (self._matches(con, key, dataset, secret) if found is None else found):
             if acct == account:
                 continue
             out.append(Identity(key, acct, acct, self._name(con, acct), m.contained,
@@ -235,7 +236,10 @@ class BudgetOdometer:
         return {str(e): best[1].entity_map.get(str(e)) or (sorted({*map(str, account), str(e)}) if users[h] else [str(e)])
                 for h, e in enumerate(dataset.entity_names)}
 
-    def _upsert_dataset(self, con, key: str, dataset: FederatedDataset, secret: bytes | None) -> None:
+    def _upsert_dataset(self, con, key: str, dataset: FederatedDataset, secret: bytes | None
+                        ) -> list[tuple[str, PeopleMatch]] | None:
+        """Register the dataset (a new one matched to the stored accounts: the matches are returned, None
+        for a dataset already known)."""
         t = now_iso()
         known = con.execute("SELECT key FROM datasets WHERE key = ?", (key,)).fetchone() is not None
         con.execute(
@@ -243,8 +247,10 @@ class BudgetOdometer:
             "ON CONFLICT(key) DO UPDATE SET name = excluded.name, last_seen = excluded.last_seen",
             (key, str(dataset.name), json.dumps([str(e) for e in dataset.entity_names]), t, t))
         self._transient.pop(key, None)  # registered from here on: the store's row is its identity
+        found = None
         if not known:
-            best = self._best_match(con, key, dataset, secret)
+            found = self._matches(con, key, dataset, secret)
+            best = found[0] if found else None
             if best is not None:
                 con.execute("UPDATE datasets SET alias_of = ?, similarity = ?, entity_map = ? WHERE key = ?",
                             (best[0], best[1].contained, json.dumps(self._alias_map(con, best, dataset)), key))
@@ -257,6 +263,7 @@ class BudgetOdometer:
                         "VALUES (?, ?, ?, ?, ?, ?)",
                         (key, FP_VERSION, fp.n_users, fp.keys.shape[1], fp.keys.astype("<u8").tobytes(),
                          fp.entity.astype("<i4").tobytes()))
+        return found
 
     def unkeyed_fingerprints(self) -> int:
         """How many datasets of the store still have an unkeyed (version 1) fingerprint — each of
@@ -670,11 +677,11 @@ class BudgetOdometer:
                 dref = cap_now[1] if math.isfinite(cap_now[0]) and cap_now[1] > 0 else REFERENCE_DELTA
                 batch_pld_epsilon(rhos, dref / 2)
         with self.store.write() as con:
-            self._upsert_dataset(con, key, dataset, secret)
+            found = self._upsert_dataset(con, key, dataset, secret)
             ident = self._identity(con, key)
             cap_e, cap_d = self._cap(con, ident.account)
             charged = [p for p in plans if not p.simulation]
-            others = self._also_held(con, key, dataset, secret, ident.account) if charged and secret else []
+            others = self._also_held(con, key, dataset, secret, ident.account, found) if charged and secret else []
             if enforce and charged:
                 for who_is in [ident, *others]:
                     o_e, o_d = (cap_e, cap_d) if who_is is ident else self._cap(con, who_is.account)
