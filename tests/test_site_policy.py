@@ -119,10 +119,13 @@ def test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value
      "methods is a list of method names"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nallow_simulation = 'yes'\n",
      "allow_simulation is true or false"),
+    # a quoted bound is text, not a bound out of order: the message names the quotes
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nvalue_bounds = ['0', 5]\n",
+     "value_bounds = \\['0', 5\\] must be two numbers \\[low, high\\], unquoted"),
 ], ids=["missing", "typo", "negative", "infinite budget", "string bool", "delta cap", "delta budget", "not toml",
         "bounds high below low", "negative dropouts", "nan epsilon", "zero budget", "boolean dropouts",
         "method not a name", "no method", "delta budget below two runs", "empty store",
-        "quoted number", "method not in a list", "bool spelt as a word"])
+        "quoted number", "method not in a list", "bool spelt as a word", "quoted bound"])
 def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):
     p = tmp_path / "p.toml"
     p.write_text(body, encoding="utf-8")
@@ -239,12 +242,76 @@ def test_the_site_budget_says_when_the_policy_now_states_another_budget_than_the
     assert "cap ε = 3" in out and "now states budget_epsilon = 2, budget_delta = 0.0001" in out
 
 
+def test_the_site_command_lists_each_cap_change_the_policy_made_and_names_the_entity_of_each_row(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    shard = _site_shard(tmp_path)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    sp_.accept(_policy(tmp_path, budget_epsilon=3.0), req, shard, run="1", coordinator="test")
+    sp_.accept(_policy(tmp_path, budget_epsilon=2.0), req, shard, run="2", coordinator="test")
+    argv = ["site", "releases", "--policy", str(tmp_path / "policy.toml"), "--site", shard.entity]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    head = next(line for line in out.splitlines() if line.startswith("id "))
+    assert head.split()[:6] == ["id", "created", "run", "coordinator", "entity", "method"]
+    changes = out[out.index("cap changes of"):].splitlines()
+    assert changes[0] == f"cap changes of {sp_.site_dataset_name(shard.entity)!r} (newest first):"
+    # newest first: the edit to 2, then the first decision's cap of 3 (none before it)
+    assert "ε = 3, δ = 0.0001 → ε = 2, δ = 0.0001" in changes[1] and "site policy" in changes[1]
+    assert "none → ε = 3, δ = 0.0001" in changes[2] and len(changes) == 3
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [c["new_epsilon"] for c in doc["budget"][0]["cap_changes"]] == [2.0, 3.0]
+
+
+def test_a_site_name_the_store_holds_no_account_of_is_an_error_naming_the_sites_it_holds(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    shard = _site_shard(tmp_path)
+    path = write_policy(tmp_path / "p.toml", **{**STRICT, "store": "shared.sqlite3"})
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    sp_.accept(load_policy(path), req, shard, run="1", coordinator="test")
+    for what in ("budget", "releases"):
+        assert main(["site", what, "--policy", str(path), "--site", shard.entity.upper() + "x"]) == 2
+        err = capsys.readouterr().err
+        assert "holds no account of that site" in err and f"it holds {shard.entity!r}" in err
+    assert main(["site", "withdraw", "--run", "1", "--policy", str(path), "--site", "nobody"]) == 2
+    capsys.readouterr()
+    assert sp_.remaining_budget(load_policy(path).store_for(""))[0]["spent_epsilon"] > 0  # nothing given back
+    assert main(["site", "budget", "--policy", str(path), "--site", shard.entity]) == 0
+    # the coordinator's budget command, pointed at a site's store, names the site command that reads it
+    assert main(["budget", "show", "--data", "sample:clinic", "--store", str(tmp_path / "shared.sqlite3")]) == 0
+    out = capsys.readouterr().out
+    assert "a deployment site's store" in out and "site budget --store" in out
+
+
+def test_a_site_whose_store_folder_does_not_exist_refuses_and_never_makes_a_fresh_budget(tmp_path):
+    from dpfed_core.deployment.deployed import check_site_policy
+    from dpfed_core.errors import ConfigError
+
+    shard = _site_shard(tmp_path)
+    good = _policy(tmp_path)  # the tool writing a policy makes its store folder
+    assert good.store_for(shard.entity).parent.is_dir()
+    typo = tmp_path / "stroes" / "{site}.sqlite3"
+    policy = _policy(tmp_path, store=str(typo))
+    import shutil
+
+    shutil.rmtree(tmp_path / "stroes")  # as an operator's hand-written policy with a misspelt folder
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    with pytest.raises(PolicyError, match="store folder .*stroes does not exist"):
+        sp_.accept(policy, req, shard, run="1", coordinator="test")
+    assert not (tmp_path / "stroes").exists()
+    ds = __import__("tests.test_deployment", fromlist=["three_clinics"]).three_clinics()
+    with pytest.raises(ConfigError, match="stroes does not exist.*every site would refuse"):
+        check_site_policy(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), policy.path, ds)
+
+
 def test_a_store_the_site_cannot_create_is_a_policy_fault_told_to_the_site_not_to_the_coordinator(tmp_path):
     shard = _site_shard(tmp_path)
     (tmp_path / "a-file").write_text("")
     policy = _policy(tmp_path, store=str(tmp_path / "a-file" / "{site}.sqlite3"))  # under a file: uncreatable
     req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
-    with pytest.raises(PolicyError, match="fix the store key of the site's policy") as err:
+    with pytest.raises(PolicyError, match="a-file is a file, not a folder.*fix the store key") as err:
         sp_.accept(policy, req, shard, run="1", coordinator="test")
     # a node takes neither --store nor DPFED_STORE: the advice is the policy's
     assert "--store" not in str(err.value) and "DPFED_STORE" not in str(err.value)

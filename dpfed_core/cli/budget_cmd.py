@@ -215,15 +215,37 @@ def print_balance(odometer, dataset, key: str) -> None:
 
 
 def print_cap_changes(odometer, key: str) -> None:
-    rows = odometer.cap_changes(key)
+    for line in cap_change_lines(odometer.cap_changes(key)):
+        print(line)
+
+
+def _site_accounts(odometer, key: str) -> list[str]:
+    """The site accounts of a deployment site's store (a site registers its data as ``site <entity>``)
+    when the dataset ``key`` is none of the store's accounts: ``budget show`` of a site store is
+    then pointed at ``site budget``, which reads a site's account without its data."""
+    from dpfed_core.deployment.site_policy import site_dataset_name
+
+    stored = odometer.datasets()
+    if any(key in (d["key"], d.get("alias_of")) for d in stored) or odometer.identity(key).alias_of:
+        return []
+    prefix = site_dataset_name("")
+    return [d["name"] for d in stored if str(d["name"]).startswith(prefix)]
+
+
+def cap_change_lines(rows: list[dict], title: str = "cap changes", limit: int = 10) -> list[str]:
+    """The newest ``limit`` cap changes of an account (:meth:`BudgetOdometer.cap_changes` rows, newest
+    first) as printed lines under ``title``; none when the cap never changed."""
     if not rows:
-        return
-    print("cap changes (newest first):")
-    for r in rows[:10]:
+        return []
+    lines = [f"{title} (newest first):"]
+    for r in rows[:limit]:
         old = "none" if r["old_epsilon"] is None else f"ε = {_f(r['old_epsilon'])}, δ = {r['old_delta']:.3g}"
-        print(f"  {r['changed_at']}  {old} → ε = {_f(r['new_epsilon'])}, δ = {r['new_delta']:.3g}"
-              + ("  (raised, confirmed)" if r["raised"] else "") + (f"  by {r['actor']}" if r.get("actor") else "")
-              + (f"  {r['note']}" if r["note"] else ""))
+        lines.append(f"  {r['changed_at']}  {old} → ε = {_f(r['new_epsilon'])}, δ = {r['new_delta']:.3g}"
+                     + ("  (raised, confirmed)" if r["raised"] else "")
+                     + (f"  by {r['actor']}" if r.get("actor") else "") + (f"  {r['note']}" if r["note"] else ""))
+    if len(rows) > limit:
+        lines.append(f"  … {len(rows) - limit} older change(s)")
+    return lines
 
 
 def print_releases(rows: list[dict]) -> None:
@@ -260,6 +282,11 @@ def cmd_budget(args) -> int:
     else:
         # reads only: a store that cannot be written (read-only, full disk) still answers
         key = odo.key_of(dataset)
+        sites = _site_accounts(odo, key)
+        if sites and not args.json:
+            print(f"note: {dataset.name} is not in {odo.path}, a deployment site's store (accounts "
+                  f"{', '.join(repr(n) for n in sites)}); a site's budget is read with `python -m dpfed_core site "
+                  f"budget --store {odo.path}`")
     if args.budget_command in ("show", "set-cap"):
         if args.json:
             cap_e, cap_d = odo.cap(key)

@@ -58,6 +58,21 @@ def _store(args):
     return path, policy
 
 
+def _check_site_named(site: str, path, budget: list[dict]) -> None:
+    """A ``--site`` the store holds no account of, in a store that holds others', is a wrong name (its
+    balance would read as "accepted no run yet"): one error naming the sites the store holds. An empty
+    store holds no site yet and answers that it accepted no run."""
+    from dpfed_core.errors import ConfigError
+
+    held = sorted({b["entity"] for b in budget})
+    if held and site not in held:
+        import difflib
+
+        near = difflib.get_close_matches(site, held, 1)
+        raise ConfigError(f"--site {site!r}: the store {path} holds no account of that site; it holds "
+                          f"{', '.join(repr(h) for h in held)}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+
+
 def _fmt(x) -> str:
     if x is None:
         return "—"
@@ -79,6 +94,8 @@ def cmd_site(args) -> int:
         raise ConfigError("give --run ID with `site withdraw` (and only there): the run whose charge to give back"
                           if args.what == "withdraw" else f"--run is for `site withdraw`, not `site {args.what}`")
     path, policy = _store(args)
+    if args.site:  # before anything is withdrawn: a wrong name gives nothing back and says so
+        _check_site_named(args.site, path, remaining_budget(path))
     if args.what == "withdraw":
         outcomes = withdraw_by_site(path, args.run, args.site)
         for o in [] if args.json else outcomes:
@@ -97,10 +114,10 @@ def cmd_site(args) -> int:
         return 0
     if args.what == "releases":
         print(f"site store {path}: {len(rows)} decision(s) and release(s)")
-        head = ("id", "created", "run", "coordinator", "method", "stage", "decision", "rule", "ε", "δ", "ρ",
-                "shapes", "bytes", "note", "simulation")
-        table = [head] + [(str(r["id"]), r["created"], r["run"], r["coordinator"], r["method"], r["stage"],
-                           r["decision"], r["rule"] or "—", _fmt(r["epsilon"]), _fmt(r["delta"]), _fmt(r["rho"]),
+        head = ("id", "created", "run", "coordinator", "entity", "method", "stage", "decision", "rule", "ε", "δ",
+                "ρ", "shapes", "bytes", "note", "simulation")
+        table = [head] + [(str(r["id"]), r["created"], r["run"], r["coordinator"], r["entity"], r["method"],
+                           r["stage"], r["decision"], r["rule"] or "—", _fmt(r["epsilon"]), _fmt(r["delta"]), _fmt(r["rho"]),
                            r["shapes"], str(r["bytes"]), r["note"] or "—", "yes" if r["simulation"] else "no")
                           for r in rows]
         widths = [max(len(str(row[i])) for row in table) for i in range(len(head))]
@@ -110,6 +127,14 @@ def cmd_site(args) -> int:
         print("budget: this site has accepted no run yet")
     for b in budget:
         print(budget_line(b), file=sys.stdout)
+    from dpfed_core.cli.budget_cmd import cap_change_lines
+
+    shown = set()
+    for b in budget:  # one list per account: its entities share it
+        if b["dataset_key"] not in shown:
+            shown.add(b["dataset_key"])
+            for line in cap_change_lines(b.get("cap_changes", []), f"cap changes of {b['dataset']!r}"):
+                print(line)
     if policy is not None and budget:
         if any((b["cap_epsilon"], b["cap_delta"]) != (policy.budget_epsilon, policy.budget_delta) for b in budget):
             # reading never writes: the odometer takes the policy's budget when it next decides a run

@@ -165,7 +165,7 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
     rules: methods, ε, δ, the coalition ε, dropouts, bounds; each site's budget is its own store's):
     a run every site would refuse is one error naming the rule and the flag, before Flower starts."""
     if site_policy is not None:
-        from dpfed_core.deployment.site_policy import PolicyRefused, check, load_policy, request_of
+        from dpfed_core.deployment.site_policy import PolicyError, PolicyRefused, check, load_policy, request_of
 
         policy = load_policy(site_policy, control="--site-policy")  # the coordinator's copy for every site
         if config.simulation and not policy.allow_simulation:
@@ -174,6 +174,12 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
                               "in the policy, or drop --simulation")
         if dataset is None:
             return
+        for entity in dataset.entity_names:  # each local site opens its own store under the policy's key
+            try:
+                policy.check_store_folder(entity)
+            except PolicyError as exc:
+                raise ConfigError(f"--site-policy {site_policy}: {exc}; every site would refuse the run (nothing "
+                                  "was charged or started)") from None
         if policy.site and any(e != policy.site for e in dataset.entity_names):
             raise ConfigError(f"--site-policy {site_policy} is written for site {policy.site!r} (its site key), and "
                               "every local site is given it: the others would refuse every run. Drop the site key "

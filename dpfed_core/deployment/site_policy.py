@@ -48,6 +48,7 @@ Nothing here imports Flower: the ClientApp only carries the messages (``deployme
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -149,6 +150,18 @@ class SitePolicy:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(entity))
         return Path(str(self.store).replace("{site}", safe))
 
+    def check_store_folder(self, entity: str) -> Path:
+        """The entity's store file (:meth:`store_for`), its folder checked to exist. A site's budget is the
+        history in its store: a store key naming a folder nobody made is taken for a typo, never the
+        start of a fresh, empty budget beside the real one. Raises :class:`PolicyError` naming the folder."""
+        path = self.store_for(entity)
+        if not path.parent.is_dir():
+            state = "is a file, not a folder" if path.parent.exists() else "does not exist"
+            raise PolicyError(f"the store folder {path.parent} {state} (the store key of the site policy "
+                              f"{self.path} names it); the site's budget lives in its store, so create the folder "
+                              "(once, for a new site) or fix the store key")
+        return path
+
     def to_dict(self) -> dict:
         return {"path": str(self.path), "methods": list(self.methods), "max_epsilon": self.max_epsilon,
                 "max_delta": self.max_delta, "budget_epsilon": self.budget_epsilon,
@@ -202,8 +215,11 @@ def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> 
         raise PolicyError(f"the site policy {p}: budget_epsilon must be finite (a site's total budget)")
     bounds = raw.get("value_bounds")
     if bounds is not None:
-        if (len(bounds) != 2 or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
-                or not bounds[0] <= bounds[1]):
+        if len(bounds) != 2 or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds):
+            # a quoted number is text in TOML: name the type, not the order, so the fix is the quotes
+            raise PolicyError(f"the site policy {p}: value_bounds = {bounds!r} must be two numbers [low, high], "
+                              "unquoted (e.g. value_bounds = [0, 5])")
+        if not bounds[0] <= bounds[1]:
             raise PolicyError(f"the site policy {p}: value_bounds = {bounds!r} must be [low, high] with low ≤ high")
         bounds = (float(bounds[0]), float(bounds[1]))
     if not all(isinstance(m, str) for m in raw["methods"]):
@@ -253,7 +269,12 @@ def write_policy(path: str | os.PathLike, **keys) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     body = "".join(f"{k} = {_toml_value(v)}\n" for k, v in keys.items() if v is not None)
     p.write_text("# dpfed site policy (docs/DEPLOYMENT.md, \"Each site decides\")\n" + body, encoding="utf-8")
-    load_policy(p)
+    policy = load_policy(p)
+    # the tool that writes a policy makes its store folder (the operator's act); a node never does
+    folder = policy.store.parent
+    if "{site}" not in str(folder):
+        with contextlib.suppress(OSError):  # a folder it cannot make is refused by every node, naming it
+            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     return p
 
 
@@ -661,7 +682,7 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
     from dpfed_core.privacy.store import StoreError
 
     try:
-        log = SiteLog(policy.store_for(shard.entity))
+        log = SiteLog(policy.check_store_folder(shard.entity))
     except StoreError as exc:
         # a fault of the site's own file: its operator reads it in the node's log, the coordinator only
         # that the policy cannot be used (never the site's paths)
@@ -753,7 +774,8 @@ def withdraw(policy: SitePolicy, shard, record: dict, *, run: str, coordinator: 
 def remaining_budget(store: str | os.PathLike) -> list[dict]:
     """The site's budget from its own store, without the coordinator: per account (a dataset the site
     holds, with the keys of its re-exports recognised as the same people in ``aliases``), its cap,
-    spent and remaining (ε, δ) (the odometer's balance of its one entity)."""
+    spent and remaining (ε, δ) (the odometer's balance of its one entity) and every change of its cap
+    (``cap_changes``, newest first)."""
     from dpfed_core.privacy.odometer import BudgetOdometer
 
     odo = BudgetOdometer(SiteLog(store).store)
@@ -769,7 +791,8 @@ def remaining_budget(store: str | os.PathLike) -> list[dict]:
             # a re-export of the same people is charged to its account: one balance, its aliases named,
             # never the account's balance once more for every re-export
             continue
+        changes = odo.cap_changes(d["key"])  # every change of the site's cap, the policy's edits included
         for b in odo.balance(d["key"]):
             out.append({"dataset_key": d["key"], "dataset": d["name"], "aliases": aliases.get(d["key"], []),
-                        **b.to_dict()})
+                        **b.to_dict(), "cap_changes": changes})
     return out
