@@ -342,8 +342,10 @@ def test_the_dashboards_command_line_keeps_the_uploads_encoding():
     line = cli_command(RunConfig(), "t.csv", {"encoding": "cp1252", "user_col": "user"})
     assert "--encoding cp1252" in line and "not expressible" not in line
     line = cli_command(RunConfig(), "t.csv", {"items": ["a", "b"], "headerless": True})
-    assert "not expressible as flags here: headerless, items — give the files you loaded on the Data page " \
+    assert "not expressible as flags here: items — give the files you loaded on the Data page " \
            "(--items FILE)" in line, line
+    # a header-less upload: the CLI names its columns as the Data page did
+    assert " --no-header " in line
 
 
 def test_a_workbook_uploaded_on_the_data_page_gets_the_readers_advice_not_the_uploaders_refusal(tmp_path, capsys):

@@ -293,7 +293,7 @@ def test_a_header_less_table_without_its_columns_named_is_told_its_first_line_is
 
     path = tmp_path / "u.data"
     path.write_text("196\t242\t3\t881250949\n186\t302\t3\t891717742\n")
-    with pytest.raises(ConfigError, match="first line looks like data, not a header") as exc:
+    with pytest.raises(ConfigError, match="first line looks like data, not a header: give --no-header") as exc:
         load_data(path)
     assert exc.value.param == "user_col"
     named = tmp_path / "t.csv"
@@ -301,6 +301,36 @@ def test_a_header_less_table_without_its_columns_named_is_told_its_first_line_is
     with pytest.raises(ConfigError) as exc:
         load_data(named)
     assert "first line" not in str(exc.value)
+
+
+def test_the_cli_reads_a_header_less_file_as_the_data_page_does_its_first_line_as_written(tmp_path, capsys):
+    """``--no-header`` names the columns as the Data page does, keeps every cell of the first line as
+    written (as a header, a repeated cell became '1.1', a blank one 'Unnamed: 1'), and numbers lines
+    from the first."""
+    from dpfed_core.cli.main import main
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.data.upload import read_upload
+
+    body = "1,1,5,A\n1,2,3,A\n2,1,4,B\n3,2,,B\n"
+    bare, named = tmp_path / "t.csv", tmp_path / "named.csv"
+    bare.write_text(body)
+    named.write_text("column 1,column 2,column 3,column 4\n" + body)
+    cols = dict(user_col="column 1", item_col="column 2", value_col="column 3", entity_col="column 4",
+                value_kind="ratings", entities_from_data=True, drop_missing=True)
+    got, want = load_data(bare, no_header=True, **cols), load_data(named, **cols)
+    assert got.X.shape == want.X.shape == (2, 2) and (got.X != want.X).nnz == 0  # user 3: its one row dropped
+    assert list(got.item_ids) == list(want.item_ids) == ["1", "2"]  # the first line's '1' twice, as written
+    page, first_is_data = read_upload(body.encode(), "t.csv")
+    assert first_is_data and page.iloc[0].tolist() == ["1", "1", "5", "A"]
+    with pytest.raises(DataError, match=r"data row 4 \(line 4\): column 'column 3'"):  # no header line before it
+        load_data(bare, no_header=True, **{**cols, "drop_missing": False})
+    argv = ["run", "--data", str(bare), "--no-header", "--user-col", "column 1", "--item-col", "column 2",
+            "--value-col", "column 3", "--entity-col", "column 4", "--value-kind", "ratings",
+            "--entities-from-data", "--drop-missing", "--method", "popularity", "--rank", "1", "--dry-run"]
+    assert main(argv) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert main([a for a in argv if a != "--no-header"]) == 2  # the first line read as a header
+    assert "no column 'column 1'" in capsys.readouterr().err.replace('"', "'")
 
 
 def test_a_column_named_in_another_case_is_suggested_before_a_look_alike():

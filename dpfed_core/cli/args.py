@@ -55,7 +55,7 @@ CLI_NAMES = {
     "k": "--k", "lam": "--lam", "mode": "--mode", "method": "--method", "epsilons": "--epsilons",
     "seeds": "--seeds", "references": "--references", "compare": "--compare", "methods": "--methods",
     "entities": "--entities", "entities_from_data": "--entities-from-data", "item_features": "--item-features",
-    "encoding": "--encoding", "store": "--store", "max_dropouts": "--max-dropouts", "aggregation": "--aggregation",
+    "encoding": "--encoding", "no_header": "--no-header", "store": "--store", "max_dropouts": "--max-dropouts", "aggregation": "--aggregation",
     "max_iter": "--max-iter", "test_fraction": "--test-fraction", "n_hidden": "--n-hidden",
     "runs": "--runs", "targets": "--targets", "attacks": "--attacks", "confidence": "--confidence",
     "others": "--others", "sweep": "--sweep", "audit": "--audit",
@@ -214,6 +214,10 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--encoding",
                    help="text encoding of the data and list files (e.g. utf-8, latin-1, cp1252); without it the "
                         "whole file is checked: UTF-8, or latin-1 when it has no UTF-8 character, else an error")
+    g.add_argument("--no-header", action="store_true",
+                   help="table file whose first line is data, not a header: its columns are named 'column 1' … "
+                        "'column N' (a file of a known header-less format, such as MovieLens' u.data or u.user, "
+                        "takes its documented names: 'user id', 'item id', 'rating' …), as the Data page names them")
     g.add_argument("--drop-missing", action="store_true",
                    help="long table: leave out rows with an empty user, item, value or entity, or a missing "
                         "number (NaN, NA, null) as the value (counted in a note), instead of stopping at the first")
@@ -361,6 +365,7 @@ def load_dataset(args):
         "exclude_entities": args.exclude_entities, "entities": args.entities,
         "entities_from_data": args.entities_from_data or None, "item_features": args.item_features,
         "encoding": args.encoding, "drop_missing": args.drop_missing or None, "duplicates": args.duplicates,
+        "no_header": args.no_header or None,
     }
     # every file argument: a regular file (a FIFO or a device would block or never end), before reading
     for key, flag, what in (("items", "--items", "item list"), ("entities", "--entities", "entity list"),

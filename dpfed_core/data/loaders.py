@@ -61,7 +61,7 @@ _LONG_OPTS = (
     "user_col", "item_col", "value_col", "entity_col", "entity_from", "entity_transform",
     "item_name_col", "value_kind", "value_max", "duplicates", "exclude_entities", "items",
     "over_max", "drop_missing", "filename", "sep", "name", "progress", "entities", "entities_from_data",
-    "item_features", "encoding",
+    "item_features", "encoding", "no_header",
 )  # fmt: skip
 
 
@@ -128,22 +128,24 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
         )
     if p.is_file():
         _only(opts, _LONG_OPTS, "a table file")
+        header = not opts.pop("no_header", False)
         if "user_col" not in opts or "item_col" not in opts:
             from dpfed_core.data.upload import headerless
 
-            df, label, _ = read_table(p, usecols=["\x00none"])
+            df, label, _ = read_table(p, usecols=["\x00none"], header=header)
             cols = ", ".join(repr(str(c)) for c in df.columns[:30])
             # a header-less file (u.data) has its first data row read as the column names
-            first_row = (" Its first line looks like data, not a header: add a header line naming the columns "
-                         "(the Data page reads header-less files of known formats such as MovieLens' u.data), "
-                         "or give the MovieLens directory itself." if headerless(list(df.columns)) else "")
+            first_row = (" Its first line looks like data, not a header: give --no-header (its columns are then "
+                         "'column 1' … 'column N', or a known format's names such as MovieLens u.data's 'user id', "
+                         "'item id', 'rating'), add a header line naming the columns, or give the MovieLens "
+                         "directory itself." if header and headerless(list(df.columns)) else "")
             raise ConfigError(
                 f"{label} is a table: say which columns hold the user, the item, the value and the "
                 "entity (user_col, item_col, value_col, entity_col or entity_from with "
                 f"entity_transform, and value_kind / value_max). Columns found: {cols}.{first_row}",
                 param="user_col"
             )
-        return load_long_table(p, **opts)
+        return load_long_table(p, header=header, **opts)
     if p.exists():  # a device, a pipe, a socket: nothing a table is read from
         raise DataError(f"{s!r} exists but is not a regular file or a directory. Accepted: {_ACCEPTED}.",
                         param="data")

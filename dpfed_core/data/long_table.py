@@ -834,6 +834,7 @@ def load_long_table(
     entities_from_data: bool = False,
     item_features: Any = None,
     encoding: str | None = None,
+    header: bool = True,
     **removed: Any,
 ) -> FederatedDataset:
     """Load a long table: one row per (user, item) interaction.
@@ -879,6 +880,9 @@ def load_long_table(
         ``dataset.item_features``.
     encoding : the text encoding of the file; without it the whole file is checked: UTF-8, or
         latin-1 when it holds no UTF-8 multi-byte sequence, else an error asking for it.
+    header : False for a text file whose first line is data: its columns are then named
+        ``column 1`` … (a known header-less format's documented names, e.g. MovieLens ``u.data``'s
+        ``user id``, ``item id``, ``rating``, ``timestamp``), as the Data page names them.
 
     Rows with value 0 are dropped with a note (see :func:`_drop_zeros` for why).
 
@@ -897,7 +901,8 @@ def load_long_table(
     features = _feature_table(item_features, encoding=encoding)
     cols, dtypes = _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col)
     df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table",
-                                      usecols=cols, dtype=dtypes, progress=progress, encoding=encoding)
+                                      usecols=cols, dtype=dtypes, progress=progress, encoding=encoding,
+                                      header=header)
     try:
         return _build(
             df,

@@ -253,7 +253,8 @@ def read_table(
     dtype: Any = str,
     progress: Any = None,
     encoding: str | None = None,
-) -> tuple[pd.DataFrame, str, bool]:
+    header: bool = True,
+) -> tuple[pd.DataFrame, str, bool | int]:
     """Read a table from a path, bytes, a file-like object or a DataFrame.
 
     The format is recognised from the content (Parquet magic ``PAR1``, gzip magic), then from the
@@ -264,7 +265,13 @@ def read_table(
     -------
     df : DataFrame (the caller's own object when a DataFrame was given — do not mutate it)
     label : str — how to name the source in messages
-    from_text : bool — True when rows correspond to lines of a text file (data row i = line i + 1)
+    from_text : bool | int — True when rows correspond to lines of a text file (data row i = line i + 1);
+        1 for a text file read with ``header=False`` (data row i = line i)
+
+    ``header=False``: the first line is data. The columns are named as the Data page names them
+    (:func:`dpfed_core.data.upload.headerless_names`: a known header-less format's documented names,
+    else ``column 1`` …), and every cell of the first line is read as written (a header would have
+    its repeated or blank cells renamed ``1.1``, ``Unnamed: 2``).
     """
     label = _label_of(source, filename)
     if isinstance(source, pd.DataFrame):
@@ -364,13 +371,21 @@ def read_table(
         # are ids like any other, never pandas' guesses of a missing value.
         kw = dict(sep=sep, compression=compression, encoding=encoding, skip_blank_lines=False,
                   keep_default_na=False, na_values=[""])
+        if not header:
+            from dpfed_core.data.upload import headerless_names
+
+            width = pd.read_csv(_src(), header=None, nrows=1, dtype=str, **kw).shape[1]
+            kw.update(header=None, names=headerless_names(filename or label, width))
         keep = None
         if usecols is not None:
-            header = pd.read_csv(_src(), nrows=0, **kw)
-            if not all(c in header.columns for c in usecols):
-                return header  # the caller names the missing column among these
+            names = pd.read_csv(_src(), nrows=0, **kw)
+            if not all(c in names.columns for c in usecols):
+                return names  # the caller names the missing column among these
             keep = list(dict.fromkeys(usecols))
-            _refuse_repeated_names(label, pd.read_csv(_src(), header=None, nrows=1, dtype=str, **kw), keep)
+            if header:  # a header-less file's names are given, never made up by the reader
+                first = pd.read_csv(_src(), header=None, nrows=1, dtype=str,
+                                    **{k: v for k, v in kw.items() if k != "names"})
+                _refuse_repeated_names(label, first, keep)
         cats = [c for c, t in dtype.items() if t == "category"] if isinstance(dtype, dict) else []
         if not cats and progress is None:
             df = pd.read_csv(_src(), dtype=str, **kw)
@@ -433,7 +448,7 @@ def read_table(
     blank = df.isna().all(axis=1)
     if blank.any():
         df = df.loc[~blank]
-    return df, label, True
+    return df, label, (True if header else 1)
 
 
 def _refuse_repeated_names(label: str, first_line: pd.DataFrame, used: list[str]) -> None:

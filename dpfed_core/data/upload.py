@@ -104,19 +104,26 @@ def known_format(filename: str, n_columns: int) -> tuple[str, list[str]] | None:
     return fmt
 
 
+def headerless_names(filename: str, n_columns: int) -> list[str]:
+    """The column names of a header-less table: a known format's documented names
+    (:func:`known_format`: MovieLens ``u.data``, ``u.user`` …), else ``column 1`` … ``column N`` —
+    one rule for the Data page and the CLI's ``--no-header``."""
+    known = known_format(filename, n_columns)
+    return list(known[1]) if known else [f"column {i + 1}" for i in range(n_columns)]
+
+
 def read_upload(data: bytes, filename: str, min_columns: int = 3,
                 what: str = "uploaded table", encoding: str | None = None) -> tuple[pd.DataFrame, bool]:
     """The uploaded table for the column mapper and whether its first line is data (header-less).
-    A header-less table keeps its first line as a data row and gets its columns' documented names
-    when its format is known (:func:`known_format`: MovieLens ``u.data``, ``u.user`` …), else
-    ``column 1`` … ``column N``; the upload itself is never changed."""
+    A header-less table keeps its first line as a data row, read as written, and gets
+    :func:`headerless_names`; the upload itself is never changed."""
     df = upload_columns(data, filename, min_columns, what, encoding)
-    known = known_format(filename, df.shape[1])
-    if not headerless([str(c) for c in df.columns]) and known is None:
+    if not headerless([str(c) for c in df.columns]) and known_format(filename, df.shape[1]) is None:
         return df, False
-    first = pd.DataFrame([[str(c) for c in df.columns]], columns=df.columns)
-    out = pd.concat([first, df.astype(str)], ignore_index=True)
-    out.columns = known[1] if known else [f"column {i + 1}" for i in range(out.shape[1])]
+    # read again without a header: as a header, a repeated or blank cell of the first line was renamed
+    from dpfed_core.data.tables import read_table
+
+    out, _label, _ = read_table(bytes(data), filename=filename, what=what, encoding=encoding, header=False)
     return out, True
 
 

@@ -119,7 +119,8 @@ _DATA_FLAGS = {"federation": "--federation", "entity": "--federation", "event_ta
                "value_col": "--value-col", "entity_col": "--entity-col", "duplicates": "--duplicates",
                "entity_from": "--entity-from", "entity_transform": "--entity-transform",
                "item_name_col": "--item-name-col", "drop_missing": "--drop-missing",
-               "entities_from_data": "--entities-from-data", "encoding": "--encoding"}
+               "entities_from_data": "--entities-from-data", "encoding": "--encoding",
+               "headerless": "--no-header"}
 #: Loader options a file gives the CLI (an uploaded list is a file there), with the flag that takes it.
 _LIST_FILES = {"items": "--items FILE", "entities": "--entities FILE", "item_features": "--item-features FILE"}
 
