@@ -253,6 +253,18 @@ def test_a_decimal_comma_is_named_as_the_cause(tmp_path, capsys):
                                                             for i in range(3)))
     err = cli_error(capsys, path)
     assert "holds '3,5' where a number was expected" in err and "'.' as the decimal separator" in err
+    assert "thousands" not in err
+
+
+def test_a_thousands_separator_is_named_as_such_not_as_a_decimal_comma(tmp_path, capsys):
+    """'1,200' is twelve hundred written with digit grouping, not 1.2: calling it a decimal comma would
+    send the user to re-export with '.' decimals, which leaves the grouping in place."""
+    path = tmp_path / "t.csv"
+    path.write_text("user;item;rating;hospital\n" + "".join(f"{u};{i};1,200;h{u % 3}\n" for u in range(9)
+                                                            for i in range(3)))
+    err = cli_error(capsys, path)
+    assert "holds '1,200' where a number was expected" in err and "thousands separator" in err
+    assert "remove the separators" in err and "(1200, not 1,200)" in err and "decimal separator" not in err
 
 
 def test_a_windows_export_is_read_as_windows_1252_not_as_latin_1(tmp_path, capsys):

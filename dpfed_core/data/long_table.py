@@ -271,6 +271,24 @@ def _cell(x: object) -> str:
         return repr(str(x))
 
 
+def _comma_hint(shown: str) -> str:
+    """What a comma in an unreadable number most likely is, and how to write the number instead.
+
+    Groups of exactly three digits after the commas ("1,200", "12,000,000") are digit grouping from a
+    spreadsheet's number format: re-exporting with '.' decimals would keep them, so the hint says to
+    drop the grouping. Any other "3,5" is a comma-decimal locale's 3.5. No option reads either form, so
+    the fix is in the file."""
+    text = shown.strip()
+    if re.fullmatch(r"[-+]?\d{1,3}(,\d{3})+(\.\d+)?", text):
+        return (f"The commas read as a thousands separator: numbers are written without digit grouping "
+                f"({text.replace(',', '')}, not {text}); remove the separators from the file (export the "
+                "column without a thousands separator). ")
+    if re.fullmatch(r"[-+]?\d+,\d+", text):
+        return ("Numbers are read with '.' as the decimal separator (3.5, not 3,5): export the table with "
+                "'.' decimals. ")
+    return ""
+
+
 def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str | None, value_kind: str,
             value_max: float, over_max: str | None, notes: list[str]) -> np.ndarray:
     """The value of every row as float64 (1 per row for an event log), checked: numeric, finite, ≥ 0,
@@ -287,14 +305,11 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
         if bad.any():
             first = bad.index[bad.to_numpy()][0]
             shown = str(raw.loc[first])
-            # "3,5" from a spreadsheet of a comma-decimal locale: say what the number must look like
-            comma = bool(re.fullmatch(r"\s*[-+]?\d+,\d+\s*", shown))
             raise DataError(
                 f"{_row_ref(label, first, from_text)}: column '{value_col}' holds {_cell(raw.loc[first])} "
-                f"where a number was expected ({int(bad.sum())} such rows). "
-                + ("Numbers are read with '.' as the decimal separator (3.5, not 3,5): export the table with "
-                   "'.' decimals. " if comma else "") + "Fix or remove those rows, or take the values from "
-                "another column (value_col).", param="value_col"
+                f"where a number was expected ({int(bad.sum())} such rows). " + _comma_hint(shown)
+                + "Fix or remove those rows, or take the values from another column (value_col).",
+                param="value_col"
             )
         v = vals.to_numpy(dtype=np.float64)
         if not np.all(np.isfinite(v)):
