@@ -371,9 +371,22 @@ def test_a_workbook_uploaded_on_the_data_page_gets_the_readers_advice_not_the_up
     path = tmp_path / "table.xlsx"
     path.write_bytes(buf.getvalue())
     err = cli_error(capsys, path)  # before the page: its logger would write on this test's captured stream
-    assert "Excel workbook" in err, err
+    assert "is an Excel workbook, not a table" in err and "save the sheet as CSV" in err, err
+    assert "Unzip" not in err and "--data" in err, err
     _, msg = page_errors(buf.getvalue(), "table.xlsx")
-    assert "Excel workbook" in msg and "CSV" in msg, msg
+    assert "is an Excel workbook, not a table" in msg and "save the sheet as CSV" in msg, msg
+
+
+def test_an_old_format_workbook_is_named_with_what_to_do_not_as_binary_bytes(tmp_path, capsys):
+    """An .xls is an OLE2 compound file, not a ZIP: it must get the workbook's advice all the same."""
+    data = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600 + b"\x01\x02" * 300
+    path = tmp_path / "table.xls"
+    path.write_bytes(data)
+    err = cli_error(capsys, path)
+    assert "is an Excel workbook, not a table" in err and "save the sheet as CSV" in err, err
+    assert "binary bytes" not in err and "--data" in err, err
+    _, msg = page_errors(data, "table.xls")
+    assert "is an Excel workbook, not a table" in msg and "save the sheet as CSV" in msg, msg
 
 
 def test_users_numbered_at_each_site_are_named_as_such_with_the_column_that_fixes_it(tmp_path, capsys):

@@ -223,7 +223,12 @@ def test_fake_parquet(tmp_path):
 def test_zip_or_excel(tmp_path):
     p = tmp_path / "t.xlsx"
     p.write_bytes(b"PK\x03\x04" + b"\x00" * 100)
-    with pytest.raises(DataError, match="ZIP archive .* Excel"):
+    with pytest.raises(DataError, match="Excel workbook, not a table.* save the sheet as CSV") as exc:
+        load_long_table(p, **OPTS)
+    assert exc.value.param == "data"
+    p = tmp_path / "t.zip"
+    p.write_bytes(b"PK\x03\x04" + b"\x00" * 100)
+    with pytest.raises(DataError, match="ZIP archive, not a table. Unzip it"):
         load_long_table(p, **OPTS)
 
 

@@ -79,6 +79,20 @@ def _head_bytes(path: Path, n: int = 65536) -> bytes:
         return f.read(n)
 
 
+#: The extensions of spreadsheet workbooks: a file so named is refused with the workbook's advice even
+#: when its first bytes are damaged or unrecognised.
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods")
+
+
+def _is_workbook(head: bytes, name: str) -> bool:
+    """Whether the file is a spreadsheet workbook: named as one, an OOXML or OpenDocument ZIP holding a
+    workbook part (its entry names sit in the ZIP's first local headers), or an OLE2 compound file —
+    the old .xls format, which is no ZIP and would otherwise read as 'binary bytes' with no advice."""
+    if name.endswith(WORKBOOK_SUFFIXES) or head[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":
+        return True
+    return head[:4] == b"PK\x03\x04" and (b"xl/" in head or b"opendocument.spreadsheet" in head)
+
+
 def _decompressed_head(raw_head: bytes, path: Path | None, data: bytes | None) -> bytes:
     """First ~64 KB of the text content, looking through gzip compression."""
     if raw_head[:2] != b"\x1f\x8b":
@@ -328,11 +342,15 @@ def read_table(
         except Exception as exc:  # pyarrow raises many types; all mean the same to the user
             raise DataError(f"could not read Parquet file {label}: {exc}. Re-export the file.") from exc
         return df, label, False
-    if head[:4] == b"PK\x03\x04":
+    if _is_workbook(head, name):
         raise DataError(
-            f"{label} is a ZIP archive (or an Excel workbook), not a table. Unzip it, or save the "
-            "sheet as CSV, and load the CSV file."
+            f"{label} is an Excel workbook, not a table: this tool reads CSV, TSV or Parquet files and "
+            "has no option to pick a sheet. Open it in a spreadsheet program, save the sheet as CSV "
+            "(Excel: File > Save As > CSV UTF-8) and load that CSV file in its place.", param="data"
         )
+    if head[:4] == b"PK\x03\x04":
+        raise DataError(f"{label} is a ZIP archive, not a table. Unzip it and load the table it holds.",
+                        param="data")
 
     text_head = _decompressed_head(head, path, data)
     compression = "gzip" if head[:2] == b"\x1f\x8b" else None
