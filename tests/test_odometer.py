@@ -344,6 +344,32 @@ def test_corrupted_file_is_a_clear_error_and_left_untouched(tmp_path):
         Store(other)
 
 
+def test_a_store_emptied_beside_its_key_is_refused_as_a_lost_history_not_read_as_a_new_budget(tmp_path, capsys):
+    """A store file of 0 bytes whose key file is still beside it once held a budget (the key is written
+    when the first dataset is registered): reading it as new would give every entity a fresh budget."""
+    store = tmp_path / "wiped.sqlite3"
+    data = ["--data", "sample:clinic", "--store", str(store)]
+    rc, _, err = _cli(capsys, "budget", "set-cap", *data, "--epsilon", "3")
+    assert rc == 0 and store.with_name(store.name + ".fpkey").exists(), err
+    store.write_bytes(b"")
+    for suffix in ("-wal", "-shm"):
+        Path(f"{store}{suffix}").unlink(missing_ok=True)
+    with pytest.raises(StoreError) as exc:
+        BudgetOdometer(store)
+    text = str(exc.value)
+    assert str(store) in text and "0 bytes" in text and "history is gone" in text
+    assert "Restore it from a backup" in text and f"{store}.fpkey" in text and "new, empty budget" in text
+    for argv in (["budget", "show", *data], ["run", *data, "--method", "dp-popularity", "--epsilon", "1",
+                                             "--dry-run"]):
+        rc, out, err = _cli(capsys, *argv)
+        assert rc == 2 and "history is gone" in err and "Traceback" not in err, (argv, out, err)
+    assert store.stat().st_size == 0  # refused, never rewritten as a new store
+    # removing the key too starts a new, empty budget, as does a new store with no file and no key
+    store.with_name(store.name + ".fpkey").unlink()
+    assert BudgetOdometer(store).datasets() == []
+    assert BudgetOdometer(tmp_path / "new.sqlite3").datasets() == []
+
+
 def test_newer_schema_refused(tmp_path):
     s = Store(tmp_path / "s.sqlite3")
     with sqlite3.connect(s.path) as con:

@@ -20,7 +20,8 @@ Why SQLite and how it is used safely by several processes (CLI runs, Streamlit s
 * one short-lived connection per operation (safe across Streamlit's threads);
 * a ``schema_version`` table; a file from a newer dpfed, a file that is not SQLite, or a damaged file
   raises :class:`StoreError` naming the file and what to do — it is **never** silently recreated
-  (that would reset every budget to zero);
+  (that would reset every budget to zero); so is a file emptied to 0 bytes while its fingerprint key
+  is beside it (SQLite would read it as a new database);
 * the file is created with mode 0600 in a 0700 directory (results derive from private data).
 """
 from __future__ import annotations
@@ -385,6 +386,7 @@ class Store:
         if self.path.is_dir():
             raise StoreError(f"the store path {self.path} is a directory; give a file name")
         if self.path.exists():
+            self._refuse_wiped()
             if self._current_without_writing():
                 if not (os.access(self.path, os.W_OK) and os.access(parent, os.W_OK)):
                     self.readonly = True
@@ -410,6 +412,33 @@ class Store:
                     with contextlib.suppress(OSError):
                         os.unlink(str(self.path) + suffix)
             raise
+
+    def _refuse_wiped(self) -> None:
+        """Refuse a store file of 0 bytes whose fingerprint key exists. The key is written when the first
+        dataset is registered, so the file held a budget and its history was wiped (truncated, or
+        overwritten by a failed copy); SQLite reads an empty file as a new database, which would give
+        every entity a fresh budget. A genuinely new store has neither file nor key."""
+        from dpfed_core.privacy.fingerprint import SECRET_ENV, secret_path
+
+        try:
+            if self.path.stat().st_size != 0:
+                return
+        except OSError:
+            return  # gone meanwhile: the checks below name what is wrong
+        key = secret_path(self.path)
+        if not key.exists():
+            return
+        if os.environ.get(SECRET_ENV, "").strip():
+            # a key named by the environment may serve other stores: deleting it would lose theirs
+            fresh = (f"delete the empty file {self.path} (keep the key {key}, which {SECRET_ENV} names "
+                     "and other stores may use)")
+        else:
+            fresh = f"delete the empty file {self.path} and its key {key} together"
+        raise StoreError(
+            f"the store {self.path} is empty (0 bytes) while its fingerprint key {key} exists: the store held "
+            "a privacy budget and its history is gone (the file was emptied). Nothing was read or written. "
+            f"Restore it from a backup of the store and its key; to start a new, empty budget deliberately, "
+            f"{fresh}; or {self._hint()}")
 
     def _migrate(self) -> None:
         con = self._connect()
