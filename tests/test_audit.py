@@ -109,8 +109,10 @@ def test_targets_and_neighbours():
     np.testing.assert_array_equal(D1[-1].toarray().ravel(), syn.row)
     D0, D1 = audit_targets.neighbouring_pair(X, out)
     assert D0.shape[0] == 30 and D1.shape[0] == 31 and abs(D0.sum() - (D1.sum() - 9.0 * 20)) < 1e-9
-    with pytest.raises(ConfigError, match="not a user"):
-        audit_targets.make_targets(X, ["user:nobody"], 5.0, 4)
+    with pytest.raises(ConfigError, match="no user with id 'nobody' in entity 'h1': give the id of one of its users, "
+                                          "or audit the outlier or typical user instead") as exc:
+        audit_targets.make_targets(X, ["user:nobody"], 5.0, 4, entity="h1")
+    assert exc.value.param == "targets"
     with pytest.raises(ConfigError, match="unknown audit target"):
         audit_targets.make_targets(X, ["loudest"], 5.0, 4)
 

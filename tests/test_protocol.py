@@ -80,7 +80,7 @@ def test_recommend_excludes_seen(small):
     assert len(items_all) == small.n_items
     with pytest.raises(ConfigError, match="unknown entity"):
         model.recommend("east", 0)
-    with pytest.raises(ConfigError, match="not a user"):
+    with pytest.raises(ConfigError, match="no user with id 'nobody' in entity 'south': give the id of one of its "):
         model.recommend("south", "nobody")
 
 

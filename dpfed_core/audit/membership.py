@@ -451,7 +451,7 @@ def run_audit(
     Xh = sp.csr_matrix(Xall[sl], dtype=np.float64)
     vmax = float(dataset.value_max)
     support = (prototype_params or {}).get("support") or min(Xh.shape[1], 64)
-    tgts = make_targets(Xh, targets, vmax, int(support), dataset.user_ids[sl])
+    tgts = make_targets(Xh, targets, vmax, int(support), dataset.user_ids[sl], entity=name)
 
     n_attacks = len(dict.fromkeys([*attacks, *(["v-residual"] if with_v else [])]))
     n_summable = len(dict.fromkeys(SUMMABLE_ATTACKS[a] for a in attacks if a in SUMMABLE_ATTACKS)) or 1

@@ -80,8 +80,8 @@ def worst_case_row(X: sp.csr_matrix, value_max: float, support: int) -> np.ndarr
 
 
 def make_targets(X: sp.csr_matrix, specs: Sequence[str], value_max: float, support: int,
-                 user_ids: Sequence[str] | None = None) -> list[AuditTarget]:
-    """Build the audit targets of one entity.
+                 user_ids: Sequence[str] | None = None, entity: str | None = None) -> list[AuditTarget]:
+    """Build the audit targets of one entity (``entity``: its name, for the messages).
 
     specs : any of ``"synthetic"``, ``"outlier"`` (largest nearest-neighbour distance),
     ``"typical"`` (smallest mean distance to the others) and ``"user:<id>"``.
@@ -112,7 +112,9 @@ def make_targets(X: sp.csr_matrix, specs: Sequence[str], value_max: float, suppo
             uid = spec.split(":", 1)[1]
             hits = np.flatnonzero(ids == uid)
             if hits.size == 0:
-                raise ConfigError(f"target user {uid!r} is not a user of this entity")
+                where = f"entity {entity!r}" if entity is not None else "the audited entity"
+                raise ConfigError(f"no user with id {uid!r} in {where}: give the id of one of its users, or audit "
+                                  "the outlier or typical user instead", param="targets")
             i = int(hits[0])
         else:
             raise ConfigError(f"unknown audit target {spec!r}; use synthetic, outlier, typical or user:<id>")

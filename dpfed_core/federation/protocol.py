@@ -474,7 +474,8 @@ def user_row(dataset: FederatedDataset, entity, user) -> int:
         return sl.start + int(user)
     hits = np.flatnonzero(dataset.user_ids[sl] == str(user))
     if len(hits) == 0:
-        raise ConfigError(f"user {user!r} is not a user of entity {dataset.entity_names[h]!r}")
+        raise ConfigError(f"no user with id {user!r} in entity {dataset.entity_names[h]!r}: give the id of one of "
+                          f"its {sl.stop - sl.start} users, or its position among them (0 to {sl.stop - sl.start - 1})")
     return sl.start + int(hits[0])
 
 

@@ -83,9 +83,10 @@ def check_user(dataset: FederatedDataset, entity: str, user: str) -> None:
     hits = np.flatnonzero(ids == str(user))
     if hits.size:
         other = dataset.entity_names[int(dataset.entity_of_user[hits[0]])]
-        raise ConfigError(f"user {user!r} is a user of entity {other!r}, not of {entity!r}: choose {other!r} in "
-                          "“Entity”")
-    raise ConfigError(f"user {user!r} is not a user of entity {entity!r} (nor of any other): choose one from the "
+        raise ConfigError(f"the user with id {user!r} is in entity {other!r}, not in {entity!r}: choose {other!r} "
+                          "in “Entity”")
+    # "user" names the row's role, not what it is (a patient, a stay): the id is what the reader typed
+    raise ConfigError(f"no user with id {user!r} in entity {entity!r} (nor in any other): choose one from the "
                       "list or type an id of this entity")
 
 
