@@ -360,6 +360,20 @@ def test_the_dashboards_command_line_keeps_the_uploads_encoding():
     assert " --no-header " in line
 
 
+def test_the_dashboards_command_line_states_the_duplicate_rule_the_run_applied():
+    """Counts are summed and implicit data keep one row whatever ``duplicates`` says: the Data page still
+    passes its ratings choice, and the line must not claim the run kept the last row."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.defaults import cli_command
+
+    for kind in ("counts", "implicit"):
+        line = cli_command(RunConfig(), "t.csv", {"value_kind": kind, "value_max": 9.0, "duplicates": "last"})
+        assert f"--value-kind {kind}" in line and "--duplicates" not in line, line
+    for rule in ("last", "mean", "error"):
+        line = cli_command(RunConfig(), "t.csv", {"value_kind": "ratings", "duplicates": rule})
+        assert f"--duplicates {rule}" in line, line
+
+
 def test_a_workbook_uploaded_on_the_data_page_gets_the_readers_advice_not_the_uploaders_refusal(tmp_path, capsys):
     import io
     import zipfile

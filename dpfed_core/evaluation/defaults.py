@@ -142,6 +142,7 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
     loader was given them. Options without a flag (an uploaded item list) are named in a trailing
     comment instead of being dropped silently. ``command``: another command that takes the run's
     flags (``deploy-local``), with its own ``extra`` flags after them."""
+    from dpfed_core.data.long_table import fixed_duplicate_rule
     from dpfed_core.federation.protocol import PROTOTYPE_METHODS, is_summable
     from dpfed_core.methods import METHODS, available_methods
 
@@ -151,7 +152,12 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
     spec = METHODS.get(method)
     parts = [f"python -m dpfed_core {command}", "--data", _arg(data) if data else "YOUR_DATA"]
     missing = []
-    for key, value in sorted((data_options or {}).items()):
+    options = dict(data_options or {})
+    if fixed_duplicate_rule(options.get("value_kind")):
+        # counts are summed and implicit data keep one row whatever the option says: the loader applies
+        # that rule on the CLI too, and a ratings rule written beside it would misstate what the run did
+        options.pop("duplicates", None)
+    for key, value in sorted(options.items()):
         flag = _DATA_FLAGS.get(key)
         if value in (None, [], "", False):
             continue
