@@ -240,6 +240,32 @@ def test_every_reading_of_one_file_is_one_account(tmp_path):
     assert len(keys) >= 4  # the readings really differ (values, duplicates rule, value column)
 
 
+def test_a_table_read_with_its_user_and_item_columns_swapped_is_refused_naming_the_swap(tmp_path):
+    """Read with its user and item columns swapped, a capped account's people are its "items": each would
+    be protected as one item's column (the noise sized to one row), the people's cap never asked. A table
+    of other people read the same way, and the right reading, are not refused."""
+    from dpfed_core.errors import ConfigError
+
+    stored, others = population(0), population(1, base=10_000)
+    one = [FederatedDataset.from_parts(d.X.tocsr(), np.array(["A"] * d.n_users), user_ids=d.user_ids,
+                                       item_ids=d.item_ids, value_kind="ratings", value_max=5.0, name=n)
+           for d, n in ((stored, "patients"), (others, "others"))]
+
+    def swapped(d: FederatedDataset, name: str) -> FederatedDataset:
+        return FederatedDataset.from_parts(d.X.T.tocsr(), np.array(["A"] * d.n_items), user_ids=d.item_ids,
+                                           item_ids=d.user_ids, value_kind="ratings", value_max=5.0, name=name)
+
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    odo.set_cap(one[0], 1.0, 1e-5)
+    with pytest.raises(ConfigError, match="patients read as items: its user and item columns look swapped.*"
+                                          "people of the stored dataset 'patients'") as exc:
+        odo.reserve(swapped(one[0], "patients read as items"), [run_plan(one[0], 0.5)])
+    assert exc.value.param == "user_col"
+    assert [d["name"] for d in odo.datasets()] == ["patients"]  # nothing registered
+    odo.reserve(swapped(one[1], "others read as items"), [run_plan(one[1], 0.5)]).close()
+    odo.reserve(one[0], [run_plan(one[0], 0.5)]).close()
+
+
 def _flags(options: dict) -> list[str]:
     return [x for k, v in options.items() for x in (f"--{k.replace('_', '-')}", str(v))]
 

@@ -385,6 +385,29 @@ def people_fingerprint(dataset, secret: bytes | None = None) -> PeopleFingerprin
     return fp
 
 
+class _Transposed:
+    """A dataset with its users and items exchanged: what a table read with its user and item columns
+    swapped looks like read the right way round (the fields :func:`people_fingerprint` reads)."""
+
+    def __init__(self, dataset) -> None:
+        X = dataset.X.tocsc()
+        self.X = X.T.tocsr()
+        self.user_ids = np.asarray(dataset.item_ids)
+        self.item_ids = np.asarray(dataset.user_ids)
+        # each swapped-back user takes the entity of the first row it appears in (a table that loaded
+        # holds each of its "users" in one entity)
+        first = np.where(np.diff(X.indptr) > 0, X.indices[np.minimum(X.indptr[:-1], max(X.nnz - 1, 0))], 0)
+        self.entity_of_user = np.asarray(dataset.entity_of_user)[first] if X.nnz else np.zeros(X.shape[1], int)
+        self.entity_names = dataset.entity_names
+
+
+def swapped_fingerprint(dataset, secret: bytes | None = None) -> PeopleFingerprint:
+    """The fingerprint of the dataset with its users and items exchanged: matched against a stored
+    account, it recognises that account's people in a table read with its user and item columns swapped
+    (each person then an "item", protected as one item's column rather than as a user)."""
+    return people_fingerprint(_Transposed(dataset), secret)
+
+
 def legacy_fingerprint(dataset) -> PeopleFingerprint:
     """The version-1 fingerprint (unkeyed: tokens (item id, value rounded to 1e-6), public seeds),
     computed only to compare a dataset with version-1 entries of an older store."""

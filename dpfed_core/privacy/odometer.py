@@ -76,7 +76,7 @@ from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.fingerprint import (  # noqa: F401
     CONTAINMENT_THRESHOLD, FP_BANDS, FP_ROWS, FP_VERSION, ITEM_SETS_FP_VERSION, LEGACY_FP_VERSION, MIN_BANDS,
     MIN_MATCHED_USERS, FingerprintKeyError, PeopleFingerprint, PeopleMatch, is_same_people, legacy_fingerprint,
-    match_people, people_fingerprint)
+    match_people, people_fingerprint, swapped_fingerprint)
 from dpfed_core.privacy.statement import epsilon_left as _cap, epsilon_that_holds as _spent  # a cap: down
 from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: F401  (StoreError re-exported)
 # The values the odometer takes and returns live in budget_records; they are imported here too, so
@@ -197,8 +197,27 @@ class BudgetOdometer:
             m = match_people(fp, stored)
             if is_same_people(m):
                 found.append((row["dataset_key"], m))
+        if not found and fp_new is not None:
+            self._refuse_swapped(con, dataset, secret, [r for r in rows if int(r["version"]) == FP_VERSION])
         found.sort(key=lambda f: (min(f[1].matched_new, f[1].matched_stored), f[1].contained), reverse=True)
         return found
+
+    def _refuse_swapped(self, con, dataset: FederatedDataset, secret: bytes, rows) -> None:
+        """Refuse a table whose items are the people of a stored account: read with its user and item
+        columns swapped, each person is an "item" whose column the run would protect as one item's —
+        the noise sized to one user's row, the people's own cap never asked. Nothing is registered."""
+        if not rows:
+            return
+        fp = swapped_fingerprint(dataset, secret)
+        for row in rows:
+            stored = PeopleFingerprint(
+                np.frombuffer(row["keys"], dtype=np.uint64).reshape(int(row["n_users"]), int(row["bands"])),
+                np.frombuffer(row["entity"], dtype=np.int32), tuple(json.loads(row["entities"])), FP_VERSION)
+            if is_same_people(match_people(fp, stored)):
+                raise ConfigError(f"{dataset.name}: its user and item columns look swapped — its items are the people "
+                                  f"of the stored dataset {self._name(con, row['dataset_key'])!r}, read as items; a run "
+                                  "would protect each of them as one item, not as a person. Swap the user and item "
+                                  "columns (user_col, item_col)", param="user_col")
 
     def _best_match(self, con, key: str, dataset: FederatedDataset, secret: bytes | None
                     ) -> tuple[str, PeopleMatch] | None:
