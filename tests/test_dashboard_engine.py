@@ -417,6 +417,22 @@ def test_epsilon_planner_and_crossing():
     assert "ε ≈ 1" in dash.pays_from_sentence(dash.sweep_crossing(doc, "mar", "individual"), baseline="individual")
 
 
+def test_a_crossing_beyond_one_sd_but_inside_its_t_interval_is_called_weak_evidence():
+    """The crossing rule (mean beyond one sd) and the per-entity counts (95 % t interval) must not read as
+    "pays" over "inconclusive" without a word: the headline says when its difference is inside the
+    interval the counts use."""
+    from dpfed_core.evaluation.verdicts import pays_from_sentence
+
+    two = {"epsilon": 1.0, "mean": 0.01, "sd": 0.008, "n": 2, "state": "beats"}
+    text = pays_from_sentence(1.0, effect=two)
+    assert "pays from ε ≈ 1" in text and "Weak evidence" in text and "over 2 seeds (± 0.072)" in text
+    five = {**two, "sd": 0.002, "n": 5}  # 2.78 · 0.002 / √5 = 0.0025 < 0.01: beyond the interval too
+    assert "Weak evidence" not in pays_from_sentence(1.0, effect=five)
+    edge = {**five, "sd": 0.0081}  # 2.78 · 0.0081 / √5 = 0.0101 > 0.01
+    assert "Weak evidence" in pays_from_sentence(1.0, effect=edge)
+    assert "Weak evidence" not in pays_from_sentence(None, effect={**two, "state": "inconclusive"})
+
+
 def test_users_to_pay():
     pts = [{"users": 10, "advantage": -0.05}, {"users": 40, "advantage": 0.05}]
     est = dash.users_to_pay(pts)

@@ -332,9 +332,24 @@ def pays_from_sentence(eps: float | None, metric: str = "mar", baseline: str = R
         return f"Against {name}: federation does not pay at any ε on this grid ({m}, {mode} mode)." + size
     if math.isinf(eps):
         return (f"Against {name}: federation pays only without privacy (ε = ∞) on this grid ({m}, {mode} mode); "
-                "at no finite ε tested is it better beyond the spread over seeds." + size)
+                "at no finite ε tested is it better beyond the spread over seeds." + size + _weak_evidence(effect))
     return (f"Against {name}: federation pays from ε ≈ {format_epsilon(eps)} ({m}, {mode} mode; at that ε "
-            "and every larger one on the grid, the paired difference beyond its spread over seeds)." + size)
+            "and every larger one on the grid, the paired difference beyond its spread over seeds)." + size
+            + _weak_evidence(effect))
+
+
+def _weak_evidence(effect: dict | None) -> str:
+    """A caveat when the crossing's paired difference is beyond one sd (the crossing rule) but inside its
+    95 % t interval — the interval the per-entity counts use, so the two would otherwise read as a "pays"
+    headline over counts that say "inconclusive" (at 2 seeds the interval is 9 sd wide)."""
+    if effect is None or effect.get("n", 0) < 2 or not np.isfinite(effect.get("sd", math.nan)):
+        return ""
+    n = int(effect["n"])
+    half = t_critical(n - 1) * effect["sd"] / math.sqrt(n)
+    if abs(effect["mean"]) > half:
+        return ""
+    return (f" Weak evidence: that difference is inside its 95 % t interval over {n} seeds (± {half:.2g}), the "
+            "test the per-entity counts use; run more seeds to confirm it.")
 
 
 def crossing_lines(sweep_doc: dict, metric: str = "mar",
