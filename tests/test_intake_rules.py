@@ -333,6 +333,32 @@ def test_the_cli_reads_a_header_less_file_as_the_data_page_does_its_first_line_a
     assert "no column 'column 1'" in capsys.readouterr().err.replace('"', "'")
 
 
+def test_a_row_after_a_quoted_field_holding_a_line_break_is_named_by_its_own_line(tmp_path):
+    """A quoted field may hold a line break: the record then spans two lines, and the rows after it
+    are on a later line than their record number says."""
+    import gzip
+
+    from dpfed_core.data.loaders import load_data
+
+    cols = dict(user_col="user", item_col="item", value_col="rating", entity_col="site", entities_from_data=True)
+    body = 'u1,"Aspirin\n81 mg",5,A\nu2,c,4,A\n\nu3,d,x,A\n'
+    plain, packed = tmp_path / "t.csv", tmp_path / "t.csv.gz"
+    plain.write_text("user,item,rating,site\n" + body)
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    for path in (plain, packed):
+        with pytest.raises(DataError, match=r"data row 4 \(line 6\): column 'rating' holds 'x'"):
+            load_data(path, **cols)
+    bare = tmp_path / "bare.csv"
+    bare.write_text(body)
+    with pytest.raises(DataError, match=r"data row 4 \(line 5\): column 'column 3' holds 'x'"):
+        load_data(bare, no_header=True, **{**cols, "user_col": "column 1", "item_col": "column 2",
+                                             "value_col": "column 3", "entity_col": "column 4",
+                                             "value_kind": "ratings"})
+    plain.write_text("user,item,rating,site\nu1,a,5,A\n\nu3,d,x,A\n")  # no break inside a field
+    with pytest.raises(DataError, match=r"data row 3 \(line 4\)"):
+        load_data(plain, **cols)
+
+
 def test_a_column_named_in_another_case_is_suggested_before_a_look_alike():
     from dpfed_core.data.long_table import load_long_table
 

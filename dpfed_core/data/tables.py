@@ -384,9 +384,12 @@ def read_table(
     def _src():
         return path if path is not None else io.BytesIO(data)  # type: ignore[arg-type]
 
+    used: list[str] = []  # the encoding the table was read with, for the line numbers of its records
+
     def _read(encoding: str) -> pd.DataFrame:
         # Only an empty field is missing: ids are exact strings, so 'NA', 'None', 'null' and '#N/A'
         # are ids like any other, never pandas' guesses of a missing value.
+        used[:] = [encoding]
         kw = dict(sep=sep, compression=compression, encoding=encoding, skip_blank_lines=False,
                   keep_default_na=False, na_values=[""])
         if not header:
@@ -463,10 +466,50 @@ def read_table(
         raise DataError(f"could not read {label} as a delimited text table ({exc}). Check the separator "
                         "and that every line has as many fields as the header.") from exc
     # drop lines that are completely blank (e.g. trailing empty lines) but keep the numbering
+    first = 2 if header else 1
+    lines = _record_lines(_src, compression, used[0] if used else "utf-8", sep, len(df), first)
     blank = df.isna().all(axis=1)
     if blank.any():
         df = df.loc[~blank]
-    return df, label, (True if header else 1)
+    return df, label, (lines if lines is not None else True if header else 1)
+
+
+def _record_lines(src, compression: str | None, encoding: str, sep: str, n_records: int,
+                  first: int) -> np.ndarray | None:
+    """The line of each data record when a quoted field holds a line break (a record then spans several
+    lines, and "data row i is line i + 1" would point past the row an error is about), else None.
+    ``src()`` opens the file; ``first``: the line of the first record (2 after a header). Counting the
+    line breaks decides it; only a file whose count differs from its records is parsed again, by the
+    standard library's CSV reader, to find where each record starts."""
+    import csv
+
+    def binary() -> BinaryIO:
+        raw = src()
+        raw = open(raw, "rb") if isinstance(raw, (str, os.PathLike)) else raw
+        return gzip.GzipFile(fileobj=raw) if compression == "gzip" else raw
+
+    if len(sep) != 1:  # a pattern separator: the standard reader cannot follow it
+        return None
+    try:
+        breaks, last = 0, b"\n"
+        with binary() as b:
+            for block in iter(lambda: b.read(1 << 20), b""):
+                breaks, last = breaks + block.count(b"\n"), block[-1:]
+        n_lines = breaks + (last != b"\n")
+        if n_lines == n_records + first - 1:
+            return None
+        starts = np.empty(n_records, dtype=np.int64)
+        with io.TextIOWrapper(binary(), encoding=encoding, newline="") as t:
+            reader = csv.reader(t, delimiter=sep)
+            at, k = 1, -(first - 1)  # the header's record comes first and is no data record
+            for _ in reader:
+                if 0 <= k < n_records:
+                    starts[k] = at
+                k += 1
+                at = reader.line_num + 1
+        return starts if k == n_records else None
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error):
+        return None  # the records' own order still names the row
 
 
 def _refuse_repeated_names(label: str, first_line: pd.DataFrame, used: list[str]) -> None:
@@ -522,14 +565,17 @@ class _CodeBook:
         return pd.Categorical.from_codes(codes, categories=pd.Index(self.index, dtype=str))
 
 
-def _row_ref(label: str, index_value: Any, from_text: bool | int) -> str:
+def _row_ref(label: str, index_value: Any, from_text: bool | int | np.ndarray) -> str:
     """Where a row is. ``from_text``: False for a DataFrame (name the index label); True for a text
     file with a header line (data row i + 1 is line i + 2); an int gives the line offset directly
-    (1 for header-less files)."""
+    (1 for header-less files); an array, the line of each record (a file whose quoted fields hold line
+    breaks)."""
     if from_text is False:
         return f"{label}, row with index {index_value!r}"
-    offset = 2 if from_text is True else int(from_text)
     r = int(index_value) + 1
+    if isinstance(from_text, np.ndarray):
+        return f"{label}, data row {r} (line {int(from_text[int(index_value)])})"
+    offset = 2 if from_text is True else int(from_text)
     return f"{label}, data row {r} (line {int(index_value) + offset})"
 
 
