@@ -276,6 +276,25 @@ def test_audit_refuses_a_key_no_audited_method_declares_before_anything_is_charg
     assert not store.exists()
 
 
+def test_an_audit_of_a_mistyped_user_is_one_error_before_anything_is_charged(tmp_path, capsys):
+    from dpfed_core.data.loaders import load_data
+
+    ds = load_data("sample:clinic")
+    first, other = ds.entity_names[0], ds.entity_names[1]
+    stranger = str(ds.user_ids[ds.entity_slices()[1]][0])
+    store = tmp_path / "budget.sqlite3"
+    base = ["audit", "--data", "sample:clinic", "--entity", first, "--methods", "dp-popularity", "--epsilons", "1",
+            "--store", str(store)]
+    for target, said in (("user:nobody", f"no user with id 'nobody' in entity {first!r} (nor in any other)"),
+                         (f"user:{stranger}", f"the user with id {stranger!r} is in entity {other!r}, not in "
+                                              f"{first!r}")):
+        for extra in ([], ["--dry-run"]):
+            assert main([*base, "--targets", target, *extra]) == 2
+            err = capsys.readouterr().err
+            assert said in err and "[--targets]" in err, err
+    assert not store.exists()  # nothing reserved, nothing logged as a failed release
+
+
 def test_progress_is_plain_lines_on_a_stderr_that_is_no_terminal(monkeypatch, capsys):
     """A log or a pipe gets no bar (tqdm draws none there): a line with the share done, the stage and
     the time left every PLAIN_PROGRESS_SECONDS instead, so a long run is never silent."""

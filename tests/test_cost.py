@@ -257,3 +257,30 @@ def test_the_pages_time_hint_counts_every_run_and_adds_their_predictions(tmp_pat
     assert dash.predicted_seconds(data, runs) == pytest.approx(sum(alone))
     assert "predicted for 3 runs on these" in dash.estimate_line(data, runs)
     assert "predicted for 1 run on these" in dash.estimate_line(data, runs[:1])
+
+
+def test_a_deployment_is_predicted_as_the_in_process_run_plus_a_line_fitted_on_the_deployment_benchmark(tmp_path):
+    """deploy-local states its time before anything starts: the cost model's in-process prediction
+    plus Flower's start-up and messages, a + b·H fitted on the deployment benchmark's (deployed −
+    in-process) seconds of the engine asked for."""
+    import json
+
+    from dpfed_core.config import RunConfig
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.cost import DEPLOYMENT_FILE, deployment_estimate, deployment_overhead
+
+    rows = [{"entities": h, "engine": "deployment", "in_process_s": 0.5, "deployment_s": 0.5 + 2.0 + 0.5 * h}
+            for h in (3, 10, 30)] + [{"entities": 3, "engine": "simulation", "in_process_s": 0.1, "deployment_s": 9.0}]
+    path = tmp_path / "deployment.json"
+    path.write_text(json.dumps({"rows": rows}))
+    secs, a, b = deployment_overhead(20, path=path)
+    assert (a, b, secs) == pytest.approx((2.0, 0.5, 12.0))
+    assert deployment_overhead(20, "simulation", path=path) is None  # one size: no line through it
+    assert deployment_overhead(3, path=tmp_path / "missing.json") is None
+    # the committed benchmark: the product's own prediction for the clinic sample
+    ds = load_data("sample:clinic")
+    extra = deployment_overhead(ds.n_entities)
+    assert extra is not None and DEPLOYMENT_FILE.is_file() and extra[0] > 0
+    line = deployment_estimate(ds, RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), "deployment")
+    assert line.startswith("dp-popularity on Flower (deployment engine): about ")
+    assert f"for {ds.n_entities} entities" in line and "fitted on the deployment benchmark's runs" in line

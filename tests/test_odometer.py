@@ -364,6 +364,12 @@ def test_a_store_emptied_beside_its_key_is_refused_as_a_lost_history_not_read_as
         rc, out, err = _cli(capsys, *argv)
         assert rc == 2 and "history is gone" in err and "Traceback" not in err, (argv, out, err)
     assert store.stat().st_size == 0  # refused, never rewritten as a new store
+    # deleted outright, its key left beside it: refused too, and nothing created
+    store.unlink()
+    for argv in (["budget", "show", *data], ["run", *data, "--method", "dp-popularity", "--epsilon", "1"]):
+        rc, out, err = _cli(capsys, *argv)
+        assert rc == 2 and "does not exist while its fingerprint key" in err and "deleted or moved" in err, err
+        assert not store.exists()
     # removing the key too starts a new, empty budget, as does a new store with no file and no key
     store.with_name(store.name + ".fpkey").unlink()
     assert BudgetOdometer(store).datasets() == []

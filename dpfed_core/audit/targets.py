@@ -79,6 +79,29 @@ def worst_case_row(X: sp.csr_matrix, value_max: float, support: int) -> np.ndarr
     return row
 
 
+def check_target_users(dataset, entity: str | int, specs: Sequence[str]) -> None:
+    """Every ``user:<id>`` target names a user of the audited entity — checked before an audit is planned
+    or charged, so a mistyped id is one error, never a reservation that fails; an id of another entity
+    names that entity."""
+    h = dataset.entity_index(entity)
+    name = dataset.entity_names[h]
+    ids = np.asarray(dataset.user_ids).astype(str)
+    own = ids[dataset.entity_slices()[h]]
+    for spec in dict.fromkeys(specs):
+        if not str(spec).startswith("user:"):
+            continue
+        uid = str(spec).split(":", 1)[1]
+        if uid in own:
+            continue
+        elsewhere = np.flatnonzero(ids == uid)
+        if elsewhere.size:
+            other = dataset.entity_names[int(np.asarray(dataset.entity_of_user)[elsewhere[0]])]
+            raise ConfigError(f"the user with id {uid!r} is in entity {other!r}, not in {name!r}: audit entity "
+                              f"{other!r} (--entity), or give the id of one of {name!r}'s users", param="targets")
+        raise ConfigError(f"no user with id {uid!r} in entity {name!r} (nor in any other): give the id of one of "
+                          "its users, or audit the outlier or typical user instead", param="targets")
+
+
 def make_targets(X: sp.csr_matrix, specs: Sequence[str], value_max: float, support: int,
                  user_ids: Sequence[str] | None = None, entity: str | None = None) -> list[AuditTarget]:
     """Build the audit targets of one entity (``entity``: its name, for the messages).

@@ -112,6 +112,9 @@ def cmd_audit(args) -> int:
                         prototype_params=parse_params(args.param), targets=args.targets, runs=args.runs,
                         attacks=args.attacks, confidence=args.confidence, aggregation=args.aggregation,
                         max_dropouts=args.max_dropouts, others=args.others)
+    from dpfed_core.audit.targets import check_target_users
+
+    check_target_users(dataset, entity, args.targets)
 
     reads_all = args.others == "data" and any(is_summable(m) for m in args.methods)
     plans = plan_audit(dataset, entity, args.methods, args.epsilons, args.delta, seed=args.seed,

@@ -127,6 +127,9 @@ def cmd_deploy_local(args) -> int:
         free_ports(1 + dataset.n_entities, port_range)  # before anything is charged or started
     what = (f"Flower's Simulation Engine ({sim_backend} backend)" if args.engine == "simulation"
             else f"a local Flower deployment: 1 SuperLink + {dataset.n_entities} SuperNodes")
+    from dpfed_core.evaluation.cost import deployment_estimate
+
+    print(deployment_estimate(dataset, config, args.engine), flush=True)
     print(f"starting {what}", file=sys.stderr)
     runner = deployment_runner(workdir=args.workdir, keep_workdir=bool(args.workdir), progress=_NodeProgress(),
                                round_timeout=args.round_timeout, dump_dir=args.dump_dir, insecure=args.insecure,

@@ -478,6 +478,44 @@ class RunClock:
         return f"{head}{self.where or self.stage} · {format_seconds(elapsed)} elapsed · {eta}"
 
 
+#: The deployment benchmark (bench/bench_deployment.py): in-process against deployed seconds per run.
+DEPLOYMENT_FILE = COST_FILE.parent / "deployment.json"
+
+
+def deployment_overhead(n_entities: int, engine: str = "deployment", path: Path | None = None
+                        ) -> tuple[float, float, float] | None:
+    """Seconds Flower adds to a run of ``n_entities`` entities under ``engine`` (starting and stopping its
+    processes, the messages, every secure sum's key exchange): ``(seconds, a, b)`` of the least-squares
+    line a + b·H through the deployment benchmark's (deployed − in-process) wall seconds of that engine,
+    every method's rows together. None without the benchmark's rows."""
+    try:
+        rows = json.loads(Path(path or DEPLOYMENT_FILE).read_text(encoding="utf-8"))["rows"]
+        pts = np.array([(float(r["entities"]), float(r["deployment_s"]) - float(r["in_process_s"]))
+                        for r in rows if r.get("engine") == engine], dtype=float)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if pts.shape[0] < 2 or np.unique(pts[:, 0]).size < 2:
+        return None
+    b, a = np.polyfit(pts[:, 0], pts[:, 1], 1)
+    return max(float(a + b * int(n_entities)), 0.0), float(a), float(b)
+
+
+def deployment_estimate(dataset, config, engine: str = "deployment") -> str:
+    """How long a run of ``config`` on Flower will take, stated before anything starts (``deploy-local``
+    and the dashboard's Flower panel): the in-process run's prediction (the measured cost model) plus
+    what Flower adds for this many entities (:func:`deployment_overhead`)."""
+    inproc = clock_for_runs(run_shapes(dataset, [config]), [config]).total
+    extra = deployment_overhead(dataset.n_entities, engine)
+    head = f"{config.method} on Flower ({engine} engine)"
+    if inproc is None or extra is None:
+        return f"{head}: time not predicted ({'the method was not measured' if inproc is None else 'no deployment benchmark'})"
+    run_s = "under 1 s" if inproc < 1 else format_seconds(inproc)
+    return (f"{head}: {estimate_with_load(inproc + extra[0])}; predicted: the in-process run's {run_s} "
+            f"(measured cost model) plus Flower's start-up and messages for {dataset.n_entities} entities, "
+            f"{format_seconds(extra[0])} ({extra[1]:.1f} s + {extra[2]:.2f} s per entity, fitted on the deployment "
+            "benchmark's runs)")
+
+
 def clock_for_runs(shape: dict | list[dict], configs: list, path: Path | None = None) -> RunClock:
     """A :class:`RunClock` for these runs one after the other (``shape``: one for all, or one per run)."""
     configs = list(configs)

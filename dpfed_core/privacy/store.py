@@ -21,7 +21,7 @@ Why SQLite and how it is used safely by several processes (CLI runs, Streamlit s
 * a ``schema_version`` table; a file from a newer dpfed, a file that is not SQLite, or a damaged file
   raises :class:`StoreError` naming the file and what to do — it is **never** silently recreated
   (that would reset every budget to zero); so is a file emptied to 0 bytes while its fingerprint key
-  is beside it (SQLite would read it as a new database);
+  is beside it (SQLite would read it as a new database), or deleted while its key stays;
 * the file is created with mode 0600 in a 0700 directory (results derive from private data).
 """
 from __future__ import annotations
@@ -393,6 +393,7 @@ class Store:
                 return
             self._migrate()
             return
+        self._refuse_deleted()
         created = False
         try:
             parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -439,6 +440,22 @@ class Store:
             "a privacy budget and its history is gone (the file was emptied). Nothing was read or written. "
             f"Restore it from a backup of the store and its key; to start a new, empty budget deliberately, "
             f"{fresh}; or {self._hint()}")
+
+    def _refuse_deleted(self) -> None:
+        """Refuse to create a store whose own fingerprint key is already beside it: the key is written after
+        the file, when the first dataset is registered, so the file held a budget and was deleted or moved
+        — a new file there would give every entity a fresh budget. A key named by the environment may
+        serve other stores and says nothing of this one."""
+        from dpfed_core.privacy.fingerprint import SECRET_ENV, secret_path
+
+        if os.environ.get(SECRET_ENV, "").strip():
+            return
+        key = secret_path(self.path)
+        if key.exists():
+            raise StoreError(
+                f"the store {self.path} does not exist while its fingerprint key {key} does: the store held a privacy "
+                "budget and was deleted or moved. Nothing was created. Restore it from a backup (or give the path it "
+                f"moved to); to start a new, empty budget deliberately, delete the key {key} too; or {self._hint()}")
 
     def _migrate(self) -> None:
         con = self._connect()

@@ -60,9 +60,11 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
         st.error(f"{config.method} does not run as a deployment (it pools raw data or is not a federated "
                  f"protocol). Choose one of: {', '.join(deployable_methods())} in **Method**.")
         return
+    from dpfed_core.evaluation.cost import deployment_estimate
+
     st.caption(f"Flower {info}: 1 SuperLink + {ds.n_entities} SuperNode processes on 127.0.0.1 (TLS and node "
                "authentication), started for this run and stopped after it; each node keeps its own "
-               "evaluation report.")
+               f"evaluation report. {deployment_estimate(ds, config)}.")
     from dpfed_core.evaluation.budget import plan_run
     from dpfed_core.ui import history
     from dpfed_core.ui.defaults import settings_line
