@@ -122,6 +122,7 @@ LEDGER = "dpfed_core/privacy/ledger.py"
 LEDGERT = "tests/test_ledger.py"
 STORE = "dpfed_core/privacy/store.py"
 ODOT = "tests/test_odometer.py"
+WIPED = f"{ODOT}::test_a_store_emptied_beside_its_key_is_refused_as_a_lost_history_not_read_as_a_new_budget"
 BUDGET = "dpfed_core/evaluation/budget.py"
 PLANNER = "dpfed_core/evaluation/planner.py"
 PLANT = "tests/test_planner.py"
@@ -676,12 +677,10 @@ MUTANTS = (
     Mutant("containment-threshold-tenth", FPM, "is_same_people",
            "m.contained >= CONTAINMENT_THRESHOLD", "m.contained >= 0.1",
            (f"{FPT}::test_the_containment_threshold_is_a_fifth",)),
-    Mutant("emptied-store-read-as-a-new-budget", "dpfed_core/privacy/store.py", "Store._refuse_wiped",
-           "not key.exists()", "True",
-           (f"{ODOT}::test_a_store_emptied_beside_its_key_is_refused_as_a_lost_history_not_read_as_a_new_budget",)),
-    Mutant("deleted-store-made-anew-beside-its-key", "dpfed_core/privacy/store.py", "Store._refuse_deleted",
-           "key.exists()", "False",
-           (f"{ODOT}::test_a_store_emptied_beside_its_key_is_refused_as_a_lost_history_not_read_as_a_new_budget",)),
+    # a store whose history is gone (emptied, or deleted while its key stays) is never a fresh budget
+    Mutant("emptied-store-read-as-a-new-budget", STORE, "Store._refuse_wiped", "not key.exists()", "True", (WIPED,)),
+    Mutant("deleted-store-made-anew-beside-its-key", STORE, "Store._refuse_deleted", "key.exists()", "False",
+           (WIPED,)),
     Mutant("swapped-columns-charged-as-new-people", ODO, "BudgetOdometer._matches",
            "not found and fp_new is not None", "False",
            (f"{FPT}::test_a_table_read_with_its_user_and_item_columns_swapped_is_refused_naming_the_swap",)),
