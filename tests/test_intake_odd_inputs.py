@@ -265,6 +265,10 @@ def test_a_thousands_separator_is_named_as_such_not_as_a_decimal_comma(tmp_path,
     err = cli_error(capsys, path)
     assert "holds '1,200' where a number was expected" in err and "thousands separator" in err
     assert "remove the separators" in err and "(1200, not 1,200)" in err and "decimal separator" not in err
+    from dpfed_core.data.long_table import _comma_hint
+
+    # a leading zero is no digit grouping: "0,500" is a decimal comma's 0.5
+    assert "decimal separator" in _comma_hint("0,500") and "thousands" not in _comma_hint("0,500")
 
 
 def test_a_windows_export_is_read_as_windows_1252_not_as_latin_1(tmp_path, capsys):

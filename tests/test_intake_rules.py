@@ -359,6 +359,53 @@ def test_a_row_after_a_quoted_field_holding_a_line_break_is_named_by_its_own_lin
         load_data(plain, **cols)
 
 
+def test_a_header_less_reading_that_does_not_fit_the_file_says_which_way_to_turn(tmp_path):
+    """A header read as data, data read as a header, a Parquet file given --no-header: each error says
+    which reading to use."""
+    import pandas as pd
+
+    from dpfed_core.data.loaders import load_data
+
+    named = tmp_path / "t.csv"
+    named.write_text("user,item,rating,site\nu1,a,5,A\nu2,b,4,A\n")
+    bare = dict(user_col="column 1", item_col="column 2", value_col="column 3", entity_col="column 4",
+                value_kind="ratings", entities_from_data=True)
+    with pytest.raises(DataError, match=r"line 1\): column 'column 3' holds 'rating' .* first line looks like a "
+                                        r"header, and this file was read without one: leave out --no-header"):
+        load_data(named, no_header=True, **bare)
+    data_first = tmp_path / "d.csv"
+    data_first.write_text("1,10,5,A\n2,11,4,A\n")
+    with pytest.raises(DataError, match=r"has no column 'column 1' .* Its first line looks like data, not a "
+                                        r"header: give --no-header") as exc:
+        load_data(data_first, **bare)
+    assert "?." not in str(exc.value)
+    pq = tmp_path / "t.parquet"
+    pd.read_csv(named).to_parquet(pq)
+    with pytest.raises(DataError, match="Parquet file, which names its columns itself") as exc:
+        load_data(pq, no_header=True, **bare)
+    assert exc.value.param == "no_header"
+
+
+def test_a_workbook_or_an_archive_given_as_a_list_is_named_as_such(tmp_path):
+    import zipfile
+
+    from dpfed_core.data.inputs import decode_text
+
+    book = tmp_path / "formulary.xlsx"
+    with zipfile.ZipFile(book, "w") as z:
+        z.writestr("xl/workbook.xml", "<workbook/>")
+        z.writestr("xl/worksheets/sheet1.xml", "<sheet/>")
+    old = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600
+    for raw in (book.read_bytes(), old):
+        with pytest.raises(DataError, match="--items: is an Excel workbook, not a text list: save the sheet as CSV"):
+            decode_text(raw, what="--items:", param="items")
+    archive = tmp_path / "lists.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("items.txt", "a\nb\n")
+    with pytest.raises(DataError, match="is a ZIP archive, not a text list: unzip it"):
+        decode_text(archive.read_bytes(), what="--items:", param="items")
+
+
 def test_a_column_named_in_another_case_is_suggested_before_a_look_alike():
     from dpfed_core.data.long_table import load_long_table
 

@@ -283,6 +283,12 @@ def test_a_site_name_the_store_holds_no_account_of_is_an_error_naming_the_sites_
     assert main(["budget", "show", "--data", "sample:clinic", "--store", str(tmp_path / "shared.sqlite3")]) == 0
     out = capsys.readouterr().out
     assert "a deployment site's store" in out and "site budget --store" in out
+    # a coordinator's run charged there is told so (its charge lands beside the site's accounts)
+    run = ["run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon", "1", "--store",
+           str(tmp_path / "shared.sqlite3")]
+    for argv in ([*run, "--dry-run"], run):
+        assert main(argv) == 0
+        assert "is a deployment site's store (accounts 'site " in capsys.readouterr().err
 
 
 def test_a_site_whose_store_folder_does_not_exist_refuses_and_never_makes_a_fresh_budget(tmp_path):
@@ -909,7 +915,7 @@ def test_a_site_withdraws_by_itself_from_a_run_left_hanging_only_when_its_store_
     site = ["--policy", str(path), "--site", shard.entity]
     assert spent() == pytest.approx(_spent(1.0, 1.0, delta=1e-6))
     assert main(["site", "withdraw", "--run", "r1", *site]) == 0
-    assert "charge kept: this site drew release in the run" in capsys.readouterr().out
+    assert "charge kept: this site drew its noise in the run (stage release), so its charge stays" in capsys.readouterr().out
     assert spent() == pytest.approx(_spent(1.0, 1.0, delta=1e-6))
     assert main(["site", "withdraw", "--run", "r2", *site]) == 0
     assert "charge given back (this site drew nothing in the run)" in capsys.readouterr().out
@@ -967,7 +973,7 @@ def test_a_site_withdrawing_from_a_store_it_shares_gives_back_its_own_charge_onl
     assert spent == {a.entity: 0.0, b.entity: pytest.approx(_spent(1.0, delta=1e-6))}
     assert main(["site", "withdraw", "--run", "r", "--policy", str(path)]) == 0  # every site of the store
     out = capsys.readouterr().out
-    assert "already withdrawn" in out and "charge kept: this site drew release" in out
+    assert "already withdrawn" in out and "charge kept: this site drew its noise in the run (stage release)" in out
     # one site's officer reads its own rows and balance of the shared store
     assert main(["site", "releases", "--policy", str(path), "--site", a.entity, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

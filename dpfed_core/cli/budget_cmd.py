@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 
 from dpfed_core.cli.args import COMMAND_HELP, add_data_args, add_store_args, load_dataset, parse_float
 from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds  # caps and what is left: down; spent: up
@@ -111,6 +112,7 @@ def open_store(args, dataset, plans=None):
     if plans is not None and skip_store(getattr(args, "store", None), plans):
         return None, None, None
     odometer = open_odometer(args)
+    note_site_store(odometer, dataset)
     key = odometer.register(dataset, dataset_key(dataset))
     return odometer, RunHistory(odometer.store), key
 
@@ -158,6 +160,7 @@ def dry_run(args, dataset, plans, what: str) -> int:
               f" ({'fits' if p['fits'] else 'would be REFUSED'})")
     print(f"accountant: {ACCOUNTANT}")
     print(f"store: {path}" + ("" if path.exists() else " (does not exist yet)"))
+    note_store(args, dataset)
     return 0
 
 
@@ -217,6 +220,40 @@ def print_balance(odometer, dataset, key: str) -> None:
 def print_cap_changes(odometer, key: str) -> None:
     for line in cap_change_lines(odometer.cap_changes(key)):
         print(line)
+
+
+def note_store(args, dataset) -> None:
+    """:func:`note_site_store` for the store a command is given (``--store`` or ``$DPFED_STORE``), when it
+    exists (a new store holds no site's accounts). The home directory's default store is not opened for
+    it: a simulation never opens that store, and no site keeps its budget there."""
+    import os
+
+    from dpfed_core.privacy.store import resolve_store_path
+
+    given = getattr(args, "store", None) or os.environ.get("DPFED_STORE", "").strip() or None
+    if given is None:
+        return
+    path = resolve_store_path(given)
+    if path.exists():
+        from dpfed_core.privacy.odometer import BudgetOdometer
+
+        note_site_store(BudgetOdometer(path), dataset)
+
+
+def note_site_store(odometer, dataset) -> None:
+    """A coordinator's run, sweep or audit pointed at a deployment site's store is charged there beside the
+    site's own accounts (its people are matched to them as anywhere): said on stderr, since a site's
+    store is usually read by the site's officer (`site budget`), not by the coordinator."""
+    from dpfed_core.deployment.site_policy import site_dataset_name
+
+    prefix = site_dataset_name("")
+    if str(dataset.name).startswith(prefix):
+        return
+    sites = [d["name"] for d in odometer.datasets() if str(d["name"]).startswith(prefix)]
+    if sites:
+        print(f"note: {odometer.path} is a deployment site's store (accounts {', '.join(repr(n) for n in sites[:5])}"
+              f"{' …' if len(sites) > 5 else ''}); this charge is recorded in it beside them — a coordinator "
+              "usually keeps its own store (--store)", file=sys.stderr)
 
 
 def _site_accounts(odometer, key: str) -> list[str]:

@@ -244,6 +244,7 @@ def cmd_run(args) -> int:
         return budget_cmd.dry_run(args, dataset, plan_run(dataset, config, args.compare),
                                   f"run of {config.method}"
                                   + (f" compared with {', '.join(args.compare)}" if args.compare else ""))
+    budget_cmd.note_store(args, dataset)
     bar = _Bar(_clock(dataset, [config] + [config.replace(method=m) for m in args.compare]), f"run {config.method}")
     try:
         outcome = execute_run(dataset, config, compare=args.compare, store=getattr(args, "store", None),
@@ -326,6 +327,7 @@ def cmd_sweep(args) -> int:
                                   f"{{{', '.join(map(str, args.seeds))}}} with {', '.join(args.references) or 'no references'}")
     from dpfed_core.evaluation.cost import sweep_configs
 
+    budget_cmd.note_store(args, dataset)
     # the time is the points still to compute: a resumed document's are kept, not run again
     bar = _Bar(_clock(dataset, sweep_configs(config, args.epsilons, args.seeds, args.references, done)),
                f"sweep {config.method}")

@@ -100,7 +100,8 @@ def cmd_site(args) -> int:
         outcomes = withdraw_by_site(path, args.run, args.site)
         for o in [] if args.json else outcomes:
             print(f"run {args.run} of site {o['entity']!r} (coordinator {o['coordinator']}): "
-                  + _WITHDRAWN.get(o["decision"], f"charge kept: this site drew {', '.join(o['stages'])} in the run"))
+                  + _WITHDRAWN.get(o["decision"], f"charge kept: this site drew its noise in the run (stage {', '.join(o['stages'])}), "
+                                                   "so its charge stays"))
     rows = SiteLog(path).rows() if args.what == "releases" else []
     budget = remaining_budget(path)
     if args.site:  # a store several sites share: this site's rows and balance only

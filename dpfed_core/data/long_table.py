@@ -279,7 +279,7 @@ def _comma_hint(shown: str) -> str:
     drop the grouping. Any other "3,5" is a comma-decimal locale's 3.5. No option reads either form, so
     the fix is in the file."""
     text = shown.strip()
-    if re.fullmatch(r"[-+]?\d{1,3}(,\d{3})+(\.\d+)?", text):
+    if re.fullmatch(r"[-+]?[1-9]\d{0,2}(,\d{3})+(\.\d+)?", text):  # "0,500" is no digit grouping
         return (f"The commas read as a thousands separator: numbers are written without digit grouping "
                 f"({text.replace(',', '')}, not {text}); remove the separators from the file (export the "
                 "column without a thousands separator). ")
@@ -287,6 +287,13 @@ def _comma_hint(shown: str) -> str:
         return ("Numbers are read with '.' as the decimal separator (3.5, not 3,5): export the table with "
                 "'.' decimals. ")
     return ""
+
+
+def _read_without_header(from_text) -> bool:
+    """Whether ``from_text`` (:func:`~dpfed_core.data.tables.read_table`'s) says the first line was data."""
+    if isinstance(from_text, np.ndarray):
+        return from_text.size > 0 and int(from_text[0]) == 1
+    return not isinstance(from_text, bool) and from_text == 1
 
 
 def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str | None, value_kind: str,
@@ -305,9 +312,13 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
         if bad.any():
             first = bad.index[bad.to_numpy()][0]
             shown = str(raw.loc[first])
+            # read header-less, a header's words are the first data row: say so rather than "a bad value"
+            header_hint = ("The first line looks like a header, and this file was read without one: leave out "
+                           "--no-header. " if _read_without_header(from_text) and first == 0 and int(bad.sum()) == 1
+                           else "")
             raise DataError(
                 f"{_row_ref(label, first, from_text)}: column '{value_col}' holds {_cell(raw.loc[first])} "
-                f"where a number was expected ({int(bad.sum())} such rows). " + _comma_hint(shown)
+                f"where a number was expected ({int(bad.sum())} such rows). " + header_hint + _comma_hint(shown)
                 + "Fix or remove those rows, or take the values from another column (value_col).",
                 param="value_col"
             )

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO, Sequence, Union
 import numpy as np
 import pandas as pd
 
-from dpfed_core.data.inputs import check_encoding, check_regular_file, env_limit, wide_encoding
+from dpfed_core.data.inputs import check_encoding, check_regular_file, env_limit, is_workbook, wide_encoding
 from dpfed_core.errors import ConfigError, DataError
 
 __all__ = [
@@ -77,20 +77,6 @@ def _source_bytes(source: Any) -> bytes:
 def _head_bytes(path: Path, n: int = 65536) -> bytes:
     with open(path, "rb") as f:
         return f.read(n)
-
-
-#: The extensions of spreadsheet workbooks: a file so named is refused with the workbook's advice even
-#: when its first bytes are damaged or unrecognised.
-WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods")
-
-
-def _is_workbook(head: bytes, name: str) -> bool:
-    """Whether the file is a spreadsheet workbook: named as one, an OOXML or OpenDocument ZIP holding a
-    workbook part (its entry names sit in the ZIP's first local headers), or an OLE2 compound file —
-    the old .xls format, which is no ZIP and would otherwise read as 'binary bytes' with no advice."""
-    if name.endswith(WORKBOOK_SUFFIXES) or head[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":
-        return True
-    return head[:4] == b"PK\x03\x04" and (b"xl/" in head or b"opendocument.spreadsheet" in head)
 
 
 def _decompressed_head(raw_head: bytes, path: Path | None, data: bytes | None) -> bytes:
@@ -326,6 +312,9 @@ def read_table(
         check_upload_size(data, label)
 
     name = (filename or (path.name if path else label)).lower()
+    if not header and (head[:4] == b"PAR1" or name.endswith((".parquet", ".pq"))):
+        raise DataError(f"{label} is a Parquet file, which names its columns itself: a header-less reading applies "
+                        "to text tables only; leave it out", param="no_header")
     if head[:4] == b"PAR1" or name.endswith((".parquet", ".pq")):
         if head[:4] != b"PAR1":
             raise DataError(
@@ -342,7 +331,7 @@ def read_table(
         except Exception as exc:  # pyarrow raises many types; all mean the same to the user
             raise DataError(f"could not read Parquet file {label}: {exc}. Re-export the file.") from exc
         return df, label, False
-    if _is_workbook(head, name):
+    if is_workbook(head, name):
         raise DataError(
             f"{label} is an Excel workbook, not a table: this tool reads CSV, TSV or Parquet files and "
             "has no option to pick a sheet. Open it in a spreadsheet program, save the sheet as CSV "
@@ -456,7 +445,8 @@ def read_table(
         msg = str(exc).replace("Error tokenizing data. C error: ", "").strip()
         raise DataError(
             f"{label} is not a well-formed delimited file ({msg}). Every line must have as many "
-            f"fields as the header (separator {sep!r}); quote names that contain the separator."
+            f"fields as {'the header' if header else 'the first line'} (separator {sep!r}); quote names that "
+            "contain the separator."
         ) from exc
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"could not read {label}: {exc}. The file may be truncated or corrupt.") from exc
@@ -594,9 +584,14 @@ def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params:
         param = (params or {}).get(c)
         parts.append(f"'{c}' ({role}{', ' + param if param else ''})" + (f" — did you mean '{near[0]}'?" if near else ""))
     shown = ", ".join(repr(c) for c in cols[:30]) + (" …" if len(cols) > 30 else "")
+    from dpfed_core.data.upload import headerless
+
+    said = f"{label} has no column {'; no column '.join(parts)}"
+    first_row = (" Its first line looks like data, not a header: give --no-header (the columns are then "
+                 "'column 1' … 'column N', or a known format's documented names)." if headerless(cols) else "")
     raise DataError(
-        f"{label} has no column {'; no column '.join(parts)}. Columns found: {shown}. "
-        "Pass the right column names (they are case-sensitive).", param=(params or {}).get(missing[0][0])
+        f"{said}{'' if said.endswith('?') else '.'} Columns found: {shown}. Pass the right column names (they "
+        f"are case-sensitive).{first_row}", param=(params or {}).get(missing[0][0])
     )
 
 
