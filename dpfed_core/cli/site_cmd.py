@@ -58,13 +58,13 @@ def _store(args):
     return path, policy
 
 
-def _check_site_named(site: str, path, budget: list[dict]) -> None:
-    """A ``--site`` the store holds no account of, in a store that holds others', is a wrong name (its
-    balance would read as "accepted no run yet"): one error naming the sites the store holds. An empty
-    store holds no site yet and answers that it accepted no run."""
+def _check_site_named(site: str, path, held_rows: list[dict]) -> None:
+    """A ``--site`` the store holds nothing of (no account, no decision), in a store that holds others', is
+    a wrong name (its balance would read as "accepted no run yet"): one error naming the sites the store
+    holds. An empty store holds no site yet and answers that it accepted no run."""
     from dpfed_core.errors import ConfigError
 
-    held = sorted({b["entity"] for b in budget})
+    held = sorted({r["entity"] for r in held_rows})
     if held and site not in held:
         import difflib
 
@@ -95,7 +95,7 @@ def cmd_site(args) -> int:
                           if args.what == "withdraw" else f"--run is for `site withdraw`, not `site {args.what}`")
     path, policy = _store(args)
     if args.site:  # before anything is withdrawn: a wrong name gives nothing back and says so
-        _check_site_named(args.site, path, remaining_budget(path))
+        _check_site_named(args.site, path, remaining_budget(path) + SiteLog(path).rows())
     if args.what == "withdraw":
         outcomes = withdraw_by_site(path, args.run, args.site)
         for o in [] if args.json else outcomes:

@@ -475,7 +475,8 @@ def _record_lines(src, compression: str | None, encoding: str, sep: str, n_recor
 
     def binary() -> BinaryIO:
         raw = src()
-        raw = open(raw, "rb") if isinstance(raw, (str, os.PathLike)) else raw
+        if isinstance(raw, (str, os.PathLike)):  # opened here, closed with the stream returned
+            return gzip.open(raw, "rb") if compression == "gzip" else open(raw, "rb")
         return gzip.GzipFile(fileobj=raw) if compression == "gzip" else raw
 
     if len(sep) != 1:  # a pattern separator: the standard reader cannot follow it
