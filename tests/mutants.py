@@ -1321,7 +1321,7 @@ MUTANTS = (
     Mutant("parquet-float-ids-keep-their-dot-zero", TABLES, "_as_id_strings",
            "vals == np.round(vals)", "np.zeros(vals.shape, bool)",
            (f"{RULES}::test_whole_number_ids_of_a_parquet_float_column_match_the_declared_list",)),
-    Mutant("header-with-one-number-read-as-data", UPLOAD, "headerless",
+    Mutant("header-with-one-number-read-as-data", TABLES, "headerless",
            "max(2, (len(cols) + 1) // 2)", "max(1, (len(cols) + 1) // 2)",
            (f"{RULES}::test_a_two_column_header_with_one_number_is_a_header",)),
     Mutant("attribute-ids-keep-their-spaces", UPLOAD, "join_user_attributes",

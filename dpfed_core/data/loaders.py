@@ -130,7 +130,7 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
         _only(opts, _LONG_OPTS, "a table file")
         header = not opts.pop("no_header", False)
         if "user_col" not in opts or "item_col" not in opts:
-            from dpfed_core.data.upload import headerless
+            from dpfed_core.data.tables import headerless
 
             df, label, _ = read_table(p, usecols=["\x00none"], header=header)
             cols = ", ".join(repr(str(c)) for c in df.columns[:30])

@@ -79,6 +79,65 @@ def _head_bytes(path: Path, n: int = 65536) -> bytes:
         return f.read(n)
 
 
+# ------------------------------------------------------------------ header-less tables
+def _looks_numeric(s: object) -> bool:
+    try:
+        float(str(s))
+        return True
+    except ValueError:
+        return False
+
+
+def headerless(columns: list[str]) -> bool:
+    """True when a table's "header" is a data row: at least half the names (and at least two) are
+    numbers (e.g. MovieLens ``u.data``: ``196 242 3 881250949``; ``u.user``: ``1|24|M|technician|85711``)."""
+    cols = [str(c).strip() for c in columns]
+    if not cols:
+        return False
+    numeric = sum(_looks_numeric(c) for c in cols)
+    return numeric >= max(2, (len(cols) + 1) // 2)
+
+
+#: Header-less files of known formats, by file name: their documented columns (MovieLens 100K's
+#: README). A file of that name with another number of columns is not taken for the format.
+_ML_GENRES = ["unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary",
+              "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery", "Romance", "Sci-Fi", "Thriller",
+              "War", "Western"]
+KNOWN_FORMATS = {
+    "u.data": ("MovieLens 100K ratings", ["user id", "item id", "rating", "timestamp"]),
+    "u.user": ("MovieLens 100K users", ["user id", "age", "gender", "occupation", "zip code"]),
+    "u.item": ("MovieLens 100K movies", ["movie id", "movie title", "release date", "video release date",
+                                         "IMDb URL", *_ML_GENRES]),
+    "u.occupation": ("MovieLens 100K occupations", ["occupation"]),
+}
+#: MovieLens 100K's train/test splits (u1.base … u5.test, ua.base …) have u.data's columns.
+_SPLIT_NAMES = {f"u{s}.{part}" for s in ("1", "2", "3", "4", "5", "a", "b") for part in ("base", "test")}
+
+
+def known_format(filename: str, n_columns: int) -> tuple[str, list[str]] | None:
+    """(format, column names) of a header-less file recognised by its name and column count (MovieLens
+    ``u.data``, ``u.user``, ``u.item``, ``u.occupation``, ``u1.base`` …), else None."""
+    import os
+
+    name = os.path.basename(str(filename)).lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    key = "u.data" if name in _SPLIT_NAMES else name
+    fmt = KNOWN_FORMATS.get(key)
+    if fmt is None or len(fmt[1]) != n_columns:
+        return None
+    return fmt
+
+
+def headerless_names(filename: str, n_columns: int) -> list[str]:
+    """The column names of a header-less table: a known format's documented names
+    (:func:`known_format`: MovieLens ``u.data``, ``u.user`` …), else ``column 1`` … ``column N`` —
+    one rule for the Data page and the CLI's ``--no-header``."""
+    known = known_format(filename, n_columns)
+    return list(known[1]) if known else [f"column {i + 1}" for i in range(n_columns)]
+
+
+
 def _decompressed_head(raw_head: bytes, path: Path | None, data: bytes | None) -> bytes:
     """First ~64 KB of the text content, looking through gzip compression."""
     if raw_head[:2] != b"\x1f\x8b":
@@ -269,7 +328,7 @@ def read_table(
         1 for a text file read with ``header=False`` (data row i = line i)
 
     ``header=False``: the first line is data. The columns are named as the Data page names them
-    (:func:`dpfed_core.data.upload.headerless_names`: a known header-less format's documented names,
+    (:func:`headerless_names`: a known header-less format's documented names,
     else ``column 1`` …), and every cell of the first line is read as written (a header would have
     its repeated or blank cells renamed ``1.1``, ``Unnamed: 2``).
     """
@@ -382,8 +441,6 @@ def read_table(
         kw = dict(sep=sep, compression=compression, encoding=encoding, skip_blank_lines=False,
                   keep_default_na=False, na_values=[""])
         if not header:
-            from dpfed_core.data.upload import headerless_names
-
             width = pd.read_csv(_src(), header=None, nrows=1, dtype=str, **kw).shape[1]
             kw.update(header=None, names=headerless_names(filename or label, width))
         keep = None
@@ -585,8 +642,6 @@ def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params:
         param = (params or {}).get(c)
         parts.append(f"'{c}' ({role}{', ' + param if param else ''})" + (f" — did you mean '{near[0]}'?" if near else ""))
     shown = ", ".join(repr(c) for c in cols[:30]) + (" …" if len(cols) > 30 else "")
-    from dpfed_core.data.upload import headerless
-
     said = f"{label} has no column {'; no column '.join(parts)}"
     first_row = (" Its first line looks like data, not a header: give --no-header (the columns are then "
                  "'column 1' … 'column N', or a known format's documented names)." if headerless(cols) else "")

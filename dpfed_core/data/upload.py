@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from dpfed_core.data.tables import (KNOWN_FORMATS, headerless, headerless_names,  # noqa: F401 (the Data page's)
+                                    known_format)
 from dpfed_core.errors import DataError
 
 #: Values of a column above this, all whole numbers, read as Unix timestamps (seconds since 1970;
@@ -46,40 +48,6 @@ def upload_columns(data: bytes, filename: str, min_columns: int = 3, what: str =
     return df
 
 
-def _looks_numeric(s: object) -> bool:
-    try:
-        float(str(s))
-        return True
-    except ValueError:
-        return False
-
-
-def headerless(columns: list[str]) -> bool:
-    """True when a table's "header" is a data row: at least half the names (and at least two) are
-    numbers (e.g. MovieLens ``u.data``: ``196 242 3 881250949``; ``u.user``: ``1|24|M|technician|85711``)."""
-    cols = [str(c).strip() for c in columns]
-    if not cols:
-        return False
-    numeric = sum(_looks_numeric(c) for c in cols)
-    return numeric >= max(2, (len(cols) + 1) // 2)
-
-
-#: Header-less files of known formats, by file name: their documented columns (MovieLens 100K's
-#: README). A file of that name with another number of columns is not taken for the format.
-_ML_GENRES = ["unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary",
-              "Drama", "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery", "Romance", "Sci-Fi", "Thriller",
-              "War", "Western"]
-KNOWN_FORMATS = {
-    "u.data": ("MovieLens 100K ratings", ["user id", "item id", "rating", "timestamp"]),
-    "u.user": ("MovieLens 100K users", ["user id", "age", "gender", "occupation", "zip code"]),
-    "u.item": ("MovieLens 100K movies", ["movie id", "movie title", "release date", "video release date",
-                                         "IMDb URL", *_ML_GENRES]),
-    "u.occupation": ("MovieLens 100K occupations", ["occupation"]),
-}
-#: MovieLens 100K's train/test splits (u1.base … u5.test, ua.base …) have u.data's columns.
-_SPLIT_NAMES = {f"u{s}.{part}" for s in ("1", "2", "3", "4", "5", "a", "b") for part in ("base", "test")}
-
-
 #: File types the Data page's uploads accept (the browser's file filter): the known header-less
 #: formats' extensions (MovieLens ``u.data``, ``u1.base``, ``u.user``, ``u.occupation``) included.
 #: (A workbook or an archive is taken too: the reader then says what to do with it — save the sheet as
@@ -87,29 +55,6 @@ _SPLIT_NAMES = {f"u{s}.{part}" for s in ("1", "2", "3", "4", "5", "a", "b") for 
 LONG_TABLE_TYPES = ["csv", "tsv", "txt", "data", "dat", "base", "test", "gz", "parquet", "pq", "xlsx", "xls", "zip"]
 ATTRIBUTE_TYPES = ["csv", "tsv", "txt", "user", "dat", "gz", "parquet"]
 ENTITY_LIST_TYPES = ["txt", "csv", "occupation", "gz"]
-
-
-def known_format(filename: str, n_columns: int) -> tuple[str, list[str]] | None:
-    """(format, column names) of a header-less file recognised by its name and column count (MovieLens
-    ``u.data``, ``u.user``, ``u.item``, ``u.occupation``, ``u1.base`` …), else None."""
-    import os
-
-    name = os.path.basename(str(filename)).lower()
-    if name.endswith(".gz"):
-        name = name[:-3]
-    key = "u.data" if name in _SPLIT_NAMES else name
-    fmt = KNOWN_FORMATS.get(key)
-    if fmt is None or len(fmt[1]) != n_columns:
-        return None
-    return fmt
-
-
-def headerless_names(filename: str, n_columns: int) -> list[str]:
-    """The column names of a header-less table: a known format's documented names
-    (:func:`known_format`: MovieLens ``u.data``, ``u.user`` …), else ``column 1`` … ``column N`` —
-    one rule for the Data page and the CLI's ``--no-header``."""
-    known = known_format(filename, n_columns)
-    return list(known[1]) if known else [f"column {i + 1}" for i in range(n_columns)]
 
 
 def read_upload(data: bytes, filename: str, min_columns: int = 3,
