@@ -246,27 +246,35 @@ def note_site_store(odometer, dataset) -> None:
     store is usually read by the site's officer (`site budget`), not by the coordinator."""
     from dpfed_core.deployment.site_policy import site_dataset_name
 
-    prefix = site_dataset_name("")
-    if str(dataset.name).startswith(prefix):
+    if str(dataset.name).startswith(site_dataset_name("")):
         return
-    sites = [d["name"] for d in odometer.datasets() if str(d["name"]).startswith(prefix)]
+    sites = _site_names(odometer.datasets())
     if sites:
-        print(f"note: {odometer.path} is a deployment site's store (accounts {', '.join(repr(n) for n in sites[:5])}"
-              f"{' …' if len(sites) > 5 else ''}); this charge is recorded in it beside them — a coordinator "
-              "usually keeps its own store (--store)", file=sys.stderr)
+        print(f"note: {odometer.path} is a deployment site's store ({_accounts_text(sites)}); this charge is "
+              "recorded in it beside them — a coordinator usually keeps its own store (--store)", file=sys.stderr)
+
+
+def _site_names(stored: list[dict]) -> list[str]:
+    """The names of the site accounts among a store's datasets (a site registers its data as
+    ``site <entity>``, :func:`~dpfed_core.deployment.site_policy.site_dataset_name`)."""
+    from dpfed_core.deployment.site_policy import site_dataset_name
+
+    prefix = site_dataset_name("")
+    return [d["name"] for d in stored if str(d["name"]).startswith(prefix)]
+
+
+def _accounts_text(sites: list[str], shown: int = 5) -> str:
+    return f"accounts {', '.join(repr(n) for n in sites[:shown])}" + (" …" if len(sites) > shown else "")
 
 
 def _site_accounts(odometer, key: str) -> list[str]:
-    """The site accounts of a deployment site's store (a site registers its data as ``site <entity>``)
-    when the dataset ``key`` is none of the store's accounts: ``budget show`` of a site store is
-    then pointed at ``site budget``, which reads a site's account without its data."""
-    from dpfed_core.deployment.site_policy import site_dataset_name
-
+    """The site accounts of a deployment site's store when the dataset ``key`` is none of the store's
+    accounts: ``budget show`` of a site store is then pointed at ``site budget``, which reads a site's
+    account without its data."""
     stored = odometer.datasets()
     if any(key in (d["key"], d.get("alias_of")) for d in stored) or odometer.identity(key).alias_of:
         return []
-    prefix = site_dataset_name("")
-    return [d["name"] for d in stored if str(d["name"]).startswith(prefix)]
+    return _site_names(stored)
 
 
 def cap_change_lines(rows: list[dict], title: str = "cap changes", limit: int = 10) -> list[str]:
@@ -321,8 +329,8 @@ def cmd_budget(args) -> int:
         key = odo.key_of(dataset)
         sites = _site_accounts(odo, key)
         if sites and not args.json:
-            print(f"note: {dataset.name} is not in {odo.path}, a deployment site's store (accounts "
-                  f"{', '.join(repr(n) for n in sites)}); a site's budget is read with `python -m dpfed_core site "
+            print(f"note: {dataset.name} is not in {odo.path}, a deployment site's store "
+                  f"({_accounts_text(sites, len(sites))}); a site's budget is read with `python -m dpfed_core site "
                   f"budget --store {odo.path}`")
     if args.budget_command in ("show", "set-cap"):
         if args.json:
