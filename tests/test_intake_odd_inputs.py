@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -269,6 +270,25 @@ def test_a_thousands_separator_is_named_as_such_not_as_a_decimal_comma(tmp_path,
 
     # a leading zero is no digit grouping: "0,500" is a decimal comma's 0.5
     assert "decimal separator" in _comma_hint("0,500") and "thousands" not in _comma_hint("0,500")
+
+
+def test_dots_that_group_thousands_are_refused_not_read_as_decimals(tmp_path, capsys):
+    """A comma-decimal locale writes twelve hundred '1.200' and three '3': read with '.' as the decimal
+    point the count would be 1.2, a wrong value no check sees."""
+    path = tmp_path / "t.csv"
+    path.write_text("user;item;rating;hospital\n" + "".join(
+        f"{u};{i};{'1.200' if (u, i) == (4, 1) else 3};h{u % 3}\n" for u in range(9) for i in range(3)))
+    err = cli_error(capsys, path, "--value-kind", "counts", "--value-max", "2000")
+    assert "line 15" in err and "holds '1.200' beside whole numbers below 1,000" in err, err
+    assert "writes 1200 that way" in err and "it is 1.2" in err
+    from dpfed_core.data.long_table import _dot_grouped
+
+    # a number format with decimals writes every value so, and a '3.5' among them is a decimal point
+    assert _dot_grouped(pd.Series(["1.200", "3.500", "4.000"])) is None
+    assert _dot_grouped(pd.Series(["1.200", "3.5", "4"])) is None
+    assert _dot_grouped(pd.Series(["1.200", "1200", "4"])) is None  # 1200 undotted: no grouping
+    assert _dot_grouped(pd.Series(["12.000.000", "4"], dtype="category")) == "12.000.000"
+    assert _dot_grouped(pd.Series([1.2, 4.0])) is None
 
 
 def test_a_windows_export_is_read_as_windows_1252_not_as_latin_1(tmp_path, capsys):

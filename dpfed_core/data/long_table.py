@@ -289,6 +289,29 @@ def _comma_hint(shown: str) -> str:
     return ""
 
 
+_GROUPED = r"[-+]?[1-9]\d{0,2}(\.\d{3})+"
+
+
+def _dot_grouped(raw: pd.Series) -> str | None:
+    """A value of a text column whose dots most likely group thousands ("1.200" for twelve hundred), or None.
+
+    A comma-decimal locale's export ('1.200;3' beside '3,5') writes every number from 1,000 up with
+    dots and every smaller one without: the column's dotted values all have groups of three digits and
+    its other values are integers below 1,000. A number format with decimals writes every value with
+    them, and a "3.5" among the dotted values means a decimal point, so neither is taken for grouping."""
+    if pd.api.types.is_numeric_dtype(raw) and not isinstance(raw.dtype, pd.CategoricalDtype):
+        return None
+    texts = pd.Series(raw.cat.categories if isinstance(raw.dtype, pd.CategoricalDtype) else raw.dropna().unique())
+    texts = texts.astype(str).str.strip()
+    dotted = texts.str.contains(".", regex=False)
+    if not dotted.any() or dotted.all() or not texts[dotted].str.fullmatch(_GROUPED).all():
+        return None
+    plain = pd.to_numeric(texts[~dotted], errors="coerce")
+    if plain.isna().any() or not (plain.abs() < 1000).all():
+        return None
+    return str(texts[dotted].iloc[0])
+
+
 def _read_without_header(from_text) -> bool:
     """Whether ``from_text`` (:func:`~dpfed_core.data.tables.read_table`'s) says the first line was data."""
     if isinstance(from_text, np.ndarray):
@@ -321,6 +344,15 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
                 f"where a number was expected ({int(bad.sum())} such rows). " + header_hint + _comma_hint(shown)
                 + "Fix or remove those rows, or take the values from another column (value_col).",
                 param="value_col"
+            )
+        grouped = _dot_grouped(raw)
+        if grouped is not None:
+            at = raw.index[(raw.astype(str).str.strip() == grouped).to_numpy()][0]
+            raise DataError(
+                f"{_row_ref(label, at, from_text)}: column '{value_col}' holds {grouped!r} beside whole numbers below 1,000: a table whose "
+                f"dots group thousands writes {grouped.replace('.', '')} that way, and read with '.' as the decimal "
+                f"point it is {float(grouped):g}. Write the numbers without digit grouping (export the column "
+                f"without a thousands separator), or, if {float(grouped):g} is meant, write it as {float(grouped):g}."
             )
         v = vals.to_numpy(dtype=np.float64)
         if not np.all(np.isfinite(v)):
