@@ -93,6 +93,29 @@ class ConfigError(DpfedError, ValueError):
     """A parameter is out of range or inconsistent with the data (ε ≤ 0, k larger than an entity, …)."""
 
 
+class OptionError(ConfigError):
+    """Options given to a source they do not apply to, with the options that do.
+
+    Rendered for a front end, both lists use its names, and an accepted option it has no name for
+    (a Python-only parameter such as ``sample_dir``) is left out of what it is told."""
+
+    def __init__(self, bad: list[str], accepted: list[str], what: str) -> None:
+        self.bad, self.accepted, self.what = list(bad), list(accepted), what
+        super().__init__(self._text(self.bad, self.accepted), param=self.bad[0])
+
+    def _text(self, bad: list[str], accepted: list[str]) -> str:
+        many = len(bad) > 1
+        return (f"option{'s' if many else ''} {', '.join(bad)} do{'' if many else 'es'} not apply to {self.what}: "
+                f"leave {'them' if many else 'it'} out; {'accepted: ' + ', '.join(accepted) if accepted else 'it takes none'}")
+
+    def render(self, names: Mapping[str, str] | None = None) -> str:
+        if not names:
+            return super().render(names)
+        bad = [names.get(b, b) for b in self.bad]
+        accepted = sorted(names[a] for a in self.accepted if a in names)
+        return render_message(self._text(bad, accepted))
+
+
 class DeploymentError(DpfedError):
     """A deployment could not start or did not finish; the message says what and where.
     ``ledger_rows = 0`` when the run stopped before any site drew noise (the budget odometer then gives

@@ -379,6 +379,11 @@ def test_a_header_less_reading_that_does_not_fit_the_file_says_which_way_to_turn
                                         r"header: give --no-header") as exc:
         load_data(data_first, **bare)
     assert "?." not in str(exc.value)
+    short_first = tmp_path / "s.csv"  # sized by its first line, the file's longer line is the one named
+    short_first.write_text("1,10,A\n2,11,A,4\n")
+    with pytest.raises(DataError, match=r"Expected 3 fields in line 2, saw 4\). Every line must have as many "
+                                        r"fields as the first line"):
+        load_data(short_first, no_header=True, **bare)
     pq = tmp_path / "t.parquet"
     pd.read_csv(named).to_parquet(pq)
     with pytest.raises(DataError, match="Parquet file, which names its columns itself") as exc:
@@ -423,3 +428,20 @@ def test_an_infinite_value_is_quoted_as_written_and_names_the_value_column():
         load_long_table(df, user_col="u", item_col="i", value_col="v", entity_col="e", value_max=5,
                         value_kind="ratings", entities_from_data=True)
     assert "np.float64" not in str(err.value) and err.value.param == "value_col"
+
+
+def test_an_option_a_source_does_not_take_is_named_with_the_flags_it_does(tmp_path, capsys):
+    """The CLI names the options a source takes by their flags and leaves out the loader's
+    Python-only parameters (a sample's folder), which no flag sets."""
+    from dpfed_core.cli import main
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.errors import OptionError
+
+    assert main(["run", "--data", "sample:clinic", "--no-header", "--simulation", "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == ("error: option --no-header does not apply to sample data: leave it out; accepted: --entities, "
+                   "--exclude-entities, --federation, --item-features, --items"), err
+    with pytest.raises(OptionError, match=r"options no_header, sep do not apply to sample data: leave them out; "
+                                          r"accepted: .*items, sample_dir") as exc:
+        load_data("sample:clinic", no_header=True, sep=",")
+    assert exc.value.param == "no_header"

@@ -32,7 +32,7 @@ from dpfed_core.data.long_table import _reject_removed, load_long_table
 from dpfed_core.data.movielens import fetch_movielens, load_movielens
 from dpfed_core.data.samples import load_sample
 from dpfed_core.data.tables import read_table
-from dpfed_core.errors import ConfigError, DataError
+from dpfed_core.errors import ConfigError, DataError, OptionError
 
 __all__ = ["load_data"]
 
@@ -50,10 +50,7 @@ def _only(opts: dict[str, Any], allowed: Iterable[str], what: str) -> dict[str, 
     allowed = set(allowed)
     bad = sorted(k for k in opts if k not in allowed)
     if bad:
-        raise ConfigError(
-            f"option{'s' if len(bad) > 1 else ''} {', '.join(bad)} do{'es' if len(bad) == 1 else ''} "
-            f"not apply to {what}; accepted: {', '.join(sorted(allowed)) or 'none'}", param=bad[0]
-        )
+        raise OptionError(bad, sorted(allowed), what)
     return opts
 
 

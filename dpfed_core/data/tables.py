@@ -447,6 +447,8 @@ def read_table(
         if usecols is not None:
             names = pd.read_csv(_src(), nrows=0, **kw)
             if not all(c in names.columns for c in usecols):
+                if not header:  # sized by its first line: a longer line after it is the error to name
+                    pd.read_csv(_src(), dtype=str, **kw)
                 return names  # the caller names the missing column among these
             keep = list(dict.fromkeys(usecols))
             if header:  # a header-less file's names are given, never made up by the reader
@@ -502,7 +504,7 @@ def read_table(
         msg = str(exc).replace("Error tokenizing data. C error: ", "").strip()
         raise DataError(
             f"{label} is not a well-formed delimited file ({msg}). Every line must have as many "
-            f"fields as {'the header' if header else 'the first line'} (separator {sep!r}); quote names that "
+            f"fields as {'the header' if header else 'the first line'} (separator {sep!r}); quote fields that "
             "contain the separator."
         ) from exc
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
