@@ -679,7 +679,7 @@ MUTANTS = (
            (f"{FPT}::test_the_containment_threshold_is_a_fifth",)),
     # a store whose history is gone (emptied, or deleted while its key stays) is never a fresh budget
     Mutant("emptied-store-read-as-a-new-budget", STORE, "Store._refuse_wiped", "not key.exists()", "True", (WIPED,)),
-    Mutant("deleted-store-made-anew-beside-its-key", STORE, "Store._refuse_deleted", "key.exists()", "False",
+    Mutant("deleted-store-made-anew-beside-its-key", STORE, "own_key_left", "key.exists()", "False",
            (WIPED,)),
     Mutant("swapped-columns-charged-as-new-people", ODO, "BudgetOdometer._matches",
            "not found and fp_new is not None", "False",

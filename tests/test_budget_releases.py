@@ -248,6 +248,23 @@ def _in_namespace(script: str, env_store: str) -> subprocess.CompletedProcess:
     return subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=300)
 
 
+def test_reading_a_store_that_does_not_exist_makes_nothing(tmp_path, capsys):
+    """A mistyped --store answered from a new, empty store would read as a fresh budget and leave a
+    store (and its folder) behind; a store deleted beside its key is still refused as a lost budget."""
+    store = tmp_path / "typo" / "s.sqlite3"
+    for argv in (["show", "--data", "sample:clinic"], ["releases", "--data", "sample:clinic"], ["list"]):
+        code, out, _ = cli(capsys, "budget", *argv, "--store", str(store))
+        assert code == 0 and f"store: {store} does not exist: nothing has been charged there" in out, out
+        code, out, _ = cli(capsys, "budget", *argv, "--store", str(store), "--json")
+        assert code == 0 and json.loads(out)["exists"] is False
+    assert not store.parent.exists()
+    kept = tmp_path / "kept.sqlite3"
+    assert cli(capsys, "budget", "set-cap", "--data", "sample:clinic", "--epsilon", "2", "--store", str(kept))[0] == 0
+    kept.unlink()
+    code, out, err = cli(capsys, "budget", "show", "--data", "sample:clinic", "--store", str(kept))
+    assert code == 2 and "was deleted or moved" in err and not kept.exists()
+
+
 @needs_ns
 def test_budget_show_works_on_a_read_only_store(tmp_path, clinic):
     d = tmp_path / "ro"
@@ -284,7 +301,9 @@ def test_budget_show_works_on_a_full_disk_and_a_new_store_there_leaves_nothing(t
                       f"echo show=$?; {py} -m dpfed_core budget show --data sample:clinic --store {d}/new.sqlite3; "
                       f"echo new=$?; ls {d}", str(d / "s.sqlite3"))
     assert "cap: ε = 2" in r.stdout and "show=0" in r.stdout, r.stdout + r.stderr
-    assert "new=2" in r.stdout and "new.sqlite3" not in r.stdout.split("new=2", 1)[1], r.stdout + r.stderr
+    # a read of a store that does not exist answers so and makes nothing
+    assert "new.sqlite3 does not exist: nothing has been charged there" in r.stdout, r.stdout + r.stderr
+    assert "new=0" in r.stdout and "new.sqlite3" not in r.stdout.split("new=0", 1)[1], r.stdout + r.stderr
 
 
 # ------------------------------------------------------------------------------ the run service

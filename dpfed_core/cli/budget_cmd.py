@@ -69,9 +69,29 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def _no_store(args, what: dict) -> bool:
+    """Answer a read of a store that does not exist, without making it; False when it exists.
+
+    A read never creates the store (nor its folder): a mistyped path answered from a new, empty store
+    would read as a fresh budget, and the file would be left behind."""
+    from dpfed_core.privacy.store import own_key_left, resolve_store_path
+
+    path = resolve_store_path(getattr(args, "store", None))
+    if path.exists() or path.is_symlink() or own_key_left(path) is not None:
+        return False  # a store deleted beside its key is refused by the store itself
+    if args.json:
+        print(json.dumps({"store": str(path), "exists": False, **what}, indent=2))
+    else:
+        print(f"store: {path} does not exist: nothing has been charged there (a run, a sweep or "
+              "`budget set-cap` makes it). Check the path (--store, $DPFED_STORE).")
+    return True
+
+
 def cmd_list(args) -> int:
     from dpfed_core.evaluation.experiments import json_safe
 
+    if _no_store(args, {"datasets": []}):
+        return 0
     odo = open_odometer(args)
     rows = []
     for d in odo.datasets():
@@ -315,6 +335,8 @@ def cmd_budget(args) -> int:
     if args.budget_command == "list":
         return cmd_list(args)
     dataset = load_dataset(args)
+    if args.budget_command != "set-cap" and _no_store(args, {"dataset": dataset.name, "releases": []}):
+        return 0
     odo = open_odometer(args)
     if args.budget_command == "set-cap":
         key = odo.register(dataset, dataset_key(dataset))

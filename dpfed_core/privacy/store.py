@@ -214,6 +214,19 @@ def resolve_store_path(path: str | os.PathLike | None = None) -> Path:
     return default_store_path() if path is None or str(path) == "" else Path(path).expanduser()
 
 
+def own_key_left(path: str | os.PathLike) -> Path | None:
+    """The fingerprint key of a store that does not exist, when that key is still beside it: the key is
+    written after the file, when the first dataset is registered, so the store held a budget and was
+    deleted or moved. None otherwise; a key named by the environment may serve other stores and says
+    nothing of this one."""
+    from dpfed_core.privacy.fingerprint import SECRET_ENV, secret_path
+
+    if os.environ.get(SECRET_ENV, "").strip():
+        return None
+    key = secret_path(path)
+    return key if key.exists() else None
+
+
 class Store:
     """Handle on one store file; opens a short-lived connection per operation.
 
@@ -442,16 +455,10 @@ class Store:
             f"{fresh}; or {self._hint()}")
 
     def _refuse_deleted(self) -> None:
-        """Refuse to create a store whose own fingerprint key is already beside it: the key is written after
-        the file, when the first dataset is registered, so the file held a budget and was deleted or moved
-        — a new file there would give every entity a fresh budget. A key named by the environment may
-        serve other stores and says nothing of this one."""
-        from dpfed_core.privacy.fingerprint import SECRET_ENV, secret_path
-
-        if os.environ.get(SECRET_ENV, "").strip():
-            return
-        key = secret_path(self.path)
-        if key.exists():
+        """Refuse to create a store whose own fingerprint key is already beside it (:func:`own_key_left`): a
+        new file there would give every entity a fresh budget."""
+        key = own_key_left(self.path)
+        if key is not None:
             raise StoreError(
                 f"the store {self.path} does not exist while its fingerprint key {key} does: the store held a privacy "
                 "budget and was deleted or moved. Nothing was created. Restore it from a backup (or give the path it "
