@@ -17,7 +17,8 @@ examples:
   # the remaining budget only
   python -m dpfed_core site budget --policy /etc/dpfed/site_policy.toml
   # give back the charge of run 4213 (accepted, then never asked for a share): only if this site drew
-  # nothing in it; every later release of the run is refused
+  # nothing in it; every later release of the run is refused. Exit status 1 when a site keeps the charge
+  # (it drew its noise in the run), 0 when every charge was given back or already was
   python -m dpfed_core site withdraw --run 4213 --policy /etc/dpfed/site_policy.toml
 """
 
@@ -27,7 +28,8 @@ def register_cli(subparsers) -> None:
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     p.add_argument("what", choices=["releases", "budget", "withdraw"],
                    help="releases: every decision and release with the remaining budget; budget: the budget only; "
-                        "withdraw: give back the charge of an accepted run (--run) in which this site drew nothing")
+                        "withdraw: give back the charge of an accepted run (--run) in which this site drew nothing "
+                        "(exit status 1 when a charge is kept)")
     p.add_argument("--run", metavar="ID", help="with withdraw: the run (its id as `site releases` lists it)")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--policy", metavar="FILE", help="the site's policy file (its store key names the store)")
@@ -96,6 +98,7 @@ def cmd_site(args) -> int:
     path, policy = _store(args)
     if args.site:  # before anything is withdrawn: a wrong name gives nothing back and says so
         _check_site_named(args.site, path, remaining_budget(path) + SiteLog(path).rows())
+    outcomes: list[dict] = []
     if args.what == "withdraw":
         outcomes = withdraw_by_site(path, args.run, args.site)
         for o in [] if args.json else outcomes:
@@ -112,7 +115,7 @@ def cmd_site(args) -> int:
 
         doc = {"store": str(path), "log": rows, "budget": budget}
         print(dumps(doc if args.what != "withdraw" else {**doc, "withdrawals": outcomes}))  # ∞ as "inf"
-        return 0
+        return _withdraw_status(args, outcomes)
     if args.what == "releases":
         print(f"site store {path}: {len(rows)} decision(s) and release(s)")
         head = ("id", "created", "run", "coordinator", "entity", "method", "stage", "decision", "rule", "ε", "δ",
@@ -142,7 +145,12 @@ def cmd_site(args) -> int:
             print(f"note: {args.policy} now states budget_epsilon = {policy.budget_epsilon:g}, budget_delta = "
                   f"{policy.budget_delta:g}; the cap above is the one the site last decided a run under, and the "
                   "policy's applies from its next decision")
-    return 0
+    return _withdraw_status(args, outcomes)
+
+
+def _withdraw_status(args, outcomes: list[dict]) -> int:
+    """1 when a withdrawal kept a site's charge (it drew in the run: what was asked was not done), else 0."""
+    return 1 if any(o["decision"] == "kept" for o in outcomes) else 0
 
 
 def budget_line(b: dict) -> str:
