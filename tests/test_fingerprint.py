@@ -414,6 +414,8 @@ def test_cli_names_the_missing_key_in_one_line(tmp_path, capsys):
 
 def test_cli_budget_show_states_where_the_key_is(tmp_path, capsys):
     store = tmp_path / "show.sqlite3"
+    assert main(["budget", "set-cap", "--data", "sample:clinic", "--epsilon", "3", "--store", str(store)]) == 0
+    capsys.readouterr()
     assert main(["budget", "show", "--data", "sample:clinic", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert f"{store}.fpkey" in out and "protect it with the store" in out
