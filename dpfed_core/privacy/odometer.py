@@ -90,6 +90,13 @@ def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.4g}"
 
 
+def _stored_fingerprint(row) -> PeopleFingerprint:
+    """A fingerprint as the store holds it (a row of ``fingerprints`` joined with its dataset's entities)."""
+    return PeopleFingerprint(
+        np.frombuffer(row["keys"], dtype=np.uint64).reshape(int(row["n_users"]), int(row["bands"])),
+        np.frombuffer(row["entity"], dtype=np.int32), tuple(json.loads(row["entities"])), int(row["version"]))
+
+
 class BudgetOdometer:
     """Per-dataset, per-entity privacy budget kept in the store file.
 
@@ -191,10 +198,7 @@ class BudgetOdometer:
                 fp = fp_old = fp_old or legacy_fingerprint(dataset)
             else:
                 continue
-            stored = PeopleFingerprint(
-                np.frombuffer(row["keys"], dtype=np.uint64).reshape(int(row["n_users"]), int(row["bands"])),
-                np.frombuffer(row["entity"], dtype=np.int32), tuple(json.loads(row["entities"])), version)
-            m = match_people(fp, stored)
+            m = match_people(fp, _stored_fingerprint(row))
             if is_same_people(m):
                 found.append((row["dataset_key"], m))
         if not found and fp_new is not None:
@@ -210,10 +214,7 @@ class BudgetOdometer:
             return
         fp = swapped_fingerprint(dataset, secret)
         for row in rows:
-            stored = PeopleFingerprint(
-                np.frombuffer(row["keys"], dtype=np.uint64).reshape(int(row["n_users"]), int(row["bands"])),
-                np.frombuffer(row["entity"], dtype=np.int32), tuple(json.loads(row["entities"])), FP_VERSION)
-            if is_same_people(match_people(fp, stored)):
+            if is_same_people(match_people(fp, _stored_fingerprint(row))):
                 raise ConfigError(f"{dataset.name}: its user and item columns look swapped — its items are the people "
                                   f"of the stored dataset {self._name(con, row['dataset_key'])!r}, read as items; a run "
                                   "would protect each of them as one item, not as a person. Swap the user and item "
