@@ -228,13 +228,17 @@ def wide_encoding(head: bytes, declared: str | None, what: str = "") -> str | No
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods")
 
 
+#: The first bytes of a ZIP archive (and so of an OOXML or OpenDocument workbook).
+ZIP_MAGIC = b"PK\x03\x04"
+
+
 def is_workbook(head: bytes, name: str = "") -> bool:
     """Whether the file is a spreadsheet workbook: named as one, an OOXML or OpenDocument ZIP holding a
     workbook part (its entry names sit in the ZIP's first local headers), or an OLE2 compound file —
     the old .xls format, which is no ZIP and would otherwise read as 'binary bytes' with no advice."""
     if name.endswith(WORKBOOK_SUFFIXES) or head[:8] == b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1":
         return True
-    return head[:4] == b"PK\x03\x04" and (b"xl/" in head or b"opendocument.spreadsheet" in head)
+    return head[:4] == ZIP_MAGIC and (b"xl/" in head or b"opendocument.spreadsheet" in head)
 
 
 def decode_text(raw: bytes, *, what: str, encoding: str | None = None, param: str | None = None) -> str:
@@ -243,7 +247,7 @@ def decode_text(raw: bytes, *, what: str, encoding: str | None = None, param: st
     if is_workbook(raw[:65536]):  # a workbook is no list: its bytes would read as UTF-16 or binary noise
         raise DataError(f"{what} is an Excel workbook, not a text list: save the sheet as CSV (one entry per line) "
                         "and give that file", param=param)
-    if raw[:4] == b"PK\x03\x04":
+    if raw[:4] == ZIP_MAGIC:
         raise DataError(f"{what} is a ZIP archive, not a text list: unzip it and give the list it holds", param=param)
     enc = wide_encoding(raw[:4], encoding, what)
     if enc is not None:

@@ -127,15 +127,13 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
         _only(opts, _LONG_OPTS, "a table file")
         header = not opts.pop("no_header", False)
         if "user_col" not in opts or "item_col" not in opts:
-            from dpfed_core.data.tables import headerless
+            from dpfed_core.data.tables import first_line_is_data, headerless
 
             df, label, _ = read_table(p, usecols=["\x00none"], header=header)
             cols = ", ".join(repr(str(c)) for c in df.columns[:30])
             # a header-less file (u.data) has its first data row read as the column names
-            first_row = (" Its first line looks like data, not a header: give --no-header (its columns are then "
-                         "'column 1' … 'column N', or a known format's names such as MovieLens u.data's 'user id', "
-                         "'item id', 'rating'), add a header line naming the columns, or give the MovieLens "
-                         "directory itself." if header and headerless(list(df.columns)) else "")
+            first_row = (first_line_is_data(", add a header line naming the columns, or give the MovieLens directory "
+                                            "itself") if header and headerless(list(df.columns)) else "")
             raise ConfigError(
                 f"{label} is a table: say which columns hold the user, the item, the value and the "
                 "entity (user_col, item_col, value_col, entity_col or entity_from with "

@@ -23,7 +23,9 @@ from typing import Any, BinaryIO, Sequence, Union
 import numpy as np
 import pandas as pd
 
-from dpfed_core.data.inputs import check_encoding, check_regular_file, env_limit, is_workbook, wide_encoding
+from dpfed_core.data.inputs import (
+    ZIP_MAGIC, check_encoding, check_regular_file, env_limit, is_workbook, wide_encoding,
+)
 from dpfed_core.errors import ConfigError, DataError
 
 __all__ = [
@@ -396,7 +398,7 @@ def read_table(
             "has no option to pick a sheet. Open it in a spreadsheet program, save the sheet as CSV "
             "(Excel: File > Save As > CSV UTF-8) and load that CSV file in its place.", param="data"
         )
-    if head[:4] == b"PK\x03\x04":
+    if head[:4] == ZIP_MAGIC:
         raise DataError(f"{label} is a ZIP archive, not a table. Unzip it and load the table it holds.",
                         param="data")
 
@@ -629,6 +631,13 @@ def _row_ref(label: str, index_value: Any, from_text: bool | int | np.ndarray) -
     return f"{label}, data row {r} (line {int(index_value) + offset})"
 
 
+def first_line_is_data(more: str = "") -> str:
+    """The sentence telling that a table's header reads like data (:func:`headerless`), and how to read it."""
+    return (" Its first line looks like data, not a header: give --no-header (the columns are then 'column 1' … "
+            "'column N', or a known format's documented names such as MovieLens u.data's 'user id', 'item id', "
+            f"'rating'){more}.")
+
+
 def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params: dict | None = None) -> None:
     """needed: column → its role ("user column", …); params: column → the parameter that names it (a
     front end renders it as its flag or control). Raise naming every missing one."""
@@ -645,8 +654,7 @@ def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params:
         parts.append(f"'{c}' ({role}{', ' + param if param else ''})" + (f" — did you mean '{near[0]}'?" if near else ""))
     shown = ", ".join(repr(c) for c in cols[:30]) + (" …" if len(cols) > 30 else "")
     said = f"{label} has no column {'; no column '.join(parts)}"
-    first_row = (" Its first line looks like data, not a header: give --no-header (the columns are then "
-                 "'column 1' … 'column N', or a known format's documented names)." if headerless(cols) else "")
+    first_row = first_line_is_data() if headerless(cols) else ""
     raise DataError(
         f"{said}{'' if said.endswith('?') else '.'} Columns found: {shown}. Pass the right column names (they "
         f"are case-sensitive).{first_row}", param=(params or {}).get(missing[0][0])
