@@ -259,7 +259,8 @@ class Store:
 
     # ------------------------------------------------------------------ connections
     def _hint(self) -> str:
-        return self.fix or f"choose another file with --store or {STORE_ENV} (dashboard: the store path in Settings)"
+        return self.fix or (f"choose another file with --store or {STORE_ENV} (the dashboard reads {STORE_ENV} when "
+                            "it starts)")
 
     def _connect(self, readonly: bool = False, immutable: bool = False) -> sqlite3.Connection:
         try:
