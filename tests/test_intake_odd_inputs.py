@@ -289,6 +289,8 @@ def test_dots_that_group_thousands_are_refused_not_read_as_decimals(tmp_path, ca
     assert _dot_grouped(pd.Series(["1.200", "1200", "4"])) is None  # 1200 undotted: no grouping
     assert _dot_grouped(pd.Series(["12.000.000", "4"], dtype="category")) == "12.000.000"
     assert _dot_grouped(pd.Series([1.2, 4.0])) is None
+    # only the values rows hold: a category left by a dropped row is none
+    assert _dot_grouped(pd.Series(["1.200", "4"], dtype="category").iloc[1:]) is None
 
 
 def test_a_windows_export_is_read_as_windows_1252_not_as_latin_1(tmp_path, capsys):

@@ -301,7 +301,11 @@ def _dot_grouped(raw: pd.Series) -> str | None:
     them, and a "3.5" among the dotted values means a decimal point, so neither is taken for grouping."""
     if pd.api.types.is_numeric_dtype(raw) and not isinstance(raw.dtype, pd.CategoricalDtype):
         return None
-    texts = pd.Series(raw.cat.categories if isinstance(raw.dtype, pd.CategoricalDtype) else raw.dropna().unique())
+    if isinstance(raw.dtype, pd.CategoricalDtype):  # the values rows hold (a dropped row's stays a category)
+        codes = raw.cat.codes.to_numpy()
+        texts = pd.Series(raw.cat.categories[np.unique(codes[codes >= 0])])
+    else:
+        texts = pd.Series(raw.dropna().unique())
     texts = texts.astype(str).str.strip()
     dotted = texts.str.contains(".", regex=False)
     if not dotted.any() or dotted.all() or not texts[dotted].str.fullmatch(_GROUPED).all():
