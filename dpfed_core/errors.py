@@ -103,10 +103,14 @@ class OptionError(ConfigError):
         self.bad, self.accepted, self.what = list(bad), list(accepted), what
         super().__init__(self._text(self.bad, self.accepted), param=self.bad[0])
 
+    def __reduce__(self):  # pickled (a worker's error) by what it was made of, not by its message
+        return type(self), (self.bad, self.accepted, self.what)
+
     def _text(self, bad: list[str], accepted: list[str]) -> str:
         many = len(bad) > 1
+        takes = "accepted: " + ", ".join(accepted) if accepted else "it takes none"
         return (f"option{'s' if many else ''} {', '.join(bad)} do{'' if many else 'es'} not apply to {self.what}: "
-                f"leave {'them' if many else 'it'} out; {'accepted: ' + ', '.join(accepted) if accepted else 'it takes none'}")
+                f"leave {'them' if many else 'it'} out; {takes}")
 
     def render(self, names: Mapping[str, str] | None = None) -> str:
         if not names:
