@@ -537,6 +537,21 @@ def test_declared_bounds_default_to_the_scale_of_the_value_kind_and_counts_need_
         _ds(value_kind="counts")
 
 
+def test_implicit_values_are_bounded_by_one_and_ratings_are_never_added_up():
+    """Implicit values are read as 0/1, so a larger declared bound would only scale the noise up; two
+    ratings of one item added up would leave their scale (5 + 5 = 10) with no check after the merge."""
+    t = pd.DataFrame({"u": ["a", "a", "b", "c"], "i": ["x", "x", "y", "y"], "v": [5, 4, 3, 2], "h": ["H", "H", "K", "K"]})
+    cols = dict(user_col="u", item_col="i", value_col="v", entity_col="h", entities_from_data=True)
+    ds = load_long_table(t, value_kind="implicit", value_max=5, **cols)
+    assert ds.value_max == 1.0 and ds.X.max() == 1.0
+    assert "implicit values are read as 0/1, so their public bound is 1, not the declared 5" in ds.notes
+    assert not [n for n in load_long_table(t, value_kind="implicit", **cols).notes if "public bound is 1" in n]
+    with pytest.raises(ConfigError, match="duplicates='sum' adds repeated ratings up, beyond their scale") as exc:
+        load_long_table(t, value_kind="ratings", duplicates="sum", **cols)
+    assert exc.value.param == "duplicates"
+    assert load_long_table(t, value_kind="counts", value_max=10, **cols).X.max() == 9.0  # counts do add up
+
+
 def test_a_label_outside_the_declared_entity_list_is_refused_by_name():
     """Even a label that sorts between two declared entities is not one of them."""
     with pytest.raises(DataError, match=r"entity 'B' of a user is not in the declared entity list"):

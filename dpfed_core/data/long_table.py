@@ -194,6 +194,10 @@ def _check_options(*, entity_col, entity_from, entity_transform, value_col, valu
     if duplicates not in ("last", "mean", "sum", "error"):
         raise ConfigError(f"duplicates must be 'last', 'mean', 'sum' or 'error'; got {duplicates!r}",
                           param="duplicates")
+    if duplicates == "sum" and value_kind == "ratings":
+        raise ConfigError("duplicates='sum' adds repeated ratings up, beyond their scale (two 5-star ratings would "
+                          "read as 10): for ratings pass duplicates='last', 'mean' or 'error'; for counts of events, "
+                          "value_kind=counts (they always add up)", param="duplicates")
     if over_max not in (None, "error", "note"):
         raise ConfigError(f"over_max must be 'error' or 'note'; got {over_max!r}", param="over_max")
     return value_max
@@ -811,6 +815,10 @@ def _build(
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes,
                                  numeric=(value_col,) if value_col is not None else ())
     v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes)
+    if value_kind == "implicit" and value_max != 1.0:
+        # every value is now 0 or 1: a larger declared bound would only scale the DP noise up for nothing
+        notes.append(f"implicit values are read as 0/1, so their public bound is 1, not the declared {value_max:g}")
+        value_max = 1.0
     users = _as_id_strings(df[user_col])
     check_id_sizes(users, "user id", label, from_text, "user_col")
     items_col = _as_id_strings(df[item_col])
