@@ -161,8 +161,10 @@ def budget_line(b: dict) -> str:
 
     head = f"budget of {b['dataset']!r} (entity {b['entity']}): cap ε = {epsilon_left(b['cap_epsilon'])}, " \
            f"δ = {_fmt(b['cap_delta'])}; "
-    spent = (f"spent ε = {epsilon_that_holds(b['spent_epsilon'])}, δ = {_fmt(b['spent_delta'])} over "
-             f"{b['n_releases']} run(s); remaining ε = {epsilon_left(b['remaining_epsilon'])}, "
+    # the spent ε holds at the guarantee's δ (the accountant's: zCDP converts at it), not at the releases' Σδ
+    at = f" at δ = {_fmt(b['guarantee_delta'])} ({b['accountant']})" if b["n_releases"] else ""
+    spent = (f"spent ε = {epsilon_that_holds(b['spent_epsilon'])}{at} over {b['n_releases']} run(s), whose δ add up "
+             f"to {_fmt(b['spent_delta'])}; remaining ε = {epsilon_left(b['remaining_epsilon'])}, "
              f"δ = {_fmt(b['remaining_delta'])}")
     if b["void"]:
         n = b.get("n_non_private", 1)
