@@ -451,7 +451,7 @@ def test_the_site_command_states_the_cap_and_marks_each_simulation_release(tmp_p
     assert main(["site", "releases", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert "cap ε = 1.3, δ = 0.0002; no overall guarantee: 1 non-private release(s)" in out  # the simulation run
-    assert f"its DP releases alone: spent ε = {epsilon_that_holds(_spent(0.5, budget_delta=2e-4))}," in out
+    assert f"its DP releases alone: spent ε = {epsilon_that_holds(_spent(0.5, budget_delta=2e-4))} at δ = " in out
     rows = {line.split()[2]: line.split()[-1] for line in out.splitlines()[2:] if line.split()[:1] in (["1"], ["2"])}
     assert rows == {"1": "yes", "2": "no"}  # the run id, and whether its noise was reproducible
 
@@ -607,7 +607,7 @@ def test_a_second_run_over_the_budget_is_refused_and_the_release_log_lists_the_f
     assert main(["site", "releases", "--store", str(store)]) == 0
     out = capsys.readouterr().out
     assert "dp-popularity" in out and "released" in out and "budget_epsilon" in out
-    assert f"spent ε = {epsilon_that_holds(_spent(1.0, 0.5))}," in out
+    assert f"spent ε = {epsilon_that_holds(_spent(1.0, 0.5))} at δ = " in out
 
 
 @needs_flower
