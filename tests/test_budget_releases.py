@@ -398,7 +398,26 @@ def test_a_resumed_sweep_keeps_each_point_once_in_the_grids_order_and_refuses_ot
     out = experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial)
     assert [(r["method"], r["epsilon"], r["seed"]) for r in out["runs"]] == [
         (m, float(e) if e != "inf" else math.inf, s) for m, e, s in key]
-    other = {**partial, "dataset": {**partial["dataset"], "n_interactions": partial["dataset"]["n_interactions"] + 1}}
+    # other values under the same name and the same counts: refused by the data's content key
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    flipped = ds.X.tocsr(copy=True)
+    flipped.data[:] = 0.5
+    same_shape = FederatedDataset.from_parts(sp.csr_matrix(flipped), np.repeat(["a", "b", "c"], 15),
+                                             value_kind="binary", value_max=1.0, item_source="declared", name="tiny")
+    assert experiments.dataset_summary(same_shape) == experiments.dataset_summary(ds)
+    with pytest.raises(ConfigError, match="written for other data: 'tiny' there, 'tiny' here, and their contents"):
+        experiments.sweep(same_shape, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial)
+    # the same data under another name (a copy of the file) resumes
+    renamed = FederatedDataset.from_parts(ds.X, np.repeat(["a", "b", "c"], 15), value_kind="binary", value_max=1.0,
+                                          item_source="declared", name="tiny copy")
+    assert len(experiments.sweep(renamed, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=partial)["runs"]) == 6
+    # a document written before sweeps kept the content key: compared by name and counts
+    old = {k: v for k, v in partial.items() if k != "data_key"}
+    other = {**old, "dataset": {**old["dataset"], "n_interactions": old["dataset"]["n_interactions"] + 1}}
     with pytest.raises(ConfigError, match="written for other data"):
         experiments.sweep(ds, cfg, [0.5, 2.0], [0, 1], ["individual"], resume=other)
 

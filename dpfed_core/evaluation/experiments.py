@@ -34,6 +34,7 @@ from dpfed_core.privacy.statement import (UNSTATED_SAMPLER, GUARANTEE_NAME, assu
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import validate_budget
+from dpfed_core.privacy.budget_records import dataset_key
 from dpfed_core.data.atomic import atomic_write
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.evaluation.metrics import evaluate
@@ -425,12 +426,8 @@ def sweep(
     for r in references:
         get_method(r)
     doc = {
-        "config": config.to_dict(),
-        "dataset": dataset_summary(dataset),
+        **sweep_identity(dataset, config, epsilons, seeds, references),
         "epsilons": epsilons_run,
-        "grid": epsilons,
-        "seeds": seeds,
-        "references": references,
         "runs": [],
         "complete": False,
         "version": __version__,
@@ -478,6 +475,15 @@ def sweep(
     return doc
 
 
+def sweep_identity(dataset: FederatedDataset, config: RunConfig, grid: list, seeds: list, references: list) -> dict:
+    """What a sweep document to resume must share with the sweep (:func:`_resumable_runs`): its settings,
+    its points and its data — by the data's content key, so a resumed sweep continues on the same data
+    whatever its file is called, and never on other data of the same name and size."""
+    return {"config": config.to_dict(), "dataset": dataset_summary(dataset), "grid": grid, "seeds": seeds,
+            "references": [r for r in dict.fromkeys(references) if r != config.method],
+            "data_key": dataset_key(dataset)}
+
+
 def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
     """The finished points of ``previous`` that belong to the sweep ``doc`` describes."""
     if not isinstance(previous, dict) or not isinstance(previous.get("runs"), list):
@@ -492,7 +498,13 @@ def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
     keep = ("name", "n_users", "n_items", "n_entities", "n_interactions", "value_kind", "value_max")
     old_ds = {k: (previous.get("dataset") or {}).get(k) for k in keep}
     new_ds = {k: json_safe(doc["dataset"]).get(k) for k in keep}
-    if old_ds != new_ds:
+    if "data_key" in previous:  # by content: a copy under another name is the same data, other values are not
+        if previous["data_key"] != doc["data_key"]:
+            raise ConfigError("the sweep document to resume was written for other data: "
+                              f"{old_ds.get('name')!r} there, {new_ds.get('name')!r} here, and their contents "
+                              "differ (users, items, entities or values); load the data it was written for (data=…) "
+                              "or start a new sweep", param="resume")
+    elif old_ds != new_ds:  # a document written before sweeps kept their data's content key
         raise ConfigError("the sweep document to resume was written for other data "
                           f"({old_ds.get('name')!r}, {old_ds.get('n_users')} users); load the same data (data=…)",
                           param="resume")

@@ -242,14 +242,13 @@ def resumed_points(resume: dict | None, dataset: FederatedDataset, config: RunCo
     sweep keeps and does not compute again, so they are not charged again. The document is checked
     by the sweep's own rule first (same settings, same data: else one error naming ``resume``)."""
     from dpfed_core.evaluation.experiments import (DEFAULT_REFERENCES, job_key, _resumable_runs, check_sweep_grid,
-                                                   dataset_summary)
+                                                   sweep_identity)
 
     if resume is None:
         return set()
     epsilons, seeds = check_sweep_grid(config, epsilons, seeds)
     references = DEFAULT_REFERENCES if references is None else references
-    skeleton = {"config": config.to_dict(), "dataset": dataset_summary(dataset), "grid": epsilons, "seeds": seeds,
-                "references": [r for r in dict.fromkeys(references) if r != config.method]}
+    skeleton = sweep_identity(dataset, config, epsilons, seeds, references)
     return {job_key(r["method"], r["epsilon"], r["seed"], config.method)
             for r in _resumable_runs(resume, skeleton, config.method)}
 
