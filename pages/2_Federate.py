@@ -61,11 +61,11 @@ def _load_settings() -> None:
     try:
         doc = json.loads(up.getvalue().decode("utf-8"))
         state = dash.widget_state(doc.get("config") if isinstance(doc, dict) else None)
+    except DpfedError as exc:  # first: the engine's errors are ValueErrors too, and each names what is wrong
+        st.session_state["fed_settings_msg"] = ("error", f"{up.name}: {exc}")
+        return
     except (ValueError, UnicodeDecodeError):
         st.session_state["fed_settings_msg"] = ("error", f"{up.name} is not a JSON run document.")
-        return
-    except DpfedError as exc:
-        st.session_state["fed_settings_msg"] = ("error", f"{up.name}: {exc}")
         return
     st.session_state.update(state)
     ui.remember(*state)
@@ -128,11 +128,11 @@ c = st.columns(5)
 # out-of-range value disables the Run button with a visible message instead of a clamped tooltip
 c[0].number_input("k (prototypes per entity)", step=1, key="fed_k", disabled=not spec.uses_k)
 c[1].number_input("rank ℓ (latent factors)", step=1, key="fed_rank")
-c[2].number_input("λ (ridge)", 0.0, 1000.0, key="fed_lam", step=0.05, format="%.3f")
+c[2].number_input(*dash.CONTROL_RANGES["fed_lam"], key="fed_lam", step=0.05, format="%.3f")
 c[3].selectbox("Observation mode", ["zero", "observed"], key="fed_mode",
                help="zero: absent interactions are zeros (counts, implicit; ranking headline). "
                     "observed: only observed entries (ratings; RMSE headline).")
-c[4].number_input("Seed (split and method)", 0, 2**31 - 1, key="fed_seed")
+c[4].number_input(*dash.CONTROL_RANGES["fed_seed"], key="fed_seed")
 st.toggle("Simulation: reproducible noise from the seed (no privacy claim)", key="fed_simulation",
           help="For testing and benchmarking only. Without it, DP noise comes from the operating system's "
                "entropy and the seed fixes only the split and the non-private steps. A simulation run is "
@@ -212,11 +212,11 @@ with st.expander("Advanced: bounds, budget split, server, split"):
                              disabled=not dash.has_server_weighting(method),
                              help="Prototype methods: entities also release (noisy) cluster sizes; the server "
                                   "weights each prototype by its size. CLI: --server-weighting.")
-    max_iter = int(s2.number_input("Server / MF iterations", 1, 5000, key="fed_max_iter",
+    max_iter = int(s2.number_input(*dash.CONTROL_RANGES["fed_max_iter"], key="fed_max_iter",
                                    help="CLI: --max-iter (the same default on both)."))
-    test_fraction = float(s3.number_input("Test users per entity", 0.05, 0.9, step=0.05, key="fed_test_fraction",
+    test_fraction = float(s3.number_input(*dash.CONTROL_RANGES["fed_test_fraction"], step=0.05, key="fed_test_fraction",
                                           help="CLI: --test-fraction."))
-    n_hidden = int(s4.number_input("Hidden entries per test user", 1, 50, key="fed_n_hidden",
+    n_hidden = int(s4.number_input(*dash.CONTROL_RANGES["fed_n_hidden"], key="fed_n_hidden",
                                    help="CLI: --n-hidden."))
 
 # a configuration is checked where it is made: an unusable control value is one error on the page

@@ -464,6 +464,14 @@ def test_federate_run_document_reproduces_on_the_cli_and_back(tmp_path):
     assert at2.session_state["fed_epsilon"] == 1.0 and at2.number_input(key="fed_rank").value == 4
     assert at2.number_input(key="fed_max_iter").value == 30 and at2.number_input(key="fed_lam").value == 0.5
     assert any("Settings of r.json loaded" in s.value for s in at2.success)
+    # a CLI seed the page's control cannot hold is refused by name; the controls keep their values
+    at2.file_uploader(key="fed_settings_doc").set_value(
+        ("big.json", json.dumps({"config": {**doc["config"], "seed": 2**60}}).encode(), "application/json")).run()
+    assert any("Seed (split and method) 1152921504606846976" in e.value for e in at2.error), [e.value for e in at2.error]
+    assert at2.number_input(key="fed_rank").value == 4 and at2.number_input(key="fed_seed").value == cfg.seed
+    # JSON that is no run document is told what it lacks (the engine's error, not "not JSON")
+    at2.file_uploader(key="fed_settings_doc").set_value(("c.json", b'{"config": {"rank": 3}}', "application/json")).run()
+    assert any("has no 'config' with a 'method'" in e.value for e in at2.error), [e.value for e in at2.error]
 
 
 def test_recommend_says_why_no_list_and_speaks_of_users_off_clinical_data():

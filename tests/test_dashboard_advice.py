@@ -352,3 +352,20 @@ def test_a_runs_settings_line_names_only_what_its_method_uses_and_its_controls_c
         "dp-prototypes, ε = 1, k ≤ 6, rank = 3, seed = 1")
     assert dd.widget_state(secure.to_dict())["fed_secure"] is True
     assert dd.widget_state(secure.replace(aggregation="none").to_dict())["fed_secure"] is False
+
+
+def test_a_run_document_beyond_the_pages_controls_is_refused_by_name_not_loaded_as_their_lowest():
+    """A number input given a value outside its range shows its lowest without a word: a CLI run with
+    seed 5,000,000,000 or 10,000 iterations would load as seed 0 or 1 iteration and be a different run."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.errors import ConfigError
+
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=3.0, seed=5_000_000_000, max_iter=10_000, lam=5000.0)
+    state = dd.widget_state(cfg.to_dict())  # within the page's ranges, which reach as far as the engine here
+    assert (state["fed_seed"], state["fed_max_iter"], state["fed_lam"]) == (5_000_000_000, 10_000, 5000.0)
+    with pytest.raises(ConfigError, match=r"the document's Seed \(split and method\) 9223372036854775807 \(it "
+                                          r"takes 0–9007199254740991\); Test users per entity 0\.995 \(it takes 0\.01–0\.99\) "
+                                          r"lie beyond this page's control"):
+        dd.widget_state(cfg.replace(seed=2**63 - 1, test_fraction=0.995).to_dict())
+    for key, (label, lo, hi) in dd.CONTROL_RANGES.items():
+        assert lo <= dd.widget_state(RunConfig().to_dict())[key] <= hi, label

@@ -77,6 +77,19 @@ def advice_text(path: Path | None = None, data: tuple[str | None, dict | None] |
     return head + numbers + sweep_verdict_sentence(v) + f" Chosen as {d['reason']}."
 
 
+#: The Federate page's numeric controls that take a range: key → (label, lowest, highest). The page
+#: draws each control with its range, and a loaded run document whose value lies outside is refused by
+#: name (a number input given a value outside its range shows its lowest, without a word). λ and the
+#: seed go as far as the engine (the seed as far as a browser's numbers are exact).
+CONTROL_RANGES = {
+    "fed_lam": ("λ (ridge)", 0.0, 1e6),
+    "fed_seed": ("Seed (split and method)", 0, 2**53 - 1),
+    "fed_max_iter": ("Server / MF iterations", 1, 100_000),
+    "fed_test_fraction": ("Test users per entity", 0.01, 0.99),
+    "fed_n_hidden": ("Hidden entries per test user", 1, 1000),
+}
+
+
 def widget_state(config: dict) -> dict:
     """The Federate page's widget values that reproduce a run document's ``config`` (written by the
     CLI's ``run --out`` or by this dashboard): the other direction of
@@ -102,6 +115,15 @@ def widget_state(config: dict) -> dict:
              "fed_secure": cfg.aggregation == "secure", "fed_max_iter": int(cfg.max_iter),
              "fed_test_fraction": float(cfg.test_fraction), "fed_n_hidden": int(cfg.n_hidden),
              "fed_weighting": cfg.server_weighting}
+    def num(x) -> str:  # a whole number in full (a seed), any other as short as it reads
+        return str(x) if isinstance(x, int) else f"{x:g}"
+
+    outside = [f"{label} {num(state[key])} (it takes {num(lo)}–{num(hi)})"
+               for key, (label, lo, hi) in CONTROL_RANGES.items() if not lo <= state[key] <= hi]
+    if outside:
+        raise ConfigError(f"the document's {'; '.join(outside)} lie{'s' if len(outside) == 1 else ''} beyond this "
+                          "page's control, so its run cannot be reproduced here: run it with the command line (the "
+                          "CLI takes the document's values), or load a document within these ranges")
     params = {**(cfg.prototype_params or {}), **(cfg.method_params or {})}
     for name, value in params.items():
         if name == "split" and isinstance(value, dict):
