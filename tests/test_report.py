@@ -560,6 +560,28 @@ def test_a_sweep_of_other_data_of_the_same_sizes_is_told_apart_by_the_store_key(
         rep.build_report(here, sweep_doc=other, include_plotlyjs=False)
 
 
+def test_documents_charged_to_different_stores_are_not_reported_as_one_history(docs, tmp_path, capsys):
+    """Each document states the spend "in total" its own store recorded: a run of one store beside a
+    sweep of another would read two partial totals as one history, neither counting the other's."""
+    from dpfed_core.cli.main import main
+
+    run = {**docs["run"], "odometer": {"dataset_key": "key-a", "store": "/data/a.sqlite3"}}
+    sweep = {**docs["sweep"], "odometer": {"dataset_key": "key-a", "store": "/data/b.sqlite3"}}
+    with pytest.raises(DataError, match=r"the sweep document was charged to the budget store /data/b\.sqlite3, "
+                                        r"the run to /data/a\.sqlite3") as exc:
+        rep.build_report(run, sweep_doc=sweep, include_plotlyjs=False)
+    assert exc.value.param == "sweep"
+    same = {**sweep, "odometer": {"dataset_key": "key-a", "store": "/data/a.sqlite3"}}
+    assert "<html" in rep.build_report(run, sweep_doc=same, include_plotlyjs=False)
+    paths = []
+    for name, doc in (("r.json", run), ("s.json", sweep)):
+        paths.append(tmp_path / name)
+        paths[-1].write_text(json.dumps(doc))
+    out = tmp_path / "rep.html"
+    assert main(["report", "--run", str(paths[0]), "--sweep", str(paths[1]), "--out", str(out)]) == 2
+    assert "make a report of each" in capsys.readouterr().err and not out.exists()
+
+
 def test_the_tradeoff_section_is_the_metric_asked_for(docs):
     page = rep.build_report(docs["run"], sweep_doc=docs["sweep"], metric="ndcg_at_10", include_plotlyjs=False)
     trade = _section(page, "tradeoff")

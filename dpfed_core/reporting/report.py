@@ -90,6 +90,24 @@ def same_data(run_doc: dict, other: dict) -> bool:
     return all(a.get(k) == b.get(k) for k in shape if k in a and k in b)
 
 
+def _store_of(doc: dict) -> str | None:
+    return (doc.get("odometer") or {}).get("store") or None
+
+
+def check_one_store(run_doc: dict, others: dict[str, dict | None]) -> None:
+    """Refuse documents charged to different budget stores: each states the spend "in total" its own
+    store had recorded, and a report of both would read two stores' partial totals as one history
+    (neither store holds both releases). ``others``: the flag that gives each document → the document."""
+    here = _store_of(run_doc)
+    for flag, doc in others.items():
+        there = None if doc is None else _store_of(doc)
+        if here and there and here != there:
+            raise DataError(f"the {flag[2:]} document was charged to the budget store {there}, the run to {here}: "
+                            "each states the spend its own store recorded, so neither total would count the other's "
+                            f"releases. Give documents charged to one store ({flag}), or make a report of each",
+                            param=flag[2:])
+
+
 def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dict | None = None,
                  comparison: dict[str, dict] | None = None, data_summary: list[dict] | None = None,
                  dataset=None, metric: str = "mar", title: str | None = None,
@@ -129,6 +147,7 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
                         f"({_data_words(run_doc)}); give a sweep of the run's data (--sweep)")
     if audit_doc is not None and audit_doc.get("kind") != "audit":
         raise DataError("the audit document is not a `python -m dpfed_core audit` result", param="audit")
+    check_one_store(run_doc, {"--sweep": sweep_doc, "--audit": audit_doc})
     if data_summary is None and dataset is not None:
         data_summary = dataset.summary()
     if data_summary is None:
