@@ -379,6 +379,16 @@ def test_a_header_less_reading_that_does_not_fit_the_file_says_which_way_to_turn
                                         r"header: give --no-header") as exc:
         load_data(data_first, **bare)
     assert "?." not in str(exc.value)
+    implicit = tmp_path / "i.csv"  # no value column to trip on: the id columns name the header
+    implicit.write_text("user,item,site\n1,10,A\n2,11,A\n3,10,B\n")
+    ids = dict(user_col="column 1", item_col="column 2", entity_col="column 3", value_kind="implicit",
+               entities_from_data=True)
+    with pytest.raises(DataError, match=r"line 1\) holds 'user', 'item' where the rest of their columns hold "
+                                        r"numbers: the first line looks like a header.*leave out --no-header"):
+        load_data(implicit, no_header=True, **ids)
+    words = tmp_path / "w.csv"  # ids that are words throughout: nothing to tell a header by, read as written
+    words.write_text("ann,tea,A\nbob,tea,A\ncid,jam,B\n")
+    assert load_data(words, no_header=True, **ids).n_users == 3
     short_first = tmp_path / "s.csv"  # sized by its first line, the file's longer line is the one named
     short_first.write_text("1,10,A\n2,11,A,4\n")
     with pytest.raises(DataError, match=r"Expected 3 fields in line 2, saw 4\). Every line must have as many "

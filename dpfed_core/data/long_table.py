@@ -320,6 +320,34 @@ def _dot_grouped(raw: pd.Series) -> str | None:
     return str(texts[dotted].iloc[0])
 
 
+def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns: list[str]) -> None:
+    """A file read without a header whose first line names its columns: in a column of numbers (ids),
+    a first cell that is no number and appears nowhere else is the column's name. Read as data it
+    would be a made-up user, item or entity; the value column's own check names it when there is one."""
+    if not _read_without_header(from_text) or len(df) < 2:
+        return
+    named = []
+    for col in dict.fromkeys(columns):
+        s = df[col]
+        if pd.isna(s.iloc[0]):
+            continue  # a missing cell is the missing-value check's
+        first = str(s.iloc[0]).strip()
+        if _numeric(pd.Series([first])).notna().all():
+            continue
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            codes = s.cat.codes.to_numpy()
+            words = np.flatnonzero(_numeric(pd.Series(s.cat.categories.astype(str))).isna().to_numpy())
+            if words.size == 1 and codes[0] == words[0] and int((codes == words[0]).sum()) == 1:
+                named.append(first)
+        elif _numeric(s.iloc[1:].astype(str)).notna().all():
+            named.append(first)
+    if named:
+        raise DataError(
+            f"{_row_ref(label, df.index[0], from_text)} holds {', '.join(repr(n) for n in named)} where the rest of "
+            f"{'its column holds' if len(named) == 1 else 'their columns hold'} numbers: the first line looks like a "
+            "header, and this file was read without one: leave out --no-header.", param="no_header")
+
+
 def _read_without_header(from_text) -> bool:
     """Whether ``from_text`` (:func:`~dpfed_core.data.tables.read_table`'s) says the first line was data."""
     if isinstance(from_text, np.ndarray):
@@ -812,6 +840,8 @@ def _build(
     if len(df) == 0:
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
 
+    if value_col is None:  # with one, its own check names a header read as data
+        _refuse_header_read_as_data(df, label, from_text, [c for c in needed])
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes,
                                  numeric=(value_col,) if value_col is not None else ())
     v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes)
