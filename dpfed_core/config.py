@@ -207,7 +207,9 @@ class Param:
         where = f"{method} parameter {self.name}" if method else f"parameter {self.name}"
 
         def bad(why: str = ""):
-            return ConfigError(f"{where} must be a {self.describe()}, got {value!r}{why} — {self.doc}",
+            said = self.describe()
+            return ConfigError(f"{where} must be {said if said.startswith('one of') else 'a ' + said}, got "
+                               f"{value!r}{why} — {self.doc}",
                                param="prototype_params")
 
         if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):

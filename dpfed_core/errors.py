@@ -116,7 +116,7 @@ class OptionError(ConfigError):
         if not names:
             return super().render(names)
         bad = [names.get(b, b) for b in self.bad]
-        accepted = sorted(names[a] for a in self.accepted if a in names)
+        accepted = sorted({names[a] for a in self.accepted if a in names})
         return render_message(self._text(bad, accepted))
 
 

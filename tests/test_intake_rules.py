@@ -455,3 +455,18 @@ def test_an_option_a_source_does_not_take_is_named_with_the_flags_it_does(tmp_pa
                                           r"accepted: .*items, sample_dir") as exc:
         load_data("sample:clinic", no_header=True, sep=",")
     assert exc.value.param == "no_header"
+
+
+def test_a_choice_a_transform_and_a_release_limit_are_refused_in_the_words_of_the_flags(tmp_path, capsys):
+    from dpfed_core.cli import main
+    from dpfed_core.data.long_table import derive_entity
+    from dpfed_core.errors import ConfigError
+
+    assert main(["run", "--data", "sample:clinic", "--param", "round2_default=xx", "--simulation", "--dry-run"]) == 2
+    assert "parameter round2_default must be one of shrunk, alone, got 'xx'" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match=r"unknown entity transform 'prefix:0' \(entity_transform\); accepted: "
+                                          r"\"first_char\", .* or none \(the value itself\)") as exc:
+        derive_entity(pd.Series(["10"]), "prefix:0")
+    assert exc.value.param == "entity_transform"
+    assert main(["budget", "releases", "--data", "sample:clinic", "--limit", "0", "--store", str(tmp_path / "s")]) == 2
+    assert "--limit: expected a whole number ≥ 1, got '0'" in capsys.readouterr().err

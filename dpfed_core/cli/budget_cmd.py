@@ -7,7 +7,8 @@ import json
 import math
 import sys
 
-from dpfed_core.cli.args import COMMAND_HELP, add_data_args, add_store_args, load_dataset, parse_float
+from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, load_dataset, parse_float,
+                                positive_whole_number)
 from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds  # caps and what is left: down; spent: up
 
 EPILOG = """\
@@ -61,7 +62,7 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
                            help="confirm a cap that gives more budget than the current one (a larger ε or δ, "
                                 "or inf); lowering needs no confirmation. Every change is logged")
         if name == "releases":
-            s.add_argument("--limit", type=int, help="only the newest N releases")
+            s.add_argument("--limit", type=positive_whole_number, help="only the newest N releases (N ≥ 1)")
         s.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ls = sub.add_parser("list", help="every dataset in the store with its cap and largest spend (no data needed)")
     add_store_args(ls, charging=False)

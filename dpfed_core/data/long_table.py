@@ -47,7 +47,7 @@ MIN_ENTITY_USERS = 10
 
 #: Longest prefix of ``prefix:N`` (a key longer than any id column is a typo, not a federation).
 MAX_PREFIX = 1000
-_TRANSFORMS_HELP = f'None, "first_char", "first_digit" or "prefix:N" (1 ≤ N ≤ {MAX_PREFIX})'
+_TRANSFORMS_HELP = f'"first_char", "first_digit" or "prefix:N" (1 ≤ N ≤ {MAX_PREFIX}), or none (the value itself)'
 _VALUE_KINDS = ("ratings", "counts", "implicit")
 
 #: How repeated (user, item) rows are merged, in the words of the Data page's control and the note.
@@ -86,7 +86,8 @@ def derive_entity(values: pd.Series, transform: str | None) -> pd.Series:
     m = re.fullmatch(r"prefix:(\d{1,6})", str(transform), flags=re.ASCII)
     if m and 1 <= int(m.group(1)) <= MAX_PREFIX:
         return s.str[: int(m.group(1))]
-    raise ConfigError(f"unknown entity transform {transform!r}; accepted: {_TRANSFORMS_HELP}")
+    raise ConfigError(f"unknown entity transform {transform!r} (entity_transform); accepted: {_TRANSFORMS_HELP}",
+                      param="entity_transform")
 
 
 # ====================================================================== the core builder
@@ -385,10 +386,11 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
         if grouped is not None:
             at = raw.index[(raw.astype(str).str.strip() == grouped).to_numpy()][0]
             raise DataError(
-                f"{_row_ref(label, at, from_text)}: column '{value_col}' holds {grouped!r} beside whole numbers below 1,000: a table whose "
-                f"dots group thousands writes {grouped.replace('.', '')} that way, and read with '.' as the decimal "
-                f"point it is {float(grouped):g}. Write the numbers without digit grouping (export the column "
-                f"without a thousands separator), or, if {float(grouped):g} is meant, write it as {float(grouped):g}."
+                f"{_row_ref(label, at, from_text)}: column '{value_col}' holds {grouped!r} beside whole numbers below "
+                f"1,000: a table whose dots group thousands writes {grouped.replace('.', '')} that way, and read "
+                f"with '.' as the decimal point it is {float(grouped):g}. Write the numbers without digit grouping "
+                f"(export the column without a thousands separator), or, if {float(grouped):g} is meant, write it as "
+                f"{float(grouped):g}."
             )
         v = vals.to_numpy(dtype=np.float64)
         if not np.all(np.isfinite(v)):
