@@ -1103,6 +1103,12 @@ def test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_
     budget_cmd.print_balance(odo, ds, key)
     (row,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith(a)]
     assert row.endswith("1 non-private release(s): no overall guarantee")
+    # nothing but non-private releases: no "spent ε = 0", which would read as a guarantee
+    sim = BudgetOdometer(tmp_path / "sim.sqlite3")
+    sim.reserve(ds, [PlannedRelease("run", "central", math.inf, 0.0, {e: (math.inf, 0.0) for e in ds.entity_names})],
+                key=sim.register(ds), allow_non_private=True).close()
+    line = budget_cmd.budget_summary_line(sim, sim.key_of(ds))
+    assert "no overall guarantee for any entity — only non-private release(s)" in line and "spent ε = 0" not in line
 
 
 def test_a_basic_epsilon_shown_as_infinite_says_why(tmp_path, capsys):

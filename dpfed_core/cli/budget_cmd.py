@@ -419,6 +419,11 @@ def budget_summary_line(odometer, key: str) -> str:
     extra = f"; no overall guarantee for {shown}: non-private release(s)" if void else ""
     spent = epsilon_that_holds(top.spent_epsilon)
     who = "every entity" if alike else f"most-spent entity {top.entity!r}"
+    if len(void) == len(bal) and top.spent_epsilon == 0:
+        # nothing but non-private releases: "spent ε = 0" would read as a guarantee
+        return (f"budget ({odometer.path}): no overall guarantee for any entity — only non-private release(s) "
+                f"(exact data or reproducible noise: ε = ∞; {cap}); no DP release spent anything — "
+                "`python -m dpfed_core budget show` for all")
     return (f"budget ({odometer.path}): {who} has spent ε = {spent} "
             f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `python -m dpfed_core budget show` "
             "for all")
