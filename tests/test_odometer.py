@@ -1217,3 +1217,22 @@ def test_a_declared_entity_without_users_in_a_reexport_charges_none_of_the_accou
     spent = {b.entity: b.spent_epsilon for b in odo.balance(ds)}
     assert spent["A"] == pytest.approx(before["A"]) and spent["B"] == pytest.approx(before["B"])
     assert spent["C"] > before["C"]
+
+
+def test_budget_list_says_a_re_export_is_charged_to_its_account(tmp_path, capsys):
+    """A re-export of stored people is listed with the account it is charged to: its releases and
+    spend are that account's, not more of them."""
+    import argparse
+
+    from dpfed_core.cli import budget_cmd
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.data.synthetic import reexport
+
+    ds = load_data("sample:clinic")
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    key = odo.register(ds)
+    odo.register(reexport(ds, pseudonyms=True, reorder=True, name="re"))
+    budget_cmd.cmd_list(argparse.Namespace(store=str(tmp_path / "s.sqlite3"), json=False))
+    out = capsys.readouterr().out
+    (line,) = [r for r in out.splitlines() if r.rstrip().endswith("its account's figures")]
+    assert f"re (30 entities) — same people as {key}" in line

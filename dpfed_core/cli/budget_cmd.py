@@ -111,8 +111,10 @@ def cmd_list(args) -> int:
     print(f"{'key':43s} {'cap ε':>7s} {'max spent ε':>11s} {'releases':>8s}  name")
     for r in rows:
         cap, spent = epsilon_left(r['cap_epsilon']), epsilon_that_holds(r['max_spent_epsilon'])
+        # a re-export of stored people is charged to its account: its figures are that account's, not more
+        alias = f" — same people as {r['alias_of']}: its account's figures" if r.get("alias_of") else ""
         print(f"{r['key']:43s} {cap:>7s} {spent:>11s} {r['n_releases']:>8d}  "
-              f"{r['name']} ({len(r['entities'])} entities)")
+              f"{r['name']} ({len(r['entities'])} entities){alias}")
     return 0
 
 
