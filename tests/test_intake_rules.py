@@ -470,3 +470,9 @@ def test_a_choice_a_transform_and_a_release_limit_are_refused_in_the_words_of_th
     assert exc.value.param == "entity_transform"
     assert main(["budget", "releases", "--data", "sample:clinic", "--limit", "0", "--store", str(tmp_path / "s")]) == 2
     assert "--limit: expected a whole number ≥ 1, got '0'" in capsys.readouterr().err
+    # a name or a parameter given twice is a mistyped list, never run twice or overridden without a word
+    assert main(["run", "--data", "sample:clinic", "--compare", "local,local", "--simulation", "--dry-run"]) == 2
+    assert "'local' given more than once in 'local,local'" in capsys.readouterr().err
+    assert main(["run", "--data", "sample:clinic", "--param", "max_items=20", "--param", "max_items=30",
+                 "--simulation", "--dry-run"]) == 2
+    assert "--param max_items is given more than once" in capsys.readouterr().err

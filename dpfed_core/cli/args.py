@@ -159,9 +159,14 @@ def name_list(text: str) -> list[str]:
     from dpfed_core.data.inputs import split_names
 
     try:
-        return split_names(text)
+        names = split_names(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:  # a second copy would run (and be charged) again, or say nothing: the list was mistyped
+        raise argparse.ArgumentTypeError(f"{', '.join(repr(n) for n in twice)} given more than once in {text!r}; "
+                                         "name each once")
+    return names
 
 
 def add_data_args(p: argparse.ArgumentParser) -> None:
@@ -290,6 +295,9 @@ def parse_params(items: list[str]) -> dict:
         if "=" not in it or not it.split("=", 1)[0].strip():
             raise DpfedError(f"--param expects KEY=VALUE, got {it!r}", param="prototype_params")
         k, v = it.split("=", 1)
+        if k.strip().replace("-", "_") in out:  # the later would win without a word
+            raise DpfedError(f"--param {k.strip()} is given more than once; give each parameter once",
+                             param="prototype_params")
         if v.strip().lower() == "none":
             out[k.strip().replace("-", "_")] = None
             continue
