@@ -552,6 +552,15 @@ def test_implicit_values_are_bounded_by_one_and_ratings_are_never_added_up():
     assert load_long_table(t, value_kind="counts", value_max=10, **cols).X.max() == 9.0  # counts do add up
 
 
+def test_an_item_lists_first_line_naming_another_column_of_the_table_is_said_to_be_a_header():
+    t = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "y"], "rating": [5, 4, 3], "h": ["H", "H", "K"]})
+    cols = dict(user_col="user", item_col="item", value_col="rating", entity_col="h", entities_from_data=True)
+    (note,) = [n for n in load_long_table(t, items=["rating", "x", "y"], **cols).notes if "declared items" in n]
+    assert "its first line 'rating' names a column of the table, not an item" in note
+    (note,) = [n for n in load_long_table(t, items=["x", "y", "w"], **cols).notes if "declared items" in n]
+    assert "first line" not in note
+
+
 def test_a_label_outside_the_declared_entity_list_is_refused_by_name():
     """Even a label that sorts between two declared entities is not one of them."""
     with pytest.raises(DataError, match=r"entity 'B' of a user is not in the declared entity list"):

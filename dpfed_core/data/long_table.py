@@ -649,11 +649,12 @@ def _share(part: int, whole: int) -> str:
     return "< 1 %" if 0 < pct < 1 else f"{pct:.0f} %"
 
 
-def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
-                     notes: list[str]) -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
+def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None, notes: list[str],
+                     columns: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
     """Check rows against a declared catalogue. Rows of undeclared items are kept as their entities'
     own items, with a note (never shared, each entity still scores them — the catalogue decides what
-    is shared, not what a site knows); declared items without a row are reported."""
+    is shared, not what a site knows); declared items without a row are reported, and a first line that
+    names one of the table's ``columns`` is said to be a header read as an item."""
     if items is None:
         return t, None, None
     ids, names = items.ids, items.names
@@ -693,7 +694,12 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None,
                      "to share them")
     n_used = t.loc[known, "i"].nunique()
     if n_used < len(ids):
-        notes.append(f"{len(ids) - n_used} of the {len(ids)} declared items have no row in the data (empty columns)")
+        head = str(ids[0])
+        header = (f"; its first line {head!r} names a column of the table, not an item: a header the list reader "
+                  "took for an item (remove it, or write the item column's name there)"
+                  if head in {str(c) for c in columns} and not t["i"].astype(str).eq(head).any() else "")
+        notes.append(f"{len(ids) - n_used} of the {len(ids)} declared items have no row in the data (empty "
+                     f"columns){header}")
     return t, ids, names
 
 
@@ -873,7 +879,7 @@ def _build(
     if ent_list is None and entities_from_data:
         notes.append("the entity list is read from the data (accepted with entities_from_data): membership of an "
                      "entity is not protected")
-    t, catalogue, cat_names = _apply_catalogue(t, label, items, notes)
+    t, catalogue, cat_names = _apply_catalogue(t, label, items, notes, columns=list(df.columns))
     ds = _assemble(t, value_kind=value_kind, value_max=value_max, name=name, notes=notes,
                    catalogue=catalogue, catalogue_names=cat_names, entities=ent_list,
                    entities_accepted=entities_from_data)
