@@ -69,16 +69,21 @@ def _load_settings() -> None:
         return
     st.session_state.update(state)
     ui.remember(*state)
-    st.session_state["fed_settings_msg"] = ("ok", f"Settings of {up.name} loaded ({state['fed_method']}); the data "
-                                                  "must be the document's too (Data page) to reproduce its run.")
+    missed = dash.settings_not_loaded(doc["config"])
+    st.session_state["fed_settings_msg"] = (
+        "warning" if missed else "ok",
+        f"Settings of {up.name} loaded ({state['fed_method']}); the data must be the document's too (Data page) "
+        "to reproduce its run." + (f" Not settable on this page, so this run differs there: {'; '.join(missed)}."
+                                   if missed else ""))
 
 
 with st.expander("Reproduce a run: load the settings of a run document (from the CLI's --out or this page)"):
     st.file_uploader("Run document (JSON)", type=["json"], key="fed_settings_doc", on_change=_load_settings)
     _msg = st.session_state.pop("fed_settings_msg", None)
     if _msg:
-        (st.success if _msg[0] == "ok" else st.error)(_msg[1], icon=":material/check_circle:" if _msg[0] == "ok"
-                                                      else ":material/error:")
+        show, icon = {"ok": (st.success, ":material/check_circle:"), "warning": (st.warning, ":material/warning:"),
+                      "error": (st.error, ":material/error:")}[_msg[0]]
+        show(_msg[1], icon=icon)
 
 errors: list[str] = []
 c1, c2 = st.columns([1, 2])
@@ -114,7 +119,7 @@ with c2:
             # one check before any run: ε > 0 and ≤ 1e6 (or ∞), δ < 1e-2; messages name these boxes
             epsilon, delta, budget_warnings = dash.check_budget(
                 st.session_state["fed_eps_text"], st.session_state["fed_delta"],
-                eps_control="“or type ε”", delta_control="“δ”")
+                eps_control="“or type ε”", delta_control="“δ”", method=method)
             validate_budget(epsilon, delta)
         except DpfedError as exc:
             errors.append(dash.friendly_message(exc))

@@ -469,6 +469,14 @@ def test_federate_run_document_reproduces_on_the_cli_and_back(tmp_path):
         ("big.json", json.dumps({"config": {**doc["config"], "seed": 2**60}}).encode(), "application/json")).run()
     assert any("Seed (split and method) 1152921504606846976" in e.value for e in at2.error), [e.value for e in at2.error]
     assert at2.number_input(key="fed_rank").value == 4 and at2.number_input(key="fed_seed").value == cfg.seed
+    # a parameter the document leaves out is reset, not kept from the session; settings the page cannot set
+    # are named where they differ
+    key = f"fed_p_{cfg.method}_max_items"
+    at2.session_state[key] = 100
+    at2.file_uploader(key="fed_settings_doc").set_value(
+        ("t.json", json.dumps({"config": {**doc["config"], "top_n": 25}}).encode(), "application/json")).run()
+    assert at2.session_state[key] != 100
+    assert any("top_n = 25 (here 10" in w.value for w in at2.warning), [w.value for w in at2.warning]
     # JSON that is no run document is told what it lacks (the engine's error, not "not JSON")
     at2.file_uploader(key="fed_settings_doc").set_value(("c.json", b'{"config": {"rank": 3}}', "application/json")).run()
     assert any("has no 'config' with a 'method'" in e.value for e in at2.error), [e.value for e in at2.error]

@@ -247,6 +247,14 @@ def test_federate_epsilon_is_one_value_and_out_of_range_disables_run():
     assert at.button(key="fed_run").disabled
     at.number_input(key="fed_k").set_value(3).run()
     assert not at.error and not at.button(key="fed_run").disabled
+    # δ = 0 for a Gaussian method is named under the δ box before a run, never offered as "spends ε ≈ 0"
+    at.selectbox(key="fed_method").set_value("dp-cooccurrence").run()
+    at.text_input(key="fed_delta").set_value("0").run()
+    assert any(e.value.startswith("“δ”") and "dp-cooccurrence adds Gaussian noise" in e.value and "needs δ" in e.value
+               for e in at.error), [e.value for e in at.error]
+    assert at.button(key="fed_run").disabled
+    at.text_input(key="fed_delta").set_value("1e-6").run()
+    assert not at.error
 
 
 def test_signals_match_what_happened():
@@ -352,6 +360,29 @@ def test_a_runs_settings_line_names_only_what_its_method_uses_and_its_controls_c
         "dp-prototypes, ε = 1, k ≤ 6, rank = 3, seed = 1")
     assert dd.widget_state(secure.to_dict())["fed_secure"] is True
     assert dd.widget_state(secure.replace(aggregation="none").to_dict())["fed_secure"] is False
+
+
+def test_a_loaded_run_document_sets_every_parameter_it_leaves_out_to_its_default():
+    """A parameter or a budget share the document leaves out must not keep what the session had set:
+    the run would differ from the document's without a word. A stage the method lacks is refused, and
+    the settings the page cannot set are named where they differ."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.methods import METHODS
+
+    state = dd.widget_state(RunConfig(method="dp-cooccurrence", epsilon=1.0).to_dict())
+    for p in METHODS["dp-cooccurrence"].parameters:
+        assert f"fed_p_dp-cooccurrence_{p.name}" in state
+    assert state["fed_p_dp-cooccurrence_max_items"] == {p.name: p for p in
+                                                        METHODS["dp-cooccurrence"].parameters}["max_items"].default
+    proto = dd.widget_state(RunConfig(method="dp-prototypes", epsilon=1.0).to_dict())
+    assert {k for k in proto if k.startswith("fed_split_")}  # every stage, at its default share
+    with pytest.raises(ConfigError, match=r"budget split names 'prototypes', not a stage of dp-prototypes"):
+        dd.widget_state(RunConfig(method="dp-prototypes", epsilon=1.0,
+                                  prototype_params={"split": {"prototypes": 0.7}}).to_dict())
+    assert dd.settings_not_loaded(RunConfig(top_n=25).to_dict()) == [
+        "top_n = 25 (here 10: the metrics' N (CLI --top-n))"]
+    assert dd.settings_not_loaded(RunConfig().to_dict()) == []
 
 
 def test_a_run_document_beyond_the_pages_controls_is_refused_by_name_not_loaded_as_their_lowest():

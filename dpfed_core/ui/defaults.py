@@ -124,16 +124,49 @@ def widget_state(config: dict) -> dict:
         raise ConfigError(f"the document's {'; '.join(outside)} lie{'s' if len(outside) == 1 else ''} beyond this "
                           "page's control, so its run cannot be reproduced here: run it with the command line (the "
                           "CLI takes the document's values), or load a document within these ranges")
+    from dpfed_core.ui.catalogue import budget_split_defaults
+
+    declared = {p.name: p for p in METHODS[cfg.method].parameters}
+
+    def text_box(p) -> bool:  # the page's rule: a text box for an optional or a free-form parameter
+        return p.optional or p.kind not in ("bool", "choice", "int", "float")
+
+    # every parameter and budget share of the method starts from its default, as the page draws it: one the
+    # document leaves out must not keep what the session had set
+    for p in declared.values():
+        state[f"fed_p_{cfg.method}_{p.name}"] = ("" if p.default is None else str(p.default)) if text_box(p) \
+            else p.default
+    stages = budget_split_defaults(cfg.method)
+    state.update({f"fed_split_{stage}": float(share) for stage, share in stages.items()})
     params = {**(cfg.prototype_params or {}), **(cfg.method_params or {})}
     for name, value in params.items():
         if name == "split" and isinstance(value, dict):
+            unknown = sorted(set(value) - set(stages))
+            if unknown:
+                raise ConfigError(f"the document's budget split names {', '.join(map(repr, unknown))}, not a stage of "
+                                  f"{cfg.method} (its stages: {', '.join(stages) or 'none'})")
             state.update({f"fed_split_{stage}": float(share) for stage, share in value.items()})
         else:
-            declared = {p.name: p for p in METHODS[cfg.method].parameters}.get(name)
-            text_box = declared is not None and (declared.optional or declared.kind not in ("bool", "choice", "int",
-                                                                                             "float"))
-            state[f"fed_p_{cfg.method}_{name}"] = ("" if value is None else str(value)) if text_box else value
+            p = declared.get(name)
+            state[f"fed_p_{cfg.method}_{name}"] = ("" if value is None else str(value)) if p is not None and \
+                text_box(p) else value
     return state
+
+
+#: Run settings the Federate page has no control of (it runs with their defaults), with where they are set.
+_NOT_ON_THE_PAGE = {"top_n": "the metrics' N (CLI --top-n)", "n_jobs": "parallel entity fits (--param n_jobs)",
+                    "max_dropouts": "entities that may drop out of a secure sum (--max-dropouts)"}
+
+
+def settings_not_loaded(config: dict) -> list[str]:
+    """The settings of a run document's ``config`` the Federate page cannot set, where they differ from
+    the value the page runs with: said beside "loaded", so a reproduced run is not silently another."""
+    from dpfed_core.config import RunConfig
+
+    known = set(RunConfig.__dataclass_fields__)
+    cfg, base = RunConfig(**{k: v for k, v in config.items() if k in known}), RunConfig()
+    return [f"{name} = {getattr(cfg, name)} (here {getattr(base, name)}: {what})"
+            for name, what in _NOT_ON_THE_PAGE.items() if getattr(cfg, name) != getattr(base, name)]
 
 
 def settings_line(config) -> str:

@@ -84,9 +84,10 @@ MAX_DELTA = 1e-2
 
 
 def check_budget(epsilon_text: str | float, delta_text: str | float, *, eps_control: str = "ε",
-                 delta_control: str = "δ") -> tuple[float, float, list[str]]:
+                 delta_control: str = "δ", method: str | None = None) -> tuple[float, float, list[str]]:
     """Validate a typed (ε, δ) before a run: returns (ε, δ, warnings) or raises ConfigError whose
-    message names the page control that fixes it."""
+    message names the page control that fixes it. ``method``: the run's, whose Gaussian stages need δ > 0
+    (the rule the run's own check applies, :func:`~dpfed_core.evaluation.budget.gaussian_method`)."""
     try:
         eps = parse_epsilon(epsilon_text)
     except ConfigError as exc:  # the box that was typed in, named once
@@ -102,6 +103,12 @@ def check_budget(epsilon_text: str | float, delta_text: str | float, *, eps_cont
         raise ConfigError(f"{delta_control}: δ must be a number such as 1e-6, got {str(delta_text)!r}") from None
     if math.isnan(delta) or delta < 0:
         raise ConfigError(f"{delta_control}: δ must be ≥ 0, got {delta_text}; a usual choice is 1e-6.")
+    if method is not None and delta == 0 and math.isfinite(eps):
+        from dpfed_core.evaluation.budget import gaussian_method
+
+        if gaussian_method(method):
+            raise ConfigError(f"{delta_control}: {method} adds Gaussian noise, whose (ε, δ) guarantee needs δ > 0: at "
+                              f"δ = 0 there is no noise that gives ε = {eps:g}. Give δ > 0, e.g. 1e-6.")
     if delta >= MAX_DELTA and math.isfinite(eps):
         raise ConfigError(f"{delta_control}: δ = {delta:g} is refused: a chance of {delta:.0%} that the "
                           "guarantee fails is no guarantee. Use δ well below 1/(number of users of an "
