@@ -85,7 +85,7 @@ def test_budget_section_sets_the_cap_and_lists_releases(tmp_path, clinic):
     assert not at.exception and not at.error
     ent = next(d.value for d in at.dataframe if "left ε" in d.value.columns)
     rel = next(d.value for d in at.dataframe if "charged ε (max)" in d.value.columns)
-    assert (ent["left ε"] == 4.0).all() and (ent["spent ε"] == 0).all()
+    assert (ent["left ε"] == "4").all() and (ent["spent ε"] == "0").all()  # as `budget show` states them
     assert list(rel["charged ε (max)"]) == ["simulation: not charged"]
     assert BudgetOdometer(path).datasets()[0]["cap_epsilon"] == 4.0
     # raising it asks for the explicit confirmation; the change is logged

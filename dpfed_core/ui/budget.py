@@ -230,7 +230,10 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
                    f"({left['kind']} of {left['method']} at ε = {_fmt(left['epsilon'])}) fit under the cap.")
     ent = pd.DataFrame(view["entities"])
     if not ent.empty:
-        ent = ent.assign(entity=ent["entity"].astype(str))[
+        # the figures as `budget show` states them: a spend rounded up, what is left rounded down
+        ent = ent.assign(entity=ent["entity"].astype(str), **{c: ent[c].map(epsilon_that_holds) for c in
+                                                              ("spent_epsilon", "basic_epsilon", "tight_epsilon")},
+                         remaining_epsilon=ent["remaining_epsilon"].map(epsilon_left))[
             ["entity", "spent_epsilon", "remaining_epsilon", "basic_epsilon", "tight_epsilon", "accountant",
              "n_releases", "n_non_private"]].rename(columns={
                  "spent_epsilon": "spent ε", "remaining_epsilon": "left ε", "basic_epsilon": "basic ε",
