@@ -2385,7 +2385,7 @@ MUTANTS = (
            "math.isnan(e) or e <= 0", "math.isnan(e) or e < 0", (SWEEP_GRID,)),
     Mutant("exp-grid-no-seeds", EXPERIMENTS, "check_sweep_grid",
            "if not seeds:\n    raise ConfigError('give at least one seed', param='seeds')", "pass", (SWEEP_GRID,)),
-    Mutant("exp-sweep-swept-in-references", EXPERIMENTS, "sweep",
+    Mutant("exp-sweep-swept-in-references", EXPERIMENTS, "sweep_identity",
            "[r for r in dict.fromkeys(references) if r != config.method]", "list(dict.fromkeys(references))",
            (SWEEP_CHECKPOINTS,)),
     Mutant("exp-sweep-checkpoint-complete", EXPERIMENTS, "sweep",

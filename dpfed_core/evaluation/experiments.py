@@ -422,11 +422,12 @@ def sweep(
         epsilons_run = [math.inf]
     else:
         epsilons_run = epsilons
-    references = [r for r in dict.fromkeys(references) if r != config.method]
+    identity = sweep_identity(dataset, config, epsilons, seeds, references)
+    references = identity["references"]  # each once, the swept method left out: the one rule
     for r in references:
         get_method(r)
     doc = {
-        **sweep_identity(dataset, config, epsilons, seeds, references),
+        **identity,
         "epsilons": epsilons_run,
         "runs": [],
         "complete": False,
