@@ -171,14 +171,15 @@ with st.expander("Advanced: bounds, budget split, server, split"):
         for i, p in enumerate(params):
             key = f"fed_p_{method}_{p.name}"
             helptext = f"{p.doc} — {p.describe()}; default {p.default}"
+            control = dash.param_widget(p)
             with cols[i % 3]:
-                if p.kind == "bool" and not p.optional:
+                if control == "checkbox":
                     ui.widget_default(key, p.default)
                     v = st.checkbox(p.name, key=key, help=helptext)
-                elif p.kind == "choice":
+                elif control == "select":
                     ui.widget_default(key, p.default)
                     v = st.selectbox(p.name, list(p.choices), key=key, help=helptext)
-                elif p.kind in ("int", "float") and not p.optional:
+                elif control == "number":
                     lo = None if p.low is None else (int(p.low) if p.kind == "int" else float(p.low))
                     hi = None if p.high is None else (int(p.high) if p.kind == "int" else float(p.high))
                     ui.widget_default(key, p.default)

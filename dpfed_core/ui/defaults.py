@@ -90,6 +90,19 @@ CONTROL_RANGES = {
 }
 
 
+def param_widget(p) -> str:
+    """The Federate page's control of a declared method parameter: "checkbox", "select", "number" or
+    "text" (an optional or free-form value; blank = its automatic default). The page draws it and a
+    loaded run document is written into it by this one rule."""
+    if p.kind == "bool" and not p.optional:
+        return "checkbox"
+    if p.kind == "choice":
+        return "select"
+    if p.kind in ("int", "float") and not p.optional:
+        return "number"
+    return "text"
+
+
 def widget_state(config: dict) -> dict:
     """The Federate page's widget values that reproduce a run document's ``config`` (written by the
     CLI's ``run --out`` or by this dashboard): the other direction of
@@ -128,14 +141,11 @@ def widget_state(config: dict) -> dict:
 
     declared = {p.name: p for p in METHODS[cfg.method].parameters}
 
-    def text_box(p) -> bool:  # the page's rule: a text box for an optional or a free-form parameter
-        return p.optional or p.kind not in ("bool", "choice", "int", "float")
-
     # every parameter and budget share of the method starts from its default, as the page draws it: one the
     # document leaves out must not keep what the session had set
     for p in declared.values():
-        state[f"fed_p_{cfg.method}_{p.name}"] = ("" if p.default is None else str(p.default)) if text_box(p) \
-            else p.default
+        state[f"fed_p_{cfg.method}_{p.name}"] = ("" if p.default is None else str(p.default)) \
+            if param_widget(p) == "text" else p.default
     stages = budget_split_defaults(cfg.method)
     state.update({f"fed_split_{stage}": float(share) for stage, share in stages.items()})
     params = {**(cfg.prototype_params or {}), **(cfg.method_params or {})}
@@ -149,7 +159,7 @@ def widget_state(config: dict) -> dict:
         else:
             p = declared.get(name)
             state[f"fed_p_{cfg.method}_{name}"] = ("" if value is None else str(value)) if p is not None and \
-                text_box(p) else value
+                param_widget(p) == "text" else value
     return state
 
 

@@ -38,7 +38,8 @@ from dpfed_core.ui.datasets import (DEFAULT_SAMPLE, SAMPLES, SMALL_ENTITY_USERS,
                                     dataset_fingerprint, dataset_overview, entity_table, generic_key,
                                     is_event_data, run_key, small_entity_warning, split_for, sweep_key)
 from dpfed_core.ui.defaults import (advice_text, default_config, measured_defaults,  # noqa: F401
-                                    settings_line, settings_not_loaded, widget_state, CONTROL_RANGES)
+                                    param_widget, settings_line, settings_not_loaded, widget_state,
+                                    CONTROL_RANGES)
 from dpfed_core.evaluation.defaults import cli_command  # noqa: F401
 from dpfed_core.data.long_table import DUPLICATE_WORDS, fixed_duplicate_rule  # noqa: F401
 
