@@ -148,6 +148,10 @@ def test_an_entity_whose_name_holds_a_comma_can_be_left_out_on_both_front_ends(t
     assert at.session_state["dataset"].entity_names == ["h1", "h2"]
     at.text_input(key="exclude_entities").set_value('"A, ward').run()
     assert any("quote is left open" in e.value for e in at.error), [e.value for e in at.error]
+    at.text_input(key="exclude_entities").set_value('h1, "A, ward", h1').run()
+    assert any("'h1' given more than once" in e.value for e in at.error), [e.value for e in at.error]
+    err = cli_error(capsys, path, "--exclude-entities", 'h1,"A, ward",h1')
+    assert "'h1' given more than once" in err and "name each once" in err, err
 
 
 def test_an_item_features_file_that_matches_no_item_is_refused_not_all_zeros(tmp_path, capsys):

@@ -159,14 +159,9 @@ def name_list(text: str) -> list[str]:
     from dpfed_core.data.inputs import split_names
 
     try:
-        names = split_names(text)
+        return split_names(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:  # a second copy would run (and be charged) again, or say nothing: the list was mistyped
-        raise argparse.ArgumentTypeError(f"{', '.join(repr(n) for n in twice)} given more than once in {text!r}; "
-                                         "name each once")
-    return names
 
 
 def add_data_args(p: argparse.ArgumentParser) -> None:

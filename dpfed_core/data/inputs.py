@@ -745,10 +745,15 @@ def check_output_not_input(out: str | os.PathLike, inputs: Sequence[tuple[str, A
 def split_names(text: str) -> list[str]:
     """Comma-separated names; a name holding a comma is written in double quotes ('"A, ward",B'), as in
     a CSV line, since an entity named so could not be given otherwise. Raises ``ValueError`` on a
-    line the CSV reader refuses."""
+    line the CSV reader refuses, and on a name given twice: a second copy would run (and be charged)
+    again or say nothing, so the list was mistyped."""
     try:
         fields = next(csv.reader([text], skipinitialspace=True, strict=True), [])
     except csv.Error:
         raise ValueError(f"cannot read {text!r} as comma-separated names (a quote is left open?); write a name "
                          "holding a comma in double quotes: '\"A, ward\",B'") from None
-    return [t.strip() for t in fields if t.strip()]
+    names = [t.strip() for t in fields if t.strip()]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"{', '.join(repr(n) for n in twice)} given more than once in {text!r}; name each once")
+    return names
