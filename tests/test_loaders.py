@@ -361,6 +361,12 @@ def test_load_data_samples_and_synthetic():
     assert ds.X.shape == (300, 40) and ds.n_entities == 3
 
 
+def test_a_sample_error_names_the_sample_not_its_file_on_the_server():
+    with pytest.raises(ConfigError) as err:
+        load_data("sample:clinic", federation="region", exclude_entities=["nowhere"])
+    assert "not an entity of sample:clinic;" in str(err.value) and "sample_data" not in str(err.value)
+
+
 # ---------------------------------------------------------------- MovieLens
 def test_movielens_100k(ml100k_dir):
     ds = load_movielens(ml100k_dir)

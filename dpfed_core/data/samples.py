@@ -119,6 +119,8 @@ def load_sample(
         entities=entities if entities is not None else sample_entities(key, federation),
         item_features=item_features,
         name=f"sample: {key}" + (f" by {federation}" if federation else ""),
+        # messages name what the user chose, not where the server keeps it
+        filename=f"sample:{key}" if sample_dir is None else None,
     )
     if not _is_bundled(path, meta["file"]):
         # another folder's file under a sample's name may hold anyone's records: it is data like any
