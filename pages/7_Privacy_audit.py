@@ -274,6 +274,8 @@ st.caption(f"Entity {dash.escape_md(ent['name'])}, {ent['n_users']} users; {doc[
            "the audit's targets and attacks; an empty TPR cell is a false-positive rate the runs cannot resolve "
            "(one false positive is already more: raise the runs per class). These numbers are computed on "
            "private data for the analyst only.")
+if note := aud.prototypes_note(doc):
+    st.warning(dash.escape_md(note.replace("the --k", "the “k (prototypes)”")), icon=":material/info:")
 
 left, right = st.columns(2)
 with left:

@@ -212,6 +212,21 @@ def test_deterministic_and_independent_of_grid(small_ds):
     assert ra["roc"] == rb["roc"] and ra["auc"] == rb["auc"]
 
 
+def test_a_k_above_the_entitys_users_is_said_with_what_each_release_held(small_ds, small_audit):
+    # entity "b" has 20 users; the synthetic target joins them (20 or 21 rows per release)
+    doc = aud.run_audit(small_ds, "b", methods=("kmeans", "dp-prototypes"), epsilons=(1.0,), k=500,
+                        targets=("synthetic",), runs=8, seed=5)
+    held = {r["method"]: r["prototypes_sent"] for r in doc["results"]}
+    assert held["kmeans"] == [20, 21] and held["dp-prototypes"][1] < 20
+    note = aud.prototypes_note(doc)
+    assert note.startswith("k = 500 is above the 20 users of entity 'b': no release held 500 prototypes "
+                           "(kmeans held 20–21, dp-prototypes held "), note
+    assert note.endswith("; audit with the --k your runs use") and note in aud.format_summary(doc)
+    # k within the entity's users: every release held k, and nothing is said
+    assert {tuple(r["prototypes_sent"]) for r in small_audit["results"] if r["method"] != "dp-prototypes"} == {(10, 10)}
+    assert aud.prototypes_note(small_audit) == ""
+
+
 def test_bad_parameters_are_friendly(small_ds):
     with pytest.raises(ConfigError, match="not a prototype method"):
         aud.run_audit(small_ds, "a", methods=("central",), runs=8)

@@ -59,6 +59,18 @@ def test_renders_and_runs_a_small_audit():
     assert "Download the audit (JSON)" in labels
 
 
+def test_a_k_above_the_entitys_users_is_said_under_the_table():
+    at = open_page().run()
+    at.number_input(key="audit_runs").set_value(12)
+    at.number_input(key="audit_k").set_value(10_000)
+    at.text_input(key="audit_grid").set_value("1")
+    at.button(key="audit_run").click().run()
+    clean(at)
+    notes = [w.value.replace("\\", "") for w in at.warning if "k = 10000 is above the" in w.value]
+    assert len(notes) == 1 and "no release held 10000 prototypes (" in notes[0], [w.value for w in at.warning]
+    assert notes[0].endswith("audit with the “k (prototypes)” your runs use"), notes[0]
+
+
 def test_bad_grid_is_an_error_not_a_traceback():
     at = open_page().run()
     at.text_input(key="audit_grid").set_value("one, two").run()

@@ -299,6 +299,7 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
     feats = np.zeros((2, runs, 5))
     vres = np.zeros((2, runs))
     verbatim = np.zeros((2, runs), dtype=bool)
+    sent = np.zeros((2, runs), dtype=np.int64)  # prototypes a release held: k, or fewer (see prototypes_note)
     claimed = None
     t0 = time.perf_counter()
     with _fast_context():
@@ -314,6 +315,7 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
                 # every released quantity is attacked: the cluster sizes too (IN has one more user)
                 feats[label, i, 4] = 0.0 if rel.counts is None else float(np.sum(rel.counts))
                 verbatim[label, i] = _is_verbatim(rel.prototypes, x)
+                sent[label, i] = rel.prototypes.shape[0]
                 if with_v:
                     vres[label, i] = _v_residual(rel.prototypes, x, rank, lam, rng, v_max_iter)
             progress("audit_run", done=i + 1, total=runs)
@@ -361,6 +363,7 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
         # the target's exact row among the prototypes: how k-random (and a k-means singleton
         # cluster) expose a user — rarely, but completely
         "verbatim_in": float(verbatim[1].mean()), "verbatim_out": float(verbatim[0].mean()),
+        "prototypes_sent": [int(sent.min()), int(sent.max())],
         "feature_means": {"out": feats[0].mean(0).tolist(), "in": feats[1].mean(0).tolist(),
                           "names": ["nearest_distance", "max_cosine", "max_projection", "sum_projection",
                                     "total_count"]},
@@ -508,6 +511,7 @@ def run_audit(
                                 "delta": res["delta"], "private": res["private"], "target": tgt.name,
                                 "target_kind": tgt.kind, "seconds": res["seconds"],
                                 "verbatim_in": res["verbatim_in"], "verbatim_out": res["verbatim_out"],
+                                **({"prototypes_sent": res["prototypes_sent"]} if "prototypes_sent" in res else {}),
                                 "family_size": fam, "per_test_confidence": job_conf,
                                 "release": res.get("release", "round-1 prototypes and cluster sizes"), **r})
     summary = summarize(results)
@@ -610,7 +614,32 @@ def format_summary(doc: dict) -> str:
         lines.append("n/r: not resolvable — the ROC runs per class are too few for that false-positive rate "
                      "(one false positive is already more); raise --runs")
     lines.append("AUC and TPR: the largest over the audit's targets and attacks")
+    note = prototypes_note(doc)
+    if note:
+        lines.append(note)
     return "\n".join(lines)
+
+
+def prototypes_note(doc: dict) -> str:
+    """What a k above the audited entity's users meant, per prototype method ("" when k ≤ users): a
+    non-private method sends one prototype per user, a DP one takes its k from a noisy count, so the
+    audit did not release the k it was given."""
+    if "config" not in doc or "entity" not in doc:  # a summary alone
+        return ""
+    k, n = int(doc["config"]["k"]), int(doc["entity"]["n_users"])
+    if k <= n:
+        return ""
+    spans: dict[str, list[int]] = {}
+    for r in doc["results"]:
+        lo_hi = r.get("prototypes_sent")
+        if lo_hi is not None:
+            have = spans.setdefault(r["method"], list(lo_hi))
+            have[0], have[1] = min(have[0], lo_hi[0]), max(have[1], lo_hi[1])
+    if not spans:
+        return ""
+    sent = ", ".join(f"{m} held {lo}" if lo == hi else f"{m} held {lo}–{hi}" for m, (lo, hi) in spans.items())
+    return (f"k = {k} is above the {n} users of entity {doc['entity']['name']!r}: no release held {k} prototypes "
+            f"({sent}); audit with the --k your runs use")
 
 
 # =============================================================================== summable methods
