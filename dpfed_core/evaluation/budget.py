@@ -30,6 +30,7 @@ from typing import Iterable, Mapping, Sequence
 
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
+from dpfed_core.errors import ConfigError
 from dpfed_core.methods import check_methods, get_method
 from dpfed_core.evaluation.history import RunHistory
 from dpfed_core.privacy.model import PrivacyModel
@@ -45,6 +46,17 @@ def gaussian_method(method: str) -> bool:
     from dpfed_core.federation.protocol import is_summable, method_class
 
     return is_summable(method) and bool(getattr(method_class(method), "zcdp_budget", False))
+
+
+def check_gaussian_delta(methods: Sequence[str], epsilon: float, delta: float) -> None:
+    """Refuse δ = 0 for a finite ε when any of ``methods`` is Gaussian (:func:`gaussian_method`): its
+    stages split a zCDP budget ρ(ε, δ), which is 0 at δ = 0, so no noise scale gives that ε. The one
+    rule the run's check and the pages' budget boxes apply before anything is charged."""
+    zcdp = list(dict.fromkeys(m for m in methods if gaussian_method(m)))
+    if zcdp and delta <= 0 and math.isfinite(epsilon):
+        raise ConfigError(f"{', '.join(zcdp)} add{'s' if len(zcdp) == 1 else ''} Gaussian noise, whose (ε, δ) "
+                          f"guarantee needs δ > 0: at δ = 0 there is no noise that gives ε = {epsilon:g}. Give "
+                          "δ > 0, e.g. 1e-6", param="delta")
 
 
 def method_charges(method: str, epsilon: float, delta: float,

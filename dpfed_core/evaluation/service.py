@@ -7,7 +7,6 @@ charged the same way.
 """
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -50,14 +49,9 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
     from dpfed_core.federation.protocol import FederatedRecommender, build_method, is_summable
 
     compare = check_methods(compare, compare_param)
-    from dpfed_core.evaluation.budget import gaussian_method
+    from dpfed_core.evaluation.budget import check_gaussian_delta
 
-    zcdp = [m for m in [config.method, *compare] if gaussian_method(m)]
-    if zcdp and config.delta <= 0 and math.isfinite(config.epsilon):
-        # their stages split a zCDP budget ρ(ε, δ), which is 0 at δ = 0: no noise scale exists
-        raise ConfigError(f"{', '.join(dict.fromkeys(zcdp))} add{'s' if len(set(zcdp)) == 1 else ''} Gaussian noise, "
-                          f"whose (ε, δ) guarantee needs δ > 0: at δ = 0 there is no noise that gives ε = "
-                          f"{config.epsilon:g}. Give δ > 0, e.g. 1e-6", param="delta")
+    check_gaussian_delta([config.method, *compare], config.epsilon, config.delta)
     spec = get_method(config.method)
     if config.max_dropouts and (config.aggregation != "secure" or not is_summable(config.method)):
         # dropouts are what a secure sum tolerates; a run without one has nothing to tolerate them

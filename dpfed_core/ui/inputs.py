@@ -103,12 +103,13 @@ def check_budget(epsilon_text: str | float, delta_text: str | float, *, eps_cont
         raise ConfigError(f"{delta_control}: δ must be a number such as 1e-6, got {str(delta_text)!r}") from None
     if math.isnan(delta) or delta < 0:
         raise ConfigError(f"{delta_control}: δ must be ≥ 0, got {delta_text}; a usual choice is 1e-6.")
-    if method is not None and delta == 0 and math.isfinite(eps):
-        from dpfed_core.evaluation.budget import gaussian_method
+    if method is not None:
+        from dpfed_core.evaluation.budget import check_gaussian_delta
 
-        if gaussian_method(method):
-            raise ConfigError(f"{delta_control}: {method} adds Gaussian noise, whose (ε, δ) guarantee needs δ > 0: at "
-                              f"δ = 0 there is no noise that gives ε = {eps:g}. Give δ > 0, e.g. 1e-6.")
+        try:
+            check_gaussian_delta([method], eps, delta)
+        except ConfigError as exc:
+            raise ConfigError(f"{delta_control}: {exc}.") from None
     if delta >= MAX_DELTA and math.isfinite(eps):
         raise ConfigError(f"{delta_control}: δ = {delta:g} is refused: a chance of {delta:.0%} that the "
                           "guarantee fails is no guarantee. Use δ well below 1/(number of users of an "
