@@ -136,6 +136,8 @@ def test_an_entity_whose_name_holds_a_comma_can_be_left_out_on_both_front_ends(t
     assert "'A', 'ward'" in err and "'A, ward', h1" in err, err
     assert main(["run", "--data", str(path), *COLS, "--exclude-entities", '"A, ward"']) == 0
     assert "left out 1 declared entities: 'A, ward'" in capsys.readouterr().out
+    err = cli_error(capsys, path, "--exclude-entities", 'h1,"A, ward",h1')
+    assert "'h1' given more than once" in err and "name each once" in err, err
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("pages/1_Data.py").run()
@@ -150,8 +152,6 @@ def test_an_entity_whose_name_holds_a_comma_can_be_left_out_on_both_front_ends(t
     assert any("quote is left open" in e.value for e in at.error), [e.value for e in at.error]
     at.text_input(key="exclude_entities").set_value('h1, "A, ward", h1').run()
     assert any("'h1' given more than once" in e.value for e in at.error), [e.value for e in at.error]
-    err = cli_error(capsys, path, "--exclude-entities", 'h1,"A, ward",h1')
-    assert "'h1' given more than once" in err and "name each once" in err, err
 
 
 def test_an_item_features_file_that_matches_no_item_is_refused_not_all_zeros(tmp_path, capsys):
@@ -470,3 +470,18 @@ def test_prose_apostrophes_are_no_quotes_for_the_long_value_cut():
             + "so the coordinator reads them " * 10 + "besides the protocol's public fields)")
     assert len(note) > 250 and cut_long_values(note) == note and render_message(note, {"x_y": "--x-y"}) == note
     assert "(1,000 characters)" in cut_long_values("holds '" + "S" * 1000 + "' where")
+
+
+def test_a_line_that_ends_early_is_named_as_possibly_short_not_only_as_an_empty_cell(tmp_path, capsys):
+    text = table().splitlines()
+    short, blank = tmp_path / "short.csv", tmp_path / "blank.csv"
+    short.write_text("\n".join([*text[:3], "7,3", *text[3:]]) + "\n")
+    blank.write_text("\n".join([*text[:3], "7,3,,h1", *text[3:]]) + "\n")
+    err = cli_error(capsys, short)
+    assert err.startswith(f"error: {short}, data row 3 (line 4): columns ") and "'rating'" in err and "'hospital'" in err
+    assert "the line may end early (fewer fields than the header) or leave them blank" in err and "--drop-missing" in err
+    # one empty cell of a full line: named as that cell alone
+    err = cli_error(capsys, blank)
+    assert "column 'rating' is empty." in err and "end early" not in err, err
+    _, msg = page_errors(short.read_bytes())
+    assert "the line may end early" in msg, msg

@@ -232,6 +232,13 @@ def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int,
                 raise DataError(f"every row of {label} has an empty value in one of {', '.join(cols)}")
         else:
             first = miss.index[any_miss.to_numpy()][0]
+            empty = [c for c in cols if miss.at[first, c] and pd.isna(df.at[first, c])]
+            if from_text and len(empty) > 1:
+                # a line that ends early reads as its last fields empty: say which it may be
+                raise DataError(
+                    f"{_row_ref(label, first, from_text)}: columns {', '.join(repr(c) for c in empty)} are empty — "
+                    "the line may end early (fewer fields than the header) or leave them blank. Every row needs a "
+                    "value in each; fill the gaps, or leave such rows out with drop_missing.", param="drop_missing")
             col = next(c for c in cols if miss.at[first, c])
             n_bad = int(miss[col].sum())
             raw = df.at[first, col]
