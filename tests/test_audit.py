@@ -219,9 +219,9 @@ def test_a_k_above_the_entitys_users_is_said_with_what_each_release_held(small_d
     held = {r["method"]: r["prototypes_sent"] for r in doc["results"]}
     assert held["kmeans"] == [20, 21] and held["dp-prototypes"][1] < 20
     note = aud.prototypes_note(doc)
-    assert note.startswith("k = 500 is above the 20 users of entity 'b': no release held 500 prototypes "
-                           "(kmeans held 20–21, dp-prototypes held "), note
-    assert note.endswith("; audit with the --k your runs use") and note in aud.format_summary(doc)
+    assert note.startswith("k = 500 is above the 20 users of entity 'b'; prototypes a release held: "
+                           "kmeans 20–21, dp-prototypes "), note
+    assert note.endswith(". Audit with the --k your runs use") and note in aud.format_summary(doc)
     # k within the entity's users: every release held k, and nothing is said
     assert {tuple(r["prototypes_sent"]) for r in small_audit["results"] if r["method"] != "dp-prototypes"} == {(10, 10)}
     assert aud.prototypes_note(small_audit) == ""

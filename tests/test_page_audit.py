@@ -67,8 +67,8 @@ def test_a_k_above_the_entitys_users_is_said_under_the_table():
     at.button(key="audit_run").click().run()
     clean(at)
     notes = [w.value.replace("\\", "") for w in at.warning if "k = 10000 is above the" in w.value]
-    assert len(notes) == 1 and "no release held 10000 prototypes (" in notes[0], [w.value for w in at.warning]
-    assert notes[0].endswith("audit with the “k (prototypes)” your runs use"), notes[0]
+    assert len(notes) == 1 and "; prototypes a release held: " in notes[0], [w.value for w in at.warning]
+    assert notes[0].endswith("Audit with the “k (prototypes)” your runs use"), notes[0]
 
 
 def test_bad_grid_is_an_error_not_a_traceback():

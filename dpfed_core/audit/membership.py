@@ -637,9 +637,9 @@ def prototypes_note(doc: dict) -> str:
             have[0], have[1] = min(have[0], lo_hi[0]), max(have[1], lo_hi[1])
     if not spans:
         return ""
-    sent = ", ".join(f"{m} held {lo}" if lo == hi else f"{m} held {lo}–{hi}" for m, (lo, hi) in spans.items())
-    return (f"k = {k} is above the {n} users of entity {doc['entity']['name']!r}: no release held {k} prototypes "
-            f"({sent}); audit with the --k your runs use")
+    sent = ", ".join(f"{m} {lo}" if lo == hi else f"{m} {lo}–{hi}" for m, (lo, hi) in spans.items())
+    return (f"k = {k} is above the {n} users of entity {doc['entity']['name']!r}; prototypes a release held: "
+            f"{sent}. Audit with the --k your runs use")
 
 
 # =============================================================================== summable methods
