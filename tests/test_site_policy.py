@@ -393,6 +393,70 @@ def test_the_site_budget_shows_one_balance_per_account_whatever_the_re_exports(t
     assert out.count("budget of") == 1 and "1 re-export(s) of the same people" in out
 
 
+def _tied_shard():
+    """A site whose items are held by about as many users each (10 draws of 60): the people's shape (how
+    many hold each item) names few items, so only the items' ids can recognise them."""
+    import scipy.sparse as sps
+
+    from dpfed_core.deployment.shards import Shard
+
+    n, rng = 60, np.random.default_rng(0)
+    rows = np.tile(np.arange(n), 10)
+    cols = np.concatenate([rng.permutation(n) for _ in range(10)])  # each round: one item a user, each item once
+    X = sps.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+    X.data[:] = 1.0  # an item a user drew twice is held once
+    ids = np.asarray([f"med {j}" for j in range(n)])
+    return Shard("clinic A", 0, 3, X, sps.csr_matrix((n, n)), np.arange(0), 5.0, "tied", ids, None, "declared", ids)
+
+
+def _shifted(shard, new_items: int):
+    """The same shard after the federation's item list changed: ``new_items`` items (ids no shard
+    had) inserted before the others, which moves every column of the site's data."""
+    import scipy.sparse as sps
+
+    def pad(M):
+        return sps.hstack([sps.csr_matrix((M.shape[0], new_items)), M], format="csr")
+
+    new = np.asarray([f"new {j}" for j in range(new_items)])
+    return dataclasses.replace(shard, train=pad(shard.train), test=pad(shard.test),
+                               item_ids=np.concatenate([new, shard.item_ids]),
+                               item_names=np.concatenate([new, shard.item_names]))
+
+
+def test_the_sites_people_keep_one_account_when_the_federations_item_list_moves_their_columns(tmp_path):
+    """A site knows its items by id: a site left out of the federation, or an item added anywhere, moves
+    every column of its shard, and the same people must stay on their account — by column position
+    they were a new account with a fresh budget, and the site's cap was passed."""
+    assert _site_shard(tmp_path).item_ids is not None  # write_shards writes them
+    shard = _tied_shard()
+    policy = _policy(tmp_path)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    sp_.accept(policy, req, shard, run="1", coordinator="test")
+    with pytest.raises(PolicyRefused) as err:  # two runs at ε = 1 pass the cap of 1.3
+        sp_.accept(policy, req, _shifted(shard, 3), run="2", coordinator="test")
+    assert err.value.rule == "budget_epsilon"
+    (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+    assert bal["spent_epsilon"] == pytest.approx(_spent(1.0)) and bal["n_releases"] == 1
+
+
+def test_a_site_store_of_positional_accounts_keeps_charging_the_same_shard_to_its_account(tmp_path):
+    """A store written when a site knew its items by column position: the very same shard is charged
+    to that account, never to a new one keyed by the items' ids."""
+    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
+
+    shard = _site_shard(tmp_path)
+    shard = dataclasses.replace(shard, item_ids=np.asarray([f"med {i}" for i in shard.item_ids]))
+    policy = _policy(tmp_path)
+    store = policy.check_store_folder(shard.entity)
+    old = sp_.site_dataset(shard, by_position=True)
+    assert dataset_key(old) != dataset_key(sp_.site_dataset(shard))
+    BudgetOdometer(sp_.SiteLog(store).store).register(old)
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    rec = sp_.accept(policy, req, shard, run="1", coordinator="test")
+    assert rec["dataset_key"] == dataset_key(old)
+    assert [b["dataset_key"] for b in sp_.remaining_budget(store)] == [dataset_key(old)]
+
+
 def test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names(tmp_path):
     """A non-private method carries the run's configured ε in its request (a number it never spends):
     a site that allows non-private releases records the run as what it is — a non-private release,

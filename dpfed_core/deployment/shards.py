@@ -51,6 +51,9 @@ class Shard:
     #: where the shard's item names come from ("declared": a public list; else the site's own data);
     #: every shard of the current format states it
     item_source: str | None = None
+    #: the items' ids (what the site's odometer recognises its people by, whatever column each item
+    #: sits in); None in a shard written without them
+    item_ids: np.ndarray | None = None
 
 
 def _csr_parts(prefix: str, X: sp.csr_matrix) -> dict:
@@ -92,6 +95,7 @@ def write_shards(dataset, split, out_dir: str | os.PathLike, declared: list[str]
             "n_entities": np.asarray(total), "value_max": np.asarray(float(dataset.value_max)),
             "dataset_name": np.asarray(str(dataset.name)), "test_users": local_test,
             "item_names": np.asarray([str(n) for n in dataset.item_names], dtype=str),
+            "item_ids": np.asarray([str(i) for i in dataset.item_ids], dtype=str),
             # the node reads its catalogue from its own file, never from the coordinator's message
             **({"n_declared": np.asarray(int(dataset.n_items if dataset.shared_columns is None
                                              else dataset.n_declared))}
@@ -125,7 +129,8 @@ def load_shard(path: str | os.PathLike) -> Shard:
                          float(z["value_max"]), str(z["dataset_name"]),
                          np.asarray(z["item_names"]) if "item_names" in z.files else None,
                          int(z["n_declared"]) if "n_declared" in z.files else None,
-                         str(z["item_source"]))
+                         str(z["item_source"]),
+                         np.asarray(z["item_ids"]) if "item_ids" in z.files else None)
     except (KeyError, ValueError, OSError) as exc:
         raise ConfigError(f"{p} is not a dpfed shard file ({exc}); write shards with "
                           "`python -m dpfed_core write-shards`") from None

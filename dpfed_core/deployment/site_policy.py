@@ -659,16 +659,25 @@ def site_dataset_name(entity: str) -> str:
     return f"site {entity}"
 
 
-def site_dataset(shard):
+def site_dataset(shard, *, by_position: bool = False):
     """The site's data as the odometer sees it (its training and held-out entries, its one entity):
-    the odometer's content fingerprint follows the people, whatever the coordinator calls the run."""
+    the odometer's content fingerprint follows the people, whatever the coordinator calls the run.
+
+    Items are known by their ids (the shard's, else its item names): by column position, every change
+    of the federation's item list — a site left out, an item added anywhere — would move every column
+    and make the same people a new account with a fresh budget. ``by_position``: the positional ids
+    a site store written before shards carried their ids registered its accounts under."""
     import numpy as np
 
     from dpfed_core.data.dataset import FederatedDataset
 
     X = (shard.train + shard.test).tocsr()
     names = shard.item_names if shard.item_names is not None else np.array([f"item {j}" for j in range(X.shape[1])])
+    ids = getattr(shard, "item_ids", None)
+    if ids is None:
+        ids = shard.item_names
     return FederatedDataset.from_parts(X, np.repeat(np.array([shard.entity], dtype=object), X.shape[0]),
+                                       item_ids=None if by_position or ids is None else np.asarray(ids, dtype=object),
                                        item_names=np.asarray(names, dtype=object), value_kind="counts",
                                        value_max=float(shard.value_max), name=site_dataset_name(shard.entity))
 
@@ -678,7 +687,7 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
     budget refusal names ``budget_epsilon``), logged either way. Returns the acceptance record
     (operation and release ids of the charge); raises :class:`PolicyRefused` with nothing charged."""
     from dpfed_core.evaluation.budget import planned_rho
-    from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease
+    from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
     from dpfed_core.privacy.store import StoreError
 
     try:
@@ -709,6 +718,11 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
                                                   "read from its own data (a DP run selects them federation-wide)")
         odo = BudgetOdometer(log.store)
         ds = site_dataset(shard)
+        legacy = site_dataset(shard, by_position=True)
+        if dataset_key(ds) != dataset_key(legacy) and odo.knows(legacy):
+            # this very shard is charged in a store written before items were known by id: it stays on
+            # that account (a new key would match none of its positional fingerprints: a fresh budget)
+            ds = legacy
         key = odo.register(ds)
         cap_e, cap_d = odo.cap(key)
         if (cap_e, cap_d) != (policy.budget_epsilon, policy.budget_delta):

@@ -754,6 +754,10 @@ class BudgetOdometer:
                                                 self._alias_map(con, best, dataset))
         return key
 
+    def knows(self, dataset: FederatedDataset | str) -> bool:
+        """Does the store hold this very dataset (its key; a re-export matched by its people is not it)?"""
+        return self._known(dataset if isinstance(dataset, str) else dataset_key(dataset))
+
     def _known(self, key: str) -> bool:
         with self.store.read() as con:
             return con.execute("SELECT 1 FROM datasets WHERE key = ?", (key,)).fetchone() is not None
