@@ -754,8 +754,14 @@ def test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_before
     check_site_policy(run.replace(epsilon=0.5), policy, ds)
     with pytest.raises(ConfigError, match=r"rule 'methods' .* Change --method"):
         check_site_policy(run.replace(method="dp-cooccurrence", epsilon=0.5), policy, ds)
-    with pytest.raises(ConfigError, match=r"rule 'max_dropouts' .* Change --max-dropouts"):
+    with pytest.raises(ConfigError, match=r"rule 'max_dropouts' .* Change --max-dropouts") as err:
         check_site_policy(run.replace(epsilon=0.5, max_dropouts=1), policy, ds)
+    # as the CLI prints it: the run's flag is a flag, the policy's rule and key stay as the file writes them
+    from dpfed_core.cli.main import render_error
+
+    shown = render_error(err.value)
+    assert "rule 'max_dropouts' of --site-policy" in shown and "site's max_dropouts = 0" in shown, shown
+    assert shown.endswith("Change --max-dropouts, or max_dropouts in the policy (nothing was charged or started)"), shown
     one = write_policy(tmp_path / "one.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=5.0,
                        store=str(tmp_path / "{site}.sqlite3"), site=ds.entity_names[0])
     with pytest.raises(ConfigError, match=r"written for site 'clinic 0' \(its site key\)"):

@@ -165,7 +165,8 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
     rules: methods, ε, δ, the coalition ε, dropouts, bounds; each site's budget is its own store's):
     a run every site would refuse is one error naming the rule and the flag, before Flower starts."""
     if site_policy is not None:
-        from dpfed_core.deployment.site_policy import PolicyError, PolicyRefused, check, load_policy, request_of
+        from dpfed_core.deployment.site_policy import (PolicyError, PolicyRefused, PolicyWouldRefuse, check, load_policy,
+                                                       request_of)
 
         policy = load_policy(site_policy, control="--site-policy")  # the coordinator's copy for every site
         if config.simulation and not policy.allow_simulation:
@@ -187,7 +188,7 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
         try:
             check(policy, request_of(config, dataset.n_entities, float(dataset.value_max)))
         except PolicyRefused as exc:
-            raise ConfigError(f"every site would refuse this run under rule {exc.rule!r} of --site-policy "
+            raise PolicyWouldRefuse(f"every site would refuse this run under rule {exc.rule!r} of --site-policy "
                               f"{site_policy}: {exc.reason}{exc.limit}. Change {RULE_FIXES.get(exc.rule, 'the run')}, or "
                               f"{exc.rule} in the policy (nothing was charged or started)") from None
     elif config.simulation:

@@ -103,6 +103,11 @@ class PolicyError(ConfigError):
         return super().render(policy_names_kept(names))
 
 
+class PolicyWouldRefuse(PolicyError):
+    """Before anything starts: the policy every local site is given would refuse the run (its rule and
+    key are written as in the policy file, the run's own flags as flags)."""
+
+
 class PolicyRefused(DpfedError):
     """The site refuses a request; ``rule`` names the policy key that refused it, ``reason`` says why.
     The message is what the coordinator is told; ``detail`` is what only the site's own log holds (its
