@@ -485,3 +485,23 @@ def test_a_line_that_ends_early_is_named_as_possibly_short_not_only_as_an_empty_
     assert "column 'rating' is empty." in err and "end early" not in err, err
     _, msg = page_errors(short.read_bytes())
     assert "the line may end early" in msg, msg
+
+
+def test_a_declared_entity_list_and_the_consent_to_read_it_from_the_data_are_not_both_taken(tmp_path, capsys):
+    path, ents = tmp_path / "t.csv", tmp_path / "entities.txt"
+    path.write_text(table())
+    ents.write_text("h0\nh1\n")  # h2 left out: whichever won would decide who takes part
+    err = cli_error(capsys, path, "--entities", str(ents))
+    assert "both a declared entity list (--entities FILE) and --entities-from-data" in err and "keep one" in err, err
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("t.csv", path.read_bytes(), "text/csv")).run()
+    at.file_uploader(key="upload_entities").set_value(("entities.txt", ents.read_bytes(), "text/plain")).run()
+    at.checkbox(key="upload_entities_from_data").check().run()
+    at.button(key="build_upload").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["dataset"].name != "t.csv"  # the upload was not loaded
+    assert any("both a declared entity list" in e.value and "keep one" in e.value for e in at.error), \
+        [e.value for e in at.error]

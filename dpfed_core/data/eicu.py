@@ -17,7 +17,7 @@ import pandas as pd
 
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.features import attach_item_features, drug_token_features, hierarchy_features
-from dpfed_core.data.inputs import read_list
+from dpfed_core.data.inputs import check_one_entity_source, read_list
 from dpfed_core.data.long_table import _build, _reject_removed
 from dpfed_core.data.tables import Source, _cat_map, _check_columns, _is_missing, _row_ref, read_table
 from dpfed_core.errors import ConfigError, DataError
@@ -308,6 +308,7 @@ def load_eicu(
     (``drop_cancelled``). With several event tables, item names are prefixed with the table.
     """
     _reject_removed(removed, "load_eicu")
+    check_one_entity_source(entities, entities_from_data)
     root = Path(path)
     if not root.is_dir():
         raise DataError(f"eICU directory not found: {root}")

@@ -742,6 +742,14 @@ def check_output_not_input(out: str | os.PathLike, inputs: Sequence[tuple[str, A
                               f"{flag} file", param=param)
 
 
+def check_one_entity_source(entities, entities_from_data: bool) -> None:
+    """A declared entity list and the consent to read the list from the data are two answers to one
+    question: given both, one would silently win (and the consent say nothing)."""
+    if entities is not None and entities_from_data:
+        raise ConfigError("both a declared entity list (entities=FILE) and entities_from_data (read the list from the "
+                          "data) are given, and one would silently win: keep one", param="entities_from_data")
+
+
 def split_names(text: str) -> list[str]:
     """Comma-separated names; a name holding a comma is written in double quotes ('"A, ward",B'), as in
     a CSV line, since an entity named so could not be given otherwise. Raises ``ValueError`` on a

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.features import as_feature_table as _feature_table  # noqa: I001
 from dpfed_core.data.features import attach_item_features
-from dpfed_core.data.inputs import ListFile, read_list
+from dpfed_core.data.inputs import ListFile, check_one_entity_source, read_list
 from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
                                     check_id_sizes,
                                     read_table)
@@ -1006,6 +1006,7 @@ def load_long_table(
     FederatedDataset with X of shape (n_users, n_items); rows sorted by entity.
     """
     _reject_removed(removed, "load_long_table")
+    check_one_entity_source(entities, entities_from_data)
     # every option is checked before the (possibly large) table is read; a column named for two roles first
     _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)
     _check_options(entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform,
