@@ -271,6 +271,9 @@ from dpfed_core.ui.history import planned_charge_text  # noqa: E402
 _forecast = None if errors else dash.catalogue_forecast_text(ds, config)
 if _forecast:
     st.info(dash.friendly_text(_forecast) + ".", icon=":material/info:")
+_untested = None if errors else dash.no_test_users_warning(ds, config)
+if _untested:
+    st.warning(dash.friendly_text(_untested) + ".", icon=":material/warning:")
 _cached = not errors and ui.is_cached_run(ds, config)
 _charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config), cached=_cached)})"
 _run_slot = _b1.empty()

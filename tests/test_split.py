@@ -3,7 +3,7 @@ import pytest
 import scipy.sparse as sp
 
 from dpfed_core.errors import ConfigError
-from dpfed_core.data.split import split_users
+from dpfed_core.data.split import n_test_users, split_users
 
 
 def _data(rng, n_per=(50, 30, 20), m=40):
@@ -207,3 +207,24 @@ def test_a_federated_run_reads_its_training_data_a_site_at_a_time():
             assert max(read) == n
         else:
             assert read and max(read) <= n // 4, method
+
+
+@pytest.mark.parametrize("fraction, hidden", [(0.2, 5), (0.5, 12), (1.0, 18), (0.05, 3), (0.2, 19), (0.01, 5)])
+def test_the_number_of_test_users_is_known_before_the_split_is_drawn(fraction, hidden):
+    X, ent = _data(np.random.default_rng(3))
+    want = n_test_users(X, ent, fraction, hidden)
+    for seed in (0, 1):
+        assert len(split_users(X, ent, np.random.default_rng(seed), fraction, hidden).test_users) == want
+    assert (want == 0) == (hidden >= 19 or fraction == 0.01)  # nobody holds 20 entries; 0.01 × 50 rounds to 0
+
+
+def test_a_run_whose_split_gives_no_entity_a_test_user_says_so_before_it_is_charged(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    store = tmp_path / "s.sqlite3"
+    code = main(["run", "--data", "sample:clinic", "--n-hidden", "100000", "--store", str(store), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: no entity will have a test user: a test user needs more than --n-hidden = 100000" in err
+    assert "every metric it reports will be undefined: lower --n-hidden, or raise --test-fraction" in err, err
+    assert main(["run", "--data", "sample:clinic", "--store", str(store), "--dry-run"]) == 0
+    assert "test user" not in capsys.readouterr().err

@@ -240,6 +240,11 @@ def cmd_run(args) -> int:
     forecast = forecast_catalogue(dataset, config)
     if forecast is not None:  # said before anything is computed or charged
         print(f"catalogue: {render_message(forecast.text(), CLI_NAMES)}", file=sys.stderr)
+    from dpfed_core.evaluation.service import no_test_users_warning
+
+    untested = no_test_users_warning(dataset, config)
+    if untested:
+        print(f"warning: {render_message(untested, CLI_NAMES)}", file=sys.stderr)
     if args.dry_run:
         return budget_cmd.dry_run(args, dataset, plan_run(dataset, config, args.compare),
                                   f"run of {config.method}"

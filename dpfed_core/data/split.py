@@ -118,6 +118,18 @@ class Split:
         return cls(TrainRows(train, np.zeros(0, dtype=np.int64)), sp.csr_matrix(test), np.asarray(test_users))
 
 
+def n_test_users(X: sp.csr_matrix, entity_of_user: np.ndarray, test_fraction: float, n_hidden: int) -> int:
+    """How many test users :func:`split_users` draws, whatever its seed: in each entity, ``test_fraction``
+    of its users, from those holding more than ``n_hidden`` entries. ``X`` as a dataset holds it (csr,
+    duplicates summed and zeros removed), so a row's stored entries are its entries."""
+    ent = np.asarray(entity_of_user, dtype=np.int64)
+    if ent.size == 0:
+        return 0
+    sizes = np.bincount(ent)
+    eligible = np.bincount(ent, weights=np.diff(X.indptr) >= n_hidden + 1, minlength=sizes.size)
+    return int(np.minimum(eligible, np.rint(test_fraction * sizes)).sum())
+
+
 def split_users(
     X: sp.spmatrix,
     entity_of_user: np.ndarray,

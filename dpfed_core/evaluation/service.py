@@ -84,6 +84,18 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
         check_declared_federation(dataset, config.replace(method=m))
 
 
+def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str | None:
+    """Said before a run is charged when its split gives no entity a test user: the run still fits and
+    recommends, but every metric it reports will be undefined (None when some entity has one)."""
+    from dpfed_core.data.split import n_test_users
+
+    if not dataset.n_users or n_test_users(dataset.X, dataset.entity_of_user, config.test_fraction, config.n_hidden):
+        return None
+    return (f"no entity will have a test user: a test user needs more than n_hidden = {config.n_hidden} entries, and "
+            f"test_fraction = {config.test_fraction:g} of an entity's users are drawn from those. The run fits and "
+            "recommends, but every metric it reports will be undefined: lower n_hidden, or raise test_fraction")
+
+
 #: The odometer record of a release that opened no store (nothing released, or a simulation).
 NO_STORE_RECORD = {"store": None, "note": "nothing released, or a simulation: no budget store opened"}
 
