@@ -1154,3 +1154,15 @@ def test_a_misspelt_policy_key_is_pointed_at(tmp_path):
     path.write_text("methods = ['kmeans']\nmax_epsilom = 1.0\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n")
     with pytest.raises(sp_.PolicyError, match=r"'max_epsilom' — a misspelling of 'max_epsilon'\?"):
         load_policy(path)
+
+
+def test_a_file_that_is_no_store_named_by_store_is_fixed_there_not_in_a_policy(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    bad = tmp_path / "table.csv"
+    bad.write_text("user,item\n1,2\n")
+    assert main(["site", "budget", "--store", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "is damaged or not a dpfed store" in err and err.rstrip().endswith(
+        "give --store the site's store file (its policy's store key names it)"), err
+    assert bad.read_text() == "user,item\n1,2\n"

@@ -96,6 +96,9 @@ def cmd_site(args) -> int:
         raise ConfigError("give --run ID with `site withdraw` (and only there): the run whose charge to give back"
                           if args.what == "withdraw" else f"--run is for `site withdraw`, not `site {args.what}`")
     path, policy = _store(args)
+    # a store named by --store is fixed there, not in a policy this command was not given
+    SiteLog(path, fix="give --store the site's store file (its policy's store key names it)" if args.store
+            else "fix the store key of the site's policy")
     if args.site:  # before anything is withdrawn: a wrong name gives nothing back and says so
         _check_site_named(args.site, path, remaining_budget(path) + SiteLog(path).rows())
     outcomes: list[dict] = []

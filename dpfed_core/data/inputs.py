@@ -739,7 +739,7 @@ def check_output_not_input(out: str | os.PathLike, inputs: Sequence[tuple[str, A
         if same:
             raise ConfigError(f"{flag} {out} is the input {in_flag} {src} (the same file, a link to it, or a "
                               f"file of that input folder); writing it would destroy the input — choose another "
-                              f"{flag} file", param=param)
+                              f"{flag}", param=param)
 
 
 def check_one_entity_source(entities, entities_from_data: bool) -> None:

@@ -503,10 +503,10 @@ CREATE TABLE IF NOT EXISTS site_draws (
 class SiteLog:
     """The site's own log of decisions and releases, a table beside its odometer in its store."""
 
-    def __init__(self, store: str | os.PathLike) -> None:
+    def __init__(self, store: str | os.PathLike, fix: str = "fix the store key of the site's policy") -> None:
         from dpfed_core.privacy.store import Store
 
-        self.store = Store(store, fix="fix the store key of the site's policy")
+        self.store = Store(store, fix=fix)  # fix: what the person who named the store changes
         with self.store.write() as con:
             con.execute(_SITE_SCHEMA)
             con.execute(_DRAWS_SCHEMA)
