@@ -338,8 +338,8 @@ def test_a_utf16_list_with_its_mark_is_read_and_one_without_is_named(tmp_path, c
     capsys.readouterr()
     bare = tmp_path / "bare.txt"
     bare.write_bytes("Zürich\nSão Paulo\nKöln\n".encode("utf-16-le"))
-    err = cli_error(capsys, path, *[c for c in listed if c != "--simulation"], "--simulation", "--entities",
-                    str(bare))
+    assert main(["run", "--data", str(path), *listed, "--entities", str(bare)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "UTF-16" in err and "--encoding utf-16-le" in err and "not a text file" in err, err
 
 
