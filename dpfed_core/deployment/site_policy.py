@@ -678,9 +678,7 @@ def site_dataset(shard, *, by_position: bool = False):
 
     X = (shard.train + shard.test).tocsr()
     names = shard.item_names if shard.item_names is not None else np.array([f"item {j}" for j in range(X.shape[1])])
-    ids = getattr(shard, "item_ids", None)
-    if ids is None:
-        ids = shard.item_names
+    ids = shard.item_ids if shard.item_ids is not None else shard.item_names
     return FederatedDataset.from_parts(X, np.repeat(np.array([shard.entity], dtype=object), X.shape[0]),
                                        item_ids=None if by_position or ids is None else np.asarray(ids, dtype=object),
                                        item_names=np.asarray(names, dtype=object), value_kind="counts",
