@@ -1182,7 +1182,7 @@ MUTANTS = (
     Mutant("every-item-known-by-name", "dpfed_core/models/shared_items.py", "known_items",
            "np.bincount(X.indices, minlength=X.shape[1]) > 0", "np.bincount(X.indices, minlength=X.shape[1]) >= 0",
            ("tests/test_site_items.py::test_a_site_maps_released_keys_back_onto_the_item_names_it_holds_only",)),
-    Mutant("split-quota-rounded-down", SPLIT, "_test_quota",
+    Mutant("split-quota-rounded-down", SPLIT, "split_users",
            "np.rint(test_fraction * sizes)", "np.floor(test_fraction * sizes)",
            (f"{SPLITT}::test_each_entity_tests_its_fraction_rounded_to_the_nearest_user",)),
     Mutant("split-tests-the-first-users", SPLIT, "split_users",

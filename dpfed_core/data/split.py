@@ -118,28 +118,16 @@ class Split:
         return cls(TrainRows(train, np.zeros(0, dtype=np.int64)), sp.csr_matrix(test), np.asarray(test_users))
 
 
-def _test_quota(nnz_row: np.ndarray, entity_of_user: np.ndarray, test_fraction: float,
-                n_hidden: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The one rule of who may be a test user and how many each entity gives: a user is eligible
-    if they hold more than ``n_hidden`` entries; entity h gives ``rint(test_fraction · |h|)`` of its
-    eligible users (fewer if it has fewer). Returns (eligible per user, users per entity, quota per
-    entity)."""
-    ent = np.asarray(entity_of_user, dtype=np.int64)
-    eligible = nnz_row >= n_hidden + 1
-    sizes = np.bincount(ent, minlength=int(ent.max()) + 1 if ent.size else 0)
-    quota = np.rint(test_fraction * sizes).astype(np.int64)
-    return eligible, sizes, quota
-
-
 def n_test_users(X: sp.csr_matrix, entity_of_user: np.ndarray, test_fraction: float, n_hidden: int) -> int:
-    """How many test users :func:`split_users` draws, whatever its seed (:func:`_test_quota`). ``X``
-    as a dataset holds it (csr, duplicates summed and zeros removed), so a row's stored entries are
-    its entries."""
+    """How many test users :func:`split_users` draws, whatever its seed: in each entity, ``test_fraction``
+    of its users, from those holding more than ``n_hidden`` entries. ``X`` as a dataset holds it (csr,
+    duplicates summed and zeros removed), so a row's stored entries are its entries."""
     ent = np.asarray(entity_of_user, dtype=np.int64)
     if ent.size == 0:
         return 0
-    eligible, sizes, quota = _test_quota(np.diff(X.indptr), ent, test_fraction, n_hidden)
-    return int(np.minimum(np.bincount(ent, weights=eligible, minlength=sizes.size), quota).sum())
+    sizes = np.bincount(ent)
+    eligible = np.bincount(ent, weights=np.diff(X.indptr) >= n_hidden + 1, minlength=sizes.size)
+    return int(np.minimum(eligible, np.rint(test_fraction * sizes)).sum())
 
 
 def split_users(
@@ -159,7 +147,8 @@ def split_users(
     X.eliminate_zeros()
     n = X.shape[0]
     nnz_row = np.diff(X.indptr)
-    eligible, sizes, quota = _test_quota(nnz_row, entity_of_user, test_fraction, n_hidden)
+    eligible = nnz_row >= n_hidden + 1
+    sizes = np.bincount(entity_of_user, minlength=int(entity_of_user.max()) + 1 if n else 0)
     # One uniform key per user; the lowest keys among an entity's eligible users are its test users.
     key = rng.random(n)
     key[~eligible] = np.inf
@@ -167,6 +156,7 @@ def split_users(
     start = np.searchsorted(entity_of_user[order], np.arange(len(sizes)))
     rank_in_entity = np.empty(n, dtype=np.int64)
     rank_in_entity[order] = np.arange(n) - np.repeat(start, sizes)
+    quota = np.rint(test_fraction * sizes).astype(np.int64)
     is_test = eligible & (rank_in_entity < quota[entity_of_user])
     test_users = np.flatnonzero(is_test)
 
