@@ -10,6 +10,8 @@ two disjoint halves A and B. A is stored; then compared with it:
   15 % diluted 5× (below the threshold);
 * A with its items renamed one to one (another id column of the same file), with 1 % of them also
   merged pairwise (two titles alike), and renamed with 10 % of the users left out;
+* A under its own user ids with its items renamed and the item counts changed — 5 % of rows dropped,
+  10 % of the users or the largest entity left out, 10 % others added — and B under A's user ids;
 * A under record-number user ids (sparse, as eICU's) read with other items altogether (another table
   of the same people), and B under other record numbers;
 * B (unrelated people from the same catalogue), over several random splits.
@@ -35,8 +37,8 @@ sys.path.insert(0, str(ROOT))
 from bench._common import EICU, ML100K, machine, md_table, outputs, write_results  # noqa: E402
 from dpfed_core.data.dataset import FederatedDataset  # noqa: E402
 from dpfed_core.data.loaders import load_data  # noqa: E402
-from dpfed_core.privacy.fingerprint import (CONTAINMENT_THRESHOLD, MIN_MATCHED_USERS, is_same_people,  # noqa: E402
-                                            match_people, people_fingerprint)
+from dpfed_core.privacy.fingerprint import (CONTAINMENT_THRESHOLD, MIN_MATCHED_USERS, ids_are_counters,  # noqa: E402
+                                            is_same_people, match_people, people_fingerprint)
 
 KEY = secrets.token_bytes(32)
 
@@ -100,6 +102,30 @@ def cases(label: str, ds, seed: int = 0) -> list[dict]:
     rec("items renamed, 1 % of them merged pairwise", renamed(subset(ds, A, merged), names), "same people")
     rec("items renamed, 10 % of the users left out",
         renamed(subset(ds, np.sort(rng.choice(A, int(0.9 * A.size), replace=False))), names), "same people")
+    # the same with the dataset's own user ids kept (a counter for MovieLens and the sample, record numbers for
+    # eICU): items renamed *and* how many users have each item changed — only the profile's bands (each user's
+    # items read as popularity-rank bins, under their id) can see them
+    own = np.asarray(ds.user_ids).astype(str)
+    stored_own = people_fingerprint(subset(ds, A, ids=own[A]), KEY)
+    X = ds.X.tocsr().copy()
+    X.data[rng.random(X.data.size) < 0.05] = 0.0
+    X.eliminate_zeros()
+    rec("items renamed, 5 % of rows dropped, user ids kept", renamed(subset(ds, A, X, ids=own[A]), names),
+        "same people", against=stored_own)
+    kept = np.sort(rng.choice(A, int(0.9 * A.size), replace=False))
+    rec("items renamed, 10 % of the users left out, user ids kept", renamed(subset(ds, kept, ids=own[kept]), names),
+        "same people", against=stored_own)
+    big = int(np.argmax(np.bincount(ds.entity_of_user[A], minlength=ds.n_entities)))
+    rest = A[ds.entity_of_user[A] != big]
+    rec("items renamed, the largest entity left out, user ids kept", renamed(subset(ds, rest, ids=own[rest]), names),
+        "same people", against=stored_own)
+    added = np.r_[A, np.sort(rng.choice(B, A.size // 10, replace=False))]
+    rec("items renamed, 10 % others added, user ids kept",
+        renamed(subset(ds, added, ids=np.r_[own[A], [f"new {i}" for i in range(added.size - A.size)]]), names),
+        "same people", against=stored_own)
+    if ids_are_counters(own):  # record numbers name people: the same number is the same person
+        rec("other people under the same counter ids (unrelated)", subset(ds, B[: A.size], ids=own[A][: B[: A.size].size]),
+            "unrelated", against=stored_own)
     # record numbers (sparse ids, as eICU's patientunitstayid): the same people read with other items
     # altogether — another table of theirs — are found by their ids; a counter (1, 2, 3 …) never is
     stays = np.array([str(x) for x in rng.choice(9_000_000, ds.n_users, replace=False) + 100_000])

@@ -70,6 +70,16 @@ def run_plan(ds: FederatedDataset, eps: float) -> PlannedRelease:
 KEY = b"k" * 32
 
 
+def assert_charged_to_the_capped_account(tmp_path, ds: FederatedDataset, other: FederatedDataset) -> None:
+    """``ds`` capped at ε = 1 with 0.8 spent: ``other`` is its account and a 0.5 run of it is refused."""
+    odo = BudgetOdometer(tmp_path / "capped.sqlite3")
+    odo.set_cap(ds, 1.0, 1e-5)
+    odo.reserve(ds, [run_plan(ds, 0.8)]).close()
+    assert odo.identity(other).account == dataset_key(ds)
+    with pytest.raises(BudgetRefused):
+        odo.reserve(other, [run_plan(other, 0.5)])
+
+
 # ------------------------------------------------------------------------------ what is compared
 def test_values_play_no_part_items_do():
     ds = population(0)
@@ -117,7 +127,8 @@ def test_users_with_too_few_items_and_repeated_profiles_count_once():
     assert fp.n_informative == 48
     # the item sets' and the shape's bands; the ids u0 … u49 are a counter, so no id band
     assert (fp.keys[0] == 0).all() and (fp.keys[2] == 0).all() and (fp.keys[1, :fpm.FP_BANDS] != 0).all()
-    assert (fp.keys[:, 2 * fpm.FP_BANDS:] == 0).all()
+    assert (fp.keys[:, 2 * fpm.FP_BANDS:2 * fpm.FP_BANDS + fpm.ID_BANDS] == 0).all()
+    assert (fp.keys[2, 2 * fpm.FP_BANDS:] == 0).all()    # the repeat has no profile either, whatever its id
     # duplicating every user (under new pseudonyms) hides no one
     twice = rows_of(ds, np.r_[np.arange(50), np.arange(50)])
     m = match_people(people_fingerprint(twice, KEY), people_fingerprint(ds, KEY))
@@ -505,12 +516,7 @@ def test_the_same_people_with_their_items_named_otherwise_are_one_account(tmp_pa
     m2 = match_people(people_fingerprint(_renamed(ds, [f"t{j}" for j in perm], X=joined), KEY), fps)
     assert is_same_people(m2) and m2.contained > 0.5
     # the odometer charges the renamed reading to the stored account
-    odo = BudgetOdometer(tmp_path / "r.sqlite3")
-    odo.set_cap(ds, 1.0, 1e-5)
-    odo.reserve(ds, [run_plan(ds, 0.8)]).close()
-    assert odo.identity(renamed).account == dataset_key(ds)
-    with pytest.raises(BudgetRefused):
-        odo.reserve(renamed, [run_plan(renamed, 0.5)])
+    assert_charged_to_the_capped_account(tmp_path, ds, renamed)
 
 
 def test_record_numbers_find_the_same_people_in_another_table_counters_do_not():
@@ -524,9 +530,9 @@ def test_record_numbers_find_the_same_people_in_another_table_counters_do_not():
     other_table = population(9, m=300)                   # other items, other item sets, the same stays
     diagnoses = _renamed(other_table, [f"dx {j}" for j in range(300)], user_ids=stays)
     fp_meds = people_fingerprint(meds, KEY)
-    assert (fp_meds.keys[:, 2 * fpm.FP_BANDS:] != 0).all()
+    assert (fp_meds.keys[:, 2 * fpm.FP_BANDS:2 * fpm.FP_BANDS + fpm.ID_BANDS] != 0).all()
     # keyed like the items: the ids alone, hashed without the store's key, find no one
-    assert not (people_fingerprint(meds, b"\0" * 32).keys[:, 2 * fpm.FP_BANDS:] == fp_meds.keys[:, 2 * fpm.FP_BANDS:]).any()
+    assert not (people_fingerprint(meds, b"\0" * 32).keys[:, 2 * fpm.FP_BANDS:2 * fpm.FP_BANDS + fpm.ID_BANDS] == fp_meds.keys[:, 2 * fpm.FP_BANDS:2 * fpm.FP_BANDS + fpm.ID_BANDS]).any()
     m = match_people(people_fingerprint(diagnoses, KEY), fp_meds)
     assert is_same_people(m) and m.contained == 1.0
     half = _renamed(other_table, [f"dx {j}" for j in range(300)],
@@ -540,6 +546,66 @@ def test_record_numbers_find_the_same_people_in_another_table_counters_do_not():
                          (list(stays), False), ([f"{h:032x}" for h in rng.integers(0, 2**62, 50)], False),
                          (["alice", "bob", "carol"], False), ([f"u{i}" for i in range(0, 4000, 10)], True)):
         assert fpm.ids_are_counters(np.array(ids)) is counter, ids[:3]
+
+
+def _counted(ds: FederatedDataset, rows, X=None, names=None) -> FederatedDataset:
+    """The users ``rows`` of ds under their own ids, items renamed by ``names``."""
+    rows = np.asarray(rows)
+    X = (ds.X.tocsr() if X is None else X)[rows]
+    return FederatedDataset.from_parts(sp.csr_matrix(X), np.asarray(ds.entity_names)[ds.entity_of_user[rows]],
+                                       user_ids=np.asarray(ds.user_ids)[rows],
+                                       item_ids=ds.item_ids if names is None else np.asarray(names),
+                                       value_kind=ds.value_kind, value_max=ds.value_max, name="counted")
+
+
+@pytest.mark.parametrize("change", ["rows dropped", "users left out", "entity left out", "others added"])
+def test_items_renamed_and_counts_changed_under_the_same_counter_ids_are_the_same_people(tmp_path, change):
+    """A re-export that renames every item *and* changes how many users have each item defeats the item
+    sets' bands (other ids) and the shape's (other counts); the people keep their ids — a counter, which
+    alone names no one — and nearly the same items. Read as popularity-rank bins under each user's id,
+    they are found, and the odometer charges them to their capped account; other people under the same
+    counter ids are not."""
+    ds = population(0, n=600, m=200, per_user=(15, 50))
+    ds = FederatedDataset.from_parts(ds.X, np.asarray(ds.entity_names)[ds.entity_of_user],
+                                     user_ids=np.array([str(i + 1) for i in range(ds.n_users)]), item_ids=ds.item_ids,
+                                     value_kind="ratings", value_max=5.0, name="counted")
+    assert fpm.ids_are_counters(ds.user_ids)
+    rng = np.random.default_rng(3)
+    names = [f"drug {j}" for j in rng.permutation(ds.n_items)]
+    everyone = np.arange(ds.n_users)
+    if change == "rows dropped":
+        X = ds.X.tocsr().copy()
+        X.data[rng.random(X.data.size) < 0.05] = 0.0
+        X.eliminate_zeros()
+        new = _counted(ds, everyone, X, names)
+    elif change == "users left out":
+        new = _counted(ds, np.sort(rng.choice(everyone, int(0.9 * ds.n_users), replace=False)), names=names)
+    elif change == "entity left out":
+        new = _counted(ds, everyone[ds.entity_of_user != 0], names=names)
+    else:
+        other = population(8, n=60, m=200, per_user=(15, 50))
+        X = sp.vstack([ds.X.tocsr(), other.X.tocsr()]).tocsr()
+        new = FederatedDataset.from_parts(X, np.r_[np.asarray(ds.entity_names)[ds.entity_of_user], ["A"] * 60],
+                                          user_ids=np.r_[ds.user_ids, [f"x{i}" for i in range(60)]],
+                                          item_ids=np.asarray(names), value_kind="ratings", value_max=5.0, name="more")
+    cols = rng.permutation(new.n_items)                   # a renamed catalogue is read in another column order
+    new = FederatedDataset.from_parts(new.X.tocsc()[:, cols].tocsr(), np.asarray(new.entity_names)[new.entity_of_user],
+                                      user_ids=new.user_ids, item_ids=np.asarray(new.item_ids)[cols],
+                                      value_kind="ratings", value_max=5.0, name=new.name)
+    stored, found = people_fingerprint(ds, KEY), people_fingerprint(new, KEY)
+    shape_only = match_people(found.as_version(fpm.SHAPE_FP_VERSION), stored.as_version(fpm.SHAPE_FP_VERSION))
+    assert not is_same_people(shape_only)               # what the families before the profile saw
+    m = match_people(found, stored)
+    assert is_same_people(m) and m.contained >= 0.3, m
+    # other people under the same counter ids
+    others = population(9, n=600, m=200, per_user=(15, 50))
+    others = FederatedDataset.from_parts(others.X, np.asarray(others.entity_names)[others.entity_of_user],
+                                         user_ids=ds.user_ids, item_ids=others.item_ids, value_kind="ratings",
+                                         value_max=5.0, name="others")
+    m = match_people(people_fingerprint(others, KEY), stored)
+    assert not is_same_people(m) and m.contained < 0.1, m
+    # the odometer charges the re-export to the capped account
+    assert_charged_to_the_capped_account(tmp_path, ds, new)
 
 
 def test_a_catalogue_whose_items_all_have_about_as_many_users_takes_no_one_for_another():

@@ -7,7 +7,7 @@ What is fingerprinted
     option changes them (``--value-kind implicit`` turns ratings into 1s, ``--duplicates`` sums or
     averages, ``--value-max`` bounds them, ``--mode`` reads zeros differently) and a re-export with
     every value moved by ±1 is the same people. Row order and entity names play no part either. What
-    no read option changes — which items each user has — is what is compared, in three families of
+    no read option changes — which items each user has — is what is compared, in four families of
     band keys (:data:`ALL_BANDS` per user):
 
     * the item sets: MinHash over the keyed item ids;
@@ -16,7 +16,11 @@ What is fingerprinted
       same file, a catalogue renamed one to one — is the same people;
     * the ids: each user's keyed id, when the ids are record numbers rather than a counter
       (:func:`ids_are_counters`), so the same people read with other items altogether (another
-      column, another table of theirs) are found; one id shares :data:`MIN_BANDS` bands.
+      column, another table of theirs) are found; one id shares :data:`MIN_BANDS` bands;
+    * the profile: MinHash over each user's items read as popularity-rank bins, every token keyed by
+      the user's id, counters included (:func:`_profile_keys`), so a re-export that renames the items
+      *and* changes their counts (rows dropped, users left out or added) is the same people as long as
+      they keep their ids.
 
     MinHash over each user's token set, :data:`FP_BANDS` bands of :data:`FP_ROWS` rows (LSH). Two
     users of item-set Jaccard similarity J share a given band with probability J^ROWS; a user
@@ -76,9 +80,12 @@ from dpfed_core.errors import DpfedError
 #: MinHash signature length = BANDS × ROWS; a user pair of Jaccard similarity J shares at least one
 #: band with probability 1 − (1 − J^ROWS)^BANDS.
 FP_BANDS, FP_ROWS = 8, 4
-#: Version of the fingerprint stored beside it: 3 = keyed item sets, item-name-free shape and user ids;
-#: 2 = keyed item sets only (the first FP_BANDS bands of version 3); 1 = unkeyed (item, value).
-FP_VERSION = 3
+#: Version of the fingerprint stored beside it: 4 = keyed item sets, item-name-free shape, user ids and
+#: each user's popularity profile under their id; 3 = the first three of those (the first
+#: 2 × FP_BANDS + ID_BANDS bands of version 4); 2 = keyed item sets only (the first FP_BANDS bands);
+#: 1 = unkeyed (item, value).
+FP_VERSION = 4
+SHAPE_FP_VERSION = 3
 ITEM_SETS_FP_VERSION = 2
 LEGACY_FP_VERSION = 1
 #: A user matches a stored user when their item sets share at least this many LSH bands (of
@@ -96,11 +103,22 @@ CONTAINMENT_THRESHOLD = 0.2
 #: between unrelated data can only add a charge, never take one away.
 MIN_MATCHED_USERS = 1
 
-#: Bands of a version-3 fingerprint, in this order: the item sets' (FP_BANDS), the shape's (FP_BANDS: the
-#: same MinHash over labels computed from who has how many items, not from the item ids) and the user id's
-#: (ID_BANDS copies of one keyed id hash: one id found again shares MIN_BANDS bands, a match by itself).
+#: Bands of a version-4 fingerprint, in this order: the item sets' (FP_BANDS), the shape's (FP_BANDS: the
+#: same MinHash over labels computed from who has how many items, not from the item ids), the user id's
+#: (ID_BANDS copies of one keyed id hash: one id found again shares MIN_BANDS bands, a match by itself)
+#: and the profile's (FP_BANDS: MinHash of each user's items read as popularity-rank bins, every token
+#: keyed by the user's id, :func:`_profile_keys`).
 ID_BANDS = MIN_BANDS
-ALL_BANDS = 2 * FP_BANDS + ID_BANDS
+ALL_BANDS = 3 * FP_BANDS + ID_BANDS
+#: Bands each keyed version holds (a prefix of the newest).
+BANDS_OF_VERSION = {ITEM_SETS_FP_VERSION: FP_BANDS, SHAPE_FP_VERSION: 2 * FP_BANDS + ID_BANDS, FP_VERSION: ALL_BANDS}
+#: The profile reads the items a dataset holds in this many bins of popularity rank...
+PROFILE_BINS = 32
+#: ...with this many min-hashes a band (fewer than FP_ROWS: a profile found again is less exact than an
+#: item set, and the user's id, which every token carries, already keeps unrelated people apart)...
+PROFILE_ROWS = 3
+#: ...for users with at least this many items (a short profile is shared by too many people).
+PROFILE_MIN_ITEMS = 8
 #: User ids that are numbers of one counter (1, 2, 3 …; P00001 …) filling at least this share of the
 #: range they span say nothing about who someone is: unrelated datasets numbered alike share them.
 COUNTER_DENSITY = 0.05
@@ -210,39 +228,45 @@ class PeopleFingerprint:
     def n_informative(self) -> int:
         return int((self.keys != 0).any(axis=1).sum())
 
+    def as_version(self, version: int) -> "PeopleFingerprint":
+        """This fingerprint as an older keyed version holds it (:data:`BANDS_OF_VERSION`: a prefix of the
+        bands), to be compared with a store's entries of that version."""
+        return PeopleFingerprint(np.ascontiguousarray(self.keys[:, :BANDS_OF_VERSION[version]]), self.entity,
+                                 self.entity_names, version)
+
     def item_sets_only(self) -> "PeopleFingerprint":
         """The item sets' bands alone, as a version-2 fingerprint (what a store's keyed entries of that
-        version hold), with the users no item-set band informs left out as there."""
-        return PeopleFingerprint(np.ascontiguousarray(self.keys[:, :FP_BANDS]), self.entity, self.entity_names,
-                                 ITEM_SETS_FP_VERSION)
+        version hold)."""
+        return self.as_version(ITEM_SETS_FP_VERSION)
 
 
-def _minhash_bands(X, tok: np.ndarray, band_salt: np.ndarray) -> np.ndarray:
-    """(n_users, FP_BANDS) band keys of the token sets of X's rows (0 for empty rows)."""
+def _minhash_bands(X, tok: np.ndarray, band_salt: np.ndarray, rows_per_band: int = FP_ROWS) -> np.ndarray:
+    """(n_users, FP_BANDS) band keys of the token sets of X's rows (0 for empty rows), ``rows_per_band``
+    min-hashes per band."""
     n = X.shape[0]
     nnz = np.diff(X.indptr)
     rows = np.flatnonzero(nnz > 0)
     keys = np.zeros((n, FP_BANDS), dtype=np.uint64)
     if rows.size:
         starts = X.indptr[:-1][rows]
-        K = FP_BANDS * FP_ROWS
+        K = FP_BANDS * rows_per_band
         mins = np.empty((rows.size, K), dtype=np.uint64)
         for k in range(K):
             seed = np.uint64((0x9E3779B97F4A7C15 * (k + 1)) & _M64)
             mins[:, k] = np.minimum.reduceat(_mix64(tok ^ seed), starts)
         for b in range(FP_BANDS):
             h = np.full(rows.size, band_salt[b], dtype=np.uint64)
-            for r in range(FP_ROWS):
-                h = _mix64(h ^ mins[:, b * FP_ROWS + r])
+            for r in range(rows_per_band):
+                h = _mix64(h ^ mins[:, b * rows_per_band + r])
             keys[rows, b] = np.where(h == 0, np.uint64(1), h)
     return keys
 
 
-def _drop_uninformative(X, keys: np.ndarray) -> None:
-    """Zero (in place) the band keys of users with too few items, which identify nobody, and of every
-    repeat of a set of keys another user of the dataset has (a standard order set: shared generic
+def _drop_uninformative(X, keys: np.ndarray, min_items: int = MIN_ITEMS) -> None:
+    """Zero (in place) the band keys of users with fewer than ``min_items`` items, which identify nobody, and
+    of every repeat of a set of keys another user of the dataset has (a standard order set: shared generic
     profiles count as one person)."""
-    few = np.diff(X.indptr) < MIN_ITEMS
+    few = np.diff(X.indptr) < min_items
     keys[few] = 0
     live = np.flatnonzero(keys[:, 0] != 0)
     if live.size:
@@ -301,19 +325,63 @@ def _are_counters(ids: list[str]) -> bool:
     return len(nums) >= COUNTER_DENSITY * (max(nums) - min(nums) + 1)
 
 
-def _id_keys(user_ids, secret: bytes) -> np.ndarray:
-    """(n_users, ID_BANDS): each user's keyed id hash in every column, all 0 when the ids are
-    counters (:func:`ids_are_counters`)."""
-    ids = _canonical_ids(user_ids)
-    n = len(ids)
-    keys = np.zeros((n, ID_BANDS), dtype=np.uint64)
-    if n == 0 or _are_counters(ids):
-        return keys
+def _user_hashes(ids: list[str], secret: bytes) -> np.ndarray:
+    """Each canonical user id hashed under the key (never 0)."""
     h = np.fromiter(
         (int.from_bytes(hashlib.blake2b(u.encode("utf-8"), digest_size=8, key=secret,
                                         person=b"dpfed-fp-user").digest(), "little")
-         for u in ids), dtype=np.uint64, count=n)
-    keys[:] = np.where(h == 0, np.uint64(1), h)[:, None]
+         for u in ids), dtype=np.uint64, count=len(ids))
+    return np.where(h == 0, np.uint64(1), h)
+
+
+def _id_keys(ids: list[str], user_h: np.ndarray) -> np.ndarray:
+    """(n_users, ID_BANDS): each user's keyed id hash in every column, all 0 when the ids are
+    counters (:func:`ids_are_counters`)."""
+    keys = np.zeros((len(ids), ID_BANDS), dtype=np.uint64)
+    if len(ids) == 0 or _are_counters(ids):
+        return keys
+    keys[:] = user_h[:, None]
+    return keys
+
+
+def _profile_keys(X, user_h: np.ndarray, secret: bytes) -> np.ndarray:
+    """(n_users, FP_BANDS): MinHash bands of each user's *popularity profile* under their own id.
+
+    Why: a re-export that renames every item *and* changes how many users have them (rows dropped, users
+    left out or added, an entity left out) moves both the item sets' bands (other ids) and the shape's
+    (other counts), yet each person keeps their id and nearly the same items. Read without their names,
+    the items are bins of popularity rank — :data:`PROFILE_BINS` bins over the items the dataset holds,
+    tied counts at their average rank, so renaming changes nothing and a few percent more or fewer users
+    per item moves few items to the next bin — and a user is the multiset of their items' bins, each
+    token carrying the keyed hash of their id. Two users share a band only when they have the same id
+    *and* nearly the same profile: counters (1, 2, 3 …), which unrelated datasets share, then keep
+    unrelated people apart, which the ids alone (:func:`_id_keys`) cannot. Users with fewer than
+    :data:`PROFILE_MIN_ITEMS` items are left out (short profiles are shared by too many people)."""
+    n = X.shape[0]
+    per_item = np.bincount(X.indices, minlength=X.shape[1])
+    held = per_item > 0
+    if not held.any():
+        return np.zeros((n, FP_BANDS), dtype=np.uint64)
+    # average rank (0-based, most users first) of each held item: tied counts share their mean position
+    values, inverse, ties = np.unique(-per_item[held], return_inverse=True, return_counts=True)
+    start = np.cumsum(ties) - ties
+    avg_rank = start[inverse] + (ties[inverse] - 1) / 2.0
+    width = max(1.0, np.ceil(held.sum() / PROFILE_BINS))
+    label = np.zeros(X.shape[1], dtype=np.int64)
+    label[held] = np.floor(avg_rank / width).astype(np.int64)
+    row = np.repeat(np.arange(n), np.diff(X.indptr))
+    lab = label[X.indices]
+    order = np.lexsort((lab, row))           # row-major, each row's entries by bin: rows keep their indptr
+    row, lab = row[order], lab[order]
+    new_group = np.r_[True, (row[1:] != row[:-1]) | (lab[1:] != lab[:-1])]
+    group_start = np.flatnonzero(new_group)
+    occ = np.arange(lab.size) - np.repeat(group_start, np.diff(np.r_[group_start, lab.size]))
+    salt = np.frombuffer(hashlib.blake2b(b"profile bands", digest_size=8 * FP_BANDS, key=secret,
+                                         person=b"dpfed-fp-prof").digest(), dtype="<u8").astype(np.uint64)
+    with np.errstate(over="ignore"):
+        tok = _mix64(_mix64((lab.astype(np.uint64) << np.uint64(32)) + occ.astype(np.uint64)) ^ user_h[row])
+    keys = _minhash_bands(X, tok, salt, PROFILE_ROWS)
+    _drop_uninformative(X, keys, PROFILE_MIN_ITEMS)
     return keys
 
 
@@ -376,7 +444,11 @@ def people_fingerprint(dataset, secret: bytes | None = None) -> PeopleFingerprin
     labelled = X[:, np.flatnonzero(labels)]  # only items an untied count names: a user needs three of them
     shape_keys = _minhash_bands(labelled, labels[labels != 0][labelled.indices], shape_salt)
     _drop_uninformative(labelled, shape_keys)
-    keys = np.hstack([item_keys, shape_keys, _id_keys(dataset.user_ids, secret)])
+    ids = _canonical_ids(dataset.user_ids)
+    user_h = _user_hashes(ids, secret)
+    profile_keys = _profile_keys(X, user_h, secret)
+    profile_keys[item_keys[:, 0] == 0] = 0  # a repeated item set counts once here too, whatever its ids
+    keys = np.hstack([item_keys, shape_keys, _id_keys(ids, user_h), profile_keys])
     fp = PeopleFingerprint(keys, np.asarray(dataset.entity_of_user, dtype=np.int32),
                            tuple(str(e) for e in dataset.entity_names), FP_VERSION)
     for k in [k for k, (ref, _) in _FP_MEMO.items() if ref() is None]:

@@ -74,8 +74,8 @@ from dpfed_core.errors import ConfigError
 # The people fingerprint lives in its own module (keyed: the store is no membership oracle); its
 # names are re-exported here for callers of the odometer.
 from dpfed_core.privacy.fingerprint import (  # noqa: F401
-    CONTAINMENT_THRESHOLD, FP_BANDS, FP_ROWS, FP_VERSION, ITEM_SETS_FP_VERSION, LEGACY_FP_VERSION, MIN_BANDS,
-    MIN_MATCHED_USERS, FingerprintKeyError, PeopleFingerprint, PeopleMatch, is_same_people, legacy_fingerprint,
+    BANDS_OF_VERSION, CONTAINMENT_THRESHOLD, FP_BANDS, FP_ROWS, FP_VERSION, ITEM_SETS_FP_VERSION, LEGACY_FP_VERSION,
+    MIN_BANDS, MIN_MATCHED_USERS, FingerprintKeyError, PeopleFingerprint, PeopleMatch, is_same_people, legacy_fingerprint,
     match_people, people_fingerprint, swapped_fingerprint)
 from dpfed_core.privacy.statement import epsilon_left as _cap, epsilon_that_holds as _spent  # a cap: down
 from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: F401  (StoreError re-exported)
@@ -144,8 +144,8 @@ class BudgetOdometer:
         secret = read_secret(path)
         with self.store.read() as con:
             row = con.execute("SELECT value FROM meta WHERE name = 'fingerprint_key_id'").fetchone()
-            n_keyed = con.execute("SELECT COUNT(*) FROM fingerprints WHERE version IN (?, ?)",
-                                  (FP_VERSION, ITEM_SETS_FP_VERSION)).fetchone()[0]
+            n_keyed = con.execute("SELECT COUNT(*) FROM fingerprints WHERE version >= ?",
+                                  (ITEM_SETS_FP_VERSION,)).fetchone()[0]
         recorded = row[0] if row else None
         if secret is not None:
             if recorded is not None and secret_id(secret) != recorded:
@@ -188,12 +188,12 @@ class BudgetOdometer:
                            "f.dataset_key WHERE f.dataset_key != ? AND d.alias_of IS NULL", (key,)).fetchall()
         for row in rows:  # the account's own dataset only (aliases point to it)
             version = int(row["version"])
-            if version in (FP_VERSION, ITEM_SETS_FP_VERSION):
+            if version in BANDS_OF_VERSION:
                 if fp_new is None:
                     continue
-                # a keyed entry of the item sets only is compared on those bands (and rewritten with
+                # a keyed entry of an older version is compared on the bands it holds (and rewritten with
                 # every band when its data is next charged or capped, below)
-                fp = fp_new if version == FP_VERSION else fp_new.item_sets_only()
+                fp = fp_new.as_version(version)
             elif version == LEGACY_FP_VERSION:
                 fp = fp_old = fp_old or legacy_fingerprint(dataset)
             else:
