@@ -297,7 +297,7 @@ def mapped_charge_rows(rid: int, charges: Mapping[str, tuple], entity_map: Mappi
 # ================================================================================ accounts
 #: How a dataset was recognised as stored people, said without which of the ways found them (which
 #: would tell a prober more): the people fingerprint's four families (privacy/fingerprint.py).
-RECOGNISED_BY = "recognised by its users' items, how many users hold each item, or record-number ids"
+RECOGNISED_BY = "recognised by its users' items, how many users hold each item, or their ids"
 
 
 @dataclass(frozen=True)
