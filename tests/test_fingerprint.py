@@ -495,13 +495,15 @@ def _renamed(ds: FederatedDataset, names, X=None, user_ids=None) -> FederatedDat
 
 
 def test_the_same_people_with_their_items_named_otherwise_are_one_account(tmp_path):
-    """Another id column of the same file (titles for ids), or a catalogue renamed one to one: the item
-    sets' bands see other items, the shape's bands (how many users have each item) see the same people.
+    """Another id column of the same file (titles for ids), or a catalogue renamed one to one, under new
+    pseudonyms: the item sets' bands see other items and no id is left to read a profile under; the
+    shape's bands (how many users have each item) see the same people.
     Two items of the catalogue read as one (two titles alike) still leave most of them recognised."""
     ds = population(0)
     fps = people_fingerprint(ds, KEY)
     perm = np.random.default_rng(5).permutation(ds.n_items)
-    renamed = _renamed(ds, np.array([f"drug {j}" for j in perm]))
+    pseudonyms = np.array([f"n{i}" for i in np.random.default_rng(6).permutation(ds.n_users)])
+    renamed = _renamed(ds, np.array([f"drug {j}" for j in perm]), user_ids=pseudonyms)
     m = match_people(people_fingerprint(renamed, KEY), fps)
     assert is_same_people(m) and m.contained >= 0.8     # the users holding three items of untied counts
     item_sets_only = match_people(people_fingerprint(renamed, KEY).item_sets_only(), fps.item_sets_only())
@@ -513,7 +515,7 @@ def test_the_same_people_with_their_items_named_otherwise_are_one_account(tmp_pa
     cols[599] = cols[599] * 0
     joined = sp.hstack(cols).tocsr()
     joined.eliminate_zeros()
-    m2 = match_people(people_fingerprint(_renamed(ds, [f"t{j}" for j in perm], X=joined), KEY), fps)
+    m2 = match_people(people_fingerprint(_renamed(ds, [f"t{j}" for j in perm], X=joined, user_ids=pseudonyms), KEY), fps)
     assert is_same_people(m2) and m2.contained > 0.5
     # the odometer charges the renamed reading to the stored account
     assert_charged_to_the_capped_account(tmp_path, ds, renamed)
@@ -624,6 +626,21 @@ def test_a_catalogue_whose_items_all_have_about_as_many_users_takes_no_one_for_a
     assert (fa.keys[:, fpm.FP_BANDS:2 * fpm.FP_BANDS] == 0).mean() > 0.9   # hardly anyone holds three untied counts
     m = match_people(people_fingerprint(b, KEY), fa)
     assert not is_same_people(m) and m.contained < 0.05
+
+    # exactly tied: every item held by 10 users, every user 10 items, users numbered 1, 2, 3 … in both — every
+    # profile is "10 items of one bin", which names no one, so no one is taken for the user of the same number
+    def latin(shifts) -> FederatedDataset:
+        n = 60
+        rows = np.tile(np.arange(n), len(shifts))
+        X = sp.csr_matrix((np.ones(rows.size), (rows, (rows + np.repeat(shifts, n)) % n)), shape=(n, n))
+        return FederatedDataset.from_parts(X, np.array(["A", "B"])[np.arange(n) % 2],
+                                           user_ids=np.array([str(i + 1) for i in range(n)]),
+                                           item_ids=np.array([f"i{j}" for j in range(n)]), value_kind="counts",
+                                           value_max=1.0)
+    c, d = latin([0, 7, 13, 21, 29, 34, 41, 47, 52, 58]), latin([1, 5, 11, 17, 23, 31, 37, 43, 49, 55])
+    assert (people_fingerprint(c, KEY).keys[:, 2 * fpm.FP_BANDS + fpm.ID_BANDS:] == 0).all()
+    m = match_people(people_fingerprint(d, KEY), people_fingerprint(c, KEY))
+    assert not is_same_people(m) and m.contained == 0.0
 
 
 def test_one_file_read_with_another_item_column_is_one_account(tmp_path, capsys):

@@ -394,17 +394,20 @@ def test_the_site_budget_shows_one_balance_per_account_whatever_the_re_exports(t
 
 
 def _tied_shard():
-    """A site whose items are held by about as many users each (10 draws of 60): the people's shape (how
-    many hold each item) names few items, so only the items' ids can recognise them."""
+    """A site whose items are held by exactly as many users each (10 of 60, every user 10 items): the
+    people's shape (how many hold each item) names no item and every user has the same popularity
+    profile, so only the items' ids can recognise them."""
     import scipy.sparse as sps
 
     from dpfed_core.deployment.shards import Shard
 
-    n, rng = 60, np.random.default_rng(0)
+    n = 60
     rows = np.tile(np.arange(n), 10)
-    cols = np.concatenate([rng.permutation(n) for _ in range(10)])  # each round: one item a user, each item once
+    shifts = np.repeat([0, 7, 13, 21, 29, 34, 41, 47, 52, 58], n)
+    # each round: one item a user, each item once, no item twice for a user; the columns shuffled, so that no
+    # user's items are another's moved by a few columns
+    cols = np.random.default_rng(0).permutation(n)[(rows + shifts) % n]
     X = sps.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
-    X.data[:] = 1.0  # an item a user drew twice is held once
     ids = np.asarray([f"med {j}" for j in range(n)])
     return Shard("clinic A", 0, 3, X, sps.csr_matrix((n, n)), np.arange(0), 5.0, "tied", ids, None, "declared", ids)
 

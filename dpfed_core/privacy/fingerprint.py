@@ -356,7 +356,8 @@ def _profile_keys(X, user_h: np.ndarray, secret: bytes) -> np.ndarray:
     token carrying the keyed hash of their id. Two users share a band only when they have the same id
     *and* nearly the same profile: counters (1, 2, 3 …), which unrelated datasets share, then keep
     unrelated people apart, which the ids alone (:func:`_id_keys`) cannot. Users with fewer than
-    :data:`PROFILE_MIN_ITEMS` items are left out (short profiles are shared by too many people)."""
+    :data:`PROFILE_MIN_ITEMS` items are left out (short profiles are shared by too many people), and so
+    is every user whose profile, id aside, another user of the dataset has."""
     n = X.shape[0]
     per_item = np.bincount(X.indices, minlength=X.shape[1])
     held = per_item > 0
@@ -379,9 +380,19 @@ def _profile_keys(X, user_h: np.ndarray, secret: bytes) -> np.ndarray:
     salt = np.frombuffer(hashlib.blake2b(b"profile bands", digest_size=8 * FP_BANDS, key=secret,
                                          person=b"dpfed-fp-prof").digest(), dtype="<u8").astype(np.uint64)
     with np.errstate(over="ignore"):
-        tok = _mix64(_mix64((lab.astype(np.uint64) << np.uint64(32)) + occ.astype(np.uint64)) ^ user_h[row])
+        bare = _mix64((lab.astype(np.uint64) << np.uint64(32)) + occ.astype(np.uint64))
+    tok = _mix64(bare ^ user_h[row])
     keys = _minhash_bands(X, tok, salt, PROFILE_ROWS)
     _drop_uninformative(X, keys, PROFILE_MIN_ITEMS)
+    # a profile another user of the same dataset has, id aside (a catalogue of tied counts puts every
+    # item in one bin: the profile is then just the number of items), names no one: under counter ids
+    # unrelated people of that length would be taken for each other
+    starts = X.indptr[:-1][np.diff(X.indptr) > 0]
+    users = np.flatnonzero(np.diff(X.indptr) > 0)
+    if users.size:
+        signature = np.bitwise_xor.reduceat(_mix64(bare ^ salt[0]), starts)
+        _, inverse, shared = np.unique(signature, return_inverse=True, return_counts=True)
+        keys[users[shared[inverse] > 1]] = 0
     return keys
 
 
@@ -446,9 +457,7 @@ def people_fingerprint(dataset, secret: bytes | None = None) -> PeopleFingerprin
     _drop_uninformative(labelled, shape_keys)
     ids = _canonical_ids(dataset.user_ids)
     user_h = _user_hashes(ids, secret)
-    profile_keys = _profile_keys(X, user_h, secret)
-    profile_keys[item_keys[:, 0] == 0] = 0  # a repeated item set counts once here too, whatever its ids
-    keys = np.hstack([item_keys, shape_keys, _id_keys(ids, user_h), profile_keys])
+    keys = np.hstack([item_keys, shape_keys, _id_keys(ids, user_h), _profile_keys(X, user_h, secret)])
     fp = PeopleFingerprint(keys, np.asarray(dataset.entity_of_user, dtype=np.int32),
                            tuple(str(e) for e in dataset.entity_names), FP_VERSION)
     for k in [k for k, (ref, _) in _FP_MEMO.items() if ref() is None]:
