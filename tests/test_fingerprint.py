@@ -20,6 +20,7 @@ from dpfed_core.privacy import fingerprint as fpm
 from dpfed_core.privacy.fingerprint import (FingerprintKeyError, is_same_people, legacy_fingerprint, match_people,
                                             people_fingerprint)
 from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
+from tests.toy import tied_design
 
 
 def population(seed: int, n: int = 400, m: int = 600, per_user=(6, 30), base: int = 0) -> FederatedDataset:
@@ -68,6 +69,9 @@ def run_plan(ds: FederatedDataset, eps: float) -> PlannedRelease:
 
 
 KEY = b"k" * 32
+#: Where each family's bands sit in a fingerprint's keys (fingerprint.ALL_BANDS, in order).
+ID_BANDS_AT = slice(2 * fpm.FP_BANDS, fpm.BANDS_OF_VERSION[fpm.SHAPE_FP_VERSION])
+PROFILE_BANDS_AT = slice(fpm.BANDS_OF_VERSION[fpm.SHAPE_FP_VERSION], fpm.ALL_BANDS)
 
 
 def assert_charged_to_the_capped_account(tmp_path, ds: FederatedDataset, other: FederatedDataset) -> None:
@@ -127,8 +131,8 @@ def test_users_with_too_few_items_and_repeated_profiles_count_once():
     assert fp.n_informative == 48
     # the item sets' and the shape's bands; the ids u0 … u49 are a counter, so no id band
     assert (fp.keys[0] == 0).all() and (fp.keys[2] == 0).all() and (fp.keys[1, :fpm.FP_BANDS] != 0).all()
-    assert (fp.keys[:, 2 * fpm.FP_BANDS:2 * fpm.FP_BANDS + fpm.ID_BANDS] == 0).all()
-    assert (fp.keys[2, 2 * fpm.FP_BANDS:] == 0).all()    # the repeat has no profile either, whatever its id
+    assert (fp.keys[:, ID_BANDS_AT] == 0).all()
+    assert (fp.keys[2, ID_BANDS_AT] == 0).all() and (fp.keys[2, PROFILE_BANDS_AT] == 0).all()    # the repeat has no profile either, whatever its id
     # duplicating every user (under new pseudonyms) hides no one
     twice = rows_of(ds, np.r_[np.arange(50), np.arange(50)])
     m = match_people(people_fingerprint(twice, KEY), people_fingerprint(ds, KEY))
@@ -532,9 +536,9 @@ def test_record_numbers_find_the_same_people_in_another_table_counters_do_not():
     other_table = population(9, m=300)                   # other items, other item sets, the same stays
     diagnoses = _renamed(other_table, [f"dx {j}" for j in range(300)], user_ids=stays)
     fp_meds = people_fingerprint(meds, KEY)
-    assert (fp_meds.keys[:, 2 * fpm.FP_BANDS:2 * fpm.FP_BANDS + fpm.ID_BANDS] != 0).all()
+    assert (fp_meds.keys[:, ID_BANDS_AT] != 0).all()
     # keyed like the items: the ids alone, hashed without the store's key, find no one
-    assert not (people_fingerprint(meds, b"\0" * 32).keys[:, 2 * fpm.FP_BANDS:2 * fpm.FP_BANDS + fpm.ID_BANDS] == fp_meds.keys[:, 2 * fpm.FP_BANDS:2 * fpm.FP_BANDS + fpm.ID_BANDS]).any()
+    assert not (people_fingerprint(meds, b"\0" * 32).keys[:, ID_BANDS_AT] == fp_meds.keys[:, ID_BANDS_AT]).any()
     m = match_people(people_fingerprint(diagnoses, KEY), fp_meds)
     assert is_same_people(m) and m.contained == 1.0
     half = _renamed(other_table, [f"dx {j}" for j in range(300)],
@@ -631,14 +635,12 @@ def test_a_catalogue_whose_items_all_have_about_as_many_users_takes_no_one_for_a
     # profile is "10 items of one bin", which names no one, so no one is taken for the user of the same number
     def latin(shifts) -> FederatedDataset:
         n = 60
-        rows = np.tile(np.arange(n), len(shifts))
-        X = sp.csr_matrix((np.ones(rows.size), (rows, (rows + np.repeat(shifts, n)) % n)), shape=(n, n))
-        return FederatedDataset.from_parts(X, np.array(["A", "B"])[np.arange(n) % 2],
+        return FederatedDataset.from_parts(tied_design(n, shifts), np.array(["A", "B"])[np.arange(n) % 2],
                                            user_ids=np.array([str(i + 1) for i in range(n)]),
                                            item_ids=np.array([f"i{j}" for j in range(n)]), value_kind="counts",
                                            value_max=1.0)
     c, d = latin([0, 7, 13, 21, 29, 34, 41, 47, 52, 58]), latin([1, 5, 11, 17, 23, 31, 37, 43, 49, 55])
-    assert (people_fingerprint(c, KEY).keys[:, 2 * fpm.FP_BANDS + fpm.ID_BANDS:] == 0).all()
+    assert (people_fingerprint(c, KEY).keys[:, PROFILE_BANDS_AT] == 0).all()
     m = match_people(people_fingerprint(d, KEY), people_fingerprint(c, KEY))
     assert not is_same_people(m) and m.contained == 0.0
 

@@ -22,6 +22,7 @@ import pytest
 from dpfed_core.config import RunConfig
 from dpfed_core.deployment import site_policy as sp_
 from dpfed_core.deployment.site_policy import PolicyError, PolicyRefused, check, load_policy, request_of, write_policy
+from tests.toy import tied_design
 
 DOUBLE_DIR = Path(__file__).resolve().parent / "coordinator_double"
 
@@ -402,12 +403,7 @@ def _tied_shard():
     from dpfed_core.deployment.shards import Shard
 
     n = 60
-    rows = np.tile(np.arange(n), 10)
-    shifts = np.repeat([0, 7, 13, 21, 29, 34, 41, 47, 52, 58], n)
-    # each round: one item a user, each item once, no item twice for a user; the columns shuffled, so that no
-    # user's items are another's moved by a few columns
-    cols = np.random.default_rng(0).permutation(n)[(rows + shifts) % n]
-    X = sps.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+    X = tied_design(n, [0, 7, 13, 21, 29, 34, 41, 47, 52, 58], shuffle_seed=0)
     ids = np.asarray([f"med {j}" for j in range(n)])
     return Shard("clinic A", 0, 3, X, sps.csr_matrix((n, n)), np.arange(0), 5.0, "tied", ids, None, "declared", ids)
 
