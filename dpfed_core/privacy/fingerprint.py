@@ -262,12 +262,11 @@ def _minhash_bands(X, tok: np.ndarray, band_salt: np.ndarray, rows_per_band: int
     return keys
 
 
-def _drop_uninformative(X, keys: np.ndarray, min_items: int = MIN_ITEMS) -> None:
-    """Zero (in place) the band keys of users with fewer than ``min_items`` items, which identify nobody, and
-    of every repeat of a set of keys another user of the dataset has (a standard order set: shared generic
-    profiles count as one person)."""
-    few = np.diff(X.indptr) < min_items
-    keys[few] = 0
+def _drop_uninformative(X, keys: np.ndarray) -> None:
+    """Zero (in place) the band keys of users with fewer than :data:`MIN_ITEMS` items, which identify nobody,
+    and of every repeat of a set of keys another user of the dataset has (a standard order set: shared
+    generic profiles count as one person)."""
+    keys[np.diff(X.indptr) < MIN_ITEMS] = 0
     live = np.flatnonzero(keys[:, 0] != 0)
     if live.size:
         _, first = np.unique(keys[live], axis=0, return_index=True)
@@ -363,14 +362,15 @@ def _profile_keys(X, user_h: np.ndarray, secret: bytes) -> np.ndarray:
     held = per_item > 0
     if not held.any():
         return np.zeros((n, FP_BANDS), dtype=np.uint64)
+    nnz = np.diff(X.indptr)
     # average rank (0-based, most users first) of each held item: tied counts share their mean position
-    values, inverse, ties = np.unique(-per_item[held], return_inverse=True, return_counts=True)
+    _, inverse, ties = np.unique(-per_item[held], return_inverse=True, return_counts=True)
     start = np.cumsum(ties) - ties
     avg_rank = start[inverse] + (ties[inverse] - 1) / 2.0
     width = max(1.0, np.ceil(held.sum() / PROFILE_BINS))
     label = np.zeros(X.shape[1], dtype=np.int64)
     label[held] = np.floor(avg_rank / width).astype(np.int64)
-    row = np.repeat(np.arange(n), np.diff(X.indptr))
+    row = np.repeat(np.arange(n), nnz)
     lab = label[X.indices]
     order = np.lexsort((lab, row))           # row-major, each row's entries by bin: rows keep their indptr
     row, lab = row[order], lab[order]
@@ -383,14 +383,14 @@ def _profile_keys(X, user_h: np.ndarray, secret: bytes) -> np.ndarray:
         bare = _mix64((lab.astype(np.uint64) << np.uint64(32)) + occ.astype(np.uint64))
     tok = _mix64(bare ^ user_h[row])
     keys = _minhash_bands(X, tok, salt, PROFILE_ROWS)
-    _drop_uninformative(X, keys, PROFILE_MIN_ITEMS)
+    keys[nnz < PROFILE_MIN_ITEMS] = 0
     # a profile another user of the same dataset has, id aside (a catalogue of tied counts puts every
     # item in one bin: the profile is then just the number of items), names no one: under counter ids
-    # unrelated people of that length would be taken for each other
-    starts = X.indptr[:-1][np.diff(X.indptr) > 0]
-    users = np.flatnonzero(np.diff(X.indptr) > 0)
+    # unrelated people of that length would be taken for each other. (Ids are unique, so this also
+    # covers every repeat of a whole set of bands.)
+    users = np.flatnonzero(nnz > 0)
     if users.size:
-        signature = np.bitwise_xor.reduceat(_mix64(bare ^ salt[0]), starts)
+        signature = np.bitwise_xor.reduceat(_mix64(bare ^ salt[0]), X.indptr[:-1][users])
         _, inverse, shared = np.unique(signature, return_inverse=True, return_counts=True)
         keys[users[shared[inverse] > 1]] = 0
     return keys
