@@ -3,6 +3,7 @@ exactly once to today's code, changes it, still compiles, and is found whatever 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,10 @@ def test_a_mutant_whose_tests_never_end_is_stopped_and_counted_as_caught(tmp_pat
         raise AssertionError("the tests' own child process outlived the timeout")
     (tmp_path / "test_quick.py").write_text("def test_fails():\n    assert False\n")
     assert M._pytest(tmp_path, ("test_quick.py",), timeout=60) == 1
+
+
+def test_the_readme_states_how_many_mutants_make_mutants_applies():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    stated = re.search(r"applies every declared deliberate bug — (\d+) of them", text)
+    assert stated is not None, "README.md no longer says how many deliberate bugs make mutants applies"
+    assert int(stated.group(1)) == len(M.MUTANTS)
