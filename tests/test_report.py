@@ -167,6 +167,37 @@ def test_from_json_files_and_cli(docs, tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("edit", ["overall epsilon", "overall delta", "one entity", "ledger rows", "no ledger",
+                                  "comparison", "damaged row"])
+def test_a_document_whose_stated_guarantee_is_not_its_ledgers_is_refused(docs, edit):
+    run = json.loads(json.dumps(docs["run"]))
+    p = run["privacy"]
+    assert p["ledger"] and p["per_entity"] and math.isfinite(p["epsilon"]) and p["epsilon"] > 0
+    rep.build_report(run, include_plotlyjs=False, public=True)      # as the run wrote it: a report
+    if edit == "overall epsilon":
+        p["epsilon"] = p["epsilon"] / 10
+    elif edit == "overall delta":
+        p["delta"] = p["delta"] / 10
+    elif edit == "one entity":
+        p["per_entity"][-1]["epsilon"] = p["per_entity"][-1]["epsilon"] / 10
+    elif edit == "ledger rows":
+        for r in p["ledger"]:
+            r["epsilon"], r["rho"] = r["epsilon"] / 100, (None if r.get("rho") is None else r["rho"] / 1e4)
+    elif edit == "no ledger":
+        del p["ledger"]
+    elif edit == "comparison":
+        # a non-private comparison (its ledger: raw rows, ε = ∞) stated as private
+        name, doc = next((k, d) for k, d in run["comparison"].items() if d["privacy"]["epsilon"] == math.inf)
+        doc["privacy"]["epsilon"] = 0.5
+    else:
+        p["ledger"][0]["epsilon"] = "one"
+    with pytest.raises(DataError, match="ledger|damaged privacy section") as err:
+        rep.build_report(run, include_plotlyjs=False, public=True)
+    assert "python -m dpfed_core run` wrote" in str(err.value)
+    if edit == "comparison":
+        assert repr(name) in str(err.value)
+
+
 def test_missing_optional_parts_and_bad_input(docs, tmp_path):
     page = rep.build_report(docs["run"], include_plotlyjs=False)
     assert "No sweep included" in _section(page, "tradeoff")
@@ -468,7 +499,10 @@ def test_a_public_report_without_a_sweep_or_an_audit_marks_no_section_analyst_on
 
 def _log_run(private: bool = True, secure: bool = False) -> dict:
     """A run document reduced to what the plain-words sections read: its privacy record and message log."""
-    privacy = {"private": private, "epsilon": 1.0 if private else math.inf}
+    eps = 1.0 if private else math.inf
+    ledger = [{"entity": e, "stage": "release", "mechanism": "Laplace", "epsilon": eps, "delta": 0.0,
+               "sensitivity": 1.0, "noise_scale": 1.0} for e in ("A", "B")]
+    privacy = {"private": private, "epsilon": eps, "delta": 0.0, "requested_delta": 0.0, "ledger": ledger}
     if secure:
         privacy["trust"] = {"aggregation": "secure"}
     return {"privacy": privacy, "messages": [

@@ -148,6 +148,10 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
     if audit_doc is not None and audit_doc.get("kind") != "audit":
         raise DataError("the audit document is not a `python -m dpfed_core audit` result", param="audit")
     check_one_store(run_doc, {"--sweep": sweep_doc, "--audit": audit_doc})
+    check_stated_guarantee(run_doc, "the run document")
+    for name, doc in (comparison if comparison is not None else run_doc.get("comparison") or {}).items():
+        if isinstance(doc, dict) and "privacy" in doc:
+            check_stated_guarantee(doc, f"the run document's comparison {name!r}")
     if data_summary is None and dataset is not None:
         data_summary = dataset.summary()
     if data_summary is None:
@@ -186,6 +190,54 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
         f"{__version__} · {_esc(run_doc.get('dataset', {}).get('name', ''))}</div></header>\n"
         + "\n".join(parts) + "\n</main></body></html>\n"
     )
+
+
+def check_stated_guarantee(doc: dict, what: str) -> None:
+    """Refuse a result document whose stated (ε, δ) — overall or per entity — is not what its own
+    ledger composes to: the report prints the guarantee, so an edited or damaged figure would be
+    stated as the run's. (A ledger edited consistently with it cannot be told from the document
+    alone; the budget store keeps the charges that were made.)"""
+    import math
+
+    from dpfed_core.privacy.ledger import LedgerRow, compose
+
+    p = doc.get("privacy") if isinstance(doc, dict) else None
+    records = p.get("ledger") if isinstance(p, dict) else None
+    if not isinstance(records, list):
+        raise DataError(f"{what} has no privacy ledger (privacy.ledger), so its stated ε cannot be checked; "
+                        "give the document `python -m dpfed_core run` wrote")
+    try:
+        delta_budget = float(p.get("requested_delta", p.get("delta", 0.0)))
+        by: dict[str, list[LedgerRow]] = {}
+        for r in records:
+            # numbers as some JSON writers keep them ("inf") are read as floats
+            row = {**r, **{k: float(r[k]) if r.get(k) is not None else math.nan
+                           for k in ("epsilon", "delta", "sensitivity", "noise_scale")}}
+            row["rho"] = float(r["rho"]) if r.get("rho") is not None else None
+            by.setdefault(str(row["entity"]), []).append(LedgerRow(**row))
+        # each entity's rows composed as the run composed them, at its requested δ
+        composed = {e: compose(rows, delta_budget)[:2] for e, rows in by.items()}
+        stated = (float(p["epsilon"]), float(p["delta"]))
+        per_entity = {str(r["entity"]): (float(r["epsilon"]), float(r["delta"]))
+                      for r in p.get("per_entity") or []}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise DataError(f"{what} has a damaged privacy section ({type(exc).__name__}: {exc}); give the "
+                        "document `python -m dpfed_core run` wrote") from None
+    overall = (max((c[0] for c in composed.values()), default=0.0),
+               max((c[1] for c in composed.values()), default=0.0))
+
+    def same(a: tuple[float, float], b: tuple[float, float]) -> bool:
+        return all(x == y or math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-15) for x, y in zip(a, b))
+
+    wrong = [("the run", stated, overall)] if not same(stated, overall) else []
+    wrong += [(f"entity {e!r}", per_entity[e], composed.get(e, (0.0, 0.0)))
+              for e in per_entity if not same(per_entity[e], composed.get(e, (0.0, 0.0)))]
+    if wrong:
+        who, (se, sd), (le, ld) = wrong[0]
+        raise DataError(f"{what} states ε = {se:.6g}, δ = {sd:.3g} for {who}, but its own ledger composes to "
+                        f"ε = {le:.6g}, δ = {ld:.3g}{f' (and {len(wrong) - 1} more figures)' if len(wrong) > 1 else ''}: "
+                        "the document was edited or damaged, and a report states only what the run's ledger holds; give the document "
+                        "`python -m dpfed_core run` wrote")
 
 
 def write_report(path: str | Path, run_doc: dict, **kwargs) -> Path:
