@@ -112,6 +112,9 @@ st.dataframe(overall, column_config={m: st.column_config.NumberColumn(
 _obs_note = dash.observed_ranking_note(docs, cfg.mode)
 if _obs_note:
     st.info(_obs_note, icon=":material/info:")
+_trust = dash.trust_model_note(cfg.method, cfg.aggregation, list(docs))
+if _trust:
+    st.caption(dash.escape_md(_trust))
 st.caption("Privacy models differ: a method's ε is comparable with ours only when its privacy model "
            "says user-level DP. MAR: 0 = the hidden items are ranked first, 0.5 = random order. "
            f"Federated run: {dash.guarantee_text(r['doc']).replace('**', '')}")

@@ -41,7 +41,7 @@ ui.remember("sweep_method", "sweep_grid", "sweep_seeds", "sweep_refs")
 try:
     grid = dash.parse_grid(grid_text)
     seeds = dash.parse_seeds(seeds_text)
-    config = base.replace(method=method, epsilon=base.epsilon if METHODS[base.method].uses_epsilon else 1.0)
+    config = dash.with_method(base, method)
 except DpfedError as exc:
     ui.show_error(exc)
     st.stop()
@@ -90,6 +90,9 @@ labels = {m: dash.label_of(m) for m in [doc["config"]["method"], *doc["reference
 swept = doc["config"]["method"]
 st.caption(f"Swept: **{labels[swept]}** — {dash.privacy_of(swept)}. References: " + "; ".join(
     f"{labels[m]} ({dash.privacy_of(m)})" for m in doc["references"]))
+_trust = dash.trust_model_note(swept, doc["config"].get("aggregation", "none"), [swept, *doc["references"]])
+if _trust:
+    st.caption(dash.escape_md(_trust))
 _unproved = dash.unproved_sweep_text(doc)  # points whose ε against the server is not proved (rounded shares)
 if _unproved:
     st.warning(dash.escape_md(_unproved))

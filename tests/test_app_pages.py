@@ -497,3 +497,48 @@ def test_recommend_says_why_no_list_and_speaks_of_users_off_clinical_data():
     assert at.selectbox(key=f"rec_user_{at.selectbox(key='rec_entity').value}").label.startswith("User (")
     mine = [d.value for d in at.dataframe if "why" in getattr(d.value, "columns", [])][0]
     assert all("similar users" in w for w in mine["why"])
+
+
+def test_a_prototype_method_swept_after_a_secure_run_runs_its_summable_references_as_the_cli_does(clinic):
+    """The Federate page's secure aggregation belongs to its summable method: a prototype method swept
+    on the Trade-off page sends each entity's release to the server, so its dp-popularity line runs
+    without secure aggregation, as `sweep --method dp-gaussian --references dp-popularity` does."""
+    at = app().run()
+    at.switch_page("pages/2_Federate.py").run()
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.button(key="fed_run").click().run()
+    assert at.session_state["run"]["config"].aggregation == "secure"
+    at.switch_page("pages/5_Trade-off.py").run()
+    at.selectbox(key="sweep_method").set_value("dp-gaussian").run()
+    at.text_input(key="sweep_grid").set_value("1")
+    at.text_input(key="sweep_seeds").set_value("0")
+    at.multiselect(key="sweep_refs").set_value(["dp-popularity"]).run()
+    at.button(key="sweep_run").click().run()
+    assert_clean(at)
+    doc = at.session_state["sweep"]["doc"]
+    assert doc["config"]["aggregation"] == "none"
+    cfg = dash.default_config(clinic, "dp-gaussian").replace(simulation=True, epsilon=1.0)
+    assert cfg.aggregation == "none"                      # the CLI's starting point for this method
+    ref = sweep(clinic, cfg, [1.0], [0], ["dp-popularity"])
+    got = {(r["method"], r["epsilon"]): r["mean"] for r in sweep_table(doc, "mar")}
+    want = {(r["method"], r["epsilon"]): r["mean"] for r in sweep_table(ref, "mar")}
+    assert got == pytest.approx(want, abs=1e-12)
+    assert any("dp-popularity ran without secure aggregation" in c.value and "dp-gaussian sends" in c.value
+               for c in at.caption), [c.value for c in at.caption]
+
+
+def test_another_method_keeps_secure_aggregation_only_where_it_means_something(clinic):
+    base = dash.default_config(clinic, "dp-cooccurrence").replace(aggregation="secure", epsilon=3.0)
+    assert dash.with_method(base, "dp-gaussian").aggregation == "none"
+    assert dash.with_method(base, "dp-popularity").aggregation == "secure"
+    assert dash.with_method(base.replace(aggregation="none"), "dp-als").aggregation == "none"
+    proto = dash.default_config(clinic, "dp-gaussian")
+    measured = dash.measured_defaults()
+    assert dash.with_method(proto, "dp-popularity").aggregation == \
+        (measured["defaults"]["aggregation"] if measured else "none") == \
+        dash.default_config(clinic, "dp-popularity").aggregation
+    assert dash.with_method(base, "dp-gaussian").epsilon == 3.0
+    assert dash.with_method(dash.default_config(clinic, "local"), "dp-gaussian").epsilon == 1.0
+    assert dash.trust_model_note("dp-gaussian", "none", ["dp-gaussian", "local"]) is None
+    assert "with secure aggregation" in dash.trust_model_note("dp-cooccurrence", "secure",
+                                                              ["dp-cooccurrence", "dp-popularity"])

@@ -193,6 +193,15 @@ def _print_table(docs: dict[str, dict], n: int) -> None:
         print(f"{name:16s} {eps:>8.3g} " + " ".join(f"{doc['overall'][k]:>15.4f}" for k in keys))
 
 
+def _print_trust_note(method: str, aggregation: str, methods) -> None:
+    from dpfed_core.evaluation.defaults import trust_model_note
+    from dpfed_core.federation.protocol import is_summable
+
+    note = trust_model_note(method, aggregation, methods)
+    if note:
+        print(f"note: {note}" + (" (--aggregation)" if is_summable(method) else ""))
+
+
 def _known_metrics(top_n: int) -> list[str]:
     return ["mar", "test_rmse", "train_rmse", f"precision_at_{top_n}", f"recall_at_{top_n}", f"ndcg_at_{top_n}"]
 
@@ -265,6 +274,7 @@ def cmd_run(args) -> int:
           f" — {doc['privacy']['label']}")
     print_run_statement(doc)
     _print_table({config.method: doc, **outcome.comparison}, config.top_n)
+    _print_trust_note(config.method, config.aggregation, [config.method, *outcome.comparison])
     from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, entity_verdict, verdict_sentence
 
     if any(b in outcome.comparison for b in VERDICT_BASELINES) and config.method not in VERDICT_BASELINES:
@@ -366,6 +376,7 @@ def cmd_sweep(args) -> int:
     for r in doc["tables"][args.metric]:
         sd = f"{r['sd']:>8.4f}" if r["sd"] is not None and math.isfinite(r["sd"]) else f"{'—':>8s}"  # one seed: no sd
         print(f"{r['method']:16s} {r['epsilon']:>8.3g} {r['mean']:>14.4f} {sd}")
+    _print_trust_note(config.method, config.aggregation, [config.method, *doc["references"]])
     from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, crossing_lines
 
     if any(b in doc["references"] for b in VERDICT_BASELINES):

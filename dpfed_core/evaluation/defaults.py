@@ -125,6 +125,43 @@ _DATA_FLAGS = {"federation": "--federation", "entity": "--federation", "event_ta
 _LIST_FILES = {"items": "--items FILE", "entities": "--entities FILE", "item_features": "--item-features FILE"}
 
 
+def with_method(base: RunConfig, method: str) -> RunConfig:
+    """``base``'s settings for another method, as both front ends give them: secure aggregation only
+    for a summable method — kept from ``base`` when its method was summable too, else the measured
+    default, as ``sweep --method`` / ``run --method`` left without ``--aggregation`` give — and ε as
+    given (1 when ``base``'s method spends none). A prototype method under ``base``'s "secure" would
+    run its summable reference lines with secure aggregation, which the CLI never does."""
+    from dpfed_core.federation.protocol import is_summable
+    from dpfed_core.methods import METHODS
+
+    if not is_summable(method):
+        aggregation = "none"
+    elif is_summable(base.method):
+        aggregation = base.aggregation
+    else:
+        doc = measured_defaults()
+        aggregation = doc["defaults"]["aggregation"] if doc is not None else "none"   # default_config's rule
+    epsilon = base.epsilon if METHODS[base.method].uses_epsilon else 1.0
+    return base.replace(method=method, aggregation=aggregation, epsilon=epsilon)
+
+
+def trust_model_note(method: str, aggregation: str, methods: Sequence[str]) -> str | None:
+    """One line saying how the summable methods among ``methods`` ran — under the trust model of the
+    run of ``method`` (its ``aggregation``), the same for every method of its table or sweep, not each
+    method's own default — or None when none of the others is summable."""
+    from dpfed_core.federation.protocol import is_summable
+
+    summable = [m for m in dict.fromkeys(methods) if is_summable(m)]
+    if not summable:
+        return None
+    how = ("with secure aggregation (the server learns only the entities' sum)" if aggregation == "secure"
+           else "without secure aggregation (each entity adds the full noise to its own release)")
+    why = ("the run's trust model, the same for every method here" if is_summable(method) else
+           f"{method} sends each entity's release to the server, and the methods it is compared with run "
+           "under that trust model")
+    return f"{', '.join(summable)} ran {how}: {why}"
+
+
 def _arg(value) -> str:
     import shlex
 
