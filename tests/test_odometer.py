@@ -1236,3 +1236,37 @@ def test_budget_list_says_a_re_export_is_charged_to_its_account(tmp_path, capsys
     out = capsys.readouterr().out
     (line,) = [r for r in out.splitlines() if r.rstrip().endswith("its account's figures")]
     assert f"re (30 entities) — same people as {key}" in line
+
+
+def test_a_refused_probe_of_a_few_stored_people_names_no_stored_entity_and_leaves_no_row(tmp_path):
+    """A table of a few people cut from a stored, capped dataset (under pseudonyms, in an entity of its
+    own name) is charged to the stored account. Refused, it must not say which stored entity those
+    people are in — nor its spend, when the entities spent differently — and, like a dry run, it
+    leaves nothing in the store; charged, the summary line names no stored entity either."""
+    from dpfed_core.cli.budget_cmd import budget_summary_line
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.service import charged_run
+
+    ds = load_data("sample:clinic")
+    where = ds.entity_names[7]
+    path = tmp_path / "owner.sqlite3"
+    odo = BudgetOdometer(path)
+    odo.set_cap(ds, 5.0, 1e-5)
+    spends = {e: (2.345 if e == where else 0.5, 1e-6) for e in ds.entity_names}
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 2.345, 1e-6, spends)]).close()
+    users = np.flatnonzero(np.asarray(ds.entity_of_user) == ds.entity_names.index(where))[:40]
+    probe = FederatedDataset.from_parts(ds.X[users], np.array(["A"] * users.size),
+                                        user_ids=np.array([f"p{i}" for i in range(users.size)]),
+                                        item_ids=ds.item_ids, value_kind=ds.value_kind, value_max=ds.value_max,
+                                        name="probe.csv")
+    assert odo.identity(probe).alias_of == dataset_key(ds)
+    before = odo.datasets()
+    with pytest.raises(BudgetRefused) as exc:
+        charged_run(Store(path), probe, RunConfig(method="dp-popularity", epsilon=20.0, delta=1e-6))
+    text = str(exc.value)
+    assert "same people" in text and where not in text, text
+    assert not re.search(r"2\.3[45]|22\.3", text), text   # its spend, or a composition of it
+    assert odo.datasets() == before and not odo.knows(probe)
+    charged_run(Store(path), probe, RunConfig(method="dp-popularity", epsilon=0.3, delta=1e-6))
+    line = budget_summary_line(odo, dataset_key(probe))
+    assert "stored account" in line and where not in line, line

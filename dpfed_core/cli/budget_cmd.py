@@ -415,12 +415,18 @@ def budget_summary_line(odometer, key: str) -> str:
     top, alike = most_spent(bal)
     if top is None:
         return "budget: nothing charged yet"
+    # charged to another dataset's account (the same people): its entity names would tell the reader
+    # where the people of this table are
+    alias = odometer.identity(key).alias_of is not None
     cap = "no cap" if math.isinf(top.cap_epsilon) else f"cap ε = {epsilon_left(top.cap_epsilon)}"
     void = [b.entity for b in bal if b.void]
     shown = ", ".join(repr(e) for e in void[:5]) + (f" and {len(void) - 5} more" if len(void) > 5 else "")
+    if alias:
+        shown = f"{len(void)} of the stored account's entities"
     extra = f"; no overall guarantee for {shown}: non-private release(s)" if void else ""
     spent = epsilon_that_holds(top.spent_epsilon)
-    who = "every entity" if alike else f"most-spent entity {top.entity!r}"
+    who = ("every entity" if alike else
+           "the most-spent entity of the stored account" if alias else f"most-spent entity {top.entity!r}")
     if len(void) == len(bal) and top.spent_epsilon == 0:
         # nothing but non-private releases: "spent ε = 0" would read as a guarantee
         return (f"budget ({odometer.path}): no overall guarantee for any entity — only non-private release(s) "

@@ -102,13 +102,14 @@ NO_STORE_RECORD = {"store": None, "note": "nothing released, or a simulation: no
 
 def _open_account(dataset: FederatedDataset, store):
     """(store, odometer, dataset key) of the budget ``store`` (a path, None for the default, or a
-    :class:`Store`), the dataset registered (or matched to the stored dataset of the same people)."""
+    :class:`Store`). The dataset is registered (or matched to the stored dataset of the same people)
+    by the charge itself, in its transaction: a refused run leaves no row in the store."""
     from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
     from dpfed_core.privacy.store import resolve_store_path
 
     store = store if isinstance(store, Store) else Store(resolve_store_path(store))
     odometer = BudgetOdometer(store)
-    return store, odometer, odometer.register(dataset, dataset_key(dataset))
+    return store, odometer, dataset_key(dataset)
 
 
 def _draws_since() -> Callable[[], int]:

@@ -796,6 +796,7 @@ class BudgetOdometer:
                        f"{len(ents)} entities ({', '.join(repr(x) for x in ents[:3])}{', …' if len(ents) > 3 else ''})")
                 lines.append(f"{who}: spent ε = {_spent(b)}, this would bring it to ε = {_spent(a)}")
             shown = "; ".join(lines) + (f"; … and {len(groups) - 5} more groups" if len(groups) > 5 else "")
+            alias = ident.alias_of is not None
             acct = over[0][3]
             # a sweep's points are set by its grid, a run's by its ε: the refusal names the one given
             grid = any(p.kind == "sweep point" for p in plans)
@@ -812,6 +813,15 @@ class BudgetOdometer:
                            "that is not Gaussian-only, or an approximate-DP selection).")
                     fix, param = ("Choose {delta}, a method whose release has a ρ (dp-cooccurrence, dp-als, "
                                   "dp-popularity), run fewer points"), "delta"
+            if alias:
+                # people recognised in another dataset's account: the stored entity they belong to — its
+                # name, or a figure that composes its spend — would tell whoever runs a probe of a few
+                # records where those people are
+                raise BudgetRefused(
+                    f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_cap(cap_e)}, δ = "
+                    f"{cap_d:.3g} per entity; {n} release{'s' if n > 1 else ''} planned): it would take the stored "
+                    f"account's entities these people belong to over the cap.{why} Nothing was computed. {fix}, "
+                    "or — if you own the data — raise the cap with {cap}", param=param)
             raise BudgetRefused(
                 f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_cap(cap_e)}, δ = {cap_d:.3g} "
                 f"per entity; {n} release{'s' if n > 1 else ''} planned; composed by the smaller of basic "
