@@ -542,3 +542,12 @@ def test_another_method_keeps_secure_aggregation_only_where_it_means_something(c
     assert dash.trust_model_note("dp-gaussian", "none", ["dp-gaussian", "local"]) is None
     assert "with secure aggregation" in dash.trust_model_note("dp-cooccurrence", "secure",
                                                               ["dp-cooccurrence", "dp-popularity"])
+
+
+def test_hidden_entries_above_every_users_entries_are_one_error_naming_the_control_and_nothing_runs(clinic):
+    at = app("pages/2_Federate.py").run()
+    at.number_input(key="fed_n_hidden").set_value(1000).run()
+    assert_clean(at)
+    most = int(np.diff(clinic.X.tocsr().indptr).max())
+    assert any("Hidden entries" in e and f"at most {most - 1}" in e for e in errors(at)), errors(at)
+    assert [b for b in at.button if b.key == "fed_run"][0].disabled

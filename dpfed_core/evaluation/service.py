@@ -49,6 +49,7 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
     from dpfed_core.federation.protocol import FederatedRecommender, build_method, is_summable
 
     compare = check_methods(compare, compare_param)
+    check_hidden_entries(dataset, config)
     from dpfed_core.evaluation.budget import check_gaussian_delta
 
     check_gaussian_delta([config.method, *compare], config.epsilon, config.delta)
@@ -82,6 +83,25 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
                               param="prototype_params") from None
     for m in dict.fromkeys([config.method, *compare]):
         check_declared_federation(dataset, config.replace(method=m))
+
+
+def check_hidden_entries(dataset: FederatedDataset, config: RunConfig) -> None:
+    """Refuse a run whose ``n_hidden`` is at least every user's number of entries: no test user could
+    be drawn, so every metric would be undefined, whatever ``test_fraction`` — and a DP run would still
+    be charged. (Entities too small for ``test_fraction`` to draw one are :func:`no_test_users_warning`'s.)"""
+    import numpy as np
+
+    from dpfed_core.errors import ConfigError
+
+    if not dataset.n_users:
+        return
+    most = int(np.diff(dataset.X.tocsr().indptr).max())
+    if most <= config.n_hidden:
+        fix = (f"lower n_hidden to at most {most - 1}" if most > 1 else
+               "these data hold one entry per user, so none can be hidden for a test: evaluate on other data")
+        raise ConfigError(f"n_hidden = {config.n_hidden} hides at least every entry of every user (the most any user "
+                          f"holds is {most}), so no test user can be drawn and every metric would be undefined; "
+                          f"{fix}", param="n_hidden")
 
 
 def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str | None:
