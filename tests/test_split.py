@@ -222,9 +222,14 @@ def test_a_run_whose_split_gives_no_entity_a_test_user_says_so_before_it_is_char
     from dpfed_core.cli.main import main
 
     store = tmp_path / "s.sqlite3"
-    code = main(["run", "--data", "sample:clinic", "--n-hidden", "100000", "--store", str(store), "--dry-run"])
+    table = tmp_path / "small.csv"   # 3 sites of 10 users: 0.01 of 10 rounds to no test user anywhere
+    table.write_text("user,item,site\n" + "".join(f"u{s}{u},i{(u + k) % 12},s{s}\n" for s in range(3)
+                                                 for u in range(10) for k in range(8)))
+    code = main(["run", "--data", str(table), "--user-col", "user", "--item-col", "item", "--entity-col", "site",
+                 "--entities-from-data", "--value-kind", "implicit", "--test-fraction", "0.01", "--store", str(store),
+                 "--dry-run"])
     err = capsys.readouterr().err
-    assert code == 0 and "warning: no entity will have a test user: a test user needs more than --n-hidden = 100000" in err
+    assert code == 0 and "warning: no entity will have a test user: a test user needs more than --n-hidden = 5" in err
     assert "every metric it reports will be undefined: lower --n-hidden, or raise --test-fraction" in err, err
     assert main(["run", "--data", "sample:clinic", "--store", str(store), "--dry-run"]) == 0
     assert "test user" not in capsys.readouterr().err

@@ -149,6 +149,7 @@ def entity_verdict(docs: dict[str, dict], method: str, metric: str = "mar",
         base = {e["name"]: e.get(metric) for e in docs[b]["entities"]}
         names = [n for n, v in fed.items() if _finite(v) and _finite(base.get(n))]
         if not names:
+            out.setdefault("unjudged", []).append(b)
             continue
         f = np.array([fed[n] for n in names], dtype=float)
         w = np.array([base[n] for n in names], dtype=float)
@@ -174,6 +175,13 @@ def _count_phrase(b: str, r: dict, H: int, inconclusive: str) -> str:
         # but no entity-level finding either way
         return (f"neither better nor worse than {name} for any one entity beyond its own interval "
                 f"({r['tie']} {of} {inconclusive})")
+    if r["word"] == "even" and not r.get("over_seeds") and r["better"] != r["worse"] and \
+            sign_test_p(r["better"] + r["worse"], 0) >= SIGN_TEST_LEVEL:
+        # even all of them on one side would be within chance: "even" would read as a measured tie
+        n = r["better"] + r["worse"]
+        return (f"neither shown better nor worse than {name}: better for {r['better']} {of}, worse for "
+                f"{r['worse']}{rest} — {n} entit{'y' if n == 1 else 'ies'} on either side are too few for a sign "
+                "test at 5 % to tell a majority from chance")
     if r["word"] == "even":
         why = ("no more entities beyond their interval than chance gives, at 5 %" if r.get("over_seeds")
                else "no majority beyond chance, sign test at 5 %")
@@ -203,6 +211,10 @@ def verdict_sentence(v: dict) -> str:
         return f" — overall {m} {f:.4g} vs {b:.4g}" if _finite(f) and _finite(b) else ""
 
     parts = [_count_phrase(b, r, v["H"], "tied") + overall(r) for b, r in v["baselines"].items()]
+    if not parts and v.get("unjudged"):
+        names = " and ".join(BASELINE_NAMES.get(b, b) for b in v["unjudged"])
+        return (f"No verdict against {names}: no entity has a test user on which both were measured "
+                f"({_tail(v)}).")
     if not parts:
         return "Add local (and individual) to the comparison to get the verdict."
     return (f"At ε = {format_epsilon(v['eps'])} the federation is " + "; ".join(parts)
