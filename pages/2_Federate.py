@@ -257,11 +257,6 @@ if spec.uses_epsilon and not errors and math.isfinite(epsilon):
     except DpfedError as exc:
         errors.append(dash.friendly_message(exc))
 
-if not errors:
-    try:
-        dash.check_hidden_entries(ds, config)
-    except DpfedError as exc:
-        errors.append(dash.friendly_message(exc))
 for e in errors:
     st.error(e, icon=":material/error:")
 

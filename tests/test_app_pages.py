@@ -544,10 +544,12 @@ def test_another_method_keeps_secure_aggregation_only_where_it_means_something(c
                                                               ["dp-cooccurrence", "dp-popularity"])
 
 
-def test_hidden_entries_above_every_users_entries_are_one_error_naming_the_control_and_nothing_runs(clinic):
+def test_hidden_entries_above_every_users_entries_say_the_largest_value_that_draws_test_users(clinic):
     at = app("pages/2_Federate.py").run()
     at.number_input(key="fed_n_hidden").set_value(1000).run()
     assert_clean(at)
     most = int(np.diff(clinic.X.tocsr().indptr).max())
-    assert any("Hidden entries" in e and f"at most {most - 1}" in e for e in errors(at)), errors(at)
-    assert [b for b in at.button if b.key == "fed_run"][0].disabled
+    # raising the test fraction cannot help here: only the hidden entries can, and by how much is said
+    shown = [w.value.replace("\\", "") for w in at.warning]     # as read: Markdown escapes removed
+    assert any("undefined:" in w and f"at most {most - 1}" in w.split("undefined:")[1]
+               and "Test users per entity" not in w.split("undefined:")[1] for w in shown), shown

@@ -464,11 +464,9 @@ def test_a_method_list_and_a_document_of_the_wrong_kind_are_named_by_their_flags
         assert needle in err and err.rstrip().endswith(f"[{flag}]") and not out.exists(), err
 
 
-def test_hidden_entries_above_every_users_entries_are_refused_before_anything_is_charged(tmp_path, capsys):
-    store = tmp_path / "s.sqlite3"
-    out_json = tmp_path / "r.json"
+def test_hidden_entries_above_every_users_entries_say_the_largest_value_that_draws_test_users(tmp_path, capsys):
     assert main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--n-hidden", "1000",
-                 "--compare", "local", "--store", str(store), "--out", str(out_json)]) == 2
+                 "--store", str(tmp_path / "s.sqlite3"), "--dry-run"]) == 0
     err = capsys.readouterr().err
-    assert err.count("error:") == 1 and "--n-hidden" in err and "at most 78" in err, err
-    assert not out_json.exists() and not store.exists()
+    assert "no entity will have a test user" in err and "lower --n-hidden to at most 78" in err, err
+    assert "--test-fraction" not in err.split("undefined:")[1]

@@ -49,7 +49,6 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
     from dpfed_core.federation.protocol import FederatedRecommender, build_method, is_summable
 
     compare = check_methods(compare, compare_param)
-    check_hidden_entries(dataset, config)
     from dpfed_core.evaluation.budget import check_gaussian_delta
 
     check_gaussian_delta([config.method, *compare], config.epsilon, config.delta)
@@ -85,25 +84,6 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
         check_declared_federation(dataset, config.replace(method=m))
 
 
-def check_hidden_entries(dataset: FederatedDataset, config: RunConfig) -> None:
-    """Refuse a run whose ``n_hidden`` is at least every user's number of entries: no test user could
-    be drawn, so every metric would be undefined, whatever ``test_fraction`` — and a DP run would still
-    be charged. (Entities too small for ``test_fraction`` to draw one are :func:`no_test_users_warning`'s.)"""
-    import numpy as np
-
-    from dpfed_core.errors import ConfigError
-
-    if not dataset.n_users:
-        return
-    most = int(np.diff(dataset.X.tocsr().indptr).max())
-    if most <= config.n_hidden:
-        fix = (f"lower n_hidden to at most {most - 1}" if most > 1 else
-               "these data hold one entry per user, so none can be hidden for a test: evaluate on other data")
-        raise ConfigError(f"n_hidden = {config.n_hidden} hides at least every entry of every user (the most any user "
-                          f"holds is {most}), so no test user can be drawn and every metric would be undefined; "
-                          f"{fix}", param="n_hidden")
-
-
 def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str | None:
     """Said before a run is charged when its split gives no entity a test user: the run still fits and
     recommends, but every metric it reports will be undefined (None when some entity has one)."""
@@ -111,9 +91,16 @@ def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str |
 
     if not dataset.n_users or n_test_users(dataset.X, dataset.entity_of_user, config.test_fraction, config.n_hidden):
         return None
+    import numpy as np
+
+    most = int(np.diff(dataset.X.tocsr().indptr).max())
+    # when no user holds more than n_hidden entries, no test_fraction can draw one: only n_hidden helps
+    fix = ("lower n_hidden, or raise test_fraction" if most > config.n_hidden else
+           f"lower n_hidden to at most {most - 1} (the most entries any user holds is {most})" if most > 1 else
+           "these data hold one entry per user, so none can be hidden for a test")
     return (f"no entity will have a test user: a test user needs more than n_hidden = {config.n_hidden} entries, and "
             f"test_fraction = {config.test_fraction:g} of an entity's users are drawn from those. The run fits and "
-            "recommends, but every metric it reports will be undefined: lower n_hidden, or raise test_fraction")
+            f"recommends, but every metric it reports will be undefined: {fix}")
 
 
 #: The odometer record of a release that opened no store (nothing released, or a simulation).

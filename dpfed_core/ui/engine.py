@@ -45,7 +45,7 @@ from dpfed_core.data.long_table import DUPLICATE_WORDS, fixed_duplicate_rule  # 
 
 
 from dpfed_core.evaluation.cost import sweep_configs  # noqa: F401,E402
-from dpfed_core.evaluation.service import check_hidden_entries, no_test_users_warning  # noqa: F401,E402
+from dpfed_core.evaluation.service import no_test_users_warning  # noqa: F401,E402
 
 
 def clock_for(dataset: FederatedDataset, configs: list):
