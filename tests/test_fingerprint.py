@@ -544,6 +544,24 @@ def test_record_numbers_find_the_same_people_in_another_table_counters_do_not():
     half = _renamed(other_table, [f"dx {j}" for j in range(300)],
                     user_ids=np.r_[stays[: ds.n_users // 2], [f"x{i}" for i in range(ds.n_users - ds.n_users // 2)]])
     assert match_people(people_fingerprint(half, KEY), fp_meds).contained == pytest.approx(0.5, abs=0.02)
+    # as many dummy users numbered by a counter as there are people again: the counter's ids are left
+    # out, the record numbers still find everyone
+    dummies = np.array([f"x{i + 1}" for i in range(ds.n_users + 100)])
+    padded = FederatedDataset.from_parts(
+        sp.vstack([diagnoses.X, sp.csr_matrix(([1.0] * dummies.size, (np.arange(dummies.size), np.zeros(dummies.size, int))),
+                                              shape=(dummies.size, diagnoses.n_items))]).tocsr(),
+        np.r_[np.asarray(diagnoses.entity_names, dtype=object)[diagnoses.entity_of_user].astype(str),
+              np.full(dummies.size, str(diagnoses.entity_names[0]))],
+        user_ids=np.r_[stays, dummies], item_ids=diagnoses.item_ids, value_kind=diagnoses.value_kind,
+        value_max=diagnoses.value_max, name="padded")
+    is_dummy = np.char.startswith(np.asarray(padded.user_ids).astype(str), "x")
+    assert is_dummy.sum() == dummies.size
+    id_keys = people_fingerprint(padded, KEY).keys[:, ID_BANDS_AT]
+    assert not (id_keys[is_dummy] != 0).any() and (id_keys[~is_dummy] != 0).all()
+    assert match_people(fp_meds, people_fingerprint(padded, KEY)).contained == 1.0
+    # the same record numbers written with thousands separators, as a spreadsheet exports them
+    grouped = _renamed(other_table, [f"dx {j}" for j in range(300)], user_ids=np.array([f"{int(x):,}" for x in stays]))
+    assert match_people(people_fingerprint(grouped, KEY), fp_meds).contained == 1.0
     # the same items under counter ids: only the item sets' and the shape's bands can match
     counted = _renamed(other_table, [f"dx {j}" for j in range(300)], user_ids=np.array([str(i + 1) for i in range(400)]))
     also = _renamed(ds, ds.item_ids, user_ids=np.array([str(i + 1) for i in range(400)]))

@@ -324,6 +324,21 @@ def _are_counters(ids: list[str]) -> bool:
     return len(nums) >= COUNTER_DENSITY * (max(nums) - min(nums) + 1)
 
 
+def _counter_ids(ids: list[str]) -> np.ndarray:
+    """Which ids are numbers of a counter: of one prefix whose numbers fill at least
+    :data:`COUNTER_DENSITY` of the range they span (``x1 … x2620``, ``1, 2, 3 …``). Judged per prefix,
+    not for the dataset as a whole: dummy users numbered by a counter and added to sparse record numbers
+    must not make the record numbers count as a counter too."""
+    parts = [m.groups() if m is not None else None for m in map(_COUNTER.fullmatch, ids)]
+    groups: dict[str, list[int]] = {}
+    for part in parts:
+        if part is not None:
+            groups.setdefault(part[0], []).append(int(part[1]))
+    dense = {pre for pre, nums in groups.items()
+             if len(set(nums)) >= COUNTER_DENSITY * (max(nums) - min(nums) + 1)}
+    return np.fromiter((part is not None and part[0] in dense for part in parts), dtype=bool, count=len(ids))
+
+
 def _user_hashes(ids: list[str], secret: bytes) -> np.ndarray:
     """Each canonical user id hashed under the key (never 0)."""
     h = np.fromiter(
@@ -334,12 +349,13 @@ def _user_hashes(ids: list[str], secret: bytes) -> np.ndarray:
 
 
 def _id_keys(ids: list[str], user_h: np.ndarray) -> np.ndarray:
-    """(n_users, ID_BANDS): each user's keyed id hash in every column, all 0 when the ids are
-    counters (:func:`ids_are_counters`)."""
+    """(n_users, ID_BANDS): each user's keyed id hash in every column, 0 for an id that is a number of
+    a counter (:func:`_counter_ids`), which unrelated datasets share."""
     keys = np.zeros((len(ids), ID_BANDS), dtype=np.uint64)
-    if len(ids) == 0 or _are_counters(ids):
+    if len(ids) == 0:
         return keys
     keys[:] = user_h[:, None]
+    keys[_counter_ids(ids)] = 0
     return keys
 
 
@@ -412,15 +428,20 @@ _FP_MEMO: dict[tuple[int, bytes], tuple[weakref.ref, PeopleFingerprint]] = {}
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _COUNTER = re.compile(r"(\D*?)(\d+)")
+#: A number written with thousands separators (``141,764``, ``1 200 000``), as a spreadsheet exports it.
+_GROUPED = re.compile(r"[+-]?\d{1,3}([,\s\u00a0\u202f]\d{3})+(\.\d+)?")
 
 
 def canonical_item_id(item) -> str:
     """An item id as the fingerprint reads it: a number written another way is the same item
-    (``0242``, ``242.0`` and ``242`` — a spreadsheet's export of an id column), so such a re-export is
+    (``0242``, ``242.0``, ``242`` and ``141,764`` for ``141764`` — a spreadsheet's export of an id
+    column), so such a re-export is
     recognised; any other id as it is, without surrounding blanks. Two ids of one catalogue that only
     differ so are read as one item, which can only make two datasets look more alike (a larger
     charge, never a smaller one)."""
     text = str(item).strip()
+    if _GROUPED.fullmatch(text):
+        text = re.sub(r"[,\s\u00a0\u202f]", "", text)
     if not _NUMBER.fullmatch(text):
         return text
     value = float(text)
