@@ -177,7 +177,7 @@ def test_the_job_cache_drops_a_failed_job_keeps_a_running_one_and_evicts_the_lea
 @pytest.mark.parametrize("eps, delta, needle", [
     ("1e50", "1e-6", "above 10000"), ("1e300", "1e-6", "above"), ("0", "1e-6", "positive"),
     ("1", "0.5", "refused"), ("1", "0.01", "refused"), ("1", "abc", "δ must be a number"),
-    ("1", "-1", "≥ 0"),
+    ("1", "-1", "≥ 0"), ("1e-7", "1e-6", "below 1e-06"), ("inf", "1", "below 1"),
 ])
 def test_bad_budget_is_refused_before_a_run(eps, delta, needle):
     with pytest.raises(ConfigError, match=needle):

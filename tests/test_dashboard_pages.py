@@ -58,6 +58,25 @@ def test_bad_budgets_refused_before_a_run():
         assert at.button(key="fed_run").disabled
 
 
+def test_a_budget_outside_a_runs_range_is_one_error_naming_its_box():
+    """ε below the run's floor, or δ ≥ 1 with ε = ∞: the values a run itself refuses are refused at
+    the box, the page stays usable with the Run button disabled."""
+    at = app("pages/2_Federate.py")
+    for eps, delta, box, needle in (("1e-7", "1e-6", "“or type ε”", "below 1e-06"),
+                                    ("5e-7", "1e-6", "“or type ε”", "below 1e-06"),
+                                    ("inf", "1", "“δ”", "below 1"), ("inf", "inf", "“δ”", "below 1")):
+        at.text_input(key="fed_eps_text").set_value(eps)
+        at.text_input(key="fed_delta").set_value(delta).run()
+        clean(at)
+        assert len(at.error) == 1 and errors(at).startswith(f"{box}: ") and needle in errors(at), (eps, delta,
+                                                                                                   errors(at))
+        assert at.button(key="fed_run").disabled
+    at.text_input(key="fed_eps_text").set_value("1")
+    at.text_input(key="fed_delta").set_value("1e-6").run()
+    clean(at)
+    assert not at.error and not at.button(key="fed_run").disabled
+
+
 def test_history_lists_and_reopens_a_run():
     a = app("pages/2_Federate.py")
     a.number_input(key="fed_seed").set_value(7)

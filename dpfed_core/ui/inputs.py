@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 
 from dpfed_core.config import MAX_EPSILON as MAX_FINITE_EPSILON  # RunConfig's own limit
+from dpfed_core.config import check_epsilon
 from dpfed_core.config import MAX_K, MAX_RANK  # noqa: F401  (the CLI's limits too)
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError, DataError
@@ -44,8 +45,6 @@ def parse_grid(text: str) -> list[float]:
     """A comma-separated ε grid such as ``0.1, 1, 10, inf``; a repeated value is refused, as on the
     command line (:func:`~dpfed_core.evaluation.experiments.check_grid`: one policy)."""
     from dpfed_core.evaluation.experiments import check_grid
-
-    from dpfed_core.config import check_epsilon
 
     parts = [p for p in str(text).replace(";", ",").split(",") if p.strip()]
     if not parts:
@@ -97,12 +96,18 @@ def check_budget(epsilon_text: str | float, delta_text: str | float, *, eps_cont
                           f"no longer means anything; type inf for the non-private limit or a value up to "
                           f"{MAX_FINITE_EPSILON:g} (usual private values are 0.1 to 10; above 100 the page "
                           "warns that the guarantee is weak).")
+    try:  # the run's own range (the floor too), so that a value the box accepts makes a run
+        check_epsilon(eps)
+    except ConfigError as exc:
+        raise ConfigError(f"{eps_control}: {exc}") from None
     try:
         delta = float(str(delta_text).strip())
     except ValueError:
         raise ConfigError(f"{delta_control}: δ must be a number such as 1e-6, got {str(delta_text)!r}") from None
     if math.isnan(delta) or delta < 0:
         raise ConfigError(f"{delta_control}: δ must be ≥ 0, got {delta_text}; a usual choice is 1e-6.")
+    if delta >= 1:  # a run refuses it even when ε = ∞ makes δ irrelevant
+        raise ConfigError(f"{delta_control}: δ must be below 1, got {delta_text}; a usual choice is 1e-6.")
     if method is not None:
         from dpfed_core.evaluation.budget import check_gaussian_delta
 
