@@ -223,8 +223,8 @@ else:
             options = ([NONE] if optional else []) + cols
             role = {"map_user": "user", "map_item": "item", "map_value": "value", "map_name": "name"}[key]
             guess = guesses.get(role)
-            idx = options.index(guess) if guess in options else 0
-            return st.selectbox(label, options, index=idx, key=key, help=help)
+            idx = options.index(guess) if guess in options else (0 if optional else None)
+            return st.selectbox(label, options, index=idx, key=key, help=help, placeholder="choose the column")
 
         st.subheader("Map the columns")
         c1, c2, c3, c4 = st.columns(4)

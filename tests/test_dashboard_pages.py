@@ -116,6 +116,17 @@ def test_mapper_refuses_user_equal_item():
     assert at.button(key="build_upload").disabled
 
 
+def test_a_table_of_one_column_per_item_is_refused_not_read_as_item_ids():
+    header = "user,site," + ",".join(f"i{j}" for j in range(1, 201))
+    rows = "\n".join(f"u{i},S{i % 3}," + ",".join(str((i * j) % 4) for j in range(1, 201)) for i in range(60))
+    at = _upload((header + "\n" + rows + "\n").encode(), "wide.csv")
+    clean(at)
+    assert at.selectbox(key="map_user").value == "user" and at.selectbox(key="map_item").value is None
+    assert len(at.error) == 1 and errors(at).startswith("Choose “Item”") and "one column per item" in errors(at)
+    assert at.button(key="build_upload").disabled
+    assert "wide.csv" not in " ".join(s.value for s in at.subheader)  # the sample stays loaded
+
+
 def test_headerless_upload_is_detected():
     rows = "\n".join(f"{i}\t{i % 7}\t{i % 5 + 1}\t88125{i:04d}" for i in range(1, 60))
     at = _upload((rows + "\n").encode(), "log.tsv")  # a name of no known format

@@ -33,6 +33,12 @@ def test_named_columns_are_guessed_by_name_and_distinct():
                  "name": None}
 
 
+def test_no_column_named_like_an_item_leaves_the_item_to_choose():
+    g = upload.guess_mapping(["user", "site"] + [f"i{j}" for j in range(1, 201)])
+    assert (g["user"], g["entity"], g["item"], g["value"]) == ("user", "site", None, None)
+    assert upload.mapping_problems("user", None, "site", None, None)[0].startswith("Choose “Item”")
+
+
 def test_user_attributes_join_and_federate_by_zip_and_occupation():
     df, _ = upload.read_upload(U_DATA.encode(), "ratings.tsv")
     attrs, attrs_no_header = upload.read_upload(U_USER.encode(), "users.txt", 2, "user-attribute table")

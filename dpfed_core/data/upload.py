@@ -125,8 +125,8 @@ def guess_mapping(columns: list[str], df: pd.DataFrame | None = None,
                   no_header: bool = False) -> dict[str, str | None]:
     """Initial guesses for User / Item / Value / Item name / Entity: distinct columns, never the same
     column twice. With ``no_header`` (and the table) the guess is by position and content
-    (:func:`_guess_by_position`); otherwise by the column names. ``entity`` may be None: nothing in the
-    table looks like an entity (choose it, or upload a user-attribute table)."""
+    (:func:`_guess_by_position`); otherwise by the column names. ``entity`` and ``item`` may be None:
+    no column is named like one (choose it, or upload a user-attribute table for the entity)."""
     if no_header and df is not None:
         if list(map(str, columns))[:3] == KNOWN_FORMATS["u.data"][1][:3]:
             return {"user": "user id", "item": "item id", "value": "rating", "name": None, "entity": None}
@@ -148,8 +148,10 @@ def guess_mapping(columns: list[str], df: pd.DataFrame | None = None,
                        "customer", "client")
     out["entity"] = pick("entity", "hospitalid", "hospital", "region", "bank", "site", "zip", "clinic",
                          optional=True)
+    # never the first free column: in a table of one column per item (user, site, i1 … i200) that is
+    # an item's counts read as item ids; the CLI too needs the item column named
     out["item"] = pick("item", "item_id", "itemid", "movie", "product", "drugname", "drug", "medication",
-                       "code")
+                       "code", optional=True)
     out["value"] = pick("value", "rating", "count", "score", "amount", optional=True)
     out["name"] = pick("title", "item_name", "name", optional=True)
     return out
@@ -215,11 +217,16 @@ def join_user_attributes(interactions: pd.DataFrame, user_col: str, attributes: 
     return pd.concat([interactions, joined], axis=1)
 
 
-def mapping_problems(user: str, item: str, entity: str | None, value: str | None, name: str | None) -> list[str]:
-    """Mapping errors in the Data page's words: User, Item and Entity must be three different columns
-    (a user × item table of one column against itself is a diagonal of nonsense), and the value / name
-    columns must not be one of them."""
+def mapping_problems(user: str, item: str | None, entity: str | None, value: str | None,
+                     name: str | None) -> list[str]:
+    """Mapping errors in the Data page's words: an Item column must be chosen, User, Item and Entity
+    must be three different columns (a user × item table of one column against itself is a diagonal of
+    nonsense), and the value / name columns must not be one of them."""
     out = []
+    if not item:
+        out.append("Choose “Item”: no column is named like an item (item, movie, product, drug, code). Each row "
+                   "must be one user–item interaction; a table with one column per item (a wide table) is not "
+                   "read — reshape it to user, item and value columns.")
     if user == item:
         out.append(f"“User” and “Item” are both {user!r}: choose two different columns (one row per "
                    "user–item interaction).")
