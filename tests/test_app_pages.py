@@ -364,6 +364,16 @@ def test_entity_with_two_users():
     assert list(at.dataframe[-1].value["entity"]) == ["A", "B", "C"]
 
 
+def test_leaving_out_every_entity_is_named_as_the_cause():
+    at = build(upload(csv_bytes(GOOD_ROWS)))
+    at.text_input(key="exclude_entities").set_value("A, B, C").run()
+    build(at)
+    assert_clean(at)
+    msg = " ".join(errors(at))
+    assert len(at.error) == 1 and "Leave out entities" in msg and "leaves no entity (all 3 are left out)" in msg, msg
+    assert "one entity" not in msg and "Entity from column" not in msg, msg
+
+
 def test_epsilon_not_positive(federated):
     at = federated
     at.switch_page("pages/2_Federate.py").run()

@@ -312,6 +312,11 @@ def test_federation_help_and_exclude_entities(capsys, toy):
     assert "in 2 entities" in capsys.readouterr().out
     code = main(["run", "--data", str(toy), *TOY, "--exclude-entities", "hospital 9"])
     one_error(capsys, code, "--exclude-entities names 'hospital 9'")
+    code = main(["run", "--data", str(toy), *TOY, "--exclude-entities", "hospital 0,hospital 1,hospital 2"])
+    err = one_error(capsys, code, "--exclude-entities leaves no entity (all 3 are left out)", "leave fewer out")
+    assert "'?'" not in err and "--entity-col" not in err, err
+    code = main(["run", "--data", str(toy), *TOY, "--exclude-entities", "hospital 0,hospital 1"])
+    one_error(capsys, code, "--exclude-entities leaves one entity ('hospital 2')")
 
 
 def test_errors_name_the_front_ends_controls():

@@ -143,6 +143,10 @@ def test_no_true_count_decides_entities_or_items():
     assert ds2.entity_names == ["A", "B"] and any("left out 1 declared entities: C" in n for n in ds2.notes)
     with pytest.raises(ConfigError, match="exclude_entities names 'Z'"):
         load_long_table(df2, **OPTS, exclude_entities=["Z"])
+    with pytest.raises(ConfigError, match=r"exclude_entities leaves no entity \(all 3 are left out\)"):
+        load_long_table(df2, **OPTS, exclude_entities=["A", "B", "C"])
+    with pytest.raises(ConfigError, match=r"exclude_entities leaves one entity \('B'\)"):
+        load_long_table(df2, **OPTS, exclude_entities=["A", "C"])
     for opt in ("min_entity_users", "min_item_users", "small_entities"):
         with pytest.raises(ConfigError, match=f"{opt} is no longer an option"):
             load_long_table(df2, **OPTS, **{opt: 3})

@@ -596,7 +596,13 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
         t = t.loc[~drop]
         notes.append(f"left out {len(excl)} declared entities: "
                      f"{', '.join(repr(e) if ',' in e else e for e in excl[:8])}{' …' if len(excl) > 8 else ''}")
+        before = ents
         ents = [e for e in ents if e not in set(excl)] if declared is not None else _present(t["e"])
+        if len(ents) < 2 <= len(before):  # the leaving out is what leaves too few, not the data or the list
+            left = f"one entity ('{ents[0]}')" if ents else f"no entity (all {len(before)} are left out)"
+            raise ConfigError(f"{label}: exclude_entities leaves {left} — federation needs at least two; leave "
+                              "fewer out", param="exclude_entities")
+        ents = ents or before  # one entity before anything was left out: named below as the data's
     if len(ents) < 2:
         only = ents[0] if len(ents) else "?"
         if declared is not None:
