@@ -40,13 +40,8 @@ def _load(fn, *args, source_text: str, path_box: bool = False) -> None:
     except DpfedError as exc:
         if path_box:
             st.error(dash.safe_loader_message(exc), icon=":material/error:")
-        elif getattr(exc, "param", None) == "value_max" or "value_max" in str(exc):
-            # never echo a private value in advice about a public bound
-            st.error("Some values are above the declared maximum. Set “Declared maximum of one value "
-                     "(public bound)” from the scale's public definition (e.g. 5 for 1–5 stars, a "
-                     "protocol's maximum count), never from the data.", icon=":material/error:")
         else:
-            ui.show_error(exc)
+            st.error(dash.load_error_text(exc), icon=":material/error:")
         return
     # a loader spec and its options: the CLI's --data and data flags reproduce the same data
     if fn is ui.load_spec:

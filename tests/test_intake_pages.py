@@ -2,6 +2,7 @@
 tests/test_intake.py give the same results, and errors name the page's controls."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -60,6 +61,17 @@ def test_upload_error_names_the_control():
     at = build(upload(rows(["uA0,item9,7,A"])))
     msg = " ".join(e.value for e in at.error)
     assert "“Declared maximum of one value (public bound)”" in msg and "value_max" not in msg, msg
+
+
+def test_a_declared_maximum_of_zero_is_said_to_be_not_positive_not_exceeded():
+    at = upload(rows())
+    [box] = [n for n in at.number_input if n.key.startswith("map_max")]
+    box.set_value(0.0).run()
+    build(at)
+    assert not at.exception, [e.value for e in at.exception]
+    msg = " ".join(re.sub(r"\\(.)", r"\1", e.value) for e in at.error)
+    assert len(at.error) == 1 and "“Declared maximum of one value (public bound)”" in msg, msg
+    assert "must be a positive number" in msg and "above the declared maximum" not in msg, msg
 
 
 def test_upload_value_kind_from_the_column_name():

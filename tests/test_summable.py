@@ -231,13 +231,18 @@ def test_the_trust_record_states_both_guarantees_and_where_the_sum_was_formed():
     assert spr.run_notes(plain, {}, in_process=True)[0] == spr.NO_SECAGG_NOTE
 
 
-def test_the_message_log_of_a_summable_run_lists_each_message_with_its_round_and_direction():
+def _three_sites():
+    """The toy sites, their names and each one's rows in the stacked matrix."""
     X = _sites()
-    names = ["e0", "e1", "e2"]
     slices, start = [], 0
     for x in X:
         slices.append(slice(start, start + x.shape[0]))
         start += x.shape[0]
+    return X, ["e0", "e1", "e2"], slices, start
+
+
+def test_the_message_log_of_a_summable_run_lists_each_message_with_its_round_and_direction():
+    X, names, slices, start = _three_sites()
     for aggregation in ("secure", "none"):
         method = _TopThenPairs(epsilon=1.0, delta=1e-6, aggregation=aggregation)
         rngs = [np.random.default_rng(10 + h) for h in range(3)] + [np.random.default_rng(99)]
@@ -252,6 +257,25 @@ def test_the_message_log_of_a_summable_run_lists_each_message_with_its_round_and
         V = [(2, "server", n, "item factors V (top-then-pairs)", (12, 1)) for n in names]
         assert sorted(log) == sorted(ups + down + V)
         assert [m.round for m in out["messages"]][-3:] == [2, 2, 2]
+
+
+def test_a_one_stage_methods_release_is_never_called_a_release_release():
+    """A one-stage method's only stage is named "release": the message log and the dashboard's progress
+    lines say "release" once."""
+    from dpfed_core.ui.tables import progress_text
+
+    X, names, slices, start = _three_sites()
+    events = []
+    method = make_summable_method("dp-popularity", epsilon=1.0, delta=1e-6, aggregation="none")
+    rngs = [np.random.default_rng(10 + h) for h in range(3)] + [np.random.default_rng(99)]
+    out = spr.fit_summable(method, X, names, slices, start, rngs, PrivacyLedger(1.0, 1e-6), 0.1, "zero",
+                           lambda event, **info: events.append(progress_text(event, info)))
+    sent = {m.content for m in out["messages"] if m.round == 1 and m.receiver == "server"}
+    assert sent == {"noisy release (full noise)"}, sent
+    lines = [e for e in events if e]
+    assert "Round 1 · entity **e0** (1/3) computes its DP release on its own training data…" in lines, lines
+    assert "Server · adds up the releases (post-processing, no privacy cost)…" in lines, lines
+    assert not any("release release" in e for e in lines), lines
 
 
 def test_an_entitys_round_2_scores_on_the_broadcast_v_followed_by_its_own_columns():

@@ -184,6 +184,13 @@ def coalition_epsilon(sigma: float, delta: float, sensitivity: float, size: int)
     return hi
 
 
+def release_words(stage: str, plural: bool = False) -> str:
+    """A stage's release in words ("popularity release"); a one-stage method's only stage is named
+    ``release``, which is then the whole phrase (never "release release")."""
+    word = "releases" if plural else "release"
+    return word if stage == "release" else f"{stage} {word}"
+
+
 class SummableMethod(ABC):
     """Base class. Parameters are stored as given; :meth:`share` computes one entity's share and
     spends through its ledger view; :meth:`combine` (or, for one-stage methods, :meth:`finish`) turns

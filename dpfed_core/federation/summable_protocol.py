@@ -23,7 +23,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.federation.messages import SERVER, Message, array_message
-from dpfed_core.federation.summable import GRID, KNOWN_ONLY, fused_stages, rounding_covered, share_grid_steps
+from dpfed_core.federation.summable import (GRID, KNOWN_ONLY, fused_stages, release_words, rounding_covered,
+                                            share_grid_steps)
 from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
@@ -283,7 +284,7 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
             progress("round1_start", entity=names[h], index=h, total=H, stage=stage)
         elif event == "share_done":
             what = (f"share of the secure sum ({stage} + noise share)" if secure
-                    else f"noisy {stage} release (full noise)")
+                    else f"noisy {release_words(stage)} (full noise)")
             messages.append(array_message(1, names[h], SERVER, what, share.values))
             coalition.append(share.coalition_epsilon)
             progress("round1_done", entity=names[h], index=h, total=H)

@@ -270,6 +270,17 @@ def check_data_dir(path_text: str, kind: str) -> Path:
     return p
 
 
+def load_error_text(exc: BaseException) -> str:
+    """A loader error in the Data page's words. Values above the declared maximum are said without any
+    of them (advice about a public bound never echoes the private data); an unusable bound itself (0,
+    negative, not a number) is the engine's own message, naming the control."""
+    if isinstance(exc, DataError) and (getattr(exc, "param", None) == "value_max" or "value_max" in str(exc)):
+        return ("Some values are above the declared maximum. Set “Declared maximum of one value (public bound)” "
+                "from the scale's public definition (e.g. 5 for 1–5 stars, a protocol's maximum count), never "
+                "from the data.")
+    return friendly_message(exc)
+
+
 def safe_loader_message(exc: BaseException) -> str:
     """A loader error for a path box without any directory listing ("found: a, b, c …")."""
     import re

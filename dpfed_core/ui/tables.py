@@ -12,6 +12,7 @@ from dpfed_core.data.split import Split
 from dpfed_core.evaluation.experiments import sweep_table
 from dpfed_core.evaluation.verdicts import compare_one, format_epsilon
 from dpfed_core.federation.protocol import user_row
+from dpfed_core.federation.summable import release_words
 from dpfed_core.methods import MethodResult
 from dpfed_core.reporting.report_format import shape_text
 from dpfed_core.ui.inputs import escape_md
@@ -32,7 +33,7 @@ def progress_text(event: str, info: dict) -> str | None:
     pos = f" ({info['index'] + 1}/{info['total']})" if "index" in info and "total" in info else ""
     if event == "round1_start":
         if info.get("stage"):  # a summable method: one release (share) per stage
-            return f"Round 1 · entity **{ent}**{pos} computes its DP {info['stage']} release on its own training data…"
+            return f"Round 1 · entity **{ent}**{pos} computes its DP {release_words(info['stage'])} on its own training data…"
         return f"Round 1 · entity **{ent}**{pos} computes its prototypes on its own training data…"
     # with a DP-selected catalogue the columns of what is sent and of V are shared keys, not items
     cols = "shared keys" if info.get("keys") else "items"
@@ -40,7 +41,7 @@ def progress_text(event: str, info: dict) -> str | None:
         shape = info.get("shape")
         return f"Round 1 · **{ent}** sent {shape[0]} prototypes × {shape[1]} {cols} to the server" if shape else None
     if event == "server_start" and info.get("stage"):
-        return f"Server · adds up the {info['stage']} releases (post-processing, no privacy cost)…"
+        return f"Server · adds up the {release_words(info['stage'], plural=True)} (post-processing, no privacy cost)…"
     if event == "server_start":
         return f"Server · fitting V on {info.get('n_prototypes', '?')} stacked prototypes (no privacy cost)…"
     if event == "server_done":
