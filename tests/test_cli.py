@@ -470,3 +470,17 @@ def test_hidden_entries_above_every_users_entries_say_the_largest_value_that_dra
     err = capsys.readouterr().err
     assert "no entity will have a test user" in err and "lower --n-hidden to at most 78" in err, err
     assert "--test-fraction" not in err.split("undefined:")[1]
+
+
+def test_a_grid_for_a_method_without_epsilon_and_a_negative_grid_are_named(tmp_path, capsys):
+    assert main(["sweep", "--data", "sample:clinic", "--method", "local", "--epsilons", "1", "--seeds", "0",
+                 "--store", str(tmp_path / "s.sqlite3")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "--epsilons is not used by --method local" in err, err
+    # a value starting with a minus reaches its own check instead of argparse's "expected one argument"
+    assert main(["sweep", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilons", "-1,3",
+                 "--seeds", "0", "--store", str(tmp_path / "s.sqlite3")]) == 2
+    err = capsys.readouterr().err
+    assert "must be positive" in err and "[--epsilons]" in err and "expected one argument" not in err, err
+    assert main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon", "-2"]) == 2
+    assert "ε must be a positive number" in capsys.readouterr().err

@@ -432,6 +432,7 @@ def unused_flags(args, method: str) -> list[tuple[str, str]]:
     if not spec.uses_epsilon:
         why = f"{method} is not a DP method ({spec.privacy_model.label}): it spends no ε and adds no noise"
         out += [(f, why) for f, v in (("--epsilon", args.epsilon), ("--delta", args.delta)) if v is not None]
+        out += [("--epsilons", why)] if getattr(args, "epsilons_given", False) else []
     if args.k is not None and not spec.uses_k:
         out.append(("--k", f"{method} sends no prototypes, so it has no k"))
     if not is_summable(method):

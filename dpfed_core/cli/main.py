@@ -103,7 +103,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                "--aggregation secure --epsilons 0.1,1,10,inf --seeds 0,1,2 --out sweep.json\n")
     add_data_args(sw)
     add_model_args(sw)
-    sw.add_argument("--epsilons", type=float_list, default=[0.1, 0.3, 1, 3, 10, math.inf],
+    sw.add_argument("--epsilons", type=float_list, default=None,
                     help="comma-separated ε grid, inf allowed (default 0.1,0.3,1,3,10,inf)")
     sw.add_argument("--seeds", type=seed_list, default=[0, 1, 2],
                     help="comma-separated seeds, each from 0 to 2^63 − 1 (default 0,1,2)")
@@ -183,6 +183,10 @@ def _clock(dataset, configs):
     from dpfed_core.evaluation.cost import clock_for_runs, run_shapes
 
     return clock_for_runs(run_shapes(dataset, configs), configs)
+
+
+#: The ε grid of ``sweep`` without ``--epsilons``.
+SWEEP_EPSILONS = (0.1, 0.3, 1, 3, 10, math.inf)
 
 
 def _print_table(docs: dict[str, dict], n: int) -> None:
@@ -306,6 +310,10 @@ def cmd_sweep(args) -> int:
         # --out naming it); every other input is protected
         check_outputs(args, ("--out" if args.out else "--resume", out), rewritable=("--resume",))
         check_suffix(out, ".json", "--out" if args.out else "--resume")
+    # a grid given to a method that spends no ε is refused by name (check_unused_flags), never ignored
+    args.epsilons_given = args.epsilons is not None
+    if args.epsilons is None:
+        args.epsilons = list(SWEEP_EPSILONS)
     check_grid(args.epsilons, "--epsilons")
     check_grid(args.seeds, "--seeds")
     if args.metric not in _known_metrics(args.top_n):
@@ -450,13 +458,29 @@ def render_error(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
+def _negative_values_attached(argv: list[str]) -> list[str]:
+    """``--epsilons -1,3`` as ``--epsilons=-1,3``: argparse takes a value that starts with a minus and is
+    not a plain number for another flag ("expected one argument"), so the value's own check — which names
+    what is wrong with it — never ran. Only a token after a ``--flag`` that reads as numbers is attached."""
+    import re
+
+    out: list[str] = []
+    for tok in argv:
+        if (out and out[-1].startswith("--") and "=" not in out[-1]
+                and re.fullmatch(r"-[\d.][\d.,eE+\-infa]*", tok)):
+            out[-1] = f"{out[-1]}={tok}"
+        else:
+            out.append(tok)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Exit status: 0 success, 2 any error (one ``error: …`` line on stderr, never
     a traceback), 130 interrupted (Ctrl-C, or SIGTERM: a terminated command unwinds as an interrupted one,
     so a charged release is closed as failed, its processes stopped and no output half-written)."""
     restore = _terminate_as_interrupt()
     try:
-        argv = list(sys.argv[1:] if argv is None else argv)
+        argv = _negative_values_attached(list(sys.argv[1:] if argv is None else argv))
         parser = build_parser(argv[0] if argv else None)
         args = parser.parse_args(argv)
         commands = {"run": cmd_run, "sweep": cmd_sweep, "methods": cmd_methods,
