@@ -484,3 +484,10 @@ def test_a_grid_for_a_method_without_epsilon_and_a_negative_grid_are_named(tmp_p
     assert "must be positive" in err and "[--epsilons]" in err and "expected one argument" not in err, err
     assert main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon", "-2"]) == 2
     assert "ε must be a positive number" in capsys.readouterr().err
+
+
+def test_an_unknown_method_is_tagged_with_the_flag_that_named_it(capsys):
+    for flag in ("--method", "--compare"):
+        assert main(["run", "--data", "sample:clinic", flag, "nosuch"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("error:") == 1 and "unknown method 'nosuch'" in err and err.rstrip().endswith(f"[{flag}]")

@@ -523,8 +523,15 @@ def run_config(args, dataset) -> RunConfig:
         prototype_params=params, n_jobs=n_jobs,
         aggregation=given("aggregation", base.aggregation), max_dropouts=given("max_dropouts", base.max_dropouts),
     )
-    if args.method in available_methods():  # an unknown method is named by the run service's check
-        check_unused_flags(args, args.method)
+    if args.method not in available_methods():
+        # the registry's own message, tagged with the flag that chose the method, as --compare's is
+        from dpfed_core.methods import get_method
+
+        try:
+            get_method(args.method)
+        except DpfedError as exc:
+            raise DpfedError(str(exc), param="method") from None
+    check_unused_flags(args, args.method)
     return config
 
 
