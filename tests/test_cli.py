@@ -491,3 +491,11 @@ def test_an_unknown_method_is_tagged_with_the_flag_that_named_it(capsys):
         assert main(["run", "--data", "sample:clinic", flag, "nosuch"]) == 2
         err = capsys.readouterr().err
         assert err.count("error:") == 1 and "unknown method 'nosuch'" in err and err.rstrip().endswith(f"[{flag}]")
+
+
+def test_a_store_path_naming_a_directory_is_the_one_line_said(tmp_path, capsys):
+    """Said before the data are loaded: no planning line (the catalogue's forecast) comes first."""
+    assert main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--store", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and err.startswith("error: ") and "is a directory" in err, err
+    assert err.rstrip().endswith("[--store]")

@@ -245,6 +245,20 @@ def print_cap_changes(odometer, key: str) -> None:
         print(line)
 
 
+def check_store_path(args) -> None:
+    """Refuse a store path that names a directory before anything is loaded or said: the store's own
+    check would come only after the run's planning lines, as a second message."""
+    import os
+
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.privacy.store import resolve_store_path
+
+    given = getattr(args, "store", None) or os.environ.get("DPFED_STORE", "").strip() or None
+    if given is not None and resolve_store_path(given).is_dir():
+        raise DpfedError(f"the store path {resolve_store_path(given)} is a directory; give a file name",
+                         param="store")
+
+
 def note_store(args, dataset) -> None:
     """:func:`note_site_store` for the store a command is given (``--store`` or ``$DPFED_STORE``), when it
     exists (a new store holds no site's accounts). The home directory's default store is not opened for

@@ -245,6 +245,7 @@ def cmd_run(args) -> int:
         check_writable(args.out, suffix=".json")
         check_outputs(args, ("--out", args.out))
         check_suffix(args.out, ".json")
+    budget_cmd.check_store_path(args)
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config, args.compare)
