@@ -96,7 +96,8 @@ def measure(methods, data) -> list[dict]:
             shape = cost.shape_of(ds, cfg)
             split = make_split(ds, cfg)
             # each run from cold: a site's own fits kept by an earlier method of this loop (local reads
-            # round 2's) would time `local` at a tenth of what a command that runs it alone takes
+            # those the federated method's site models fitted) would time `local` at a tenth of what a
+            # command that runs it alone takes
             SITE_FITS.clear()
             c0, w0 = time.process_time(), time.perf_counter()
             doc, _ = run_method(ds, cfg, split)

@@ -245,32 +245,34 @@ def print_cap_changes(odometer, key: str) -> None:
         print(line)
 
 
-def check_store_path(args) -> None:
-    """Refuse a store path that names a directory before anything is loaded or said: the store's own
-    check would come only after the run's planning lines, as a second message."""
+def _given_store(args):
+    """The store path a command is given (``--store``, else ``$DPFED_STORE``), or None for the home
+    directory's default."""
     import os
 
-    from dpfed_core.errors import DpfedError
     from dpfed_core.privacy.store import resolve_store_path
 
     given = getattr(args, "store", None) or os.environ.get("DPFED_STORE", "").strip() or None
-    if given is not None and resolve_store_path(given).is_dir():
-        raise DpfedError(f"the store path {resolve_store_path(given)} is a directory; give a file name",
-                         param="store")
+    return None if given is None else resolve_store_path(given)
+
+
+def check_store_path(args) -> None:
+    """Refuse a store path that names a directory before anything is loaded or said: the store's own
+    check would come only after the run's planning lines, as a second message."""
+    from dpfed_core.errors import DpfedError
+
+    path = _given_store(args)
+    if path is not None and path.is_dir():
+        raise DpfedError(f"the store path {path} is a directory; give a file name", param="store")
 
 
 def note_store(args, dataset) -> None:
     """:func:`note_site_store` for the store a command is given (``--store`` or ``$DPFED_STORE``), when it
     exists (a new store holds no site's accounts). The home directory's default store is not opened for
     it: a simulation never opens that store, and no site keeps its budget there."""
-    import os
-
-    from dpfed_core.privacy.store import resolve_store_path
-
-    given = getattr(args, "store", None) or os.environ.get("DPFED_STORE", "").strip() or None
-    if given is None:
+    path = _given_store(args)
+    if path is None:
         return
-    path = resolve_store_path(given)
     if path.exists():
         from dpfed_core.privacy.odometer import BudgetOdometer
 

@@ -96,7 +96,6 @@ def default_config(ds: FederatedDataset, method: str | None = None, path: Path |
     # the measured setting is every method's starting point, as on the Federate page (whose controls keep
     # their values when the method changes): the same settings left out give the same run on both
     from_file = measured is not None
-    from dpfed_core.federation.protocol import is_summable
 
     return RunConfig(
         method=method,
@@ -108,8 +107,16 @@ def default_config(ds: FederatedDataset, method: str | None = None, path: Path |
         mode=default_mode(ds),
         seed=DEFAULT_SEED,
         max_iter=DEFAULT_MAX_ITER,
-        aggregation=measured["aggregation"] if from_file and is_summable(method) else "none",
+        aggregation=_default_aggregation(method, measured),
     )
+
+
+def _default_aggregation(method: str, measured: dict | None) -> str:
+    """A method's aggregation when none is given: the measured default for a summable method, "none"
+    for any other method or without the measurement."""
+    from dpfed_core.federation.protocol import is_summable
+
+    return measured["aggregation"] if measured is not None and is_summable(method) else "none"
 
 
 #: Loader options (:func:`dpfed_core.data.loaders.load_data`) → the CLI flag that sets each.
@@ -134,13 +141,11 @@ def with_method(base: RunConfig, method: str) -> RunConfig:
     from dpfed_core.federation.protocol import is_summable
     from dpfed_core.methods import METHODS
 
-    if not is_summable(method):
-        aggregation = "none"
-    elif is_summable(base.method):
+    if is_summable(method) and is_summable(base.method):
         aggregation = base.aggregation
     else:
         doc = measured_defaults()
-        aggregation = doc["defaults"]["aggregation"] if doc is not None else "none"   # default_config's rule
+        aggregation = _default_aggregation(method, doc["defaults"] if doc is not None else None)
     epsilon = base.epsilon if METHODS[base.method].uses_epsilon else 1.0
     return base.replace(method=method, aggregation=aggregation, epsilon=epsilon)
 
