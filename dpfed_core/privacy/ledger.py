@@ -62,6 +62,19 @@ class LedgerRow:
     sampler: str = ""
     rho: float | None = None
 
+    @classmethod
+    def from_record(cls, record: dict) -> "LedgerRow":
+        """A row read back from :meth:`PrivacyLedger.to_records` as JSON: numbers kept as strings by
+        some writers (``"inf"``) are read as floats, a missing or null number as NaN, a missing ρ as
+        none. Raises KeyError, TypeError or ValueError for a record that is not a row."""
+        def number(key: str) -> float:
+            return float(record[key]) if record.get(key) is not None else math.nan
+
+        rho = record.get("rho")
+        return cls(str(record["entity"]), str(record["stage"]), str(record["mechanism"]), number("epsilon"),
+                   number("delta"), number("sensitivity"), number("noise_scale"), str(record.get("note", "")),
+                   str(record.get("sampler", "")), None if rho is None else float(rho))
+
 
 BASIC = "basic composition (ε and δ add up)"
 ZCDP = "zCDP composition (ρ adds up; OpenDP's zCDP → (ε, δ) conversion)"

@@ -210,11 +210,8 @@ def check_stated_guarantee(doc: dict, what: str) -> None:
         delta_budget = float(p.get("requested_delta", p.get("delta", 0.0)))
         by: dict[str, list[LedgerRow]] = {}
         for r in records:
-            # numbers as some JSON writers keep them ("inf") are read as floats
-            row = {**r, **{k: float(r[k]) if r.get(k) is not None else math.nan
-                           for k in ("epsilon", "delta", "sensitivity", "noise_scale")}}
-            row["rho"] = float(r["rho"]) if r.get("rho") is not None else None
-            by.setdefault(str(row["entity"]), []).append(LedgerRow(**row))
+            row = LedgerRow.from_record(r)
+            by.setdefault(row.entity, []).append(row)
         # each entity's rows composed as the run composed them, at its requested δ
         composed = {e: compose(rows, delta_budget)[:2] for e, rows in by.items()}
         stated = (float(p["epsilon"]), float(p["delta"]))
