@@ -308,20 +308,32 @@ def ids_are_counters(user_ids) -> bool:
     return _are_counters(_canonical_ids(user_ids))
 
 
-def _are_counters(ids: list[str]) -> bool:
-    """:func:`ids_are_counters` of ids already read canonically."""
-    from collections import Counter
+def _prefix_groups(ids: list[str]) -> tuple[list[tuple[str, str] | None], dict[str, list[int]]]:
+    """Each id read as (prefix, number) (None when it is not one), and the numbers of each prefix in
+    first-seen order of the prefixes."""
+    parts = [m.groups() if m is not None else None for m in map(_COUNTER.fullmatch, ids)]
+    groups: dict[str, list[int]] = {}
+    for part in parts:
+        if part is not None:
+            groups.setdefault(part[0], []).append(int(part[1]))
+    return parts, groups
 
+
+def _dense(nums: list[int]) -> bool:
+    """Whether the distinct numbers fill at least :data:`COUNTER_DENSITY` of the range they span."""
+    return len(set(nums)) >= COUNTER_DENSITY * (max(nums) - min(nums) + 1)
+
+
+def _are_counters(ids: list[str]) -> bool:
+    """:func:`ids_are_counters` of ids already read canonically: the prefix most ids have (the first
+    seen of equally common ones) holds at least half of them, and its numbers are dense."""
     if not ids:
         return True
-    parts = [m.groups() for m in map(_COUNTER.fullmatch, ids) if m is not None]
-    if not parts:
+    _, groups = _prefix_groups(ids)
+    if not groups:
         return False
-    prefix, count = Counter(pre for pre, _ in parts).most_common(1)[0]
-    if count < 0.5 * len(ids):
-        return False
-    nums = {int(num) for pre, num in parts if pre == prefix}
-    return len(nums) >= COUNTER_DENSITY * (max(nums) - min(nums) + 1)
+    nums = max(groups.values(), key=len)
+    return len(nums) >= 0.5 * len(ids) and _dense(nums)
 
 
 def _counter_ids(ids: list[str]) -> np.ndarray:
@@ -329,13 +341,8 @@ def _counter_ids(ids: list[str]) -> np.ndarray:
     :data:`COUNTER_DENSITY` of the range they span (``x1 … x2620``, ``1, 2, 3 …``). Judged per prefix,
     not for the dataset as a whole: dummy users numbered by a counter and added to sparse record numbers
     must not make the record numbers count as a counter too."""
-    parts = [m.groups() if m is not None else None for m in map(_COUNTER.fullmatch, ids)]
-    groups: dict[str, list[int]] = {}
-    for part in parts:
-        if part is not None:
-            groups.setdefault(part[0], []).append(int(part[1]))
-    dense = {pre for pre, nums in groups.items()
-             if len(set(nums)) >= COUNTER_DENSITY * (max(nums) - min(nums) + 1)}
+    parts, groups = _prefix_groups(ids)
+    dense = {pre for pre, nums in groups.items() if _dense(nums)}
     return np.fromiter((part is not None and part[0] in dense for part in parts), dtype=bool, count=len(ids))
 
 
