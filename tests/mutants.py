@@ -1082,7 +1082,7 @@ MUTANTS = (
            "_overview(run_doc, public)", "_overview(run_doc, False)",
            ("tests/test_report.py::test_public_report_holds_no_number_computed_on_private_data",)),
     Mutant("refusal-names-where-a-probes-people-are", ODO, "BudgetOdometer._check",
-           "alias = ident.alias_of is not None", "alias = False",
+           "ident.alias_of is not None", "False",
            ("tests/test_odometer.py::test_a_refused_probe_of_a_few_stored_people_names_no_stored_entity_and_leaves_no_row",)),
     Mutant("refused-probe-registered-in-the-store", "dpfed_core/evaluation/service.py", "_open_account",
            "dataset_key(dataset)", "odometer.register(dataset, dataset_key(dataset))",

@@ -90,6 +90,20 @@ def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.4g}"
 
 
+def _over_lines(over: list) -> str:
+    """The entities a refused charge would take over the cap, with their spend before and after;
+    entities with the same numbers share one line (30 hospitals, one sentence), at most 5 lines."""
+    groups: dict[tuple, list[str]] = {}
+    for e, b, a, _ in over:
+        groups.setdefault((round(b, 9), round(a, 9)), []).append(e)
+    lines = []
+    for (b, a), ents in list(groups.items())[:5]:
+        who = (f"entity {ents[0]!r}" if len(ents) == 1 else
+               f"{len(ents)} entities ({', '.join(repr(x) for x in ents[:3])}{', …' if len(ents) > 3 else ''})")
+        lines.append(f"{who}: spent ε = {_spent(b)}, this would bring it to ε = {_spent(a)}")
+    return "; ".join(lines) + (f"; … and {len(groups) - 5} more groups" if len(groups) > 5 else "")
+
+
 def _stored_fingerprint(row) -> PeopleFingerprint:
     """A fingerprint as the store holds it (a row of ``fingerprints`` joined with its dataset's entities)."""
     return PeopleFingerprint(
@@ -784,49 +798,37 @@ class BudgetOdometer:
             after = compose_releases([*cur, *add], dref)
             if after.epsilon > cap_e * (1 + CAP_REL_TOL):
                 over.append((e, before.epsilon, after.epsilon, after))
-        if over:
-            n = len(plans)
-            # Entities with the same numbers share one line (30 hospitals, one sentence).
-            groups: dict[tuple, list[str]] = {}
-            for e, b, a, c in over:
-                groups.setdefault((round(b, 9), round(a, 9)), []).append(e)
-            lines = []
-            for (b, a), ents in list(groups.items())[:5]:
-                who = (f"entity {ents[0]!r}" if len(ents) == 1 else
-                       f"{len(ents)} entities ({', '.join(repr(x) for x in ents[:3])}{', …' if len(ents) > 3 else ''})")
-                lines.append(f"{who}: spent ε = {_spent(b)}, this would bring it to ε = {_spent(a)}")
-            shown = "; ".join(lines) + (f"; … and {len(groups) - 5} more groups" if len(groups) > 5 else "")
-            alias = ident.alias_of is not None
-            acct = over[0][3]
-            # a sweep's points are set by its grid, a run's by its ε: the refusal names the one given
-            grid = any(p.kind == "sweep point" for p in plans)
-            basic, why = _spent(acct.basic_epsilon), ""
-            fix, param = (("Choose {epsilons}, run fewer points", "epsilons") if grid else
-                          ("Choose {epsilon}, run fewer points", "epsilon"))
-            if basic_delta_exceeded(acct, dref):
-                # Σε alone would read as a valid basic charge; it holds only while Σδ ≤ δ_cap/2, so the
-                # refusal names δ as what binds, not ε
-                basic = f"{basic}, not valid: its Σδ = {acct.basic_delta:.3g} is above δ/2 = {dref / 2:.3g}"
-                if math.isinf(acct.tight_epsilon):
-                    # with zCDP finite it is zCDP's ε that passes the cap, and ε remains the fix
-                    why = (" zCDP cannot take these releases either: one of them has no ρ before it runs (a method "
-                           "that is not Gaussian-only, or an approximate-DP selection).")
-                    fix, param = ("Choose {delta}, a method whose release has a ρ (dp-cooccurrence, dp-als, "
-                                  "dp-popularity), run fewer points"), "delta"
-            if alias:
-                # people recognised in another dataset's account: the stored entity they belong to — its
-                # name, or a figure that composes its spend — would tell whoever runs a probe of a few
-                # records where those people are
-                raise BudgetRefused(
-                    f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_cap(cap_e)}, δ = "
-                    f"{cap_d:.3g} per entity; {n} release{'s' if n > 1 else ''} planned): it would take the stored "
-                    f"account's entities these people belong to over the cap.{why} Nothing was computed. {fix}, "
-                    "or — if you own the data — raise the cap with {cap}", param=param)
-            raise BudgetRefused(
-                f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_cap(cap_e)}, δ = {cap_d:.3g} "
-                f"per entity; {n} release{'s' if n > 1 else ''} planned; composed by the smaller of basic "
-                f"composition ({basic}) and zCDP ({_spent(acct.tight_epsilon)})). {shown}.{why} "
-                f"Nothing was computed. {fix}, or — if you own the data — raise the cap with {{cap}}", param=param)
+        if not over:
+            return
+        n = len(plans)
+        acct = over[0][3]
+        # a sweep's points are set by its grid, a run's by its ε: the refusal names the one given
+        grid = any(p.kind == "sweep point" for p in plans)
+        basic, why = _spent(acct.basic_epsilon), ""
+        fix, param = (("Choose {epsilons}, run fewer points", "epsilons") if grid else
+                      ("Choose {epsilon}, run fewer points", "epsilon"))
+        if basic_delta_exceeded(acct, dref):
+            # Σε alone would read as a valid basic charge; it holds only while Σδ ≤ δ_cap/2, so the
+            # refusal names δ as what binds, not ε
+            basic = f"{basic}, not valid: its Σδ = {acct.basic_delta:.3g} is above δ/2 = {dref / 2:.3g}"
+            if math.isinf(acct.tight_epsilon):
+                # with zCDP finite it is zCDP's ε that passes the cap, and ε remains the fix
+                why = (" zCDP cannot take these releases either: one of them has no ρ before it runs (a method "
+                       "that is not Gaussian-only, or an approximate-DP selection).")
+                fix, param = ("Choose {delta}, a method whose release has a ρ (dp-cooccurrence, dp-als, "
+                              "dp-popularity), run fewer points"), "delta"
+        if ident.alias_of is not None:
+            # people recognised in another dataset's account: the stored entity they belong to — its
+            # name, or a figure that composes its spend — would tell whoever runs a probe of a few
+            # records where those people are
+            detail = "): it would take the stored account's entities these people belong to over the cap."
+        else:
+            detail = (f"; composed by the smaller of basic composition ({basic}) and zCDP "
+                      f"({_spent(acct.tight_epsilon)})). {_over_lines(over)}.")
+        raise BudgetRefused(
+            f"refused: privacy budget cap reached for dataset {name!r}{same} (cap ε = {_cap(cap_e)}, δ = {cap_d:.3g} "
+            f"per entity; {n} release{'s' if n > 1 else ''} planned{detail}{why} Nothing was computed. {fix}, or — "
+            "if you own the data — raise the cap with {cap}", param=param)
 
     @contextlib.contextmanager
     def charge(self, dataset: FederatedDataset, plans: Sequence[PlannedRelease], *,
