@@ -213,6 +213,7 @@ def test_a_federated_run_reads_its_training_data_a_site_at_a_time():
 def test_the_number_of_test_users_is_known_before_the_split_is_drawn(fraction, hidden):
     X, ent = _data(np.random.default_rng(3))
     want = n_test_users(X, ent, fraction, hidden)
+    assert n_test_users(np.diff(sp.csr_matrix(X).indptr), ent, fraction, hidden) == want  # from row lengths
     for seed in (0, 1):
         assert len(split_users(X, ent, np.random.default_rng(seed), fraction, hidden).test_users) == want
     assert (want == 0) == (hidden >= 19 or fraction == 0.01)  # nobody holds 20 entries; 0.01 × 50 rounds to 0

@@ -118,15 +118,18 @@ class Split:
         return cls(TrainRows(train, np.zeros(0, dtype=np.int64)), sp.csr_matrix(test), np.asarray(test_users))
 
 
-def n_test_users(X: sp.csr_matrix, entity_of_user: np.ndarray, test_fraction: float, n_hidden: int) -> int:
+def n_test_users(X: sp.csr_matrix | np.ndarray, entity_of_user: np.ndarray, test_fraction: float,
+                 n_hidden: int) -> int:
     """How many test users :func:`split_users` draws, whatever its seed: in each entity, ``test_fraction``
     of its users, from those holding more than ``n_hidden`` entries. ``X`` as a dataset holds it (csr,
-    duplicates summed and zeros removed), so a row's stored entries are its entries."""
+    duplicates summed and zeros removed), so a row's stored entries are its entries; or, for a caller
+    that has them already, the (n_users,) array of each row's entries."""
     ent = np.asarray(entity_of_user, dtype=np.int64)
     if ent.size == 0:
         return 0
+    lengths = np.diff(X.indptr) if sp.issparse(X) else np.asarray(X)
     sizes = np.bincount(ent)
-    eligible = np.bincount(ent, weights=np.diff(X.indptr) >= n_hidden + 1, minlength=sizes.size)
+    eligible = np.bincount(ent, weights=lengths >= n_hidden + 1, minlength=sizes.size)
     return int(np.minimum(eligible, np.rint(test_fraction * sizes)).sum())
 
 

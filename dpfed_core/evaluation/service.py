@@ -87,13 +87,16 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
 def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str | None:
     """Said before a run is charged when its split gives no entity a test user: the run still fits and
     recommends, but every metric it reports will be undefined (None when some entity has one)."""
-    from dpfed_core.data.split import n_test_users
-
-    if not dataset.n_users or n_test_users(dataset.X, dataset.entity_of_user, config.test_fraction, config.n_hidden):
-        return None
     import numpy as np
 
-    most = int(np.diff(dataset.X.tocsr().indptr).max())
+    from dpfed_core.data.split import n_test_users
+
+    if not dataset.n_users:
+        return None
+    lengths = np.diff(dataset.X.tocsr().indptr)
+    if n_test_users(lengths, dataset.entity_of_user, config.test_fraction, config.n_hidden):
+        return None
+    most = int(lengths.max())
     # when no user holds more than n_hidden entries, no test_fraction can draw one: only n_hidden helps
     fix = ("lower n_hidden, or raise test_fraction" if most > config.n_hidden else
            f"lower n_hidden to at most {most - 1} (the most entries any user holds is {most})" if most > 1 else
