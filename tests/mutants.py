@@ -678,6 +678,9 @@ MUTANTS = (
            "m.contained >= CONTAINMENT_THRESHOLD", "m.contained >= 0.1",
            (f"{FPT}::test_the_containment_threshold_is_a_fifth",)),
     # a store whose history is gone (emptied, or deleted while its key stays) is never a fresh budget
+    Mutant("table-given-as-the-store-read-after-the-data", STORE, "refuse_non_store_file",
+           "head and head != SQLITE_HEADER", "False",
+           ("tests/test_cli.py::test_a_table_given_as_the_store_is_the_one_line_said_and_left_untouched",)),
     Mutant("emptied-store-read-as-a-new-budget", STORE, "Store._refuse_wiped", "not key.exists()", "True", (WIPED,)),
     Mutant("deleted-store-made-anew-beside-its-key", STORE, "own_key_left", "key.exists()", "False",
            (WIPED,)),

@@ -493,6 +493,26 @@ def test_an_unknown_method_is_tagged_with_the_flag_that_named_it(capsys):
         assert err.count("error:") == 1 and "unknown method 'nosuch'" in err and err.rstrip().endswith(f"[{flag}]")
 
 
+@pytest.mark.parametrize("argv", [
+    ["run", "--data", "{table}", "--method", "dp-popularity"],
+    ["sweep", "--data", "{table}", "--method", "dp-popularity", "--epsilons", "1", "--seeds", "0", "--references", ""],
+    ["budget", "show", "--data", "{table}"],
+    ["audit", "--data", "{table}", "--entity", "a"],
+])
+def test_a_table_given_as_the_store_is_the_one_line_said_and_left_untouched(tmp_path, capsys, argv):
+    """A table without a declared catalogue says its catalogue forecast first: the store's check comes
+    before it, once, and the table is not changed."""
+    table = tmp_path / "orders.csv"
+    rows = ["site,patient,drug"] + [f"s{i % 3},p{i},d{i % 7}" for i in range(60)]
+    table.write_text("\n".join(rows) + "\n")
+    before = table.read_bytes()
+    argv = [a.replace("{table}", str(table)) for a in argv]
+    assert main([*argv, "--store", str(table)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and err.startswith("error: ") and "not a dpfed store" in err, err
+    assert "--store" in err and table.read_bytes() == before
+
+
 def test_a_store_path_naming_a_directory_is_the_one_line_said(tmp_path, capsys):
     """Said before the data are loaded: no planning line (the catalogue's forecast) comes first."""
     assert main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--store", str(tmp_path)]) == 2

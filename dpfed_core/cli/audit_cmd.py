@@ -98,6 +98,7 @@ def cmd_audit(args) -> int:
 
         check_suffix(args.out, ".json")
 
+    budget_cmd.check_store_path(args)
     dataset = load_dataset(args)
     entity: str | int = args.entity
     if isinstance(entity, str) and entity.isdigit() and entity not in dataset.entity_names:

@@ -257,13 +257,14 @@ def _given_store(args):
 
 
 def check_store_path(args) -> None:
-    """Refuse a store path that names a directory before anything is loaded or said: the store's own
-    check would come only after the run's planning lines, as a second message."""
-    from dpfed_core.errors import DpfedError
+    """Refuse a store path that cannot be a store (a directory, a table given by mistake) before
+    anything is loaded or said: the store's own check would come only after the run's planning lines,
+    as a second message."""
+    from dpfed_core.privacy.store import refuse_non_store_file
 
     path = _given_store(args)
-    if path is not None and path.is_dir():
-        raise DpfedError(f"the store path {path} is a directory; give a file name", param="store")
+    if path is not None:
+        refuse_non_store_file(path)
 
 
 def note_store(args, dataset) -> None:
@@ -353,6 +354,7 @@ def cmd_budget(args) -> int:
 
     if args.budget_command == "list":
         return cmd_list(args)
+    check_store_path(args)
     dataset = load_dataset(args)
     if args.budget_command != "set-cap" and _no_store(args, {"dataset": dataset.name, "releases": []}):
         return 0

@@ -113,6 +113,7 @@ def cmd_deploy_local(args) -> int:
         raise ConfigError(f"--sim-backend {args.sim_backend} applies to --engine simulation only "
                           f"(this is --engine {args.engine})")
     sim_backend = args.sim_backend or SIM_DEFAULT_BACKEND
+    budget_cmd.check_store_path(args)
     dataset = load_dataset(args)
     config = run_config(args, dataset)
     preflight(dataset, config)

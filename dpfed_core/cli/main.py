@@ -329,6 +329,7 @@ def cmd_sweep(args) -> int:
         if not isinstance(previous, dict):
             raise ConfigError(f"--resume {args.resume} is not a sweep document (a JSON object written by "
                               "`sweep --out`)", param="resume")
+    budget_cmd.check_store_path(args)
     dataset = load_dataset(args)
     zero_by_default = args.mode is None and args.metric not in RMSE_METRICS
     if zero_by_default:

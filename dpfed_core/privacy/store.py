@@ -227,6 +227,33 @@ def own_key_left(path: str | os.PathLike) -> Path | None:
     return key if key.exists() else None
 
 
+#: The first bytes of every SQLite 3 database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def refuse_non_store_file(path: str | os.PathLike) -> None:
+    """Refuse, without opening or changing it, a store path that cannot be a store: a directory, a
+    device or pipe, or a non-empty file that is not an SQLite database (a table given by mistake).
+    A path that does not exist, an empty file and any SQLite file pass: the store's own checks read
+    those. Lets a command say it before it loads data or says anything else."""
+    p = resolve_store_path(path)
+    hint = f"choose another file with --store or {STORE_ENV}"
+    if p.is_dir():
+        raise StoreError(f"the store path {p} is a directory; give a file name", param="store")
+    if not p.exists():
+        return
+    if not p.is_file():
+        raise StoreError(f"the store {p} is a device, pipe or socket, not a file; {hint}", param="store")
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"cannot read the store {p} ({exc.strerror or exc}); {hint}", param="store") from None
+    if head and head != SQLITE_HEADER:
+        raise StoreError(f"the store {p} is not a dpfed store (not an SQLite database: a table or another file?); "
+                         f"it was left untouched — {hint}", param="store")
+
+
 class Store:
     """Handle on one store file; opens a short-lived connection per operation.
 
