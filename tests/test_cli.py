@@ -71,6 +71,22 @@ def test_a_sweep_of_one_seed_prints_no_sd_and_no_crossing(tmp_path, capsys):
             "observed to compare)") in capsys.readouterr().out
 
 
+def test_ranking_metrics_of_observed_mode_models_carry_the_dashboards_note(tmp_path, capsys):
+    """The note the Evaluate page shows under an observed-mode comparison, said by run and sweep too,
+    with the flag that switches to zero mode; a zero-mode table carries none."""
+    csv = _toy_csv(tmp_path / "toy.csv")
+    ratings = [a if a != "counts" else "ratings" for a in TOY_ARGS]
+    common = ["--data", str(csv), *ratings, "--method", "kmeans", "--k", "5", "--rank", "3"]
+    said = "Compare rankings in zero mode (--mode zero); compare RMSE in observed mode."
+    assert main(["run", *common, "--mode", "observed", "--compare", "local"]) == 0
+    out = capsys.readouterr().out
+    assert "note: Observed mode: each model fits only the values" in out and said in out, out
+    assert main(["sweep", *common, "--mode", "observed", "--seeds", "0", "--references", "local"]) == 0
+    assert said in capsys.readouterr().out
+    assert main(["run", *common, "--mode", "zero", "--compare", "local"]) == 0
+    assert "Observed mode" not in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     "extra,needle",
     [

@@ -310,7 +310,7 @@ def test_loader_note_on_repeated_rows_says_what_the_control_says():
 
 
 def test_observed_mode_explains_why_central_ranks_worst():
-    from dpfed_core.ui.tables import observed_ranking_note
+    from dpfed_core.evaluation.defaults import observed_ranking_note
 
     docs = {"local": {"overall": {"mar": 0.127}}, "central": {"overall": {"mar": 0.283}}}
     note = observed_ranking_note(docs, "observed")

@@ -279,6 +279,11 @@ def cmd_run(args) -> int:
           f" — {doc['privacy']['label']}")
     print_run_statement(doc)
     _print_table({config.method: doc, **outcome.comparison}, config.top_n)
+    from dpfed_core.evaluation.defaults import observed_ranking_note
+
+    ranking = observed_ranking_note({config.method: doc, **outcome.comparison}, config.mode, "--mode zero")
+    if ranking:
+        print(f"note: {ranking}")
     _print_trust_note(config.method, config.aggregation, [config.method, *outcome.comparison])
     from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, entity_verdict, verdict_sentence
 
@@ -386,6 +391,15 @@ def cmd_sweep(args) -> int:
     for r in doc["tables"][args.metric]:
         sd = f"{r['sd']:>8.4f}" if r["sd"] is not None and math.isfinite(r["sd"]) else f"{'—':>8s}"  # one seed: no sd
         print(f"{r['method']:16s} {r['epsilon']:>8.3g} {r['mean']:>14.4f} {sd}")
+    if args.metric not in RMSE_METRICS:
+        from dpfed_core.evaluation.defaults import observed_ranking_note
+
+        # the worst MAR of the table names the model that ranks worst; another ranking metric names none
+        ranked = {r["method"]: {"overall": {"mar": r["mean"] if args.metric == "mar" else math.nan}}
+                  for r in doc["tables"][args.metric]}
+        ranking = observed_ranking_note(ranked, config.mode, "--mode zero")
+        if ranking:
+            print(f"note: {ranking}")
     _print_trust_note(config.method, config.aggregation, [config.method, *doc["references"]])
     from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, crossing_lines
 

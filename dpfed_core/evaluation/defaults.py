@@ -167,6 +167,24 @@ def trust_model_note(method: str, aggregation: str, methods: Sequence[str]) -> s
     return f"{', '.join(summable)} ran {how}: {why}"
 
 
+def observed_ranking_note(docs: dict, mode: str, control: str = "Federate → Observation mode") -> str | None:
+    """Why a rating model ranks badly in observed mode (the non-private ``central`` worst of all), when
+    the comparison ``docs`` (method → run document) shows ranking metrics of observed-mode models; None
+    otherwise. ``control``: where the reader switches to zero mode (a dashboard control, a CLI flag)."""
+    if mode != "observed" or not any("mar" in (d.get("overall") or {}) for d in docs.values()):
+        return None
+    mars = {m: d["overall"]["mar"] for m, d in docs.items() if math.isfinite(float(d["overall"].get("mar", math.nan)))}
+    worst = max(mars, key=mars.get) if mars else None
+    text = ("Observed mode: each model fits only the values of the entries it observed (how much a user liked "
+            "an item), never which items a user chose; MAR and the @10 metrics rank the hidden items among all "
+            "items, which such a model was not trained to do. ")
+    if worst == "central":
+        text += ("That is why the non-private central MF ranks worst here: it fits the pooled ratings best, "
+                 "not the choice of items (MovieLens 100K by ZIP: MAR 0.283 in observed mode, 0.070 — the best — "
+                 "in zero mode). ")
+    return text + f"Compare rankings in zero mode ({control}); compare RMSE in observed mode."
+
+
 def _arg(value) -> str:
     import shlex
 

@@ -102,23 +102,6 @@ RMSE_NOT_HEADLINED = ("Zero mode ranks items (absent = 0), so its predictions ar
                       "test RMSE (in the run document and on the Evaluate page) does not measure this model.")
 
 
-def observed_ranking_note(docs: dict, mode: str) -> str | None:
-    """Why a rating model ranks badly in observed mode (the non-private ``central`` worst of all), when
-    the comparison shows ranking metrics of observed-mode models; None otherwise."""
-    if mode != "observed" or not any("mar" in (d.get("overall") or {}) for d in docs.values()):
-        return None
-    mars = {m: d["overall"]["mar"] for m, d in docs.items() if math.isfinite(float(d["overall"].get("mar", math.nan)))}
-    worst = max(mars, key=mars.get) if mars else None
-    text = ("Observed mode: each model fits only the values of the entries it observed (how much a user liked "
-            "an item), never which items a user chose; MAR and the @10 metrics rank the hidden items among all "
-            "items, which such a model was not trained to do. ")
-    if worst == "central":
-        text += ("That is why the non-private central MF ranks worst here: it fits the pooled ratings best, "
-                 "not the choice of items (MovieLens 100K by ZIP: MAR 0.283 in observed mode, 0.070 — the best — "
-                 "in zero mode). ")
-    return text + "Compare rankings in zero mode (Federate → Observation mode); compare RMSE in observed mode."
-
-
 def has_prototypes(result: MethodResult) -> bool:
     """The run released prototypes (a prototype method): the server saw stacked rows P."""
     return bool(getattr(result.model, "releases_", None))
