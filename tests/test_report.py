@@ -792,3 +792,24 @@ def test_every_setting_that_differs_from_the_paper_is_stated_where_results_are(d
                  "--aggregation", "secure"]) == 0
     out = capsys.readouterr().out
     assert "settings: Differs from the paper (Ribero et al. 2020): method dp-popularity sends summable" in out
+
+
+def test_a_run_whose_metrics_are_all_undefined_still_gets_its_report(docs, tmp_path):
+    """A run in which no entity had a test user writes null for every held-out metric; it released what it
+    released, and its compliance report (public or not) is written with those metrics as undefined."""
+    doc = json.loads(json.dumps(docs["run"]))
+    for key in ("test_rmse", "mar", "precision_at_10", "recall_at_10", "ndcg_at_10"):
+        if key in doc["overall"]:
+            doc["overall"][key] = None
+    doc["overall"]["n_test_users"] = 0
+    run = write_json(doc, tmp_path / "run.json")
+    parser = argparse.ArgumentParser()
+    report_cmd.register_cli(parser.add_subparsers(dest="command"))
+    for extra in ([], ["--public"]):
+        out = tmp_path / f"report{len(extra)}.html"
+        args = parser.parse_args(["report", "--run", str(run), "--out", str(out), "--no-charts", *extra])
+        assert args.func(args) == 0
+        assert out.exists()
+    args = parser.parse_args(["report", "--run", str(run), "--out", str(tmp_path / "x.html"), "--metric", "nope"])
+    with pytest.raises(DpfedError, match="--metric 'nope' is not a metric of the run document"):
+        args.func(args)

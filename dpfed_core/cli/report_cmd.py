@@ -60,8 +60,10 @@ def cmd_report(args) -> int:
         return doc
 
     run = load_doc(args.run, "--run")
+    # a metric undefined on this run (null: no entity had a test user) is still one of its metrics: the
+    # report states it as undefined rather than being refused for it
     known = sorted(k for k, v in (run.get("overall") or {}).items()
-                   if k not in ("name", "n_users", "n_test_users") and isinstance(v, (int, float)))
+                   if k not in ("name", "n_users", "n_test_users") and (v is None or isinstance(v, (int, float))))
     if known and args.metric not in known:
         raise DpfedError(f"--metric {args.metric!r} is not a metric of the run document; choose one of "
                          f"{', '.join(known)}")
