@@ -505,3 +505,19 @@ def test_a_declared_entity_list_and_the_consent_to_read_it_from_the_data_are_not
     assert at.session_state["dataset"].name != "t.csv"  # the upload was not loaded
     assert any("both a declared entity list" in e.value and "keep one" in e.value for e in at.error), \
         [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("extra", [",7", ","])
+def test_data_lines_with_one_field_more_than_the_header_are_refused_not_read_shifted(tmp_path, capsys, extra):
+    """pandas reads the first field of such lines as a row label and every column under the next one's
+    name; the message then blamed a column (an empty value, a non-number) the file never had wrong."""
+    lines = table().splitlines()
+    path = tmp_path / "wide.csv"
+    path.write_text(lines[0] + "\n" + "\n".join(ln + extra for ln in lines[1:]) + "\n")
+    err = cli_error(capsys, path)
+    assert err == (f"error: {path}: the first data line has 5 fields but the header names 4 columns, so the "
+                   "columns cannot be matched to their names (a first column without a name, such as row numbers, "
+                   "or a separator at the end of every data line). Give every column a name in the header line, "
+                   "or remove the extra field from the data lines. [--data]"), err
+    _, msg = page_errors(path.read_bytes())
+    assert "the first data line has 5 fields but the header names 4 columns" in msg, msg
