@@ -813,3 +813,23 @@ def test_a_run_whose_metrics_are_all_undefined_still_gets_its_report(docs, tmp_p
     args = parser.parse_args(["report", "--run", str(run), "--out", str(tmp_path / "x.html"), "--metric", "nope"])
     with pytest.raises(DpfedError, match="--metric 'nope' is not a metric of the run document"):
         args.func(args)
+
+
+def test_the_audit_section_says_what_the_attacker_of_each_kind_of_method_saw(docs):
+    """A summable method releases noisy statistics, no prototypes: the section states what its audit's
+    attacker saw under the audit's own trust model."""
+    def audit_text(**config) -> str:
+        doc = json.loads(json.dumps(docs["audit"]))
+        doc["config"].update(config)
+        return html.unescape(re.sub(r"<[^>]+>", "", _section(
+            rep.build_report(docs["run"], audit_doc=doc, include_plotlyjs=False), "audit")))
+
+    assert "sees only the released prototypes scores each release" in audit_text()
+    text = audit_text(methods=["dp-cooccurrence"], aggregation="none")
+    assert "sees only the entity's own noisy statistics (no secure aggregation) scores each release" in text, text
+    assert "prototypes scores" not in text
+    text = audit_text(methods=["dp-prototypes", "dp-popularity"], aggregation="secure",
+                      others_label="empty entities (their shares are noise only)")
+    assert ("sees only the released prototypes (dp-prototypes) or the sum of every entity's noisy statistics "
+            "under secure aggregation, the other entities being empty entities (their shares are noise only) "
+            "(dp-popularity) scores each release") in text, text

@@ -322,6 +322,27 @@ def other_releases(run: dict, comparison: dict[str, dict] | None = None, sweep: 
     return rows
 
 
+def audit_attacker_view(cfg: dict) -> str:
+    """What the audit's attacker sees, from the audit's own configuration: a prototype method's released
+    prototypes; a summable method's noisy statistics — the entity's own release without secure
+    aggregation, only the sum over the entities with it (and who the other entities were)."""
+    methods = list(cfg.get("methods") or [])
+    summable = [m for m in methods if _any_summable([m])]
+    prototype = [m for m in methods if m not in summable]
+    parts = []
+    if prototype:
+        parts.append("the released prototypes" + (f" ({', '.join(prototype)})" if summable else ""))
+    if summable:
+        if cfg.get("aggregation") == "secure":
+            others = cfg.get("others_label")
+            seen = ("the sum of every entity's noisy statistics under secure aggregation"
+                    + (f", the other entities being {others}" if others else ""))
+        else:
+            seen = "the entity's own noisy statistics (no secure aggregation)"
+        parts.append(f"{seen} ({', '.join(summable)})" if prototype else seen)
+    return " or ".join(parts) if parts else "what the method releases"
+
+
 def _any_summable(methods: list[str]) -> bool:
     from dpfed_core.audit.membership import is_summable
 
@@ -915,7 +936,7 @@ def _audit(audit: dict | None, plotly_ok: bool, public: bool = False, void: Sequ
     body = (f"<p>{who}. For each target "
             f"user the round-1 mechanism ran {fmt_num(cfg.get('runs'))} times without and "
             f"{fmt_num(cfg.get('runs'))} times with the target (fresh randomness each run). An attacker who "
-            "knows the target's row and sees only the released prototypes scores each release; we report "
+            f"knows the target's row and sees only {_esc(audit_attacker_view(cfg))} scores each release; we report "
             "the attack's ROC AUC, its true-positive rate at low false-positive rates, and an empirical "
             f"lower bound on ε certified with Clopper–Pearson bounds at {conf * 100:g} % confidence on runs "
             "not used to choose the attack's threshold.</p>") + voided
