@@ -523,3 +523,19 @@ def test_an_audit_whose_releases_cannot_be_timed_says_so_and_is_not_remembered(m
                                       runs=10, k=2, attacks=["distance"])
     assert est["seconds"] is None and est["jobs"] == 1
     assert not any(k[0] == (10, 8, 30) for k in cost._CALIBRATIONS)
+
+
+def test_a_real_target_in_an_entity_of_one_user_names_the_targets_that_fix_it():
+    """The entity has too few users for an outlier or typical user; the synthetic target still audits it."""
+    from dpfed_core.cli.main import render_error
+    from dpfed_core.ui.inputs import friendly_message
+
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 2.0]]))
+    with pytest.raises(ConfigError) as err:
+        audit_targets.make_targets(X, ["synthetic", "outlier"], 5.0, 4, entity="solo")
+    assert err.value.param == "targets"
+    assert render_error(err.value) == (
+        "auditing a real user (the outlier, typical or user:<id> target) needs an entity with at least 2 users, "
+        "and entity 'solo' has fewer: audit its synthetic target only (--targets synthetic), or audit another entity")
+    assert "“Target users” on the Privacy audit page set to synthetic" in friendly_message(err.value)
+    assert len(audit_targets.make_targets(X, ["synthetic"], 5.0, 4, entity="solo")) == 1

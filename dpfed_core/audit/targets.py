@@ -117,7 +117,10 @@ def make_targets(X: sp.csr_matrix, specs: Sequence[str], value_max: float, suppo
     ids = np.asarray(user_ids if user_ids is not None else [str(i) for i in range(n)]).astype(str)
     need_real = any(s != "synthetic" for s in specs)
     if need_real and n < 2:
-        raise ConfigError("auditing a real user needs an entity with at least 2 users")
+        where = f"entity {entity!r}" if entity is not None else "the audited entity"
+        raise ConfigError(f"auditing a real user (the outlier, typical or user:<id> target) needs an entity with at "
+                          f"least 2 users, and {where} has fewer: audit its synthetic target only "
+                          "(targets=synthetic), or audit another entity", param="targets")
     nn, mean = nearest_neighbour_stats(Xc) if need_real else (None, None)
     out: list[AuditTarget] = []
     for spec in dict.fromkeys(specs):

@@ -172,6 +172,7 @@ CONTROL_NAMES = {
     "max_iter": "“Server / MF iterations” (Advanced) on the Federate page",
     "simulation": "the “Simulation” toggle on the Federate page",
     "site_policy": "“Site policy” (Execution: separate processes) on the Federate page",
+    "targets": "“Target users” on the Privacy audit page",
 }
 
 
