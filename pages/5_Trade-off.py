@@ -62,6 +62,9 @@ try:
 except DpfedError as exc:
     ui.show_error(exc)
     st.stop()
+_untested = dash.no_test_users_warning(ds, config)
+if _untested:  # every point would be charged with no metric to compare: said before the button
+    st.warning(dash.friendly_text(_untested) + ".", icon=":material/warning:")
 _expected = dash.estimate_line(ds, _sweep_runs)
 st.caption(f"Expected time: {_expected}.")
 if st.button(f"Run sweep ({n_runs} runs; {_charge})", type="primary", key="sweep_run"):

@@ -407,3 +407,22 @@ def test_a_run_document_beyond_the_pages_controls_is_refused_by_name_not_loaded_
         dd.widget_state(cfg.replace(seed=2**63 - 1, test_fraction=0.995).to_dict())
     for key, (label, lo, hi) in dd.CONTROL_RANGES.items():
         assert lo <= dd.widget_state(RunConfig().to_dict())[key] <= hi, label
+
+
+def test_the_trade_off_page_says_before_its_button_that_no_entity_will_have_a_test_user(clinic):
+    """A sweep on settings whose split gives no entity a test user is charged for points with no metric:
+    the page says so before the button, as the Federate page does before a run."""
+    from test_app_pages import app
+
+    from dpfed_core.ui import widgets as ui
+
+    at = app("pages/5_Trade-off.py").run()  # loads the sample (a new dataset clears the run's settings)
+    assert not any("test user" in w.value for w in at.warning)
+    at.session_state[ui.CONFIG] = dash.default_config(clinic).replace(n_hidden=1000)  # as a Federate run sets it
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("no entity will have a test user" in w.value and "Hidden entries per test user" in w.value
+               for w in at.warning), [w.value for w in at.warning]
+    at.session_state[ui.CONFIG] = dash.default_config(clinic)
+    at.run()
+    assert not any("test user" in w.value for w in at.warning)

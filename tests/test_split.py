@@ -234,3 +234,25 @@ def test_a_run_whose_split_gives_no_entity_a_test_user_says_so_before_it_is_char
     assert "every metric it reports will be undefined: lower --n-hidden, or raise --test-fraction" in err, err
     assert main(["run", "--data", "sample:clinic", "--store", str(store), "--dry-run"]) == 0
     assert "test user" not in capsys.readouterr().err
+
+
+def test_a_sweep_whose_split_gives_no_entity_a_test_user_says_so_before_it_is_charged(tmp_path, capsys):
+    """Each point of such a sweep is charged and has no metric to compare: said before the charge, as a run
+    says it."""
+    from dpfed_core.cli.main import main
+
+    store = tmp_path / "s.sqlite3"
+    table = tmp_path / "small.csv"
+    table.write_text("user,item,site\n" + "".join(f"u{s}{u},i{(u + k) % 12},s{s}\n" for s in range(3)
+                                                 for u in range(10) for k in range(3)))
+    code = main(["sweep", "--data", str(table), "--user-col", "user", "--item-col", "item", "--entity-col", "site",
+                 "--entities-from-data", "--value-kind", "implicit", "--epsilons", "1,3", "--seeds", "0,1",
+                 "--references", "local", "--store", str(store), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 0 and ("warning: no entity will have a test user: a test user needs more than --n-hidden = 5 "
+                          "entries") in err, err
+    assert "lower --n-hidden to at most 2 (the most entries any user holds is 3)" in err, err
+    assert main(["sweep", "--data", str(table), "--user-col", "user", "--item-col", "item", "--entity-col", "site",
+                 "--entities-from-data", "--value-kind", "implicit", "--epsilons", "1", "--seeds", "0",
+                 "--references", "local", "--n-hidden", "2", "--store", str(store), "--dry-run"]) == 0
+    assert "test user" not in capsys.readouterr().err

@@ -348,6 +348,12 @@ def cmd_sweep(args) -> int:
 
     done = resumed_points(previous, dataset, config, args.epsilons, args.seeds, args.references)
     plans = plan_sweep(dataset, config, args.epsilons, args.seeds, args.references, done=done)
+    from dpfed_core.evaluation.service import no_test_users_warning
+
+    # every point of such a sweep is charged and none has a metric to compare: said before it is charged
+    untested = no_test_users_warning(dataset, config)
+    if untested:
+        print(f"warning: {render_message(untested, CLI_NAMES)}", file=sys.stderr)
     if args.resume and not plans:
         raise ConfigError(f"--resume {args.resume} already holds every point of this sweep: nothing to compute and "
                           "nothing charged; to run it again, start a new sweep with another --out", param="resume")
