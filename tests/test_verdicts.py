@@ -470,3 +470,19 @@ def test_no_entity_beyond_its_interval_over_seeds_is_no_entity_level_finding_not
     assert "even" not in text
     one_run = {**r, "over_seeds": False}
     assert vd._count_phrase("local", one_run, 30, "tied").startswith("even with")
+
+
+def test_the_sweep_table_counts_only_the_seeds_with_a_value_and_warns_nothing_when_none_has_one():
+    """A seed whose split gave no test user has no metric: the table's seed count leaves it out, and a
+    point no seed measured is NaN with no NumPy warning on the command line."""
+    import warnings
+
+    doc = _crossing_sweep({1.0: [0.2, 0.3, math.nan], 3.0: [math.nan] * 3})
+    for r in doc["runs"]:  # as a document read back from JSON writes an undefined metric
+        if isinstance(r["overall"]["mar"], float) and math.isnan(r["overall"]["mar"]):
+            r["overall"]["mar"] = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = {r["epsilon"]: r for r in ex.sweep_table(doc) if r["method"] == "dp"}
+    assert rows[1.0]["n"] == 2 and rows[1.0]["mean"] == pytest.approx(0.25)
+    assert rows[3.0]["n"] == 0 and math.isnan(rows[3.0]["mean"]) and math.isnan(rows[3.0]["sd"])

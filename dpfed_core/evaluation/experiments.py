@@ -546,17 +546,19 @@ def _resumable_runs(previous: dict, doc: dict, swept: str) -> list[dict]:
 
 
 def sweep_table(sweep_doc: dict, metric: str = "mar") -> list[dict]:
-    """Mean ± sd over seeds of ``metric`` (overall) per (method, ε). The sd of fewer than two finite
+    """Mean ± sd over seeds of ``metric`` (overall) per (method, ε), and ``n`` the seeds it is over: those
+    with a defined value (a seed whose split gave no test user has none). The sd of fewer than two finite
     values is NaN: one seed has no spread, and 0 would read as "no noise"."""
     groups: dict[tuple[str, float], list[float]] = {}
     for r in sweep_doc["runs"]:
         groups.setdefault((r["method"], float(r["epsilon"])), []).append(r["overall"][metric])
     rows = []
     for (method, eps), vals in groups.items():
-        v = np.asarray(vals, dtype=float)
-        rows.append({"method": method, "epsilon": eps, "metric": metric, "mean": float(np.nanmean(v)),
-                     "sd": float(np.nanstd(v, ddof=1)) if np.count_nonzero(np.isfinite(v)) > 1 else math.nan,
-                     "n": int(len(v))})
+        v = np.asarray([math.nan if x is None else x for x in vals], dtype=float)
+        v = v[np.isfinite(v)]
+        rows.append({"method": method, "epsilon": eps, "metric": metric,
+                     "mean": float(v.mean()) if v.size else math.nan,
+                     "sd": float(v.std(ddof=1)) if v.size > 1 else math.nan, "n": int(v.size)})
     return rows
 
 
