@@ -1270,3 +1270,26 @@ def test_a_refused_probe_of_a_few_stored_people_names_no_stored_entity_and_leave
     charged_run(Store(path), probe, RunConfig(method="dp-popularity", epsilon=0.3, delta=1e-6))
     line = budget_summary_line(odo, dataset_key(probe))
     assert "stored account" in line and where not in line, line
+
+
+def test_budget_list_says_when_entities_have_no_overall_guarantee(tmp_path, capsys):
+    """The list's spent ε counts DP releases only: a dataset one of whose entities a non-private release
+    reached says so on its line, never a bare finite ε."""
+    import argparse
+
+    from dpfed_core.cli import budget_cmd
+
+    ds = make_dataset()
+    a = ds.entity_names[0]
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    key = odo.register(ds)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-9, {e: (1.0, 1e-9) for e in ds.entity_names})],
+                key=key).close()
+    budget_cmd.cmd_list(argparse.Namespace(store=str(tmp_path / "s.sqlite3"), json=False))
+    assert "guarantee" not in capsys.readouterr().out
+    odo.reserve(ds, [PlannedRelease("run", "central", math.inf, 0.0, {a: (math.inf, 0.0)})], key=key,
+                allow_non_private=True).close()
+    budget_cmd.cmd_list(argparse.Namespace(store=str(tmp_path / "s.sqlite3"), json=False))
+    (line,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith(key)]
+    assert line.endswith(f"({ds.n_entities} entities); no overall guarantee for 1 entity (non-private release): "
+                         "the spent ε is of the DP releases alone"), line

@@ -113,8 +113,12 @@ def cmd_list(args) -> int:
         cap, spent = epsilon_left(r['cap_epsilon']), epsilon_that_holds(r['max_spent_epsilon'])
         # a re-export of stored people is charged to its account: its figures are that account's, not more
         alias = f" — same people as {r['alias_of']}: its account's figures" if r.get("alias_of") else ""
+        # the spent ε counts DP releases only: an entity a non-private release reached has no guarantee at all
+        void = r["entities_without_guarantee"]
+        void = (f"; no overall guarantee for {void} entit{'y' if void == 1 else 'ies'} (non-private release): the "
+                "spent ε is of the DP releases alone" if void else "")
         print(f"{r['key']:43s} {cap:>7s} {spent:>11s} {r['n_releases']:>8d}  "
-              f"{r['name']} ({len(r['entities'])} entities){alias}")
+              f"{r['name']} ({len(r['entities'])} entities){alias}{void}")
     return 0
 
 
