@@ -283,7 +283,7 @@ else:
         if _fixed:  # counts add up, implicit keeps one: the control shows the rule the loader applies
             c2.selectbox("Repeated (user, item) rows", [_fixed], key=f"map_dups_{_fixed}", disabled=True,
                          format_func=dash.DUPLICATE_WORDS.get, help=f"Fixed for {kind}.")
-            dups = "last"
+            dups = None  # the kind's own rule: a ratings rule would be refused
         else:
             dups = c2.selectbox("Repeated (user, item) rows", ["last", "mean", "error"], key="map_dups",
                                 format_func=dash.DUPLICATE_WORDS.get)

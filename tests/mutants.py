@@ -1313,6 +1313,11 @@ MUTANTS = (
            "_tradeoff(sweep_doc, metric, include_plotlyjs, public)", "'mar'",
            (f"{REPORTT}::test_the_tradeoff_section_is_the_metric_asked_for",), arg=1),
     # --- what a run reads of a user's table, list or upload, and the check of a run's configuration
+    Mutant("explicit-duplicates-error-ignored-for-counts", LT, "_merge_duplicates", "duplicates == 'error'", "False",
+           ("tests/test_cli.py::test_an_explicit_duplicates_rule_is_applied_or_refused_never_ignored",)),
+    Mutant("ratings-rule-for-counts-replaced-silently", LT, "_check_options",
+           "fixed is not None and duplicates in ('last', 'mean', 'sum') and (duplicates != fixed)", "False",
+           ("tests/test_cli.py::test_an_explicit_duplicates_rule_is_applied_or_refused_never_ignored",)),
     Mutant("value-kind-name-case-sensitive", LT, "infer_value_kind",
            "str(value_col).strip().lower()", "str(value_col).strip()",
            (f"{RULES}::test_the_value_kind_is_read_off_the_column_name_whatever_its_case",)),

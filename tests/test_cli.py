@@ -535,3 +535,22 @@ def test_a_store_path_naming_a_directory_is_the_one_line_said(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.strip().count("\n") == 0 and err.startswith("error: ") and "is a directory" in err, err
     assert err.rstrip().endswith("[--store]")
+
+
+def test_an_explicit_duplicates_rule_is_applied_or_refused_never_ignored(tmp_path, capsys):
+    """Counts add up by default; --duplicates error stops at a repeat of counts too; a ratings rule
+    given for counts is refused by name instead of being silently replaced by the sum."""
+    table = tmp_path / "dup.csv"
+    rows = ["site,patient,drug,count"] + [f"s{i % 3},p{i},d{i % 5},1" for i in range(30)] + ["s0,p0,d0,2"]
+    table.write_text("\n".join(rows) + "\n")
+    base = ["run", "--data", str(table), "--user-col", "patient", "--item-col", "drug", "--value-col", "count",
+            "--entity-col", "site", "--entities-from-data", "--value-max", "5", "--rank", "1", "--simulation",
+            "--method", "local", "--dry-run"]
+    assert main(base) == 0
+    assert main([*base, "--duplicates", "error"]) == 2
+    err = capsys.readouterr().err
+    assert "user 'p0' has item 'd0' more than once" in err and "counts: add them up" in err, err
+    assert main([*base, "--duplicates", "last"]) == 2
+    err = capsys.readouterr().err
+    assert "merges repeated ratings; repeated rows of counts always add up" in err and "--duplicates" in err, err
+    assert main([*base, "--duplicates", "sum"]) == 0  # the counts' own rule, said explicitly

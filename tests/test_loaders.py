@@ -119,7 +119,7 @@ def test_duplicates_ratings_last_and_mean():
     assert any("merged 1 repeated" in n for n in last.notes)
     with pytest.raises(DataError, match="more than once") as exc:
         load_long_table(df.reset_index(drop=True), **OPTS, duplicates="error")
-    assert "'last', 'mean' or 'sum'" in str(exc.value) and exc.value.param == "duplicates"
+    assert "pass duplicates='last' or 'mean'" in str(exc.value) and exc.value.param == "duplicates"
 
 
 def test_duplicates_counts_summed_and_event_log():

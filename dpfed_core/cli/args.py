@@ -222,8 +222,9 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
                    help="long table: leave out rows with an empty user, item, value or entity, or a missing "
                         "number (NaN, NA, null) as the value (counted in a note), instead of stopping at the first")
     g.add_argument("--duplicates", choices=["last", "mean", "sum", "error"],
-                   help="long table of ratings: repeated (user, item) rows keep the last (default), their mean, "
-                        "their sum, or stop with an error; counts are always summed")
+                   help="long table: repeated (user, item) rows of ratings keep the last (default) or their mean; "
+                        "counts always add up (sum) and implicit data keep one, so another rule is refused for them; "
+                        "error stops at a repeated row of any kind")
     g.add_argument("--min-entity-users", type=int, help=argparse.SUPPRESS)  # removed: named in the error
 
 

@@ -438,7 +438,7 @@ def load_eicu(
         counts, f"eICU {tnames} table", False,
         user_col="stay", item_col="item", value_col="count", entity_col="entity",
         entity_from=None, entity_transform=None, item_name_col=None,
-        value_kind="counts", value_max=vmax, duplicates="last",
+        value_kind="counts", value_max=vmax, duplicates=None,
         over_max="note", drop_missing=False, exclude_entities=exclude_entities, items=declared,
         name=name or f"eICU {root.name} ({tnames} by {ent_label})", notes=notes,
         entities=declared_entities, entities_from_data=entities_from_data,

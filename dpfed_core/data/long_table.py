@@ -192,9 +192,17 @@ def _check_options(*, entity_col, entity_from, entity_transform, value_col, valu
     if not (np.isfinite(value_max) and 0 < value_max <= VALUE_MAX_LIMIT):
         raise ConfigError(f"value_max must be a positive number ≤ {VALUE_MAX_LIMIT:g}, got {value_max!r}",
                           param="value_max")
-    if duplicates not in ("last", "mean", "sum", "error"):
+    if duplicates not in (None, "last", "mean", "sum", "error"):
         raise ConfigError(f"duplicates must be 'last', 'mean', 'sum' or 'error'; got {duplicates!r}",
                           param="duplicates")
+    fixed = fixed_duplicate_rule(value_kind)
+    if fixed is not None and duplicates in ("last", "mean", "sum") and duplicates != fixed:
+        # a merge rule of ratings given for counts or implicit data would not be applied: said, not ignored
+        rule = ("add up (two rows of 2 events are 4 events)" if value_kind == "counts" else
+                "keep one (an item chosen twice is chosen)")
+        raise ConfigError(f"duplicates={duplicates!r} merges repeated ratings; repeated rows of {value_kind} always "
+                          f"{rule}. Leave duplicates out, pass duplicates='error' to stop at a repeated row, or "
+                          "value_kind=ratings if the values are ratings", param="duplicates")
     if duplicates == "sum" and value_kind == "ratings":
         raise ConfigError("duplicates='sum' adds repeated ratings up, beyond their scale (two 5-star ratings would "
                           "read as 10): for ratings pass duplicates='last', 'mean' or 'error'; for counts of events, "
@@ -499,7 +507,7 @@ def _check_disjoint_users(t: pd.DataFrame, label: str, from_text: bool | int) ->
         )
 
 
-def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_kind: str, duplicates: str,
+def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_kind: str, duplicates: str | None,
                       notes: list[str]) -> pd.DataFrame:
     """Repeated (user, item) rows: counts add up, implicit takes the max, ratings follow ``duplicates``."""
     # whether any pair repeats, on one sorted int64 key per row (hashing the (user, item) pairs of
@@ -513,13 +521,16 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
     dup = t.duplicated(["u", "i"], keep=False)
     if dup.any():
         n_dup = int(t.duplicated(["u", "i"]).sum())
-        how = fixed_duplicate_rule(value_kind) or duplicates
+        # an explicit 'error' stops at a repeat whatever the kind; otherwise the kind's rule, else the ratings' choice
+        how = "error" if duplicates == "error" else (fixed_duplicate_rule(value_kind) or duplicates or "last")
         if how == "error":
             r = t.loc[dup].iloc[0]
+            fixed = fixed_duplicate_rule(value_kind)
+            fix = (f"or leave duplicates out ({value_kind}: {DUPLICATE_WORDS[fixed]})" if fixed else
+                   "or pass duplicates='last' or 'mean'")
             raise DataError(
                 f"{_row_ref(label, r['row'], from_text)}: user '{r['u']}' has item '{r['i']}' more "
-                f"than once ({n_dup} repeated rows). Remove the repeats or pass duplicates='last', 'mean' or "
-                "'sum' (counts of events).",
+                f"than once ({n_dup} repeated rows). Remove the repeats, {fix}.",
                 param="duplicates"
             )
         agg = {"v": how if how != "last" else "last", "e": "first", "row": "first"}
@@ -824,7 +835,7 @@ def _build(
     item_name_col: str | None,
     value_kind: str | None,
     value_max: float | None,
-    duplicates: str,
+    duplicates: str | None,
     over_max: str | None,
     drop_missing: bool,
     name: str,
@@ -942,7 +953,7 @@ def load_long_table(
     item_name_col: str | None = None,
     value_kind: Literal["ratings", "counts", "implicit"] | None = None,
     value_max: float | None = None,
-    duplicates: Literal["last", "mean", "error"] = "last",
+    duplicates: Literal["last", "mean", "sum", "error"] | None = None,
     over_max: Literal["error", "note"] | None = None,
     drop_missing: bool = False,
     exclude_entities: Sequence[str] = (),
@@ -980,8 +991,9 @@ def load_long_table(
         implicit; required for counts). Above it: ratings are an error, counts are kept with a note
         (DP mechanisms clip them) — the same rule as :func:`~dpfed_core.data.eicu.load_eicu`.
         ``over_max`` overrides it.
-    duplicates : repeated (user, item) rows of ratings keep the ``"last"`` row in file order, their
-        ``"mean"``, or raise (``"error"``). Counts are always summed, implicit rows collapse to 1.
+    duplicates : repeated (user, item) rows of ratings keep the ``"last"`` row in file order (None, the
+        default), their ``"mean"``, or raise (``"error"``). Counts are always summed and implicit rows
+        collapse to 1 (a ratings rule given for them is refused); ``"error"`` stops at a repeat of any kind.
     exclude_entities : entities the data owner declares out of the federation. Every other entity
         takes part whatever its size (no rule on a true count decides who takes part).
     items : a declared item catalogue (list of ids, or a file: one id per line, or CSV id[,name]).
