@@ -497,7 +497,7 @@ def test_the_site_command_states_the_spend_on_epsilon_and_delta_and_a_voided_gua
     # the people's guarantee is void: said first, and the figures said to be the DP releases' alone
     assert (f"no overall guarantee: 1 non-private release(s) (a simulation run or exact statistics) gave its people "
             f"ε = ∞; its DP releases alone: spent ε = {epsilon_that_holds(_spent(1.0))}") in out, out
-    assert "under the cap" in out
+    assert "under the cap" in out and "over 1 run(s)" in out  # the DP release, not the non-private one
     # a policy file that cannot be read: the error names this command's flag for it
     assert main(["site", "budget", "--policy", str(tmp_path / "missing.toml")]) == 2
     err = capsys.readouterr().err

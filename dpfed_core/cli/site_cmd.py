@@ -165,12 +165,14 @@ def budget_line(b: dict) -> str:
     head = f"budget of {b['dataset']!r} (entity {b['entity']}): cap ε = {epsilon_left(b['cap_epsilon'])}, " \
            f"δ = {_fmt(b['cap_delta'])}; "
     # the spent ε holds at the guarantee's δ (the accountant's: zCDP converts at it), not at the releases' Σδ
-    at = f" at δ = {_fmt(b['guarantee_delta'])} ({b['accountant']})" if b["n_releases"] else ""
-    spent = (f"spent ε = {epsilon_that_holds(b['spent_epsilon'])}{at} over {b['n_releases']} run(s), whose δ add up "
+    n = b.get("n_non_private", 1) if b["void"] else 0
+    # the spent ε composes the DP releases only: a non-private release is counted apart
+    dp_runs = b["n_releases"] - n
+    at = f" at δ = {_fmt(b['guarantee_delta'])} ({b['accountant']})" if dp_runs else ""
+    spent = (f"spent ε = {epsilon_that_holds(b['spent_epsilon'])}{at} over {dp_runs} run(s), whose δ add up "
              f"to {_fmt(b['spent_delta'])}; remaining ε = {epsilon_left(b['remaining_epsilon'])}, "
              f"δ = {_fmt(b['remaining_delta'])}")
     if b["void"]:
-        n = b.get("n_non_private", 1)
         spent = (f"no overall guarantee: {n} non-private release(s) (a simulation run or exact statistics) gave its "
                  f"people ε = ∞; its DP releases alone: {spent} under the cap")
     also = f" (also charged: {len(b['aliases'])} re-export(s) of the same people)" if b.get("aliases") else ""
