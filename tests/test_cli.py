@@ -554,3 +554,10 @@ def test_an_explicit_duplicates_rule_is_applied_or_refused_never_ignored(tmp_pat
     err = capsys.readouterr().err
     assert "merges repeated ratings; repeated rows of counts always add up" in err and "--duplicates" in err, err
     assert main([*base, "--duplicates", "sum"]) == 0  # the counts' own rule, said explicitly
+
+
+@pytest.mark.parametrize("fraction", ["0", "1"])
+def test_a_test_fraction_at_either_end_says_the_bounds_are_excluded(capsys, fraction):
+    assert main(["run", "--data", "sample:clinic", "--test-fraction", fraction, "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --test-fraction {fraction} must be strictly between 0 and 1"), err

@@ -501,7 +501,8 @@ def run_config(args, dataset) -> RunConfig:
         raise DpfedError(f"--lam {args.lam:g} is above {MAX_LAM:g}; the ridge penalty would swamp every fit", param="lam")
     tf = getattr(args, "test_fraction", None)
     if tf is not None and not 0.0 < tf < 1.0:
-        raise DpfedError(f"--test-fraction {tf:g} must be between 0 and 1 (e.g. 0.2)", param="test_fraction")
+        raise DpfedError(f"--test-fraction {tf:g} must be strictly between 0 and 1 (e.g. 0.2): some users train "
+                         "and some are tested", param="test_fraction")
     max_rank = min(MAX_RANK, dataset.n_items)
     # the default rank is checked too: the dashboard refuses it on data with fewer items, and a run
     # that went ahead fitted more factors than items and printed nan metrics
