@@ -111,6 +111,21 @@ def test_a_utf8_list_beside_a_latin1_export_is_read_as_utf8_and_said_so(tmp_path
     assert read_list(b"plain\nascii\n", what="item list", encoding="latin-1").notes == []
 
 
+def test_an_entity_list_that_matches_no_row_says_what_the_data_holds(tmp_path):
+    """Written in another case (or with spaces), the list's names are shown beside the data's; otherwise
+    the error names the entities the data's column holds."""
+    data = tmp_path / "t.csv"
+    data.write_bytes(_table())
+    for listed, said in (("a\n b \n", "names differ only in case or spaces: 'a' in the list, 'A' in the data"),
+                         ("north\nsouth\n", "the data's entity column holds 'A', 'B'")):
+        (tmp_path / "sites.txt").write_text(listed)
+        with pytest.raises(DataError) as exc:
+            load_long_table(data, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                            entities=tmp_path / "sites.txt")
+        assert "no row belongs to a declared entity" in str(exc.value) and said in str(exc.value), str(exc.value)
+        assert exc.value.param == "entities"
+
+
 def test_one_column_one_role():
     with pytest.raises(DpfedError, match="both name the column"):
         load_long_table(io.BytesIO(_table()), filename="t.csv", user_col="item", item_col="item", entity_col="site",
