@@ -765,6 +765,12 @@ def test_a_list_stops_before_candidates_the_model_scores_zero_and_says_how_many(
     assert df["why"].tolist() == dash.similar_evidence(ds, split, "A", str(ds.user_ids[row]), items)
     assert note == (f"{len(zero)} further candidate items score 0 for this user: the federated model learned "
                     "nothing for them, and their order would be the catalogue's, so they are not listed.")
+    # one such item alone is cut too: a score of 0 is no advice, even without a tie to order
+    result.V[zero[1:], 0] = 0.9 + 0.01 * np.arange(1, len(zero))  # distinct scores: no tie to mention
+    df, note = dash.explained_list(ds, split, result, "A", str(ds.user_ids[row]), 10, "federated model")
+    assert f"a{zero[0]}" not in set(df["item"]) and (df["score"] != 0).all()
+    assert note == ("1 further candidate item scores 0 for this user: the federated model learned nothing for it, so "
+                    "it is not listed.")
 
 
 def test_the_recommend_page_names_each_kind_of_unshared_item_and_how_to_share_it():

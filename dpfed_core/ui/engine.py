@@ -286,7 +286,7 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
         return None, why_not
     note = None
     zeros, known = int(df.attrs["zeros"]), df.attrs["known"]
-    if zeros > 1 and (df["score"] == 0).any():
+    if zeros and (df["score"] == 0).any():  # one item the model learned nothing for is no advice either
         items, keep = df.attrs["items"], df["score"].to_numpy() != 0
         attrs = dict(df.attrs)
         df = df[keep].reset_index(drop=True)
@@ -294,7 +294,9 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
         df["rank"] = (1 + np.searchsorted(-np.sort(sc)[::-1], -sc, side="left")).astype(int)
         df.attrs.update(attrs, items=items[keep], tied_beyond=0)
         note = (f"{zeros} further candidate items score 0 for this {unit}: the {model} learned nothing for them, "
-                "and their order would be the catalogue's, so they are not listed.")
+                "and their order would be the catalogue's, so they are not listed." if zeros > 1 else
+                f"1 further candidate item scores 0 for this {unit}: the {model} learned nothing for it, so it is "
+                "not listed.")
     ties = []
     if df["rank"].duplicated().any():
         ties.append("Items with equal scores share a rank; among them the order is the catalogue's, not advice.")
