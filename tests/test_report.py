@@ -825,6 +825,15 @@ def test_the_audit_section_says_what_the_attacker_of_each_kind_of_method_saw(doc
             rep.build_report(docs["run"], audit_doc=doc, include_plotlyjs=False), "audit")))
 
     assert "sees only the released prototypes scores each release" in audit_text()
+    # the verbatim column: a share of IN runs for a method that releases rows, none for one that releases
+    # statistics (no row of a co-occurrence or popularity release can be the target's)
+    rows_released = _section(rep.build_report(docs["run"], audit_doc=docs["audit"], include_plotlyjs=False), "audit")
+    summ = json.loads(json.dumps(docs["audit"]))
+    for r in summ["summary"]:
+        r["method"] = "dp-cooccurrence"
+    stats_released = _section(rep.build_report(docs["run"], audit_doc=summ, include_plotlyjs=False), "audit")
+    assert re.search(r"<td[^>]*>\d+\.\d %</td>", rows_released)
+    assert not re.search(r"<td[^>]*>\d+\.\d %</td>", stats_released) and "<td>—</td>" in stats_released
     text = audit_text(methods=["dp-cooccurrence"], aggregation="none")
     assert "sees only the entity's own noisy statistics (no secure aggregation) scores each release" in text, text
     assert "prototypes scores" not in text

@@ -3,10 +3,11 @@
 A **membership-inference audit** of the round-1 release (SPEC §2–3). For one entity and a
 *target* user we build two neighbouring datasets — the entity's training rows without the target
 (D₀, "OUT") and with it (D₁, "IN"), which is exactly the neighbouring relation of the guarantee
-(add or remove one user) — and run the entity's prototype mechanism ``runs`` times on each, every
+(add or remove one user) — and run the entity's release mechanism ``runs`` times on each, every
 run with a fresh :class:`numpy.random.Generator` spawned from a seeded :class:`~numpy.random.
-SeedSequence`. An attacker who knows the target's row and sees only the released prototypes
-(optionally also the item factors V the server would learn from them) scores each release:
+SeedSequence`. An attacker who knows the target's row and sees only the release — a prototype
+method's prototypes (optionally also the item factors V the server would learn from them), a summable
+method's noisy statistics as the audit's trust model shows them — scores each release:
 
 * ``distance`` — minus the Euclidean distance from the target's row to the nearest prototype
   (higher = "the target was in"); parameter-free, so it is evaluated on all runs;

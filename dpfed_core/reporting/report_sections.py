@@ -955,7 +955,8 @@ def _audit(audit: dict | None, plotly_ok: bool, public: bool = False, void: Sequ
         row = {"method": r["method"], "claimed": fmt_eps(r["epsilon"]), "lb": r["epsilon_lb"],
                "cap": r["max_certifiable_epsilon"], "auc": r["auc"],
                "where": f"{r['epsilon_lb_target']} / {r['epsilon_lb_attack']}",
-               "verbatim": f"{_f(r.get('verbatim_in', 0.0)) * 100:.1f} %",
+               # a summable method releases statistics, never rows: no row of it can be the target's
+               "verbatim": "—" if _any_summable([r["method"]]) else f"{_f(r.get('verbatim_in', 0.0)) * 100:.1f} %",
                "verdict": f"<span class='{vcls}'>{_esc(v)}</span>"}
         for f in fprs:
             row[f"tpr{f}"] = r["tpr_at_fpr"][f]
