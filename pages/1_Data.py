@@ -191,6 +191,7 @@ else:
         st.dataframe(df.head(8), hide_index=True)
         cols = [str(c) for c in df.columns]
         guesses = dash.guess_mapping(cols, df, no_header)
+        wide = dash.wide_item_columns(cols, no_header)  # one column per item: not read, said below
         # a second table of user attributes (e.g. MovieLens u.user), joined on the user id, so the
         # entity can be a user attribute (ZIP code, occupation)
         attrs_up = ui.kept_upload(st, "User attributes (optional): one row per user, joined on the user id "
@@ -290,7 +291,7 @@ else:
         st.caption(dash.bound_rule_text(float(value_max)))
 
         problems = dash.mapping_problems(user_col, item_col, key_col, None if value_col == NONE else value_col,
-                                         None if name_col == NONE else name_col)
+                                         None if name_col == NONE else name_col, wide=wide)
         for prob in problems:
             st.error(prob, icon=":material/error:")
         if st.button("Build entities", type="primary", key="build_upload", disabled=bool(problems)):

@@ -1384,6 +1384,8 @@ MUTANTS = (
     Mutant("attribute-ids-keep-their-spaces", UPLOAD, "join_user_attributes",
            "attributes[attr_user_col].astype(str).str.strip()", "attributes[attr_user_col].astype(str)",
            (f"{RULES}::test_attribute_ids_are_matched_without_their_outer_spaces",)),
+    Mutant("wide-table-item-column-guessed", UPLOAD, "guess_mapping", "set(wide_item_columns(cols))", "set()",
+           ("tests/test_upload.py::test_numbered_columns_of_one_stem_are_a_wide_table_and_never_the_item_guess",)),
     Mutant("item-name-may-be-the-entity-column", UPLOAD, "mapping_problems",
            "name in (user, entity)", "name in (user,)",
            (f"{RULES}::test_the_item_name_column_cannot_be_the_entity_column",)),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,6 +126,19 @@ def test_a_table_of_one_column_per_item_is_refused_not_read_as_item_ids():
     assert len(at.error) == 1 and errors(at).startswith("Choose “Item”") and "one column per item" in errors(at)
     assert at.button(key="build_upload").disabled
     assert "wide.csv" not in " ".join(s.value for s in at.subheader)  # the sample stays loaded
+
+
+@pytest.mark.parametrize("stem", ["item", "movie_"])
+def test_a_wide_table_whose_columns_are_named_like_items_gets_no_item_preselected(stem):
+    header = "user,site," + ",".join(f"{stem}{j}" for j in range(1, 201))
+    rows = "\n".join(f"u{i},S{i % 3}," + ",".join(str((i * j) % 4) for j in range(1, 201)) for i in range(60))
+    at = _upload((header + "\n" + rows + "\n").encode(), "wide.csv")
+    clean(at)
+    assert at.selectbox(key="map_user").value == "user" and at.selectbox(key="map_item").value is None
+    assert errors(at) == (f"Choose “Item”: the 200 columns {stem}1 … {stem}200 are one column per item (a wide table), "
+                          "which is not read: convert it to a long table with one row per user–item interaction — "
+                          "columns user, item[, rating] (and the entity) — and upload that.")
+    assert at.button(key="build_upload").disabled
 
 
 def test_headerless_upload_is_detected():

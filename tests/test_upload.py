@@ -39,6 +39,28 @@ def test_no_column_named_like_an_item_leaves_the_item_to_choose():
     assert upload.mapping_problems("user", None, "site", None, None)[0].startswith("Choose “Item”")
 
 
+@pytest.mark.parametrize("stem", ["item", "movie_", "Item ", "product-"])
+def test_numbered_columns_of_one_stem_are_a_wide_table_and_never_the_item_guess(stem):
+    """item1 … item200 (or movie_1 …) name a wide table's items: no column is proposed as the Item even
+    though the names contain "item", and the mapper's message says the table is not read and what to do."""
+    cols = ["user", "site"] + [f"{stem}{j}" for j in range(1, 201)]
+    g = upload.guess_mapping(cols)
+    assert (g["user"], g["entity"], g["item"], g["value"], g["name"]) == ("user", "site", None, None, None)
+    wide = upload.wide_item_columns(cols)
+    assert wide == cols[2:]
+    (msg,) = upload.mapping_problems("user", None, "site", None, None, wide=wide)
+    assert msg == (f"Choose “Item”: the 200 columns {stem}1 … {stem}200 are one column per item (a wide table), which "
+                   "is not read: convert it to a long table with one row per user–item interaction — columns user, "
+                   "item[, rating] (and the entity) — and upload that.")
+    # choosing one of those columns by hand is the same mistake
+    assert upload.mapping_problems("user", f"{stem}7", "site", None, None, wide=wide) == [msg]
+    # a long table with an item column and one or two numbered columns beside it is no wide table
+    long = ["user", "site", "item", "rating", "code1", "code2"]
+    assert upload.wide_item_columns(long) == [] and upload.guess_mapping(long)["item"] == "item"
+    # a header-less table's "column 1" … are positions
+    assert upload.wide_item_columns([f"column {j}" for j in range(1, 5)], no_header=True) == []
+
+
 def test_user_attributes_join_and_federate_by_zip_and_occupation():
     df, _ = upload.read_upload(U_DATA.encode(), "ratings.tsv")
     attrs, attrs_no_header = upload.read_upload(U_USER.encode(), "users.txt", 2, "user-attribute table")

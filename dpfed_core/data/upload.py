@@ -7,7 +7,8 @@ The Data page's upload is parsed here, not in the UI, so the rules are testable 
   format is known by the file's name (:data:`KNOWN_FORMATS`), else ``column 1`` …;
 * :func:`guess_mapping` proposes User / Item / Value / Item name / Entity — distinct columns, by name
   when the file has a header and by position and content when it has none (``u.data`` is user, item,
-  rating, timestamp: a timestamp is never the value nor the entity);
+  rating, timestamp: a timestamp is never the value nor the entity); the numbered columns of a wide
+  table (:func:`wide_item_columns`: item1 … item200) are never proposed;
 * :func:`join_user_attributes` joins a second, user-attribute table on the user id, so that an entity
   can come from a user attribute (MovieLens by ZIP or occupation from ``u.data`` + ``u.user``);
 * :func:`mapping_problems` states a wrong mapping in the Data page's words.
@@ -15,6 +16,8 @@ The Data page's upload is parsed here, not in the UI, so the rules are testable 
 Nothing here changes the upload: a new frame is returned, the bytes are never rewritten.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pandas as pd
@@ -86,6 +89,35 @@ def guess_column(columns: list[str], *hints: str) -> str | None:
     return None
 
 
+#: Fewest columns sharing a name stem followed by a number (item1, item2, item3 / movie_1 …) that are read
+#: as a wide table's columns, one per item: a long table names each role once.
+WIDE_MIN_COLUMNS = 3
+_NUMBERED = re.compile(r"(.*[^\W\d_].*?)[\s_.-]*\d+")
+
+
+def wide_item_columns(columns: list[str], no_header: bool = False) -> list[str]:
+    """The columns whose name is a stem shared by :data:`WIDE_MIN_COLUMNS` or more columns, each followed
+    by a number (``item1`` … ``item200``, ``movie_1`` …): a wide table's, one column per item, which is
+    not read. [] when there are none, and for a header-less table (its ``column 1`` … are positions)."""
+    if no_header:
+        return []
+    stems: dict[str, list[str]] = {}
+    for c in map(str, columns):
+        m = _NUMBERED.fullmatch(c.strip())
+        if m:
+            stems.setdefault(m.group(1).strip().lower(), []).append(c)
+    return [c for group in stems.values() if len(group) >= WIDE_MIN_COLUMNS for c in group]
+
+
+def wide_table_text(wide: list[str]) -> str:
+    """What is wrong with a wide table and what to do: "the 200 columns item1 … item200 are one column per
+    item (a wide table), which is not read; convert it to a long table …"."""
+    span = f"{wide[0]} … {wide[-1]}" if len(wide) > 2 else " and ".join(wide)
+    return (f"the {len(wide)} columns {span} are one column per item (a wide table), which is not read: convert "
+            "it to a long table with one row per user–item interaction — columns user, item[, rating] (and the "
+            "entity) — and upload that")
+
+
 def _numbers(col: pd.Series, sample: int = 2000) -> np.ndarray | None:
     """The column's first ``sample`` present values as floats, or None when any of them is not a number
     (a missing cell is skipped: the loader reports it by its own rule)."""
@@ -132,7 +164,9 @@ def guess_mapping(columns: list[str], df: pd.DataFrame | None = None,
             return {"user": "user id", "item": "item id", "value": "rating", "name": None, "entity": None}
         return _guess_by_position(df)
     cols = [str(c) for c in columns]
-    taken: set[str] = set()
+    # a wide table's numbered columns (item1 … item200) are items, not a role: never proposed, even
+    # where their stem reads like one
+    taken: set[str] = set(wide_item_columns(cols))
 
     def pick(*hints: str, optional: bool = False) -> str | None:
         free = [c for c in cols if c not in taken]
@@ -218,12 +252,16 @@ def join_user_attributes(interactions: pd.DataFrame, user_col: str, attributes: 
 
 
 def mapping_problems(user: str, item: str | None, entity: str | None, value: str | None,
-                     name: str | None) -> list[str]:
+                     name: str | None, wide: list[str] | None = None) -> list[str]:
     """Mapping errors in the Data page's words: an Item column must be chosen, User, Item and Entity
     must be three different columns (a user × item table of one column against itself is a diagonal of
-    nonsense), and the value / name columns must not be one of them."""
+    nonsense), and the value / name columns must not be one of them. ``wide``: the table's wide-table
+    columns (:func:`wide_item_columns`): the Item column is never one of them, and without another one
+    the message says the table is not read and what to do."""
     out = []
-    if not item:
+    if wide and (not item or item in wide):
+        out.append(f"Choose “Item”: {wide_table_text(wide)}.")
+    elif not item:
         out.append("Choose “Item”: no column is named like an item (item, movie, product, drug, code). Each row "
                    "must be one user–item interaction; a table with one column per item (a wide table) is not "
                    "read — reshape it to user, item and value columns.")
