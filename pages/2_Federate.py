@@ -305,8 +305,7 @@ if _run_clicked:
                                         "cached": cached}
             st.session_state[ui.CONFIG] = config
             if not cached:
-                ui.record("run", dash.settings_line(config) + (" (simulation)" if config.simulation else ""),
-                          config, doc, result)
+                ui.record("run", doc, result)
             _state, _label = dash.run_outcome(doc, dt)
             status.update(label=_label, state=_state, expanded=False)
             # the button now says what pressing it again does: show this result, spend nothing

@@ -78,9 +78,7 @@ if st.button(f"Run sweep ({n_runs} runs; {_charge})", type="primary", key="sweep
     if cached:
         st.caption("Same data and settings as an earlier sweep: shown from the cache.")
     else:
-        ui.record("sweep", f"sweep of {method}, ε ∈ {{{', '.join(map(dash.format_epsilon, grid))}}}, "
-                           f"seeds {', '.join(map(str, seeds))}", config,
-                  {**doc, "request": {"epsilons": grid, "seeds": seeds, "references": refs}})
+        ui.record("sweep", {**doc, "request": {"epsilons": grid, "seeds": seeds, "references": refs}})
 
 if not have:
     st.info(f"Press **Run sweep**: {_expected}; the result is cached, so coming back is instant.")

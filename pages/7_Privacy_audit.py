@@ -162,10 +162,7 @@ if st.button("Run audit" + _charge, type="primary", disabled=bool(errors), key="
         st.session_state["audit_seconds"] = (time.perf_counter() - t0) / max(n_jobs, 1)
     st.session_state[RESULT] = {"key": key, "doc": doc}
     if not cached:
-        ui.record("audit", f"audit of {entity}: {', '.join(methods)} at ε ∈ "
-                           f"{{{', '.join(map(dash.format_epsilon, grid))}}}, {runs} runs per class",
-                  {"entity": entity, "methods": methods, "epsilons": grid, "targets": specs, "runs": runs,
-                   "k": k, "seed": seed}, doc)
+        ui.record("audit", doc)
 
 have = st.session_state.get(RESULT)
 if have is not None and have["key"][0] != key[0]:  # an audit of other data no longer applies

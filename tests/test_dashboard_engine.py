@@ -297,8 +297,8 @@ def test_history_is_per_owner_and_survives(tmp_path, monkeypatch):
     cfg = RunConfig(method="kmeans", k=1, rank=2, seed=0, max_iter=20, test_fraction=0.5, n_hidden=1)
     doc, res = history.charged(ds, plan_run(ds, cfg), lambda: run_method(ds, cfg),
                                settle=lambda r, out: settle_run(r, [out[0]]))
-    rid = history.save(ds, "run", "kmeans", doc, res)
-    history.save(other, "sweep", "other", {"config": {}, "runs": []})
+    rid = history.save(ds, "run", doc, res)
+    history.save(other, "sweep", {"config": {}, "runs": []})
     assert [e.id for e in history.list_entries(ds)] == [rid]
     assert history.load(other, rid) is None  # another owner's result is invisible
     stored = history.load(ds, rid)
@@ -318,7 +318,7 @@ def test_a_stored_result_comes_back_with_both_infinities_as_numbers(tmp_path, mo
     monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
     ds = tiny()
     doc = {"config": {"epsilons": [1.0, math.inf]}, "runs": [{"epsilon": math.inf, "gap": -math.inf, "name": "inf run"}]}
-    got = history.load(ds, history.save(ds, "sweep", "x", doc))["doc"]
+    got = history.load(ds, history.save(ds, "sweep", doc))["doc"]
     assert got["config"]["epsilons"] == [1.0, math.inf]
     assert got["runs"] == [{"epsilon": math.inf, "gap": -math.inf, "name": "inf run"}]
 
@@ -326,7 +326,7 @@ def test_a_stored_result_comes_back_with_both_infinities_as_numbers(tmp_path, mo
 def test_another_owner_cannot_delete_a_stored_result(tmp_path, monkeypatch):
     monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
     ds, other = tiny(), tiny(value=4.0)
-    rid = history.save(ds, "sweep", "mine", {"config": {}, "runs": []})
+    rid = history.save(ds, "sweep", {"config": {}, "runs": []})
     assert history.delete(other, rid) is False
     assert history.load(ds, rid) is not None and [e.id for e in history.list_entries(ds)] == [rid]
 

@@ -128,6 +128,35 @@ def test_a_table_of_one_column_per_item_is_refused_not_read_as_item_ids():
     assert "wide.csv" not in " ".join(s.value for s in at.subheader)  # the sample stays loaded
 
 
+def test_a_sweep_or_a_run_is_listed_under_the_same_words_whether_the_cli_or_a_page_ran_it(
+        tmp_path, monkeypatch, capsys):
+    from dpfed_core.cli import main
+
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "store.sqlite3"))
+    # a seed of their own: a result shown from the cache of an earlier test is not stored again
+    f = app("pages/2_Federate.py")
+    f.number_input(key="fed_seed").set_value(5)
+    f.button(key="fed_run").click().run()
+    clean(f)
+    assert main(["run", "--data", "sample:clinic", "--seed", "5"]) == 0, capsys.readouterr().err
+    a = app("pages/5_Trade-off.py")
+    a.text_input(key="sweep_grid").set_value("1, 3")
+    a.text_input(key="sweep_seeds").set_value("5")
+    a.multiselect(key="sweep_refs").set_value(["individual"])
+    a.run()
+    a.button(key="sweep_run").click().run()
+    clean(a)
+    assert main(["sweep", "--data", "sample:clinic", "--epsilons", "1,3", "--seeds", "5",
+                 "--references", "individual"]) == 0, capsys.readouterr().err
+    h = app("pages/8_History.py")
+    clean(h)
+    table = h.dataframe[0].value
+    labels = list(table.loc[table["kind"] == "sweep", "what"])
+    assert labels == ["sweep of dp-cooccurrence (secure aggregation) over ε ∈ {1, 3}, seeds 5 on sample: clinic"] * 2
+    labels = list(table.loc[table["kind"] == "run", "what"])
+    assert labels == ["dp-cooccurrence (secure aggregation), ε = 3, rank = 8, seed = 5 on sample: clinic"] * 2
+
+
 @pytest.mark.parametrize("stem", ["item", "movie_"])
 def test_a_wide_table_whose_columns_are_named_like_items_gets_no_item_preselected(stem):
     header = "user,site," + ",".join(f"{stem}{j}" for j in range(1, 201))

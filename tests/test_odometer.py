@@ -1151,6 +1151,26 @@ def test_history_names_an_audits_methods_and_a_sweeps_grid_and_refuses_deleting_
     assert len(hist.list()) == 3
 
 
+def test_a_results_label_is_made_from_its_document_alone(tmp_path):
+    """One function of the stored document labels every result, whichever front end stored it: an
+    audit's entity, methods, grid and runs; a sweep's method, grid and seeds (the dashboard's request
+    beside them changes nothing)."""
+    from dpfed_core.evaluation.history import entry_label
+
+    sweep = {"config": {"method": "dp-cooccurrence", "aggregation": "secure", "simulation": True},
+             "epsilons": [1.0, 3.0], "seeds": [0, 1], "dataset": {"name": "toy"}}
+    want = "sweep of dp-cooccurrence (secure aggregation) over ε ∈ {1, 3}, seeds 0, 1 on toy (simulation)"
+    assert entry_label("sweep", sweep) == entry_label("sweep", {**sweep, "request": {"epsilons": [9.0]}}) == want
+
+    doc = {"config": {"methods": ["dp-cooccurrence"], "epsilons": [1.0, math.inf], "runs": 50},
+           "entity": {"name": "hospital 01"}, "dataset": {"name": "toy"}}
+    hist = RunHistory(tmp_path / "h.sqlite3")
+    hist.add("audit", doc)
+    (row,) = hist.list()
+    assert row["title"] == entry_label("audit", doc) == \
+        "audit of hospital 01: dp-cooccurrence at ε ∈ {1, ∞}, 50 runs per class on toy"
+
+
 def test_a_read_of_data_the_store_does_not_know_writes_nothing_and_a_preview_never_says_where_its_people_are(
         tmp_path):
     """A dry run, a balance or a preview of a probe (a few records) leaves no row in the store — no name,

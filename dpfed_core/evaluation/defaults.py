@@ -13,7 +13,7 @@ import functools
 import json
 import math
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from dpfed_core.config import RunConfig
 from dpfed_core.data.dataset import FederatedDataset
@@ -259,3 +259,32 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
         if files:
             line += f" — give the files you loaded on the Data page ({', '.join(files)})"
     return line
+
+
+def method_words(config: RunConfig | Mapping) -> str:
+    """The method and, for a summable one run with secure aggregation, its trust model:
+    "dp-cooccurrence (secure aggregation)"."""
+    from dpfed_core.federation.protocol import is_summable
+
+    c = config.to_dict() if isinstance(config, RunConfig) else dict(config)
+    method = str(c.get("method") or "?")
+    return method + (" (secure aggregation)" if is_summable(method) and c.get("aggregation") == "secure" else "")
+
+
+def settings_line(config: RunConfig | Mapping) -> str:
+    """A run's settings in one line, naming only what its method uses (no k for a method without
+    prototypes, no ε for a non-private one, the trust model of a summable one); ``config`` a RunConfig
+    or a result document's ``config`` (a setting it does not hold is left out)."""
+    from dpfed_core.evaluation.verdicts import format_epsilon
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()
+    c = config.to_dict() if isinstance(config, RunConfig) else dict(config)
+    spec = METHODS.get(c.get("method"))
+    parts = [method_words(c)]
+    if spec is None or spec.uses_epsilon:
+        parts.append(f"ε = {format_epsilon(c.get('epsilon'))}")
+    if spec is not None and spec.uses_k:
+        parts.append(f"k ≤ {c.get('k')}")
+    parts += [f"{name} = {c[name]}" for name in ("rank", "seed") if c.get(name) is not None]
+    return ", ".join(parts)

@@ -21,17 +21,39 @@ from dpfed_core.privacy.store import Store, now_iso
 KINDS = ("run", "sweep", "audit")
 
 
-def _title(kind: str, doc: Mapping) -> str:
+def entry_label(kind: str, doc: Mapping) -> str:
+    """The words a stored result is listed under, from its document alone, so the same run, sweep or
+    audit reads the same whichever front end ran it (the command line or the dashboard): a run's settings
+    (:func:`~dpfed_core.evaluation.defaults.settings_line`), a sweep's method, ε grid and seeds, an audit's
+    entity, methods, ε grid and runs per class; then the data's name, and "(simulation)" where the noise
+    was reproducible."""
+    from dpfed_core.evaluation.defaults import method_words, settings_line
+
     cfg = doc.get("config", {}) or {}
     ds = (doc.get("dataset") or {}).get("name", "")
+    on, sim = (f" on {ds}" if ds else ""), (" (simulation)" if _simulation(doc) else "")
     if kind == "run":
-        return f"{cfg.get('method', '?')} at ε = {_eps_word(cfg.get('epsilon'))} on {ds}".strip()
+        dep = doc.get("deployment")
+        flower = f", deployed on Flower ({dep.get('supernodes')} SuperNodes)" if isinstance(dep, dict) else ""
+        return f"{settings_line(cfg)}{on}{flower}{sim}"
     if kind == "sweep":
         grid = doc.get("epsilons") or doc.get("grid") or []
-        return (f"sweep of {cfg.get('method', '?')} over ε ∈ {{{', '.join(_eps_word(e) for e in grid)}}} "
-                f"on {ds}").strip()
+        seeds = doc.get("seeds") or []
+        return (f"sweep of {method_words(cfg)} over ε ∈ {{{', '.join(_eps_word(e) for e in grid)}}}"
+                + (f", seeds {', '.join(map(str, seeds))}" if seeds else "") + on + sim)
     methods = cfg.get("methods")
-    return f"audit of {', '.join(map(str, methods)) if isinstance(methods, list) else methods or '?'} on {ds}".strip()
+    entity = (doc.get("entity") or {}).get("name")
+    grid = cfg.get("epsilons") or []
+    return (f"audit of {f'{entity}: ' if entity is not None else ''}"
+            f"{', '.join(map(str, methods)) if isinstance(methods, list) else methods or '?'}"
+            + (f" at ε ∈ {{{', '.join(_eps_word(e) for e in grid)}}}" if grid else "")
+            + (f", {cfg['runs']} runs per class" if cfg.get("runs") else "") + on + sim)
+
+
+def _simulation(doc: Mapping) -> bool:
+    """Was the result's noise reproducible from its seed (no privacy claim)? Its config or its privacy
+    section says so."""
+    return bool((doc.get("config") or {}).get("simulation") or (doc.get("privacy") or {}).get("simulation"))
 
 
 def _eps_word(x) -> str:
@@ -64,14 +86,14 @@ class RunHistory:
         self.store = store if isinstance(store, Store) else Store(store)
 
     def add(self, kind: str, document: Mapping, *, dataset_key: str | None = None,
-            title: str | None = None, operation: str | None = None) -> int:
-        """Store a result document; returns its id. ``kind``: run | sweep | audit."""
+            operation: str | None = None) -> int:
+        """Store a result document under its label (:func:`entry_label`, the same for every front end);
+        returns its id. ``kind``: run | sweep | audit."""
         if kind not in KINDS:
             raise ConfigError(f"history kind must be one of {', '.join(KINDS)}, got {kind!r}")
         doc = json_safe(dict(document))
         cfg = doc.get("config", {}) or {}
-        privacy = doc.get("privacy") or {}
-        simulation = bool(cfg.get("simulation") or privacy.get("simulation"))
+        simulation = _simulation(doc)
         method = cfg.get("method") or ",".join(cfg.get("methods", []) or [])
         eps = _as_float(cfg.get("epsilon"))
         with self.store.write() as con:
@@ -79,7 +101,7 @@ class RunHistory:
                 "INSERT INTO history (dataset_key, dataset_name, operation, kind, title, method, epsilon, simulation, "
                 "created, config, document) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (dataset_key, str((doc.get("dataset") or {}).get("name", "")), operation, kind,
-                 title or _title(kind, doc), str(method), eps, int(simulation),
+                 entry_label(kind, doc), str(method), eps, int(simulation),
                  str(doc.get("created") or now_iso()), json.dumps(cfg, allow_nan=False),
                  json.dumps(doc, allow_nan=False)))
             return int(cur.lastrowid)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dpfed_core.evaluation.verdicts import BASELINE_NAMES, format_epsilon, sweep_verdict_sentence
 from dpfed_core.evaluation.defaults import (DEFAULTS_FILE, _epsilon, default_config,  # noqa: F401
-                                           measured_defaults)
+                                           measured_defaults, settings_line)
 
 MEASUREMENT_NAME = "bench/results/dashboard_defaults.md"
 
@@ -177,21 +177,3 @@ def settings_not_loaded(config: dict) -> list[str]:
     cfg, base = RunConfig(**{k: v for k, v in config.items() if k in known}), RunConfig()
     return [f"{name} = {getattr(cfg, name)} (here {getattr(base, name)}: {what})"
             for name, what in _NOT_ON_THE_PAGE.items() if getattr(cfg, name) != getattr(base, name)]
-
-
-def settings_line(config) -> str:
-    """A run's settings in one line, naming only what its method uses (no k for a method without
-    prototypes, no ε for a non-private one, the trust model of a summable one)."""
-    from dpfed_core.federation.protocol import is_summable
-    from dpfed_core.methods import METHODS, available_methods
-
-    available_methods()
-    spec = METHODS.get(config.method)
-    parts = [config.method + (" (secure aggregation)" if is_summable(config.method)
-                              and config.aggregation == "secure" else "")]
-    if spec is None or spec.uses_epsilon:
-        parts.append(f"ε = {format_epsilon(config.epsilon)}")
-    if spec is not None and spec.uses_k:
-        parts.append(f"k ≤ {config.k}")
-    parts += [f"rank = {config.rank}", f"seed = {config.seed}"]
-    return ", ".join(parts)

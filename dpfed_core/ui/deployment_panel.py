@@ -67,7 +67,6 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
                f"evaluation report. {deployment_estimate(ds, config)}.")
     from dpfed_core.evaluation.budget import plan_run
     from dpfed_core.ui import history
-    from dpfed_core.ui.defaults import settings_line
     from dpfed_core.ui.tables import guarantee_text
     from dpfed_core.ui.widgets import allow_non_private, data_cli_args, record, run_messages, show_error
 
@@ -132,8 +131,7 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
         else:
             st.session_state[DOC_KEY] = doc
             # kept in the run history like an in-process run; without factors (each U stays at its node)
-            record("run", f"{settings_line(config)} on Flower ({ds.n_entities} SuperNodes)"
-                   + (" (simulation)" if config.simulation else ""), config, doc)
+            record("run", doc)
             status.update(label=f"Done in {time.perf_counter() - t0:.1f} s — {doc['privacy']['label']}",
                           state="complete", expanded=False)
     doc = st.session_state.get(DOC_KEY)

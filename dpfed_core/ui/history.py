@@ -111,14 +111,15 @@ class Entry:
     dataset: str
 
 
-def save(dataset, kind: str, label: str, doc: dict, result=None, key: str | None = None) -> int:
-    """Keep a result of the dataset's owner in the history; returns its id."""
+def save(dataset, kind: str, doc: dict, result=None, key: str | None = None) -> int:
+    """Keep a result of the dataset's owner in the history, under the label the command line's results
+    get too (:func:`~dpfed_core.evaluation.history.entry_label`); returns its id."""
     from dpfed_core.evaluation.history import RunHistory
 
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     store, key = owner_store(dataset, key)
-    entry_id = RunHistory(store).add(kind, doc, dataset_key=key, title=label)
+    entry_id = RunHistory(store).add(kind, doc, dataset_key=key)
     if kind == "run" and result is not None:
         blob = _pack_run(result)
         with store.write() as con:

@@ -444,8 +444,9 @@ def owner_key() -> str | None:
     return key
 
 
-def record(kind: str, label: str, config: Any, doc: dict, result=None) -> None:
-    """Keep a result in the owner's history; a store problem is a warning, not a crash."""
+def record(kind: str, doc: dict, result=None) -> None:
+    """Keep a result in the owner's history (labelled from the document, as the command line's are); a
+    store problem is a warning, not a crash."""
     from dpfed_core.ui import history
 
     ds = st.session_state.get(DATASET)
@@ -454,7 +455,7 @@ def record(kind: str, label: str, config: Any, doc: dict, result=None) -> None:
     if isinstance(doc, dict) and isinstance(doc.get("odometer"), dict) and doc["odometer"].get("store", "") is None:
         return  # a simulation that opened no store (no privacy claim): not kept either
     try:
-        history.save(ds, kind, label, doc, result, key=owner_key())
+        history.save(ds, kind, doc, result, key=owner_key())
     except Exception as exc:  # e.g. a read-only disk: the result is still shown, just not kept
         st.warning(f"This result could not be saved to the history ({type(exc).__name__}); it is shown "
                    "but will not survive a reload.", icon=":material/warning:")
