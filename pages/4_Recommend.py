@@ -72,9 +72,8 @@ if alone_doc is not None and cmp["mar"] is None:
             icon=":material/info:")
 elif n_test < dash.MIN_EVIDENCE_USERS:
     # a handful of held-out users is no evidence either way (the blend's own rule): no verdict, only numbers
-    st.info(f"{ent_md} has **{n_test} test {units if n_test != 1 else unit}**: too few held-out users (under "
-            f"{dash.MIN_EVIDENCE_USERS}) to tell the federated list from {alone_name} here — MAR "
-            f"{fed_mar:.3f} vs {alone_mar:.3f}; no verdict for this entity.", icon=":material/info:")
+    st.info(dash.few_test_users_text(ent_md, n_test, unit, units, alone_name, fed_mar, alone_mar),
+            icon=":material/info:")
 elif cmp["worse"]:
     st.error(f"**For {ent_md}, the federated list is worse than {alone_name}** on its held-out "
              f"data ({'; '.join(cmp['worse'])}; lower MAR / higher PR-AUC is better). Prefer this entity's own list "

@@ -202,6 +202,8 @@ def test_recommend_matches_engine(federated, clinic):
     if n_test < dash.MIN_EVIDENCE_USERS:  # a handful of held-out stays: no verdict either way, only numbers
         said = [i.value for i in at.info if f"{n_test} test stays" in i.value and "no verdict" in i.value]
         assert said and not at.error and not at.success, banners
+        # and where such an entity is still counted: Evaluate's and the CLI's verdict across entities
+        assert "count its direction as one entity's in their verdict across entities" in said[0], said
     else:
         said = [b for b in banners[word] if "than this entity alone (own model + own popularity)" in b
                 or "as well as this entity alone (own model + own popularity)" in b]

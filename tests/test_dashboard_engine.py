@@ -999,3 +999,11 @@ def test_a_summable_run_records_which_broadcast_column_is_its_dp_popularity():
     _, result = run_method(ds, cfg)
     fac, pop = result.model.broadcast_parts_
     assert pop == np.shape(result.model.public_["V"])[1] - 1 and fac == slice(0, pop)
+
+
+def test_a_small_entity_without_its_own_baseline_measure_is_said_not_crashed():
+    """An entity alone whose MAR is undefined (its fit failed, or no test user measured) reads as
+    "undefined" in the sentence, never as a format error."""
+    text = dash.few_test_users_text("hospital 01", 3, "stay", "stays", "this entity alone", 0.21, None)
+    assert "**3 test stays**" in text and "MAR 0.210 vs undefined" in text and "no verdict for this entity alone" in text
+    assert "1 test stay**" in dash.few_test_users_text("h", 1, "stay", "stays", "x", float("nan"), 0.3)

@@ -14,6 +14,7 @@ from dpfed_core.evaluation.verdicts import compare_one, format_epsilon
 from dpfed_core.federation.protocol import user_row
 from dpfed_core.federation.summable import release_words
 from dpfed_core.methods import MethodResult
+from dpfed_core.models.blend import MIN_EVIDENCE_USERS
 from dpfed_core.reporting.report_format import shape_text
 from dpfed_core.ui.inputs import escape_md
 
@@ -440,6 +441,21 @@ def entity_against_alone(fed_mar: float | None, alone_mar: float | None, fed_set
     phrase = {"mar": lambda: f"MAR {fed_mar:.3f} vs {alone_mar:.3f}",
               "pr_auc": lambda: f"PR-AUC {fed_set['pr_auc']:.3f} vs {alone_set['pr_auc']:.3f}"}
     return {**words, **{w: [phrase[k]() for k, v in words.items() if v == w] for w in ("worse", "better")}}
+
+
+def few_test_users_text(entity_md: str, n_test: int, unit: str, units: str, alone_name: str,
+                        fed_mar: float | None, alone_mar: float | None) -> str:
+    """What the Recommend page says of an entity with fewer test users than the blend's evidence rule:
+    no verdict for it alone, and how the Evaluate page and the command line still count it — its direction
+    is one entity's in their sign test across entities, which is what makes a few noisy entities evidence."""
+    def mar(x: float | None) -> str:
+        return f"{x:.3f}" if x is not None and math.isfinite(float(x)) else "undefined"
+
+    return (f"{entity_md} has **{n_test} test {units if n_test != 1 else unit}**: too few held-out users (under "
+            f"{MIN_EVIDENCE_USERS}) to tell the federated list from {alone_name} here — MAR {mar(fed_mar)} vs "
+            f"{mar(alone_mar)}; no verdict for this entity alone. The Evaluate page and the command line count its "
+            "direction as one entity's in their verdict across entities (a sign test over every entity measured), "
+            "where one small entity's noise cannot decide it.")
 
 
 def sweep_frame(sweep_doc: dict, metric: str) -> pd.DataFrame:
