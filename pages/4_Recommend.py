@@ -63,28 +63,11 @@ cmp = dash.entity_against_alone(fed_mar, alone_mar, fed_set, alone_set)
 n_test = dash.entity_metric(r["doc"], entity, "n_test_users") or 0
 ent_md = dash.escape_md(entity)
 alone_name = dash.BASELINE_NAMES[alone].replace("each entity", "this entity")
-if alone_doc is not None and cmp["mar"] is None:
-    # an entity without test users has no held-out data: no verdict, never a green "win"
-    st.info(f"{ent_md} has **no test users**: there is no held-out data to compare the two lists on, so "
-            f"there is no verdict for this entity. A test {unit} needs more than {cfg.n_hidden} entries: lower "
-            "“Hidden entries per test user” when its users hold fewer, or raise “Test users per entity” (both "
-            "Advanced, on the Federate page).",
-            icon=":material/info:")
-elif n_test < dash.MIN_EVIDENCE_USERS:
-    # a handful of held-out users is no evidence either way (the blend's own rule): no verdict, only numbers
-    st.info(dash.few_test_users_text(ent_md, n_test, unit, units, alone_name, fed_mar, alone_mar),
-            icon=":material/info:")
-elif cmp["worse"]:
-    st.error(f"**For {ent_md}, the federated list is worse than {alone_name}** on its held-out "
-             f"data ({'; '.join(cmp['worse'])}; lower MAR / higher PR-AUC is better). Prefer this entity's own list "
-             "here, or a larger ε.", icon=":material/report:")
-elif cmp["better"]:
-    st.success(f"For {ent_md}, the federated list ranks this entity's held-out items better than {alone_name} "
-               f"({'; '.join(cmp['better'])}).", icon=":material/check_circle:")
-elif cmp["mar"] == "tie":
-    st.info(f"For {ent_md}, the federated list ranks this entity's held-out items as well as {alone_name} "
-            f"(MAR {fed_mar:.3f} vs {alone_mar:.3f}, within {100 * dash.TIE_FRACTION:g} %): the federation adds "
-            "nothing measurable here.", icon=":material/info:")
+_banner = dash.entity_standing_banner(cmp, n_test, ent_md, unit, units, alone_name, fed_mar, alone_mar,
+                                     cfg.n_hidden) if alone_doc is not None else None
+if _banner:
+    _kind, _text, _icon = _banner
+    getattr(st, _kind)(_text, icon=_icon)
 
 st.caption(f"{unit.capitalize()} **{dash.escape_md(user)}** of **{ent_md}**. Items the {unit} already has in the "
            "training data are never suggested; ✔ marks a suggestion that is one of the entries hidden for "

@@ -1007,3 +1007,20 @@ def test_a_small_entity_without_its_own_baseline_measure_is_said_not_crashed():
     text = dash.few_test_users_text("hospital 01", 3, "stay", "stays", "this entity alone", 0.21, None)
     assert "**3 test stays**" in text and "MAR 0.210 vs undefined" in text and "no verdict for this entity alone" in text
     assert "1 test stay**" in dash.few_test_users_text("h", 1, "stay", "stays", "x", float("nan"), 0.3)
+
+
+def test_the_recommend_banner_names_both_measures_when_they_disagree():
+    """Event data: better on one measure and worse on the other is neither word for the entity (the
+    Evaluate page judges its chosen metric), so the page warns with both; one-sided results keep theirs."""
+    mixed = dash.entity_against_alone(0.10, 0.12, {"pr_auc": 0.20}, {"pr_auc": 0.30})
+    kind, text, _ = dash.entity_standing_banner(mixed, 40, "H1", "stay", "stays", "this entity alone", 0.10, 0.12, 5)
+    assert kind == "warning" and "the two measures disagree" in text
+    assert "better than this entity alone by MAR 0.100 vs 0.120" in text and "worse by PR-AUC 0.200 vs 0.300" in text
+    worse = dash.entity_against_alone(0.14, 0.12, {"pr_auc": 0.20}, {"pr_auc": 0.30})
+    assert dash.entity_standing_banner(worse, 40, "H1", "stay", "stays", "x", 0.14, 0.12, 5)[0] == "error"
+    better = dash.entity_against_alone(0.10, 0.12, None, None)
+    assert dash.entity_standing_banner(better, 40, "H1", "stay", "stays", "x", 0.10, 0.12, 5)[0] == "success"
+    kind, text, _ = dash.entity_standing_banner(worse, 12, "H1", "stay", "stays", "x", 0.14, 0.12, 5)
+    assert kind == "info" and "no verdict for this entity alone" in text  # under 20 test users
+    none = dash.entity_against_alone(None, 0.12)
+    assert "no test users" in dash.entity_standing_banner(none, 0, "H1", "stay", "stays", "x", None, 0.12, 5)[1]

@@ -10,7 +10,7 @@ import pandas as pd
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.split import Split
 from dpfed_core.evaluation.experiments import sweep_table
-from dpfed_core.evaluation.verdicts import compare_one, format_epsilon
+from dpfed_core.evaluation.verdicts import TIE_FRACTION, compare_one, format_epsilon
 from dpfed_core.federation.protocol import user_row
 from dpfed_core.federation.summable import release_words
 from dpfed_core.methods import MethodResult
@@ -456,6 +456,43 @@ def few_test_users_text(entity_md: str, n_test: int, unit: str, units: str, alon
             f"{mar(alone_mar)}; no verdict for this entity alone. The Evaluate page and the command line count its "
             "direction as one entity's in their verdict across entities (a sign test over every entity measured), "
             "where one small entity's noise cannot decide it.")
+
+
+def entity_standing_banner(cmp: dict, n_test: int, entity_md: str, unit: str, units: str, alone_name: str,
+                           fed_mar: float | None, alone_mar: float | None,
+                           n_hidden: int) -> tuple[str, str, str] | None:
+    """The Recommend page's word on one entity's federated list against the entity alone (``cmp`` from
+    :func:`entity_against_alone`): ``(streamlit call, text, icon)``, or None when there is nothing to say.
+    No test users or under the blend's evidence rule: no verdict (information); the two measures of event
+    data disagreeing: neither word (a warning naming both); else worse, better or tied."""
+    if cmp["mar"] is None:
+        # an entity without test users has no held-out data: no verdict, never a green "win"
+        return ("info", f"{entity_md} has **no test users**: there is no held-out data to compare the two lists on, "
+                f"so there is no verdict for this entity. A test {unit} needs more than {n_hidden} entries: lower "
+                "“Hidden entries per test user” when its users hold fewer, or raise “Test users per entity” (both "
+                "Advanced, on the Federate page).", ":material/info:")
+    if n_test < MIN_EVIDENCE_USERS:
+        # a handful of held-out users is no evidence either way (the blend's own rule): no verdict, only numbers
+        return ("info", few_test_users_text(entity_md, n_test, unit, units, alone_name, fed_mar, alone_mar),
+                ":material/info:")
+    if cmp["worse"] and cmp["better"]:
+        # two measures disagree: neither word is this entity's verdict (Evaluate's uses its chosen metric)
+        return ("warning", f"For {entity_md}, the two measures disagree on its held-out data: the federated list is "
+                f"better than {alone_name} by {'; '.join(cmp['better'])} and worse by {'; '.join(cmp['worse'])} "
+                "(lower MAR / higher PR-AUC is better). The Evaluate page judges each entity by its chosen metric.",
+                ":material/balance:")
+    if cmp["worse"]:
+        return ("error", f"**For {entity_md}, the federated list is worse than {alone_name}** on its held-out data "
+                f"({'; '.join(cmp['worse'])}; lower MAR / higher PR-AUC is better). Prefer this entity's own list "
+                "here, or a larger ε.", ":material/report:")
+    if cmp["better"]:
+        return ("success", f"For {entity_md}, the federated list ranks this entity's held-out items better than "
+                f"{alone_name} ({'; '.join(cmp['better'])}).", ":material/check_circle:")
+    if cmp["mar"] == "tie":
+        return ("info", f"For {entity_md}, the federated list ranks this entity's held-out items as well as "
+                f"{alone_name} (MAR {fed_mar:.3f} vs {alone_mar:.3f}, within {100 * TIE_FRACTION:g} %): the "
+                "federation adds nothing measurable here.", ":material/info:")
+    return None
 
 
 def sweep_frame(sweep_doc: dict, metric: str) -> pd.DataFrame:
