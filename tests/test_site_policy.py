@@ -397,6 +397,37 @@ def test_the_site_budget_shows_one_balance_per_account_whatever_the_re_exports(t
     assert out.count("budget of") == 1 and "1 re-export(s) of the same people" in out
 
 
+def test_a_site_whose_people_are_charged_to_an_account_of_another_name_finds_that_balance_by_its_own(
+        tmp_path, capsys):
+    """The same people decided for under another entity name (a renamed site, sites sharing one store) are
+    charged to the account they were recognised as, and that balance decides their runs: the site's own
+    name must show it, never "accepted no run yet" beside a refusal by budget_epsilon."""
+    from dpfed_core.cli.main import main
+
+    shard = _site_shard(tmp_path)
+    policy = _policy(tmp_path, store="one.sqlite3")
+    req = request_of(RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5), 3, shard.value_max)
+    sp_.accept(policy, req, shard, run="1", coordinator="test")
+    with pytest.raises(PolicyRefused) as err:  # two runs at ε = 1 pass the cap of 1.3 on the one account
+        sp_.accept(policy, req, dataclasses.replace(shard, entity="clinic Z"), run="2", coordinator="test")
+    assert err.value.rule == "budget_epsilon"
+    store = str(policy.store_for(""))
+    (bal,) = sp_.remaining_budget(store)
+    assert bal["entity"] == shard.entity and bal["alias_entities"] == ["clinic Z"]
+    assert main(["site", "budget", "--store", store, "--site", "clinic Z"]) == 0
+    out = capsys.readouterr().out
+    assert "accepted no run yet" not in out
+    assert f"budget of 'site {shard.entity}' (entity {shard.entity}): cap ε = 1.3" in out
+    assert "decided for 'clinic Z'" in out
+    assert (f"note: the people of site 'clinic Z' were recognised in this store as those of 'site {shard.entity}': "
+            "its runs are charged to that account") in out
+    assert main(["site", "budget", "--store", store, "--site", "clinic Z", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [b["spent_epsilon"] for b in doc["budget"]] == [pytest.approx(_spent(1.0))]
+    assert main(["site", "budget", "--store", store, "--site", shard.entity]) == 0
+    assert "note: the people of" not in capsys.readouterr().out  # its own account: nothing to explain
+
+
 def _tied_shard():
     """A site whose items are held by exactly as many users each (10 of 60, every user 10 items): the
     people's shape (how many hold each item) names no item and every user has the same popularity

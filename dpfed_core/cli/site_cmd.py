@@ -112,7 +112,8 @@ def cmd_site(args) -> int:
     budget = remaining_budget(path)
     if args.site:  # a store several sites share: this site's rows and balance only
         rows = [r for r in rows if r["entity"] == args.site]
-        budget = [b for b in budget if b["entity"] == args.site]
+        # its people may be charged to an account opened under another name (recognised as the same people)
+        budget = [b for b in budget if b["entity"] == args.site or args.site in b.get("alias_entities", ())]
     if args.json:
         from dpfed_core.deployment.wire import dumps
 
@@ -134,6 +135,9 @@ def cmd_site(args) -> int:
         print("budget: this site has accepted no run yet")
     for b in budget:
         print(budget_line(b), file=sys.stdout)
+        if args.site and b["entity"] != args.site:
+            print(f"note: the people of site {args.site!r} were recognised in this store as those of {b['dataset']!r}: "
+                  "its runs are charged to that account, and its decisions read the balance above")
     from dpfed_core.cli.budget_cmd import cap_change_lines
 
     shown = set()
@@ -175,6 +179,8 @@ def budget_line(b: dict) -> str:
     if b["void"]:
         spent = (f"no overall guarantee: {n} non-private release(s) (a simulation run or exact statistics) gave its "
                  f"people ε = ∞; its DP releases alone: {spent} under the cap")
-    also = f" (also charged: {len(b['aliases'])} re-export(s) of the same people)" if b.get("aliases") else ""
+    named = b.get("alias_entities") or []
+    also = (f" (also charged: {len(b['aliases'])} re-export(s) of the same people"
+            + (f", decided for {', '.join(repr(e) for e in named)}" if named else "") + ")") if b.get("aliases") else ""
     return head + spent + also
 

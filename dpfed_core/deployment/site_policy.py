@@ -790,18 +790,20 @@ def withdraw(policy: SitePolicy, shard, record: dict, *, run: str, coordinator: 
 
 def remaining_budget(store: str | os.PathLike) -> list[dict]:
     """The site's budget from its own store, without the coordinator: per account (a dataset the site
-    holds, with the keys of its re-exports recognised as the same people in ``aliases``), its cap,
-    spent and remaining (ε, δ) (the odometer's balance of its one entity) and every change of its cap
-    (``cap_changes``, newest first)."""
+    holds, with the keys of its re-exports recognised as the same people in ``aliases`` and the other
+    entity names they were decided for in ``alias_entities``), its cap, spent and remaining (ε, δ) (the
+    odometer's balance of its one entity) and every change of its cap (``cap_changes``, newest first)."""
     from dpfed_core.privacy.odometer import BudgetOdometer
 
     odo = BudgetOdometer(SiteLog(store).store)
     datasets = odo.datasets()
     keys = {d["key"] for d in datasets}
     aliases: dict[str, list[str]] = {}
+    alias_entities: dict[str, list[str]] = {}
     for d in datasets:
         if d.get("alias_of") in keys:
             aliases.setdefault(d["alias_of"], []).append(d["key"])
+            alias_entities.setdefault(d["alias_of"], []).extend(str(e) for e in d.get("entities") or [])
     out = []
     for d in datasets:
         if d.get("alias_of") in keys:
@@ -810,6 +812,9 @@ def remaining_budget(store: str | os.PathLike) -> list[dict]:
             continue
         changes = odo.cap_changes(d["key"])  # every change of the site's cap, the policy's edits included
         for b in odo.balance(d["key"]):
+            # a site whose people were recognised as this account's (another entity name, a shared store)
+            # is charged here: its own name must find this balance
+            others = sorted(set(alias_entities.get(d["key"], [])) - {b.entity})
             out.append({"dataset_key": d["key"], "dataset": d["name"], "aliases": aliases.get(d["key"], []),
-                        **b.to_dict(), "cap_changes": changes})
+                        "alias_entities": others, **b.to_dict(), "cap_changes": changes})
     return out
