@@ -384,6 +384,43 @@ def test_write_shards_splits_with_the_seed_it_is_given(tmp_path, capsys):
     assert f"{ds.entity_names[0]}: " in capsys.readouterr().out
 
 
+def test_a_site_writes_the_shard_of_its_own_export_at_its_place_in_the_declared_federation(tmp_path, capsys):
+    """The documented step of a real site: its export names its one entity; --declared-entities places it in
+    the federation (a federation of one entity is no federation only when nothing else declares it). Only its
+    own shard is written; a list without its name, or an export holding an entity the list lacks, is one
+    error naming --declared-entities, with nothing written."""
+    from dpfed_core.deployment.shards import load_shard
+
+    export = tmp_path / "site-b.csv"
+    export.write_text("bank,customer,product,count\n" + "".join(
+        f"site-b,c{u},{p},{1 + (u + j) % 3}\n" for u in range(2) for j, p in enumerate(["Crédit Ünï", "Savings|Plus"])),
+        encoding="utf-8")
+    base = ["write-shards", "--data", str(export), "--entity-col", "bank", "--user-col", "customer", "--item-col",
+            "product", "--value-col", "count", "--value-max", "5"]
+    out = tmp_path / "shards"
+    assert main([*base, "--out-dir", str(out), "--declared-entities", "site-a,site-b,site-c"]) == 0, \
+        capsys.readouterr().err
+    assert f"site-b: {out / 'entity_001.npz'}" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == ["entity_001.npz"]
+    shard = load_shard(out / "entity_001.npz")
+    assert (shard.entity, shard.index, shard.n_entities) == ("site-b", 1, 3)
+    assert shard.train.shape[0] == 2 and sorted(shard.item_names) == ["Crédit Ünï", "Savings|Plus"]
+    for declared, what in (("site-a,Site-B,site-c", "no row belongs to a declared entity"),
+                           ("site-b", "leaves one entity ('site-b')")):
+        bad = tmp_path / f"bad-{declared}"
+        assert main([*base, "--out-dir", str(bad), "--declared-entities", declared]) == 2
+        err = capsys.readouterr().err
+        assert what in err and "fix --declared-entities" in err and "Traceback" not in err, err
+        assert not bad.exists() or not list(bad.iterdir())
+    two = tmp_path / "two.csv"
+    two.write_text(export.read_text(encoding="utf-8") + "site-x,c9,Mortgage,1\n", encoding="utf-8")
+    bad = tmp_path / "bad-undeclared"
+    assert main([*base[:2], str(two), *base[3:], "--out-dir", str(bad), "--declared-entities", "site-a,site-b"]) == 2
+    err = capsys.readouterr().err
+    assert "rows of entities not in --declared-entities" in err and "'site-x'" in err, err
+    assert not bad.exists() or not list(bad.iterdir())
+
+
 def test_the_report_never_writes_over_a_document_it_reads(tmp_path, capsys):
     docs = {flag: tmp_path / f"{flag}.json" for flag in ("run", "sweep", "audit")}
     for p in docs.values():

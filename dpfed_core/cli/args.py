@@ -357,7 +357,9 @@ def check_outputs(args, *outs: tuple[str, object], rewritable: tuple[str, ...] =
             check_output_not_input(path, ins, flag=flag)
 
 
-def load_dataset(args):
+def load_dataset(args, entities: list[str] | None = None):
+    """The data the flags name; ``entities``: a declared entity list given otherwise than by --entities
+    (write-shards' --declared-entities), read as the declared federation."""
     from dpfed_core.data.loaders import load_data
 
     opts = {
@@ -376,6 +378,8 @@ def load_dataset(args):
                             ("item_features", "--item-features", "item features file")):
         if opts.get(key) is not None:
             check_regular_file(opts[key], what=f"{flag}", param=key)
+    if entities is not None and opts.get("entities") is None:
+        opts["entities"] = list(entities)
     opts = {k: v for k, v in opts.items() if v is not None}
     if "encoding" in opts:
         _check_encoding_name(opts["encoding"])

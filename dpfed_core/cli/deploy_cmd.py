@@ -168,13 +168,34 @@ def cmd_write_shards(args) -> int:
     from dpfed_core.config import RunConfig
     from dpfed_core.evaluation.experiments import make_split
     from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.errors import ConfigError, DataError
 
     from dpfed_core.cli.args import check_outputs
 
     check_outputs(args, ("--out-dir", args.out_dir))  # shards never overwrite an input
-    dataset = load_dataset(args)
+    declared = args.declared_entities
+    # A site's own export names its one entity: the declared list is the federation it is read in (a
+    # federation of one entity is no federation), and only the entities the export holds get a shard.
+    by_list = declared is not None and args.entities is None and not args.entities_from_data
+    try:
+        dataset = load_dataset(args, entities=declared if by_list else None)
+    except DataError as exc:
+        if by_list and exc.param == "entities":
+            raise ConfigError(f"{str(exc).rstrip('.')}; fix --declared-entities "
+                              "(the federation's entity names, as the export's entity column writes them)") from None
+        raise
+    if by_list:
+        undeclared = [n for n in dataset.notes if n.startswith("dropped ") and "not in the declared entity list" in n]
+        if undeclared:
+            # a site's rows left out of its own shard would be a silent loss: its name is misspelt in the list
+            raise ConfigError(f"the export holds rows of entities not in --declared-entities "
+                              f"({undeclared[0].split(' — most')[0]}); list every entity of the export as its entity "
+                              "column writes it, or leave those rows out of the export (nothing was written)")
     split = make_split(dataset, RunConfig(seed=args.seed))
-    paths = write_shards(dataset, split, args.out_dir, declared=args.declared_entities)
-    for name, p in zip(dataset.entity_names, paths):
+    held = None
+    if by_list:
+        held = [n for n, sl in zip(dataset.entity_names, dataset.entity_slices()) if sl.stop > sl.start]
+    paths = write_shards(dataset, split, args.out_dir, declared=declared, only=held)
+    for name, p in zip(held if held is not None else dataset.entity_names, paths):
         print(f"{name}: {p}")
     return 0

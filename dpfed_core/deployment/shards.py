@@ -67,12 +67,14 @@ def _csr_from(z, prefix: str) -> sp.csr_matrix:
                          shape=tuple(int(s) for s in z[f"{prefix}_shape"]))
 
 
-def write_shards(dataset, split, out_dir: str | os.PathLike, declared: list[str] | None = None) -> list[Path]:
+def write_shards(dataset, split, out_dir: str | os.PathLike, declared: list[str] | None = None,
+                 only: list[str] | None = None) -> list[Path]:
     """Write ``entity_000.npz`` … into ``out_dir`` (created if needed); returns the paths in entity
     order. Each file is written to a temporary name and renamed, so no half-written shard exists.
 
     ``declared``: the federation's public entity list, for a site that exports only its own entity
-    (its shard then carries its position in that list and the list's length)."""
+    (its shard then carries its position in that list and the list's length). ``only``: the entities
+    whose shards are written (a site's export read in the declared federation: its own)."""
     names = [str(n) for n in dataset.entity_names]
     if declared is not None:
         declared = [str(d) for d in declared]
@@ -87,6 +89,8 @@ def write_shards(dataset, split, out_dir: str | os.PathLike, declared: list[str]
     test_users = np.asarray(split.test_users, dtype=np.int64)
     paths = []
     for h, (name, sl) in enumerate(zip(dataset.entity_names, dataset.entity_slices())):
+        if only is not None and str(name) not in only:
+            continue
         local_test = test_users[(test_users >= sl.start) & (test_users < sl.stop)] - sl.start
         index = h if declared is None else declared.index(str(name))
         total = dataset.n_entities if declared is None else len(declared)
