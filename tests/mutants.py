@@ -981,7 +981,7 @@ MUTANTS = (
             SITE_WITHDRAWS)),
     Mutant("site-answers-a-withdrawal-twice", SITE, "_decide_withdrawal", "_withdrawn(con, run, coordinator, entity)",
            "False", (SITE_WITHDRAWS,)),
-    Mutant("node-draws-without-marking-its-store", CLIENT, "_require_accepted", "site_policy.claim_draw(_policy(context))",
+    Mutant("node-draws-without-marking-its-store", CLIENT, "_require_accepted", "site_policy.claim_draw(policy)",
            "None", (f"{NODE_WITHDRAWS}[a stage released]",)),
     Mutant("site-draws-after-its-operator-withdrew", SITE, "claim_draw", "_withdrawn(con, run, coordinator, entity)",
            "False", (SITE_WITHDRAWS,)),

@@ -132,6 +132,39 @@ def test_a_site_with_a_declared_catalogue_refuses_a_run_that_selects_one_from_it
         assert meta["decision"] == "accepted"
 
 
+def test_a_run_marks_its_draws_in_the_store_it_was_charged_in_whatever_the_policy_says_later(tmp_path, monkeypatch):
+    """The site's operator edits the store key while a run is under way: the run's draws are still marked
+    (and its releases logged) in the store its charge is in, so neither the site's own withdrawal nor the
+    coordinator's gives back the charge of a run that drew — and no release id of another store is touched."""
+    from dpfed_core.deployment import site_policy as sp_
+    from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.evaluation.experiments import make_split
+
+    X = sp.csr_matrix(np.random.default_rng(2).poisson(0.5, (36, 12)).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 12), value_kind="counts", value_max=5, name="c",
+                                     item_names=np.array([f"d{i}" for i in range(12)], dtype=object),
+                                     item_source="declared")
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure")
+    shards = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")
+    keys = dict(methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=5.0)
+    policy = write_policy(tmp_path / "p.toml", **keys, store="old/site.sqlite3")
+    old, new = tmp_path / "old" / "site.sqlite3", tmp_path / "new" / "site.sqlite3"
+    monkeypatch.setattr(ca, "Message", lambda content, reply_to=None: SimpleNamespace(content=content))
+    rec = {"config": run_json(cfg, "declared"), "n-entities": 3}
+    ctx = _context(**{"data-path": str(shards[0]), "policy-path": str(policy), "coordinator": "c"})
+    assert ca.decide(SimpleNamespace(content={"config": rec}), ctx).content["meta"]["decision"] == "accepted"
+    write_policy(tmp_path / "p.toml", **keys, store="new/site.sqlite3")  # mid-run
+    ca._require_accepted(ctx, rec, "release", ca._load(ctx, 3))  # marked before the share is drawn
+    spent = sp_.remaining_budget(old)[0]["spent_epsilon"]
+    assert spent > 0
+    (out,) = sp_.withdraw_by_site(old, "7")
+    assert (out["decision"], out["stages"]) == ("kept", ["release"])
+    assert ca.withdraw(SimpleNamespace(content={"config": rec}), ctx).content["meta"]["decision"] == "kept"
+    assert sp_.remaining_budget(old)[0]["spent_epsilon"] == pytest.approx(spent)
+    assert not new.exists()
+
+
 @pytest.mark.parametrize("epsilon, decision", [(1.0, "refused"), (math.inf, "accepted")])
 def test_a_site_whose_items_come_from_its_data_refuses_a_dp_run_that_calls_them_declared(tmp_path, monkeypatch,
                                                                                          epsilon, decision):

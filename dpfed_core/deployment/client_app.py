@@ -235,9 +235,20 @@ def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list
         return
     if shard is None:
         raise TypeError("a stage is claimed in the site's store: pass the node's shard")
-    site_policy.claim_draw(_policy(context), shard.entity, claimed, run=str(context.run_id),
-                           coordinator=_coordinator(context))
+    policy = _policy(context)
+    site_policy.claim_draw(policy, shard.entity, claimed, run=str(context.run_id), coordinator=_coordinator(context),
+                           store=_run_store(context, policy, shard.entity))
     context.state.config_records[RELEASED_KEY] = ConfigRecord({"stages": dumps([*done, *claimed])})
+
+
+def _run_store(context: Context, policy: site_policy.SitePolicy, entity: str) -> Path:
+    """The store this run was charged in, as the decision recorded it: every later draw of the run is marked,
+    and logged, there — a store key edited mid-run would mark the draws in another file, and the charged
+    store, seeing none, would give the charge of a run that drew back."""
+    kept = context.state.config_records.get(ACCEPTED_KEY)
+    if kept is not None and "store" in kept:
+        return Path(str(kept["store"]))
+    return policy.store_for(entity)
 
 
 def _released_stages(context: Context) -> list[str]:
@@ -270,7 +281,7 @@ def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_by
     else:
         note = (f"against the server with every other site: ε = {coalition[0]:.4g}, δ = {coalition[1]:.3g} (the run "
                 f"as planned: its stages so far, and its later stages at their planned ρ; {coalition[2]})")
-    site_policy.SiteLog(policy.store_for(shard.entity)).add(
+    site_policy.SiteLog(_run_store(context, policy, shard.entity)).add(
         run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
         stage=stage, decision="released", epsilon=eps, delta=dlt,
         rho=rho, simulation=config.simulation, shapes=shapes, n_bytes=n_bytes, note=note)
@@ -302,9 +313,10 @@ def decide(msg: Message, context: Context) -> Message:
         record = site_policy.accept(policy, req, shard, run=str(context.run_id), coordinator=_coordinator(context))
         context.state.config_records[ACCEPTED_KEY] = ConfigRecord({
             "config": str(rec["config"]), "n-entities": H, "operation": record["operation"],
-            "release-ids": dumps(record["release_ids"]), "dataset-key": record["dataset_key"], "withdrawn": 0})
+            "release-ids": dumps(record["release_ids"]), "dataset-key": record["dataset_key"], "withdrawn": 0,
+            "store": record["store"]})
         _site_log(f"{shard.entity}: accepted run {context.run_id} ({config.method}, ε = {req.epsilon:g}, "
-                  f"simulation = {req.simulation}); charged to {policy.store_for(shard.entity)}")
+                  f"simulation = {req.simulation}); charged to {record['store']}")
         meta = {**_identity(shard), "decision": "accepted", "rule": "", "message": ""}
     except site_policy.PolicyRefused as exc:
         _site_log(f"{entity['entity']}: run {context.run_id}: {exc.for_site()}")
@@ -334,7 +346,7 @@ def withdraw(msg: Message, context: Context) -> Message:
         # refuse later releases first: a withdrawn acceptance must never be drawn on
         context.state.config_records[ACCEPTED_KEY] = ConfigRecord({**dict(kept.items()), "withdrawn": 1})
         record = {"operation": kept["operation"], "release_ids": loads(str(kept["release-ids"])),
-                  "dataset_key": kept["dataset-key"]}
+                  "dataset_key": kept["dataset-key"], "store": str(kept["store"]) if "store" in kept else None}
         given = site_policy.withdraw(_policy(context), shard, record, run=str(context.run_id),
                                      coordinator=_coordinator(context))
         _site_log(f"{shard.entity}: run {context.run_id} ended, the coordinator says: charge "
@@ -676,13 +688,13 @@ def _secure_share(msg: Message, context: Context) -> Message:
         try:
             site_policy.check_coalition(policy, run_coalition[0], stage)
         except site_policy.PolicyRefused as exc:
-            site_policy.SiteLog(policy.store_for(shard.entity)).add(
+            site_policy.SiteLog(_run_store(context, policy, shard.entity)).add(
                 run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,
                 stage=f"secure sum [{stage}]", decision="refused", epsilon=0.0, delta=0.0, rule=exc.rule, note=str(exc))
             # the share never left and the refusal reads public parameters only: its stages are not
             # drawn as far as a withdrawal is concerned (the run's charge can be given back)
             site_policy.unclaim_draw(policy, shard.entity, group, run=str(context.run_id),
-                                     coordinator=_coordinator(context))
+                                     coordinator=_coordinator(context), store=_run_store(context, policy, shard.entity))
             raise
     context.state.config_records[STATE_KEY] = ConfigRecord({
         "ledger": dumps(rows), "note": note, "coalition_epsilon": dumps(coalition)})

@@ -582,14 +582,16 @@ def _decide_withdrawal(con, *, run: str, coordinator: str, entity: str, by: str)
     return "withdrawn", []
 
 
-def claim_draw(policy: SitePolicy, entity: str, stages: list[str], *, run: str, coordinator: str) -> None:
+def claim_draw(policy: SitePolicy, entity: str, stages: list[str], *, run: str, coordinator: str,
+               store: str | os.PathLike | None = None) -> None:
     """Mark in the site's store the stages a share of ``run`` is about to draw, before anything is drawn,
     in the one transaction that checks the site has not withdrawn from the run (:func:`withdraw` or
     :func:`withdraw_by_site`): a run the site withdrew from is never drawn on, and a run it drew on is
-    never given back. Raises :class:`PolicyRefused` (``accepted_request``) when withdrawn."""
+    never given back. Raises :class:`PolicyRefused` (``accepted_request``) when withdrawn. ``store``: the
+    store the run was charged in (:func:`accept`'s record); the policy's store for ``entity`` without it."""
     from dpfed_core.privacy.store import now_iso
 
-    log = SiteLog(policy.store_for(entity))
+    log = SiteLog(store if store is not None else policy.store_for(entity))
     with log.store.write() as con:
         if _withdrawn(con, run, coordinator, entity):
             raise PolicyRefused("accepted_request", "this site withdrew from this run and gave its charge back; "
@@ -598,11 +600,13 @@ def claim_draw(policy: SitePolicy, entity: str, stages: list[str], *, run: str, 
                         [(now_iso(), str(run), str(coordinator), str(entity), str(s)) for s in stages])
 
 
-def unclaim_draw(policy: SitePolicy, entity: str, stages: list[str], *, run: str, coordinator: str) -> None:
+def unclaim_draw(policy: SitePolicy, entity: str, stages: list[str], *, run: str, coordinator: str,
+                 store: str | os.PathLike | None = None) -> None:
     """Take back the marks of stages whose share the site refused to send after drawing it (its own
     ``max_coalition_epsilon``, a pure function of public parameters): nothing that depends on its
-    data left it, so the run's charge may be given back (:func:`withdraw_by_site`)."""
-    log = SiteLog(policy.store_for(entity))
+    data left it, so the run's charge may be given back (:func:`withdraw_by_site`). ``store``: as
+    :func:`claim_draw`'s."""
+    log = SiteLog(store if store is not None else policy.store_for(entity))
     with log.store.write() as con:
         con.executemany("DELETE FROM site_draws WHERE run = ? AND coordinator = ? AND entity = ? AND stage = ?",
                         [(str(run), str(coordinator), str(entity), str(s)) for s in stages])
@@ -760,7 +764,9 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
         log.add(**base, decision="refused", rule=exc.rule, note=exc.for_site())
         raise
     log.add(**base, decision="accepted", note=f"charged to the site's odometer ({log.store.path})")
-    return {"operation": res.operation, "release_ids": list(res.release_ids), "dataset_key": key}
+    # the store the charge is in: the run's draws are marked, and its charge given back, there only
+    return {"operation": res.operation, "release_ids": list(res.release_ids), "dataset_key": key,
+            "store": str(log.store.path)}
 
 
 def withdraw(policy: SitePolicy, shard, record: dict, *, run: str, coordinator: str) -> bool:
@@ -768,11 +774,13 @@ def withdraw(policy: SitePolicy, shard, record: dict, *, run: str, coordinator: 
     failed before it finished). The coordinator's word only asks: the site gives its charge back
     when its own store says it drew nothing in the run (each stage is marked there before its draw,
     :func:`claim_draw`), and keeps it otherwise. ``record``: the acceptance (:func:`accept`'s
-    operation, release ids and dataset key). Logged either way; returns whether it was given back."""
+    operation, release ids, dataset key and store). Logged either way; returns whether it was given back."""
     from dpfed_core.privacy.budget_records import Reservation
     from dpfed_core.privacy.odometer import BudgetOdometer
 
-    log = SiteLog(policy.store_for(shard.entity))
+    # its release ids are the charged store's: another store's (a policy whose store key was edited
+    # since) would name other runs' charges
+    log = SiteLog(record.get("store") or policy.store_for(shard.entity))
     with log.store.write() as con:
         decision, _ = _decide_withdrawal(con, run=run, coordinator=coordinator, entity=shard.entity,
                                          by="coordinator")
