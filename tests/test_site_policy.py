@@ -553,6 +553,30 @@ def test_the_site_command_states_the_cap_and_marks_each_simulation_release(tmp_p
     assert rows == {"1": "yes", "2": "no"}  # the run id, and whether its noise was reproducible
 
 
+def test_each_acceptance_in_the_sites_log_states_the_charge_its_odometer_holds(tmp_path):
+    """The decision row of an accepted run is the site's record of its charge: a simulation run (or a
+    non-private one naming an ε) is charged ε = ∞ and its row says so, with the ε the run named in its note;
+    a DP run's row carries the ρ it is composed by — the figures the site's balance is made of."""
+    from dpfed_core.evaluation.budget import planned_rho
+
+    shard = _site_shard(tmp_path)
+    policy = _policy(tmp_path, allow_simulation=True, allow_non_private=True, budget_epsilon=5.0, budget_delta=2e-4)
+    for run, cfg in (("sim", RunConfig(method="dp-popularity", epsilon=0.5, delta=1e-5, simulation=True)),
+                     ("dp", RunConfig(method="dp-popularity", epsilon=0.5, delta=1e-5)),
+                     ("exact", RunConfig(method="kmeans", epsilon=1.0))):
+        sp_.accept(policy, request_of(cfg, 3, shard.value_max), shard, run=run, coordinator="test")
+    rows = {r["run"]: r for r in sp_.SiteLog(policy.store_for(shard.entity)).rows() if r["decision"] == "accepted"}
+    assert (rows["sim"]["epsilon"], rows["sim"]["delta"], rows["sim"]["rho"]) == (math.inf, 0.0, None)
+    assert "the run names ε = 0.5, δ = 1e-05, charged as a non-private release: simulation" in rows["sim"]["note"]
+    assert (rows["exact"]["epsilon"], rows["exact"]["delta"]) == (math.inf, 0.0)
+    assert "the run names ε = 1" in rows["exact"]["note"] and "exact statistics" in rows["exact"]["note"]
+    assert (rows["dp"]["epsilon"], rows["dp"]["delta"]) == (0.5, 1e-5)
+    assert rows["dp"]["rho"] == pytest.approx(planned_rho("dp-popularity", 0.5, 1e-5)[0])
+    assert "the run names" not in rows["dp"]["note"]
+    (bal,) = sp_.remaining_budget(policy.store_for(shard.entity))
+    assert bal["n_non_private"] == 2 and bal["spent_epsilon"] == pytest.approx(_spent(0.5, budget_delta=2e-4))
+
+
 def test_the_policy_written_for_a_run_accepts_that_run_with_room_for_its_delta(tmp_path):
     shard = _site_shard(tmp_path)
     cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-5)

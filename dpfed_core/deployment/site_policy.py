@@ -763,7 +763,13 @@ def accept(policy: SitePolicy, req: Request, shard, *, run: str, coordinator: st
     except PolicyRefused as exc:
         log.add(**base, decision="refused", rule=exc.rule, note=exc.for_site())
         raise
-    log.add(**base, decision="accepted", note=f"charged to the site's odometer ({log.store.path})")
+    # the row states the charge, as the odometer holds it: a simulation or non-private run is charged ε = ∞
+    # whatever ε it names, and the ρ it is composed by is the planned one
+    asked = (f"; the run names ε = {_fmt(req.epsilon)}, δ = {req.delta:g}, charged as a non-private release: "
+             + ("simulation, noise the coordinator can reproduce from its seed" if req.simulation
+                else "it releases exact statistics")) if math.isinf(eps) and math.isfinite(req.epsilon) else ""
+    log.add(**{**base, "epsilon": eps, "delta": dlt}, rho=rho, decision="accepted",
+            note=f"charged to the site's odometer ({log.store.path}){asked}")
     # the store the charge is in: the run's draws are marked, and its charge given back, there only
     return {"operation": res.operation, "release_ids": list(res.release_ids), "dataset_key": key,
             "store": str(log.store.path)}
