@@ -170,3 +170,40 @@ def test_cli_sim_backend_is_checked_before_anything_starts(capsys, tmp_path):
     assert not out.exists()
     with pytest.raises(DeploymentError, match="--sim-backend 'threads'"):
         SimulatedFederation([], backend="threads")
+
+
+def test_each_simulated_node_reads_its_own_files_whole_when_their_paths_hold_the_path_separator(monkeypatch):
+    """A workdir or a site policy whose path holds ':' (os.pathsep): a list joined by it gave each node a
+    piece of a path, and every site refused the run (its policy file or shard 'cannot be read') while the
+    operator's pre-check had read the same file."""
+    from types import SimpleNamespace
+
+    from dpfed_core.deployment import client_app as ca
+    from dpfed_core.deployment.simulation_engine import node_environment
+
+    job = {"shards": [f"/w{os.pathsep}d/shards/entity_{h:03d}.npz" for h in range(3)],
+           "reports": [f"/w{os.pathsep}d/reports/{h}.json" for h in range(3)],
+           "policies": ["/etc/a.toml", f"/etc/x{os.pathsep}y/b.toml", "/etc/c.toml"], "features": []}
+    for key, value in node_environment(job).items():
+        monkeypatch.setenv(key, value)
+    for h in range(3):
+        ctx = SimpleNamespace(node_config={"partition-id": h})
+        assert ca._simulated(ctx, ca.SIM_SHARDS_ENV) == job["shards"][h]
+        assert ca._simulated(ctx, ca.SIM_REPORTS_ENV) == job["reports"][h]
+        assert ca._simulated(ctx, ca.SIM_POLICIES_ENV) == job["policies"][h]
+    assert ca._simulated(SimpleNamespace(node_config={"partition-id": 3}), ca.SIM_SHARDS_ENV) is None
+    assert ca._simulated(SimpleNamespace(node_config={}), ca.SIM_SHARDS_ENV) is None
+
+
+def test_deploy_local_runs_in_a_workdir_whose_path_holds_the_path_separator(tmp_path, capsys):
+    from dpfed_core.cli.main import main
+
+    if not available()[0]:
+        pytest.skip(available()[1])
+    work = tmp_path / f"w{os.pathsep}d"
+    work.mkdir()
+    argv = ["deploy-local", "--data", "sample:clinic", "--federation", "region", "--method", "dp-popularity",
+            "--epsilon", "1", "--engine", "simulation", "--workdir", str(work), "--store", str(tmp_path / "c.sqlite3")]
+    assert main(argv) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert out.count(": accepted") == 4 and "refused" not in out

@@ -44,6 +44,7 @@ state between messages (it never leaves the node); production streams (OS entrop
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import tempfile
@@ -126,8 +127,9 @@ def _entity_rngs(config, private: bool, n_entities: int):
 
 
 #: Simulation engine only (:mod:`.simulation_engine`): the shard files and report paths of the
-#: simulated nodes, in partition order, joined by ``os.pathsep`` — set in the environment of the
-#: process that runs the nodes by the operator who holds every shard (never from a message).
+#: simulated nodes, in partition order, as a JSON list (a path may hold ``os.pathsep``: a joined list
+#: would hand a node a piece of another's path) — set in the environment of the process that runs the
+#: nodes by the operator who holds every shard (never from a message).
 SIM_SHARDS_ENV = "DPFED_SIM_SHARDS"
 SIM_REPORTS_ENV = "DPFED_SIM_REPORTS"
 
@@ -138,7 +140,7 @@ def _simulated(context: Context, env: str) -> str | None:
     pid = context.node_config.get("partition-id")
     if not listed or pid is None:
         return None
-    entries = listed.split(os.pathsep)
+    entries = json.loads(listed)
     return entries[int(pid)] if 0 <= int(pid) < len(entries) else None
 
 

@@ -21,8 +21,8 @@ uses of :class:`~dpfed_core.deployment.launcher.LocalFederation` (``start``, ``r
 parent-death signal and the :class:`~dpfed_core.deployment.launcher.Guard`'s watchdog, so the child
 (and Ray's processes, with that backend) and the shard copies go with it on every exit path.
 
-A simulated node finds its shard by Flower's ``partition-id`` in ``DPFED_SIM_SHARDS``, an environment
-variable of the node processes set by the operator who holds every shard (never by a message).
+A simulated node finds its shard by Flower's ``partition-id`` in ``DPFED_SIM_SHARDS`` (a JSON list), an
+environment variable of the node processes set by the operator who holds every shard (never by a message).
 """
 from __future__ import annotations
 
@@ -208,20 +208,27 @@ def _fail(progress: str, exc: BaseException) -> None:
     os._exit(1)  # not sys.exit: a ServerApp thread still waiting for nodes would keep the process alive
 
 
+def node_environment(job: dict) -> dict[str, str]:
+    """The environment that tells each simulated node its shard, report, policy and item features files
+    (by partition): JSON lists, as :func:`~dpfed_core.deployment.client_app._simulated` reads them."""
+    from dpfed_core.deployment.client_app import SIM_FEATURES_ENV, SIM_POLICIES_ENV, SIM_REPORTS_ENV, SIM_SHARDS_ENV
+
+    env = {SIM_SHARDS_ENV: json.dumps(job["shards"]), SIM_REPORTS_ENV: json.dumps(job["reports"])}
+    if job.get("policies"):
+        env[SIM_POLICIES_ENV] = json.dumps(job["policies"])
+    if job.get("features"):
+        env[SIM_FEATURES_ENV] = json.dumps(job["features"])
+    return env
+
+
 def _run_job(job_path: str) -> None:
     """In the child: run the ServerApp and H ClientApps under ``flwr.simulation.run_simulation``."""
     job = json.loads(Path(job_path).read_text(encoding="utf-8"))
     backend = job.get("backend", DEFAULT_BACKEND)
-    from dpfed_core.deployment.client_app import SIM_FEATURES_ENV, SIM_POLICIES_ENV, SIM_REPORTS_ENV, SIM_SHARDS_ENV
 
     # The simulated nodes' own data: set before the engine starts, so Ray's worker processes (Ray
     # backend) inherit it too.
-    os.environ[SIM_SHARDS_ENV] = os.pathsep.join(job["shards"])
-    os.environ[SIM_REPORTS_ENV] = os.pathsep.join(job["reports"])
-    if job.get("policies"):
-        os.environ[SIM_POLICIES_ENV] = os.pathsep.join(job["policies"])
-    if job.get("features"):
-        os.environ[SIM_FEATURES_ENV] = os.pathsep.join(job["features"])
+    os.environ.update(node_environment(job))
     if backend == "inprocess":
         from dpfed_core.deployment.inprocess_backend import InProcessBackend, use_in_flower
 
