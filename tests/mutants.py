@@ -1458,7 +1458,7 @@ MUTANTS = (
            "difflib.get_close_matches(req.method, list(policy.methods), 1)", "[]",
            (f"{SITET}::test_a_misspelt_method_in_a_policy_is_named_by_the_refusal_of_the_method_meant",)),
     Mutant("deploy-local-starts-a-run-every-site-refuses", DEPLOYED, "check_site_policy",
-           "check(policy, request_of(config, dataset.n_entities, float(dataset.value_max)))", "None",
+           "check(policies[0] if shared else policies[i], request)", "None",
            ("tests/test_deployment_apps.py::test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_"
             "before_anything_starts",)),
     Mutant("plan-below-what-the-run-settles", BUDGET, "planned_rho",
@@ -1981,7 +1981,7 @@ MUTANTS = (
     Mutant("node-idle-poll-not-reset-by-a-message", NODE_RT, "_Clock.activity",
            "self.pause = self.floor", "pass", (IDLE_POLL,)),
     Mutant("simulation-without-a-site-policy-accepted", DEPLOYED, "check_site_policy",
-           "config.simulation", "False", (SIM_POLICY,), nth=1),
+           "config.simulation", "False", (SIM_POLICY,), nth=0),
     Mutant("simulation-under-a-policy-refusing-it-accepted", DEPLOYED, "check_site_policy",
            "config.simulation and not policy.allow_simulation", "False", (SIM_POLICY,)),
     Mutant("one-entity-deployment-accepted", DEPLOYED, "check_deployable",

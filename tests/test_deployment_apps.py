@@ -1327,3 +1327,24 @@ def test_a_secure_sum_that_stops_on_silent_nodes_names_them_the_step_and_the_tim
     assert ("no answer within the round timeout (12 s; --round-timeout, or Round timeout on the Federate page "
             "lengthens it) from clinic 2, clinic 3 at SecAgg+ collect masked vectors") in message
     assert "see the SuperNode logs" not in message and "nothing was unmasked" in message
+
+
+def test_one_policy_per_site_is_checked_site_by_site_before_anything_starts(tmp_path):
+    """run_deployed takes a list of per-site policies as the federations do: each is read and checked
+    for its own site (a list of paths was a TypeError), and a site its policy refuses is named."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.deployment.deployed import check_site_policy
+    from dpfed_core.deployment.site_policy import PolicyWouldRefuse, write_policy
+
+    ds = load_data("sample:clinic", federation="region")
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6)
+    pols = [write_policy(tmp_path / f"{i}.toml", methods=["dp-popularity"], max_epsilon=2.0, budget_epsilon=5.0,
+                         store=f"s{i}.sqlite3") for i in range(ds.n_entities)]
+    check_site_policy(cfg, pols, ds)  # every site accepts
+    strict = write_policy(tmp_path / "strict.toml", methods=["dp-popularity"], max_epsilon=0.5, budget_epsilon=5.0,
+                          store="t.sqlite3")
+    with pytest.raises(PolicyWouldRefuse, match=rf"site '{ds.entity_names[2]}' would refuse this run under rule "
+                                                "'max_epsilon'"):
+        check_site_policy(cfg, [*pols[:2], strict, *pols[3:]], ds)
+    with pytest.raises(ConfigError, match="3 site policies for 4 entities"):
+        check_site_policy(cfg, pols[:3], ds)

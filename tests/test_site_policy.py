@@ -1223,3 +1223,18 @@ def test_a_file_that_is_no_store_named_by_store_is_fixed_there_not_in_a_policy(t
     assert "is damaged or not a dpfed store" in err and err.rstrip().endswith(
         "give --store the site's store file (its policy's store key names it)"), err
     assert bad.read_text() == "user,item\n1,2\n"
+
+
+def test_a_policy_its_own_check_refuses_is_never_written(tmp_path):
+    """write_policy checks the keys before it writes: a refused policy leaves no file behind (a node
+    would read one and refuse every run), and a good one reads back as written."""
+    from dpfed_core.deployment.site_policy import PolicyError, load_policy, write_policy
+
+    bad = tmp_path / "wp" / "p.toml"
+    with pytest.raises(PolicyError, match="accepts no method"):
+        write_policy(bad, methods=[], max_epsilon=1.0, budget_epsilon=1.0, store="x.sqlite3")
+    assert not bad.exists() and not list(tmp_path.rglob("*.part"))
+    good = write_policy(tmp_path / "wp" / "q.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=2.0,
+                        store="x.sqlite3")
+    pol = load_policy(good)
+    assert pol.methods == ("dp-popularity",) and pol.store == (tmp_path / "wp" / "x.sqlite3").resolve()

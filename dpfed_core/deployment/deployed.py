@@ -163,38 +163,53 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
     (noise reproducible from the coordinator's seed) needs a given policy that allows it. With the
     ``dataset``, the run is checked against the policy as every local site will check it (the pure
     rules: methods, ε, δ, the coalition ε, dropouts, bounds; each site's budget is its own store's):
-    a run every site would refuse is one error naming the rule and the flag, before Flower starts."""
-    if site_policy is not None:
-        from dpfed_core.deployment.site_policy import (PolicyError, PolicyRefused, PolicyWouldRefuse, check, load_policy,
-                                                       request_of)
+    a run a site would refuse is one error naming the rule and the flag, before Flower starts.
+    ``site_policy``: one file for every site, or a list of one per site in the dataset's entity order."""
+    if site_policy is None:
+        if config.simulation:
+            raise ConfigError("--simulation needs a site policy that allows it: every site would be handed noise "
+                              "the coordinator can reproduce. Give --site-policy FILE (TOML) with "
+                              "allow_simulation = true, or drop --simulation")
+        return
+    from dpfed_core.deployment.site_policy import (PolicyError, PolicyRefused, PolicyWouldRefuse, check, load_policy,
+                                                   request_of)
 
-        policy = load_policy(site_policy, control="--site-policy")  # the coordinator's copy for every site
+    shared = not isinstance(site_policy, (list, tuple))
+    paths = [site_policy] if shared else list(site_policy)
+    if dataset is not None and not shared and len(paths) != dataset.n_entities:
+        raise ConfigError(f"{len(paths)} site policies for {dataset.n_entities} entities: give one policy file for "
+                          "every site, or one per site in the data's entity order")
+    who = (lambda _: "every site") if shared else (lambda e: f"site {e!r}")
+    policies = []
+    for path in paths:
+        policy = load_policy(path, control="--site-policy")  # the coordinator's copy of what the site reads
         if config.simulation and not policy.allow_simulation:
-            raise ConfigError(f"--simulation: the site policy {site_policy} does not allow simulation "
-                              "(allow_simulation = false); every site would refuse. Set allow_simulation = true "
-                              "in the policy, or drop --simulation")
-        if dataset is None:
-            return
-        for entity in dataset.entity_names:  # each local site opens its own store under the policy's key
-            try:
-                policy.check_store_folder(entity)
-            except PolicyError as exc:
-                raise ConfigError(f"--site-policy {site_policy}: {exc}; every site would refuse the run (nothing "
-                                  "was charged or started)") from None
-        if policy.site and any(e != policy.site for e in dataset.entity_names):
-            raise ConfigError(f"--site-policy {site_policy} is written for site {policy.site!r} (its site key), and "
-                              "every local site is given it: the others would refuse every run. Drop the site key "
-                              "for a policy shared by the local sites")
+            raise ConfigError(f"--simulation: the site policy {path} does not allow simulation "
+                              f"(allow_simulation = false); {'every site' if shared else 'its site'} would refuse. "
+                              "Set allow_simulation = true in the policy, or drop --simulation")
+        policies.append(policy)
+    if dataset is None:
+        return
+    for i, entity in enumerate(dataset.entity_names):
+        path, policy = (paths[0], policies[0]) if shared else (paths[i], policies[i])
+        try:  # each local site opens its own store under the policy's key
+            policy.check_store_folder(entity)
+        except PolicyError as exc:
+            raise ConfigError(f"--site-policy {path}: {exc}; {who(entity)} would refuse the run (nothing was charged "
+                              "or started)") from None
+        if policy.site and policy.site != entity:
+            raise ConfigError(f"--site-policy {path} is written for site {policy.site!r} (its site key), and is given "
+                              f"to {entity!r}{', as to every local site' if shared else ''}: it would refuse every run. "
+                              "Drop the site key for a policy shared by the local sites, or give each site its own")
+    request = request_of(config, dataset.n_entities, float(dataset.value_max))
+    for i, entity in enumerate(dataset.entity_names[:1] if shared else dataset.entity_names):
         try:
-            check(policy, request_of(config, dataset.n_entities, float(dataset.value_max)))
+            check(policies[0] if shared else policies[i], request)
         except PolicyRefused as exc:
-            raise PolicyWouldRefuse(f"every site would refuse this run under rule {exc.rule!r} of --site-policy "
-                              f"{site_policy}: {exc.reason}{exc.limit}. Change {RULE_FIXES.get(exc.rule, 'the run')}, or "
-                              f"{exc.rule} in the policy (nothing was charged or started)") from None
-    elif config.simulation:
-        raise ConfigError("--simulation needs a site policy that allows it: every site would be handed noise "
-                          "the coordinator can reproduce. Give --site-policy FILE (TOML) with "
-                          "allow_simulation = true, or drop --simulation")
+            raise PolicyWouldRefuse(f"{who(entity)} would refuse this run under rule {exc.rule!r} of --site-policy "
+                                    f"{paths[0] if shared else paths[i]}: {exc.reason}{exc.limit}. Change "
+                                    f"{RULE_FIXES.get(exc.rule, 'the run')}, or {exc.rule} in the policy (nothing was "
+                                    "charged or started)") from None
 
 
 def check_item_features(dataset: FederatedDataset, federation) -> None:

@@ -192,6 +192,12 @@ def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> 
         raise PolicyError(f"cannot read the site policy {p} ({exc.strerror}); fix {control}") from None
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"the site policy {p} is not valid TOML ({exc})") from None
+    return _checked_policy(raw, p)
+
+
+def _checked_policy(raw: dict, p: Path) -> SitePolicy:
+    """The policy of the keys ``raw`` read from the file ``p`` (which names it in every error, and which
+    a relative store path is relative to), every rule checked."""
     unknown = sorted(set(raw) - set(_KEYS))
     if unknown:
         import difflib
@@ -270,11 +276,15 @@ def write_policy(path: str | os.PathLike, **keys) -> Path:
     unknown = sorted(set(keys) - set(_KEYS))
     if unknown:
         raise PolicyError(f"unknown site policy keys {unknown}; known: {sorted(_KEYS)}")
+    from dpfed_core.data.atomic import atomic_write
+
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     body = "".join(f"{k} = {_toml_value(v)}\n" for k, v in keys.items() if v is not None)
-    p.write_text("# dpfed site policy (docs/DEPLOYMENT.md, \"Each site decides\")\n" + body, encoding="utf-8")
-    policy = load_policy(p)
+    # checked before anything is written: a policy its own check refuses is never left on disk
+    policy = _checked_policy(tomllib.loads(body), p)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(p, "# dpfed site policy (docs/DEPLOYMENT.md, \"Each site decides\")\n" + body,
+                 flag="the site policy path")
     # the tool that writes a policy makes its store folder (the operator's act); a node never does
     folder = policy.store.parent
     if "{site}" not in str(folder):
