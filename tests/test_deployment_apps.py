@@ -950,7 +950,11 @@ def test_a_site_told_its_run_ended_refunds_only_what_its_own_record_says_it_neve
     meta = ca.withdraw(ask, ctx).content["meta"]
     assert meta["decision"] == ("kept" if released else "withdrawn")
     assert _spent(policy) == pytest.approx(_one_run() if released else 0.0)
-    with pytest.raises(PolicyRefused, match="gave back"):
+    # asked again (a retried message): the same answer from the same record, not a refusal read as "kept"
+    again = ca.withdraw(ask, ctx).content["meta"]
+    assert (again["decision"], again["rule"]) == (meta["decision"], "")
+    assert _spent(policy) == pytest.approx(_one_run() if released else 0.0)
+    with pytest.raises(PolicyRefused, match="withdrew from this run"):
         ca._require_accepted(ctx, ask.content["config"], "another stage", shard)
 
 

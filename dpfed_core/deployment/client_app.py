@@ -207,13 +207,14 @@ def _site_log(msg: str) -> None:
 
 
 def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list[str] | None = None,
-                      shard=None, claim: bool = True) -> None:
+                      shard=None, claim: bool = True, withdrawn_ok: bool = False) -> None:
     """Refuse (before anything is drawn) a message whose request this site did not accept in this run,
     and a second release of a stage already released in it. ``stage``: the stage a message releases,
     or every stage one secure sum carries (each is claimed on its own, whatever name the sum has);
     claimed with ``shard`` (the node's own) in the site's store too, where a withdrawal by the site's
     operator (`site withdraw`) refuses it. ``claim=False``: the refusals only (a message is checked whole
-    before its stages are claimed)."""
+    before its stages are claimed). ``withdrawn_ok``: an acceptance already withdrawn from passes (a
+    withdrawal asked again is answered from the site's store as the first was)."""
     kept = context.state.config_records.get(ACCEPTED_KEY)
     if kept is None:
         raise site_policy.PolicyRefused("accepted_request", "the coordinator asked for a release before this site "
@@ -221,9 +222,10 @@ def _require_accepted(context: Context, rec, stage: str | tuple[str, ...] | list
     if str(kept["config"]) != str(rec["config"]) or int(kept["n-entities"]) != int(rec["n-entities"]):
         raise site_policy.PolicyRefused("accepted_request", "the request differs from the one this site accepted "
                                         "for this run; nothing was drawn")
-    if int(kept.get("withdrawn", 0)):
-        raise site_policy.PolicyRefused("accepted_request", "this site gave back its charge for this run when "
-                                        "the coordinator said the run had ended; nothing was drawn")
+    if int(kept.get("withdrawn", 0)) and not withdrawn_ok:
+        # the charge itself was given back only if the site's store marked no draw: not said here
+        raise site_policy.PolicyRefused("accepted_request", "this site withdrew from this run when the coordinator "
+                                        "said the run had ended; nothing was drawn for this request")
     if stage is None:
         return
     done = _released_stages(context)
@@ -343,7 +345,7 @@ def withdraw(msg: Message, context: Context) -> Message:
     try:
         config, H, shard = _instructions(context, rec)
         entity = _identity(shard)
-        _require_accepted(context, rec)
+        _require_accepted(context, rec, withdrawn_ok=True)
         kept = context.state.config_records[ACCEPTED_KEY]
         # refuse later releases first: a withdrawn acceptance must never be drawn on
         context.state.config_records[ACCEPTED_KEY] = ConfigRecord({**dict(kept.items()), "withdrawn": 1})
