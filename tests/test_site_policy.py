@@ -981,7 +981,7 @@ def test_a_node_releases_only_the_request_it_accepted_and_each_stage_once(tmp_pa
     ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({**accepted, "operation": "op", "withdrawn": 1})
     with pytest.raises(PolicyRefused) as err:
         ca._require_accepted(ctx, accepted, "als-2", shard)
-    assert err.value.rule == "accepted_request" and "gave back" in str(err.value)
+    assert err.value.rule == "accepted_request" and "withdrew from this run" in str(err.value)
 
 
 def test_a_site_gives_its_charge_back_only_when_its_own_record_says_it_drew_nothing(tmp_path):
