@@ -1370,6 +1370,11 @@ MUTANTS = (
     Mutant("list-byte-order-mark-kept", INP, "decode_text",
            "text[1:] if text.startswith('\\ufeff') else text", "text",
            (f"{RULES}::test_a_byte_order_mark_is_not_part_of_the_first_name",)),
+    Mutant("extra-value-read-as-a-trailing-separator", TABLES, "_aligned", "frame.iloc[:, -1].isna().all()", "True",
+           ("tests/test_intake_odd_inputs.py::test_data_lines_with_one_field_more_than_the_header_are_refused_not_"
+            "read_shifted",)),
+    Mutant("trailing-separator-refused", TABLES, "_aligned", "n and frame.iloc[:, -1].isna().all()", "False",
+           ("tests/test_intake_odd_inputs.py::test_a_separator_ending_every_data_line_reads_the_table_as_written",)),
     Mutant("text-file-ids-keep-their-spaces", TABLES, "_as_id_strings",
            "_cat_map(s, lambda c: c.str.strip())", "_cat_map(s, lambda c: c)",
            (f"{RULES}::test_ids_of_a_text_file_lose_only_their_outer_spaces",)),

@@ -507,17 +507,37 @@ def test_a_declared_entity_list_and_the_consent_to_read_it_from_the_data_are_not
         [e.value for e in at.error]
 
 
-@pytest.mark.parametrize("extra", [",7", ","])
-def test_data_lines_with_one_field_more_than_the_header_are_refused_not_read_shifted(tmp_path, capsys, extra):
+@pytest.mark.parametrize("first, rest, last", [("", ",7", ",7"), ("", ",", ",7"), ("1,", "", "")],
+                         ids=["value after", "value on a later line", "unnamed first column"])
+def test_data_lines_with_one_field_more_than_the_header_are_refused_not_read_shifted(tmp_path, capsys, first, rest,
+                                                                                      last):
     """pandas reads the first field of such lines as a row label and every column under the next one's
-    name; the message then blamed a column (an empty value, a non-number) the file never had wrong."""
+    name; the message then blamed a column (an empty value, a non-number) the file never had wrong. An
+    unnamed first column and a value after the last named one cannot be told apart: refused."""
     lines = table().splitlines()
     path = tmp_path / "wide.csv"
-    path.write_text(lines[0] + "\n" + "\n".join(ln + extra for ln in lines[1:]) + "\n")
+    path.write_text(lines[0] + "\n" + "\n".join(first + ln + rest for ln in lines[1:-1])
+                    + "\n" + first + lines[-1] + last + "\n")
     err = cli_error(capsys, path)
-    assert err == (f"error: {path}: the first data line has 5 fields but the header names 4 columns, so the "
-                   "columns cannot be matched to their names (a first column without a name, such as row numbers, "
-                   "or a separator at the end of every data line). Give every column a name in the header line, "
-                   "or remove the extra field from the data lines. [--data]"), err
+    assert err == (f"error: {path}: data lines have 5 fields but the header names 4 columns, so the columns cannot "
+                   "be matched to their names (a first column without a name, such as row numbers, or a value after "
+                   "the last named column). Give every column a name in the header line, or remove the extra field "
+                   "from the data lines. [--data]"), err
     _, msg = page_errors(path.read_bytes())
-    assert "the first data line has 5 fields but the header names 4 columns" in msg, msg
+    assert "data lines have 5 fields but the header names 4 columns" in msg, msg
+
+
+def test_a_separator_ending_every_data_line_reads_the_table_as_written(tmp_path):
+    """Some exports end each line with the separator: every line's extra field is empty, so the fields are
+    put back under their names — the same dataset as the file without it."""
+    from dpfed_core.data.loaders import load_data
+
+    lines = table().splitlines()
+    plain, trailing = tmp_path / "plain.csv", tmp_path / "trailing.csv"
+    plain.write_text(table())
+    trailing.write_text(lines[0] + "\n" + "\n".join(ln + "," for ln in lines[1:]) + "\n")
+    opts = dict(user_col="user", item_col="item", value_col="rating", entity_col="hospital", value_kind="ratings",
+                value_max=5, entities_from_data=True)
+    a, b = load_data(str(plain), **opts), load_data(str(trailing), **opts)
+    assert (a.X != b.X).nnz == 0 and list(a.user_ids) == list(b.user_ids) and list(a.item_names) == list(b.item_names)
+    assert list(a.entity_names) == list(b.entity_names)

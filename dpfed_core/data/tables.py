@@ -459,8 +459,7 @@ def read_table(
                 _refuse_repeated_names(label, first, keep)
         cats = [c for c, t in dtype.items() if t == "category"] if isinstance(dtype, dict) else []
         if not cats and progress is None:
-            df = pd.read_csv(_src(), dtype=str, **kw)
-            _refuse_unnamed_first_field(label, df, header)
+            df = _aligned(label, pd.read_csv(_src(), dtype=str, **kw), header)
             return df[keep] if keep is not None else df
         # Chunks of text (never parsed as numbers: '01' and '1' stay different), each chunk's id
         # columns turned into categoricals at once and the unused columns dropped, so the peak is
@@ -471,8 +470,7 @@ def read_table(
         cols: list[str] | None = None
         n = 0
         for chunk in pd.read_csv(_src(), dtype=str, chunksize=TEXT_CHUNK_ROWS, **kw):
-            if cols is None:
-                _refuse_unnamed_first_field(label, chunk, header)
+            chunk = _aligned(label, chunk, header)  # every chunk: a later line's extra field may hold a value
             if keep is not None:
                 chunk = chunk[keep]
             cols = list(chunk.columns)
@@ -567,20 +565,25 @@ def _record_lines(src, compression: str | None, encoding: str, sep: str, n_recor
         return None  # the records' own order still names the row
 
 
-def _refuse_unnamed_first_field(label: str, frame: pd.DataFrame, header: bool) -> None:
-    """Refuse a table whose data lines have one field more than its header line. pandas then takes the
-    first field of every line for a row label and shifts every column one place left (the first column's
-    values read as the second's, and so on), so the file would load under the wrong columns; whether the
-    extra field is an unnamed first column (row numbers) or a separator ending every line cannot be told."""
+def _aligned(label: str, frame: pd.DataFrame, header: bool) -> pd.DataFrame:
+    """``frame`` as its file's columns, for data lines with one field more than the header line. pandas
+    takes the first field of such lines for a row label and shifts every column one place left. When
+    every line's extra field is empty (a separator ending each line, as some exports write) the fields
+    are put back under their names; otherwise the extra field — an unnamed first column (row numbers)
+    or a value after the last named column — cannot be told apart, and the table is refused."""
     if isinstance(frame.index, pd.RangeIndex):
-        return
+        return frame
     n = frame.shape[1]
+    if n and frame.iloc[:, -1].isna().all():
+        # the row label is the first field and the last column the trailing empty one
+        fields = [frame.index.to_numpy(), *(frame.iloc[:, j].to_numpy() for j in range(n - 1))]
+        return pd.DataFrame(dict(zip(frame.columns, fields))).astype(frame.dtypes.to_dict())
     where = "the header" if header else "the first line"
     raise DataError(
-        f"{label}: the first data line has {n + 1} fields but {where} names {n} columns, so the columns "
-        "cannot be matched to their names (a first column without a name, such as row numbers, or a "
-        "separator at the end of every data line). Give every column a name in the header line, or remove "
-        "the extra field from the data lines.", param="data")
+        f"{label}: data lines have {n + 1} fields but {where} names {n} columns, so the columns cannot be "
+        "matched to their names (a first column without a name, such as row numbers, or a value after the last "
+        "named column). Give every column a name in the header line, or remove the extra field from the data "
+        "lines.", param="data")
 
 
 def _refuse_repeated_names(label: str, first_line: pd.DataFrame, used: list[str]) -> None:
