@@ -541,3 +541,18 @@ def test_a_separator_ending_every_data_line_reads_the_table_as_written(tmp_path)
     a, b = load_data(str(plain), **opts), load_data(str(trailing), **opts)
     assert (a.X != b.X).nnz == 0 and list(a.user_ids) == list(b.user_ids) and list(a.item_names) == list(b.item_names)
     assert list(a.entity_names) == list(b.entity_names)
+
+
+def test_a_header_repeating_a_name_is_listed_as_written_and_said(tmp_path, capsys):
+    """pandas renames the second 'hospital' to 'hospital.1'; the message lists the file's own names and
+    says which one the header repeats. A real name such as 'count.1' is listed as it is."""
+    lines = table().splitlines()
+    path = tmp_path / "twice.csv"
+    path.write_text("user,item,rating,hospital,hospital\n" + "\n".join(ln + ",x" for ln in lines[1:]) + "\n")
+    err = cli_error(capsys, path, "--user-col", "patient")
+    assert "Columns found: 'user', 'item', 'rating', 'hospital', 'hospital'." in err, err
+    assert "The header names 'hospital' more than once: give each column its own name." in err
+    real = tmp_path / "dot.csv"
+    real.write_text("user,item,rating.1,hospital\n" + "\n".join(lines[1:]) + "\n")
+    err = cli_error(capsys, real)
+    assert "'rating.1'" in err and "more than once" not in err, err

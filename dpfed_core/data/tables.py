@@ -523,6 +523,14 @@ def read_table(
     blank = df.isna().all(axis=1)
     if blank.any():
         df = df.loc[~blank]
+    if header and any(_MANGLED.fullmatch(str(c)) for c in df.columns):
+        # pandas renames a repeated header name ('site', 'site.1'): messages name the file's own names
+        raw = pd.read_csv(_src(), header=None, nrows=1, dtype=str, sep=sep, compression=compression,
+                          encoding=used[0] if used else "utf-8", keep_default_na=False)
+        names = [str(x) for x in raw.iloc[0]] if len(raw) else []
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            df.attrs.update(header_names=names, repeated_names=repeated)
     return df, label, (lines if lines is not None else True if header else 1)
 
 
@@ -660,9 +668,14 @@ def first_line_is_data(more: str = "") -> str:
             f"'rating'){more}.")
 
 
+#: A column name as pandas renames the second of two equal header names ('site' → 'site.1').
+_MANGLED = re.compile(r".+\.\d+")
+
+
 def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params: dict | None = None) -> None:
     """needed: column → its role ("user column", …); params: column → the parameter that names it (a
-    front end renders it as its flag or control). Raise naming every missing one."""
+    front end renders it as its flag or control). Raise naming every missing one, among the header's own
+    names (not pandas' renaming of a repeated one)."""
     cols = [str(c) for c in df.columns]
     missing = [(c, role) for c, role in needed.items() if c not in df.columns]
     if not missing:
@@ -674,12 +687,16 @@ def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params:
         near += [x for x in difflib.get_close_matches(str(c), cols, n=1, cutoff=0.6) if x not in near]
         param = (params or {}).get(c)
         parts.append(f"'{c}' ({role}{', ' + param if param else ''})" + (f" — did you mean '{near[0]}'?" if near else ""))
-    shown = ", ".join(repr(c) for c in cols[:30]) + (" …" if len(cols) > 30 else "")
+    found = df.attrs.get("header_names") or cols
+    shown = ", ".join(repr(c) for c in found[:30]) + (" …" if len(found) > 30 else "")
     said = f"{label} has no column {'; no column '.join(parts)}"
     first_row = first_line_is_data() if headerless(cols) else ""
+    repeated = df.attrs.get("repeated_names") or []
+    twice = (f" The header names {', '.join(map(repr, repeated))} more than once: give each column its own name."
+             if repeated else "")
     raise DataError(
         f"{said}{'' if said.endswith('?') else '.'} Columns found: {shown}. Pass the right column names (they "
-        f"are case-sensitive).{first_row}", param=(params or {}).get(missing[0][0])
+        f"are case-sensitive).{twice}{first_row}", param=(params or {}).get(missing[0][0])
     )
 
 
