@@ -1313,3 +1313,23 @@ def test_budget_list_says_when_entities_have_no_overall_guarantee(tmp_path, caps
     (line,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith(key)]
     assert line.endswith(f"({ds.n_entities} entities); no overall guarantee for 1 entity (non-private release): "
                          "the spent ε is of the DP releases alone"), line
+
+
+def test_simulation_sweep_on_real_data_records_each_point_once(odo):
+    """On people's records a simulation point is planned as a non-private release (ε = inf) and runs at
+    its grid ε: the settlement matches the two, so no point is recorded a second time as unplanned."""
+    from dpfed_core.evaluation.budget import settle_sweep
+
+    ds = make_dataset()
+    assert not getattr(ds, "generated", False)
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, delta=1e-6, k=2, simulation=True)
+    plans = plan_sweep(ds, cfg, [0.5, 1.0], [0], ["individual"])
+    assert all(p.non_private for p in plans if p.method == "dp-gaussian")
+    with odo.charge(ds, plans, allow_non_private=True) as res:
+        doc = {"config": cfg.to_dict(), "runs": [
+            {"method": "dp-gaussian", "epsilon": 0.5, "seed": 0},
+            {"method": "dp-gaussian", "epsilon": 1.0, "seed": 0},
+            {"method": "individual", "epsilon": math.inf, "seed": 0}]}
+    assert settle_sweep(odo, res, ds, doc) == []
+    assert len([r for r in odo.releases(ds) if r["method"] == "dp-gaussian"]) == 2
+    assert not any("outside the sweep's plan" in r["note"] for r in odo.releases(ds))

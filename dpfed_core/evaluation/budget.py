@@ -195,15 +195,17 @@ def settle_sweep(odometer, reservation, dataset: FederatedDataset, doc: Mapping,
     simulation = bool(cfg.get("simulation", False))
     for r in doc.get("runs", []):
         eps = float(r["epsilon"])
-        k = job_key(r["method"], eps, int(r["seed"]), swept)
-        if resumed and k in resumed:
+        if resumed and job_key(r["method"], eps, int(r["seed"]), swept) in resumed:
             continue
+        point = _plan("sweep point", r["method"], eps, delta, dataset.entity_names, int(r["seed"]),
+                      simulation, note="ran outside the sweep's plan: charged after it ran",
+                      generated=_generated(dataset))
+        # keyed by the point's own plan: a simulation on real data is planned at ε = inf, whatever ε it ran at
+        k = job_key(point.method, float(point.epsilon), int(r["seed"]), swept)
         if left.get(k, 0) > 0:
             left[k] -= 1
             continue
-        extra.append(_plan("sweep point", r["method"], eps, delta, dataset.entity_names, int(r["seed"]),
-                           simulation, note="ran outside the sweep's plan: charged after it ran",
-                           generated=_generated(dataset)))
+        extra.append(point)
     if extra:
         odometer.reserve(dataset, extra, key=reservation.dataset_key, operation=reservation.operation,
                          enforce=False).close()
