@@ -19,8 +19,7 @@ st.caption("The swept method over an ε grid and several seeds (each seed its ow
            "comparison methods once per seed as reference lines. Based on the settings of "
            + ("the last run on the Federate page" if _ran else "the Federate page's defaults (no run there yet)")
            + " (k, rank, λ, mode, budget split, trust model) — a control changed there since counts from its next "
-           "run — with " + ("**simulation noise** (reproducible, no privacy claim, not charged)" if base.simulation
-                            else "**production noise**, charged to the budget") + ".")
+           "run — with " + dash.sweep_noise_text(ds, base.simulation) + ".")
 
 dp_methods = [m for m in dash.method_catalogue()["method"] if METHODS[m].uses_epsilon] or \
     dash.federated_methods()

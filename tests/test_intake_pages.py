@@ -226,3 +226,20 @@ def test_a_list_headed_by_its_columns_name_is_read_as_the_cli_reads_it(tmp_path)
     from dpfed_core.data.upload import attribute_column_name, source_column_name
 
     assert source_column_name(attribute_column_name("zip")) == "zip" and source_column_name("site") == "site"
+
+
+def test_tradeoff_says_a_simulation_on_uploaded_records_is_charged_as_its_button_does():
+    """On an upload (people's records) a simulation sweep is charged as non-private: the page's words on
+    its noise agree with the button's charge, never 'not charged' beside 'spends ε = ∞'."""
+    table = [f"u{e}{i},item{(i * j) % 23},{(i + j) % 5 + 1},{e}" for e in "AB" for i in range(30) for j in range(6)]
+    at = upload(("user,item,value,entity\n" + "\n".join(table) + "\n").encode())
+    at.checkbox(key="upload_entities_from_data").check().run()
+    build(at)
+    at.switch_page("pages/2_Federate.py").run()
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.button(key="fed_run").click().run()
+    at.switch_page("pages/5_Trade-off.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "ε = ∞" in at.button(key="sweep_run").label
+    noise = [c.value for c in at.caption if "simulation noise" in c.value]
+    assert noise and all("not charged" not in c and "non-private, ε = ∞" in c for c in noise), noise

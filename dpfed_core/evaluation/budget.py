@@ -111,6 +111,12 @@ def _generated(dataset: FederatedDataset) -> bool:
     return bool(getattr(dataset, "generated", False))
 
 
+def simulation_is_non_private(dataset: FederatedDataset) -> bool:
+    """True when a simulation's DP releases on these data are charged as non-private (ε = ∞):
+    on people's records, as :func:`_plan` charges them; a generated sample's are not charged."""
+    return not _generated(dataset)
+
+
 def _effective_epsilon(method: str, epsilon: float) -> float:
     # run_method records ε = inf for a method that has no budget; the plan says the same.
     return float(epsilon) if get_method(method).uses_epsilon else math.inf

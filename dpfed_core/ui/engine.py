@@ -325,3 +325,15 @@ def explained_list(ds: FederatedDataset, split, result: MethodResult, entity: st
     df.insert(2, "why", why)
     df.attrs = {}  # the indices served the explanations; a displayed table carries none
     return df, note
+
+
+def sweep_noise_text(dataset: FederatedDataset, simulation: bool) -> str:
+    """How a sweep's noise is drawn and what it is charged, in the words of its button's charge."""
+    from dpfed_core.evaluation.budget import simulation_is_non_private
+
+    if not simulation:
+        return "**production noise**, charged to the budget"
+    if simulation_is_non_private(dataset):
+        return ("**simulation noise** (reproducible from the seed, no privacy claim: on these people's records "
+                "each DP point is an exact release, charged as non-private, ε = ∞)")
+    return "**simulation noise** (reproducible, no privacy claim, not charged)"
