@@ -14,6 +14,10 @@ from dpfed_core.privacy.ledger import validate_budget
 #: Largest finite ε accepted. Beyond it DP noise is below float resolution of any statistic, and the
 #: Gaussian calibration's search range overflows (from ε ≈ 1e50); use inf for non-private.
 MAX_EPSILON = 1e4
+
+#: The ε grid of a privacy–utility sweep left at its default: the CLI's ``sweep`` without ``--epsilons``
+#: and the dashboard's Trade-off page, one grid so the two spend and show the same.
+DEFAULT_SWEEP_EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0, math.inf)
 #: Smallest finite ε accepted. Below it the calibrations fail or lose meaning: the Gaussian σ grows as
 #: 1/ε and the samplers' scales overflow float64 near ε = 1e-300 (ε = 5e-324 raised
 #: ZeroDivisionError); at 1e-6 every noise scale is already ~1e6× the value bound.

@@ -567,3 +567,21 @@ def test_hidden_entries_above_every_users_entries_say_the_largest_value_that_dra
     shown = [w.value.replace("\\", "") for w in at.warning]     # as read: Markdown escapes removed
     assert any("undefined:" in w and f"at most {most - 1}" in w.split("undefined:")[1]
                and "Test users per entity" not in w.split("undefined:")[1] for w in shown), shown
+
+
+def test_tradeoff_defaults_are_the_cli_sweep_defaults(capsys):
+    """The Trade-off page left at its defaults is the CLI's ``sweep`` without flags: the same ε grid,
+    seeds and references, so the charge its button states is the one the CLI's dry run prints."""
+    from dpfed_core.cli.main import main
+
+    at = app("pages/5_Trade-off.py").run()
+    assert_clean(at)
+    grid = dash.parse_grid(at.text_input(key="sweep_grid").value)
+    seeds = dash.parse_seeds(at.text_input(key="sweep_seeds").value)
+    assert main(["sweep", "--data", dash.DEFAULT_SAMPLE, "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    planned = next(line for line in printed.splitlines() if line.startswith("planned charge: "))
+    assert "ε ∈ {" + ", ".join(f"{e:g}" for e in grid) + "}" in printed, printed
+    assert "seeds {" + ", ".join(map(str, seeds)) + "}" in printed, printed
+    assert ", ".join(at.multiselect(key="sweep_refs").value) in printed, printed
+    assert planned.removeprefix("planned charge: ") in at.button(key="sweep_run").label, (planned, at.button(key="sweep_run").label)

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 from dpfed_core.cli import args as cli_args
 from dpfed_core.cli.args import (CLI_NAMES, COMMAND_HELP, add_data_args, add_model_args, add_store_args, check_outputs,
                                  float_list, load_dataset, name_list, preflight, run_config, seed_list)
+from dpfed_core.config import DEFAULT_SWEEP_EPSILONS
 from dpfed_core.errors import ConfigError, DeploymentError, DpfedError, render_message
 
 
@@ -185,8 +186,8 @@ def _clock(dataset, configs):
     return clock_for_runs(run_shapes(dataset, configs), configs)
 
 
-#: The ε grid of ``sweep`` without ``--epsilons``.
-SWEEP_EPSILONS = (0.1, 0.3, 1, 3, 10, math.inf)
+#: The ε grid of ``sweep`` without ``--epsilons``: the dashboard's Trade-off default too.
+SWEEP_EPSILONS = DEFAULT_SWEEP_EPSILONS
 
 
 def _print_table(docs: dict[str, dict], n: int) -> None:

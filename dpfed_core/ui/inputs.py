@@ -6,14 +6,14 @@ import math
 from pathlib import Path
 
 from dpfed_core.config import MAX_EPSILON as MAX_FINITE_EPSILON  # RunConfig's own limit
-from dpfed_core.config import check_epsilon
+from dpfed_core.config import DEFAULT_SWEEP_EPSILONS, check_epsilon
 from dpfed_core.config import MAX_K, MAX_RANK  # noqa: F401  (the CLI's limits too)
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError, DataError
 from dpfed_core.evaluation.verdicts import format_epsilon  # noqa: F401  (the pages' ε format: 3 significant digits)
 
-#: Default ε grid of the trade-off sweep (log-spaced, plus the non-private limit).
-DEFAULT_EPS_GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 1000.0, math.inf)
+#: Default ε grid of the trade-off sweep: the CLI's ``sweep`` default, so both spend and show the same.
+DEFAULT_EPS_GRID = DEFAULT_SWEEP_EPSILONS
 
 
 DEFAULT_SWEEP_SEEDS = (0, 1, 2)
