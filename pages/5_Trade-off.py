@@ -44,6 +44,13 @@ try:
 except DpfedError as exc:
     ui.show_error(exc)
     st.stop()
+# the Federate page's k and rank, checked as it checks them: a sweep is never run (nor charged) on settings
+# the Federate page and the CLI refuse for these data
+_problems = dash.check_k_rank(config.k if METHODS[config.method].uses_k else None, config.rank, ds)
+if _problems:
+    st.error(" ".join(_problems) + " Set it on the Federate page; the sweep runs with its settings.",
+             icon=":material/error:")
+    st.stop()
 
 key = (dash.dataset_fingerprint(ds), dash.config_key(config), tuple(grid), tuple(seeds), tuple(refs))
 have = st.session_state.get(ui.SWEEP)

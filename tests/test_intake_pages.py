@@ -243,3 +243,18 @@ def test_tradeoff_says_a_simulation_on_uploaded_records_is_charged_as_its_button
     assert "ε = ∞" in at.button(key="sweep_run").label
     noise = [c.value for c in at.caption if "simulation noise" in c.value]
     assert noise and all("not charged" not in c and "non-private, ε = ∞" in c for c in noise), noise
+
+
+def test_tradeoff_never_sweeps_a_rank_the_federate_page_refuses_for_these_data(tmp_path, monkeypatch):
+    """Five items: the default rank 8 is refused by the Federate page and the CLI; the Trade-off page says
+    so with the same rule and offers no button, so nothing is run or charged."""
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "store.sqlite3"))
+    at = upload(rows())
+    at.checkbox(key="upload_entities_from_data").check().run()
+    build(at)
+    at.switch_page("pages/5_Trade-off.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [e.value for e in at.error if "“rank ℓ (latent factors)” must be a whole number from 1 to 5" in e.value]
+    assert said and "Set it on the Federate page" in said[0], [e.value for e in at.error]
+    assert not [b for b in at.button if b.key == "sweep_run"]
+    assert not (tmp_path / "store.sqlite3").exists()
