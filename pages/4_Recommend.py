@@ -76,9 +76,11 @@ for note in dash.unshared_items_notes(ds, result, units):
     st.info(note, icon=":material/info:")
 with st.expander("What the numbers mean", expanded=False):
     st.markdown(
-        f"The **score** orders the list: the model's predicted value for this {unit} (û = u·v), on the "
-        f"data's scale ({ds.value_kind}, 0 to {ds.value_max:g}). It is **not a probability** and not a "
-        "dose, and the two models' scores are on different scales. **Why** says how common the item is "
+        f"The **score** orders the list for this {unit}, higher first: a predicted value (û = u·v) or, where "
+        "the model blends parts (its own factor model, the federation's item factors, popularity), their "
+        f"weighted sum with each part scaled to unit length — so it is not on the data's scale ({ds.value_kind}, "
+        f"0 to {ds.value_max:g}) and may lie above it. It is **not a probability** and not a dose, and the two "
+        "models' scores cannot be compared with each other. **Why** says how common the item is "
         f"among the {units} most like this one at the same entity — the evidence a reader can check. "
         "Where a model gives every candidate the same score (it learned nothing that applies here), no "
         "list is shown: its order would be the catalogue's, not advice.")

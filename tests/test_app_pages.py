@@ -210,6 +210,9 @@ def test_recommend_matches_engine(federated, clinic):
                 or "as well as this entity alone (own model + own popularity)" in b]
         assert said, (word, banners)
         assert word != "mixed" or "the two measures disagree" in said[0]
+    # the score is said to order the list, never to be a value on the data's scale (a blend's is not)
+    meaning = [m.value for m in at.markdown if m.value.startswith("The **score** orders the list")]
+    assert meaning and "not on the data's scale" in meaning[0] and "higher first" in meaning[0], meaning
     # every suggestion explained in words, from the entity's own similar stays
     assert all(w.startswith("seen with ") and w.split()[5] == "similar" and " stays" in w for w in mine["why"])
     # clinicians see lab / medication names, not ids
