@@ -15,9 +15,12 @@ st.title("Privacy–utility trade-off")
 ds = ui.require_dataset()
 base = ui.current_config(ds)
 _ran = st.session_state.get(ui.CONFIG) is not None
+if not _ran:  # no mode chosen yet: the sweep's own default for its ranking metric, as `sweep` without --mode
+    base = base.replace(mode=dash.sweep_mode(None))
 st.caption("The swept method over an ε grid and several seeds (each seed its own split); the "
            "comparison methods once per seed as reference lines. Based on the settings of "
-           + ("the last run on the Federate page" if _ran else "the Federate page's defaults (no run there yet)")
+           + ("the last run on the Federate page" if _ran else "the Federate page's defaults (no run there yet), "
+              "in zero mode as the command line's sweep runs a ranking metric")
            + " (k, rank, λ, mode, budget split, trust model) — a control changed there since counts from its next "
            "run — with " + dash.sweep_noise_text(ds, base.simulation) + ".")
 

@@ -258,3 +258,26 @@ def test_tradeoff_never_sweeps_a_rank_the_federate_page_refuses_for_these_data(t
     assert said and "Set it on the Federate page" in said[0], [e.value for e in at.error]
     assert not [b for b in at.button if b.key == "sweep_run"]
     assert not (tmp_path / "store.sqlite3").exists()
+
+
+def test_tradeoff_before_any_federate_run_sweeps_ratings_in_the_cli_sweeps_mode(tmp_path, monkeypatch):
+    """A sweep's crossing on a ranking metric is a ranking claim: `sweep` without --mode runs zero mode on
+    ratings, and so does the Trade-off page when no Federate run has chosen a mode; the page says so."""
+    from dpfed_core.evaluation.defaults import sweep_mode
+
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "store.sqlite3"))
+    table = [f"u{e}{i},item{(i * j) % 23},{(i + j) % 5 + 1},{e}" for e in "AB" for i in range(30) for j in range(6)]
+    at = upload(("user,item,value,entity\n" + "\n".join(table) + "\n").encode())
+    at.checkbox(key="upload_entities_from_data").check().run()
+    build(at)
+    assert at.session_state["dataset"].value_kind == "ratings"
+    at.switch_page("pages/5_Trade-off.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("in zero mode as the command line's sweep runs a ranking metric" in c.value for c in at.caption)
+    at.text_input(key="sweep_grid").set_value("1").run()
+    at.text_input(key="sweep_seeds").set_value("0").run()
+    at.multiselect(key="sweep_refs").set_value(["local"]).run()
+    at.button(key="sweep_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["sweep"]["doc"]["config"]["mode"] == sweep_mode(None) == "zero"
+    assert sweep_mode("observed") == "observed" and sweep_mode(None, "test_rmse") is None

@@ -337,12 +337,10 @@ def cmd_sweep(args) -> int:
                               "`sweep --out`)", param="resume")
     budget_cmd.check_store_path(args)
     dataset = load_dataset(args)
-    zero_by_default = args.mode is None and args.metric not in RMSE_METRICS
-    if zero_by_default:
-        # a crossing on a ranking metric is a ranking claim: zero mode, whatever the value kind (in
-        # observed mode a ratings federation ranks only the items each user rated, and the verdict
-        # against individual reverses on MovieLens); stated in every crossing line
-        args.mode = "zero"
+    from dpfed_core.evaluation.defaults import sweep_mode
+
+    zero_by_default = args.mode is None and sweep_mode(None, args.metric) == "zero"
+    args.mode = sweep_mode(args.mode, args.metric)  # stated in every crossing line
     config = run_config(args, dataset)
     preflight(dataset, config, args.references, "references")
     from dpfed_core.evaluation.service import resumed_points

@@ -167,6 +167,17 @@ def trust_model_note(method: str, aggregation: str, methods: Sequence[str]) -> s
     return f"{', '.join(summable)} ran {how}: {why}"
 
 
+def sweep_mode(mode: str | None, metric: str = "mar") -> str | None:
+    """The mode a sweep runs in when none is given (``mode`` None): zero for a ranking metric — a crossing
+    on a ranking metric is a ranking claim, whatever the value kind (in observed mode a ratings federation
+    ranks only the items each user rated, and the verdict against individual reverses on MovieLens) —
+    else the run's own default (None). A given mode is kept. The CLI's ``sweep`` and the Trade-off page
+    (before any Federate run) apply it alike."""
+    from dpfed_core.evaluation.experiments import RMSE_METRICS
+
+    return "zero" if mode is None and metric not in RMSE_METRICS else mode
+
+
 def observed_ranking_note(docs: dict, mode: str, control: str = "Federate → Observation mode") -> str | None:
     """Why a rating model ranks badly in observed mode (the non-private ``central`` worst of all), when
     the comparison ``docs`` (method → run document) shows ranking metrics of observed-mode models; None
