@@ -1464,7 +1464,7 @@ MUTANTS = (
            "difflib.get_close_matches(req.method, list(policy.methods), 1)", "[]",
            (f"{SITET}::test_a_misspelt_method_in_a_policy_is_named_by_the_refusal_of_the_method_meant",)),
     Mutant("deploy-local-starts-a-run-every-site-refuses", DEPLOYED, "check_site_policy",
-           "check(policies[0] if shared else policies[i], request)", "None",
+           "check(policy, request)", "None",
            ("tests/test_deployment_apps.py::test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_"
             "before_anything_starts",)),
     Mutant("plan-below-what-the-run-settles", BUDGET, "planned_rho",

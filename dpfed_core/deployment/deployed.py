@@ -190,8 +190,9 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
         policies.append(policy)
     if dataset is None:
         return
-    for i, entity in enumerate(dataset.entity_names):
-        path, policy = (paths[0], policies[0]) if shared else (paths[i], policies[i])
+    # each site's (file, policy): the one shared pair for every site, or the site's own
+    sites = list(zip(paths, policies)) * (dataset.n_entities if shared else 1)
+    for entity, (path, policy) in zip(dataset.entity_names, sites):
         try:  # each local site opens its own store under the policy's key
             policy.check_store_folder(entity)
         except PolicyError as exc:
@@ -202,12 +203,12 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
                               f"to {entity!r}{', as to every local site' if shared else ''}: it would refuse every run. "
                               "Drop the site key for a policy shared by the local sites, or give each site its own")
     request = request_of(config, dataset.n_entities, float(dataset.value_max))
-    for i, entity in enumerate(dataset.entity_names[:1] if shared else dataset.entity_names):
-        try:
-            check(policies[0] if shared else policies[i], request)
+    for entity, (path, policy) in list(zip(dataset.entity_names, sites))[:1 if shared else None]:
+        try:  # a shared policy answers every site alike: checked once
+            check(policy, request)
         except PolicyRefused as exc:
             raise PolicyWouldRefuse(f"{who(entity)} would refuse this run under rule {exc.rule!r} of --site-policy "
-                                    f"{paths[0] if shared else paths[i]}: {exc.reason}{exc.limit}. Change "
+                                    f"{path}: {exc.reason}{exc.limit}. Change "
                                     f"{RULE_FIXES.get(exc.rule, 'the run')}, or {exc.rule} in the policy (nothing was "
                                     "charged or started)") from None
 
