@@ -417,7 +417,8 @@ def test_a_site_writes_the_shard_of_its_own_export_at_its_place_in_the_declared_
     bad = tmp_path / "bad-undeclared"
     assert main([*base[:2], str(two), *base[3:], "--out-dir", str(bad), "--declared-entities", "site-a,site-b"]) == 2
     err = capsys.readouterr().err
-    assert "rows of entities not in --declared-entities" in err and "'site-x'" in err, err
+    assert "1 row (" in err and "not in the declared entity list ('site-x')" in err, err
+    assert "fix --declared-entities" in err and "Traceback" not in err, err
     assert not bad.exists() or not list(bad.iterdir())
 
 

@@ -20,7 +20,7 @@ from dpfed_core.config import RunConfig
 from dpfed_core.data.loaders import load_data
 from dpfed_core.data.long_table import load_long_table
 from dpfed_core.data.samples import sample_entities
-from dpfed_core.errors import ConfigError
+from dpfed_core.errors import ConfigError, DataError
 from dpfed_core.evaluation.experiments import run_method
 
 
@@ -107,6 +107,24 @@ def test_declared_entities_drop_others_and_keep_empty(tmp_path):
                           entity_col="site", value_kind="implicit", entities=["A", "B", "Z"],
                           exclude_entities=["Z"])
     assert ds2.entity_names == ["A", "B"]
+
+
+def test_a_strict_declared_list_refuses_rows_of_other_entities_by_name(tmp_path):
+    """A site's own export read against the federation's list: a row of an entity the list lacks is an
+    error naming it (dropping it would lose the site's rows without a word); the same table loads when
+    every entity is listed, on every loader the option reaches."""
+    text = "user,item,site\n" + "\n".join(f"u{e}{i},i{j},{e}" for e in "ABC" for i in range(5) for j in range(3))
+    kw = dict(filename="t.csv", user_col="user", item_col="item", entity_col="site", value_kind="implicit")
+    with pytest.raises(DataError, match=r"holds 15 rows \(33 % of the table\) of 1 entity not in the declared "
+                                        r"entity list \('C'\)") as err:
+        load_long_table(io.BytesIO(text.encode()), entities=["A", "B", "Z"], undeclared_entities="error", **kw)
+    assert err.value.param == "entities"
+    ds = load_long_table(io.BytesIO(text.encode()), entities=["A", "B", "C", "Z"], undeclared_entities="error", **kw)
+    assert ds.entity_names == ["A", "B", "C", "Z"] and not [n for n in ds.notes if "declared entity list" in n]
+    with pytest.raises(ConfigError, match="undeclared_entities='keep' must be 'drop' or 'error'"):
+        load_long_table(io.BytesIO(text.encode()), entities=["A", "B", "C"], undeclared_entities="keep", **kw)
+    with pytest.raises(DataError, match=r"of 29 entities not in the declared entity list \('hospital 02', 'hospital 03'"):
+        load_data("sample:clinic", entities=["hospital 01"], undeclared_entities="error")
 
 
 @pytest.mark.parametrize("method,agg", [("dp-popularity", "none"), ("dp-cooccurrence", "secure"),

@@ -357,9 +357,10 @@ def check_outputs(args, *outs: tuple[str, object], rewritable: tuple[str, ...] =
             check_output_not_input(path, ins, flag=flag)
 
 
-def load_dataset(args, entities: list[str] | None = None):
+def load_dataset(args, entities: list[str] | None = None, undeclared_entities: str = "drop"):
     """The data the flags name; ``entities``: a declared entity list given otherwise than by --entities
-    (write-shards' --declared-entities), read as the declared federation."""
+    (write-shards' --declared-entities), read as the declared federation; ``undeclared_entities``: what
+    rows of other entities get ("drop" with a note, or "error")."""
     from dpfed_core.data.loaders import load_data
 
     opts = {
@@ -372,6 +373,7 @@ def load_dataset(args, entities: list[str] | None = None):
         "entities_from_data": args.entities_from_data or None, "item_features": args.item_features,
         "encoding": args.encoding, "drop_missing": args.drop_missing or None, "duplicates": args.duplicates,
         "no_header": args.no_header or None,
+        "undeclared_entities": None if undeclared_entities == "drop" else undeclared_entities,
     }
     # every file argument: a regular file (a FIFO or a device would block or never end), before reading
     for key, flag, what in (("items", "--items", "item list"), ("entities", "--entities", "entity list"),

@@ -178,19 +178,15 @@ def cmd_write_shards(args) -> int:
     # federation of one entity is no federation), and only the entities the export holds get a shard.
     by_list = declared is not None and args.entities is None and not args.entities_from_data
     try:
-        dataset = load_dataset(args, entities=declared if by_list else None)
+        # a site's rows left out of its own shard would be a silent loss (its name misspelt in the list): refused
+        dataset = load_dataset(args, entities=declared if by_list else None,
+                               undeclared_entities="error" if by_list else "drop")
     except DataError as exc:
         if by_list and exc.param == "entities":
             raise ConfigError(f"{str(exc).rstrip('.')}; fix --declared-entities "
-                              "(the federation's entity names, as the export's entity column writes them)") from None
+                              "(the federation's entity names, as the export's entity column writes them; "
+                              "nothing was written)") from None
         raise
-    if by_list:
-        undeclared = [n for n in dataset.notes if n.startswith("dropped ") and "not in the declared entity list" in n]
-        if undeclared:
-            # a site's rows left out of its own shard would be a silent loss: its name is misspelt in the list
-            raise ConfigError(f"the export holds rows of entities not in --declared-entities "
-                              f"({undeclared[0].split(' — most')[0]}); list every entity of the export as its entity "
-                              "column writes it, or leave those rows out of the export (nothing was written)")
     split = make_split(dataset, RunConfig(seed=args.seed))
     held = None
     if by_list:

@@ -272,6 +272,7 @@ def load_eicu(
     entities: Source | Sequence[str] | None = None,
     entities_from_data: bool = False,
     item_features: Any = None,
+    undeclared_entities: Literal["drop", "error"] = "drop",
     **removed: Any,
 ) -> FederatedDataset:
     """Load the eICU database (or its open demo): unit stays × events, federated by hospital/region.
@@ -441,7 +442,7 @@ def load_eicu(
         value_kind="counts", value_max=vmax, duplicates=None,
         over_max="note", drop_missing=False, exclude_entities=exclude_entities, items=declared,
         name=name or f"eICU {root.name} ({tnames} by {ent_label})", notes=notes,
-        entities=declared_entities, entities_from_data=entities_from_data,
+        entities=declared_entities, entities_from_data=entities_from_data, undeclared_entities=undeclared_entities,
     )  # fmt: skip
     return attach_item_features(ds, item_features, derived=derived)
 

@@ -58,7 +58,7 @@ _LONG_OPTS = (
     "user_col", "item_col", "value_col", "entity_col", "entity_from", "entity_transform",
     "item_name_col", "value_kind", "value_max", "duplicates", "exclude_entities", "items",
     "over_max", "drop_missing", "filename", "sep", "name", "progress", "entities", "entities_from_data",
-    "item_features", "encoding", "no_header",
+    "item_features", "encoding", "no_header", "undeclared_entities",
 )  # fmt: skip
 
 
@@ -85,8 +85,8 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
     low = s.lower()
     if low.startswith("sample:"):
         opts.pop("entities_from_data", None)  # a sample's entity list is its generator's: public
-        _only(opts, ("federation", "sample_dir", "exclude_entities", "items", "entities", "item_features"),
-              "sample data")
+        _only(opts, ("federation", "sample_dir", "exclude_entities", "items", "entities", "item_features",
+                     "undeclared_entities"), "sample data")
         return load_sample(low, **opts)
     if low in ("synthetic", "synthetic:paper"):
         from dpfed_core.data import synthetic  # generated data: imported only when asked for
@@ -106,8 +106,8 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
     if p.is_dir():
         if (p / "u.data").is_file() or (p / "ratings.dat").is_file():
             opts.pop("entities_from_data", None)  # MovieLens' entity lists are public metadata
-            _only(opts, ("federation", "exclude_entities", "name", "entities", "item_features"),
-                  "a MovieLens directory")
+            _only(opts, ("federation", "exclude_entities", "name", "entities", "item_features",
+                         "undeclared_entities"), "a MovieLens directory")
             return load_movielens(p, **opts)
         if _find_table(p, "patient") is not None:
             o = dict(opts)
@@ -116,7 +116,8 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
             if "events" in o:
                 o["event_table"] = o.pop("events")
             _only(o, ("event_table", "entity", "value_max", "drop_cancelled", "name", "exclude_entities",
-                      "items", "entities", "entities_from_data", "item_features"), "an eICU directory")  # fmt: skip
+                      "items", "entities", "entities_from_data", "item_features", "undeclared_entities"),
+                  "an eICU directory")  # fmt: skip
             return load_eicu(p, **o)
         found = ", ".join(sorted(x.name for x in p.iterdir())[:15]) or "nothing"
         raise DataError(

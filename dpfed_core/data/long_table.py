@@ -522,10 +522,10 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
     if dup.any():
         n_dup = int(t.duplicated(["u", "i"]).sum())
         # an explicit 'error' stops at a repeat whatever the kind; otherwise the kind's rule, else the ratings' choice
-        how = "error" if duplicates == "error" else (fixed_duplicate_rule(value_kind) or duplicates or "last")
+        fixed = fixed_duplicate_rule(value_kind)
+        how = "error" if duplicates == "error" else (fixed or duplicates or "last")
         if how == "error":
             r = t.loc[dup].iloc[0]
-            fixed = fixed_duplicate_rule(value_kind)
             fix = (f"or leave duplicates out ({value_kind}: {DUPLICATE_WORDS[fixed]})" if fixed else
                    "or pass duplicates='last' or 'mean'")
             raise DataError(
@@ -564,11 +564,12 @@ def _drop_zeros(t: pd.DataFrame, label: str, value_kind: str, notes: list[str]) 
 
 def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str], notes: list[str],
                     declared: Sequence[str] | None = None,
-                    transform: str | None = None) -> tuple[pd.DataFrame, list[str] | None]:
+                    transform: str | None = None, undeclared: str = "drop") -> tuple[pd.DataFrame, list[str] | None]:
     """Entities are the declared federation.
 
     With a ``declared`` list (public: an entity file, a hospital table, a generator's list) the
-    entities are exactly its names: rows of other entities are dropped with a note, a declared entity
+    entities are exactly its names: rows of other entities are dropped with a note (``undeclared="error"``:
+    refused, for a site's own export, whose rows left out would be a silent loss), a declared entity
     without rows stays with 0 users (it still sends every message, all zero), so no message depends
     on who is in the data. Without one, the entities are the values found in the data (the caller
     records ``entity_source="data"``). ``exclude_entities`` (public) leaves some out. At least two
@@ -600,6 +601,11 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
                         f"; the data's entity column holds {shown}{' …' if n_ents > 6 else ''}")
                 raise DataError(f"{label}: no row belongs to a declared entity{hint}. Check the entity list (one name "
                                 "per line, as written in the data's entity column)", param="entities")
+            if undeclared == "error":
+                raise DataError(f"{label} holds {n_rows} row{'s' if n_rows != 1 else ''} ({_share(n_rows, len(t))} of "
+                                f"the table) of {n_ents} entit{'ies' if n_ents != 1 else 'y'} not in the declared entity "
+                                f"list ({shown}{' …' if n_ents > 6 else ''}); list every entity of the table as its "
+                                "entity column writes it, or leave those rows out", param="entities")
             t = t.loc[known]
         if len(t) == 0:
             raise DataError(f"{label}: no row belongs to a declared entity; check the entity list (one name per "
@@ -854,8 +860,12 @@ def _build(
     entities: Sequence[str] | None = None,
     entities_from_data: bool = False,
     item_features: Any = None,
+    undeclared_entities: str = "drop",
 ) -> FederatedDataset:
     """Validate a long table and build the dataset (see :func:`load_long_table` for the rules)."""
+    if undeclared_entities not in ("drop", "error"):
+        raise ConfigError(f"undeclared_entities={undeclared_entities!r} must be 'drop' or 'error'",
+                          param="undeclared_entities")
     notes = list(notes or [])
     _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_from)  # before asking what values are
     value_kind, why = infer_value_kind(value_kind, value_col)
@@ -908,7 +918,8 @@ def _build(
     _check_disjoint_users(t, label, from_text)
     t = _merge_duplicates(t, label, from_text, value_kind, duplicates, notes)
     t = _drop_zeros(t, label, value_kind, notes)
-    t, ent_list = _apply_entities(t, label, exclude_entities, notes, entities, entity_transform)
+    t, ent_list = _apply_entities(t, label, exclude_entities, notes, entities, entity_transform,
+                                  undeclared_entities)
     if ent_list is None and entities_from_data:
         notes.append("the entity list is read from the data (accepted with entities_from_data): membership of an "
                      "entity is not protected")
@@ -976,6 +987,7 @@ def load_long_table(
     item_features: Any = None,
     encoding: str | None = None,
     header: bool = True,
+    undeclared_entities: Literal["drop", "error"] = "drop",
     **removed: Any,
 ) -> FederatedDataset:
     """Load a long table: one row per (user, item) interaction.
@@ -1018,6 +1030,8 @@ def load_long_table(
         rows takes part with 0 users. Without it the entity list is read from the data
         (``entity_source="data"``): a DP run is then refused unless ``entities_from_data=True``
         accepts it (membership of an entity is then not protected).
+    undeclared_entities : what rows of entities outside ``entities`` get: ``"drop"`` (with a note) or
+        ``"error"`` (a site's own export, where a row left out would be lost without a word).
     item_features : a CSV of public item features (item id + numeric or category columns), attached as
         ``dataset.item_features``.
     encoding : the text encoding of the file; without it the whole file is checked: UTF-8, or
@@ -1070,6 +1084,7 @@ def load_long_table(
             entities=ent_list.ids if ent_list is not None else None,
             entities_from_data=entities_from_data,
             item_features=features,
+            undeclared_entities=undeclared_entities,
         )
     finally:
         del df

@@ -74,6 +74,7 @@ def load_movielens(
     name: str | None = None,
     entities: Source | Sequence[str] | None = None,
     item_features: Any = None,
+    undeclared_entities: Literal["drop", "error"] = "drop",
     **removed: Any,
 ) -> FederatedDataset:
     """Load a MovieLens 100K or 1M directory (format recognised from its files).
@@ -171,6 +172,7 @@ def load_movielens(
         # named by its folder and format, never by its size: a directory of the 100K layout may hold any
         # users, and a name saying whether it holds exactly the published set would say who is in it
         name=name or f"{root.name} (MovieLens {version} format, {federation} federation)", entities=declared_entities,
+        undeclared_entities=undeclared_entities,
     )  # fmt: skip
     return attach_item_features(ds, item_features, derived=derived)
 

@@ -80,6 +80,7 @@ def load_sample(
     items: Source | Sequence[str] | None = None,
     entities: Source | Sequence[str] | None = None,
     item_features: Any = None,
+    undeclared_entities: Literal["drop", "error"] = "drop",
     **removed: Any,
 ) -> FederatedDataset:
     """Load a generated sample dataset from ``sample_data/`` (see ``sample_data/README.md``).
@@ -117,6 +118,7 @@ def load_sample(
         items=items if items is not None else sample_catalogue(key),
         # and so is its federation: the generator's entity list
         entities=entities if entities is not None else sample_entities(key, federation),
+        undeclared_entities=undeclared_entities,
         item_features=item_features,
         name=f"sample: {key}" + (f" by {federation}" if federation else ""),
         # messages name what the user chose, not where the server keeps it

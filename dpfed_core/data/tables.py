@@ -454,9 +454,7 @@ def read_table(
                 return names  # the caller names the missing column among these
             keep = list(dict.fromkeys(usecols))
             if header:  # a header-less file's names are given, never made up by the reader
-                first = pd.read_csv(_src(), header=None, nrows=1, dtype=str,
-                                    **{k: v for k, v in kw.items() if k != "names"})
-                _refuse_repeated_names(label, first, keep)
+                _refuse_repeated_names(label, _header_names(_src(), sep, compression, encoding), keep)
         cats = [c for c, t in dtype.items() if t == "category"] if isinstance(dtype, dict) else []
         if not cats and progress is None:
             df = _aligned(label, pd.read_csv(_src(), dtype=str, **kw), header)
@@ -525,9 +523,7 @@ def read_table(
         df = df.loc[~blank]
     if header and any(_MANGLED.fullmatch(str(c)) for c in df.columns):
         # pandas renames a repeated header name ('site', 'site.1'): messages name the file's own names
-        raw = pd.read_csv(_src(), header=None, nrows=1, dtype=str, sep=sep, compression=compression,
-                          encoding=used[0] if used else "utf-8", keep_default_na=False)
-        names = [str(x) for x in raw.iloc[0]] if len(raw) else []
+        names = _header_names(_src(), sep, compression, used[0] if used else "utf-8")
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             df.attrs.update(header_names=names, repeated_names=repeated)
@@ -594,15 +590,23 @@ def _aligned(label: str, frame: pd.DataFrame, header: bool) -> pd.DataFrame:
         "lines.", param="data")
 
 
-def _refuse_repeated_names(label: str, first_line: pd.DataFrame, used: list[str]) -> None:
+def _header_names(src: Any, sep: str, compression: str | None, encoding: str) -> list[str]:
+    """The header line's names as the file writes them (a blank one as ''), where pandas' own column
+    names number the repeats ('site', 'site.1') and name the blanks ('Unnamed: 3')."""
+    first = pd.read_csv(src, header=None, nrows=1, dtype=str, sep=sep, compression=compression,
+                        encoding=encoding, keep_default_na=False, na_values=[""], skip_blank_lines=False)
+    return [("" if pd.isna(v) else str(v)) for v in first.iloc[0]] if len(first) else []
+
+
+def _refuse_repeated_names(label: str, names: list[str], used: list[str]) -> None:
     """Refuse a header that names a used column twice: pandas would rename the second 'rating' to
-    'rating.1' and the first would be read without a word about the other."""
-    names = [("" if pd.isna(v) else str(v)) for v in first_line.iloc[0]] if len(first_line) else []
+    'rating.1' and the first would be read without a word about the other. ``names``: the header as
+    written (:func:`_header_names`)."""
     for c in used:
         if names and c not in names:
             # a name the reader made up: 'site.1' for the second of two columns 'site', 'Unnamed: 3' for a
             # column the header leaves blank — no column of the file is called so
-            rep = re.fullmatch(r"(.*)\.(\d+)", c)
+            rep = _MANGLED.fullmatch(c)
             blank = re.fullmatch(r"Unnamed: (\d+)", c)
             if rep and names.count(rep.group(1)) > int(rep.group(2)):
                 raise DataError(f"{label}: the header has no column {c!r}: it names {names.count(rep.group(1))} "
@@ -668,8 +672,9 @@ def first_line_is_data(more: str = "") -> str:
             f"'rating'){more}.")
 
 
-#: A column name as pandas renames the second of two equal header names ('site' → 'site.1').
-_MANGLED = re.compile(r".+\.\d+")
+#: A column name as pandas renames the second of two equal header names ('site' → 'site.1'): the
+#: name and the repeat's number.
+_MANGLED = re.compile(r"(.+)\.(\d+)")
 
 
 def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params: dict | None = None) -> None:
