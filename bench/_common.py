@@ -231,8 +231,8 @@ def md_table(rows: list[dict], cols: list[str] | None = None, fmt: dict | None =
     fmt = fmt or {}
 
     def cell(c, v):
-        if v is None:
-            return "—"
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "—"  # not measured: a format would print 'nan'
         if c in fmt:
             try:
                 return fmt[c].format(v)
