@@ -556,3 +556,45 @@ def test_a_header_repeating_a_name_is_listed_as_written_and_said(tmp_path, capsy
     real.write_text("user,item,rating.1,hospital\n" + "\n".join(lines[1:]) + "\n")
     err = cli_error(capsys, real)
     assert "'rating.1'" in err and "more than once" not in err, err
+
+
+def test_a_header_repeating_a_name_is_refused_on_upload_before_the_mapper_offers_a_made_up_name(tmp_path, capsys):
+    """Two columns 'site': the reader calls the second 'site.1', a name the file does not have. The Data page
+    refuses the upload before any mapping, naming 'site' as written and its columns, as the CLI does."""
+    lines = table().splitlines()
+    path = tmp_path / "twice.csv"
+    path.write_text("user,item,rating,site,site\n" + "\n".join(f"{ln},{ln.rsplit(',', 1)[1]}" for ln in lines[1:])
+                    + "\n")
+    err = cli_error(capsys, path, "--entity-col", "site")
+    assert "the header names 2 columns 'site' (columns 4, 5)" in err, err
+    at, msg = page_errors(path.read_bytes())
+    msg = msg.replace("\\", "")  # Markdown escapes of the page's message
+    offered = [o for w in at.selectbox if w.key.startswith("map_") for o in w.options]
+    assert "site.1" not in offered and not any(w.key == "map_entity" for w in at.selectbox), offered
+    assert "the header names 2 columns 'site' (columns 4, 5)" in msg and "site.1" not in msg, msg
+    assert "give each column its own name in the file" in msg and "“Long table” upload on the Data page" in msg, msg
+    attrs = b"user,zip,zip\n" + b"".join(f"{u},{u % 9}0000,x\n".encode() for u in range(30))
+    at.file_uploader(key="upload").set_value(("table.csv", table().encode(), "text/csv")).run()
+    at.file_uploader(key="upload_attrs").set_value(("u.user", attrs, "text/csv")).run()
+    msg = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "2 columns 'zip' (columns 2, 3)" in msg and "“User attributes (optional)” upload" in msg, msg
+    assert not any(w.key == "map_entity" for w in at.selectbox) and not at.exception
+
+
+def test_a_column_really_named_site_dot_1_is_offered_and_read(tmp_path, capsys):
+    text = table().replace("user,item,rating,hospital", "user,item,rating,site.1", 1)
+    path = tmp_path / "dot.csv"
+    path.write_text(text)
+    assert main(["run", "--data", str(path), *COLS[:6], "--entity-col", "site.1", *COLS[8:]]) == 0
+    capsys.readouterr()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("dot.csv", path.read_bytes(), "text/csv")).run()
+    assert "site.1" in at.selectbox(key="map_entity").options and not at.error
+    at.selectbox(key="map_entity").set_value("site.1").run()
+    at.checkbox(key="upload_entities_from_data").check().run()
+    at.button(key="build_upload").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert sorted(at.session_state["dataset"].entity_names) == ["h0", "h1", "h2"]

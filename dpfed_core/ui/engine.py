@@ -19,8 +19,9 @@ from dpfed_core.data.upload import (ATTRIBUTE_TYPES, ENTITY_LIST_TYPES, LONG_TAB
                                     known_format)
 from dpfed_core.data.upload import (attribute_column_name, bound_rule_text, guess_attribute_user,  # noqa: F401
                                     guess_column, guess_mapping, headerless, join_user_attributes,
-                                    mapping_problems, read_upload, source_column_name, upload_columns,
+                                    mapping_problems, source_column_name, upload_columns,
                                     wide_item_columns)
+from dpfed_core.ui.upload import read_upload  # noqa: F401  (a repeated header name refused before mapping)
 from dpfed_core.evaluation.planner import epsilon_for_utility, users_to_pay, users_to_pay_sentence  # noqa: F401
 from dpfed_core.evaluation.verdicts import (BASELINE_NAMES, METRIC_SHORT, REFERENCE, TIE_FRACTION,  # noqa: F401
                                             VERDICT_BASELINES, better_word, compare_one, crossing,

@@ -295,16 +295,16 @@ def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool
     def compute(progress):  # a worker thread: no Streamlit in here
         from dpfed_core.data import upload
         from dpfed_core.data.long_table import load_long_table
+        from dpfed_core.ui.upload import read_upload
 
         opts = json.loads(opts_json)
         if isinstance(opts.get("items"), dict):  # a declared catalogue with its names (JSON has no tuples)
             opts["items"] = (list(opts["items"]["ids"]), opts["items"]["names"])
         if not headerless and attributes is None:
             return load_long_table(bytes(data), filename=filename, **opts)
-        df, _ = upload.read_upload(bytes(data), filename, encoding=opts.get("encoding"))
+        df, _ = read_upload(bytes(data), filename, encoding=opts.get("encoding"))
         if attributes is not None:
-            attrs, _ = upload.read_upload(bytes(attributes["data"]), attributes["filename"], 2,
-                                          "user-attribute table")
+            attrs, _ = read_upload(bytes(attributes["data"]), attributes["filename"], 2, "user-attribute table")
             df = upload.join_user_attributes(df, opts["user_col"], attrs, attributes["user_col"])
         return load_long_table(df, filename=filename, **opts)
 
