@@ -86,6 +86,7 @@ SHARED_ITEMS_HINT = "tests/test_cost.py::test_a_runs_shape_carries_the_selection
 FINGERPRINT = "tests/test_code_version.py::test_the_fingerprint_moves_with_the_engines_code_and_pins_only"
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
 SITE_BOUNDS = f"{SITET}::test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value_bounds"
+SITE_DERIVED = f"{SITET}::test_value_bounds_bind_the_row_bound_a_method_derives_when_the_run_names_none"
 SITE_DELTA = f"{SITET}::test_a_site_charges_the_requests_delta_and_keeps_the_delta_budget_its_policy_states"
 SETUP_DROPOUTS = f"{SITET}::test_a_secure_sums_setup_follows_the_runs_dropouts_within_the_sites"
 SITE_WITHDRAWS = (f"{SITET}::test_a_site_withdraws_by_itself_from_a_run_left_hanging_only_when_its_store_says_it_"
@@ -228,6 +229,8 @@ REPLIES = f"{APPS}::test_a_node_that_does_not_answer_or_answers_with_an_error_st
 FUSED_SPLIT = f"{APPS}::test_a_fused_sum_is_split_by_its_stages_public_lengths_and_a_mismatch_stops_the_run"
 SIM_POLICY = f"{APPS}::test_a_simulation_run_needs_a_given_policy_that_allows_it"
 NODE_DECIDES = f"{APPS}::test_a_sites_decision_reads_the_value_bound_and_the_federation_from_its_own_shard"
+NODE_DERIVED = f"{APPS}::test_a_site_decides_on_the_row_bound_its_method_derives_before_any_charge"
+PRECHECK_DERIVED = f"{APPS}::test_a_row_bound_the_method_derives_is_checked_against_value_bounds_before_anything_starts"
 NODE_WITHDRAWS = (f"{APPS}::test_a_site_told_its_run_ended_refunds_only_what_its_own_record_says_it_never"
                   "_released")
 SHARD_FORMAT = f"{APPS}::test_a_shard_or_a_features_file_that_is_not_what_its_format_says_is_refused"
@@ -943,6 +946,8 @@ MUTANTS = (
     Mutant("site-bounds-low-end-unchecked", SITE, "check", "not lo <= v <= hi", "not v <= hi", (SITE_BOUNDS,)),
     Mutant("request-without-the-shards-value-bound", SITE, "request_of",
            "{'value_max': float(value_max)}", "{}", (SITE_BOUNDS,)),
+    Mutant("site-checks-only-the-bounds-the-run-names", SITE, "request_of", "bounds.update(derived)", "None",
+           (SITE_DERIVED,)),
     Mutant("site-charges-its-max-delta-not-the-runs", SITE, "accept",
            "0.0 if math.isinf(eps) else req.delta", "0.0 if math.isinf(eps) else policy.max_delta", (SITE_DELTA,)),
     Mutant("site-delta-budget-change-ignored", SITE, "accept",
@@ -969,6 +974,8 @@ MUTANTS = (
     Mutant("node-decides-on-a-default-value-bound", CLIENT, "decide",
            "site_policy.request_of(config, H, shard.value_max, catalogue_from_json(str(rec['config'])))",
            "site_policy.request_of(config, H, 1.0, catalogue_from_json(str(rec['config'])))", (NODE_DECIDES,)),
+    Mutant("node-derives-the-row-bound-without-its-catalogues-size", CLIENT, "decide",
+           "site_policy.request_of(config, H, shard.value_max)", "None", (NODE_DERIVED,), arg=4),
     Mutant("node-accepts-a-shard-of-another-federation", CLIENT, "_load", "shard.n_entities != n_entities", "False",
            (NODE_DECIDES,)),
     Mutant("node-redecides-another-request-as-accepted", CLIENT, "decide", "_require_accepted(context, rec)", "None",
@@ -1469,6 +1476,9 @@ MUTANTS = (
            "check(policy, request)", "None",
            ("tests/test_deployment_apps.py::test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_"
             "before_anything_starts",)),
+    Mutant("deploy-local-checks-the-row-bound-at-the-largest-catalogue", DEPLOYED, "check_site_policy",
+           "request_of(config, dataset.n_entities, float(dataset.value_max))", "None", (PRECHECK_DERIVED,),
+           arg="n_items"),
     Mutant("plan-below-what-the-run-settles", BUDGET, "planned_rho",
            "zcdp_rho_for_epsilon(float(epsilon), float(delta))", "0.99 * zcdp_rho_for_epsilon(float(epsilon), float(delta))",
            (PLANNED_RHO,)),

@@ -805,6 +805,20 @@ def test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_before
                                          "δ too large")
 
 
+def test_a_row_bound_the_method_derives_is_checked_against_value_bounds_before_anything_starts(tmp_path):
+    """dp-gaussian without row_norm scales rows to Λ∞·√min(m, 64) = 5·√8 on the clinics' 8 items: a policy
+    whose value_bounds exclude it is one error naming the rule and the flag before Flower starts."""
+    ds = _clinics(3)
+    run = RunConfig(method="dp-gaussian", epsilon=1.0, k=2)
+    keys = dict(methods=["dp-gaussian"], max_epsilon=1.0, budget_epsilon=5.0, store=str(tmp_path / "{site}.sqlite3"))
+    with pytest.raises(ConfigError, match=r"rule 'value_bounds' .*'row_norm': 14\.14.*dp-gaussian's default for "
+                                          r"this run.* Change --value-max or the method's bound parameters"):
+        check_site_policy(run, write_policy(tmp_path / "narrow.toml", value_bounds=[0, 10], **keys), ds)
+    check_site_policy(run, write_policy(tmp_path / "wide.toml", value_bounds=[0, 15], **keys), ds)
+    check_site_policy(run.replace(method_params={"row_norm": 10.0}),
+                      write_policy(tmp_path / "named.toml", value_bounds=[0, 10], **keys), ds)
+
+
 def _clinics(n_entities):
     rng = np.random.default_rng(2)
     X = sp.csr_matrix(rng.poisson(0.5, (12 * n_entities, 8)).astype(float))
@@ -906,6 +920,21 @@ def _spent(policy) -> float:
 
     odo = BudgetOdometer(policy.store_for("clinic 0"))
     return sum(b.spent_epsilon for d in odo.datasets() for b in odo.balance(d["key"]))
+
+
+def test_a_site_decides_on_the_row_bound_its_method_derives_before_any_charge(tmp_path, monkeypatch):
+    """A run that names no row_norm: the site checks dp-gaussian's own default Λ∞·√min(m, 64) (5·√8 on the
+    run's 8 declared items) against its value_bounds, refuses it outside them with nothing charged, and
+    accepts it within."""
+    run = RunConfig(method="dp-gaussian", epsilon=1.0, k=2)
+    ds, policy, ctx = _site(tmp_path / "narrow", monkeypatch, method="dp-gaussian", value_bounds=[0, 10])
+    meta = ca.decide(_ask(run), ctx).content["meta"]
+    assert (meta["decision"], meta["rule"]) == ("refused", "value_bounds"), meta
+    assert "'row_norm': 14.14" in str(meta["message"]) and "dp-gaussian's default" in str(meta["message"]), meta
+    assert _spent(policy) == 0
+    ds, policy, ctx = _site(tmp_path / "wide", monkeypatch, method="dp-gaussian", value_bounds=[0, 15])
+    assert ca.decide(_ask(run), ctx).content["meta"]["decision"] == "accepted"
+    assert _spent(policy) == pytest.approx(1.0)  # a prototype release is charged its ε
 
 
 def test_a_sites_decision_reads_the_value_bound_and_the_federation_from_its_own_shard(tmp_path, monkeypatch):

@@ -91,6 +91,35 @@ def test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value
     assert err.value.rule == "value_bounds" and "value_max" in str(err.value)
 
 
+def test_value_bounds_bind_the_row_bound_a_method_derives_when_the_run_names_none(tmp_path):
+    """dp-gaussian's row bound Λ defaults to Λ∞·√min(m, 64) — 5·√64 = 40 on a catalogue of 100 items —
+    when the run names no row_norm: a site whose value_bounds exclude it refuses, naming the rule, the
+    bound and that it is the method's default; one whose value_bounds include it accepts."""
+    run = RunConfig(method="dp-gaussian", epsilon=1.0)
+    req = request_of(run, 3, value_max=5.0, n_items=100)
+    assert req.bounds == {"value_max": 5.0, "value_min": 0.0, "row_norm": pytest.approx(40.0)}
+    assert set(req.derived) == {"value_min", "row_norm"}
+    with pytest.raises(PolicyRefused) as err:
+        check(_policy(tmp_path, methods=["dp-gaussian"], value_bounds=[0, 20]), req)
+    assert err.value.rule == "value_bounds" and "'row_norm': 40.0" in str(err.value), str(err.value)
+    assert "dp-gaussian's default for this run" in str(err.value), str(err.value)
+    assert "give row_norm within the bounds" in str(err.value), str(err.value)
+    check(_policy(tmp_path, methods=["dp-gaussian"], value_bounds=[0, 40]), req)
+    # the default follows the catalogue's size (5·√8 on 8 items), and a row_norm the run names replaces it
+    check(_policy(tmp_path, methods=["dp-gaussian"], value_bounds=[0, 20]), request_of(run, 3, 5.0, n_items=8))
+    named = request_of(run.replace(method_params={"row_norm": 10.0}), 3, 5.0, n_items=100)
+    assert named.bounds["row_norm"] == 10.0 and "row_norm" not in named.derived
+    check(_policy(tmp_path, methods=["dp-gaussian"], value_bounds=[0, 20]), named)
+    # a size not known yet: the default at its largest
+    assert request_of(run, 3, 5.0).bounds["row_norm"] == pytest.approx(40.0)
+    # the default lower bound is a bound the method uses too
+    with pytest.raises(PolicyRefused, match="'value_min': 0.0"):
+        check(_policy(tmp_path, methods=["dp-gaussian"], value_bounds=[1, 50]), req)
+    # dp-popularity's row bound defaults to the value bound itself
+    pop = request_of(RunConfig(method="dp-popularity", epsilon=1.0), 3, value_max=5.0)
+    assert pop.bounds == {"value_max": 5.0, "row_norm": 5.0} and pop.derived == ("row_norm",)
+
+
 @pytest.mark.parametrize("body, what", [
     ("methods = ['kmeans']\nmax_epsilon = 1\nstore = 's'\n", "budget_epsilon"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nallow_simulaton = true\n", "unknown"),

@@ -202,7 +202,10 @@ def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset 
             raise ConfigError(f"--site-policy {path} is written for site {policy.site!r} (its site key), and is given "
                               f"to {entity!r}{', as to every local site' if shared else ''}: it would refuse every run. "
                               "Drop the site key for a policy shared by the local sites, or give each site its own")
-    request = request_of(config, dataset.n_entities, float(dataset.value_max))
+    # the catalogue's size, as the run's JSON gives it to the sites: a prototype method's default row bound
+    # grows with it
+    request = request_of(config, dataset.n_entities, float(dataset.value_max),
+                         n_items=dataset.n_items if dataset.shared_columns is None else dataset.n_declared)
     for entity, (path, policy) in list(zip(dataset.entity_names, sites))[:1 if shared else None]:
         try:  # a shared policy answers every site alike: checked once
             check(policy, request)

@@ -21,8 +21,10 @@ TOML key                  rule (the name a refusal gives)
                           (:class:`~dpfed_core.privacy.odometer.BudgetOdometer`) in ``store``
 ``store``                 the site's SQLite store (odometer and release log; required; a relative
                           path is relative to the policy file; ``{site}`` in it is the site's name)
-``value_bounds``          ``[low, high]``: every public bound the run names (the shard's value bound,
-                          ``row_norm``, ``value_min``, ``r_min``, ``r_max``) must lie within it
+``value_bounds``          ``[low, high]``: every public bound the run uses (the shard's value bound,
+                          ``row_norm``, ``value_min``, ``r_min``, ``r_max``) must lie within it —
+                          those it names and the method's defaults it leaves them to (dp-gaussian's
+                          ``row_norm`` Λ∞·√min(m, 64) from the value bound and the catalogue's size)
                           (default: any)
 ``allow_simulation``      reproducible noise from the coordinator's seed (default false: the
                           coordinator could subtract the noise); an accepted simulation run is
@@ -322,6 +324,8 @@ class Request:
     n_entities: int
     non_private: bool
     bounds: dict = field(default_factory=dict)
+    #: the bounds in ``bounds`` the run does not name: the method's own defaults, derived from public inputs
+    derived: tuple[str, ...] = ()
     #: how the run fixes its item catalogue (the run JSON's public field: "declared" or "secure")
     item_catalogue: str = "declared"
     #: ε of the run as planned against the server colluding with every other site
@@ -331,13 +335,18 @@ class Request:
     def to_dict(self) -> dict:
         return {"method": self.method, "epsilon": self.epsilon, "delta": self.delta, "simulation": self.simulation,
                 "max_dropouts": self.max_dropouts, "n_entities": self.n_entities, "non_private": self.non_private,
-                "bounds": dict(self.bounds), "item_catalogue": self.item_catalogue,
+                "bounds": dict(self.bounds), "derived": list(self.derived), "item_catalogue": self.item_catalogue,
                 "coalition_epsilon": self.coalition_epsilon}
 
 
-def request_of(config, n_entities: int, value_max: float, item_catalogue: str = "declared") -> Request:
+def request_of(config, n_entities: int, value_max: float, item_catalogue: str = "declared",
+               n_items: int | None = None) -> Request:
     """The request a run's configuration makes of a site holding data of public bound ``value_max``
-    (``item_catalogue``: the run JSON's catalogue field)."""
+    (``item_catalogue``: the run JSON's catalogue field). Its bounds are those the method will use: the
+    ones the run names, and the method's defaults derived from public inputs where it names none
+    (dp-gaussian's row bound Λ∞·√min(m, 64) from the value bound and ``n_items``, the size m of the
+    catalogue its release reads; None: not known, the default taken at its largest)."""
+    from dpfed_core.deployment.hooks import public_bounds
     from dpfed_core.federation.protocol import method_class
 
     cls = method_class(config.method)
@@ -350,9 +359,13 @@ def request_of(config, n_entities: int, value_max: float, item_catalogue: str = 
         v = config.params.get(k)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             bounds[k] = float(v)
+    # a bound the run leaves to the method still sizes its noise: a site's value_bounds binds it too
+    derived = {k: v for k, v in public_bounds(config, float(value_max), n_items).items()
+               if k in BOUND_PARAMS and k not in bounds}
+    bounds.update(derived)
     return Request(config.method, eps, float(config.delta) if not non_private else 0.0, bool(config.simulation),
-                   int(config.max_dropouts), int(n_entities), non_private, bounds, str(item_catalogue),
-                   None if non_private else planned_coalition_epsilon(config, n_entities))
+                   int(config.max_dropouts), int(n_entities), non_private, bounds, tuple(derived),
+                   str(item_catalogue), None if non_private else planned_coalition_epsilon(config, n_entities))
 
 
 def planned_coalition_epsilon(config, n_entities: int) -> float | None:
@@ -424,7 +437,12 @@ def check(policy: SitePolicy, req: Request) -> None:
         lo, hi = policy.value_bounds
         out = {k: v for k, v in req.bounds.items() if not lo <= v <= hi}
         if out:
-            raise PolicyRefused("value_bounds", f"the public bounds {out} are outside the site's value_bounds",
+            derived = [k for k in out if k in req.derived]
+            # the run does not name these: the refusal says where they come from and how the run sets them
+            said = (f" ({', '.join(derived)}: {req.method}'s default for this run, which does not name "
+                    f"{'them' if len(derived) > 1 else 'it'}; give {' and '.join(derived)} within the bounds)"
+                    if derived else "")
+            raise PolicyRefused("value_bounds", f"the public bounds {out} are outside the site's value_bounds{said}",
                                 limit=f" [{lo:g}, {hi:g}]")
 
 
