@@ -67,6 +67,50 @@ def test_a_resumed_sweep_is_charged_only_for_the_points_it_computes(tmp_path, cl
     assert len(odo.releases(clinic)) == n_before + 1
 
 
+@pytest.mark.parametrize("stop", ["before the second point", "in the second point, after its draws"])
+def test_a_sweep_that_stops_gives_back_the_points_it_never_started_and_its_resume_pays_for_each_once(
+        tmp_path, clinic, monkeypatch, stop):
+    """Interrupted (Ctrl-C) at its second point, a sweep keeps the charge of the points it finished and of
+    a point that had drawn, and gives back every point it never reached — its resume charges those once,
+    not twice. A point that drew stays charged in both operations: its noise was drawn."""
+    store = tmp_path / "stop.sqlite3"
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6)
+    grid = ([0.5, 1.0], [0, 1], ["individual"])  # per seed: dp-gaussian at 0.5 and 1, then individual
+    real, calls, saved = experiments.run_method, [], {}
+
+    def stopped(*a, **k):
+        calls.append(1)
+        if len(calls) == 2 and stop.startswith("before"):
+            raise KeyboardInterrupt
+        out = real(*a, **k)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return out
+
+    monkeypatch.setattr(experiments, "run_method", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        execute_sweep(clinic, cfg, *grid, store=store, save=False,
+                      checkpoint=lambda d: saved.update(doc=json.loads(json.dumps(experiments.json_safe(d)))))
+    odo = BudgetOdometer(store)
+    first = sorted(odo.releases(clinic), key=lambda r: r["id"])
+    assert len(first) == 6 and len(saved["doc"]["runs"]) == 1
+    withdrawn = [r["status"] == "withdrawn" for r in first]
+    drew = stop.startswith("in")
+    assert withdrawn == [False, not drew, True, True, True, True], [r["status"] for r in first]
+    assert all("not started before the sweep stopped" in r["note"] for r in first if r["status"] == "withdrawn")
+    monkeypatch.setattr(experiments, "run_method", real)
+    out = execute_sweep(clinic, cfg, *grid, store=store, resume=saved["doc"], save=False)
+    rows = odo.releases(clinic)
+    again = [r for r in rows if r["operation"] == out.odometer["operation"]]
+    assert len(again) == 5 and all(r["charged"] for r in again if r["method"] == "dp-gaussian")
+    kept = {}
+    for r in rows:
+        if r["status"] != "withdrawn" and r["method"] == "dp-gaussian":
+            kept[(r["epsilon"], r["seed"])] = kept.get((r["epsilon"], r["seed"]), 0) + 1
+    # every point charged once; the one that drew before the stop twice (its first draw was real)
+    assert kept == {(0.5, 0): 1, (1.0, 0): 1 + drew, (0.5, 1): 1, (1.0, 1): 1}, kept
+
+
 def test_cli_resume_of_a_complete_sweep_is_refused_and_not_charged(tmp_path, capsys):
     store, doc = str(tmp_path / "s.sqlite3"), tmp_path / "sweep.json"
     args = ["sweep", "--data", "sample:clinic", "--method", "dp-gaussian", "--k", "3", "--epsilons", "1",

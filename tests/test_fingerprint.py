@@ -712,6 +712,25 @@ def test_people_padded_with_others_are_checked_against_their_own_cap_and_charged
     assert len(odo.releases(padding)) == 2
 
 
+def test_a_stopped_sweep_gives_back_its_unstarted_points_in_every_account_charged(tmp_path):
+    """Points a sweep never reached are given back in the padding's account and in the capped people's
+    own, which was charged the same releases; a finished point stays charged in both."""
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    capped, padding = population(0), population(1, n=1200, base=10_000)
+    odo.reserve(capped, [run_plan(capped, 1.0)]).close()
+    odo.reserve(padding, [run_plan(padding, 1.0)]).close()
+    both = _padded(capped, padding)
+    res = odo.reserve(both, [run_plan(both, 1.0), run_plan(both, 0.5), run_plan(both, 0.25)])
+    assert len(res.extra_ids) == 3 and sorted(res.extra_of) == [0, 1, 2]
+    assert res.withdraw_unstarted([1, 2], "not started") == [1, 2]
+    res.close(failed=True)
+    for ds in (capped, padding):
+        last = sorted(odo.releases(ds), key=lambda r: r["id"])[-3:]
+        assert [(r["epsilon"], r["status"]) for r in last] == [(1.0, "failed"), (0.5, "withdrawn"),
+                                                              (0.25, "withdrawn")], last
+    assert res.withdraw_unstarted([0, 1], "again") == []  # settled or given back already: nothing moves
+
+
 def test_a_withdrawn_reservation_gives_back_every_accounts_charge(tmp_path):
     odo = BudgetOdometer(tmp_path / "s.sqlite3")
     capped, padding = population(0), population(1, n=1200, base=10_000)

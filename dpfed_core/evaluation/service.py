@@ -299,8 +299,32 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
                           "nothing to compute and nothing charged; start a new sweep (another output file) to "
                           "run it again", param="resume")
 
+    from dpfed_core.privacy.ledger import rows_recorded
+
+    # Points run one after another in the plans' order (plan_sweep and sweep walk the same job list). After
+    # the last finished point, the next one drew if a ledger row was recorded since; every later one never
+    # started, so a sweep that stops gives their charges back and its resume is not charged twice for them.
+    finished = {"points": 0, "rows": rows_recorded(), "aligned": True}
+
+    def tracked(event: str, **kw) -> None:
+        if event == "sweep_step":
+            i = finished["points"]
+            plan = plans[i] if i < len(plans) else None
+            # any doubt about which plan a finished point is, and nothing is given back
+            finished["aligned"] &= (plan is not None and plan.method == kw.get("method")
+                                    and plan.seed == kw.get("seed")
+                                    and kw.get("total", 0) - kw.get("done", 0) == len(plans) - i - 1)
+            finished["points"], finished["rows"] = i + 1, rows_recorded()
+        if progress is not None:
+            progress(event, **kw)
+
+    def unstarted() -> range:
+        if not finished["aligned"]:
+            return range(0)
+        return range(finished["points"] + (rows_recorded() > finished["rows"]), len(plans))
+
     def compute() -> dict:
-        return sweep(dataset, config, epsilons, seeds, references, progress=progress, checkpoint=checkpoint,
+        return sweep(dataset, config, epsilons, seeds, references, progress=tracked, checkpoint=checkpoint,
                      resume=resume)
 
     history_id = None
@@ -310,7 +334,7 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
     else:
         store, odometer, key = _open_account(dataset, store)
         with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key,
-                             drawn=_draws_since()) as res:
+                             drawn=_draws_since(), unstarted=unstarted) as res:
             doc = compute()
         settle_sweep(odometer, res, dataset, doc, resumed=done)
         record = _charge_record(store, dataset, key, res, doc)

@@ -14,7 +14,7 @@ import hashlib
 import math
 import weakref
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -219,6 +219,8 @@ class Reservation:
     #: the same releases charged to other accounts whose people the data holds (at their planned charge,
     #: an upper bound of the ledger's): closed, failed or withdrawn with these
     extra_ids: list[int] = field(default_factory=list)
+    #: plan index → its ids among ``extra_ids`` (one per other account)
+    extra_of: Mapping[int, Sequence[int]] = field(default_factory=dict)
     _open: set[int] = field(default_factory=set)
 
     def __post_init__(self) -> None:
@@ -271,6 +273,28 @@ class Reservation:
                             "AND status = 'reserved'",
                             [(t, who, evidence, evidence, rid) for rid in sorted(self._open)])
         self._open.clear()
+
+
+    def withdraw_unstarted(self, indices: Iterable[int], evidence: str) -> list[int]:
+        """Give back releases ``indices`` (order of the plans) that never started: the points of a sweep
+        after the last one it was computing when it stopped. The caller's proof is a count of ledger rows
+        (every mechanism records its row before it draws): a point the computation never reached drew no
+        noise and released nothing. Only releases still reserved are withdrawn — a settled one stays
+        charged; with the same release in other accounts (their ``extra_of`` ids). Returns the indices
+        withdrawn; the others stay open (:meth:`close` them)."""
+        picked = [i for i in dict.fromkeys(int(i) for i in indices)
+                  if 0 <= i < len(self.release_ids) and self.release_ids[i] in self._open]
+        rids = [rid for i in picked for rid in (self.release_ids[i], *self.extra_of.get(i, ()))]
+        if not rids:
+            return []
+        t, who = now_iso(), actor()
+        with self.odometer.store.write() as con:
+            con.executemany("UPDATE releases SET status = 'withdrawn', settled = ?, settled_by = ?, "
+                            "note = CASE WHEN note = '' THEN ? ELSE note || '; ' || ? END WHERE id = ? "
+                            "AND status = 'reserved'",
+                            [(t, who, evidence, evidence, rid) for rid in rids])
+        self._open.difference_update(rids)
+        return picked
 
 
 def mapped_charge_rows(rid: int, charges: Mapping[str, tuple], entity_map: Mapping[str, Sequence[str]] | None

@@ -721,12 +721,14 @@ class BudgetOdometer:
                     o_e, o_d = (cap_e, cap_d) if who_is is ident else self._cap(con, who_is.account)
                     if math.isfinite(o_e):
                         self._check(con, who_is, dataset, charged, o_e, o_d, allow_non_private, operation)
-            ids, extra = [], []
+            ids, extra, extra_of = [], [], {}
             t, who = now_iso(), actor()
             for owner, emap, note in [(key, ident.entity_map, None),
                                       *((o.account, o.entity_map, f"people of {str(dataset.name)!r} ({key}) "
                                          "recognised among this account's: charged here too") for o in others)]:
-                for p in (plans if note is None else charged):
+                for i, p in enumerate(plans):
+                    if note is not None and p.simulation:
+                        continue  # another account is charged only what is charged here
                     cur = con.execute(
                         "INSERT INTO releases (dataset_key, operation, kind, method, epsilon, delta, seed, simulation, "
                         "non_private, status, created, note, batch, actor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
@@ -737,13 +739,16 @@ class BudgetOdometer:
                          operation if p.batch else None, who))
                     rid = int(cur.lastrowid)
                     (ids if note is None else extra).append(rid)
+                    if note is not None:
+                        extra_of.setdefault(i, []).append(rid)
                     if not p.simulation:
                         con.executemany(
                             "INSERT INTO charges (release_id, entity, epsilon, delta, rho, gaussian) "
                             "VALUES (?, ?, ?, ?, ?, ?)",
                             mapped_charge_rows(rid, {e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()},
                                                emap))
-        return Reservation(self, key, operation, ids, list(plans), ident.entity_map, extra_ids=extra)
+        return Reservation(self, key, operation, ids, list(plans), ident.entity_map, extra_ids=extra,
+                           extra_of=extra_of)
 
     def key_of(self, dataset: FederatedDataset | str) -> str:
         """The dataset's key, without writing: a dataset the store does not know is matched to its
@@ -833,7 +838,8 @@ class BudgetOdometer:
     @contextlib.contextmanager
     def charge(self, dataset: FederatedDataset, plans: Sequence[PlannedRelease], *,
                allow_non_private: bool = False, key: str | None = None,
-               drawn: "Callable[[], int] | None" = None) -> Iterator[Reservation]:
+               drawn: "Callable[[], int] | None" = None,
+               unstarted: "Callable[[], Sequence[int]] | None" = None) -> Iterator[Reservation]:
         """``with odometer.charge(ds, plans) as r: …`` — reserve (may refuse) before the body runs,
         mark the releases released at the end, or failed (still charged) if the body raises.
 
@@ -842,7 +848,11 @@ class BudgetOdometer:
         the body raises and it says 0 — no mechanism recorded a row, so no noise was drawn and
         nothing left an entity — the reservation is given back (:meth:`Reservation.withdraw`). An
         exception carrying ``ledger_rows = 0`` (a runner elsewhere that failed before starting) is
-        taken as the same proof. Anything else stays charged."""
+        taken as the same proof. ``unstarted``: for releases computed one after another (a sweep's
+        points), the indices of those the body provably never reached when it stopped (by the same
+        count of ledger rows, kept per finished point): they are given back
+        (:meth:`Reservation.withdraw_unstarted`), also on an interruption (Ctrl-C), so a resumed sweep is
+        not charged twice for them. Anything else stays charged."""
         res = self.reserve(dataset, plans, allow_non_private=allow_non_private, key=key)
         try:
             yield res
@@ -856,6 +866,9 @@ class BudgetOdometer:
                 if rows == 0 and isinstance(exc, Exception):
                     res.withdraw(0, f"withdrawn: {evidence}: {type(exc).__name__}")
                 else:
+                    if unstarted is not None:
+                        res.withdraw_unstarted(unstarted(), "withdrawn: not started before the sweep stopped "
+                                               f"(no ledger row recorded for it): {type(exc).__name__}")
                     res.close(failed=True)
             raise
         res.close()
