@@ -76,6 +76,12 @@ if _untested:  # every point would be charged with no metric to compare: said be
     st.warning(dash.friendly_text(_untested) + ".", icon=":material/warning:")
 _expected = dash.estimate_line(ds, _sweep_runs)
 st.caption(f"Expected time: {_expected}.")
+ui.widget_default("sweep_metric", "mar")  # the headline metric below: the command's --metric
+with st.expander("The same sweep on the command line"):
+    st.caption("Every setting written out (the CLI's defaults are the dashboard's); --metric is the headline "
+               "metric chosen below, whose crossing ε the command prints.")
+    st.code(dash.sweep_command(config, grid, seeds, refs, st.session_state["sweep_metric"], *ui.data_cli_args(),
+                               allow_non_private=ui.allow_non_private()), language="bash")
 if st.button(f"Run sweep ({n_runs} runs; {_charge})", type="primary", key="sweep_run"):
     try:
         doc, cached = ui.run_sweep(ds, config, grid, seeds, refs)

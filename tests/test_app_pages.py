@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from dpfed_core.ui import engine as dash
 from dpfed_core.evaluation.experiments import make_split, run_method, sweep, sweep_table
 from dpfed_core.data.loaders import load_data
+from tests.test_cli import cli_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = ["app.py", "pages/1_Data.py", "pages/2_Federate.py", "pages/3_Evaluate.py",
@@ -255,6 +256,12 @@ def test_tradeoff_matches_engine(federated, clinic, monkeypatch):
         assert got[k] == pytest.approx(want[k], abs=1e-12)
     assert len(at.get("plotly_chart")) >= 2
     assert any("Crossing ε" in m.value for m in at.markdown)
+    # the command line of the sweep just run: its runs (simulation noise too), and the headline metric
+    at.radio(key="sweep_metric").set_value("ndcg_at_10").run()
+    args, _, cli_cfg = cli_sweep(sweep_command_of(at))
+    assert args.metric == "ndcg_at_10" and cli_cfg.simulation
+    assert dash.sweep_configs(cli_cfg, args.epsilons, args.seeds, args.references) == \
+        dash.sweep_configs(cfg, [1.0, math.inf], [0, 1], ["individual", "popularity"])
     # a revisit shows the cached sweep without pressing the button
     at.switch_page("pages/1_Data.py").run()
     at.switch_page("pages/5_Trade-off.py").run()
@@ -570,6 +577,36 @@ def test_hidden_entries_above_every_users_entries_say_the_largest_value_that_dra
     shown = [w.value.replace("\\", "") for w in at.warning]     # as read: Markdown escapes removed
     assert any("undefined:" in w and f"at most {most - 1}" in w.split("undefined:")[1]
                and "Test users per entity" not in w.split("undefined:")[1] for w in shown), shown
+
+
+def sweep_command_of(at: AppTest) -> str:
+    """The Trade-off page's "same sweep on the command line"."""
+    lines = [c.value for c in at.code if c.value.startswith("python -m dpfed_core sweep")]
+    assert len(lines) == 1, [c.value for c in at.code]
+    return lines[0]
+
+
+def test_tradeoff_prints_the_cli_command_of_the_sweep_it_runs(clinic):
+    """Before any Federate run the page sweeps the Federate page's defaults in zero mode; the command it
+    prints, read by the CLI's own parser, is every run its button would start, no more and no fewer."""
+    import re
+
+    at = app("pages/5_Trade-off.py").run()
+    at.selectbox(key="sweep_method").set_value("dp-popularity")
+    at.text_input(key="sweep_grid").set_value("0.5, 5, inf")
+    at.text_input(key="sweep_seeds").set_value("4, 9")
+    at.multiselect(key="sweep_refs").set_value(["local", "central"])
+    at.run()
+    assert_clean(at)
+    args, _, cli_cfg = cli_sweep(sweep_command_of(at))
+    assert (args.epsilons, args.seeds, args.references, args.metric) == \
+        ([0.5, 5.0, math.inf], [4, 9], ["local", "central"], "mar")
+    page = dash.with_method(dash.default_config(clinic).replace(mode="zero"), "dp-popularity")
+    runs = dash.sweep_configs(cli_cfg, args.epsilons, args.seeds, args.references)
+    assert runs == dash.sweep_configs(page, [0.5, 5.0, math.inf], [4, 9], ["local", "central"])
+    assert {r.mode for r in runs} == {"zero"} and not any(r.simulation for r in runs)
+    n = int(re.search(r"Run sweep \((\d+) runs", at.button(key="sweep_run").label).group(1))
+    assert len(runs) == n
 
 
 def test_tradeoff_defaults_are_the_cli_sweep_defaults(capsys):

@@ -217,6 +217,78 @@ def test_cli_defaults_are_the_dashboards_and_a_run_reproduces_across_front_ends(
         ("dp-cooccurrence", 1.0, 4, 30, 0.5, 3, True, 4)
 
 
+def cli_sweep(line: str):
+    """What ``sweep`` makes of a command line, through its own parser and steps: (args, data, the
+    run settings every point starts from) — nothing computed, nothing charged."""
+    import shlex
+
+    from dpfed_core.cli.args import load_dataset
+    from dpfed_core.cli.main import build_parser, check_sweep_args, sweep_config
+
+    argv = shlex.split(line, comments=True)
+    assert argv[:4] == ["python", "-m", "dpfed_core", "sweep"], argv
+    args = build_parser("sweep").parse_args(argv[3:])
+    check_sweep_args(args)
+    dataset = load_dataset(args)
+    return args, dataset, sweep_config(args, dataset)
+
+
+#: Trade-off page settings: (data options, changes to the Federate page's run, method swept, ε grid text,
+#: seeds text, reference lines, headline metric, "Allow non-private releases").
+PAGE_SWEEPS = [
+    ({}, {}, "dp-cooccurrence", "0.1, 0.3, 1, 3, 10, inf", "0, 1, 2",
+     ["central", "individual", "local", "dp-popularity"], "mar", False),
+    ({"federation": "region"}, dict(mode="observed", simulation=True, rank=4, lam=0.5, max_iter=30, k=7,
+                                    server_weighting="counts", prototype_params={"trials": 2}),
+     "dp-gaussian", "0.5, 2", "3, 11", ["local", "kmeans"], "test_rmse", True),
+    ({}, dict(delta=1e-5, test_fraction=0.25, n_hidden=4, seed=5), "dp-popularity", "inf, 0.25", "7", [],
+     "ndcg_at_10", False),
+]
+
+
+@pytest.mark.parametrize("options,changes,method,grid_text,seeds_text,refs,metric,allow", PAGE_SWEEPS)
+def test_the_trade_off_pages_sweep_command_is_the_sweep_the_page_runs(options, changes, method, grid_text,
+                                                                      seeds_text, refs, metric, allow):
+    """The Trade-off page's "same sweep on the command line", read by the CLI's own parser and steps,
+    is every run of the page's sweep — method, ε grid, seeds, references, mode, rank, δ, trust model,
+    simulation — with the page's headline metric and its "Allow non-private releases"."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.ui import engine as dash
+
+    ds = load_data("sample:clinic", **options)
+    base = dash.default_config(ds).replace(**changes)     # the Federate page's last run
+    config = dash.with_method(base, method)               # as the page makes it
+    grid, seeds = dash.parse_grid(grid_text), dash.parse_seeds(seeds_text)
+    line = dash.sweep_command(config, grid, seeds, refs, metric, "sample:clinic", options, allow_non_private=allow)
+    assert "#" not in line, line                           # nothing left out
+    args, cli_ds, cli_config = cli_sweep(line)
+    assert dash.dataset_fingerprint(cli_ds) == dash.dataset_fingerprint(ds)
+    assert (args.epsilons, args.seeds, args.references, args.metric) == (grid, seeds, refs, metric)
+    assert args.allow_non_private is allow and args.out == "sweep.json"
+    page_runs = dash.sweep_configs(config, grid, seeds, refs)
+    assert dash.sweep_configs(cli_config, args.epsilons, args.seeds, args.references) == page_runs
+    assert {r.mode for r in page_runs} == {config.mode} and len(page_runs) > len(grid) - 1
+
+
+def test_a_sweep_command_says_the_reference_k_it_cannot_set():
+    """A method without prototypes takes no --k, so its prototype references would run with the default
+    k: the command says so instead of reproducing another sweep in silence."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.defaults import DEFAULT_K
+    from dpfed_core.ui import engine as dash
+
+    ds = load_data("sample:clinic")
+    config = dash.default_config(ds).replace(k=DEFAULT_K + 3)
+    line = dash.sweep_command(config, [1.0], [0, 1], ["local", "kmeans"], "mar", "sample:clinic", {})
+    assert line.endswith(f"# not expressible as flags here: k = {DEFAULT_K + 3} of kmeans "
+                         f"(this command runs it with k = {DEFAULT_K})"), line
+    _, _, cli_config = cli_sweep(line)
+    got = dash.sweep_configs(cli_config, [1.0], [0, 1], ["local", "kmeans"])
+    want = dash.sweep_configs(config, [1.0], [0, 1], ["local", "kmeans"])
+    assert [c.k for c in got if c.method == "kmeans"] == [DEFAULT_K] * 2 != [c.k for c in want if c.method == "kmeans"]
+    assert "#" not in dash.sweep_command(config.replace(k=DEFAULT_K), [1.0], [0, 1], ["local", "kmeans"])
+
+
 def test_every_method_starts_from_the_settings_the_federate_page_keeps_when_the_method_changes():
     """The page's controls keep ε, rank and the secure toggle when another method is chosen; a flag left
     out on the command line must give the same value for that method."""

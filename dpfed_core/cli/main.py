@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from dpfed_core.cli import args as cli_args
 from dpfed_core.cli.args import (CLI_NAMES, COMMAND_HELP, add_data_args, add_model_args, add_store_args, check_outputs,
                                  float_list, load_dataset, name_list, preflight, run_config, seed_list)
-from dpfed_core.config import DEFAULT_SWEEP_EPSILONS
+from dpfed_core.config import DEFAULT_SWEEP_EPSILONS, RunConfig
 from dpfed_core.errors import ConfigError, DeploymentError, DpfedError, render_message
 
 
@@ -302,21 +302,11 @@ def cmd_run(args) -> int:
     return 0
 
 
-def cmd_sweep(args) -> int:
-    """``sweep``: parse, call the run service (:func:`~dpfed_core.evaluation.service.execute_sweep`), print."""
-    from dpfed_core.cli import budget_cmd
-    from dpfed_core.data.atomic import check_suffix, check_writable
-    from dpfed_core.evaluation.budget import plan_sweep
-    from dpfed_core.evaluation.experiments import RMSE_METRICS, check_grid, write_json
-    from dpfed_core.evaluation.service import execute_sweep
+def check_sweep_args(args: argparse.Namespace) -> None:
+    """``sweep``'s own flags, checked before the data is read: ``--epsilons`` (the default grid when left
+    out), ``--seeds`` and ``--metric``."""
+    from dpfed_core.evaluation.experiments import check_grid
 
-    out = args.out or args.resume
-    if out:
-        check_writable(out, "--out" if args.out else "--resume", suffix=".json")
-        # a sweep document is a checkpoint: --resume FILE is meant to be rewritten (with or without
-        # --out naming it); every other input is protected
-        check_outputs(args, ("--out" if args.out else "--resume", out), rewritable=("--resume",))
-        check_suffix(out, ".json", "--out" if args.out else "--resume")
     # a grid given to a method that spends no ε is refused by name (check_unused_flags), never ignored
     args.epsilons_given = args.epsilons is not None
     if args.epsilons is None:
@@ -326,6 +316,34 @@ def cmd_sweep(args) -> int:
     if args.metric not in _known_metrics(args.top_n):
         raise ConfigError(f"--metric {args.metric!r} is not a metric; choose one of "
                           f"{', '.join(_known_metrics(args.top_n))}", param="metric")
+
+
+def sweep_config(args: argparse.Namespace, dataset) -> RunConfig:
+    """The run settings every point of the sweep starts from (each point sets its own ε and seed):
+    the flags, a flag left out taking the dashboard's default, and without ``--mode`` the mode a sweep
+    on ``--metric`` runs in (:func:`~dpfed_core.evaluation.defaults.sweep_mode`)."""
+    from dpfed_core.evaluation.defaults import sweep_mode
+
+    args.mode = sweep_mode(args.mode, args.metric)  # stated in every crossing line
+    return run_config(args, dataset)
+
+
+def cmd_sweep(args) -> int:
+    """``sweep``: parse, call the run service (:func:`~dpfed_core.evaluation.service.execute_sweep`), print."""
+    from dpfed_core.cli import budget_cmd
+    from dpfed_core.data.atomic import check_suffix, check_writable
+    from dpfed_core.evaluation.budget import plan_sweep
+    from dpfed_core.evaluation.experiments import RMSE_METRICS, write_json
+    from dpfed_core.evaluation.service import execute_sweep
+
+    out = args.out or args.resume
+    if out:
+        check_writable(out, "--out" if args.out else "--resume", suffix=".json")
+        # a sweep document is a checkpoint: --resume FILE is meant to be rewritten (with or without
+        # --out naming it); every other input is protected
+        check_outputs(args, ("--out" if args.out else "--resume", out), rewritable=("--resume",))
+        check_suffix(out, ".json", "--out" if args.out else "--resume")
+    check_sweep_args(args)
     previous = None
     if args.resume:
         from dpfed_core.data.inputs import read_json_document
@@ -340,8 +358,7 @@ def cmd_sweep(args) -> int:
     from dpfed_core.evaluation.defaults import sweep_mode
 
     zero_by_default = args.mode is None and sweep_mode(None, args.metric) == "zero"
-    args.mode = sweep_mode(args.mode, args.metric)  # stated in every crossing line
-    config = run_config(args, dataset)
+    config = sweep_config(args, dataset)
     preflight(dataset, config, args.references, "references")
     from dpfed_core.evaluation.service import resumed_points
 

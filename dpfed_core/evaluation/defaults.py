@@ -207,12 +207,15 @@ def _arg(value) -> str:
 
 
 def cli_command(config: RunConfig | dict, data: str | None = None, data_options: dict | None = None,
-                out: str = "r.json", command: str = "run", extra: Sequence[str] = ()) -> str:
+                out: str = "r.json", command: str = "run", extra: Sequence[str] = (),
+                per_point: Sequence[str] = ()) -> str:
     """The ``python -m dpfed_core run …`` line that reproduces a run of ``config`` exactly: every
     setting written out (not left to defaults, which may change), ``data``/``data_options`` as the
     loader was given them. Options without a flag (an uploaded item list) are named in a trailing
     comment instead of being dropped silently. ``command``: another command that takes the run's
-    flags (``deploy-local``), with its own ``extra`` flags after them."""
+    flags (``deploy-local``, ``sweep``), with its own ``extra`` flags after them; ``per_point``: the
+    settings (``"epsilon"``, ``"seed"``) that command sets for each of its runs from its own flags, so
+    they are not written as one run's."""
     from dpfed_core.data.long_table import fixed_duplicate_rule
     from dpfed_core.federation.protocol import PROTOTYPE_METHODS, is_summable
     from dpfed_core.methods import METHODS, available_methods
@@ -241,14 +244,15 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
     parts += ["--method", method]
     eps = c.get("epsilon")
     if spec is None or spec.uses_epsilon:
-        parts += ["--epsilon", _arg(float(eps) if eps not in ("inf", None) else math.inf),
-                  "--delta", _arg(float(c.get("delta", DEFAULT_DELTA)))]
+        if "epsilon" not in per_point:
+            parts += ["--epsilon", _arg(float(eps) if eps not in ("inf", None) else math.inf)]
+        parts += ["--delta", _arg(float(c.get("delta", DEFAULT_DELTA)))]
     if spec is not None and spec.uses_k:
         parts += ["--k", str(c["k"])]
     for key, flag in (("rank", "--rank"), ("lam", "--lam"), ("mode", "--mode"), ("seed", "--seed"),
                       ("max_iter", "--max-iter"), ("test_fraction", "--test-fraction"), ("n_hidden", "--n-hidden"),
                       ("top_n", "--top-n")):
-        if c.get(key) is not None:
+        if c.get(key) is not None and key not in per_point:
             parts += [flag, _arg(c[key])]
     if c.get("simulation"):
         parts.append("--simulation")
@@ -269,6 +273,35 @@ def cli_command(config: RunConfig | dict, data: str | None = None, data_options:
         line += f"  # not expressible as flags here: {', '.join(missing)}"
         if files:
             line += f" — give the files you loaded on the Data page ({', '.join(files)})"
+    return line
+
+
+def sweep_command(config: RunConfig, epsilons: Sequence[float], seeds: Sequence[int], references: Sequence[str],
+                  metric: str = "mar", data: str | None = None, data_options: dict | None = None,
+                  out: str = "sweep.json", allow_non_private: bool = False) -> str:
+    """The ``python -m dpfed_core sweep …`` line of the sweep of ``config`` over ``epsilons`` × ``seeds``
+    with ``references`` (:func:`cli_command`'s run settings, each written out; ε and the seed are the
+    grid's and the seeds'), its crossing stated on ``metric``. A method that spends no ε gets no
+    ``--epsilons``: the command line refuses a grid it would ignore."""
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()
+    spec = METHODS.get(config.method)
+    extra: list[str] = []
+    if spec is None or spec.uses_epsilon:
+        extra += ["--epsilons", _arg([float(e) for e in epsilons])]
+    extra += ["--seeds", _arg([int(s) for s in seeds]), "--references", _arg(list(references)),
+              "--metric", _arg(metric)]
+    if allow_non_private:
+        extra.append("--allow-non-private")
+    line = cli_command(config, data, data_options, out=out, command="sweep", extra=extra,
+                       per_point=("epsilon", "seed"))
+    # the command line takes --k only for a method that sends prototypes: its prototype references
+    # then run with the default k, and a sweep whose references ran with another is not reproduced
+    with_k = [m for m in references if m in METHODS and METHODS[m].uses_k]
+    if with_k and spec is not None and not spec.uses_k and config.k != DEFAULT_K:
+        line += (f"{'; ' if '  # ' in line else '  # not expressible as flags here: '}k = {config.k} of "
+                 f"{', '.join(with_k)} (this command runs {'them' if len(with_k) > 1 else 'it'} with k = {DEFAULT_K})")
     return line
 
 

@@ -42,7 +42,7 @@ from dpfed_core.ui.datasets import (DEFAULT_SAMPLE, SAMPLES, SMALL_ENTITY_USERS,
 from dpfed_core.ui.defaults import (advice_text, default_config, measured_defaults,  # noqa: F401
                                     param_widget, settings_line, settings_not_loaded, widget_state,
                                     CONTROL_RANGES)
-from dpfed_core.evaluation.defaults import cli_command, observed_ranking_note, sweep_mode, trust_model_note, with_method  # noqa: F401
+from dpfed_core.evaluation.defaults import cli_command, observed_ranking_note, sweep_command, sweep_mode, trust_model_note, with_method  # noqa: F401
 from dpfed_core.data.long_table import DUPLICATE_WORDS, fixed_duplicate_rule  # noqa: F401
 
 
