@@ -160,7 +160,7 @@ fig = plots.tradeoff_chart(table, swept, metric, references=doc["references"], c
                            title=f"{name} against ε")
 st.plotly_chart(fig, key=f"tradeoff_{metric}")
 if cross_ref:
-    st.markdown(f"Crossing ε ({name}) vs {cross_ref}: {dash.escape_md(dash.sweep_crossing_text(doc, metric, cross_ref))}")
+    st.markdown(f"Crossing ε ({name}) vs {cross_ref}: {dash.sweep_crossing_text(doc, metric, cross_ref)}")
 
 # ---------------------------------------------------------------- ε planner
 st.subheader("ε planner")

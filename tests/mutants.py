@@ -2431,7 +2431,7 @@ MUTANTS = (
            "mar >= 0.5 - CHANCE_MAR_MARGIN", "mar >= 0.5",
            (f"{RUNWARN}::test_a_ranking_within_the_margin_of_chance_is_warned_and_names_epsilon_only_for_a_dp_method",)),
     Mutant("exp-chance-param-non-dp", EXPERIMENTS, "learned_nothing_warnings",
-           "'epsilon' if hints and hints[0] == 'raise epsilon' else None", "'epsilon'",
+           "'epsilon' if hints and hints[0] == RAISE_EPSILON else None", "'epsilon'",
            (f"{RUNWARN}::test_a_ranking_within_the_margin_of_chance_is_warned_and_names_epsilon_only_for_a_dp_method",)),
     Mutant("exp-hints-oxford-comma-for-two", EXPERIMENTS, "_either",
            "', or ' if len(options) > 2 else ' or '", "', or '",

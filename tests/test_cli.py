@@ -87,6 +87,18 @@ def test_ranking_metrics_of_observed_mode_models_carry_the_dashboards_note(tmp_p
     assert "Observed mode" not in capsys.readouterr().out
 
 
+def test_a_crossing_line_names_a_setting_by_its_flag(tmp_path, capsys):
+    """A crossing that cannot be stated says which setting would make it one, as the flag that sets it
+    (the Trade-off page names the control)."""
+    csv = _toy_csv(tmp_path / "toy.csv")
+    assert main(["sweep", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--k", "5", "--rank", "3",
+                 "--seeds", "0,1", "--references", "local", "--metric", "test_rmse", "--mode", "zero"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("crossing: "))
+    assert "not meaningful in zero mode" in line and "or --mode observed for ratings" in line, line
+    assert "mode=" not in line
+
+
 @pytest.mark.parametrize(
     "extra,needle",
     [

@@ -74,12 +74,14 @@ def test_a_chance_ranking_names_only_the_controls_that_can_lift_it():
         (w,) = _warnings(0.5, **{"epsilon": 1.0, **kw})
         return w["text"].split(": ", 1)[1], w["param"]
 
-    assert text() == ("raise epsilon", "epsilon")  # dp-gaussian: not summable, declared items
-    assert text(method="dp-cooccurrence") == ("raise epsilon or use secure aggregation", "epsilon")
+    assert text() == ("raise ε (epsilon=EPSILON)", "epsilon")  # dp-gaussian: not summable, declared items
+    assert text(method="dp-cooccurrence") == (
+        "raise ε (epsilon=EPSILON) or use secure aggregation (aggregation=secure)", "epsilon")
     assert text(method="dp-cooccurrence", catalogue=[0, 2]) == (
-        "raise epsilon, use secure aggregation, or declare the item catalogue (items=FILE)", "epsilon")
+        "raise ε (epsilon=EPSILON), use secure aggregation (aggregation=secure), or declare the item catalogue "
+        "(items=FILE)", "epsilon")
     assert text(method="dp-cooccurrence", aggregation="secure", catalogue=[1]) == (
-        "raise epsilon or declare the item catalogue (items=FILE)", "epsilon")
+        "raise ε (epsilon=EPSILON) or declare the item catalogue (items=FILE)", "epsilon")
     assert text(method="dp-cooccurrence", epsilon=float("inf")) == (
         "no noise was added (ε = ∞), so check the data and the method", None)
 
@@ -91,14 +93,14 @@ def test_an_empty_catalogue_is_the_one_reason_given_for_a_chance_ranking():
     ws = _warnings(0.5, catalogue=[], epsilon=1.0)
     assert [w["code"] for w in ws] == ["empty-catalogue"]
     assert "(each entity recommends from its own model alone)" in ws[0]["text"]
-    assert ws[0]["text"].endswith(": declare the item catalogue (items=FILE, a formulary) or raise epsilon")
+    assert ws[0]["text"].endswith(": declare the item catalogue (items=FILE, a formulary) or raise ε (epsilon=EPSILON)")
     (w,) = _warnings(0.5, catalogue=[], epsilon=1.0, method="dp-popularity", aggregation="secure")
     assert "shared nothing and nothing was learned:" in w["text"]
     (w,) = _warnings(0.5, catalogue=[], epsilon=1.0, method="dp-cooccurrence")
-    assert w["text"].endswith(": declare the item catalogue (items=FILE, a formulary), raise epsilon, or use "
-                              "secure aggregation")
+    assert w["text"].endswith(": declare the item catalogue (items=FILE, a formulary), raise ε (epsilon=EPSILON), "
+                              "or use secure aggregation (aggregation=secure)")
     (w,) = _warnings(0.5, catalogue=[], epsilon=1.0, method="dp-cooccurrence", aggregation="secure")
-    assert w["text"].endswith(": declare the item catalogue (items=FILE, a formulary) or raise epsilon")
+    assert w["text"].endswith(": declare the item catalogue (items=FILE, a formulary) or raise ε (epsilon=EPSILON)")
 
 
 def test_entities_without_test_users_are_counted_and_the_first_five_named():
@@ -111,3 +113,40 @@ def test_entities_without_test_users_are_counted_and_the_first_five_named():
     assert w["text"].endswith("entries: lower n_hidden when their users hold fewer, or raise test_fraction")
     (w,) = _warnings(0.2, [("alone", 0), ("kept", 4)])
     assert w["text"].startswith("1 entity has no test users") and ": alone." in w["text"]
+
+
+def test_a_chance_ranking_is_one_message_naming_each_fix_once_in_either_front_end():
+    """Each remedy of a chance ranking is named once, as the CLI's flag or the dashboard's control: no
+    control appended after the ones the message names, no code names left."""
+    from dpfed_core.ui.inputs import friendly_message
+
+    (w,) = _warnings(0.5, method="dp-cooccurrence", catalogue=[0, 2], epsilon=1.0)
+    cli = render_error(ConfigError(w["text"], param=w["param"]))
+    assert cli.endswith(": raise ε (--epsilon EPSILON), use secure aggregation (--aggregation secure), or declare "
+                        "the item catalogue (--items FILE)"), cli
+    page = friendly_message(ConfigError(w["text"], param=w["param"])).replace("\\", "")
+    assert page.endswith(": raise ε (“ε per entity” on the Federate page), use secure aggregation (“Secure "
+                         "aggregation” on the Federate page switched on), or declare the item catalogue (the “Item "
+                         "catalogue” / “Formulary” upload on the Data page)"), page
+    for said in (cli, page):
+        assert ") (" not in said and ") [" not in said and "=" not in said.split(": ", 1)[1]
+
+
+def test_in_observed_mode_a_chance_ranking_is_said_but_is_not_a_run_that_learned_nothing():
+    """An observed-mode model fits the values it observed, not which items a user chose (the dashboard says
+    so under its rankings): a chance MAR is a warning naming what to judge it by, and the run's outcome is
+    complete, not "learned nothing"; an empty DP catalogue still is."""
+    from dpfed_core.ui.inputs import friendly_message
+    from dpfed_core.ui.tables import LEARNED_NOTHING, run_outcome
+
+    (w,) = _warnings(0.5, method="dp-cooccurrence", epsilon=1.0, mode="observed")
+    assert w["code"] == "observed-ranking" and w["code"] not in LEARNED_NOTHING and w["param"] == "mode"
+    assert "MAR 0.500" in w["text"] and "test RMSE" in w["text"] and "raise" not in w["text"]
+    assert render_error(ConfigError(w["text"], param=w["param"])).endswith("compare rankings in zero mode (--mode zero)")
+    page = friendly_message(ConfigError(w["text"], param=w["param"])).replace("\\", "")
+    assert page.endswith("(“Observation mode” on the Federate page set to zero)") and "set it with" not in page
+    state, label = run_outcome({"warnings": [w], "privacy": {"label": "ε = 1"}}, 2.0)
+    assert state == "complete" and "learned nothing" not in label
+    (z,) = _warnings(0.5, method="dp-cooccurrence", epsilon=1.0, mode="zero")
+    assert z["code"] == "chance-ranking" and run_outcome({"warnings": [z], "privacy": {"label": ""}}, 2.0)[0] == "error"
+    assert [w["code"] for w in _warnings(0.5, catalogue=[], epsilon=1.0, mode="observed")] == ["empty-catalogue"]

@@ -301,6 +301,91 @@ def test_a_crossing_needs_a_ranking_better_than_chance_by_one_sd():
     assert vd.crossing_epsilon(doc, "mar") == 3.0
 
 
+def test_a_chance_ranking_with_no_crossing_names_the_grid_and_secure_aggregation_once_in_each_front_end():
+    """Zero mode: the swept method beats local at the largest ε but ranks at chance there. The sentence says
+    what is wrong and what fixes it — a larger ε grid, and secure aggregation for a summable method run
+    without it — each named once, as the CLI's flag or the Trade-off page's control."""
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.errors import render_message
+    from dpfed_core.ui import engine as dash
+
+    doc = _crossing_sweep({1.0: [0.44, 0.54, 0.49]}, local=0.60)
+    doc["config"].update(method="dp-cooccurrence", aggregation="none")
+    for r in doc["runs"]:
+        r["method"] = "dp-cooccurrence" if r["method"] == "dp" else r["method"]
+    rep = ex.crossing_report(doc, "mar")
+    assert rep["epsilon"] is None and rep["meaningful"]
+    assert "ranking is no better than chance there, MAR + sd ≥ 0.5: sweep larger ε (epsilons=EPSILONS) or use " \
+           "secure aggregation (aggregation=secure) [zero mode" in rep["text"], rep["text"]
+    cli = render_message(rep["text"], CLI_NAMES)
+    assert "sweep larger ε (--epsilons EPSILONS) or use secure aggregation (--aggregation secure)" in cli, cli
+    page = dash.sweep_crossing_text(doc, "mar", "local").replace("\\", "")
+    assert ("sweep larger ε (“ε grid” on the Trade-off page) or use secure aggregation (“Secure aggregation” on "
+            "the Federate page switched on)") in page, page
+    for said in (cli, page):
+        assert ") (" not in said and "epsilons=" not in said and "set it with" not in said
+    # secure already: only the grid; the non-private point swept and not crossing either: no ε helps
+    doc["config"]["aggregation"] = "secure"
+    assert ex.crossing_report(doc, "mar")["text"].split(" [")[0].endswith(": sweep larger ε (epsilons=EPSILONS)")
+    doc["runs"] += [{"method": "dp-cooccurrence", "epsilon": math.inf, "seed": s, "entities": [],
+                     "overall": {"mar": m}} for s, m in enumerate([0.44, 0.54, 0.49])]
+    text = ex.crossing_report(doc, "mar")["text"]
+    assert "more ε cannot help; check the data and the method [zero mode" in text and "epsilons=" not in text
+
+
+def _observed(fed_mar: dict[float, list[float]], fed_rmse: float | None = None) -> dict:
+    """A sweep in observed mode: the swept method's MAR per ε and seed against local's 0.60, and (given
+    ``fed_rmse``) a test RMSE that beats local's 1.0 at every point."""
+    doc = _crossing_sweep(fed_mar, local=0.60)
+    doc["config"]["mode"] = "observed"
+    for r in doc["runs"]:
+        r["overall"]["test_rmse"] = (fed_rmse if r["method"] == "dp" else 1.0) if fed_rmse is not None else 1.0
+    return doc
+
+
+def test_in_observed_mode_a_ranking_crossing_the_chance_check_would_move_cannot_be_stated():
+    """An observed-mode model fits observed values, not which items a user chose: a chance MAR does not show
+    it learned nothing, so a crossing that the chance check decides is neither stated nor denied — the
+    sentence says why and what to compare instead (RMSE there, rankings in zero mode)."""
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.errors import render_message
+    from dpfed_core.ui import engine as dash
+
+    doc = _observed({1.0: [0.44, 0.54, 0.49], 3.0: [0.20, 0.21, 0.19]})
+    rep = ex.crossing_report(doc, "mar")
+    assert rep["epsilon"] is None and not rep["meaningful"]
+    assert rep["text"].startswith("cannot be stated: at ε = 1 dp beats local on mar but ranks no better than chance")
+    assert "(metric=test_rmse)" in rep["text"] and "(mode=zero)" in rep["text"]
+    assert vd.crossing_epsilon(doc, "mar") is None and dash.sweep_crossing(doc, "mar", "local") is None
+    (line,) = vd.crossing_lines(doc, "mar", baselines=("local",))
+    assert line.startswith("MAR: cannot be stated")
+    cli = render_message(line, CLI_NAMES)
+    assert "(--metric test_rmse)" in cli and "(--mode zero)" in cli
+    page = dash.pays_from_sweep(doc, "mar").replace("\\", "")
+    assert "(“Headline metric” on the Trade-off page set to test_rmse)" in page
+    assert "(“Observation mode” on the Federate page set to zero)" in page
+    # the same sweep in zero mode keeps its crossing at ε = 3, where the chance check puts it
+    doc["config"]["mode"] = "zero"
+    assert ex.crossing_report(doc, "mar")["epsilon"] == 3.0
+    # and a chance check that decides nothing leaves an observed-mode crossing as it was
+    clear = _observed({1.0: [0.44, 0.54, 0.49], 3.0: [0.20, 0.21, 0.19], 10.0: [0.70, 0.71, 0.69]})
+    assert ex.crossing_report(clear, "mar")["meaningful"] and "cannot be stated" not in \
+        ex.crossing_report(clear, "mar")["text"]
+    assert ex.crossing_report(_observed({1.0: [0.2, 0.21, 0.19]}), "mar")["epsilon"] == 1.0
+
+
+def test_in_observed_mode_an_rmse_crossing_is_not_held_to_the_ranking_chance_check():
+    # MAR at chance at every ε, test RMSE 0.9 against local's 1.0: the RMSE crossing is the smallest ε
+    doc = _observed({1.0: [0.50, 0.52, 0.51], 3.0: [0.49, 0.50, 0.51]}, fed_rmse=0.9)
+    for r in doc["runs"]:  # paired differences need a spread: each seed a little apart
+        r["overall"]["test_rmse"] += 0.001 * r["seed"] if r["method"] == "dp" else 0.0
+    rep = ex.crossing_report(doc, "test_rmse")
+    assert rep["meaningful"] and rep["epsilon"] == 1.0 and rep["text"].startswith("ε = 1: from here on")
+    # zero mode: an RMSE crossing is not reported at all, chance or not
+    doc["config"]["mode"] = "zero"
+    assert not ex.crossing_report(doc, "test_rmse")["meaningful"]
+
+
 def test_the_recommend_pages_comparison_lists_each_measure_under_its_word():
     from dpfed_core.ui.tables import entity_against_alone
 

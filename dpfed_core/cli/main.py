@@ -428,7 +428,7 @@ def cmd_sweep(args) -> int:
     if any(b in doc["references"] for b in VERDICT_BASELINES):
         # the sentences the dashboard's Trade-off page and the report show (evaluation/verdicts.py)
         for line in crossing_lines(doc, args.metric):
-            print(f"crossing: {line}")
+            print(f"crossing: {render_message(line, CLI_NAMES)}")  # a setting named by its flag
     for row in doc.get("versus_dp_popularity", {}).get(args.metric, []):
         if row["verdict"] != "beats dp-popularity":
             # A DP method that does not beat the one-line DP popularity list must say so.

@@ -235,7 +235,9 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
                              result: MethodResult) -> list[dict]:
     """Why a run learned nothing, and which control fixes it: an empty DP catalogue, a
     ranking no better than chance, entities without test users. Each warning is ``{"code", "text",
-    "param"}``; the CLI prints them, the dashboard shows a banner — never a plain success."""
+    "param"}``; the CLI prints them, the dashboard shows a banner — never a plain success. In observed
+    mode a chance ranking is ``observed-ranking``: said, but not a run that learned nothing (the model
+    was not trained to rank the items a user chose)."""
     from dpfed_core.evaluation.catalogue_run import keeps_own_items
 
     out = []
@@ -252,9 +254,18 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
                             + ": " + _either(["declare the item catalogue (items=FILE, a formulary)",
                                               *_chance_hints(config, spec, False)])})
     mar = metrics["overall"].get("mar")
-    if mar is not None and math.isfinite(mar) and mar >= 0.5 - CHANCE_MAR_MARGIN and not out:
+    chance = mar is not None and math.isfinite(mar) and mar >= 0.5 - CHANCE_MAR_MARGIN and not out
+    if chance and config.mode == "observed":
+        # an observed-mode model fits the values of the entries it observed, not which items a user chose:
+        # its MAR ranks what it was not trained to rank, so a chance MAR is no sign that it learned nothing
+        out.append({"code": "observed-ranking", "param": "mode",
+                    "text": f"the ranking is no better than chance (MAR {mar:.3f}; 0.5 = random order), which in "
+                            "observed mode does not show that nothing was learned: the model fits the values of "
+                            "the entries it observed, not which items a user chose. Judge it by its test RMSE, or "
+                            "compare rankings in zero mode (mode=zero)"})
+    elif chance:
         hints = _chance_hints(config, spec, cat_cols is not None)
-        out.append({"code": "chance-ranking", "param": "epsilon" if hints and hints[0] == "raise epsilon" else None,
+        out.append({"code": "chance-ranking", "param": "epsilon" if hints and hints[0] == RAISE_EPSILON else None,
                     "text": f"the ranking is no better than chance (MAR {mar:.3f}; 0.5 = random order): "
                             + (_either(hints) if hints else
                                ("no noise was added (ε = ∞), so " if spec.uses_epsilon else "")
@@ -277,6 +288,12 @@ def _either(options: list[str]) -> str:
     return ", ".join(options[:-1]) + (", or " if len(options) > 2 else " or ") + options[-1]
 
 
+#: The first remedy of a DP run's chance ranking. Each remedy names its setting as ``name=VALUE`` (a
+#: placeholder in capitals where the user picks the value): the CLI renders it as its flag, the dashboard
+#: as its control, so the message names each fix once, in the front end's own words.
+RAISE_EPSILON = "raise ε (epsilon=EPSILON)"
+
+
 def _chance_hints(config: RunConfig, spec, dp_catalogue: bool) -> list[str]:
     """The controls that can lift a DP run's ranking above chance, in the order worth trying: more ε
     (while ε is finite), secure aggregation (a summable method run without it), a declared catalogue
@@ -285,9 +302,9 @@ def _chance_hints(config: RunConfig, spec, dp_catalogue: bool) -> list[str]:
 
     if not spec.uses_epsilon or not math.isfinite(config.epsilon):
         return []
-    hints = ["raise epsilon"]
+    hints = [RAISE_EPSILON]
     if is_summable(config.method) and config.aggregation != "secure":
-        hints.append("use secure aggregation")
+        hints.append("use secure aggregation (aggregation=secure)")
     if dp_catalogue:
         hints.append("declare the item catalogue (items=FILE)")
     return hints
@@ -569,7 +586,8 @@ RMSE_METRICS = {"train_rmse", "test_rmse"}
 
 #: A ranking no better than chance has MAR 0.5. A crossing is reported only where the swept method's
 #: mean MAR plus one sd stays below this at every ε from the crossing on, so that "beats individual"
-#: is never claimed for a method whose ranking is random.
+#: is never claimed for a method whose ranking is random (a ranking model's check: see crossing_report
+#: for observed mode).
 RANDOM_MAR = 0.5
 
 
@@ -591,7 +609,9 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
     ``baseline``'s mean at that ε *and every larger one*, and is reported only if the metric is
     meaningful: RMSE metrics only in ``observed`` mode (see :data:`RMSE_METRICS`), and the swept
     method's ranking must be better than chance (mean + sd of MAR < :data:`RANDOM_MAR`) at every ε
-    from the crossing on.
+    from the crossing on. In ``observed`` mode the models fit observed values, not which items a user
+    chose: an RMSE crossing is not held to the chance check, and a ranking crossing that the check
+    would move is not reported (``meaningful`` False, the text says why and what to compare instead).
 
     Returns ``{"metric", "epsilon" (float, inf or None), "meaningful" (bool), "text"}``; ``epsilon``
     is inf when only the non-private point (ε = ∞) beats the baseline ("none at finite ε").
@@ -622,10 +642,13 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
         return out
     mar = {r["epsilon"]: (r["mean"], r["sd"]) for r in sweep_table(sweep_doc, "mar") if r["method"] == method} \
         if sweep_doc.get("runs") and "mar" in sweep_doc["runs"][0]["overall"] else {}
+    # the chance check is a ranking model's: an observed-mode model fits the values of the entries it
+    # observed, so its RMSE crossing is not held to a ranking it was not trained for
+    ranked = not (mode == "observed" and metric in RMSE_METRICS)
 
     def ok(e) -> bool:
         mm, sd = mar.get(e["epsilon"], (0.0, 0.0))
-        return e["state"] == "beats" and bool(mm + (sd if np.isfinite(sd) else 0.0) < RANDOM_MAR)
+        return e["state"] == "beats" and (not ranked or bool(mm + (sd if np.isfinite(sd) else 0.0) < RANDOM_MAR))
 
     crossing = None
     for e in reversed(effects):
@@ -637,10 +660,34 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
     at = next((e for e in effects if e["epsilon"] == crossing), None) if crossing is not None else \
         next((e for e in reversed(effects) if math.isfinite(e["epsilon"])), effects[-1])
     out["effect"] = at
-    out.update(_crossing_text(method, baseline, metric, crossing, at,
-                              chance=at is not None and at["state"] == "beats" and not ok(at)))
+    if mode == "observed" and _chance_decides(effects, crossing):
+        # in observed mode a chance ranking is no sign that nothing was learned, so the crossing it moved
+        # is neither stated nor denied
+        out["epsilon"] = None
+        out["meaningful"] = False
+        where = max(e["epsilon"] for e in effects if e["state"] == "beats" and not ok(e))
+        out["text"] = (f"cannot be stated: at ε = {where:g} {method} beats {baseline} on {metric} but ranks no better "
+                       f"than chance (MAR + sd ≥ {RANDOM_MAR}), and in observed mode that does not show that nothing was "
+                       "learned — the models fit the values of the entries they observed, not which items a user "
+                       "chose. Compare RMSE in observed mode (metric=test_rmse), or rankings in zero mode (mode=zero)")
+    else:
+        out.update(_crossing_text(method, baseline, metric, crossing, at,
+                                  chance=at is not None and at["state"] == "beats" and not ok(at),
+                                  secure=sweep_doc["config"].get("aggregation") == "secure",
+                                  noiseless=math.isinf(effects[-1]["epsilon"])))
     out["text"] += f" [{MODE_WORDS.get(mode, mode + ' mode')}]"
     return out
+
+
+def _chance_decides(effects: list[dict], crossing: float | None) -> bool:
+    """Whether the chance check moved the crossing: the ε from which every grid point beats the baseline,
+    counted without it, is not ``crossing``."""
+    beaten = None
+    for e in reversed(effects):
+        if e["state"] != "beats":
+            break
+        beaten = e["epsilon"]
+    return beaten != crossing
 
 
 def paired_effects(sweep_doc: dict, method: str, baseline: str, metric: str) -> list[dict]:
@@ -694,13 +741,24 @@ def effect_phrase(effect: dict, metric: str, label: str | None = None) -> str:
 
 
 def _crossing_text(method: str, baseline: str, metric: str, crossing: float | None, effect: dict | None,
-                   chance: bool = False) -> dict:
+                   chance: bool = False, secure: bool = True, noiseless: bool = False) -> dict:
+    """``secure``: the sweep ran with secure aggregation (so it is no remedy to name); ``noiseless``: the
+    grid's non-private point (ε = ∞) was swept and does not cross (so more ε is no remedy)."""
     out: dict = {}
     at = "" if effect is None else f" (at ε = {effect['epsilon']:g}: {effect_phrase(effect, metric)}, paired by seed)"
     if crossing is None:
         if effect is not None and chance:
-            out["text"] = (f"none in the grid: at the largest ε {method} beats {baseline} on {metric} but its "
-                           f"ranking is no better than chance (MAR + sd ≥ {RANDOM_MAR}){at}")
+            from dpfed_core.federation.protocol import is_summable
+
+            # less noise is the remedy, unless the noiseless point does not cross either
+            fixes = [] if noiseless else ["sweep larger ε (epsilons=EPSILONS)"] + (
+                ["use secure aggregation (aggregation=secure)"] if is_summable(method) and not secure else [])
+            out["text"] = (f"none in the grid: at ε = {effect['epsilon']:g} {method} beats {baseline} on {metric} "
+                           f"({effect_phrase(effect, metric)}, paired by seed), but its ranking is no better than "
+                           f"chance there, MAR + sd ≥ {RANDOM_MAR}"
+                           + (" — and the non-private point (ε = ∞) does not cross either, so more ε cannot help"
+                              if noiseless else "")
+                           + (f": {_either(fixes)}" if fixes else "; check the data and the method"))
         elif effect is not None and effect["state"] == "inconclusive":
             out["text"] = (f"inconclusive in the grid: at the largest ε the difference between {method} and "
                            f"{baseline} on {metric} is inside its spread over seeds{at}")

@@ -167,14 +167,16 @@ def sweep_crossing(sweep_doc: dict, metric: str, baseline: str = REFERENCE) -> f
 
 
 def sweep_crossing_text(sweep_doc: dict, metric: str, baseline: str = REFERENCE) -> str:
-    """The crossing ε as the CLI says it, with the observation mode."""
-    return crossing(sweep_doc, metric, baseline)["text"]
+    """The crossing ε as the CLI says it, with the observation mode, a setting it names as the control
+    that sets it (:func:`friendly_text`), as inert Markdown."""
+    return friendly_text(crossing(sweep_doc, metric, baseline)["text"])
 
 
 def pays_from_sweep(sweep_doc: dict, metric: str = "mar") -> str:
     """The headline "federation pays from ε ≈ X" of a sweep against local and individual, one line
-    each (:func:`dpfed_core.evaluation.verdicts.crossing_lines`), as inert Markdown."""
-    return "  \n".join(escape_md(line) for line in crossing_lines(sweep_doc, metric))
+    each (:func:`dpfed_core.evaluation.verdicts.crossing_lines`), a setting named as its control, as
+    inert Markdown."""
+    return "  \n".join(friendly_text(line) for line in crossing_lines(sweep_doc, metric))
 
 
 # ------------------------------------------------------------------------------ results

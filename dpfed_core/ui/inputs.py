@@ -160,6 +160,9 @@ CONTROL_NAMES = {
     "event_table": "“Event tables (items)” on the Data page",
     "federation": "“Federation key” on the Data page",
     "epsilon": "“ε per entity” on the Federate page",
+    "aggregation": "“Secure aggregation” on the Federate page",
+    "mode": "“Observation mode” on the Federate page",
+    "metric": "“Headline metric” on the Trade-off page",
     "epsilons": "“ε grid” on the Trade-off page",
     "seeds": "“Seeds” on the Trade-off page",
     "delta": "“δ” on the Federate page",
@@ -176,11 +179,22 @@ CONTROL_NAMES = {
 }
 
 
-def _control_set_to(control: str, value: str) -> str:
-    """``name=value`` in the page's words: the control set to the value, or the control alone when the
-    value is a placeholder the engine writes for the CLI (``items=FILE``, ``entities=FILE``)."""
+#: ``name=value`` (or ``--name value``) of a setting whose control is a switch, in the page's words: a
+#: switch is turned on or off, never "set to secure".
+SWITCHED = {("aggregation", "secure"): "{control} switched on", ("aggregation", "none"): "{control} switched off"}
+#: Values the engine writes after a flag (``--mode zero``): the control set to them. Other words after a
+#: flag are the sentence's own ("--k is not used"), never read as its value.
+FLAG_VALUES = {("mode", "zero"), ("mode", "observed"), *SWITCHED}
+
+
+def _control_set_to(control: str, value: str, name: str | None = None) -> str:
+    """``name=value`` in the page's words: the control set to the value, a switch turned on or off
+    (:data:`SWITCHED`), or the control alone when the value is a placeholder the engine writes for the
+    CLI (``items=FILE``, ``epsilon=EPSILON``)."""
     import re
 
+    if (name, value) in SWITCHED:
+        return SWITCHED[(name, value)].format(control=control)
     return control if re.fullmatch(r"[A-Z][A-Z0-9_]*", value) else f"{control} set to {value}"
 
 
@@ -207,7 +221,11 @@ def friendly_message(exc: BaseException) -> str:
     for name, control in CONTROL_NAMES.items():
         # name=value (value quoted or bare) → the control; a bare code name in backticks or quotes too
         text = re.sub(rf"`?(?<![\w-]){re.escape(name)}\s*=\s*('[^']*'|\"[^\"]*\"|[^\s,;)]+)`?",
-                      lambda m, c=control: _control_set_to(c, m.group(1).strip(chr(39) + chr(34))), text)
+                      lambda m, c=control, n=name: _control_set_to(c, m.group(1).strip(chr(39) + chr(34)), n), text)
+        for flag_name, value in FLAG_VALUES:  # ``--mode zero``: the control set to that value
+            if flag_name == name:
+                text = re.sub(rf"--{re.escape(name)}\s+{re.escape(value)}\b",
+                              lambda m, c=control, n=name, v=value: _control_set_to(c, v, n), text)
         # a flag with the CLI's placeholder for its value (``--site-policy FILE``) → the control alone
         text = re.sub(rf"--{re.escape(name.replace('_', '-'))}\b(?:\s+[A-Z][A-Z0-9_]*\b(?!\s*=))?", control, text)
         text = re.sub(rf"`{re.escape(name)}`", control, text)
