@@ -227,6 +227,22 @@ def test_whole_number_ids_of_a_parquet_float_column_match_the_declared_list(tmp_
     assert list(ds.item_ids) == ["10", "20", "0.5"] and ds.n_declared == 2 and ds.X.nnz == 4
 
 
+def test_a_parquet_column_pandas_stored_as_its_index_is_a_column_on_both_front_ends(tmp_path):
+    """A frame written after set_index('user') keeps 'user' as a column of the file; the reader restores
+    it as the index, which must not make the column the user names missing (path and upload alike)."""
+    df = pd.DataFrame({"user": ["u1", "u2", "u3", "u4"], "item": ["a", "b", "a", "b"],
+                       "site": ["A", "A", "B", "B"]})
+    opts = dict(user_col="user", item_col="item", entity_col="site", value_kind="implicit", entities_from_data=True)
+    for index in (["user"], ["user", "site"]):
+        p = tmp_path / "t.parquet"
+        df.set_index(index).to_parquet(p)
+        for ds in (load_long_table(p, **opts), load_long_table(p.read_bytes(), filename="t.parquet", **opts)):
+            assert list(ds.user_ids) == ["u1", "u2", "u3", "u4"] and list(ds.item_ids) == ["a", "b"]
+            assert list(ds.entity_names) == ["A", "B"] and ds.X.nnz == 4
+        cols = upload.upload_columns(p.read_bytes(), "t.parquet", min_columns=3)
+        assert set(cols.columns) == {"user", "item", "site"}
+
+
 def test_rows_of_items_outside_a_declared_catalogue_stay_their_entities_own_after_the_catalogue():
     """The catalogue decides what is shared, not what a site knows: the declared items are the first
     columns in the catalogue's order, the data's other items follow (natural order, named by the data),

@@ -231,6 +231,16 @@ def check_upload_size(data: bytes, label: str) -> None:
                         "DPFED_MAX_UPLOAD_ROWS on a machine with the memory", param="data")
 
 
+def _index_as_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """A Parquet file's named index columns as ordinary columns. A table written from pandas with
+    ``set_index('user')`` stores 'user' as a column of the file, and the reader would restore it as
+    the frame's index: the column the user names would then be missing from a file that has it."""
+    names = [n for n in df.index.names if n is not None and n not in df.columns]
+    if not names:
+        return df
+    return df.reset_index(level=names) if isinstance(df.index, pd.MultiIndex) else df.reset_index()
+
+
 def _first_nul(path: Path | None, data: bytes | None, compression: str | None) -> int | None:
     """Offset of the first NUL byte of the (decompressed) text, or None: read in 4 MiB steps."""
     if data is not None and compression is None:
@@ -383,7 +393,7 @@ def read_table(
                 "Parquet magic bytes 'PAR1'). Re-export it, or rename it if it is a CSV file."
             )
         try:
-            df = pd.read_parquet(path if path is not None else io.BytesIO(data))  # type: ignore[arg-type]
+            df = _index_as_columns(pd.read_parquet(path if path is not None else io.BytesIO(data)))  # type: ignore[arg-type]
             if usecols is not None and all(c in df.columns for c in usecols):
                 df = df[list(dict.fromkeys(usecols))]
                 if isinstance(dtype, dict):
