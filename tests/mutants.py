@@ -1348,7 +1348,7 @@ MUTANTS = (
     Mutant("only-the-first-excluded-entity-left-out", LT, "_apply_entities",
            "t['e'].isin(excl)", "t['e'].isin(excl[:1])", (EXCLUDED,)),
     Mutant("excluded-entities-keep-their-spaces", LT, "_apply_entities",
-           "[str(e).strip() for e in exclude_entities]", "[str(e) for e in exclude_entities]", (EXCLUDED,)),
+           "[id_text(str(e)) for e in exclude_entities]", "[str(e) for e in exclude_entities]", (EXCLUDED,)),
     Mutant("strict-entity-list-drops-undeclared-rows", LT, "_apply_entities", "undeclared == 'error'", "False",
            ("tests/test_intake_federation.py::test_a_strict_declared_list_refuses_rows_of_other_entities_by_name",)),
     Mutant("catalogue-drop-share-rounds-to-zero", LT, "_share",

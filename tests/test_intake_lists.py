@@ -281,3 +281,34 @@ def test_an_id_given_two_names_is_refused_and_a_repeated_line_is_a_repeat():
         parse_list("id,title\n1,Toy Story\n1,Dup\n")
     lf = parse_list("id,title\n1,Toy Story\n2,Heat\n1,Toy Story\n")
     assert lf.ids == ["1", "2"] and lf.duplicates == ["1"]
+
+
+ZU_NFC, ZU_NFD = "Z\u00fcrich", "Zu\u0308rich"  # one name: a precomposed 'ü', then 'u' and a combining diaeresis
+
+
+def test_a_name_written_in_two_unicode_forms_or_with_invisible_characters_is_one_name():
+    """Two spellings that display the same are one entity or item, match a declared list written either
+    way, and the note says which spellings were read as one; a field of invisible characters is empty."""
+    rows = [("u1", "aspirin", ZU_NFC), ("u2", "aspirin\u200b", ZU_NFD), ("u3", "heparin", "Bern\ufeff"),
+            ("u4", "heparin", "Bern"), ("u5", "aspirin", ZU_NFD)]
+    for entities in ([ZU_NFD, "Bern"], f"site\r\n{ZU_NFC}\r\n\ufeffBern".encode("utf-8-sig")):
+        ds = _load(_table(rows), entities=entities, items=f"{ZU_NFD}\n\u200baspirin\nheparin\n".encode())
+        assert list(ds.entity_names) == ["Bern", ZU_NFC] and ds.n_users == 5 and ds.X.nnz == 5
+        assert list(ds.item_ids) == [ZU_NFC, "aspirin", "heparin"] and ds.item_source == "declared"
+        assert not [n for n in ds.notes if "dropped" in n or "not in the declared" in n], ds.notes
+        said = [n for n in ds.notes if "displays the same" in n]
+        assert said == [
+            "column 'item': 1 of its item ids is written in more than one way that displays the same (another "
+            "Unicode form of an accent, or an invisible character around it), read as one ('aspirin' and "
+            "'aspirin\\u200b' as 'aspirin')",
+            "column 'site': 2 of its entity names are written in more than one way that displays the same (another "
+            "Unicode form of an accent, or an invisible character around it), read as one ('Bern\\ufeff' and 'Bern' "
+            "as 'Bern'; 'Z\\xfcrich' and 'Zu\\u0308rich' as 'Z\u00fcrich')"], said
+    ds = _load(_table([*rows, ("u6", "heparin", "Basel")]), entities_from_data=True, exclude_entities=[f" {ZU_NFD}"])
+    assert list(ds.entity_names) == ["Basel", "Bern"] and ds.n_users == 3
+    with pytest.raises(DataError) as e:
+        _load(_table([*rows, ("u6", "heparin", "\u200b \u2060")]), entities_from_data=True)
+    assert str(e.value) == (
+        "t.csv, data row 6 (line 7): column 'site' holds only invisible characters ('\\u200b \\u2060'), so it shows "
+        "as empty. Every row needs a value in its entity column; fill the gaps, or leave such rows out with "
+        "drop_missing.")

@@ -598,3 +598,16 @@ def test_a_column_really_named_site_dot_1_is_offered_and_read(tmp_path, capsys):
     at.button(key="build_upload").click().run()
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
     assert sorted(at.session_state["dataset"].entity_names) == ["h0", "h1", "h2"]
+
+
+def test_an_entity_written_as_invisible_characters_is_named_as_showing_empty_on_both_front_ends(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(table(entity=lambda u: "\u200b" if u == 4 else f"h{u % 3}"), encoding="utf-8")
+    err = cli_error(capsys, path)
+    assert err == (f"error: {path}, data row 25 (line 26): column 'hospital' holds only invisible characters "
+                   "('\\u200b'), so it shows as empty (and in 5 more rows). Every row needs a value in its entity "
+                   "column; fill the gaps, or leave such rows out with --drop-missing."), err
+    assert main(["run", "--data", str(path), *COLS, "--drop-missing"]) == 0
+    assert "dropped 6 rows with an empty value" in capsys.readouterr().out
+    _, msg = page_errors(path.read_bytes())
+    assert "column 'hospital' holds only invisible characters" in msg and "Rows with a missing value" in msg, msg

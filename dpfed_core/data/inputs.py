@@ -26,6 +26,7 @@ import math
 import os
 import re
 import stat
+import unicodedata
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -269,6 +270,24 @@ def decode_text(raw: bytes, *, what: str, encoding: str | None = None, param: st
     return text[1:] if text.startswith("\ufeff") else text
 
 
+# ====================================================================== names
+#: Characters that show nothing: a zero-width space, (non-)joiner, word joiner, and a byte-order mark
+#: left inside a file by joining exports. Around a name they are invisible, so they are no part of it.
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+_OUTER = re.compile(f"^[\\s{INVISIBLE}]+|[\\s{INVISIBLE}]+$")
+
+
+def id_text(text: str) -> str:
+    """A name or id as it reads: its outer spaces and invisible characters (:data:`INVISIBLE`) removed
+    and its accents in one Unicode form (NFC). 'Zürich' written with a precomposed 'ü' (as most
+    programs write it) and with 'u' plus a combining diaeresis (as macOS names files) are one text
+    that displays the same, so it must be one entity, item or user, and match a declared list written
+    either way. ASCII text only loses its outer spaces."""
+    if text.isascii():
+        return text.strip()
+    return _OUTER.sub("", unicodedata.normalize("NFC", text))
+
+
 # ====================================================================== lists
 #: The words a one-column list's first line may be to be read as a header: column names that are never
 #: a plausible item or entity name. Words that are (``value``, ``region``, ``site``, ``drug``, ``title``…)
@@ -359,7 +378,7 @@ def parse_list(text: str, *, what: str = "item list", param: str | None = "items
     (id[,name]) with that separator. A MovieLens-style ``u.item`` table (:func:`parse_pipe_table`) is
     read as its ids and titles. ``column``: the name of the data column the list names (the user's
     ``--entity-col`` / ``--item-col``, a public input): a lone first line equal to it is the header."""
-    lines = [ln.strip() for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    lines = [id_text(ln) for ln in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     lines = [ln for ln in lines if ln]
     out = ListFile(ids=[])
     if not lines:
@@ -380,6 +399,7 @@ def parse_list(text: str, *, what: str = "item list", param: str | None = "items
             raise DataError(f"the {what} has an empty CSV line", param=param)
         ids = [r[0].strip() for r in rows]
         names = [(r[1].strip() if len(r) > 1 and r[1].strip() else r[0].strip()) for r in rows]
+        ids, names = [id_text(x) for x in ids], [id_text(x) for x in names]
         if any(x == "" for x in ids):
             i = ids.index("")
             raise DataError(f"the {what}: CSV line {i + 1 + (out.header is not None)} has no id in its first field",
@@ -421,7 +441,7 @@ def read_list(source: Any, *, what: str = "item list", param: str | None = "item
     if isinstance(source, ListFile):
         return source
     if isinstance(source, (list, tuple)) and all(isinstance(x, str) for x in source):
-        ids = [x.strip() for x in source if x.strip()]
+        ids = [id_text(x) for x in source if id_text(x)]
         if not ids:
             raise DataError(f"the {what} is empty; give at least one name", param=param)
         dup = [x for i, x in enumerate(ids) if x in ids[:i]] if len(ids) < 5000 else []
@@ -511,7 +531,7 @@ def read_item_features(source: Any, *, encoding: str | None = None, filename: st
     if bad is not None:
         raise DataError(f"{what} {label}, line {bad + 2}: {len(body[bad])} fields where the header has "
                         f"{len(header)}", param=param)
-    ids = [r[0].strip() for r in body]
+    ids = [id_text(r[0]) for r in body]
     if any(x == "" for x in ids):
         raise DataError(f"{what} {label}, line {ids.index('') + 2}: empty item id", param=param)
     seen: set[str] = set()
@@ -760,7 +780,7 @@ def split_names(text: str) -> list[str]:
     except csv.Error:
         raise ValueError(f"cannot read {text!r} as comma-separated names (a quote is left open?); write a name "
                          "holding a comma in double quotes: '\"A, ward\",B'") from None
-    names = [t.strip() for t in fields if t.strip()]
+    names = [id_text(t) for t in fields if id_text(t)]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"{', '.join(repr(n) for n in twice)} given more than once in {text!r}; name each once")

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.features import as_feature_table as _feature_table  # noqa: I001
 from dpfed_core.data.features import attach_item_features
-from dpfed_core.data.inputs import ListFile, check_one_entity_source, read_list
+from dpfed_core.data.inputs import ListFile, check_one_entity_source, id_text, read_list
 from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
                                     check_id_sizes,
                                     read_table)
@@ -251,9 +251,10 @@ def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int,
             n_bad = int(miss[col].sum())
             raw = df.at[first, col]
             held = "" if pd.isna(raw) else str(raw).strip()
+            shows = ("is empty" if not held else f"holds {held!r}, a missing number" if col in numeric else
+                     f"holds only invisible characters ({ascii(held)}), so it shows as empty")
             raise DataError(
-                f"{_row_ref(label, first, from_text)}: column '{col}' "
-                f"{f'holds {held!r}, a missing number' if held else 'is empty'}"
+                f"{_row_ref(label, first, from_text)}: column '{col}' {shows}"
                 f"{f' (and in {n_bad - 1} more rows)' if n_bad > 1 else ''}. Every row needs a value in its "
                 f"{needed[col]}; fill the gaps, or leave such rows out with drop_missing.",
                 param="drop_missing"
@@ -611,7 +612,7 @@ def _apply_entities(t: pd.DataFrame, label: str, exclude_entities: Sequence[str]
             raise DataError(f"{label}: no row belongs to a declared entity; check the entity list (one name per "
                             "line, as written in the data's entity column)", param="entities")
     if exclude_entities:
-        excl = [str(e).strip() for e in exclude_entities]
+        excl = [id_text(str(e)) for e in exclude_entities]
         unknown = [e for e in excl if e not in set(ents)]
         if unknown:
             # a name holding a comma is quoted, or the list would read as more names than there are
@@ -900,18 +901,19 @@ def _build(
         # every value is now 0 or 1: a larger declared bound would only scale the DP noise up for nothing
         notes.append(f"implicit values are read as 0/1, so their public bound is 1, not the declared {value_max:g}")
         value_max = 1.0
-    users = _as_id_strings(df[user_col])
+    users = _one_spelling(_as_id_strings(df[user_col]), "user ids", user_col, notes)
     check_id_sizes(users, "user id", label, from_text, "user_col")
-    items_col = _as_id_strings(df[item_col])
+    items_col = _one_spelling(_as_id_strings(df[item_col]), "item ids", item_col, notes)
     check_id_sizes(items_col, "item id", label, from_text, "item_col")
-    ent = derive_entity(df[ent_src], entity_transform)  # type: ignore[index]
+    ent = derive_entity(_one_spelling(df[ent_src], "entity names", ent_src, notes),  # type: ignore[index]
+                        entity_transform)
     if isinstance(ent.dtype, pd.CategoricalDtype):
         check_id_sizes(ent, "entity name", label, from_text, "entity_col")
     # .array keeps categoricals as codes (to_numpy would make one Python string per row)
     t = pd.DataFrame({"u": users.array, "i": items_col.array, "v": v, "e": ent.array,
                       "row": df.index.to_numpy()})
     if item_name_col is not None:
-        nm = _as_id_strings(df[item_name_col])
+        nm = _one_spelling(_as_id_strings(df[item_name_col]), "item names", item_name_col, notes)
         check_id_sizes(nm, "item name", label, from_text, "item_name_col")
         t["name"] = nm.to_numpy()
 
@@ -928,6 +930,38 @@ def _build(
                    catalogue=catalogue, catalogue_names=cat_names, entities=ent_list,
                    entities_accepted=entities_from_data)
     return attach_item_features(ds, item_features)
+
+
+def _one_spelling(ids: pd.Series, what: str, column: str, notes: list[str]) -> pd.Series:
+    """``ids`` as they read (:func:`~dpfed_core.data.inputs.id_text`): one Unicode form, no invisible
+    characters around them. Two spellings of one name that display the same ('Zürich' precomposed and
+    decomposed, 'Bern' and 'Bern' followed by a zero-width space) would otherwise be two entities or items
+    under one visible name, and miss the declared list that writes it once; those read as one are said
+    in a note. A column of numbers is returned as it is (its ids are ASCII)."""
+    if not isinstance(ids.dtype, pd.CategoricalDtype):
+        if not (ids.dtype == object or pd.api.types.is_string_dtype(ids)):
+            return ids
+        ids = ids.astype(str).astype("category")
+    cats = pd.Series(ids.cat.categories.astype(str))
+    odd = ~cats.str.isascii()
+    if not odd.any():
+        return ids
+    read = cats.map(id_text)
+    out = _cat_map(ids, lambda c: c.map(id_text))
+    used = pd.Series(ids.cat.codes.to_numpy()).drop_duplicates()
+    used = used[used >= 0].to_numpy()
+    # outer spaces were never part of an id: only the spellings that differ otherwise are said
+    spellings = pd.DataFrame({"as_written": cats.str.strip().to_numpy()[used], "read": read.to_numpy()[used]})
+    spellings = spellings.drop_duplicates()
+    many = spellings.groupby("read")["as_written"].agg(list)
+    many = many[many.map(len) > 1]
+    if len(many):
+        shown = "; ".join(" and ".join(ascii(x) for x in forms) + f" as {name!r}"
+                          for name, forms in list(many.items())[:3])
+        notes.append(f"column {column!r}: {len(many)} of its {what} {'are' if len(many) > 1 else 'is'} written in "
+                     f"more than one way that displays the same (another Unicode form of an accent, or an "
+                     f"invisible character around it), read as one ({shown}{' …' if len(many) > 3 else ''})")
+    return out
 
 
 def release_freed_memory() -> None:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dpfed_core.data.inputs import (
-    ZIP_MAGIC, check_encoding, check_regular_file, env_limit, is_workbook, wide_encoding,
+    INVISIBLE, ZIP_MAGIC, check_encoding, check_regular_file, env_limit, is_workbook, wide_encoding,
 )
 from dpfed_core.errors import ConfigError, DataError
 
@@ -777,12 +777,18 @@ def check_id_sizes(ids: pd.Series, what: str, label: str, from_text: bool | int,
                     f"environment variable DPFED_MAX_ID_CHARS", param=param)
 
 
+#: A field of spaces and invisible characters, at least one of them invisible.
+_ONLY_INVISIBLE = f"[\\s{INVISIBLE}]*[{INVISIBLE}][\\s{INVISIBLE}]*"
+
+
 def _is_missing(s: pd.Series, words: frozenset[str] = frozenset()) -> pd.Series:
     """Missing (NA), blank, or one of ``words`` (compared stripped and in lower case: how a column of
     numbers spells a missing one) — per row, a categorical column looked up once per category."""
     def hit(values: pd.Series) -> np.ndarray:
         text = values.astype(str).str.strip()
         found = text.eq("")
+        # a field of invisible characters (a zero-width space) shows as empty: it is no id
+        found |= text.str.fullmatch(_ONLY_INVISIBLE).fillna(False).astype(bool)
         if words:
             found |= text.str.lower().isin(words)
         return np.asarray(found, dtype=bool)
