@@ -611,3 +611,17 @@ def test_an_entity_written_as_invisible_characters_is_named_as_showing_empty_on_
     assert "dropped 6 rows with an empty value" in capsys.readouterr().out
     _, msg = page_errors(path.read_bytes())
     assert "column 'hospital' holds only invisible characters" in msg and "Rows with a missing value" in msg, msg
+
+
+def test_a_quote_never_closed_is_named_by_its_line_on_both_front_ends(tmp_path, capsys):
+    lines = table().splitlines()
+    lines[1] = lines[1].replace(",1,", ',"1\n2",', 1)  # a quoted field spanning two lines before it
+    lines[7] = lines[7].replace(",h", ',"h', 1)
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    said = ("line 9: a field opens a double quote (\") that is never closed, so every line after it would be read "
+            "into that one field. Close the quote, or remove it (a quote inside a field is written doubled, \"\", "
+            "within a field in quotes)")
+    assert cli_error(capsys, path) == f"error: {path}, {said} [--data]"
+    _, msg = page_errors(path.read_bytes())
+    assert f"table.csv, {said}" in msg.replace("\\", ""), msg  # the page escapes Markdown signs

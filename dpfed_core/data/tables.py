@@ -513,6 +513,13 @@ def read_table(
         raise DataError(f"{what} file {label} is empty (no header line, no rows).") from exc
     except pd.errors.ParserError as exc:
         msg = str(exc).replace("Error tokenizing data. C error: ", "").strip()
+        if "EOF inside string" in msg:
+            at = _unclosed_quote_line(_src, compression, used[0] if used else "utf-8", sep)
+            raise DataError(
+                f"{label}{f', line {at:,}' if at else ''}: a field opens a double quote (\") that is never "
+                "closed, so every line after it would be read into that one field. Close the quote, or remove it "
+                "(a quote inside a field is written doubled, \"\", within a field in quotes)", param="data"
+            ) from None
         raise DataError(
             f"{label} is not a well-formed delimited file ({msg}). Every line must have as many "
             f"fields as {'the header' if header else 'the first line'} (separator {sep!r}); quote fields that "
@@ -577,6 +584,31 @@ def _record_lines(src, compression: str | None, encoding: str, sep: str, n_recor
         return starts if k == n_records else None
     except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error):
         return None  # the records' own order still names the row
+
+
+def _unclosed_quote_line(src, compression: str | None, encoding: str, sep: str) -> int | None:
+    """The line where the record holding a never-closed double quote starts: that record runs to the end
+    of the file, so it is the last one; the line is counted, as a quoted field before it may span lines
+    (the reader's own row number counts records, not lines)."""
+    import csv
+
+    raw = src()
+    try:
+        if isinstance(raw, (str, os.PathLike)):
+            b = gzip.open(raw, "rb") if compression == "gzip" else open(raw, "rb")
+        else:
+            b = gzip.GzipFile(fileobj=raw) if compression == "gzip" else raw
+        with io.TextIOWrapper(b, encoding=encoding, newline="") as t:
+            reader = csv.reader(t, delimiter=sep if len(sep) == 1 else ",")
+            start, done = None, 0
+            try:
+                for _ in reader:
+                    start, done = done + 1, reader.line_num
+            except csv.Error:
+                return done + 1
+            return start
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error):
+        return None
 
 
 def _aligned(label: str, frame: pd.DataFrame, header: bool) -> pd.DataFrame:
