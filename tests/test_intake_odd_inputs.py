@@ -625,3 +625,17 @@ def test_a_quote_never_closed_is_named_by_its_line_on_both_front_ends(tmp_path, 
     assert cli_error(capsys, path) == f"error: {path}, {said} [--data]"
     _, msg = page_errors(path.read_bytes())
     assert f"table.csv, {said}" in msg.replace("\\", ""), msg  # the page escapes Markdown signs
+
+
+def test_a_column_named_like_a_flag_is_given_attached_as_the_error_says(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    path.write_text(table().replace("user,item", "--user-col,item", 1))
+    cols = [c if c != "user" else "--user-col" for c in COLS]
+    before = path.read_bytes()
+    assert main(["run", "--data", str(path), *cols]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: argument --user-col: expected one argument: give its value after it; a value that starts "
+                   "with '-' is written attached, --user-col=VALUE (see `python -m dpfed_core run --help`)"), err
+    i = cols.index("--user-col")
+    assert main(["run", "--data", str(path), *cols[:i], "--user-col=--user-col", *cols[i + 2:]]) == 0
+    assert "30 users" in capsys.readouterr().out and path.read_bytes() == before

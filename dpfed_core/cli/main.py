@@ -21,6 +21,14 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one ``error: …`` line (exit 2) like every other error."""
 
     def error(self, message: str):  # type: ignore[override]
+        import re
+
+        bare = re.fullmatch(r"argument (--[\w-]+)(?:/-\w)?: expected one argument", message)
+        if bare:
+            # the value may be there but start with '-' (a column named '--user-col', a name '-A'): argparse
+            # takes such a token for a flag, and only the attached form reads it as the value
+            message += (f": give its value after it; a value that starts with '-' is written attached, "
+                        f"{bare.group(1)}=VALUE")
         raise ConfigError(f"{message} (see `{self.prog} --help`)")
 
 #: The sweep's references: the one list (evaluation.experiments).
