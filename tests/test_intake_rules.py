@@ -243,6 +243,26 @@ def test_a_parquet_column_pandas_stored_as_its_index_is_a_column_on_both_front_e
         assert set(cols.columns) == {"user", "item", "site"}
 
 
+def test_a_header_name_written_another_way_that_displays_the_same_is_the_column_named(tmp_path):
+    """A header's 'Hôpital' with a decomposed accent, or 'user ' with a trailing space, cannot be typed as the
+    file writes it: the name as it displays finds it (text and Parquet, path and upload), and a name two
+    columns share that way is still refused as missing."""
+    site = "Ho\u0302pital"
+    text = f"user ,item,{site}\nu1,a,A\nu2,b,A\nu3,a,B\nu4,b,B\n"
+    opts = dict(user_col="user", item_col="item", entity_col="H\u00f4pital", value_kind="implicit",
+                entities_from_data=True)
+    (tmp_path / "t.csv").write_text(text, encoding="utf-8")
+    pd.read_csv(io.StringIO(text), dtype=str).to_parquet(tmp_path / "t.parquet")
+    for name in ("t.csv", "t.parquet"):
+        p = tmp_path / name
+        for ds in (load_long_table(p, **opts), load_long_table(p.read_bytes(), filename=name, **opts)):
+            assert list(ds.user_ids) == ["u1", "u2", "u3", "u4"] and list(ds.entity_names) == ["A", "B"]
+            assert ds.X.nnz == 4
+    (tmp_path / "two.csv").write_text(f"user ,user\u200b,item,{site}\nu1,x,a,A\nu2,x,b,B\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"has no column 'user' \(user column, user_col\)"):
+        load_long_table(tmp_path / "two.csv", **opts)
+
+
 def test_rows_of_items_outside_a_declared_catalogue_stay_their_entities_own_after_the_catalogue():
     """The catalogue decides what is shared, not what a site knows: the declared items are the first
     columns in the catalogue's order, the data's other items follow (natural order, named by the data),

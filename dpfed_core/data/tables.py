@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from dpfed_core.data.inputs import (
-    INVISIBLE, ZIP_MAGIC, check_encoding, check_regular_file, env_limit, is_workbook, wide_encoding,
+    INVISIBLE, ZIP_MAGIC, check_encoding, check_regular_file, env_limit, id_text, is_workbook, wide_encoding,
 )
 from dpfed_core.errors import ConfigError, DataError
 
@@ -394,6 +394,8 @@ def read_table(
             )
         try:
             df = _index_as_columns(pd.read_parquet(path if path is not None else io.BytesIO(data)))  # type: ignore[arg-type]
+            if usecols is not None:
+                df = df.rename(columns=_spelt_as_named(usecols, list(df.columns)))
             if usecols is not None and all(c in df.columns for c in usecols):
                 df = df[list(dict.fromkeys(usecols))]
                 if isinstance(dtype, dict):
@@ -458,6 +460,10 @@ def read_table(
         keep = None
         if usecols is not None:
             names = pd.read_csv(_src(), nrows=0, **kw)
+            spelt = _spelt_as_named(usecols, list(names.columns))
+            if spelt:  # the file's names, each that differs only in how it is written, as the caller names it
+                kw.update(header=0 if header else None, names=[spelt.get(c, c) for c in names.columns])
+                names = names.rename(columns=spelt)
             if not all(c in names.columns for c in usecols):
                 if not header:  # sized by its first line: a longer line after it is the error to name
                     pd.read_csv(_src(), dtype=str, **kw)
@@ -609,6 +615,20 @@ def _unclosed_quote_line(src, compression: str | None, encoding: str, sep: str) 
             return start
     except (OSError, UnicodeDecodeError, EOFError, zlib.error):
         return None
+
+
+def _spelt_as_named(usecols: Sequence[str], columns: list[Any]) -> dict[Any, str]:
+    """{file's column: the name asked for} for each asked-for name the file writes only in another way that
+    displays the same (:func:`~dpfed_core.data.inputs.id_text`: 'Hôpital' with a decomposed accent, 'user '
+    with a trailing space), and in one column only: such a name cannot be typed as the file writes it."""
+    out: dict[Any, str] = {}
+    for c in usecols:
+        if c in columns:
+            continue
+        same = [x for x in columns if isinstance(x, str) and id_text(x) == id_text(str(c))]
+        if len(same) == 1 and same[0] not in out:
+            out[same[0]] = c
+    return out
 
 
 def _aligned(label: str, frame: pd.DataFrame, header: bool) -> pd.DataFrame:
