@@ -263,6 +263,20 @@ def test_a_header_name_written_another_way_that_displays_the_same_is_the_column_
         load_long_table(tmp_path / "two.csv", **opts)
 
 
+def test_fields_in_quotes_after_a_comma_and_a_space_are_read_without_their_quotes(tmp_path):
+    """'"u1", "Zürich, Nord", 4': each field after ', ' is in quotes, so its quotes (and the comma they hold)
+    are no part of the id, the column name or the number, as in a file written without the spaces."""
+    text = ('"user", "item", "rating", "site"\n"u1", "a", 4, "Zürich, Nord"\n"u2", "b", 5, "Zürich, Nord"\n'
+            '"u3", "a", 3, "Bern"\n"u4", "b", 2, "Bern"\n')
+    (tmp_path / "t.csv").write_text(text, encoding="utf-8")
+    tight = tmp_path / "tight.csv"
+    tight.write_text(text.replace(", ", ","), encoding="utf-8")
+    opts = dict(user_col="user", item_col="item", value_col="rating", entity_col="site", entities_from_data=True)
+    ds, want = load_long_table(tmp_path / "t.csv", **opts), load_long_table(tight, **opts)
+    assert list(ds.entity_names) == ["Bern", "Zürich, Nord"] and list(ds.item_ids) == ["a", "b"]
+    assert list(ds.user_ids) == list(want.user_ids) and (ds.X != want.X).nnz == 0 and ds.X.sum() == 14
+
+
 def test_rows_of_items_outside_a_declared_catalogue_stay_their_entities_own_after_the_catalogue():
     """The catalogue decides what is shared, not what a site knows: the declared items are the first
     columns in the catalogue's order, the data's other items follow (natural order, named by the data),

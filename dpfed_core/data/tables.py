@@ -452,8 +452,10 @@ def read_table(
         # Only an empty field is missing: ids are exact strings, so 'NA', 'None', 'null' and '#N/A'
         # are ids like any other, never pandas' guesses of a missing value.
         used[:] = [encoding]
+        # skipinitialspace: a field after ', ' may be in quotes ('"u1", "Zürich"'); read as written, its
+        # quotes would be part of the id. Outer spaces are no part of an id or a number anyway.
         kw = dict(sep=sep, compression=compression, encoding=encoding, skip_blank_lines=False,
-                  keep_default_na=False, na_values=[""])
+                  keep_default_na=False, na_values=[""], skipinitialspace=True)
         if not header:
             width = pd.read_csv(_src(), header=None, nrows=1, dtype=str, **kw).shape[1]
             kw.update(header=None, names=headerless_names(filename or label, width))
@@ -580,7 +582,7 @@ def _record_lines(src, compression: str | None, encoding: str, sep: str, n_recor
             return None
         starts = np.empty(n_records, dtype=np.int64)
         with io.TextIOWrapper(binary(), encoding=encoding, newline="") as t:
-            reader = csv.reader(t, delimiter=sep)
+            reader = csv.reader(t, delimiter=sep, skipinitialspace=True)
             at, k = 1, -(first - 1)  # the header's record comes first and is no data record
             for _ in reader:
                 if 0 <= k < n_records:
@@ -605,7 +607,7 @@ def _unclosed_quote_line(src, compression: str | None, encoding: str, sep: str) 
         else:
             b = gzip.GzipFile(fileobj=raw) if compression == "gzip" else raw
         with io.TextIOWrapper(b, encoding=encoding, newline="") as t:
-            reader = csv.reader(t, delimiter=sep if len(sep) == 1 else ",")
+            reader = csv.reader(t, delimiter=sep if len(sep) == 1 else ",", skipinitialspace=True)
             start, done = None, 0
             try:
                 for _ in reader:
@@ -656,7 +658,8 @@ def _header_names(src: Any, sep: str, compression: str | None, encoding: str) ->
     """The header line's names as the file writes them (a blank one as ''), where pandas' own column
     names number the repeats ('site', 'site.1') and name the blanks ('Unnamed: 3')."""
     first = pd.read_csv(src, header=None, nrows=1, dtype=str, sep=sep, compression=compression,
-                        encoding=encoding, keep_default_na=False, na_values=[""], skip_blank_lines=False)
+                        encoding=encoding, keep_default_na=False, na_values=[""], skip_blank_lines=False,
+                        skipinitialspace=True)
     return [("" if pd.isna(v) else str(v)) for v in first.iloc[0]] if len(first) else []
 
 
