@@ -277,6 +277,39 @@ def test_fields_in_quotes_after_a_comma_and_a_space_are_read_without_their_quote
     assert list(ds.user_ids) == list(want.user_ids) and (ds.X != want.X).nnz == 0 and ds.X.sum() == 14
 
 
+def test_parquet_columns_of_other_types_are_read_or_named_with_the_flag_that_fixes_them(tmp_path):
+    """Parquet types a CSV cannot hold: whole floats beyond int64 keep their own text (never one wrapped
+    id for all), booleans are 0/1 values, and a column of lists, records or bytes that are no text, or a
+    name given to two columns, is one error naming the column and what to do — never a reader's error."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    p = tmp_path / "t.parquet"
+    opts = dict(user_col="user", item_col="item", value_col="seen", entity_col="site", value_kind="implicit",
+                entities_from_data=True)
+    base = dict(user=pa.array([1e20, 2e20, 3e20, 4e20]), item=pa.array(["a", "b", "a", "b"]),
+                seen=pa.array([True, True, False, True]), site=pa.array(["A", "A", "B", "B"]))
+    pq.write_table(pa.table(base), p)
+    ds = load_long_table(p, **opts)
+    assert list(ds.user_ids) == ["1e+20", "2e+20", "4e+20"] and ds.X.nnz == 3
+    assert any("dropped 1 of 4 rows with value 0" in n for n in ds.notes), ds.notes
+    for item, held in (([["a"], ["b"], ["a"], ["b"]], "a list"), ([{"k": 1}] * 4, "a mapping (a nested record)"),
+                       ([b"\xff\xfea", b"b", b"a", b"b"], "bytes that are not UTF-8 text (b'\\xff\\xfea')")):
+        pq.write_table(pa.table({**base, "item": pa.array(item)}), p)
+        for src, name in ((p, str(p)), (p.read_bytes(), "t.parquet")):
+            with pytest.raises(DataError) as e:
+                load_long_table(src, filename=None if src is p else name, **opts)
+            assert str(e.value) == (f"{name}, row with index 0: column 'item' holds {held}, not one value a row as the "
+                                    "item column needs: take it from another column (item_col), or write the column "
+                                    "as plain text or numbers") and e.value.param == "item_col"
+    pq.write_table(pa.table(list(base.values()) + [base["site"]], names=[*base, "site"]), p)
+    with pytest.raises(DataError) as e:
+        load_long_table(p, **opts)
+    assert str(e.value) == (f"{p} names 2 columns 'site' (columns 4, 5), so which one is meant is ambiguous and the "
+                            "file cannot be read by column name; give each column its own name and write the file "
+                            "again")
+
+
 def test_rows_of_items_outside_a_declared_catalogue_stay_their_entities_own_after_the_catalogue():
     """The catalogue decides what is shared, not what a site knows: the declared items are the first
     columns in the catalogue's order, the data's other items follow (natural order, named by the data),

@@ -23,7 +23,7 @@ from dpfed_core.data.features import as_feature_table as _feature_table  # noqa:
 from dpfed_core.data.features import attach_item_features
 from dpfed_core.data.inputs import ListFile, check_one_entity_source, id_text, read_list
 from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
-                                    check_id_sizes,
+                                    check_id_sizes, not_single_value,
                                     read_table)
 from dpfed_core.errors import ConfigError, DataError
 
@@ -889,6 +889,13 @@ def _build(
         needed[item_name_col] = "item name column"
         params[item_name_col] = "item_name_col"
     _check_columns(df, label, needed, params)
+    for col, role in needed.items():
+        odd = not_single_value(df[col])
+        if odd is not None:
+            param = params.get(col)
+            raise DataError(f"{_row_ref(label, odd[0], from_text)}: column '{col}' holds {odd[1]}, not one value a "
+                            f"row as the {role} needs: take it from another column{f' ({param})' if param else ''}, "
+                            "or write the column as plain text or numbers", param=param)
     if len(df) == 0:
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
 

@@ -392,6 +392,7 @@ def read_table(
                 f"{label} is named like a Parquet file but is not one (it does not start with the "
                 "Parquet magic bytes 'PAR1'). Re-export it, or rename it if it is a CSV file."
             )
+        _refuse_repeated_parquet_names(label, path if path is not None else io.BytesIO(data))  # type: ignore[arg-type]
         try:
             df = _index_as_columns(pd.read_parquet(path if path is not None else io.BytesIO(data)))  # type: ignore[arg-type]
             if usecols is not None:
@@ -399,8 +400,11 @@ def read_table(
             if usecols is not None and all(c in df.columns for c in usecols):
                 df = df[list(dict.fromkeys(usecols))]
                 if isinstance(dtype, dict):
+                    # floats keep their values (ids without '.0'), booleans their 0/1; a nested value or
+                    # bytes that are no text stay as they are, for the loader to name with their column
                     df = df.astype({c: t for c, t in dtype.items()
-                                    if c in df.columns and not pd.api.types.is_float_dtype(df[c])})
+                                    if c in df.columns and not pd.api.types.is_float_dtype(df[c])
+                                    and not pd.api.types.is_bool_dtype(df[c]) and not_single_value(df[c]) is None})
         except Exception as exc:  # pyarrow raises many types; all mean the same to the user
             raise DataError(f"could not read Parquet file {label}: {exc}. Re-export the file.") from exc
         return df, label, False
@@ -633,6 +637,51 @@ def _spelt_as_named(usecols: Sequence[str], columns: list[Any]) -> dict[Any, str
     return out
 
 
+def _refuse_repeated_parquet_names(label: str, source: Any) -> None:
+    """A Parquet file naming two columns alike cannot be read by column name: said with the name and the
+    columns, as a text header repeating a name is (the reader's own error named a field reference)."""
+    try:
+        import pyarrow.parquet as pq
+
+        names = list(pq.read_schema(source).names)
+    except Exception:  # noqa: BLE001 - a damaged file: the read itself names it
+        return
+    finally:
+        if hasattr(source, "seek"):
+            source.seek(0)
+    names = [n for n in names if not n.startswith("__index_level_")]
+    twice = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+    if twice:
+        at = [i + 1 for i, n in enumerate(names) if n == twice[0]]
+        raise DataError(f"{label} names {len(at)} columns {twice[0]!r} (columns {', '.join(map(str, at))}), so which "
+                        "one is meant is ambiguous and the file cannot be read by column name; give each column its "
+                        "own name and write the file again", param="data")
+
+
+#: What pandas infers an object column of single values to hold.
+_SINGLE_VALUES = frozenset({"string", "empty", "integer", "floating", "mixed-integer-float", "decimal", "boolean",
+                            "datetime64", "datetime", "date", "timedelta64", "timedelta", "time", "period",
+                            "complex"})
+
+
+def not_single_value(s: pd.Series) -> tuple[Any, str] | None:
+    """(row label, what it holds) of the first cell of an object column that is no single value — a list,
+    an array, a mapping (a nested Parquet type) or bytes that are not UTF-8 text — else None."""
+    if s.dtype != object or pd.api.types.infer_dtype(s, skipna=True) in _SINGLE_VALUES:
+        return None  # told in one pass of compiled code: only a column of other values is looked at cell by cell
+    for label, v in s.items():
+        if isinstance(v, (list, tuple, np.ndarray)):
+            return label, "a list"
+        if isinstance(v, dict):
+            return label, "a mapping (a nested record)"
+        if isinstance(v, (bytes, bytearray)):
+            try:
+                bytes(v).decode("utf-8")
+            except UnicodeDecodeError:
+                return label, f"bytes that are not UTF-8 text ({bytes(v)[:16]!r})"
+    return None
+
+
 def _aligned(label: str, frame: pd.DataFrame, header: bool) -> pd.DataFrame:
     """``frame`` as its file's columns, for data lines with one field more than the header line. pandas
     takes the first field of such lines for a row label and shifts every column one place left. When
@@ -796,6 +845,7 @@ def _as_id_strings(s: pd.Series) -> pd.Series:
             # each integral value without its '.0', whatever the others are: one 0.5 in the column must
             # not rename every other id ('3' → '3.0')
             whole = vals == np.round(vals)
+            whole &= np.abs(vals) < 2.0**63  # beyond int64 a whole float keeps its own text ('1e+20')
             text = np.where(whole, np.where(whole, vals, 0).astype(np.int64).astype(str), vals.astype(str))
             return pd.Series(text, index=s.index).astype("category")
     if pd.api.types.is_string_dtype(s) and s.dtype != object:
