@@ -304,8 +304,11 @@ def test_a_name_written_in_two_unicode_forms_or_with_invisible_characters_is_one
             "column 'site': 2 of its entity names are written in more than one way that displays the same (another "
             "Unicode form of an accent, or an invisible character around it), read as one ('Bern\\ufeff' and 'Bern' "
             "as 'Bern'; 'Z\\xfcrich' and 'Zu\\u0308rich' as 'Z\u00fcrich')"], said
-    ds = _load(_table([*rows, ("u6", "heparin", "Basel")]), entities_from_data=True, exclude_entities=[f" {ZU_NFD}"])
-    assert list(ds.entity_names) == ["Basel", "Bern"] and ds.n_users == 3
+    ds = _load(_table([*rows, ("u6", "heparin", "St.\u00a0Gallen")]), entities_from_data=True,
+               exclude_entities=[f" {ZU_NFD}"])
+    assert list(ds.entity_names) == ["Bern", "St. Gallen"] and ds.n_users == 3
+    ds = _load(_table([*rows, ("u6", "heparin", "St. Gallen")]), entities=[ZU_NFC, "Bern", "St.\u202fGallen"])
+    assert list(ds.entity_names) == ["Bern", "St. Gallen", ZU_NFC] and ds.n_users == 6
     with pytest.raises(DataError) as e:
         _load(_table([*rows, ("u6", "heparin", "\u200b \u2060")]), entities_from_data=True)
     assert str(e.value) == (

@@ -274,18 +274,20 @@ def decode_text(raw: bytes, *, what: str, encoding: str | None = None, param: st
 #: Characters that show nothing: a zero-width space, (non-)joiner, word joiner, and a byte-order mark
 #: left inside a file by joining exports. Around a name they are invisible, so they are no part of it.
 INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+#: Spaces that do not break a line (as French and spreadsheet exports put inside names) show as a space.
+_AS_SPACE = {0x00A0: " ", 0x2007: " ", 0x202F: " "}
 _OUTER = re.compile(f"^[\\s{INVISIBLE}]+|[\\s{INVISIBLE}]+$")
 
 
 def id_text(text: str) -> str:
-    """A name or id as it reads: its outer spaces and invisible characters (:data:`INVISIBLE`) removed
-    and its accents in one Unicode form (NFC). 'Zürich' written with a precomposed 'ü' (as most
-    programs write it) and with 'u' plus a combining diaeresis (as macOS names files) are one text
-    that displays the same, so it must be one entity, item or user, and match a declared list written
-    either way. ASCII text only loses its outer spaces."""
+    """A name or id as it reads: its outer spaces and invisible characters (:data:`INVISIBLE`) removed,
+    a no-break space inside it a space, and its accents in one Unicode form (NFC). 'Zürich' written with
+    a precomposed 'ü' (as most programs write it) and with 'u' plus a combining diaeresis (as macOS names
+    files) are one text that displays the same, so it must be one entity, item or user, and match a
+    declared list written either way. ASCII text only loses its outer spaces."""
     if text.isascii():
         return text.strip()
-    return _OUTER.sub("", unicodedata.normalize("NFC", text))
+    return _OUTER.sub("", unicodedata.normalize("NFC", text).translate(_AS_SPACE))
 
 
 # ====================================================================== lists
