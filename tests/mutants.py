@@ -1406,7 +1406,7 @@ MUTANTS = (
            "max(2, (len(cols) + 1) // 2)", "max(1, (len(cols) + 1) // 2)",
            (f"{RULES}::test_a_two_column_header_with_one_number_is_a_header",)),
     Mutant("attribute-ids-keep-their-spaces", UPLOAD, "join_user_attributes",
-           "attributes[attr_user_col].astype(str).str.strip()", "attributes[attr_user_col].astype(str)",
+           "attributes[attr_user_col].astype(str).map(id_text)", "attributes[attr_user_col].astype(str)",
            (f"{RULES}::test_attribute_ids_are_matched_without_their_outer_spaces",)),
     Mutant("wide-table-item-column-guessed", UPLOAD, "guess_mapping", "set(wide_item_columns(cols))", "set()",
            ("tests/test_upload.py::test_numbered_columns_of_one_stem_are_a_wide_table_and_never_the_item_guess",)),

@@ -94,6 +94,11 @@ def test_attribute_ids_are_matched_without_their_outer_spaces():
     attrs = pd.DataFrame({"uid": [" 1", "2 "], "zip": ["85711", "94043"]})
     joined = upload.join_user_attributes(inter, "user", attrs, "uid")
     assert joined["attribute: zip"].tolist() == ["85711", "94043", "85711"]
+    # an id written in another Unicode form in one of the two files is the same user
+    inter = pd.DataFrame({"user": ["Jos\u00e9", "Ana", "Jos\u00e9"], "item": ["x", "y", "y"]})
+    attrs = pd.DataFrame({"uid": ["Jose\u0301", "Ana\u200b"], "zip": ["85711", "94043"]})
+    joined = upload.join_user_attributes(inter, "user", attrs, "uid")
+    assert joined["attribute: zip"].tolist() == ["85711", "94043", "85711"]
 
 
 def test_a_two_column_header_with_one_number_is_a_header():

@@ -24,6 +24,7 @@ import pandas as pd
 
 from dpfed_core.data.tables import (KNOWN_FORMATS, headerless, headerless_names,  # noqa: F401 (the Data page's)
                                     known_format)
+from dpfed_core.data.inputs import id_text
 from dpfed_core.errors import DataError
 
 #: Values of a column above this, all whole numbers, read as Unix timestamps (seconds since 1970;
@@ -220,8 +221,8 @@ def join_user_attributes(interactions: pd.DataFrame, user_col: str, attributes: 
     ``attribute: <name>``), joined on the user id — e.g. MovieLens ``u.data`` with ``u.user``, so the
     entity can be the ZIP code's first digit or the occupation.
 
-    Ids are compared as the exact strings of the files (outer spaces removed), as the loader reads
-    them. Refused, with the control that fixes it: a user id repeated in the attribute table (which
+    Ids are compared as the exact strings of the files read as they display (:func:`id_text`: outer
+    spaces removed, one Unicode form), as the loader reads them. Refused, with the control that fixes it: a user id repeated in the attribute table (which
     row would decide the entity?), and users of the interactions without an attribute row (their
     entity would be unknown; an unmatched user is never silently dropped).
     """
@@ -230,7 +231,7 @@ def join_user_attributes(interactions: pd.DataFrame, user_col: str, attributes: 
     if attr_user_col not in attributes.columns:
         raise DataError(f"{attr_user_col!r} is not a column of the user-attribute table; choose it in "
                         f"{ATTRIBUTE_USER_CONTROL}", param="attr_user_col")
-    keys = attributes[attr_user_col].astype(str).str.strip()
+    keys = attributes[attr_user_col].astype(str).map(id_text)
     dup = keys[keys.duplicated()]
     if len(dup):
         raise DataError(f"the user-attribute table has {dup.nunique()} repeated user id(s) in {attr_user_col!r} "
@@ -239,7 +240,7 @@ def join_user_attributes(interactions: pd.DataFrame, user_col: str, attributes: 
     attrs = attributes.drop(columns=[attr_user_col]).astype(str)
     attrs.columns = [attribute_column_name(str(c)) for c in attrs.columns]
     attrs.index = pd.Index(keys.to_numpy(), name=None)
-    users = interactions[user_col].astype(str).str.strip()
+    users = interactions[user_col].astype(str).map(id_text)
     missing = ~users.isin(attrs.index)
     if missing.any():
         lost = users[missing].unique()
