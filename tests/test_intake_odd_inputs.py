@@ -639,3 +639,24 @@ def test_a_column_named_like_a_flag_is_given_attached_as_the_error_says(tmp_path
     i = cols.index("--user-col")
     assert main(["run", "--data", str(path), *cols[:i], "--user-col=--user-col", *cols[i + 2:]]) == 0
     assert "30 users" in capsys.readouterr().out and path.read_bytes() == before
+
+
+def test_a_header_repeated_by_files_joined_one_after_another_is_skipped_and_said(tmp_path, capsys):
+    from dpfed_core.data.long_table import load_long_table
+
+    text = table()
+    lines = text.splitlines()
+    joined = tmp_path / "joined.csv"
+    joined.write_text("\n".join([*lines[:50], lines[0], *lines[50:], " " + lines[0].replace(",", " , ")]) + "\n")
+    opts = dict(user_col="user", item_col="item", entity_col="hospital", value_kind="implicit",
+                entities_from_data=True)
+    for value_col in (None, "rating"):
+        ds = load_long_table(joined, value_col=value_col, **opts)
+        want = load_long_table(text.encode(), filename="t.csv", value_col=value_col, **opts)
+        assert list(ds.user_ids) == list(want.user_ids) and list(ds.item_ids) == list(want.item_ids)
+        assert list(ds.entity_names) == ["h0", "h1", "h2"] and (ds.X != want.X).nnz == 0
+        assert "skipped 2 lines repeating the header (lines 51, 183): files joined one after another; a header is no " \
+               "data row" in ds.notes, ds.notes
+    assert main(["run", "--data", str(joined), *COLS]) == 0
+    out = capsys.readouterr().out
+    assert "30 users" in out and "note: skipped 2 lines repeating the header (lines 51, 183)" in out, out

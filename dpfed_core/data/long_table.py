@@ -365,6 +365,33 @@ def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns
             "header, and this file was read without one: leave out --no-header.", param="no_header")
 
 
+def _skip_repeated_headers(df: pd.DataFrame, label: str, from_text, columns: list[str],
+                           notes: list[str]) -> pd.DataFrame:
+    """Rows of a text table that write each used column's own name in it: the header line again, as
+    files joined one after another carry it (`cat a.csv b.csv`). No data row is so: read as one it would
+    be a user 'user' with the item 'item' in an entity 'site' (or a value 'rating' refused as no number).
+    Skipped with a note naming their lines, as a blank line is."""
+    if from_text is False or _read_without_header(from_text) or len(df) == 0:
+        return df
+    again = np.ones(len(df), dtype=bool)
+    for col in dict.fromkeys(columns):
+        s, name = df[col], id_text(str(col))
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            hit = pd.Series(s.cat.categories.astype(str)).map(id_text).eq(name).to_numpy()
+            codes = s.cat.codes.to_numpy()
+            again &= (codes >= 0) & hit[np.maximum(codes, 0)] if hit.size else np.zeros(len(df), dtype=bool)
+        else:
+            again &= s.notna().to_numpy() & s.astype(str).str.strip().eq(str(col).strip()).to_numpy()
+        if not again.any():
+            return df
+    at = [re.search(r"line (\d+)\)$", _row_ref(label, i, from_text)).group(1)  # type: ignore[union-attr]
+          for i in df.index[again][:3]]
+    n = int(again.sum())
+    notes.append(f"skipped {n} line{'s' if n != 1 else ''} repeating the header (line{'s' if n != 1 else ''} "
+                 f"{', '.join(at)}{' …' if n > 3 else ''}): files joined one after another; a header is no data row")
+    return df.loc[~again]
+
+
 def _read_without_header(from_text) -> bool:
     """Whether ``from_text`` (:func:`~dpfed_core.data.tables.read_table`'s) says the first line was data."""
     if isinstance(from_text, np.ndarray):
@@ -899,6 +926,9 @@ def _build(
     if len(df) == 0:
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
 
+    df = _skip_repeated_headers(df, label, from_text, list(needed), notes)
+    if len(df) == 0:
+        raise DataError(f"{label} has a header but no data rows. Nothing to load.")
     if value_col is None:  # with one, its own check names a header read as data
         _refuse_header_read_as_data(df, label, from_text, [c for c in needed])
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes,
