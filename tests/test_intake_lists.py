@@ -315,3 +315,15 @@ def test_a_name_written_in_two_unicode_forms_or_with_invisible_characters_is_one
         "t.csv, data row 6 (line 7): column 'site' holds only invisible characters ('\\u200b \\u2060'), so it shows "
         "as empty. Every row needs a value in its entity column; fill the gaps, or leave such rows out with "
         "drop_missing.")
+
+
+def test_a_list_line_in_double_quotes_is_the_field_they_hold_as_in_the_data():
+    """A spreadsheet saves a one-column list's 'A, ward' as '"A, ward"', as it saves the data's cell; the
+    data's reader takes the quotes off, so the list's reader does too — a line not wholly in quotes is
+    taken whole, quotes and all."""
+    lf = parse_list('entity\n"A, ward"\n"the ""East"" wing"\n12" tube\n"B" annex\n', what="entity list",
+                    param="entities")
+    assert lf.ids == ["A, ward", 'the "East" wing', '12" tube', '"B" annex'] and lf.header == "entity"
+    rows = [("u1", "aspirin", "A, ward"), ("u2", "heparin", "A, ward"), ("u3", "aspirin", "B"), ("u4", "heparin", "B")]
+    ds = _load(_table(rows), entities=b'"A, ward"\r\nB\r\n')
+    assert list(ds.entity_names) == ["A, ward", "B"] and ds.n_users == 4 and not [n for n in ds.notes if "dropped" in n]

@@ -191,7 +191,8 @@ def add_data_args(p: argparse.ArgumentParser) -> None:
                         "(or TABLE:COLUMN)")
     g.add_argument("--items", metavar="FILE",
                    help="declared public item catalogue (formulary): one item per line, taken whole (commas, "
-                        "'|' and spaces are part of the name; a header line such as 'item' is recognised), or "
+                        "'|' and spaces are part of the name; a line in double quotes is the field they hold; a "
+                        "header line such as 'item' is recognised), or "
                         "CSV under a header 'id,name'. It decides what the federation shares; the data's items "
                         "outside it stay their entities' own (never shared, scored by each entity's own model). "
                         "Without it a DP run selects its catalogue by DP partition selection, charged to the ledger")

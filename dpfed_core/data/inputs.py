@@ -5,7 +5,9 @@ One reader for every list file (``--items``, ``--entities``, the first column of
 ``--item-features``), so the same file means the same thing wherever it is given:
 
 - one item per line, taken whole: commas, ``|`` and spaces belong to the name (a formulary of
-  eICU treatment strings is ``"cardiovascular|shock|vasopressors|norepinephrine"``);
+  eICU treatment strings is ``"cardiovascular|shock|vasopressors|norepinephrine"``); a line that is one
+  field in double quotes (``"A, ward"``, as a spreadsheet saves a one-column list) is that field, as the
+  data's CSV reader reads the same cell;
 - CSV (``id,name``) only when declared (``csv=True``) or unambiguous: a first line whose every field
   is a recognised column name (``id,name``, ``item,title``, …);
 - a first line that names the list's column (the ``--item-col`` / ``--entity-col`` given, e.g. ``drug``,
@@ -374,6 +376,17 @@ def parse_pipe_table(lines: Sequence[str]) -> PipeTable | None:
     return PipeTable(ids, [r[1].strip() or r[0].strip() for r in rows], flags, names)
 
 
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+
+
+def _unquoted(line: str) -> str:
+    """A line that is one field in double quotes, as a spreadsheet saves a one-column list whose name holds
+    a comma ('"A, ward"'), read as that field ('A, ward'), as the data's CSV reader reads the same cell;
+    any other line is taken whole."""
+    m = _QUOTED.fullmatch(line)
+    return id_text(m.group(1).replace('""', '"')) if m else line
+
+
 def parse_list(text: str, *, what: str = "item list", param: str | None = "items",
                csv_sep: str | None = None, column: str | None = None) -> ListFile:
     """Parse a list's text (see the module docstring for the rules). ``csv_sep`` declares CSV
@@ -411,6 +424,7 @@ def parse_list(text: str, *, what: str = "item list", param: str | None = "items
         if _is_lone_header(lines[0]) or (column is not None and _same_word(lines[0], column)):
             out.header = lines[0]
             lines = lines[1:]
+        lines = [_unquoted(ln) for ln in lines]
         ids, names, has_names = lines, lines, False
     if out.header is not None:
         out.notes.append(f"{what}: first line {out.header!r} read as a header, not as a name")
