@@ -660,3 +660,34 @@ def test_a_header_repeated_by_files_joined_one_after_another_is_skipped_and_said
     assert main(["run", "--data", str(joined), *COLS]) == 0
     out = capsys.readouterr().out
     assert "30 users" in out and "note: skipped 2 lines repeating the header (lines 51, 183)" in out, out
+
+
+def test_a_spreadsheets_separator_hint_line_is_no_header_and_lines_still_count_it(tmp_path, capsys):
+    from dpfed_core.data.long_table import load_long_table
+
+    text = table()
+    hinted = tmp_path / "hint.csv"
+    hinted.write_bytes(b"\xef\xbb\xbfsep=;\r\n" + text.replace(",", ";").replace("\n", "\r\n").encode())
+    opts = dict(user_col="user", item_col="item", value_col="rating", entity_col="hospital", value_max=5,
+                entities_from_data=True)
+    want = load_long_table(text.encode(), filename="t.csv", **opts)
+    for src in (hinted, hinted.read_bytes()):
+        ds = load_long_table(src, filename=None if src is hinted else "hint.csv", **opts)
+        assert list(ds.user_ids) == list(want.user_ids) and (ds.X != want.X).nnz == 0
+    lines = hinted.read_bytes().split(b"\r\n")
+    lines[9] = lines[9].rsplit(b";", 2)[0] + b";x;" + lines[9].rsplit(b";", 1)[1]
+    hinted.write_bytes(b"\r\n".join(lines))
+    err = cli_error(capsys, hinted)
+    assert err.startswith(f"error: {hinted}, data row 8 (line 10): column 'rating' holds 'x' where a number was "
+                          "expected"), err
+
+
+def test_an_empty_cell_after_a_quoted_field_spanning_lines_is_named_not_an_internal_error(tmp_path, capsys):
+    path = tmp_path / "t.csv"
+    lines = table().splitlines()
+    lines[1] = lines[1].replace(",1,", ',"1\n2",', 1)
+    lines[5] = lines[5].rsplit(",", 1)[0] + ","
+    path.write_text("\n".join(lines) + "\n")
+    err = cli_error(capsys, path)
+    assert err == (f"error: {path}, data row 5 (line 7): column 'hospital' is empty. Every row needs a value in its "
+                   "entity column; fill the gaps, or leave such rows out with --drop-missing."), err

@@ -241,7 +241,7 @@ def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int,
         else:
             first = miss.index[any_miss.to_numpy()][0]
             empty = [c for c in cols if miss.at[first, c] and pd.isna(df.at[first, c])]
-            if from_text and len(empty) > 1:
+            if from_text is not False and len(empty) > 1:
                 # a line that ends early reads as its last fields empty: say which it may be
                 raise DataError(
                     f"{_row_ref(label, first, from_text)}: columns {', '.join(repr(c) for c in empty)} are empty — "

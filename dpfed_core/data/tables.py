@@ -436,8 +436,12 @@ def read_table(
             f"{label} is not a text table (it contains binary bytes). Expected CSV, CSV.gz, TSV or "
             "Parquet."
         )
+    # A spreadsheet's separator hint ('sep=;' on a line of its own before the header) is no row and no
+    # header: its separator is the table's, and the line is skipped (line numbers still count it).
+    hint = re.match(rb"(?:\xef\xbb\xbf)?sep=([,;\t|])\r?\n", text_head)
+    skip = 1 if hint else 0
     if sep is None:
-        sep = _sniff_sep(text_head)
+        sep = hint.group(1).decode() if hint else _sniff_sep(text_head)
     try:
         nul_at = _first_nul(path, data, compression)
     except (EOFError, OSError, zlib.error) as exc:  # a gzip stream cut short or damaged
@@ -459,7 +463,7 @@ def read_table(
         # skipinitialspace: a field after ', ' may be in quotes ('"u1", "Zürich"'); read as written, its
         # quotes would be part of the id. Outer spaces are no part of an id or a number anyway.
         kw = dict(sep=sep, compression=compression, encoding=encoding, skip_blank_lines=False,
-                  keep_default_na=False, na_values=[""], skipinitialspace=True)
+                  keep_default_na=False, na_values=[""], skipinitialspace=True, skiprows=skip)
         if not header:
             width = pd.read_csv(_src(), header=None, nrows=1, dtype=str, **kw).shape[1]
             kw.update(header=None, names=headerless_names(filename or label, width))
@@ -476,7 +480,7 @@ def read_table(
                 return names  # the caller names the missing column among these
             keep = list(dict.fromkeys(usecols))
             if header:  # a header-less file's names are given, never made up by the reader
-                _refuse_repeated_names(label, _header_names(_src(), sep, compression, encoding), keep)
+                _refuse_repeated_names(label, _header_names(_src(), sep, compression, encoding, skip), keep)
         cats = [c for c, t in dtype.items() if t == "category"] if isinstance(dtype, dict) else []
         if not cats and progress is None:
             df = _aligned(label, pd.read_csv(_src(), dtype=str, **kw), header)
@@ -545,18 +549,18 @@ def read_table(
         raise DataError(f"could not read {label} as a delimited text table ({exc}). Check the separator "
                         "and that every line has as many fields as the header.") from exc
     # drop lines that are completely blank (e.g. trailing empty lines) but keep the numbering
-    first = 2 if header else 1
+    first = (2 if header else 1) + skip
     lines = _record_lines(_src, compression, used[0] if used else "utf-8", sep, len(df), first)
     blank = df.isna().all(axis=1)
     if blank.any():
         df = df.loc[~blank]
     if header and any(_MANGLED.fullmatch(str(c)) for c in df.columns):
         # pandas renames a repeated header name ('site', 'site.1'): messages name the file's own names
-        names = _header_names(_src(), sep, compression, used[0] if used else "utf-8")
+        names = _header_names(_src(), sep, compression, used[0] if used else "utf-8", skip)
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             df.attrs.update(header_names=names, repeated_names=repeated)
-    return df, label, (lines if lines is not None else True if header else 1)
+    return df, label, (lines if lines is not None else first if skip else True if header else 1)
 
 
 def _record_lines(src, compression: str | None, encoding: str, sep: str, n_records: int,
@@ -703,12 +707,12 @@ def _aligned(label: str, frame: pd.DataFrame, header: bool) -> pd.DataFrame:
         "lines.", param="data")
 
 
-def _header_names(src: Any, sep: str, compression: str | None, encoding: str) -> list[str]:
+def _header_names(src: Any, sep: str, compression: str | None, encoding: str, skip: int = 0) -> list[str]:
     """The header line's names as the file writes them (a blank one as ''), where pandas' own column
     names number the repeats ('site', 'site.1') and name the blanks ('Unnamed: 3')."""
     first = pd.read_csv(src, header=None, nrows=1, dtype=str, sep=sep, compression=compression,
                         encoding=encoding, keep_default_na=False, na_values=[""], skip_blank_lines=False,
-                        skipinitialspace=True)
+                        skipinitialspace=True, skiprows=skip)
     return [("" if pd.isna(v) else str(v)) for v in first.iloc[0]] if len(first) else []
 
 
