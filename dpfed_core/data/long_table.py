@@ -377,7 +377,8 @@ def _skip_repeated_headers(df: pd.DataFrame, label: str, from_text, columns: lis
     for col in dict.fromkeys(columns):
         s, name = df[col], id_text(str(col))
         if isinstance(s.dtype, pd.CategoricalDtype):
-            hit = pd.Series(s.cat.categories.astype(str)).map(id_text).eq(name).to_numpy()
+            text = pd.Series(s.cat.categories.astype(str)).str.strip()
+            hit = (text.map(id_text) if not name.isascii() else text).eq(name).to_numpy()
             codes = s.cat.codes.to_numpy()
             again &= (codes >= 0) & hit[np.maximum(codes, 0)] if hit.size else np.zeros(len(df), dtype=bool)
         else:
