@@ -394,7 +394,8 @@ def read_table(
             )
         _refuse_repeated_parquet_names(label, path if path is not None else io.BytesIO(data))  # type: ignore[arg-type]
         try:
-            df = _index_as_columns(pd.read_parquet(path if path is not None else io.BytesIO(data)))  # type: ignore[arg-type]
+            src = path if path is not None else io.BytesIO(data)  # type: ignore[arg-type]
+            df = _index_as_columns(pd.read_parquet(src))
             if usecols is not None:
                 df = df.rename(columns=_spelt_as_named(usecols, list(df.columns)))
             if usecols is not None and all(c in df.columns for c in usecols):

@@ -222,9 +222,10 @@ def join_user_attributes(interactions: pd.DataFrame, user_col: str, attributes: 
     entity can be the ZIP code's first digit or the occupation.
 
     Ids are compared as the exact strings of the files read as they display (:func:`id_text`: outer
-    spaces removed, one Unicode form), as the loader reads them. Refused, with the control that fixes it: a user id repeated in the attribute table (which
-    row would decide the entity?), and users of the interactions without an attribute row (their
-    entity would be unknown; an unmatched user is never silently dropped).
+    spaces removed, one Unicode form), as the loader reads them. Refused, with the control that fixes
+    it: a user id repeated in the attribute table (which row would decide the entity?), and users of
+    the interactions without an attribute row (their entity would be unknown; an unmatched user is
+    never silently dropped).
     """
     if user_col not in interactions.columns:
         raise DataError(f"the user column {user_col!r} is not in the interaction table", param="user_col")
