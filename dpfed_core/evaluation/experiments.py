@@ -609,9 +609,10 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
     ``baseline``'s mean at that ε *and every larger one*, and is reported only if the metric is
     meaningful: RMSE metrics only in ``observed`` mode (see :data:`RMSE_METRICS`), and the swept
     method's ranking must be better than chance (mean + sd of MAR < :data:`RANDOM_MAR`) at every ε
-    from the crossing on. In ``observed`` mode the models fit observed values, not which items a user
-    chose: an RMSE crossing is not held to the chance check, and a ranking crossing that the check
-    would move is not reported (``meaningful`` False, the text says why and what to compare instead).
+    from the crossing on — an RMSE crossing too (shrinkage alone beats an entity's own factors on RMSE).
+    In ``observed`` mode the models fit observed values, not which items a user chose: a ranking crossing
+    that the check would move is not reported (``meaningful`` False, the text says why and what to
+    compare instead).
 
     Returns ``{"metric", "epsilon" (float, inf or None), "meaningful" (bool), "text"}``; ``epsilon``
     is inf when only the non-private point (ε = ∞) beats the baseline ("none at finite ε").
@@ -642,13 +643,12 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
         return out
     mar = {r["epsilon"]: (r["mean"], r["sd"]) for r in sweep_table(sweep_doc, "mar") if r["method"] == method} \
         if sweep_doc.get("runs") and "mar" in sweep_doc["runs"][0]["overall"] else {}
-    # the chance check is a ranking model's: an observed-mode model fits the values of the entries it
-    # observed, so its RMSE crossing is not held to a ranking it was not trained for
-    ranked = not (mode == "observed" and metric in RMSE_METRICS)
 
     def ok(e) -> bool:
+        # an RMSE gain is held to the ranking too: a model that ranks at random can still beat an entity's
+        # own factors on RMSE by shrinkage alone (a random V does), which says nothing about what was released
         mm, sd = mar.get(e["epsilon"], (0.0, 0.0))
-        return e["state"] == "beats" and (not ranked or bool(mm + (sd if np.isfinite(sd) else 0.0) < RANDOM_MAR))
+        return e["state"] == "beats" and bool(mm + (sd if np.isfinite(sd) else 0.0) < RANDOM_MAR)
 
     crossing = None
     for e in reversed(effects):
@@ -660,7 +660,7 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
     at = next((e for e in effects if e["epsilon"] == crossing), None) if crossing is not None else \
         next((e for e in reversed(effects) if math.isfinite(e["epsilon"])), effects[-1])
     out["effect"] = at
-    if mode == "observed" and _chance_decides(effects, crossing):
+    if mode == "observed" and metric not in RMSE_METRICS and _chance_decides(effects, crossing):
         # in observed mode a chance ranking is no sign that nothing was learned, so the crossing it moved
         # is neither stated nor denied
         out["epsilon"] = None
