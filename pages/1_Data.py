@@ -189,7 +189,9 @@ else:
         st.caption(f"{dash.escape_md(up.name)}: {len(df):,} rows, columns "
                    f"{dash.escape_md(', '.join(map(str, df.columns)))}")
         st.dataframe(df.head(8), hide_index=True)
-        cols = [str(c) for c in df.columns]
+        cols, unnamed = dash.mappable_columns(df)
+        if unnamed:
+            st.caption(unnamed)
         guesses = dash.guess_mapping(cols, df, no_header)
         wide = dash.wide_item_columns(cols, no_header)  # one column per item: not read, said below
         # a second table of user attributes (e.g. MovieLens u.user), joined on the user id, so the

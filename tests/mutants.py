@@ -1396,6 +1396,12 @@ MUTANTS = (
     Mutant("list-byte-order-mark-kept", INP, "decode_text",
            "text[1:] if text.startswith('\\ufeff') else text", "text",
            (f"{RULES}::test_a_byte_order_mark_is_not_part_of_the_first_name",)),
+    Mutant("a-column-named-like-a-placeholder-hidden-from-the-mapper", TABLES, "read_table",
+           "not names[int(m.group(1))].strip()", "True",
+           ("tests/test_intake_odd_inputs.py::test_a_column_the_header_leaves_blank_is_not_offered_by_the_mapper_and_said",)),
+    Mutant("a-blank-header-cell-offered-by-the-mapper", "dpfed_core/ui/upload.py", "mappable_columns",
+           "[c for c in cols if c not in blank]", "cols",
+           ("tests/test_intake_odd_inputs.py::test_a_column_the_header_leaves_blank_is_not_offered_by_the_mapper_and_said",)),
     Mutant("extra-value-read-as-a-trailing-separator", TABLES, "_aligned", "frame.iloc[:, -1].isna().all()", "True",
            ("tests/test_intake_odd_inputs.py::test_data_lines_with_one_field_more_than_the_header_are_refused_not_"
             "read_shifted",)),

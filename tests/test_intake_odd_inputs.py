@@ -581,6 +581,32 @@ def test_a_header_repeating_a_name_is_refused_on_upload_before_the_mapper_offers
     assert not any(w.key == "map_entity" for w in at.selectbox) and not at.exception
 
 
+def test_a_column_the_header_leaves_blank_is_not_offered_by_the_mapper_and_said(tmp_path):
+    """pandas names a blank header cell 'Unnamed: 3', a name the file does not have and the loader refuses:
+    the mapper leaves it out, says which column it is and how to map it, and the table still builds from
+    the named columns. A column really named 'Unnamed: 3' is offered."""
+    lines = table().splitlines()
+    text = "user,item,rating,,hospital\n" + "\n".join(
+        f"{u},{i},{r},{n},{h}" for n, (u, i, r, h) in enumerate(ln.split(",") for ln in lines[1:])) + "\n"
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("blank.csv", text.encode(), "text/csv")).run()
+    offered = {o for w in at.selectbox if w.key.startswith("map_") for o in w.options}
+    assert {"user", "item", "rating", "hospital"} <= offered and not any("Unnamed" in o for o in offered), offered
+    said = " ".join(c.value for c in at.caption)
+    assert "Column 4 has no name in the header line, so it is not offered below" in said, said
+    at.checkbox(key="upload_entities_from_data").check().run()
+    at.button(key="build_upload").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert sorted(at.session_state["dataset"].entity_names) == ["h0", "h1", "h2"]
+    named = text.replace("rating,,hospital", "rating,Unnamed: 3,hospital", 1)
+    at.file_uploader(key="upload").set_value(("named.csv", named.encode(), "text/csv")).run()
+    offered = {o for w in at.selectbox if w.key.startswith("map_") for o in w.options}
+    assert "Unnamed: 3" in offered and "no name in the header" not in " ".join(c.value for c in at.caption)
+
+
 def test_a_column_really_named_site_dot_1_is_offered_and_read(tmp_path, capsys):
     text = table().replace("user,item,rating,hospital", "user,item,rating,site.1", 1)
     path = tmp_path / "dot.csv"

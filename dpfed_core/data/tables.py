@@ -555,12 +555,18 @@ def read_table(
     blank = df.isna().all(axis=1)
     if blank.any():
         df = df.loc[~blank]
-    if header and any(_MANGLED.fullmatch(str(c)) for c in df.columns):
-        # pandas renames a repeated header name ('site', 'site.1'): messages name the file's own names
+    if header and any(_MANGLED.fullmatch(str(c)) or _BLANK.fullmatch(str(c)) for c in df.columns):
+        # pandas renames a repeated header name ('site', 'site.1') and names a blank one ('Unnamed: 3'):
+        # messages and the Data page's mapper name the file's own names
         names = _header_names(_src(), sep, compression, used[0] if used else "utf-8", skip)
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             df.attrs.update(header_names=names, repeated_names=repeated)
+        if usecols is None:  # every column read, in the file's order: a placeholder's number is its column
+            blank = [str(c) for c in df.columns if (m := _BLANK.fullmatch(str(c))) and int(m.group(1)) < len(names)
+                     and not names[int(m.group(1))].strip()]
+            if blank:
+                df.attrs.update(blank_names=blank)
     return df, label, (lines if lines is not None else first if skip else True if header else 1)
 
 
@@ -726,7 +732,7 @@ def _refuse_repeated_names(label: str, names: list[str], used: list[str]) -> Non
             # a name the reader made up: 'site.1' for the second of two columns 'site', 'Unnamed: 3' for a
             # column the header leaves blank — no column of the file is called so
             rep = _MANGLED.fullmatch(c)
-            blank = re.fullmatch(r"Unnamed: (\d+)", c)
+            blank = _BLANK.fullmatch(c)
             if rep and names.count(rep.group(1)) > int(rep.group(2)):
                 raise DataError(f"{label}: the header has no column {c!r}: it names {names.count(rep.group(1))} "
                                 f"columns {rep.group(1)!r}, and {c!r} is how a reader numbers the repeats; give each "
@@ -794,6 +800,8 @@ def first_line_is_data(more: str = "") -> str:
 #: A column name as pandas renames the second of two equal header names ('site' → 'site.1'): the
 #: name and the repeat's number.
 _MANGLED = re.compile(r"(.+)\.(\d+)")
+#: pandas' name for a column whose header cell is blank, with the column's 0-based position.
+_BLANK = re.compile(r"Unnamed: (\d+)")
 
 
 def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params: dict | None = None) -> None:

@@ -21,7 +21,7 @@ from dpfed_core.data.upload import (attribute_column_name, bound_rule_text, gues
                                     guess_column, guess_mapping, headerless, join_user_attributes,
                                     mapping_problems, source_column_name, upload_columns,
                                     wide_item_columns)
-from dpfed_core.ui.upload import read_upload  # noqa: F401  (a repeated header name refused before mapping)
+from dpfed_core.ui.upload import mappable_columns, read_upload  # noqa: F401  (the file's own header names)
 from dpfed_core.evaluation.planner import epsilon_for_utility, users_to_pay, users_to_pay_sentence  # noqa: F401
 from dpfed_core.evaluation.verdicts import (BASELINE_NAMES, METRIC_SHORT, REFERENCE, TIE_FRACTION,  # noqa: F401
                                             VERDICT_BASELINES, better_word, compare_one, crossing,

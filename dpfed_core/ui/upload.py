@@ -34,3 +34,18 @@ def read_upload(data: bytes, filename: str, min_columns: int = 3, what: str = "u
         raise DataError(repeated_names_text(filename, [str(n) for n in df.attrs.get("header_names") or []],
                                             repeated, control), param="data")
     return df, no_header
+
+
+def mappable_columns(df: pd.DataFrame) -> tuple[list[str], str | None]:
+    """The columns the mapper offers — every column but those whose header cell is blank, which the
+    reader names 'Unnamed: N' (no column of the file is called so, and the loader refuses the
+    placeholder) — and the sentence saying which were left out and how to map one, or None."""
+    blank = {str(c) for c in df.attrs.get("blank_names") or []}
+    cols = [str(c) for c in df.columns]
+    if not blank:
+        return cols, None
+    at = [str(i + 1) for i, c in enumerate(cols) if c in blank]
+    said = (f"Column{'s' if len(at) > 1 else ''} {', '.join(at)} {'have' if len(at) > 1 else 'has'} no name in the "
+            f"header line, so {'they are' if len(at) > 1 else 'it is'} not offered below (a spreadsheet's row numbers "
+            "often are such a column); to map one, give it a name in the file and upload it again.")
+    return [c for c in cols if c not in blank], said
