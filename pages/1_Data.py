@@ -137,7 +137,8 @@ elif source == "eicu":
     formulary = st.file_uploader("Formulary (optional): one item name per line", type=["txt", "csv", "gz"],
                                  key="eicu_items",
                                  help="A public item list, one name per line taken whole (commas, “|” and spaces "
-                                      "belong to the name; a header line is recognised). It decides what the "
+                                      "belong to the name; a line in double quotes is the name inside them; a header "
+                                      "line is recognised). It decides what the "
                                       "federation shares; the data's other drugs stay the hospitals' own. Without "
                                       "it a DP run selects its items by DP partition selection, charged to the "
                                       "budget.")
@@ -267,7 +268,8 @@ else:
         items_up = c3.file_uploader("Item catalogue (optional): one item per line", type=["txt", "csv", "gz", "item"],
                                     key="upload_items",
                                     help="A public list of items (a formulary), one per line taken whole (commas, "
-                                         "“|” and spaces belong to the name; a header line is recognised), or a "
+                                         "“|” and spaces belong to the name; a line in double quotes is the name "
+                                         "inside them; a header line is recognised), or a "
                                          "MovieLens-style item table (u.item: id|title|…). It decides what the "
                                          "federation shares; the data's items outside it stay their entities' own. "
                                          "Without it a DP run selects which items the federation shares by a DP "
