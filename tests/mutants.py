@@ -792,6 +792,8 @@ MUTANTS = (
     Mutant("stopped-sweep-gives-back-the-point-that-drew", SERVICE, "execute_sweep",
            "finished['points'] + (rows_recorded() > finished['rows'])", "finished['points']",
            (f"{BREL}::test_a_sweep_that_stops_gives_back_the_points_it_never_started_and_its_resume_pays_for_each_once",)),
+    Mutant("worker-processes-draws-taken-for-none", SERVICE, "_draws_seen_here", "config.n_jobs == 1", "True",
+           (f"{BREL}::test_a_sweep_run_in_worker_processes_gives_nothing_back_when_it_stops",)),
     Mutant("stopped-sweep-keeps-every-point-charged", ODO, "BudgetOdometer.charge",
            "unstarted is not None", "False",
            (f"{BREL}::test_a_sweep_that_stops_gives_back_the_points_it_never_started_and_its_resume_pays_for_each_once",)),

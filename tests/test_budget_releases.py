@@ -111,6 +111,27 @@ def test_a_sweep_that_stops_gives_back_the_points_it_never_started_and_its_resum
     assert kept == {(0.5, 0): 1, (1.0, 0): 1 + drew, (0.5, 1): 1, (1.0, 1): 1}, kept
 
 
+def test_a_sweep_run_in_worker_processes_gives_nothing_back_when_it_stops(tmp_path, clinic, monkeypatch):
+    """With n_jobs = 2 a prototype method's entities release in worker processes, whose ledger rows this
+    process sees only when they return: no row counted here is no proof that nothing was drawn, so a
+    stopped sweep keeps every point charged."""
+    store = tmp_path / "workers.sqlite3"
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6, n_jobs=2)
+    real, calls = experiments.run_method, []
+
+    def stopped(*a, **k):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(experiments, "run_method", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        execute_sweep(clinic, cfg, [0.5, 1.0], [0], ["individual"], store=store, save=False)
+    rows = BudgetOdometer(store).releases(clinic)
+    assert len(rows) == 3 and not [r for r in rows if r["status"] == "withdrawn"], [r["status"] for r in rows]
+
+
 def test_cli_resume_of_a_complete_sweep_is_refused_and_not_charged(tmp_path, capsys):
     store, doc = str(tmp_path / "s.sqlite3"), tmp_path / "sweep.json"
     args = ["sweep", "--data", "sample:clinic", "--method", "dp-gaussian", "--k", "3", "--epsilons", "1",

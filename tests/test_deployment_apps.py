@@ -932,6 +932,11 @@ def test_a_site_decides_on_the_row_bound_its_method_derives_before_any_charge(tm
     assert (meta["decision"], meta["rule"]) == ("refused", "value_bounds"), meta
     assert "'row_norm': 14.14" in str(meta["message"]) and "dp-gaussian's default" in str(meta["message"]), meta
     assert _spent(policy) == 0
+    # a run JSON that states no catalogue size: checked at the largest default (5·√64), never at the shard's
+    # own width, which the refusal would tell the coordinator
+    meta = ca.decide(_ask(run, n_items=None), ctx).content["meta"]
+    assert (meta["decision"], meta["rule"]) == ("refused", "value_bounds") and "'row_norm': 40.0" in str(meta["message"])
+    assert "14.14" not in str(meta["message"]) and _spent(policy) == 0
     ds, policy, ctx = _site(tmp_path / "wide", monkeypatch, method="dp-gaussian", value_bounds=[0, 15])
     assert ca.decide(_ask(run), ctx).content["meta"]["decision"] == "accepted"
     assert _spent(policy) == pytest.approx(1.0)  # a prototype release is charged its ε

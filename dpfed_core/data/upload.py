@@ -241,7 +241,9 @@ def join_user_attributes(interactions: pd.DataFrame, user_col: str, attributes: 
     attrs = attributes.drop(columns=[attr_user_col]).astype(str)
     attrs.columns = [attribute_column_name(str(c)) for c in attrs.columns]
     attrs.index = pd.Index(keys.to_numpy(), name=None)
-    users = interactions[user_col].astype(str).map(id_text)
+    raw = interactions[user_col].astype(str)
+    uniq = pd.unique(raw)  # each id read once: a user's many rows share it
+    users = raw.map(dict(zip(uniq, map(id_text, uniq))))
     missing = ~users.isin(attrs.index)
     if missing.any():
         lost = users[missing].unique()

@@ -311,9 +311,13 @@ def decide(msg: Message, context: Context) -> Message:
             meta = {**_identity(shard), "decision": "accepted", "rule": "", "message": "already accepted"}
             return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
         policy = _policy(context)
-        # a catalogue the shard cannot hold is refused before any charge; a prototype release reads the
-        # declared size's columns whatever the catalogue field says, and its default row bound grows with them
-        n_items = None if _secure_catalogue(rec) and config.method in SUMMABLE_METHODS else _declared_size(rec, shard)
+        summable_secure = _secure_catalogue(rec) and config.method in SUMMABLE_METHODS
+        if not summable_secure:
+            _declared_size(rec, shard)  # a catalogue the shard cannot hold is refused before any charge
+        # A default bound that grows with the catalogue (a prototype release reads the declared size's columns
+        # whatever the catalogue field says) is checked at the run JSON's public size, at its largest when it
+        # states none: a refusal names the bound to the coordinator, and the shard's own width is the site's.
+        n_items = None if summable_secure else catalogue_size_from_json(str(rec["config"]))
         req = site_policy.request_of(config, H, shard.value_max, catalogue_from_json(str(rec["config"])), n_items)
         record = site_policy.accept(policy, req, shard, run=str(context.run_id), coordinator=_coordinator(context))
         context.state.config_records[ACCEPTED_KEY] = ConfigRecord({

@@ -669,7 +669,8 @@ def crossing_report(sweep_doc: dict, metric: str = "mar", baseline: str | None =
         out["text"] = (f"cannot be stated: at ε = {where:g} {method} beats {baseline} on {metric} but ranks no better "
                        f"than chance (MAR + sd ≥ {RANDOM_MAR}), and in observed mode that does not show that nothing was "
                        "learned — the models fit the values of the entries they observed, not which items a user "
-                       "chose. Compare RMSE in observed mode (metric=test_rmse), or rankings in zero mode (mode=zero)")
+                       "chose. Compare rankings in zero mode (mode=zero); an RMSE crossing is held to the same "
+                       "check")
     else:
         out.update(_crossing_text(method, baseline, metric, crossing, at,
                                   chance=at is not None and at["state"] == "beats" and not ok(at),

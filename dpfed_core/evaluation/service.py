@@ -132,6 +132,13 @@ def _draws_since() -> Callable[[], int]:
     return lambda: rows_recorded() - start
 
 
+def _draws_seen_here(config: RunConfig) -> bool:
+    """Whether every draw of ``config``'s run is counted by this process's ledger rows: not with
+    ``n_jobs`` ≠ 1, where a prototype method's entities release in worker processes whose rows reach
+    this process only when they return — a run stopped meanwhile would look as if nothing was drawn."""
+    return config.n_jobs == 1
+
+
 def _charge_record(store: Store, dataset: FederatedDataset, key: str, reservation, doc: dict) -> dict:
     """The odometer's record of a settled charge, and the accountant across releases noted in the
     document's privacy section."""
@@ -190,7 +197,8 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
     else:
         store, odometer, key = _open_account(dataset, store)
         with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key,
-                             drawn=None if runner is not None else _draws_since()) as res:
+                             drawn=None if runner is not None or not _draws_seen_here(config) else _draws_since()
+                             ) as res:
             doc, result, comparison = compute()
             settle_run(res, [doc, *comparison.values()])
         record = _charge_record(store, dataset, key, res, doc)
@@ -333,8 +341,9 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
         record = dict(NO_STORE_RECORD)
     else:
         store, odometer, key = _open_account(dataset, store)
+        seen = _draws_seen_here(config)
         with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key,
-                             drawn=_draws_since(), unstarted=unstarted) as res:
+                             drawn=_draws_since() if seen else None, unstarted=unstarted if seen else None) as res:
             doc = compute()
         settle_sweep(odometer, res, dataset, doc, resumed=done)
         record = _charge_record(store, dataset, key, res, doc)
