@@ -276,7 +276,8 @@ else:
                                          "selection, charged to the budget; each entity still recommends the items "
                                          "it has rows for.")
         upload_public = public_inputs(
-            "upload", "The federation, a public list. Rows of other entities are dropped; an entity without rows "
+            "upload", "The federation, a public list: one name per line, as the entity column writes it (a line in "
+                      "double quotes is the name inside them). Rows of other entities are dropped; an entity without rows "
                       "takes part with an all-zero contribution. Without it a DP run is refused unless you accept "
                       "reading the list from the data below.", consent=True,
             column=dash.source_column_name(key_col) if key_col and not transform else None)
