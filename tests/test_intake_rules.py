@@ -191,6 +191,10 @@ def test_a_field_of_spaces_is_empty_and_named_with_the_flag_that_skips_it():
     assert "Every row needs a value in its user column;" in str(exc.value)
     ds = load_long_table(io.BytesIO(data), **kw, drop_missing=True)
     assert list(ds.user_ids) == ["u1", "u2", "u3"] and ds.X.nnz == 3
+    # a table given as a frame (an upload joined in memory, Parquet) keeps the spaces the CSV reader drops
+    frame = pd.DataFrame({"user": ["u1", "   ", "u2", "u3"], "item": ["x", "y", "x", "y"], "site": list("AABB")})
+    with pytest.raises(DataError, match=r"column 'user' is empty.*drop_missing"):
+        load_long_table(frame, **kw)
 
 
 def test_an_entity_lists_unrecognised_header_line_is_named_in_the_note_of_entities_without_users():
