@@ -266,14 +266,7 @@ class Reservation:
             raise ValueError(f"{draws} ledger rows were recorded: noise was drawn, the charge stays")
         if set(self._open) != set(self.release_ids) | set(self.extra_ids):
             raise ValueError("a release of this reservation was already settled: the charge stays")
-        t, who = now_iso(), actor()
-        with self.odometer.store.write() as con:
-            con.executemany("UPDATE releases SET status = 'withdrawn', settled = ?, settled_by = ?, "
-                            "note = CASE WHEN note = '' THEN ? ELSE note || '; ' || ? END WHERE id = ? "
-                            "AND status = 'reserved'",
-                            [(t, who, evidence, evidence, rid) for rid in sorted(self._open)])
-        self._open.clear()
-
+        self._mark_withdrawn(sorted(self._open), evidence)
 
     def withdraw_unstarted(self, indices: Iterable[int], evidence: str) -> list[int]:
         """Give back releases ``indices`` (order of the plans) that never started: the points of a sweep
@@ -285,8 +278,13 @@ class Reservation:
         picked = [i for i in dict.fromkeys(int(i) for i in indices)
                   if 0 <= i < len(self.release_ids) and self.release_ids[i] in self._open]
         rids = [rid for i in picked for rid in (self.release_ids[i], *self.extra_of.get(i, ()))]
-        if not rids:
-            return []
+        if rids:
+            self._mark_withdrawn(rids, evidence)
+        return picked
+
+    def _mark_withdrawn(self, rids: Sequence[int], evidence: str) -> None:
+        """Releases ``rids`` still reserved marked withdrawn (charged nothing), with ``evidence`` in their
+        note and who withdrew them; they are no longer open."""
         t, who = now_iso(), actor()
         with self.odometer.store.write() as con:
             con.executemany("UPDATE releases SET status = 'withdrawn', settled = ?, settled_by = ?, "
@@ -294,7 +292,6 @@ class Reservation:
                             "AND status = 'reserved'",
                             [(t, who, evidence, evidence, rid) for rid in rids])
         self._open.difference_update(rids)
-        return picked
 
 
 def mapped_charge_rows(rid: int, charges: Mapping[str, tuple], entity_map: Mapping[str, Sequence[str]] | None
