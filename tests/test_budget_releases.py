@@ -132,6 +132,92 @@ def test_a_sweep_run_in_worker_processes_gives_nothing_back_when_it_stops(tmp_pa
     assert len(rows) == 3 and not [r for r in rows if r["status"] == "withdrawn"], [r["status"] for r in rows]
 
 
+KILLED_SWEEP = """
+import json, os, signal, sys
+from dpfed_core.config import RunConfig
+from dpfed_core.data.loaders import load_data
+from dpfed_core.evaluation import experiments
+from dpfed_core.evaluation.service import execute_sweep
+
+store, saved = sys.argv[1], sys.argv[2]
+real, calls = experiments.run_method, []
+
+def killed(*a, **k):
+    calls.append(1)
+    if len(calls) == 2:  # the second point has started: killed outright, no code runs as it stops
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*a, **k)
+
+def checkpoint(doc):
+    with open(saved, "w", encoding="utf-8") as fh:
+        json.dump(experiments.json_safe(doc), fh)
+
+experiments.run_method = killed
+cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6)
+execute_sweep(load_data("sample:clinic"), cfg, [0.5, 1.0], [0, 1], ["individual"], store=store, save=False,
+              checkpoint=checkpoint)
+"""
+
+
+def test_a_sweep_killed_outright_has_its_never_started_points_given_back_by_the_next_charge(tmp_path, clinic):
+    """SIGKILL runs no code in the sweep: its progress, kept in the store after every finished point, tells
+    the next charge on this machine which points never started once the process is provably gone. The point
+    it was computing stays charged (it may have drawn), the finished one is released, the others withdrawn;
+    the resume then pays for each of those once."""
+    store, saved = tmp_path / "killed.sqlite3", tmp_path / "partial.json"
+    script = tmp_path / "killed_sweep.py"
+    script.write_text(KILLED_SWEEP, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "DPFED_STORE": str(tmp_path / "unused.sqlite3")}
+    done = subprocess.run([sys.executable, str(script), str(store), str(saved)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == -9, done.stderr[-2000:]
+    odo = BudgetOdometer(store)
+    left = sorted(odo.releases(clinic), key=lambda r: r["id"])
+    assert [r["status"] for r in left] == ["reserved"] * 6  # as the killed process left them
+    partial = json.loads(saved.read_text(encoding="utf-8"))
+    assert len(partial["runs"]) == 1
+    cfg = RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6)
+    out = execute_sweep(clinic, cfg, [0.5, 1.0], [0, 1], ["individual"], store=store, resume=partial, save=False)
+    first = sorted((r for r in odo.releases(clinic) if r["operation"] != out.odometer["operation"]),
+                   key=lambda r: r["id"])
+    assert [r["status"] for r in first] == ["failed", "failed"] + ["withdrawn"] * 4, [r["status"] for r in first]
+    assert all("not started before its process was killed" in r["note"] for r in first[2:])
+    assert all("killed before settling it" in r["note"] for r in first[:2])
+    kept = {}
+    for r in odo.releases(clinic):
+        if r["status"] != "withdrawn" and r["method"] == "dp-gaussian":
+            kept[(r["epsilon"], r["seed"])] = kept.get((r["epsilon"], r["seed"]), 0) + 1
+    # every point charged once; the one in flight when the process was killed twice (it may have drawn)
+    assert kept == {(0.5, 0): 1, (1.0, 0): 2, (0.5, 1): 1, (1.0, 1): 1}, kept
+    with Store(store).read() as con:
+        assert not con.execute("SELECT name FROM meta WHERE name LIKE 'progress:%'").fetchall()
+
+
+@pytest.mark.parametrize("owner", ["this process, still running", "another machine", "another PID namespace"])
+def test_progress_of_a_process_that_may_still_run_is_left_as_it_is(tmp_path, clinic, owner):
+    """Only a process provably gone has its points given back: a live one (this test), one recorded on
+    another host or in another PID namespace (its PID means nothing here) keeps every point reserved."""
+    store = tmp_path / "alive.sqlite3"
+    odo = BudgetOdometer(store)
+    plans = [PlannedRelease("sweep point", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names},
+                            seed=s) for s in range(3)]
+    res = odo.reserve(clinic, plans)
+    res.track()
+    if owner != "this process, still running":
+        with Store(store).write() as con:
+            name, value = con.execute("SELECT name, value FROM meta WHERE name LIKE 'progress:%'").fetchone()
+            progress = json.loads(value)
+            progress["owner"]["host" if owner == "another machine" else "pidns"] += "-elsewhere"
+            progress["owner"]["pid"] = 2 ** 22 + 7  # no such process here
+            con.execute("UPDATE meta SET value = ? WHERE name = ?", (json.dumps(progress), name))
+    odo.reserve(clinic, plans[:1])  # the next charge looks for killed processes' progress
+    rows = [r for r in odo.releases(clinic) if r["operation"] == res.operation]
+    assert [r["status"] for r in rows] == ["reserved"] * 3
+    res.untrack()
+    with Store(store).read() as con:
+        assert not con.execute("SELECT name FROM meta WHERE name LIKE 'progress:%'").fetchall()
+
+
 def test_cli_resume_of_a_complete_sweep_is_refused_and_not_charged(tmp_path, capsys):
     store, doc = str(tmp_path / "s.sqlite3"), tmp_path / "sweep.json"
     args = ["sweep", "--data", "sample:clinic", "--method", "dp-gaussian", "--k", "3", "--epsilons", "1",

@@ -313,6 +313,7 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
     # the last finished point, the next one drew if a ledger row was recorded since; every later one never
     # started, so a sweep that stops gives their charges back and its resume is not charged twice for them.
     finished = {"points": 0, "rows": rows_recorded(), "aligned": True}
+    charged: list = []  # the reservation, once made: it keeps the count in the store for a killed process
 
     def tracked(event: str, **kw) -> None:
         if event == "sweep_step":
@@ -323,6 +324,8 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
                                     and plan.seed == kw.get("seed")
                                     and kw.get("total", 0) - kw.get("done", 0) == len(plans) - i - 1)
             finished["points"], finished["rows"] = i + 1, rows_recorded()
+            if charged:
+                charged[0].note_finished(finished["points"] if finished["aligned"] else None)
         if progress is not None:
             progress(event, **kw)
 
@@ -344,6 +347,7 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
         seen = _draws_seen_here(config)
         with odometer.charge(dataset, plans, allow_non_private=allow_non_private, key=key,
                              drawn=_draws_since() if seen else None, unstarted=unstarted if seen else None) as res:
+            charged.append(res)
             doc = compute()
         settle_sweep(odometer, res, dataset, doc, resumed=done)
         record = _charge_record(store, dataset, key, res, doc)

@@ -11,6 +11,7 @@ its own releases' status through the odometer's store).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import weakref
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import numpy as np
 
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import DpfedError
-from dpfed_core.privacy.store import actor, now_iso
+from dpfed_core.privacy.store import actor, now_iso, process_identity
 
 #: Relative slack of the cap comparison (floating-point sums of ε shares).
 CAP_REL_TOL = 1e-9
@@ -222,6 +223,8 @@ class Reservation:
     #: plan index → its ids among ``extra_ids`` (one per other account)
     extra_of: Mapping[int, Sequence[int]] = field(default_factory=dict)
     _open: set[int] = field(default_factory=set)
+    #: how far a tracked computation got, as kept in the store (:meth:`track`); None: not tracked
+    _progress: dict | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._open = set(self.release_ids) | set(self.extra_ids)
@@ -285,13 +288,89 @@ class Reservation:
     def _mark_withdrawn(self, rids: Sequence[int], evidence: str) -> None:
         """Releases ``rids`` still reserved marked withdrawn (charged nothing), with ``evidence`` in their
         note and who withdrew them; they are no longer open."""
-        t, who = now_iso(), actor()
         with self.odometer.store.write() as con:
-            con.executemany("UPDATE releases SET status = 'withdrawn', settled = ?, settled_by = ?, "
-                            "note = CASE WHEN note = '' THEN ? ELSE note || '; ' || ? END WHERE id = ? "
-                            "AND status = 'reserved'",
-                            [(t, who, evidence, evidence, rid) for rid in rids])
+            mark_reserved(con, rids, "withdrawn", evidence)
         self._open.difference_update(rids)
+
+    # ------------------------------------------------------------------ a sweep's progress, kept in the store
+    # A process killed outright (SIGKILL, out of memory) runs no code as it stops: what it would have given
+    # back (withdraw_unstarted) has to be read from the store by the next process that charges it.
+
+    def track(self) -> None:
+        """Keep, in the store, how far the computation of these releases (one after another, in the plans'
+        order) got: none finished yet. :meth:`note_finished` moves it; :meth:`untrack` ends it; a process
+        that ends without either leaves it for :func:`recover_killed`. Nothing is kept where this process
+        cannot be told gone later (no ``/proc``)."""
+        owner = process_identity()
+        if owner is None:
+            return
+        per_plan = [[rid, *self.extra_of.get(i, ())] for i, rid in enumerate(self.release_ids)]
+        self._progress = {"owner": owner, "finished": 0, "ids": per_plan}
+        self._write_progress()
+
+    def note_finished(self, points: int | None) -> None:
+        """``points`` releases (the first ones, in the plans' order) are finished; None: which are is in
+        doubt, and a killed process's releases are then all left charged."""
+        if self._progress is None or self._progress["finished"] is None:
+            return
+        self._progress["finished"] = None if points is None else int(points)
+        self._write_progress()
+
+    def untrack(self) -> None:
+        """The computation ended in this process (settled, failed or withdrawn here): nothing to recover."""
+        if self._progress is None:
+            return
+        self._progress = None
+        with self.odometer.store.write() as con:
+            con.execute("DELETE FROM meta WHERE name = ?", (PROGRESS_PREFIX + self.operation,))
+
+    def _write_progress(self) -> None:
+        with self.odometer.store.write() as con:
+            con.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)",
+                        (PROGRESS_PREFIX + self.operation, json.dumps(self._progress)))
+
+
+#: Name prefix of a meta row holding a running computation's progress (:meth:`Reservation.track`).
+PROGRESS_PREFIX = "progress:"
+
+
+def mark_reserved(con, rids: Sequence[int], status: str, evidence: str) -> None:
+    """Releases ``rids`` that are still reserved get ``status`` (withdrawn: charged nothing; failed:
+    charged), ``evidence`` added to their note and who settled them. A release settled meanwhile is left."""
+    t, who = now_iso(), actor()
+    con.executemany("UPDATE releases SET status = ?, settled = ?, settled_by = ?, "
+                    "note = CASE WHEN note = '' THEN ? ELSE note || '; ' || ? END WHERE id = ? "
+                    "AND status = 'reserved'",
+                    [(status, t, who, evidence, evidence, rid) for rid in rids])
+
+
+def recover_killed(con) -> list[int]:
+    """Settle what processes killed outright left reserved (inside the caller's write transaction): for
+    each progress row (:meth:`Reservation.track`) whose process provably runs no more
+    (:func:`~dpfed_core.privacy.store.process_gone`), every release after the one it was computing when
+    it ended — the one after its last finished — never started, drew no noise and released nothing: it
+    is withdrawn; the rest stay charged (status failed). Returns the ids withdrawn."""
+    from dpfed_core.privacy.store import process_gone
+
+    given: list[int] = []
+    for name, value in con.execute("SELECT name, value FROM meta WHERE name LIKE ?",
+                                   (PROGRESS_PREFIX + "%",)).fetchall():
+        try:
+            progress = json.loads(value)
+        except ValueError:
+            continue
+        if not process_gone(progress.get("owner")):
+            continue
+        per_plan, finished = progress.get("ids", []), progress.get("finished")
+        # the release it was computing (the one after the last finished) may have drawn: it stays charged
+        unstarted = [] if finished is None else [int(r) for ids in per_plan[int(finished) + 1:] for r in ids]
+        mark_reserved(con, unstarted, "withdrawn", "withdrawn: not started before its process was killed "
+                                                   "(the process ran no more; its progress was kept in the store)")
+        mark_reserved(con, [int(r) for ids in per_plan for r in ids], "failed",
+                      "its process was killed before settling it: charged as reserved")
+        con.execute("DELETE FROM meta WHERE name = ?", (name,))
+        given.extend(unstarted)
+    return given
 
 
 def mapped_charge_rows(rid: int, charges: Mapping[str, tuple], entity_map: Mapping[str, Sequence[str]] | None

@@ -83,7 +83,7 @@ from dpfed_core.privacy.store import Store, StoreError, actor, now_iso  # noqa: 
 # that a caller gets the odometer and its plans, balances and refusal from one module.
 from dpfed_core.privacy.budget_records import (  # noqa: F401
     CAP_REL_TOL, CLI_CONTROLS, PYTHON_CONTROLS, RECOGNISED_BY, BudgetRefused, EntityBalance,
-    Identity, PlannedRelease, Reservation, dataset_key, mapped_charge_rows)
+    Identity, PlannedRelease, Reservation, dataset_key, mapped_charge_rows, recover_killed)
 
 # ================================================================================ odometer
 def _fmt(x: float) -> str:
@@ -710,6 +710,8 @@ class BudgetOdometer:
                 cap_now = self.cap(key) if self._known(key) else (math.inf, math.inf)
                 dref = cap_now[1] if math.isfinite(cap_now[0]) and cap_now[1] > 0 else REFERENCE_DELTA
                 batch_pld_epsilon(rhos, dref / 2)
+        with self.store.write() as con:  # committed alone: a refusal below must not undo it
+            recover_killed(con)  # a killed sweep's never-started points no longer count against the cap
         with self.store.write() as con:
             found = self._upsert_dataset(con, key, dataset, secret)
             ident = self._identity(con, key)
@@ -852,9 +854,15 @@ class BudgetOdometer:
         points), the indices of those the body provably never reached when it stopped (by the same
         count of ledger rows, kept per finished point): they are given back
         (:meth:`Reservation.withdraw_unstarted`), also on an interruption (Ctrl-C), so a resumed sweep is
-        not charged twice for them. Anything else stays charged."""
+        not charged twice for them. With ``unstarted``, the reservation's progress is also kept in the store
+        (:meth:`Reservation.track`; the body reports finished points with :meth:`Reservation.note_finished`):
+        if the process is killed outright, the next charge on this machine withdraws the points after
+        the one in flight (:func:`~dpfed_core.privacy.budget_records.recover_killed`). Anything else stays
+        charged."""
         res = self.reserve(dataset, plans, allow_non_private=allow_non_private, key=key)
         try:
+            if callable(unstarted):  # points computed one after another: their progress is kept
+                res.track()
             yield res
         except BaseException as exc:
             with contextlib.suppress(StoreError):
@@ -870,5 +878,7 @@ class BudgetOdometer:
                         res.withdraw_unstarted(unstarted(), "withdrawn: not started before the sweep stopped "
                                                f"(no ledger row recorded for it): {type(exc).__name__}")
                     res.close(failed=True)
+                res.untrack()
             raise
         res.close()
+        res.untrack()

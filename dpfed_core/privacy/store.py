@@ -135,7 +135,8 @@ CREATE INDEX cap_changes_by_dataset ON cap_changes(dataset_key, id);
 """
 
 #: Who made each release and each cap change (``user@host``, :func:`actor`), who settled or
-#: withdrew a reservation, and the store's small facts (the id of its fingerprint key).
+#: withdrew a reservation, and the store's small facts (the id of its fingerprint key; a running sweep's
+#: progress, ``progress:<operation>``, kept for the case its process is killed).
 _SCHEMA_V3 = """
 ALTER TABLE releases ADD COLUMN actor TEXT;            -- user@host that reserved it (NULL: older dpfed)
 ALTER TABLE releases ADD COLUMN settled_by TEXT;       -- user@host that settled, failed or withdrew it
@@ -183,6 +184,48 @@ def actor() -> str:
     except Exception:  # no login name (a container without passwd entry): the numeric uid
         user = f"uid {os.getuid()}" if hasattr(os, "getuid") else "unknown"
     return f"{user}@{socket.gethostname() or 'unknown host'}"
+
+
+def process_identity() -> dict | None:
+    """This process as a later process on the same machine can tell whether it still runs: host, boot,
+    PID namespace, PID and the process's start time in clock ticks since boot (Linux ``/proc``). None
+    where ``/proc`` cannot say it: such a process is never taken for gone (:func:`process_gone`)."""
+    import socket
+
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+        pidns = os.readlink("/proc/self/ns/pid")
+        start = _start_ticks(os.getpid())
+    except OSError:
+        return None
+    if start is None:
+        return None
+    return {"host": socket.gethostname(), "boot": boot, "pidns": pidns, "pid": os.getpid(), "start": start}
+
+
+def _start_ticks(pid: int) -> int | None:
+    """Field 22 of ``/proc/PID/stat`` (start time after boot), None when no such process is visible."""
+    try:
+        stat = Path(f"/proc/{int(pid)}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces and parentheses: the fields after it follow its last ')'
+    fields = stat.rsplit(")", 1)[-1].split()
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+
+
+def process_gone(owner: dict | None) -> bool:
+    """True only when ``owner`` (a :func:`process_identity`) provably runs no more: recorded on this
+    host, in this boot and this PID namespace — where a PID names one process — and no process of that
+    PID started at that time is there now (it ended; its PID may since name another process). Any
+    doubt — another machine, a reboot, a container of its own, no ``/proc`` — is False: the caller
+    then leaves what that process holds as it is."""
+    me = process_identity()
+    if not owner or me is None:
+        return False
+    if any(owner.get(k) != me[k] for k in ("host", "boot", "pidns")):
+        return False
+    return _start_ticks(int(owner.get("pid", -1))) != owner.get("start")
 
 
 def now_iso() -> str:
