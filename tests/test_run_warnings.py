@@ -47,6 +47,22 @@ def test_entities_without_test_users_are_named_not_counted_as_wins():
     assert "d" in w["text"]
 
 
+def test_a_declared_entity_without_users_is_named_apart_without_advice_that_cannot_help_it():
+    """No n_hidden or test_fraction gives a test user to an entity that has no users: it is said to have
+    none, apart from the entities whose users are too few or hold too few entries."""
+    ds = _small("declared", n=60)
+    X = sp.vstack([ds.X, sp.csr_matrix((1, ds.n_items))]).tocsr()
+    ds2 = FederatedDataset.from_parts(X, np.r_[np.repeat(["a", "b", "c"], 60), ["d"]], value_kind="counts",
+                                      value_max=1.0, name="small+empty", entities=["a", "b", "c", "d", "e"])
+    doc, _ = run_method(replace(ds2, item_source="declared"), RunConfig(method="individual", rank=2))
+    by_code = {w["code"]: w for w in doc["warnings"]}
+    assert by_code["no-users"]["text"] == ("1 declared entity has no users in the data, so there is nothing to "
+                                           "evaluate there (not a win): e")
+    assert by_code["no-users"]["param"] is None
+    assert by_code["no-test-users"]["text"].startswith("1 entity has no test users") and ": d." in \
+        by_code["no-test-users"]["text"]
+
+
 # ------------------------------------------------------------------------------------ the rules, by hand
 def _warnings(mar, entities=(), method="dp-gaussian", catalogue=None, **cfg):
     from dpfed_core.evaluation.experiments import learned_nothing_warnings

@@ -270,7 +270,14 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
                             + (_either(hints) if hints else
                                ("no noise was added (ε = ∞), so " if spec.uses_epsilon else "")
                                + "check the data and the method")})
-    empty = [e["name"] for e in metrics["entities"] if not e.get("n_test_users")]
+    # a declared entity without users has nothing to hold out: no n_hidden or test_fraction gives it a test user
+    userless = [e["name"] for e in metrics["entities"] if e.get("n_users") == 0]
+    if userless:
+        shown = ", ".join(map(str, userless[:5])) + (f" and {len(userless) - 5} more" if len(userless) > 5 else "")
+        out.append({"code": "no-users", "param": None,
+                    "text": f"{len(userless)} declared entit{'y has' if len(userless) == 1 else 'ies have'} no users "
+                            f"in the data, so there is nothing to evaluate there (not a win): {shown}"})
+    empty = [e["name"] for e in metrics["entities"] if e.get("n_users") != 0 and not e.get("n_test_users")]
     if empty:
         shown = ", ".join(map(str, empty[:5])) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
         out.append({"code": "no-test-users", "param": "test_fraction",
