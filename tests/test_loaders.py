@@ -547,6 +547,26 @@ def test_declared_bounds_default_to_the_scale_of_the_value_kind_and_counts_need_
         _ds(value_kind="counts")
 
 
+def test_a_table_of_events_without_a_bound_is_told_both_ways_to_read_it():
+    """Without a value column each row is one event: the refusal names the bound to declare and, as the
+    other way, reading each user–item pair as one 1 — in the CLI's flags and the dashboard's controls."""
+    from dpfed_core.cli.main import render_error
+    from dpfed_core.ui.inputs import friendly_message
+
+    t = pd.DataFrame({"u": ["a", "a", "b"], "i": ["x", "y", "y"], "h": ["H", "H", "K"]})
+    with pytest.raises(ConfigError) as exc:
+        load_long_table(t, user_col="u", item_col="i", entity_col="h", entities_from_data=True)
+    assert exc.value.param == "value_max"
+    assert render_error(exc.value).endswith("pass --value-max (e.g. the most events one user can plausibly have "
+                                            "for one item), or read each user–item pair as one 1 (--value-kind "
+                                            "implicit). It must not be read off the data.")
+    assert "“Values are” on the Data page set to implicit" in friendly_message(exc.value)
+    t["n"] = [1, 2, 3]
+    with pytest.raises(ConfigError) as exc:  # counted values: implicit would throw their counts away
+        load_long_table(t, user_col="u", item_col="i", value_col="n", entity_col="h", entities_from_data=True)
+    assert "implicit" not in str(exc.value)
+
+
 def test_implicit_values_are_bounded_by_one_and_ratings_are_never_added_up():
     """Implicit values are read as 0/1, so a larger declared bound would only scale the noise up; two
     ratings of one item added up would leave their scale (5 + 5 = 10) with no check after the merge."""

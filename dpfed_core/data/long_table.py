@@ -180,10 +180,12 @@ def _check_options(*, entity_col, entity_from, entity_transform, value_col, valu
         raise ConfigError("ratings need a value column: pass value_col=<the rating column>", param="value_col")
     if value_max is None:
         if value_kind == "counts":
+            # a table without a value column is one event per row: reading each pair as one 1 needs no bound
+            implicit = (", or read each user–item pair as one 1 (value_kind=implicit)" if value_col is None else "")
             raise ConfigError(
                 "count data needs a declared public upper bound per value: pass value_max (e.g. the "
-                "most events one user can plausibly have for one item). It must not be read off the data.",
-                param="value_max")
+                f"most events one user can plausibly have for one item){implicit}. It must not be read off "
+                "the data.", param="value_max")
         value_max = 5.0 if value_kind == "ratings" else 1.0
     try:
         value_max = float(value_max)
