@@ -688,6 +688,34 @@ def test_a_header_repeated_by_files_joined_one_after_another_is_skipped_and_said
     assert "30 users" in out and "note: skipped 2 lines repeating the header (lines 51, 183)" in out, out
 
 
+def test_a_repeated_header_written_with_a_mark_or_odd_spaces_is_skipped_in_text_and_category_columns(tmp_path):
+    """A header line repeated with a byte-order mark, a no-break space or spaces around its names reads as
+    the header (id_text, as ids are read) whether its columns are categories (a read file) or plain text."""
+    import numpy as np
+
+    from dpfed_core.data.long_table import _skip_repeated_headers, load_long_table
+
+    text = table()
+    lines = text.splitlines()
+    odd = "\ufeffuser,item\u00a0, rating ,\u200bhospital"
+    path = tmp_path / "joined.csv"
+    path.write_text("\n".join([*lines[:50], odd, *lines[50:]]) + "\n", encoding="utf-8")
+    opts = dict(user_col="user", item_col="item", value_col="rating", entity_col="hospital", value_max=5,
+                entities_from_data=True)
+    ds, want = load_long_table(path, **opts), load_long_table(text.encode(), filename="t.csv", **opts)
+    assert list(ds.user_ids) == list(want.user_ids) and (ds.X != want.X).nnz == 0
+    assert any(n.startswith("skipped 1 line repeating the header (line 51)") for n in ds.notes), ds.notes
+    plain = pd.DataFrame({c: pd.Series([v, w], dtype=object) for c, v, w in
+                          zip(["user", "item", "rating", "hospital"], odd.split(","), ["u1", "i1", "3", "h1"])})
+    for frame in (plain, plain.astype("category"), plain.astype("str")):
+        notes: list[str] = []
+        kept = _skip_repeated_headers(frame, "t.csv", True, list(frame.columns), notes)
+        assert list(kept.index) == [1] and notes[0].startswith("skipped 1 line repeating the header (line 2)"), notes
+    data_row = plain.copy()
+    data_row.loc[0, "rating"] = "\u00a0ratings"
+    assert np.array_equal(_skip_repeated_headers(data_row, "t.csv", True, list(plain.columns), []).index, [0, 1])
+
+
 def test_a_spreadsheets_separator_hint_line_is_no_header_and_lines_still_count_it(tmp_path, capsys):
     from dpfed_core.data.long_table import load_long_table
 

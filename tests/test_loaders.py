@@ -199,6 +199,18 @@ def test_header_only(tmp_path):
         load_long_table(_csv(tmp_path, "user,item,rating,site\n"), **OPTS)
 
 
+def test_a_header_alone_and_a_header_with_only_its_repeats_say_the_same_one_thing(tmp_path):
+    """A header followed by nothing but its own repeats (files joined one after another, each empty) has
+    no data row: the message of a header alone, once, in every reading of the file."""
+    header = "user,item,rating,site\n"
+    for text in (header, header * 3, header + "\n" + " user , item,rating, site\n"):
+        path = _csv(tmp_path, text)
+        for source, name in ((path, None), (path.read_bytes(), "up.csv")):
+            with pytest.raises(DataError) as err:
+                load_long_table(source, filename=name, value_max=5, entities_from_data=True, **OPTS)
+            assert str(err.value) == f"{name or path} has a header but no data rows. Nothing to load.", err.value
+
+
 def test_malformed_csv(tmp_path):
     text = "user,item,rating,site\nu1,1,3,A\nu2,2,4,B,extra,fields\n"
     with pytest.raises(DataError, match=r"not a well-formed .*line 3"):

@@ -23,7 +23,7 @@ from dpfed_core.data.features import as_feature_table as _feature_table  # noqa:
 from dpfed_core.data.features import attach_item_features
 from dpfed_core.data.inputs import ListFile, check_one_entity_source, id_text, read_list
 from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
-                                    check_id_sizes, not_single_value,
+                                    check_id_sizes, not_single_value, per_value,
                                     read_table)
 from dpfed_core.errors import ConfigError, DataError
 
@@ -377,14 +377,10 @@ def _skip_repeated_headers(df: pd.DataFrame, label: str, from_text, columns: lis
         return df
     again = np.ones(len(df), dtype=bool)
     for col in dict.fromkeys(columns):
-        s, name = df[col], id_text(str(col))
-        if isinstance(s.dtype, pd.CategoricalDtype):
-            text = pd.Series(s.cat.categories.astype(str)).str.strip()
-            hit = (text.map(id_text) if not name.isascii() else text).eq(name).to_numpy()
-            codes = s.cat.codes.to_numpy()
-            again &= (codes >= 0) & hit[np.maximum(codes, 0)] if hit.size else np.zeros(len(df), dtype=bool)
-        else:
-            again &= s.notna().to_numpy() & s.astype(str).str.strip().eq(str(col).strip()).to_numpy()
+        name = id_text(str(col))
+        # the cell and the name both read as ids do (id_text): a repeat written with a byte-order mark, a
+        # no-break space or other outer spaces is the header still, in a column of text or of categories
+        again &= per_value(df[col], lambda values: values.astype(str).map(id_text).eq(name).to_numpy())
         if not again.any():
             return df
     at = [re.search(r"line (\d+)\)$", _row_ref(label, i, from_text)).group(1)  # type: ignore[union-attr]
@@ -926,9 +922,7 @@ def _build(
             raise DataError(f"{_row_ref(label, odd[0], from_text)}: column '{col}' holds {odd[1]}, not one value a "
                             f"row as the {role} needs: take it from another column{f' ({param})' if param else ''}, "
                             "or write the column as plain text or numbers", param=param)
-    if len(df) == 0:
-        raise DataError(f"{label} has a header but no data rows. Nothing to load.")
-
+    # a header alone, or a header and only its repeats: no data row either way
     df = _skip_repeated_headers(df, label, from_text, list(needed), notes)
     if len(df) == 0:
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
@@ -987,7 +981,7 @@ def _one_spelling(ids: pd.Series, what: str, column: str, notes: list[str]) -> p
     if not odd.any():
         return ids
     read = cats.map(id_text)
-    out = _cat_map(ids, lambda c: c.map(id_text))
+    out = _cat_map(ids, lambda _categories: read)  # the categories' reading above, not a second one
     used = pd.Series(ids.cat.codes.to_numpy()).drop_duplicates()
     used = used[used >= 0].to_numpy()
     # outer spaces were never part of an id: only the spellings that differ otherwise are said

@@ -18,7 +18,7 @@ import os
 import re
 import zipfile
 from pathlib import Path
-from typing import Any, BinaryIO, Sequence, Union
+from typing import Any, BinaryIO, Callable, Sequence, Union
 
 import numpy as np
 import pandas as pd
@@ -842,6 +842,22 @@ def _cat_map(s: pd.Series, fn) -> pd.Series:
     # int32 per row (not int64): one upload row costs 4 bytes here
     out = np.where(row_codes >= 0, codes.astype(np.int32)[np.maximum(row_codes, 0)], np.int32(-1))
     return pd.Series(pd.Categorical.from_codes(out, categories=pd.Index(uniq).astype(str)), index=s.index)
+
+
+def per_value(s: pd.Series, test: Callable[[pd.Series], np.ndarray]) -> np.ndarray:
+    """``test`` of each row of ``s`` (a boolean per value of the Series it is given), computed once per
+    distinct value — a categorical's categories, another column's distinct values — and read back by
+    each row's code: a million rows of a few thousand ids are a few thousand tests. A missing row is
+    False."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        codes, values = s.cat.codes.to_numpy(), pd.Series(s.cat.categories)
+    else:
+        codes, uniq = pd.factorize(s, use_na_sentinel=True)
+        values = pd.Series(uniq)
+    hit = np.asarray(test(values), dtype=bool)
+    if not hit.size:  # no value at all: no category to look a code up in
+        return np.zeros(len(s), dtype=bool)
+    return (codes >= 0) & hit[np.maximum(codes, 0)]
 
 
 def _as_id_strings(s: pd.Series) -> pd.Series:
