@@ -1391,6 +1391,10 @@ MUTANTS = (
     Mutant("value-column-may-be-the-user-column", LT, "_check_distinct_columns",
            "str(col) in seen", "str(col) in seen and param != 'value_col'",
            (f"{RULES}::test_the_value_column_cannot_also_be_the_user_column",)),
+    Mutant("repeated-header-joined-to-user-attributes", LT, "_with_user_attributes",
+           "_skip_repeated_headers(df, label, from_text, own, notes)", "df",
+           ("tests/test_upload.py::test_a_header_repeated_inside_a_table_joined_to_user_attributes_is_skipped_as_"
+            "without_them",)),
     Mutant("list-headed-by-its-column-read-as-a-name", INP, "parse_list",
            "column is not None and _same_word(lines[0], column)", "False",
            (f"{RULES}::test_a_lists_first_line_naming_the_column_the_list_is_for_is_its_header",)),

@@ -688,6 +688,28 @@ def test_a_header_repeated_by_files_joined_one_after_another_is_skipped_and_said
     assert "30 users" in out and "note: skipped 2 lines repeating the header (lines 51, 183)" in out, out
 
 
+def test_a_header_repeated_inside_an_upload_joined_to_user_attributes_is_skipped_on_the_data_page():
+    """The Data page's upload with a user-attribute table skips a header line repeated mid-file as the plain
+    upload and the CLI do, with the same note; it was joined first, as a user 'user' without attributes."""
+    lines = table().splitlines()
+    joined = ("\n".join([*lines[:50], lines[0], *lines[50:]]) + "\n").encode()
+    attrs = b"user,zip\n" + b"".join(f"{u},{u % 3}0000\n".encode() for u in range(30))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value("upload").run()
+    at.file_uploader(key="upload").set_value(("joined.csv", joined, "text/csv")).run()
+    at.file_uploader(key="upload_attrs").set_value(("users.csv", attrs, "text/csv")).run()
+    at.selectbox(key="map_entity").set_value("attribute: zip").run()
+    at.checkbox(key="upload_entities_from_data").check().run()
+    at.button(key="build_upload").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    ds = at.session_state["dataset"]
+    assert ds.n_users == 30 and sorted(ds.entity_names) == ["00000", "10000", "20000"]
+    assert "skipped 1 line repeating the header (line 51): files joined one after another; a header is no data " \
+           "row" in ds.notes, ds.notes
+
+
 def test_a_repeated_header_written_with_a_mark_or_odd_spaces_is_skipped_in_text_and_category_columns(tmp_path):
     """A header line repeated with a byte-order mark, a no-break space or spaces around its names reads as
     the header (id_text, as ids are read) whether its columns are categories (a read file) or plain text."""

@@ -80,6 +80,29 @@ def test_user_attributes_join_and_federate_by_zip_and_occupation():
     np.testing.assert_array_equal(np.bincount(by_zip.entity_of_user), [1, 1, 1, 1])
 
 
+def test_a_header_repeated_inside_a_table_joined_to_user_attributes_is_skipped_as_without_them():
+    """Two exports joined one after another repeat 'user,item,rating' mid-file: read with a user-attribute
+    table the line is skipped before the join (joined, it was a user 'user' no attribute row has), with the
+    note of a table read alone, and later errors still name the file's lines."""
+    rows = [ln.split("\t")[:3] for ln in U_DATA.splitlines()]
+    lines = ["user,item,rating", *(",".join(r) for r in rows)]
+    text = "\n".join([*lines[:5], " user , item,rating", *lines[5:]]) + "\n"
+    attrs, _ = upload.read_upload(b"user,age,gender,occupation,zip\n" + U_USER.replace("|", ",").encode(), "users.csv", 2)
+    opts = dict(user_col="user", item_col="item", value_col="rating", entity_col="attribute: occupation",
+                value_kind="ratings", value_max=5, entities_from_data=True)
+    ds = load_long_table(text.encode(), filename="joined.csv", user_attributes=(attrs, "user"), **opts)
+    plain = upload.join_user_attributes(upload.read_upload(("\n".join(lines) + "\n").encode(), "t.csv")[0],
+                                        "user", attrs, "user")
+    want = load_long_table(plain, **opts)
+    assert list(ds.user_ids) == list(want.user_ids) and list(ds.entity_names) == list(want.entity_names)
+    assert (ds.X != want.X).nnz == 0 and ds.n_users == 4
+    assert ("skipped 1 line repeating the header (line 6): files joined one after another; a header is no data "
+            "row") in ds.notes, ds.notes
+    bad = text.replace("3,12,5", "3,12,x").encode()
+    with pytest.raises(DataError, match=r"joined\.csv, data row 7 \(line 8\): column 'rating' holds 'x'"):
+        load_long_table(bad, filename="joined.csv", user_attributes=(attrs, "user"), **opts)
+
+
 def test_attribute_table_errors_name_the_control():
     df, _ = upload.read_upload(U_DATA.encode(), "ratings.tsv")
     dup, _ = upload.read_upload((U_USER + "4|40|M|other|10001\n").encode(), "users.txt", 2)

@@ -22,6 +22,7 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.features import as_feature_table as _feature_table  # noqa: I001
 from dpfed_core.data.features import attach_item_features
 from dpfed_core.data.inputs import ListFile, check_one_entity_source, id_text, read_list
+from dpfed_core.data.upload import attribute_column_name, join_user_attributes
 from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
                                     check_id_sizes, not_single_value, per_value,
                                     read_table)
@@ -389,6 +390,17 @@ def _skip_repeated_headers(df: pd.DataFrame, label: str, from_text, columns: lis
     notes.append(f"skipped {n} line{'s' if n != 1 else ''} repeating the header (line{'s' if n != 1 else ''} "
                  f"{', '.join(at)}{' …' if n > 3 else ''}): files joined one after another; a header is no data row")
     return df.loc[~again]
+
+
+def _with_user_attributes(df: pd.DataFrame, label: str, from_text, columns: list[str], user_col: str,
+                          user_attributes: tuple[pd.DataFrame, str], notes: list[str]) -> pd.DataFrame:
+    """The table with a user-attribute table joined on the user id
+    (:func:`~dpfed_core.data.upload.join_user_attributes`). Lines repeating the table's header are skipped
+    first, by the rule of a table read alone: joined, such a line is a user named like the user column
+    ('user') that no attribute row has, and the join would refuse the upload for it."""
+    own = [c for c in columns if c in df.columns]  # a missing one is named by the column check after the join
+    df = _skip_repeated_headers(df, label, from_text, own, notes)
+    return join_user_attributes(df, user_col, *user_attributes)
 
 
 def _read_without_header(from_text) -> bool:
@@ -1056,6 +1068,7 @@ def load_long_table(
     encoding: str | None = None,
     header: bool = True,
     undeclared_entities: Literal["drop", "error"] = "drop",
+    user_attributes: tuple[pd.DataFrame, str] | None = None,
     **removed: Any,
 ) -> FederatedDataset:
     """Load a long table: one row per (user, item) interaction.
@@ -1107,6 +1120,11 @@ def load_long_table(
     header : False for a text file whose first line is data: its columns are then named
         ``column 1`` … (a known header-less format's documented names, e.g. MovieLens ``u.data``'s
         ``user id``, ``item id``, ``rating``, ``timestamp``), as the Data page names them.
+    user_attributes : (a table of one row per user, its user-id column), joined on the user id once the
+        table is read (:func:`~dpfed_core.data.upload.join_user_attributes`): its other columns are then
+        columns ``attribute: <name>`` of the table, so the entity may come from one (the Data page's
+        user-attribute upload: MovieLens ``u.data`` by ``u.user``'s occupation). Lines repeating the
+        table's header are skipped before the join, with the note a table read alone gets.
 
     Rows with value 0 are dropped with a note (see :func:`_drop_zeros` for why).
 
@@ -1125,10 +1143,17 @@ def load_long_table(
     ent_list = _as_list_file(entities, what="entity list", param="entities", encoding=encoding, column=entity_col)
     features = _feature_table(item_features, encoding=encoding)
     cols, dtypes = _id_columns(user_col, item_col, entity_col, entity_from, item_name_col, value_col)
+    if user_attributes is not None:  # the attribute table's columns are not read from this file
+        from_attributes = {attribute_column_name(str(c)) for c in user_attributes[0].columns}
+        cols = [c for c in cols if c not in from_attributes]
+        dtypes = {c: dtypes[c] for c in cols}
     df, label, from_text = read_table(source, filename=filename, sep=sep, what="long table",
                                       usecols=cols, dtype=dtypes, progress=progress, encoding=encoding,
                                       header=header)
+    notes = list(ent_list.notes) if ent_list is not None else []
     try:
+        if user_attributes is not None:
+            df = _with_user_attributes(df, label, from_text, cols, user_col, user_attributes, notes)
         return _build(
             df,
             label,
@@ -1148,7 +1173,7 @@ def load_long_table(
             exclude_entities=exclude_entities,
             items=declared,
             name=name or Path(label).name,
-            notes=ent_list.notes if ent_list is not None else None,
+            notes=notes,
             entities=ent_list.ids if ent_list is not None else None,
             entities_from_data=entities_from_data,
             item_features=features,

@@ -293,19 +293,21 @@ def load_upload_job(data: bytes, filename: str, opts_json: str, headerless: bool
     key = "load:" + h.hexdigest()
 
     def compute(progress):  # a worker thread: no Streamlit in here
-        from dpfed_core.data import upload
         from dpfed_core.data.long_table import load_long_table
         from dpfed_core.ui.upload import read_upload
 
         opts = json.loads(opts_json)
         if isinstance(opts.get("items"), dict):  # a declared catalogue with its names (JSON has no tuples)
             opts["items"] = (list(opts["items"]["ids"]), opts["items"]["names"])
-        if not headerless and attributes is None:
+        if attributes is not None:
+            # joined by the loader, after the file is read as the CLI reads it: its lines keep their
+            # numbers, and a line repeating the header is skipped before it could be a user to join
+            attrs, _ = read_upload(bytes(attributes["data"]), attributes["filename"], 2, "user-attribute table")
+            return load_long_table(bytes(data), filename=filename, header=not headerless,
+                                   user_attributes=(attrs, attributes["user_col"]), **opts)
+        if not headerless:
             return load_long_table(bytes(data), filename=filename, **opts)
         df, _ = read_upload(bytes(data), filename, encoding=opts.get("encoding"))
-        if attributes is not None:
-            attrs, _ = read_upload(bytes(attributes["data"]), attributes["filename"], 2, "user-attribute table")
-            df = upload.join_user_attributes(df, opts["user_col"], attrs, attributes["user_col"])
         return load_long_table(df, filename=filename, **opts)
 
     size = len(data) + (len(attributes["data"]) if attributes is not None else 0)
