@@ -1395,6 +1395,13 @@ MUTANTS = (
            "_skip_repeated_headers(df, label, from_text, own, notes)", "df",
            ("tests/test_upload.py::test_a_header_repeated_inside_a_table_joined_to_user_attributes_is_skipped_as_"
             "without_them",)),
+    Mutant("true-false-words-refused-as-no-number", LT, "_true_false", "word.all()", "False",
+           ("tests/test_intake_odd_inputs.py::test_true_false_words_in_a_text_value_column_read_as_a_parquet_boolean_"
+            "column_does",)),
+    Mutant("numbers-mixed-with-true-false-words-said-as-any-bad-value", LT, "_true_false",
+           "word.any() and (word | ~bad).all()", "False",
+           ("tests/test_intake_odd_inputs.py::test_a_value_column_mixing_numbers_and_true_false_words_is_refused_"
+            "naming_the_row",)),
     Mutant("list-headed-by-its-column-read-as-a-name", INP, "parse_list",
            "column is not None and _same_word(lines[0], column)", "False",
            (f"{RULES}::test_a_lists_first_line_naming_the_column_the_list_is_for_is_its_header",)),

@@ -738,6 +738,53 @@ def test_a_repeated_header_written_with_a_mark_or_odd_spaces_is_skipped_in_text_
     assert np.array_equal(_skip_repeated_headers(data_row, "t.csv", True, list(plain.columns), []).index, [0, 1])
 
 
+def test_true_false_words_in_a_text_value_column_read_as_a_parquet_boolean_column_does(tmp_path):
+    """A spreadsheet writes a column of booleans as TRUE/FALSE, Python as True/False: read as 1 and 0, the
+    dataset is the one of the same table in Parquet with a boolean column, note included."""
+    import io
+
+    import numpy as np
+
+    from dpfed_core.data.long_table import load_long_table
+    from dpfed_core.errors import DataError
+
+    rows = [(f"u{u}", f"i{i}", (u * i) % 3 == 0, f"h{u % 3}") for u in range(30) for i in range(u % 4, u % 4 + 6)]
+    frame = pd.DataFrame(rows, columns=["user", "item", "clicked", "hospital"])
+    opts = dict(user_col="user", item_col="item", value_col="clicked", entity_col="hospital",
+                value_kind="implicit", entities_from_data=True)
+    buf = io.BytesIO()
+    frame.to_parquet(buf)
+    want = load_long_table(buf.getvalue(), filename="t.parquet", **opts)
+    spellings = [("TRUE", "FALSE"), ("True", "False"), ("true", "false")]
+    for k, (yes, no) in enumerate([*spellings, ("TRUE", " false "), ("tRuE", "False")]):
+        words = np.where(frame["clicked"], yes, no)
+        if k == 3:  # one column writing both ways, as hand-edited files do
+            words[::2] = np.where(frame["clicked"], "True", "FALSE")[::2]
+        text = frame.assign(clicked=words).to_csv(index=False)
+        ds = load_long_table(text.encode(), filename="t.csv", **opts)
+        assert list(ds.user_ids) == list(want.user_ids) and list(ds.item_ids) == list(want.item_ids)
+        assert list(ds.entity_names) == list(want.entity_names) and (ds.X != want.X).nnz == 0
+        assert ds.notes == want.notes and "column 'clicked' holds true and false: read as 1 and 0" in ds.notes
+    with pytest.raises(DataError, match="column 'clicked' holds 'yes' where a number was expected"):
+        load_long_table(frame.assign(clicked=np.where(frame["clicked"], "yes", "no")).to_csv(index=False).encode(),
+                        filename="t.csv", **opts)
+
+
+def test_a_value_column_mixing_numbers_and_true_false_words_is_refused_naming_the_row(tmp_path, capsys):
+    lines = table().splitlines()
+    lines[4] = lines[4].rsplit(",", 2)[0] + ",TRUE," + lines[4].rsplit(",", 1)[1]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    said = ("data row 4 (line 5): column 'rating' holds 'TRUE', a true/false word, where its other rows hold numbers "
+            "(such as '1') (1 such row). A column is read as true (1) and false (0) only when every value is one of "
+            "those words: write the values as numbers throughout (1 for true, 0 for false), or take the values from "
+            "another column")
+    err = cli_error(capsys, path)
+    assert err.startswith(f"error: {path}, {said}") and "--value-col" in err, err
+    _, msg = page_errors(path.read_bytes())
+    assert f"table.csv, {said}" in msg.replace("\\", "") and "“Value”" in msg, msg
+
+
 def test_a_spreadsheets_separator_hint_line_is_no_header_and_lines_still_count_it(tmp_path, capsys):
     from dpfed_core.data.long_table import load_long_table
 

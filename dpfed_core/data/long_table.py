@@ -403,6 +403,41 @@ def _with_user_attributes(df: pd.DataFrame, label: str, from_text, columns: list
     return join_user_attributes(df, user_col, *user_attributes)
 
 
+#: How a text column writes a boolean, in any case (a spreadsheet's TRUE/FALSE, Python's True/False,
+#: JSON's true/false): read as 1 and 0, as a Parquet column of booleans is. Other words ("yes", "no") are
+#: no number in either kind of file.
+TRUE_FALSE_WORDS = {"true": 1.0, "false": 0.0}
+
+
+def _true_false(raw: pd.Series, vals: pd.Series, label: str, from_text, value_col: str,
+                notes: list[str]) -> pd.Series:
+    """The value column's numbers ``vals``, a column of booleans read as 1 and 0 — a boolean column (a
+    Parquet file's) or a text column of true/false words only — with a note. A column mixing such words
+    with numbers is refused naming its first word: which of the two it holds is for its writer to say."""
+    if not isinstance(raw.dtype, pd.CategoricalDtype) and (
+            pd.api.types.is_bool_dtype(raw) or pd.api.types.infer_dtype(raw, skipna=True) == "boolean"):
+        notes.append(f"column '{value_col}' holds true and false: read as 1 and 0")
+        return vals
+    bad = vals.isna().to_numpy()
+    if not bad.any():
+        return vals
+    truth = per_value(raw, lambda v: v.astype(str).str.strip().str.lower().map(TRUE_FALSE_WORDS).to_numpy(float),
+                      missing=np.nan)
+    word = ~np.isnan(truth)
+    if word.all():
+        notes.append(f"column '{value_col}' holds true and false: read as 1 and 0")
+        return pd.Series(truth, index=raw.index)
+    if word.any() and (word | ~bad).all():
+        first, number = raw.index[word][0], raw.index[~bad][0]
+        raise DataError(
+            f"{_row_ref(label, first, from_text)}: column '{value_col}' holds {_cell(raw.loc[first])}, a true/false "
+            f"word, where its other rows hold numbers (such as {_cell(raw.loc[number])}) ({int(word.sum())} such "
+            f"row{'s' if word.sum() != 1 else ''}). A column is read as true (1) and false (0) only when every value "
+            "is one of those words: write the values as numbers throughout (1 for true, 0 for false), or take the "
+            "values from another column (value_col).", param="value_col")
+    return vals
+
+
 def _read_without_header(from_text) -> bool:
     """Whether ``from_text`` (:func:`~dpfed_core.data.tables.read_table`'s) says the first line was data."""
     if isinstance(from_text, np.ndarray):
@@ -421,7 +456,7 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
     ``over_max`` overrides the rule ("error" or "note")."""
     if value_col is not None:
         raw = df[value_col]
-        vals = _numeric(raw)
+        vals = _true_false(raw, _numeric(raw), label, from_text, value_col, notes)
         bad = vals.isna()
         if bad.any():
             first = bad.index[bad.to_numpy()][0]

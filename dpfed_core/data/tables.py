@@ -844,20 +844,22 @@ def _cat_map(s: pd.Series, fn) -> pd.Series:
     return pd.Series(pd.Categorical.from_codes(out, categories=pd.Index(uniq).astype(str)), index=s.index)
 
 
-def per_value(s: pd.Series, test: Callable[[pd.Series], np.ndarray]) -> np.ndarray:
-    """``test`` of each row of ``s`` (a boolean per value of the Series it is given), computed once per
-    distinct value — a categorical's categories, another column's distinct values — and read back by
-    each row's code: a million rows of a few thousand ids are a few thousand tests. A missing row is
-    False."""
+def per_value(s: pd.Series, fn: Callable[[pd.Series], np.ndarray], missing: Any = False) -> np.ndarray:
+    """``fn`` of each row of ``s`` (``fn`` gives one entry per value of the Series it is given), computed
+    once per distinct value — a categorical's categories, another column's distinct values — and read
+    back by each row's code: a million rows of a few thousand ids are a few thousand calls' worth of
+    work. A missing row gets ``missing``."""
     if isinstance(s.dtype, pd.CategoricalDtype):
         codes, values = s.cat.codes.to_numpy(), pd.Series(s.cat.categories)
     else:
         codes, uniq = pd.factorize(s, use_na_sentinel=True)
         values = pd.Series(uniq)
-    hit = np.asarray(test(values), dtype=bool)
-    if not hit.size:  # no value at all: no category to look a code up in
-        return np.zeros(len(s), dtype=bool)
-    return (codes >= 0) & hit[np.maximum(codes, 0)]
+    out = np.asarray(fn(values))
+    if not out.size:  # no value at all: nothing to look a code up in
+        return np.full(len(s), missing)
+    rows = out[np.maximum(codes, 0)]
+    rows[codes < 0] = missing
+    return rows
 
 
 def _as_id_strings(s: pd.Series) -> pd.Series:
