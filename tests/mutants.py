@@ -1421,6 +1421,9 @@ MUTANTS = (
     Mutant("a-column-named-like-a-placeholder-hidden-from-the-mapper", TABLES, "read_table",
            "not names[int(m.group(1))].strip()", "True",
            ("tests/test_intake_odd_inputs.py::test_a_column_the_header_leaves_blank_is_not_offered_by_the_mapper_and_said",)),
+    Mutant("cr-cr-lf-read-as-two-line-ends", TABLES, "read_table", "b'\\r\\r\\n' in text_head", "False",
+           ("tests/test_intake_odd_inputs.py::test_rows_ending_in_cr_cr_lf_are_one_line_each_in_the_rows_and_lines_an_"
+            "error_names",)),
     Mutant("a-blank-header-cell-offered-by-the-mapper", "dpfed_core/ui/upload.py", "mappable_columns",
            "[c for c in cols if c not in blank]", "cols",
            ("tests/test_intake_odd_inputs.py::test_a_column_the_header_leaves_blank_is_not_offered_by_the_mapper_and_said",)),

@@ -785,6 +785,32 @@ def test_a_value_column_mixing_numbers_and_true_false_words_is_refused_naming_th
     assert f"table.csv, {said}" in msg.replace("\\", "") and "“Value”" in msg, msg
 
 
+def test_rows_ending_in_cr_cr_lf_are_one_line_each_in_the_rows_and_lines_an_error_names(tmp_path, capsys):
+    """A CR LF passed through a writer that adds its own CR ends each line in '\\r\\r\\n': one line end, not
+    two with a blank line between; the table reads as with '\\n', and an error names the file's own line."""
+    import gzip
+
+    from dpfed_core.data.long_table import load_long_table
+
+    text = table()
+    opts = dict(user_col="user", item_col="item", value_col="rating", entity_col="hospital", value_max=5,
+                entities_from_data=True)
+    want = load_long_table(text.encode(), filename="t.csv", **opts)
+    crcr = text.replace("\n", "\r\r\n").encode()
+    for src, name in ((crcr, "t.csv"), (gzip.compress(crcr), "t.csv.gz")):
+        ds = load_long_table(src, filename=name, **opts)
+        assert list(ds.user_ids) == list(want.user_ids) and (ds.X != want.X).nnz == 0 and ds.notes == want.notes
+    lines = text.splitlines()
+    lines[9] = lines[9].rsplit(",", 2)[0] + ",x," + lines[9].rsplit(",", 1)[1]
+    path = tmp_path / "crcr.csv"
+    path.write_bytes(("\r\r\n".join(lines) + "\r\r\n").encode())
+    said = "data row 9 (line 10): column 'rating' holds 'x' where a number was expected (1 such rows)"
+    err = cli_error(capsys, path)
+    assert err.startswith(f"error: {path}, {said}"), err
+    _, msg = page_errors(path.read_bytes())
+    assert f"table.csv, {said}" in msg.replace("\\", ""), msg
+
+
 def test_a_spreadsheets_separator_hint_line_is_no_header_and_lines_still_count_it(tmp_path, capsys):
     from dpfed_core.data.long_table import load_long_table
 

@@ -314,6 +314,15 @@ def _as_utf8(label: str, path: Path | None, data: bytes | None, compression: str
     return text.lstrip("\ufeff").encode("utf-8")
 
 
+def _one_line_end(path: Path | None, data: bytes | None, compression: str | None) -> bytes:
+    """The whole (decompressed) text with each ``\\r\\r\\n`` written as the ``\\r\\n`` it stands for: a CR LF
+    passed through a writer that adds its own CR. Read as it is, every such line is two line ends, a blank
+    line after each row, and the rows and lines an error names count twice the file's lines. Held in memory
+    whole, as a UTF-16 table re-encoded is."""
+    with _text_stream(path, data, compression) as f:
+        return f.read().replace(b"\r\r\n", b"\r\n")
+
+
 def read_table(
     source: Source,
     *,
@@ -426,6 +435,10 @@ def read_table(
         # UTF-16/32 text is full of NUL bytes and its separators are not single bytes: read as UTF-8
         data = _as_utf8(label, path, data, compression, wide)
         path, encoding, compression = None, "utf-8", None
+        head = text_head = data[:65536]
+    if b"\r\r\n" in text_head:
+        data = _one_line_end(path, data, compression)
+        path, compression = None, None
         head = text_head = data[:65536]
     if b"\x00" in text_head:
         even, odd = text_head[0::2], text_head[1::2]
