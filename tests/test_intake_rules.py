@@ -221,6 +221,34 @@ def test_a_missing_number_in_the_value_column_is_missing_and_an_id_spelt_na_is_a
     assert any("dropped 2 rows" in n and "missing number" in n for n in ds.notes), ds.notes
 
 
+def test_a_cell_is_missing_by_its_own_value_whether_told_once_per_value_or_per_row():
+    """The missing-cell rule is decided once per distinct value and read back by each row: every row gets
+    the answer of the rule applied to it alone, in a column of objects, of text or of categories."""
+    import re
+
+    import numpy as np
+
+    from dpfed_core.data.long_table import MISSING_NUMBER_WORDS
+    from dpfed_core.data.tables import _ONLY_INVISIBLE, _is_missing
+
+    texts = ["u1", "", " ", "\u200b", " \ufeff\u200b ", "\u200b x", "Zürich", "\u00a0", "NA", "nan", " NaN ", "u1"]
+    rows = [*texts, None, np.nan, 1, 1.0, True, 0, "0"] * 40
+
+    def alone(v, words) -> bool:
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return True
+        t = str(v).strip()
+        return t == "" or re.fullmatch(_ONLY_INVISIBLE, t) is not None or t.lower() in words
+
+    text_rows = [*texts, None] * 40
+    for words in (frozenset(), MISSING_NUMBER_WORDS):
+        for values, dtypes in ((rows, (object, "category")), (text_rows, (object, "str", "category"))):
+            want = [alone(v, words) for v in values]
+            for dtype in dtypes:
+                got = _is_missing(pd.Series(values, dtype=dtype, index=range(5, 5 + len(values))), words)
+                assert got.tolist() == want and list(got.index) == list(range(5, 5 + len(values))), (dtype, words)
+
+
 def test_whole_number_ids_of_a_parquet_float_column_match_the_declared_list(tmp_path):
     p = tmp_path / "t.parquet"
     pd.DataFrame({"user": [1.0, 2.0, 3.0, 4.0], "item": [10.0, 20.0, 10.0, 20.0],

@@ -932,23 +932,22 @@ _ONLY_INVISIBLE = f"[\\s{INVISIBLE}]*[{INVISIBLE}][\\s{INVISIBLE}]*"
 
 def _is_missing(s: pd.Series, words: frozenset[str] = frozenset()) -> pd.Series:
     """Missing (NA), blank, or one of ``words`` (compared stripped and in lower case: how a column of
-    numbers spells a missing one) — per row, a categorical column looked up once per category."""
+    numbers spells a missing one) — per row, each distinct value (a categorical's category) tested once."""
     def hit(values: pd.Series) -> np.ndarray:
         text = values.astype(str).str.strip()
-        found = text.eq("")
-        # a field of invisible characters (a zero-width space) shows as empty: it is no id
-        found |= text.str.fullmatch(_ONLY_INVISIBLE).fillna(False).astype(bool)
+        found = np.array(text.eq(""), dtype=bool)  # a copy of its own: marked below
+        # a field of invisible characters (a zero-width space) shows as empty: it is no id. Every invisible
+        # character is outside ASCII, so only the other values are matched against the pattern
+        odd = ~text.str.isascii().to_numpy(dtype=bool)
+        if odd.any():
+            found[odd] |= text[odd].str.fullmatch(_ONLY_INVISIBLE).fillna(False).to_numpy(dtype=bool)
         if words:
-            found |= text.str.lower().isin(words)
-        return np.asarray(found, dtype=bool)
+            found |= text.str.lower().isin(words).to_numpy(dtype=bool)
+        return found
 
     miss = s.isna()
-    if isinstance(s.dtype, pd.CategoricalDtype):
-        blank = hit(pd.Series(s.cat.categories))
-        if not blank.size:  # a column with no value at all has no categories to look codes up in
-            return miss
-        codes = s.cat.codes.to_numpy()
-        return miss | pd.Series((codes >= 0) & blank[np.maximum(codes, 0)], index=s.index)
-    if s.dtype == object or pd.api.types.is_string_dtype(s):
-        miss |= pd.Series(hit(s), index=s.index) & s.notna()
+    if isinstance(s.dtype, pd.CategoricalDtype) or s.dtype == object or pd.api.types.is_string_dtype(s):
+        # once per distinct value, read back by code: the pattern match costs per value, and a column of
+        # a million rows has a few thousand
+        miss |= pd.Series(per_value(s, hit), index=s.index)
     return miss
