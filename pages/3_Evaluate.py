@@ -77,11 +77,9 @@ if todo:
 
 df = dash.metrics_frame(docs)
 metrics = dash.metric_columns(df)
-# ---------------------------------------------------------------- headline verdict (on the metric the mode is judged by)
+# ---------------------------------------------------------------- headline verdict (MAR first)
 metric_keys = dash.metric_columns(dash.metrics_frame(docs))
-# the metric the run's mode is judged by (test RMSE in observed mode), as the CLI and the report state it
-judged_by = dash.verdict_metric(cfg.mode)
-head_metric = st.radio("Verdict on", metric_keys, index=metric_keys.index(judged_by) if judged_by in metric_keys else 0,
+head_metric = st.radio("Verdict on", metric_keys, index=metric_keys.index("mar") if "mar" in metric_keys else 0,
                        horizontal=True, key="eval_verdict_metric",
                        format_func=lambda m: dash.METRIC_SHORT.get(m, m))
 ui.remember("eval_verdict_metric")
@@ -121,7 +119,7 @@ st.caption("Privacy models differ: a method's ε is comparable with ours only wh
            "says user-level DP. MAR: 0 = the hidden items are ranked first, 0.5 = random order. "
            f"Federated run: {dash.guarantee_text(r['doc']).replace('**', '')}")
 
-metric = st.selectbox("Metric", metrics, index=metrics.index(judged_by) if judged_by in metrics else 0,
+metric = st.selectbox("Metric", metrics, index=metrics.index("mar") if "mar" in metrics else 0,
                       format_func=lambda m: dash.METRIC_LABELS.get(m, m), key="eval_metric")
 st.plotly_chart(plots.metric_bars(df, metric, title=f"{dash.METRIC_SHORT.get(metric, metric)} per entity "
                                   f"({dash.better_word(metric)})", metric_label=dash.METRIC_SHORT.get(metric, metric)),

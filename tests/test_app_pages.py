@@ -160,21 +160,6 @@ def test_evaluate_matches_engine(federated, clinic):
     assert at.get("download_button"), "a CSV download"
 
 
-def test_evaluate_judges_an_observed_mode_run_by_test_rmse_first():
-    """The verdict's metric starts at the one the run's mode is judged by — test RMSE in observed mode, as
-    the CLI's verdict and the report state it — and the reader can switch it."""
-    at = app().run()
-    at.switch_page("pages/2_Federate.py").run()
-    at.toggle(key="fed_simulation").set_value(True).run()
-    at.selectbox(key="fed_mode").set_value("observed").run()
-    at.button(key="fed_run").click().run()
-    assert_clean(at)
-    at.switch_page("pages/3_Evaluate.py").run()
-    assert_clean(at)
-    assert at.radio(key="eval_verdict_metric").value == "test_rmse"
-    assert at.selectbox(key="eval_metric").value == "test_rmse"
-
-
 def test_recommend_matches_engine(federated, clinic):
     at = federated
     at.switch_page("pages/4_Recommend.py").run()

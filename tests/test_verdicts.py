@@ -577,33 +577,3 @@ def test_the_sweep_table_counts_only_the_seeds_with_a_value_and_warns_nothing_wh
         rows = {r["epsilon"]: r for r in ex.sweep_table(doc) if r["method"] == "dp"}
     assert rows[1.0]["n"] == 2 and rows[1.0]["mean"] == pytest.approx(0.25)
     assert rows[3.0]["n"] == 0 and math.isnan(rows[3.0]["mean"]) and math.isnan(rows[3.0]["sd"])
-
-
-# ------------------------------------------------------------------------------ the metric a mode is judged by
-@pytest.mark.parametrize("mode, judged", [("zero", "MAR, zero mode"), ("observed", "test RMSE, observed mode")])
-def test_a_runs_verdict_is_stated_on_the_metric_its_mode_is_judged_by_in_the_cli_and_the_report(
-        mode, judged, capsys, tmp_path):
-    """An observed-mode model fits the values of the entries it observed and is not trained to rank; the run's
-    own note says to compare RMSE there. The CLI's verdict and the report's state it on test RMSE then, on
-    MAR in zero mode — the Evaluate page's default, by the same function."""
-    from dpfed_core.cli.main import main
-    from dpfed_core.config import RunConfig
-    from dpfed_core.data.loaders import load_data
-    from dpfed_core.evaluation.experiments import make_split, run_method
-    from dpfed_core.reporting.report import build_report
-
-    assert vd.verdict_metric(mode) == ("test_rmse" if mode == "observed" else "mar")
-    rc = main(["run", "--data", "sample:clinic", "--method", "dp-cooccurrence", "--mode", mode, "--simulation",
-               "--compare", "local", "--store", str(tmp_path / "s.sqlite3")])
-    out = capsys.readouterr().out
-    assert rc == 0
-    (line,) = [ln for ln in out.splitlines() if ln.startswith("verdict: ")]
-    assert f"({judged};" in line, line
-    ds = load_data("sample:clinic")
-    cfg = RunConfig(method="dp-cooccurrence", mode=mode, simulation=True)
-    split = make_split(ds, cfg)
-    doc = run_method(ds, cfg, split)[0]
-    local = run_method(ds, cfg.replace(method="local"), split)[0]
-    html = build_report(doc, comparison={"local": local}, dataset=ds, include_plotlyjs=False)
-    verdict = html.split("<b>Verdict.</b>", 1)[1].split("</p>", 1)[0]
-    assert f"({judged};" in verdict, verdict

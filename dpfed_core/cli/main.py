@@ -294,13 +294,12 @@ def cmd_run(args) -> int:
     if ranking:
         print(f"note: {ranking}")
     _print_trust_note(config.method, config.aggregation, [config.method, *outcome.comparison])
-    from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, entity_verdict, verdict_metric, verdict_sentence
+    from dpfed_core.evaluation.verdicts import VERDICT_BASELINES, entity_verdict, verdict_sentence
 
     if any(b in outcome.comparison for b in VERDICT_BASELINES) and config.method not in VERDICT_BASELINES:
-        # the sentence the dashboard's Evaluate page and the report show (evaluation/verdicts.py), on the
-        # metric the run's mode is judged by
+        # the sentence the dashboard's Evaluate page and the report show (evaluation/verdicts.py)
         print("verdict: " + verdict_sentence(entity_verdict({config.method: doc, **outcome.comparison},
-                                                            config.method, verdict_metric(config.mode))))
+                                                            config.method, "mar")))
     if outcome.odometer.get("store"):
         print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))
     else:

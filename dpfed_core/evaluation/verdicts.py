@@ -25,14 +25,6 @@ from dpfed_core.evaluation.experiments import LOWER_IS_BETTER, crossing_report
 #: The reference every verdict is stated against, and the one shown beside it.
 REFERENCE = "local"
 VERDICT_BASELINES: tuple[str, ...] = ("local", "individual")
-
-
-def verdict_metric(mode: str) -> str:
-    """The metric a run's verdict is stated on unless the reader picks another: MAR in zero mode (its models
-    rank which items a user chose), test RMSE in observed mode (its models fit the values of the entries
-    they observed and are not trained to rank: a ranking verdict there would judge what the run did not
-    try to do, and the run's own note says to compare RMSE in that mode)."""
-    return "test_rmse" if mode == "observed" else "mar"
 #: How each baseline reads in a sentence.
 BASELINE_NAMES = {
     "local": "each entity alone (own model + own popularity)",

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from dpfed_core import __version__
 from dpfed_core.evaluation.verdicts import (VERDICT_BASELINES, crossing_epsilon, crossing_lines, entity_verdict,
-                                            unproved_sweep_text, verdict_metric, verdict_sentence)
+                                            unproved_sweep_text, verdict_sentence)
 from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
 from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME, trust_model_text
 from dpfed_core.reporting.report_figures import _layout, _method_color, audit_epsilon_figure, audit_roc_figure
@@ -814,11 +814,9 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, pub
         body += ("<p class='muted small'>No comparison methods in the run document; run with "
                  "<code>--compare central,individual,random-v,popularity</code> to include them.</p>")
     main = next(iter(docs))
-    judged_by = verdict_metric((run.get("config") or {}).get("mode", "zero"))
-    if any(b in docs for b in VERDICT_BASELINES) and main not in VERDICT_BASELINES and judged_by in metrics:
-        # the sentence the dashboard's Evaluate page and the CLI's run --compare print, on the metric the
-        # run's mode is judged by
-        body += f"<p><b>Verdict.</b> {_esc(verdict_sentence(entity_verdict(docs, main, judged_by)))}</p>"
+    if any(b in docs for b in VERDICT_BASELINES) and main not in VERDICT_BASELINES and "mar" in metrics:
+        # the sentence the dashboard's Evaluate page and the CLI's run --compare print
+        body += f"<p><b>Verdict.</b> {_esc(verdict_sentence(entity_verdict(docs, main, 'mar')))}</p>"
     counts = [("n_users", "users"), ("n_test_users", "test users")]
     body += "<h3>Per entity — " + _esc(main) + "</h3>" + html_table(
         run.get("entities") or [], [("name", "entity")] + counts

@@ -27,7 +27,7 @@ from dpfed_core.evaluation.verdicts import (BASELINE_NAMES, METRIC_SHORT, REFERE
                                             VERDICT_BASELINES, better_word, compare_one, crossing,
                                             crossing_epsilon, crossing_lines, entity_verdict, format_epsilon, is_defined, pays_from_sentence, sweep_entity_verdict,
                                             sweep_verdict_sentence, unproved_sweep_text, verdict_sentence,
-                                            verdict_metric, verdict_word)
+                                            verdict_word)
 from dpfed_core.federation.protocol import user_row
 from dpfed_core.methods import MethodResult
 from dpfed_core.privacy.noise import SIMULATION_LABEL  # noqa: F401
