@@ -182,7 +182,8 @@ def test_a_sweep_killed_outright_has_its_never_started_points_given_back_by_the_
                    key=lambda r: r["id"])
     assert [r["status"] for r in first] == ["failed", "failed"] + ["withdrawn"] * 4, [r["status"] for r in first]
     assert all("not started before its process was killed" in r["note"] for r in first[2:])
-    assert all("killed before settling it" in r["note"] for r in first[:2])
+    assert all("its process ended before settling it" in r["note"] for r in first[:2])
+    assert any("gave back 4 releases that a killed sweep had reserved" in n for n in out.doc["notes"])
     kept = {}
     for r in odo.releases(clinic):
         if r["status"] != "withdrawn" and r["method"] == "dp-gaussian":
@@ -193,29 +194,69 @@ def test_a_sweep_killed_outright_has_its_never_started_points_given_back_by_the_
         assert not con.execute("SELECT name FROM meta WHERE name LIKE 'progress:%'").fetchall()
 
 
-@pytest.mark.parametrize("owner", ["this process, still running", "another machine", "another PID namespace"])
-def test_progress_of_a_process_that_may_still_run_is_left_as_it_is(tmp_path, clinic, owner):
+@pytest.mark.parametrize("owner", ["this process, still running", "another machine", "another PID namespace",
+                                   "another user", "a process /proc will not show", "a row of another version"])
+def test_progress_of_a_process_that_may_still_run_is_left_as_it_is(tmp_path, clinic, owner, monkeypatch):
     """Only a process provably gone has its points given back: a live one (this test), one recorded on
-    another host or in another PID namespace (its PID means nothing here) keeps every point reserved."""
+    another host, in another PID namespace (its PID means nothing here) or by another user (a hidepid mount
+    hides another user's processes), one whose /proc entry refuses the read, and a row this code did not
+    write keep every point reserved."""
+    from pathlib import Path as _Path
+
     store = tmp_path / "alive.sqlite3"
     odo = BudgetOdometer(store)
     plans = [PlannedRelease("sweep point", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names},
                             seed=s) for s in range(3)]
     res = odo.reserve(clinic, plans)
     res.track()
+    gone_pid = 2 ** 22 + 7  # no such process here
     if owner != "this process, still running":
         with Store(store).write() as con:
             name, value = con.execute("SELECT name, value FROM meta WHERE name LIKE 'progress:%'").fetchone()
             progress = json.loads(value)
-            progress["owner"]["host" if owner == "another machine" else "pidns"] += "-elsewhere"
-            progress["owner"]["pid"] = 2 ** 22 + 7  # no such process here
+            progress["owner"]["pid"] = gone_pid
+            if owner == "another machine":
+                progress["owner"]["host"] += "-elsewhere"
+            elif owner == "another PID namespace":
+                progress["owner"]["pidns"] += "-elsewhere"
+            elif owner == "another user":
+                progress["owner"]["uid"] += 1
+            elif owner == "a row of another version":
+                progress["version"] += 1
             con.execute("UPDATE meta SET value = ? WHERE name = ?", (json.dumps(progress), name))
+    if owner == "a process /proc will not show":
+        read = _Path.read_text
+
+        def refused(self, *a, **k):
+            if str(self) == f"/proc/{gone_pid}/stat":
+                raise PermissionError(13, "Permission denied", str(self))
+            return read(self, *a, **k)
+
+        monkeypatch.setattr(_Path, "read_text", refused)
     odo.reserve(clinic, plans[:1])  # the next charge looks for killed processes' progress
+    assert odo.recovered == []
     rows = [r for r in odo.releases(clinic) if r["operation"] == res.operation]
     assert [r["status"] for r in rows] == ["reserved"] * 3
     res.untrack()
     with Store(store).read() as con:
         assert not con.execute("SELECT name FROM meta WHERE name LIKE 'progress:%'").fetchall()
+
+
+@pytest.mark.parametrize("row", ["null", "[]", '"x"', '{"version": 1, "owner": "me", "finished": 0, "ids": [[1]]}',
+                                 '{"version": 1, "owner": {}, "finished": "one", "ids": [[1]]}',
+                                 '{"version": 1, "owner": {}, "finished": 0, "ids": [1, 2]}', "{not json"])
+def test_a_damaged_progress_row_never_stops_a_charge_and_gives_nothing_back(tmp_path, clinic, row):
+    """A progress row this code did not write (damaged, edited, of another shape) proves nothing: every later
+    charge goes on, and the releases it names stay as they are."""
+    store = tmp_path / "damaged.sqlite3"
+    odo = BudgetOdometer(store)
+    plan = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names})
+    first = odo.reserve(clinic, [plan])
+    with Store(store).write() as con:
+        con.execute("INSERT INTO meta (name, value) VALUES (?, ?)", ("progress:" + first.operation, row))
+    odo.reserve(clinic, [plan])
+    assert odo.recovered == []
+    assert [r["status"] for r in odo.releases(clinic)] == ["reserved", "reserved"]
 
 
 def test_cli_resume_of_a_complete_sweep_is_refused_and_not_charged(tmp_path, capsys):

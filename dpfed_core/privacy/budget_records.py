@@ -10,9 +10,11 @@ its own releases' status through the odometer's store).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
+import sqlite3
 import weakref
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
@@ -21,7 +23,7 @@ import numpy as np
 
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import DpfedError
-from dpfed_core.privacy.store import actor, now_iso, process_identity
+from dpfed_core.privacy.store import StoreError, actor, now_iso, process_gone, process_identity
 
 #: Relative slack of the cap comparison (floating-point sums of ε shares).
 CAP_REL_TOL = 1e-9
@@ -305,23 +307,27 @@ class Reservation:
         if owner is None:
             return
         per_plan = [[rid, *self.extra_of.get(i, ())] for i, rid in enumerate(self.release_ids)]
-        self._progress = {"owner": owner, "finished": 0, "ids": per_plan}
+        self._progress = {"version": PROGRESS_VERSION, "owner": owner, "finished": 0, "ids": per_plan}
         self._write_progress()
 
     def note_finished(self, points: int | None) -> None:
         """``points`` releases (the first ones, in the plans' order) are finished; None: which are is in
-        doubt, and a killed process's releases are then all left charged."""
+        doubt, and a killed process's releases are then all left charged. Written before the next release
+        starts; a write that fails raises (the computation must stop): a count left behind the releases
+        computed since would give back one that drew."""
         if self._progress is None or self._progress["finished"] is None:
             return
         self._progress["finished"] = None if points is None else int(points)
         self._write_progress()
 
     def untrack(self) -> None:
-        """The computation ended in this process (settled, failed or withdrawn here): nothing to recover."""
+        """The computation ended in this process (settled, failed or withdrawn here): nothing to recover. A
+        store that refuses the delete keeps the row, which then gives nothing back: its releases are no
+        longer reserved (:func:`recover_killed` touches only those)."""
         if self._progress is None:
             return
         self._progress = None
-        with self.odometer.store.write() as con:
+        with contextlib.suppress(StoreError), self.odometer.store.write() as con:
             con.execute("DELETE FROM meta WHERE name = ?", (PROGRESS_PREFIX + self.operation,))
 
     def _write_progress(self) -> None:
@@ -330,11 +336,13 @@ class Reservation:
                         (PROGRESS_PREFIX + self.operation, json.dumps(self._progress)))
 
 
-#: Name prefix of a meta row holding a running computation's progress (:meth:`Reservation.track`).
+#: Name prefix of a meta row holding a running computation's progress (:meth:`Reservation.track`), and
+#: the version of its format: a row of another version is read as no proof and left as it is.
 PROGRESS_PREFIX = "progress:"
+PROGRESS_VERSION = 1
 
 
-def mark_reserved(con, rids: Sequence[int], status: str, evidence: str) -> None:
+def mark_reserved(con: sqlite3.Connection, rids: Sequence[int], status: str, evidence: str) -> None:
     """Releases ``rids`` that are still reserved get ``status`` (withdrawn: charged nothing; failed:
     charged), ``evidence`` added to their note and who settled them. A release settled meanwhile is left."""
     t, who = now_iso(), actor()
@@ -344,33 +352,52 @@ def mark_reserved(con, rids: Sequence[int], status: str, evidence: str) -> None:
                     [(status, t, who, evidence, evidence, rid) for rid in rids])
 
 
-def recover_killed(con) -> list[int]:
+def recover_killed(con: sqlite3.Connection) -> list[int]:
     """Settle what processes killed outright left reserved (inside the caller's write transaction): for
     each progress row (:meth:`Reservation.track`) whose process provably runs no more
     (:func:`~dpfed_core.privacy.store.process_gone`), every release after the one it was computing when
     it ended — the one after its last finished — never started, drew no noise and released nothing: it
-    is withdrawn; the rest stay charged (status failed). Returns the ids withdrawn."""
-    from dpfed_core.privacy.store import process_gone
-
+    is withdrawn; the rest stay charged (status failed). Only releases of the row's own operation that
+    are still reserved are touched; a row of another shape or version proves nothing and is left, so a
+    damaged row never stops a charge. Returns the ids withdrawn."""
     given: list[int] = []
     for name, value in con.execute("SELECT name, value FROM meta WHERE name LIKE ?",
                                    (PROGRESS_PREFIX + "%",)).fetchall():
         try:
-            progress = json.loads(value)
-        except ValueError:
+            plan_ids, finished = _progress_of_gone(value)
+        except (ValueError, TypeError, KeyError):
+            continue  # not a row this code wrote: no proof, the releases stay as they are
+        if plan_ids is None:
             continue
-        if not process_gone(progress.get("owner")):
-            continue
-        per_plan, finished = progress.get("ids", []), progress.get("finished")
+        own = {int(r) for (r,) in con.execute("SELECT id FROM releases WHERE operation = ?",
+                                               (name[len(PROGRESS_PREFIX):],))}
         # the release it was computing (the one after the last finished) may have drawn: it stays charged
-        unstarted = [] if finished is None else [int(r) for ids in per_plan[int(finished) + 1:] for r in ids]
+        unstarted = [] if finished is None else [r for ids in plan_ids[finished + 1:] for r in ids if r in own]
         mark_reserved(con, unstarted, "withdrawn", "withdrawn: not started before its process was killed "
                                                    "(the process ran no more; its progress was kept in the store)")
-        mark_reserved(con, [int(r) for ids in per_plan for r in ids], "failed",
-                      "its process was killed before settling it: charged as reserved")
+        mark_reserved(con, [r for ids in plan_ids for r in ids if r in own], "failed",
+                      "its process ended before settling it (killed, or its last store write failed): charged "
+                      "as reserved")
         con.execute("DELETE FROM meta WHERE name = ?", (name,))
         given.extend(unstarted)
     return given
+
+
+def _progress_of_gone(value: str) -> tuple[list[list[int]] | None, int | None]:
+    """``(release ids per plan, finished count or None)`` of a progress row whose process provably runs
+    no more; ``(None, None)`` while it may still run. Raises ValueError, TypeError or KeyError for a row
+    of another shape or version."""
+    progress = json.loads(value)
+    if not isinstance(progress, dict) or progress.get("version") != PROGRESS_VERSION:
+        raise ValueError("not a progress row of this version")
+    finished = progress["finished"]
+    if finished is not None and (type(finished) is not int or finished < 0):
+        raise ValueError("finished is not a count")
+    plan_ids = progress["ids"]
+    if not isinstance(plan_ids, list) or not all(
+            isinstance(ids, list) and all(type(r) is int for r in ids) for ids in plan_ids):
+        raise TypeError("ids are not lists of release ids")
+    return (plan_ids, finished) if process_gone(progress["owner"]) else (None, None)
 
 
 def mapped_charge_rows(rid: int, charges: Mapping[str, tuple], entity_map: Mapping[str, Sequence[str]] | None

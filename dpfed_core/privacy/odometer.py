@@ -123,6 +123,8 @@ class BudgetOdometer:
         self.store = store if isinstance(store, Store) else Store(store)
         # identities of datasets a read-only store could not register (matched in memory)
         self._transient: dict[str, Identity] = {}
+        #: ids of releases the last charge found reserved by a killed process's sweep and gave back
+        self.recovered: list[int] = []
 
     @property
     def path(self):
@@ -711,7 +713,8 @@ class BudgetOdometer:
                 dref = cap_now[1] if math.isfinite(cap_now[0]) and cap_now[1] > 0 else REFERENCE_DELTA
                 batch_pld_epsilon(rhos, dref / 2)
         with self.store.write() as con:  # committed alone: a refusal below must not undo it
-            recover_killed(con)  # a killed sweep's never-started points no longer count against the cap
+            # a killed sweep's never-started points no longer count against the cap
+            self.recovered = recover_killed(con)
         with self.store.write() as con:
             found = self._upsert_dataset(con, key, dataset, secret)
             ident = self._identity(con, key)

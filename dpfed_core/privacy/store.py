@@ -188,44 +188,58 @@ def actor() -> str:
 
 def process_identity() -> dict | None:
     """This process as a later process on the same machine can tell whether it still runs: host, boot,
-    PID namespace, PID and the process's start time in clock ticks since boot (Linux ``/proc``). None
-    where ``/proc`` cannot say it: such a process is never taken for gone (:func:`process_gone`)."""
+    PID namespace, user, PID and the process's start time in clock ticks since boot (Linux ``/proc``).
+    None where ``/proc`` cannot say it — no ``/proc``, or one of another PID namespace (a sandbox that
+    did not mount its own), whose PIDs are not this process's: such a process is never taken for gone
+    (:func:`process_gone`)."""
     import socket
 
     try:
+        if os.readlink("/proc/self") != str(os.getpid()):
+            return None
         boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
         pidns = os.readlink("/proc/self/ns/pid")
-        start = _start_ticks(os.getpid())
+        start = _start_ticks(Path("/proc/self/stat").read_text(encoding="ascii", errors="replace"))
     except OSError:
         return None
     if start is None:
         return None
-    return {"host": socket.gethostname(), "boot": boot, "pidns": pidns, "pid": os.getpid(), "start": start}
+    return {"host": socket.gethostname(), "boot": boot, "pidns": pidns, "uid": os.getuid(), "pid": os.getpid(),
+            "start": start}
 
 
-def _start_ticks(pid: int) -> int | None:
-    """Field 22 of ``/proc/PID/stat`` (start time after boot), None when no such process is visible."""
-    try:
-        stat = Path(f"/proc/{int(pid)}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
+def _start_ticks(stat: str) -> int | None:
+    """Field 22 of a ``/proc/PID/stat`` line (the start time after boot), None when it cannot be read."""
     # the command name (field 2) may hold spaces and parentheses: the fields after it follow its last ')'
     fields = stat.rsplit(")", 1)[-1].split()
     return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
 
 
-def process_gone(owner: dict | None) -> bool:
-    """True only when ``owner`` (a :func:`process_identity`) provably runs no more: recorded on this
-    host, in this boot and this PID namespace — where a PID names one process — and no process of that
-    PID started at that time is there now (it ended; its PID may since name another process). Any
-    doubt — another machine, a reboot, a container of its own, no ``/proc`` — is False: the caller
-    then leaves what that process holds as it is."""
+#: The keys and types of a :func:`process_identity`: anything else is no proof of anything.
+_IDENTITY_TYPES = {"host": str, "boot": str, "pidns": str, "uid": int, "pid": int, "start": int}
+
+
+def process_gone(owner: object) -> bool:
+    """True only when ``owner`` (a :func:`process_identity`) provably runs no more: recorded by this
+    user, on this host, in this boot and this PID namespace — where a PID names one process and no
+    ``hidepid`` mount hides a process of one's own user — and there is no process of that PID now, or one
+    that started at another time (it ended; its PID names another process since). Any doubt — another
+    machine or user, a reboot, a container of its own, no ``/proc``, a ``/proc`` that refuses the read,
+    an identity of another shape — is False: the caller then leaves what that process holds as it is."""
+    if not isinstance(owner, dict) or set(owner) != set(_IDENTITY_TYPES) or not all(
+            type(owner[k]) is t for k, t in _IDENTITY_TYPES.items()) or owner["pid"] <= 0:
+        return False
     me = process_identity()
-    if not owner or me is None:
+    if me is None or any(owner[k] != me[k] for k in ("host", "boot", "pidns", "uid")):
         return False
-    if any(owner.get(k) != me[k] for k in ("host", "boot", "pidns")):
+    try:
+        stat = Path(f"/proc/{owner['pid']}/stat").read_text(encoding="ascii", errors="replace")
+    except (FileNotFoundError, ProcessLookupError):
+        return True  # no such process: of this user, no mount option hides it
+    except OSError:
         return False
-    return _start_ticks(int(owner.get("pid", -1))) != owner.get("start")
+    start = _start_ticks(stat)
+    return start is not None and start != owner["start"]
 
 
 def now_iso() -> str:
