@@ -24,9 +24,15 @@ cfg, result = r["config"], r["result"]
 split = dash.split_for(ds, cfg)  # the engine's split of this run (seeded by the config)
 
 c1, c2, c3, c4 = st.columns([2, 2, 2, 1])
-ui.widget_default("rec_entity", ds.entity_names[0])
+# a declared entity may have no users: the page opens on the first that has some
+sizes = [sl.stop - sl.start for sl in ds.entity_slices()]
+ui.widget_default("rec_entity", next((e for e, n in zip(ds.entity_names, sizes) if n), ds.entity_names[0]))
 entity = c1.selectbox("Entity", ds.entity_names, key="rec_entity")
 users = dash.entity_users(ds, entity, split.test_users)
+if not users:
+    st.info(f"Entity {dash.escape_md(entity)} is declared but has no {units} in the data: there is no one to "
+            "recommend to. Choose another entity.", icon=":material/info:")
+    st.stop()
 picked = c2.selectbox(f"{unit.capitalize()} ({len(users)}; test {units} first)", users, key=f"rec_user_{entity}")
 typed = c3.text_input(f"or type a {unit} id", key="rec_typed", placeholder="e.g. " + str(users[0]))
 n = c4.number_input("Top-N", 1, 50, 10, key="rec_n")

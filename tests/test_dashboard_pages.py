@@ -186,3 +186,35 @@ def test_automatic_k_explained_where_k_is_set():
     assert "is a **maximum**" in text and "k_eff" in text
     # the planned stages carry the ledger's names
     assert "recovery: sums" in text
+
+
+def test_recommend_opens_on_an_entity_with_users_and_says_a_declared_one_without_has_none():
+    """A declared entity without users (an empty hospital of the federation) has no one to recommend to:
+    the page opens on the first entity that has users and, on the empty one, says so instead of failing."""
+    from dataclasses import replace
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    g = np.random.default_rng(0)
+    X = sp.csr_matrix((g.random((60, 12)) < 0.4).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["b", "c"], 30), value_kind="counts", value_max=1.0,
+                                     name="with an empty entity", entities=["a", "b", "c"])
+    ds = replace(ds, item_source="declared")
+    assert ds.entity_names[0] == "a" and ds.entity_slices()[0].stop == ds.entity_slices()[0].start
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.session_state["dataset"] = ds
+    at.run()
+    at.switch_page("pages/2_Federate.py").run()
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.selectbox(key="fed_method").set_value("local").run()
+    at.button(key="fed_run").click().run()
+    clean(at)
+    at.switch_page("pages/4_Recommend.py").run()
+    clean(at)
+    assert at.selectbox(key="rec_entity").value == "b"
+    at.selectbox(key="rec_entity").set_value("a").run()
+    clean(at)
+    assert any("is declared but has no" in i.value and "Choose another entity" in i.value for i in at.info)
