@@ -54,7 +54,8 @@ sizes = {name: int(sl.stop - sl.start) for name, sl in zip(ds.entity_names, ds.e
 if st.session_state.get("audit_entity") not in ds.entity_names:  # data changed since last visit
     st.session_state.pop("audit_entity", None)
     ui.forget("audit_entity")
-ui.widget_default("audit_entity", ds.entity_names[0])
+# a declared entity may have no users: the page opens on the first whose real users can be audited
+ui.widget_default("audit_entity", next((e for e in ds.entity_names if sizes[e] >= 2), ds.entity_names[0]))
 ui.widget_default("audit_methods", default_methods)
 ui.widget_default("audit_grid", own_grid)
 ui.widget_default("audit_targets", ["synthetic", "outlier"])
@@ -104,6 +105,11 @@ if not methods:
 specs = list(targets) + ([f"user:{user_text.strip()}"] if user_text.strip() else [])
 if not specs:
     errors.append("Choose at least one target user.")
+if sizes[entity] < 2 and any(s != "synthetic" for s in specs):
+    # the box above shows the entity's size already: said here, before the button charges anything
+    errors.append(f"“Target users”: auditing a real user (the outlier, typical or a specific user) needs an entity "
+                  f"with at least 2 users, and {dash.escape_md(entity)} has {sizes[entity]}: audit its synthetic "
+                  "target only, or choose another entity.")
 n_jobs = sum(len(grid) if m in private_methods else 1 for m in methods) * len(specs)
 proto_params = dict(base.prototype_params or {}) if base.method in private_methods else {}
 st.caption(

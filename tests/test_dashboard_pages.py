@@ -218,3 +218,33 @@ def test_recommend_opens_on_an_entity_with_users_and_says_a_declared_one_without
     at.selectbox(key="rec_entity").set_value("a").run()
     clean(at)
     assert any("is declared but has no" in i.value and "Choose another entity" in i.value for i in at.info)
+
+
+def test_the_audit_page_refuses_a_real_target_of_an_entity_without_users_before_anything_is_charged():
+    """The entity box shows each entity's size; an entity of fewer than 2 users cannot have a real user
+    audited, and the page says so with the button disabled — nothing is charged for a refusal — and it
+    opens on an entity whose users can be audited."""
+    from dataclasses import replace
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    g = np.random.default_rng(0)
+    X = sp.csr_matrix((g.random((60, 12)) < 0.4).astype(float))
+    ds = replace(FederatedDataset.from_parts(X, np.repeat(["b", "c"], 30), value_kind="counts", value_max=1.0,
+                                             name="with an empty entity", entities=["a", "b", "c"]),
+                 item_source="declared")
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.session_state["dataset"] = ds
+    at.run()
+    at.switch_page("pages/7_Privacy_audit.py").run()
+    clean(at)
+    assert at.selectbox(key="audit_entity").value == "b"
+    at.selectbox(key="audit_entity").set_value("a").run()
+    clean(at)
+    assert any("needs an entity with at least 2 users, and a has 0" in e.value for e in at.error)
+    assert at.button(key="audit_run").disabled
+    at.multiselect(key="audit_targets").set_value(["synthetic"]).run()
+    assert not any("at least 2 users" in e.value for e in at.error)
