@@ -274,3 +274,65 @@ def test_random_v_fits_each_users_row_on_the_drawn_items_with_the_runs_ridge():
     sl = ds.entity_slices()[1]
     np.testing.assert_allclose(res.U[sl], fit_rows_given(ds.X.tocsr()[sl], res.V, 0.7, cfg.mode))
     assert not np.allclose(res.U[sl], fit_rows_given(ds.X.tocsr()[sl], res.V, 0.0, cfg.mode))
+
+
+#: The public bounds a site's policy checks (``value_bounds``) that a method may take as parameters.
+PUBLIC_BOUND_PARAMS = ("row_norm", "value_min")
+
+
+def _bounds_a_release_applies(method, X: sp.csr_matrix) -> dict[str, float]:
+    """The bounds one release of ``X`` actually applied, read from the release itself: a prototype method's
+    row scaling (its Λ) and the smallest entry left after its clipping (its value_min, ``X`` holding entries
+    below it); a summable method's ℓ2 sensitivity its ledger row states for the rows it summed (its Λ)."""
+    from dpfed_core.federation.protocol import release_entity
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    seen: dict[str, float] = {}
+    rng = np.random.default_rng(3)
+    if hasattr(method, "release"):
+        scale, preprocess = method._scale_rows, method._preprocess
+
+        def scale_rows(Xc, lam):
+            seen.setdefault("row_norm", float(lam))
+            assert seen["row_norm"] == float(lam), "one release scales rows by one bound"
+            return scale(Xc, lam)
+
+        def clipped(X_):
+            Xc, Xs = preprocess(X_)
+            seen["value_min"] = min(seen.get("value_min", 0.0), float(Xc.data.min()))
+            return Xc, Xs
+
+        method._scale_rows, method._preprocess = scale_rows, clipped
+        release_entity(method, X, rng, "e0", method.epsilon, method.delta)
+    else:
+        ledger = PrivacyLedger(method.epsilon, method.delta)
+        method.share(X, rng, ledger.for_entity("e0"), 3, stage=method.stages[0], public={})
+        seen["row_norm"] = max(float(r.sensitivity) for r in ledger.rows)
+    return seen
+
+
+@pytest.mark.parametrize("given", [{}, {"row_norm": 3.0, "value_min": -1.0}], ids=["defaults", "given"])
+@pytest.mark.parametrize("name", federated_method_names())
+def test_a_methods_public_bounds_are_the_bounds_its_release_applies(name, given):
+    """What a site checks before it accepts a run — the method's ``public_bounds``, derived from public inputs
+    only (its parameters, the value bound, the catalogue's size) — is what its release clips and scales rows
+    with, defaults included, so the two cannot drift. A method that takes a bound parameter states it; one
+    whose catalogue size is unknown states its default at its largest (Λ∞·√64 for dp-gaussian)."""
+    from dpfed_core.federation.protocol import build_method, method_class
+
+    takes = {p.name for p in method_class(name).parameters} & set(PUBLIC_BOUND_PARAMS)
+    cfg = _config(name, epsilon=1.0, method_params={k: v for k, v in given.items() if k in takes})
+    m = 9
+    method = build_method(cfg, 5.0)
+    bounds = method.public_bounds(m)
+    assert takes <= set(bounds) and set(bounds) <= set(PUBLIC_BOUND_PARAMS), (name, bounds)
+    if not bounds:
+        return
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix(rng.integers(-3, 9, size=(40, m)).astype(float) * (rng.random((40, m)) < 0.6))
+    assert _bounds_a_release_applies(method, X) == pytest.approx(bounds), name
+    if "row_norm" not in given and "value_min" in takes:  # the default grows with the catalogue: at its largest
+        assert method.public_bounds(None)["row_norm"] == pytest.approx(5.0 * 8)
+    for k, v in given.items():
+        if k in takes:
+            assert bounds[k] == v

@@ -24,29 +24,16 @@ def prototype_method(config, value_max: float):
     return method
 
 
-#: A catalogue size beyond every cap of a default bound that grows with it (Λ∞·√min(m, 64)): the size to
-#: derive such a default at when the catalogue's size is not known yet, so that it is taken at its largest.
-UNKNOWN_CATALOGUE_SIZE = 2**31 - 1
-
-
 def public_bounds(config, value_max: float, n_items: int | None = None) -> dict[str, float]:
     """The public bounds ``config``'s method clips and scales a site's rows with (``row_norm``,
-    ``value_min``), as the method itself derives them: the run's own values, or the method's defaults
-    from public inputs only — the value bound Λ∞ and the size ``n_items`` of the catalogue its release
-    reads (None: not known yet; a default that grows with it is taken at its largest). A bound the method
-    does not use is absent."""
-    import scipy.sparse as sp
-
+    ``value_min``), as the method itself derives them (its :meth:`public_bounds`): the run's own values,
+    or the method's defaults from public inputs only — the value bound Λ∞ and the size ``n_items`` of
+    the catalogue its release reads (None: not known yet; a default that grows with it is taken at its
+    largest, :data:`~dpfed_core.federation.prototypes.UNKNOWN_CATALOGUE_SIZE`). A bound the method does
+    not use is absent; a method without the public method (a plug-in's own class) states none."""
     method = build_method(config, value_max)
-    out: dict[str, float] = {}
-    if callable(getattr(method, "_bounds", None)):
-        # a DP prototype method: its (value_min, value_max, Λ, s) read the catalogue's shape only, never values
-        m = UNKNOWN_CATALOGUE_SIZE if n_items is None else max(int(n_items), 1)
-        value_min, _vmax, row_norm, _support = method._bounds(sp.csr_matrix((0, m)))
-        out.update(value_min=float(value_min), row_norm=float(row_norm))
-    elif callable(getattr(method, "_bound", None)):  # a summable method's ℓ2 bound of one user's row
-        out["row_norm"] = float(method._bound())
-    return out
+    bounds = getattr(method, "public_bounds", None)
+    return {} if not callable(bounds) else {k: float(v) for k, v in bounds(n_items).items()}
 
 
 def prototype_method_is_private(config) -> bool:

@@ -77,7 +77,8 @@ from dpfed_core.federation.prototype_mechanisms import (clip_rows, clipped_loss,
                                                         partition_plan, private_local_search, private_partition,
                                                         recover_gaussian, recover_paper, row_normalise_sparse,
                                                         row_scale_sparse, search_plan, sq_dists)
-from dpfed_core.federation.prototypes import PrototypeMethod, PrototypeRelease, register_prototype_method
+from dpfed_core.federation.prototypes import (UNKNOWN_CATALOGUE_SIZE, PrototypeMethod, PrototypeRelease,
+                                             register_prototype_method)
 
 #: Default shares of ε per stage (normalised over the stages that run; see ``DPPrototypes.split``).
 #: Chosen by measurement: the search needs enough ε to beat its own noise (bench/results/dp_kmeans.md:
@@ -370,6 +371,14 @@ class DPPrototypes(PrototypeMethod):
         else:
             lam = vmax * math.sqrt(s_ref if self.support is None else min(s, m))
         return float(self.value_min), vmax, lam, s
+
+    def public_bounds(self, n_items: int | None = None) -> dict[str, float]:
+        """``value_min`` and the row bound Λ (``row_norm``) the release clips and scales rows with, from
+        :meth:`_bounds` on a catalogue of ``n_items`` columns (no row: the bounds read its shape only);
+        None takes Λ's default Λ∞·√min(m, 64) at its largest."""
+        m = UNKNOWN_CATALOGUE_SIZE if n_items is None else max(int(n_items), 1)
+        value_min, _vmax, row_norm, _support = self._bounds(sp.csr_matrix((0, m)))
+        return {"value_min": float(value_min), "row_norm": float(row_norm)}
 
     def _scale_rows(self, Xc: sp.csr_matrix, lam: float) -> sp.csr_matrix:
         """Rows for the Gaussian sums and the clustering: ``row_scaling="clip"`` scales rows down to

@@ -22,6 +22,11 @@ from dpfed_core.config import Param
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.ledger import EntityLedger
 
+#: A catalogue size beyond every cap of a default bound that grows with it (Λ∞·√min(m, 64)): the size a
+#: method's :meth:`~PrototypeMethod.public_bounds` derives such a default at when the catalogue's size is
+#: not known yet, so that it is taken at its largest.
+UNKNOWN_CATALOGUE_SIZE = 2**31 - 1
+
 
 @dataclass(frozen=True)
 class PrototypeRelease:
@@ -62,6 +67,14 @@ class PrototypeMethod(ABC):
         if n < self.k:
             return n, f"entity {entity!r} has {n} training users < k={self.k}: it sends {n} prototypes"
         return int(self.k), ""
+
+    def public_bounds(self, n_items: int | None = None) -> dict[str, float]:
+        """The public bounds this method clips and scales an entity's rows with (``row_norm``,
+        ``value_min``), derived from public inputs only: its parameters, the value bound and the size
+        ``n_items`` of the catalogue its release reads (None: not known yet; a bound that grows with it
+        is taken at its largest). A bound the method does not use is absent; a site's policy checks
+        these before it accepts a run. Default: none (a method that releases its rows as they are)."""
+        return {}
 
     @abstractmethod
     def release(self, X: sp.csr_matrix, rng: np.random.Generator, ledger: EntityLedger) -> PrototypeRelease:

@@ -263,6 +263,14 @@ class SummableMethod(ABC):
             return math.sqrt(n_entities - self.max_dropouts)
         return 1.0
 
+    def public_bounds(self, n_items: int | None = None) -> dict[str, float]:
+        """The public bounds this method clips and scales one user's row with (``row_norm``), derived
+        from public inputs only: its parameters and the value bound (``n_items``, the catalogue's size,
+        for a bound that grows with it; None: not known yet). A bound the method does not use is
+        absent — one it fixes itself (a row scaled to unit norm) is no bound a site sets; a site's
+        policy checks these before it accepts a run. Default: none."""
+        return {}
+
     def noise_spread(self, stage: str) -> float:
         """The smallest factor the release of ``stage`` applies to its noise on a coordinate before the
         share is rounded (1: every coordinate carries the share's σ; a packed symmetric matrix whose
@@ -538,6 +546,11 @@ class DPPopularity(SummableMethod):
         if size is not None and not math.isinf(float(self.epsilon)):
             self.check(n_entities)
             self._one_stage_noise(self._bound(), int(size), n_entities)
+
+    def public_bounds(self, n_items: int | None = None) -> dict[str, float]:
+        """``row_norm``: the ℓ2 bound Λ of one user's row (:meth:`_bound`; it does not grow with the
+        catalogue)."""
+        return {"row_norm": self._bound()}
 
     def _bound(self) -> float:
         lam = self.value_max if self.row_norm is None else self.row_norm
