@@ -68,6 +68,7 @@ MALFORMED_SHARE = ("tests/test_deployment_apps.py::test_a_malformed_share_reques
 FAILURE_TEXT = ("tests/test_deployment_apps.py::test_what_a_site_tells_the_coordinator_of_a_failure_holds_no_count_"
                 "of_its_own_items_nor_its_paths")
 CLIENT = "dpfed_core/deployment/client_app.py"
+HOOKS = "dpfed_core/deployment/hooks.py"
 NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation"
 NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
 ROW_BOUND = "tests/test_dp_prototypes.py::test_every_row_a_sum_reads_has_norm_at_most_the_public_bound"
@@ -87,6 +88,8 @@ FINGERPRINT = "tests/test_code_version.py::test_the_fingerprint_moves_with_the_e
 SITE_NON_PRIVATE = f"{SITET}::test_a_non_private_run_a_site_allows_voids_its_budget_whatever_epsilon_the_request_names"
 SITE_BOUNDS = f"{SITET}::test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value_bounds"
 SITE_DERIVED = f"{SITET}::test_value_bounds_bind_the_row_bound_a_method_derives_when_the_run_names_none"
+BAD_PARAMETER = ("tests/test_deployment_apps.py::test_a_request_whose_method_parameter_is_invalid_is_refused_naming_"
+                 "it_and_charges_nothing")
 SITE_DELTA = f"{SITET}::test_a_site_charges_the_requests_delta_and_keeps_the_delta_budget_its_policy_states"
 SETUP_DROPOUTS = f"{SITET}::test_a_secure_sums_setup_follows_the_runs_dropouts_within_the_sites"
 SITE_WITHDRAWS = (f"{SITET}::test_a_site_withdraws_by_itself_from_a_run_left_hanging_only_when_its_store_says_it_"
@@ -977,6 +980,12 @@ MUTANTS = (
            "{'value_max': float(value_max)}", "{}", (SITE_BOUNDS,)),
     Mutant("site-checks-only-the-bounds-the-run-names", SITE, "request_of", "bounds.update(derived)", "None",
            (SITE_DERIVED,)),
+    Mutant("site-fails-on-a-request-its-method-cannot-be-built-from", SITE, "request_of",
+           "own, problem = ({}, ' '.join(str(exc).split()))", "raise", (BAD_PARAMETER,)),
+    Mutant("site-weighs-a-request-its-method-cannot-be-built-from", SITE, "check", "req.parameter_error", "''",
+           (BAD_PARAMETER,), nth=0),
+    Mutant("site-decides-without-the-checks-its-release-makes", HOOKS, "node_method", "check()", "None",
+           (f"{BAD_PARAMETER}[checked by the release]",)),
     Mutant("site-charges-its-max-delta-not-the-runs", SITE, "accept",
            "0.0 if math.isinf(eps) else req.delta", "0.0 if math.isinf(eps) else policy.max_delta", (SITE_DELTA,)),
     Mutant("site-delta-budget-change-ignored", SITE, "accept",

@@ -942,6 +942,74 @@ def test_a_site_decides_on_the_row_bound_its_method_derives_before_any_charge(tm
     assert _spent(policy) == pytest.approx(1.0)  # a prototype release is charged its ε
 
 
+@pytest.mark.parametrize("method, params, named", [
+    ("dp-gaussian", {"row_norm": -1}, "row_norm"),
+    ("dp-gaussian", {"row_nrom": 3.0}, "'row_nrom'"),
+    ("dp-popularity", {"row_norm": "wide"}, "row_norm"),
+    ("kmeans", {"n_init": 0}, "n_init"),
+    ("dp-gaussian", {"trials": 2, "candidates": "lsh"}, "trials > 1 is not supported with candidates='lsh'"),
+], ids=["out of range", "unknown name", "wrong type", "non-private method", "checked by the release"])
+def test_a_request_whose_method_parameter_is_invalid_is_refused_naming_it_and_charges_nothing(
+        tmp_path, monkeypatch, capsys, method, params, named):
+    """A coordinator's request whose method cannot take one of its parameters is malformed: the site refuses it
+    under 'run_parameters' naming the parameter and what is wrong — a decision, logged in the site's release log
+    and its own log like any refusal, not a failure of the node — and charges nothing. A later release asked
+    under it is refused before anything is marked drawn; the same run with a valid parameter is accepted. The
+    decision builds the method as the node's handlers do, with the checks its release makes before it draws:
+    a combination of parameters the release refuses is refused when the site decides, not after a charge."""
+    ds, policy, ctx = _site(tmp_path, monkeypatch, method=method, allow_non_private=True)
+    valid = RunConfig(method=method, epsilon=1.0 if method != "kmeans" else math.inf, k=2, seed=0)
+    bad = _ask(valid.replace(method_params=params))
+    reply = ca.decide(bad, ctx).content
+    assert "error" not in reply, reply
+    meta = reply["meta"]
+    assert (meta["decision"], meta["rule"], meta["entity"]) == ("refused", "run_parameters", "clinic 0"), meta
+    assert named in str(meta["message"]), meta
+    assert ca.ACCEPTED_KEY not in ctx.state.config_records and _spent(policy) == 0
+    logged = [r for r in SiteLog(policy.store_for("clinic 0")).rows() if r["decision"] == "refused"]
+    assert [r["rule"] for r in logged] == ["run_parameters"] and named in logged[0]["note"]
+    assert "run_parameters" in capsys.readouterr().err
+    # no release is drawn on it: there is no acceptance to draw on
+    asked = ca.round1(bad, ctx).content if method != "dp-popularity" else None
+    if asked is not None:
+        assert "release" not in asked and "accepted_request" in str(asked["error"]["message"])
+    assert ca._released_stages(ctx) == [] and _spent(policy) == 0
+    assert ca.decide(_ask(valid), ctx).content["meta"]["decision"] == "accepted"
+
+
+def test_the_coordinator_says_which_parameter_a_site_refused_a_run_for(tmp_path, monkeypatch):
+    """A site's 'run_parameters' refusal reaches the user as every refusal does — the ServerApp's error, the
+    launcher's DeploymentError read from its progress file and the CLI's one line — with the parameter named
+    as the run wrote it, not rewritten into a flag."""
+    import json
+
+    from dpfed_core.cli.main import render_error
+    from dpfed_core.deployment.launcher import ProgressFile
+
+    ds, policy, ctx = _site(tmp_path, monkeypatch, method="dp-gaussian")
+    meta = ca.decide(_ask(RunConfig(method="dp-gaussian", epsilon=1.0, k=2, method_params={"row_norm": -1})),
+                     ctx).content["meta"]
+    monkeypatch.setattr(sa, "Message", lambda content, dst_node_id, message_type: SimpleNamespace(
+        content=content, metadata=SimpleNamespace(dst_node_id=dst_node_id, message_type=message_type)))
+    run = _run(2)
+    run.config_json, run.decisions = "{}", []
+    run.withdraw = lambda nodes: ""
+    t = run.transport
+    t.log = t.dump = t.progress = lambda *a, **k: None
+    t.send_and_receive = lambda msgs, timeout: [
+        _reply(1, {"meta": dict(meta)}),
+        _reply(2, {"meta": {"entity": "clinic 1", "decision": "accepted", "rule": "", "message": ""}})]
+    with pytest.raises(sa.DeploymentRunError, match=r"clinic 0 \(rule run_parameters\)") as err:
+        run.site_decisions([1, 2])
+    assert err.value.ledger_rows == 0
+    progress = tmp_path / "progress.jsonl"
+    progress.write_text(json.dumps({"event": "error", "message": str(err.value), "ledger_rows": 0}) + "\n")
+    with pytest.raises(DeploymentError) as shown:
+        ProgressFile(progress, None, "run 7").read()
+    line = render_error(shown.value)
+    assert "rule run_parameters" in line and "row_norm must be a number in (0, ∞)" in line and "got -1" in line, line
+
+
 def test_a_sites_decision_reads_the_value_bound_and_the_federation_from_its_own_shard(tmp_path, monkeypatch):
     """The request a site checks carries its shard's own value bound (5 here, outside value_bounds
     [0, 2]), a run declaring another federation size than the shard's is not this site's run, and a

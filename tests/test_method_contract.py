@@ -336,3 +336,20 @@ def test_a_methods_public_bounds_are_the_bounds_its_release_applies(name, given)
     for k, v in given.items():
         if k in takes:
             assert bounds[k] == v
+
+
+def test_a_prototype_methods_parameter_check_refuses_what_its_release_refuses_before_any_row():
+    """``check_parameters`` makes the checks a release makes before it draws, from public inputs only: a
+    combination of parameters every value of which is valid on its own (several trials with the LSH candidates)
+    is refused with the release's own words, with or without the catalogue's size; the defaults pass."""
+    from dpfed_core.federation.protocol import build_method, release_entity
+
+    for name in ("dp-prototypes", "dp-gaussian", "kmeans", "krandom"):
+        build_method(_config(name, epsilon=1.0), 5.0).check_parameters(9)
+    method = build_method(_config("dp-gaussian", epsilon=1.0, method_params={"trials": 2, "candidates": "lsh"}), 5.0)
+    with pytest.raises(ConfigError) as released:
+        release_entity(method, sp.csr_matrix(np.ones((4, 9))), np.random.default_rng(0), "e0", 1.0, 1e-5)
+    for n_items in (9, None):
+        with pytest.raises(ConfigError) as checked:
+            method.check_parameters(n_items)
+        assert str(checked.value) == str(released.value) and "trials" in str(checked.value)

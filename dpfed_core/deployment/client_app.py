@@ -64,8 +64,8 @@ from dpfed_core.deployment.wire import (PUBLIC_AFTER_FIELD, PUBLIC_FIELD, SUM_OF
                                         catalogue_size_from_json, config_from_json, dumps, ledger_rows_to_json, loads, message_bytes,
                                         unpack_arrays)
 from dpfed_core.deployment import site_policy
-from dpfed_core.deployment.hooks import (fit_local, method_config, prototype_method, release_prototypes,
-                                         stage_public_keys, stage_share, summable_method)
+from dpfed_core.deployment.hooks import (fit_local, node_method, release_prototypes, stage_public_keys,
+                                         stage_share)
 from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, fused_inputs, fused_stages, secagg_ranges
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
@@ -386,12 +386,13 @@ def _secure_catalogue(rec) -> bool:
     return catalogue_from_json(str(rec["config"])) == "secure"
 
 
-def _method(config, shard, context: Context, secure_catalogue: bool):
+def _method(config, shard, context: Context, secure_catalogue: bool, n_entities: int | None = None):
     """The run's summable method on this node: with a federation-wide catalogue, built on the rest
     of the budget (:func:`~dpfed_core.evaluation.catalogue_run.secure_catalogue_budget`, the in-process
     split); given the public item features of this node's own items when it was pointed at them (round
-    2 works on the node's own item axis whatever the catalogue, as in process)."""
-    method = summable_method(method_config(config, secure_catalogue), value_max=shard.value_max)
+    2 works on the node's own item axis whatever the catalogue, as in process). ``n_entities``: checked
+    against the federation's size, as the decision checked it (a share checks it again when it draws)."""
+    method = node_method(config, shard.value_max, secure_catalogue, n_entities)  # as the decision built it
     features = _item_features(context, shard)
     if features is not None:
         method.set_public_inputs(item_features=features)
@@ -545,7 +546,7 @@ def round1(msg: Message, context: Context) -> Message:
         t0 = time.perf_counter()
         # what the coordinator asked for is checked before the stage is claimed: a request that draws
         # nothing marks nothing drawn (the run's charge can still be given back)
-        method = prototype_method(config, shard.value_max)
+        method = node_method(config, shard.value_max)  # as the decision built it
         X1 = _prototype_rows(shard, _declared_size(msg.content["config"], shard))
         _require_accepted(context, msg.content["config"], "round1", shard)
         private = bool(getattr(method, "private", False))
@@ -631,7 +632,7 @@ def _secure_share(msg: Message, context: Context) -> Message:
                       unpack_arrays(fitins.config[PUBLIC_FIELD]))
     t0 = time.perf_counter()
     secure_catalogue = _secure_catalogue(fitins.config)
-    method = _method(config, shard, context, secure_catalogue)
+    method = _method(config, shard, context, secure_catalogue, H)
     stage = str(fitins.config.get("stage", method.stages[0]))
     group = stage.split(SUM_OF_STAGES)  # one secure sum may carry consecutive stages (fused_stages)
     first = CATALOGUE_STAGE if secure_catalogue else method.stages[0]

@@ -155,7 +155,7 @@ def run_deployed(
 RULE_FIXES = {"methods": "--method", "max_epsilon": "--epsilon", "max_delta": "--delta",
               "max_coalition_epsilon": "--epsilon", "max_dropouts": "--max-dropouts",
               "value_bounds": "--value-max or the method's bound parameters", "allow_non_private": "--method",
-              "allow_simulation": "--simulation"}
+              "allow_simulation": "--simulation", "run_parameters": "--param (the method's parameters)"}
 
 
 def check_site_policy(config: RunConfig, site_policy, dataset: FederatedDataset | None = None) -> None:

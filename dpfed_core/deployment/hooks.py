@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpfed_core.federation.protocol import build_method, check_counts, method_class, release_entity
+from dpfed_core.federation.protocol import build_method, check_counts, is_summable, method_class, release_entity
 from dpfed_core.federation.summable_protocol import broadcast_between_stages, fit_entity, run_notes
 
 
@@ -24,14 +24,34 @@ def prototype_method(config, value_max: float):
     return method
 
 
-def public_bounds(config, value_max: float, n_items: int | None = None) -> dict[str, float]:
+def node_method(config, value_max: float, secure_catalogue: bool = False, n_entities: int | None = None):
+    """The method a site's node releases with, built from the run's request as every handler of the node
+    builds it: a prototype method with the run's settings and the checks its release makes before it
+    draws (:func:`prototype_method`, its ``check_parameters``); a summable method on the run's budget,
+    after a federation-wide catalogue's share when ``secure_catalogue`` (:func:`method_config`), checked
+    against the federation's ``n_entities`` as its shares check it. A request whose parameters the method
+    cannot take raises the :class:`~dpfed_core.errors.ConfigError` naming the parameter — the site's
+    decision builds it too, and refuses such a request before any charge."""
+    if is_summable(config.method):
+        return summable_method(method_config(config, secure_catalogue), value_max=value_max, n_entities=n_entities)
+    method = prototype_method(config, value_max)
+    check = getattr(method, "check_parameters", None)
+    if callable(check):  # a plug-in's own class may have none
+        check()
+    return method
+
+
+def public_bounds(config, value_max: float, n_items: int | None = None, secure_catalogue: bool = False,
+                  n_entities: int | None = None) -> dict[str, float]:
     """The public bounds ``config``'s method clips and scales a site's rows with (``row_norm``,
     ``value_min``), as the method itself derives them (its :meth:`public_bounds`): the run's own values,
     or the method's defaults from public inputs only — the value bound Λ∞ and the size ``n_items`` of
     the catalogue its release reads (None: not known yet; a default that grows with it is taken at its
     largest, :data:`~dpfed_core.federation.prototypes.UNKNOWN_CATALOGUE_SIZE`). A bound the method does
-    not use is absent; a method without the public method (a plug-in's own class) states none."""
-    method = build_method(config, value_max)
+    not use is absent; a method without the public method (a plug-in's own class) states none. The
+    method is built as the node's handlers build it (:func:`node_method`): a request whose parameters it
+    cannot take raises the :class:`~dpfed_core.errors.ConfigError` naming the parameter."""
+    method = node_method(config, value_max, secure_catalogue, n_entities)
     bounds = getattr(method, "public_bounds", None)
     return {} if not callable(bounds) else {k: float(v) for k, v in bounds(n_items).items()}
 

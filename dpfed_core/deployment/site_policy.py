@@ -65,7 +65,7 @@ from dpfed_core.errors import ConfigError, DpfedError
 RULES = ("methods", "max_epsilon", "max_delta", "max_coalition_epsilon", "budget_epsilon", "value_bounds",
          "allow_simulation",
          "allow_non_private", "max_dropouts", "one_request_per_run", "accepted_request", "policy_file",
-         "item_catalogue", "site")
+         "item_catalogue", "site", "run_parameters")
 
 #: Public bound parameters a run may name (checked against ``value_bounds``).
 BOUND_PARAMS = ("row_norm", "value_min", "r_min", "r_max")
@@ -331,12 +331,15 @@ class Request:
     #: ε of the run as planned against the server colluding with every other site
     #: (:func:`planned_coalition_epsilon`); None when it is known only at the method's first share
     coalition_epsilon: float | None = None
+    #: what the method says of the run's parameters when the node cannot build it from them (a value out
+    #: of its range, an unknown name, a wrong type): the parameter and what is wrong; empty when it builds
+    parameter_error: str = ""
 
     def to_dict(self) -> dict:
         return {"method": self.method, "epsilon": self.epsilon, "delta": self.delta, "simulation": self.simulation,
                 "max_dropouts": self.max_dropouts, "n_entities": self.n_entities, "non_private": self.non_private,
                 "bounds": dict(self.bounds), "derived": list(self.derived), "item_catalogue": self.item_catalogue,
-                "coalition_epsilon": self.coalition_epsilon}
+                "coalition_epsilon": self.coalition_epsilon, "parameter_error": self.parameter_error}
 
 
 def request_of(config, n_entities: int, value_max: float, item_catalogue: str = "declared",
@@ -345,7 +348,9 @@ def request_of(config, n_entities: int, value_max: float, item_catalogue: str = 
     (``item_catalogue``: the run JSON's catalogue field). Its bounds are those the method will use: the
     ones the run names, and the method's defaults derived from public inputs where it names none
     (dp-gaussian's row bound Λ∞·√min(m, 64) from the value bound and ``n_items``, the size m of the
-    catalogue its release reads; None: not known, the default taken at its largest)."""
+    catalogue its release reads; None: not known, the default taken at its largest). The method is built
+    as the node's handlers build it (:func:`~dpfed_core.deployment.hooks.node_method`): a run whose
+    parameters it cannot take is a request with its ``parameter_error``, which :func:`check` refuses."""
     from dpfed_core.deployment.hooks import public_bounds
     from dpfed_core.federation.protocol import method_class
 
@@ -359,13 +364,21 @@ def request_of(config, n_entities: int, value_max: float, item_catalogue: str = 
         v = config.params.get(k)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             bounds[k] = float(v)
+    try:
+        own = public_bounds(config, float(value_max), n_items, secure_catalogue=item_catalogue == "secure",
+                            n_entities=int(n_entities))
+        problem = ""
+    except ConfigError as exc:
+        # a request the method cannot be built from is the coordinator's fault, not the node's: the site
+        # refuses it (check) — logged, nothing charged, like any refusal — instead of failing
+        own, problem = {}, " ".join(str(exc).split())
     # a bound the run leaves to the method still sizes its noise: a site's value_bounds binds it too
-    derived = {k: v for k, v in public_bounds(config, float(value_max), n_items).items()
-               if k in BOUND_PARAMS and k not in bounds}
+    derived = {k: v for k, v in own.items() if k in BOUND_PARAMS and k not in bounds}
     bounds.update(derived)
     return Request(config.method, eps, float(config.delta) if not non_private else 0.0, bool(config.simulation),
                    int(config.max_dropouts), int(n_entities), non_private, bounds, tuple(derived),
-                   str(item_catalogue), None if non_private else planned_coalition_epsilon(config, n_entities))
+                   str(item_catalogue), None if non_private else planned_coalition_epsilon(config, n_entities),
+                   parameter_error=problem)
 
 
 def planned_coalition_epsilon(config, n_entities: int) -> float | None:
@@ -401,6 +414,9 @@ def _fmt(x: float) -> str:
 
 def check(policy: SitePolicy, req: Request) -> None:
     """Raise :class:`PolicyRefused` naming the first rule ``req`` breaks (budget aside: :func:`accept`)."""
+    if req.parameter_error:
+        # first: a request whose method cannot be built has no bounds or noise to weigh against the rest
+        raise PolicyRefused("run_parameters", f"the run's parameters cannot be used: {req.parameter_error}")
     if req.method not in policy.methods:
         import difflib
 

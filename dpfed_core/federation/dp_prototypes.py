@@ -380,6 +380,13 @@ class DPPrototypes(PrototypeMethod):
         value_min, _vmax, row_norm, _support = self._bounds(sp.csr_matrix((0, m)))
         return {"value_min": float(value_min), "row_norm": float(row_norm)}
 
+    def check_parameters(self, n_items: int | None = None) -> None:
+        """:meth:`_validate` on a catalogue of ``n_items`` columns without a row (it reads the shape only):
+        the checks :meth:`release` makes before it draws, the ones its parameters' combination needs
+        (e.g. ``trials`` > 1 with ``candidates='lsh'``) included."""
+        m = UNKNOWN_CATALOGUE_SIZE if n_items is None else max(int(n_items), 1)
+        self._validate(sp.csr_matrix((0, m)), "")
+
     def _scale_rows(self, Xc: sp.csr_matrix, lam: float) -> sp.csr_matrix:
         """Rows for the Gaussian sums and the clustering: ``row_scaling="clip"`` scales rows down to
         ℓ2 ≤ Λ, ``"normalise"`` scales every non-empty row to exactly Λ. Either way a user's row is

@@ -76,6 +76,13 @@ class PrototypeMethod(ABC):
         these before it accepts a run. Default: none (a method that releases its rows as they are)."""
         return {}
 
+    def check_parameters(self, n_items: int | None = None) -> None:
+        """Raise :class:`ConfigError` naming a parameter the release cannot use, as :meth:`release` would
+        before it draws, from public inputs only (its parameters, the value bound, the catalogue's size
+        ``n_items``; None: not known yet) — never from an entity's rows. A deployed site checks a run's
+        request with it before it accepts the run. Default: nothing beyond the declared parameters' own
+        checks."""
+
     @abstractmethod
     def release(self, X: sp.csr_matrix, rng: np.random.Generator, ledger: EntityLedger) -> PrototypeRelease:
         """Compute the k prototypes of one entity's training matrix, recording every spend."""
