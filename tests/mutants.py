@@ -213,6 +213,7 @@ ROUNDING = "tests/test_share_rounding.py"
 ROUNDING_RUN = f"{ROUNDING}::test_a_runs_grid_steps_are_its_smallest_share_noise_and_too_few_are_a_warning"
 ROUNDING_CATALOGUE = f"{ROUNDING}::test_a_dp_catalogues_shares_count_among_the_runs_grid_steps"
 SUMT = "tests/test_summable.py"
+PUBLIC_BOUNDS = "tests/test_method_contract.py::test_a_methods_public_bounds_are_the_bounds_its_release_applies"
 STAGE_SUMS = f"{SUMT}::test_each_stage_sums_every_entitys_share_and_the_next_reads_only_the_declared_broadcast"
 THREADED = f"{SUMT}::test_shares_made_in_threads_spend_the_same_rows_in_order_and_sum_the_same"
 TRUST = f"{SUMT}::test_the_trust_record_states_both_guarantees_and_where_the_sum_was_formed"
@@ -2141,6 +2142,14 @@ MUTANTS = (
            (f"{SUMT}::test_the_coalition_epsilon_is_rounded_up_to_meet_delta_by_opendps_map",)),
     Mutant("popularity-row-norm-ignored", SUMM, "DPPopularity._bound",
            "self.value_max if self.row_norm is None else self.row_norm", "self.value_max", (POP_BOUND,)),
+    Mutant("popularity-public-row-bound-is-the-value-bound", SUMM, "DPPopularity.public_bounds", "self._bound()",
+           "float(self.value_max)", (f"{PUBLIC_BOUNDS}[dp-popularity-given]",)),
+    Mutant("prototypes-public-value-min-always-zero", DPP, "DPPrototypes.public_bounds", "float(value_min)", "0.0",
+           (f"{PUBLIC_BOUNDS}[dp-gaussian-given]", f"{PUBLIC_BOUNDS}[dp-prototypes-given]")),
+    Mutant("prototypes-parameter-check-skips-the-release-checks", DPP, "DPPrototypes.check_parameters",
+           "self._validate(sp.csr_matrix((0, m)), '')", "None",
+           ("tests/test_method_contract.py::test_a_prototype_methods_parameter_check_refuses_what_its_release_refuses_"
+            "before_any_row",)),
     Mutant("popularity-entries-not-clipped", SUMM, "DPPopularity.share",
            "np.clip(Xc.data, 0.0, self.value_max, out=Xc.data)", "pass", (POP_BOUND,)),
     Mutant("popularity-broadcast-negative", SUMM, "DPPopularity.finish",
