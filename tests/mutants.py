@@ -985,6 +985,9 @@ MUTANTS = (
            "own, problem = ({}, ' '.join(str(exc).split()))", "raise", (BAD_PARAMETER,)),
     Mutant("site-weighs-a-request-its-method-cannot-be-built-from", SITE, "check", "req.parameter_error", "''",
            (BAD_PARAMETER,), nth=0),
+    Mutant("site-fails-on-a-method-it-does-not-have", SITE, "request_of", "cls = None", "raise",
+           ("tests/test_deployment_apps.py::test_a_request_for_a_method_the_node_does_not_have_is_refused_without_"
+            "listing_the_nodes_methods",)),
     Mutant("site-decides-without-the-checks-its-release-makes", HOOKS, "node_method", "check()", "None",
            (f"{BAD_PARAMETER}[checked by the release]",)),
     Mutant("site-charges-its-max-delta-not-the-runs", SITE, "accept",

@@ -977,6 +977,20 @@ def test_a_request_whose_method_parameter_is_invalid_is_refused_naming_it_and_ch
     assert ca.decide(_ask(valid), ctx).content["meta"]["decision"] == "accepted"
 
 
+def test_a_request_for_a_method_the_node_does_not_have_is_refused_without_listing_the_nodes_methods(
+        tmp_path, monkeypatch):
+    """A run naming a method this node has no class for (a misspelling, a plug-in the site never loaded) is a
+    'run_parameters' refusal naming the method, charged nothing — not a node failure whose text would list
+    every method the node has, its plug-ins included (the site's own configuration)."""
+    ds, policy, ctx = _site(tmp_path, monkeypatch, method="dp-popularity")
+    reply = ca.decide(_ask(RunConfig(method="dp-popularty", epsilon=1.0)), ctx).content
+    assert "error" not in reply, reply
+    meta = reply["meta"]
+    assert (meta["decision"], meta["rule"]) == ("refused", "run_parameters") and "'dp-popularty'" in meta["message"]
+    assert not any(name in meta["message"] for name in ("dp-popularity", "kmeans", "dp-cooccurrence")), meta
+    assert ca.ACCEPTED_KEY not in ctx.state.config_records and _spent(policy) == 0
+
+
 def test_the_coordinator_says_which_parameter_a_site_refused_a_run_for(tmp_path, monkeypatch):
     """A site's 'run_parameters' refusal reaches the user as every refusal does — the ServerApp's error, the
     launcher's DeploymentError read from its progress file and the CLI's one line — with the parameter named

@@ -354,7 +354,10 @@ def request_of(config, n_entities: int, value_max: float, item_catalogue: str = 
     from dpfed_core.deployment.hooks import public_bounds
     from dpfed_core.federation.protocol import method_class
 
-    cls = method_class(config.method)
+    try:
+        cls = method_class(config.method)
+    except ConfigError:  # a method this node does not have: refused by check, as invalid parameters are
+        cls = None
     summable = config.method in _summable_names()
     private = bool(getattr(cls, "private", False)) or summable
     eps = float(config.epsilon)
@@ -364,14 +367,19 @@ def request_of(config, n_entities: int, value_max: float, item_catalogue: str = 
         v = config.params.get(k)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             bounds[k] = float(v)
-    try:
-        own = public_bounds(config, float(value_max), n_items, secure_catalogue=item_catalogue == "secure",
-                            n_entities=int(n_entities))
-        problem = ""
-    except ConfigError as exc:
-        # a request the method cannot be built from is the coordinator's fault, not the node's: the site
-        # refuses it (check) — logged, nothing charged, like any refusal — instead of failing
-        own, problem = {}, " ".join(str(exc).split())
+    if cls is None:
+        # named without the list of the node's methods the registry's error gives: its plug-ins are the
+        # site's own configuration
+        own, problem = {}, f"this site's node has no federated method {config.method!r}"
+    else:
+        try:
+            own = public_bounds(config, float(value_max), n_items, secure_catalogue=item_catalogue == "secure",
+                                n_entities=int(n_entities))
+            problem = ""
+        except ConfigError as exc:
+            # a request the method cannot be built from is the coordinator's fault, not the node's: the site
+            # refuses it (check) — logged, nothing charged, like any refusal — instead of failing
+            own, problem = {}, " ".join(str(exc).split())
     # a bound the run leaves to the method still sizes its noise: a site's value_bounds binds it too
     derived = {k: v for k, v in own.items() if k in BOUND_PARAMS and k not in bounds}
     bounds.update(derived)
