@@ -991,6 +991,31 @@ def test_a_request_for_a_method_the_node_does_not_have_is_refused_without_listin
     assert ca.ACCEPTED_KEY not in ctx.state.config_records and _spent(policy) == 0
 
 
+@pytest.mark.parametrize("edit, named", [
+    (lambda d: d.update(speed="fast"), "'speed' this node does not know"),
+    (lambda d: d.update(rank="eight"), "the run's instructions cannot be read"),
+], ids=["unknown field", "wrong kind of value"])
+def test_run_instructions_the_node_cannot_read_are_refused_not_a_node_failure(tmp_path, monkeypatch, capsys,
+                                                                             edit, named):
+    """Run instructions this node cannot read — a field it does not know (a coordinator of another version),
+    a value of the wrong kind — are the coordinator's request, refused under 'run_parameters' naming what is
+    wrong, charged nothing, said in the site's own log; not a failure of the node."""
+    import json
+
+    ds, policy, ctx = _site(tmp_path, monkeypatch, method="dp-popularity")
+    asked = _ask(RunConfig(method="dp-popularity", epsilon=1.0))
+    d = json.loads(asked.content["config"]["config"])
+    edit(d)
+    asked.content["config"]["config"] = json.dumps(d)
+    reply = ca.decide(asked, ctx).content
+    assert "error" not in reply, reply
+    meta = reply["meta"]
+    assert (meta["decision"], meta["rule"], meta["entity"]) == ("refused", "run_parameters", "clinic 0"), meta
+    assert named in str(meta["message"]), meta
+    assert ca.ACCEPTED_KEY not in ctx.state.config_records and _spent(policy) == 0
+    assert "run_parameters" in capsys.readouterr().err
+
+
 def test_the_coordinator_says_which_parameter_a_site_refused_a_run_for(tmp_path, monkeypatch):
     """A site's 'run_parameters' refusal reaches the user as every refusal does — the ServerApp's error, the
     launcher's DeploymentError read from its progress file and the CLI's one line — with the parameter named

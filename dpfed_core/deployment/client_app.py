@@ -303,6 +303,14 @@ def decide(msg: Message, context: Context) -> Message:
     rec = msg.content["config"]
     entity = {"entity": "?", "index": -1}
     try:
+        try:
+            config_from_json(str(rec["config"]))
+        except (TypeError, ValueError) as exc:
+            # run instructions this node cannot read (a field it does not know, a value of the wrong kind) are
+            # the coordinator's request, not the node's failure: refused like a parameter the method cannot take
+            entity = _identity(_load(context, int(rec["n-entities"])))
+            raise site_policy.PolicyRefused("run_parameters", f"the run's instructions cannot be read: "
+                                                              f"{' '.join(str(exc).split())}") from None
         config, H, shard = _instructions(context, rec)
         entity = _identity(shard)
         kept = context.state.config_records.get(ACCEPTED_KEY)

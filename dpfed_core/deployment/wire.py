@@ -94,9 +94,19 @@ def config_from_json(text: str):
     """A :class:`~dpfed_core.config.RunConfig` from the run's JSON (as sent in round 1)."""
     from dpfed_core.config import RunConfig
 
+    import dataclasses
+
+    from dpfed_core.errors import ConfigError
+
     d = loads(text)
+    if not isinstance(d, dict):
+        raise ConfigError("the run JSON is not an object of named fields")
     d.pop(CATALOGUE_FIELD, None)
     d.pop(CATALOGUE_SIZE_FIELD, None)
+    unknown = sorted(set(d) - {f.name for f in dataclasses.fields(RunConfig)})
+    if unknown:  # named, not a Python argument error: a coordinator of another dpfed version sends such fields
+        raise ConfigError(f"the run JSON has field{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} "
+                          "this node does not know (a coordinator of another dpfed version?)")
     for key in ("epsilon", "delta"):
         if d.get(key) is None:
             d[key] = math.nan
