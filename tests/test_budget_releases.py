@@ -242,6 +242,23 @@ def test_progress_of_a_process_that_may_still_run_is_left_as_it_is(tmp_path, cli
         assert not con.execute("SELECT name FROM meta WHERE name LIKE 'progress:%'").fetchall()
 
 
+def test_a_process_whose_proc_is_another_namespaces_keeps_no_progress_to_recover(tmp_path, clinic, monkeypatch):
+    """In a sandbox that did not mount its own /proc, /proc/self is another PID namespace's process: the
+    identity it would record names someone else, whose end would give back a live sweep's points. No
+    progress is kept then; a kill leaves every point charged."""
+    import dpfed_core.privacy.store as store_module
+
+    real = os.readlink
+    monkeypatch.setattr(store_module.os, "readlink",
+                        lambda p, *a, **k: str(os.getpid() + 1) if str(p) == "/proc/self" else real(p, *a, **k))
+    assert store_module.process_identity() is None
+    odo = BudgetOdometer(tmp_path / "sandbox.sqlite3")
+    plan = PlannedRelease("sweep point", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names})
+    odo.reserve(clinic, [plan, plan]).track()
+    with Store(tmp_path / "sandbox.sqlite3").read() as con:
+        assert not con.execute("SELECT name FROM meta WHERE name LIKE 'progress:%'").fetchall()
+
+
 @pytest.mark.parametrize("row", ["null", "[]", '"x"', '{"version": 1, "owner": "me", "finished": 0, "ids": [[1]]}',
                                  '{"version": 1, "owner": {}, "finished": "one", "ids": [[1]]}',
                                  '{"version": 1, "owner": {}, "finished": 0, "ids": [1, 2]}', "{not json"])
