@@ -233,8 +233,8 @@ def test_progress_of_a_process_that_may_still_run_is_left_as_it_is(tmp_path, cli
             return read(self, *a, **k)
 
         monkeypatch.setattr(_Path, "read_text", refused)
-    odo.reserve(clinic, plans[:1])  # the next charge looks for killed processes' progress
-    assert odo.recovered == []
+    # the next charge looks for killed processes' progress
+    assert odo.reserve(clinic, plans[:1]).recovered == []
     rows = [r for r in odo.releases(clinic) if r["operation"] == res.operation]
     assert [r["status"] for r in rows] == ["reserved"] * 3
     res.untrack()
@@ -271,8 +271,7 @@ def test_a_damaged_progress_row_never_stops_a_charge_and_gives_nothing_back(tmp_
     first = odo.reserve(clinic, [plan])
     with Store(store).write() as con:
         con.execute("INSERT INTO meta (name, value) VALUES (?, ?)", ("progress:" + first.operation, row))
-    odo.reserve(clinic, [plan])
-    assert odo.recovered == []
+    assert odo.reserve(clinic, [plan]).recovered == []
     assert [r["status"] for r in odo.releases(clinic)] == ["reserved", "reserved"]
 
 

@@ -139,14 +139,14 @@ def _draws_seen_here(config: RunConfig) -> bool:
     return config.n_jobs == 1
 
 
-def _charge_record(store: Store, dataset: FederatedDataset, key: str, reservation, doc: dict, odometer) -> dict:
+def _charge_record(store: Store, dataset: FederatedDataset, key: str, reservation, doc: dict) -> dict:
     """The odometer's record of a settled charge, and the accountant across releases noted in the
     document's privacy section; a charge that gave back a killed sweep's never-started points says so."""
     from dpfed_core.evaluation.budget import accountant_record
 
     doc.setdefault("privacy", {}).setdefault("accountant", {}).update(accountant_record(store, dataset, key))
-    if odometer.recovered:
-        n = len(odometer.recovered)
+    if reservation.recovered:
+        n = len(reservation.recovered)
         doc.setdefault("notes", []).append(
             f"the budget store gave back {n} release{'s' if n > 1 else ''} that a killed sweep had reserved and "
             "never started (its process ran no more; `budget releases` lists them as withdrawn)")
@@ -206,7 +206,7 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
                              ) as res:
             doc, result, comparison = compute()
             settle_run(res, [doc, *comparison.values()])
-        record = _charge_record(store, dataset, key, res, doc, odometer)
+        record = _charge_record(store, dataset, key, res, doc)
     if comparison:
         doc["comparison"] = {m: {k: d[k] for k in ("method", "overall", "entities", "privacy", "timings")}
                              for m, d in comparison.items()}
@@ -355,7 +355,7 @@ def execute_sweep(dataset: FederatedDataset, config: RunConfig, epsilons: Iterab
             charged.append(res)
             doc = compute()
         settle_sweep(odometer, res, dataset, doc, resumed=done)
-        record = _charge_record(store, dataset, key, res, doc, odometer)
+        record = _charge_record(store, dataset, key, res, doc)
     doc["odometer"] = record
     summarise_sweep(doc, metrics)
     if record.get("store") and save:

@@ -224,6 +224,8 @@ class Reservation:
     extra_ids: list[int] = field(default_factory=list)
     #: plan index → its ids among ``extra_ids`` (one per other account)
     extra_of: Mapping[int, Sequence[int]] = field(default_factory=dict)
+    #: ids of releases a killed process's sweep had reserved and never started, given back by this charge
+    recovered: list[int] = field(default_factory=list)
     _open: set[int] = field(default_factory=set)
     #: how far a tracked computation got, as kept in the store (:meth:`track`); None: not tracked
     _progress: dict | None = field(default=None, repr=False)

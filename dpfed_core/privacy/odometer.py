@@ -123,8 +123,6 @@ class BudgetOdometer:
         self.store = store if isinstance(store, Store) else Store(store)
         # identities of datasets a read-only store could not register (matched in memory)
         self._transient: dict[str, Identity] = {}
-        #: ids of releases the last charge found reserved by a killed process's sweep and gave back
-        self.recovered: list[int] = []
 
     @property
     def path(self):
@@ -714,7 +712,7 @@ class BudgetOdometer:
                 batch_pld_epsilon(rhos, dref / 2)
         with self.store.write() as con:  # committed alone: a refusal below must not undo it
             # a killed sweep's never-started points no longer count against the cap
-            self.recovered = recover_killed(con)
+            recovered = recover_killed(con)
         with self.store.write() as con:
             found = self._upsert_dataset(con, key, dataset, secret)
             ident = self._identity(con, key)
@@ -753,7 +751,7 @@ class BudgetOdometer:
                             mapped_charge_rows(rid, {e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()},
                                                emap))
         return Reservation(self, key, operation, ids, list(plans), ident.entity_map, extra_ids=extra,
-                           extra_of=extra_of)
+                           extra_of=extra_of, recovered=recovered)
 
     def key_of(self, dataset: FederatedDataset | str) -> str:
         """The dataset's key, without writing: a dataset the store does not know is matched to its
