@@ -273,19 +273,23 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
     # a declared entity without users has nothing to hold out: no n_hidden or test_fraction gives it a test user
     userless = [e["name"] for e in metrics["entities"] if e.get("n_users") == 0]
     if userless:
-        shown = ", ".join(map(str, userless[:5])) + (f" and {len(userless) - 5} more" if len(userless) > 5 else "")
         out.append({"code": "no-users", "param": None,
                     "text": f"{len(userless)} declared entit{'y has' if len(userless) == 1 else 'ies have'} no users "
-                            f"in the data, so there is nothing to evaluate there (not a win): {shown}"})
+                            f"in the data, so there is nothing to evaluate there (not a win): {_first_five(userless)}"})
     empty = [e["name"] for e in metrics["entities"] if e.get("n_users") != 0 and not e.get("n_test_users")]
     if empty:
-        shown = ", ".join(map(str, empty[:5])) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        shown = _first_five(empty)
         out.append({"code": "no-test-users", "param": "test_fraction",
                     "text": f"{len(empty)} entit{'y has' if len(empty) == 1 else 'ies have'} no test users, so "
                             f"their metrics are undefined (not a win): {shown}. A test user needs more than "
                             f"n_hidden = {config.n_hidden} entries: lower n_hidden when their users hold fewer, "
                             "or raise test_fraction"})
     return out
+
+
+def _first_five(names: list) -> str:
+    """'a, b, c, d, e and 2 more': the first five names of a list, and how many it leaves out."""
+    return ", ".join(map(str, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 def _either(options: list[str]) -> str:
