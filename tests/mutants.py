@@ -2153,7 +2153,7 @@ MUTANTS = (
     Mutant("prototypes-public-value-min-always-zero", DPP, "DPPrototypes.public_bounds", "float(value_min)", "0.0",
            (f"{PUBLIC_BOUNDS}[dp-gaussian-given]", f"{PUBLIC_BOUNDS}[dp-prototypes-given]")),
     Mutant("prototypes-parameter-check-skips-the-release-checks", DPP, "DPPrototypes.check_parameters",
-           "self._validate(sp.csr_matrix((0, m)), '')", "None",
+           "self._validate(_no_rows(n_items), '')", "None",
            ("tests/test_method_contract.py::test_a_prototype_methods_parameter_check_refuses_what_its_release_refuses_"
             "before_any_row",)),
     Mutant("popularity-entries-not-clipped", SUMM, "DPPopularity.share",

@@ -159,6 +159,13 @@ def lsh_lloyd_split(steps: int, lloyd_share: float) -> BudgetSplit:
 
 
 # --------------------------------------------------------------------------- the method
+def _no_rows(n_items: int | None) -> sp.csr_matrix:
+    """A catalogue of ``n_items`` columns without a row, for what reads a release's shape only (its public
+    bounds, its parameter checks); None: the size is not known yet, so a bound that grows with it is taken
+    at its largest (:data:`~dpfed_core.federation.prototypes.UNKNOWN_CATALOGUE_SIZE`)."""
+    return sp.csr_matrix((0, UNKNOWN_CATALOGUE_SIZE if n_items is None else max(int(n_items), 1)))
+
+
 @register_prototype_method("dp-prototypes")
 class DPPrototypes(PrototypeMethod):
     """Differentially private prototypes (SPEC §2): user-level (ε, δ)-DP, unbounded neighbours.
@@ -376,16 +383,14 @@ class DPPrototypes(PrototypeMethod):
         """``value_min`` and the row bound Λ (``row_norm``) the release clips and scales rows with, from
         :meth:`_bounds` on a catalogue of ``n_items`` columns (no row: the bounds read its shape only);
         None takes Λ's default Λ∞·√min(m, 64) at its largest."""
-        m = UNKNOWN_CATALOGUE_SIZE if n_items is None else max(int(n_items), 1)
-        value_min, _vmax, row_norm, _support = self._bounds(sp.csr_matrix((0, m)))
+        value_min, _vmax, row_norm, _support = self._bounds(_no_rows(n_items))
         return {"value_min": float(value_min), "row_norm": float(row_norm)}
 
     def check_parameters(self, n_items: int | None = None) -> None:
         """:meth:`_validate` on a catalogue of ``n_items`` columns without a row (it reads the shape only):
         the checks :meth:`release` makes before it draws, the ones its parameters' combination needs
         (e.g. ``trials`` > 1 with ``candidates='lsh'``) included."""
-        m = UNKNOWN_CATALOGUE_SIZE if n_items is None else max(int(n_items), 1)
-        self._validate(sp.csr_matrix((0, m)), "")
+        self._validate(_no_rows(n_items), "")
 
     def _scale_rows(self, Xc: sp.csr_matrix, lam: float) -> sp.csr_matrix:
         """Rows for the Gaussian sums and the clustering: ``row_scaling="clip"`` scales rows down to
