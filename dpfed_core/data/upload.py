@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpfed_core.data.tables import (KNOWN_FORMATS, headerless, headerless_names,  # noqa: F401 (the Data page's)
-                                    known_format)
+                                    known_format, per_value)
 from dpfed_core.data.inputs import id_text
 from dpfed_core.errors import DataError
 
@@ -242,8 +242,8 @@ def join_user_attributes(interactions: pd.DataFrame, user_col: str, attributes: 
     attrs.columns = [attribute_column_name(str(c)) for c in attrs.columns]
     attrs.index = pd.Index(keys.to_numpy(), name=None)
     raw = interactions[user_col].astype(str)
-    uniq = pd.unique(raw)  # each id read once: a user's many rows share it
-    users = raw.map(dict(zip(uniq, map(id_text, uniq))))
+    # each id read once: a user's many rows share it
+    users = pd.Series(per_value(raw, lambda ids: ids.map(id_text).to_numpy(object)), index=raw.index)
     missing = ~users.isin(attrs.index)
     if missing.any():
         lost = users[missing].unique()
