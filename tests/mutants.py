@@ -2528,7 +2528,7 @@ MUTANTS = (
     Mutant("events-table-not-told-it-can-read-implicit", LT, "_check_options",
            "', or read each user–item pair as one 1 (value_kind=implicit)' if value_col is None else ''", "''",
            ("tests/test_loaders.py::test_a_table_of_events_without_a_bound_is_told_both_ways_to_read_it",)),
-    Mutant("unreadable-run-instructions-fail-the-node", CLIENT, "decide", "(TypeError, ValueError)", "()",
+    Mutant("unreadable-run-instructions-fail-the-node", CLIENT, "_instructions", "(TypeError, ValueError)", "()",
            (f"{APPS}::test_run_instructions_the_node_cannot_read_are_refused_not_a_node_failure",)),
     Mutant("unknown-run-field-said-as-a-python-argument", WIRE, "config_from_json",
            "sorted(set(d) - {f.name for f in dataclasses.fields(RunConfig)})", "[]",

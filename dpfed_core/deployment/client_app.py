@@ -304,14 +304,11 @@ def decide(msg: Message, context: Context) -> Message:
     entity = {"entity": "?", "index": -1}
     try:
         try:
-            config_from_json(str(rec["config"]))
-        except (TypeError, ValueError) as exc:
-            # run instructions this node cannot read (a field it does not know, a value of the wrong kind) are
+            config, H, shard = _instructions(context, rec)
+        except UnreadableInstructions as exc:
             # the coordinator's request, not the node's failure: refused like a parameter the method cannot take
             entity = _identity(_load(context, int(rec["n-entities"])))
-            raise site_policy.PolicyRefused("run_parameters", f"the run's instructions cannot be read: "
-                                                              f"{' '.join(str(exc).split())}") from None
-        config, H, shard = _instructions(context, rec)
+            raise site_policy.PolicyRefused("run_parameters", f"the run's instructions cannot be read: {exc}") from None
         entity = _identity(shard)
         kept = context.state.config_records.get(ACCEPTED_KEY)
         if kept is not None:
@@ -381,10 +378,18 @@ def withdraw(msg: Message, context: Context) -> Message:
     return Message(RecordDict({"meta": ConfigRecord(meta)}), reply_to=msg)
 
 
+class UnreadableInstructions(DpfedError):
+    """Run instructions this node cannot read (a field it does not know, a value of the wrong kind): the
+    coordinator's request, not a failure of the node."""
+
+
 def _instructions(context: Context, rec) -> tuple:
     """``(RunConfig, H, shard)`` from a message's public run instructions (``config``,
     ``n-entities``) and this node's own shard: the first step of every handler."""
-    config = config_from_json(str(rec["config"]))
+    try:
+        config = config_from_json(str(rec["config"]))
+    except (TypeError, ValueError) as exc:
+        raise UnreadableInstructions(" ".join(str(exc).split())) from None
     H = int(rec["n-entities"])
     return config, H, _load(context, H)
 

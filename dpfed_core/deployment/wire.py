@@ -93,9 +93,6 @@ def catalogue_size_from_json(text: str) -> int | None:
 def config_from_json(text: str):
     """A :class:`~dpfed_core.config.RunConfig` from the run's JSON (as sent in round 1)."""
     from dpfed_core.config import RunConfig
-
-    import dataclasses
-
     from dpfed_core.errors import ConfigError
 
     d = loads(text)
