@@ -185,7 +185,10 @@ def summarise(points: list[dict], seconds: float, n_data: int, measured_on: dict
         cfg = {"max_iter": p["max_iter"], "k": p.get("k", 10), "simulation": False, "epsilon": 3.0}
         pred = sum(cost._predict(model, p["method"], p["mode"], p["shape"], cfg).values())
         prod_rows.append({"data": p["data"], "mode": p["mode"], "method": p["method"],
-                          "noise coordinates": p.get("noise_coordinates", 0), "simulation s": p["wall"],
+                          "noise coordinates": p.get("noise_coordinates", 0),
+                          "drawn in production": int(round(cost.drawn_coordinates(
+                              p["method"], float(p.get("noise_coordinates", 0)), p["shape"]))),
+                          "simulation s": p["wall"],
                           "production s": p["production_wall"], "predicted s": pred,
                           "within 2×": cost.within_2x(pred, p["production_wall"])})
     doc = {"benchmark": "cost_model", "machine": measured_on or machine(), "seconds": seconds,
@@ -208,8 +211,11 @@ def summarise(points: list[dict], seconds: float, n_data: int, measured_on: dict
           + md_table(rows, fmt={"measured s": "{:.2f}", "predicted s": "{:.2f}",
                                 "predicted s (fit without it)": "{:.2f}"})
           + "\n## Production noise\n\nThe DP methods on the small shapes again with OpenDP's samplers (the "
-            "dashboard's and the CLI's default): what that adds to round 1 is fitted per noise coordinate and "
-            f"per entity. Within 2×: {sum(r['within 2×'] for r in prod_rows)} of {len(prod_rows)}.\n\n"
+            "dashboard's and the CLI's default): what that adds to round 1 is fitted per coordinate drawn and "
+            "per entity. *Noise coordinates*: the numbers the entities send in round 1; *drawn in production*: "
+            "those a production run in this process draws noise for — one vector per sum for the methods whose "
+            "shares declare it (dp-popularity, dp-cooccurrence, dp-als: `privacy.noise.SumNoise`), every share's "
+            f"own otherwise. Within 2×: {sum(r['within 2×'] for r in prod_rows)} of {len(prod_rows)}.\n\n"
           + md_table(prod_rows, fmt={"simulation s": "{:.2f}", "production s": "{:.2f}", "predicted s": "{:.2f}"}))
     write_results(RESULTS / "cost_model", doc, md)
 

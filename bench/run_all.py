@@ -39,7 +39,7 @@ ORDER = ["startup", "engine", "scale", "parallel", "peers", "dp_kmeans", "dp_ml"
 
 
 #: Scripts whose results are timings or memory: with ``--jobs`` > 1 they still run alone.
-ALONE = {"startup", "engine", "scale", "parallel", "samplers", "deployment", "intake_memory"}
+ALONE = {"startup", "engine", "scale", "parallel", "samplers", "deployment", "intake_memory", "production_noise"}
 
 
 def discover() -> list[Path]:

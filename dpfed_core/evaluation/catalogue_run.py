@@ -206,18 +206,21 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
     of (ε, δ) by basic composition (:func:`secure_catalogue_budget`). Each share is rounded to the
     secure sum's public grid, as SecAgg+ carries it in a deployment."""
     from dpfed_core.federation.messages import SERVER, Message
-    from dpfed_core.federation.summable import GRID
+    from dpfed_core.federation.summable import GRID, draws_noise_once
     from dpfed_core.privacy import catalogue as cat
     from dpfed_core.privacy.ledger import PrivacyLedger
+    from dpfed_core.privacy.noise import SecureGenerator
 
     rho_sel, row_delta, cfg = secure_catalogue_budget(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
     divisor = secure_catalogue_divisor(dataset.n_entities, config)
     progress("catalogue_start", entities=dataset.n_entities)
+    streams = catalogue_streams(config, dataset.n_entities)
+    # a method whose shares draw each sum's noise once in production draws its catalogue's so too
+    once = draws_noise_once(config.method) and all(isinstance(r, SecureGenerator) for r in streams)
     release = cat.select_catalogue_secure(selection_rows(dataset, split.train_rows, config), dataset.entity_slices(),
                                           dataset.entity_names, dataset.item_names, rho_sel, row_delta,
-                                          catalogue_streams(config, dataset.n_entities), ledger,
-                                          divisor=divisor, grid=GRID)
+                                          streams, ledger, divisor=divisor, grid=GRID, noise_once=once)
     K, B = int(release.keys.size), release.n_buckets
     what = ("catalogue: bounded user counts per public hash bucket (secure-sum share)" if config.aggregation == "secure"
             else "catalogue: noisy bounded user counts per public hash bucket (own release, full noise)")

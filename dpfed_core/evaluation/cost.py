@@ -69,6 +69,15 @@ def noise_coordinates(messages: list[dict]) -> int:
     return total
 
 
+def drawn_coordinates(method: str, coordinates: float, shape: dict) -> float:
+    """Of ``coordinates`` numbers the entities send in round 1, how many a production run in this
+    process draws noise for: every one, except for a method whose shares' noise is drawn once per sum
+    (:func:`~dpfed_core.federation.summable.draws_noise_once`: one vector for the H entities' shares)."""
+    from dpfed_core.federation.summable import draws_noise_once
+
+    return coordinates / max(float(shape["H"]), 1.0) if draws_noise_once(method) else coordinates
+
+
 @functools.lru_cache(maxsize=2)
 def us_per_coordinate(path: str | None = None) -> float:
     """OpenDP's float Gaussian, µs per noise coordinate, from the samplers' benchmark (the slowest of
@@ -203,7 +212,8 @@ def fit(points: list[dict]) -> dict:
             # what production noise adds to round 1: per noise coordinate (the sampler) and per entity
             # (its mechanisms' set-up: calibration, selection), fitted on the runs measured both ways
             y = np.array([max(p["production_stages"]["round1"] - p["stages"]["round1"], 0.0) for p in prod])
-            A = np.array([[float(p.get("noise_coordinates", 0)) * 1e-6, float(p["shape"]["H"]), 1.0] for p in prod])
+            A = np.array([[drawn_coordinates(p["method"], float(p.get("noise_coordinates", 0)), p["shape"]) * 1e-6,
+                           float(p["shape"]["H"]), 1.0] for p in prod])
             w = 1.0 / np.maximum(y, 1.0)
             scale = np.maximum(np.abs(A * w[:, None]).max(axis=0), 1e-12)
             coef, _ = nnls((A * w[:, None]) / scale, y * w)
@@ -229,7 +239,7 @@ def _predict(model: dict, method: str, mode: str, shape: dict, config: dict | No
     if coef is None:
         return None
     out = {stage: max(float(np.dot(coef[stage], _terms(stage, shape, config))), 0.0) for stage in STAGES}
-    return _with_production_noise(out, coef, shape, config)
+    return _with_production_noise(out, coef, shape, {**(config or {}), "method": method})
 
 
 def _with_production_noise(stages: dict, coef: dict, shape: dict, config: dict | None) -> dict:
@@ -239,7 +249,8 @@ def _with_production_noise(stages: dict, coef: dict, shape: dict, config: dict |
     eps = math.inf if eps in (None, "inf") else float(eps)
     if "noise" not in coef or c.get("simulation", True) or not math.isfinite(eps):
         return stages
-    coords = max(float(np.dot(coef["noise"], _terms("noise", shape, c))), 0.0)
+    coords = drawn_coordinates(c.get("method", ""), max(float(np.dot(coef["noise"], _terms("noise", shape, c))), 0.0),
+                               shape)
     if "production" in coef:  # measured: seconds per million coordinates, per entity, fixed
         a, b, c0 = coef["production"]
         extra = a * coords * 1e-6 + b * float(shape["H"]) + c0

@@ -178,6 +178,8 @@ class DPALS(SummableMethod):
     local_blend, holdout_evidence : round 2's blend with the site's own model (as every summable method).
     """
 
+    noise_drawn_for_the_sum = True  # exact values + one Gaussian draw, ÷ public weights, to_grid
+
     zcdp_budget = True
     public_keys = ("items", "V_als")
     public_key_labels = {"items": "selected items", "V_als": "item factors of the previous ALS step"}

@@ -30,6 +30,8 @@ when a method is added or audited; ``dp-als`` and plug-ins live in their own mod
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
 from abc import ABC, abstractmethod
@@ -80,9 +82,29 @@ def secagg_ranges(n_entities: int) -> tuple[int, int, float]:
     return target, modulus, GRID * target / 2
 
 
+#: Set while a process that forms the sum itself computes shares whose noise is drawn once for the
+#: sum (:class:`~dpfed_core.privacy.noise.SumNoise`): :func:`to_grid` then leaves them exact.
+_EXACT_SHARES: contextvars.ContextVar[bool] = contextvars.ContextVar("dpfed_exact_shares", default=False)
+
+
 def to_grid(values: np.ndarray) -> np.ndarray:
-    """Round to the nearest multiple of :data:`GRID` (exact in float64 for |x| < 2⁴⁶)."""
+    """Round to the nearest multiple of :data:`GRID` (exact in float64 for |x| < 2⁴⁶) — a share
+    about to enter a secure sum. Inside :func:`exact_shares` the values are returned unrounded: there
+    the sum's noise sits on one share only, and rounding a noiseless share could move it by a grid
+    step more than its sensitivity."""
+    if _EXACT_SHARES.get():
+        return np.array(values, dtype=np.float64)
     return np.round(np.asarray(values, dtype=np.float64) / GRID) * GRID
+
+
+@contextlib.contextmanager
+def exact_shares():
+    """Shares computed in this block (this thread) are not rounded to :data:`GRID` (see :func:`to_grid`)."""
+    token = _EXACT_SHARES.set(True)
+    try:
+        yield
+    finally:
+        _EXACT_SHARES.reset(token)
 
 
 #: Coordinates of all the secure sums of one run together that :func:`rounding_covered` allows for: a
@@ -237,6 +259,13 @@ class SummableMethod(ABC):
     round2_default: str = "shrunk"
     rank: int = 10
     max_iter: int = 200
+    #: True when every share is its exact values plus the draws of :meth:`gaussian_share` (or of
+    #: ``mechanisms.gaussian_mechanism``), changed afterwards only by public linear maps and
+    #: :func:`to_grid`: a process that forms the sum itself may then draw the sum's noise once instead
+    #: of once per share (:class:`~dpfed_core.privacy.noise.SumNoise`). False for a method that does
+    #: not say so: a share that clipped or thresholded its noisy values would, without its own noise,
+    #: release its exact values.
+    noise_drawn_for_the_sum: bool = False
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,
                  max_dropouts: int = 0, aggregation: str = "secure") -> None:
@@ -465,6 +494,13 @@ def register_summable_method(name: str):
     return deco
 
 
+def draws_noise_once(name: str) -> bool:
+    """Whether the summable method ``name``'s in-process production runs draw each sum's noise once
+    (its class's ``noise_drawn_for_the_sum``); False for any other name."""
+    cls = SUMMABLE_METHODS.get(name)
+    return bool(getattr(cls, "noise_drawn_for_the_sum", False))
+
+
 def summable_params(config) -> dict:
     """A summable method's parameters from a run configuration, the same for the in-process runner
     and the Flower deployment: the trust model (``aggregation``, ``max_dropouts``) and, where the
@@ -514,6 +550,8 @@ class DPPopularity(SummableMethod):
     (:func:`blended_round2`: the entity's own NMF and popularity blended with the DP popularity,
     weights on a local hold-out) — "summed DP popularity blended into the entity's own model".
     """
+
+    noise_drawn_for_the_sum = True  # exact values + one Gaussian draw, ÷ public weights, to_grid
 
     zcdp_budget = True  # one Gaussian at ρ(ε, δ) (:meth:`SummableMethod.gaussian_share`), ρ recorded
     parameters = (
@@ -729,6 +767,8 @@ class DPCooccurrence(SummableMethod):
     rank, lam, max_iter : int, float, int
         The server's NMF of the denoised co-occurrence (from the run's configuration).
     """
+
+    noise_drawn_for_the_sum = True  # exact values + one Gaussian draw, ÷ public weights, to_grid
 
     stages = ("popularity", "co-occurrence")
     zcdp_budget = True  # both releases split ρ(ε, δ) (:func:`_cooccurrence_plan`) and record ρ

@@ -14,6 +14,7 @@ stage. Round 2: the final ``public["V"]`` is broadcast; each entity fits its own
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from dataclasses import asdict
@@ -23,16 +24,22 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.federation.messages import SERVER, Message, array_message
-from dpfed_core.federation.summable import (GRID, KNOWN_ONLY, fused_stages, release_words, rounding_covered,
-                                            share_grid_steps)
+from dpfed_core.federation.summable import (GRID, KNOWN_ONLY, exact_shares, fused_stages, release_words,
+                                            rounding_covered, share_grid_steps)
 from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
+from dpfed_core.privacy.noise import PooledGenerator, SecureGenerator, SumNoise
 
 IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
                    "guarantee against the server assumes secure aggregation (deploy-local / Flower SecAgg+)")
 NO_SECAGG_NOTE = ("no secure aggregation: every entity adds the full noise to its own "
                   "release and the server sees each release")
+
+NOISE_ONCE_NOTE = ("each sum's noise drawn once in this process: the sum of the entities' exact shares plus one "
+                   "Gaussian of the summed shares' variance (≥ σ², the same distribution as the entities' own noise "
+                   "shares added up; no share leaves the process, none is rounded); a deployment draws it as one "
+                   "noise share per entity, which the ε against the server with all other entities describes")
 
 EventFn = Callable[..., None]
 
@@ -40,7 +47,7 @@ EventFn = Callable[..., None]
 def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.random.Generator],
                ledgers: Sequence[EntityLedger], server_rng: np.random.Generator, *,
                final_combine: bool = True, on_event: EventFn | None = None,
-               keep_shares: bool = True, n_jobs: int = 1) -> tuple[dict, dict]:
+               keep_shares: bool = True, n_jobs: int = 1, noise_once: bool = False) -> tuple[dict, dict]:
     """Round 1 of a summable method: for every stage, each entity's share, their sum, and the
     server's ``combine`` → the public result broadcast before the next stage.
 
@@ -60,6 +67,11 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
     ledger would make), its rows then spent on the run's ledger — which checks them again — and the
     shares summed in entity order: the same ledger rows, in the same order, and the same sums as one
     at a time.
+    ``noise_once``: this process forms every sum itself, so each release's Gaussian noise is drawn
+    once for the sum (:class:`~dpfed_core.privacy.noise.SumNoise`, on the entities' production
+    streams) and the shares are left unrounded (:func:`~dpfed_core.federation.summable.exact_shares`);
+    every entity's ledger rows are the same as without it. Only for a method whose
+    ``noise_drawn_for_the_sum`` says its shares allow it.
     """
     H = len(matrices)
     ev = on_event or (lambda *a, **k: None)
@@ -70,7 +82,8 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
         ev("stage_start", stage)
         total = None
         shares = []
-        for h, share in _shares(method, matrices, rngs, ledgers, H, stage, public, n_jobs, ev):
+        streams = sum_noise_streams(method, rngs, H) if noise_once else rngs
+        for h, share in _shares(method, matrices, streams, ledgers, H, stage, public, n_jobs, ev, noise_once):
             total = share.values.copy() if total is None else total + share.values
             ev("share_done", stage, h=h, share=share)
             if keep_shares:
@@ -84,6 +97,16 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
             public = method.combine(stage, total, public, server_rng, H)
             ev("server_done", stage, public=public)
     return public, out
+
+
+def sum_noise_streams(method, rngs: Sequence[np.random.Generator], n_shares: int) -> list[PooledGenerator]:
+    """The entities' streams for one release whose noise is drawn once for the sum of its
+    ``n_shares`` shares (one :class:`~dpfed_core.privacy.noise.SumNoise` between them; each stream
+    keeps its own state for every other random choice)."""
+    if not getattr(method, "noise_drawn_for_the_sum", False):
+        raise ValueError(f"{method.name}'s shares do not say their noise may be drawn once for the sum")
+    pool = SumNoise(n_shares)
+    return [PooledGenerator(r.bit_generator, pool) for r in rngs[:n_shares]]
 
 
 def _workers(n_jobs: int, tasks: int) -> int:
@@ -114,12 +137,15 @@ def _in_order(fn: Callable[[int], object], n: int, workers: int, started: Callab
 
 
 def _shares(method, matrices, rngs, ledgers: Sequence[EntityLedger], H: int, stage: str, public: dict,
-            n_jobs: int, ev: EventFn):
-    """``(h, share)`` of every entity for one stage, in entity order (see :func:`run_stages`)."""
+            n_jobs: int, ev: EventFn, exact: bool = False):
+    """``(h, share)`` of every entity for one stage, in entity order (see :func:`run_stages`);
+    ``exact``: the shares are computed unrounded (their noise is drawn once for the sum)."""
     workers = _workers(n_jobs, H)
+    unrounded = exact_shares if exact else contextlib.nullcontext
 
     def direct(h: int):
-        return method.share(matrices[h], rngs[h], ledgers[h], H, stage=stage, public=public), ()
+        with unrounded():
+            return method.share(matrices[h], rngs[h], ledgers[h], H, stage=stage, public=public), ()
 
     # in threads, a share is spent on a ledger of its own holding the entity's rows so far (read here,
     # on the caller's thread: the run's ledger is only ever read and spent on by this thread)
@@ -129,8 +155,9 @@ def _shares(method, matrices, rngs, ledgers: Sequence[EntityLedger], H: int, sta
         own = PrivacyLedger(ledgers[h].epsilon, ledgers[h].delta)
         for row in before[h]:
             own.spend(**asdict(row))
-        share = method.share(matrices[h], rngs[h], own.for_entity(ledgers[h].entity), H, stage=stage,
-                             public=public)
+        with unrounded():  # in this worker thread's own context
+            share = method.share(matrices[h], rngs[h], own.for_entity(ledgers[h].entity), H, stage=stage,
+                                 public=public)
         return share, own.rows[len(before[h]):]
 
     for h, (share, rows) in _in_order(direct if workers <= 1 else staged, H, workers,
@@ -177,11 +204,22 @@ def with_shared_columns(U_h: np.ndarray, V_h: np.ndarray, own: LocalColumns | No
     return LocalColumns.from_dense(np.hstack([U_h, own.U]), np.hstack([V_h, own.dense(V_h.shape[0])]))
 
 
+def noise_drawn_once(method, rngs: Sequence[np.random.Generator]) -> bool:
+    """Whether an in-process run draws each release's noise once for the sum
+    (:func:`run_stages`' ``noise_once``): a private run with production noise (every entity's stream
+    a :class:`~dpfed_core.privacy.noise.SecureGenerator`) of a method whose shares allow it. In
+    simulation the shares keep their own seeded draws, so that an in-process sum equals a deployed
+    one bit for bit."""
+    return (math.isfinite(float(method.epsilon)) and bool(getattr(method, "noise_drawn_for_the_sum", False))
+            and len(rngs) > 0 and all(isinstance(r, SecureGenerator) for r in rngs))
+
+
 def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[float], *,
-                 in_process: bool) -> dict:
+                 in_process: bool, noise_once: bool = False) -> dict:
     """The trust model of a summable run and both guarantees: against the server (the ledger's),
     and the weaker one each entity's own noise share gives against the server colluding with every
-    other entity (equal to the first without secure aggregation)."""
+    other entity (equal to the first without secure aggregation). ``noise_once``: the run drew each
+    sum's noise once and rounded nothing (:func:`run_stages`), so there is no rounding to record."""
     secure = method.aggregation == "secure"
     eps, dlt = ledger.guarantee()
     private = math.isfinite(float(method.epsilon))
@@ -195,7 +233,9 @@ def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[flo
            "in_process": bool(in_process), "sum": how,
            "against_server": {"epsilon": eps, "delta": dlt},
            "against_server_and_other_entities": {"epsilon": coal if secure else eps, "delta": dlt}}
-    if secure and private:
+    if noise_once:
+        out["noise"] = NOISE_ONCE_NOTE
+    if secure and private and not noise_once:
         H = len(ledger.entities())
         steps = share_grid_steps(ledger.rows, method.share_divisor(H), method.noise_spread) if H else math.inf
         if math.isfinite(steps):
@@ -229,11 +269,12 @@ def rounding_warning(trust: dict) -> str | None:
             "then adds the full noise to its own release)")
 
 
-def run_notes(method, public: dict, *, in_process: bool) -> list[str]:
-    """The run's notes: the trust model, then what the method says of its server step."""
+def run_notes(method, public: dict, *, in_process: bool, noise_once: bool = False) -> list[str]:
+    """The run's notes: the trust model (and how its noise was drawn), then what the method says of
+    its server step."""
     secure = method.aggregation == "secure"
     first = (IN_PROCESS_NOTE if in_process else "secure sums formed by Flower's SecAgg+") if secure else NO_SECAGG_NOTE
-    return [first, *method.notes(public)]
+    return [first, *([NOISE_ONCE_NOTE] if noise_once else []), *method.notes(public)]
 
 
 def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str], slices: Sequence[slice],
@@ -300,8 +341,10 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
                         messages.append(array_message(1, SERVER, name, what, arr))
             timings[f"round1_{stage}"] = time.perf_counter() - t_stage[0]
 
+    once = noise_drawn_once(method, entity_rngs[:H])
     public, sums = run_stages(method, matrices, entity_rngs[:H], [ledger.for_entity(n) for n in names],
-                              entity_rngs[-1], on_event=on_event, keep_shares=False, n_jobs=n_jobs)
+                              entity_rngs[-1], on_event=on_event, keep_shares=False, n_jobs=n_jobs,
+                              noise_once=once)
     V = np.asarray(public["V"], dtype=np.float64)
     # with a DP-selected catalogue V has one row per shared key, not per item
     keys = shared is not None and not shared.public
@@ -353,6 +396,6 @@ def fit_summable(method, matrices: Sequence[sp.csr_matrix], names: Sequence[str]
     # the prototype methods' ``server_fit`` (a stage of its own there) and never summed with them
     timings["server_combine"] = t_server[1]
     return {"factors": factors, "U": U, "V": V_site, "public": public, "messages": messages,
-            "notes": run_notes(method, public, in_process=True),
-            "trust": trust_record(method, ledger, coalition, in_process=True),
+            "notes": run_notes(method, public, in_process=True, noise_once=once),
+            "trust": trust_record(method, ledger, coalition, in_process=True, noise_once=once),
             "secure_sum": sums[stages[-1]], "timings": timings}

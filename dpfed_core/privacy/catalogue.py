@@ -439,14 +439,27 @@ def select_catalogue_secure(
     phantom_share: float = SECURE_CATALOGUE_PHANTOM_SHARE,
     grid: float | None = None,
     levels: int = SECURE_CATALOGUE_LEVELS,
+    noise_once: bool = False,
 ) -> SecureCatalogueRelease:
     """The federation-wide DP catalogue (module doc) in this process: every entity's
     :func:`secure_catalogue_share` (its own stream ``rngs[h]``; a single generator is spawned into one
     per entity), their sum, and the server's :func:`secure_catalogue_keys`. ``divisor`` = √(H − d),
     the secure sum's share divisor. A deployment runs the same two functions on the nodes and the
-    server, the sum formed by SecAgg+."""
+    server, the sum formed by SecAgg+.
+
+    ``noise_once`` (production streams only): this process forms the sum, so its noise is drawn once
+    for the sum — N(0, H·σ²/divisor²), the distribution of the H shares' noise added up, ≥ σ² — and
+    no share is rounded (:class:`~dpfed_core.privacy.noise.SumNoise`); every entity's ledger row is
+    the same as without it."""
+    from dpfed_core.privacy.noise import PooledGenerator, SecureGenerator, SumNoise
+
     if isinstance(rngs, np.random.Generator):
         rngs = rngs.spawn(len(slices))
+    if noise_once:
+        if not all(isinstance(r, SecureGenerator) for r in rngs):
+            raise ValueError("the catalogue's noise is drawn once for the sum only from production streams")
+        pool = SumNoise(len(slices))
+        rngs, grid = [PooledGenerator(r.bit_generator, pool) for r in rngs], None
     nb = int(n_buckets)
     bucket = item_bucket_levels(item_names, nb, levels)
     total = np.zeros(nb)

@@ -248,6 +248,8 @@ def gaussian_mechanism(values, sensitivity: float, epsilon: float, delta: float,
       compose by adding ρ) converted to (ε, δ) (see :func:`gaussian_sigma`). ``epsilon = inf`` → no noise.
     * ``divisor``: secure aggregation — this entity adds σ/divisor, the sum of the shares carries σ;
       the row charges the sum's σ (the guarantee against the server).
+    * ``rng`` carrying a :class:`~dpfed_core.privacy.noise.SumNoise` (a process forming the sum
+      itself): the row is charged the same, and the sum's noise is drawn once, on its first share.
 
     Returns (noisy values, σ).
     """
@@ -261,6 +263,9 @@ def gaussian_mechanism(values, sensitivity: float, epsilon: float, delta: float,
         sigma = gaussian_sigma(epsilon, delta, sensitivity, values.size)
     rho = gaussian_float_rho(float(sigma), float(sensitivity), max(values.size, 1)) if sigma > 0 else math.inf
     _record(ledger, stage, mechanism, epsilon, delta, sensitivity, sigma, note, rng, rho)
+    pooled = getattr(rng, "sum_noise", None)
+    if pooled is not None:
+        return pooled.gaussian(rng, sampler_for(rng), values, sigma / divisor), sigma
     return sampler_for(rng).gaussian(values, sigma / divisor), sigma
 
 

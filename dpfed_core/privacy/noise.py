@@ -62,6 +62,65 @@ class SecureGenerator(np.random.Generator):
         return (SecureGenerator, (self.bit_generator,))
 
 
+class SumNoise:
+    """The Gaussian noise of one secure sum's ``n_shares`` shares, drawn once, for a process that
+    forms the sum itself (the in-process run: its "entities" never send their shares anywhere).
+
+    In a deployment each of the H entities adds N(0, s²) to its own share (s = σ/√(H − d)) so that
+    the sum carries N(0, H·s²) and no share is ever seen alone. Where one process forms the sum, only
+    the sum is ever released, and H independent draws of N(0, s²) added up *are* one draw of
+    N(0, H·s²): the released sum has exactly the distribution the deployment's has, its noise is at
+    least σ (H ≥ H − d), so the ledger's rows — charged per entity, on σ, as before — hold unchanged,
+    while the production sampler draws one vector per release instead of H. The first share of each
+    release (its ``calls``-th Gaussian draw: every entity makes the same sequence, of public shapes)
+    carries the whole noise; the others none. Sensitivity and privacy map: those of the Gaussian
+    mechanism on the sum at σ_sum = s·√H ≥ σ — OpenDP's map is monotone in the scale.
+
+    Only for shares that are the exact values plus that draw, post-processed by public linear maps
+    alone and *not rounded* (:func:`~dpfed_core.federation.summable.exact_shares`): a noiseless share
+    rounded to a grid would move by more than its sensitivity between neighbours."""
+
+    def __init__(self, n_shares: int) -> None:
+        import threading
+
+        if int(n_shares) < 1:
+            raise ValueError(f"a sum of {n_shares} shares has no noise to draw")
+        self.n_shares = int(n_shares)
+        self._seen: dict[int, list] = {}
+        self._lock = threading.Lock()
+        self.draws = 0  # vectors drawn: one per release
+
+    def gaussian(self, rng: "PooledGenerator", sampler, values, scale: float) -> np.ndarray:
+        """``values`` + the sum's whole noise N(0, n·scale²) for the first share of this release,
+        ``values`` unchanged for the others (each share's own ``scale`` = s)."""
+        v = np.asarray(values, dtype=np.float64)
+        call, rng.calls = rng.calls, rng.calls + 1
+        with self._lock:
+            seen = self._seen.setdefault(call, [v.shape, float(scale), 0])
+            if (seen[0], seen[1]) != (v.shape, float(scale)):
+                raise RuntimeError(f"shares of one release differ in shape or noise scale ({seen[:2]} against "
+                                   f"{(v.shape, float(scale))}); their noise cannot be drawn once for the sum")
+            seen[2] += 1
+            if seen[2] > self.n_shares:
+                raise RuntimeError(f"release {call} has more than the {self.n_shares} shares its noise was drawn for")
+            first = seen[2] == 1
+            self.draws += int(first)
+        if first:
+            return sampler.gaussian(v, float(scale) * math.sqrt(self.n_shares))
+        return v.copy()
+
+
+class PooledGenerator(SecureGenerator):
+    """An entity's production generator whose Gaussian shares draw through a :class:`SumNoise` (its
+    other random choices are its own stream's, as with a plain :class:`SecureGenerator`). It pickles
+    as a plain :class:`SecureGenerator`: a share computed in another process draws its own noise."""
+
+    def __init__(self, bit_generator, noise: SumNoise) -> None:
+        super().__init__(bit_generator)
+        self.sum_noise = noise
+        self.calls = 0
+
+
 def method_generator(seed: int, *, private: bool, simulation: bool) -> np.random.Generator:
     """The generator a method draws from.
 
