@@ -97,8 +97,29 @@ def main() -> None:
                          "coordinates drawn": 0 if way == "simulation" else int(round(drawn)),
                          "median CPU s": med[way], "range": f"{min(seconds[way]):.2f}–{max(seconds[way]):.2f}",
                          "ratio to simulation": med[way] / med["simulation"]})
+    # the same default run as a whole process: the CLI's `run` with the dashboard's defaults, imports and
+    # loading included (as the typical run's yardstick is measured); a fresh store each, so no cap is reached
+    import os
+    import tempfile
+
+    from bench_typical_run import child_cpu
+
+    procs: dict[str, list[float]] = {"simulation": [], "production": []}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for r in range(repeats):
+        for way in procs:
+            with tempfile.TemporaryDirectory() as tmp:
+                argv = ["-m", "dpfed_core", "run", "--data", "sample:clinic", "--store", f"{tmp}/store.sqlite3",
+                        *(["--simulation"] if way == "simulation" else [])]
+                procs[way].append(child_cpu(argv, env)[0])
+            print("CLI run", way, f"{procs[way][-1]:.2f} CPU s", flush=True)
+    pmed = {w: float(np.median(v)) for w, v in procs.items()}
+    proc_rows = [{"process": "`run --data sample:clinic`" + (" --simulation" if w == "simulation" else ""),
+                  "noise": w, "median CPU s": pmed[w], "range": f"{min(v):.2f}–{max(v):.2f}",
+                  "ratio to simulation": pmed[w] / pmed["simulation"]} for w, v in procs.items()]
     default = [r for r in rows if r["run"].startswith("the dashboard's default") and r["noise"] == "production"][0]
     met = default["ratio to simulation"] <= TARGET
+    met_process = proc_rows[1]["ratio to simulation"] <= TARGET
     out = outputs("production_noise", args.quick)
     md = "\n".join([
         "# Production noise against simulation on the runs users wait for", "",
@@ -112,10 +133,20 @@ def main() -> None:
                         "ratio to simulation"],
                  fmt={"median CPU s": "{:.2f}", "ratio to simulation": "{:.2f}"}),
         "",
+        "## The same default run as a whole process", "",
+        f"The CLI's `run` with the dashboard's defaults on the bundled sample, a fresh child process each ({repeats} "
+        "alternating repeats; imports, loading and the result document included; a fresh budget store each):", "",
+        md_table(proc_rows, fmt={"median CPU s": "{:.2f}", "ratio to simulation": "{:.2f}"}), "",
         f"**The dashboard's default run with production noise: {default['ratio to simulation']:.2f}× the same run in "
-        f"simulation (target ≤ {TARGET}×: {'met' if met else 'missed'}).**", ""])
+        f"simulation in a warm process, as the dashboard runs it (target ≤ {TARGET}×: {'met' if met else 'missed'}); "
+        f"{proc_rows[1]['ratio to simulation']:.2f}× as a whole CLI process ({'met' if met_process else 'missed'}).** "
+        "What remains in the warm run is OpenDP's exact Gaussian itself (about 11–13 µs a coordinate on this machine, "
+        "whatever its scale, grid or integer type); a whole production process also imports and runs the accountant "
+        "that charges the budget store (dp-accounting; a simulation charges nothing): 1.0 CPU s of a production "
+        "process in one cProfile of it.", ""])
     write_results(out["json"], {"benchmark": "production_noise", "machine": machine(), "repeats": repeats,
-                                "rows": rows, "target": TARGET, "met": met}, md)
+                                "rows": rows, "processes": proc_rows, "target": TARGET, "met": met,
+                                "met_as_process": met_process}, md)
 
 
 if __name__ == "__main__":
