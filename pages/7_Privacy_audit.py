@@ -15,6 +15,7 @@ import streamlit as st
 
 from dpfed_core.ui import widgets as ui
 from dpfed_core.audit import membership as aud
+from dpfed_core.audit.targets import MIN_USERS_FOR_REAL_TARGET, too_few_users
 from dpfed_core.ui import engine as dash
 from dpfed_core.reporting import report as rep
 from dpfed_core.errors import DpfedError
@@ -55,7 +56,8 @@ if st.session_state.get("audit_entity") not in ds.entity_names:  # data changed 
     st.session_state.pop("audit_entity", None)
     ui.forget("audit_entity")
 # a declared entity may have no users: the page opens on the first whose real users can be audited
-ui.widget_default("audit_entity", next((e for e in ds.entity_names if sizes[e] >= 2), ds.entity_names[0]))
+ui.widget_default("audit_entity", next((e for e in ds.entity_names if not too_few_users(sizes[e], ["outlier"])),
+                                        ds.entity_names[0]))
 ui.widget_default("audit_methods", default_methods)
 ui.widget_default("audit_grid", own_grid)
 ui.widget_default("audit_targets", ["synthetic", "outlier"])
@@ -105,11 +107,11 @@ if not methods:
 specs = list(targets) + ([f"user:{user_text.strip()}"] if user_text.strip() else [])
 if not specs:
     errors.append("Choose at least one target user.")
-if sizes[entity] < 2 and any(s != "synthetic" for s in specs):
+if too_few_users(sizes[entity], specs):
     # the box above shows the entity's size already: said here, before the button charges anything
     errors.append(f"“Target users”: auditing a real user (the outlier, typical or a specific user) needs an entity "
-                  f"with at least 2 users, and {dash.escape_md(entity)} has {sizes[entity]}: audit its synthetic "
-                  "target only, or choose another entity.")
+                  f"with at least {MIN_USERS_FOR_REAL_TARGET} users, and {dash.escape_md(entity)} has {sizes[entity]}: "
+                  "audit its synthetic target only, or choose another entity.")
 n_jobs = sum(len(grid) if m in private_methods else 1 for m in methods) * len(specs)
 proto_params = dict(base.prototype_params or {}) if base.method in private_methods else {}
 st.caption(

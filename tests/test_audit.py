@@ -536,6 +536,7 @@ def test_a_real_target_in_an_entity_of_one_user_names_the_targets_that_fix_it():
     assert err.value.param == "targets"
     assert render_error(err.value) == (
         "auditing a real user (the outlier, typical or user:<id> target) needs an entity with at least 2 users, "
-        "and entity 'solo' has fewer: audit its synthetic target only (--targets synthetic), or audit another entity")
+        "and entity 'solo' has 1: audit its synthetic target only (--targets synthetic), or audit another entity "
+        "(--entity)")
     assert "“Target users” on the Privacy audit page set to synthetic" in friendly_message(err.value)
     assert len(audit_targets.make_targets(X, ["synthetic"], 5.0, 4, entity="solo")) == 1

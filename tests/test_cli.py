@@ -397,6 +397,40 @@ def test_an_audit_of_a_mistyped_user_is_one_error_before_anything_is_charged(tmp
     assert not store.exists()  # nothing reserved, nothing logged as a failed release
 
 
+def test_a_real_target_of_a_one_user_entity_is_refused_before_anything_is_charged(tmp_path, capsys):
+    """An entity of one user has no outlier, typical or named user to audit against the others: the audit
+    says so, naming the entity, its users and the flags that fix it, before it is planned, dry-run or
+    reserved — the store gains no release, not even a failed non-private one (with --others data that
+    one would be charged to every entity)."""
+    import sqlite3
+    from contextlib import closing
+
+    csv = _toy_csv(tmp_path / "toy.csv", n_entities=2, users=20)
+    solo = pd.DataFrame({"patient": ["solo0", "solo0"], "drug": ["item 1", "item 3"], "count": [2, 1],
+                         "hospital": ["hospital solo", "hospital solo"]})
+    pd.concat([pd.read_csv(csv), solo]).to_csv(csv, index=False)
+    store = tmp_path / "budget.sqlite3"
+    base = ["audit", "--data", str(csv), *TOY_ARGS, "--methods", "dp-popularity", "--epsilons", "1", "--runs", "8",
+            "--store", str(store)]
+    assert main([*base, "--entity", "hospital 0", "--targets", "synthetic"]) == 0  # a store with a release in it
+    capsys.readouterr()
+
+    def contents():
+        with closing(sqlite3.connect(store)) as con:
+            return list(con.iterdump())
+
+    before = contents()
+    for targets, extra in (("outlier", []), ("synthetic,typical", []), ("user:solo0", []), ("outlier", ["--dry-run"]),
+                           ("outlier", ["--others", "data"])):
+        assert main([*base, "--entity", "hospital solo", "--targets", targets, *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and err.count("\n") == 1, err
+        assert "needs an entity with at least 2 users, and entity 'hospital solo' has 1:" in err, err
+        assert "(--targets synthetic)" in err and "another entity (--entity)" in err, err
+        assert contents() == before, (targets, extra)  # nothing reserved, charged or logged as failed
+    assert main([*base, "--entity", "hospital solo", "--targets", "synthetic", "--dry-run"]) == 0
+
+
 def test_progress_is_plain_lines_on_a_stderr_that_is_no_terminal(monkeypatch, capsys):
     """A log or a pipe gets no bar (tqdm draws none there): a line with the share done, the stage and
     the time left every PLAIN_PROGRESS_SECONDS instead, so a long run is never silent."""

@@ -79,14 +79,39 @@ def worst_case_row(X: sp.csr_matrix, value_max: float, support: int) -> np.ndarr
     return row
 
 
+#: The fewest users an entity needs for a real target (the outlier, typical or a named user): the target is
+#: measured against the entity's other users, so there must be one.
+MIN_USERS_FOR_REAL_TARGET = 2
+
+
+def too_few_users(n_users: int, specs: Sequence[str]) -> bool:
+    """Whether ``specs`` ask for a real target of an entity of ``n_users`` users that cannot have one —
+    the one rule :func:`check_entity_size` enforces and the audit page states before its button."""
+    return n_users < MIN_USERS_FOR_REAL_TARGET and any(s != "synthetic" for s in specs)
+
+
+def check_entity_size(n_users: int, specs: Sequence[str], entity: str | None = None) -> None:
+    """Refuse a real target of an entity with too few users (:func:`too_few_users`), naming the entity, its
+    users and the two ways out: its synthetic target only, or another entity."""
+    if not too_few_users(n_users, specs):
+        return
+    where = f"entity {entity!r}" if entity is not None else "the audited entity"
+    raise ConfigError(f"auditing a real user (the outlier, typical or user:<id> target) needs an entity with at "
+                      f"least {MIN_USERS_FOR_REAL_TARGET} users, and {where} has {n_users}: audit its synthetic "
+                      "target only (targets=synthetic), or audit another entity (--entity)", param="targets")
+
+
 def check_target_users(dataset, entity: str | int, specs: Sequence[str]) -> None:
-    """Every ``user:<id>`` target names a user of the audited entity — checked before an audit is planned
-    or charged, so a mistyped id is one error, never a reservation that fails; an id of another entity
-    names that entity."""
+    """The targets can be found in the audited entity — checked before an audit is planned or charged, so a
+    refusal is one error, never a reservation that fails: the entity has users enough for a real target
+    (:func:`check_entity_size`), and every ``user:<id>`` target names one of its users (an id of another
+    entity names that entity)."""
     h = dataset.entity_index(entity)
     name = dataset.entity_names[h]
+    sl = dataset.entity_slices()[h]
+    check_entity_size(int(sl.stop - sl.start), specs, name)
     ids = np.asarray(dataset.user_ids).astype(str)
-    own = ids[dataset.entity_slices()[h]]
+    own = ids[sl]
     for spec in dict.fromkeys(specs):
         if not str(spec).startswith("user:"):
             continue
@@ -115,12 +140,8 @@ def make_targets(X: sp.csr_matrix, specs: Sequence[str], value_max: float, suppo
     Xc = X.copy()
     np.clip(Xc.data, 0.0, value_max, out=Xc.data)
     ids = np.asarray(user_ids if user_ids is not None else [str(i) for i in range(n)]).astype(str)
+    check_entity_size(n, specs, entity)
     need_real = any(s != "synthetic" for s in specs)
-    if need_real and n < 2:
-        where = f"entity {entity!r}" if entity is not None else "the audited entity"
-        raise ConfigError(f"auditing a real user (the outlier, typical or user:<id> target) needs an entity with at "
-                          f"least 2 users, and {where} has fewer: audit its synthetic target only "
-                          "(targets=synthetic), or audit another entity", param="targets")
     nn, mean = nearest_neighbour_stats(Xc) if need_real else (None, None)
     out: list[AuditTarget] = []
     for spec in dict.fromkeys(specs):
