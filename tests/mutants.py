@@ -2351,6 +2351,9 @@ MUTANTS = (
            "check_epsilon(e, param='epsilons')", "None",
            ("tests/test_page_audit.py::test_an_audit_grid_past_a_runs_range_is_refused_before_it_is_planned_or_"
             "charged",)),
+    Mutant("audit-one-user-entity-charged-before-refused", "dpfed_core/audit/targets.py", "check_target_users",
+           "check_entity_size(int(sl.stop - sl.start), specs, name)", "None",
+           (f"{CLIT}::test_a_real_target_of_a_one_user_entity_is_refused_before_anything_is_charged",)),
     Mutant("sweep-refusal-names-the-runs-epsilon", ODO, "_check",
            "any((p.kind == 'sweep point' for p in plans))", "False",
            (f"{ODOT}::test_cap_enforced_and_refusal_names_the_control",)),
