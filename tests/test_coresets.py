@@ -55,16 +55,51 @@ def test_capped_thresholds_lower_both_to_the_released_root_count():
         coresets.capped_thresholds(300.0, 900.0, 1000.0, 0.0)
 
 
+def test_the_cap_is_lowered_by_up_to_one_and_a_half_while_it_stays_above_the_count_noise():
+    # n̂/c = 100; a count noise scale b ≤ n̂/(1.5c) = 66.7: the finer cap n̂/(1.5c)
+    keep, branch = coresets.capped_thresholds(300.0, 900.0, 1000.0, 10.0, count_scale=20.0)
+    assert keep == pytest.approx(1000.0 / 15.0) and branch == pytest.approx(3 * keep)
+    # b between n̂/(1.5c) and n̂/c: the cap is b itself (not below the noise of one count)
+    assert coresets.capped_thresholds(300.0, 900.0, 1000.0, 10.0, count_scale=80.0) == (80.0, 240.0)
+    # b ≥ n̂/c (small ε, few users a cluster): the cap n̂/c, unchanged
+    assert coresets.capped_thresholds(300.0, 900.0, 1000.0, 10.0, count_scale=500.0) == (100.0, 300.0)
+    # a noise threshold below every cap is not raised
+    assert coresets.capped_thresholds(50.0, 150.0, 1000.0, 10.0, count_scale=20.0) == (50.0, 150.0)
+
+
+def test_the_tree_lowers_its_cap_by_the_scale_of_its_own_count_noise(monkeypatch):
+    # ε_tree = 11·ε_level with 10 levels: b = 1/ε_level, read by the tree from its own ε. With
+    # cap_divisor 8: ε_level = 1 (b = 1) gives the finer cap n̂/12; ε_level = 1/1000 (b = 1000, more
+    # than n̂/8) leaves the cap at n̂/8 — n̂ the released root count in both cases
+    X, _ = _blobs(n=600)
+    led = PrivacyLedger(math.inf).for_entity("e")
+    seen = {}
+    real = coresets.capped_thresholds
+
+    def spy(*a, **kw):
+        seen["b"] = kw.get("count_scale")
+        seen["out"] = real(*a, **kw)
+        return seen["out"]
+
+    monkeypatch.setattr(coresets, "capped_thresholds", spy)
+    for eps_level, b, divisor in ((1.0, 1.0, 12.0), (1 / 1000, 1000.0, 8.0)):
+        tree = coresets.build_lsh_tree(X, 10, 11 * eps_level, 400.0, 1200.0, np.random.default_rng(3), led,
+                                       cap_divisor=8.0)
+        assert seen["b"] == pytest.approx(b)
+        assert seen["out"][0] == pytest.approx(max(1.0, tree.n_root / divisor))
+
+
 def test_capped_tree_splits_clusters_an_uncapped_threshold_keeps_whole():
     # 4 clusters of ~150 users and a keep threshold of 400 (as a large σ at small ε gives): without
-    # the cap the root cannot split; capped at n̂/(2k) = 75 the leaves reach the clusters
+    # the cap the root cannot split; capped (exact counts, so the finer cap n̂/(1.5·8) = 50 applies)
+    # the leaves reach the clusters
     X, c = _blobs(n=600)
     led = PrivacyLedger(math.inf).for_entity("e")
     plain = coresets.build_lsh_tree(X, 8, math.inf, 400.0, 1200.0, np.random.default_rng(3), led)
     capped = coresets.build_lsh_tree(X, 8, math.inf, 400.0, 1200.0, np.random.default_rng(3), led,
                                      cap_divisor=8.0)
     assert plain.counts.size == 1
-    assert capped.counts.size >= 4 and (capped.counts[capped.levels > 0] >= 75).all()
+    assert capped.counts.size >= 4 and (capped.counts[capped.levels > 0] >= 50).all()
     # the leaves separate the clusters: most users share their leaf's majority cluster, and the
     # majorities cover at least 3 of the 4 clusters (the root alone: 1 and ~25 %)
     truth = np.argmin(((X[:, None] - c[None]) ** 2).sum(-1), axis=1)

@@ -9,8 +9,9 @@ weighted leaf averages (the *coreset*) with ordinary k-means — pure post-proce
 
 Written from the published description and the library's documented behaviour, not copied; the
 differences: each tree level's discrete Laplace counts compose by basic sequential composition (the
-library composes them by PLD), the keep threshold is min(node_factor·√m·σ/Λ, n̂/(cap·k)) with
-``node_factor = 3`` and ``cap = 2`` (the library: 10 and 2), and the tree has 10 levels below ε = 1
+library composes them by PLD), the keep threshold is min(node_factor·√m·σ/Λ, cap) with
+``node_factor = 3`` and cap = max(n̂/(3k), min(n̂/(2k), b)), b the scale of one count's noise
+(the library: factor 10 and cap n̂/(2k); :func:`capped_thresholds`), and the tree has 10 levels below ε = 1
 and 15 from ε = 1 (the library: 20); chosen on Google's recipe and development draws,
 bench/results/dp_kmeans.md and dp_kmeans_rule.md.
 
@@ -61,6 +62,9 @@ DEFAULT_NODE_FACTOR = 3.0
 DEFAULT_NODE_CAP: float | None = 2.0
 #: A node branches if its noisy count is ≥ this multiple of the leaf threshold (the library's 3).
 BRANCH_FACTOR = 3.0
+#: Where the count noise allows it, the cap n̂/(c·k) is lowered further, down to n̂/(FINER_CAP·c·k)
+#: (:func:`capped_thresholds`).
+FINER_CAP = 1.5
 
 
 @dataclass(frozen=True)
@@ -104,17 +108,31 @@ def default_depth(epsilon: float) -> int:
 
 
 def capped_thresholds(min_node: float, min_branch: float, n_root: float,
-                      cap_divisor: float) -> tuple[float, float]:
-    """(keep, branch) thresholds lowered to at most n̂/cap_divisor (and its branch multiple), at least 1.
+                      cap_divisor: float, count_scale: float | None = None) -> tuple[float, float]:
+    """(keep, branch) thresholds lowered to at most the cap (and its branch multiple), at least 1.
+
+    The cap is n̂/cap_divisor; with ``count_scale`` b (the scale of one tree count's noise) it is
+    max(n̂/(:data:`FINER_CAP`·cap_divisor), min(n̂/cap_divisor, b)): lowered further, by up to a
+    factor 1.5, as long as it stays above b.
 
     Why (Google's library caps its leaf size the same way, at n̂/(2k)): the noise-based threshold
     ``node_factor·√m·σ/Λ`` grows as 1/ε, and at small ε it exceeds the size of a cluster, so the
     tree stops above the clusters and the coreset has fewer points than k; the cap keeps about one
-    node per cluster possible whatever the noise. n̂ is the root's released count, so the thresholds
-    are functions of released values and public constants only."""
+    node per cluster possible whatever the noise. At n̂/(2k) the branch threshold is 1.5 clusters'
+    share, and on Google's recipe at ε = 0.1 the tree still ended with fewer leaves than k (47–58 of
+    64; 10–20 clusters without a leaf of their own); at n̂/(3k) it grows 74–78 leaves. A lower keep
+    threshold only pays while it is above the noise of one count — below it, nodes of noise alone
+    are kept (held-out family, k = 16, ε = 0.1, where n̂/(3k) ≈ 208 against b ≈ 440: 0.803 with
+    n̂/(2k), 0.822 with n̂/(3k)) —, hence the floor b. Chosen on development draws only (generator
+    seeds ≥ 7000 of Google's recipe and the held-out family, the wide mixtures; bench/results/
+    dp_kmeans.md, *Reading*). n̂ is the root's released count and b a function of the public ε, so the
+    thresholds are functions of released values and public constants only."""
     if not (cap_divisor > 0):
         raise ValueError(f"cap_divisor must be positive, got {cap_divisor!r}")
-    cap = max(1.0, float(n_root) / float(cap_divisor))
+    cap = float(n_root) / float(cap_divisor)
+    if count_scale is not None:
+        cap = max(cap / FINER_CAP, min(cap, float(count_scale)))
+    cap = max(1.0, cap)
     if cap >= min_node:
         return min_node, min_branch
     return cap, max(cap, min_branch * cap / min_node)
@@ -161,7 +179,8 @@ def build_lsh_tree(X, depth: int, eps_tree: float, min_node: float, min_branch: 
     thresholds on noisy counts (keep / branch a node). rng : the method's noise source.
     ledger : the entity's ledger view (one row per counted level, recorded before its draw).
     cap_divisor : if given (c·k for k clusters), both thresholds are lowered so that a node of
-    n̂/cap_divisor noisy users is kept (n̂ the root's noisy count; :func:`capped_thresholds`).
+    n̂/cap_divisor noisy users is kept (n̂ the root's noisy count; :func:`capped_thresholds`),
+    or down to n̂/(FINER_CAP·cap_divisor) while that stays above the scale 1/ε_level of a count's noise.
     """
     n, m = X.shape
     # data-independent hyperplanes: drawing them from the method's generator is not a release
@@ -171,7 +190,9 @@ def build_lsh_tree(X, depth: int, eps_tree: float, min_node: float, min_branch: 
     node_cnt = _noisy_counts(np.array([n]), eps_level, rng, ledger, 0, depth)  # level 0: the root, always kept
     n_root = float(node_cnt[0])
     if cap_divisor is not None:  # a function of the released root count and public constants only
-        min_node, min_branch = capped_thresholds(min_node, min_branch, n_root, cap_divisor)
+        # b = 1/ε_level, the scale of one count's discrete Laplace noise (public)
+        min_node, min_branch = capped_thresholds(min_node, min_branch, n_root, cap_divisor,
+                                                 count_scale=1.0 / eps_level)
     node_code = np.zeros(1, dtype=np.int64)             # hash prefix of each node of the level
     alive = np.arange(n)                                 # users still on a kept path
     pt_node = np.zeros(n, dtype=np.int64)                # their node at the current level

@@ -268,11 +268,13 @@ class DPPrototypes(PrototypeMethod):
         :func:`~dpfed_core.federation.coresets.default_depth` (10 for ε < 1, else 15).
     lsh_node_factor : float, default 3
         A tree node is kept if its noisy count ≥ lsh_node_factor·√m·σ/Λ (σ the leaf-sum noise),
-        or ≥ n̂/(lsh_node_cap·k) if that is smaller.
+        or ≥ the cap below if that is smaller.
     lsh_node_cap : float or None, default 2
         Caps the keep threshold at n̂/(lsh_node_cap·k), n̂ the tree root's noisy count (branching at
         :data:`~dpfed_core.federation.coresets.BRANCH_FACTOR` times it), so that at small ε the
-        tree still reaches clusters of the size n/k; ``None``: no cap.
+        tree still reaches clusters of the size n/k — lowered further, down to
+        n̂/(1.5·lsh_node_cap·k), while it stays above the scale of one tree count's noise
+        (:func:`~dpfed_core.federation.coresets.capped_thresholds`); ``None``: no cap.
 
     Attributes (after ``release``)
     ----------
@@ -324,7 +326,8 @@ class DPPrototypes(PrototypeMethod):
         Param("lsh_node_factor", "float", coresets.DEFAULT_NODE_FACTOR, "an LSH tree node is kept if its noisy "
               "count ≥ factor·√m·σ/Λ", low=0, low_open=True),
         Param("lsh_node_cap", "float", coresets.DEFAULT_NODE_CAP, "the LSH keep threshold is at most "
-              "n̂/(cap·k), n̂ the tree root's noisy count; none = no cap", low=0, low_open=True, optional=True),
+              "n̂/(cap·k), n̂ the tree root's noisy count (down to n̂/(1.5·cap·k) while above a count's "
+              "noise scale); none = no cap", low=0, low_open=True, optional=True),
     )
 
     def __init__(self, k: int = 50, value_max: float = 1.0, *, value_min: float = 0.0,
