@@ -217,7 +217,10 @@ PUBLIC_BOUNDS = "tests/test_method_contract.py::test_a_methods_public_bounds_are
 STAGE_SUMS = f"{SUMT}::test_each_stage_sums_every_entitys_share_and_the_next_reads_only_the_declared_broadcast"
 THREADED = f"{SUMT}::test_shares_made_in_threads_spend_the_same_rows_in_order_and_sum_the_same"
 SUMNOISE = "tests/test_sum_noise.py"
-ONCE_SCALE = f"{SUMNOISE}::test_an_in_process_production_run_draws_each_release_once_at_the_summed_scale"
+ONCE_SCALE = f"{SUMNOISE}::test_an_in_process_production_run_draws_each_secure_release_once_at_the_summed_scale"
+ONCE_BITS = f"{SUMNOISE}::test_the_released_sum_is_opendps_draw_on_the_exact_sum_and_nothing_else"
+ONCE_REFUSED = f"{SUMNOISE}::test_a_release_whose_shares_differ_in_shape_number_or_reach_is_refused"
+ONCE_CATALOGUE = f"{SUMNOISE}::test_a_run_without_a_declared_catalogue_draws_the_histogram_as_its_method_draws"
 TRUST = f"{SUMT}::test_the_trust_record_states_both_guarantees_and_where_the_sum_was_formed"
 MESSAGE_LOG = f"{SUMT}::test_the_message_log_of_a_summable_run_lists_each_message_with_its_round_and_direction"
 PARTICIPANTS = (f"{SUMT}::test_a_secure_sum_is_released_with_every_entity_but_the_tolerated_dropouts"
@@ -1972,15 +1975,18 @@ MUTANTS = (
     # --- a process that forms the sum itself draws its noise once
     Mutant("sum-noise-drawn-at-one-shares-scale", "dpfed_core/privacy/noise.py", "SumNoise.gaussian",
            "float(scale) * math.sqrt(self.n_shares)", "float(scale)", (ONCE_SCALE,)),
-    Mutant("sum-noise-drawn-by-every-share", "dpfed_core/privacy/noise.py", "SumNoise.gaussian",
-           "seen[2] == 1", "True", (ONCE_SCALE,)),
+    Mutant("sum-noise-shares-keep-their-exact-values", "dpfed_core/privacy/noise.py", "SumNoise.gaussian",
+           "np.zeros(v.shape)", "v.copy()", (ONCE_BITS,), nth=1),
     Mutant("sum-noise-shares-of-another-shape-accepted", "dpfed_core/privacy/noise.py", "SumNoise.gaussian",
-           "(seen[0], seen[1]) != (v.shape, float(scale))", "False",
-           (f"{SUMNOISE}::test_a_release_whose_shares_differ_in_shape_or_number_is_refused",)),
-    Mutant("noiseless-shares-rounded", SUMM, "to_grid", "_EXACT_SHARES.get()", "False",
-           (f"{SUMNOISE}::test_the_pooled_sum_is_the_exact_sum_plus_the_one_draw_unrounded",)),
+           "(seen['shape'], seen['scale']) != (v.shape, float(scale))", "False", (ONCE_REFUSED,)),
+    Mutant("sum-noise-one-share-too-many-accepted", "dpfed_core/privacy/noise.py", "SumNoise.gaussian",
+           "seen['shares'] >= self.n_shares", "False", (ONCE_REFUSED,)),
+    Mutant("sum-noise-release-never-drawn-accepted", "dpfed_core/privacy/noise.py", "SumNoise.check_complete",
+           "seen['shares'] != self.n_shares", "False", (ONCE_REFUSED,)),
     Mutant("noise-drawn-once-in-simulation", SPROT, "noise_drawn_once",
            "all((isinstance(r, SecureGenerator) for r in rngs))", "len(rngs) > 0", (ONCE_SCALE,)),
+    Mutant("noise-drawn-once-without-secure-aggregation", SPROT, "noise_drawn_once",
+           "method.aggregation == 'secure'", "True", (ONCE_SCALE,)),
     Mutant("noise-drawn-once-for-a-plug-in-that-does-not-say-so", SPROT, "noise_drawn_once",
            "bool(getattr(method, 'noise_drawn_for_the_sum', False))", "True",
            (f"{SUMNOISE}::test_a_plug_in_that_does_not_say_so_keeps_a_draw_per_share",)),
@@ -1988,8 +1994,9 @@ MUTANTS = (
            "[PooledGenerator(r.bit_generator, pool) for r in rngs]", "list(rngs)",
            (f"{SUMNOISE}::test_the_catalogue_of_a_run_that_draws_once_draws_its_histogram_once",)),
     Mutant("run-catalogue-drawn-per-share-in-production", CATRUN, "_fit_on_secure_catalogue",
-           "draws_noise_once(config.method)", "False",
-           (f"{SUMNOISE}::test_a_run_without_a_declared_catalogue_draws_the_histogram_as_its_method_draws",)),
+           "draws_noise_once(config.method)", "False", (ONCE_CATALOGUE,)),
+    Mutant("pooled-run-records-share-rounding", CATRUN, "_on_catalogue", "not trust.get('noise')", "True",
+           (ONCE_CATALOGUE,)),
     Mutant("threaded-share-rows-not-spent-on-the-run", SPROT, "_shares",
            "ledgers[h].ledger.spend(**asdict(row))", "pass", (THREADED,)),
     Mutant("broadcast-carries-the-servers-own-quantities", SPROT, "broadcast_between_stages",

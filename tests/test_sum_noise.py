@@ -1,12 +1,14 @@
 """A process that forms a secure sum itself draws the sum's noise once.
 
-An in-process production run of a method whose shares allow it (``noise_drawn_for_the_sum``) draws
-each release's Gaussian once, on its first share, at the scale of the H shares' noise added up;
-every entity's ledger rows stay those of a share each; no share is rounded. Checked here on the
-production code: what the sampler is asked for (one vector per release, its scale), the ledger rows
-against a run that draws per share, the released sum against the exact one, a neighbour audit of
-the pooled sum whose neighbour sits in an entity that draws nothing (with its power check), the
-federation-wide catalogue, and a plug-in method that does not say so (it keeps a draw per share).
+An in-process production run under secure aggregation, of a method whose shares allow it
+(``noise_drawn_for_the_sum``), sums each release's exact shares and draws one Gaussian on the sum, at
+the scale of the H shares' noise added up: every share but the last gets zeros back, the last the
+noisy sum; every entity's ledger rows stay those of a share each. Checked here on the production code:
+what the sampler is asked for (one vector per release, its input the exact sum, its scale), the
+ledger rows against a run that draws per share, the released sum bit by bit (OpenDP's output, nothing
+of an exact share beside it), threads, a neighbour audit of the pooled sum (with its power check), the
+federation-wide catalogue, runs without secure aggregation and a plug-in method that does not
+declare it (both keep a draw per share).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import example_method
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.federation import summable_protocol as proto
 from dpfed_core.federation.protocol import FederatedRecommender
-from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, exact_shares, make_summable_method
+from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, make_summable_method
 from dpfed_core.privacy import catalogue as cat
 from dpfed_core.privacy import noise
 from dpfed_core.privacy.ledger import PrivacyLedger
@@ -55,39 +57,46 @@ def test_the_built_in_summable_methods_draw_once():
 
 @pytest.mark.parametrize("aggregation", ["secure", "none"])
 @pytest.mark.parametrize("name", ONCE)
-def test_an_in_process_production_run_draws_each_release_once_at_the_summed_scale(monkeypatch, name, aggregation):
+def test_an_in_process_production_run_draws_each_secure_release_once_at_the_summed_scale(monkeypatch, name,
+                                                                                          aggregation):
     est, draws = _fit(monkeypatch, name, aggregation)
     H = 3
     rows = [r for r in est.ledger_.rows if math.isfinite(r.epsilon) and r.noise_scale > 0]
     stages = list(dict.fromkeys(r.stage for r in rows))
-    assert len(rows) == H * len(stages) and len(draws) == len(stages)
-    divisor = math.sqrt(H) if aggregation == "secure" else 1.0
-    for (_, scale, values, out), stage in zip(draws, stages):
-        sigma = {r.noise_scale for r in rows if r.stage == stage}
-        assert len(sigma) == 1
-        # the H shares' noise added up: H · (σ/divisor)², at least σ²
-        assert scale == pytest.approx(sigma.pop() / divisor * math.sqrt(H), rel=1e-12)
-        assert scale >= min(r.noise_scale for r in rows if r.stage == stage) * (1 - 1e-12)
-        assert not np.allclose(out, values)
-    # the rows are those of a run that draws a share per entity
+    assert len(rows) == H * len(stages)
     sim, sim_draws = _fit(monkeypatch, name, aggregation, simulation=True)
-    assert len(sim_draws) == H * len(stages)
+    assert len(sim_draws) == H * len(stages)  # simulation keeps a seeded draw per share
     key = [(r.entity, r.stage, r.mechanism, r.epsilon, r.delta, r.noise_scale, r.rho) for r in rows]
     assert key == [(r.entity, r.stage, r.mechanism, r.epsilon, r.delta, r.noise_scale, r.rho)
                    for r in sim.ledger_.rows if math.isfinite(r.epsilon) and r.noise_scale > 0]
+    if aggregation == "none":  # each entity's release is meant to be seen: a full draw each
+        assert len(draws) == H * len(stages)
+        assert proto.NOISE_ONCE_NOTE not in est.notes_ and "noise" not in est.trust_
+        return
+    assert len(draws) == len(stages)
+    for (_, scale, values, out), stage in zip(draws, stages):
+        (sigma,) = {r.noise_scale for r in rows if r.stage == stage}
+        # the H shares' noise added up: H · (σ/√H)² = σ²
+        assert scale == pytest.approx(sigma / math.sqrt(H) * math.sqrt(H), rel=1e-12)
+        assert not np.allclose(out, values)
     assert proto.NOISE_ONCE_NOTE in est.notes_ and proto.NOISE_ONCE_NOTE not in sim.notes_
     assert "rounding" not in est.trust_ and est.trust_.get("noise") == proto.NOISE_ONCE_NOTE
-    assert "noise" not in sim.trust_
+    assert est.trust_["against_server_and_other_entities"].get("as_deployed") is True
+    assert "noise" not in sim.trust_ and "as_deployed" not in sim.trust_["against_server_and_other_entities"]
 
 
-def test_the_pooled_sum_is_the_exact_sum_plus_the_one_draw_unrounded(monkeypatch):
-    est, draws = _fit(monkeypatch, "dp-popularity", "secure")
-    with exact_shares():  # the exact sum, its shares unrounded too
-        exact = FederatedRecommender(method="dp-popularity", rank=2, epsilon=math.inf, random_state=0, max_iter=5,
-                                     aggregation="secure").fit(_data())
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_released_sum_is_opendps_draw_on_the_exact_sum_and_nothing_else(monkeypatch, n_jobs):
+    """Nothing of an entity's exact share reaches the released sum outside OpenDP's mechanism: with
+    non-dyadic values (unit-scaled rows) every coordinate is OpenDP's output on the exact sum, itself on
+    the grid the shares are rounded to, whichever thread drew it."""
+    est, draws = _fit(monkeypatch, "dp-popularity", "secure", n_jobs=n_jobs)
+    with_users = FederatedRecommender(method="dp-popularity", rank=2, epsilon=math.inf, random_state=0, max_iter=5,
+                                      aggregation="secure").fit(_data())
     (_, _, values, out), = draws
-    np.testing.assert_allclose(est.secure_sum_, exact.secure_sum_ + (out - values), rtol=0, atol=1e-9)
-    assert not np.allclose(est.secure_sum_, np.round(est.secure_sum_ / GRID) * GRID)  # not rounded
+    np.testing.assert_allclose(values, with_users.secure_sum_, rtol=0, atol=3 * GRID)  # the exact sum went in
+    np.testing.assert_array_equal(est.secure_sum_, np.round(out / GRID) * GRID)       # only OpenDP's output came out
+    assert np.all(np.mod(est.secure_sum_ / GRID, 1.0) == 0)
 
 
 def test_a_plug_in_that_does_not_say_so_keeps_a_draw_per_share(monkeypatch):
@@ -97,31 +106,37 @@ def test_a_plug_in_that_does_not_say_so_keeps_a_draw_per_share(monkeypatch):
     assert proto.NOISE_ONCE_NOTE not in est.notes_ and "noise" not in est.trust_
 
 
-def test_a_release_whose_shares_differ_in_shape_or_number_is_refused():
+def test_a_release_whose_shares_differ_in_shape_number_or_reach_is_refused():
     def stream(pool):
         return noise.PooledGenerator(noise.SecureGenerator().bit_generator, pool)
 
     pool = noise.SumNoise(2)
     first = stream(pool)
-    pool.gaussian(first, noise.sampler_for(first), np.zeros(3), 1.0)
+    np.testing.assert_array_equal(pool.gaussian(first, None, np.ones(3), 1.0), np.zeros(3))  # not the last: zeros
     with pytest.raises(RuntimeError, match="differ in shape"):
         pool.gaussian(stream(pool), None, np.zeros(4), 1.0)
-    pool.gaussian(stream(pool), None, np.zeros(3), 1.0)  # the second share: nothing drawn
+    with pytest.raises(RuntimeError, match="were reached by"):
+        pool.check_complete()  # one share of two: its noise never drawn
+    last = stream(pool)
+    out = pool.gaussian(last, noise.sampler_for(last), np.full(3, 2.0), 1.0)  # the last: the noisy sum of 1 + 2
+    assert out.shape == (3,) and not np.array_equal(out, np.full(3, 3.0)) and pool.draws == 1
+    pool.check_complete()
     with pytest.raises(RuntimeError, match="more than the 2 shares"):
         pool.gaussian(stream(pool), None, np.zeros(3), 1.0)
-    assert pool.draws == 1
+    spawned = last.spawn(2)  # a stream spawned from a pooled one draws its own noise
+    assert all(type(g) is noise.SecureGenerator for g in spawned)
 
 
 # ------------------------------------------------------------------------------ neighbour audit
 def _stage_of(method, stage: str, mats, public, streams_from):
     """The pooled sum of one stage's shares (the production code: the streams of
-    :func:`~dpfed_core.federation.summable_protocol.sum_noise_streams`, the shares unrounded)."""
+    :func:`~dpfed_core.federation.summable_protocol.sum_noise_streams`)."""
     H = len(mats)
     ledger = PrivacyLedger(math.inf)
     streams = proto.sum_noise_streams(method, streams_from(H), H)
     total = None
     for _, share in proto._shares(method, mats, streams, [ledger.for_entity(f"e{h}") for h in range(H)], H, stage,
-                                  public, 1, lambda *a, **k: None, True):
+                                  public, 1, lambda *a, **k: None):
         total = share.values.copy() if total is None else total + share.values
     return total
 
@@ -218,7 +233,9 @@ def test_a_run_without_a_declared_catalogue_draws_the_histogram_as_its_method_dr
                                         mode="zero", rank=2, max_iter=5))
     monkeypatch.undo()
     # what the Run page says of the guarantee names how the noise was drawn, where it was drawn once
-    assert ("noise was drawn once for the sum" in guarantee_text(doc)) == (catalogue_draws == 1)
+    assert ("noise was drawn once, on the sum" in guarantee_text(doc)) == (catalogue_draws == 1)
+    # no share was rounded where the noise was drawn once: no rounding to record, nor to warn of
+    assert ("rounding" in doc["privacy"]["trust"]) == (catalogue_draws != 1)
     histograms = [e for e in log if e[0] == "gaussian" and e[2].size == cat.SECURE_CATALOGUE_BUCKETS]
     assert len(histograms) == catalogue_draws
     rows = [r for r in res.ledger.rows if r.stage == "catalogue"]

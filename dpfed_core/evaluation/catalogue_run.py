@@ -217,7 +217,8 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
     progress("catalogue_start", entities=dataset.n_entities)
     streams = catalogue_streams(config, dataset.n_entities)
     # a method whose shares draw each sum's noise once in production draws its catalogue's so too
-    once = draws_noise_once(config.method) and all(isinstance(r, SecureGenerator) for r in streams)
+    once = (config.aggregation == "secure" and draws_noise_once(config.method)
+            and all(isinstance(r, SecureGenerator) for r in streams))
     release = cat.select_catalogue_secure(selection_rows(dataset, split.train_rows, config), dataset.entity_slices(),
                                           dataset.entity_names, dataset.item_names, rho_sel, row_delta,
                                           streams, ledger, divisor=divisor, grid=GRID, noise_once=once)
@@ -402,7 +403,9 @@ def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note:
             # entities beyond the dropouts, where a summable method refuses a secure sum
             trust["against_server_and_other_entities"] = {
                 "epsilon": coalition_with_catalogue(config, selected_across, coalition.get("epsilon", math.inf), ledger),
-                "delta": dlt}
+                "delta": dlt, **({"as_deployed": True} if coalition.get("as_deployed") else {})}
+        if trust.get("aggregation") == "secure" and not trust.get("noise"):
+            # (a run whose sums' noise was drawn once in this process rounded no share: nothing to record)
             from dpfed_core.federation.summable import share_grid_steps
             from dpfed_core.federation.summable_protocol import rounding_record
 

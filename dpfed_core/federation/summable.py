@@ -30,8 +30,6 @@ when a method is added or audited; ``dp-als`` and plug-ins live in their own mod
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import math
 from abc import ABC, abstractmethod
@@ -82,29 +80,9 @@ def secagg_ranges(n_entities: int) -> tuple[int, int, float]:
     return target, modulus, GRID * target / 2
 
 
-#: Set while a process that forms the sum itself computes shares whose noise is drawn once for the
-#: sum (:class:`~dpfed_core.privacy.noise.SumNoise`): :func:`to_grid` then leaves them exact.
-_EXACT_SHARES: contextvars.ContextVar[bool] = contextvars.ContextVar("dpfed_exact_shares", default=False)
-
-
 def to_grid(values: np.ndarray) -> np.ndarray:
-    """Round to the nearest multiple of :data:`GRID` (exact in float64 for |x| < 2⁴⁶) — a share
-    about to enter a secure sum. Inside :func:`exact_shares` the values are returned unrounded: there
-    the sum's noise sits on one share only, and rounding a noiseless share could move it by a grid
-    step more than its sensitivity."""
-    if _EXACT_SHARES.get():
-        return np.array(values, dtype=np.float64)
+    """Round to the nearest multiple of :data:`GRID` (exact in float64 for |x| < 2⁴⁶)."""
     return np.round(np.asarray(values, dtype=np.float64) / GRID) * GRID
-
-
-@contextlib.contextmanager
-def exact_shares():
-    """Shares computed in this block (this thread) are not rounded to :data:`GRID` (see :func:`to_grid`)."""
-    token = _EXACT_SHARES.set(True)
-    try:
-        yield
-    finally:
-        _EXACT_SHARES.reset(token)
 
 
 #: Coordinates of all the secure sums of one run together that :func:`rounding_covered` allows for: a
@@ -261,10 +239,10 @@ class SummableMethod(ABC):
     max_iter: int = 200
     #: True when every share is its exact values plus the draws of :meth:`gaussian_share` (or of
     #: ``mechanisms.gaussian_mechanism``), changed afterwards only by public linear maps and
-    #: :func:`to_grid`: a process that forms the sum itself may then draw the sum's noise once instead
-    #: of once per share (:class:`~dpfed_core.privacy.noise.SumNoise`). False for a method that does
-    #: not say so: a share that clipped or thresholded its noisy values would, without its own noise,
-    #: release its exact values.
+    #: :func:`to_grid`: a process that forms the sum itself may then sum the exact values and draw the
+    #: sum's noise once (:class:`~dpfed_core.privacy.noise.SumNoise`: every share but the last gets
+    #: zeros back). False for a method that does not say so: a share that clipped or thresholded its
+    #: noisy values would not add up to the noisy sum.
     noise_drawn_for_the_sum: bool = False
 
     def __init__(self, value_max: float = 1.0, epsilon: float = math.inf, delta: float = 1e-6,

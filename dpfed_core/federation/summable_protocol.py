@@ -14,7 +14,6 @@ stage. Round 2: the final ``public["V"]`` is broadcast; each entity fits its own
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 from dataclasses import asdict
@@ -24,8 +23,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from dpfed_core.federation.messages import SERVER, Message, array_message
-from dpfed_core.federation.summable import (GRID, KNOWN_ONLY, exact_shares, fused_stages, release_words,
-                                            rounding_covered, share_grid_steps)
+from dpfed_core.federation.summable import (GRID, KNOWN_ONLY, fused_stages, release_words, rounding_covered,
+                                            share_grid_steps)
 from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
@@ -36,10 +35,10 @@ IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in
 NO_SECAGG_NOTE = ("no secure aggregation: every entity adds the full noise to its own "
                   "release and the server sees each release")
 
-NOISE_ONCE_NOTE = ("each sum's noise drawn once in this process: the sum of the entities' exact shares plus one "
-                   "Gaussian of the summed shares' variance (≥ σ², the same distribution as the entities' own noise "
-                   "shares added up; no share leaves the process, none is rounded); a deployment draws it as one "
-                   "noise share per entity, which the ε against the server with all other entities describes")
+NOISE_ONCE_NOTE = ("each secure sum's noise drawn once in this process: OpenDP's Gaussian on the sum of the "
+                   "entities' exact shares, of the variance their noise shares would add up to (≥ σ²; no share "
+                   "leaves the process); a deployment draws one noise share per entity, and the ε against the "
+                   "server with all other entities is what those shares give when deployed")
 
 EventFn = Callable[..., None]
 
@@ -67,11 +66,11 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
     ledger would make), its rows then spent on the run's ledger — which checks them again — and the
     shares summed in entity order: the same ledger rows, in the same order, and the same sums as one
     at a time.
-    ``noise_once``: this process forms every sum itself, so each release's Gaussian noise is drawn
-    once for the sum (:class:`~dpfed_core.privacy.noise.SumNoise`, on the entities' production
-    streams) and the shares are left unrounded (:func:`~dpfed_core.federation.summable.exact_shares`);
-    every entity's ledger rows are the same as without it. Only for a method whose
-    ``noise_drawn_for_the_sum`` says its shares allow it.
+    ``noise_once``: this process forms every sum itself, so each release's exact shares are summed
+    and the sum gets one Gaussian draw (:class:`~dpfed_core.privacy.noise.SumNoise`, on the entities'
+    production streams: every share but the last is zeros, the last the noisy sum — rounded to the
+    grid, post-processing); every entity's ledger rows are the same as without it. Only for a method
+    whose ``noise_drawn_for_the_sum`` says its shares allow it.
     """
     H = len(matrices)
     ev = on_event or (lambda *a, **k: None)
@@ -83,12 +82,14 @@ def run_stages(method, matrices: Sequence[sp.csr_matrix], rngs: Sequence[np.rand
         total = None
         shares = []
         streams = sum_noise_streams(method, rngs, H) if noise_once else rngs
-        for h, share in _shares(method, matrices, streams, ledgers, H, stage, public, n_jobs, ev, noise_once):
+        for h, share in _shares(method, matrices, streams, ledgers, H, stage, public, n_jobs, ev):
             total = share.values.copy() if total is None else total + share.values
             ev("share_done", stage, h=h, share=share)
             if keep_shares:
                 shares.append(share)
             del share
+        if noise_once and H:
+            streams[0].sum_noise.check_complete()
         out[stage] = total
         out[(stage, "shares")] = shares
         out[(stage, "public")] = public  # what the entities saw when they made this stage's shares
@@ -137,15 +138,12 @@ def _in_order(fn: Callable[[int], object], n: int, workers: int, started: Callab
 
 
 def _shares(method, matrices, rngs, ledgers: Sequence[EntityLedger], H: int, stage: str, public: dict,
-            n_jobs: int, ev: EventFn, exact: bool = False):
-    """``(h, share)`` of every entity for one stage, in entity order (see :func:`run_stages`);
-    ``exact``: the shares are computed unrounded (their noise is drawn once for the sum)."""
+            n_jobs: int, ev: EventFn):
+    """``(h, share)`` of every entity for one stage, in entity order (see :func:`run_stages`)."""
     workers = _workers(n_jobs, H)
-    unrounded = exact_shares if exact else contextlib.nullcontext
 
     def direct(h: int):
-        with unrounded():
-            return method.share(matrices[h], rngs[h], ledgers[h], H, stage=stage, public=public), ()
+        return method.share(matrices[h], rngs[h], ledgers[h], H, stage=stage, public=public), ()
 
     # in threads, a share is spent on a ledger of its own holding the entity's rows so far (read here,
     # on the caller's thread: the run's ledger is only ever read and spent on by this thread)
@@ -155,9 +153,8 @@ def _shares(method, matrices, rngs, ledgers: Sequence[EntityLedger], H: int, sta
         own = PrivacyLedger(ledgers[h].epsilon, ledgers[h].delta)
         for row in before[h]:
             own.spend(**asdict(row))
-        with unrounded():  # in this worker thread's own context
-            share = method.share(matrices[h], rngs[h], own.for_entity(ledgers[h].entity), H, stage=stage,
-                                 public=public)
+        share = method.share(matrices[h], rngs[h], own.for_entity(ledgers[h].entity), H, stage=stage,
+                             public=public)
         return share, own.rows[len(before[h]):]
 
     for h, (share, rows) in _in_order(direct if workers <= 1 else staged, H, workers,
@@ -206,11 +203,13 @@ def with_shared_columns(U_h: np.ndarray, V_h: np.ndarray, own: LocalColumns | No
 
 def noise_drawn_once(method, rngs: Sequence[np.random.Generator]) -> bool:
     """Whether an in-process run draws each release's noise once for the sum
-    (:func:`run_stages`' ``noise_once``): a private run with production noise (every entity's stream
-    a :class:`~dpfed_core.privacy.noise.SecureGenerator`) of a method whose shares allow it. In
-    simulation the shares keep their own seeded draws, so that an in-process sum equals a deployed
-    one bit for bit."""
-    return (math.isfinite(float(method.epsilon)) and bool(getattr(method, "noise_drawn_for_the_sum", False))
+    (:func:`run_stages`' ``noise_once``): a private run under secure aggregation (only the sum is
+    meant to be seen; without it each entity's release is, and carries its own full noise) with
+    production noise (every entity's stream a :class:`~dpfed_core.privacy.noise.SecureGenerator`) of a
+    method whose shares allow it. In simulation the shares keep their own seeded draws, so that an
+    in-process sum equals a deployed one bit for bit."""
+    return (method.aggregation == "secure" and math.isfinite(float(method.epsilon))
+            and bool(getattr(method, "noise_drawn_for_the_sum", False))
             and len(rngs) > 0 and all(isinstance(r, SecureGenerator) for r in rngs))
 
 
@@ -219,7 +218,8 @@ def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[flo
     """The trust model of a summable run and both guarantees: against the server (the ledger's),
     and the weaker one each entity's own noise share gives against the server colluding with every
     other entity (equal to the first without secure aggregation). ``noise_once``: the run drew each
-    sum's noise once and rounded nothing (:func:`run_stages`), so there is no rounding to record."""
+    sum's noise once (:func:`run_stages`): the only value rounded is the noisy sum, post-processing, so
+    there is no rounding to record."""
     secure = method.aggregation == "secure"
     eps, dlt = ledger.guarantee()
     private = math.isfinite(float(method.epsilon))
@@ -235,6 +235,8 @@ def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[flo
            "against_server_and_other_entities": {"epsilon": coal if secure else eps, "delta": dlt}}
     if noise_once:
         out["noise"] = NOISE_ONCE_NOTE
+        # no entity's share carried noise of its own in this process: the figure is what a deployment gives
+        out["against_server_and_other_entities"]["as_deployed"] = True
     if secure and private and not noise_once:
         H = len(ledger.entities())
         steps = share_grid_steps(ledger.rows, method.share_divisor(H), method.noise_spread) if H else math.inf

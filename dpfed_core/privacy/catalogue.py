@@ -447,10 +447,10 @@ def select_catalogue_secure(
     the secure sum's share divisor. A deployment runs the same two functions on the nodes and the
     server, the sum formed by SecAgg+.
 
-    ``noise_once`` (production streams only): this process forms the sum, so its noise is drawn once
-    for the sum — N(0, H·σ²/divisor²), the distribution of the H shares' noise added up, ≥ σ² — and
-    no share is rounded (:class:`~dpfed_core.privacy.noise.SumNoise`); every entity's ledger row is
-    the same as without it."""
+    ``noise_once`` (production streams, secure aggregation): this process forms the sum, so the
+    entities' exact histograms are summed and the sum gets one OpenDP Gaussian of variance
+    H·σ²/divisor² ≥ σ² (:class:`~dpfed_core.privacy.noise.SumNoise`: every share but the last is zeros;
+    rounding the noisy sum is post-processing); every entity's ledger row is the same as without it."""
     from dpfed_core.privacy.noise import PooledGenerator, SecureGenerator, SumNoise
 
     if isinstance(rngs, np.random.Generator):
@@ -459,7 +459,7 @@ def select_catalogue_secure(
         if not all(isinstance(r, SecureGenerator) for r in rngs):
             raise ValueError("the catalogue's noise is drawn once for the sum only from production streams")
         pool = SumNoise(len(slices))
-        rngs, grid = [PooledGenerator(r.bit_generator, pool) for r in rngs], None
+        rngs = [PooledGenerator(r.bit_generator, pool) for r in rngs]
     nb = int(n_buckets)
     bucket = item_bucket_levels(item_names, nb, levels)
     total = np.zeros(nb)
@@ -468,6 +468,8 @@ def select_catalogue_secure(
         share, eps_c = secure_catalogue_share(X[sl], bucket, rho, delta, rngs[h], ledger.for_entity(name),
                                               divisor=divisor, n_buckets=nb, max_items=max_items, grid=grid)
         total += share
+    if noise_once:
+        pool.check_complete()
     keys, sigma, sigma_sum, threshold = secure_catalogue_keys(total, rho, len(slices), divisor=divisor,
                                                               n_buckets=nb, phantom_share=phantom_share)
     return SecureCatalogueRelease(keys, item_keys(bucket, keys, nb), nb, sigma, sigma_sum, threshold, eps_c)

@@ -63,22 +63,27 @@ class SecureGenerator(np.random.Generator):
 
 
 class SumNoise:
-    """The Gaussian noise of one secure sum's ``n_shares`` shares, drawn once, for a process that
-    forms the sum itself (the in-process run: its "entities" never send their shares anywhere).
+    """The Gaussian noise of one secure sum's ``n_shares`` shares, drawn once on the sum, for a process
+    that forms the sum itself (the in-process run: its "entities" never send their shares anywhere).
 
-    In a deployment each of the H entities adds N(0, s²) to its own share (s = σ/√(H − d)) so that
-    the sum carries N(0, H·s²) and no share is ever seen alone. Where one process forms the sum, only
-    the sum is ever released, and H independent draws of N(0, s²) added up *are* one draw of
-    N(0, H·s²): the released sum has exactly the distribution the deployment's has, its noise is at
-    least σ (H ≥ H − d), so the ledger's rows — charged per entity, on σ, as before — hold unchanged,
-    while the production sampler draws one vector per release instead of H. The first share of each
-    release (its ``calls``-th Gaussian draw: every entity makes the same sequence, of public shapes)
-    carries the whole noise; the others none. Sensitivity and privacy map: those of the Gaussian
-    mechanism on the sum at σ_sum = s·√H ≥ σ — OpenDP's map is monotone in the scale.
+    In a deployment each of the H entities adds N(0, s²) to its own share (s = σ/√(H − d)), so that
+    the sum carries noise of variance H·s² ≥ σ² and no share is ever seen alone. Where one process
+    forms the sum, only the sum is ever released: here the entities' exact values (what each would
+    add its noise to) are summed, and the sum gets one draw of the production sampler at scale s·√H —
+    OpenDP's Gaussian on the sum, its input rounded to OpenDP's grid and its rounding charged by
+    OpenDP's map, noise of variance H·s² ≥ σ². Sensitivity: the summed values move by at most the
+    sensitivity each entity's ledger row records (that of the sum); privacy map: OpenDP's at s·√H ≥ σ,
+    monotone in the scale, so the rows — charged per entity, on σ, as before — hold unchanged, while
+    the sampler draws one vector per release instead of H. Not the same distribution as the H shares'
+    rounded draws added up (a deployment's sum), only at least as much noise.
 
-    Only for shares that are the exact values plus that draw, post-processed by public linear maps
-    alone and *not rounded* (:func:`~dpfed_core.federation.summable.exact_shares`): a noiseless share
-    rounded to a grid would move by more than its sensitivity between neighbours."""
+    Each share's ``calls``-th Gaussian draw (every entity makes the same sequence, of public shapes)
+    adds its exact values to that release's running sum and gets zeros back; the last of the
+    ``n_shares`` gets the noisy sum. So every other share is exactly zero and the released sum is
+    OpenDP's output, post-processed (divided by public weights, rounded to the secure sum's grid): no
+    bit of any entity's exact values reaches it outside OpenDP's mechanism. Only for shares that apply
+    public linear maps and rounding alone to their draw; :meth:`check_complete` after the shares
+    refuses a release some share never reached."""
 
     def __init__(self, n_shares: int) -> None:
         import threading
@@ -86,39 +91,55 @@ class SumNoise:
         if int(n_shares) < 1:
             raise ValueError(f"a sum of {n_shares} shares has no noise to draw")
         self.n_shares = int(n_shares)
-        self._seen: dict[int, list] = {}
+        self._seen: dict[int, dict] = {}
         self._lock = threading.Lock()
         self.draws = 0  # vectors drawn: one per release
 
     def gaussian(self, rng: "PooledGenerator", sampler, values, scale: float) -> np.ndarray:
-        """``values`` + the sum's whole noise N(0, n·scale²) for the first share of this release,
-        ``values`` unchanged for the others (each share's own ``scale`` = s)."""
+        """Zeros for every share of this release but the last, which gets the sum of all the shares'
+        ``values`` plus N(0, n·scale²) (each share's own ``scale`` = s)."""
         v = np.asarray(values, dtype=np.float64)
         call, rng.calls = rng.calls, rng.calls + 1
         with self._lock:
-            seen = self._seen.setdefault(call, [v.shape, float(scale), 0])
-            if (seen[0], seen[1]) != (v.shape, float(scale)):
-                raise RuntimeError(f"shares of one release differ in shape or noise scale ({seen[:2]} against "
-                                   f"{(v.shape, float(scale))}); their noise cannot be drawn once for the sum")
-            seen[2] += 1
-            if seen[2] > self.n_shares:
+            seen = self._seen.setdefault(call, {"shape": v.shape, "scale": float(scale), "shares": 0,
+                                                "sum": np.zeros(v.shape)})
+            if (seen["shape"], seen["scale"]) != (v.shape, float(scale)):
+                raise RuntimeError(f"shares of one release differ in shape or noise scale ({seen['shape']}, "
+                                   f"{seen['scale']} against {v.shape}, {float(scale)}); their noise cannot be drawn "
+                                   "once for the sum")
+            if seen["shares"] >= self.n_shares:
                 raise RuntimeError(f"release {call} has more than the {self.n_shares} shares its noise was drawn for")
-            first = seen[2] == 1
-            self.draws += int(first)
-        if first:
-            return sampler.gaussian(v, float(scale) * math.sqrt(self.n_shares))
-        return v.copy()
+            seen["shares"] += 1
+            seen["sum"] += v
+            last = seen["shares"] == self.n_shares
+            total = seen.pop("sum") if last else None
+            self.draws += int(last)
+        if last:
+            return sampler.gaussian(total, float(scale) * math.sqrt(self.n_shares))
+        return np.zeros(v.shape)
+
+    def check_complete(self) -> None:
+        """Refuse a release whose noise was never drawn: some share did not reach it (its sum would be
+        released as zeros)."""
+        short = {call: seen["shares"] for call, seen in self._seen.items() if seen["shares"] != self.n_shares}
+        if short:
+            raise RuntimeError(f"releases {sorted(short)} were reached by {sorted(set(short.values()))} of the "
+                               f"{self.n_shares} shares their noise is drawn for; nothing of them is released")
 
 
 class PooledGenerator(SecureGenerator):
     """An entity's production generator whose Gaussian shares draw through a :class:`SumNoise` (its
-    other random choices are its own stream's, as with a plain :class:`SecureGenerator`). It pickles
-    as a plain :class:`SecureGenerator`: a share computed in another process draws its own noise."""
+    other random choices are its own stream's, as with a plain :class:`SecureGenerator`). It pickles,
+    copies and spawns as plain :class:`SecureGenerator` streams: a share computed from those draws its
+    own noise."""
 
     def __init__(self, bit_generator, noise: SumNoise) -> None:
         super().__init__(bit_generator)
         self.sum_noise = noise
         self.calls = 0
+
+    def spawn(self, n_children: int) -> list[SecureGenerator]:
+        return [SecureGenerator(g) for g in self.bit_generator.spawn(n_children)]
 
 
 def method_generator(seed: int, *, private: bool, simulation: bool) -> np.random.Generator:

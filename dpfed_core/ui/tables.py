@@ -173,9 +173,9 @@ def guarantee_text(doc: dict) -> str:
                  f"noise share gives ({format_epsilon(c['epsilon'])}, {c['delta']:.3g})-DP. In this run the sum was "
                  f"{where}.")
         if trust.get("noise"):
-            text += (" Its noise was drawn once for the sum, as one Gaussian of the entities' noise shares added up "
-                     "(the same distribution); the coalition figure is what each entity's own share gives when "
-                     "deployed.")
+            text += (" Its noise was drawn once, on the sum of the entities' exact shares, with the variance their "
+                     "noise shares would add up to; no entity's share carried noise of its own here, so the "
+                     "coalition figure is what each entity's own share gives when deployed.")
     elif trust:
         text += "\n\nNo secure aggregation: every entity added the full noise to its own release."
     return text
