@@ -209,7 +209,7 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
     from dpfed_core.federation.summable import GRID, draws_noise_once
     from dpfed_core.privacy import catalogue as cat
     from dpfed_core.privacy.ledger import PrivacyLedger
-    from dpfed_core.privacy.noise import SecureGenerator
+    from dpfed_core.privacy.noise import is_simulation
 
     rho_sel, row_delta, cfg = secure_catalogue_budget(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
@@ -218,7 +218,7 @@ def _fit_on_secure_catalogue(dataset, split, config, spec, rng, progress) -> Met
     streams = catalogue_streams(config, dataset.n_entities)
     # a method whose shares draw each sum's noise once in production draws its catalogue's so too
     once = (config.aggregation == "secure" and draws_noise_once(config.method)
-            and all(isinstance(r, SecureGenerator) for r in streams))
+            and not any(is_simulation(r) for r in streams))
     release = cat.select_catalogue_secure(selection_rows(dataset, split.train_rows, config), dataset.entity_slices(),
                                           dataset.entity_names, dataset.item_names, rho_sel, row_delta,
                                           streams, ledger, divisor=divisor, grid=GRID, noise_once=once)
@@ -405,7 +405,8 @@ def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note:
                 "epsilon": coalition_with_catalogue(config, selected_across, coalition.get("epsilon", math.inf), ledger),
                 "delta": dlt, **({"as_deployed": True} if coalition.get("as_deployed") else {})}
         if trust.get("aggregation") == "secure" and not trust.get("noise"):
-            # (a run whose sums' noise was drawn once in this process rounded no share: nothing to record)
+            # (where each sum's noise was drawn once in this process only the noisy sum is rounded, which is
+            # post-processing: nothing to record)
             from dpfed_core.federation.summable import share_grid_steps
             from dpfed_core.federation.summable_protocol import rounding_record
 

@@ -28,7 +28,7 @@ from dpfed_core.federation.summable import (GRID, KNOWN_ONLY, fused_stages, rele
 from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
-from dpfed_core.privacy.noise import PooledGenerator, SecureGenerator, SumNoise
+from dpfed_core.privacy.noise import PooledGenerator, is_simulation, pooled_streams
 
 IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
                    "guarantee against the server assumes secure aggregation (deploy-local / Flower SecAgg+)")
@@ -106,8 +106,7 @@ def sum_noise_streams(method, rngs: Sequence[np.random.Generator], n_shares: int
     keeps its own state for every other random choice)."""
     if not getattr(method, "noise_drawn_for_the_sum", False):
         raise ValueError(f"{method.name}'s shares do not say their noise may be drawn once for the sum")
-    pool = SumNoise(n_shares)
-    return [PooledGenerator(r.bit_generator, pool) for r in rngs[:n_shares]]
+    return pooled_streams(rngs[:n_shares])
 
 
 def _workers(n_jobs: int, tasks: int) -> int:
@@ -210,7 +209,7 @@ def noise_drawn_once(method, rngs: Sequence[np.random.Generator]) -> bool:
     in-process sum equals a deployed one bit for bit."""
     return (method.aggregation == "secure" and math.isfinite(float(method.epsilon))
             and bool(getattr(method, "noise_drawn_for_the_sum", False))
-            and len(rngs) > 0 and all(isinstance(r, SecureGenerator) for r in rngs))
+            and len(rngs) > 0 and not any(is_simulation(r) for r in rngs))
 
 
 def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[float], *,

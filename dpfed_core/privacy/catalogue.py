@@ -451,15 +451,12 @@ def select_catalogue_secure(
     entities' exact histograms are summed and the sum gets one OpenDP Gaussian of variance
     H·σ²/divisor² ≥ σ² (:class:`~dpfed_core.privacy.noise.SumNoise`: every share but the last is zeros;
     rounding the noisy sum is post-processing); every entity's ledger row is the same as without it."""
-    from dpfed_core.privacy.noise import PooledGenerator, SecureGenerator, SumNoise
+    from dpfed_core.privacy.noise import pooled_streams
 
     if isinstance(rngs, np.random.Generator):
         rngs = rngs.spawn(len(slices))
     if noise_once:
-        if not all(isinstance(r, SecureGenerator) for r in rngs):
-            raise ValueError("the catalogue's noise is drawn once for the sum only from production streams")
-        pool = SumNoise(len(slices))
-        rngs = [PooledGenerator(r.bit_generator, pool) for r in rngs]
+        rngs = pooled_streams(rngs[:len(slices)])
     nb = int(n_buckets)
     bucket = item_bucket_levels(item_names, nb, levels)
     total = np.zeros(nb)
@@ -469,7 +466,7 @@ def select_catalogue_secure(
                                               divisor=divisor, n_buckets=nb, max_items=max_items, grid=grid)
         total += share
     if noise_once:
-        pool.check_complete()
+        rngs[0].sum_noise.check_complete()
     keys, sigma, sigma_sum, threshold = secure_catalogue_keys(total, rho, len(slices), divisor=divisor,
                                                               n_buckets=nb, phantom_share=phantom_share)
     return SecureCatalogueRelease(keys, item_keys(bucket, keys, nb), nb, sigma, sigma_sum, threshold, eps_c)

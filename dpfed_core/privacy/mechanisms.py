@@ -249,7 +249,8 @@ def gaussian_mechanism(values, sensitivity: float, epsilon: float, delta: float,
     * ``divisor``: secure aggregation — this entity adds σ/divisor, the sum of the shares carries σ;
       the row charges the sum's σ (the guarantee against the server).
     * ``rng`` carrying a :class:`~dpfed_core.privacy.noise.SumNoise` (a process forming the sum
-      itself): the row is charged the same, and the sum's noise is drawn once, on its first share.
+      itself): the row is charged the same; the values join the sum's running total and the last share
+      gets the sum with its one draw, every other share zeros.
 
     Returns (noisy values, σ).
     """

@@ -142,6 +142,17 @@ class PooledGenerator(SecureGenerator):
         return [SecureGenerator(g) for g in self.bit_generator.spawn(n_children)]
 
 
+def pooled_streams(rngs) -> list[PooledGenerator]:
+    """The streams of one sum's shares, one per entity, that draw its noise once through one
+    :class:`SumNoise` (each keeps its own state for every other random choice). Production streams
+    only: a simulation's shares keep their own seeded draws."""
+    rngs = list(rngs)
+    if not rngs or any(is_simulation(r) for r in rngs):
+        raise ValueError("a sum's noise is drawn once only from production streams")
+    pool = SumNoise(len(rngs))
+    return [PooledGenerator(r.bit_generator, pool) for r in rngs]
+
+
 def method_generator(seed: int, *, private: bool, simulation: bool) -> np.random.Generator:
     """The generator a method draws from.
 
