@@ -293,17 +293,18 @@ def fit_slope(x, y) -> float:
 def run_point(module: str, func: str, kwargs: dict, timeout: float = 1800, python: str | None = None,
               env: dict | None = None) -> dict:
     """Run ``bench/<module>.py``'s ``func(**kwargs)`` in a fresh interpreter. The function returns a
-    JSON-able dict; the child adds ``peak_rss_mib`` (getrusage maxrss of the child) and ``wall_s``.
+    JSON-able dict; the child adds ``peak_rss_mib`` (the child's own VmHWM: ru_maxrss would carry a vforking parent's
+    high-water mark into the child) and ``wall_s``.
     On failure returns ``{"error": ..., "returncode": ...}`` (e.g. killed for memory)."""
     code = (
-        "import json, resource, sys, time\n"
+        "import json, sys, time\n"
         f"sys.path.insert(0, {str(BENCH)!r}); sys.path.insert(0, {str(ROOT)!r})\n"
         f"import {module} as m\n"
         "t0 = time.perf_counter()\n"
         f"out = m.{func}(**json.loads(sys.argv[1]))\n"
         "out['wall_s'] = time.perf_counter() - t0\n"
         "import os; out['loadavg_1m'] = os.getloadavg()[0]\n"
-        "out['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "out['peak_rss_mib'] = int(open('/proc/self/status').read().split('VmHWM:')[1].split()[0]) / 1024\n"
         "from dpfed_core.evaluation.experiments import json_safe\n"
         "print('@@RESULT@@' + json.dumps(json_safe(out)))\n"
     )

@@ -76,10 +76,12 @@ def make_run_table(folder: Path, rows: int, users: int, items: int, catalogue: i
     return {"table": table, "items": cat, "entities": ents}
 
 
-def _rss_kb() -> int:
+def _rss_kb(field: str = "VmRSS") -> int:
+    """This address space's resident size, or with ``field="VmHWM"`` its peak: unlike ru_maxrss, which a
+    vforked child inherits from its parent, VmHWM starts afresh at exec."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -96,7 +98,7 @@ def child_load(path: str) -> None:
     ds = load_long_table(path, user_col="user", item_col="item", value_col="rating", entity_col="entity",
                          value_kind="ratings", duplicates="last")
     secs = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB on Linux
+    peak = _rss_kb("VmHWM")
     print(json.dumps({"base_kb": base, "peak_kb": peak, "seconds": secs, "users": ds.n_users,
                       "items": ds.n_items, "nnz": int(ds.X.nnz), "entities": ds.n_entities}))
 
@@ -126,7 +128,7 @@ def child_run(spec: str) -> None:
                      *(["--simulation"] if a.get("simulation") else []), "--out", a["out"]])
     secs = time.perf_counter() - t0
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    peak = ru.ru_maxrss
+    peak = _rss_kb("VmHWM")
     doc = json.loads(Path(a["out"]).read_text()) if code == 0 else {}
     print(json.dumps({"code": code, "base_kb": base, "peak_kb": peak, "seconds": secs,
                       # user + system CPU of the whole process (the imports' share is small)

@@ -3,7 +3,7 @@
 Every point runs in a fresh subprocess (so peak RSS = that point alone): generate synthetic Poisson
 data (dpfed_core.data.synthetic.make_poisson), split it (SPEC §4), then ``run_method`` with
 ``dp-gaussian`` (the Gaussian-recovery DP prototypes; the paper's Laplace variant ``dp-prototypes`` is compared in dp_ml.md) — round 1 for every entity, server, round 2, evaluation. We record per-stage
-seconds, the child's peak RSS after data + split and at the end (getrusage ru_maxrss), and the size
+seconds, the child's peak RSS after data + split and at the end (VmHWM), and the size
 of the sparse data. Log-log plots with least-squares slopes.
 
 Targets: paper-size data (100,000 users × 500 items, 10 entities, the generator's PAPER
@@ -41,16 +41,14 @@ def point(n_users: int, n_items: int, n_entities: int, k: int, rank: int = 10, e
           method: str = "dp-gaussian", density: float = 0.05, gen_rank: int = 10, preset: str = "",
           seed: int = 0, n_jobs: int = 1, fixed_k: bool = False, **gen) -> dict:
     """Runs in a child process (see _common.run_point)."""
-    import resource
-
     import numpy as np
 
     C.ensure_methods()
     from dpfed_core.config import RunConfig
     from dpfed_core.evaluation.experiments import make_split, run_method
 
-    def rss():
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    def rss():  # this address space's peak: ru_maxrss would start at a vforking parent's
+        return _vm_mib("VmHWM")
 
     t0 = time.perf_counter()
     if preset == "paper":
@@ -148,7 +146,6 @@ def recommended_point(n_users: int, method: str, aggregation: str = "none", n_it
     then split + the federation + evaluation, with per-stage seconds, the child's CPU seconds and the
     peak RSS from the end of data loading (VmHWM reset there) to the end of the evaluation."""
     import gc
-    import resource
 
     C.ensure_methods()
     from dpfed_core.config import RunConfig
@@ -188,7 +185,7 @@ def recommended_point(n_users: int, method: str, aggregation: str = "none", n_it
         "rss_after_data_mib": rss_data, "rss_base_mib": rss_base,
         "rss_loaded_mib": rss_loaded, "rss_trimmed_mib": rss_trimmed,
         "federation_peak_rss_mib": _vm_mib("VmHWM") if reset else math.nan,
-        "process_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "process_peak_rss_mib": rss(),
         "test_rmse": doc["overall"]["test_rmse"], "mar": doc["overall"]["mar"],
         "privacy_epsilon": doc["privacy"]["epsilon"],
         # the split's own memory (its test part and the hidden positions; the training data is the data
