@@ -315,6 +315,7 @@ def test_observed_mode_explains_why_central_ranks_worst():
     docs = {"local": {"overall": {"mar": 0.127}}, "central": {"overall": {"mar": 0.283}}}
     note = observed_ranking_note(docs, "observed")
     assert "central MF ranks worst" in note and "zero mode" in note
+    assert "(MAR 0.283, the highest of the 2 compared)" in note  # this run's figures, no other data's
     assert "ranks worst" not in observed_ranking_note({**docs, "central": {"overall": {"mar": 0.1}}}, "observed")
     assert observed_ranking_note(docs, "zero") is None
 

@@ -287,6 +287,17 @@ def test_the_parameters_state_every_method_parameter_the_run_was_given(docs):
     assert "<td>pop_share</td>" in params and "<td>max_items</td>" in params and ">123<" in params
 
 
+def test_the_utility_section_states_the_runs_own_split(docs):
+    """The sentence over the metrics names the split the run used, not the defaults."""
+    run = docs["run"]
+    assert "(20 % of users, 5 hidden entries each)" in _section(rep.build_report(run), "utility")
+    given = {**run, "config": {**run["config"], "test_fraction": 0.3, "n_hidden": 1}}
+    utility = _section(rep.build_report(given, generated="2026-01-02T03:04:05+00:00"), "utility")
+    assert "(30 % of users, 1 hidden entry each)" in utility and "20 %" not in utility
+    unsaid = {**run, "config": {k: v for k, v in run["config"].items() if k not in ("test_fraction", "n_hidden")}}
+    assert "hidden" not in _section(rep.build_report(unsaid), "utility")
+
+
 def _text(page: str) -> str:
     """What a reader sees: the markup without the inline plotly.js."""
     return re.sub(r"<script type='text/javascript'>.*?</script>", "", page, count=1, flags=re.S)

@@ -795,6 +795,16 @@ def _comparison_docs(run: dict, comparison: dict[str, dict] | None) -> dict[str,
     return docs
 
 
+def _split_words(run: dict) -> str:
+    """The run's own split as its document records it (`` (30 % of users, 3 hidden entries each)``), or
+    nothing when the document does not say: the report states no split the run did not use."""
+    cfg = run.get("config") or {}
+    frac, hidden = cfg.get("test_fraction"), cfg.get("n_hidden")
+    if not isinstance(frac, (int, float)) or not isinstance(hidden, int) or isinstance(hidden, bool):
+        return ""
+    return f" ({100 * frac:g} % of users, {hidden} hidden {'entry' if hidden == 1 else 'entries'} each)"
+
+
 def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, public: bool = False) -> str:
     if public:
         return _section("utility", "<p>" + _esc(WITHHELD_NUMBERS.format(
@@ -808,7 +818,7 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, pub
         rows.append(row)
     cols = [("method", "method"), ("privacy", "privacy model"), ("ε", "ε (ledger)")] + \
            [(k, METRIC_LABELS.get(k, k)) for k in metrics]
-    body = ("<p>Overall metrics over every entity's test users (20 % of users, 5 hidden entries each), "
+    body = (f"<p>Overall metrics over every entity's test users{_esc(_split_words(run))}, "
             "all methods on the same split.</p>") + html_table(rows, cols, scroll=True)
     if len(docs) == 1:
         body += ("<p class='muted small'>No comparison methods in the run document; run with "

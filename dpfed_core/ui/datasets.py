@@ -83,7 +83,8 @@ def small_entity_warning(ds: FederatedDataset, small: int = SMALL_ENTITY_USERS) 
     names = ", ".join(f"{escape_md(r.entity)} ({r.users} users)" for r in bad.head(8).itertuples())
     more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
     return (f"{len(bad)} of {len(df)} entities have fewer than {small} users: {names}{more}. "
-            "With 20 % of users held out for testing they have very few training users: their own model "
+            f"With the default {100 * RunConfig.__dataclass_fields__['test_fraction'].default:g} % of users held "
+            "out for testing (Federate → “Test users per entity”) they have very few training users: their own model "
             "learns little, and a prototype method's k is capped by their size; consider a coarser federation "
             "key or a "
             "declaration that leaves them out (“Leave out entities”); no entity is dropped for its true size.")

@@ -252,9 +252,12 @@ def run_sweep(dataset, config, epsilons, seeds, references) -> tuple[dict, bool]
 
 #: Uploads being read / read (a few: datasets are large).
 _LOADS = None
-#: Reading speed of an upload (MB/s) for the time-left estimate: an 88 MB, 2-million-row CSV takes
-#: about 15 s on the reference machine (intake's memory benchmark).
-UPLOAD_MB_PER_S = 6.0
+#: Reading speed of an upload (MB/s) for the time-left estimate, the geometric middle of what the loader
+#: measured on an idle 2-core machine (2026-12-04): 24–30 MB/s on tables whose ids repeat (4.4 and
+#: 15.4 MB of bench_intake_memory's table), 1.4 MB/s on the row limit's worst case (500,000 rows, every
+#: id distinct) and 6.8 MB/s on the byte limit's (16 MiB of distinct 33-character ids). So the hint is
+#: within about 4× of both ends; the file's size alone cannot tell them apart.
+UPLOAD_MB_PER_S = 12.0
 
 
 def _session_token() -> str:
