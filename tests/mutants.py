@@ -879,6 +879,11 @@ MUTANTS = (
     Mutant("forecast-threshold-in-weights-not-users", "dpfed_core/evaluation/catalogue_forecast.py",
            "forecast_catalogue", "float(T * math.sqrt(c))", "float(T)", (FORECAST,)),
     # --- what the CLI and the pages say a run will take
+    Mutant("deployment-hint-without-the-day-it-was-measured", "dpfed_core/evaluation/cost.py", "deployment_measured_on",
+           "date[:10] if isinstance(date, str) and len(date) >= 10 else None", "None",
+           ("tests/test_cost.py::test_the_deployment_benchmarks_day_is_read_from_its_document",)),
+    Mutant("report-utility-states-the-default-split", RSECTIONS, "_split_words", "100 * frac", "20",
+           (f"{REPORTT}::test_the_utility_section_states_the_runs_own_split",)),
     Mutant("time-hint-without-production-noise", "dpfed_core/evaluation/cost.py", "_with_production_noise",
            "'noise' not in coef or c.get('simulation', True) or not math.isfinite(eps)", "True", (PRODUCTION_HINT,)),
     Mutant("time-hint-below-the-samplers-own-cost", "dpfed_core/evaluation/cost.py", "_with_production_noise",

@@ -284,3 +284,21 @@ def test_a_deployment_is_predicted_as_the_in_process_run_plus_a_line_fitted_on_t
     line = deployment_estimate(ds, RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), "deployment")
     assert line.startswith("dp-popularity on Flower (deployment engine): about ")
     assert f"for {ds.n_entities} entities" in line and "fitted on the deployment benchmark's runs" in line
+    measured = json.loads(DEPLOYMENT_FILE.read_text(encoding="utf-8"))["machine"]["date"][:10]
+    assert line.endswith(f"benchmark's runs of {measured})")  # when Flower's overhead was measured
+
+
+def test_the_deployment_benchmarks_day_is_read_from_its_document(tmp_path):
+    """Flower's overhead is measured outside the engine's fingerprint, so its estimate says when: the
+    day of the benchmark's document, and nothing when the document does not say."""
+    import json
+
+    from dpfed_core.evaluation.cost import deployment_measured_on
+
+    path = tmp_path / "deployment.json"
+    path.write_text(json.dumps({"machine": {"date": "2026-12-04 22:15:44 UTC"}, "rows": []}))
+    assert deployment_measured_on(path) == "2026-12-04"
+    for machine in ({}, {"date": 20261204}, {"date": "soon"}):
+        path.write_text(json.dumps({"machine": machine, "rows": []}))
+        assert deployment_measured_on(path) is None
+    assert deployment_measured_on(tmp_path / "missing.json") is None

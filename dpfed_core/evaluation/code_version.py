@@ -5,7 +5,10 @@ settings and what they achieved). A number the engine's current code did not pro
 statement, however plausible: a cost model measured on slower code says "about 19 s" for a run of
 1.3 s. So every result document the product reads records
 :func:`engine_fingerprint` of the code it was measured with, and the suite checks the committed
-documents against the code in the same tree.
+documents against the code in the same tree: the cost model, the dashboard's defaults and the
+samplers' cost per coordinate. The deployment benchmark, whose overhead beyond the in-process run
+is Flower's processes and messages (the deployment's code and Flower's pins, both outside the
+fingerprint), is not checked; the estimate read from it states the day it was measured.
 
 The fingerprint covers what a run computes with: the engine's packages below (their syntax trees,
 so an edited comment or docstring does not count as other code) and the pinned library versions

@@ -56,8 +56,9 @@ NOISE_FEATURES = ["H", "H*s", "H*c*c", "H*k*m", "H*sel"]
 #: The co-occurrence release's item cap when the configuration does not set one (dp-cooccurrence's default).
 CO_OCCURRENCE_CAP = 600
 SAMPLERS_FILE = COST_FILE.parent / "samplers.json"
-#: µs per coordinate of OpenDP's float Gaussian when the samplers' measurement is missing (its value there).
-DEFAULT_US_PER_COORD = 11.7
+#: µs per coordinate of OpenDP's float Gaussian when the samplers' measurement is missing: its one-thread
+#: cost there (11.5–12.8 below 2^15 coordinates; above, the draw runs on two threads).
+DEFAULT_US_PER_COORD = 12.0
 
 
 def noise_coordinates(messages: list[dict]) -> int:
@@ -511,6 +512,17 @@ def deployment_overhead(n_entities: int, engine: str = "deployment", path: Path 
     return max(float(a + b * int(n_entities)), 0.0), float(a), float(b)
 
 
+def deployment_measured_on(path: Path | None = None) -> str | None:
+    """The day the deployment benchmark ran (``YYYY-MM-DD``), or None when its document does not say.
+    Its overhead is Flower's processes and messages, measured with the deployment's code and Flower's
+    pins, which the engine fingerprint leaves out: the estimate says when it was measured instead."""
+    try:
+        date = json.loads(Path(path or DEPLOYMENT_FILE).read_text(encoding="utf-8"))["machine"]["date"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return date[:10] if isinstance(date, str) and len(date) >= 10 else None
+
+
 def deployment_estimate(dataset, config, engine: str = "deployment") -> str:
     """How long a run of ``config`` on Flower will take, stated before anything starts (``deploy-local``
     and the dashboard's Flower panel): the in-process run's prediction (the measured cost model) plus
@@ -521,10 +533,12 @@ def deployment_estimate(dataset, config, engine: str = "deployment") -> str:
     if inproc is None or extra is None:
         return f"{head}: time not predicted ({'the method was not measured' if inproc is None else 'no deployment benchmark'})"
     run_s = "under 1 s" if inproc < 1 else format_seconds(inproc)
+    day = deployment_measured_on()
+    when = f" of {day}" if day else ""
     return (f"{head}: {estimate_with_load(inproc + extra[0])}; predicted: the in-process run's {run_s} "
             f"(measured cost model) plus Flower's start-up and messages for {dataset.n_entities} entities, "
             f"{format_seconds(extra[0])} ({extra[1]:.1f} s + {extra[2]:.2f} s per entity, fitted on the deployment "
-            "benchmark's runs)")
+            f"benchmark's runs{when})")
 
 
 def clock_for_runs(shape: dict | list[dict], configs: list, path: Path | None = None) -> RunClock:

@@ -730,8 +730,8 @@ class DPCooccurrence(SummableMethod):
         eICU by region, clinic, MovieLens by occupation and ZIP within ±0.0014 of 0.5. Chosen on the
         same federations the benchmark reports (optimistic for them). The price where the
         co-occurrence does keep directions without secure aggregation: the clinic sample at ε = 10
-        (bench/results/dashboard_defaults.md, rank 8) 0.1469 ± 0.0070 against 0.1413 ± 0.0048 at
-        0.5 — there set ``pop_share=0.5``. With secure aggregation 0.5
+        (bench/results/dashboard_defaults.md, rank 8, 3 seeds) 0.1469 ± 0.0058 against 0.1439 ± 0.0054
+        at 0.5 on the same seeds and splits (re-run on 2026-12-04) — there set ``pop_share=0.5``. With secure aggregation 0.5
         (prototypes: 0.5 beat 0.3 and 0.8 on clinic and eICU at ε ≥ 1; 0.8 better only at ε = 0.3).
     max_items : int
         Items kept for the co-occurrence release when the catalogue is larger (chosen from the DP
