@@ -185,7 +185,7 @@ def recommended_point(n_users: int, method: str, aggregation: str = "none", n_it
         "rss_after_data_mib": rss_data, "rss_base_mib": rss_base,
         "rss_loaded_mib": rss_loaded, "rss_trimmed_mib": rss_trimmed,
         "federation_peak_rss_mib": _vm_mib("VmHWM") if reset else math.nan,
-        "process_peak_rss_mib": rss(),
+        "process_peak_rss_mib": _vm_mib("VmHWM"),  # this address space's (reset with clear_refs, as ru_maxrss is)
         "test_rmse": doc["overall"]["test_rmse"], "mar": doc["overall"]["mar"],
         "privacy_epsilon": doc["privacy"]["epsilon"],
         # the split's own memory (its test part and the hidden positions; the training data is the data

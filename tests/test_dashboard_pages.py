@@ -48,6 +48,21 @@ def test_same_configuration_twice_and_in_another_session():
     # does not keep the sidebar of pages run through st.navigation)
 
 
+def test_a_run_whose_ledger_spent_less_than_asked_says_so_on_the_federate_page():
+    """dp-prototypes' stages compose by zCDP to less than the ε asked for: the page shows the ledger's ε
+    with the reason beside it, and the rest of the page (ledger, messages, download) below it."""
+    a = app("pages/2_Federate.py")
+    a.selectbox(key="fed_method").set_value("dp-prototypes").run()
+    a.toggle(key="fed_simulation").set_value(True).run()
+    a.button(key="fed_run").click().run()
+    clean(a)
+    doc = a.session_state["run"]["doc"]
+    assert doc["privacy"]["epsilon"] < doc["privacy"]["requested_epsilon"]
+    shown = [m for m in a.metric if m.label.startswith("ε")]
+    assert shown and "requested" in str(shown[0].proto.delta), shown
+    assert a.tabs, "the page stopped before its tabs"
+
+
 def test_bad_budgets_refused_before_a_run():
     at = app("pages/2_Federate.py")
     for eps, delta, needle in (("1e50", "1e-6", "above 10000"), ("1", "0.5", "refused"),

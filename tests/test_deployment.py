@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -63,7 +64,7 @@ def three_clinics(features: bool = False, declared: bool = True) -> FederatedDat
     return ds
 
 
-def lab_policy(folder) -> "Path":
+def lab_policy(folder) -> Path:
     """The site policy of these test sites: every deployable method (the example plug-in's too),
     simulation and non-private methods allowed — these tests compare a deployment with the in-process
     run in the labelled simulation mode — and each site's store in the test's own folder."""

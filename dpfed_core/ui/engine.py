@@ -10,6 +10,8 @@ factors. Nothing here computes a model: runs go through :func:`dpfed_core.evalua
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
