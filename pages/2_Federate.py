@@ -277,7 +277,10 @@ if _untested:
 _cached = not errors and ui.is_cached_run(ds, config)
 _charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config), cached=_cached)})"
 _run_slot = _b1.empty()
-_run_clicked = _run_slot.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
+_run_clicked = _run_slot.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run",
+                                help="The ε in the label is the plan, charged when the run starts; afterwards the "
+                                     "charge is settled to what the run's ledger recorded, never more (a method whose "
+                                     "stages compose by zCDP, such as dp-prototypes, can spend less).")
 # the button drawn after a run (below) reads "nothing new spent"; pressing it is pressing Run
 _run_clicked = _run_clicked or (bool(st.session_state.get("fed_run_cached")) and not errors)
 with _b2:

@@ -119,6 +119,9 @@ st.caption("Privacy models differ: a method's ε is comparable with ours only wh
            "says user-level DP. MAR: 0 = the hidden items are ranked first, 0.5 = random order. "
            f"Federated run: {dash.guarantee_text(r['doc']).replace('**', '')}")
 
+if "n_test_users" in df and not (df.loc[df["entity"] != "overall", "n_test_users"].fillna(0) > 0).any():
+    st.warning("No entity has test users, so every held-out metric is undefined: the run's warnings on the "
+               "Federate page say why and which control changes it.", icon=":material/warning:")
 metric = st.selectbox("Metric", metrics, index=metrics.index("mar") if "mar" in metrics else 0,
                       format_func=lambda m: dash.METRIC_LABELS.get(m, m), key="eval_metric")
 st.plotly_chart(plots.metric_bars(df, metric, title=f"{dash.METRIC_SHORT.get(metric, metric)} per entity "

@@ -63,6 +63,21 @@ def test_a_run_whose_ledger_spent_less_than_asked_says_so_on_the_federate_page()
     assert a.tabs, "the page stopped before its tabs"
 
 
+def test_evaluate_says_no_entity_has_test_users_instead_of_crashing():
+    """More hidden entries than any user holds leaves every entity without test users: the Evaluate page
+    says every metric is undefined, and its per-entity plot (30 hospitals: one dot row each) is empty."""
+    a = app("pages/2_Federate.py")
+    a.toggle(key="fed_simulation").set_value(True).run()
+    a.number_input(key="fed_n_hidden").set_value(1000).run()
+    a.button(key="fed_run").click().run()
+    clean(a)
+    a.switch_page("pages/3_Evaluate.py").run()
+    clean(a)
+    a.button(key="eval_run").click().run()
+    clean(a)
+    assert any("No entity has test users" in w.value for w in a.warning), [w.value for w in a.warning]
+
+
 def test_bad_budgets_refused_before_a_run():
     at = app("pages/2_Federate.py")
     for eps, delta, needle in (("1e50", "1e-6", "above 10000"), ("1", "0.5", "refused"),

@@ -943,6 +943,12 @@ def test_a_simulation_on_real_data_is_no_back_door(tmp_path):
 
     text = err.value.render(CLI_CONTROLS)
     assert "--allow-non-private" in text and "--simulation" not in text  # no refusal advises a simulation
+    # what a dry run and the Run button say before it: why it counts as non-private, not that no noise is added
+    from dpfed_core.evaluation.budget import plan_run, planned_charge
+
+    said = planned_charge(store, real, plan_run(real, cfg))["text"]
+    assert said.startswith("spends ε = ∞: a simulation on people's records (its noise is reproducible"), said
+    assert "exact data-derived values leave" not in said
     out = execute_run(real, cfg, store=store, allow_non_private=True)
     bal = {b.entity: b for b in odo.balance(key)}
     assert all(b.n_non_private >= 1 for b in bal.values())
@@ -1050,6 +1056,26 @@ def test_the_planned_charge_of_a_mixed_plan_reads_the_store_and_says_whether_it_
     assert not over["fits"] and "it will be refused" in charge_text(over)
     # one release that leaves nothing does not make the others skip the store
     assert not skip_store(tmp_path / "s.sqlite3", [PlannedRelease("run", "individual", 1.0, 0.0, {}), dp_plan(1.0)])
+
+
+def test_a_planned_charge_above_the_runs_own_epsilon_says_why(tmp_path, monkeypatch):
+    """The accountant composes a release with the data's earlier ones, so its cost can exceed its own ε:
+    the label then says so and where to look, instead of a bare larger number."""
+    from dpfed_core.evaluation.budget import planned_charge
+
+    ds = make_dataset()
+    store = Store(tmp_path / "s.sqlite3")
+    assert "more than the ε" not in planned_charge(store, ds, [dp_plan(1.5)])["text"]
+    real = BudgetOdometer.preview
+
+    def costlier(self, dataset, plans):
+        p = real(self, dataset, plans)
+        return {**p, "spend": 3.4}
+
+    monkeypatch.setattr(BudgetOdometer, "preview", costlier)
+    text = planned_charge(store, ds, [dp_plan(1.5)])["text"]
+    assert text.endswith("— more than the ε = 1.5 asked for: composed with this data's earlier releases at the "
+                         "budget's δ (budget show lists them)"), text
 
 
 def test_the_accountant_record_reports_the_most_spent_entity(tmp_path):

@@ -126,9 +126,44 @@ def test_entities_without_test_users_are_counted_and_the_first_five_named():
     assert w["text"].startswith("7 entities have no test users")
     assert "site 0, site 1, site 2, site 3, site 4 and 2 more." in w["text"]
     # both settings that give an entity test users are named: a test user needs more than n_hidden entries
-    assert w["text"].endswith("entries: lower n_hidden when their users hold fewer, or raise test_fraction")
+    assert w["text"].endswith("drawn from those: lower n_hidden when their users hold fewer, or raise test_fraction")
     (w,) = _warnings(0.2, [("alone", 0), ("kept", 4)])
     assert w["text"].startswith("1 entity has no test users") and ": alone." in w["text"]
+
+
+def test_the_fix_for_entities_without_test_users_is_the_one_their_data_allows():
+    """An entity whose users all hold n_hidden entries or fewer gets a test user only from a lower
+    n_hidden (no fraction can draw one); an entity of too few users only from a larger test_fraction
+    (its share rounds to none); each is named, with the value that would do it."""
+    from dpfed_core.evaluation.experiments import learned_nothing_warnings
+    from dpfed_core.methods import MethodResult, get_method
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    g = np.random.default_rng(1)
+    big = (g.random((40, 12)) < 0.7).astype(float)
+    short = np.zeros((6, 12))
+    short[:, :3] = 1.0  # six users of 3 entries each: none holds more than n_hidden = 5
+    pair = np.zeros((2, 12))
+    pair[:, :8] = 1.0  # two users of 8 entries: 0.2 · 2 rounds to no test user
+    ds = FederatedDataset.from_parts(sp.csr_matrix(np.vstack([big, short, pair])),
+                                     np.r_[np.repeat("big", 40), np.repeat("short", 6), np.repeat("pair", 2)],
+                                     value_kind="counts", value_max=1.0, name="mixed")
+    result = MethodResult(np.zeros((2, 1)), np.zeros((3, 1)), PrivacyLedger(1.0, 1e-6), extra={})
+
+    def warning(names):
+        metrics = {"overall": {"mar": 0.2}, "entities": [{"name": "big", "n_test_users": 8}]
+                   + [{"name": n, "n_test_users": 0} for n in names]}
+        (w,) = learned_nothing_warnings(ds, RunConfig(method="individual"), get_method("individual"), metrics, result)
+        return w
+
+    w = warning(["short"])
+    assert w["param"] == "n_hidden" and w["text"].endswith(": lower n_hidden to at most 2"), w["text"]
+    w = warning(["pair"])
+    assert w["param"] == "test_fraction" and w["text"].endswith(": raise test_fraction above 0.25"), w["text"]
+    w = warning(["short", "pair"])
+    assert w["param"] == "test_fraction"
+    assert w["text"].endswith("lower n_hidden to at most 2 for the 1 whose users all hold 5 entries or fewer "
+                              "and raise test_fraction above 0.25 for the 1 whose users are too few for the fraction")
 
 
 def test_a_chance_ranking_is_one_message_naming_each_fix_once_in_either_front_end():

@@ -13,6 +13,7 @@ declare it (both keep a draw per share).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -82,6 +83,8 @@ def test_an_in_process_production_run_draws_each_secure_release_once_at_the_summ
     assert proto.NOISE_ONCE_NOTE in est.notes_ and proto.NOISE_ONCE_NOTE not in sim.notes_
     assert "rounding" not in est.trust_ and est.trust_.get("noise") == proto.NOISE_ONCE_NOTE
     assert est.trust_["against_server_and_other_entities"].get("as_deployed") is True
+    # what a deployment of these settings would round is the simulation's record of its shares
+    assert est.trust_["rounding_as_deployed"] == sim.trust_["rounding"]
     assert "noise" not in sim.trust_ and "as_deployed" not in sim.trust_["against_server_and_other_entities"]
 
 
@@ -234,10 +237,36 @@ def test_a_run_without_a_declared_catalogue_draws_the_histogram_as_its_method_dr
     monkeypatch.undo()
     # what the Run page says of the guarantee names how the noise was drawn, where it was drawn once
     assert ("noise was drawn once, on the sum" in guarantee_text(doc)) == (catalogue_draws == 1)
-    # no share was rounded where the noise was drawn once: no rounding to record, nor to warn of
+    # no share was rounded where the noise was drawn once: what a deployment would round is recorded apart
     assert ("rounding" in doc["privacy"]["trust"]) == (catalogue_draws != 1)
+    assert ("rounding_as_deployed" in doc["privacy"]["trust"]) == (catalogue_draws == 1)
     histograms = [e for e in log if e[0] == "gaussian" and e[2].size == cat.SECURE_CATALOGUE_BUCKETS]
     assert len(histograms) == catalogue_draws
     rows = [r for r in res.ledger.rows if r.stage == "catalogue"]
     assert len(rows) == 6 and histograms[0][1] == pytest.approx(rows[0].noise_scale / math.sqrt(6) *
                                                                  math.sqrt(6 / catalogue_draws), rel=1e-12)
+
+
+def test_a_run_that_drew_each_sum_once_warns_when_a_deployment_of_it_would_not_be_covered():
+    """At a large ε each share carries few grid steps of noise: this process rounds only the noisy sum,
+    so its guarantee holds here, but the run says that a deployment of the same settings — which rounds
+    every share — would not prove ε against the server; a simulation of it warns as before."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.experiments import run_method
+
+    g = np.random.default_rng(0)
+    X = sp.csr_matrix((g.random((40, 12)) < 0.4).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat([f"h{h}" for h in range(4)], 10),
+                                     item_names=np.array([f"d{j}" for j in range(12)]), value_kind="binary",
+                                     value_max=1.0, name="four clinics")
+    ds = replace(ds, item_source="declared")
+    cfg = RunConfig(method="dp-popularity", epsilon=100.0, delta=1e-5, aggregation="secure", seed=0, mode="zero",
+                    rank=2, max_iter=5)
+    doc, _ = run_method(ds, cfg)
+    sim, _ = run_method(ds, cfg.replace(simulation=True))
+    deployed = doc["privacy"]["trust"]["rounding_as_deployed"]
+    assert deployed == sim["privacy"]["trust"]["rounding"] and deployed["covered"] is False
+    (w,) = [w for w in doc["privacy"]["warnings"] if "a deployment of these settings" in w]
+    assert "holds here" in w and "would not be proved" in w
+    assert not [w for w in sim["privacy"]["warnings"] if "a deployment of these settings" in w]
+    assert any("is not proved for this run" in w for w in sim["privacy"]["warnings"])

@@ -270,11 +270,18 @@ def planned_charge(store: Store | str | os.PathLike | None, dataset: FederatedDa
                 "text": "simulation: noise reproducible, no privacy claim — nothing is charged"}
     store = store if isinstance(store, Store) else Store(store)
     p = BudgetOdometer(store).preview(dataset, plans)
+    # a simulation on people's records is charged as non-private: say why, not that exact data leaves
+    p["simulated_on_records"] = any(SIMULATION_ON_REAL_DATA in (q.note or "") for q in plans)
     p["text"] = charge_text(p)
     own = {float(q.delta) for q in plans if not q.simulation and not q.non_private and q.charges}
     if p.get("dp_spend", 0.0) > 0 and own and own != {float(p["delta"])}:
         # the store composes every release at one δ; a run stated at another δ reads a different ε
         p["text"] += f" (ε at δ = {float(p['delta']):.3g}, the budget's δ)"
+    own_eps = sum(float(q.epsilon) for q in plans if not q.simulation and not q.non_private and q.charges)
+    if not p.get("non_private") and math.isfinite(own_eps) and float(p.get("spend", 0.0)) > own_eps * 1.001:
+        # the tight accountant can cost a release more than its own ε once the earlier ones are counted
+        p["text"] += (f" — more than the ε = {own_eps:.3g} asked for: composed with this data's earlier releases "
+                      "at the budget's δ (budget show lists them)")
     return p
 
 
@@ -288,8 +295,11 @@ def charge_text(p: Mapping) -> str:
     capped = math.isfinite(p["cap_epsilon"])
     if p.get("non_private"):
         dp = float(p.get("dp_spend", 0.0))
-        text = ("spends ε = ∞: non-private releases (exact data-derived values leave the entities; no overall "
-                "guarantee for their people afterwards)" + (f"; its DP releases alone ε ≈ {dp:.3g}" if dp > 0 else ""))
+        what = ("a simulation on people's records (its noise is reproducible from the seed, so its releases are "
+                "as exact as non-private ones" if p.get("simulated_on_records") else
+                "non-private releases (exact data-derived values leave the entities")
+        text = (f"spends ε = ∞: {what}; no overall guarantee for their people afterwards)"
+                + (f"; its DP releases alone ε ≈ {dp:.3g}" if dp > 0 else ""))
         if capped:
             text += (f"; {float(p['left']):.3g} left per entity under the cap ε = {_fmt(p['cap_epsilon'])}: refused "
                      "unless non-private releases are explicitly allowed")

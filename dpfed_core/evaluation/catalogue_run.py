@@ -404,18 +404,18 @@ def _on_catalogue(result: MethodResult, factors, config, ledger, messages, note:
             trust["against_server_and_other_entities"] = {
                 "epsilon": coalition_with_catalogue(config, selected_across, coalition.get("epsilon", math.inf), ledger),
                 "delta": dlt, **({"as_deployed": True} if coalition.get("as_deployed") else {})}
-        if trust.get("aggregation") == "secure" and not trust.get("noise"):
-            # (where each sum's noise was drawn once in this process only the noisy sum is rounded, which is
-            # post-processing: nothing to record)
+        if trust.get("aggregation") == "secure":
             from dpfed_core.federation.summable import share_grid_steps
-            from dpfed_core.federation.summable_protocol import rounding_record
+            from dpfed_core.federation.summable_protocol import rounding_key, rounding_record
 
-            # the selection's shares are rounded before their sum too: the fewest steps of either
+            # the selection's shares are rounded before their sum too: the fewest steps of either (where each
+            # sum's noise was drawn once, only the noisy sum was rounded here: what a deployment would round)
+            key = rounding_key(trust)
             steps = min(share_grid_steps([r for r in ledger.rows if r.stage == "catalogue"],
                                          secure_catalogue_divisor(selected_across, config)),
-                        (trust.get("rounding") or {}).get("grid_steps", math.inf))
+                        (trust.get(key) or {}).get("grid_steps", math.inf))
             if math.isfinite(steps):
-                trust["rounding"] = rounding_record(steps, len(ledger.entities()), eps, dlt)
+                trust[key] = rounding_record(steps, len(ledger.entities()), eps, dlt)
         result.extra = {**result.extra, "trust": trust}
     result.factors = factors
     result.U, result.V = factors.U, factors.V

@@ -279,12 +279,46 @@ def learned_nothing_warnings(dataset: FederatedDataset, config: RunConfig, spec,
     empty = [e["name"] for e in metrics["entities"] if e.get("n_users") != 0 and not e.get("n_test_users")]
     if empty:
         shown = _first_five(empty)
-        out.append({"code": "no-test-users", "param": "test_fraction",
+        fix, param = _test_user_fix(dataset, config, empty)
+        out.append({"code": "no-test-users", "param": param,
                     "text": f"{len(empty)} entit{'y has' if len(empty) == 1 else 'ies have'} no test users, so "
                             f"their metrics are undefined (not a win): {shown}. A test user needs more than "
-                            f"n_hidden = {config.n_hidden} entries: lower n_hidden when their users hold fewer, "
-                            "or raise test_fraction"})
+                            f"n_hidden = {config.n_hidden} entries, and test_fraction = {config.test_fraction:g} of "
+                            f"an entity's users are drawn from those: {fix}"})
     return out
+
+
+def _test_user_fix(dataset: FederatedDataset, config: RunConfig, names: list) -> tuple[str, str]:
+    """The setting that gives these entities test users, and its parameter: ``n_hidden`` where no user
+    of an entity holds more entries than it (no fraction can draw one), ``test_fraction`` where the
+    fraction of an entity's users rounds to none; both named when entities of each kind are among
+    them, the generic pair when the data does not say (the split's rule: :func:`split.n_test_users`)."""
+    index = {str(n): i for i, n in enumerate(dataset.entity_names)}
+    rows = [index.get(str(n)) for n in names]
+    if any(r is None for r in rows) or not dataset.n_users:
+        return "lower n_hidden when their users hold fewer, or raise test_fraction", "test_fraction"
+    ent = np.asarray(dataset.entity_of_user, dtype=np.int64)
+    lengths = np.diff(dataset.X.tocsr().indptr)
+    sizes = np.bincount(ent, minlength=len(dataset.entity_names))
+    eligible = np.bincount(ent, weights=lengths > config.n_hidden, minlength=sizes.size)
+    longest = np.zeros(sizes.size, dtype=np.int64)
+    np.maximum.at(longest, ent, lengths)
+    few_entries = [r for r in rows if eligible[r] == 0]
+    few_users = [r for r in rows if eligible[r] > 0]
+    fixes, param = [], "test_fraction"
+    if few_entries:
+        most = int(longest[few_entries].max())
+        which = "" if not few_users else (f" for the {len(few_entries)} whose users all hold {config.n_hidden} "
+                                          "entries or fewer")
+        fixes.append(f"lower n_hidden to at most {most - 1}{which}" if most > 1 else
+                     f"no user holds more than one entry{which}, so none can be hidden for a test")
+        param = "n_hidden" if not few_users else param
+    if few_users:
+        # np.rint rounds half to even: a fraction f draws a user from s users when f·s > 0.5
+        need = 0.5 / int(sizes[few_users].min())
+        which = "" if not few_entries else f" for the {len(few_users)} whose users are too few for the fraction"
+        fixes.append(f"raise test_fraction above {need:.2g}{which}")
+    return " and ".join(fixes), param
 
 
 def _first_five(names: list) -> str:
@@ -486,9 +520,10 @@ def sweep(
                 "seed": seed,
                 "overall": run_doc["overall"], "entities": run_doc["entities"],
                 "privacy": {**{k: run_doc["privacy"][k] for k in ("epsilon", "delta", "private", "label")},
-                            # shares rounded before a secure sum: whether this point's ε is proved
-                            **({"rounding": run_doc["privacy"]["trust"]["rounding"]}
-                               if "rounding" in run_doc["privacy"].get("trust", {}) else {})},
+                            # shares rounded before a secure sum: whether this point's ε is proved; where
+                            # each sum's noise was drawn once, how, and what a deployment would round
+                            **{k: v for k, v in run_doc["privacy"].get("trust", {}).items()
+                               if k in ("rounding", "rounding_as_deployed", "noise")}},
                 "timings": run_doc["timings"],
             })
             done += 1

@@ -333,7 +333,8 @@ class DPALS(SummableMethod):
     def notes(self, public: dict) -> list[str]:
         if "ridge" not in public:
             return []
-        return [f"dp-als: {int(self.steps)} ALS step(s) on {int(np.size(public['items']))} items; the last item solve "
+        return [f"dp-als: {int(self.steps)} ALS step(s) on {int(np.size(public['items']))} shared columns (items, or "
+                "the public hash keys of item names where no catalogue was declared); the last item solve "
                 f"used ridge {public['ridge']:.3g} (λ plus the Gram noise's spectral edge); "
                 + ("observed-mode statistics (a Gram per item, users weighted 1/√(their items))"
                    if self.mode == "observed" else "zero-mode statistics")]

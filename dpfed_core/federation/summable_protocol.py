@@ -217,8 +217,9 @@ def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[flo
     """The trust model of a summable run and both guarantees: against the server (the ledger's),
     and the weaker one each entity's own noise share gives against the server colluding with every
     other entity (equal to the first without secure aggregation). ``noise_once``: the run drew each
-    sum's noise once (:func:`run_stages`): the only value rounded is the noisy sum, post-processing, so
-    there is no rounding to record."""
+    sum's noise once (:func:`run_stages`): the only value rounded here is the noisy sum, post-processing;
+    what a deployment of the same settings would round — each entity's share — is recorded as
+    ``rounding_as_deployed``, beside the coalition figure that is already stated as deployed."""
     secure = method.aggregation == "secure"
     eps, dlt = ledger.guarantee()
     private = math.isfinite(float(method.epsilon))
@@ -236,12 +237,18 @@ def trust_record(method, ledger: PrivacyLedger, coalition_epsilons: Sequence[flo
         out["noise"] = NOISE_ONCE_NOTE
         # no entity's share carried noise of its own in this process: the figure is what a deployment gives
         out["against_server_and_other_entities"]["as_deployed"] = True
-    if secure and private and not noise_once:
+    if secure and private:
         H = len(ledger.entities())
         steps = share_grid_steps(ledger.rows, method.share_divisor(H), method.noise_spread) if H else math.inf
         if math.isfinite(steps):
-            out["rounding"] = rounding_record(steps, H, eps, dlt)
+            out[rounding_key(out)] = rounding_record(steps, H, eps, dlt)
     return out
+
+
+def rounding_key(trust: dict) -> str:
+    """Where a trust record keeps its share rounding: ``rounding`` when this run rounded each share,
+    ``rounding_as_deployed`` when it drew each sum's noise once (a deployment would round the shares)."""
+    return "rounding_as_deployed" if trust.get("noise") else "rounding"
 
 
 def rounding_record(grid_steps: float, n_entities: int, epsilon: float, delta: float) -> dict:
@@ -257,13 +264,20 @@ def rounding_warning(trust: dict) -> str | None:
     the rounded secure sum is as private as the noisy sum (:func:`~dpfed_core.federation.summable.
     rounding_covered`): the ε against the server is then not proved; the ε each entity's own share
     gives (rounding one share is post-processing of it) still is. None otherwise."""
-    rounding = (trust or {}).get("rounding") or {}
+    deployed = "rounding_as_deployed" in (trust or {})
+    rounding = (trust or {}).get("rounding_as_deployed" if deployed else "rounding") or {}
     if rounding.get("covered", True):
         return None
     server = trust["against_server"]["epsilon"]
     own = trust["against_server_and_other_entities"]["epsilon"]
-    return (f"each share of the secure sum is rounded to the grid {rounding['grid']:g} before it is summed, and at "
-            f"this ε a share carries only {rounding['grid_steps']:.3g} grid steps of noise: too few for the argument "
+    steps = (f"to the grid {rounding['grid']:g}, and at this ε a share carries only {rounding['grid_steps']:.3g} "
+             "grid steps of noise")
+    if deployed:  # this process rounded only the noisy sum: the caveat is a deployment's
+        return (f"this run drew each secure sum's noise once and rounded only the noisy sum, so ε = {server:.4g} "
+                f"against the server holds here; a deployment of these settings rounds each entity's share {steps}: "
+                f"there ε = {server:.4g} against the server would not be proved, ε = {own:.4g} (each entity's own "
+                "share) would. Before deploying, lower ε or federate fewer entities per secure sum")
+    return (f"each share of the secure sum is rounded before it is summed, {steps}: too few for the argument "
             f"that the rounded sum is as private as the noisy sum, so ε = {server:.4g} against the server is not "
             f"proved for this run; what is proved against the server is ε = {own:.4g} (each entity's own share). "
             "Lower ε, federate fewer entities per secure sum, or run without secure aggregation (each entity "

@@ -211,6 +211,13 @@ def metric_dots(df: pd.DataFrame, metric: str, title: str | None = None,
     methods = list(methods) if methods is not None else list(dict.fromkeys(df["method"]))
     d = df[df["entity"].astype(str) != "overall"].assign(entity=lambda x: x["entity"].map(escape_text))
     wide = d.pivot_table(index="entity", columns="method", values=metric, sort=False)
+    if wide.empty:  # every entity's value undefined (no test users anywhere): nothing to place
+        fig = go.Figure()
+        fig.add_annotation(text="No entity has a value of this metric: none has test users.", showarrow=False,
+                           xref="paper", yref="paper", x=0.5, y=0.5)
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+        return _base_layout(fig, title, height=200)
     first = methods[0] if methods and methods[0] in wide.columns else wide.columns[0]
     wide = wide.sort_values(first, ascending=True)
     ents = list(wide.index)
