@@ -351,7 +351,7 @@ if ds.item_features is not None:
                f"({dash.escape_md(', '.join(ds.item_feature_names[:6]))}{' …' if ds.item_features.shape[1] > 6 else ''}).")
 for note in ds.notes:
     st.info(dash.friendly_text(note), icon=":material/info:")
-warn = dash.small_entity_warning(ds)
+warn = dash.small_entity_warning(ds, test_fraction=st.session_state.get("fed_test_fraction"))
 if warn:
     st.warning(warn, icon=":material/warning:")
 table = dash.entity_table(ds)

@@ -47,8 +47,9 @@ def upload_columns(data: bytes, filename: str, min_columns: int = 3, what: str =
         need = ("a long table needs at least a user, an item and an entity column (and usually a value column)"
                 if min_columns >= 3 else "a user-attribute table needs a user id and at least one attribute column")
         raise DataError(
-            f"{filename} has {df.shape[1]} column(s) ({', '.join(map(str, df.columns))}); {need}. Check the "
-            "separator (comma, semicolon, tab, |).", param="sep")
+            f"{filename} has {df.shape[1]} column(s) ({', '.join(map(str, df.columns))}); {need}. Check "
+            "the file's separator (re-save it as comma- or tab-separated): comma, semicolon, tab and | are read.",
+            param="sep")
     return df
 
 

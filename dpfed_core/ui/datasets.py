@@ -75,15 +75,21 @@ def entity_table(ds: FederatedDataset, small: int = SMALL_ENTITY_USERS) -> pd.Da
     return df
 
 
-def small_entity_warning(ds: FederatedDataset, small: int = SMALL_ENTITY_USERS) -> str | None:
+def small_entity_warning(ds: FederatedDataset, small: int = SMALL_ENTITY_USERS,
+                         test_fraction: float | None = None) -> str | None:
+    """Entities of fewer than ``small`` users, named; ``test_fraction``: the session's setting when it
+    has one (the Federate page's “Test users per entity”), else the default is said to be the default."""
     df = entity_table(ds, small)
     bad = df[df["too_small"]]
     if bad.empty:
         return None
-    names = ", ".join(f"{escape_md(r.entity)} ({r.users} users)" for r in bad.head(8).itertuples())
+    names = ", ".join(f"{escape_md(r.entity)} ({r.users} user{'' if r.users == 1 else 's'})"
+                      for r in bad.head(8).itertuples())
     more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
+    held = (f"the default {100 * RunConfig.__dataclass_fields__['test_fraction'].default:g} %" if test_fraction is None
+            else f"{100 * float(test_fraction):g} %")
     return (f"{len(bad)} of {len(df)} entities have fewer than {small} users: {names}{more}. "
-            f"With the default {100 * RunConfig.__dataclass_fields__['test_fraction'].default:g} % of users held "
+            f"With {held} of users held "
             "out for testing (Federate → “Test users per entity”) they have very few training users: their own model "
             "learns little, and a prototype method's k is capped by their size; consider a coarser federation "
             "key or a "
