@@ -277,17 +277,17 @@ if _untested:
 _cached = not errors and ui.is_cached_run(ds, config)
 _charge = "" if errors else f" ({planned_charge_text(ds, plan_run(ds, config), cached=_cached)})"
 _run_slot = _b1.empty()
-_run_clicked = _run_slot.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run",
-                                help="The ε in the label is the plan, charged when the run starts; afterwards the "
-                                     "charge is settled to what the run's ledger recorded, never more (a method whose "
-                                     "stages compose by zCDP, such as dp-prototypes, can spend less).")
+_run_clicked = _run_slot.button("Run federation" + _charge, type="primary", disabled=bool(errors), key="fed_run")
 # the button drawn after a run (below) reads "nothing new spent"; pressing it is pressing Run
 _run_clicked = _run_clicked or (bool(st.session_state.get("fed_run_cached")) and not errors)
 with _b2:
     ui.non_private_checkbox("federate")
     if not errors:
         st.caption(("Shown from the cache: nothing to compute." if _cached else
-                    f"Expected time: {dash.estimate_line(ds, [config])}."))
+                    f"Expected time: {dash.estimate_line(ds, [config])}.")
+                   + (" The ε on the button is the plan, charged when the run starts, then settled to what the run's "
+                      "ledger recorded — never more (a method whose stages compose by zCDP, such as dp-prototypes, "
+                      "can spend less)." if "spends ε ≈" in _charge else ""))
 if _run_clicked:
     with st.status(f"Federating {ds.n_entities} entities with {method}…", expanded=True) as status:
         t0 = time.perf_counter()
