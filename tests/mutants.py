@@ -2035,7 +2035,7 @@ MUTANTS = (
            "any((SIMULATION_ON_REAL_DATA in (q.note or '') for q in plans))", "False",
            ("tests/test_odometer.py::test_a_simulation_on_real_data_is_no_back_door",)),
     Mutant("rounding-as-deployed-never-warned", SPROT, "rounding_warning",
-           "'rounding_as_deployed' if deployed else 'rounding'", "'rounding'", ("tests/test_sum_noise.py::test_a_run_that_drew_each_sum_once_warns_when_a_deployment_of_it_would_not_be_covered",)),
+           "key == 'rounding_as_deployed'", "False", ("tests/test_sum_noise.py::test_a_run_that_drew_each_sum_once_warns_when_a_deployment_of_it_would_not_be_covered",)),
     Mutant("rounding-as-deployed-recorded-as-this-runs", SPROT, "rounding_key",
            "'rounding_as_deployed' if trust.get('noise') else 'rounding'", "'rounding'", ("tests/test_sum_noise.py::test_a_run_that_drew_each_sum_once_warns_when_a_deployment_of_it_would_not_be_covered",)),
     Mutant("rounding-warning-never-given", SPROT, "rounding_warning", "rounding.get('covered', True)", "True",

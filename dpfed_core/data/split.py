@@ -124,13 +124,23 @@ def n_test_users(X: sp.csr_matrix | np.ndarray, entity_of_user: np.ndarray, test
     of its users, from those holding more than ``n_hidden`` entries. ``X`` as a dataset holds it (csr,
     duplicates summed and zeros removed), so a row's stored entries are its entries; or, for a caller
     that has them already, the (n_users,) array of each row's entries."""
-    ent = np.asarray(entity_of_user, dtype=np.int64)
-    if ent.size == 0:
+    if np.size(entity_of_user) == 0:
         return 0
+    eligible, quota = entity_test_quota(X, entity_of_user, test_fraction, n_hidden)
+    return int(np.minimum(eligible, quota).sum())
+
+
+def entity_test_quota(X: sp.csr_matrix | np.ndarray, entity_of_user: np.ndarray, test_fraction: float,
+                      n_hidden: int, n_entities: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Per entity (at least ``n_entities`` of them): how many users hold more than ``n_hidden``
+    entries (those a test user is drawn from) and how many ``test_fraction`` of its users asks for
+    (``np.rint``: half to even) — :func:`split_users` draws the smaller. ``X`` as for
+    :func:`n_test_users`."""
+    ent = np.asarray(entity_of_user, dtype=np.int64)
     lengths = np.diff(X.indptr) if sp.issparse(X) else np.asarray(X)
-    sizes = np.bincount(ent)
+    sizes = np.bincount(ent, minlength=n_entities)
     eligible = np.bincount(ent, weights=lengths >= n_hidden + 1, minlength=sizes.size)
-    return int(np.minimum(eligible, np.rint(test_fraction * sizes)).sum())
+    return eligible, np.rint(test_fraction * sizes)
 
 
 def split_users(

@@ -273,11 +273,12 @@ def planned_charge(store: Store | str | os.PathLike | None, dataset: FederatedDa
     # a simulation on people's records is charged as non-private: say why, not that exact data leaves
     p["simulated_on_records"] = any(SIMULATION_ON_REAL_DATA in (q.note or "") for q in plans)
     p["text"] = charge_text(p)
-    own = {float(q.delta) for q in plans if not q.simulation and not q.non_private and q.charges}
+    dp_plans = [q for q in plans if not q.simulation and not q.non_private and q.charges]
+    own = {float(q.delta) for q in dp_plans}
     if p.get("dp_spend", 0.0) > 0 and own and own != {float(p["delta"])}:
         # the store composes every release at one δ; a run stated at another δ reads a different ε
         p["text"] += f" (ε at δ = {float(p['delta']):.3g}, the budget's δ)"
-    own_eps = sum(float(q.epsilon) for q in plans if not q.simulation and not q.non_private and q.charges)
+    own_eps = sum(float(q.epsilon) for q in dp_plans)
     if not p.get("non_private") and math.isfinite(own_eps) and float(p.get("spend", 0.0)) > own_eps * 1.001:
         # the tight accountant can cost a release more than its own ε once the earlier ones are counted
         p["text"] += (f" — more than the ε = {own_eps:.3g} asked for: composed with this data's earlier releases "

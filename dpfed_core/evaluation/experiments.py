@@ -38,7 +38,7 @@ from dpfed_core.privacy.budget_records import dataset_key
 from dpfed_core.data.atomic import atomic_write
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.evaluation.metrics import evaluate
-from dpfed_core.data.split import Split, split_users
+from dpfed_core.data.split import Split, entity_test_quota, split_users
 from dpfed_core.evaluation.catalogue_run import (fit_on_declared_catalogue, fit_on_dp_catalogue, needs_dp_catalogue,
                                                  shares_part_of_declared)
 
@@ -299,9 +299,9 @@ def _test_user_fix(dataset: FederatedDataset, config: RunConfig, names: list) ->
         return "lower n_hidden when their users hold fewer, or raise test_fraction", "test_fraction"
     ent = np.asarray(dataset.entity_of_user, dtype=np.int64)
     lengths = np.diff(dataset.X.tocsr().indptr)
-    sizes = np.bincount(ent, minlength=len(dataset.entity_names))
-    eligible = np.bincount(ent, weights=lengths > config.n_hidden, minlength=sizes.size)
-    longest = np.zeros(sizes.size, dtype=np.int64)
+    eligible, _ = entity_test_quota(lengths, ent, config.test_fraction, config.n_hidden, len(dataset.entity_names))
+    sizes = np.bincount(ent, minlength=eligible.size)
+    longest = np.zeros(eligible.size, dtype=np.int64)
     np.maximum.at(longest, ent, lengths)
     few_entries = [r for r in rows if eligible[r] == 0]
     few_users = [r for r in rows if eligible[r] > 0]

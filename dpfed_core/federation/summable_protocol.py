@@ -264,8 +264,9 @@ def rounding_warning(trust: dict) -> str | None:
     the rounded secure sum is as private as the noisy sum (:func:`~dpfed_core.federation.summable.
     rounding_covered`): the ε against the server is then not proved; the ε each entity's own share
     gives (rounding one share is post-processing of it) still is. None otherwise."""
-    deployed = "rounding_as_deployed" in (trust or {})
-    rounding = (trust or {}).get("rounding_as_deployed" if deployed else "rounding") or {}
+    key = rounding_key(trust or {})
+    deployed = key == "rounding_as_deployed"
+    rounding = (trust or {}).get(key) or {}
     if rounding.get("covered", True):
         return None
     server = trust["against_server"]["epsilon"]
