@@ -57,7 +57,7 @@ NOISE_FEATURES = ["H", "H*s", "H*c*c", "H*k*m", "H*sel"]
 CO_OCCURRENCE_CAP = 600
 SAMPLERS_FILE = COST_FILE.parent / "samplers.json"
 #: µs per coordinate of OpenDP's float Gaussian when the samplers' measurement is missing: its one-thread
-#: cost there (11.7–11.9 below 2^15 coordinates; above, the draw runs on two threads).
+#: cost there (11.6 at 10^4 coordinates; above 2^15, the draw runs on two threads).
 DEFAULT_US_PER_COORD = 12.0
 
 
