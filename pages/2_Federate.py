@@ -62,17 +62,17 @@ def _load_settings() -> None:
         doc = json.loads(up.getvalue().decode("utf-8"))
         state = dash.widget_state(doc.get("config") if isinstance(doc, dict) else None)
     except DpfedError as exc:  # first: the engine's errors are ValueErrors too, and each names what is wrong
-        st.session_state["fed_settings_msg"] = ("error", f"{up.name}: {exc}")
+        st.session_state["fed_settings_msg"] = ("error", f"{dash.escape_md(up.name)}: {dash.friendly_message(exc)}")
         return
     except (ValueError, UnicodeDecodeError):
-        st.session_state["fed_settings_msg"] = ("error", f"{up.name} is not a JSON run document.")
+        st.session_state["fed_settings_msg"] = ("error", f"{dash.escape_md(up.name)} is not a JSON run document.")
         return
     st.session_state.update(state)
     ui.remember(*state)
     missed = dash.settings_not_loaded(doc["config"])
     st.session_state["fed_settings_msg"] = (
         "warning" if missed else "ok",
-        f"Settings of {up.name} loaded ({state['fed_method']}); the data must be the document's too (Data page) "
+        f"Settings of {dash.escape_md(up.name)} loaded ({state['fed_method']}); the data must be the document's too (Data page) "
         "to reproduce its run." + (f" Not settable on this page, so this run differs there: {'; '.join(missed)}."
                                    if missed else ""))
 

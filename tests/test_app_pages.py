@@ -492,7 +492,8 @@ def test_federate_run_document_reproduces_on_the_cli_and_back(tmp_path):
     # a CLI seed the page's control cannot hold is refused by name; the controls keep their values
     at2.file_uploader(key="fed_settings_doc").set_value(
         ("big.json", json.dumps({"config": {**doc["config"], "seed": 2**60}}).encode(), "application/json")).run()
-    assert any("Seed (split and method) 1152921504606846976" in e.value for e in at2.error), [e.value for e in at2.error]
+    shown = [e.value.replace("\\", "") for e in at2.error]  # as rendered: the page escapes Markdown
+    assert any("Seed (split and method) 1152921504606846976" in e for e in shown), shown
     assert at2.number_input(key="fed_rank").value == 4 and at2.number_input(key="fed_seed").value == cfg.seed
     # a parameter the document leaves out is reset, not kept from the session; settings the page cannot set
     # are named where they differ
@@ -505,6 +506,13 @@ def test_federate_run_document_reproduces_on_the_cli_and_back(tmp_path):
     # JSON that is no run document is told what it lacks (the engine's error, not "not JSON")
     at2.file_uploader(key="fed_settings_doc").set_value(("c.json", b'{"config": {"rank": 3}}', "application/json")).run()
     assert any("has no 'config' with a 'method'" in e.value for e in at2.error), [e.value for e in at2.error]
+    # a value no run can take is the document's, named with the control that holds it, not a field name
+    at2.file_uploader(key="fed_settings_doc").set_value(
+        ("f.json", json.dumps({"config": {**doc["config"], "test_fraction": 1.5}}).encode(), "application/json")).run()
+    shown = [e.value.replace("\\", "") for e in at2.error]
+    assert any("the document's settings cannot run here" in e and "1.5" in e
+               and "“Test users per entity” (Advanced) on the Federate page" in e for e in shown), shown
+    assert at2.number_input(key="fed_rank").value == 4  # the controls keep their values
 
 
 def test_recommend_says_why_no_list_and_speaks_of_users_off_clinical_data():

@@ -226,6 +226,17 @@ def test_an_error_naming_its_parameter_points_at_the_control_that_sets_it():
     assert "set it with" not in said  # the control already named is not named twice
 
 
+def test_a_message_naming_several_controls_names_each_page_once():
+    msg = dash.friendly_message(ConfigError(
+        "lower n_hidden to at most 3 and raise test_fraction above 0.1, or set epsilon=3, max_iter=50 and seeds=4",
+        param="test_fraction")).replace("\\", "")
+    assert msg.count("on the Federate page") == 1 and msg.count("on the Trade-off page") == 1
+    assert msg.startswith("lower “Hidden entries per test user” (Advanced) on the Federate page to at most 3 "
+                          "and raise “Test users per entity” (Advanced) above 0.1")
+    assert "“ε per entity” set to 3, “Server / MF iterations” (Advanced) set to 50" in msg
+    assert "set it with" not in msg
+
+
 def test_user_strings_are_escaped():
     s = dash.escape_md("![x](http://example.org/a.png) <img src=x onerror=1> :red[hi] **b**")
     import re

@@ -572,7 +572,9 @@ def test_a_table_of_events_without_a_bound_is_told_both_ways_to_read_it():
     assert render_error(exc.value).endswith("pass --value-max (e.g. the most events one user can plausibly have "
                                             "for one item), or read each user–item pair as one 1 (--value-kind "
                                             "implicit). It must not be read off the data.")
-    assert "“Values are” on the Data page set to implicit" in friendly_message(exc.value)
+    said = friendly_message(exc.value).replace("\\", "")
+    assert "“Declared maximum of one value (public bound)” on the Data page" in said
+    assert "(“Values are” set to implicit)" in said  # the same page, named once
     t["n"] = [1, 2, 3]
     with pytest.raises(ConfigError) as exc:  # counted values: implicit would throw their counts away
         load_long_table(t, user_col="u", item_col="i", value_col="n", entity_col="h", entities_from_data=True)

@@ -177,7 +177,7 @@ def test_a_chance_ranking_is_one_message_naming_each_fix_once_in_either_front_en
                         "the item catalogue (--items FILE)"), cli
     page = friendly_message(ConfigError(w["text"], param=w["param"])).replace("\\", "")
     assert page.endswith(": raise ε (“ε per entity” on the Federate page), use secure aggregation (“Secure "
-                         "aggregation” on the Federate page switched on), or declare the item catalogue (the “Item "
+                         "aggregation” switched on), or declare the item catalogue (the “Item "
                          "catalogue” / “Formulary” upload on the Data page)"), page
     for said in (cli, page):
         assert ") (" not in said and ") [" not in said and "=" not in said.split(": ", 1)[1]

@@ -119,7 +119,11 @@ def widget_state(config: dict) -> dict:
     if config["method"] not in METHODS:
         raise ConfigError(f"the document's method {config['method']!r} is not available here")
     known = set(RunConfig.__dataclass_fields__)
-    cfg = RunConfig(**{k: v for k, v in config.items() if k in known})
+    try:
+        cfg = RunConfig(**{k: v for k, v in config.items() if k in known})
+    except ConfigError as exc:
+        # the document's value, not the session's: the page names the control that holds it
+        raise ConfigError(f"the document's settings cannot run here: {exc}", param=exc.param) from exc
     eps = _epsilon(cfg.epsilon)
     state = {"fed_method": cfg.method, "fed_epsilon": eps,
              "fed_eps_text": "inf" if math.isinf(eps) else f"{eps:g}", "fed_delta": f"{float(cfg.delta):g}",

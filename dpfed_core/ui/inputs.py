@@ -240,7 +240,25 @@ def friendly_message(exc: BaseException) -> str:
     if param and param in CONTROL_NAMES and CONTROL_NAMES[param] not in text:
         text += f" (set it with {CONTROL_NAMES[param]})"
     # the message may quote user data (entity, item, file names): shown as inert text
-    return escape_md(text)
+    return escape_md(_place_once(text))
+
+
+def _place_once(text: str) -> str:
+    """Each page named once: a control after the first on the same page keeps only "(Advanced)" where it
+    is in that panel, so a sentence naming three controls does not repeat "on the Federate page" three
+    times."""
+    import re
+
+    said: set[str] = set()
+
+    def once(m: "re.Match[str]") -> str:
+        page = m.group(2)
+        if page not in said:
+            said.add(page)
+            return m.group(0)
+        return " (Advanced)" if m.group(1) else ""
+
+    return re.sub(r"( \(Advanced\))? on the ([A-Z][\w-]*(?: [a-z][\w-]*)?) page", once, text)
 
 
 def escape_md(text: object) -> str:
