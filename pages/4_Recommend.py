@@ -65,7 +65,9 @@ events = dash.is_event_data(ds)
 fed_set = dash.entity_set_metrics(ds, split, result, entity, int(n)) if events else None
 alone_set = (dash.entity_set_metrics(ds, split, alone_result, entity, int(n))
              if (events and alone_result is not None) else None)
-cmp = dash.entity_against_alone(fed_mar, alone_mar, fed_set, alone_set)
+spread = (dash.entity_paired_spread(ds, split, result, alone_result, entity, int(n), events)
+          if alone_result is not None else None)
+cmp = dash.entity_against_alone(fed_mar, alone_mar, fed_set, alone_set, spread)
 n_test = dash.entity_metric(r["doc"], entity, "n_test_users") or 0
 ent_md = dash.escape_md(entity)
 alone_name = dash.BASELINE_NAMES[alone].replace("each entity", "this entity")

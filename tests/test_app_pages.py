@@ -192,14 +192,18 @@ def test_recommend_matches_engine(federated, clinic):
                                                       prototype_params={}, server_weighting="none"), split)
     items, scores = recommend_from_factors(clinic, split.train, local.entity_factors(), None, entity, user, 10, True)
     assert list(theirs["item"]) == list(clinic.item_names[items])
-    words = {dash.compare_one(dash.entity_metric(at.session_state["run"]["doc"], entity, "mar"),
-                              dash.entity_metric(local_doc, entity, "mar"), "mar"),
-             dash.compare_one(dash.entity_set_metrics(clinic, split, result, entity, 10)["pr_auc"],
-                              dash.entity_set_metrics(clinic, split, local, entity, 10)["pr_auc"], "pr_auc")}
-    word = ("mixed" if {"worse", "better"} <= words else "worse" if "worse" in words else
-            "better" if "better" in words else "tie")
+    fed_mar = dash.entity_metric(at.session_state["run"]["doc"], entity, "mar")
+    local_mar = dash.entity_metric(local_doc, entity, "mar")
+    spread = dash.entity_paired_spread(clinic, split, result, local, entity, 10, True)
+    # the paired spread is over the very differences the documents measured
+    assert spread["mar_diff"] == pytest.approx(fed_mar - local_mar, abs=1e-12)
+    cmp = dash.entity_against_alone(fed_mar, local_mar, dash.entity_set_metrics(clinic, split, result, entity, 10),
+                                    dash.entity_set_metrics(clinic, split, local, entity, 10), spread)
+    word = ("mixed" if cmp["worse"] and cmp["better"] else "worse" if cmp["worse"] else
+            "better" if cmp["better"] else "noise" if cmp["noise"] else "tie")
     banners = {"worse": [e.value for e in at.error], "better": [s.value for s in at.success],
-               "tie": [i.value for i in at.info], "mixed": [w.value for w in at.warning]}
+               "tie": [i.value for i in at.info], "mixed": [w.value for w in at.warning],
+               "noise": [i.value for i in at.info if "differ by less than their noise" in i.value]}
     n_test = dash.entity_metric(at.session_state["run"]["doc"], entity, "n_test_users")
     if n_test < dash.MIN_EVIDENCE_USERS:  # a handful of held-out stays: no verdict either way, only numbers
         said = [i.value for i in at.info if f"{n_test} test stays" in i.value and "no verdict" in i.value]
@@ -208,7 +212,8 @@ def test_recommend_matches_engine(federated, clinic):
         assert "count its direction as one entity's in their verdict across entities" in said[0], said
     else:
         said = [b for b in banners[word] if "than this entity alone (own model + own popularity)" in b
-                or "as well as this entity alone (own model + own popularity)" in b]
+                or "as well as this entity alone (own model + own popularity)" in b
+                or "and this entity alone (own model + own popularity) differ by less than their noise" in b]
         assert said, (word, banners)
         assert word != "mixed" or "the two measures disagree" in said[0]
     # the score is said to order the list, never to be a value on the data's scale (a blend's is not)

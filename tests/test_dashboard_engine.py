@@ -1035,3 +1035,51 @@ def test_the_recommend_banner_names_both_measures_when_they_disagree():
     assert kind == "info" and "no verdict for this entity alone" in text  # under 20 test users
     none = dash.entity_against_alone(None, 0.12)
     assert "no test users" in dash.entity_standing_banner(none, 0, "H1", "stay", "stays", "x", None, 0.12, 5)[1]
+
+
+def test_the_recommend_banner_gives_no_word_inside_the_entitys_own_paired_noise():
+    """A difference within 1.96 standard errors of the paired difference over the entity's test users is
+    no verdict for that entity (an information with its ± at 95 %); beyond them the word stands, with its ±."""
+    inside = dash.entity_against_alone(0.14, 0.12, spread={"mar": 0.0103})  # 0.02 ≤ 1.96 × 0.0103
+    assert inside["mar"] == "noise" and not inside["worse"]
+    assert inside["noise"] == ["MAR 0.140 vs 0.120, ± 0.020 at 95 %"]
+    kind, text, _ = dash.entity_standing_banner(inside, 40, "H1", "stay", "stays", "x", 0.14, 0.12, 5)
+    assert kind == "info" and "differ by less than their noise on its 40 held-out stays" in text
+    assert "no verdict for this entity alone" in text
+    beyond = dash.entity_against_alone(0.14, 0.12, spread={"mar": 0.0101})  # 0.02 > 1.96 × 0.0101
+    assert beyond["worse"] == ["MAR 0.140 vs 0.120, ± 0.020 at 95 %"]
+    assert dash.entity_standing_banner(beyond, 40, "H1", "stay", "stays", "x", 0.14, 0.12, 5)[0] == "error"
+    # one measure inside its noise, the other beyond: the one beyond is the word
+    mixed = dash.entity_against_alone(0.10, 0.12, {"pr_auc": 0.20}, {"pr_auc": 0.30}, {"mar": 0.001, "pr_auc": 0.06})
+    assert mixed["better"] and mixed["pr_auc"] == "noise"
+    assert dash.entity_standing_banner(mixed, 40, "H1", "stay", "stays", "x", 0.10, 0.12, 5)[0] == "success"
+    # a tie by the verdicts' rule stays a tie whatever the spread
+    assert dash.entity_against_alone(0.1200, 0.1201, spread={"mar": 1e-9})["mar"] == "tie"
+
+
+def test_the_paired_spread_of_an_entity_is_the_ratio_estimators_over_its_test_users():
+    """The standard error of the federated − alone MAR difference: residuals x_u − D·d_u of the ratio of sums
+    over the entity's test users, checked against a direct computation on two fixed score models."""
+    from types import SimpleNamespace
+
+    from dpfed_core.evaluation.metrics import ranking_metrics
+
+    rng = np.random.default_rng(3)
+    n_users, m = 30, 12
+    train = sp.csr_matrix((rng.random((n_users, m)) < 0.3).astype(float))
+    test = sp.csr_matrix(((rng.random((n_users, m)) < 0.2) & (train.toarray() == 0)).astype(float))
+    ds = SimpleNamespace(entity_slices=lambda: [slice(0, 15), slice(15, 30)], entity_index=["A", "B"].index)
+    split = SimpleNamespace(train=train, test=test, test_users=np.arange(n_users))
+    S1, S2 = rng.random((n_users, m)), rng.random((n_users, m))
+    model = lambda S: SimpleNamespace(entity_factors=lambda: SimpleNamespace(scores=lambda u: S[u]))  # noqa: E731
+    out = dash.entity_paired_spread(ds, split, model(S1), model(S2), "B")
+    users = np.arange(15, 30)
+    a = ranking_metrics(S1[users], train[users], test[users])
+    b = ranking_metrics(S2[users], train[users], test[users])
+    x, den = a["mar_num"] - b["mar_num"], a["mar_den"]
+    d = x.sum() / den.sum()
+    assert out["n"] == 15
+    assert out["mar_diff"] == pytest.approx(a["mar_num"].sum() / den.sum() - b["mar_num"].sum() / den.sum())
+    assert out["mar"] == pytest.approx(np.sqrt(15 / 14 * np.sum((x - d * den) ** 2)) / den.sum())
+    assert out["pr_auc"] is None  # only for event data
+    assert dash.entity_paired_spread(ds, split, model(S1), model(S1), "A")["mar"] == 0.0  # the same model: no spread

@@ -168,8 +168,16 @@ def test_an_undeclared_federation_is_refused_only_for_a_private_run_that_is_not_
     from dpfed_core.evaluation.experiments import check_declared_federation
 
     undeclared = replace(load_data("sample:synthetic"), entity_source="data", entities_accepted=False)
-    with pytest.raises(ConfigError, match="entities=FILE"):
+    with pytest.raises(ConfigError, match="entities=FILE") as refused:
         check_declared_federation(undeclared, RunConfig(method="dp-popularity", epsilon=1.0))
+    # each front end fills in its own names: the CLI's flags, the page's controls, never one inside the other
+    from dpfed_core.cli.main import render_error
+    from dpfed_core.ui.inputs import friendly_message
+
+    cli, page = render_error(refused.value), friendly_message(refused.value).replace("\\", "")
+    assert "--entities FILE" in cli and "--entities-from-data" in cli and "“" not in cli, cli
+    assert "“Declared entity list” on the Data page" in page and "“Read the entity list from the data”" in page
+    assert "--" not in page and "dashboard" not in page and "entities=FILE" not in page, page
     check_declared_federation(undeclared, RunConfig(method="dp-popularity", epsilon=1.0, simulation=True))
     check_declared_federation(undeclared, RunConfig(method="dp-popularity", epsilon=math.inf))
     check_declared_federation(undeclared, RunConfig(method="central"))

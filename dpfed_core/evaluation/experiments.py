@@ -366,9 +366,8 @@ def check_declared_federation(dataset: FederatedDataset, config: RunConfig) -> N
         raise ConfigError(
             f"{dataset.name}: the entity list is read from the private data, so a DP run ({config.method} at "
             f"ε = {config.epsilon:g}) would leak which entities have users. Declare the federation: entities=FILE "
-            "(one entity per line; dashboard: “Declared entity list”), or accept reading it from the data with "
-            "entities_from_data (dashboard: “Read the entity list from the data”) — membership of an entity is "
-            "then not protected", param="entities")
+            "(one entity per line), or accept reading it from the data with entities_from_data — membership of "
+            "an entity is then not protected", param="entities")
 
 
 def run_comparison(

@@ -434,17 +434,69 @@ def entity_metric(doc: dict, entity: str, metric: str = "mar") -> float | None:
     return None
 
 
+#: The Recommend page's word on one entity needs its difference beyond this many standard errors of the
+#: paired difference over that entity's own test users (two-sided, 95 %); inside them it says so instead.
+ENTITY_Z = 1.96
+
+
+def entity_paired_spread(ds: FederatedDataset, split: Split, fed: MethodResult, alone: MethodResult, entity: str,
+                         n: int = 10, events: bool = False) -> dict:
+    """Standard error of the federated − alone difference of each measure over the entity's own test users,
+    paired (the same users, the same hidden entries): ``{"mar": se, "pr_auc": se or None, "n": users,
+    "mar_diff": the difference itself}`` (None where fewer than 2 test users or no hidden entry).
+
+    MAR is a ratio of sums over users (Σ rank-weighted hidden entries / Σ hidden entries, the same
+    denominators for both lists), so its difference D = Σ x_u / Σ d_u with x_u the per-user difference of
+    numerators; its standard error is the ratio estimator's, sqrt(n/(n − 1) · Σ (x_u − D·d_u)²) / Σ d_u.
+    PR-AUC (event data) is a mean over users: the sd of the per-user differences / √n."""
+    from dpfed_core.evaluation.metrics import ranking_metrics, set_metrics
+
+    sl = ds.entity_slices()[ds.entity_index(entity)]
+    users = np.asarray([u for u in split.test_users if sl.start <= u < sl.stop], dtype=int)
+    out = {"mar": None, "pr_auc": None, "n": int(users.size), "mar_diff": None}
+    if users.size < 2:
+        return out
+    train, test = split.train[users], split.test[users]
+    s_fed, s_alone = fed.entity_factors().scores(users), alone.entity_factors().scores(users)
+    a, b = ranking_metrics(s_fed, train, test, n), ranking_metrics(s_alone, train, test, n)
+    den = a["mar_den"]
+    if den.sum() > 0:
+        x = a["mar_num"] - b["mar_num"]
+        d = x.sum() / den.sum()
+        out["mar_diff"] = float(d)
+        out["mar"] = float(math.sqrt(users.size / (users.size - 1) * np.sum((x - d * den) ** 2)) / den.sum())
+    if events:
+        diff = set_metrics(s_fed, train, test, n)["pr_auc"] - set_metrics(s_alone, train, test, n)["pr_auc"]
+        diff = diff[np.isfinite(diff)]
+        if diff.size >= 2:
+            out["pr_auc"] = float(np.std(diff, ddof=1) / math.sqrt(diff.size))
+    return out
+
+
 def entity_against_alone(fed_mar: float | None, alone_mar: float | None, fed_set: dict | None = None,
-                         alone_set: dict | None = None) -> dict:
+                         alone_set: dict | None = None, spread: dict | None = None) -> dict:
     """One entity's federated list against its list alone on its held-out data, by the verdicts' rule
     (:func:`~dpfed_core.evaluation.verdicts.compare_one`): ``{"mar": word or None, "pr_auc": word or None,
-    "worse": [phrases], "better": [phrases]}`` — a phrase such as "MAR 0.122 vs 0.117" for each measure
-    whose word is worse or better (PR-AUC only for event data, ``*_set`` from :func:`entity_set_metrics`)."""
-    words = {"mar": compare_one(fed_mar, alone_mar, "mar"),
-             "pr_auc": compare_one(fed_set["pr_auc"], alone_set["pr_auc"], "pr_auc") if fed_set and alone_set else None}
-    phrase = {"mar": lambda: f"MAR {fed_mar:.3f} vs {alone_mar:.3f}",
-              "pr_auc": lambda: f"PR-AUC {fed_set['pr_auc']:.3f} vs {alone_set['pr_auc']:.3f}"}
-    return {**words, **{w: [phrase[k]() for k, v in words.items() if v == w] for w in ("worse", "better")}}
+    "worse": [phrases], "better": [phrases], "noise": [phrases]}`` — a phrase such as "MAR 0.122 vs 0.117"
+    for each measure whose word is worse or better (PR-AUC only for event data, ``*_set`` from
+    :func:`entity_set_metrics`). With ``spread`` (:func:`entity_paired_spread`) a difference within
+    :data:`ENTITY_Z` standard errors is "noise", not a word, and every phrase states its ± at 95 %."""
+    values = {"mar": (fed_mar, alone_mar)}
+    if fed_set and alone_set:
+        values["pr_auc"] = (fed_set["pr_auc"], alone_set["pr_auc"])
+    words = {"mar": compare_one(fed_mar, alone_mar, "mar"), "pr_auc": None}
+    words.update({k: compare_one(f, b, k) for k, (f, b) in values.items() if k != "mar"})
+    se = {k: (spread or {}).get(k) for k in values}
+    for k, (f, b) in values.items():
+        if words[k] in ("better", "worse") and se[k] is not None and abs(float(f) - float(b)) <= ENTITY_Z * se[k]:
+            words[k] = "noise"
+
+    def phrase(k: str) -> str:
+        f, b = values[k]
+        pm = f", ± {ENTITY_Z * se[k]:.3f} at 95 %" if se[k] is not None else ""
+        return f"{'MAR' if k == 'mar' else 'PR-AUC'} {f:.3f} vs {b:.3f}{pm}"
+
+    return {**words, **{w: [phrase(k) for k, v in words.items() if v == w] for w in ("worse", "better", "noise")}}
 
 
 def few_test_users_text(entity_md: str, n_test: int, unit: str, units: str, alone_name: str,
@@ -485,6 +537,12 @@ def entity_standing_banner(cmp: dict, n_test: int, entity_md: str, unit: str, un
                 f"better than {alone_name} by {'; '.join(cmp['better'])} and worse by {'; '.join(cmp['worse'])} "
                 "(lower MAR / higher PR-AUC is better). The Evaluate page judges each entity by its chosen metric.",
                 ":material/balance:")
+    if cmp.get("noise") and not cmp["worse"] and not cmp["better"]:
+        # a difference inside the entity's own paired noise is no verdict: a clinician would act on a coin flip
+        return ("info", f"For {entity_md}, the federated list and {alone_name} differ by less than their noise on "
+                f"its {n_test} held-out {units if n_test != 1 else unit} ({'; '.join(cmp['noise'])}): no verdict "
+                "for this entity alone. The Evaluate page and the command line count its direction as one entity's "
+                "in their sign test across entities.", ":material/info:")
     if cmp["worse"]:
         return ("error", f"**For {entity_md}, the federated list is worse than {alone_name}** on its held-out data "
                 f"({'; '.join(cmp['worse'])}; lower MAR / higher PR-AUC is better). Prefer this entity's own list "
