@@ -25,6 +25,34 @@ def _popular_data(n=200, m=30, seed=0):
     return sp.csr_matrix(X)
 
 
+
+def test_with_known_items_only_the_shrunk_default_weighs_the_site_against_the_federation_where_it_speaks():
+    """Round 2 on a DP catalogue (``known_only``), a site too small for evidence: its default is its
+    popularity shrunk toward the federation's on the items the broadcast popularity speaks of among
+    those the site knows; the site's other items (outside the catalogue, g = 0 there) say "not shared",
+    not "never used", so they take no part in the empirical-Bayes weight λ."""
+    from dpfed_core.federation.summable import KNOWN_ONLY, DPCooccurrence
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS, shrinkage_weight, shrunk_popularity
+
+    X = _popular_data(n=MIN_EVIDENCE_USERS - 5, m=8, seed=4)
+    X = sp.csr_matrix(sp.hstack([X, sp.csr_matrix((X.shape[0], 4))]))  # items 8–11: unknown to the site
+    g = np.random.default_rng(5).random(12)
+    g[4:8] = 0.0                                                       # the site's items 4–7: not shared
+    known = popularity(X) > 0
+    g_known = g * known
+    support = g_known != 0
+    lam = shrinkage_weight(X, g_known, support)
+    assert 0.0 < lam < 1.0 and not np.isclose(lam, shrinkage_weight(X, g_known))  # the support matters here
+    eb = shrunk_popularity(X, g_known, support)
+    m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1.0)
+    # the broadcast as the site lifts it onto the names it holds (zero rows elsewhere)
+    V_fed = np.random.default_rng(6).random((12, 3)) * known[:, None]
+    public = {"V": np.hstack([V_fed, (g_known / np.linalg.norm(g_known))[:, None]]), KNOWN_ONLY: True}
+    U, L, U_loc = m.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
+    assert not np.any(U[:, :-1])
+    scores = U @ public["V"].T + U_loc @ L.T
+    np.testing.assert_allclose(scores, np.broadcast_to(eb / np.linalg.norm(eb), scores.shape), atol=1e-12)
+
 def test_in_observed_mode_a_sites_blend_predicts_on_its_values_scale_and_keeps_its_rankings():
     """The blend is chosen for ranking from unit-scaled parts; in observed mode the site maps its scores
     onto its own values by one positive least-squares factor: the same rankings (every score times the
