@@ -374,6 +374,12 @@ PAIRED = (f"{VERDICTT}::test_a_paired_effect_pairs_each_seed_with_its_own_baseli
           "_sd")
 OWN_ITEMS_KEPT = f"{SITEMS}::test_an_entity_keeps_its_own_items_only_where_its_site_model_keeps_its_own_parts"
 EMPTY_IS_LOCAL = f"{SITEMS}::test_an_empty_catalogue_leaves_each_site_its_own_model"
+EMPTY_FEATURES = f"{SITEMS}::test_an_empty_catalogue_leaves_each_site_the_local_model_with_its_public_feature_parts"
+EMPTY_NO_BLEND = f"{SITEMS}::test_an_empty_catalogue_leaves_a_method_without_its_local_blend_nothing"
+KNOWN_SHRUNK = (f"{BLENDT}::test_with_known_items_only_the_shrunk_default_weighs_the_site_against_the_federation_"
+                "where_it_speaks")
+FEW_CANDIDATES = ("tests/test_set_metrics.py::test_a_user_with_fewer_candidates_than_n_is_recommended_every_"
+                  "candidate_and_no_more")
 LEDGER_GUARANTEE = f"{PLT}::test_the_dashboards_guarantee_is_the_ledgers_epsilon_and_delta_beside_the_request"
 CLI_TABLE = f"{CLIT}::test_the_run_table_states_each_methods_ledger_epsilon_and_overall_numbers"
 SWEEP_SUMMARY = (f"{BREL}::test_the_sweep_summary_compares_with_individual_beside_local_and_with_dp_popularity_as_its_"
@@ -2786,6 +2792,17 @@ MUTANTS = (
     Mutant("xin-private-weight-one", XIN_PY, "XinJaakkola._stream",
            "np.full(len(rows), self.private_weight)", "np.ones(len(rows))",
            (f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight",)),
+    # hunt: catalogue and the site's own model
+    Mutant("local-without-the-public-item-features", BUILTIN, "_fit_local",
+           "fit_site_model(train[sl], rank=config.rank)", "None", (EMPTY_FEATURES,), arg="features"),
+    Mutant("empty-catalogue-site-model-without-the-public-item-features", SUMM, "own_round2",
+           "fit_site_model(X, rank=int(method.rank))", "None", (EMPTY_FEATURES,), arg="features"),
+    Mutant("empty-catalogue-own-model-without-the-local-blend", SUMM, "own_round2",
+           "not method.local_blend", "False", (EMPTY_NO_BLEND,)),
+    Mutant("known-items-shrinkage-over-every-item", BLEND, "fit_site_model.g_support",
+           "(g_z != 0) if known_only else None", "None", (KNOWN_SHRUNK,)),
+    Mutant("clinical-set-of-n-beyond-the-candidates", METRICS, "set_metrics",
+           "topn = np.minimum(top, n_cand)", "topn = np.full_like(n_cand, top)", (FEW_CANDIDATES,)),
 )
 
 
