@@ -2803,6 +2803,8 @@ MUTANTS = (
            "(g_z != 0) if known_only else None", "None", (KNOWN_SHRUNK,)),
     Mutant("clinical-set-of-n-beyond-the-candidates", METRICS, "set_metrics",
            "topn = np.minimum(top, n_cand)", "topn = np.full_like(n_cand, top)", (FEW_CANDIDATES,)),
+    Mutant("per-entity-forecast-counts-values", CATFC, "forecast_catalogue", "Xh.data[:] = 1.0", "pass",
+           (f"{SITEMS}::test_the_per_entity_forecast_counts_the_users_holding_an_item_not_their_values",)),
 )
 
 

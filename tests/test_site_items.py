@@ -569,6 +569,27 @@ def test_the_per_entity_forecast_is_each_entitys_own_threshold_and_chance_of_cle
     assert "95 % sure from 116 users" in text  # T + 1.645σ: the one-sided 95 % quantile
 
 
+
+def test_the_per_entity_forecast_counts_the_users_holding_an_item_not_their_values():
+    """The per-entity selection counts users (each kept item of a user adds 1, whatever its value): a
+    table of counts forecasts the items its 0/1 pattern forecasts."""
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+
+    g = np.random.default_rng(1)
+    p = np.full(30, 0.02)
+    p[:6] = [0.4, 0.4, 0.4, 0.3, 0.3, 0.3]  # a few items near the threshold of 1 + K users
+    pattern = (g.random((600, 30)) < p).astype(float)
+    values = pattern * g.integers(2, 6, size=pattern.shape)  # 2–5 of each item held
+    cfg = RunConfig(method="dp-gaussian", epsilon=3.0, delta=1e-6, aggregation="none")
+    forecasts = []
+    for X, kind, vmax in ((pattern, "binary", 1.0), (values, "counts", 5.0)):
+        ds = FederatedDataset.from_parts(sp.csr_matrix(X), np.repeat(["a", "b"], 300), value_kind=kind,
+                                         value_max=vmax, name="two sites")
+        forecasts.append(forecast_catalogue(ds, cfg, train=ds.X))
+    assert forecasts[0].kind == forecasts[1].kind == "per-entity"
+    assert 0.5 < forecasts[0].expected_items < 29.5
+    assert forecasts[1].expected_items == pytest.approx(forecasts[0].expected_items, rel=1e-12)
+
 def test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every_entitys_share():
     """Shares are sized for d dropouts (σ/√(H − d) each), but the in-process selection sums all H of
     them, as a deployment does when nobody drops: the forecast states that sum's threshold and σ."""
