@@ -2805,6 +2805,9 @@ MUTANTS = (
            "topn = np.minimum(top, n_cand)", "topn = np.full_like(n_cand, top)", (FEW_CANDIDATES,)),
     Mutant("per-entity-forecast-counts-values", CATFC, "forecast_catalogue", "Xh.data[:] = 1.0", "pass",
            (f"{SITEMS}::test_the_per_entity_forecast_counts_the_users_holding_an_item_not_their_values",)),
+    Mutant("release-columns-without-the-first-key", CAT, "SecureCatalogueRelease.columns",
+           "np.flatnonzero(self.item_key >= 0)", "np.flatnonzero(self.item_key > 0)",
+           (f"{SCAT}::test_a_releases_items_are_every_item_of_a_released_key_the_first_key_included",)),
 )
 
 
