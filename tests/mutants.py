@@ -378,6 +378,7 @@ EMPTY_FEATURES = f"{SITEMS}::test_an_empty_catalogue_leaves_each_site_the_local_
 EMPTY_NO_BLEND = f"{SITEMS}::test_an_empty_catalogue_leaves_a_method_without_its_local_blend_nothing"
 KNOWN_SHRUNK = (f"{BLENDT}::test_with_known_items_only_the_shrunk_default_weighs_the_site_against_the_federation_"
                 "where_it_speaks")
+KEPT_FITS = f"{BLENDT}::test_a_site_fit_kept_for_reuse_is_read_again_only_under_the_same_rule_and_ridge"
 FEW_CANDIDATES = ("tests/test_set_metrics.py::test_a_user_with_fewer_candidates_than_n_is_recommended_every_"
                   "candidate_and_no_more")
 LEDGER_GUARANTEE = f"{PLT}::test_the_dashboards_guarantee_is_the_ledgers_epsilon_and_delta_beside_the_request"
@@ -2808,6 +2809,11 @@ MUTANTS = (
     Mutant("release-columns-without-the-first-key", CAT, "SecureCatalogueRelease.columns",
            "np.flatnonzero(self.item_key >= 0)", "np.flatnonzero(self.item_key > 0)",
            (f"{SCAT}::test_a_releases_items_are_every_item_of_a_released_key_the_first_key_included",)),
+    Mutant("kept-own-blend-read-under-another-rule", BLEND, "fit_site_model", "_digest('own blend', x_key)", "0.0",
+           (f"{KEPT_FITS}[changed0]",), arg=8),
+    Mutant("kept-own-nmf-read-under-another-ridge", BLEND, "fit_site_model",
+           "(int(rank), float(lam), mode, int(max_iter))", "(int(rank), mode, int(max_iter))",
+           (f"{KEPT_FITS}[changed1]",)),
 )
 
 

@@ -574,6 +574,47 @@ def test_local_and_round_two_fit_the_site_s_own_model_once_and_get_what_two_fits
             assert pa == pb and np.array_equal(Ua, Ub) and np.array_equal(Va, Vb)
 
 
+
+def _groups(n=120, m=24, n_groups=4, seed=11):
+    """Users each keep to one of ``n_groups`` blocks of items: the site's own NMF, not its popularity,
+    ranks a user's unseen items."""
+    g = np.random.default_rng(seed)
+    per = m // n_groups
+    p = np.full((n, m), 0.02)
+    for u, k in enumerate(g.integers(n_groups, size=n)):
+        p[u, k * per:(k + 1) * per] = 0.5
+    return sp.csr_matrix((g.random((n, m)) < p).astype(float))
+
+
+@pytest.mark.parametrize("changed", [{"evidence": 1e6}, {"lam": 5.0}])
+def test_a_site_fit_kept_for_reuse_is_read_again_only_under_the_same_rule_and_ridge(changed):
+    """The site's own NMF and own blend are kept for reuse within the process (a long-lived dashboard
+    fits many runs): a fit with another one-standard-error z or another ridge λ is that fit, exactly as
+    if nothing had been kept — never the kept fit of the first."""
+    from dpfed_core.models import blend
+
+    X = _groups()
+    kw = dict(rank=3, lam=0.1, mode="zero", max_iter=40, evidence=1.0)
+    other = {**kw, **changed}
+
+    def weights_and_blocks(info):
+        return info["matrix_weights"], info["item_weights"], [(p, U.copy(), V.copy()) for p, U, V in info["blocks"]]
+
+    blend.SITE_FITS.clear()
+    first = weights_and_blocks(blend.fit_site_model(X, **kw)[2])
+    after = weights_and_blocks(blend.fit_site_model(X, **other)[2])
+    blend.SITE_FITS.clear()
+    fresh = weights_and_blocks(blend.fit_site_model(X, **other)[2])
+    blend.SITE_FITS.clear()
+    assert after[:2] == fresh[:2]
+    assert [p for p, _, _ in after[2]] == [p for p, _, _ in fresh[2]]
+    for (_, Ua, Va), (_, Ub, Vb) in zip(after[2], fresh[2]):
+        np.testing.assert_array_equal(Ua, Ub)
+        np.testing.assert_array_equal(Va, Vb)
+    # the change matters here: the first fit is another model
+    assert first[:2] != fresh[:2] or any(not np.array_equal(Ua @ Va.T, Ub @ Vb.T)
+                                         for (_, Ua, Va), (_, Ub, Vb) in zip(first[2], fresh[2]))
+
 def _site_with_own_items(n=300, common=20, seed=4):
     """Each user: two of ``common`` shared items and two items no other user has."""
     g = np.random.default_rng(seed)
