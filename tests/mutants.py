@@ -379,6 +379,7 @@ EMPTY_NO_BLEND = f"{SITEMS}::test_an_empty_catalogue_leaves_a_method_without_its
 KNOWN_SHRUNK = (f"{BLENDT}::test_with_known_items_only_the_shrunk_default_weighs_the_site_against_the_federation_"
                 "where_it_speaks")
 KEPT_FITS = f"{BLENDT}::test_a_site_fit_kept_for_reuse_is_read_again_only_under_the_same_rule_and_ridge"
+CONTENT_ROWS = f"{BLENDT}::test_a_sites_content_model_is_fitted_on_all_its_rows_with_the_features_it_is_given"
 FEW_CANDIDATES = ("tests/test_set_metrics.py::test_a_user_with_fewer_candidates_than_n_is_recommended_every_"
                   "candidate_and_no_more")
 LEDGER_GUARANTEE = f"{PLT}::test_the_dashboards_guarantee_is_the_ledgers_epsilon_and_delta_beside_the_request"
@@ -2814,6 +2815,14 @@ MUTANTS = (
     Mutant("kept-own-nmf-read-under-another-ridge", BLEND, "fit_site_model",
            "(int(rank), float(lam), mode, int(max_iter))", "(int(rank), mode, int(max_iter))",
            (f"{KEPT_FITS}[changed1]",)),
+    Mutant("kept-content-model-read-for-other-features", BLEND, "fit_site_model",
+           "(float(lam), mode, _digest(features))", "(float(lam), mode)", (CONTENT_ROWS,)),
+    Mutant("kept-own-blend-read-for-other-features", BLEND, "fit_site_model", "_digest('own blend', x_key)", "None",
+           (CONTENT_ROWS,), arg=9),
+    Mutant("hold-out-rows-taken-for-the-sites-rows", BLEND, "_same_rows",
+           "a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides and "
+           "a.__array_interface__['data'][0] == b.__array_interface__['data'][0]", "a.dtype == b.dtype",
+           (CONTENT_ROWS,)),
 )
 
 

@@ -615,6 +615,42 @@ def test_a_site_fit_kept_for_reuse_is_read_again_only_under_the_same_rule_and_ri
     assert first[:2] != fresh[:2] or any(not np.array_equal(Ua @ Va.T, Ub @ Vb.T)
                                          for (_, Ua, Va), (_, Ub, Vb) in zip(first[2], fresh[2]))
 
+
+def test_a_sites_content_model_is_fitted_on_all_its_rows_with_the_features_it_is_given():
+    """The site's content model (users' profiles over the public item features) is refitted on every
+    row of the site after the hold-out search, as every part is; a second fit of the same rows with
+    other features is that fit, not the kept fit of the first features."""
+    from dpfed_core.models import blend
+    from dpfed_core.models.side_information import content_factors
+
+    X = _groups()
+    informative = np.repeat(np.eye(4), 6, axis=0)                       # the users' item blocks
+    other = np.random.default_rng(12).integers(0, 2, (24, 3)).astype(float)
+    kw = dict(rank=3, lam=0.1, mode="zero", max_iter=40, evidence=0.0)
+
+    def content_block(features):
+        mnames, _, info = blend.fit_site_model(X, features=features, **kw)
+        j = mnames.index("own content")
+        w = info["matrix_weights"][j]
+        (U, V), = [(U, V) for (kind, i), U, V in info["blocks"] if (kind, i) == ("matrix", j)] or [(None, None)]
+        return w, U, V, info
+
+    blend.SITE_FITS.clear()
+    w, U, V, _ = content_block(informative)
+    assert w > 0
+    U_c, V_c = blend._unit_factors(*content_factors(X, informative, 0.1, "zero"))
+    np.testing.assert_allclose(U, U_c * w, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(V, V_c, rtol=1e-12, atol=1e-15)
+    after = content_block(other)[3]
+    blend.SITE_FITS.clear()
+    fresh = content_block(other)[3]
+    blend.SITE_FITS.clear()
+    assert (after["matrix_weights"], after["item_weights"]) == (fresh["matrix_weights"], fresh["item_weights"])
+    for (pa, Ua, Va), (pb, Ub, Vb) in zip(after["blocks"], fresh["blocks"]):
+        assert pa == pb
+        np.testing.assert_array_equal(Ua, Ub)
+        np.testing.assert_array_equal(Va, Vb)
+
 def _site_with_own_items(n=300, common=20, seed=4):
     """Each user: two of ``common`` shared items and two items no other user has."""
     g = np.random.default_rng(seed)
