@@ -2823,6 +2823,9 @@ MUTANTS = (
            "a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides and "
            "a.__array_interface__['data'][0] == b.__array_interface__['data'][0]", "a.dtype == b.dtype",
            (CONTENT_ROWS,)),
+    Mutant("hold-out-scores-the-first-users", BLEND, "holdout_sample",
+           "np.sort(rng.choice(users, HOLDOUT_USERS, replace=False))", "users[:HOLDOUT_USERS]",
+           (f"{BLENDT}::test_the_hold_outs_scored_users_are_a_uniform_sample_of_those_with_a_hidden_item",)),
 )
 
 

@@ -187,6 +187,25 @@ def test_the_weight_search_is_capped_in_users_and_items(monkeypatch):
     assert capped["item_weights"][0] > 0 and free["item_weights"][0] > 0
 
 
+
+def test_the_hold_outs_scored_users_are_a_uniform_sample_of_those_with_a_hidden_item(monkeypatch):
+    """Above HOLDOUT_USERS hold-out users the search scores a uniform sample of them: sorted, distinct,
+    each with a hidden item — not the site's first users, whose rows may be ordered by anything (by
+    arrival, by size)."""
+    from dpfed_core.models import blend
+
+    monkeypatch.setattr(blend, "HOLDOUT_USERS", 20)
+    has = np.ones(200, dtype=bool)
+    has[::3] = False  # users with one item have no hidden item
+    picks = []
+    for seed in range(10):
+        pick, cols = blend.holdout_sample(has, 30, np.random.default_rng(seed))
+        assert cols is None and pick.size == 20 and np.all(np.diff(pick) > 0) and has[pick].all()
+        picks.append(pick)
+    eligible = np.flatnonzero(has)
+    assert np.median([p.mean() for p in picks]) == pytest.approx(eligible.mean(), rel=0.25)
+    assert np.unique(np.concatenate(picks)).size > 0.5 * eligible.size
+
 def test_a_large_site_fits_the_hold_out_s_matrix_parts_on_its_scored_users_and_a_sample(monkeypatch):
     """Above HOLDOUT_FIT_USERS rows the hold-out's matrix parts see the scored users and a uniform
     sample of the others, the refit every row; a part that models each row by itself then scores the
