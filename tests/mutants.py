@@ -380,6 +380,7 @@ KNOWN_SHRUNK = (f"{BLENDT}::test_with_known_items_only_the_shrunk_default_weighs
                 "where_it_speaks")
 KEPT_FITS = f"{BLENDT}::test_a_site_fit_kept_for_reuse_is_read_again_only_under_the_same_rule_and_ridge"
 CONTENT_ROWS = f"{BLENDT}::test_a_sites_content_model_is_fitted_on_all_its_rows_with_the_features_it_is_given"
+SAMPLES = f"{BLENDT}::test_the_hold_outs_candidate_items_and_fit_rows_are_uniform_samples"
 FEW_CANDIDATES = ("tests/test_set_metrics.py::test_a_user_with_fewer_candidates_than_n_is_recommended_every_"
                   "candidate_and_no_more")
 LEDGER_GUARANTEE = f"{PLT}::test_the_dashboards_guarantee_is_the_ledgers_epsilon_and_delta_beside_the_request"
@@ -2826,6 +2827,15 @@ MUTANTS = (
     Mutant("hold-out-scores-the-first-users", BLEND, "holdout_sample",
            "np.sort(rng.choice(users, HOLDOUT_USERS, replace=False))", "users[:HOLDOUT_USERS]",
            (f"{BLENDT}::test_the_hold_outs_scored_users_are_a_uniform_sample_of_those_with_a_hidden_item",)),
+    Mutant("hold-out-ranks-among-the-first-items", BLEND, "holdout_sample",
+           "np.sort(rng.choice(n_items, HOLDOUT_ITEMS, replace=False))", "np.arange(HOLDOUT_ITEMS)", (SAMPLES,)),
+    Mutant("hold-out-fitted-on-the-first-other-rows", BLEND, "holdout_fit_rows",
+           "rng.choice(others, HOLDOUT_FIT_USERS - pick.size, replace=False)",
+           "others[:HOLDOUT_FIT_USERS - pick.size]", (SAMPLES,)),
+    Mutant("known-items-popularity-over-features-from-the-full-rows", BLEND, "fit_site_model",
+           "smooth_over_features(on_known(g, Z), features, 0.5)", "smooth_over_features(g, features, 0.5)",
+           (f"{BLENDT}::test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout_to_the_popularity_over_"
+            "features",)),
 )
 
 

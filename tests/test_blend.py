@@ -206,6 +206,30 @@ def test_the_hold_outs_scored_users_are_a_uniform_sample_of_those_with_a_hidden_
     assert np.median([p.mean() for p in picks]) == pytest.approx(eligible.mean(), rel=0.25)
     assert np.unique(np.concatenate(picks)).size > 0.5 * eligible.size
 
+
+def test_the_hold_outs_candidate_items_and_fit_rows_are_uniform_samples(monkeypatch):
+    """Above the caps the hold-out ranks each hidden item among a uniform sample of the items (not the
+    first ones: an item axis is ordered by anything, often by popularity) and fits its matrix parts on
+    the scored users and a uniform sample of the other rows."""
+    from dpfed_core.models import blend
+
+    monkeypatch.setattr(blend, "HOLDOUT_ITEMS", 20)
+    monkeypatch.setattr(blend, "HOLDOUT_FIT_USERS", 40)
+    has = np.ones(10, dtype=bool)
+    items, rows = [], []
+    for seed in range(10):
+        _, cols = blend.holdout_sample(has, 200, np.random.default_rng(seed))
+        assert cols.size == 20 and np.all(np.diff(cols) > 0) and cols.max() < 200
+        items.append(cols)
+        pick = np.arange(0, 30, 3)  # 10 scored users of 300 rows
+        fit = blend.holdout_fit_rows(pick, 300, np.random.default_rng(seed))
+        assert fit.size == 40 and np.all(np.diff(fit) > 0) and np.isin(pick, fit).all()
+        rows.append(np.setdiff1d(fit, pick))
+    assert np.median([c.mean() for c in items]) == pytest.approx(99.5, rel=0.25)
+    assert np.unique(np.concatenate(items)).size > 100
+    assert np.median([r.mean() for r in rows]) == pytest.approx(150, rel=0.25)
+    assert np.unique(np.concatenate(rows)).size > 150
+
 def test_a_large_site_fits_the_hold_out_s_matrix_parts_on_its_scored_users_and_a_sample(monkeypatch):
     """Above HOLDOUT_FIT_USERS rows the hold-out's matrix parts see the scored users and a uniform
     sample of the others, the refit every row; a part that models each row by itself then scores the
@@ -741,6 +765,26 @@ def test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout(known_onl
     w = dict(zip(item_names, info["item_weights"]))["dp popularity"]
     assert (w == 0.0) if known_only else (w > 0.0)
 
+
+
+def test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout_to_the_popularity_over_features():
+    """The same under public item features: with ``known_only`` the DP popularity smoothed over the
+    features is smoothed from the popularity the hold-out's rows know, so a part that scores exactly the
+    held-out items gains no weight on the hold-out through the features either."""
+    from dpfed_core.models.blend import fit_site_model, released_rows
+
+    X = _site_with_own_items()
+    held = X - released_rows(X)
+    g = np.zeros(X.shape[1])
+    g[np.unique(held.indices)] = 1.0
+    g[:20] = 0.0
+    features = np.eye(X.shape[1])  # each item its own feature: the smoothing keeps g as it is
+    weights = {}
+    for known_only in (False, True):
+        _, item_names, info = fit_site_model(X, rank=2, lam=0.1, mode="zero", max_iter=20, g=g, features=features,
+                                             default_rule="alone", known_only=known_only)
+        weights[known_only] = dict(zip(item_names, info["item_weights"]))["dp popularity over features"]
+    assert weights[False] > 0.0 and weights[True] == 0.0
 
 def test_a_site_digest_does_not_depend_on_how_its_rows_are_fed_to_the_hash(monkeypatch):
     """The site's stream is a hash of its rows fed a chunk at a time: the same bytes whatever the
