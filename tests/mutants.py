@@ -374,6 +374,15 @@ PAIRED = (f"{VERDICTT}::test_a_paired_effect_pairs_each_seed_with_its_own_baseli
           "_sd")
 OWN_ITEMS_KEPT = f"{SITEMS}::test_an_entity_keeps_its_own_items_only_where_its_site_model_keeps_its_own_parts"
 EMPTY_IS_LOCAL = f"{SITEMS}::test_an_empty_catalogue_leaves_each_site_its_own_model"
+EMPTY_FEATURES = f"{SITEMS}::test_an_empty_catalogue_leaves_each_site_the_local_model_with_its_public_feature_parts"
+EMPTY_NO_BLEND = f"{SITEMS}::test_an_empty_catalogue_leaves_a_method_without_its_local_blend_nothing"
+KNOWN_SHRUNK = (f"{BLENDT}::test_with_known_items_only_the_shrunk_default_weighs_the_site_against_the_federation_"
+                "where_it_speaks")
+KEPT_FITS = f"{BLENDT}::test_a_site_fit_kept_for_reuse_is_read_again_only_under_the_same_rule_and_ridge"
+CONTENT_ROWS = f"{BLENDT}::test_a_sites_content_model_is_fitted_on_all_its_rows_with_the_features_it_is_given"
+SAMPLES = f"{BLENDT}::test_the_hold_outs_candidate_items_and_fit_rows_are_uniform_samples"
+FEW_CANDIDATES = ("tests/test_set_metrics.py::test_a_user_with_fewer_candidates_than_n_is_recommended_every_"
+                  "candidate_and_no_more")
 LEDGER_GUARANTEE = f"{PLT}::test_the_dashboards_guarantee_is_the_ledgers_epsilon_and_delta_beside_the_request"
 CLI_TABLE = f"{CLIT}::test_the_run_table_states_each_methods_ledger_epsilon_and_overall_numbers"
 SWEEP_SUMMARY = (f"{BREL}::test_the_sweep_summary_compares_with_individual_beside_local_and_with_dp_popularity_as_its_"
@@ -2792,6 +2801,47 @@ MUTANTS = (
     Mutant("xin-private-weight-one", XIN_PY, "XinJaakkola._stream",
            "np.full(len(rows), self.private_weight)", "np.ones(len(rows))",
            (f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight",)),
+    # hunt: catalogue and the site's own model
+    Mutant("local-without-the-public-item-features", BUILTIN, "_fit_local",
+           "fit_site_model(train[sl], rank=config.rank)", "None", (EMPTY_FEATURES,), arg="features"),
+    Mutant("empty-catalogue-site-model-without-the-public-item-features", SUMM, "own_round2",
+           "fit_site_model(X, rank=int(method.rank))", "None", (EMPTY_FEATURES,), arg="features"),
+    Mutant("empty-catalogue-own-model-without-the-local-blend", SUMM, "own_round2",
+           "not method.local_blend", "False", (EMPTY_NO_BLEND,)),
+    Mutant("known-items-shrinkage-over-every-item", BLEND, "fit_site_model.g_support",
+           "(g_z != 0) if known_only else None", "None", (KNOWN_SHRUNK,)),
+    Mutant("clinical-set-of-n-beyond-the-candidates", METRICS, "set_metrics",
+           "topn = np.minimum(top, n_cand)", "topn = np.full_like(n_cand, top)", (FEW_CANDIDATES,)),
+    Mutant("per-entity-forecast-counts-values", CATFC, "forecast_catalogue", "Xh.data[:] = 1.0", "pass",
+           (f"{SITEMS}::test_the_per_entity_forecast_counts_the_users_holding_an_item_not_their_values",)),
+    Mutant("release-columns-without-the-first-key", CAT, "SecureCatalogueRelease.columns",
+           "np.flatnonzero(self.item_key >= 0)", "np.flatnonzero(self.item_key > 0)",
+           (f"{SCAT}::test_a_releases_items_are_every_item_of_a_released_key_the_first_key_included",)),
+    Mutant("kept-own-blend-read-under-another-rule", BLEND, "fit_site_model", "_digest('own blend', x_key)", "0.0",
+           (f"{KEPT_FITS}[changed0]",), arg=8),
+    Mutant("kept-own-nmf-read-under-another-ridge", BLEND, "fit_site_model",
+           "(int(rank), float(lam), mode, int(max_iter))", "(int(rank), mode, int(max_iter))",
+           (f"{KEPT_FITS}[changed1]",)),
+    Mutant("kept-content-model-read-for-other-features", BLEND, "fit_site_model",
+           "(float(lam), mode, _digest(features))", "(float(lam), mode)", (CONTENT_ROWS,)),
+    Mutant("kept-own-blend-read-for-other-features", BLEND, "fit_site_model", "_digest('own blend', x_key)", "None",
+           (CONTENT_ROWS,), arg=9),
+    Mutant("hold-out-rows-taken-for-the-sites-rows", BLEND, "_same_rows",
+           "a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides and "
+           "a.__array_interface__['data'][0] == b.__array_interface__['data'][0]", "a.dtype == b.dtype",
+           (CONTENT_ROWS,)),
+    Mutant("hold-out-scores-the-first-users", BLEND, "holdout_sample",
+           "np.sort(rng.choice(users, HOLDOUT_USERS, replace=False))", "users[:HOLDOUT_USERS]",
+           (f"{BLENDT}::test_the_hold_outs_scored_users_are_a_uniform_sample_of_those_with_a_hidden_item",)),
+    Mutant("hold-out-ranks-among-the-first-items", BLEND, "holdout_sample",
+           "np.sort(rng.choice(n_items, HOLDOUT_ITEMS, replace=False))", "np.arange(HOLDOUT_ITEMS)", (SAMPLES,)),
+    Mutant("hold-out-fitted-on-the-first-other-rows", BLEND, "holdout_fit_rows",
+           "rng.choice(others, HOLDOUT_FIT_USERS - pick.size, replace=False)",
+           "others[:HOLDOUT_FIT_USERS - pick.size]", (SAMPLES,)),
+    Mutant("known-items-popularity-over-features-from-the-full-rows", BLEND, "fit_site_model",
+           "smooth_over_features(on_known(g, Z), features, 0.5)", "smooth_over_features(g, features, 0.5)",
+           (f"{BLENDT}::test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout_to_the_popularity_over_"
+            "features",)),
 )
 
 

@@ -25,6 +25,34 @@ def _popular_data(n=200, m=30, seed=0):
     return sp.csr_matrix(X)
 
 
+
+def test_with_known_items_only_the_shrunk_default_weighs_the_site_against_the_federation_where_it_speaks():
+    """Round 2 on a DP catalogue (``known_only``), a site too small for evidence: its default is its
+    popularity shrunk toward the federation's on the items the broadcast popularity speaks of among
+    those the site knows; the site's other items (outside the catalogue, g = 0 there) say "not shared",
+    not "never used", so they take no part in the empirical-Bayes weight λ."""
+    from dpfed_core.federation.summable import KNOWN_ONLY, DPCooccurrence
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS, shrinkage_weight, shrunk_popularity
+
+    X = _popular_data(n=MIN_EVIDENCE_USERS - 5, m=8, seed=4)
+    X = sp.csr_matrix(sp.hstack([X, sp.csr_matrix((X.shape[0], 4))]))  # items 8–11: unknown to the site
+    g = np.random.default_rng(5).random(12)
+    g[4:8] = 0.0                                                       # the site's items 4–7: not shared
+    known = popularity(X) > 0
+    g_known = g * known
+    support = g_known != 0
+    lam = shrinkage_weight(X, g_known, support)
+    assert 0.0 < lam < 1.0 and not np.isclose(lam, shrinkage_weight(X, g_known))  # the support matters here
+    eb = shrunk_popularity(X, g_known, support)
+    m = DPCooccurrence(rank=3, max_iter=20, holdout_evidence=1.0)
+    # the broadcast as the site lifts it onto the names it holds (zero rows elsewhere)
+    V_fed = np.random.default_rng(6).random((12, 3)) * known[:, None]
+    public = {"V": np.hstack([V_fed, (g_known / np.linalg.norm(g_known))[:, None]]), KNOWN_ONLY: True}
+    U, L, U_loc = m.fit_local(X, public, 0.1, "zero", np.random.default_rng(7))
+    assert not np.any(U[:, :-1])
+    scores = U @ public["V"].T + U_loc @ L.T
+    np.testing.assert_allclose(scores, np.broadcast_to(eb / np.linalg.norm(eb), scores.shape), atol=1e-12)
+
 def test_in_observed_mode_a_sites_blend_predicts_on_its_values_scale_and_keeps_its_rankings():
     """The blend is chosen for ranking from unit-scaled parts; in observed mode the site maps its scores
     onto its own values by one positive least-squares factor: the same rankings (every score times the
@@ -158,6 +186,49 @@ def test_the_weight_search_is_capped_in_users_and_items(monkeypatch):
     assert sizes and all(s == (100, 25) for s in sizes)
     assert capped["item_weights"][0] > 0 and free["item_weights"][0] > 0
 
+
+
+def test_the_hold_outs_scored_users_are_a_uniform_sample_of_those_with_a_hidden_item(monkeypatch):
+    """Above HOLDOUT_USERS hold-out users the search scores a uniform sample of them: sorted, distinct,
+    each with a hidden item — not the site's first users, whose rows may be ordered by anything (by
+    arrival, by size)."""
+    from dpfed_core.models import blend
+
+    monkeypatch.setattr(blend, "HOLDOUT_USERS", 20)
+    has = np.ones(200, dtype=bool)
+    has[::3] = False  # users with one item have no hidden item
+    picks = []
+    for seed in range(10):
+        pick, cols = blend.holdout_sample(has, 30, np.random.default_rng(seed))
+        assert cols is None and pick.size == 20 and np.all(np.diff(pick) > 0) and has[pick].all()
+        picks.append(pick)
+    eligible = np.flatnonzero(has)
+    assert np.median([p.mean() for p in picks]) == pytest.approx(eligible.mean(), rel=0.25)
+    assert np.unique(np.concatenate(picks)).size > 0.5 * eligible.size
+
+
+def test_the_hold_outs_candidate_items_and_fit_rows_are_uniform_samples(monkeypatch):
+    """Above the caps the hold-out ranks each hidden item among a uniform sample of the items (not the
+    first ones: an item axis is ordered by anything, often by popularity) and fits its matrix parts on
+    the scored users and a uniform sample of the other rows."""
+    from dpfed_core.models import blend
+
+    monkeypatch.setattr(blend, "HOLDOUT_ITEMS", 20)
+    monkeypatch.setattr(blend, "HOLDOUT_FIT_USERS", 40)
+    has = np.ones(10, dtype=bool)
+    items, rows = [], []
+    for seed in range(10):
+        _, cols = blend.holdout_sample(has, 200, np.random.default_rng(seed))
+        assert cols.size == 20 and np.all(np.diff(cols) > 0) and cols.max() < 200
+        items.append(cols)
+        pick = np.arange(0, 30, 3)  # 10 scored users of 300 rows
+        fit = blend.holdout_fit_rows(pick, 300, np.random.default_rng(seed))
+        assert fit.size == 40 and np.all(np.diff(fit) > 0) and np.isin(pick, fit).all()
+        rows.append(np.setdiff1d(fit, pick))
+    assert np.median([c.mean() for c in items]) == pytest.approx(99.5, rel=0.25)
+    assert np.unique(np.concatenate(items)).size > 100
+    assert np.median([r.mean() for r in rows]) == pytest.approx(150, rel=0.25)
+    assert np.unique(np.concatenate(rows)).size > 150
 
 def test_a_large_site_fits_the_hold_out_s_matrix_parts_on_its_scored_users_and_a_sample(monkeypatch):
     """Above HOLDOUT_FIT_USERS rows the hold-out's matrix parts see the scored users and a uniform
@@ -546,6 +617,83 @@ def test_local_and_round_two_fit_the_site_s_own_model_once_and_get_what_two_fits
             assert pa == pb and np.array_equal(Ua, Ub) and np.array_equal(Va, Vb)
 
 
+
+def _groups(n=120, m=24, n_groups=4, seed=11):
+    """Users each keep to one of ``n_groups`` blocks of items: the site's own NMF, not its popularity,
+    ranks a user's unseen items."""
+    g = np.random.default_rng(seed)
+    per = m // n_groups
+    p = np.full((n, m), 0.02)
+    for u, k in enumerate(g.integers(n_groups, size=n)):
+        p[u, k * per:(k + 1) * per] = 0.5
+    return sp.csr_matrix((g.random((n, m)) < p).astype(float))
+
+
+@pytest.mark.parametrize("changed", [{"evidence": 1e6}, {"lam": 5.0}])
+def test_a_site_fit_kept_for_reuse_is_read_again_only_under_the_same_rule_and_ridge(changed):
+    """The site's own NMF and own blend are kept for reuse within the process (a long-lived dashboard
+    fits many runs): a fit with another one-standard-error z or another ridge λ is that fit, exactly as
+    if nothing had been kept — never the kept fit of the first."""
+    from dpfed_core.models import blend
+
+    X = _groups()
+    kw = dict(rank=3, lam=0.1, mode="zero", max_iter=40, evidence=1.0)
+    other = {**kw, **changed}
+
+    def weights_and_blocks(info):
+        return info["matrix_weights"], info["item_weights"], [(p, U.copy(), V.copy()) for p, U, V in info["blocks"]]
+
+    blend.SITE_FITS.clear()
+    first = weights_and_blocks(blend.fit_site_model(X, **kw)[2])
+    after = weights_and_blocks(blend.fit_site_model(X, **other)[2])
+    blend.SITE_FITS.clear()
+    fresh = weights_and_blocks(blend.fit_site_model(X, **other)[2])
+    blend.SITE_FITS.clear()
+    assert after[:2] == fresh[:2]
+    assert [p for p, _, _ in after[2]] == [p for p, _, _ in fresh[2]]
+    for (_, Ua, Va), (_, Ub, Vb) in zip(after[2], fresh[2]):
+        np.testing.assert_array_equal(Ua, Ub)
+        np.testing.assert_array_equal(Va, Vb)
+    # the change matters here: the first fit is another model
+    assert first[:2] != fresh[:2] or any(not np.array_equal(Ua @ Va.T, Ub @ Vb.T)
+                                         for (_, Ua, Va), (_, Ub, Vb) in zip(first[2], fresh[2]))
+
+
+def test_a_sites_content_model_is_fitted_on_all_its_rows_with_the_features_it_is_given():
+    """The site's content model (users' profiles over the public item features) is refitted on every
+    row of the site after the hold-out search, as every part is; a second fit of the same rows with
+    other features is that fit, not the kept fit of the first features."""
+    from dpfed_core.models import blend
+    from dpfed_core.models.side_information import content_factors
+
+    X = _groups()
+    informative = np.repeat(np.eye(4), 6, axis=0)                       # the users' item blocks
+    other = np.random.default_rng(12).integers(0, 2, (24, 3)).astype(float)
+    kw = dict(rank=3, lam=0.1, mode="zero", max_iter=40, evidence=0.0)
+
+    def content_block(features):
+        mnames, _, info = blend.fit_site_model(X, features=features, **kw)
+        j = mnames.index("own content")
+        w = info["matrix_weights"][j]
+        (U, V), = [(U, V) for (kind, i), U, V in info["blocks"] if (kind, i) == ("matrix", j)] or [(None, None)]
+        return w, U, V, info
+
+    blend.SITE_FITS.clear()
+    w, U, V, _ = content_block(informative)
+    assert w > 0
+    U_c, V_c = blend._unit_factors(*content_factors(X, informative, 0.1, "zero"))
+    np.testing.assert_allclose(U, U_c * w, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(V, V_c, rtol=1e-12, atol=1e-15)
+    after = content_block(other)[3]
+    blend.SITE_FITS.clear()
+    fresh = content_block(other)[3]
+    blend.SITE_FITS.clear()
+    assert (after["matrix_weights"], after["item_weights"]) == (fresh["matrix_weights"], fresh["item_weights"])
+    for (pa, Ua, Va), (pb, Ub, Vb) in zip(after["blocks"], fresh["blocks"]):
+        assert pa == pb
+        np.testing.assert_array_equal(Ua, Ub)
+        np.testing.assert_array_equal(Va, Vb)
+
 def _site_with_own_items(n=300, common=20, seed=4):
     """Each user: two of ``common`` shared items and two items no other user has."""
     g = np.random.default_rng(seed)
@@ -617,6 +765,26 @@ def test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout(known_onl
     w = dict(zip(item_names, info["item_weights"]))["dp popularity"]
     assert (w == 0.0) if known_only else (w > 0.0)
 
+
+
+def test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout_to_the_popularity_over_features():
+    """The same under public item features: with ``known_only`` the DP popularity smoothed over the
+    features is smoothed from the popularity the hold-out's rows know, so a part that scores exactly the
+    held-out items gains no weight on the hold-out through the features either."""
+    from dpfed_core.models.blend import fit_site_model, released_rows
+
+    X = _site_with_own_items()
+    held = X - released_rows(X)
+    g = np.zeros(X.shape[1])
+    g[np.unique(held.indices)] = 1.0
+    g[:20] = 0.0
+    features = np.eye(X.shape[1])  # each item its own feature: the smoothing keeps g as it is
+    weights = {}
+    for known_only in (False, True):
+        _, item_names, info = fit_site_model(X, rank=2, lam=0.1, mode="zero", max_iter=20, g=g, features=features,
+                                             default_rule="alone", known_only=known_only)
+        weights[known_only] = dict(zip(item_names, info["item_weights"]))["dp popularity over features"]
+    assert weights[False] > 0.0 and weights[True] == 0.0
 
 def test_a_site_digest_does_not_depend_on_how_its_rows_are_fed_to_the_hash(monkeypatch):
     """The site's stream is a hash of its rows fed a chunk at a time: the same bytes whatever the

@@ -115,6 +115,19 @@ def test_item_levels_are_public_and_a_leaf_falls_back_to_its_deepest_released_le
     assert cat.item_bucket_levels(["a|b|c|d"], 4096, levels=0).shape == (1, 1)
 
 
+
+def test_a_releases_items_are_every_item_of_a_released_key_the_first_key_included():
+    """The items a federation-wide release shares (its ``columns``, what the run's note counts and its
+    result lists) are those whose bucket was released, whatever the key's position — the first released
+    key is position 0 — and the key matrix maps each of them, and no other, to its key."""
+    keys = np.array([5, 9])
+    item_key = np.array([0, -1, 1, 0, -1])  # items 0 and 3 in bucket 5 (key 0), item 2 in bucket 9
+    rel = cat.SecureCatalogueRelease(keys, item_key, 16, 1.0, 1.0, 2.0)
+    assert rel.columns.tolist() == [0, 2, 3]
+    M = rel.key_matrix().toarray()
+    assert M.tolist() == [[1, 0], [0, 0], [0, 1], [1, 0], [0, 0]]
+    assert np.flatnonzero(M.sum(axis=1)).tolist() == rel.columns.tolist()
+
 def test_secure_catalogue_share_noise_is_sigma_over_divisor_and_row_rho_is_opendps_map(monkeypatch):
     X = sp.csr_matrix(np.ones((5, NAMES.size)))
     (kind, scale, _, _), row, rel = _counts(monkeypatch, X, divisor=3.0, rho=0.02)

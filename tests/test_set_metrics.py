@@ -64,3 +64,17 @@ def test_a_stored_zero_in_the_test_rows_is_no_hidden_event():
     # hidden {1, 4}, exactly the hand example of the module: top-2 = {2, 1}
     assert out["n_hidden"][0] == 2 and out["hits"][0] == 1
     assert out["jaccard"][0] == pytest.approx(1 / 3) and out["pr_auc"][0] == pytest.approx(0.5)
+
+
+def test_a_user_with_fewer_candidates_than_n_is_recommended_every_candidate_and_no_more():
+    """R_u = top-N(C_u) holds min(N, |C_u|) items: with 3 candidates and N = 10 the set is the 3
+    candidates, so P = hits/3 and the Jaccard union counts those 3 items, not 10 slots."""
+    scores = np.array([[9.0, 5.0, 6.0, 4.0, 3.0]])
+    train = sp.csr_matrix(np.array([[1, 1, 0, 0, 0]], float))  # candidates {2, 3, 4}
+    test = sp.csr_matrix(np.array([[0, 0, 0, 1, 0]], float))   # hidden {3}
+    out = set_metrics(scores, train, test, n=10)
+    assert out["hits"][0] == 1 and out["n_hidden"][0] == 1
+    assert out["jaccard"][0] == pytest.approx(1 / 3)  # |{3}| / |{2, 3, 4}|
+    p, r = 1 / 3, 1.0
+    assert out["f1"][0] == pytest.approx(2 * p * r / (p + r))
+    assert out["pr_auc"][0] == pytest.approx(1 / 2)  # ranking 2, 3, 4: the hit at position 2

@@ -105,6 +105,71 @@ def test_an_empty_catalogue_leaves_each_site_its_own_model(monkeypatch, aggregat
     assert doc["overall"]["mar"] < 0.3
 
 
+
+def _genres(n=60, seed=0):
+    """Three sites whose users each keep to one of four genres of ten items; the genres are public
+    item features (one-hot), so a site's feature parts rank a user's unseen items of its genre first."""
+    g = np.random.default_rng(seed)
+    n_genres, per = 4, 10
+    p = np.full((3 * n, n_genres * per), 0.01)
+    for u, genre in enumerate(g.integers(n_genres, size=3 * n)):
+        p[u, genre * per:(genre + 1) * per] = 0.35
+    X = sp.csr_matrix((g.random(p.shape) < p).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["a", "b", "c"], n), value_kind="binary", value_max=1.0,
+                                     name="genres")
+    return replace(ds, item_features=np.repeat(np.eye(n_genres), per, axis=0),
+                   item_feature_names=[f"genre {i}" for i in range(n_genres)])
+
+
+def _no_bucket_passes(monkeypatch):
+    from dpfed_core.privacy import catalogue as cat
+
+    real = cat.secure_catalogue_keys
+
+    def none_pass(total, *a, **k):  # the server's threshold keeps no bucket
+        keys, sigma, sigma_sum, threshold = real(total, *a, **k)
+        return keys[:0], sigma, sigma_sum, threshold
+
+    monkeypatch.setattr(cat, "secure_catalogue_keys", none_pass)
+
+
+def test_an_empty_catalogue_leaves_each_site_the_local_model_with_its_public_feature_parts(monkeypatch):
+    """With public item features, what a site knows alone includes its feature parts (its users' feature
+    profiles, its content model): an empty catalogue leaves each site exactly ``local``'s model, which
+    gives those parts weight here."""
+    _no_bucket_passes(monkeypatch)
+    ds = _genres()
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=2, simulation=True, aggregation="secure", seed=0)
+    doc, res = run_method(ds, cfg)
+    local, lres = run_method(ds, RunConfig(method="local", rank=2, seed=0))
+    assert len(res.extra["catalogue"]) == 0
+    features = ("users' own feature profiles", "public item features")
+    for name in ds.entity_names:
+        assert set(features) <= set(lres.extra["blend_weights"][name])
+    assert any(lres.extra["blend_weights"][name][f] > 0 for name in ds.entity_names for f in features)
+    assert [e["mar"] for e in doc["entities"]] == [e["mar"] for e in local["entities"]]
+    for sl in ds.entity_slices():
+        users = np.arange(sl.start, sl.stop)
+        np.testing.assert_allclose(res.entity_factors().scores(users), lres.entity_factors().scores(users),
+                                   rtol=1e-9, atol=1e-12)
+
+
+def test_an_empty_catalogue_leaves_a_method_without_its_local_blend_nothing(monkeypatch):
+    """dp-popularity's round 2 keeps no own parts by default (the plain DP popularity list, the
+    baseline): with nothing shared every score is 0 and the note says nothing was learned — it is not
+    turned into ``local`` behind the method's back."""
+    from dpfed_core.evaluation.catalogue_run import EMPTY_CATALOGUE_ZERO_NOTE
+
+    _no_bucket_passes(monkeypatch)
+    ds = _data()
+    doc, res = run_method(ds, RunConfig(method="dp-popularity", epsilon=1.0, rank=2, simulation=True,
+                                        aggregation="secure", seed=0))
+    assert len(res.extra["catalogue"]) == 0
+    assert any(EMPTY_CATALOGUE_ZERO_NOTE.strip(", ") in n for n in doc["notes"])
+    assert not any("own model alone" in n for n in doc["notes"])
+    assert not np.any(res.entity_factors().scores(np.arange(ds.n_users)))
+    assert doc["overall"]["mar"] == 0.5
+
 def test_shared_items_project_and_lift_are_public_maps():
     sh = SharedItems.from_columns(np.array([3, 1]), 5, value_max=1.0)
     X = sp.csr_matrix(np.array([[0, 1, 0, 1, 1.0]]))
@@ -503,6 +568,27 @@ def test_the_per_entity_forecast_is_each_entitys_own_threshold_and_chance_of_cle
     text = CatalogueForecast("federation", 100.0, 10.0, 1.0, None, 50, True).text()
     assert "95 % sure from 116 users" in text  # T + 1.645σ: the one-sided 95 % quantile
 
+
+
+def test_the_per_entity_forecast_counts_the_users_holding_an_item_not_their_values():
+    """The per-entity selection counts users (each kept item of a user adds 1, whatever its value): a
+    table of counts forecasts the items its 0/1 pattern forecasts."""
+    from dpfed_core.evaluation.catalogue_forecast import forecast_catalogue
+
+    g = np.random.default_rng(1)
+    p = np.full(30, 0.02)
+    p[:6] = [0.4, 0.4, 0.4, 0.3, 0.3, 0.3]  # a few items near the threshold of 1 + K users
+    pattern = (g.random((600, 30)) < p).astype(float)
+    values = pattern * g.integers(2, 6, size=pattern.shape)  # 2–5 of each item held
+    cfg = RunConfig(method="dp-gaussian", epsilon=3.0, delta=1e-6, aggregation="none")
+    forecasts = []
+    for X, kind, vmax in ((pattern, "binary", 1.0), (values, "counts", 5.0)):
+        ds = FederatedDataset.from_parts(sp.csr_matrix(X), np.repeat(["a", "b"], 300), value_kind=kind,
+                                         value_max=vmax, name="two sites")
+        forecasts.append(forecast_catalogue(ds, cfg, train=ds.X))
+    assert forecasts[0].kind == forecasts[1].kind == "per-entity"
+    assert 0.5 < forecasts[0].expected_items < 29.5
+    assert forecasts[1].expected_items == pytest.approx(forecasts[0].expected_items, rel=1e-12)
 
 def test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every_entitys_share():
     """Shares are sized for d dropouts (σ/√(H − d) each), but the in-process selection sums all H of
