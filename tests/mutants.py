@@ -2786,6 +2786,24 @@ MUTANTS = (
     Mutant("xin-private-weight-one", XIN_PY, "XinJaakkola._stream",
            "np.full(len(rows), self.private_weight)", "np.ones(len(rows))",
            (f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight",)),
+    # hunt: what users read
+    Mutant("report-summary-without-the-guarantees-warnings", RSECTIONS, "_summary", "p.get('warnings') or []", "[]",
+           (f"{REPORTT}::test_the_summary_states_every_warning_the_guarantee_rests_on",)),
+    Mutant("report-sweep-with-an-infinite-point-voids-no-entity", RSECTIONS, "other_releases",
+           "any((not _is_private(r) for r in sweep.get('runs') or []))",
+           "all((not _is_private(r) for r in sweep.get('runs') or []))",
+           (f"{REPORTT}::test_an_included_release_that_read_every_entitys_exact_rows_names_every_entity_as_voided",)),
+    Mutant("report-summable-audit-voids-its-target-only", RSECTIONS, "other_releases",
+           "(names or [target]) if reads_all else [target]", "[target]",
+           (f"{REPORTT}::test_an_included_release_that_read_every_entitys_exact_rows_names_every_entity_as_voided",)),
+    Mutant("time-hint-noise-drawn-once-counted-per-entity-squared", "dpfed_core/evaluation/cost.py", "drawn_coordinates",
+           "coordinates / max(float(shape['H']), 1.0)", "coordinates * max(float(shape['H']), 1.0)",
+           ("tests/test_cost.py::test_a_sum_whose_noise_is_drawn_once_is_timed_for_one_vector_not_one_per_entity",)),
+    Mutant("time-hint-busy-bound-without-the-load", "dpfed_core/evaluation/cost.py", "estimate_with_load",
+           "format_seconds(seconds * f)", "format_seconds(seconds)",
+           ("tests/test_cost.py::test_a_busy_machine_stretches_the_stated_time_by_its_load",)),
+    Mutant("time-hint-hours-with-every-minute", "dpfed_core/evaluation/cost.py", "format_seconds", "m % 60", "m",
+           ("tests/test_cost.py::test_hours_are_stated_as_hours_and_the_minutes_past_them",)),
 )
 
 

@@ -853,3 +853,45 @@ def test_the_audit_section_says_what_the_attacker_of_each_kind_of_method_saw(doc
     assert ("sees only the released prototypes (dp-prototypes) or the sum of every entity's noisy statistics "
             "under secure aggregation, the other entities being empty entities (their shares are noise only) "
             "(dp-popularity) scores each release") in text, text
+
+
+def test_an_included_release_that_read_every_entitys_exact_rows_names_every_entity_as_voided(docs):
+    """A sweep holding one non-private point (ε = ∞) among DP ones released every entity's exact data, and
+    an audit that reruns a summable method beside the other entities' own rows reads every entity's exact
+    rows: each names every entity as left without an overall guarantee — never none of them, nor only the
+    audited one. A sweep of DP points only, or an audit whose other entities are empty, voids no more."""
+    from dpfed_core.reporting.report_sections import other_releases
+
+    run = {k: v for k, v in docs["run"].items() if k != "comparison"}
+    names = [str(e["name"]) for e in run["entities"]]
+    assert len(names) > 1
+    dp_run = {"method": "dp-cooccurrence", "epsilon": 1.0, "privacy": {"private": True, "epsilon": 1.0}}
+    inf_run = {"method": "dp-cooccurrence", "epsilon": math.inf, "privacy": {"private": False, "epsilon": math.inf}}
+    sweep = {"config": {"method": "dp-cooccurrence", "delta": 1e-6}, "epsilons": [1.0, math.inf], "seeds": [0],
+             "references": [], "runs": [dp_run, inf_run]}
+    audit = {"kind": "audit", "config": {"methods": ["dp-cooccurrence"], "others": "data"},
+             "entity": {"name": names[0]}}
+    rows = {r["kind"]: r for r in other_releases(run, None, sweep, audit)}
+    assert rows["sweep"]["void"] == names
+    assert rows["audit"]["void"] == names
+    rows = {r["kind"]: r for r in other_releases(run, None, {**sweep, "epsilons": [1.0], "runs": [dp_run]},
+                                                 {**audit, "config": {**audit["config"], "others": "zeros"}})}
+    assert rows["sweep"]["void"] == [] and rows["audit"]["void"] == [names[0]]
+    # the report's sweep holds DP points and an ε = ∞ one: every entity is named, in both versions
+    assert {str(r["epsilon"]) for r in docs["sweep"]["runs"]} >= {"1.0", "inf"}
+    line = (f"Entities {_esc(', '.join(names))} have no overall guarantee: a non-private release (a point or "
+            "reference of the sweep included here).")
+    for public in (True, False):
+        page = _text(rep.build_report(docs["run"], sweep_doc=docs["sweep"], include_plotlyjs=False, generated="x",
+                                      public=public))
+        assert line in _section(page, "overview") and line in _section(page, "summary")
+
+
+def test_the_summary_states_every_warning_the_guarantee_rests_on(docs):
+    """The guarantee's warnings (what it rests on, e.g. shares rounded below their grid) are stated in the
+    summary beside the guarantee, in both versions, as the dashboard and the CLI state them."""
+    run = {**docs["run"], "privacy": {**docs["run"]["privacy"],
+                                      "warnings": ["the shares of entity <b>X</b> carried too little noise"]}}
+    for public in (True, False):
+        summary = _section(rep.build_report(run, include_plotlyjs=False, generated="x", public=public), "summary")
+        assert "<p class='verdict-bad'>the shares of entity &lt;b&gt;X&lt;/b&gt; carried too little noise</p>" in summary
