@@ -2804,6 +2804,18 @@ MUTANTS = (
            ("tests/test_cost.py::test_a_busy_machine_stretches_the_stated_time_by_its_load",)),
     Mutant("time-hint-hours-with-every-minute", "dpfed_core/evaluation/cost.py", "format_seconds", "m % 60", "m",
            ("tests/test_cost.py::test_hours_are_stated_as_hours_and_the_minutes_past_them",)),
+    Mutant("basic-epsilon-note-states-the-smallest-delta", BUDGET, "basic_epsilon_note",
+           "max(over, key=lambda b: b['spent_delta'])", "min(over, key=lambda b: b['spent_delta'])",
+           ("tests/test_budget_basic_shown.py::test_the_note_on_an_infinite_basic_epsilon_states_the_largest_delta_spent",)),
+    Mutant("planned-charge-of-the-cap-not-of-what-is-left", BUDGET, "charge_text",
+           "f\"spends ε ≈ {float(p['spend']):.3g} of the {float(p['left']):.3g} left per entity\"",
+           "f\"spends ε ≈ {float(p['spend']):.3g} of the {float(p['cap_epsilon']):.3g} left per entity\"",
+           (f"{ODOT}::test_the_planned_charge_states_the_epsilon_left_after_earlier_releases_and_the_delta_it_"
+            "composes_at",)),
+    Mutant("planned-charge-silent-on-the-budgets-delta", BUDGET, "planned_charge",
+           "p.get('dp_spend', 0.0) > 0 and own and own != {float(p['delta'])}", "False",
+           (f"{ODOT}::test_the_planned_charge_states_the_epsilon_left_after_earlier_releases_and_the_delta_it_"
+            "composes_at",)),
 )
 
 

@@ -1359,3 +1359,19 @@ def test_simulation_sweep_on_real_data_records_each_point_once(odo):
     assert settle_sweep(odo, res, ds, doc) == []
     assert len([r for r in odo.releases(ds) if r["method"] == "dp-gaussian"]) == 2
     assert not any("outside the sweep's plan" in r["note"] for r in odo.releases(ds))
+
+
+def test_the_planned_charge_states_the_epsilon_left_after_earlier_releases_and_the_delta_it_composes_at(tmp_path):
+    """A dry run's sentence: what the release spends of what is left under the cap after the data's earlier
+    releases (not of the cap), and — when the run's δ is not the budget's — that the ε is the budget's δ's."""
+    from dpfed_core.evaluation.budget import planned_charge
+
+    ds = make_dataset()
+    store = Store(tmp_path / "s.sqlite3")
+    odo = BudgetOdometer(store)
+    odo.set_cap(ds, 4.0, 1e-5)
+    odo.reserve(ds, [dp_plan(1.0)]).close()
+    p = planned_charge(store, ds, [dp_plan(1.0)])
+    assert p["left"] == pytest.approx(3.0) and p["delta"] == pytest.approx(1e-5)
+    assert p["text"] == "spends ε ≈ 1 of the 3 left per entity (ε at δ = 1e-05, the budget's δ)"
+    assert "(ε at δ" not in planned_charge(store, ds, [dp_plan(1.0, delta=1e-5)])["text"]
