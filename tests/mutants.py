@@ -2816,6 +2816,18 @@ MUTANTS = (
            "p.get('dp_spend', 0.0) > 0 and own and own != {float(p['delta'])}", "False",
            (f"{ODOT}::test_the_planned_charge_states_the_epsilon_left_after_earlier_releases_and_the_delta_it_"
             "composes_at",)),
+    Mutant("verdict-even-without-its-reason", VERDICTS, "_count_phrase",
+           "f' ({why})' if r['better'] != r['worse'] else ''", "''",
+           (f"{VERDICTT}::test_an_even_count_says_why_and_a_long_list_without_test_users_says_how_many_more",)),
+    Mutant("verdict-no-test-users-list-reads-complete", VERDICTS, "_tail",
+           "f' and {len(nt) - 5} more' if len(nt) > 5 else ''", "''",
+           (f"{VERDICTT}::test_an_even_count_says_why_and_a_long_list_without_test_users_says_how_many_more",)),
+    Mutant("sweep-verdict-chance-among-one-seed-entities", VERDICTS, "sweep_entity_verdict",
+           "int(len(d) > 1)", "1",
+           (f"{VERDICTT}::test_over_seeds_chance_is_counted_among_the_entities_with_two_seeds_to_compare",)),
+    Mutant("crossing-only-without-privacy-never-weak", VERDICTS, "pays_from_sentence",
+           "_weak_evidence(effect)", "''",
+           (f"{VERDICTT}::test_a_crossing_only_without_privacy_still_says_when_its_difference_is_weak_evidence",), nth=1),
 )
 
 
