@@ -2828,6 +2828,11 @@ MUTANTS = (
     Mutant("crossing-only-without-privacy-never-weak", VERDICTS, "pays_from_sentence",
            "_weak_evidence(effect)", "''",
            (f"{VERDICTT}::test_a_crossing_only_without_privacy_still_says_when_its_difference_is_weak_evidence",), nth=1),
+    Mutant("recommend-banner-tie-band-as-a-fraction", UI_TABLES, "entity_standing_banner", "100 * TIE_FRACTION",
+           "TIE_FRACTION", (f"{DASHT}::test_the_recommend_banner_states_the_tie_band_in_percent_of_the_alone_value",)),
+    Mutant("budget-line-left-rounded-up", UI_BUDGET, "budget_line", "epsilon_left(top.remaining_epsilon)",
+           "epsilon_that_holds(top.remaining_epsilon)",
+           ("tests/test_budget_ui.py::test_the_budget_line_rounds_what_is_left_down_and_the_spend_up",)),
 )
 
 

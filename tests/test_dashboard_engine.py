@@ -1024,3 +1024,14 @@ def test_the_recommend_banner_names_both_measures_when_they_disagree():
     assert kind == "info" and "no verdict for this entity alone" in text  # under 20 test users
     none = dash.entity_against_alone(None, 0.12)
     assert "no test users" in dash.entity_standing_banner(none, 0, "H1", "stay", "stays", "x", None, 0.12, 5)[1]
+
+
+def test_the_recommend_banner_states_the_tie_band_in_percent_of_the_alone_value():
+    """A tie is a difference below half a percent of the entity-alone value (the verdicts' rule): the banner says
+    "within 0.5 %", the band the word was decided by."""
+    from dpfed_core.evaluation.verdicts import TIE_FRACTION
+
+    tie = dash.entity_against_alone(0.2000, 0.2005)
+    assert tie["mar"] == "tie" and TIE_FRACTION == 0.005
+    kind, text, _ = dash.entity_standing_banner(tie, 40, "H1", "stay", "stays", "this entity alone", 0.2000, 0.2005, 5)
+    assert kind == "info" and "(MAR 0.200 vs 0.201, within 0.5 %)" in text, text
