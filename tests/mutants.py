@@ -2833,6 +2833,22 @@ MUTANTS = (
     Mutant("budget-line-left-rounded-up", UI_BUDGET, "budget_line", "epsilon_left(top.remaining_epsilon)",
            "epsilon_that_holds(top.remaining_epsilon)",
            ("tests/test_budget_ui.py::test_the_budget_line_rounds_what_is_left_down_and_the_spend_up",)),
+    Mutant("cli-versus-dp-popularity-states-its-mean-twice", CLI_MAIN, "cmd_sweep", "row['mean']",
+           "row['dp_popularity_mean']",
+           (f"{CLIT}::test_a_sweeps_line_against_dp_popularity_states_the_methods_mean_first_as_its_document_does",)),
+    Mutant("cli-sweep-without-its-notes", CLI_MAIN, "cmd_sweep", "doc.get('notes', [])", "[]",
+           (f"{CLIT}::test_a_sweep_prints_every_note_of_its_document",)),
+    Mutant("cli-dry-run-after-it-is-the-releases-own-spend", BUDGET_CMD, "dry_run", "_f(p['after'])", "_f(p['spend'])",
+           (f"{ODOT}::test_a_dry_run_states_where_the_most_spent_entity_ends_after_the_datas_earlier_releases",)),
+    Mutant("cli-dry-run-dp-spend-read-as-the-non-private-total", BUDGET_CMD, "dry_run", "_f(p['dp_after'])",
+           "_f(p['after'])", (f"{ODOT}::test_a_dry_run_of_a_non_private_method_states_the_dp_releases_spend_after_it",)),
+    Mutant("budget-list-spend-rounded-down", BUDGET_CMD, "cmd_list", "epsilon_that_holds(r['max_spent_epsilon'])",
+           "epsilon_left(r['max_spent_epsilon'])", (f"{ODOT}::test_budget_list_rounds_the_spend_up_and_the_cap_down",)),
+    Mutant("budget-show-left-rounded-up", BUDGET_CMD, "print_balance", "epsilon_left(b.remaining_epsilon)",
+           "epsilon_that_holds(b.remaining_epsilon)", (f"{ODOT}::test_budget_show_rounds_what_each_entity_has_left_down",)),
+    Mutant("budget-summary-void-list-reads-complete", BUDGET_CMD, "budget_summary_line",
+           "f' and {len(void) - 5} more' if len(void) > 5 else ''", "''",
+           (f"{ODOT}::test_the_line_after_a_run_names_five_voided_entities_and_how_many_more",)),
 )
 
 
