@@ -2849,6 +2849,19 @@ MUTANTS = (
     Mutant("budget-summary-void-list-reads-complete", BUDGET_CMD, "budget_summary_line",
            "f' and {len(void) - 5} more' if len(void) > 5 else ''", "''",
            (f"{ODOT}::test_the_line_after_a_run_names_five_voided_entities_and_how_many_more",)),
+    Mutant("report-coalition-box-never-marked", RSECTIONS, "_overview", "not secure or c_eps == eps", "True",
+           (f"{REPORTT}::test_the_overview_marks_a_weaker_coalition_epsilon_and_says_what_it_means",)),
+    Mutant("report-cumulative-void-list-reads-complete", RSECTIONS, "cumulative_text",
+           "f' and {len(void) - 5} more' if len(void) > 5 else ''", "''",
+           (f"{REPORTT}::test_the_cumulative_spend_names_five_voided_entities_and_how_many_more",)),
+    Mutant("report-dp-method-at-infinity-charged-as-dp", RSECTIONS, "_charge_kind",
+           "model in (None, 'FEDERATED_USER_DP') and _is_private(doc)", "model in (None, 'FEDERATED_USER_DP')",
+           (f"{REPORTT}::test_a_dp_method_compared_without_privacy_voids_every_entity_and_a_simulations_comparisons_"
+            "say_so",)),
+    Mutant("report-simulations-comparisons-unlabelled", RSECTIONS, "other_releases",
+           "eps += f' — {SIMULATION_LABEL}'", "pass",
+           (f"{REPORTT}::test_a_dp_method_compared_without_privacy_voids_every_entity_and_a_simulations_comparisons_"
+            "say_so",)),
 )
 
 

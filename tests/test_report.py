@@ -895,3 +895,52 @@ def test_the_summary_states_every_warning_the_guarantee_rests_on(docs):
     for public in (True, False):
         summary = _section(rep.build_report(run, include_plotlyjs=False, generated="x", public=public), "summary")
         assert "<p class='verdict-bad'>the shares of entity &lt;b&gt;X&lt;/b&gt; carried too little noise</p>" in summary
+
+
+def test_the_overview_marks_a_weaker_coalition_epsilon_and_says_what_it_means():
+    """With secure aggregation the ε against the server colluding with every other entity is each entity's own
+    noise share's, larger than the guarantee: its box is marked and the page says what it means for one
+    person; without secure aggregation (or the same ε) nothing is marked."""
+    from dpfed_core.reporting.report_sections import _overview, epsilon_in_words
+
+    run = {"privacy": {"private": True, "epsilon": 1.0, "delta": 1e-6,
+                       "trust": {"aggregation": "secure",
+                                 "against_server_and_other_entities": {"epsilon": 6.5, "delta": 1e-6}}},
+           "messages": []}
+    page = _overview(run, public=True)
+    assert "<div class='figure bad'>" in page and "<span class='num'>ε = 6.5</span>" in page
+    assert f"Under collusion: {_esc(epsilon_in_words(6.5, 1e-6))}" in page
+    same = {**run, "privacy": {**run["privacy"], "trust": {"aggregation": "none"}}}
+    page = _overview(same, public=True)
+    assert "figure bad" not in page and "Under collusion" not in page
+
+
+def test_the_cumulative_spend_names_five_voided_entities_and_how_many_more():
+    from dpfed_core.reporting.report_sections import cumulative_text
+
+    names = [f"hospital {i}" for i in range(7)]
+    text = cumulative_text({"accountant": {"across_releases": "zCDP", "spent_epsilon": 2.0, "delta": 1e-5,
+                                           "most_spent_entity": "hospital 0", "non_private_entities": names}})
+    assert ("no overall guarantee for the people of 7 entities (hospital 0, hospital 1, hospital 2, hospital 3, "
+            "hospital 4 and 2 more)") in text, text
+
+
+def test_a_dp_method_compared_without_privacy_voids_every_entity_and_a_simulations_comparisons_say_so(docs):
+    """A DP method compared at ε = ∞ released exact data: its row states ∞ and names every entity as left
+    without a guarantee, never a DP (ε, δ); in a simulation every comparison's ε is labelled as one."""
+    from dpfed_core.privacy.noise import SIMULATION_LABEL
+    from dpfed_core.reporting.report_sections import other_releases
+
+    run = {k: v for k, v in docs["run"].items() if k != "comparison"}
+    names = [str(e["name"]) for e in run["entities"]]
+    exact = {"method": {"privacy_model_type": "FEDERATED_USER_DP"},
+             "privacy": {"private": False, "epsilon": math.inf, "delta": 0.0}}
+    dp = {"method": {"privacy_model_type": "FEDERATED_USER_DP"},
+          "privacy": {"private": True, "epsilon": 0.5, "delta": 1e-6, "ledger": [{"entity": names[0]}]}}
+    (row,) = other_releases(run, {"dp-popularity": exact})
+    assert row["epsilon"] == "∞ (non-private release)" and row["void"] == names
+    (row,) = other_releases(run, {"dp-popularity": dp})
+    assert row["epsilon"] == "ε = 0.5, δ = 1e-06" and row["void"] == []
+    sim = {**run, "privacy": {**run["privacy"], "simulation": True}}
+    (row,) = other_releases(sim, {"dp-popularity": dp})
+    assert row["epsilon"] == f"ε = 0.5, δ = 1e-06 — {SIMULATION_LABEL}"
