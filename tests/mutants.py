@@ -2862,6 +2862,11 @@ MUTANTS = (
            "eps += f' — {SIMULATION_LABEL}'", "pass",
            (f"{REPORTT}::test_a_dp_method_compared_without_privacy_voids_every_entity_and_a_simulations_comparisons_"
             "say_so",)),
+    Mutant("advice-quotes-the-sample-read-otherwise", UI_DEFAULTS, "advice_text",
+           "data[0] == doc.get('data') and not (data[1] or {})", "data[0] == doc.get('data')",
+           (f"{ADVT}::test_the_advice_quotes_the_measurement_only_on_the_measured_data_read_as_measured",)),
+    Mutant("epsilon-below-request-never-the-accountant", UI_ENGINE, "epsilon_below_request", "zcdp", "False",
+           (f"{ADVT}::test_an_epsilon_below_the_request_is_explained_by_the_accountant_that_composed_it",), nth=1),
 )
 
 
