@@ -2867,6 +2867,22 @@ MUTANTS = (
            (f"{ADVT}::test_the_advice_quotes_the_measurement_only_on_the_measured_data_read_as_measured",)),
     Mutant("epsilon-below-request-never-the-accountant", UI_ENGINE, "epsilon_below_request", "zcdp", "False",
            (f"{ADVT}::test_an_epsilon_below_the_request_is_explained_by_the_accountant_that_composed_it",), nth=1),
+    Mutant("dashboard-stored-run-always-in-process", UI_TABLES, "stored_run_summary", "isinstance(dep, dict)", "False",
+           (f"{DASHT}::test_a_stored_runs_line_says_where_it_ran",)),
+    Mutant("dashboard-guarantee-silent-without-secure-aggregation", UI_TABLES, "guarantee_text",
+           r"text += '\n\nNo secure aggregation: every entity added the full noise to its own release.'", "pass",
+           ("tests/test_privacy_labels.py::test_the_dashboards_guarantee_states_the_trust_model_without_secure_"
+            "aggregation_too",)),
+    Mutant("dashboard-sub-second-run-said-zero-seconds", UI_TABLES, "run_outcome",
+           "format_seconds(seconds) if seconds >= 1 else f'{seconds:.2f} s'", "format_seconds(seconds)",
+           (f"{DASHT}::test_a_run_under_a_second_states_its_time_in_hundredths",)),
+    Mutant("clock-counts-one-run-of-one", "dpfed_core/evaluation/cost.py", "RunClock.text", "len(self.plan) > 1",
+           "len(self.plan) >= 1", ("tests/test_cost.py::test_the_clock_counts_runs_only_when_there_are_several",)),
+    Mutant("deployment-hint-per-entity-is-the-fixed-seconds", "dpfed_core/evaluation/cost.py", "deployment_estimate",
+           "extra[2]", "extra[1]", ("tests/test_cost.py::test_the_deployment_estimate_states_the_fitted_line_it_adds",)),
+    Mutant("report-entity-epsilon-rounded-to-nearest", RSECTIONS, "_privacy",
+           "[{**e, 'epsilon': fmt_eps(e.get('epsilon'))} for e in per_entity]", "per_entity",
+           (f"{REPORTT}::test_each_entitys_composed_epsilon_is_stated_rounded_up_as_the_guarantee_is",)),
 )
 
 

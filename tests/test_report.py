@@ -944,3 +944,17 @@ def test_a_dp_method_compared_without_privacy_voids_every_entity_and_a_simulatio
     sim = {**run, "privacy": {**run["privacy"], "simulation": True}}
     (row,) = other_releases(sim, {"dp-popularity": dp})
     assert row["epsilon"] == f"ε = 0.5, δ = 1e-06 — {SIMULATION_LABEL}"
+
+
+def test_each_entitys_composed_epsilon_is_stated_rounded_up_as_the_guarantee_is():
+    """The privacy section's table of ε per entity states each composed ε as the guarantee is stated: rounded up
+    (0.92031 → 0.9204, never the 0.9203 below what holds)."""
+    from dpfed_core.reporting.report_sections import _privacy
+
+    run = {"config": {"method": "dp-cooccurrence"}, "messages": [],
+           "privacy": {"private": True, "epsilon": 0.92031, "delta": 1e-6, "requested_epsilon": 1.0,
+                       "requested_delta": 1e-6, "ledger": [], "per_stage": [],
+                       "per_entity": [{"entity": "A", "epsilon": 0.92031, "delta": 1e-6, "accountant": "zCDP"}]}}
+    body = _privacy(run, plotly_ok=False)
+    table = body[body.index("ε per entity, as composed"):body.index("The stages' own rows")]
+    assert "<td>A</td><td>0.9204</td>" in table and "0.9203" not in table, table
