@@ -43,3 +43,17 @@ def test_budget_show_prints_infinite_basic_epsilon(tmp_path, capsys):
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(ents[0]))
     spent, basic = row[len(ents[0]):].split()[:2]                  # entity, spent ε, basic ε, …
     assert basic == "∞" and spent != "∞"
+
+
+def test_the_note_on_an_infinite_basic_epsilon_states_the_largest_delta_spent():
+    """"basic ε is ∞ for 2 entities: the δ spent (up to …)": the bound is the largest δ any of them spent,
+    not the smallest; an entity whose basic ε holds, or a voided one, is not counted."""
+    from dpfed_core.evaluation.budget import basic_epsilon_note
+
+    def bal(delta, basic=math.inf, void=False):
+        return {"basic_epsilon": basic, "void": void, "spent_delta": delta, "guarantee_delta": 1e-5}
+
+    note = basic_epsilon_note([bal(6e-6), bal(8e-6), bal(2e-6, basic=1.0), bal(9e-6, void=True)])
+    assert note.startswith("basic ε is ∞ for 2 entities: the δ spent (up to 8e-06) is past half the guarantee's δ "
+                           "(1e-05)"), note
+    assert basic_epsilon_note([bal(2e-6, basic=1.0)]) is None

@@ -187,3 +187,19 @@ def test_the_budget_section_reads_data_the_store_does_not_know_by_key_and_sets_i
     next(b for b in at.button if b.label == "Confirm").click().run()
     assert not at.exception and not at.error
     assert BudgetOdometer(fresh).cap(dataset_key(clinic))[0] == 3.0
+
+
+def test_the_budget_line_rounds_what_is_left_down_and_the_spend_up(tmp_path, clinic):
+    """A third of a cap of 1 spent: the line says 0.3334 spent and 0.6666 left — never more left than there is
+    (0.6667) — as `budget show` states them."""
+    from dpfed_core.privacy.odometer import PlannedRelease
+
+    store = Store(tmp_path / "owner.sqlite3")
+    odo = BudgetOdometer(store)
+    odo.set_cap(clinic, 1.0, 1e-5)
+    a = clinic.entity_names[0]
+    odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 1 / 3, 1e-6, {a: (1 / 3, 1e-6)})]).close()
+    top = max(odo.balance(clinic), key=lambda b: b.spent_epsilon)
+    assert top.remaining_epsilon == pytest.approx(2 / 3)
+    line = bud.budget_line(store, clinic)
+    assert f"ε 0.3334 of 1 spent at δ = 1e-05 (most: {a}), 0.6666 left" in line, line

@@ -721,3 +721,35 @@ def test_a_test_fraction_at_either_end_says_the_bounds_are_excluded(capsys, frac
     assert main(["run", "--data", "sample:clinic", "--test-fraction", fraction, "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: --test-fraction {fraction} must be strictly between 0 and 1"), err
+
+
+def test_a_sweeps_line_against_dp_popularity_states_the_methods_mean_first_as_its_document_does(tmp_path, capsys):
+    """"ε = 1: dp-cooccurrence inconclusive (0.2134 vs 0.2456)": the swept method's mean, then the DP popularity
+    list's — the two figures of the document's row, in the order the sentence names them."""
+    csv = _toy_csv(tmp_path / "toy.csv")
+    out = tmp_path / "s.json"
+    assert main(["sweep", "--data", str(csv), *TOY_ARGS, "--method", "dp-cooccurrence", "--rank", "3",
+                 "--epsilons", "1", "--seeds", "0", "--references", "dp-popularity", "--simulation",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    row = json.loads(out.read_text())["versus_dp_popularity"]["mar"][0]
+    assert f"{row['mean']:.4f}" != f"{row['dp_popularity_mean']:.4f}"
+    assert (f"ε = 1: dp-cooccurrence {row['verdict']} ({row['mean']:.4f} vs {row['dp_popularity_mean']:.4f})"
+            in printed), printed
+
+
+def test_a_sweep_prints_every_note_of_its_document(tmp_path, capsys):
+    """A sweep states the notes its document keeps (here: --k is a maximum for dp-gaussian's automatic k), as
+    a run does: the terminal says what the document says."""
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.errors import render_message
+
+    csv = _toy_csv(tmp_path / "toy.csv")
+    out = tmp_path / "s.json"
+    assert main(["sweep", "--data", str(csv), *TOY_ARGS, "--method", "dp-gaussian", "--k", "4", "--rank", "3",
+                 "--epsilons", "1", "--seeds", "0", "--references", "local", "--simulation", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    notes = json.loads(out.read_text()).get("notes") or []
+    assert any("treats --k 4 as a maximum" in n for n in notes), notes
+    for n in notes:
+        assert f"note: {render_message(n, CLI_NAMES)}" in printed, (n, printed)

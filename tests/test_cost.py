@@ -302,3 +302,67 @@ def test_the_deployment_benchmarks_day_is_read_from_its_document(tmp_path):
         path.write_text(json.dumps({"machine": machine, "rows": []}))
         assert deployment_measured_on(path) is None
     assert deployment_measured_on(tmp_path / "missing.json") is None
+
+
+def test_a_sum_whose_noise_is_drawn_once_is_timed_for_one_vector_not_one_per_entity():
+    """A summable method whose in-process production run draws each sum's noise once draws one vector for
+    the H entities' shares: its noise time counts the coordinates one entity sends (all of them ÷ H); a
+    method whose entities each draw their own counts every coordinate sent."""
+    from dpfed_core.federation.summable import SUMMABLE_METHODS, draws_noise_once
+
+    shape = {"n": 900, "m": 170, "H": 10, "nnz": 9000}
+    once = [m for m in SUMMABLE_METHODS if draws_noise_once(m)]
+    assert once
+    for m in once:
+        assert cost.drawn_coordinates(m, 1000.0, shape) == pytest.approx(100.0)
+    assert cost.drawn_coordinates("dp-prototypes", 1000.0, shape) == 1000.0
+
+
+def test_hours_are_stated_as_hours_and_the_minutes_past_them():
+    assert cost.format_seconds(59.4) == "59 s"
+    assert cost.format_seconds(3725) == "1 h 02 min"
+    assert cost.format_seconds(2 * 3600 + 59 * 60) == "2 h 59 min"
+    assert cost.estimate_text(3725) == "about 1 h 02 min"
+
+
+def test_a_busy_machine_stretches_the_stated_time_by_its_load(monkeypatch):
+    """On a machine loaded three times over its cores the hint adds how long the run may take now: the
+    prediction times the load, not the prediction again."""
+    monkeypatch.setattr(cost, "busy_factor", lambda: 3.0)
+    assert cost.estimate_with_load(15.0) == ("about 15 s (up to 45 s while this machine is as busy as now: other "
+                                             "work uses its cores)")
+    monkeypatch.setattr(cost, "busy_factor", lambda: 1.0)
+    assert cost.estimate_with_load(15.0) == "about 15 s"
+
+
+def test_the_clock_counts_runs_only_when_there_are_several():
+    plan = {"round1": 4.0, "server": 1.0, "round2": 4.0, "other": 0.0, "evaluate": 1.0}
+    one = cost.RunClock([plan], ["dp-cooccurrence"])
+    one.event("round1_start", entity="hospital 03", index=0, total=4)
+    assert one.text(1.0).startswith("round 1 · hospital 03 (1/4) · 1 s elapsed")
+    two = cost.RunClock([plan, plan], ["dp-cooccurrence", "local"])
+    two.event("round1_start", entity="hospital 03", index=0, total=4)
+    assert two.text(1.0).startswith("run 1/2 · round 1 · hospital 03 (1/4)")
+
+
+def test_the_deployment_estimate_states_the_fitted_line_it_adds(tmp_path, monkeypatch):
+    """"… 12 s (2.0 s + 0.50 s per entity, …)": the line's fixed seconds, then its seconds per entity — the two
+    coefficients of the fit, each in its place — and their sum at this many entities."""
+    import json
+
+    from dpfed_core.config import RunConfig
+    from dpfed_core.data.loaders import load_data
+
+    rows = [{"entities": h, "engine": "deployment", "in_process_s": 0.5, "deployment_s": 0.5 + 2.0 + 0.5 * h}
+            for h in (3, 10, 40)]
+    path = tmp_path / "deployment.json"
+    path.write_text(json.dumps({"rows": rows, "machine": {"date": "2026-12-04 22:15:44 UTC"}}))
+    monkeypatch.setattr(cost, "DEPLOYMENT_FILE", path)
+    plan = {"round1": 3.0, "server": 0.0, "round2": 0.0, "other": 0.0, "evaluate": 0.0}
+    monkeypatch.setattr(cost, "clock_for_runs", lambda shape, configs, path=None: cost.RunClock([plan]))
+    ds = load_data("sample:clinic")
+    assert ds.n_entities == 30
+    line = cost.deployment_estimate(ds, RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"))
+    assert line.endswith("predicted: the in-process run's 3 s (measured cost model) plus Flower's start-up and "
+                         "messages for 30 entities, 17 s (2.0 s + 0.50 s per entity, fitted on the deployment "
+                         "benchmark's runs of 2026-12-04)"), line

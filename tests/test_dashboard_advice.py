@@ -427,3 +427,26 @@ def test_the_trade_off_page_says_before_its_button_that_no_entity_will_have_a_te
     at.session_state[ui.CONFIG] = dash.default_config(clinic)
     at.run()
     assert not any("test user" in w.value for w in at.warning)
+
+
+def test_the_advice_quotes_the_measurement_only_on_the_measured_data_read_as_measured(tmp_path):
+    """The sample read with loader options of its own (another value column, a subset) is other data: the
+    advice names where the defaults were measured and quotes none of the sample's numbers as these data's;
+    the sample read as measured gets them."""
+    p = _measurement(tmp_path, beats=True)
+    other = dd.advice_text(p, data=("sample:clinic", {"value_kind": "implicit"}))
+    assert other.startswith("The defaults (dp-cooccurrence with secure aggregation, rank 4, ε = 3) were measured on "
+                            "sample:clinic (30 entities), not on the data loaded here"), other
+    assert "0.1400" not in other and "0.1500" not in other
+    assert "0.1400" in dd.advice_text(p, data=("sample:clinic", {}))
+    assert "not on the data loaded here" in dd.advice_text(p, data=("upload:x.csv", {}))
+
+
+def test_an_epsilon_below_the_request_is_explained_by_the_accountant_that_composed_it():
+    """A run whose stages compose by zCDP states that as the reason its ε is below the request; one composed by
+    basic composition points to its notes for the stage that did not spend."""
+    doc = {"privacy": {"requested_epsilon": 1.0, "accountant": {"within_run": "zCDP (ρ adds up), converted at δ"}},
+           "notes": []}
+    assert dash.epsilon_below_request(doc) == "of ε = 1 requested: its stages compose by zCDP to less than their sum"
+    basic = {**doc, "privacy": {**doc["privacy"], "accountant": {"within_run": "basic composition (ε and δ add up)"}}}
+    assert dash.epsilon_below_request(basic) == "of ε = 1 requested; the rest was not spent (the run's notes say why)"

@@ -1083,3 +1083,34 @@ def test_the_paired_spread_of_an_entity_is_the_ratio_estimators_over_its_test_us
     assert out["mar"] == pytest.approx(np.sqrt(15 / 14 * np.sum((x - d * den) ** 2)) / den.sum())
     assert out["pr_auc"] is None  # only for event data
     assert dash.entity_paired_spread(ds, split, model(S1), model(S1), "A")["mar"] == 0.0  # the same model: no spread
+
+
+def test_the_recommend_banner_states_the_tie_band_in_percent_of_the_alone_value():
+    """A tie is a difference below half a percent of the entity-alone value (the verdicts' rule): the banner says
+    "within 0.5 %", the band the word was decided by."""
+    from dpfed_core.evaluation.verdicts import TIE_FRACTION
+
+    tie = dash.entity_against_alone(0.2000, 0.2005)
+    assert tie["mar"] == "tie" and TIE_FRACTION == 0.005
+    kind, text, _ = dash.entity_standing_banner(tie, 40, "H1", "stay", "stays", "this entity alone", 0.2000, 0.2005, 5)
+    assert kind == "info" and "(MAR 0.200 vs 0.201, within 0.5 %)" in text, text
+
+
+def test_a_stored_runs_line_says_where_it_ran():
+    """The History page's line of a stored run names a Flower deployment and its SuperNodes when the run was
+    deployed, "in one process" otherwise — never the in-process words for a deployed run."""
+    from dpfed_core.ui.tables import stored_run_summary
+
+    doc = {"method": {"name": "dp-popularity"}, "privacy": {"label": "DP"}, "config": {"mode": "zero"},
+           "overall": {"mar": 0.1234}}
+    assert "a Flower deployment of 3 SuperNodes" in stored_run_summary({**doc, "deployment": {"supernodes": 3}})
+    assert "in one process" in stored_run_summary(doc) and "Flower" not in stored_run_summary(doc)
+    assert "0.1234" in stored_run_summary(doc)
+
+
+def test_a_run_under_a_second_states_its_time_in_hundredths():
+    from dpfed_core.ui.tables import run_outcome
+
+    doc = {"privacy": {"label": "DP"}, "warnings": []}
+    assert run_outcome(doc, 0.42) == ("complete", "Done in 0.42 s — DP")
+    assert run_outcome(doc, 75.0) == ("complete", "Done in 1 min 15 s — DP")

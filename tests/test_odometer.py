@@ -1359,3 +1359,112 @@ def test_simulation_sweep_on_real_data_records_each_point_once(odo):
     assert settle_sweep(odo, res, ds, doc) == []
     assert len([r for r in odo.releases(ds) if r["method"] == "dp-gaussian"]) == 2
     assert not any("outside the sweep's plan" in r["note"] for r in odo.releases(ds))
+
+
+def test_the_planned_charge_states_the_epsilon_left_after_earlier_releases_and_the_delta_it_composes_at(tmp_path):
+    """A dry run's sentence: what the release spends of what is left under the cap after the data's earlier
+    releases (not of the cap), and — when the run's δ is not the budget's — that the ε is the budget's δ's."""
+    from dpfed_core.evaluation.budget import planned_charge
+
+    ds = make_dataset()
+    store = Store(tmp_path / "s.sqlite3")
+    odo = BudgetOdometer(store)
+    odo.set_cap(ds, 4.0, 1e-5)
+    odo.reserve(ds, [dp_plan(1.0)]).close()
+    p = planned_charge(store, ds, [dp_plan(1.0)])
+    assert p["left"] == pytest.approx(3.0) and p["delta"] == pytest.approx(1e-5)
+    assert p["text"] == "spends ε ≈ 1 of the 3 left per entity (ε at δ = 1e-05, the budget's δ)"
+    assert "(ε at δ" not in planned_charge(store, ds, [dp_plan(1.0, delta=1e-5)])["text"]
+
+
+def test_a_dry_run_states_where_the_most_spent_entity_ends_after_the_datas_earlier_releases(tmp_path, capsys):
+    """`--dry-run` after an earlier release: "after it" is the most-spent entity's total once this release is
+    composed with the earlier ones — more than this release's own spend — not the release's spend again."""
+    from dpfed_core.data.loaders import load_data
+
+    store = tmp_path / "s.sqlite3"
+    ds = load_data("sample:clinic")
+    odo = BudgetOdometer(store)
+    odo.set_cap(ds, 10.0, 1e-5)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in ds.entity_names},
+                                    seed=0)]).close()
+    rc, out, _ = _cli(capsys, "run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon", "1",
+                      "--dry-run", "--store", str(store))
+    assert rc == 0
+    spend = float(re.search(r"planned charge: spends ε ≈ ([0-9.]+)", out).group(1))
+    after = float(re.search(r"after it: the most-spent entity would be at ε = ([0-9.]+) of the cap ε = 10 \(fits\)",
+                            out).group(1))
+    assert spend > 0.5 and after > spend + 0.5, out
+
+
+def test_budget_list_rounds_the_spend_up_and_the_cap_down(tmp_path, capsys):
+    """`budget list` states a third of an ε spent as 0.3334 (never below what was spent) and a cap of 2/3 as 0.6666
+    (never above what was set), as `budget show` and the dashboard do."""
+    import argparse
+
+    from dpfed_core.cli import budget_cmd
+
+    ds = make_dataset()
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    key = odo.register(ds)
+    odo.set_cap(ds, 2 / 3, 1e-5)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1 / 3, 1e-9, {e: (1 / 3, 1e-9) for e in ds.entity_names})],
+                key=key).close()
+    budget_cmd.cmd_list(argparse.Namespace(store=str(tmp_path / "s.sqlite3"), json=False))
+    (line,) = [r for r in capsys.readouterr().out.splitlines() if r.startswith(key)]
+    assert line.split()[1:3] == ["0.6666", "0.3334"], line
+
+
+def test_a_dry_run_of_a_non_private_method_states_the_dp_releases_spend_after_it(tmp_path, capsys):
+    """Under a cap, a non-private release voids the guarantee; the line still states what the DP releases alone
+    have spent (the ε the cap is checked on), a finite figure — not the ∞ of the non-private release."""
+    from dpfed_core.data.loaders import load_data
+
+    store = tmp_path / "s.sqlite3"
+    ds = load_data("sample:clinic")
+    odo = BudgetOdometer(store)
+    odo.set_cap(ds, 3.0, 1e-5)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in ds.entity_names},
+                                    seed=0)]).close()
+    rc, out, _ = _cli(capsys, "run", "--data", "sample:clinic", "--method", "central", "--dry-run",
+                      "--store", str(store))
+    assert rc == 0
+    m = re.search(r"the most-spent entity's DP releases at ε = ([^ ]+) of the cap ε = 3\)", out)
+    assert m and float(m.group(1)) == pytest.approx(1.0, rel=1e-3), out
+
+
+def test_budget_show_rounds_what_each_entity_has_left_down(tmp_path, capsys):
+    """`budget show`: a third of a cap of 1 spent leaves 0.6666 per entity on the table — never 0.6667, more than
+    is left — beside a spend of 0.3334, rounded up."""
+    from dpfed_core.data.loaders import load_data
+
+    store = tmp_path / "s.sqlite3"
+    ds = load_data("sample:clinic")
+    odo = BudgetOdometer(store)
+    odo.set_cap(ds, 1.0, 1e-5)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1 / 3, 1e-9, {e: (1 / 3, 1e-9) for e in ds.entity_names},
+                                    seed=0)]).close()
+    rc, out, _ = _cli(capsys, "budget", "show", "--data", "sample:clinic", "--store", str(store))
+    assert rc == 0
+    rows = [r for r in out.splitlines() if r.startswith(tuple(ds.entity_names))]
+    assert len(rows) == ds.n_entities and all(" 0.3334 " in r and " 0.6666 " in r for r in rows), out
+    assert "0.6667" not in out
+
+
+def test_the_line_after_a_run_names_five_voided_entities_and_how_many_more(tmp_path):
+    """After a run, the budget line names up to five entities a non-private release left without a guarantee,
+    then how many more — a list that reads complete would hide the others."""
+    from dpfed_core.cli.budget_cmd import budget_summary_line
+    from dpfed_core.data.loaders import load_data
+
+    ds = load_data("sample:clinic")
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    key = odo.register(ds)
+    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in ds.entity_names})],
+                key=key).close()
+    void = ds.entity_names[:7]
+    odo.reserve(ds, [PlannedRelease("run", "central", math.inf, 0.0, {e: (math.inf, 0.0) for e in void})], key=key,
+                allow_non_private=True).close()
+    line = budget_summary_line(odo, key)
+    shown = ", ".join(repr(e) for e in void[:5])
+    assert f"; no overall guarantee for {shown} and 2 more: non-private release(s)" in line, line

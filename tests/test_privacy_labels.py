@@ -239,3 +239,16 @@ def test_the_delta_warning_reads_the_smallest_entitys_released_size():
     assert len(out["warnings"]) == 1 and "released noisy size ≈ 250" in out["warnings"][0]
     # the smallest entity (150) is below 200: no warning, whatever the larger one's size
     assert privacy_summary(_result(led, releases=[[150.0], [400.0]]), cfg, True)["warnings"] == []
+
+
+def test_the_dashboards_guarantee_states_the_trust_model_without_secure_aggregation_too():
+    """Without secure aggregation the guarantee says every entity added the full noise to its own release (the
+    server sees each); a document without a trust model says neither."""
+    from dpfed_core.ui import tables
+
+    p = {"private": True, "epsilon": 1.0, "delta": 1e-6, "requested_epsilon": 1.0, "requested_delta": 1e-6,
+         "assumptions": [], "samplers": [], "warnings": [], "trust": {"aggregation": "none"}}
+    text = tables.guarantee_text({"privacy": p})
+    assert text.endswith("\n\nNo secure aggregation: every entity added the full noise to its own release."), text
+    bare = tables.guarantee_text({"privacy": {k: v for k, v in p.items() if k != "trust"}})
+    assert "secure aggregation" not in bare.lower()

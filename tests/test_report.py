@@ -853,3 +853,108 @@ def test_the_audit_section_says_what_the_attacker_of_each_kind_of_method_saw(doc
     assert ("sees only the released prototypes (dp-prototypes) or the sum of every entity's noisy statistics "
             "under secure aggregation, the other entities being empty entities (their shares are noise only) "
             "(dp-popularity) scores each release") in text, text
+
+
+def test_an_included_release_that_read_every_entitys_exact_rows_names_every_entity_as_voided(docs):
+    """A sweep holding one non-private point (ε = ∞) among DP ones released every entity's exact data, and
+    an audit that reruns a summable method beside the other entities' own rows reads every entity's exact
+    rows: each names every entity as left without an overall guarantee — never none of them, nor only the
+    audited one. A sweep of DP points only, or an audit whose other entities are empty, voids no more."""
+    from dpfed_core.reporting.report_sections import other_releases
+
+    run = {k: v for k, v in docs["run"].items() if k != "comparison"}
+    names = [str(e["name"]) for e in run["entities"]]
+    assert len(names) > 1
+    dp_run = {"method": "dp-cooccurrence", "epsilon": 1.0, "privacy": {"private": True, "epsilon": 1.0}}
+    inf_run = {"method": "dp-cooccurrence", "epsilon": math.inf, "privacy": {"private": False, "epsilon": math.inf}}
+    sweep = {"config": {"method": "dp-cooccurrence", "delta": 1e-6}, "epsilons": [1.0, math.inf], "seeds": [0],
+             "references": [], "runs": [dp_run, inf_run]}
+    audit = {"kind": "audit", "config": {"methods": ["dp-cooccurrence"], "others": "data"},
+             "entity": {"name": names[0]}}
+    rows = {r["kind"]: r for r in other_releases(run, None, sweep, audit)}
+    assert rows["sweep"]["void"] == names
+    assert rows["audit"]["void"] == names
+    rows = {r["kind"]: r for r in other_releases(run, None, {**sweep, "epsilons": [1.0], "runs": [dp_run]},
+                                                 {**audit, "config": {**audit["config"], "others": "zeros"}})}
+    assert rows["sweep"]["void"] == [] and rows["audit"]["void"] == [names[0]]
+    # the report's sweep holds DP points and an ε = ∞ one: every entity is named, in both versions
+    assert {str(r["epsilon"]) for r in docs["sweep"]["runs"]} >= {"1.0", "inf"}
+    line = (f"Entities {_esc(', '.join(names))} have no overall guarantee: a non-private release (a point or "
+            "reference of the sweep included here).")
+    for public in (True, False):
+        page = _text(rep.build_report(docs["run"], sweep_doc=docs["sweep"], include_plotlyjs=False, generated="x",
+                                      public=public))
+        assert line in _section(page, "overview") and line in _section(page, "summary")
+
+
+def test_the_summary_states_every_warning_the_guarantee_rests_on(docs):
+    """The guarantee's warnings (what it rests on, e.g. shares rounded below their grid) are stated in the
+    summary beside the guarantee, in both versions, as the dashboard and the CLI state them."""
+    run = {**docs["run"], "privacy": {**docs["run"]["privacy"],
+                                      "warnings": ["the shares of entity <b>X</b> carried too little noise"]}}
+    for public in (True, False):
+        summary = _section(rep.build_report(run, include_plotlyjs=False, generated="x", public=public), "summary")
+        assert "<p class='verdict-bad'>the shares of entity &lt;b&gt;X&lt;/b&gt; carried too little noise</p>" in summary
+
+
+def test_the_overview_marks_a_weaker_coalition_epsilon_and_says_what_it_means():
+    """With secure aggregation the ε against the server colluding with every other entity is each entity's own
+    noise share's, larger than the guarantee: its box is marked and the page says what it means for one
+    person; without secure aggregation (or the same ε) nothing is marked."""
+    from dpfed_core.reporting.report_sections import _overview, epsilon_in_words
+
+    run = {"privacy": {"private": True, "epsilon": 1.0, "delta": 1e-6,
+                       "trust": {"aggregation": "secure",
+                                 "against_server_and_other_entities": {"epsilon": 6.5, "delta": 1e-6}}},
+           "messages": []}
+    page = _overview(run, public=True)
+    assert "<div class='figure bad'>" in page and "<span class='num'>ε = 6.5</span>" in page
+    assert f"Under collusion: {_esc(epsilon_in_words(6.5, 1e-6))}" in page
+    same = {**run, "privacy": {**run["privacy"], "trust": {"aggregation": "none"}}}
+    page = _overview(same, public=True)
+    assert "figure bad" not in page and "Under collusion" not in page
+
+
+def test_the_cumulative_spend_names_five_voided_entities_and_how_many_more():
+    from dpfed_core.reporting.report_sections import cumulative_text
+
+    names = [f"hospital {i}" for i in range(7)]
+    text = cumulative_text({"accountant": {"across_releases": "zCDP", "spent_epsilon": 2.0, "delta": 1e-5,
+                                           "most_spent_entity": "hospital 0", "non_private_entities": names}})
+    assert ("no overall guarantee for the people of 7 entities (hospital 0, hospital 1, hospital 2, hospital 3, "
+            "hospital 4 and 2 more)") in text, text
+
+
+def test_a_dp_method_compared_without_privacy_voids_every_entity_and_a_simulations_comparisons_say_so(docs):
+    """A DP method compared at ε = ∞ released exact data: its row states ∞ and names every entity as left
+    without a guarantee, never a DP (ε, δ); in a simulation every comparison's ε is labelled as one."""
+    from dpfed_core.privacy.noise import SIMULATION_LABEL
+    from dpfed_core.reporting.report_sections import other_releases
+
+    run = {k: v for k, v in docs["run"].items() if k != "comparison"}
+    names = [str(e["name"]) for e in run["entities"]]
+    exact = {"method": {"privacy_model_type": "FEDERATED_USER_DP"},
+             "privacy": {"private": False, "epsilon": math.inf, "delta": 0.0}}
+    dp = {"method": {"privacy_model_type": "FEDERATED_USER_DP"},
+          "privacy": {"private": True, "epsilon": 0.5, "delta": 1e-6, "ledger": [{"entity": names[0]}]}}
+    (row,) = other_releases(run, {"dp-popularity": exact})
+    assert row["epsilon"] == "∞ (non-private release)" and row["void"] == names
+    (row,) = other_releases(run, {"dp-popularity": dp})
+    assert row["epsilon"] == "ε = 0.5, δ = 1e-06" and row["void"] == []
+    sim = {**run, "privacy": {**run["privacy"], "simulation": True}}
+    (row,) = other_releases(sim, {"dp-popularity": dp})
+    assert row["epsilon"] == f"ε = 0.5, δ = 1e-06 — {SIMULATION_LABEL}"
+
+
+def test_each_entitys_composed_epsilon_is_stated_rounded_up_as_the_guarantee_is():
+    """The privacy section's table of ε per entity states each composed ε as the guarantee is stated: rounded up
+    (0.92031 → 0.9204, never the 0.9203 below what holds)."""
+    from dpfed_core.reporting.report_sections import _privacy
+
+    run = {"config": {"method": "dp-cooccurrence"}, "messages": [],
+           "privacy": {"private": True, "epsilon": 0.92031, "delta": 1e-6, "requested_epsilon": 1.0,
+                       "requested_delta": 1e-6, "ledger": [], "per_stage": [],
+                       "per_entity": [{"entity": "A", "epsilon": 0.92031, "delta": 1e-6, "accountant": "zCDP"}]}}
+    body = _privacy(run, plotly_ok=False)
+    table = body[body.index("ε per entity, as composed"):body.index("The stages' own rows")]
+    assert "<td>A</td><td>0.9204</td>" in table and "0.9203" not in table, table

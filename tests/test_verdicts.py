@@ -577,3 +577,41 @@ def test_the_sweep_table_counts_only_the_seeds_with_a_value_and_warns_nothing_wh
         rows = {r["epsilon"]: r for r in ex.sweep_table(doc) if r["method"] == "dp"}
     assert rows[1.0]["n"] == 2 and rows[1.0]["mean"] == pytest.approx(0.25)
     assert rows[3.0]["n"] == 0 and math.isnan(rows[3.0]["mean"]) and math.isnan(rows[3.0]["sd"])
+
+
+def test_over_seeds_chance_is_counted_among_the_entities_with_two_seeds_to_compare():
+    """An entity with a value at one seed only has no interval, so it can never fall beyond one: it is no
+    trial of chance. Four entities clearly better over 3 seeds beside sixty measured at one seed each are four of
+    four beyond their interval (better), not four of sixty-four (which chance could give)."""
+    nan = math.nan
+    fed = {f"clear{i}": [0.10, 0.101, 0.099] for i in range(4)}
+    fed.update({f"once{i}": [0.20, nan, nan] for i in range(60)})
+    local = {name: [0.2] * 3 for name in fed}
+    doc = {"config": {"method": "dp", "mode": "zero"},
+           "runs": _seed_runs("dp", 1.0, fed) + _seed_runs("local", math.inf, local)}
+    r = vd.sweep_entity_verdict(doc, 1.0, "mar", baselines=("local",))["baselines"]["local"]
+    assert (r["better"], r["worse"], r["tie"], r["tested"]) == (4, 0, 60, 4)
+    assert r["word"] == "better"
+
+
+def test_an_even_count_says_why_and_a_long_list_without_test_users_says_how_many_more():
+    """"even with …: better for 4 of 7 entities, worse for 3 (no majority beyond chance, sign test at 5 %)", and
+    the entities without test users named up to five, then how many more — never a list that reads complete."""
+    names = [f"e{i}" for i in range(7)] + [f"n{i}" for i in range(7)]
+    fed = {n: (0.10 if i < 4 else 0.30) if n.startswith("e") else None for i, n in enumerate(names)}
+    local = {n: 0.20 for n in names}
+    v = vd.entity_verdict({"dp": _doc(fed), "local": _doc(local, math.inf)}, "dp", "mar", baselines=("local",))
+    r = v["baselines"]["local"]
+    assert (r["better"], r["worse"], r["word"]) == (4, 3, "even")
+    text = vd.verdict_sentence(v)
+    assert ("even with each entity alone (own model + own popularity): better for 4 of the 7 entities with test "
+            "users, worse for 3 (no majority beyond chance, sign test at 5 %)") in text, text
+    assert "no test users (no verdict): n0, n1, n2, n3, n4 and 2 more" in text, text
+
+
+def test_a_crossing_only_without_privacy_still_says_when_its_difference_is_weak_evidence():
+    """The ε = ∞ crossing reads its effect like any other: inside its 95 % t interval it says "Weak evidence"."""
+    two = {"epsilon": math.inf, "mean": 0.01, "sd": 0.008, "n": 2, "state": "beats"}
+    text = vd.pays_from_sentence(math.inf, effect=two)
+    assert "pays only without privacy (ε = ∞)" in text and "Weak evidence" in text and "± 0.072" in text
+    assert "Weak evidence" not in vd.pays_from_sentence(math.inf, effect={**two, "sd": 0.0001, "n": 5})
