@@ -581,6 +581,11 @@ def test_the_run_table_states_each_methods_ledger_epsilon_and_overall_numbers(ca
     row = capsys.readouterr().out.splitlines()[1].split()
     assert row[:3] == ["dp-gaussian", "0.62", "0.1234"]
     assert [float(x) for x in row[2:]] == [overall[k] for k in keys]
+    # rounded up as the dashboard and the report state it, never below what holds
+    _print_table({"dp-gaussian": {**doc, "privacy": {"epsilon": 0.92031}}, "local": {**doc, "privacy": {"epsilon": 0}},
+                  "central": {**doc, "privacy": {"epsilon": float("inf")}}}, 10)
+    rows = [line.split()[:2] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert rows == [["dp-gaussian", "0.9204"], ["local", "0"], ["central", "∞"]]
 
 
 def test_a_sweep_says_when_its_method_does_not_beat_dp_popularity_inconclusive_included(tmp_path, capsys):

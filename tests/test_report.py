@@ -958,3 +958,14 @@ def test_each_entitys_composed_epsilon_is_stated_rounded_up_as_the_guarantee_is(
     body = _privacy(run, plotly_ok=False)
     table = body[body.index("ε per entity, as composed"):body.index("The stages' own rows")]
     assert "<td>A</td><td>0.9204</td>" in table and "0.9203" not in table, table
+
+
+def test_the_scope_section_states_each_entitys_epsilon_rounded_up_as_the_overview_does():
+    """The scope's "each entity's release is (ε, δ)-DP" is the run's ε rounded up (0.92031 → 0.9204), the figure
+    the overview states; a non-private run's is ∞."""
+    from dpfed_core.reporting.report_sections import _scope
+
+    run = {"privacy": {"private": True, "epsilon": 0.92031, "delta": 1e-6, "trust": {}}, "messages": []}
+    text = _scope(run)
+    assert "Each entity's release is (0.9204, δ)-DP" in text and "0.9203" not in text
+    assert "Each entity's release is (∞, δ)-DP" in _scope({**run, "privacy": {**run["privacy"], "epsilon": math.inf}})

@@ -201,9 +201,12 @@ SWEEP_EPSILONS = DEFAULT_SWEEP_EPSILONS
 def _print_table(docs: dict[str, dict], n: int) -> None:
     keys = ["mar", "test_rmse", "train_rmse", f"precision_at_{n}", f"recall_at_{n}", f"ndcg_at_{n}"]
     print(f"{'method':16s} {'ε':>8s} " + " ".join(f"{k:>15s}" for k in keys))
+    from dpfed_core.evaluation.verdicts import format_epsilon
+
     for name, doc in docs.items():
         eps = doc["privacy"]["epsilon"]
-        print(f"{name:16s} {eps:>8.3g} " + " ".join(f"{doc['overall'][k]:>15.4f}" for k in keys))
+        # rounded up as every other ε the product states: a figure below what holds would overstate privacy
+        print(f"{name:16s} {format_epsilon(eps):>8s} " + " ".join(f"{doc['overall'][k]:>15.4f}" for k in keys))
 
 
 def _print_trust_note(method: str, aggregation: str, methods) -> None:

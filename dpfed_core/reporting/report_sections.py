@@ -497,7 +497,7 @@ def released_from_messages(run: dict) -> list[dict]:
 
 def _scope(run: dict, public: bool = False) -> str:
     private = _is_private(run)
-    eps = fmt_num(run.get("privacy", {}).get("epsilon"))
+    eps = fmt_eps(run.get("privacy", {}).get("epsilon")).removesuffix(" (non-private)")
     released = [(r["what"], r["content"], r["status"]) for r in released_from_messages(run)] + [
         ("Round 2 inside each entity", "user factors U_h, entity-local model parts and predictions",
          "never leave the entity"),
