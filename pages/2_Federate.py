@@ -252,7 +252,8 @@ if spec.uses_epsilon and not errors and math.isfinite(epsilon):
             if not plan.empty:
                 pre = f"Planned ε per stage and entity if an entity uses {label}: " if len(plans) > 1 else \
                     "Planned ε per stage and entity: "
-                st.caption(pre + ", ".join(f"{r.stage} {r.epsilon:.3g}" for r in plan.itertuples()) +
+                st.caption(pre + ", ".join(f"{r.stage} {dash.format_epsilon(r.epsilon)}"
+                                           for r in plan.itertuples()) +
                            " (the ledger's stage names; the ledger after the run shows what was spent).")
     except DpfedError as exc:
         errors.append(dash.friendly_message(exc))

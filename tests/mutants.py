@@ -2049,6 +2049,12 @@ MUTANTS = (
            "'rounding_as_deployed' if trust.get('noise') else 'rounding'", "'rounding'", ("tests/test_sum_noise.py::test_a_run_that_drew_each_sum_once_warns_when_a_deployment_of_it_would_not_be_covered",)),
     Mutant("rounding-warning-never-given", SPROT, "rounding_warning", "rounding.get('covered', True)", "True",
            (ROUNDING_RUN,)),
+    Mutant("rounding-warning-epsilon-rounded-to-nearest", SPROT, "rounding_warning",
+           "epsilon_that_holds(trust['against_server']['epsilon'])", "f\"{trust['against_server']['epsilon']:.4g}\"",
+           ("tests/test_sum_noise.py::test_a_run_that_drew_each_sum_once_warns_when_a_deployment_of_it_would_not_be_"
+            "covered",)),
+    Mutant("coalition-refusal-epsilon-rounded-to-nearest", SITE, "check",
+           "epsilon_that_holds(req.coalition_epsilon)", "f'{req.coalition_epsilon:.4g}'", (COALITION_PLAN,)),
     Mutant("rounding-coverage-judged-at-epsilon-one", SPROT, "rounding_record",
            "rounding_covered(grid_steps, n_entities, epsilon, delta)",
            "rounding_covered(grid_steps, n_entities, min(epsilon, 1.0), delta)", (ROUNDING_RUN,)),

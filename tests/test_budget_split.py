@@ -18,6 +18,7 @@ from dpfed_core.federation.summable import SummableMethod, _cooccurrence_plan
 from dpfed_core.privacy import noise
 from dpfed_core.privacy.budget_split import split_by, split_evenly_over
 from dpfed_core.privacy.ledger import PrivacyLedger
+from dpfed_core.privacy.statement import epsilon_that_holds
 
 INF = math.inf
 
@@ -202,6 +203,6 @@ def test_a_multi_stage_share_states_the_coalition_epsilon_of_its_own_noise_share
             assert share.coalition_epsilon == plan.coalition_epsilon(divisor)
             if aggregation == "secure":
                 assert divisor == 2.0 and share.coalition_epsilon > 2 * plan.total_epsilon()
-                assert f"ε={share.coalition_epsilon:.4g}" in share.note
+                assert f"ε={epsilon_that_holds(share.coalition_epsilon)}" in share.note
             else:
                 assert share.coalition_epsilon == plan.total_epsilon()

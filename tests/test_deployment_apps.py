@@ -23,6 +23,7 @@ from dpfed_core.deployment.launcher import DeploymentError  # noqa: E402
 from dpfed_core.deployment.site_policy import SiteLog, load_policy, write_policy  # noqa: E402
 from dpfed_core.deployment.wire import dumps  # noqa: E402
 from dpfed_core.privacy.ledger import LedgerRow  # noqa: E402
+from dpfed_core.privacy.statement import epsilon_that_holds
 
 
 def _context(**node_config):
@@ -1337,9 +1338,10 @@ def test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_states_the_co
     # the catalogue's share states the run as planned (the method's share at its planned ρ, an upper bound
     # of its row): the coordinator's figure for the whole run, not the catalogue's alone
     notes = [r["note"] for r in SiteLog(policy.store_for("clinic 0")).rows() if r["decision"] == "released"]
-    assert notes == [f"against the server with every other site: ε = {whole:.4g}, δ = {cfg.delta:.3g} (the run as "
+    assert notes == [f"against the server with every other site: ε = {epsilon_that_holds(whole)}, "
+                     f"δ = {cfg.delta:.3g} (the run as "
                      f"planned: its stages so far, and its later stages at their planned ρ; {ZCDP})"] * 2
-    assert f"{so_far:.4g}" != f"{whole:.4g}"
+    assert epsilon_that_holds(so_far) != epsilon_that_holds(whole)
     ds, roomy, ctx = _site(tmp_path / "roomy", monkeypatch, max_coalition_epsilon=(whole + so_far + method) / 2)
     assert len(list(shares(ctx))) == 2  # within the cap as the coordinator states the run
     ds, tight, ctx = _site(tmp_path / "tight", monkeypatch, max_coalition_epsilon=(so_far + whole) / 2)

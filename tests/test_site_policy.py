@@ -22,6 +22,7 @@ import pytest
 from dpfed_core.config import RunConfig
 from dpfed_core.deployment import site_policy as sp_
 from dpfed_core.deployment.site_policy import PolicyError, PolicyRefused, check, load_policy, request_of, write_policy
+from dpfed_core.privacy.statement import epsilon_that_holds
 from tests.toy import tied_design
 
 DOUBLE_DIR = Path(__file__).resolve().parent / "coordinator_double"
@@ -1193,7 +1194,8 @@ def test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every
     coalition = float(doc["privacy"]["trust"]["against_server_and_other_entities"]["epsilon"])
     assert coalition > 1.2
     for r in _released(load_policy(ok), ds):
-        assert r["note"] == (f"against the server with every other site: ε = {coalition:.4g}, δ = {cfg.delta:.3g} "
+        assert r["note"] == (f"against the server with every other site: ε = {epsilon_that_holds(coalition)}, "
+                             f"δ = {cfg.delta:.3g} "
                              "(the run as planned: its stages so far, and its later stages at their planned ρ; "
                              "one share, no composition)")
     with LocalFederation(shards, tmp_path / "flower2", ds.entity_names, site_policy=[ok, ok, tight]) as fed:
@@ -1201,7 +1203,8 @@ def test_a_site_states_and_can_cap_the_epsilon_its_own_noise_gives_against_every
             run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=180)
     rows = sp_.SiteLog(load_policy(tight).store_for(ds.entity_names[2])).rows()
     assert [(r["stage"], r["decision"], r["rule"]) for r in rows] == [("decision", "refused", "max_coalition_epsilon")]
-    assert f"the run as planned would give this site's people ε = {coalition:.4g} against the server" in rows[-1]["note"]
+    assert (f"the run as planned would give this site's people ε = {epsilon_that_holds(coalition)} against the "
+            "server") in rows[-1]["note"]
     # decided before any charge: the site's odometer holds no account, no release
     from dpfed_core.privacy.odometer import BudgetOdometer
 
@@ -1229,8 +1232,14 @@ def test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_paramete
     assert req.coalition_epsilon == planned[3]
     with pytest.raises(PolicyRefused) as err:
         check(_policy(tmp_path, max_coalition_epsilon=planned[3] * 0.99), req)
-    assert err.value.rule == "max_coalition_epsilon" and f"ε = {planned[3]:.4g}" in str(err.value)
+    assert err.value.rule == "max_coalition_epsilon" and f"ε = {epsilon_that_holds(planned[3])}" in str(err.value)
     check(_policy(tmp_path, max_coalition_epsilon=planned[3]), req)
+    # the figure a refusal states is rounded up, never below what the run would give (0.92031 → 0.9204)
+    from dataclasses import replace
+
+    with pytest.raises(PolicyRefused) as err:
+        check(_policy(tmp_path, max_coalition_epsilon=0.5), replace(req, coalition_epsilon=0.92031))
+    assert "people ε = 0.9204 against the server" in str(err.value) and "0.9203" not in str(err.value)
     # a non-private request states none (its own rule refuses it)
     assert request_of(RunConfig(method="kmeans"), 3, value_max=10.0).coalition_epsilon is None
 

@@ -270,3 +270,10 @@ def test_a_run_that_drew_each_sum_once_warns_when_a_deployment_of_it_would_not_b
     assert "holds here" in w and "would not be proved" in w
     assert not [w for w in sim["privacy"]["warnings"] if "a deployment of these settings" in w]
     assert any("is not proved for this run" in w for w in sim["privacy"]["warnings"])
+    # each ε the warning states is rounded up, never below what holds (0.92031 → 0.9204)
+    from dpfed_core.federation.summable_protocol import rounding_warning
+
+    trust = {"against_server": {"epsilon": 0.92031}, "against_server_and_other_entities": {"epsilon": 2.00001},
+             "rounding": {"covered": False, "grid": 1.0, "grid_steps": 3.0}}
+    said = rounding_warning(trust)
+    assert "ε = 0.9204 against the server is not proved" in said and "ε = 2.001 (each entity's own share)" in said

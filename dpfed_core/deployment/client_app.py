@@ -283,7 +283,10 @@ def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_by
     elif coalition is None or not math.isfinite(coalition[0]):
         note = ""
     else:
-        note = (f"against the server with every other site: ε = {coalition[0]:.4g}, δ = {coalition[1]:.3g} (the run "
+        from dpfed_core.privacy.statement import epsilon_that_holds
+
+        note = (f"against the server with every other site: ε = {epsilon_that_holds(coalition[0])}, "
+                f"δ = {coalition[1]:.3g} (the run "
                 f"as planned: its stages so far, and its later stages at their planned ρ; {coalition[2]})")
     site_policy.SiteLog(_run_store(context, policy, shard.entity)).add(
         run=str(context.run_id), coordinator=_coordinator(context), entity=shard.entity, method=config.method,

@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dpfed_core.errors import ConfigError, DpfedError
+from dpfed_core.privacy.statement import epsilon_that_holds
 
 #: The rules a refusal can name (one per policy key that binds a request).
 RULES = ("methods", "max_epsilon", "max_delta", "max_coalition_epsilon", "budget_epsilon", "value_bounds",
@@ -450,7 +451,8 @@ def check(policy: SitePolicy, req: Request) -> None:
     if (req.coalition_epsilon is not None
             and req.coalition_epsilon > policy.max_coalition_epsilon * (1 + COALITION_PLAN_SLACK)):
         raise PolicyRefused("max_coalition_epsilon", f"the run as planned would give this site's people ε = "
-                                                     f"{req.coalition_epsilon:.4g} against the server colluding "
+                                                     f"{epsilon_that_holds(req.coalition_epsilon)} against the "
+                                                     "server colluding "
                                                      "with every other site, above the site's "
                                                      "max_coalition_epsilon",
                             limit=f" = {_fmt(policy.max_coalition_epsilon)}")
@@ -483,7 +485,8 @@ def check_coalition(policy: SitePolicy, coalition_epsilon: float, stage: str) ->
     if coalition_epsilon > policy.max_coalition_epsilon * (1 + 1e-12):
         raise PolicyRefused("max_coalition_epsilon", f"with its {stage} share, the run as planned would give this "
                                                      f"site's people ε = "
-                                                     f"{coalition_epsilon:.4g} against the server colluding with "
+                                                     f"{epsilon_that_holds(coalition_epsilon)} against the server "
+                                                     "colluding with "
                                                      "every other site, above the site's max_coalition_epsilon; "
                                                      "nothing was sent",
                             limit=f" (max_coalition_epsilon = {_fmt(policy.max_coalition_epsilon)})")

@@ -22,6 +22,7 @@ from dpfed_core.data.dataset import FederatedDataset, merge_key_columns
 from dpfed_core.methods import MethodResult, get_method
 from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.noise import method_generator
+from dpfed_core.privacy.statement import epsilon_that_holds
 
 
 def needs_dp_catalogue(dataset: FederatedDataset, uses_epsilon: bool, config: RunConfig) -> bool:
@@ -274,7 +275,8 @@ def fit_on_dp_catalogue(dataset, split, config, spec, rng, progress) -> MethodRe
     messages += [Message(1, SERVER, name, "catalogue (union of released item ids)", (len(cols),),
                          int(cols.nbytes)) for name in dataset.entity_names]
     note = (f"no declared item catalogue: {len(cols)} of the data's {dataset.n_items} items selected by DP "
-            f"partition selection (ε = {eps_sel:.3g}, δ = {dlt_sel:.3g} per entity, an item needs a noisy user "
+            f"partition selection (ε = {epsilon_that_holds(eps_sel)}, δ = {dlt_sel:.3g} per entity, an item needs a "
+            f"noisy user "
             f"count ≥ {release.threshold:.0f}); declare the catalogue (items=FILE) to keep every item and "
             "the whole budget for the method")
     if len(cols) == 0:

@@ -339,8 +339,10 @@ class SummableMethod(ABC):
             of_stages = (f"; stage {stage!r} has ρ={plan.rho[stage]:.4g} of the split ρ={plan.rho_total:.4g}, the "
                          f"{len(plan.rho)} stages compose (zCDP, ρ adds up) to ε={plan.total_epsilon():.4g}")
         if self.aggregation == "secure":
+            from dpfed_core.privacy.statement import epsilon_that_holds
+
             note = (f"noise share σ/√{divisor ** 2:.0f} of a secure sum (σ={sigma:.4g}){of_stages}; against the "
-                    f"server with all other entities: ε={eps_c:.4g}, δ={self.delta:.3g}")
+                    f"server with all other entities: ε={epsilon_that_holds(eps_c)}, δ={self.delta:.3g}")
             name = SECURE_SHARE
         else:
             note = (f"no secure aggregation: the entity adds the full σ={sigma:.4g}; the server sees its "

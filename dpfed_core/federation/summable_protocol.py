@@ -269,18 +269,20 @@ def rounding_warning(trust: dict) -> str | None:
     rounding = (trust or {}).get(key) or {}
     if rounding.get("covered", True):
         return None
-    server = trust["against_server"]["epsilon"]
-    own = trust["against_server_and_other_entities"]["epsilon"]
+    from dpfed_core.privacy.statement import epsilon_that_holds
+
+    server = epsilon_that_holds(trust["against_server"]["epsilon"])
+    own = epsilon_that_holds(trust["against_server_and_other_entities"]["epsilon"])
     steps = (f"to the grid {rounding['grid']:g}, and at this ε a share carries only {rounding['grid_steps']:.3g} "
              "grid steps of noise")
     if deployed:  # this process rounded only the noisy sum: the caveat is a deployment's
-        return (f"this run drew each secure sum's noise once and rounded only the noisy sum, so ε = {server:.4g} "
+        return (f"this run drew each secure sum's noise once and rounded only the noisy sum, so ε = {server} "
                 f"against the server holds here; a deployment of these settings rounds each entity's share {steps}: "
-                f"there ε = {server:.4g} against the server would not be proved, ε = {own:.4g} (each entity's own "
+                f"there ε = {server} against the server would not be proved, ε = {own} (each entity's own "
                 "share) would. Before deploying, lower ε or federate fewer entities per secure sum")
     return (f"each share of the secure sum is rounded before it is summed, {steps}: too few for the argument "
-            f"that the rounded sum is as private as the noisy sum, so ε = {server:.4g} against the server is not "
-            f"proved for this run; what is proved against the server is ε = {own:.4g} (each entity's own share). "
+            f"that the rounded sum is as private as the noisy sum, so ε = {server} against the server is not "
+            f"proved for this run; what is proved against the server is ε = {own} (each entity's own share). "
             "Lower ε, federate fewer entities per secure sum, or run without secure aggregation (each entity "
             "then adds the full noise to its own release)")
 

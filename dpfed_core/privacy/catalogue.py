@@ -82,6 +82,7 @@ import scipy.sparse as sp
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.ledger import PrivacyLedger
+from dpfed_core.privacy.statement import epsilon_that_holds
 
 #: Default share of the run's ε and δ spent on the catalogue when one is needed.
 CATALOGUE_EPSILON_SHARE = 0.2
@@ -361,7 +362,7 @@ def secure_catalogue_share(
     if divisor > 1:
         note = (f"federation-wide catalogue: unit-norm user weights (≤ {c} buckets per user) over {nb} public hash "
                 f"buckets, noise share σ/{divisor:.3g} of a secure sum (σ={sigma:.4g}); against the server with all "
-                f"other entities: ε={eps_c:.4g}, δ={delta:.3g}")
+                f"other entities: ε={epsilon_that_holds(eps_c)}, δ={delta:.3g}")
         name = f"{mech.SECURE_SHARE} (catalogue)"
     else:
         note = (f"federation-wide catalogue without secure aggregation: unit-norm user weights (≤ {c} buckets per user) "
