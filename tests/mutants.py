@@ -2951,6 +2951,9 @@ MUTANTS = (
     Mutant("report-entity-epsilon-rounded-to-nearest", RSECTIONS, "_privacy",
            "[{**e, 'epsilon': fmt_eps(e.get('epsilon'))} for e in per_entity]", "per_entity",
            (f"{REPORTT}::test_each_entitys_composed_epsilon_is_stated_rounded_up_as_the_guarantee_is",)),
+    # hunt: site privacy and budget
+    Mutant("site-policy-delta-cap-a-tenth", SITE, "_checked_policy", "v >= 1e-2", "v >= 1e-1",
+           (f"{SITET}::test_a_policy_delta_of_a_hundredth_or_more_is_refused",)),
 )
 
 

@@ -164,6 +164,15 @@ def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):
         load_policy(p)
 
 
+@pytest.mark.parametrize("key, value", [("max_delta", 0.02), ("budget_delta", 0.05), ("max_delta", 0.01)])
+def test_a_policy_delta_of_a_hundredth_or_more_is_refused(tmp_path, key, value):
+    # a δ at or above 0.01 is no privacy guarantee: the site's own policy must not allow it
+    over = {"max_delta": value, "budget_delta": 2 * value} if key == "max_delta" else {key: value}
+    with pytest.raises(PolicyError, match=f"{key} = {value:g} must be below 0.01"):
+        _policy(tmp_path, **over)
+    assert _policy(tmp_path, max_delta=1e-3, budget_delta=5e-3).max_delta == 1e-3
+
+
 def _site_shard(tmp_path):
     """The first site's shard of the three-clinic federation, as a deployment writes it."""
     from tests.test_deployment import three_clinics
