@@ -1377,17 +1377,23 @@ def test_the_planned_charge_states_the_epsilon_left_after_earlier_releases_and_t
     assert "(ε at δ" not in planned_charge(store, ds, [dp_plan(1.0, delta=1e-5)])["text"]
 
 
-def test_a_dry_run_states_where_the_most_spent_entity_ends_after_the_datas_earlier_releases(tmp_path, capsys):
-    """`--dry-run` after an earlier release: "after it" is the most-spent entity's total once this release is
-    composed with the earlier ones — more than this release's own spend — not the release's spend again."""
+def _clinic_with_one_earlier_release(tmp_path, cap: float):
+    """A store holding the clinic sample under a cap, with one earlier release of ε = 1 on every entity."""
     from dpfed_core.data.loaders import load_data
 
     store = tmp_path / "s.sqlite3"
     ds = load_data("sample:clinic")
     odo = BudgetOdometer(store)
-    odo.set_cap(ds, 10.0, 1e-5)
+    odo.set_cap(ds, cap, 1e-5)
     odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in ds.entity_names},
                                     seed=0)]).close()
+    return store
+
+
+def test_a_dry_run_states_where_the_most_spent_entity_ends_after_the_datas_earlier_releases(tmp_path, capsys):
+    """`--dry-run` after an earlier release: "after it" is the most-spent entity's total once this release is
+    composed with the earlier ones — more than this release's own spend — not the release's spend again."""
+    store = _clinic_with_one_earlier_release(tmp_path, cap=10.0)
     rc, out, _ = _cli(capsys, "run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon", "1",
                       "--dry-run", "--store", str(store))
     assert rc == 0
@@ -1418,14 +1424,7 @@ def test_budget_list_rounds_the_spend_up_and_the_cap_down(tmp_path, capsys):
 def test_a_dry_run_of_a_non_private_method_states_the_dp_releases_spend_after_it(tmp_path, capsys):
     """Under a cap, a non-private release voids the guarantee; the line still states what the DP releases alone
     have spent (the ε the cap is checked on), a finite figure — not the ∞ of the non-private release."""
-    from dpfed_core.data.loaders import load_data
-
-    store = tmp_path / "s.sqlite3"
-    ds = load_data("sample:clinic")
-    odo = BudgetOdometer(store)
-    odo.set_cap(ds, 3.0, 1e-5)
-    odo.reserve(ds, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in ds.entity_names},
-                                    seed=0)]).close()
+    store = _clinic_with_one_earlier_release(tmp_path, cap=3.0)
     rc, out, _ = _cli(capsys, "run", "--data", "sample:clinic", "--method", "central", "--dry-run",
                       "--store", str(store))
     assert rc == 0
