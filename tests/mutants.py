@@ -2807,7 +2807,7 @@ MUTANTS = (
     Mutant("xin-private-weight-one", XIN_PY, "XinJaakkola._stream",
            "np.full(len(rows), self.private_weight)", "np.ones(len(rows))",
            (f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight",)),
-    # hunt: catalogue and the site's own model
+    # each site keeps what it knows: its own model, its hold-out, the catalogue's items
     Mutant("local-without-the-public-item-features", BUILTIN, "_fit_local",
            "fit_site_model(train[sl], rank=config.rank)", "None", (EMPTY_FEATURES,), arg="features"),
     Mutant("empty-catalogue-site-model-without-the-public-item-features", SUMM, "own_round2",
@@ -2848,7 +2848,7 @@ MUTANTS = (
            "smooth_over_features(on_known(g, Z), features, 0.5)", "smooth_over_features(g, features, 0.5)",
            (f"{BLENDT}::test_an_item_only_the_hidden_entry_names_is_unknown_on_the_holdout_to_the_popularity_over_"
             "features",)),
-    # hunt: what users read
+    # what users read: the report, time hints, verdicts, budget and CLI lines
     Mutant("report-summary-without-the-guarantees-warnings", RSECTIONS, "_summary", "p.get('warnings') or []", "[]",
            (f"{REPORTT}::test_the_summary_states_every_warning_the_guarantee_rests_on",)),
     Mutant("report-sweep-with-an-infinite-point-voids-no-entity", RSECTIONS, "other_releases",
@@ -2951,7 +2951,7 @@ MUTANTS = (
     Mutant("report-entity-epsilon-rounded-to-nearest", RSECTIONS, "_privacy",
            "[{**e, 'epsilon': fmt_eps(e.get('epsilon'))} for e in per_entity]", "per_entity",
            (f"{REPORTT}::test_each_entitys_composed_epsilon_is_stated_rounded_up_as_the_guarantee_is",)),
-    # hunt: site privacy and budget
+    # the site's own policy
     Mutant("site-policy-delta-cap-a-tenth", SITE, "_checked_policy", "v >= 1e-2", "v >= 1e-1",
            (f"{SITET}::test_a_policy_delta_of_a_hundredth_or_more_is_refused",)),
 )

@@ -70,6 +70,7 @@ from dpfed_core.federation.summable import GRID, SUMMABLE_METHODS, fused_inputs,
 from dpfed_core.models.factorization import fit_rows_given
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.noise import SecureGenerator, method_generator
+from dpfed_core.privacy.statement import epsilon_that_holds
 from dpfed_core.privacy.store import StoreError
 
 # The operator's plug-in methods (DPFED_PLUGINS, set by deploy-local --plugin or by the site):
@@ -283,8 +284,6 @@ def _log_release(context: Context, shard, config, stage: str, rows, shapes, n_by
     elif coalition is None or not math.isfinite(coalition[0]):
         note = ""
     else:
-        from dpfed_core.privacy.statement import epsilon_that_holds
-
         note = (f"against the server with every other site: ε = {epsilon_that_holds(coalition[0])}, "
                 f"δ = {coalition[1]:.3g} (the run "
                 f"as planned: its stages so far, and its later stages at their planned ρ; {coalition[2]})")

@@ -46,6 +46,7 @@ from dpfed_core.privacy.budget_split import BudgetSplit, split_by, split_evenly_
 from dpfed_core.privacy.ledger import EntityLedger
 from dpfed_core.privacy.mechanisms import SECURE_SHARE, gaussian_sigma
 from dpfed_core.privacy.noise import gaussian_float_delta
+from dpfed_core.privacy.statement import epsilon_that_holds
 
 #: Public rounding grid of every share (2⁻⁶): fine next to any DP noise, coarse enough that
 #: SecAgg+'s integer quantisation of a share in [−c, c] is exact (c = GRID·T/2, T its target range).
@@ -339,8 +340,6 @@ class SummableMethod(ABC):
             of_stages = (f"; stage {stage!r} has ρ={plan.rho[stage]:.4g} of the split ρ={plan.rho_total:.4g}, the "
                          f"{len(plan.rho)} stages compose (zCDP, ρ adds up) to ε={plan.total_epsilon():.4g}")
         if self.aggregation == "secure":
-            from dpfed_core.privacy.statement import epsilon_that_holds
-
             note = (f"noise share σ/√{divisor ** 2:.0f} of a secure sum (σ={sigma:.4g}){of_stages}; against the "
                     f"server with all other entities: ε={epsilon_that_holds(eps_c)}, δ={self.delta:.3g}")
             name = SECURE_SHARE

@@ -29,6 +29,7 @@ from dpfed_core.models.entity_factors import EntityFactors, LocalColumns
 from dpfed_core.models.shared_items import SharedItems
 from dpfed_core.privacy.ledger import EntityLedger, PrivacyLedger
 from dpfed_core.privacy.noise import PooledGenerator, is_simulation, pooled_streams
+from dpfed_core.privacy.statement import epsilon_that_holds
 
 IN_PROCESS_NOTE = ("in-process run: the sum of the entities' shares is formed in this process; the "
                    "guarantee against the server assumes secure aggregation (deploy-local / Flower SecAgg+)")
@@ -269,8 +270,6 @@ def rounding_warning(trust: dict) -> str | None:
     rounding = (trust or {}).get(key) or {}
     if rounding.get("covered", True):
         return None
-    from dpfed_core.privacy.statement import epsilon_that_holds
-
     server = epsilon_that_holds(trust["against_server"]["epsilon"])
     own = epsilon_that_holds(trust["against_server_and_other_entities"]["epsilon"])
     steps = (f"to the grid {rounding['grid']:g}, and at this ε a share carries only {rounding['grid_steps']:.3g} "

@@ -414,12 +414,17 @@ def user_history(ds: FederatedDataset, split: Split, entity: str, user: str | in
     return df.sort_values(["status", "value"], ascending=[True, False], ignore_index=True)
 
 
+def entity_test_users(ds: FederatedDataset, split: Split, entity: str) -> np.ndarray:
+    """Rows of the entity's test users (its held-out data), in the split's order."""
+    sl = ds.entity_slices()[ds.entity_index(entity)]
+    return np.asarray([u for u in split.test_users if sl.start <= u < sl.stop], dtype=int)
+
+
 def entity_set_metrics(ds: FederatedDataset, split: Split, result: MethodResult, entity: str, n: int = 10) -> dict:
     """Mean Jaccard / F1 / PR-AUC over the entity's test users (its held-out data)."""
     from dpfed_core.evaluation.metrics import set_metrics
 
-    sl = ds.entity_slices()[ds.entity_index(entity)]
-    users = np.asarray([u for u in split.test_users if sl.start <= u < sl.stop], dtype=int)
+    users = entity_test_users(ds, split, entity)
     if len(users) == 0:
         return {"jaccard": math.nan, "f1": math.nan, "pr_auc": math.nan, "n": 0}
     scores = result.entity_factors().scores(users)
@@ -451,8 +456,7 @@ def entity_paired_spread(ds: FederatedDataset, split: Split, fed: MethodResult, 
     PR-AUC (event data) is a mean over users: the sd of the per-user differences / √n."""
     from dpfed_core.evaluation.metrics import ranking_metrics, set_metrics
 
-    sl = ds.entity_slices()[ds.entity_index(entity)]
-    users = np.asarray([u for u in split.test_users if sl.start <= u < sl.stop], dtype=int)
+    users = entity_test_users(ds, split, entity)
     out = {"mar": None, "pr_auc": None, "n": int(users.size), "mar_diff": None}
     if users.size < 2:
         return out
@@ -484,8 +488,7 @@ def entity_against_alone(fed_mar: float | None, alone_mar: float | None, fed_set
     values = {"mar": (fed_mar, alone_mar)}
     if fed_set and alone_set:
         values["pr_auc"] = (fed_set["pr_auc"], alone_set["pr_auc"])
-    words = {"mar": compare_one(fed_mar, alone_mar, "mar"), "pr_auc": None}
-    words.update({k: compare_one(f, b, k) for k, (f, b) in values.items() if k != "mar"})
+    words = {"pr_auc": None, **{k: compare_one(f, b, k) for k, (f, b) in values.items()}}
     se = {k: (spread or {}).get(k) for k in values}
     for k, (f, b) in values.items():
         if words[k] in ("better", "worse") and se[k] is not None and abs(float(f) - float(b)) <= ENTITY_Z * se[k]:
