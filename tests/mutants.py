@@ -2954,6 +2954,11 @@ MUTANTS = (
     # the site's own policy
     Mutant("site-policy-delta-cap-a-tenth", SITE, "_checked_policy", "v >= 1e-2", "v >= 1e-1",
            (f"{SITET}::test_a_policy_delta_of_a_hundredth_or_more_is_refused",)),
+    # what a user reads of a bound or a count
+    Mutant("intake-assumed-bound-said-declared", LT, "_build", "value_max is not None", "True",
+           ("tests/test_loaders.py::test_a_bound_nobody_declared_is_said_to_be_assumed_not_declared",)),
+    Mutant("verdict-one-entity-said-in-plural", VERDICTS, "_count_phrase", "n == 1", "False",
+           (f"{VERDICTT}::test_one_entity_that_differs_is_said_in_the_singular",)),
 )
 
 

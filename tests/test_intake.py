@@ -101,6 +101,10 @@ def test_values_above_the_bound_one_rule_for_both_loaders(tmp_path, capsys, eicu
     ratings.write_text("user,item,rating,site\nu1,1,3,A\nu2,1,7,A\nu3,1,2,B\n")
     code = main(["run", "--data", str(ratings), "--user-col", "user", "--item-col", "item", "--value-col",
                  "rating", "--entity-col", "site"])
+    one_error(capsys, code, "above 5, the maximum assumed for ratings without a declared --value-max",
+              "--value-kind counts")
+    code = main(["run", "--data", str(ratings), "--user-col", "user", "--item-col", "item", "--value-col",
+                 "rating", "--entity-col", "site", "--value-max", "5"])
     one_error(capsys, code, "above the declared maximum --value-max 5", "--value-kind counts")
     counts = tmp_path / "c.csv"
     counts.write_text("user,item,count,site\nu1,1,3,A\nu2,1,7,A\nu3,1,2,B\n")

@@ -155,7 +155,7 @@ def test_no_true_count_decides_entities_or_items():
 def test_value_over_max_as_note():
     df = _table()
     df.loc[0, "rating"] = 7
-    ds = load_long_table(df, **OPTS, over_max="note")
+    ds = load_long_table(df, **OPTS, value_max=5, over_max="note")
     assert ds.X.max() == 7 and any("exceed the declared public bound 5" in n for n in ds.notes)
 
 
@@ -305,7 +305,20 @@ def test_infinite_value(tmp_path):
 def test_value_above_declared_max(tmp_path):
     text = "user,item,rating,site\nu1,1,3,A\nu2,1,10,A\nu3,1,2,B\n"
     with pytest.raises(DataError, match=r"holds '10', above the declared maximum value_max=5.*declare the true maximum"):
+        load_long_table(_csv(tmp_path, text), **OPTS, value_max=5)
+
+
+def test_a_bound_nobody_declared_is_said_to_be_assumed_not_declared(tmp_path):
+    text = "user,item,rating,site\nu1,1,3,A\nu2,1,10,A\nu3,1,2,B\n"
+    with pytest.raises(DataError) as e:
         load_long_table(_csv(tmp_path, text), **OPTS)
+    msg = str(e.value)
+    assert "holds '10', above 5, the maximum assumed for ratings without a declared value_max" in msg, msg
+    assert "declared maximum" not in msg and e.value.param == "value_max"
+    ds = load_long_table(_csv(tmp_path, text), **OPTS, over_max="note")
+    assert any("exceed the public bound 5 assumed for ratings without a declared value_max" in n for n in ds.notes)
+    ds = load_long_table(_csv(tmp_path, text), **OPTS, value_max=5, over_max="note")
+    assert any("exceed the declared public bound 5; they are kept" in n for n in ds.notes)
 
 
 def test_user_in_two_entities(tmp_path):

@@ -30,6 +30,14 @@ def test_format_epsilon_four_significant_digits_never_below_what_holds():
     assert vd.format_epsilon(None) == "—"
 
 
+def test_one_entity_that_differs_is_said_in_the_singular():
+    docs = {"dp": _doc({"A": 0.10, "B": 0.20, "C": 0.30}),
+            "local": _doc({"A": 0.15, "B": 0.20, "C": 0.30}, math.inf)}
+    text = vd.verdict_sentence(vd.entity_verdict(docs, "dp", "mar"))
+    assert "better for 1 of 3 entities, worse for 0, 2 tied" in text, text
+    assert "1 entity that differs is too few for a sign test at 5 %" in text, text
+
+
 def test_entity_verdict_against_local_and_individual_and_nan_is_no_test_users():
     docs = {"dp": _doc({"A": 0.10, "B": 0.20, "C": None, "D": math.nan}),
             "local": _doc({"A": 0.15, "B": 0.10, "C": 0.2, "D": 0.3}, math.inf),
@@ -49,7 +57,7 @@ def test_entity_verdict_against_local_and_individual_and_nan_is_no_test_users():
     assert ("neither shown better nor worse than each entity alone (own model + own popularity): better for 1 of "
             "the 2 entities with test users, worse for 1") not in text
     assert ("neither shown better nor worse than each entity's own model only: better for 2 of the 2 entities with test "
-            "users, worse for 0 — 2 entities on either side are too few for a sign test at 5 % to tell a majority "
+            "users, worse for 0 — 2 entities that differ are too few for a sign test at 5 % to tell a majority "
             "from chance") in text
     assert "nan" not in text.lower()
     assert vd.verdict_word(v) == "even" and vd.verdict_word(v, "individual") == "even"

@@ -446,7 +446,7 @@ def _read_without_header(from_text) -> bool:
 
 
 def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str | None, value_kind: str,
-            value_max: float, over_max: str | None, notes: list[str]) -> np.ndarray:
+            value_max: float, over_max: str | None, notes: list[str], *, declared: bool = True) -> np.ndarray:
     """The value of every row as float64 (1 per row for an event log), checked: numeric, finite, ≥ 0,
     and within the declared bound.
 
@@ -519,17 +519,22 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
         if over.any():
             i = int(np.flatnonzero(over)[0])
             rule = over_max or ("error" if value_kind == "ratings" else "note")
+            # a bound nobody declared is not called declared: the user is told it was assumed, and where to set it
+            bound = (f"the declared maximum value_max={value_max:g}" if declared else
+                     f"{value_max:g}, the maximum assumed for {value_kind} without a declared value_max")
             if rule == "error":
                 raise DataError(
                     f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds "
-                    f"{_cell(raw.iloc[i])}, above the declared maximum value_max={value_max:g} "
+                    f"{_cell(raw.iloc[i])}, above {bound} "
                     f"({int(over.sum())} such rows). A {value_kind[:-1]} above its scale's maximum is "
                     "a mistake in the data or in the declared scale: declare the true maximum (value_max), "
                     "declare value_kind counts if these are counts, or fix those rows.", param="value_max"
                 )
             notes.append(
-                f"{int(over.sum())} values ({over.mean():.2%}) exceed the declared public bound "
-                f"{value_max:g}; they are kept as is here and clipped to it by the DP mechanisms"
+                f"{int(over.sum())} values ({over.mean():.2%}) exceed "
+                + (f"the declared public bound {value_max:g}" if declared else
+                   f"the public bound {value_max:g} assumed for {value_kind} without a declared value_max")
+                + "; they are kept as is here and clipped to it by the DP mechanisms"
             )
         if value_kind == "implicit":
             v = (v > 0).astype(np.float64)
@@ -945,6 +950,7 @@ def _build(
     value_kind, why = infer_value_kind(value_kind, value_col)
     if why != "declared":
         notes.append(f"values read as {value_kind} ({why}); declare value_kind to change it")
+    declared_max = value_max is not None
     value_max = _check_options(
         entity_col=entity_col, entity_from=entity_from, entity_transform=entity_transform, value_col=value_col,
         value_kind=value_kind, value_max=value_max, duplicates=duplicates, over_max=over_max)
@@ -977,7 +983,7 @@ def _build(
         _refuse_header_read_as_data(df, label, from_text, [c for c in needed])
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes,
                                  numeric=(value_col,) if value_col is not None else ())
-    v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes)
+    v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes, declared=declared_max)
     if value_kind == "implicit" and value_max != 1.0:
         # every value is now 0 or 1: a larger declared bound would only scale the DP noise up for nothing
         notes.append(f"implicit values are read as 0/1, so their public bound is 1, not the declared {value_max:g}")

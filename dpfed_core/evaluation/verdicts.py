@@ -180,7 +180,7 @@ def _count_phrase(b: str, r: dict, H: int, inconclusive: str) -> str:
         # even all of them on one side would be within chance: "even" would read as a measured tie
         n = r["better"] + r["worse"]
         return (f"neither shown better nor worse than {name}: better for {r['better']} {of}, worse for "
-                f"{r['worse']}{rest} — {n} entit{'y' if n == 1 else 'ies'} on either side are too few for a sign "
+                f"{r['worse']}{rest} — {n} entit{'y that differs is' if n == 1 else 'ies that differ are'} too few for a sign "
                 "test at 5 % to tell a majority from chance")
     if r["word"] == "even":
         why = ("no more entities beyond their interval than chance gives, at 5 %" if r.get("over_seeds")

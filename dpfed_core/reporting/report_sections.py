@@ -606,7 +606,7 @@ def _data(run: dict, data_summary: list[dict] | None, public: bool = False) -> s
     body = (f"<p>{_esc(ds.get('name', ''))}: {fmt_num(ds.get('n_users'))} users × "
             f"{fmt_num(ds.get('n_items'))} items, {fmt_num(ds.get('n_interactions'))} interactions in "
             f"{fmt_num(ds.get('n_entities'))} entities; values: {_esc(ds.get('value_kind', '—'))}, "
-            f"declared public bound {fmt_num(ds.get('value_max'))}.</p>")
+            f"public bound of one value {fmt_num(ds.get('value_max'))}.</p>")
     body += html_table(rows, [("entity", "entity"), ("users", "users"), ("test users", "test users"),
                               ("items used", "items used"), ("interactions", "interactions")], scroll=True)
     if not data_summary:
