@@ -1467,3 +1467,28 @@ def test_the_line_after_a_run_names_five_voided_entities_and_how_many_more(tmp_p
     line = budget_summary_line(odo, key)
     shown = ", ".join(repr(e) for e in void[:5])
     assert f"; no overall guarantee for {shown} and 2 more: non-private release(s)" in line, line
+
+
+def test_the_line_after_a_run_names_a_budget_show_that_runs_as_printed(tmp_path, capsys):
+    import shlex
+
+    table = tmp_path / "visits, 2026.csv"
+    wards = ('"A, north"', "B", "C")  # a name holding a comma, quoted in the table as in the list
+    table.write_text("patient,drug,n,ward\n" + "".join(
+        f"p{u},d{(u * 7 + j) % 9},{1 + j % 3},{wards[u % 3]}\n" for u in range(60) for j in range(4)))
+    ents = tmp_path / "wards.txt"
+    ents.write_text('"A, north"\nB\nC\n')
+    store = tmp_path / "owner.sqlite3"
+    flags = ["--data", str(table), "--user-col", "patient", "--item-col", "drug", "--value-col", "n",
+             "--value-kind", "counts", "--value-max", "3.5", "--entity-col", "ward", "--entities", str(ents),
+             "--exclude-entities", '"A, north"', "--drop-missing", "--store", str(store)]
+    assert main(["run", *flags, "--method", "dp-popularity", "--epsilon", "1"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    command = re.search(r"`(python -m dpfed_core budget show [^`]*)` for every entity", line).group(1)
+    words = shlex.split(command)
+    assert words[:5] == ["python", "-m", "dpfed_core", "budget", "show"]
+    # the same data flags, and the same store: the command finds this run's account and lists it
+    assert sorted(words[5:]) == sorted(flags)
+    assert main(words[3:]) == 0
+    shown = capsys.readouterr().out
+    assert "B" in shown and "C" in shown and "dp-popularity" in shown and "A, north" not in shown

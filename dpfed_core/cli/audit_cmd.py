@@ -158,7 +158,8 @@ def cmd_audit(args) -> int:
     if any(r["verdict"] == "VIOLATION" for r in doc["summary"]):
         print("WARNING: an empirical ε lower bound exceeds the claimed ε — the mechanism or its "
               "accounting is broken", file=sys.stderr)
-    budget_cmd.record_release("audit", doc, odometer, history, key, reservation)
+    budget_cmd.record_release("audit", doc, odometer, history, key, reservation,
+                              show=budget_cmd.budget_show_command(args))
     if args.out is not None:
         write_json(doc, args.out)
         print(f"wrote {args.out}")

@@ -412,7 +412,8 @@ def cmd_budget(args) -> int:
     return 0
 
 
-def record_release(kind: str, doc: dict, odometer, history, key: str, reservation, dataset=None) -> None:
+def record_release(kind: str, doc: dict, odometer, history, key: str, reservation, dataset=None,
+                   show: str = "python -m dpfed_core budget show --data …") -> None:
     """After a charged release: note the odometer rows and the accountant in the document, keep the
     document in the run history, and print the budget line. Without a store (a simulation): say so."""
     if odometer is None:
@@ -426,11 +427,34 @@ def record_release(kind: str, doc: dict, odometer, history, key: str, reservatio
 
         doc["privacy"].setdefault("accountant", {}).update(accountant_record(odometer.store, dataset, key))
     history.add(kind, doc, dataset_key=key, operation=reservation.operation)
-    print(budget_summary_line(odometer, key))
+    print(budget_summary_line(odometer, key, show))
 
 
-def budget_summary_line(odometer, key: str) -> str:
-    """One line for after a run: the most-spent entity against the cap."""
+def budget_show_command(args) -> str:
+    """``budget show`` for the data this command read — its data flags as given, and its ``--store`` — so
+    the line after a run names a command that runs as printed."""
+    import shlex
+
+    p = argparse.ArgumentParser(add_help=False)
+    add_data_args(p)
+    add_store_args(p, charging=False)
+    words = ["python", "-m", "dpfed_core", "budget", "show"]
+    for a in p._actions:
+        v = getattr(args, a.dest, None)
+        if not a.option_strings or a.help == argparse.SUPPRESS or v is None or v is False or v == a.default:
+            continue
+        if a.nargs == 0:
+            words.append(a.option_strings[0])
+            continue
+        if isinstance(v, (list, tuple)):  # --exclude-entities: a name holding a comma goes in double quotes
+            v = ",".join(f'"{x}"' if "," in x else x for x in v)
+        words += [a.option_strings[0], repr(v) if isinstance(v, float) else str(v)]
+    return shlex.join(words)
+
+
+def budget_summary_line(odometer, key: str, show: str = "python -m dpfed_core budget show --data …") -> str:
+    """One line for after a run: the most-spent entity against the cap; ``show``: the command that lists
+    every entity (:func:`budget_show_command` of the run's arguments)."""
     from dpfed_core.evaluation.budget import most_spent
 
     bal = odometer.balance(key)
@@ -452,8 +476,7 @@ def budget_summary_line(odometer, key: str) -> str:
     if len(void) == len(bal) and top.spent_epsilon == 0:
         # nothing but non-private releases: "spent ε = 0" would read as a guarantee
         return (f"budget ({odometer.path}): no overall guarantee for any entity — only non-private release(s) "
-                f"(exact data or reproducible noise: ε = ∞; {cap}); no DP release spent anything — "
-                "`python -m dpfed_core budget show` for all")
+                f"(exact data or reproducible noise: ε = ∞; {cap}); no DP release spent anything — `{show}` "
+                "for every entity")
     return (f"budget ({odometer.path}): {who} has spent ε = {spent} "
-            f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `python -m dpfed_core budget show` "
-            "for all")
+            f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `{show}` for every entity")

@@ -142,7 +142,8 @@ def cmd_deploy_local(args) -> int:
                           allow_non_private=args.allow_non_private, runner=runner)
     doc = outcome.doc
     if outcome.odometer.get("store"):
-        print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))
+        print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"],
+                                             budget_cmd.budget_show_command(args)))
     else:
         print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     dep = doc["deployment"]

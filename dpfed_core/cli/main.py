@@ -304,7 +304,8 @@ def cmd_run(args) -> int:
         print("verdict: " + verdict_sentence(entity_verdict({config.method: doc, **outcome.comparison},
                                                             config.method, "mar")))
     if outcome.odometer.get("store"):
-        print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))
+        print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"],
+                                             budget_cmd.budget_show_command(args)))
     else:
         print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     if args.out is not None:
@@ -446,7 +447,8 @@ def cmd_sweep(args) -> int:
             print(f"ε = {row['epsilon']:g}: {config.method} {row['verdict']} "
                   f"({row['mean']:.4f} vs {row['dp_popularity_mean']:.4f})")
     if outcome.odometer.get("store"):
-        print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"]))
+        print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"],
+                                             budget_cmd.budget_show_command(args)))
     else:
         print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     if out:
