@@ -2959,6 +2959,10 @@ MUTANTS = (
            ("tests/test_loaders.py::test_a_bound_nobody_declared_is_said_to_be_assumed_not_declared",)),
     Mutant("verdict-one-entity-said-in-plural", VERDICTS, "_count_phrase", "n == 1", "False",
            (f"{VERDICTT}::test_one_entity_that_differs_is_said_in_the_singular",)),
+    Mutant("site-refusal-clause-says-its-rule-twice", "dpfed_core/deployment/server_app.py", "refusal_lines",
+           "d['message'].removeprefix()", "d['message']",
+           ("tests/test_deployment_apps.py::test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_before_"
+            "anything_starts",)),
     Mutant("budget-line-command-without-its-store", "dpfed_core/cli/budget_cmd.py", "budget_show_command",
            "add_store_args(p, charging=False)", "None",
            ("tests/test_odometer.py::test_the_line_after_a_run_names_a_budget_show_that_runs_as_printed",)),

@@ -804,6 +804,13 @@ def test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_before
     refused.append({"entity": "D", "rule": "max_delta", "message": "δ too large"})
     assert sa.refusal_lines(refused) == ("A, B, C (rule max_epsilon): ε = 1 is above 0.5; D (rule max_delta): "
                                          "δ too large")
+    # a site's own refusal text starts with its rule: the clause says the rule once
+    from dpfed_core.deployment.site_policy import PolicyRefused
+
+    said = [{"entity": e, "rule": "budget_epsilon",
+             "message": str(PolicyRefused("budget_epsilon", "the run (ε = 1) would pass this site's budget"))}
+            for e in ("A", "B")]
+    assert sa.refusal_lines(said) == "A, B (rule budget_epsilon): the run (ε = 1) would pass this site's budget"
 
 
 def test_a_row_bound_the_method_derives_is_checked_against_value_bounds_before_anything_starts(tmp_path):

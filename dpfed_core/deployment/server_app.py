@@ -904,7 +904,9 @@ def refusal_lines(refused: list[dict]) -> str:
     the sites' order: six sites refusing alike read once, not six times."""
     groups: dict[tuple[str, str], list[str]] = {}
     for d in refused:
-        groups.setdefault((d["rule"], d["message"]), []).append(d["entity"])
+        # a site's refusal states its rule first; the clause names it already
+        msg = d["message"].removeprefix(f"refused by site policy rule {d['rule']!r}: ")
+        groups.setdefault((d["rule"], msg), []).append(d["entity"])
     return "; ".join(f"{', '.join(ents)} (rule {rule}): {msg}" for (rule, msg), ents in groups.items())
 
 
