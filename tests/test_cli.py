@@ -621,6 +621,8 @@ def test_a_terminated_run_unwinds_as_an_interrupted_one_its_charge_kept_and_mark
                "--out", str(out)])
     err = capsys.readouterr().err
     assert rc == 130 and err.startswith("interrupted:") and "stays charged, marked failed" in err, err
+    # it names the budget show that lists that release: this run's data flags and store
+    assert (f"(`python -m dpfed_core budget show --data sample:clinic --store {store}` lists it)" in err), err
     assert signal.getsignal(signal.SIGTERM) is before and not out.exists()
     (ds,) = BudgetOdometer(store).datasets()
     assert [r["status"] for r in BudgetOdometer(store).releases(ds["key"])] == ["failed"]

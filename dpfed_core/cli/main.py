@@ -530,6 +530,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a traceback), 130 interrupted (Ctrl-C, or SIGTERM: a terminated command unwinds as an interrupted one,
     so a charged release is closed as failed, its processes stopped and no output half-written)."""
     restore = _terminate_as_interrupt()
+    args = None
     try:
         argv = _negative_values_attached(list(sys.argv[1:] if argv is None else argv))
         parser = build_parser(argv[0] if argv else None)
@@ -546,8 +547,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {render_error(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        show = "python -m dpfed_core budget show --data …"
+        if getattr(args, "data", None) is not None:
+            show = _command_module("budget_cmd").budget_show_command(args)
         print("interrupted: nothing more is computed; a release already charged stays charged, marked failed "
-              "(`python -m dpfed_core budget show` lists it)", file=sys.stderr)
+              f"(`{show}` lists it)", file=sys.stderr)
         return 130
     except MemoryError:
         print("error: out of memory; use a smaller dataset, --rank or --k", file=sys.stderr)
