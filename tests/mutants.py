@@ -2957,6 +2957,10 @@ MUTANTS = (
     # what a user reads of a bound or a count
     Mutant("intake-assumed-bound-said-declared", LT, "_build", "value_max is not None", "True",
            ("tests/test_loaders.py::test_a_bound_nobody_declared_is_said_to_be_assumed_not_declared",)),
+    Mutant("intake-json-records-named-csv-read-as-a-table", "dpfed_core/data/tables.py", "read_table",
+           "opening in (b'[{', b'{\"')", "False",
+           ("tests/test_intake_odd_inputs.py::test_json_records_are_named_as_json_with_what_to_do_not_split_into_"
+            "columns_of_the_data",)),
     Mutant("verdict-one-entity-said-in-plural", VERDICTS, "_count_phrase", "n == 1", "False",
            (f"{VERDICTT}::test_one_entity_that_differs_is_said_in_the_singular",)),
     Mutant("site-refusal-clause-says-its-rule-twice", "dpfed_core/deployment/server_app.py", "refusal_lines",

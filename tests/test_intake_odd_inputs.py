@@ -421,6 +421,28 @@ def test_a_workbook_uploaded_on_the_data_page_gets_the_readers_advice_not_the_up
     assert "is an Excel workbook, not a table" in msg and "save the sheet as CSV" in msg, msg
 
 
+def test_json_records_are_named_as_json_with_what_to_do_not_split_into_columns_of_the_data(tmp_path, capsys):
+    """JSON read as CSV splits at its commas into 'columns' named by fragments of the records — a patient id
+    in an error message. It is refused as JSON, in both front ends, whatever the file is called."""
+    records = '[{"patient":"p0001","drug":"aspirin, 100 mg","stars":4,"ward":"A"}]'
+    lines = '{"patient":"p0001","drug":"aspirin","stars":4,"ward":"A"}\n{"patient":"p0002","drug":"x","stars":2,"ward":"B"}\n'
+    files = (("visits.json", records), ("visits.jsonl", lines), ("visits.csv", "\ufeff" + records),
+             ("columns.json", '{"patient": {"0": "p0001"}}'))
+    for name, text in files:  # every CLI error before the page: its logger would write on the captured stream
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        err = cli_error(capsys, path)
+        assert "is JSON, not a table" in err and "CSV" in err and "--data" in err, err
+        assert "p0001" not in err and "did you mean" not in err, err
+    # a CSV whose header is in brackets is still a CSV
+    path = tmp_path / "bracketed.csv"
+    path.write_text("[user],[item]\nu1,i1\n")
+    assert "is JSON" not in cli_error(capsys, path)
+    for name, text in files:
+        _, msg = page_errors(text.encode(), name)
+        assert "is JSON, not a table" in msg and "p0001" not in msg, msg
+
+
 def test_an_old_format_workbook_is_named_with_what_to_do_not_as_binary_bytes(tmp_path, capsys):
     """An .xls is an OLE2 compound file, not a ZIP: it must get the workbook's advice all the same."""
     data = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600 + b"\x01\x02" * 300

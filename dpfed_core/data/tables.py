@@ -450,6 +450,12 @@ def read_table(
             f"{label} is not a text table (it contains binary bytes). Expected CSV, CSV.gz, TSV or "
             "Parquet."
         )
+    opening = text_head.lstrip(b"\xef\xbb\xbf \t\r\n")[:2]
+    if opening in (b"[{", b'{"') or (opening[:1] in (b"[", b"{") and name.endswith((".json", ".jsonl", ".ndjson"))):
+        # read as CSV, JSON records would split at their commas into columns named by fragments of the data
+        raise DataError(f"{label} is JSON, not a table: this tool reads CSV, TSV or Parquet files. Save the "
+                        "records as a CSV file with one column per field (e.g. pandas: read_json, then to_csv) "
+                        "and load that file in its place.", param="data")
     # A spreadsheet's separator hint ('sep=;' on a line of its own before the header) is no row and no
     # header: its separator is the table's, and the line is skipped (line numbers still count it).
     hint = re.match(rb"(?:\xef\xbb\xbf)?sep=([,;\t|])\r?\n", text_head)

@@ -55,9 +55,10 @@ def upload_columns(data: bytes, filename: str, min_columns: int = 3, what: str =
 
 #: File types the Data page's uploads accept (the browser's file filter): the known header-less
 #: formats' extensions (MovieLens ``u.data``, ``u1.base``, ``u.user``, ``u.occupation``) included.
-#: (A workbook or an archive is taken too: the reader then says what to do with it — save the sheet as
-#: CSV, unzip — where the uploader would only refuse its extension.)
-LONG_TABLE_TYPES = ["csv", "tsv", "txt", "data", "dat", "base", "test", "gz", "parquet", "pq", "xlsx", "xls", "zip"]
+#: (A workbook, an archive or JSON is taken too: the reader then says what to do with it — save the sheet
+#: or the records as CSV, unzip — where the uploader would only refuse its extension.)
+LONG_TABLE_TYPES = ["csv", "tsv", "txt", "data", "dat", "base", "test", "gz", "parquet", "pq", "xlsx", "xls", "zip",
+                    "json", "jsonl"]
 ATTRIBUTE_TYPES = ["csv", "tsv", "txt", "user", "dat", "gz", "parquet"]
 ENTITY_LIST_TYPES = ["txt", "csv", "occupation", "gz"]
 
