@@ -327,3 +327,10 @@ def test_a_list_line_in_double_quotes_is_the_field_they_hold_as_in_the_data():
     rows = [("u1", "aspirin", "A, ward"), ("u2", "heparin", "A, ward"), ("u3", "aspirin", "B"), ("u4", "heparin", "B")]
     ds = _load(_table(rows), entities=b'"A, ward"\r\nB\r\n')
     assert list(ds.entity_names) == ["A, ward", "B"] and ds.n_users == 4 and not [n for n in ds.notes if "dropped" in n]
+
+
+def test_a_repeated_line_of_a_list_is_counted_in_the_note_in_its_own_number():
+    one = parse_list("A\nB\nA\n", what="entity list", param="entities")
+    assert one.ids == ["A", "B"] and "entity list: 1 repeated line ignored (first kept): 'A'" in one.notes, one.notes
+    two = parse_list("A\nB\nA\nB\n", what="entity list", param="entities")
+    assert "entity list: 2 repeated lines ignored (first kept): 'A', 'B'" in two.notes, two.notes

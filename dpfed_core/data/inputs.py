@@ -445,7 +445,8 @@ def parse_list(text: str, *, what: str = "item list", param: str | None = "items
         raise DataError(f"the {what} has a header but no names; give at least one name, one per line", param=param)
     if out.duplicates:
         shown = ", ".join(repr(d) for d in out.duplicates[:5]) + (" …" if len(out.duplicates) > 5 else "")
-        out.notes.append(f"{what}: {len(out.duplicates)} repeated lines ignored (first kept): {shown}")
+        n = len(out.duplicates)
+        out.notes.append(f"{what}: {n} repeated line{'s' if n != 1 else ''} ignored (first kept): {shown}")
     out.ids = keep_ids
     out.names = keep_names if has_names else None
     return out
