@@ -2961,6 +2961,8 @@ MUTANTS = (
            "opening in (b'[{', b'{\"')", "False",
            ("tests/test_intake_odd_inputs.py::test_json_records_are_named_as_json_with_what_to_do_not_split_into_"
             "columns_of_the_data",)),
+    Mutant("intake-one-row-said-in-plural", LT, "_count", "'' if n == 1 else 's'", "'s'",
+           ("tests/test_loaders.py::test_value_over_max_as_note", "tests/test_loaders.py::test_empty_entity_dropped_on_request")),
     Mutant("verdict-one-entity-said-in-plural", VERDICTS, "_count_phrase", "n == 1", "False",
            (f"{VERDICTT}::test_one_entity_that_differs_is_said_in_the_singular",)),
     Mutant("site-refusal-clause-says-its-rule-twice", "dpfed_core/deployment/server_app.py", "refusal_lines",

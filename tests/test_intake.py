@@ -109,7 +109,7 @@ def test_values_above_the_bound_one_rule_for_both_loaders(tmp_path, capsys, eicu
     counts = tmp_path / "c.csv"
     counts.write_text("user,item,count,site\nu1,1,3,A\nu2,1,7,A\nu3,1,2,B\n")
     ds = load_long_table(counts, user_col="user", item_col="item", value_col="count", entity_col="site", value_max=5)
-    assert any("1 values (33.33%) exceed the declared public bound 5; they are kept" in n for n in ds.notes)
+    assert any("1 value (33.33%) exceeds the declared public bound 5; it is kept" in n for n in ds.notes)
     e = load_eicu(eicu_dir, value_max=5)
     assert any("exceed the declared public bound 5; they are kept" in n for n in e.notes)
 

@@ -826,7 +826,7 @@ def test_rows_ending_in_cr_cr_lf_are_one_line_each_in_the_rows_and_lines_an_erro
     lines[9] = lines[9].rsplit(",", 2)[0] + ",x," + lines[9].rsplit(",", 1)[1]
     path = tmp_path / "crcr.csv"
     path.write_bytes(("\r\r\n".join(lines) + "\r\r\n").encode())
-    said = "data row 9 (line 10): column 'rating' holds 'x' where a number was expected (1 such rows)"
+    said = "data row 9 (line 10): column 'rating' holds 'x' where a number was expected (1 such row)"
     err = cli_error(capsys, path)
     assert err.startswith(f"error: {path}, {said}"), err
     _, msg = page_errors(path.read_bytes())

@@ -156,7 +156,7 @@ def test_value_over_max_as_note():
     df = _table()
     df.loc[0, "rating"] = 7
     ds = load_long_table(df, **OPTS, value_max=5, over_max="note")
-    assert ds.X.max() == 7 and any("exceed the declared public bound 5" in n for n in ds.notes)
+    assert ds.X.max() == 7 and any("1 value (5.56%) exceeds the declared public bound 5; it is kept" in n for n in ds.notes)
 
 
 def test_zero_ratings_are_dropped():
@@ -272,7 +272,7 @@ def test_empty_entity_dropped_on_request(tmp_path):
     with pytest.raises(DataError, match="column 'site' is empty"):
         load_long_table(_csv(tmp_path, text), **OPTS)
     ds = load_long_table(_csv(tmp_path, text), **OPTS, drop_missing=True)
-    assert ds.n_users == 4 and any("dropped 1 rows" in n for n in ds.notes)
+    assert ds.n_users == 4 and any("dropped 1 row with" in n for n in ds.notes)
 
 
 def test_nan_in_dataframe_names_index():
@@ -316,9 +316,9 @@ def test_a_bound_nobody_declared_is_said_to_be_assumed_not_declared(tmp_path):
     assert "holds '10', above 5, the maximum assumed for ratings without a declared value_max" in msg, msg
     assert "declared maximum" not in msg and e.value.param == "value_max"
     ds = load_long_table(_csv(tmp_path, text), **OPTS, over_max="note")
-    assert any("exceed the public bound 5 assumed for ratings without a declared value_max" in n for n in ds.notes)
+    assert any("1 value (33.33%) exceeds the public bound 5 assumed for ratings without a declared value_max" in n for n in ds.notes)
     ds = load_long_table(_csv(tmp_path, text), **OPTS, value_max=5, over_max="note")
-    assert any("exceed the declared public bound 5; they are kept" in n for n in ds.notes)
+    assert any("1 value (33.33%) exceeds the declared public bound 5; it is kept" in n for n in ds.notes)
 
 
 def test_user_in_two_entities(tmp_path):

@@ -160,6 +160,11 @@ def _check_distinct_columns(user_col, item_col, value_col, entity_col, entity_fr
         seen[str(col)] = param
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and its noun, singular for one: "1 such row", "3 such rows"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _check_options(*, entity_col, entity_from, entity_transform, value_col, value_kind, value_max, duplicates,
                    over_max) -> float:
     """Validate the options before reading a row; returns the value bound (declared or the scale's)."""
@@ -237,7 +242,7 @@ def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int,
     if any_miss.any():
         if drop_missing:
             what = "an empty value" + (" (or a missing number such as NaN)" if numeric else "")
-            notes.append(f"dropped {int(any_miss.sum())} rows with {what} in {', '.join(cols)}")
+            notes.append(f"dropped {_count(int(any_miss.sum()), 'row')} with {what} in {', '.join(cols)}")
             df = df.loc[~any_miss]
             if len(df) == 0:
                 raise DataError(f"every row of {label} has an empty value in one of {', '.join(cols)}")
@@ -467,7 +472,7 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
                            else "")
             raise DataError(
                 f"{_row_ref(label, first, from_text)}: column '{value_col}' holds {_cell(raw.loc[first])} "
-                f"where a number was expected ({int(bad.sum())} such rows). " + header_hint + _comma_hint(shown)
+                f"where a number was expected ({_count(int(bad.sum()), 'such row')}). " + header_hint + _comma_hint(shown)
                 + "Fix or remove those rows, or take the values from another column (value_col).",
                 param="value_col"
             )
@@ -502,7 +507,7 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
             i = int(np.flatnonzero(v < 0)[0])
             raise DataError(
                 f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds a negative "
-                f"value {_cell(raw.iloc[i])} ({int((v < 0).sum())} negative rows). Values must be ≥ 0 "
+                f"value {_cell(raw.iloc[i])} ({_count(int((v < 0).sum()), 'negative row')}). Values must be ≥ 0 "
                 "(ratings, counts or 0/1 interactions): fix those rows, or take the values from another column "
                 "(value_col).", param="value_col"
             )
@@ -512,7 +517,8 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
         other = (v != 0) & (v != 1) if read_as_one else np.zeros(0, dtype=bool)
         if other.any():
             notes.append(
-                f"{int(other.sum())} values ({other.mean():.2%}) of column '{value_col}' are neither 0 nor 1; "
+                f"{_count(int(other.sum()), 'value')} ({other.mean():.2%}) of column '{value_col}' "
+                f"{'is' if int(other.sum()) == 1 else 'are'} neither 0 nor 1; "
                 "implicit values record only whether a user interacted, so each positive value is read as 1 "
                 "(to keep them, declare value_kind=ratings or counts)")
         over = np.zeros(0, dtype=bool) if read_as_one else v > value_max
@@ -526,15 +532,16 @@ def _values(df: pd.DataFrame, label: str, from_text: bool | int, value_col: str 
                 raise DataError(
                     f"{_row_ref(label, df.index[i], from_text)}: column '{value_col}' holds "
                     f"{_cell(raw.iloc[i])}, above {bound} "
-                    f"({int(over.sum())} such rows). A {value_kind[:-1]} above its scale's maximum is "
+                    f"({_count(int(over.sum()), 'such row')}). A {value_kind[:-1]} above its scale's maximum is "
                     "a mistake in the data or in the declared scale: declare the true maximum (value_max), "
                     "declare value_kind counts if these are counts, or fix those rows.", param="value_max"
                 )
             notes.append(
-                f"{int(over.sum())} values ({over.mean():.2%}) exceed "
+                f"{_count(int(over.sum()), 'value')} ({over.mean():.2%}) exceed{'s' if int(over.sum()) == 1 else ''} "
                 + (f"the declared public bound {value_max:g}" if declared else
                    f"the public bound {value_max:g} assumed for {value_kind} without a declared value_max")
-                + "; they are kept as is here and clipped to it by the DP mechanisms"
+                + f"; {'it is' if int(over.sum()) == 1 else 'they are'} kept as is here and clipped to it by the DP "
+                "mechanisms"
             )
         if value_kind == "implicit":
             v = (v > 0).astype(np.float64)

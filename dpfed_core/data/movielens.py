@@ -145,7 +145,8 @@ def load_movielens(
         i = ent.index[ent.isna().to_numpy()][0]
         raise DataError(
             f"{_row_ref(str(rfile), i, 1)}: "
-            f"user {ratings.at[i, 'user']!r} is not in the users file ({int(ent.isna().sum())} such rows). "
+            f"user {ratings.at[i, 'user']!r} is not in the users file ({int(ent.isna().sum())} such "
+            f"row{'' if int(ent.isna().sum()) == 1 else 's'}). "
             "The directory's files do not belong together."
         )
     item_ids = items["item"].fillna("").str.strip()
