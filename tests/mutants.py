@@ -2954,6 +2954,16 @@ MUTANTS = (
     # the site's own policy
     Mutant("site-policy-delta-cap-a-tenth", SITE, "_checked_policy", "v >= 1e-2", "v >= 1e-1",
            (f"{SITET}::test_a_policy_delta_of_a_hundredth_or_more_is_refused",)),
+    # the site's own check of SecAgg+'s unmasking
+    Mutant("site-unmask-reveals-both-shares-of-a-node", SITE, "check_unmask", "set(live) & set(gone)", "set()",
+           (f"tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"
+            "of_its_noise",)),
+    Mutant("site-unmask-beyond-its-tolerated-dropouts", SITE, "check_unmask", "len(gone) > allowed", "False",
+           (f"tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"
+            "of_its_noise",)),
+    Mutant("node-unmask-unchecked", CLIENT, "site_policy_mod", "configs.get(Key.STAGE) == Stage.UNMASK", "False",
+           (f"tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"
+            "of_its_noise",)),
     # what a user reads of a bound or a count
     Mutant("intake-assumed-bound-said-declared", LT, "_build", "value_max is not None", "True",
            ("tests/test_loaders.py::test_a_bound_nobody_declared_is_said_to_be_assumed_not_declared",)),

@@ -291,6 +291,49 @@ def test_a_site_checks_a_secure_sums_setup_against_its_policy_before_secagg_sees
 
 
 
+def test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_of_its_noise(tmp_path):
+    """SecAgg+'s unmasking asks each node for a live neighbour's self-mask seed share or a dropped one's
+    pairwise-key share. A node named both (or twice, or this node named dropped) would let the server strip
+    that node's masks; more dropped neighbours than the run and the site tolerate leaves a sum with less
+    noise than the run's σ. The site refuses both before SecAgg+ reveals anything."""
+    from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key, Stage
+
+    from dpfed_core.deployment.site_policy import PolicyRefused
+    from dpfed_core.deployment.wire import run_json
+
+    policy = write_policy(tmp_path / "p.toml", methods=["dp-popularity"], max_epsilon=1.0, budget_epsilon=5.0,
+                          store=str(tmp_path / "{site}.sqlite3"), max_dropouts=1)
+    ctx = _context(**{"policy-path": str(policy)})
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure", max_dropouts=1)
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run_json(cfg, "declared", 8),
+                                                             "n-entities": 5, "operation": "op"})
+
+    def unmask(active, dead, own=7):
+        configs = {Key.STAGE: Stage.UNMASK, Key.ACTIVE_NODE_ID_LIST: active, Key.DEAD_NODE_ID_LIST: dead}
+        return SimpleNamespace(metadata=SimpleNamespace(message_type="train", dst_node_id=own),
+                               content=SimpleNamespace(config_records={RECORD_KEY_CONFIGS: configs}))
+
+    def passed(msg, context):
+        return "handed to SecAgg+"
+
+    assert ca.site_policy_mod(unmask([7, 11, 12, 13], []), ctx, passed) == "handed to SecAgg+"
+    assert ca.site_policy_mod(unmask([7, 11, 12], [13]), ctx, passed) == "handed to SecAgg+"  # one tolerated
+    with pytest.raises(PolicyRefused, match="1 node\\(s\\) both live and dropped.*nothing was revealed"):
+        ca.site_policy_mod(unmask([7, 11, 12, 13], [13]), ctx, passed)
+    with pytest.raises(PolicyRefused, match="this node as dropped while it answers"):
+        ca.site_policy_mod(unmask([11, 12, 13], [7]), ctx, passed)
+    with pytest.raises(PolicyRefused, match="a node twice"):
+        ca.site_policy_mod(unmask([7, 11, 11, 12], []), ctx, passed)
+    with pytest.raises(PolicyRefused, match="2 dropped neighbour.*sized for 1.*less noise"):
+        ca.site_policy_mod(unmask([7, 11, 12], [13, 14]), ctx, passed)
+    # the run's own tolerance binds too: a run sized for no dropout unmasks none
+    ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord(
+        {"config": run_json(RunConfig(method="dp-popularity", epsilon=1.0, aggregation="secure"), "declared", 8),
+         "n-entities": 5, "operation": "op"})
+    with pytest.raises(PolicyRefused, match="1 dropped neighbour.*sized for 0"):
+        ca.site_policy_mod(unmask([7, 11, 12], [13]), ctx, passed)
+
+
 def test_a_later_stages_share_is_refused_before_the_previous_stages_public_result_arrives(tmp_path):
     """dp-cooccurrence's co-occurrence shares read the items the popularity sum chose: asked for them
     before that public result reached the node, the node says so and draws nothing."""

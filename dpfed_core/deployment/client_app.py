@@ -601,8 +601,9 @@ def _keep_rng(rng: np.random.Generator, context: Context) -> None:
 
 
 def site_policy_mod(msg: Message, context: Context, call_next) -> Message:
-    """Before SecAgg+ handles a message: every stage needs this run's acceptance, and the setup's
-    parameters (participants, share count, threshold) must fit the site's ``max_dropouts``."""
+    """Before SecAgg+ handles a message: every stage needs this run's acceptance, the setup's
+    parameters (participants, share count, threshold) must fit the site's ``max_dropouts``, and the
+    unmasking must not ask for both key shares of one node (:func:`site_policy.check_unmask`)."""
     from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key, Stage
 
     if msg.metadata.message_type == "train" and RECORD_KEY_CONFIGS in msg.content.config_records:
@@ -615,6 +616,10 @@ def site_policy_mod(msg: Message, context: Context, call_next) -> Message:
             if configs.get(Key.STAGE) == Stage.SETUP:
                 site_policy.check_secagg(_policy(context), int(kept["n-entities"]), int(configs[Key.SAMPLE_NUMBER]),
                                          int(configs[Key.SHARE_NUMBER]), int(configs[Key.THRESHOLD]),
+                                         config_from_json(str(kept["config"])).max_dropouts)
+            elif configs.get(Key.STAGE) == Stage.UNMASK:
+                site_policy.check_unmask(_policy(context), msg.metadata.dst_node_id,
+                                         list(configs[Key.ACTIVE_NODE_ID_LIST]), list(configs[Key.DEAD_NODE_ID_LIST]),
                                          config_from_json(str(kept["config"])).max_dropouts)
         except site_policy.PolicyRefused as exc:
             _site_log(f"run {context.run_id}: {exc}")

@@ -55,7 +55,7 @@ import json
 import math
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -517,6 +517,32 @@ def check_secagg(policy: SitePolicy, n_accepted: int, sample_num: int, share_num
                                             f"{share_num - threshold} dropout(s); the run's shares are sized for "
                                             f"{int(max_dropouts)} and the site accepts at most "
                                             f"max_dropouts = {policy.max_dropouts}")
+
+
+def check_unmask(policy: SitePolicy, own: int, active: Sequence[int], dropped: Sequence[int],
+                 max_dropouts: int = 0) -> None:
+    """SecAgg+'s last step as the coordinator asked for it. For each neighbour it names, a node reveals
+    one of two key shares: a live neighbour's self-mask seed share, a dropped one's pairwise-mask key
+    share. Both shares of one node would let the server strip that node's masks and read its share
+    alone, so a node named both live and dropped (or twice), or this node named dropped while it
+    answers, is refused and nothing is revealed. More dropped neighbours than the run's and the site's
+    tolerated dropouts (``max_dropouts``, as at the setup) is refused too: the sum would hold fewer
+    shares than the run's σ was split over. Flower's SecAgg+ has no consistency round: a server that
+    shows different sites different lists is not caught here (docs/DEPLOYMENT.md)."""
+    live, gone = [int(n) for n in active], [int(n) for n in dropped]
+    both = sorted(set(live) & set(gone))
+    if both or len(set(live)) != len(live) or len(set(gone)) != len(gone) or int(own) in gone:
+        raise PolicyRefused("accepted_request", "the secure sum's unmasking names "
+                            + (f"{len(both)} node(s) both live and dropped" if both else
+                               "this node as dropped while it answers" if int(own) in gone else "a node twice")
+                            + ": revealing both key shares of a node would let the server read its share alone; "
+                              "nothing was revealed")
+    allowed = min(int(policy.max_dropouts), int(max_dropouts))
+    if len(gone) > allowed:
+        raise PolicyRefused("max_dropouts", f"the secure sum's unmasking reports {len(gone)} dropped neighbour(s); "
+                                            f"the run's shares are sized for {int(max_dropouts)} and the site "
+                                            f"accepts at most max_dropouts = {policy.max_dropouts}: the sum would "
+                                            "carry less noise than the run's σ; nothing was revealed")
 
 
 # ================================================================================ the site's store
