@@ -1079,7 +1079,12 @@ MUTANTS = (
            (f"{APPS}::test_a_prototype_release_is_given_once_per_accepted_run",)),
     Mutant("node-setup-checked-against-the-sites-most-dropouts", CLIENT, "site_policy_mod",
            "config_from_json(str(kept['config'])).max_dropouts", "_policy(context).max_dropouts",
-           (f"{APPS}::test_a_secure_sums_setup_is_checked_against_the_accepted_runs_dropouts_not_the_sites_most",)),
+           (f"{APPS}::test_a_secure_sums_setup_is_checked_against_the_accepted_runs_dropouts_not_the_sites_most",),
+           nth=0),
+    Mutant("node-unmask-checked-against-the-sites-most-dropouts", CLIENT, "site_policy_mod",
+           "config_from_json(str(kept['config'])).max_dropouts", "_policy(context).max_dropouts",
+           ("tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_"
+            "short_of_its_noise",), nth=1),
     Mutant("node-simulation-stream-of-site-zero", CLIENT, "_summable_rng", "_entity_rngs(config, True, H)[index]",
            "_entity_rngs(config, True, H)[0]",
            (f"{APPS}::test_each_site_of_a_simulation_draws_the_in_process_runs_stream_of_its_own_index",)),
