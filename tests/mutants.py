@@ -2959,6 +2959,14 @@ MUTANTS = (
     # the site's own policy
     Mutant("site-policy-delta-cap-a-tenth", SITE, "_checked_policy", "v >= 1e-2", "v >= 1e-1",
            (f"{SITET}::test_a_policy_delta_of_a_hundredth_or_more_is_refused",)),
+    # the runs left a user reads before deciding
+    Mutant("runs-left-misses-a-release-landing-on-the-cap", ODO, "BudgetOdometer.runs_left",
+           "compose_releases([*cur, *add], dref).epsilon <= cap_e * (1 + CAP_REL_TOL)",
+           "compose_releases([*cur, *add], dref).epsilon < cap_e",
+           ("tests/test_odometer.py::test_runs_left_is_the_number_of_further_releases_the_cap_then_accepts",)),
+    Mutant("runs-left-at-the-reference-delta", ODO, "BudgetOdometer.runs_left",
+           "cap_d if cap_d > 0 else REFERENCE_DELTA", "REFERENCE_DELTA",
+           ("tests/test_odometer.py::test_runs_left_is_the_number_of_further_releases_the_cap_then_accepts",)),
     # the site's own check of SecAgg+'s unmasking
     Mutant("site-unmask-reveals-both-shares-of-a-node", SITE, "check_unmask", "set(live) & set(gone)", "set()",
            (f"tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"

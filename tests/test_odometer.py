@@ -1492,3 +1492,32 @@ def test_the_line_after_a_run_names_a_budget_show_that_runs_as_printed(tmp_path,
     assert main(words[3:]) == 0
     shown = capsys.readouterr().out
     assert "B" in shown and "C" in shown and "dp-popularity" in shown and "A, north" not in shown
+
+
+@pytest.mark.parametrize("case", ["pure releases that reach the cap exactly", "Gaussian releases under a small cap δ"])
+def test_runs_left_is_the_number_of_further_releases_the_cap_then_accepts(tmp_path, case):
+    """'runs left' is read before a decision: it must count what reserve() will accept — a release
+    landing exactly on the cap included, composed at the cap's own δ (not the reference δ)."""
+    from dpfed_core.privacy.accounting import REFERENCE_DELTA
+
+    ds = make_dataset()
+    odo = BudgetOdometer(tmp_path / "owner.sqlite3")
+    if case.startswith("pure"):
+        odo.set_cap(ds, 3.0, 1e-5)
+        plan = PlannedRelease("run", "dp-laplace", 1.0, 0.0, {e: (1.0, 0.0) for e in "ABC"}, seed=0)
+    else:
+        odo.set_cap(ds, 2.0, 1e-7)
+        assert 1e-7 < REFERENCE_DELTA
+        plan = PlannedRelease("run", "dp-gaussian", 1.0, 1e-8, {e: (1.0, 1e-8) for e in "ABC"}, seed=0,
+                              rho=0.02, gaussian=True)
+    odo.reserve(ds, [plan]).close()
+    said = odo.runs_left(ds)["n"]
+    accepted = 0
+    while accepted <= said + 1:
+        try:
+            odo.reserve(ds, [plan]).close()
+        except BudgetRefused:
+            break
+        accepted += 1
+    assert said == accepted, (case, said, accepted)
+    assert accepted >= 1 if case.startswith("pure") else True
