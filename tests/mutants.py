@@ -2959,6 +2959,11 @@ MUTANTS = (
     # the site's own policy
     Mutant("site-policy-delta-cap-a-tenth", SITE, "_checked_policy", "v >= 1e-2", "v >= 1e-1",
            (f"{SITET}::test_a_policy_delta_of_a_hundredth_or_more_is_refused",)),
+    # who the same people are
+    Mutant("fingerprint-generic-band-keys-match", FPM, "match_people", "width[width > MAX_BAND_SHARE] = 0", "pass",
+           (f"{FPT}::test_a_standard_set_many_stored_people_share_does_not_make_strangers_the_same_people",)),
+    Mutant("fingerprint-one-person-of-an-entity-not-charged", FPM, "match_people", "counts >= 1", "counts >= 2",
+           (f"{FPT}::test_a_pool_of_a_few_people_of_every_entity_is_mapped_onto_every_one_of_them",)),
     # the runs left a user reads before deciding
     Mutant("runs-left-misses-a-release-landing-on-the-cap", ODO, "BudgetOdometer.runs_left",
            "compose_releases([*cur, *add], dref).epsilon <= cap_e * (1 + CAP_REL_TOL)",

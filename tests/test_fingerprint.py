@@ -170,14 +170,15 @@ def test_a_handful_of_stored_people_is_charged_to_them():
 
 
 def test_a_pool_of_a_few_people_of_every_entity_is_mapped_onto_every_one_of_them():
-    """Two people of each of many stored entities pooled into one new entity: each stored entity holds
-    a small share of the pool's matched people, and every one of them is charged."""
+    """One or two people of each of many stored entities pooled into one new entity: each stored entity
+    holds a small share of the pool's matched people — one person is enough — and every one of them is
+    charged."""
     rng = np.random.default_rng(3)
     base = population(0, n=840)
     many = FederatedDataset.from_parts(base.X, np.array([f"E{i:02d}" for i in range(21)])[np.arange(840) % 21],
                                        user_ids=base.user_ids, item_ids=base.item_ids, value_kind="ratings",
                                        value_max=5.0, name="21 entities")
-    pick = np.concatenate([rng.choice(np.flatnonzero(many.entity_of_user == h), 2, replace=False)
+    pick = np.concatenate([rng.choice(np.flatnonzero(many.entity_of_user == h), 1 + h % 2, replace=False)
                            for h in range(21)])
     pooled = rows_of(many, pick)
     pooled = FederatedDataset.from_parts(pooled.X, np.array(["all"] * pick.size), user_ids=pooled.user_ids,
@@ -742,3 +743,23 @@ def test_a_withdrawn_reservation_gives_back_every_accounts_charge(tmp_path):
     res.withdraw(0, "failed before its first draw")
     assert {r["status"] for r in odo.releases(capped)} == {"released", "withdrawn"}
     assert max(b.n_releases for b in odo.balance(capped)) == 1
+
+
+def test_a_standard_set_many_stored_people_share_does_not_make_strangers_the_same_people():
+    """Hundreds of stored people hold one standard order set plus an item of their own; strangers holding
+    the same standard set (and items of their own) share band keys with many stored people at once. A
+    band key that many stored users hold is generic: it tells nothing, and matches no one."""
+    standard = list(range(10))
+
+    def standard_holders(n: int, first_own: int, prefix: str) -> FederatedDataset:
+        rows = np.repeat(np.arange(n), len(standard) + 1)
+        cols = np.concatenate([[*standard, first_own + u] for u in range(n)])
+        X = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, 1000))
+        return FederatedDataset.from_parts(X, np.array(["A", "B"])[np.arange(n) % 2],
+                                           user_ids=np.array([f"{prefix}{u}" for u in range(n)]),
+                                           item_ids=np.array([f"i{j}" for j in range(1000)]),
+                                           value_kind="implicit", value_max=1.0, name=prefix)
+
+    stored, strangers = standard_holders(300, 100, "s"), standard_holders(200, 500, "t")
+    m = match_people(people_fingerprint(strangers, KEY), people_fingerprint(stored, KEY))
+    assert not is_same_people(m), m
