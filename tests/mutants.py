@@ -3000,8 +3000,19 @@ MUTANTS = (
     Mutant("budget-line-command-without-its-store", "dpfed_core/cli/budget_cmd.py", "budget_show_command",
            "add_store_args(p, charging=False)", "None",
            ("tests/test_odometer.py::test_the_line_after_a_run_names_a_budget_show_that_runs_as_printed",)),
+    # --- a budget split never spends more than the whole, nor declares a stage with no share
+    Mutant("budget-split-shares-a-percent-over-the-whole-accepted", BSPLIT, "BudgetSplit.__post_init__",
+           "total > 1 + _SUM_TOL", "total > 1.01 + _SUM_TOL",
+           (f"{BST}::test_shares_adding_up_to_a_hair_over_the_whole_or_a_share_of_zero_are_refused",)),
+    Mutant("budget-split-share-of-zero-accepted", BSPLIT, "BudgetSplit.__post_init__",
+           "0 < share <= 1", "0 <= share <= 1",
+           (f"{BST}::test_shares_adding_up_to_a_hair_over_the_whole_or_a_share_of_zero_are_refused",)),
+    # --- the results document names where the noise came from
+    Mutant("noise-provenance-production-said-to-be-simulation", "dpfed_core/privacy/noise.py", "noise_provenance",
+           "if simulation:\n    return SIMULATION_LABEL", "if not simulation:\n    return SIMULATION_LABEL",
+           ("tests/test_noise.py::test_the_results_document_names_the_noise_source_of_production_simulation_and_"
+            "non_private_runs",)),
 )
-
 
 GAUSSIAN_SHARE = "self.gaussian_share()"
 SHARE_AUDIT = f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity"

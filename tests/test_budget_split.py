@@ -206,3 +206,17 @@ def test_a_multi_stage_share_states_the_coalition_epsilon_of_its_own_noise_share
                 assert f"ε={epsilon_that_holds(share.coalition_epsilon)}" in share.note
             else:
                 assert share.coalition_epsilon == plan.total_epsilon()
+
+
+def test_shares_adding_up_to_a_hair_over_the_whole_or_a_share_of_zero_are_refused():
+    # 0.5 + 0.505 would spend half a percent more ρ than the (ε, δ) the run states
+    with pytest.raises(ConfigError, match="add up to"):
+        split_by({"a": 0.5, "b": 0.505})
+    with pytest.raises(ConfigError, match="add up to"):
+        split_by({"pop": 0.3}) + split_evenly_over(["s1", "s2"], share=0.701)
+    # a stage with no share would have no noise scale at all
+    for bad in (0.0, -0.2, 1.5):
+        with pytest.raises(ConfigError, match=r"must be in \(0, 1\]"):
+            split_by({"a": bad})
+    # the whole, written in floats that do not add up exactly, is accepted
+    assert sum(split_by({"a": 0.1, "b": 0.2, "c": 0.7}).fractions().values()) == pytest.approx(1.0)

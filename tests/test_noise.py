@@ -282,3 +282,11 @@ def test_the_sigma_for_a_rho_is_the_smallest_whose_opendp_map_stays_within_it(rh
     assert gaussian_float_rho(sigma, sensitivity, 1000) <= rho
     assert gaussian_float_rho(sigma * (1 - 1e-9), sensitivity, 1000) > rho
     assert sigma == pytest.approx(sensitivity / math.sqrt(2 * rho), rel=1e-6)
+
+
+def test_the_results_document_names_the_noise_source_of_production_simulation_and_non_private_runs():
+    production = noise.noise_provenance(True, False)
+    assert "OpenDP" in production and "entropy" in production and production != noise.SIMULATION_LABEL
+    assert noise.noise_provenance(True, True) == noise.SIMULATION_LABEL
+    for simulation in (False, True):
+        assert noise.noise_provenance(False, simulation).startswith("no noise")
