@@ -3012,8 +3012,17 @@ MUTANTS = (
            "if simulation:\n    return SIMULATION_LABEL", "if not simulation:\n    return SIMULATION_LABEL",
            ("tests/test_noise.py::test_the_results_document_names_the_noise_source_of_production_simulation_and_"
             "non_private_runs",)),
+    # --- dp-als refuses settings out of range, naming them
+    Mutant("als-one-item-accepted", ALS, "DPALS.check",
+           "(('steps', 1), ('max_items', 2), ('rank', 1))", "(('steps', 1), ('max_items', 1), ('rank', 1))",
+           (f"{ALST}::test_an_als_setting_out_of_range_is_refused_naming_it",)),
+    Mutant("als-zero-steps-accepted", ALS, "DPALS.check",
+           "(('steps', 1), ('max_items', 2), ('rank', 1))", "(('steps', 0), ('max_items', 2), ('rank', 1))",
+           (f"{ALST}::test_an_als_setting_out_of_range_is_refused_naming_it",)),
+    Mutant("als-unknown-mode-accepted", ALS, "DPALS.check",
+           "self.mode not in ('zero', 'observed')", "False",
+           (f"{ALST}::test_an_als_setting_out_of_range_is_refused_naming_it",)),
 )
-
 GAUSSIAN_SHARE = "self.gaussian_share()"
 SHARE_AUDIT = f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity"
 

@@ -197,3 +197,18 @@ def test_a_popularity_share_of_zero_or_all_of_the_budget_is_refused(pop_share):
     method = make_summable_method("dp-als", epsilon=1.0, pop_share=pop_share)
     with pytest.raises(ConfigError, match="pop_share must be strictly between 0 and 1"):
         method.budget(2)
+
+
+@pytest.mark.parametrize("param, value, message", [
+    ("steps", 0, "steps must be a whole number ≥ 1"),
+    ("max_items", 1, "max_items must be a whole number ≥ 2"),
+    ("rank", 0, "rank must be a whole number ≥ 1"),
+    ("mode", "both", "mode must be 'zero' or 'observed'"),
+])
+def test_an_als_setting_out_of_range_is_refused_naming_it(param, value, message):
+    from dpfed_core.errors import ConfigError
+
+    method = make_summable_method("dp-als", epsilon=1.0, **{param: value})
+    with pytest.raises(ConfigError, match=message):
+        method.budget(2)
+    make_summable_method("dp-als", epsilon=1.0, steps=1, max_items=2, rank=1).budget(2)
