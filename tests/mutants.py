@@ -3000,6 +3000,13 @@ MUTANTS = (
     Mutant("budget-line-command-without-its-store", "dpfed_core/cli/budget_cmd.py", "budget_show_command",
            "add_store_args(p, charging=False)", "None",
            ("tests/test_odometer.py::test_the_line_after_a_run_names_a_budget_show_that_runs_as_printed",)),
+    # a re-read holding exactly the threshold share of the stored people is the same people
+    Mutant("fingerprint-containment-threshold-strict", FPM, "is_same_people",
+           "m.contained >= CONTAINMENT_THRESHOLD", "m.contained > CONTAINMENT_THRESHOLD",
+           (f"{FPT}::test_a_match_exactly_at_the_containment_threshold_is_the_same_people",)),
+    # a budget cap of ε = 0 is refused, not stored as a cap nothing can fit under
+    Mutant("odometer-cap-of-zero-epsilon-accepted", ODO, "BudgetOdometer.set_cap", "epsilon <= 0", "epsilon < 0",
+           (f"{ODOT}::test_a_cap_of_zero_epsilon_is_refused_naming_epsilon",)),
 )
 
 
