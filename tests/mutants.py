@@ -3007,6 +3007,10 @@ MUTANTS = (
     # a budget cap of ε = 0 is refused, not stored as a cap nothing can fit under
     Mutant("odometer-cap-of-zero-epsilon-accepted", ODO, "BudgetOdometer.set_cap", "epsilon <= 0", "epsilon < 0",
            (f"{ODOT}::test_a_cap_of_zero_epsilon_is_refused_naming_epsilon",)),
+    # value_bounds of one value (low = high) are a valid policy, as its own message says
+    Mutant("site-policy-value-bounds-of-one-value-refused", SITE, "_checked_policy",
+           "bounds[0] <= bounds[1]", "bounds[0] < bounds[1]",
+           (f"{SITET}::test_value_bounds_of_one_value_are_accepted_as_low_equal_to_high",)),
 )
 
 
