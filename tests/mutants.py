@@ -502,7 +502,7 @@ def apply_mutant(source: str, m: Mutant) -> str:
 
 
 MUTANTS = (
-    # --- the Gaussian, Laplace and count mechanisms and the releases built on them
+    # the Gaussian, Laplace and count mechanisms and the releases built on them
     Mutant("gaussian-sigma-halved", MECH, "gaussian_mechanism",
            "sampler_for(rng).gaussian(values, sigma / divisor)", "sampler_for(rng).gaussian(values, sigma / divisor / 2)",
            (f"{NB}::test_dp_gaussian_mechanism_stays_under_epsilon_delta", REC)),
@@ -539,7 +539,7 @@ MUTANTS = (
     Mutant("em-factor-2-dropped", MECH, "_em_scale",
            "(1.0 if monotone else 2.0) * sensitivity / epsilon", "1.0 * sensitivity / epsilon",
            (f"{NB}::test_dp_exponential_mechanism_stays_under_epsilon", REC)),
-    # --- the examples
+    # the examples
     Mutant("gaussian-delta-ignored", MECH, "gaussian_sigma",
            "zcdp_rho_for_epsilon(float(epsilon), float(delta))", "zcdp_rho_for_epsilon(float(epsilon), 0.25)",
            (f"{MECHT}::test_mech_gaussian_sigma_meets_delta_by_opendp_map",
@@ -566,7 +566,7 @@ MUTANTS = (
            (f"{NOISE}::test_noise_is_never_shared_across_entities",)),
     Mutant("budget-split-swapped", DPP, "DPPrototypes._recover",
            "mech.count_mechanism(true_n, 1, eps_cnt, rng)", "eps_sum", (REC,), arg=2),
-    # --- seeded production noise, float artefacts, and the true-count canary
+    # seeded production noise, float artefacts, and the true-count canary
     Mutant("seeded-noise-in-production", PROTO, "FederatedRecommender.fit",
            "entity_rngs[:-1] = [SecureGenerator() for _ in range(dataset.n_entities)]", "pass",
            (f"{NOISE}::test_noise_seed_known_adversary_rebuilds_sizes_only_in_simulation",)),
@@ -576,7 +576,7 @@ MUTANTS = (
     Mutant("true-count-denominator", DPP, "DPPrototypes._recover",
            "denom = np.maximum(noisy_n, 1.0)[:, None]", "denom = np.maximum(true_n, 1.0)[:, None]",
            (f"{NB}::test_dp_recovery_never_divides_by_the_true_count",)),
-    # --- the LSH-tree coreset
+    # the LSH-tree coreset
     Mutant("lsh-tree-levels-not-composed", CORE, "build_lsh_tree",
            "eps_level = eps_tree / (depth + 1)", "eps_level = eps_tree",
            (f"{CORET}::test_dp_lsh_tree_counts_stay_under_epsilon_and_audit_has_power",)),
@@ -606,7 +606,7 @@ MUTANTS = (
            "gplan.sigma(step, lam)", "ORIG / 10",
            (f"{CORET}::test_lsh_default_refine_steps_follow_the_public_rule_within_budget",
             f"{CORET}::test_dp_lsh_lloyd_release_stays_under_epsilon_and_audit_has_power")),
-    # --- summable releases and secure aggregation
+    # summable releases and secure aggregation
     Mutant("cooccurrence-secure-share-without-secure-sum", SUMM, "SummableMethod.share_divisor",
            "self.aggregation == 'secure'", "True",
            (f"{COT}::test_neighbour_audit_stays_under_the_claim",)),
@@ -617,7 +617,7 @@ MUTANTS = (
     Mutant("cooccurrence-ledger-sensitivity-understated", SUMM, "DPCooccurrence.share",
            "mech.gaussian_mechanism(values, 1.0, plan['stage_epsilon'][stage])", "0.5",
            (f"{COT}::test_ledger_rows_and_both_guarantees",), arg=1),
-    # --- release-level bugs: sensitivities and maps of each stage (tests/test_release_audits.py)
+    # release-level bugs: sensitivities and maps of each stage (tests/test_release_audits.py)
     Mutant("popularity-contribution-bound-removed", SUMM, "DPPopularity.share",
            "scale = np.minimum(1.0, lam / np.maximum(norms, 1e-300))", "scale = np.ones_like(norms)",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
@@ -658,7 +658,7 @@ MUTANTS = (
            "mech.gaussian_mechanism(counts, sens, eps_row, delta, rng)", "1.0",
            (f"{SCAT}::test_secure_catalogue_share_noise_is_sigma_over_divisor_and_row_rho_is_opendps_map",),
            arg="divisor"),
-    # --- composition across releases: every path against dp-accounting
+    # composition across releases: every path against dp-accounting
     Mutant("pld-batch-composes-one-point", ACC, "compose_releases",
            "batch_pld_epsilon([m.rho for m in gauss], room - d_rest)", "batch_pld_epsilon([gauss[0].rho], room - d_rest)",
            (f"{ACCT}::test_a_sweeps_points_are_one_pld_batch_at_half_the_caps_delta",)),
@@ -687,7 +687,7 @@ MUTANTS = (
     Mutant("coalition-divisor-not-squared", CAT, "secure_catalogue_share",
            "zcdp_epsilon(rho * divisor * divisor, delta)", "zcdp_epsilon(rho * divisor, delta)",
            (f"{ACCT}::test_the_federation_wide_catalogues_coalition_epsilon",)),
-    # --- the people fingerprint
+    # the people fingerprint
     Mutant("fingerprint-key-ignored", FPM, "people_fingerprint",
            "secret = _EPHEMERAL if secret is None else bytes(secret)", "secret = bytes(32)",
            (f"{FPT}::test_the_store_alone_cannot_say_who_is_in_it",)),
@@ -796,7 +796,7 @@ MUTANTS = (
     Mutant("missing-key-silently-recreated", ODO, "BudgetOdometer._secret",
            "recorded is not None or n_keyed", "False",
            (f"{FPT}::test_a_missing_or_foreign_key_is_refused_never_replaced",)),
-    # --- charges follow releases
+    # charges follow releases
     Mutant("failed-run-withdrawn-after-drawing", ODO, "BudgetOdometer.charge",
            "rows == 0 and isinstance(exc, Exception)", "isinstance(exc, Exception)",
            (f"{BREL}::test_a_run_that_fails_after_drawing_stays_charged",)),
@@ -847,7 +847,7 @@ MUTANTS = (
     Mutant("release-without-who", ODO, "BudgetOdometer.reserve",
            "t, who = (now_iso(), actor())", "t, who = (now_iso(), None)",
            (f"{BREL}::test_every_release_and_cap_change_records_who_and_budget_releases_shows_it",)),
-    # --- what a site shares: the federation-wide catalogue without secure aggregation, dp-als
+    # what a site shares: the federation-wide catalogue without secure aggregation, dp-als
     Mutant("catalogue-share-divided-without-secure-sum", "dpfed_core/evaluation/catalogue_run.py",
            "secure_catalogue_divisor", "config.aggregation != 'secure'", "False",
            ("tests/test_site_items.py::test_without_secure_aggregation_each_site_releases_its_full_noise_histogram"
@@ -855,7 +855,7 @@ MUTANTS = (
     Mutant("merged-key-values-above-the-bound", "dpfed_core/data/dataset.py", "merge_key_columns",
            "np.minimum(out.data, value_max, out=out.data)", "None",
            ("tests/test_site_items.py::test_shared_items_project_and_lift_are_public_maps",)),
-    # --- a declared catalogue that leaves some of the data's items out: only it is shared
+    # a declared catalogue that leaves some of the data's items out: only it is shared
     Mutant("declared-catalogue-shares-the-datas-other-items", "dpfed_core/evaluation/experiments.py", "run_method",
            "shares_part_of_declared(dataset, spec)", "False",
            ("tests/test_site_items.py::test_a_declared_catalogue_that_leaves_items_out_shares_it_and_each_site_scores"
@@ -882,12 +882,12 @@ MUTANTS = (
            "coalition_with_catalogue(config, selected_across, coalition.get('epsilon', math.inf), ledger)",
            "coalition.get('epsilon', math.inf)",
            (COALITION,)),
-    # --- what the CLI and the pages say a DP catalogue will share, before the run
+    # what the CLI and the pages say a DP catalogue will share, before the run
     Mutant("forecast-chance-at-one-entitys-sigma", "dpfed_core/evaluation/catalogue_forecast.py", "forecast_catalogue",
            "ndtr((totals - T) / sigma_sum)", "ndtr((totals - T) / cat._secure_sigma(rho, B))", (FORECAST,)),
     Mutant("forecast-threshold-in-weights-not-users", "dpfed_core/evaluation/catalogue_forecast.py",
            "forecast_catalogue", "float(T * math.sqrt(c))", "float(T)", (FORECAST,)),
-    # --- what the CLI and the pages say a run will take
+    # what the CLI and the pages say a run will take
     Mutant("deployment-hint-without-the-day-it-was-measured", "dpfed_core/evaluation/cost.py", "deployment_measured_on",
            "date[:10] if isinstance(date, str) and len(date) >= 10 else None", "None",
            ("tests/test_cost.py::test_the_deployment_benchmarks_day_is_read_from_its_document",)),
@@ -943,7 +943,7 @@ MUTANTS = (
     Mutant("dp-als-observed-ratings-not-bounded", "dpfed_core/federation/dp_als.py", "_observed_statistics",
            "np.clip(block.data, 0.0, value_max) / value_max", "block.data / value_max",
            (f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity",)),
-    # --- a site's own policy binds whatever the coordinator asks
+    # a site's own policy binds whatever the coordinator asks
     Mutant("node-seeded-noise-in-production", CLIENT, "_entity_rngs",
            "method_generator(config.seed, private=private, simulation=config.simulation)", "True", arg="simulation",
            tests=(NODE_STREAMS,)),
@@ -1159,7 +1159,7 @@ MUTANTS = (
            "V.ndim != 2 or V.shape[0] != rows or V.shape[1] < 1", "False", (FAILURE_TEXT,)),
     Mutant("node-forwards-every-error-text", CLIENT, "_public", "isinstance(exc, DpfedError)", "True",
            (FAILURE_TEXT,)),
-    # --- what users read about the guarantee, and what stays on disk for the operator only
+    # what users read about the guarantee, and what stays on disk for the operator only
     Mutant("public-report-first-screen-of-the-analysts", "dpfed_core/reporting/report.py", "build_report",
            "_overview(run_doc, public)", "_overview(run_doc, False)",
            ("tests/test_report.py::test_public_report_holds_no_number_computed_on_private_data",)),
@@ -1223,7 +1223,7 @@ MUTANTS = (
     Mutant("run-folder-readable-by-others", "dpfed_core/deployment/launcher.py", "GuardedFolder._open_dir",
            "os.chmod(self.dir, 0o700)", "os.chmod(self.dir, 0o755)",
            ("tests/test_deployment_inputs.py::test_a_run_without_workdir_gets_a_private_folder",)),
-    # --- what users read as quality numbers and what each site scores: metrics, verdicts, the site's blend, the split
+    # what users read as quality numbers and what each site scores: metrics, verdicts, the site's blend, the split
     Mutant("precision-divided-by-hidden-entries", METRICS, "ranking_metrics",
            "np.where(has, n_hits / n, 0.0)", "np.where(has, n_hits / np.maximum(n_hidden, 1), 0.0)", (RANK_DEFS,)),
     Mutant("recall-divided-by-n", METRICS, "ranking_metrics",
@@ -1401,7 +1401,7 @@ MUTANTS = (
     Mutant("report-tradeoff-always-on-mar", REPORT_PY, "build_report",
            "_tradeoff(sweep_doc, metric, include_plotlyjs, public)", "'mar'",
            (f"{REPORTT}::test_the_tradeoff_section_is_the_metric_asked_for",), arg=1),
-    # --- what a run reads of a user's table, list or upload, and the check of a run's configuration
+    # what a run reads of a user's table, list or upload, and the check of a run's configuration
     Mutant("explicit-duplicates-error-ignored-for-counts", LT, "_merge_duplicates", "duplicates == 'error'", "False",
            ("tests/test_cli.py::test_an_explicit_duplicates_rule_is_applied_or_refused_never_ignored",)),
     Mutant("ratings-rule-for-counts-replaced-silently", LT, "_check_options",
@@ -1519,7 +1519,7 @@ MUTANTS = (
            "isinstance(self.max_dropouts, bool)", "False", (OUT_OF_RANGE,)),
     Mutant("test-fraction-one-accepted", CONFIG, "RunConfig.validate",
            "0 < self.test_fraction < 1", "0 < self.test_fraction <= 1", (OUT_OF_RANGE,)),
-    # --- the privacy ledger, the budget store, budget planning, the planner and the audit's statistics
+    # the privacy ledger, the budget store, budget planning, the planner and the audit's statistics
     Mutant("basic-delta-max-not-sum", LEDGER, "compose",
            "min(sum(r.delta for r in rows), 1.0)", "min(max((r.delta for r in rows), default=0.0), 1.0)",
            (BASIC_DELTA,)),
@@ -1624,7 +1624,7 @@ MUTANTS = (
     Mutant("lr-certified-on-its-calibration-runs", MEMB, "audit_target",
            "Z_ev = np.vstack([feats[0, half:], feats[1, half:]])", "Z_ev = np.vstack([feats[0, :half], feats[1, :half]])",
            (f"{AUDT}::test_the_lr_attack_is_certified_on_runs_it_was_not_fitted_on",)),
-    # --- the factorisations, public item features, dp-als and the catalogue keys a site maps its items to
+    # the factorisations, public item features, dp-als and the catalogue keys a site maps its items to
     Mutant("observed-sweep-tol-absolute", FACTOR, "_observed_sweeps",
            "delta <= tol * max(float(np.max(np.abs(W), initial=0.0)), 1e-12)", "delta <= tol", (ROW_FIT_STOP,)),
     Mutant("init-scale-quartered", FACTOR, "init_factors",
@@ -1759,7 +1759,7 @@ MUTANTS = (
            "H - int(config.max_dropouts)",
            ("tests/test_site_items.py::test_with_dropouts_allowed_the_forecast_is_the_threshold_of_the_sum_of_every_entitys_share",),
            arg=1),
-    # --- the data sets a run loads, the report and figures, the CLI arguments and the dashboard helpers
+    # the data sets a run loads, the report and figures, the CLI arguments and the dashboard helpers
     Mutant("feat-name-fallback-dropped", FEATURES, "attach_item_features", "row_of.get(a, row_of.get(b, -1))",
            "row_of.get(a, -1)", (f"{LISTST}::test_item_features_match_an_item_by_its_name_when_no_row_has_its_id",)),
     Mutant("feat-single-item-keys-kept", FEATURES, "_indicators", "c >= 2", "c >= 1", (NAME_KEYS,)),
@@ -1912,7 +1912,7 @@ MUTANTS = (
            (f"{DASHT}::test_federated_methods_list_the_dp_method_then_every_private_method_before_the_non_private",)),
     Mutant("wid-nan-shown", UI_WIDGETS, "fmt", "x is None or (isinstance(x, float) and math.isnan(x))", "x is None",
            (f"{DASHT}::test_the_pages_show_a_missing_number_as_a_dash",)),
-    # --- secure sums, Shamir shares, wire format and what a deployment node and the server do
+    # secure sums, Shamir shares, wire format and what a deployment node and the server do
     # a real SecAgg+ sum with one node killed: the only test that reaches the survivors' count (a Flower
     # deployment, ~1 min)
     Mutant("secure-sum-needs-every-entity", SERVER, "_SecureSum.__call__",
@@ -1991,7 +1991,7 @@ MUTANTS = (
            "h >= workers", "h > workers", (THREADED,)),
     Mutant("threaded-share-ledger-without-earlier-rows", SPROT, "_shares.staged",
            "own.spend(**asdict(row))", "pass", (THREADED,)),
-    # --- a process that forms the sum itself draws its noise once
+    # a process that forms the sum itself draws its noise once
     Mutant("sum-noise-drawn-at-one-shares-scale", "dpfed_core/privacy/noise.py", "SumNoise.gaussian",
            "float(scale) * math.sqrt(self.n_shares)", "float(scale)", (ONCE_SCALE,)),
     Mutant("sum-noise-shares-keep-their-exact-values", "dpfed_core/privacy/noise.py", "SumNoise.gaussian",
@@ -2029,7 +2029,7 @@ MUTANTS = (
     Mutant("dropouts-stated-without-secure-sum", SPROT, "trust_record",
            "int(method.max_dropouts) if secure else 0", "int(method.max_dropouts)", (TRUST,)),
     Mutant("notes-claim-a-secure-sum-without-one", SPROT, "run_notes", "NO_SECAGG_NOTE", "IN_PROCESS_NOTE", (TRUST,)),
-    # --- each share rounded before the secure sum: the bound that covers it, and the warning where it does not
+    # each share rounded before the secure sum: the bound that covers it, and the warning where it does not
     Mutant("rounding-alias-bound-4x-too-optimistic", SUMM, "rounding_log_eta", "0.5 * pt2", "2.0 * pt2",
            (f"{ROUNDING}::test_the_rounded_sum_is_within_eta_of_a_post_processing_of_the_gaussian_sum",)),
     Mutant("rounding-window-without-the-uniforms", SUMM, "rounding_covered", "c + (H / 2.0 + a) / s", "c",
@@ -2147,7 +2147,7 @@ MUTANTS = (
            "int(rep.get('run_id', -1)) != int(run_id)", "False", (REPORTS,)),
     Mutant("dropped-entitys-report-required", DEPLOYED, "read_local_reports",
            "name in skip", "False", (REPORTS,)),
-    # --- the DP prototypes, the summable servers, the mechanisms and the accountant, beyond the releases audited above
+    # the DP prototypes, the summable servers, the mechanisms and the accountant, beyond the releases audited above
     Mutant("mech-infinite-sensitivity-accepted", MECH, "_check_sensitivity",
            "not math.isfinite(sensitivity) or sensitivity < 0", "sensitivity < 0", (INF_SENS,)),
     Mutant("laplace-calibrated-for-one-coordinate", MECH, "laplace_mechanism",
@@ -2307,10 +2307,10 @@ MUTANTS = (
     Mutant("kmeans-negative-weights-kept", CORE, "weighted_kmeans",
            "np.maximum(np.asarray(weights, dtype=np.float64), 0.0)", "np.asarray(weights, dtype=np.float64)",
            (f"{CORET}::test_weighted_kmeans_ignores_negative_weights_and_pads_with_the_heaviest_centre",)),
-    # --- budget edges the tests above left open: a batch's δ, a non-private row's ρ, the cap's δ and its
+    # budget edges the tests above left open: a batch's δ, a non-private row's ρ, the cap's δ and its
     # slack, settlements, withdrawals, a re-export's spend, the selection's threshold, a two-entity coalition,
     # a worker or thread that draws before the run's budget has accepted its row, a run settled crosswise
-    # --- people of several accounts in one table: each account checked and charged
+    # people of several accounts in one table: each account checked and charged
     Mutant("padded-table-escapes-the-other-accounts-cap", ODO, "BudgetOdometer.reserve",
            "self._also_held(con, key, dataset, secret, ident.account, found) if charged and secret else []",
            "[]",
@@ -2380,7 +2380,7 @@ MUTANTS = (
     Mutant("settle-run-docs-reversed", BUDGET, "settle_run", "zip(reservation.plans, docs)",
            "zip(reservation.plans, reversed(docs))",
            (f"{ODOT}::test_each_release_of_a_run_is_settled_from_its_own_ledger",)),
-    # --- what the dashboard helpers, the report and the operator commands show
+    # what the dashboard helpers, the report and the operator commands show
     Mutant("ui-eps-max-exclusive", UI_INPUTS, "check_budget",
            "math.isfinite(eps) and eps > MAX_FINITE_EPSILON",
            "math.isfinite(eps) and eps >= MAX_FINITE_EPSILON", (TYPED_INPUTS,)),
@@ -2545,7 +2545,7 @@ MUTANTS = (
            "x509.BasicConstraints(ca=True, path_length=None)", (SERVER_CERT,)),
     Mutant("tls-cert-valid-one-minute", SECURITY, "make_tls",
            "now + datetime.timedelta(days=days)", "now + datetime.timedelta(minutes=1)", (SERVER_CERT,), nth=1),
-    # --- sweeps, result documents, run history and the comparison methods
+    # sweeps, result documents, run history and the comparison methods
     Mutant("exp-requested-delta-of-non-dp", EXPERIMENTS, "privacy_summary",
            "config.delta if uses_epsilon else 0.0", "config.delta",
            (f"{LABELS}::test_a_non_dp_method_requests_no_delta_and_is_never_labelled_a_simulation",)),
@@ -3000,19 +3000,19 @@ MUTANTS = (
     Mutant("budget-line-command-without-its-store", "dpfed_core/cli/budget_cmd.py", "budget_show_command",
            "add_store_args(p, charging=False)", "None",
            ("tests/test_odometer.py::test_the_line_after_a_run_names_a_budget_show_that_runs_as_printed",)),
-    # --- a budget split never spends more than the whole, nor declares a stage with no share
+    # a budget split never spends more than the whole, nor declares a stage with no share
     Mutant("budget-split-shares-a-percent-over-the-whole-accepted", BSPLIT, "BudgetSplit.__post_init__",
            "total > 1 + _SUM_TOL", "total > 1.01 + _SUM_TOL",
            (f"{BST}::test_shares_adding_up_to_a_hair_over_the_whole_or_a_share_of_zero_are_refused",)),
     Mutant("budget-split-share-of-zero-accepted", BSPLIT, "BudgetSplit.__post_init__",
            "0 < share <= 1", "0 <= share <= 1",
            (f"{BST}::test_shares_adding_up_to_a_hair_over_the_whole_or_a_share_of_zero_are_refused",)),
-    # --- the results document names where the noise came from
+    # the results document names where the noise came from
     Mutant("noise-provenance-production-said-to-be-simulation", "dpfed_core/privacy/noise.py", "noise_provenance",
            "if simulation:\n    return SIMULATION_LABEL", "if not simulation:\n    return SIMULATION_LABEL",
            ("tests/test_noise.py::test_the_results_document_names_the_noise_source_of_production_simulation_and_"
             "non_private_runs",)),
-    # --- dp-als refuses settings out of range, naming them
+    # dp-als refuses settings out of range, naming them
     Mutant("als-one-item-accepted", ALS, "DPALS.check",
            "(('steps', 1), ('max_items', 2), ('rank', 1))", "(('steps', 1), ('max_items', 1), ('rank', 1))",
            (f"{ALST}::test_an_als_setting_out_of_range_is_refused_naming_it",)),
@@ -3022,7 +3022,20 @@ MUTANTS = (
     Mutant("als-unknown-mode-accepted", ALS, "DPALS.check",
            "self.mode not in ('zero', 'observed')", "False",
            (f"{ALST}::test_an_als_setting_out_of_range_is_refused_naming_it",)),
+    # a re-read holding exactly the threshold share of the stored people is the same people
+    Mutant("fingerprint-containment-threshold-strict", FPM, "is_same_people",
+           "m.contained >= CONTAINMENT_THRESHOLD", "m.contained > CONTAINMENT_THRESHOLD",
+           (f"{FPT}::test_a_match_exactly_at_the_containment_threshold_is_the_same_people",)),
+    # a budget cap of ε = 0 is refused, not stored as a cap nothing can fit under
+    Mutant("odometer-cap-of-zero-epsilon-accepted", ODO, "BudgetOdometer.set_cap", "epsilon <= 0", "epsilon < 0",
+           (f"{ODOT}::test_a_cap_of_zero_epsilon_is_refused_naming_epsilon",)),
+    # value_bounds of one value (low = high) are a valid policy, as its own message says
+    Mutant("site-policy-value-bounds-of-one-value-refused", SITE, "_checked_policy",
+           "bounds[0] <= bounds[1]", "bounds[0] < bounds[1]",
+           (f"{SITET}::test_value_bounds_of_one_value_are_accepted_as_low_equal_to_high",)),
 )
+
+
 GAUSSIAN_SHARE = "self.gaussian_share()"
 SHARE_AUDIT = f"{REL}::test_summable_release_moves_by_at_most_its_recorded_sensitivity"
 

@@ -159,6 +159,18 @@ def test_the_containment_threshold_is_a_fifth():
     assert 0.1 < m15.contained < 0.2 and not is_same_people(m15)
 
 
+def test_a_match_exactly_at_the_containment_threshold_is_the_same_people():
+    """A fifth of the people matched, exactly, is already the same people (the threshold is
+    inclusive): a strict comparison would let a re-read holding exactly 20 % of them start afresh."""
+    from dpfed_core.privacy.fingerprint import CONTAINMENT_THRESHOLD, PeopleMatch
+    at = PeopleMatch(similarity=0.1, matched_new=5, matched_stored=5, entity_map={},
+                     contained=CONTAINMENT_THRESHOLD)
+    below = PeopleMatch(similarity=0.1, matched_new=5, matched_stored=5, entity_map={},
+                        contained=CONTAINMENT_THRESHOLD - 1e-9)
+    assert is_same_people(at)
+    assert not is_same_people(below)
+
+
 def test_a_handful_of_stored_people_is_charged_to_them():
     """Releasing two stored people at a time must not escape the cap."""
     stored, others = population(0), population(1, n=1200, base=10_000)

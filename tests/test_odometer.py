@@ -95,6 +95,16 @@ def test_no_cap_charges_but_never_refuses(odo):
     assert math.isinf(bal["A"].remaining_epsilon)
 
 
+def test_a_cap_of_zero_epsilon_is_refused_naming_epsilon(odo):
+    """ε = 0 is no budget at all, not a valid cap: it is refused (and inf is the way to remove one)."""
+    ds = make_dataset()
+    with pytest.raises(ConfigError, match="must be positive") as err:
+        odo.set_cap(ds, 0.0, 1e-5)
+    assert err.value.param == "epsilon"
+    with pytest.raises(ConfigError, match="must be positive"):
+        odo.set_cap(ds, -0.0, 1e-5)
+
+
 def test_cap_enforced_and_refusal_names_the_control(odo, tmp_path):
     ds = make_dataset()
     odo.set_cap(ds, 2.5, 1e-5)

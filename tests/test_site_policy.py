@@ -77,6 +77,14 @@ def test_a_request_within_every_rule_is_accepted_and_the_defaults_are_strict(tmp
     assert loose.store_for("../clinic/B").parent == (tmp_path / "stores").resolve()
 
 
+def test_value_bounds_of_one_value_are_accepted_as_low_equal_to_high(tmp_path):
+    """low ≤ high, as the message says: a site whose every value is the same (e.g. 0/1 data kept
+    as [1, 1]) may bind its bounds to that one value; only low > high is refused."""
+    assert _policy(tmp_path, value_bounds=[1, 1]).value_bounds == (1.0, 1.0)
+    with pytest.raises(sp_.PolicyError, match="low ≤ high"):
+        _policy(tmp_path, value_bounds=[2, 1])
+
+
 def test_every_public_bound_of_the_run_and_the_shards_own_bound_lie_within_value_bounds(tmp_path):
     """value_bounds binds both ends of every bound the run names and the value bound of the site's
     own shard (the bound its users' values are clipped to, which sizes every release's noise)."""
