@@ -3033,6 +3033,9 @@ MUTANTS = (
     Mutant("site-policy-value-bounds-of-one-value-refused", SITE, "_checked_policy",
            "bounds[0] <= bounds[1]", "bounds[0] < bounds[1]",
            (f"{SITET}::test_value_bounds_of_one_value_are_accepted_as_low_equal_to_high",)),
+    Mutant("fingerprint-profile-of-the-minimum-length-dropped", FPM, "_profile_keys",
+           "nnz < PROFILE_MIN_ITEMS", "nnz <= PROFILE_MIN_ITEMS",
+           (f"{FPT}::test_a_profile_of_exactly_the_minimum_length_is_keyed_and_a_shorter_one_is_not",)),
 )
 
 

@@ -775,3 +775,18 @@ def test_a_standard_set_many_stored_people_share_does_not_make_strangers_the_sam
     stored, strangers = standard_holders(300, 100, "s"), standard_holders(200, 500, "t")
     m = match_people(people_fingerprint(strangers, KEY), people_fingerprint(stored, KEY))
     assert not is_same_people(m), m
+
+
+def test_a_profile_of_exactly_the_minimum_length_is_keyed_and_a_shorter_one_is_not():
+    """The popularity profile keys users with at least PROFILE_MIN_ITEMS items: one of exactly that many
+    is kept (a re-export that renames its items and changes their counts still finds that person), one
+    item fewer is left out."""
+    n_items = fpm.PROFILE_MIN_ITEMS
+    lengths = [n_items, n_items - 1, n_items + 1]
+    cols = np.concatenate([np.arange(k) + 100 * u for u, k in enumerate(lengths)])
+    rows = np.repeat(np.arange(len(lengths)), lengths)
+    X = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(len(lengths), 400))
+    ids = ["patient-a", "patient-b", "patient-c"]
+    keys = fpm._profile_keys(X, fpm._user_hashes(ids, KEY), KEY)
+    assert (keys[0] != 0).any() and (keys[2] != 0).any(), keys
+    assert not (keys[1] != 0).any(), keys
