@@ -68,6 +68,8 @@ MALFORMED_SHARE = ("tests/test_deployment_apps.py::test_a_malformed_share_reques
 FAILURE_TEXT = ("tests/test_deployment_apps.py::test_what_a_site_tells_the_coordinator_of_a_failure_holds_no_count_"
                 "of_its_own_items_nor_its_paths")
 CLIENT = "dpfed_core/deployment/client_app.py"
+ATOMIC = "dpfed_core/data/atomic.py"
+ODD = "tests/test_intake_odd_inputs.py"
 HOOKS = "dpfed_core/deployment/hooks.py"
 NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation"
 NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
@@ -3036,6 +3038,53 @@ MUTANTS = (
     Mutant("fingerprint-profile-of-the-minimum-length-dropped", FPM, "_profile_keys",
            "nnz < PROFILE_MIN_ITEMS", "nnz <= PROFILE_MIN_ITEMS",
            (f"{FPT}::test_a_profile_of_exactly_the_minimum_length_is_keyed_and_a_shorter_one_is_not",)),
+    # an output file is replaced whole, never through a link, never with other permissions than it had
+    Mutant("atomic-write-through-a-symbolic-link", ATOMIC, "check_target", "p.is_symlink()", "False",
+           (f"{ODD}::test_a_write_to_a_symbolic_link_is_refused_at_write_time_and_the_link_and_its_target_kept",)),
+    Mutant("atomic-rewrite-drops-the-files-permissions", ATOMIC, "atomic_write", "p.exists()", "False",
+           (f"{ODD}::test_a_rewritten_output_keeps_its_permissions_and_a_new_one_follows_the_umask",)),
+    Mutant("atomic-new-file-ignores-the-umask", ATOMIC, "atomic_write", "0o666 & ~umask", "0o600",
+           (f"{ODD}::test_a_rewritten_output_keeps_its_permissions_and_a_new_one_follows_the_umask",)),
+    Mutant("atomic-read-only-output-accepted", ATOMIC, "check_writable",
+           "p.exists() and not os.access(p, os.W_OK)", "False",
+           (f"{ODD}::test_an_existing_read_only_output_is_refused_before_any_computation",)),
+    Mutant("atomic-trailing-slash-read-as-a-file-name", ATOMIC, "check_writable",
+           "str(path).endswith(('/', os.sep))", "False",
+           (f"{ODD}::test_an_output_ending_in_a_slash_names_a_folder_and_is_refused_before_anything_is_written",)),
+    # a DP prototype method treats k as a maximum: comparing it with a true entity size would leak it
+    Mutant("protocol-k-compared-with-true-entity-size-under-dp", PROTO, "FederatedRecommender._fit_prototypes",
+           "not private and self.k > largest", "self.k > largest",
+           (f"{PROTOT}::test_k_above_the_largest_entity_is_refused_for_a_non_private_method_only",)),
+    Mutant("protocol-k-above-every-entity-accepted", PROTO, "FederatedRecommender._fit_prototypes",
+           "not private and self.k > largest", "False",
+           (f"{PROTOT}::test_k_above_the_largest_entity_is_refused_for_a_non_private_method_only",)),
+    # a position one past an entity's users is the next entity's first user
+    Mutant("protocol-user-position-past-the-entity", PROTO, "user_row",
+           "0 <= int(user) < sl.stop - sl.start", "0 <= int(user) <= sl.stop - sl.start",
+           (f"{PROTOT}::test_a_users_position_is_within_its_entity_never_the_next_entitys_first_user",)),
+    Mutant("protocol-catalogue-of-another-item-axis-accepted", PROTO, "FederatedRecommender.fit",
+           "shared is not None and shared.n_items != X.shape[1]", "False",
+           (f"{PROTOT}::test_a_catalogue_of_another_item_axis_is_refused_before_any_release",)),
+    # round 1 of a summable method must not read the entries its round 2 validates on
+    Mutant("protocol-summable-round1-reads-validation-entries", PROTO, "FederatedRecommender._fit_summable",
+           "drop_entries(own[h], drops[h])", "own[h]",
+           (f"{SITEMS}::test_a_summable_round_one_reads_each_sites_rows_without_its_validation_entries",)),
+    Mutant("protocol-streamed-summable-round1-reads-validation-entries", PROTO, "FederatedRecommender._fit_summable",
+           "X.block(sl.start, sl.stop, drops[h])", "X.block(sl.start, sl.stop)",
+           (f"{SITEMS}::test_a_summable_round_one_reads_each_sites_rows_without_its_validation_entries",)),
+    # the public item features reach every site's round 2
+    Mutant("protocol-prototype-round2-without-public-features", PROTO, "FederatedRecommender._fit_prototypes",
+           "getattr(dataset, 'item_features', None)", "None",
+           (f"{SITEMS}::test_a_prototype_method_on_a_dp_catalogue_gives_each_site_its_public_feature_parts",)),
+    Mutant("protocol-summable-round2-without-public-features", PROTO, "FederatedRecommender._fit_summable",
+           "getattr(dataset, 'item_features', None)", "None",
+           (f"{SITEMS}::test_a_summable_round_two_has_the_public_feature_parts_beside_the_federations",)),
+    # FCF's gradients and Xin & Jaakkola's releases leave the sites: never "they release nothing"
+    Mutant("privacy-model-no-formal-claim-said-to-release-nothing", "dpfed_core/privacy/model.py",
+           "PrivacyModel.releases", "self is not PrivacyModel.NO_RELEASE",
+           "self not in (PrivacyModel.NO_RELEASE, PrivacyModel.NO_FORMAL_CLAIM)",
+           ("tests/test_method_contract.py::test_a_method_without_a_formal_claim_is_said_to_release_and_only_no_"
+            "release_methods_spend_nothing",)),
 )
 
 

@@ -193,6 +193,80 @@ def test_out_naming_a_pipe_or_device_is_refused_and_left_in_place(tmp_path, caps
     assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
 
 
+def test_a_write_to_a_symbolic_link_is_refused_at_write_time_and_the_link_and_its_target_kept(tmp_path):
+    """A caller that writes without the early check (the report, a site's policy file) must not replace
+    the link by a file, nor write through it into what it points at (it may be an input)."""
+    import os
+
+    from dpfed_core.data.atomic import atomic_write
+
+    target = tmp_path / "input.csv"
+    target.write_text("user,item\n")
+    link = tmp_path / "result.json"
+    os.symlink(target, link)
+    with pytest.raises(ConfigError, match="is a symbolic link"):
+        atomic_write(link, "{}")
+    assert os.path.islink(link) and os.readlink(link) == str(target)
+    assert target.read_text() == "user,item\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["input.csv", "result.json"]
+
+
+def test_a_rewritten_output_keeps_its_permissions_and_a_new_one_follows_the_umask(tmp_path):
+    """A result its owner made private (0600) stays private when a later run rewrites it; a new file
+    is created as any program's would be (0666 less the umask), not with the temporary file's 0600."""
+    import os
+    import stat
+
+    from dpfed_core.data.atomic import atomic_write
+
+    private = tmp_path / "private.json"
+    private.write_text("{}")
+    os.chmod(private, 0o600)
+    atomic_write(private, '{"a": 1}')
+    assert stat.S_IMODE(os.stat(private).st_mode) == 0o600 and private.read_text() == '{"a": 1}'
+    shared = tmp_path / "shared.json"
+    shared.write_text("{}")
+    os.chmod(shared, 0o664)
+    atomic_write(shared, "{}")
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o664
+    old = os.umask(0o027)
+    try:
+        atomic_write(tmp_path / "new.json", "{}")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "new.json").st_mode) == 0o640
+
+
+def test_an_existing_read_only_output_is_refused_before_any_computation(tmp_path, monkeypatch):
+    """The rename would replace a file its owner made read-only (the folder is writable). The suite runs
+    as root, for whom every file is writable, so the permission answer is the one a user would get."""
+    import os
+
+    import dpfed_core.data.atomic as atomic
+
+    kept = tmp_path / "kept.json"
+    kept.write_text("{}")
+    os.chmod(kept, 0o444)
+    real_access = os.access
+    monkeypatch.setattr(atomic.os, "access", lambda p, mode: False if str(p) == str(kept) else real_access(p, mode))
+    with pytest.raises(ConfigError, match="exists and is read-only") as exc:
+        atomic.check_writable(kept, "--out", ".json")
+    assert "--out" in str(exc.value)
+    assert atomic.check_writable(tmp_path / "other.json", "--out", ".json") == tmp_path / "other.json"
+
+
+def test_an_output_ending_in_a_slash_names_a_folder_and_is_refused_before_anything_is_written(tmp_path):
+    """`--out results/` means a folder that does not exist yet: a file named `results` is not what was asked."""
+    from dpfed_core.data.atomic import atomic_write, check_writable
+
+    with pytest.raises(ConfigError, match="names a folder") as exc:
+        check_writable(f"{tmp_path}/results/", "--out", ".json")
+    assert f"{tmp_path}/results/result.json" in str(exc.value) and "--out" in str(exc.value)
+    with pytest.raises(ConfigError, match="names a folder"):
+        atomic_write(f"{tmp_path}/results/", "{}")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_store_that_is_a_pipe_is_refused_not_waited_on_for_ever(tmp_path):
     import os
     import subprocess

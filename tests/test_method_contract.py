@@ -203,6 +203,22 @@ def test_privacy_model_decides_the_charge_not_the_wording():
         METHODS.pop("contract-relabelled", None)
 
 
+def test_a_method_without_a_formal_claim_is_said_to_release_and_only_no_release_methods_spend_nothing():
+    """The Evaluate page tells a user that comparisons which release nothing spend nothing: FCF's gradients
+    and Xin & Jaakkola's deniable releases leave the sites, so they are never among them."""
+    from dpfed_core.methods.registry import available_methods
+    from dpfed_core.privacy.model import PrivacyModel
+    from dpfed_core.ui.engine import any_release
+
+    quiet = [m for m in available_methods() if get_method(m).privacy_model is PrivacyModel.NO_RELEASE]
+    assert sorted(quiet) == ["individual", "local", "random-v"]
+    assert not any_release(quiet)
+    for m in available_methods():
+        if m not in quiet:
+            assert any_release([*quiet, m]), m
+    assert any_release(["fcf"]) and any_release(["xin-pmd"])
+
+
 def test_example_method_is_picked_up_everywhere():
     """The example summable method (tests/example_method.py: one module + its registration) runs
     through the estimator, the registry's run path, the CLI's preflight and the audit."""

@@ -84,6 +84,27 @@ def test_recommend_excludes_seen(small):
         model.recommend("south", "nobody")
 
 
+def test_a_users_position_is_within_its_entity_never_the_next_entitys_first_user(small):
+    from dpfed_core.federation.protocol import user_row
+
+    south = small.entity_slices()[1]
+    size = south.stop - south.start
+    assert user_row(small, "south", 0) == south.start and user_row(small, "south", size - 1) == south.stop - 1
+    for bad in (size, -1):
+        with pytest.raises(ConfigError, match=f"entity 'south' has {size} users; position {bad} is out of range"):
+            user_row(small, "south", bad)
+
+
+def test_a_catalogue_of_another_item_axis_is_refused_before_any_release(small):
+    from dpfed_core.models.shared_items import SharedItems
+
+    model = FederatedRecommender("dp-gaussian", k=2, rank=2, epsilon=1.0, simulation=True, random_state=0)
+    with pytest.raises(ConfigError, match=f"the shared catalogue maps {small.n_items + 1} items, the data has "
+                                          f"{small.n_items}"):
+        model.fit(small, shared=SharedItems.from_columns(np.arange(3), small.n_items + 1, 10.0))
+    assert model.ledger_.rows == []
+
+
 def test_k_policy(small):
     with pytest.raises(ConfigError, match="largest entity"):
         FederatedRecommender("kmeans", k=500).fit(small)
@@ -158,6 +179,19 @@ def test_a_prototype_method_sends_k_prototypes_and_one_per_user_only_below_k():
     for bad in (0, -1, 2.5):
         with pytest.raises(ConfigError, match="positive integer"):
             make_prototype_method("krandom", k=bad).effective_k(X, "a")
+
+
+def test_k_above_the_largest_entity_is_refused_for_a_non_private_method_only(small):
+    """A non-private method is told its k is more than any entity has users; a DP method must not be
+    (the refusal would be a function of the true entity sizes): it treats k as a maximum instead."""
+    with pytest.raises(ConfigError, match=r"k=121 prototypes per entity is more than the largest entity has users "
+                                          r"\(120\)") as exc:
+        FederatedRecommender("kmeans", k=121, rank=2, random_state=0).fit(small)
+    assert exc.value.param == "k"
+    FederatedRecommender("kmeans", k=120, rank=2, random_state=0, max_iter=5).fit(small)
+    model = FederatedRecommender("dp-gaussian", k=121, rank=2, epsilon=1.0, random_state=0, simulation=True,
+                                 max_iter=5).fit(small)
+    assert len(model.releases_) == small.n_entities and math.isfinite(model.ledger_.guarantee()[0])
 
 
 def test_krandom_sends_k_distinct_rows_and_kmeans_its_cluster_sizes():

@@ -725,3 +725,68 @@ def test_a_sites_model_on_a_dp_catalogue_masks_the_federation_to_the_names_it_ho
     calls.clear()
     run_method(_data(item_source="declared"), cfg.replace(prototype_params={"round2_default": "alone"}))
     assert calls == [(False, "alone")] * 3
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_summable_round_one_reads_each_sites_rows_without_its_validation_entries(monkeypatch, streamed):
+    """Round 1 of a summable method releases from each site's rows less the entries its round 2 validates
+    on, whether the training data comes as a matrix or as a split's rows read a block at a time."""
+    from dpfed_core.federation import summable_protocol
+    from dpfed_core.federation.protocol import FederatedRecommender
+
+    seen = []
+    real = summable_protocol.fit_summable
+
+    def spy(method, released, *args, **kwargs):
+        seen.append([released[h] for h in range(len(released))])
+        return real(method, released, *args, **kwargs)
+
+    monkeypatch.setattr(summable_protocol, "fit_summable", spy)
+    ds = _data(item_source="declared")
+    split = make_split(ds, RunConfig(seed=0))
+    X = split.rows if streamed else split.train
+    FederatedRecommender("dp-popularity", rank=2, epsilon=1.0, simulation=True, aggregation="secure",
+                         random_state=0).fit(ds, X)
+    assert len(seen) == 1
+    for X_h, sl in zip(seen[0], ds.entity_slices()):
+        want = blend.released_rows(split.train[sl])
+        assert X_h.nnz == want.nnz < split.train[sl].nnz and (X_h != want).nnz == 0
+
+
+def test_a_prototype_method_on_a_dp_catalogue_gives_each_site_its_public_feature_parts(monkeypatch):
+    """The paper's method on a DP-selected catalogue fits each site's round 2 with the public item
+    features, as ``local`` does, beside the broadcast factors (public inputs: the rows' own parts score
+    the items the catalogue left out)."""
+    calls = []
+    real = blend.fit_site_model
+
+    def spy(X, **kw):
+        if kw.get("V_fed") is not None:
+            calls.append(kw.get("features"))
+        return real(X, **kw)
+
+    monkeypatch.setattr(blend, "fit_site_model", spy)
+    ds = replace(_genres(n=600), item_source="data")
+    cfg = RunConfig(method="dp-gaussian", epsilon=10.0, rank=2, k=4, simulation=True, aggregation="none", seed=0)
+    _, res = run_method(ds, cfg)
+    assert 0 < len(res.extra["catalogue"]) < ds.n_items
+    assert len(calls) == ds.n_entities and all(f is ds.item_features for f in calls)
+
+
+@pytest.mark.parametrize("item_source", ["declared", "data"])
+def test_a_summable_round_two_has_the_public_feature_parts_beside_the_federations(monkeypatch, item_source):
+    """Public item features reach every site's round 2 of a summable method, on a declared catalogue
+    and on a DP-selected one alike."""
+    calls = []
+    real = blend.fit_site_model
+
+    def spy(X, **kw):
+        if kw.get("V_fed") is not None:
+            calls.append(kw.get("features"))
+        return real(X, **kw)
+
+    monkeypatch.setattr(blend, "fit_site_model", spy)
+    ds = replace(_genres(n=200), item_source=item_source)
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=3.0, rank=2, simulation=True, aggregation="secure", seed=0)
+    _, res = run_method(ds, cfg)
+    assert len(calls) == ds.n_entities and all(f is ds.item_features for f in calls)
