@@ -3085,6 +3085,14 @@ MUTANTS = (
            "self not in (PrivacyModel.NO_RELEASE, PrivacyModel.NO_FORMAL_CLAIM)",
            ("tests/test_method_contract.py::test_a_method_without_a_formal_claim_is_said_to_release_and_only_no_"
             "release_methods_spend_nothing",)),
+    # a declared eICU formulary is read as the data is: drug names normalised, `|` levels public features
+    Mutant("eicu-formulary-drug-names-not-normalised", "dpfed_core/data/eicu.py", "load_eicu",
+           "ids = normalize_drug_names(pd.Series(ids)).tolist()", "pass",
+           ("tests/test_intake_lists.py::test_eicu_formulary_hierarchy_and_drug_tokens",)),
+    Mutant("eicu-formulary-hierarchy-not-public-features", "dpfed_core/data/eicu.py", "load_eicu",
+           "hierarchy_features(declared.ids, declared.ids)", "None",
+           ("tests/test_loaders.py::test_a_declared_list_of_hierarchical_eicu_names_gives_the_public_hierarchy_as_"
+            "features",)),
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 
+import numpy as np
 import pytest
 
 from dpfed_core.cli import main
@@ -203,6 +204,9 @@ def test_movielens_public_item_features(ml100k_dir):
 
 def test_eicu_formulary_hierarchy_and_drug_tokens(eicu_dir, tmp_path):
     ds = load_data(str(eicu_dir), items=b"drugname\nfurosemide\ninsulin aspart\ninsulin lispro\nACETAMINOPHEN 325 MG\n")
+    # a formulary's drug names are normalised as the data's are, so its raw strings name the data's drugs
+    assert list(ds.item_names[:4]) == ["furosemide", "insulin aspart", "insulin lispro", "acetaminophen"]
+    assert ds.n_declared == 4 and np.all(np.asarray(ds.X[:, :4].sum(axis=0)).ravel() > 0)
     assert any(n == "token: insulin" for n in ds.item_feature_names)
     col = ds.item_feature_names.index("token: insulin")
     assert ds.item_features[:, col].sum() == 2

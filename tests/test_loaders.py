@@ -503,6 +503,22 @@ def test_eicu_other_event_tables(tmp_path):
     assert both.entity_names == ["South", "Unknown region"]
 
 
+def test_a_declared_list_of_hierarchical_eicu_names_gives_the_public_hierarchy_as_features(tmp_path):
+    """The `|` levels of a declared list's names are public item features; the data's other names
+    (not declared, not public) get none."""
+    diag = "diagnosisid,patientunitstayid,diagnosisstring\n" + "".join(
+        f"{i},{i},{'cardiovascular|shock|septic shock' if i % 2 else 'neurologic|seizures'}\n" for i in range(1, 9))
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "hospital": HOSPITAL, "diagnosis": diag})
+    ds = load_eicu(d, "diagnosis", items=["cardiovascular|shock|septic shock", "cardiovascular|shock|cardiogenic"])
+    assert list(ds.item_names) == ["cardiovascular|shock|septic shock", "cardiovascular|shock|cardiogenic",
+                                   "neurologic|seizures"]
+    names = list(ds.item_feature_names)
+    assert "path: cardiovascular" in names and "path: cardiovascular|shock" in names
+    assert not any("neurologic" in n for n in names)
+    col = names.index("path: cardiovascular|shock")
+    assert ds.item_features[:, col].tolist() == [1, 1, 0]
+
+
 def test_eicu_errors(tmp_path):
     with pytest.raises(DataError, match="eICU directory not found"):
         load_eicu(tmp_path / "nope")
