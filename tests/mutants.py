@@ -3093,6 +3093,16 @@ MUTANTS = (
            "hierarchy_features(declared.ids, declared.ids)", "None",
            ("tests/test_loaders.py::test_a_declared_list_of_hierarchical_eicu_names_gives_the_public_hierarchy_as_"
             "features",)),
+    # what a list or a number reads as: nothing silently accepted, a note only when it is true
+    Mutant("strict-int-of-any-length", INP, "strict_int", "len(t) > 40", "False", (f"{LISTST}::test_strict_numbers",)),
+    Mutant("blank-names-read-as-an-empty-list", INP, "read_list", "not ids", "False",
+           (f"{LISTST}::test_a_list_given_as_names_that_are_all_blank_is_refused_as_empty",)),
+    Mutant("utf8-list-note-under-a-utf8-data-encoding", INP, "read_list", "check_encoding(encoding) != 'utf-8'", "True",
+           (f"{LISTST}::test_a_utf8_list_beside_data_of_another_encoding_is_read_as_utf8_and_said_only_then",)),
+    Mutant("csv-list-line-without-an-id-accepted", INP, "parse_list", "any((x == '' for x in ids))", "False",
+           (f"{LISTST}::test_a_csv_list_line_without_an_id_is_refused_naming_its_line",)),
+    Mutant("feature-table-at-the-limit-refused", INP, "check_feature_size", "cells > limit", "cells >= limit",
+           (f"{LISTST}::test_a_feature_table_of_exactly_the_limit_is_accepted_and_one_value_more_refused",)),
 )
 
 

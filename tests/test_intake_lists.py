@@ -143,9 +143,46 @@ def test_strict_numbers():
     assert strict_float("1e-6") == 1e-6 and strict_float("inf") == float("inf")
     with pytest.raises(ValueError):
         strict_int("1_000")
+    # at most 40 characters: a whole number of hundreds of digits is a pasted mistake, not a seed or a count
+    assert strict_int("-" + "9" * 39) == -int("9" * 39)
+    for bad in ("9" * 41, "+" + "9" * 40):
+        with pytest.raises(ValueError, match="not a whole number"):
+            strict_int(bad)
     with pytest.raises(DpfedError, match="not a number"):
         parse_params(["support=1_0"])
     assert parse_params(["support=10", "candidates=lsh"]) == {"support": 10, "candidates": "lsh"}
+
+
+def test_a_list_given_as_names_that_are_all_blank_is_refused_as_empty():
+    for blank in ([], [""], ["  ", "\t"]):
+        with pytest.raises(DataError, match="the entity list is empty; give at least one name"):
+            read_list(blank, what="entity list", param="entities")
+    assert read_list([" A", "", "B", "A"], what="entity list").ids == ["A", "B"]
+
+
+def test_a_utf8_list_beside_data_of_another_encoding_is_read_as_utf8_and_said_only_then():
+    raw = "entity\nZürich\nGenève\n".encode("utf-8")
+    lf = read_list(raw, what="entity list", param="entities", encoding="latin-1", filename="cantons.txt")
+    assert lf.ids == ["Zürich", "Genève"]
+    assert any("read as UTF-8 (it is valid UTF-8), not as the data's encoding" in n for n in lf.notes), lf.notes
+    same = read_list(raw, what="entity list", param="entities", encoding="utf-8", filename="cantons.txt")
+    assert same.ids == ["Zürich", "Genève"] and not any("read as UTF-8" in n for n in same.notes), same.notes
+
+
+def test_a_csv_list_line_without_an_id_is_refused_naming_its_line():
+    with pytest.raises(DataError, match="the item list: CSV line 3 has no id in its first field"):
+        parse_list("id,name\na1,aspirin\n,heparin\n")
+
+
+def test_a_feature_table_of_exactly_the_limit_is_accepted_and_one_value_more_refused(monkeypatch):
+    from dpfed_core.data.inputs import check_feature_size
+
+    monkeypatch.setenv("DPFED_MAX_FEATURE_VALUES", "600")
+    check_feature_size(200, 3, what="item features", param="item_features")
+    with pytest.raises(DataError, match="200 items × 4 feature columns = 800 values .* above the limit of 600"):
+        check_feature_size(200, 4, what="item features", param="item_features")
+    with pytest.raises(DataError, match="601 values"):
+        check_feature_size(601, 1, what="item features", param="item_features")
 
 
 def test_item_features_file(tmp_path):
