@@ -143,6 +143,12 @@ NEGATIVE_SPEND = f"{LEDGERT}::test_a_negative_delta_or_rho_is_refused"
 STORE_WRITE = f"{ODOT}::test_a_write_is_durable_checks_references_and_holds_the_write_lock_from_its_start"
 USERS_NEEDED = f"{PLANT}::test_users_needed_measures_the_advantage_per_metric_direction_with_the_sample_sd"
 VERDICT_EDGES = f"{AUDT}::test_a_bound_equal_to_the_claim_is_no_violation_and_a_claim_at_the_ceiling_is_inconclusive"
+FOUR_RUNS = f"{AUDT}::test_fewer_than_four_runs_per_class_are_refused_by_every_entry_of_the_audit"
+LR_CEILING = f"{AUDT}::test_the_lr_attacks_ceiling_is_that_of_the_runs_it_certifies_on"
+AUDIT_FAMILIES = f"{AUDT}::test_each_methods_family_counts_the_attacks_it_runs_and_the_config_states_the_largest"
+FAILED_POWER = f"{AUDT}::test_a_power_check_that_sees_nothing_turns_a_consistent_verdict_inconclusive"
+SUMMARY_LARGEST = (f"{AUDT}::test_the_summary_reports_the_largest_verbatim_share_and_the_largest_resolvable_tpr_"
+                   "of_any_row")
 FACTOR = "dpfed_core/models/factorization.py"
 FACTORT = "tests/test_factorization.py"
 EFAC = "dpfed_core/models/entity_factors.py"
@@ -1626,6 +1632,40 @@ MUTANTS = (
     Mutant("lr-certified-on-its-calibration-runs", MEMB, "audit_target",
            "Z_ev = np.vstack([feats[0, half:], feats[1, half:]])", "Z_ev = np.vstack([feats[0, :half], feats[1, :half]])",
            (f"{AUDT}::test_the_lr_attack_is_certified_on_runs_it_was_not_fitted_on",)),
+    Mutant("audit-of-three-runs-accepted", MEMB, "audit_target", "runs < 4", "runs < 3", (FOUR_RUNS,)),
+    Mutant("summable-audit-of-three-runs-accepted", MEMB, "audit_summable_target", "runs < 4", "runs < 3",
+           (FOUR_RUNS,)),
+    Mutant("audit-confidence-of-one-accepted", MEMB, "check_audit_options", "not 0 < confidence < 1",
+           "not 0 < confidence <= 1", (f"{AUDT}::test_a_confidence_of_zero_or_one_or_beyond_is_refused",)),
+    Mutant("audit-user-target-without-id-accepted", MEMB, "check_audit_options", "len(spec) > 5", "len(spec) >= 5",
+           (f"{AUDT}::test_a_user_target_without_an_id_is_refused_before_the_audit_is_planned",)),
+    Mutant("lr-ceiling-of-the-whole-evaluation-half", MEMB, "audit_target", "n_cert = runs - half - q",
+           "n_cert = runs - half", (LR_CEILING,)),
+    Mutant("summable-lr-ceiling-of-the-whole-evaluation-half", MEMB, "audit_summable_target", "runs - half - q",
+           "runs - half", (LR_CEILING,)),
+    Mutant("audit-family-without-v-residual", MEMB, "run_audit",
+           "len(dict.fromkeys([*attacks, *(['v-residual'] if with_v else [])]))", "len(dict.fromkeys(attacks))",
+           (AUDIT_FAMILIES,)),
+    Mutant("summable-family-counts-prototype-attacks", MEMB, "run_audit",
+           "n_summable if is_summable(mname) else n_attacks", "n_attacks", (AUDIT_FAMILIES,)),
+    Mutant("audit-config-states-the-smallest-family", MEMB, "run_audit", "max((family_of(m) for m in methods))",
+           "min((family_of(m) for m in methods))", (AUDIT_FAMILIES,)),
+    Mutant("power-check-always-detects", MEMB, "power_check", "bool(best['epsilon_lb'] > claim[0])", "True",
+           (FAILED_POWER,)),
+    Mutant("failed-power-check-keeps-consistent", MEMB, "run_audit", "row['verdict'] = 'inconclusive'", "pass",
+           (FAILED_POWER,)),
+    Mutant("summary-verbatim-the-smallest", MEMB, "summarize", "max((r.get('verbatim_in', 0.0) for r in rows))",
+           "min((r.get('verbatim_in', 0.0) for r in rows))", (SUMMARY_LARGEST,)),
+    Mutant("summary-tpr-of-the-first-row", MEMB, "summarize", "_nanmax([r['tpr_at_fpr'][f] for r in rows])",
+           "rows[0]['tpr_at_fpr'][f]", (SUMMARY_LARGEST,)),
+    Mutant("prototypes-note-at-k-equal-users", MEMB, "prototypes_note", "k <= n", "k < n",
+           (f"{AUDT}::test_a_k_equal_to_the_entitys_users_is_no_reason_for_a_note_and_one_more_is",)),
+    Mutant("lr-scores-out-runs-higher", MEMB, "_gaussian_lr", "loglik(Zs, fit(cal_in)) - loglik(Zs, fit(cal_out))",
+           "loglik(Zs, fit(cal_out)) - loglik(Zs, fit(cal_in))",
+           (f"{AUDT}::test_the_lr_attack_scores_in_runs_higher_so_a_release_that_always_leaks_reaches_its_ceiling",)),
+    Mutant("audit-tpr-at-an-unresolvable-fpr-shown", MEMB, "audit_target", "tpr_at_fpr(fpr, tpr, f, roc_out.size)",
+           "tpr_at_fpr(fpr, tpr, f)",
+           (f"{AUDT}::test_a_false_positive_rate_finer_than_one_out_run_is_not_resolved_in_the_audits_rows",)),
     # the factorisations, public item features, dp-als and the catalogue keys a site maps its items to
     Mutant("observed-sweep-tol-absolute", FACTOR, "_observed_sweeps",
            "delta <= tol * max(float(np.max(np.abs(W), initial=0.0)), 1e-12)", "delta <= tol", (ROW_FIT_STOP,)),

@@ -540,3 +540,159 @@ def test_a_real_target_in_an_entity_of_one_user_names_the_targets_that_fix_it():
         "(--entity)")
     assert "“Target users” on the Privacy audit page set to synthetic" in friendly_message(err.value)
     assert len(audit_targets.make_targets(X, ["synthetic"], 5.0, 4, entity="solo")) == 1
+
+
+# ------------------------------------------------------------- the audit's own limits, at their edges
+def _options(**kw):
+    opts = dict(delta=1e-6, k=4, prototype_params=None, targets=["synthetic"], runs=8, attacks=["distance"],
+                confidence=0.95, aggregation="none", max_dropouts=0, others="zeros")
+    opts.update(kw)
+    return aud.check_audit_options(["kmeans"], [1.0], **opts)
+
+
+def test_fewer_than_four_runs_per_class_are_refused_by_every_entry_of_the_audit(tiny_fed):
+    """Four runs per class is the least an audit can split into a calibration half and, for the LR attack,
+    an evaluation half of its own two halves: three are refused by the options, a prototype audit and a
+    summable audit alike, and four are accepted."""
+    X = _entity(20, 8, 2)
+    tgt = audit_targets.make_targets(X, ["synthetic"], 5.0, 4)[0]
+    with pytest.raises(ConfigError, match="runs"):
+        _options(runs=3)
+    _options(runs=4)
+    with pytest.raises(ConfigError, match="at least 4 runs per class, got 3"):
+        aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=0), 3, np.random.SeedSequence(0))
+    assert aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=0), 4, np.random.SeedSequence(0))["runs"] == 4
+    sl = tiny_fed.entity_slices()
+    Xh = sp.csr_matrix(tiny_fed.X[sl[1]], dtype=float)
+    empty = [sp.csr_matrix((0, Xh.shape[1])) for _ in range(3)]
+    method = aud._audit_method("dp-popularity", 4, 5.0, 1.0, 1e-6, {})
+    stgt = audit_targets.make_targets(Xh, ["synthetic"], 5.0, 4)[0]
+    with pytest.raises(ConfigError, match="at least 4 runs per class, got 3"):
+        aud.audit_summable_target(Xh, empty, 1, stgt, method, 3, np.random.SeedSequence(0))
+    assert aud.audit_summable_target(Xh, empty, 1, stgt, method, 4, np.random.SeedSequence(0))["runs"] == 4
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, -0.5, 1.5])
+def test_a_confidence_of_zero_or_one_or_beyond_is_refused(confidence):
+    """A confidence of 1 would ask every Clopper–Pearson bound to hold surely (no lower bound above 0 is
+    certifiable); 0 asks nothing. Both ends are refused, naming the confidence; just inside them is accepted."""
+    with pytest.raises(ConfigError, match="confidence must be in") as err:
+        _options(confidence=confidence)
+    assert err.value.param == "confidence"
+    _options(confidence=0.999)
+    _options(confidence=0.001)
+
+
+def test_a_user_target_without_an_id_is_refused_before_the_audit_is_planned():
+    with pytest.raises(ConfigError, match="unknown audit target 'user:'") as err:
+        _options(targets=["user:"])
+    assert err.value.param == "targets"
+    _options(targets=["user:7"])
+
+
+def test_the_lr_attacks_ceiling_is_that_of_the_runs_it_certifies_on(tiny_fed):
+    """The LR attack is fitted on the calibration half and certifies on half of the evaluation half; the most
+    it can certify (and the runs it states) are those of that quarter, for a prototype and a summable audit."""
+    X = _entity(20, 8, 2)
+    tgt = audit_targets.make_targets(X, ["synthetic"], 5.0, 4)[0]
+    res = aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=0), 40, np.random.SeedSequence(0),
+                           attacks=("distance", "lr"), confidence=0.9)
+    lr, dist = res["attacks"]["lr"], res["attacks"]["distance"]
+    assert (dist["n_certify_per_class"], lr["n_certify_per_class"]) == (20, 10)
+    assert dist["max_certifiable_epsilon"] == pytest.approx(bounds.max_certifiable_epsilon(20, 0.0, 0.9))
+    assert lr["max_certifiable_epsilon"] == pytest.approx(bounds.max_certifiable_epsilon(10, 0.0, 0.9))
+    sl = tiny_fed.entity_slices()
+    Xh = sp.csr_matrix(tiny_fed.X[sl[1]], dtype=float)
+    empty = [sp.csr_matrix((0, Xh.shape[1])) for _ in range(3)]
+    method = aud._audit_method("dp-popularity", 4, 5.0, 1.0, 1e-6, {})
+    stgt = audit_targets.make_targets(Xh, ["synthetic"], 5.0, 4)[0]
+    s = aud.audit_summable_target(Xh, empty, 1, stgt, method, 12, np.random.SeedSequence(0),
+                                  attacks=("distance", "lr"), confidence=0.9)
+    slr, proj = s["attacks"]["lr"], s["attacks"]["projection"]
+    assert (proj["n_certify_per_class"], slr["n_certify_per_class"]) == (6, 3)
+    assert slr["max_certifiable_epsilon"] == pytest.approx(bounds.max_certifiable_epsilon(3, s["delta"], 0.9))
+    assert proj["max_certifiable_epsilon"] == pytest.approx(bounds.max_certifiable_epsilon(6, s["delta"], 0.9))
+
+
+def test_each_methods_family_counts_the_attacks_it_runs_and_the_config_states_the_largest(tiny_fed):
+    """With ``with_v`` a prototype method runs one attack more (v-residual); a summable method runs only its
+    own attacks (distance → projection, lr; v-residual needs prototypes). Each row is certified at
+    1 − (1 − c)/F of its own method's family; the config states the largest family."""
+    doc = aud.run_audit(tiny_fed, "b", methods=("krandom", "dp-popularity"), epsilons=(1.0,), k=4,
+                        targets=("synthetic", "outlier"), runs=4, attacks=("distance", "lr"), with_v=True,
+                        rank=2, seed=0)
+    fams = {(r["method"], r["attack"]): (r["family_size"], r["per_test_confidence"]) for r in doc["results"]}
+    assert {a for m, a in fams if m == "krandom"} == {"distance", "lr", "v-residual"}
+    assert {a for m, a in fams if m == "dp-popularity"} == {"projection", "lr"}
+    for (m, _), (fam, conf) in fams.items():
+        assert fam == (2 * 3 if m == "krandom" else 2 * 2)
+        assert conf == pytest.approx(1 - 0.05 / fam)
+    assert doc["config"]["family_size"] == 6
+    assert doc["config"]["per_test_confidence"] == pytest.approx(1 - 0.05 / 6)
+    assert {s["method"]: s["family_size"] for s in doc["summary"]} == {"krandom": 6, "dp-popularity": 4}
+
+
+def test_a_power_check_that_sees_nothing_turns_a_consistent_verdict_inconclusive(tiny_fed):
+    """With the noise barely shrunk (factor 1.5) the harness cannot tell the mechanism from a broken one at
+    these runs: the power check reports nothing detected, and the verdict that read "consistent" (the same
+    audit as with factor 50) reads "inconclusive"."""
+    sl = tiny_fed.entity_slices()
+    Xh = sp.csr_matrix(tiny_fed.X[sl[2]], dtype=float)
+    others = [sp.csr_matrix((0, Xh.shape[1])) for _ in range(3)]
+    tgt = audit_targets.make_targets(Xh, ["outlier"], 5.0, 12)[0]
+    method = aud._audit_method("dp-popularity", 10, 5.0, 0.5, 1e-6, {})
+    pc = aud.power_check(Xh, others, 2, tgt, method, 60, np.random.SeedSequence(2), factor=1.5, entity="c")
+    assert not pc["detected"] and pc["epsilon_lb"] <= pc["claimed_epsilon"]
+    doc = aud.run_audit(tiny_fed, "c", methods=("dp-popularity",), epsilons=(0.5,), targets=("outlier",),
+                        runs=60, seed=2, power_factor=1.5)
+    s = doc["summary"][0]
+    assert not s["power"]["detected"] and s["power"]["epsilon_lb"] <= s["epsilon"]
+    assert s["epsilon_lb"] <= s["epsilon"] < s["max_certifiable_epsilon"]  # would read "consistent"
+    assert s["verdict"] == "inconclusive"
+
+
+def test_the_summary_reports_the_largest_verbatim_share_and_the_largest_resolvable_tpr_of_any_row():
+    def row(target, attack, verbatim, tpr):
+        return {"method": "m", "requested_epsilon": math.inf, "epsilon": math.inf, "delta": 0.0, "private": False,
+                "target": target, "attack": attack, "epsilon_lb": 0.5, "auc": 0.6, "max_certifiable_epsilon": 3.0,
+                "tpr_at_fpr": {"0.01": tpr, "0.1": 0.5}, "family_size": 3, "verbatim_in": verbatim}
+    rows = [row("t1", "distance", 0.0, math.nan), row("t2", "distance", 0.4, 0.25), row("t2", "lr", 0.4, 0.1)]
+    (s,) = aud.summarize(rows)
+    assert s["verbatim_in"] == 0.4 and s["tpr_at_fpr"] == {"0.01": 0.25, "0.1": 0.5}
+    (only_nan,) = aud.summarize([rows[0], row("t3", "lr", 0.0, math.nan)])
+    assert math.isnan(only_nan["tpr_at_fpr"]["0.01"]) and only_nan["verbatim_in"] == 0.0
+
+
+def test_a_k_equal_to_the_entitys_users_is_no_reason_for_a_note_and_one_more_is():
+    def doc(k):
+        return {"config": {"k": k}, "entity": {"name": "b", "n_users": 20},
+                "results": [{"method": "kmeans", "prototypes_sent": [20, 20]},
+                            {"method": "kmeans", "prototypes_sent": [19, 20]}]}
+    assert aud.prototypes_note(doc(20)) == ""
+    assert aud.prototypes_note(doc(21)) == ("k = 21 is above the 20 users of entity 'b'; prototypes a release held: "
+                                            "kmeans 19–20. Audit with the --k your runs use")
+
+
+def test_the_lr_attack_scores_in_runs_higher_so_a_release_that_always_leaks_reaches_its_ceiling():
+    X = _entity(20, 8, 2)
+    tgt = audit_targets.make_targets(X, ["synthetic"], 5.0, 4)[0]
+    res = aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=40), 40, np.random.SeedSequence(0),
+                           attacks=("lr",))
+    lr = res["attacks"]["lr"]
+    assert lr["auc"] == 1.0 and lr["form"] == "tpr/fpr"
+    assert lr["epsilon_lb"] == pytest.approx(lr["max_certifiable_epsilon"]) and lr["epsilon_lb"] > 0.8
+
+
+def test_a_false_positive_rate_finer_than_one_out_run_is_not_resolved_in_the_audits_rows():
+    """40 OUT runs cannot show a 1 % false-positive rate (one false positive is 2.5 %): NaN (shown n/r),
+    while 5 % is a number; the LR attack's ROC has only its 20 evaluation runs per class, which resolve 5 %
+    (one in 20) and not 2.5 %."""
+    X = _entity(20, 8, 2)
+    tgt = audit_targets.make_targets(X, ["synthetic"], 5.0, 4)[0]
+    res = aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=40), 40, np.random.SeedSequence(0),
+                           attacks=("distance", "lr"), fprs=(0.01, 0.025, 0.05))
+    dist, lr = res["attacks"]["distance"], res["attacks"]["lr"]
+    assert (dist["n_roc_per_class"], lr["n_roc_per_class"]) == (40, 20)
+    assert math.isnan(dist["tpr_at_fpr"]["0.01"]) and dist["tpr_at_fpr"]["0.025"] == dist["tpr_at_fpr"]["0.05"] == 1.0
+    assert math.isnan(lr["tpr_at_fpr"]["0.01"]) and math.isnan(lr["tpr_at_fpr"]["0.025"])
+    assert lr["tpr_at_fpr"]["0.05"] == 1.0
