@@ -3136,13 +3136,37 @@ MUTANTS = (
     # what a list or a number reads as: nothing silently accepted, a note only when it is true
     Mutant("strict-int-of-any-length", INP, "strict_int", "len(t) > 40", "False", (f"{LISTST}::test_strict_numbers",)),
     Mutant("blank-names-read-as-an-empty-list", INP, "read_list", "not ids", "False",
-           (f"{LISTST}::test_a_list_given_as_names_that_are_all_blank_is_refused_as_empty",)),
+           (f"{LISTST}::test_a_list_given_as_names_that_are_all_blank_is_refused_and_repeats_are_counted",)),
     Mutant("utf8-list-note-under-a-utf8-data-encoding", INP, "read_list", "check_encoding(encoding) != 'utf-8'", "True",
            (f"{LISTST}::test_a_utf8_list_beside_data_of_another_encoding_is_read_as_utf8_and_said_only_then",)),
     Mutant("csv-list-line-without-an-id-accepted", INP, "parse_list", "any((x == '' for x in ids))", "False",
            (f"{LISTST}::test_a_csv_list_line_without_an_id_is_refused_naming_its_line",)),
     Mutant("feature-table-at-the-limit-refused", INP, "check_feature_size", "cells > limit", "cells >= limit",
            (f"{LISTST}::test_a_feature_table_of_exactly_the_limit_is_accepted_and_one_value_more_refused",)),
+    Mutant("json-document-one-level-past-the-depth-limit-read", INP, "_json_depth_ok", "depth > limit",
+           "depth > limit + 1", (f"{LISTST}::test_json_documents_bounded",)),
+    Mutant("repeated-names-of-a-sequence-not-said", INP, "read_list", "len(uniq) < len(ids)", "False",
+           (f"{LISTST}::test_a_list_given_as_names_that_are_all_blank_is_refused_and_repeats_are_counted",), nth=1),
+    Mutant("u-item-table-read-as-a-plain-list", INP, "parse_list",
+           "parse_pipe_table(lines) if csv_sep is None else None", "None",
+           (f"{SITEMS}::test_a_pipe_table_is_read_as_a_catalogue_and_as_item_features",)),
+    # the comparison systems' mechanisms as their papers state them
+    Mutant("fri-pals-knorm-radius-of-shape-one", FRIEDMAN, "knorm_noise_rows",
+           "rng.gamma(shape=d, scale=scales[live])", "rng.gamma(shape=1, scale=scales[live])",
+           (f"{FRIT}::test_knorm_noise_per_row_has_a_gamma_radius_of_shape_d_at_each_rows_scale",)),
+    Mutant("fri-psgd-unbounded-items-not-projected", FRIEDMAN, "FriedmanMF._fit_psgd",
+           "_project_rows(self.Q_, slice(None), qm)", "None", (f"{FRIT}::test_psgd_unbounded_sensitivities_alg5",)),
+    Mutant("fri-fake-ratings-all-positive", FRIEDMAN, "perturb_ratings_unbounded",
+           "rng.choice([-1.0, 1.0], size=K)", "1.0", (f"{FRIT}::test_input_perturbation_unbounded_fake_ratings",)),
+    # an attack on summable releases only is refused among a prototype audit's options, before any charge
+    Mutant("audit-summable-attack-accepted-for-a-prototype-method", MEMB, "check_audit_options",
+           "a in SUMMABLE_ATTACKS and a not in ATTACK_LABELS and prototype_methods", "False",
+           ("tests/test_audit.py::test_an_attack_on_summable_releases_only_is_refused_for_a_prototype_method_before_"
+            "the_audit_is_planned",)),
+    Mutant("audit-offers-summable-attacks-to-a-prototype-method", MEMB, "check_audit_options",
+           "[] if prototype_methods else SUMMABLE_ATTACKS", "SUMMABLE_ATTACKS",
+           ("tests/test_audit.py::test_an_attack_on_summable_releases_only_is_refused_for_a_prototype_method_before_"
+            "the_audit_is_planned",)),
 )
 
 

@@ -696,3 +696,21 @@ def test_a_false_positive_rate_finer_than_one_out_run_is_not_resolved_in_the_aud
     assert math.isnan(dist["tpr_at_fpr"]["0.01"]) and dist["tpr_at_fpr"]["0.025"] == dist["tpr_at_fpr"]["0.05"] == 1.0
     assert math.isnan(lr["tpr_at_fpr"]["0.01"]) and math.isnan(lr["tpr_at_fpr"]["0.025"])
     assert lr["tpr_at_fpr"]["0.05"] == 1.0
+
+
+def test_an_attack_on_summable_releases_only_is_refused_for_a_prototype_method_before_the_audit_is_planned():
+    """`projection` and `items` attack a summable release; an audit of a prototype method refuses them among
+    its options (the CLI checks those before it plans or charges), naming the attacks it takes."""
+    opts = dict(delta=1e-6, k=4, prototype_params=None, targets=["synthetic"], runs=8, confidence=0.95,
+                aggregation="none", max_dropouts=0, others="zeros")
+    for attack in ("projection", "items"):
+        for methods in (["kmeans"], ["dp-popularity", "dp-gaussian"]):
+            with pytest.raises(ConfigError, match=f"attack '{attack}' applies to a summable release only") as exc:
+                aud.check_audit_options(methods, [1.0], attacks=[attack], **opts)
+            assert exc.value.param == "attacks" and "choose from distance, lr, v-residual, counts" in str(exc.value)
+            assert "projection" not in str(exc.value).split("choose from")[1]
+        aud.check_audit_options(["dp-popularity"], [1.0], attacks=[attack], **opts)
+    with pytest.raises(ConfigError, match="unknown attack 'nearest'; choose from distance, lr, v-residual, counts, "
+                                          "projection, items"):
+        aud.check_audit_options(["dp-popularity"], [1.0], attacks=["nearest"], **opts)
+    aud.check_audit_options(["kmeans", "dp-popularity"], [1.0], attacks=["distance", "lr", "counts"], **opts)

@@ -177,6 +177,9 @@ def test_input_perturbation_unbounded_fake_ratings():
     assert stats.kstest(np.abs(out.values) - alpha, stats.expon(scale=b).cdf).pvalue > 0.01
     cells = out.users * m + out.items
     assert len(np.unique(cells)) == len(cells)
+    # a missing cell's noise is Laplace: beyond ±α on either side with equal chance
+    fake = out.values[cells != 0]
+    assert stats.binomtest(int((fake > 0).sum()), fake.size, 0.5).pvalue > 0.001 and (fake < 0).any()
 
 
 def test_knorm_noise_gamma_radius_and_uniform_direction():
@@ -186,6 +189,17 @@ def test_knorm_noise_gamma_radius_and_uniform_direction():
     assert stats.kstest(r, stats.gamma(a=3, scale=0.25).cdf).pvalue > 0.01
     assert np.abs((noise / r[:, None]).mean(axis=0)).max() < 0.05
     assert np.all(fr.knorm_noise(4, 3, 0.5, math.inf, np.random.default_rng(0))[0] == 0)
+
+
+def test_knorm_noise_per_row_has_a_gamma_radius_of_shape_d_at_each_rows_scale():
+    """PALS's per-row K-norm noise: row r's radius ~ Γ(shape = d, scale = scales[r]); a zero scale (a row
+    without ratings) gets no noise."""
+    scales = np.repeat([0.0, 0.25, 1.0], 4000)
+    noise = fr.knorm_noise_rows(4, scales, np.random.default_rng(3))
+    r = np.linalg.norm(noise, axis=1)
+    assert np.all(r[:4000] == 0)
+    for lo, sc in ((4000, 0.25), (8000, 1.0)):
+        assert stats.kstest(r[lo:lo + 4000], stats.gamma(a=4, scale=sc).cdf).pvalue > 0.01
 
 
 def test_psgd_bounded_noise_scale_and_budget():
@@ -211,6 +225,9 @@ def test_psgd_unbounded_sensitivities_alg5():
     assert users[0].sensitivity == pytest.approx(s_p) and items[0].sensitivity == pytest.approx(s_q)
     assert users[0].noise_scale == pytest.approx(2 * 5 * s_p / 0.7)  # Gamma scale 2k·s_p/ε_MF
     assert m.ledger_.guarantee()[0] == pytest.approx(1.0)
+    # the sensitivities hold only inside the norm bounds: every factor is projected back after its noise
+    assert np.linalg.norm(m.P_, axis=1).max() <= 0.4 + 1e-9
+    assert np.linalg.norm(m.Q_, axis=1).max() <= 0.5 + 1e-9
 
 
 @pytest.mark.parametrize("variant", ["bounded", "unbounded"])

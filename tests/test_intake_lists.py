@@ -153,11 +153,14 @@ def test_strict_numbers():
     assert parse_params(["support=10", "candidates=lsh"]) == {"support": 10, "candidates": "lsh"}
 
 
-def test_a_list_given_as_names_that_are_all_blank_is_refused_as_empty():
+def test_a_list_given_as_names_that_are_all_blank_is_refused_and_repeats_are_counted():
     for blank in ([], [""], ["  ", "\t"]):
         with pytest.raises(DataError, match="the entity list is empty; give at least one name"):
             read_list(blank, what="entity list", param="entities")
-    assert read_list([" A", "", "B", "A"], what="entity list").ids == ["A", "B"]
+    once = read_list([" A", "", "B", "A"], what="entity list")
+    assert once.ids == ["A", "B"] and once.duplicates == ["A"]
+    assert once.notes == ["entity list: 1 repeated name ignored (first kept)"]
+    assert read_list(["A", "A", "B", "B"], what="entity list").notes == ["entity list: 2 repeated names ignored (first kept)"]
 
 
 def test_a_utf8_list_beside_data_of_another_encoding_is_read_as_utf8_and_said_only_then():
@@ -259,6 +262,17 @@ def test_json_documents_bounded(tmp_path):
     deep.write_text("[" * 50000 + "]" * 50000)
     with pytest.raises(DataError, match="nested deeper"):
         read_json_document(deep, what="--resume", param="resume")
+    from dpfed_core.data.inputs import MAX_JSON_DEPTH
+
+    edge = tmp_path / "edge.json"  # exactly the limit is read; one level more is refused
+    edge.write_text("[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH)
+    nested: list = []
+    for _ in range(MAX_JSON_DEPTH - 1):
+        nested = [nested]
+    assert read_json_document(edge, what="--run", param="run") == nested
+    edge.write_text("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1))
+    with pytest.raises(DataError, match=f"nested deeper than {MAX_JSON_DEPTH} levels"):
+        read_json_document(edge, what="--run", param="run")
     ok = tmp_path / "ok.json"
     ok.write_text('{"a": "[[[[", "b": [1, {"c": "\\"]"}]}')
     assert read_json_document(ok, what="--run", param=None)["b"][1]["c"] == '"]'

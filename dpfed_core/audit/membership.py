@@ -224,9 +224,18 @@ def check_audit_options(methods: Sequence[str], epsilons: Sequence[float], *, de
         raise ConfigError(f"confidence must be in (0, 1), got {confidence}", param="confidence")
     if not isinstance(runs, (int, np.integer)) or runs < 4:
         raise ConfigError(f"runs must be a whole number ≥ 4, got {runs!r}", param="runs")
+    from dpfed_core.federation.summable import SUMMABLE_METHODS
+
+    # `projection` and `items` are attacks on a summable release only: an audit of a prototype method
+    # refuses them here, before it is planned or charged, not once it runs
+    prototype_methods = [m for m in methods if m not in SUMMABLE_METHODS]
+    names = list(dict.fromkeys([*ATTACK_LABELS, *([] if prototype_methods else SUMMABLE_ATTACKS)]))
     for a in attacks:
-        if a not in ATTACK_LABELS and a not in SUMMABLE_ATTACKS:
-            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}", param="attacks")
+        if a in SUMMABLE_ATTACKS and a not in ATTACK_LABELS and prototype_methods:
+            raise ConfigError(f"attack {a!r} applies to a summable release only, and {prototype_methods[0]!r} is a "
+                              f"prototype method; choose from {', '.join(names)}", param="attacks")
+        if a not in names:
+            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(names)}", param="attacks")
     for spec in targets:
         if spec not in ("synthetic", "outlier", "typical") and not (spec.startswith("user:") and len(spec) > 5):
             raise ConfigError(f"unknown audit target {spec!r}; use synthetic, outlier, typical or user:<id>",

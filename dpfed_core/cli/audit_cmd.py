@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dpfed_core.audit.defaults import DEFAULT_ATTACKS, DEFAULT_EPSILONS, DEFAULT_METHODS, DEFAULT_TARGETS
+from dpfed_core.audit.defaults import (ATTACK_LABELS, DEFAULT_ATTACKS, DEFAULT_EPSILONS, DEFAULT_METHODS,
+                                      DEFAULT_TARGETS)
 from dpfed_core.cli import args as cli_args
 from dpfed_core.cli import budget_cmd
 from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, float_list, load_dataset, name_list,
@@ -65,7 +66,9 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--targets", type=name_list, default=list(DEFAULT_TARGETS),
                    help="synthetic,outlier,typical and/or user:<id> (default synthetic,outlier,typical)")
     g.add_argument("--runs", type=int, default=200, help="releases per class (with / without target; default 200)")
-    g.add_argument("--attacks", type=name_list, default=list(DEFAULT_ATTACKS), help="distance,lr (default both)")
+    g.add_argument("--attacks", type=name_list, default=list(DEFAULT_ATTACKS),
+                   help=f"{','.join(ATTACK_LABELS)}; a summable method's audit also takes projection,items "
+                        f"(default {','.join(DEFAULT_ATTACKS)})")
     g.add_argument("--with-v", action="store_true", help="also attack the server's V (one NMF per run: slower)")
     g.add_argument("--rank", type=positive_whole_number, default=10,
                    help="latent factors of the V attack, ≥ 1 (default 10)")

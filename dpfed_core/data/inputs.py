@@ -465,7 +465,8 @@ def read_list(source: Any, *, what: str = "item list", param: str | None = "item
         uniq = list(dict.fromkeys(ids))
         lf = ListFile(ids=uniq, duplicates=dup if len(uniq) < len(ids) else [])
         if len(uniq) < len(ids):
-            lf.notes.append(f"{what}: {len(ids) - len(uniq)} repeated names ignored (first kept)")
+            n = len(ids) - len(uniq)
+            lf.notes.append(f"{what}: {n} repeated name{'s' if n != 1 else ''} ignored (first kept)")
         return lf
     label = filename or (str(source) if isinstance(source, (str, os.PathLike)) else f"the uploaded {what}")
     raw = read_bounded(source, what=what if isinstance(source, (str, os.PathLike)) else f"{what} {label}",
