@@ -3158,6 +3158,17 @@ MUTANTS = (
            "_project_rows(self.Q_, slice(None), qm)", "None", (f"{FRIT}::test_psgd_unbounded_sensitivities_alg5",)),
     Mutant("fri-fake-ratings-all-positive", FRIEDMAN, "perturb_ratings_unbounded",
            "rng.choice([-1.0, 1.0], size=K)", "1.0", (f"{FRIT}::test_input_perturbation_unbounded_fake_ratings",)),
+    Mutant("plotted-roc-takes-the-next-test-above-each-fpr", "dpfed_core/audit/lower_bounds.py", "downsample_roc",
+           "np.searchsorted(fpr, grid, side='right') - 1", "np.searchsorted(fpr, grid, side='left')",
+           ("tests/test_audit.py::test_a_downsampled_roc_shows_at_each_false_positive_rate_no_more_than_the_attack_"
+            "reaches_there",)),
+    # production noise at a small scale is noise like any other: only a scale of 0 (ε = ∞) is exact
+    Mutant("opendp-discrete-laplace-exact-below-scale-one", "dpfed_core/privacy/noise.py",
+           "OpenDPSampler.discrete_laplace", "scale == 0 or v.size == 0", "scale <= 1 or v.size == 0",
+           (f"{NOISE}::test_noise_opendp_discrete_laplace_fits",)),
+    Mutant("opendp-laplace-exact-below-scale-one", "dpfed_core/privacy/noise.py", "OpenDPSampler.laplace",
+           "scale == 0 or v.size == 0", "scale < 1 or v.size == 0",
+           (f"{NOISE}::test_noise_opendp_float_samplers_fit_and_lie_on_the_grid",)),
     # an attack on summable releases only is refused among a prototype audit's options, before any charge
     Mutant("audit-summable-attack-accepted-for-a-prototype-method", MEMB, "check_audit_options",
            "a in SUMMABLE_ATTACKS and a not in ATTACK_LABELS and prototype_methods", "False",

@@ -714,3 +714,17 @@ def test_an_attack_on_summable_releases_only_is_refused_for_a_prototype_method_b
                                           "projection, items"):
         aud.check_audit_options(["dp-popularity"], [1.0], attacks=["nearest"], **opts)
     aud.check_audit_options(["kmeans", "dp-popularity"], [1.0], attacks=["distance", "lr", "counts"], **opts)
+
+
+def test_a_downsampled_roc_shows_at_each_false_positive_rate_no_more_than_the_attack_reaches_there():
+    """The plotted ROC keeps the step shape: at each grid FPR the best TPR of a test whose FPR is at most
+    it, never that of the next test above it (which would draw the attack stronger than it is)."""
+    fpr = np.concatenate([[0.0], (np.arange(2000) + 0.5) / 2000, [1.0]])
+    tpr = np.sqrt(fpr)
+    f, t = (np.asarray(a) for a in bounds.downsample_roc(fpr, tpr, n=21))
+    assert f[0] == 0.0 and f[-1] == 1.0 and t[-1] == 1.0 and len(f) == 23
+    for x, y in zip(f[1:-1], t[1:-1]):
+        reach = tpr[fpr <= x + 1e-15].max()
+        assert y == reach, (x, y, reach)
+    short_f, short_t = bounds.downsample_roc(fpr[:10], tpr[:10], n=21)
+    assert short_f == fpr[:10].tolist() and short_t == tpr[:10].tolist()

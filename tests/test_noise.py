@@ -40,10 +40,11 @@ def test_noise_production_generator_samples_with_opendp_and_survives_spawn_and_p
         assert isinstance(noise.sampler_for(h), noise.NumpySampler)
 
 
-def test_noise_opendp_discrete_laplace_fits():
-    out = noise.OpenDPSampler().discrete_laplace(np.zeros(6000, dtype=np.int64), 2.0)
+@pytest.mark.parametrize("scale", [0.5, 1.0, 2.0])  # a small scale is noised as any other (only 0 is exact)
+def test_noise_opendp_discrete_laplace_fits(scale):
+    out = noise.OpenDPSampler().discrete_laplace(np.zeros(6000, dtype=np.int64), scale)
     assert out.dtype == np.int64
-    q = math.exp(-0.5)
+    q = math.exp(-1.0 / scale)
     z = np.arange(-12, 13)
     pmf = (1 - q) / (1 + q) * q ** np.abs(z)
     obs = np.array([(out == v).sum() for v in z] + [(np.abs(out) > 12).sum()])
@@ -51,11 +52,12 @@ def test_noise_opendp_discrete_laplace_fits():
     assert stats.chisquare(obs, exp).pvalue > P_OS
 
 
+@pytest.mark.parametrize("scale", [0.25, 1.0, 3.0])  # a small scale is noised as any other (only 0 is exact)
 @pytest.mark.parametrize("kind", ["laplace", "gaussian"])
-def test_noise_opendp_float_samplers_fit_and_lie_on_the_grid(kind):
+def test_noise_opendp_float_samplers_fit_and_lie_on_the_grid(kind, scale):
     s = noise.OpenDPSampler()
-    out = getattr(s, kind)(np.full(6000, 0.5), 3.0) - 0.5
-    dist = stats.laplace(scale=3.0) if kind == "laplace" else stats.norm(scale=3.0)
+    out = getattr(s, kind)(np.full(6000, 0.5), scale) - 0.5
+    dist = stats.laplace(scale=scale) if kind == "laplace" else stats.norm(scale=scale)
     assert stats.kstest(out, dist.cdf).pvalue > P_OS
     # exact sampling on the grid 2^k: every released value is a multiple of 2^k (no float artefact)
     released = out + 0.5
