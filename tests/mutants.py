@@ -3169,6 +3169,15 @@ MUTANTS = (
     Mutant("opendp-laplace-exact-below-scale-one", "dpfed_core/privacy/noise.py", "OpenDPSampler.laplace",
            "scale == 0 or v.size == 0", "scale < 1 or v.size == 0",
            (f"{NOISE}::test_noise_opendp_float_samplers_fit_and_lie_on_the_grid",)),
+    # the zCDP budget of an (ε, δ) run converts back within ε: rounded down, never a root just above it
+    Mutant("rho-for-epsilon-not-rounded-down", "dpfed_core/privacy/noise.py", "zcdp_rho_for_epsilon",
+           "zcdp_epsilon(rho, delta) <= epsilon", "True",
+           (f"{NOISE}::test_the_rho_for_an_epsilon_converts_back_within_it_and_is_the_largest_that_does",)),
+    Mutant("zcdp-epsilon-of-zero-rho-converted", "dpfed_core/privacy/noise.py", "zcdp_epsilon", "rho <= 0", "rho < 0",
+           (f"{NOISE}::test_the_rho_for_an_epsilon_converts_back_within_it_and_is_the_largest_that_does",)),
+    Mutant("simulated-top-k-selects-an-infinite-utility", "dpfed_core/privacy/noise.py", "NumpySampler.noisy_top_k",
+           "np.where(np.isfinite(rows), noisy, -np.inf)", "noisy",
+           (f"{NOISE}::test_a_utility_that_is_not_a_finite_number_is_never_selected",)),
     # an attack on summable releases only is refused among a prototype audit's options, before any charge
     Mutant("audit-summable-attack-accepted-for-a-prototype-method", MEMB, "check_audit_options",
            "a in SUMMABLE_ATTACKS and a not in ATTACK_LABELS and prototype_methods", "False",

@@ -286,6 +286,30 @@ def test_the_sigma_for_a_rho_is_the_smallest_whose_opendp_map_stays_within_it(rh
     assert sigma == pytest.approx(sensitivity / math.sqrt(2 * rho), rel=1e-6)
 
 
+@pytest.mark.parametrize("delta", [1e-5, 1e-7])
+def test_the_rho_for_an_epsilon_converts_back_within_it_and_is_the_largest_that_does(delta):
+    """The zCDP budget of a run's Gaussian stages: OpenDP's conversion of it is within the ε asked for
+    (never a rounding above it) and a ρ a millionth larger is not; ρ = 0 is ε = 0."""
+    from dpfed_core.privacy.noise import zcdp_epsilon, zcdp_rho_for_epsilon
+
+    for eps in np.round(np.geomspace(0.05, 20.0, 25), 6):
+        rho = zcdp_rho_for_epsilon(float(eps), delta)
+        assert 0 < rho and zcdp_epsilon(rho, delta) <= eps, (eps, rho, zcdp_epsilon(rho, delta))
+        assert zcdp_epsilon(rho * (1 + 1e-6), delta) > eps
+    assert zcdp_epsilon(0.0, delta) == 0.0 and zcdp_rho_for_epsilon(math.inf, delta) == math.inf
+
+
+@pytest.mark.parametrize("simulation", [True, False])
+def test_a_utility_that_is_not_a_finite_number_is_never_selected(simulation):
+    """Report-noisy-top-k chooses among finite utilities only, in simulation as in production (an
+    item whose utility is +inf or NaN is not a candidate, whatever its noise)."""
+    sampler = noise.NumpySampler(np.random.default_rng(0)) if simulation else noise.OpenDPSampler()
+    u = np.array([np.nan, 1.0, np.inf, 0.0, -np.inf])
+    for _ in range(20):
+        assert sorted(sampler.noisy_top_k(u, 2, 1.0).tolist()) == [1, 3]
+        assert sampler.noisy_max(u, 1.0) in (1, 3)
+
+
 def test_the_results_document_names_the_noise_source_of_production_simulation_and_non_private_runs():
     production = noise.noise_provenance(True, False)
     assert "OpenDP" in production and "entropy" in production and production != noise.SIMULATION_LABEL
