@@ -843,6 +843,8 @@ MUTANTS = (
     Mutant("unreadable-process-taken-for-gone", STORE, "process_gone",
            "(FileNotFoundError, ProcessLookupError)", "OSError",
            (f"{BREL}::test_progress_of_a_process_that_may_still_run_is_left_as_it_is",)),
+    Mutant("process-zero-taken-for-gone", STORE, "process_gone", "owner['pid'] <= 0", "False",
+           (f"{BREL}::test_progress_of_a_process_that_may_still_run_is_left_as_it_is",)),
     Mutant("identity-read-from-another-namespaces-proc", STORE, "process_identity",
            "os.readlink('/proc/self') != str(os.getpid())", "False",
            (f"{BREL}::test_a_process_whose_proc_is_another_namespaces_keeps_no_progress_to_recover",)),

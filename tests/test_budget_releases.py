@@ -195,12 +195,13 @@ def test_a_sweep_killed_outright_has_its_never_started_points_given_back_by_the_
 
 
 @pytest.mark.parametrize("owner", ["this process, still running", "another machine", "another PID namespace",
-                                   "another user", "a process /proc will not show", "a row of another version"])
+                                   "another user", "a process /proc will not show", "a row of another version",
+                                   "a process id no process has"])
 def test_progress_of_a_process_that_may_still_run_is_left_as_it_is(tmp_path, clinic, owner, monkeypatch):
     """Only a process provably gone has its points given back: a live one (this test), one recorded on
     another host, in another PID namespace (its PID means nothing here) or by another user (a hidepid mount
-    hides another user's processes), one whose /proc entry refuses the read, and a row this code did not
-    write keep every point reserved."""
+    hides another user's processes), one whose /proc entry refuses the read, a row this code did not
+    write and a row naming process 0 keep every point reserved."""
     from pathlib import Path as _Path
 
     store = tmp_path / "alive.sqlite3"
@@ -223,6 +224,8 @@ def test_progress_of_a_process_that_may_still_run_is_left_as_it_is(tmp_path, cli
                 progress["owner"]["uid"] += 1
             elif owner == "a row of another version":
                 progress["version"] += 1
+            elif owner == "a process id no process has":  # 0: the row is damaged, nothing provably ended
+                progress["owner"]["pid"] = 0
             con.execute("UPDATE meta SET value = ? WHERE name = ?", (json.dumps(progress), name))
     if owner == "a process /proc will not show":
         read = _Path.read_text
