@@ -3180,6 +3180,18 @@ MUTANTS = (
     Mutant("simulated-top-k-selects-an-infinite-utility", "dpfed_core/privacy/noise.py", "NumpySampler.noisy_top_k",
            "np.where(np.isfinite(rows), noisy, -np.inf)", "noisy",
            (f"{NOISE}::test_a_utility_that_is_not_a_finite_number_is_never_selected",)),
+    # the selection's threshold K is rounded up: rounded down, an item one user holds passes with more than δ/c
+    Mutant("catalogue-threshold-rounded-down", CAT, "selection_threshold",
+           "math.ceil(b * math.log(c / (delta * (1.0 + math.exp(-1.0 / b)))))",
+           "math.floor(b * math.log(c / (delta * (1.0 + math.exp(-1.0 / b)))))",
+           ("tests/test_intake.py::test_catalogue_selection_privacy_map",)),
+    Mutant("catalogue-share-floored-to-the-grid", CAT, "secure_catalogue_share", "np.round(noisy / grid) * grid",
+           "np.floor(noisy / grid) * grid",
+           (f"{SCAT}::test_a_share_on_the_secure_sums_grid_is_its_value_rounded_to_the_nearest_multiple",)),
+    Mutant("bucket-rows-count-a-users-items-twice", CAT, "_bucket_rows", "B.data[:] = 1.0", "pass",
+           (f"{SCAT}::test_a_user_counts_once_in_a_bucket_two_of_their_items_share",)),
+    Mutant("catalogue-enumerates-items-the-entity-does-not-hold", CAT, "select_catalogue", "counts > 0", "counts >= 0",
+           (f"{SCAT}::test_each_entity_enumerates_only_the_items_its_users_hold",)),
     # an attack on summable releases only is refused among a prototype audit's options, before any charge
     Mutant("audit-summable-attack-accepted-for-a-prototype-method", MEMB, "check_audit_options",
            "a in SUMMABLE_ATTACKS and a not in ATTACK_LABELS and prototype_methods", "False",

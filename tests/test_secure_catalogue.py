@@ -138,6 +138,24 @@ def test_secure_catalogue_share_noise_is_sigma_over_divisor_and_row_rho_is_opend
     assert rel.sigma_sum == pytest.approx(rel.sigma / 3.0)  # one entity of a sum sized for 9
 
 
+def test_a_share_on_the_secure_sums_grid_is_its_value_rounded_to_the_nearest_multiple():
+    """Rounding a share to the public grid SecAgg+ carries is post-processing to the nearest multiple:
+    within half a step of the share, never biased one way (a floor would shift the sum by H/2 steps)."""
+    X = sp.csr_matrix(np.ones((5, NAMES.size)))
+    bucket = cat.item_buckets(NAMES, 64)
+    args = dict(divisor=3.0, n_buckets=64)
+
+    def share(grid):
+        return cat.secure_catalogue_share(X, bucket, 0.02, 1e-6, np.random.default_rng(4),
+                                          PrivacyLedger(10.0, 1e-3).for_entity("a"), grid=grid, **args)[0]
+
+    exact, step = share(None), 0.37
+    rounded = share(step)
+    assert np.allclose(rounded / step, np.round(rounded / step), atol=1e-9)
+    assert np.abs(rounded - exact).max() <= step / 2 + 1e-12
+    assert np.array_equal(rounded, np.round(exact / step) * step)
+
+
 def _tiny_hospitals(n_entities=60, users=5, seed=0) -> FederatedDataset:
     """60 hospitals of 5 patients: every patient takes 3 of 6 common drugs (≈ 150 patients each) and
     1 of 32 rare ones (≈ 9 each); per-entity selection needs far more than 5 patients per item."""
@@ -346,6 +364,35 @@ def test_per_entity_selection_releases_the_union_of_the_entities_items():
                                np.random.default_rng(0), PrivacyLedger(10.0, 1e-3))
     assert rel.per_entity["a"].tolist() == [0] and rel.per_entity["b"].tolist() == [1]
     assert rel.columns.tolist() == [0, 1]
+
+
+def test_a_user_counts_once_in_a_bucket_two_of_their_items_share():
+    """A user's row over the public buckets is 0/1: two items hashed to one bucket (or sharing a `|`
+    level) weigh as one, in the share and in the forecast that reads the same rows."""
+    X = sp.csr_matrix(np.array([[2.0, 5.0, 1.0, 0.0], [0.0, 3.0, 0.0, 0.0]]))
+    B = cat._bucket_rows(X, np.array([0, 0, 2, 1]), 4)
+    assert B.toarray().tolist() == [[1.0, 0.0, 1.0, 0.0], [1.0, 0.0, 0.0, 0.0]]
+
+
+def test_each_entity_enumerates_only_the_items_its_users_hold(monkeypatch):
+    """The selection's δ covers an item an entity does not hold (it appears with probability ≤ δ/c):
+    such items are never among the counts an entity's partition selection reads, so a column only
+    another entity holds cannot be released by this one."""
+    from dpfed_core.privacy import mechanisms as mech
+
+    seen = []
+    real = mech.partition_selection
+
+    def spy(counts, *args, **kwargs):
+        seen.append(np.asarray(counts).copy())
+        return real(counts, *args, **kwargs)
+
+    monkeypatch.setattr(mech, "partition_selection", spy)
+    X = sp.csr_matrix(np.r_[np.tile([1.0, 1.0, 0, 0, 0], (50, 1)), np.tile([0, 0, 0, 1.0, 0], (50, 1))])
+    rel = cat.select_catalogue(X, [slice(0, 50), slice(50, 100)], ["a", "b"], 1.0, 1e-5,
+                               np.random.default_rng(0), PrivacyLedger(10.0, 1e-3))
+    assert [c.tolist() for c in seen] == [[50, 50], [50]]
+    assert set(rel.per_entity["a"]) <= {0, 1} and set(rel.per_entity["b"]) <= {3}
 
 
 @pytest.mark.parametrize("eps, delta, c", [(1.0, 1e-3, 4), (0.5, 1e-6, 1), (3.0, 1e-5, 16)])
