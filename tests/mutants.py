@@ -3192,6 +3192,18 @@ MUTANTS = (
            (f"{SCAT}::test_a_user_counts_once_in_a_bucket_two_of_their_items_share",)),
     Mutant("catalogue-enumerates-items-the-entity-does-not-hold", CAT, "select_catalogue", "counts > 0", "counts >= 0",
            (f"{SCAT}::test_each_entity_enumerates_only_the_items_its_users_hold",)),
+    # the mechanisms' edges: exact counts rounded to the nearest, exact ties broken at random, no overflow in
+    # the exact distribution, a negative scale refused
+    Mutant("exact-counts-rounded-down", MECH, "count_mechanism", "np.rint(np.asarray(counts, dtype=np.float64))",
+           "np.floor(np.asarray(counts, dtype=np.float64))",
+           (f"{MECHT}::test_exact_counts_are_rounded_to_the_nearest_whole_number_not_down",)),
+    Mutant("exact-choice-takes-the-first-of-a-tie", MECH, "exponential_mechanism", "int(best[rng.integers(best.size)])",
+           "int(best[0])", (f"{MECHT}::test_an_exact_choice_among_tied_utilities_is_uniform_over_the_tie",)),
+    Mutant("logsumexp-without-its-maximum", MECH, "_logsumexp", "m + math.log(float(np.exp(x - m).sum()))",
+           "math.log(float(np.exp(x).sum()))",
+           (f"{MECHT}::test_the_exact_output_distribution_holds_for_utilities_far_above_the_exponents_range",)),
+    Mutant("negative-laplace-scale-read-as-no-noise", MECH, "laplace_noise", "not scale > 0", "False",
+           (f"{MECHT}::test_a_negative_laplace_scale_is_refused_not_read_as_no_noise",)),
     # an attack on summable releases only is refused among a prototype audit's options, before any charge
     Mutant("audit-summable-attack-accepted-for-a-prototype-method", MEMB, "check_audit_options",
            "a in SUMMABLE_ATTACKS and a not in ATTACK_LABELS and prototype_methods", "False",

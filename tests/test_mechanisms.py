@@ -403,3 +403,39 @@ def test_the_classic_gaussian_calibration_is_the_textbook_formula():
     """σ = Δ·√(2 ln(1.25/δ))/ε (Dwork & Roth 2014, Thm. A.1), kept for comparison."""
     assert mech.gaussian_sigma_classic(0.5, 1e-5, 2.0) == pytest.approx(
         2.0 * math.sqrt(2 * math.log(1.25e5)) / 0.5, rel=1e-12)
+
+
+def test_exact_counts_are_rounded_to_the_nearest_whole_number_not_down():
+    """Counts formed as float sums (2.9999999999) are released as the whole numbers they stand for."""
+    led = PrivacyLedger(math.inf)
+    out, scale = mech.count_mechanism([2.9999999999, 1.0000000001, 0.0, 7.0], 1, math.inf, np.random.default_rng(0),
+                                      ledger=led.for_entity("a"), stage="counts")
+    assert scale == 0.0 and out.tolist() == [3, 1, 0, 7] and out.dtype == np.int64
+
+
+def test_an_exact_choice_among_tied_utilities_is_uniform_over_the_tie():
+    """At ε = ∞ the exponential mechanism is the argmax, its ties broken at random (a data-independent
+    choice), not always the first tied index."""
+    rng = np.random.default_rng(5)
+    led = PrivacyLedger(math.inf)
+    picks = [mech.exponential_mechanism([1.0, 3.0, 0.0, 3.0, 3.0], 1.0, math.inf, rng, ledger=led.for_entity("a"),
+                                        stage="choice") for _ in range(600)]
+    counts = np.bincount(picks, minlength=5)
+    assert counts[[0, 2]].sum() == 0 and stats.chisquare(counts[[1, 3, 4]]).pvalue > 1e-4
+
+
+def test_the_exact_output_distribution_holds_for_utilities_far_above_the_exponents_range():
+    """Probabilities from log-sum-exp with the maximum factored out: utilities of 10^3 / β do not overflow."""
+    p = mech.exponential_mechanism_probabilities([2000.0, 2000.0, 1998.0], 1.0, 2.0, monotone=True)
+    q = np.exp(np.array([0.0, 0.0, -4.0]))
+    assert np.allclose(p, q / q.sum(), rtol=1e-12) and math.isclose(mech._logsumexp(np.array([1e3, 1e3])),
+                                                                     1e3 + math.log(2))
+
+
+def test_a_negative_laplace_scale_is_refused_not_read_as_no_noise():
+    from dpfed_core.privacy.noise import SecureGenerator
+
+    for rng in (np.random.default_rng(0), SecureGenerator()):
+        with pytest.raises(ConfigError, match="Laplace scale must be positive, got -0.5"):
+            mech.laplace_noise(-0.5, 4, rng)
+    assert np.all(mech.laplace_noise(0.0, 3, np.random.default_rng(0)) == 0)
