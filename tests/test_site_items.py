@@ -753,10 +753,8 @@ def test_a_summable_round_one_reads_each_sites_rows_without_its_validation_entri
         assert X_h.nnz == want.nnz < split.train[sl].nnz and (X_h != want).nnz == 0
 
 
-def test_a_prototype_method_on_a_dp_catalogue_gives_each_site_its_public_feature_parts(monkeypatch):
-    """The paper's method on a DP-selected catalogue fits each site's round 2 with the public item
-    features, as ``local`` does, beside the broadcast factors (public inputs: the rows' own parts score
-    the items the catalogue left out)."""
+def _round_two_features(monkeypatch, ds, cfg):
+    """(the item features each site's round 2 was fitted with beside the federation's parts, the run)."""
     calls = []
     real = blend.fit_site_model
 
@@ -766,9 +764,17 @@ def test_a_prototype_method_on_a_dp_catalogue_gives_each_site_its_public_feature
         return real(X, **kw)
 
     monkeypatch.setattr(blend, "fit_site_model", spy)
+    _, res = run_method(ds, cfg)
+    return calls, res
+
+
+def test_a_prototype_method_on_a_dp_catalogue_gives_each_site_its_public_feature_parts(monkeypatch):
+    """The paper's method on a DP-selected catalogue fits each site's round 2 with the public item
+    features, as ``local`` does, beside the broadcast factors (public inputs: the rows' own parts score
+    the items the catalogue left out)."""
     ds = replace(_genres(n=600), item_source="data")
     cfg = RunConfig(method="dp-gaussian", epsilon=10.0, rank=2, k=4, simulation=True, aggregation="none", seed=0)
-    _, res = run_method(ds, cfg)
+    calls, res = _round_two_features(monkeypatch, ds, cfg)
     assert 0 < len(res.extra["catalogue"]) < ds.n_items
     assert len(calls) == ds.n_entities and all(f is ds.item_features for f in calls)
 
@@ -777,16 +783,7 @@ def test_a_prototype_method_on_a_dp_catalogue_gives_each_site_its_public_feature
 def test_a_summable_round_two_has_the_public_feature_parts_beside_the_federations(monkeypatch, item_source):
     """Public item features reach every site's round 2 of a summable method, on a declared catalogue
     and on a DP-selected one alike."""
-    calls = []
-    real = blend.fit_site_model
-
-    def spy(X, **kw):
-        if kw.get("V_fed") is not None:
-            calls.append(kw.get("features"))
-        return real(X, **kw)
-
-    monkeypatch.setattr(blend, "fit_site_model", spy)
     ds = replace(_genres(n=200), item_source=item_source)
     cfg = RunConfig(method="dp-cooccurrence", epsilon=3.0, rank=2, simulation=True, aggregation="secure", seed=0)
-    _, res = run_method(ds, cfg)
+    calls, _ = _round_two_features(monkeypatch, ds, cfg)
     assert len(calls) == ds.n_entities and all(f is ds.item_features for f in calls)
