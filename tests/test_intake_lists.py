@@ -389,3 +389,42 @@ def test_a_repeated_line_of_a_list_is_counted_in_the_note_in_its_own_number():
     assert one.ids == ["A", "B"] and "entity list: 1 repeated line ignored (first kept): 'A'" in one.notes, one.notes
     two = parse_list("A\nB\nA\nB\n", what="entity list", param="entities")
     assert "entity list: 2 repeated lines ignored (first kept): 'A', 'B'" in two.notes, two.notes
+
+
+def _three_items():
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    return FederatedDataset.from_parts(sp.csr_matrix(np.eye(3)), np.array(["A", "A", "B"]),
+                                       item_names=np.array(["i1", "i2", "i3"]), value_kind="binary", value_max=1.0)
+
+
+def test_public_feature_sources_are_kept_side_by_side_and_a_repeated_name_told_apart():
+    from dpfed_core.data.features import attach_item_features
+    from dpfed_core.data.inputs import FeatureTable
+
+    first = attach_item_features(_three_items(), FeatureTable(["i1", "i3"], np.array([[1.0], [2.0]]), ["size"]))
+    both = attach_item_features(first, FeatureTable(["i2"], np.array([[5.0]]), ["size"]))
+    assert both.item_feature_names == ["size", "size (2)"]
+    assert both.item_features.tolist() == [[1.0, 0.0], [0.0, 5.0], [2.0, 0.0]]
+    with pytest.raises(DataError, match="no item of the item features file is an item of the data .* exact strings"):
+        attach_item_features(_three_items(), FeatureTable(["I1", "x"], np.ones((2, 1)), ["size"]))
+
+
+def test_name_features_link_items_by_shared_levels_and_words_not_by_case_or_short_route_words():
+    from dpfed_core.data.features import drug_token_features, hierarchy_features
+
+    h = hierarchy_features(["a", "b", "c"], ["Cardio|Shock|vasopressors", "cardio|shock|fluids", "neuro|x|y"])
+    assert h.names == ["path: cardio", "path: cardio|shock"] and h.values.tolist() == [[1, 1], [1, 1], [0, 0]]
+    t = drug_token_features(["a", "b", "c"], ["insulin iv", "heparin iv", "insulin lispro"])
+    assert t.names == ["token: insulin"] and t.values[:, 0].tolist() == [1, 0, 1]
+
+
+def test_a_release_year_is_read_from_the_1800s_on():
+    from dpfed_core.data.features import movielens_item_features
+
+    f = movielens_item_features(["1", "2", "3"], np.zeros((3, 1)), ["Drama"], ["01-Jan-1895", "1995", ""])
+    year = f.names.index("release year")
+    assert f.values[:, year].tolist() == [1895.0, 1995.0, 0.0]
+    assert [n for n in f.names if n.startswith("decade")] == ["decade: 1890s", "decade: 1990s"]
