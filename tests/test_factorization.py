@@ -227,3 +227,50 @@ def test_row_weights_leave_u_predicting_the_unweighted_rows():
     U, V, _ = fit_nmf(X, 2, 1e-6, "zero", max_iter=3000, tol=1e-14, rng=np.random.default_rng(0), weights=w)
     np.testing.assert_allclose((U @ V.T)[:-1], X[:-1], rtol=1e-2)
     assert not U[-1].any()
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_the_row_fit_stops_only_when_every_column_has_stopped_moving(mode):
+    """The stopping rule reads the largest change over all ℓ columns of a sweep: here column 2 lives on
+    items of its own, so it is exact after one sweep, while columns 0 and 1 (nearly parallel) take many
+    sweeps; stopping when the last column stops moving would leave them far from the NNLS solution."""
+    rng = np.random.default_rng(11)
+    m = 20
+    V = np.zeros((m, 3))
+    V[:10, 0] = 1.0 + 0.05 * rng.random(10)
+    V[:10, 1] = 1.0 + 0.05 * rng.random(10)
+    V[10:, 2] = rng.uniform(0.5, 1.5, size=10)
+    X = sp.csr_matrix(rng.uniform(1, 5, size=(6, m)))  # every cell observed: both modes solve the same rows
+    lam = 0.01
+    U = fit_rows_given(X, V, lam=lam, mode=mode, max_sweeps=20000, tol=1e-12)
+    for i in range(X.shape[0]):
+        A = np.vstack([V, np.sqrt(lam) * np.eye(3)])
+        u_ref, _ = nnls(A, np.concatenate([X[i].toarray().ravel(), np.zeros(3)]))
+        np.testing.assert_allclose(U[i], u_ref, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_the_row_fit_runs_at_most_max_sweeps_sweeps_from_zero(mode):
+    """max_sweeps is the number of sweeps a row fit may take, no fewer: with no tolerance to stop it,
+    k sweeps are k sweeps of the public update from U = 0."""
+    rng = np.random.default_rng(12)
+    X = _random_sparse(rng, n=10, m=15, density=0.5)
+    V = rng.uniform(0, 1, size=(15, 3))
+    for k in (1, 2, 5):
+        U = fit_rows_given(X, V, lam=0.1, mode=mode, max_sweeps=k, tol=0.0)
+        ref = update_factor(X, np.zeros((10, 3)), V, 0.1, mode, sweeps=k)
+        assert U.any()
+        np.testing.assert_allclose(U, ref, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_a_dense_matrix_is_fitted_as_its_sparse_copy(mode):
+    """A dense X is the same data as its sparse copy: in observed mode its zero cells are unobserved, so
+    the start (the mean of the observed entries) and every iteration are those of the sparse fit."""
+    X = _random_sparse(np.random.default_rng(3), n=60, m=40, density=0.1)
+    for iters in (0, 4):
+        Us, Vs, hs = fit_nmf(X, 3, 0.1, mode, max_iter=iters, tol=0.0, rng=np.random.default_rng(1))
+        Ud, Vd, hd = fit_nmf(X.toarray(), 3, 0.1, mode, max_iter=iters, tol=0.0, rng=np.random.default_rng(1))
+        np.testing.assert_allclose(Ud, Us, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(Vd, Vs, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(hd, hs, rtol=1e-10)

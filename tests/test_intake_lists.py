@@ -428,3 +428,34 @@ def test_a_release_year_is_read_from_the_1800s_on():
     year = f.names.index("release year")
     assert f.values[:, year].tolist() == [1895.0, 1995.0, 0.0]
     assert [n for n in f.names if n.startswith("decade")] == ["decade: 1890s", "decade: 1990s"]
+
+
+def test_hierarchy_levels_stop_above_the_leaf_and_at_three_levels():
+    """A name's last part is the item itself, never a level, and only the first three levels count: 'care|meds'
+    has the one level 'care', so 'care|meds' links it to no item; two items sharing four levels share three."""
+    from dpfed_core.data.features import hierarchy_features
+
+    h = hierarchy_features(["1", "2", "3", "4"], ["Care|Meds", "care|meds|oral", "x|y|z|w|v", "x|y|z|w|u"])
+    assert h.names == ["path: care", "path: x", "path: x|y", "path: x|y|z"]
+    assert h.values.tolist() == [[1, 0, 0, 0], [1, 0, 0, 0], [0, 1, 1, 1], [0, 1, 1, 1]]
+
+
+def test_drug_words_are_split_at_slashes_and_commas_read_in_lower_case_and_counted_once_per_drug():
+    from dpfed_core.data.features import drug_token_features
+
+    names = ["Sodium Chloride/Dextrose", "dextrose,potassium", "sodium bicarbonate", "tpa alteplase", "tpa",
+             "heparin lock heparin"]
+    t = drug_token_features([str(i) for i in range(6)], names)
+    assert t.names == ["token: dextrose", "token: sodium", "token: tpa"]
+    assert t.values.T.tolist() == [[1, 1, 0, 0, 0, 0], [1, 0, 1, 0, 0, 0], [0, 0, 0, 1, 1, 0]]
+
+
+def test_name_features_keep_the_commonest_keys_up_to_the_limit(monkeypatch):
+    from dpfed_core.data import features
+
+    names = ["insulin aspart", "insulin lispro", "insulin albuterol", "albuterol", "zinc"]
+    t = features.drug_token_features(list("abcde"), names)
+    assert t.names == ["token: insulin", "token: albuterol"]  # 3 drugs, then 2, not alphabetical
+    monkeypatch.setattr(features, "MAX_NAME_FEATURES", 1)
+    t = features.drug_token_features(list("abcde"), names)
+    assert t.names == ["token: insulin"] and t.values[:, 0].tolist() == [1, 1, 1, 0, 0]

@@ -703,6 +703,79 @@ def test_a_movie_without_a_title_is_named_by_its_id_and_keeps_its_genres(tmp_pat
     F0 = dict(zip(ds.item_feature_names, ds.item_features[0]))
     assert F0["genre: Animation"] == 1 and F0["genre: Children's"] == 1 and F0["release year"] == 1995
 
+def test_movielens_100k_ages_at_every_band_edge_fall_in_the_band_that_starts_there(tmp_path):
+    ages = (17, 18, 24, 25, 34, 35, 44, 45, 49, 50, 55, 56, 73)
+    users = "".join(f"{u}|{age}|M|writer|12345\n" for u, age in enumerate(ages, start=1))
+    ds = load_movielens(_ml100k(tmp_path, users), federation="age")
+    got = {r["entity"]: r["users"] for r in ds.summary()}
+    assert got == {"under 18": 1, "18-24": 2, "25-34": 2, "35-44": 2, "45-49": 2, "50-55": 2, "56+": 2}
+
+
+def test_a_zip_code_federates_by_its_first_digit_after_spaces_and_any_other_start_is_other(tmp_path):
+    users = ("1|30|M|writer| 12345\n2|30|F|writer|02139\n3|30|M|writer|T8H1N\n4|30|F|writer|\n"
+             "5|30|M|writer|98101\n")
+    ds = load_movielens(_ml100k(tmp_path, users))
+    assert ds.n_users == 5
+    got = {r["entity"]: r["users"] for r in ds.summary() if r["users"]}
+    assert got == {"ZIP 0": 1, "ZIP 1": 1, "ZIP 9": 1, "ZIP other": 2}
+
+
+def test_a_rating_repeated_in_the_ratings_file_counts_as_its_last_line(tmp_path):
+    d = _ml100k(tmp_path, "1|30|M|writer|12345\n2|30|F|writer|12345\n")
+    (d / "u.data").write_text("1\t1\t2\t0\n1\t2\t4\t0\n2\t1\t3\t0\n1\t1\t5\t0\n")
+    ds = load_movielens(d)
+    u, i = list(ds.user_ids).index("1"), list(ds.item_ids).index("1")
+    assert ds.X[u, i] == 5 and ds.X.nnz == 3
+
+
+def test_a_movielens_100k_directory_without_u_genre_numbers_its_genre_columns(tmp_path):
+    d = _ml100k(tmp_path, "1|30|M|writer|12345\n")
+    (d / "u.genre").unlink()
+    ds = load_movielens(d)
+    genres = [n for n in ds.item_feature_names if n.startswith("genre")]
+    assert genres == [f"genre: genre {j}" for j in range(5)]
+    cols = [ds.item_feature_names.index(g) for g in genres]
+    assert ds.item_features[:, cols].tolist() == [[0, 0, 0, 1, 1], [0, 1, 0, 0, 0]]
+
+
+def test_movielens_1m_occupations_are_the_readmes_codes_from_zero_and_movies_carry_genres_and_year(tmp_path):
+    codes = (0, 4, 12, 20, 20)
+    (tmp_path / "ratings.dat").write_text("".join(f"{u}::{i}::{1 + (u + i) % 5}::978300760\n"
+                                                  for u in range(1, 6) for i in (1, 2, 3)))
+    (tmp_path / "users.dat").write_text("".join(f"{u}::F::{age}::{c}::12345\n"
+                                                for u, (c, age) in enumerate(zip(codes, (1, 18, 35, 50, 56)), start=1)))
+    (tmp_path / "movies.dat").write_text("1::Toy Story (1995)::Animation|Children's\n2::Heat (1995)::Action|Crime\n"
+                                         "3::Nosferatu (1922)::Horror\n")
+    ds = load_movielens(tmp_path, federation="occupation")
+    assert len(ds.entity_names) == 21 and ds.n_users == 5
+    got = {r["entity"]: r["users"] for r in ds.summary() if r["users"]}
+    assert got == {"other": 1, "college/grad student": 1, "programmer": 1, "writer": 2}
+    ages = load_movielens(tmp_path, federation="age")
+    assert {r["entity"]: r["users"] for r in ages.summary() if r["users"]} == {
+        "under 18": 1, "18-24": 1, "35-44": 1, "50-55": 1, "56+": 1}
+    assert ds.item_feature_names == ["genre: Action", "genre: Animation", "genre: Children's", "genre: Crime",
+                                     "genre: Horror", "release year", "decade: 1920s", "decade: 1990s"]
+    assert ds.item_features.tolist() == [[0, 1, 1, 0, 0, 1995, 0, 1], [1, 0, 0, 1, 0, 1995, 0, 1],
+                                         [0, 0, 0, 0, 1, 1922, 1, 0]]
+
+
+def test_a_features_file_beside_movielens_own_features_is_the_declared_one(tmp_path):
+    """MovieLens brings its genres; a features file given beside them is the declared source: it must
+    match a movie, and the notes tell the two sources apart."""
+    d = _ml100k(tmp_path, "1|30|M|writer|12345\n")
+    f = tmp_path / "budget.csv"
+    f.write_text("item,budget\n2,7\n99,1\n")
+    ds = load_movielens(d, item_features=str(f))
+    assert ds.item_feature_names[-1] == "budget" and ds.item_features[:, -1].tolist() == [0, 7]
+    notes = [n for n in ds.notes if n.startswith("public input")]
+    assert len(notes) == 2
+    assert "from the item metadata the loader knows (2 of 2 items matched)" in notes[0]
+    assert "from the declared item features file (1 of 2 items matched" in notes[1]
+    f.write_text("item,budget\n98,7\n99,1\n")
+    with pytest.raises(DataError, match="no item of the item features file is an item of the data"):
+        load_movielens(d, item_features=str(f))
+
+
 
 def test_eicu_tables_combined_take_the_largest_declared_bound(tmp_path):
     lab = "labid,patientunitstayid,labname\n1,1,BUN\n2,2,BUN\n"
