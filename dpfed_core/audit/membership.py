@@ -224,11 +224,9 @@ def check_audit_options(methods: Sequence[str], epsilons: Sequence[float], *, de
         raise ConfigError(f"confidence must be in (0, 1), got {confidence}", param="confidence")
     if not isinstance(runs, (int, np.integer)) or runs < 4:
         raise ConfigError(f"runs must be a whole number ≥ 4, got {runs!r}", param="runs")
-    from dpfed_core.federation.summable import SUMMABLE_METHODS
-
     # `projection` and `items` are attacks on a summable release only: an audit of a prototype method
     # refuses them here, before it is planned or charged, not once it runs
-    prototype_methods = [m for m in methods if m not in SUMMABLE_METHODS]
+    prototype_methods = [m for m in methods if not is_summable(m)]
     names = list(dict.fromkeys([*ATTACK_LABELS, *([] if prototype_methods else SUMMABLE_ATTACKS)]))
     for a in attacks:
         if a in SUMMABLE_ATTACKS and a not in ATTACK_LABELS and prototype_methods:
