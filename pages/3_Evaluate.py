@@ -132,7 +132,7 @@ if df["entity"].nunique() - 1 > plots.MANY_ENTITIES:
                "joins each entity's methods.")
 
 st.subheader("Per entity")
-wide = df.pivot_table(index="entity", columns="method", values=metric, sort=False)
+wide = df.pivot_table(index="entity", columns="method", values=metric, sort=False, dropna=False)
 wide = wide[[m for m in docs if m in wide.columns]]
 # an entity without test users has an undefined metric: said in words, never a number or a win
 st.dataframe(dash.undefined_as_words(wide))

@@ -128,6 +128,27 @@ LEDGER = "dpfed_core/privacy/ledger.py"
 LEDGERT = "tests/test_ledger.py"
 STORE = "dpfed_core/privacy/store.py"
 ODOT = "tests/test_odometer.py"
+REC_PAGE = "pages/4_Recommend.py"
+EVAL_PAGE = "pages/3_Evaluate.py"
+UI_WIDGETS = "dpfed_core/ui/widgets.py"
+DATA_SCRIPT = "pages/1_Data.py"
+PAGE_CHARGE = ("tests/test_dashboard_pages.py::test_a_federate_run_is_charged_to_the_owners_store_and_a_non_private_"
+               "one_past_a_cap_needs_the_checkbox")
+TRADE_PAGE = "pages/5_Trade-off.py"
+TRADE_VERDICT = ("tests/test_dashboard_pages.py::test_the_tradeoff_verdict_is_stated_at_epsilon_one_of_the_grid_and_a_"
+                 "changed_grid_is_said")
+HIST_PAGE = "pages/8_History.py"
+HIST = ("tests/test_dashboard_pages.py::test_the_history_page_filters_by_kind_reopens_runs_sweeps_and_audits_where_they_"
+        "are_shown_and_deletes")
+FED_PAGE = "pages/2_Federate.py"
+EVAL_NO_TEST_USERS = "tests/test_dashboard_pages.py::test_evaluate_says_no_entity_has_test_users_instead_of_crashing"
+FED_TRUST = ("tests/test_dashboard_pages.py::test_the_federate_page_runs_the_trust_model_its_toggle_shows_and_none_"
+             "for_a_prototype_method")
+REC_PAGE_TEST = "tests/test_app_pages.py::test_recommend_matches_engine"
+EVAL_PAGE_TEST = ("tests/test_dashboard_pages.py::test_the_evaluate_page_charges_comparisons_as_comparisons_states_no_"
+                  "epsilon_for_local_and_stops_at_a_refusal")
+METHOD_BOX = ("tests/test_dashboard_engine.py::test_the_method_box_opens_on_the_recommended_method_and_its_parameters_"
+              "leave_the_budget_split_to_its_own_control")
 WIPED = f"{ODOT}::test_a_store_emptied_beside_its_key_is_refused_as_a_lost_history_not_read_as_a_new_budget"
 BUDGET = "dpfed_core/evaluation/budget.py"
 PLANNER = "dpfed_core/evaluation/planner.py"
@@ -190,7 +211,6 @@ REPORT_CMD = "dpfed_core/cli/report_cmd.py"
 DEPLOY_CMD = "dpfed_core/cli/deploy_cmd.py"
 UI_ENGINE = "dpfed_core/ui/engine.py"
 UI_CATALOGUE = "dpfed_core/ui/catalogue.py"
-UI_WIDGETS = "dpfed_core/ui/widgets.py"
 LOADERT = "tests/test_loaders.py"
 LISTST = "tests/test_intake_lists.py"
 SYNTHT = "tests/test_synthetic.py"
@@ -402,7 +422,8 @@ class Mutant:
     """One deliberate privacy bug, as an edit of the syntax tree (not of the text, so production code
     is formatted for people, never for this runner).
 
-    where : the function (``name`` or ``Class.method``) to edit. find : a code pattern (expression
+    where : the function (``name`` or ``Class.method``) to edit, or :data:`MODULE` for the whole module
+    (a Streamlit page is a script: its widgets and engine calls sit at module level). find : a code pattern (expression
     or statement) matched structurally against that function's nodes — a call in the pattern may
     give only its first positional arguments and leave out keywords the real call has. It must match
     exactly once. new : what replaces the matched node, ``ORIG`` standing for the node itself; or,
@@ -457,7 +478,13 @@ def _matches(pattern: ast.AST, node: ast.AST) -> bool:
     return True
 
 
+#: ``where`` of a mutant whose pattern is matched anywhere in the module, top-level code included.
+MODULE = "<module>"
+
+
 def _function(tree: ast.Module, where: str) -> ast.AST:
+    if where == MODULE:
+        return tree
     scope: list[ast.AST] = [tree]
     for part in where.split("."):
         found = [n for s in scope for n in ast.walk(s)
@@ -510,6 +537,102 @@ def apply_mutant(source: str, m: Mutant) -> str:
 
 
 MUTANTS = (
+    # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
+    # page gets wrong, a reader takes as the product's word: the list of another length or user, the
+    # hidden-item count of the other list, a comparison charged as a second run, a refusal repeated per method
+    Mutant("recommend-page-top-n-ignored", REC_PAGE, MODULE,
+           "dash.explained_list(ds, split, result, entity, user, int(n), 'federated model')", "10", (REC_PAGE_TEST,),
+           arg=5),
+    Mutant("recommend-page-user-of-another-entity-ranked", REC_PAGE, MODULE, "dash.check_user(ds, entity, user)",
+           "None", (REC_PAGE_TEST,)),
+    Mutant("recommend-page-hidden-count-of-the-other-list", REC_PAGE, MODULE,
+           "(mine['hidden test item'] == '✔').sum()", "(theirs['hidden test item'] == '✔').sum()",
+           (REC_PAGE_TEST,)),
+    Mutant("recommend-page-set-metrics-of-the-entity-alone", REC_PAGE, MODULE,
+           "dash.user_set_metrics(ds, split, result, entity, user, int(n))",
+           "alone_result if alone_result is not None else result", (REC_PAGE_TEST,), arg=2, nth=0),
+    Mutant("evaluate-page-goes-on-after-a-refusal", EVAL_PAGE, MODULE, "break", "pass", (EVAL_PAGE_TEST,)),
+    Mutant("evaluate-page-comparison-charged-as-a-run", EVAL_PAGE, MODULE,
+           "ui.run(ds, config_for(m), label=f'Comparison {i + 1}/{len(todo)}: {m}', comparison=True)", "False",
+           (EVAL_PAGE_TEST,), arg="comparison"),
+    Mutant("evaluate-page-says-releases-spend-nothing", EVAL_PAGE, MODULE, "dash.any_release(todo)", "False",
+           (EVAL_PAGE_TEST,)),
+    Mutant("evaluate-page-verdict-colours-swapped", EVAL_PAGE, MODULE, "{'better': st.success, 'worse': st.error}",
+           "{'better': st.error, 'worse': st.success}",
+           ("tests/test_dashboard_pages.py::test_the_evaluate_verdict_is_shown_in_the_colour_of_its_word",)),
+    Mutant("evaluate-page-undefined-metric-as-a-number", EVAL_PAGE, MODULE, "dash.undefined_as_words(wide)", "wide",
+           (EVAL_NO_TEST_USERS,)),
+    Mutant("evaluate-page-entity-without-test-users-dropped", EVAL_PAGE, MODULE,
+           "df.pivot_table(index='entity', columns='method', values=metric, sort=False, dropna=False)", "True",
+           (EVAL_NO_TEST_USERS,), arg="dropna"),
+    Mutant("evaluate-page-verdict-on-the-first-metric", EVAL_PAGE, MODULE,
+           "metric_keys.index('mar') if 'mar' in metric_keys else 0", "0", (EVAL_PAGE_TEST,)),
+    Mutant("evaluate-page-shows-a-method-taken-off-the-list", EVAL_PAGE, MODULE,
+           "{m: d for m, d in have['docs'].items() if m in chosen}", "have['docs']", (EVAL_PAGE_TEST,)),
+    Mutant("federate-page-secure-whatever-the-toggle", FED_PAGE, MODULE,
+           "'secure' if st.session_state.get('fed_secure') and dash.is_summable(method) else 'none'",
+           "'secure' if dash.is_summable(method) else 'none'", (FED_TRUST,)),
+    Mutant("federate-page-secure-for-a-prototype-method", FED_PAGE, MODULE,
+           "'secure' if st.session_state.get('fed_secure') and dash.is_summable(method) else 'none'",
+           "'secure' if st.session_state.get('fed_secure') else 'none'", (FED_TRUST,)),
+    Mutant("history-page-kind-filter-ignored", HIST_PAGE, MODULE, "None if kind == 'all' else kind", "None", (HIST,)),
+    Mutant("history-page-reopened-run-keeps-the-last-settings", HIST_PAGE, MODULE,
+           "st.session_state[ui.CONFIG] = config", "pass", (HIST,)),
+    Mutant("history-page-delete-does-nothing", HIST_PAGE, MODULE, "history.delete(ds, pick, key=owner)", "None",
+           (HIST,)),
+    Mutant("history-page-sweep-not-reopened", HIST_PAGE, MODULE,
+           "st.session_state[ui.SWEEP] = {'key': ('stored', pick, tuple(req.get('epsilons', []))), 'doc': doc}", "pass",
+           (HIST,)),
+    Mutant("history-page-audit-not-reopened", HIST_PAGE, MODULE,
+           "st.session_state['audit_result'] = {'key': (owner, 'stored', pick), 'doc': stored['doc']}", "pass",
+           (HIST,)),
+    Mutant("federate-page-cached-run-priced-as-new", FED_PAGE, MODULE,
+           "planned_charge_text(ds, plan_run(ds, config), cached=_cached)", "False", (FED_TRUST,), arg="cached"),
+    Mutant("federate-page-changed-controls-unsaid", FED_PAGE, MODULE, "dash.config_key(cfg) != dash.config_key(config)",
+           "False", (FED_TRUST,)),
+    Mutant("federate-page-cached-run-stored-again", FED_PAGE, MODULE, "not cached", "True", (HIST,)),
+    Mutant("federate-page-ledger-chart-without-the-coalition", FED_PAGE, MODULE,
+           "float(_coal) if _trust.get('aggregation') == 'secure' and _coal is not None else None", "None",
+           (EVAL_PAGE_TEST,)),
+    Mutant("tradeoff-page-verdict-at-the-first-epsilon", TRADE_PAGE, MODULE,
+           "1.0 if 1.0 in finite else min(finite, key=lambda e: abs(e - 1.0)) if finite else None",
+           "finite[0] if finite else None", (TRADE_VERDICT,)),
+    Mutant("tradeoff-page-stale-sweep-unsaid", TRADE_PAGE, MODULE, "have['key'] != key", "False", (TRADE_VERDICT,)),
+    Mutant("tradeoff-page-loss-to-dp-popularity-unsaid", TRADE_PAGE, MODULE,
+           "[r for r in rows if r['verdict'] == 'LOSES to dp-popularity']", "[]", (TRADE_VERDICT,)),
+    Mutant("tradeoff-page-crossing-against-individual", TRADE_PAGE, MODULE,
+           "next((b for b in dash.VERDICT_BASELINES if b in doc['references']), None)",
+           "'individual' if 'individual' in doc['references'] else None", (TRADE_VERDICT,)),
+    Mutant("federate-page-cached-result-unsaid", FED_PAGE, MODULE, "r.get('cached')", "False", (FED_TRUST,)),
+    Mutant("tradeoff-page-planner-tolerance-not-a-percentage", TRADE_PAGE, MODULE, "tol / 100.0", "tol",
+           (TRADE_VERDICT,)),
+    Mutant("tradeoff-page-planner-at-the-last-runs-epsilon", TRADE_PAGE, "compute", "cfg_sub", "config",
+           (TRADE_VERDICT,), nth=0),
+    Mutant("federate-page-catalogue-forecast-unsaid", FED_PAGE, MODULE,
+           "None if errors else dash.catalogue_forecast_text(ds, config)", "None",
+           ("tests/test_dashboard_pages.py::test_the_federate_page_forecasts_the_items_a_dp_catalogue_keeps_before_a_run_"
+            "on_data_without_one",)),
+    # the dashboard's charged calls: past a cap, a non-private run needs the owner's tick
+    Mutant("dashboard-run-non-private-without-the-checkbox", UI_WIDGETS, "run.compute",
+           "charged_run(store, dataset, config, None, progress, allow_non_private=allow, save=False, comparison=comparison)",
+           "True", (PAGE_CHARGE,), arg="allow_non_private"),
+    Mutant("dashboard-sweep-non-private-without-the-checkbox", UI_WIDGETS, "run_sweep.compute",
+           "charged_sweep(store, dataset, config, list(epsilons), list(seeds), list(references), progress, "
+           "allow_non_private=allow, save=False)", "True", (PAGE_CHARGE,), arg="allow_non_private"),
+    Mutant("data-page-sample-exclusion-ignored", DATA_SCRIPT, MODULE, "{'exclude_entities': excluded} if excluded else {}",
+           "{}", ("tests/test_dashboard_pages.py::test_a_sample_loaded_with_an_entity_left_out_has_every_other_entity",),
+           nth=0),
+    Mutant("method-box-opens-on-another-method", UI_CATALOGUE, "federated_methods",
+           "(m != DP_METHOD, not METHODS[m].uses_epsilon, m)", "(not METHODS[m].uses_epsilon, m)", (METHOD_BOX,)),
+    Mutant("method-box-k-note-one-prototype-size", UI_CATALOGUE, "k_note", "2 * int(cs)", "int(cs)", (METHOD_BOX,)),
+    Mutant("method-box-budget-split-among-parameters", UI_CATALOGUE, "method_parameters",
+           "p.advanced and p.kind != 'mapping'", "p.advanced", (METHOD_BOX,)),
+    Mutant("method-box-references-as-federated-methods", UI_CATALOGUE, "federated_methods",
+           "METHODS[m].uses_k or is_summable(m)", "True", (METHOD_BOX,)),
+    # after a run the budget line says which δ its spend is at when the run stated its ε at another
+    Mutant("budget-summary-run-delta-unsaid", BUDGET_CMD, "budget_summary_line",
+           "run_delta is None or float(run_delta) == float(top.guarantee_delta)", "True",
+           (f"{ODOT}::test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_a_void_guarantee",)),
     # the Gaussian, Laplace and count mechanisms and the releases built on them
     Mutant("gaussian-sigma-halved", MECH, "gaussian_mechanism",
            "sampler_for(rng).gaussian(values, sigma / divisor)", "sampler_for(rng).gaussian(values, sigma / divisor / 2)",

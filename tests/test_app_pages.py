@@ -149,6 +149,11 @@ def test_evaluate_matches_engine(federated, clinic):
     # coloured by its word
     text = " ".join(m.value for m in [*at.markdown, *at.success, *at.error, *at.info])
     assert "the federation is" in text and "of 30" in text and "each entity alone" in text
+    docs = {cfg.method: at.session_state["run"]["doc"], **at.session_state["comparison"]["docs"]}
+    v = dash.entity_verdict(docs, cfg.method, "mar")
+    word = dash.verdict_word(v) or dash.verdict_word(v, "individual")
+    banner = {"better": at.success, "worse": at.error}.get(word, at.info)
+    assert any(dash.escape_md(dash.verdict_sentence(v)) == b.value for b in banner), (word, text)
     # where the results are, how the run differs from the paper (the CLI's and the report's sentence)
     captions = " ".join(c.value for c in at.caption)
     assert dash.escape_md(dash.paper_differences_text(cfg.to_dict())) in captions
@@ -223,10 +228,41 @@ def test_recommend_matches_engine(federated, clinic):
     assert all(w.startswith("seen with ") and w.split()[5] == "similar" and " stays" in w for w in mine["why"])
     # clinicians see lab / medication names, not ids
     assert all(not str(n).isdigit() for n in mine["item"])
+    # a shorter list for a user typed by id, one whose two lists hold different numbers of hidden entries:
+    # both lists follow Top-N and the typed user as the engine ranks them, and so do the counts and the set
+    # metrics beside them (the federated row from the federated model, the entity-alone row from local)
+    other = next(u for u in at.selectbox(key=f"rec_user_{entity}").options if u != user and (
+        dash.user_set_metrics(clinic, split, result, entity, u, 5)["hits"]
+        != dash.user_set_metrics(clinic, split, local, entity, u, 5)["hits"]))
+    at.number_input(key="rec_n").set_value(5).run()
+    at.text_input(key="rec_typed").set_value(f" {other} ").run()
+    assert_clean(at)
+    frames = [d.value for d in at.dataframe]
+    mine5, theirs5 = [f for f in frames if "score" in getattr(f, "columns", [])][:2]
+    items, _ = recommend_from_factors(clinic, split.train, result.entity_factors(), None, entity, other, 5, True)
+    assert list(mine5["item"]) == list(clinic.item_names[items])
+    items, _ = recommend_from_factors(clinic, split.train, local.entity_factors(), None, entity, other, 5, True)
+    assert list(theirs5["item"]) == list(clinic.item_names[items])
+    assert any(f"**{dash.escape_md(other)}** of" in c.value for c in at.caption)
+    want = [dash.user_set_metrics(clinic, split, fit, entity, other, 5) for fit in (result, local)]
+    sets5 = [f for f in frames if "jaccard" in getattr(f, "columns", [])][0]
+    assert list(sets5["hits"]) == [int(w["hits"]) for w in want]
+    assert [round(r, 12) for r in sets5["jaccard"]] == [round(w["jaccard"], 12) for w in want]
+    hits = [c.value.split(" of the hidden items in the top ")[0] for c in at.caption
+            if " of the hidden items in the top 5" in c.value]
+    assert hits == [str(int((f["hidden test item"] == "✔").sum())) for f in (mine5, theirs5)]
+    assert hits == [str(int(w["hits"])) for w in want]
     # typing an unknown id is a message, not a traceback
     at.text_input(key="rec_typed").set_value("no-such-patient").run()
     assert_clean(at)
     assert any("no-such-patient" in e for e in errors(at))
+    # an id of another entity's patient is not ranked by this entity's model: the error names where it is
+    h = clinic.entity_index(entity)
+    stranger = str(np.asarray(clinic.user_ids)[np.flatnonzero(np.asarray(clinic.entity_of_user) != h)[0]])
+    at.text_input(key="rec_typed").set_value(stranger).run()
+    assert_clean(at)
+    assert any(f"{stranger!r} is in entity" in e and "“Entity”" in e for e in errors(at)), errors(at)
+    assert not [d for d in at.dataframe if "score" in getattr(d.value, "columns", [])]
 
 
 def test_tradeoff_matches_engine(federated, clinic, monkeypatch):

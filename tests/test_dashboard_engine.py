@@ -1114,3 +1114,20 @@ def test_a_run_under_a_second_states_its_time_in_hundredths():
     doc = {"privacy": {"label": "DP"}, "warnings": []}
     assert run_outcome(doc, 0.42) == ("complete", "Done in 0.42 s — DP")
     assert run_outcome(doc, 75.0) == ("complete", "Done in 1 min 15 s — DP")
+
+
+def test_the_method_box_opens_on_the_recommended_method_and_its_parameters_leave_the_budget_split_to_its_own_control():
+    """The Federate page lists the recommended DP method first (its default); a method's Advanced
+    parameters leave out the budget split, which has its own per-stage boxes; and the k note gives the
+    size below which an entity sends one prototype: twice the cluster size."""
+    from dpfed_core.config import RunConfig
+
+    methods = dash.federated_methods()
+    assert methods[0] == dash.DP_METHOD == "dp-cooccurrence" == dash.default_method()
+    # the references that run no federation are offered after the federated methods, not among them
+    assert not {"local", "central", "popularity", "individual"} & set(methods) and "kmeans" in methods
+    names = [p.name for p in dash.method_parameters("dp-gaussian")]
+    assert names and "split" not in names and dash.budget_split_defaults("dp-gaussian")
+    note = dash.k_note("dp-gaussian", RunConfig(method="dp-gaussian", k=5, epsilon=1.0,
+                                                prototype_params={"cluster_size": 300}))
+    assert "clip(⌊n̂ / 300⌋, 1, 5)" in note and "fewer than about 600 users sends **one** prototype" in note

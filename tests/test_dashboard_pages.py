@@ -76,6 +76,11 @@ def test_evaluate_says_no_entity_has_test_users_instead_of_crashing():
     a.button(key="eval_run").click().run()
     clean(a)
     assert any("No entity has test users" in w.value for w in a.warning), [w.value for w in a.warning]
+    # and the per-entity table says so in words, never "nan" nor a number that could read as a win
+    from dpfed_core.ui.tables import NO_TEST_USERS
+
+    wide = a.dataframe[-1].value
+    assert len(wide) == 30 + 1 and (wide.to_numpy() == NO_TEST_USERS).all(), wide.head()  # and the overall row
 
 
 def test_bad_budgets_refused_before_a_run():
@@ -278,3 +283,316 @@ def test_the_audit_page_refuses_a_real_target_of_an_entity_without_users_before_
     assert at.button(key="audit_run").disabled
     at.multiselect(key="audit_targets").set_value(["synthetic"]).run()
     assert not any("at least 2 users" in e.value for e in at.error)
+
+
+def test_the_evaluate_page_charges_comparisons_as_comparisons_states_no_epsilon_for_local_and_stops_at_a_refusal(
+        tmp_path, monkeypatch):
+    """What the Evaluate page adds to the budget is what the CLI's --compare adds: comparison rows (not a
+    second run); `local` releases nothing and is stored without the run's ε; and once the budget refuses
+    one comparison the page stops there — one refusal, not one per method."""
+    from dpfed_core.privacy.odometer import BudgetOdometer
+    from dpfed_core.privacy.store import Store
+
+    path = tmp_path / "store.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    at = app("pages/2_Federate.py")
+    at.number_input(key="fed_seed").set_value(13)  # a seed of its own: nothing served from another test's cache
+    at.toggle(key="fed_secure").set_value(True)
+    at.button(key="fed_run").click().run()
+    clean(at)
+    ds = at.session_state["dataset"]
+    # the ledger's chart draws, beside each entity's ε, the weaker ε against the server and all other entities
+    import json
+
+    traces = [t.get("name") for c in at.get("plotly_chart") for t in json.loads(c.proto.spec)["data"]]
+    assert "ε of the entity's releases (composed)" in traces
+    assert any(str(t).startswith("ε against the server + all other entities (") for t in traces), traces
+    at.switch_page("pages/3_Evaluate.py").run()
+    at.multiselect(key="eval_methods").set_value(["local"]).run()
+    assert any("They release nothing and spend nothing" in c.value for c in at.caption)
+    at.multiselect(key="eval_methods").set_value(["local", "dp-popularity"]).run()
+    assert any("Each comparison that releases something is charged to the privacy budget" in c.value
+               for c in at.caption), [c.value for c in at.caption]
+    at.button(key="eval_run").click().run()
+    clean(at)
+    odo = BudgetOdometer(Store(path))
+    rows = odo.releases(ds)
+    assert sorted((r["kind"], r["method"]) for r in rows) == [("comparison", "dp-popularity"),
+                                                              ("run", "dp-cooccurrence")], rows
+    # the verdict is on MAR unless the reader picks another metric; a method taken off the list leaves the table
+    assert at.radio(key="eval_verdict_metric").value == "mar"
+    assert list(at.dataframe[0].value.index) == ["dp-cooccurrence", "local", "dp-popularity"]
+    at.multiselect(key="eval_methods").set_value(["local"]).run()
+    assert list(at.dataframe[0].value.index) == ["dp-cooccurrence", "local"]
+    local = at.session_state["comparison"]["docs"]["local"]
+    assert local["config"]["epsilon"] in (None, "inf", float("inf")), local["config"]
+    spent = max(b.spent_epsilon for b in odo.balance(ds))
+    odo.set_cap(ds, spent)  # nothing left: every further DP comparison is refused before it computes
+    at.multiselect(key="eval_methods").set_value(["local", "dp-popularity", "dp-gaussian", "dp-prototypes"]).run()
+    at.button(key="eval_run").click().run()
+    clean(at)
+    refusals = [e.value for e in at.error if "budget" in e.value.lower()]
+    assert len(refusals) == 1, [e.value for e in at.error]
+    assert len(odo.releases(ds)) == 2  # nothing more charged
+
+
+def test_the_federate_page_runs_the_trust_model_its_toggle_shows_and_none_for_a_prototype_method():
+    """Secure aggregation switched off runs without it (each entity adds the full noise, the server sees
+    every release) and the run document says so; a prototype method sends each entity's release to the
+    server whatever the (disabled) toggle still shows."""
+    at = app("pages/2_Federate.py")
+    at.toggle(key="fed_simulation").set_value(True)
+    at.number_input(key="fed_seed").set_value(32).run()  # its own seed: no other test's cached run
+    at.toggle(key="fed_secure").set_value(True).run()
+    assert any("**Secure aggregation on**" in c.value for c in at.caption)
+    at.toggle(key="fed_secure").set_value(False).run()
+    assert any("**Secure aggregation off**" in c.value for c in at.caption)
+    at.button(key="fed_run").click().run()
+    clean(at)
+    run = at.session_state["run"]
+    assert run["config"].method == "dp-cooccurrence" and run["config"].aggregation == "none"
+    assert run["doc"]["config"]["aggregation"] == "none"
+    # the same settings again are the cached result: the button says nothing new is spent, and pressing it
+    # shows the result with that said
+    at.run()
+    assert "nothing new spent" in at.button(key="fed_run").label
+    at.button(key="fed_run").click().run()
+    assert at.session_state["run"]["cached"]
+    assert any(c.value.startswith("Same data and configuration as an earlier run (this or another session)")
+               for c in at.caption)
+    # a control changed since the run: the results below are said to be the last run's
+    at.number_input(key="fed_seed").set_value(at.number_input(key="fed_seed").value + 1).run()
+    assert any("the controls above have changed since" in c.value for c in at.caption)
+    assert "nothing new spent" not in at.button(key="fed_run").label
+    at.toggle(key="fed_secure").set_value(True).run()
+    at.selectbox(key="fed_method").set_value("dp-gaussian").run()
+    assert at.toggle(key="fed_secure").disabled and at.toggle(key="fed_secure").value
+    at.button(key="fed_run").click().run()
+    clean(at)
+    run = at.session_state["run"]
+    assert run["config"].method == "dp-gaussian" and run["config"].aggregation == "none"
+
+
+def test_the_evaluate_verdict_is_shown_in_the_colour_of_its_word():
+    """A federation that loses to each entity alone is said in red, never in green: a random V (MAR about 0.5)
+    against local (about 0.15)."""
+    from dpfed_core.ui import engine as dash
+
+    at = app("pages/2_Federate.py")
+    at.toggle(key="fed_simulation").set_value(True)
+    at.number_input(key="fed_seed").set_value(33).run()  # its own seed: no other test's cached run
+    at.selectbox(key="fed_method").set_value("random-v").run()
+    at.button(key="fed_run").click().run()
+    clean(at)
+    at.switch_page("pages/3_Evaluate.py").run()
+    at.multiselect(key="eval_methods").set_value(["local"]).run()
+    at.button(key="eval_run").click().run()
+    clean(at)
+    docs = {"random-v": at.session_state["run"]["doc"], **at.session_state["comparison"]["docs"]}
+    v = dash.entity_verdict(docs, "random-v", "mar")
+    assert dash.verdict_word(v) == "worse"
+    said = dash.escape_md(dash.verdict_sentence(v))
+    assert [e.value for e in at.error if e.value == said] and not [s for s in at.success if s.value == said]
+
+
+def test_the_history_page_filters_by_kind_reopens_runs_sweeps_and_audits_where_they_are_shown_and_deletes(
+        tmp_path, monkeypatch):
+    """Every kind of stored result is listed under its kind, reopens on its own page with its own settings
+    (an older run's seed, not the last run's), and a deleted result is gone from the list."""
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "store.sqlite3"))
+    at = app("pages/2_Federate.py")
+    for seed in (21, 22, 22):  # the last is the cached result of the second: shown, not stored again
+        at.number_input(key="fed_seed").set_value(seed).run()
+        at.button(key="fed_run").click().run()
+        clean(at)
+    at.switch_page("pages/5_Trade-off.py").run()
+    at.text_input(key="sweep_grid").set_value("1")
+    at.text_input(key="sweep_seeds").set_value("21")
+    at.multiselect(key="sweep_refs").set_value(["individual"]).run()
+    at.button(key="sweep_run").click().run()
+    clean(at)
+    at.switch_page("pages/7_Privacy_audit.py").run()
+    at.multiselect(key="audit_methods").set_value(["kmeans"])
+    at.multiselect(key="audit_targets").set_value(["synthetic"])
+    at.number_input(key="audit_runs").set_value(4).run()
+    at.button(key="audit_run").click().run()
+    clean(at)
+    audit_doc = at.session_state["audit_result"]["doc"]
+    for k in ("sweep", "audit_result"):
+        del at.session_state[k]
+    at.switch_page("pages/8_History.py").run()
+    clean(at)
+
+    def listed(kind):
+        at.radio(key="hist_kind").set_value(kind).run()
+        clean(at)
+        t = at.dataframe[0].value
+        return dict(zip(t["id"], t["kind"]))
+
+    every = listed("all")
+    assert sorted(every.values()) == ["audit", "run", "run", "sweep"]
+    for kind in ("run", "sweep", "audit"):
+        assert set(listed(kind).values()) == {kind}
+    runs = sorted(i for i, k in every.items() if k == "run")
+    at.radio(key="hist_kind").set_value("all").run()
+    at.selectbox(key="hist_pick").set_value(runs[0])  # the first run (seed 21), after the one of seed 22
+    at.button(key="hist_open").click().run()
+    clean(at)
+    assert at.session_state["run"]["config"].seed == 21 and at.session_state["run_config"].seed == 21
+    (sweep_id,) = [i for i, k in every.items() if k == "sweep"]
+    at.selectbox(key="hist_pick").set_value(sweep_id)
+    at.button(key="hist_open").click().run()
+    clean(at)
+    assert at.session_state["sweep"]["doc"]["seeds"] == [21]
+    (audit_id,) = [i for i, k in every.items() if k == "audit"]
+    at.selectbox(key="hist_pick").set_value(audit_id)
+    at.button(key="hist_open").click().run()
+    clean(at)
+    assert at.session_state["audit_result"]["doc"]["config"] == audit_doc["config"]
+    at.selectbox(key="hist_pick").set_value(runs[1])
+    at.button(key="hist_delete").click().run()
+    clean(at)
+    assert runs[1] not in listed("all") and len(listed("all")) == 3
+
+
+def test_the_tradeoff_verdict_is_stated_at_epsilon_one_of_the_grid_and_a_changed_grid_is_said(monkeypatch):
+    """With ε = 1 on the grid the sweep's verdict against each entity alone is the one at ε = 1 (not the
+    grid's first point); a grid edited after the sweep leaves its result on screen, said to be the last sweep's."""
+    from dpfed_core.ui import engine as dash
+
+    at = app("pages/2_Federate.py")
+    at.toggle(key="fed_simulation").set_value(True)
+    at.number_input(key="fed_seed").set_value(31).run()  # its own seed: no other test's cached run or sweep
+    at.button(key="fed_run").click().run()
+    at.switch_page("pages/5_Trade-off.py").run()
+    at.text_input(key="sweep_grid").set_value("0.2, 1, inf")
+    at.text_input(key="sweep_seeds").set_value("31")
+    at.multiselect(key="sweep_refs").set_value(["individual", "local", "dp-popularity"]).run()
+    at.button(key="sweep_run").click().run()
+    clean(at)
+    doc = at.session_state["sweep"]["doc"]
+    # the crossing is against local (each entity alone) whenever it was run, individual beside it or not
+    assert any(m.value.startswith("Crossing ε (MAR) vs local:") for m in at.markdown)
+    # where the engine finds the swept method losing to dp-popularity at an ε, the page says so in a warning
+    from dpfed_core.evaluation import experiments
+
+    rows = experiments.versus_dp_popularity(doc, "mar")
+    assert not any(w.value.startswith("**dp-cooccurrence loses to dp-popularity**") for w in at.warning)
+    lost = [{**rows[0], "verdict": "LOSES to dp-popularity", "mean": 0.31, "dp_popularity_mean": 0.22}, *rows[1:]]
+    monkeypatch.setattr(experiments, "versus_dp_popularity", lambda d, m: lost)
+    at.run()
+    (warn,) = [w.value for w in at.warning if w.value.startswith("**dp-cooccurrence loses to dp-popularity**")]
+    assert f"ε = {dash.format_epsilon(rows[0]['epsilon'])} (MAR 0.310 vs 0.220)" in warn
+    monkeypatch.undo()
+    at_one, at_first = (dash.sweep_verdict_sentence(dash.sweep_entity_verdict(doc, e, "mar"), 1) for e in (1.0, 0.2))
+    assert at_one != at_first
+    shown = [m.value for m in at.markdown]
+    assert dash.escape_md(at_one) in shown and dash.escape_md(at_first) not in shown
+    assert not any("settings above have changed since" in c.value for c in at.caption)
+    # the ε planner reads its box as a percentage: within 1 % of the swept method's non-private value
+    at.number_input(key="sweep_tol").set_value(1.0).run()
+    plan = dash.epsilon_for_utility(doc, "mar", 0.01)
+    said = " ".join(m.value for m in at.markdown)
+    assert plan["reference"] is not None and f"within 1 % of {plan['reference']}" in said
+    assert (f"ε = {dash.format_epsilon(plan['epsilon'])}**" in said if plan["epsilon"] is not None
+            else "No ε on this grid gets MAR within 1 %" in said), said
+    assert plan != dash.epsilon_for_utility(doc, "mar", 1.0)
+    # the users planner runs at the ε its own slider shows, not the last run's
+    from dpfed_core.evaluation import planner
+
+    asked = []
+    monkeypatch.setattr(planner, "users_needed", lambda cfg, **kw: asked.append(cfg) or {
+        "points": [{"users": 50.0, "advantage": 0.01, "sd": 0.0}], "mode": cfg.mode})
+    at.select_slider(key="sweep_sub_eps").set_value(0.2).run()
+    at.button(key="sweep_sub_run").click().run()
+    clean(at)
+    assert [c.epsilon for c in asked] == [0.2] and at.session_state["run_config"].epsilon != 0.2
+    monkeypatch.undo()
+    at.text_input(key="sweep_grid").set_value("0.2, 1, 2").run()
+    assert any("Showing the last sweep; the settings above have changed since" in c.value for c in at.caption)
+
+
+def test_the_federate_page_forecasts_the_items_a_dp_catalogue_keeps_before_a_run_on_data_without_one():
+    """Data without a declared catalogue: before the Run button the page says how many items the DP
+    selection is expected to share at this ε, that each entity keeps its own items, and which control
+    declares the catalogue; with the catalogue declared there is nothing to forecast."""
+    import numpy as np
+
+    from dpfed_core.data.dataset import FederatedDataset
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.ui.engine import DEFAULT_SAMPLE
+
+    declared = load_data(DEFAULT_SAMPLE)
+    ds = FederatedDataset.from_parts(declared.X, np.asarray(declared.entity_names)[declared.entity_of_user],
+                                     value_kind=declared.value_kind, value_max=declared.value_max,
+                                     name="the sample without its catalogue")
+    for data, forecast in ((ds, True), (declared, False)):
+        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+        at.session_state["dataset"] = data
+        at.run()
+        at.switch_page("pages/2_Federate.py").run()
+        clean(at)
+        said = [i.value for i in at.info if "expected to be shared" in i.value]
+        if not forecast:
+            assert not said
+            continue
+        assert len(said) == 1, [i.value for i in at.info]
+        assert "of 143 items are expected to be shared" in said[0]
+        assert "Each entity still recommends every item it has rows for" in said[0]
+        assert "“Item catalogue” / “Formulary” upload on the Data page" in said[0]  # the control, not a flag
+
+
+def test_a_federate_run_is_charged_to_the_owners_store_and_a_non_private_one_past_a_cap_needs_the_checkbox(
+        tmp_path, monkeypatch):
+    """The page's runs are releases: charged to the store before they compute. Once a cap is set, ε = ∞
+    (the exact data leaves each entity) is refused — nothing computed or charged — until "Allow
+    non-private releases" is ticked."""
+    from dpfed_core.privacy.odometer import BudgetOdometer
+    from dpfed_core.privacy.store import Store
+
+    path = tmp_path / "store.sqlite3"
+    monkeypatch.setenv("DPFED_STORE", str(path))
+    at = app("pages/2_Federate.py")
+    at.number_input(key="fed_seed").set_value(41).run()  # its own seed: no other test's cached run
+    at.button(key="fed_run").click().run()
+    clean(at)
+    ds = at.session_state["dataset"]
+    odo = BudgetOdometer(Store(path))
+    assert [(r["kind"], r["method"], r["simulation"]) for r in odo.releases(ds)] == [("run", "dp-cooccurrence", 0)]
+    odo.set_cap(ds, 100.0)
+    at.text_input(key="fed_eps_text").set_value("inf").run()
+    at.button(key="fed_run").click().run()
+    clean(at)
+    assert any("non-private" in e.value for e in at.error), [e.value for e in at.error]
+    assert len(odo.releases(ds)) == 1 and at.session_state["run"]["config"].epsilon != float("inf")
+    (box,) = [c for c in at.checkbox if c.label == "Allow non-private releases"]
+    box.check().run()
+    at.button(key="fed_run").click().run()
+    clean(at)
+    assert at.session_state["run"]["config"].epsilon == float("inf") and len(odo.releases(ds)) == 2
+    # a sweep's non-private point likewise, on the Trade-off page (the box is one setting of the session)
+    box = [c for c in at.checkbox if c.label == "Allow non-private releases"][0]
+    box.uncheck().run()
+    at.switch_page("pages/5_Trade-off.py").run()
+    at.text_input(key="sweep_grid").set_value("inf")
+    at.text_input(key="sweep_seeds").set_value("41")
+    at.multiselect(key="sweep_refs").set_value([]).run()
+    at.button(key="sweep_run").click().run()
+    clean(at)
+    assert any("non-private" in e.value for e in at.error), [e.value for e in at.error]
+    assert "sweep" not in at.session_state and len(odo.releases(ds)) == 2
+    [c for c in at.checkbox if c.label == "Allow non-private releases"][0].check().run()
+    at.button(key="sweep_run").click().run()
+    clean(at)
+    assert at.session_state["sweep"]["doc"]["epsilons"] == [float("inf")] and len(odo.releases(ds)) == 3
+
+
+def test_a_sample_loaded_with_an_entity_left_out_has_every_other_entity():
+    at = app("pages/1_Data.py")
+    at.selectbox(key="sample_spec").set_value("sample:clinic").run()
+    at.text_input(key="exclude_entities").set_value("hospital 01, hospital 07").run()
+    at.button(key="load_sample").click().run()
+    clean(at)
+    ds = at.session_state["dataset"]
+    assert ds.n_entities == 28 and not {"hospital 01", "hospital 07"} & set(ds.entity_names)
+    assert "hospital 02" in ds.entity_names

@@ -56,6 +56,19 @@ def test_a_gaussian_share_call_gets_a_generated_mutant_aimed_at_its_release_audi
     assert "self.gaussian_share(v, 1.0, r)" in out and "self.gaussian_share(v, 2.0 / 2, r)" in out
 
 
+def test_a_page_script_is_edited_at_module_level_and_a_function_name_still_scopes_the_search():
+    """A Streamlit page is a script: its engine calls sit at module level, outside any function, and a
+    mutant reaches them with ``where=MODULE``; a named ``where`` still edits only inside that function."""
+    src = ("import streamlit as st\nk = st.slider('k', 1, 10, 3)\n"
+           "def helper():\n    return st.slider('k', 1, 10, 3)\n")
+    out = M.apply_mutant(src, M.Mutant("t", "p.py", M.MODULE, "st.slider('k', 1, 10, 3)", "1", (), nth=0))
+    assert out.splitlines()[1] == "k = 1" and "return st.slider('k', 1, 10, 3)" in out
+    with pytest.raises(LookupError, match="found 2 times"):
+        M.apply_mutant(src, M.Mutant("t", "p.py", M.MODULE, "st.slider('k', 1, 10, 3)", "1", ()))
+    inner = M.apply_mutant(src, M.Mutant("t", "p.py", "helper", "st.slider('k', 1, 10, 3)", "1", ()))
+    assert "k = st.slider('k', 1, 10, 3)" in inner and "return 1" in inner
+
+
 def test_a_mutant_whose_tests_never_end_is_stopped_and_counted_as_caught(tmp_path):
     """A bug that sends the code into an endless loop must not stall the runner: its tests are
     stopped at the timeout with every process they started, and the mutant counts as killed."""

@@ -493,7 +493,9 @@ def test_cli_budget_commands_and_rerun_charged_again(tmp_path, capsys):
     assert rc == 0, err
     # one Gaussian release at (1, 1e-6) is also (0.89, 1e-5/2)-DP: the zCDP filter states the smaller
     # (0.89275…, shown rounded up: a spend is never shown below what was spent)
-    assert "spent ε = 0.8928" in out and "(zCDP; cap ε = 1.5)" in out
+    assert "spent ε = 0.8928 at δ = 1e-05" in out and (
+        "(zCDP; cap ε = 1.5; every release composed at the budget's δ, while the lines above state ε at δ = 1e-06)"
+        in out)
     # The same data again is the same dataset: the second release would pass the cap.
     rc, out, err = _cli(capsys, *run)
     assert rc == 2 and "refused: privacy budget cap reached" in err and "budget set-cap" in err
@@ -1125,6 +1127,11 @@ def test_the_budget_commands_name_the_most_spent_entity_a_withdrawn_release_and_
                  key=even.register(ds)).close()
     line = budget_cmd.budget_summary_line(even, even.key_of(ds))
     assert "every entity has spent ε = 0.5 " in line and "most-spent" not in line  # a tie names no one
+    # a run stating its ε at another δ than the budget's: the line says which δ each figure is at
+    other = budget_cmd.budget_summary_line(odo, key, run_delta=1e-6)
+    assert ("at δ = 1e-05 (" in other and "every release composed at the budget's δ, while the lines above "
+            "state ε at δ = 1e-06" in other)
+    assert budget_cmd.budget_summary_line(odo, key, run_delta=1e-5) == budget_cmd.budget_summary_line(odo, key)
     budget_cmd.print_releases(odo.releases(key))
     rows = capsys.readouterr().out.splitlines()[1:]
     assert "withdrawn: 0" in rows[0] and "withdrawn" in rows[0] and "withdrawn" not in rows[1]

@@ -452,9 +452,12 @@ def budget_show_command(args) -> str:
     return shlex.join(words)
 
 
-def budget_summary_line(odometer, key: str, show: str = "python -m dpfed_core budget show --data …") -> str:
+def budget_summary_line(odometer, key: str, show: str = "python -m dpfed_core budget show --data …",
+                        run_delta: float | None = None) -> str:
     """One line for after a run: the most-spent entity against the cap; ``show``: the command that lists
-    every entity (:func:`budget_show_command` of the run's arguments)."""
+    every entity (:func:`budget_show_command` of the run's arguments). ``run_delta``: the δ the run's own
+    lines state its ε at; where it is not the budget's, the line says so, or a spend below the run's ε
+    (the same releases at a larger δ) would read as a contradiction."""
     from dpfed_core.evaluation.budget import most_spent
 
     bal = odometer.balance(key)
@@ -478,5 +481,8 @@ def budget_summary_line(odometer, key: str, show: str = "python -m dpfed_core bu
         return (f"budget ({odometer.path}): no overall guarantee for any entity — only non-private release(s) "
                 f"(exact data or reproducible noise: ε = ∞; {cap}); no DP release spent anything — `{show}` "
                 "for every entity")
+    other_delta = "" if run_delta is None or float(run_delta) == float(top.guarantee_delta) else (
+        f"; every release composed at the budget's δ, while the lines above state ε at δ = {float(run_delta):.3g}")
     return (f"budget ({odometer.path}): {who} has spent ε = {spent} "
-            f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}){extra} — `{show}` for every entity")
+            f"at δ = {top.guarantee_delta:.3g} ({top.accountant}; {cap}{other_delta}){extra} — `{show}` for every "
+            "entity")

@@ -143,7 +143,7 @@ def cmd_deploy_local(args) -> int:
     doc = outcome.doc
     if outcome.odometer.get("store"):
         print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"],
-                                             budget_cmd.budget_show_command(args)))
+                                             budget_cmd.budget_show_command(args), run_delta=config.delta))
     else:
         print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     dep = doc["deployment"]

@@ -305,7 +305,7 @@ def cmd_run(args) -> int:
                                                             config.method, "mar")))
     if outcome.odometer.get("store"):
         print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"],
-                                             budget_cmd.budget_show_command(args)))
+                                             budget_cmd.budget_show_command(args), run_delta=config.delta))
     else:
         print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     if args.out is not None:
@@ -448,7 +448,7 @@ def cmd_sweep(args) -> int:
                   f"({row['mean']:.4f} vs {row['dp_popularity_mean']:.4f})")
     if outcome.odometer.get("store"):
         print(budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer["dataset_key"],
-                                             budget_cmd.budget_show_command(args)))
+                                             budget_cmd.budget_show_command(args), run_delta=config.delta))
     else:
         print("budget: nothing released, or a simulation (no privacy claim) — not charged, no store opened")
     if out:
