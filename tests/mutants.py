@@ -619,6 +619,11 @@ MUTANTS = (
     Mutant("dashboard-sweep-non-private-without-the-checkbox", UI_WIDGETS, "run_sweep.compute",
            "charged_sweep(store, dataset, config, list(epsilons), list(seeds), list(references), progress, "
            "allow_non_private=allow, save=False)", "True", (PAGE_CHARGE,), arg="allow_non_private"),
+    Mutant("data-page-small-entity-unsaid", DATA_SCRIPT, MODULE,
+           "dash.small_entity_warning(ds, test_fraction=st.session_state.get('fed_test_fraction'))", "None",
+           ("tests/test_dashboard_pages.py::test_the_data_page_names_an_entity_too_small_to_evaluate",)),
+    Mutant("data-page-prefix-length-ignored", DATA_SCRIPT, MODULE, "f'prefix:{int(prefix_n)}'", "'prefix:2'",
+           ("tests/test_app_pages.py::test_upload_with_derived_federation_key",)),
     Mutant("data-page-sample-exclusion-ignored", DATA_SCRIPT, MODULE, "{'exclude_entities': excluded} if excluded else {}",
            "{}", ("tests/test_dashboard_pages.py::test_a_sample_loaded_with_an_entity_left_out_has_every_other_entity",),
            nth=0),

@@ -382,6 +382,13 @@ def test_upload_with_derived_federation_key():
     assert_clean(at)
     assert not errors(at), errors(at)
     assert list(at.dataframe[-1].value["entity"]) == ["1", "2", "3"]
+    # the first N characters, N from its box: 19x00 / 27x00 / 35x00 by their first three
+    at.selectbox(key="map_transform").set_value("prefix").run()
+    at.number_input(key="map_prefix").set_value(3)
+    build(at)
+    assert_clean(at)
+    assert not errors(at), errors(at)
+    assert sorted(at.dataframe[-1].value["entity"]) == sorted({z[:3] for z in zips.values()})
 
 
 def test_malformed_csv():

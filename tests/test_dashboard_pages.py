@@ -565,6 +565,8 @@ def test_a_federate_run_is_charged_to_the_owners_store_and_a_non_private_one_pas
     clean(at)
     assert any("non-private" in e.value for e in at.error), [e.value for e in at.error]
     assert len(odo.releases(ds)) == 1 and at.session_state["run"]["config"].epsilon != float("inf")
+    # a refused run is no result: the button does not offer it as a cached one
+    assert "nothing new spent" not in at.button(key="fed_run").label
     (box,) = [c for c in at.checkbox if c.label == "Allow non-private releases"]
     box.check().run()
     at.button(key="fed_run").click().run()
@@ -596,3 +598,24 @@ def test_a_sample_loaded_with_an_entity_left_out_has_every_other_entity():
     ds = at.session_state["dataset"]
     assert ds.n_entities == 28 and not {"hospital 01", "hospital 07"} & set(ds.entity_names)
     assert "hospital 02" in ds.entity_names
+
+
+def test_the_data_page_names_an_entity_too_small_to_evaluate():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    g = np.random.default_rng(1)
+    X = sp.csr_matrix((g.random((63, 12)) < 0.4).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["big", "tiny"], [60, 3]), value_kind="counts", value_max=1.0,
+                                     name="one tiny entity", entities=["big", "tiny"])
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.session_state["dataset"] = ds
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    clean(at)
+    from dpfed_core.ui.engine import small_entity_warning
+
+    want = small_entity_warning(ds)
+    assert want and "tiny (3 users)" in want and [w.value for w in at.warning if w.value == want]
