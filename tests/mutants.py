@@ -132,6 +132,8 @@ REC_PAGE = "pages/4_Recommend.py"
 EVAL_PAGE = "pages/3_Evaluate.py"
 UI_WIDGETS = "dpfed_core/ui/widgets.py"
 DATA_SCRIPT = "pages/1_Data.py"
+STATEMENT = ("tests/test_dashboard_engine.py::test_the_privacy_statement_says_each_assumption_and_condition_the_run_"
+             "document_records")
 PAGE_CHARGE = ("tests/test_dashboard_pages.py::test_a_federate_run_is_charged_to_the_owners_store_and_a_non_private_"
                "one_past_a_cap_needs_the_checkbox")
 TRADE_PAGE = "pages/5_Trade-off.py"
@@ -627,6 +629,13 @@ MUTANTS = (
     Mutant("data-page-sample-exclusion-ignored", DATA_SCRIPT, MODULE, "{'exclude_entities': excluded} if excluded else {}",
            "{}", ("tests/test_dashboard_pages.py::test_a_sample_loaded_with_an_entity_left_out_has_every_other_entity",),
            nth=0),
+    Mutant("privacy-statement-secure-sum-said-deployed", UI_TABLES, "guarantee_text",
+           "trust.get('in_process', True)", "trust.get('in_process', False)", (STATEMENT,)),
+    Mutant("privacy-statement-noise-drawn-once-unsaid", UI_TABLES, "guarantee_text", "trust.get('noise')", "False",
+           (STATEMENT,)),
+    Mutant("privacy-statement-no-secure-aggregation-unsaid", UI_TABLES, "guarantee_text",
+           "text += '\\n\\nNo secure aggregation: every entity added the full noise to its own release.'", "pass",
+           (STATEMENT,)),
     Mutant("method-box-opens-on-another-method", UI_CATALOGUE, "federated_methods",
            "(m != DP_METHOD, not METHODS[m].uses_epsilon, m)", "(not METHODS[m].uses_epsilon, m)", (METHOD_BOX,)),
     Mutant("method-box-k-note-one-prototype-size", UI_CATALOGUE, "k_note", "2 * int(cs)", "int(cs)", (METHOD_BOX,)),

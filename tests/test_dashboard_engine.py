@@ -1131,3 +1131,27 @@ def test_the_method_box_opens_on_the_recommended_method_and_its_parameters_leave
     note = dash.k_note("dp-gaussian", RunConfig(method="dp-gaussian", k=5, epsilon=1.0,
                                                 prototype_params={"cluster_size": 300}))
     assert "clip(⌊n̂ / 300⌋, 1, 5)" in note and "fewer than about 600 users sends **one** prototype" in note
+
+
+def test_the_privacy_statement_says_each_assumption_and_condition_the_run_document_records():
+    """The Federate page's statement of a DP run: every warning of the run, the float-sampler caveat
+    when a stage drew from another sampler than the production one, where a secure sum was formed (in
+    this process unless the document says otherwise), the noise drawn once on the sum, and a run without
+    secure aggregation said to be one."""
+    from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL
+    from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE
+
+    trust = {"aggregation": "secure", "against_server_and_other_entities": {"epsilon": 5.0, "delta": 1e-6}}
+    privacy = {"private": True, "simulation": False, "epsilon": 1.0, "delta": 1e-6, "requested_epsilon": 1.0,
+               "requested_delta": 1e-6, "assumptions": ["entities disjoint"], "samplers": [PRODUCTION_SAMPLER_LABEL],
+               "warnings": ["an entity had no test users"], "trust": trust, "label": "DP"}
+    text = dash.guarantee_text({"privacy": privacy})
+    assert "(1) entities disjoint" in text and "\n\n⚠️ an entity had no test users" in text
+    assert FLOAT_SAMPLER_NOTE not in text
+    assert "formed in-process (the cryptographic protocol runs in the Flower deployment)" in text
+    assert "(5, 1e-06)-DP" in text and "Its noise was drawn once" not in text
+    text = dash.guarantee_text({"privacy": {**privacy, "samplers": [PRODUCTION_SAMPLER_LABEL, "numpy float"],
+                                            "trust": {**trust, "in_process": False, "noise": "once"}}})
+    assert FLOAT_SAMPLER_NOTE in text and "formed by Flower's SecAgg+" in text and "Its noise was drawn once" in text
+    text = dash.guarantee_text({"privacy": {**privacy, "trust": {"aggregation": "none"}}})
+    assert text.endswith("\n\nNo secure aggregation: every entity added the full noise to its own release.")
