@@ -424,6 +424,33 @@ def test_cli_audits_summable_methods(tmp_path, capsys):
     assert "dp-cooccurrence" in aud.DEFAULT_METHODS
 
 
+def test_the_audit_command_plans_a_charge_to_every_entity_when_the_others_hold_their_own_rows(
+        tmp_path, capsys, monkeypatch):
+    """--others data reads every entity's rows for a summable method: the command plans that charge (the
+    others holding nothing, or a prototype method alone, charge the audited entity only)."""
+    from dpfed_core.evaluation import budget
+
+    asked = []
+    real = budget.plan_audit
+
+    def plan(*a, **kw):
+        asked.append(kw.get("all_entities", False))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(budget, "plan_audit", plan)
+    monkeypatch.setattr(aud, "run_audit", lambda *a, **k: {"results": []})
+    parser = argparse.ArgumentParser()
+    audit_cmd.register_cli(parser.add_subparsers(dest="command"))
+    base = ["audit", "--data", "sample:clinic", "--entity", "0", "--epsilons", "1", "--targets", "synthetic",
+            "--runs", "8", "--dry-run", "--store", str(tmp_path / "store.sqlite3")]
+    for extra in (["--methods", "dp-popularity", "--others", "data"], ["--methods", "dp-popularity"],
+                  ["--methods", "kmeans", "--others", "data"]):
+        args = parser.parse_args([*base, *extra])
+        args.func(args)
+    assert asked == [True, False, False]
+    assert not (tmp_path / "store.sqlite3").exists()
+
+
 def test_an_audit_reading_every_entity_charges_every_entity(tiny_fed):
     from dpfed_core.evaluation.budget import plan_audit
 
