@@ -219,6 +219,15 @@ SYNTHT = "tests/test_synthetic.py"
 REPORTT = "tests/test_report.py"
 DASHT = "tests/test_dashboard_engine.py"
 CLIT = "tests/test_cli.py"
+AUDIT_TARGETS = "dpfed_core/audit/targets.py"
+AUDIT_COST = "dpfed_core/audit/cost.py"
+AUDIT_CMD = "dpfed_core/cli/audit_cmd.py"
+PAPER_DIFF = "dpfed_core/reporting/paper.py"
+AUDIT_TIME_PARTS = (f"{AUDT}::test_the_time_estimate_discards_the_warm_up_and_extrapolates_each_methods_fixed_and_"
+                    "per_run_seconds")
+AUDIT_CLI_RUNS = (f"{AUDT}::test_the_audit_command_passes_its_defaults_and_flags_to_the_audit_and_warns_of_a_"
+                  "violation")
+PAPER_FOLLOWS = f"{REPORTT}::test_the_paper_differences_follow_the_runs_epsilon_k_and_method"
 NAME_KEYS = f"{LISTST}::test_name_features_keep_only_keys_two_or_more_items_share"
 ENTITY_SUMMARY = f"{LOADERT}::test_the_summary_counts_each_entitys_users_items_used_interactions_and_density"
 ML_REPEATS = f"{LOADERT}::test_movielens_files_that_repeat_a_user_or_a_movie_are_refused"
@@ -3433,6 +3442,59 @@ MUTANTS = (
            "[k for k, c in sorted(count.items(), key=lambda kv: (-kv[1], kv[0])) if c >= 2][:MAX_NAME_FEATURES]",
            "[k for k, c in sorted(count.items(), key=lambda kv: (-kv[1], kv[0])) if c >= 2]",
            (f"{LISTST}::test_name_features_keep_the_commonest_keys_up_to_the_limit",)),
+    # audit targets: the typical user is the one closest to the others on average, a target states its real norm
+    # and exposure, a user id of another entity names that entity
+    Mutant("audit-mean-distance-over-every-user", AUDIT_TARGETS, "nearest_neighbour_stats", "max(n - 1, 1)",
+           "max(n, 1)", (f"{AUDT}::test_nearest_and_mean_distances_are_those_to_the_other_users_hand_checked",)),
+    Mutant("audit-target-norm-stated-as-its-sum", AUDIT_TARGETS, "AuditTarget.describe",
+           "float(np.linalg.norm(self.row))", "float(np.abs(self.row).sum())",
+           (f"{AUDT}::test_a_targets_description_states_its_support_norm_and_exposure",)),
+    Mutant("audit-synthetic-exposure-to-the-farthest-user", AUDIT_TARGETS, "make_targets",
+           "float(d.min()) if n else math.nan", "float(d.max()) if n else math.nan",
+           (f"{AUDT}::test_the_synthetic_targets_exposure_is_its_distance_to_the_nearest_real_user",)),
+    Mutant("audit-user-of-another-entity-said-to-be-nobody", AUDIT_TARGETS, "check_target_users", "elsewhere.size",
+           "False", (f"{AUDT}::test_the_targets_are_checked_against_the_audited_entitys_own_users",)),
+    # the audit's time estimate: a wrong prediction of minutes or hours is what a user plans an audit by
+    Mutant("audit-time-per-run-over-the-larger-count", AUDIT_COST, "_calibrate", "(t1 - t0) / (r1 - r0)",
+           "(t1 - t0) / r1", (AUDIT_TIME_PARTS,)),
+    Mutant("audit-time-without-its-fixed-part", AUDIT_COST, "_calibrate", "max(t0 - slope * r0, 0.0)", "0.0",
+           (AUDIT_TIME_PARTS,)),
+    Mutant("audit-time-with-the-warm-up", AUDIT_COST, "_calibrate", "if i == 0:\n    continue", "pass",
+           (AUDIT_TIME_PARTS,)),
+    Mutant("audit-time-power-check-at-infinite-epsilon", AUDIT_COST, "estimate_audit_seconds",
+           "sum((1 for e in grid if np.isfinite(e)))", "len(grid)", (AUDIT_TIME_PARTS,)),
+    Mutant("audit-time-without-the-power-check", AUDIT_COST, "estimate_audit_seconds",
+           "power_check and private and is_summable(m)", "False", (AUDIT_TIME_PARTS,)),
+    Mutant("audit-time-calibrated-on-values-of-one", AUDIT_COST, "synthetic_like", "max(int(value_max), 1) + 1", "2",
+           (f"{AUDT}::test_the_calibration_data_spans_the_public_bound_and_gives_every_user_an_entry",)),
+    Mutant("audit-time-calibrated-with-empty-users", AUDIT_COST, "synthetic_like", "empty.size", "False",
+           (f"{AUDT}::test_the_calibration_data_spans_the_public_bound_and_gives_every_user_an_entry",), nth=0),
+    # the audit command: what it runs is what it was asked, at the defaults it states
+    Mutant("audit-cli-entity-index-read-as-a-name", AUDIT_CMD, "cmd_audit", "entity = int(entity)", "pass",
+           (AUDIT_CLI_RUNS,)),
+    Mutant("audit-cli-violation-not-warned", AUDIT_CMD, "cmd_audit",
+           "any((r['verdict'] == 'VIOLATION' for r in doc['summary']))", "False", (AUDIT_CLI_RUNS,)),
+    Mutant("audit-cli-document-not-written", AUDIT_CMD, "cmd_audit", "write_json(doc, args.out)", "pass",
+           (AUDIT_CLI_RUNS,)),
+    Mutant("audit-cli-power-check-dropped", AUDIT_CMD, "cmd_audit", "args.power_check", "None", (AUDIT_CLI_RUNS,),
+           nth=0),
+    Mutant("audit-cli-others-read-by-default", AUDIT_CMD, "register_cli", "'zeros'", "'data'", (AUDIT_CLI_RUNS,),
+           nth=0),
+    Mutant("audit-cli-fewer-runs-by-default", AUDIT_CMD, "register_cli", "200", "20", (AUDIT_CLI_RUNS,), nth=0),
+    Mutant("audit-cli-larger-delta-by-default", AUDIT_CMD, "register_cli", "1e-06", "1e-05", (AUDIT_CLI_RUNS,)),
+    Mutant("audit-cli-others-data-charged-to-one-entity", AUDIT_CMD, "cmd_audit",
+           "args.others == 'data' and any((is_summable(m) for m in args.methods))", "False",
+           (f"{AUDT}::test_the_audit_command_plans_a_charge_to_every_entity_when_the_others_hold_their_own_rows",)),
+    Mutant("audit-cli-time-of-one-target", AUDIT_CMD, "_expected_time", "len(args.targets)", "1", (AUDIT_CLI_RUNS,)),
+    Mutant("audit-cli-time-without-the-power-check", AUDIT_CMD, "_expected_time", "args.power_check is not None",
+           "False", (AUDIT_CLI_RUNS,)),
+    # what a run states it does otherwise than the paper
+    Mutant("paper-k-a-maximum-at-infinite-epsilon", PAPER_DIFF, "paper_differences",
+           "float(config.get('epsilon')) != float('inf')", "True", (PAPER_FOLLOWS,)),
+    Mutant("paper-one-prototype-asked-said-to-cluster", PAPER_DIFF, "_clustered", "int(config.get('k') or 1) > 1",
+           "int(config.get('k') or 1) >= 1", (PAPER_FOLLOWS,)),
+    Mutant("paper-reference-method-not-named", PAPER_DIFF, "paper_differences",
+           "method in METHODS and (not METHODS[method].federated)", "False", (PAPER_FOLLOWS,)),
 )
 
 

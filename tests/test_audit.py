@@ -117,6 +117,51 @@ def test_targets_and_neighbours():
         audit_targets.make_targets(X, ["loudest"], 5.0, 4)
 
 
+def test_nearest_and_mean_distances_are_those_to_the_other_users_hand_checked():
+    """Three users on a line at 0, 5 and 10 (value units): each one's nearest other user and its mean
+    distance to the two others, the same whatever the chunk the distances are computed in."""
+    X = sp.csr_matrix(np.array([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+    for chunk in (1, 2, 1024):
+        nn, mean = audit_targets.nearest_neighbour_stats(X, chunk=chunk)
+        np.testing.assert_allclose(nn, [5.0, 5.0, 5.0])
+        np.testing.assert_allclose(mean, [7.5, 5.0, 7.5])
+
+
+def test_a_targets_description_states_its_support_norm_and_exposure():
+    X = sp.csr_matrix(np.array([[0.0, 0.0, 0.0], [3.0, 4.0, 0.0], [3.0, 4.0, 1.0]]))
+    outlier = audit_targets.make_targets(X, ["outlier"], 9.0, 1)[0]
+    assert outlier.index == 0 and outlier.kind == "outlier"
+    assert outlier.describe() == {"name": "real user farthest from the rest (0)", "kind": "outlier", "user_id": "0", "nonzeros": 0,
+                                  "norm": 0.0, "nn_distance": 5.0}
+    user = audit_targets.make_targets(X, ["user:1"], 9.0, 1)[0].describe()
+    assert user["nonzeros"] == 2 and user["norm"] == pytest.approx(5.0) and user["nn_distance"] == pytest.approx(1.0)
+
+
+def test_the_synthetic_targets_exposure_is_its_distance_to_the_nearest_real_user():
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]]))
+    syn = audit_targets.make_targets(X, ["synthetic"], 2.0, 1)[0]
+    np.testing.assert_array_equal(syn.row, [0.0, 2.0, 0.0])  # the least used item, the lowest index of a tie
+    assert syn.nn_distance == pytest.approx(2.0)  # to the empty user; sqrt(5) to the other
+
+
+def test_the_targets_are_checked_against_the_audited_entitys_own_users():
+    """Before an audit is planned: a one-user entity has no real target, an id of another entity's user
+    names that entity, an id of nobody says so; the entity's own users and its synthetic target pass."""
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 1.0], [2.0, 2.0]]))
+    ds = FederatedDataset.from_parts(X, np.array(["big", "big", "big", "solo"]),
+                                     user_ids=np.array(["u1", "u2", "u3", "s1"]), value_max=5.0, name="t")
+    audit_targets.check_target_users(ds, "big", ["synthetic", "outlier", "user:u2"])
+    audit_targets.check_target_users(ds, "solo", ["synthetic"])
+    with pytest.raises(ConfigError, match="needs an entity with at least 2 users, and entity 'solo' has 1") as err:
+        audit_targets.check_target_users(ds, "solo", ["synthetic", "typical"])
+    assert err.value.param == "targets"
+    with pytest.raises(ConfigError, match="the user with id 's1' is in entity 'solo', not in 'big'") as err:
+        audit_targets.check_target_users(ds, "big", ["user:s1"])
+    assert err.value.param == "targets"
+    with pytest.raises(ConfigError, match="no user with id 'zz' in entity 'big' \\(nor in any other\\)"):
+        audit_targets.check_target_users(ds, "big", ["typical", "user:zz"])
+
+
 # ----------------------------------------------------------------------------- the audit
 @pytest.fixture(scope="module")
 def small_ds() -> FederatedDataset:
@@ -379,6 +424,33 @@ def test_cli_audits_summable_methods(tmp_path, capsys):
     assert "dp-cooccurrence" in aud.DEFAULT_METHODS
 
 
+def test_the_audit_command_plans_a_charge_to_every_entity_when_the_others_hold_their_own_rows(
+        tmp_path, capsys, monkeypatch):
+    """--others data reads every entity's rows for a summable method: the command plans that charge (the
+    others holding nothing, or a prototype method alone, charge the audited entity only)."""
+    from dpfed_core.evaluation import budget
+
+    asked = []
+    real = budget.plan_audit
+
+    def plan(*a, **kw):
+        asked.append(kw.get("all_entities", False))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(budget, "plan_audit", plan)
+    monkeypatch.setattr(aud, "run_audit", lambda *a, **k: {"results": []})
+    parser = argparse.ArgumentParser()
+    audit_cmd.register_cli(parser.add_subparsers(dest="command"))
+    base = ["audit", "--data", "sample:clinic", "--entity", "0", "--epsilons", "1", "--targets", "synthetic",
+            "--runs", "8", "--dry-run", "--store", str(tmp_path / "store.sqlite3")]
+    for extra in (["--methods", "dp-popularity", "--others", "data"], ["--methods", "dp-popularity"],
+                  ["--methods", "kmeans", "--others", "data"]):
+        args = parser.parse_args([*base, *extra])
+        args.func(args)
+    assert asked == [True, False, False]
+    assert not (tmp_path / "store.sqlite3").exists()
+
+
 def test_an_audit_reading_every_entity_charges_every_entity(tiny_fed):
     from dpfed_core.evaluation.budget import plan_audit
 
@@ -483,6 +555,37 @@ def test_the_audit_command_states_the_confidence_it_was_given(tmp_path, capsys, 
     assert f"8 runs per class, {shown} Clopper–Pearson" in capsys.readouterr().out
 
 
+def test_the_audit_command_passes_its_defaults_and_flags_to_the_audit_and_warns_of_a_violation(
+        tmp_path, capsys, monkeypatch):
+    """What the command runs is what it was asked (an entity given by its index, the power check) at the
+    stated defaults (200 runs per class, δ = 1e-6, the other entities holding nothing); its expected time
+    counts every target and the power check's audits; a violation is said on stderr; --out is written."""
+    seen = {}
+
+    def violated(dataset, entity, **kw):
+        if kw["runs"] in (4, 12):  # the time estimate's calibration: nothing timed
+            return {"results": []}
+        seen.update(kw, entity=entity)
+        return {"entity": {"name": dataset.entity_names[1], "n_users": 5}, "timings": {"total": 0.0},
+                "summary": [{"verdict": "VIOLATION"}], "results": []}
+
+    monkeypatch.setattr(aud, "run_audit", violated)
+    monkeypatch.setattr(aud, "format_summary", lambda doc: "the summary")
+    parser = argparse.ArgumentParser()
+    audit_cmd.register_cli(parser.add_subparsers(dest="command"))
+    out = tmp_path / "audit.json"
+    args = parser.parse_args(["audit", "--data", "sample:clinic", "--entity", "1", "--methods", "dp-popularity",
+                              "--epsilons", "1,2", "--targets", "synthetic,typical", "--power-check", "50",
+                              "--store", str(tmp_path / "store.sqlite3"), "--out", str(out)])
+    assert args.func(args) == 0
+    assert seen["entity"] == 1 and seen["runs"] == 200 and seen["delta"] == 1e-6 and seen["others"] == "zeros"
+    assert seen["power_factor"] == 50
+    said = capsys.readouterr()
+    assert "for 6 audits of 200 runs per class" in said.out
+    assert "WARNING: an empirical ε lower bound exceeds the claimed ε" in said.err
+    assert json.loads(out.read_text())["summary"] == [{"verdict": "VIOLATION"}]
+
+
 def test_the_time_estimate_is_timed_on_synthetic_data_of_the_entitys_shape_and_scales_with_the_audit():
     """Before an audit runs it states its time: per method a fixed part and a part per run, timed on
     synthetic data of the entity's shape, extrapolated to the grid, the targets and the runs."""
@@ -523,6 +626,49 @@ def test_an_audit_whose_releases_cannot_be_timed_says_so_and_is_not_remembered(m
                                       runs=10, k=2, attacks=["distance"])
     assert est["seconds"] is None and est["jobs"] == 1
     assert not any(k[0] == (10, 8, 30) for k in cost._CALIBRATIONS)
+
+
+def test_the_time_estimate_discards_the_warm_up_and_extrapolates_each_methods_fixed_and_per_run_seconds(
+        monkeypatch):
+    """Releases timed at a fixed cost plus one per run give back exactly those two parts (the first, warm-up
+    audit discarded); a cost per run that falls with the runs (timing noise) is charged per run at the larger
+    count's rate; each private (method, ε) counts once per target and once more per finite ε for a power
+    check, a non-private method once per target; a second estimate of the same settings is not recalibrated."""
+    from dpfed_core.audit import cost
+
+    calls = []
+
+    def timed(ds, entity, *, methods, runs, **kw):
+        calls.append(runs)
+        rows = []
+        for m in methods:
+            sec = 100.0 if len(calls) == 1 else {"dp-popularity": 2.0 + 0.5 * runs, "kmeans": 3.0 - 0.1 * runs}[m]
+            rows += [{"method": m, "requested_epsilon": 1.0, "target": "t", "seconds": sec}] * 2  # two attacks
+        return {"results": rows}
+
+    monkeypatch.setattr(aud, "run_audit", timed)
+    monkeypatch.setattr(cost, "_CALIBRATIONS", {})
+    settings = dict(methods=["dp-popularity", "kmeans"], epsilons=[0.5, 1.0, math.inf], n_targets=2, runs=40, k=2,
+                    attacks=["distance", "counts"], power_check=True)
+    est = cost.estimate_audit_seconds((11, 7, 20), 5.0, 3, **settings)
+    assert calls == [4, 4, 12]
+    (parts, _), = cost._CALIBRATIONS.values()
+    assert parts["dp-popularity"] == pytest.approx((2.0, 0.5)) and parts["kmeans"] == pytest.approx((0.0, 0.15))
+    assert est["jobs"] == (3 * 2 + 2) + 2 and est["calibration_seconds"] > 0
+    assert est["seconds"] == pytest.approx(8 * (2.0 + 0.5 * 40) + 2 * (0.15 * 40))
+    again = cost.estimate_audit_seconds((11, 7, 20), 5.0, 3, **{**settings, "runs": 100, "power_check": False})
+    assert calls == [4, 4, 12] and again["calibration_seconds"] == 0.0 and again["jobs"] == 6 + 2
+    assert again["seconds"] == pytest.approx(6 * (2.0 + 0.5 * 100) + 2 * (0.15 * 100))
+
+
+def test_the_calibration_data_spans_the_public_bound_and_gives_every_user_an_entry():
+    from dpfed_core.audit.cost import synthetic_like
+
+    syn = synthetic_like(60, 40, 10, 3.0, 4)
+    Xa = syn.X[syn.entity_slices()[syn.entity_index("a")]]
+    assert Xa.shape == (60, 40) and (np.diff(Xa.indptr) > 0).all()
+    assert set(np.unique(Xa.data)) <= {1.0, 2.0, 3.0} and Xa.data.max() == 3.0
+    assert syn.n_entities == 4 and syn.X.shape[0] == 63 and syn.value_max == 3.0
 
 
 def test_a_real_target_in_an_entity_of_one_user_names_the_targets_that_fix_it():

@@ -969,3 +969,20 @@ def test_the_scope_section_states_each_entitys_epsilon_rounded_up_as_the_overvie
     text = _scope(run)
     assert "Each entity's release is (0.9204, δ)-DP" in text and "0.9203" not in text
     assert "Each entity's release is (∞, δ)-DP" in _scope({**run, "privacy": {**run["privacy"], "epsilon": math.inf}})
+
+
+def test_the_paper_differences_follow_the_runs_epsilon_k_and_method():
+    """k is stated as a maximum only when a private run sizes its clusters; one prototype asked (k = 1) is the
+    paper's own and names no projection; a centralised or local method is named a reference."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.reporting.paper import paper_differences
+
+    objective = "objective: the summed squared loss (the paper's 1/N factor would make λ dominate)"
+    maximum = "k = 10 is a maximum: each entity uses about one prototype per 1000 of its users (the paper: k exactly)"
+    assert maximum in paper_differences(RunConfig(method="dp-prototypes", epsilon=1, k=10).to_dict())
+    for eps in (float("inf"), "inf"):
+        assert not any("maximum" in d for d in paper_differences(
+            {**RunConfig(method="dp-prototypes", epsilon=1, k=10).to_dict(), "epsilon": eps}))
+    assert paper_differences(RunConfig(method="dp-prototypes", epsilon=1, k=1).to_dict()) == [objective]
+    assert paper_differences(RunConfig(method="popularity").to_dict()) == [
+        "popularity is a reference, not the paper's protocol", objective]
