@@ -270,6 +270,22 @@ NODE_RT = "dpfed_core/deployment/node_runtime.py"
 NODET = "tests/test_node_runtime.py"
 FLAGS = f"{NODET}::test_a_flags_value_is_read_in_either_form_and_a_flag_without_one_is_none"
 IDLE_POLL = f"{NODET}::test_a_nodes_idle_poll_backs_off_from_its_floor_to_its_cap_and_a_message_resets_it"
+SHAMIR = "dpfed_core/deployment/shamir.py"
+CONTROL = "dpfed_core/deployment/control.py"
+DOORBELL = "dpfed_core/deployment/doorbell.py"
+WATCHDOG = "dpfed_core/deployment/watchdog.py"
+SIM_ARITHMETIC = ("tests/test_deployment_shamir.py::test_shares_made_with_simulation_arithmetic_combine_with_"
+                  "pycryptodome")
+CONTROL_FORK = f"{NODET}::test_a_forked_control_request_is_sent_over_the_tls_it_names_and_answers_in_one_line"
+CONTROL_ANSWERS = f"{NODET}::test_a_refused_node_key_a_run_without_id_and_a_rejected_app_are_errors_naming_why"
+DOORBELL_OPEN = (f"{NODET}::test_a_doorbell_listens_on_loopback_only_and_only_when_doorbells_are_on_and_a_port_is_"
+                 "given")
+DOORBELL_RING = f"{NODET}::test_a_ring_ends_one_wait_of_every_bell_rung_and_several_rings_are_one"
+WATCHDOG_CLEAN = (f"{NODET}::test_the_watchdog_gives_every_group_its_grace_after_sigterm_then_kills_what_is_left_and_"
+                  "removes_folders")
+WATCHDOG_PIPE = f"{NODET}::test_the_watchdog_cleans_what_its_pipe_named_unless_released_and_ignores_ctrl_c"
+NODE_DROPOUTS = f"{SITET}::test_a_nodes_summable_method_refuses_dropouts_that_leave_fewer_than_two_in_the_secure_sum"
+NODE_WEIGHTING = f"{SITET}::test_a_nodes_prototype_method_refuses_a_server_weighting_it_does_not_know"
 DEPLOYED = "dpfed_core/deployment/deployed.py"
 APPS = "tests/test_deployment_apps.py"
 SITE_LOG = f"{APPS}::test_a_sites_release_log_sums_its_rows_and_states_rho_only_when_every_row_has_one"
@@ -3495,6 +3511,82 @@ MUTANTS = (
            "int(config.get('k') or 1) >= 1", (PAPER_FOLLOWS,)),
     Mutant("paper-reference-method-not-named", PAPER_DIFF, "paper_differences",
            "method in METHODS and (not METHODS[method].federated)", "False", (PAPER_FOLLOWS,)),
+    # the local deployment's helpers: the Control API requests, the doorbells, the watchdog, the faster GF(2^128)
+    Mutant("simulation-arithmetic-never-installed", SHAMIR, "install_simulation_arithmetic",
+           "_Element.__mul__ = _gf128_mul", "pass", (SIM_ARITHMETIC,)),
+    Mutant("control-request-drops-the-superlinks-ca", CONTROL, "control_request",
+           "None if ca is None else str(ca)", "None", (CONTROL_FORK,)),
+    Mutant("control-fork-talks-without-tls", CONTROL, "run_control",
+           "Path(req['ca']) if req['ca'] else None", "None", (CONTROL_FORK,)),
+    Mutant("control-fork-leaves-its-connection-open", CONTROL, "run_control", "client.close()", "None",
+           (CONTROL_FORK,)),
+    Mutant("control-error-spans-lines", CONTROL, "run_control", "' '.join(str(exc).split())", "str(exc)",
+           (CONTROL_FORK,)),
+    Mutant("control-error-without-words-is-empty", CONTROL, "run_control",
+           "' '.join(str(exc).split()) or type(exc).__name__", "' '.join(str(exc).split())", (CONTROL_FORK,)),
+    Mutant("control-stop-never-sent", CONTROL, "run_control", "client.stop_run(int(req['run_id']))", "None",
+           (CONTROL_FORK,)),
+    Mutant("control-node-keys-never-registered", CONTROL, "run_control",
+           "client.register([Path(p) for p in req['keys']])", "None", (CONTROL_FORK,)),
+    Mutant("control-run-config-dropped", CONTROL, "run_control", "dict(req['overrides'])", "{}", (CONTROL_FORK,)),
+    Mutant("refused-node-key-taken-as-registered", CONTROL, "ControlClient.register", "not res.node_id", "False",
+           (CONTROL_ANSWERS,)),
+    Mutant("run-without-id-taken-as-started", CONTROL, "ControlClient.start_run", "not res.HasField('run_id')",
+           "False", (CONTROL_ANSWERS,)),
+    Mutant("rejected-app-error-without-its-cause", CONTROL, "ControlClient.start_run",
+           "f'the SuperLink did not accept the ServerApp: {exc}'", "'the SuperLink did not accept the ServerApp'",
+           (CONTROL_ANSWERS,)),
+    Mutant("stopping-an-ended-run-raises", CONTROL, "ControlClient.stop_run", "pass", "raise", (CONTROL_ANSWERS,)),
+    Mutant("doorbells-on-at-a-real-site", DOORBELL, "enabled", "os.environ.get(ENV) == '1'",
+           "os.environ.get(ENV) != '0'", (DOORBELL_OPEN,)),
+    Mutant("doorbell-without-a-port-binds-any", DOORBELL, "Doorbell.open", "not port or not enabled()",
+           "not enabled()", (DOORBELL_OPEN,)),
+    Mutant("doorbell-on-a-taken-port-raises", DOORBELL, "Doorbell.open", "return None", "raise", (DOORBELL_OPEN,),
+           nth=1),
+    Mutant("doorbell-reachable-from-other-hosts", DOORBELL, "Doorbell.__init__", "self.sock.bind((HOST, int(port)))",
+           "self.sock.bind(('0.0.0.0', int(port)))", (DOORBELL_OPEN,)),
+    Mutant("doorbell-past-deadline-raises", DOORBELL, "Doorbell.wait", "max(0.0, timeout)", "timeout",
+           (DOORBELL_RING,)),
+    Mutant("doorbell-rings-not-drained", DOORBELL, "Doorbell.wait", "self.sock.recv(16)", "break", (DOORBELL_RING,)),
+    Mutant("doorbell-always-rung", DOORBELL, "Doorbell.wait", "bool(ready)", "True", (DOORBELL_RING,)),
+    Mutant("doorbells-rung-when-off", DOORBELL, "ring", "if not enabled():\n    return", "pass", (DOORBELL_RING,)),
+    Mutant("one-unreachable-doorbell-stops-the-ring", DOORBELL, "ring", "pass", "raise", (DOORBELL_RING,)),
+    Mutant("only-the-first-doorbell-rung", DOORBELL, "ring", "ports", "list(ports)[:1]", (DOORBELL_RING,)),
+    Mutant("watchdog-skips-sigterm", WATCHDOG, "clean", "os.killpg(g, signal.SIGTERM)", "None", (WATCHDOG_CLEAN,)),
+    Mutant("watchdog-skips-sigkill", WATCHDOG, "clean", "os.killpg(g, signal.SIGKILL)", "None", (WATCHDOG_CLEAN,)),
+    Mutant("watchdog-gives-no-grace", WATCHDOG, "_alive", "return True", "return False", (WATCHDOG_CLEAN,)),
+    Mutant("watchdog-grace-ends-with-the-first-group", WATCHDOG, "clean", "any((_alive(g) for g in groups))",
+           "all((_alive(g) for g in groups))", (WATCHDOG_CLEAN,)),
+    Mutant("watchdog-keeps-private-folders", WATCHDOG, "clean", "shutil.rmtree(p, ignore_errors=True)", "None",
+           (WATCHDOG_CLEAN,)),
+    Mutant("watchdog-waits-the-whole-grace", WATCHDOG, "clean",
+           "time.monotonic() < end and any((_alive(g) for g in groups))", "time.monotonic() < end",
+           (f"{NODET}::test_the_watchdog_stops_waiting_once_every_group_has_ended",)),
+    Mutant("watchdog-cleans-after-release", WATCHDOG, "main", "return", "break", (WATCHDOG_PIPE,)),
+    Mutant("watchdog-forgets-process-groups", WATCHDOG, "main", "groups.append(int(arg))", "None", (WATCHDOG_PIPE,)),
+    Mutant("watchdog-forgets-folders", WATCHDOG, "main", "paths.append(arg)", "None", (WATCHDOG_PIPE,)),
+    Mutant("watchdog-folder-names-keep-the-newline", WATCHDOG, "main", "line.strip().partition(' ')",
+           "line.partition(' ')", (WATCHDOG_PIPE,)),
+    Mutant("ctrl-c-stops-the-watchdog", WATCHDOG, "main", "signal.signal(signal.SIGINT, signal.SIG_IGN)", "None",
+           (WATCHDOG_PIPE,)),
+    Mutant("node-method-unchecked-against-the-federations-size", HOOKS, "node_method",
+           "summable_method(method_config(config, secure_catalogue), value_max=value_max, n_entities=n_entities)",
+           "None", (NODE_DROPOUTS,), arg="n_entities"),
+    Mutant("summable-method-ignores-the-federations-size", HOOKS, "summable_method", "method.check(n_entities)",
+           "None", (NODE_DROPOUTS,)),
+    Mutant("node-prototype-method-unvalidated", HOOKS, "prototype_method",
+           "FederatedRecommender.from_config(config)._validate()", "None", (NODE_WEIGHTING,)),
+    Mutant("deployed-server-stream-private-for-every-method", HOOKS, "prototype_method_is_private",
+           "getattr(method_class(config.method), 'private', False)", "True",
+           (f"{NOISE}::test_a_deployed_servers_stream_is_private_exactly_for_the_dp_prototype_methods",)),
+    Mutant("deployed-server-counts-one-more-contributor", HOOKS, "combine_stage",
+           "method.combine(stage, total, public, rng, contributors)", "contributors + 1",
+           ("tests/test_summable.py::test_the_deployed_server_combines_a_secure_sum_with_the_count_of_entities_that_"
+            "took_part",), arg=4),
+    Mutant("deployed-run-notes-claim-in-process-sums", HOOKS, "server_notes",
+           "run_notes(method, public, in_process=False)", "True",
+           ("tests/test_summable.py::test_a_deployed_runs_notes_name_flowers_secure_sums_not_the_in_process_"
+            "simulation",), arg="in_process"),
 )
 
 

@@ -4,6 +4,7 @@ import signal
 import sys
 import threading
 import time
+import types
 
 import pytest
 
@@ -155,3 +156,239 @@ def test_a_node_reports_no_run_time_of_its_tasks_to_the_superlink(monkeypatch):
     rt.run_supernode(["--insecure"])
     assert started == [["flower-supernode", "--insecure"]]
     assert InMemoryNodeState.get_message_processing_duration(object(), "a message id") == 0.0
+
+
+def _free_udp_port():
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_doorbell_listens_on_loopback_only_and_only_when_doorbells_are_on_and_a_port_is_given(monkeypatch):
+    from dpfed_core.deployment import doorbell
+
+    port = _free_udp_port()
+    monkeypatch.delenv(doorbell.ENV, raising=False)
+    assert not doorbell.enabled() and doorbell.Doorbell.open(port) is None  # a real site: no doorbell
+    monkeypatch.setenv(doorbell.ENV, "0")
+    assert not doorbell.enabled() and doorbell.Doorbell.open(port) is None
+    monkeypatch.setenv(doorbell.ENV, "1")
+    assert doorbell.Doorbell.open(None) is None and doorbell.Doorbell.open(0) is None  # no port: just poll
+    bell = doorbell.Doorbell.open(port)
+    try:
+        assert bell.sock.getsockname() == ("127.0.0.1", port)  # never reachable from another host
+        assert doorbell.Doorbell.open(port) is None  # a port taken: the caller polls, nothing raises
+    finally:
+        bell.close()
+
+
+def test_a_ring_ends_one_wait_of_every_bell_rung_and_several_rings_are_one(monkeypatch):
+    from dpfed_core.deployment import doorbell
+
+    monkeypatch.setenv(doorbell.ENV, "1")
+    a, b = doorbell.Doorbell(_free_udp_port()), doorbell.Doorbell(_free_udp_port())
+    pa, pb = a.sock.getsockname()[1], b.sock.getsockname()[1]
+    try:
+        assert not a.wait(0.05)  # not rung: the wait times out
+        assert not a.wait(-1.0)  # a deadline already past is a poll, not an error
+        doorbell.ring([0, pa, pb])  # a port no datagram can reach does not stop the others
+        time.sleep(0.05)
+        assert a.wait(1.0) and b.wait(1.0)
+        for _ in range(3):
+            doorbell.ring([pa])
+        time.sleep(0.05)
+        assert a.wait(1.0)
+        assert not a.wait(0.05)  # the three rings were drained by the first wait
+        monkeypatch.delenv(doorbell.ENV)
+        doorbell.ring([pa])  # doorbells off: nothing is sent
+        time.sleep(0.05)
+        assert not a.wait(0.05)
+    finally:
+        a.close()
+        b.close()
+
+
+_TERM_SCRIPTS = {
+    # ends at SIGTERM at once (the default action)
+    "quick": "print('ready', flush=True)\nimport time\ntime.sleep(60)",
+    # cleans up for a moment after SIGTERM, then exits 0
+    "graceful": ("import signal, sys, time\n"
+                 "def stop(*_):\n    time.sleep(0.5)\n    sys.exit(0)\n"
+                 "signal.signal(signal.SIGTERM, stop)\nprint('ready', flush=True)\ntime.sleep(60)"),
+    # ignores SIGTERM: only SIGKILL ends it
+    "stubborn": ("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                 "print('ready', flush=True)\ntime.sleep(60)"),
+}
+
+
+def _groups(*kinds):
+    """Each kind's process in a session (and process group) of its own, reaped by a thread as soon as it
+    ends (the watchdog's groups are never its children: a zombie of ours would look alive to it)."""
+    import subprocess
+
+    procs = []
+    for kind in kinds:
+        p = subprocess.Popen([sys.executable, "-c", _TERM_SCRIPTS[kind]], stdout=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        assert p.stdout.readline().strip() == "ready"
+        procs.append(p)
+    reapers = [threading.Thread(target=p.wait, daemon=True) for p in procs]
+    for t in reapers:
+        t.start()
+    return procs, reapers
+
+
+def test_the_watchdog_gives_every_group_its_grace_after_sigterm_then_kills_what_is_left_and_removes_folders(
+        tmp_path):
+    from dpfed_core.deployment import watchdog
+
+    folder = tmp_path / "run"
+    (folder / "keys").mkdir(parents=True)
+    (folder / "keys" / "node.key").write_text("secret")
+    procs, reapers = _groups("quick", "graceful", "stubborn")
+    try:
+        watchdog.clean([p.pid for p in procs], [str(folder)], grace=3.0)
+        for t in reapers:
+            t.join(timeout=5)
+        quick, graceful, stubborn = (p.returncode for p in procs)
+        assert quick == -signal.SIGTERM
+        assert graceful == 0  # its clean-up ran to the end within the grace
+        assert stubborn == -signal.SIGKILL
+        assert not folder.exists()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+
+
+def test_the_watchdog_stops_waiting_once_every_group_has_ended():
+    from dpfed_core.deployment import watchdog
+
+    procs, reapers = _groups("quick")
+    try:
+        t = time.monotonic()
+        watchdog.clean([procs[0].pid], [], grace=20.0)
+        assert time.monotonic() - t < 10.0
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+
+
+def test_the_watchdog_cleans_what_its_pipe_named_unless_released_and_ignores_ctrl_c(monkeypatch, tmp_path):
+    import io
+
+    from dpfed_core.deployment import watchdog
+
+    cleaned = []
+    monkeypatch.setattr(watchdog, "clean", lambda groups, paths: cleaned.append((groups, paths)))
+    old = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(f"group 41\ngroup 42\npath {tmp_path}/a b\nrelease\n"))
+        watchdog.main()
+        assert cleaned == []  # the launcher cleaned up itself
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        monkeypatch.setattr(sys, "stdin", io.StringIO(f"group 41\ngroup 42\npath {tmp_path}/a b\n"))
+        watchdog.main()  # the pipe closed without "release": the launcher died
+        assert cleaned == [([41, 42], [f"{tmp_path}/a b"])]
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+class _Client:
+    """The Control API client a forked request makes, recording what it was asked."""
+
+    made: list = []
+
+    def __init__(self, port, ca):
+        self.port, self.ca, self.calls, self.closed = port, ca, [], False
+        _Client.made.append(self)
+
+    def register(self, keys):
+        self.calls.append(("register", keys))
+
+    def start_run(self, app_dir, overrides):
+        self.calls.append(("start", app_dir, overrides))
+        if "fail" in overrides:
+            raise RuntimeError(overrides["fail"])
+        return 7
+
+    def stop_run(self, run_id):
+        self.calls.append(("stop", run_id))
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_forked_control_request_is_sent_over_the_tls_it_names_and_answers_in_one_line(monkeypatch, tmp_path):
+    import json
+    from pathlib import Path
+
+    from dpfed_core.deployment import control
+
+    monkeypatch.setattr(control, "ControlClient", _Client)
+    ca, answer = tmp_path / "ca.pem", tmp_path / "answer.json"
+
+    def ask(ca, action, **args):
+        control.run_control([control.control_request(5, ca, action, **args), str(answer)])
+        return json.loads(answer.read_text()), _Client.made[-1]
+
+    assert json.loads(control.control_request(5, ca, "stop", run_id=1))["ca"] == str(ca)
+    out, client = ask(ca, "start", app_dir=tmp_path / "app", overrides={"config": "{}"})
+    assert out == {"run_id": 7} and (client.port, client.ca) == (5, ca) and client.closed
+    assert client.calls == [("start", tmp_path / "app", {"config": "{}"})]
+    out, client = ask(None, "register", keys=[str(tmp_path / "n1.pub")])  # as the launcher sends them
+    assert out == {} and client.ca is None and client.calls == [("register", [Path(tmp_path / "n1.pub")])]
+    out, client = ask(ca, "stop", run_id=9)
+    assert out == {} and client.calls == [("stop", 9)] and client.closed
+    for message, said in [("the SuperLink\n  said no", "the SuperLink said no"), ("", "RuntimeError")]:
+        with pytest.raises(SystemExit) as code:
+            ask(ca, "start", app_dir=tmp_path / "app", overrides={"fail": message})
+        assert code.value.code == 1 and _Client.made[-1].closed
+        assert json.loads(answer.read_text()) == {"error": said}
+
+
+class _Http:
+    """A SuperLink's Control API answering as told."""
+
+    def __init__(self, node_id=1, run_id=None, error=None):
+        self.node_id, self.run_id, self.error = node_id, run_id, error
+
+    def RegisterNode(self, request):  # noqa: N802 — Flower's names
+        return types.SimpleNamespace(node_id=self.node_id)
+
+    def StartRun(self, request):  # noqa: N802
+        if self.error:
+            raise self.error
+        return types.SimpleNamespace(run_id=self.run_id, HasField=lambda f: f == "run_id" and self.run_id is not None)
+
+    def StopRun(self, request):  # noqa: N802
+        raise RuntimeError("run 9 is over")
+
+
+def test_a_refused_node_key_a_run_without_id_and_a_rejected_app_are_errors_naming_why(tmp_path):
+    pytest.importorskip("flwr")
+    from flwr.supercore.fab import Fab
+
+    from dpfed_core.deployment.control import ControlClient
+    from dpfed_core.deployment.security import make_node_key
+    from dpfed_core.errors import DeploymentError
+
+    def client(**answers):
+        c = ControlClient.__new__(ControlClient)
+        c.client, c._fab = _Http(**answers), Fab("0" * 64, b"", {})
+        return c
+
+    key = make_node_key(tmp_path, "site_a")
+    client(node_id=3).register([key.public])
+    with pytest.raises(DeploymentError, match="refused the SuperNode key .*site_a.pub"):
+        client(node_id=0).register([key.public])
+    assert client(run_id=12).start_run(tmp_path, {}) == 12
+    with pytest.raises(DeploymentError, match="no run id"):
+        client(run_id=None).start_run(tmp_path, {})
+    with pytest.raises(DeploymentError, match="did not accept the ServerApp: the FAB is too large"):
+        client(error=RuntimeError("the FAB is too large")).start_run(tmp_path, {})
+    client().stop_run(9)  # a run that is over: nothing to stop, nothing raised

@@ -316,3 +316,15 @@ def test_the_results_document_names_the_noise_source_of_production_simulation_an
     assert noise.noise_provenance(True, True) == noise.SIMULATION_LABEL
     for simulation in (False, True):
         assert noise.noise_provenance(False, simulation).startswith("no noise")
+
+
+def test_a_deployed_servers_stream_is_private_exactly_for_the_dp_prototype_methods():
+    """The ServerApp draws from OS entropy when the run's prototype method is a DP one; a non-private
+    method's server step stays seeded, as the in-process run's is."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.deployment.hooks import prototype_method_is_private
+
+    for name in ("dp-prototypes", "dp-gaussian"):
+        assert prototype_method_is_private(RunConfig(method=name)), name
+    for name in ("kmeans", "krandom"):
+        assert not prototype_method_is_private(RunConfig(method=name)), name

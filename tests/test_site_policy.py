@@ -1293,3 +1293,28 @@ def test_a_policy_its_own_check_refuses_is_never_written(tmp_path):
                         store="x.sqlite3")
     pol = load_policy(good)
     assert pol.methods == ("dp-popularity",) and pol.store == (tmp_path / "wp" / "x.sqlite3").resolve()
+
+
+@pytest.mark.parametrize("method", ["dp-popularity", "dp-cooccurrence", "dp-als"])
+def test_a_nodes_summable_method_refuses_dropouts_that_leave_fewer_than_two_in_the_secure_sum(method):
+    """What a site builds for a request is checked against the federation's size, as its shares would be:
+    a secure sum that could be left with one entity's share is refused naming ``max_dropouts``."""
+    from dpfed_core.deployment.hooks import node_method, public_bounds
+    from dpfed_core.errors import ConfigError
+
+    config = RunConfig(method=method, aggregation="secure", max_dropouts=2)
+    node_method(config, 5.0, n_entities=4)
+    for build in (node_method, public_bounds):
+        with pytest.raises(ConfigError, match="max_dropouts=2 leaves fewer than 2 of the 3") as err:
+            build(config, 5.0, n_entities=3)
+        assert err.value.param == "max_dropouts"
+
+
+def test_a_nodes_prototype_method_refuses_a_server_weighting_it_does_not_know():
+    from dpfed_core.deployment.hooks import node_method
+    from dpfed_core.errors import ConfigError
+
+    node_method(RunConfig(method="kmeans", server_weighting="counts"), 5.0)
+    with pytest.raises(ConfigError, match="server_weighting must be 'none' or 'counts'") as err:
+        node_method(RunConfig(method="kmeans", server_weighting="by-size"), 5.0)
+    assert err.value.param == "server_weighting"

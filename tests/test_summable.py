@@ -414,3 +414,28 @@ def test_a_stage_joins_the_previous_sum_only_when_that_stage_states_its_length_t
 def test_shares_are_rounded_to_the_nearest_grid_point():
     np.testing.assert_array_equal(to_grid([0.6 * GRID, -0.6 * GRID, 2.4 * GRID, -2.4 * GRID, 3 * GRID]),
                                   [GRID, -GRID, 2 * GRID, -2 * GRID, 3 * GRID])
+
+
+def test_the_deployed_server_combines_a_secure_sum_with_the_count_of_entities_that_took_part():
+    """The ServerApp's combine is the method's own, given how many entities' shares the sum holds: a
+    sum short of the shares its noise was sized for is refused, and the ridge follows the σ of the
+    shares that took part."""
+    from dpfed_core.deployment.hooks import combine_stage, summable_method
+
+    method = summable_method(RunConfig(method="dp-als", aggregation="secure", epsilon=1.0, rank=2, mode="observed"),
+                             5.0, n_entities=3)
+    total, public = np.ones(4 * 3 + 4 * 2), {"n_entities": 3, "items": np.arange(4)}
+    out = combine_stage(method, "als-1", total, public, np.random.default_rng(0), 3)
+    assert out["ridge"] == method.combine("als-1", total, public, np.random.default_rng(0), 3)["ridge"]
+    with pytest.raises(ConfigError, match="only 2 of 3 entities contributed"):
+        combine_stage(method, "als-1", total, public, np.random.default_rng(0), 2)
+
+
+def test_a_deployed_runs_notes_name_flowers_secure_sums_not_the_in_process_simulation():
+    from dpfed_core.deployment.hooks import server_notes, summable_method
+    from dpfed_core.federation.summable_protocol import IN_PROCESS_NOTE
+
+    method = summable_method(RunConfig(method="dp-popularity", aggregation="secure", epsilon=1.0), 5.0, n_entities=3)
+    notes = server_notes(method, {})
+    assert notes[0].startswith("secure sums formed by Flower's SecAgg+")
+    assert IN_PROCESS_NOTE not in notes
