@@ -661,6 +661,11 @@ MUTANTS = (
     Mutant("privacy-statement-no-secure-aggregation-unsaid", UI_TABLES, "guarantee_text",
            "text += '\\n\\nNo secure aggregation: every entity added the full noise to its own release.'", "pass",
            (STATEMENT,)),
+    # a site's request check: a DP catalogue asked at ε = ∞ is refused by name, not failed in the calibration
+    Mutant("site-dp-catalogue-at-infinite-epsilon-unrefused", "dpfed_core/deployment/hooks.py", "method_config",
+           "not math.isfinite(config.epsilon)", "False",
+           ("tests/test_summable.py::test_a_request_for_a_dp_catalogue_at_infinite_epsilon_is_refused_by_name_at_a_"
+            "site",)),
     Mutant("method-box-opens-on-another-method", UI_CATALOGUE, "federated_methods",
            "(m != DP_METHOD, not METHODS[m].uses_epsilon, m)", "(not METHODS[m].uses_epsilon, m)", (METHOD_BOX,)),
     Mutant("method-box-k-note-one-prototype-size", UI_CATALOGUE, "k_note", "2 * int(cs)", "int(cs)", (METHOD_BOX,)),

@@ -439,3 +439,22 @@ def test_a_deployed_runs_notes_name_flowers_secure_sums_not_the_in_process_simul
     notes = server_notes(method, {})
     assert notes[0].startswith("secure sums formed by Flower's SecAgg+")
     assert IN_PROCESS_NOTE not in notes
+
+
+def test_a_request_for_a_dp_catalogue_at_infinite_epsilon_is_refused_by_name_at_a_site():
+    """The coordinator selects a catalogue by DP only at a finite ε. A hand-written request asking for
+    one at ε = ∞ is refused with the flags that fix it, not a failure inside the noise calibration."""
+    import math
+
+    from dpfed_core.config import RunConfig
+    from dpfed_core.deployment.hooks import method_config, node_method, public_bounds
+    from dpfed_core.errors import ConfigError
+
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=math.inf, aggregation="secure")
+    for call in (lambda: method_config(cfg, True), lambda: node_method(cfg, 5.0, True, 3),
+                 lambda: public_bounds(cfg, 5.0, None, True, 3)):
+        with pytest.raises(ConfigError, match=r"needs a finite ε.*--items.*--epsilon"):
+            call()
+    assert method_config(cfg, False) is cfg
+    finite = RunConfig(method="dp-cooccurrence", epsilon=1.0, aggregation="secure")
+    assert 0 < method_config(finite, True).epsilon < 1.0  # the rest after the catalogue's share

@@ -81,8 +81,16 @@ def method_config(config, secure_catalogue: bool):
     in-process split, :func:`~dpfed_core.evaluation.catalogue_run.secure_catalogue_budget`)."""
     if not secure_catalogue:
         return config
+    import math
+
+    from dpfed_core.errors import ConfigError
     from dpfed_core.evaluation.catalogue_run import secure_catalogue_budget
 
+    if not math.isfinite(config.epsilon):
+        # the coordinator selects a catalogue by DP only at a finite ε; a request that asks for one at ε = ∞
+        # is malformed, and a site says so instead of failing inside the noise calibration
+        raise ConfigError("a federation-wide DP catalogue selection needs a finite ε, and this run asks ε = ∞: "
+                          "declare the item catalogue (--items) or give a finite ε (--epsilon)")
     return secure_catalogue_budget(config)[2]
 
 
