@@ -1458,6 +1458,19 @@ MUTANTS = (
     Mutant("split-tests-the-first-users", SPLIT, "split_users",
            "key = rng.random(n)", "key = np.arange(n, dtype=float)",
            (f"{SPLITT}::test_test_users_and_hidden_entries_are_drawn_uniformly",)),
+    # a stored zero counted as an entry: a user of too few ratings becomes a test user, and a missing
+    # rating is hidden and scored as a test entry
+    Mutant("split-stored-zeros-are-entries", SPLIT, "split_users", "X.eliminate_zeros()", "pass",
+           (f"{SPLITT}::test_stored_zeros_are_neither_counted_nor_hidden",)),
+    # a repeated cell counted twice: a user of too few items is tested, one item hidden "twice"
+    Mutant("split-repeated-cells-are-two-entries", SPLIT, "split_users", "X.sum_duplicates()", "pass",
+           (f"{SPLITT}::test_a_repeated_cell_counts_as_one_entry_of_its_user",)),
+    # a given training matrix kept with its repeated cells: its entry count is wrong
+    Mutant("given-split-keeps-repeated-cells", SPLIT, "Split.of", "train.sum_duplicates()", "pass",
+           (f"{SPLITT}::test_a_repeated_cell_counts_as_one_entry_of_its_user",)),
+    # rows[::2] of the training data reads the contiguous block instead of every other row
+    Mutant("training-rows-step-ignored", SPLIT, "TrainRows.__getitem__", "step == 1", "True",
+           (f"{SPLITT}::test_training_rows_read_with_a_step_are_every_other_row",)),
     Mutant("sweep-verdict-sample-sd-not-standard-error", VERDICTS, "sweep_entity_verdict",
            "d.std(ddof=1) / math.sqrt(len(d))", "d.std(ddof=1)", (SWEEP_SE,)),
     Mutant("sweep-verdict-population-sd", VERDICTS, "sweep_entity_verdict", "d.std(ddof=1)", "d.std(ddof=0)",
