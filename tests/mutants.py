@@ -1497,6 +1497,19 @@ MUTANTS = (
     Mutant("split-tests-the-first-users", SPLIT, "split_users",
            "key = rng.random(n)", "key = np.arange(n, dtype=float)",
            (f"{SPLITT}::test_test_users_and_hidden_entries_are_drawn_uniformly",)),
+    # a stored zero counted as an entry: a user of too few ratings becomes a test user, and a missing
+    # rating is hidden and scored as a test entry
+    Mutant("split-stored-zeros-are-entries", SPLIT, "split_users", "X.eliminate_zeros()", "pass",
+           (f"{SPLITT}::test_stored_zeros_are_neither_counted_nor_hidden",)),
+    # a repeated cell counted twice: a user of too few items is tested, one item hidden "twice"
+    Mutant("split-repeated-cells-are-two-entries", SPLIT, "split_users", "X.sum_duplicates()", "pass",
+           (f"{SPLITT}::test_a_repeated_cell_counts_as_one_entry_of_its_user",)),
+    # a given training matrix kept with its repeated cells: its entry count is wrong
+    Mutant("given-split-keeps-repeated-cells", SPLIT, "Split.of", "train.sum_duplicates()", "pass",
+           (f"{SPLITT}::test_a_repeated_cell_counts_as_one_entry_of_its_user",)),
+    # rows[::2] of the training data reads the contiguous block instead of every other row
+    Mutant("training-rows-step-ignored", SPLIT, "TrainRows.__getitem__", "step == 1", "True",
+           (f"{SPLITT}::test_training_rows_read_with_a_step_are_every_other_row",)),
     Mutant("sweep-verdict-sample-sd-not-standard-error", VERDICTS, "sweep_entity_verdict",
            "d.std(ddof=1) / math.sqrt(len(d))", "d.std(ddof=1)", (SWEEP_SE,)),
     Mutant("sweep-verdict-population-sd", VERDICTS, "sweep_entity_verdict", "d.std(ddof=1)", "d.std(ddof=0)",
@@ -1677,6 +1690,21 @@ MUTANTS = (
     Mutant("item-name-may-be-the-entity-column", UPLOAD, "mapping_problems",
            "name in (user, entity)", "name in (user,)",
            (f"{RULES}::test_the_item_name_column_cannot_be_the_entity_column",)),
+    # the first column containing a role's word wins over the one named exactly like it: user_name
+    # proposed as the user id
+    Mutant("role-guess-ignores-an-exact-name", UPLOAD, "guess_column", "lc == h", "False",
+           ("tests/test_upload.py::test_a_column_named_exactly_like_a_role_is_preferred_to_one_that_only_contains_it",)),
+    # a u.user with a letter ZIP code in its first row loses that user (read as the header)
+    Mutant("known-header-less-file-read-with-a-header", UPLOAD, "read_upload",
+           "known_format(filename, df.shape[1]) is None", "True",
+           ("tests/test_upload.py::test_a_known_header_less_file_keeps_its_first_line_even_when_it_reads_like_a_header",)),
+    # a gzipped u.data is not recognised: its columns become column 1 … and its guesses are lost
+    Mutant("gzipped-known-file-not-recognised", TABLES, "known_format", "name[:-3]", "name",
+           ("tests/test_upload.py::test_a_gzipped_known_file_is_its_format",)),
+    # a header of five names with two years in it is read as a data row: its names become a user
+    Mutant("header-with-two-numbers-of-five-read-as-data", TABLES, "headerless",
+           "max(2, (len(cols) + 1) // 2)", "max(2, len(cols) // 2)",
+           ("tests/test_upload.py::test_a_header_with_fewer_than_half_numbers_is_a_header",)),
     Mutant("table-file-needs-only-one-id-column", "dpfed_core/data/loaders.py", "load_data",
            "'user_col' not in opts or 'item_col' not in opts", "'user_col' not in opts and 'item_col' not in opts",
            (f"{RULES}::test_a_table_file_without_its_item_column_asks_for_the_columns",)),

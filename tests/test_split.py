@@ -256,3 +256,52 @@ def test_a_sweep_whose_split_gives_no_entity_a_test_user_says_so_before_it_is_ch
                  "--entities-from-data", "--value-kind", "implicit", "--epsilons", "1", "--seeds", "0",
                  "--references", "local", "--n-hidden", "2", "--store", str(store), "--dry-run"]) == 0
     assert "test user" not in capsys.readouterr().err
+
+
+def test_training_rows_read_with_a_step_are_every_other_row():
+    """A slice with a step (rows[::2], rows[1:9:3]) reads those rows, not the contiguous block."""
+    X, ent = _data(np.random.default_rng(7))
+    s = split_users(X, ent, np.random.default_rng(8))
+    want = s.train
+    for sl in (slice(None, None, 2), slice(1, 9, 3), slice(None, None, -1)):
+        got = s.rows[sl]
+        assert got.shape == want[sl].shape
+        assert abs(got - want[sl]).max() == 0
+
+
+def test_stored_zeros_are_neither_counted_nor_hidden():
+    """A stored zero is no entry: a user with n_hidden entries and stored zeros beside them is not
+    eligible, and a hidden entry is never a stored zero (it would score a test on a missing rating)."""
+    n_hidden = 3
+    indptr = np.array([0, 5, 10])
+    indices = np.array([0, 1, 2, 3, 4, 0, 1, 2, 3, 4])
+    # user 0: three ratings and two stored zeros; user 1: five ratings
+    data = np.array([4.0, 5.0, 3.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+    X = sp.csr_matrix((data, indices, indptr), shape=(2, 6))
+    assert X.nnz == 10
+    for seed in range(10):
+        s = split_users(X, np.array([0, 0]), np.random.default_rng(seed), test_fraction=1.0, n_hidden=n_hidden)
+        assert list(s.test_users) == [1]
+        assert s.test.nnz == n_hidden and (s.test.data != 0).all()
+
+
+def test_a_repeated_cell_counts_as_one_entry_of_its_user():
+    """Cells given twice are one entry (summed), so a user of three items with each cell repeated holds
+    three entries: not eligible with n_hidden = 3, and a split of the given training matrix reports
+    its distinct entries."""
+    from dpfed_core.data.split import Split
+
+    def repeated():
+        indptr = np.array([0, 6, 10])
+        indices = np.array([0, 0, 1, 1, 2, 2, 0, 1, 2, 3])
+        X = sp.csr_matrix((np.ones(10), indices, indptr), shape=(2, 5))
+        assert X.nnz == 10
+        return X
+
+    for seed in range(10):
+        s = split_users(repeated(), np.array([0, 0]), np.random.default_rng(seed), test_fraction=1.0, n_hidden=3)
+        assert list(s.test_users) == [1]
+        assert s.rows.nnz + s.test.nnz == 7
+    given = Split.of(repeated(), sp.csr_matrix((2, 5)), np.zeros(0, dtype=np.int64))
+    assert given.rows.nnz == 7
+    assert given.rows.X.nnz == 7

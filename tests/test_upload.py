@@ -144,3 +144,31 @@ def test_known_movielens_files_get_their_documented_column_names():
     # the browser's file filters accept these files' extensions
     assert {"data", "base", "test"} <= set(upload.LONG_TABLE_TYPES) and "user" in upload.ATTRIBUTE_TYPES
     assert "occupation" in upload.ENTITY_LIST_TYPES
+
+
+def test_a_column_named_exactly_like_a_role_is_preferred_to_one_that_only_contains_it():
+    """User is the column named ``user``, not an earlier ``user_name`` that merely contains the word."""
+    guess = upload.guess_mapping(["user_name", "user", "item", "rating", "site"])
+    assert guess["user"] == "user"
+    assert upload.guess_column(["user_name", "user"], "user") == "user"
+
+
+def test_a_known_header_less_file_keeps_its_first_line_even_when_it_reads_like_a_header():
+    """A ``u.user`` whose first row has few numbers (a letter ZIP code) is still MovieLens' header-less
+    format: its first line is a user, and the columns get their documented names."""
+    df, no_header = upload.read_upload(b"1|24|M|technician|T8H1N\n2|53|F|other|94043\n", "u.user", min_columns=2)
+    assert no_header
+    assert list(df.columns) == ["user id", "age", "gender", "occupation", "zip code"]
+    assert len(df) == 2 and str(df.iloc[0, 4]) == "T8H1N"
+
+
+def test_a_gzipped_known_file_is_its_format():
+    """``u.data.gz`` is u.data compressed: the same documented columns."""
+    assert upload.known_format("u.data.gz", 4) == upload.known_format("u.data", 4)
+    assert upload.headerless_names("U.DATA.GZ", 4) == ["user id", "item id", "rating", "timestamp"]
+
+
+def test_a_header_with_fewer_than_half_numbers_is_a_header():
+    """Five names of which two are numbers (years) are a header; three of five numbers are a data row."""
+    assert not upload.headerless(["user", "item", "1995", "2000", "site"])
+    assert upload.headerless(["196", "242", "3", "x", "y"])
