@@ -666,6 +666,9 @@ MUTANTS = (
            "not math.isfinite(config.epsilon)", "False",
            ("tests/test_summable.py::test_a_request_for_a_dp_catalogue_at_infinite_epsilon_is_refused_by_name_at_a_"
             "site",)),
+    # the split reads the caller's matrix and never rewrites it: canonical form on a copy
+    Mutant("split-canonicalises-the-callers-matrix", "dpfed_core/data/split.py", "split_users", "X = X.copy()", "pass",
+           ("tests/test_split.py::test_the_split_leaves_the_callers_matrix_as_it_was",)),
     Mutant("method-box-opens-on-another-method", UI_CATALOGUE, "federated_methods",
            "(m != DP_METHOD, not METHODS[m].uses_epsilon, m)", "(not METHODS[m].uses_epsilon, m)", (METHOD_BOX,)),
     Mutant("method-box-k-note-one-prototype-size", UI_CATALOGUE, "k_note", "2 * int(cs)", "int(cs)", (METHOD_BOX,)),

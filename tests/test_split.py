@@ -305,3 +305,15 @@ def test_a_repeated_cell_counts_as_one_entry_of_its_user():
     given = Split.of(repeated(), sp.csr_matrix((2, 5)), np.zeros(0, dtype=np.int64))
     assert given.rows.nnz == 7
     assert given.rows.X.nnz == 7
+
+
+def test_the_split_leaves_the_callers_matrix_as_it_was():
+    """A matrix with a stored zero and a repeated cell is read as its canonical form, on a copy: the
+    caller's arrays are not rewritten (a float64 CSR input shares them with ``sp.csr_matrix``)."""
+    X = sp.csr_matrix((np.array([1.0, 0.0, 1.0, 1.0, 2.0, 3.0]), np.array([0, 1, 1, 0, 1, 2]),
+                       np.array([0, 3, 6])), shape=(2, 4))
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    split_users(X, np.array([0, 0]), np.random.default_rng(0), test_fraction=0.5, n_hidden=1)
+    for got, want in zip((X.data, X.indices, X.indptr), before):
+        np.testing.assert_array_equal(got, want)
+    assert X.nnz == 6

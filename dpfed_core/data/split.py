@@ -156,8 +156,12 @@ def split_users(
     if n_hidden < 1:
         raise ConfigError(f"the number of hidden entries per test user must be ≥ 1, got {n_hidden}")
     X = sp.csr_matrix(X, dtype=np.float64)
-    X.sum_duplicates()
-    X.eliminate_zeros()
+    if not (X.has_canonical_format and X.data.all()):
+        # made canonical on a copy: sp.csr_matrix shares a float64 CSR input's arrays, which are the caller's
+        # (a canonical input, the loaders' and the split's usual one, is read as it is: no second matrix)
+        X = X.copy()
+        X.sum_duplicates()
+        X.eliminate_zeros()
     n = X.shape[0]
     nnz_row = np.diff(X.indptr)
     eligible = nnz_row >= n_hidden + 1
