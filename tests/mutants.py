@@ -651,6 +651,13 @@ MUTANTS = (
            ("tests/test_dashboard_pages.py::test_the_data_page_names_an_entity_too_small_to_evaluate",)),
     Mutant("data-page-prefix-length-ignored", DATA_SCRIPT, MODULE, "f'prefix:{int(prefix_n)}'", "'prefix:2'",
            ("tests/test_app_pages.py::test_upload_with_derived_federation_key",)),
+    # nth counts the matches in ast.walk's order (breadth first): 2 is the upload's options, 3 the eICU loader's
+    Mutant("evaluate-page-local-not-asked-for", EVAL_PAGE, MODULE, "'local' not in docs", "False",
+           ("tests/test_dashboard_pages.py::test_the_evaluate_verdict_is_shown_in_the_colour_of_its_word",)),
+    Mutant("data-page-upload-exclusion-ignored", DATA_SCRIPT, MODULE, "{'exclude_entities': excluded} if excluded else {}",
+           "{}", ("tests/test_app_pages.py::test_entity_with_two_users",), nth=2),
+    Mutant("data-page-eicu-exclusion-ignored", DATA_SCRIPT, MODULE, "{'exclude_entities': excluded} if excluded else {}",
+           "{}", ("tests/test_intake_pages.py::test_eicu_formulary_upload",), nth=3),
     Mutant("data-page-sample-exclusion-ignored", DATA_SCRIPT, MODULE, "{'exclude_entities': excluded} if excluded else {}",
            "{}", ("tests/test_dashboard_pages.py::test_a_sample_loaded_with_an_entity_left_out_has_every_other_entity",),
            nth=0),

@@ -393,6 +393,13 @@ def test_the_evaluate_verdict_is_shown_in_the_colour_of_its_word():
     assert dash.verdict_word(v) == "worse"
     said = dash.escape_md(dash.verdict_sentence(v))
     assert [e.value for e in at.error if e.value == said] and not [s for s in at.success if s.value == said]
+    # against individual alone the page asks for local, the reference every verdict is stated against
+    at.multiselect(key="eval_methods").set_value(["individual"]).run()
+    at.button(key="eval_run").click().run()
+    clean(at)
+    assert any(c.value.startswith("The verdict is stated against *local*") for c in at.caption)
+    at.multiselect(key="eval_methods").set_value([]).run()
+    assert any(i.value.startswith("Add *local* (each entity alone) to the comparison") for i in at.info)
 
 
 def test_the_history_page_filters_by_kind_reopens_runs_sweeps_and_audits_where_they_are_shown_and_deletes(

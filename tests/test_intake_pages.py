@@ -102,6 +102,13 @@ def test_eicu_formulary_upload(eicu_dir):
     # the formulary's drugs are the shared columns; the demo's other drugs stay the hospitals' own
     assert list(ds.item_names[:3]) == ["acetaminophen", "furosemide", "some drug nobody got"]
     assert ds.item_source == "declared" and ds.n_declared == 3 and ds.n_items > 3
+    # "Leave out entities" reaches the eICU loader too: a public declaration, every other hospital kept
+    left_out = ds.entity_names[0]
+    at.text_input(key="exclude_entities").set_value(f'"{left_out}"').run()
+    at.button(key="load_eicu").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    fewer = at.session_state["dataset"]
+    assert left_out not in fewer.entity_names and list(fewer.entity_names) == list(ds.entity_names[1:])
 
 
 def test_upload_declared_entities_features_and_consent():
