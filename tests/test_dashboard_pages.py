@@ -12,8 +12,11 @@ from streamlit.testing.v1 import AppTest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def app(page: str = "app.py") -> AppTest:
+def app(page: str = "app.py", dataset=None) -> AppTest:
+    """A session of the app open on ``page``; ``dataset``: the session's data, as if loaded on the Data page."""
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    if dataset is not None:
+        at.session_state["dataset"] = dataset
     at.run()
     if page != "app.py":
         at.switch_page(page).run()
@@ -239,10 +242,7 @@ def test_recommend_opens_on_an_entity_with_users_and_says_a_declared_one_without
                                      name="with an empty entity", entities=["a", "b", "c"])
     ds = replace(ds, item_source="declared")
     assert ds.entity_names[0] == "a" and ds.entity_slices()[0].stop == ds.entity_slices()[0].start
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-    at.session_state["dataset"] = ds
-    at.run()
-    at.switch_page("pages/2_Federate.py").run()
+    at = app("pages/2_Federate.py", ds)
     at.toggle(key="fed_simulation").set_value(True).run()
     at.selectbox(key="fed_method").set_value("local").run()
     at.button(key="fed_run").click().run()
@@ -271,10 +271,7 @@ def test_the_audit_page_refuses_a_real_target_of_an_entity_without_users_before_
     ds = replace(FederatedDataset.from_parts(X, np.repeat(["b", "c"], 30), value_kind="counts", value_max=1.0,
                                              name="with an empty entity", entities=["a", "b", "c"]),
                  item_source="declared")
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-    at.session_state["dataset"] = ds
-    at.run()
-    at.switch_page("pages/7_Privacy_audit.py").run()
+    at = app("pages/7_Privacy_audit.py", ds)
     clean(at)
     assert at.selectbox(key="audit_entity").value == "b"
     at.selectbox(key="audit_entity").set_value("a").run()
@@ -534,10 +531,7 @@ def test_the_federate_page_forecasts_the_items_a_dp_catalogue_keeps_before_a_run
                                      value_kind=declared.value_kind, value_max=declared.value_max,
                                      name="the sample without its catalogue")
     for data, forecast in ((ds, True), (declared, False)):
-        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-        at.session_state["dataset"] = data
-        at.run()
-        at.switch_page("pages/2_Federate.py").run()
+        at = app("pages/2_Federate.py", data)
         clean(at)
         said = [i.value for i in at.info if "expected to be shared" in i.value]
         if not forecast:
@@ -617,10 +611,7 @@ def test_the_data_page_names_an_entity_too_small_to_evaluate():
     X = sp.csr_matrix((g.random((63, 12)) < 0.4).astype(float))
     ds = FederatedDataset.from_parts(X, np.repeat(["big", "tiny"], [60, 3]), value_kind="counts", value_max=1.0,
                                      name="one tiny entity", entities=["big", "tiny"])
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-    at.session_state["dataset"] = ds
-    at.run()
-    at.switch_page("pages/1_Data.py").run()
+    at = app("pages/1_Data.py", ds)
     clean(at)
     from dpfed_core.ui.engine import small_entity_warning
 
