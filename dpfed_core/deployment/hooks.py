@@ -7,8 +7,11 @@ keys, the one round-2 assembly) — so a deployment computes exactly what an in-
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from dpfed_core.errors import ConfigError
 from dpfed_core.federation.protocol import build_method, check_counts, is_summable, method_class, release_entity
 from dpfed_core.federation.summable_protocol import broadcast_between_stages, fit_entity, run_notes
 
@@ -81,9 +84,6 @@ def method_config(config, secure_catalogue: bool):
     in-process split, :func:`~dpfed_core.evaluation.catalogue_run.secure_catalogue_budget`)."""
     if not secure_catalogue:
         return config
-    import math
-
-    from dpfed_core.errors import ConfigError
     from dpfed_core.evaluation.catalogue_run import secure_catalogue_budget
 
     if not math.isfinite(config.epsilon):
