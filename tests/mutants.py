@@ -70,6 +70,8 @@ FAILURE_TEXT = ("tests/test_deployment_apps.py::test_what_a_site_tells_the_coord
 CLIENT = "dpfed_core/deployment/client_app.py"
 ATOMIC = "dpfed_core/data/atomic.py"
 ODD = "tests/test_intake_odd_inputs.py"
+ROWS_IN_ONE_FIELD = (f"{ODD}::test_rows_read_into_one_quoted_field_are_named_on_both_front_ends_and_a_cell_with_a_"
+                     "line_break_is_kept")
 HOOKS = "dpfed_core/deployment/hooks.py"
 NODE_STREAMS = f"{NOISE}::test_a_node_draws_production_noise_from_os_entropy_and_seeded_noise_only_in_simulation"
 NODE_REQUEST = f"{SITET}::test_a_node_releases_only_the_request_it_accepted_and_each_stage_once"
@@ -3240,6 +3242,15 @@ MUTANTS = (
             "columns_of_the_data",)),
     Mutant("intake-one-row-said-in-plural", LT, "_count", "'' if n == 1 else 's'", "'s'",
            ("tests/test_loaders.py::test_value_over_max_as_note", "tests/test_loaders.py::test_empty_entity_dropped_on_request")),
+    # rows read into one quoted field: the table parses with those rows merged into one id
+    Mutant("intake-rows-in-one-field-need-a-separator-more-than-a-row", LT, "_refuse_rows_in_one_field",
+           "line.count(sep) >= fields - 1", "line.count(sep) >= fields", (ROWS_IN_ONE_FIELD,)),
+    Mutant("intake-any-line-break-in-a-field-refused", LT, "_refuse_rows_in_one_field",
+           "not any((line.count(sep) >= fields - 1 for line in inner))", "False", (ROWS_IN_ONE_FIELD,)),
+    Mutant("intake-rows-in-one-field-said-as-empty-fields", LT, "_build",
+           "_refuse_rows_in_one_field(df, label, from_text, list(needed))", "pass", (ROWS_IN_ONE_FIELD,)),
+    Mutant("intake-record-shape-not-kept-for-the-check", TABLES, "read_table", "lines is not None", "False",
+           (ROWS_IN_ONE_FIELD,), nth=0),  # nth in ast.walk's order (breadth first): the if, not the return
     Mutant("verdict-one-entity-said-in-plural", VERDICTS, "_count_phrase", "n == 1", "False",
            (f"{VERDICTT}::test_one_entity_that_differs_is_said_in_the_singular",)),
     Mutant("site-refusal-clause-says-its-rule-twice", "dpfed_core/deployment/server_app.py", "refusal_lines",
@@ -3528,6 +3539,9 @@ MUTANTS = (
            (f"{AUDT}::test_the_calibration_data_spans_the_public_bound_and_gives_every_user_an_entry",)),
     Mutant("audit-time-calibrated-with-empty-users", AUDIT_COST, "synthetic_like", "empty.size", "False",
            (f"{AUDT}::test_the_calibration_data_spans_the_public_bound_and_gives_every_user_an_entry",), nth=0),
+    Mutant("audit-time-estimated-on-the-whole-federation", AUDIT_COST, "estimate_for_entity",
+           "dataset.X[dataset.entity_slices()[h]]", "dataset.X",
+           (f"{AUDT}::test_the_time_estimate_of_an_entity_is_timed_on_that_entitys_shape",)),
     # the audit command: what it runs is what it was asked, at the defaults it states
     Mutant("audit-cli-entity-index-read-as-a-name", AUDIT_CMD, "cmd_audit", "entity = int(entity)", "pass",
            (AUDIT_CLI_RUNS,)),

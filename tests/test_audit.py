@@ -661,6 +661,27 @@ def test_the_time_estimate_discards_the_warm_up_and_extrapolates_each_methods_fi
     assert again["seconds"] == pytest.approx(6 * (2.0 + 0.5 * 100) + 2 * (0.15 * 100))
 
 
+def test_the_time_estimate_of_an_entity_is_timed_on_that_entitys_shape(monkeypatch):
+    """The audit reads one entity's rows, so its time is extrapolated from data of that entity's users, items
+    and entries (not the whole federation's), with the data's value bound and number of entities, and the
+    sentence states that entity's size."""
+    from dpfed_core.audit import cost
+
+    X = sp.csr_matrix(np.array([[1, 0, 2], [0, 3, 0], [1, 1, 1], [0, 0, 4], [2, 0, 0]], dtype=float))
+    ds = FederatedDataset.from_parts(X, np.array(["a", "a", "b", "b", "b"]), value_max=4.0)
+    seen = []
+
+    def estimate(shape, value_max, n_entities, **settings):
+        seen.append((shape, value_max, n_entities, settings))
+        return {"seconds": 1.0, "calibration_seconds": 0.0, "jobs": 1}
+
+    monkeypatch.setattr(cost, "estimate_audit_seconds", estimate)
+    est = cost.estimate_for_entity(ds, "b", runs=7)
+    assert seen == [((3, 3, 5), 4.0, 2, {"runs": 7})]
+    assert (est["n_users"], est["n_items"]) == (3, 3)
+    assert "(3 users × 3 items)" in cost.estimate_phrase(est, 7)
+
+
 def test_the_calibration_data_spans_the_public_bound_and_gives_every_user_an_entry():
     from dpfed_core.audit.cost import synthetic_like
 

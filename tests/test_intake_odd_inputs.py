@@ -927,6 +927,31 @@ def test_a_spreadsheets_separator_hint_line_is_no_header_and_lines_still_count_i
                           "expected"), err
 
 
+def test_rows_read_into_one_quoted_field_are_named_on_both_front_ends_and_a_cell_with_a_line_break_is_kept(
+        tmp_path, capsys):
+    """A tab-separated export writes a name that starts with a double quote as it is; read as a quoted field it
+    runs to the next quote, and the rows between become part of one item id: a table that parses, with rows
+    merged. A field whose lines hold a row's worth of separators is refused by its row and line; a cell that
+    only spans lines (a spreadsheet's line break in a name) is read."""
+    lines = table().replace(",", "\t").splitlines()
+    lines[3] = lines[3].replace("\t", '\t"', 1)  # data row 3 opens a quote ...
+    lines[6] = lines[6] + '"'  # ... closed at the end of line 7: rows 4-6 fall inside it
+    path = tmp_path / "t.tsv"
+    path.write_text("\n".join(lines) + "\n")
+    said = ("data row 3 (line 4): column 'item' spans 4 lines, and a line inside it has as many separators as a row "
+            "('")
+    err = cli_error(capsys, path)
+    assert err.startswith(f"error: {path}, {said}") and "close the quote" in err.lower(), err
+    _, msg = page_errors(path.read_bytes(), "table.tsv")
+    assert f"table.tsv, {said}" in msg.replace("\\", ""), msg
+    kept = table().splitlines()
+    kept[2] = '0,"aspirin, 81\nmg",2,h0'  # a name over two lines, with a separator in it
+    ok = tmp_path / "ok.csv"
+    ok.write_text("\n".join(kept) + "\n")
+    assert main(["run", "--data", str(ok), *COLS]) == 0
+    assert "30 users" in capsys.readouterr().out
+
+
 def test_an_empty_cell_after_a_quoted_field_spanning_lines_is_named_not_an_internal_error(tmp_path, capsys):
     path = tmp_path / "t.csv"
     lines = table().splitlines()

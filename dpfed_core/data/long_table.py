@@ -271,6 +271,35 @@ def _reject_or_drop_missing(df: pd.DataFrame, label: str, from_text: bool | int,
     return df
 
 
+def _refuse_rows_in_one_field(df: pd.DataFrame, label: str, from_text: bool | int, columns: Sequence[str]) -> None:
+    """A used field holding a line break after which a line has as many separators as a record: whole rows
+    read into one field (a double quote opened, then closed only lines later, as a tab-separated export
+    writes a name that starts with a quote), so the table parses with those rows silently merged. Refused,
+    naming the record; a field that only spans lines (a spreadsheet cell with a line break) is kept."""
+    sep, fields = df.attrs.get("record_sep"), int(df.attrs.get("record_fields") or 0)
+    if sep is None or fields < 2:
+        return
+    for col in dict.fromkeys(columns):
+        s = df[col]
+        distinct = pd.Series(s.cat.categories if isinstance(s.dtype, pd.CategoricalDtype) else s.dropna().unique())
+        text = distinct.astype(str)
+        for value in text[text.str.contains("[\r\n]", regex=True)]:
+            inner = re.split(r"\r\n|\r|\n", value)[1:]
+            if not any(line.count(sep) >= fields - 1 for line in inner):
+                continue
+            at = s.index[(s.astype(str) == value).to_numpy()]
+            if at.empty:  # a category of rows left out before this check
+                continue
+            row = at[0]
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            raise DataError(
+                f"{_row_ref(label, row, from_text)}: column '{col}' spans {len(inner) + 1} lines, and a line inside it "
+                f"has as many separators as a row ({shown!r}): a field that starts with a double quote (\") runs to the next "
+                "double quote, across lines, so those rows were read into this one field. Close the quote where "
+                "the field ends, or remove it (a quote inside a field is written doubled, \"\", within a field in "
+                "quotes)", param="data")
+
+
 def _numeric(raw: pd.Series) -> pd.Series:
     """Numbers of a text (or categorical) column; NaN where a value is not a number. A categorical
     column is converted through its categories only."""
@@ -988,6 +1017,7 @@ def _build(
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
     if value_col is None:  # with one, its own check names a header read as data
         _refuse_header_read_as_data(df, label, from_text, [c for c in needed])
+    _refuse_rows_in_one_field(df, label, from_text, list(needed))  # before: merged rows leave fields empty
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes,
                                  numeric=(value_col,) if value_col is not None else ())
     v = _values(df, label, from_text, value_col, value_kind, value_max, over_max, notes, declared=declared_max)

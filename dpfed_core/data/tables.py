@@ -574,6 +574,9 @@ def read_table(
     blank = df.isna().all(axis=1)
     if blank.any():
         df = df.loc[~blank]
+    if lines is not None:  # a record spans lines: the long table checks its used fields against a row's shape
+        df.attrs.update(record_sep=sep, record_fields=len(_header_names(_src(), sep, compression,
+                                                                         used[0] if used else "utf-8", skip)))
     if header and any(_MANGLED.fullmatch(str(c)) or _BLANK.fullmatch(str(c)) for c in df.columns):
         # pandas renames a repeated header name ('site', 'site.1') and names a blank one ('Unnamed: 3'):
         # messages and the Data page's mapper name the file's own names
@@ -911,6 +914,12 @@ def _as_id_strings(s: pd.Series) -> pd.Series:
 MAX_ID_CHARS = 2 ** 25
 
 
+def _a(noun: str) -> str:
+    """``noun`` after its indefinite article ('an item id', 'an entity name', 'a user id': the nouns said of
+    ids, none of which starts with a vowel sound other than a, e, i or o)."""
+    return f"{'an' if noun[:1].lower() in 'aeio' else 'a'} {noun}"
+
+
 def check_id_sizes(ids: pd.Series, what: str, label: str, from_text: bool | int, param: str) -> None:
     """Refuse, before any fixed-width copy, an id column whose distinct values × longest value is
     above :data:`MAX_ID_CHARS` (``ids``: a categorical from :func:`_as_id_strings`), naming the row
@@ -925,7 +934,7 @@ def check_id_sizes(ids: pd.Series, what: str, label: str, from_text: bool | int,
         return
     pos = int(np.argmax(lengths))
     row = ids.index[int(np.flatnonzero(ids.cat.codes.to_numpy() == pos)[0])]
-    raise DataError(f"{_row_ref(label, row, from_text)}: a {what} of {longest:,} characters among {len(cats):,} "
+    raise DataError(f"{_row_ref(label, row, from_text)}: {_a(what)} of {longest:,} characters among {len(cats):,} "
                     f"distinct {what}s — {len(cats) * longest:,} characters of ids, above the limit of {limit:,} "
                     f"(the server's memory holds every id at the longest one's width). Shorten the ids, take the "
                     f"{what}s from another column ({param}; a text column is no id), or raise the limit with the "
