@@ -270,6 +270,7 @@ FUSED = f"{SUMT}::test_a_stage_joins_the_previous_sum_only_when_both_lengths_are
 SERVER = "dpfed_core/deployment/server_app.py"
 NODE_RT = "dpfed_core/deployment/node_runtime.py"
 NODET = "tests/test_node_runtime.py"
+TASK_ORDER = f"{NODET}::test_a_nodes_clientapp_task_starts_only_once_its_earlier_one_has_exited"
 FLAGS = f"{NODET}::test_a_flags_value_is_read_in_either_form_and_a_flag_without_one_is_none"
 IDLE_POLL = f"{NODET}::test_a_nodes_idle_poll_backs_off_from_its_floor_to_its_cap_and_a_message_resets_it"
 SHAMIR = "dpfed_core/deployment/shamir.py"
@@ -2386,6 +2387,15 @@ MUTANTS = (
            "time.sleep(0.005)", "time.sleep(seconds)", (IDLE_POLL,)),
     Mutant("node-idle-poll-not-reset-by-a-message", NODE_RT, "_Clock.activity",
            "self.pause = self.floor", "pass", (IDLE_POLL,)),
+    # a node's next ClientApp task read the SecAgg+ state from before its last task had saved it
+    Mutant("node-next-task-started-before-the-last-saved-its-state", NODE_RT, "fork_executor.ForkExecutor.launch",
+           "spec.task_type == TaskType.CLIENT_APP", "False", (TASK_ORDER,)),
+    Mutant("node-task-launched-untracked", NODE_RT, "fork_executor.ForkExecutor.launch",
+           "self.children[pid] = spec.task_type", "pass", (TASK_ORDER,)),
+    Mutant("node-clientapp-task-waits-for-the-serverapp", NODE_RT, "fork_executor.ForkExecutor._await_earlier",
+           "task_type not in self.children.values()", "not self.children", (TASK_ORDER,)),
+    Mutant("node-waits-forever-for-a-task-that-hangs", NODE_RT, "fork_executor.ForkExecutor._await_earlier",
+           "time.monotonic() >= deadline", "False", (TASK_ORDER,)),
     Mutant("simulation-without-a-site-policy-accepted", DEPLOYED, "check_site_policy",
            "config.simulation", "False", (SIM_POLICY,), nth=0),
     Mutant("simulation-under-a-policy-refusing-it-accepted", DEPLOYED, "check_site_policy",

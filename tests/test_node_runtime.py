@@ -392,3 +392,52 @@ def test_a_refused_node_key_a_run_without_id_and_a_rejected_app_are_errors_namin
     with pytest.raises(DeploymentError, match="did not accept the ServerApp: the FAB is too large"):
         client(error=RuntimeError("the FAB is too large")).start_run(tmp_path, {})
     client().stop_run(9)  # a run that is over: nothing to stop, nothing raised
+
+
+def _task_spec(task_type, token: str, task_id: int):
+    from flwr.supercore.superexec.executor.types import ExecutionSpec
+
+    return ExecutionSpec(task_type=task_type, runtime_api_address="127.0.0.1:9", token=token, insecure=True,
+                         root_certificates_path=None, runtime_dependency_install=False, parent_pid=None,
+                         suppress_output=True, task_id=task_id)
+
+
+def test_a_nodes_clientapp_task_starts_only_once_its_earlier_one_has_exited(tmp_path):
+    """A ClientApp task pushes its reply, then, as it exits, the node's context (SecAgg+'s state among it);
+    the next message can arrive in between, and a task started then would read the state as it was before
+    the last one. The warm executor starts a node's next ClientApp task only once the earlier one has
+    exited; a ServerApp task waits for nothing, and an earlier task that hangs is waited for only so long."""
+    from flwr.supercore.constant import TaskType
+
+    from dpfed_core.deployment.node_runtime import fork_executor
+
+    log = tmp_path / "events"
+    pauses = {"a": 0.4, "b": 0.0, "c": 0.4, "d": 0.0, "e": 3.0, "f": 0.0}
+
+    def task():
+        token = sys.argv[sys.argv.index("--token") + 1]
+        with open(log, "a") as f:
+            f.write(f"start {token}\n")
+        time.sleep(pauses[token])
+        with open(log, "a") as f:
+            f.write(f"end {token}\n")
+
+    def run(executor, *specs):
+        log.write_text("")
+        for spec in specs:
+            executor.launch(spec)
+        deadline = time.monotonic() + 20
+        while executor.children and time.monotonic() < deadline:
+            executor.reconcile()
+            time.sleep(0.01)
+        return log.read_text().split("\n")[:-1]
+
+    entry = {TaskType.CLIENT_APP: ("flwr-clientapp", task), TaskType.SERVER_APP: ("flwr-serverapp", task)}
+    executor = fork_executor(entry)
+    assert run(executor, _task_spec(TaskType.CLIENT_APP, "a", 1), _task_spec(TaskType.CLIENT_APP, "b", 2)) == [
+        "start a", "end a", "start b", "end b"]
+    assert run(executor, _task_spec(TaskType.SERVER_APP, "c", 3), _task_spec(TaskType.CLIENT_APP, "d", 4)) == [
+        "start c", "start d", "end d", "end c"]
+    impatient = fork_executor(entry, earlier_task_wait=0.3)
+    assert run(impatient, _task_spec(TaskType.CLIENT_APP, "e", 5), _task_spec(TaskType.CLIENT_APP, "f", 6)) == [
+        "start e", "start f", "end f", "end e"]

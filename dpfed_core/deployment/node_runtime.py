@@ -204,9 +204,7 @@ def run_superexec(argv: list[str], poll: float | None = None, wakeable: bool = F
     task polls (default FLWR_SUPEREXEC_TASK_POLL_INTERVAL); ``wakeable``: SIGUSR1 ends a pause."""
     import flwr.supercore.superexec.run_superexec as rs
     from flwr.supercore.cli.flower_superexec import flower_superexec
-    from flwr.supercore.constant import TASK_TYPE_TO_APPIO_API_ADDRESS_ARG, TaskType
-    from flwr.supercore.superexec.executor.subprocess_executor import SubprocessExecutor
-    from flwr.supercore.superexec.executor.types import LaunchResult
+    from flwr.supercore.constant import TaskType
 
     # Imported once here, so each fork starts with Flower, NumPy, SciPy and the apps loaded.
     from flwr.superlink.cli import flwr_serverapp
@@ -217,24 +215,53 @@ def run_superexec(argv: list[str], poll: float | None = None, wakeable: bool = F
     entry = {TaskType.CLIENT_APP: ("flwr-clientapp", flwr_clientapp),
              TaskType.SERVER_APP: ("flwr-serverapp", flwr_serverapp)}
 
-    class ForkExecutor(SubprocessExecutor):
-        """Runs a ClientApp/ServerApp task in a fork of this process (other task types: Flower's
-        subprocess executor). The child runs exactly the command line Flower's executor would."""
+    from dpfed_core.deployment import flower_internals as fi
 
+    if fi.usable("superexec-loop") and fi.usable("superexec-launch"):
+        rs.get_executor = lambda *a, **k: fork_executor(entry)
+        if poll is not None:
+            rs.time = _ExecClock(poll, wakeable)
+    sys.argv = ["flower-superexec", *argv]
+    flower_superexec()
+
+
+#: Longest wait of a node's executor for its earlier ClientApp tasks to exit before it starts the next
+#: (seconds): they exit right after pushing their reply; only a task that hangs is waited for this long.
+EARLIER_TASK_WAIT = 10.0
+
+
+def fork_executor(entry: dict, earlier_task_wait: float = EARLIER_TASK_WAIT):
+    """The warm executor of :func:`run_superexec`: runs each ClientApp/ServerApp task (``entry``: task type →
+    (command name, its main function)) in a fork of this process; other task types by Flower's subprocess
+    executor. The child runs exactly the command line Flower's executor would.
+
+    A ClientApp task pushes its reply, then — as it exits — the node's context (the SecAgg+ state among it).
+    Without the waits Flower has, the next message can reach the node in between, and a task started then
+    reads the context as it was before the previous task: SecAgg+ aborts ("expect share_keys stage, but
+    receive collect_masked_vectors stage"; seen on a loaded machine). So a ClientApp task starts only once
+    the node's earlier ones have exited (at most ``earlier_task_wait`` seconds: a task that hangs does not
+    stop the node); a node's tasks run one after another anyway, each answering the server's last message."""
+    import gc
+
+    from flwr.supercore.constant import TASK_TYPE_TO_APPIO_API_ADDRESS_ARG, TaskType
+    from flwr.supercore.superexec.executor.subprocess_executor import SubprocessExecutor
+    from flwr.supercore.superexec.executor.types import LaunchResult
+
+    class ForkExecutor(SubprocessExecutor):
         def __init__(self) -> None:
-            self.children: set[int] = set()
+            self.children: dict[int, object] = {}  # pid → task type
 
         def launch(self, spec):
             if spec.task_type not in entry:
                 return super().launch(spec)
+            if spec.task_type == TaskType.CLIENT_APP:
+                self._await_earlier(TaskType.CLIENT_APP)
             name, main = entry[spec.task_type]
             args = [TASK_TYPE_TO_APPIO_API_ADDRESS_ARG[spec.task_type], spec.runtime_api_address, "--token", spec.token]
             if spec.insecure:
                 args.append("--insecure")
             elif spec.root_certificates_path is not None:
                 args += ["--root-certificates", spec.root_certificates_path]
-            import gc
-
             # Every object the warm executor holds stays out of the collector's reach: a child's
             # collection would otherwise touch (and so copy) every page the parent's objects are on.
             gc.freeze()
@@ -253,8 +280,16 @@ def run_superexec(argv: list[str], poll: float | None = None, wakeable: bool = F
                     sys.stdout.flush()
                     sys.stderr.flush()
                     os._exit(code)
-            self.children.add(pid)
+            self.children[pid] = spec.task_type
             return LaunchResult.accepted()
+
+        def _await_earlier(self, task_type) -> None:
+            deadline = time.monotonic() + earlier_task_wait
+            while True:
+                self.reconcile()
+                if task_type not in self.children.values() or time.monotonic() >= deadline:
+                    return
+                time.sleep(0.002)
 
         def reconcile(self) -> None:
             for pid in list(self.children):
@@ -263,16 +298,9 @@ def run_superexec(argv: list[str], poll: float | None = None, wakeable: bool = F
                 except ChildProcessError:
                     done = pid
                 if done:
-                    self.children.discard(pid)
+                    self.children.pop(pid, None)
 
-    from dpfed_core.deployment import flower_internals as fi
-
-    if fi.usable("superexec-loop") and fi.usable("superexec-launch"):
-        rs.get_executor = lambda *a, **k: ForkExecutor()
-        if poll is not None:
-            rs.time = _ExecClock(poll, wakeable)
-    sys.argv = ["flower-superexec", *argv]
-    flower_superexec()
+    return ForkExecutor()
 
 
 def run_with_executor(role: str, argv: list[str]) -> None:
