@@ -56,6 +56,7 @@ FPT = "tests/test_fingerprint.py"
 ODO = "dpfed_core/privacy/odometer.py"
 BREC = "dpfed_core/privacy/budget_records.py"
 BREL = "tests/test_budget_releases.py"
+KILLED_RUN = f"{BREL}::test_a_run_killed_outright_has_its_releases_settled_as_failed_and_charged_by_the_next_charge"
 SITE = "dpfed_core/deployment/site_policy.py"
 SITET = "tests/test_site_policy.py"
 SITE_COALITION = ("tests/test_deployment_apps.py::test_a_sites_coalition_epsilon_counts_the_catalogues_share_and_"
@@ -1014,6 +1015,11 @@ MUTANTS = (
     Mutant("killed-sweep-point-in-flight-given-back", BREC, "recover_killed",
            "plan_ids[finished + 1:]", "plan_ids[finished:]",
            (f"{BREL}::test_a_sweep_killed_outright_has_its_never_started_points_given_back_by_the_next_charge",)),
+    # a run killed outright: 'reserved' for ever, as if still running, or its comparison given back
+    Mutant("killed-run-left-reserved-for-ever", ODO, "BudgetOdometer.charge",
+           "res.track(sequential=callable(unstarted))", "None", (KILLED_RUN,)),
+    Mutant("killed-run-comparison-given-back", BREC, "Reservation.track", "0 if sequential else None", "0",
+           (KILLED_RUN,)),
     Mutant("live-process-taken-for-gone", STORE, "process_gone",
            "start is not None and start != owner['start']", "True",
            (f"{BREL}::test_progress_of_a_process_that_may_still_run_is_left_as_it_is",)),

@@ -194,6 +194,47 @@ def test_a_sweep_killed_outright_has_its_never_started_points_given_back_by_the_
         assert not con.execute("SELECT name FROM meta WHERE name LIKE 'progress:%'").fetchall()
 
 
+KILLED_RUN = """
+import os, signal, sys
+from dpfed_core.config import RunConfig
+from dpfed_core.data.loaders import load_data
+from dpfed_core.evaluation import experiments
+from dpfed_core.evaluation.service import execute_run
+
+def killed(*a, **k):  # the run has started: killed outright, no code runs as it stops
+    os.kill(os.getpid(), signal.SIGKILL)
+
+experiments.run_method = killed
+execute_run(load_data("sample:clinic"), RunConfig(method="dp-gaussian", epsilon=1.0, k=3, max_iter=5, delta=1e-6),
+            compare=["local"], store=sys.argv[1], save=False)
+"""
+
+
+def test_a_run_killed_outright_has_its_releases_settled_as_failed_and_charged_by_the_next_charge(tmp_path, clinic):
+    """A run and its comparisons are not computed in a known order, so which drew is in doubt: killed
+    outright, they all stay charged, but the next charge on this machine marks them failed with the reason,
+    not 'reserved' for ever as if still running, and gives nothing back."""
+    store = tmp_path / "killed_run.sqlite3"
+    script = tmp_path / "killed_run.py"
+    script.write_text(KILLED_RUN, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "DPFED_STORE": str(tmp_path / "unused.sqlite3")}
+    done = subprocess.run([sys.executable, str(script), str(store)], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == -9, done.stderr[-2000:]
+    odo = BudgetOdometer(store)
+    killed = sorted(odo.releases(clinic), key=lambda r: r["id"])
+    assert [(r["status"], r["method"]) for r in killed] == [("reserved", "dp-gaussian"), ("reserved", "local")]
+    before = spent(odo, clinic)
+    plan = PlannedRelease("run", "dp-gaussian", 0.5, 1e-6, {e: (0.5, 1e-6) for e in clinic.entity_names})
+    assert odo.reserve(clinic, [plan]).recovered == []  # nothing given back
+    after = {r["id"]: r for r in odo.releases(clinic)}
+    assert [after[r["id"]]["status"] for r in killed] == ["failed", "failed"]
+    assert all("its process ended before settling it" in after[r["id"]]["note"] for r in killed)
+    assert before == pytest.approx(1.0) and spent(odo, clinic) == pytest.approx(1.5)  # the killed run's ε stays
+    with Store(store).read() as con:
+        assert not con.execute("SELECT name FROM meta WHERE name LIKE 'progress:%'").fetchall()
+
+
 @pytest.mark.parametrize("owner", ["this process, still running", "another machine", "another PID namespace",
                                    "another user", "a process /proc will not show", "a row of another version",
                                    "a process id no process has"])

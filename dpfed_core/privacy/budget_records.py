@@ -300,16 +300,19 @@ class Reservation:
     # A process killed outright (SIGKILL, out of memory) runs no code as it stops: what it would have given
     # back (withdraw_unstarted) has to be read from the store by the next process that charges it.
 
-    def track(self) -> None:
-        """Keep, in the store, how far the computation of these releases (one after another, in the plans'
-        order) got: none finished yet. :meth:`note_finished` moves it; :meth:`untrack` ends it; a process
-        that ends without either leaves it for :func:`recover_killed`. Nothing is kept where this process
-        cannot be told gone later (no ``/proc``)."""
+    def track(self, sequential: bool = True) -> None:
+        """Keep, in the store, how far the computation of these releases got. ``sequential``: computed one
+        after another, in the plans' order — none finished yet, and :meth:`note_finished` moves it; otherwise
+        (a run and its comparisons) which have drawn is in doubt, so a killed process's releases all stay
+        charged, marked failed instead of reserved for ever. :meth:`untrack` ends it; a process that ends
+        without it leaves it for :func:`recover_killed`. Nothing is kept where this process cannot be told
+        gone later (no ``/proc``)."""
         owner = process_identity()
         if owner is None:
             return
         per_plan = [[rid, *self.extra_of.get(i, ())] for i, rid in enumerate(self.release_ids)]
-        self._progress = {"version": PROGRESS_VERSION, "owner": owner, "finished": 0, "ids": per_plan}
+        self._progress = {"version": PROGRESS_VERSION, "owner": owner, "finished": 0 if sequential else None,
+                          "ids": per_plan}
         self._write_progress()
 
     def note_finished(self, points: int | None) -> None:

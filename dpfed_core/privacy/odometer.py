@@ -859,11 +859,13 @@ class BudgetOdometer:
         (:meth:`Reservation.track`; the body reports finished points with :meth:`Reservation.note_finished`):
         if the process is killed outright, the next charge on this machine withdraws the points after
         the one in flight (:func:`~dpfed_core.privacy.budget_records.recover_killed`). Anything else stays
-        charged."""
+        charged: a computation killed outright without ``unstarted`` has its releases marked failed by the
+        next charge (tracked as in doubt)."""
         res = self.reserve(dataset, plans, allow_non_private=allow_non_private, key=key)
         try:
-            if callable(unstarted):  # points computed one after another: their progress is kept
-                res.track()
+            # points computed one after another: their progress is kept; any other computation is kept as
+            # in doubt, so that a process killed outright leaves its releases failed (charged), not reserved
+            res.track(sequential=callable(unstarted))
             yield res
         except BaseException as exc:
             with contextlib.suppress(StoreError):
