@@ -272,6 +272,11 @@ SERVER = "dpfed_core/deployment/server_app.py"
 NODE_RT = "dpfed_core/deployment/node_runtime.py"
 NODET = "tests/test_node_runtime.py"
 TASK_ORDER = f"{NODET}::test_a_nodes_clientapp_task_starts_only_once_its_earlier_one_has_exited"
+FLOWER_INT = "dpfed_core/deployment/flower_internals.py"
+INTERNAL_STATES = (f"{NODET}::test_an_internal_is_taken_as_replaced_only_by_the_object_recorded_and_every_other_"
+                   "state_is_named")
+PORT_RANGE = ("tests/test_deployment_inputs.py::test_a_port_range_is_bounded_ordered_and_inclusive_and_its_free_ports_"
+              "are_distinct_and_unused")
 FLAGS = f"{NODET}::test_a_flags_value_is_read_in_either_form_and_a_flag_without_one_is_none"
 IDLE_POLL = f"{NODET}::test_a_nodes_idle_poll_backs_off_from_its_floor_to_its_cap_and_a_message_resets_it"
 SHAMIR = "dpfed_core/deployment/shamir.py"
@@ -1419,6 +1424,43 @@ MUTANTS = (
     Mutant("run-folder-readable-by-others", "dpfed_core/deployment/launcher.py", "GuardedFolder._open_dir",
            "os.chmod(self.dir, 0o700)", "os.chmod(self.dir, 0o755)",
            ("tests/test_deployment_inputs.py::test_a_run_without_workdir_gets_a_private_folder",)),
+    # the Flower internals a local deployment replaces: replaced only where they are the pinned code, each
+    # other state named (a wrong "ok" runs dpfed's code on a Flower it was not written for)
+    Mutant("flower-internal-of-another-version-replaced", FLOWER_INT, "check", "found != PINNED[item.package]", "False",
+           (f"{NODET}::test_a_changed_internal_keeps_the_stock_code_and_says_why",)),
+    Mutant("flower-internal-changed-code-replaced", FLOWER_INT, "check", "got != item.fingerprint", "False",
+           (f"{NODET}::test_a_changed_internal_keeps_the_stock_code_and_says_why",)),
+    Mutant("flower-internal-replaced-when-the-check-fails", FLOWER_INT, "usable", "why is None", "True",
+           (f"{NODET}::test_a_changed_internal_keeps_the_stock_code_and_says_why",)),
+    Mutant("flower-internal-kept-stock-unsaid", FLOWER_INT, "usable", "name not in _WARNED", "False",
+           (f"{NODET}::test_a_changed_internal_keeps_the_stock_code_and_says_why",)),
+    Mutant("flower-internal-taken-as-ours-whatever-is-there", FLOWER_INT, "check",
+           "name in _REPLACED and obj is _REPLACED[name]", "name in _REPLACED", (INTERNAL_STATES,)),
+    Mutant("flower-internal-warned-at-every-use", FLOWER_INT, "usable", "_WARNED.add(name)", "None",
+           (INTERNAL_STATES,)),
+    Mutant("flower-missing-taken-as-the-pinned-version", FLOWER_INT, "check",
+           "return f'{item.package} is not installed'", "return None", (INTERNAL_STATES,)),
+    Mutant("flower-internal-gone-crashes-the-check", FLOWER_INT, "check", "(ImportError, AttributeError)", "()",
+           (INTERNAL_STATES,)),
+    Mutant("flower-internals-report-says-ok-for-all", FLOWER_INT, "report", "check(name) or 'ok'", "'ok'",
+           (INTERNAL_STATES,)),
+    Mutant("flower-replacement-not-recorded", FLOWER_INT, "replaced", "_REPLACED[name] = obj", "pass",
+           (INTERNAL_STATES,)),
+    # --port-range and the private folders of earlier killed runs
+    Mutant("port-range-below-1024-accepted", LAUNCHER, "parse_port_range", "1024 <= lo <= hi <= 65535",
+           "1023 <= lo <= hi <= 65535", (PORT_RANGE,)),
+    Mutant("port-range-above-65535-accepted", LAUNCHER, "parse_port_range", "1024 <= lo <= hi <= 65535",
+           "1024 <= lo <= hi", (PORT_RANGE,)),
+    Mutant("port-range-high-below-low-accepted", LAUNCHER, "parse_port_range", "1024 <= lo <= hi <= 65535",
+           "1024 <= lo and hi <= 65535", (PORT_RANGE,)),
+    Mutant("port-range-last-port-never-used", LAUNCHER, "free_ports", "range(lo, hi + 1)", "range(lo, hi)",
+           (PORT_RANGE,)),
+    Mutant("port-in-use-handed-out", LAUNCHER, "free_ports", "continue", "pass", (PORT_RANGE,)),
+    Mutant("port-range-error-miscounts-the-supernodes", LAUNCHER, "free_ports", "n - 1", "n", (PORT_RANGE,)),
+    Mutant("folder-without-an-owner-swept", LAUNCHER, "sweep_stale",
+           "owner.exists() and not _pid_alive(int(owner.read_text().split()[0]))",
+           "not owner.exists() or not _pid_alive(int(owner.read_text().split()[0]))",
+           ("tests/test_deployment_inputs.py::test_only_a_deployment_folder_whose_named_owner_is_gone_is_swept",)),
     # what users read as quality numbers and what each site scores: metrics, verdicts, the site's blend, the split
     Mutant("precision-divided-by-hidden-entries", METRICS, "ranking_metrics",
            "np.where(has, n_hits / n, 0.0)", "np.where(has, n_hits / np.maximum(n_hidden, 1), 0.0)", (RANK_DEFS,)),

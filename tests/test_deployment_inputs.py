@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import stat
 
+import pytest
+
 from dpfed_core.deployment.launcher import GuardedFolder
 
 
@@ -145,3 +147,51 @@ def test_a_superlink_that_fails_at_start_up_says_no_node_drew(tmp_path):
     with pytest.raises(DeploymentError) as err:
         _wait_port(1, 1.0, Exited(), tmp_path / "superlink.log")
     assert err.value.ledger_rows == 0
+
+
+def test_a_port_range_is_bounded_ordered_and_inclusive_and_its_free_ports_are_distinct_and_unused():
+    """--port-range LOW-HIGH: 1024 ≤ LOW ≤ HIGH ≤ 65535, both ends usable; a port in use is skipped, never
+    handed out; too few free ports is one error saying how many the deployment needs."""
+    import socket
+
+    from dpfed_core.deployment.launcher import DeploymentError, free_ports, parse_port_range
+
+    assert parse_port_range("1024-65535") == (1024, 65535)
+    for bad in ("1023-2000", "2000-65536", "3000-2999"):
+        with pytest.raises(DeploymentError, match=r"expected 1024 ≤ LOW ≤ HIGH ≤ 65535"):
+            parse_port_range(bad)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        taken = busy.getsockname()[1]
+        with socket.socket() as probe:  # a free port just above the busy one, if there is one
+            try:
+                probe.bind(("127.0.0.1", taken + 1))
+                free_next = True
+            except OSError:
+                free_next = False
+        if free_next:
+            assert free_ports(1, (taken, taken + 1)) == [taken + 1]  # the last port of the range is used
+        with pytest.raises(DeploymentError, match=r"--port-range \d+-\d+: 0 free port\(s\), the deployment needs 3 "
+                                                  r"\(1 SuperLink \+ 2 SuperNodes\); widen the range"):
+            free_ports(3, (taken, taken))
+    got = free_ports(5)
+    assert len(set(got)) == 5
+
+
+def test_only_a_deployment_folder_whose_named_owner_is_gone_is_swept(tmp_path):
+    """A private folder is removed at the next start only when its owner file names a process that no longer
+    runs: a live owner's and a folder without an owner file (perhaps another program's live run) stay."""
+    import subprocess
+    import sys
+
+    from dpfed_core.deployment.launcher import PRIVATE_PREFIX, sweep_stale
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    gone, live, unnamed = (tmp_path / f"{PRIVATE_PREFIX}{x}" for x in ("gone", "live", "unnamed"))
+    for d in (gone, live, unnamed):
+        d.mkdir()
+    (gone / "owner").write_text(dead.stdout)
+    (live / "owner").write_text(f"{os.getpid()}\n")
+    assert sweep_stale(tmp_path) == [gone]
+    assert not gone.exists() and live.exists() and unnamed.exists()

@@ -76,6 +76,48 @@ def test_a_changed_internal_keeps_the_stock_code_and_says_why(monkeypatch, capsy
     assert not fi.usable("supernode-sleeps")
 
 
+def test_an_internal_is_taken_as_replaced_only_by_the_object_recorded_and_every_other_state_is_named(
+        monkeypatch, capsys):
+    """A check after dpfed's replacement is in place finds dpfed's own object (a fork of a process that replaced
+    it), and only that object: any other code there is fingerprinted. A missing package, a missing name, another
+    version and changed code each say what differs, in the check, the report and one stderr line per
+    internal, however often it is asked."""
+    import importlib.metadata
+
+    import flwr.supernode.start_client_internal as sci
+
+    from dpfed_core.deployment import flower_internals as fi
+
+    monkeypatch.setattr(fi, "_REPLACED", {})
+    monkeypatch.setattr(fi, "_WARNED", set())
+
+    def ours(*a, **k):
+        return None
+
+    def theirs(*a, **k):  # code of another Flower in the same place
+        return 1
+
+    monkeypatch.setattr(sci, "_push_messages", ours)
+    assert "changed (source fingerprint" in fi.check("supernode-push")  # ours, but not recorded as ours
+    fi.replaced("supernode-push", ours)
+    assert fi.check("supernode-push") is None
+    monkeypatch.setattr(sci, "_push_messages", theirs)
+    assert "changed (source fingerprint" in fi.check("supernode-push")
+    assert fi.report()["supernode-push"].startswith("flwr.supernode.start_client_internal._push_messages changed")
+    assert not fi.usable("supernode-push") and not fi.usable("supernode-push")
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if "'supernode-push'" in ln]
+    assert len(lines) == 1 and "stock code path" in lines[0]
+
+    monkeypatch.delattr(sci, "_pull_and_store_message")
+    assert "_pull_and_store_message is gone" in fi.check("supernode-pull")
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(fi, "version", not_installed)
+    assert fi.check("gf128-mul") == "pycryptodome is not installed"
+
+
 def test_a_flags_value_is_read_in_either_form_and_a_flag_without_one_is_none():
     from dpfed_core.deployment.node_runtime import _flag_value
 
