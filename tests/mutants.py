@@ -273,6 +273,11 @@ NODE_RT = "dpfed_core/deployment/node_runtime.py"
 NODET = "tests/test_node_runtime.py"
 TASK_ORDER = f"{NODET}::test_a_nodes_clientapp_task_starts_only_once_its_earlier_one_has_exited"
 FLOWER_INT = "dpfed_core/deployment/flower_internals.py"
+ERRORS = "dpfed_core/errors.py"
+ERR_RENDER = ("tests/test_error_messages.py::test_an_error_renders_on_one_line_with_each_parameter_named_as_the_"
+              "front_end_names_it")
+ERR_CUT = "tests/test_error_messages.py::test_a_long_value_in_an_error_is_cut_to_its_start_and_its_length"
+ERR_OPTIONS = "tests/test_error_messages.py::test_options_that_do_not_apply_name_what_does_or_that_nothing_does"
 INTERNAL_STATES = (f"{NODET}::test_an_internal_is_taken_as_replaced_only_by_the_object_recorded_and_every_other_"
                    "state_is_named")
 PORT_RANGE = ("tests/test_deployment_inputs.py::test_a_port_range_is_bounded_ordered_and_inclusive_and_its_free_ports_"
@@ -1446,6 +1451,36 @@ MUTANTS = (
            (INTERNAL_STATES,)),
     Mutant("flower-replacement-not-recorded", FLOWER_INT, "replaced", "_REPLACED[name] = obj", "pass",
            (INTERNAL_STATES,)),
+    # every refusal's text: one line, parameters named as the front end names them, long cells cut
+    Mutant("error-message-keeps-its-line-breaks", ERRORS, "render_message", "' '.join(str(message).split())",
+           "str(message)", (ERR_RENDER,)),
+    Mutant("error-message-repeats-a-long-cell-whole", ERRORS, "render_message",
+           "cut_long_values(' '.join(str(message).split()))", "' '.join(str(message).split())", (ERR_CUT,)),
+    Mutant("error-message-rewrites-plain-words", ERRORS, "render_message.sub", "not eq and '_' not in key", "False",
+           (ERR_RENDER,)),
+    Mutant("error-label-given-without-its-colon", ERRORS, "render_message.sub",
+           "new + (' ' if new.startswith('-') else ': ')", "new + ' '", (ERR_RENDER,)),
+    Mutant("error-flag-given-with-a-colon", ERRORS, "render_message.sub",
+           "new + (' ' if new.startswith('-') else ': ')", "new + ': '", (ERR_RENDER,)),
+    Mutant("error-long-cell-shown-whole", ERRORS, "cut_long_values.cut", "inner[:SHOWN_CHARS]", "inner", (ERR_CUT,)),
+    Mutant("error-long-cell-length-counts-its-quotes", ERRORS, "cut_long_values.cut", "len(inner)", "len(v)",
+           (ERR_CUT,)),
+    Mutant("error-parameter-lost", ERRORS, "DpfedError.__init__", "self.param = param", "self.param = None",
+           (ERR_RENDER,)),
+    Mutant("option-error-in-the-singular-for-several", ERRORS, "OptionError._text", "len(bad) > 1", "False",
+           (ERR_OPTIONS,)),
+    Mutant("option-error-for-a-source-taking-none-says-accepted", ERRORS, "OptionError._text",
+           "'accepted: ' + ', '.join(accepted) if accepted else 'it takes none'", "'accepted: ' + ', '.join(accepted)",
+           (ERR_OPTIONS,)),
+    Mutant("option-error-names-no-parameter", ERRORS, "OptionError.__init__", "self.bad[0]", "None", (ERR_OPTIONS,)),
+    Mutant("option-error-offers-a-python-only-option", ERRORS, "OptionError.render",
+           "{names[a] for a in self.accepted if a in names}", "{names.get(a, a) for a in self.accepted}",
+           (ERR_OPTIONS,)),
+    Mutant("option-error-names-the-python-parameter", ERRORS, "OptionError.render",
+           "[names.get(b, b) for b in self.bad]", "list(self.bad)", (ERR_OPTIONS,)),
+    Mutant("deployment-error-forgets-no-site-drew", ERRORS, "DeploymentError.__init__",
+           "self.ledger_rows = ledger_rows", "self.ledger_rows = None",
+           ("tests/test_error_messages.py::test_a_deployment_error_says_whether_any_site_drew_noise",)),
     # --port-range and the private folders of earlier killed runs
     Mutant("port-range-below-1024-accepted", LAUNCHER, "parse_port_range", "1024 <= lo <= hi <= 65535",
            "1023 <= lo <= hi <= 65535", (PORT_RANGE,)),
