@@ -274,6 +274,11 @@ NODET = "tests/test_node_runtime.py"
 TASK_ORDER = f"{NODET}::test_a_nodes_clientapp_task_starts_only_once_its_earlier_one_has_exited"
 FLOWER_INT = "dpfed_core/deployment/flower_internals.py"
 ERRORS = "dpfed_core/errors.py"
+SIM_ENGINE = "dpfed_core/deployment/simulation_engine.py"
+SIM_GATE = ("tests/test_simulation_engine.py::test_the_engine_is_offered_only_with_a_backend_it_has_and_the_document_"
+            "says_which_carried_the_messages")
+SIM_NODES = ("tests/test_simulation_engine.py::test_each_simulated_node_reads_its_own_shard_report_policy_and_features_"
+             "by_partition")
 ERR_RENDER = ("tests/test_error_messages.py::test_an_error_renders_on_one_line_with_each_parameter_named_as_the_"
               "front_end_names_it")
 ERR_CUT = "tests/test_error_messages.py::test_a_long_value_in_an_error_is_cut_to_its_start_and_its_length"
@@ -1481,6 +1486,22 @@ MUTANTS = (
     Mutant("deployment-error-forgets-no-site-drew", ERRORS, "DeploymentError.__init__",
            "self.ledger_rows = ledger_rows", "self.ledger_rows = None",
            ("tests/test_error_messages.py::test_a_deployment_error_says_whether_any_site_drew_noise",)),
+    # the Simulation Engine: refused without the backend it needs, said as what carried the messages, and
+    # each simulated node on its own shard
+    Mutant("sim-engine-unknown-backend-accepted", SIM_ENGINE, "available", "backend not in BACKENDS", "False",
+           (SIM_GATE,)),
+    Mutant("sim-engine-ray-accepted-without-ray", SIM_ENGINE, "available",
+           "importlib.util.find_spec('ray') is None", "False", (SIM_GATE,)),
+    Mutant("sim-engine-transport-names-ray-for-inprocess", SIM_ENGINE, "transport", "backend == 'inprocess'", "False",
+           (SIM_GATE,)),
+    Mutant("sim-engine-policies-not-passed", SIM_ENGINE, "node_environment",
+           "env[SIM_POLICIES_ENV] = json.dumps(job['policies'])", "pass", (SIM_NODES,)),
+    Mutant("sim-engine-features-not-passed", SIM_ENGINE, "node_environment",
+           "env[SIM_FEATURES_ENV] = json.dumps(job['features'])", "pass", (SIM_NODES,)),
+    Mutant("simulated-node-reads-its-neighbours-shard", "dpfed_core/deployment/client_app.py", "_simulated",
+           "entries[int(pid)]", "entries[(int(pid) + 1) % len(entries)]", (SIM_NODES,)),
+    Mutant("simulated-node-past-the-list-reads-the-last", "dpfed_core/deployment/client_app.py", "_simulated",
+           "0 <= int(pid) < len(entries)", "0 <= int(pid)", (SIM_NODES,)),
     # --port-range and the private folders of earlier killed runs
     Mutant("port-range-below-1024-accepted", LAUNCHER, "parse_port_range", "1024 <= lo <= hi <= 65535",
            "1023 <= lo <= hi <= 65535", (PORT_RANGE,)),

@@ -207,3 +207,51 @@ def test_deploy_local_runs_in_a_workdir_whose_path_holds_the_path_separator(tmp_
     assert main(argv) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert out.count(": accepted") == 4 and "refused" not in out
+
+
+def test_the_engine_is_offered_only_with_a_backend_it_has_and_the_document_says_which_carried_the_messages(
+        monkeypatch):
+    """An unknown backend and a Ray backend without Ray are refused naming the flag and what installs it; the
+    transport line the result document carries names the backend, where the ClientApps ran, and that no
+    network (so no TLS, no node authentication) was involved."""
+    import importlib.util
+    from importlib.metadata import version
+
+    from dpfed_core.deployment import simulation_engine as se
+
+    assert se.available("bogus") == (False, "--sim-backend 'bogus': choose inprocess or ray")
+    assert se.available("inprocess") == (True, f"flwr {version('flwr')}, in-process backend")
+    find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find(name, *a))
+    ok, why = se.available("ray")
+    assert not ok and "requirements-deploy.txt" in why and "--sim-backend inprocess" in why
+    inproc, ray = se.transport("inprocess"), se.transport("ray")
+    assert inproc.startswith("Flower Simulation Engine, inprocess backend") and "worker threads" in inproc
+    assert ray.startswith("Flower Simulation Engine, ray backend") and "Ray actor process" in ray
+    assert all(t.endswith("no network, so no TLS and no node authentication") for t in (inproc, ray))
+    assert se.TRANSPORT == inproc
+
+
+def test_each_simulated_node_reads_its_own_shard_report_policy_and_features_by_partition():
+    """Node h of the simulation (Flower's partition-id h) reads the h-th shard, report, policy and feature file
+    the launcher listed, and nothing when a list is not given."""
+    from types import SimpleNamespace
+
+    from dpfed_core.deployment import client_app
+    from dpfed_core.deployment.simulation_engine import node_environment
+
+    job = {"shards": ["a.npz", "b.npz", "c.npz"], "reports": ["a.json", "b.json", "c.json"],
+           "policies": ["a.toml", "b.toml", "c.toml"], "features": ["f.csv", "f.csv", "f.csv"]}
+    env = node_environment(job)
+    bare = node_environment({"shards": job["shards"], "reports": job["reports"]})
+    assert set(bare) == {client_app.SIM_SHARDS_ENV, client_app.SIM_REPORTS_ENV}
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        for h in range(3):
+            ctx = SimpleNamespace(node_config={"partition-id": h})
+            assert [client_app._simulated(ctx, k) for k in (client_app.SIM_SHARDS_ENV, client_app.SIM_REPORTS_ENV,
+                                                            client_app.SIM_POLICIES_ENV, client_app.SIM_FEATURES_ENV)
+                    ] == [job["shards"][h], job["reports"][h], job["policies"][h], job["features"][h]]
+        assert client_app._simulated(SimpleNamespace(node_config={"partition-id": 3}), client_app.SIM_SHARDS_ENV) is None
+        assert client_app._simulated(SimpleNamespace(node_config={}), client_app.SIM_SHARDS_ENV) is None
