@@ -275,6 +275,9 @@ TASK_ORDER = f"{NODET}::test_a_nodes_clientapp_task_starts_only_once_its_earlier
 FLOWER_INT = "dpfed_core/deployment/flower_internals.py"
 ERRORS = "dpfed_core/errors.py"
 SIM_ENGINE = "dpfed_core/deployment/simulation_engine.py"
+INPROC = "dpfed_core/deployment/inprocess_backend.py"
+INPROC_COPIES = ("tests/test_simulation_engine.py::test_the_in_process_backend_hands_each_clientapp_copies_and_wraps_"
+                 "its_failures")
 SIM_GATE = ("tests/test_simulation_engine.py::test_the_engine_is_offered_only_with_a_backend_it_has_and_the_document_"
             "says_which_carried_the_messages")
 SIM_NODES = ("tests/test_simulation_engine.py::test_each_simulated_node_reads_its_own_shard_report_policy_and_features_"
@@ -1502,6 +1505,19 @@ MUTANTS = (
            "entries[int(pid)]", "entries[(int(pid) + 1) % len(entries)]", (SIM_NODES,)),
     Mutant("simulated-node-past-the-list-reads-the-last", "dpfed_core/deployment/client_app.py", "_simulated",
            "0 <= int(pid) < len(entries)", "0 <= int(pid)", (SIM_NODES,)),
+    # the Simulation Engine's in-process backend: a ClientApp never shares an object with the engine
+    Mutant("inprocess-clientapp-given-the-engines-objects", INPROC, "InProcessBackend.process_message",
+           "message, context = _copy(message, context)", "pass", (INPROC_COPIES,)),
+    Mutant("inprocess-engine-given-the-clientapps-objects", INPROC, "InProcessBackend.process_message",
+           "_copy(out, context)", "(out, context)", (INPROC_COPIES,)),
+    Mutant("inprocess-clientapp-failure-escapes-flowers-contract", INPROC, "InProcessBackend.process_message",
+           "raise ClientAppException(str(ex)) from ex", "raise", (INPROC_COPIES,)),
+    Mutant("inprocess-load-failure-wrapped", INPROC, "InProcessBackend.process_message",
+           "LoadClientAppError", "ZeroDivisionError", (INPROC_COPIES,)),
+    Mutant("inprocess-workers-ignore-the-configured-cpus", INPROC, "InProcessBackend.__init__",
+           "init_args.get('num_cpus') or os.cpu_count() or 1", "os.cpu_count() or 1", (INPROC_COPIES,)),
+    Mutant("inprocess-runs-without-a-clientapp", INPROC, "InProcessBackend.process_message",
+           "self.app_fn is None", "False", (INPROC_COPIES,)),
     # --port-range and the private folders of earlier killed runs
     Mutant("port-range-below-1024-accepted", LAUNCHER, "parse_port_range", "1024 <= lo <= hi <= 65535",
            "1023 <= lo <= hi <= 65535", (PORT_RANGE,)),

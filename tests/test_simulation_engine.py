@@ -255,3 +255,52 @@ def test_each_simulated_node_reads_its_own_shard_report_policy_and_features_by_p
                     ] == [job["shards"][h], job["reports"][h], job["policies"][h], job["features"][h]]
         assert client_app._simulated(SimpleNamespace(node_config={"partition-id": 3}), client_app.SIM_SHARDS_ENV) is None
         assert client_app._simulated(SimpleNamespace(node_config={}), client_app.SIM_SHARDS_ENV) is None
+
+
+def test_the_in_process_backend_hands_each_clientapp_copies_and_wraps_its_failures(monkeypatch):
+    """As Ray's process boundary does: the ClientApp gets copies of the message and the node's context (what it
+    writes on them never reaches the engine's objects), the engine gets a copy of the reply and the updated
+    context back, a ClientApp's failure is Flower's ClientAppException and a failure to load it is left as it
+    is; the engine's worker count is the configured CPUs."""
+    from flwr.app import ConfigRecord, Context, Message, RecordDict
+    from flwr.clientapp.client_app import ClientAppException, LoadClientAppError
+    from flwr.supercore.task_identity import TaskIdentity
+
+    from dpfed_core.deployment.inprocess_backend import InProcessBackend
+
+    for name in ("_run_id", "_node_id", "_task_id"):  # what a task process knows of itself
+        monkeypatch.setattr(TaskIdentity, name, 1)
+    msg = Message(content=RecordDict({"c": ConfigRecord({"x": 1})}), dst_node_id=5, message_type="train")
+    ctx = Context(run_id=1, node_id=5, node_config={"partition-id": 0}, state=RecordDict(), run_config={})
+    seen = {}
+
+    def app(message, context):
+        seen["message"], seen["context"] = message, context
+        message.content["c"]["x"] = 99  # a ClientApp writing on what it was given
+        context.state["s"] = ConfigRecord({"step": 2})
+        return Message(content=RecordDict({"r": ConfigRecord({"y": 2})}), reply_to=message)
+
+    backend = InProcessBackend({"init_args": {"num_cpus": 3}})
+    assert backend.num_workers == 3 and InProcessBackend({}).num_workers == max(1, os.cpu_count() or 1)
+    with pytest.raises(ValueError, match="build"):
+        backend.process_message(msg, ctx)
+    backend.build(lambda: app)
+    reply, new_ctx = backend.process_message(msg, ctx)
+    assert seen["message"] is not msg and seen["context"] is not ctx
+    assert msg.content["c"]["x"] == 1 and "s" not in ctx.state
+    assert new_ctx.state["s"]["step"] == 2 and new_ctx is not seen["context"]
+    assert reply.content["r"]["y"] == 2
+
+    def broken(message, context):
+        raise RuntimeError("the site's shard is unreadable")
+
+    backend.build(lambda: broken)
+    with pytest.raises(ClientAppException, match="the site's shard is unreadable"):
+        backend.process_message(msg, ctx)
+
+    def unloadable():
+        raise LoadClientAppError("no ClientApp at that reference")
+
+    backend.build(unloadable)
+    with pytest.raises(LoadClientAppError):
+        backend.process_message(msg, ctx)
