@@ -218,6 +218,18 @@ UI_ENGINE = "dpfed_core/ui/engine.py"
 UI_CATALOGUE = "dpfed_core/ui/catalogue.py"
 LOADERT = "tests/test_loaders.py"
 LISTST = "tests/test_intake_lists.py"
+UPLOADT = "tests/test_upload.py"
+HEADERLESS_TEXT = f"{UPLOADT}::test_a_header_less_text_column_after_user_and_item_is_the_entity_not_the_value"
+WHOLE_UNIX_TIMES = f"{UPLOADT}::test_a_column_is_a_timestamp_only_when_every_value_is_a_whole_unix_time"
+BY_NAME_ONLY = f"{UPLOADT}::test_value_and_item_are_proposed_only_by_name_never_as_the_first_free_column"
+VALUE_NAME_ROLES = f"{UPLOADT}::test_the_value_or_the_item_name_cannot_be_the_item_or_the_user_column"
+ENTITY_ROLES = f"{UPLOADT}::test_the_entity_cannot_be_the_user_or_the_item_column"
+UPLOAD_BOUNDS = "tests/test_upload_bounds.py"
+LOADERS = "dpfed_core/data/loaders.py"
+PUBLIC_LISTS = (f"{LOADERT}::test_load_data_reads_a_movielens_1m_directory_and_a_samples_or_movielens_entity_list_"
+                "is_public")
+SYNTHETIC_SPEC = (f"{LOADERT}::test_synthetic_data_is_seeded_by_default_the_paper_preset_applies_and_a_wrong_option_"
+                  "is_named")
 SYNTHT = "tests/test_synthetic.py"
 REPORTT = "tests/test_report.py"
 DASHT = "tests/test_dashboard_engine.py"
@@ -1841,6 +1853,135 @@ MUTANTS = (
     Mutant("table-file-needs-only-one-id-column", "dpfed_core/data/loaders.py", "load_data",
            "'user_col' not in opts or 'item_col' not in opts", "'user_col' not in opts and 'item_col' not in opts",
            (f"{RULES}::test_a_table_file_without_its_item_column_asks_for_the_columns",)),
+    # reading an upload for the column mapper: what the Data page proposes for each role and says of a
+    # wrong mapping. A header-less table's third column of words (hospital names) proposed as the value
+    Mutant("header-less-text-column-proposed-as-the-value", UPLOAD, "_numbers",
+           "len(vals) == 0 or np.isnan(vals).any()", "len(vals) == 0", (HEADERLESS_TEXT,)),
+    Mutant("header-less-third-column-proposed-as-the-value-unread", UPLOAD, "_guess_by_position",
+           "usable and _numbers(df[usable[0]]) is not None", "usable", (HEADERLESS_TEXT,)),
+    # a header-less table's fourth column (the site) left for the user to find
+    Mutant("header-less-fourth-column-never-the-entity", UPLOAD, "_guess_by_position",
+           "if usable:\n    out['entity'] = usable.pop(0)", "pass", (HEADERLESS_TEXT,)),
+    # one rating written 'nan' (numpy's savetxt) and the rating column is proposed as the entity
+    Mutant("a-nan-rating-makes-the-column-no-value", UPLOAD, "_numbers",
+           "text[(text != '') & (text.str.lower() != 'nan')]", "text",
+           ("tests/test_upload.py::test_a_rating_written_nan_is_a_missing_rating_and_the_column_still_the_value",)),
+    # one nine-digit user id makes the user column a timestamp: the item is proposed as the user
+    Mutant("one-large-id-makes-a-column-a-timestamp", UPLOAD, "is_timestamp_column",
+           "bool(np.all(v >= TIMESTAMP_MIN))", "bool(np.any(v >= TIMESTAMP_MIN))", (WHOLE_UNIX_TIMES,)),
+    # large amounts with cents read as Unix times and never proposed as the value
+    Mutant("fractional-large-values-read-as-timestamps", UPLOAD, "is_timestamp_column",
+           "bool(np.all(v == np.round(v)))", "True", (WHOLE_UNIX_TIMES,)),
+    # a u.data whose times are small has its timestamp column proposed as the entity
+    Mutant("u-data-timestamp-column-proposed-as-the-entity", UPLOAD, "guess_mapping",
+           "list(map(str, columns))[:3] == KNOWN_FORMATS['u.data'][1][:3]", "False",
+           ("tests/test_upload.py::test_a_u_data_file_never_proposes_its_fourth_column_whatever_it_holds",)),
+    Mutant("wide-table-of-three-columns-listed-not-spanned", UPLOAD, "wide_table_text", "len(wide) > 2",
+           "len(wide) > 3",
+           ("tests/test_upload.py::test_a_wide_table_of_three_numbered_columns_is_named_first_to_last_with_its_count",)),
+    # Item1, item2, ITEM3 not seen as one wide table: one of them may be proposed as the item
+    Mutant("wide-table-stems-compared-case-sensitively", UPLOAD, "wide_item_columns", "m.group(1).strip().lower()",
+           "m.group(1).strip()",
+           ("tests/test_upload.py::test_numbered_columns_written_in_mixed_case_are_one_wide_table",)),
+    # a two-column long table is told what a user-attribute table needs
+    Mutant("long-table-of-two-columns-told-the-attribute-tables-need", UPLOAD, "upload_columns", "min_columns >= 3",
+           "min_columns > 3", ("tests/test_upload.py::test_too_few_columns_are_refused_with_what_that_upload_needs_and_"
+                               "the_separator_to_check",)),
+    # hospital_code, drug_name, dose_count proposed for nothing
+    Mutant("role-word-inside-a-column-name-not-matched", UPLOAD, "guess_column", "h in lc", "lc in h",
+           ("tests/test_upload.py::test_a_column_whose_name_contains_a_roles_word_is_proposed_for_it",)),
+    Mutant("zip-column-not-proposed-as-the-entity", UPLOAD, "guess_mapping",
+           "pick('entity', 'hospitalid', 'hospital', 'region', 'bank', 'site', 'zip', 'clinic', optional=True)",
+           "pick('entity', 'hospitalid', 'hospital', 'region', 'bank', 'site', 'clinic', optional=True)",
+           ("tests/test_upload.py::test_each_entity_word_names_the_entity_column",)),
+    # an event log's title column proposed as its value; a notes column proposed as the item
+    Mutant("first-free-column-proposed-as-the-value", UPLOAD, "guess_mapping",
+           "pick('value', 'rating', 'count', 'score', 'amount', optional=True)",
+           "pick('value', 'rating', 'count', 'score', 'amount')", (BY_NAME_ONLY,)),
+    Mutant("first-free-column-proposed-as-the-item", UPLOAD, "guess_mapping",
+           "pick('item', 'item_id', 'itemid', 'movie', 'product', 'drugname', 'drug', 'medication', 'code', "
+           "optional=True)",
+           "pick('item', 'item_id', 'itemid', 'movie', 'product', 'drugname', 'drug', 'medication', 'code')",
+           (BY_NAME_ONLY,)),
+    Mutant("item-name-may-be-the-user-column", UPLOAD, "mapping_problems", "name in (user, entity)",
+           "name in (entity,)", (VALUE_NAME_ROLES,)),
+    Mutant("value-may-be-the-item-column", UPLOAD, "mapping_problems", "value in (user, item, entity)",
+           "value in (user, entity)", (VALUE_NAME_ROLES,)),
+    # an attribute table without a user-id name joined on its last column (the ZIP code)
+    Mutant("attribute-user-falls-back-to-the-last-column", UPLOAD, "guess_attribute_user",
+           "guess_column(cols, 'user', 'user_id', 'userid', 'patientunitstayid', 'patient', 'id') or cols[0]",
+           "guess_column(cols, 'user', 'user_id', 'userid', 'patientunitstayid', 'patient', 'id') or cols[-1]",
+           ("tests/test_upload.py::test_an_attribute_table_without_a_user_id_name_is_joined_on_its_first_column",)),
+    Mutant("repeated-attribute-ids-counted-per-extra-row", UPLOAD, "join_user_attributes", "dup.nunique()",
+           "len(dup)", ("tests/test_upload.py::test_a_user_id_repeated_three_times_in_the_attribute_table_is_one_"
+                        "repeated_id",)),
+    # a user column missing from the interactions is a KeyError, not a message naming it
+    Mutant("join-on-a-missing-user-column-unnamed", UPLOAD, "join_user_attributes",
+           "user_col not in interactions.columns", "False",
+           ("tests/test_upload.py::test_a_user_column_missing_from_the_interactions_is_named",)),
+    # 'Zoë' with a combining diaeresis in the interactions has no attribute row: the join refuses the upload
+    Mutant("join-user-ids-compared-as-written", UPLOAD, "join_user_attributes", "ids.map(id_text).to_numpy(object)",
+           "ids.to_numpy(object)",
+           ("tests/test_upload.py::test_user_ids_are_joined_as_they_display_whatever_their_unicode_form",)),
+    Mutant("entity-may-be-the-user-column", UPLOAD, "mapping_problems", "entity == user", "False", (ENTITY_ROLES,)),
+    Mutant("entity-may-be-the-item-column", UPLOAD, "mapping_problems", "entity == item", "False", (ENTITY_ROLES,)),
+    Mutant("bound-rule-rounds-the-declared-maximum", UPLOAD, "bound_rule_text", "value_max", "round(value_max)",
+           ("tests/test_upload.py::test_the_bound_rule_states_the_declared_maximum_as_given",), nth=0),
+    # reading a table: the limits of an upload and of a file, ids, and what a refusal names
+    # an upload up to twice the byte limit read whole
+    Mutant("upload-past-the-byte-limit-read", TABLES, "check_upload_size", "size > limit", "size > limit * 2",
+           (f"{UPLOAD_BOUNDS}::test_an_upload_one_byte_past_the_byte_limit_is_refused_plain_or_gzipped_and_one_at_it_is_"
+            "read",), nth=0),
+    Mutant("upload-limit-in-megabytes-not-mebibytes", TABLES, "upload_limits", "int(mb * 2 ** 20)",
+           "int(mb * 10 ** 6)", (f"{UPLOAD_BOUNDS}::test_the_upload_limit_is_counted_in_mebibytes",)),
+    # ids up to twice the id-character limit copied at the longest one's width
+    Mutant("ids-past-the-character-limit-copied", TABLES, "check_id_sizes", "len(cats) * longest <= limit",
+           "len(cats) * longest <= 2 * limit",
+           (f"{UPLOAD_BOUNDS}::test_ids_at_the_id_character_limit_load_and_one_character_more_is_refused",)),
+    Mutant("table-file-past-the-largest-size-read", TABLES, "read_table", "size > MAX_TABLE_BYTES", "False",
+           (f"{UPLOAD_BOUNDS}::test_a_table_file_past_the_largest_size_is_refused_before_it_is_read",)),
+    # ' u1' and 'u1' of a DataFrame (an upload joined in memory) two users
+    Mutant("dataframe-ids-keep-their-spaces", TABLES, "_as_id_strings",
+           "s.astype(str).str.strip().astype('category')", "s.astype(str).astype('category')",
+           (f"{RULES}::test_ids_of_a_dataframe_lose_only_their_outer_spaces",)),
+    # a missing row given the answer of the first value (a missing value read as a true/false word)
+    Mutant("missing-row-gets-another-values-answer", TABLES, "per_value", "rows[codes < 0] = missing", "pass",
+           (f"{RULES}::test_a_missing_row_gets_the_missing_mark_never_another_values_answer",)),
+    # a missing column's error without the option that names it: the front end cannot say which control
+    Mutant("missing-column-error-without-its-option", TABLES, "_check_columns", "(params or {}).get(missing[0][0])",
+           "None", (f"{RULES}::test_a_missing_column_is_named_with_the_option_that_names_it",)),
+    # the encoding decided on the first 4 MiB: UTF-8 accents after them garbled as Windows-1252, no error
+    Mutant("encoding-decided-on-the-first-block", TABLES, "_whole_file_encoding", "multibyte and bad_at is not None",
+           "True", (f"{RULES}::test_the_encoding_is_decided_on_the_whole_file_not_on_its_first_block",)),
+    # a NUL byte after the first 64 KiB read into an id
+    Mutant("nul-byte-past-the-head-read", TABLES, "read_table", "nul_at is not None", "False",
+           (f"{LOADERT}::test_a_nul_byte_past_the_first_64_kib_is_refused_with_its_offset",)),
+    Mutant("file-object-left-at-its-end", TABLES, "_source_bytes", "source.seek(pos)", "pass",
+           (f"{LOADERT}::test_a_file_object_is_read_and_left_where_it_was",)),
+    # the one entry point: a MovieLens 1M directory (ratings.dat) taken for neither MovieLens nor eICU
+    Mutant("movielens-1m-directory-not-recognised", LOADERS, "load_data",
+           "(p / 'u.data').is_file() or (p / 'ratings.dat').is_file()", "(p / 'u.data').is_file()", (PUBLIC_LISTS,)),
+    # the dashboard's entities_from_data refused for a sample or MovieLens, whose entity lists are public
+    Mutant("sample-refuses-entities-from-data", LOADERS, "load_data", "opts.pop('entities_from_data', None)", "None",
+           (PUBLIC_LISTS,), nth=0),
+    Mutant("movielens-refuses-entities-from-data", LOADERS, "load_data", "opts.pop('entities_from_data', None)",
+           "None", (PUBLIC_LISTS,), nth=1),
+    # ' Sample:Clinic ' or 'Movielens:1M' read as a path; a cached release refused for its cache_dir
+    Mutant("data-spec-spaces-kept", LOADERS, "load_data", "str(spec).strip()", "str(spec)", (PUBLIC_LISTS,)),
+    Mutant("data-spec-case-sensitive", LOADERS, "load_data", "low = s.lower()", "low = s", (PUBLIC_LISTS,), nth=0),
+    Mutant("sample-name-case-sensitive", LOADERS, "load_data", "load_sample(low, **opts)", "load_sample(s, **opts)",
+           (PUBLIC_LISTS,)),
+    Mutant("movielens-cache-dir-refused", LOADERS, "load_data", "opts.pop('cache_dir', None)", "opts.get('cache_dir')",
+           (PUBLIC_LISTS,)),
+    # synthetic data drawn afresh each time without a seed; the paper's preset ignored; a typo a TypeError
+    Mutant("synthetic-data-unseeded-by-default", LOADERS, "load_data", "opts.pop('seed', 0)", "opts.pop('seed', None)",
+           (SYNTHETIC_SPEC,)),
+    Mutant("synthetic-paper-preset-ignored", LOADERS, "load_data",
+           "synthetic.PAPER if low == 'synthetic:paper' else {}", "{}", (SYNTHETIC_SPEC,)),
+    Mutant("synthetic-option-typo-a-type-error", LOADERS, "load_data", "ConfigError(f'synthetic data: {exc}')", "exc",
+           (SYNTHETIC_SPEC,)),
+    Mutant("removed-option-refused-without-why", LOADERS, "load_data", "_reject_removed(opts)", "None",
+           (f"{LOADERT}::test_a_removed_option_says_why_it_went_for_every_source",)),
     Mutant("epsilon-below-the-minimum-accepted", CONFIG, "check_epsilon",
            "0 < eps < MIN_EPSILON", "0 < eps < MIN_EPSILON / 10", (EPS_LIMITS,)),
     Mutant("largest-epsilon-refused", CONFIG, "check_epsilon", "eps > MAX_EPSILON", "eps >= MAX_EPSILON", (EPS_LIMITS,)),

@@ -596,3 +596,44 @@ def test_a_choice_a_transform_and_a_release_limit_are_refused_in_the_words_of_th
     assert main(["run", "--data", "sample:clinic", "--param", "max_items=20", "--param", "max_items=30",
                  "--simulation", "--dry-run"]) == 2
     assert "--param max_items is given more than once" in capsys.readouterr().err
+
+
+def test_ids_of_a_dataframe_lose_only_their_outer_spaces():
+    # columns of Python objects (a frame built by hand, or mixing numbers with text), not pandas' text type
+    frame = pd.DataFrame({"user": pd.Series([" u1", "u1 ", "u2", "u 3"], dtype=object),
+                          "item": pd.Series(["i1", "i2", " i1", "i2"], dtype=object), "site": ["A", "A", "B", "B"]})
+    ds = load_long_table(frame, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                         entities_from_data=True)
+    assert sorted(ds.user_ids) == ["u 3", "u1", "u2"] and ds.n_items == 2 and ds.X.nnz == 4
+
+
+def test_a_missing_row_gets_the_missing_mark_never_another_values_answer():
+    from dpfed_core.data.tables import per_value
+
+    s = pd.Series(["a", None, "b", "a"])
+    for column in (s, s.astype("category")):
+        assert per_value(column, lambda v: v.str.upper().to_numpy(object), missing="?").tolist() == ["A", "?", "B", "A"]
+
+
+def test_a_missing_column_is_named_with_the_option_that_names_it():
+    data = b"user,item,site\nu1,i1,A\nu2,i2,B\n"
+    kw = dict(filename="t.csv", user_col="user", item_col="item", entity_col="site", value_kind="implicit")
+    for option, name in (("user_col", "usr"), ("item_col", "Item"), ("entity_col", "hospital")):
+        with pytest.raises(DataError, match=f"t.csv has no column '{name}'") as err:
+            load_long_table(io.BytesIO(data), **{**kw, option: name})
+        assert err.value.param == option
+
+
+def test_the_encoding_is_decided_on_the_whole_file_not_on_its_first_block(tmp_path):
+    """A stray byte in the first 4 MiB and UTF-8 accents only after them: UTF-8 text with a damaged byte, an
+    error naming it, never a single-byte reading that garbles every accent."""
+    from dpfed_core.data.tables import read_table
+
+    pad = "x" * 90
+    head = f"user,item,site\nu1,caf\xe9,A\n".encode("latin-1")
+    body = "".join(f"u{k},i{k % 50}{pad},A\n" for k in range(50_000)).encode()  # ~5 MB of ASCII
+    path = tmp_path / "t.csv"
+    path.write_bytes(head + body + "u9,Zürich,B\n".encode("utf-8"))
+    with pytest.raises(DataError, match=r"is UTF-8 text with an invalid byte near byte 21") as err:
+        read_table(path)
+    assert err.value.param == "encoding"

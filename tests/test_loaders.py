@@ -807,3 +807,59 @@ def test_a_declared_eicu_hospital_list_may_give_bare_hospital_ids(tmp_path):
     ds = load_eicu(d, entities=["1", "hospital 2", "3"])
     assert ds.entity_names == ["hospital 1", "hospital 2", "hospital 3"]
     assert [r["users"] for r in ds.summary()] == [1, 1, 0]
+
+
+def test_a_nul_byte_past_the_first_64_kib_is_refused_with_its_offset():
+    from dpfed_core.data.tables import read_table
+
+    head = b"user,item,site\n" + b"u1,i1,A\n" * 9000  # 72,015 bytes: past the head the format is told from
+    data = head + b"u2,i\x002,B\n"
+    for blob, name in ((data, "t.csv"), (gzip.compress(data), "t.csv.gz")):
+        with pytest.raises(DataError, match=rf"contains a NUL byte \(byte {len(head) + 4:,} of its text\)"):
+            read_table(blob, filename=name)
+
+
+def test_a_file_object_is_read_and_left_where_it_was(tmp_path):
+    from dpfed_core.data.tables import read_table
+
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"user,item,site\nu1,i1,A\nu2,i2,B\n")
+    with open(path, "rb") as stream:  # no getvalue(): read, then put back
+        df, label, _ = read_table(stream)
+        assert len(df) == 2 and stream.tell() == 0 and label == str(path)
+
+
+def test_load_data_reads_a_movielens_1m_directory_and_a_samples_or_movielens_entity_list_is_public(tmp_path):
+    """The dashboard asks every source for entities_from_data; a sample's and MovieLens' entity lists are
+    public metadata, so the option is dropped for them, never refused. A release already in the cache is read
+    from there (cache_dir is the fetch's option, not the directory's)."""
+    d = tmp_path / "ml-1m"
+    d.mkdir()
+    (d / "ratings.dat").write_text("".join(f"{u}::{i}::{1 + (u + i) % 5}::978300760\n" for u in range(1, 13)
+                                           for i in (1, 2)))
+    (d / "users.dat").write_text("".join(f"{u}::{'MF'[u % 2]}::25::{u % 3}::{'1' if u <= 6 else '9'}2345\n"
+                                         for u in range(1, 13)))
+    (d / "movies.dat").write_bytes("1::Toy Story (1995)::Animation\n2::Amélie (2001)::Comedy\n".encode("latin-1"))
+    ds = load_data(d, federation="gender", entities_from_data=True)
+    assert ds.X.shape == (12, 2) and ds.entity_names == ["F", "M"]
+    cached = load_data("movielens:1m", cache_dir=tmp_path, federation="gender", entities_from_data=True)
+    assert (cached.X != ds.X).nnz == 0 and cached.entity_names == ["F", "M"]
+    assert load_data(" Sample:Clinic ", federation="region", entities_from_data=True).n_entities == 4
+
+
+def test_synthetic_data_is_seeded_by_default_the_paper_preset_applies_and_a_wrong_option_is_named():
+    a = load_data("synthetic", n_users=200, n_items=30, n_entities=3)
+    b = load_data("synthetic", n_users=200, n_items=30, n_entities=3)
+    assert (a.X != b.X).nnz == 0 and a.X.nnz > 0
+    paper = load_data("synthetic:paper", n_users=300, n_items=120, seed=1)  # the paper's ten equal entities
+    assert paper.n_entities == 10 and np.bincount(paper.entity_of_user).tolist() == [30] * 10
+    with pytest.raises(ConfigError, match="synthetic data: .*n_userz"):
+        load_data("synthetic", n_userz=100)
+
+
+def test_a_removed_option_says_why_it_went_for_every_source(tmp_path):
+    for spec in ("sample:clinic", "synthetic"):
+        with pytest.raises(ConfigError, match="min_entity_users is no longer an option: entities are the declared "
+                                              "federation whatever their size") as err:
+            load_data(spec, min_entity_users=5)
+        assert err.value.param == "min_entity_users"

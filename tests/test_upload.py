@@ -4,6 +4,7 @@ that MovieLens can be federated by ZIP or occupation from the browser."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dpfed_core.data import upload
@@ -172,3 +173,134 @@ def test_a_header_with_fewer_than_half_numbers_is_a_header():
     """Five names of which two are numbers (years) are a header; three of five numbers are a data row."""
     assert not upload.headerless(["user", "item", "1995", "2000", "site"])
     assert upload.headerless(["196", "242", "3", "x", "y"])
+
+
+def _guess_header_less(text: bytes, filename: str = "visits.csv") -> dict:
+    df, no_header = upload.read_upload(text, filename)
+    assert no_header
+    return upload.guess_mapping(list(df.columns), df, no_header)
+
+
+def test_a_header_less_text_column_after_user_and_item_is_the_entity_not_the_value():
+    """A third column of words (a hospital's name) is no value: the guess makes it the entity; a fourth
+    column after a numeric value is the entity too."""
+    g = _guess_header_less(b"1,10,General\n2,11,St Mary\n3,12,General\n")
+    assert (g["user"], g["item"], g["value"], g["entity"]) == ("column 1", "column 2", None, "column 3")
+    g = _guess_header_less(b"1,10,5,General\n2,11,3,St Mary\n3,12,4,General\n")
+    assert (g["user"], g["item"], g["value"], g["entity"]) == ("column 1", "column 2", "column 3", "column 4")
+
+
+def test_a_rating_written_nan_is_a_missing_rating_and_the_column_still_the_value():
+    """numpy's savetxt writes a missing number as ``nan``: the column of ratings stays the value, and a
+    column of Unix times with one stays a timestamp."""
+    g = _guess_header_less(b"1,10,nan\n2,11,4\n3,12,5\n")
+    assert (g["value"], g["entity"]) == ("column 3", None)
+    assert upload.is_timestamp_column(pd.Series(["881250949", "nan", "881250983"]))
+
+
+def test_a_column_is_a_timestamp_only_when_every_value_is_a_whole_unix_time():
+    """One nine-digit user id among short ones, or large amounts with cents, are no Unix times: the
+    column keeps its place in the guess."""
+    g = _guess_header_less(b"5,10,3\n123456789,11,4\n7,12,5\n")
+    assert (g["user"], g["item"], g["value"]) == ("column 1", "column 2", "column 3")
+    assert not upload.is_timestamp_column(pd.Series(["5", "123456789", "7"]))
+    g = _guess_header_less(b"1,10,250000000.5\n2,11,312000000.25\n3,12,198000000.75\n")
+    assert (g["user"], g["item"], g["value"]) == ("column 1", "column 2", "column 3")
+    assert not upload.is_timestamp_column(pd.Series(["250000000.5", "312000000.25"]))
+
+
+def test_a_u_data_file_never_proposes_its_fourth_column_whatever_it_holds():
+    """u.data's fourth column is its timestamp by the format's definition, even when its times are small
+    (seconds from a study's start): never proposed as the entity."""
+    g = _guess_header_less(b"1\t10\t5\t17\n1\t11\t3\t34\n2\t10\t4\t51\n", "u.data")
+    assert g == {"user": "user id", "item": "item id", "value": "rating", "name": None, "entity": None}
+
+
+def test_a_wide_table_of_three_numbered_columns_is_named_first_to_last_with_its_count():
+    wide = upload.wide_item_columns(["user", "site", "item1", "item2", "item3"])
+    assert wide == ["item1", "item2", "item3"]
+    assert upload.wide_table_text(wide).startswith("the 3 columns item1 … item3 are one column per item")
+    assert upload.wide_table_text(["a1", "a2"]).startswith("the 2 columns a1 and a2 are one column per item")
+
+
+def test_numbered_columns_written_in_mixed_case_are_one_wide_table():
+    cols = ["user", "site", "Item1", "item2", "ITEM3"]
+    assert upload.wide_item_columns(cols) == cols[2:]
+
+
+def test_too_few_columns_are_refused_with_what_that_upload_needs_and_the_separator_to_check():
+    with pytest.raises(DataError) as long:
+        upload.read_upload(b"a,b\n1,2\n", "two.csv")
+    assert ("two.csv has 2 column(s) (a, b); a long table needs at least a user, an item and an entity column"
+            in str(long.value)) and long.value.param == "sep"
+    with pytest.raises(DataError) as attrs:
+        upload.read_upload(b"user\n1\n2\n", "users.csv", 2, "user-attribute table")
+    assert ("users.csv has 1 column(s) (user); a user-attribute table needs a user id and at least one attribute "
+            "column") in str(attrs.value)
+
+
+def test_a_column_whose_name_contains_a_roles_word_is_proposed_for_it():
+    g = upload.guess_mapping(["member", "hospital_code", "drug_name", "dose_count"])
+    assert g == {"user": "member", "entity": "hospital_code", "item": "drug_name", "value": "dose_count", "name": None}
+
+
+@pytest.mark.parametrize("word", ["entity", "hospitalid", "hospital", "region", "bank", "site", "zip", "clinic"])
+def test_each_entity_word_names_the_entity_column(word):
+    assert upload.guess_mapping(["user", "item", "rating", word])["entity"] == word
+
+
+def test_value_and_item_are_proposed_only_by_name_never_as_the_first_free_column():
+    """An event log has no value column and a table without an item-like name leaves the Item to choose:
+    neither takes whatever column is left."""
+    g = upload.guess_mapping(["user", "site", "item", "title"])
+    assert (g["value"], g["name"]) == (None, "title")
+    g = upload.guess_mapping(["user", "site", "rating", "notes"])
+    assert (g["item"], g["value"]) == (None, "rating")
+
+
+def test_the_value_or_the_item_name_cannot_be_the_item_or_the_user_column():
+    (msg,) = upload.mapping_problems("u", "i", "h", "i", None)
+    assert msg.startswith("“Value” 'i' is also the user, item or entity column")
+    (msg,) = upload.mapping_problems("u", "i", "h", None, "u")
+    assert msg.startswith("“Item name” 'u' is the user or entity column")
+
+
+def test_an_attribute_table_without_a_user_id_name_is_joined_on_its_first_column():
+    assert upload.guess_attribute_user(["member", "age", "zip"], False) == "member"
+    assert upload.guess_attribute_user(["age", "patient_id", "zip"], False) == "patient_id"
+
+
+def test_a_user_id_repeated_three_times_in_the_attribute_table_is_one_repeated_id():
+    df, _ = upload.read_upload(U_DATA.encode(), "ratings.tsv")
+    dup, _ = upload.read_upload((U_USER + "4|40|M|other|10001\n4|41|M|other|10002\n").encode(), "users.txt", 2)
+    with pytest.raises(DataError, match=r"has 1 repeated user id\(s\) in 'column 1' \(first: '4'\)"):
+        upload.join_user_attributes(df, "column 1", dup, "column 1")
+
+
+def test_a_user_column_missing_from_the_interactions_is_named():
+    df, _ = upload.read_upload(U_DATA.encode(), "ratings.tsv")
+    attrs, _ = upload.read_upload(U_USER.encode(), "users.txt", 2)
+    with pytest.raises(DataError, match="the user column 'user' is not in the interaction table") as err:
+        upload.join_user_attributes(df, "user", attrs, "column 1")
+    assert err.value.param == "user_col"
+
+
+def test_the_bound_rule_states_the_declared_maximum_as_given():
+    assert "ratings above the declared maximum (4.5) are refused" in upload.bound_rule_text(4.5)
+
+
+def test_the_entity_cannot_be_the_user_or_the_item_column():
+    assert upload.mapping_problems("u", "i", "u", None, None) == [
+        "“Entity from column” is the user column 'u': every user would be their own entity. Choose the hospital / "
+        "region / site column."]
+    assert upload.mapping_problems("u", "i", "i", None, None) == [
+        "“Entity from column” is the item column 'i': choose the column of the data holder (hospital, region, site)."]
+
+
+def test_user_ids_are_joined_as_they_display_whatever_their_unicode_form():
+    """'Zoë' written with a combining diaeresis in the interactions and as one character in the attribute
+    table is one user: the join never loses them as a user without attributes."""
+    df = pd.DataFrame({"user": ["Zoe\u0308", "Zoe\u0308", "Ann"], "item": ["i1", "i2", "i1"]})
+    attrs = pd.DataFrame({"user": ["Zo\u00eb", "Ann"], "site": ["A", "B"]})
+    joined = upload.join_user_attributes(df, "user", attrs, "user")
+    assert joined[upload.attribute_column_name("site")].tolist() == ["A", "A", "B"]

@@ -233,3 +233,49 @@ def test_one_very_long_id_is_refused_before_the_ids_are_copied_at_its_width(tmp_
     ds = load_long_table(str(path), user_col="user", item_col="item", entity_col="site", value_kind="implicit",
                          entities_from_data=True)
     assert ds.n_users == 20_001
+
+
+def test_an_upload_one_byte_past_the_byte_limit_is_refused_plain_or_gzipped_and_one_at_it_is_read(monkeypatch):
+    monkeypatch.setenv("DPFED_MAX_UPLOAD_MB", "0.01")
+    limit = int(0.01 * 2**20)
+    at = b"user,item,site\n" + b"u1,i1,A\n" * ((limit - 15) // 8)
+    at += b"u" * (limit - len(at) - 1) + b"\n"
+    assert len(at) == limit
+    tables.check_upload_size(at, "at.csv")
+    tables.check_upload_size(gzip.compress(at), "at.csv.gz")
+    for over, name in ((at + b"x", "over.csv"), (gzip.compress(at + b"x"), "over.csv.gz")):
+        with pytest.raises(DataError, match=rf"{name} unpacks to more than .*DPFED_MAX_UPLOAD_MB"):
+            tables.check_upload_size(over, name)
+
+
+def test_the_upload_limit_is_counted_in_mebibytes(monkeypatch):
+    monkeypatch.delenv("DPFED_MAX_UPLOAD_MB", raising=False)
+    monkeypatch.delenv("DPFED_MAX_UPLOAD_ROWS", raising=False)
+    assert tables.upload_limits() == (16 * 2**20, 500_000)
+    monkeypatch.setenv("DPFED_MAX_UPLOAD_MB", "1.5")
+    assert tables.upload_limits()[0] == 3 * 2**19
+
+
+def test_ids_at_the_id_character_limit_load_and_one_character_more_is_refused(monkeypatch):
+    from dpfed_core.data.long_table import load_long_table
+
+    text = b"user,item,site\nu1,i1,A\nu2,i1,A\nu3,i2,B\nu10,i2,B\n"  # 4 users, the longest of 3 characters
+    opts = dict(filename="t.csv", user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                entities_from_data=True)
+    monkeypatch.setenv("DPFED_MAX_ID_CHARS", "12")
+    assert load_long_table(text, **opts).n_users == 4
+    monkeypatch.setenv("DPFED_MAX_ID_CHARS", "11")
+    with pytest.raises(DataError, match=r"t\.csv, data row 4 \(line 5\): a user id of 3 characters among 4 distinct "
+                                        r"user ids — 12 characters of ids, above the limit of 11"):
+        load_long_table(text, **opts)
+
+
+def test_a_table_file_past_the_largest_size_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    path = tmp_path / "t.csv"
+    path.write_bytes(b"user,item,site\nu1,i1,A\nu2,i2,B\n")
+    monkeypatch.setattr(tables, "MAX_TABLE_BYTES", path.stat().st_size)
+    assert len(tables.read_table(path)[0]) == 2
+    monkeypatch.setattr(tables, "MAX_TABLE_BYTES", path.stat().st_size - 1)
+    with pytest.raises(DataError, match="this tool reads; split the table or load a subset") as err:
+        tables.read_table(path)
+    assert err.value.param == "data"
