@@ -216,6 +216,18 @@ UI_CATALOGUE = "dpfed_core/ui/catalogue.py"
 LOADERT = "tests/test_loaders.py"
 LISTST = "tests/test_intake_lists.py"
 SYNTHT = "tests/test_synthetic.py"
+SYN_SEED = f"{SYNTHT}::test_an_int_seed_reproduces_the_data_and_another_seed_or_none_draws_other_data"
+SYN_VARIED = f"{SYNTHT}::test_varied_sizes_round_floored_log_normal_weights_by_largest_remainders"
+SYN_WEIGHTS = f"{SYNTHT}::test_weights_of_another_length_or_not_all_positive_and_finite_are_refused"
+SYN_LIMITS = f"{SYNTHT}::test_parameters_at_or_beyond_their_limits_are_refused_by_name"
+SYN_SD = f"{SYNTHT}::test_the_interaction_term_has_the_stated_sd_whatever_the_rank_and_the_entity_effect"
+SYN_RATES = f"{SYNTHT}::test_counts_are_poisson_at_the_rates_of_the_returned_factors"
+SYN_DENSITY = f"{SYNTHT}::test_the_density_target_is_met_with_strong_entity_item_offsets"
+SYN_CLINIC = (f"{SYNTHT}::test_a_clinic_has_every_patient_asked_for_one_preferred_item_per_substitute_group_and_"
+              "hospitals_from_01")
+SYN_SUBSTITUTES = (f"{SYNTHT}::test_substitutes_share_their_leaders_rates_and_hospital_sizes_round_by_largest_"
+                   "remainders")
+SYN_SPECIALTY = f"{SYNTHT}::test_the_specialty_centres_are_the_largest_hospitals"
 REPORTT = "tests/test_report.py"
 DASHT = "tests/test_dashboard_engine.py"
 CLIT = "tests/test_cli.py"
@@ -2032,6 +2044,57 @@ MUTANTS = (
            (f"{SYNTHT}::test_the_exceedance_note_counts_counts_strictly_above_the_bound",)),
     Mutant("syn-one-user-per-entity-refused", SYNTH, "make_poisson", "n_entities > n_users", "n_entities >= n_users",
            (f"{SYNTHT}::test_as_many_entities_as_users_gives_each_entity_one_user",)),
+    # the synthetic data of the paper's experiments: a seed that does not reproduce (or is ignored), sizes not
+    # the stated rounding of the stated weights, a parameter out of range accepted or refused in numpy's
+    # words, a log rate missing one of its parts or calibrated without it, the clinic with other hospitals
+    Mutant("syn-int-seed-ignored", SYNTH, "_as_rng", "np.random.default_rng(rng)", "np.random.default_rng(0)",
+           (SYN_SEED,)),
+    Mutant("syn-no-seed-refused", SYNTH, "_as_rng", "rng is None or isinstance(rng, (int, np.integer))",
+           "isinstance(rng, (int, np.integer))", (SYN_SEED,)),
+    Mutant("syn-varied-weights-unfloored", SYNTH, "entity_sizes",
+           "np.maximum(np.exp(rng.normal(0.0, 0.6, n_entities)), 0.3)", "np.exp(rng.normal(0.0, 0.6, n_entities))",
+           (SYN_VARIED,)),
+    Mutant("syn-leftover-users-to-smallest-remainders", SYNTH, "entity_sizes", "np.argsort(-(raw - out), kind='stable')",
+           "np.argsort(raw - out, kind='stable')", (SYN_VARIED,)),
+    Mutant("syn-weights-of-another-length", SYNTH, "entity_sizes", "w.shape != (n_entities,)", "False", (SYN_WEIGHTS,)),
+    Mutant("syn-weights-non-finite", SYNTH, "entity_sizes", "not np.all(np.isfinite(w))", "False", (SYN_WEIGHTS,)),
+    Mutant("syn-zero-weight-told-to-add-users", SYNTH, "entity_sizes", "np.any(w <= 0)", "np.any(w < 0)",
+           (SYN_WEIGHTS,)),
+    Mutant("syn-bool-size-accepted", SYNTH, "make_poisson", "isinstance(v, bool)", "False", (SYN_LIMITS,)),
+    Mutant("syn-density-zero-in-numpys-words", SYNTH, "make_poisson", "0 < density < 1", "0 <= density < 1",
+           (SYN_LIMITS,)),
+    Mutant("syn-density-one-accepted", SYNTH, "make_poisson", "0 < density < 1", "0 < density <= 1", (SYN_LIMITS,)),
+    Mutant("syn-negative-entity-effect", SYNTH, "make_poisson", "0 <= entity_effect < 1", "entity_effect < 1",
+           (SYN_LIMITS,)),
+    Mutant("syn-negative-sd-in-numpys-words", SYNTH, "make_poisson", "min(interaction_sd, item_sd, entity_item_sd) < 0",
+           "False", (SYN_LIMITS,)),
+    Mutant("syn-interaction-sd-shrinks-with-rank", SYNTH, "make_poisson", "np.sqrt(interaction_sd / np.sqrt(rank))",
+           "np.sqrt(interaction_sd / rank)", (SYN_SD,)),
+    Mutant("syn-entity-effect-adds-variance", SYNTH, "make_poisson", "np.sqrt(1.0 - entity_effect)", "1.0", (SYN_SD,)),
+    Mutant("syn-density-calibrated-without-entity-offsets", SYNTH, "make_poisson", "a + E[ent[cal]] + U[cal] @ V.T",
+           "a + U[cal] @ V.T", (SYN_DENSITY,)),
+    Mutant("syn-item-popularity-dropped", SYNTH, "make_poisson", "eta += a", "pass", (SYN_RATES,)),
+    Mutant("syn-entity-item-offsets-dropped", SYNTH, "make_poisson", "eta += E[ent[start:stop]]", "pass", (SYN_RATES,)),
+    Mutant("syn-entity-item-offsets-of-the-first", SYNTH, "make_poisson", "E[ent[start:stop]]", "E[0]", (SYN_RATES,)),
+    Mutant("syn-literal-link-offset", SYNTH, "make_poisson",
+           "0.0 if density is None else brentq(_excess, -60.0, 20.0, xtol=1e-10)",
+           "brentq(_excess, -60.0, 20.0, xtol=1e-10) if density is not None else -1.0", (SYN_RATES,)),
+    Mutant("syn-not-generated", SYNTH, "make_poisson", "dataclasses.replace(ds, generated=True)", "ds", (SYN_RATES,)),
+    Mutant("syn-factors-entity-index-shifted", SYNTH, "make_poisson",
+           "{'U': U, 'V': V, 'a': a, 'E': E, 'b': b, 'entity': ent}",
+           "{'U': U, 'V': V, 'a': a, 'E': E, 'b': b, 'entity': ent + 1}", (SYN_RATES,)),
+    Mutant("syn-clinic-one-hospital", SYNTH, "make_clinic", "n_hospitals < 2", "n_hospitals < 1", (SYN_CLINIC,)),
+    Mutant("syn-clinic-floor-not-added", SYNTH, "make_clinic", "sizes += min_hospital", "pass", (SYN_CLINIC,)),
+    Mutant("syn-clinic-every-substitute-on-formulary", SYNTH, "make_clinic", "formulary[:, idx] = off_formulary", "pass",
+           (SYN_CLINIC,)),
+    Mutant("syn-clinic-hospitals-from-00", SYNTH, "make_clinic", "f'hospital {h + 1:02d}'", "f'hospital {h:02d}'",
+           (SYN_CLINIC,)),
+    Mutant("syn-clinic-substitute-without-leaders-profile", SYNTH, "make_clinic",
+           "prof[:, items.index(other)] = prof[:, lead]", "pass", (SYN_SUBSTITUTES,)),
+    Mutant("syn-clinic-sizes-to-smallest-remainders", SYNTH, "make_clinic", "np.argsort(-(raw - sizes), kind='stable')",
+           "np.argsort(raw - sizes, kind='stable')", (SYN_SUBSTITUTES,)),
+    Mutant("syn-clinic-specialties-to-smallest", SYNTH, "make_clinic", "np.argsort(-sizes, kind='stable')",
+           "np.argsort(sizes, kind='stable')", (SYN_SPECIALTY,)),
     Mutant("sample-not-generated", SAMPLES_PY, "load_sample", "replace(ds, generated=True)", "ds",
            ("tests/test_sample_data.py::test_a_sample_is_marked_generated_whatever_its_federation",)),
     Mutant("sample-from-any-folder-marked-generated", SAMPLES_PY, "load_sample", "not _is_bundled(path, meta['file'])",
