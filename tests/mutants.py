@@ -350,6 +350,26 @@ UI_INPUTS = "dpfed_core/ui/inputs.py"
 UI_JOBS = "dpfed_core/ui/jobs.py"
 UI_HISTORY = "dpfed_core/ui/history.py"
 UI_TABLES = "dpfed_core/ui/tables.py"
+HEADLINE = (f"{DASHT}::test_an_observed_runs_headline_is_rmse_then_two_ranking_metrics_and_messages_state_their_"
+            "shape")
+NOT_PRIVATE = f"{DASHT}::test_a_non_private_run_is_said_not_private_and_states_no_guarantee"
+METRICS_TABLE = f"{DASHT}::test_the_metrics_table_has_each_methods_entities_then_overall"
+CLINICAL = f"{DASHT}::test_clinical_data_is_named_in_stays_whatever_the_case_of_its_name"
+NOT_FINITE = f"{DASHT}::test_scores_that_are_not_finite_are_no_candidates_for_a_ranking"
+K_NEAREST = f"{DASHT}::test_the_evidence_counts_only_the_k_nearest_rows"
+FEATURED_KNOWN = f"{DASHT}::test_an_item_with_public_features_is_known_to_every_site"
+UNSHARED_EIGHT = (f"{DASHT}::test_the_unshared_note_counts_every_item_and_marks_more_only_beyond_the_eight_it_"
+                  "names")
+OWN_USERS = (f"{DASHT}::test_an_entitys_users_and_test_users_hold_none_of_the_next_entity_and_a_history_lists_the_"
+             "largest_values_first")
+EVENT_SPREAD = (f"{DASHT}::test_event_measures_of_an_entity_skip_users_without_hidden_items_and_their_spread_is_the_"
+                "sample_sds")
+BANNER_WORD = (f"{DASHT}::test_an_entity_gets_its_word_at_exactly_the_evidence_rules_test_users_and_beside_a_measure_"
+               "inside_its_noise")
+STRICT_DOWNLOAD = (f"{DASHT}::test_a_downloaded_document_is_strict_json_and_a_stored_runs_line_skips_undefined_metrics_"
+                   "and_escapes")
+EVAL_DEFAULTS = "dpfed_core/evaluation/defaults.py"
+COMMAND_LINE = f"{CLIT}::test_the_dashboards_command_line_writes_every_setting_the_run_used_and_none_it_did_not"
 UI_DEFAULTS = "dpfed_core/ui/defaults.py"
 UI_DATASETS = "dpfed_core/ui/datasets.py"
 UI_BUDGET = "dpfed_core/ui/budget.py"
@@ -360,6 +380,8 @@ BUDGET_CMD = "dpfed_core/cli/budget_cmd.py"
 SITE_CMD = "dpfed_core/cli/site_cmd.py"
 CLI_MAIN = "dpfed_core/cli/main.py"
 ADVT = "tests/test_dashboard_advice.py"
+DEFAULT_RUN = f"{ADVT}::test_every_setting_of_a_default_run_is_the_measurements_or_its_stated_constant"
+RUN_WORDS = f"{ADVT}::test_the_trust_note_sweep_mode_and_method_words_follow_the_runs_method"
 JOB_PROGRESS = f"{DASHT}::test_a_jobs_fraction_never_passes_one_nor_moves_back_and_its_time_left_extrapolates_it"
 JOB_CACHE = (f"{DASHT}::test_the_job_cache_drops_a_failed_job_keeps_a_running_one_and_evicts_the_least_recently"
              "_used")
@@ -2775,6 +2797,101 @@ MUTANTS = (
            "spec is not None and spec.uses_k", "True", (SETTINGS_LINE,)),
     Mutant("ui-settings-eps-for-non-private", "dpfed_core/evaluation/defaults.py", "settings_line",
            "spec is None or spec.uses_epsilon", "True", (SETTINGS_LINE,)),
+    # the pages' tables and sentences: what a reader takes as the run's numbers and words — a non-private run
+    # given a guarantee, an entity's users or test users reaching into the next entity, a spread of the wrong
+    # sd, a verdict withheld at the evidence rule or hidden by a measure inside its noise, a download that is
+    # not strict JSON, a headline, a message shape or an evidence count not as stated
+    Mutant("ui-observed-headline-every-ranking-metric", UI_TABLES, "headline_metrics", "ranking[:2]", "ranking",
+           (HEADLINE,)),
+    Mutant("ui-message-shapes-raw", UI_TABLES, "messages_table", "df['shape'] = df['shape'].map(shape_text)", "pass",
+           (HEADLINE,)),
+    Mutant("ui-non-private-run-given-a-guarantee", UI_TABLES, "guarantee_text", "not p['private']", "False",
+           (NOT_PRIVATE,)),
+    Mutant("ui-metrics-table-without-overall", UI_TABLES, "metrics_frame", "[*doc['entities'], doc['overall']]",
+           "doc['entities']", (METRICS_TABLE,)),
+    Mutant("ui-clinical-name-case-sensitive", UI_TABLES, "is_clinical", "str(ds.name).lower()", "str(ds.name)",
+           (CLINICAL,)),
+    Mutant("ui-infinite-scores-make-a-ranking", UI_TABLES, "cannot_rank", "s = s[np.isfinite(s)]", "pass",
+           (NOT_FINITE,)),
+    Mutant("ui-evidence-one-neighbour-more", UI_TABLES, "similar_evidence", "int(k)", "int(k) + 1", (K_NEAREST,)),
+    Mutant("ui-featured-items-unknown-to-a-site", UI_TABLES, "names_known_to", "ds.item_features is not None",
+           "False", (FEATURED_KNOWN,)),
+    Mutant("ui-unshared-ellipsis-at-eight", UI_TABLES, "unshared_items_notes", "len(unshared) > 8",
+           "len(unshared) >= 8", (UNSHARED_EIGHT,)),
+    Mutant("ui-entity-users-reach-the-next-entity", UI_TABLES, "entity_users", "sl.start <= i < sl.stop",
+           "sl.start <= i <= sl.stop", (OWN_USERS,)),
+    Mutant("ui-history-smallest-values-first", UI_TABLES, "user_history", "[True, False]", "[True, True]",
+           (OWN_USERS,)),
+    Mutant("ui-test-users-of-the-next-entity", UI_TABLES, "entity_test_users", "sl.start <= u < sl.stop",
+           "sl.start <= u <= sl.stop", (OWN_USERS,)),
+    Mutant("ui-set-metrics-poisoned-by-undefined-users", UI_TABLES, "entity_set_metrics", "np.nanmean(out[k])",
+           "np.mean(out[k])", (EVENT_SPREAD,)),
+    Mutant("ui-pr-auc-spread-population-sd", UI_TABLES, "entity_paired_spread", "np.std(diff, ddof=1)",
+           "np.std(diff)", (EVENT_SPREAD,)),
+    Mutant("ui-spread-of-one-test-user", UI_TABLES, "entity_paired_spread", "users.size < 2", "users.size < 1",
+           (EVENT_SPREAD,)),
+    Mutant("ui-banner-no-word-at-the-evidence-rule", UI_TABLES, "entity_standing_banner",
+           "n_test < MIN_EVIDENCE_USERS", "n_test <= MIN_EVIDENCE_USERS", (BANNER_WORD,)),
+    Mutant("ui-banner-noise-hides-a-worse-measure", UI_TABLES, "entity_standing_banner",
+           "cmp.get('noise') and (not cmp['worse']) and (not cmp['better'])",
+           "cmp.get('noise') and (not cmp['better'])", (BANNER_WORD,)),
+    Mutant("ui-download-not-strict-json", UI_TABLES, "document_json", "json_safe(shareable_document(doc))",
+           "shareable_document(doc)", (STRICT_DOWNLOAD,)),
+    Mutant("ui-stored-run-shows-nan", UI_TABLES, "stored_run_summary", "math.isfinite(o[k])", "True",
+           (STRICT_DOWNLOAD,)),
+    Mutant("ui-stored-run-markdown-unescaped", UI_TABLES, "stored_run_summary",
+           "escape_md(f'{method}, {where}: {label}' + (f' — {metrics}' if metrics else ''))",
+           "f'{method}, {where}: {label}' + (f' — {metrics}' if metrics else '')", (STRICT_DOWNLOAD,)),
+    # the one starting configuration of both front ends and the command line that reproduces a run: a setting
+    # not the measurement's (or not its stated constant without it), ε spent by a method that spends none, a
+    # measured method this registry lacks, a sweep in the wrong mode, a flag the run used left out or one it
+    # did not use written in
+    Mutant("defaults-file-without-defaults-read", EVAL_DEFAULTS, "measured_defaults",
+           "doc if doc and isinstance(doc.get('defaults'), dict) else None", "doc", (DEFAULT_RUN,)),
+    Mutant("defaults-measured-infinity-read-as-one", EVAL_DEFAULTS, "_epsilon",
+           "math.inf if value in ('inf', None) else float(value)", "1.0 if value in ('inf', None) else float(value)",
+           (DEFAULT_RUN,)),
+    Mutant("defaults-k-five", EVAL_DEFAULTS, MODULE, "DEFAULT_K = 10", "DEFAULT_K = 5", (DEFAULT_RUN,)),
+    Mutant("defaults-unknown-measured-method-run", EVAL_DEFAULTS, "default_method",
+           "measured.get('method') in available_methods()", "True", (DEFAULT_RUN,)),
+    Mutant("defaults-measured-method-ignored", EVAL_DEFAULTS, "default_method",
+           "measured and measured.get('method') in available_methods()", "False", (DEFAULT_RUN,)),
+    Mutant("defaults-non-private-method-given-epsilon", EVAL_DEFAULTS, "default_config",
+           "METHODS.get(method) is not None and METHODS[method].uses_epsilon", "True", (DEFAULT_RUN,)),
+    Mutant("defaults-epsilon-ten-without-measurement", EVAL_DEFAULTS, "default_config",
+           "_epsilon(measured['epsilon']) if from_file else 1.0",
+           "_epsilon(measured['epsilon']) if from_file else 10.0", (DEFAULT_RUN,)),
+    Mutant("defaults-measured-delta-ignored", EVAL_DEFAULTS, "default_config",
+           "float(measured.get('delta', DEFAULT_DELTA)) if from_file else DEFAULT_DELTA", "DEFAULT_DELTA",
+           (DEFAULT_RUN,)),
+    Mutant("defaults-ridge-one", EVAL_DEFAULTS, "default_config", "RunConfig(method=method)", "1.0", (DEFAULT_RUN,),
+           arg="lam"),
+    Mutant("defaults-trust-note-of-a-prototype-run-says-its-own", EVAL_DEFAULTS, "trust_model_note",
+           "is_summable(method)", "True", (RUN_WORDS,)),
+    Mutant("defaults-rmse-sweep-in-zero-mode", EVAL_DEFAULTS, "sweep_mode",
+           "mode is None and metric not in RMSE_METRICS", "mode is None", (RUN_WORDS,)),
+    Mutant("defaults-sweep-overrides-a-given-mode", EVAL_DEFAULTS, "sweep_mode",
+           "mode is None and metric not in RMSE_METRICS", "metric not in RMSE_METRICS", (RUN_WORDS,)),
+    Mutant("defaults-observed-note-counts-undefined-methods", EVAL_DEFAULTS, "observed_ranking_note", "len(mars)",
+           "len(docs)", (RUN_WORDS,)),
+    Mutant("defaults-prototype-method-said-secure", EVAL_DEFAULTS, "method_words",
+           "is_summable(method) and c.get('aggregation') == 'secure'", "c.get('aggregation') == 'secure'",
+           (RUN_WORDS,)),
+    Mutant("cli-line-epsilon-of-a-non-private-run", EVAL_DEFAULTS, "cli_command", "spec is None or spec.uses_epsilon",
+           "True", (COMMAND_LINE,)),
+    Mutant("cli-line-sweep-writes-the-runs-epsilon", EVAL_DEFAULTS, "cli_command", "'epsilon' not in per_point",
+           "True", (COMMAND_LINE,)),
+    Mutant("cli-line-sweep-writes-the-runs-seed", EVAL_DEFAULTS, "cli_command", "key not in per_point", "True",
+           (COMMAND_LINE,)),
+    Mutant("cli-line-without-dropouts", EVAL_DEFAULTS, "cli_command", "c.get('max_dropouts')", "False",
+           (COMMAND_LINE,)),
+    Mutant("cli-line-without-aggregation", EVAL_DEFAULTS, "cli_command", "is_summable(method)", "False",
+           (COMMAND_LINE,)),
+    Mutant("cli-line-parameter-none-as-python", EVAL_DEFAULTS, "cli_command", "'none' if value is None else value",
+           "value", (COMMAND_LINE,)),
+    Mutant("cli-line-switch-given-a-value", EVAL_DEFAULTS, "cli_command", "value is True", "False", (COMMAND_LINE,)),
+    Mutant("cli-line-sweep-grid-of-a-non-private-run", EVAL_DEFAULTS, "sweep_command",
+           "spec is None or spec.uses_epsilon", "True", (COMMAND_LINE,)),
     Mutant("ui-widget-secure-inverted", UI_DEFAULTS, "widget_state",
            "cfg.aggregation == 'secure'", "cfg.aggregation != 'secure'", (SETTINGS_LINE,)),
     Mutant("ui-data-small-entity-at-threshold", UI_DATASETS, "entity_table",
