@@ -228,6 +228,8 @@ SYN_CLINIC = (f"{SYNTHT}::test_a_clinic_has_every_patient_asked_for_one_preferre
 SYN_SUBSTITUTES = (f"{SYNTHT}::test_substitutes_share_their_leaders_rates_and_hospital_sizes_round_by_largest_"
                    "remainders")
 SYN_SPECIALTY = f"{SYNTHT}::test_the_specialty_centres_are_the_largest_hospitals"
+SYN_REEXPORT = (f"{SYNTHT}::test_a_reexport_holds_the_same_people_under_new_names_with_only_the_changes_asked_"
+                "for")
 REPORTT = "tests/test_report.py"
 DASHT = "tests/test_dashboard_engine.py"
 CLIT = "tests/test_cli.py"
@@ -366,6 +368,10 @@ EVENT_SPREAD = (f"{DASHT}::test_event_measures_of_an_entity_skip_users_without_h
                 "sample_sds")
 BANNER_WORD = (f"{DASHT}::test_an_entity_gets_its_word_at_exactly_the_evidence_rules_test_users_and_beside_a_measure_"
                "inside_its_noise")
+COUNTS_AND_COLUMNS = (f"{DASHT}::test_the_server_broadcast_and_ledger_tab_state_their_counts_and_name_every_"
+                      "column")
+ODOMETER_FIGURES = (f"{DASHT}::test_a_download_keeps_every_figure_of_the_odometer_and_a_user_without_training_rows_is_"
+                    "said_to_have_none")
 STRICT_DOWNLOAD = (f"{DASHT}::test_a_downloaded_document_is_strict_json_and_a_stored_runs_line_skips_undefined_metrics_"
                    "and_escapes")
 EVAL_DEFAULTS = "dpfed_core/evaluation/defaults.py"
@@ -2117,6 +2123,13 @@ MUTANTS = (
            "np.argsort(raw - sizes, kind='stable')", (SYN_SUBSTITUTES,)),
     Mutant("syn-clinic-specialties-to-smallest", SYNTH, "make_clinic", "np.argsort(-sizes, kind='stable')",
            "np.argsort(sizes, kind='stable')", (SYN_SPECIALTY,)),
+    # the re-export the odometer's tests take for the same people: if it changed more than asked, they would
+    # test another dataset
+    Mutant("syn-reexport-removes-nothing", SYNTH, "reexport",
+           "keep[rng.choice(rows.size, remove, replace=False)] = False", "pass", (SYN_REEXPORT,)),
+    Mutant("syn-reexport-adds-twos", SYNTH, "reexport", "np.ones(add)", "2 * np.ones(add)", (SYN_REEXPORT,)),
+    Mutant("syn-reexport-relabel-ignored", SYNTH, "reexport", "np.char.add(relabel, names)", "names", (SYN_REEXPORT,)),
+    Mutant("syn-reexport-ids-not-reordered", SYNTH, "reexport", "uid[order]", "uid", (SYN_REEXPORT,)),
     Mutant("sample-not-generated", SAMPLES_PY, "load_sample", "replace(ds, generated=True)", "ds",
            ("tests/test_sample_data.py::test_a_sample_is_marked_generated_whatever_its_federation",)),
     Mutant("sample-from-any-folder-marked-generated", SAMPLES_PY, "load_sample", "not _is_bundled(path, meta['file'])",
@@ -2842,6 +2855,25 @@ MUTANTS = (
     Mutant("ui-stored-run-markdown-unescaped", UI_TABLES, "stored_run_summary",
            "escape_md(f'{method}, {where}: {label}' + (f' — {metrics}' if metrics else ''))",
            "f'{method}, {where}: {label}' + (f' — {metrics}' if metrics else '')", (STRICT_DOWNLOAD,)),
+    Mutant("ui-broadcast-without-its-receivers", UI_TABLES, "progress_text",
+           "f\"Round 2 · server broadcasts V to {info.get('receivers', '?')} entities\"",
+           "'Round 2 · server broadcasts V'", (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-server-prototypes-uncounted", UI_TABLES, "progress_text", "info.get('n_prototypes', '?')", "'?'",
+           (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-empty-ledger-without-columns", UI_TABLES, "ledger_table",
+           "pd.DataFrame(columns=['entity', 'stage', 'mechanism', 'epsilon', 'delta', 'sensitivity', 'noise_scale', "
+           "'note'])", "df", (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-broadcast-columns-from-zero", UI_TABLES, "broadcast_column_names", "f'column {c + 1}'", "f'column {c}'",
+           (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-few-test-users-rule-misstated", UI_TABLES, "few_test_users_text", "MIN_EVIDENCE_USERS",
+           "MIN_EVIDENCE_USERS - 1", (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-no-test-users-hint-misstated", UI_TABLES, "entity_standing_banner", "n_hidden", "n_hidden + 1",
+           (COUNTS_AND_COLUMNS,), nth=0),
+    Mutant("ui-download-drops-the-odometers-figures", UI_TABLES, "shareable_document",
+           "{**odo, 'store': PurePath(str(odo['store'])).name}", "{'store': PurePath(str(odo['store'])).name}",
+           (ODOMETER_FIGURES,)),
+    Mutant("ui-evidence-for-a-user-without-training-rows", UI_TABLES, "similar_evidence", "mine == 0", "False",
+           (ODOMETER_FIGURES,)),
     # the one starting configuration of both front ends and the command line that reproduces a run: a setting
     # not the measurement's (or not its stated constant without it), ε spent by a method that spends none, a
     # measured method this registry lacks, a sweep in the wrong mode, a flag the run used left out or one it
@@ -2877,6 +2909,11 @@ MUTANTS = (
     Mutant("defaults-prototype-method-said-secure", EVAL_DEFAULTS, "method_words",
            "is_summable(method) and c.get('aggregation') == 'secure'", "c.get('aggregation') == 'secure'",
            (RUN_WORDS,)),
+    Mutant("defaults-observed-note-without-ranking-metrics", EVAL_DEFAULTS, "observed_ranking_note",
+           "any(('mar' in (d.get('overall') or {}) for d in docs.values()))", "True", (RUN_WORDS,)),
+    Mutant("cli-line-without-prototype-parameters", EVAL_DEFAULTS, "cli_command",
+           "{**(c.get('prototype_params') or {}), **(c.get('method_params') or {})}",
+           "{**(c.get('method_params') or {})}", (COMMAND_LINE,)),
     Mutant("cli-line-epsilon-of-a-non-private-run", EVAL_DEFAULTS, "cli_command", "spec is None or spec.uses_epsilon",
            "True", (COMMAND_LINE,)),
     Mutant("cli-line-sweep-writes-the-runs-epsilon", EVAL_DEFAULTS, "cli_command", "'epsilon' not in per_point",

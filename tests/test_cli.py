@@ -774,6 +774,8 @@ def test_the_dashboards_command_line_writes_every_setting_the_run_used_and_none_
     assert "--aggregation secure" in line and "--max-dropouts 1" in line and "--param pop_share=none" in line
     assert "--epsilon 2 --delta 1e-06" in line and " --no-header " in line
     assert "--drop-missing" not in line and "True" not in line and "False" not in line
+    proto = cli_command({"method": "dp-gaussian", "epsilon": 1.0, "k": 4, "prototype_params": {"split": 0.3}}, "d.csv")
+    assert "--k 4" in proto and "--param split=0.3" in proto and "--server-weighting none" in proto
     local = cli_command({"method": "local", "epsilon": math.inf, "rank": 3, "seed": 4}, "d.csv")
     assert "--epsilon" not in local and "--delta" not in local and "--aggregation" not in local
     # a sweep sets ε and the seed for each of its runs: the run's own are not written beside its grid

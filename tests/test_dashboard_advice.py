@@ -511,3 +511,4 @@ def test_the_trust_note_sweep_mode_and_method_words_follow_the_runs_method():
     docs = {"local": {"overall": {"mar": 0.127}}, "central": {"overall": {"mar": 0.283}},
             "dp-als": {"overall": {"mar": float("nan")}}}
     assert "(MAR 0.283, the highest of the 2 compared)" in observed_ranking_note(docs, "observed")
+    assert observed_ranking_note({"central": {"overall": {"test_rmse": 0.9}}}, "observed") is None  # nothing ranked

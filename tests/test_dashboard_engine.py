@@ -1313,3 +1313,33 @@ def test_a_downloaded_document_is_strict_json_and_a_stored_runs_line_skips_undef
     line = stored_run_summary(doc)
     assert "MAR" not in line and "nan" not in line and "NDCG@10 0.3100" in line
     assert "**" not in line  # a label is text, never Markdown of its own
+
+
+def test_the_server_broadcast_and_ledger_tab_state_their_counts_and_name_every_column():
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS
+    from dpfed_core.ui.tables import broadcast_column_names, ledger_table, progress_text
+
+    assert progress_text("server_start", {"n_prototypes": 30}) == (
+        "Server · fitting V on 30 stacked prototypes (no privacy cost)…")
+    assert progress_text("broadcast", {"receivers": 4}) == "Round 2 · server broadcasts V to 4 entities"
+    assert broadcast_column_names((slice(0, 2), None), 4) == ["factor 1", "factor 2", "column 3", "column 4"]
+    assert list(ledger_table({"privacy": {"ledger": []}}).columns) == [
+        "entity", "stage", "mechanism", "epsilon", "delta", "sensitivity", "noise_scale", "note"]
+    few = dash.few_test_users_text("H1", 3, "stay", "stays", "x", 0.2, 0.21)
+    assert f"(under {MIN_EVIDENCE_USERS})" in few
+    none = dash.entity_against_alone(None, 0.12)
+    assert "A test stay needs more than 5 entries" in dash.entity_standing_banner(none, 0, "H1", "stay", "stays", "x",
+                                                                                   None, 0.12, 5)[1]
+
+
+def test_a_download_keeps_every_figure_of_the_odometer_and_a_user_without_training_rows_is_said_to_have_none():
+    from dpfed_core.data.split import Split
+    from dpfed_core.ui.tables import shareable_document, similar_evidence
+
+    doc = {"odometer": {"store": "/srv/owner/budget.sqlite3", "spent": 1.5, "cap": 10.0}, "overall": {"mar": 0.2}}
+    assert shareable_document(doc) == {"odometer": {"store": "budget.sqlite3", "spent": 1.5, "cap": 10.0},
+                                       "overall": {"mar": 0.2}}
+    X = sp.csr_matrix(np.array([[0, 0, 0, 0], [1, 0, 1, 1], [1, 0, 0, 1.0]]))
+    ds = FederatedDataset.from_parts(X, np.array(["A"] * 3), value_kind="counts", value_max=5, name="t")
+    split = Split.of(X, sp.csr_matrix(X.shape), np.array([], dtype=int))
+    assert similar_evidence(ds, split, "A", ds.user_ids[0], [2, 3]) == ["no training data for this user to compare"] * 2

@@ -244,3 +244,27 @@ def test_the_specialty_centres_are_the_largest_hospitals():
     tetanus = df[df["item"] == "tetanus toxoid"].groupby("hospital")["patient_id"].nunique()
     share = (tetanus / stays).fillna(0.0)[stays.index]
     assert share.iloc[:3].median() > 2 * share.iloc[3:].median()
+
+
+def test_a_reexport_holds_the_same_people_under_new_names_with_only_the_changes_asked_for():
+    from dpfed_core.data.synthetic import reexport
+
+    ds = make_poisson(200, 30, 3, density=0.2, rng=1)
+
+    def people(d, prefix=""):
+        return sorted((str(d.entity_names[d.entity_of_user[i]]).removeprefix(prefix),
+                       tuple(sorted(zip(d.X[i].indices.tolist(), d.X[i].data.tolist())))) for i in range(d.n_users))
+
+    same = reexport(ds, pseudonyms=True, reorder=True, relabel="site-", seed=2)
+    assert (same.value_kind, same.value_max, list(same.item_ids)) == (ds.value_kind, ds.value_max, list(ds.item_ids))
+    assert sorted(same.entity_names) == sorted(f"site-{e}" for e in ds.entity_names)
+    assert not set(same.user_ids) & set(ds.user_ids) and people(same, "site-") == people(ds)
+    # reordered under the same ids: each id keeps its own row
+    moved = reexport(ds, reorder=True, seed=3)
+    row_of = {u: i for i, u in enumerate(ds.user_ids)}
+    assert list(moved.user_ids) != list(ds.user_ids)
+    assert all((moved.X[i] != ds.X[row_of[u]]).nnz == 0 for i, u in enumerate(moved.user_ids))
+    fewer = reexport(ds, remove=10, seed=4)
+    assert fewer.X.nnz == ds.X.nnz - 10 and ((ds.X - fewer.X).toarray() >= 0).all()
+    more = (reexport(ds, add=15, seed=4).X - ds.X).toarray()
+    assert more.sum() == 15 and more.min() == 0.0
