@@ -231,6 +231,20 @@ PUBLIC_LISTS = (f"{LOADERT}::test_load_data_reads_a_movielens_1m_directory_and_a
 SYNTHETIC_SPEC = (f"{LOADERT}::test_synthetic_data_is_seeded_by_default_the_paper_preset_applies_and_a_wrong_option_"
                   "is_named")
 SYNTHT = "tests/test_synthetic.py"
+SYN_SEED = f"{SYNTHT}::test_an_int_seed_reproduces_the_data_and_another_seed_or_none_draws_other_data"
+SYN_VARIED = f"{SYNTHT}::test_varied_sizes_round_floored_log_normal_weights_by_largest_remainders"
+SYN_WEIGHTS = f"{SYNTHT}::test_weights_of_another_length_or_not_all_positive_and_finite_are_refused"
+SYN_LIMITS = f"{SYNTHT}::test_parameters_at_or_beyond_their_limits_are_refused_by_name"
+SYN_SD = f"{SYNTHT}::test_the_interaction_term_has_the_stated_sd_whatever_the_rank_and_the_entity_effect"
+SYN_RATES = f"{SYNTHT}::test_counts_are_poisson_at_the_rates_of_the_returned_factors"
+SYN_DENSITY = f"{SYNTHT}::test_the_density_target_is_met_with_strong_entity_item_offsets"
+SYN_CLINIC = (f"{SYNTHT}::test_a_clinic_has_every_patient_asked_for_one_preferred_item_per_substitute_group_and_"
+              "hospitals_from_01")
+SYN_SUBSTITUTES = (f"{SYNTHT}::test_substitutes_share_their_leaders_rates_and_hospital_sizes_round_by_largest_"
+                   "remainders")
+SYN_SPECIALTY = f"{SYNTHT}::test_the_specialty_centres_are_the_largest_hospitals"
+SYN_REEXPORT = (f"{SYNTHT}::test_a_reexport_holds_the_same_people_under_new_names_with_only_the_changes_asked_"
+                "for")
 REPORTT = "tests/test_report.py"
 DASHT = "tests/test_dashboard_engine.py"
 CLIT = "tests/test_cli.py"
@@ -372,6 +386,30 @@ UI_INPUTS = "dpfed_core/ui/inputs.py"
 UI_JOBS = "dpfed_core/ui/jobs.py"
 UI_HISTORY = "dpfed_core/ui/history.py"
 UI_TABLES = "dpfed_core/ui/tables.py"
+HEADLINE = (f"{DASHT}::test_an_observed_runs_headline_is_rmse_then_two_ranking_metrics_and_messages_state_their_"
+            "shape")
+NOT_PRIVATE = f"{DASHT}::test_a_non_private_run_is_said_not_private_and_states_no_guarantee"
+METRICS_TABLE = f"{DASHT}::test_the_metrics_table_has_each_methods_entities_then_overall"
+CLINICAL = f"{DASHT}::test_clinical_data_is_named_in_stays_whatever_the_case_of_its_name"
+NOT_FINITE = f"{DASHT}::test_scores_that_are_not_finite_are_no_candidates_for_a_ranking"
+K_NEAREST = f"{DASHT}::test_the_evidence_counts_only_the_k_nearest_rows"
+FEATURED_KNOWN = f"{DASHT}::test_an_item_with_public_features_is_known_to_every_site"
+UNSHARED_EIGHT = (f"{DASHT}::test_the_unshared_note_counts_every_item_and_marks_more_only_beyond_the_eight_it_"
+                  "names")
+OWN_USERS = (f"{DASHT}::test_an_entitys_users_and_test_users_hold_none_of_the_next_entity_and_a_history_lists_the_"
+             "largest_values_first")
+EVENT_SPREAD = (f"{DASHT}::test_event_measures_of_an_entity_skip_users_without_hidden_items_and_their_spread_is_the_"
+                "sample_sds")
+BANNER_WORD = (f"{DASHT}::test_an_entity_gets_its_word_at_exactly_the_evidence_rules_test_users_and_beside_a_measure_"
+               "inside_its_noise")
+COUNTS_AND_COLUMNS = (f"{DASHT}::test_the_server_broadcast_and_ledger_tab_state_their_counts_and_name_every_"
+                      "column")
+ODOMETER_FIGURES = (f"{DASHT}::test_a_download_keeps_every_figure_of_the_odometer_and_a_user_without_training_rows_is_"
+                    "said_to_have_none")
+STRICT_DOWNLOAD = (f"{DASHT}::test_a_downloaded_document_is_strict_json_and_a_stored_runs_line_skips_undefined_metrics_"
+                   "and_escapes")
+EVAL_DEFAULTS = "dpfed_core/evaluation/defaults.py"
+COMMAND_LINE = f"{CLIT}::test_the_dashboards_command_line_writes_every_setting_the_run_used_and_none_it_did_not"
 UI_DEFAULTS = "dpfed_core/ui/defaults.py"
 UI_DATASETS = "dpfed_core/ui/datasets.py"
 UI_BUDGET = "dpfed_core/ui/budget.py"
@@ -382,6 +420,8 @@ BUDGET_CMD = "dpfed_core/cli/budget_cmd.py"
 SITE_CMD = "dpfed_core/cli/site_cmd.py"
 CLI_MAIN = "dpfed_core/cli/main.py"
 ADVT = "tests/test_dashboard_advice.py"
+DEFAULT_RUN = f"{ADVT}::test_every_setting_of_a_default_run_is_the_measurements_or_its_stated_constant"
+RUN_WORDS = f"{ADVT}::test_the_trust_note_sweep_mode_and_method_words_follow_the_runs_method"
 JOB_PROGRESS = f"{DASHT}::test_a_jobs_fraction_never_passes_one_nor_moves_back_and_its_time_left_extrapolates_it"
 JOB_CACHE = (f"{DASHT}::test_the_job_cache_drops_a_failed_job_keeps_a_running_one_and_evicts_the_least_recently"
              "_used")
@@ -2296,6 +2336,64 @@ MUTANTS = (
            (f"{SYNTHT}::test_the_exceedance_note_counts_counts_strictly_above_the_bound",)),
     Mutant("syn-one-user-per-entity-refused", SYNTH, "make_poisson", "n_entities > n_users", "n_entities >= n_users",
            (f"{SYNTHT}::test_as_many_entities_as_users_gives_each_entity_one_user",)),
+    # the synthetic data of the paper's experiments: a seed that does not reproduce (or is ignored), sizes not
+    # the stated rounding of the stated weights, a parameter out of range accepted or refused in numpy's
+    # words, a log rate missing one of its parts or calibrated without it, the clinic with other hospitals
+    Mutant("syn-int-seed-ignored", SYNTH, "_as_rng", "np.random.default_rng(rng)", "np.random.default_rng(0)",
+           (SYN_SEED,)),
+    Mutant("syn-no-seed-refused", SYNTH, "_as_rng", "rng is None or isinstance(rng, (int, np.integer))",
+           "isinstance(rng, (int, np.integer))", (SYN_SEED,)),
+    Mutant("syn-varied-weights-unfloored", SYNTH, "entity_sizes",
+           "np.maximum(np.exp(rng.normal(0.0, 0.6, n_entities)), 0.3)", "np.exp(rng.normal(0.0, 0.6, n_entities))",
+           (SYN_VARIED,)),
+    Mutant("syn-leftover-users-to-smallest-remainders", SYNTH, "entity_sizes", "np.argsort(-(raw - out), kind='stable')",
+           "np.argsort(raw - out, kind='stable')", (SYN_VARIED,)),
+    Mutant("syn-weights-of-another-length", SYNTH, "entity_sizes", "w.shape != (n_entities,)", "False", (SYN_WEIGHTS,)),
+    Mutant("syn-weights-non-finite", SYNTH, "entity_sizes", "not np.all(np.isfinite(w))", "False", (SYN_WEIGHTS,)),
+    Mutant("syn-zero-weight-told-to-add-users", SYNTH, "entity_sizes", "np.any(w <= 0)", "np.any(w < 0)",
+           (SYN_WEIGHTS,)),
+    Mutant("syn-bool-size-accepted", SYNTH, "make_poisson", "isinstance(v, bool)", "False", (SYN_LIMITS,)),
+    Mutant("syn-density-zero-in-numpys-words", SYNTH, "make_poisson", "0 < density < 1", "0 <= density < 1",
+           (SYN_LIMITS,)),
+    Mutant("syn-density-one-accepted", SYNTH, "make_poisson", "0 < density < 1", "0 < density <= 1", (SYN_LIMITS,)),
+    Mutant("syn-negative-entity-effect", SYNTH, "make_poisson", "0 <= entity_effect < 1", "entity_effect < 1",
+           (SYN_LIMITS,)),
+    Mutant("syn-negative-sd-in-numpys-words", SYNTH, "make_poisson", "min(interaction_sd, item_sd, entity_item_sd) < 0",
+           "False", (SYN_LIMITS,)),
+    Mutant("syn-interaction-sd-shrinks-with-rank", SYNTH, "make_poisson", "np.sqrt(interaction_sd / np.sqrt(rank))",
+           "np.sqrt(interaction_sd / rank)", (SYN_SD,)),
+    Mutant("syn-entity-effect-adds-variance", SYNTH, "make_poisson", "np.sqrt(1.0 - entity_effect)", "1.0", (SYN_SD,)),
+    Mutant("syn-density-calibrated-without-entity-offsets", SYNTH, "make_poisson", "a + E[ent[cal]] + U[cal] @ V.T",
+           "a + U[cal] @ V.T", (SYN_DENSITY,)),
+    Mutant("syn-item-popularity-dropped", SYNTH, "make_poisson", "eta += a", "pass", (SYN_RATES,)),
+    Mutant("syn-entity-item-offsets-dropped", SYNTH, "make_poisson", "eta += E[ent[start:stop]]", "pass", (SYN_RATES,)),
+    Mutant("syn-entity-item-offsets-of-the-first", SYNTH, "make_poisson", "E[ent[start:stop]]", "E[0]", (SYN_RATES,)),
+    Mutant("syn-literal-link-offset", SYNTH, "make_poisson",
+           "0.0 if density is None else brentq(_excess, -60.0, 20.0, xtol=1e-10)",
+           "brentq(_excess, -60.0, 20.0, xtol=1e-10) if density is not None else -1.0", (SYN_RATES,)),
+    Mutant("syn-not-generated", SYNTH, "make_poisson", "dataclasses.replace(ds, generated=True)", "ds", (SYN_RATES,)),
+    Mutant("syn-factors-entity-index-shifted", SYNTH, "make_poisson",
+           "{'U': U, 'V': V, 'a': a, 'E': E, 'b': b, 'entity': ent}",
+           "{'U': U, 'V': V, 'a': a, 'E': E, 'b': b, 'entity': ent + 1}", (SYN_RATES,)),
+    Mutant("syn-clinic-one-hospital", SYNTH, "make_clinic", "n_hospitals < 2", "n_hospitals < 1", (SYN_CLINIC,)),
+    Mutant("syn-clinic-floor-not-added", SYNTH, "make_clinic", "sizes += min_hospital", "pass", (SYN_CLINIC,)),
+    Mutant("syn-clinic-every-substitute-on-formulary", SYNTH, "make_clinic", "formulary[:, idx] = off_formulary", "pass",
+           (SYN_CLINIC,)),
+    Mutant("syn-clinic-hospitals-from-00", SYNTH, "make_clinic", "f'hospital {h + 1:02d}'", "f'hospital {h:02d}'",
+           (SYN_CLINIC,)),
+    Mutant("syn-clinic-substitute-without-leaders-profile", SYNTH, "make_clinic",
+           "prof[:, items.index(other)] = prof[:, lead]", "pass", (SYN_SUBSTITUTES,)),
+    Mutant("syn-clinic-sizes-to-smallest-remainders", SYNTH, "make_clinic", "np.argsort(-(raw - sizes), kind='stable')",
+           "np.argsort(raw - sizes, kind='stable')", (SYN_SUBSTITUTES,)),
+    Mutant("syn-clinic-specialties-to-smallest", SYNTH, "make_clinic", "np.argsort(-sizes, kind='stable')",
+           "np.argsort(sizes, kind='stable')", (SYN_SPECIALTY,)),
+    # the re-export the odometer's tests take for the same people: if it changed more than asked, they would
+    # test another dataset
+    Mutant("syn-reexport-removes-nothing", SYNTH, "reexport",
+           "keep[rng.choice(rows.size, remove, replace=False)] = False", "pass", (SYN_REEXPORT,)),
+    Mutant("syn-reexport-adds-twos", SYNTH, "reexport", "np.ones(add)", "2 * np.ones(add)", (SYN_REEXPORT,)),
+    Mutant("syn-reexport-relabel-ignored", SYNTH, "reexport", "np.char.add(relabel, names)", "names", (SYN_REEXPORT,)),
+    Mutant("syn-reexport-ids-not-reordered", SYNTH, "reexport", "uid[order]", "uid", (SYN_REEXPORT,)),
     Mutant("sample-not-generated", SAMPLES_PY, "load_sample", "replace(ds, generated=True)", "ds",
            ("tests/test_sample_data.py::test_a_sample_is_marked_generated_whatever_its_federation",)),
     Mutant("sample-from-any-folder-marked-generated", SAMPLES_PY, "load_sample", "not _is_bundled(path, meta['file'])",
@@ -2985,6 +3083,125 @@ MUTANTS = (
            "spec is not None and spec.uses_k", "True", (SETTINGS_LINE,)),
     Mutant("ui-settings-eps-for-non-private", "dpfed_core/evaluation/defaults.py", "settings_line",
            "spec is None or spec.uses_epsilon", "True", (SETTINGS_LINE,)),
+    # the pages' tables and sentences: what a reader takes as the run's numbers and words — a non-private run
+    # given a guarantee, an entity's users or test users reaching into the next entity, a spread of the wrong
+    # sd, a verdict withheld at the evidence rule or hidden by a measure inside its noise, a download that is
+    # not strict JSON, a headline, a message shape or an evidence count not as stated
+    Mutant("ui-observed-headline-every-ranking-metric", UI_TABLES, "headline_metrics", "ranking[:2]", "ranking",
+           (HEADLINE,)),
+    Mutant("ui-message-shapes-raw", UI_TABLES, "messages_table", "df['shape'] = df['shape'].map(shape_text)", "pass",
+           (HEADLINE,)),
+    Mutant("ui-non-private-run-given-a-guarantee", UI_TABLES, "guarantee_text", "not p['private']", "False",
+           (NOT_PRIVATE,)),
+    Mutant("ui-metrics-table-without-overall", UI_TABLES, "metrics_frame", "[*doc['entities'], doc['overall']]",
+           "doc['entities']", (METRICS_TABLE,)),
+    Mutant("ui-clinical-name-case-sensitive", UI_TABLES, "is_clinical", "str(ds.name).lower()", "str(ds.name)",
+           (CLINICAL,)),
+    Mutant("ui-infinite-scores-make-a-ranking", UI_TABLES, "cannot_rank", "s = s[np.isfinite(s)]", "pass",
+           (NOT_FINITE,)),
+    Mutant("ui-evidence-one-neighbour-more", UI_TABLES, "similar_evidence", "int(k)", "int(k) + 1", (K_NEAREST,)),
+    Mutant("ui-featured-items-unknown-to-a-site", UI_TABLES, "names_known_to", "ds.item_features is not None",
+           "False", (FEATURED_KNOWN,)),
+    Mutant("ui-unshared-ellipsis-at-eight", UI_TABLES, "unshared_items_notes", "len(unshared) > 8",
+           "len(unshared) >= 8", (UNSHARED_EIGHT,)),
+    Mutant("ui-entity-users-reach-the-next-entity", UI_TABLES, "entity_users", "sl.start <= i < sl.stop",
+           "sl.start <= i <= sl.stop", (OWN_USERS,)),
+    Mutant("ui-history-smallest-values-first", UI_TABLES, "user_history", "[True, False]", "[True, True]",
+           (OWN_USERS,)),
+    Mutant("ui-test-users-of-the-next-entity", UI_TABLES, "entity_test_users", "sl.start <= u < sl.stop",
+           "sl.start <= u <= sl.stop", (OWN_USERS,)),
+    Mutant("ui-set-metrics-poisoned-by-undefined-users", UI_TABLES, "entity_set_metrics", "np.nanmean(out[k])",
+           "np.mean(out[k])", (EVENT_SPREAD,)),
+    Mutant("ui-pr-auc-spread-population-sd", UI_TABLES, "entity_paired_spread", "np.std(diff, ddof=1)",
+           "np.std(diff)", (EVENT_SPREAD,)),
+    Mutant("ui-spread-of-one-test-user", UI_TABLES, "entity_paired_spread", "users.size < 2", "users.size < 1",
+           (EVENT_SPREAD,)),
+    Mutant("ui-banner-no-word-at-the-evidence-rule", UI_TABLES, "entity_standing_banner",
+           "n_test < MIN_EVIDENCE_USERS", "n_test <= MIN_EVIDENCE_USERS", (BANNER_WORD,)),
+    Mutant("ui-banner-noise-hides-a-worse-measure", UI_TABLES, "entity_standing_banner",
+           "cmp.get('noise') and (not cmp['worse']) and (not cmp['better'])",
+           "cmp.get('noise') and (not cmp['better'])", (BANNER_WORD,)),
+    Mutant("ui-download-not-strict-json", UI_TABLES, "document_json", "json_safe(shareable_document(doc))",
+           "shareable_document(doc)", (STRICT_DOWNLOAD,)),
+    Mutant("ui-stored-run-shows-nan", UI_TABLES, "stored_run_summary", "math.isfinite(o[k])", "True",
+           (STRICT_DOWNLOAD,)),
+    Mutant("ui-stored-run-markdown-unescaped", UI_TABLES, "stored_run_summary",
+           "escape_md(f'{method}, {where}: {label}' + (f' — {metrics}' if metrics else ''))",
+           "f'{method}, {where}: {label}' + (f' — {metrics}' if metrics else '')", (STRICT_DOWNLOAD,)),
+    Mutant("ui-broadcast-without-its-receivers", UI_TABLES, "progress_text",
+           "f\"Round 2 · server broadcasts V to {info.get('receivers', '?')} entities\"",
+           "'Round 2 · server broadcasts V'", (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-server-prototypes-uncounted", UI_TABLES, "progress_text", "info.get('n_prototypes', '?')", "'?'",
+           (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-empty-ledger-without-columns", UI_TABLES, "ledger_table",
+           "pd.DataFrame(columns=['entity', 'stage', 'mechanism', 'epsilon', 'delta', 'sensitivity', 'noise_scale', "
+           "'note'])", "df", (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-broadcast-columns-from-zero", UI_TABLES, "broadcast_column_names", "f'column {c + 1}'", "f'column {c}'",
+           (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-few-test-users-rule-misstated", UI_TABLES, "few_test_users_text", "MIN_EVIDENCE_USERS",
+           "MIN_EVIDENCE_USERS - 1", (COUNTS_AND_COLUMNS,)),
+    Mutant("ui-no-test-users-hint-misstated", UI_TABLES, "entity_standing_banner", "n_hidden", "n_hidden + 1",
+           (COUNTS_AND_COLUMNS,), nth=0),
+    Mutant("ui-download-drops-the-odometers-figures", UI_TABLES, "shareable_document",
+           "{**odo, 'store': PurePath(str(odo['store'])).name}", "{'store': PurePath(str(odo['store'])).name}",
+           (ODOMETER_FIGURES,)),
+    Mutant("ui-evidence-for-a-user-without-training-rows", UI_TABLES, "similar_evidence", "mine == 0", "False",
+           (ODOMETER_FIGURES,)),
+    # the one starting configuration of both front ends and the command line that reproduces a run: a setting
+    # not the measurement's (or not its stated constant without it), ε spent by a method that spends none, a
+    # measured method this registry lacks, a sweep in the wrong mode, a flag the run used left out or one it
+    # did not use written in
+    Mutant("defaults-file-without-defaults-read", EVAL_DEFAULTS, "measured_defaults",
+           "doc if doc and isinstance(doc.get('defaults'), dict) else None", "doc", (DEFAULT_RUN,)),
+    Mutant("defaults-measured-infinity-read-as-one", EVAL_DEFAULTS, "_epsilon",
+           "math.inf if value in ('inf', None) else float(value)", "1.0 if value in ('inf', None) else float(value)",
+           (DEFAULT_RUN,)),
+    Mutant("defaults-k-five", EVAL_DEFAULTS, MODULE, "DEFAULT_K = 10", "DEFAULT_K = 5", (DEFAULT_RUN,)),
+    Mutant("defaults-unknown-measured-method-run", EVAL_DEFAULTS, "default_method",
+           "measured.get('method') in available_methods()", "True", (DEFAULT_RUN,)),
+    Mutant("defaults-measured-method-ignored", EVAL_DEFAULTS, "default_method",
+           "measured and measured.get('method') in available_methods()", "False", (DEFAULT_RUN,)),
+    Mutant("defaults-non-private-method-given-epsilon", EVAL_DEFAULTS, "default_config",
+           "METHODS.get(method) is not None and METHODS[method].uses_epsilon", "True", (DEFAULT_RUN,)),
+    Mutant("defaults-epsilon-ten-without-measurement", EVAL_DEFAULTS, "default_config",
+           "_epsilon(measured['epsilon']) if from_file else 1.0",
+           "_epsilon(measured['epsilon']) if from_file else 10.0", (DEFAULT_RUN,)),
+    Mutant("defaults-measured-delta-ignored", EVAL_DEFAULTS, "default_config",
+           "float(measured.get('delta', DEFAULT_DELTA)) if from_file else DEFAULT_DELTA", "DEFAULT_DELTA",
+           (DEFAULT_RUN,)),
+    Mutant("defaults-ridge-one", EVAL_DEFAULTS, "default_config", "RunConfig(method=method)", "1.0", (DEFAULT_RUN,),
+           arg="lam"),
+    Mutant("defaults-trust-note-of-a-prototype-run-says-its-own", EVAL_DEFAULTS, "trust_model_note",
+           "is_summable(method)", "True", (RUN_WORDS,)),
+    Mutant("defaults-rmse-sweep-in-zero-mode", EVAL_DEFAULTS, "sweep_mode",
+           "mode is None and metric not in RMSE_METRICS", "mode is None", (RUN_WORDS,)),
+    Mutant("defaults-sweep-overrides-a-given-mode", EVAL_DEFAULTS, "sweep_mode",
+           "mode is None and metric not in RMSE_METRICS", "metric not in RMSE_METRICS", (RUN_WORDS,)),
+    Mutant("defaults-observed-note-counts-undefined-methods", EVAL_DEFAULTS, "observed_ranking_note", "len(mars)",
+           "len(docs)", (RUN_WORDS,)),
+    Mutant("defaults-prototype-method-said-secure", EVAL_DEFAULTS, "method_words",
+           "is_summable(method) and c.get('aggregation') == 'secure'", "c.get('aggregation') == 'secure'",
+           (RUN_WORDS,)),
+    Mutant("defaults-observed-note-without-ranking-metrics", EVAL_DEFAULTS, "observed_ranking_note",
+           "any(('mar' in (d.get('overall') or {}) for d in docs.values()))", "True", (RUN_WORDS,)),
+    Mutant("cli-line-without-prototype-parameters", EVAL_DEFAULTS, "cli_command",
+           "{**(c.get('prototype_params') or {}), **(c.get('method_params') or {})}",
+           "{**(c.get('method_params') or {})}", (COMMAND_LINE,)),
+    Mutant("cli-line-epsilon-of-a-non-private-run", EVAL_DEFAULTS, "cli_command", "spec is None or spec.uses_epsilon",
+           "True", (COMMAND_LINE,)),
+    Mutant("cli-line-sweep-writes-the-runs-epsilon", EVAL_DEFAULTS, "cli_command", "'epsilon' not in per_point",
+           "True", (COMMAND_LINE,)),
+    Mutant("cli-line-sweep-writes-the-runs-seed", EVAL_DEFAULTS, "cli_command", "key not in per_point", "True",
+           (COMMAND_LINE,)),
+    Mutant("cli-line-without-dropouts", EVAL_DEFAULTS, "cli_command", "c.get('max_dropouts')", "False",
+           (COMMAND_LINE,)),
+    Mutant("cli-line-without-aggregation", EVAL_DEFAULTS, "cli_command", "is_summable(method)", "False",
+           (COMMAND_LINE,)),
+    Mutant("cli-line-parameter-none-as-python", EVAL_DEFAULTS, "cli_command", "'none' if value is None else value",
+           "value", (COMMAND_LINE,)),
+    Mutant("cli-line-switch-given-a-value", EVAL_DEFAULTS, "cli_command", "value is True", "False", (COMMAND_LINE,)),
+    Mutant("cli-line-sweep-grid-of-a-non-private-run", EVAL_DEFAULTS, "sweep_command",
+           "spec is None or spec.uses_epsilon", "True", (COMMAND_LINE,)),
     Mutant("ui-widget-secure-inverted", UI_DEFAULTS, "widget_state",
            "cfg.aggregation == 'secure'", "cfg.aggregation != 'secure'", (SETTINGS_LINE,)),
     Mutant("ui-data-small-entity-at-threshold", UI_DATASETS, "entity_table",

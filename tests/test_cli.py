@@ -760,3 +760,25 @@ def test_a_sweep_prints_every_note_of_its_document(tmp_path, capsys):
     assert any("treats --k 4 as a maximum" in n for n in notes), notes
     for n in notes:
         assert f"note: {render_message(n, CLI_NAMES)}" in printed, (n, printed)
+
+
+def test_the_dashboards_command_line_writes_every_setting_the_run_used_and_none_it_did_not():
+    import math
+
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.defaults import cli_command, sweep_command
+
+    secure = {"method": "dp-cooccurrence", "epsilon": 2.0, "delta": 1e-6, "rank": 3, "seed": 4,
+              "aggregation": "secure", "max_dropouts": 1, "method_params": {"pop_share": None}}
+    line = cli_command(secure, "d.csv", {"headerless": True, "drop_missing": False})
+    assert "--aggregation secure" in line and "--max-dropouts 1" in line and "--param pop_share=none" in line
+    assert "--epsilon 2 --delta 1e-06" in line and " --no-header " in line
+    assert "--drop-missing" not in line and "True" not in line and "False" not in line
+    proto = cli_command({"method": "dp-gaussian", "epsilon": 1.0, "k": 4, "prototype_params": {"split": 0.3}}, "d.csv")
+    assert "--k 4" in proto and "--param split=0.3" in proto and "--server-weighting none" in proto
+    local = cli_command({"method": "local", "epsilon": math.inf, "rank": 3, "seed": 4}, "d.csv")
+    assert "--epsilon" not in local and "--delta" not in local and "--aggregation" not in local
+    # a sweep sets ε and the seed for each of its runs: the run's own are not written beside its grid
+    sweep = cli_command(secure, "d.csv", command="sweep", per_point=("epsilon", "seed"))
+    assert "--epsilon " not in sweep and "--seed" not in sweep and "--delta 1e-06" in sweep and "--rank 3" in sweep
+    assert "--epsilons" not in sweep_command(RunConfig(method="local"), [1.0], [0, 1], ["dp-popularity"], "mar", "d.csv")

@@ -450,3 +450,65 @@ def test_an_epsilon_below_the_request_is_explained_by_the_accountant_that_compos
     assert dash.epsilon_below_request(doc) == "of ε = 1 requested: its stages compose by zCDP to less than their sum"
     basic = {**doc, "privacy": {**doc["privacy"], "accountant": {"within_run": "basic composition (ε and δ add up)"}}}
     assert dash.epsilon_below_request(basic) == "of ε = 1 requested; the rest was not spent (the run's notes say why)"
+
+
+def _defaults_file(tmp_path, name, **changes):
+    p = tmp_path / f"{name}.json"
+    p.write_text(json.dumps({"defaults": {"method": "dp-cooccurrence", "aggregation": "secure", "rank": 4,
+                                          "epsilon": 3.0, "delta": 2e-6, **changes}}))
+    return p
+
+
+def test_every_setting_of_a_default_run_is_the_measurements_or_its_stated_constant(tmp_path, clinic):
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+    from dpfed_core.evaluation import defaults as ed
+
+    p = _defaults_file(tmp_path, "measured")
+    cfg = ed.default_config(clinic, path=p)
+    assert (cfg.method, cfg.epsilon, cfg.delta, cfg.rank, cfg.aggregation) == ("dp-cooccurrence", 3.0, 2e-6, 4, "secure")
+    assert (cfg.k, cfg.lam, cfg.seed, cfg.max_iter, cfg.mode) == (10, 0.1, 0, 100, "zero")
+    # a method that spends no ε runs at ∞ whatever was measured; a prototype method never runs secure aggregation
+    local = ed.default_config(clinic, "local", path=p)
+    assert math.isinf(local.epsilon) and local.aggregation == "none" and local.rank == 4
+    proto = ed.default_config(clinic, "dp-gaussian", path=p)
+    assert (proto.epsilon, proto.aggregation, proto.k) == (3.0, "none", 10)
+    assert ed.default_config(clinic, "dp-popularity", path=p).aggregation == "secure"
+    assert math.isinf(ed.default_config(clinic, path=_defaults_file(tmp_path, "inf", epsilon="inf")).epsilon)
+    # a measured method this registry does not know is not run: the recommended one is
+    assert ed.default_method(_defaults_file(tmp_path, "plugin", method="no-such-method")) == ed.RECOMMENDED_METHOD
+    assert ed.default_method(_defaults_file(tmp_path, "als", method="dp-als")) == "dp-als"
+    # a file whose defaults are not a mapping is no measurement: the plain defaults, nothing claimed
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"defaults": "dp-als"}))
+    assert ed.measured_defaults(bad) is None
+    plain = ed.default_config(clinic, path=bad)
+    assert (plain.method, plain.epsilon, plain.delta, plain.rank, plain.aggregation) == (
+        "dp-cooccurrence", 1.0, 1e-6, 5, "none")
+    ratings = FederatedDataset.from_parts(sp.csr_matrix(np.array([[4.0, 0], [0, 5.0]])), np.array(["A", "B"]),
+                                          value_kind="ratings", value_max=5)
+    assert ed.default_config(ratings, path=p).mode == "observed"
+
+
+def test_the_trust_note_sweep_mode_and_method_words_follow_the_runs_method():
+    from dpfed_core.evaluation.defaults import method_words, observed_ranking_note, sweep_mode, trust_model_note
+
+    assert trust_model_note("dp-gaussian", "none", ["dp-gaussian", "dp-cooccurrence", "local"]) == (
+        "dp-cooccurrence ran without secure aggregation (each entity adds the full noise to its own release): "
+        "dp-gaussian sends each entity's release to the server, and the methods it is compared with run under that "
+        "trust model")
+    assert trust_model_note("dp-popularity", "secure", ["dp-popularity", "dp-cooccurrence", "dp-popularity"]) == (
+        "dp-popularity, dp-cooccurrence ran with secure aggregation (the server learns only the entities' sum): "
+        "the run's trust model, the same for every method here")
+    # a ranking metric sweeps in zero mode unless a mode is given; an RMSE keeps the run's own
+    assert sweep_mode(None) == sweep_mode(None, "ndcg_at_10") == "zero"
+    assert sweep_mode(None, "test_rmse") is None and sweep_mode("observed", "mar") == "observed"
+    assert method_words({"method": "dp-cooccurrence", "aggregation": "secure"}) == "dp-cooccurrence (secure aggregation)"
+    assert method_words({"method": "dp-gaussian", "aggregation": "secure"}) == "dp-gaussian"
+    # a method whose MAR is undefined is not one of those compared
+    docs = {"local": {"overall": {"mar": 0.127}}, "central": {"overall": {"mar": 0.283}},
+            "dp-als": {"overall": {"mar": float("nan")}}}
+    assert "(MAR 0.283, the highest of the 2 compared)" in observed_ranking_note(docs, "observed")
+    assert observed_ranking_note({"central": {"overall": {"test_rmse": 0.9}}}, "observed") is None  # nothing ranked

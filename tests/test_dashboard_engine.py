@@ -1155,3 +1155,191 @@ def test_the_privacy_statement_says_each_assumption_and_condition_the_run_docume
     assert FLOAT_SAMPLER_NOTE in text and "formed by Flower's SecAgg+" in text and "Its noise was drawn once" in text
     text = dash.guarantee_text({"privacy": {**privacy, "trust": {"aggregation": "none"}}})
     assert text.endswith("\n\nNo secure aggregation: every entity added the full noise to its own release.")
+
+
+def test_an_observed_runs_headline_is_rmse_then_two_ranking_metrics_and_messages_state_their_shape():
+    from dpfed_core.ui.tables import headline_metrics, messages_table
+
+    assert [k for k, _, _ in headline_metrics("observed")] == ["test_rmse", "mar", "ndcg_at_10"]
+    assert [k for k, _, _ in headline_metrics("zero")] == ["mar", "ndcg_at_10", "precision_at_10"]
+    df = messages_table({"messages": [{"round": 1, "sender": "A", "receiver": "server", "content": "prototypes",
+                                       "shape": [4, 9], "bytes": 288}]})
+    assert df["shape"].tolist() == ["4 × 9"] and df["sender"].tolist() == ["A"]
+
+
+def test_a_non_private_run_is_said_not_private_and_states_no_guarantee():
+    from dpfed_core.ui.tables import guarantee_text
+
+    doc = {"privacy": {"private": False, "label": "not private (central)", "epsilon": math.inf, "delta": 0.0,
+                       "requested_epsilon": math.inf, "requested_delta": 0.0, "assumptions": ["a"],
+                       "simulation": False, "warnings": []}}
+    text = guarantee_text(doc)
+    assert text.startswith("**Not private.** not private") and "-DP" not in text and "(1) a" not in text
+
+
+def test_the_metrics_table_has_each_methods_entities_then_overall():
+    from dpfed_core.ui.tables import metrics_frame
+
+    def doc(label, a, overall):
+        return {"method": {"label": label, "privacy_model": "pm"}, "privacy": {"label": "g"},
+                "entities": [{"name": "A", "mar": a}], "overall": {"name": "overall", "mar": overall}}
+
+    df = metrics_frame({"m1": doc("one", 0.2, 0.25), "m2": doc("two", 0.3, 0.35)})
+    assert df[["method", "entity", "mar"]].values.tolist() == [["m1", "A", 0.2], ["m1", "overall", 0.25],
+                                                               ["m2", "A", 0.3], ["m2", "overall", 0.35]]
+
+
+def test_clinical_data_is_named_in_stays_whatever_the_case_of_its_name():
+    from dpfed_core.ui.tables import unit_word
+
+    for name in ("eICU-CRD demo", "Sample: clinic (regions)", "Clinic export"):
+        assert unit_word(tiny(name=name)) == "stays" and unit_word(tiny(name=name), plural=False) == "stay"
+    assert unit_word(tiny(name="MovieLens 100k")) == "users"
+
+
+def test_scores_that_are_not_finite_are_no_candidates_for_a_ranking():
+    from dpfed_core.ui.tables import cannot_rank
+
+    assert "same score" in cannot_rank(np.array([0.5, 0.5, -np.inf, np.nan]), "model")
+    assert "no item left" in cannot_rank(np.array([-np.inf, np.nan]), "model")
+    assert cannot_rank(np.array([0.5, 0.4, -np.inf]), "model") is None
+
+
+def test_the_evidence_counts_only_the_k_nearest_rows():
+    import scipy.sparse as sp
+
+    from dpfed_core.data.split import Split
+    from dpfed_core.ui.tables import similar_evidence
+
+    # user 0 has items {0, 1}; user 2 ({0, 3}) is nearer to it than user 1 ({0, 2, 3})
+    X = sp.csr_matrix(np.array([[1, 1, 0, 0], [1, 0, 1, 1], [1, 0, 0, 1], [0, 0, 0, 1.0]]))
+    ds = FederatedDataset.from_parts(X, np.array(["A"] * 4), value_kind="counts", value_max=5, name="t")
+    split = Split.of(X, sp.csr_matrix(X.shape), np.array([], dtype=int))
+    assert similar_evidence(ds, split, "A", ds.user_ids[0], [2, 3], k=1) == ["seen with 0 of 1 similar users",
+                                                                           "seen with 1 of 1 similar users"]
+
+
+def test_an_item_with_public_features_is_known_to_every_site():
+    from dataclasses import replace
+
+    ds, split, result = _two_disjoint_sites()
+    F = np.zeros((ds.n_items, 1))
+    F[8] = 1.0  # b2 is described in the public feature table
+    featured = replace(ds, item_features=F, item_feature_names=("f",))
+    assert dash.names_known_to(featured, split, result, "A").tolist() == [True] * 6 + [False, False, True] + [False] * 3
+
+
+def test_the_unshared_note_counts_every_item_and_marks_more_only_beyond_the_eight_it_names():
+    ds, split, result, *_ = _scored_run()
+    for n, more in ((8, False), (9, True)):
+        result.extra = {"catalogue": list(range(n, ds.n_items))}
+        (note,) = dash.unshared_items_notes(ds, result, "patients")
+        assert note.startswith(f"**{n} of {ds.n_items} items were left out")
+        assert (" …. Each entity's" in note) is more and str(ds.item_names[7]) in note
+        assert str(ds.item_names[8]) not in note.split(" — ")[1].split(". Each")[0]
+
+
+def test_an_entitys_users_and_test_users_hold_none_of_the_next_entity_and_a_history_lists_the_largest_values_first():
+    import scipy.sparse as sp
+
+    from dpfed_core.data.split import Split
+    from dpfed_core.ui.tables import entity_test_users, entity_users, user_history
+
+    ds = tiny(user_ids=["u0", "u1", "u2", "u3"])  # A: rows 0–1, B: rows 2–3
+    assert entity_users(ds, "A", test_users_only=np.array([2, 1])) == ["u1", "u0"]
+    test = sp.csr_matrix(np.array([[0, 4.0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]))
+    split = Split.of(ds.X, test, np.array([0, 2]))
+    assert entity_test_users(ds, split, "A").tolist() == [0] and entity_test_users(ds, split, "B").tolist() == [2]
+    df = user_history(ds, split, "A", "u0")
+    assert df[["value", "status"]].values.tolist() == [[4.0, "hidden (test)"], [2.0, "training data"],
+                                                       [1.0, "training data"]]
+
+
+def test_event_measures_of_an_entity_skip_users_without_hidden_items_and_their_spread_is_the_sample_sds():
+    """PR-AUC's paired spread is the sd of the per-user differences (n − 1) over √n; one test user has no
+    spread at all; the entity's set measures average over the users who have hidden items."""
+    from types import SimpleNamespace
+
+    from dpfed_core.evaluation.metrics import set_metrics
+    from dpfed_core.ui.tables import entity_set_metrics
+
+    rng = np.random.default_rng(4)
+    n_users, m = 30, 12
+    train = sp.csr_matrix((rng.random((n_users, m)) < 0.3).astype(float))
+    hidden = (rng.random((n_users, m)) < 0.25) & (train.toarray() == 0)
+    hidden[16] = False  # a test user whose row has nothing hidden
+    test = sp.csr_matrix(hidden.astype(float))
+    ds = SimpleNamespace(entity_slices=lambda: [slice(0, 15), slice(15, 30)], entity_index=["A", "B"].index)
+    split = SimpleNamespace(train=train, test=test, test_users=np.arange(n_users))
+    S1, S2 = rng.random((n_users, m)), rng.random((n_users, m))
+    model = lambda S: SimpleNamespace(entity_factors=lambda: SimpleNamespace(scores=lambda u: S[u]))  # noqa: E731
+    users = np.arange(15, 30)
+    a, b = (set_metrics(S[users], train[users], test[users], 10) for S in (S1, S2))
+    diff = (a["pr_auc"] - b["pr_auc"])[np.isfinite(a["pr_auc"] - b["pr_auc"])]
+    assert diff.size == 14
+    out = dash.entity_paired_spread(ds, split, model(S1), model(S2), "B", events=True)
+    assert out["pr_auc"] == pytest.approx(np.std(diff, ddof=1) / np.sqrt(14))
+    got = entity_set_metrics(ds, split, model(S1), "B")
+    assert got["n"] == 15 and got["pr_auc"] == pytest.approx(np.nanmean(a["pr_auc"]))
+    assert got["jaccard"] == pytest.approx(np.nanmean(a["jaccard"])) and math.isfinite(got["f1"])
+    one = SimpleNamespace(train=train, test=test, test_users=np.array([3, 20]))
+    assert dash.entity_paired_spread(ds, one, model(S1), model(S2), "B", events=True) == {
+        "mar": None, "pr_auc": None, "n": 1, "mar_diff": None}
+
+
+def test_an_entity_gets_its_word_at_exactly_the_evidence_rules_test_users_and_beside_a_measure_inside_its_noise():
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS
+
+    worse = dash.entity_against_alone(0.14, 0.12)
+    assert dash.entity_standing_banner(worse, MIN_EVIDENCE_USERS, "H1", "stay", "stays", "x", 0.14, 0.12, 5)[0] == "error"
+    assert dash.entity_standing_banner(worse, MIN_EVIDENCE_USERS - 1, "H1", "stay", "stays", "x", 0.14, 0.12,
+                                       5)[0] == "info"
+    # MAR inside its noise, PR-AUC worse beyond its own: the worse word stands
+    mixed = dash.entity_against_alone(0.14, 0.12, {"pr_auc": 0.20}, {"pr_auc": 0.30}, {"mar": 0.0103, "pr_auc": 0.001})
+    assert mixed["mar"] == "noise" and mixed["worse"]
+    assert dash.entity_standing_banner(mixed, 40, "H1", "stay", "stays", "x", 0.14, 0.12, 5)[0] == "error"
+
+
+def test_a_downloaded_document_is_strict_json_and_a_stored_runs_line_skips_undefined_metrics_and_escapes():
+    import json
+
+    from dpfed_core.ui.tables import document_json, stored_run_summary
+
+    text = document_json({"privacy": {"epsilon": math.inf, "requested_epsilon": -math.inf}, "overall": {"mar": 0.2}})
+    back = json.loads(text, parse_constant=lambda c: pytest.fail(f"non-standard JSON constant {c}"))
+    assert back["privacy"] == {"epsilon": "inf", "requested_epsilon": "-inf"}
+    doc = {"method": {"name": "dp-cooccurrence"}, "config": {"mode": "zero"},
+           "privacy": {"label": "**(3, 1e-06)-DP**"}, "overall": {"mar": float("nan"), "ndcg_at_10": 0.31}}
+    line = stored_run_summary(doc)
+    assert "MAR" not in line and "nan" not in line and "NDCG@10 0.3100" in line
+    assert "**" not in line  # a label is text, never Markdown of its own
+
+
+def test_the_server_broadcast_and_ledger_tab_state_their_counts_and_name_every_column():
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS
+    from dpfed_core.ui.tables import broadcast_column_names, ledger_table, progress_text
+
+    assert progress_text("server_start", {"n_prototypes": 30}) == (
+        "Server · fitting V on 30 stacked prototypes (no privacy cost)…")
+    assert progress_text("broadcast", {"receivers": 4}) == "Round 2 · server broadcasts V to 4 entities"
+    assert broadcast_column_names((slice(0, 2), None), 4) == ["factor 1", "factor 2", "column 3", "column 4"]
+    assert list(ledger_table({"privacy": {"ledger": []}}).columns) == [
+        "entity", "stage", "mechanism", "epsilon", "delta", "sensitivity", "noise_scale", "note"]
+    few = dash.few_test_users_text("H1", 3, "stay", "stays", "x", 0.2, 0.21)
+    assert f"(under {MIN_EVIDENCE_USERS})" in few
+    none = dash.entity_against_alone(None, 0.12)
+    assert "A test stay needs more than 5 entries" in dash.entity_standing_banner(none, 0, "H1", "stay", "stays", "x",
+                                                                                   None, 0.12, 5)[1]
+
+
+def test_a_download_keeps_every_figure_of_the_odometer_and_a_user_without_training_rows_is_said_to_have_none():
+    from dpfed_core.data.split import Split
+    from dpfed_core.ui.tables import shareable_document, similar_evidence
+
+    doc = {"odometer": {"store": "/srv/owner/budget.sqlite3", "spent": 1.5, "cap": 10.0}, "overall": {"mar": 0.2}}
+    assert shareable_document(doc) == {"odometer": {"store": "budget.sqlite3", "spent": 1.5, "cap": 10.0},
+                                       "overall": {"mar": 0.2}}
+    X = sp.csr_matrix(np.array([[0, 0, 0, 0], [1, 0, 1, 1], [1, 0, 0, 1.0]]))
+    ds = FederatedDataset.from_parts(X, np.array(["A"] * 3), value_kind="counts", value_max=5, name="t")
+    split = Split.of(X, sp.csr_matrix(X.shape), np.array([], dtype=int))
+    assert similar_evidence(ds, split, "A", ds.user_ids[0], [2, 3]) == ["no training data for this user to compare"] * 2

@@ -113,3 +113,158 @@ def test_as_many_entities_as_users_gives_each_entity_one_user():
     assert [r["users"] for r in ds.summary()] == [1, 1, 1]
     with pytest.raises(ConfigError, match="3 entities need at least as many users"):
         make_poisson(2, 5, 3, rng=0)
+
+
+def test_an_int_seed_reproduces_the_data_and_another_seed_or_none_draws_other_data():
+    a, b, c = (make_poisson(200, 30, 2, density=0.2, rng=s) for s in (5, 5, 6))
+    assert (a.X != b.X).nnz == 0 and (a.X != c.X).nnz > 0
+    fresh = make_poisson(200, 30, 2, density=0.2, rng=None)  # no seed: OS entropy, not an error
+    assert fresh.X.shape == (200, 30)
+    assert make_clinic(4, n_hospitals=6, n_patients=200).equals(make_clinic(4, n_hospitals=6, n_patients=200))
+    assert not make_clinic(4, n_hospitals=6, n_patients=200).equals(make_clinic(5, n_hospitals=6, n_patients=200))
+    with pytest.raises(ConfigError, match="rng must be"):
+        make_poisson(20, 5, 2, rng="7")
+
+
+def test_varied_sizes_round_floored_log_normal_weights_by_largest_remainders():
+    """Each weight is exp(N(0, 0.6²)) floored at 0.3 (the same draws from the same generator); the users
+    left after flooring go one each to the largest remainders."""
+    for seed in range(5):
+        sizes = entity_sizes(1000, 40, "varied", np.random.default_rng(seed))
+        w = np.maximum(np.exp(np.random.default_rng(seed).normal(0.0, 0.6, 40)), 0.3)
+        raw = w / w.sum() * 1000
+        assert sizes.sum() == 1000
+        assert np.all((sizes == np.floor(raw)) | (sizes == np.floor(raw) + 1))
+        extra = sizes - np.floor(raw)
+        assert extra.sum() == 1000 - np.floor(raw).sum()
+        assert (raw - np.floor(raw))[extra == 1].min() >= (raw - np.floor(raw))[extra == 0].max()
+    assert entity_sizes(10, 3, [1, 2, 3], np.random.default_rng(0)).tolist() == [2, 3, 5]
+
+
+@pytest.mark.parametrize("weights", [[1, 2, 3], [1, 0], [1, -1], [1, float("nan")], [1, float("inf")]])
+def test_weights_of_another_length_or_not_all_positive_and_finite_are_refused(weights):
+    with pytest.raises(ConfigError, match="sizes must be 2 positive numbers"):
+        entity_sizes(10, 2, weights, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"rank": 0}, "rank must be a positive whole number"), ({"rank": True}, "rank must be a positive whole number"),
+    ({"n_items": 2.0}, "n_items must be"), ({"density": 0.0}, "density"), ({"density": 1.0}, "density"),
+    ({"entity_effect": -0.1}, "entity_effect"), ({"item_sd": -0.1}, "standard deviations"),
+    ({"interaction_sd": -1.0}, "standard deviations"), ({"entity_item_sd": -0.5}, "standard deviations"),
+    ({"value_max": float("inf")}, "value_max"), ({"value_max": float("nan")}, "value_max"),
+    ({"value_max": -1.0}, "value_max"),
+])  # fmt: skip
+def test_parameters_at_or_beyond_their_limits_are_refused_by_name(kw, match):
+    with pytest.raises(ConfigError, match=match):
+        make_poisson(**{"n_users": 100, "n_items": 10, "n_entities": 2, **kw}, rng=0)
+
+
+def test_the_interaction_term_has_the_stated_sd_whatever_the_rank_and_the_entity_effect():
+    """sd(u·v) = interaction_sd for any ℓ and ρ: the factors' variance is interaction_sd / √ℓ, and an
+    entity's share of the user variance is taken out of it, not added to it."""
+    for rank, rho in ((4, 0.0), (64, 0.0), (16, 0.5)):
+        _, f = make_poisson(4000, 120, 4, rank=rank, interaction_sd=1.5, entity_effect=rho, sizes="uniform",
+                            rng=np.random.default_rng(rank), return_factors=True)
+        assert abs(float(np.std(f["U"] @ f["V"].T)) / 1.5 - 1) < 0.1
+        assert abs(float(np.var(f["U"])) / (1.5 / np.sqrt(rank)) - 1) < 0.1
+
+
+def test_counts_are_poisson_at_the_rates_of_the_returned_factors():
+    """Every part of the log rate counts: summed over an entity's users, each item's counts match the sum of
+    exp(b + a_j + e_hj + u_i·v_j) over them (unclipped: the bound is far above any count)."""
+    ds, f = make_poisson(6000, 25, 3, rank=3, density=0.4, item_sd=1.0, entity_item_sd=1.0, value_max=1e9,
+                         rng=np.random.default_rng(11), return_factors=True)
+    assert ds.generated and f["entity"].tolist() == ds.entity_of_user.tolist()
+    eta = f["b"] + f["a"] + f["E"][f["entity"]] + f["U"] @ f["V"].T
+    rate = np.exp(np.minimum(eta, 30.0))
+    X = ds.X.toarray()
+    for h in range(3):
+        rows = f["entity"] == h
+        got, want = X[rows].sum(axis=0), rate[rows].sum(axis=0)
+        big = want > 400
+        assert big.sum() >= 10
+        np.testing.assert_allclose(got[big], want[big], rtol=0.15)
+    _, paper = make_poisson(300, 20, 2, density=None, rng=0, return_factors=True)
+    assert paper["b"] == 0.0  # no density target: the paper's literal link
+
+
+def test_the_density_target_is_met_with_strong_entity_item_offsets():
+    ds = make_poisson(3000, 80, 4, rank=3, density=0.1, entity_item_sd=2.0, rng=np.random.default_rng(2))
+    assert abs(ds.X.nnz / (3000 * 80) - 0.1) < 0.01
+
+
+def test_a_clinic_has_every_patient_asked_for_one_preferred_item_per_substitute_group_and_hospitals_from_01():
+    from dpfed_core.data.synthetic import SUBSTITUTES
+
+    df = make_clinic(np.random.default_rng(1), n_hospitals=6, n_patients=360, min_hospital=40, off_formulary=0.0)
+    assert df["patient_id"].nunique() > 350 and df["patient_id"].max() <= "P00360"
+    assert sorted(df["hospital"].unique()) == [f"hospital 0{h}" for h in range(1, 7)]
+    assert (df.groupby("hospital")["patient_id"].nunique() >= 39).all()
+    for group, _ in SUBSTITUTES:  # off formulary at rate 0: each hospital uses one item of each group
+        used = df[df["item"].isin(group)].groupby("hospital")["item"].nunique()
+        assert (used <= 1).all(), group
+    # with the others at a rate of their own, the substitutes of a used item are used too
+    both = make_clinic(np.random.default_rng(1), n_hospitals=6, n_patients=360, min_hospital=40, off_formulary=1.0)
+    assert both[both["item"].isin(("troponin I", "troponin T"))].groupby("hospital")["item"].nunique().max() == 2
+    with pytest.raises(ConfigError, match="≥ 2 hospitals"):
+        make_clinic(0, n_hospitals=1, n_patients=300, min_hospital=30)
+
+
+def test_substitutes_share_their_leaders_rates_and_hospital_sizes_round_by_largest_remainders():
+    from dpfed_core.data.synthetic import SUBSTITUTES
+
+    n_h, n, floor = 6, 1500, 50
+    df = make_clinic(np.random.default_rng(9), n_hospitals=n_h, n_patients=n, min_hospital=floor, off_formulary=1.0,
+                     habit_sd=0.0)
+    totals = df.groupby("item")["count"].sum()
+    for group, _ in SUBSTITUTES:  # every item of a group at full rate: each as frequent as its leader
+        lead = totals.get(group[0], 0)
+        if lead > 300:
+            for other in group[1:]:
+                assert 0.75 < totals.get(other, 0) / lead < 1.33, (group, other)
+    # hospital sizes: the floor plus the rest split by log-normal weights (the generator's first draws),
+    # rounded by largest remainders; patients are numbered hospital by hospital
+    w = np.maximum(np.exp(np.random.default_rng(9).normal(0.0, 0.7, n_h)), 1e-3)
+    raw = w / w.sum() * (n - n_h * floor)
+    sizes = np.floor(raw).astype(int)
+    sizes[np.argsort(-(raw - sizes), kind="stable")[: n - n_h * floor - sizes.sum()]] += 1
+    ends = np.cumsum(sizes + floor)
+    number = df["patient_id"].str[1:].astype(int)
+    for h in range(n_h):
+        mine = number[df["hospital"] == f"hospital {h + 1:02d}"]
+        assert mine.min() > (ends[h - 1] if h else 0) and mine.max() <= ends[h]
+
+
+def test_the_specialty_centres_are_the_largest_hospitals():
+    """Specialties go to the largest hospitals: with three trauma centres, the three hospitals with the most
+    stays give far more of them a tetanus toxoid (a trauma-only medication) than the other hospitals do."""
+    df = make_clinic(np.random.default_rng(3), specialties=("trauma centre",) * 3)
+    stays = df.groupby("hospital")["patient_id"].nunique().sort_values(ascending=False, kind="stable")
+    tetanus = df[df["item"] == "tetanus toxoid"].groupby("hospital")["patient_id"].nunique()
+    share = (tetanus / stays).fillna(0.0)[stays.index]
+    assert share.iloc[:3].median() > 2 * share.iloc[3:].median()
+
+
+def test_a_reexport_holds_the_same_people_under_new_names_with_only_the_changes_asked_for():
+    from dpfed_core.data.synthetic import reexport
+
+    ds = make_poisson(200, 30, 3, density=0.2, rng=1)
+
+    def people(d, prefix=""):
+        return sorted((str(d.entity_names[d.entity_of_user[i]]).removeprefix(prefix),
+                       tuple(sorted(zip(d.X[i].indices.tolist(), d.X[i].data.tolist())))) for i in range(d.n_users))
+
+    same = reexport(ds, pseudonyms=True, reorder=True, relabel="site-", seed=2)
+    assert (same.value_kind, same.value_max, list(same.item_ids)) == (ds.value_kind, ds.value_max, list(ds.item_ids))
+    assert sorted(same.entity_names) == sorted(f"site-{e}" for e in ds.entity_names)
+    assert not set(same.user_ids) & set(ds.user_ids) and people(same, "site-") == people(ds)
+    # reordered under the same ids: each id keeps its own row
+    moved = reexport(ds, reorder=True, seed=3)
+    row_of = {u: i for i, u in enumerate(ds.user_ids)}
+    assert list(moved.user_ids) != list(ds.user_ids)
+    assert all((moved.X[i] != ds.X[row_of[u]]).nnz == 0 for i, u in enumerate(moved.user_ids))
+    fewer = reexport(ds, remove=10, seed=4)
+    assert fewer.X.nnz == ds.X.nnz - 10 and ((ds.X - fewer.X).toarray() >= 0).all()
+    more = (reexport(ds, add=15, seed=4).X - ds.X).toarray()
+    assert more.sum() == 15 and more.min() == 0.0
