@@ -302,6 +302,7 @@ FLOWER_INT = "dpfed_core/deployment/flower_internals.py"
 ERRORS = "dpfed_core/errors.py"
 SIM_ENGINE = "dpfed_core/deployment/simulation_engine.py"
 INPROC = "dpfed_core/deployment/inprocess_backend.py"
+CLI_LINE = "tests/test_cli.py::test_the_dashboards_command_line_writes_every_setting_the_run_used_and_none_it_did_not"
 INPROC_COPIES = ("tests/test_simulation_engine.py::test_the_in_process_backend_hands_each_clientapp_copies_and_wraps_"
                  "its_failures")
 SIM_GATE = ("tests/test_simulation_engine.py::test_the_engine_is_offered_only_with_a_backend_it_has_and_the_document_"
@@ -1541,6 +1542,17 @@ MUTANTS = (
     Mutant("deployment-error-forgets-no-site-drew", ERRORS, "DeploymentError.__init__",
            "self.ledger_rows = ledger_rows", "self.ledger_rows = None",
            ("tests/test_error_messages.py::test_a_deployment_error_says_whether_any_site_drew_noise",)),
+    # the clinic generator with fewer hospitals than specialties; the command line of a run, every digit of it
+    Mutant("clinic-with-fewer-hospitals-than-specialties-fails", "dpfed_core/data/synthetic.py", "make_clinic",
+           "min(len(specialties), n_hospitals)", "len(specialties)",
+           ("tests/test_synthetic.py::test_fewer_hospitals_than_specialties_take_the_first_ones_listed",)),
+    Mutant("clinic-gives-the-last-specialties-listed", "dpfed_core/data/synthetic.py", "make_clinic",
+           "list(specialties)[:k]", "list(specialties)[-k:]",
+           ("tests/test_synthetic.py::test_fewer_hospitals_than_specialties_take_the_first_ones_listed",)),
+    Mutant("command-line-rounds-a-typed-epsilon", "dpfed_core/evaluation/defaults.py", "_arg",
+           "repr(value).removesuffix('.0')", "f'{value:g}'", (CLI_LINE,)),
+    Mutant("command-line-writes-whole-numbers-with-a-point", "dpfed_core/evaluation/defaults.py", "_arg",
+           "repr(value).removesuffix('.0')", "repr(value)", (CLI_LINE,)),
     # the Simulation Engine: refused without the backend it needs, said as what carried the messages, and
     # each simulated node on its own shard
     Mutant("sim-engine-unknown-backend-accepted", SIM_ENGINE, "available", "backend not in BACKENDS", "False",

@@ -782,3 +782,7 @@ def test_the_dashboards_command_line_writes_every_setting_the_run_used_and_none_
     sweep = cli_command(secure, "d.csv", command="sweep", per_point=("epsilon", "seed"))
     assert "--epsilon " not in sweep and "--seed" not in sweep and "--delta 1e-06" in sweep and "--rank 3" in sweep
     assert "--epsilons" not in sweep_command(RunConfig(method="local"), [1.0], [0, 1], ["dp-popularity"], "mar", "d.csv")
+    # every digit of a typed ε, δ or λ: the line spends the budget the page did, not one rounded to 6 digits
+    typed = cli_command({"method": "dp-cooccurrence", "epsilon": 0.1234567, "delta": 1.23456789e-7,
+                         "lam": 0.123456789}, "d.csv")
+    assert "--epsilon 0.1234567 --delta 1.23456789e-07" in typed and "--lam 0.123456789" in typed

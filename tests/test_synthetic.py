@@ -246,6 +246,18 @@ def test_the_specialty_centres_are_the_largest_hospitals():
     assert share.iloc[:3].median() > 2 * share.iloc[3:].median()
 
 
+def test_fewer_hospitals_than_specialties_take_the_first_ones_listed():
+    """Fewer hospitals than specialties (two hospitals and three listed; five and the six defaults): each
+    hospital takes one, the largest the first listed, and the generator does not fail."""
+    listed = ("trauma centre", "stroke centre", "liver/GI unit")
+
+    def clinic(specialties):
+        return make_clinic(3, n_hospitals=2, n_patients=200, specialties=specialties)
+
+    assert clinic(listed).equals(clinic(listed[:2])) and not clinic(listed).equals(clinic(listed[1:]))
+    assert make_clinic(0, n_hospitals=5, n_patients=300).groupby("hospital").ngroups == 5
+
+
 def test_a_reexport_holds_the_same_people_under_new_names_with_only_the_changes_asked_for():
     from dpfed_core.data.synthetic import reexport
 

@@ -454,8 +454,9 @@ def make_clinic(
     The model, per stay i in hospital h of region r:
 
     - hospitals: sizes log-normal (sd 0.7, floor ``min_hospital``) — a few large teaching hospitals
-      and many small community ones; regions assigned round-robin in shuffled order; the first
-      hospitals drawn get the ``specialties``;
+      and many small community ones; regions assigned round-robin in shuffled order; the largest
+      hospitals get the ``specialties``, one each (with fewer hospitals than specialties, the first ones
+      listed);
     - primary condition c_i ~ π_h ∝ global shares (:data:`CONDITIONS`) × region multipliers
       (:data:`REGION_MIX`) × specialty multipliers × a hospital's own Dirichlet(20·π) deviation; with
       probability 0.35 a secondary condition from the same mix at half weight;
@@ -499,9 +500,11 @@ def make_clinic(
     sizes += min_hospital
     region_of = np.array(REGIONS)[g.permutation(np.arange(n_hospitals) % len(REGIONS))]
     spec_of = np.array([""] * n_hospitals, dtype=object)
-    # specialties go to the largest hospitals (tertiary centres are big)
-    big = np.argsort(-sizes, kind="stable")[: len(specialties)]
-    spec_of[big] = list(specialties)
+    # specialties go to the largest hospitals (tertiary centres are big), one each: with fewer hospitals than
+    # specialties, the first ones listed
+    k = min(len(specialties), n_hospitals)
+    big = np.argsort(-sizes, kind="stable")[:k]
+    spec_of[big] = list(specialties)[:k]
 
     share = np.array([CONDITIONS[c][0] for c in conds])
     los_factor = np.array([CONDITIONS[c][1] for c in conds])

@@ -204,7 +204,9 @@ def _arg(value) -> str:
     if isinstance(value, (list, tuple)):
         value = ",".join(map(str, value))
     if isinstance(value, float):
-        value = "inf" if math.isinf(value) else f"{value:g}"
+        # the shortest text that reads back as exactly this float (`:g` kept 6 digits: an ε or δ typed with
+        # more would be another budget on the command line), a whole number without its '.0'
+        value = "inf" if math.isinf(value) else repr(value).removesuffix(".0")
     return shlex.quote(str(value))
 
 
