@@ -1856,6 +1856,26 @@ MUTANTS = (
     Mutant("a-column-named-like-a-placeholder-hidden-from-the-mapper", TABLES, "read_table",
            "not names[int(m.group(1))].strip()", "True",
            ("tests/test_intake_odd_inputs.py::test_a_column_the_header_leaves_blank_is_not_offered_by_the_mapper_and_said",)),
+    # a limit set below 1 MiB is refused as "more than 0 MiB"
+    Mutant("upload-limit-below-a-mib-said-as-zero", TABLES, "_size", "n_bytes >= 2 ** 20", "True",
+           ("tests/test_upload_bounds.py::test_a_limit_below_one_mib_is_named_in_the_size_it_was_set_to",)),
+    # a summable run asked to weight prototypes it never sends runs and states the setting in its result
+    Mutant("summable-run-weighting-prototypes-accepted", PROTO, "check_counts", "is_summable(method.name)", "False",
+           ("tests/test_protocol.py::test_a_summable_release_asked_to_weight_prototypes_is_refused_before_any_share",)),
+    Mutant("summable-fit-weighting-prototypes-accepted", PROTO, "_fit_summable",
+           "check_counts(method, config.server_weighting)", "None",
+           ("tests/test_protocol.py::test_a_summable_release_asked_to_weight_prototypes_is_refused_before_any_share",)),
+    # a prototype run weighting by counts fails on its first summable reference (dp-popularity by default)
+    Mutant("compared-summable-keeps-the-runs-weighting", EXPERIMENTS, "run_method",
+           "not spec.uses_k and config.server_weighting != 'none'", "False",
+           ("tests/test_protocol.py::test_a_summable_release_asked_to_weight_prototypes_is_refused_before_any_share",)),
+    Mutant("report-states-a-weighting-of-prototypes-never-sent", RSECTIONS, "_parameters",
+           "cfg.pop('server_weighting', None)", "None",
+           ("tests/test_report.py::test_parameters_omit_k_for_a_method_that_takes_none_and_the_default_k_is_not_read_off_"
+            "the_data",)),
+    Mutant("summable-weighting-refused-only-after-the-budget-is-charged", SERVICE, "check_run",
+           "check_counts(method, config.server_weighting)", "None",
+           ("tests/test_protocol.py::test_a_summable_release_asked_to_weight_prototypes_is_refused_before_any_share",)),
     Mutant("cr-cr-lf-read-as-two-line-ends", TABLES, "read_table", "b'\\r\\r\\n' in text_head", "False",
            ("tests/test_intake_odd_inputs.py::test_rows_ending_in_cr_cr_lf_are_one_line_each_in_the_rows_and_lines_an_"
             "error_names",)),

@@ -61,6 +61,37 @@ def test_a_method_that_declares_no_cluster_sizes_is_refused_before_any_entity_dr
     prototype_method(RunConfig(method="kmeans", k=4, server_weighting="none"), 10.0)
 
 
+def test_a_summable_release_asked_to_weight_prototypes_is_refused_before_any_share(small, monkeypatch):
+    """A summable release sends no prototypes, so ``server_weighting='counts'`` has nothing to weight: a run
+    that accepted it would state, in its result and report, a setting it never used. Refused before any
+    entity's share; the same run with 'none' goes ahead."""
+    from dpfed_core.federation.summable import SummableMethod
+
+    drawn = []
+    real = SummableMethod.gaussian_share
+    monkeypatch.setattr(SummableMethod, "gaussian_share", lambda self, *a, **k: drawn.append(1) or real(self, *a, **k))
+    for method in ("dp-cooccurrence", "dp-popularity"):
+        with pytest.raises(ConfigError, match=f"{method} is a summable release and sends no prototypes to weight"):
+            FederatedRecommender(method, rank=2, epsilon=1.0, server_weighting="counts", simulation=True,
+                                 random_state=0).fit(small)
+    # the run service's one boundary refuses it before the budget store is charged
+    from dpfed_core.evaluation.service import check_run
+
+    with pytest.raises(ConfigError, match="dp-cooccurrence is a summable release") as err:
+        check_run(small, RunConfig(method="dp-cooccurrence", epsilon=1.0, server_weighting="counts"))
+    assert err.value.param == "server_weighting"
+    check_run(small, RunConfig(method="dp-cooccurrence", epsilon=1.0))
+    assert drawn == []
+    FederatedRecommender("dp-popularity", rank=2, epsilon=1.0, server_weighting="none", simulation=True,
+                         random_state=0).fit(small)
+    assert drawn
+    # compared with a run that weights its prototypes, a summable reference runs and records no weighting
+    docs = run_comparison(small, RunConfig(method="kmeans", k=4, rank=2, epsilon=1.0, server_weighting="counts",
+                                           simulation=True, seed=0), ["dp-popularity", "central"])
+    assert docs["kmeans"]["config"]["server_weighting"] == "counts"
+    assert docs["dp-popularity"]["config"]["server_weighting"] == docs["central"]["config"]["server_weighting"] == "none"
+
+
 def test_deterministic_and_parallel_identical(small):
     a = FederatedRecommender("krandom", k=6, rank=3, random_state=5).fit(small)
     b = FederatedRecommender("krandom", k=6, rank=3, random_state=5).fit(small)

@@ -366,8 +366,12 @@ def test_parameters_omit_k_for_a_method_that_takes_none_and_the_default_k_is_not
 
     params = _section(rep.build_report(cooc_doc, public=True, generated="x", include_plotlyjs=False), "parameters")
     assert "<td>k</td>" not in params and "<td>rank</td>" in params
+    # nor a weighting of prototypes it never sent, even in a document that recorded one
+    said = dict(cooc_doc, config={**cooc_doc["config"], "server_weighting": "counts"})
+    params = _section(rep.build_report(said, public=True, generated="x", include_plotlyjs=False), "parameters")
+    assert "<td>server_weighting</td>" not in params and "<td>rank</td>" in params
     proto = _section(rep.build_report(docs["run"], public=True, generated="x", include_plotlyjs=False), "parameters")
-    assert "<td>k</td>" in proto
+    assert "<td>k</td>" in proto and "<td>server_weighting</td>" in proto
     ds = small_dataset()
     fewer = FederatedDataset.from_parts(ds.X[:-40], ds.entity_of_user[:-40], value_kind="counts", value_max=10)
     assert default_config(ds, "dp-prototypes").k == default_config(fewer, "dp-prototypes").k == DEFAULT_K

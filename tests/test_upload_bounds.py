@@ -37,6 +37,16 @@ def test_the_upload_limit_is_the_environments_when_set(monkeypatch):
     assert len(df) == 1000
 
 
+def test_a_limit_below_one_mib_is_named_in_the_size_it_was_set_to(monkeypatch):
+    """A limit set below 1 MiB was read back as "more than 0 MiB": the refusal names it as set."""
+    monkeypatch.setenv("DPFED_MAX_UPLOAD_MB", "0.5")
+    with pytest.raises(DataError, match=r"unpacks to more than 524,288 bytes, the limit"):
+        read_upload(_bomb(200_000), "half.csv.gz")
+    monkeypatch.setenv("DPFED_MAX_UPLOAD_MB", "1.5")
+    with pytest.raises(DataError, match=r"unpacks to more than 1\.5 MiB, the limit"):
+        read_upload(_bomb(400_000), "more.csv.gz")
+
+
 def test_a_feature_table_past_its_size_limit_is_refused_before_it_is_built(monkeypatch):
     monkeypatch.setenv("DPFED_MAX_FEATURE_VALUES", "10000")
     lines = ["item,genre"] + [f"i{k},g{k % 50}|h{k % 40}" for k in range(1000)]

@@ -187,6 +187,11 @@ def upload_limits() -> tuple[int, int]:
     return int(mb * 2**20), env_limit("DPFED_MAX_UPLOAD_ROWS", MAX_UPLOAD_ROWS, param="data")
 
 
+def _size(n_bytes: int) -> str:
+    """A byte limit as a reader sets it: MiB to four digits (16, 0.5), or bytes below 1 MiB; never "0 MiB"."""
+    return f"{n_bytes / 2**20:.4g} MiB" if n_bytes >= 2**20 else f"{n_bytes:,} bytes"
+
+
 def check_upload_size(data: bytes, label: str) -> None:
     """Refuse an in-memory table (an upload) whose unpacked text is above the upload limits — bytes and
     rows (lines; a Parquet file's rows from its footer) — measured by decompressing in 1 MiB steps,
@@ -219,7 +224,7 @@ def check_upload_size(data: bytes, label: str) -> None:
     else:
         lines = data.count(b"\n")
     if size > limit:
-        raise DataError(f"{label} unpacks to more than {limit / 2**20:.0f} MiB, the limit of a table read in "
+        raise DataError(f"{label} unpacks to more than {_size(limit)}, the limit of a table read in "
                         "memory (an upload): load it from its path with the CLI (python -m dpfed_core run --data "
                         "FILE), or raise the limit with the environment variable DPFED_MAX_UPLOAD_MB on a machine "
                         "with the memory", param="data")
@@ -476,6 +481,9 @@ def read_table(
 
     used: list[str] = []  # the encoding the table was read with, for the line numbers of its records
 
+    def _used() -> str:
+        return used[0] if used else "utf-8"
+
     def _read(encoding: str) -> pd.DataFrame:
         # Only an empty field is missing: ids are exact strings, so 'NA', 'None', 'null' and '#N/A'
         # are ids like any other, never pandas' guesses of a missing value.
@@ -550,7 +558,7 @@ def read_table(
     except pd.errors.ParserError as exc:
         msg = str(exc).replace("Error tokenizing data. C error: ", "").strip()
         if "EOF inside string" in msg:
-            at = _unclosed_quote_line(_src, compression, used[0] if used else "utf-8", sep)
+            at = _unclosed_quote_line(_src, compression, _used(), sep)
             raise DataError(
                 f"{label}{f', line {at:,}' if at else ''}: a field opens a double quote (\") that is never "
                 "closed, so every line after it would be read into that one field. Close the quote, or remove it "
@@ -570,17 +578,16 @@ def read_table(
                         "and that every line has as many fields as the header.") from exc
     # drop lines that are completely blank (e.g. trailing empty lines) but keep the numbering
     first = (2 if header else 1) + skip
-    lines = _record_lines(_src, compression, used[0] if used else "utf-8", sep, len(df), first)
+    lines = _record_lines(_src, compression, _used(), sep, len(df), first)
     blank = df.isna().all(axis=1)
     if blank.any():
         df = df.loc[~blank]
     if lines is not None:  # a record spans lines: the long table checks its used fields against a row's shape
-        df.attrs.update(record_sep=sep, record_fields=len(_header_names(_src(), sep, compression,
-                                                                         used[0] if used else "utf-8", skip)))
+        df.attrs.update(record_sep=sep, record_fields=len(_header_names(_src(), sep, compression, _used(), skip)))
     if header and any(_MANGLED.fullmatch(str(c)) or _BLANK.fullmatch(str(c)) for c in df.columns):
         # pandas renames a repeated header name ('site', 'site.1') and names a blank one ('Unnamed: 3'):
         # messages and the Data page's mapper name the file's own names
-        names = _header_names(_src(), sep, compression, used[0] if used else "utf-8", skip)
+        names = _header_names(_src(), sep, compression, _used(), skip)
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             df.attrs.update(header_names=names, repeated_names=repeated)

@@ -177,6 +177,9 @@ def run_method(
     if not spec.uses_epsilon and math.isfinite(config.epsilon):
         # A non-private method has no budget: record ε = inf rather than a number it ignored.
         config = config.replace(epsilon=math.inf)
+    if not spec.uses_k and config.server_weighting != "none":
+        # a method that sends no prototypes (a comparison of a run that weights them) records no weighting
+        config = config.replace(server_weighting="none")
     progress = progress or _noop
     t0 = time.perf_counter()
     split = make_split(dataset, config) if split is None else split

@@ -46,7 +46,7 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
 
     from dpfed_core.errors import ConfigError, DpfedError
     from dpfed_core.evaluation.experiments import check_declared_federation
-    from dpfed_core.federation.protocol import FederatedRecommender, build_method, is_summable
+    from dpfed_core.federation.protocol import FederatedRecommender, build_method, check_counts, is_summable
 
     compare = check_methods(compare, compare_param)
     from dpfed_core.evaluation.budget import check_gaussian_delta
@@ -68,6 +68,7 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
         try:
             FederatedRecommender.from_config(config)._validate()
             method = build_method(config, dataset.value_max)
+            check_counts(method, config.server_weighting)
             check = getattr(method, "_validate", None)
             if check is not None:
                 check(sp.csr_matrix((1, dataset.n_items)), "every entity")

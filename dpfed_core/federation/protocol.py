@@ -95,7 +95,11 @@ def build_method(config: RunConfig, value_max: float):
 
 def check_counts(method, server_weighting: str) -> None:
     """A run weighting the server's fit by cluster sizes needs a method that releases them: refused
-    before any entity draws (the method declares it, ``releases_counts``)."""
+    before any entity draws (the method declares it, ``releases_counts``). A summable release sends no
+    prototypes at all, so a run that asks to weight them would state a setting it never used."""
+    if server_weighting == "counts" and is_summable(method.name):
+        raise ConfigError(f"{method.name} is a summable release and sends no prototypes to weight; leave "
+                          "server_weighting at 'none'", param="server_weighting")
     if server_weighting == "counts" and not getattr(method, "releases_counts", True):
         raise ConfigError(f"prototype method {method.name!r} releases no cluster sizes; use "
                           "server_weighting='none' (--server-weighting none)", param="server_weighting")
@@ -308,6 +312,7 @@ class FederatedRecommender:
         from dpfed_core.federation.summable_protocol import fit_summable
         from dpfed_core.models.blend import drop_entries, released_drop
 
+        check_counts(method, config.server_weighting)
         method.check(dataset.n_entities)
         method.set_public_inputs(item_features=getattr(dataset, "item_features", None))
         slices = dataset.entity_slices()

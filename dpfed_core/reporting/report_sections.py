@@ -668,6 +668,7 @@ def _parameters(run: dict) -> str:
     mparams = cfg.pop("method_params", {}) or {}
     if not uses_k(str(cfg.get("method", ""))):
         cfg.pop("k", None)  # a method that takes no k: its value would only mislead
+        cfg.pop("server_weighting", None)  # nor has it prototypes to weight
     rows = [{"k": k, "v": v} for k, v in cfg.items()]
     body = html_table(rows, [("k", "parameter"), ("v", "value")], cls="kv")
     body += "<h3>Prototype-method parameters</h3>"
