@@ -461,6 +461,9 @@ SERVER_CERT = ("tests/test_deployment_inputs.py::test_the_server_certificate_nam
                "_the_days_asked")
 EXPERIMENTS = "dpfed_core/evaluation/experiments.py"
 SERVICE = "dpfed_core/evaluation/service.py"
+PLUGINS_LISTED = ("tests/test_deployment_inputs.py::test_the_plug_ins_of_a_process_are_its_environments_then_the_"
+                  "flags_each_once_and_passed_on")
+MESSAGE_SIZE = "tests/test_deployment_inputs.py::test_a_message_records_the_shape_and_bytes_of_what_crossed_the_boundary"
 HISTORY = "dpfed_core/evaluation/history.py"
 PARTIAL = "dpfed_core/evaluation/partial.py"
 BUILTIN = "dpfed_core/methods/builtin.py"
@@ -1856,6 +1859,23 @@ MUTANTS = (
     Mutant("a-column-named-like-a-placeholder-hidden-from-the-mapper", TABLES, "read_table",
            "not names[int(m.group(1))].strip()", "True",
            ("tests/test_intake_odd_inputs.py::test_a_column_the_header_leaves_blank_is_not_offered_by_the_mapper_and_said",)),
+    # the plug-ins a process imports, and passes on to the processes it starts
+    Mutant("plug-ins-listed-twice", "dpfed_core/deployment/plugins.py", "listed",
+           "list(dict.fromkeys([*names, *(str(e).strip() for e in extra if str(e).strip())]))",
+           "[*names, *(str(e).strip() for e in extra if str(e).strip())]", (PLUGINS_LISTED,)),
+    Mutant("plug-ins-of-the-flags-before-the-environments", "dpfed_core/deployment/plugins.py", "listed",
+           "[*names, *(str(e).strip() for e in extra if str(e).strip())]",
+           "[*(str(e).strip() for e in extra if str(e).strip()), *names]", (PLUGINS_LISTED,)),
+    Mutant("plug-in-blank-name-kept", "dpfed_core/deployment/plugins.py", "listed",
+           "[n.strip() for n in os.environ.get(ENV, '').split(',') if n.strip()]",
+           "[n.strip() for n in os.environ.get(ENV, '').split(',')]", (PLUGINS_LISTED,)),
+    Mutant("plug-ins-not-passed-to-the-processes-started", "dpfed_core/deployment/plugins.py", "load_plugins",
+           "os.environ[ENV] = ','.join(names)", "pass", (PLUGINS_LISTED,)),
+    # the message log a compliance officer reads
+    Mutant("message-bytes-counted-as-values", "dpfed_core/federation/messages.py", "array_message", "int(arr.nbytes)",
+           "int(arr.size)", (MESSAGE_SIZE,)),
+    Mutant("message-shape-transposed", "dpfed_core/federation/messages.py", "array_message",
+           "tuple((int(s) for s in arr.shape))", "tuple((int(s) for s in arr.shape[::-1]))", (MESSAGE_SIZE,)),
     # a limit set below 1 MiB is refused as "more than 0 MiB"
     Mutant("upload-limit-below-a-mib-said-as-zero", TABLES, "_size", "n_bytes >= 2 ** 20", "True",
            ("tests/test_upload_bounds.py::test_a_limit_below_one_mib_is_named_in_the_size_it_was_set_to",)),

@@ -104,6 +104,39 @@ def test_a_plug_in_that_exits_while_imported_is_named(tmp_path, monkeypatch):
         load_plugins(["exiting_plugin"])
 
 
+def test_the_plug_ins_of_a_process_are_its_environments_then_the_flags_each_once_and_passed_on(tmp_path, monkeypatch):
+    """A node imports only what its operator listed; the processes deploy-local starts import what it
+    imported: the environment's list first, then --plugin, each once, blanks dropped, written back."""
+    import os
+
+    from dpfed_core.deployment.plugins import listed, load_plugins
+
+    for name in ("plug_a", "plug_b", "plug_c"):
+        (tmp_path / f"{name}.py").write_text("LOADED = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("DPFED_PLUGINS", " plug_b, ,plug_a,plug_b,")
+    assert listed(["plug_c", " plug_a ", "  "]) == ["plug_b", "plug_a", "plug_c"]
+    assert load_plugins(["plug_c"]) == ["plug_b", "plug_a", "plug_c"]
+    assert os.environ["DPFED_PLUGINS"] == "plug_b,plug_a,plug_c"
+    monkeypatch.delenv("DPFED_PLUGINS")
+    assert listed() == [] and load_plugins() == []
+    assert "DPFED_PLUGINS" not in os.environ  # nothing listed: nothing set for the processes started
+
+
+def test_a_message_records_the_shape_and_bytes_of_what_crossed_the_boundary():
+    import json
+
+    import numpy as np
+
+    from dpfed_core.federation.messages import SERVER, array_message
+
+    m = array_message(1, "north", SERVER, "3 prototypes", np.zeros((3, 40), dtype=np.float32))
+    assert (m.round, m.sender, m.receiver, m.content) == (1, "north", "server", "3 prototypes")
+    assert m.shape == (3, 40) and m.bytes == 3 * 40 * 4
+    d = m.to_dict()
+    assert d["shape"] == [3, 40] and json.loads(json.dumps(d)) == d
+
+
 def test_an_error_quotes_the_log_it_points_to(tmp_path):
     from dpfed_core.deployment.launcher import see_log
 
