@@ -521,6 +521,8 @@ SWEEP_SUMMARY = (f"{BREL}::test_the_sweep_summary_compares_with_individual_besid
 
 REVERSED_ROWS = ("tests/test_entity_factors.py::test_reversed_or_negative_entity_rows_and_local_items_not_matching_"
                  "their_rows_are_refused")
+REG_UNREGISTERED = (f"{CONTRACT}::test_a_look_up_and_the_method_list_know_every_federated_method_before_any_is_"
+                    "registered")
 REG_PARAMS = f"{CONTRACT}::test_a_federated_method_is_registered_with_its_classes_parameters_each_found_by_name"
 FCF_RESET = f"{FCFT}::test_each_epoch_restarts_adam_unless_told_to_keep_its_state"
 FCF_GD = (f"{FCFT}::test_a_plain_gradient_step_moves_against_the_gradient_and_the_clients_end_on_the_final_"
@@ -2245,6 +2247,9 @@ MUTANTS = (
     Mutant("negative-local-item-accepted", EFAC, "EntityFactors.__init__",
            "0 <= loc.items.min() <= loc.items.max() < self.n_items", "loc.items.max() < self.n_items",
            (REVERSED_ROWS,)),
+    # stored arrays of the shared factors alone read back as that model, not refused for lacking slices
+    Mutant("shared-only-arrays-refused", EFAC, "EntityFactors.from_arrays", "'slices' not in arrays", "False",
+           ("tests/test_entity_factors.py::test_on_items_and_storage_round_trip",)),
     Mutant("smoothing-feature-values-kept", SIDE, "smooth_over_features", "F.data[:] = 1.0", "pass", (SMOOTHING,)),
     Mutant("smoothing-item-mean-not-averaged", SIDE, "smooth_over_features",
            "(F @ feature_mean) / np.maximum(n_feat, 1.0)", "F @ feature_mean", (SMOOTHING,)),
@@ -3539,7 +3544,12 @@ MUTANTS = (
            "'summable release' if summable else ''",
            (f"{CONTRACT}::test_a_non_private_prototype_method_says_raw_prototypes_leave_the_entities",)),
     Mutant("reg-list-without-federated-methods", REGISTRY, "available_methods", "_register_federated_methods()",
-           "None", (f"{CONTRACT}::test_the_method_list_holds_every_federated_method_before_any_is_looked_up",)),
+           "None", (REG_UNREGISTERED,)),
+    Mutant("reg-look-up-without-federated-methods", REGISTRY, "get_method", "_register_federated_methods()",
+           "None", (REG_UNREGISTERED,)),
+    Mutant("reg-description-last-doc-line", REGISTRY, "_register_federated_methods",
+           "(cls.__doc__ or '').strip().split('\\n')[0]", "(cls.__doc__ or '').strip().split('\\n')[-1]",
+           (f"{CONTRACT}::test_a_federated_method_is_described_by_the_first_line_of_its_classes_doc",)),
     Mutant("reg-registration-overwritten", REGISTRY, "_register_federated_methods", "name in METHODS", "False",
            (f"{CONTRACT}::test_a_federated_method_registered_again_keeps_the_registration_given",)),
     Mutant("reg-model-notes-dropped", REGISTRY, "_fit_federated",
@@ -3650,6 +3660,15 @@ MUTANTS = (
            "res['items']", (FCF_LEAK,)),
     Mutant("fcf-values-claimed-on-partial", FCF_PY, "what_one_upload_reveals", "got and truth == got",
            "got and truth >= got", (FCF_LEAK,)),
+    Mutant("fcf-callers-matrix-binarised-in-place", FCF_PY, "implicit_matrix",
+           "sp.csr_matrix(X, dtype=np.float64, copy=True)", "False",
+           (f"{FCFT}::test_the_implicit_matrix_leaves_the_callers_matrix_as_it_was",), arg="copy"),
+    Mutant("fcf-history-epochs-from-zero", FCF_PY, "FCF.fit", "ep + 1", "ep",
+           (f"{FCFT}::test_the_history_counts_epochs_from_one_with_the_rounds_so_far",), nth=0),
+    Mutant("fcf-none-parameter-kept", FCF_PY, "_params",
+           "{k: v for k, v in check_params(declared, config.params, config.method).items() if v is not None}",
+           "dict(check_params(declared, config.params, config.method))",
+           (f"{FCFT}::test_factors_and_ridge_default_to_the_runs_rank_and_lambda_and_a_given_value_wins",)),
     Mutant("xin-public-floor", XIN_PY, "select_public_users",
            "int(math.ceil(fraction * n))", "int(fraction * n)",
            (f"{XINT}::test_the_share_of_public_users_is_rounded_up",)),

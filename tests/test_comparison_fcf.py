@@ -280,6 +280,9 @@ def test_factors_and_ridge_default_to_the_runs_rank_and_lambda_and_a_given_value
     ds = implicit_dataset()
     params = fcf._params(RunConfig(method="fcf", rank=3, lam=0.25), ds, declared)
     assert params["factors"] == 3 and params["lam"] == 0.25
+    none = RunConfig(method="fcf", rank=3, lam=0.25, method_params={"factors": None, "lam": None})
+    params = fcf._params(none, ds, declared)  # an optional parameter set to none: the run's value
+    assert params["factors"] == 3 and params["lam"] == 0.25
     given = RunConfig(method="fcf", rank=3, lam=0.25, method_params={"factors": 5, "lam": 2.0})
     params = fcf._params(given, ds, declared)
     assert params["factors"] == 5 and params["lam"] == 2.0
@@ -345,3 +348,21 @@ def test_an_upload_names_at_most_max_items_and_claims_the_values_only_when_every
     out = fcf.what_one_upload_reveals(model, R, 7)
     assert out["n_recovered_items"] == 4 and math.isnan(out["value_max_error"])
     assert "every interaction value" not in out["summary"]
+
+
+def test_the_implicit_matrix_leaves_the_callers_matrix_as_it_was():
+    """The engine hands its training matrix to FCF and implicit ALS; binarising or clearing it in place
+    would change what every later method of the comparison and the evaluation read."""
+    X = sp.csr_matrix(np.array([[3.0, -1.0, 0.0], [0.0, 2.0, 5.0]]))
+    before = X.toarray()
+    fcf.implicit_matrix(X)
+    fcf.implicit_matrix(X, binarize=False)
+    np.testing.assert_array_equal(X.toarray(), before)
+
+
+def test_the_history_counts_epochs_from_one_with_the_rounds_so_far():
+    R, Y0 = _small_problem()
+    f = fcf.FCF(2, 1.0, 1.0, epochs=3, gd_iters=2).fit(R, Y0=Y0)
+    assert [(h["epoch"], h["rounds"]) for h in f.history_] == [(1, 2), (2, 4), (3, 6)]
+    a = fcf.ImplicitALS(2, 1.0, 1.0, epochs=3).fit(R, Y0=Y0)
+    assert len(a.history_) == 3 and a.history_[-1] == pytest.approx(fcf.objective(R, a.X_, a.Y_, 1.0, 1.0))

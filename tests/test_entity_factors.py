@@ -66,6 +66,10 @@ def test_on_items_and_storage_round_trip():
     back = EntityFactors.from_arrays(wide.to_arrays())
     np.testing.assert_array_equal(back.scores(np.arange(f.n_users)), S)
     assert back.local_widths == wide.local_widths
+    # arrays of the shared factors alone (no ``slices``): one block of every user on them
+    shared = EntityFactors.from_arrays({"U": wide.U, "V": wide.V})
+    np.testing.assert_array_equal(shared.scores(np.arange(f.n_users)), wide.U @ wide.V.T)
+    assert shared.local_widths == (0,)
 
 
 def test_shapes_are_checked():

@@ -399,12 +399,24 @@ def test_a_non_private_prototype_method_says_raw_prototypes_leave_the_entities()
         assert spec.privacy.endswith("raw prototypes leave entities"), spec.privacy
 
 
-def test_the_method_list_holds_every_federated_method_before_any_is_looked_up():
+def test_a_look_up_and_the_method_list_know_every_federated_method_before_any_is_registered():
     removed = {n: METHODS.pop(n) for n in federated_method_names() if n in METHODS}
     try:
+        assert get_method("dp-popularity").name == "dp-popularity"
+        for n in federated_method_names():
+            METHODS.pop(n, None)
         assert set(federated_method_names()) <= set(available_methods())
     finally:
         METHODS.update(removed)
+
+
+def test_a_federated_method_is_described_by_the_first_line_of_its_classes_doc():
+    from dpfed_core.federation.protocol import method_class
+
+    for name in federated_method_names():
+        doc = (method_class(name).__doc__ or "").strip()
+        assert get_method(name).description == doc.split("\n")[0], name
+    assert any("\n" in (method_class(n).__doc__ or "").strip() for n in federated_method_names())
 
 
 def test_a_federated_method_registered_again_keeps_the_registration_given():
