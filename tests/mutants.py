@@ -523,6 +523,7 @@ REVERSED_ROWS = ("tests/test_entity_factors.py::test_reversed_or_negative_entity
                  "their_rows_are_refused")
 REG_UNREGISTERED = (f"{CONTRACT}::test_a_look_up_and_the_method_list_know_every_federated_method_before_any_is_"
                     "registered")
+REG_NOTES = f"{CONTRACT}::test_a_federated_runs_document_carries_its_models_notes_and_stage_timings"
 REG_PARAMS = f"{CONTRACT}::test_a_federated_method_is_registered_with_its_classes_parameters_each_found_by_name"
 FCF_RESET = f"{FCFT}::test_each_epoch_restarts_adam_unless_told_to_keep_its_state"
 FCF_GD = (f"{FCFT}::test_a_plain_gradient_step_moves_against_the_gradient_and_the_clients_end_on_the_final_"
@@ -3529,8 +3530,9 @@ MUTANTS = (
     # the registry: a federated method registered without its parameters (``--param`` refused, the
     # Advanced panel empty) or found by the wrong name, a non-private method not saying raw prototypes
     # leave, a DP-selected catalogue not reaching the fit (every item shared), a run without its trust
-    # record, its notes or its sites' own columns, a list missing the federated methods, a refusal
-    # that names no choice, a plug-in's registration silently replaced
+    # record, notes, stage timings, public result or its sites' own columns, a look-up or list missing
+    # the federated methods, a description not the class's, a refusal that names no choice, a
+    # plug-in's registration silently replaced
     Mutant("reg-unknown-method-no-choices", REGISTRY, "get_method",
            "f\"unknown method {name!r}; choose one of {', '.join(sorted(METHODS))}\"", "f'unknown method {name!r}'",
            (f"{CONTRACT}::test_an_unknown_method_is_refused_naming_every_method_to_choose_from",)),
@@ -3554,7 +3556,11 @@ MUTANTS = (
            (f"{CONTRACT}::test_a_federated_method_registered_again_keeps_the_registration_given",)),
     Mutant("reg-model-notes-dropped", REGISTRY, "_fit_federated",
            "{'releases': model.releases_, 'notes': model.notes_}", "{'releases': model.releases_, 'notes': []}",
-           (f"{CONTRACT}::test_a_federated_runs_document_carries_its_models_notes",)),
+           (REG_NOTES,)),
+    Mutant("reg-stage-timings-dropped", REGISTRY, "_fit_federated", "dict(model.timings_)", "{}", (REG_NOTES,)),
+    Mutant("reg-public-result-dropped", REGISTRY, "_fit_federated",
+           "extra.update(trust=model.trust_, public=model.public_, secure_sum=model.secure_sum_)", "None",
+           (f"{COT}::test_item_choice_from_the_popularity_sum",), arg="public"),
     Mutant("reg-dp-catalogue-not-passed", REGISTRY, "_fit_federated",
            "FederatedRecommender.from_config(config, random_state=rng).fit(dataset, train, progress=progress, "
            "shared=shared)", "None",
@@ -3648,6 +3654,8 @@ MUTANTS = (
            "formal privacy)', math.inf)", (FCF_TRAFFIC,)),
     Mutant("fcf-download-bytes-halved", FCF_PY, "_fit_fcf.on_round", "n_h * M * K * 8", "n_h * M * K * 4",
            (FCF_TRAFFIC,)),
+    Mutant("fcf-rounds-note-counts-epochs", FCF_PY, "_fit_fcf", "model.rounds_", "model.epochs", (FCF_TRAFFIC,),
+           nth=0),
     Mutant("fcf-progress-total-epochs", FCF_PY, "_fit_fcf", "int(model.epochs) * int(model.gd_iters)",
            "int(model.epochs)", (FCF_TRAFFIC,)),
     Mutant("fcf-als-first-entity-charged", FCF_PY, "_fit_implicit_als",

@@ -313,6 +313,7 @@ def test_fcf_charges_every_entity_logs_both_directions_and_reports_progress_agai
         assert all(m.shape == (n_h, 3, M) and m.bytes == n_h * 3 * M * 8 for m in up)
     assert [(kw["round"], kw["total"], kw["epoch"]) for stage, kw in events if stage == "fcf_round"] == [
         (1, 6, 1), (2, 6, 1), (3, 6, 1), (4, 6, 2), (5, 6, 2), (6, 6, 2)]
+    assert res.extra["rounds"] == 6 and any("FCF used 6 communication rounds" in n for n in res.extra["notes"])
 
 
 def test_implicit_als_charges_every_entity_for_the_raw_rows_it_pools():

@@ -435,8 +435,9 @@ def test_a_federated_method_registered_again_keeps_the_registration_given():
         register_method(spec)
 
 
-def test_a_federated_runs_document_carries_its_models_notes():
+def test_a_federated_runs_document_carries_its_models_notes_and_stage_timings():
     ds = _dataset()
     doc, res = run_method(ds, _config("kmeans", k=12))  # entities e1 (11 users) and e2 (9) send fewer than k
     assert res.extra["notes"] == res.model.notes_
     assert any("'e2' has 9 training users < k=12" in n for n in doc["notes"]), doc["notes"]
+    assert res.model.timings_ and all(doc["timings"][k] == v for k, v in res.model.timings_.items())
