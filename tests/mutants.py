@@ -522,6 +522,22 @@ SWEEP_SUMMARY = (f"{BREL}::test_the_sweep_summary_compares_with_individual_besid
                  "baseline")
 
 
+REVERSED_ROWS = ("tests/test_entity_factors.py::test_reversed_or_negative_entity_rows_and_local_items_not_matching_"
+                 "their_rows_are_refused")
+REG_UNREGISTERED = (f"{CONTRACT}::test_a_look_up_and_the_method_list_know_every_federated_method_before_any_is_"
+                    "registered")
+REG_NOTES = f"{CONTRACT}::test_a_federated_runs_document_carries_its_models_notes_and_stage_timings"
+REG_PARAMS = f"{CONTRACT}::test_a_federated_method_is_registered_with_its_classes_parameters_each_found_by_name"
+FCF_RESET = f"{FCFT}::test_each_epoch_restarts_adam_unless_told_to_keep_its_state"
+FCF_GD = (f"{FCFT}::test_a_plain_gradient_step_moves_against_the_gradient_and_the_clients_end_on_the_final_"
+          "items")
+FCF_TRAFFIC = (f"{FCFT}::test_fcf_charges_every_entity_logs_both_directions_and_reports_progress_against_every_"
+               "round")
+FCF_ALS_POOLED = f"{FCFT}::test_implicit_als_charges_every_entity_for_the_raw_rows_it_pools"
+FCF_LEAK = (f"{FCFT}::test_an_upload_names_at_most_max_items_and_claims_the_values_only_when_every_item_is_"
+            "recovered")
+
+
 @dataclass(frozen=True)
 class Mutant:
     """One deliberate privacy bug, as an edit of the syntax tree (not of the text, so production code
@@ -1691,6 +1707,12 @@ MUTANTS = (
     Mutant("every-item-known-by-name", "dpfed_core/models/shared_items.py", "known_items",
            "np.bincount(X.indices, minlength=X.shape[1]) > 0", "np.bincount(X.indices, minlength=X.shape[1]) >= 0",
            ("tests/test_site_items.py::test_a_site_maps_released_keys_back_onto_the_item_names_it_holds_only",)),
+    # a catalogue of columns keeps the public bound as given: a bound cut to a whole number clips a
+    # site's rows on the keys below what its releases are calibrated for
+    Mutant("shared-items-fractional-bound-truncated", "dpfed_core/models/shared_items.py", "SharedItems.from_columns",
+           "cls(key, int(columns.size), float(value_max), bool(public))", "float(int(value_max))",
+           (f"{SITEMS}::test_a_catalogue_of_columns_keeps_a_fractional_value_bound_and_says_whether_it_is_public",),
+           arg=2),
     Mutant("split-quota-rounded-down", SPLIT, "split_users",
            "np.rint(test_fraction * sizes)", "np.floor(test_fraction * sizes)",
            (f"{SPLITT}::test_each_entity_tests_its_fraction_rounded_to_the_nearest_user",)),
@@ -2255,6 +2277,20 @@ MUTANTS = (
     Mutant("on-keys-local-unreleased-kept", EFAC, "EntityFactors.on_keys",
            "sel = items[pos[item_key[items]] >= 0]", "sel = items", (ON_KEYS,)),
     Mutant("as-entity-factors-ignores-v", EFAC, "as_entity_factors", "V is not None", "False", (OUTSIDE_MODEL,)),
+    # an entity's rows before the first user or ending before they start, and local item rows that are
+    # no items of the model or more than its factor rows, would score users with columns not theirs
+    Mutant("entity-rows-from-a-negative-start-accepted", EFAC, "EntityFactors.__init__",
+           "0 <= sl.start <= sl.stop <= n", "sl.start <= sl.stop <= n", (REVERSED_ROWS,)),
+    Mutant("reversed-entity-rows-accepted", EFAC, "EntityFactors.__init__",
+           "0 <= sl.start <= sl.stop <= n", "0 <= sl.start and sl.stop <= n", (REVERSED_ROWS,)),
+    Mutant("local-items-not-matching-their-rows-accepted", EFAC, "EntityFactors.__init__",
+           "loc.items.shape[0] != loc.L.shape[0]", "False", (REVERSED_ROWS,)),
+    Mutant("negative-local-item-accepted", EFAC, "EntityFactors.__init__",
+           "0 <= loc.items.min() <= loc.items.max() < self.n_items", "loc.items.max() < self.n_items",
+           (REVERSED_ROWS,)),
+    # stored arrays of the shared factors alone read back as that model, not refused for lacking slices
+    Mutant("shared-only-arrays-refused", EFAC, "EntityFactors.from_arrays", "'slices' not in arrays", "False",
+           ("tests/test_entity_factors.py::test_on_items_and_storage_round_trip",)),
     Mutant("smoothing-feature-values-kept", SIDE, "smooth_over_features", "F.data[:] = 1.0", "pass", (SMOOTHING,)),
     Mutant("smoothing-item-mean-not-averaged", SIDE, "smooth_over_features",
            "(F @ feature_mean) / np.maximum(n_feat, 1.0)", "F @ feature_mean", (SMOOTHING,)),
@@ -3531,6 +3567,50 @@ MUTANTS = (
            "MethodSpec()", "not summable",
            (f"{CONTRACT}::test_every_federated_method_reads_the_training_data_a_sites_block_at_a_time",),
            arg="site_rows"),
+    # the registry: a federated method registered without its parameters (``--param`` refused, the
+    # Advanced panel empty) or found by the wrong name, a non-private method not saying raw prototypes
+    # leave, a DP-selected catalogue not reaching the fit (every item shared), a run without its trust
+    # record, notes, stage timings, public result or its sites' own columns, a look-up or list missing
+    # the federated methods, a description not the class's, a refusal that names no choice, a
+    # plug-in's registration silently replaced
+    Mutant("reg-unknown-method-no-choices", REGISTRY, "get_method",
+           "f\"unknown method {name!r}; choose one of {', '.join(sorted(METHODS))}\"", "f'unknown method {name!r}'",
+           (f"{CONTRACT}::test_an_unknown_method_is_refused_naming_every_method_to_choose_from",)),
+    Mutant("reg-federated-parameters-dropped", REGISTRY, "_register_federated_methods", "MethodSpec()", "()",
+           (REG_PARAMS,), arg="parameters"),
+    Mutant("reg-parameter-lookup-first", REGISTRY, "MethodSpec.parameter",
+           "next((p for p in self.parameters if p.name == name), None)", "next(iter(self.parameters), None)",
+           (REG_PARAMS,)),
+    Mutant("reg-raw-prototypes-unsaid", REGISTRY, "_register_federated_methods",
+           "('summable release' if summable else '') if private else 'raw prototypes leave entities'",
+           "'summable release' if summable else ''",
+           (f"{CONTRACT}::test_a_non_private_prototype_method_says_raw_prototypes_leave_the_entities",)),
+    Mutant("reg-list-without-federated-methods", REGISTRY, "available_methods", "_register_federated_methods()",
+           "None", (REG_UNREGISTERED,)),
+    Mutant("reg-look-up-without-federated-methods", REGISTRY, "get_method", "_register_federated_methods()",
+           "None", (REG_UNREGISTERED,)),
+    Mutant("reg-description-last-doc-line", REGISTRY, "_register_federated_methods",
+           "(cls.__doc__ or '').strip().split('\\n')[0]", "(cls.__doc__ or '').strip().split('\\n')[-1]",
+           (f"{CONTRACT}::test_a_federated_method_is_described_by_the_first_line_of_its_classes_doc",)),
+    Mutant("reg-registration-overwritten", REGISTRY, "_register_federated_methods", "name in METHODS", "False",
+           (f"{CONTRACT}::test_a_federated_method_registered_again_keeps_the_registration_given",)),
+    Mutant("reg-model-notes-dropped", REGISTRY, "_fit_federated",
+           "{'releases': model.releases_, 'notes': model.notes_}", "{'releases': model.releases_, 'notes': []}",
+           (REG_NOTES,)),
+    Mutant("reg-stage-timings-dropped", REGISTRY, "_fit_federated", "dict(model.timings_)", "{}", (REG_NOTES,)),
+    Mutant("reg-public-result-dropped", REGISTRY, "_fit_federated",
+           "extra.update(trust=model.trust_, public=model.public_, secure_sum=model.secure_sum_)", "None",
+           (f"{COT}::test_item_choice_from_the_popularity_sum",), arg="public"),
+    Mutant("reg-dp-catalogue-not-passed", REGISTRY, "_fit_federated",
+           "FederatedRecommender.from_config(config, random_state=rng).fit(dataset, train, progress=progress, "
+           "shared=shared)", "None",
+           (f"{SITEMS}::test_a_prototype_method_on_a_dp_catalogue_keeps_each_sites_own_items",), arg="shared"),
+    Mutant("reg-trust-record-dropped", REGISTRY, "_fit_federated", "hasattr(model, 'trust_')", "False",
+           (COALITION,)),
+    Mutant("reg-entity-own-columns-dropped", REGISTRY, "_fit_federated",
+           "MethodResult(model.U_, model.V_, model.ledger_, model.messages_, dict(model.timings_), model, extra)",
+           "None", (f"{SITEMS}::test_where_the_federation_adds_nothing_round_two_is_the_local_model",),
+           arg="factors"),
     Mutant("in-process-log-broadcasts-between-fused-stages", SPROT, "fit_summable",
            "stage != stages[-1] and stage in broadcast_after", "stage != stages[-1]",
            ("tests/test_cooccurrence.py::test_item_choice_from_the_popularity_sum",)),
@@ -3585,6 +3665,58 @@ MUTANTS = (
     Mutant("fcf-precision-recall-swapped", FCF_PY, "what_one_upload_reveals",
            "hit / len(got) if got else float('nan')", "hit / len(truth) if truth else float('nan')",
            (f"{FCFT}::test_an_uploads_precision_is_over_the_recovered_items_and_recall_over_the_users_own",)),
+    # FCF and implicit ALS: a setting that is not one of its choices taken silently, Adam's state or
+    # the clients' factors not refreshed as stated, a step up the gradient, a ridge not the run's, the
+    # leak or the traffic misstated, an entity's raw release left off the ledger
+    Mutant("fcf-unknown-reduction-summed", FCF_PY, "item_gradient", "reduction != 'sum'", "False",
+           (f"{FCFT}::test_a_gradient_reduction_other_than_sum_or_mean_is_refused_by_name",)),
+    Mutant("fcf-unknown-optimizer-accepted", FCF_PY, "FCF._validate", "self.optimizer not in ('adam', 'gd')", "False",
+           (f"{FCFT}::test_an_unknown_optimiser_bias_correction_or_refresh_is_refused_by_name",)),
+    Mutant("fcf-unknown-bias-accepted", FCF_PY, "FCF._validate", "self.adam_bias not in ('paper', 'standard')",
+           "False", (f"{FCFT}::test_an_unknown_optimiser_bias_correction_or_refresh_is_refused_by_name",)),
+    Mutant("fcf-unknown-refresh-accepted", FCF_PY, "FCF._validate", "self.x_refresh not in ('epoch', 'round')",
+           "False", (f"{FCFT}::test_an_unknown_optimiser_bias_correction_or_refresh_is_refused_by_name",)),
+    Mutant("fcf-step-count-kept-across-epochs", FCF_PY, "FCF.fit", "t = 0", "pass", (FCF_RESET,), nth=1),
+    Mutant("fcf-reset-ignored", FCF_PY, "FCF.fit", "self.reset_state_each_epoch", "True", (FCF_RESET,)),
+    Mutant("fcf-round-refresh-ignored", FCF_PY, "FCF.fit", "self.x_refresh == 'round' and it > 0", "False",
+           (f"{FCFT}::test_round_refresh_re_solves_the_clients_factors_before_every_later_round",)),
+    Mutant("fcf-gd-ascends", FCF_PY, "FCF.fit", "Y = Y - self.gamma * g", "Y = Y + self.gamma * g", (FCF_GD,)),
+    Mutant("fcf-final-x-stale", FCF_PY, "FCF.fit", "self.X_ = solve_rows(R, Y, self.alpha, self.lam)", "self.X_ = Xf",
+           (FCF_GD,)),
+    Mutant("fcf-ridge-not-the-runs", FCF_PY, "_params", "params.setdefault('lam', config.lam)", "pass",
+           (f"{FCFT}::test_factors_and_ridge_default_to_the_runs_rank_and_lambda_and_a_given_value_wins",)),
+    Mutant("fcf-ratings-note-for-counts", FCF_PY, "_notes", "dataset.value_kind == 'ratings'", "True",
+           (f"{FCFT}::test_only_ratings_are_said_to_be_binarised",)),
+    Mutant("fcf-first-entity-charged", FCF_PY, "_fit_fcf",
+           "ledger.spend(name, 'gradient uploads', 'raw per-client gradients every round (no formal privacy)', "
+           "math.inf)",
+           "ledger.spend(dataset.entity_names[0], 'gradient uploads', 'raw per-client gradients every round (no "
+           "formal privacy)', math.inf)", (FCF_TRAFFIC,)),
+    Mutant("fcf-download-bytes-halved", FCF_PY, "_fit_fcf.on_round", "n_h * M * K * 8", "n_h * M * K * 4",
+           (FCF_TRAFFIC,)),
+    Mutant("fcf-rounds-note-counts-epochs", FCF_PY, "_fit_fcf", "model.rounds_", "model.epochs", (FCF_TRAFFIC,),
+           nth=0),
+    Mutant("fcf-progress-total-epochs", FCF_PY, "_fit_fcf", "int(model.epochs) * int(model.gd_iters)",
+           "int(model.epochs)", (FCF_TRAFFIC,)),
+    Mutant("fcf-als-first-entity-charged", FCF_PY, "_fit_implicit_als",
+           "ledger.spend(name, 'raw data', 'raw interactions (non-private)', math.inf)",
+           "ledger.spend(dataset.entity_names[0], 'raw data', 'raw interactions (non-private)', math.inf)",
+           (FCF_ALS_POOLED,)),
+    Mutant("fcf-als-message-all-users", FCF_PY, "_fit_implicit_als", "(sl.stop - sl.start, dataset.n_items)",
+           "(dataset.n_users, dataset.n_items)", (FCF_ALS_POOLED,)),
+    Mutant("fcf-uncapped-recovered-items", FCF_PY, "what_one_upload_reveals", "res['items'][:max_items]",
+           "res['items']", (FCF_LEAK,)),
+    Mutant("fcf-values-claimed-on-partial", FCF_PY, "what_one_upload_reveals", "got and truth == got",
+           "got and truth >= got", (FCF_LEAK,)),
+    Mutant("fcf-callers-matrix-binarised-in-place", FCF_PY, "implicit_matrix",
+           "sp.csr_matrix(X, dtype=np.float64, copy=True)", "False",
+           (f"{FCFT}::test_the_implicit_matrix_leaves_the_callers_matrix_as_it_was",), arg="copy"),
+    Mutant("fcf-history-epochs-from-zero", FCF_PY, "FCF.fit", "ep + 1", "ep",
+           (f"{FCFT}::test_the_history_counts_epochs_from_one_with_the_rounds_so_far",), nth=0),
+    Mutant("fcf-none-parameter-kept", FCF_PY, "_params",
+           "{k: v for k, v in check_params(declared, config.params, config.method).items() if v is not None}",
+           "dict(check_params(declared, config.params, config.method))",
+           (f"{FCFT}::test_factors_and_ridge_default_to_the_runs_rank_and_lambda_and_a_given_value_wins",)),
     Mutant("xin-public-floor", XIN_PY, "select_public_users",
            "int(math.ceil(fraction * n))", "int(fraction * n)",
            (f"{XINT}::test_the_share_of_public_users_is_rounded_up",)),

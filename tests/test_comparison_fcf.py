@@ -216,3 +216,154 @@ def test_an_uploads_precision_is_over_the_recovered_items_and_recall_over_the_us
     out = fcf.what_one_upload_reveals(model, R, 7)
     assert out["n_recovered_items"] == 3 and out["n_true_items"] == 6
     assert out["precision"] == pytest.approx(2 / 3) and out["recall"] == pytest.approx(2 / 6)
+
+
+def _small_problem():
+    R = fcf.implicit_matrix(tiny_implicit(3, n=20, m=12, per_user=4))
+    return R, np.random.default_rng(4).normal(0, 0.1, (12, 2))
+
+
+def test_a_gradient_reduction_other_than_sum_or_mean_is_refused_by_name():
+    R, Y0 = _small_problem()
+    X = fcf.solve_rows(R, Y0, 1.0, 1.0)
+    with pytest.raises(ConfigError, match="grad_reduction must be 'sum' or 'mean', got 'avg'"):
+        fcf.item_gradient(R, X, Y0, 1.0, 1.0, "avg")
+    with pytest.raises(ConfigError, match="grad_reduction"):
+        fcf.FCF(2, epochs=1, gd_iters=1, grad_reduction="avg").fit(R, Y0=Y0)
+
+
+@pytest.mark.parametrize("name, value", [("optimizer", "sgd"), ("adam_bias", "Paper"), ("x_refresh", "user")])
+def test_an_unknown_optimiser_bias_correction_or_refresh_is_refused_by_name(name, value):
+    with pytest.raises(ConfigError, match=f"{name} must be '.*', got '{value}'"):
+        fcf.FCF(**{name: value})._validate()
+
+
+@pytest.mark.parametrize("bias", ["paper", "standard"])
+def test_each_epoch_restarts_adam_unless_told_to_keep_its_state(bias):
+    """With the reset, an epoch depends on the item factors it starts from only: two epochs are one
+    epoch run again from the first one's Y. Without it Adam's moments and step count carry over."""
+    R, Y0 = _small_problem()
+    kw = dict(factors=2, alpha=1.0, lam=1.0, gd_iters=3, adam_bias=bias)
+    first = fcf.FCF(epochs=1, **kw).fit(R, Y0=Y0)
+    again = fcf.FCF(epochs=1, **kw).fit(R, Y0=first.Y_)
+    two = fcf.FCF(epochs=2, **kw).fit(R, Y0=Y0)
+    np.testing.assert_allclose(two.Y_, again.Y_, rtol=1e-12, atol=1e-14)
+    kept = fcf.FCF(epochs=2, reset_state_each_epoch=False, **kw).fit(R, Y0=Y0)
+    assert not np.allclose(kept.Y_, two.Y_, rtol=1e-6, atol=1e-9)
+
+
+def test_round_refresh_re_solves_the_clients_factors_before_every_later_round():
+    R, Y0 = _small_problem()
+    b1, b2, gamma, eps = 0.4, 0.99, 0.2, 1e-8
+    Y, m, v = Y0.copy(), np.zeros_like(Y0), np.zeros_like(Y0)
+    for _ in range(2):
+        X = fcf.solve_rows(R, Y, 1.0, 1.0)  # every round, not once per epoch
+        g = fcf.item_gradient(R, X, Y, 1.0, 1.0)
+        m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+        Y = Y - gamma * (m / (1 - b1)) / (np.sqrt(v / (1 - b2)) + eps)
+    f = fcf.FCF(2, 1.0, 1.0, epochs=1, gd_iters=2, x_refresh="round").fit(R, Y0=Y0)
+    np.testing.assert_allclose(f.Y_, Y, rtol=1e-10, atol=1e-12)
+
+
+def test_a_plain_gradient_step_moves_against_the_gradient_and_the_clients_end_on_the_final_items():
+    R, Y0 = _small_problem()
+    X = fcf.solve_rows(R, Y0, 1.0, 1.0)
+    f = fcf.FCF(2, 1.0, 1.0, epochs=1, gd_iters=1, optimizer="gd", gamma=1e-3).fit(R, Y0=Y0)
+    np.testing.assert_allclose(f.Y_, Y0 - 1e-3 * fcf.item_gradient(R, X, Y0, 1.0, 1.0), rtol=1e-12, atol=1e-14)
+    # each client re-solves x_u on the server's final Y, so X_ and Y_ are one model
+    np.testing.assert_allclose(f.X_, fcf.solve_rows(R, f.Y_, 1.0, 1.0), rtol=1e-12, atol=1e-14)
+    assert not np.allclose(f.X_, X, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("declared", [fcf.FCF_PARAMETERS, fcf.ALS_PARAMETERS])
+def test_factors_and_ridge_default_to_the_runs_rank_and_lambda_and_a_given_value_wins(declared):
+    ds = implicit_dataset()
+    params = fcf._params(RunConfig(method="fcf", rank=3, lam=0.25), ds, declared)
+    assert params["factors"] == 3 and params["lam"] == 0.25
+    none = RunConfig(method="fcf", rank=3, lam=0.25, method_params={"factors": None, "lam": None})
+    params = fcf._params(none, ds, declared)  # an optional parameter set to none: the run's value
+    assert params["factors"] == 3 and params["lam"] == 0.25
+    given = RunConfig(method="fcf", rank=3, lam=0.25, method_params={"factors": 5, "lam": 2.0})
+    params = fcf._params(given, ds, declared)
+    assert params["factors"] == 5 and params["lam"] == 2.0
+
+
+def test_only_ratings_are_said_to_be_binarised():
+    X = tiny_implicit(5, n=6, m=5, per_user=2, counts=True)
+    labels = np.where(np.arange(6) < 3, "A", "B")
+    for kind, said in (("ratings", True), ("counts", False), ("implicit", False)):
+        ds = FederatedDataset.from_parts(X, labels, value_kind=kind, value_max=5.0)
+        assert any("binarised" in n for n in fcf._notes(ds)) is said, kind
+
+
+def test_fcf_charges_every_entity_logs_both_directions_and_reports_progress_against_every_round():
+    ds = implicit_dataset()
+    events = []
+    cfg = RunConfig(method="fcf", rank=3, method_params={"epochs": 2, "gd_iters": 3})
+    res = fcf._fit_fcf(ds, ds.X.tocsr(), cfg, np.random.default_rng(0), lambda stage, **kw: events.append((stage, kw)))
+    assert sorted(r.entity for r in res.ledger.rows) == sorted(ds.entity_names)
+    assert all(math.isinf(r.epsilon) for r in res.ledger.rows)
+    M = ds.n_items
+    for name, sl in zip(ds.entity_names, ds.entity_slices()):
+        n_h = sl.stop - sl.start
+        down = [m for m in res.messages if m.receiver == name]
+        up = [m for m in res.messages if m.sender == name]
+        assert [m.round for m in down] == [m.round for m in up] == list(range(1, 7))
+        assert all(m.shape == (n_h, M, 3) and m.bytes == n_h * M * 3 * 8 for m in down)
+        assert all(m.shape == (n_h, 3, M) and m.bytes == n_h * 3 * M * 8 for m in up)
+    assert [(kw["round"], kw["total"], kw["epoch"]) for stage, kw in events if stage == "fcf_round"] == [
+        (1, 6, 1), (2, 6, 1), (3, 6, 1), (4, 6, 2), (5, 6, 2), (6, 6, 2)]
+    assert res.extra["rounds"] == 6 and any("FCF used 6 communication rounds" in n for n in res.extra["notes"])
+
+
+def test_implicit_als_charges_every_entity_for_the_raw_rows_it_pools():
+    ds = implicit_dataset()
+    train = ds.X.tocsr()
+    cfg = RunConfig(method="implicit-als", rank=3, method_params={"epochs": 1})
+    res = fcf._fit_implicit_als(ds, train, cfg, np.random.default_rng(0), lambda *a, **k: None)
+    assert sorted(r.entity for r in res.ledger.rows) == sorted(ds.entity_names)
+    assert all(math.isinf(r.epsilon) for r in res.ledger.rows)
+    for name, sl in zip(ds.entity_names, ds.entity_slices()):
+        (msg,) = [m for m in res.messages if m.sender == name]
+        block = train[sl]
+        assert msg.shape == (sl.stop - sl.start, ds.n_items)
+        assert msg.bytes == block.data.nbytes + block.indices.nbytes + block.indptr.nbytes
+
+
+def test_an_upload_names_at_most_max_items_and_claims_the_values_only_when_every_item_is_recovered(monkeypatch):
+    R = tiny_implicit(12, n=80, m=40, per_user=6)
+    model = fcf.FCF(3, 1.0, 1.0, epochs=1, gd_iters=2, random_state=0).fit(R)
+    names = np.array([f"film {j}" for j in range(40)])
+    truth = np.sort(R[7].indices)
+    out = fcf.what_one_upload_reveals(model, R, 7, item_names=names, max_items=2)
+    assert out["recovered_items"] == [f"film {j}" for j in truth[:2]]
+    assert out["value_max_error"] < 1e-6 and "every interaction value" in out["summary"]
+    real = fcf.analyse_client_upload
+
+    def four_of_six(F, Y, alpha=None, threshold=0.5):
+        out = real(F, Y, alpha, threshold)
+        keep = np.isin(out["items"], truth[:4])
+        return {**out, "items": out["items"][keep], "values": out["values"][keep]}
+
+    monkeypatch.setattr(fcf, "analyse_client_upload", four_of_six)
+    out = fcf.what_one_upload_reveals(model, R, 7)
+    assert out["n_recovered_items"] == 4 and math.isnan(out["value_max_error"])
+    assert "every interaction value" not in out["summary"]
+
+
+def test_the_implicit_matrix_leaves_the_callers_matrix_as_it_was():
+    """The engine hands its training matrix to FCF and implicit ALS; binarising or clearing it in place
+    would change what every later method of the comparison and the evaluation read."""
+    X = sp.csr_matrix(np.array([[3.0, -1.0, 0.0], [0.0, 2.0, 5.0]]))
+    before = X.toarray()
+    fcf.implicit_matrix(X)
+    fcf.implicit_matrix(X, binarize=False)
+    np.testing.assert_array_equal(X.toarray(), before)
+
+
+def test_the_history_counts_epochs_from_one_with_the_rounds_so_far():
+    R, Y0 = _small_problem()
+    f = fcf.FCF(2, 1.0, 1.0, epochs=3, gd_iters=2).fit(R, Y0=Y0)
+    assert [(h["epoch"], h["rounds"]) for h in f.history_] == [(1, 2), (2, 4), (3, 6)]
+    a = fcf.ImplicitALS(2, 1.0, 1.0, epochs=3).fit(R, Y0=Y0)
+    assert len(a.history_) == 3 and a.history_[-1] == pytest.approx(fcf.objective(R, a.X_, a.Y_, 1.0, 1.0))

@@ -66,6 +66,10 @@ def test_on_items_and_storage_round_trip():
     back = EntityFactors.from_arrays(wide.to_arrays())
     np.testing.assert_array_equal(back.scores(np.arange(f.n_users)), S)
     assert back.local_widths == wide.local_widths
+    # arrays of the shared factors alone (no ``slices``): one block of every user on them
+    shared = EntityFactors.from_arrays({"U": wide.U, "V": wide.V})
+    np.testing.assert_array_equal(shared.scores(np.arange(f.n_users)), wide.U @ wide.V.T)
+    assert shared.local_widths == (0,)
 
 
 def test_shapes_are_checked():
@@ -192,3 +196,16 @@ def test_on_keys_gives_each_item_its_keys_factors_own_columns_included_and_none_
     for h, sl in enumerate(slices):  # each entity's own product on the item axis, too
         U_h, V_h = wide.entity(h)
         np.testing.assert_allclose((U_h @ V_h.T)[:, has], ref[sl][:, item_key[has]], atol=1e-12)
+
+
+def test_reversed_or_negative_entity_rows_and_local_items_not_matching_their_rows_are_refused():
+    """A slice starting before the first user or ending before it starts would score users with
+    another entity's columns; local item rows must be item indices, one per row of ``L``."""
+    U, V = np.zeros((3, 1)), np.zeros((4, 1))
+    for sl in (slice(-1, 2), slice(2, 1)):
+        with pytest.raises(ValueError, match="outside the 3 users"):
+            EntityFactors(U, V, [sl])
+    for items, L in ((np.array([0, 1]), np.ones((1, 1))),    # two item rows named, one row of factors
+                     (np.array([-1]), np.ones((1, 1)))):      # item −1 is not an item of the model
+        with pytest.raises(ValueError, match="do not fit 3 users × 4 items"):
+            EntityFactors(U, V, [slice(0, 3)], [LocalColumns(np.zeros((3, 1)), items, L)])

@@ -369,3 +369,75 @@ def test_a_prototype_methods_parameter_check_refuses_what_its_release_refuses_be
         with pytest.raises(ConfigError) as checked:
             method.check_parameters(n_items)
         assert str(checked.value) == str(released.value) and "trials" in str(checked.value)
+
+
+# ------------------------------------------------------------------------------------ the registry
+def test_an_unknown_method_is_refused_naming_every_method_to_choose_from():
+    with pytest.raises(ConfigError, match="unknown method 'nosuch'; choose one of") as exc:
+        get_method("nosuch")
+    for name in ("central", "dp-popularity", "fcf", "kmeans"):
+        assert name in str(exc.value)
+
+
+def test_a_federated_method_is_registered_with_its_classes_parameters_each_found_by_name():
+    """``--param`` and the dashboard's Advanced panel read a method's parameters from its registration."""
+    from dpfed_core.federation.protocol import method_class
+
+    for name in federated_method_names():
+        spec = get_method(name)
+        assert spec.parameters == tuple(method_class(name).parameters), name
+        for p in spec.parameters:
+            assert spec.parameter(p.name) is p
+        assert spec.parameter("no such parameter") is None
+    assert len(get_method("dp-prototypes").parameters) > 1
+
+
+def test_a_non_private_prototype_method_says_raw_prototypes_leave_the_entities():
+    for name in ("kmeans", "krandom"):
+        spec = get_method(name)
+        assert spec.privacy_model is PrivacyModel.NON_PRIVATE and not spec.uses_epsilon
+        assert spec.privacy.endswith("raw prototypes leave entities"), spec.privacy
+
+
+def test_a_look_up_and_the_method_list_know_every_federated_method_before_any_is_registered():
+    removed = {n: METHODS.pop(n) for n in federated_method_names() if n in METHODS}
+    try:
+        assert get_method("dp-popularity").name == "dp-popularity"
+        for n in federated_method_names():
+            METHODS.pop(n, None)
+        assert set(federated_method_names()) <= set(available_methods())
+    finally:
+        METHODS.update(removed)
+
+
+def test_a_federated_method_is_described_by_the_first_line_of_its_classes_doc():
+    from dpfed_core.federation.protocol import method_class
+
+    for name in federated_method_names():
+        doc = (method_class(name).__doc__ or "").strip()
+        assert get_method(name).description == doc.split("\n")[0], name
+    assert any("\n" in (method_class(n).__doc__ or "").strip() for n in federated_method_names())
+
+
+def test_a_federated_method_registered_again_keeps_the_registration_given():
+    """A plug-in may register its own spec under a built-in federated name; a later look-up must not
+    silently put the built-in one back."""
+    from dataclasses import replace
+
+    from dpfed_core.methods.registry import register_method
+
+    spec = get_method("kmeans")
+    mine = replace(spec, label="my k-means")
+    register_method(mine)
+    try:
+        assert get_method("kmeans") is mine and "kmeans" in available_methods() and METHODS["kmeans"] is mine
+    finally:
+        register_method(spec)
+
+
+def test_a_federated_runs_document_carries_its_models_notes_and_stage_timings():
+    ds = _dataset()
+    doc, res = run_method(ds, _config("kmeans", k=12))  # entities e1 (11 users) and e2 (9) send fewer than k
+    assert res.extra["notes"] == res.model.notes_
+    assert any("'e2' has 9 training users < k=12" in n for n in doc["notes"]), doc["notes"]
+    assert res.model.timings_ and all(doc["timings"][k] == v for k, v in res.model.timings_.items())

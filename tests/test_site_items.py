@@ -184,6 +184,15 @@ def test_shared_items_project_and_lift_are_public_maps():
     assert key.project(Y).toarray().tolist() == [[5.0, 2.0], [2.0, 5.0]]
 
 
+def test_a_catalogue_of_columns_keeps_a_fractional_value_bound_and_says_whether_it_is_public():
+    """A site's rows on the keys are clipped to the public bound its releases are calibrated for,
+    a fractional one included; a declared catalogue's publicness reaches the lift."""
+    sh = SharedItems.from_columns(np.array([0, 2]), 3, value_max=2.5, public=True)
+    assert sh.value_max == 2.5 and sh.public and sh.n_keys == 2
+    X = sp.csr_matrix(np.array([[4.0, 1.0, 2.25]]))
+    assert sh.project(X).toarray().tolist() == [[2.5, 2.25]]
+
+
 def test_a_site_maps_released_keys_back_onto_the_item_names_it_holds_only():
     """Without a declared catalogue a site knows the items it has rows for (a stored entry of any
     value); a released key lifted onto its item axis reaches those items only, other items of the key
