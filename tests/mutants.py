@@ -1881,6 +1881,13 @@ MUTANTS = (
     Mutant("a-column-named-like-a-placeholder-hidden-from-the-mapper", TABLES, "read_table",
            "not names[int(m.group(1))].strip()", "True",
            ("tests/test_intake_odd_inputs.py::test_a_column_the_header_leaves_blank_is_not_offered_by_the_mapper_and_said",)),
+    # entity rows that do not tile the users: a user scored with another entity's own columns
+    Mutant("entity-rows-out-of-order-accepted", EFAC, "EntityFactors.__init__",
+           "any((sl.start != end for (sl, end) in zip(self.slices, ends)))", "False",
+           ("tests/test_entity_factors.py::test_entity_rows_out_of_order_overlapping_or_leaving_users_out_are_refused",)),
+    Mutant("entity-rows-ending-before-the-last-user-accepted", EFAC, "EntityFactors.__init__",
+           "ends[-1] != n", "False",
+           ("tests/test_entity_factors.py::test_entity_rows_out_of_order_overlapping_or_leaving_users_out_are_refused",)),
     # the plug-ins a process imports, and passes on to the processes it starts
     Mutant("plug-ins-listed-twice", "dpfed_core/deployment/plugins.py", "listed",
            "list(dict.fromkeys([*names, *(str(e).strip() for e in extra if str(e).strip())]))",

@@ -209,3 +209,16 @@ def test_reversed_or_negative_entity_rows_and_local_items_not_matching_their_row
                      (np.array([-1]), np.ones((1, 1)))):      # item −1 is not an item of the model
         with pytest.raises(ValueError, match="do not fit 3 users × 4 items"):
             EntityFactors(U, V, [slice(0, 3)], [LocalColumns(np.zeros((3, 1)), items, L)])
+
+
+def test_entity_rows_out_of_order_overlapping_or_leaving_users_out_are_refused():
+    """A user's entity is found from where each entity's rows start: rows given out of order scored a
+    user with another entity's own columns (or failed in NumPy's words), and a user between two
+    entities' rows was scored as the entity before it."""
+    U, V = np.zeros((5, 1)), np.zeros((4, 1))
+    for slices in ([slice(3, 5), slice(0, 3)], [slice(0, 3), slice(2, 5)], [slice(0, 2), slice(3, 5)],
+                   [slice(1, 5)], [slice(0, 4)]):
+        with pytest.raises(ValueError, match="must follow one another from user 0 to user 5"):
+            EntityFactors(U, V, slices)
+    f = EntityFactors(U, V, [slice(0, 2), slice(2, 2), slice(2, 5)])  # an entity without users is no gap
+    assert f.scores(np.arange(5)).shape == (5, 4)

@@ -77,6 +77,12 @@ class EntityFactors:
                                     or (loc.items.size and not 0 <= loc.items.min() <= loc.items.max() < self.n_items)):
                 raise ValueError(f"local columns of entity rows {sl}: U {loc.U.shape}, L {loc.L.shape} "
                                  f"do not fit {sl.stop - sl.start} users × {self.n_items} items")
+        # a user's entity is looked up by the slices' starts: they must tile the users in order, each
+        # user in exactly one entity (a gap's users would be scored as the entity before it)
+        ends = [0, *(sl.stop for sl in self.slices)]
+        if any(sl.start != end for sl, end in zip(self.slices, ends)) or ends[-1] != n:
+            raise ValueError(f"entity rows {[(sl.start, sl.stop) for sl in self.slices][:6]} must follow one "
+                             f"another from user 0 to user {n}, each user in one entity")
         self._starts = np.array([sl.start for sl in self.slices], dtype=np.int64)
 
     # ------------------------------------------------------------------ shape
