@@ -325,6 +325,33 @@ DOORBELL = "dpfed_core/deployment/doorbell.py"
 WATCHDOG = "dpfed_core/deployment/watchdog.py"
 SIM_ARITHMETIC = ("tests/test_deployment_shamir.py::test_shares_made_with_simulation_arithmetic_combine_with_"
                   "pycryptodome")
+SIM_PINNED = ("tests/test_deployment_shamir.py::test_a_changed_pycryptodome_keeps_its_own_hardened_"
+              "multiplication")
+START_TICKS = (f"{BREL}::test_a_processes_start_time_is_read_after_its_names_last_parenthesis_and_a_garbled_"
+               "line_gives_none")
+NOT_GONE = (f"{BREL}::test_an_identity_of_another_shape_another_boot_or_an_unreadable_start_is_never_taken_for_"
+            "gone")
+OWN_OPERATION = f"{BREL}::test_a_progress_row_settles_only_releases_of_its_own_operation"
+UNSTARTED_POINTS = (f"{BREL}::test_unstarted_points_given_back_are_only_points_of_the_plan_still_reserved_and_keep_"
+                    "their_note")
+STORE_PATH = f"{ODOT}::test_a_blank_or_relative_location_setting_is_ignored_and_a_home_path_is_expanded"
+SHARED_KEY = f"{ODOT}::test_a_key_the_environment_names_lets_new_stores_start_and_an_emptied_one_says_to_keep_it"
+KNOWN_KEY = f"{ODOT}::test_the_key_of_known_data_is_the_one_earlier_stores_hold"
+KEY_MEMO = f"{ODOT}::test_a_key_remembered_for_a_dataset_is_never_given_to_another_at_the_same_address"
+DAMAGED_PAGES = f"{ODOT}::test_a_store_whose_pages_are_damaged_is_said_damaged_and_left_untouched"
+KILLED_EVERY_ACCOUNT = (f"{FPT}::test_a_sweep_killed_outright_has_its_unstarted_points_given_back_in_every_account_"
+                        "charged")
+NO_KNOWN_ORDER = f"{BREL}::test_releases_computed_in_no_known_order_stay_charged_whatever_was_noted_finished"
+NEGATIVE_COUNT = f"{BREL}::test_a_progress_row_of_a_gone_process_with_a_negative_count_gives_nothing_back"
+DELTA_ALONE = f"{ODOT}::test_a_charge_of_delta_alone_is_kept_and_only_a_charge_of_nothing_is_left_out"
+SIMULATION_SETTLED = f"{ODOT}::test_a_simulation_release_settled_from_its_ledger_stays_uncharged"
+CUT_SHORT = f"{ODOT}::test_a_store_cut_short_beside_its_key_is_said_damaged_not_emptied"
+NO_JOURNAL_LEFT = f"{BREL}::test_a_store_that_fails_to_be_set_up_leaves_no_journal_behind_either"
+READ_ONLY_DIR = f"{BREL}::test_a_store_in_a_directory_this_process_cannot_write_opens_read_only"
+ONE_ENTITY_RAW = (f"{ODOT}::test_a_release_non_private_for_one_entity_only_is_non_private_and_refused_on_a_capped_"
+                  "dataset")
+BALANCE_SAYS = (f"{ODOT}::test_an_accounts_balance_states_what_is_left_whether_it_is_void_and_a_basic_epsilon_only_"
+                "when_it_holds")
 CONTROL_FORK = f"{NODET}::test_a_forked_control_request_is_sent_over_the_tls_it_names_and_answers_in_one_line"
 CONTROL_ANSWERS = f"{NODET}::test_a_refused_node_key_a_run_without_id_and_a_rejected_app_are_errors_naming_why"
 DOORBELL_OPEN = (f"{NODET}::test_a_doorbell_listens_on_loopback_only_and_only_when_doorbells_are_on_and_a_port_is_"
@@ -3061,6 +3088,12 @@ MUTANTS = (
            (f"{ODOT}::test_a_settled_charge_whose_ledger_gave_no_rho_composes_by_its_epsilon_only",)),
     Mutant("withdraw-after-one-draw", BREC, "Reservation.withdraw", "int(draws) != 0", "int(draws) > 1",
            (f"{BREL}::test_withdraw_is_refused_once_anything_was_drawn_or_settled",)),
+    Mutant("withdraw-on-a-negative-row-count", BREC, "Reservation.withdraw", "int(draws) != 0", "int(draws) > 0",
+           (f"{BREL}::test_withdraw_is_refused_once_anything_was_drawn_or_settled",)),
+    # a reservation with one release settled (it drew) gives nothing back, not even its other releases
+    Mutant("withdraw-after-a-release-was-settled", BREC, "Reservation.withdraw",
+           "set(self._open) != set(self.release_ids) | set(self.extra_ids)", "not self._open",
+           (f"{BREL}::test_withdraw_is_refused_once_anything_was_drawn_or_settled",)),
     Mutant("catalogue-threshold-one-below", CAT, "select_catalogue",
            "mech.partition_selection(counts[present], int(max_items), epsilon, delta, 1 + k, rng)", "k",
            (f"{SCAT}::test_the_per_entity_selection_rows_state_the_map_at_the_threshold_the_release_reports",),
@@ -4323,6 +4356,91 @@ MUTANTS = (
            "run_notes(method, public, in_process=False)", "True",
            ("tests/test_summable.py::test_a_deployed_runs_notes_name_flowers_secure_sums_not_the_in_process_"
             "simulation",), arg="in_process"),
+    # SecAgg+'s arithmetic: the faster, unhardened multiplication only under the pycryptodome it was written for
+    Mutant("fast-arithmetic-installed-under-another-pycryptodome", SHAMIR, "install_simulation_arithmetic",
+           "fi.usable('gf128-mul')", "True", (SIM_PINNED,)),
+    # whether a killed process provably ended: anything in doubt leaves its reservation charged
+    Mutant("proc-start-read-after-the-first-parenthesis", STORE, "_start_ticks", "stat.rsplit(')', 1)",
+           "stat.split(')', 1)", (START_TICKS,)),
+    Mutant("garbled-proc-start-raises", STORE, "_start_ticks", "len(fields) > 19 and fields[19].isdigit()",
+           "len(fields) > 19", (START_TICKS,)),
+    Mutant("unreadable-start-taken-for-gone", STORE, "process_gone", "start is not None and start != owner['start']",
+           "start != owner['start']", (NOT_GONE,)),
+    Mutant("identity-with-a-key-more-taken-for-gone", STORE, "process_gone", "set(owner) != set(_IDENTITY_TYPES)",
+           "not set(_IDENTITY_TYPES) <= set(owner)", (NOT_GONE,)),
+    Mutant("process-of-an-earlier-boot-taken-for-gone", STORE, "process_gone", "('host', 'boot', 'pidns', 'uid')",
+           "('host', 'pidns', 'uid')", (NOT_GONE,)),
+    # where the store is: a setting that names no usable file falls back, never to the working directory
+    Mutant("relative-xdg-data-home-used", STORE, "data_home", "xdg and os.path.isabs(xdg)", "xdg", (STORE_PATH,)),
+    Mutant("owner-of-no-usable-characters-accepted", STORE, "default_store_path", "not safe", "False", (STORE_PATH,)),
+    Mutant("owner-name-keeps-its-dots", STORE, "default_store_path",
+           "re.sub('[^A-Za-z0-9_.-]', '_', str(owner)).strip('._')[:80]",
+           "re.sub('[^A-Za-z0-9_.-]', '_', str(owner))[:80]",
+           (STORE_PATH,)),
+    Mutant("blank-store-variable-read-as-a-path", STORE, "default_store_path", "os.environ.get(STORE_ENV, '').strip()",
+           "os.environ.get(STORE_ENV, '')", (STORE_PATH,)),
+    Mutant("store-variable-home-not-expanded", STORE, "default_store_path", "Path(env).expanduser()", "Path(env)",
+           (STORE_PATH,)),
+    Mutant("empty-store-path-is-the-working-directory", STORE, "resolve_store_path", "path is None or str(path) == ''",
+           "path is None", (STORE_PATH,)),
+    # a store whose pages are damaged is said damaged, with what to do, never a bare SQLite message
+    Mutant("malformed-store-given-sqlites-words-only", STORE, "Store._translate",
+           "'not a database' in low or 'malformed' in low or 'corrupt' in low", "'not a database' in low",
+           (DAMAGED_PAGES,)),
+    # a store that cannot be written opens for reading; one that cannot be set up leaves no file at all
+    Mutant("store-in-a-read-only-directory-opened-for-writing", STORE, "Store._initialise",
+           "os.access(self.path, os.W_OK) and os.access(parent, os.W_OK)", "os.access(self.path, os.W_OK)",
+           (READ_ONLY_DIR,)),
+    Mutant("failed-store-leaves-its-journal", STORE, "Store._initialise", "('', '-wal', '-shm', '-journal')",
+           "('',)", (NO_JOURNAL_LEFT,)),
+    # a fingerprint key the environment names may serve other stores
+    Mutant("shared-key-refuses-every-new-store", STORE, "own_key_left", "os.environ.get(SECRET_ENV, '').strip()",
+           "False", (SHARED_KEY,)),
+    Mutant("emptied-store-advice-deletes-a-shared-key", STORE, "Store._refuse_wiped",
+           "os.environ.get(SECRET_ENV, '').strip()", "False", (SHARED_KEY,)),
+    Mutant("store-cut-short-said-emptied", STORE, "Store._refuse_wiped", "self.path.stat().st_size != 0",
+           "self.path.stat().st_size > 4096", (CUT_SHORT,)),
+    # the dataset key: what every stored budget is filed under
+    Mutant("dataset-key-recipe-changed", BREC, "_strings_digest", "h.update(len(parts).to_bytes(8, 'little'))", "pass",
+           (KNOWN_KEY,)),
+    Mutant("dataset-key-users-ordered-by-id-first", BREC, "_dataset_key", "np.lexsort((uid, ent))",
+           "np.lexsort((ent, uid))", (KNOWN_KEY,)),
+    Mutant("dataset-key-of-a-collected-object-reused", BREC, "dataset_key", "hit[0]() is dataset", "True",
+           (KEY_MEMO,)),
+    # what an account has left: nothing within the cap check's slack, and no bound once the cap is removed
+    Mutant("float-dust-shown-as-budget-left", BREC, "EntityBalance._left", "left <= cap * CAP_REL_TOL", "left <= 0",
+           (BALANCE_SAYS,)),
+    Mutant("removed-cap-still-bounds-delta", BREC, "EntityBalance.remaining_delta", "math.isfinite(self.cap_epsilon)",
+           "math.isfinite(self.cap_delta)", (BALANCE_SAYS,)),
+    # a simulation's noise is reproducible from its seed: recorded, never charged, even when settled from its ledger
+    Mutant("simulation-charged-when-settled", BREC, "Reservation.settle",
+           "charges is not None and (not plan.simulation)", "charges is not None", (SIMULATION_SETTLED,)),
+    # a release that spends only δ (ε = 0) is still charged its δ
+    Mutant("delta-only-charge-dropped", BREC, "mapped_charge_rows", "eps == 0 and dlt == 0", "eps == 0",
+           (DELTA_ALONE,)),
+    # a release that moves one entity's raw data is non-private, whatever it does for the others
+    Mutant("release-non-private-only-when-every-entity-is", BREC, "PlannedRelease.non_private",
+           "any((math.isinf(e) for e, _ in self.charges.values()))",
+           "all((math.isinf(e) for e, _ in self.charges.values())) and bool(self.charges)", (ONE_ENTITY_RAW,)),
+    # a sweep's unstarted points: only points of the plan, only those still reserved, only of their operation
+    Mutant("negative-point-index-withdraws-the-last-point", BREC, "Reservation.withdraw_unstarted",
+           "0 <= i < len(self.release_ids)", "i < len(self.release_ids)", (UNSTARTED_POINTS,)),
+    Mutant("settled-point-reported-withdrawn", BREC, "Reservation.withdraw_unstarted",
+           "self.release_ids[i] in self._open", "True", (UNSTARTED_POINTS,)),
+    Mutant("killed-sweep-progress-names-one-account", BREC, "Reservation.track", "[rid, *self.extra_of.get(i, ())]",
+           "[rid]", (KILLED_EVERY_ACCOUNT,)),
+    Mutant("run-in-doubt-moved-by-a-finished-count", BREC, "Reservation.note_finished",
+           "self._progress is None or self._progress['finished'] is None", "self._progress is None",
+           (NO_KNOWN_ORDER,)),
+    Mutant("negative-finished-count-gives-back-the-point-in-flight", BREC, "_progress_of_gone",
+           "type(finished) is not int or finished < 0", "type(finished) is not int", (NEGATIVE_COUNT,)),
+    Mutant("progress-row-withdraws-another-operations-releases", BREC, "recover_killed",
+           "[r for ids in plan_ids[finished + 1:] for r in ids if r in own]",
+           "[r for ids in plan_ids[finished + 1:] for r in ids]",
+           (OWN_OPERATION,)),
+    Mutant("progress-row-fails-another-operations-releases", BREC, "recover_killed",
+           "[r for ids in plan_ids for r in ids if r in own]", "[r for ids in plan_ids for r in ids]",
+           (OWN_OPERATION,)),
 )
 
 

@@ -303,6 +303,120 @@ def test_a_process_whose_proc_is_another_namespaces_keeps_no_progress_to_recover
         assert not con.execute("SELECT name FROM meta WHERE name LIKE 'progress:%'").fetchall()
 
 
+def test_unstarted_points_given_back_are_only_points_of_the_plan_still_reserved_and_keep_their_note(tmp_path, clinic):
+    """A negative index names no point (Python would read it from the end: the last point, which may have
+    drawn) and a settled point stays charged; the evidence is added to what the release already says."""
+    odo = BudgetOdometer(tmp_path / "points.sqlite3")
+    plans = [PlannedRelease("sweep point", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names},
+                            seed=s, note=f"point {s + 1} of 3") for s in range(3)]
+    res = odo.reserve(clinic, plans)
+    res.settle(0)
+    assert res.withdraw_unstarted([-1, 3, 0, 1, 1], "never started") == [1]
+    res.close()
+    rows = sorted(odo.releases(clinic), key=lambda r: r["id"])
+    assert [r["status"] for r in rows] == ["released", "withdrawn", "released"]
+    assert rows[1]["note"] == "point 2 of 3; never started" and rows[2]["note"] == "point 3 of 3"
+    assert spent(odo, clinic) == pytest.approx(2.0)
+
+
+def test_a_progress_row_settles_only_releases_of_its_own_operation(tmp_path, clinic):
+    """A row naming releases of another operation (edited, or written over) proves nothing about them: that
+    operation's releases stay as they are, even when the row's own process is gone."""
+    store = tmp_path / "edited.sqlite3"
+    odo = BudgetOdometer(store)
+    plan = PlannedRelease("sweep point", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names})
+    other = odo.reserve(clinic, [plan, plan])
+    mine = odo.reserve(clinic, [plan, plan])
+    mine.track()
+    with Store(store).write() as con:
+        name, value = con.execute("SELECT name, value FROM meta WHERE name LIKE 'progress:%'").fetchone()
+        progress = json.loads(value)
+        progress["owner"]["pid"] = 2 ** 22 + 7  # no such process: gone
+        progress["ids"] = [[mine.release_ids[0], other.release_ids[0]], [mine.release_ids[1], other.release_ids[1]]]
+        con.execute("UPDATE meta SET value = ? WHERE name = ?", (json.dumps(progress), name))
+    assert odo.reserve(clinic, [plan]).recovered == [mine.release_ids[1]]
+    status = {r["id"]: r["status"] for r in odo.releases(clinic)}
+    assert [status[r] for r in mine.release_ids] == ["failed", "withdrawn"]
+    assert [status[r] for r in other.release_ids] == ["reserved", "reserved"]
+
+
+def _owner_gone(store) -> None:
+    """The process that kept the store's progress row is gone: its owner names a PID no process has."""
+    with Store(store).write() as con:
+        name, value = con.execute("SELECT name, value FROM meta WHERE name LIKE 'progress:%'").fetchone()
+        progress = json.loads(value)
+        progress["owner"]["pid"] = 2 ** 22 + 7
+        con.execute("UPDATE meta SET value = ? WHERE name = ?", (json.dumps(progress), name))
+
+
+def test_releases_computed_in_no_known_order_stay_charged_whatever_was_noted_finished(tmp_path, clinic):
+    """A run and its comparisons: which of them drew is in doubt, so a count of finished ones proves
+    nothing and a killed process's releases are all charged (failed), none given back."""
+    from dpfed_core.privacy.store import process_identity
+
+    if process_identity() is None:
+        pytest.skip("no /proc of this PID namespace: no progress is kept")
+    store = tmp_path / "doubt.sqlite3"
+    odo = BudgetOdometer(store)
+    plan = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names})
+    res = odo.reserve(clinic, [plan, plan, plan])
+    res.track(sequential=False)
+    res.note_finished(1)
+    _owner_gone(store)
+    assert odo.reserve(clinic, [plan]).recovered == []
+    status = {r["id"]: r["status"] for r in odo.releases(clinic)}
+    assert [status[r] for r in res.release_ids] == ["failed", "failed", "failed"]
+
+
+def test_a_progress_row_of_a_gone_process_with_a_negative_count_gives_nothing_back(tmp_path, clinic):
+    """A count below zero is not one this code writes: read as one, it would give back the point being
+    computed (which may have drawn)."""
+    from dpfed_core.privacy.store import process_identity
+
+    if process_identity() is None:
+        pytest.skip("no /proc of this PID namespace: no progress is kept")
+    store = tmp_path / "negative.sqlite3"
+    odo = BudgetOdometer(store)
+    plan = PlannedRelease("sweep point", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names})
+    res = odo.reserve(clinic, [plan, plan])
+    res.track()
+    _owner_gone(store)
+    with Store(store).write() as con:
+        con.execute("UPDATE meta SET value = json_set(value, '$.finished', -1) WHERE name LIKE 'progress:%'")
+    assert odo.reserve(clinic, [plan]).recovered == []
+    status = {r["id"]: r["status"] for r in odo.releases(clinic)}
+    assert [status[r] for r in res.release_ids] == ["reserved", "reserved"]
+
+
+def test_a_processes_start_time_is_read_after_its_names_last_parenthesis_and_a_garbled_line_gives_none():
+    from dpfed_core.privacy import store as store_mod
+
+    # field 22 of /proc/PID/stat, here each field its own number; the command name (field 2) may hold ") "
+    tail = " ".join(str(n) for n in range(3, 53))
+    assert store_mod._start_ticks(f"42 (plain) {tail}") == 22
+    assert store_mod._start_ticks(f"42 (a) b) {tail}") == 22
+    assert store_mod._start_ticks("42 (short) S 1 2") is None
+    assert store_mod._start_ticks(f"42 (x) {tail}".replace(" 22 ", " 2x ")) is None
+
+
+def test_an_identity_of_another_shape_another_boot_or_an_unreadable_start_is_never_taken_for_gone(monkeypatch):
+    """Giving back a reservation needs proof that its process ended: an identity with a key more or less, one
+    recorded before a reboot (PIDs start again), or a /proc entry whose start time cannot be read is none."""
+    from dpfed_core.privacy import store as store_mod
+
+    me = store_mod.process_identity()
+    if me is None:
+        pytest.skip("this process's /proc is not its own PID namespace's")
+    gone = {**me, "pid": 2 ** 22 + 7}  # above any pid_max: no process has it
+    assert store_mod.process_gone(gone)
+    assert not store_mod.process_gone({**gone, "note": "edited"})
+    assert not store_mod.process_gone({k: v for k, v in gone.items() if k != "start"})
+    assert not store_mod.process_gone({**gone, "boot": me["boot"] + "-before-a-reboot"})
+    monkeypatch.setattr(store_mod, "process_identity", lambda: me)
+    monkeypatch.setattr(store_mod, "_start_ticks", lambda stat: None)
+    assert not store_mod.process_gone(dict(me))
+
+
 @pytest.mark.parametrize("row", ["null", "[]", '"x"', '{"version": 1, "owner": "me", "finished": 0, "ids": [[1]]}',
                                  '{"version": 1, "owner": {}, "finished": "one", "ids": [[1]]}',
                                  '{"version": 1, "owner": {}, "finished": 0, "ids": [1, 2]}', "{not json"])
@@ -404,13 +518,20 @@ def test_withdraw_is_refused_once_anything_was_drawn_or_settled(tmp_path, clinic
     odo = BudgetOdometer(tmp_path / "w.sqlite3")
     plan = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in clinic.entity_names}, seed=0)
     res = odo.reserve(clinic, [plan])
-    for rows in (1, 3):  # one row is one draw already: it stays charged
+    for rows in (1, 3, -1):  # one row is one draw already: it stays charged; a count below zero proves nothing
         with pytest.raises(ValueError):
             res.withdraw(rows, f"{rows} rows")
     res.settle(0)
     with pytest.raises(ValueError):
         res.withdraw(0, "too late")
     assert spent(odo, clinic) == pytest.approx(1.0)
+    # a run and its comparison: one of them settled is enough, the other stays charged too
+    two = odo.reserve(clinic, [plan, plan])
+    two.settle(0)
+    with pytest.raises(ValueError, match="already settled"):
+        two.withdraw(0, "too late")
+    two.close()
+    assert spent(odo, clinic) == pytest.approx(3.0)
 
 
 def test_a_withdrawn_release_does_not_count_towards_the_cap(tmp_path, clinic):
@@ -483,6 +604,38 @@ def test_a_store_that_cannot_be_created_leaves_nothing_behind(tmp_path, monkeypa
     with pytest.raises(StoreError):
         Store(path)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_that_fails_to_be_set_up_leaves_no_journal_behind_either(tmp_path, monkeypatch):
+    from dpfed_core.privacy import store as store_mod
+
+    path = tmp_path / "new.sqlite3"
+
+    def half_written(self):  # SQLite's side files were made before the failure
+        for suffix in ("-wal", "-shm", "-journal"):
+            Path(f"{self.path}{suffix}").write_bytes(b"\0" * 32)
+        raise StoreError("database or disk is full")
+
+    monkeypatch.setattr(store_mod.Store, "_migrate", half_written)
+    with pytest.raises(StoreError):
+        Store(path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_in_a_directory_this_process_cannot_write_opens_read_only(tmp_path, monkeypatch):
+    """Its write-ahead log lives beside it: a writable file in a read-only directory takes no write either,
+    so it opens for reading and a write says read-only before it touches anything."""
+    d = tmp_path / "shared"
+    d.mkdir()
+    Store(d / "s.sqlite3")
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, *a, **k: False if Path(p) == d and mode & os.W_OK
+                        else real(p, mode, *a, **k))
+    store = Store(d / "s.sqlite3")
+    assert store.readonly and store.schema_version() >= 1
+    with pytest.raises(StoreError, match="read-only here .*nothing was charged"):
+        with store.write():
+            pass
 
 
 def _namespace_ok() -> bool:

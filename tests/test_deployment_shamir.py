@@ -76,3 +76,22 @@ def test_shares_made_with_simulation_arithmetic_combine_with_pycryptodome():
     finally:
         _Element.__mul__ = original
     assert Shamir.combine(shares[1:6]) == secret
+
+
+def test_a_changed_pycryptodome_keeps_its_own_hardened_multiplication(monkeypatch, capsys):
+    """The faster multiplication was written against one pycryptodome: under another version the
+    stock (timing-hardened) one stays in place and one line says so."""
+    from Crypto.Protocol.SecretSharing import _Element
+
+    from dpfed_core.deployment import flower_internals as fi
+
+    original = _Element.__mul__
+    monkeypatch.setattr(fi, "_WARNED", set())
+    monkeypatch.setitem(fi.PINNED, "pycryptodome", "0.0.1")
+    try:
+        shamir.install_simulation_arithmetic()
+        assert _Element.__mul__ is original
+    finally:
+        _Element.__mul__ = original
+    err = capsys.readouterr().err
+    assert "'gf128-mul'" in err and "stock code path" in err

@@ -744,6 +744,32 @@ def test_a_stopped_sweep_gives_back_its_unstarted_points_in_every_account_charge
     assert res.withdraw_unstarted([0, 1], "again") == []  # settled or given back already: nothing moves
 
 
+def test_a_sweep_killed_outright_has_its_unstarted_points_given_back_in_every_account_charged(tmp_path):
+    """What a killed process kept of its progress names each point's release in every account, so the next
+    charge gives back the unstarted points in the capped people's own account too."""
+    from dpfed_core.privacy.store import Store, process_identity
+
+    if process_identity() is None:
+        pytest.skip("no /proc of this PID namespace: no progress is kept")
+    path = tmp_path / "s.sqlite3"
+    odo = BudgetOdometer(path)
+    capped, padding = population(0), population(1, n=1200, base=10_000)
+    odo.reserve(capped, [run_plan(capped, 1.0)]).close()
+    odo.reserve(padding, [run_plan(padding, 1.0)]).close()
+    both = _padded(capped, padding)
+    res = odo.reserve(both, [run_plan(both, 1.0), run_plan(both, 0.5)])
+    res.track()
+    with Store(path).write() as con:  # its process is gone (no process has this id) while computing point 1
+        name, value = con.execute("SELECT name, value FROM meta WHERE name LIKE 'progress:%'").fetchone()
+        progress = json.loads(value)
+        progress["owner"]["pid"] = 2 ** 22 + 7
+        con.execute("UPDATE meta SET value = ? WHERE name = ?", (json.dumps(progress), name))
+    odo.reserve(padding, [run_plan(padding, 0.1)]).close()
+    for ds in (capped, padding):
+        ours = [r for r in odo.releases(ds) if r["operation"] == res.operation]
+        assert sorted((r["epsilon"], r["status"]) for r in ours) == [(0.5, "withdrawn"), (1.0, "failed")], ours
+
+
 def test_a_withdrawn_reservation_gives_back_every_accounts_charge(tmp_path):
     odo = BudgetOdometer(tmp_path / "s.sqlite3")
     capped, padding = population(0), population(1, n=1200, base=10_000)

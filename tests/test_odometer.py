@@ -70,6 +70,26 @@ def test_dataset_key_is_content_not_name_or_row_order():
     assert dataset_key(moved) != base                          # entity assignment changed
 
 
+def test_the_key_of_known_data_is_the_one_earlier_stores_hold():
+    # computed any other way, every budget already stored would sit under a key no dataset has any more
+    X = sp.csr_matrix(np.array([[1.0, 0, 2.5], [0, 3.0, 0], [4.0, 0, 0]]))
+    ds = FederatedDataset.from_parts(X, np.array(["site a", "site b", "site a"]), user_ids=np.array(["u1", "u2", "u3"]),
+                                     item_ids=np.array(["i1", "i2", "i3"]), value_kind="ratings", value_max=5.0)
+    assert dataset_key(ds) == "ds-42df054d1c2a8dbcefef78f0423191343ec23fac"
+
+
+def test_a_key_remembered_for_a_dataset_is_never_given_to_another_at_the_same_address(monkeypatch):
+    import weakref
+
+    from dpfed_core.privacy import budget_records
+
+    first, other = make_dataset(), make_dataset(seed=1)
+    own = dataset_key(other)
+    # the memo is keyed by id(): a collected dataset's address is reused by the next object made
+    monkeypatch.setitem(budget_records._KEY_MEMO, id(other), (weakref.ref(first), dataset_key(first)))
+    assert dataset_key(other) == own != dataset_key(first)
+
+
 def test_default_location_env_and_xdg(tmp_path, monkeypatch):
     monkeypatch.setenv("DPFED_STORE", str(tmp_path / "env.sqlite3"))
     assert default_store_path() == tmp_path / "env.sqlite3"
@@ -82,6 +102,39 @@ def test_default_location_env_and_xdg(tmp_path, monkeypatch):
     assert oct(os.stat(s.path).st_mode & 0o777) == oct(0o600)
     with sqlite3.connect(s.path) as con:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_blank_or_relative_location_setting_is_ignored_and_a_home_path_is_expanded(tmp_path, monkeypatch):
+    from dpfed_core.privacy.store import resolve_store_path
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/data")  # the XDG rule: a relative path is ignored
+    monkeypatch.setenv("DPFED_STORE", "   ")
+    default = tmp_path / "home" / ".local" / "share" / "dpfed" / "dpfed.sqlite3"
+    assert default_store_path() == default
+    assert resolve_store_path("") == resolve_store_path(None) == default  # never the working directory
+    monkeypatch.setenv("DPFED_STORE", "~/budgets/mine.sqlite3")
+    assert default_store_path() == tmp_path / "home" / "budgets" / "mine.sqlite3"
+    # an owner's own file: the one file the environment names does not serve every owner
+    assert default_store_path("clinic") == default.with_name("dpfed-clinic.sqlite3")
+    assert default_store_path(".hidden.") == default.with_name("dpfed-hidden.sqlite3")
+    with pytest.raises(StoreError, match="no usable characters"):
+        default_store_path("../..")
+
+
+def test_a_key_the_environment_names_lets_new_stores_start_and_an_emptied_one_says_to_keep_it(tmp_path, monkeypatch):
+    """A key named by DPFED_FINGERPRINT_KEY may serve several stores: its existence says nothing of a store
+    that does not exist yet, and the advice for an emptied store must not be to delete it."""
+    key = tmp_path / "shared.fpkey"
+    key.write_bytes(b"k" * 32)
+    monkeypatch.setenv("DPFED_FINGERPRINT_KEY", str(key))
+    assert Store(tmp_path / "new.sqlite3").schema_version() == SCHEMA_VERSION
+    wiped = tmp_path / "wiped.sqlite3"
+    wiped.write_bytes(b"")
+    with pytest.raises(StoreError, match="history is gone") as exc:
+        Store(wiped)
+    assert f"keep the key {key}" in str(exc.value) and "together" not in str(exc.value)
+    assert key.exists() and wiped.stat().st_size == 0
 
 
 # ------------------------------------------------------------------------------ caps
@@ -198,6 +251,17 @@ def test_simulation_recorded_not_charged_even_past_the_cap(odo):
     odo.reserve(ds, [dp_plan(1.0)]).close()                    # the whole cap is still there
 
 
+def test_a_simulation_release_settled_from_its_ledger_stays_uncharged(odo):
+    ds = make_dataset()
+    odo.set_cap(ds, 1.0)
+    res = odo.reserve(ds, [dp_plan(0.8, simulation=True)])
+    res.settle(0, {e: (0.8, 1e-6) for e in "ABC"})
+    (rel,) = odo.releases(ds)
+    assert rel["status"] == "released" and rel["n_entities_charged"] == 0 and not rel["charged"]
+    assert all(b.spent_epsilon == 0 and b.n_releases == 0 for b in odo.balance(ds))
+    odo.reserve(ds, [dp_plan(1.0)]).close()                    # the whole cap is still there
+
+
 def test_non_private_refused_on_capped_dataset_unless_allowed(odo):
     ds = make_dataset()
     central = PlannedRelease("comparison", "central", math.inf, 0.0, method_charges("central", math.inf, 0, "ABC"))
@@ -212,6 +276,39 @@ def test_non_private_refused_on_capped_dataset_unless_allowed(odo):
     bal = {b.entity: b for b in odo.balance(ds)}
     assert bal["A"].spent_epsilon == 1.0 and bal["A"].n_non_private == 2 and bal["A"].void
     assert [r["non_private"] for r in odo.releases(ds)] == [True, False, True]
+
+
+def test_a_release_non_private_for_one_entity_only_is_non_private_and_refused_on_a_capped_dataset(odo):
+    ds = make_dataset()
+    odo.set_cap(ds, 3.0)
+    mixed = PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {"A": (math.inf, 0.0), "B": (1.0, 1e-6), "C": (1.0, 1e-6)})
+    assert mixed.non_private
+    with pytest.raises(BudgetRefused):
+        odo.reserve(ds, [mixed])
+    odo.reserve(ds, [mixed], allow_non_private=True).close()
+    bal = {b.entity: b for b in odo.balance(ds)}
+    assert bal["A"].void and not bal["B"].void and odo.releases(ds)[0]["non_private"]
+
+
+def test_an_accounts_balance_states_what_is_left_whether_it_is_void_and_a_basic_epsilon_only_when_it_holds():
+    from dataclasses import replace
+
+    from dpfed_core.privacy.budget_records import EntityBalance
+
+    b = EntityBalance("A", spent_epsilon=1.0, spent_delta=2e-6, cap_epsilon=3.0, cap_delta=1e-5, n_releases=2,
+                      n_non_private=0, basic_epsilon=1.2, tight_epsilon=0.9, accountant="zcdp", guarantee_delta=1e-5)
+    assert b.remaining_epsilon == pytest.approx(2.0) and b.remaining_delta == pytest.approx(8e-6) and not b.void
+    # within the cap check's floating-point slack nothing is left: never "1e-12 left"
+    full = replace(b, spent_epsilon=3.0 * (1 - 1e-12), spent_delta=1e-5 * (1 - 1e-12))
+    assert full.remaining_epsilon == 0.0 and full.remaining_delta == 0.0
+    # a cap removed (ε = ∞) bounds neither ε nor δ
+    free = replace(b, cap_epsilon=math.inf)
+    assert math.isinf(free.remaining_epsilon) and math.isinf(free.remaining_delta)
+    assert replace(b, n_non_private=1).void
+    # basic composition's Σε is a guarantee only while Σδ is within half the cap's δ
+    assert b.stated_basic_epsilon == b.to_dict()["basic_epsilon"] == 1.2
+    over = replace(b, spent_delta=6e-6)
+    assert math.isinf(over.stated_basic_epsilon) and math.isinf(over.to_dict()["basic_epsilon"])
 
 
 def test_preview_of_a_non_private_release_says_infinity_the_real_epsilon_left_and_the_refusal(odo):
@@ -384,6 +481,31 @@ def test_a_store_emptied_beside_its_key_is_refused_as_a_lost_history_not_read_as
     store.with_name(store.name + ".fpkey").unlink()
     assert BudgetOdometer(store).datasets() == []
     assert BudgetOdometer(tmp_path / "new.sqlite3").datasets() == []
+
+
+def test_a_store_whose_pages_are_damaged_is_said_damaged_and_left_untouched(tmp_path):
+    path = tmp_path / "damaged.sqlite3"
+    Store(path)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    data = bytearray(path.read_bytes())
+    # the schema's page after SQLite's header: SQLite says "malformed", not "not a database"
+    data[100:4096] = b"\xff" * (4096 - 100)
+    path.write_bytes(bytes(data))
+    with pytest.raises(StoreError, match="is damaged or not a dpfed store .*malformed.*left untouched"):
+        Store(path)
+    assert path.read_bytes() == bytes(data)
+
+
+def test_a_store_cut_short_beside_its_key_is_said_damaged_not_emptied(tmp_path):
+    store = tmp_path / "cut.sqlite3"
+    store.with_name(store.name + ".fpkey").write_bytes(b"k" * 32)
+    cut = b"SQLite format 3\x00" + b"\x10" * 84  # a header and no page: a copy that stopped early
+    store.write_bytes(cut)
+    with pytest.raises(StoreError, match="damaged or not a dpfed store") as exc:
+        Store(store)
+    assert "0 bytes" not in str(exc.value) and store.read_bytes() == cut
 
 
 def test_newer_schema_refused(tmp_path):
@@ -806,6 +928,13 @@ def test_an_account_entity_reached_through_several_new_entities_is_charged_their
     rows = mapped_charge_rows(8, {"3b": (2.0, 3e-6, 0.2, True), "3a": (1.0, 1e-6, None, False)},
                               {"3a": ["hospital 3"], "3b": ["hospital 3"]})
     assert rows == [(8, "hospital 3", 2.0, 3e-6, None, 0)]  # one of them not Gaussian: no ρ to compose by
+
+
+def test_a_charge_of_delta_alone_is_kept_and_only_a_charge_of_nothing_is_left_out():
+    from dpfed_core.privacy.budget_records import mapped_charge_rows
+
+    rows = mapped_charge_rows(9, {"A": (0.0, 1e-7, None, False), "B": (0.0, 0.0, None, False)}, None)
+    assert rows == [(9, "A", 0.0, 1e-7, None, 0)]
 
 
 def sparse_dataset(seed: int, n: int = 300, m: int = 400, density: float = 0.05) -> FederatedDataset:
