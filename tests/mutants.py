@@ -510,6 +510,16 @@ ENTITY_SUMS_COMBINED = ("tests/test_metrics.py::test_each_entitys_sums_combined_
                         "evaluation")
 HISTORY_ENTRIES = (f"{ODOT}::test_history_names_an_audits_methods_and_a_sweeps_grid_and_refuses_deleting_what_is_"
                    "not_there")
+HISTORY_LISTED = f"{DASHT}::test_the_history_lists_an_owners_results_of_one_kind_newest_first_up_to_the_limit"
+RUN_FACTORS_KEPT = f"{DASHT}::test_only_a_run_keeps_its_factors_and_a_deleted_run_leaves_none_in_the_store"
+REOPENED_EPSILON = f"{DASHT}::test_a_reopened_non_private_run_has_an_infinite_epsilon_in_its_configuration"
+CHARGED_BODY = (f"{DASHT}::test_a_charged_computation_is_settled_with_its_result_and_a_non_private_one_past_a_cap_"
+                "is_refused")
+LABEL_READS_NO_STORE = f"{DASHT}::test_a_simulations_planned_charge_and_a_cached_result_read_no_store"
+GIVEN_OWNER_KEY = f"{DASHT}::test_a_result_saved_under_a_given_owner_key_is_read_under_that_key"
+HISTORY_ROWS = f"{ODOT}::test_history_lists_each_entrys_data_epsilon_time_operation_and_flag_up_to_the_limit"
+DEPLOYED_LABEL = (f"{ODOT}::test_a_deployed_runs_label_names_flower_and_a_grid_point_without_a_number_is_a_question_"
+                  "mark")
 RUN_DOCUMENT = ("tests/test_protocol.py::test_a_run_records_a_non_dp_methods_epsilon_as_inf_keeps_the_datas_notes_"
                 "and_is_compared_first")
 PUBLIC_INPUT_ROW = ("tests/test_public_inputs.py::test_the_public_input_row_names_six_features_and_counts_the_rest_for_"
@@ -4441,6 +4451,51 @@ MUTANTS = (
     Mutant("progress-row-fails-another-operations-releases", BREC, "recover_killed",
            "[r for ids in plan_ids for r in ids if r in own]", "[r for ids in plan_ids for r in ids]",
            (OWN_OPERATION,)),
+    # the dashboard's history: one owner's results of the kind asked, a run's own factors and nothing
+    # left of a deleted one, a reopened run as it was, a computation settled and refused as charged
+    Mutant("ui-history-sweep-keeps-factors", UI_HISTORY, "save", "kind == 'run' and result is not None",
+           "result is not None", (RUN_FACTORS_KEPT,)),
+    Mutant("ui-history-kind-shown-all", UI_HISTORY, "list_entries",
+           "RunHistory(store).list(dataset_key=key, kind=kind, limit=limit)", "None", (HISTORY_LISTED,), arg="kind"),
+    Mutant("ui-history-limit-ignored", UI_HISTORY, "list_entries",
+           "RunHistory(store).list(dataset_key=key, kind=kind, limit=limit)", "500", (HISTORY_LISTED,),
+           arg="limit"),
+    Mutant("ui-history-entry-data-named-by-kind", UI_HISTORY, "list_entries", "str(r.get('dataset_name') or '')",
+           "str(r['kind'])", (HISTORY_LISTED,)),
+    Mutant("ui-history-reopened-unlabelled", UI_HISTORY, "load", "d.get('title', '')", "''", (HISTORY_LISTED,)),
+    Mutant("ui-history-deleted-factors-kept", UI_HISTORY, "delete",
+           "con.execute('DELETE FROM dashboard_arrays WHERE history_id = ?', (int(entry_id),))", "pass",
+           (RUN_FACTORS_KEPT,)),
+    Mutant("ui-history-prototypes-not-kept", UI_HISTORY, "_pack_run",
+           "np.asarray(rel.prototypes, dtype=np.float64)", "np.zeros(1)", (RUN_FACTORS_KEPT,)),
+    Mutant("ui-history-config-infinity-a-string", UI_HISTORY, "restored_run",
+           "_restore_inf(dict(stored['config']))", "dict(stored['config'])", (REOPENED_EPSILON,)),
+    Mutant("ui-history-charge-never-settled", UI_HISTORY, "charged", "settle is not None", "False", (CHARGED_BODY,)),
+    Mutant("ui-history-non-private-always-allowed", UI_HISTORY, "charged",
+           "BudgetOdometer(store).charge(dataset, plans, allow_non_private=allow_non_private, key=key)", "True",
+           (CHARGED_BODY,), arg="allow_non_private"),
+    Mutant("ui-history-simulation-label-reads-store", UI_HISTORY, "planned_charge_text",
+           "plans and all((p.simulation for p in plans))", "False", (LABEL_READS_NO_STORE,)),
+    Mutant("ui-history-cached-label-reads-store", UI_HISTORY, "planned_charge_text", "cached", "False",
+           (LABEL_READS_NO_STORE,)),
+    Mutant("ui-history-given-key-ignored", UI_HISTORY, "owner_store", "key or owner_key(dataset)",
+           "owner_key(dataset)", (GIVEN_OWNER_KEY,)),
+    # the run history's rows: the data's name, the run's ε, the document's time, the releases' operation,
+    # a flag that is a flag, the limit; a label that names a Flower deployment and a point without a number
+    Mutant("his-data-name-not-stored", HISTORY, "RunHistory.add",
+           "str((doc.get('dataset') or {}).get('name', ''))", "''", (HISTORY_ROWS,)),
+    Mutant("his-run-epsilon-not-stored", HISTORY, "RunHistory.add", "_as_float(cfg.get('epsilon'))", "None",
+           (HISTORY_ROWS,)),
+    Mutant("his-created-at-saving", HISTORY, "RunHistory.add", "str(doc.get('created') or now_iso())", "now_iso()",
+           (HISTORY_ROWS,)),
+    Mutant("his-operation-not-stored", HISTORY, "RunHistory.add", "operation", "None", (HISTORY_ROWS,)),
+    Mutant("his-one-more-than-the-limit", HISTORY, "RunHistory.list", "int(limit)", "int(limit) + 1",
+           (HISTORY_ROWS,)),
+    Mutant("his-simulation-listed-as-a-number", HISTORY, "RunHistory.list",
+           "r['simulation'] = bool(r['simulation'])", "pass", (HISTORY_ROWS,)),
+    Mutant("his-flower-deployment-unnamed", HISTORY, "entry_label", "isinstance(dep, dict)", "False",
+           (DEPLOYED_LABEL,)),
+    Mutant("his-missing-grid-point-crashes", HISTORY, "_eps_word", "f is None", "False", (DEPLOYED_LABEL,)),
 )
 
 

@@ -342,6 +342,110 @@ def test_another_owner_cannot_delete_a_stored_result(tmp_path, monkeypatch):
     assert history.load(ds, rid) is not None and [e.id for e in history.list_entries(ds)] == [rid]
 
 
+def _factors_result(seed: int = 0):
+    """A run's result as :func:`history.save` reads it: the factors and one released prototype block
+    per entity, with values no other run shares."""
+    from types import SimpleNamespace
+
+    from dpfed_core.models.entity_factors import EntityFactors
+
+    rng = np.random.default_rng(seed)
+    factors = EntityFactors(rng.random((4, 2)), rng.random((3, 2)))
+    releases = [SimpleNamespace(prototypes=rng.random((2, 3))) for _ in range(2)]
+    return SimpleNamespace(entity_factors=lambda: factors, model=SimpleNamespace(releases_=releases))
+
+
+def test_the_history_lists_an_owners_results_of_one_kind_newest_first_up_to_the_limit(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds = tiny(name="clinic")
+    run_doc = {"config": {"method": "kmeans", "k": 1}, "dataset": {"name": "clinic"}}
+    sweep_doc = {"config": {"method": "kmeans"}, "epsilons": [1.0], "runs": [], "dataset": {"name": "clinic"}}
+    first = history.save(ds, "run", run_doc)
+    sweep = history.save(ds, "sweep", sweep_doc)
+    last = history.save(ds, "run", run_doc)
+    entries = history.list_entries(ds)
+    assert [e.id for e in entries] == [last, sweep, first]
+    assert [e.id for e in history.list_entries(ds, "run")] == [last, first]
+    assert [e.id for e in history.list_entries(ds, "sweep")] == [sweep]
+    assert [e.id for e in history.list_entries(ds, limit=2)] == [last, sweep]
+    assert [e.dataset for e in entries] == ["clinic"] * 3 and [e.kind for e in entries] == ["run", "sweep", "run"]
+    # a reopened result carries the label and the time it was listed under
+    stored = history.load(ds, sweep)
+    assert (stored["label"], stored["created"]) == (entries[1].label, entries[1].created)
+    assert stored["label"].startswith("sweep of kmeans")
+
+
+def test_only_a_run_keeps_its_factors_and_a_deleted_run_leaves_none_in_the_store(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds, res = tiny(), _factors_result()
+    rid = history.save(ds, "run", {"config": {"method": "kmeans", "k": 1}}, res)
+    sid = history.save(ds, "sweep", {"config": {"method": "kmeans"}, "runs": []}, res)
+    assert history.load(ds, sid)["arrays"] == {}  # a sweep reopens its document, never a run's factors
+    arrays = history.load(ds, rid)["arrays"]
+    np.testing.assert_array_equal(arrays["U"], res.entity_factors().U)
+    for h, rel in enumerate(res.model.releases_):
+        np.testing.assert_array_equal(arrays[f"P{h}"], rel.prototypes)
+    assert history.delete(ds, rid) and history.load(ds, rid) is None
+    store, _ = history.owner_store(ds)
+    with store.read() as con:  # the deleted run's user factors are gone from the file, not only unlisted
+        assert con.execute("SELECT COUNT(*) FROM dashboard_arrays WHERE history_id = ?", (rid,)).fetchone()[0] == 0
+
+
+def test_a_reopened_non_private_run_has_an_infinite_epsilon_in_its_configuration(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds = tiny()
+    doc = {"config": {"method": "kmeans", "k": 1, "epsilon": math.inf}, "dataset": {"name": "t"}}
+    _, _, config = history.restored_run(history.load(ds, history.save(ds, "run", doc, _factors_result())))
+    assert config.epsilon == math.inf and config.method == "kmeans"
+
+
+def test_a_charged_computation_is_settled_with_its_result_and_a_non_private_one_past_a_cap_is_refused(
+        tmp_path, monkeypatch):
+    from dpfed_core.evaluation.budget import plan_run
+    from dpfed_core.privacy.budget_records import BudgetRefused
+    from dpfed_core.privacy.odometer import BudgetOdometer
+
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds = tiny()
+    plans = plan_run(ds, RunConfig(method="kmeans", k=1, rank=2, seed=0, max_iter=20, test_fraction=0.5, n_hidden=1))
+    seen = []
+    assert history.charged(ds, plans, lambda: "result", settle=lambda res, out: seen.append(out)) == "result"
+    assert seen == ["result"]  # the reservation is settled with what the body computed
+    store, key = history.owner_store(ds)
+    BudgetOdometer(store).set_cap(key, 5.0)
+    ran = []
+    with pytest.raises(BudgetRefused, match="non-private"):
+        history.charged(ds, plans, lambda: ran.append(1))
+    assert ran == []  # refused before anything is computed
+    assert history.charged(ds, plans, lambda: "allowed", allow_non_private=True) == "allowed"
+
+
+def test_a_simulations_planned_charge_and_a_cached_result_read_no_store(tmp_path, monkeypatch):
+    from dpfed_core.privacy.budget_records import PlannedRelease
+
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_bytes(b"garbage" * 500)
+    monkeypatch.setenv("DPFED_STORE", str(bad))
+    ds = tiny()
+
+    def plan(simulation):
+        return [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {"A": (1.0, 1e-6), "B": (1.0, 1e-6)}, seed=0,
+                               simulation=simulation)]
+
+    assert "nothing is charged" in history.planned_charge_text(ds, plan(True))
+    assert "nothing new spent" in history.planned_charge_text(ds, plan(False), cached=True)
+    assert history.planned_charge_text(ds, plan(False)).startswith("planned charge unknown")  # said, not raised
+
+
+def test_a_result_saved_under_a_given_owner_key_is_read_under_that_key(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    ds = tiny()
+    sid = history.save(ds, "sweep", {"config": {}, "runs": []}, key="account-of-these-people")
+    assert history.list_entries(ds) == []
+    assert [e.id for e in history.list_entries(ds, key="account-of-these-people")] == [sid]
+    assert history.load(ds, sid) is None and history.load(ds, sid, key="account-of-these-people") is not None
+
+
 def test_the_dashboard_charges_the_store_the_command_line_caps(tmp_path, monkeypatch, capsys):
     """No $DPFED_STORE: the cap set with `budget set-cap` binds the dashboard's runs (the same file),
     and a copy of the data read another way is refused there too."""

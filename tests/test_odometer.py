@@ -1343,6 +1343,32 @@ def test_a_results_label_is_made_from_its_document_alone(tmp_path):
         "audit of hospital 01: dp-cooccurrence at ε ∈ {1, ∞}, 50 runs per class on toy"
 
 
+def test_history_lists_each_entrys_data_epsilon_time_operation_and_flag_up_to_the_limit(tmp_path):
+    hist = RunHistory(tmp_path / "h.sqlite3")
+    a = hist.add("run", {"config": {"method": "dp-gaussian", "epsilon": 0.5, "simulation": True},
+                         "dataset": {"name": "toy"}, "created": "2026-11-25T07:00:00+00:00"},
+                 dataset_key="k", operation="op-1")
+    b = hist.add("run", {"config": {"method": "dp-gaussian", "epsilon": "inf"}, "dataset": {"name": "toy"}})
+    rows = {r["id"]: r for r in hist.list()}
+    assert rows[a]["epsilon"] == 0.5 and math.isinf(rows[b]["epsilon"])
+    assert rows[a]["dataset_name"] == "toy" and rows[a]["created"] == "2026-11-25T07:00:00+00:00"
+    assert rows[a]["operation"] == "op-1" and rows[b]["operation"] is None  # links to the releases it charged
+    assert rows[a]["simulation"] is True and rows[b]["simulation"] is False
+    assert [r["id"] for r in hist.list(limit=1)] == [b]
+    assert hist.open(a)["created"] == "2026-11-25T07:00:00+00:00"
+
+
+def test_a_deployed_runs_label_names_flower_and_a_grid_point_without_a_number_is_a_question_mark():
+    from dpfed_core.evaluation.history import entry_label
+
+    doc = {"config": {"method": "dp-gaussian", "epsilon": 1.0}, "dataset": {"name": "toy"}}
+    assert entry_label("run", {**doc, "deployment": {"supernodes": 3}}) == \
+        entry_label("run", doc) + ", deployed on Flower (3 SuperNodes)"
+    assert "Flower" not in entry_label("run", doc)
+    sweep = {"config": {"method": "dp-gaussian"}, "epsilons": [1.0, None, "inf"], "dataset": {"name": "toy"}}
+    assert "over ε ∈ {1, ?, ∞} on toy" in entry_label("sweep", sweep)
+
+
 def test_a_read_of_data_the_store_does_not_know_writes_nothing_and_a_preview_never_says_where_its_people_are(
         tmp_path):
     """A dry run, a balance or a preview of a probe (a few records) leaves no row in the store — no name,

@@ -168,7 +168,7 @@ def test_from_json_files_and_cli(docs, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("edit", ["overall epsilon", "overall delta", "one entity", "ledger rows", "no ledger",
-                                  "comparison", "damaged row"])
+                                  "comparison", "damaged row", "epsilon off by a thousandth"])
 def test_a_document_whose_stated_guarantee_is_not_its_ledgers_is_refused(docs, edit):
     run = json.loads(json.dumps(docs["run"]))
     p = run["privacy"]
@@ -189,8 +189,10 @@ def test_a_document_whose_stated_guarantee_is_not_its_ledgers_is_refused(docs, e
         # a non-private comparison (its ledger: raw rows, ε = ∞) stated as private
         name, doc = next((k, d) for k, d in run["comparison"].items() if d["privacy"]["epsilon"] == math.inf)
         doc["privacy"]["epsilon"] = 0.5
-    else:
+    elif edit == "damaged row":
         p["ledger"][0]["epsilon"] = "one"
+    else:
+        p["epsilon"] = p["epsilon"] * 1.001
     with pytest.raises(DataError, match="ledger|damaged privacy section") as err:
         rep.build_report(run, include_plotlyjs=False, public=True)
     assert "python -m dpfed_core run` wrote" in str(err.value)
@@ -629,6 +631,42 @@ def test_documents_charged_to_different_stores_are_not_reported_as_one_history(d
     out = tmp_path / "rep.html"
     assert main(["report", "--run", str(paths[0]), "--sweep", str(paths[1]), "--out", str(out)]) == 2
     assert "make a report of each" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_sweep_of_other_interactions_or_without_runs_and_an_audit_of_another_store_are_refused(docs):
+    run = docs["run"]
+    other = json.loads(json.dumps(docs["sweep"], default=str))
+    other["dataset"]["n_interactions"] = run["dataset"]["n_interactions"] + 1   # same sizes, other data
+    with pytest.raises(DataError, match="the sweep was computed on other data"):
+        rep.build_report(run, sweep_doc=other, include_plotlyjs=False)
+    no_runs = {k: v for k, v in docs["sweep"].items() if k != "runs"}
+    with pytest.raises(DataError, match="the sweep document has no 'runs'") as err:
+        rep.build_report(run, sweep_doc=no_runs, include_plotlyjs=False)
+    assert err.value.param == "sweep"
+    here = {**run, "odometer": {"dataset_key": "key-a", "store": "/data/a.sqlite3"}}
+    audit = {**docs["audit"], "odometer": {"dataset_key": "key-a", "store": "/data/b.sqlite3"}}
+    with pytest.raises(DataError, match=r"the audit document was charged to the budget store /data/b\.sqlite3") as err:
+        rep.build_report(here, audit_doc=audit, include_plotlyjs=False)
+    assert err.value.param == "audit"
+    with pytest.raises(DataError, match=r"give it as --sweep \(or --audit\)"):
+        rep.build_report(docs["audit"], include_plotlyjs=False)    # an audit given as the run: told where it goes
+
+
+def test_a_report_from_the_session_is_the_public_version_when_asked_and_counts_the_dataset_given(docs):
+    run = {k: v for k, v in docs["run"].items() if k != "entity_summary"}
+    public = rep.report_from_session({"doc": run}, dataset=docs["dataset"], public=True).decode("utf-8")
+    assert "(public version)" in public
+    analyst = rep.report_from_session({"doc": run}, dataset=docs["dataset"]).decode("utf-8")
+    assert "(public version)" not in analyst
+    data = _section(analyst, "data")
+    assert "not in the run document" not in data
+    for s in docs["dataset"].summary():
+        assert f"<td class='num'>{s['interactions']}</td>" in data
+
+
+def test_the_report_states_the_title_given(docs):
+    page = rep.build_report(docs["run"], title="Q3 <audit> of clinics", include_plotlyjs=False)
+    assert "<title>Q3 &lt;audit&gt; of clinics</title>" in page and "<h1>Q3 &lt;audit&gt; of clinics</h1>" in page
 
 
 def test_the_tradeoff_section_is_the_metric_asked_for(docs):
