@@ -443,6 +443,15 @@ UI_DATASETS = "dpfed_core/ui/datasets.py"
 UI_BUDGET = "dpfed_core/ui/budget.py"
 UI_PANEL = "dpfed_core/ui/deployment_panel.py"
 RSECTIONS = "dpfed_core/reporting/report_sections.py"
+REPORT_REFUSALS = (f"{REPORTT}::test_a_sweep_of_other_interactions_or_without_runs_and_an_audit_of_another_store_"
+                   "are_refused")
+REPORT_BESIDE = (f"{REPORTT}::test_comparisons_given_beside_the_run_have_their_guarantee_checked_and_the_runs_own_"
+                 "counts_are_stated")
+REPORT_SESSION = (f"{REPORTT}::test_a_report_from_the_session_is_the_public_version_when_asked_and_counts_the_"
+                  "dataset_given")
+REPORT_WRONG_FIGURES = (f"{REPORTT}::test_a_document_with_several_wrong_figures_names_the_runs_first_and_counts_the_"
+                        "others")
+REPORT_BAD_INPUT = f"{REPORTT}::test_missing_optional_parts_and_bad_input"
 REPORT_PY = "dpfed_core/reporting/report.py"
 BUDGET_CMD = "dpfed_core/cli/budget_cmd.py"
 SITE_CMD = "dpfed_core/cli/site_cmd.py"
@@ -512,7 +521,9 @@ HISTORY_ENTRIES = (f"{ODOT}::test_history_names_an_audits_methods_and_a_sweeps_g
                    "not_there")
 HISTORY_LISTED = f"{DASHT}::test_the_history_lists_an_owners_results_of_one_kind_newest_first_up_to_the_limit"
 RUN_FACTORS_KEPT = f"{DASHT}::test_only_a_run_keeps_its_factors_and_a_deleted_run_leaves_none_in_the_store"
-REOPENED_EPSILON = f"{DASHT}::test_a_reopened_non_private_run_has_an_infinite_epsilon_in_its_configuration"
+REOPENED_EPSILON = (f"{DASHT}::test_a_reopened_run_keeps_its_message_log_and_its_configuration_with_an_infinite_"
+                    "epsilon")
+FACTORLESS_RUN = f"{DASHT}::test_a_run_stored_without_factors_says_where_they_stayed"
 CHARGED_BODY = (f"{DASHT}::test_a_charged_computation_is_settled_with_its_result_and_a_non_private_one_past_a_cap_"
                 "is_refused")
 LABEL_READS_NO_STORE = f"{DASHT}::test_a_simulations_planned_charge_and_a_cached_result_read_no_store"
@@ -3387,6 +3398,62 @@ MUTANTS = (
            "' (public version)' if public else ''", "''", (AUDIT_VIOLATION,)),
     Mutant("report-dataset-summary-ignored", REPORT_PY, "build_report",
            "data_summary is None and dataset is not None", "False", (ENTITY_SUMMARY_FROM_DATASET,)),
+    # the report's refusals and what it states: a sweep of other interactions, a sweep without runs, an
+    # audit charged to another store, an audit given as the run, a document without its privacy or its ledger,
+    # a file that is not text; comparisons given beside the run checked and their ledgers shown; the run's own
+    # entity counts; the title given; the guarantee of the most-spent entity, to nine digits, the run's wrong
+    # figure named first and the others counted; the session's comparisons, public version and data passed on
+    Mutant("report-sweep-of-other-interactions-mixed-in", REPORT_PY, "same_data",
+           "('n_users', 'n_items', 'n_entities', 'n_interactions')", "('n_users', 'n_items', 'n_entities')",
+           (REPORT_REFUSALS,)),
+    Mutant("report-sweep-without-runs-read", REPORT_PY, "build_report",
+           "sweep_doc is not None and 'runs' not in sweep_doc", "False", (REPORT_REFUSALS,)),
+    Mutant("report-audit-of-another-store-mixed-in", REPORT_PY, "build_report",
+           "{'--sweep': sweep_doc, '--audit': audit_doc}", "{'--sweep': sweep_doc}", (REPORT_REFUSALS,)),
+    Mutant("report-audit-given-as-the-run-not-redirected", REPORT_PY, "build_report",
+           "run_doc.get('kind') in ('sweep', 'audit')", "run_doc.get('kind') in ('sweep',)", (REPORT_REFUSALS,)),
+    Mutant("report-document-without-privacy-not-named", REPORT_PY, "build_report",
+           "not isinstance(run_doc, dict) or 'privacy' not in run_doc or 'config' not in run_doc",
+           "not isinstance(run_doc, dict) or 'config' not in run_doc", (REPORT_BAD_INPUT,)),
+    Mutant("report-document-without-ledger-called-damaged", REPORT_PY, "check_stated_guarantee",
+           "not isinstance(records, list)", "False", (REPORT_BAD_INPUT,)),
+    Mutant("report-binary-file-raw-error", REPORT_PY, "load_doc", "(json.JSONDecodeError, UnicodeDecodeError)",
+           "(json.JSONDecodeError,)",
+           (f"{REPORTT}::test_a_file_that_is_not_text_is_refused_as_no_result_document",)),
+    Mutant("report-comparisons-beside-the-run-unchecked", REPORT_PY, "build_report",
+           "comparison if comparison is not None else run_doc.get('comparison') or {}",
+           "run_doc.get('comparison') or {}", (REPORT_BESIDE,)),
+    Mutant("report-runs-own-entity-counts-ignored", REPORT_PY, "build_report", "run_doc.get('entity_summary')",
+           "None", (REPORT_BESIDE,)),
+    Mutant("report-dp-comparison-ledger-left-out", REPORT_PY, "build_report",
+           "_privacy(run_doc, include_plotlyjs, comparison)", "None",
+           (f"{REPORTT}::test_a_dp_comparison_given_beside_the_run_has_its_ledger_rows_in_the_privacy_section",),
+           arg=2),
+    Mutant("report-title-given-ignored", REPORT_PY, "build_report",
+           "title or f\"dpfed compliance report — {m.get('name', run_doc['config'].get('method', ''))}\" + "
+           "(' (public version)' if public else '')",
+           "f\"dpfed compliance report — {m.get('name', run_doc['config'].get('method', ''))}\" + "
+           "(' (public version)' if public else '')",
+           (f"{REPORTT}::test_the_report_states_the_title_given",)),
+    Mutant("report-run-guarantee-of-the-least-spent-entity", REPORT_PY, "check_stated_guarantee",
+           "max((c[0] for c in composed.values()), default=0.0)", "min((c[0] for c in composed.values()), default=0.0)",
+           (f"{REPORTT}::test_the_runs_guarantee_is_that_of_its_most_spent_entity",)),
+    Mutant("report-guarantee-checked-to-one-percent", REPORT_PY, "check_stated_guarantee",
+           "math.isclose(x, y, rel_tol=1e-09, abs_tol=1e-15)", "math.isclose(x, y, rel_tol=0.01, abs_tol=1e-15)",
+           (f"{REPORTT}::test_a_document_whose_stated_guarantee_is_not_its_ledgers_is_refused",)),
+    Mutant("report-wrong-figures-not-counted", REPORT_PY, "check_stated_guarantee", "len(wrong) > 1",
+           "len(wrong) > 2", (REPORT_WRONG_FIGURES,)),
+    Mutant("report-last-wrong-figure-named", REPORT_PY, "check_stated_guarantee", "wrong[0]", "wrong[-1]",
+           (REPORT_WRONG_FIGURES,)),
+    Mutant("report-session-comparisons-unwrapped", REPORT_PY, "report_from_session",
+           "comparison.get('docs', comparison) if isinstance(comparison, dict) else None", "comparison",
+           (REPORT_SESSION,)),
+    Mutant("report-session-public-version-dropped", REPORT_PY, "report_from_session",
+           "build_report(run_doc, comparison=comp, sweep_doc=sw, audit_doc=audit, dataset=dataset, public=public)",
+           "False", (REPORT_SESSION,), arg="public"),
+    Mutant("report-session-dataset-dropped", REPORT_PY, "report_from_session",
+           "build_report(run_doc, comparison=comp, sweep_doc=sw, audit_doc=audit, dataset=dataset, public=public)",
+           "None", (REPORT_SESSION,), arg="dataset"),
     Mutant("budget-cmd-summary-names-no-one", BUDGET_CMD, "budget_summary_line",
            "f'most-spent entity {top.entity!r}'", "'every entity'", (BUDGET_COMMANDS,)),
     Mutant("budget-cmd-summary-void-dropped", BUDGET_CMD, "budget_summary_line",
@@ -4480,6 +4547,14 @@ MUTANTS = (
            (LABEL_READS_NO_STORE,)),
     Mutant("ui-history-given-key-ignored", UI_HISTORY, "owner_store", "key or owner_key(dataset)",
            "owner_key(dataset)", (GIVEN_OWNER_KEY,)),
+    Mutant("ui-history-reopened-message-log-lost", UI_HISTORY, "restored_run",
+           "[SimpleNamespace(**m) for m in doc.get('messages', [])]", "[]", (REOPENED_EPSILON,)),
+    Mutant("ui-history-reopened-config-unfiltered", UI_HISTORY, "restored_run",
+           "{k: v for k, v in cfg.items() if k in RunConfig.__dataclass_fields__}", "cfg", (REOPENED_EPSILON,)),
+    Mutant("ui-history-factorless-flower-run-called-cli", UI_HISTORY, "restored_run",
+           "isinstance(doc.get('deployment'), dict)", "False", (FACTORLESS_RUN,)),
+    Mutant("ui-history-factors-stored-under-another-run", UI_HISTORY, "save", "(entry_id, blob)",
+           "(entry_id + 1, blob)", (RUN_FACTORS_KEPT,)),
     # the run history's rows: the data's name, the run's ε, the document's time, the releases' operation,
     # a flag that is a flag, the limit; a label that names a Flower deployment and a point without a number
     Mutant("his-data-name-not-stored", HISTORY, "RunHistory.add",

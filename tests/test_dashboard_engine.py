@@ -391,12 +391,23 @@ def test_only_a_run_keeps_its_factors_and_a_deleted_run_leaves_none_in_the_store
         assert con.execute("SELECT COUNT(*) FROM dashboard_arrays WHERE history_id = ?", (rid,)).fetchone()[0] == 0
 
 
-def test_a_reopened_non_private_run_has_an_infinite_epsilon_in_its_configuration(tmp_path, monkeypatch):
+def test_a_reopened_run_keeps_its_message_log_and_its_configuration_with_an_infinite_epsilon(tmp_path, monkeypatch):
     monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
     ds = tiny()
-    doc = {"config": {"method": "kmeans", "k": 1, "epsilon": math.inf}, "dataset": {"name": "t"}}
-    _, _, config = history.restored_run(history.load(ds, history.save(ds, "run", doc, _factors_result())))
+    message = {"round": 1, "sender": "A", "receiver": "server", "shape": [2, 3], "bytes": 48}
+    doc = {"config": {"method": "kmeans", "k": 1, "epsilon": math.inf, "compare": ["central"]},  # not a setting
+           "dataset": {"name": "t"}, "messages": [message]}
+    _, result, config = history.restored_run(history.load(ds, history.save(ds, "run", doc, _factors_result())))
     assert config.epsilon == math.inf and config.method == "kmeans"
+    assert [vars(m) for m in result.messages] == [message]
+
+
+def test_a_run_stored_without_factors_says_where_they_stayed():
+    deployed = {"kind": "run", "config": {}, "arrays": {}, "doc": {"deployment": {"supernodes": 3}}}
+    with pytest.raises(ValueError, match="a Flower deployment: each entity's user factors stayed at its node"):
+        history.restored_run(deployed)
+    with pytest.raises(ValueError, match="the command line, which keeps no factors"):
+        history.restored_run({**deployed, "doc": {}})
 
 
 def test_a_charged_computation_is_settled_with_its_result_and_a_non_private_one_past_a_cap_is_refused(

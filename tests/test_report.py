@@ -206,6 +206,12 @@ def test_missing_optional_parts_and_bad_input(docs, tmp_path):
     assert "No audit included" in _section(page, "audit")
     with pytest.raises(DataError, match="run document"):
         rep.build_report({"hello": 1})
+    no_privacy = {k: v for k, v in docs["run"].items() if k != "privacy"}   # told what a run document holds
+    with pytest.raises(DataError, match=r"a result document of `python -m dpfed_core run` \(with 'config' and 'priv"):
+        rep.build_report(no_privacy)
+    no_ledger = {**docs["run"], "privacy": {k: v for k, v in docs["run"]["privacy"].items() if k != "ledger"}}
+    with pytest.raises(DataError, match=r"has no privacy ledger \(privacy\.ledger\), so its stated ε cannot be chec"):
+        rep.build_report(no_ledger)
     with pytest.raises(DataError, match="audit"):
         rep.build_report(docs["run"], audit_doc=docs["sweep"])
     with pytest.raises(DataError, match="give it as --sweep"):
@@ -653,11 +659,15 @@ def test_a_sweep_of_other_interactions_or_without_runs_and_an_audit_of_another_s
 
 
 def test_a_report_from_the_session_is_the_public_version_when_asked_and_counts_the_dataset_given(docs):
-    run = {k: v for k, v in docs["run"].items() if k != "entity_summary"}
+    run = {k: v for k, v in docs["run"].items() if k not in ("entity_summary", "comparison")}
     public = rep.report_from_session({"doc": run}, dataset=docs["dataset"], public=True).decode("utf-8")
     assert "(public version)" in public
-    analyst = rep.report_from_session({"doc": run}, dataset=docs["dataset"]).decode("utf-8")
+    comps = docs["run"]["comparison"]
+    analyst = rep.report_from_session({"doc": run}, comparison={"docs": comps}, dataset=docs["dataset"])
+    analyst = analyst.decode("utf-8")
     assert "(public version)" not in analyst
+    util = _section(analyst, "utility")
+    assert all(f"<td>{name}</td>" in util for name in comps) and "<td>docs</td>" not in util
     data = _section(analyst, "data")
     assert "not in the run document" not in data
     for s in docs["dataset"].summary():
@@ -1028,3 +1038,66 @@ def test_the_paper_differences_follow_the_runs_epsilon_k_and_method():
     assert paper_differences(RunConfig(method="dp-prototypes", epsilon=1, k=1).to_dict()) == [objective]
     assert paper_differences(RunConfig(method="popularity").to_dict()) == [
         "popularity is a reference, not the paper's protocol", objective]
+
+
+def test_a_dp_comparison_given_beside_the_run_has_its_ledger_rows_in_the_privacy_section(docs, with_dp_comparison):
+    comps = dict(with_dp_comparison["comparison"])
+    run = {k: v for k, v in docs["run"].items() if k != "comparison"}
+    priv = _text(_section(rep.build_report(run, comparison=comps, include_plotlyjs=False, public=True), "privacy"))
+    assert "The comparison methods' ledgers" in priv
+    assert priv.count("<td>dp-popularity</td>") == len(comps["dp-popularity"]["privacy"]["ledger"])
+
+
+def test_a_file_that_is_not_text_is_refused_as_no_result_document(tmp_path):
+    binary = tmp_path / "run.json"
+    binary.write_bytes(b"\xff\xfe\x00\x81 not utf-8")
+    with pytest.raises(DataError, match="is not a JSON result document"):
+        rep.load_doc(binary)
+
+
+def test_the_runs_guarantee_is_that_of_its_most_spent_entity(docs):
+    from dpfed_core.privacy.ledger import LedgerRow, compose
+
+    run = json.loads(json.dumps(docs["run"], default=str))
+    p = run["privacy"]
+    last = str(p["per_entity"][-1]["entity"])
+    for r in p["ledger"]:
+        if str(r["entity"]) == last:                         # it spent less than the others
+            r["epsilon"], r["noise_scale"] = r["epsilon"] / 2, r["noise_scale"] * 2
+    composed = {}
+    for r in p["ledger"]:
+        composed.setdefault(str(r["entity"]), []).append(LedgerRow.from_record(r))
+    composed = {e: compose(rows, p["requested_delta"])[:2] for e, rows in composed.items()}
+    for row in p["per_entity"]:
+        row["epsilon"], row["delta"] = composed[str(row["entity"])]
+    assert composed[last][0] < max(eps for eps, _ in composed.values())
+    p["epsilon"], p["delta"] = max(composed.values())
+    rep.build_report(run, include_plotlyjs=False, public=True)
+    p["epsilon"], p["delta"] = composed[last]                # the least-spent entity's figure: refused
+    with pytest.raises(DataError, match="for the run, but its own ledger composes"):
+        rep.build_report(run, include_plotlyjs=False, public=True)
+
+
+def test_comparisons_given_beside_the_run_have_their_guarantee_checked_and_the_runs_own_counts_are_stated(docs):
+    run = {k: v for k, v in docs["run"].items() if k != "comparison"}
+    name, doc = next((k, d) for k, d in docs["run"]["comparison"].items() if d["privacy"]["epsilon"] == math.inf)
+    edited = json.loads(json.dumps(doc, default=str))
+    edited["privacy"]["epsilon"] = 0.5                      # a non-private comparison stated as private
+    with pytest.raises(DataError, match=f"comparison {name!r}"):
+        rep.build_report(run, comparison={name: edited}, include_plotlyjs=False)
+    data = _section(rep.build_report(docs["run"], include_plotlyjs=False), "data")   # no dataset given
+    assert "not in the run document" not in data
+    for s in docs["run"]["entity_summary"]:
+        assert f"<td class='num'>{s['interactions']}</td>" in data
+
+
+def test_a_document_with_several_wrong_figures_names_the_runs_first_and_counts_the_others(docs):
+    run = json.loads(json.dumps(docs["run"], default=str))
+    p = run["privacy"]
+    p["epsilon"], p["per_entity"][0]["epsilon"] = 0.7, 0.9
+    with pytest.raises(DataError, match=r"states ε = 0\.7, δ = \S+ for the run, but .*\(and 1 more figures\)"):
+        rep.build_report(run, include_plotlyjs=False)
+    p["epsilon"] = float(docs["run"]["privacy"]["epsilon"])     # one figure wrong: named, nothing more counted
+    with pytest.raises(DataError, match=r"states ε = 0\.9, .* for entity .*, but") as err:
+        rep.build_report(run, include_plotlyjs=False)
+    assert "more figures" not in str(err.value)
