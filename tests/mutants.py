@@ -3454,6 +3454,11 @@ MUTANTS = (
     Mutant("report-session-dataset-dropped", REPORT_PY, "report_from_session",
            "build_report(run_doc, comparison=comp, sweep_doc=sw, audit_doc=audit, dataset=dataset, public=public)",
            "None", (REPORT_SESSION,), arg="dataset"),
+    # a summable result's secure sum, which an analyst reads to check the release, left out of the result
+    Mutant("summable-result-without-its-secure-sum", REGISTRY, "_fit_federated",
+           "extra.update(trust=model.trust_, public=model.public_, secure_sum=model.secure_sum_)",
+           "extra.update(trust=model.trust_, public=model.public_)",
+           (f"{COT}::test_item_choice_from_the_popularity_sum",)),
     Mutant("budget-cmd-summary-names-no-one", BUDGET_CMD, "budget_summary_line",
            "f'most-spent entity {top.entity!r}'", "'every entity'", (BUDGET_COMMANDS,)),
     Mutant("budget-cmd-summary-void-dropped", BUDGET_CMD, "budget_summary_line",

@@ -13,7 +13,7 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.errors import ConfigError
 from dpfed_core.evaluation.experiments import (crossing_epsilon, make_split, run_method, sweep,
                                                versus_dp_popularity)
-from dpfed_core.federation.summable import (DPCooccurrence, _packed_weights, _unit_rows, make_summable_method,
+from dpfed_core.federation.summable import (GRID, DPCooccurrence, _packed_weights, _unit_rows, make_summable_method,
                                             unpack_symmetric)
 from dpfed_core.privacy import accounting as acc
 from dpfed_core.privacy.ledger import ZCDP, PrivacyLedger
@@ -174,6 +174,13 @@ def test_item_choice_from_the_popularity_sum():
     released = selection_rows(ds, make_split(ds, cfg).train, cfg)  # read a site's block at a time
     pop = sum(np.asarray(_unit_rows(released[sl], 1.0).sum(0)).ravel() for sl in ds.entity_slices())
     assert set(items) == set(np.argsort(-pop, kind="stable")[:5])
+    # the result carries the last stage's secure sum: with no noise, every site's co-occurrence of its unit
+    # rows on the selected items, each share rounded to the public grid
+    exact = sum((u.T @ u).toarray() for u in (_unit_rows(released[sl][:, np.sort(items)], 1.0)
+                                               for sl in ds.entity_slices()))
+    got = unpack_symmetric(res.extra["secure_sum"], len(items))
+    np.testing.assert_allclose(got, exact, rtol=0, atol=ds.n_entities * GRID / 2)
+    assert np.all(np.mod(res.extra["secure_sum"] / GRID, 1.0) == 0)
     assert any("selected items" in m["content"] for m in doc["messages"])
     # on a catalogue of at most max_items the two stages are one secure sum, as deployed: the server
     # sends nothing between them (the co-occurrence takes every item whatever the popularity says)
