@@ -247,14 +247,8 @@ except DpfedError as exc:
                           prototype_params=proto_params, aggregation=_settings["aggregation"])
 if spec.uses_epsilon and not errors and math.isfinite(epsilon):
     try:
-        plans = dash.budget_plans(method, ds, config)
-        for label, plan in plans.items():
-            if not plan.empty:
-                pre = f"Planned ε per stage and entity if an entity uses {label}: " if len(plans) > 1 else \
-                    "Planned ε per stage and entity: "
-                st.caption(pre + ", ".join(f"{r.stage} {dash.format_epsilon(r.epsilon)}"
-                                           for r in plan.itertuples()) +
-                           " (the ledger's stage names; the ledger after the run shows what was spent).")
+        for line in dash.plan_captions(dash.budget_plans(method, ds, config)):
+            st.caption(line)
     except DpfedError as exc:
         errors.append(dash.friendly_message(exc))
 

@@ -452,6 +452,9 @@ REPORT_SESSION = (f"{REPORTT}::test_a_report_from_the_session_is_the_public_vers
 REPORT_WRONG_FIGURES = (f"{REPORTT}::test_a_document_with_several_wrong_figures_names_the_runs_first_and_counts_the_"
                         "others")
 REPORT_BAD_INPUT = f"{REPORTT}::test_missing_optional_parts_and_bad_input"
+PLAN_AT_MOST = (f"{DASHT}::test_a_stage_that_stops_on_an_earlier_release_spends_at_most_its_plan_and_the_caption_"
+                "says_why")
+PLAN_ON_PAGE = "tests/test_dashboard_pages.py::test_a_run_whose_ledger_spent_less_than_asked_says_so_on_the_federate_page"
 REPORT_PY = "dpfed_core/reporting/report.py"
 BUDGET_CMD = "dpfed_core/cli/budget_cmd.py"
 SITE_CMD = "dpfed_core/cli/site_cmd.py"
@@ -3455,6 +3458,16 @@ MUTANTS = (
            "build_report(run_doc, comparison=comp, sweep_doc=sw, audit_doc=audit, dataset=dataset, public=public)",
            "None", (REPORT_SESSION,), arg="dataset"),
     # a summable result's secure sum, which an analyst reads to check the release, left out of the result
+    # the Federate page's plan per stage: a maximum, with why a stage that stops on an earlier release can
+    # spend less, the k each table is for when the automatic k may use two
+    Mutant("plan-caption-never-says-why-less", UI_CATALOGUE, "plan_captions",
+           "{'candidates', 'search'} & set(plan['stage'])", "False", (PLAN_AT_MOST,)),
+    Mutant("plan-caption-says-early-stop-without-those-stages", UI_CATALOGUE, "plan_captions",
+           "{'candidates', 'search'} & set(plan['stage'])", "True", (PLAN_AT_MOST,)),
+    Mutant("plan-caption-k-unnamed", UI_CATALOGUE, "plan_captions", "len(plans) > 1", "False",
+           (PLAN_ON_PAGE,)),
+    Mutant("federate-page-plan-not-shown", FED_PAGE, MODULE,
+           "dash.plan_captions(dash.budget_plans(method, ds, config))", "[]", (PLAN_ON_PAGE,)),
     Mutant("summable-result-without-its-secure-sum", REGISTRY, "_fit_federated",
            "extra.update(trust=model.trust_, public=model.public_, secure_sum=model.secure_sum_)",
            "extra.update(trust=model.trust_, public=model.public_)",

@@ -638,6 +638,35 @@ def test_with_one_prototype_the_plan_has_no_clustering_stage_and_spends_the_whol
         assert one["epsilon"].sum() == pytest.approx(cfg.epsilon) and most["epsilon"].sum() == pytest.approx(cfg.epsilon)
 
 
+def test_a_stage_that_stops_on_an_earlier_release_spends_at_most_its_plan_and_the_caption_says_why():
+    """With a fixed k on small entities the candidate stage finds no heavy cell at its first level and the
+    search has no more candidates than k: the ledger records less than the plan on those stages, never
+    more on any, and the caption calls the plan a maximum and says which stages stop early."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.experiments import run_method
+    from dpfed_core.ui.catalogue import EARLY_STOP_NOTE
+
+    ds = load_data(dash.DEFAULT_SAMPLE)
+    cfg = dash.default_config(ds, "dp-gaussian").replace(
+        simulation=True, epsilon=3.0, k=5, prototype_params={"cluster_size": None, "projection_dim": 8})
+    plans = dash.budget_plans(cfg.method, ds, cfg)
+    assert list(plans) == ["k = 5"]
+    planned = dict(zip(plans["k = 5"]["stage"], plans["k = 5"]["epsilon"]))
+    doc, _ = run_method(ds, cfg)
+    spent: dict[tuple[str, str], float] = {}
+    for r in doc["privacy"]["ledger"]:
+        spent[(r["entity"], r["stage"])] = spent.get((r["entity"], r["stage"]), 0.0) + r["epsilon"]
+    assert {stage for _, stage in spent} <= set(planned)
+    assert all(eps <= planned[stage] * (1 + 1e-9) for (_, stage), eps in spent.items())
+    assert all(spent[(e, "candidates")] < planned["candidates"] / 2 for e in ds.entity_names)
+    assert not any(stage == "search" for _, stage in spent)
+    (line,) = dash.plan_captions(plans)
+    assert line.startswith("Planned ε per stage and entity, at most: candidates ")
+    assert EARLY_STOP_NOTE in line and "the ledger after the run shows what was spent" in line
+    one = dash.plan_captions(dash.budget_plans(cfg.method, ds, cfg.replace(k=1)))
+    assert len(one) == 1 and "candidate" not in one[0] and one[0].startswith("Planned ε per stage and entity, at")
+
+
 def test_method_colours_fixed():
     from dpfed_core.reporting.plots import method_color
 

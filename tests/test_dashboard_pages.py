@@ -57,6 +57,13 @@ def test_a_run_whose_ledger_spent_less_than_asked_says_so_on_the_federate_page()
     a = app("pages/2_Federate.py")
     a.selectbox(key="fed_method").set_value("dp-prototypes").run()
     a.toggle(key="fed_simulation").set_value(True).run()
+    from dpfed_core.ui.catalogue import EARLY_STOP_NOTE
+
+    # before the run: the plan of each k the automatic k may use, each a maximum, and why one can be less
+    plans = [c.value for c in a.caption if c.value.startswith("Planned ε per stage and entity")]
+    uses = "Planned ε per stage and entity if an entity uses k = "
+    assert [p.split(",")[0] for p in plans] == [f"{uses}1", f"{uses}{a.session_state['fed_k']}"], plans
+    assert "at most" in plans[1] and EARLY_STOP_NOTE in plans[1] and EARLY_STOP_NOTE not in plans[0]
     a.button(key="fed_run").click().run()
     clean(a)
     doc = a.session_state["run"]["doc"]

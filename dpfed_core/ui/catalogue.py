@@ -158,6 +158,30 @@ def budget_plans(method: str, dataset: FederatedDataset, config: RunConfig) -> d
     return out
 
 
+#: Why a run may spend less than its plan on a stage: both stop decisions read only an earlier DP
+#: release, so spending less is post-processing and the plan is what the budget store reserves.
+EARLY_STOP_NOTE = ("the candidate stage stops at the first level where no cell's noisy count passes its "
+                   "threshold, and the search spends nothing when it has no more candidates than k, so a run "
+                   "may spend less on those two stages")
+
+
+def plan_captions(plans: dict[str, pd.DataFrame]) -> list[str]:
+    """One line per table of :func:`budget_plans`: the ε each stage may spend (an upper bound: what the
+    budget store reserves), and why a stage can spend less where one that can stop early is planned."""
+    from dpfed_core.evaluation.verdicts import format_epsilon
+
+    lines = []
+    for label, plan in plans.items():
+        if plan.empty:
+            continue
+        pre = (f"Planned ε per stage and entity if an entity uses {label}, at most: " if len(plans) > 1
+               else "Planned ε per stage and entity, at most: ")
+        why = f"; {EARLY_STOP_NOTE}" if {"candidates", "search"} & set(plan["stage"]) else ""
+        lines.append(pre + ", ".join(f"{r.stage} {format_epsilon(r.epsilon)}" for r in plan.itertuples())
+                     + f" (the ledger's stage names{why}; the ledger after the run shows what was spent).")
+    return lines
+
+
 def k_note(method: str, config: RunConfig) -> str:
     """Where k is set: what k means for this method (a maximum with the automatic k)."""
     cls = PROTOTYPE_METHODS.get(method)

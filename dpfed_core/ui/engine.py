@@ -37,7 +37,7 @@ from dpfed_core.ui.catalogue import (AGGREGATION_HELP, BASE_REFERENCES, DP_METHO
                                      budget_plans, budget_split_defaults, default_method,
                                      ensure_methods_registered, federated_methods, is_summable, k_note,
                                      label_of, ledger_stage_name, method_catalogue, method_parameters,
-                                     parameter_value, privacy_of)
+                                     parameter_value, plan_captions, privacy_of)
 from dpfed_core.ui.datasets import (DEFAULT_SAMPLE, SAMPLES, SMALL_ENTITY_USERS, config_key,  # noqa: F401
                                     dataset_fingerprint, dataset_overview, entity_table, generic_key,
                                     is_event_data, run_key, small_entity_warning, split_for, sweep_key)
