@@ -452,6 +452,8 @@ REPORT_SESSION = (f"{REPORTT}::test_a_report_from_the_session_is_the_public_vers
 REPORT_WRONG_FIGURES = (f"{REPORTT}::test_a_document_with_several_wrong_figures_names_the_runs_first_and_counts_the_"
                         "others")
 REPORT_BAD_INPUT = f"{REPORTT}::test_missing_optional_parts_and_bad_input"
+KEPT_FOLDER = ("tests/test_deployment_inputs.py::test_a_deployment_folder_of_another_user_or_of_an_owner_we_may_not_"
+               "signal_is_kept")
 PLAN_AT_MOST = (f"{DASHT}::test_a_stage_that_stops_on_an_earlier_release_spends_at_most_its_plan_and_the_caption_"
                 "says_why")
 PLAN_ON_PAGE = "tests/test_dashboard_pages.py::test_a_run_whose_ledger_spent_less_than_asked_says_so_on_the_federate_page"
@@ -1667,6 +1669,9 @@ MUTANTS = (
            "owner.exists() and not _pid_alive(int(owner.read_text().split()[0]))",
            "not owner.exists() or not _pid_alive(int(owner.read_text().split()[0]))",
            ("tests/test_deployment_inputs.py::test_only_a_deployment_folder_whose_named_owner_is_gone_is_swept",)),
+    Mutant("another-users-deployment-folder-swept", LAUNCHER, "sweep_stale",
+           "not d.is_dir() or d.stat().st_uid != os.getuid()", "not d.is_dir()", (KEPT_FOLDER,)),
+    Mutant("owner-we-may-not-signal-called-gone", LAUNCHER, "_pid_alive", "True", "False", (KEPT_FOLDER,), nth=1),
     # what users read as quality numbers and what each site scores: metrics, verdicts, the site's blend, the split
     Mutant("precision-divided-by-hidden-entries", METRICS, "ranking_metrics",
            "np.where(has, n_hits / n, 0.0)", "np.where(has, n_hits / np.maximum(n_hidden, 1), 0.0)", (RANK_DEFS,)),

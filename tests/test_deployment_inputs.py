@@ -228,3 +228,30 @@ def test_only_a_deployment_folder_whose_named_owner_is_gone_is_swept(tmp_path):
     (live / "owner").write_text(f"{os.getpid()}\n")
     assert sweep_stale(tmp_path) == [gone]
     assert not gone.exists() and live.exists() and unnamed.exists()
+
+
+def test_a_deployment_folder_of_another_user_or_of_an_owner_we_may_not_signal_is_kept(tmp_path, monkeypatch):
+    """Another user's folder is never swept, whatever its owner file says; and an owner process that exists
+    but belongs to another user (signalling it is not permitted) is alive, so its folder stays."""
+    import subprocess
+    import sys
+
+    from dpfed_core.deployment import launcher
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    folder = tmp_path / f"{launcher.PRIVATE_PREFIX}theirs"
+    folder.mkdir()
+    (folder / "owner").write_text(dead.stdout)
+    me = os.getuid()
+    monkeypatch.setattr(launcher.os, "getuid", lambda: me + 1)     # the folder is now another user's
+    assert launcher.sweep_stale(tmp_path) == [] and folder.exists()
+    monkeypatch.setattr(launcher.os, "getuid", lambda: me)
+
+    def not_permitted(pid, sig):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(launcher.os, "kill", not_permitted)        # the owner runs under another user
+    assert launcher.sweep_stale(tmp_path) == [] and folder.exists()
+    monkeypatch.undo()
+    assert launcher.sweep_stale(tmp_path) == [folder] and not folder.exists()
