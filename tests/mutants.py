@@ -517,6 +517,8 @@ FRIT = "tests/test_comparison_friedman.py"
 FCFT = "tests/test_comparison_fcf.py"
 XINT = "tests/test_comparison_xin.py"
 CONTRACT = "tests/test_method_contract.py"
+COMPARISON_PRIVACY = f"{CONTRACT}::test_the_comparison_systems_state_the_privacy_they_have"
+OWN_PARAMETERS = f"{CONTRACT}::test_each_comparison_method_takes_its_own_parameters_and_refuses_another_systems"
 RUNWARN = "tests/test_run_warnings.py"
 LABELS = "tests/test_privacy_labels.py"
 POPULARITY = f"{CONTRACT}::test_popularity_scores_each_item_by_its_pooled_mean_over_users_or_over_its_ratings"
@@ -4155,6 +4157,21 @@ MUTANTS = (
            "self not in (PrivacyModel.NO_RELEASE, PrivacyModel.NO_FORMAL_CLAIM)",
            ("tests/test_method_contract.py::test_a_method_without_a_formal_claim_is_said_to_release_and_only_no_"
             "release_methods_spend_nothing",)),
+    # a comparison's row saying the wrong privacy, or its own parameters refused (the Advanced panel loses them)
+    Mutant("xin-full-said-to-have-no-formal-claim", SPECS, "register", "PrivacyModel.NON_PRIVATE",
+           "PrivacyModel.NO_FORMAL_CLAIM", (COMPARISON_PRIVACY,), nth=2),
+    Mutant("xin-public-said-non-private", SPECS, "register", "PrivacyModel.NO_FORMAL_CLAIM",
+           "PrivacyModel.NON_PRIVATE", (COMPARISON_PRIVACY,), nth=1),
+    Mutant("fcf-server-parameters-undeclared", SPECS, "register", "FCF_PARAMETERS", "ALS_PARAMETERS",
+           (OWN_PARAMETERS,)),
+    Mutant("xin-parameters-undeclared", SPECS, "register", "XIN_PARAMETERS", "()", (OWN_PARAMETERS,)),
+    Mutant("friedman-baseline-parameters-undeclared", SPECS, "register", "FRIEDMAN_PARAMETERS", "()",
+           (OWN_PARAMETERS,), nth=0),
+    # FCF's or Xin & Jaakkola's row stating an ε it cannot honour, and charged as if it were a DP release
+    Mutant("privacy-model-no-formal-claim-takes-a-budget", "dpfed_core/privacy/model.py", "PrivacyModel.uses_budget",
+           "(PrivacyModel.FEDERATED_USER_DP, PrivacyModel.CENTRAL_RATING_DP)",
+           "(PrivacyModel.FEDERATED_USER_DP, PrivacyModel.CENTRAL_RATING_DP, PrivacyModel.NO_FORMAL_CLAIM)",
+           (f"{FCFT}::test_registered_fcf_runs_and_logs_every_round",)),
     # a declared eICU formulary is read as the data is: drug names normalised, `|` levels public features
     Mutant("eicu-formulary-drug-names-not-normalised", "dpfed_core/data/eicu.py", "load_eicu",
            "ids = normalize_drug_names(pd.Series(ids)).tolist()", "pass",

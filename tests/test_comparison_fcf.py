@@ -149,6 +149,15 @@ def test_registered_fcf_runs_and_logs_every_round():
 
     assert get_method("fcf").privacy_model is PrivacyModel.NO_FORMAL_CLAIM
     assert "gradients of raw data leave every round" in get_method("fcf").privacy
+    # no formal claim: no ε is asked of it or stated for it, and the budget store counts its release as ∞
+    from dpfed_core.evaluation.budget import plan_run
+
+    asked = cfg.replace(epsilon=1.0, method_params={"epochs": 1, "gd_iters": 1})   # an ε it cannot honour
+    stated, _ = run_method(ds, asked)
+    assert not get_method("fcf").uses_epsilon
+    assert math.isinf(stated["privacy"]["epsilon"]) and math.isinf(stated["privacy"]["requested_epsilon"])
+    assert math.isinf(stated["config"]["epsilon"])
+    assert [math.isinf(p.epsilon) for p in plan_run(ds, asked)] == [True]
     assert np.isfinite(doc["overall"]["precision_at_10"])
     rounds = {m["round"] for m in doc["messages"]}
     assert rounds == set(range(1, 9))

@@ -219,6 +219,39 @@ def test_a_method_without_a_formal_claim_is_said_to_release_and_only_no_release_
     assert any_release(["fcf"]) and any_release(["xin-pmd"])
 
 
+@pytest.mark.parametrize("method, params, foreign", [
+    ("fcf", {"gd_iters": 3, "optimizer": "gd", "epochs": 2}, "beta_m"),
+    ("implicit-als", {"epochs": 2, "alpha": 2.0}, "gd_iters"),        # FCF's own: not the centralised ALS's
+    ("xin-pmd", {"pmd_tries": 3, "public_fraction": 0.2}, "gd_iters"),
+    ("xin-full", {"tau": 5.0}, "beta_m"),
+    ("global-average", {"variant": "unbounded"}, "gd_iters"),
+    ("friedman-ge", {"beta_m": 10.0, "split": "0.1,0.3,0.1,0.3,0.2"}, "pmd_tries"),
+])
+def test_each_comparison_method_takes_its_own_parameters_and_refuses_another_systems(method, params, foreign):
+    """The parameters a comparison's fit reads are the ones the run's one check and the dashboard's Advanced
+    panel offer for it; another system's parameter is refused, naming the method's own."""
+    from dpfed_core.evaluation.service import check_run
+
+    ds = _dataset()
+    check_run(ds, RunConfig(method=method, method_params=params))
+    with pytest.raises(ConfigError, match=f"{method} has no parameter {foreign!r}; its parameters: "):
+        check_run(ds, RunConfig(method=method, method_params={foreign: 1}))
+
+
+def test_the_comparison_systems_state_the_privacy_they_have():
+    """What a comparison's row says beside its numbers: the central curator's rating-level DP, FCF's and Xin &
+    Jaakkola's releases with no formal claim, the pooled references non-private."""
+    models = {m: get_method(m).privacy_model for m in available_methods()}
+    assert {m for m, v in models.items() if v is PrivacyModel.CENTRAL_RATING_DP} == {
+        "friedman-ge", "friedman-isgd", "friedman-psgd", "friedman-pals"}
+    assert {m for m, v in models.items() if v is PrivacyModel.NO_FORMAL_CLAIM} == {
+        "fcf", "xin-public", "xin-pmc", "xin-pmd"}
+    assert all(models[m] is PrivacyModel.NON_PRIVATE for m in ("xin-full", "implicit-als", "global-average",
+                                                                "item-average", "global-effects", "ge-mf"))
+    assert get_method("xin-public").privacy.startswith("no formal privacy claim — public users share all")
+    assert get_method("xin-full").privacy == "non-private — all users' ratings pooled at the server"
+
+
 def test_example_method_is_picked_up_everywhere():
     """The example summable method (tests/example_method.py: one module + its registration) runs
     through the estimator, the registry's run path, the CLI's preflight and the audit."""
