@@ -144,6 +144,8 @@ TRADE_PAGE = "pages/5_Trade-off.py"
 TRADE_VERDICT = ("tests/test_dashboard_pages.py::test_the_tradeoff_verdict_is_stated_at_epsilon_one_of_the_grid_and_a_"
                  "changed_grid_is_said")
 HIST_PAGE = "pages/8_History.py"
+AUDPAGE = "pages/7_Privacy_audit.py"
+AUDPT = "tests/test_page_audit.py"
 HIST = ("tests/test_dashboard_pages.py::test_the_history_page_filters_by_kind_reopens_runs_sweeps_and_audits_where_they_"
         "are_shown_and_deletes")
 FED_PAGE = "pages/2_Federate.py"
@@ -746,6 +748,45 @@ MUTANTS = (
     Mutant("history-page-audit-not-reopened", HIST_PAGE, MODULE,
            "st.session_state['audit_result'] = {'key': (owner, 'stored', pick), 'doc': stored['doc']}", "pass",
            (HIST,)),
+    # the audit page: an audit of no method or target, or of another dataset, shown or run; releases
+    # undercounted before the button; the "Allow non-private releases" box not what is charged; a violation
+    # or changed settings left unsaid; an audit not kept, or DP parameters of another run's method audited
+    Mutant("auditpage-no-method-accepted", AUDPAGE, MODULE, "not methods", "False",
+           (f"{AUDPT}::test_an_audit_of_no_method_or_no_target_is_refused_before_the_button",)),
+    Mutant("auditpage-no-target-accepted", AUDPAGE, MODULE, "not specs", "False",
+           (f"{AUDPT}::test_an_audit_of_no_method_or_no_target_is_refused_before_the_button",)),
+    Mutant("auditpage-specific-user-ignored", AUDPAGE, MODULE,
+           "[f'user:{user_text.strip()}'] if user_text.strip() else []", "[]",
+           (f"{AUDPT}::test_the_release_count_before_the_button_counts_every_epsilon_target_and_both_classes",)),
+    Mutant("auditpage-releases-counted-once", AUDPAGE, MODULE, "n_jobs * 2 * runs", "n_jobs * runs",
+           (f"{AUDPT}::test_the_release_count_before_the_button_counts_every_epsilon_target_and_both_classes",), nth=0),
+    Mutant("auditpage-releases-counted-once-before-the-first-audit", AUDPAGE, MODULE,
+           "n_jobs * 2 * runs", "n_jobs * runs",
+           (f"{AUDPT}::test_the_release_count_before_the_button_counts_every_epsilon_target_and_both_classes",), nth=1),
+    Mutant("auditpage-private-methods-audited-once", AUDPAGE, MODULE, "len(grid) if m in private_methods else 1", "1",
+           (f"{AUDPT}::test_the_release_count_before_the_button_counts_every_epsilon_target_and_both_classes",)),
+    Mutant("auditpage-charged-without-the-checkbox", AUDPAGE, MODULE,
+           "history.charged(ds, plan_audit(ds, entity, methods, grid, base.delta, seed=seed))", "True",
+           (f"{AUDPT}::test_the_run_button_charges_with_the_checkbox_runs_the_chosen_attacks_and_keeps_a_new_audit_once",), arg="allow_non_private"),
+    Mutant("auditpage-audit-not-kept", AUDPAGE, MODULE, "ui.record('audit', doc)", "None",
+           (f"{AUDPT}::test_the_run_button_charges_with_the_checkbox_runs_the_chosen_attacks_and_keeps_a_new_audit_once",)),
+    Mutant("auditpage-likelihood-ratio-never-run", AUDPAGE, MODULE,
+           "['distance', 'lr', 'counts'] if use_lr else ['distance', 'counts']", "['distance', 'counts']",
+           (f"{AUDPT}::test_the_run_button_charges_with_the_checkbox_runs_the_chosen_attacks_and_keeps_a_new_audit_once",), nth=1),
+    Mutant("auditpage-cached-audit-timed-again", AUDPAGE, MODULE, "not cached", "True",
+           (f"{AUDPT}::test_the_run_button_charges_with_the_checkbox_runs_the_chosen_attacks_and_keeps_a_new_audit_once",), nth=0),
+    Mutant("auditpage-audit-of-other-data-shown", AUDPAGE, MODULE, "have['key'][0] != key[0]", "False",
+           (f"{AUDPT}::test_an_audit_of_other_data_is_not_shown",)),
+    Mutant("auditpage-violation-unsaid", AUDPAGE, MODULE, "[r for r in summary if r['verdict'] == 'VIOLATION']", "[]",
+           (f"{AUDPT}::test_each_verdict_of_the_last_audit_is_said_in_its_own_words",)),
+    Mutant("auditpage-changed-settings-unsaid", AUDPAGE, MODULE, "have['key'] != key", "False",
+           (f"{AUDPT}::test_each_verdict_of_the_last_audit_is_said_in_its_own_words",)),
+    Mutant("auditpage-report-with-comparisons-of-another-run", AUDPAGE, MODULE,
+           "comp.get('config_key') != dash.config_key(run['config'])", "False",
+           (f"{AUDPT}::test_the_report_includes_comparisons_only_of_the_runs_own_configuration",)),
+    Mutant("auditpage-dp-parameters-of-another-method", AUDPAGE, MODULE,
+           "dict(base.prototype_params or {}) if base.method in private_methods else {}", "dict(base.prototype_params or {})",
+           (f"{AUDPT}::test_the_federate_pages_dp_parameters_are_audited_only_with_the_method_they_were_set_for",)),
     Mutant("federate-page-cached-run-priced-as-new", FED_PAGE, MODULE,
            "planned_charge_text(ds, plan_run(ds, config), cached=_cached)", "False", (FED_TRUST,), arg="cached"),
     Mutant("federate-page-changed-controls-unsaid", FED_PAGE, MODULE, "dash.config_key(cfg) != dash.config_key(config)",
