@@ -787,6 +787,8 @@ MUTANTS = (
     Mutant("auditpage-dp-parameters-of-another-method", AUDPAGE, MODULE,
            "dict(base.prototype_params or {}) if base.method in private_methods else {}", "dict(base.prototype_params or {})",
            (f"{AUDPT}::test_the_federate_pages_dp_parameters_are_audited_only_with_the_method_they_were_set_for",)),
+    Mutant("auditpage-public-report-in-full", AUDPAGE, MODULE, "make(True)", "make(False)",
+           (f"{AUDPT}::test_the_public_report_is_made_public_and_the_analysts_in_full",)),
     Mutant("federate-page-cached-run-priced-as-new", FED_PAGE, MODULE,
            "planned_charge_text(ds, plan_run(ds, config), cached=_cached)", "False", (FED_TRUST,), arg="cached"),
     Mutant("federate-page-changed-controls-unsaid", FED_PAGE, MODULE, "dash.config_key(cfg) != dash.config_key(config)",

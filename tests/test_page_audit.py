@@ -300,3 +300,31 @@ def test_the_federate_pages_dp_parameters_are_audited_only_with_the_method_they_
 
     assert 'DP parameters from the Federate page: {"threshold": 0.5}' in caption_with("dp-gaussian")
     assert "DP parameters" not in caption_with("kmeans")
+
+
+def test_the_public_report_is_made_public_and_the_analysts_in_full(clinic_audit, monkeypatch):
+    """Each download builds its report when it is clicked; building each here shows which report each
+    button gives (the public one leaves out exact counts and named users)."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    from dpfed_core.reporting import report as rep
+    from dpfed_core.ui import engine as dash
+
+    ds, _ = clinic_audit
+    made = {}
+    real_button = DeltaGenerator.download_button
+
+    def download_button(self, label, data, *args, **kwargs):
+        if callable(data):
+            made[label] = data()
+        return real_button(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", download_button)
+    monkeypatch.setattr(rep, "report_from_session", lambda run, **kw: f"public={kw['public']}")
+    at = open_page()
+    at.session_state["dataset"] = ds
+    at.session_state["dataset_key"] = dash.dataset_fingerprint(ds)
+    at.session_state["run"] = {"doc": {}, "result": None, "config": dash.default_config(ds), "seconds": 0.0}
+    at.run()
+    clean(at)
+    assert made == {"Download the analyst's full report": "public=False", "Download the public report": "public=True"}
