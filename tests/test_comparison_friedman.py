@@ -55,14 +55,18 @@ def test_sgd_simultaneous_update_uses_old_q():
     np.testing.assert_allclose(P, [[1.0 + 0.1 * (0.75 - 0.1), 0.1 * 0.75]])  # Eq. 2
 
 
-def test_sgd_error_clamp_and_projection():
+@pytest.mark.parametrize("batch_size", [1, 64])
+def test_sgd_error_clamp_and_projection(batch_size):
+    """The exact loop and the mini-batch path clamp the error and project both factors alike."""
     R = Ratings(np.array([0]), np.array([0]), np.array([100.0]), 1, 1)
     P, Q = np.array([[0.3, 0.0]]), np.array([[0.4, 0.0]])
-    fr.sgd_epoch(R, P, Q, 0.1, 0.0, np.random.default_rng(0), batch_size=1, e_max=2.0, p_max=0.4, q_max=0.5)
+    fr.sgd_epoch(R, P, Q, 0.1, 0.0, np.random.default_rng(0), batch_size=batch_size, e_max=2.0, p_max=0.4,
+                 q_max=0.5)
     # e clamped to 2: q = 0.4 + 0.1·2·0.3 = 0.46 (inside 0.5); p = 0.3 + 0.1·2·0.46 = 0.392.
     np.testing.assert_allclose(Q, [[0.46, 0.0]])
     np.testing.assert_allclose(P, [[0.392, 0.0]])
-    fr.sgd_epoch(R, P, Q, 0.5, 0.0, np.random.default_rng(0), batch_size=1, e_max=2.0, p_max=0.4, q_max=0.5)
+    fr.sgd_epoch(R, P, Q, 0.5, 0.0, np.random.default_rng(0), batch_size=batch_size, e_max=2.0, p_max=0.4,
+                 q_max=0.5)
     assert np.linalg.norm(P) <= 0.4 + 1e-12 and np.linalg.norm(Q) <= 0.5 + 1e-12
 
 
@@ -410,3 +414,152 @@ def test_only_psgd_and_pals_say_their_unbounded_guarantee_is_as_claimed_by_the_p
     assert {m: claimed in get_method(m).privacy for m in ("friedman-ge", "friedman-isgd", "friedman-psgd",
                                                         "friedman-pals")} == {
         "friedman-ge": False, "friedman-isgd": False, "friedman-psgd": True, "friedman-pals": True}
+
+
+def test_explicit_zeros_of_a_sparse_matrix_are_not_ratings():
+    X = sp.csr_matrix((np.array([4.0, 0.0, 2.0]), (np.array([0, 0, 1]), np.array([0, 1, 1]))), shape=(2, 3))
+    R = Ratings.from_matrix(X)
+    assert (R.n, list(R.users), list(R.items), list(R.values)) == (2, [0, 1], [0, 1], [4.0, 2.0])
+
+
+def test_an_unbounded_average_draws_noise_on_its_count_too():
+    """Unbounded (existence) DP keeps counts private: with no noise on the sum, the count's noise alone
+    still moves the average."""
+    out = fr._noisy_average(np.full(200, 10.0), np.full(200, 10.0), 0.0, 0.0, 0.0, 1.0, np.random.default_rng(4))
+    assert np.std(out) > 0.05 and not np.allclose(out, 1.0)
+
+
+def test_private_global_effects_refuse_an_unknown_variant_and_an_empty_rating_scale():
+    from dpfed_core.errors import ConfigError
+    R = tiny_ratings(15)
+    with pytest.raises(ConfigError, match="variant must be 'bounded' or 'unbounded'"):
+        fr.private_global_effects(R, 1.0, 1.0, 1.0, 1.0, np.random.default_rng(0), variant="sideways")
+    for lo, hi in ((5.0, 5.0), (5.0, 1.0)):
+        with pytest.raises(ConfigError, match="need r_max > r_min"):
+            fr.private_global_effects(R, 1.0, 1.0, 1.0, 1.0, np.random.default_rng(0), r_min=lo, r_max=hi)
+
+
+def test_the_user_averages_are_stabilised_by_beta_u_and_the_item_averages_by_beta_m():
+    R = Ratings(np.array([0, 0, 1]), np.array([0, 1, 0]), np.array([5.0, 3.0, 3.0]), 2, 2)
+    ge = fr.private_global_effects(R, math.inf, math.inf, math.inf, math.inf, np.random.default_rng(0),
+                                   beta_m=1.0, beta_u=4.0)
+    g = 11 / 3
+    ia = np.array([(8 + g) / 3, (3 + g) / 2])
+    np.testing.assert_allclose(ge.item_avg, ia)
+    resid = np.array([5 - ia[0], 3 - ia[1], 3 - ia[0]])
+    g2 = resid.mean()
+    np.testing.assert_allclose(ge.user_avg, [(resid[0] + resid[1] + 4 * g2) / 6, (resid[2] + 4 * g2) / 5])
+
+
+def test_a_batch_size_below_one_is_refused_by_name():
+    from dpfed_core.errors import ConfigError
+    R = tiny_ratings(16)
+    P, Q = fr.init_factors(R.n_users, R.n_items, 2, np.random.default_rng(0))
+    with pytest.raises(ConfigError, match="batch_size must be ≥ 1 or 'auto'"):
+        fr.sgd_epoch(R, P, Q, 0.01, 0.06, np.random.default_rng(0), batch_size=0)
+
+
+def test_an_sgd_epoch_visits_the_ratings_in_the_order_its_generator_draws():
+    """The paper's SGD visits ratings in a fresh random order: the same start under another seed ends
+    elsewhere (no noise is drawn, so only the order differs)."""
+    R = tiny_ratings(17)
+    R = R.with_values(R.values - R.values.mean())
+    out = []
+    for seed in (1, 2):
+        P, Q = fr.init_factors(R.n_users, R.n_items, 2, np.random.default_rng(5))
+        fr.sgd_epoch(R, P, Q, 0.2, 0.06, np.random.default_rng(seed), batch_size=1)
+        out.append(P @ Q.T)
+    assert np.max(np.abs(out[0] - out[1])) > 1e-6
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"epsilon": 0.0}, "ε must be positive"),
+    ({"epsilon": -1.0}, "ε must be positive"),
+    ({"epsilon": float("nan")}, "ε must be positive"),
+    ({"factors": 0}, r"factors \(d\) must be ≥ 1"),
+    ({"split": (0.5, -0.1, 0.1, 0.1, 0.3)}, "5 non-negative shares"),
+    ({"split": (0.1, 0.2, 0.1, 0.5)}, "5 non-negative shares"),
+    ({"algorithm": "psgd2"}, "unknown Friedman algorithm 'psgd2'"),
+    ({"variant": "sideways"}, "variant must be 'bounded' or 'unbounded'"),
+])
+def test_a_model_with_an_invalid_setting_is_refused_before_it_reads_a_rating(kwargs, message):
+    """Even the clean ALS, which draws no noise, refuses an ε it could not have spent."""
+    from dpfed_core.errors import ConfigError
+    base = {"algorithm": "als", "epsilon": 1.0, "factors": 2, "iterations": 1, "random_state": 0}
+    with pytest.raises(ConfigError, match=message):
+        FriedmanMF(**{**base, **kwargs}).fit(tiny_ratings(18))
+
+
+def test_clean_mf_factorises_the_exact_residuals_unclamped(monkeypatch):
+    """Without private preprocessing, clean MF reads r − IAvg(i) − UAvg(u) of the exact averages as they
+    are (the clamp to ±B belongs to the private pipeline)."""
+    R = tiny_ratings(19)
+    seen = {}
+    model = FriedmanMF("als", 1.0, factors=2, iterations=1, random_state=0)
+    monkeypatch.setattr(model, "_fit_als", lambda Rt, *a: seen.setdefault("Rt", Rt))
+    model.fit(R)
+    ge = fr.exact_global_effects(R)
+    want = R.values - ge.item_avg[R.items] - ge.user_avg[R.users]
+    assert np.abs(want).max() > 1.0  # the test needs residuals beyond B = 1
+    np.testing.assert_allclose(seen["Rt"].values, want)
+
+
+def test_bounded_psgd_clamps_every_error_at_two_unless_told_otherwise(monkeypatch):
+    seen = []
+    real = fr.sgd_epoch
+    monkeypatch.setattr(fr, "sgd_epoch", lambda *a, **k: seen.append(k["e_max"]) or real(*a, **k))
+    FriedmanMF("psgd", 2.0, factors=2, iterations=2, random_state=0).fit(tiny_ratings(20))
+    FriedmanMF("psgd", 2.0, factors=2, iterations=2, e_max=0.5, random_state=0).fit(tiny_ratings(20))
+    assert seen == [2.0, 2.0, 0.5, 0.5]
+
+
+def test_unbounded_psgd_noises_every_user_and_item_factor():
+    """At a tiny ε the K-norm noise dwarfs every SGD step: each row of both factor matrices ends on its
+    norm ball, which only the noise pushes it to."""
+    m = FriedmanMF("psgd", 1e-3, variant="unbounded", factors=2, iterations=2, random_state=0).fit(tiny_ratings(21))
+    np.testing.assert_allclose(np.linalg.norm(m.P_, axis=1), 0.4)
+    np.testing.assert_allclose(np.linalg.norm(m.Q_, axis=1), 0.5)
+
+
+def test_unbounded_input_perturbation_clamps_fake_ratings_to_b():
+    n, m, B = 40, 30, 1.0
+    R = Ratings(np.array([0, 1]), np.array([0, 1]), np.array([0.5, -0.5]), n, m)
+    out = fr.perturb_ratings_unbounded(R, B, 0.6, 0.5, np.random.default_rng(9))
+    assert out.n > 100  # b = 2: most missing cells survive the threshold
+    assert np.abs(out.values).max() == pytest.approx(B) and np.all(np.abs(out.values) <= B)
+
+
+def test_the_estimator_takes_the_runs_rank_and_lambda_unless_its_parameters_set_them():
+    ds = rating_dataset()
+    cfg = RunConfig(method="friedman-isgd", epsilon=1.0, rank=5, lam=0.3)
+    est = fr._estimator_from_config("isgd", ds, cfg, np.random.default_rng(0), 1.0)
+    assert (est.factors, est.lam, est.batch_size) == (5, 0.3, "auto")
+    est = fr._estimator_from_config("isgd", ds, cfg.replace(method_params={"factors": 3, "lam": 0.1,
+                                                                          "batch_size": " 32 "}),
+                                    np.random.default_rng(0), 1.0)
+    assert (est.factors, est.lam, est.batch_size) == (3, 0.1, 32)
+
+
+def test_a_batch_size_that_is_not_a_whole_number_is_refused_naming_it():
+    from dpfed_core.errors import ConfigError
+    cfg = RunConfig(method="friedman-pals", epsilon=1.0, rank=2, method_params={"batch_size": "large"})
+    with pytest.raises(ConfigError, match="batch_size must be 'auto' or a whole number, got 'large'"):
+        fr._estimator_from_config("pals", rating_dataset(), cfg, np.random.default_rng(0), 1.0)
+
+
+def test_the_average_baselines_score_by_the_exact_averages_and_count_what_reached_the_curator():
+    ds = rating_dataset(2)
+    X = ds.X.tocsr()
+    R = Ratings.from_matrix(X)
+    cfg = RunConfig(method="item-average", mode="observed")
+    res = fr._make_fit("item-average", False)(ds, X, cfg, np.random.default_rng(0), lambda *a, **k: None)
+    np.testing.assert_allclose((res.U @ res.V.T)[0], fr.item_average(R))
+    assert len(np.unique(np.round(fr.item_average(R), 9))) > 1
+    res = fr._make_fit("global-effects", False)(ds, X, cfg, np.random.default_rng(0), lambda *a, **k: None)
+    ge = fr.exact_global_effects(R)
+    np.testing.assert_allclose(res.U @ res.V.T, ge.user_avg[:, None] + ge.item_avg[None, :])
+    sizes = {msg.sender: msg.bytes for msg in res.messages}
+    for name, sl in zip(ds.entity_names, ds.entity_slices()):
+        block = X[sl]
+        assert sizes[name] == block.data.nbytes + block.indices.nbytes + block.indptr.nbytes > 0
+    assert any("cannot clamp predictions to the rating scale" in n for n in res.extra["notes"])

@@ -117,3 +117,214 @@ def test_report_button_with_a_run():
     labels = [b.label for b in at.get("download_button")]
     # two downloads: the analyst's full report and a public one
     assert "Download the analyst's full report" in labels and "Download the public report" in labels
+
+
+@pytest.fixture(scope="module")
+def clinic_audit():
+    """The sample and one small audit of its first entity (a real document, whose verdicts the tests below
+    rewrite: the page must say each in its own words)."""
+    from dpfed_core.audit import membership as aud
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.ui import engine as dash
+
+    ds = load_data(dash.DEFAULT_SAMPLE)
+    aud.ensure_prototype_methods()
+    doc = aud.run_audit(ds, ds.entity_names[0], methods=["dp-gaussian", "kmeans"], epsilons=[1.0], delta=1e-6, k=5,
+                        targets=["synthetic"], runs=4, attacks=["distance"], seed=0)
+    return ds, doc
+
+
+def shown_audit(ds, doc, rows=None, data_key=None) -> AppTest:
+    """The page with ``doc`` (its summary replaced by ``rows``) as the session's last audit."""
+    import copy
+
+    from dpfed_core.ui import engine as dash
+
+    doc = copy.deepcopy(doc)
+    if rows is not None:
+        doc["summary"] = rows
+    at = open_page()
+    at.session_state["dataset"] = ds
+    at.session_state["dataset_key"] = dash.dataset_fingerprint(ds)
+    at.session_state["audit_result"] = {"key": (data_key or dash.dataset_fingerprint(ds), "other settings"),
+                                        "doc": doc}
+    return at.run()
+
+
+def test_each_verdict_of_the_last_audit_is_said_in_its_own_words(clinic_audit):
+    ds, doc = clinic_audit
+    dp, np_row = (next(r for r in doc["summary"] if r["method"] == m) for m in ("dp-gaussian", "kmeans"))
+    at = shown_audit(ds, doc, [{**dp, "verdict": "VIOLATION", "epsilon": 1.0, "epsilon_lb": 3.0}, np_row])
+    clean(at)
+    assert [e.value for e in at.error] == [
+        "**Violation:** an empirical ε lower bound exceeds the claimed ε for dp-gaussian at ε = 1. The mechanism "
+        "or its accounting is broken."]
+    assert not at.success
+    assert any("Showing the last audit; the settings above have changed" in c.value for c in at.caption)
+    at = shown_audit(ds, doc, [{**dp, "verdict": "consistent", "epsilon": 4.0, "epsilon_lb": 0.5},
+                               {**dp, "verdict": "inconclusive", "epsilon": 1.0, "max_certifiable_epsilon": 0.75},
+                               np_row])
+    clean(at)
+    assert not at.error
+    assert [s.value for s in at.success] == [
+        "No empirical lower bound exceeds a DP method's claimed ε (largest: ε = 4: 0.50; Bonferroni over targets × "
+        "attacks)."]
+    warnings = [w.value for w in at.warning]
+    assert any(w.startswith("**Inconclusive** for dp-gaussian at ε = 1 (these runs can certify at most 0.75)")
+               for w in warnings), warnings
+    assert any(w.startswith("Non-private methods (no guarantee): **kmeans** AUC") for w in warnings), warnings
+    table = at.dataframe[0].value
+    assert list(table["verdict"]) == ["consistent", "inconclusive", np_row["verdict"]]
+
+
+def test_an_audit_of_other_data_is_not_shown(clinic_audit):
+    ds, doc = clinic_audit
+    at = shown_audit(ds, doc, data_key="fingerprint of other data")
+    clean(at)
+    assert "audit_result" not in at.session_state
+    assert any("Press **Run audit**" in i.value for i in at.info)
+    assert not at.dataframe
+
+
+def test_the_release_count_before_the_button_counts_every_epsilon_target_and_both_classes():
+    at = open_page().run()
+    at.multiselect(key="audit_methods").set_value(["dp-gaussian", "kmeans"])
+    at.multiselect(key="audit_targets").set_value(["synthetic"])
+    at.text_input(key="audit_grid").set_value("1, 4")
+    at.number_input(key="audit_runs").set_value(10).run()
+    clean(at)
+    assert any("release the entity's data 60 times" in i.value for i in at.info)
+    assert any(c.value.startswith("3 audits × 20 releases = **60 releases** of entity") for c in at.caption), \
+        [c.value for c in at.caption]
+    at.text_input(key="audit_user").set_value(" u1 ").run()  # a specific user is one more target
+    clean(at)
+    assert any(c.value.startswith("6 audits × 20 releases = **120 releases**") for c in at.caption)
+
+
+def test_an_audit_of_no_method_or_no_target_is_refused_before_the_button():
+    at = open_page().run()
+    at.multiselect(key="audit_methods").set_value([]).run()
+    clean(at)
+    assert "Choose at least one method to audit." in [e.value for e in at.error]
+    assert at.button(key="audit_run").disabled
+    at.multiselect(key="audit_methods").set_value(["kmeans"])
+    at.multiselect(key="audit_targets").set_value([]).run()
+    clean(at)
+    assert [e.value for e in at.error] == ["Choose at least one target user."]
+    assert at.button(key="audit_run").disabled
+
+
+def test_the_report_includes_comparisons_only_of_the_runs_own_configuration(clinic_audit):
+    from dpfed_core.ui import engine as dash
+
+    ds, doc = clinic_audit
+    cfg = dash.default_config(ds)
+    at = open_page()
+    at.session_state["dataset"] = ds
+    at.session_state["dataset_key"] = dash.dataset_fingerprint(ds)
+    at.session_state["run"] = {"doc": {}, "result": None, "config": cfg, "seconds": 0.0}
+    at.session_state["comparison"] = {"config_key": "another configuration", "docs": {}}
+    at.run()
+    clean(at)
+    assert any(c.value.endswith("Includes: the run.") for c in at.caption), [c.value for c in at.caption]
+    at.session_state["comparison"] = {"config_key": dash.config_key(cfg), "docs": {}}
+    at.run()
+    assert any(c.value.endswith("Includes: the run, comparison methods.") for c in at.caption)
+
+
+def test_the_run_button_charges_with_the_checkbox_runs_the_chosen_attacks_and_keeps_a_new_audit_once(
+        clinic_audit, monkeypatch):
+    """What the button hands the engine: the "Allow non-private releases" box as ticked, the likelihood-ratio
+    attack only when chosen; a new audit is kept in the history and timed, one shown again from the cache is
+    neither kept twice nor timed again. (The budget store and the audit itself are stood in for: their own
+    tests cover them.)"""
+    from dpfed_core.audit import membership as aud
+    from dpfed_core.ui import history
+
+    ds, doc = clinic_audit
+    calls, saved, charging = [], [], []
+    real_run_audit = aud.run_audit
+
+    def charged(dataset, plans, body, *, allow_non_private=False, **kw):
+        calls.append({"allow_non_private": allow_non_private})
+        charging.append(True)
+        try:
+            return body()
+        finally:
+            charging.clear()
+
+    def run_audit(*args, **kwargs):
+        if not charging:  # the time estimate's calibration on synthetic data
+            return real_run_audit(*args, **kwargs)
+        calls[-1]["attacks"] = kwargs["attacks"]
+        return doc
+
+    monkeypatch.setattr(history, "charged", charged)
+    monkeypatch.setattr(aud, "run_audit", run_audit)
+    monkeypatch.setattr(history, "save", lambda ds, kind, doc, result=None, key=None: saved.append(kind))
+    at = open_page().run()
+    at.number_input(key="audit_seed").set_value(987_654)  # a seed no other test audits: not in the job cache
+    at.text_input(key="audit_grid").set_value("1")
+    at.button(key="audit_run").click().run()
+    clean(at)
+    assert calls == [{"allow_non_private": False, "attacks": ["distance", "lr", "counts"]}]
+    assert saved == ["audit"] and at.session_state["audit_seconds"] >= 0
+    at.session_state["audit_seconds"] = 1234.0
+    at.button(key="audit_run").click().run()  # the same settings: the cached audit, nothing released
+    clean(at)
+    assert len(calls) == 1 and saved == ["audit"] and at.session_state["audit_seconds"] == 1234.0
+    at.checkbox(key="audit_lr").uncheck()
+    at.checkbox(key="allow_non_private_audit").check().run()
+    at.button(key="audit_run").click().run()
+    clean(at)
+    assert calls[1:] == [{"allow_non_private": True, "attacks": ["distance", "counts"]}]
+
+
+
+def test_the_federate_pages_dp_parameters_are_audited_only_with_the_method_they_were_set_for(clinic_audit):
+    """The audit runs the Federate run's method with that run's DP parameters; a run of a method the audit
+    cannot run privately lends none of its parameters to the DP methods audited here."""
+    from dpfed_core.ui import engine as dash
+
+    ds, _ = clinic_audit
+
+    def caption_with(method):
+        at = open_page()
+        at.session_state["dataset"] = ds
+        at.session_state["dataset_key"] = dash.dataset_fingerprint(ds)
+        at.session_state["run_config"] = dash.default_config(ds).replace(method=method,
+                                                                         prototype_params={"threshold": 0.5})
+        at.run()
+        clean(at)
+        return next(c.value for c in at.caption if " audits × " in c.value)
+
+    assert 'DP parameters from the Federate page: {"threshold": 0.5}' in caption_with("dp-gaussian")
+    assert "DP parameters" not in caption_with("kmeans")
+
+
+def test_the_public_report_is_made_public_and_the_analysts_in_full(clinic_audit, monkeypatch):
+    """Each download builds its report when it is clicked; building each here shows which report each
+    button gives (the public one leaves out exact counts and named users)."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    from dpfed_core.reporting import report as rep
+    from dpfed_core.ui import engine as dash
+
+    ds, _ = clinic_audit
+    made = {}
+    real_button = DeltaGenerator.download_button
+
+    def download_button(self, label, data, *args, **kwargs):
+        if callable(data):
+            made[label] = data()
+        return real_button(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", download_button)
+    monkeypatch.setattr(rep, "report_from_session", lambda run, **kw: f"public={kw['public']}")
+    at = open_page()
+    at.session_state["dataset"] = ds
+    at.session_state["dataset_key"] = dash.dataset_fingerprint(ds)
+    at.session_state["run"] = {"doc": {}, "result": None, "config": dash.default_config(ds), "seconds": 0.0}
+    at.run()
+    clean(at)
+    assert made == {"Download the analyst's full report": "public=False", "Download the public report": "public=True"}
