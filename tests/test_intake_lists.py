@@ -459,3 +459,155 @@ def test_name_features_keep_the_commonest_keys_up_to_the_limit(monkeypatch):
     monkeypatch.setattr(features, "MAX_NAME_FEATURES", 1)
     t = features.drug_token_features(list("abcde"), names)
     assert t.names == ["token: insulin"] and t.values[:, 0].tolist() == [1, 1, 1, 0, 0]
+
+
+def test_a_list_in_no_utf8_is_read_as_windows_1252_when_it_decodes_so():
+    """A Windows export's 0x80 is the euro sign; read as latin-1 it would be an invisible control character
+    and the name would match no row."""
+    assert read_list(b"K\xf6ln \x80\nBerlin\n").ids == ["Köln €", "Berlin"]
+    assert read_list(b"K\xf6ln \x81\n").ids == ["Köln \x81"]  # 0x81 is no cp1252 character: latin-1
+
+
+def test_a_pipe_table_after_a_utf8_byte_order_mark_is_still_read_as_flag_features():
+    text = "1|Toy Story (1995)|01-Jan-1995||http://x|0|1|1\n2|GoldenEye (1995)|01-Jan-1995||http://y|0|1|0\n"
+    ft = read_item_features(b"\xef\xbb\xbf" + text.encode())
+    assert ft.ids == ["1", "2"] and ft.names == ["genre=flag 1", "genre=flag 2", "genre=flag 3"]
+    assert ft.values.tolist() == [[0, 1, 1], [0, 1, 0]]
+
+
+def test_a_pipe_table_needs_five_fields_a_unique_whole_id_and_two_flag_columns():
+    """Lines short of a MovieLens item table, with one 0/1 column or with a repeated id are names taken whole."""
+    for text in ("1|a|0|1\n2|b|1|0\n",  # four fields
+                 "1|a|d|x|1\n2|b|d|y|0\n",  # one flag column
+                 "1|a|d|0|1\n1|b|d|1|0\n"):  # the id repeated
+        lf = parse_list(text)
+        assert lf.ids == text.split() and lf.names is None, text
+    lf = parse_list("1||d|0|1\n2|Heat|d|1|0\n")
+    assert lf.ids == ["1", "2"] and lf.names == ["1", "Heat"]  # a movie without a title is named by its id
+
+
+def test_the_flags_of_a_pipe_table_are_named_as_genres_only_when_they_are_movielens_nineteen():
+    row = "|t|d||u|" + "|".join("1" if g % 2 else "0" for g in range(19))
+    ft = read_item_features(("\n".join(f"{k}{row}" for k in (1, 2)) + "\n").encode())
+    assert ft.names[:2] == ["genre=unknown", "genre=Action"] and len(ft.names) == 19
+    few = read_item_features(b"1|t|d|0|1|1\n2|u|d|1|0|1\n")
+    assert few.names == ["genre=flag 1", "genre=flag 2", "genre=flag 3"]
+
+
+def test_an_item_features_header_naming_a_feature_twice_is_refused():
+    with pytest.raises(DataError, match="feature names in the header must be distinct"):
+        read_item_features(b"item,dose,dose\na,1,2\nb,3,4\n")
+
+
+def test_an_item_features_line_of_another_width_than_the_header_is_refused_naming_it():
+    for body in ("a,1,2\nb,3\n", "a,1,2\nb,3,4,5\n"):
+        with pytest.raises(DataError, match="line 3: [24] fields where the header has 3"):
+            read_item_features(("item,dose,age\n" + body).encode())
+
+
+def test_an_infinite_item_feature_is_refused_naming_its_cell():
+    with pytest.raises(DataError, match=r"line 3, column 'dose': 'inf' is not finite"):
+        read_item_features(b"item,dose\na,1\nb,inf\n")
+
+
+def test_category_features_come_commonest_first_then_in_file_order():
+    ft = read_item_features(b"item,kind\na,x\nb,y\nc,y\nd,x|y\ne,z\nf,z\n")
+    assert ft.names == ["kind=y", "kind=x", "kind=z"]  # y on 3 items, x and z on 2: x is met first
+    assert ft.values[:, 0].tolist() == [0, 1, 1, 1, 0, 0]
+
+
+def test_category_features_are_cut_to_the_commonest_up_to_the_limit(monkeypatch):
+    import dpfed_core.data.inputs as inputs
+
+    monkeypatch.setattr(inputs, "MAX_CATEGORY_FEATURES", 2)
+    ft = read_item_features(b"item,kind\na,x\nb,y\nc,y\nd,x|y|z\ne,z\nf,z\ng,z\n")
+    assert ft.names == ["kind=z", "kind=y"] and ft.values.shape == (7, 2)
+    assert any("2 of its 3 values" in n for n in ft.notes)
+
+
+def test_an_item_features_line_without_an_item_id_is_refused_naming_it():
+    with pytest.raises(DataError, match="line 3: empty item id"):
+        read_item_features(b"item,dose\na,1\n ,2\n")
+
+
+def test_a_category_value_repeated_in_one_cell_is_on_one_item_and_relates_it_to_nothing():
+    ft = read_item_features(b"item,kind\na,x|x\nb,y\nc,y\n")
+    assert ft.names == ["kind=y"] and ft.values[:, 0].tolist() == [0, 1, 1]
+
+
+def test_a_backslash_escapes_only_the_character_next_to_it_in_the_json_depth_check(tmp_path):
+    """An escape like ``\\n`` must not swallow the string's closing quote: the brackets after it would be
+    read as text and a document nested past the limit would reach the recursive parser."""
+    from dpfed_core.data.inputs import MAX_JSON_DEPTH
+
+    doc = tmp_path / "doc.json"
+    n = MAX_JSON_DEPTH + 1
+    doc.write_text('["a\\nb", ' + "[" * n + "]" * n + "]")
+    with pytest.raises(DataError, match=f"nested deeper than {MAX_JSON_DEPTH} levels"):
+        read_json_document(doc, what="--run", param="run")
+    doc.write_text('["a\\nb", "c\\\\", "d\\"["]')
+    assert read_json_document(doc, what="--run", param="run") == ["a\nb", "c\\", 'd"[']
+
+
+def test_an_output_that_is_a_file_anywhere_inside_an_input_folder_is_refused(tmp_path):
+    """A MovieLens or eICU folder protects its files in its subfolders too, not only the files directly in it."""
+    from dpfed_core.data.inputs import check_output_not_input
+    from dpfed_core.errors import ConfigError
+
+    data = tmp_path / "eicu"
+    (data / "extra").mkdir(parents=True)
+    for out in (data / "patient.csv", data / "extra" / "notes.csv"):
+        out.write_text("kept\n")
+        with pytest.raises(ConfigError, match="is the input --data"):
+            check_output_not_input(out, [("--data", data)])
+        assert out.read_text() == "kept\n"
+    check_output_not_input(tmp_path / "elsewhere.json", [("--data", data)])  # outside the folder: allowed
+
+
+def test_a_utf32_list_is_told_by_its_mark_from_utf16_whose_mark_begins_it():
+    import codecs
+
+    raw = codecs.BOM_UTF32_LE + "Köln\nBern\n".encode("utf-32-le")
+    assert read_list(raw, encoding="utf-32-le").ids == ["Köln", "Bern"]
+    assert read_list(raw).ids == ["Köln", "Bern"]
+    with pytest.raises(DpfedError, match="utf-32 byte-order mark; declare encoding=utf-32-le"):
+        read_list(raw, encoding="utf-16-le")
+
+
+def test_a_folder_given_as_a_list_is_said_to_be_a_folder(tmp_path):
+    with pytest.raises(DataError, match=r"entity list .* is a folder; give a file") as info:
+        read_list(tmp_path, what="entity list", param="entities")
+    assert info.value.param == "entities"
+
+
+def test_a_list_its_declared_encoding_cannot_decode_is_refused_naming_the_byte():
+    with pytest.raises(DataError, match="is not valid utf-8: byte 1 cannot be decoded; declare the file's real"):
+        read_list(b"K\xf6ln\nBern\n", encoding="utf-8")
+
+
+def test_a_gzip_list_is_decompressed_no_further_than_the_size_limit():
+    """A small gzip of a huge content (a 'zip bomb') is refused having inflated the limit, not the whole."""
+    import tracemalloc
+
+    from dpfed_core.data.inputs import read_bounded
+
+    bomb = gzip.compress(b"\0" * (64 * 2**20))
+    tracemalloc.start()
+    try:
+        with pytest.raises(DataError, match="is larger than 1 MB"):
+            read_bounded(bomb, what="item list", param="items", limit=2**20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, peak
+
+
+def test_a_blank_between_commas_names_no_entity():
+    from dpfed_core.data.inputs import split_names
+
+    assert split_names("A, ,B,") == ["A", "B"]
+
+
+def test_a_tab_separated_list_with_a_header_is_read_as_ids_and_names():
+    lf = parse_list("id\tname\n1\tAspirin\n2\tHeparin\n")
+    assert lf.ids == ["1", "2"] and lf.names == ["Aspirin", "Heparin"] and lf.header == "id\tname"

@@ -961,3 +961,22 @@ def test_an_empty_cell_after_a_quoted_field_spanning_lines_is_named_not_an_inter
     err = cli_error(capsys, path)
     assert err == (f"error: {path}, data row 5 (line 7): column 'hospital' is empty. Every row needs a value in its "
                    "entity column; fill the gaps, or leave such rows out with --drop-missing."), err
+
+
+def test_a_workbook_is_told_by_its_name_when_its_bytes_are_damaged_and_an_ods_by_its_content(tmp_path):
+    """A damaged .xlsx still gets the workbook's advice, and an OpenDocument spreadsheet under any name is a
+    workbook, not merely a ZIP archive to unzip."""
+    import io
+    import zipfile
+
+    from dpfed_core.data.tables import read_table
+    from dpfed_core.errors import DataError
+
+    with pytest.raises(DataError, match="is an Excel workbook, not a table"):
+        read_table(b"\x00\x01damaged" * 60, filename="table.xlsx")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:  # an .ods opens with its mimetype entry
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+        z.writestr("content.xml", "<office:document-content/>")
+    with pytest.raises(DataError, match="is an Excel workbook, not a table"):
+        read_table(buf.getvalue(), filename="export.csv")

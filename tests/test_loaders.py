@@ -863,3 +863,129 @@ def test_a_removed_option_says_why_it_went_for_every_source(tmp_path):
                                               "federation whatever their size") as err:
             load_data(spec, min_entity_users=5)
         assert err.value.param == "min_entity_users"
+
+
+def test_an_eicu_unit_stay_without_a_hospital_is_refused_naming_its_row(tmp_path):
+    d = _eicu_dir(tmp_path, {"patient": PATIENT + "9,\n", "medication": "patientunitstayid,drugname\n1,ASPIRIN\n"})
+    with pytest.raises(DataError, match="patientunitstayid or hospitalid is empty"):
+        load_eicu(d)
+
+
+def test_eicu_stays_in_a_hospital_whose_region_is_blank_are_counted_in_the_unknown_region_note(tmp_path):
+    """A region of spaces is no region, like an empty one: its stays are said to be in 'Unknown region'."""
+    med = "patientunitstayid,drugname\n" + "".join(f"{i},ASPIRIN\n" for i in range(1, 9))
+    blank = "hospitalid,region\n1,South\n2,\"  \"\n"
+    ds = load_eicu(_eicu_dir(tmp_path, {"patient": PATIENT, "hospital": blank, "medication": med}),
+                   entity="region")
+    assert ds.entity_names == ["South", "Unknown region"]
+    assert [r["users"] for r in ds.summary()] == [4, 4]
+    assert any(n.startswith("4 unit stays are in hospitals without a region") for n in ds.notes)
+
+
+def test_an_eicu_table_named_in_any_case_keeps_its_declared_bound(tmp_path):
+    """``infusionDrug`` as eICU spells it has the declared bound of ``infusiondrug``, not the default."""
+    inf = "infusiondrugid,patientunitstayid,drugname\n1,1,Propofol (mcg/kg/min)\n2,5,Heparin (units/hr)\n"
+    ds = load_eicu(_eicu_dir(tmp_path, {"patient": PATIENT, "infusionDrug": inf}), "infusionDrug")
+    assert ds.value_max == 50 and not any("no declared bound" in n for n in ds.notes)
+
+
+def test_an_undeclared_eicu_table_beside_a_declared_one_takes_the_larger_bound(tmp_path):
+    lab = "labid,patientunitstayid,labname\n1,1,BUN\n2,2,BUN\n"
+    vitals = "vitalid,patientunitstayid,vitalname\n1,1,heart rate\n2,5,heart rate\n"
+    ds = load_eicu(_eicu_dir(tmp_path, {"patient": PATIENT, "lab": lab, "vitals": vitals}), ["lab", "vitals"])
+    assert ds.value_max == 50  # lab's 50 over the default 20 of vitals
+    assert any("vitals have no declared bound" in n for n in ds.notes)
+
+
+def test_eicu_event_names_differing_in_inner_spaces_are_one_item(tmp_path):
+    lab = "labid,patientunitstayid,labname\n1,1,blood  urea\n2,2,blood urea\n3,5, blood urea \n"
+    ds = load_eicu(_eicu_dir(tmp_path, {"patient": PATIENT, "lab": lab}), "lab")
+    assert list(ds.item_names) == ["blood urea"] and ds.X.sum() == 3
+
+
+def test_a_formulary_of_combined_eicu_tables_names_items_with_their_table_unchanged(tmp_path):
+    """With several tables a declared list names the prefixed items; its names are not read as drug names
+    (normalised, "medication: aspirin" would become "medication") and give no drug-token features."""
+    med = "patientunitstayid,drugname\n1,ASPIRIN\n5,HEPARIN\n"
+    lab = "labid,patientunitstayid,labname\n1,1,BUN\n2,2,BUN\n"
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "medication": med, "lab": lab})
+    ds = load_eicu(d, ["medication", "lab"], items=["medication: aspirin", "lab: BUN"])
+    assert list(ds.item_names)[:2] == ["medication: aspirin", "lab: BUN"]
+    assert set(ds.item_names) == {"medication: aspirin", "lab: BUN", "medication: heparin"}
+    assert ds.item_features is None or ds.item_features.shape[1] == 0
+
+
+def test_a_drug_name_listing_its_brand_synonyms_is_the_generic_of_the_first():
+    assert normalize_drug_name("PROVENTIL,VENTOLIN") == "albuterol"
+    assert normalize_drug_name("NORMODYNE;TRANDATE") == "labetalol"
+
+
+def test_an_eicu_table_is_found_whatever_the_case_of_its_file_name(tmp_path):
+    inf = "infusiondrugid,patientunitstayid,drugname\n1,1,Propofol (mcg/kg/min)\n2,5,Heparin (units/hr)\n"
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "infusionDrug": inf})
+    assert sorted(load_eicu(d, "infusiondrug").item_names) == ["heparin", "propofol"]
+
+
+def test_an_eicu_table_with_two_columns_that_may_name_its_event_asks_which(tmp_path):
+    vitals = "vitalid,patientunitstayid,vitalname,unitname\n1,1,heart rate,icu\n2,5,heart rate,icu\n"
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "vitals": vitals})
+    with pytest.raises(ConfigError, match=r"cannot tell which column names the event \(candidates: vitalname, "
+                                          r"unitname\).*events=vitals:<column>"):
+        load_eicu(d, "vitals")
+    assert load_eicu(d, "vitals:unitname").item_names == ["icu"]
+
+
+def test_an_eicu_event_table_named_with_a_path_is_refused_before_any_file_is_read(tmp_path):
+    """A table name is a file stem inside the eICU folder: ``../x`` would read a file outside it."""
+    (tmp_path / "eicu").mkdir()
+    d = _eicu_dir(tmp_path / "eicu", {"patient": PATIENT})
+    (tmp_path / "outside.csv").write_text("patientunitstayid,drugname\n1,ASPIRIN\n")
+    for bad in ("../outside", "lab/x", "lab x"):
+        with pytest.raises(ConfigError, match="is not a table name"):
+            load_eicu(d, bad)
+
+
+def test_an_eicu_event_list_naming_no_table_is_refused_by_its_flag(tmp_path):
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "medication": "patientunitstayid,drugname\n1,ASPIRIN\n"})
+    for empty in (",", " , ", []):
+        with pytest.raises(ConfigError, match="give at least one eICU event table") as info:
+            load_eicu(d, empty)
+        assert info.value.param == "events"
+
+
+def test_without_a_hospital_table_the_eicu_hospitals_are_read_from_the_data_and_said_so(tmp_path):
+    med = "patientunitstayid,drugname\n1,ASPIRIN\n5,HEPARIN\n"
+    ds = load_eicu(_eicu_dir(tmp_path, {"patient": PATIENT, "medication": med}))
+    assert ds.entity_names == ["hospital 1", "hospital 2"]
+    assert any(n.startswith("no hospital table: the entity list is the hospitals found in the patient table")
+               for n in ds.notes)
+
+
+def test_a_hospital_table_row_without_an_id_declares_no_hospital(tmp_path):
+    med = "patientunitstayid,drugname\n1,ASPIRIN\n5,HEPARIN\n"
+    hospital = "hospitalid,region\n1,South\n\" \",West\n2,\n"  # a blank id, not a row left out whole
+    ds = load_eicu(_eicu_dir(tmp_path, {"patient": PATIENT, "hospital": hospital, "medication": med}))
+    assert ds.entity_names == ["hospital 1", "hospital 2"]
+
+
+def test_eicu_cancelled_orders_are_kept_when_asked_and_hospital_is_hospitalid(tmp_path):
+    med = ("medicationid,patientunitstayid,drugname,drugordercancelled\n"
+           "1,1,ASPIRIN,No\n2,2,HEPARIN,Yes\n3,5,ASPIRIN,No\n")
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "medication": med})
+    assert list(load_eicu(d).item_names) == ["aspirin"]
+    kept = load_eicu(d, drop_cancelled=False)
+    assert sorted(kept.item_names) == ["aspirin", "heparin"] and not any("cancelled" in n for n in kept.notes)
+    assert list(load_eicu(d, entity="hospital").entity_names) == ["hospital 1", "hospital 2"]
+
+
+def test_a_dose_written_from_its_decimal_point_ends_the_drug_name():
+    assert normalize_drug_name("NITROGLYCERIN .4 MG SL TABS") == "nitroglycerin"
+
+
+def test_what_the_eicu_formulary_reader_did_is_in_the_datasets_notes(tmp_path):
+    med = "patientunitstayid,drugname\n1,ASPIRIN\n5,HEPARIN\n"
+    (tmp_path / "formulary.txt").write_text("drugname\nASPIRIN 81 MG\nHEPARIN\n")
+    d = _eicu_dir(tmp_path, {"patient": PATIENT, "medication": med})
+    ds = load_eicu(d, items=str(tmp_path / "formulary.txt"))
+    assert list(ds.item_names) == ["aspirin", "heparin"]
+    assert any("first line 'drugname' read as a header" in n for n in ds.notes)
