@@ -85,7 +85,9 @@ if c1.button("Open", type="primary", key="hist_open"):
         st.success(f"Sweep #{pick} reopened on the Trade-off page.", icon=":material/check_circle:")
         st.page_link(ui.PAGES["tradeoff"], label="Show it on Trade-off", icon=":material/show_chart:")
     else:
-        st.session_state["audit_result"] = {"key": (owner, "stored", pick), "doc": stored["doc"]}
+        # keyed by the data's content, as the audit page keys its own: it shows an audit of the data loaded
+        st.session_state["audit_result"] = {"key": (dash.dataset_fingerprint(ds), "stored", pick),
+                                            "doc": stored["doc"]}
         st.success(f"Audit #{pick} reopened on the Privacy audit page.", icon=":material/check_circle:")
         st.page_link(ui.PAGES["audit"], label="Show it on Privacy audit", icon=":material/policy:")
 if c2.button("Delete", key="hist_delete"):

@@ -755,6 +755,12 @@ MUTANTS = (
     Mutant("federate-page-secure-for-a-prototype-method", FED_PAGE, MODULE,
            "'secure' if st.session_state.get('fed_secure') and dash.is_summable(method) else 'none'",
            "'secure' if st.session_state.get('fed_secure') else 'none'", (FED_TRUST,)),
+    # a region written "nan" declared as an entity of its own but its stays sent to 'Unknown region'
+    Mutant("eicu-region-text-nan-read-as-missing-for-the-stays", EICU, "load_eicu", "_plain_str(hospital['region'])",
+           "_plain_str(hospital['region']).replace('nan', '')",
+           (f"{LOADERT}::test_an_eicu_region_is_the_same_entity_in_the_entity_list_and_in_the_stays",)),
+    Mutant("history-page-audit-reopened-under-the-owner-key", HIST_PAGE, MODULE,
+           "(dash.dataset_fingerprint(ds), 'stored', pick)", "(owner, 'stored', pick)", (HIST,)),
     Mutant("history-page-kind-filter-ignored", HIST_PAGE, MODULE, "None if kind == 'all' else kind", "None", (HIST,)),
     Mutant("history-page-reopened-run-keeps-the-last-settings", HIST_PAGE, MODULE,
            "st.session_state[ui.CONFIG] = config", "pass", (HIST,)),

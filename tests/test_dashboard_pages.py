@@ -460,6 +460,12 @@ def test_the_history_page_filters_by_kind_reopens_runs_sweeps_and_audits_where_t
     at.button(key="hist_open").click().run()
     clean(at)
     assert at.session_state["audit_result"]["doc"]["config"] == audit_doc["config"]
+    at.switch_page("pages/7_Privacy_audit.py").run()     # the reopened audit is shown there, not dropped
+    clean(at)
+    assert at.session_state["audit_result"]["doc"]["config"] == audit_doc["config"]
+    assert any(c.value.startswith("Showing the last audit") for c in at.caption)
+    assert not any(i.value.startswith("Press **Run audit**") for i in at.info)
+    at.switch_page("pages/8_History.py").run()
     at.selectbox(key="hist_pick").set_value(runs[1])
     at.button(key="hist_delete").click().run()
     clean(at)

@@ -882,6 +882,19 @@ def test_eicu_stays_in_a_hospital_whose_region_is_blank_are_counted_in_the_unkno
     assert any(n.startswith("4 unit stays are in hospitals without a region") for n in ds.notes)
 
 
+@pytest.mark.parametrize("region", ["nan", "NA", "None"])
+def test_an_eicu_region_is_the_same_entity_in_the_entity_list_and_in_the_stays(tmp_path, region):
+    """A region written as text that looks missing is named alike by the declared entity list and by the
+    stays' lookup: its hospital's users are in that one entity, never split off to 'Unknown region' beside
+    an empty entity of the same name."""
+    med = "patientunitstayid,drugname\n" + "".join(f"{i},ASPIRIN\n" for i in range(1, 9))
+    ds = load_eicu(_eicu_dir(tmp_path, {"patient": PATIENT, "hospital": f"hospitalid,region\n1,South\n2,{region}\n",
+                                        "medication": med}), entity="region")
+    users = {r["entity"]: r["users"] for r in ds.summary()}
+    assert sum(users.values()) == 8 and all(n > 0 for n in users.values()), users
+    assert users["South"] == 4
+
+
 def test_an_eicu_table_named_in_any_case_keeps_its_declared_bound(tmp_path):
     """``infusionDrug`` as eICU spells it has the declared bound of ``infusiondrug``, not the default."""
     inf = "infusiondrugid,patientunitstayid,drugname\n1,1,Propofol (mcg/kg/min)\n2,5,Heparin (units/hr)\n"

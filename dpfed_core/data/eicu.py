@@ -339,9 +339,10 @@ def load_eicu(
     declared_entities = _eicu_entities(root, entity, entities, notes)
     if entity == "region":
         hospital, hlabel = _read_eicu_table(root, "hospital", ["hospitalid", "region"], "needed for entity='region'")
-        hospital = hospital.astype(str)
-        region = hospital.assign(hospitalid=hospital["hospitalid"].str.strip()).drop_duplicates("hospitalid")
-        region = region.set_index("hospitalid")["region"].str.strip().replace("nan", "")
+        # read as the entity list reads them (_eicu_entities): a missing region is "", any text is its name
+        region = pd.DataFrame({"hospitalid": _plain_str(hospital["hospitalid"]),
+                               "region": _plain_str(hospital["region"])})
+        region = region.drop_duplicates("hospitalid").set_index("hospitalid")["region"]
         ent = hosp.map(region)
         n_unknown = int(ent.isna().sum() + ent.eq("").sum())
         ent = ent.fillna("Unknown region").replace("", "Unknown region")
