@@ -770,7 +770,8 @@ MUTANTS = (
            "st.session_state[ui.SWEEP] = {'key': ('stored', pick, tuple(req.get('epsilons', []))), 'doc': doc}", "pass",
            (HIST,)),
     Mutant("history-page-audit-not-reopened", HIST_PAGE, MODULE,
-           "st.session_state['audit_result'] = {'key': (owner, 'stored', pick), 'doc': stored['doc']}", "pass",
+           "st.session_state['audit_result'] = {'key': (dash.dataset_fingerprint(ds), 'stored', pick), "
+           "'doc': stored['doc']}", "pass",
            (HIST,)),
     # the audit page: an audit of no method or target, or of another dataset, shown or run; releases
     # undercounted before the button; the "Allow non-private releases" box not what is charged; a violation
