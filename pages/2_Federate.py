@@ -247,7 +247,7 @@ except DpfedError as exc:
                           prototype_params=proto_params, aggregation=_settings["aggregation"])
 if spec.uses_epsilon and not errors and math.isfinite(epsilon):
     try:
-        for line in dash.plan_captions(dash.budget_plans(method, ds, config)):
+        for line in dash.plan_captions(method, config, dash.budget_plans(method, ds, config)):
             st.caption(line)
     except DpfedError as exc:
         errors.append(dash.friendly_message(exc))

@@ -641,10 +641,11 @@ def test_with_one_prototype_the_plan_has_no_clustering_stage_and_spends_the_whol
 def test_a_stage_that_stops_on_an_earlier_release_spends_at_most_its_plan_and_the_caption_says_why():
     """With a fixed k on small entities the candidate stage finds no heavy cell at its first level and the
     search has no more candidates than k: the ledger records less than the plan on those stages, never
-    more on any, and the caption calls the plan a maximum and says which stages stop early."""
+    more on any, and the caption calls the plan a maximum and says which stages stop early (with the LSH
+    coreset's candidates, whose stages are planned jointly, it says that instead)."""
     from dpfed_core.data.loaders import load_data
     from dpfed_core.evaluation.experiments import run_method
-    from dpfed_core.ui.catalogue import EARLY_STOP_NOTE
+    from dpfed_core.ui.catalogue import EARLY_STOP_NOTE, LSH_PLAN_NOTE
 
     ds = load_data(dash.DEFAULT_SAMPLE)
     cfg = dash.default_config(ds, "dp-gaussian").replace(
@@ -660,11 +661,21 @@ def test_a_stage_that_stops_on_an_earlier_release_spends_at_most_its_plan_and_th
     assert all(eps <= planned[stage] * (1 + 1e-9) for (_, stage), eps in spent.items())
     assert all(spent[(e, "candidates")] < planned["candidates"] / 2 for e in ds.entity_names)
     assert not any(stage == "search" for _, stage in spent)
-    (line,) = dash.plan_captions(plans)
+    (line,) = dash.plan_captions(cfg.method, cfg, plans)
     assert line.startswith("Planned ε per stage and entity, at most: candidates ")
     assert EARLY_STOP_NOTE in line and "the ledger after the run shows what was spent" in line
-    one = dash.plan_captions(dash.budget_plans(cfg.method, ds, cfg.replace(k=1)))
+    one = dash.plan_captions(cfg.method, cfg.replace(k=1), dash.budget_plans(cfg.method, ds, cfg.replace(k=1)))
     assert len(one) == 1 and "candidate" not in one[0] and one[0].startswith("Planned ε per stage and entity, at")
+    # the LSH coreset's releases are planned jointly: its ledger has a stage the split has not and may spend more
+    # on one than the split says, so the caption states no bound per stage, only the run's
+    lsh = cfg.replace(prototype_params={"cluster_size": None, "candidates": "lsh"})
+    plans = dash.budget_plans(lsh.method, ds, lsh)
+    doc, _ = run_method(ds, lsh)
+    stages = {r["stage"] for r in doc["privacy"]["ledger"]}
+    assert "coreset sums" in stages - set(plans["k = 5"]["stage"]) and doc["privacy"]["epsilon"] <= lsh.epsilon
+    (line,) = dash.plan_captions(lsh.method, lsh, plans)
+    assert line.startswith("Planned ε per stage and entity: candidates ") and "at most" not in line
+    assert LSH_PLAN_NOTE in line and EARLY_STOP_NOTE not in line
 
 
 def test_method_colours_fixed():

@@ -163,20 +163,40 @@ def budget_plans(method: str, dataset: FederatedDataset, config: RunConfig) -> d
 EARLY_STOP_NOTE = ("the candidate stage stops at the first level where no cell's noisy count passes its "
                    "threshold, and the search spends nothing when it has no more candidates than k, so a run "
                    "may spend less on those two stages")
+#: Why the LSH coreset's ledger rows are not this split: its releases are planned jointly (zCDP).
+LSH_PLAN_NOTE = ("with candidates = lsh the coreset's releases are planned jointly in zCDP: the ledger records the "
+                 "coreset sums as a stage of their own and its ε per stage differs from this split, while the run "
+                 "stays within the ε asked")
 
 
-def plan_captions(plans: dict[str, pd.DataFrame]) -> list[str]:
+def _method_object(method: str, config: RunConfig):
+    """The prototype method as configured (public parameters only), or None when it is none or the
+    settings do not make one (their refusal is shown where they are checked)."""
+    cls = PROTOTYPE_METHODS.get(method)
+    if cls is None:
+        return None
+    try:
+        return cls(k=config.k, value_max=1.0, **dict(config.prototype_params))
+    except Exception:
+        return None
+
+
+def plan_captions(method: str, config: RunConfig, plans: dict[str, pd.DataFrame]) -> list[str]:
     """One line per table of :func:`budget_plans`: the ε each stage may spend (an upper bound: what the
-    budget store reserves), and why a stage can spend less where one that can stop early is planned."""
+    budget store reserves), and why a stage can spend less where one that can stop early is planned;
+    with the LSH coreset's candidates, what the split is instead (its stages are no bounds one by one)."""
     from dpfed_core.evaluation.verdicts import format_epsilon
 
+    lsh = getattr(_method_object(method, config), "candidates", None) == "lsh"
     lines = []
     for label, plan in plans.items():
         if plan.empty:
             continue
-        pre = (f"Planned ε per stage and entity if an entity uses {label}, at most: " if len(plans) > 1
-               else "Planned ε per stage and entity, at most: ")
-        why = f"; {EARLY_STOP_NOTE}" if {"candidates", "search"} & set(plan["stage"]) else ""
+        clustered = bool({"candidates", "search"} & set(plan["stage"]))
+        bound = "" if lsh and clustered else ", at most"
+        pre = (f"Planned ε per stage and entity if an entity uses {label}{bound}: " if len(plans) > 1
+               else f"Planned ε per stage and entity{bound}: ")
+        why = f"; {LSH_PLAN_NOTE if lsh else EARLY_STOP_NOTE}" if clustered else ""
         lines.append(pre + ", ".join(f"{r.stage} {format_epsilon(r.epsilon)}" for r in plan.itertuples())
                      + f" (the ledger's stage names{why}; the ledger after the run shows what was spent).")
     return lines
@@ -184,20 +204,16 @@ def plan_captions(plans: dict[str, pd.DataFrame]) -> list[str]:
 
 def k_note(method: str, config: RunConfig) -> str:
     """Where k is set: what k means for this method (a maximum with the automatic k)."""
-    cls = PROTOTYPE_METHODS.get(method)
-    if cls is None:
-        return ""
-    try:
-        obj = cls(k=config.k, value_max=1.0, **dict(config.prototype_params))
-    except Exception:
+    obj = _method_object(method, config)
+    if obj is None:
         return ""
     cs = getattr(obj, "cluster_size", None)
-    if getattr(cls, "private", False) and cs is not None and int(config.k) > 1:
+    if getattr(obj, "private", False) and cs is not None and int(config.k) > 1:
         return (f"k = {config.k} is a **maximum**: each entity uses k_eff = clip(⌊n̂ / {cs:g}⌋, 1, {config.k}) "
                 f"from its noisy user count n̂ (the *size* ledger row), so an entity with fewer than about "
                 f"{2 * int(cs)} users sends **one** prototype. Post-processing of a DP release (no extra "
                 "cost, never the true count); under DP one large cluster measured better than several "
                 "noisy small ones. Set *cluster_size* (Advanced) to change it.")
-    if not getattr(cls, "private", False):
+    if not getattr(obj, "private", False):
         return f"k = {config.k} prototypes per entity (capped by the entity's number of training users)."
     return f"k = {config.k} prototypes per entity."
