@@ -16,7 +16,9 @@ halved, aimed at the release audit of that method), so a new method needs no lin
 that draws its noise otherwise needs a mutant written below, and
 ``tests/test_mutants_runner.py`` fails naming any built-in summable method without one.
 
-Usage: ``python tests/mutants.py [--list] [--only NAME ...]``.
+Usage: ``python tests/mutants.py [--list] [--only NAME ...] [--jobs N]``. Each mutant's tests run in a
+forked child of an interpreter that has the third-party libraries imported (``tests/pytest_forkserver.py``),
+one mutant per core at a time.
 """
 from __future__ import annotations
 
@@ -5013,32 +5015,73 @@ def _copy_tree(dest: Path) -> None:
 #: a bug that sends the code into an endless loop is caught (the slowest mutant's tests take about a
 #: minute), and it must not stall the whole run.
 MUTANT_TIMEOUT_S = 600
-#: What :func:`_pytest` returns for tests stopped at their timeout.
+#: What :meth:`ForkServer.run` returns for tests stopped at their timeout.
 TIMED_OUT = -1
 
 
-def _pytest(cwd: Path, tests: tuple[str, ...], show_failure: bool = False, timeout: float | None = None) -> int:
-    """pytest's exit code for ``tests`` in ``cwd``, or :data:`TIMED_OUT` when they ran past ``timeout``
-    seconds (then every process they started is stopped with them: they run in a session of their own)."""
-    import signal
-
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(cwd),
-               DPFED_SHARED_DATA=os.environ.get("DPFED_SHARED_DATA", str(REPO.parent / "shared" / "data")))
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
-    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        return TIMED_OUT
-    if show_failure and p.returncode != 0:
-        print(out[-4000:], err[-2000:])
-    return p.returncode
+def _env(cwd: Path, write_bytecode: bool = False) -> dict[str, str]:
+    return {"PYTHONDONTWRITEBYTECODE": "" if write_bytecode else "1", "PYTHONPATH": str(cwd),
+            "DPFED_SHARED_DATA": os.environ.get("DPFED_SHARED_DATA", str(REPO.parent / "shared" / "data"))}
 
 
-def run(mutants) -> int:
+def _pytest_args(tests: tuple[str, ...]) -> list[str]:
+    return ["-x", "-q", "-p", "no:cacheprovider", *tests]
+
+
+class ForkServer:
+    """Runs pytest on ``tests`` in a folder as ``python -m pytest`` would there, in a forked child of
+    ``tests/pytest_forkserver.py``: an interpreter that has already imported the third-party
+    libraries, so a mutant's run costs its tests rather than two seconds of imports. It imports
+    nothing of the project before it forks. :meth:`run` returns pytest's exit code, or
+    :data:`TIMED_OUT` when the tests ran past ``timeout`` seconds (then every process they started
+    is stopped with them: the child runs in a session of its own)."""
+
+    def __init__(self, logdir: Path) -> None:
+        import json
+
+        self._json = json
+        self._logdir = logdir
+        self._proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "pytest_forkserver.py")],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                      env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+        if json.loads(self._proc.stdout.readline() or "{}").get("ready") is not True:
+            raise RuntimeError("the pytest fork server did not start")
+        self._n = 0
+
+    def run(self, cwd: Path, tests: tuple[str, ...], show_failure: bool = False,
+            timeout: float | None = None, write_bytecode: bool = False) -> int:
+        self._n += 1
+        log = self._logdir / f"pytest-{os.getpid()}-{id(self)}-{self._n}.log"
+        job = {"cwd": str(cwd), "args": _pytest_args(tests), "env": _env(cwd, write_bytecode),
+               "timeout": timeout, "log": str(log), "write_bytecode": write_bytecode}
+        self._proc.stdin.write(self._json.dumps(job) + "\n")
+        self._proc.stdin.flush()
+        answer = self._proc.stdout.readline()
+        if not answer:
+            raise RuntimeError("the pytest fork server stopped")
+        rc = self._json.loads(answer)["rc"]
+        if show_failure and rc != 0:
+            print(log.read_text(errors="replace")[-6000:])
+        log.unlink(missing_ok=True)
+        return rc
+
+    def close(self) -> None:
+        self._proc.stdin.close()
+        self._proc.wait(timeout=60)
+
+
+def _verdict(rc: int) -> str:
+    return ("killed" if rc == 1 else "killed (timed out)" if rc == TIMED_OUT
+            else "SURVIVED" if rc == 0 else f"ERROR (exit {rc})")
+
+
+def run(mutants, jobs: int = 1) -> int:
+    """Apply each mutant in a copy of its own and run its tests, ``jobs`` mutants at a time (each
+    worker with a fork server of its own); every mutant's line is printed as it ends."""
+    from concurrent.futures import ThreadPoolExecutor
+    import compileall
+    import threading
+
     with tempfile.TemporaryDirectory(prefix="dpfed-mutants-") as tmp:
         base = Path(tmp) / "base"
         _copy_tree(base)
@@ -5052,26 +5095,53 @@ def run(mutants) -> int:
             print("STALE mutants (pattern not found exactly once): " + "; ".join(stale))
             return 1
         targeted = tuple(dict.fromkeys(t for m in mutants for t in m.tests))
-        t0 = time.perf_counter()
-        rc = _pytest(base, targeted, show_failure=True)
-        print(f"baseline (unmutated, {len(targeted)} targeted tests): "
-              f"{'pass' if rc == 0 else f'FAIL (exit {rc})'} [{time.perf_counter() - t0:.0f} s]")
-        if rc != 0:
-            return 1
-        survivors = []
-        for m in mutants:
-            work = Path(tmp) / m.name
-            _copy_tree(work)
-            f = work / m.path
-            f.write_text(apply_mutant(f.read_text(), m))
+        jobs = max(1, min(jobs, len(mutants)))
+        servers: list[ForkServer] = []
+        local = threading.local()
+        lock = threading.Lock()
+
+        def server() -> ForkServer:
+            if not hasattr(local, "server"):
+                local.server = ForkServer(Path(tmp))
+                with lock:
+                    servers.append(local.server)
+            return local.server
+
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
+            # the unmutated copy must pass the same tests run the same way, split over the workers
             t0 = time.perf_counter()
-            rc = _pytest(work, m.tests, timeout=MUTANT_TIMEOUT_S)
-            verdict = ("killed" if rc == 1 else "killed (timed out)" if rc == TIMED_OUT
-                       else "SURVIVED" if rc == 0 else f"ERROR (exit {rc})")
-            print(f"{m.name:34s} {verdict:10s} [{time.perf_counter() - t0:.0f} s]")
-            if rc not in (1, TIMED_OUT):
-                survivors.append(m.name)
-            shutil.rmtree(work, ignore_errors=True)
+            # the engine compiled once, and the tests rewritten by pytest once, for every copy below
+            compileall.compile_dir(str(base), quiet=1)
+            codes = list(pool.map(lambda part: server().run(base, part, show_failure=True, write_bytecode=True),
+                                  [targeted[i::jobs] for i in range(jobs)]))
+            rc = next((c for c in codes if c != 0), 0)
+            print(f"baseline (unmutated, {len(targeted)} targeted tests): "
+                  f"{'pass' if rc == 0 else f'FAIL (exit {rc})'} [{time.perf_counter() - t0:.0f} s]",
+                  flush=True)
+            if rc != 0:
+                return 1
+
+            def one(m) -> tuple[str, int]:
+                work = Path(tmp) / m.name
+                shutil.copytree(base, work)  # sources keep their times, so the compiled files hold
+                f = work / m.path
+                f.write_text(apply_mutant(f.read_text(), m))
+                for stale in (f.parent / "__pycache__").glob(f"{f.stem}.*.pyc"):
+                    stale.unlink()
+                t = time.perf_counter()
+                rc = server().run(work, m.tests, timeout=MUTANT_TIMEOUT_S)
+                shutil.rmtree(work, ignore_errors=True)
+                with lock:
+                    print(f"{m.name:34s} {_verdict(rc):10s} [{time.perf_counter() - t:.0f} s]", flush=True)
+                return m.name, rc
+
+            results = list(pool.map(one, mutants))
+        finally:
+            pool.shutdown()
+            for s in servers:
+                s.close()
+    survivors = [name for name, rc in results if rc not in (1, TIMED_OUT)]
     print(f"{len(mutants) - len(survivors)}/{len(mutants)} mutants killed"
           + (f"; not killed: {', '.join(survivors)}" if survivors else ""))
     return 1 if survivors else 0
@@ -5081,6 +5151,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--only", nargs="+", metavar="NAME", help="run only these mutants")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                    help="mutants run at a time (default: one per core)")
     args = ap.parse_args(argv)
     if args.list:
         for m in MUTANTS:
@@ -5090,7 +5162,7 @@ def main(argv=None) -> int:
     if args.only and len(chosen) != len(args.only):
         print(f"unknown mutant(s): {sorted(set(args.only) - {m.name for m in MUTANTS})}")
         return 2
-    return run(chosen)
+    return run(chosen, jobs=args.jobs)
 
 
 if __name__ == "__main__":

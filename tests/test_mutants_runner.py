@@ -82,8 +82,11 @@ def test_a_mutant_whose_tests_never_end_is_stopped_and_counted_as_caught(tmp_pat
         f"    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
         f"    open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
         "    time.sleep(600)\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    server = M.ForkServer(logs)
     t0 = time.perf_counter()
-    assert M._pytest(tmp_path, ("test_endless.py",), timeout=5) == M.TIMED_OUT
+    assert server.run(tmp_path, ("test_endless.py",), timeout=5) == M.TIMED_OUT
     assert time.perf_counter() - t0 < 60
     child = int(pid_file.read_text())
     for _ in range(50):  # the grandchild goes with its session
@@ -95,7 +98,31 @@ def test_a_mutant_whose_tests_never_end_is_stopped_and_counted_as_caught(tmp_pat
     else:
         raise AssertionError("the tests' own child process outlived the timeout")
     (tmp_path / "test_quick.py").write_text("def test_fails():\n    assert False\n")
-    assert M._pytest(tmp_path, ("test_quick.py",), timeout=60) == 1
+    assert server.run(tmp_path, ("test_quick.py",), timeout=60) == 1
+    server.close()
+
+
+def test_each_run_imports_the_engine_of_its_own_folder_never_the_runners(tmp_path):
+    """The runner itself imports ``dpfed_core`` (to list the summable methods); a mutant's tests must
+    import the mutated copy in their folder, and one run's imports must not carry into the next."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    server = M.ForkServer(logs)
+    for value in (1, 2):
+        folder = tmp_path / f"copy{value}"
+        (folder / "dpfed_core").mkdir(parents=True)
+        (folder / "dpfed_core" / "__init__.py").write_text(f"VALUE = {value}\n")
+        (folder / "test_which.py").write_text(
+            "import os, sys\nimport dpfed_core\n"
+            "def test_own_copy():\n"
+            f"    assert dpfed_core.VALUE == {value}\n"
+            f"    assert dpfed_core.__file__.startswith({str(folder)!r})\n"
+            f"    assert os.environ['PYTHONPATH'] == {str(folder)!r}\n")
+        assert server.run(folder, ("test_which.py",), timeout=60) == 0
+    (tmp_path / "copy1" / "dpfed_core" / "__init__.py").write_text("VALUE = 3\n")
+    assert server.run(tmp_path / "copy1", ("test_which.py",), timeout=60) == 1
+    assert not list(logs.iterdir())  # each run's output is removed once read
+    server.close()
 
 
 def test_the_readme_states_how_many_mutants_make_mutants_applies():
