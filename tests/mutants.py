@@ -500,6 +500,7 @@ SITE_CAP_SIM = f"{SITET}::test_the_site_command_states_the_cap_and_marks_each_si
 MATCHING_POLICY = f"{SITET}::test_the_policy_written_for_a_run_accepts_that_run_with_room_for_its_delta"
 BAD_POLICY = f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key"
 CLI_FLAG_HINT = f"{CLIT}::test_an_error_names_the_flag_that_fixes_it_and_the_k_note_reads_the_runs_own_cluster_size"
+CLI_K_AGREE = f"{CLIT}::test_the_cli_and_the_federate_page_call_k_a_maximum_in_the_same_cases"
 ENTITY_SUMMARY_FROM_DATASET = (f"{REPORTT}::test_a_run_document_without_its_entity_summary_takes_the_counts_from"
                                "_the_dataset_given")
 SECURITY = "dpfed_core/deployment/security.py"
@@ -3705,8 +3706,14 @@ MUTANTS = (
            "decision.get('decision') == 'accepted'", "True", (SITE_DECISION,)),
     Mutant("panel-site-policy-read-only-after-the-charge", UI_PANEL, "flower_panel",
            "check_site_policy(check_deployable(ds, config)[0], policy, ds)", "None", (PANEL_POLICY,)),
-    Mutant("cli-k-note-default-cluster-size", CLI_MAIN, "_k_note",
-           "config.prototype_params.get('cluster_size', default.default)", "default.default", (CLI_FLAG_HINT,)),
+    Mutant("cli-k-note-default-cluster-size", EVAL_DEFAULTS, "prototype_method",
+           "cls(k=config.k, value_max=1.0, **dict(config.prototype_params))", "cls(k=config.k, value_max=1.0)",
+           (CLI_FLAG_HINT,)),
+    Mutant("k-called-a-maximum-at-k-one", EVAL_DEFAULTS, "automatic_k_size", "int(config.k) <= 1", "False",
+           (CLI_K_AGREE,)),
+    Mutant("cli-k-note-its-own-rule", CLI_MAIN, "_k_note", "automatic_k_size(config)",
+           "config.prototype_params.get('cluster_size', 1000.0) if config.method.startswith('dp-') else None",
+           (CLI_K_AGREE,)),
     Mutant("ui-line-delta-of-least", UI_BUDGET, "budget_line", "not bal or n_rel == 0", "not bal", (SINGULAR_LINE,)),
     Mutant("ui-line-one-releases", UI_BUDGET, "budget_line", "'s' if n_rel != 1 else ''", "'s'", (SINGULAR_LINE,)),
     Mutant("tls-dns-names-dropped", SECURITY, "make_tls", "names.append(x509.DNSName(h))", "None", (SERVER_CERT,)),

@@ -567,6 +567,28 @@ def test_an_error_names_the_flag_that_fixes_it_and_the_k_note_reads_the_runs_own
     assert "clip(⌊n̂ / 1000⌋, 1, 10)" in _k_note(RunConfig(method="dp-gaussian", k=10))
 
 
+def test_the_cli_and_the_federate_page_call_k_a_maximum_in_the_same_cases():
+    """One rule: a private prototype method with a cluster size and k above 1 picks each entity's k
+    from its noisy size; the CLI's note and the Federate page's caption appear exactly then."""
+    from dpfed_core.cli.main import _k_note
+    from dpfed_core.config import RunConfig
+    from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
+    from dpfed_core.ui.catalogue import k_note
+
+    seen = set()
+    for method in PROTOTYPE_METHODS:
+        for k in (1, 2, 5):
+            for params in ({}, {"cluster_size": None}, {"cluster_size": 50.0}):
+                config = RunConfig(method=method, k=k, prototype_params=params)
+                cli, page = _k_note(config), k_note(method, config)
+                assert bool(cli) == ("maximum" in page), (method, k, params, cli, page)
+                expected = (PROTOTYPE_METHODS[method](k=k, value_max=1.0).private and k > 1
+                            and params.get("cluster_size", 0) is not None)
+                assert bool(cli) == expected, (method, k, params, cli)
+                seen.add(expected)
+    assert seen == {True, False}
+
+
 def test_the_run_table_states_each_methods_ledger_epsilon_and_overall_numbers(capsys):
     """A row of the run's table is the method's own document: the ε its ledger guarantees (which may
     be below the request) and its overall metrics — never the request, never one entity's values."""

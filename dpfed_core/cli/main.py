@@ -223,22 +223,11 @@ def _known_metrics(top_n: int) -> list[str]:
 
 
 def _k_note(config) -> str | None:
-    """dp-gaussian (and any prototype method with an automatic k) treats --k as a maximum: say so."""
-    from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
+    """A method with an automatic k treats --k as a maximum: say so (the Federate page's rule)."""
+    from dpfed_core.evaluation.defaults import automatic_k_size
 
-    cls = PROTOTYPE_METHODS.get(config.method)
-    if cls is None:
-        return None
-    try:
-        import inspect
-
-        default = inspect.signature(cls.__init__).parameters.get("cluster_size")
-    except (TypeError, ValueError):
-        return None
-    if default is None:
-        return None
-    cs = config.prototype_params.get("cluster_size", default.default)
-    if cs is None or cs is inspect.Parameter.empty:
+    cs = automatic_k_size(config)
+    if cs is None:
         return None
     return (f"{config.method} treats --k {config.k} as a maximum: each entity uses k = clip(⌊n̂ / {cs:g}⌋, 1, "
             f"{config.k}) from its released noisy size n̂ (automatic k); --param cluster_size=none uses k exactly")

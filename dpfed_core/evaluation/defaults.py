@@ -150,6 +150,31 @@ def with_method(base: RunConfig, method: str) -> RunConfig:
     return base.replace(method=method, aggregation=aggregation, epsilon=epsilon)
 
 
+def prototype_method(config: RunConfig):
+    """The configured prototype method (public parameters only), or None when the method is not one or
+    its settings do not make one (their refusal is given where they are checked)."""
+    from dpfed_core.federation.prototypes import PROTOTYPE_METHODS
+
+    cls = PROTOTYPE_METHODS.get(config.method)
+    if cls is None:
+        return None
+    try:
+        return cls(k=config.k, value_max=1.0, **dict(config.prototype_params))
+    except Exception:
+        return None
+
+
+def automatic_k_size(config: RunConfig) -> float | None:
+    """The cluster size by which the configured method picks each entity's k from its noisy user count
+    (k_eff = clip(⌊n̂ / size⌋, 1, k)), or None when k is used as given: a method that releases nothing
+    private, ``cluster_size`` none, or k = 1. The one rule the CLI and the Federate page state."""
+    obj = prototype_method(config)
+    cs = getattr(obj, "cluster_size", None)
+    if obj is None or not getattr(obj, "private", False) or cs is None or int(config.k) <= 1:
+        return None
+    return float(cs)
+
+
 def trust_model_note(method: str, aggregation: str, methods: Sequence[str]) -> str | None:
     """One line saying how the summable methods among ``methods`` ran — under the trust model of the
     run of ``method`` (its ``aggregation``), the same for every method of its table or sweep, not each

@@ -170,15 +170,10 @@ LSH_PLAN_NOTE = ("with candidates = lsh the coreset's releases are planned joint
 
 
 def _method_object(method: str, config: RunConfig):
-    """The prototype method as configured (public parameters only), or None when it is none or the
-    settings do not make one (their refusal is shown where they are checked)."""
-    cls = PROTOTYPE_METHODS.get(method)
-    if cls is None:
-        return None
-    try:
-        return cls(k=config.k, value_max=1.0, **dict(config.prototype_params))
-    except Exception:
-        return None
+    """The prototype method as configured, or None (:func:`~dpfed_core.evaluation.defaults.prototype_method`)."""
+    from dpfed_core.evaluation.defaults import prototype_method
+
+    return prototype_method(config.replace(method=method))
 
 
 def plan_captions(method: str, config: RunConfig, plans: dict[str, pd.DataFrame]) -> list[str]:
@@ -204,11 +199,13 @@ def plan_captions(method: str, config: RunConfig, plans: dict[str, pd.DataFrame]
 
 def k_note(method: str, config: RunConfig) -> str:
     """Where k is set: what k means for this method (a maximum with the automatic k)."""
+    from dpfed_core.evaluation.defaults import automatic_k_size
+
     obj = _method_object(method, config)
     if obj is None:
         return ""
-    cs = getattr(obj, "cluster_size", None)
-    if getattr(obj, "private", False) and cs is not None and int(config.k) > 1:
+    cs = automatic_k_size(config.replace(method=method))
+    if cs is not None:
         return (f"k = {config.k} is a **maximum**: each entity uses k_eff = clip(⌊n̂ / {cs:g}⌋, 1, {config.k}) "
                 f"from its noisy user count n̂ (the *size* ledger row), so an entity with fewer than about "
                 f"{2 * int(cs)} users sends **one** prototype. Post-processing of a DP release (no extra "
