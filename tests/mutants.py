@@ -5089,6 +5089,7 @@ def run(mutants, jobs: int = 1) -> int:
     import compileall
     import threading
 
+    start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dpfed-mutants-") as tmp:
         base = Path(tmp) / "base"
         _copy_tree(base)
@@ -5150,7 +5151,8 @@ def run(mutants, jobs: int = 1) -> int:
                 s.close()
     survivors = [name for name, rc in results if rc not in (1, TIMED_OUT)]
     print(f"{len(mutants) - len(survivors)}/{len(mutants)} mutants killed"
-          + (f"; not killed: {', '.join(survivors)}" if survivors else ""))
+          + (f"; not killed: {', '.join(survivors)}" if survivors else "")
+          + f" [{time.perf_counter() - start:.0f} s, {jobs} at a time]")
     return 1 if survivors else 0
 
 
