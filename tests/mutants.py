@@ -1872,6 +1872,9 @@ MUTANTS = (
     Mutant("blend-no-holdout-first-item-when-no-matrix", BLEND, "fit_blend", "[1.0] + [0.0] * (len(item_parts) - 1)",
            "[0.0] * len(item_parts)",
            (f"{BLENDT}::test_fit_blend_without_holdout_users_returns_the_default_under_the_rule",)),
+    # a tie on the hold-out puts the caller's default in place of the site's own blend as the bar
+    Mutant("blend-better-on-ties", BLEND, "_better", "score(a) < score(b) - 1e-12", "score(a) <= score(b)",
+           (f"{BLENDT}::test_a_blend_is_not_better_than_itself_so_a_tie_keeps_the_sites_own_blend",)),
     Mutant("split-quota-rounded-down", SPLIT, "split_users",
            "np.rint(test_fraction * sizes)", "np.floor(test_fraction * sizes)",
            (f"{SPLITT}::test_each_entity_tests_its_fraction_rounded_to_the_nearest_user",)),
@@ -2440,6 +2443,9 @@ MUTANTS = (
     # round 2's row factors stop several per cent short of the ridge-NNLS solution they are said to be
     Mutant("fact-rows-given-default-tol-loose", FACTOR, "fit_rows_given", "1e-06", "0.001", (ROWS_GIVEN_DEFAULTS,)),
     Mutant("fact-rows-given-default-sweeps-few", FACTOR, "fit_rows_given", "100", "10", (ROWS_GIVEN_DEFAULTS,)),
+    # round 2's row fit takes an unknown observation mode for "observed" instead of refusing it
+    Mutant("fact-rows-given-mode-unchecked", FACTOR, "fit_rows_given", "check_mode(mode)", "None",
+           (f"{FACTORT}::test_bad_parameters",)),
     Mutant("slice-beyond-users-accepted", EFAC, "EntityFactors.__init__",
            "0 <= sl.start <= sl.stop <= n", "0 <= sl.start <= sl.stop", (OUTSIDE_MODEL,)),
     Mutant("local-item-at-n-items-accepted", EFAC, "EntityFactors.__init__",

@@ -1142,3 +1142,16 @@ def test_item_features_on_another_item_axis_are_not_used():
     assert other[:2] == plain[:2] and "own feature profile" not in other[1]
     assert other[2]["item_weights"] == plain[2]["item_weights"]
     assert other[2]["matrix_weights"] == plain[2]["matrix_weights"]
+
+
+def test_a_blend_is_not_better_than_itself_so_a_tie_keeps_the_sites_own_blend():
+    """The bar of nested evidence takes the caller's default over the site's own blend only where the
+    default ranks the hold-out strictly better: a tie (here the same blend twice) keeps the own blend."""
+    from dpfed_core.models import blend
+
+    X = _popular_data()
+    red, hidden, has = holdout_split(X, np.random.default_rng(2))
+    mat, pop = _noise_and_pop(X, red)
+    for w in (([1.0], [0.0]), ([0.0], [1.0]), ([0.5], [2.0])):
+        assert not blend._better([mat], [pop], red, hidden, has, None, w, w)
+    assert blend._better([mat], [pop], red, hidden, has, None, ([0.0], [1.0]), ([1.0], [0.0]))

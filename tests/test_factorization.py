@@ -110,6 +110,8 @@ def test_bad_parameters():
         fit_nmf(X, 2, mode="dense")
     with pytest.raises(ConfigError, match="rank"):
         fit_nmf(X, 0)
+    with pytest.raises(ConfigError, match="mode"):  # round 2's row fit refuses it too, not fits it as observed
+        fit_rows_given(X, np.ones((3, 2)), mode="dense")
 
 
 def test_objective_from_the_v_updates_products_equals_the_direct_objective():
@@ -314,3 +316,15 @@ def test_a_negative_row_weight_counts_as_zero():
     np.testing.assert_array_equal(V_n, V_z)
     np.testing.assert_array_equal(U_n, U_z)
     assert not U_n[3].any()
+
+
+def test_an_observed_fit_of_a_repeated_cell_is_the_fit_of_its_sum():
+    """A cell stored twice is one observed entry of their sum (as scipy reads the matrix), not two
+    entries each fitted on its own: the observed fit equals the fit of the canonical copy."""
+    X = _random_sparse(np.random.default_rng(4), n=20, m=15, density=0.3)
+    dup = sp.csr_matrix((np.repeat(X.data / 2, 2), np.repeat(X.indices, 2), 2 * X.indptr), shape=X.shape)
+    assert dup.nnz == 2 * X.nnz and (dup.toarray() == X.toarray()).all()  # each cell stored as two halves
+    Ud, Vd, hd = fit_nmf(dup, 3, 0.1, "observed", max_iter=5, tol=0.0, rng=np.random.default_rng(1))
+    Uc, Vc, hc = fit_nmf(X, 3, 0.1, "observed", max_iter=5, tol=0.0, rng=np.random.default_rng(1))
+    np.testing.assert_allclose(Ud, Uc, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(hd, hc, rtol=1e-9)
