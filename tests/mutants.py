@@ -115,6 +115,11 @@ BLEND = "dpfed_core/models/blend.py"
 BLENDT = "tests/test_blend.py"
 BLEND_WEIGHTS = f"{BLENDT}::test_a_sites_scores_are_its_unit_parts_at_the_weights_it_reports"
 KNOWN_ONLY = f"{BLENDT}::test_with_known_items_only_the_holdout_cannot_see_what_the_federation_says_of_held_out_items"
+BLEND_NO_HOLDOUT_USERS = f"{BLENDT}::test_a_holdout_without_users_ranks_every_blend_as_random"
+BLEND_SITE_FITS = f"{BLENDT}::test_site_fits_hand_out_copies_and_evict_as_many_as_the_bound_needs"
+BLEND_SAMPLE_CAPS = f"{BLENDT}::test_the_hold_out_samples_users_and_items_only_above_their_caps"
+BLEND_FED_ONLY = (f"{BLENDT}::test_without_its_own_parts_a_small_site_keeps_the_federations_factors_and_popularity_"
+                  "at_equal_weight")
 SPLIT = "dpfed_core/data/split.py"
 SPLITT = "tests/test_split.py"
 LT = "dpfed_core/data/long_table.py"
@@ -193,6 +198,7 @@ CATRUN = "dpfed_core/evaluation/catalogue_run.py"
 CATFC = "dpfed_core/evaluation/catalogue_forecast.py"
 SITEMS = "tests/test_site_items.py"
 ROW_FIT_STOP = f"{FACTORT}::test_the_row_fit_stops_relative_to_the_largest_factor_so_tiny_values_are_fitted_exactly"
+ROWS_GIVEN_DEFAULTS = f"{FACTORT}::test_round_twos_row_fit_with_its_defaults_is_the_exact_ridge_nnls"
 OUTSIDE_MODEL = "tests/test_entity_factors.py::test_entity_rows_and_local_items_outside_the_model_are_refused"
 ON_KEYS = ("tests/test_entity_factors.py::"
            "test_on_keys_gives_each_item_its_keys_factors_own_columns_included_and_none_without_a_key")
@@ -1826,6 +1832,49 @@ MUTANTS = (
            "cls(key, int(columns.size), float(value_max), bool(public))", "float(int(value_max))",
            (f"{SITEMS}::test_a_catalogue_of_columns_keeps_a_fractional_value_bound_and_says_whether_it_is_public",),
            arg=2),
+    # a catalogue of no columns (a float empty array) fails instead of sharing no item
+    Mutant("shared-from-columns-no-int-cast", "dpfed_core/models/shared_items.py", "SharedItems.from_columns",
+           "columns = np.asarray(columns, dtype=np.int64)", "columns = np.asarray(columns)",
+           (f"{SITEMS}::test_a_catalogue_of_no_columns_shares_no_item",)),
+    # the site's blend: a hold-out without users read as a perfect ranking, the search's second pass
+    # or its widest item weight lost, empty rows diluting the site's frequencies, the fit memo sharing
+    # its arrays or outgrowing its bound, samples drawn (and the site's stream moved) at the caps, the
+    # federation-only default without its popularity, features of another item axis used
+    Mutant("blend-holdout-mar-empty-is-top", BLEND, "holdout_mar", "if not has.any():\n    return 0.5",
+           "if not has.any():\n    return 0.0", (BLEND_NO_HOLDOUT_USERS,)),
+    Mutant("blend-holdout-scores-empty-is-top", BLEND, "_HoldoutScores.mar", "if self.n_users == 0:\n    return 0.5",
+           "if self.n_users == 0:\n    return 0.0", (BLEND_NO_HOLDOUT_USERS,)),
+    Mutant("blend-search-one-pass", BLEND, "choose_weights", "range(2)", "range(1)",
+           (f"{BLENDT}::test_the_search_comes_back_to_a_weight_once_the_other_weights_have_moved",)),
+    Mutant("blend-item-weights-without-four", BLEND, MODULE, "ITEM_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)",
+           "ITEM_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0)",
+           (f"{BLENDT}::test_the_grid_lets_an_item_part_weigh_sixteen_times_a_matrix_part",)),
+    Mutant("blend-frequencies-count-empty-rows", BLEND, "_frequencies", "int(np.count_nonzero(np.diff(X.indptr)))",
+           "int(X.shape[0])", (f"{BLENDT}::test_a_sites_users_without_rows_do_not_dilute_its_frequencies",)),
+    Mutant("blend-site-fits-kept-uncopied", BLEND, "_SiteFits.remember", "return tuple((a.copy() for a in hit[0]))",
+           "return hit[0]", (BLEND_SITE_FITS,)),
+    Mutant("blend-site-fits-evict-one", BLEND, "_SiteFits._keep",
+           "while self.bytes > self.max_bytes:\n    _, (_, _, s) = self._fits.popitem(last=False)\n    self.bytes -= s",
+           "if self.bytes > self.max_bytes:\n    _, (_, _, s) = self._fits.popitem(last=False)\n    self.bytes -= s",
+           (BLEND_SITE_FITS,)),
+    Mutant("blend-site-fits-oversize-kept", BLEND, "_SiteFits._keep", "size > self.max_bytes or key in self._fits",
+           "key in self._fits", (BLEND_SITE_FITS,)),
+    Mutant("blend-users-at-cap-sampled", BLEND, "holdout_sample", "users.size > HOLDOUT_USERS",
+           "users.size >= HOLDOUT_USERS", (BLEND_SAMPLE_CAPS,)),
+    Mutant("blend-items-at-cap-sampled", BLEND, "holdout_sample", "n_items > HOLDOUT_ITEMS", "n_items >= HOLDOUT_ITEMS",
+           (BLEND_SAMPLE_CAPS,)),
+    Mutant("blend-fed-only-default-without-dp-popularity", BLEND, "fit_site_model",
+           "1.0 if name == 'dp popularity' else 0.0", "0.0", (BLEND_FED_ONLY,)),
+    Mutant("blend-fed-only-default-with-zero-factors", BLEND, "fit_site_model",
+           "V_fed is not None and bool(np.any(V_fed))", "V_fed is not None", (BLEND_FED_ONLY,)),
+    Mutant("blend-features-shape-unchecked", BLEND, "fit_site_model", "features is not None and features.shape[0] == m",
+           "features is not None", (f"{BLENDT}::test_item_features_on_another_item_axis_are_not_used",)),
+    Mutant("blend-no-holdout-first-item-when-no-matrix", BLEND, "fit_blend", "[1.0] + [0.0] * (len(item_parts) - 1)",
+           "[0.0] * len(item_parts)",
+           (f"{BLENDT}::test_fit_blend_without_holdout_users_returns_the_default_under_the_rule",)),
+    # a tie on the hold-out puts the caller's default in place of the site's own blend as the bar
+    Mutant("blend-better-on-ties", BLEND, "_better", "score(a) < score(b) - 1e-12", "score(a) <= score(b)",
+           (f"{BLENDT}::test_a_blend_is_not_better_than_itself_so_a_tie_keeps_the_sites_own_blend",)),
     Mutant("split-quota-rounded-down", SPLIT, "split_users",
            "np.rint(test_fraction * sizes)", "np.floor(test_fraction * sizes)",
            (f"{SPLITT}::test_each_entity_tests_its_fraction_rounded_to_the_nearest_user",)),
@@ -2384,6 +2433,19 @@ MUTANTS = (
            "max(X.nnz, 1)", "n * m", (f"{FACTORT}::test_an_observed_fit_starts_at_the_mean_of_the_observed_entries",)),
     Mutant("rows-given-zero-tol-absolute", FACTOR, "fit_rows_given",
            "delta <= tol * max(float(np.max(np.abs(U))), 1e-12)", "delta <= tol", (ROW_FIT_STOP,)),
+    # a noisy released cluster size below zero turned into NaN factors for every site of the run
+    Mutant("fact-negative-weight-not-clipped", FACTOR, "fit_nmf",
+           "np.maximum(np.asarray(weights, dtype=np.float64), 0.0)", "np.asarray(weights, dtype=np.float64)",
+           (f"{FACTORT}::test_a_negative_row_weight_counts_as_zero",)),
+    # a site without training rows fails its round 2 instead of getting empty factors
+    Mutant("fact-rows-given-empty-not-returned", FACTOR, "fit_rows_given", "if n == 0:\n    return U", "pass",
+           (f"{FACTORT}::test_a_row_fit_of_no_rows_is_no_factors",)),
+    # round 2's row factors stop several per cent short of the ridge-NNLS solution they are said to be
+    Mutant("fact-rows-given-default-tol-loose", FACTOR, "fit_rows_given", "1e-06", "0.001", (ROWS_GIVEN_DEFAULTS,)),
+    Mutant("fact-rows-given-default-sweeps-few", FACTOR, "fit_rows_given", "100", "10", (ROWS_GIVEN_DEFAULTS,)),
+    # round 2's row fit takes an unknown observation mode for "observed" instead of refusing it
+    Mutant("fact-rows-given-mode-unchecked", FACTOR, "fit_rows_given", "check_mode(mode)", "None",
+           (f"{FACTORT}::test_bad_parameters",)),
     Mutant("slice-beyond-users-accepted", EFAC, "EntityFactors.__init__",
            "0 <= sl.start <= sl.stop <= n", "0 <= sl.start <= sl.stop", (OUTSIDE_MODEL,)),
     Mutant("local-item-at-n-items-accepted", EFAC, "EntityFactors.__init__",

@@ -373,6 +373,10 @@ def test_fit_blend_without_holdout_users_returns_the_default_under_the_rule():
     assert info["matrix_weights"] == [0.0] and info["item_weights"] == [1.0]
     _, _, plain = fit_blend(X, [mat], [popularity], np.random.default_rng(0))
     assert plain["matrix_weights"] == [1.0] and plain["item_weights"] == [0.0]
+    # without matrix parts the first item part alone scores the users, never nothing
+    U, V, items = fit_blend(X, [], [popularity, popularity], np.random.default_rng(0))
+    assert items["matrix_weights"] == [] and items["item_weights"] == [1.0, 0.0]
+    np.testing.assert_allclose(U @ V.T, np.full((6, 6), 1 / np.sqrt(6)))
 
 
 def test_round_two_keeps_the_shrunk_default_without_evidence():
@@ -993,3 +997,161 @@ def test_the_bar_of_nested_evidence_is_the_default_where_it_beats_the_sites_own_
                            alone=([], [True, False]), alone_default=([], [1.0, 0.0]))
     assert info["item_weights"] == [0.0, 1.0]
     assert info["holdout_mar"] < 0.5
+
+
+def test_a_holdout_without_users_ranks_every_blend_as_random():
+    """½ is the mean rank of a random ordering: a hold-out with no user who has a hidden item is no
+    evidence for any blend, and both ways of scoring it say so (never 0, a perfect ranking)."""
+    from dpfed_core.models import blend
+
+    X = _popular_data(n=20)
+    red, hidden, has = holdout_split(X, np.random.default_rng(0))
+    none = np.zeros_like(has)
+    mat, pop = _noise_and_pop(X, red)
+    assert holdout_mar(mat[0], red, hidden, none) == 0.5
+    assert blend._HoldoutScores([mat], red, hidden, none, None).mar([1.0], pop) == 0.5
+
+
+def test_the_search_comes_back_to_a_weight_once_the_other_weights_have_moved():
+    """The coordinate search makes two passes: here one pass over the weights stops at MAR 0.067 with
+    the first part at weight 1, and only after the others have moved does 0.25 on it rank the hold-out
+    better (0.033). The chosen blend is one no single change of a weight on the grid improves."""
+    from dpfed_core.models.blend import ITEM_WEIGHTS, MATRIX_WEIGHTS
+
+    g = np.random.default_rng(6)
+    n, m = 12, 6
+    train, hidden, has = sp.csr_matrix((n, m)), g.integers(0, m, n), np.ones(n, bool)
+    onehot = np.eye(m)[hidden]
+    mats = []
+    for _ in range(2):  # noise plus a signal on the hidden item for about 60 % of the users
+        S = g.random((n, m)) + onehot * g.random((n, 1)) * 2 * (g.random((n, 1)) < 0.6)
+        mats.append((S / np.linalg.norm(S, axis=1, keepdims=True), np.eye(m)))
+    v = g.random(m)
+    items = [v / np.linalg.norm(v)]
+
+    def mar(wm, wi):
+        return holdout_mar(sum(w * U for w, (U, _) in zip(wm, mats)) + wi[0] * items[0], train, hidden, has)
+
+    wm, wi, best = choose_weights(mats, items, train, hidden, has)
+    assert (wm, wi) == ([0.25, 1.0], [1.0])
+    assert best == pytest.approx(mar(wm, wi), abs=1e-12) and best < mar([1.0, 1.0], [1.0]) - 0.03
+    for j in range(2):
+        for w in MATRIX_WEIGHTS:
+            assert mar([w if k == j else x for k, x in enumerate(wm)], wi) >= best - 1e-12
+    for w in ITEM_WEIGHTS:
+        assert mar(wm, [w]) >= best - 1e-12
+
+
+def test_the_hold_out_samples_users_and_items_only_above_their_caps():
+    """At exactly HOLDOUT_USERS hold-out users and HOLDOUT_ITEMS items every one is scored and the
+    generator is not drawn from (the site's later draws stay where they were); one more of either is a
+    sample."""
+    from dpfed_core.models.blend import HOLDOUT_ITEMS, HOLDOUT_USERS, holdout_sample
+
+    g = np.random.default_rng(4)
+    state = g.bit_generator.state
+    has = np.ones(HOLDOUT_USERS + 7, dtype=bool)
+    has[:7] = False  # users with one item have no hidden item: HOLDOUT_USERS have one
+    assert holdout_sample(has, HOLDOUT_ITEMS, g) == (None, None)
+    assert g.bit_generator.state == state
+    has[0] = True
+    pick, cols = holdout_sample(has, HOLDOUT_ITEMS, g)
+    assert pick.size == HOLDOUT_USERS and cols is None and g.bit_generator.state != state
+    pick, cols = holdout_sample(has[1:], HOLDOUT_ITEMS + 1, np.random.default_rng(4))
+    assert pick is None and cols.size == HOLDOUT_ITEMS
+
+
+def test_the_grid_lets_an_item_part_weigh_sixteen_times_a_matrix_part():
+    """Scores rank the same at any common scale, so the grid's reach is its ratios: weight 4 on an item
+    part beside 0.25 on a matrix part is the only way to rank by mostly the item part with a trace of the
+    matrix, and here it ranks the hold-out better (0.217) than any blend of the two without it (0.233)."""
+    g = np.random.default_rng(2670)
+    n, m = 12, 6
+    train, hidden, has = sp.csr_matrix((n, m)), g.integers(0, m, n), np.ones(n, bool)
+    onehot = np.eye(m)[hidden]
+    S = g.random((n, m)) + onehot * g.random((n, 1)) * 2 * (g.random((n, 1)) < 0.6)
+    mats = [(S / np.linalg.norm(S, axis=1, keepdims=True), np.eye(m))]
+    v = g.random(m) + 0.3 * np.bincount(hidden, minlength=m)
+    items = [v / np.linalg.norm(v)]
+    wm, wi, best = choose_weights(mats, items, train, hidden, has)
+    assert (wm, wi) == ([0.25], [4.0])
+    without = min(holdout_mar(a * mats[0][0] + b * items[0], train, hidden, has)
+                  for a in (0.0, 0.25, 0.5, 1.0, 2.0) for b in (0.0, 0.25, 0.5, 1.0, 2.0))
+    assert best < without - 0.01
+
+
+def test_a_sites_users_without_rows_do_not_dilute_its_frequencies():
+    """The site's item frequencies are over the users who have a row: users with an empty training
+    row say nothing of which items are used, so they move neither the shrinkage weight nor the
+    shrunk popularity."""
+    from dpfed_core.models.blend import shrinkage_weight, shrunk_popularity
+
+    X = _popular_data(n=30, m=12, seed=5)
+    padded = sp.vstack([X, sp.csr_matrix((20, 12))]).tocsr()
+    g = np.random.default_rng(1).uniform(0, 5, 12)
+    assert shrinkage_weight(padded, g) == pytest.approx(shrinkage_weight(X, g), rel=1e-12)
+    np.testing.assert_allclose(shrunk_popularity(padded, g), shrunk_popularity(X, g), rtol=1e-12)
+
+
+def test_site_fits_hand_out_copies_and_evict_as_many_as_the_bound_needs():
+    """Kept fits are copied out (a caller that changes what it got changes nothing kept); a fit larger
+    than the bound is not kept and pushes nothing out; a fit that needs the room of two kept ones
+    evicts both, least recently used first."""
+    from dpfed_core.models.blend import _SiteFits
+
+    fits = _SiteFits(max_bytes=3 * 80)  # three fits of 10 doubles
+    a = fits.remember(b"a", lambda: (np.arange(10.0),))
+    a[0][:] = -1.0
+    again = fits.remember(b"a", lambda: (np.zeros(10),))
+    assert again[0].tolist() == list(range(10))
+    again[0][:] = -2.0
+    assert fits.remember(b"a", lambda: (np.zeros(10),))[0].tolist() == list(range(10))
+    fits.remember(b"b", lambda: (np.ones(10),))
+    fits.remember(b"big", lambda: (np.ones(40),))  # 320 bytes: beyond the bound, not kept
+    assert fits.bytes == 160 and set(fits._fits) == {b"a", b"b"}
+    fits.remember(b"c", lambda: (np.ones(25),))  # 200 bytes: a and b (the oldest) must both go
+    assert fits.bytes <= fits.max_bytes and set(fits._fits) == {b"c"}
+
+
+def test_without_its_own_parts_a_small_site_keeps_the_federations_factors_and_popularity_at_equal_weight():
+    """local_blend off (the federation's parts only), a hold-out too small for evidence: the site keeps
+    the federation's factors and its DP popularity at weight 1 each; factors that are all zero (the
+    federation learned nothing) get no weight, only the popularity scores."""
+    from dpfed_core.models.blend import MIN_EVIDENCE_USERS, fit_site_model
+
+    X = _popular_data(n=MIN_EVIDENCE_USERS - 5, m=12, seed=4)
+    g = np.random.default_rng(5).random(12)
+    V_fed = np.random.default_rng(6).random((12, 3))
+    kw = dict(rank=3, lam=0.1, mode="zero", max_iter=20, evidence=1.0, own=False)
+    mnames, inames, info = fit_site_model(X, V_fed=V_fed, g=g, **kw)
+    assert (mnames, inames) == (["federation"], ["dp popularity"])
+    assert (info["matrix_weights"], info["item_weights"]) == ([1.0], [1.0])
+    _, _, info = fit_site_model(X, V_fed=np.zeros((12, 3)), g=g, **kw)
+    assert (info["matrix_weights"], info["item_weights"]) == ([0.0], [1.0])
+
+
+def test_item_features_on_another_item_axis_are_not_used():
+    """Public item features are used only when they describe the site's item axis (one row per item):
+    a table with another number of rows gives the site the model it has without features."""
+    from dpfed_core.models.blend import fit_site_model
+
+    X = _popular_data(n=60, m=12, seed=8)
+    kw = dict(rank=2, lam=0.1, mode="zero", max_iter=20, evidence=1.0, g=np.random.default_rng(2).random(12))
+    plain = fit_site_model(X, **kw)
+    other = fit_site_model(X, features=np.random.default_rng(3).random((15, 4)), **kw)
+    assert other[:2] == plain[:2] and "own feature profile" not in other[1]
+    assert other[2]["item_weights"] == plain[2]["item_weights"]
+    assert other[2]["matrix_weights"] == plain[2]["matrix_weights"]
+
+
+def test_a_blend_is_not_better_than_itself_so_a_tie_keeps_the_sites_own_blend():
+    """The bar of nested evidence takes the caller's default over the site's own blend only where the
+    default ranks the hold-out strictly better: a tie (here the same blend twice) keeps the own blend."""
+    from dpfed_core.models import blend
+
+    X = _popular_data()
+    red, hidden, has = holdout_split(X, np.random.default_rng(2))
+    mat, pop = _noise_and_pop(X, red)
+    for w in (([1.0], [0.0]), ([0.0], [1.0]), ([0.5], [2.0])):
+        assert not blend._better([mat], [pop], red, hidden, has, None, w, w)
+    assert blend._better([mat], [pop], red, hidden, has, None, ([0.0], [1.0]), ([1.0], [0.0]))

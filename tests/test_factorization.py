@@ -110,6 +110,8 @@ def test_bad_parameters():
         fit_nmf(X, 2, mode="dense")
     with pytest.raises(ConfigError, match="rank"):
         fit_nmf(X, 0)
+    with pytest.raises(ConfigError, match="mode"):  # round 2's row fit refuses it too, not fits it as observed
+        fit_rows_given(X, np.ones((3, 2)), mode="dense")
 
 
 def test_objective_from_the_v_updates_products_equals_the_direct_objective():
@@ -274,3 +276,55 @@ def test_a_dense_matrix_is_fitted_as_its_sparse_copy(mode):
         np.testing.assert_allclose(Ud, Us, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(Vd, Vs, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(hd, hs, rtol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_a_row_fit_of_no_rows_is_no_factors(mode):
+    """A site with no training rows (every user of a small entity held out for testing) still gets its
+    round 2: an empty (0 × ℓ) row factor, not an error."""
+    V = np.random.default_rng(0).uniform(size=(7, 3))
+    U = fit_rows_given(sp.csr_matrix((0, 7)), V, lam=0.1, mode=mode)
+    assert U.shape == (0, 3)
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_round_twos_row_fit_with_its_defaults_is_the_exact_ridge_nnls(seed):
+    """Round 2 and the site's blend call fit_rows_given with its default stopping rule: that rule must
+    reach the ridge-NNLS solution to well within 0.1 % of the largest factor (a looser tolerance or
+    fewer sweeps stop several per cent away from it on the same rows)."""
+    rng = np.random.default_rng(seed)
+    m, lam = 30, 0.1
+    V = rng.uniform(0.5, 1.5, size=(m, 4))  # positive, strongly correlated columns: HALS converges slowly
+    X = sp.csr_matrix((rng.random((20, m)) < 0.4) * rng.integers(1, 6, size=(20, m)).astype(float))
+    U = fit_rows_given(X, V, lam)
+    A = np.vstack([V, np.sqrt(lam) * np.eye(4)])
+    for i in range(X.shape[0]):
+        u_ref, _ = nnls(A, np.concatenate([X[i].toarray().ravel(), np.zeros(4)]))
+        assert np.abs(U[i] - u_ref).max() <= 1e-3 * np.abs(u_ref).max(), i
+
+
+def test_a_negative_row_weight_counts_as_zero():
+    """Row weights are released cluster sizes, which DP noise can push below zero: such a row weighs
+    nothing (its √w is never taken), so the fit is the fit with that weight at zero, not NaN."""
+    rng = np.random.default_rng(7)
+    P = rng.uniform(0, 3, size=(6, 8))
+    neg = np.array([2.0, 1.0, 1.0, -3.0, 1.0, 1.0])
+    zero = np.where(neg < 0, 0.0, neg)
+    U_n, V_n, h_n = fit_nmf(P, 2, 0.1, "zero", max_iter=50, rng=np.random.default_rng(0), weights=neg)
+    U_z, V_z, h_z = fit_nmf(P, 2, 0.1, "zero", max_iter=50, rng=np.random.default_rng(0), weights=zero)
+    assert np.isfinite(V_n).all() and np.isfinite(U_n).all()
+    np.testing.assert_array_equal(V_n, V_z)
+    np.testing.assert_array_equal(U_n, U_z)
+    assert not U_n[3].any()
+
+
+def test_an_observed_fit_of_a_repeated_cell_is_the_fit_of_its_sum():
+    """A cell stored twice is one observed entry of their sum (as scipy reads the matrix), not two
+    entries each fitted on its own: the observed fit equals the fit of the canonical copy."""
+    X = _random_sparse(np.random.default_rng(4), n=20, m=15, density=0.3)
+    dup = sp.csr_matrix((np.repeat(X.data / 2, 2), np.repeat(X.indices, 2), 2 * X.indptr), shape=X.shape)
+    assert dup.nnz == 2 * X.nnz and (dup.toarray() == X.toarray()).all()  # each cell stored as two halves
+    Ud, Vd, hd = fit_nmf(dup, 3, 0.1, "observed", max_iter=5, tol=0.0, rng=np.random.default_rng(1))
+    Uc, Vc, hc = fit_nmf(X, 3, 0.1, "observed", max_iter=5, tol=0.0, rng=np.random.default_rng(1))
+    np.testing.assert_allclose(Ud, Uc, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(hd, hc, rtol=1e-9)

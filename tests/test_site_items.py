@@ -193,6 +193,15 @@ def test_a_catalogue_of_columns_keeps_a_fractional_value_bound_and_says_whether_
     assert sh.project(X).toarray().tolist() == [[2.5, 2.25]]
 
 
+
+def test_a_catalogue_of_no_columns_shares_no_item():
+    """A catalogue may select no item at all (np.array([]) is a float array): it maps every item to
+    no key, a site's rows project onto zero keys and nothing is lifted back."""
+    sh = SharedItems.from_columns(np.array([]), 4, value_max=1.0)
+    assert sh.n_keys == 0 and sh.item_key.tolist() == [-1, -1, -1, -1] and sh.columns.size == 0
+    assert sh.project(sp.csr_matrix(np.ones((2, 4)))).shape == (2, 0)
+    assert sh.lift(np.zeros((0, 3))).tolist() == np.zeros((4, 3)).tolist()
+
 def test_a_site_maps_released_keys_back_onto_the_item_names_it_holds_only():
     """Without a declared catalogue a site knows the items it has rows for (a stored entry of any
     value); a released key lifted onto its item axis reaches those items only, other items of the key
