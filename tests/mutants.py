@@ -1875,6 +1875,14 @@ MUTANTS = (
     # a tie on the hold-out puts the caller's default in place of the site's own blend as the bar
     Mutant("blend-better-on-ties", BLEND, "_better", "score(a) < score(b) - 1e-12", "score(a) <= score(b)",
            (f"{BLENDT}::test_a_blend_is_not_better_than_itself_so_a_tie_keeps_the_sites_own_blend",)),
+    # with the one-standard-error rule off, a site without a hold-out user drops the default for its first part
+    Mutant("blend-no-holdout-default-without-evidence", BLEND, "fit_blend", "default is not None",
+           "evidence > 0 and default is not None", (f"{BLENDT}::test_fit_blend_without_holdout_users_returns_the_default_under_the_rule",),
+           nth=0),
+    # a site with no rows weighs the federation fully (λ = 1) and yet scores every item zero
+    Mutant("blend-empty-site-ignores-federation", BLEND, "shrunk_popularity_parts",
+           "lam == 0.0 or g[S].sum() <= 0", "n == 0 or lam == 0.0 or g[S].sum() <= 0",
+           (f"{BLENDT}::test_a_site_without_rows_takes_the_federations_popularity_as_its_weight_says",)),
     Mutant("split-quota-rounded-down", SPLIT, "split_users",
            "np.rint(test_fraction * sizes)", "np.floor(test_fraction * sizes)",
            (f"{SPLITT}::test_each_entity_tests_its_fraction_rounded_to_the_nearest_user",)),

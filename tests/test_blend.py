@@ -373,6 +373,9 @@ def test_fit_blend_without_holdout_users_returns_the_default_under_the_rule():
     assert info["matrix_weights"] == [0.0] and info["item_weights"] == [1.0]
     _, _, plain = fit_blend(X, [mat], [popularity], np.random.default_rng(0))
     assert plain["matrix_weights"] == [1.0] and plain["item_weights"] == [0.0]
+    # with the rule off (evidence 0) there is still nothing to search on: the default, as documented
+    _, _, off = fit_blend(X, [mat], [popularity], np.random.default_rng(0), evidence=0.0, default=([0.0], [1.0]))
+    assert off["matrix_weights"] == [0.0] and off["item_weights"] == [1.0]
     # without matrix parts the first item part alone scores the users, never nothing
     U, V, items = fit_blend(X, [], [popularity, popularity], np.random.default_rng(0))
     assert items["matrix_weights"] == [] and items["item_weights"] == [1.0, 0.0]
@@ -435,6 +438,21 @@ def test_the_shrunk_popularity_is_the_empirical_bayes_estimate_on_what_the_feder
     np.testing.assert_allclose(full[~S], (1 - lam_full) * p[~S])
     # a g that knows nothing changes nothing
     np.testing.assert_array_equal(shrunk_popularity(X, np.zeros(30)), p)
+
+
+def test_a_site_without_rows_takes_the_federations_popularity_as_its_weight_says():
+    """λ = 1 for a site with no rows: its shrunk popularity is the federation's g on the support (scaled
+    to one user's total), never zeros that would rank every item alike."""
+    from dpfed_core.models.blend import shrinkage_weight, shrunk_popularity
+
+    X = sp.csr_matrix((5, 30))
+    g = np.zeros(30)
+    g[[0, 1, 2, 7]] = [0.9, 0.2, 0.4, 0.3]
+    assert shrinkage_weight(X, g) == 1.0
+    e = shrunk_popularity(X, g, g != 0)
+    np.testing.assert_allclose(e, g / g.sum())
+    assert np.argmax(e) == 0
+    np.testing.assert_array_equal(shrunk_popularity(X, np.zeros(30)), np.zeros(30))
 
 
 def test_a_site_with_evidence_is_the_local_model_unless_the_federation_beats_its_own_blend():

@@ -414,7 +414,7 @@ def fit_blend(X: sp.csr_matrix, matrix_parts: Sequence[MatrixPart], item_parts: 
 
             # without ``alone`` every part is the site's own (``local``): the whole blend is its own blend
             wm, wi, best = _own_blend(own_key, search) if alone is None else search()
-    elif evidence > 0 and default is not None:  # no user with two items: no evidence against the default
+    elif default is not None:  # no user with two items: nothing to search on, with or without the rule
         wm, wi, best = list(default[0]), list(default[1]), math.nan
     else:  # no user with two items: the first part alone
         wm = [1.0] + [0.0] * (len(matrix_parts) - 1) if matrix_parts else []
@@ -529,7 +529,8 @@ def shrunk_popularity_parts(X: sp.csr_matrix, g: np.ndarray,
     g = np.maximum(np.asarray(g, dtype=np.float64), 0.0)
     S = _support(g, support)
     lam = _eb_weight(p[S], g[S], n)
-    if n == 0 or lam == 0.0 or g[S].sum() <= 0:
+    # a site with no rows has λ = 1: its estimate is the federation's popularity (on one user's scale)
+    if lam == 0.0 or g[S].sum() <= 0:
         return p, 0.0
     own = p.copy()
     own[S] *= 1.0 - lam
