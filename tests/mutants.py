@@ -2820,6 +2820,119 @@ MUTANTS = (
     Mutant("dcmd-shards-undeclared-rows-dropped", DEPLOY_CMD, "cmd_write_shards",
            "'error' if by_list else 'drop'", "'drop'",
            (f"{CLIT}::test_a_site_writes_the_shard_of_its_own_export_at_its_place_in_the_declared_federation",)),
+    # the command line (cli/main.py): a refusal that no longer says how to fix it, a note without the flag
+    # that changes what it describes, an output written over a file the run reads
+    Mutant("climain-usage-error-without-the-attached-form", CLI_MAIN, "_Parser.error", "bare", "None",
+           (f"{CLIT}::test_a_flag_whose_value_starts_with_a_minus_is_told_to_take_it_attached",), nth=1),
+    Mutant("climain-trust-note-without-its-flag", CLI_MAIN, "_print_trust_note", "is_summable(method)", "False",
+           (f"{CLIT}::test_the_trust_note_names_the_aggregation_flag_only_when_the_run_sets_it",)),
+    Mutant("climain-run-out-over-an-input", CLI_MAIN, "cmd_run", "check_outputs(args, ('--out', args.out))", "None",
+           (f"{CLIT}::test_a_runs_output_never_overwrites_a_list_it_reads_whatever_its_name",)),
+    # the verdict line: said of an entity-alone method as if it were the federation, or never said
+    Mutant("climain-verdict-of-an-entity-alone", CLI_MAIN, "cmd_run", "config.method not in VERDICT_BASELINES",
+           "True", (f"{CLIT}::test_a_verdict_is_said_of_a_federation_never_of_an_entity_alone",)),
+    Mutant("climain-verdict-never-said", CLI_MAIN, "cmd_run",
+           "any((b in outcome.comparison for b in VERDICT_BASELINES))", "False",
+           (f"{CLIT}::test_a_verdict_is_said_of_a_federation_never_of_an_entity_alone",)),
+    # a sweep's non-private points charged to capped data without the flag that allows them
+    Mutant("climain-sweep-non-private-without-permission", CLI_MAIN, "cmd_sweep",
+           "execute_sweep(dataset, config, args.epsilons, args.seeds, args.references)", "True",
+           (f"{ODOT}::test_cli_sweep_of_a_non_private_point_needs_permission_on_capped_data",), arg="allow_non_private"),
+    Mutant("climain-sweep-charged-said-uncharged", CLI_MAIN, "cmd_sweep", "outcome.odometer.get('store')", "False",
+           (f"{ODOT}::test_cli_sweep_of_a_non_private_point_needs_permission_on_capped_data",)),
+    # the budget line after a run: the run's δ read as the default, so a run at another δ reads as a contradiction
+    Mutant("climain-budget-line-at-the-default-delta", CLI_MAIN, "cmd_run",
+           "budget_cmd.budget_summary_line(budget_cmd.open_odometer(args), outcome.odometer['dataset_key'], "
+           "budget_cmd.budget_show_command(args))", "1e-6",
+           (f"{ODOT}::test_cli_budget_line_states_the_runs_own_delta_beside_the_budgets",), arg="run_delta"),
+    # a sweep's grid that repeats a seed or an ε: one configuration counted twice in its mean ± sd
+    Mutant("climain-sweep-repeated-seed-accepted", CLI_MAIN, "check_sweep_args", "check_grid(args.seeds, '--seeds')",
+           "None", (f"{CLIT}::test_a_sweep_grid_that_repeats_a_value_is_refused_naming_its_flag_before_the_data_is_read",)),
+    Mutant("climain-sweep-repeated-epsilon-accepted", CLI_MAIN, "check_sweep_args",
+           "check_grid(args.epsilons, '--epsilons')", "None",
+           (f"{CLIT}::test_a_sweep_grid_that_repeats_a_value_is_refused_naming_its_flag_before_the_data_is_read",)),
+    Mutant("climain-sweep-unknown-metric-accepted", CLI_MAIN, "check_sweep_args",
+           "args.metric not in _known_metrics(args.top_n)", "False",
+           (f"{CLIT}::test_a_sweep_metric_that_is_not_one_is_refused_listing_the_metrics_of_its_top_n",)),
+    # a resumed sweep without --out: its finished document written nowhere, or a complete one run (dry) again
+    Mutant("climain-sweep-resume-written-nowhere", CLI_MAIN, "cmd_sweep", "out", "args.out",
+           (f"{BREL}::test_cli_resume_without_out_completes_the_document_it_reads_and_a_complete_one_is_refused",),
+           nth=2),
+    Mutant("climain-sweep-complete-resume-dry-run-accepted", CLI_MAIN, "cmd_sweep", "args.resume and not plans",
+           "False",
+           (f"{BREL}::test_cli_resume_without_out_completes_the_document_it_reads_and_a_complete_one_is_refused",)),
+    # a sweep every point of which would have no test user to measure, charged without a word
+    Mutant("climain-sweep-silent-of-entities-without-test-users", CLI_MAIN, "cmd_sweep", "untested", "None",
+           (f"{CLIT}::test_a_sweep_whose_entities_will_have_no_test_user_says_so_before_it_is_charged",), nth=1),
+    # `methods`: every parameter listed without --params, or none with it
+    Mutant("climain-methods-params-unasked", CLI_MAIN, "cmd_methods", "getattr(args, 'params', False)", "True",
+           (f"{CLIT}::test_the_method_list_shows_each_methods_parameters_only_when_asked",)),
+    Mutant("climain-methods-params-never-listed", CLI_MAIN, "cmd_methods", "getattr(args, 'params', False)", "False",
+           (f"{CLIT}::test_the_method_list_shows_each_methods_parameters_only_when_asked",)),
+    # what a run states besides its numbers: its notes, the settings it differs from the paper by, the flag of a warning
+    Mutant("climain-statement-without-notes", CLI_MAIN, "print_run_statement", "doc.get('notes', [])", "[]",
+           (f"{CLIT}::test_a_runs_statement_prints_every_note_and_the_settings_line_of_its_document",)),
+    Mutant("climain-statement-without-settings", CLI_MAIN, "print_run_statement",
+           "print(f\"settings: {paper_differences_text(doc['config'], doc)}\")", "None",
+           (f"{CLIT}::test_a_runs_statement_prints_every_note_and_the_settings_line_of_its_document",)),
+    Mutant("climain-statement-warning-without-its-flag", CLI_MAIN, "print_run_statement", "w.get('param')", "None",
+           (f"{CLIT}::test_a_runs_statement_prints_every_note_and_the_settings_line_of_its_document",)),
+    # a site's refusal rewritten into the coordinator's flags: the policy key it names is lost
+    Mutant("climain-site-refusal-names-flags", CLI_MAIN, "render_error", "names = policy_names_kept(CLI_NAMES)", "pass",
+           (f"{CLIT}::test_a_sites_refusal_keeps_its_policy_keys_where_a_coordinator_error_names_flags",)),
+    # a negative number glued onto the value of a flag that already has one
+    Mutant("climain-negative-number-glued-to-a-given-value", CLI_MAIN, "_negative_values_attached", "'=' not in out[-1]",
+           "True", (f"{CLIT}::test_a_stray_number_after_a_value_given_attached_is_named_as_itself",)),
+    # the command line's last boundary: an unreadable file, a lack of memory or a bug left as a traceback
+    Mutant("climain-os-error-as-a-traceback", CLI_MAIN, "main",
+           "print(f'error: could not read or write{where}: {exc.strerror or exc}', file=sys.stderr)", "raise",
+           (f"{CLIT}::test_whatever_escapes_a_command_is_one_error_line_never_a_traceback",)),
+    Mutant("climain-out-of-memory-as-a-traceback", CLI_MAIN, "main",
+           "print('error: out of memory; use a smaller dataset, --rank or --k', file=sys.stderr)", "raise",
+           (f"{CLIT}::test_whatever_escapes_a_command_is_one_error_line_never_a_traceback",)),
+    Mutant("climain-internal-error-as-a-traceback", CLI_MAIN, "main", "return 2", "raise",
+           (f"{CLIT}::test_whatever_escapes_a_command_is_one_error_line_never_a_traceback",), nth=4),
+    # the command line's argument types and settings (cli/args.py): an empty grid, a count of zero, a shrink
+    # factor that shrinks nothing, a parameter given twice or misread, a setting beyond what the machine or
+    # the data allows reaching the engine, an output over the item features or the store's own files
+    Mutant("cliargs-empty-epsilon-grid-accepted", CLI_ARGS, "float_list", "not vals", "False",
+           (f"{CLIT}::test_an_empty_grid_is_refused_naming_its_flag",)),
+    Mutant("cliargs-empty-seed-list-accepted", CLI_ARGS, "int_list", "not vals", "False",
+           (f"{CLIT}::test_an_empty_grid_is_refused_naming_its_flag",)),
+    Mutant("cliargs-count-of-zero-accepted", CLI_ARGS, "positive_whole_number", "v < 1", "v < 0",
+           (f"{CLIT}::test_a_count_starts_at_one_and_a_noise_shrink_factor_is_above_one",)),
+    Mutant("cliargs-shrink-factor-of-one-accepted", CLI_ARGS, "shrink_factor", "v > 1", "v >= 1",
+           (f"{CLIT}::test_a_count_starts_at_one_and_a_noise_shrink_factor_is_above_one",)),
+    Mutant("cliargs-param-given-twice-last-wins", CLI_ARGS, "parse_params", "k.strip().replace('-', '_') in out",
+           "False", (f"{CLIT}::test_a_param_given_twice_or_malformed_is_refused_and_none_is_read_in_any_case",)),
+    Mutant("cliargs-param-None-read-as-a-word", CLI_ARGS, "parse_params", "v.strip().lower() == 'none'",
+           "v.strip() == 'none'", (f"{CLIT}::test_a_param_given_twice_or_malformed_is_refused_and_none_is_read_in_any_case",)),
+    Mutant("cliargs-unknown-encoding-read-on", CLI_ARGS, "load_dataset", "_check_encoding_name(opts['encoding'])",
+           "None", (f"{CLIT}::test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag",)),
+    Mutant("cliargs-k-beyond-its-maximum", CLI_ARGS, "run_config", "isinstance(args.k, int) and args.k > MAX_K", "False",
+           (f"{CLIT}::test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag",)),
+    Mutant("cliargs-top-n-beyond-the-items", CLI_ARGS, "run_config",
+           "isinstance(args.top_n, int) and args.top_n > max(MAX_K, dataset.n_items)", "False", (f"{CLIT}::test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag",)),
+    Mutant("cliargs-out-over-the-item-features", CLI_ARGS, "input_paths", "('item_features', '--item-features')",
+           "('features', '--item-features')", (f"{CLIT}::test_a_runs_output_never_names_the_item_features_it_reads",)),
+    # deploy-local (cli/deploy_cmd.py): its result document written over a file it reads
+    Mutant("clideploy-out-over-an-input", DEPLOY_CMD, "cmd_deploy_local", "check_outputs(args, ('--out', args.out))",
+           "None", (f"{CLIT}::test_a_runs_output_never_overwrites_a_list_it_reads_whatever_its_name",)),
+    # deploy-local on the Simulation Engine: the backend asked for replaced by the default
+    Mutant("clideploy-sim-backend-ignored", DEPLOY_CMD, "cmd_deploy_local", "args.sim_backend or SIM_DEFAULT_BACKEND",
+           "SIM_DEFAULT_BACKEND",
+           ("tests/test_simulation_engine.py::test_deploy_local_is_charged_to_its_store_and_a_non_private_one_needs_"
+            "permission_on_capped_data",)),
+    # a deployment charged to another store, a non-private one let past a cap, a charged one said uncharged
+    Mutant("clideploy-store-flag-ignored", DEPLOY_CMD, "cmd_deploy_local", "execute_run(dataset, config)", "None",
+           ("tests/test_simulation_engine.py::test_deploy_local_is_charged_to_its_store_and_a_non_private_one_needs_"
+            "permission_on_capped_data",), arg="store"),
+    Mutant("clideploy-non-private-without-permission", DEPLOY_CMD, "cmd_deploy_local", "execute_run(dataset, config)",
+           "True", ("tests/test_simulation_engine.py::test_deploy_local_is_charged_to_its_store_and_a_non_private_one_needs_"
+            "permission_on_capped_data",), arg="allow_non_private"),
+    Mutant("clideploy-charged-said-uncharged", DEPLOY_CMD, "cmd_deploy_local", "outcome.odometer.get('store')", "False",
+           ("tests/test_simulation_engine.py::test_deploy_local_is_charged_to_its_store_and_a_non_private_one_needs_"
+            "permission_on_capped_data",)),
     Mutant("eng-min-max-swapped", UI_ENGINE, "server_view", "f'min {arr.min():.3g}, max {arr.max():.3g}'",
            "f'min {arr.max():.3g}, max {arr.min():.3g}'",
            (f"{DASHT}::test_the_server_view_states_each_released_quantitys_shape_and_range",)),

@@ -840,3 +840,26 @@ def test_a_comparison_run_on_its_own_is_recorded_as_the_cli_records_a_compared_m
     assert kinds["together.sqlite3"]["dp-popularity"] == "comparison"
     execute_run(clinic, cfg, store=alone, save=False)
     assert sorted(r["kind"] for r in BudgetOdometer(alone).releases(clinic)) == ["comparison", "run"]
+
+
+def test_cli_resume_without_out_completes_the_document_it_reads_and_a_complete_one_is_refused(tmp_path, capsys):
+    """`sweep --resume FILE` without --out writes the finished sweep back to FILE: the document it resumes
+    is the one input it is meant to rewrite, and the points it lacked are computed into it."""
+    store, doc = str(tmp_path / "s.sqlite3"), tmp_path / "sweep.json"
+    args = ["sweep", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilons", "0.5,1", "--seeds", "0",
+            "--references", "", "--store", store]
+    rc, _, err = cli(capsys, *args, "--out", str(doc))
+    assert rc == 0, err
+    partial = json.loads(doc.read_text())
+    partial["runs"] = [r for r in partial["runs"] if r["epsilon"] != 1.0]
+    partial["complete"] = False
+    doc.write_text(json.dumps(partial))
+    rc, out, err = cli(capsys, *args, "--resume", str(doc))
+    assert rc == 0, err
+    assert f"wrote {doc}" in out
+    back = json.loads(doc.read_text())
+    assert back["complete"] is True and sorted(r["epsilon"] for r in back["runs"]) == [0.5, 1.0]
+    # now complete: a resume (a dry run too) is refused naming the file, and nothing is computed
+    for extra in ([], ["--dry-run"]):
+        rc, out, err = cli(capsys, *args, "--resume", str(doc), *extra)
+        assert rc == 2 and f"--resume {doc} already holds every point" in err and "predicted" not in out, err

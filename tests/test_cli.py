@@ -677,6 +677,17 @@ def test_hidden_entries_above_every_users_entries_say_the_largest_value_that_dra
     assert "--test-fraction" not in err.split("undefined:")[1]
 
 
+def test_a_sweep_whose_entities_will_have_no_test_user_says_so_before_it_is_charged(tmp_path, capsys):
+    """Every point of such a sweep would be charged with no metric to compare: the warning a run gives,
+    with the flag that fixes it, comes before the dry run's plan (and before any charge)."""
+    assert main(["sweep", "--data", "sample:clinic", "--method", "dp-popularity", "--n-hidden", "1000",
+                 "--epsilons", "1", "--seeds", "0", "--references", "", "--store", str(tmp_path / "s.sqlite3"),
+                 "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: ") and "no entity will have a test user" in err, err
+    assert "lower --n-hidden to at most 78" in err, err
+
+
 def test_a_grid_for_a_method_without_epsilon_and_a_negative_grid_are_named(tmp_path, capsys):
     assert main(["sweep", "--data", "sample:clinic", "--method", "local", "--epsilons", "1", "--seeds", "0",
                  "--store", str(tmp_path / "s.sqlite3")]) == 2
@@ -808,3 +819,209 @@ def test_the_dashboards_command_line_writes_every_setting_the_run_used_and_none_
     typed = cli_command({"method": "dp-cooccurrence", "epsilon": 0.1234567, "delta": 1.23456789e-7,
                          "lam": 0.123456789}, "d.csv")
     assert "--epsilon 0.1234567 --delta 1.23456789e-07" in typed and "--lam 0.123456789" in typed
+
+
+def test_a_flag_whose_value_starts_with_a_minus_is_told_to_take_it_attached(capsys):
+    """argparse reads ``--user-col -A`` as a flag without its value: the one error line says how to give
+    such a value (attached), naming the flag."""
+    assert main(["run", "--data", "sample:clinic", "--user-col", "-A"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: argument --user-col") and err.count("\n") == 1, err
+    assert "a value that starts with '-' is written attached, --user-col=VALUE" in err, err
+
+
+def test_the_trust_note_names_the_aggregation_flag_only_when_the_run_sets_it(tmp_path, capsys):
+    """The summable methods of a table run under the run's trust model: a summable run's note names
+    --aggregation, the flag that changes it; a run of another method has no such flag to name."""
+    common = ["run", "--data", "sample:clinic", "--simulation", "--store", str(tmp_path / "s.sqlite3")]
+    assert main([*common, "--method", "dp-popularity", "--aggregation", "none", "--epsilon", "1",
+                 "--compare", "popularity"]) == 0
+    (note,) = [ln for ln in capsys.readouterr().out.splitlines() if "ran without secure aggregation" in ln]
+    assert note.startswith("note: dp-popularity ran") and note.endswith("(--aggregation)"), note
+    assert main([*common, "--method", "popularity", "--compare", "dp-popularity"]) == 0
+    (note,) = [ln for ln in capsys.readouterr().out.splitlines() if "secure aggregation" in ln]
+    assert note.startswith("note: dp-popularity ran") and "--aggregation" not in note, note
+
+
+@pytest.mark.parametrize("command", ["run", "deploy-local"])
+def test_a_runs_output_never_overwrites_a_list_it_reads_whatever_its_name(tmp_path, capsys, command):
+    """--out naming the declared entity list (a .json name passes the suffix check) is refused before any
+    work, naming both flags, and the list is left as it was."""
+    csv = _toy_csv(tmp_path / "toy.csv")
+    ents = tmp_path / "entities.json"
+    ents.write_text("hospital 0\nhospital 1\nhospital 2\n")
+    before = ents.read_bytes()
+    assert main([command, "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--k", "3", "--rank", "2",
+                 "--entities", str(ents), "--out", str(ents)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --out") and "--entities" in err and err.count("\n") == 1, err
+    assert ents.read_bytes() == before
+
+
+def test_a_verdict_is_said_of_a_federation_never_of_an_entity_alone(tmp_path, capsys):
+    """The verdict line compares the federation with each entity alone: a run of an entity-alone method
+    compared with the other has no federation to judge, so no verdict line."""
+    common = ["run", "--data", "sample:clinic", "--store", str(tmp_path / "s.sqlite3")]
+    assert main([*common, "--method", "local", "--compare", "individual"]) == 0
+    assert "verdict:" not in capsys.readouterr().out
+    assert main([*common, "--method", "popularity", "--compare", "local"]) == 0
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("verdict: ")]
+    assert "the federation is" in line, line
+
+
+@pytest.mark.parametrize("grid,flag", [(["--epsilons", "1,1", "--seeds", "0"], "--epsilons"),
+                                       (["--epsilons", "1", "--seeds", "0,1,0"], "--seeds")])
+def test_a_sweep_grid_that_repeats_a_value_is_refused_naming_its_flag_before_the_data_is_read(tmp_path, capsys,
+                                                                                             grid, flag):
+    store = tmp_path / "s.sqlite3"
+    assert main(["sweep", "--data", str(tmp_path / "absent.csv"), "--method", "dp-popularity", *grid,
+                 "--references", "", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {flag} repeats") and err.count("\n") == 1, err
+    assert not store.exists()
+
+
+def test_a_sweep_metric_that_is_not_one_is_refused_listing_the_metrics_of_its_top_n(tmp_path, capsys):
+    store = tmp_path / "s.sqlite3"
+    assert main(["sweep", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilons", "1", "--seeds", "0",
+                 "--references", "", "--top-n", "5", "--metric", "precision_at_10", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --metric 'precision_at_10' is not a metric") and err.count("\n") == 1, err
+    assert "precision_at_5, recall_at_5, ndcg_at_5" in err and "internal error" not in err, err
+    assert not store.exists()
+
+
+def test_a_param_given_twice_or_malformed_is_refused_and_none_is_read_in_any_case():
+    from dpfed_core.cli.args import parse_params
+
+    assert parse_params(["cluster_size=None", "support=NONE"]) == {"cluster_size": None, "support": None}
+    for items in (["support=2", "support=3"], ["max-items=2", "max_items=3"]):
+        with pytest.raises(DpfedError, match="is given more than once"):
+            parse_params(items)
+    for bad in ("support", "=3"):
+        with pytest.raises(DpfedError, match="--param expects KEY=VALUE"):
+            parse_params([bad])
+    for bad in ("1_0", "1,5", "1e400", "nan"):
+        with pytest.raises(DpfedError, match="not a number as written"):
+            parse_params([f"support={bad}"])
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--encoding", "klingon"], "--encoding 'klingon' is not a known text encoding"),
+    (["--k", "100000"], "--k 100000 is above"),
+    (["--top-n", "100000"], "--top-n 100000 is more than the"),
+])
+def test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag(tmp_path, capsys, extra,
+                                                                                        needle):
+    csv = _toy_csv(tmp_path / "toy.csv")
+    assert main(["run", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--rank", "2", *extra,
+                 "--store", str(tmp_path / "s.sqlite3")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and needle in err and err.count("\n") == 1, err
+    assert "internal error" not in err and not (tmp_path / "s.sqlite3").exists()
+
+
+def test_a_runs_output_never_names_the_item_features_it_reads(tmp_path, capsys):
+    csv = _toy_csv(tmp_path / "toy.csv")
+    drugs = sorted(pd.read_csv(csv)["drug"].astype(str).unique())
+    features = tmp_path / "features.json"
+    features.write_text("drug,class\n" + "".join(f"{d},{'ab'[i % 2]}\n" for i, d in enumerate(drugs)))
+    before = features.read_bytes()
+    assert main(["run", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--k", "3", "--rank", "2",
+                 "--item-features", str(features), "--store", str(tmp_path / "s.sqlite3"), "--out", str(features)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --out") and "--item-features" in err and err.count("\n") == 1, err
+    assert features.read_bytes() == before
+
+
+def test_the_method_list_shows_each_methods_parameters_only_when_asked(capsys):
+    assert main(["methods"]) == 0
+    plain = capsys.readouterr().out
+    assert "dp-cooccurrence" in plain and "--param" not in plain and "privacy:" not in plain
+    assert main(["methods", "--params"]) == 0
+    full = capsys.readouterr().out
+    assert full.startswith(plain.splitlines()[0]) and "--param " in full and ", default " in full
+
+
+def test_a_runs_statement_prints_every_note_and_the_settings_line_of_its_document(tmp_path, capsys):
+    """Each note of the run's document is printed with the flags of its settings, the settings line is the
+    report's, and a warning tagged with a setting names the flag that fixes it."""
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.cli.main import print_run_statement
+    from dpfed_core.errors import render_message
+    from dpfed_core.reporting.paper import paper_differences_text
+
+    out_json = tmp_path / "r.json"
+    assert main(["run", "--data", "sample:clinic", "--method", "dp-gaussian", "--k", "3", "--epsilon", "1",
+                 "--simulation", "--store", str(tmp_path / "s.sqlite3"), "--out", str(out_json)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    doc = json.loads(out_json.read_text())
+    assert doc["notes"] and all(f"note: {render_message(n, CLI_NAMES)}" in lines for n in doc["notes"])
+    assert f"settings: {paper_differences_text(doc['config'], doc)}" in lines
+    print_run_statement({**doc, "notes": [], "privacy": {},
+                         "warnings": [{"text": "no item was shared at this budget", "param": "epsilon"}]})
+    assert "warning: no item was shared at this budget [--epsilon]" in capsys.readouterr().out.splitlines()
+
+
+def test_a_sites_refusal_keeps_its_policy_keys_where_a_coordinator_error_names_flags():
+    """A deployment's error carries the sites' own words: a policy key such as max_dropouts stays as the
+    policy file writes it; the coordinator's own error of the same text names the flag."""
+    from dpfed_core.cli.main import render_error
+    from dpfed_core.errors import ConfigError, DeploymentError
+
+    text = "site 'a' refused the run: max_dropouts = 2 is above its policy's max_dropouts = 1"
+    assert render_error(DeploymentError(text)) == text
+    assert render_error(ConfigError(text)) == text.replace("max_dropouts", "--max-dropouts")
+
+
+def test_a_stray_number_after_a_value_given_attached_is_named_as_itself():
+    """Only a flag still waiting for its value takes a following negative number: after --epsilon=1 a
+    stray -2 is an argument of its own, said so, never glued onto the value before it."""
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["run", "--data", "sample:clinic", "--method", "dp-popularity", "--epsilon=1", "-2"]) == 2
+    assert err.getvalue().startswith("error: unrecognized arguments: -2"), err.getvalue()
+
+
+@pytest.mark.parametrize("exc,said", [
+    (PermissionError(13, "Permission denied", "/data/r.json"), "error: could not read or write /data/r.json: "
+                                                               "Permission denied"),
+    (MemoryError(), "error: out of memory; use a smaller dataset, --rank or --k"),
+    (RecursionError(), "error: an input is nested too deeply to read"),
+    (KeyError("mar"), "error: internal error KeyError: 'mar' — a bug in dpfed, not in your input"),
+])
+def test_whatever_escapes_a_command_is_one_error_line_never_a_traceback(monkeypatch, capsys, exc, said):
+    import importlib
+
+    def failing(args):
+        raise exc
+
+    monkeypatch.setattr(importlib.import_module("dpfed_core.cli.main"), "cmd_methods", failing)
+    assert main(["methods"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("flag", ["--epsilons", "--seeds"])
+def test_an_empty_grid_is_refused_naming_its_flag(tmp_path, capsys, flag):
+    grid = {"--epsilons": "1", "--seeds": "0", flag: " "}
+    assert main(["sweep", "--data", "sample:clinic", "--method", "dp-popularity", "--references", "",
+                 *[a for f, v in grid.items() for a in (f, v)], "--store", str(tmp_path / "s.sqlite3")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: argument {flag}: expected comma-separated") and err.count("\n") == 1, err
+    assert not (tmp_path / "s.sqlite3").exists()
+
+
+def test_a_count_starts_at_one_and_a_noise_shrink_factor_is_above_one():
+    import argparse
+
+    from dpfed_core.cli.args import positive_whole_number, shrink_factor
+
+    assert positive_whole_number("1") == 1 and shrink_factor("1.5") == 1.5
+    for parse, text in ((positive_whole_number, "0"), (shrink_factor, "1"), (shrink_factor, "inf")):
+        with pytest.raises(argparse.ArgumentTypeError, match=repr(text)):
+            parse(text)
+

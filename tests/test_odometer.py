@@ -654,6 +654,42 @@ def test_cli_non_private_needs_permission_on_capped_data(tmp_path, capsys):
     assert "no overall guarantee" in out
 
 
+def test_cli_sweep_of_a_non_private_point_needs_permission_on_capped_data(tmp_path, capsys):
+    """A sweep's ε = inf point is a release without a DP guarantee: on data with a cap it is refused, naming
+    the flag, until --allow-non-private is given."""
+    store = str(tmp_path / "np.sqlite3")
+    data = ["--data", "sample:clinic"]
+    _cli(capsys, "budget", "set-cap", *data, "--store", store, "--epsilon", "5")
+    sweep = ["sweep", *data, "--method", "dp-popularity", "--epsilons", "inf", "--seeds", "0", "--references", "",
+             "--store", store]
+    rc, _, err = _cli(capsys, *sweep)
+    assert rc == 2 and "non-private" in err and "--allow-non-private" in err, err
+    rc, out, err = _cli(capsys, *sweep, "--allow-non-private")
+    assert rc == 0, err
+    # the sweep's own last lines say where it was charged, never that nothing was
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("budget")]
+    assert line.startswith(f"budget ({store}): no overall guarantee for any entity"), line
+    rc, out, _ = _cli(capsys, "budget", "show", *data, "--store", store)
+    assert "no overall guarantee" in out
+
+
+def test_cli_budget_line_states_the_runs_own_delta_beside_the_budgets(tmp_path, capsys):
+    """After a run the budget line composes at the budget's δ; where the run's lines state ε at another δ it
+    names that δ — the run's own, whatever the default — and at the budget's own δ it says nothing more."""
+    store = str(tmp_path / "d.sqlite3")
+    data = ["--data", "sample:clinic"]
+    _cli(capsys, "budget", "set-cap", *data, "--store", store, "--epsilon", "50", "--delta", "1e-5")
+    run = ["run", *data, "--method", "dp-popularity", "--epsilon", "1", "--store", store]
+    rc, out, err = _cli(capsys, *run, "--delta", "1e-7")
+    assert rc == 0, err
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("budget (")]
+    assert "at δ = 1e-05" in line and "while the lines above state ε at δ = 1e-07)" in line, line
+    rc, out, err = _cli(capsys, *run, "--delta", "1e-5")
+    assert rc == 0, err
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("budget (")]
+    assert "at δ = 1e-05" in line and "the lines above" not in line, line
+
+
 def test_cli_corrupted_store_is_one_line_error(tmp_path, capsys):
     p = tmp_path / "bad.sqlite3"
     p.write_bytes(b"garbage" * 500)

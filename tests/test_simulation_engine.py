@@ -304,3 +304,29 @@ def test_the_in_process_backend_hands_each_clientapp_copies_and_wraps_its_failur
     backend.build(unloadable)
     with pytest.raises(LoadClientAppError):
         backend.process_message(msg, ctx)
+
+
+def test_deploy_local_is_charged_to_its_store_and_a_non_private_one_needs_permission_on_capped_data(tmp_path, capsys):
+    """A deployment is a release of the coordinator's odometer named by --store: a non-private one on data
+    with a cap is refused naming --allow-non-private before anything is computed; a DP one is charged there and
+    its budget line says so."""
+    from dpfed_core.cli.main import main
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.privacy.odometer import BudgetOdometer, dataset_key
+
+    if not available()[0]:
+        pytest.skip(available()[1])
+    store = tmp_path / "c.sqlite3"
+    data = ["--data", "sample:clinic", "--federation", "region"]
+    assert main(["budget", "set-cap", *data, "--store", str(store), "--epsilon", "5"]) == 0
+    base = ["deploy-local", *data, "--method", "dp-popularity", "--engine", "simulation", "--store", str(store)]
+    capsys.readouterr()
+    assert main([*base, "--epsilon", "inf", "--sim-backend", "ray"]) == 2
+    err = capsys.readouterr().err
+    assert "non-private" in err and "--allow-non-private" in err and "Nothing was computed" in err, err
+    assert "Simulation Engine (ray backend)" in err, err  # the backend asked for, not the default
+    assert main([*base, "--epsilon", "1"]) == 0, capsys.readouterr().err
+    (line,) = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("budget")]
+    assert line.startswith(f"budget ({store}): every entity has spent ε = ") and "cap ε = 5" in line, line
+    key = dataset_key(load_data("sample:clinic", federation="region"))
+    assert [r["method"] for r in BudgetOdometer(store).releases(key)] == ["dp-popularity"]
