@@ -507,6 +507,7 @@ MATCHING_POLICY = f"{SITET}::test_the_policy_written_for_a_run_accepts_that_run_
 BAD_POLICY = f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key"
 CLI_FLAG_HINT = f"{CLIT}::test_an_error_names_the_flag_that_fixes_it_and_the_k_note_reads_the_runs_own_cluster_size"
 CLI_K_AGREE = f"{CLIT}::test_the_cli_and_the_federate_page_call_k_a_maximum_in_the_same_cases"
+CLI_PROD_NOISE = f"{CLIT}::test_a_run_draws_production_noise_unless_simulation_is_asked_and_keeps_each_setting_given"
 ENTITY_SUMMARY_FROM_DATASET = (f"{REPORTT}::test_a_run_document_without_its_entity_summary_takes_the_counts_from"
                                "_the_dataset_given")
 SECURITY = "dpfed_core/deployment/security.py"
@@ -3894,6 +3895,12 @@ MUTANTS = (
            (CLI_FLAG_HINT,)),
     Mutant("k-called-a-maximum-at-k-one", EVAL_DEFAULTS, "automatic_k_size", "int(config.k) <= 1", "False",
            (CLI_K_AGREE,)),
+    # every command-line run drawing seeded, reproducible noise; settings typed on the line dropped
+    Mutant("cliargs-simulation-always", CLI_ARGS, "run_config", "RunConfig()", "True", (CLI_PROD_NOISE,),
+           arg="simulation"),
+    Mutant("cliargs-top-n-ignored", CLI_ARGS, "run_config", "RunConfig()", "10", (CLI_PROD_NOISE,), arg="top_n"),
+    Mutant("cliargs-server-weighting-ignored", CLI_ARGS, "run_config", "RunConfig()", "base.server_weighting",
+           (CLI_PROD_NOISE,), arg="server_weighting"),
     Mutant("cli-k-note-its-own-rule", CLI_MAIN, "_k_note", "automatic_k_size(config)",
            "config.prototype_params.get('cluster_size', 1000.0) if config.method.startswith('dp-') else None",
            (CLI_K_AGREE,)),
@@ -5304,8 +5311,10 @@ def run(mutants, jobs: int = 1) -> int:
             t0 = time.perf_counter()
             # the engine compiled once, and the tests rewritten by pytest once, for every copy below
             compileall.compile_dir(str(base), quiet=1)
+            # (never an empty part: pytest given no test runs the whole suite)
+            parts = [targeted[i::jobs] for i in range(min(jobs, len(targeted)))]
             codes = list(pool.map(lambda part: server().run(base, part, show_failure=True, write_bytecode=True),
-                                  [targeted[i::jobs] for i in range(jobs)]))
+                                  parts))
             rc = next((c for c in codes if c != 0), 0)
             print(f"baseline (unmutated, {len(targeted)} targeted tests): "
                   f"{'pass' if rc == 0 else f'FAIL (exit {rc})'} [{time.perf_counter() - t0:.0f} s]",

@@ -489,6 +489,25 @@ def test_run_settings_at_their_limits_are_accepted_and_beyond_them_named(capsys)
     assert "--delta is not used by --method kmeans" in err and "not a DP method" in err
 
 
+def test_a_run_draws_production_noise_unless_simulation_is_asked_and_keeps_each_setting_given():
+    """Seeded noise only where --simulation is written: a run without it draws from the operating
+    system's entropy (its config says so, and the ledger labels follow it); --top-n and
+    --server-weighting reach the run as given."""
+    from dpfed_core.cli.args import run_config
+    from dpfed_core.cli.main import build_parser
+    from dpfed_core.data.loaders import load_data
+
+    ds = load_data("sample:synthetic")
+    parse = build_parser("run").parse_args
+    production = run_config(parse(["run", "--data", "x", "--method", "dp-gaussian"]), ds)
+    assert production.simulation is False
+    assert run_config(parse(["run", "--data", "x", "--method", "dp-gaussian", "--simulation"]), ds).simulation is True
+    given = run_config(parse(["run", "--data", "x", "--method", "dp-gaussian", "--top-n", "7",
+                              "--server-weighting", "counts"]), ds)
+    assert (given.top_n, given.server_weighting) == (7, "counts")
+    assert (production.top_n, production.server_weighting) != (7, "counts")
+
+
 def test_write_shards_splits_with_the_seed_it_is_given(tmp_path, capsys):
     from dpfed_core.config import RunConfig
     from dpfed_core.data.loaders import load_data
