@@ -3895,6 +3895,9 @@ MUTANTS = (
            (CLI_FLAG_HINT,)),
     Mutant("k-called-a-maximum-at-k-one", EVAL_DEFAULTS, "automatic_k_size", "int(config.k) <= 1", "False",
            (CLI_K_AGREE,)),
+    # a direct engine call asking for 100000 workers starting that many processes
+    Mutant("protocol-workers-beyond-cores", PROTO, "FederatedRecommender._map", "worker_count(self.n_jobs)",
+           "self.n_jobs", ("tests/test_protocol.py::test_parallel_fits_start_no_more_workers_than_cores",)),
     # every command-line run drawing seeded, reproducible noise; settings typed on the line dropped
     Mutant("cliargs-simulation-always", CLI_ARGS, "run_config", "RunConfig()", "True", (CLI_PROD_NOISE,),
            arg="simulation"),

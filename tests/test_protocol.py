@@ -100,6 +100,33 @@ def test_deterministic_and_parallel_identical(small):
     np.testing.assert_allclose(a.U_, c.U_)
 
 
+def test_parallel_fits_start_no_more_workers_than_cores(small, monkeypatch):
+    """n_jobs far above the cores (a direct engine call; the CLI refuses it) runs on at most every core:
+    joblib starts every worker it is asked for, and more than the cores only thrash."""
+    import joblib
+    import os
+
+    from dpfed_core.federation.protocol import worker_count
+
+    cores = os.cpu_count() or 1
+    assert (worker_count(100000), worker_count(-1), worker_count(1)) == (cores, cores, 1)
+    asked = []
+    real = joblib.Parallel
+
+    class Recorded(real):
+        # records the count and runs in this process: a run asking for 100000 workers must fail this
+        # test, not start them
+        def __init__(self, *args, **kwargs):
+            asked.append(kwargs.pop("n_jobs", None))
+            super().__init__(*args, n_jobs=1, **kwargs)
+
+    monkeypatch.setattr(joblib, "Parallel", Recorded)
+    a = FederatedRecommender("krandom", k=6, rank=3, random_state=5).fit(small)
+    c = FederatedRecommender("krandom", k=6, rank=3, random_state=5, n_jobs=100000).fit(small)
+    assert asked and all(n == cores for n in asked)
+    np.testing.assert_allclose(a.U_, c.U_)
+
+
 def test_recommend_excludes_seen(small):
     model = FederatedRecommender("kmeans", k=5, rank=3, random_state=0).fit(small)
     items, scores = model.recommend("south", 0, n=7)

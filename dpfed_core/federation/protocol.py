@@ -18,6 +18,7 @@ Summable methods (``dp-popularity``, ``dp-cooccurrence``, …) run the secure-su
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import asdict
 from typing import Callable, Sequence
@@ -113,6 +114,11 @@ def release_entity(method, X_h: sp.csr_matrix, rng: np.random.Generator, entity:
     release = method.release(X_h, rng, ledger.for_entity(entity))
     return release, ledger.rows
 
+
+def worker_count(n_jobs: int) -> int:
+    """Worker processes for ``n_jobs`` (−1: every core), at most the machine's cores."""
+    cores = os.cpu_count() or 1
+    return cores if n_jobs == -1 else max(1, min(int(n_jobs), cores))
 
 class FederatedRecommender:
     """One estimator for every federated method (paper Algorithm 2 for prototype methods; the
@@ -258,7 +264,10 @@ class FederatedRecommender:
             return [fn(*args) for args in arg_tuples]
         from joblib import Parallel, delayed  # deferred: only parallel runs need it
 
-        return Parallel(n_jobs=self.n_jobs)(delayed(fn)(*args) for args in arg_tuples)
+        # never more worker processes than cores: more only thrash, and joblib starts every one it is
+        # asked for (n_jobs = 100000 from a direct call started over a thousand); each entity keeps its
+        # own stream, so the output does not depend on the count
+        return Parallel(n_jobs=worker_count(self.n_jobs))(delayed(fn)(*args) for args in arg_tuples)
 
     # ------------------------------------------------------------------ fit
     def fit(
