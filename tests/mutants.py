@@ -300,6 +300,41 @@ ONCE_SCALE = f"{SUMNOISE}::test_an_in_process_production_run_draws_each_secure_r
 ONCE_BITS = f"{SUMNOISE}::test_the_released_sum_is_opendps_draw_on_the_exact_sum_and_nothing_else"
 ONCE_REFUSED = f"{SUMNOISE}::test_a_release_whose_shares_differ_in_shape_number_or_reach_is_refused"
 ONCE_CATALOGUE = f"{SUMNOISE}::test_a_run_without_a_declared_catalogue_draws_the_histogram_as_its_method_draws"
+NOISE_PY = "dpfed_core/privacy/noise.py"
+ROUNDING_CHARGED = f"{NOISE}::test_the_float_maps_charge_the_rounding_of_every_coordinate_to_the_grid"
+PARTITION_THRESHOLD = (f"{NOISE}::test_partition_selection_keeps_exactly_the_keys_whose_noisy_count_reaches_its_"
+                       "threshold")
+ZCDP_EDGES = (f"{NOISE}::test_a_zcdp_budget_has_no_finite_epsilon_at_a_delta_outside_zero_one_and_no_rho_is_given_"
+              "for_one")
+EPS_NOT_BELOW = f"{NOISE}::test_the_epsilon_of_a_rho_is_never_below_opendps_conversion_of_that_rho"
+NO_SIGMA = f"{NOISE}::test_no_sigma_is_planned_for_a_rho_of_zero_or_less_and_an_infinite_rho_needs_none"
+NO_ROWS = f"{NOISE}::test_a_selection_over_no_rows_selects_nothing_in_the_shape_of_k"
+NO_FINITE = f"{NOISE}::test_a_max_over_no_finite_utility_is_refused"
+FLOAT_COUNTS = f"{NOISE}::test_whole_counts_held_as_floats_are_released_as_integers_noised_or_exact"
+EACH_DRAW = (f"{SUMNOISE}::test_each_draw_of_a_share_joins_the_same_draw_of_every_other_share_and_no_sum_of_"
+             "nothing_is_drawn")
+POOLED_PRODUCTION = f"{SUMNOISE}::test_a_pooled_stream_is_a_production_stream_and_its_sum_is_drawn_by_opendp"
+INTAKEP = "tests/test_intake_pages.py"
+UNREAD_EXCLUSION = f"{INTAKEP}::test_a_leave_out_entry_that_cannot_be_read_stops_the_page_at_its_error"
+ML_PAGE = f"{INTAKEP}::test_movielens_loads_by_the_key_chosen_with_the_public_item_features_given"
+EICU_PAGE = (f"{INTAKEP}::test_eicu_loads_every_event_table_chosen_by_the_key_chosen_and_the_declared_"
+             "entities")
+UPLOAD_RULES = (f"{INTAKEP}::test_an_upload_is_built_with_the_missing_value_repeat_and_item_name_rules_chosen_"
+                "and_its_cli_says_them")
+UPLOAD_OPTIONS = ("{'user_col': user_col, 'item_col': item_col, 'value_col': None if value_col == NONE else value_col, "
+                  "'item_name_col': None if name_col == NONE else name_col, 'value_kind': kind, "
+                  "'value_max': float(value_max), 'drop_missing': missing == 'drop', 'duplicates': dups, "
+                  "**({'encoding': encoding} if encoding else {}), "
+                  "**({'exclude_entities': excluded} if excluded else {}), **upload_public}")
+BAD_FEATURES_PAGE = f"{INTAKEP}::test_upload_bad_features_name_the_control"
+DECLARED_PAGE = f"{INTAKEP}::test_upload_declared_entities_features_and_consent"
+ATTRIBUTE_JOIN_PAGE = "tests/test_dashboard_advice.py::test_data_page_joins_user_attributes_and_federates_by_occupation"
+COUNTS_RULES = (f"{INTAKEP}::test_counts_are_bounded_at_ten_by_default_and_their_repeats_add_up_whatever_a_"
+                "ratings_rule_said")
+#: the Data page's loader options for MovieLens and eICU, as the syntax tree writes them
+ML_OPTIONS = "{'federation': fed, **({'exclude_entities': excluded} if excluded else {}), **ml_public}"
+EICU_OPTIONS = ("{'event_table': tables if len(tables) > 1 else tables[0], 'entity': entity, "
+                "**({'exclude_entities': excluded} if excluded else {}), **eicu_public}")
 TRUST = f"{SUMT}::test_the_trust_record_states_both_guarantees_and_where_the_sum_was_formed"
 MESSAGE_LOG = f"{SUMT}::test_the_message_log_of_a_summable_run_lists_each_message_with_its_round_and_direction"
 PARTICIPANTS = (f"{SUMT}::test_a_secure_sum_is_released_with_every_entity_but_the_tolerated_dropouts"
@@ -5135,6 +5170,80 @@ MUTANTS = (
     Mutant("his-flower-deployment-unnamed", HISTORY, "entry_label", "isinstance(dep, dict)", "False",
            (DEPLOYED_LABEL,)),
     Mutant("his-missing-grid-point-crashes", HISTORY, "_eps_word", "f is None", "False", (DEPLOYED_LABEL,)),
+    # where the noise comes from (privacy/noise.py): the maps a ledger records charge every rounded
+    # coordinate, zCDP conversions never under-state ε, partition selection keeps its threshold, the
+    # draw-once pool sums each release's own shares, and a sampler refuses or shapes what it cannot draw
+    Mutant("noise-laplace-epsilon-one-coordinate", NOISE_PY, "laplace_float_epsilon", "_float_space(size, 'l1')",
+           "_float_space(1, 'l1')", (ROUNDING_CHARGED,)),
+    Mutant("noise-gaussian-rho-one-coordinate", NOISE_PY, "gaussian_float_rho", "_float_space(size, 'l2')",
+           "_float_space(1, 'l2')", (ROUNDING_CHARGED,)),
+    Mutant("noise-gaussian-delta-one-coordinate", NOISE_PY, "gaussian_float_delta", "_float_space(size, 'l2')",
+           "_float_space(1, 'l2')", (ROUNDING_CHARGED,)),
+    Mutant("noise-threshold-one-lower", NOISE_PY, "laplace_threshold", "int(threshold)", "int(threshold) - 1",
+           (PARTITION_THRESHOLD,)),
+    Mutant("noise-zcdp-epsilon-at-delta-zero-is-zero", NOISE_PY, "zcdp_epsilon",
+           "if not 0 < delta < 1:\n    return math.inf", "if not 0 < delta < 1:\n    return 0.0", (ZCDP_EDGES,)),
+    Mutant("noise-zcdp-epsilon-overflow-is-zero", NOISE_PY, "zcdp_epsilon", "math.inf", "0.0", (ZCDP_EDGES,), nth=1),
+    Mutant("noise-rho-for-a-bad-epsilon-infinite", NOISE_PY, "zcdp_rho_for_epsilon",
+           "if not (epsilon > 0 and 0 < delta < 1):\n    return 0.0",
+           "if not (epsilon > 0 and 0 < delta < 1):\n    return math.inf", (ZCDP_EDGES,)),
+    Mutant("noise-zcdp-epsilon-sigma-rounded-up", NOISE_PY, "zcdp_epsilon", "1 - 1e-12", "1 + 1e-12",
+           (EPS_NOT_BELOW,)),
+    Mutant("noise-sigma-for-zero-rho-divides-by-zero", NOISE_PY, "gaussian_float_sigma_for_rho", "rho <= 0",
+           "rho < 0", (NO_SIGMA,)),
+    Mutant("noise-sum-of-no-shares-accepted", NOISE_PY, "SumNoise.__init__", "int(n_shares) < 1", "int(n_shares) < 0",
+           (EACH_DRAW,)),
+    Mutant("noise-sum-every-draw-joins-the-first-release", NOISE_PY, "SumNoise.gaussian",
+           "(rng.calls, rng.calls + 1)", "(rng.calls, rng.calls)", (EACH_DRAW,)),
+    Mutant("noise-opendp-top-k-of-no-rows-crashes", NOISE_PY, "OpenDPSampler.noisy_top_k", "rows.shape[0] == 0",
+           "False", (NO_ROWS,)),
+    Mutant("noise-simulated-max-over-no-finite-utility-chosen", NOISE_PY, "NumpySampler.noisy_max", "_finite_index(u)",
+           "None", (NO_FINITE,)),
+    Mutant("noise-exact-counts-keep-their-float-type", NOISE_PY, "OpenDPSampler.discrete_laplace",
+           "v.astype(np.int64)", "v", (FLOAT_COUNTS,), nth=0),
+    Mutant("noise-float-counts-handed-to-the-integer-sampler", NOISE_PY, "OpenDPSampler.discrete_laplace",
+           "v.astype(np.int64)", "v", (FLOAT_COUNTS,), nth=1),
+    # a pooled stream is a production stream: a sampler chosen by exact type would draw its sum with NumPy
+    Mutant("noise-pooled-stream-sampled-by-numpy", NOISE_PY, "sampler_for", "isinstance(rng, SecureGenerator)",
+           "type(rng) is SecureGenerator", (POOLED_PRODUCTION,)),
+    Mutant("noise-pooled-stream-said-simulation", NOISE_PY, "is_simulation", "not isinstance(rng, SecureGenerator)",
+           "type(rng) is not SecureGenerator", (POOLED_PRODUCTION,)),
+    # the Data page: what it loads is what the user chose (the key, every event table, the public inputs,
+    # the mapping's rules and bound), and an entry it cannot read stops it
+    # nth: the matches in ast.walk's order; 1 is the stop after the “Leave out entities” error
+    Mutant("datapage-exclusion-error-not-stopped", DATA_SCRIPT, MODULE, "st.stop()", "pass", (UNREAD_EXCLUSION,),
+           nth=1),
+    Mutant("datapage-movielens-key-always-zip", DATA_SCRIPT, MODULE, ML_OPTIONS,
+           ML_OPTIONS.replace("'federation': fed", "'federation': 'zip'"), (ML_PAGE,)),
+    Mutant("datapage-movielens-public-inputs-dropped", DATA_SCRIPT, MODULE, ML_OPTIONS,
+           ML_OPTIONS.replace(", **ml_public", ""), (ML_PAGE,)),
+    Mutant("datapage-eicu-first-table-only", DATA_SCRIPT, MODULE, "tables if len(tables) > 1 else tables[0]",
+           "tables[0]", (EICU_PAGE,)),
+    Mutant("datapage-eicu-no-table-unsaid", DATA_SCRIPT, MODULE, "root is not None and (not tables)", "False",
+           (EICU_PAGE,)),
+    Mutant("datapage-eicu-key-always-hospital", DATA_SCRIPT, MODULE, EICU_OPTIONS,
+           EICU_OPTIONS.replace("'entity': entity", "'entity': 'hospitalid'"), (EICU_PAGE,)),
+    Mutant("datapage-eicu-public-inputs-dropped", DATA_SCRIPT, MODULE, EICU_OPTIONS,
+           EICU_OPTIONS.replace(", **eicu_public", ""), (EICU_PAGE,)),
+    Mutant("datapage-missing-rows-never-dropped", DATA_SCRIPT, MODULE, "missing == 'drop'", "False", (UPLOAD_RULES,)),
+    Mutant("datapage-counts-default-bound-of-ratings", DATA_SCRIPT, MODULE,
+           "{'ratings': 5.0, 'counts': 10.0, 'implicit': 1.0}.get(kind, 5.0)", "5.0", (COUNTS_RULES,)),
+    Mutant("datapage-counts-offered-a-ratings-rule", DATA_SCRIPT, MODULE, "dash.fixed_duplicate_rule(kind)", "None",
+           (COUNTS_RULES,)),
+    Mutant("datapage-repeated-ratings-rule-ignored", DATA_SCRIPT, MODULE,
+           "c2.selectbox('Repeated (user, item) rows', ['last', 'mean', 'error'], key='map_dups', "
+           "format_func=dash.DUPLICATE_WORDS.get)", "'last'", (UPLOAD_RULES,)),
+    Mutant("datapage-item-name-column-ignored", DATA_SCRIPT, MODULE, "None if name_col == NONE else name_col", "None",
+           (UPLOAD_RULES,), nth=1),
+    Mutant("datapage-bad-item-features-built-without", DATA_SCRIPT, "public_inputs", "st.stop()", "pass",
+           (BAD_FEATURES_PAGE,)),
+    Mutant("datapage-items-metric-counts-users", DATA_SCRIPT, MODULE, "f\"{ov['items']:,}\"", "f\"{ov['users']:,}\"",
+           (ML_PAGE,)),
+    Mutant("datapage-item-features-unsaid", DATA_SCRIPT, MODULE, "ds.item_features is not None", "False", (ML_PAGE,)),
+    Mutant("datapage-cli-line-for-an-attribute-join", DATA_SCRIPT, "_load",
+           "fn is ui.load_upload_job and args[4] is None", "fn is ui.load_upload_job", (ATTRIBUTE_JOIN_PAGE,)),
+    Mutant("datapage-upload-public-inputs-dropped", DATA_SCRIPT, MODULE, UPLOAD_OPTIONS,
+           UPLOAD_OPTIONS.replace(", **upload_public", ""), (DECLARED_PAGE,)),
 )
 
 

@@ -204,6 +204,7 @@ def test_data_page_joins_user_attributes_and_federates_by_occupation():
     ds = at.session_state["dataset"]
     assert sorted(ds.entity_names) == ["other", "technician", "writer"] and ds.n_users == 4
     assert at.session_state["dataset_source"] == "upload u.data + u.user"
+    assert at.session_state["dataset_cli"] is None  # a user-attribute join has no CLI flag to reproduce it
     # the Data page remembers the chosen source on return
     at.switch_page("pages/3_Evaluate.py").run()
     at.switch_page("pages/1_Data.py").run()

@@ -138,6 +138,7 @@ def test_upload_bad_features_name_the_control():
     at.file_uploader(key="upload_features").set_value(("f.csv", b"item,class\nitem0,1_0\n", "text/csv")).run()
     msg = " ".join(e.value for e in at.error)
     assert "not a number" in msg and "Item features" in msg, msg
+    assert not [b for b in at.button if b.key == "build_upload"]  # nothing is built without the features given
 
 
 def test_upload_u_item_catalogue_keeps_its_titles_as_the_cli_does(tmp_path):
@@ -288,3 +289,114 @@ def test_tradeoff_before_any_federate_run_sweeps_ratings_in_the_cli_sweeps_mode(
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["sweep"]["doc"]["config"]["mode"] == sweep_mode(None) == "zero"
     assert sweep_mode("observed") == "observed" and sweep_mode(None, "test_rmse") is None
+
+
+def _page(source: str) -> AppTest:
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/1_Data.py").run()
+    at.radio(key="data_source").set_value(source).run()
+    return at
+
+
+def test_movielens_loads_by_the_key_chosen_with_the_public_item_features_given(ml100k_dir):
+    """The MovieLens path box loads the federation key the page shows, with the item features uploaded
+    beside it, and the page names the features it holds."""
+    at = _page("movielens")
+    at.text_input(key="ml_path").set_value(str(ml100k_dir))
+    at.selectbox(key="ml_fed").set_value("gender")
+    feats = "item,class\n" + "".join(f"{i},{'ab'[i % 2]}\n" for i in range(1, 41))
+    at.file_uploader(key="ml_features").set_value(("features.csv", feats.encode(), "text/csv")).run()
+    at.button(key="load_ml").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    ds = at.session_state["dataset"]
+    assert sorted(ds.entity_names) == ["F", "M"]
+    # the uploaded column joins the features MovieLens carries itself (genres, years)
+    assert {"class=a", "class=b"} <= set(ds.item_feature_names), list(ds.item_feature_names)
+    shown = {m.label: m.value for m in at.metric}
+    assert (shown["Users"], shown["Items"]) == (f"{ds.n_users:,}", f"{ds.n_items:,}"), shown
+    captions = [c.value for c in at.caption if c.value.startswith("Public item features:")]
+    assert captions and f"{ds.item_features.shape[1]} columns" in captions[0], captions
+
+
+def _mini_eicu(root):
+    root.mkdir()
+    (root / "patient.csv").write_text("patientunitstayid,hospitalid\n"
+                                      + "".join(f"{i},{1 + i % 2}\n" for i in range(1, 13)))
+    (root / "hospital.csv").write_text("hospitalid,region\n1,South\n2,West\n")
+    (root / "medication.csv").write_text("medicationid,patientunitstayid,drugname\n" + "".join(
+        f"{k},{1 + k % 12},{['furosemide', 'heparin'][k % 2]}\n" for k in range(24)))
+    (root / "lab.csv").write_text("labid,patientunitstayid,labname,labresult\n" + "".join(
+        f"{k},{1 + k % 12},{['potassium', 'BUN'][k % 2]},4\n" for k in range(24)))
+    return root
+
+
+def test_eicu_loads_every_event_table_chosen_by_the_key_chosen_and_the_declared_entities(tmp_path):
+    """Every event table ticked is read (its items named with their table), the federation key chosen
+    is the entities', a declared entity list is the federation (a region without stays takes part), and
+    no ticked table is an error naming the control."""
+    at = _page("eicu")
+    at.text_input(key="eicu_path").set_value(str(_mini_eicu(tmp_path / "eicu")))
+    at.multiselect(key="eicu_tables").set_value(["medication", "lab"])
+    at.selectbox(key="eicu_entity").set_value("region")
+    at.file_uploader(key="eicu_entities").set_value(("regions.txt", b"South\nWest\nNortheast\n", "text/plain")).run()
+    at.button(key="load_eicu").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    ds = at.session_state["dataset"]
+    assert sorted(ds.entity_names) == ["Northeast", "South", "West"]
+    assert sorted(ds.item_names) == ["lab: BUN", "lab: potassium", "medication: furosemide", "medication: heparin"]
+    at.multiselect(key="eicu_tables").set_value([]).run()
+    at.button(key="load_eicu").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [e.value for e in at.error] == ["Choose at least one table in “Event tables (items)”."]
+
+
+def test_an_upload_is_built_with_the_missing_value_repeat_and_item_name_rules_chosen_and_its_cli_says_them():
+    """The mapping's rules reach the loader: a row without a value is left out when asked (and counted),
+    repeated ratings are averaged when asked, the item-name column names the items, and the command
+    line the page keeps for the CLI carries the same options."""
+    base = [f"u{e}{i},item{j},{(i + j) % 5 + 1},{e},Title {j}" for e in "AB" for i in range(8) for j in range(5)]
+    data = ("user,item,rating,entity,title\n"
+            + "\n".join([*base, "uA0,item0,5,A,Title 0", "uB1,item2,,B,Title 2"]) + "\n").encode()
+    at = build(upload(data))
+    assert any("line 83" in e.value for e in at.error), [e.value for e in at.error]  # the default: stop and name it
+    at.selectbox(key="map_missing").set_value("drop")
+    at.selectbox(key="map_dups").set_value("mean")
+    build(at)
+    assert not at.error, [e.value for e in at.error]
+    ds = at.session_state["dataset"]
+    assert list(ds.item_names) == [f"Title {j}" for j in range(5)]
+    assert ds.X[list(ds.user_ids).index("uA0"), list(ds.item_ids).index("item0")] == 3.0  # (1 + 5) / 2
+    assert any(n.startswith("dropped 1 row with an empty value") for n in ds.notes), ds.notes
+    spec, opts = at.session_state["dataset_cli"]
+    assert spec == "table.csv" and opts["drop_missing"] is True and opts["duplicates"] == "mean"
+    assert opts["item_name_col"] == "title" and opts["value_max"] == 5.0
+
+
+def test_counts_are_bounded_at_ten_by_default_and_their_repeats_add_up_whatever_a_ratings_rule_said():
+    """Counts take their own default bound (10) and their fixed rule for repeated rows (they add up):
+    the page offers no ratings rule for them, so none reaches the loader."""
+    data = ("patient,drug,count,hospital\n" + "\n".join(
+        [f"p{e}{i},d{j},{(i + j) % 7 + 1},{e}" for e in "AB" for i in range(8) for j in range(5)]
+        + ["pA0,d0,2,A"]) + "\n").encode()
+    at = upload(data)
+    assert at.selectbox(key="map_kind").value == "counts"
+    [box] = [n for n in at.number_input if n.key.startswith("map_max")]
+    assert box.value == 10.0
+    assert not [s for s in at.selectbox if s.key == "map_dups"]
+    build(at)
+    assert not at.error, [e.value for e in at.error]
+    ds = at.session_state["dataset"]
+    assert ds.value_max == 10.0
+    assert ds.X[list(ds.user_ids).index("pA0"), list(ds.item_ids).index("d0")] == 3.0  # 1 + 2
+
+
+def test_a_leave_out_entry_that_cannot_be_read_stops_the_page_at_its_error():
+    """An unreadable “Leave out entities” is one error, and nothing can be loaded beside it: no load
+    button is offered until the entry reads (a load would otherwise go on without the exclusion)."""
+    at = _page("sample")
+    assert [b for b in at.button if b.key == "load_sample"]
+    at.text_input(key="exclude_entities").set_value('"hospital 01').run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.error) == 1 and at.error[0].value.startswith("“Leave out entities”:"), [e.value for e in at.error]
+    assert not [b for b in at.button if b.key == "load_sample"]

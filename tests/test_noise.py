@@ -339,3 +339,89 @@ def test_a_deployed_servers_stream_is_private_exactly_for_the_dp_prototype_metho
         assert prototype_method_is_private(RunConfig(method=name)), name
     for name in ("kmeans", "krandom"):
         assert not prototype_method_is_private(RunConfig(method=name)), name
+
+
+@pytest.mark.parametrize("size", [1, 1000, 10 ** 6])
+def test_the_float_maps_charge_the_rounding_of_every_coordinate_to_the_grid(size):
+    """OpenDP rounds each coordinate to the grid 2^k before its noise, moving it by up to 2^k: the maps the
+    ledger records charge that on top of the sensitivity — size·2^k in ℓ1 (Laplace), √size·2^k in ℓ2
+    (Gaussian) — so a long vector is never charged as one coordinate."""
+    grid = 2.0 ** noise.FLOAT_GRID_K
+    for scale, sens in ((1.0, 1.0), (3.0, 0.5)):
+        assert noise.laplace_float_epsilon(scale, sens, size) == pytest.approx((sens + size * grid) / scale, rel=1e-12)
+        assert noise.gaussian_float_rho(scale, sens, size) == pytest.approx(
+            (sens + math.sqrt(size) * grid) ** 2 / (2 * scale ** 2), rel=1e-12)
+        # the (ε, δ) map of the Gaussian charges it too: δ grows with the coordinates rounded
+        if size > 1:
+            assert noise.gaussian_float_delta(scale, sens, size, 0.3) > noise.gaussian_float_delta(scale, sens, 1, 0.3)
+
+
+def test_partition_selection_keeps_exactly_the_keys_whose_noisy_count_reaches_its_threshold():
+    """At a scale whose discrete Laplace noise is zero but with probability about 2e^-100, the released
+    keys are those counted at least the threshold: a key one user short of it never passes (a threshold
+    one lower would let a key of fewer users through with more than the δ the map states)."""
+    for threshold in (2, 5, 40):
+        out = noise.laplace_threshold(0.01, threshold)({1: threshold - 1, 2: threshold, 3: threshold + 7, 4: 0})
+        assert out == {2: threshold, 3: threshold + 7}, (threshold, out)
+
+
+def test_a_zcdp_budget_has_no_finite_epsilon_at_a_delta_outside_zero_one_and_no_rho_is_given_for_one():
+    """Gaussian noise is never pure DP: at δ = 0 (or a δ that is no probability) its ε is infinite, and so
+    is the ε of a ρ too large for OpenDP's conversion; no ρ is handed out for such an (ε, δ) or for ε ≤ 0."""
+    for rho in (1e-3, 0.5, 8.0):
+        for delta in (0.0, 1.0, -1e-6, 1.5):
+            assert noise.zcdp_epsilon(rho, delta) == math.inf, (rho, delta)
+    assert noise.zcdp_epsilon(1e300, 1e-6) == math.inf  # OpenDP overflows: no finite ε
+    for eps, delta in ((1.0, 0.0), (1.0, 1.0), (0.0, 1e-6), (-1.0, 1e-6)):
+        assert noise.zcdp_rho_for_epsilon(eps, delta) == 0.0, (eps, delta)
+        assert noise.zcdp_rho_for_epsilon(eps, delta) == 0.0, (eps, delta)
+
+
+@pytest.mark.parametrize("delta", [1e-5, 1e-7])
+def test_the_epsilon_of_a_rho_is_never_below_opendps_conversion_of_that_rho(delta):
+    """The conversion is taken at a σ a hair under 1/√(2ρ), so that the float arithmetic can only
+    over-state ρ: the ε stated is at least OpenDP's conversion of a discrete Gaussian at exactly that σ."""
+    dp = noise._dp()
+    for rho in (1e-3, 0.05, 0.5, 4.0):
+        meas = dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(dp.atom_domain(T=int), dp.absolute_distance(T=int),
+                                                             scale=1.0 / math.sqrt(2.0 * rho)))
+        assert noise.zcdp_epsilon(rho, delta) >= float(meas.map(1).epsilon(delta)), rho
+
+
+def test_no_sigma_is_planned_for_a_rho_of_zero_or_less_and_an_infinite_rho_needs_none():
+    for rho in (0.0, -0.5):
+        with pytest.raises(ValueError, match="ρ must be positive"):
+            noise.gaussian_float_sigma_for_rho(rho, 1.0, 1000)
+    assert noise.gaussian_float_sigma_for_rho(math.inf, 1.0, 1000) == 0.0
+
+
+@pytest.mark.parametrize("simulation", [True, False])
+def test_a_selection_over_no_rows_selects_nothing_in_the_shape_of_k(simulation):
+    """Row-wise top-k of a matrix without rows (no user to choose for) is an empty (0, k) selection of
+    indices, in production as in simulation — not an error."""
+    sampler = noise.NumpySampler(np.random.default_rng(0)) if simulation else noise.OpenDPSampler()
+    out = sampler.noisy_top_k(np.zeros((0, 6)), 3, 1.0)
+    assert out.shape == (0, 3) and out.dtype == np.int64
+
+
+@pytest.mark.parametrize("simulation", [True, False])
+def test_a_max_over_no_finite_utility_is_refused(simulation):
+    sampler = noise.NumpySampler(np.random.default_rng(0)) if simulation else noise.OpenDPSampler()
+    for u in ([-np.inf, -np.inf], [np.nan, np.nan, -np.inf]):
+        with pytest.raises(ValueError, match="no finite utility"):
+            sampler.noisy_max(np.array(u), 1.0)
+
+
+def test_whole_counts_held_as_floats_are_released_as_integers_noised_or_exact():
+    """A count vector held as floats (a sparse matrix's sums) is released as int64, exact at scale 0 and
+    with discrete Laplace noise otherwise, as the same counts held as integers are."""
+    s = noise.OpenDPSampler()
+    exact = s.discrete_laplace(np.array([[1.0, 2.0], [3.0, 0.0]]), 0)
+    assert exact.dtype == np.int64 and exact.tolist() == [[1, 2], [3, 0]]
+    out = s.discrete_laplace(np.full(6000, 7.0), 1.0) - 7
+    assert out.dtype == np.int64
+    q = math.exp(-1.0)
+    z = np.arange(-3, 4)
+    pmf = (1 - q) / (1 + q) * q ** np.abs(z)
+    obs = np.array([(out == v).sum() for v in z] + [(np.abs(out) > 3).sum()])
+    assert stats.chisquare(obs, np.append(pmf, 1 - pmf.sum()) * out.size).pvalue > P_OS

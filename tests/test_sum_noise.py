@@ -277,3 +277,47 @@ def test_a_run_that_drew_each_sum_once_warns_when_a_deployment_of_it_would_not_b
              "rounding": {"covered": False, "grid": 1.0, "grid_steps": 3.0}}
     said = rounding_warning(trust)
     assert "ε = 0.9204 against the server is not proved" in said and "ε = 2.001 (each entity's own share)" in said
+
+
+def test_each_draw_of_a_share_joins_the_same_draw_of_every_other_share_and_no_sum_of_nothing_is_drawn():
+    """A share that draws several releases adds its first draw to the other shares' first, its second to
+    their second: each release is drawn once, on the exact sum of its own values, at s·√n. A pool of no
+    share, and pooled streams of no entity or of a simulation, are refused."""
+    class Echo:  # the sampler's input and scale, handed back as the draw
+        def gaussian(self, values, scale):
+            return np.asarray(values).copy(), scale
+
+    pool = noise.SumNoise(2)
+    a, b = (noise.PooledGenerator(noise.SecureGenerator().bit_generator, pool) for _ in range(2))
+    np.testing.assert_array_equal(pool.gaussian(a, Echo(), np.ones(3), 0.5), np.zeros(3))
+    np.testing.assert_array_equal(pool.gaussian(a, Echo(), np.full(5, 2.0), 0.5), np.zeros(5))
+    first, s1 = pool.gaussian(b, Echo(), np.full(3, 4.0), 0.5)
+    second, s2 = pool.gaussian(b, Echo(), np.full(5, 8.0), 0.5)
+    np.testing.assert_array_equal(first, np.full(3, 5.0))
+    np.testing.assert_array_equal(second, np.full(5, 10.0))
+    assert s1 == s2 == pytest.approx(0.5 * math.sqrt(2), rel=1e-15) and pool.draws == 2
+    pool.check_complete()
+    with pytest.raises(ValueError, match="no noise to draw"):
+        noise.SumNoise(0)
+    with pytest.raises(ValueError, match="only from production streams"):
+        noise.pooled_streams([])
+    with pytest.raises(ValueError, match="only from production streams"):
+        noise.pooled_streams([noise.SecureGenerator(), np.random.default_rng(0)])
+
+
+def test_a_pooled_stream_is_a_production_stream_and_its_sum_is_drawn_by_opendp(monkeypatch):
+    """The streams that draw a sum once are production streams: their sampler is OpenDP's, their ledger
+    label the production one, and an in-process production run draws its secure sum with OpenDP's
+    Gaussian, never NumPy's."""
+    pooled = noise.pooled_streams([noise.SecureGenerator() for _ in range(3)])
+    for g in (*pooled, *pooled[0].spawn(2)):
+        assert isinstance(noise.sampler_for(g), noise.OpenDPSampler) and not noise.is_simulation(g)
+        assert noise.noise_label(g) == noise.PRODUCTION_SAMPLER_LABEL
+    calls = []
+    for cls in (noise.OpenDPSampler, noise.NumpySampler):
+        real = cls.gaussian
+        monkeypatch.setattr(cls, "gaussian", lambda self, v, s, real=real, name=cls.__name__: (
+            calls.append(name), real(self, v, s))[1])
+    FederatedRecommender(method="dp-popularity", rank=2, epsilon=1.0, delta=1e-6, random_state=0, max_iter=5,
+                         aggregation="secure").fit(_data())
+    assert calls == ["OpenDPSampler"], calls
