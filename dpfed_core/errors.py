@@ -24,11 +24,15 @@ class DpfedError(Exception):
 
     param : Python name of the parameter that fixes the error (``None`` when none does); a front end
         maps it to its flag or control, e.g. to highlight the control.
+    listing : the parts of the message that list a directory's contents (file or table names). The
+        command line shows them to the person who typed the path; a page whose path box may be
+        reached by others shows the message without them.
     """
 
-    def __init__(self, message: str = "", *, param: str | None = None) -> None:
+    def __init__(self, message: str = "", *, param: str | None = None, listing: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.param = param
+        self.listing = tuple(listing)
 
     def render(self, names: Mapping[str, str] | None = None) -> str:
         """The message with every Python parameter name in ``names`` replaced by its front-end name

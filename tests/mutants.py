@@ -542,6 +542,7 @@ MATCHING_POLICY = f"{SITET}::test_the_policy_written_for_a_run_accepts_that_run_
 BAD_POLICY = f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key"
 CLI_FLAG_HINT = f"{CLIT}::test_an_error_names_the_flag_that_fixes_it_and_the_k_note_reads_the_runs_own_cluster_size"
 CLI_K_AGREE = f"{CLIT}::test_the_cli_and_the_federate_page_call_k_a_maximum_in_the_same_cases"
+PATH_BOX_LISTING = f"{DASHT}::test_a_loader_error_shown_under_a_path_box_names_no_file_of_the_directory"
 CLI_PROD_NOISE = f"{CLIT}::test_a_run_draws_production_noise_unless_simulation_is_asked_and_keeps_each_setting_given"
 ENTITY_SUMMARY_FROM_DATASET = (f"{REPORTT}::test_a_run_document_without_its_entity_summary_takes_the_counts_from"
                                "_the_dataset_given")
@@ -3930,6 +3931,14 @@ MUTANTS = (
            (CLI_FLAG_HINT,)),
     Mutant("k-called-a-maximum-at-k-one", EVAL_DEFAULTS, "automatic_k_size", "int(config.k) <= 1", "False",
            (CLI_K_AGREE,)),
+    # the Data page's path boxes showing the typed directory's file and table names
+    Mutant("path-box-marked-listing-kept", UI_INPUTS, "safe_loader_message", "text.replace(part, '')", "text",
+           (PATH_BOX_LISTING,)),
+    Mutant("path-box-listing-ends-at-a-dot", UI_INPUTS, "safe_loader_message",
+           "'\\(?(found|contains|it has|files?)\\s*:\\s*.*?(?:\\.(?=\\s|$)|[;)]|$)'",
+           "'\\(?(found|contains|it has|files?)\\s*:\\s*[^.;)]*[.;)]?'", (PATH_BOX_LISTING,)),
+    Mutant("eicu-table-names-not-marked-as-listing", EICU, "_read_eicu_table", "(listing, tables)", "(listing,)",
+           (PATH_BOX_LISTING,)),
     # a direct engine call asking for 100000 workers starting that many processes
     Mutant("protocol-workers-beyond-cores", PROTO, "FederatedRecommender._map", "worker_count(self.n_jobs)",
            "self.n_jobs", ("tests/test_protocol.py::test_parallel_fits_start_no_more_workers_than_cores",)),

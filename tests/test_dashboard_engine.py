@@ -270,6 +270,42 @@ def test_path_errors_never_list_a_directory(tmp_path):
     assert "found" not in dash.safe_loader_message(DataError("no u.data in /x (found: .ssh, .bashrc)."))
 
 
+def test_a_loader_error_shown_under_a_path_box_names_no_file_of_the_directory(tmp_path):
+    """The loaders list what a directory holds so the person at the command line sees what is there;
+    under the Data page's path boxes no file or table name of the typed directory is shown, dotted
+    names included, and the sentence around the listing survives."""
+    from dpfed_core.data.eicu import load_eicu
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.data.movielens import load_movielens
+
+    eicu = tmp_path / "eicu"
+    eicu.mkdir()
+    (eicu / "hospital.csv").write_text("hospitalid,region\n1,West\n")
+    (eicu / "patient.csv").write_text("patientunitstayid,hospitalid\n1,1\n")
+    for name in ("lab.csv", "medication.csv", "private_notes_of_dr_x.csv"):
+        (eicu / name).write_text("patientunitstayid,x\n1,a\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "private_notes_of_dr_x.csv").write_text("a\n")
+    (other / "payroll.2026.xlsx").write_text("a\n")
+    for load in (lambda: load_eicu(eicu, event_table="treatment"), lambda: load_movielens(other),
+                 lambda: load_data(str(other))):
+        with pytest.raises(DataError) as e:
+            load()
+        assert "private_notes_of_dr_x" in str(e.value)          # the command line still lists them
+        shown = dash.safe_loader_message(e.value)
+        for name in ("private_notes", "payroll", "lab.csv", "medication.csv", "xlsx",
+                     "tables here"):
+            assert name not in shown, (name, shown)
+        assert shown.strip() and "Found" not in shown
+    with pytest.raises(DataError) as e:
+        load_eicu(eicu, event_table="treatment")
+    assert "Choose the event table" in dash.safe_loader_message(e.value)  # the advice stays, without the names
+    # a message from elsewhere: its listing runs to the end of its sentence, dotted names and all
+    said = dash.safe_loader_message(DataError("No table here. Found: a.csv, b.tsv.gz. Check the path."))
+    assert "csv" not in said and "tsv" not in said and "Check the path." in said
+
+
 # ------------------------------------------------------------------------------ mapping
 def test_headerless_table_is_detected():
     data = b"196\t242\t3\t881250949\n186\t302\t3\t891717742\n22\t377\t1\t878887116\n"

@@ -208,11 +208,13 @@ def _read_eicu_table(root: Path, stem: str, cols: list[str], why: str,
     if path is None:
         stems = [t for t in _table_stems(root) if t.lower() not in ("patient", "hospital")]
         found = ", ".join(sorted(p.name for p in root.iterdir())[:20]) or "nothing"
-        hint = (f" Choose the event table(s) with events=<table> — tables here: {', '.join(stems)}." if flag and stems
+        listing = f" Found: {found}."
+        tables = f" — tables here: {', '.join(stems)}" if flag and stems else ""
+        hint = (f" Choose the event table(s) with events=<table>{tables}." if flag and stems
                 else " Choose another event table with events=<table>." if flag else "")
         raise DataError(
-            f"eICU directory {root} has no {stem}.csv or {stem}.csv.gz ({why}). Found: {found}.{hint}",
-            param=flag,
+            f"eICU directory {root} has no {stem}.csv or {stem}.csv.gz ({why}).{listing}{hint}",
+            param=flag, listing=(listing, tables),
         )
     header, label, _ = read_table(path, what=f"eICU {stem}", usecols=["\x00none"])  # header only
     _check_columns(header, label, {c: f"needed from the {stem} table" for c in cols})

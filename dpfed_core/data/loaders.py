@@ -120,9 +120,10 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
                   "an eICU directory")  # fmt: skip
             return load_eicu(p, **o)
         found = ", ".join(sorted(x.name for x in p.iterdir())[:15]) or "nothing"
+        listing = f" (found: {found})"
         raise DataError(
-            f"{p} is a directory but neither a MovieLens nor an eICU one (found: {found}). "
-            f"Accepted: {_ACCEPTED}.", param="data"
+            f"{p} is a directory but neither a MovieLens nor an eICU one{listing}. "
+            f"Accepted: {_ACCEPTED}.", param="data", listing=(listing,)
         )
     if p.is_file():
         _only(opts, _LONG_OPTS, "a table file")

@@ -124,9 +124,10 @@ def load_movielens(
         users["age"] = pd.to_numeric(users["age"], errors="coerce").map(_ML1M_AGES).fillna("unknown")
     else:
         found = ", ".join(sorted(p.name for p in root.iterdir())[:20]) or "nothing"
+        listing = f" Found: {found}."
         raise DataError(
             f"{root} is not a MovieLens 100K or 1M directory: expected u.data, u.user and u.item "
-            f"(100K) or ratings.dat, users.dat and movies.dat (1M). Found: {found}."
+            f"(100K) or ratings.dat, users.dat and movies.dat (1M).{listing}", listing=(listing,)
         )
 
     users["user"] = users["user"].str.strip()

@@ -319,11 +319,16 @@ def load_error_text(exc: BaseException) -> str:
 
 
 def safe_loader_message(exc: BaseException) -> str:
-    """A loader error for a path box without any directory listing ("found: a, b, c …")."""
+    """A loader error for a path box without any directory listing ("found: a, b, c …"): the parts the
+    loader marked as listings (:attr:`~dpfed_core.errors.DpfedError.listing`) are cut exactly; any other
+    "found: …" runs to the end of its sentence (a file name's own dots do not end it)."""
     import re
 
     text = str(exc)
-    text = re.sub(r"\(?(found|contains|it has|files?)\s*:\s*[^.;)]*[.;)]?", "", text, flags=re.I)
+    for part in getattr(exc, "listing", ()) or ():
+        if part:
+            text = text.replace(part, "")
+    text = re.sub(r"\(?(found|contains|it has|files?)\s*:\s*.*?(?:\.(?=\s|$)|[;)]|$)", "", text, flags=re.I | re.S)
     text = re.sub(r"Did you mean:[^?]*\?", "", text)
     text = re.sub(r"\s{2,}", " ", text).strip()
     return friendly_message(type(exc)(text) if isinstance(exc, DataError) else DataError(text))
