@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import json
 import os
 import shutil
 import subprocess
@@ -33,6 +34,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest_forkserver
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -5334,7 +5337,7 @@ def _copy_tree(dest: Path) -> None:
 #: minute), and it must not stall the whole run.
 MUTANT_TIMEOUT_S = 600
 #: What :meth:`ForkServer.run` returns for tests stopped at their timeout.
-TIMED_OUT = -1
+TIMED_OUT = pytest_forkserver.TIMED_OUT
 
 
 def _env(cwd: Path, write_bytecode: bool = False) -> dict[str, str]:
@@ -5355,9 +5358,6 @@ class ForkServer:
     is stopped with them: the child runs in a session of its own)."""
 
     def __init__(self, logdir: Path) -> None:
-        import json
-
-        self._json = json
         self._logdir = logdir
         self._proc = subprocess.Popen([sys.executable, str(REPO / "tests" / "pytest_forkserver.py")],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -5371,13 +5371,13 @@ class ForkServer:
         self._n += 1
         log = self._logdir / f"pytest-{os.getpid()}-{id(self)}-{self._n}.log"
         job = {"cwd": str(cwd), "args": _pytest_args(tests), "env": _env(cwd, write_bytecode),
-               "timeout": timeout, "log": str(log), "write_bytecode": write_bytecode}
-        self._proc.stdin.write(self._json.dumps(job) + "\n")
+               "timeout": timeout, "log": str(log)}
+        self._proc.stdin.write(json.dumps(job) + "\n")
         self._proc.stdin.flush()
         answer = self._proc.stdout.readline()
         if not answer:
             raise RuntimeError("the pytest fork server stopped")
-        rc = self._json.loads(answer)["rc"]
+        rc = json.loads(answer)["rc"]
         if show_failure and rc != 0:
             print(log.read_text(errors="replace")[-6000:])
         log.unlink(missing_ok=True)

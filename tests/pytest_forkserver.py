@@ -1,17 +1,18 @@
 """A fork server for the mutation runner: one interpreter that has imported the third-party libraries
 the tests use, and runs each mutant's tests in a forked child of itself.
 
-Most of a mutant's run used to be a new interpreter importing NumPy, SciPy, pandas, scikit-learn,
-Streamlit and OpenDP (about two seconds), not its tests (under one). A forked child starts with
-those already imported. It imports nothing of the project: every mutant's copy of ``dpfed_core``,
+In a new interpreter most of a mutant's run is importing NumPy, SciPy, pandas, scikit-learn,
+Streamlit and OpenDP (about two seconds), not its tests (under one for most). A forked child starts
+with those already imported. It imports nothing of the project: every mutant's copy of ``dpfed_core``,
 its tests and its app are imported fresh in the child, from that mutant's folder.
 
-Protocol, one JSON object per line: the runner writes ``{"cwd", "args", "env", "timeout", "log",
-"write_bytecode"}`` on standard input, and this process answers ``{"rc": exit code}`` once that child has ended, or
+Protocol, one JSON object per line: the runner writes ``{"cwd", "args", "env", "timeout", "log"}`` on
+standard input, and this process answers ``{"rc": exit code}`` once that child has ended, or
 ``{"rc": -1}`` when it ran past ``timeout`` seconds (then its whole session was killed: the child
 runs in a session of its own, so processes its tests started go with it). The child's output goes
-to ``log``. A child writes no bytecode unless ``write_bytecode`` is true (the runner's baseline
-compiles its copy once; each mutant's copy carries that cache, less its mutated file's entries).
+to ``log``. A child writes bytecode as a new interpreter would under ``env``: not when it sets
+``PYTHONDONTWRITEBYTECODE`` (the runner's baseline writes it once; each mutant's copy carries that cache,
+less its mutated file's entries).
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def _child(job: dict) -> None:
     # as `python -m pytest` run in that folder: the mutant's copy first, nothing of this file's folder
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path[:] = [job["cwd"]] + [p for p in sys.path if p not in ("", here)]
-    sys.dont_write_bytecode = not job.get("write_bytecode", False)
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     import pytest
 
     rc = pytest.main(job["args"])

@@ -868,18 +868,25 @@ def test_a_user_with_one_item_keeps_it_on_the_holdout():
     assert np.diff(red.indptr).tolist() == [1, 1, 0, 3]
 
 
+def _signal_parts(g: np.random.Generator, n: int, m: int, parts: int):
+    """A hold-out of n users (no training rows, one hidden item each) and ``parts`` matrix parts: noise
+    plus a signal on the hidden item for about 60 % of the users."""
+    train, hidden, has = sp.csr_matrix((n, m)), g.integers(0, m, n), np.ones(n, bool)
+    onehot = np.eye(m)[hidden]
+    mats = []
+    for _ in range(parts):
+        S = g.random((n, m)) + onehot * g.random((n, 1)) * 2 * (g.random((n, 1)) < 0.6)
+        mats.append((S / np.linalg.norm(S, axis=1, keepdims=True), np.eye(m)))
+    return train, hidden, has, mats
+
+
 def test_the_search_drops_a_part_that_is_best_alone_when_the_others_beat_it_together():
     """Weight 0 is on every part's grid: the coordinate search starts from the best single part and may
     leave it at 0 once the other parts together rank the hold-out better without it (here part 2: best
     alone, MAR 0.167; parts 0 and 1 together 0.100). Kept at a weight of at least 0.25 it would be worse."""
     g = np.random.default_rng(184)
     n, m = 12, 6
-    train, hidden, has = sp.csr_matrix((n, m)), g.integers(0, m, n), np.ones(n, bool)
-    onehot = np.eye(m)[hidden]
-    mats = []
-    for _ in range(3):  # noise plus a signal on the hidden item for about 60 % of the users
-        S = g.random((n, m)) + onehot * g.random((n, 1)) * 2 * (g.random((n, 1)) < 0.6)
-        mats.append((S / np.linalg.norm(S, axis=1, keepdims=True), np.eye(m)))
+    train, hidden, has, mats = _signal_parts(g, n, m, 3)
     alone = [holdout_mar(U, train, hidden, has) for U, _ in mats]
     assert int(np.argmin(alone)) == 2
     wm, _, best = choose_weights(mats, [], train, hidden, has)
@@ -1038,12 +1045,7 @@ def test_the_search_comes_back_to_a_weight_once_the_other_weights_have_moved():
 
     g = np.random.default_rng(6)
     n, m = 12, 6
-    train, hidden, has = sp.csr_matrix((n, m)), g.integers(0, m, n), np.ones(n, bool)
-    onehot = np.eye(m)[hidden]
-    mats = []
-    for _ in range(2):  # noise plus a signal on the hidden item for about 60 % of the users
-        S = g.random((n, m)) + onehot * g.random((n, 1)) * 2 * (g.random((n, 1)) < 0.6)
-        mats.append((S / np.linalg.norm(S, axis=1, keepdims=True), np.eye(m)))
+    train, hidden, has, mats = _signal_parts(g, n, m, 2)
     v = g.random(m)
     items = [v / np.linalg.norm(v)]
 

@@ -120,6 +120,7 @@ def worker_count(n_jobs: int) -> int:
     cores = os.cpu_count() or 1
     return cores if n_jobs == -1 else max(1, min(int(n_jobs), cores))
 
+
 class FederatedRecommender:
     """One estimator for every federated method (paper Algorithm 2 for prototype methods; the
     secure-sum protocol for summable methods).
@@ -264,9 +265,8 @@ class FederatedRecommender:
             return [fn(*args) for args in arg_tuples]
         from joblib import Parallel, delayed  # deferred: only parallel runs need it
 
-        # never more worker processes than cores: more only thrash, and joblib starts every one it is
-        # asked for (n_jobs = 100000 from a direct call started over a thousand); each entity keeps its
-        # own stream, so the output does not depend on the count
+        # never more worker processes than cores: more only thrash, and joblib starts every worker it is
+        # asked for, however many; each entity keeps its own stream, so the output does not depend on the count
         return Parallel(n_jobs=worker_count(self.n_jobs))(delayed(fn)(*args) for args in arg_tuples)
 
     # ------------------------------------------------------------------ fit
