@@ -626,6 +626,8 @@ FEW_CANDIDATES = ("tests/test_set_metrics.py::test_a_user_with_fewer_candidates_
                   "candidate_and_no_more")
 LEDGER_GUARANTEE = f"{PLT}::test_the_dashboards_guarantee_is_the_ledgers_epsilon_and_delta_beside_the_request"
 CLI_TABLE = f"{CLIT}::test_the_run_table_states_each_methods_ledger_epsilon_and_overall_numbers"
+WAIT_AND_AUDIT_FLAGS = (f"{CLIT}::test_a_number_flag_written_in_no_plain_decimal_or_out_of_range_is_refused_"
+                        "before_anything_starts")
 SWEEP_SUMMARY = (f"{BREL}::test_the_sweep_summary_compares_with_individual_beside_local_and_with_dp_popularity_as_its_"
                  "baseline")
 
@@ -2842,6 +2844,17 @@ MUTANTS = (
            "('inf', '+inf', 'infinity', '+infinity', '∞')", "('inf', 'infinity', '∞')", (NUMBER_FLAGS,)),
     Mutant("args-largest-lam-refused", CLI_ARGS, "run_config", "args.lam > MAX_LAM", "args.lam >= MAX_LAM",
            (RUN_LIMITS,)),
+    Mutant("args-zero-second-wait-accepted", CLI_ARGS, "positive_seconds", "v > 0", "v >= 0", (WAIT_AND_AUDIT_FLAGS,)),
+    Mutant("args-endless-wait-accepted", CLI_ARGS, "positive_seconds", "math.isfinite(v) and v > 0", "v > 0",
+           (WAIT_AND_AUDIT_FLAGS,)),
+    Mutant("deploy-round-timeout-read-as-plain-float", DEPLOY_CMD, "register_cli", "g.add_argument('--round-timeout')",
+           "float", (WAIT_AND_AUDIT_FLAGS,), arg="type"),
+    Mutant("audit-delta-read-as-plain-float", AUDIT_CMD, "register_cli", "g.add_argument('--delta')", "float",
+           (WAIT_AND_AUDIT_FLAGS,), arg="type"),
+    Mutant("audit-confidence-read-as-plain-float", AUDIT_CMD, "register_cli", "g.add_argument('--confidence')",
+           "float", (WAIT_AND_AUDIT_FLAGS,), arg="type"),
+    Mutant("audit-runs-read-as-plain-int", AUDIT_CMD, "register_cli", "g.add_argument('--runs')", "int",
+           (WAIT_AND_AUDIT_FLAGS,), arg="type"),
     Mutant("args-rank-beyond-items", CLI_ARGS, "run_config", "min(MAX_RANK, dataset.n_items)", "MAX_RANK",
            (RUN_LIMITS,)),
     Mutant("args-delta-flag-ignored", CLI_ARGS, "run_config", "given('delta', base.delta)", "base.delta",

@@ -1044,3 +1044,49 @@ def test_a_count_starts_at_one_and_a_noise_shrink_factor_is_above_one():
         with pytest.raises(argparse.ArgumentTypeError, match=repr(text)):
             parse(text)
 
+
+
+@pytest.mark.parametrize("command,flag,bad,needle", [
+    ("deploy-local", "--round-timeout", "nan", "expected a number of seconds > 0"),
+    ("deploy-local", "--round-timeout", "-5", "expected a number of seconds > 0"),
+    ("deploy-local", "--round-timeout", "0", "expected a number of seconds > 0"),
+    ("deploy-local", "--round-timeout", "inf", "expected a number of seconds > 0"),
+    ("deploy-local", "--round-timeout", "1_0", "expected a number of seconds > 0"),
+    ("audit", "--delta", "1_0", "expected a number"),
+    ("audit", "--delta", "nan", "expected a number"),
+    ("audit", "--confidence", "nan", "expected a number"),
+    ("audit", "--k", "1_0", "expected a whole number"),
+    ("audit", "--runs", "2_00", "expected a whole number"),
+])
+def test_a_number_flag_written_in_no_plain_decimal_or_out_of_range_is_refused_before_anything_starts(
+        tmp_path, capsys, command, flag, bad, needle):
+    # a server that waited nan or -5 s would never give up or give up before any node answered, after the
+    # whole deployment had started; '1_0' is Python's 10, never what a user meant as a number
+    store = tmp_path / "s.sqlite3"
+    # an audit read wrongly would only print its plan (--dry-run), never run its releases
+    dry = ["--dry-run"] if command == "audit" else []
+    assert main([command, "--data", "sample:clinic", "--federation", "region", flag, bad, *dry,
+                 "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: argument {flag}: {needle}") and repr(bad) in err, err
+    assert err.count("\n") == 1 and not store.exists(), err
+
+
+def test_a_deployment_given_a_round_timeout_no_server_can_wait_is_refused_before_it_starts(tmp_path):
+    pytest.importorskip("flwr")
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.config import RunConfig
+    from dpfed_core.data.samples import load_sample
+    from dpfed_core.deployment.deployed import run_deployed
+    from dpfed_core.ui.inputs import CONTROL_NAMES
+
+    ds = load_sample("clinic", federation="region")
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0)
+    for bad in (float("nan"), -5.0, 0.0, float("inf")):
+        with pytest.raises(DpfedError) as err:
+            run_deployed(ds, cfg, workdir=tmp_path, round_timeout=bad)
+        assert err.value.param == "round_timeout" and "number of seconds > 0" in str(err.value)
+        # each front end names its own control
+        assert "--round-timeout" in err.value.render(CLI_NAMES)
+        assert "Round timeout (s)" in err.value.render(CONTROL_NAMES)
+    assert not any(tmp_path.iterdir())

@@ -58,6 +58,7 @@ CLI_NAMES = {
     "encoding": "--encoding", "no_header": "--no-header", "store": "--store", "max_dropouts": "--max-dropouts", "aggregation": "--aggregation",
     "max_iter": "--max-iter", "test_fraction": "--test-fraction", "n_hidden": "--n-hidden",
     "runs": "--runs", "targets": "--targets", "attacks": "--attacks", "confidence": "--confidence",
+    "round_timeout": "--round-timeout",
     "others": "--others", "sweep": "--sweep", "audit": "--audit",
 }
 
@@ -96,6 +97,18 @@ def finite_float(text: str) -> float:
     v = parse_float(text)
     if math.isinf(v):
         raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return v
+
+
+def positive_seconds(text: str) -> float:
+    """A wait in seconds (``--round-timeout``): a finite number > 0. A server that waited ``nan`` or ``-5``
+    seconds for a reply would never time out or would give up before any node answered."""
+    try:
+        v = parse_float(text)
+    except argparse.ArgumentTypeError:
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0 such as 600, got {text!r}")
     return v
 
 

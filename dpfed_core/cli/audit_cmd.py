@@ -8,8 +8,8 @@ from dpfed_core.audit.defaults import (ATTACK_LABELS, DEFAULT_ATTACKS, DEFAULT_E
                                       DEFAULT_TARGETS)
 from dpfed_core.cli import args as cli_args
 from dpfed_core.cli import budget_cmd
-from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, float_list, load_dataset, name_list,
-                                 parse_params, positive_whole_number, seed_int, shrink_factor)
+from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, finite_float, float_list, load_dataset,
+                                 name_list, parse_params, positive_whole_number, seed_int, shrink_factor, whole_number)
 
 
 EPILOG = """\
@@ -58,21 +58,21 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
                         "or their own rows (data: every entity's rows are read, and charged)")
     g.add_argument("--epsilons", type=float_list, default=list(DEFAULT_EPSILONS),
                    help="ε grid for private methods, inf allowed (default 0.5,1,2,4,8)")
-    g.add_argument("--delta", type=float, default=1e-6, help="δ per entity (default 1e-6)")
-    g.add_argument("--k", type=int, default=10, help="prototypes per entity (default 10)")
+    g.add_argument("--delta", type=finite_float, default=1e-6, help="δ per entity (default 1e-6)")
+    g.add_argument("--k", type=whole_number, default=10, help="prototypes per entity (default 10)")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="a parameter of the audited methods, repeatable (e.g. --param support=20): it applies "
                         "to the methods that declare it; a key none declares is an error")
     g.add_argument("--targets", type=name_list, default=list(DEFAULT_TARGETS),
                    help="synthetic,outlier,typical and/or user:<id> (default synthetic,outlier,typical)")
-    g.add_argument("--runs", type=int, default=200, help="releases per class (with / without target; default 200)")
+    g.add_argument("--runs", type=whole_number, default=200, help="releases per class (with / without target; default 200)")
     g.add_argument("--attacks", type=name_list, default=list(DEFAULT_ATTACKS),
                    help=f"{','.join(ATTACK_LABELS)}; a summable method's audit also takes projection,items "
                         f"(default {','.join(DEFAULT_ATTACKS)})")
     g.add_argument("--with-v", action="store_true", help="also attack the server's V (one NMF per run: slower)")
     g.add_argument("--rank", type=positive_whole_number, default=10,
                    help="latent factors of the V attack, ≥ 1 (default 10)")
-    g.add_argument("--confidence", type=float, default=0.95, help="Clopper–Pearson confidence (default 0.95)")
+    g.add_argument("--confidence", type=finite_float, default=0.95, help="Clopper–Pearson confidence (default 0.95)")
     g.add_argument("--seed", type=seed_int, default=0, help="seed, 0 to 2^63 − 1 (default 0)")
     g.add_argument("--out", help="write the JSON audit document here")
     g.add_argument("--dry-run", action="store_true",

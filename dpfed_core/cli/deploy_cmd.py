@@ -7,7 +7,7 @@ import time
 
 from dpfed_core.cli import budget_cmd
 from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_model_args, add_store_args, load_dataset, name_list,
-                                 preflight, run_config, seed_int)
+                                 positive_seconds, preflight, run_config, seed_int)
 
 EPILOG = """\
 examples:
@@ -35,7 +35,7 @@ def register_cli(subparsers) -> None:
     add_model_args(p)
     g = p.add_argument_group("deployment")
     # --max-dropouts (summable methods) comes with the model arguments (add_model_args), like --aggregation.
-    g.add_argument("--round-timeout", type=float, default=600.0,
+    g.add_argument("--round-timeout", type=positive_seconds, default=600.0,
                    help="seconds the server waits for every node's reply in a round (default 600)")
     g.add_argument("--workdir", help="keep logs, shards and Flower's state here (an existing folder keeps its mode: the run gets a private dpfed-run-* folder inside it; default: a temporary directory, removed)")
     g.add_argument("--dump-dir", help="write a copy of every payload the server received here (compliance)")

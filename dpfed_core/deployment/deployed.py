@@ -84,6 +84,11 @@ def run_deployed(
     folder, and ``on_policy`` is told so. A simulation run needs a given policy that allows it.
     """
     config, spec = check_deployable(dataset, config, engine, sim_backend)
+    if not (math.isfinite(round_timeout) and round_timeout > 0):
+        # checked before anything starts: a server that waited nan or −5 s would never give up, or give
+        # up before any node answered, after the whole deployment had been started for nothing
+        raise ConfigError(f"round_timeout must be a number of seconds > 0, got {round_timeout!r}",
+                          param="round_timeout")
     if federation is None:
         check_site_policy(config, site_policy, dataset)
     t0 = time.perf_counter()

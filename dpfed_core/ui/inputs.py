@@ -141,6 +141,7 @@ CONTROL_NAMES = {
     "encoding": "“Text encoding” on the Data page",
     "events": "“Event tables (items)” on the Data page",
     "top_n": "“Top-N” on the Recommend page",
+    "round_timeout": "“Round timeout (s)” on the Federate page",
     "prototype_params": "the method's parameters (Advanced) on the Federate page",
     "entity_transform": "“Derived as” (federation key) on the Data page",
     "entity_from": "“Entity from column” on the Data page",
