@@ -2855,6 +2855,8 @@ MUTANTS = (
            "float", (WAIT_AND_AUDIT_FLAGS,), arg="type"),
     Mutant("audit-runs-read-as-plain-int", AUDIT_CMD, "register_cli", "g.add_argument('--runs')", "int",
            (WAIT_AND_AUDIT_FLAGS,), arg="type"),
+    Mutant("audit-max-dropouts-read-as-plain-int", AUDIT_CMD, "register_cli", "g.add_argument('--max-dropouts')", "int",
+           (WAIT_AND_AUDIT_FLAGS,), arg="type"),
     Mutant("args-rank-beyond-items", CLI_ARGS, "run_config", "min(MAX_RANK, dataset.n_items)", "MAX_RANK",
            (RUN_LIMITS,)),
     Mutant("args-delta-flag-ignored", CLI_ARGS, "run_config", "given('delta', base.delta)", "base.delta",

@@ -1057,6 +1057,7 @@ def test_a_count_starts_at_one_and_a_noise_shrink_factor_is_above_one():
     ("audit", "--confidence", "nan", "expected a number"),
     ("audit", "--k", "1_0", "expected a whole number"),
     ("audit", "--runs", "2_00", "expected a whole number"),
+    ("audit", "--max-dropouts", "1_0", "expected a whole number"),
 ])
 def test_a_number_flag_written_in_no_plain_decimal_or_out_of_range_is_refused_before_anything_starts(
         tmp_path, capsys, command, flag, bad, needle):

@@ -47,7 +47,7 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
     g.add_argument("--aggregation", choices=["none", "secure"], default="none",
                    help="trust model of summable methods: none = the attacker sees the entity's own noisy "
                         "release (default, as a run's --aggregation); secure = only the sum over all entities")
-    g.add_argument("--max-dropouts", type=int, default=0,
+    g.add_argument("--max-dropouts", type=whole_number, default=0,
                    help="with --aggregation secure: tolerated missing entities (as the run's; default 0)")
     g.add_argument("--power-check", type=shrink_factor, default=None, metavar="FACTOR",
                    help="summable methods: also run the audit with the noise shrunk by FACTOR (e.g. 50) against the "
