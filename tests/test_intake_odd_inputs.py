@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dpfed_core.cli import main
-from dpfed_core.errors import ConfigError
+from dpfed_core.errors import ConfigError, DataError
 
 REPO = Path(__file__).resolve().parents[1]
 COLS = ["--user-col", "user", "--item-col", "item", "--value-col", "rating", "--entity-col", "hospital",
@@ -980,3 +980,39 @@ def test_a_workbook_is_told_by_its_name_when_its_bytes_are_damaged_and_an_ods_by
         z.writestr("content.xml", "<office:document-content/>")
     with pytest.raises(DataError, match="is an Excel workbook, not a table"):
         read_table(buf.getvalue(), filename="export.csv")
+
+
+def test_blank_lines_before_the_header_are_skipped_and_lines_still_count_them(tmp_path, capsys):
+    """An export that opens with an empty line: read as the header, it left the table without a column name
+    ("Columns found: ." on both front ends). The header is the first line holding a value, and the line an error
+    names is the file's own, blank lines included, with or without a byte-order mark, a separator hint or a
+    header."""
+    from dpfed_core.data.long_table import load_long_table
+    from dpfed_core.data.upload import upload_columns
+
+    text = table()
+    opts = dict(user_col="user", item_col="item", value_col="rating", entity_col="hospital", value_max=5,
+                entities_from_data=True)
+    want = load_long_table(text.encode(), filename="t.csv", **opts)
+    for lead in ("\n", "\r\n\r\n", " \t\n", "\ufeff\n\n"):
+        data = (lead + text).encode()
+        ds = load_long_table(data, filename="t.csv", **opts)
+        assert list(ds.user_ids) == list(want.user_ids) and (ds.X != want.X).nnz == 0
+        assert list(upload_columns(data, "t.csv").columns) == ["user", "item", "rating", "hospital"]
+    tsv = ("\n" + text.replace(",", "\t")).encode()
+    assert (load_long_table(tsv, filename="t.tsv", **opts).X != want.X).nnz == 0
+    lines = text.splitlines()
+    lines[9] = lines[9].rsplit(",", 2)[0] + ",x," + lines[9].rsplit(",", 1)[1]
+    path = tmp_path / "lead.csv"
+    path.write_text("\n\n" + "\n".join(lines) + "\n")
+    err = cli_error(capsys, path)
+    assert err.startswith(f"error: {path}, data row 9 (line 12): column 'rating' holds 'x' where a number was "
+                          "expected"), err
+    hinted = ("\nsep=;\n" + "\n".join(lines).replace(",", ";") + "\n").encode()
+    with pytest.raises(DataError, match=r"data row 9 \(line 12\): column 'rating' holds 'x'"):
+        load_long_table(hinted, filename="t.csv", **opts)
+    rows = "\n".join(lines[1:]).replace("x", "3")
+    bare = load_long_table(("\n" + rows + "\n").encode(), filename="t.csv", header=False, user_col="column 1",
+                           item_col="column 2", value_col="column 3", entity_col="column 4", value_kind="ratings",
+                           entities_from_data=True)
+    assert bare.n_users == want.n_users and bare.X.nnz == want.X.nnz

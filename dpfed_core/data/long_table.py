@@ -657,6 +657,29 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
     return t
 
 
+def _summed_counts_over_bound(t: pd.DataFrame, label: str, from_text: bool | int, value_max: float,
+                              over_max: str | None, notes: list[str]) -> None:
+    """The bound applies to a (user, item) count, so repeated rows added up are checked again: an event log
+    of one row per event (each row 1) holds counts only once merged, as the eICU loader counts its events
+    before the same check. Above the (always declared) bound a count is kept with a note (the DP mechanisms
+    clip it), or refused with ``over_max="error"``."""
+    v = t["v"].to_numpy()
+    over = v > value_max
+    if not over.any():
+        return
+    bound = f"the declared public bound {value_max:g}"
+    n = int(over.sum())
+    if over_max == "error":
+        r = t.loc[over].iloc[0]
+        raise DataError(
+            f"{_row_ref(label, r['row'], from_text)}: user '{r['u']}' has a count of {_cell(r['v'])} for item "
+            f"'{r['i']}' once its repeated rows are added up, above {bound} ({_count(n, 'such count')}). Declare the "
+            "true maximum (value_max), or fix those rows.", param="value_max")
+    notes.append(f"{_count(n, '(user, item) count')} ({over.mean():.2%}) {'exceeds' if n == 1 else 'exceed'} {bound} "
+                 f"once repeated rows are added up; {'it is' if n == 1 else 'they are'} kept as is here and clipped "
+                 "to it by the DP mechanisms")
+
+
 def _drop_zeros(t: pd.DataFrame, label: str, value_kind: str, notes: list[str]) -> pd.DataFrame:
     """Rows whose value is 0 are dropped, with a note saying how many and why.
 
@@ -1042,7 +1065,10 @@ def _build(
         t["name"] = nm.to_numpy()
 
     _check_disjoint_users(t, label, from_text)
+    n_rows = len(t)
     t = _merge_duplicates(t, label, from_text, value_kind, duplicates, notes)
+    if value_kind == "counts" and len(t) < n_rows:
+        _summed_counts_over_bound(t, label, from_text, value_max, over_max, notes)
     t = _drop_zeros(t, label, value_kind, notes)
     t, ent_list = _apply_entities(t, label, exclude_entities, notes, entities, entity_transform,
                                   undeclared_entities)

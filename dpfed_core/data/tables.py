@@ -461,12 +461,15 @@ def read_table(
         raise DataError(f"{label} is JSON, not a table: this tool reads CSV, TSV or Parquet files. Save the "
                         "records as a CSV file with one column per field (e.g. pandas: read_json, then to_csv) "
                         "and load that file in its place.", param="data")
-    # A spreadsheet's separator hint ('sep=;' on a line of its own before the header) is no row and no
-    # header: its separator is the table's, and the line is skipped (line numbers still count it).
-    hint = re.match(rb"(?:\xef\xbb\xbf)?sep=([,;\t|])\r?\n", text_head)
-    skip = 1 if hint else 0
+    # Blank lines before the header (an export's leading empty line) are no header, as a blank line among
+    # the rows is no row: skipped, and line numbers still count them. Read as the header, a blank line left
+    # the table without a column name. A spreadsheet's separator hint ('sep=;' on a line of its own before
+    # the header) is no row and no header either: its separator is the table's, and the line is skipped.
+    lead = re.match(rb"(?:\xef\xbb\xbf)?(?:[ \t]*\r?\n)*", text_head)
+    hint = re.match(rb"sep=([,;\t|])\r?\n", text_head[lead.end():])  # type: ignore[union-attr]
+    skip = lead.group(0).count(b"\n") + (1 if hint else 0)  # type: ignore[union-attr]
     if sep is None:
-        sep = hint.group(1).decode() if hint else _sniff_sep(text_head)
+        sep = hint.group(1).decode() if hint else _sniff_sep(text_head[lead.end():])  # type: ignore[union-attr]
     try:
         nul_at = _first_nul(path, data, compression)
     except (EOFError, OSError, zlib.error) as exc:  # a gzip stream cut short or damaged
