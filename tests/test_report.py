@@ -1101,3 +1101,28 @@ def test_a_document_with_several_wrong_figures_names_the_runs_first_and_counts_t
     with pytest.raises(DataError, match=r"states ε = 0\.9, .* for entity .*, but") as err:
         rep.build_report(run, include_plotlyjs=False)
     assert "more figures" not in str(err.value)
+
+
+def test_a_simulations_comparisons_on_generated_data_are_said_recorded_not_charged(tmp_path):
+    """A simulation on generated data has its releases recorded in the budget store and none charged:
+    each comparison's row says so, never that it was charged with the run; the same simulation on
+    people's records is charged (as non-private) and its rows say that."""
+    import dataclasses
+
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.service import execute_run
+    from dpfed_core.privacy.odometer import BudgetOdometer
+    from dpfed_core.reporting.report_sections import other_releases
+    from report_docs import small_dataset
+
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6, rank=2, seed=0, max_iter=5, simulation=True)
+    generated = dataclasses.replace(small_dataset(), generated=True)
+    out = execute_run(generated, cfg, compare=("central",), store=tmp_path / "g.sqlite3", save=False)
+    assert [r["spend"] for r in other_releases(out.doc)] == ["simulation: not charged"]
+    assert "charged with this run" not in rep.build_report(out.doc, include_plotlyjs=False, generated="x")
+    stored = BudgetOdometer(tmp_path / "g.sqlite3").releases(out.doc["odometer"]["dataset_key"])
+    assert len(stored) == 2 and not any(r["charged"] for r in stored)
+    people = execute_run(small_dataset(), cfg, compare=("central",), store=tmp_path / "p.sqlite3", save=False)
+    assert [r["spend"] for r in other_releases(people.doc)] == ["charged with this run: counted in the run's figure"]
+    stored = BudgetOdometer(tmp_path / "p.sqlite3").releases(people.doc["odometer"]["dataset_key"])
+    assert len(stored) == 2 and all(r["charged"] for r in stored)

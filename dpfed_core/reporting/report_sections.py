@@ -272,6 +272,8 @@ def other_releases(run: dict, comparison: dict[str, dict] | None = None, sweep: 
     names = _entity_names(run)
     simulation = bool((run.get("privacy") or {}).get("simulation"))
     charged_with_run = bool((run.get("odometer") or {}).get("store"))
+    # a simulation on generated data has its releases recorded in the store, and charged nothing
+    recorded_only = simulation and bool((run.get("odometer") or {}).get("simulation_not_charged"))
     main = next(iter(_comparison_docs(run, comparison)))
     for name, d in _comparison_docs(run, comparison).items():
         if name == main:
@@ -281,7 +283,8 @@ def other_releases(run: dict, comparison: dict[str, dict] | None = None, sweep: 
         if kind == "none":  # e.g. local: nothing left an entity, so nothing to name or count
             continue
         spend = _spend_after(d) or (
-            "charged with this run: counted in the run's figure" if charged_with_run and comparison is None
+            "simulation: not charged" if recorded_only and comparison is None
+            else "charged with this run: counted in the run's figure" if charged_with_run and comparison is None
             else "not charged to a budget store")
         if kind == "dp":
             eps = f"ε = {fmt_eps(p.get('epsilon'))}, δ = {fmt_num(p.get('delta'))}"
