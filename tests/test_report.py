@@ -1126,3 +1126,22 @@ def test_a_simulations_comparisons_on_generated_data_are_said_recorded_not_charg
     assert [r["spend"] for r in other_releases(people.doc)] == ["charged with this run: counted in the run's figure"]
     stored = BudgetOdometer(tmp_path / "p.sqlite3").releases(people.doc["odometer"]["dataset_key"])
     assert len(stored) == 2 and all(r["charged"] for r in stored)
+
+
+def test_a_run_ranked_at_its_own_n_has_every_metric_the_command_line_printed():
+    """A run with --top-n 5 measured precision, recall and NDCG at 5: the utility table states each of
+    them, headed @5, with the run's values, as the command line's table does."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.experiments import make_split, run_method
+    from report_docs import small_dataset
+
+    ds = small_dataset()
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6, rank=2, seed=0, max_iter=5, top_n=5,
+                    simulation=True)
+    run, _ = run_method(ds, cfg, make_split(ds, cfg))
+    util = _section(rep.build_report(run, include_plotlyjs=False, generated="x"), "utility")
+    for k, label in (("precision_at_5", "precision@5 (↑)"), ("recall_at_5", "recall@5 (↑)"),
+                     ("ndcg_at_5", "NDCG@5 (↑)")):
+        assert f"<th>{label}</th>" in util
+        assert f"<td class='num'>{rep.fmt_num(run['overall'][k])}</td>" in util
+    assert "@10" not in util
