@@ -1145,3 +1145,25 @@ def test_a_run_ranked_at_its_own_n_has_every_metric_the_command_line_printed():
         assert f"<th>{label}</th>" in util
         assert f"<td class='num'>{rep.fmt_num(run['overall'][k])}</td>" in util
     assert "@10" not in util
+
+
+def test_a_tradeoff_metric_the_sweep_did_not_measure_is_refused_naming_the_flag(docs, tmp_path, capsys):
+    """A run ranked at 5 (--top-n 5) beside a sweep ranked at 10: --metric precision_at_5 is the run's but
+    not the sweep's, so the report is refused with one error naming --metric and the sweep's metrics,
+    never an internal error, and nothing is written."""
+    from dpfed_core.cli.main import main
+
+    run5 = json.loads(json.dumps(docs["run"], default=str))
+    run5["config"]["top_n"] = 5
+    run5["overall"] = {k.replace("_at_10", "_at_5"): v for k, v in run5["overall"].items()}
+    paths = {"run": tmp_path / "r5.json", "sweep": tmp_path / "s.json"}
+    write_json(run5, paths["run"])
+    write_json(docs["sweep"], paths["sweep"])
+    out = tmp_path / "r.html"
+    argv = ["report", "--run", str(paths["run"]), "--sweep", str(paths["sweep"]), "--out", str(out)]
+    assert main([*argv, "--metric", "precision_at_5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "internal error" not in err and "[--metric]" in err
+    assert "'precision_at_5' is not one the sweep's runs measured; choose one of mar, ndcg_at_10," in err
+    assert not out.exists()
+    assert main([*argv, "--metric", "mar"]) == 0 and out.is_file()
