@@ -1147,6 +1147,233 @@ def test_a_run_ranked_at_its_own_n_has_every_metric_the_command_line_printed():
     assert "@10" not in util
 
 
+def test_the_utility_chart_draws_each_methods_mar_as_its_table_states_it(docs, monkeypatch):
+    """The bar chart beside the utility table is of the metric it is titled with (MAR), one bar per
+    method in the table's order, at that method's overall value."""
+    from dpfed_core.reporting import report_sections
+
+    drawn = {}
+    real = report_sections._fig_html
+
+    def keep(fig, div_id, height=440):
+        drawn[div_id] = fig
+        return real(fig, div_id, height)
+
+    monkeypatch.setattr(report_sections, "_fig_html", keep)
+    rep.build_report(docs["run"], generated="x")
+    fig = drawn["fig-utility"]
+    want = {"dp-prototypes": docs["run"]["overall"]["mar"],
+            **{m: d["overall"]["mar"] for m, d in docs["run"]["comparison"].items()}}
+    (bar,) = fig.data
+    assert list(bar.x) == list(want) and list(bar.y) == pytest.approx(list(want.values()))
+    assert fig.layout.yaxis.title.text == "MAR (↓)"
+    assert len(set(want.values())) == len(want)  # the methods' values differ: a bar of another metric shows
+
+
+def test_the_provenance_fingerprint_is_of_the_documents_content_whatever_its_key_order(docs):
+    """SHA-256 of canonical JSON: the same run document with its keys in another order (as another tool
+    may write it) has the same fingerprint, the one a reader can recompute."""
+    import hashlib
+
+    from dpfed_core.evaluation.experiments import json_safe
+
+    run = docs["run"]
+    reordered = dict(reversed(list(run.items())))
+    sha = hashlib.sha256(json.dumps(json_safe(run), sort_keys=True).encode()).hexdigest()
+    for doc in (run, reordered):
+        assert f"<td>{sha}</td>" in _section(rep.build_report(doc, include_plotlyjs=False, generated="x"),
+                                            "provenance")
+
+
+def test_the_public_version_of_a_non_private_run_says_its_releases_are_exact(docs):
+    """A public report of k-means (exact cluster means left the entities) never calls itself a report
+    of differentially private outputs."""
+    km = dict(docs["run"]["comparison"]["kmeans"])
+    km.update(config=docs["run"]["config"] | {"method": "kmeans"}, dataset=docs["run"]["dataset"],
+              messages=[], created="x", version=__version__)
+    summary = _section(rep.build_report(km, include_plotlyjs=False, public=True, generated="x"), "summary")
+    assert "public version of a run WITHOUT a privacy guarantee" in summary
+    assert "exact (a non-private method or ε = ∞)" in summary
+    assert "only differentially private outputs" not in summary
+
+
+def test_a_simulations_trust_model_says_where_its_secure_sum_was_formed():
+    """In-process sums and Flower's SecAgg+ are different trust models: a simulation names the one it ran."""
+    from dpfed_core.reporting.report_sections import trust_text
+
+    trust = {"aggregation": "secure", "against_server_and_other_entities": {"epsilon": 2.0, "delta": 1e-6}}
+    here = trust_text({"simulation": True, "trust": {**trust, "in_process": True}})
+    flower = trust_text({"simulation": True, "trust": {**trust, "in_process": False}})
+    assert "(formed in-process)" in here and "SecAgg+" not in here
+    assert "(formed by Flower's SecAgg+)" in flower and "in-process" not in flower
+    assert trust_text({"simulation": True, "trust": {"aggregation": "none"}}).startswith(
+        "no secure aggregation: the server sees every entity's release")
+
+
+def test_a_complete_sweep_of_an_earlier_version_without_a_store_record_is_not_called_partial():
+    """Only a sweep that says it was interrupted (complete: false) is a partial one; a document without
+    the flag (written before it existed) and without a store record was not charged to a store."""
+    from dpfed_core.reporting.report_sections import _sweep_not_recorded
+
+    assert _sweep_not_recorded({"runs": [{}]}) == "not charged to a budget store"
+    assert _sweep_not_recorded({"runs": [{}], "complete": True}) == "not charged to a budget store"
+    assert _sweep_not_recorded({"runs": [{}], "complete": False}).startswith("a partial sweep")
+
+
+def test_a_dp_release_beside_the_run_leaves_every_entity_its_guarantee(with_dp_comparison):
+    """Only a release that voided some entity's guarantee gets a line saying so; a DP comparison names none."""
+    from dpfed_core.reporting.report_sections import void_lines
+
+    assert void_lines([{"void": [], "what": "the comparison dp-popularity"}]) == []
+    assert void_lines([{"void": ["clinic A"], "what": "the audit"}]) == [
+        "Entity clinic A has no overall guarantee: a non-private release (the audit)."]
+    run = {**with_dp_comparison, "comparison": {"dp-popularity": with_dp_comparison["comparison"]["dp-popularity"]}}
+    page = rep.build_report(run, include_plotlyjs=False, generated="x")
+    assert "comparison dp-popularity" in _section(page, "overview")
+    assert "no overall guarantee" not in page
+
+
+def test_a_simulations_first_screen_states_no_epsilon_one_person_is_protected_at(cooc_doc):
+    """Seeded noise protects no one: the first screen of a simulation has no ε figures and no 'what ε
+    means for one person'; the same run with production noise has both."""
+    sim = {**cooc_doc, "privacy": {**cooc_doc["privacy"], "simulation": True}}
+    ov = _section(rep.build_report(sim, include_plotlyjs=False, generated="x"), "overview")
+    assert "no privacy guarantee holds for this run" in ov
+    assert "class='figures'" not in ov and "What ε means for one person" not in ov
+    prod = _section(rep.build_report(cooc_doc, include_plotlyjs=False, generated="x"), "overview")
+    assert "class='figures'" in prod and "What ε means for one person" in prod
+
+
+def test_the_summary_of_a_simulation_states_no_guarantee():
+    """A simulation's summary says no differential-privacy guarantee holds, with the budget it was
+    configured with, never '(ε, δ)-differential privacy for every user'."""
+    from dpfed_core.reporting.report_sections import _summary
+
+    p = {"private": True, "simulation": True, "epsilon": 1.0, "delta": 1e-6, "requested_epsilon": 1.0,
+         "requested_delta": 1e-6}
+    text = _summary({"privacy": p, "config": {"method": "dp-popularity"}}, "x", None, None)
+    assert "no differential-privacy guarantee holds (configured budget (1, 1e-06))" in text
+    assert "-differential privacy</b> for every user" not in text
+    prod = _summary({"privacy": {**p, "simulation": False}, "config": {"method": "dp-popularity"}}, "x", None, None)
+    assert "(1, 1e-06)-differential privacy</b> for every user" in prod
+
+
+def test_a_ledger_epsilon_above_the_request_is_called_beyond_it():
+    """The privacy section compares the ledger's ε with the request: above it (beyond float rounding) is
+    said to exceed it."""
+    from dpfed_core.reporting.report_sections import _privacy
+
+    p = {"private": True, "epsilon": 1.0, "delta": 1e-6, "requested_epsilon": 1.0, "requested_delta": 1e-6,
+         "label": "x", "samplers": [], "per_stage": [], "ledger": []}
+    assert "within the request" in _privacy({"privacy": {**p, "epsilon": 1.0 + 1e-12}}, False)
+    assert "EXCEEDS the request" in _privacy({"privacy": {**p, "epsilon": 1.05}}, False)
+
+
+def test_only_a_dp_comparisons_ledger_rows_are_listed_as_its_released_dp_statistics(docs, with_dp_comparison):
+    """Exact releases (central, k-means) are not DP statistics: their rows never appear under the
+    comparison methods' ledgers; a DP comparison's do."""
+    priv = _section(rep.build_report(docs["run"], include_plotlyjs=False, generated="x"), "privacy")
+    assert "The comparison methods' ledgers" not in priv
+    priv = _section(rep.build_report(with_dp_comparison, include_plotlyjs=False, generated="x"), "privacy")
+    table = priv.split("The comparison methods' ledgers")[1]
+    assert "<td>dp-popularity</td>" in table
+    assert not any(f"<td>{m}</td>" in table for m in ("kmeans", "central", "individual"))
+
+
+def test_the_tradeoff_chart_marks_where_federation_pays_against_the_first_baseline_of_the_sweep(docs, monkeypatch):
+    """The chart's crossing is the ε the section's sentences state, against the sweep's first verdict
+    baseline."""
+    from dpfed_core.reporting import plots, report_sections
+
+    asked, drawn = [], []
+    monkeypatch.setattr(report_sections, "crossing_epsilon", lambda sweep, metric, ref: asked.append(ref) or 3.0)
+    real = plots.tradeoff_chart
+
+    def keep(*args, **kwargs):
+        drawn.append(kwargs["crossing"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plots, "tradeoff_chart", keep)
+    rep.build_report(docs["run"], sweep_doc=docs["sweep"], generated="x")
+    assert asked == ["individual"] and drawn == [3.0]
+
+
+def test_a_dp_reference_is_drawn_against_epsilon_and_an_exact_one_as_a_line():
+    """dp-popularity runs at every ε of the sweep: its means are drawn at their ε; local, run once, is a
+    horizontal line at its mean."""
+    import pandas as pd
+
+    from dpfed_core.reporting.plots import tradeoff_chart
+
+    table = pd.DataFrame([
+        {"method": "dp-cooccurrence", "epsilon": 1.0, "mean": 0.20, "sd": 0.01, "n": 2},
+        {"method": "dp-cooccurrence", "epsilon": 3.0, "mean": 0.15, "sd": 0.01, "n": 2},
+        {"method": "dp-popularity", "epsilon": 1.0, "mean": 0.30, "sd": 0.02, "n": 2},
+        {"method": "dp-popularity", "epsilon": 3.0, "mean": 0.25, "sd": 0.02, "n": 2},
+        {"method": "local", "epsilon": 0.0, "mean": 0.17, "sd": 0.01, "n": 2}])
+    fig = tradeoff_chart(table, "dp-cooccurrence", "mar", references=["dp-popularity", "local"])
+    (pop,) = [t for t in fig.data if t.name == "dp-popularity (same ε)"]
+    assert list(pop.x) == [1.0, 3.0] and list(pop.y) == [0.30, 0.25]
+    (local,) = [t for t in fig.data if t.name == "local"]
+    assert list(local.y) == [0.17, 0.17]
+
+
+def test_a_one_seed_sweep_says_its_spread_is_unknown_not_nan():
+    """With one seed there is no sd: the hover says so, never 'nan' or a spread of 0."""
+    import pandas as pd
+
+    from dpfed_core.reporting.plots import tradeoff_chart
+
+    table = pd.DataFrame([{"method": "m", "epsilon": e, "mean": 0.2, "sd": float("nan"), "n": 1} for e in (1.0, 3.0)])
+    (line,) = [t for t in tradeoff_chart(table, "m", "mar").data if t.name == "m (mean ± sd)"]
+    assert list(line.customdata) == ["— (one seed)", "— (one seed)"]
+
+
+def test_items_whose_names_share_a_long_prefix_keep_a_row_each_in_the_factor_chart():
+    """Labels are cut to fit; two items whose names differ only after the cut stay two rows (Plotly
+    would merge equal category labels into one)."""
+    import numpy as np
+
+    from dpfed_core.reporting.plots import factor_heatmap
+
+    names = ["acetaminophen 325 mg oral tablet, bottle of 100", "acetaminophen 325 mg oral tablet, bottle of 500"]
+    fig = factor_heatmap(np.array([[1.0, 0.5], [0.8, 0.2]]), names)
+    labels = list(fig.data[0].y)
+    assert len(labels) == 2 and len(set(labels)) == 2
+
+
+def test_entity_names_are_inert_text_in_the_charts_labels():
+    """Plotly renders some HTML in labels: an entity named with markup is drawn as its text, never as a
+    link or a style."""
+    import pandas as pd
+
+    from dpfed_core.reporting.plots import metric_bars
+
+    name = "<a href='https://example.org'>ward 3</a>"
+    df = pd.DataFrame([{"method": "m", "entity": name, "mar": 0.1}, {"method": "m", "entity": "overall", "mar": 0.2}])
+    (bar,) = metric_bars(df, "mar").data
+    assert list(bar.x) == ["&lt;a href='https://example.org'&gt;ward 3&lt;/a&gt;", "overall"]
+
+
+@pytest.mark.parametrize("flag", ["--run", "--sweep", "--audit"])
+def test_a_json_document_that_is_not_an_object_is_refused_naming_its_flag(docs, tmp_path, capsys, flag):
+    """A JSON list given as any document ends in one error naming the flag, never a traceback."""
+    from dpfed_core.cli.main import main
+
+    run = tmp_path / "r.json"
+    write_json(docs["run"], run)
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps([{"kind": "audit", "runs": []}]))
+    argv = ["report", "--run", str(run), "--out", str(tmp_path / "r.html")]
+    argv[argv.index("--run") + 1 if flag == "--run" else len(argv):] = (
+        [str(listed), "--out", str(tmp_path / "r.html")] if flag == "--run" else [flag, str(listed)])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "Traceback" not in err
+    assert f"{flag} {listed} is not a result document (a JSON object)" in err
+    assert not (tmp_path / "r.html").exists()
+
+
 def test_a_tradeoff_metric_the_sweep_did_not_measure_is_refused_naming_the_flag(docs, tmp_path, capsys):
     """A run ranked at 5 (--top-n 5) beside a sweep ranked at 10: --metric precision_at_5 is the run's but
     not the sweep's, so the report is refused with one error naming --metric and the sweep's metrics,
