@@ -1394,3 +1394,21 @@ def test_a_tradeoff_metric_the_sweep_did_not_measure_is_refused_naming_the_flag(
     assert "'precision_at_5' is not one the sweep's runs measured; choose one of mar, ndcg_at_10," in err
     assert not out.exists()
     assert main([*argv, "--metric", "mar"]) == 0 and out.is_file()
+
+
+def test_an_audit_of_other_data_is_refused_naming_its_flag(docs):
+    """An audit of another dataset beside the run would have its entity named as left without a
+    guarantee, and its charge counted, in a report of the run's data: refused as a sweep of other data is."""
+    audit = json.loads(json.dumps(docs["audit"], default=str))
+    audit["dataset"] = {**audit["dataset"], "name": "other clinics", "n_users": audit["dataset"]["n_users"] + 1}
+    with pytest.raises(DataError, match=r"the audit was computed on other data \(other clinics: ") as exc:
+        rep.build_report(docs["run"], audit_doc=audit, include_plotlyjs=False)
+    assert exc.value.param == "audit"
+    # charged to one store: the dataset key tells the data apart whatever their sizes
+    run = {**docs["run"], "odometer": {"store": "/s.sqlite3", "dataset_key": "key-a"}}
+    with pytest.raises(DataError, match="other data"):
+        rep.build_report(run, audit_doc={**docs["audit"], "odometer": {"store": "/s.sqlite3", "dataset_key": "key-b"}},
+                         include_plotlyjs=False)
+    same = {**docs["audit"], "odometer": {"store": "/s.sqlite3", "dataset_key": "key-a"}}
+    assert "membership-inference audit of entity clinic B" in rep.build_report(run, audit_doc=same,
+                                                                                 include_plotlyjs=False)

@@ -149,6 +149,10 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
         check_sweep_metric(sweep_doc, metric)
     if audit_doc is not None and audit_doc.get("kind") != "audit":
         raise DataError("the audit document is not a `python -m dpfed_core audit` result", param="audit")
+    if audit_doc is not None and not same_data(run_doc, audit_doc):
+        # its entity's void line and its charge would be stated as the run's data's
+        raise DataError(f"the audit was computed on other data ({_data_words(audit_doc)}) than the run "
+                        f"({_data_words(run_doc)}); give an audit of the run's data", param="audit")
     check_one_store(run_doc, {"--sweep": sweep_doc, "--audit": audit_doc})
     check_stated_guarantee(run_doc, "the run document")
     for name, doc in (comparison if comparison is not None else run_doc.get("comparison") or {}).items():
