@@ -1412,3 +1412,44 @@ def test_an_audit_of_other_data_is_refused_naming_its_flag(docs):
     same = {**docs["audit"], "odometer": {"store": "/s.sqlite3", "dataset_key": "key-a"}}
     assert "membership-inference audit of entity clinic B" in rep.build_report(run, audit_doc=same,
                                                                                  include_plotlyjs=False)
+
+
+@pytest.mark.parametrize("where", ["a file", "a folder"])
+def test_a_report_out_that_cannot_be_written_is_refused_naming_out(docs, tmp_path, capsys, where):
+    """--out inside a file, or a folder itself: one error naming --out before anything is built."""
+    from dpfed_core.cli.main import main
+
+    run = tmp_path / "r.json"
+    write_json(docs["run"], run)
+    out = run / "r.html" if where == "a file" else tmp_path
+    assert main(["report", "--run", str(run), "--out", str(out), "--no-charts"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and f"error: --out {out}" in err and "internal error" not in err
+    assert json.loads(run.read_text())["config"] == json.loads(json.dumps(docs["run"]["config"], default=str))
+
+
+def test_a_k_of_one_is_not_explained_as_a_maximum():
+    """With k = 1 every entity sends its one DP sum: there is no automatic k to explain."""
+    from dpfed_core.reporting.report_sections import k_explanation
+
+    run = {"config": {"method": "dp-gaussian", "k": 1, "prototype_params": {"cluster_size": 100}},
+           "messages": [{"round": 1, "sender": "A", "receiver": "server", "content": "1 prototypes", "shape": [1, 4]}]}
+    assert k_explanation(run) == ""
+    assert "k = 2 is a maximum" in k_explanation({**run, "config": {**run["config"], "k": 2}})
+
+
+def test_no_guarantee_is_said_in_plain_words_as_no_protection():
+    from dpfed_core.reporting.report_sections import epsilon_in_words
+
+    assert epsilon_in_words(math.inf, 0.0) == (
+        "No protection: what left the entities can reveal a person's records exactly.")
+
+
+def test_a_run_without_comparisons_says_how_to_add_them(docs):
+    """The utility section of a run alone says there is nothing to compare and names --compare; with
+    comparisons it does not."""
+    alone = {k: v for k, v in docs["run"].items() if k != "comparison"}
+    util = _section(rep.build_report(alone, include_plotlyjs=False, generated="x"), "utility")
+    assert "No comparison methods in the run document" in util and "--compare" in util
+    util = _section(rep.build_report(docs["run"], include_plotlyjs=False, generated="x"), "utility")
+    assert "No comparison methods" not in util
