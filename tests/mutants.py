@@ -5384,6 +5384,9 @@ MUTANTS = (
            ("tests/test_privacy_labels.py::test_simulation_run_is_labelled_in_json_ledger_dashboard_and_report",)),
     Mutant("readout-run-alone-without-the-compare-hint", RSECTIONS, "_utility", "len(docs) == 1", "False",
            (f"{READOUT_T}test_a_run_without_comparisons_says_how_to_add_them",)),
+    Mutant("readout-cli-undefined-metric-printed-nan", CLI_MAIN, "_metric_cell",
+           "isinstance(value, (int, float)) and math.isfinite(value)", "isinstance(value, (int, float))",
+           ("tests/test_cli.py::test_an_undefined_metric_is_printed_as_a_dash_never_nan",)),
 )
 
 
