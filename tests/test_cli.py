@@ -1091,3 +1091,17 @@ def test_a_deployment_given_a_round_timeout_no_server_can_wait_is_refused_before
         assert "--round-timeout" in err.value.render(CLI_NAMES)
         assert "Round timeout (s)" in err.value.render(CONTROL_NAMES)
     assert not any(tmp_path.iterdir())
+
+
+def test_an_undefined_metric_is_printed_as_a_dash_never_nan(capsys):
+    """A metric no test user measured is undefined: the run's table prints —, as the sweep's table and
+    the report do, never 'nan' (nor fails on a metric read back as null)."""
+    from dpfed_core.cli.main import _print_table
+
+    nan = float("nan")
+    doc = {"privacy": {"epsilon": 1.0}, "overall": {"mar": nan, "test_rmse": None, "train_rmse": 0.66,
+                                                    "precision_at_5": nan, "recall_at_5": nan, "ndcg_at_5": 0.25}}
+    _print_table({"dp-popularity": doc}, 5)
+    head, row = capsys.readouterr().out.splitlines()
+    assert head.split()[-3:] == ["precision_at_5", "recall_at_5", "ndcg_at_5"]
+    assert row.split() == ["dp-popularity", "1", "—", "—", "0.6600", "—", "—", "0.2500"]

@@ -1101,3 +1101,355 @@ def test_a_document_with_several_wrong_figures_names_the_runs_first_and_counts_t
     with pytest.raises(DataError, match=r"states ε = 0\.9, .* for entity .*, but") as err:
         rep.build_report(run, include_plotlyjs=False)
     assert "more figures" not in str(err.value)
+
+
+def test_a_simulations_comparisons_on_generated_data_are_said_recorded_not_charged(tmp_path):
+    """A simulation on generated data has its releases recorded in the budget store and none charged:
+    each comparison's row says so, never that it was charged with the run; the same simulation on
+    people's records is charged (as non-private) and its rows say that."""
+    import dataclasses
+
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.service import execute_run
+    from dpfed_core.privacy.odometer import BudgetOdometer
+    from dpfed_core.reporting.report_sections import other_releases
+    from report_docs import small_dataset
+
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6, rank=2, seed=0, max_iter=5, simulation=True)
+    generated = dataclasses.replace(small_dataset(), generated=True)
+    out = execute_run(generated, cfg, compare=("central",), store=tmp_path / "g.sqlite3", save=False)
+    assert [r["spend"] for r in other_releases(out.doc)] == ["simulation: not charged"]
+    assert "charged with this run" not in rep.build_report(out.doc, include_plotlyjs=False, generated="x")
+    stored = BudgetOdometer(tmp_path / "g.sqlite3").releases(out.doc["odometer"]["dataset_key"])
+    assert len(stored) == 2 and not any(r["charged"] for r in stored)
+    people = execute_run(small_dataset(), cfg, compare=("central",), store=tmp_path / "p.sqlite3", save=False)
+    assert [r["spend"] for r in other_releases(people.doc)] == ["charged with this run: counted in the run's figure"]
+    stored = BudgetOdometer(tmp_path / "p.sqlite3").releases(people.doc["odometer"]["dataset_key"])
+    assert len(stored) == 2 and all(r["charged"] for r in stored)
+
+
+def test_a_run_ranked_at_its_own_n_has_every_metric_the_command_line_printed():
+    """A run with --top-n 5 measured precision, recall and NDCG at 5: the utility table states each of
+    them, headed @5, with the run's values, as the command line's table does."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.experiments import make_split, run_method
+    from report_docs import small_dataset
+
+    ds = small_dataset()
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6, rank=2, seed=0, max_iter=5, top_n=5,
+                    simulation=True)
+    run, _ = run_method(ds, cfg, make_split(ds, cfg))
+    util = _section(rep.build_report(run, include_plotlyjs=False, generated="x"), "utility")
+    for k, label in (("precision_at_5", "precision@5 (↑)"), ("recall_at_5", "recall@5 (↑)"),
+                     ("ndcg_at_5", "NDCG@5 (↑)")):
+        assert f"<th>{label}</th>" in util
+        assert f"<td class='num'>{rep.fmt_num(run['overall'][k])}</td>" in util
+    assert "@10" not in util
+
+
+def test_the_utility_chart_draws_each_methods_mar_as_its_table_states_it(docs, monkeypatch):
+    """The bar chart beside the utility table is of the metric it is titled with (MAR), one bar per
+    method in the table's order, at that method's overall value."""
+    from dpfed_core.reporting import report_sections
+
+    drawn = {}
+    real = report_sections._fig_html
+
+    def keep(fig, div_id, height=440):
+        drawn[div_id] = fig
+        return real(fig, div_id, height)
+
+    monkeypatch.setattr(report_sections, "_fig_html", keep)
+    rep.build_report(docs["run"], generated="x")
+    fig = drawn["fig-utility"]
+    want = {"dp-prototypes": docs["run"]["overall"]["mar"],
+            **{m: d["overall"]["mar"] for m, d in docs["run"]["comparison"].items()}}
+    (bar,) = fig.data
+    assert list(bar.x) == list(want) and list(bar.y) == pytest.approx(list(want.values()))
+    assert fig.layout.yaxis.title.text == "MAR (↓)"
+    assert len(set(want.values())) == len(want)  # the methods' values differ: a bar of another metric shows
+
+
+def test_the_provenance_fingerprint_is_of_the_documents_content_whatever_its_key_order(docs):
+    """SHA-256 of canonical JSON: the same run document with its keys in another order (as another tool
+    may write it) has the same fingerprint, the one a reader can recompute."""
+    import hashlib
+
+    from dpfed_core.evaluation.experiments import json_safe
+
+    run = docs["run"]
+    reordered = dict(reversed(list(run.items())))
+    sha = hashlib.sha256(json.dumps(json_safe(run), sort_keys=True).encode()).hexdigest()
+    for doc in (run, reordered):
+        assert f"<td>{sha}</td>" in _section(rep.build_report(doc, include_plotlyjs=False, generated="x"),
+                                            "provenance")
+
+
+def test_the_public_version_of_a_non_private_run_says_its_releases_are_exact(docs):
+    """A public report of k-means (exact cluster means left the entities) never calls itself a report
+    of differentially private outputs."""
+    km = dict(docs["run"]["comparison"]["kmeans"])
+    km.update(config=docs["run"]["config"] | {"method": "kmeans"}, dataset=docs["run"]["dataset"],
+              messages=[], created="x", version=__version__)
+    summary = _section(rep.build_report(km, include_plotlyjs=False, public=True, generated="x"), "summary")
+    assert "public version of a run WITHOUT a privacy guarantee" in summary
+    assert "exact (a non-private method or ε = ∞)" in summary
+    assert "only differentially private outputs" not in summary
+
+
+def test_a_simulations_trust_model_says_where_its_secure_sum_was_formed():
+    """In-process sums and Flower's SecAgg+ are different trust models: a simulation names the one it ran."""
+    from dpfed_core.reporting.report_sections import trust_text
+
+    trust = {"aggregation": "secure", "against_server_and_other_entities": {"epsilon": 2.0, "delta": 1e-6}}
+    here = trust_text({"simulation": True, "trust": {**trust, "in_process": True}})
+    flower = trust_text({"simulation": True, "trust": {**trust, "in_process": False}})
+    assert "(formed in-process)" in here and "SecAgg+" not in here
+    assert "(formed by Flower's SecAgg+)" in flower and "in-process" not in flower
+    assert trust_text({"simulation": True, "trust": {"aggregation": "none"}}).startswith(
+        "no secure aggregation: the server sees every entity's release")
+
+
+def test_a_complete_sweep_of_an_earlier_version_without_a_store_record_is_not_called_partial():
+    """Only a sweep that says it was interrupted (complete: false) is a partial one; a document without
+    the flag (written before it existed) and without a store record was not charged to a store."""
+    from dpfed_core.reporting.report_sections import _sweep_not_recorded
+
+    assert _sweep_not_recorded({"runs": [{}]}) == "not charged to a budget store"
+    assert _sweep_not_recorded({"runs": [{}], "complete": True}) == "not charged to a budget store"
+    assert _sweep_not_recorded({"runs": [{}], "complete": False}).startswith("a partial sweep")
+
+
+def test_a_dp_release_beside_the_run_leaves_every_entity_its_guarantee(with_dp_comparison):
+    """Only a release that voided some entity's guarantee gets a line saying so; a DP comparison names none."""
+    from dpfed_core.reporting.report_sections import void_lines
+
+    assert void_lines([{"void": [], "what": "the comparison dp-popularity"}]) == []
+    assert void_lines([{"void": ["clinic A"], "what": "the audit"}]) == [
+        "Entity clinic A has no overall guarantee: a non-private release (the audit)."]
+    run = {**with_dp_comparison, "comparison": {"dp-popularity": with_dp_comparison["comparison"]["dp-popularity"]}}
+    page = rep.build_report(run, include_plotlyjs=False, generated="x")
+    assert "comparison dp-popularity" in _section(page, "overview")
+    assert "no overall guarantee" not in page
+
+
+def test_a_simulations_first_screen_states_no_epsilon_one_person_is_protected_at(cooc_doc):
+    """Seeded noise protects no one: the first screen of a simulation has no ε figures and no 'what ε
+    means for one person'; the same run with production noise has both."""
+    sim = {**cooc_doc, "privacy": {**cooc_doc["privacy"], "simulation": True}}
+    ov = _section(rep.build_report(sim, include_plotlyjs=False, generated="x"), "overview")
+    assert "no privacy guarantee holds for this run" in ov
+    assert "class='figures'" not in ov and "What ε means for one person" not in ov
+    prod = _section(rep.build_report(cooc_doc, include_plotlyjs=False, generated="x"), "overview")
+    assert "class='figures'" in prod and "What ε means for one person" in prod
+
+
+def test_the_summary_of_a_simulation_states_no_guarantee():
+    """A simulation's summary says no differential-privacy guarantee holds, with the budget it was
+    configured with, never '(ε, δ)-differential privacy for every user'."""
+    from dpfed_core.reporting.report_sections import _summary
+
+    p = {"private": True, "simulation": True, "epsilon": 1.0, "delta": 1e-6, "requested_epsilon": 1.0,
+         "requested_delta": 1e-6}
+    text = _summary({"privacy": p, "config": {"method": "dp-popularity"}}, "x", None, None)
+    assert "no differential-privacy guarantee holds (configured budget (1, 1e-06))" in text
+    assert "-differential privacy</b> for every user" not in text
+    prod = _summary({"privacy": {**p, "simulation": False}, "config": {"method": "dp-popularity"}}, "x", None, None)
+    assert "(1, 1e-06)-differential privacy</b> for every user" in prod
+
+
+def test_a_ledger_epsilon_above_the_request_is_called_beyond_it():
+    """The privacy section compares the ledger's ε with the request: above it (beyond float rounding) is
+    said to exceed it."""
+    from dpfed_core.reporting.report_sections import _privacy
+
+    p = {"private": True, "epsilon": 1.0, "delta": 1e-6, "requested_epsilon": 1.0, "requested_delta": 1e-6,
+         "label": "x", "samplers": [], "per_stage": [], "ledger": []}
+    assert "within the request" in _privacy({"privacy": {**p, "epsilon": 1.0 + 1e-12}}, False)
+    assert "EXCEEDS the request" in _privacy({"privacy": {**p, "epsilon": 1.05}}, False)
+
+
+def test_only_a_dp_comparisons_ledger_rows_are_listed_as_its_released_dp_statistics(docs, with_dp_comparison):
+    """Exact releases (central, k-means) are not DP statistics: their rows never appear under the
+    comparison methods' ledgers; a DP comparison's do."""
+    priv = _section(rep.build_report(docs["run"], include_plotlyjs=False, generated="x"), "privacy")
+    assert "The comparison methods' ledgers" not in priv
+    priv = _section(rep.build_report(with_dp_comparison, include_plotlyjs=False, generated="x"), "privacy")
+    table = priv.split("The comparison methods' ledgers")[1]
+    assert "<td>dp-popularity</td>" in table
+    assert not any(f"<td>{m}</td>" in table for m in ("kmeans", "central", "individual"))
+
+
+def test_the_tradeoff_chart_marks_where_federation_pays_against_the_first_baseline_of_the_sweep(docs, monkeypatch):
+    """The chart's crossing is the ε the section's sentences state, against the sweep's first verdict
+    baseline."""
+    from dpfed_core.reporting import plots, report_sections
+
+    asked, drawn = [], []
+    monkeypatch.setattr(report_sections, "crossing_epsilon", lambda sweep, metric, ref: asked.append(ref) or 3.0)
+    real = plots.tradeoff_chart
+
+    def keep(*args, **kwargs):
+        drawn.append(kwargs["crossing"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(plots, "tradeoff_chart", keep)
+    rep.build_report(docs["run"], sweep_doc=docs["sweep"], generated="x")
+    assert asked == ["individual"] and drawn == [3.0]
+
+
+def test_a_dp_reference_is_drawn_against_epsilon_and_an_exact_one_as_a_line():
+    """dp-popularity runs at every ε of the sweep: its means are drawn at their ε; local, run once, is a
+    horizontal line at its mean."""
+    import pandas as pd
+
+    from dpfed_core.reporting.plots import tradeoff_chart
+
+    table = pd.DataFrame([
+        {"method": "dp-cooccurrence", "epsilon": 1.0, "mean": 0.20, "sd": 0.01, "n": 2},
+        {"method": "dp-cooccurrence", "epsilon": 3.0, "mean": 0.15, "sd": 0.01, "n": 2},
+        {"method": "dp-popularity", "epsilon": 1.0, "mean": 0.30, "sd": 0.02, "n": 2},
+        {"method": "dp-popularity", "epsilon": 3.0, "mean": 0.25, "sd": 0.02, "n": 2},
+        {"method": "local", "epsilon": 0.0, "mean": 0.17, "sd": 0.01, "n": 2}])
+    fig = tradeoff_chart(table, "dp-cooccurrence", "mar", references=["dp-popularity", "local"])
+    (pop,) = [t for t in fig.data if t.name == "dp-popularity (same ε)"]
+    assert list(pop.x) == [1.0, 3.0] and list(pop.y) == [0.30, 0.25]
+    (local,) = [t for t in fig.data if t.name == "local"]
+    assert list(local.y) == [0.17, 0.17]
+
+
+def test_a_one_seed_sweep_says_its_spread_is_unknown_not_nan():
+    """With one seed there is no sd: the hover says so, never 'nan' or a spread of 0."""
+    import pandas as pd
+
+    from dpfed_core.reporting.plots import tradeoff_chart
+
+    table = pd.DataFrame([{"method": "m", "epsilon": e, "mean": 0.2, "sd": float("nan"), "n": 1} for e in (1.0, 3.0)])
+    (line,) = [t for t in tradeoff_chart(table, "m", "mar").data if t.name == "m (mean ± sd)"]
+    assert list(line.customdata) == ["— (one seed)", "— (one seed)"]
+
+
+def test_items_whose_names_share_a_long_prefix_keep_a_row_each_in_the_factor_chart():
+    """Labels are cut to fit; two items whose names differ only after the cut stay two rows (Plotly
+    would merge equal category labels into one)."""
+    import numpy as np
+
+    from dpfed_core.reporting.plots import factor_heatmap
+
+    names = ["acetaminophen 325 mg oral tablet, bottle of 100", "acetaminophen 325 mg oral tablet, bottle of 500"]
+    fig = factor_heatmap(np.array([[1.0, 0.5], [0.8, 0.2]]), names)
+    labels = list(fig.data[0].y)
+    assert len(labels) == 2 and len(set(labels)) == 2
+
+
+def test_entity_names_are_inert_text_in_the_charts_labels():
+    """Plotly renders some HTML in labels: an entity named with markup is drawn as its text, never as a
+    link or a style."""
+    import pandas as pd
+
+    from dpfed_core.reporting.plots import metric_bars
+
+    name = "<a href='https://example.org'>ward 3</a>"
+    df = pd.DataFrame([{"method": "m", "entity": name, "mar": 0.1}, {"method": "m", "entity": "overall", "mar": 0.2}])
+    (bar,) = metric_bars(df, "mar").data
+    assert list(bar.x) == ["&lt;a href='https://example.org'&gt;ward 3&lt;/a&gt;", "overall"]
+
+
+@pytest.mark.parametrize("flag", ["--run", "--sweep", "--audit"])
+def test_a_json_document_that_is_not_an_object_is_refused_naming_its_flag(docs, tmp_path, capsys, flag):
+    """A JSON list given as any document ends in one error naming the flag, never a traceback."""
+    from dpfed_core.cli.main import main
+
+    run = tmp_path / "r.json"
+    write_json(docs["run"], run)
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps([{"kind": "audit", "runs": []}]))
+    argv = ["report", "--run", str(run), "--out", str(tmp_path / "r.html")]
+    argv[argv.index("--run") + 1 if flag == "--run" else len(argv):] = (
+        [str(listed), "--out", str(tmp_path / "r.html")] if flag == "--run" else [flag, str(listed)])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "Traceback" not in err
+    assert f"{flag} {listed} is not a result document (a JSON object)" in err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_tradeoff_metric_the_sweep_did_not_measure_is_refused_naming_the_flag(docs, tmp_path, capsys):
+    """A run ranked at 5 (--top-n 5) beside a sweep ranked at 10: --metric precision_at_5 is the run's but
+    not the sweep's, so the report is refused with one error naming --metric and the sweep's metrics,
+    never an internal error, and nothing is written."""
+    from dpfed_core.cli.main import main
+
+    run5 = json.loads(json.dumps(docs["run"], default=str))
+    run5["config"]["top_n"] = 5
+    run5["overall"] = {k.replace("_at_10", "_at_5"): v for k, v in run5["overall"].items()}
+    paths = {"run": tmp_path / "r5.json", "sweep": tmp_path / "s.json"}
+    write_json(run5, paths["run"])
+    write_json(docs["sweep"], paths["sweep"])
+    out = tmp_path / "r.html"
+    argv = ["report", "--run", str(paths["run"]), "--sweep", str(paths["sweep"]), "--out", str(out)]
+    assert main([*argv, "--metric", "precision_at_5"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and "internal error" not in err and "[--metric]" in err
+    assert "'precision_at_5' is not one the sweep's runs measured; choose one of mar, ndcg_at_10," in err
+    assert not out.exists()
+    assert main([*argv, "--metric", "mar"]) == 0 and out.is_file()
+
+
+def test_an_audit_of_other_data_is_refused_naming_its_flag(docs):
+    """An audit of another dataset beside the run would have its entity named as left without a
+    guarantee, and its charge counted, in a report of the run's data: refused as a sweep of other data is."""
+    audit = json.loads(json.dumps(docs["audit"], default=str))
+    audit["dataset"] = {**audit["dataset"], "name": "other clinics", "n_users": audit["dataset"]["n_users"] + 1}
+    with pytest.raises(DataError, match=r"the audit was computed on other data \(other clinics: ") as exc:
+        rep.build_report(docs["run"], audit_doc=audit, include_plotlyjs=False)
+    assert exc.value.param == "audit"
+    # charged to one store: the dataset key tells the data apart whatever their sizes
+    run = {**docs["run"], "odometer": {"store": "/s.sqlite3", "dataset_key": "key-a"}}
+    with pytest.raises(DataError, match="other data"):
+        rep.build_report(run, audit_doc={**docs["audit"], "odometer": {"store": "/s.sqlite3", "dataset_key": "key-b"}},
+                         include_plotlyjs=False)
+    same = {**docs["audit"], "odometer": {"store": "/s.sqlite3", "dataset_key": "key-a"}}
+    assert "membership-inference audit of entity clinic B" in rep.build_report(run, audit_doc=same,
+                                                                                 include_plotlyjs=False)
+
+
+@pytest.mark.parametrize("where", ["a file", "a folder"])
+def test_a_report_out_that_cannot_be_written_is_refused_naming_out(docs, tmp_path, capsys, where):
+    """--out inside a file, or a folder itself: one error naming --out before anything is built."""
+    from dpfed_core.cli.main import main
+
+    run = tmp_path / "r.json"
+    write_json(docs["run"], run)
+    out = run / "r.html" if where == "a file" else tmp_path
+    assert main(["report", "--run", str(run), "--out", str(out), "--no-charts"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("error:") == 1 and f"error: --out {out}" in err and "internal error" not in err
+    assert json.loads(run.read_text())["config"] == json.loads(json.dumps(docs["run"]["config"], default=str))
+
+
+def test_a_k_of_one_is_not_explained_as_a_maximum():
+    """With k = 1 every entity sends its one DP sum: there is no automatic k to explain."""
+    from dpfed_core.reporting.report_sections import k_explanation
+
+    run = {"config": {"method": "dp-gaussian", "k": 1, "prototype_params": {"cluster_size": 100}},
+           "messages": [{"round": 1, "sender": "A", "receiver": "server", "content": "1 prototypes", "shape": [1, 4]}]}
+    assert k_explanation(run) == ""
+    assert "k = 2 is a maximum" in k_explanation({**run, "config": {**run["config"], "k": 2}})
+
+
+def test_no_guarantee_is_said_in_plain_words_as_no_protection():
+    from dpfed_core.reporting.report_sections import epsilon_in_words
+
+    assert epsilon_in_words(math.inf, 0.0) == (
+        "No protection: what left the entities can reveal a person's records exactly.")
+
+
+def test_a_run_without_comparisons_says_how_to_add_them(docs):
+    """The utility section of a run alone says there is nothing to compare and names --compare; with
+    comparisons it does not."""
+    alone = {k: v for k, v in docs["run"].items() if k != "comparison"}
+    util = _section(rep.build_report(alone, include_plotlyjs=False, generated="x"), "utility")
+    assert "No comparison methods in the run document" in util and "--compare" in util
+    util = _section(rep.build_report(docs["run"], include_plotlyjs=False, generated="x"), "utility")
+    assert "No comparison methods" not in util

@@ -206,7 +206,14 @@ def _print_table(docs: dict[str, dict], n: int) -> None:
     for name, doc in docs.items():
         eps = doc["privacy"]["epsilon"]
         # rounded up as every other ε the product states: a figure below what holds would overstate privacy
-        print(f"{name:16s} {format_epsilon(eps):>8s} " + " ".join(f"{doc['overall'][k]:>15.4f}" for k in keys))
+        print(f"{name:16s} {format_epsilon(eps):>8s} " + " ".join(_metric_cell(doc["overall"][k]) for k in keys))
+
+
+def _metric_cell(value: float | None) -> str:
+    """A metric in the run's table: four decimals, or — when undefined (no test user measured it), as the
+    sweep's table and the report say it."""
+    defined = isinstance(value, (int, float)) and math.isfinite(value)
+    return f"{value:>15.4f}" if defined else f"{'—':>15s}"
 
 
 def _print_trust_note(method: str, aggregation: str, methods) -> None:

@@ -151,8 +151,12 @@ def _charge_record(store: Store, dataset: FederatedDataset, key: str, reservatio
         doc.setdefault("notes", []).append(
             f"the budget store gave back {n} release{'s' if n > 1 else ''} that a killed sweep had reserved and "
             "never started (its process ran no more; `budget releases` lists them as withdrawn)")
-    return {"store": str(store.path), "dataset_key": key, "operation": reservation.operation,
-            "releases": reservation.release_ids}
+    record = {"store": str(store.path), "dataset_key": key, "operation": reservation.operation,
+              "releases": reservation.release_ids}
+    if reservation.plans and all(p.simulation for p in reservation.plans):
+        # a simulation on generated data: its releases are recorded in the store, none of them charged
+        record["simulation_not_charged"] = True
+    return record
 
 
 def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterable[str] = (),

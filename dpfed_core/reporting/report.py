@@ -145,8 +145,14 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
     if sweep_doc is not None and not same_data(run_doc, sweep_doc):
         raise DataError(f"the sweep was computed on other data ({_data_words(sweep_doc)}) than the run "
                         f"({_data_words(run_doc)}); give a sweep of the run's data (--sweep)")
+    if sweep_doc is not None:
+        check_sweep_metric(sweep_doc, metric)
     if audit_doc is not None and audit_doc.get("kind") != "audit":
         raise DataError("the audit document is not a `python -m dpfed_core audit` result", param="audit")
+    if audit_doc is not None and not same_data(run_doc, audit_doc):
+        # its entity's void line and its charge would be stated as the run's data's
+        raise DataError(f"the audit was computed on other data ({_data_words(audit_doc)}) than the run "
+                        f"({_data_words(run_doc)}); give an audit of the run's data", param="audit")
     check_one_store(run_doc, {"--sweep": sweep_doc, "--audit": audit_doc})
     check_stated_guarantee(run_doc, "the run document")
     for name, doc in (comparison if comparison is not None else run_doc.get("comparison") or {}).items():
@@ -190,6 +196,18 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
         f"{__version__} · {_esc(run_doc.get('dataset', {}).get('name', ''))}</div></header>\n"
         + "\n".join(parts) + "\n</main></body></html>\n"
     )
+
+
+def check_sweep_metric(sweep_doc: dict, metric: str) -> None:
+    """Refuse a trade-off metric the sweep's runs did not measure (a run ranked at another N than the
+    sweep, ``--top-n``, has precision@N the sweep has not), naming the metrics they have."""
+    runs = [r for r in sweep_doc.get("runs") or [] if isinstance(r, dict)]
+    if all(metric in (r.get("overall") or {}) for r in runs):
+        return
+    have = sorted({k for r in runs for k, v in (r.get("overall") or {}).items()
+                   if k not in ("name", "n_users", "n_test_users") and (v is None or isinstance(v, (int, float)))})
+    raise DataError(f"the metric {metric!r} is not one the sweep's runs measured; choose one of {', '.join(have)}",
+                    param="metric")
 
 
 def check_stated_guarantee(doc: dict, what: str) -> None:

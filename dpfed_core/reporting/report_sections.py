@@ -22,7 +22,8 @@ from dpfed_core.reporting.report_figures import _layout, _method_color, audit_ep
 from dpfed_core.reporting.report_format import _badge, _esc, _f, _fig_html, fmt_eps, fmt_num, html_table, shape_text
 
 __all__ = [
-    "SECTIONS", "SECTION_TITLES", "METRICS", "METRIC_LABELS", "ANALYST_ONLY", "RELEASED", "PUBLIC",
+    "SECTIONS", "SECTION_TITLES", "METRICS", "METRIC_LABELS", "metric_label", "run_metrics", "ANALYST_ONLY",
+    "RELEASED", "PUBLIC",
     "ANALYST_NOTE", "PUBLIC_NOTE", "PUBLIC_NOT_PRIVATE_NOTE", "WITHHELD", "WITHHELD_NUMBERS", "accountant_text", "coalition_text",
     "epsilon_in_words", "who_sees_what", "cumulative_text", "released_from_messages", "k_explanation",
     "trust_text", "other_releases", "SIMULATION_NO_EPSILON",
@@ -49,6 +50,28 @@ METRIC_LABELS = {
     "mar": "MAR (↓)", "test_rmse": "test RMSE (↓)", "train_rmse": "train RMSE (↓)",
     "precision_at_10": "precision@10 (↑)", "recall_at_10": "recall@10 (↑)", "ndcg_at_10": "NDCG@10 (↑)",
 }
+
+
+
+def metric_label(metric: str) -> str:
+    """A metric's header in the report: its label, a ranking metric at the run's own N (``--top-n``)
+    included ("precision@5 (↑)"); an unknown name as it is."""
+    if metric in METRIC_LABELS:
+        return METRIC_LABELS[metric]
+    base, sep, n = metric.rpartition("_at_")
+    if sep and n.isdigit() and f"{base}_at_10" in METRIC_LABELS:
+        return METRIC_LABELS[f"{base}_at_10"].replace("@10", f"@{n}")
+    return metric
+
+
+def run_metrics(run: dict) -> list[str]:
+    """The metrics the run measured, in the report's order: the ranking ones at the run's own N
+    (``--top-n``), so none the command line printed is left out."""
+    overall = run.get("overall") or {}
+    top_n = (run.get("config") or {}).get("top_n", 10)
+    names = [k.replace("_at_10", f"_at_{top_n}") for k in METRICS]
+    return [k for k in names if k in overall]
+
 
 ANALYST_ONLY = ("analyst only", "Computed on the entities' private data for the analyst's eyes only. "
                 "Not released by the protocol; do not publish without separate protection.")
@@ -272,6 +295,8 @@ def other_releases(run: dict, comparison: dict[str, dict] | None = None, sweep: 
     names = _entity_names(run)
     simulation = bool((run.get("privacy") or {}).get("simulation"))
     charged_with_run = bool((run.get("odometer") or {}).get("store"))
+    # a simulation on generated data has its releases recorded in the store, and charged nothing
+    recorded_only = simulation and bool((run.get("odometer") or {}).get("simulation_not_charged"))
     main = next(iter(_comparison_docs(run, comparison)))
     for name, d in _comparison_docs(run, comparison).items():
         if name == main:
@@ -281,7 +306,8 @@ def other_releases(run: dict, comparison: dict[str, dict] | None = None, sweep: 
         if kind == "none":  # e.g. local: nothing left an entity, so nothing to name or count
             continue
         spend = _spend_after(d) or (
-            "charged with this run: counted in the run's figure" if charged_with_run and comparison is None
+            "simulation: not charged" if recorded_only and comparison is None
+            else "charged with this run: counted in the run's figure" if charged_with_run and comparison is None
             else "not charged to a budget store")
         if kind == "dp":
             eps = f"ε = {fmt_eps(p.get('epsilon'))}, δ = {fmt_num(p.get('delta'))}"
@@ -811,14 +837,14 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, pub
         return _section("utility", "<p>" + _esc(WITHHELD_NUMBERS.format(
             what="the utility metrics (overall and per entity)")) + "</p>", [PUBLIC])
     docs = _comparison_docs(run, comparison)
-    metrics = [k for k in METRICS if k in run.get("overall", {})]
+    metrics = run_metrics(run)
     rows = []
     for name, d in docs.items():
         row = {"method": name, "privacy": _privacy_model(d), "ε": fmt_eps(d.get("privacy", {}).get("epsilon"))}
         row.update({k: d.get("overall", {}).get(k) for k in metrics})
         rows.append(row)
     cols = [("method", "method"), ("privacy", "privacy model"), ("ε", "ε (ledger)")] + \
-           [(k, METRIC_LABELS.get(k, k)) for k in metrics]
+           [(k, metric_label(k)) for k in metrics]
     body = (f"<p>Overall metrics over every entity's test users{_esc(_split_words(run))}, "
             "all methods on the same split.</p>") + html_table(rows, cols, scroll=True)
     if len(docs) == 1:
@@ -831,18 +857,18 @@ def _utility(run: dict, comparison: dict[str, dict] | None, plotly_ok: bool, pub
     counts = [("n_users", "users"), ("n_test_users", "test users")]
     body += "<h3>Per entity — " + _esc(main) + "</h3>" + html_table(
         run.get("entities") or [], [("name", "entity")] + counts
-        + [(k, METRIC_LABELS.get(k, k)) for k in metrics], scroll=True)
+        + [(k, metric_label(k)) for k in metrics], scroll=True)
     if plotly_ok and metrics and len(docs) > 1:
         import plotly.graph_objects as go
 
         headline = "mar" if "mar" in metrics else metrics[0]
         fig = go.Figure(go.Bar(x=[r["method"] for r in rows], y=[_f(r[headline]) for r in rows],
                                marker_color=[_method_color(r["method"]) for r in rows],
-                               hovertemplate=f"method: %{{x}}<br>{_esc(METRIC_LABELS.get(headline, headline))}: "
+                               hovertemplate=f"method: %{{x}}<br>{_esc(metric_label(headline))}: "
                                              "%{y:.4f}<extra></extra>"))
         fig.update_xaxes(type="category", tickangle=-30)
-        fig.update_yaxes(title=METRIC_LABELS.get(headline, headline))
-        body += _fig_html(_layout(fig, f"{METRIC_LABELS.get(headline, headline)} by method", 340),
+        fig.update_yaxes(title=metric_label(headline))
+        body += _fig_html(_layout(fig, f"{metric_label(headline)} by method", 340),
                           "fig-utility", 340)
     return _section("utility", body, [ANALYST_ONLY])
 
@@ -908,7 +934,7 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = F
     refs = sweep.get("references") or []
     ref = next((b for b in VERDICT_BASELINES if b in refs), None)
     crossing = crossing_epsilon(sweep, metric, ref) if ref else None
-    body = (f"<p>{_sweep_grid_text(sweep)}; metric: {_esc(METRIC_LABELS.get(metric, metric))}, mean ± sd over "
+    body = (f"<p>{_sweep_grid_text(sweep)}; metric: {_esc(metric_label(metric))}, mean ± sd over "
             f"seeds.</p><p>{sweep_settings_text(sweep)}</p><ul>"
             + "".join(f"<li>{_esc(line)}</li>" for line in crossing_lines(sweep, metric)) + "</ul>" + unproved)
     if plotly_ok:
@@ -918,7 +944,7 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = F
             from dpfed_core.reporting.plots import tradeoff_chart
 
             fig = tradeoff_chart(pd.DataFrame(table), method, metric, references=sweep.get("references") or [],
-                                 crossing=crossing, metric_label=METRIC_LABELS.get(metric, metric))
+                                 crossing=crossing, metric_label=metric_label(metric))
             body += _fig_html(fig, "fig-tradeoff", 440)
         except ImportError:  # pragma: no cover
             pass
