@@ -174,7 +174,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
         st.info(f"Same people as the stored dataset {ident.alias_name!r} ({RECOGNISED_BY}): this data is "
                 "charged to that dataset's budget and cap.",
                 icon=":material/group:")
-    current = "no cap" if math.isinf(cap_e) else f"ε = {_fmt(cap_e, 4)}, δ = {view['cap_delta']:.3g} per entity"
+    current = "no cap" if math.isinf(cap_e) else f"ε = {epsilon_left(cap_e)}, δ = {view['cap_delta']:.3g} per entity"
     st.markdown(f"**Current cap:** {current}")
     pending = st.session_state.get("budget_cap_pending")
     with st.form("budget_cap_form"):
@@ -194,7 +194,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
     if pending and pending.get("key") == view["key"]:
         new_e, new_d = pending["epsilon"], pending["delta"]
         raising = (not math.isinf(cap_e)) and (new_e > cap_e or new_d > view["cap_delta"])
-        what = "remove the cap" if math.isinf(new_e) else f"set the cap to ε = {_fmt(new_e, 4)}, δ = {new_d:.3g} per entity"
+        what = "remove the cap" if math.isinf(new_e) else f"set the cap to ε = {epsilon_left(new_e)}, δ = {new_d:.3g} per entity"
         if raising:
             st.warning(f"You are about to **{what}** — more budget for the same people than the current cap "
                        f"({current}). Spent budget is never refunded; this change is logged.",
@@ -221,8 +221,8 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
         with st.expander(f"Cap changes ({len(changes)})"):
             st.dataframe(pd.DataFrame([{
                 "when (UTC)": c["changed_at"],
-                "from": "no cap" if c["old_epsilon"] is None else f"ε {_fmt(c['old_epsilon'], 4)}, δ {c['old_delta']:.3g}",
-                "to": "no cap" if math.isinf(c["new_epsilon"]) else f"ε {_fmt(c['new_epsilon'], 4)}, δ {c['new_delta']:.3g}",
+                "from": "no cap" if c["old_epsilon"] is None else f"ε {epsilon_left(c['old_epsilon'])}, δ {c['old_delta']:.3g}",
+                "to": "no cap" if math.isinf(c["new_epsilon"]) else f"ε {epsilon_left(c['new_epsilon'])}, δ {c['new_delta']:.3g}",
                 "raised": bool(c["raised"]), "note": c["note"]} for c in changes]), hide_index=True, width="stretch")
     left = odo.runs_left(view["key"])
     if left is not None and left["n"] is not None:
