@@ -77,3 +77,32 @@ def test_the_dashboards_cap_is_never_shown_above_the_one_set(tmp_path, clinic):
     log = next(d.value for d in at.dataframe if "to" in d.value.columns)
     assert list(log["to"]) == ["ε 1.234, δ 1e-05"]
     assert not math.isinf(BudgetOdometer(path).datasets()[0]["cap_epsilon"])
+
+
+def _three_entities():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    rng = np.random.default_rng(0)
+    X = sp.csr_matrix((rng.random((24, 12)) < 0.4).astype(float))
+    return FederatedDataset.from_parts(X, np.repeat(["a", "b", "c"], 8), value_kind="implicit", value_max=1.0,
+                                       name="three")
+
+
+def test_an_audit_that_reads_every_entitys_rows_charges_every_entity(tmp_path):
+    """A summable method's audit with ``others="data"`` simulates the rest of the secure sum with the other
+    entities' exact rows: each of them is charged the non-private analysis (∞), as the CLI's ``--others data``
+    is; with zeros for the others only the audited entity is."""
+    from dpfed_core.privacy.store import Store
+    from dpfed_core.ui.budget import charged_audit
+
+    ds = _three_entities()
+    common = dict(methods=["dp-popularity"], epsilons=[1.0], delta=1e-6, targets=("outlier",), runs=4, seed=0,
+                  save=False)
+    charged_audit(Store(tmp_path / "data.sqlite3"), ds, "a", others="data", **common)
+    charged_audit(Store(tmp_path / "zeros.sqlite3"), ds, "a", others="zeros", **common)
+    voided = {name: {b.entity for b in BudgetOdometer(tmp_path / f"{name}.sqlite3").balance(ds) if b.void}
+              for name in ("data", "zeros")}
+    assert voided == {"data": {"a", "b", "c"}, "zeros": {"a"}}

@@ -122,12 +122,17 @@ def charge(store: Store, dataset: FederatedDataset, plans: Sequence[PlannedRelea
 # ------------------------------------------------------------------------------ charged computations
 def charged_audit(store: Store, dataset: FederatedDataset, entity, *, methods, epsilons, delta: float,
                   allow_non_private: bool = False, save: bool = True, **audit_kwargs):
-    """``run_audit`` charged first (a non-private analysis of the audited entity). Returns (doc, id)."""
-    from dpfed_core.audit.membership import run_audit
+    """``run_audit`` charged first (a non-private analysis of the audited entity; with ``others="data"`` a
+    summable method's audit reads every entity's exact rows, so every entity is charged, as the CLI's
+    ``audit --others data`` is). Returns (doc, id)."""
+    from dpfed_core.audit.membership import is_summable, run_audit
     from dpfed_core.evaluation.budget import plan_audit
 
     key = dataset_key(dataset)
-    plans = plan_audit(dataset, entity, methods, epsilons, delta, seed=audit_kwargs.get("seed"))
+    methods = list(methods)
+    reads_all = audit_kwargs.get("others") == "data" and any(is_summable(m) for m in methods)
+    plans = plan_audit(dataset, entity, methods, epsilons, delta, seed=audit_kwargs.get("seed"),
+                       all_entities=reads_all)
     with charge(store, dataset, plans, allow_non_private, key) as res:
         doc = run_audit(dataset, entity, methods=methods, epsilons=epsilons, delta=delta, **audit_kwargs)
     doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
