@@ -106,3 +106,184 @@ def test_an_audit_that_reads_every_entitys_rows_charges_every_entity(tmp_path):
     voided = {name: {b.entity for b in BudgetOdometer(tmp_path / f"{name}.sqlite3").balance(ds) if b.void}
               for name in ("data", "zeros")}
     assert voided == {"data": {"a", "b", "c"}, "zeros": {"a"}}
+
+
+def test_each_methods_charge_follows_its_privacy_model():
+    """A user-level DP method is charged its (ε, δ) per entity; a rating-level ε at a trusted curator bounds
+    nothing per person, so it is charged as non-private (∞); a method that sends nothing charges no one; a DP
+    method at ε = ∞ is non-private."""
+    from dpfed_core.evaluation.budget import method_charges
+
+    names = ["a", "b"]
+    assert method_charges("dp-popularity", 1.5, 1e-6, names) == {"a": (1.5, 1e-6), "b": (1.5, 1e-6)}
+    assert method_charges("friedman-ge", 1.5, 1e-6, names) == {"a": (math.inf, 0.0), "b": (math.inf, 0.0)}
+    assert method_charges("central", 1.5, 1e-6, names) == {"a": (math.inf, 0.0), "b": (math.inf, 0.0)}
+    assert method_charges("dp-popularity", math.inf, 1e-6, names) == {"a": (math.inf, 0.0), "b": (math.inf, 0.0)}
+    assert method_charges("individual", 1.5, 1e-6, names) == {}
+
+
+def test_a_run_plans_its_method_once_and_each_compared_method_as_a_comparison(clinic):
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.budget import plan_run
+
+    cfg = RunConfig(method="dp-popularity", epsilon=2.0, delta=1e-6)
+    plans = plan_run(clinic, cfg, ["dp-popularity", "local", "central"])
+    assert [(p.kind, p.method) for p in plans] == [("run", "dp-popularity"), ("comparison", "local"),
+                                                   ("comparison", "central")]
+    assert plans[0].charges == {e: (2.0, 1e-6) for e in clinic.entity_names} and plans[0].rho is not None
+    assert plans[1].charges == {} and all(math.isinf(c[0]) for c in plans[2].charges.values())
+    # the dashboard's Evaluate page runs each comparison on its own: recorded as one all the same
+    assert [p.kind for p in plan_run(clinic, cfg, comparison=True)] == ["comparison"]
+
+
+def test_a_sweep_plans_one_batch_point_per_job_and_seed_and_none_for_points_a_resumed_document_holds(clinic):
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.budget import plan_sweep
+    from dpfed_core.evaluation.experiments import job_key
+
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6)
+    plans = plan_sweep(clinic, cfg, [0.5, 2.0], [0, 1], references=["local", "central"])
+    assert [(p.method, p.epsilon, p.seed) for p in plans] == [
+        (m, e, s) for s in (0, 1) for m, e in (("dp-popularity", 0.5), ("dp-popularity", 2.0), ("local", math.inf),
+                                               ("central", math.inf))]
+    assert all(p.kind == "sweep point" and p.batch for p in plans)
+    done = {job_key("dp-popularity", 0.5, 0, "dp-popularity"), job_key("central", math.inf, 1, "dp-popularity")}
+    left = plan_sweep(clinic, cfg, [0.5, 2.0], [0, 1], references=["local", "central"], done=done)
+    assert [(p.method, p.epsilon, p.seed) for p in left] == [
+        ("dp-popularity", 2.0, 0), ("local", math.inf, 0), ("central", math.inf, 0), ("dp-popularity", 0.5, 1),
+        ("dp-popularity", 2.0, 1), ("local", math.inf, 1)]
+
+
+def test_an_audit_charges_the_audited_entity_or_every_entity_whose_rows_it_reads(clinic):
+    from dpfed_core.evaluation.budget import plan_audit
+
+    one = clinic.entity_names[3]
+    (own,) = plan_audit(clinic, one, ["dp-popularity"], [1.0], 1e-6, seed=2)
+    (every,) = plan_audit(clinic, one, ["dp-popularity"], [1.0], 1e-6, seed=2, all_entities=True)
+    assert own.charges == {one: (math.inf, 0.0)} and own.non_private and own.kind == "audit"
+    assert every.charges == {e: (math.inf, 0.0) for e in clinic.entity_names}
+
+
+def test_a_documents_charges_add_up_its_ledger_rows_per_entity_without_a_per_entity_summary():
+    """An older document without ``per_entity``: basic composition of its rows, ε and δ added per entity (δ
+    at most 1), the JSON ``"inf"`` read as ∞."""
+    from dpfed_core.evaluation.budget import ledger_charges
+
+    rows = [{"entity": "a", "epsilon": 0.25, "delta": 1e-7}, {"entity": "a", "epsilon": 0.5, "delta": 2e-7},
+            {"entity": "b", "epsilon": "inf", "delta": 0.0}, {"entity": "c", "epsilon": 1.0, "delta": 0.75},
+            {"entity": "c", "epsilon": 1.0, "delta": 0.75}]
+    got = ledger_charges({"ledger": rows})
+    assert got["a"] == (0.75, pytest.approx(3e-7)) and got["b"] == (math.inf, 0.0) and got["c"] == (2.0, 1.0)
+    assert ledger_charges({"ledger": rows}, entities=["a"]) == {"a": got["a"]}
+    summary = {"per_entity": [{"entity": "a", "epsilon": 0.6, "delta": 2e-7}], "ledger": rows}
+    assert ledger_charges(summary) == {"a": (0.6, 2e-7)}
+
+
+def test_the_store_is_skipped_only_when_nothing_is_released_or_every_release_is_an_unnamed_simulation(
+        monkeypatch):
+    from dpfed_core.evaluation.budget import skip_store
+    from dpfed_core.privacy.store import STORE_ENV
+
+    monkeypatch.delenv(STORE_ENV, raising=False)
+    dp = PlannedRelease("run", "dp-popularity", 1.0, 1e-6, {"a": (1.0, 1e-6)})
+    nothing = PlannedRelease("comparison", "local", math.inf, 0.0, {})
+    sim = PlannedRelease("run", "dp-popularity", 1.0, 1e-6, {"a": (1.0, 1e-6)}, simulation=True)
+    assert skip_store(None, [nothing]) and skip_store(None, [sim]) and skip_store(None, [sim, sim])
+    assert not skip_store(None, [dp, nothing]) and not skip_store(None, [sim, dp]) and not skip_store(None, [])
+    assert not skip_store("/tmp/named.sqlite3", [sim])
+    monkeypatch.setenv(STORE_ENV, "/tmp/named.sqlite3")
+    assert not skip_store(None, [sim])
+
+
+def test_raising_a_cap_needs_its_confirmation_and_the_log_marks_it_raised(tmp_path, capsys):
+    store = str(tmp_path / "s.sqlite3")
+    data = ["--data", "sample:clinic", "--store", store]
+    assert _cli(capsys, "budget", "set-cap", *data, "--epsilon", "2")[0] == 0
+    rc, out, err = _cli(capsys, "budget", "set-cap", *data, "--epsilon", "3")
+    assert rc == 2 and "confirm with --confirm-raise" in err + out
+    assert BudgetOdometer(store).datasets()[0]["cap_epsilon"] == 2.0
+    rc, out, _ = _cli(capsys, "budget", "set-cap", *data, "--epsilon", "3", "--confirm-raise")
+    assert rc == 0 and "ε = 2, δ = 1e-05 → ε = 3, δ = 1e-05  (raised, confirmed)" in out, out
+    assert "none → ε = 2, δ = 1e-05  by" in out and "none → ε = 2, δ = 1e-05  (raised" not in out
+    rc, out, _ = _cli(capsys, "budget", "set-cap", *data, "--epsilon", "inf", "--confirm-raise")
+    assert rc == 0 and out.startswith("cap removed for sample: clinic"), out
+    assert math.isinf(BudgetOdometer(store).datasets()[0]["cap_epsilon"])
+
+
+def test_the_cap_log_shows_the_newest_changes_and_counts_the_older_ones():
+    from dpfed_core.cli.budget_cmd import cap_change_lines
+
+    rows = [{"changed_at": f"t{i:02d}", "old_epsilon": None if i == 0 else float(i), "old_delta": 1e-5,
+             "new_epsilon": float(i + 1), "new_delta": 1e-5, "raised": int(i > 0), "note": "", "actor": ""}
+            for i in range(12)][::-1]
+    lines = cap_change_lines(rows, limit=10)
+    assert lines[0] == "cap changes (newest first):" and len(lines) == 12
+    assert lines[1].startswith("  t11  ε = 11, δ = 1e-05 → ε = 12,") and lines[-1] == "  … 2 older change(s)"
+    assert cap_change_lines(rows[:10], limit=10)[-1].startswith("  t02") and cap_change_lines([]) == []
+
+
+def test_a_dry_run_allowed_to_release_non_private_data_is_still_refused_when_its_dp_releases_pass_the_cap(
+        tmp_path, capsys, clinic):
+    store = tmp_path / "s.sqlite3"
+    BudgetOdometer(store).set_cap(clinic, 1.0, 1e-5)
+    argv = ["run", "--data", "sample:clinic", "--method", "dp-popularity", "--compare", "central", "--epsilon", "3",
+            "--dry-run", "--store", str(store), "--allow-non-private"]
+    rc, out, _ = _cli(capsys, *argv)
+    assert rc == 0 and "would be REFUSED" in out and "allowed by --allow-non-private" not in out, out
+    rc, out, _ = _cli(capsys, *argv[:8], "0.1", *argv[9:])
+    assert rc == 0 and "allowed by --allow-non-private" in out and "REFUSED" not in out, out
+
+
+def test_budget_releases_lists_the_newest_limit_and_a_read_of_a_missing_store_creates_nothing(tmp_path, capsys,
+                                                                                                clinic):
+    store = tmp_path / "s.sqlite3"
+    data = ["--data", "sample:clinic", "--store", str(store)]
+    for verb in (["show"], ["releases"], ["show", "--json"]):
+        rc, out, _ = _cli(capsys, "budget", *verb, *data)
+        assert rc == 0 and "does not exist" in out or '"exists": false' in out, out
+    assert not store.exists() and list(tmp_path.iterdir()) == []
+    odo = BudgetOdometer(store)
+    for eps in (0.5, 0.25):
+        odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", eps, 1e-7,
+                                            {e: (eps, 1e-7) for e in clinic.entity_names})]).close()
+    rc, out, _ = _cli(capsys, "budget", "releases", *data, "--limit", "1")
+    rows = [line for line in out.splitlines() if re.match(r"\s+\d+ ", line)]
+    assert rc == 0 and len(rows) == 1 and rows[0].split()[0] == "2" and " 0.25 " in rows[0], out
+
+
+def test_a_dashboard_refusal_names_the_pages_controls_and_its_charge_never_allows_a_non_private_release(
+        tmp_path, clinic):
+    from dpfed_core.evaluation.budget import plan_run
+    from dpfed_core.config import RunConfig
+    from dpfed_core.privacy.odometer import BudgetRefused
+    from dpfed_core.privacy.store import Store
+    from dpfed_core.ui import budget as bud
+
+    path = tmp_path / "s.sqlite3"
+    BudgetOdometer(path).set_cap(clinic, 1.0, 1e-5)
+    plans = plan_run(clinic, RunConfig(method="central"))
+    with pytest.raises(BudgetRefused) as exc:
+        with bud.charge(Store(path), clinic, plans):
+            pass
+    text = bud.refusal_text(exc.value)
+    assert bud.ALLOW_NON_PRIVATE_LABEL in text and "--allow-non-private" not in text, text
+    assert BudgetOdometer(path).releases(clinic) == []
+    with bud.charge(Store(path), clinic, plans, allow_non_private=True):
+        pass
+    assert all(b.void for b in BudgetOdometer(path).balance(clinic))
+
+
+def test_the_budget_view_reads_the_account_of_the_key_it_is_given(tmp_path, clinic):
+    """The History page shows a stored dataset by its key: its cap and releases, not those of the data loaded."""
+    from dpfed_core.privacy.store import Store
+    from dpfed_core.ui import budget as bud
+
+    path = tmp_path / "s.sqlite3"
+    odo = BudgetOdometer(path)
+    other = load_data("sample:synthetic")
+    key = odo.set_cap(other, 4.0, 1e-6)
+    odo.set_cap(clinic, 2.0, 1e-5)
+    view = bud.budget_view(Store(path), clinic, key)
+    assert (view["key"], view["cap_epsilon"], view["cap_delta"]) == (key, 4.0, 1e-6)
+    assert len(view["entities"]) == other.n_entities
+    assert bud.budget_view(Store(path), clinic)["cap_epsilon"] == 2.0
