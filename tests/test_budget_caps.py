@@ -287,3 +287,93 @@ def test_the_budget_view_reads_the_account_of_the_key_it_is_given(tmp_path, clin
     assert (view["key"], view["cap_epsilon"], view["cap_delta"]) == (key, 4.0, 1e-6)
     assert len(view["entities"]) == other.n_entities
     assert bud.budget_view(Store(path), clinic)["cap_epsilon"] == 2.0
+
+
+def test_the_accountant_record_names_every_entity_a_non_private_release_reached(tmp_path, clinic):
+    from dpfed_core.evaluation.budget import accountant_record
+    from dpfed_core.privacy.store import Store
+
+    path = tmp_path / "s.sqlite3"
+    odo = BudgetOdometer(path)
+    a, b = clinic.entity_names[:2]
+    odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6, {e: (1.0, 1e-6) for e in (a, b)}),
+                         PlannedRelease("audit", "kmeans", math.inf, 0.0, {b: (math.inf, 0.0)})]).close()
+    rec = accountant_record(Store(path), clinic)
+    assert rec["non_private_entities"] == [b] and rec["spent_epsilon"] == pytest.approx(1.0)
+
+
+def test_a_simulation_is_charged_as_non_private_on_peoples_records_and_not_on_a_generated_sample(clinic):
+    from dpfed_core.evaluation.budget import simulation_is_non_private
+
+    assert not simulation_is_non_private(clinic) and simulation_is_non_private(_three_entities())
+
+
+def test_a_gaussian_method_at_delta_zero_is_refused_naming_delta_and_a_non_private_or_laplace_one_is_not():
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.evaluation.budget import check_gaussian_delta
+
+    with pytest.raises(ConfigError, match="δ > 0") as exc:
+        check_gaussian_delta(["local", "dp-popularity"], 1.0, 0.0)
+    assert exc.value.param == "delta" and "dp-popularity adds Gaussian noise" in str(exc.value)
+    check_gaussian_delta(["dp-popularity"], math.inf, 0.0)
+    check_gaussian_delta(["dp-popularity"], 1.0, 1e-300)
+    check_gaussian_delta(["dp-gaussian", "central"], 1.0, 0.0)
+
+
+def test_a_sweep_point_its_plan_did_not_list_is_charged_after_it_ran(tmp_path, clinic):
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.budget import plan_sweep, settle_sweep
+
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    cfg = RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6)
+    res = odo.reserve(clinic, plan_sweep(clinic, cfg, [1.0], [0], references=[]))
+    doc = {"config": {"method": "dp-popularity", "delta": 1e-6},
+           "runs": [{"method": "dp-popularity", "epsilon": 1.0, "seed": 0},
+                    {"method": "dp-popularity", "epsilon": 2.0, "seed": 0}]}
+    (extra,) = settle_sweep(odo, res, clinic, doc)
+    res.close()
+    assert (extra.method, extra.epsilon) == ("dp-popularity", 2.0)
+    rows = odo.releases(clinic)
+    assert sorted(r["epsilon"] for r in rows) == [1.0, 2.0]
+    assert "ran outside the sweep's plan" in next(r["note"] for r in rows if r["epsilon"] == 2.0)
+    assert settle_sweep(odo, res, clinic, {**doc, "runs": doc["runs"][:1]}) == []
+
+
+def test_a_charged_release_is_kept_in_the_history_with_its_operation(tmp_path, capsys, clinic):
+    from dpfed_core.cli.budget_cmd import record_release
+    from dpfed_core.evaluation.history import RunHistory
+
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    key = odo.register(clinic)
+    res = odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6,
+                                              {e: (1.0, 1e-6) for e in clinic.entity_names})], key=key)
+    res.close()
+    doc = {"config": {"method": "dp-gaussian", "epsilon": 1.0}, "privacy": {"epsilon": 1.0}}
+    record_release("run", doc, odo, RunHistory(odo.store), key, res, clinic)
+    (entry,) = RunHistory(odo.store).list()
+    assert (entry["kind"], entry["operation"], entry["dataset_key"]) == ("run", res.operation, key)
+    assert doc["odometer"]["releases"] == res.release_ids
+    assert doc["privacy"]["accountant"]["spent_epsilon"] == pytest.approx(1.0)
+    assert "has spent ε = 1 at δ = 1e-05" in capsys.readouterr().out
+
+
+def test_the_dashboard_asks_to_confirm_a_larger_delta_as_a_raise(tmp_path, clinic):
+    """A larger δ under the same ε is more budget for the same people: the form warns and asks for the raise's
+    own confirmation, as it does for a larger ε."""
+    from streamlit.testing.v1 import AppTest
+
+    from dpfed_core.ui import budget as bud
+
+    path = tmp_path / "s.sqlite3"
+    BudgetOdometer(path).set_cap(clinic, 2.0, 1e-6)
+    section = ("from dpfed_core.data.loaders import load_data\nfrom dpfed_core.privacy.store import Store\n"
+               "from dpfed_core.ui.budget import render_budget\n"
+               f"render_budget(Store({str(path)!r}), load_data('sample:clinic'))\n")
+    at = AppTest.from_string(section, default_timeout=60).run()
+    at.number_input[1].set_value(1e-5)
+    at.button[0].click().run()
+    assert not at.exception and any("more budget" in w.value for w in at.warning)
+    next(b for b in at.button if b.label == bud.CONFIRM_RAISE_LABEL).click().run()
+    assert not at.exception and not at.error
+    (row,) = BudgetOdometer(path).datasets()
+    assert (row["cap_epsilon"], row["cap_delta"]) == (2.0, 1e-5)
