@@ -377,3 +377,14 @@ def test_the_dashboard_asks_to_confirm_a_larger_delta_as_a_raise(tmp_path, clini
     assert not at.exception and not at.error
     (row,) = BudgetOdometer(path).datasets()
     assert (row["cap_epsilon"], row["cap_delta"]) == (2.0, 1e-5)
+
+
+@pytest.mark.parametrize("delta", ["1_0e-6", "１e-5", "0x1p-17", "inf", "nan"])
+def test_set_cap_reads_its_delta_as_every_number_flag_and_refuses_what_python_alone_would_take(delta, tmp_path,
+                                                                                                capsys):
+    """'1_0e-6' is no δ of 1e-5, nor full-width digits a number: refused naming --delta, and no cap is set."""
+    store = tmp_path / "s.sqlite3"
+    rc, out, err = _cli(capsys, "budget", "set-cap", "--data", "sample:clinic", "--store", str(store), "--epsilon", "5",
+                        "--delta", delta)
+    assert rc == 2 and "argument --delta" in err + out
+    assert not store.exists()

@@ -7,8 +7,8 @@ import json
 import math
 import sys
 
-from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, load_dataset, parse_float,
-                                positive_whole_number)
+from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, finite_float, load_dataset,
+                                parse_float, positive_whole_number)
 from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds  # caps and what is left: down; spent: up
 
 EPILOG = """\
@@ -57,7 +57,8 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
         if name == "set-cap":
             s.add_argument("--epsilon", type=parse_float, required=True,
                            help="cap on ε per entity over all releases (inf removes the cap)")
-            s.add_argument("--delta", type=float, default=1e-5, help="cap on δ per entity (default 1e-5)")
+            # read as every number flag is: Python's float() would take '1_0e-6' for 1e-5, or full-width digits
+            s.add_argument("--delta", type=finite_float, default=1e-5, help="cap on δ per entity (default 1e-5)")
             s.add_argument("--confirm-raise", action="store_true",
                            help="confirm a cap that gives more budget than the current one (a larger ε or δ, "
                                 "or inf); lowering needs no confirmation. Every change is logged")
