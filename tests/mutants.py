@@ -5356,6 +5356,9 @@ MUTANTS = (
            "odo.set_cap(key, args.epsilon, args.delta)", "True", (BUDGETCAP_RAISE,), arg="confirm_raise"),
     Mutant("budgetcap-cli-cap-removal-said-set", BUDGET_CMD, "cmd_budget", "math.isinf(args.epsilon)", "False",
            (BUDGETCAP_RAISE,)),
+    Mutant("budgetcap-cap-delta-read-by-python-float", BUDGET_CMD, "register_cli", "s.add_argument('--delta')", "float",
+           (f"{BUDGETCAP_T}::test_set_cap_reads_its_delta_as_every_number_flag_and_refuses_what_python_alone_would_"
+            "take",), arg="type"),
     Mutant("budgetcap-cli-cap-set-rounded-to-nearest", BUDGET_CMD, "cmd_budget", "epsilon_left(args.epsilon)",
            "format(args.epsilon, 'g')",
            (f"{BUDGETCAP_T}::test_set_cap_and_its_change_log_never_state_a_cap_above_the_one_set",)),
