@@ -388,3 +388,24 @@ def test_set_cap_reads_its_delta_as_every_number_flag_and_refuses_what_python_al
                         "--delta", delta)
     assert rc == 2 and "argument --delta" in err + out
     assert not store.exists()
+
+
+def test_the_dashboards_cap_form_holds_a_cap_set_on_the_command_line_outside_its_usual_range(tmp_path, clinic):
+    """set-cap accepts ε below 0.01 and δ up to just under 0.01: the History page shows such a cap and lowers it
+    further, where its form refused its own starting value with a traceback."""
+    from streamlit.testing.v1 import AppTest
+
+    path = tmp_path / "s.sqlite3"
+    BudgetOdometer(path).set_cap(clinic, 0.005, 0.00995)
+    section = ("from dpfed_core.data.loaders import load_data\nfrom dpfed_core.privacy.store import Store\n"
+               "from dpfed_core.ui.budget import render_budget\n"
+               f"render_budget(Store({str(path)!r}), load_data('sample:clinic'))\n")
+    at = AppTest.from_string(section, default_timeout=60).run()
+    assert not at.exception and not at.error
+    assert any("Current cap:** ε = 0.005, δ = 0.00995" in m.value for m in at.markdown)
+    at.number_input[0].set_value(0.004)
+    at.button[0].click().run()
+    next(b for b in at.button if b.label == "Confirm").click().run()
+    assert not at.exception and not at.error
+    (row,) = BudgetOdometer(path).datasets()
+    assert (row["cap_epsilon"], row["cap_delta"]) == (0.004, 0.00995)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from dpfed_core.config import MIN_EPSILON
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.evaluation.budget import save_result  # noqa: F401  (the pages' API)
 from dpfed_core.evaluation.service import charged_run, charged_sweep  # noqa: F401  (the pages' API)
@@ -182,14 +183,18 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
     current = "no cap" if math.isinf(cap_e) else f"ε = {epsilon_left(cap_e)}, δ = {view['cap_delta']:.3g} per entity"
     st.markdown(f"**Current cap:** {current}")
     pending = st.session_state.get("budget_cap_pending")
+    # a cap set on the command line may lie outside the form's usual range (ε below 0.01, δ above 0.0099): the
+    # range widens to hold it (and, for ε, to lower it further), or the widget would refuse its own starting value
+    eps_floor = 0.01 if math.isinf(cap_e) or cap_e >= 0.01 else min(MIN_EPSILON, float(cap_e))
+    dlt_ceiling = 0.0099 if math.isinf(cap_e) else max(0.0099, float(view["cap_delta"]))
     with st.form("budget_cap_form"):
         c0, c1, c2, c3 = st.columns([1, 2, 2, 1])
         no_cap = c0.checkbox(NO_CAP_LABEL, value=math.isinf(cap_e), help="Releases are charged but never refused.",
                              key=f"budget_cap_none_{view['key']}")
-        eps = c1.number_input(CAP_LABEL, min_value=0.01, value=10.0 if math.isinf(cap_e) else float(cap_e),
+        eps = c1.number_input(CAP_LABEL, min_value=eps_floor, value=10.0 if math.isinf(cap_e) else float(cap_e),
                               help="Releases that would take an entity past it are refused. Ignored with "
                                    f"“{NO_CAP_LABEL}” ticked.", key=f"budget_cap_eps_{view['key']}")
-        dlt = c2.number_input("Budget cap δ per entity", min_value=0.0, max_value=0.0099, format="%.1e",
+        dlt = c2.number_input("Budget cap δ per entity", min_value=0.0, max_value=dlt_ceiling, format="%.1e",
                               value=1e-5 if math.isinf(cap_e) else float(view["cap_delta"]),
                               key=f"budget_cap_delta_{view['key']}")
         submitted = c3.form_submit_button("Set cap…")
