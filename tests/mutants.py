@@ -452,6 +452,8 @@ BUDGETCAP_RAISE = f"{BUDGETCAP_T}::test_raising_a_cap_needs_its_confirmation_and
 BUDGETCAP_LOG = f"{BUDGETCAP_T}::test_the_cap_log_shows_the_newest_changes_and_counts_the_older_ones"
 BUDGETCAP_READS = (f"{BUDGETCAP_T}::test_budget_releases_lists_the_newest_limit_and_a_read_of_a_missing_store_"
                    "creates_nothing")
+BUDGETCAP_FORM_RANGE = (f"{BUDGETCAP_T}::test_the_dashboards_cap_form_holds_a_cap_set_on_the_command_line_outside_"
+                        "its_usual_range")
 BUDGETCAP_DASH_CHARGE = (f"{BUDGETCAP_T}::test_a_dashboard_refusal_names_the_pages_controls_and_its_charge_never_"
                          "allows_a_non_private_release")
 DPPT = "tests/test_dp_prototypes.py"
@@ -5399,6 +5401,11 @@ MUTANTS = (
     Mutant("budgetcap-dashboard-larger-delta-not-a-raise", UI_BUDGET, "render_budget",
            "new_e > cap_e or new_d > view['cap_delta']", "new_e > cap_e",
            (f"{BUDGETCAP_T}::test_the_dashboard_asks_to_confirm_a_larger_delta_as_a_raise",)),
+    Mutant("budgetcap-dashboard-cap-form-refuses-a-small-cap", UI_BUDGET, "render_budget",
+           "0.01 if math.isinf(cap_e) or cap_e >= 0.01 else min(MIN_EPSILON, float(cap_e))", "0.01",
+           (BUDGETCAP_FORM_RANGE,)),
+    Mutant("budgetcap-dashboard-cap-form-refuses-a-large-delta", UI_BUDGET, "render_budget",
+           "max(0.0099, float(view['cap_delta']))", "0.0099", (BUDGETCAP_FORM_RANGE,)),
     Mutant("budgetcap-dashboard-cap-rounded-up", UI_BUDGET, "render_budget", "epsilon_left(cap_e)",
            "epsilon_that_holds(cap_e)", (f"{BUDGETCAP_T}::test_the_dashboards_cap_is_never_shown_above_the_one_set",)),
 )
