@@ -409,3 +409,25 @@ def test_the_dashboards_cap_form_holds_a_cap_set_on_the_command_line_outside_its
     assert not at.exception and not at.error
     (row,) = BudgetOdometer(path).datasets()
     assert (row["cap_epsilon"], row["cap_delta"]) == (0.004, 0.00995)
+
+
+def test_a_cap_refused_below_the_spend_at_its_smaller_delta_says_the_spend_is_stated_at_that_delta(tmp_path, clinic):
+    """The same releases state a larger ε at a smaller δ: a new cap of a smaller δ is checked against that
+    larger spend, and its refusal says so — or its figure would contradict the spend `budget show` states."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.budget import plan_run
+    from dpfed_core.privacy.odometer import BudgetRefused
+
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    odo.set_cap(clinic, 5.0, 1e-5)
+    odo.reserve(clinic, plan_run(clinic, RunConfig(method="dp-popularity", epsilon=1.0, delta=1e-6))).close()
+    now = max(b.spent_epsilon for b in odo.balance(clinic))
+    with pytest.raises(BudgetRefused) as exc:
+        odo.set_cap(clinic, now * 1.01, 1e-8)
+    text = str(exc.value)
+    assert "at this cap's δ = 1e-08 (the current cap's δ = 1e-05 states a smaller spend" in text, text
+    assert text.endswith(", or a δ nearer 1e-05") and exc.value.param == "epsilon"
+    with pytest.raises(BudgetRefused) as exc:
+        odo.set_cap(clinic, now * 0.99, 1e-5)
+    assert "at this cap's δ = 1e-05)" in str(exc.value) and "nearer" not in str(exc.value)
+    assert odo.cap(odo.key_of(clinic)) == (5.0, 1e-5)

@@ -382,11 +382,18 @@ class BudgetOdometer:
                 over = [b for b in self._balance(con, account, [], epsilon, delta) if b.spent_epsilon > epsilon * (1 + CAP_REL_TOL)]
                 if over:
                     top = max(over, key=lambda b: b.spent_epsilon)
+                    # the spend is composed at the new cap's δ: a smaller δ than the current one states the same
+                    # releases at a larger ε than `budget show` did, which must not read as a contradiction
+                    at = (f" at this cap's δ = {delta:.3g} (the current cap's δ = {old_d:.3g} states a smaller spend: a "
+                          "smaller δ states the same releases at a larger ε)" if math.isfinite(old_d) and delta < old_d
+                          else f" at this cap's δ = {delta:.3g}")
                     raise BudgetRefused(
                         f"refused: a cap of ε = {_fmt(epsilon)} is below what is already spent ({len(over)} "
                         f"entit{'y has' if len(over) == 1 else 'ies have'} spent more, up to ε = "
-                        f"{_spent(top.spent_epsilon)} by {top.entity!r}); spent budget is never refunded. Choose a "
-                        f"cap of at least {_spent(top.spent_epsilon)}", param="epsilon")
+                        f"{_spent(top.spent_epsilon)} by {top.entity!r}{at}); spent budget is never refunded. Choose a "
+                        f"cap of at least {_spent(top.spent_epsilon)}"
+                        + (f", or a δ nearer {old_d:.3g}" if math.isfinite(old_d) and delta < old_d else ""),
+                        param="epsilon")
             con.execute("INSERT INTO caps (dataset_key, epsilon, delta, set_at) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT(dataset_key) DO UPDATE SET epsilon = excluded.epsilon, "
                         "delta = excluded.delta, set_at = excluded.set_at", (account, epsilon, delta, now_iso()))
