@@ -431,3 +431,19 @@ def test_a_cap_refused_below_the_spend_at_its_smaller_delta_says_the_spend_is_st
         odo.set_cap(clinic, now * 0.99, 1e-5)
     assert "at this cap's δ = 1e-05)" in str(exc.value) and "nearer" not in str(exc.value)
     assert odo.cap(odo.key_of(clinic)) == (5.0, 1e-5)
+
+
+def test_a_planned_charge_and_a_cap_refusal_never_state_a_cap_above_the_one_set(tmp_path, clinic):
+    from dpfed_core.config import RunConfig
+    from dpfed_core.evaluation.budget import plan_run, planned_charge
+    from dpfed_core.privacy.odometer import BudgetRefused
+
+    store = tmp_path / "s.sqlite3"
+    odo = BudgetOdometer(store)
+    odo.set_cap(clinic, ODD_CAP, 1e-5)
+    over = planned_charge(store, clinic, plan_run(clinic, RunConfig(method="dp-popularity", epsilon=3.0)))
+    assert "more than is left (cap ε = 1.234): it will be refused" in over["text"], over["text"]
+    exact = planned_charge(store, clinic, plan_run(clinic, RunConfig(method="central")))
+    assert "under the cap ε = 1.234: refused unless" in exact["text"], exact["text"]
+    with pytest.raises(BudgetRefused, match=r"from ε = 1\.234, δ = 1e-05 to ε = 2\.345, δ"):
+        odo.set_cap(clinic, 2.3456789, 1e-5)
