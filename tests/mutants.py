@@ -454,6 +454,7 @@ BUDGETCAP_READS = (f"{BUDGETCAP_T}::test_budget_releases_lists_the_newest_limit_
                    "creates_nothing")
 BUDGETCAP_FORM_RANGE = (f"{BUDGETCAP_T}::test_the_dashboards_cap_form_holds_a_cap_set_on_the_command_line_outside_"
                         "its_usual_range")
+BUDGETCAP_CAP_SHOWN = f"{BUDGETCAP_T}::test_a_planned_charge_and_a_cap_refusal_never_state_a_cap_above_the_one_set"
 BUDGETCAP_DASH_CHARGE = (f"{BUDGETCAP_T}::test_a_dashboard_refusal_names_the_pages_controls_and_its_charge_never_"
                          "allows_a_non_private_release")
 DPPT = "tests/test_dp_prototypes.py"
@@ -5389,6 +5390,14 @@ MUTANTS = (
                        "dp_releases_pass_the_cap",)),
     Mutant("budgetcap-charged-release-not-kept", BUDGET_CMD, "record_release", "history.add(kind, doc)", "None",
            (f"{BUDGETCAP_T}::test_a_charged_release_is_kept_in_the_history_with_its_operation",)),
+    Mutant("budgetcap-planned-charge-cap-rounded-up", BUDGET, "charge_text", "epsilon_left(p['cap_epsilon'])",
+           "epsilon_that_holds(p['cap_epsilon'])", (BUDGETCAP_CAP_SHOWN,), nth=0),
+    Mutant("budgetcap-planned-charge-non-private-cap-rounded-up", BUDGET, "charge_text",
+           "epsilon_left(p['cap_epsilon'])", "epsilon_that_holds(p['cap_epsilon'])", (BUDGETCAP_CAP_SHOWN,), nth=1),
+    Mutant("budgetcap-cap-refusal-silent-on-its-smaller-delta", ODO, "BudgetOdometer.set_cap",
+           "math.isfinite(old_d) and delta < old_d", "False",
+           (f"{BUDGETCAP_T}::test_a_cap_refused_below_the_spend_at_its_smaller_delta_says_the_spend_is_stated_at_"
+            "that_delta",), nth=0),
     Mutant("budgetcap-dashboard-refusal-names-cli-flags", UI_BUDGET, "refusal_text", "exc.render(DASH_CONTROLS)",
            "str(exc)", (BUDGETCAP_DASH_CHARGE,)),
     Mutant("budgetcap-dashboard-charge-allows-non-private", UI_BUDGET, "charge",
