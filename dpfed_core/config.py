@@ -289,7 +289,10 @@ class Param:
         for k, v in value.items():
             if self.choices and k not in self.choices:
                 raise bad(f" (unknown key {k!r})")
-            out[k] = share.coerce(v)
+            try:
+                out[k] = share.coerce(v)
+            except ConfigError:  # named as the whole parameter is: its method, and the stage whose share is bad
+                raise bad(f" (the share of {k!r} must be a finite number ≥ 0, got {v!r})") from None
         return out
 
 

@@ -437,6 +437,27 @@ SECAGG_DROP = "tests/test_secagg_dropouts.py"
 STMT = "dpfed_core/privacy/statement.py"
 BSPLIT = "dpfed_core/privacy/budget_split.py"
 BST = "tests/test_budget_split.py"
+BUDGETCAP_T = "tests/test_budget_caps.py"
+BUDGETCAP_RC = "tests/test_run_config.py"
+BUDGETCAP_SPLIT_FRACTIONS = f"{BST}::test_a_split_declares_fractions_and_refuses_more_than_the_whole"
+BUDGETCAP_OPEN_BOUNDS = f"{BUDGETCAP_RC}::test_a_parameter_at_an_open_bound_is_refused_and_just_inside_it_accepted"
+BUDGETCAP_SPLIT_PARAM = (f"{BUDGETCAP_RC}::test_a_budget_split_refuses_a_negative_share_naming_the_method_and_stage_"
+                         "and_an_unknown_stage")
+BUDGETCAP_RESERVED = f"{BUDGETCAP_RC}::test_a_main_setting_given_as_a_method_parameter_names_the_control_that_sets_it"
+BUDGETCAP_RUN_PLAN = f"{BUDGETCAP_T}::test_a_run_plans_its_method_once_and_each_compared_method_as_a_comparison"
+BUDGETCAP_SWEEP_PLAN = (f"{BUDGETCAP_T}::test_a_sweep_plans_one_batch_point_per_job_and_seed_and_none_for_points_a_"
+                        "resumed_document_holds")
+BUDGETCAP_SKIP_STORE = (f"{BUDGETCAP_T}::test_the_store_is_skipped_only_when_nothing_is_released_or_every_release_is_"
+                        "an_unnamed_simulation")
+BUDGETCAP_RAISE = f"{BUDGETCAP_T}::test_raising_a_cap_needs_its_confirmation_and_the_log_marks_it_raised"
+BUDGETCAP_LOG = f"{BUDGETCAP_T}::test_the_cap_log_shows_the_newest_changes_and_counts_the_older_ones"
+BUDGETCAP_READS = (f"{BUDGETCAP_T}::test_budget_releases_lists_the_newest_limit_and_a_read_of_a_missing_store_"
+                   "creates_nothing")
+BUDGETCAP_FORM_RANGE = (f"{BUDGETCAP_T}::test_the_dashboards_cap_form_holds_a_cap_set_on_the_command_line_outside_"
+                        "its_usual_range")
+BUDGETCAP_CAP_SHOWN = f"{BUDGETCAP_T}::test_a_planned_charge_and_a_cap_refusal_never_state_a_cap_above_the_one_set"
+BUDGETCAP_DASH_CHARGE = (f"{BUDGETCAP_T}::test_a_dashboard_refusal_names_the_pages_controls_and_its_charge_never_"
+                         "allows_a_non_private_release")
 DPPT = "tests/test_dp_prototypes.py"
 PLT = "tests/test_privacy_labels.py"
 INF_SENS = f"{MECHT}::test_every_mechanism_refuses_an_infinite_or_negative_sensitivity_before_recording"
@@ -4502,10 +4523,11 @@ MUTANTS = (
            (f"{CLIT}::test_a_sweeps_line_against_dp_popularity_states_the_methods_mean_first_as_its_document_does",)),
     Mutant("cli-sweep-without-its-notes", CLI_MAIN, "cmd_sweep", "doc.get('notes', [])", "[]",
            (f"{CLIT}::test_a_sweep_prints_every_note_of_its_document",)),
-    Mutant("cli-dry-run-after-it-is-the-releases-own-spend", BUDGET_CMD, "dry_run", "_f(p['after'])", "_f(p['spend'])",
+    Mutant("cli-dry-run-after-it-is-the-releases-own-spend", BUDGET_CMD, "dry_run", "epsilon_that_holds(p['after'])",
+           "epsilon_that_holds(p['spend'])",
            (f"{ODOT}::test_a_dry_run_states_where_the_most_spent_entity_ends_after_the_datas_earlier_releases",)),
-    Mutant("cli-dry-run-dp-spend-read-as-the-non-private-total", BUDGET_CMD, "dry_run", "_f(p['dp_after'])",
-           "_f(p['after'])", (f"{ODOT}::test_a_dry_run_of_a_non_private_method_states_the_dp_releases_spend_after_it",)),
+    Mutant("cli-dry-run-dp-spend-read-as-the-non-private-total", BUDGET_CMD, "dry_run", "epsilon_that_holds(p['dp_after'])",
+           "epsilon_that_holds(p['after'])", (f"{ODOT}::test_a_dry_run_of_a_non_private_method_states_the_dp_releases_spend_after_it",)),
     Mutant("budget-list-spend-rounded-down", BUDGET_CMD, "cmd_list", "epsilon_that_holds(r['max_spent_epsilon'])",
            "epsilon_left(r['max_spent_epsilon'])", (f"{ODOT}::test_budget_list_rounds_the_spend_up_and_the_cap_down",)),
     Mutant("budget-show-left-rounded-up", BUDGET_CMD, "print_balance", "epsilon_left(b.remaining_epsilon)",
@@ -5511,6 +5533,145 @@ MUTANTS = (
     Mutant("readout-cli-undefined-metric-printed-nan", CLI_MAIN, "_metric_cell",
            "isinstance(value, (int, float)) and math.isfinite(value)", "isinstance(value, (int, float))",
            ("tests/test_cli.py::test_an_undefined_metric_is_printed_as_a_dash_never_nan",)),
+    # the privacy budget as users set and read it: run configuration, the budget split, the budget command and pages
+    Mutant("budgetcap-even-split-gives-each-stage-the-whole", BSPLIT, "split_evenly_over",
+           "(s, float(share), len(stages))", "(s, float(share), 1)", (BUDGETCAP_SPLIT_FRACTIONS,)),
+    Mutant("budgetcap-stage-sigma-of-the-whole-rho", BSPLIT, "SplitPlan.sigma", "self._rho_of(stage)",
+           "self.rho_total", (BUDGETCAP_SPLIT_FRACTIONS,)),
+    Mutant("budgetcap-stage-outside-the-split-not-named", BSPLIT, "SplitPlan._rho_of", "stage not in self.rho",
+           "False", (BUDGETCAP_SPLIT_FRACTIONS,)),
+    Mutant("budgetcap-each-stage-the-whole-delta", BSPLIT, "_plan", "delta / len(split.parts)", "delta",
+           (f"{BST}::test_als_plan_is_unchanged_by_the_split",)),
+    Mutant("budgetcap-stage-epsilon-at-the-whole-delta", BSPLIT, "SplitPlan.stage_epsilon",
+           "zcdp_epsilon(rho, self.stage_delta)", "zcdp_epsilon(rho, self.delta)",
+           (f"{BST}::test_als_plan_is_unchanged_by_the_split",)),
+    Mutant("budgetcap-total-epsilon-at-a-stages-delta", BSPLIT, "SplitPlan.total_epsilon",
+           "zcdp_epsilon(self.rho_total, self.delta)", "zcdp_epsilon(self.rho_total, self.stage_delta)",
+           (f"{BST}::test_cooccurrence_plan_is_unchanged_by_the_split",)),
+    Mutant("budgetcap-coalition-divisor-not-squared", BSPLIT, "SplitPlan.coalition_epsilon",
+           "self.rho_total * divisor * divisor", "self.rho_total * divisor",
+           (f"{BST}::test_a_multi_stage_share_states_the_coalition_epsilon_of_its_own_noise_shares",)),
+    Mutant("budgetcap-run-epsilon-unchecked", CONFIG, "RunConfig.validate", "validate_budget(self.epsilon, self.delta)",
+           "None", (f"{BUDGETCAP_RC}::test_a_budget_outside_its_range_is_refused_naming_epsilon_or_delta",)),
+    Mutant("budgetcap-small-epsilon-names-the-grid", CONFIG, "RunConfig.validate", "check_epsilon(self.epsilon)",
+           "check_epsilon(self.epsilon, 'epsilons')",
+           (f"{BUDGETCAP_RC}::test_a_runs_epsilon_below_the_minimum_names_the_epsilon_setting",)),
+    Mutant("budgetcap-one-beyond-the-largest-k-accepted", CONFIG, "RunConfig.validate", "getattr(self, name) > limit",
+           "getattr(self, name) > limit + 1",
+           (f"{BUDGETCAP_RC}::test_k_and_rank_are_accepted_up_to_their_limit_and_refused_one_beyond",)),
+    Mutant("budgetcap-open-lower-bound-accepted", CONFIG, "Param.coerce", "self.low_open and value == self.low",
+           "False", (BUDGETCAP_OPEN_BOUNDS,)),
+    Mutant("budgetcap-open-upper-bound-accepted", CONFIG, "Param.coerce", "self.high_open and value == self.high",
+           "False", (BUDGETCAP_OPEN_BOUNDS,)),
+    Mutant("budgetcap-infinite-parameter-accepted", CONFIG, "Param.coerce", "not math.isfinite(value)", "False",
+           (f"{BUDGETCAP_RC}::test_a_number_parameter_refuses_infinity_nan_and_booleans",)),
+    Mutant("budgetcap-boolean-parameter-read-as-a-number", CONFIG, "Param.coerce", "isinstance(value, bool)", "False",
+           (f"{BUDGETCAP_RC}::test_a_whole_number_parameter_refuses_booleans_infinity_and_fractions",)),
+    Mutant("budgetcap-negative-split-share-accepted", CONFIG, "Param._coerce_mapping",
+           "Param(self.name, 'float', 0.0, self.doc, low=0)", "Param(self.name, 'float', 0.0, self.doc)",
+           (BUDGETCAP_SPLIT_PARAM,)),
+    Mutant("budgetcap-split-share-of-an-unknown-stage-accepted", CONFIG, "Param._coerce_mapping",
+           "self.choices and k not in self.choices", "False", (BUDGETCAP_SPLIT_PARAM,)),
+    Mutant("budgetcap-main-setting-accepted-as-a-parameter", CONFIG, "check_params", "reserved and key in reserved",
+           "False", (BUDGETCAP_RESERVED,)),
+    Mutant("budgetcap-unknown-parameter-not-named", CONFIG, "check_params", "p is None", "False",
+           (BUDGETCAP_RESERVED,)),
+    Mutant("budgetcap-rating-level-epsilon-charged-as-user-level", BUDGET, "method_charges",
+           "model.user_level and math.isfinite(epsilon)", "math.isfinite(epsilon)",
+           (f"{BUDGETCAP_T}::test_each_methods_charge_follows_its_privacy_model",)),
+    Mutant("budgetcap-comparison-recorded-as-a-run", BUDGET, "plan_run", "i == 0 and not comparison", "i == 0",
+           (BUDGETCAP_RUN_PLAN,)),
+    Mutant("budgetcap-method-compared-with-itself-charged-twice", BUDGET, "plan_run",
+           "dict.fromkeys([config.method, *compare])", "[config.method, *compare]", (BUDGETCAP_RUN_PLAN,)),
+    Mutant("budgetcap-resumed-sweep-points-charged-again", BUDGET, "plan_sweep",
+           "job_key(m, e, int(seed), config.method) in done", "False", (BUDGETCAP_SWEEP_PLAN,)),
+    Mutant("budgetcap-sweep-points-not-one-batch", BUDGET, "plan_sweep", "True", "False", (BUDGETCAP_SWEEP_PLAN,)),
+    Mutant("budgetcap-audit-of-every-entitys-rows-charges-one", BUDGET, "plan_audit",
+           "{n: (math.inf, 0.0) for n in dataset.entity_names} if all_entities else {name: (math.inf, 0.0)}",
+           "{name: (math.inf, 0.0)}",
+           (f"{BUDGETCAP_T}::test_an_audit_charges_the_audited_entity_or_every_entity_whose_rows_it_reads",)),
+    Mutant("budgetcap-document-charge-of-its-largest-row", BUDGET, "ledger_charges", "a[0] += float(row['epsilon'])",
+           "a[0] = max(a[0], float(row['epsilon']))",
+           (f"{BUDGETCAP_T}::test_a_documents_charges_add_up_its_ledger_rows_per_entity_without_a_per_entity_summary",)),
+    Mutant("budgetcap-unplanned-sweep-point-not-charged", BUDGET, "settle_sweep",
+           "odometer.reserve(dataset, extra).close()", "None",
+           (f"{BUDGETCAP_T}::test_a_sweep_point_its_plan_did_not_list_is_charged_after_it_ran",)),
+    Mutant("budgetcap-store-skipped-when-one-plan-releases-nothing", BUDGET, "skip_store",
+           "all((not p.charges for p in plans))", "any((not p.charges for p in plans))", (BUDGETCAP_SKIP_STORE,)),
+    Mutant("budgetcap-store-skipped-when-one-plan-is-a-simulation", BUDGET, "skip_store",
+           "all((p.simulation for p in plans))", "any((p.simulation for p in plans))", (BUDGETCAP_SKIP_STORE,)),
+    Mutant("budgetcap-accountant-record-without-non-private-entities", BUDGET, "accountant_record",
+           "[b.entity for b in bal if b.n_non_private > 0]", "[]",
+           (f"{BUDGETCAP_T}::test_the_accountant_record_names_every_entity_a_non_private_release_reached",)),
+    Mutant("budgetcap-simulation-on-records-said-private", BUDGET, "simulation_is_non_private",
+           "not _generated(dataset)", "False",
+           (f"{BUDGETCAP_T}::test_a_simulation_is_charged_as_non_private_on_peoples_records_and_not_on_a_generated_"
+            "sample",)),
+    Mutant("budgetcap-gaussian-at-delta-zero-accepted", BUDGET, "check_gaussian_delta", "delta <= 0", "delta < 0",
+           (f"{BUDGETCAP_T}::test_a_gaussian_method_at_delta_zero_is_refused_naming_delta_and_a_non_private_or_"
+            "laplace_one_is_not",)),
+    Mutant("budgetcap-cli-raises-a-cap-unconfirmed", BUDGET_CMD, "cmd_budget",
+           "odo.set_cap(key, args.epsilon, args.delta)", "True", (BUDGETCAP_RAISE,), arg="confirm_raise"),
+    Mutant("budgetcap-cli-cap-removal-said-set", BUDGET_CMD, "cmd_budget", "math.isinf(args.epsilon)", "False",
+           (BUDGETCAP_RAISE,)),
+    Mutant("budgetcap-cap-delta-read-by-python-float", BUDGET_CMD, "register_cli", "s.add_argument('--delta')", "float",
+           (f"{BUDGETCAP_T}::test_set_cap_reads_its_delta_as_every_number_flag_and_refuses_what_python_alone_would_"
+            "take",), arg="type"),
+    Mutant("budgetcap-cli-cap-set-rounded-to-nearest", BUDGET_CMD, "cmd_budget", "epsilon_left(args.epsilon)",
+           "format(args.epsilon, 'g')",
+           (f"{BUDGETCAP_T}::test_set_cap_and_its_change_log_never_state_a_cap_above_the_one_set",)),
+    Mutant("budgetcap-cli-releases-limit-ignored", BUDGET_CMD, "cmd_budget", "odo.releases(key, limit=args.limit)",
+           "odo.releases(key)", (BUDGETCAP_READS,)),
+    Mutant("budgetcap-cli-read-creates-a-missing-store", BUDGET_CMD, "_no_store",
+           "path.exists() or path.is_symlink() or own_key_left(path) is not None", "True", (BUDGETCAP_READS,)),
+    Mutant("budgetcap-cap-log-raise-unmarked", BUDGET_CMD, "cap_change_lines",
+           "'  (raised, confirmed)' if r['raised'] else ''", "''", (BUDGETCAP_RAISE,)),
+    Mutant("budgetcap-cap-log-older-changes-unsaid", BUDGET_CMD, "cap_change_lines", "len(rows) > limit", "False",
+           (BUDGETCAP_LOG,)),
+    Mutant("budgetcap-cap-log-rounded-up", BUDGET_CMD, "cap_change_lines", "epsilon_left(r['new_epsilon'])",
+           "epsilon_that_holds(r['new_epsilon'])",
+           (f"{BUDGETCAP_T}::test_set_cap_and_its_change_log_never_state_a_cap_above_the_one_set",)),
+    Mutant("budgetcap-dry-run-cap-rounded-up", BUDGET_CMD, "dry_run", "epsilon_left(p['cap_epsilon'])",
+           "epsilon_that_holds(p['cap_epsilon'])",
+           (f"{BUDGETCAP_T}::test_a_dry_run_states_the_spend_after_it_rounded_up_and_the_cap_rounded_down",), nth=0),
+    Mutant("budgetcap-dry-run-non-private-cap-rounded-up", BUDGET_CMD, "dry_run", "epsilon_left(p['cap_epsilon'])",
+           "epsilon_that_holds(p['cap_epsilon'])",
+           (f"{BUDGETCAP_T}::test_a_dry_run_of_a_non_private_release_states_the_dp_spend_up_and_the_cap_down",), nth=1),
+    Mutant("budgetcap-dry-run-spend-rounded-down", BUDGET_CMD, "dry_run", "epsilon_that_holds(p['after'])",
+           "epsilon_left(p['after'])",
+           (f"{BUDGETCAP_T}::test_a_dry_run_states_the_spend_after_it_rounded_up_and_the_cap_rounded_down",)),
+    Mutant("budgetcap-dry-run-allows-dp-releases-past-the-cap", BUDGET_CMD, "dry_run", "allowed and p['dp_fits']",
+           "allowed", (f"{BUDGETCAP_T}::test_a_dry_run_allowed_to_release_non_private_data_is_still_refused_when_its_"
+                       "dp_releases_pass_the_cap",)),
+    Mutant("budgetcap-charged-release-not-kept", BUDGET_CMD, "record_release", "history.add(kind, doc)", "None",
+           (f"{BUDGETCAP_T}::test_a_charged_release_is_kept_in_the_history_with_its_operation",)),
+    Mutant("budgetcap-planned-charge-cap-rounded-up", BUDGET, "charge_text", "epsilon_left(p['cap_epsilon'])",
+           "epsilon_that_holds(p['cap_epsilon'])", (BUDGETCAP_CAP_SHOWN,), nth=0),
+    Mutant("budgetcap-planned-charge-non-private-cap-rounded-up", BUDGET, "charge_text",
+           "epsilon_left(p['cap_epsilon'])", "epsilon_that_holds(p['cap_epsilon'])", (BUDGETCAP_CAP_SHOWN,), nth=1),
+    Mutant("budgetcap-cap-refusal-silent-on-its-smaller-delta", ODO, "BudgetOdometer.set_cap",
+           "math.isfinite(old_d) and delta < old_d", "False",
+           (f"{BUDGETCAP_T}::test_a_cap_refused_below_the_spend_at_its_smaller_delta_says_the_spend_is_stated_at_"
+            "that_delta",), nth=0),
+    Mutant("budgetcap-dashboard-refusal-names-cli-flags", UI_BUDGET, "refusal_text", "exc.render(DASH_CONTROLS)",
+           "str(exc)", (BUDGETCAP_DASH_CHARGE,)),
+    Mutant("budgetcap-dashboard-charge-allows-non-private", UI_BUDGET, "charge",
+           "BudgetOdometer(store).charge(dataset, plans)", "True", (BUDGETCAP_DASH_CHARGE,), arg="allow_non_private"),
+    Mutant("budgetcap-budget-view-of-the-loaded-data-not-the-key", UI_BUDGET, "_read_key", "key or content", "content",
+           (f"{BUDGETCAP_T}::test_the_budget_view_reads_the_account_of_the_key_it_is_given",)),
+    Mutant("budgetcap-audit-charges-only-the-audited-entity", UI_BUDGET, "charged_audit",
+           "audit_kwargs.get('others') == 'data' and any((is_summable(m) for m in methods))", "False",
+           (f"{BUDGETCAP_T}::test_an_audit_that_reads_every_entitys_rows_charges_every_entity",)),
+    Mutant("budgetcap-dashboard-larger-delta-not-a-raise", UI_BUDGET, "render_budget",
+           "new_e > cap_e or new_d > view['cap_delta']", "new_e > cap_e",
+           (f"{BUDGETCAP_T}::test_the_dashboard_asks_to_confirm_a_larger_delta_as_a_raise",)),
+    Mutant("budgetcap-dashboard-cap-form-refuses-a-small-cap", UI_BUDGET, "render_budget",
+           "0.01 if math.isinf(cap_e) or cap_e >= 0.01 else min(MIN_EPSILON, float(cap_e))", "0.01",
+           (BUDGETCAP_FORM_RANGE,)),
+    Mutant("budgetcap-dashboard-cap-form-refuses-a-large-delta", UI_BUDGET, "render_budget",
+           "max(0.0099, float(view['cap_delta']))", "0.0099", (BUDGETCAP_FORM_RANGE,)),
+    Mutant("budgetcap-dashboard-cap-rounded-up", UI_BUDGET, "render_budget", "epsilon_left(cap_e)",
+           "epsilon_that_holds(cap_e)", (f"{BUDGETCAP_T}::test_the_dashboards_cap_is_never_shown_above_the_one_set",)),
 )
 
 

@@ -7,8 +7,8 @@ import json
 import math
 import sys
 
-from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, load_dataset, parse_float,
-                                positive_whole_number)
+from dpfed_core.cli.args import (COMMAND_HELP, add_data_args, add_store_args, finite_float, load_dataset,
+                                parse_float, positive_whole_number)
 from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds  # caps and what is left: down; spent: up
 
 EPILOG = """\
@@ -57,7 +57,8 @@ def register_cli(subparsers) -> argparse.ArgumentParser:
         if name == "set-cap":
             s.add_argument("--epsilon", type=parse_float, required=True,
                            help="cap on ε per entity over all releases (inf removes the cap)")
-            s.add_argument("--delta", type=float, default=1e-5, help="cap on δ per entity (default 1e-5)")
+            # read as every number flag is: Python's float() would take '1_0e-6' for 1e-5, or full-width digits
+            s.add_argument("--delta", type=finite_float, default=1e-5, help="cap on δ per entity (default 1e-5)")
             s.add_argument("--confirm-raise", action="store_true",
                            help="confirm a cap that gives more budget than the current one (a larger ε or δ, "
                                 "or inf); lowering needs no confirmation. Every change is logged")
@@ -178,12 +179,14 @@ def dry_run(args, dataset, plans, what: str) -> int:
     if math.isfinite(p["cap_epsilon"]) and p.get("refused_unless_allowed"):
         allowed = bool(getattr(args, "allow_non_private", False))
         print(f"after it: no overall guarantee for the people of the entities it touches (non-private releases, "
-              f"ε = ∞; the most-spent entity's DP releases at ε = {_f(p['dp_after'])} of the cap ε = "
-              f"{_f(p['cap_epsilon'])}) ("
+              f"ε = ∞; the most-spent entity's DP releases at ε = {epsilon_that_holds(p['dp_after'])} of the cap "
+              f"ε = {epsilon_left(p['cap_epsilon'])}) ("
               + ("allowed by --allow-non-private" if allowed and p["dp_fits"] else
                  "would be REFUSED" + ("" if allowed else ": add --allow-non-private to allow them")) + ")")
     elif math.isfinite(p["cap_epsilon"]):
-        print(f"after it: the most-spent entity would be at ε = {_f(p['after'])} of the cap ε = {_f(p['cap_epsilon'])}"
+        # a spend rounded up and a cap rounded down, as `budget show` states them
+        print(f"after it: the most-spent entity would be at ε = {epsilon_that_holds(p['after'])} of the cap "
+              f"ε = {epsilon_left(p['cap_epsilon'])}"
               f" ({'fits' if p['fits'] else 'would be REFUSED'})")
     print(f"accountant: {ACCOUNTANT}")
     print(f"store: {path}" + ("" if path.exists() else " (does not exist yet)"))
@@ -328,8 +331,9 @@ def cap_change_lines(rows: list[dict], title: str = "cap changes", limit: int = 
         return []
     lines = [f"{title} (newest first):"]
     for r in rows[:limit]:
-        old = "none" if r["old_epsilon"] is None else f"ε = {_f(r['old_epsilon'])}, δ = {r['old_delta']:.3g}"
-        lines.append(f"  {r['changed_at']}  {old} → ε = {_f(r['new_epsilon'])}, δ = {r['new_delta']:.3g}"
+        # a cap is budget: rounded down, never shown above what was set
+        old = "none" if r["old_epsilon"] is None else f"ε = {epsilon_left(r['old_epsilon'])}, δ = {r['old_delta']:.3g}"
+        lines.append(f"  {r['changed_at']}  {old} → ε = {epsilon_left(r['new_epsilon'])}, δ = {r['new_delta']:.3g}"
                      + ("  (raised, confirmed)" if r["raised"] else "")
                      + (f"  by {r['actor']}" if r.get("actor") else "") + (f"  {r['note']}" if r["note"] else ""))
     if len(rows) > limit:
@@ -370,7 +374,7 @@ def cmd_budget(args) -> int:
         if math.isinf(args.epsilon):
             print(f"cap removed for {dataset.name} ({key})")
         else:
-            print(f"cap set for {dataset.name} ({key}): ε = {args.epsilon:g}, δ = {args.delta:g} per entity")
+            print(f"cap set for {dataset.name} ({key}): ε = {epsilon_left(args.epsilon)}, δ = {args.delta:g} per entity")
     else:
         # reads only: a store that cannot be written (read-only, full disk) still answers
         key = odo.key_of(dataset)

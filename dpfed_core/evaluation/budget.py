@@ -289,7 +289,7 @@ def planned_charge(store: Store | str | os.PathLike | None, dataset: FederatedDa
 def charge_text(p: Mapping) -> str:
     """One phrase for a planned charge (``preview``'s dict): its ε per entity, the ε left under a cap and,
     for non-private releases, that they charge ε = ∞ and need an explicit allowance under a cap."""
-    from dpfed_core.privacy.odometer import _fmt
+    from dpfed_core.privacy.statement import epsilon_left  # a cap is shown rounded down, never above the one set
 
     if p.get("simulation"):
         return "simulation: nothing is charged"
@@ -302,7 +302,7 @@ def charge_text(p: Mapping) -> str:
         text = (f"spends ε = ∞: {what}; no overall guarantee for their people afterwards)"
                 + (f"; its DP releases alone ε ≈ {dp:.3g}" if dp > 0 else ""))
         if capped:
-            text += (f"; {float(p['left']):.3g} left per entity under the cap ε = {_fmt(p['cap_epsilon'])}: refused "
+            text += (f"; {float(p['left']):.3g} left per entity under the cap ε = {epsilon_left(p['cap_epsilon'])}: refused "
                      "unless non-private releases are explicitly allowed")
         else:
             text += " (no cap set)"
@@ -320,7 +320,7 @@ def charge_text(p: Mapping) -> str:
         text += (" — basic composition's Σδ would pass half the budget's δ and a release here has no ρ before it "
                  "runs, so no accountant bounds it")
     if capped and not p.get("dp_fits", p["fits"]):
-        text += f" — more than is left (cap ε = {_fmt(p['cap_epsilon'])}): it will be refused"
+        text += f" — more than is left (cap ε = {epsilon_left(p['cap_epsilon'])}): it will be refused"
     return text
 
 

@@ -374,19 +374,26 @@ class BudgetOdometer:
             raised = (not first) and (epsilon > old_e * (1 + CAP_REL_TOL) or delta > old_d * (1 + CAP_REL_TOL))
             if raised and not confirm_raise:
                 raise BudgetRefused(
-                    f"refused: this raises the budget cap of {self._name(con, account)!r} from ε = {_fmt(old_e)}, "
-                    f"δ = {old_d:.3g} to ε = {_fmt(epsilon)}, δ = {delta:.3g} per entity (more budget for the same "
+                    f"refused: this raises the budget cap of {self._name(con, account)!r} from ε = {_cap(old_e)}, "
+                    f"δ = {old_d:.3g} to ε = {_cap(epsilon)}, δ = {delta:.3g} per entity (more budget for the same "
                     f"people). A cap is lowered freely but raised only on purpose: confirm with {{confirm_raise}}",
                     param="confirm_raise")
             if refuse_below_spent and math.isfinite(epsilon):
                 over = [b for b in self._balance(con, account, [], epsilon, delta) if b.spent_epsilon > epsilon * (1 + CAP_REL_TOL)]
                 if over:
                     top = max(over, key=lambda b: b.spent_epsilon)
+                    # the spend is composed at the new cap's δ: a smaller δ than the current one states the same
+                    # releases at a larger ε than `budget show` did, which must not read as a contradiction
+                    at = (f" at this cap's δ = {delta:.3g} (the current cap's δ = {old_d:.3g} states a smaller spend: a "
+                          "smaller δ states the same releases at a larger ε)" if math.isfinite(old_d) and delta < old_d
+                          else f" at this cap's δ = {delta:.3g}")
                     raise BudgetRefused(
-                        f"refused: a cap of ε = {_fmt(epsilon)} is below what is already spent ({len(over)} "
+                        f"refused: a cap of ε = {_cap(epsilon)} is below what is already spent ({len(over)} "
                         f"entit{'y has' if len(over) == 1 else 'ies have'} spent more, up to ε = "
-                        f"{_spent(top.spent_epsilon)} by {top.entity!r}); spent budget is never refunded. Choose a "
-                        f"cap of at least {_spent(top.spent_epsilon)}", param="epsilon")
+                        f"{_spent(top.spent_epsilon)} by {top.entity!r}{at}); spent budget is never refunded. Choose a "
+                        f"cap of at least {_spent(top.spent_epsilon)}"
+                        + (f", or a δ nearer {old_d:.3g}" if math.isfinite(old_d) and delta < old_d else ""),
+                        param="epsilon")
             con.execute("INSERT INTO caps (dataset_key, epsilon, delta, set_at) VALUES (?, ?, ?, ?) "
                         "ON CONFLICT(dataset_key) DO UPDATE SET epsilon = excluded.epsilon, "
                         "delta = excluded.delta, set_at = excluded.set_at", (account, epsilon, delta, now_iso()))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from dpfed_core.config import MIN_EPSILON
 from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.evaluation.budget import save_result  # noqa: F401  (the pages' API)
 from dpfed_core.evaluation.service import charged_run, charged_sweep  # noqa: F401  (the pages' API)
@@ -122,12 +123,17 @@ def charge(store: Store, dataset: FederatedDataset, plans: Sequence[PlannedRelea
 # ------------------------------------------------------------------------------ charged computations
 def charged_audit(store: Store, dataset: FederatedDataset, entity, *, methods, epsilons, delta: float,
                   allow_non_private: bool = False, save: bool = True, **audit_kwargs):
-    """``run_audit`` charged first (a non-private analysis of the audited entity). Returns (doc, id)."""
-    from dpfed_core.audit.membership import run_audit
+    """``run_audit`` charged first (a non-private analysis of the audited entity; with ``others="data"`` a
+    summable method's audit reads every entity's exact rows, so every entity is charged, as the CLI's
+    ``audit --others data`` is). Returns (doc, id)."""
+    from dpfed_core.audit.membership import is_summable, run_audit
     from dpfed_core.evaluation.budget import plan_audit
 
     key = dataset_key(dataset)
-    plans = plan_audit(dataset, entity, methods, epsilons, delta, seed=audit_kwargs.get("seed"))
+    methods = list(methods)
+    reads_all = audit_kwargs.get("others") == "data" and any(is_summable(m) for m in methods)
+    plans = plan_audit(dataset, entity, methods, epsilons, delta, seed=audit_kwargs.get("seed"),
+                       all_entities=reads_all)
     with charge(store, dataset, plans, allow_non_private, key) as res:
         doc = run_audit(dataset, entity, methods=methods, epsilons=epsilons, delta=delta, **audit_kwargs)
     doc["odometer"] = {"store": str(store.path), "dataset_key": key, "operation": res.operation,
@@ -174,17 +180,21 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
         st.info(f"Same people as the stored dataset {ident.alias_name!r} ({RECOGNISED_BY}): this data is "
                 "charged to that dataset's budget and cap.",
                 icon=":material/group:")
-    current = "no cap" if math.isinf(cap_e) else f"ε = {_fmt(cap_e, 4)}, δ = {view['cap_delta']:.3g} per entity"
+    current = "no cap" if math.isinf(cap_e) else f"ε = {epsilon_left(cap_e)}, δ = {view['cap_delta']:.3g} per entity"
     st.markdown(f"**Current cap:** {current}")
     pending = st.session_state.get("budget_cap_pending")
+    # a cap set on the command line may lie outside the form's usual range (ε below 0.01, δ above 0.0099): the
+    # range widens to hold it (and, for ε, to lower it further), or the widget would refuse its own starting value
+    eps_floor = 0.01 if math.isinf(cap_e) or cap_e >= 0.01 else min(MIN_EPSILON, float(cap_e))
+    dlt_ceiling = 0.0099 if math.isinf(cap_e) else max(0.0099, float(view["cap_delta"]))
     with st.form("budget_cap_form"):
         c0, c1, c2, c3 = st.columns([1, 2, 2, 1])
         no_cap = c0.checkbox(NO_CAP_LABEL, value=math.isinf(cap_e), help="Releases are charged but never refused.",
                              key=f"budget_cap_none_{view['key']}")
-        eps = c1.number_input(CAP_LABEL, min_value=0.01, value=10.0 if math.isinf(cap_e) else float(cap_e),
+        eps = c1.number_input(CAP_LABEL, min_value=eps_floor, value=10.0 if math.isinf(cap_e) else float(cap_e),
                               help="Releases that would take an entity past it are refused. Ignored with "
                                    f"“{NO_CAP_LABEL}” ticked.", key=f"budget_cap_eps_{view['key']}")
-        dlt = c2.number_input("Budget cap δ per entity", min_value=0.0, max_value=0.0099, format="%.1e",
+        dlt = c2.number_input("Budget cap δ per entity", min_value=0.0, max_value=dlt_ceiling, format="%.1e",
                               value=1e-5 if math.isinf(cap_e) else float(view["cap_delta"]),
                               key=f"budget_cap_delta_{view['key']}")
         submitted = c3.form_submit_button("Set cap…")
@@ -194,7 +204,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
     if pending and pending.get("key") == view["key"]:
         new_e, new_d = pending["epsilon"], pending["delta"]
         raising = (not math.isinf(cap_e)) and (new_e > cap_e or new_d > view["cap_delta"])
-        what = "remove the cap" if math.isinf(new_e) else f"set the cap to ε = {_fmt(new_e, 4)}, δ = {new_d:.3g} per entity"
+        what = "remove the cap" if math.isinf(new_e) else f"set the cap to ε = {epsilon_left(new_e)}, δ = {new_d:.3g} per entity"
         if raising:
             st.warning(f"You are about to **{what}** — more budget for the same people than the current cap "
                        f"({current}). Spent budget is never refunded; this change is logged.",
@@ -221,8 +231,8 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
         with st.expander(f"Cap changes ({len(changes)})"):
             st.dataframe(pd.DataFrame([{
                 "when (UTC)": c["changed_at"],
-                "from": "no cap" if c["old_epsilon"] is None else f"ε {_fmt(c['old_epsilon'], 4)}, δ {c['old_delta']:.3g}",
-                "to": "no cap" if math.isinf(c["new_epsilon"]) else f"ε {_fmt(c['new_epsilon'], 4)}, δ {c['new_delta']:.3g}",
+                "from": "no cap" if c["old_epsilon"] is None else f"ε {epsilon_left(c['old_epsilon'])}, δ {c['old_delta']:.3g}",
+                "to": "no cap" if math.isinf(c["new_epsilon"]) else f"ε {epsilon_left(c['new_epsilon'])}, δ {c['new_delta']:.3g}",
                 "raised": bool(c["raised"]), "note": c["note"]} for c in changes]), hide_index=True, width="stretch")
     left = odo.runs_left(view["key"])
     if left is not None and left["n"] is not None:
