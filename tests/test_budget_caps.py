@@ -63,15 +63,20 @@ def test_set_cap_and_its_change_log_never_state_a_cap_above_the_one_set(tmp_path
     assert not re.search(r"1\.235|1\.23457", out), out
 
 
-def test_the_dashboards_cap_is_never_shown_above_the_one_set(tmp_path, clinic):
+def _budget_section(path):
+    """The dashboard's budget section of the clinic sample over the store at ``path``, run once."""
     from streamlit.testing.v1 import AppTest
 
-    path = tmp_path / "s.sqlite3"
-    BudgetOdometer(path).set_cap(clinic, ODD_CAP, 1e-5)
     section = ("from dpfed_core.data.loaders import load_data\nfrom dpfed_core.privacy.store import Store\n"
                "from dpfed_core.ui.budget import render_budget\n"
                f"render_budget(Store({str(path)!r}), load_data('sample:clinic'))\n")
-    at = AppTest.from_string(section, default_timeout=60).run()
+    return AppTest.from_string(section, default_timeout=60).run()
+
+
+def test_the_dashboards_cap_is_never_shown_above_the_one_set(tmp_path, clinic):
+    path = tmp_path / "s.sqlite3"
+    BudgetOdometer(path).set_cap(clinic, ODD_CAP, 1e-5)
+    at = _budget_section(path)
     assert not at.exception and not at.error
     assert any("Current cap:** ε = 1.234, δ = 1e-05" in m.value for m in at.markdown)
     log = next(d.value for d in at.dataframe if "to" in d.value.columns)
@@ -360,16 +365,11 @@ def test_a_charged_release_is_kept_in_the_history_with_its_operation(tmp_path, c
 def test_the_dashboard_asks_to_confirm_a_larger_delta_as_a_raise(tmp_path, clinic):
     """A larger δ under the same ε is more budget for the same people: the form warns and asks for the raise's
     own confirmation, as it does for a larger ε."""
-    from streamlit.testing.v1 import AppTest
-
     from dpfed_core.ui import budget as bud
 
     path = tmp_path / "s.sqlite3"
     BudgetOdometer(path).set_cap(clinic, 2.0, 1e-6)
-    section = ("from dpfed_core.data.loaders import load_data\nfrom dpfed_core.privacy.store import Store\n"
-               "from dpfed_core.ui.budget import render_budget\n"
-               f"render_budget(Store({str(path)!r}), load_data('sample:clinic'))\n")
-    at = AppTest.from_string(section, default_timeout=60).run()
+    at = _budget_section(path)
     at.number_input[1].set_value(1e-5)
     at.button[0].click().run()
     assert not at.exception and any("more budget" in w.value for w in at.warning)
@@ -393,14 +393,9 @@ def test_set_cap_reads_its_delta_as_every_number_flag_and_refuses_what_python_al
 def test_the_dashboards_cap_form_holds_a_cap_set_on_the_command_line_outside_its_usual_range(tmp_path, clinic):
     """set-cap accepts ε below 0.01 and δ up to just under 0.01: the History page shows such a cap and lowers it
     further, where its form refused its own starting value with a traceback."""
-    from streamlit.testing.v1 import AppTest
-
     path = tmp_path / "s.sqlite3"
     BudgetOdometer(path).set_cap(clinic, 0.005, 0.00995)
-    section = ("from dpfed_core.data.loaders import load_data\nfrom dpfed_core.privacy.store import Store\n"
-               "from dpfed_core.ui.budget import render_budget\n"
-               f"render_budget(Store({str(path)!r}), load_data('sample:clinic'))\n")
-    at = AppTest.from_string(section, default_timeout=60).run()
+    at = _budget_section(path)
     assert not at.exception and not at.error
     assert any("Current cap:** ε = 0.005, δ = 0.00995" in m.value for m in at.markdown)
     at.number_input[0].set_value(0.004)
