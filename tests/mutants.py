@@ -2888,7 +2888,7 @@ MUTANTS = (
            "(('--epsilon', args.epsilon), ('--delta', args.delta))", "(('--epsilon', args.epsilon),)", (RUN_LIMITS,)),
     Mutant("args-audit-doc-writable", CLI_ARGS, "input_paths", "('audit', '--audit')", "('audit_doc', '--audit')",
            (f"{CLIT}::test_the_report_never_writes_over_a_document_it_reads",)),
-    Mutant("rcmd-counts-are-metrics", REPORT_CMD, "cmd_report",
+    Mutant("rcmd-counts-are-metrics", REPORT_PY, "measured_metrics",
            "k not in ('name', 'n_users', 'n_test_users') and (v is None or isinstance(v, (int, float)))",
            "v is None or isinstance(v, (int, float))", (REPORT_COMMAND,)),
     Mutant("rcmd-public-ignored", REPORT_CMD, "cmd_report", "write_report(args.out, run)", "False",

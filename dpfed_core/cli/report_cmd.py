@@ -46,7 +46,7 @@ def cmd_report(args) -> int:
     from dpfed_core.cli.args import check_outputs
     from dpfed_core.data.atomic import check_suffix, check_writable
     from dpfed_core.data.inputs import read_json_document
-    from dpfed_core.reporting.report import write_report
+    from dpfed_core.reporting.report import measured_metrics, write_report
 
     check_writable(args.out, suffix=".html")
     check_outputs(args, ("--out", args.out))  # never overwrite a document it reads
@@ -62,8 +62,7 @@ def cmd_report(args) -> int:
     run = load_doc(args.run, "--run")
     # a metric undefined on this run (null: no entity had a test user) is still one of its metrics: the
     # report states it as undefined rather than being refused for it
-    known = sorted(k for k, v in (run.get("overall") or {}).items()
-                   if k not in ("name", "n_users", "n_test_users") and (v is None or isinstance(v, (int, float))))
+    known = measured_metrics(run.get("overall"))
     if known and args.metric not in known:
         raise DpfedError(f"--metric {args.metric!r} is not a metric of the run document; choose one of "
                          f"{', '.join(known)}")

@@ -198,14 +198,20 @@ def build_report(run_doc: dict, *, sweep_doc: dict | None = None, audit_doc: dic
     )
 
 
+def measured_metrics(overall: dict | None) -> list[str]:
+    """The metrics of a result's ``overall`` figures, sorted: every number but the counts, a null one (undefined:
+    no entity had a test user) included, as it is still one of the result's metrics."""
+    return sorted(k for k, v in (overall or {}).items()
+                  if k not in ("name", "n_users", "n_test_users") and (v is None or isinstance(v, (int, float))))
+
+
 def check_sweep_metric(sweep_doc: dict, metric: str) -> None:
     """Refuse a trade-off metric the sweep's runs did not measure (a run ranked at another N than the
     sweep, ``--top-n``, has precision@N the sweep has not), naming the metrics they have."""
     runs = [r for r in sweep_doc.get("runs") or [] if isinstance(r, dict)]
     if all(metric in (r.get("overall") or {}) for r in runs):
         return
-    have = sorted({k for r in runs for k, v in (r.get("overall") or {}).items()
-                   if k not in ("name", "n_users", "n_test_users") and (v is None or isinstance(v, (int, float)))})
+    have = sorted({k for r in runs for k in measured_metrics(r.get("overall"))})
     raise DataError(f"the metric {metric!r} is not one the sweep's runs measured; choose one of {', '.join(have)}",
                     param="metric")
 

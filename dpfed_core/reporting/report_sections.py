@@ -52,7 +52,6 @@ METRIC_LABELS = {
 }
 
 
-
 def metric_label(metric: str) -> str:
     """A metric's header in the report: its label, a ranking metric at the run's own N (``--top-n``)
     included ("precision@5 (↑)"); an unknown name as it is."""
