@@ -790,6 +790,9 @@ def apply_mutant(source: str, m: Mutant) -> str:
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
+BUDGETREAD_ROUNDING = f"{ODOT}::test_a_planned_charge_shows_its_spend_rounded_up_and_what_is_left_rounded_down"
+BUDGETREAD_RUNS_LEFT = f"{ODOT}::test_runs_left_reads_as_a_refusal_at_none_and_agrees_in_number"
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -3948,8 +3951,8 @@ MUTANTS = (
            "[b.entity for b in bal if b.void]", "[]", (BUDGET_COMMANDS,)),
     Mutant("budget-cmd-withdrawn-shown-charged", BUDGET, "release_cells",
            "r['status'] == 'withdrawn'", "False", (BUDGET_COMMANDS,)),
-    Mutant("budget-cmd-runs-left-without-at-least", BUDGET_CMD, "print_balance",
-           "f\"at least {left['n']}\" if left['n'] >= 200 else str(left['n'])", "str(left['n'])", (BUDGET_COMMANDS,)),
+    Mutant("budget-cmd-runs-left-without-at-least", BUDGET, "runs_left_text",
+           "f'at least {n}' if n >= 200 else str(n)", "str(n)", (BUDGET_COMMANDS,)),
     Mutant("budget-cmd-list-least-spent", BUDGET_CMD, "cmd_list",
            "max(bal, key=lambda b: b.spent_epsilon) if bal else None",
            "min(bal, key=lambda b: b.spent_epsilon) if bal else None", (BUDGET_COMMANDS,)),
@@ -4493,8 +4496,8 @@ MUTANTS = (
            "max(over, key=lambda b: b['spent_delta'])", "min(over, key=lambda b: b['spent_delta'])",
            ("tests/test_budget_basic_shown.py::test_the_note_on_an_infinite_basic_epsilon_states_the_largest_delta_spent",)),
     Mutant("planned-charge-of-the-cap-not-of-what-is-left", BUDGET, "charge_text",
-           "f\"spends ε ≈ {float(p['spend']):.3g} of the {float(p['left']):.3g} left per entity\"",
-           "f\"spends ε ≈ {float(p['spend']):.3g} of the {float(p['cap_epsilon']):.3g} left per entity\"",
+           "f\"spends ε ≈ {spent(p['spend'])} of the {left(p['left'])} left per entity\"",
+           "f\"spends ε ≈ {spent(p['spend'])} of the {left(p['cap_epsilon'])} left per entity\"",
            (f"{ODOT}::test_the_planned_charge_states_the_epsilon_left_after_earlier_releases_and_the_delta_it_"
             "composes_at",)),
     Mutant("planned-charge-silent-on-the-budgets-delta", BUDGET, "planned_charge",
@@ -5672,6 +5675,23 @@ MUTANTS = (
            "max(0.0099, float(view['cap_delta']))", "0.0099", (BUDGETCAP_FORM_RANGE,)),
     Mutant("budgetcap-dashboard-cap-rounded-up", UI_BUDGET, "render_budget", "epsilon_left(cap_e)",
            "epsilon_that_holds(cap_e)", (f"{BUDGETCAP_T}::test_the_dashboards_cap_is_never_shown_above_the_one_set",)),
+    # what the budget commands read: a spend rounded up, what is left rounded down, a refusal read as one
+    Mutant("budgetread-planned-spend-rounded-down", BUDGET, "charge_text", "epsilon_that_holds(float(x), 3)",
+           "epsilon_left(float(x), 3)", (BUDGETREAD_ROUNDING,)),
+    Mutant("budgetread-planned-left-rounded-up", BUDGET, "charge_text", "epsilon_left(float(x), 3)",
+           "epsilon_that_holds(float(x), 3)", (BUDGETREAD_ROUNDING,)),
+    Mutant("budgetread-no-run-left-read-as-a-count", BUDGET, "runs_left_text", "n <= 0", "n < 0",
+           (BUDGETREAD_RUNS_LEFT,)),
+    Mutant("budgetread-one-run-left-in-the-plural", BUDGET, "runs_left_text", "'fits' if n == 1 else 'fit'",
+           "'fit'", (BUDGETREAD_RUNS_LEFT,)),
+    Mutant("budgetread-show-prints-an-empty-table", BUDGET_CMD, "print_balance", "not bal", "False",
+           (f"{ODOT}::test_budget_show_of_data_nothing_was_charged_to_says_so_instead_of_an_empty_table",)),
+    Mutant("budgetread-finite-cap-delta-range-includes-zero", ODO, "BudgetOdometer.set_cap",
+           "'(0, 0.01)' if math.isfinite(epsilon) else '[0, 0.01)'", "'[0, 0.01)'",
+           (f"{ODOT}::test_a_finite_cap_states_the_delta_range_it_accepts",)),
+    Mutant("budgetread-dashboard-no-run-left-as-a-count", UI_BUDGET, "render_budget", "runs_left_text(left)",
+           "f\"{left['n']} more like the last one\"",
+           (f"{BUDGETCAP_T}::test_the_dashboard_says_when_no_run_like_the_last_fits_under_the_cap",)),
 )
 
 

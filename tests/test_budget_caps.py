@@ -442,3 +442,16 @@ def test_a_planned_charge_and_a_cap_refusal_never_state_a_cap_above_the_one_set(
     assert "under the cap ε = 1.234: refused unless" in exact["text"], exact["text"]
     with pytest.raises(BudgetRefused, match=r"from ε = 1\.234, δ = 1e-05 to ε = 2\.345, δ"):
         odo.set_cap(clinic, 2.3456789, 1e-5)
+
+
+def test_the_dashboard_says_when_no_run_like_the_last_fits_under_the_cap(tmp_path, clinic):
+    path = tmp_path / "s.sqlite3"
+    odo = BudgetOdometer(path)
+    odo.set_cap(clinic, 1.5, 1e-5)
+    odo.reserve(clinic, [PlannedRelease("run", "dp-gaussian", 1.0, 1e-6,
+                                        {e: (1.0, 1e-6) for e in clinic.entity_names})]).close()
+    at = _budget_section(path)
+    assert not at.exception and not at.error
+    (line,) = [c.value for c in at.caption if c.value.startswith("Runs left:")]
+    assert line.startswith("Runs left: none — another release like the last operation (run of dp-gaussian at ε = 1")
+    assert "0 more" not in line

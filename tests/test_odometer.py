@@ -23,6 +23,7 @@ from dpfed_core.evaluation.budget import ledger_charges, method_charges, plan_au
 from dpfed_core.evaluation.history import RunHistory
 from dpfed_core.errors import ConfigError
 from dpfed_core.privacy.odometer import BudgetOdometer, BudgetRefused, PlannedRelease, dataset_key
+from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds
 from dpfed_core.privacy.store import SCHEMA_VERSION, Store, StoreError, default_store_path
 from dpfed_core.ui.budget import refusal_text
 
@@ -200,7 +201,7 @@ def test_a_release_past_the_cap_by_a_hair_is_refused(odo):
 def test_delta_cap_enforced(odo):
     ds = make_dataset()
     for bad in (0.05, 0.01):  # δ = 1/100 is the first refused
-        with pytest.raises(Exception, match=r"δ must be in \[0, 0.01\)"):
+        with pytest.raises(Exception, match=r"δ must be in \(0, 0.01\)"):
             odo.set_cap(ds, 1.0, bad)
     odo.set_cap(ds, 100.0, 2e-6)
     # basic composition gets half of the cap's δ (the other half is the zCDP accountant's): one
@@ -344,9 +345,29 @@ def test_preview_of_unequal_spends_states_one_entitys_spend_beside_its_own_epsil
     p = planned_charge(odo.store, ds, [gauss(1.0)])
     assert p["fits"] and p["binding_left"] == pytest.approx(p["left"]) and p["left"] < p["spend"] + 0.1
     assert 0 < p["binding_spend"] < 0.5 * p["spend"]
-    assert (f"spends ε ≈ {p['spend']:.3g} per entity at most; the most-spent entity ε ≈ {p['binding_spend']:.3g} "
-            f"of the {p['left']:.3g} it has left") in p["text"]
+    assert (f"spends ε ≈ {epsilon_that_holds(p['spend'], 3)} per entity at most; the most-spent entity ε ≈ "
+            f"{epsilon_that_holds(p['binding_spend'], 3)} of the {epsilon_left(p['left'], 3)} it has left") in p["text"]
     assert "left per entity" not in p["text"]                   # not one entity's spend and another's ε left
+
+
+def test_a_planned_charge_shows_its_spend_rounded_up_and_what_is_left_rounded_down():
+    from dpfed_core.evaluation.budget import charge_text
+
+    near = {"cap_epsilon": 2.0, "spend": 1.00004, "left": 0.99996, "fits": False, "dp_fits": False}
+    # to nearest both read "1": a run that will be refused would seem to spend exactly what is left
+    assert charge_text(near).startswith("spends ε ≈ 1.01 of the 0.999 left per entity")
+    assert "it will be refused" in charge_text(near)
+    uneven = {**near, "spend": 0.5, "left": 1.2344, "fits": True, "dp_fits": True,
+              "binding_spend": 0.10001, "binding_left": 0.99996}
+    assert charge_text(uneven) == ("spends ε ≈ 0.5 per entity at most; the most-spent entity ε ≈ 0.101 of the "
+                                   "0.999 it has left")
+    no_cap = {"cap_epsilon": math.inf, "spend": 2.0001, "left": math.inf, "fits": True}
+    assert charge_text(no_cap) == "spends ε ≈ 2.01 per entity (no cap set)"
+    exact = {"cap_epsilon": 3.0, "spend": 1.0, "left": 3.0, "fits": True}
+    assert charge_text(exact) == "spends ε ≈ 1 of the 3 left per entity"
+    mixed = {"cap_epsilon": 2.0, "spend": math.inf, "left": 1.99996, "fits": False, "non_private": True,
+             "dp_spend": 0.50001}
+    assert "its DP releases alone ε ≈ 0.501; 1.99 left per entity under the cap ε = 2" in charge_text(mixed)
 
 
 def test_cli_dry_run_of_a_non_private_method_under_a_cap_names_the_flag(tmp_path, capsys):
@@ -1061,6 +1082,43 @@ def test_cli_dry_run_prints_the_planned_charge_and_charges_nothing(tmp_path, cap
     assert rc == 2
     rc, out, _ = _cli(capsys, "budget", "set-cap", *data, "--store", str(store), "--epsilon", "9", "--confirm-raise")
     assert rc == 0 and "raised, confirmed" in out
+
+
+def test_runs_left_reads_as_a_refusal_at_none_and_agrees_in_number():
+    from dpfed_core.evaluation.budget import runs_left_text
+
+    last = {"kind": "run", "method": "dp-cooccurrence", "epsilon": 1.0}
+    assert runs_left_text(None) is None
+    assert runs_left_text({**last, "n": None}).startswith("no cap set — any number of further releases like the last")
+    none = runs_left_text({**last, "n": 0})
+    assert none.startswith("none — another release like the last operation (run of dp-cooccurrence at ε = 1")
+    assert none.endswith("would be refused under the cap") and "0 more" not in none
+    assert runs_left_text({**last, "n": 1}).endswith("(run of dp-cooccurrence at ε = 1, same points) fits under the cap")
+    assert runs_left_text({**last, "n": 3}).startswith("3 more like the last operation")
+    assert runs_left_text({**last, "n": 3}).endswith(" fit under the cap")
+    assert runs_left_text({**last, "n": 200}).startswith("at least 200 more")
+    assert "at ε = ∞" in runs_left_text({**last, "epsilon": math.inf, "n": None})
+
+
+def test_budget_show_of_data_nothing_was_charged_to_says_so_instead_of_an_empty_table(tmp_path, capsys):
+    store = str(tmp_path / "empty.sqlite3")
+    data = ["--data", "sample:clinic"]
+    _cli(capsys, "budget", "set-cap", "--data", "sample:synthetic", "--store", store, "--epsilon", "2")
+    rc, out, err = _cli(capsys, "budget", "show", *data, "--store", store)
+    assert rc == 0, err
+    assert "nothing charged to these data yet — every entity has its whole budget" in out
+    assert "spent ε" not in out and "runs left" not in out
+    rc, out, err = _cli(capsys, "budget", "show", "--data", "sample:synthetic", "--store", store)
+    assert rc == 0 and "nothing charged" not in out and out.count("      2        0") == 10
+
+
+def test_a_finite_cap_states_the_delta_range_it_accepts(odo):
+    ds = make_dataset()
+    with pytest.raises(ConfigError, match=r"δ must be in \(0, 0\.01\), got 0\.5"):
+        odo.set_cap(ds, 1.0, 0.5)
+    with pytest.raises(ConfigError, match=r"δ must be in \[0, 0\.01\), got -1"):
+        odo.set_cap(ds, math.inf, -1.0)
+    odo.set_cap(ds, math.inf, 0.0)                      # removing the cap needs no δ
 
 
 def test_cli_budget_show_states_accountant_and_runs_left(tmp_path, capsys):

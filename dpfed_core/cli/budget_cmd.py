@@ -194,10 +194,6 @@ def dry_run(args, dataset, plans, what: str) -> int:
     return 0
 
 
-def _f(x: float, spec: str = ".4g") -> str:
-    return "∞" if math.isinf(x) else format(x, spec)
-
-
 def print_balance(odometer, dataset, key: str) -> None:
     from dpfed_core.privacy.accounting import ACCOUNTANT, REFERENCE_DELTA
 
@@ -221,6 +217,10 @@ def print_balance(odometer, dataset, key: str) -> None:
               "'is this person in the data?' to anyone holding the store); each is rekeyed when its data is next charged "
               "or capped (a run, a sweep, an audit or budget set-cap)")
     bal = odometer.balance(key)
+    if not bal:
+        # no cap and no release: an empty table would read as a store that lost this dataset's rows
+        print("entities: nothing charged to these data yet — every entity has its whole budget")
+        return
     w = max([len("entity"), *(len(b.entity) for b in bal)])
     w = min(w, 32)
     print(f"{'entity':{w}s} {'spent ε':>9s} {'basic ε':>9s} {'zCDP ε':>9s} {'left ε':>9s} {'releases':>8s}  "
@@ -237,14 +237,11 @@ def print_balance(odometer, dataset, key: str) -> None:
     why = basic_epsilon_note([b.to_dict() for b in bal])
     if why:
         print(f"note: {why}")
-    left = odometer.runs_left(key)
+    from dpfed_core.evaluation.budget import runs_left_text
+
+    left = runs_left_text(odometer.runs_left(key))
     if left is not None:
-        what = f"{left['kind']} of {left['method']} at ε = {_f(left['epsilon'])}"
-        if left["n"] is None:
-            print(f"runs left: no cap set — any number of further releases like the last ({what}) is charged")
-        else:
-            more = f"at least {left['n']}" if left["n"] >= 200 else str(left["n"])
-            print(f"runs left: {more} more like the last operation ({what}, same points) fit under the cap")
+        print(f"runs left: {left}")
 
 
 def print_cap_changes(odometer, key: str) -> None:

@@ -289,7 +289,14 @@ def planned_charge(store: Store | str | os.PathLike | None, dataset: FederatedDa
 def charge_text(p: Mapping) -> str:
     """One phrase for a planned charge (``preview``'s dict): its ε per entity, the ε left under a cap and,
     for non-private releases, that they charge ε = ∞ and need an explicit allowance under a cap."""
-    from dpfed_core.privacy.statement import epsilon_left  # a cap is shown rounded down, never above the one set
+    # a cap and what is left of it are shown rounded down, a spend rounded up: never more budget shown than there is
+    from dpfed_core.privacy.statement import epsilon_left, epsilon_that_holds
+
+    def spent(x) -> str:
+        return epsilon_that_holds(float(x), 3)
+
+    def left(x) -> str:
+        return epsilon_left(float(x), 3)
 
     if p.get("simulation"):
         return "simulation: nothing is charged"
@@ -300,21 +307,21 @@ def charge_text(p: Mapping) -> str:
                 "as exact as non-private ones" if p.get("simulated_on_records") else
                 "non-private releases (exact data-derived values leave the entities")
         text = (f"spends ε = ∞: {what}; no overall guarantee for their people afterwards)"
-                + (f"; its DP releases alone ε ≈ {dp:.3g}" if dp > 0 else ""))
+                + (f"; its DP releases alone ε ≈ {spent(dp)}" if dp > 0 else ""))
         if capped:
-            text += (f"; {float(p['left']):.3g} left per entity under the cap ε = {epsilon_left(p['cap_epsilon'])}: refused "
+            text += (f"; {left(p['left'])} left per entity under the cap ε = {epsilon_left(p['cap_epsilon'])}: refused "
                      "unless non-private releases are explicitly allowed")
         else:
             text += " (no cap set)"
     elif capped and "binding_spend" in p and not (math.isclose(p["binding_spend"], p["spend"], rel_tol=1e-3)
                                                   and math.isclose(p["binding_left"], p["left"], rel_tol=1e-3)):
         # entities spent unequally: the largest increase and the smallest ε left are not one entity's
-        text = (f"spends ε ≈ {float(p['spend']):.3g} per entity at most; the most-spent entity ε ≈ "
-                f"{float(p['binding_spend']):.3g} of the {float(p['binding_left']):.3g} it has left")
+        text = (f"spends ε ≈ {spent(p['spend'])} per entity at most; the most-spent entity ε ≈ "
+                f"{spent(p['binding_spend'])} of the {left(p['binding_left'])} it has left")
     elif capped:
-        text = f"spends ε ≈ {float(p['spend']):.3g} of the {float(p['left']):.3g} left per entity"
+        text = f"spends ε ≈ {spent(p['spend'])} of the {left(p['left'])} left per entity"
     else:
-        text = f"spends ε ≈ {float(p['spend']):.3g} per entity (no cap set)"
+        text = f"spends ε ≈ {spent(p['spend'])} per entity (no cap set)"
     if not p.get("non_private") and p.get("delta_exceeded"):
         # an ε of ∞ on a DP release needs its cause: δ, not ε, is what binds
         text += (" — basic composition's Σδ would pass half the budget's δ and a release here has no ρ before it "
@@ -359,6 +366,24 @@ def release_cells(r: Mapping) -> tuple[str, str]:
     charged = ("simulation: not charged" if r["simulation"] else "withdrawn: 0" if r["status"] == "withdrawn" else
                "releases nothing" if nothing else ("non-private" if r["non_private"] else f(r["max_charge_epsilon"])))
     return ("—" if nothing and not r["simulation"] else f(r["epsilon"])), charged
+
+
+def runs_left_text(left: Mapping | None) -> str | None:
+    """What ``BudgetOdometer.runs_left`` found, as one phrase for ``budget show`` and the History page:
+    how many more releases like the last operation fit under the cap (none when the next would be
+    refused). None when nothing was charged yet."""
+    if left is None:
+        return None
+    eps = left["epsilon"]
+    what = f"{left['kind']} of {left['method']} at ε = {'∞' if math.isinf(eps) else format(eps, '.4g')}"
+    n = left["n"]
+    if n is None:
+        return f"no cap set — any number of further releases like the last ({what}) is charged"
+    if n <= 0:
+        # "0 more … fit" read as a count, not as the refusal it announces
+        return f"none — another release like the last operation ({what}, same points) would be refused under the cap"
+    more = f"at least {n}" if n >= 200 else str(n)
+    return f"{more} more like the last operation ({what}, same points) {'fits' if n == 1 else 'fit'} under the cap"
 
 
 def basic_epsilon_note(balances: Sequence[Mapping]) -> str | None:

@@ -350,7 +350,9 @@ class BudgetOdometer:
                               param="epsilon")
         if math.isnan(delta) or not 0 <= delta < 1e-2:
             # As for a run's δ: δ ≥ 1e-2 lets a mechanism publish a record outright.
-            raise ConfigError(f"the budget cap δ must be in [0, 0.01), got {delta}; a usual cap is 1e-5",
+            # 0 only with ε = ∞ (the cap removed): a finite cap needs δ > 0 (below)
+            span = "(0, 0.01)" if math.isfinite(epsilon) else "[0, 0.01)"
+            raise ConfigError(f"the budget cap δ must be in {span}, got {delta}; a usual cap is 1e-5",
                               param="delta")
         if delta == 0 and math.isfinite(epsilon):
             # spends are composed at the cap's δ (zCDP's ε needs δ > 0, every Gaussian release has δ > 0):

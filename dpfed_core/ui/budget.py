@@ -23,7 +23,7 @@ from typing import Sequence
 
 from dpfed_core.config import MIN_EPSILON
 from dpfed_core.data.dataset import FederatedDataset
-from dpfed_core.evaluation.budget import save_result  # noqa: F401  (the pages' API)
+from dpfed_core.evaluation.budget import runs_left_text, save_result  # noqa: F401  (save_result: the pages' API)
 from dpfed_core.evaluation.service import charged_run, charged_sweep  # noqa: F401  (the pages' API)
 from dpfed_core.evaluation.history import RunHistory  # noqa: F401
 from dpfed_core.privacy.budget_records import RECOGNISED_BY
@@ -236,8 +236,7 @@ def render_budget(store: Store, dataset: FederatedDataset, key: str | None = Non
                 "raised": bool(c["raised"]), "note": c["note"]} for c in changes]), hide_index=True, width="stretch")
     left = odo.runs_left(view["key"])
     if left is not None and left["n"] is not None:
-        st.caption(f"Runs left: {'at least ' if left['n'] >= 200 else ''}{left['n']} more like the last one "
-                   f"({left['kind']} of {left['method']} at ε = {_fmt(left['epsilon'])}) fit under the cap.")
+        st.caption(f"Runs left: {runs_left_text(left)}.")
     ent = pd.DataFrame(view["entities"])
     if not ent.empty:
         # the figures as `budget show` states them: a spend rounded up, what is left rounded down
