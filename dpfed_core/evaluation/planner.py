@@ -140,11 +140,14 @@ def _users_to_pay(points: list[dict], metric: str = "mar") -> dict:
     if pays.any():
         return {"users": None, "how": "pays only at " + _sizes(pts, pays) + " users per entity", "direction": None}
     slope, icpt = np.polyfit(x, z, 1)
-    if slope <= 0:
+    # a flat trend fits a slope of rounding size (1e-19 for a constant advantage): its crossing is
+    # beyond any number of users, not a size to state
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        users = float(np.exp(-icpt / slope)) if slope > 0 else math.nan
+    if not math.isfinite(users):
         return {"users": None, "how": "the advantage does not grow with more users on these data "
                 "(it never beats local by more than its sd over seeds here)", "direction": None}
-    return {"users": float(np.exp(-icpt / slope)), "how": "extrapolated (log-linear fit beyond the data)",
-            "direction": "from"}
+    return {"users": users, "how": "extrapolated (log-linear fit beyond the data)", "direction": "from"}
 
 
 def _sizes(pts: list[dict], pays: np.ndarray) -> str:
