@@ -117,3 +117,15 @@ def test_an_advantage_that_never_pays_and_does_not_grow_gives_no_size(advantage)
     assert est["users"] is None and est["direction"] is None
     assert est["how"].startswith("the advantage does not grow with more users")
     assert "no size found" in planner.users_to_pay_sentence(est, "1", "zero")
+
+
+def test_no_finite_epsilon_within_the_target_plans_none_not_infinity():
+    # only the swept method at ε = ∞ (the reference itself) reaches 5 % of 0.2: the plan is no ε, and the
+    # page says "No ε on this grid …", not "Smallest ε on the grid: ε = ∞"
+    plan = planner.epsilon_for_utility(_doc({0.1: 0.40, 1.0: 0.30, 10.0: 0.25, math.inf: 0.2}), "mar", 0.05)
+    assert plan["reference"] == "dp-gaussian at ε = ∞" and plan["epsilon"] is None and not plan["any"]
+    # with central the reference, ε = ∞ still has to hold from the answer on
+    plan = planner.epsilon_for_utility(_doc({1.0: 0.30, 10.0: 0.205, math.inf: 0.2}, central=0.2), "mar", 0.05)
+    assert plan["epsilon"] == 10.0 and plan["any"]
+    plan = planner.epsilon_for_utility(_doc({1.0: 0.30, 10.0: 0.205, math.inf: 0.3}, central=0.2), "mar", 0.05)
+    assert plan["epsilon"] is None and plan["any"]
