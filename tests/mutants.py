@@ -692,6 +692,9 @@ QUALITY_PLAN_TARGET = (f"{PLANT}::test_a_higher_is_better_target_lies_below_the_
 QUALITY_PLAN_CROSSING = (f"{PLANT}::test_the_size_that_pays_is_where_advantage_minus_"
                          "sd_crosses_zero_on_a_log_scale_of_users")
 QUALITY_PLAN_NONE = f"{PLANT}::test_no_finite_epsilon_within_the_target_plans_none_not_infinity"
+QUALITY_NO_RIDGE_COLUMN = f"{FACTORT}::test_without_ridge_a_factor_column_of_zeros_gives_zero_not_nan"
+QUALITY_NO_RIDGE_ITEM = (f"{FACTORT}::test_without_ridge_an_item_nobody_holds_gets_zero_factors_and_the_run_"
+                         "is_evaluated")
 QUALITY_PLAN_FLAT = f"{PLANT}::test_an_advantage_that_never_pays_and_does_not_grow_gives_no_size"
 QUALITY_TWO_USERS = f"{AUDT}::test_an_entity_of_two_users_has_real_targets_and_one_of_one_user_only_its_synthetic_one"
 QUALITY_SET_TIES = f"{QUALITY_SETT}::test_tied_scores_rank_the_lower_item_first_in_the_set_and_in_the_pr_auc"
@@ -5864,6 +5867,10 @@ MUTANTS = (
            (f"{AUDT}::test_nearest_and_mean_distances_are_those_to_the_other_users_hand_checked",)),
     Mutant("quality-planner-infinite-epsilon-planned", PLANNER, "epsilon_for_utility", "finite[i]", "True",
            (QUALITY_PLAN_NONE,)),
+    Mutant("quality-hals-zero-over-zero-without-ridge", FACTOR, "_hals_column", "denom if denom > 0 else np.inf",
+           "denom", (QUALITY_NO_RIDGE_COLUMN,)),
+    Mutant("quality-observed-zero-over-zero-without-ridge", FACTOR, "_observed_sweeps",
+           "np.where(diag + lam > 0, diag + lam, np.inf)", "diag + lam", (QUALITY_NO_RIDGE_ITEM,)),
 )
 
 
