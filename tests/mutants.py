@@ -680,6 +680,7 @@ QUALITY_SHARED_PY = "dpfed_core/models/shared_items.py"
 QUALITY_OWN_MODE = f"{QUALITY_METRICST}::test_a_run_is_evaluated_in_its_own_mode_at_its_own_cut_off"
 QUALITY_SPLIT_ROUNDED = f"{SPLITT}::test_each_entity_tests_its_fraction_rounded_to_the_nearest_user"
 QUALITY_SPLIT_KNOWN = f"{SPLITT}::test_the_number_of_test_users_is_known_before_the_split_is_drawn"
+QUALITY_TRAIN_ROWS = f"{SPLITT}::test_training_rows_read_any_way_are_the_training_matrix"
 QUALITY_FIT_STOPS = f"{FACTORT}::test_fits_stop_at_their_tolerance_not_their_cap"
 QUALITY_PRODUCTS = f"{FACTORT}::test_objective_from_the_v_updates_products_equals_the_direct_objective"
 QUALITY_DS_ROWS = (f"{QUALITY_DATASETT}::test_rows_are_reordered_by_entity_with_their_"
@@ -5885,6 +5886,14 @@ MUTANTS = (
            "denom", (QUALITY_NO_RIDGE_COLUMN,)),
     Mutant("quality-observed-zero-over-zero-without-ridge", FACTOR, "_observed_sweeps",
            "np.where(diag + lam > 0, diag + lam, np.inf)", "diag + lam", (QUALITY_NO_RIDGE_ITEM,)),
+    Mutant("quality-training-block-drops-the-entry-before", SPLIT, "TrainRows.block",
+           "np.searchsorted(gone - np.arange(gone.size), drop, side='right')",
+           "np.searchsorted(gone - np.arange(gone.size), drop, side='left')", (QUALITY_TRAIN_ROWS,)),
+    Mutant("quality-kept-entries-row-pointers-not-summed", SPLIT, "keep_entries", "indptr[1:] -= np.cumsum(per_row)",
+           "indptr[1:] -= per_row",
+           (f"{SPLITT}::test_keep_entries_is_the_matrix_of_the_kept_entries_empty_rows_included",)),
+    Mutant("quality-training-row-from-the-end-misread", SPLIT, "TrainRows.__getitem__", "int(key) % self.shape[0]",
+           "int(key)", (QUALITY_TRAIN_ROWS,)),
 )
 
 
