@@ -681,7 +681,7 @@ QUALITY_OWN_MODE = f"{QUALITY_METRICST}::test_a_run_is_evaluated_in_its_own_mode
 QUALITY_SPLIT_ROUNDED = f"{SPLITT}::test_each_entity_tests_its_fraction_rounded_to_the_nearest_user"
 QUALITY_SPLIT_KNOWN = f"{SPLITT}::test_the_number_of_test_users_is_known_before_the_split_is_drawn"
 QUALITY_TRAIN_ROWS = f"{SPLITT}::test_training_rows_read_any_way_are_the_training_matrix"
-QUALITY_FIT_STOPS = f"{FACTORT}::test_fits_stop_at_their_tolerance_not_their_cap"
+QUALITY_FIT_CONVERGES = f"{FACTORT}::test_fits_stop_at_their_tolerance_not_their_cap"
 QUALITY_PRODUCTS = f"{FACTORT}::test_objective_from_the_v_updates_products_equals_the_direct_objective"
 QUALITY_DS_ROWS = (f"{QUALITY_DATASETT}::test_rows_are_reordered_by_entity_with_their_"
                    "ids_and_a_stored_zero_is_no_interaction")
@@ -5802,15 +5802,15 @@ MUTANTS = (
            "0 < self.value_max <= 1e9",
            "0 <= self.value_max <= 1e9", (QUALITY_DS_BOUND,)),
     # the factorisation
-    Mutant("quality-fit-stops-relative-to-f-itself", FACTOR, "converged", "tol * (history[0] - history[-1])",
-           "tol * history[-1]", (QUALITY_FIT_STOPS,)),
+    Mutant("quality-fit-converges-relative-to-f-itself", FACTOR, "converged", "tol * (history[0] - history[-1])",
+           "tol * history[-1]", (QUALITY_FIT_CONVERGES,)),
     Mutant("quality-fit-never-converges", FACTOR, "converged",
            "history[-2] - history[-1] <= tol * (history[0] - history[-1])",
            "history[-2] - history[-1] < 0", (f"{FACTORT}::test_converged_is_the_decrease_against_the_progress_made",)),
-    Mutant("quality-zero-fit-ignores-its-stopping-rule", FACTOR, "fit_nmf", "converged(history, tol)", "False",
-           (QUALITY_FIT_STOPS,)),
-    Mutant("quality-observed-fit-ignores-its-stopping-rule", FACTOR, "_observed_fit", "converged(history, tol)",
-           "False", (QUALITY_FIT_STOPS,)),
+    Mutant("quality-zero-fit-ignores-its-convergence-rule", FACTOR, "fit_nmf", "converged(history, tol)", "False",
+           (QUALITY_FIT_CONVERGES,)),
+    Mutant("quality-observed-fit-ignores-its-convergence-rule", FACTOR, "_observed_fit", "converged(history, tol)",
+           "False", (QUALITY_FIT_CONVERGES,)),
     Mutant("quality-hals-without-ridge", FACTOR, "_hals_column", "B[r, r] + lam", "B[r, r]",
            (f"{FACTORT}::test_row_fit_matches_brute_force_nnls",)),
     Mutant("quality-hals-not-projected", FACTOR, "_hals_column", "np.maximum(num, 0.0, out=num)", "pass",
