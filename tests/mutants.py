@@ -671,6 +671,42 @@ FCF_LEAK = (f"{FCFT}::test_an_upload_names_at_most_max_items_and_claims_the_valu
             "recovered")
 
 
+QUALITY_METRICST = "tests/test_metrics.py"
+QUALITY_SETT = "tests/test_set_metrics.py"
+QUALITY_DATASETT = "tests/test_dataset.py"
+QUALITY_SHARED = "tests/test_site_items.py::test_shared_items_project_and_lift_are_public_maps"
+QUALITY_TARGETS = "tests/test_audit.py::test_targets_and_neighbours"
+QUALITY_SHARED_PY = "dpfed_core/models/shared_items.py"
+QUALITY_OWN_MODE = f"{QUALITY_METRICST}::test_a_run_is_evaluated_in_its_own_mode_at_its_own_cut_off"
+QUALITY_SPLIT_ROUNDED = f"{SPLITT}::test_each_entity_tests_its_fraction_rounded_to_the_nearest_user"
+QUALITY_SPLIT_KNOWN = f"{SPLITT}::test_the_number_of_test_users_is_known_before_the_split_is_drawn"
+QUALITY_TRAIN_ROWS = f"{SPLITT}::test_training_rows_read_any_way_are_the_training_matrix"
+QUALITY_FIT_CONVERGES = f"{FACTORT}::test_fits_stop_at_their_tolerance_not_their_cap"
+QUALITY_PRODUCTS = f"{FACTORT}::test_objective_from_the_v_updates_products_equals_the_direct_objective"
+QUALITY_DS_ROWS = (f"{QUALITY_DATASETT}::test_rows_are_reordered_by_entity_with_their_"
+                   "ids_and_a_stored_zero_is_no_interaction")
+QUALITY_DS_BOUND = (f"{QUALITY_DATASETT}::test_the_default_value_bound_is_five_for_ratings_"
+                    "one_for_implicit_data_and_counts_need_one")
+QUALITY_DS_LABEL = f"{QUALITY_DATASETT}::test_a_label_outside_the_declared_entities_is_refused_wherever_it_would_sort"
+QUALITY_DS_INDEX = f"{QUALITY_DATASETT}::test_an_entity_index_beyond_the_last_entity_is_refused"
+QUALITY_DS_CATALOGUE = (f"{QUALITY_DATASETT}::test_a_declared_catalogue_is_shared_whole_unless_"
+                        "it_leaves_some_of_the_datas_items_out")
+QUALITY_DS_SELECT = (f"{QUALITY_DATASETT}::test_selected_items_keep_their_own_names_ids_"
+                     "features_and_columns_in_the_order_asked")
+QUALITY_PLAN_TARGET = (f"{PLANT}::test_a_higher_is_better_target_lies_below_the_reference_"
+                       "and_the_sweep_is_read_in_epsilon_order")
+QUALITY_PLAN_CROSSING = (f"{PLANT}::test_the_size_that_pays_is_where_advantage_minus_"
+                         "sd_crosses_zero_on_a_log_scale_of_users")
+QUALITY_PLAN_NONE = f"{PLANT}::test_no_finite_epsilon_within_the_target_plans_none_not_infinity"
+QUALITY_NO_RIDGE_COLUMN = f"{FACTORT}::test_without_ridge_a_factor_column_of_zeros_gives_zero_not_nan"
+QUALITY_NO_RIDGE_ITEM = (f"{FACTORT}::test_without_ridge_an_item_nobody_holds_gets_zero_factors_and_the_run_"
+                         "is_evaluated")
+QUALITY_PLAN_FLAT = f"{PLANT}::test_an_advantage_that_never_pays_and_does_not_grow_gives_no_size"
+QUALITY_TWO_USERS = f"{AUDT}::test_an_entity_of_two_users_has_real_targets_and_one_of_one_user_only_its_synthetic_one"
+QUALITY_SET_TIES = f"{QUALITY_SETT}::test_tied_scores_rank_the_lower_item_first_in_the_set_and_in_the_pr_auc"
+QUALITY_SUPPORT = f"{AUDT}::test_the_synthetic_target_holds_at_least_one_item_and_at_most_the_catalogue"
+
+
 @dataclass(frozen=True)
 class Mutant:
     """One deliberate privacy bug, as an edit of the syntax tree (not of the text, so production code
@@ -5692,6 +5728,192 @@ MUTANTS = (
     Mutant("budgetread-dashboard-no-run-left-as-a-count", UI_BUDGET, "render_budget", "runs_left_text(left)",
            "f\"{left['n']} more like the last one\"",
            (f"{BUDGETCAP_T}::test_the_dashboard_says_when_no_run_like_the_last_fits_under_the_cap",)),
+    # quality numbers: a rank, a candidate set, a split, a fit or a catalogue map that is wrong reads as a
+    # plausible MAR, precision or RMSE; each of these is caught by a test of the number it changes
+    Mutant("quality-mar-rank-over-every-candidate", METRICS, "ranking_metrics", "np.maximum(n_cand[te_rows] - 1, 1)",
+           "np.maximum(n_cand[te_rows], 1)", (RANK_DEFS,)),
+    Mutant("quality-mar-ties-count-whole", METRICS, "ranking_metrics", "greater + 0.5 * equal", "greater + equal",
+           (f"{QUALITY_METRICST}::test_constant_scorer_gets_half_and_perfect_scorer_zero",)),
+    Mutant("quality-mar-tie-with-itself", METRICS, "ranking_metrics", "np.sum(rowS == sh, axis=1) - 1",
+           "np.sum(rowS == sh, axis=1)",
+           (f"{QUALITY_METRICST}::test_constant_scorer_gets_half_and_perfect_scorer_zero",)),
+    Mutant("quality-seen-items-ranked", METRICS, "ranking_metrics", "S[tr_rows, tr.indices] = -np.inf", "pass",
+           (RANK_DEFS,)),
+    Mutant("quality-candidates-count-seen-items", METRICS, "ranking_metrics", "m - np.diff(tr.indptr)",
+           "np.full(b, m)", (RANK_DEFS,)),
+    Mutant("quality-mar-unweighted-by-value", METRICS, "ranking_metrics",
+           "np.bincount(te_rows, weights=te_vals * rank, minlength=b)", "rank",
+           (f"{QUALITY_METRICST}::test_mar_hand_computed_with_ties",), arg="weights"),
+    Mutant("quality-ndcg-discount-off-by-one", METRICS, "ranking_metrics", "np.arange(2, n_eff + 2)",
+           "np.arange(3, n_eff + 3)", (RANK_DEFS,)),
+    Mutant("quality-precision-over-the-catalogue-cut", METRICS, "ranking_metrics", "np.where(has, n_hits / n, 0.0)",
+           "np.where(has, n_hits / n_eff, 0.0)", (RANK_DEFS,)),
+    Mutant("quality-top-n-ties-to-the-higher-item", METRICS, "top_n_stable",
+           "np.cumsum(tied, axis=1, dtype=np.int32)", "np.cumsum(tied[:, ::-1], axis=1, dtype=np.int32)[:, ::-1]",
+           (f"{QUALITY_METRICST}::test_top_n_partial_sort_equals_the_stable_full_sort",)),
+    Mutant("quality-train-rmse-over-test-users-only", METRICS, "evaluate.summarise",
+           "ratio(tr_sse[mask].sum(), tr_cnt[mask].sum())", "ratio(tr_sse[t].sum(), tr_cnt[t].sum())",
+           (ENTITY_SUMS_COMBINED,)),
+    Mutant("quality-recall-averaged-over-every-user", METRICS, "evaluate.summarise",
+           "ratio(per_user['recall'][t].sum(), nt)", "ratio(per_user['recall'][t].sum(), mask.sum())",
+           (POOLED,)),
+    Mutant("quality-ndcg-of-users-without-hidden-entries", METRICS, "evaluate.summarise",
+           "ratio(per_user['ndcg'][t].sum(), nt)", "ratio(per_user['ndcg'][mask].sum(), mask.sum())",
+           (POOLED,)),
+    Mutant("quality-observed-train-rmse-over-every-cell", METRICS, "_row_train_sse",
+           "np.diff(train.indptr).astype(float)", "np.full(n, float(m))",
+           (f"{QUALITY_METRICST}::test_evaluate_per_entity_and_overall",)),
+    Mutant("quality-zero-train-rmse-over-stored-cells", METRICS, "_row_train_sse", "np.full(n, float(m))",
+           "np.diff(train.indptr).astype(float)", (f"{QUALITY_METRICST}::test_evaluate_per_entity_and_overall",)),
+    Mutant("quality-streamed-block-reads-other-users-factors", METRICS, "evaluate",
+           "U_b[a - sl.start:b - sl.start]", "U_b[a:b]", (QUALITY_OWN_MODE,)),
+    Mutant("quality-streamed-seen-rows-of-another-block", METRICS, "evaluate", "train[idx + sl.start]",
+           "train[idx]", (QUALITY_OWN_MODE,)),
+    Mutant("quality-jaccard-union-double-counts-hits", METRICS, "set_metrics", "hits / (topn + n_hidden - hits)",
+           "hits / (topn + n_hidden)", (f"{QUALITY_SETT}::test_hand_example",)),
+    Mutant("quality-pr-auc-precision-off-by-one", METRICS, "set_metrics", "cum / (pos + 1)", "cum / (pos + 2)",
+           (f"{QUALITY_SETT}::test_pr_auc_matches_sklearn",)),
+    Mutant("quality-set-seen-items-recommended", METRICS, "set_metrics", "S[rows_t, train.indices] = -np.inf",
+           "pass", (f"{QUALITY_SETT}::test_hand_example",)),
+    # the split
+    Mutant("quality-split-eligible-with-n-hidden-entries", SPLIT, "split_users", "nnz_row >= n_hidden + 1",
+           "nnz_row >= n_hidden", (f"{SPLITT}::test_users_with_few_entries_never_tested",)),
+    Mutant("quality-split-hides-one-more", SPLIT, "split_users", "pos_in_row < n_hidden", "pos_in_row <= n_hidden",
+           (f"{SPLITT}::test_split_invariants",)),
+    Mutant("quality-split-not-stratified-per-entity", SPLIT, "split_users", "np.lexsort((key, entity_of_user))",
+           "np.lexsort((entity_of_user, key))", (QUALITY_SPLIT_ROUNDED,)),
+    Mutant("quality-split-quota-of-the-first-entity", SPLIT, "split_users", "quota[entity_of_user]", "quota[0]",
+           (QUALITY_SPLIT_ROUNDED,)),
+    Mutant("quality-split-hidden-entries-by-column", SPLIT, "split_users", "np.lexsort((ekey[sel], sel_rows))",
+           "np.lexsort((X.indices[sel], sel_rows))",
+           (f"{SPLITT}::test_test_users_and_hidden_entries_are_drawn_uniformly",)),
+    Mutant("quality-quota-eligible-with-n-hidden-entries", SPLIT, "entity_test_quota", "lengths >= n_hidden + 1",
+           "lengths >= n_hidden", (QUALITY_SPLIT_KNOWN,)),
+    Mutant("quality-quota-rounded-up", SPLIT, "entity_test_quota", "np.rint(test_fraction * sizes)",
+           "np.ceil(test_fraction * sizes)", (QUALITY_SPLIT_KNOWN,)),
+    Mutant("quality-test-users-count-the-quota-alone", SPLIT, "n_test_users", "np.minimum(eligible, quota)", "quota",
+           (QUALITY_SPLIT_KNOWN,)),
+    Mutant("quality-training-rows-count-hidden-entries", SPLIT, "TrainRows.__init__", "int(X.nnz - self.hidden.size)",
+           "int(X.nnz)", (f"{SPLITT}::test_training_rows_read_any_way_are_the_training_matrix",)),
+    Mutant("quality-given-split-keeps-stored-zeros", SPLIT, "Split.of", "train.sum_duplicates()", "pass",
+           (f"{SPLITT}::test_a_repeated_cell_counts_as_one_entry_of_its_user",)),
+    # the dataset
+    Mutant("quality-ds-entity-slice-drops-its-last-user", DATASET, "FederatedDataset.entity_slices",
+           "slice(int(bounds[h]), int(bounds[h + 1]))", "slice(int(bounds[h]), int(bounds[h + 1]) - 1)",
+           (QUALITY_DS_ROWS,)),
+    Mutant("quality-ds-user-ids-not-reordered", DATASET, "FederatedDataset.from_parts", "uid[order]", "uid",
+           (QUALITY_DS_ROWS,)),
+    Mutant("quality-ds-implicit-default-bound-5", DATASET, "FederatedDataset.from_parts", "value_max = 1.0",
+           "value_max = 5.0", (QUALITY_DS_BOUND,)),
+    Mutant("quality-ds-stored-zeros-are-interactions", DATASET, "FederatedDataset.from_parts", "X.eliminate_zeros()",
+           "pass", (QUALITY_DS_ROWS,)),
+    Mutant("quality-ds-label-between-declared-entities-accepted", DATASET, "FederatedDataset.from_parts",
+           "(codes >= len(names)) | (names[np.minimum(codes, len(names) - 1)] != labels)", "codes >= len(names)",
+           (QUALITY_DS_LABEL,)),
+    Mutant("quality-ds-entity-index-one-past-the-end", DATASET, "FederatedDataset.entity_index",
+           "0 <= int(entity) < self.n_entities", "0 <= int(entity) <= self.n_entities", (QUALITY_DS_INDEX,)),
+    Mutant("quality-ds-full-catalogue-said-partial", DATASET, "FederatedDataset.shared_columns",
+           "self.n_declared >= self.n_items", "self.n_declared > self.n_items", (QUALITY_DS_CATALOGUE,)),
+    Mutant("quality-ds-selected-names-not-selected", DATASET, "FederatedDataset.select_items",
+           "self.item_names[cols]", "self.item_names[:cols.size]", (QUALITY_DS_SELECT,)),
+    Mutant("quality-ds-selected-features-not-selected", DATASET, "FederatedDataset.select_items",
+           "self.item_features[cols]", "self.item_features[:cols.size]", (QUALITY_DS_SELECT,)),
+    Mutant("quality-ds-zero-value-bound-accepted", DATASET, "FederatedDataset.__post_init__",
+           "0 < self.value_max <= 1e9",
+           "0 <= self.value_max <= 1e9", (QUALITY_DS_BOUND,)),
+    # the factorisation
+    Mutant("quality-fit-converges-relative-to-f-itself", FACTOR, "converged", "tol * (history[0] - history[-1])",
+           "tol * history[-1]", (QUALITY_FIT_CONVERGES,)),
+    Mutant("quality-fit-never-converges", FACTOR, "converged",
+           "history[-2] - history[-1] <= tol * (history[0] - history[-1])",
+           "history[-2] - history[-1] < 0", (f"{FACTORT}::test_converged_is_the_decrease_against_the_progress_made",)),
+    Mutant("quality-zero-fit-ignores-its-convergence-rule", FACTOR, "fit_nmf", "converged(history, tol)", "False",
+           (QUALITY_FIT_CONVERGES,)),
+    Mutant("quality-observed-fit-ignores-its-convergence-rule", FACTOR, "_observed_fit", "converged(history, tol)",
+           "False", (QUALITY_FIT_CONVERGES,)),
+    Mutant("quality-hals-without-ridge", FACTOR, "_hals_column", "B[r, r] + lam", "B[r, r]",
+           (f"{FACTORT}::test_row_fit_matches_brute_force_nnls",)),
+    Mutant("quality-hals-not-projected", FACTOR, "_hals_column", "np.maximum(num, 0.0, out=num)", "pass",
+           (f"{FACTORT}::test_objective_never_increases",)),
+    Mutant("quality-objective-cross-term-once", FACTOR, "objective", "xx - 2 * cross + quad + reg",
+           "xx - cross + quad + reg", (QUALITY_PRODUCTS,)),
+    Mutant("quality-objective-from-products-ridge-of-w-only", FACTOR, "objective_from_products",
+           "float(np.sum(W * W)) + float(np.sum(H * H))", "float(np.sum(W * W))", (QUALITY_PRODUCTS,)),
+    Mutant("quality-observed-sweep-without-ridge", FACTOR, "_observed_sweeps",
+           "np.where(diag + lam > 0, diag + lam, np.inf)", "np.where(diag > 0, diag, np.inf)",
+           (f"{FACTORT}::test_row_fit_matches_brute_force_nnls",)),
+    Mutant("quality-observed-history-without-ridge", FACTOR, "_observed_fit",
+           "float(resid_t @ resid_t) + lam * (float(np.sum(U * U)) + float(np.sum(V * V)))",
+           "float(resid_t @ resid_t)", (f"{FACTORT}::test_objective_never_increases",)),
+    Mutant("quality-rank-zero-accepted", FACTOR, "fit_nmf", "rank < 1", "rank < 0",
+           (f"{FACTORT}::test_bad_parameters",)),
+    # the catalogue map
+    Mutant("quality-shared-keys-shifted-by-one", QUALITY_SHARED_PY, "SharedItems.from_columns",
+           "np.arange(columns.size)",
+           "np.arange(1, columns.size + 1)", (QUALITY_SHARED,)),
+    Mutant("quality-lift-reads-item-rows-not-key-rows", QUALITY_SHARED_PY, "SharedItems.lift", "F[self.item_key[rows]]",
+           "F[rows]", (QUALITY_SHARED,)),
+    Mutant("quality-projection-not-clipped", QUALITY_SHARED_PY, "SharedItems.project",
+           "merge_key_columns(X, self.key_matrix(), self.value_max)", "np.inf", (QUALITY_SHARED,), arg=2),
+    # the planner
+    Mutant("quality-planner-higher-is-better-target-above-reference", PLANNER, "epsilon_for_utility",
+           "ref * (1 + tolerance) if lower else ref * (1 - tolerance)",
+           "ref * (1 + tolerance) if lower else ref * (1 + tolerance)", (QUALITY_PLAN_TARGET,)),
+    Mutant("quality-planner-points-in-sweep-order", PLANNER, "epsilon_for_utility",
+           "table[table['method'] == method].sort_values('epsilon')", "table[table['method'] == method]",
+           (QUALITY_PLAN_TARGET,)),
+    Mutant("quality-planner-crossing-on-a-linear-scale", PLANNER, "_users_to_pay",
+           "np.log(np.array([p['users'] for p in pts], float))", "np.array([p['users'] for p in pts], float)",
+           (QUALITY_PLAN_CROSSING,)),
+    Mutant("quality-planner-spread-ignored", PLANNER, "_users_to_pay", "y - np.where(np.isfinite(sd), sd, 0.0)", "y",
+           (QUALITY_PLAN_CROSSING,)),
+    Mutant("quality-planner-flat-trend-extrapolated", PLANNER, "_users_to_pay", "not math.isfinite(users)",
+           "slope <= 0", (QUALITY_PLAN_FLAT,)),
+    # the audit's targets
+    Mutant("quality-audit-worst-case-on-the-most-used-items", AUDIT_TARGETS, "worst_case_row",
+           "np.lexsort((np.arange(m), col_count))[:s]", "np.lexsort((np.arange(m), col_count))[-s:]",
+           (QUALITY_TARGETS,)),
+    Mutant("quality-audit-outlier-is-the-nearest-user", AUDIT_TARGETS, "make_targets", "np.argmax(nn)",
+           "np.argmin(nn)", (QUALITY_TARGETS,)),
+    Mutant("quality-audit-typical-is-the-farthest-on-average", AUDIT_TARGETS, "make_targets", "np.argmin(mean)",
+           "np.argmax(mean)", (QUALITY_TARGETS,)),
+    Mutant("quality-audit-real-rows-not-clipped", AUDIT_TARGETS, "make_targets",
+           "np.clip(Xc.data, 0.0, value_max, out=Xc.data)", "pass", (QUALITY_TARGETS,)),
+    Mutant("quality-audit-pair-swapped", AUDIT_TARGETS, "neighbouring_pair", "(X[keep], X)", "(X, X[keep])",
+           (QUALITY_TARGETS,)),
+    Mutant("quality-audit-two-users-too-few", AUDIT_TARGETS, "too_few_users", "n_users < MIN_USERS_FOR_REAL_TARGET",
+           "n_users <= MIN_USERS_FOR_REAL_TARGET", (QUALITY_TWO_USERS,)),
+    Mutant("quality-audit-empty-support-target", AUDIT_TARGETS, "worst_case_row", "max(support, 1)", "support",
+           (QUALITY_SUPPORT,)),
+    Mutant("quality-set-ties-to-the-higher-item", METRICS, "set_metrics", "np.broadcast_to(np.arange(m), (b, m))",
+           "np.broadcast_to(-np.arange(m), (b, m))", (QUALITY_SET_TIES,)),
+    Mutant("quality-split-hidden-entries-kept-in-training", SPLIT, "split_users", "TrainRows(X, np.flatnonzero(hide))",
+           "TrainRows(X, np.zeros(0, dtype=np.int64))", (f"{SPLITT}::test_split_invariants",)),
+    Mutant("quality-split-ineligible-users-take-test-places", SPLIT, "split_users", "key[~eligible] = np.inf", "pass",
+           (f"{SPLITT}::test_split_invariants",)),
+    Mutant("quality-lift-onto-names-the-site-never-held", QUALITY_SHARED_PY, "SharedItems.lift",
+           "rows = rows[np.asarray(known, dtype=bool)[rows]]", "pass",
+           (f"{SITEMS}::test_a_site_maps_released_keys_back_onto_the_item_names_it_holds_only",)),
+    Mutant("quality-public-catalogue-lifted-onto-held-names-only", QUALITY_SHARED_PY, "SharedItems.site_lift",
+           "None if self.public else known_items(X_site)", "known_items(X_site)",
+           (f"{SITEMS}::test_a_declared_catalogue_that_leaves_items_out_reaches_every_declared_item_of_every_site",)),
+    Mutant("quality-audit-self-distance-of-the-chunks-first-rows", AUDIT_TARGETS, "nearest_neighbour_stats",
+           "D[np.arange(e - s), np.arange(s, e)] = np.inf", "D[np.arange(e - s), np.arange(e - s)] = np.inf",
+           (f"{AUDT}::test_nearest_and_mean_distances_are_those_to_the_other_users_hand_checked",)),
+    Mutant("quality-planner-infinite-epsilon-planned", PLANNER, "epsilon_for_utility", "finite[i]", "True",
+           (QUALITY_PLAN_NONE,)),
+    Mutant("quality-hals-zero-over-zero-without-ridge", FACTOR, "_hals_column", "denom if denom > 0 else np.inf",
+           "denom", (QUALITY_NO_RIDGE_COLUMN,)),
+    Mutant("quality-observed-zero-over-zero-without-ridge", FACTOR, "_observed_sweeps",
+           "np.where(diag + lam > 0, diag + lam, np.inf)", "diag + lam", (QUALITY_NO_RIDGE_ITEM,)),
+    Mutant("quality-training-block-drops-the-entry-before", SPLIT, "TrainRows.block",
+           "np.searchsorted(gone - np.arange(gone.size), drop, side='right')",
+           "np.searchsorted(gone - np.arange(gone.size), drop, side='left')", (QUALITY_TRAIN_ROWS,)),
+    Mutant("quality-kept-entries-row-pointers-not-summed", SPLIT, "keep_entries", "indptr[1:] -= np.cumsum(per_row)",
+           "indptr[1:] -= per_row",
+           (f"{SPLITT}::test_keep_entries_is_the_matrix_of_the_kept_entries_empty_rows_included",)),
+    Mutant("quality-training-row-from-the-end-misread", SPLIT, "TrainRows.__getitem__", "int(key) % self.shape[0]",
+           "int(key)", (QUALITY_TRAIN_ROWS,)),
 )
 
 

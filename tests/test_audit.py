@@ -895,3 +895,21 @@ def test_a_downsampled_roc_shows_at_each_false_positive_rate_no_more_than_the_at
         assert y == reach, (x, y, reach)
     short_f, short_t = bounds.downsample_roc(fpr[:10], tpr[:10], n=21)
     assert short_f == fpr[:10].tolist() and short_t == tpr[:10].tolist()
+
+
+def test_an_entity_of_two_users_has_real_targets_and_one_of_one_user_only_its_synthetic_one():
+    """A real target is measured against the entity's other users: two users are enough, one is not."""
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 0.0], [0.0, 3.0, 4.0]]))
+    assert not audit_targets.too_few_users(2, ["outlier"]) and audit_targets.too_few_users(1, ["outlier"])
+    assert not audit_targets.too_few_users(1, ["synthetic"])
+    out, typ = audit_targets.make_targets(X, ["outlier", "typical"], 5.0, 1)
+    assert out.nn_distance == pytest.approx(np.sqrt(1 + 9 + 16)) and typ.index in (0, 1)
+    with pytest.raises(ConfigError, match="needs an entity with at least 2 users, and entity 'h' has 1"):
+        audit_targets.make_targets(X[:1], ["typical"], 5.0, 1, entity="h")
+
+
+@pytest.mark.parametrize("support,items", [(0, [1]), (1, [1]), (2, [1, 2]), (9, [0, 1, 2])])
+def test_the_synthetic_target_holds_at_least_one_item_and_at_most_the_catalogue(support, items):
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 1.0], [1.0, 0.0, 0.0]]))
+    row = audit_targets.worst_case_row(X, 4.0, support)
+    assert np.flatnonzero(row).tolist() == items and set(row[items]) == {4.0}

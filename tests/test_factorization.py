@@ -328,3 +328,39 @@ def test_an_observed_fit_of_a_repeated_cell_is_the_fit_of_its_sum():
     Uc, Vc, hc = fit_nmf(X, 3, 0.1, "observed", max_iter=5, tol=0.0, rng=np.random.default_rng(1))
     np.testing.assert_allclose(Ud, Uc, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(hd, hc, rtol=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["zero", "observed"])
+def test_without_ridge_a_factor_column_of_zeros_gives_zero_not_nan(mode):
+    """λ = 0 is accepted: a column of V that is all zeros leaves F independent of that column of U,
+    whose value is then the ridge's limit 0 — never 0/0, which would spread NaN to every column."""
+    X = sp.csr_matrix(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]))
+    V = np.array([[1.0, 0.0], [0.5, 0.0], [1.0, 0.0]])
+    U = fit_rows_given(X, V, lam=0.0, mode=mode, max_sweeps=50)
+    # least squares on the first column alone: zero mode over every cell, observed over the stored ones
+    want = [[3 / 2.25, 0.0], [1.5 / 2.25, 0.0]] if mode == "zero" else [[1.5, 0.0], [6.0, 0.0]]
+    np.testing.assert_allclose(U, want, atol=1e-12)
+
+
+def test_without_ridge_an_item_nobody_holds_gets_zero_factors_and_the_run_is_evaluated():
+    """Observed mode, λ = 0 and an item without any training entry (the common case on real data): that
+    item's factors are 0, every score is finite and the run's metrics are computed, not a crash."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.data.dataset import FederatedDataset
+    from dpfed_core.evaluation.experiments import make_split, run_method
+
+    X = np.array([[1.0, 0.0, 2.0], [3.0, 0.0, 0.0]])
+    U, V, hist = fit_nmf(sp.csr_matrix(X), 2, lam=0.0, mode="observed", max_iter=5, rng=np.random.default_rng(0))
+    assert np.isfinite(U).all() and np.isfinite(hist).all() and (V[1] == 0).all() and (V[[0, 2]] > 0).any()
+    U, V, hist = fit_nmf(sp.csr_matrix((3, 3)), 2, lam=0.0, max_iter=3, rng=np.random.default_rng(0))
+    assert (U == 0).all() and (V == 0).all() and hist[-1] == 0.0
+    g = np.random.default_rng(0)
+    R = (g.random((60, 20)) < 0.3) * g.integers(1, 6, (60, 20)).astype(float)
+    R[:, 19] = 0.0  # nobody holds the last item
+    ds = FederatedDataset.from_parts(sp.csr_matrix(R), np.repeat(["a", "b"], 30), value_kind="ratings",
+                                     item_source="declared")
+    for method in ("central", "individual"):
+        cfg = RunConfig(method=method, rank=3, max_iter=10, mode="observed", lam=0.0, seed=1, top_n=5)
+        doc, res = run_method(ds, cfg, make_split(ds, cfg))
+        assert np.isfinite(res.entity_factors().scores(np.arange(ds.n_users))).all()
+        assert 0.0 <= doc["overall"]["mar"] <= 1.0 and np.isfinite(doc["overall"]["test_rmse"])

@@ -86,3 +86,46 @@ def test_users_needed_measures_the_advantage_per_metric_direction_with_the_sampl
     assert p["advantage"] == pytest.approx(0.12)
     assert p["sd"] == pytest.approx(float(np.std([0.10, 0.14], ddof=1)))  # 0.0283, not the population 0.02
     assert densities == [pytest.approx(10.0 / 50)] * 2  # interactions per user over the catalogue's items
+
+
+def test_a_higher_is_better_target_lies_below_the_reference_and_the_sweep_is_read_in_epsilon_order():
+    # precision: the target is 5 % below central's 0.4; the runs come in no order of ε, and ε = 0.1 misses
+    runs = [{"method": "dp-gaussian", "epsilon": e, "seed": 0, "overall": {"precision": v}}
+            for e, v in ((1.0, 0.385), (10.0, 0.39), (0.1, 0.2))]
+    runs.append({"method": "central", "epsilon": math.inf, "seed": 0, "overall": {"precision": 0.4}})
+    plan = planner.epsilon_for_utility({"config": {"method": "dp-gaussian"}, "runs": runs}, "precision", 0.05)
+    assert plan["target"] == pytest.approx(0.38) and plan["epsilon"] == 1.0
+    assert [p["epsilon"] for p in plan["values"]] == [0.1, 1.0, 10.0]
+
+
+def test_the_size_that_pays_is_where_advantage_minus_sd_crosses_zero_on_a_log_scale_of_users():
+    # z = advantage − sd: −0.01 at 100 users, +0.04 at 400 → a fifth of the way on log(users)
+    est = planner.users_to_pay([{"users": 100, "advantage": 0.02, "sd": 0.03},
+                                {"users": 400, "advantage": 0.05, "sd": 0.01}])
+    assert est["direction"] == "from" and est["how"] == "interpolated"
+    assert est["users"] == pytest.approx(100 * 4 ** 0.2, rel=1e-12)
+    # z from −0.01 to +0.01: the geometric mean of the sizes (200), not the arithmetic one (250)
+    est = planner.users_to_pay([{"users": 100, "advantage": -0.01}, {"users": 400, "advantage": 0.01}])
+    assert est["users"] == pytest.approx(200.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("advantage", [-0.01, 0.0])
+def test_an_advantage_that_never_pays_and_does_not_grow_gives_no_size(advantage):
+    # a constant advantage fits a slope of rounding size: no size is stated, not "from about inf users"
+    pts = [{"users": u, "advantage": advantage, "sd": 0.0} for u in (25, 100, 400)]
+    est = planner.users_to_pay(pts)
+    assert est["users"] is None and est["direction"] is None
+    assert est["how"].startswith("the advantage does not grow with more users")
+    assert "no size found" in planner.users_to_pay_sentence(est, "1", "zero")
+
+
+def test_no_finite_epsilon_within_the_target_plans_none_not_infinity():
+    # only the swept method at ε = ∞ (the reference itself) reaches 5 % of 0.2: the plan is no ε, and the
+    # page says "No ε on this grid …", not "Smallest ε on the grid: ε = ∞"
+    plan = planner.epsilon_for_utility(_doc({0.1: 0.40, 1.0: 0.30, 10.0: 0.25, math.inf: 0.2}), "mar", 0.05)
+    assert plan["reference"] == "dp-gaussian at ε = ∞" and plan["epsilon"] is None and not plan["any"]
+    # with central the reference, ε = ∞ still has to hold from the answer on
+    plan = planner.epsilon_for_utility(_doc({1.0: 0.30, 10.0: 0.205, math.inf: 0.2}, central=0.2), "mar", 0.05)
+    assert plan["epsilon"] == 10.0 and plan["any"]
+    plan = planner.epsilon_for_utility(_doc({1.0: 0.30, 10.0: 0.205, math.inf: 0.3}, central=0.2), "mar", 0.05)
+    assert plan["epsilon"] is None and plan["any"]

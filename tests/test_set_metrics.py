@@ -78,3 +78,14 @@ def test_a_user_with_fewer_candidates_than_n_is_recommended_every_candidate_and_
     p, r = 1 / 3, 1.0
     assert out["f1"][0] == pytest.approx(2 * p * r / (p + r))
     assert out["pr_auc"][0] == pytest.approx(1 / 2)  # ranking 2, 3, 4: the hit at position 2
+
+
+def test_tied_scores_rank_the_lower_item_first_in_the_set_and_in_the_pr_auc():
+    """Among equal scores the lower item index comes first, as in the top-N of the ranking metrics:
+    items 0, 1 and 2 tie, so the top-1 is item 0 and the hidden item 2 is ranked third."""
+    scores = np.array([[1.0, 1.0, 1.0, 0.0]])
+    train = sp.csr_matrix((1, 4))
+    test = sp.csr_matrix(np.array([[0, 0, 1, 0]], float))
+    out = set_metrics(scores, train, test, n=1)
+    assert out["hits"][0] == 0 and out["jaccard"][0] == 0 and out["f1"][0] == 0
+    assert out["pr_auc"][0] == pytest.approx(1 / 3)

@@ -16,7 +16,7 @@ from dpfed_core.config import RunConfig
 from dpfed_core.evaluation.experiments import LOWER_IS_BETTER, run_method, sweep_table
 
 def epsilon_for_utility(sweep_doc: dict, metric: str, tolerance: float, reference: str = "central") -> dict:
-    """The ε planner: the smallest ε of the sweep whose mean ``metric`` is within ``tolerance``
+    """The ε planner: the smallest finite ε of the sweep whose mean ``metric`` is within ``tolerance``
     (a fraction, e.g. 0.05) of the reference's mean (``central``, or the swept method at ε = ∞ when
     central was not run). Returns ``{"epsilon": float | None, "reference", "target", "values"}``."""
     import pandas as pd
@@ -34,16 +34,18 @@ def epsilon_for_utility(sweep_doc: dict, metric: str, tolerance: float, referenc
     lower = metric in LOWER_IS_BETTER
     target = ref * (1 + tolerance) if lower else ref * (1 - tolerance)
     pts = table[(table["method"] == method)].sort_values("epsilon")
-    ok = pts[(pts["mean"] <= target) if lower else (pts["mean"] >= target)]
-    eps = None
-    # smallest ε from which the target holds at that ε and every larger one (one lucky point does not count)
     good = ((pts["mean"] <= target) if lower else (pts["mean"] >= target)).to_numpy()
+    finite = np.isfinite(pts["epsilon"].to_numpy())
+    eps = None
+    # smallest ε from which the target holds at that ε and every larger one (one lucky point does not count);
+    # ε = ∞ must hold too but is never the answer: it is no privacy, not a plan of it
     for i in range(len(good) - 1, -1, -1):
         if not good[i]:
             break
-        eps = float(pts["epsilon"].iloc[i])
+        if finite[i]:
+            eps = float(pts["epsilon"].iloc[i])
     return {"epsilon": eps, "reference": ref_name, "reference_value": ref, "target": target,
-            "values": pts[["epsilon", "mean", "sd"]].to_dict("records"), "any": not ok.empty}
+            "values": pts[["epsilon", "mean", "sd"]].to_dict("records"), "any": bool((good & finite).any())}
 
 
 def users_needed(config: RunConfig, *, n_entities: int, n_items: int, value_max: float,
@@ -140,11 +142,14 @@ def _users_to_pay(points: list[dict], metric: str = "mar") -> dict:
     if pays.any():
         return {"users": None, "how": "pays only at " + _sizes(pts, pays) + " users per entity", "direction": None}
     slope, icpt = np.polyfit(x, z, 1)
-    if slope <= 0:
+    # a flat trend fits a slope of rounding size (1e-19 for a constant advantage): its crossing is
+    # beyond any number of users, not a size to state
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        users = float(np.exp(-icpt / slope)) if slope > 0 else math.nan
+    if not math.isfinite(users):
         return {"users": None, "how": "the advantage does not grow with more users on these data "
                 "(it never beats local by more than its sd over seeds here)", "direction": None}
-    return {"users": float(np.exp(-icpt / slope)), "how": "extrapolated (log-linear fit beyond the data)",
-            "direction": "from"}
+    return {"users": users, "how": "extrapolated (log-linear fit beyond the data)", "direction": "from"}
 
 
 def _sizes(pts: list[dict], pays: np.ndarray) -> str:

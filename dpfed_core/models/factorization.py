@@ -195,7 +195,10 @@ def _hals_column(A: np.ndarray, W: np.ndarray, B: np.ndarray, r: int, lam: float
     else:
         np.multiply(W[:, r], B[r, r], out=scaled)
         num += scaled
-    num /= B[r, r] + lam
+    # b_rr + λ = 0 only when λ = 0 and h_r = 0: F does not depend on w_r, and 0/0 would spread NaN through
+    # every later column; 0 is the ridge's limit as λ → 0 (num is 0 there, and 0/∞ = 0)
+    denom = B[r, r] + lam
+    num /= denom if denom > 0 else np.inf
     np.maximum(num, 0.0, out=num)
     W[:, r] = num
 
@@ -226,7 +229,9 @@ def _observed_sweeps(X: sp.csr_matrix, W: np.ndarray, H: np.ndarray, lam: float,
         resid = X.data - np.einsum("ij,ij->i", W[rows], H[cols])
     R = sp.csr_matrix((resid, X.indices, X.indptr), shape=X.shape, copy=False)
     diag = np.asarray(mask @ (H * H))  # n × ℓ: Σ_{j ∈ Ω_i} h_jr², each row's curvature in each column
-    denom = diag + lam
+    # a row whose entries all have h_jr = 0 (an item or user without entries, λ = 0) has no curvature in r:
+    # its w_ir is 0, the ridge's limit, not 0/0 (NaN scores break every ranking)
+    denom = np.where(diag + lam > 0, diag + lam, np.inf)
     # h_jr on every stored entry, one contiguous row per column r, gathered once for all sweeps rather
     # than in a pass over Ω per column per sweep; above OBSERVED_GATHER_CELLS it is gathered per column
     Hc = np.ascontiguousarray(H[cols].T) if max_sweeps > 1 and X.nnz * W.shape[1] <= OBSERVED_GATHER_CELLS \
