@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpfed_core.cli import main
-from dpfed_core.errors import DpfedError
+from dpfed_core.errors import ConfigError, DpfedError
 from tests.toy import toy_csv
 
 REPO = Path(__file__).resolve().parents[1]
@@ -1105,3 +1105,37 @@ def test_an_undefined_metric_is_printed_as_a_dash_never_nan(capsys):
     head, row = capsys.readouterr().out.splitlines()
     assert head.split()[-3:] == ["precision_at_5", "recall_at_5", "ndcg_at_5"]
     assert row.split() == ["dp-popularity", "1", "—", "—", "0.6600", "—", "—", "0.2500"]
+
+
+@pytest.mark.parametrize("method,params,stage", [
+    ("dp-prototypes", ["split=sums:0"], "sums"),
+    ("dp-prototypes", ["split=size:0"], "size"),
+    ("dp-prototypes", ["split=support:0", "support=3"], "support"),
+    ("dp-prototypes", ["split=choice:0", "trials=2", "cluster_size=none"], "choice"),
+    ("dp-gaussian", ["split=counts:0"], "counts"),
+    ("dp-gaussian", ["split=search:0", "candidates=lsh"], "search"),
+])
+def test_a_zero_share_for_a_stage_that_runs_is_refused_before_the_dry_run_naming_the_split_method_and_stage(
+        capsys, method, params, stage):
+    """A stage given no share of ε would draw at ε = 0 (an error mid-run, after other entities drew): the dry
+    run refuses it first, naming the parameter, the method and the stage, and the dashboard says the same
+    through the control that sets it."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.service import check_run
+    from dpfed_core.ui import engine as dash
+
+    args = [a for p in params for a in ("--param", p)]
+    assert main(["run", "--data", "sample:synthetic", "--method", method, *args, "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert f"{method} parameter split: the '{stage}' stage runs and needs a positive share of ε, got 0" in err, err
+    assert "[--param]" in err and "Traceback" not in err
+    ds = load_data("sample:synthetic")
+    given = dict(p.split("=", 1) for p in params)
+    given["split"] = {stage: 0.0}
+    for key, value in list(given.items()):
+        given[key] = None if value == "none" else int(value) if isinstance(value, str) and value.isdigit() else value
+    config = dash.default_config(ds, method).replace(prototype_params=given)
+    with pytest.raises(ConfigError) as exc:
+        check_run(ds, config)
+    said = dash.friendly_message(exc.value)
+    assert f"the '{stage}' stage runs and needs a positive share" in said and "the method's parameters" in said

@@ -485,6 +485,10 @@ class DPPrototypes(PrototypeMethod):
             dc = self.split.get("delta_candidates", DEFAULT_DELTA_CANDIDATES)
             if not 0 < dc <= 1:
                 raise ConfigError(f"dp-prototypes: delta_candidates must be in (0, 1], got {dc}")
+        # every k the release may use (k itself and, with the automatic k, 1): refused before any draw,
+        # whatever the noisy size turns out to be
+        for k in sorted({int(self.k), 1} if self.cluster_size is not None else {int(self.k)}):
+            self._stage_shares(X.shape[1], k)
 
     def _stage_shares(self, m: int, k: int) -> dict[str, float]:
         """Un-normalised ε shares of the stages that run for an entity with m items and k clusters."""
@@ -501,13 +505,23 @@ class DPPrototypes(PrototypeMethod):
             shares["support"] = 0.0
         if self.trials == 1 or k == 1:
             shares["choice"] = 0.0
-        needs = ("counts", "sums") if k == 1 else ("candidates", "search", "counts", "sums")
+        needs = ["counts", "sums"] if k == 1 else ["candidates", "search", "counts", "sums"]
         if lsh and self.refine_steps_for(m, k) == 0:  # the coreset's k-means centres are the prototypes
             shares["counts"] = shares["support"] = shares["sums"] = 0.0
-            needs = ("candidates", "search")
+            needs = ["candidates", "search"]
+        elif self.variant == "paper" and s < m:
+            needs.append("support")
+        if self._size_stage_runs():
+            needs.append("size")
+        if self.trials > 1 and k > 1 and not lsh:
+            needs.append("choice")
+        # a stage that runs on a zero share would draw at ε = 0: refused by the split it came from
         for need in needs:
             if shares[need] <= 0:
-                raise ConfigError(f"dp-prototypes: the '{need}' stage needs a positive budget share")
+                raise ConfigError(f"{self.name} parameter split: the '{need}' stage runs and needs a positive "
+                                  f"share of ε, got {shares[need]:g} — give it one (e.g. {need}:"
+                                  f"{(coresets.LSH_SPLIT if lsh else DEFAULT_SPLIT)[need]:g}) or leave "
+                                  "it out to take its default", param="prototype_params")
         return shares
 
     def lsh_depth_for(self) -> int:
