@@ -1107,25 +1107,28 @@ def test_an_undefined_metric_is_printed_as_a_dash_never_nan(capsys):
     assert row.split() == ["dp-popularity", "1", "—", "—", "0.6600", "—", "—", "0.2500"]
 
 
-@pytest.mark.parametrize("method,params,stage", [
-    ("dp-prototypes", ["split=sums:0"], "sums"),
-    ("dp-prototypes", ["split=size:0"], "size"),
-    ("dp-prototypes", ["split=support:0", "support=3"], "support"),
-    ("dp-prototypes", ["split=choice:0", "trials=2", "cluster_size=none"], "choice"),
-    ("dp-gaussian", ["split=counts:0"], "counts"),
-    ("dp-gaussian", ["split=search:0", "candidates=lsh"], "search"),
+@pytest.mark.parametrize("method,params,stage,epsilon", [
+    ("dp-prototypes", ["split=sums:0"], "sums", 1.0),
+    ("dp-prototypes", ["split=size:0"], "size", 1.0),
+    ("dp-prototypes", ["split=support:0", "support=3"], "support", 1.0),
+    ("dp-prototypes", ["split=choice:0", "trials=2", "cluster_size=none"], "choice", 1.0),
+    ("dp-gaussian", ["split=counts:0"], "counts", 1.0),
+    ("dp-gaussian", ["split=search:0", "candidates=lsh"], "search", 1.0),
+    # below ε = 1 the coreset's centres are the prototypes at k > 1, but an automatic k of 1 recovers them
+    ("dp-gaussian", ["split=sums:0", "candidates=lsh"], "sums", 0.5),
 ])
 def test_a_zero_share_for_a_stage_that_runs_is_refused_before_the_dry_run_naming_the_split_method_and_stage(
-        capsys, method, params, stage):
+        capsys, method, params, stage, epsilon):
     """A stage given no share of ε would draw at ε = 0 (an error mid-run, after other entities drew): the dry
-    run refuses it first, naming the parameter, the method and the stage, and the dashboard says the same
-    through the control that sets it."""
+    run refuses it first, whatever k the noisy size then gives, naming the parameter, the method and the
+    stage, and the dashboard says the same through the control that sets it."""
     from dpfed_core.data.loaders import load_data
     from dpfed_core.evaluation.service import check_run
     from dpfed_core.ui import engine as dash
 
     args = [a for p in params for a in ("--param", p)]
-    assert main(["run", "--data", "sample:synthetic", "--method", method, *args, "--dry-run"]) == 2
+    assert main(["run", "--data", "sample:synthetic", "--method", method, "--epsilon", str(epsilon), *args,
+                 "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert f"{method} parameter split: the '{stage}' stage runs and needs a positive share of ε, got 0" in err, err
     assert "[--param]" in err and "Traceback" not in err
@@ -1134,7 +1137,7 @@ def test_a_zero_share_for_a_stage_that_runs_is_refused_before_the_dry_run_naming
     given["split"] = {stage: 0.0}
     for key, value in list(given.items()):
         given[key] = None if value == "none" else int(value) if isinstance(value, str) and value.isdigit() else value
-    config = dash.default_config(ds, method).replace(prototype_params=given)
+    config = dash.default_config(ds, method).replace(prototype_params=given, epsilon=epsilon)
     with pytest.raises(ConfigError) as exc:
         check_run(ds, config)
     said = dash.friendly_message(exc.value)
