@@ -1142,3 +1142,30 @@ def test_a_zero_share_for_a_stage_that_runs_is_refused_before_the_dry_run_naming
         check_run(ds, config)
     said = dash.friendly_message(exc.value)
     assert f"the '{stage}' stage runs and needs a positive share" in said and "the method's parameters" in said
+
+
+@pytest.mark.parametrize("params,said", [
+    (["projection_dim=30"], "dp-gaussian parameter projection_dim must be a whole number in [1, 24]"),
+    (["split=delta_candidates:0"], "dp-gaussian: delta_candidates must be in (0, 1], got 0.0"),
+    (["candidates=lsh", "trials=2"], "dp-gaussian: trials > 1 is not supported with candidates='lsh'"),
+])
+def test_a_method_parameter_the_release_cannot_use_is_refused_naming_the_method_and_where_to_set_it(
+        capsys, params, said):
+    """A parameter the method's own checks refuse (a projection dimension above what it supports, no δ for the
+    candidates, trials with the LSH coreset) is named with the method it was given for — dp-gaussian, not the
+    class's other name — and the flag that sets it; the dashboard names its control."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.service import check_run
+    from dpfed_core.ui import engine as dash
+
+    args = [a for p in params for a in ("--param", p)]
+    assert main(["run", "--data", "sample:synthetic", "--method", "dp-gaussian", *args, "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said in err and err.endswith("[--param]"), err
+    ds = load_data("sample:synthetic")
+    given = {k: (int(v) if v.isdigit() else {"delta_candidates": 0.0} if k == "split" else v)
+             for k, v in (p.split("=", 1) for p in params)}
+    with pytest.raises(ConfigError) as exc:
+        check_run(ds, dash.default_config(ds, "dp-gaussian").replace(prototype_params=given))
+    shown = dash.friendly_message(exc.value)
+    assert "the method's parameters" in shown and "dp-prototypes" not in shown, shown
