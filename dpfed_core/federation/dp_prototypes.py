@@ -538,7 +538,7 @@ class DPPrototypes(PrototypeMethod):
                 raise ConfigError(f"{self.name} parameter split: the '{need}' stage runs and needs a positive "
                                   f"share of ε, got {shares[need]:g} — give it one (e.g. {need}:"
                                   f"{(coresets.LSH_SPLIT if lsh else DEFAULT_SPLIT)[need]:g}) or leave "
-                                  "it out to take its default", param="prototype_params")
+                                  "it out to take its default", param="split")
         return shares
 
     def lsh_depth_for(self) -> int:
