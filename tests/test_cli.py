@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpfed_core.cli import main
-from dpfed_core.errors import DpfedError
+from dpfed_core.errors import ConfigError, DpfedError
 from tests.toy import toy_csv
 
 REPO = Path(__file__).resolve().parents[1]
@@ -1105,3 +1105,67 @@ def test_an_undefined_metric_is_printed_as_a_dash_never_nan(capsys):
     head, row = capsys.readouterr().out.splitlines()
     assert head.split()[-3:] == ["precision_at_5", "recall_at_5", "ndcg_at_5"]
     assert row.split() == ["dp-popularity", "1", "—", "—", "0.6600", "—", "—", "0.2500"]
+
+
+@pytest.mark.parametrize("method,params,stage,epsilon", [
+    ("dp-prototypes", ["split=sums:0"], "sums", 1.0),
+    ("dp-prototypes", ["split=size:0"], "size", 1.0),
+    ("dp-prototypes", ["split=support:0", "support=3"], "support", 1.0),
+    ("dp-prototypes", ["split=choice:0", "trials=2", "cluster_size=none"], "choice", 1.0),
+    ("dp-gaussian", ["split=counts:0"], "counts", 1.0),
+    ("dp-gaussian", ["split=search:0", "candidates=lsh"], "search", 1.0),
+    # below ε = 1 the coreset's centres are the prototypes at k > 1, but an automatic k of 1 recovers them
+    ("dp-gaussian", ["split=sums:0", "candidates=lsh"], "sums", 0.5),
+])
+def test_a_zero_share_for_a_stage_that_runs_is_refused_before_the_dry_run_naming_the_split_method_and_stage(
+        capsys, method, params, stage, epsilon):
+    """A stage given no share of ε would draw at ε = 0 (an error mid-run, after other entities drew): the dry
+    run refuses it first, whatever k the noisy size then gives, naming the parameter, the method and the
+    stage, and the dashboard says the same through its budget split's controls."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.service import check_run
+    from dpfed_core.ui import engine as dash
+
+    args = [a for p in params for a in ("--param", p)]
+    assert main(["run", "--data", "sample:synthetic", "--method", method, "--epsilon", str(epsilon), *args,
+                 "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert f"{method} parameter split: the '{stage}' stage runs and needs a positive share of ε, got 0" in err, err
+    assert "[--param split]" in err and "Traceback" not in err
+    ds = load_data("sample:synthetic")
+    given = dict(p.split("=", 1) for p in params)
+    given["split"] = {stage: 0.0}
+    for key, value in list(given.items()):
+        given[key] = None if value == "none" else int(value) if isinstance(value, str) and value.isdigit() else value
+    config = dash.default_config(ds, method).replace(prototype_params=given, epsilon=epsilon)
+    with pytest.raises(ConfigError) as exc:
+        check_run(ds, config)
+    said = dash.friendly_message(exc.value).replace("\\", "")  # shown as Markdown: escapes dropped
+    assert f"the '{stage}' stage runs and needs a positive share" in said and "“Budget split” (Advanced)" in said
+
+
+@pytest.mark.parametrize("params,said", [
+    (["projection_dim=30"], "dp-gaussian parameter projection_dim must be a whole number in [1, 24]"),
+    (["split=delta_candidates:0"], "dp-gaussian: delta_candidates must be in (0, 1], got 0.0"),
+    (["candidates=lsh", "trials=2"], "dp-gaussian: trials > 1 is not supported with candidates='lsh'"),
+])
+def test_a_method_parameter_the_release_cannot_use_is_refused_naming_the_method_and_where_to_set_it(
+        capsys, params, said):
+    """A parameter the method's own checks refuse (a projection dimension above what it supports, no δ for the
+    candidates, trials with the LSH coreset) is named with the method it was given for — dp-gaussian, not the
+    class's other name — and the flag that sets it; the dashboard names its control."""
+    from dpfed_core.data.loaders import load_data
+    from dpfed_core.evaluation.service import check_run
+    from dpfed_core.ui import engine as dash
+
+    args = [a for p in params for a in ("--param", p)]
+    assert main(["run", "--data", "sample:synthetic", "--method", "dp-gaussian", *args, "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said in err and err.endswith("[--param]"), err
+    ds = load_data("sample:synthetic")
+    given = {k: (int(v) if v.isdigit() else {"delta_candidates": 0.0} if k == "split" else v)
+             for k, v in (p.split("=", 1) for p in params)}
+    with pytest.raises(ConfigError) as exc:
+        check_run(ds, dash.default_config(ds, "dp-gaussian").replace(prototype_params=given))
+    shown = dash.friendly_message(exc.value)
+    assert "the method's parameters" in shown and "dp-prototypes" not in shown, shown

@@ -531,3 +531,38 @@ def test_weighted_kmeans_ignores_negative_weights_and_pads_with_the_heaviest_cen
     P = np.array([[0.0, 1.0], [1.0, 0.0], [5.0, 5.0]])
     C, w = coresets.weighted_kmeans(P, np.array([3.0, -50.0, 1.0]), 5, np.random.default_rng(0))
     assert np.allclose(w, [3.0, 0.0, 1.0, 0.0, 0.0]) and np.allclose(C[3:], P[0])
+
+
+def test_the_lsh_trees_thresholds_read_public_inputs_never_the_number_of_users(monkeypatch):
+    """The keep and branch thresholds of the tree are functions of the catalogue's size, the leaf sums' public
+    σ and Λ: an entity with twice the users (same items) grows its tree with the very same thresholds."""
+    seen = []
+    real = coresets.build_lsh_tree
+
+    def spy(X, depth, eps_tree, min_node, min_branch, rng, ledger, cap_divisor=None):
+        seen.append((min_node, min_branch))
+        return real(X, depth, eps_tree, min_node, min_branch, rng, ledger, cap_divisor=cap_divisor)
+
+    monkeypatch.setattr(coresets, "build_lsh_tree", spy)
+    X, _ = _blobs(n=300)
+    for rows in (X, np.vstack([X, X])):
+        meth = DPPrototypes(k=4, value_max=1.0, candidates="lsh", variant="gaussian", epsilon=1.0, delta=1e-6,
+                            cluster_size=None, refine_steps=0)
+        meth.release(sp.csr_matrix(rows), np.random.default_rng(0), PrivacyLedger(1.0, 1e-6).for_entity("e"))
+    assert len(seen) == 2 and seen[0] == seen[1]
+
+
+def test_the_paper_variants_lloyd_steps_share_the_recovery_budget():
+    """With the paper's Laplace recovery after the LSH coreset, R DP-Lloyd steps each spend 1/R of the
+    counts, support and sums shares: R rows of each, together their planned ε, the release within ε."""
+    X, _ = _blobs(n=600)
+    R = 2
+    meth = DPPrototypes(k=4, value_max=1.0, candidates="lsh", variant="paper", epsilon=1.0, delta=1e-6,
+                        cluster_size=None, refine_steps=R, support=3)
+    ledger = PrivacyLedger(1.0, 1e-6)
+    meth.release(sp.csr_matrix(np.abs(X)), np.random.default_rng(0), ledger.for_entity("e"))
+    plan = meth.budget_plan(X.shape[1], meth.k_)
+    for stage, key in (("recovery: counts", "counts"), ("recovery: support", "support"), ("recovery: sums", "sums")):
+        eps = [r.epsilon for r in ledger.rows if r.stage == stage]
+        assert len(eps) == R and all(e == pytest.approx(plan[key] / R, rel=1e-9) for e in eps), stage
+    assert ledger.guarantee()[0] <= 1.0

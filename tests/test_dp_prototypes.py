@@ -421,3 +421,108 @@ def test_a_worker_release_is_refused_within_the_runs_budget_before_any_noise_is_
     meth = DPPrototypes(k=2, value_max=5.0, epsilon=100.0, delta=1e-6)
     with pytest.raises(BudgetExceededError):
         release_entity(meth, X, np.random.default_rng(1), "e", 1e-3, 1e-6)
+
+
+@pytest.mark.parametrize("variant", ["paper", "gaussian"])
+def test_every_count_row_states_that_one_user_moves_a_count_by_one(variant):
+    """The noisy size n̂ and the clusters' noisy sizes are counts one added user moves by 1 (the clusters
+    are disjoint): each row states sensitivity 1 and the discrete Laplace scale 1/ε it drew at."""
+    X, _ = clustered(n=600)
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=2.0, delta=1e-6, variant=variant, cluster_size=100.0,
+                        refine_steps=1)
+    _, ledger = release(meth, X)
+    counts = [r for r in ledger.rows if r.stage in ("size", "recovery: counts")]
+    assert {r.stage for r in counts} == {"size", "recovery: counts"}
+    for r in counts:
+        assert r.sensitivity == 1 and r.noise_scale == pytest.approx(1.0 / r.epsilon, rel=1e-12), r
+
+
+def test_the_gaussian_variants_delta_goes_to_the_candidates_and_the_sums_as_the_split_declares():
+    """delta_candidates = w: the candidate stage's level tests share w·δ (each keeps a cube of one user
+    with probability at most w·δ/tests, at the threshold γ planned for it), the sums of the R + 1
+    recoveries (1 − w)·δ; each row states its part."""
+    from dpfed_core.federation.prototype_mechanisms import partition_plan
+
+    X, _ = clustered(n=600)
+    delta, w, R, depth, grids = 1e-6, 0.2, 1, 3, 2
+    meth = DPPrototypes(k=4, value_max=5.0, epsilon=50.0, delta=delta, variant="gaussian", cluster_size=None,
+                        projection_dim=3, refine_steps=R, depth=depth, n_grids=grids,
+                        split={"delta_candidates": w})
+    _, ledger = release(meth, X)
+    tests = depth + (grids - 1) * (depth + 1)
+    cand = [r.delta for r in ledger.rows if r.stage == "candidates"]
+    sums = [r.delta for r in ledger.rows if r.stage == "recovery: sums"]
+    assert cand and all(0 < d <= w * delta / tests for d in cand)
+    _, gamma = partition_plan(meth.budget_plan(X.shape[1], 4)["candidates"], w * delta * (1 - 1e-12), depth, grids)
+    assert all(f"γ={gamma:.4g}" in r.note for r in ledger.rows if r.stage == "candidates")
+    assert len(sums) == R + 1 and all(d == pytest.approx((1 - w) * delta / (R + 1), rel=1e-9) for d in sums)
+    assert sum(r.delta for r in ledger.rows) <= delta
+
+
+def test_candidates_padded_beyond_the_partition_are_drawn_without_the_data(monkeypatch):
+    """When the private partition proposes fewer than k centres, the rest are random points of the Λ-ball:
+    the candidate set is then the same for two entities of different users given the same noise stream."""
+    import dpfed_core.federation.dp_prototypes as dpp
+
+    monkeypatch.setattr(dpp, "private_partition", lambda Y, *a, **k: (np.zeros((0, Y.shape[1])), np.zeros(0, int)))
+    seen = []
+    for seed in (0, 1):
+        X, _ = clustered(n=200, seed=seed)
+        meth = DPPrototypes(k=5, value_max=5.0, epsilon=2.0, delta=1e-6, cluster_size=None, projection_dim=4)
+        release(meth, X, seed=7)
+        seen.append(meth.candidates_)
+    assert seen[0].shape == (5, 4)
+    np.testing.assert_array_equal(seen[0], seen[1])
+    lam = meth._bounds(X)[2]
+    assert (np.linalg.norm(seen[0], axis=1) <= lam * (1 + 1e-12)).all()
+
+
+def test_the_number_of_prototypes_follows_the_released_user_count_not_the_true_one(monkeypatch):
+    """The automatic k = clip(⌊n̂ / cluster_size⌋, 1, k) is a function of the size stage's noisy count: with n̂
+    made far larger than the rows (as count noise may), the release sends the k of n̂ — the true count, a
+    private quantity, would shape the message with fewer prototypes."""
+    from dpfed_core.federation import dp_prototypes as dpp
+
+    real = dpp.mech.count_mechanism
+
+    def count(values, *a, stage="", **k):
+        out = real(values, *a, stage=stage, **k)
+        return (out[0] * 50, *out[1:]) if stage == "size" else out
+
+    monkeypatch.setattr(dpp.mech, "count_mechanism", count)
+    X, _ = clustered(n=200)
+    meth = DPPrototypes(k=10, value_max=5.0, epsilon=2.0, delta=1e-6, cluster_size=100.0)
+    rel, _ = release(meth, X)
+    assert meth.effective_k(200.0) == 2
+    assert meth.k_ == meth.effective_k(meth.n_hat_) == 10 and rel.prototypes.shape == (10, X.shape[1])
+
+
+@pytest.mark.parametrize("variant", ["paper", "gaussian"])
+def test_one_added_user_moves_the_recovered_sums_by_at_most_the_sensitivity_they_are_released_at(monkeypatch,
+                                                                                                  variant):
+    """Neighbour audit of the recovery's input: adding one user (every entry far above the bound, or one
+    entry only) moves the paper variant's cluster sums by at most Λ∞ per coordinate and the Gaussian
+    variant's by at most Λ in ℓ2 — the sensitivities the two mechanisms are given (Λ∞ = value_max; Λ its
+    default Λ∞·√64 on a catalogue of more than 64 items)."""
+    import dpfed_core.federation.dp_prototypes as dpp
+
+    seen = []
+    for name in ("recover_paper", "recover_gaussian"):
+        def spy(sums, denom, s, bound, *a, _real=getattr(dpp, name), **k):
+            seen.append((np.array(sums), bound))
+            return _real(sums, denom, s, bound, *a, **k)
+
+        monkeypatch.setattr(dpp, name, spy)
+    m = 100
+    X = sp.csr_matrix(np.random.default_rng(2).integers(0, 3, size=(50, m)).astype(float))
+    for user in (np.full((1, m), 100.0), np.eye(1, m) * 100.0):
+        seen.clear()
+        for rows in (X, sp.vstack([X, sp.csr_matrix(user)]).tocsr()):
+            release(DPPrototypes(k=1, value_max=5.0, epsilon=1.0, delta=1e-6, variant=variant), rows)
+        (before, bound), (after, bound_after) = seen
+        assert bound == bound_after == (5.0 if variant == "paper" else 5.0 * 8)
+        moved = after - before
+        if variant == "paper":
+            assert np.abs(moved).max() <= bound * (1 + 1e-12)
+        else:
+            assert np.linalg.norm(moved) <= bound * (1 + 1e-12)

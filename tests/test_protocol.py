@@ -286,3 +286,27 @@ def test_a_run_records_a_non_dp_methods_epsilon_as_inf_keeps_the_datas_notes_and
     assert doc["notes"][0] == "a note the data set carries"
     docs = run_comparison(ds, RunConfig(method="popularity", rank=2, seed=0), methods=("random-v", "popularity"))
     assert list(docs) == ["popularity", "random-v"]
+
+
+@pytest.mark.parametrize("method", ["kmeans", "krandom"])
+def test_every_row_of_a_non_private_prototype_method_states_epsilon_inf(small, method):
+    """Raw centroids or raw rows leave the entity: each entity's row says ε = inf, never a finite ε."""
+    model = FederatedRecommender(method, k=4, rank=2, random_state=0).fit(small)
+    rows = model.ledger_.rows
+    assert {r.entity for r in rows} == set(small.entity_names)
+    assert all(math.isinf(r.epsilon) for r in rows) and math.isinf(model.ledger_.guarantee()[0])
+
+
+def test_a_dp_method_spends_the_runs_own_delta():
+    """The run's (ε, δ) are the method's: a δ below the method's default is the δ its releases share."""
+    from dpfed_core.federation.protocol import build_method
+
+    rng = np.random.default_rng(1)
+    X = sp.csr_matrix(rng.integers(0, 3, size=(200, 12)).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["a", "b"], 100), value_kind="counts", value_max=2, name="two")
+    config = RunConfig(method="dp-gaussian", epsilon=1.0, delta=1e-9, k=2, rank=2, simulation=True)
+    assert build_method(config, 2.0).delta == 1e-9
+    model = FederatedRecommender.from_config(config, random_state=0).fit(ds)
+    for name in ds.entity_names:
+        spent = sum(r.delta for r in model.ledger_.rows if r.entity == name)
+        assert 0 < spent <= 1e-9

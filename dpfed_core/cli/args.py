@@ -49,6 +49,7 @@ CLI_NAMES = {
     "events": "--events", "event_table": "--events", "exclude_entities": "--exclude-entities", "items": "--items",
     "drop_missing": "--drop-missing", "duplicates": "--duplicates", "top_n": "--top-n",
     "server_weighting": "--server-weighting", "prototype_params": "--param", "n_jobs": "--param n_jobs",
+    "split": "--param split",
     "min_entity_users": "--min-entity-users", "small_entities": "--small-entities",
     "min_item_users": "--min-item-users", "epsilon": "--epsilon", "delta": "--delta", "rank": "--rank",
     "seed": "--seed", "metric": "--metric", "resume": "--resume", "out": "--out", "data": "--data",

@@ -301,7 +301,7 @@ class DPPrototypes(PrototypeMethod):
         Param("cluster_size", "float", 1000.0, "target users per cluster for the automatic k = clip(⌊n̂/size⌋, "
               "1, k); none = k exactly", low=1, optional=True),
         Param("projection_dim", "int", None, "p, projection dimension of the clustering; none = "
-              "clip(round(0.5·ln n̂), 3, 10)", low=1, high=64, optional=True),
+              "clip(round(0.5·ln n̂), 3, 10)", low=1, high=24, optional=True),
         Param("candidates", "choice", "partition", "clustering stages 2–3: the paper's private partition + "
               "local search, or the private LSH-tree coreset", choices=("partition", "lsh")),
         Param("split", "mapping", None, "shares of ε per stage (missing stages take the defaults; "
@@ -421,70 +421,91 @@ class DPPrototypes(PrototypeMethod):
         # true count. An empty entity releases noise like any other.
         mech_eps = float(self.epsilon)
         if math.isnan(mech_eps) or mech_eps <= 0:
-            raise ConfigError(f"dp-prototypes: ε must be positive (or inf for the non-private limit), got {self.epsilon}")
+            raise ConfigError(f"{self.name}: ε must be positive (or inf for the non-private limit), got {self.epsilon}")
         if not (0 <= float(self.delta) < 1):
-            raise ConfigError(f"dp-prototypes: δ must be in [0, 1), got {self.delta}")
+            raise ConfigError(f"{self.name}: δ must be in [0, 1), got {self.delta}")
         if math.isfinite(mech_eps) and float(self.delta) <= 0:
             raise ConfigError(
                 "dp-prototypes needs δ > 0: the private partition keeps a cube created by one user "
                 "with a small probability that is charged to δ; use e.g. δ = 1e-6 (or 1/(10·n))")
         if self.variant not in ("paper", "gaussian"):
-            raise ConfigError(f"dp-prototypes: variant must be 'paper' or 'gaussian', got {self.variant!r}")
+            raise ConfigError(f"{self.name}: variant must be 'paper' or 'gaussian', got {self.variant!r}",
+                              param="prototype_params")
         if self.row_scaling not in ("clip", "normalise"):
-            raise ConfigError(f"dp-prototypes: row_scaling must be 'clip' or 'normalise', got {self.row_scaling!r}")
+            raise ConfigError(f"{self.name}: row_scaling must be 'clip' or 'normalise', got {self.row_scaling!r}",
+                              param="prototype_params")
         if not (isinstance(self.threshold, (int, float)) and math.isfinite(self.threshold) and self.threshold >= 0):
-            raise ConfigError(f"dp-prototypes: threshold must be a finite number ≥ 0, got {self.threshold!r}")
+            raise ConfigError(f"{self.name}: threshold must be a finite number ≥ 0, got {self.threshold!r}",
+                              param="prototype_params")
         if self.cluster_size is not None and not (isinstance(self.cluster_size, (int, float))
                                                   and math.isfinite(self.cluster_size) and self.cluster_size > 0):
-            raise ConfigError(f"dp-prototypes: cluster_size must be a positive number or None, got {self.cluster_size!r}")
+            raise ConfigError(f"{self.name}: cluster_size must be a positive number or None, got {self.cluster_size!r}",
+                              param="prototype_params")
         vmin, vmax, lam, s = self._bounds(X)
         if not (math.isfinite(vmax) and vmax > 0):
             raise ConfigError(f"value_max must be a positive finite public bound, got {self.value_max}")
         if not (math.isfinite(vmin) and vmin <= 0):
-            raise ConfigError(f"value_min must be ≤ 0 (absent interactions are zeros), got {self.value_min}")
+            raise ConfigError(f"value_min must be ≤ 0 (absent interactions are zeros), got {self.value_min}",
+                              param="prototype_params")
         if not (math.isfinite(lam) and lam > 0):
-            raise ConfigError(f"row_norm Λ must be a positive finite public bound, got {self.row_norm}")
+            raise ConfigError(f"row_norm Λ must be a positive finite public bound, got {self.row_norm}",
+                              param="prototype_params")
         if not 1 <= s:
-            raise ConfigError(f"support s must be a positive integer, got {self.support}")
+            raise ConfigError(f"support s must be a positive integer, got {self.support}", param="prototype_params")
         for name, lo, hi in (("n_grids", 1, 50), ("depth", 1, 40), ("trials", 1, 100),
                              ("max_candidates", 1, 10**6)):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-                raise ConfigError(f"dp-prototypes: {name} must be an integer in [{lo}, {hi}], got {v!r}")
+                raise ConfigError(f"{self.name}: {name} must be an integer in [{lo}, {hi}], got {v!r}",
+                                  param="prototype_params")
         if self.candidates not in ("partition", "lsh"):
-            raise ConfigError(f"dp-prototypes: candidates must be 'partition' or 'lsh', got {self.candidates!r}")
+            raise ConfigError(f"{self.name}: candidates must be 'partition' or 'lsh', got {self.candidates!r}",
+                              param="prototype_params")
         if self.candidates == "lsh":
             if self.lsh_depth is not None and (not isinstance(self.lsh_depth, (int, np.integer))
                                                or not 1 <= self.lsh_depth <= 60):
-                raise ConfigError(f"dp-prototypes: lsh_depth must be an integer in [1, 60], got {self.lsh_depth!r}")
+                raise ConfigError(f"{self.name}: lsh_depth must be an integer in [1, 60], got {self.lsh_depth!r}",
+                                  param="prototype_params")
             if not (isinstance(self.lsh_node_factor, (int, float)) and math.isfinite(self.lsh_node_factor)
                     and self.lsh_node_factor > 0):
-                raise ConfigError(f"dp-prototypes: lsh_node_factor must be a positive number, got {self.lsh_node_factor!r}")
+                raise ConfigError(f"{self.name}: lsh_node_factor must be a positive number, got {self.lsh_node_factor!r}",
+                                  param="prototype_params")
             cap = self.lsh_node_cap
             if cap is not None and not (isinstance(cap, (int, float)) and not isinstance(cap, bool)
                                         and math.isfinite(cap) and cap > 0):
-                raise ConfigError(f"dp-prototypes: lsh_node_cap must be a positive number or None, got {cap!r}")
+                raise ConfigError(f"{self.name}: lsh_node_cap must be a positive number or None, got {cap!r}",
+                                  param="prototype_params")
             if self.trials != 1:
-                raise ConfigError("dp-prototypes: trials > 1 is not supported with candidates='lsh' (set trials=1)")
+                raise ConfigError(f"{self.name}: trials > 1 is not supported with candidates='lsh' (set trials=1)",
+                                  param="prototype_params")
         if self.refine_steps is not None and (not isinstance(self.refine_steps, (int, np.integer))
                                               or self.refine_steps < 0):
-            raise ConfigError(f"dp-prototypes: refine_steps must be an integer ≥ 0 or None, got {self.refine_steps!r}")
+            raise ConfigError(f"{self.name}: refine_steps must be an integer ≥ 0 or None, got {self.refine_steps!r}",
+                              param="prototype_params")
         if self.search_steps is not None and (not isinstance(self.search_steps, (int, np.integer))
                                               or self.search_steps < 0):
-            raise ConfigError(f"dp-prototypes: search_steps must be an integer ≥ 0, got {self.search_steps!r}")
+            raise ConfigError(f"{self.name}: search_steps must be an integer ≥ 0, got {self.search_steps!r}",
+                              param="prototype_params")
         if self.projection_dim is not None and (not isinstance(self.projection_dim, (int, np.integer))
                                                 or not 1 <= self.projection_dim <= 24):
-            raise ConfigError(f"dp-prototypes: projection_dim must be an integer in [1, 24], got {self.projection_dim!r}")
+            raise ConfigError(f"{self.name}: projection_dim must be an integer in [1, 24], got {self.projection_dim!r}",
+                              param="prototype_params")
         if self.split is not None:
             bad = set(self.split) - set(DEFAULT_SPLIT) - {"delta_candidates"}
             if bad:
-                raise ConfigError(f"dp-prototypes: unknown budget stage(s) {sorted(bad)}; "
-                                  f"use {sorted(DEFAULT_SPLIT)} and 'delta_candidates'")
+                raise ConfigError(f"{self.name}: unknown budget stage(s) {sorted(bad)}; "
+                                  f"use {sorted(DEFAULT_SPLIT)} and 'delta_candidates'", param="prototype_params")
             if any((not isinstance(v, (int, float))) or v < 0 or not math.isfinite(v) for v in self.split.values()):
-                raise ConfigError("dp-prototypes: budget shares must be finite non-negative numbers")
+                raise ConfigError(f"{self.name}: budget shares must be finite non-negative numbers",
+                                  param="prototype_params")
             dc = self.split.get("delta_candidates", DEFAULT_DELTA_CANDIDATES)
             if not 0 < dc <= 1:
-                raise ConfigError(f"dp-prototypes: delta_candidates must be in (0, 1], got {dc}")
+                raise ConfigError(f"{self.name}: delta_candidates must be in (0, 1], got {dc}",
+                                  param="prototype_params")
+        # every k the release may use (k itself and, with the automatic k, 1): refused before any draw,
+        # whatever the noisy size turns out to be
+        for k in sorted({int(self.k), 1} if self.cluster_size is not None else {int(self.k)}):
+            self._stage_shares(X.shape[1], k)
 
     def _stage_shares(self, m: int, k: int) -> dict[str, float]:
         """Un-normalised ε shares of the stages that run for an entity with m items and k clusters."""
@@ -501,13 +522,23 @@ class DPPrototypes(PrototypeMethod):
             shares["support"] = 0.0
         if self.trials == 1 or k == 1:
             shares["choice"] = 0.0
-        needs = ("counts", "sums") if k == 1 else ("candidates", "search", "counts", "sums")
+        needs = ["counts", "sums"] if k == 1 else ["candidates", "search", "counts", "sums"]
         if lsh and self.refine_steps_for(m, k) == 0:  # the coreset's k-means centres are the prototypes
             shares["counts"] = shares["support"] = shares["sums"] = 0.0
-            needs = ("candidates", "search")
+            needs = ["candidates", "search"]
+        elif self.variant == "paper" and s < m:
+            needs.append("support")
+        if self._size_stage_runs():
+            needs.append("size")
+        if self.trials > 1 and k > 1 and not lsh:
+            needs.append("choice")
+        # a stage that runs on a zero share would draw at ε = 0: refused by the split it came from
         for need in needs:
             if shares[need] <= 0:
-                raise ConfigError(f"dp-prototypes: the '{need}' stage needs a positive budget share")
+                raise ConfigError(f"{self.name} parameter split: the '{need}' stage runs and needs a positive "
+                                  f"share of ε, got {shares[need]:g} — give it one (e.g. {need}:"
+                                  f"{(coresets.LSH_SPLIT if lsh else DEFAULT_SPLIT)[need]:g}) or leave "
+                                  "it out to take its default", param="split")
         return shares
 
     def lsh_depth_for(self) -> int:
