@@ -845,6 +845,11 @@ FEDPROTO_AUTO_K = f"{DPPT}::test_the_number_of_prototypes_follows_the_released_u
 FEDPROTO_SUMS_AUDIT = (f"{DPPT}::test_one_added_user_moves_the_recovered_sums_by_at_most_the_sensitivity_they_are_"
                        "released_at")
 
+RIDGE_RUNS = "tests/test_ridge.py::test_a_run_without_ridge_on_data_with_an_item_nobody_holds_is_evaluated"
+RIDGE_SOLVE = ("tests/test_ridge.py::test_a_regular_system_is_numpys_solve_to_the_bit_and_a_singular_one_its_minimum_"
+               "norm_solution")
+RIDGE_REFUSED = "tests/test_ridge.py::test_output_perturbation_without_ridge_is_refused_before_the_run_naming_lambda"
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -6049,6 +6054,29 @@ MUTANTS = (
     Mutant("fedproto-krandom-labelled-private", PROTOS, "KRandomPrototypes.release",
            "ledger.spend('prototypes', 'k random raw rows (non-private)', math.inf)", "0.0",
            (FEDPROTO_NON_PRIVATE_INF,), arg=2),
+    # ridge solves that hold at λ = 0, and the method that cannot run without the ridge
+    Mutant("ridge-dp-als-users-by-a-plain-inverse", "dpfed_core/federation/dp_als.py", "_user_factors",
+           "ridge_inverse(V.T @ V + lam * np.eye(r))", "np.linalg.inv(V.T @ V + lam * np.eye(r))",
+           ("tests/test_ridge.py::test_dp_als_site_users_without_ridge_are_their_minimum_norm_directions",)),
+    Mutant("ridge-dp-als-observed-users-by-a-plain-solve", "dpfed_core/federation/dp_als.py", "_observed_statistics",
+           "ridge_solve(A, np.asarray(x @ V)[:, :, None])", "np.linalg.solve(A, np.asarray(x @ V)[:, :, None])",
+           (RIDGE_RUNS,)),
+    Mutant("ridge-friedman-rows-by-a-plain-solve", "dpfed_core/methods/comparison/friedman.py", "ridge_rows",
+           "ridge_solve(A[live], b[live][:, :, None])", "np.linalg.solve(A[live], b[live][:, :, None])",
+           (RIDGE_RUNS,)),
+    Mutant("ridge-singular-system-solved-as-zero", "dpfed_core/models/ridge.py", "ridge_solve",
+           "np.linalg.pinv(A, hermitian=True) @ b", "np.zeros_like(b)", (RIDGE_SOLVE,)),
+    Mutant("ridge-singular-inverse-as-zero", "dpfed_core/models/ridge.py", "ridge_inverse",
+           "np.linalg.pinv(A, hermitian=True)", "np.zeros_like(A)", (RIDGE_SOLVE,)),
+    Mutant("ridge-pals-check-lets-zero-through", "dpfed_core/methods/comparison/specs.py",
+           "check_output_perturbation_ridge", "not lam > 0", "lam < 0", (RIDGE_REFUSED,)),
+    Mutant("ridge-compared-method-not-checked", "dpfed_core/evaluation/service.py", "check_run",
+           "m != config.method and get_method(m).check is not None", "False", (RIDGE_REFUSED,)),
+    Mutant("ridge-method-check-skipped", "dpfed_core/evaluation/service.py", "check_run",
+           "spec.check is not None", "False", (RIDGE_REFUSED,)),
+    Mutant("ridge-pals-estimator-fits-without-ridge", "dpfed_core/methods/comparison/friedman.py",
+           "FriedmanMF._validate", "self.algorithm == 'pals' and not self.lam > 0", "False",
+           ("tests/test_ridge.py::test_the_pals_estimator_itself_refuses_a_fit_without_ridge",)),
 )
 
 

@@ -64,6 +64,8 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
                           param="max_dropouts")
     if not spec.federated:
         check_params(spec.parameters, config.params, config.method)
+        if spec.check is not None:
+            spec.check(config)
     else:
         try:
             FederatedRecommender.from_config(config)._validate()
@@ -83,6 +85,8 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
                               param="prototype_params") from None
     for m in dict.fromkeys([config.method, *compare]):
         check_declared_federation(dataset, config.replace(method=m))
+        if m != config.method and get_method(m).check is not None:
+            get_method(m).check(config.replace(method=m))
 
 
 def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str | None:

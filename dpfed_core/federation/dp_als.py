@@ -64,6 +64,7 @@ from dpfed_core.errors import ConfigError
 from dpfed_core.federation.summable import (SECURE_SHARE, SummableMethod, SummableShare, _on_items,
                                             _packed_weights, _unit_rows, register_summable_method, to_grid,
                                             unpack_symmetric)
+from dpfed_core.models.ridge import ridge_inverse, ridge_solve
 from dpfed_core.privacy import mechanisms as mech
 from dpfed_core.privacy.budget_split import BudgetSplit, split_by, split_evenly_over
 
@@ -113,7 +114,7 @@ def _user_factors(X: sp.csr_matrix, V: np.ndarray, lam: float) -> np.ndarray:
     how many other users there are (an iterative solve with a global stopping rule would let one user
     nudge everyone else's)."""
     r = V.shape[1]
-    A = np.linalg.inv(V.T @ V + lam * np.eye(r))
+    A = ridge_inverse(V.T @ V + lam * np.eye(r))
     U = np.maximum(np.asarray(sp.csr_matrix(X) @ V) @ A, 0.0)
     norms = np.linalg.norm(U, axis=1)
     return U * np.where(norms > 1e-12, 1.0 / np.maximum(norms, 1e-300), 0.0)[:, None]
@@ -142,7 +143,7 @@ def _observed_statistics(Xs: sp.csr_matrix, V: np.ndarray, lam: float, value_max
         pattern = sp.csr_matrix((np.ones_like(block.data), block.indices, block.indptr), shape=block.shape)
         count = np.diff(block.indptr).astype(np.float64)
         A = np.asarray(pattern @ VV).reshape(-1, r, r) + lam * np.eye(r)
-        U = np.maximum(np.linalg.solve(A, np.asarray(x @ V)[:, :, None])[:, :, 0], 0.0)
+        U = np.maximum(ridge_solve(A, np.asarray(x @ V)[:, :, None])[:, :, 0], 0.0)
         norms = np.linalg.norm(U, axis=1)
         U *= np.where(norms > 1e-12, 1.0 / np.maximum(norms, 1e-300), 0.0)[:, None]  # ‖u‖ = 1 (or u = 0)
         weight = np.where(count > 0, 1.0 / np.sqrt(np.maximum(count, 1.0)), 0.0)  # a_u = 1/√c_u

@@ -63,7 +63,9 @@ class MethodSpec:
     federated : it runs the federation protocol (a prototype or summable method).
     site_rows : its fit reads the training data only a site's block of rows at a time (``train[sl]``),
     so it is given the split's rows (:class:`~dpfed_core.data.split.TrainRows`) and the whole
-    training matrix is never built; every federated method does.
+    training matrix is never built; every federated method does. check : a rule the run's
+    configuration must meet for the fit to run (raises :class:`~dpfed_core.errors.ConfigError`),
+    checked before the run is charged.
     """
 
     name: str
@@ -76,6 +78,7 @@ class MethodSpec:
     parameters: tuple[Param, ...] = ()
     federated: bool = False
     site_rows: bool = False
+    check: Callable[[RunConfig], None] | None = None
 
     @property
     def uses_epsilon(self) -> bool:

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from dpfed_core.config import check_params
 from dpfed_core.methods.comparison.specs import ALS_PARAMETERS, FCF_PARAMETERS
 from dpfed_core.errors import ConfigError
+from dpfed_core.models.ridge import ridge_solve
 
 from dpfed_core.methods.comparison.specs import PRIVACY_ALS_DETAIL, PRIVACY_FCF_DETAIL  # noqa: E402
 
@@ -78,7 +79,7 @@ def solve_rows(R: sp.csr_matrix, F: np.ndarray, alpha: float, lam: float) -> np.
     C1 = R.copy()
     C1.data = 1.0 + alpha * C1.data
     b = np.asarray(C1 @ F)
-    return np.linalg.solve(A, b[:, :, None])[:, :, 0]
+    return ridge_solve(A, b[:, :, None])[:, :, 0]
 
 
 def objective(R: sp.csr_matrix, X: np.ndarray, Y: np.ndarray, alpha: float, lam: float) -> float:

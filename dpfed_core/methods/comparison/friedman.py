@@ -45,6 +45,7 @@ import scipy.sparse as sp
 from dpfed_core.config import check_params
 from dpfed_core.methods.comparison.specs import FRIEDMAN_PARAMETERS as PARAMETERS
 from dpfed_core.errors import ConfigError
+from dpfed_core.models.ridge import ridge_solve
 from dpfed_core.privacy.ledger import PrivacyLedger
 from dpfed_core.privacy.mechanisms import laplace_noise
 
@@ -412,7 +413,7 @@ def ridge_rows(R: Ratings, F_other: np.ndarray, lam: float, *, by: str = "user",
     X = np.zeros((n_rows, d))
     live = cnt > 0
     if live.any():
-        X[live] = np.linalg.solve(A[live], b[live][:, :, None])[:, :, 0]
+        X[live] = ridge_solve(A[live], b[live][:, :, None])[:, :, 0]
     return X, cnt
 
 
@@ -486,6 +487,9 @@ class FriedmanMF:
             raise ConfigError(f"ε must be positive (or inf), got {self.epsilon}")
         if self.factors < 1:
             raise ConfigError(f"factors (d) must be ≥ 1, got {self.factors}")
+        if self.algorithm == "pals" and not self.lam > 0:
+            # the released argmin's sensitivity is G/(nλ): nothing bounds it without the ridge
+            raise ConfigError(f"PALS needs a ridge penalty λ > 0, got λ = {self.lam}", param="lam")
         split = self.split if self.split is not None else (SPLIT_GE if self.algorithm == "ge" else SPLIT_MF)
         if len(split) != 5 or any(s < 0 for s in split) or sum(split) > 1 + 1e-9:
             raise ConfigError(f"split must be 5 non-negative shares summing to ≤ 1, got {split}")

@@ -116,6 +116,20 @@ def _lazy(module: str, factory: str, *args) -> Callable:
     return fit
 
 
+def check_output_perturbation_ridge(config) -> None:
+    """PALS releases each solved factor with noise of sensitivity G/(n·λ) (the objective's strong
+    convexity 2nλ, Friedman et al. Theorem 6): at λ = 0 no finite noise protects it, and the
+    sensitivity its ledger states is undefined at any ε."""
+    from dpfed_core.errors import ConfigError
+
+    own = (config.params or {}).get("lam")
+    lam = float(config.lam if own is None else own)
+    if not lam > 0:
+        raise ConfigError(f"{config.method} needs a ridge penalty λ > 0: its output perturbation's sensitivity is "
+                          f"G/(n·λ), unbounded at λ = {lam:g}; give λ > 0 such as 0.1",
+                          param="lam" if own is None else "prototype_params")
+
+
 def register() -> None:
     """Register every comparison method (the implementations load when fitted)."""
     from dpfed_core.methods.registry import MethodSpec, register_method
@@ -129,7 +143,8 @@ def register() -> None:
             "" if algo in ("ge", "isgd") else "; unbounded variant: guarantee as claimed by the paper")
         register_method(MethodSpec(name, _lazy("friedman", "_make_fit", algo, True), label,
                                    PrivacyModel.CENTRAL_RATING_DP, desc, detail=detail,
-                                   parameters=FRIEDMAN_PARAMETERS))
+                                   parameters=FRIEDMAN_PARAMETERS,
+                                   check=check_output_perturbation_ridge if algo == "pals" else None))
     register_method(MethodSpec(
         "implicit-als", _lazy("fcf", "_fit_implicit_als"), "Implicit ALS (Hu et al. 2008, centralised)",
         PrivacyModel.NON_PRIVATE,

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from dpfed_core.config import check_params
 from dpfed_core.methods.comparison.specs import XIN_PARAMETERS as PARAMETERS
 from dpfed_core.errors import ConfigError
+from dpfed_core.models.ridge import ridge_solve
 
 from dpfed_core.methods.comparison.specs import PRIVACY_MECH, PRIVACY_PUBLIC  # noqa: E402,F401
 PRIVACY_FULL = "non-private (all users' ratings pooled at the server)"
@@ -72,7 +73,7 @@ def local_factors(X: sp.csr_matrix, mu: np.ndarray, V: np.ndarray, rho: float) -
             continue
         idx = X.indices[lo:hi]
         Vp = V[idx]
-        Uf[i] = np.linalg.solve(Vp.T @ Vp + eye, Vp.T @ (X.data[lo:hi] - mu[idx]))
+        Uf[i] = ridge_solve(Vp.T @ Vp + eye, Vp.T @ (X.data[lo:hi] - mu[idx]))
     return Uf
 
 
