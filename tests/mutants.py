@@ -6077,6 +6077,9 @@ MUTANTS = (
     Mutant("ridge-pals-estimator-fits-without-ridge", "dpfed_core/methods/comparison/friedman.py",
            "FriedmanMF._validate", "self.algorithm == 'pals' and not self.lam > 0", "False",
            ("tests/test_ridge.py::test_the_pals_estimator_itself_refuses_a_fit_without_ridge",)),
+    Mutant("ridge-evaluation-ranks-nan-scores", "dpfed_core/evaluation/metrics.py", "evaluate",
+           "not (np.isfinite(U_b).all() and np.isfinite(V_b).all())", "False",
+           ("tests/test_metrics.py::test_a_model_with_non_finite_factors_is_refused_by_name_not_ranked",)),
 )
 
 

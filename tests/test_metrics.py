@@ -217,3 +217,18 @@ def test_a_run_is_evaluated_in_its_own_mode_at_its_own_cut_off(mode, top_n):
     other = evaluate(res.entity_factors(), None, split.train, split.test, split.test_users, ds.entity_of_user,
                      ds.entity_names, "zero" if mode == "observed" else "observed", top_n)
     assert doc["overall"]["train_rmse"] != pytest.approx(other["overall"]["train_rmse"])
+
+
+@pytest.mark.parametrize("where", ["users", "items"])
+def test_a_model_with_non_finite_factors_is_refused_by_name_not_ranked(where):
+    U = np.array([[1.0], [2.0]])
+    V = np.array([[1.0], [0.5], [0.0]])
+    if where == "users":
+        U[1, 0] = np.nan
+    else:
+        V[2, 0] = np.inf
+    train = _rows([[1, 0, 0], [0, 0, 2]])
+    test = _rows([[0, 1, 0], [1, 0, 0]])
+    want = "users' factors" if where == "users" else "item factors"
+    with pytest.raises(ValueError, match=f"the model's {want} for users 0–1 hold non-finite values"):
+        evaluate(U, V, train, test, np.array([0, 1]), np.array([0, 1]), ["A", "B"], mode="zero", n=1)

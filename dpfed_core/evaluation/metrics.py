@@ -193,6 +193,12 @@ def evaluate(
     batch_size = max(1, min(batch_size, EVAL_BATCH_CELLS // max(m, 1)))
     streamed = isinstance(train, TrainRows)
     for sl, U_b, V_b in factors.blocks():
+        if not (np.isfinite(U_b).all() and np.isfinite(V_b).all()):
+            # NaN orders as no score does: the ranks, the top N and every metric would be wrong or fail
+            # far from their cause
+            bad = "users' factors" if not np.isfinite(U_b).all() else "item factors"
+            raise ValueError(f"the model's {bad} for users {sl.start}–{sl.stop - 1} hold non-finite values "
+                             "(NaN or ∞): its scores rank nothing; the method that fitted them has a bug")
         whole = sl.start == 0 and sl.stop == n_users
         te_b = test if whole else test[sl]
         if streamed:
