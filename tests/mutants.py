@@ -6077,6 +6077,12 @@ MUTANTS = (
     Mutant("ridge-pals-estimator-fits-without-ridge", "dpfed_core/methods/comparison/friedman.py",
            "FriedmanMF._validate", "self.algorithm == 'pals' and not self.lam > 0", "False",
            ("tests/test_ridge.py::test_the_pals_estimator_itself_refuses_a_fit_without_ridge",)),
+    Mutant("budgetread-zero-delta-error-names-another-method", DPP, "DPPrototypes._validate",
+           "f'{self.name} needs δ > 0: the private partition keeps a cube created by one user with a small "
+           "probability that is charged to δ; use e.g. δ = 1e-6 (or 1/(10·n))'",
+           "'dp-prototypes needs δ > 0: the private partition keeps a cube created by one user with a small "
+           "probability that is charged to δ; use e.g. δ = 1e-6 (or 1/(10·n))'",
+           ("tests/test_dp_prototypes.py::test_a_zero_delta_is_refused_naming_the_method_given_and_the_delta_flag",)),
     Mutant("ridge-evaluation-ranks-nan-scores", "dpfed_core/evaluation/metrics.py", "evaluate",
            "not (np.isfinite(U_b).all() and np.isfinite(V_b).all())", "False",
            ("tests/test_metrics.py::test_a_model_with_non_finite_factors_is_refused_by_name_not_ranked",)),

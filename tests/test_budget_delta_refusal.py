@@ -40,7 +40,7 @@ def test_refusal_for_delta_names_delta_not_a_finite_basic_epsilon(tmp_path):
     assert "smaller δ" in refusal_text(refused.value) and "--" not in refusal_text(refused.value)
     # the planned charge says why it reads ∞
     text = planned_charge(store, ds, [plan])["text"]
-    assert "inf" in text and "Σδ would pass half the budget's δ" in text
+    assert "spends ε ≈ ∞ of the 5 left" in text and "Σδ would pass half the budget's δ" in text
 
 
 def test_refusal_for_epsilon_still_names_epsilon(tmp_path):

@@ -526,3 +526,13 @@ def test_one_added_user_moves_the_recovered_sums_by_at_most_the_sensitivity_they
             assert np.abs(moved).max() <= bound * (1 + 1e-12)
         else:
             assert np.linalg.norm(moved) <= bound * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("method", ["dp-prototypes", "dp-gaussian"])
+def test_a_zero_delta_is_refused_naming_the_method_given_and_the_delta_flag(method, capsys, tmp_path):
+    from dpfed_core.cli.main import main
+
+    assert main(["run", "--data", "sample:clinic", "--method", method, "--delta", "0", "--dry-run",
+                 "--store", str(tmp_path / "s.sqlite3")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {method} needs δ > 0") and err.rstrip().endswith("[--delta]"), err

@@ -426,8 +426,8 @@ class DPPrototypes(PrototypeMethod):
             raise ConfigError(f"{self.name}: δ must be in [0, 1), got {self.delta}")
         if math.isfinite(mech_eps) and float(self.delta) <= 0:
             raise ConfigError(
-                "dp-prototypes needs δ > 0: the private partition keeps a cube created by one user "
-                "with a small probability that is charged to δ; use e.g. δ = 1e-6 (or 1/(10·n))")
+                f"{self.name} needs δ > 0: the private partition keeps a cube created by one user "
+                "with a small probability that is charged to δ; use e.g. δ = 1e-6 (or 1/(10·n))", param="delta")
         if self.variant not in ("paper", "gaussian"):
             raise ConfigError(f"{self.name}: variant must be 'paper' or 'gaussian', got {self.variant!r}",
                               param="prototype_params")
