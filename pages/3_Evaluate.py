@@ -11,6 +11,7 @@ from dpfed_core.reporting import plots
 from dpfed_core.errors import DpfedError
 from dpfed_core.privacy.odometer import BudgetRefused
 from dpfed_core.methods import METHODS
+from dpfed_core.evaluation.defaults import compared_config, compared_epsilon_note
 
 ui.page_setup("Evaluate", ":material/bar_chart:")
 st.title("Evaluate")
@@ -33,7 +34,7 @@ def config_for(method: str):
     """The run's config for another method; ε/δ/prototype settings are dropped where the method does
     not use them, so one cached run serves every ε of the federated model."""
     spec = METHODS[method]
-    c = cfg.replace(method=method)
+    c = compared_config(ds, cfg, method)
     if not spec.uses_epsilon:
         c = c.replace(epsilon=math.inf, delta=1e-6)
     if not spec.uses_k:
@@ -55,6 +56,9 @@ todo = [m for m in chosen if m not in docs]
 if todo:
     plans = [p for m in todo for p in plan_run(ds, config_for(m), comparison=True)]
     st.caption(f"Expected time: {dash.estimate_line(ds, [config_for(m) for m in todo])}.")
+    _moved = compared_epsilon_note(ds, cfg, todo)
+    if _moved:
+        st.caption(dash.escape_md(dash.friendly_text(_moved)))
     if st.button(f"Run {len(todo)} comparison{'s' if len(todo) != 1 else ''} ({planned_charge_text(ds, plans)})",
                  type="primary", key="eval_run"):
         for i, m in enumerate(todo):

@@ -5672,6 +5672,24 @@ MUTANTS = (
            "max(0.0099, float(view['cap_delta']))", "0.0099", (BUDGETCAP_FORM_RANGE,)),
     Mutant("budgetcap-dashboard-cap-rounded-up", UI_BUDGET, "render_budget", "epsilon_left(cap_e)",
            "epsilon_that_holds(cap_e)", (f"{BUDGETCAP_T}::test_the_dashboards_cap_is_never_shown_above_the_one_set",)),
+    # what users read: the CLI, the dashboard and the report
+    Mutant("userread-dp-comparison-of-a-non-private-run-at-infinite-epsilon", "dpfed_core/evaluation/defaults.py",
+           "compared_config", "METHODS[method].uses_epsilon and not METHODS[base.method].uses_epsilon", "False",
+           ("tests/test_cli.py::test_a_dp_method_compared_with_a_non_private_run_runs_and_is_charged_at_the_default_"
+            "epsilon", "tests/test_app_pages.py::test_evaluate_runs_a_dp_comparison_of_a_non_private_run_at_the_"
+            "default_epsilon")),
+    Mutant("userread-comparison-computed-at-the-runs-epsilon", "dpfed_core/evaluation/service.py", "execute_run",
+           "compared_config(dataset, config, m)", "config.replace(method=m)",
+           ("tests/test_cli.py::test_a_dp_method_compared_with_a_non_private_run_runs_and_is_charged_at_the_default_"
+            "epsilon",)),
+    Mutant("userread-comparison-planned-at-the-runs-epsilon", "dpfed_core/evaluation/budget.py", "plan_run",
+           "config if m == config.method else compared_config(dataset, config, m)", "config.replace(method=m)",
+           ("tests/test_cli.py::test_a_dp_method_compared_with_a_non_private_run_runs_and_is_charged_at_the_default_"
+            "epsilon",)),
+    Mutant("userread-evaluate-page-comparison-at-the-runs-epsilon", EVAL_PAGE, "config_for",
+           "compared_config(ds, cfg, method)", "cfg.replace(method=method)",
+           ("tests/test_app_pages.py::test_evaluate_runs_a_dp_comparison_of_a_non_private_run_at_the_default_"
+            "epsilon",)),
 )
 
 

@@ -682,3 +682,22 @@ def test_tradeoff_defaults_are_the_cli_sweep_defaults(capsys):
     assert "seeds {" + ", ".join(map(str, seeds)) + "}" in printed, printed
     assert ", ".join(at.multiselect(key="sweep_refs").value) in printed, printed
     assert planned.removeprefix("planned charge: ") in at.button(key="sweep_run").label, (planned, at.button(key="sweep_run").label)
+
+
+def test_evaluate_runs_a_dp_comparison_of_a_non_private_run_at_the_default_epsilon(clinic):
+    """The Evaluate page's DP comparison of a kmeans run (ε = ∞) runs at the default ε, as run --compare
+    does, and the page says so before it is charged — never ∞ under a DP method's name."""
+    at = app("pages/2_Federate.py").run()
+    at.selectbox(key="fed_method").set_value("kmeans").run()
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.button(key="fed_run").click().run()
+    assert_clean(at)
+    at.switch_page("pages/3_Evaluate.py").run()
+    at.multiselect(key="eval_methods").set_value(["dp-popularity"]).run()
+    want = dash.default_config(clinic, "dp-popularity").epsilon
+    captions = " ".join(c.value for c in at.caption)
+    assert f"dp-popularity is run at the default ε = {want:g} per entity" in captions, captions
+    at.button(key="eval_run").click().run()
+    assert_clean(at)
+    doc = at.session_state["comparison"]["docs"]["dp-popularity"]
+    assert float(doc["privacy"]["epsilon"]) == pytest.approx(want)

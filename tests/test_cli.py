@@ -1,5 +1,6 @@
 """The command line as a user runs it: documents written, one-line errors, exit codes."""
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -1105,3 +1106,30 @@ def test_an_undefined_metric_is_printed_as_a_dash_never_nan(capsys):
     head, row = capsys.readouterr().out.splitlines()
     assert head.split()[-3:] == ["precision_at_5", "recall_at_5", "ndcg_at_5"]
     assert row.split() == ["dp-popularity", "1", "—", "—", "0.6600", "—", "—", "0.2500"]
+
+
+def test_a_dp_method_compared_with_a_non_private_run_runs_and_is_charged_at_the_default_epsilon(tmp_path, capsys):
+    """kmeans spends no ε (its ε is ∞): dp-popularity compared with it runs at the default ε that
+    --epsilon's help states, is recorded and charged at it, and the output says so — never ∞ under a DP
+    method's name."""
+    from dpfed_core.evaluation.defaults import default_config
+    from dpfed_core.data.loaders import load_data
+    import sqlite3
+
+    store = tmp_path / "s.sqlite3"
+    out = tmp_path / "r.json"
+    assert main(["run", "--data", "sample:synthetic", "--method", "kmeans", "--compare", "dp-popularity,popularity",
+                 "--simulation", "--store", str(store), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    want = default_config(load_data("sample:synthetic"), "dp-popularity")
+    assert math.isfinite(want.epsilon)
+    doc = json.loads(out.read_text())
+    assert float(doc["comparison"]["dp-popularity"]["privacy"]["epsilon"]) == pytest.approx(want.epsilon)
+    assert doc["comparison"]["popularity"]["privacy"]["epsilon"] == "inf"
+    (row,) = [ln for ln in printed.splitlines() if ln.startswith("dp-popularity ")]
+    assert row.split()[1] == f"{want.epsilon:g}", row
+    (note,) = [n for n in doc["notes"] if "default ε" in n]
+    assert note.startswith(f"dp-popularity is run at the default ε = {want.epsilon:g} per entity") and "kmeans" in note
+    with sqlite3.connect(store) as db:
+        recorded = dict(db.execute("SELECT method, epsilon FROM releases").fetchall())
+    assert float(recorded["dp-popularity"]) == pytest.approx(want.epsilon)
