@@ -5690,6 +5690,17 @@ MUTANTS = (
            "compared_config(ds, cfg, method)", "cfg.replace(method=method)",
            ("tests/test_app_pages.py::test_evaluate_runs_a_dp_comparison_of_a_non_private_run_at_the_default_"
             "epsilon",)),
+    Mutant("userread-wide-tables-item-column-read-as-the-item", "dpfed_core/data/long_table.py", "_build",
+           "col in wide", "False", ("tests/test_cli.py::test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value",)),
+    Mutant("userread-wide-tables-item-column-read-as-the-value", "dpfed_core/data/long_table.py", "_build",
+           "((item_col, 'item_col'), (value_col, 'value_col'))", "((item_col, 'item_col'),)",
+           ("tests/test_cli.py::test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value",)),
+    Mutant("userread-wide-table-judged-on-the-read-columns-only", "dpfed_core/data/tables.py", "read_table",
+           "df.attrs.update(file_columns=_header_names(_src(), sep, compression, _used(), skip))", "None",
+           ("tests/test_cli.py::test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value",)),
+    Mutant("userread-data-page-wide-tables-column-as-the-value", "dpfed_core/data/upload.py", "mapping_problems",
+           "wide and value in wide", "False",
+           ("tests/test_dashboard_engine.py::test_mapping_problems_refuse_a_wide_tables_column_as_the_value",)),
 )
 
 

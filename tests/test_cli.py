@@ -1133,3 +1133,43 @@ def test_a_dp_method_compared_with_a_non_private_run_runs_and_is_charged_at_the_
     with sqlite3.connect(store) as db:
         recorded = dict(db.execute("SELECT method, epsilon FROM releases").fetchall())
     assert float(recorded["dp-popularity"]) == pytest.approx(want.epsilon)
+
+
+def _wide_csv(path: Path) -> Path:
+    """A user × item matrix (one column per item) with a drug column beside it."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"patient": [f"p{u}" for u in range(30)], "hospital": [f"h{u % 3}" for u in range(30)],
+                       "drug": [f"d{u % 7}" for u in range(30)]})
+    for i in range(1, 7):
+        df[f"item{i}"] = rng.integers(0, 4, 30)
+    df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("flags, flag, column", [
+    (["--item-col", "item1"], "--item-col", "item1"),
+    (["--item-col", "drug", "--value-col", "item2", "--duplicates", "sum"], "--value-col", "item2"),
+])
+def test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value(tmp_path, capsys, flags, flag, column):
+    """item1 … item6 are one column per item: read as the item column, each cell (0 … 3) became an item id
+    and the run went ahead on a wrong dataset; read as the value column, another item's cells became
+    every row's value. One error names the flag and says what the table is."""
+    csv = _wide_csv(tmp_path / "wide.csv")
+    assert main(["run", "--data", str(csv), "--user-col", "patient", "--entity-col", "hospital", *flags,
+                 "--value-kind", "counts", "--value-max", "3", "--entities-from-data", "--method", "kmeans",
+                 "--rank", "2", "--store", str(tmp_path / "s.sqlite3")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"error: column '{column}' cannot be the ") and f"({flag})" in err, err
+    assert "the 6 columns item1 … item6 are one column per item (a wide table)" in err, err
+    # the same table as Parquet: the same refusal, whatever the reader
+    from dpfed_core.data.long_table import load_long_table
+
+    roles = dict(zip(flags[::2], flags[1::2]))
+    pq = tmp_path / "wide.parquet"
+    pd.read_csv(csv).to_parquet(pq)
+    with pytest.raises(DpfedError, match="one column per item") as exc:
+        load_long_table(pq, user_col="patient", item_col=roles["--item-col"],
+                        value_col=roles.get("--value-col"), entity_col="hospital", value_kind="counts",
+                        value_max=3, entities_from_data=True)
+    assert exc.value.param == flag[2:].replace("-", "_")
