@@ -5701,6 +5701,14 @@ MUTANTS = (
     Mutant("userread-data-page-wide-tables-column-as-the-value", "dpfed_core/data/upload.py", "mapping_problems",
            "wide and value in wide", "False",
            ("tests/test_dashboard_engine.py::test_mapping_problems_refuse_a_wide_tables_column_as_the_value",)),
+    Mutant("userread-header-named-column-n-read-as-a-wide-table", "dpfed_core/data/upload.py", "wide_item_columns",
+           "no_header or list(map(str, columns)) == headerless_names('', len(columns))", "no_header",
+           ("tests/test_intake_rules.py::test_the_cli_reads_a_header_less_file_as_the_data_page_does_its_first_line_"
+            "as_written",)),
+    Mutant("userread-header-less-line-measured-against-the-hint-line", "dpfed_core/data/tables.py", "read_table",
+           "'the first data line'", "'the first line'",
+           ("tests/test_intake_rules.py::test_a_header_less_file_after_a_separator_hint_or_blank_lines_keeps_its_"
+            "first_row",)),
 )
 
 

@@ -571,8 +571,8 @@ def read_table(
             ) from None
         raise DataError(
             f"{label} is not a well-formed delimited file ({msg}). Every line must have as many "
-            f"fields as {'the header' if header else 'the first line'} (separator {sep!r}); quote fields that "
-            "contain the separator."
+            f"fields as {'the header' if header else 'the first data line'} (separator {sep!r}); quote fields "
+            "that contain the separator."
         ) from exc
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"could not read {label}: {exc}. The file may be truncated or corrupt.") from exc
