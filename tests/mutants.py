@@ -5709,6 +5709,10 @@ MUTANTS = (
            "'the first data line'", "'the first line'",
            ("tests/test_intake_rules.py::test_a_header_less_file_after_a_separator_hint_or_blank_lines_keeps_its_"
             "first_row",)),
+    Mutant("userread-one-repeated-row-counted-as-rows", "dpfed_core/data/long_table.py", "_merge_duplicates",
+           "_count(n_dup, 'repeated row')", "f'{n_dup} repeated rows'", ("tests/test_cli.py::test_a_repeated_row_is_one_sentence_naming_the_flag_and_the_control_for_every_value_kind",)),
+    Mutant("userread-repeated-implicit-rows-said-to-add-up", "dpfed_core/data/long_table.py", "_merge_duplicates",
+           "fixed == 'sum'", "fixed is not None", ("tests/test_cli.py::test_a_repeated_row_is_one_sentence_naming_the_flag_and_the_control_for_every_value_kind",)),
 )
 
 

@@ -769,7 +769,7 @@ def test_an_explicit_duplicates_rule_is_applied_or_refused_never_ignored(tmp_pat
     assert main(base) == 0
     assert main([*base, "--duplicates", "error"]) == 2
     err = capsys.readouterr().err
-    assert "user 'p0' has item 'd0' more than once" in err and "counts: add them up" in err, err
+    assert "user 'p0' has item 'd0' more than once" in err and "repeated rows of counts are then added up" in err, err
     assert main([*base, "--duplicates", "last"]) == 2
     err = capsys.readouterr().err
     assert "merges repeated ratings; repeated rows of counts always add up" in err and "--duplicates" in err, err
@@ -1173,3 +1173,38 @@ def test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value(tmp_path,
                         value_col=roles.get("--value-col"), entity_col="hospital", value_kind="counts",
                         value_max=3, entities_from_data=True)
     assert exc.value.param == flag[2:].replace("-", "_")
+
+
+@pytest.mark.parametrize("kind, cli, page", [
+    ("counts", "leave out --duplicates error: repeated rows of counts are then added up.",
+     "leave out “Repeated (user, item) rows” on the Data page set to error: repeated rows of counts are then "
+     "added up."),
+    ("implicit", "leave out --duplicates error: repeated rows of implicit data then count once.",
+     "leave out “Repeated (user, item) rows” on the Data page set to error: repeated rows of implicit data then "
+     "count once."),
+    ("ratings", "merge them with --duplicates last (keep the last) or --duplicates mean (average them).",
+     "merge them with “Repeated (user, item) rows” on the Data page set to last (keep the last) or “Repeated "
+     "(user, item) rows” set to mean (average them)."),
+])
+def test_a_repeated_row_is_one_sentence_naming_the_flag_and_the_control_for_every_value_kind(
+        tmp_path, capsys, kind, cli, page):
+    """--duplicates error stops at a repeated (user, item) row: the message is one sentence that names the
+    flag on the command line and the control on the Data page, for every kind of value: no rule's words
+    nested in another's parentheses, no flag or control tacked on after it."""
+    import re
+
+    from dpfed_core.data.long_table import load_long_table
+    from dpfed_core.ui.inputs import friendly_message
+
+    csv = tmp_path / "dup.csv"
+    csv.write_text("patient,drug,v,hospital\np1,d1,2,h0\np1,d1,3,h0\np2,d2,1,h1\n")
+    cols = dict(user_col="patient", item_col="drug", value_col="v", entity_col="hospital")
+    head = (f"{csv}, data row 1 (line 2): user 'p1' has item 'd1' more than once (1 repeated row). Remove the "
+            "repeats, or ")
+    assert main(["run", "--data", str(csv), *[x for k, v in cols.items() for x in (f"--{k.replace('_', '-')}", v)],
+                 "--value-kind", kind, "--value-max", "5", "--duplicates", "error", "--entities-from-data",
+                 "--method", "kmeans", "--store", str(tmp_path / "s.sqlite3")]) == 2
+    assert capsys.readouterr().err == f"error: {head}{cli}\n"
+    with pytest.raises(DpfedError) as exc:
+        load_long_table(csv, **cols, value_kind=kind, value_max=5, duplicates="error", entities_from_data=True)
+    assert re.sub(r"\\(.)", r"\1", friendly_message(exc.value)) == head + page

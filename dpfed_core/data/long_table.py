@@ -641,11 +641,14 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
         how = "error" if duplicates == "error" else (fixed or duplicates or "last")
         if how == "error":
             r = t.loc[dup].iloc[0]
-            fix = (f"or leave duplicates out ({value_kind}: {DUPLICATE_WORDS[fixed]})" if fixed else
-                   "or pass duplicates='last' or 'mean'")
+            # name=value pairs, so that each front end writes its own flag or control for them
+            fix = ("leave out duplicates=error: repeated rows of "
+                   f"{'counts are then added up' if fixed == 'sum' else 'implicit data then count once'}" if fixed else
+                   f"merge them with duplicates=last ({DUPLICATE_WORDS['last']}) or duplicates=mean "
+                   f"({DUPLICATE_WORDS['mean']})")
             raise DataError(
                 f"{_row_ref(label, r['row'], from_text)}: user '{r['u']}' has item '{r['i']}' more "
-                f"than once ({n_dup} repeated rows). Remove the repeats, {fix}.",
+                f"than once ({_count(n_dup, 'repeated row')}). Remove the repeats, or {fix}.",
                 param="duplicates"
             )
         agg = {"v": how if how != "last" else "last", "e": "first", "row": "first"}
