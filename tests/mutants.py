@@ -5691,7 +5691,9 @@ MUTANTS = (
            ("tests/test_app_pages.py::test_evaluate_runs_a_dp_comparison_of_a_non_private_run_at_the_default_"
             "epsilon",)),
     Mutant("userread-wide-tables-item-column-read-as-the-item", "dpfed_core/data/long_table.py", "_build",
-           "col in wide", "False", ("tests/test_cli.py::test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value",)),
+           "col in wide", "False",
+           ("tests/test_cli.py::test_a_wide_tables_item_column_"
+            "is_refused_as_the_item_or_the_value",)),
     Mutant("userread-wide-tables-item-column-read-as-the-value", "dpfed_core/data/long_table.py", "_build",
            "((item_col, 'item_col'), (value_col, 'value_col'))", "((item_col, 'item_col'),)",
            ("tests/test_cli.py::test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value",)),
@@ -5710,9 +5712,29 @@ MUTANTS = (
            ("tests/test_intake_rules.py::test_a_header_less_file_after_a_separator_hint_or_blank_lines_keeps_its_"
             "first_row",)),
     Mutant("userread-one-repeated-row-counted-as-rows", "dpfed_core/data/long_table.py", "_merge_duplicates",
-           "_count(n_dup, 'repeated row')", "f'{n_dup} repeated rows'", ("tests/test_cli.py::test_a_repeated_row_is_one_sentence_naming_the_flag_and_the_control_for_every_value_kind",)),
+           "_count(n_dup, 'repeated row')", "f'{n_dup} repeated rows'",
+           ("tests/test_cli.py::test_a_repeated_row_is_one_sentence_naming_"
+            "the_flag_and_the_control_for_every_value_kind",)),
     Mutant("userread-repeated-implicit-rows-said-to-add-up", "dpfed_core/data/long_table.py", "_merge_duplicates",
-           "fixed == 'sum'", "fixed is not None", ("tests/test_cli.py::test_a_repeated_row_is_one_sentence_naming_the_flag_and_the_control_for_every_value_kind",)),
+           "fixed == 'sum'", "fixed is not None",
+           ("tests/test_cli.py::test_a_repeated_row_is_one_sentence_naming_"
+            "the_flag_and_the_control_for_every_value_kind",)),
+    Mutant("userread-dashboard-headline-ranking-metrics-at-ten", "dpfed_core/ui/tables.py", "headline_metrics",
+           "n = int(top_n)", "n = 10",
+           ("tests/test_app_pages.py::test_a_run_at_top_n_5_is_"
+            "labelled_at_5_on_every_dashboard_table",)),
+    Mutant("userread-stored-run-summary-ignores-its-top-n", "dpfed_core/ui/tables.py", "stored_run_summary",
+           "config.get('top_n', 10)", "10",
+           ("tests/test_app_pages.py::test_a_run_at_top_n_5_is_"
+            "labelled_at_5_on_every_dashboard_table",)),
+    Mutant("userread-dashboard-metric-columns-only-at-ten", "dpfed_core/ui/tables.py", "metric_columns",
+           "ranked.get(b, f'{b}_at_10')", "f'{b}_at_10'",
+           ("tests/test_app_pages.py::test_a_run_at_top_n_5_is_"
+            "labelled_at_5_on_every_dashboard_table",)),
+    Mutant("userread-dashboard-ranking-label-left-at-ten", "dpfed_core/evaluation/verdicts.py", "metric_at",
+           "labels[f'{base}_at_10'].replace('@10', f'@{n}')", "labels[f'{base}_at_10']",
+           ("tests/test_app_pages.py::test_a_run_at_top_n_5_is_"
+            "labelled_at_5_on_every_dashboard_table",)),
 )
 
 
