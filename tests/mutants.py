@@ -5735,6 +5735,12 @@ MUTANTS = (
            "labels[f'{base}_at_10'].replace('@10', f'@{n}')", "labels[f'{base}_at_10']",
            ("tests/test_app_pages.py::test_a_run_at_top_n_5_is_"
             "labelled_at_5_on_every_dashboard_table",)),
+    Mutant("userread-report-unresolved-tpr-printed-as-a-dash", "dpfed_core/reporting/report_sections.py", "_audit",
+           "r['tpr_at_fpr'][f] if resolved(r['tpr_at_fpr'][f]) else 'n/r'", "r['tpr_at_fpr'][f]",
+           ("tests/test_report.py::test_an_unresolvable_tpr_is_written_n_r_and_said_why_under_the_audit_table",)),
+    Mutant("userread-report-unresolved-tpr-unexplained", "dpfed_core/reporting/report_sections.py", "_audit",
+           "any(row[f'tpr{f}'] == 'n/r' for row in rows for f in fprs)", "False",
+           ("tests/test_report.py::test_an_unresolvable_tpr_is_written_n_r_and_said_why_under_the_audit_table",)),
 )
 
 
