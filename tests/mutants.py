@@ -2930,7 +2930,7 @@ MUTANTS = (
            "check_grid(args.epsilons, '--epsilons')", "None",
            (f"{CLIT}::test_a_sweep_grid_that_repeats_a_value_is_refused_naming_its_flag_before_the_data_is_read",)),
     Mutant("climain-sweep-unknown-metric-accepted", CLI_MAIN, "check_sweep_args",
-           "args.metric not in _known_metrics(args.top_n)", "False",
+           "args.metric not in _known_metrics(top_n)", "False",
            (f"{CLIT}::test_a_sweep_metric_that_is_not_one_is_refused_listing_the_metrics_of_its_top_n",)),
     # a resumed sweep without --out: its finished document written nowhere, or a complete one run (dry) again
     Mutant("climain-sweep-resume-written-nowhere", CLI_MAIN, "cmd_sweep", "out", "args.out",
@@ -2990,7 +2990,7 @@ MUTANTS = (
     Mutant("cliargs-k-beyond-its-maximum", CLI_ARGS, "run_config", "isinstance(args.k, int) and args.k > MAX_K", "False",
            (f"{CLIT}::test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag",)),
     Mutant("cliargs-top-n-beyond-the-items", CLI_ARGS, "run_config",
-           "isinstance(args.top_n, int) and args.top_n > max(MAX_K, dataset.n_items)", "False", (f"{CLIT}::test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag",)),
+           "isinstance(args.top_n, int) and args.top_n > dataset.n_items", "False", (f"{CLIT}::test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag",)),
     Mutant("cliargs-out-over-the-item-features", CLI_ARGS, "input_paths", "('item_features', '--item-features')",
            "('features', '--item-features')", (f"{CLIT}::test_a_runs_output_never_names_the_item_features_it_reads",)),
     # deploy-local (cli/deploy_cmd.py): its result document written over a file it reads
@@ -5741,6 +5741,11 @@ MUTANTS = (
     Mutant("userread-report-unresolved-tpr-unexplained", "dpfed_core/reporting/report_sections.py", "_audit",
            "any(row[f'tpr{f}'] == 'n/r' for row in rows for f in fprs)", "False",
            ("tests/test_report.py::test_an_unresolvable_tpr_is_written_n_r_and_said_why_under_the_audit_table",)),
+    Mutant("userread-top-n-bound-above-the-catalogue", "dpfed_core/cli/args.py", "run_config",
+           "args.top_n > dataset.n_items", "args.top_n > max(MAX_K, dataset.n_items)",
+           ("tests/test_cli.py::test_top_n_is_bounded_by_the_catalogue_as_its_help_says",)),
+    Mutant("userread-recommend-top-n-past-the-catalogue", REC_PAGE, MODULE, "min(50, ds.n_items)", "50",
+           ("tests/test_dashboard_pages.py::test_recommend_lists_at_most_the_catalogue_as_the_cli_top_n",)),
 )
 
 

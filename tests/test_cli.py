@@ -1208,3 +1208,21 @@ def test_a_repeated_row_is_one_sentence_naming_the_flag_and_the_control_for_ever
     with pytest.raises(DpfedError) as exc:
         load_long_table(csv, **cols, value_kind=kind, value_max=5, duplicates="error", entities_from_data=True)
     assert re.sub(r"\\(.)", r"\1", friendly_message(exc.value)) == head + page
+
+
+def test_top_n_is_bounded_by_the_catalogue_as_its_help_says(tmp_path, capsys):
+    """--top-n above the data's items was accepted up to 10 000 (a top-30 list of 25 items, whose
+    precision@30 can never reach 1), while its error spoke of the items: the bound is the catalogue,
+    stated in --top-n's help, and the catalogue itself is accepted."""
+    csv = _toy_csv(tmp_path / "toy.csv")  # 25 items
+    common = ["run", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--rank", "2", "--dry-run",
+              "--store", str(tmp_path / "s.sqlite3")]
+    assert main([*common, "--top-n", "26"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: --top-n 26 is more than the 25 items of these data: a top-N list holds at most 25; "
+                   "pass --top-n 25 or less\n"), err
+    assert main([*common, "--top-n", "25"]) == 0, capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "N of precision/recall/NDCG@N (default 10; at most the number of items)" in \
+        " ".join(capsys.readouterr().out.split())
