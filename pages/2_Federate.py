@@ -335,7 +335,7 @@ m[1].metric("ε (ledger)" if not doc["privacy"].get("simulation") else "ε (simu
             # run spent nothing (e.g. nothing passed the DP selection; the notes say so)
             delta=(dash.epsilon_below_request(doc) if math.isfinite(_asked) and _spent < _asked * 0.999 else None),
             delta_color="off")
-for _col, (_key, _label, _help) in zip(m[2:], dash.headline_metrics(cfg.mode)):
+for _col, (_key, _label, _help) in zip(m[2:], dash.headline_metrics(cfg.mode, cfg.top_n)):
     _col.metric(_label, ui.fmt(o[_key]), help=_help)
 if cfg.mode == "zero" and ds.value_kind == "ratings":
     st.caption(dash.RMSE_NOT_HEADLINED)

@@ -11,6 +11,7 @@ from dpfed_core.reporting import plots
 from dpfed_core.errors import DpfedError
 from dpfed_core.privacy.odometer import BudgetRefused
 from dpfed_core.methods import METHODS
+from dpfed_core.evaluation.defaults import compared_config, compared_epsilon_note
 
 ui.page_setup("Evaluate", ":material/bar_chart:")
 st.title("Evaluate")
@@ -33,7 +34,7 @@ def config_for(method: str):
     """The run's config for another method; ε/δ/prototype settings are dropped where the method does
     not use them, so one cached run serves every ε of the federated model."""
     spec = METHODS[method]
-    c = cfg.replace(method=method)
+    c = compared_config(ds, cfg, method)
     if not spec.uses_epsilon:
         c = c.replace(epsilon=math.inf, delta=1e-6)
     if not spec.uses_k:
@@ -55,6 +56,9 @@ todo = [m for m in chosen if m not in docs]
 if todo:
     plans = [p for m in todo for p in plan_run(ds, config_for(m), comparison=True)]
     st.caption(f"Expected time: {dash.estimate_line(ds, [config_for(m) for m in todo])}.")
+    _moved = compared_epsilon_note(ds, cfg, todo)
+    if _moved:
+        st.caption(dash.escape_md(dash.friendly_text(_moved)))
     if st.button(f"Run {len(todo)} comparison{'s' if len(todo) != 1 else ''} ({planned_charge_text(ds, plans)})",
                  type="primary", key="eval_run"):
         for i, m in enumerate(todo):
@@ -81,7 +85,7 @@ metrics = dash.metric_columns(df)
 metric_keys = dash.metric_columns(dash.metrics_frame(docs))
 head_metric = st.radio("Verdict on", metric_keys, index=metric_keys.index("mar") if "mar" in metric_keys else 0,
                        horizontal=True, key="eval_verdict_metric",
-                       format_func=lambda m: dash.METRIC_SHORT.get(m, m))
+                       format_func=lambda m: dash.metric_at(m, dash.METRIC_SHORT))
 ui.remember("eval_verdict_metric")
 if any(b in docs for b in dash.VERDICT_BASELINES) and cfg.method not in dash.VERDICT_BASELINES:
     # against local (each entity's own model + own popularity) with individual beside it: the
@@ -108,7 +112,7 @@ else:
 st.subheader("Overall")
 overall = df[df["entity"] == "overall"].set_index("method")[[*metrics, "privacy"]]
 st.dataframe(overall, column_config={m: st.column_config.NumberColumn(
-    dash.METRIC_SHORT.get(m, m), format="%.4f", help=dash.METRIC_LABELS.get(m)) for m in metrics})
+    dash.metric_at(m, dash.METRIC_SHORT), format="%.4f", help=dash.metric_at(m)) for m in metrics})
 _obs_note = dash.observed_ranking_note(docs, cfg.mode)
 if _obs_note:
     st.info(_obs_note, icon=":material/info:")
@@ -123,9 +127,10 @@ if "n_test_users" in df and not (df.loc[df["entity"] != "overall", "n_test_users
     st.warning("No entity has test users, so every held-out metric is undefined: the run's warnings on the "
                "Federate page say why and which control changes it.", icon=":material/warning:")
 metric = st.selectbox("Metric", metrics, index=metrics.index("mar") if "mar" in metrics else 0,
-                      format_func=lambda m: dash.METRIC_LABELS.get(m, m), key="eval_metric")
-st.plotly_chart(plots.metric_bars(df, metric, title=f"{dash.METRIC_SHORT.get(metric, metric)} per entity "
-                                  f"({dash.better_word(metric)})", metric_label=dash.METRIC_SHORT.get(metric, metric)),
+                      format_func=lambda m: dash.metric_at(m), key="eval_metric")
+_short = dash.metric_at(metric, dash.METRIC_SHORT)
+st.plotly_chart(plots.metric_bars(df, metric, title=f"{_short} per entity ({dash.better_word(metric)})",
+                                  metric_label=_short),
                 key="eval_bars")
 if df["entity"].nunique() - 1 > plots.MANY_ENTITIES:
     st.caption("Many entities: one row per entity, sorted by the federated model's value; a grey line "

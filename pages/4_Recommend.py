@@ -35,7 +35,10 @@ if not users:
     st.stop()
 picked = c2.selectbox(f"{unit.capitalize()} ({len(users)}; test {units} first)", users, key=f"rec_user_{entity}")
 typed = c3.text_input(f"or type a {unit} id", key="rec_typed", placeholder="e.g. " + str(users[0]))
-n = c4.number_input("Top-N", 1, 50, 10, key="rec_n")
+# a list holds at most the catalogue, as the command line's --top-n
+_most = min(50, ds.n_items)
+n = c4.number_input("Top-N", 1, _most, min(10, _most), key="rec_n", help=f"At most {_most}: the smaller of 50 and "
+                    f"the {ds.n_items} items.")
 ui.remember("rec_entity")
 user = typed.strip() or picked
 

@@ -116,9 +116,9 @@ if _unproved:
 # ---------------------------------------------------------------- headline verdict (one metric)
 all_metrics = ["mar", "test_rmse", "ndcg_at_10", "precision_at_10", "recall_at_10", "train_rmse"]
 metric = st.radio("Headline metric", all_metrics, horizontal=True, key="sweep_metric",
-                  format_func=lambda m: dash.METRIC_SHORT.get(m, m))
+                  format_func=lambda m: dash.metric_at(m, dash.METRIC_SHORT))
 ui.remember("sweep_metric")
-name = dash.METRIC_SHORT.get(metric, metric)
+name = dash.metric_at(metric, dash.METRIC_SHORT)
 has_ind = any(b in doc["references"] for b in dash.VERDICT_BASELINES)
 st.subheader("Verdict")
 finite = [e for e in doc["epsilons"] if e != float("inf")]
@@ -225,7 +225,7 @@ with st.expander("Other metrics"):
         tables.append(t)
         if mtr != metric:
             c_ = dash.sweep_crossing(doc, mtr, cross_ref) if cross_ref else None
-            nm = dash.METRIC_SHORT.get(mtr, mtr)
+            nm = dash.metric_at(mtr, dash.METRIC_SHORT)
             st.plotly_chart(plots.tradeoff_chart(t, swept, mtr, references=doc["references"], crossing=c_,
                                                  labels=labels, metric_label=f"{nm} ({dash.better_word(mtr)})",
                                                  title=f"{nm} against ε"), key=f"tradeoff_other_{mtr}")

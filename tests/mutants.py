@@ -2990,7 +2990,7 @@ MUTANTS = (
            "check_grid(args.epsilons, '--epsilons')", "None",
            (f"{CLIT}::test_a_sweep_grid_that_repeats_a_value_is_refused_naming_its_flag_before_the_data_is_read",)),
     Mutant("climain-sweep-unknown-metric-accepted", CLI_MAIN, "check_sweep_args",
-           "args.metric not in _known_metrics(args.top_n)", "False",
+           "args.metric not in _known_metrics(top_n)", "False",
            (f"{CLIT}::test_a_sweep_metric_that_is_not_one_is_refused_listing_the_metrics_of_its_top_n",)),
     # a resumed sweep without --out: its finished document written nowhere, or a complete one run (dry) again
     Mutant("climain-sweep-resume-written-nowhere", CLI_MAIN, "cmd_sweep", "out", "args.out",
@@ -3050,7 +3050,7 @@ MUTANTS = (
     Mutant("cliargs-k-beyond-its-maximum", CLI_ARGS, "run_config", "isinstance(args.k, int) and args.k > MAX_K", "False",
            (f"{CLIT}::test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag",)),
     Mutant("cliargs-top-n-beyond-the-items", CLI_ARGS, "run_config",
-           "isinstance(args.top_n, int) and args.top_n > max(MAX_K, dataset.n_items)", "False", (f"{CLIT}::test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag",)),
+           "isinstance(args.top_n, int) and args.top_n > dataset.n_items", "False", (f"{CLIT}::test_a_setting_beyond_what_the_machine_or_the_data_allows_is_refused_naming_its_flag",)),
     Mutant("cliargs-out-over-the-item-features", CLI_ARGS, "input_paths", "('item_features', '--item-features')",
            "('features', '--item-features')", (f"{CLIT}::test_a_runs_output_never_names_the_item_features_it_reads",)),
     # deploy-local (cli/deploy_cmd.py): its result document written over a file it reads
@@ -6086,6 +6086,80 @@ MUTANTS = (
     Mutant("ridge-evaluation-ranks-nan-scores", "dpfed_core/evaluation/metrics.py", "evaluate",
            "not (np.isfinite(U_b).all() and np.isfinite(V_b).all())", "False",
            ("tests/test_metrics.py::test_a_model_with_non_finite_factors_is_refused_by_name_not_ranked",)),
+    # what users read: the CLI, the dashboard and the report
+    Mutant("userread-dp-comparison-of-a-non-private-run-at-infinite-epsilon", "dpfed_core/evaluation/defaults.py",
+           "compared_config", "METHODS[method].uses_epsilon and not METHODS[base.method].uses_epsilon", "False",
+           ("tests/test_cli.py::test_a_dp_method_compared_with_a_non_private_run_runs_and_is_charged_at_the_default_"
+            "epsilon", "tests/test_app_pages.py::test_evaluate_runs_a_dp_comparison_of_a_non_private_run_at_the_"
+            "default_epsilon")),
+    Mutant("userread-comparison-computed-at-the-runs-epsilon", "dpfed_core/evaluation/service.py", "execute_run",
+           "compared_config(dataset, config, m)", "config.replace(method=m)",
+           ("tests/test_cli.py::test_a_dp_method_compared_with_a_non_private_run_runs_and_is_charged_at_the_default_"
+            "epsilon",)),
+    Mutant("userread-comparison-planned-at-the-runs-epsilon", "dpfed_core/evaluation/budget.py", "plan_run",
+           "config if m == config.method else compared_config(dataset, config, m)", "config.replace(method=m)",
+           ("tests/test_cli.py::test_a_dp_method_compared_with_a_non_private_run_runs_and_is_charged_at_the_default_"
+            "epsilon",)),
+    Mutant("userread-evaluate-page-comparison-at-the-runs-epsilon", EVAL_PAGE, "config_for",
+           "compared_config(ds, cfg, method)", "cfg.replace(method=method)",
+           ("tests/test_app_pages.py::test_evaluate_runs_a_dp_comparison_of_a_non_private_run_at_the_default_"
+            "epsilon",)),
+    Mutant("userread-wide-tables-item-column-read-as-the-item", "dpfed_core/data/long_table.py", "_build",
+           "col in wide", "False",
+           ("tests/test_cli.py::test_a_wide_tables_item_column_"
+            "is_refused_as_the_item_or_the_value",)),
+    Mutant("userread-wide-tables-item-column-read-as-the-value", "dpfed_core/data/long_table.py", "_build",
+           "((item_col, 'item_col'), (value_col, 'value_col'))", "((item_col, 'item_col'),)",
+           ("tests/test_cli.py::test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value",)),
+    Mutant("userread-wide-table-judged-on-the-read-columns-only", "dpfed_core/data/tables.py", "read_table",
+           "df.attrs.update(file_columns=_header_names(_src(), sep, compression, _used(), skip))", "None",
+           ("tests/test_cli.py::test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value",)),
+    Mutant("userread-data-page-wide-tables-column-as-the-value", "dpfed_core/data/upload.py", "mapping_problems",
+           "wide and value in wide", "False",
+           ("tests/test_dashboard_engine.py::test_mapping_problems_refuse_a_wide_tables_column_as_the_value",)),
+    Mutant("userread-header-named-column-n-read-as-a-wide-table", "dpfed_core/data/upload.py", "wide_item_columns",
+           "no_header or list(map(str, columns)) == headerless_names('', len(columns))", "no_header",
+           ("tests/test_intake_rules.py::test_the_cli_reads_a_header_less_file_as_the_data_page_does_its_first_line_"
+            "as_written",)),
+    Mutant("userread-header-less-line-measured-against-the-hint-line", "dpfed_core/data/tables.py", "read_table",
+           "'the first data line'", "'the first line'",
+           ("tests/test_intake_rules.py::test_a_header_less_file_after_a_separator_hint_or_blank_lines_keeps_its_"
+            "first_row",)),
+    Mutant("userread-one-repeated-row-counted-as-rows", "dpfed_core/data/long_table.py", "_merge_duplicates",
+           "_count(n_dup, 'repeated row')", "f'{n_dup} repeated rows'",
+           ("tests/test_cli.py::test_a_repeated_row_is_one_sentence_naming_"
+            "the_flag_and_the_control_for_every_value_kind",)),
+    Mutant("userread-repeated-implicit-rows-said-to-add-up", "dpfed_core/data/long_table.py", "_merge_duplicates",
+           "fixed == 'sum'", "fixed is not None",
+           ("tests/test_cli.py::test_a_repeated_row_is_one_sentence_naming_"
+            "the_flag_and_the_control_for_every_value_kind",)),
+    Mutant("userread-dashboard-headline-ranking-metrics-at-ten", "dpfed_core/ui/tables.py", "headline_metrics",
+           "n = int(top_n)", "n = 10",
+           ("tests/test_app_pages.py::test_a_run_at_top_n_5_is_"
+            "labelled_at_5_on_every_dashboard_table",)),
+    Mutant("userread-stored-run-summary-ignores-its-top-n", "dpfed_core/ui/tables.py", "stored_run_summary",
+           "config.get('top_n', 10)", "10",
+           ("tests/test_app_pages.py::test_a_run_at_top_n_5_is_"
+            "labelled_at_5_on_every_dashboard_table",)),
+    Mutant("userread-dashboard-metric-columns-only-at-ten", "dpfed_core/ui/tables.py", "metric_columns",
+           "ranked.get(b, f'{b}_at_10')", "f'{b}_at_10'",
+           ("tests/test_app_pages.py::test_a_run_at_top_n_5_is_"
+            "labelled_at_5_on_every_dashboard_table",)),
+    Mutant("userread-dashboard-ranking-label-left-at-ten", "dpfed_core/evaluation/verdicts.py", "metric_at",
+           "labels[f'{base}_at_10'].replace('@10', f'@{n}')", "labels[f'{base}_at_10']",
+           ("tests/test_app_pages.py::test_a_run_at_top_n_5_is_"
+            "labelled_at_5_on_every_dashboard_table",)),
+    Mutant("userread-report-unresolved-tpr-printed-as-a-dash", "dpfed_core/reporting/report_sections.py", "_audit",
+           "r['tpr_at_fpr'][f] if resolved(r['tpr_at_fpr'][f]) else 'n/r'", "r['tpr_at_fpr'][f]",
+           ("tests/test_report.py::test_an_unresolvable_tpr_is_written_n_r_and_said_why_under_the_audit_table",)),
+    Mutant("userread-report-unresolved-tpr-unexplained", "dpfed_core/reporting/report_sections.py", "_audit",
+           "any(row[f'tpr{f}'] == 'n/r' for row in rows for f in fprs)", "False",
+           ("tests/test_report.py::test_an_unresolvable_tpr_is_written_n_r_and_said_why_under_the_audit_table",)),
+    Mutant("userread-top-n-bound-above-the-catalogue", "dpfed_core/cli/args.py", "run_config",
+           "args.top_n > dataset.n_items", "args.top_n > max(MAX_K, dataset.n_items)",
+           ("tests/test_cli.py::test_top_n_is_bounded_by_the_catalogue_as_its_help_says",)),
+    Mutant("userread-recommend-top-n-past-the-catalogue", REC_PAGE, MODULE, "min(50, ds.n_items)", "50",
+           ("tests/test_dashboard_pages.py::test_recommend_lists_at_most_the_catalogue_as_the_cli_top_n",)),
 )
 
 

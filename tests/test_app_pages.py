@@ -7,6 +7,7 @@ expensive runs are computed once per test session.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -682,3 +683,47 @@ def test_tradeoff_defaults_are_the_cli_sweep_defaults(capsys):
     assert "seeds {" + ", ".join(map(str, seeds)) + "}" in printed, printed
     assert ", ".join(at.multiselect(key="sweep_refs").value) in printed, printed
     assert planned.removeprefix("planned charge: ") in at.button(key="sweep_run").label, (planned, at.button(key="sweep_run").label)
+
+
+def test_evaluate_runs_a_dp_comparison_of_a_non_private_run_at_the_default_epsilon(clinic):
+    """The Evaluate page's DP comparison of a kmeans run (ε = ∞) runs at the default ε, as run --compare
+    does, and the page says so before it is charged — never ∞ under a DP method's name."""
+    at = app("pages/2_Federate.py").run()
+    at.selectbox(key="fed_method").set_value("kmeans").run()
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.button(key="fed_run").click().run()
+    assert_clean(at)
+    at.switch_page("pages/3_Evaluate.py").run()
+    at.multiselect(key="eval_methods").set_value(["dp-popularity"]).run()
+    want = dash.default_config(clinic, "dp-popularity").epsilon
+    captions = " ".join(c.value for c in at.caption)
+    assert f"dp-popularity is run at the default ε = {want:g} per entity" in captions, captions
+    at.button(key="eval_run").click().run()
+    assert_clean(at)
+    doc = at.session_state["comparison"]["docs"]["dp-popularity"]
+    assert float(doc["privacy"]["epsilon"]) == pytest.approx(want)
+
+
+def test_a_run_at_top_n_5_is_labelled_at_5_on_every_dashboard_table(tmp_path, monkeypatch):
+    """A command-line run at --top-n 5 measured precision@5 and NDCG@5: the History page's summary of it
+    headlines them, and the dashboard's tables, choices and tooltips label them @5, as the report does —
+    never left out for not being @10, never labelled @10."""
+    import pandas as pd
+
+    from dpfed_core.cli import main
+
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "s.sqlite3"))
+    assert main(["run", "--data", "sample:clinic", "--method", "popularity", "--top-n", "5"]) == 0
+    at = app("pages/8_History.py").run()
+    assert_clean(at)
+    at.button(key="hist_open").click().run()
+    assert_clean(at)
+    (summary,) = [m.value for m in at.markdown if m.value.startswith("popularity, in one process")]
+    assert re.search(r"MAR \d\.\d{4}, NDCG@5 \d\.\d{4}, precision@5 \d\.\d{4}$", summary), summary
+    assert [k for k, _, _ in dash.headline_metrics("observed", 5)] == ["test_rmse", "mar", "ndcg_at_5"]
+    (_, label, help_) = dash.headline_metrics("zero", 5)[2]
+    assert (label, help_) == ("precision@5", "Share of the 5 recommendations that were hidden items.")
+    frame = pd.DataFrame(columns=["method", "entity", "mar", "precision_at_5", "recall_at_5", "ndcg_at_5"])
+    assert dash.metric_columns(frame) == ["mar", "precision_at_5", "recall_at_5", "ndcg_at_5"]
+    assert [dash.metric_at(m) for m in dash.metric_columns(frame)][1:] == ["precision@5", "recall@5", "NDCG@5"]
+    assert dash.metric_at("precision_at_5", dash.METRIC_SHORT) == "P@5"

@@ -78,7 +78,7 @@ def test_roc_auc_and_tpr_at_fpr():
     doc = {"summary": [{"method": "m", "epsilon": 1.0, "epsilon_lb": 0.1, "max_certifiable_epsilon": 2.0, "auc": 0.6,
                         "tpr_at_fpr": {"0.01": math.nan, "0.1": 0.2}, "verdict": "consistent"}]}
     text = aud.format_summary(doc)
-    assert "    n/r   0.200" in text and "raise --runs" in text and "nan" not in text
+    assert "    n/r   0.200" in text and "raise the runs per class (--runs)" in text and "nan" not in text
 
 
 def test_threshold_chosen_on_calibration_certified_on_evaluation():

@@ -1,5 +1,6 @@
 """The command line as a user runs it: documents written, one-line errors, exit codes."""
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -768,7 +769,7 @@ def test_an_explicit_duplicates_rule_is_applied_or_refused_never_ignored(tmp_pat
     assert main(base) == 0
     assert main([*base, "--duplicates", "error"]) == 2
     err = capsys.readouterr().err
-    assert "user 'p0' has item 'd0' more than once" in err and "counts: add them up" in err, err
+    assert "user 'p0' has item 'd0' more than once" in err and "repeated rows of counts are then added up" in err, err
     assert main([*base, "--duplicates", "last"]) == 2
     err = capsys.readouterr().err
     assert "merges repeated ratings; repeated rows of counts always add up" in err and "--duplicates" in err, err
@@ -1169,3 +1170,121 @@ def test_a_method_parameter_the_release_cannot_use_is_refused_naming_the_method_
         check_run(ds, dash.default_config(ds, "dp-gaussian").replace(prototype_params=given))
     shown = dash.friendly_message(exc.value)
     assert "the method's parameters" in shown and "dp-prototypes" not in shown, shown
+def test_a_dp_method_compared_with_a_non_private_run_runs_and_is_charged_at_the_default_epsilon(tmp_path, capsys):
+    """kmeans spends no ε (its ε is ∞): dp-popularity compared with it runs at the default ε that
+    --epsilon's help states, is recorded and charged at it, and the output says so — never ∞ under a DP
+    method's name."""
+    from dpfed_core.evaluation.defaults import default_config
+    from dpfed_core.data.loaders import load_data
+    import sqlite3
+
+    store = tmp_path / "s.sqlite3"
+    out = tmp_path / "r.json"
+    assert main(["run", "--data", "sample:synthetic", "--method", "kmeans", "--compare", "dp-popularity,popularity",
+                 "--simulation", "--store", str(store), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    want = default_config(load_data("sample:synthetic"), "dp-popularity")
+    assert math.isfinite(want.epsilon)
+    doc = json.loads(out.read_text())
+    assert float(doc["comparison"]["dp-popularity"]["privacy"]["epsilon"]) == pytest.approx(want.epsilon)
+    assert doc["comparison"]["popularity"]["privacy"]["epsilon"] == "inf"
+    (row,) = [ln for ln in printed.splitlines() if ln.startswith("dp-popularity ")]
+    assert row.split()[1] == f"{want.epsilon:g}", row
+    (note,) = [n for n in doc["notes"] if "default ε" in n]
+    assert note.startswith(f"dp-popularity is run at the default ε = {want.epsilon:g} per entity") and "kmeans" in note
+    with sqlite3.connect(store) as db:
+        recorded = dict(db.execute("SELECT method, epsilon FROM releases").fetchall())
+    assert float(recorded["dp-popularity"]) == pytest.approx(want.epsilon)
+
+
+def _wide_csv(path: Path) -> Path:
+    """A user × item matrix (one column per item) with a drug column beside it."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"patient": [f"p{u}" for u in range(30)], "hospital": [f"h{u % 3}" for u in range(30)],
+                       "drug": [f"d{u % 7}" for u in range(30)]})
+    for i in range(1, 7):
+        df[f"item{i}"] = rng.integers(0, 4, 30)
+    df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("flags, flag, column", [
+    (["--item-col", "item1"], "--item-col", "item1"),
+    (["--item-col", "drug", "--value-col", "item2", "--duplicates", "sum"], "--value-col", "item2"),
+])
+def test_a_wide_tables_item_column_is_refused_as_the_item_or_the_value(tmp_path, capsys, flags, flag, column):
+    """item1 … item6 are one column per item: read as the item column, each cell (0 … 3) became an item id
+    and the run went ahead on a wrong dataset; read as the value column, another item's cells became
+    every row's value. One error names the flag and says what the table is."""
+    csv = _wide_csv(tmp_path / "wide.csv")
+    assert main(["run", "--data", str(csv), "--user-col", "patient", "--entity-col", "hospital", *flags,
+                 "--value-kind", "counts", "--value-max", "3", "--entities-from-data", "--method", "kmeans",
+                 "--rank", "2", "--store", str(tmp_path / "s.sqlite3")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"error: column '{column}' cannot be the ") and f"({flag})" in err, err
+    assert "the 6 columns item1 … item6 are one column per item (a wide table)" in err, err
+    # the same table as Parquet: the same refusal, whatever the reader
+    from dpfed_core.data.long_table import load_long_table
+
+    roles = dict(zip(flags[::2], flags[1::2]))
+    pq = tmp_path / "wide.parquet"
+    pd.read_csv(csv).to_parquet(pq)
+    with pytest.raises(DpfedError, match="one column per item") as exc:
+        load_long_table(pq, user_col="patient", item_col=roles["--item-col"],
+                        value_col=roles.get("--value-col"), entity_col="hospital", value_kind="counts",
+                        value_max=3, entities_from_data=True)
+    assert exc.value.param == flag[2:].replace("-", "_")
+
+
+@pytest.mark.parametrize("kind, cli, page", [
+    ("counts", "leave out --duplicates error: repeated rows of counts are then added up.",
+     "leave out “Repeated (user, item) rows” on the Data page set to error: repeated rows of counts are then "
+     "added up."),
+    ("implicit", "leave out --duplicates error: repeated rows of implicit data then count once.",
+     "leave out “Repeated (user, item) rows” on the Data page set to error: repeated rows of implicit data then "
+     "count once."),
+    ("ratings", "merge them with --duplicates last (keep the last) or --duplicates mean (average them).",
+     "merge them with “Repeated (user, item) rows” on the Data page set to last (keep the last) or “Repeated "
+     "(user, item) rows” set to mean (average them)."),
+])
+def test_a_repeated_row_is_one_sentence_naming_the_flag_and_the_control_for_every_value_kind(
+        tmp_path, capsys, kind, cli, page):
+    """--duplicates error stops at a repeated (user, item) row: the message is one sentence that names the
+    flag on the command line and the control on the Data page, for every kind of value: no rule's words
+    nested in another's parentheses, no flag or control tacked on after it."""
+    import re
+
+    from dpfed_core.data.long_table import load_long_table
+    from dpfed_core.ui.inputs import friendly_message
+
+    csv = tmp_path / "dup.csv"
+    csv.write_text("patient,drug,v,hospital\np1,d1,2,h0\np1,d1,3,h0\np2,d2,1,h1\n")
+    cols = dict(user_col="patient", item_col="drug", value_col="v", entity_col="hospital")
+    head = (f"{csv}, data row 1 (line 2): user 'p1' has item 'd1' more than once (1 repeated row). Remove the "
+            "repeats, or ")
+    assert main(["run", "--data", str(csv), *[x for k, v in cols.items() for x in (f"--{k.replace('_', '-')}", v)],
+                 "--value-kind", kind, "--value-max", "5", "--duplicates", "error", "--entities-from-data",
+                 "--method", "kmeans", "--store", str(tmp_path / "s.sqlite3")]) == 2
+    assert capsys.readouterr().err == f"error: {head}{cli}\n"
+    with pytest.raises(DpfedError) as exc:
+        load_long_table(csv, **cols, value_kind=kind, value_max=5, duplicates="error", entities_from_data=True)
+    assert re.sub(r"\\(.)", r"\1", friendly_message(exc.value)) == head + page
+
+
+def test_top_n_is_bounded_by_the_catalogue_as_its_help_says(tmp_path, capsys):
+    """--top-n above the data's items was accepted up to 10 000 (a top-30 list of 25 items, whose
+    precision@30 can never reach 1), while its error spoke of the items: the bound is the catalogue,
+    stated in --top-n's help, and the catalogue itself is accepted."""
+    csv = _toy_csv(tmp_path / "toy.csv")  # 25 items
+    common = ["run", "--data", str(csv), *TOY_ARGS, "--method", "kmeans", "--rank", "2", "--dry-run",
+              "--store", str(tmp_path / "s.sqlite3")]
+    assert main([*common, "--top-n", "26"]) == 2
+    err = capsys.readouterr().err
+    assert err == ("error: --top-n 26 is more than the 25 items of these data: a top-N list holds at most 25; "
+                   "pass --top-n 25 or less\n"), err
+    assert main([*common, "--top-n", "25"]) == 0, capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "N of precision/recall/NDCG@N (default 10; at most the number of items)" in \
+        " ".join(capsys.readouterr().out.split())

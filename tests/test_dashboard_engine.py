@@ -1534,3 +1534,12 @@ def test_a_download_keeps_every_figure_of_the_odometer_and_a_user_without_traini
     ds = FederatedDataset.from_parts(X, np.array(["A"] * 3), value_kind="counts", value_max=5, name="t")
     split = Split.of(X, sp.csr_matrix(X.shape), np.array([], dtype=int))
     assert similar_evidence(ds, split, "A", ds.user_ids[0], [2, 3]) == ["no training data for this user to compare"] * 2
+
+
+def test_mapping_problems_refuse_a_wide_tables_column_as_the_value():
+    """A wide table's item2 chosen as the Value beside a real Item column is another item's cells read
+    as every row's value: the Data page says so, as the CLI refuses --value-col item2."""
+    wide = dash.wide_item_columns(["user", "site", "drug", "item1", "item2", "item3"])
+    (problem,) = dash.mapping_problems("user", "drug", "site", "item2", None, wide=wide)
+    assert problem.startswith("Choose another “Value”: the 3 columns item1 … item3 are one column per item")
+    assert dash.mapping_problems("user", "drug", "site", None, None, wide=wide) == []

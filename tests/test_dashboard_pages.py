@@ -630,3 +630,31 @@ def test_the_data_page_names_an_entity_too_small_to_evaluate():
 
     want = small_entity_warning(ds)
     assert want and "tiny (3 users)" in want and [w.value for w in at.warning if w.value == want]
+
+
+def test_recommend_lists_at_most_the_catalogue_as_the_cli_top_n():
+    """The Top-N of a catalogue of 6 items stops at 6 (and opens there, below its usual 10): a longer list
+    holds items that are not there, and the command line refuses --top-n above the items the same way."""
+    from dataclasses import replace
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    g = np.random.default_rng(0)
+    X = sp.csr_matrix((g.random((60, 6)) < 0.5).astype(float))
+    ds = FederatedDataset.from_parts(X, np.repeat(["b", "c"], 30), value_kind="counts", value_max=1.0,
+                                     name="six items", entities=["b", "c"])
+    ds = replace(ds, item_source="declared")
+    at = app("pages/2_Federate.py", ds)
+    at.toggle(key="fed_simulation").set_value(True).run()
+    at.selectbox(key="fed_method").set_value("local").run()
+    at.number_input(key="fed_rank").set_value(2).run()
+    at.button(key="fed_run").click().run()
+    clean(at)
+    at.switch_page("pages/4_Recommend.py").run()
+    clean(at)
+    top = at.number_input(key="rec_n")
+    assert (top.max, top.value) == (6, 6)
+    assert "At most 6" in top.help

@@ -3,6 +3,7 @@ the one error a bad option gets (naming the option that fixes it)."""
 from __future__ import annotations
 
 import io
+import re
 
 import pandas as pd
 import pytest
@@ -512,7 +513,7 @@ def test_a_header_less_reading_that_does_not_fit_the_file_says_which_way_to_turn
     short_first = tmp_path / "s.csv"  # sized by its first line, the file's longer line is the one named
     short_first.write_text("1,10,A\n2,11,A,4\n")
     with pytest.raises(DataError, match=r"Expected 3 fields in line 2, saw 4\). Every line must have as many "
-                                        r"fields as the first line"):
+                                        r"fields as the first data line"):
         load_data(short_first, no_header=True, **bare)
     pq = tmp_path / "t.parquet"
     pd.read_csv(named).to_parquet(pq)
@@ -637,3 +638,25 @@ def test_the_encoding_is_decided_on_the_whole_file_not_on_its_first_block(tmp_pa
     with pytest.raises(DataError, match=r"is UTF-8 text with an invalid byte near byte 21") as err:
         read_table(path)
     assert err.value.param == "encoding"
+
+
+@pytest.mark.parametrize("lead, sep", [("sep=;\n", ";"), ("\n\n", ",")])
+def test_a_header_less_file_after_a_separator_hint_or_blank_lines_keeps_its_first_row(tmp_path, lead, sep):
+    """--no-header on a file that opens with a spreadsheet's 'sep=;' line or blank lines: the first data
+    row is a row (not lost, not a header), the hinted separator splits the fields, and a line with an
+    extra field is named by its line in the file and measured against the first data line — not the
+    hint or a blank line, which have one field."""
+    rows = ["1", "10", "2", "h0"], ["2", "20", "3", "h1"], ["3", "10", "1", "h0"]
+    good = tmp_path / "g.csv"
+    good.write_text(lead + "".join(sep.join(r) + "\n" for r in rows))
+    cols = dict(user_col="column 1", item_col="column 2", value_col="column 3", entity_col="column 4",
+                value_kind="counts", value_max=5, entities_from_data=True)
+    ds = load_data(good, no_header=True, **cols)
+    assert ds.n_users == 3 and ds.n_items == 2 and float(ds.X.sum()) == 6.0
+    assert sorted(ds.entity_names) == ["h0", "h1"]
+    bad = tmp_path / "b.csv"
+    bad.write_text(lead + "".join(sep.join(r) + "\n" for r in rows) + sep.join(["4", "30", "2", "h1", "9"]) + "\n")
+    line = lead.count("\n") + len(rows) + 1
+    with pytest.raises(DataError, match=rf"Expected 4 fields in line {line}, saw 5\). Every line must have as many "
+                                        r"fields as the first data line \(separator '" + re.escape(sep)):
+        load_data(bad, no_header=True, **cols)

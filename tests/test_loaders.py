@@ -119,7 +119,8 @@ def test_duplicates_ratings_last_and_mean():
     assert any("merged 1 repeated" in n for n in last.notes)
     with pytest.raises(DataError, match="more than once") as exc:
         load_long_table(df.reset_index(drop=True), **OPTS, duplicates="error")
-    assert "pass duplicates='last' or 'mean'" in str(exc.value) and exc.value.param == "duplicates"
+    assert "merge them with duplicates=last (keep the last) or duplicates=mean (average them)" in str(exc.value)
+    assert exc.value.param == "duplicates"
 
 
 def test_duplicates_counts_summed_and_event_log():

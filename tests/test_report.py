@@ -1453,3 +1453,27 @@ def test_a_run_without_comparisons_says_how_to_add_them(docs):
     assert "No comparison methods in the run document" in util and "--compare" in util
     util = _section(rep.build_report(docs["run"], include_plotlyjs=False, generated="x"), "utility")
     assert "No comparison methods" not in util
+
+
+def test_an_unresolvable_tpr_is_written_n_r_and_said_why_under_the_audit_table(docs):
+    """A TPR at a false-positive rate the audit's runs cannot resolve (NaN) was printed '—' with nothing
+    to say why: the audit table writes 'n/r', and the line under it says what that means and the setting
+    that changes it, as the CLI's summary does; an audit that resolves every rate has no such line."""
+    import copy
+
+    from dpfed_core.audit.membership import UNRESOLVED_TPR
+
+    def audit_section(audit: dict) -> str:
+        return html.unescape(_section(rep.build_report(docs["run"], audit_doc=audit, dataset=docs["dataset"]),
+                                      "audit"))
+
+    audit = copy.deepcopy(docs["audit"])
+    assert any(v != v for r in audit["summary"] for v in r["tpr_at_fpr"].values())  # 1 % unresolved: few runs
+    section = audit_section(audit)
+    assert "<td>n/r</td>" in section
+    assert (f"{UNRESOLVED_TPR} (--runs on the command line, “Runs per class” on the Privacy audit page)."
+            in section)
+    for r in audit["summary"]:
+        r["tpr_at_fpr"] = {f: 0.5 for f in r["tpr_at_fpr"]}
+    resolved = audit_section(audit)
+    assert UNRESOLVED_TPR not in resolved and "<td>n/r</td>" not in resolved

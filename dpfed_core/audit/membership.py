@@ -603,9 +603,20 @@ def _nanmax(values) -> float:
     return max(v) if v else math.nan
 
 
+#: What an "n/r" TPR cell means, in every front end's table (CLI summary, report), before the setting that
+#: changes it.
+UNRESOLVED_TPR = ("n/r: not resolvable — the ROC runs per class are too few for that false-positive rate (one "
+                  "false positive is already more); raise the runs per class")
+
+
+def resolved(x) -> bool:
+    """A TPR the audit's runs resolve (not None, not NaN)."""
+    return x is not None and x == x
+
+
 def _rate(x) -> str:
     """A rate for the summary table; "n/r" where the runs cannot resolve it (too few negatives)."""
-    return f"{x:>7.3f}" if x is not None and x == x else f"{'n/r':>7s}"
+    return f"{x:>7.3f}" if resolved(x) else f"{'n/r':>7s}"
 
 
 def format_summary(doc: dict) -> str:
@@ -618,9 +629,8 @@ def format_summary(doc: dict) -> str:
         lines.append(f"{r['method']:14s} {claim:>10s} {r['epsilon_lb']:>10.3f} {r['max_certifiable_epsilon']:>6.2f} "
                      f"{r['auc']:>6.3f} {_rate(t.get('0.01'))} {_rate(t.get('0.1'))} "
                      f"{r.get('verbatim_in', 0.0):>8.1%}  {r['verdict']}")
-    if any(not (r["tpr_at_fpr"].get(f) == r["tpr_at_fpr"].get(f)) for r in doc["summary"] for f in ("0.01", "0.1")):
-        lines.append("n/r: not resolvable — the ROC runs per class are too few for that false-positive rate "
-                     "(one false positive is already more); raise --runs")
+    if any(not resolved(r["tpr_at_fpr"].get(f)) for r in doc["summary"] for f in ("0.01", "0.1")):
+        lines.append(f"{UNRESOLVED_TPR} (--runs)")
     lines.append("AUC and TPR: the largest over the audit's targets and attacks")
     note = prototypes_note(doc)
     if note:

@@ -273,7 +273,7 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--test-fraction", type=finite_float,
                    help="share of each entity's users held out for testing (default 0.2)")
     g.add_argument("--n-hidden", type=whole_number, help="hidden entries per test user (default 5)")
-    g.add_argument("--top-n", type=whole_number, default=10, help="N of precision/recall/NDCG@N (default 10)")
+    g.add_argument("--top-n", type=whole_number, default=None, help="N of precision/recall/NDCG@N (default 10; at most the number of items)")
     g.add_argument("--server-weighting", choices=["none", "counts"],
                    help="prototype methods: weight prototypes by released cluster sizes at the server (default none)")
     g.add_argument("--aggregation", choices=["none", "secure"],
@@ -535,12 +535,15 @@ def run_config(args, dataset) -> RunConfig:
                          param="rank")
     if isinstance(args.k, int) and args.k > MAX_K:
         raise DpfedError(f"--k {args.k} is above {MAX_K} prototypes per entity; lower it", param="k")
-    if isinstance(args.top_n, int) and args.top_n > max(MAX_K, dataset.n_items):
-        raise DpfedError(f"--top-n {args.top_n} is more than the {dataset.n_items} items", param="top_n")
+    if isinstance(args.top_n, int) and args.top_n > dataset.n_items:
+        # the metrics would score a list longer than the catalogue: precision@N could never reach 1
+        raise DpfedError(f"--top-n {args.top_n} is more than the {dataset.n_items} items of these data: a top-N "
+                         f"list holds at most {dataset.n_items}; pass --top-n {dataset.n_items} or less",
+                         param="top_n")
     config = RunConfig(
         method=args.method, epsilon=given("epsilon", base.epsilon), delta=given("delta", base.delta),
         k=given("k", base.k), rank=given("rank", base.rank), lam=given("lam", base.lam),
-        mode=args.mode or base.mode, seed=args.seed, simulation=args.simulation, top_n=args.top_n,
+        mode=args.mode or base.mode, seed=args.seed, simulation=args.simulation, top_n=given("top_n", base.top_n),
         max_iter=given("max_iter", base.max_iter), test_fraction=given("test_fraction", base.test_fraction),
         n_hidden=given("n_hidden", base.n_hidden), server_weighting=given("server_weighting", base.server_weighting),
         prototype_params=params, n_jobs=n_jobs,

@@ -321,9 +321,10 @@ def check_sweep_args(args: argparse.Namespace) -> None:
         args.epsilons = list(SWEEP_EPSILONS)
     check_grid(args.epsilons, "--epsilons")
     check_grid(args.seeds, "--seeds")
-    if args.metric not in _known_metrics(args.top_n):
+    top_n = args.top_n if args.top_n is not None else RunConfig().top_n  # --top-n left out: the default N
+    if args.metric not in _known_metrics(top_n):
         raise ConfigError(f"--metric {args.metric!r} is not a metric; choose one of "
-                          f"{', '.join(_known_metrics(args.top_n))}", param="metric")
+                          f"{', '.join(_known_metrics(top_n))}", param="metric")
 
 
 def sweep_config(args: argparse.Namespace, dataset) -> RunConfig:

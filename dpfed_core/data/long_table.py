@@ -22,7 +22,7 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.features import as_feature_table as _feature_table  # noqa: I001
 from dpfed_core.data.features import attach_item_features
 from dpfed_core.data.inputs import ListFile, check_one_entity_source, id_text, read_list
-from dpfed_core.data.upload import attribute_column_name, join_user_attributes
+from dpfed_core.data.upload import attribute_column_name, join_user_attributes, wide_item_columns, wide_table_text
 from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
                                     check_id_sizes, not_single_value, per_value,
                                     read_table)
@@ -641,11 +641,14 @@ def _merge_duplicates(t: pd.DataFrame, label: str, from_text: bool | int, value_
         how = "error" if duplicates == "error" else (fixed or duplicates or "last")
         if how == "error":
             r = t.loc[dup].iloc[0]
-            fix = (f"or leave duplicates out ({value_kind}: {DUPLICATE_WORDS[fixed]})" if fixed else
-                   "or pass duplicates='last' or 'mean'")
+            # name=value pairs, so that each front end writes its own flag or control for them
+            fix = ("leave out duplicates=error: repeated rows of "
+                   f"{'counts are then added up' if fixed == 'sum' else 'implicit data then count once'}" if fixed else
+                   f"merge them with duplicates=last ({DUPLICATE_WORDS['last']}) or duplicates=mean "
+                   f"({DUPLICATE_WORDS['mean']})")
             raise DataError(
                 f"{_row_ref(label, r['row'], from_text)}: user '{r['u']}' has item '{r['i']}' more "
-                f"than once ({n_dup} repeated rows). Remove the repeats, {fix}.",
+                f"than once ({_count(n_dup, 'repeated row')}). Remove the repeats, or {fix}.",
                 param="duplicates"
             )
         agg = {"v": how if how != "last" else "last", "e": "first", "row": "first"}
@@ -1027,6 +1030,14 @@ def _build(
         needed[item_name_col] = "item name column"
         params[item_name_col] = "item_name_col"
     _check_columns(df, label, needed, params)
+    # every column of the file, as the reader saw it under a header (a header-less file's are positions)
+    wide = wide_item_columns(df.attrs.get("file_columns", []), _read_without_header(from_text))
+    for col, param in ((item_col, "item_col"), (value_col, "value_col")):
+        if col in wide:
+            # one of item1 … item200 read as the item or value column would give every user its cells as
+            # item ids or values of another item: a wrong dataset, never an error
+            raise DataError(f"column '{col}' cannot be the {needed[col]} ({param}): "
+                            f"{wide_table_text(wide, 'load that')}", param=param)
     for col, role in needed.items():
         odd = not_single_value(df[col])
         if odd is not None:

@@ -413,7 +413,9 @@ def read_table(
             if usecols is not None:
                 df = df.rename(columns=_spelt_as_named(usecols, list(df.columns)))
             if usecols is not None and all(c in df.columns for c in usecols):
+                every = [str(c) for c in df.columns]
                 df = df[list(dict.fromkeys(usecols))]
+                df.attrs = {**df.attrs, "file_columns": every}
                 if isinstance(dtype, dict):
                     # floats keep their values (ids without '.0'), booleans their 0/1; a nested value or
                     # bytes that are no text stay as they are, for the loader to name with their column
@@ -569,8 +571,8 @@ def read_table(
             ) from None
         raise DataError(
             f"{label} is not a well-formed delimited file ({msg}). Every line must have as many "
-            f"fields as {'the header' if header else 'the first line'} (separator {sep!r}); quote fields that "
-            "contain the separator."
+            f"fields as {'the header' if header else 'the first data line'} (separator {sep!r}); quote fields "
+            "that contain the separator."
         ) from exc
     except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise DataError(f"could not read {label}: {exc}. The file may be truncated or corrupt.") from exc
@@ -587,6 +589,9 @@ def read_table(
         df = df.loc[~blank]
     if lines is not None:  # a record spans lines: the long table checks its used fields against a row's shape
         df.attrs.update(record_sep=sep, record_fields=len(_header_names(_src(), sep, compression, _used(), skip)))
+    if header and usecols is not None:
+        # the columns left unread still say what the table is (item1 … item200: one column per item)
+        df.attrs.update(file_columns=_header_names(_src(), sep, compression, _used(), skip))
     if header and any(_MANGLED.fullmatch(str(c)) or _BLANK.fullmatch(str(c)) for c in df.columns):
         # pandas renames a repeated header name ('site', 'site.1') and names a blank one ('Unnamed: 3'):
         # messages and the Data page's mapper name the file's own names

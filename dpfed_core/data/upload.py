@@ -101,8 +101,9 @@ _NUMBERED = re.compile(r"(.*[^\W\d_].*?)[\s_.-]*\d+")
 def wide_item_columns(columns: list[str], no_header: bool = False) -> list[str]:
     """The columns whose name is a stem shared by :data:`WIDE_MIN_COLUMNS` or more columns, each followed
     by a number (``item1`` … ``item200``, ``movie_1`` …): a wide table's, one column per item, which is
-    not read. [] when there are none, and for a header-less table (its ``column 1`` … are positions)."""
-    if no_header:
+    not read. [] when there are none, and for a header-less table (its ``column 1`` … are positions), or
+    one saved with those names as its header."""
+    if no_header or list(map(str, columns)) == headerless_names("", len(columns)):
         return []
     stems: dict[str, list[str]] = {}
     for c in map(str, columns):
@@ -112,13 +113,13 @@ def wide_item_columns(columns: list[str], no_header: bool = False) -> list[str]:
     return [c for group in stems.values() if len(group) >= WIDE_MIN_COLUMNS for c in group]
 
 
-def wide_table_text(wide: list[str]) -> str:
+def wide_table_text(wide: list[str], then: str = "upload that") -> str:
     """What is wrong with a wide table and what to do: "the 200 columns item1 … item200 are one column per
     item (a wide table), which is not read; convert it to a long table …"."""
     span = f"{wide[0]} … {wide[-1]}" if len(wide) > 2 else " and ".join(wide)
     return (f"the {len(wide)} columns {span} are one column per item (a wide table), which is not read: convert "
             "it to a long table with one row per user–item interaction — columns user, item[, rating] (and the "
-            "entity) — and upload that")
+            f"entity) — and {then}")
 
 
 def _numbers(col: pd.Series, sample: int = 2000) -> np.ndarray | None:
@@ -262,8 +263,8 @@ def mapping_problems(user: str, item: str | None, entity: str | None, value: str
     """Mapping errors in the Data page's words: an Item column must be chosen, User, Item and Entity
     must be three different columns (a user × item table of one column against itself is a diagonal of
     nonsense), and the value / name columns must not be one of them. ``wide``: the table's wide-table
-    columns (:func:`wide_item_columns`): the Item column is never one of them, and without another one
-    the message says the table is not read and what to do."""
+    columns (:func:`wide_item_columns`): the Item and Value columns are never one of them, and without
+    another Item column the message says the table is not read and what to do."""
     out = []
     if wide and (not item or item in wide):
         out.append(f"Choose “Item”: {wide_table_text(wide)}.")
@@ -271,6 +272,8 @@ def mapping_problems(user: str, item: str | None, entity: str | None, value: str
         out.append("Choose “Item”: no column is named like an item (item, movie, product, drug, code). Each row "
                    "must be one user–item interaction; a table with one column per item (a wide table) is not "
                    "read — reshape it to user, item and value columns.")
+    if wide and value in wide:
+        out.append(f"Choose another “Value”: {wide_table_text(wide)}.")
     if user == item:
         out.append(f"“User” and “Item” are both {user!r}: choose two different columns (one row per "
                    "user–item interaction).")

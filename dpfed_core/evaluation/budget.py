@@ -127,10 +127,13 @@ def plan_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[str
     """Releases of ``python -m dpfed_core run``: the method, then each compared method (same ε).
     ``comparison``: the method itself is a comparison of another run (the dashboard's Evaluate page runs
     each on its own), recorded as one, as the CLI's ``--compare`` records it."""
+    from dpfed_core.evaluation.defaults import compared_config
+
     out = []
     for i, m in enumerate(dict.fromkeys([config.method, *compare])):
-        eps = _effective_epsilon(m, config.epsilon)
-        out.append(_plan("run" if i == 0 and not comparison else "comparison", m, eps, config.delta,
+        c = config if m == config.method else compared_config(dataset, config, m)
+        eps = _effective_epsilon(m, c.epsilon)
+        out.append(_plan("run" if i == 0 and not comparison else "comparison", m, eps, c.delta,
                          dataset.entity_names,
                          config.seed, config.simulation, generated=_generated(dataset)))
     return out

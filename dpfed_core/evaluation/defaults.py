@@ -132,6 +132,36 @@ _DATA_FLAGS = {"federation": "--federation", "entity": "--federation", "event_ta
 _LIST_FILES = {"items": "--items FILE", "entities": "--entities FILE", "item_features": "--item-features FILE"}
 
 
+def compared_config(ds: FederatedDataset, base: RunConfig, method: str) -> RunConfig:
+    """``base``'s settings for ``method`` compared with it on the same split (``run --compare``, the
+    Evaluate page): a DP method compared with a run that spends no ε (kmeans, popularity …, whose ε is
+    ∞) runs at the default ε and δ of :func:`default_config` — the ones ``--epsilon``'s help and the
+    Federate page state — never at ∞, which would release without noise under a DP method's name."""
+    from dpfed_core.methods import METHODS, available_methods
+
+    available_methods()
+    config = base.replace(method=method)
+    if METHODS[method].uses_epsilon and not METHODS[base.method].uses_epsilon:
+        default = default_config(ds, method)
+        config = config.replace(epsilon=default.epsilon, delta=default.delta)
+    return config
+
+
+def compared_epsilon_note(ds: FederatedDataset, base: RunConfig, methods: Sequence[str]) -> str | None:
+    """The sentence stating the ε a DP method compared with a run that spends none ran at
+    (:func:`compared_config`), or None when every compared method runs at ``base``'s own ε."""
+    from dpfed_core.evaluation.verdicts import format_epsilon
+
+    moved = [c for c in (compared_config(ds, base, m) for m in methods) if c.epsilon != base.epsilon]
+    if not moved:
+        return None
+    names = ", ".join(c.method for c in moved)
+    c = moved[0]
+    return (f"{names} {'is' if len(moved) == 1 else 'are'} run at the default ε = {format_epsilon(c.epsilon)} "
+            f"per entity (δ = {c.delta:g}) and charged at it: {base.method} spends no ε; to compare at "
+            "another ε, run the DP method itself at that ε (--method, --epsilon; the Federate page's ε)")
+
+
 def with_method(base: RunConfig, method: str) -> RunConfig:
     """``base``'s settings for another method, as both front ends give them: secure aggregation only
     for a summable method — kept from ``base`` when its method was summable too, else the measured

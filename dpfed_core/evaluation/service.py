@@ -51,7 +51,13 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
     compare = check_methods(compare, compare_param)
     from dpfed_core.evaluation.budget import check_gaussian_delta
 
-    check_gaussian_delta([config.method, *compare], config.epsilon, config.delta)
+    from dpfed_core.evaluation.defaults import compared_config
+
+    budgets: dict[tuple[float, float], list[str]] = {}
+    for c in [config, *(compared_config(dataset, config, m) for m in compare)]:
+        budgets.setdefault((c.epsilon, c.delta), []).append(c.method)
+    for (epsilon, delta), methods in budgets.items():
+        check_gaussian_delta(methods, epsilon, delta)
     spec = get_method(config.method)
     if config.max_dropouts and (config.aggregation != "secure" or not is_summable(config.method)):
         # dropouts are what a secure sum tolerates; a run without one has nothing to tolerate them
@@ -84,9 +90,9 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
             raise ConfigError(f"parameters of {config.method} ({given}): an unusable value ({exc})",
                               param="prototype_params") from None
     for m in dict.fromkeys([config.method, *compare]):
-        check_declared_federation(dataset, config.replace(method=m))
+        check_declared_federation(dataset, config if m == config.method else compared_config(dataset, config, m))
         if m != config.method and get_method(m).check is not None:
-            get_method(m).check(config.replace(method=m))
+            get_method(m).check(compared_config(dataset, config, m))
 
 
 def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str | None:
@@ -182,6 +188,7 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
     run is a comparison of another (the dashboard's Evaluate page runs each alone): its release is
     recorded as a comparison, as ``compare`` records one."""
     from dpfed_core.evaluation.budget import plan_run, settle_run, skip_store
+    from dpfed_core.evaluation.defaults import compared_config, compared_epsilon_note
     from dpfed_core.evaluation.experiments import make_split, run_method
     from dpfed_core.evaluation.history import RunHistory
 
@@ -201,7 +208,8 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
             doc, result = runner(dataset, config, sp_)
             return doc, result, {}
         doc, result = run_method(dataset, config, sp_, progress)
-        comparison = {m: run_method(dataset, config.replace(method=m), sp_, progress)[0] for m in compare}
+        comparison = {m: run_method(dataset, compared_config(dataset, config, m), sp_, progress)[0]
+                      for m in compare}
         return doc, result, comparison
 
     history_id = None
@@ -219,6 +227,9 @@ def execute_run(dataset: FederatedDataset, config: RunConfig, *, compare: Iterab
     if comparison:
         doc["comparison"] = {m: {k: d[k] for k in ("method", "overall", "entities", "privacy", "timings")}
                              for m, d in comparison.items()}
+        said = compared_epsilon_note(dataset, config, list(comparison))
+        if said:
+            doc.setdefault("notes", []).append(said)
         if config.params:
             given = ", ".join(f"{k}={v}" for k, v in config.params.items())
             doc.setdefault("notes", []).append(

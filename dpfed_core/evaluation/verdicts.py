@@ -56,6 +56,18 @@ def format_epsilon(eps: float | str | None) -> str:
     return "—" if eps is None else epsilon_that_holds(float(eps))
 
 
+def metric_at(metric: str, labels: dict[str, str] | None = None) -> str:
+    """A metric's label from ``labels`` (default :data:`METRIC_SHORT`), a ranking metric at its own N
+    included (``precision_at_5`` → "P@5"); an unknown name as it is."""
+    labels = METRIC_SHORT if labels is None else labels
+    if metric in labels:
+        return labels[metric]
+    base, sep, n = metric.rpartition("_at_")
+    if sep and n.isdigit() and f"{base}_at_10" in labels:
+        return labels[f"{base}_at_10"].replace("@10", f"@{n}")
+    return metric
+
+
 def better_word(metric: str) -> str:
     return "lower is better" if metric in LOWER_IS_BETTER else "higher is better"
 
@@ -194,7 +206,7 @@ def _count_phrase(b: str, r: dict, H: int, inconclusive: str) -> str:
 
 
 def _tail(v: dict) -> str:
-    m = METRIC_SHORT.get(v["metric"], v["metric"])
+    m = metric_at(v["metric"])
     nt = v.get("no_test_users") or []
     shown = ", ".join(map(str, nt[:5])) + (f" and {len(nt) - 5} more" if len(nt) > 5 else "")
     extra = f"; no test users (no verdict): {shown}" if nt else ""
@@ -204,7 +216,7 @@ def _tail(v: dict) -> str:
 def verdict_sentence(v: dict) -> str:
     """"At ε = 1 the federation is better than each entity alone (own model + own popularity) for 20
     of 30 entities (worse for 8, 2 tied); … (MAR, zero mode, held-out entries)." """
-    m = METRIC_SHORT.get(v["metric"], v["metric"])
+    m = metric_at(v["metric"])
 
     def overall(r: dict) -> str:
         f, b = r.get("overall") or (None, None)

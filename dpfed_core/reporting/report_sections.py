@@ -20,6 +20,7 @@ from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
 from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME, trust_model_text
 from dpfed_core.reporting.report_figures import _layout, _method_color, audit_epsilon_figure, audit_roc_figure
 from dpfed_core.reporting.report_format import _badge, _esc, _f, _fig_html, fmt_eps, fmt_num, html_table, shape_text
+from dpfed_core.audit.membership import UNRESOLVED_TPR, resolved
 
 __all__ = [
     "SECTIONS", "SECTION_TITLES", "METRICS", "METRIC_LABELS", "metric_label", "run_metrics", "ANALYST_ONLY",
@@ -995,7 +996,7 @@ def _audit(audit: dict | None, plotly_ok: bool, public: bool = False, void: Sequ
                "verbatim": "—" if _any_summable([r["method"]]) else f"{_f(r.get('verbatim_in', 0.0)) * 100:.1f} %",
                "verdict": f"<span class='{vcls}'>{_esc(v)}</span>"}
         for f in fprs:
-            row[f"tpr{f}"] = r["tpr_at_fpr"][f]
+            row[f"tpr{f}"] = r["tpr_at_fpr"][f] if resolved(r["tpr_at_fpr"][f]) else "n/r"
         rows.append(row)
     cols = [("method", "method"), ("claimed", "claimed ε"), ("lb", "empirical ε lower bound"),
             ("cap", "most certifiable"), ("auc", "best AUC")] + \
@@ -1005,6 +1006,9 @@ def _audit(audit: dict | None, plotly_ok: bool, public: bool = False, void: Sequ
     if public:  # the strongest target is a named user: the analyst's version only
         cols = [c for c in cols if c[0] != "where"]
     body += html_table(rows, cols, raw=("verdict",), scroll=True)
+    if any(row[f"tpr{f}"] == "n/r" for row in rows for f in fprs):
+        body += (f"<p class='muted small'>{_esc(UNRESOLVED_TPR)} (--runs on the command line, “Runs per class” on "
+                 "the Privacy audit page).</p>")
     if plotly_ok and not public:  # its hover text names the strongest target user
         body += _fig_html(audit_epsilon_figure(audit, "Empirical ε lower bound vs claimed ε"), "fig-audit-eps", 420)
     if public:  # the per-target curves and tables name and describe target users

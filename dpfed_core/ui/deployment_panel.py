@@ -147,7 +147,8 @@ def flower_panel(ds, config, disabled: bool = False) -> None:
     m[1].metric("Bytes on the wire", f"{dep['bytes_on_wire']:,}")
     m[2].metric("Messages", dep["n_messages"])
     m[3].metric("MAR", f"{o['mar']:.4f}")
-    m[4].metric("NDCG@10", f"{o['ndcg_at_10']:.4f}")
+    top_n = int((doc.get("config") or {}).get("top_n", 10))  # a deploy-local run's --top-n
+    m[4].metric(f"NDCG@{top_n}", f"{o[f'ndcg_at_{top_n}']:.4f}")
     if dep.get("secure_aggregation"):
         sa = dep["secure_aggregation"]
         st.caption(f"SecAgg+: the server saw masked vectors and their sum only; threshold "

@@ -11,6 +11,7 @@ from dpfed_core.data.dataset import FederatedDataset
 from dpfed_core.data.split import Split
 from dpfed_core.evaluation.experiments import sweep_table
 from dpfed_core.evaluation.verdicts import TIE_FRACTION, compare_one, format_epsilon
+from dpfed_core.evaluation.verdicts import metric_at as verdict_metric_at
 from dpfed_core.federation.protocol import user_row
 from dpfed_core.federation.summable import release_words
 from dpfed_core.methods import MethodResult
@@ -26,6 +27,13 @@ METRIC_LABELS = {
     "recall_at_10": "recall@10",
     "ndcg_at_10": "NDCG@10",
 }
+
+
+def metric_at(metric: str, labels: dict[str, str] | None = None) -> str:
+    """A metric's label from ``labels`` (default :data:`METRIC_LABELS`), a ranking metric at its own N
+    included (``precision_at_5`` → "precision@5", as the report's
+    :func:`~dpfed_core.reporting.report_sections.metric_label`); an unknown name as it is."""
+    return verdict_metric_at(metric, METRIC_LABELS if labels is None else labels)
 
 
 def progress_text(event: str, info: dict) -> str | None:
@@ -85,13 +93,17 @@ def run_outcome(doc: dict, seconds: float) -> tuple[str, str]:
     return "complete", f"Done in {took} — {doc['privacy']['label']}"
 
 
-def headline_metrics(mode: str) -> list[tuple[str, str, str]]:
-    """(key, label, help) of the metrics a run's headline shows. Zero mode fits which items a user
-    has (a ranking model): its RMSE against the values is not a measure of it and is not headlined.
-    Observed mode fits the values of observed entries: RMSE first, then the ranking metrics."""
+def headline_metrics(mode: str, top_n: int = 10) -> list[tuple[str, str, str]]:
+    """(key, label, help) of the metrics a run's headline shows, the ranking ones at the run's N
+    (``top_n``). Zero mode fits which items a user has (a ranking model): its RMSE against the values is
+    not a measure of it and is not headlined. Observed mode fits the values of observed entries: RMSE
+    first, then the ranking metrics."""
+    n = int(top_n)
+    top = "ten" if n == 10 else f"{n}"
     ranking = [("mar", "MAR", "Mean average rank of the hidden items: 0 = ranked first, 0.5 = random order."),
-               ("ndcg_at_10", "NDCG@10", "Hidden items near the top of the ten recommendations (1 = perfect)."),
-               ("precision_at_10", "precision@10", "Share of the ten recommendations that were hidden items.")]
+               (f"ndcg_at_{n}", f"NDCG@{n}", f"Hidden items near the top of the {top} recommendations (1 = perfect)."),
+               (f"precision_at_{n}", f"precision@{n}",
+                f"Share of the {top} recommendations that were hidden items.")]
     if mode == "observed":
         return [("test_rmse", "test RMSE", "Error of the predicted values of the hidden entries (the data's "
                                            "scale).")] + ranking[:2]
@@ -244,8 +256,11 @@ def metrics_frame(docs: dict[str, dict]) -> pd.DataFrame:
 
 
 def metric_columns(df: pd.DataFrame) -> list[str]:
-    return [c for c in ("train_rmse", "test_rmse", "mar", "precision_at_10", "recall_at_10",
-                        "ndcg_at_10") if c in df.columns]
+    """The metric columns of a :func:`metrics_frame`, the ranking ones at whatever N the runs measured."""
+    ranked = {c.rpartition("_at_")[0]: c for c in map(str, df.columns) if c.rpartition("_at_")[2].isdigit()}
+    return [c for c in ("train_rmse", "test_rmse", "mar", *(ranked.get(b, f"{b}_at_10")
+                                                            for b in ("precision", "recall", "ndcg")))
+            if c in df.columns]
 
 
 def is_clinical(ds: FederatedDataset) -> bool:
@@ -593,7 +608,9 @@ def stored_run_summary(doc: dict) -> str:
     dep = doc.get("deployment")
     where = f"a Flower deployment of {dep.get('supernodes')} SuperNodes" if isinstance(dep, dict) else "in one process"
     o = doc.get("overall") or {}
-    metrics = ", ".join(f"{label} {o[k]:.4f}" for k, label, _ in headline_metrics((doc.get("config") or {}).get("mode"))
+    config = doc.get("config") or {}
+    metrics = ", ".join(f"{label} {o[k]:.4f}" for k, label, _ in headline_metrics(config.get("mode"),
+                                                                                   config.get("top_n", 10))
                         if isinstance(o.get(k), (int, float)) and math.isfinite(o[k]))
     label = (doc.get("privacy") or {}).get("label", "")
     return escape_md(f"{method}, {where}: {label}" + (f" — {metrics}" if metrics else ""))
