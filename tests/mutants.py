@@ -6205,6 +6205,9 @@ MUTANTS = (
     Mutant("auditcost-deployment-hint-without-flowers-overhead", "dpfed_core/evaluation/cost.py",
            "deployment_estimate", "estimate_with_load(inproc + extra[0])", "estimate_with_load(inproc)",
            ("tests/test_cost_hints.py::test_a_deployments_stated_time_is_the_in_process_run_plus_flowers_overhead",)),
+    Mutant("auditcost-time-hint-minute-said-as-sixty-seconds", "dpfed_core/evaluation/cost.py", "format_seconds",
+           "round(s) < 60", "s < 60",
+           ("tests/test_cost_hints.py::test_a_time_that_rounds_to_a_minute_is_said_in_minutes",)),
 )
 
 

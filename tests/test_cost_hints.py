@@ -22,6 +22,11 @@ def test_seconds_below_a_minute_are_said_in_seconds_and_longer_times_rounded_to_
     assert cost.format_seconds(125) == "2 min 05 s"
 
 
+def test_a_time_that_rounds_to_a_minute_is_said_in_minutes():
+    assert cost.format_seconds(59.6) == "1 min 00 s" and cost.estimate_text(59.7) == "about 1 min 00 s"
+    assert cost.format_seconds(59.4) == "59 s"
+
+
 def test_each_mode_is_predicted_from_its_own_measurement_and_an_unmeasured_mode_from_the_other():
     # observed mode costs 1 s per entity in round 2, zero mode 0.1 s: each prediction reads its own mode's fit
     pts = [_point("m1", s, {"round1": 0.0, "server": 0.0, "round2": f * s["H"], "other": 0.0, "evaluate": 0.0}, mode)
