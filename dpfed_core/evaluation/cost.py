@@ -97,7 +97,8 @@ FLOOR_SECONDS = 1.0
 
 def format_seconds(s: float) -> str:
     """Seconds for people: "12 s", "3 min 05 s", "1 h 02 min"."""
-    if s < 60:
+    # decided on the rounded seconds, so 59.6 s reads "1 min 00 s" as 60.2 s does, not "60 s"
+    if round(s) < 60:
         return f"{s:.0f} s"
     m, sec = divmod(int(round(s)), 60)
     return f"{m} min {sec:02d} s" if m < 60 else f"{m // 60} h {m % 60:02d} min"
