@@ -94,3 +94,48 @@ def test_a_loaded_document_sets_every_control():
         "fed_simulation": True, "fed_secure": False, "fed_max_iter": 1, "fed_test_fraction": 0.99,
         "fed_n_hidden": 1000, "fed_weighting": "counts"}
     assert dd.widget_state(cfg.replace(epsilon=math.inf, test_fraction=0.01).to_dict())["fed_eps_text"] == "inf"
+
+
+def test_the_budget_boxes_take_their_range_and_name_their_box():
+    """δ = 0 (a Laplace method's), ε = 100 without a warning, k and rank at their limits are accepted; δ = 1e-2,
+    ε = 0, a seed of −1 are refused — each error naming the box typed in, never the other."""
+    from dpfed_core.config import MAX_K, MAX_RANK
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.ui import inputs
+
+    assert inputs.check_budget("1", "0", eps_control="“E”", delta_control="“D”") == (1.0, 0.0, [])
+    assert inputs.check_budget("100", "1e-4", eps_control="“E”", delta_control="“D”") == (100.0, 1e-4, [])
+    eps, delta, warned = inputs.check_budget("101", "2e-4", eps_control="“E”", delta_control="“D”")
+    assert (eps, delta) == (101.0, 2e-4) and len(warned) == 2 and "δ = 0.0002 is large" in warned[0]
+    for eps_text, delta_text, box in (("0", "1e-6", "“E”"), ("1", "1e-2", "“D”"), ("1", "-1e-9", "“D”"),
+                                      ("1", "1", "“D”"), ("1", "x", "“D”"), ("-2", "1e-6", "“E”")):
+        with pytest.raises(ConfigError) as err:
+            inputs.check_budget(eps_text, delta_text, eps_control="“E”", delta_control="“D”")
+        assert str(err.value).startswith(box + ": "), (eps_text, delta_text, str(err.value))
+    with pytest.raises(ConfigError) as err:
+        inputs.check_budget("1", "0", eps_control="“E”", delta_control="“D”", method="dp-cooccurrence")
+    assert str(err.value).startswith("“D”: ")
+    assert inputs.parse_seeds("0, 3") == [0, 3]
+    with pytest.raises(ConfigError, match="seeds must be whole numbers from 0"):
+        inputs.parse_seeds("-1")
+    assert inputs.check_k_rank(MAX_K, MAX_RANK) == [] and inputs.check_k_rank(1, 1) == []
+    assert len(inputs.check_k_rank(MAX_K + 1, MAX_RANK + 1)) == 2 and len(inputs.check_k_rank(0, 0)) == 2
+    clinic = load_data(dash.DEFAULT_SAMPLE)
+    assert inputs.check_k_rank(None, clinic.n_items, clinic) == []
+    assert "it is" in inputs.check_k_rank(None, clinic.n_items + 1, clinic)[0]
+
+
+@pytest.mark.parametrize("method", ["dp-gaussian", "dp-prototypes"])
+def test_a_delta_the_method_refuses_is_named_before_run(method):
+    """δ = 0 passes the budget boxes (a Laplace method's δ) but a prototype method's private partition needs
+    δ > 0: the page says so before the run, naming the box, and Run stays disabled — not an error after
+    pressing Run."""
+    at = app("pages/2_Federate.py").run()
+    at.selectbox(key="fed_method").set_value(method).run()
+    at.text_input(key="fed_delta").set_value("0").run()
+    assert_clean(at)
+    shown = [e.value.replace("\\", "") for e in at.error]
+    assert any(f"{method} needs δ > 0" in e and "“δ” on the Federate page" in e for e in shown), shown
+    assert at.button(key="fed_run").disabled
+    at.text_input(key="fed_delta").set_value("1e-6").run()
+    assert not at.error and not at.button(key="fed_run").disabled
