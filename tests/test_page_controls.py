@@ -1,5 +1,6 @@
 """Every control of the Federate page reaches the run it starts, a loaded run document sets every
-control back, and the ε the pages show is the one the run's ledger recorded (AppTest, sample:clinic)."""
+control back, the ε the pages show is the one the run's ledger recorded (AppTest, sample:clinic), the
+budget boxes take their whole range and name the box at fault, and the progress bar places each phase."""
 from __future__ import annotations
 
 import math
@@ -139,3 +140,21 @@ def test_a_delta_the_method_refuses_is_named_before_run(method):
     assert at.button(key="fed_run").disabled
     at.text_input(key="fed_delta").set_value("1e-6").run()
     assert not at.error and not at.button(key="fed_run").disabled
+
+
+def test_the_progress_bar_places_each_phase_and_waits_to_extrapolate():
+    """A run's bar: round 1 fills 0–60 %, counting an entity when it is done; round 2 75–90 %; a round of
+    the FCF baseline 90 % over its rounds; the time left is extrapolated only from 2 % on."""
+    from dpfed_core.ui.jobs import Job, fraction_of
+
+    assert fraction_of("round1_start", {"index": 1, "total": 4}) == pytest.approx(0.15)
+    assert fraction_of("round1_done", {"index": 1, "total": 4}) == pytest.approx(0.3)
+    assert fraction_of("round2_done", {"index": 3, "total": 4}) == pytest.approx(0.9)
+    assert fraction_of("round2_start", {"index": 0, "total": 4}) == pytest.approx(0.75)
+    assert fraction_of("fcf_round", {"round": 2, "total": 4}) == pytest.approx(0.45)
+    assert fraction_of("server_done", {}) == 0.72 and fraction_of("unknown", {}) is None
+    job = Job(key="k", label="run", started=0.0)
+    job.fraction, job.finished = 0.019, 10.0
+    assert job.seconds_left() is None
+    job.fraction = 0.25
+    assert job.seconds_left() == pytest.approx(30.0)
