@@ -14,6 +14,7 @@ from dpfed_core.ui import deployment_panel
 from dpfed_core.reporting import plots
 from dpfed_core.errors import DpfedError
 from dpfed_core.evaluation.experiments import json_safe
+from dpfed_core.evaluation.service import check_run
 from dpfed_core.privacy.ledger import validate_budget
 from dpfed_core.methods import METHODS
 
@@ -245,6 +246,11 @@ except DpfedError as exc:
         errors.append(dash.friendly_message(exc))
     config = base.replace(method=method, epsilon=_settings["epsilon"], delta=_settings["delta"],
                           prototype_params=proto_params, aggregation=_settings["aggregation"])
+if not errors:
+    try:  # the run's own rules (a method's on δ and on its parameters): refused here, with Run disabled
+        check_run(ds, config)
+    except DpfedError as exc:
+        errors.append(dash.friendly_message(exc))
 if spec.uses_epsilon and not errors and math.isfinite(epsilon):
     try:
         for line in dash.plan_captions(method, config, dash.budget_plans(method, ds, config)):
