@@ -5503,7 +5503,7 @@ MUTANTS = (
     Mutant("readout-metrics-at-another-n-left-out", RSECTIONS, "run_metrics", "k.replace('_at_10', f'_at_{top_n}')",
            "k", (f"{READOUT_T}test_a_run_ranked_at_its_own_n_has_every_metric_the_command_line_printed",)),
     Mutant("readout-metric-at-another-n-headed-at-ten", RSECTIONS, "metric_label",
-           "METRIC_LABELS[f'{base}_at_10'].replace('@10', f'@{n}')", "METRIC_LABELS[f'{base}_at_10']",
+           "metric_at(metric, METRIC_LABELS)", "METRIC_LABELS.get(metric, metric)",
            (f"{READOUT_T}test_a_run_ranked_at_its_own_n_has_every_metric_the_command_line_printed",)),
     Mutant("readout-dp-reference-drawn-flat", PLOTS, "tradeoff_chart", "len(r) > 1", "False",
            (f"{READOUT_T}test_a_dp_reference_is_drawn_against_epsilon_and_an_exact_one_as_a_line",)),

@@ -15,7 +15,7 @@ from typing import Sequence
 
 from dpfed_core import __version__
 from dpfed_core.evaluation.verdicts import (VERDICT_BASELINES, crossing_epsilon, crossing_lines, entity_verdict,
-                                            unproved_sweep_text, verdict_sentence)
+                                            metric_at, unproved_sweep_text, verdict_sentence)
 from dpfed_core.privacy.noise import PRODUCTION_SAMPLER_LABEL, SIMULATION_LABEL
 from dpfed_core.privacy.statement import FLOAT_SAMPLER_NOTE, GUARANTEE_NAME, trust_model_text
 from dpfed_core.reporting.report_figures import _layout, _method_color, audit_epsilon_figure, audit_roc_figure
@@ -56,12 +56,7 @@ METRIC_LABELS = {
 def metric_label(metric: str) -> str:
     """A metric's header in the report: its label, a ranking metric at the run's own N (``--top-n``)
     included ("precision@5 (↑)"); an unknown name as it is."""
-    if metric in METRIC_LABELS:
-        return METRIC_LABELS[metric]
-    base, sep, n = metric.rpartition("_at_")
-    if sep and n.isdigit() and f"{base}_at_10" in METRIC_LABELS:
-        return METRIC_LABELS[f"{base}_at_10"].replace("@10", f"@{n}")
-    return metric
+    return metric_at(metric, METRIC_LABELS)
 
 
 def run_metrics(run: dict) -> list[str]:
