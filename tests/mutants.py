@@ -4653,13 +4653,13 @@ MUTANTS = (
            ("tests/test_odometer.py::test_runs_left_is_the_number_of_further_releases_the_cap_then_accepts",)),
     # the site's own check of SecAgg+'s unmasking
     Mutant("site-unmask-reveals-both-shares-of-a-node", SITE, "check_unmask", "set(live) & set(gone)", "set()",
-           (f"tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"
+           ("tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"
             "of_its_noise",)),
     Mutant("site-unmask-beyond-its-tolerated-dropouts", SITE, "check_unmask", "len(gone) > allowed", "False",
-           (f"tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"
+           ("tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"
             "of_its_noise",)),
     Mutant("node-unmask-unchecked", CLIENT, "site_policy_mod", "configs.get(Key.STAGE) == Stage.UNMASK", "False",
-           (f"tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"
+           ("tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_unmasks_a_sum_short_"
             "of_its_noise",)),
     # what a user reads of a bound or a count
     Mutant("intake-assumed-bound-said-declared", LT, "_build", "value_max is not None", "True",
@@ -6058,6 +6058,9 @@ MUTANTS = (
     Mutant("ridge-dp-als-users-by-a-plain-inverse", "dpfed_core/federation/dp_als.py", "_user_factors",
            "ridge_inverse(V.T @ V + lam * np.eye(r))", "np.linalg.inv(V.T @ V + lam * np.eye(r))",
            ("tests/test_ridge.py::test_dp_als_site_users_without_ridge_are_their_minimum_norm_directions",)),
+    Mutant("ridge-dp-als-item-solve-by-a-plain-solve", "dpfed_core/federation/dp_als.py", "_item_solve",
+           "ridge_solve(G + ridge * np.eye(G.shape[-1]), B)", "np.linalg.solve(G + ridge * np.eye(G.shape[-1]), B)",
+           ("tests/test_ridge.py::test_dp_als_in_its_non_private_limit_without_ridge_is_evaluated",)),
     Mutant("ridge-dp-als-observed-users-by-a-plain-solve", "dpfed_core/federation/dp_als.py", "_observed_statistics",
            "ridge_solve(A, np.asarray(x @ V)[:, :, None])", "np.linalg.solve(A, np.asarray(x @ V)[:, :, None])",
            (RIDGE_RUNS,)),

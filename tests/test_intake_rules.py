@@ -631,7 +631,7 @@ def test_the_encoding_is_decided_on_the_whole_file_not_on_its_first_block(tmp_pa
     from dpfed_core.data.tables import read_table
 
     pad = "x" * 90
-    head = f"user,item,site\nu1,caf\xe9,A\n".encode("latin-1")
+    head = "user,item,site\nu1,caf\xe9,A\n".encode("latin-1")
     body = "".join(f"u{k},i{k % 50}{pad},A\n" for k in range(50_000)).encode()  # ~5 MB of ASCII
     path = tmp_path / "t.csv"
     path.write_bytes(head + body + "u9,Zürich,B\n".encode("utf-8"))

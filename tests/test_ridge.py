@@ -91,3 +91,11 @@ def test_dp_als_site_users_without_ridge_are_their_minimum_norm_directions():
     norms = np.linalg.norm(want, axis=1, keepdims=True)
     np.testing.assert_allclose(U, np.where(norms > 1e-12, want / np.maximum(norms, 1e-300), 0.0), atol=1e-10)
     assert np.all(U[:, 1] == 0.0)
+
+
+@pytest.mark.parametrize("mode", ["observed", "zero"])
+def test_dp_als_in_its_non_private_limit_without_ridge_is_evaluated(mode):
+    ds = _with_an_item_nobody_holds()
+    doc, res = run_method(ds, RunConfig(method="dp-als", lam=0.0, mode=mode, epsilon=float("inf"), rank=4, seed=0))
+    assert np.isfinite(res.U).all() and np.isfinite(res.V).all()
+    assert 0 <= doc["overall"]["mar"] <= 1

@@ -157,7 +157,7 @@ def _item_solve(G: np.ndarray, B: np.ndarray, ridge: float) -> np.ndarray:
     the PSD cone: the server's item solve (post-processing of the sums)."""
     w, Q = np.linalg.eigh(G)
     G = (Q * np.maximum(w, 0.0)[..., None, :]) @ np.swapaxes(Q, -1, -2)
-    return np.maximum(np.linalg.solve(G + ridge * np.eye(G.shape[-1]), B), 0.0)
+    return np.maximum(ridge_solve(G + ridge * np.eye(G.shape[-1]), B), 0.0)
 
 
 @register_summable_method("dp-als")
