@@ -54,6 +54,13 @@ if _problems:
     st.error(" ".join(_problems) + " Set it on the Federate page; the sweep runs with its settings.",
              icon=":material/error:")
     st.stop()
+from dpfed_core.evaluation.service import check_run  # noqa: E402
+
+try:  # the sweep's own rules (each reference's, a method's on δ), as the button would meet them: said before it
+    check_run(ds, config, [r for r in refs if r != method], "references")
+except DpfedError as exc:
+    ui.show_error(exc)
+    st.stop()
 
 key = (dash.dataset_fingerprint(ds), dash.config_key(config), tuple(grid), tuple(seeds), tuple(refs))
 have = st.session_state.get(ui.SWEEP)

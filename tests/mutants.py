@@ -153,6 +153,8 @@ PAGE_CHARGE = ("tests/test_dashboard_pages.py::test_a_federate_run_is_charged_to
 TRADE_PAGE = "pages/5_Trade-off.py"
 TRADE_VERDICT = ("tests/test_dashboard_pages.py::test_the_tradeoff_verdict_is_stated_at_epsilon_one_of_the_grid_and_a_"
                  "changed_grid_is_said")
+TRADE_REFUSED = ("tests/test_page_controls.py::test_the_tradeoff_page_refuses_a_reference_the_sweep_would_refuse_"
+                 "before_its_button")
 HIST_PAGE = "pages/8_History.py"
 AUDPAGE = "pages/7_Privacy_audit.py"
 AUDPT = "tests/test_page_audit.py"
@@ -6421,7 +6423,11 @@ MUTANTS = (
            ("tests/test_page_controls.py::test_the_progress_bar_places_each_phase_and_waits_to_extrapolate",)),
     Mutant("pageread-job-time-left-from-the-first-event", UI_JOBS, "Job.seconds_left", "self.fraction < 0.02",
            "self.fraction <= 0",
-           ("tests/test_page_controls.py::test_the_progress_bar_places_each_phase_and_waits_to_extrapolate",)),
+           ("tests/test_page_controls.py::test_the_progress_bar_places_each_phase_and_waits_to_extrapolate",)),    Mutant("tradeoff-page-sweep-rules-checked-after-run", TRADE_PAGE, MODULE,
+           "check_run(ds, config, [r for r in refs if r != method], 'references')", "None",
+           (TRADE_REFUSED,)),
+    Mutant("tradeoff-page-references-left-out-of-the-check", TRADE_PAGE, MODULE,
+           "[r for r in refs if r != method]", "[]", (TRADE_REFUSED,)),
 )
 
 

@@ -158,3 +158,26 @@ def test_the_progress_bar_places_each_phase_and_waits_to_extrapolate():
     assert job.seconds_left() is None
     job.fraction = 0.25
     assert job.seconds_left() == pytest.approx(30.0)
+
+
+def test_the_tradeoff_page_refuses_a_reference_the_sweep_would_refuse_before_its_button():
+    """A reference method whose own rule the settings break (friedman-pals' output perturbation needs λ > 0)
+    is said on the page, naming the control that fixes it, and the sweep's button is not offered; the same
+    settings without that reference get their button."""
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.evaluation.service import check_run
+
+    clinic = load_data(dash.DEFAULT_SAMPLE)
+    at = app("pages/2_Federate.py").run()
+    at.session_state["run_config"] = dash.default_config(clinic).replace(lam=0.0)
+    at.switch_page("pages/5_Trade-off.py").run()
+    at.multiselect(key="sweep_refs").set_value(["local", "friedman-pals"]).run()
+    assert_clean(at)
+    with pytest.raises(DpfedError) as refused:
+        check_run(clinic, at.session_state["run_config"], ["local", "friedman-pals"], "references")
+    shown = " ".join(e.value for e in at.error)
+    assert shown == dash.friendly_message(refused.value) and "“λ \\(ridge\\)” on the Federate page" in shown
+    assert not [b for b in at.button if b.key == "sweep_run"]
+    at.multiselect(key="sweep_refs").set_value(["local"]).run()
+    assert_clean(at)
+    assert not at.error and [b for b in at.button if b.key == "sweep_run"]

@@ -166,6 +166,7 @@ CONTROL_NAMES = {
     "metric": "“Headline metric” on the Trade-off page",
     "epsilons": "“ε grid” on the Trade-off page",
     "seeds": "“Seeds” on the Trade-off page",
+    "references": "“Reference lines” on the Trade-off page",
     "delta": "“δ” on the Federate page",
     "k": "“k (prototypes per entity)” on the Federate page",
     "rank": "“rank ℓ” on the Federate page",
