@@ -155,6 +155,7 @@ TRADE_VERDICT = ("tests/test_dashboard_pages.py::test_the_tradeoff_verdict_is_st
                  "changed_grid_is_said")
 TRADE_REFUSED = ("tests/test_page_controls.py::test_the_tradeoff_page_refuses_a_reference_the_sweep_would_refuse_"
                  "before_its_button")
+AUDIT_POWER_REFUSED = "tests/test_audit.py::test_a_power_check_that_does_not_shrink_the_noise_is_refused_before_the_audit"
 HIST_PAGE = "pages/8_History.py"
 AUDPAGE = "pages/7_Privacy_audit.py"
 AUDPT = "tests/test_page_audit.py"
@@ -6427,7 +6428,11 @@ MUTANTS = (
            "check_run(ds, config, [r for r in refs if r != method], 'references')", "None",
            (TRADE_REFUSED,)),
     Mutant("tradeoff-page-references-left-out-of-the-check", TRADE_PAGE, MODULE,
-           "[r for r in refs if r != method]", "[]", (TRADE_REFUSED,)),
+           "[r for r in refs if r != method]", "[]", (TRADE_REFUSED,)),    Mutant("audit-power-factor-unchecked", MEMB, "run_audit",
+           "power_factor is not None and (not (math.isfinite(float(power_factor)) and float(power_factor) > 1))",
+           "False", (AUDIT_POWER_REFUSED,)),
+    Mutant("audit-power-factor-of-one-accepted", MEMB, "run_audit", "float(power_factor) > 1",
+           "float(power_factor) >= 1", (AUDIT_POWER_REFUSED,)),
 )
 
 

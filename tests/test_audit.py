@@ -734,9 +734,43 @@ def test_fewer_than_four_runs_per_class_are_refused_by_every_entry_of_the_audit(
     empty = [sp.csr_matrix((0, Xh.shape[1])) for _ in range(3)]
     method = aud._audit_method("dp-popularity", 4, 5.0, 1.0, 1e-6, {})
     stgt = audit_targets.make_targets(Xh, ["synthetic"], 5.0, 4)[0]
-    with pytest.raises(ConfigError, match="at least 4 runs per class, got 3"):
+    with pytest.raises(ConfigError, match="at least 4 runs per class, got 3") as refused:
         aud.audit_summable_target(Xh, empty, 1, stgt, method, 3, np.random.SeedSequence(0))
+    assert refused.value.param == "runs"
     assert aud.audit_summable_target(Xh, empty, 1, stgt, method, 4, np.random.SeedSequence(0))["runs"] == 4
+
+
+def test_a_direct_call_with_an_unknown_attack_or_too_few_runs_names_the_option_that_fixes_it(tiny_fed):
+    """The per-target audits are reached by library calls too: their refusals carry the option's name, so
+    the CLI's and the page's renderers name the flag (``--runs``, ``--attacks``), not only the sentence."""
+    X = _entity(20, 8, 2)
+    tgt = audit_targets.make_targets(X, ["synthetic"], 5.0, 4)[0]
+    for call, param in ((lambda: aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=0), 3,
+                                                  np.random.SeedSequence(0)), "runs"),
+                        (lambda: aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=0), 4,
+                                                  np.random.SeedSequence(0), attacks=("bogus",)), "attacks")):
+        with pytest.raises(ConfigError) as refused:
+            call()
+        assert refused.value.param == param
+    sl = tiny_fed.entity_slices()
+    Xh = sp.csr_matrix(tiny_fed.X[sl[1]], dtype=float)
+    empty = [sp.csr_matrix((0, Xh.shape[1])) for _ in range(3)]
+    method = aud._audit_method("dp-popularity", 4, 5.0, 1.0, 1e-6, {})
+    stgt = audit_targets.make_targets(Xh, ["synthetic"], 5.0, 4)[0]
+    with pytest.raises(ConfigError, match="unknown attack 'bogus'") as refused:
+        aud.audit_summable_target(Xh, empty, 1, stgt, method, 4, np.random.SeedSequence(0), attacks=("bogus",))
+    assert refused.value.param == "attacks"
+
+
+@pytest.mark.parametrize("factor", [1.0, 0.5, 0.0, -3.0, float("inf"), float("nan")])
+def test_a_power_check_that_does_not_shrink_the_noise_is_refused_before_the_audit(small_ds, factor):
+    """A power check reruns the harness with the noise divided by the factor; a factor ≤ 1 (or not finite)
+    shrinks nothing, so its "passed" would say the harness could see a broken mechanism it could not: refused
+    by the library call as by ``--power-check``, naming the option, before any run."""
+    with pytest.raises(ConfigError, match="power_factor is the factor the noise is shrunk by") as refused:
+        aud.run_audit(small_ds, "b", methods=("dp-popularity",), epsilons=(1.0,), targets=("synthetic",),
+                      runs=4, power_factor=factor)
+    assert refused.value.param == "power_factor"
 
 
 @pytest.mark.parametrize("confidence", [0.0, 1.0, -0.5, 1.5])

@@ -292,11 +292,11 @@ def audit_target(X: sp.csr_matrix, target: AuditTarget, method: PrototypeMethod,
     attack ``auc``, ``tpr_at_fpr`` ({"0.01": …}), ``epsilon_lb`` and its details, ``roc``.
     """
     if runs < 4:
-        raise ConfigError(f"an audit needs at least 4 runs per class, got {runs}")
+        raise ConfigError(f"an audit needs at least 4 runs per class, got {runs}", param="runs")
     attacks = list(dict.fromkeys([*attacks, *(["v-residual"] if with_v else [])]))
     for a in attacks:
         if a not in ATTACK_LABELS:
-            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}")
+            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}", param="attacks")
     progress = progress or _noop
     D0, D1 = neighbouring_pair(X, target)
     if getattr(method, "name", "") in _DENSE_OK and D1.shape[0] * D1.shape[1] <= _DENSE_CELLS:
@@ -452,6 +452,10 @@ def run_audit(
     check_audit_options(methods, epsilons, delta=delta, k=k, prototype_params=prototype_params, targets=targets,
                         runs=runs, attacks=attacks, confidence=confidence, aggregation=aggregation,
                         max_dropouts=max_dropouts, others=others)
+    if power_factor is not None and not (math.isfinite(float(power_factor)) and float(power_factor) > 1):
+        # a factor ≤ 1 does not shrink the noise: its "power check" could not see a broken mechanism
+        raise ConfigError(f"power_factor is the factor the noise is shrunk by, a finite number > 1 such as 50; "
+                          f"got {power_factor!r}", param="power_factor")
     registry = auditable_methods()
     h = dataset.entity_index(entity)
     name = dataset.entity_names[h]
@@ -712,11 +716,11 @@ def audit_summable_target(X_h: sp.csr_matrix, others: Sequence[sp.csr_matrix], p
     from dpfed_core.federation.summable_protocol import run_stages
 
     if runs < 4:
-        raise ConfigError(f"an audit needs at least 4 runs per class, got {runs}")
+        raise ConfigError(f"an audit needs at least 4 runs per class, got {runs}", param="runs")
     wanted = []
     for a in attacks:
         if a not in ATTACK_LABELS and a not in SUMMABLE_ATTACKS:
-            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}")
+            raise ConfigError(f"unknown attack {a!r}; choose from {', '.join(ATTACK_LABELS)}", param="attacks")
         if a in SUMMABLE_ATTACKS:  # v-residual needs prototypes: not applicable to a summable release
             wanted.append(SUMMABLE_ATTACKS[a])
     attacks = list(dict.fromkeys(wanted)) or ["projection"]

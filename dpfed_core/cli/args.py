@@ -59,7 +59,7 @@ CLI_NAMES = {
     "encoding": "--encoding", "no_header": "--no-header", "store": "--store", "max_dropouts": "--max-dropouts", "aggregation": "--aggregation",
     "max_iter": "--max-iter", "test_fraction": "--test-fraction", "n_hidden": "--n-hidden",
     "runs": "--runs", "targets": "--targets", "attacks": "--attacks", "confidence": "--confidence",
-    "round_timeout": "--round-timeout",
+    "round_timeout": "--round-timeout", "power_factor": "--power-check",
     "others": "--others", "sweep": "--sweep", "audit": "--audit",
 }
 
