@@ -156,6 +156,8 @@ TRADE_VERDICT = ("tests/test_dashboard_pages.py::test_the_tradeoff_verdict_is_st
 TRADE_REFUSED = ("tests/test_page_controls.py::test_the_tradeoff_page_refuses_a_reference_the_sweep_would_refuse_"
                  "before_its_button")
 AUDIT_POWER_REFUSED = "tests/test_audit.py::test_a_power_check_that_does_not_shrink_the_noise_is_refused_before_the_audit"
+PLANNER_SEEDS = ("tests/test_planner.py::test_the_users_planner_refuses_fewer_than_two_seeds_rather_than_state_a_spread_"
+                 "of_zero")
 HIST_PAGE = "pages/8_History.py"
 AUDPAGE = "pages/7_Privacy_audit.py"
 AUDPT = "tests/test_page_audit.py"
@@ -6432,7 +6434,10 @@ MUTANTS = (
            "power_factor is not None and (not (math.isfinite(float(power_factor)) and float(power_factor) > 1))",
            "False", (AUDIT_POWER_REFUSED,)),
     Mutant("audit-power-factor-of-one-accepted", MEMB, "run_audit", "float(power_factor) > 1",
-           "float(power_factor) >= 1", (AUDIT_POWER_REFUSED,)),
+           "float(power_factor) >= 1", (AUDIT_POWER_REFUSED,)),    Mutant("planner-one-seed-accepted", PLANNER, "users_needed", "len(set(seeds)) < 2", "False",
+           (PLANNER_SEEDS,)),
+    Mutant("planner-repeated-seed-counted-twice", PLANNER, "users_needed", "len(set(seeds)) < 2",
+           "len(seeds) < 2", (PLANNER_SEEDS,)),
 )
 
 

@@ -129,3 +129,16 @@ def test_no_finite_epsilon_within_the_target_plans_none_not_infinity():
     assert plan["epsilon"] == 10.0 and plan["any"]
     plan = planner.epsilon_for_utility(_doc({1.0: 0.30, 10.0: 0.205, math.inf: 0.3}, central=0.2), "mar", 0.05)
     assert plan["epsilon"] is None and plan["any"]
+
+
+@pytest.mark.parametrize("seeds", [(0,), (3, 3), ()])
+def test_the_users_planner_refuses_fewer_than_two_seeds_rather_than_state_a_spread_of_zero(monkeypatch, seeds):
+    """Its size is where the advantage minus its sd over seeds crosses zero: one seed (or one seed twice) has no
+    spread, and an sd of 0 would state a size the noise was never measured against. Refused before any run."""
+    from dpfed_core.errors import ConfigError
+
+    monkeypatch.setattr(planner, "run_method", lambda *a, **k: pytest.fail("ran before its seeds were checked"))
+    with pytest.raises(ConfigError, match="at least two different seeds") as refused:
+        planner.users_needed(RunConfig(method="dp-popularity", epsilon=1.0), n_entities=3, n_items=30,
+                             value_max=5.0, users_grid=(20,), seeds=seeds)
+    assert refused.value.param == "seeds"

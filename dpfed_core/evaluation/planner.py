@@ -64,6 +64,13 @@ def users_needed(config: RunConfig, *, n_entities: int, n_items: int, value_max:
 
     progress = progress or (lambda *a, **k: None)
     seeds = list(seeds)
+    if len(set(seeds)) < 2:
+        # the answer is where advantage − sd crosses zero: one seed has no spread, and a spread of 0
+        # would state a size the noise has not been measured against
+        from dpfed_core.errors import ConfigError
+
+        raise ConfigError(f"the users planner needs at least two different seeds (it subtracts the advantage's "
+                          f"spread over seeds), got {seeds}", param="seeds")
     grid = [int(u) for u in users_grid]
     density = min(0.9, max(1e-4, float(interactions_per_user) / max(int(n_items), 1)))
     points, done, total = [], 0, len(grid) * len(seeds) * 2
