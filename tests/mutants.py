@@ -873,6 +873,13 @@ ODOSITE_ENTRIES_SQL = ("f\"SELECT c.entity AS entity, c.epsilon AS eps, c.delta 
                        "WHERE r.dataset_key IN ({', '.join('?' * len(keys))}) AND r.simulation = 0 AND "
                        "r.status != 'withdrawn'\"")
 
+#: runs left's query of the last operation's charges, and the same over every account the operation charged
+ODOSITE_OP_ROWS_SQL = ("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, c.gaussian AS gauss, "
+                       "r.batch AS batch FROM charges c JOIN releases r ON r.id = c.release_id WHERE r.operation = ? "
+                       "AND r.simulation = 0 AND r.status != 'withdrawn'")
+ODOSITE_OP_ROWS = ("con.execute(f\"" + ODOSITE_OP_ROWS_SQL + " AND r.dataset_key IN ({', '.join('?' * len(keys))})\", "
+                   "(last['operation'], *keys))")
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -6539,6 +6546,10 @@ MUTANTS = (
            (f"{ODOT}::test_a_run_and_its_comparison_are_checked_as_they_will_be_charged_not_as_a_batch",)),
     Mutant("odosite-delta-refusal-names-epsilon", ODO, "BudgetOdometer._check", "'delta'", "'epsilon'",
            ("tests/test_budget_delta_refusal.py::test_refusal_for_delta_names_delta_not_a_finite_basic_epsilon",)),
+    Mutant("odosite-runs-left-counts-the-other-accounts-charges", ODO, "BudgetOdometer.runs_left", ODOSITE_OP_ROWS,
+           "con.execute(\"" + ODOSITE_OP_ROWS_SQL + "\", (last['operation'],))",
+           (f"{FPT}::test_runs_left_of_an_account_counts_its_own_charges_of_a_padded_tables_run_not_the_other_"
+            "accounts",)),
 )
 
 
