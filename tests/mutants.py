@@ -6550,6 +6550,9 @@ MUTANTS = (
            "con.execute(\"" + ODOSITE_OP_ROWS_SQL + "\", (last['operation'],))",
            (f"{FPT}::test_runs_left_of_an_account_counts_its_own_charges_of_a_padded_tables_run_not_the_other_"
             "accounts",)),
+    Mutant("odosite-refused-audit-registers-its-data", "dpfed_core/cli/budget_cmd.py", "open_store",
+           "dataset_key(dataset)", "odometer.register(dataset, dataset_key(dataset))",
+           (f"{ODOT}::test_a_refused_audit_of_a_view_the_store_does_not_know_leaves_no_row",)),
 )
 
 
