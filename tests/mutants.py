@@ -855,6 +855,36 @@ RIDGE_SOLVE = ("tests/test_ridge.py::test_a_regular_system_is_numpys_solve_to_th
                "norm_solution")
 RIDGE_REFUSED = "tests/test_ridge.py::test_output_perturbation_without_ridge_is_refused_before_the_run_naming_lambda"
 
+ODOSITE_T = "tests/test_budget_charges.py"
+ODOSITE_CAP_AT_SPEND = (f"{ODOSITE_T}::test_a_cap_equal_to_what_is_spent_is_accepted_and_one_below_names_the_most_"
+                        "spent_entity")
+ODOSITE_CAP_REMOVED = (f"{ODOSITE_T}::test_removing_a_cap_is_a_raise_refused_without_confirmation_naming_that_flag_"
+                       "and_logged")
+ODOSITE_NON_PRIVATE = (f"{ODOSITE_T}::test_a_non_private_release_is_free_to_make_without_a_cap_refused_under_one_and_"
+                       "recorded_when_allowed")
+ODOSITE_EPS_DELTA = f"{ODOSITE_T}::test_a_release_is_charged_its_epsilon_as_epsilon_and_its_delta_as_delta"
+ODOSITE_CENTRAL = (f"{ODOSITE_T}::test_a_central_rating_level_method_is_charged_as_non_private_at_the_epsilon_it_"
+                   "was_asked")
+ODOSITE_WITHDRAWN = f"{ODOSITE_T}::test_a_withdrawn_release_spends_nothing_and_is_listed_uncharged"
+ODOSITE_CHARGE_ONCE = (f"{ODOSITE_T}::test_a_run_through_charge_is_charged_once_released_kept_when_it_drew_and_given_"
+                       "back_when_it_did_not")
+ODOSITE_CAP_DELTA = f"{ODOSITE_T}::test_releases_are_composed_and_checked_at_the_caps_delta_not_a_reference_one"
+ODOSITE_DRY_RUN = f"{ODOSITE_T}::test_a_dry_run_states_the_increase_and_the_epsilon_left_after_earlier_releases"
+ODOSITE_REEXPORT = (f"{ODOSITE_T}::test_a_cap_set_through_a_relabelled_reexport_is_the_peoples_and_binds_every_view_"
+                    "of_them")
+#: the query of an account's charges (one f-string: a pattern names it whole)
+ODOSITE_ENTRIES_SQL = ("f\"SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, "
+                       "c.gaussian AS gauss, r.batch AS batch FROM charges c JOIN releases r ON r.id = c.release_id "
+                       "WHERE r.dataset_key IN ({', '.join('?' * len(keys))}) AND r.simulation = 0 AND "
+                       "r.status != 'withdrawn'\"")
+
+#: runs left's query of the last operation's charges, and the same over every account the operation charged
+ODOSITE_OP_ROWS_SQL = ("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, c.gaussian AS gauss, "
+                       "r.batch AS batch FROM charges c JOIN releases r ON r.id = c.release_id WHERE r.operation = ? "
+                       "AND r.simulation = 0 AND r.status != 'withdrawn'")
+ODOSITE_OP_ROWS = ("con.execute(f\"" + ODOSITE_OP_ROWS_SQL + " AND r.dataset_key IN ({', '.join('?' * len(keys))})\", "
+                   "(last['operation'], *keys))")
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -6426,15 +6456,119 @@ MUTANTS = (
            ("tests/test_page_controls.py::test_the_progress_bar_places_each_phase_and_waits_to_extrapolate",)),
     Mutant("pageread-job-time-left-from-the-first-event", UI_JOBS, "Job.seconds_left", "self.fraction < 0.02",
            "self.fraction <= 0",
-           ("tests/test_page_controls.py::test_the_progress_bar_places_each_phase_and_waits_to_extrapolate",)),    Mutant("tradeoff-page-sweep-rules-checked-after-run", TRADE_PAGE, MODULE,
+           ("tests/test_page_controls.py::test_the_progress_bar_places_each_phase_and_waits_to_extrapolate",)),
+    # ---- the odometer: what is charged, to which account, against which cap, and what it states
+    Mutant("odosite-release-landing-on-the-cap-refused", ODO, "BudgetOdometer._check",
+           "after.epsilon > cap_e * (1 + CAP_REL_TOL)", "after.epsilon >= cap_e",
+           (f"{ODOSITE_T}::test_a_release_that_ends_exactly_on_the_cap_fits_in_the_dry_run_and_in_the_charge",)),
+    Mutant("odosite-dry-run-says-a-release-landing-on-the-cap-does-not-fit", ODO, "BudgetOdometer._preview_account",
+           "after_max <= cap_e * (1 + CAP_REL_TOL)", "after_max < cap_e",
+           (f"{ODOSITE_T}::test_a_release_that_ends_exactly_on_the_cap_fits_in_the_dry_run_and_in_the_charge",)),
+    Mutant("odosite-cap-equal-to-the-spend-refused", ODO, "BudgetOdometer.set_cap",
+           "b.spent_epsilon > epsilon * (1 + CAP_REL_TOL)", "b.spent_epsilon >= epsilon",
+           (ODOSITE_CAP_AT_SPEND,)),
+    Mutant("odosite-cap-refusal-names-the-least-spent-entity", ODO, "BudgetOdometer.set_cap",
+           "max(over, key=lambda b: b.spent_epsilon)", "min(over, key=lambda b: b.spent_epsilon)",
+           (ODOSITE_CAP_AT_SPEND,)),
+    Mutant("odosite-cap-removed-without-confirmation", ODO, "BudgetOdometer.set_cap",
+           "epsilon > old_e * (1 + CAP_REL_TOL)", "math.isfinite(epsilon) and epsilon > old_e * (1 + CAP_REL_TOL)",
+           (ODOSITE_CAP_REMOVED,)),
+    Mutant("odosite-raise-refusal-names-the-epsilon-flag", ODO, "BudgetOdometer.set_cap",
+           "'confirm_raise'", "'epsilon'", (ODOSITE_CAP_REMOVED,)),
+    Mutant("odosite-cap-removal-logged-as-not-raised", ODO, "BudgetOdometer.set_cap",
+           "int(raised)", "int(raised and math.isfinite(epsilon))", (ODOSITE_CAP_REMOVED,)),
+    Mutant("odosite-non-private-refusal-names-the-cap-control", ODO, "BudgetOdometer._check",
+           "'allow_non_private'", "'cap'", (ODOSITE_NON_PRIVATE,)),
+    Mutant("odosite-non-private-audit-escapes-the-cap", ODO, "BudgetOdometer._check",
+           "[p for p in plans if p.non_private]", "[p for p in plans if p.non_private and p.kind != 'audit']",
+           (ODOSITE_NON_PRIVATE,)),
+    Mutant("odosite-non-private-refused-without-a-cap", ODO, "BudgetOdometer.reserve",
+           "math.isfinite(o_e)", "o_e is not None", (ODOSITE_NON_PRIVATE,)),
+    Mutant("odosite-allowed-non-private-release-leaves-no-charge", ODO, "BudgetOdometer.reserve",
+           "not p.simulation", "not p.simulation and not p.non_private", nth=2, tests=(ODOSITE_NON_PRIVATE,)),
+    Mutant("odosite-charge-stores-delta-as-epsilon", ODO, "BudgetOdometer.reserve",
+           "{e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()}",
+           "{e: (c[1], c[0], p.rho, p.gaussian) for e, c in p.charges.items()}", (ODOSITE_EPS_DELTA,)),
+    Mutant("odosite-cap-check-reads-delta-as-epsilon", ODO, "BudgetOdometer._plan_entries",
+           "ReleaseCharge(eps, dlt, rho, bool(gauss), batch_id if p.batch else None)",
+           "ReleaseCharge(dlt, eps, rho, bool(gauss), batch_id if p.batch else None)", (ODOSITE_EPS_DELTA,)),
+    Mutant("odosite-balance-states-delta-as-spent-epsilon", ODO, "BudgetOdometer._balance",
+           "EntityBalance(e, c.epsilon)", "c.basic_delta", arg=1, tests=(ODOSITE_EPS_DELTA,)),
+    Mutant("odosite-rating-level-dp-charged-as-user-level", "dpfed_core/privacy/model.py", "PrivacyModel.user_level",
+           "self is PrivacyModel.FEDERATED_USER_DP",
+           "self in (PrivacyModel.FEDERATED_USER_DP, PrivacyModel.CENTRAL_RATING_DP)", (ODOSITE_CENTRAL,)),
+    Mutant("odosite-rating-level-dp-takes-no-epsilon", "dpfed_core/privacy/model.py", "PrivacyModel.uses_budget",
+           "(PrivacyModel.FEDERATED_USER_DP, PrivacyModel.CENTRAL_RATING_DP)", "(PrivacyModel.FEDERATED_USER_DP,)",
+           (ODOSITE_CENTRAL,)),
+    Mutant("odosite-withdrawn-release-still-spends", ODO, "BudgetOdometer._entries",
+           ODOSITE_ENTRIES_SQL, ODOSITE_ENTRIES_SQL.replace(" AND r.status != 'withdrawn'", ""),
+           (ODOSITE_WITHDRAWN,)),
+    Mutant("odosite-withdrawn-release-listed-as-charged", ODO, "BudgetOdometer.releases",
+           "not d['simulation'] and d['n_entities_charged'] > 0 and d['status'] != 'withdrawn'",
+           "not d['simulation'] and d['n_entities_charged'] > 0", (ODOSITE_WITHDRAWN,)),
+    Mutant("odosite-successful-run-left-reserved", ODO, "BudgetOdometer.charge", "res.close()", "None", nth=0,
+           tests=(ODOSITE_CHARGE_ONCE,)),
+    Mutant("odosite-runner-drawn-rows-overridden-by-local-count", ODO, "BudgetOdometer.charge",
+           "rows is None and drawn is not None", "drawn is not None", (ODOSITE_CHARGE_ONCE,)),
+    Mutant("odosite-check-composes-at-the-reference-delta", ODO, "BudgetOdometer._check",
+           "cap_d if cap_d > 0 else REFERENCE_DELTA", "REFERENCE_DELTA", (ODOSITE_CAP_DELTA,)),
+    Mutant("odosite-balance-composed-at-the-reference-delta", ODO, "BudgetOdometer._balance",
+           "cap_d if math.isfinite(cap_e) and cap_d > 0 else REFERENCE_DELTA", "REFERENCE_DELTA",
+           (ODOSITE_CAP_DELTA,)),
+    Mutant("odosite-dry-run-spend-is-the-total-not-the-increase", ODO, "BudgetOdometer._preview_account",
+           "spend, acct = (after.epsilon - before.epsilon, after.accountant)",
+           "spend, acct = (after.epsilon, after.accountant)", (ODOSITE_DRY_RUN,)),
+    Mutant("odosite-dry-run-left-ignores-earlier-releases", ODO, "BudgetOdometer._preview_account",
+           "min(left_min, max(cap_e - before.epsilon, 0.0))", "min(left_min, cap_e)", (ODOSITE_DRY_RUN,)),
+    Mutant("odosite-dry-run-binding-left-ignores-earlier-releases", ODO, "BudgetOdometer._preview_account",
+           "max(cap_e - before.epsilon, 0.0) if math.isfinite(cap_e) else math.inf",
+           "cap_e if math.isfinite(cap_e) else math.inf", (ODOSITE_DRY_RUN,)),
+    Mutant("odosite-refusal-swaps-the-spend-before-and-after", ODO, "_over_lines",
+           "f'{who}: spent ε = {_spent(b)}, this would bring it to ε = {_spent(a)}'",
+           "f'{who}: spent ε = {_spent(a)}, this would bring it to ε = {_spent(b)}'",
+           (f"{ODOSITE_T}::test_a_refusal_states_the_spend_before_and_after_the_release",)),
+    Mutant("odosite-runs-left-one-too-many", ODO, "BudgetOdometer.runs_left",
+           "min(lo, limit)", "min(lo + 1, limit)",
+           (f"{ODOSITE_T}::test_runs_left_counts_the_releases_that_still_fit",)),
+    Mutant("odosite-cap-set-through-a-reexport-lands-on-the-reexport", ODO, "BudgetOdometer.set_cap",
+           "(account, epsilon, delta, now_iso())", "(key, epsilon, delta, now_iso())", (ODOSITE_REEXPORT,)),
+    Mutant("odosite-cap-of-a-reexport-read-as-none", ODO, "BudgetOdometer.cap",
+           "self._identity(con, key).account", "key", (ODOSITE_REEXPORT,)),
+    Mutant("odosite-balance-of-a-reexport-shows-its-own-spend", ODO, "BudgetOdometer.balance",
+           "self._identity(con, key).account", "key", (ODOSITE_REEXPORT,)),
+    Mutant("odosite-reexport-checked-against-its-own-spend", ODO, "BudgetOdometer._check",
+           "self._entries(con, ident.account)", "self._entries(con, ident.key)", (ODOSITE_REEXPORT,)),
+    Mutant("odosite-reexport-checked-under-its-own-entity-names", ODO, "BudgetOdometer._check",
+           "self._plan_entries(plans, operation, ident.entity_map)", "self._plan_entries(plans, operation)",
+           (ODOSITE_REEXPORT,)),
+    Mutant("odosite-reexport-charged-under-its-own-entity-names", ODO, "BudgetOdometer.reserve",
+           "mapped_charge_rows(rid)", "None", arg=2, tests=(ODOSITE_REEXPORT,)),
+    Mutant("odosite-other-account-checked-against-this-accounts-cap", ODO, "BudgetOdometer.reserve",
+           "(cap_e, cap_d) if who_is is ident else self._cap(con, who_is.account)", "(cap_e, cap_d)",
+           (f"{FPT}::test_people_padded_with_others_are_checked_against_their_own_cap_and_charged_to_it",)),
+    Mutant("odosite-sweep-points-checked-one-by-one-not-as-a-batch", ODO, "BudgetOdometer._plan_entries",
+           "batch_id if p.batch else None", "None",
+           (f"{ODOT}::test_a_run_and_its_comparison_are_checked_as_they_will_be_charged_not_as_a_batch",)),
+    Mutant("odosite-delta-refusal-names-epsilon", ODO, "BudgetOdometer._check", "'delta'", "'epsilon'",
+           ("tests/test_budget_delta_refusal.py::test_refusal_for_delta_names_delta_not_a_finite_basic_epsilon",)),
+    Mutant("odosite-runs-left-counts-the-other-accounts-charges", ODO, "BudgetOdometer.runs_left", ODOSITE_OP_ROWS,
+           "con.execute(\"" + ODOSITE_OP_ROWS_SQL + "\", (last['operation'],))",
+           (f"{FPT}::test_runs_left_of_an_account_counts_its_own_charges_of_a_padded_tables_run_not_the_other_"
+            "accounts",)),
+    Mutant("odosite-refused-audit-registers-its-data", "dpfed_core/cli/budget_cmd.py", "open_store",
+           "dataset_key(dataset)", "odometer.register(dataset, dataset_key(dataset))",
+           (f"{ODOT}::test_a_refused_audit_of_a_view_the_store_does_not_know_leaves_no_row",)),
+    Mutant("tradeoff-page-sweep-rules-checked-after-run", TRADE_PAGE, MODULE,
            "check_run(ds, config, [r for r in refs if r != method], 'references')", "None",
            (TRADE_REFUSED,)),
     Mutant("tradeoff-page-references-left-out-of-the-check", TRADE_PAGE, MODULE,
-           "[r for r in refs if r != method]", "[]", (TRADE_REFUSED,)),    Mutant("audit-power-factor-unchecked", MEMB, "run_audit",
+           "[r for r in refs if r != method]", "[]", (TRADE_REFUSED,)),
+    Mutant("audit-power-factor-unchecked", MEMB, "run_audit",
            "power_factor is not None and (not (math.isfinite(float(power_factor)) and float(power_factor) > 1))",
            "False", (AUDIT_POWER_REFUSED,)),
     Mutant("audit-power-factor-of-one-accepted", MEMB, "run_audit", "float(power_factor) > 1",
-           "float(power_factor) >= 1", (AUDIT_POWER_REFUSED,)),    Mutant("planner-one-seed-accepted", PLANNER, "users_needed", "len(set(seeds)) < 2", "False",
+           "float(power_factor) >= 1", (AUDIT_POWER_REFUSED,)),
+    Mutant("planner-one-seed-accepted", PLANNER, "users_needed", "len(set(seeds)) < 2", "False",
            (PLANNER_SEEDS,)),
     Mutant("planner-repeated-seed-counted-twice", PLANNER, "users_needed", "len(set(seeds)) < 2",
            "len(seeds) < 2", (PLANNER_SEEDS,)),

@@ -725,6 +725,24 @@ def test_people_padded_with_others_are_checked_against_their_own_cap_and_charged
     assert len(odo.releases(padding)) == 2
 
 
+def test_runs_left_of_an_account_counts_its_own_charges_of_a_padded_tables_run_not_the_other_accounts(tmp_path):
+    """A padded table's run is charged to both accounts under one operation: the runs left of the capped
+    people repeat their own charge of it, never the padding account's beside it (entities of the same
+    names would count each run twice)."""
+    odo = BudgetOdometer(tmp_path / "s.sqlite3")
+    capped, padding = population(0), population(1, n=1200, base=10_000)
+    odo.set_cap(capped, 3.0, 1e-4)  # δ does not bind: six releases at 1e-6 each fit
+    odo.reserve(padding, [run_plan(padding, 0.5)]).close()
+    both = _padded(capped, padding)
+    odo.reserve(both, [run_plan(both, 0.5)]).close()
+    assert max(b.spent_epsilon for b in odo.balance(capped)) == pytest.approx(0.5)
+    assert odo.runs_left(capped)["n"] == 5
+    for _ in range(5):
+        odo.reserve(capped, [run_plan(capped, 0.5)]).close()
+    with pytest.raises(BudgetRefused):
+        odo.reserve(capped, [run_plan(capped, 0.5)])
+
+
 def test_a_stopped_sweep_gives_back_its_unstarted_points_in_every_account_charged(tmp_path):
     """Points a sweep never reached are given back in the padding's account and in the capped people's
     own, which was charged the same releases; a finished point stays charged in both."""

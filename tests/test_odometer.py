@@ -734,6 +734,19 @@ def test_cli_audit_is_charged_as_non_private_analysis_of_its_entity(tmp_path, ca
     assert RunHistory(store).list()[0]["kind"] == "audit"
 
 
+def test_a_refused_audit_of_a_view_the_store_does_not_know_leaves_no_row(tmp_path, capsys):
+    """Only a charge or a cap registers data: an audit refused on a capped account's people (another view
+    of them) leaves no name, no match and no entity map of it in the store, as a refused run leaves none."""
+    store = str(tmp_path / "audit.sqlite3")
+    _cli(capsys, "budget", "set-cap", "--data", "sample:clinic", "--store", store, "--epsilon", "5")
+    audit = ["audit", "--data", "sample:clinic", "--federation", "region", "--entity", "Midwest", "--methods",
+             "dp-gaussian", "--epsilons", "1", "--targets", "synthetic", "--runs", "8", "--attacks", "distance",
+             "--k", "3", "--store", store]
+    rc, _, err = _cli(capsys, *audit)
+    assert rc == 2 and "non-private" in err and "--allow-non-private" in err
+    assert [(d["name"], d["alias_of"]) for d in BudgetOdometer(store).datasets()] == [("sample: clinic", None)]
+
+
 def test_sweep_points_outside_the_plan_are_charged_after_the_fact(odo):
     """Safety net: if the sweep ran a point its plan did not list, the odometer records it anyway."""
     from dpfed_core.evaluation.budget import settle_sweep

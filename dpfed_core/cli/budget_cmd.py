@@ -130,7 +130,7 @@ def open_odometer(args):
 
 
 def open_store(args, dataset, plans=None):
-    """(odometer, history, dataset key) of the ``--store`` file, the dataset registered — or
+    """(odometer, history, dataset key) of the ``--store`` file — or
     (None, None, None) when every planned release is a simulation and no store was named (``--store``,
     ``$DPFED_STORE``): a simulation makes no privacy claim and never opens the home directory's store."""
     from dpfed_core.evaluation.budget import skip_store
@@ -141,8 +141,9 @@ def open_store(args, dataset, plans=None):
         return None, None, None
     odometer = open_odometer(args)
     note_site_store(odometer, dataset)
-    key = odometer.register(dataset, dataset_key(dataset))
-    return odometer, RunHistory(odometer.store), key
+    # registered by the charge itself, in its transaction: a refused release leaves no row (no name, no
+    # match, no entity map of a probe)
+    return odometer, RunHistory(odometer.store), dataset_key(dataset)
 
 
 def charge(odometer, dataset, plans, allow_non_private: bool, key):

@@ -621,11 +621,13 @@ class BudgetOdometer:
                 return None
             cap_e, cap_d = self._cap(con, ident.account)
             entries = self._entries(con, ident.account)
+            # this account's charges of the operation only: a padded table's run is charged to other
+            # accounts under the same operation, often to entities of the same names
             op_rows = con.execute("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, "
                                   "c.gaussian AS gauss, r.batch AS batch FROM charges c JOIN releases r ON "
                                   "r.id = c.release_id WHERE r.operation = ? AND r.simulation = 0 "
-                                  "AND r.status != 'withdrawn'",
-                                  (last["operation"],)).fetchall()
+                                  f"AND r.status != 'withdrawn' AND r.dataset_key IN ({', '.join('?' * len(keys))})",
+                                  (last["operation"], *keys)).fetchall()
         info = {"operation": last["operation"], "kind": last["kind"], "method": last["method"],
                 "epsilon": float(last["epsilon"]), "n": None}
         if not math.isfinite(cap_e):
