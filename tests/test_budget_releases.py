@@ -744,6 +744,13 @@ def test_a_compared_dp_method_needs_a_declared_federation_too(clinic):
     with pytest.raises(ConfigError, match="entity list is read from the private data") as e:
         check_run(undeclared, RunConfig(method="individual", epsilon=1.0), ["dp-gaussian"])
     assert e.value.param == "entities"
+    # a run that spends no ε (here at ε = ∞) compares a DP method at the default ε, where it is a DP release
+    from dpfed_core.evaluation.defaults import default_config
+
+    default = default_config(clinic, "dp-popularity").epsilon
+    with pytest.raises(ConfigError, match=rf"a DP run \(dp-popularity at ε = {default:g}\)") as e:
+        check_run(undeclared, RunConfig(method="popularity", epsilon=float("inf")), ["dp-popularity"])
+    assert e.value.param == "entities"
 
 
 def test_the_sweep_summary_compares_with_individual_beside_local_and_with_dp_popularity_as_its_baseline():

@@ -53,8 +53,10 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
 
     from dpfed_core.evaluation.defaults import compared_config
 
+    # each compared method's own configuration (its ε, its trust model), made once for every check below
+    compared = {m: compared_config(dataset, config, m) for m in dict.fromkeys(compare) if m != config.method}
     budgets: dict[tuple[float, float], list[str]] = {}
-    for c in [config, *(compared_config(dataset, config, m) for m in compare)]:
+    for c in [config, *(compared.get(m, config) for m in compare)]:
         budgets.setdefault((c.epsilon, c.delta), []).append(c.method)
     for (epsilon, delta), methods in budgets.items():
         check_gaussian_delta(methods, epsilon, delta)
@@ -90,9 +92,9 @@ def check_run(dataset: FederatedDataset, config: RunConfig, compare: Iterable[st
             raise ConfigError(f"parameters of {config.method} ({given}): an unusable value ({exc})",
                               param="prototype_params") from None
     for m in dict.fromkeys([config.method, *compare]):
-        check_declared_federation(dataset, config if m == config.method else compared_config(dataset, config, m))
-        if m != config.method and get_method(m).check is not None:
-            get_method(m).check(compared_config(dataset, config, m))
+        check_declared_federation(dataset, compared.get(m, config))
+        if m in compared and get_method(m).check is not None:
+            get_method(m).check(compared[m])
 
 
 def no_test_users_warning(dataset: FederatedDataset, config: RunConfig) -> str | None:
