@@ -400,6 +400,26 @@ def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns
             f"{_row_ref(label, df.index[0], from_text)} holds {', '.join(repr(n) for n in named)} where the rest of "
             f"{'its column holds' if len(named) == 1 else 'their columns hold'} numbers: the first line looks like a "
             "header, and this file was read without one: leave out --no-header.", param="no_header")
+    # ids that are words throughout: a header read as data is a row whose user, item and entity each
+    # appear in no other row — a user 'user' holding an item 'item', alone in an entity 'site'
+    first = [str(df[c].iloc[0]).strip() for c in dict.fromkeys(columns)]
+    if _numeric(pd.Series(first)).notna().any() or any(pd.isna(df[c].iloc[0]) for c in columns):
+        return
+    if all(_rows_of_first(df[c]) == 1 for c in dict.fromkeys(columns)):
+        raise DataError(
+            f"{_row_ref(label, df.index[0], from_text)} holds {', '.join(repr(n) for n in first)}, each in no other "
+            "row (a user with one item, alone in its entity): the first line looks like a header, and this file was "
+            "read without one: leave out --no-header.", param="no_header")
+
+
+def _rows_of_first(s: pd.Series) -> int:
+    """How many rows hold the first row's value (outer spaces aside), counted on a categorical's codes."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        text = pd.Series(s.cat.categories.astype(str)).str.strip().to_numpy()
+        codes = s.cat.codes.to_numpy()
+        same = np.flatnonzero(text == text[codes[0]])
+        return int(np.isin(codes, same).sum())
+    return int((s.astype(str).str.strip() == str(s.iloc[0]).strip()).sum())
 
 
 def _skip_repeated_headers(df: pd.DataFrame, label: str, from_text, columns: list[str],
