@@ -24,8 +24,8 @@ from dpfed_core.data.features import attach_item_features
 from dpfed_core.data.inputs import ListFile, check_one_entity_source, id_text, read_list
 from dpfed_core.data.upload import attribute_column_name, join_user_attributes, wide_item_columns, wide_table_text
 from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
-                                    check_id_sizes, not_single_value, per_value,
-                                    read_table)
+                                    check_id_sizes, names_as_values, not_single_value,
+                                    per_value, read_table)
 from dpfed_core.errors import ConfigError, DataError
 
 __all__ = [
@@ -410,6 +410,20 @@ def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns
             f"{_row_ref(label, df.index[0], from_text)} holds {', '.join(repr(n) for n in first)}, each in no other "
             "row (a user with one item, alone in its entity): the first line looks like a header, and this file was "
             "read without one: leave out --no-header.", param="no_header")
+
+
+def _refuse_data_read_as_header(df: pd.DataFrame, label: str, from_text, columns: list[str]) -> None:
+    """A text file read with a header whose used columns' names are values of those columns below
+    (:func:`~dpfed_core.data.tables.names_as_values`: ``p1,d1,2,h0`` above more rows of user p1 in entity
+    h0): its first line is a data row, and read as the header that row would be lost without a word."""
+    if from_text is False or _read_without_header(from_text):
+        return
+    named = names_as_values(df[list(dict.fromkeys(columns))])
+    if len(named) >= 2:
+        raise DataError(
+            f"{label}: the header's names {', '.join(map(repr, named))} are values of their own columns in the rows "
+            "below, so the first line is data, not a header: give --no-header (the columns are then 'column 1' … "
+            "'column N'), or add a header line naming the columns", param="no_header")
 
 
 def _rows_of_first(s: pd.Series) -> int:
@@ -1071,6 +1085,7 @@ def _build(
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
     if value_col is None:  # with one, its own check names a header read as data
         _refuse_header_read_as_data(df, label, from_text, [c for c in needed])
+    _refuse_data_read_as_header(df, label, from_text, list(needed))
     _refuse_rows_in_one_field(df, label, from_text, list(needed))  # before: merged rows leave fields empty
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes,
                                  numeric=(value_col,) if value_col is not None else ())
