@@ -6608,6 +6608,14 @@ MUTANTS = (
            'pass',
            ("tests/test_upload.py::"
             "test_a_header_repeated_inside_a_table_joined_to_user_attributes_is_skipped_as_without_them",)),
+    Mutant("uploadin-catalogue-numbers-written-apart-not-said-in-the-note", LT, "_apply_catalogue",
+           "_written_apart(ids, bad.unique(), set(t.loc[known, 'i'].astype(str)))", "''",
+           ("tests/test_long_table_rows.py::"
+            "test_catalogue_ids_that_write_the_datas_numbers_another_way_are_named_with_both_spellings",)),
+    Mutant("uploadin-catalogue-numbers-written-apart-not-said-in-the-error", LT, "_apply_catalogue",
+           "_written_apart(ids, bad.unique())", "''",
+           ("tests/test_long_table_rows.py::"
+            "test_catalogue_ids_that_write_the_datas_numbers_another_way_are_named_with_both_spellings",), nth=0),
 )
 
 

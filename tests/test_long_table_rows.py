@@ -234,3 +234,22 @@ def test_an_output_is_written_whole_by_a_rename_and_a_failed_write_leaves_no_par
         atomic_write(out, '{"a": 2}')
     assert exc.value.param == "out"
     assert out.read_text() == '{"a": 1}' and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+def test_catalogue_ids_that_write_the_datas_numbers_another_way_are_named_with_both_spellings():
+    """Ids are exact strings: a catalogue of '01' … against data of '1' … shares none of them. The note (some
+    items match) and the error (none does) name the pairs and say to write the ids alike."""
+    rows = [("u1", "1", "3", "A"), ("u1", "2", "4", "A"), ("u2", "10", "5", "B"), ("u2", "2", "2", "B")]
+    ds = load_long_table(_csv(rows), filename="t.csv", items=["01", "02", "10"], **RATINGS)
+    said = next(n for n in ds.notes if n.startswith("kept 3 rows"))
+    assert said.endswith(". 2 items of the data are numbers the catalogue writes another way ('1' in the data, '01' "
+                         "in the catalogue; '2' in the data, '02' in the catalogue): ids are compared as written, so "
+                         "write the items file's ids as the data's item column writes them"), said
+    assert list(ds.item_ids) == ["01", "02", "10", "1", "2"]
+    with pytest.raises(DataError, match=r"no row names an item of the declared catalogue .*\. 1 item of the data is a "
+                                        r"number the catalogue writes another way \('1' in the data, '1\.0' in the "
+                                        r"catalogue\)") as exc:
+        load_long_table(_csv(rows[:1] + [("u2", "7", "5", "B")]), filename="t.csv", items=["1.0", "2.0"], **RATINGS)
+    assert exc.value.param == "items"
+    words = load_long_table(_csv(rows), filename="t.csv", items=["1", "2", "x"], **RATINGS)
+    assert not any("written another way" in n or "another way" in n for n in words.notes), words.notes

@@ -863,6 +863,28 @@ def _share(part: int, whole: int) -> str:
     return "< 1 %" if 0 < pct < 1 else f"{pct:.0f} %"
 
 
+def _written_apart(declared: Sequence[str], data: Sequence[str], used: frozenset[str] | set[str] = frozenset()) -> str:
+    """Items of the data outside the catalogue that are a number it writes another way ('1' in the data,
+    '01' or '1.0' in the catalogue, and without a row as written there): ids are exact strings, so they
+    never match. Said with up to three such pairs, else ''."""
+    by_number: dict[float, str] = {}
+    for x in (x for x in declared if x not in used):
+        v = pd.to_numeric(str(x).strip(), errors="coerce")
+        if pd.notna(v):
+            by_number.setdefault(float(v), str(x))
+    pairs = []
+    for x in data:
+        v = pd.to_numeric(str(x).strip(), errors="coerce")
+        if pd.notna(v) and float(v) in by_number and by_number[float(v)] != str(x):
+            pairs.append((by_number[float(v)], str(x)))
+    if not pairs:
+        return ""
+    shown = "; ".join(f"{b!r} in the data, {a!r} in the catalogue" for a, b in pairs[:3])
+    return (f". {_count(len(pairs), 'item')} of the data {'is a number' if len(pairs) == 1 else 'are numbers'} the "
+            f"catalogue writes another way ({shown}{' …' if len(pairs) > 3 else ''}): ids are compared as written, "
+            "so write the items file's ids as the data's item column writes them")
+
+
 def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None, notes: list[str],
                      columns: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
     """Check rows against a declared catalogue. Rows of undeclared items are kept as their entities'
@@ -894,8 +916,8 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None, notes:
                                "titles only when every line's first field is a whole-number id (unique) and every "
                                "line ends in two or more 0/1 flag fields, as MovieLens' u.item does — give such a "
                                "table, or one item per line as written in the data" if piped else
-                               "; check the items file (one item per line, as written in the data)"),
-                            param="items")
+                               "; check the items file (one item per line, as written in the data)")
+                            + _written_apart(ids, bad.unique()), param="items")
         shown = ", ".join(repr(x) for x in bad.unique()[:5])
         more = " …" if bad.nunique() > 5 else ""
         n_rows, n_items = int((~known).sum()), int(bad.nunique())
@@ -905,7 +927,7 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None, notes:
         notes.append(f"kept {what} as their entities' own items: never shared (every message is shaped by the "
                      "declared catalogue), scored by the entities that hold them with their own model where the "
                      "method keeps one (the run's notes say), and by the metrics — list them in the items file "
-                     "to share them")
+                     f"to share them{_written_apart(ids, bad.unique(), set(t.loc[known, 'i'].astype(str)))}")
     n_used = t.loc[known, "i"].nunique()
     if n_used < len(ids):
         head = str(ids[0])
