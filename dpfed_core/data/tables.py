@@ -532,8 +532,11 @@ def read_table(
                 if not header:  # sized by its first line: a longer line after it is the error to name
                     pd.read_csv(_src(), dtype=str, **kw)
                 else:  # the rows below say whether the header line is data (the message then names --no-header)
-                    names.attrs["names_as_values"] = names_as_values(
-                        _aligned(label, pd.read_csv(_src(), dtype=str, nrows=10_000, **kw), header))
+                    try:
+                        names.attrs["names_as_values"] = names_as_values(
+                            _aligned(label, pd.read_csv(_src(), dtype=str, nrows=1000, **kw), header))
+                    except (DataError, pd.errors.ParserError):
+                        pass  # a malformed line is the full read's error to name, with the columns asked for
                 return names  # the caller names the missing column among these
             keep = list(dict.fromkeys(usecols))
             if header:  # a header-less file's names are given, never made up by the reader
