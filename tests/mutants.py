@@ -6616,6 +6616,22 @@ MUTANTS = (
            "_written_apart(ids, bad.unique())", "''",
            ("tests/test_long_table_rows.py::"
             "test_catalogue_ids_that_write_the_datas_numbers_another_way_are_named_with_both_spellings",), nth=0),
+    Mutant("uploadin-missing-column-named-without-its-flag", TABLES, "_check_columns",
+           "param = (params or {}).get(c)", "param = None",
+           ("tests/test_long_table_rows.py::"
+            "test_a_column_missing_by_its_case_is_named_with_its_flag_and_the_files_spelling",)),
+    Mutant("uploadin-three-column-long-table-refused", UPLOAD, "upload_columns",
+           "df.shape[1] < min_columns", "df.shape[1] <= min_columns",
+           ("tests/test_long_table_rows.py::"
+            "test_a_long_table_of_three_columns_is_offered_for_mapping_and_two_are_refused",)),
+    Mutant("uploadin-users-without-attributes-counted-by-rows", UPLOAD, "join_user_attributes",
+           "users[missing].unique()", "users[missing]",
+           ("tests/test_long_table_rows.py::"
+            "test_users_without_an_attribute_row_are_counted_once_whatever_their_rows",)),
+    Mutant("uploadin-header-less-upload-reread-with-its-header", UPLOAD, "read_upload",
+           "read_table(bytes(data), filename=filename, what=what, encoding=encoding, header=False)", "True",
+           ("tests/test_upload.py::"
+            "test_headerless_tab_separated_udata_is_guessed_user_item_rating_timestamp",), arg="header"),
 )
 
 

@@ -253,3 +253,32 @@ def test_catalogue_ids_that_write_the_datas_numbers_another_way_are_named_with_b
     assert exc.value.param == "items"
     words = load_long_table(_csv(rows), filename="t.csv", items=["1", "2", "x"], **RATINGS)
     assert not any("written another way" in n or "another way" in n for n in words.notes), words.notes
+
+
+def test_a_column_missing_by_its_case_is_named_with_its_flag_and_the_files_spelling():
+    rows = [("u1", "x", "3", "A"), ("u2", "y", "4", "B")]
+    with pytest.raises(DataError, match=r"t\.csv has no column 'rating' \(value column, value_col\) — did you mean "
+                                        r"'Rating'\? Columns found: 'user', 'item', 'Rating', 'site'") as exc:
+        load_long_table(_csv(rows, ("user", "item", "Rating", "site")), filename="t.csv", **RATINGS)
+    assert exc.value.param == "value_col"
+
+
+def test_a_long_table_of_three_columns_is_offered_for_mapping_and_two_are_refused():
+    from dpfed_core.data import upload
+
+    df, no_header = upload.read_upload(b"user,item,site\nu1,x,A\nu2,y,B\n", "t.csv")
+    assert list(df.columns) == ["user", "item", "site"] and not no_header and len(df) == 2
+    with pytest.raises(DataError, match=r"t\.csv has 2 column\(s\) \(user, item\); a long table needs") as exc:
+        upload.read_upload(b"user,item\nu1,x\n", "t.csv")
+    assert exc.value.param == "sep"
+
+
+def test_users_without_an_attribute_row_are_counted_once_whatever_their_rows():
+    from dpfed_core.data import upload
+
+    rows = pd.DataFrame({"user": ["1", "1", "1", "2", "3", "3"], "item": list("abcabc")})
+    attrs = pd.DataFrame({"id": ["2"], "zip": ["12345"]})
+    with pytest.raises(DataError, match=r"2 user\(s\) of the interaction table have no row in the user-attribute "
+                                        r"table \(first: '1'\)") as exc:
+        upload.join_user_attributes(rows, "user", attrs, "id")
+    assert exc.value.param == "attr_user_col"

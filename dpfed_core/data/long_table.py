@@ -376,7 +376,8 @@ def _dot_grouped(raw: pd.Series) -> str | None:
 
 def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns: list[str]) -> None:
     """A file read without a header whose first line names its columns: in a column of numbers (ids),
-    a first cell that is no number and appears nowhere else is the column's name. Read as data it
+    a first cell that is no number and appears nowhere else is the column's name; where every id is a
+    word, a first row of words whose cells each appear in no other row is the header. Read as data it
     would be a made-up user, item or entity; the value column's own check names it when there is one."""
     if not _read_without_header(from_text) or len(df) < 2:
         return
@@ -863,7 +864,8 @@ def _share(part: int, whole: int) -> str:
     return "< 1 %" if 0 < pct < 1 else f"{pct:.0f} %"
 
 
-def _written_apart(declared: Sequence[str], data: Sequence[str], used: frozenset[str] | set[str] = frozenset()) -> str:
+def _written_apart(declared: Sequence[str], data: Sequence[str],
+                   used: frozenset[str] | set[str] = frozenset()) -> str:
     """Items of the data outside the catalogue that are a number it writes another way ('1' in the data,
     '01' or '1.0' in the catalogue, and without a row as written there): ids are exact strings, so they
     never match. Said with up to three such pairs, else ''."""
