@@ -6575,6 +6575,216 @@ MUTANTS = (
            (PLANNER_SEEDS,)),
     Mutant("planner-repeated-seed-counted-twice", PLANNER, "users_needed", "len(set(seeds)) < 2",
            "len(seeds) < 2", (PLANNER_SEEDS,)),
+    # reading and loading an uploaded table: rows kept, merged, counted and numbered as the file has them
+    Mutant("uploadin-semicolon-separator-not-sniffed", TABLES, "_sniff_sep",
+           "(',', '\\t', ';', '|')",
+           "(',', '\\t', '|')",
+           ("tests/test_long_table_rows.py::"
+            "test_the_same_table_is_the_same_dataset_whatever_its_separator_line_ends_mark_or_column_order",)),
+    Mutant("uploadin-chunk-codes-restart-at-zero", TABLES, "_CodeBook.add",
+           'len(self.index) + np.arange(int(new.sum()))',
+           'np.arange(int(new.sum()))',
+           ("tests/test_long_table_rows.py::"
+            "test_a_table_read_in_chunks_is_the_table_read_whole",)),
+    Mutant("uploadin-chunk-rows-not-added-up", TABLES, "read_table",
+           'n += len(chunk)',
+           'n = len(chunk)',
+           ("tests/test_long_table_rows.py::"
+            "test_a_table_read_in_chunks_is_the_table_read_whole",)),
+    Mutant("uploadin-line-of-a-row-one-early", TABLES, "_row_ref",
+           '2 if from_text is True else int(from_text)',
+           '1 if from_text is True else int(from_text)',
+           ("tests/test_long_table_rows.py::"
+            "test_an_error_names_the_files_own_line_with_a_header_without_one_and_after_blank_lines",)),
+    Mutant("uploadin-data-row-counted-from-zero", TABLES, "_row_ref",
+           'int(index_value) + 1',
+           'int(index_value)',
+           ("tests/test_long_table_rows.py::"
+            "test_an_error_names_the_files_own_line_with_a_header_without_one_and_after_blank_lines",)),
+    Mutant("uploadin-blank-lines-before-the-header-not-counted", TABLES, "read_table",
+           '(2 if header else 1) + skip',
+           '2 if header else 1',
+           ("tests/test_long_table_rows.py::"
+            "test_an_error_names_the_files_own_line_with_a_header_without_one_and_after_blank_lines",)),
+    Mutant("uploadin-row-with-one-empty-field-dropped-as-blank", TABLES, "read_table",
+           'df.isna().all(axis=1)',
+           'df.isna().any(axis=1)',
+           ("tests/test_long_table_rows.py::"
+            "test_a_row_with_one_empty_field_is_refused_not_dropped_and_drop_missing_counts_rows_not_cells",)),
+    Mutant("uploadin-repeats-counted-with-their-first-row", LT, "_merge_duplicates",
+           "int(t.duplicated(['u', 'i']).sum())",
+           'int(dup.sum())',
+           ("tests/test_long_table_rows.py::"
+            "test_repeated_ratings_keep_the_last_in_file_order_and_the_note_counts_the_repeats",)),
+    Mutant("uploadin-repeated-ratings-keep-the-first", LT, "_merge_duplicates",
+           "how if how != 'last' else 'last'",
+           "how if how != 'last' else 'first'",
+           ("tests/test_long_table_rows.py::"
+            "test_repeated_ratings_keep_the_last_in_file_order_and_the_note_counts_the_repeats",)),
+    Mutant("uploadin-summed-count-at-the-bound-said-above-it", LT, "_summed_counts_over_bound",
+           'v > value_max',
+           'v >= value_max',
+           ("tests/test_long_table_rows.py::"
+            "test_an_event_log_without_a_value_column_adds_its_events_up_and_checks_the_sums_against_the_bound",)),
+    Mutant("uploadin-dropped-rows-counted-by-empty-cells", LT, "_reject_or_drop_missing",
+           'int(any_miss.sum())',
+           'int(miss.to_numpy().sum())',
+           ("tests/test_long_table_rows.py::"
+            "test_a_row_with_one_empty_field_is_refused_not_dropped_and_drop_missing_counts_rows_not_cells",)),
+    Mutant("uploadin-more-empty-rows-counted-with-the-first", LT, "_reject_or_drop_missing",
+           'n_bad - 1',
+           'n_bad',
+           ("tests/test_long_table_rows.py::"
+            "test_a_row_with_one_empty_field_is_refused_not_dropped_and_drop_missing_counts_rows_not_cells",)),
+    Mutant("uploadin-nan-rating-not-a-missing-number", LT, "_build",
+           '_reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes)',
+           '()',
+           ("tests/test_long_table_rows.py::"
+            "test_a_row_with_one_empty_field_is_refused_not_dropped_and_drop_missing_counts_rows_not_cells",), arg='numeric'),
+    Mutant("uploadin-list-missing-most-of-the-table-not-said", LT, "_apply_entities",
+           '2 * n_rows > len(t)',
+           'n_rows > len(t)',
+           ("tests/test_long_table_rows.py::"
+            "test_a_table_of_one_entity_is_refused_and_a_declared_list_missing_most_of_the_table_says_so",)),
+    Mutant("uploadin-one-entity-federation-accepted", LT, "_apply_entities",
+           'len(ents) < 2',
+           'len(ents) < 1',
+           ("tests/test_long_table_rows.py::"
+            "test_a_table_of_one_entity_is_refused_and_a_declared_list_missing_most_of_the_table_says_so",)),
+    Mutant("uploadin-catalogue-counts-undeclared-items-as-used", LT, "_apply_catalogue",
+           "t.loc[known, 'i'].nunique()",
+           "t['i'].nunique()",
+           ("tests/test_long_table_rows.py::"
+            "test_the_catalogue_note_counts_the_declared_items_without_a_row",)),
+    Mutant("uploadin-fully-used-catalogue-said-to-miss-items", LT, "_apply_catalogue",
+           'n_used < len(ids)',
+           'n_used <= len(ids)',
+           ("tests/test_long_table_rows.py::"
+            "test_the_catalogue_note_counts_the_declared_items_without_a_row",)),
+    Mutant("uploadin-mixed-ids-in-numeric-order", LT, "_natural_order",
+           'num.notna().all()',
+           'num.notna().any()',
+           ("tests/test_long_table_rows.py::"
+            "test_ids_are_in_numeric_order_only_when_every_one_is_a_number",)),
+    Mutant("uploadin-first-item-past-the-catalogue-keeps-its-id-as-name", LT, "_assemble",
+           'got.index.to_numpy() >= named',
+           'got.index.to_numpy() > named',
+           ("tests/test_long_table_rows.py::"
+            "test_an_item_outside_a_titled_catalogue_takes_the_datas_name",)),
+    Mutant("uploadin-users-unordered-within-their-entity", LT, "_assemble",
+           "np.argsort(ent_of_user, kind='stable')",
+           'np.argsort(ent_of_user)',
+           ("tests/test_long_table_rows.py::"
+            "test_users_are_in_natural_order_within_their_entity_whatever_the_rows_order",)),
+    Mutant("uploadin-one-negative-value-among-positive-ones-accepted", LT, "_values",
+           '(v < 0).any()',
+           '(v < 0).all()',
+           ("tests/test_long_table_rows.py::"
+            "test_one_negative_value_among_positive_ones_is_refused",)),
+    Mutant("uploadin-summed-ratings-accepted", LT, "_check_options",
+           "duplicates == 'sum' and value_kind == 'ratings'",
+           'False',
+           ("tests/test_long_table_rows.py::"
+            "test_repeated_ratings_keep_the_last_in_file_order_and_the_note_counts_the_repeats",)),
+    Mutant("uploadin-event-log-read-as-implicit", LT, "infer_value_kind",
+           "('counts', 'no value column: each row is one event')",
+           "('implicit', 'no value column: each row is one event')",
+           ("tests/test_long_table_rows.py::"
+            "test_an_event_log_without_a_value_column_adds_its_events_up_and_checks_the_sums_against_the_bound",)),
+    Mutant("uploadin-word-header-refused-on-any-lone-id", LT, "_refuse_header_read_as_data",
+           'all((_rows_of_first(df[c]) == 1 for c in dict.fromkeys(columns)))',
+           'any((_rows_of_first(df[c]) == 1 for c in dict.fromkeys(columns)))',
+           ("tests/test_intake_rules.py::"
+            "test_a_header_of_words_read_without_one_is_refused_where_ids_are_words_too",)),
+    Mutant("uploadin-word-header-read-as-data", LT, "_refuse_header_read_as_data",
+           '_numeric(pd.Series(first)).notna().any() or any((pd.isna(df[c].iloc[0]) for c in columns))',
+           'True',
+           ("tests/test_intake_rules.py::"
+            "test_a_header_of_words_read_without_one_is_refused_where_ids_are_words_too",)),
+    Mutant("uploadin-one-name-among-its-values-read-as-data", TABLES, "header_is_data",
+           'len(found if found is not None else names_as_values(df)) >= 2',
+           'len(found if found is not None else names_as_values(df)) >= 1',
+           ("tests/test_long_table_rows.py::"
+            "test_a_header_naming_one_of_its_own_values_is_still_a_header",)),
+    Mutant("uploadin-repeated-header-line-read-as-data", TABLES, "names_as_values",
+           'cells[c][~again]',
+           'cells[c]',
+           ("tests/test_upload.py::"
+            "test_a_first_line_of_words_that_are_values_below_is_data_on_both_front_ends",)),
+    Mutant("uploadin-data-read-as-header-kept", LT, "_build",
+           '_refuse_data_read_as_header(df, label, from_text, list(needed))',
+           'None',
+           ("tests/test_upload.py::"
+            "test_a_first_line_of_words_that_are_values_below_is_data_on_both_front_ends",)),
+    Mutant("uploadin-missing-column-error-without-the-no-header-hint", TABLES, "_check_columns",
+           'header_is_data(df)',
+           'headerless(cols)',
+           ("tests/test_upload.py::"
+            "test_a_first_line_of_words_that_are_values_below_is_data_on_both_front_ends",)),
+    Mutant("uploadin-upload-of-word-data-read-with-a-header", UPLOAD, "read_upload",
+           'header_is_data(df)',
+           'headerless([str(c) for c in df.columns])',
+           ("tests/test_upload.py::"
+            "test_a_first_line_of_words_that_are_values_below_is_data_on_both_front_ends",)),
+    Mutant("uploadin-repeated-name-columns-counted-from-zero", "dpfed_core/ui/upload.py", "repeated_names_text",
+           '[i + 1 for i, n in enumerate(header) if n == name]',
+           '[i for i, n in enumerate(header) if n == name]',
+           ("tests/test_long_table_rows.py::"
+            "test_a_header_naming_a_column_twice_gives_its_places_counted_from_one",)),
+    Mutant("uploadin-output-never-renamed-into-place", ATOMIC, "atomic_write",
+           'os.replace(tmp_name, p)',
+           'None',
+           ("tests/test_long_table_rows.py::"
+            "test_an_output_is_written_whole_by_a_rename_and_a_failed_write_leaves_no_part_file",)),
+    Mutant("uploadin-part-file-left-after-a-failed-write", ATOMIC, "atomic_write",
+           'os.unlink(tmp_name)',
+           'None',
+           ("tests/test_long_table_rows.py::"
+            "test_an_output_is_written_whole_by_a_rename_and_a_failed_write_leaves_no_part_file",)),
+    Mutant("uploadin-upload-rows-counted-with-the-header", TABLES, "check_upload_size",
+           'lines > max_rows + header',
+           'lines > max_rows',
+           ("tests/test_long_table_rows.py::"
+            "test_an_upload_of_as_many_rows_as_the_limit_is_read_and_one_more_is_refused",), nth=0),
+    Mutant("uploadin-first-character-key-takes-two", LT, "derive_entity",
+           's.str[:1]',
+           's.str[:2]',
+           ("tests/test_long_table_rows.py::"
+            "test_entity_keys_take_the_first_character_or_the_declared_prefix",), nth=1),
+    Mutant("uploadin-prefix-key-one-character-short", LT, "derive_entity",
+           's.str[:int(m.group(1))]',
+           's.str[:int(m.group(1)) - 1]',
+           ("tests/test_long_table_rows.py::"
+            "test_entity_keys_take_the_first_character_or_the_declared_prefix",)),
+    Mutant("uploadin-attributes-joined-by-position", UPLOAD, "join_user_attributes",
+           'joined.index = interactions.index',
+           'pass',
+           ("tests/test_upload.py::"
+            "test_a_header_repeated_inside_a_table_joined_to_user_attributes_is_skipped_as_without_them",)),
+    Mutant("uploadin-catalogue-numbers-written-apart-not-said-in-the-note", LT, "_apply_catalogue",
+           "_written_apart(ids, bad.unique(), set(t.loc[known, 'i'].astype(str)))", "''",
+           ("tests/test_long_table_rows.py::"
+            "test_catalogue_ids_that_write_the_datas_numbers_another_way_are_named_with_both_spellings",)),
+    Mutant("uploadin-catalogue-numbers-written-apart-not-said-in-the-error", LT, "_apply_catalogue",
+           "_written_apart(ids, bad.unique())", "''",
+           ("tests/test_long_table_rows.py::"
+            "test_catalogue_ids_that_write_the_datas_numbers_another_way_are_named_with_both_spellings",), nth=0),
+    Mutant("uploadin-missing-column-named-without-its-flag", TABLES, "_check_columns",
+           "param = (params or {}).get(c)", "param = None",
+           ("tests/test_long_table_rows.py::"
+            "test_a_column_missing_by_its_case_is_named_with_its_flag_and_the_files_spelling",)),
+    Mutant("uploadin-three-column-long-table-refused", UPLOAD, "upload_columns",
+           "df.shape[1] < min_columns", "df.shape[1] <= min_columns",
+           ("tests/test_long_table_rows.py::"
+            "test_a_long_table_of_three_columns_is_offered_for_mapping_and_two_are_refused",)),
+    Mutant("uploadin-users-without-attributes-counted-by-rows", UPLOAD, "join_user_attributes",
+           "users[missing].unique()", "users[missing]",
+           ("tests/test_long_table_rows.py::"
+            "test_users_without_an_attribute_row_are_counted_once_whatever_their_rows",)),
+    Mutant("uploadin-header-less-upload-reread-with-its-header", UPLOAD, "read_upload",
+           "read_table(bytes(data), filename=filename, what=what, encoding=encoding, header=False)", "True",
+           ("tests/test_upload.py::"
+            "test_headerless_tab_separated_udata_is_guessed_user_item_rating_timestamp",), arg="header"),
 )
 
 

@@ -660,3 +660,26 @@ def test_a_header_less_file_after_a_separator_hint_or_blank_lines_keeps_its_firs
     with pytest.raises(DataError, match=rf"Expected 4 fields in line {line}, saw 5\). Every line must have as many "
                                         r"fields as the first data line \(separator '" + re.escape(sep)):
         load_data(bad, no_header=True, **cols)
+
+
+def test_a_header_of_words_read_without_one_is_refused_where_ids_are_words_too(tmp_path):
+    """An event log whose ids are words has no column of numbers to tell its header by: read with
+    --no-header, the header was a user 'user' holding an item 'item' in a made-up entity 'site'. A first
+    row whose user, item and entity each appear in no other row is that header; the same file read with
+    its header loads, and a first row sharing any of them with another row is data."""
+    text = "user,item,site\nann,tea,A\nbob,tea,A\ncid,jam,B\ndan,jam,B\n"
+    path = tmp_path / "log.csv"
+    path.write_text(text)
+    ids = dict(user_col="column 1", item_col="column 2", entity_col="column 3", value_kind="implicit",
+               entities_from_data=True)
+    with pytest.raises(DataError, match=r"data row 1 \(line 1\) holds 'user', 'item', 'site', each in no other row "
+                                        r".*first line looks like a header.*leave out --no-header") as exc:
+        load_data(path, no_header=True, **ids)
+    assert exc.value.param == "no_header"
+    named = load_data(path, user_col="user", item_col="item", entity_col="site", value_kind="implicit",
+                      entities_from_data=True)
+    assert (named.n_users, named.n_items, named.n_entities) == (4, 2, 2)
+    data_first = tmp_path / "data.csv"  # the first row's entity has other rows: data, kept
+    data_first.write_text("eve,rum,A\n" + text.split("\n", 1)[1])
+    ds = load_data(data_first, no_header=True, **ids)
+    assert (ds.n_users, ds.n_items, ds.n_entities) == (5, 3, 2)

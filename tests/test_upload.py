@@ -304,3 +304,39 @@ def test_user_ids_are_joined_as_they_display_whatever_their_unicode_form():
     attrs = pd.DataFrame({"user": ["Zo\u00eb", "Ann"], "site": ["A", "B"]})
     joined = upload.join_user_attributes(df, "user", attrs, "user")
     assert joined[upload.attribute_column_name("site")].tolist() == ["A", "A", "B"]
+
+
+# a header-less log whose ids are words: its first line is user p1's row in entity h0, not a header
+WORD_LOG = "p1,d1,2,h0\np1,d2,4,h0\np2,d1,5,h0\np3,d3,1,h1\np4,d2,3,h1\n"
+
+
+def test_a_first_line_of_words_that_are_values_below_is_data_on_both_front_ends(tmp_path):
+    """``p1,d1,2,h0`` reads like a header (no column of numbers), but p1, d1 and h0 are values of their
+    columns below: the Data page keeps it as a data row (columns 'column 1' …), and the CLI refuses it as a
+    header naming --no-header (a header is no value of its own column), whether its names were given as
+    columns or others were asked for; a header repeated below (files joined) is no such value."""
+    from dpfed_core.data.loaders import load_data
+
+    df, no_header = upload.read_upload(WORD_LOG.encode(), "log.csv")
+    assert no_header and list(df.columns) == ["column 1", "column 2", "column 3", "column 4"]
+    assert len(df) == 5 and df.iloc[0].tolist() == ["p1", "d1", "2", "h0"]
+    path = tmp_path / "log.csv"
+    path.write_text(WORD_LOG)
+    as_named = dict(user_col="p1", item_col="d1", value_col="2", value_kind="ratings", entity_col="h0",
+                    entities_from_data=True)
+    with pytest.raises(DataError, match=r"log.csv: the header's names 'p1', 'd1', 'h0' are values of their own "
+                                        r"columns in the rows below, so the first line is data.*give --no-header") as exc:
+        load_data(path, **as_named)
+    assert exc.value.param == "no_header"
+    with pytest.raises(DataError, match=r"has no column 'user'.*Its first line looks like data, not a header: give "
+                                        r"--no-header"):
+        load_data(path, **{**as_named, "user_col": "user", "item_col": "item"})
+    bare = load_data(path, no_header=True, **{**as_named, "user_col": "column 1", "item_col": "column 2",
+                                              "value_col": "column 3", "entity_col": "column 4"})
+    assert (bare.n_users, bare.n_items, bare.X.nnz, bare.X.sum()) == (4, 3, 5, 15.0)
+    joined = tmp_path / "joined.csv"  # a header, and the same header again where a second file began
+    joined.write_text("user,item,rating,site\nu1,a,5,A\nu2,b,4,B\nuser,item,rating,site\nu3,a,3,B\n")
+    assert load_data(joined, user_col="user", item_col="item", value_col="rating", entity_col="site",
+                     entities_from_data=True).n_users == 3
+    df, no_header = upload.read_upload(joined.read_bytes(), "joined.csv")
+    assert not no_header and list(df.columns) == ["user", "item", "rating", "site"]

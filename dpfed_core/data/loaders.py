@@ -129,13 +129,13 @@ def load_data(spec: str | os.PathLike, **opts: Any) -> FederatedDataset:
         _only(opts, _LONG_OPTS, "a table file")
         header = not opts.pop("no_header", False)
         if "user_col" not in opts or "item_col" not in opts:
-            from dpfed_core.data.tables import first_line_is_data, headerless
+            from dpfed_core.data.tables import first_line_is_data, header_is_data
 
             df, label, _ = read_table(p, usecols=["\x00none"], header=header)
             cols = ", ".join(repr(str(c)) for c in df.columns[:30])
             # a header-less file (u.data) has its first data row read as the column names
             first_row = (first_line_is_data(", add a header line naming the columns, or give the MovieLens directory "
-                                            "itself") if header and headerless(list(df.columns)) else "")
+                                            "itself") if header and header_is_data(df) else "")
             raise ConfigError(
                 f"{label} is a table: say which columns hold the user, the item, the value and the "
                 "entity (user_col, item_col, value_col, entity_col or entity_from with "

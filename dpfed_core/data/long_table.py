@@ -24,8 +24,8 @@ from dpfed_core.data.features import attach_item_features
 from dpfed_core.data.inputs import ListFile, check_one_entity_source, id_text, read_list
 from dpfed_core.data.upload import attribute_column_name, join_user_attributes, wide_item_columns, wide_table_text
 from dpfed_core.data.tables import (Source, _as_id_strings, _cat_map, _check_columns, _is_missing, _row_ref,
-                                    check_id_sizes, not_single_value, per_value,
-                                    read_table)
+                                    check_id_sizes, names_as_values, not_single_value,
+                                    per_value, read_table)
 from dpfed_core.errors import ConfigError, DataError
 
 __all__ = [
@@ -376,7 +376,8 @@ def _dot_grouped(raw: pd.Series) -> str | None:
 
 def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns: list[str]) -> None:
     """A file read without a header whose first line names its columns: in a column of numbers (ids),
-    a first cell that is no number and appears nowhere else is the column's name. Read as data it
+    a first cell that is no number and appears nowhere else is the column's name; where every id is a
+    word, a first row of words whose cells each appear in no other row is the header. Read as data it
     would be a made-up user, item or entity; the value column's own check names it when there is one."""
     if not _read_without_header(from_text) or len(df) < 2:
         return
@@ -400,6 +401,40 @@ def _refuse_header_read_as_data(df: pd.DataFrame, label: str, from_text, columns
             f"{_row_ref(label, df.index[0], from_text)} holds {', '.join(repr(n) for n in named)} where the rest of "
             f"{'its column holds' if len(named) == 1 else 'their columns hold'} numbers: the first line looks like a "
             "header, and this file was read without one: leave out --no-header.", param="no_header")
+    # ids that are words throughout: a header read as data is a row whose user, item and entity each
+    # appear in no other row — a user 'user' holding an item 'item', alone in an entity 'site'
+    first = [str(df[c].iloc[0]).strip() for c in dict.fromkeys(columns)]
+    if _numeric(pd.Series(first)).notna().any() or any(pd.isna(df[c].iloc[0]) for c in columns):
+        return
+    if all(_rows_of_first(df[c]) == 1 for c in dict.fromkeys(columns)):
+        raise DataError(
+            f"{_row_ref(label, df.index[0], from_text)} holds {', '.join(repr(n) for n in first)}, each in no other "
+            "row (a user with one item, alone in its entity): the first line looks like a header, and this file was "
+            "read without one: leave out --no-header.", param="no_header")
+
+
+def _refuse_data_read_as_header(df: pd.DataFrame, label: str, from_text, columns: list[str]) -> None:
+    """A text file read with a header whose used columns' names are values of those columns below
+    (:func:`~dpfed_core.data.tables.names_as_values`: ``p1,d1,2,h0`` above more rows of user p1 in entity
+    h0): its first line is a data row, and read as the header that row would be lost without a word."""
+    if from_text is False or _read_without_header(from_text):
+        return
+    named = names_as_values(df[list(dict.fromkeys(columns))])
+    if len(named) >= 2:
+        raise DataError(
+            f"{label}: the header's names {', '.join(map(repr, named))} are values of their own columns in the rows "
+            "below, so the first line is data, not a header: give --no-header (the columns are then 'column 1' … "
+            "'column N'), or add a header line naming the columns", param="no_header")
+
+
+def _rows_of_first(s: pd.Series) -> int:
+    """How many rows hold the first row's value (outer spaces aside), counted on a categorical's codes."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        text = pd.Series(s.cat.categories.astype(str)).str.strip().to_numpy()
+        codes = s.cat.codes.to_numpy()
+        same = np.flatnonzero(text == text[codes[0]])
+        return int(np.isin(codes, same).sum())
+    return int((s.astype(str).str.strip() == str(s.iloc[0]).strip()).sum())
 
 
 def _skip_repeated_headers(df: pd.DataFrame, label: str, from_text, columns: list[str],
@@ -829,6 +864,29 @@ def _share(part: int, whole: int) -> str:
     return "< 1 %" if 0 < pct < 1 else f"{pct:.0f} %"
 
 
+def _written_apart(declared: Sequence[str], data: Sequence[str],
+                   used: frozenset[str] | set[str] = frozenset()) -> str:
+    """Items of the data outside the catalogue that are a number it writes another way ('1' in the data,
+    '01' or '1.0' in the catalogue, and without a row as written there): ids are exact strings, so they
+    never match. Said with up to three such pairs, else ''."""
+    by_number: dict[float, str] = {}
+    for x in (x for x in declared if x not in used):
+        v = pd.to_numeric(str(x).strip(), errors="coerce")
+        if pd.notna(v):
+            by_number.setdefault(float(v), str(x))
+    pairs = []
+    for x in data:
+        v = pd.to_numeric(str(x).strip(), errors="coerce")
+        if pd.notna(v) and float(v) in by_number and by_number[float(v)] != str(x):
+            pairs.append((by_number[float(v)], str(x)))
+    if not pairs:
+        return ""
+    shown = "; ".join(f"{b!r} in the data, {a!r} in the catalogue" for a, b in pairs[:3])
+    return (f". {_count(len(pairs), 'item')} of the data {'is a number' if len(pairs) == 1 else 'are numbers'} the "
+            f"catalogue writes another way ({shown}{' …' if len(pairs) > 3 else ''}): ids are compared as written, "
+            "so write the items file's ids as the data's item column writes them")
+
+
 def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None, notes: list[str],
                      columns: Sequence[str] = ()) -> tuple[pd.DataFrame, list[str] | None, list[str] | None]:
     """Check rows against a declared catalogue. Rows of undeclared items are kept as their entities'
@@ -860,8 +918,8 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None, notes:
                                "titles only when every line's first field is a whole-number id (unique) and every "
                                "line ends in two or more 0/1 flag fields, as MovieLens' u.item does — give such a "
                                "table, or one item per line as written in the data" if piped else
-                               "; check the items file (one item per line, as written in the data)"),
-                            param="items")
+                               "; check the items file (one item per line, as written in the data)")
+                            + _written_apart(ids, bad.unique()), param="items")
         shown = ", ".join(repr(x) for x in bad.unique()[:5])
         more = " …" if bad.nunique() > 5 else ""
         n_rows, n_items = int((~known).sum()), int(bad.nunique())
@@ -871,7 +929,7 @@ def _apply_catalogue(t: pd.DataFrame, label: str, items: ListFile | None, notes:
         notes.append(f"kept {what} as their entities' own items: never shared (every message is shaped by the "
                      "declared catalogue), scored by the entities that hold them with their own model where the "
                      "method keeps one (the run's notes say), and by the metrics — list them in the items file "
-                     "to share them")
+                     f"to share them{_written_apart(ids, bad.unique(), set(t.loc[known, 'i'].astype(str)))}")
     n_used = t.loc[known, "i"].nunique()
     if n_used < len(ids):
         head = str(ids[0])
@@ -1051,6 +1109,7 @@ def _build(
         raise DataError(f"{label} has a header but no data rows. Nothing to load.")
     if value_col is None:  # with one, its own check names a header read as data
         _refuse_header_read_as_data(df, label, from_text, [c for c in needed])
+    _refuse_data_read_as_header(df, label, from_text, list(needed))
     _refuse_rows_in_one_field(df, label, from_text, list(needed))  # before: merged rows leave fields empty
     df = _reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes,
                                  numeric=(value_col,) if value_col is not None else ())

@@ -100,6 +100,27 @@ def headerless(columns: list[str]) -> bool:
     return numeric >= max(2, (len(cols) + 1) // 2)
 
 
+def names_as_values(df: pd.DataFrame, rows: int = 10_000) -> list[str]:
+    """The columns whose own name is one of their values in the first ``rows`` rows, outside a row that
+    repeats every name (the header again, as files joined one after another carry it): a header is no
+    value of its column, so such names are a first line of data read as the header (``p1,d1,2,h0``
+    above more rows of user p1, item d1, entity h0)."""
+    head = df.head(rows)
+    if head.empty:
+        return []
+    cells = {c: head[c].astype(str).str.strip() for c in head.columns}
+    again = np.logical_and.reduce([(cells[c] == str(c).strip()).to_numpy() for c in head.columns])
+    return [str(c) for c in head.columns if (cells[c][~again] == str(c).strip()).any()]
+
+
+def header_is_data(df: pd.DataFrame) -> bool:
+    """Whether a table's header line reads as a data row: its names are numbers (:func:`headerless`), or
+    two or more of them are values of their own columns (:func:`names_as_values`; read from
+    ``df.attrs["names_as_values"]`` when the table was read without its rows)."""
+    found = df.attrs.get("names_as_values")
+    return headerless([str(c) for c in df.columns]) or len(found if found is not None else names_as_values(df)) >= 2
+
+
 #: Header-less files of known formats, by file name: their documented columns (MovieLens 100K's
 #: README). A file of that name with another number of columns is not taken for the format.
 _ML_GENRES = ["unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary",
@@ -510,6 +531,12 @@ def read_table(
             if not all(c in names.columns for c in usecols):
                 if not header:  # sized by its first line: a longer line after it is the error to name
                     pd.read_csv(_src(), dtype=str, **kw)
+                else:  # the rows below say whether the header line is data (the message then names --no-header)
+                    try:
+                        names.attrs["names_as_values"] = names_as_values(
+                            _aligned(label, pd.read_csv(_src(), dtype=str, nrows=1000, **kw), header))
+                    except (DataError, pd.errors.ParserError):
+                        pass  # a malformed line is the full read's error to name, with the columns asked for
                 return names  # the caller names the missing column among these
             keep = list(dict.fromkeys(usecols))
             if header:  # a header-less file's names are given, never made up by the reader
@@ -859,7 +886,7 @@ def _check_columns(df: pd.DataFrame, label: str, needed: dict[str, str], params:
     found = df.attrs.get("header_names") or cols
     shown = ", ".join(repr(c) for c in found[:30]) + (" …" if len(found) > 30 else "")
     said = f"{label} has no column {'; no column '.join(parts)}"
-    first_row = first_line_is_data() if headerless(cols) else ""
+    first_row = first_line_is_data() if header_is_data(df) else ""
     repeated = df.attrs.get("repeated_names") or []
     twice = (f" The header names {', '.join(map(repr, repeated))} more than once: give each column its own name."
              if repeated else "")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from dpfed_core.data.tables import (KNOWN_FORMATS, headerless, headerless_names,  # noqa: F401 (the Data page's)
-                                    known_format, per_value)
+                                    header_is_data, known_format, per_value)
 from dpfed_core.data.inputs import id_text
 from dpfed_core.errors import DataError
 
@@ -69,7 +69,7 @@ def read_upload(data: bytes, filename: str, min_columns: int = 3,
     A header-less table keeps its first line as a data row, read as written, and gets
     :func:`headerless_names`; the upload itself is never changed."""
     df = upload_columns(data, filename, min_columns, what, encoding)
-    if not headerless([str(c) for c in df.columns]) and known_format(filename, df.shape[1]) is None:
+    if not header_is_data(df) and known_format(filename, df.shape[1]) is None:
         return df, False
     # read again without a header: as a header, a repeated or blank cell of the first line was renamed
     from dpfed_core.data.tables import read_table
