@@ -1280,6 +1280,24 @@ def test_a_file_that_is_no_store_named_by_store_is_fixed_there_not_in_a_policy(t
     assert bad.read_text() == "user,item\n1,2\n"
 
 
+def test_a_store_path_naming_a_folder_is_fixed_where_it_was_given(tmp_path, capsys):
+    """A site store named as a folder (by --store, or by the policy's store key) is one error naming that
+    flag or key, never a bare "give a file name" the operator cannot place."""
+    from dpfed_core.cli.main import main
+
+    folder = tmp_path / "stores"
+    folder.mkdir()
+    assert main(["site", "budget", "--store", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and "is a directory" in err and err.rstrip().endswith(
+        "give --store the site's store file (its policy's store key names it)"), err
+    policy = write_policy(tmp_path / "p.toml", **{**STRICT, "store": "stores"})
+    assert main(["site", "budget", "--policy", str(policy)]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err and err.rstrip().endswith("fix the store key of the site's policy"), err
+    assert list(folder.iterdir()) == []
+
+
 def test_a_policy_its_own_check_refuses_is_never_written(tmp_path):
     """write_policy checks the keys before it writes: a refused policy leaves no file behind (a node
     would read one and refuse every run), and a good one reads back as written."""
