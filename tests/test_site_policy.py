@@ -926,6 +926,8 @@ def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites
     sp_.check_secagg(policy, 100, 100, 21, 21)
     with pytest.raises(PolicyRefused, match="public rule"):
         sp_.check_secagg(policy, 100, 100, 5, 5)
+    with pytest.raises(PolicyRefused, match="public rule"):  # one key share short of the rule's 21
+        sp_.check_secagg(policy, 100, 100, 20, 20)
     # two sites tolerating one dropout: the public rule gives 2 shares and threshold H − d = 1, so the
     # server alone, claiming a site dropped, could rebuild that site's mask from the other's share
     assert (secagg_shares(2, 1), secagg_threshold(2, 1, 2)) == (2, 1)
