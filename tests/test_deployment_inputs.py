@@ -312,6 +312,22 @@ def test_a_shard_of_another_format_is_refused_and_its_declared_catalogue_read_ba
         load_shard(path)
 
 
+def test_a_data_path_or_features_path_naming_a_folder_is_said_to_be_a_folder(tmp_path):
+    """A SuperNode pointed at a folder is told that, with the node-config key that fixes it — not that
+    the path does not exist, which it does."""
+    from dpfed_core.deployment.shards import load_item_features, load_shard
+    from dpfed_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=f"shard file {tmp_path} is a folder, not a shard file; fix the "
+                                          "SuperNode's --node-config \"data-path='…'\""):
+        load_shard(tmp_path)
+    with pytest.raises(ConfigError, match=f"item features file {tmp_path} is a folder; fix the SuperNode's "
+                                          "--node-config \"item-features='…'\""):
+        load_item_features(tmp_path, 3)
+    with pytest.raises(ConfigError, match="missing.npz does not exist; fix the SuperNode's --node-config"):
+        load_shard(tmp_path / "missing.npz")
+
+
 def test_the_runs_ca_signs_the_server_certificate_and_no_further_authority(tmp_path):
     """A node trusts what the run's CA signed: the server certificate verifies against the CA's key, and
     the CA signs end certificates only (path length 0: no authority made below it is trusted)."""
