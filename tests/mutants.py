@@ -137,6 +137,18 @@ DEPLOYSITE_NODE_KEY = "tests/test_deployment_inputs.py::test_a_node_key_other_th
 DEPLOYSITE_ARGV = ("tests/test_deployment_inputs.py::test_each_supernode_is_started_with_its_own_shard_policy_and_key_"
                    "and_checks_the_superlinks_certificate")
 DEPLOYSITE_SITE_CMD = f"{SITET}::test_the_site_command_names_what_is_wrong_and_never_creates_a_store"
+DEPLOYSITE_DEPLOYED = "dpfed_core/deployment/deployed.py"
+DEPLOYSITE_OWN_POLICIES = ("tests/test_deployment_apps.py::test_each_sites_own_policy_and_store_folder_are_checked_"
+                           "before_anything_starts")
+DEPLOYSITE_SHARED_POLICY = ("tests/test_deployment_apps.py::test_a_run_every_local_site_would_refuse_is_one_error_"
+                            "naming_the_flag_before_anything_starts")
+DEPLOYSITE_ROW_BOUND = ("tests/test_deployment_apps.py::test_a_row_bound_the_method_derives_is_checked_against_"
+                        "value_bounds_before_anything_starts")
+DEPLOYSITE_SERVER = "dpfed_core/deployment/server_app.py"
+DEPLOYSITE_IDENTIFY = ("tests/test_deployment_apps.py::test_the_server_orders_replies_by_entity_and_counts_a_dropped_"
+                       "entity_as_present")
+DEPLOYSITE_DECISIONS = ("tests/test_deployment_apps.py::test_a_site_that_does_not_decide_stops_the_run_before_any_"
+                        "share_and_the_others_get_their_charge_back")
 RANK_DEFS = "tests/test_metrics.py::test_ranking_metrics_are_the_definitions_computed_item_by_item"
 POOLED = "tests/test_metrics.py::test_entity_metrics_pool_entries_and_average_over_test_users_only"
 VERDICTS = "dpfed_core/evaluation/verdicts.py"
@@ -6555,6 +6567,24 @@ MUTANTS = (
     Mutant("deploysite-site-command-run-accepted-outside-withdraw", "dpfed_core/cli/site_cmd.py", "cmd_site",
            "(args.what == 'withdraw') != bool(args.run)", "args.what == 'withdraw' and (not args.run)",
            (SITE_WITHDRAWS,)),
+    Mutant("deploysite-only-the-first-sites-own-policy-checked", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "list(zip(dataset.entity_names, sites))[:1 if shared else None]",
+           "list(zip(dataset.entity_names, sites))[:1]", (DEPLOYSITE_OWN_POLICIES,)),
+    Mutant("deploysite-policies-of-another-count-than-the-sites", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "dataset is not None and (not shared) and (len(paths) != dataset.n_entities)", "False",
+           (DEPLOYSITE_OWN_POLICIES,)),
+    Mutant("deploysite-missing-store-folder-found-only-by-the-sites", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "policy.check_store_folder(entity)", "None", (DEPLOYSITE_OWN_POLICIES,)),
+    Mutant("deploysite-policy-of-another-site-given-to-every-site", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "policy.site and policy.site != entity", "False", (DEPLOYSITE_SHARED_POLICY,)),
+    Mutant("deploysite-precheck-row-bound-at-the-largest-catalogue", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "request_of(config, dataset.n_entities, float(dataset.value_max))", "None", (DEPLOYSITE_ROW_BOUND,),
+           arg="n_items"),
+    Mutant("deploysite-node-outside-the-federation-identified", DEPLOYSITE_SERVER, "_Run.identify",
+           "any((not 0 <= h < self.n_entities for h in by_index))", "False", (DEPLOYSITE_IDENTIFY,)),
+    Mutant("deploysite-a-decision-that-is-no-refusal-taken-for-acceptance", DEPLOYSITE_SERVER, "_Run.site_decisions",
+           "[d for d in decisions if d['decision'] != 'accepted']",
+           "[d for d in decisions if d['decision'] == 'refused']", (DEPLOYSITE_DECISIONS,)),
 )
 
 
