@@ -1263,6 +1263,22 @@ def test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_paramete
     assert request_of(RunConfig(method="kmeans"), 3, value_max=10.0).coalition_epsilon is None
 
 
+def test_a_policy_file_not_in_utf8_is_one_error_naming_the_file_and_the_flag(tmp_path, capsys):
+    """TOML is UTF-8: a policy saved in Latin-1 (or a binary file named by mistake) is the site policy's
+    error, naming the file, the byte and the flag — never an internal error."""
+    from dpfed_core.cli.main import main
+
+    path = tmp_path / "latin.toml"
+    path.write_bytes("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 'caf\xe9'\n".encode("latin-1"))
+    with pytest.raises(PolicyError, match=r"latin\.toml is not UTF-8 text \(byte 0xe9 at position \d+\); save it as "
+                                          r"UTF-8, or fix --policy"):
+        load_policy(path, control="--policy")
+    assert main(["site", "budget", "--policy", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and "is not UTF-8 text" in err and "--policy" in err, err
+    assert "internal error" not in err
+
+
 def test_a_misspelt_policy_key_is_pointed_at(tmp_path):
     path = tmp_path / "p.toml"
     path.write_text("methods = ['kmeans']\nmax_epsilom = 1.0\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n")
