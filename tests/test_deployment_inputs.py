@@ -328,6 +328,22 @@ def test_a_data_path_or_features_path_naming_a_folder_is_said_to_be_a_folder(tmp
         load_shard(tmp_path / "missing.npz")
 
 
+def test_write_shards_to_a_file_names_out_dir_before_reading_the_data(tmp_path, capsys):
+    """--out-dir naming a file (or a path under one) is one error naming the flag, said before the data
+    are loaded; a folder that does not exist yet is made."""
+    from dpfed_core.cli.main import main
+
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    for out, said in ((afile, "is not a folder;"), (afile / "shards", f"(its folder {afile} is a file)")):
+        assert main(["write-shards", "--data", "sample:clinic", "--out-dir", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.strip().count("\n") == 0 and err.startswith(f"error: --out-dir {out} ") and said in err, err
+    assert afile.read_text() == "keep"
+    assert main(["write-shards", "--data", "sample:clinic", "--out-dir", str(tmp_path / "new" / "shards")]) == 0
+    assert len(list((tmp_path / "new" / "shards").glob("entity_*.npz"))) > 1
+
+
 def test_the_runs_ca_signs_the_server_certificate_and_no_further_authority(tmp_path):
     """A node trusts what the run's CA signed: the server certificate verifies against the CA's key, and
     the CA signs end certificates only (path length 0: no authority made below it is trusted)."""
