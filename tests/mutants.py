@@ -137,6 +137,9 @@ DEPLOYSITE_NODE_KEY = "tests/test_deployment_inputs.py::test_a_node_key_other_th
 DEPLOYSITE_ARGV = ("tests/test_deployment_inputs.py::test_each_supernode_is_started_with_its_own_shard_policy_and_key_"
                    "and_checks_the_superlinks_certificate")
 DEPLOYSITE_SITE_CMD = f"{SITET}::test_the_site_command_names_what_is_wrong_and_never_creates_a_store"
+DEPLOYSITE_OUT_DIR = "tests/test_deployment_inputs.py::test_write_shards_to_a_file_names_out_dir_before_reading_the_data"
+DEPLOYSITE_FOLDER_PATHS = ("tests/test_deployment_inputs.py::test_a_data_path_or_features_path_naming_a_folder_is_said_"
+                           "to_be_a_folder")
 DEPLOYSITE_DEPLOYED = "dpfed_core/deployment/deployed.py"
 DEPLOYSITE_OWN_POLICIES = ("tests/test_deployment_apps.py::test_each_sites_own_policy_and_store_folder_are_checked_"
                            "before_anything_starts")
@@ -6585,6 +6588,11 @@ MUTANTS = (
     Mutant("deploysite-a-decision-that-is-no-refusal-taken-for-acceptance", DEPLOYSITE_SERVER, "_Run.site_decisions",
            "[d for d in decisions if d['decision'] != 'accepted']",
            "[d for d in decisions if d['decision'] == 'refused']", (DEPLOYSITE_DECISIONS,)),
+    Mutant("deploysite-write-shards-out-dir-found-a-file-after-the-load", "dpfed_core/cli/deploy_cmd.py",
+           "cmd_write_shards", "_check_out_dir(args.out_dir)", "None", (DEPLOYSITE_OUT_DIR,)),
+    Mutant("deploysite-shard-folder-called-missing", SHARDS, "load_shard",
+           "'is a folder, not a shard file' if p.is_dir() else 'does not exist'", "'does not exist'",
+           (DEPLOYSITE_FOLDER_PATHS,)),
 )
 
 
