@@ -108,6 +108,50 @@ STRICT_DEFAULTS = f"{SITET}::test_a_request_within_every_rule_is_accepted_and_th
 SHARDS = "dpfed_core/deployment/shards.py"
 LAUNCHER = "dpfed_core/deployment/launcher.py"
 METRICS = "dpfed_core/evaluation/metrics.py"
+DEPLOYSITE_RULES = f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself"
+DEPLOYSITE_BUDGET = f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer"
+DEPLOYSITE_SIM_CHARGE = f"{SITET}::test_each_acceptance_in_the_sites_log_states_the_charge_its_odometer_holds"
+DEPLOYSITE_CATALOGUE = ("tests/test_deployment_apps.py::test_a_site_with_a_declared_catalogue_refuses_a_run_that_"
+                        "selects_one_from_its_columns")
+DEPLOYSITE_OWN_ITEMS = ("tests/test_deployment_apps.py::test_a_site_whose_items_come_from_its_data_refuses_a_dp_run_"
+                        "that_calls_them_declared")
+DEPLOYSITE_SECAGG_RUN = (f"{SITET}::test_a_site_allowing_dropouts_sums_only_within_the_dropouts_its_run_sized_the_"
+                         "noise_for")
+DEPLOYSITE_SECAGG_RULE = f"{SITET}::test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites"
+DEPLOYSITE_SECAGG_SITES = f"{SITET}::test_a_site_sums_only_with_the_sites_it_accepted_the_run_with"
+DEPLOYSITE_UNMASK = ("tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_"
+                     "unmasks_a_sum_short_of_its_noise")
+DEPLOYSITE_BAD_POLICY = f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key"
+DEPLOYSITE_SHARDS = "tests/test_deployment.py::test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix"
+DEPLOYSITE_SHARD_ONLY = ("tests/test_deployment_inputs.py::test_a_sites_export_writes_its_own_shard_only_in_a_"
+                         "federation_listing_each_site_once")
+DEPLOYSITE_SHARD_FORMAT = ("tests/test_deployment_inputs.py::test_a_shard_of_another_format_is_refused_and_its_"
+                           "declared_catalogue_read_back")
+DEPLOYSITE_SHAMIR = "dpfed_core/deployment/shamir.py"
+DEPLOYSITE_SHAMIR_REFUSED = "tests/test_deployment_shamir.py::test_duplicate_or_zero_index_is_refused"
+DEPLOYSITE_SHAMIR_EQUAL = "tests/test_deployment_shamir.py::test_combine_chunk_equals_pycryptodome_for_every_subset_shape"
+DEPLOYSITE_GF128 = "tests/test_deployment_shamir.py::test_simulation_arithmetic_is_bit_identical_to_pycryptodome"
+DEPLOYSITE_CA = ("tests/test_deployment_inputs.py::test_the_runs_ca_signs_the_server_certificate_and_no_further_"
+                 "authority")
+DEPLOYSITE_NODE_KEY = "tests/test_deployment_inputs.py::test_a_node_key_other_than_a_nist_curve_key_is_refused"
+DEPLOYSITE_ARGV = ("tests/test_deployment_inputs.py::test_each_supernode_is_started_with_its_own_shard_policy_and_key_"
+                   "and_checks_the_superlinks_certificate")
+DEPLOYSITE_SITE_CMD = f"{SITET}::test_the_site_command_names_what_is_wrong_and_never_creates_a_store"
+DEPLOYSITE_OUT_DIR = "tests/test_deployment_inputs.py::test_write_shards_to_a_file_names_out_dir_before_reading_the_data"
+DEPLOYSITE_FOLDER_PATHS = ("tests/test_deployment_inputs.py::test_a_data_path_or_features_path_naming_a_folder_is_said_"
+                           "to_be_a_folder")
+DEPLOYSITE_DEPLOYED = "dpfed_core/deployment/deployed.py"
+DEPLOYSITE_OWN_POLICIES = ("tests/test_deployment_apps.py::test_each_sites_own_policy_and_store_folder_are_checked_"
+                           "before_anything_starts")
+DEPLOYSITE_SHARED_POLICY = ("tests/test_deployment_apps.py::test_a_run_every_local_site_would_refuse_is_one_error_"
+                            "naming_the_flag_before_anything_starts")
+DEPLOYSITE_ROW_BOUND = ("tests/test_deployment_apps.py::test_a_row_bound_the_method_derives_is_checked_against_"
+                        "value_bounds_before_anything_starts")
+DEPLOYSITE_SERVER = "dpfed_core/deployment/server_app.py"
+DEPLOYSITE_IDENTIFY = ("tests/test_deployment_apps.py::test_the_server_orders_replies_by_entity_and_counts_a_dropped_"
+                       "entity_as_present")
+DEPLOYSITE_DECISIONS = ("tests/test_deployment_apps.py::test_a_site_that_does_not_decide_stops_the_run_before_any_"
+                        "share_and_the_others_get_their_charge_back")
 RANK_DEFS = "tests/test_metrics.py::test_ranking_metrics_are_the_definitions_computed_item_by_item"
 POOLED = "tests/test_metrics.py::test_entity_metrics_pool_entries_and_average_over_test_users_only"
 VERDICTS = "dpfed_core/evaluation/verdicts.py"
@@ -6785,6 +6829,133 @@ MUTANTS = (
            "read_table(bytes(data), filename=filename, what=what, encoding=encoding, header=False)", "True",
            ("tests/test_upload.py::"
             "test_headerless_tab_separated_udata_is_guessed_user_item_rating_timestamp",), arg="header"),
+    # ---- a deployed site is its own law: its policy, its budget, its shares, its shard, its TLS
+    Mutant("deploysite-delta-above-max-delta-accepted", SITE, "check",
+           "req.delta > policy.max_delta * (1 + 1e-12)", "False", (DEPLOYSITE_RULES,)),
+    Mutant("deploysite-one-dropout-more-than-the-policy-accepted", SITE, "check",
+           "req.max_dropouts > policy.max_dropouts", "req.max_dropouts > policy.max_dropouts + 1", (DEPLOYSITE_RULES,)),
+    Mutant("deploysite-method-the-policy-does-not-list-accepted", SITE, "check",
+           "req.method not in policy.methods", "False", (DEPLOYSITE_RULES,)),
+    Mutant("deploysite-non-private-run-accepted-by-default", SITE, "check",
+           "not policy.allow_non_private", "False", (DEPLOYSITE_RULES,)),
+    Mutant("deploysite-value-bounds-upper-end-unchecked", SITE, "check", "not lo <= v <= hi", "not lo <= v",
+           (SITE_BOUNDS,)),
+    Mutant("deploysite-value-bounds-skip-the-methods-defaults", SITE, "check",
+           "{k: v for k, v in req.bounds.items() if not lo <= v <= hi}",
+           "{k: v for k, v in req.bounds.items() if not lo <= v <= hi and k not in req.derived}", (SITE_DERIVED,)),
+    Mutant("deploysite-site-budget-capped-at-one-runs-max", SITE, "accept",
+           "odo.set_cap(key, policy.budget_epsilon, policy.budget_delta)", "policy.max_epsilon",
+           (DEPLOYSITE_BUDGET,), arg=1),
+    Mutant("deploysite-simulation-charged-at-the-coordinators-epsilon", SITE, "accept", "PlannedRelease(kind='run')",
+           "{shard.entity: (req.epsilon, dlt)}", (DEPLOYSITE_SIM_CHARGE,), arg="charges"),
+    Mutant("deploysite-secure-catalogue-over-declared-items-accepted", SITE, "accept",
+           "req.item_catalogue != 'declared' and declared is not None and declared < shard.train.shape[1]", "False",
+           (DEPLOYSITE_CATALOGUE,)),
+    Mutant("deploysite-own-items-called-a-declared-catalogue", SITE, "accept",
+           "req.item_catalogue == 'declared' and (not req.non_private) and (getattr(shard, 'item_source', None) "
+           "not in (None, 'declared'))", "False", (DEPLOYSITE_OWN_ITEMS,)),
+    Mutant("deploysite-refusal-left-out-of-the-sites-log", SITE, "accept",
+           "log.add(**base, decision='refused', rule=exc.rule, note=exc.for_site())", "None", (DEPLOYSITE_BUDGET,)),
+    Mutant("deploysite-secagg-threshold-one-dropout-too-lenient", SITE, "check_secagg",
+           "share_num - threshold > allowed", "share_num - threshold > allowed + 1", (DEPLOYSITE_SECAGG_RUN,)),
+    Mutant("deploysite-secagg-one-key-share-below-the-rule", SITE, "check_secagg", "share_num < rule",
+           "share_num < rule - 1", (DEPLOYSITE_SECAGG_RULE,)),
+    Mutant("deploysite-secagg-sum-one-site-short", SITE, "check_secagg",
+           "not n_accepted - allowed <= sample_num <= n_accepted",
+           "not n_accepted - allowed - 1 <= sample_num <= n_accepted", (DEPLOYSITE_SECAGG_SITES,)),
+    Mutant("deploysite-unmask-this-node-named-dropped", SITE, "check_unmask", "int(own) in gone", "False",
+           (DEPLOYSITE_UNMASK,), nth=0),
+    Mutant("deploysite-unmask-a-live-node-named-twice", SITE, "check_unmask", "len(set(live)) != len(live)", "False",
+           (DEPLOYSITE_UNMASK,)),
+    Mutant("deploysite-unmask-one-dropped-neighbour-too-many", SITE, "check_unmask", "len(gone) > allowed",
+           "len(gone) > allowed + 1", (DEPLOYSITE_UNMASK,)),
+    Mutant("deploysite-infinite-site-budget-accepted", SITE, "_checked_policy", "math.isinf(num['budget_epsilon'])",
+           "False", (DEPLOYSITE_BAD_POLICY,)),
+    Mutant("deploysite-budget-delta-room-for-half-a-run", SITE, "_checked_policy", "budget_delta < 2 * max_delta",
+           "budget_delta < max_delta", (DEPLOYSITE_BAD_POLICY,)),
+    Mutant("deploysite-empty-method-list-accepted", SITE, "_checked_policy", "not raw['methods']", "False",
+           (DEPLOYSITE_BAD_POLICY,)),
+    Mutant("deploysite-misspelt-policy-key-ignored", SITE, "_checked_policy", "sorted(set(raw) - set(_KEYS))", "[]",
+           (DEPLOYSITE_BAD_POLICY,)),
+    Mutant("deploysite-negative-epsilon-in-a-policy-accepted", SITE, "_checked_policy", "v < 0", "False",
+           (DEPLOYSITE_BAD_POLICY,)),
+    Mutant("deploysite-empty-store-key-accepted", SITE, "_checked_policy", "not str(raw['store']).strip()", "False",
+           (DEPLOYSITE_BAD_POLICY,)),
+    Mutant("deploysite-relative-store-read-from-the-working-folder", SITE, "_checked_policy",
+           "(p.parent / store).resolve()", "store.resolve()", (STRICT_DEFAULTS,)),
+    Mutant("deploysite-shard-numbered-by-export-order", SHARDS, "write_shards",
+           "h if declared is None else declared.index(str(name))", "h", (DEPLOYSITE_SHARDS,)),
+    Mutant("deploysite-shards-of-other-sites-written", SHARDS, "write_shards",
+           "only is not None and str(name) not in only", "False", (DEPLOYSITE_SHARD_ONLY,)),
+    Mutant("deploysite-shard-of-another-format-read", SHARDS, "load_shard", "int(z['version']) != SHARD_VERSION",
+           "False", (DEPLOYSITE_SHARD_FORMAT,)),
+    Mutant("deploysite-shards-declared-catalogue-not-read", SHARDS, "load_shard",
+           "int(z['n_declared']) if 'n_declared' in z.files else None", "None", (DEPLOYSITE_SHARD_FORMAT,)),
+    Mutant("deploysite-declared-federation-listing-a-site-twice", SHARDS, "write_shards",
+           "unknown or len(set(declared)) != len(declared)", "unknown", (DEPLOYSITE_SHARD_ONLY,)),
+    Mutant("deploysite-shamir-duplicate-share-combined", DEPLOYSITE_SHAMIR, "combine_chunk",
+           "len(set(indices)) != len(indices)", "False", (DEPLOYSITE_SHAMIR_REFUSED,)),
+    Mutant("deploysite-shamir-zero-index-combined", DEPLOYSITE_SHAMIR, "combine_chunk", "0 in indices", "False",
+           (DEPLOYSITE_SHAMIR_REFUSED,)),
+    Mutant("deploysite-shamir-one-share-fewer-than-given", DEPLOYSITE_SHAMIR, "combine_chunk",
+           "zip(shares, _basis_at_zero(indices))", "zip(shares[:-1], _basis_at_zero(indices[:-1]))",
+           (DEPLOYSITE_SHAMIR_EQUAL,)),
+    Mutant("deploysite-gf128-reduced-one-bit-early", DEPLOYSITE_SHAMIR, "_gf128_mul", "f1 >> 128", "f1 >> 127",
+           (DEPLOYSITE_GF128,)),
+    Mutant("deploysite-ca-may-sign-further-cas", SECURITY, "make_tls", "x509.BasicConstraints(ca=True, path_length=0)",
+           "x509.BasicConstraints(ca=True, path_length=None)", (DEPLOYSITE_CA,)),
+    # the third ``ca_key`` of make_tls is the one the server certificate is signed with
+    Mutant("deploysite-server-certificate-signed-by-its-own-key", SECURITY, "make_tls", "ca_key", "key",
+           (DEPLOYSITE_CA,), nth=2),
+    Mutant("deploysite-node-key-of-any-kind-registered", SECURITY, "load_public_key",
+           "not isinstance(key, ec.EllipticCurvePublicKey)", "False", (DEPLOYSITE_NODE_KEY,)),
+    Mutant("deploysite-every-node-given-the-first-sites-policy", LAUNCHER, "LocalFederation._start",
+           "self.site_policies[h]", "self.site_policies[0]", (DEPLOYSITE_ARGV,)),
+    Mutant("deploysite-every-node-signs-with-the-first-key", LAUNCHER, "LocalFederation._start",
+           "keys[h].private", "keys[0].private", (DEPLOYSITE_ARGV,)),
+    Mutant("deploysite-node-does-not-verify-the-superlink", LAUNCHER, "LocalFederation._start",
+           "node += ['--root-certificates', str(self.tls.ca), '--auth-supernode-private-key', str(keys[h].private), "
+           "'--ssl-certfile', str(self.tls.cert), '--ssl-keyfile', str(self.tls.key), '--ssl-ca-certfile', "
+           "str(self.tls.ca)]",
+           "node += ['--auth-supernode-private-key', str(keys[h].private), '--ssl-certfile', str(self.tls.cert), "
+           "'--ssl-keyfile', str(self.tls.key), '--ssl-ca-certfile', str(self.tls.ca)]", (DEPLOYSITE_ARGV,)),
+    Mutant("deploysite-superlink-without-node-authentication", LAUNCHER, "LocalFederation._start",
+           "link += ['--ssl-ca-certfile', str(self.tls.ca), '--ssl-certfile', str(self.tls.cert), '--ssl-keyfile', "
+           "str(self.tls.key), '--enable-supernode-auth']",
+           "link += ['--ssl-ca-certfile', str(self.tls.ca), '--ssl-certfile', str(self.tls.cert), '--ssl-keyfile', "
+           "str(self.tls.key)]", (DEPLOYSITE_ARGV,)),
+    Mutant("deploysite-node-keys-never-registered", LAUNCHER, "LocalFederation._start",
+           "self.control.register([k.public for k in keys])", "None", (DEPLOYSITE_ARGV,)),
+    Mutant("deploysite-site-command-reads-a-store-it-creates", "dpfed_core/cli/site_cmd.py", "_store",
+           "not path.exists()", "False", (DEPLOYSITE_SITE_CMD,)),
+    Mutant("deploysite-site-command-store-of-no-site", "dpfed_core/cli/site_cmd.py", "_store",
+           "'{site}' in str(policy.store) and (not args.site)", "False", (DEPLOYSITE_SITE_CMD,)),
+    Mutant("deploysite-site-command-run-accepted-outside-withdraw", "dpfed_core/cli/site_cmd.py", "cmd_site",
+           "(args.what == 'withdraw') != bool(args.run)", "args.what == 'withdraw' and (not args.run)",
+           (SITE_WITHDRAWS,)),
+    Mutant("deploysite-only-the-first-sites-own-policy-checked", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "list(zip(dataset.entity_names, sites))[:1 if shared else None]",
+           "list(zip(dataset.entity_names, sites))[:1]", (DEPLOYSITE_OWN_POLICIES,)),
+    Mutant("deploysite-policies-of-another-count-than-the-sites", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "dataset is not None and (not shared) and (len(paths) != dataset.n_entities)", "False",
+           (DEPLOYSITE_OWN_POLICIES,)),
+    Mutant("deploysite-missing-store-folder-found-only-by-the-sites", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "policy.check_store_folder(entity)", "None", (DEPLOYSITE_OWN_POLICIES,)),
+    Mutant("deploysite-policy-of-another-site-given-to-every-site", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "policy.site and policy.site != entity", "False", (DEPLOYSITE_SHARED_POLICY,)),
+    Mutant("deploysite-precheck-row-bound-at-the-largest-catalogue", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "request_of(config, dataset.n_entities, float(dataset.value_max))", "None", (DEPLOYSITE_ROW_BOUND,),
+           arg="n_items"),
+    Mutant("deploysite-node-outside-the-federation-identified", DEPLOYSITE_SERVER, "_Run.identify",
+           "any((not 0 <= h < self.n_entities for h in by_index))", "False", (DEPLOYSITE_IDENTIFY,)),
+    Mutant("deploysite-a-decision-that-is-no-refusal-taken-for-acceptance", DEPLOYSITE_SERVER, "_Run.site_decisions",
+           "[d for d in decisions if d['decision'] != 'accepted']",
+           "[d for d in decisions if d['decision'] == 'refused']", (DEPLOYSITE_DECISIONS,)),
+    Mutant("deploysite-write-shards-out-dir-found-a-file-after-the-load", "dpfed_core/cli/deploy_cmd.py",
+           "cmd_write_shards", "_check_out_dir(args.out_dir)", "None", (DEPLOYSITE_OUT_DIR,)),
+    Mutant("deploysite-shard-folder-called-missing", SHARDS, "load_shard",
+           "'is a folder, not a shard file' if p.is_dir() else 'does not exist'", "'does not exist'",
+           (DEPLOYSITE_FOLDER_PATHS,)),
 )
 
 

@@ -778,6 +778,9 @@ def test_the_server_orders_replies_by_entity_and_counts_a_dropped_entity_as_pres
     assert [r.metadata.src_node_id for r in after.identify([meta(10, 0, "A"), meta(12, 2, "C")])] == [10, 12]
     with pytest.raises(sa.DeploymentRunError, match="two SuperNodes serve entity"):
         _run(3).identify([meta(10, 0, "A"), meta(11, 0, "A"), meta(12, 2, "C")])
+    # a node naming a place outside the declared federation is no entity of it, even with the count right
+    with pytest.raises(sa.DeploymentRunError, match="expected 0…2"):
+        _run(3).identify([meta(10, 0, "A"), meta(11, 1, "B"), meta(12, 3, "D")])
 
 
 class _Fused:
@@ -854,6 +857,28 @@ def test_a_run_every_local_site_would_refuse_is_one_error_naming_the_flag_before
              "message": str(PolicyRefused("budget_epsilon", "the run (ε = 1) would pass this site's budget"))}
             for e in ("A", "B")]
     assert sa.refusal_lines(said) == "A, B (rule budget_epsilon): the run (ε = 1) would pass this site's budget"
+
+
+def test_each_sites_own_policy_and_store_folder_are_checked_before_anything_starts(tmp_path):
+    """One policy per site: each is checked against the run (a refusal names the site and its file), the
+    list must give every site one, and a store folder a site's policy names must exist."""
+    ds = _clinics(3)
+    keys = dict(methods=["dp-popularity"], budget_epsilon=5.0, store=str(tmp_path / "{site}.sqlite3"))
+    loose = write_policy(tmp_path / "loose.toml", max_epsilon=1.0, **keys)
+    tight = write_policy(tmp_path / "tight.toml", max_epsilon=0.5, **keys)
+    run = RunConfig(method="dp-popularity", epsilon=1.0)
+    check_site_policy(run, [loose, loose, loose], ds)
+    with pytest.raises(ConfigError, match=r"site 'clinic 2' would refuse this run under rule 'max_epsilon' of "
+                                          r"--site-policy .*tight\.toml"):
+        check_site_policy(run, [loose, loose, tight], ds)
+    with pytest.raises(ConfigError, match="2 site policies for 3 entities"):
+        check_site_policy(run, [loose, loose], ds)
+    gone = write_policy(tmp_path / "gone.toml", max_epsilon=1.0,
+                        **{**keys, "store": str(tmp_path / "stores" / "site.sqlite3")})
+    (tmp_path / "stores").rmdir()
+    with pytest.raises(ConfigError, match=r"--site-policy .*gone\.toml: the store folder .*stores does not exist.*"
+                                          r"every site would refuse the run"):
+        check_site_policy(run, gone, ds)
 
 
 def test_a_row_bound_the_method_derives_is_checked_against_value_bounds_before_anything_starts(tmp_path):
@@ -1434,6 +1459,13 @@ def test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_othe
     t.send_and_receive = lambda msgs, timeout: accepted + [_reply(3, {"meta": {
         "entity": "clinic C", "decision": "refused", "rule": "max_epsilon", "message": "above"}})]
     with pytest.raises(sa.DeploymentRunError, match=r"1 of 3 site\(s\) refused the run — clinic C \(rule max_epsilon\)"):
+        run.site_decisions([1, 2, 3])
+    assert told == [1, 2]
+    # a decision that is neither word is no acceptance: the run stops as at a refusal
+    told.clear()
+    t.send_and_receive = lambda msgs, timeout: accepted + [_reply(3, {"meta": {
+        "entity": "clinic C", "decision": "", "rule": "", "message": ""}})]
+    with pytest.raises(sa.DeploymentRunError, match=r"1 of 3 site\(s\) refused the run"):
         run.site_decisions([1, 2, 3])
     assert told == [1, 2]
 

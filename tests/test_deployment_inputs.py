@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -255,3 +256,182 @@ def test_a_deployment_folder_of_another_user_or_of_an_owner_we_may_not_signal_is
     assert launcher.sweep_stale(tmp_path) == [] and folder.exists()
     monkeypatch.undo()
     assert launcher.sweep_stale(tmp_path) == [folder] and not folder.exists()
+
+
+def _three_sites(n_declared: int | None = None):
+    import numpy as np
+    import scipy.sparse as sp
+
+    from dpfed_core.data.dataset import FederatedDataset
+
+    X = sp.csr_matrix(np.random.default_rng(3).poisson(0.6, (30, 12)).astype(float))
+    return FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 10), value_kind="counts", value_max=5,
+                                       name="three sites", item_source="declared",
+                                       **({} if n_declared is None else {"n_declared": n_declared}))
+
+
+def test_a_sites_export_writes_its_own_shard_only_in_a_federation_listing_each_site_once(tmp_path):
+    """A site exporting its own data (``only``) writes its shard alone, numbered by its place in the
+    declared federation; a declared list naming a site twice would give two nodes one place: refused."""
+    from dpfed_core.config import RunConfig
+    from dpfed_core.deployment.shards import load_shard, write_shards
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = _three_sites()
+    split = make_split(ds, RunConfig(seed=0))
+    paths = write_shards(ds, split, tmp_path / "b", declared=["Z", "C", "B", "A"], only=["B"])
+    assert [p.name for p in paths] == ["entity_002.npz"] and sorted(os.listdir(tmp_path / "b")) == ["entity_002.npz"]
+    shard = load_shard(paths[0])
+    assert (shard.entity, shard.index, shard.n_entities) == ("B", 2, 4)
+    with pytest.raises(ConfigError, match="--declared-entities"):
+        write_shards(ds, split, tmp_path / "twice", declared=["A", "B", "B", "C"])
+    assert not (tmp_path / "twice").exists() or not list((tmp_path / "twice").iterdir())
+
+
+def test_a_shard_of_another_format_is_refused_and_its_declared_catalogue_read_back(tmp_path):
+    """The node reads its declared catalogue's size from its own shard (never from the run); a shard of
+    another format version is refused, naming the command that rewrites it."""
+    import numpy as np
+
+    from dpfed_core.config import RunConfig
+    from dpfed_core.deployment.shards import load_shard, write_shards
+    from dpfed_core.errors import ConfigError
+    from dpfed_core.evaluation.experiments import make_split
+
+    ds = _three_sites(n_declared=8)
+    path = write_shards(ds, make_split(ds, RunConfig(seed=0)), tmp_path / "shards")[0]
+    shard = load_shard(path)
+    assert (shard.n_declared, shard.train.shape[1], shard.item_source) == (8, 12, "declared")
+    with np.load(path, allow_pickle=False) as z:
+        parts = {k: z[k] for k in z.files}
+    parts["version"] = np.asarray(1)
+    with open(path, "wb") as f:
+        np.savez(f, **parts)
+    with pytest.raises(ConfigError, match="format version 1, expected 2; rewrite it with .*write-shards"):
+        load_shard(path)
+
+
+def test_a_data_path_or_features_path_naming_a_folder_is_said_to_be_a_folder(tmp_path):
+    """A SuperNode pointed at a folder is told that, with the node-config key that fixes it — not that
+    the path does not exist, which it does."""
+    from dpfed_core.deployment.shards import load_item_features, load_shard
+    from dpfed_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=f"shard file {tmp_path} is a folder, not a shard file; fix the "
+                                          "SuperNode's --node-config \"data-path='…'\""):
+        load_shard(tmp_path)
+    with pytest.raises(ConfigError, match=f"item features file {tmp_path} is a folder; fix the SuperNode's "
+                                          "--node-config \"item-features='…'\""):
+        load_item_features(tmp_path, 3)
+    with pytest.raises(ConfigError, match="missing.npz does not exist; fix the SuperNode's --node-config"):
+        load_shard(tmp_path / "missing.npz")
+
+
+def test_write_shards_to_a_file_names_out_dir_before_reading_the_data(tmp_path, capsys):
+    """--out-dir naming a file (or a path under one) is one error naming the flag, said before the data
+    are loaded; a folder that does not exist yet is made."""
+    from dpfed_core.cli.main import main
+
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    for out, said in ((afile, "is not a folder;"), (afile / "shards", f"(its folder {afile} is a file)")):
+        assert main(["write-shards", "--data", "sample:clinic", "--out-dir", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.strip().count("\n") == 0 and err.startswith(f"error: --out-dir {out} ") and said in err, err
+    assert afile.read_text() == "keep"
+    assert main(["write-shards", "--data", "sample:clinic", "--out-dir", str(tmp_path / "new" / "shards")]) == 0
+    assert len(list((tmp_path / "new" / "shards").glob("entity_*.npz"))) > 1
+
+
+def test_the_runs_ca_signs_the_server_certificate_and_no_further_authority(tmp_path):
+    """A node trusts what the run's CA signed: the server certificate verifies against the CA's key, and
+    the CA signs end certificates only (path length 0: no authority made below it is trusted)."""
+    pytest.importorskip("cryptography")
+    from cryptography import x509
+
+    from dpfed_core.deployment.security import make_tls
+
+    tls = make_tls(tmp_path / "tls")
+    ca = x509.load_pem_x509_certificate(tls.ca.read_bytes())
+    cert = x509.load_pem_x509_certificate(tls.cert.read_bytes())
+    cert.verify_directly_issued_by(ca)  # raises when another key signed it
+    limits = ca.extensions.get_extension_for_class(x509.BasicConstraints)
+    assert limits.critical and limits.value.ca is True and limits.value.path_length == 0
+    usage = ca.extensions.get_extension_for_class(x509.KeyUsage).value
+    assert usage.key_cert_sign and not usage.key_encipherment
+
+
+def test_a_node_key_other_than_a_nist_curve_key_is_refused(tmp_path):
+    """The SuperLink registers NIST-curve node keys only: another kind of key is refused when read,
+    not handed to Flower's registration."""
+    pytest.importorskip("flwr")
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    from dpfed_core.deployment.security import load_public_key, make_node_key
+
+    assert len(load_public_key(make_node_key(tmp_path, "site-a").public)) > 0
+    other = tmp_path / "other.pub"
+    other.write_bytes(ed25519.Ed25519PrivateKey.generate().public_key().public_bytes(
+        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH))
+    with pytest.raises(ValueError, match="is not an EC public key"):
+        load_public_key(other)
+
+
+def test_each_supernode_is_started_with_its_own_shard_policy_and_key_and_checks_the_superlinks_certificate(
+        tmp_path, monkeypatch):
+    """What deploy-local hands each process: the SuperLink serves TLS and accepts only registered node
+    keys; node h gets shard h, policy h and key h (whose public half is registered), and verifies the
+    SuperLink against the run's CA. Nothing is started: the processes' arguments are read."""
+    from types import SimpleNamespace
+
+    pytest.importorskip("cryptography")
+    from dpfed_core.deployment import launcher
+
+    spawned: list[tuple[str, list[str]]] = []
+    registered: list = []
+
+    class Zygote:
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def spawn(self, role, argv, log, watch=True):
+            spawned.append((role, list(argv)))
+            return SimpleNamespace(poll=lambda: None)
+
+    class Control:
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def register(self, keys) -> None:
+            registered.extend(keys)
+
+    monkeypatch.setattr(launcher, "_Zygote", Zygote)
+    monkeypatch.setattr(launcher, "_ForkedControl", Control)
+    monkeypatch.setattr(launcher, "_wait_port", lambda *args: None)
+    shards = [tmp_path / f"entity_{h:03d}.npz" for h in range(3)]
+    policies = [tmp_path / f"site_{h}.toml" for h in range(3)]
+    fed = launcher.LocalFederation(shards, tmp_path / "run", site_policy=policies,
+                                   guard=SimpleNamespace(path=None))
+    fed._open_dir()
+    fed._start([20000, 20001, 20002, 20003], 1.0)
+
+    def flags(argv: list[str]) -> list[str]:
+        return argv[argv.index("--") + 1:]
+
+    def value(argv: list[str], flag: str) -> str:
+        return argv[argv.index(flag) + 1]
+
+    assert [role for role, _ in spawned] == ["link", "node", "node", "node"]
+    link = flags(spawned[0][1])
+    assert "--insecure" not in link and "--enable-supernode-auth" in link
+    assert value(link, "--ssl-certfile") == str(fed.tls.cert) and value(link, "--ssl-ca-certfile") == str(fed.tls.ca)
+    keys = []
+    for h, (_, argv) in enumerate(spawned[1:]):
+        node = flags(argv)
+        assert "--insecure" not in node and value(node, "--root-certificates") == str(fed.tls.ca)
+        config = value(node, "--node-config")
+        assert f"data-path='{shards[h].resolve()}'" in config and f"policy-path='{policies[h].resolve()}'" in config
+        keys.append(Path(value(node, "--auth-supernode-private-key")))
+    assert len(set(keys)) == 3 and registered == [k.with_suffix(".pub") for k in keys]

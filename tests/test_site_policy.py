@@ -926,6 +926,8 @@ def test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites
     sp_.check_secagg(policy, 100, 100, 21, 21)
     with pytest.raises(PolicyRefused, match="public rule"):
         sp_.check_secagg(policy, 100, 100, 5, 5)
+    with pytest.raises(PolicyRefused, match="public rule"):  # one key share short of the rule's 21
+        sp_.check_secagg(policy, 100, 100, 20, 20)
     # two sites tolerating one dropout: the public rule gives 2 shares and threshold H − d = 1, so the
     # server alone, claiming a site dropped, could rebuild that site's mask from the other's share
     assert (secagg_shares(2, 1), secagg_threshold(2, 1, 2)) == (2, 1)
@@ -1261,6 +1263,22 @@ def test_the_coalition_cap_is_decided_on_the_run_as_planned_from_public_paramete
     assert request_of(RunConfig(method="kmeans"), 3, value_max=10.0).coalition_epsilon is None
 
 
+def test_a_policy_file_not_in_utf8_is_one_error_naming_the_file_and_the_flag(tmp_path, capsys):
+    """TOML is UTF-8: a policy saved in Latin-1 (or a binary file named by mistake) is the site policy's
+    error, naming the file, the byte and the flag — never an internal error."""
+    from dpfed_core.cli.main import main
+
+    path = tmp_path / "latin.toml"
+    path.write_bytes("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 'caf\xe9'\n".encode("latin-1"))
+    with pytest.raises(PolicyError, match=r"latin\.toml is not UTF-8 text \(byte 0xe9 at position \d+\); save it as "
+                                          r"UTF-8, or fix --policy"):
+        load_policy(path, control="--policy")
+    assert main(["site", "budget", "--policy", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and "is not UTF-8 text" in err and "--policy" in err, err
+    assert "internal error" not in err
+
+
 def test_a_misspelt_policy_key_is_pointed_at(tmp_path):
     path = tmp_path / "p.toml"
     path.write_text("methods = ['kmeans']\nmax_epsilom = 1.0\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n")
@@ -1278,6 +1296,24 @@ def test_a_file_that_is_no_store_named_by_store_is_fixed_there_not_in_a_policy(t
     assert "is damaged or not a dpfed store" in err and err.rstrip().endswith(
         "give --store the site's store file (its policy's store key names it)"), err
     assert bad.read_text() == "user,item\n1,2\n"
+
+
+def test_a_store_path_naming_a_folder_is_fixed_where_it_was_given(tmp_path, capsys):
+    """A site store named as a folder (by --store, or by the policy's store key) is one error naming that
+    flag or key, never a bare "give a file name" the operator cannot place."""
+    from dpfed_core.cli.main import main
+
+    folder = tmp_path / "stores"
+    folder.mkdir()
+    assert main(["site", "budget", "--store", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and "is a directory" in err and err.rstrip().endswith(
+        "give --store the site's store file (its policy's store key names it)"), err
+    policy = write_policy(tmp_path / "p.toml", **{**STRICT, "store": "stores"})
+    assert main(["site", "budget", "--policy", str(policy)]) == 2
+    err = capsys.readouterr().err
+    assert "is a directory" in err and err.rstrip().endswith("fix the store key of the site's policy"), err
+    assert list(folder.iterdir()) == []
 
 
 def test_a_policy_its_own_check_refuses_is_never_written(tmp_path):

@@ -165,6 +165,21 @@ def cmd_deploy_local(args) -> int:
     return 0
 
 
+def _check_out_dir(out_dir) -> None:
+    """Before the data are read: --out-dir (or the nearest of its folders that exists) must be a folder —
+    a file there would stop the write after the whole load, with no word of the flag."""
+    from pathlib import Path
+
+    from dpfed_core.errors import ConfigError
+
+    p = Path(out_dir).expanduser()
+    there = next((q for q in (p, *p.parents) if q.exists()), None)
+    if there is not None and not there.is_dir():
+        where = "" if there == p else f" (its folder {there} is a file)"
+        raise ConfigError(f"--out-dir {p} is not a folder{where}; give a folder for the shard files (a new one is "
+                          "created)")
+
+
 def cmd_write_shards(args) -> int:
     from dpfed_core.config import RunConfig
     from dpfed_core.evaluation.experiments import make_split
@@ -174,6 +189,7 @@ def cmd_write_shards(args) -> int:
     from dpfed_core.cli.args import check_outputs
 
     check_outputs(args, ("--out-dir", args.out_dir))  # shards never overwrite an input
+    _check_out_dir(args.out_dir)
     declared = args.declared_entities
     # A site's own export names its one entity: the declared list is the federation it is read in (a
     # federation of one entity is no federation), and only the entities the export holds get a shard.

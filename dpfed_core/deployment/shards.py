@@ -122,7 +122,9 @@ def load_shard(path: str | os.PathLike) -> Shard:
     SuperNode's ``--node-config data-path=…`` that points at it."""
     p = Path(path)
     if not p.is_file():
-        raise ConfigError(f"shard file {p} does not exist; fix the SuperNode's --node-config \"data-path='…'\"")
+        # a folder is no shard either: saying it "does not exist" would send its operator looking for a typo
+        state = "is a folder, not a shard file" if p.is_dir() else "does not exist"
+        raise ConfigError(f"shard file {p} {state}; fix the SuperNode's --node-config \"data-path='…'\"")
     try:
         with np.load(p, allow_pickle=False) as z:
             if int(z["version"]) != SHARD_VERSION:
@@ -163,7 +165,7 @@ def load_item_features(path: str | os.PathLike, n_items: int) -> tuple[np.ndarra
     p = Path(path)
     fix = "fix the SuperNode's --node-config \"item-features='…'\""
     if not p.is_file():
-        raise ConfigError(f"item features file {p} does not exist; {fix}")
+        raise ConfigError(f"item features file {p} {'is a folder' if p.is_dir() else 'does not exist'}; {fix}")
     try:
         with np.load(p, allow_pickle=False) as z:
             F = np.asarray(z["features"], dtype=np.float64)

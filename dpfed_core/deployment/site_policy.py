@@ -193,6 +193,10 @@ def load_policy(path: str | os.PathLike, control: str = NODE_POLICY_CONTROL) -> 
         raw = tomllib.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise PolicyError(f"cannot read the site policy {p} ({exc.strerror}); fix {control}") from None
+    except UnicodeDecodeError as exc:
+        # TOML is UTF-8 only: a file saved in another encoding (or a binary file named by mistake)
+        raise PolicyError(f"the site policy {p} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at position "
+                          f"{exc.start}); save it as UTF-8, or fix {control} if it names another file") from None
     except tomllib.TOMLDecodeError as exc:
         raise PolicyError(f"the site policy {p} is not valid TOML ({exc})") from None
     return _checked_policy(raw, p)

@@ -482,7 +482,8 @@ class Store:
     def _initialise(self) -> None:
         parent = self.path.parent
         if self.path.is_dir():
-            raise StoreError(f"the store path {self.path} is a directory; give a file name")
+            # the fix names where the path was given (--store, the policy's store key), not just the fault
+            raise StoreError(f"the store path {self.path} is a directory; give a file name — {self._hint()}")
         if self.path.exists():
             self._refuse_wiped()
             if self._current_without_writing():
