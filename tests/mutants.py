@@ -6956,6 +6956,8 @@ MUTANTS = (
     Mutant("deploysite-shard-folder-called-missing", SHARDS, "load_shard",
            "'is a folder, not a shard file' if p.is_dir() else 'does not exist'", "'does not exist'",
            (DEPLOYSITE_FOLDER_PATHS,)),
+    Mutant("site-policy-unbounded-value-bounds-said-as-out-of-order", SITE, "_checked_policy",
+           "not all(math.isfinite(b) for b in bounds)", "False", (BAD_POLICY,)),
 )
 
 

@@ -132,7 +132,8 @@ def test_value_bounds_bind_the_row_bound_a_method_derives_when_the_run_names_non
 @pytest.mark.parametrize("body, what", [
     ("methods = ['kmeans']\nmax_epsilon = 1\nstore = 's'\n", "budget_epsilon"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nallow_simulaton = true\n", "unknown"),
-    ("methods = ['kmeans']\nmax_epsilon = -1\nbudget_epsilon = 2\nstore = 's'\n", "max_epsilon"),
+    ("methods = ['kmeans']\nmax_epsilon = -1\nbudget_epsilon = 2\nstore = 's'\n",
+     "max_epsilon = -1.0 must be a positive number; set it in the policy \\(e.g. max_epsilon = 1\\)"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = inf\nstore = 's'\n", "finite"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nallow_simulation = 'yes'\n",
      "allow_simulation"),
@@ -140,10 +141,15 @@ def test_value_bounds_bind_the_row_bound_a_method_derives_when_the_run_names_non
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nbudget_delta = 0.5\nstore = 's'\n", "budget_delta"),
     ("max_epsilon = [", "TOML"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nvalue_bounds = [5, 1]\n", "value_bounds"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nvalue_bounds = [0, nan]\n",
+     "value_bounds = \\[0, nan\\] must be two finite numbers"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nvalue_bounds = [-inf, 5]\n",
+     "value_bounds = \\[-inf, 5\\] must be two finite numbers"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nmax_dropouts = -1\n", "max_dropouts"),
     # NaN compares false with every ε: a site whose max is NaN would accept any run
     ("methods = ['kmeans']\nmax_epsilon = nan\nbudget_epsilon = 2\nstore = 's'\n", "max_epsilon"),
-    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 0\nstore = 's'\n", "budget_epsilon"),
+    ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 0\nstore = 's'\n",
+     "budget_epsilon = 0.0 must be a positive number; set it in the policy \\(e.g. budget_epsilon = 5\\)"),
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nmax_dropouts = true\n",
      "max_dropouts"),
     ("methods = [1]\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\n", "methods"),
@@ -162,7 +168,8 @@ def test_value_bounds_bind_the_row_bound_a_method_derives_when_the_run_names_non
     ("methods = ['kmeans']\nmax_epsilon = 1\nbudget_epsilon = 2\nstore = 's'\nvalue_bounds = ['0', 5]\n",
      "value_bounds = \\['0', 5\\] must be two numbers \\[low, high\\], unquoted"),
 ], ids=["missing", "typo", "negative", "infinite budget", "string bool", "delta cap", "delta budget", "not toml",
-        "bounds high below low", "negative dropouts", "nan epsilon", "zero budget", "boolean dropouts",
+        "bounds high below low", "bounds not a number", "bounds infinite", "negative dropouts", "nan epsilon",
+        "zero budget", "boolean dropouts",
         "method not a name", "no method", "delta budget below two runs", "empty store",
         "quoted number", "method not in a list", "bool spelt as a word", "quoted bound"])
 def test_a_bad_policy_file_is_one_error_naming_the_key(tmp_path, body, what):

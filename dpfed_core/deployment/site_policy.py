@@ -76,6 +76,9 @@ _KEYS = {"methods": list, "max_epsilon": (int, float), "max_delta": (int, float)
          "budget_delta": (int, float), "store": str, "value_bounds": list, "allow_simulation": bool,
          "allow_non_private": bool, "max_dropouts": int, "site": str}
 _REQUIRED = ("methods", "max_epsilon", "budget_epsilon", "store")
+#: An example value of each numeric key, for the message refusing a non-positive one.
+_POSITIVE_EXAMPLE = {"max_epsilon": "1", "budget_epsilon": "5", "max_coalition_epsilon": "10", "max_delta": "1e-5",
+                     "budget_delta": "1e-4"}
 #: What each key holds, as a type error says it (TOML spelling).
 _TYPE_WORDS = {k: {list: "a list", str: "a quoted string", bool: "true or false", int: "a whole number"}.get(
     t, "a number (unquoted, e.g. 1.0)") for k, t in _KEYS.items()}
@@ -226,7 +229,8 @@ def _checked_policy(raw: dict, p: Path) -> SitePolicy:
                                       "max_coalition_epsilon") if k in raw}
     for k, v in num.items():
         if math.isnan(v) or v < 0 or (k.endswith("epsilon") and v == 0):
-            raise PolicyError(f"the site policy {p}: {k} = {v} must be positive")
+            raise PolicyError(f"the site policy {p}: {k} = {v} must be a positive number; set it in the policy "
+                              f"(e.g. {k} = {_POSITIVE_EXAMPLE[k]})")
         if k.endswith("delta") and v >= 1e-2:
             raise PolicyError(f"the site policy {p}: {k} = {v} must be below 0.01 (a usual δ is 1e-5)")
     if math.isinf(num["budget_epsilon"]):
@@ -237,6 +241,10 @@ def _checked_policy(raw: dict, p: Path) -> SitePolicy:
             # a quoted number is text in TOML: name the type, not the order, so the fix is the quotes
             raise PolicyError(f"the site policy {p}: value_bounds = {bounds!r} must be two numbers [low, high], "
                               "unquoted (e.g. value_bounds = [0, 5])")
+        if not all(math.isfinite(b) for b in bounds):
+            # NaN compares false with every value: "low ≤ high" would name the wrong fault
+            raise PolicyError(f"the site policy {p}: value_bounds = {bounds!r} must be two finite numbers "
+                              "[low, high] (e.g. value_bounds = [0, 5])")
         if not bounds[0] <= bounds[1]:
             raise PolicyError(f"the site policy {p}: value_bounds = {bounds!r} must be [low, high] with low ≤ high")
         bounds = (float(bounds[0]), float(bounds[1]))
