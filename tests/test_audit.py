@@ -717,6 +717,14 @@ def _options(**kw):
     return aud.check_audit_options(["kmeans"], [1.0], **opts)
 
 
+def _summable_audit_of_entity_b(fed):
+    """Entity b's rows, three empty other entities, a dp-popularity release at ε = 1 and a synthetic target."""
+    Xh = sp.csr_matrix(fed.X[fed.entity_slices()[1]], dtype=float)
+    empty = [sp.csr_matrix((0, Xh.shape[1])) for _ in range(3)]
+    method = aud._audit_method("dp-popularity", 4, 5.0, 1.0, 1e-6, {})
+    return Xh, empty, method, audit_targets.make_targets(Xh, ["synthetic"], 5.0, 4)[0]
+
+
 def test_fewer_than_four_runs_per_class_are_refused_by_every_entry_of_the_audit(tiny_fed):
     """Four runs per class is the least an audit can split into a calibration half and, for the LR attack,
     an evaluation half of its own two halves: three are refused by the options, a prototype audit and a
@@ -729,11 +737,7 @@ def test_fewer_than_four_runs_per_class_are_refused_by_every_entry_of_the_audit(
     with pytest.raises(ConfigError, match="at least 4 runs per class, got 3"):
         aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=0), 3, np.random.SeedSequence(0))
     assert aud.audit_target(X, tgt, _LeaksOnlyEarly(tgt.row, early=0), 4, np.random.SeedSequence(0))["runs"] == 4
-    sl = tiny_fed.entity_slices()
-    Xh = sp.csr_matrix(tiny_fed.X[sl[1]], dtype=float)
-    empty = [sp.csr_matrix((0, Xh.shape[1])) for _ in range(3)]
-    method = aud._audit_method("dp-popularity", 4, 5.0, 1.0, 1e-6, {})
-    stgt = audit_targets.make_targets(Xh, ["synthetic"], 5.0, 4)[0]
+    Xh, empty, method, stgt = _summable_audit_of_entity_b(tiny_fed)
     with pytest.raises(ConfigError, match="at least 4 runs per class, got 3") as refused:
         aud.audit_summable_target(Xh, empty, 1, stgt, method, 3, np.random.SeedSequence(0))
     assert refused.value.param == "runs"
@@ -752,11 +756,7 @@ def test_a_direct_call_with_an_unknown_attack_or_too_few_runs_names_the_option_t
         with pytest.raises(ConfigError) as refused:
             call()
         assert refused.value.param == param
-    sl = tiny_fed.entity_slices()
-    Xh = sp.csr_matrix(tiny_fed.X[sl[1]], dtype=float)
-    empty = [sp.csr_matrix((0, Xh.shape[1])) for _ in range(3)]
-    method = aud._audit_method("dp-popularity", 4, 5.0, 1.0, 1e-6, {})
-    stgt = audit_targets.make_targets(Xh, ["synthetic"], 5.0, 4)[0]
+    Xh, empty, method, stgt = _summable_audit_of_entity_b(tiny_fed)
     with pytest.raises(ConfigError, match="unknown attack 'bogus'") as refused:
         aud.audit_summable_target(Xh, empty, 1, stgt, method, 4, np.random.SeedSequence(0), attacks=("bogus",))
     assert refused.value.param == "attacks"
@@ -802,11 +802,7 @@ def test_the_lr_attacks_ceiling_is_that_of_the_runs_it_certifies_on(tiny_fed):
     assert (dist["n_certify_per_class"], lr["n_certify_per_class"]) == (20, 10)
     assert dist["max_certifiable_epsilon"] == pytest.approx(bounds.max_certifiable_epsilon(20, 0.0, 0.9))
     assert lr["max_certifiable_epsilon"] == pytest.approx(bounds.max_certifiable_epsilon(10, 0.0, 0.9))
-    sl = tiny_fed.entity_slices()
-    Xh = sp.csr_matrix(tiny_fed.X[sl[1]], dtype=float)
-    empty = [sp.csr_matrix((0, Xh.shape[1])) for _ in range(3)]
-    method = aud._audit_method("dp-popularity", 4, 5.0, 1.0, 1e-6, {})
-    stgt = audit_targets.make_targets(Xh, ["synthetic"], 5.0, 4)[0]
+    Xh, empty, method, stgt = _summable_audit_of_entity_b(tiny_fed)
     s = aud.audit_summable_target(Xh, empty, 1, stgt, method, 12, np.random.SeedSequence(0),
                                   attacks=("distance", "lr"), confidence=0.9)
     slr, proj = s["attacks"]["lr"], s["attacks"]["projection"]
