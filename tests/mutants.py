@@ -6958,6 +6958,8 @@ MUTANTS = (
            (DEPLOYSITE_FOLDER_PATHS,)),
     Mutant("site-policy-unbounded-value-bounds-said-as-out-of-order", SITE, "_checked_policy",
            "not all(math.isfinite(b) for b in bounds)", "False", (BAD_POLICY,)),
+    Mutant("dry-run-loader-notes-unsaid", BUDGET_CMD, "dry_run", "getattr(dataset, 'notes', ())", "()",
+           ("tests/test_cli.py::test_a_dry_run_states_what_the_loader_inferred_merged_or_accepted",)),
 )
 
 

@@ -163,6 +163,23 @@ def test_the_catalogue_forecast_names_the_cli_flag_that_declares_the_catalogue(t
     assert "declare the catalogue (--items FILE)" in line and "items=" not in line
 
 
+@pytest.mark.parametrize("command", [["run"], ["sweep", "--epsilons", "1", "--seeds", "0"],
+                                     ["audit", "--entity", "0", "--runs", "8"]], ids=["run", "sweep", "audit"])
+def test_a_dry_run_states_what_the_loader_inferred_merged_or_accepted(tmp_path, capsys, monkeypatch, command):
+    """A dry run is where a release is planned: the loader's notes (the entity list read from the data, repeated
+    rows merged) are stated there, in the flags' words, as a run states them with its result."""
+    monkeypatch.setenv("DPFED_STORE", str(tmp_path / "store.sqlite3"))
+    csv = _toy_csv(tmp_path / "toy.csv")
+    with csv.open("a", encoding="utf-8") as f:  # one (user, item) row repeated
+        f.write(csv.read_text(encoding="utf-8").splitlines()[1] + "\n")
+    assert main([*command, "--data", str(csv), *TOY_ARGS, "--entities-from-data", "--duplicates", "sum",
+                 "--dry-run"]) == 0
+    notes = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("note: ")]
+    assert any("the entity list is read from the data (accepted with --entities-from-data)" in n for n in notes), notes
+    assert any(n.startswith("note: merged 1 repeated (user, item) rows") for n in notes), notes
+    assert not (tmp_path / "store.sqlite3").exists()
+
+
 def test_a_run_prints_its_trust_model_and_every_warning_of_its_document(tmp_path, capsys):
     """What the CLI prints of a run is what its document holds: the trust model with the coalition ε of
     a secure run, and each warning (here: hospitals without test users) with the flag that fixes it."""

@@ -167,6 +167,11 @@ def dry_run(args, dataset, plans, what: str) -> int:
 
     n = len(plans)
     print(f"dry run: {what} — {n} release{'s' if n != 1 else ''} planned; nothing computed, nothing charged")
+    from dpfed_core.cli.args import CLI_NAMES
+    from dpfed_core.errors import render_message
+
+    for note in getattr(dataset, "notes", ()):  # what the loader inferred, merged or accepted, as a run states it
+        print(f"note: {render_message(note, CLI_NAMES)}")
     if skip_store(getattr(args, "store", None), plans):
         print("simulation: noise reproducible, no privacy claim — nothing would be charged and no store is opened")
         return 0
