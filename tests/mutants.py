@@ -897,6 +897,8 @@ REPORTREAD_BARS = f"{REPORTREAD_T}test_each_bar_stands_over_its_own_entity_whate
 REPORTREAD_DOTS = f"{REPORTREAD_T}test_each_methods_dots_sit_at_its_own_values_when_entities_are_many"
 REPORTREAD_AUDIT_EPS = f"{REPORTREAD_T}test_the_audit_epsilon_chart_draws_each_lower_bound_at_its_claimed_epsilon"
 REPORTREAD_ROC = f"{REPORTREAD_T}test_the_roc_chart_draws_the_attack_it_names_with_each_curves_own_auc_and_epsilon"
+REPORTREAD_ROC_SUMMABLE = (f"{REPORTREAD_T}test_the_roc_chart_of_a_summable_audit_names_the_attack_it_draws_one_"
+                           "curve_per_epsilon")
 REPORTREAD_PAPER = f"{REPORTREAD_T}test_the_paper_differences_name_the_trust_model_and_round_two_the_run_used"
 
 MUTANTS = (
@@ -6635,8 +6637,15 @@ MUTANTS = (
     Mutant("reportread-audit-chart-hover-claims-the-lower-bound", RFIGURES, "audit_epsilon_figure",
            "fmt_eps(r['epsilon'])", "fmt_eps(r['epsilon_lb'])", (REPORTREAD_AUDIT_EPS,)),
     Mutant("reportread-audit-roc-curves-of-every-attack", RFIGURES, "audit_roc_figure",
-           "[r for r in audit_doc['results'] if r['attack'] == attack]", "list(audit_doc['results'])",
+           "[r for r in audit_doc['results'] if r['attack'] == drawn[r['method']]]", "list(audit_doc['results'])",
            (REPORTREAD_ROC,)),
+    Mutant("reportread-audit-roc-title-names-the-attack-asked-not-drawn", RFIGURES, "audit_roc_figure",
+           "f\"ROC — {chosen} — attack: {', '.join(attacks)}\"", "f'ROC — {chosen} — attack: {attack}'",
+           (REPORTREAD_ROC_SUMMABLE,)),
+    Mutant("reportread-audit-roc-curves-of-two-attacks-unnamed", RFIGURES, "audit_roc_figure", "len(attacks) > 1",
+           "False", (REPORTREAD_ROC_SUMMABLE,)),
+    Mutant("reportread-audit-roc-summable-audit-drawn-by-every-attack", RFIGURES, "audit_roc_figure",
+           "attack if attack in a else a[0]", "attack", (REPORTREAD_ROC_SUMMABLE,)),
     Mutant("reportread-paper-secure-aggregation-said-of-any-aggregation", PAPER_DIFF, "paper_differences",
            "config.get('aggregation') == 'secure'", "config.get('aggregation')", (REPORTREAD_PAPER,)),
     Mutant("reportread-paper-prototype-parameter-over-the-methods-own", PAPER_DIFF, "_param",

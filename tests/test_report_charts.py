@@ -159,3 +159,27 @@ def test_the_paper_differences_name_the_trust_model_and_round_two_the_run_used()
     said = paper_differences({"method": "dp-gaussian", "k": 1, "prototype_params": {"variant": "paper"},
                               "method_params": {"variant": "gaussian"}})
     assert any("Gaussian sums" in d for d in said)
+
+
+def test_the_roc_chart_of_a_summable_audit_names_the_attack_it_draws_one_curve_per_epsilon():
+    """A summable method is attacked by projection, items and lr, never by distance: asked for the
+    distance attack (as the report asks), its chart draws one attack and its title names that one."""
+    from report_docs import small_dataset
+
+    from dpfed_core.audit.membership import run_audit
+
+    audit = run_audit(small_dataset(), "clinic B", methods=("dp-cooccurrence",), epsilons=(1.0,),
+                      targets=("outlier",), runs=12, seed=0)
+    assert "distance" not in {r["attack"] for r in audit["results"]}
+    target = audit["targets"][0]["name"]
+    fig = audit_roc_figure(audit, target, "distance")
+    curves = [t for t in fig.data if t.name != "chance (AUC 0.5)"]
+    (row,) = [r for r in audit["results"] if r["target"] == target and r["attack"] == "projection"]
+    assert [t.name for t in curves] == [f"dp-cooccurrence ε=1 — AUC {row['auc']:.3f}"]
+    assert fig.layout.title.text == f"ROC — {target} — attack: projection"
+    # beside a prototype method, which the distance attack reaches, each curve names its attack
+    mixed = {"results": audit["results"] + [{**row, "method": "dp-prototypes", "attack": "distance"}]}
+    fig = audit_roc_figure(mixed, target, "distance")
+    assert fig.layout.title.text == f"ROC — {target} — attack: projection, distance"
+    assert sorted(t.name.split(" — ")[0] for t in fig.data[1:]) == ["dp-cooccurrence ε=1 (projection)",
+                                                                    "dp-prototypes ε=1 (distance)"]
