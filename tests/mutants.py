@@ -899,6 +899,7 @@ REPORTREAD_AUDIT_EPS = f"{REPORTREAD_T}test_the_audit_epsilon_chart_draws_each_l
 REPORTREAD_ROC = f"{REPORTREAD_T}test_the_roc_chart_draws_the_attack_it_names_with_each_curves_own_auc_and_epsilon"
 REPORTREAD_ROC_SUMMABLE = (f"{REPORTREAD_T}test_the_roc_chart_of_a_summable_audit_names_the_attack_it_draws_one_"
                            "curve_per_epsilon")
+REPORTREAD_DIRECTION = f"{REPORTREAD_T}test_every_metrics_label_points_the_way_its_better_values_lie"
 REPORTREAD_PAPER = f"{REPORTREAD_T}test_the_paper_differences_name_the_trust_model_and_round_two_the_run_used"
 
 MUTANTS = (
@@ -6651,6 +6652,14 @@ MUTANTS = (
     Mutant("reportread-paper-prototype-parameter-over-the-methods-own", PAPER_DIFF, "_param",
            "{**(config.get('prototype_params') or {}), **(config.get('method_params') or {})}",
            "{**(config.get('method_params') or {}), **(config.get('prototype_params') or {})}", (REPORTREAD_PAPER,)),
+    Mutant("reportread-better-direction-inverted", "dpfed_core/evaluation/verdicts.py", "better_word",
+           "metric in LOWER_IS_BETTER", "metric not in LOWER_IS_BETTER", (REPORTREAD_DIRECTION,)),
+    Mutant("reportread-mar-counted-higher-is-better", "dpfed_core/evaluation/experiments.py", MODULE,
+           "{'train_rmse', 'test_rmse', 'mar'}", "{'train_rmse', 'test_rmse'}", (REPORTREAD_DIRECTION,)),
+    Mutant("reportread-report-mar-header-points-up", RSECTIONS, MODULE, "'MAR (↓)'", "'MAR (↑)'",
+           (REPORTREAD_DIRECTION,)),
+    Mutant("reportread-report-recall-header-points-down", RSECTIONS, MODULE, "'recall@10 (↑)'", "'recall@10 (↓)'",
+           (REPORTREAD_DIRECTION,)),
     Mutant("reportread-report-every-method-given-the-runs-metrics", RSECTIONS, "_utility",
            "d.get('overall', {}).get(k)", "run.get('overall', {}).get(k)",
            ("tests/test_report.py::test_values_match_the_run",)),

@@ -183,3 +183,15 @@ def test_the_roc_chart_of_a_summable_audit_names_the_attack_it_draws_one_curve_p
     assert fig.layout.title.text == f"ROC — {target} — attack: projection, distance"
     assert sorted(t.name.split(" — ")[0] for t in fig.data[1:]) == ["dp-cooccurrence ε=1 (projection)",
                                                                     "dp-prototypes ε=1 (distance)"]
+
+
+@pytest.mark.parametrize("metric", ["mar", "test_rmse", "train_rmse", "precision_at_10", "recall_at_5", "ndcg_at_10"])
+def test_every_metrics_label_points_the_way_its_better_values_lie(metric):
+    """The report's headers and charts mark a metric ↓ or ↑, the dashboard's axes say "lower/higher is
+    better": both from the metric's direction, which is lower for the errors and MAR alone."""
+    from dpfed_core.evaluation.verdicts import better_word
+    from dpfed_core.reporting.report_sections import metric_label
+
+    lower = metric in ("mar", "test_rmse", "train_rmse")
+    assert better_word(metric) == ("lower is better" if lower else "higher is better")
+    assert metric_label(metric).endswith("(↓)" if lower else "(↑)")
