@@ -900,6 +900,8 @@ REPORTREAD_ROC = f"{REPORTREAD_T}test_the_roc_chart_draws_the_attack_it_names_wi
 REPORTREAD_ROC_SUMMABLE = (f"{REPORTREAD_T}test_the_roc_chart_of_a_summable_audit_names_the_attack_it_draws_one_"
                            "curve_per_epsilon")
 REPORTREAD_DIRECTION = f"{REPORTREAD_T}test_every_metrics_label_points_the_way_its_better_values_lie"
+REPORTREAD_AUDIT_ORDER = (f"{REPORTREAD_T}test_the_audit_epsilon_chart_joins_the_claims_in_epsilon_order_whatever_"
+                          "order_they_ran_in")
 REPORTREAD_PAPER = f"{REPORTREAD_T}test_the_paper_differences_name_the_trust_model_and_round_two_the_run_used"
 
 MUTANTS = (
@@ -6637,6 +6639,9 @@ MUTANTS = (
            "min((_f(r.get('max_certifiable_epsilon')) for r in summ), default=math.nan)", (REPORTREAD_AUDIT_EPS,)),
     Mutant("reportread-audit-chart-hover-claims-the-lower-bound", RFIGURES, "audit_epsilon_figure",
            "fmt_eps(r['epsilon'])", "fmt_eps(r['epsilon_lb'])", (REPORTREAD_AUDIT_EPS,)),
+    Mutant("reportread-audit-chart-claims-joined-in-the-order-they-ran", RFIGURES, "audit_epsilon_figure",
+           "sorted((r for r in pts if math.isfinite(_f(r['epsilon']))), key=lambda r: _f(r['epsilon']))",
+           "[r for r in pts if math.isfinite(_f(r['epsilon']))]", (REPORTREAD_AUDIT_ORDER,)),
     Mutant("reportread-audit-roc-curves-of-every-attack", RFIGURES, "audit_roc_figure",
            "[r for r in audit_doc['results'] if r['attack'] == drawn[r['method']]]", "list(audit_doc['results'])",
            (REPORTREAD_ROC,)),

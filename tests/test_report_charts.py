@@ -195,3 +195,11 @@ def test_every_metrics_label_points_the_way_its_better_values_lie(metric):
     lower = metric in ("mar", "test_rmse", "train_rmse")
     assert better_word(metric) == ("lower is better" if lower else "higher is better")
     assert metric_label(metric).endswith("(↓)" if lower else "(↑)")
+
+
+def test_the_audit_epsilon_chart_joins_the_claims_in_epsilon_order_whatever_order_they_ran_in():
+    summ = [_summary("dp-gaussian", 1.0, 0.3, 3.0), _summary("dp-gaussian", 4.0, 0.9, 3.0),
+            _summary("dp-gaussian", 0.5, 0.1, 3.0)]
+    dp = _trace(audit_epsilon_figure({"summary": summ}), "dp-gaussian")
+    assert list(dp.x) == [0.5, 1.0, 4.0] and list(dp.y) == [0.1, 0.3, 0.9]
+    assert [c[0] for c in dp.customdata] == ["0.5", "1", "4"]

@@ -99,8 +99,10 @@ def audit_epsilon_figure(audit_doc: dict, title: str | None = None):
     for i, m in enumerate(dict.fromkeys(r["method"] for r in summ)):
         color = _method_color(m)
         pts = [r for r in summ if r["method"] == m]
-        # finite claims joined by a line; ε = ∞ (no guarantee) drawn apart as a diamond
-        for part, is_inf in (([r for r in pts if math.isfinite(_f(r["epsilon"]))], False),
+        # finite claims joined by a line in ε order, whatever order the audit ran them in (``--epsilons 1,4,0.5``);
+        # ε = ∞ (no guarantee) drawn apart as a diamond
+        for part, is_inf in ((sorted((r for r in pts if math.isfinite(_f(r["epsilon"]))),
+                                     key=lambda r: _f(r["epsilon"])), False),
                              ([r for r in pts if not math.isfinite(_f(r["epsilon"]))], True)):
             if not part:
                 continue
