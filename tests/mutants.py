@@ -6665,6 +6665,8 @@ MUTANTS = (
            (REPORTREAD_DIRECTION,)),
     Mutant("reportread-report-recall-header-points-down", RSECTIONS, MODULE, "'recall@10 (↑)'", "'recall@10 (↓)'",
            (REPORTREAD_DIRECTION,)),
+    Mutant("reportread-public-report-prints-the-audits-results", RSECTIONS, "_audit", "public", "False",
+           ("tests/test_report.py::test_public_report_holds_no_number_computed_on_private_data",), nth=0),
     Mutant("reportread-report-every-method-given-the-runs-metrics", RSECTIONS, "_utility",
            "d.get('overall', {}).get(k)", "run.get('overall', {}).get(k)",
            ("tests/test_report.py::test_values_match_the_run",)),
