@@ -887,7 +887,8 @@ ODOSITE_OP_ROWS = ("con.execute(f\"" + ODOSITE_OP_ROWS_SQL + " AND r.dataset_key
 
 #: the report's and the dashboard's charts: what each one draws, under which label
 REPORTREAD_T = "tests/test_report_charts.py::"
-REPORTREAD_COMPOSED = f"{REPORTREAD_T}test_the_composed_epsilon_chart_draws_each_entitys_guarantee_and_each_line_at_its_own_value"
+REPORTREAD_COMPOSED = (f"{REPORTREAD_T}test_the_composed_epsilon_chart_draws_each_entitys_guarantee_and_each_line_"
+                       "at_its_own_value")
 REPORTREAD_SECURE = f"{REPORTREAD_T}test_the_reports_epsilon_chart_marks_the_coalition_only_under_secure_aggregation"
 REPORTREAD_DP_REF = (f"{REPORTREAD_T}test_a_dp_reference_at_infinite_epsilon_is_said_to_be_non_private_not_the_axis_"
                      "position_of_infinity")

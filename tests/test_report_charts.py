@@ -61,7 +61,8 @@ def test_the_composed_epsilon_chart_draws_each_entitys_guarantee_and_each_line_a
     coal = _trace(fig, "ε against the server + all other entities (4)")
     assert set(req.y) == {2.0} and set(coal.y) == {4.0}
     assert req.line.dash == "dash" and coal.line.dash == "dot"
-    assert [t.name for t in plots.privacy_composed_bars(per_entity, 2.0).data if t.type != "bar"] == ["requested ε (2)"]
+    lines = [t.name for t in plots.privacy_composed_bars(per_entity, 2.0).data if t.type != "bar"]
+    assert lines == ["requested ε (2)"]
 
 
 def test_the_reports_epsilon_chart_marks_the_coalition_only_under_secure_aggregation(monkeypatch):
