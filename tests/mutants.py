@@ -929,6 +929,26 @@ ODOSITE_OP_ROWS_SQL = ("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS 
 ODOSITE_OP_ROWS = ("con.execute(f\"" + ODOSITE_OP_ROWS_SQL + " AND r.dataset_key IN ({', '.join('?' * len(keys))})\", "
                    "(last['operation'], *keys))")
 
+#: the report's and the dashboard's charts: what each one draws, under which label
+REPORTREAD_T = "tests/test_report_charts.py::"
+REPORTREAD_COMPOSED = (f"{REPORTREAD_T}test_the_composed_epsilon_chart_draws_each_entitys_guarantee_and_each_line_"
+                       "at_its_own_value")
+REPORTREAD_SECURE = f"{REPORTREAD_T}test_the_reports_epsilon_chart_marks_the_coalition_only_under_secure_aggregation"
+REPORTREAD_DP_REF = (f"{REPORTREAD_T}test_a_dp_reference_at_infinite_epsilon_is_said_to_be_non_private_not_the_axis_"
+                     "position_of_infinity")
+REPORTREAD_TRADEOFF = (f"{REPORTREAD_T}test_the_tradeoff_chart_names_each_method_by_its_own_label_and_draws_infinity_"
+                       "from_its_own_row")
+REPORTREAD_BARS = f"{REPORTREAD_T}test_each_bar_stands_over_its_own_entity_whatever_order_a_methods_rows_come_in"
+REPORTREAD_DOTS = f"{REPORTREAD_T}test_each_methods_dots_sit_at_its_own_values_when_entities_are_many"
+REPORTREAD_AUDIT_EPS = f"{REPORTREAD_T}test_the_audit_epsilon_chart_draws_each_lower_bound_at_its_claimed_epsilon"
+REPORTREAD_ROC = f"{REPORTREAD_T}test_the_roc_chart_draws_the_attack_it_names_with_each_curves_own_auc_and_epsilon"
+REPORTREAD_ROC_SUMMABLE = (f"{REPORTREAD_T}test_the_roc_chart_of_a_summable_audit_names_the_attack_it_draws_one_"
+                           "curve_per_epsilon")
+REPORTREAD_DIRECTION = f"{REPORTREAD_T}test_every_metrics_label_points_the_way_its_better_values_lie"
+REPORTREAD_AUDIT_ORDER = (f"{REPORTREAD_T}test_the_audit_epsilon_chart_joins_the_claims_in_epsilon_order_whatever_"
+                          "order_they_ran_in")
+REPORTREAD_PAPER = f"{REPORTREAD_T}test_the_paper_differences_name_the_trust_model_and_round_two_the_run_used"
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -6960,6 +6980,85 @@ MUTANTS = (
            "not all(math.isfinite(b) for b in bounds)", "False", (BAD_POLICY,)),
     Mutant("dry-run-loader-notes-unsaid", BUDGET_CMD, "dry_run", "getattr(dataset, 'notes', ())", "()",
            ("tests/test_cli.py::test_a_dry_run_states_what_the_loader_inferred_merged_or_accepted",)),
+    Mutant("reportread-composed-bars-request-line-at-the-coalition", PLOTS, "privacy_composed_bars",
+           "(requested, 'requested ε', 'dash')", "(coalition, 'requested ε', 'dash')", (REPORTREAD_COMPOSED,)),
+    Mutant("reportread-composed-bars-a-running-total-over-entities", PLOTS, "privacy_composed_bars",
+           "fig.add_bar()", "ORIG.cumsum()", (REPORTREAD_COMPOSED,), arg="y"),
+    Mutant("reportread-composed-bars-coalition-line-at-the-request", PLOTS, "privacy_composed_bars",
+           "(coalition, 'ε against the server + all other entities', 'dot')",
+           "(requested, 'ε against the server + all other entities', 'dot')", (REPORTREAD_COMPOSED,)),
+    Mutant("reportread-report-coalition-line-without-secure-aggregation", RSECTIONS, "_privacy",
+           "_f(coal) if secure and coal is not None else None", "_f(coal) if coal is not None else None",
+           (REPORTREAD_SECURE,)),
+    Mutant("reportread-report-request-line-at-the-coalition-epsilon", RSECTIONS, "_privacy",
+           "privacy_composed_bars(per_entity, _f(p.get('requested_epsilon')))", "_f(coal)", (REPORTREAD_SECURE,),
+           arg=1),
+    Mutant("reportread-tradeoff-dp-reference-infinity-stated-at-its-x", PLOTS, "tradeoff_chart",
+           "'∞ (non-private)' if np.isinf(e) else f'{e:g}'", "f'{e:g}'", (REPORTREAD_DP_REF,)),
+    Mutant("reportread-tradeoff-dp-reference-hover-of-the-metric-key", PLOTS, "tradeoff_chart",
+           "_esc(metric_label or metric)", "_esc(metric)", (REPORTREAD_DP_REF,), nth=2),
+    Mutant("reportread-tradeoff-reference-named-as-the-swept-method", PLOTS, "tradeoff_chart",
+           "labels.get(ref, ref)", "labels.get(method, method)", (REPORTREAD_TRADEOFF,)),
+    Mutant("reportread-tradeoff-swept-method-named-by-its-key", PLOTS, "tradeoff_chart",
+           "labels.get(method, method)", "method", (REPORTREAD_TRADEOFF,)),
+    Mutant("reportread-tradeoff-infinite-point-from-the-first-row", PLOTS, "tradeoff_chart",
+           "inf_row['mean'].iloc[0]", "d['mean'].iloc[0]", (REPORTREAD_TRADEOFF,)),
+    Mutant("reportread-tradeoff-infinite-spread-from-the-first-row", PLOTS, "tradeoff_chart",
+           "inf_row['sd'].iloc[0]", "d['sd'].iloc[0]", (REPORTREAD_TRADEOFF,)),
+    Mutant("reportread-tradeoff-reference-line-at-the-swept-mean", PLOTS, "tradeoff_chart",
+           "float(r['mean'].iloc[0])", "float(d['mean'].iloc[0])", (REPORTREAD_TRADEOFF,)),
+    Mutant("reportread-tradeoff-axis-titled-by-the-metric-key", PLOTS, "tradeoff_chart",
+           "fig.update_yaxes(title=metric_label or metric)", "fig.update_yaxes(title=metric)",
+           (REPORTREAD_TRADEOFF,)),
+    Mutant("reportread-bars-not-aligned-to-their-entities", PLOTS, "metric_bars",
+           "df[df['method'] == m].assign(entity=lambda x: x['entity'].astype(str)).set_index('entity')"
+           ".reindex(entities)",
+           "df[df['method'] == m].assign(entity=lambda x: x['entity'].astype(str)).set_index('entity')",
+           (REPORTREAD_BARS,)),
+    Mutant("reportread-bars-axis-titled-by-the-metric-key", PLOTS, "metric_bars", "metric_label or metric",
+           "metric", (REPORTREAD_BARS,)),
+    Mutant("reportread-bars-legend-by-the-method-key", PLOTS, "metric_bars", "(labels or {}).get(m, m)", "m",
+           (REPORTREAD_BARS,)),
+    Mutant("reportread-dots-every-method-at-the-first-methods-values", PLOTS, "metric_dots", "wide[m]",
+           "wide[first]", (REPORTREAD_DOTS,)),
+    Mutant("reportread-audit-chart-claimed-epsilon-drawn-as-the-bound", RFIGURES, "audit_epsilon_figure",
+           "[_f(r['epsilon_lb']) for r in part]", "[_f(r['epsilon']) for r in part]", (REPORTREAD_AUDIT_EPS,)),
+    Mutant("reportread-audit-chart-ceiling-of-the-fewest-runs", RFIGURES, "audit_epsilon_figure",
+           "max((_f(r.get('max_certifiable_epsilon')) for r in summ), default=math.nan)",
+           "min((_f(r.get('max_certifiable_epsilon')) for r in summ), default=math.nan)", (REPORTREAD_AUDIT_EPS,)),
+    Mutant("reportread-audit-chart-hover-claims-the-lower-bound", RFIGURES, "audit_epsilon_figure",
+           "fmt_eps(r['epsilon'])", "fmt_eps(r['epsilon_lb'])", (REPORTREAD_AUDIT_EPS,)),
+    Mutant("reportread-audit-chart-claims-joined-in-the-order-they-ran", RFIGURES, "audit_epsilon_figure",
+           "sorted((r for r in pts if math.isfinite(_f(r['epsilon']))), key=lambda r: _f(r['epsilon']))",
+           "[r for r in pts if math.isfinite(_f(r['epsilon']))]", (REPORTREAD_AUDIT_ORDER,)),
+    Mutant("reportread-audit-roc-curves-of-every-attack", RFIGURES, "audit_roc_figure",
+           "[r for r in audit_doc['results'] if r['attack'] == drawn[r['method']]]", "list(audit_doc['results'])",
+           (REPORTREAD_ROC,)),
+    Mutant("reportread-audit-roc-title-names-the-attack-asked-not-drawn", RFIGURES, "audit_roc_figure",
+           "f\"ROC — {chosen} — attack: {', '.join(attacks)}\"", "f'ROC — {chosen} — attack: {attack}'",
+           (REPORTREAD_ROC_SUMMABLE,)),
+    Mutant("reportread-audit-roc-curves-of-two-attacks-unnamed", RFIGURES, "audit_roc_figure", "len(attacks) > 1",
+           "False", (REPORTREAD_ROC_SUMMABLE,)),
+    Mutant("reportread-audit-roc-summable-audit-drawn-by-every-attack", RFIGURES, "audit_roc_figure",
+           "attack if attack in a else a[0]", "attack", (REPORTREAD_ROC_SUMMABLE,)),
+    Mutant("reportread-paper-secure-aggregation-said-of-any-aggregation", PAPER_DIFF, "paper_differences",
+           "config.get('aggregation') == 'secure'", "config.get('aggregation')", (REPORTREAD_PAPER,)),
+    Mutant("reportread-paper-prototype-parameter-over-the-methods-own", PAPER_DIFF, "_param",
+           "{**(config.get('prototype_params') or {}), **(config.get('method_params') or {})}",
+           "{**(config.get('method_params') or {}), **(config.get('prototype_params') or {})}", (REPORTREAD_PAPER,)),
+    Mutant("reportread-better-direction-inverted", "dpfed_core/evaluation/verdicts.py", "better_word",
+           "metric in LOWER_IS_BETTER", "metric not in LOWER_IS_BETTER", (REPORTREAD_DIRECTION,)),
+    Mutant("reportread-mar-counted-higher-is-better", "dpfed_core/evaluation/experiments.py", MODULE,
+           "{'train_rmse', 'test_rmse', 'mar'}", "{'train_rmse', 'test_rmse'}", (REPORTREAD_DIRECTION,)),
+    Mutant("reportread-report-mar-header-points-up", RSECTIONS, MODULE, "'MAR (↓)'", "'MAR (↑)'",
+           (REPORTREAD_DIRECTION,)),
+    Mutant("reportread-report-recall-header-points-down", RSECTIONS, MODULE, "'recall@10 (↑)'", "'recall@10 (↓)'",
+           (REPORTREAD_DIRECTION,)),
+    Mutant("reportread-public-report-prints-the-audits-results", RSECTIONS, "_audit", "public", "False",
+           ("tests/test_report.py::test_public_report_holds_no_number_computed_on_private_data",), nth=0),
+    Mutant("reportread-report-every-method-given-the-runs-metrics", RSECTIONS, "_utility",
+           "d.get('overall', {}).get(k)", "run.get('overall', {}).get(k)",
+           ("tests/test_report.py::test_values_match_the_run",)),
 )
 
 

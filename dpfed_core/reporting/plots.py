@@ -314,12 +314,17 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
         if len(r) > 1:
             # A DP reference (dp-popularity) runs at every ε: drawn against ε like the swept method.
             r = r.sort_values("epsilon")
-            x = _eps_x(r["epsilon"].to_numpy(float), inf_x)
+            e_ref = r["epsilon"].to_numpy(float)
+            x = _eps_x(e_ref, inf_x)
+            # the hover states the ε the reference ran at: ∞ is drawn at a stand-in x, never stated as it
+            said = [["∞ (non-private)" if np.isinf(e) else f"{e:g}", _sd_text(v)]
+                    for e, v in zip(e_ref, r["sd"].to_numpy(float))]
             fig.add_trace(go.Scatter(
                 x=x, y=r["mean"].to_numpy(float), mode="lines+markers", name=f"{name} (same ε)",
-                line=dict(color=color, dash="dash", width=2), legendgroup=ref,
+                line=dict(color=color, dash="dash", width=2), legendgroup=ref, customdata=said,
                 error_y=dict(type="data", array=r["sd"].to_numpy(float), visible=True, color=color),
-                hovertemplate=f"{name}: ε = %{{x:g}}<br>%{{y:.4f}}<extra></extra>"))
+                hovertemplate=f"method: {_esc(ref)}<br>ε = %{{customdata[0]}}<br>{_esc(metric_label or metric)}: "
+                              "%{y:.4f} ± %{customdata[1]} (sd over seeds)<extra></extra>"))
             continue
         if sd > 0:
             fig.add_trace(go.Scatter(

@@ -46,9 +46,14 @@ def audit_roc_figure(audit_doc: dict, target: str | None = None, attack: str = "
     ``target`` is a target name or kind (default: the first target of the document)."""
     import plotly.graph_objects as go
 
-    rows = [r for r in audit_doc["results"] if r["attack"] == attack]
-    if not rows:
-        rows = list(audit_doc["results"])
+    # an audit of summable statistics runs attacks of its own (projection, items, lr; no distance): a method
+    # without a curve of ``attack`` is drawn by its first attack, and the title and legend name the one drawn
+    ran: dict[str, list[str]] = {}
+    for r in audit_doc["results"]:
+        ran.setdefault(r["method"], []).append(r["attack"])
+    drawn = {m: attack if attack in a else a[0] for m, a in ran.items()}
+    rows = [r for r in audit_doc["results"] if r["attack"] == drawn[r["method"]]]
+    attacks = list(dict.fromkeys(drawn.values())) or [attack]
     names = list(dict.fromkeys(r["target"] for r in rows))
     if target is not None:
         names = [n for n in names if n == target or any(r["target"] == n and r["target_kind"] == target for r in rows)] or names
@@ -58,7 +63,7 @@ def audit_roc_figure(audit_doc: dict, target: str | None = None, attack: str = "
                              line=dict(color="#999", dash="dot"), hoverinfo="skip"))
     seen: dict[str, int] = {}
     for r in (r for r in rows if r["target"] == chosen):
-        lab = _run_label(r)
+        lab = _run_label(r) + (f" ({r['attack']})" if len(attacks) > 1 else "")
         # the method's one colour everywhere; its several ε told apart by the line's dash
         n = seen[r["method"]] = seen.get(r["method"], -1) + 1
         fig.add_trace(go.Scatter(
@@ -69,7 +74,7 @@ def audit_roc_figure(audit_doc: dict, target: str | None = None, attack: str = "
             hovertemplate=f"{lab}<br>FPR %{{x:.3f}}<br>TPR %{{y:.3f}}<extra></extra>"))
     fig.update_xaxes(title="false-positive rate (OUT runs flagged IN)", range=[0, 1])
     fig.update_yaxes(title="true-positive rate (IN runs flagged IN)", range=[0, 1.02])
-    return _layout(fig, title or f"ROC — {chosen} — attack: {attack}", height=480, legend_inside=True)
+    return _layout(fig, title or f"ROC — {chosen} — attack: {', '.join(attacks)}", height=480, legend_inside=True)
 
 
 def audit_epsilon_figure(audit_doc: dict, title: str | None = None):
@@ -94,8 +99,10 @@ def audit_epsilon_figure(audit_doc: dict, title: str | None = None):
     for i, m in enumerate(dict.fromkeys(r["method"] for r in summ)):
         color = _method_color(m)
         pts = [r for r in summ if r["method"] == m]
-        # finite claims joined by a line; ε = ∞ (no guarantee) drawn apart as a diamond
-        for part, is_inf in (([r for r in pts if math.isfinite(_f(r["epsilon"]))], False),
+        # finite claims joined by a line in ε order, whatever order the audit ran them in (``--epsilons 1,4,0.5``);
+        # ε = ∞ (no guarantee) drawn apart as a diamond
+        for part, is_inf in ((sorted((r for r in pts if math.isfinite(_f(r["epsilon"]))),
+                                     key=lambda r: _f(r["epsilon"])), False),
                              ([r for r in pts if not math.isfinite(_f(r["epsilon"]))], True)):
             if not part:
                 continue
