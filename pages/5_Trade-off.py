@@ -163,6 +163,7 @@ if "dp-popularity" in doc["references"]:
 
 table = dash.sweep_frame(doc, metric)
 fig = plots.tradeoff_chart(table, swept, metric, references=doc["references"], crossing=cross,
+                           crossing_against=cross_ref,
                            labels=labels, metric_label=f"{name} ({dash.better_word(metric)})",
                            title=f"{name} against ε")
 st.plotly_chart(fig, key=f"tradeoff_{metric}")
@@ -234,6 +235,7 @@ with st.expander("Other metrics"):
             c_ = dash.sweep_crossing(doc, mtr, cross_ref) if cross_ref else None
             nm = dash.metric_at(mtr, dash.METRIC_SHORT)
             st.plotly_chart(plots.tradeoff_chart(t, swept, mtr, references=doc["references"], crossing=c_,
+                                                 crossing_against=cross_ref,
                                                  labels=labels, metric_label=f"{nm} ({dash.better_word(mtr)})",
                                                  title=f"{nm} against ε"), key=f"tradeoff_other_{mtr}")
 all_rows = pd.concat(tables, ignore_index=True)

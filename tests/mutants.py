@@ -7059,6 +7059,13 @@ MUTANTS = (
     Mutant("reportread-report-every-method-given-the-runs-metrics", RSECTIONS, "_utility",
            "d.get('overall', {}).get(k)", "run.get('overall', {}).get(k)",
            ("tests/test_report.py::test_values_match_the_run",)),
+    Mutant("tradeoff-chart-crossing-baseline-unnamed", "dpfed_core/reporting/plots.py", "tradeoff_chart",
+           "crossing_against", "None", ("tests/test_report_charts.py::test_the_crossing_is_marked_with_the_baseline_it_"
+                                        "crosses",), nth=1),
+    Mutant("report-tradeoff-crossing-baseline-not-passed", "dpfed_core/reporting/report_sections.py", "_tradeoff",
+           "tradeoff_chart(pd.DataFrame(table), method, metric)", "None",
+           ("tests/test_report.py::test_the_tradeoff_chart_marks_where_federation_pays_against_the_first_baseline_of_"
+            "the_sweep",), arg="crossing_against"),
 )
 
 

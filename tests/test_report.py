@@ -1290,12 +1290,12 @@ def test_the_tradeoff_chart_marks_where_federation_pays_against_the_first_baseli
     real = plots.tradeoff_chart
 
     def keep(*args, **kwargs):
-        drawn.append(kwargs["crossing"])
+        drawn.append((kwargs["crossing"], kwargs.get("crossing_against")))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(plots, "tradeoff_chart", keep)
     rep.build_report(docs["run"], sweep_doc=docs["sweep"], generated="x")
-    assert asked == ["individual"] and drawn == [3.0]
+    assert asked == ["individual"] and drawn == [(3.0, "individual")]  # the mark names the baseline it crosses
 
 
 def test_a_dp_reference_is_drawn_against_epsilon_and_an_exact_one_as_a_line():

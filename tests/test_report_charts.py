@@ -204,3 +204,15 @@ def test_the_audit_epsilon_chart_joins_the_claims_in_epsilon_order_whatever_orde
     dp = _trace(audit_epsilon_figure({"summary": summ}), "dp-gaussian")
     assert list(dp.x) == [0.5, 1.0, 4.0] and list(dp.y) == [0.1, 0.3, 0.9]
     assert [c[0] for c in dp.customdata] == ["0.5", "1", "4"]
+
+
+def test_the_crossing_is_marked_with_the_baseline_it_crosses():
+    """The crossing ε is where the swept method meets one baseline: the mark names it (by its label), so a chart
+    with local and individual among its lines cannot be read against the wrong one; without a baseline named the
+    mark states only the ε."""
+    labels = {"local": "each entity alone"}
+    fig = plots.tradeoff_chart(_sweep_table(), "dp-cooccurrence", "mar", references=["local", "dp-popularity"],
+                               crossing=2.0, crossing_against="local", labels=labels)
+    assert [a.text for a in fig.layout.annotations] == ["crossing ε = 2 vs each entity alone"]
+    bare = plots.tradeoff_chart(_sweep_table(), "dp-cooccurrence", "mar", references=["local"], crossing=2.0)
+    assert [a.text for a in bare.layout.annotations] == ["crossing ε = 2"]

@@ -285,10 +285,10 @@ def _eps_x(eps: np.ndarray, inf_x: float) -> np.ndarray:
 def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
                    references: Sequence[str] = (), crossing: float | None = None,
                    labels: dict[str, str] | None = None, title: str | None = None,
-                   metric_label: str | None = None) -> go.Figure:
+                   metric_label: str | None = None, crossing_against: str | None = None) -> go.Figure:
     """Mean ± sd of ``metric`` against ε (log axis) for the swept method, with ∞ drawn as a separate
     point right of the finite grid, each reference method as a horizontal line (mean) with its
-    ± sd band, and the crossing ε marked.
+    ± sd band, and the crossing ε marked — against ``crossing_against`` (its label), named beside it.
 
     ``table``: rows of :func:`dpfed_core.evaluation.experiments.sweep_table` (method, epsilon, mean, sd, n).
     """
@@ -371,7 +371,8 @@ def tradeoff_chart(table: pd.DataFrame, method: str, metric: str, *,
         fig.add_vline(x=cx, line=dict(color="#E45756", width=2))
         # inside the plot, left of the line: above it sits the legend
         fig.add_annotation(x=math.log10(cx), y=0.98, yref="paper", xref="x", showarrow=False,
-                           text=f"crossing ε = {'∞' if math.isinf(crossing) else f'{crossing:g}'}",
+                           text=f"crossing ε = {'∞' if math.isinf(crossing) else f'{crossing:g}'}"
+                                + (f" vs {labels.get(crossing_against, crossing_against)}" if crossing_against else ""),
                            font=dict(color="#E45756"), yanchor="top", xanchor="right",
                            bgcolor="rgba(0,0,0,0)")
 

@@ -939,7 +939,7 @@ def _tradeoff(sweep: dict | None, metric: str, plotly_ok: bool, public: bool = F
             from dpfed_core.reporting.plots import tradeoff_chart
 
             fig = tradeoff_chart(pd.DataFrame(table), method, metric, references=sweep.get("references") or [],
-                                 crossing=crossing, metric_label=metric_label(metric))
+                                 crossing=crossing, metric_label=metric_label(metric), crossing_against=ref)
             body += _fig_html(fig, "fig-tradeoff", 440)
         except ImportError:  # pragma: no cover
             pass
