@@ -366,3 +366,26 @@ def test_krandom_sends_rows_drawn_at_random_not_the_entitys_first_rows():
         assert len(rows) == 2 and rows <= {tuple(r) for r in X.toarray()}
         sent |= rows
     assert len(sent) > 2
+
+
+def test_a_release_of_another_shape_is_refused_naming_the_method_before_the_server_fits(small, monkeypatch):
+    """What an entity sends in round 1 is k rows of one column per catalogue item and, when sent, one
+    cluster size per row: a release of another shape (a plug-in's bug) is one error naming the method
+    and the shape, not a traceback of the server's or round 2's fit."""
+    from dpfed_core.federation.prototypes import KRandomPrototypes, PrototypeRelease
+
+    real = KRandomPrototypes.release
+    fitted = []
+    monkeypatch.setattr("dpfed_core.federation.protocol.fit_nmf", lambda *a, **k: fitted.append(1))
+    for wide, counts, said in ((1, None, rf"prototypes of shape \(4, {small.n_items + 1}\); round 1 must send k rows "
+                                         rf"of {small.n_items} columns"),
+                               (0, np.ones(5), "5 cluster sizes for 4 prototypes")):
+        def bad(self, X, rng, ledger, wide=wide, counts=counts):
+            rel = real(self, X, rng, ledger)
+            P = np.hstack([rel.prototypes, np.zeros((rel.prototypes.shape[0], wide))])
+            return PrototypeRelease(P, rel.counts if counts is None else counts, rel.note)
+
+        monkeypatch.setattr(KRandomPrototypes, "release", bad)
+        with pytest.raises(ConfigError, match=f"prototype method 'krandom' sent entity 'north' {said}") as exc:
+            FederatedRecommender("krandom", k=4, rank=2, random_state=0).fit(small)
+        assert exc.value.param == "method" and not fitted
