@@ -933,6 +933,8 @@ SITEROUND_PROTOT = "tests/test_protocol.py"
 SITEROUND_RECOMMEND = (f"{SITEROUND_PROTOT}::test_recommend_hides_the_users_training_items_only_and_breaks_ties_by_"
                        "the_lower_item")
 SITEROUND_RIDGE = f"{SITEROUND_PROTOT}::test_a_prototype_runs_server_and_round_two_fit_with_the_runs_ridge"
+SITEROUND_RELEASE_SHAPE = (f"{SITEROUND_PROTOT}::test_a_release_of_another_shape_is_refused_naming_the_method_"
+                           "before_the_server_fits")
 SITEROUND_KRANDOM = f"{SITEROUND_PROTOT}::test_krandom_sends_rows_drawn_at_random_not_the_entitys_first_rows"
 SITEROUND_EXCLUDE_SEEN = f"{SITEROUND_PROTOT}::test_recommend_excludes_seen"
 SITEROUND_MESSAGES = f"{SITEROUND_PROTOT}::test_two_rounds_message_log"
@@ -7099,6 +7101,11 @@ MUTANTS = (
            "Message(round_, sender, receiver)",
            "Message(round_, receiver, sender, content, tuple((int(s) for s in arr.shape)), int(arr.nbytes))",
            (SITEROUND_MESSAGES,)),
+    Mutant("siteround-release-of-another-width-accepted", PROTO, "check_release",
+           "P.ndim != 2 or P.shape[1] != n_columns", "P.ndim != 2", (SITEROUND_RELEASE_SHAPE,)),
+    Mutant("siteround-cluster-sizes-of-other-prototypes-accepted", PROTO, "check_release",
+           "release.counts is not None and np.shape(release.counts) != (P.shape[0],)", "False",
+           (SITEROUND_RELEASE_SHAPE,)),
     Mutant("siteround-krandom-sends-the-first-rows", PROTOS, "KRandomPrototypes.release", "X[idx].toarray()",
            "X[:k].toarray()", (SITEROUND_KRANDOM,)),
 )
