@@ -948,6 +948,43 @@ REPORTREAD_DIRECTION = f"{REPORTREAD_T}test_every_metrics_label_points_the_way_i
 REPORTREAD_AUDIT_ORDER = (f"{REPORTREAD_T}test_the_audit_epsilon_chart_joins_the_claims_in_epsilon_order_whatever_"
                           "order_they_ran_in")
 REPORTREAD_PAPER = f"{REPORTREAD_T}test_the_paper_differences_name_the_trust_model_and_round_two_the_run_used"
+SITEROUND_PROTOT = "tests/test_protocol.py"
+SITEROUND_RECOMMEND = (f"{SITEROUND_PROTOT}::test_recommend_hides_the_users_training_items_only_and_breaks_ties_by_"
+                       "the_lower_item")
+SITEROUND_RIDGE = f"{SITEROUND_PROTOT}::test_a_prototype_runs_server_and_round_two_fit_with_the_runs_ridge"
+SITEROUND_RELEASE_SHAPE = (f"{SITEROUND_PROTOT}::test_a_release_of_another_shape_is_refused_naming_the_method_"
+                           "before_the_server_fits")
+SITEROUND_KRANDOM = f"{SITEROUND_PROTOT}::test_krandom_sends_rows_drawn_at_random_not_the_entitys_first_rows"
+SITEROUND_EXCLUDE_SEEN = f"{SITEROUND_PROTOT}::test_recommend_excludes_seen"
+SITEROUND_MESSAGES = f"{SITEROUND_PROTOT}::test_two_rounds_message_log"
+SITEROUND_OWN_NMF = f"{BLENDT}::test_the_sites_own_nmf_is_the_fit_of_its_used_items_put_back_on_their_columns"
+SITEROUND_CACHED = f"{BLENDT}::test_the_cached_weight_search_scores_every_weight_vector_as_the_direct_scoring[False]"
+SITEROUND_PICKS = f"{BLENDT}::test_the_blend_picks_the_informative_part_and_never_loses_to_a_part_alone"
+SITEROUND_EVIDENCE = f"{BLENDT}::test_evidence_keeps_the_default_on_a_tiny_holdout_and_leaves_it_on_a_large_one"
+SITEROUND_CLEARLY = f"{BLENDT}::test_clearly_lower_is_a_paired_one_standard_error_test"
+SITEROUND_HOLDOUT_ITEM_PARTS = f"{BLENDT}::test_the_hold_out_scores_each_item_part_computed_without_the_hidden_entries"
+SITEROUND_HIDDEN_FACTORS = (f"{BLENDT}::test_with_known_items_only_the_holdout_cannot_see_what_the_federation_says_"
+                            "of_held_out_items[federation factors]")
+SITEROUND_NO_HOLDOUT = f"{BLENDT}::test_fit_blend_without_holdout_users_returns_the_default_under_the_rule"
+SITEROUND_FEW_USERS = f"{BLENDT}::test_a_holdout_of_min_evidence_users_is_evidence_and_one_fewer_is_not[19]"
+SITEROUND_ALONE = f"{BLENDT}::test_a_small_site_under_the_alone_rule_keeps_its_own_popularity"
+SITEROUND_EB = f"{BLENDT}::test_the_shrunk_popularity_is_the_empirical_bayes_estimate_on_what_the_federation_speaks_of"
+SITEROUND_EB_WEIGHT = f"{BLENDT}::test_the_shrinkage_weight_is_empirical_bayes"
+SITEROUND_VALUE_SCALE = f"{BLENDT}::test_the_value_scale_is_never_negative_so_it_never_turns_a_ranking_around"
+SITEROUND_RELEASED = f"{BLENDT}::test_the_releases_leave_out_exactly_the_entries_the_site_validates_on"
+SITEROUND_LIFT = f"{SITEMS}::test_shared_items_project_and_lift_are_public_maps"
+SITEROUND_OWN_ITEMS = f"{SITEMS}::test_a_prototype_method_on_a_dp_catalogue_keeps_each_sites_own_items"
+SITEROUND_EFT = "tests/test_entity_factors.py"
+SITEROUND_OWN_PRODUCT = f"{SITEROUND_EFT}::test_scores_are_each_entity_s_own_product"
+SITEROUND_ON_ITEMS = f"{SITEROUND_EFT}::test_on_items_and_storage_round_trip"
+SITEROUND_NONZERO_ROWS = f"{SITEROUND_EFT}::test_local_columns_keep_only_non_zero_item_rows"
+SITEROUND_CONVERGED = f"{FACTORT}::test_converged_is_the_decrease_against_the_progress_made"
+SITEROUND_NNLS = f"{FACTORT}::test_row_fit_matches_brute_force_nnls"
+SITEROUND_STOPS = f"{FACTORT}::test_fits_stop_at_their_tolerance_not_their_cap"
+SITEROUND_DUPLICATION = f"{FACTORT}::test_weights_equal_row_duplication"
+SITEROUND_UPDATE_RIDGE = f"{FACTORT}::test_a_factor_update_minimises_the_ridge_objective_in_that_factor"
+SITEROUND_ROUND2_FIT = ("fit_site_model(X_h, rank=self.rank, lam=self.lam, mode=self.mode, max_iter=self.max_iter, "
+                        "rng=None, features=features, V_fed=V_h, known_only=not shared.public)")
 
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
@@ -7066,6 +7103,120 @@ MUTANTS = (
            "tradeoff_chart(pd.DataFrame(table), method, metric)", "None",
            ("tests/test_report.py::test_the_tradeoff_chart_marks_where_federation_pays_against_the_first_baseline_of_"
             "the_sweep",), arg="crossing_against"),
+    # each site's own model in round 2: its hold-out, its blend weights, its own items and what it recommends
+    Mutant("siteround-holdout-rank-counts-the-hidden-item-as-its-own-tie", BLEND, "holdout_mar",
+           "ties = (S == s_h[:, None]).sum(1) - 1", "ties = (S == s_h[:, None]).sum(1)", (SITEROUND_CACHED,)),
+    Mutant("siteround-holdout-rank-over-the-hidden-item-too", BLEND, "holdout_mar", "np.maximum(n_cand - 1, 1)",
+           "np.maximum(n_cand, 1)", (SITEROUND_CACHED,)),
+    Mutant("siteround-holdout-training-items-left-as-candidates", BLEND, "_HoldoutScores._block_ranks",
+           "S[self.ex_rows[a:b] - start, self.ex_cols[a:b]] = -np.inf", "pass", (SITEROUND_CACHED,)),
+    Mutant("siteround-weight-search-keeps-the-worse-weight", BLEND, "choose_weights", "r < best - 1e-12",
+           "r > best + 1e-12", (SITEROUND_PICKS,)),
+    Mutant("siteround-evidence-difference-default-minus-search", BLEND, "choose_weights",
+           "holdout.ranks(wm, item_vector(wi)) - holdout.ranks(d_m, item_vector(d_i))",
+           "holdout.ranks(d_m, item_vector(d_i)) - holdout.ranks(wm, item_vector(wi))", (SITEROUND_EVIDENCE,)),
+    Mutant("siteround-standard-error-over-n-not-its-root", BLEND, "_clearly_lower", "math.sqrt(diff.size)",
+           "diff.size", (SITEROUND_CLEARLY,)),
+    Mutant("siteround-hold-out-item-parts-read-the-hidden-entries", BLEND, "fit_blend",
+           "vecs = [_unit(part(reduced)) for part in item_parts]", "vecs = [_unit(part(X)) for part in item_parts]",
+           (SITEROUND_HOLDOUT_ITEM_PARTS,)),
+    Mutant("siteround-hold-out-matrix-parts-fitted-on-the-hidden-entries", BLEND, "fit_blend",
+           "reduced if fit_rows is None else reduced[fit_rows]", "X if fit_rows is None else X[fit_rows]",
+           (SITEROUND_HIDDEN_FACTORS,)),
+    Mutant("siteround-refit-item-part-not-unit", BLEND, "fit_blend", "_unit(part(X))[:, None]", "part(X)[:, None]",
+           (BLEND_WEIGHTS,)),
+    Mutant("siteround-matrix-part-not-scaled-to-unit-rows", BLEND, "_unit_factors",
+           "U * _inverse_row_norms(U, V)[:, None]", "U", (BLEND_WEIGHTS,)),
+    Mutant("siteround-reported-weights-of-matrix-and-item-parts-swapped", BLEND, "fit_blend",
+           "{'matrix_weights': wm, 'item_weights': wi, 'holdout_mar': best, 'blocks': blocks}",
+           "{'matrix_weights': wi, 'item_weights': wm, 'holdout_mar': best, 'blocks': blocks}", (BLEND_WEIGHTS,)),
+    Mutant("siteround-small-holdout-default-weights-swapped", BLEND, "fit_blend",
+           "(list(default[0]), list(default[1]), math.nan)", "(list(default[1]), list(default[0]), math.nan)",
+           (SITEROUND_FEW_USERS,), nth=0),
+    Mutant("siteround-no-holdout-default-weights-swapped", BLEND, "fit_blend",
+           "(list(default[0]), list(default[1]), math.nan)", "(list(default[1]), list(default[0]), math.nan)",
+           (SITEROUND_NO_HOLDOUT,), nth=1),
+    Mutant("siteround-alone-default-keeps-the-federations-popularity", BLEND, "fit_site_model",
+           "[1.0 if name == 'own popularity' else 0.0 for name in inames]",
+           "[1.0 if name == 'dp popularity' else 0.0 for name in inames]", (SITEROUND_ALONE,)),
+    Mutant("siteround-shrinkage-keeps-lambda-of-the-sites-own", BLEND, "shrunk_popularity_parts",
+           "own[S] *= 1.0 - lam", "own[S] *= lam", (SITEROUND_EB,)),
+    Mutant("siteround-shrinkage-gives-the-federation-one-minus-lambda", BLEND, "shrunk_popularity_parts",
+           "lam * mass / float(g[S].sum())", "(1.0 - lam) * mass / float(g[S].sum())", (SITEROUND_EB,)),
+    Mutant("siteround-eb-weight-inverted", BLEND, "_eb_weight", "V / (V + D) if V + D > 0 else 0.0",
+           "D / (V + D) if V + D > 0 else 0.0", (SITEROUND_EB_WEIGHT,)),
+    Mutant("siteround-value-scale-inverted", BLEND, "value_scale", "xs / ss if ss > 0 and xs > 0 else 1.0",
+           "ss / xs if ss > 0 and xs > 0 else 1.0", (SITEROUND_VALUE_SCALE,)),
+    Mutant("siteround-released-rows-drop-the-own-models-draw", BLEND, "released_drop", "_site_streams(X)[0]",
+           "_site_streams(X)[1]", (SITEROUND_RELEASED,)),
+    Mutant("siteround-own-nmf-factors-on-the-first-columns", BLEND, "own_nmf", "V[used] = V_used",
+           "V[:used.size] = V_used", (SITEROUND_OWN_NMF,)),
+    Mutant("siteround-own-nmf-fitted-on-every-column-of-a-sparse-site", BLEND, "own_nmf",
+           "used.size == X.shape[1] and X.has_canonical_format", "X.has_canonical_format", (SITEROUND_OWN_NMF,)),
+    Mutant("siteround-shared-key-zero-not-shared", "dpfed_core/models/shared_items.py", "SharedItems.columns",
+           "np.flatnonzero(self.item_key >= 0)", "np.flatnonzero(self.item_key > 0)", (SITEROUND_LIFT,)),
+    Mutant("siteround-entity-of-a-user-looked-up-on-the-left", EFAC, "EntityFactors.scores",
+           "np.searchsorted(self._starts, rows, side='right')", "np.searchsorted(self._starts, rows, side='left')",
+           (SITEROUND_OWN_PRODUCT,)),
+    Mutant("siteround-own-columns-read-at-the-global-row", EFAC, "EntityFactors.scores",
+           "loc.U[rows[mask] - self.slices[h].start]", "loc.U[rows[mask]]", (SITEROUND_OWN_PRODUCT,)),
+    Mutant("siteround-entity-given-the-previous-entitys-own-columns", EFAC, "EntityFactors.entity",
+           "(self.slices[h], self.local[h])", "(self.slices[h], self.local[h - 1])", (SITEROUND_OWN_PRODUCT,)),
+    Mutant("siteround-wider-axis-keeps-own-columns-on-their-old-items", EFAC, "EntityFactors.on_items",
+           "LocalColumns(loc.U, cols[loc.items], loc.L)", "LocalColumns(loc.U, loc.items, loc.L)",
+           (SITEROUND_ON_ITEMS,)),
+    Mutant("siteround-local-columns-keep-only-rows-without-a-zero", EFAC, "LocalColumns.from_dense",
+           "np.any(L_full != 0.0, axis=1)", "np.all(L_full != 0.0, axis=1)", (SITEROUND_NONZERO_ROWS,)),
+    Mutant("siteround-recommend-shows-seen-items", PROTO, "recommend_from_factors", "scores[seen] = -np.inf", "pass",
+           (SITEROUND_EXCLUDE_SEEN,)),
+    Mutant("siteround-recommend-hides-the-held-out-items", PROTO, "recommend_from_factors",
+           "seen = X_train[row].indices", "seen = dataset.X[row].indices", (SITEROUND_RECOMMEND,)),
+    Mutant("siteround-recommend-ties-by-the-higher-item", PROTO, "recommend_from_factors",
+           "np.argsort(-scores, kind='stable')", "np.argsort(scores, kind='stable')[::-1]", (SITEROUND_RECOMMEND,)),
+    Mutant("siteround-recommend-pads-with-seen-items", PROTO, "recommend_from_factors",
+           "n = min(n, int(np.isfinite(scores).sum()))", "pass", (SITEROUND_RECOMMEND,)),
+    Mutant("siteround-user-id-found-as-a-position", PROTO, "user_row", "sl.start + int(hits[0])", "int(hits[0])",
+           (SITEROUND_RECOMMEND,)),
+    Mutant("siteround-server-fit-without-ridge", PROTO, "FederatedRecommender._fit_prototypes",
+           "fit_nmf(P_fit, self.rank, self.lam, self.mode)", "0.0", (SITEROUND_RIDGE,), arg=2),
+    Mutant("siteround-round-two-row-fit-without-ridge", PROTO, "FederatedRecommender._fit_prototypes",
+           "(X[sl], self.V_, self.lam, self.mode)", "(X[sl], self.V_, 0.0, self.mode)", (SITEROUND_RIDGE,)),
+    Mutant("siteround-prototype-round-two-forgets-the-sites-own-items", PROTO,
+           "FederatedRecommender._round2_on_known_items", SITEROUND_ROUND2_FIT,
+           SITEROUND_ROUND2_FIT[:-1] + ", own=False)", (SITEROUND_OWN_ITEMS,)),
+    Mutant("siteround-prototype-round-one-reads-the-validation-entries", PROTO, "FederatedRecommender._fit_prototypes",
+           "shared.project(released_rows(X[sl]))", "shared.project(X[sl])", (SITEROUND_OWN_ITEMS,)),
+    Mutant("siteround-prototype-round-two-not-masked-to-known-names", PROTO,
+           "FederatedRecommender._round2_on_known_items", SITEROUND_ROUND2_FIT, "False", (SITEROUND_OWN_ITEMS,),
+           arg="known_only"),
+    Mutant("siteround-converged-before-two-objectives", FACTOR, "converged",
+           "if len(history) < 2:\n    return False", "if len(history) < 2:\n    return True", (SITEROUND_CONVERGED,)),
+    Mutant("siteround-round-two-zero-mode-row-fit-without-ridge", FACTOR, "fit_rows_given",
+           "_hals_sweep(A, U, B, lam, track=True)", "_hals_sweep(A, U, B, 0.0, track=True)",
+           (f"{SITEROUND_NNLS}[zero]",)),
+    Mutant("siteround-round-two-observed-row-fit-without-ridge", FACTOR, "fit_rows_given",
+           "_observed_sweeps(sp.csr_matrix(X), U, V, lam, max_sweeps, tol)", "0.0", (f"{SITEROUND_NNLS}[observed]",),
+           arg=3),
+    Mutant("siteround-prototype-weights-not-square-rooted", FACTOR, "fit_nmf",
+           "np.sqrt(np.maximum(np.asarray(weights, dtype=np.float64), 0.0))",
+           "np.maximum(np.asarray(weights, dtype=np.float64), 0.0)", (SITEROUND_DUPLICATION,)),
+    Mutant("siteround-nmf-update-without-ridge", FACTOR, "update_factor", "_hals_sweep(A, W, B, lam)",
+           "_hals_sweep(A, W, B, 0.0)", (SITEROUND_UPDATE_RIDGE,)),
+    Mutant("siteround-zero-fit-stops-at-once", FACTOR, "fit_nmf", "converged(history, tol)", "True",
+           (f"{SITEROUND_STOPS}[zero]",)),
+    Mutant("siteround-observed-fit-stops-at-once", FACTOR, "_observed_fit", "converged(history, tol)", "True",
+           (f"{SITEROUND_STOPS}[observed]",)),
+    Mutant("siteround-message-sender-and-receiver-swapped", "dpfed_core/federation/messages.py", "array_message",
+           "Message(round_, sender, receiver)",
+           "Message(round_, receiver, sender, content, tuple((int(s) for s in arr.shape)), int(arr.nbytes))",
+           (SITEROUND_MESSAGES,)),
+    Mutant("siteround-release-of-another-width-accepted", PROTO, "check_release",
+           "P.ndim != 2 or P.shape[1] != n_columns", "P.ndim != 2", (SITEROUND_RELEASE_SHAPE,)),
+    Mutant("siteround-cluster-sizes-of-other-prototypes-accepted", PROTO, "check_release",
+           "release.counts is not None and np.shape(release.counts) != (P.shape[0],)", "False",
+           (SITEROUND_RELEASE_SHAPE,)),
+    Mutant("siteround-krandom-sends-the-first-rows", PROTOS, "KRandomPrototypes.release", "X[idx].toarray()",
+           "X[:k].toarray()", (SITEROUND_KRANDOM,)),
 )
 
 

@@ -1175,3 +1175,35 @@ def test_a_blend_is_not_better_than_itself_so_a_tie_keeps_the_sites_own_blend():
     for w in (([1.0], [0.0]), ([0.0], [1.0]), ([0.5], [2.0])):
         assert not blend._better([mat], [pop], red, hidden, has, None, w, w)
     assert blend._better([mat], [pop], red, hidden, has, None, ([0.0], [1.0]), ([1.0], [0.0]))
+
+
+def test_the_sites_own_nmf_is_the_fit_of_its_used_items_put_back_on_their_columns():
+    """The site's own NMF is fitted on the items it has rows for and each item's factors go back to that
+    item's own column: an item nobody of the site holds gets zero factors, and the model equals the fit
+    of the used columns alone."""
+    from dpfed_core.models.blend import own_nmf
+    from dpfed_core.models.factorization import fit_nmf
+
+    X = _popular_data(n=40, m=12, seed=2)
+    wide = sp.hstack([sp.csr_matrix((40, 3)), X[:, :6], sp.csr_matrix((40, 2)), X[:, 6:]]).tocsr()
+    used = np.flatnonzero(np.diff(wide.tocsc().indptr) > 0)
+    assert used.size < wide.shape[1] and used[0] > 0
+    W, V = own_nmf(wide, 3, 0.1, "zero", 30, np.random.default_rng(4))
+    W0, V0, _ = fit_nmf(wide[:, used], 3, 0.1, "zero", max_iter=30, rng=np.random.default_rng(4))
+    np.testing.assert_array_equal(W, W0)
+    np.testing.assert_array_equal(V[used], V0)
+    assert not V[np.setdiff1d(np.arange(wide.shape[1]), used)].any()
+
+
+def test_the_hold_out_scores_each_item_part_computed_without_the_hidden_entries():
+    """On the hold-out an item part is computed from the reduced rows, as the site would have it without
+    the entries it hides: an item only a hidden entry names has no popularity there, so the site's
+    popularity cannot rank it by having seen it. Computed from the full rows, it ranks the hidden items
+    near the top and the hold-out overrates it."""
+    X = _site_with_own_items()
+    _, _, info = fit_blend(X, [], [popularity], np.random.default_rng(3))
+    red, hidden, has = holdout_split(X, np.random.default_rng(3))
+    pop = popularity(red)
+    assert info["holdout_mar"] == pytest.approx(holdout_mar(np.tile(pop / np.linalg.norm(pop), (X.shape[0], 1)),
+                                                            red, hidden, has), abs=1e-12)
+    assert info["holdout_mar"] > 0.3

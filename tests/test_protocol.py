@@ -310,3 +310,82 @@ def test_a_dp_method_spends_the_runs_own_delta():
     for name in ds.entity_names:
         spent = sum(r.delta for r in model.ledger_.rows if r.entity == name)
         assert 0 < spent <= 1e-9
+
+
+def test_recommend_hides_the_users_training_items_only_and_breaks_ties_by_the_lower_item(small):
+    """A recommendation hides what the user has in the rows the model was trained on — never items held
+    out of training (the ones a recommendation is judged on) — offers every other item when asked for
+    all of them, finds a user by id in its own entity, and ranks equal scores by item index."""
+    from dpfed_core.federation.protocol import recommend_from_factors, user_row
+
+    south = small.entity_slices()[1]
+    row = south.start + 5
+    assert user_row(small, "south", small.user_ids[row]) == row
+    train = small.X.tolil()
+    held = small.X[row].indices[:2]
+    train[row, held] = 0.0
+    train = train.tocsr()
+    train.eliminate_zeros()
+    model = FederatedRecommender("kmeans", k=5, rank=3, random_state=0).fit(small, train)
+    items, scores = model.recommend("south", 5, n=small.n_items)
+    seen = set(train[row].indices)
+    assert set(items) == set(range(small.n_items)) - seen and np.isfinite(scores).all()
+    assert set(held) <= set(items)
+    # every score equal: the items in index order, the seen ones left out
+    flat = np.zeros((small.n_users, 1)), np.zeros((small.n_items, 1))
+    items, _ = recommend_from_factors(small, train, *flat, "south", 5, n=4)
+    assert items.tolist() == sorted(set(range(small.n_items)) - seen)[:4]
+
+
+def test_a_prototype_runs_server_and_round_two_fit_with_the_runs_ridge(small):
+    """The server's factors minimise the run's ridge objective on the prototypes it received (the
+    history it keeps is that objective), and each entity's round-2 factors are the exact ridge row fit
+    on its own rows and the broadcast V at the run's λ."""
+    from dpfed_core.models.factorization import fit_rows_given, objective
+
+    lam = 2.0
+    model = FederatedRecommender("kmeans", k=5, rank=3, lam=lam, random_state=0, max_iter=30).fit(small)
+    P = np.vstack([r.prototypes for r in model.releases_])
+    assert objective(P, model.server_W_, model.V_, lam, "zero") == pytest.approx(model.server_history_[-1],
+                                                                                 rel=1e-9)
+    for sl in small.entity_slices():
+        np.testing.assert_allclose(model.U_[sl], fit_rows_given(small.X[sl], model.V_, lam, "zero"), atol=1e-12)
+    assert not np.allclose(model.U_, fit_rows_given(small.X, model.V_, 0.0, "zero"), atol=1e-6)
+
+
+def test_krandom_sends_rows_drawn_at_random_not_the_entitys_first_rows():
+    from dpfed_core.federation.prototypes import make_prototype_method
+    from dpfed_core.privacy.ledger import PrivacyLedger
+
+    X = sp.csr_matrix(np.arange(1, 61, dtype=float).reshape(6, 10))
+    sent = set()
+    for seed in range(10):
+        rel = make_prototype_method("krandom", k=2).release(X, np.random.default_rng(seed),
+                                                            PrivacyLedger(math.inf).for_entity("a"))
+        rows = {tuple(r) for r in rel.prototypes}
+        assert len(rows) == 2 and rows <= {tuple(r) for r in X.toarray()}
+        sent |= rows
+    assert len(sent) > 2
+
+
+def test_a_release_of_another_shape_is_refused_naming_the_method_before_the_server_fits(small, monkeypatch):
+    """What an entity sends in round 1 is k rows of one column per catalogue item and, when sent, one
+    cluster size per row: a release of another shape (a plug-in's bug) is one error naming the method
+    and the shape, not a traceback of the server's or round 2's fit."""
+    from dpfed_core.federation.prototypes import KRandomPrototypes, PrototypeRelease
+
+    real = KRandomPrototypes.release
+    fitted = []
+    monkeypatch.setattr("dpfed_core.federation.protocol.fit_nmf", lambda *a, **k: fitted.append(1))
+    for wide, counts, said in ((1, None, rf"prototypes of shape \(4, {small.n_items + 1}\); round 1 must send k rows "
+                                         rf"of {small.n_items} columns"),
+                               (0, np.ones(5), "5 cluster sizes for 4 prototypes")):
+        def bad(self, X, rng, ledger, wide=wide, counts=counts):
+            rel = real(self, X, rng, ledger)
+            P = np.hstack([rel.prototypes, np.zeros((rel.prototypes.shape[0], wide))])
+            return PrototypeRelease(P, rel.counts if counts is None else counts, rel.note)
+
+        monkeypatch.setattr(KRandomPrototypes, "release", bad)
+        with pytest.raises(ConfigError, match=f"prototype method 'krandom' sent entity 'north' {said}") as exc:
+            FederatedRecommender("krandom", k=4, rank=2, random_state=0).fit(small)
+        assert exc.value.param == "method" and not fitted

@@ -115,6 +115,22 @@ def release_entity(method, X_h: sp.csr_matrix, rng: np.random.Generator, entity:
     return release, ledger.rows
 
 
+def check_release(method, release: PrototypeRelease, entity: str, n_columns: int) -> None:
+    """Raise :class:`ConfigError` naming the method when one entity's round-1 release is not the message
+    the server fits: prototypes k × ``n_columns`` (one column per shared item or key) and cluster sizes,
+    when sent, one per prototype. A plug-in's release of another shape otherwise reached the server's
+    fit and failed in round 2 in SciPy's words, or was fitted with sizes of other prototypes."""
+    P = np.asarray(release.prototypes)
+    if P.ndim != 2 or P.shape[1] != n_columns:
+        raise ConfigError(f"prototype method {method.name!r} sent entity {entity!r} prototypes of shape "
+                          f"{tuple(P.shape)}; round 1 must send k rows of {n_columns} columns (one per shared "
+                          "item); fix the method's release or choose another method", param="method")
+    if release.counts is not None and np.shape(release.counts) != (P.shape[0],):
+        raise ConfigError(f"prototype method {method.name!r} sent entity {entity!r} {np.size(release.counts)} "
+                          f"cluster sizes for {P.shape[0]} prototypes; it must send one per prototype; fix the "
+                          "method's release or choose another method", param="method")
+
+
 def worker_count(n_jobs: int) -> int:
     """Worker processes for ``n_jobs`` (−1: every core), at most the machine's cores."""
     cores = os.cpu_count() or 1
@@ -385,9 +401,11 @@ class FederatedRecommender:
               self.ledger_.epsilon, self.ledger_.delta)
              for h, (name, sl) in enumerate(zip(names, slices))),
         )
+        n_columns = X.shape[1] if shared is None else shared.n_keys
         for h, (name, (release, rows)) in enumerate(zip(names, outputs)):
             for row in rows:
                 self.ledger_.spend(**asdict(row))
+            check_release(method, release, name, n_columns)
             self.releases_.append(release)
             if release.note:
                 self.notes_.append(release.note)
