@@ -366,3 +366,27 @@ def test_each_entitys_private_users_send_one_vector_each_and_are_charged():
         assert [(m.shape, m.bytes) for m in sent] == [((n_priv, ds.n_items), n_priv * ds.n_items * 8)]
         assert any(r.entity == name and r.stage == "private users" and math.isinf(r.epsilon)
                    for r in res.ledger.rows)
+
+
+def test_pmd_on_data_without_a_rating_scale_needs_its_values_and_draws_from_them(monkeypatch):
+    """Counts have no finite scale S to permute: without ``values`` PMD would round every completion onto
+    1..5 whatever the counts are, so the run is refused naming the parameter; given, S is the one used."""
+    from dpfed_core.errors import ConfigError
+    rng = np.random.default_rng(21)
+    X = sp.csr_matrix(np.where(rng.random((40, 12)) < 0.5, rng.integers(1, 40, (40, 12)), 0).astype(float))
+    ds = FederatedDataset.from_parts(X, np.where(np.arange(40) < 20, "A", "B"), value_kind="counts",
+                                     value_max=40.0)
+    params = {"public_fraction": 0.1, "tau": 2.0, "max_iter": 5, "pmd_sweeps": 1, "pmd_tries": 1}
+    cfg = RunConfig(method="xin-pmd", mode="observed", n_hidden=2, method_params=params)
+    with pytest.raises(ConfigError, match="give its parameter values .* or use xin-pmc"):
+        run_method(ds, cfg)
+    seen = []
+    real = xin.pmd_release
+    monkeypatch.setattr(xin, "pmd_release",
+                        lambda r, mu, S, rng, *a: (seen.append(np.array(S)), real(r, mu, S, rng, *a))[1])
+    S = tuple(float(v) for v in range(0, 41, 5))
+    _, res = run_method(ds, cfg.replace(method_params={**params, "values": S}))
+    assert seen and all(list(s) == list(S) for s in seen)
+    pmc_params = {k: params[k] for k in ("public_fraction", "tau", "max_iter")}
+    xin_pmc = cfg.replace(method="xin-pmc", method_params=pmc_params)
+    assert np.isfinite(run_method(ds, xin_pmc)[0]["overall"]["test_rmse"])

@@ -102,7 +102,8 @@ XIN_PARAMETERS = (
     Param("private_weight", "float", 0.5, "weight of private users' contributions", low=0, high=1),
     Param("pmd_sweeps", "int", 2, "PMD search sweeps", low=1, high=1000),
     Param("pmd_tries", "int", 5, "PMD candidates tried", low=1, high=1000),
-    Param("values", "floats", None, "PMD's rating set S; none = 1..value bound for ratings", optional=True),
+    Param("values", "floats", None, "PMD's rating set S; none = 1..value bound for ratings (other data must give it)",
+          optional=True),
 )
 
 

@@ -213,7 +213,8 @@ class XinJaakkola:
     mechanism : {"none", "pmc", "pmd", "full"} — "none": public-only (private users release nothing);
         "pmc"/"pmd": the streamed §4 protocol; "full": Full EM over every user (non-private reference).
     batch : int — private users per server update (w = 20).  private_weight : float — 1/2.
-    pmd_sweeps, pmd_tries : PMD search budget.  values : PMD's rating set S (default 1..5).
+    pmd_sweeps, pmd_tries : PMD search budget.  values : PMD's rating set S (default 1..5; the engine
+    takes 1..value bound for ratings and needs it given for other data).
     random_state : seed or Generator.
 
     Attributes: ``mu_`` (m,), ``V_`` (m, r), ``U_`` (n, r) local factors, ``public_`` (indices),
@@ -310,6 +311,12 @@ def _make_fit(mechanism: str):
                   if v is not None or k in ("max_rank", "n_public")}
         if "values" not in params and dataset.value_kind == "ratings":
             params["values"] = tuple(float(v) for v in range(1, int(dataset.value_max) + 1))
+        if mechanism == "pmd" and "values" not in params:
+            # PMD releases values of a finite scale S (notes A.7.4); counts or implicit data have none,
+            # and the 1..5 default would round every completion onto a scale the data does not use.
+            raise ConfigError(f"{config.method} releases values of a finite rating scale, which "
+                              f"{dataset.value_kind} data does not have: give its parameter values "
+                              "(e.g. values=0,1,2,3,4,5) or use xin-pmc", param="prototype_params")
         t0 = time.perf_counter()
         model = XinJaakkola(mechanism=mechanism, random_state=rng, **params).fit(train)
         U, V = model.factors_uv()
