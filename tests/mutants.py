@@ -657,6 +657,7 @@ COMPSYS_PMC_STREAM = f"{XINT}::test_a_pmc_user_releases_the_signs_of_its_centred
 COMPSYS_MODEL = f"{XINT}::test_the_model_predicts_by_eq4_with_its_tau_and_keeps_its_rank_and_em_settings"
 COMPSYS_ENTITY = f"{XINT}::test_each_entitys_private_users_send_one_vector_each_and_are_charged"
 COMPSYS_NO_SCALE = f"{XINT}::test_pmd_on_data_without_a_rating_scale_needs_its_values_and_draws_from_them"
+COMPSYS_PMD_SET = f"{XINT}::test_a_pmd_rating_set_of_one_value_or_a_repeated_one_is_refused_naming_values"
 COMPSYS_WEIGHT = f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight"
 CONTRACT = "tests/test_method_contract.py"
 COMPARISON_PRIVACY = f"{CONTRACT}::test_the_comparison_systems_state_the_privacy_they_have"
@@ -7061,6 +7062,10 @@ MUTANTS = (
            (COMPSYS_ENTITY,)),
     Mutant("compsys-xin-pmd-counts-rounded-onto-one-to-five", XIN_PY, "_make_fit.fit",
            "mechanism == 'pmd' and 'values' not in params", "False", (COMPSYS_NO_SCALE,)),
+    Mutant("compsys-xin-pmd-single-value-accepted", XIN_PY, "XinJaakkola.fit", "len(S) < 2", "len(S) < 1",
+           (COMPSYS_PMD_SET,)),
+    Mutant("compsys-xin-pmd-repeated-values-accepted", XIN_PY, "XinJaakkola.fit", "len(np.unique(S)) != len(S)",
+           "False", (COMPSYS_PMD_SET,)),
     # Friedman et al.'s noise at the paper's sensitivities and stabilisers; FCF's Adam descending
     Mutant("compsys-fri-psgd-error-sensitivity-b", FRIEDMAN, "FriedmanMF._fit_psgd", "dr = 2 * B", "dr = B",
            (f"{FRIT}::test_psgd_bounded_noise_scale_and_budget",)),

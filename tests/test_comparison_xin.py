@@ -390,3 +390,16 @@ def test_pmd_on_data_without_a_rating_scale_needs_its_values_and_draws_from_them
     pmc_params = {k: params[k] for k in ("public_fraction", "tau", "max_iter")}
     xin_pmc = cfg.replace(method="xin-pmc", method_params=pmc_params)
     assert np.isfinite(run_method(ds, xin_pmc)[0]["overall"]["test_rmse"])
+
+
+@pytest.mark.parametrize("values", ["3", "1,1,2,2"])
+def test_a_pmd_rating_set_of_one_value_or_a_repeated_one_is_refused_naming_values(values):
+    from dpfed_core.errors import ConfigError
+    cfg = RunConfig(method="xin-pmd", mode="observed", n_hidden=3,
+                    method_params={"public_fraction": 0.1, "tau": 2.0, "max_iter": 5, "pmd_sweeps": 1,
+                                   "pmd_tries": 1, "values": values})
+    with pytest.raises(ConfigError, match="rating set values needs at least two distinct numbers, each given once; "
+                                          f"got {values.replace(',', ', ')}$"):
+        run_method(ratings_dataset(), cfg)
+    two = cfg.replace(method_params={**cfg.method_params, "values": "1,2"})
+    assert run_method(ratings_dataset(), two)[1].model.values == (1.0, 2.0)

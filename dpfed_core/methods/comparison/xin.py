@@ -241,6 +241,12 @@ class XinJaakkola:
             raise ConfigError(f"mechanism must be 'none', 'pmc', 'pmd' or 'full', got {self.mechanism!r}")
         if not self.tau > 0:
             raise ConfigError(f"τ must be positive, got {self.tau}")
+        S = np.asarray(self.values, dtype=float)
+        if self.mechanism == "pmd" and (len(S) < 2 or len(np.unique(S)) != len(S)):
+            # K = |S| candidates, each coordinate a permutation of S: a swap needs two of them, and a
+            # repeated value would be released more often than the others
+            raise ConfigError(f"PMD's rating set values needs at least two distinct numbers, each given once; "
+                              f"got {', '.join(f'{v:g}' for v in S) or 'none'}", param="prototype_params")
         X = sp.csr_matrix(X, dtype=np.float64)
         rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
             else np.random.default_rng(self.random_state)
