@@ -658,6 +658,7 @@ COMPSYS_MODEL = f"{XINT}::test_the_model_predicts_by_eq4_with_its_tau_and_keeps_
 COMPSYS_ENTITY = f"{XINT}::test_each_entitys_private_users_send_one_vector_each_and_are_charged"
 COMPSYS_NO_SCALE = f"{XINT}::test_pmd_on_data_without_a_rating_scale_needs_its_values_and_draws_from_them"
 COMPSYS_PMD_SET = f"{XINT}::test_a_pmd_rating_set_of_one_value_or_a_repeated_one_is_refused_naming_values"
+COMPSYS_NAMED = f"{XINT}::test_more_public_users_than_users_or_a_zero_tau_is_refused_naming_the_parameter"
 COMPSYS_WEIGHT = f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight"
 CONTRACT = "tests/test_method_contract.py"
 COMPARISON_PRIVACY = f"{CONTRACT}::test_the_comparison_systems_state_the_privacy_they_have"
@@ -7066,6 +7067,12 @@ MUTANTS = (
            (COMPSYS_PMD_SET,)),
     Mutant("compsys-xin-pmd-repeated-values-accepted", XIN_PY, "XinJaakkola.fit", "len(np.unique(S)) != len(S)",
            "False", (COMPSYS_PMD_SET,)),
+    Mutant("compsys-xin-zero-tau-past-its-parameter-check", SPECS, MODULE,
+           "Param('tau', 'float', 10.0, 'singular-value threshold τ of the trace-norm EM', low=0, low_open=True)",
+           "False", (COMPSYS_NAMED,), arg="low_open"),
+    Mutant("compsys-xin-public-count-refusal-names-no-control", XIN_PY, "select_public_users",
+           "ConfigError(f'n_public, the number of public users, must be between 1 and the {n} users of the data, "
+           "got {k}', param='prototype_params')", "None", (COMPSYS_NAMED,), arg="param"),
     # Friedman et al.'s noise at the paper's sensitivities and stabilisers; FCF's Adam descending
     Mutant("compsys-fri-psgd-error-sensitivity-b", FRIEDMAN, "FriedmanMF._fit_psgd", "dr = 2 * B", "dr = B",
            (f"{FRIT}::test_psgd_bounded_noise_scale_and_budget",)),

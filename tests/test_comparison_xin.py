@@ -403,3 +403,17 @@ def test_a_pmd_rating_set_of_one_value_or_a_repeated_one_is_refused_naming_value
         run_method(ratings_dataset(), cfg)
     two = cfg.replace(method_params={**cfg.method_params, "values": "1,2"})
     assert run_method(ratings_dataset(), two)[1].model.values == (1.0, 2.0)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"n_public": 61}, "n_public, the number of public users, must be between 1 and the 60 users of the data, got 61"),
+    ({"tau": 0}, "xin-public parameter tau must be a number in \\(0, ∞\\), got 0"),
+])
+def test_more_public_users_than_users_or_a_zero_tau_is_refused_naming_the_parameter(params, message):
+    from dpfed_core.errors import ConfigError
+    cfg = RunConfig(method="xin-public", mode="observed", n_hidden=3, method_params=params)
+    with pytest.raises(ConfigError, match=message) as err:
+        run_method(ratings_dataset(), cfg)
+    assert err.value.param == "prototype_params"
+    every = cfg.replace(method_params={"n_public": 60, "tau": 2.0, "max_iter": 3})
+    assert len(run_method(ratings_dataset(), every)[1].model.public_) == 60

@@ -47,7 +47,8 @@ def select_public_users(X: sp.csr_matrix, fraction: float = 0.01, n_public: int 
     n = X.shape[0]
     k = n_public if n_public is not None else max(1, int(math.ceil(fraction * n)))
     if not 1 <= k <= n:
-        raise ConfigError(f"the number of public users must be between 1 and {n}, got {k}")
+        raise ConfigError(f"n_public, the number of public users, must be between 1 and the {n} users of the data, "
+                          f"got {k}", param="prototype_params")
     if how == "heaviest":
         return np.sort(np.argsort(-np.diff(sp.csr_matrix(X).indptr), kind="stable")[:k])
     if how == "random":
