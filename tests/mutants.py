@@ -641,6 +641,25 @@ FRIT = "tests/test_comparison_friedman.py"
 BASELINES = "test_the_average_baselines_score_by_the_exact_averages_and_count_what_reached_the_curator"
 FCFT = "tests/test_comparison_fcf.py"
 XINT = "tests/test_comparison_xin.py"
+COMPSYS_HEAVIEST = f"{XINT}::test_the_public_users_are_the_heaviest_with_ties_taken_by_index"
+COMPSYS_GRAM = f"{XINT}::test_the_m_step_through_the_gram_matrix_is_the_thin_svds_soft_threshold"
+COMPSYS_SOFT = f"{XINT}::test_shrink_step_soft_thresholds_singular_values"
+COMPSYS_ESTEP = f"{XINT}::test_the_e_step_keeps_each_observed_rating_centred_and_fills_the_rest_by_eq4"
+COMPSYS_EM = f"{XINT}::test_em_iterates_until_the_relative_change_is_below_tol_or_max_iter"
+COMPSYS_FROZEN = f"{XINT}::test_frozen_private_rows_enter_the_m_step_at_their_weights_after_a_warm_started_e_step"
+COMPSYS_PMC = f"{XINT}::test_pmc_gives_a_centred_zero_a_random_sign_and_takes_a_public_h"
+COMPSYS_PMC_FLIP = f"{XINT}::test_pmc_release_signs_and_magnitude"
+COMPSYS_PERM = f"{XINT}::test_every_coordinate_of_the_pmd_candidates_is_a_permutation_of_the_rating_scale"
+COMPSYS_ALIGN = f"{XINT}::test_the_pmd_search_aligns_the_candidates_with_the_centred_ratings"
+COMPSYS_PMD_STREAM = (f"{XINT}::test_a_pmd_user_rounds_its_completion_onto_the_scale_and_searches_with_the_settings_"
+                      "given")
+COMPSYS_PMC_STREAM = f"{XINT}::test_a_pmc_user_releases_the_signs_of_its_centred_completion"
+COMPSYS_MODEL = f"{XINT}::test_the_model_predicts_by_eq4_with_its_tau_and_keeps_its_rank_and_em_settings"
+COMPSYS_ENTITY = f"{XINT}::test_each_entitys_private_users_send_one_vector_each_and_are_charged"
+COMPSYS_NO_SCALE = f"{XINT}::test_pmd_on_data_without_a_rating_scale_needs_its_values_and_draws_from_them"
+COMPSYS_PMD_SET = f"{XINT}::test_a_pmd_rating_set_of_one_value_or_a_repeated_one_is_refused_naming_values"
+COMPSYS_NAMED = f"{XINT}::test_more_public_users_than_users_or_a_zero_tau_is_refused_naming_the_parameter"
+COMPSYS_WEIGHT = f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight"
 CONTRACT = "tests/test_method_contract.py"
 COMPARISON_PRIVACY = f"{CONTRACT}::test_the_comparison_systems_state_the_privacy_they_have"
 OWN_PARAMETERS = f"{CONTRACT}::test_each_comparison_method_takes_its_own_parameters_and_refuses_another_systems"
@@ -7217,6 +7236,146 @@ MUTANTS = (
            (SITEROUND_RELEASE_SHAPE,)),
     Mutant("siteround-krandom-sends-the-first-rows", PROTOS, "KRandomPrototypes.release", "X[idx].toarray()",
            "X[:k].toarray()", (SITEROUND_KRANDOM,)),
+    # Xin & Jaakkola as the paper states it: the heaviest users public, the M-step's soft threshold on either
+    # path, the E-step's centred Eq. 4, EM run to its tolerance, private rows frozen at their weights, PMC's
+    # signs and h, PMD's permuted candidates and their search, the stream's settings, each entity's charge
+    Mutant("compsys-xin-public-lightest", XIN_PY, "select_public_users",
+           "np.argsort(-np.diff(sp.csr_matrix(X).indptr), kind='stable')",
+           "np.argsort(np.diff(sp.csr_matrix(X).indptr), kind='stable')", (COMPSYS_HEAVIEST,)),
+    Mutant("compsys-xin-public-count-ignored", XIN_PY, "select_public_users",
+           "n_public if n_public is not None else max(1, int(math.ceil(fraction * n)))",
+           "max(1, int(math.ceil(fraction * n)))", (COMPSYS_HEAVIEST,)),
+    Mutant("compsys-xin-gram-directions-unnormalised", XIN_PY, "shrink_step",
+           "Ul[:, order[big]].T @ A / d[big][:, None]", "Ul[:, order[big]].T @ A", (COMPSYS_GRAM,)),
+    Mutant("compsys-xin-gram-wide-ascending", XIN_PY, "shrink_step", "np.argsort(w)[::-1]", "np.argsort(w)",
+           (COMPSYS_GRAM,), nth=0),
+    Mutant("compsys-xin-gram-tall-ascending", XIN_PY, "shrink_step", "np.argsort(w)[::-1]", "np.argsort(w)",
+           (COMPSYS_GRAM,), nth=1),
+    Mutant("compsys-xin-gram-eigenvectors-untransposed", XIN_PY, "shrink_step", "Qv[:, order].T", "Qv[:, order]",
+           (COMPSYS_GRAM,)),
+    Mutant("compsys-xin-singular-values-unshrunk", XIN_PY, "shrink_step", "np.sqrt(d[keep] - tau)",
+           "np.sqrt(d[keep])", (COMPSYS_SOFT, COMPSYS_GRAM)),
+    Mutant("compsys-xin-row-weights-unsquarerooted", XIN_PY, "shrink_step",
+           "rows * np.sqrt(np.asarray(weights, dtype=float))[:, None]",
+           "rows * np.asarray(weights, dtype=float)[:, None]",
+           (COMPSYS_SOFT,)),
+    Mutant("compsys-xin-eq4-uncentred", XIN_PY, "local_factors", "Vp.T @ (X.data[lo:hi] - mu[idx])",
+           "Vp.T @ X.data[lo:hi]", (COMPSYS_ESTEP,)),
+    Mutant("compsys-xin-eq4-without-rho", XIN_PY, "local_factors", "eye = rho * np.eye(r)", "eye = np.eye(r)",
+           (COMPSYS_ESTEP,)),
+    Mutant("compsys-xin-observed-kept-uncentred", XIN_PY, "complete_rows",
+           "C[rows, X.indices] = X.data - mu[X.indices]",
+           "C[rows, X.indices] = X.data", (COMPSYS_ESTEP,)),
+    Mutant("compsys-xin-observed-replaced-by-the-fit", XIN_PY, "complete_rows",
+           "C[rows, X.indices] = X.data - mu[X.indices]", "pass", (COMPSYS_ESTEP,)),
+    Mutant("compsys-xin-em-one-pass", XIN_PY, "fit_em", "range(1, max_iter + 1)", "range(1, 2)", (COMPSYS_EM,)),
+    Mutant("compsys-xin-em-never-converges", XIN_PY, "fit_em", "prev = C", "pass", (COMPSYS_EM,)),
+    Mutant("compsys-xin-private-rows-left-out", XIN_PY, "fit_em", "extra_rows is not None and len(extra_rows)",
+           "False", (COMPSYS_FROZEN,)),
+    Mutant("compsys-xin-private-weights-misaligned", XIN_PY, "fit_em",
+           "np.concatenate([np.ones(len(C)), np.asarray(extra_weights, dtype=float)])",
+           "np.concatenate([np.asarray(extra_weights, dtype=float), np.ones(len(C))])", (COMPSYS_FROZEN,)),
+    Mutant("compsys-xin-warm-start-ignored", XIN_PY, "fit_em", "np.zeros((X.shape[1], 0)) if V0 is None else V0",
+           "np.zeros((X.shape[1], 0))", (COMPSYS_FROZEN,)),
+    Mutant("compsys-xin-pmc-h-root-mean-square", XIN_PY, "pmc_release", "float(np.mean(np.abs(r)))",
+           "float(np.sqrt(np.mean(r * r)))", (COMPSYS_PMC, COMPSYS_PMC_FLIP)),
+    Mutant("compsys-xin-pmc-public-h-ignored", XIN_PY, "pmc_release",
+           "float(np.mean(np.abs(r))) if h is None else float(h)", "float(np.mean(np.abs(r)))", (COMPSYS_PMC,)),
+    Mutant("compsys-xin-pmc-zero-released-as-zero", XIN_PY, "pmc_release",
+           "z[zero] = rng.choice([-1.0, 1.0], size=int(zero.sum()))", "pass", (COMPSYS_PMC,)),
+    Mutant("compsys-xin-pmc-no-global-flip", XIN_PY, "pmc_release", "rng.choice([-1.0, 1.0]) * hh * z", "hh * z",
+           (COMPSYS_PMC_FLIP,)),
+    Mutant("compsys-xin-pmd-candidates-drawn-independently", XIN_PY, "pmd_release",
+           "S[np.argsort(rng.random((K, m)), axis=0)]", "rng.choice(S, size=(K, m))", (COMPSYS_PERM,)),
+    Mutant("compsys-xin-pmd-swap-copies", XIN_PY, "pmd_release", "A[p, i], A[q, i] = (b, a)", "A[p, i] = b",
+           (COMPSYS_PERM,)),
+    Mutant("compsys-xin-pmd-loss-sign", XIN_PY, "pmd_release.loss", "nv * nv - 2 * dv * dv", "nv * nv + 2 * dv * dv",
+           (COMPSYS_ALIGN,)),
+    Mutant("compsys-xin-pmd-keeps-worse-swaps", XIN_PY, "pmd_release",
+           "loss(np_, dp) + loss(nq, dq) < loss(nrm[p], dot[p]) + loss(nrm[q], dot[q])",
+           "loss(np_, dp) + loss(nq, dq) > loss(nrm[p], dot[p]) + loss(nrm[q], dot[q])", (COMPSYS_ALIGN,)),
+    Mutant("compsys-xin-pmd-completion-unrounded", XIN_PY, "XinJaakkola._stream",
+           "S[np.argmin(np.abs(r[:, None] - S[None, :]), axis=1)]", "r", (COMPSYS_PMD_STREAM,)),
+    Mutant("compsys-xin-pmd-search-settings-dropped", XIN_PY, "XinJaakkola._stream",
+           "pmd_release(r_s, mu, S, rng, self.pmd_sweeps, self.pmd_tries)", "pmd_release(r_s, mu, S, rng)",
+           (COMPSYS_PMD_STREAM,)),
+    Mutant("compsys-xin-pmd-sweeps-and-tries-swapped", XIN_PY, "XinJaakkola._stream",
+           "pmd_release(r_s, mu, S, rng, self.pmd_sweeps, self.pmd_tries)",
+           "pmd_release(r_s, mu, S, rng, self.pmd_tries, self.pmd_sweeps)", (COMPSYS_PMD_STREAM,)),
+    Mutant("compsys-xin-pmc-uncentred", XIN_PY, "XinJaakkola._stream", "pmc_release(r - mu, rng)",
+           "pmc_release(r, rng)",
+           (COMPSYS_PMC_STREAM,)),
+    Mutant("compsys-xin-batch-of-twenty-always", XIN_PY, "XinJaakkola._stream", "range(0, len(private), self.batch)",
+           "range(0, len(private), 20)", (COMPSYS_WEIGHT, COMPSYS_PMD_STREAM)),
+    Mutant("compsys-xin-max-rank-not-passed", XIN_PY, "XinJaakkola.fit",
+           "fit_em(Xp, self.tau, max_rank=self.max_rank, max_iter=self.max_iter, tol=self.tol)",
+           "fit_em(Xp, self.tau, max_iter=self.max_iter, tol=self.tol)", (COMPSYS_MODEL,)),
+    Mutant("compsys-xin-max-iter-not-passed", XIN_PY, "XinJaakkola.fit",
+           "fit_em(Xp, self.tau, max_rank=self.max_rank, max_iter=self.max_iter, tol=self.tol)",
+           "fit_em(Xp, self.tau, max_rank=self.max_rank, tol=self.tol)", (COMPSYS_MODEL,)),
+    Mutant("compsys-xin-local-ridge-not-tau", XIN_PY, "XinJaakkola.fit", "local_factors(X, mu, V, self.tau)",
+           "local_factors(X, mu, V, 1.0)", (COMPSYS_MODEL,)),
+    Mutant("compsys-xin-full-em-on-the-public-share", XIN_PY, "XinJaakkola.fit", "self.mechanism == 'full'", "False",
+           (COMPSYS_MODEL,)),
+    Mutant("compsys-xin-entity-private-count-includes-public", XIN_PY, "_make_fit.fit", "len(rows) - len(pub)",
+           "len(rows)", (COMPSYS_ENTITY,)),
+    Mutant("compsys-xin-private-users-uncharged", XIN_PY, "_make_fit.fit",
+           "ledger.spend(name, 'private users', f'{mechanism.upper()} release (not DP)', math.inf)", "pass",
+           (COMPSYS_ENTITY,)),
+    Mutant("compsys-xin-pmd-counts-rounded-onto-one-to-five", XIN_PY, "_make_fit.fit",
+           "mechanism == 'pmd' and 'values' not in params", "False", (COMPSYS_NO_SCALE,)),
+    Mutant("compsys-xin-pmd-single-value-accepted", XIN_PY, "XinJaakkola.fit", "len(S) < 2", "len(S) < 1",
+           (COMPSYS_PMD_SET,)),
+    Mutant("compsys-xin-pmd-repeated-values-accepted", XIN_PY, "XinJaakkola.fit", "len(np.unique(S)) != len(S)",
+           "False", (COMPSYS_PMD_SET,)),
+    Mutant("compsys-xin-zero-tau-past-its-parameter-check", SPECS, MODULE,
+           "Param('tau', 'float', 10.0, 'singular-value threshold τ of the trace-norm EM', low=0, low_open=True)",
+           "False", (COMPSYS_NAMED,), arg="low_open"),
+    Mutant("compsys-xin-public-count-refusal-names-no-control", XIN_PY, "select_public_users",
+           "ConfigError(f'n_public, the number of public users, must be between 1 and the {n} users of the data, "
+           "got {k}', param='prototype_params')", "None", (COMPSYS_NAMED,), arg="param"),
+    # Friedman et al.'s noise at the paper's sensitivities and stabilisers; FCF's Adam descending
+    Mutant("compsys-fri-psgd-error-sensitivity-b", FRIEDMAN, "FriedmanMF._fit_psgd", "dr = 2 * B", "dr = B",
+           (f"{FRIT}::test_psgd_bounded_noise_scale_and_budget",)),
+    Mutant("compsys-fri-isgd-rating-sensitivity-b", FRIEDMAN, "perturb_ratings_bounded", "dr = 2 * B", "dr = B",
+           (f"{FRIT}::test_input_perturbation_bounded_scale_and_laplace_fit",)),
+    Mutant("compsys-fri-item-averages-unstabilised", FRIEDMAN, "private_global_effects",
+           "_noisy_average(sums, R.item_counts(), g, beta_m, ss, cs, rng)", "0.0",
+           (f"{FRIT}::test_private_global_effects_noiseless_by_hand",), arg=3),
+    Mutant("compsys-fri-user-averages-toward-the-raw-mean", FRIEDMAN, "private_global_effects",
+           "_noisy_average(usums, R.user_counts(), g2, beta_u, ss, cs, rng)", "g",
+           (f"{FRIT}::test_private_global_effects_noiseless_by_hand",), arg=2),
+    Mutant("compsys-fri-unbounded-count-whole-share", FRIEDMAN, "private_global_effects.scales", "half = eps / 2",
+           "half = eps", (f"{FRIT}::test_private_global_effects_noise_scales_match_paper",)),
+    Mutant("compsys-fri-pals-count-dropped", FRIEDMAN, "FriedmanMF._fit_pals.half_step",
+           "g / (np.maximum(counts, 1) * lam)", "g / lam",
+           (f"{FRIT}::test_pals_per_user_noise_scale_divides_by_count",)),
+    Mutant("compsys-fri-item-averages-unclamped", FRIEDMAN, "private_global_effects",
+           "np.clip(_noisy_average(sums, R.item_counts(), g, beta_m, ss, cs, rng), r_min, r_max)",
+           "_noisy_average(sums, R.item_counts(), g, beta_m, ss, cs, rng)",
+           (f"{FRIT}::test_private_global_effects_noise_scales_match_paper",)),
+    Mutant("compsys-fri-user-averages-unclamped", FRIEDMAN, "private_global_effects",
+           "np.clip(_noisy_average(usums, R.user_counts(), g2, beta_u, ss, cs, rng), -user_clamp, user_clamp)",
+           "_noisy_average(usums, R.user_counts(), g2, beta_u, ss, cs, rng)",
+           (f"{FRIT}::test_private_global_effects_noise_scales_match_paper",)),
+    Mutant("compsys-fri-psgd-every-epoch-at-the-whole-budget", FRIEDMAN, "FriedmanMF._fit_psgd",
+           "_scale(dr, eps_mf / k)", "_scale(dr, eps_mf)", (f"{FRIT}::test_psgd_bounded_noise_scale_and_budget",)),
+    Mutant("compsys-fri-pals-half-steps-at-the-iterations-share", FRIEDMAN, "FriedmanMF._fit_pals",
+           "eps_step = eps_mf / (2 * k)", "eps_step = eps_mf / k", (f"{FRIT}::test_pals_sensitivity_theorem6_table1",)),
+    Mutant("compsys-fri-unbounded-cell-sensitivity-2b", FRIEDMAN, "perturb_ratings_unbounded", "_scale(B, eps_mf)",
+           "_scale(2 * B, eps_mf)", (f"{FRIT}::test_input_perturbation_unbounded_fake_ratings",)),
+    Mutant("compsys-fcf-adam-second-moment-unsquared", FCF_PY, "FCF.fit", "(1 - self.beta2) * g * g",
+           "(1 - self.beta2) * np.abs(g)", (f"{FCFT}::test_one_fcf_epoch_reaches_the_als_item_step",)),
+    Mutant("compsys-fcf-untouched-item-error-sign", FCF_PY, "client_upload", "e = -(Y @ x_u)", "e = Y @ x_u",
+           (f"{FCFT}::test_server_gradient_is_sum_of_client_uploads_and_true_gradient",)),
+    Mutant("compsys-fcf-adam-ascends", FCF_PY, "FCF.fit", "Y = Y - self.gamma * mh / (np.sqrt(vh) + self.adam_eps)",
+           "Y = Y + self.gamma * mh / (np.sqrt(vh) + self.adam_eps)",
+           (f"{FCFT}::test_one_fcf_epoch_reaches_the_als_item_step",)),
+    Mutant("compsys-fcf-confidence-without-one", FCF_PY, "solve_rows", "1.0 + alpha * C1.data", "alpha * C1.data",
+           (f"{FCFT}::test_solve_rows_matches_eq7_and_zeroes_gradient",)),
+    Mutant("compsys-fcf-upload-unweighted", FCF_PY, "client_upload",
+           "(1.0 + alpha * values) * (1.0 - Y[items] @ x_u)", "1.0 - Y[items] @ x_u",
+           (f"{FCFT}::test_server_gradient_is_sum_of_client_uploads_and_true_gradient",)),
 )
 
 

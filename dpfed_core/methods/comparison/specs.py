@@ -94,7 +94,7 @@ XIN_PARAMETERS = (
     Param("public_fraction", "float", 0.01, "share of users that are public", low=0, high=1, low_open=True),
     Param("n_public", "int", None, "number of public users (overrides public_fraction)", low=1, optional=True),
     Param("public_selection", "choice", "heaviest", "which users are public", choices=("heaviest", "random")),
-    Param("tau", "float", 10.0, "singular-value threshold τ of the trace-norm EM", low=0),
+    Param("tau", "float", 10.0, "singular-value threshold τ of the trace-norm EM", low=0, low_open=True),
     Param("max_rank", "int", 50, "cap on the rank of V (none = no cap)", low=1, optional=True),
     Param("max_iter", "int", 100, "EM iterations", low=1, high=100_000),
     Param("tol", "float", 1e-4, "EM stopping tolerance", low=0, low_open=True),
@@ -102,7 +102,8 @@ XIN_PARAMETERS = (
     Param("private_weight", "float", 0.5, "weight of private users' contributions", low=0, high=1),
     Param("pmd_sweeps", "int", 2, "PMD search sweeps", low=1, high=1000),
     Param("pmd_tries", "int", 5, "PMD candidates tried", low=1, high=1000),
-    Param("values", "floats", None, "PMD's rating set S; none = 1..value bound for ratings", optional=True),
+    Param("values", "floats", None, "PMD's rating set S; none = 1..value bound for ratings (other data must give it)",
+          optional=True),
 )
 
 

@@ -47,7 +47,8 @@ def select_public_users(X: sp.csr_matrix, fraction: float = 0.01, n_public: int 
     n = X.shape[0]
     k = n_public if n_public is not None else max(1, int(math.ceil(fraction * n)))
     if not 1 <= k <= n:
-        raise ConfigError(f"the number of public users must be between 1 and {n}, got {k}")
+        raise ConfigError(f"n_public, the number of public users, must be between 1 and the {n} users of the data, "
+                          f"got {k}", param="prototype_params")
     if how == "heaviest":
         return np.sort(np.argsort(-np.diff(sp.csr_matrix(X).indptr), kind="stable")[:k])
     if how == "random":
@@ -213,7 +214,8 @@ class XinJaakkola:
     mechanism : {"none", "pmc", "pmd", "full"} — "none": public-only (private users release nothing);
         "pmc"/"pmd": the streamed §4 protocol; "full": Full EM over every user (non-private reference).
     batch : int — private users per server update (w = 20).  private_weight : float — 1/2.
-    pmd_sweeps, pmd_tries : PMD search budget.  values : PMD's rating set S (default 1..5).
+    pmd_sweeps, pmd_tries : PMD search budget.  values : PMD's rating set S (default 1..5; the engine
+    takes 1..value bound for ratings and needs it given for other data).
     random_state : seed or Generator.
 
     Attributes: ``mu_`` (m,), ``V_`` (m, r), ``U_`` (n, r) local factors, ``public_`` (indices),
@@ -240,6 +242,12 @@ class XinJaakkola:
             raise ConfigError(f"mechanism must be 'none', 'pmc', 'pmd' or 'full', got {self.mechanism!r}")
         if not self.tau > 0:
             raise ConfigError(f"τ must be positive, got {self.tau}")
+        S = np.asarray(self.values, dtype=float)
+        if self.mechanism == "pmd" and (len(S) < 2 or len(np.unique(S)) != len(S)):
+            # K = |S| candidates, each coordinate a permutation of S: a swap needs two of them, and a
+            # repeated value would be released more often than the others
+            raise ConfigError(f"PMD's rating set values needs at least two distinct numbers, each given once; "
+                              f"got {', '.join(f'{v:g}' for v in S) or 'none'}", param="prototype_params")
         X = sp.csr_matrix(X, dtype=np.float64)
         rng = self.random_state if isinstance(self.random_state, np.random.Generator) \
             else np.random.default_rng(self.random_state)
@@ -310,6 +318,12 @@ def _make_fit(mechanism: str):
                   if v is not None or k in ("max_rank", "n_public")}
         if "values" not in params and dataset.value_kind == "ratings":
             params["values"] = tuple(float(v) for v in range(1, int(dataset.value_max) + 1))
+        if mechanism == "pmd" and "values" not in params:
+            # PMD releases values of a finite scale S (notes A.7.4); counts or implicit data have none,
+            # and the 1..5 default would round every completion onto a scale the data does not use.
+            raise ConfigError(f"{config.method} releases values of a finite rating scale, which "
+                              f"{dataset.value_kind} data does not have: give its parameter values "
+                              "(e.g. values=0,1,2,3,4,5) or use xin-pmc", param="prototype_params")
         t0 = time.perf_counter()
         model = XinJaakkola(mechanism=mechanism, random_state=rng, **params).fit(train)
         U, V = model.factors_uv()
