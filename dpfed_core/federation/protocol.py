@@ -118,8 +118,8 @@ def release_entity(method, X_h: sp.csr_matrix, rng: np.random.Generator, entity:
 def check_release(method, release: PrototypeRelease, entity: str, n_columns: int) -> None:
     """Raise :class:`ConfigError` naming the method when one entity's round-1 release is not the message
     the server fits: prototypes k × ``n_columns`` (one column per shared item or key) and cluster sizes,
-    when sent, one per prototype. A plug-in's release of another shape otherwise reached the server's
-    fit and failed in round 2 in SciPy's words, or was fitted with sizes of other prototypes."""
+    when sent, one per prototype. Without it, a plug-in's release of another shape would reach the server's
+    fit and fail in round 2 in SciPy's words, or be fitted with the sizes of other prototypes."""
     P = np.asarray(release.prototypes)
     if P.ndim != 2 or P.shape[1] != n_columns:
         raise ConfigError(f"prototype method {method.name!r} sent entity {entity!r} prototypes of shape "
