@@ -1455,19 +1455,14 @@ def test_a_site_that_does_not_decide_stops_the_run_before_any_share_and_the_othe
     with pytest.raises(sa.DeploymentRunError, match="site policy decisions: no reply within 30 s from clinic C") as err:
         run.site_decisions([1, 2, 3])
     assert told == [1, 2] and err.value.ledger_rows == 0
-    told.clear()
-    t.send_and_receive = lambda msgs, timeout: accepted + [_reply(3, {"meta": {
-        "entity": "clinic C", "decision": "refused", "rule": "max_epsilon", "message": "above"}})]
-    with pytest.raises(sa.DeploymentRunError, match=r"1 of 3 site\(s\) refused the run — clinic C \(rule max_epsilon\)"):
-        run.site_decisions([1, 2, 3])
-    assert told == [1, 2]
-    # a decision that is neither word is no acceptance: the run stops as at a refusal
-    told.clear()
-    t.send_and_receive = lambda msgs, timeout: accepted + [_reply(3, {"meta": {
-        "entity": "clinic C", "decision": "", "rule": "", "message": ""}})]
-    with pytest.raises(sa.DeploymentRunError, match=r"1 of 3 site\(s\) refused the run"):
-        run.site_decisions([1, 2, 3])
-    assert told == [1, 2]
+    # a refusal, and a decision that is neither word (no acceptance): the run stops as at a refusal
+    for decision, rule, said in (("refused", "max_epsilon", r" — clinic C \(rule max_epsilon\)"), ("", "", "")):
+        told.clear()
+        t.send_and_receive = lambda msgs, timeout, d=decision, r=rule: accepted + [_reply(3, {"meta": {
+            "entity": "clinic C", "decision": d, "rule": r, "message": "above" if d else ""}})]
+        with pytest.raises(sa.DeploymentRunError, match=r"1 of 3 site\(s\) refused the run" + said):
+            run.site_decisions([1, 2, 3])
+        assert told == [1, 2]
 
 
 def test_a_secure_sum_is_the_contributors_exact_sum_and_never_released_with_fewer_than_h_minus_d(monkeypatch):
