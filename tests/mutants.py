@@ -108,49 +108,49 @@ STRICT_DEFAULTS = f"{SITET}::test_a_request_within_every_rule_is_accepted_and_th
 SHARDS = "dpfed_core/deployment/shards.py"
 LAUNCHER = "dpfed_core/deployment/launcher.py"
 METRICS = "dpfed_core/evaluation/metrics.py"
-DEPLOYSITE_RULES = f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself"
-DEPLOYSITE_BUDGET = f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer"
-DEPLOYSITE_SIM_CHARGE = f"{SITET}::test_each_acceptance_in_the_sites_log_states_the_charge_its_odometer_holds"
-DEPLOYSITE_CATALOGUE = ("tests/test_deployment_apps.py::test_a_site_with_a_declared_catalogue_refuses_a_run_that_"
+NODE_SITE_RULES = f"{SITET}::test_each_rule_refuses_what_it_forbids_and_names_itself"
+NODE_SITE_BUDGET = f"{SITET}::test_the_budget_binds_across_runs_in_the_sites_own_odometer"
+NODE_SITE_SIM_CHARGE = f"{SITET}::test_each_acceptance_in_the_sites_log_states_the_charge_its_odometer_holds"
+NODE_SITE_CATALOGUE = ("tests/test_deployment_apps.py::test_a_site_with_a_declared_catalogue_refuses_a_run_that_"
                         "selects_one_from_its_columns")
-DEPLOYSITE_OWN_ITEMS = ("tests/test_deployment_apps.py::test_a_site_whose_items_come_from_its_data_refuses_a_dp_run_"
+NODE_SITE_OWN_ITEMS = ("tests/test_deployment_apps.py::test_a_site_whose_items_come_from_its_data_refuses_a_dp_run_"
                         "that_calls_them_declared")
-DEPLOYSITE_SECAGG_RUN = (f"{SITET}::test_a_site_allowing_dropouts_sums_only_within_the_dropouts_its_run_sized_the_"
+NODE_SITE_SECAGG_RUN = (f"{SITET}::test_a_site_allowing_dropouts_sums_only_within_the_dropouts_its_run_sized_the_"
                          "noise_for")
-DEPLOYSITE_SECAGG_RULE = f"{SITET}::test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites"
-DEPLOYSITE_SECAGG_SITES = f"{SITET}::test_a_site_sums_only_with_the_sites_it_accepted_the_run_with"
-DEPLOYSITE_UNMASK = ("tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_"
+NODE_SITE_SECAGG_RULE = f"{SITET}::test_secagg_key_shares_follow_a_public_rule_that_grows_slower_than_the_sites"
+NODE_SITE_SECAGG_SITES = f"{SITET}::test_a_site_sums_only_with_the_sites_it_accepted_the_run_with"
+NODE_SITE_UNMASK = ("tests/test_deployment_apps.py::test_a_site_never_reveals_both_key_shares_of_one_node_nor_"
                      "unmasks_a_sum_short_of_its_noise")
-DEPLOYSITE_BAD_POLICY = f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key"
-DEPLOYSITE_SHARDS = "tests/test_deployment.py::test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix"
-DEPLOYSITE_SHARD_ONLY = ("tests/test_deployment_inputs.py::test_a_sites_export_writes_its_own_shard_only_in_a_"
+NODE_SITE_BAD_POLICY = f"{SITET}::test_a_bad_policy_file_is_one_error_naming_the_key"
+NODE_SITE_SHARDS = "tests/test_deployment.py::test_shards_hold_one_entity_each_and_bad_paths_say_how_to_fix"
+NODE_SITE_SHARD_ONLY = ("tests/test_deployment_inputs.py::test_a_sites_export_writes_its_own_shard_only_in_a_"
                          "federation_listing_each_site_once")
-DEPLOYSITE_SHARD_FORMAT = ("tests/test_deployment_inputs.py::test_a_shard_of_another_format_is_refused_and_its_"
+NODE_SITE_SHARD_FORMAT = ("tests/test_deployment_inputs.py::test_a_shard_of_another_format_is_refused_and_its_"
                            "declared_catalogue_read_back")
-DEPLOYSITE_SHAMIR = "dpfed_core/deployment/shamir.py"
-DEPLOYSITE_SHAMIR_REFUSED = "tests/test_deployment_shamir.py::test_duplicate_or_zero_index_is_refused"
-DEPLOYSITE_SHAMIR_EQUAL = "tests/test_deployment_shamir.py::test_combine_chunk_equals_pycryptodome_for_every_subset_shape"
-DEPLOYSITE_GF128 = "tests/test_deployment_shamir.py::test_simulation_arithmetic_is_bit_identical_to_pycryptodome"
-DEPLOYSITE_CA = ("tests/test_deployment_inputs.py::test_the_runs_ca_signs_the_server_certificate_and_no_further_"
+NODE_SITE_SHAMIR = "dpfed_core/deployment/shamir.py"
+NODE_SITE_SHAMIR_REFUSED = "tests/test_deployment_shamir.py::test_duplicate_or_zero_index_is_refused"
+NODE_SITE_SHAMIR_EQUAL = "tests/test_deployment_shamir.py::test_combine_chunk_equals_pycryptodome_for_every_subset_shape"
+NODE_SITE_GF128 = "tests/test_deployment_shamir.py::test_simulation_arithmetic_is_bit_identical_to_pycryptodome"
+NODE_SITE_CA = ("tests/test_deployment_inputs.py::test_the_runs_ca_signs_the_server_certificate_and_no_further_"
                  "authority")
-DEPLOYSITE_NODE_KEY = "tests/test_deployment_inputs.py::test_a_node_key_other_than_a_nist_curve_key_is_refused"
-DEPLOYSITE_ARGV = ("tests/test_deployment_inputs.py::test_each_supernode_is_started_with_its_own_shard_policy_and_key_"
+NODE_SITE_NODE_KEY = "tests/test_deployment_inputs.py::test_a_node_key_other_than_a_nist_curve_key_is_refused"
+NODE_SITE_ARGV = ("tests/test_deployment_inputs.py::test_each_supernode_is_started_with_its_own_shard_policy_and_key_"
                    "and_checks_the_superlinks_certificate")
-DEPLOYSITE_SITE_CMD = f"{SITET}::test_the_site_command_names_what_is_wrong_and_never_creates_a_store"
-DEPLOYSITE_OUT_DIR = "tests/test_deployment_inputs.py::test_write_shards_to_a_file_names_out_dir_before_reading_the_data"
-DEPLOYSITE_FOLDER_PATHS = ("tests/test_deployment_inputs.py::test_a_data_path_or_features_path_naming_a_folder_is_said_"
+NODE_SITE_SITE_CMD = f"{SITET}::test_the_site_command_names_what_is_wrong_and_never_creates_a_store"
+NODE_SITE_OUT_DIR = "tests/test_deployment_inputs.py::test_write_shards_to_a_file_names_out_dir_before_reading_the_data"
+NODE_SITE_FOLDER_PATHS = ("tests/test_deployment_inputs.py::test_a_data_path_or_features_path_naming_a_folder_is_said_"
                            "to_be_a_folder")
-DEPLOYSITE_DEPLOYED = "dpfed_core/deployment/deployed.py"
-DEPLOYSITE_OWN_POLICIES = ("tests/test_deployment_apps.py::test_each_sites_own_policy_and_store_folder_are_checked_"
+NODE_SITE_DEPLOYED = "dpfed_core/deployment/deployed.py"
+NODE_SITE_OWN_POLICIES = ("tests/test_deployment_apps.py::test_each_sites_own_policy_and_store_folder_are_checked_"
                            "before_anything_starts")
-DEPLOYSITE_SHARED_POLICY = ("tests/test_deployment_apps.py::test_a_run_every_local_site_would_refuse_is_one_error_"
+NODE_SITE_SHARED_POLICY = ("tests/test_deployment_apps.py::test_a_run_every_local_site_would_refuse_is_one_error_"
                             "naming_the_flag_before_anything_starts")
-DEPLOYSITE_ROW_BOUND = ("tests/test_deployment_apps.py::test_a_row_bound_the_method_derives_is_checked_against_"
+NODE_SITE_ROW_BOUND = ("tests/test_deployment_apps.py::test_a_row_bound_the_method_derives_is_checked_against_"
                         "value_bounds_before_anything_starts")
-DEPLOYSITE_SERVER = "dpfed_core/deployment/server_app.py"
-DEPLOYSITE_IDENTIFY = ("tests/test_deployment_apps.py::test_the_server_orders_replies_by_entity_and_counts_a_dropped_"
+NODE_SITE_SERVER = "dpfed_core/deployment/server_app.py"
+NODE_SITE_IDENTIFY = ("tests/test_deployment_apps.py::test_the_server_orders_replies_by_entity_and_counts_a_dropped_"
                        "entity_as_present")
-DEPLOYSITE_DECISIONS = ("tests/test_deployment_apps.py::test_a_site_that_does_not_decide_stops_the_run_before_any_"
+NODE_SITE_DECISIONS = ("tests/test_deployment_apps.py::test_a_site_that_does_not_decide_stops_the_run_before_any_"
                         "share_and_the_others_get_their_charge_back")
 RANK_DEFS = "tests/test_metrics.py::test_ranking_metrics_are_the_definitions_computed_item_by_item"
 POOLED = "tests/test_metrics.py::test_entity_metrics_pool_entries_and_average_over_test_users_only"
@@ -641,25 +641,25 @@ FRIT = "tests/test_comparison_friedman.py"
 BASELINES = "test_the_average_baselines_score_by_the_exact_averages_and_count_what_reached_the_curator"
 FCFT = "tests/test_comparison_fcf.py"
 XINT = "tests/test_comparison_xin.py"
-COMPSYS_HEAVIEST = f"{XINT}::test_the_public_users_are_the_heaviest_with_ties_taken_by_index"
-COMPSYS_GRAM = f"{XINT}::test_the_m_step_through_the_gram_matrix_is_the_thin_svds_soft_threshold"
-COMPSYS_SOFT = f"{XINT}::test_shrink_step_soft_thresholds_singular_values"
-COMPSYS_ESTEP = f"{XINT}::test_the_e_step_keeps_each_observed_rating_centred_and_fills_the_rest_by_eq4"
-COMPSYS_EM = f"{XINT}::test_em_iterates_until_the_relative_change_is_below_tol_or_max_iter"
-COMPSYS_FROZEN = f"{XINT}::test_frozen_private_rows_enter_the_m_step_at_their_weights_after_a_warm_started_e_step"
-COMPSYS_PMC = f"{XINT}::test_pmc_gives_a_centred_zero_a_random_sign_and_takes_a_public_h"
-COMPSYS_PMC_FLIP = f"{XINT}::test_pmc_release_signs_and_magnitude"
-COMPSYS_PERM = f"{XINT}::test_every_coordinate_of_the_pmd_candidates_is_a_permutation_of_the_rating_scale"
-COMPSYS_ALIGN = f"{XINT}::test_the_pmd_search_aligns_the_candidates_with_the_centred_ratings"
-COMPSYS_PMD_STREAM = (f"{XINT}::test_a_pmd_user_rounds_its_completion_onto_the_scale_and_searches_with_the_settings_"
+SYSTEMS_HEAVIEST = f"{XINT}::test_the_public_users_are_the_heaviest_with_ties_taken_by_index"
+SYSTEMS_GRAM = f"{XINT}::test_the_m_step_through_the_gram_matrix_is_the_thin_svds_soft_threshold"
+SYSTEMS_SOFT = f"{XINT}::test_shrink_step_soft_thresholds_singular_values"
+SYSTEMS_ESTEP = f"{XINT}::test_the_e_step_keeps_each_observed_rating_centred_and_fills_the_rest_by_eq4"
+SYSTEMS_EM = f"{XINT}::test_em_iterates_until_the_relative_change_is_below_tol_or_max_iter"
+SYSTEMS_FROZEN = f"{XINT}::test_frozen_private_rows_enter_the_m_step_at_their_weights_after_a_warm_started_e_step"
+SYSTEMS_PMC = f"{XINT}::test_pmc_gives_a_centred_zero_a_random_sign_and_takes_a_public_h"
+SYSTEMS_PMC_FLIP = f"{XINT}::test_pmc_release_signs_and_magnitude"
+SYSTEMS_PERM = f"{XINT}::test_every_coordinate_of_the_pmd_candidates_is_a_permutation_of_the_rating_scale"
+SYSTEMS_ALIGN = f"{XINT}::test_the_pmd_search_aligns_the_candidates_with_the_centred_ratings"
+SYSTEMS_PMD_STREAM = (f"{XINT}::test_a_pmd_user_rounds_its_completion_onto_the_scale_and_searches_with_the_settings_"
                       "given")
-COMPSYS_PMC_STREAM = f"{XINT}::test_a_pmc_user_releases_the_signs_of_its_centred_completion"
-COMPSYS_MODEL = f"{XINT}::test_the_model_predicts_by_eq4_with_its_tau_and_keeps_its_rank_and_em_settings"
-COMPSYS_ENTITY = f"{XINT}::test_each_entitys_private_users_send_one_vector_each_and_are_charged"
-COMPSYS_NO_SCALE = f"{XINT}::test_pmd_on_data_without_a_rating_scale_needs_its_values_and_draws_from_them"
-COMPSYS_PMD_SET = f"{XINT}::test_a_pmd_rating_set_of_one_value_or_a_repeated_one_is_refused_naming_values"
-COMPSYS_NAMED = f"{XINT}::test_more_public_users_than_users_or_a_zero_tau_is_refused_naming_the_parameter"
-COMPSYS_WEIGHT = f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight"
+SYSTEMS_PMC_STREAM = f"{XINT}::test_a_pmc_user_releases_the_signs_of_its_centred_completion"
+SYSTEMS_MODEL = f"{XINT}::test_the_model_predicts_by_eq4_with_its_tau_and_keeps_its_rank_and_em_settings"
+SYSTEMS_ENTITY = f"{XINT}::test_each_entitys_private_users_send_one_vector_each_and_are_charged"
+SYSTEMS_NO_SCALE = f"{XINT}::test_pmd_on_data_without_a_rating_scale_needs_its_values_and_draws_from_them"
+SYSTEMS_PMD_SET = f"{XINT}::test_a_pmd_rating_set_of_one_value_or_a_repeated_one_is_refused_naming_values"
+SYSTEMS_NAMED = f"{XINT}::test_more_public_users_than_users_or_a_zero_tau_is_refused_naming_the_parameter"
+SYSTEMS_WEIGHT = f"{XINT}::test_private_vectors_enter_the_m_step_at_the_private_weight"
 CONTRACT = "tests/test_method_contract.py"
 COMPARISON_PRIVACY = f"{CONTRACT}::test_the_comparison_systems_state_the_privacy_they_have"
 OWN_PARAMETERS = f"{CONTRACT}::test_each_comparison_method_takes_its_own_parameters_and_refuses_another_systems"
@@ -918,91 +918,91 @@ RIDGE_SOLVE = ("tests/test_ridge.py::test_a_regular_system_is_numpys_solve_to_th
                "norm_solution")
 RIDGE_REFUSED = "tests/test_ridge.py::test_output_perturbation_without_ridge_is_refused_before_the_run_naming_lambda"
 
-ODOSITE_T = "tests/test_budget_charges.py"
-ODOSITE_CAP_AT_SPEND = (f"{ODOSITE_T}::test_a_cap_equal_to_what_is_spent_is_accepted_and_one_below_names_the_most_"
+ACCOUNT_T = "tests/test_budget_charges.py"
+ACCOUNT_CAP_AT_SPEND = (f"{ACCOUNT_T}::test_a_cap_equal_to_what_is_spent_is_accepted_and_one_below_names_the_most_"
                         "spent_entity")
-ODOSITE_CAP_REMOVED = (f"{ODOSITE_T}::test_removing_a_cap_is_a_raise_refused_without_confirmation_naming_that_flag_"
+ACCOUNT_CAP_REMOVED = (f"{ACCOUNT_T}::test_removing_a_cap_is_a_raise_refused_without_confirmation_naming_that_flag_"
                        "and_logged")
-ODOSITE_NON_PRIVATE = (f"{ODOSITE_T}::test_a_non_private_release_is_free_to_make_without_a_cap_refused_under_one_and_"
+ACCOUNT_NON_PRIVATE = (f"{ACCOUNT_T}::test_a_non_private_release_is_free_to_make_without_a_cap_refused_under_one_and_"
                        "recorded_when_allowed")
-ODOSITE_EPS_DELTA = f"{ODOSITE_T}::test_a_release_is_charged_its_epsilon_as_epsilon_and_its_delta_as_delta"
-ODOSITE_CENTRAL = (f"{ODOSITE_T}::test_a_central_rating_level_method_is_charged_as_non_private_at_the_epsilon_it_"
+ACCOUNT_EPS_DELTA = f"{ACCOUNT_T}::test_a_release_is_charged_its_epsilon_as_epsilon_and_its_delta_as_delta"
+ACCOUNT_CENTRAL = (f"{ACCOUNT_T}::test_a_central_rating_level_method_is_charged_as_non_private_at_the_epsilon_it_"
                    "was_asked")
-ODOSITE_WITHDRAWN = f"{ODOSITE_T}::test_a_withdrawn_release_spends_nothing_and_is_listed_uncharged"
-ODOSITE_CHARGE_ONCE = (f"{ODOSITE_T}::test_a_run_through_charge_is_charged_once_released_kept_when_it_drew_and_given_"
+ACCOUNT_WITHDRAWN = f"{ACCOUNT_T}::test_a_withdrawn_release_spends_nothing_and_is_listed_uncharged"
+ACCOUNT_CHARGE_ONCE = (f"{ACCOUNT_T}::test_a_run_through_charge_is_charged_once_released_kept_when_it_drew_and_given_"
                        "back_when_it_did_not")
-ODOSITE_CAP_DELTA = f"{ODOSITE_T}::test_releases_are_composed_and_checked_at_the_caps_delta_not_a_reference_one"
-ODOSITE_DRY_RUN = f"{ODOSITE_T}::test_a_dry_run_states_the_increase_and_the_epsilon_left_after_earlier_releases"
-ODOSITE_REEXPORT = (f"{ODOSITE_T}::test_a_cap_set_through_a_relabelled_reexport_is_the_peoples_and_binds_every_view_"
+ACCOUNT_CAP_DELTA = f"{ACCOUNT_T}::test_releases_are_composed_and_checked_at_the_caps_delta_not_a_reference_one"
+ACCOUNT_DRY_RUN = f"{ACCOUNT_T}::test_a_dry_run_states_the_increase_and_the_epsilon_left_after_earlier_releases"
+ACCOUNT_REEXPORT = (f"{ACCOUNT_T}::test_a_cap_set_through_a_relabelled_reexport_is_the_peoples_and_binds_every_view_"
                     "of_them")
 #: the query of an account's charges (one f-string: a pattern names it whole)
-ODOSITE_ENTRIES_SQL = ("f\"SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, "
+ACCOUNT_ENTRIES_SQL = ("f\"SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, "
                        "c.gaussian AS gauss, r.batch AS batch FROM charges c JOIN releases r ON r.id = c.release_id "
                        "WHERE r.dataset_key IN ({', '.join('?' * len(keys))}) AND r.simulation = 0 AND "
                        "r.status != 'withdrawn'\"")
 
 #: runs left's query of the last operation's charges, and the same over every account the operation charged
-ODOSITE_OP_ROWS_SQL = ("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, c.gaussian AS gauss, "
+ACCOUNT_OP_ROWS_SQL = ("SELECT c.entity AS entity, c.epsilon AS eps, c.delta AS dlt, c.rho AS rho, c.gaussian AS gauss, "
                        "r.batch AS batch FROM charges c JOIN releases r ON r.id = c.release_id WHERE r.operation = ? "
                        "AND r.simulation = 0 AND r.status != 'withdrawn'")
-ODOSITE_OP_ROWS = ("con.execute(f\"" + ODOSITE_OP_ROWS_SQL + " AND r.dataset_key IN ({', '.join('?' * len(keys))})\", "
+ACCOUNT_OP_ROWS = ("con.execute(f\"" + ACCOUNT_OP_ROWS_SQL + " AND r.dataset_key IN ({', '.join('?' * len(keys))})\", "
                    "(last['operation'], *keys))")
 
 #: the report's and the dashboard's charts: what each one draws, under which label
-REPORTREAD_T = "tests/test_report_charts.py::"
-REPORTREAD_COMPOSED = (f"{REPORTREAD_T}test_the_composed_epsilon_chart_draws_each_entitys_guarantee_and_each_line_"
+CHART_T = "tests/test_report_charts.py::"
+CHART_COMPOSED = (f"{CHART_T}test_the_composed_epsilon_chart_draws_each_entitys_guarantee_and_each_line_"
                        "at_its_own_value")
-REPORTREAD_SECURE = f"{REPORTREAD_T}test_the_reports_epsilon_chart_marks_the_coalition_only_under_secure_aggregation"
-REPORTREAD_DP_REF = (f"{REPORTREAD_T}test_a_dp_reference_at_infinite_epsilon_is_said_to_be_non_private_not_the_axis_"
+CHART_SECURE = f"{CHART_T}test_the_reports_epsilon_chart_marks_the_coalition_only_under_secure_aggregation"
+CHART_DP_REF = (f"{CHART_T}test_a_dp_reference_at_infinite_epsilon_is_said_to_be_non_private_not_the_axis_"
                      "position_of_infinity")
-REPORTREAD_TRADEOFF = (f"{REPORTREAD_T}test_the_tradeoff_chart_names_each_method_by_its_own_label_and_draws_infinity_"
+CHART_TRADEOFF = (f"{CHART_T}test_the_tradeoff_chart_names_each_method_by_its_own_label_and_draws_infinity_"
                        "from_its_own_row")
-REPORTREAD_BARS = f"{REPORTREAD_T}test_each_bar_stands_over_its_own_entity_whatever_order_a_methods_rows_come_in"
-REPORTREAD_DOTS = f"{REPORTREAD_T}test_each_methods_dots_sit_at_its_own_values_when_entities_are_many"
-REPORTREAD_AUDIT_EPS = f"{REPORTREAD_T}test_the_audit_epsilon_chart_draws_each_lower_bound_at_its_claimed_epsilon"
-REPORTREAD_ROC = f"{REPORTREAD_T}test_the_roc_chart_draws_the_attack_it_names_with_each_curves_own_auc_and_epsilon"
-REPORTREAD_ROC_SUMMABLE = (f"{REPORTREAD_T}test_the_roc_chart_of_a_summable_audit_names_the_attack_it_draws_one_"
+CHART_BARS = f"{CHART_T}test_each_bar_stands_over_its_own_entity_whatever_order_a_methods_rows_come_in"
+CHART_DOTS = f"{CHART_T}test_each_methods_dots_sit_at_its_own_values_when_entities_are_many"
+CHART_AUDIT_EPS = f"{CHART_T}test_the_audit_epsilon_chart_draws_each_lower_bound_at_its_claimed_epsilon"
+CHART_ROC = f"{CHART_T}test_the_roc_chart_draws_the_attack_it_names_with_each_curves_own_auc_and_epsilon"
+CHART_ROC_SUMMABLE = (f"{CHART_T}test_the_roc_chart_of_a_summable_audit_names_the_attack_it_draws_one_"
                            "curve_per_epsilon")
-REPORTREAD_DIRECTION = f"{REPORTREAD_T}test_every_metrics_label_points_the_way_its_better_values_lie"
-REPORTREAD_AUDIT_ORDER = (f"{REPORTREAD_T}test_the_audit_epsilon_chart_joins_the_claims_in_epsilon_order_whatever_"
+CHART_DIRECTION = f"{CHART_T}test_every_metrics_label_points_the_way_its_better_values_lie"
+CHART_AUDIT_ORDER = (f"{CHART_T}test_the_audit_epsilon_chart_joins_the_claims_in_epsilon_order_whatever_"
                           "order_they_ran_in")
-REPORTREAD_PAPER = f"{REPORTREAD_T}test_the_paper_differences_name_the_trust_model_and_round_two_the_run_used"
-SITEROUND_PROTOT = "tests/test_protocol.py"
-SITEROUND_RECOMMEND = (f"{SITEROUND_PROTOT}::test_recommend_hides_the_users_training_items_only_and_breaks_ties_by_"
+CHART_PAPER = f"{CHART_T}test_the_paper_differences_name_the_trust_model_and_round_two_the_run_used"
+OWN_MODEL_PROTOT = "tests/test_protocol.py"
+OWN_MODEL_RECOMMEND = (f"{OWN_MODEL_PROTOT}::test_recommend_hides_the_users_training_items_only_and_breaks_ties_by_"
                        "the_lower_item")
-SITEROUND_RIDGE = f"{SITEROUND_PROTOT}::test_a_prototype_runs_server_and_round_two_fit_with_the_runs_ridge"
-SITEROUND_RELEASE_SHAPE = (f"{SITEROUND_PROTOT}::test_a_release_of_another_shape_is_refused_naming_the_method_"
+OWN_MODEL_RIDGE = f"{OWN_MODEL_PROTOT}::test_a_prototype_runs_server_and_round_two_fit_with_the_runs_ridge"
+OWN_MODEL_RELEASE_SHAPE = (f"{OWN_MODEL_PROTOT}::test_a_release_of_another_shape_is_refused_naming_the_method_"
                            "before_the_server_fits")
-SITEROUND_KRANDOM = f"{SITEROUND_PROTOT}::test_krandom_sends_rows_drawn_at_random_not_the_entitys_first_rows"
-SITEROUND_EXCLUDE_SEEN = f"{SITEROUND_PROTOT}::test_recommend_excludes_seen"
-SITEROUND_MESSAGES = f"{SITEROUND_PROTOT}::test_two_rounds_message_log"
-SITEROUND_OWN_NMF = f"{BLENDT}::test_the_sites_own_nmf_is_the_fit_of_its_used_items_put_back_on_their_columns"
-SITEROUND_CACHED = f"{BLENDT}::test_the_cached_weight_search_scores_every_weight_vector_as_the_direct_scoring[False]"
-SITEROUND_PICKS = f"{BLENDT}::test_the_blend_picks_the_informative_part_and_never_loses_to_a_part_alone"
-SITEROUND_EVIDENCE = f"{BLENDT}::test_evidence_keeps_the_default_on_a_tiny_holdout_and_leaves_it_on_a_large_one"
-SITEROUND_CLEARLY = f"{BLENDT}::test_clearly_lower_is_a_paired_one_standard_error_test"
-SITEROUND_HOLDOUT_ITEM_PARTS = f"{BLENDT}::test_the_hold_out_scores_each_item_part_computed_without_the_hidden_entries"
-SITEROUND_HIDDEN_FACTORS = (f"{BLENDT}::test_with_known_items_only_the_holdout_cannot_see_what_the_federation_says_"
+OWN_MODEL_KRANDOM = f"{OWN_MODEL_PROTOT}::test_krandom_sends_rows_drawn_at_random_not_the_entitys_first_rows"
+OWN_MODEL_EXCLUDE_SEEN = f"{OWN_MODEL_PROTOT}::test_recommend_excludes_seen"
+OWN_MODEL_MESSAGES = f"{OWN_MODEL_PROTOT}::test_two_rounds_message_log"
+OWN_MODEL_OWN_NMF = f"{BLENDT}::test_the_sites_own_nmf_is_the_fit_of_its_used_items_put_back_on_their_columns"
+OWN_MODEL_CACHED = f"{BLENDT}::test_the_cached_weight_search_scores_every_weight_vector_as_the_direct_scoring[False]"
+OWN_MODEL_PICKS = f"{BLENDT}::test_the_blend_picks_the_informative_part_and_never_loses_to_a_part_alone"
+OWN_MODEL_EVIDENCE = f"{BLENDT}::test_evidence_keeps_the_default_on_a_tiny_holdout_and_leaves_it_on_a_large_one"
+OWN_MODEL_CLEARLY = f"{BLENDT}::test_clearly_lower_is_a_paired_one_standard_error_test"
+OWN_MODEL_HOLDOUT_ITEM_PARTS = f"{BLENDT}::test_the_hold_out_scores_each_item_part_computed_without_the_hidden_entries"
+OWN_MODEL_HIDDEN_FACTORS = (f"{BLENDT}::test_with_known_items_only_the_holdout_cannot_see_what_the_federation_says_"
                             "of_held_out_items[federation factors]")
-SITEROUND_NO_HOLDOUT = f"{BLENDT}::test_fit_blend_without_holdout_users_returns_the_default_under_the_rule"
-SITEROUND_FEW_USERS = f"{BLENDT}::test_a_holdout_of_min_evidence_users_is_evidence_and_one_fewer_is_not[19]"
-SITEROUND_ALONE = f"{BLENDT}::test_a_small_site_under_the_alone_rule_keeps_its_own_popularity"
-SITEROUND_EB = f"{BLENDT}::test_the_shrunk_popularity_is_the_empirical_bayes_estimate_on_what_the_federation_speaks_of"
-SITEROUND_EB_WEIGHT = f"{BLENDT}::test_the_shrinkage_weight_is_empirical_bayes"
-SITEROUND_VALUE_SCALE = f"{BLENDT}::test_the_value_scale_is_never_negative_so_it_never_turns_a_ranking_around"
-SITEROUND_RELEASED = f"{BLENDT}::test_the_releases_leave_out_exactly_the_entries_the_site_validates_on"
-SITEROUND_LIFT = f"{SITEMS}::test_shared_items_project_and_lift_are_public_maps"
-SITEROUND_OWN_ITEMS = f"{SITEMS}::test_a_prototype_method_on_a_dp_catalogue_keeps_each_sites_own_items"
-SITEROUND_EFT = "tests/test_entity_factors.py"
-SITEROUND_OWN_PRODUCT = f"{SITEROUND_EFT}::test_scores_are_each_entity_s_own_product"
-SITEROUND_ON_ITEMS = f"{SITEROUND_EFT}::test_on_items_and_storage_round_trip"
-SITEROUND_NONZERO_ROWS = f"{SITEROUND_EFT}::test_local_columns_keep_only_non_zero_item_rows"
-SITEROUND_CONVERGED = f"{FACTORT}::test_converged_is_the_decrease_against_the_progress_made"
-SITEROUND_NNLS = f"{FACTORT}::test_row_fit_matches_brute_force_nnls"
-SITEROUND_STOPS = f"{FACTORT}::test_fits_stop_at_their_tolerance_not_their_cap"
-SITEROUND_DUPLICATION = f"{FACTORT}::test_weights_equal_row_duplication"
-SITEROUND_UPDATE_RIDGE = f"{FACTORT}::test_a_factor_update_minimises_the_ridge_objective_in_that_factor"
-SITEROUND_ROUND2_FIT = ("fit_site_model(X_h, rank=self.rank, lam=self.lam, mode=self.mode, max_iter=self.max_iter, "
+OWN_MODEL_NO_HOLDOUT = f"{BLENDT}::test_fit_blend_without_holdout_users_returns_the_default_under_the_rule"
+OWN_MODEL_FEW_USERS = f"{BLENDT}::test_a_holdout_of_min_evidence_users_is_evidence_and_one_fewer_is_not[19]"
+OWN_MODEL_ALONE = f"{BLENDT}::test_a_small_site_under_the_alone_rule_keeps_its_own_popularity"
+OWN_MODEL_EB = f"{BLENDT}::test_the_shrunk_popularity_is_the_empirical_bayes_estimate_on_what_the_federation_speaks_of"
+OWN_MODEL_EB_WEIGHT = f"{BLENDT}::test_the_shrinkage_weight_is_empirical_bayes"
+OWN_MODEL_VALUE_SCALE = f"{BLENDT}::test_the_value_scale_is_never_negative_so_it_never_turns_a_ranking_around"
+OWN_MODEL_RELEASED = f"{BLENDT}::test_the_releases_leave_out_exactly_the_entries_the_site_validates_on"
+OWN_MODEL_LIFT = f"{SITEMS}::test_shared_items_project_and_lift_are_public_maps"
+OWN_MODEL_OWN_ITEMS = f"{SITEMS}::test_a_prototype_method_on_a_dp_catalogue_keeps_each_sites_own_items"
+OWN_MODEL_EFT = "tests/test_entity_factors.py"
+OWN_MODEL_OWN_PRODUCT = f"{OWN_MODEL_EFT}::test_scores_are_each_entity_s_own_product"
+OWN_MODEL_ON_ITEMS = f"{OWN_MODEL_EFT}::test_on_items_and_storage_round_trip"
+OWN_MODEL_NONZERO_ROWS = f"{OWN_MODEL_EFT}::test_local_columns_keep_only_non_zero_item_rows"
+OWN_MODEL_CONVERGED = f"{FACTORT}::test_converged_is_the_decrease_against_the_progress_made"
+OWN_MODEL_NNLS = f"{FACTORT}::test_row_fit_matches_brute_force_nnls"
+OWN_MODEL_STOPS = f"{FACTORT}::test_fits_stop_at_their_tolerance_not_their_cap"
+OWN_MODEL_DUPLICATION = f"{FACTORT}::test_weights_equal_row_duplication"
+OWN_MODEL_UPDATE_RIDGE = f"{FACTORT}::test_a_factor_update_minimises_the_ridge_objective_in_that_factor"
+OWN_MODEL_ROUND2_FIT = ("fit_site_model(X_h, rank=self.rank, lam=self.lam, mode=self.mode, max_iter=self.max_iter, "
                         "rng=None, features=features, V_fed=V_h, known_only=not shared.public)")
 
 MUTANTS = (
@@ -6581,104 +6581,104 @@ MUTANTS = (
            "self.fraction <= 0",
            ("tests/test_page_controls.py::test_the_progress_bar_places_each_phase_and_waits_to_extrapolate",)),
     # ---- the odometer: what is charged, to which account, against which cap, and what it states
-    Mutant("odosite-release-landing-on-the-cap-refused", ODO, "BudgetOdometer._check",
+    Mutant("account-release-landing-on-the-cap-refused", ODO, "BudgetOdometer._check",
            "after.epsilon > cap_e * (1 + CAP_REL_TOL)", "after.epsilon >= cap_e",
-           (f"{ODOSITE_T}::test_a_release_that_ends_exactly_on_the_cap_fits_in_the_dry_run_and_in_the_charge",)),
-    Mutant("odosite-dry-run-says-a-release-landing-on-the-cap-does-not-fit", ODO, "BudgetOdometer._preview_account",
+           (f"{ACCOUNT_T}::test_a_release_that_ends_exactly_on_the_cap_fits_in_the_dry_run_and_in_the_charge",)),
+    Mutant("account-dry-run-says-a-release-landing-on-the-cap-does-not-fit", ODO, "BudgetOdometer._preview_account",
            "after_max <= cap_e * (1 + CAP_REL_TOL)", "after_max < cap_e",
-           (f"{ODOSITE_T}::test_a_release_that_ends_exactly_on_the_cap_fits_in_the_dry_run_and_in_the_charge",)),
-    Mutant("odosite-cap-equal-to-the-spend-refused", ODO, "BudgetOdometer.set_cap",
+           (f"{ACCOUNT_T}::test_a_release_that_ends_exactly_on_the_cap_fits_in_the_dry_run_and_in_the_charge",)),
+    Mutant("account-cap-equal-to-the-spend-refused", ODO, "BudgetOdometer.set_cap",
            "b.spent_epsilon > epsilon * (1 + CAP_REL_TOL)", "b.spent_epsilon >= epsilon",
-           (ODOSITE_CAP_AT_SPEND,)),
-    Mutant("odosite-cap-refusal-names-the-least-spent-entity", ODO, "BudgetOdometer.set_cap",
+           (ACCOUNT_CAP_AT_SPEND,)),
+    Mutant("account-cap-refusal-names-the-least-spent-entity", ODO, "BudgetOdometer.set_cap",
            "max(over, key=lambda b: b.spent_epsilon)", "min(over, key=lambda b: b.spent_epsilon)",
-           (ODOSITE_CAP_AT_SPEND,)),
-    Mutant("odosite-cap-removed-without-confirmation", ODO, "BudgetOdometer.set_cap",
+           (ACCOUNT_CAP_AT_SPEND,)),
+    Mutant("account-cap-removed-without-confirmation", ODO, "BudgetOdometer.set_cap",
            "epsilon > old_e * (1 + CAP_REL_TOL)", "math.isfinite(epsilon) and epsilon > old_e * (1 + CAP_REL_TOL)",
-           (ODOSITE_CAP_REMOVED,)),
-    Mutant("odosite-raise-refusal-names-the-epsilon-flag", ODO, "BudgetOdometer.set_cap",
-           "'confirm_raise'", "'epsilon'", (ODOSITE_CAP_REMOVED,)),
-    Mutant("odosite-cap-removal-logged-as-not-raised", ODO, "BudgetOdometer.set_cap",
-           "int(raised)", "int(raised and math.isfinite(epsilon))", (ODOSITE_CAP_REMOVED,)),
-    Mutant("odosite-non-private-refusal-names-the-cap-control", ODO, "BudgetOdometer._check",
-           "'allow_non_private'", "'cap'", (ODOSITE_NON_PRIVATE,)),
-    Mutant("odosite-non-private-audit-escapes-the-cap", ODO, "BudgetOdometer._check",
+           (ACCOUNT_CAP_REMOVED,)),
+    Mutant("account-raise-refusal-names-the-epsilon-flag", ODO, "BudgetOdometer.set_cap",
+           "'confirm_raise'", "'epsilon'", (ACCOUNT_CAP_REMOVED,)),
+    Mutant("account-cap-removal-logged-as-not-raised", ODO, "BudgetOdometer.set_cap",
+           "int(raised)", "int(raised and math.isfinite(epsilon))", (ACCOUNT_CAP_REMOVED,)),
+    Mutant("account-non-private-refusal-names-the-cap-control", ODO, "BudgetOdometer._check",
+           "'allow_non_private'", "'cap'", (ACCOUNT_NON_PRIVATE,)),
+    Mutant("account-non-private-audit-escapes-the-cap", ODO, "BudgetOdometer._check",
            "[p for p in plans if p.non_private]", "[p for p in plans if p.non_private and p.kind != 'audit']",
-           (ODOSITE_NON_PRIVATE,)),
-    Mutant("odosite-non-private-refused-without-a-cap", ODO, "BudgetOdometer.reserve",
-           "math.isfinite(o_e)", "o_e is not None", (ODOSITE_NON_PRIVATE,)),
-    Mutant("odosite-allowed-non-private-release-leaves-no-charge", ODO, "BudgetOdometer.reserve",
-           "not p.simulation", "not p.simulation and not p.non_private", nth=2, tests=(ODOSITE_NON_PRIVATE,)),
-    Mutant("odosite-charge-stores-delta-as-epsilon", ODO, "BudgetOdometer.reserve",
+           (ACCOUNT_NON_PRIVATE,)),
+    Mutant("account-non-private-refused-without-a-cap", ODO, "BudgetOdometer.reserve",
+           "math.isfinite(o_e)", "o_e is not None", (ACCOUNT_NON_PRIVATE,)),
+    Mutant("account-allowed-non-private-release-leaves-no-charge", ODO, "BudgetOdometer.reserve",
+           "not p.simulation", "not p.simulation and not p.non_private", nth=2, tests=(ACCOUNT_NON_PRIVATE,)),
+    Mutant("account-charge-stores-delta-as-epsilon", ODO, "BudgetOdometer.reserve",
            "{e: (c[0], c[1], p.rho, p.gaussian) for e, c in p.charges.items()}",
-           "{e: (c[1], c[0], p.rho, p.gaussian) for e, c in p.charges.items()}", (ODOSITE_EPS_DELTA,)),
-    Mutant("odosite-cap-check-reads-delta-as-epsilon", ODO, "BudgetOdometer._plan_entries",
+           "{e: (c[1], c[0], p.rho, p.gaussian) for e, c in p.charges.items()}", (ACCOUNT_EPS_DELTA,)),
+    Mutant("account-cap-check-reads-delta-as-epsilon", ODO, "BudgetOdometer._plan_entries",
            "ReleaseCharge(eps, dlt, rho, bool(gauss), batch_id if p.batch else None)",
-           "ReleaseCharge(dlt, eps, rho, bool(gauss), batch_id if p.batch else None)", (ODOSITE_EPS_DELTA,)),
-    Mutant("odosite-balance-states-delta-as-spent-epsilon", ODO, "BudgetOdometer._balance",
-           "EntityBalance(e, c.epsilon)", "c.basic_delta", arg=1, tests=(ODOSITE_EPS_DELTA,)),
-    Mutant("odosite-rating-level-dp-charged-as-user-level", "dpfed_core/privacy/model.py", "PrivacyModel.user_level",
+           "ReleaseCharge(dlt, eps, rho, bool(gauss), batch_id if p.batch else None)", (ACCOUNT_EPS_DELTA,)),
+    Mutant("account-balance-states-delta-as-spent-epsilon", ODO, "BudgetOdometer._balance",
+           "EntityBalance(e, c.epsilon)", "c.basic_delta", arg=1, tests=(ACCOUNT_EPS_DELTA,)),
+    Mutant("account-rating-level-dp-charged-as-user-level", "dpfed_core/privacy/model.py", "PrivacyModel.user_level",
            "self is PrivacyModel.FEDERATED_USER_DP",
-           "self in (PrivacyModel.FEDERATED_USER_DP, PrivacyModel.CENTRAL_RATING_DP)", (ODOSITE_CENTRAL,)),
-    Mutant("odosite-rating-level-dp-takes-no-epsilon", "dpfed_core/privacy/model.py", "PrivacyModel.uses_budget",
+           "self in (PrivacyModel.FEDERATED_USER_DP, PrivacyModel.CENTRAL_RATING_DP)", (ACCOUNT_CENTRAL,)),
+    Mutant("account-rating-level-dp-takes-no-epsilon", "dpfed_core/privacy/model.py", "PrivacyModel.uses_budget",
            "(PrivacyModel.FEDERATED_USER_DP, PrivacyModel.CENTRAL_RATING_DP)", "(PrivacyModel.FEDERATED_USER_DP,)",
-           (ODOSITE_CENTRAL,)),
-    Mutant("odosite-withdrawn-release-still-spends", ODO, "BudgetOdometer._entries",
-           ODOSITE_ENTRIES_SQL, ODOSITE_ENTRIES_SQL.replace(" AND r.status != 'withdrawn'", ""),
-           (ODOSITE_WITHDRAWN,)),
-    Mutant("odosite-withdrawn-release-listed-as-charged", ODO, "BudgetOdometer.releases",
+           (ACCOUNT_CENTRAL,)),
+    Mutant("account-withdrawn-release-still-spends", ODO, "BudgetOdometer._entries",
+           ACCOUNT_ENTRIES_SQL, ACCOUNT_ENTRIES_SQL.replace(" AND r.status != 'withdrawn'", ""),
+           (ACCOUNT_WITHDRAWN,)),
+    Mutant("account-withdrawn-release-listed-as-charged", ODO, "BudgetOdometer.releases",
            "not d['simulation'] and d['n_entities_charged'] > 0 and d['status'] != 'withdrawn'",
-           "not d['simulation'] and d['n_entities_charged'] > 0", (ODOSITE_WITHDRAWN,)),
-    Mutant("odosite-successful-run-left-reserved", ODO, "BudgetOdometer.charge", "res.close()", "None", nth=0,
-           tests=(ODOSITE_CHARGE_ONCE,)),
-    Mutant("odosite-runner-drawn-rows-overridden-by-local-count", ODO, "BudgetOdometer.charge",
-           "rows is None and drawn is not None", "drawn is not None", (ODOSITE_CHARGE_ONCE,)),
-    Mutant("odosite-check-composes-at-the-reference-delta", ODO, "BudgetOdometer._check",
-           "cap_d if cap_d > 0 else REFERENCE_DELTA", "REFERENCE_DELTA", (ODOSITE_CAP_DELTA,)),
-    Mutant("odosite-balance-composed-at-the-reference-delta", ODO, "BudgetOdometer._balance",
+           "not d['simulation'] and d['n_entities_charged'] > 0", (ACCOUNT_WITHDRAWN,)),
+    Mutant("account-successful-run-left-reserved", ODO, "BudgetOdometer.charge", "res.close()", "None", nth=0,
+           tests=(ACCOUNT_CHARGE_ONCE,)),
+    Mutant("account-runner-drawn-rows-overridden-by-local-count", ODO, "BudgetOdometer.charge",
+           "rows is None and drawn is not None", "drawn is not None", (ACCOUNT_CHARGE_ONCE,)),
+    Mutant("account-check-composes-at-the-reference-delta", ODO, "BudgetOdometer._check",
+           "cap_d if cap_d > 0 else REFERENCE_DELTA", "REFERENCE_DELTA", (ACCOUNT_CAP_DELTA,)),
+    Mutant("account-balance-composed-at-the-reference-delta", ODO, "BudgetOdometer._balance",
            "cap_d if math.isfinite(cap_e) and cap_d > 0 else REFERENCE_DELTA", "REFERENCE_DELTA",
-           (ODOSITE_CAP_DELTA,)),
-    Mutant("odosite-dry-run-spend-is-the-total-not-the-increase", ODO, "BudgetOdometer._preview_account",
+           (ACCOUNT_CAP_DELTA,)),
+    Mutant("account-dry-run-spend-is-the-total-not-the-increase", ODO, "BudgetOdometer._preview_account",
            "spend, acct = (after.epsilon - before.epsilon, after.accountant)",
-           "spend, acct = (after.epsilon, after.accountant)", (ODOSITE_DRY_RUN,)),
-    Mutant("odosite-dry-run-left-ignores-earlier-releases", ODO, "BudgetOdometer._preview_account",
-           "min(left_min, max(cap_e - before.epsilon, 0.0))", "min(left_min, cap_e)", (ODOSITE_DRY_RUN,)),
-    Mutant("odosite-dry-run-binding-left-ignores-earlier-releases", ODO, "BudgetOdometer._preview_account",
+           "spend, acct = (after.epsilon, after.accountant)", (ACCOUNT_DRY_RUN,)),
+    Mutant("account-dry-run-left-ignores-earlier-releases", ODO, "BudgetOdometer._preview_account",
+           "min(left_min, max(cap_e - before.epsilon, 0.0))", "min(left_min, cap_e)", (ACCOUNT_DRY_RUN,)),
+    Mutant("account-dry-run-binding-left-ignores-earlier-releases", ODO, "BudgetOdometer._preview_account",
            "max(cap_e - before.epsilon, 0.0) if math.isfinite(cap_e) else math.inf",
-           "cap_e if math.isfinite(cap_e) else math.inf", (ODOSITE_DRY_RUN,)),
-    Mutant("odosite-refusal-swaps-the-spend-before-and-after", ODO, "_over_lines",
+           "cap_e if math.isfinite(cap_e) else math.inf", (ACCOUNT_DRY_RUN,)),
+    Mutant("account-refusal-swaps-the-spend-before-and-after", ODO, "_over_lines",
            "f'{who}: spent ε = {_spent(b)}, this would bring it to ε = {_spent(a)}'",
            "f'{who}: spent ε = {_spent(a)}, this would bring it to ε = {_spent(b)}'",
-           (f"{ODOSITE_T}::test_a_refusal_states_the_spend_before_and_after_the_release",)),
-    Mutant("odosite-runs-left-one-too-many", ODO, "BudgetOdometer.runs_left",
+           (f"{ACCOUNT_T}::test_a_refusal_states_the_spend_before_and_after_the_release",)),
+    Mutant("account-runs-left-one-too-many", ODO, "BudgetOdometer.runs_left",
            "min(lo, limit)", "min(lo + 1, limit)",
-           (f"{ODOSITE_T}::test_runs_left_counts_the_releases_that_still_fit",)),
-    Mutant("odosite-cap-set-through-a-reexport-lands-on-the-reexport", ODO, "BudgetOdometer.set_cap",
-           "(account, epsilon, delta, now_iso())", "(key, epsilon, delta, now_iso())", (ODOSITE_REEXPORT,)),
-    Mutant("odosite-cap-of-a-reexport-read-as-none", ODO, "BudgetOdometer.cap",
-           "self._identity(con, key).account", "key", (ODOSITE_REEXPORT,)),
-    Mutant("odosite-balance-of-a-reexport-shows-its-own-spend", ODO, "BudgetOdometer.balance",
-           "self._identity(con, key).account", "key", (ODOSITE_REEXPORT,)),
-    Mutant("odosite-reexport-checked-against-its-own-spend", ODO, "BudgetOdometer._check",
-           "self._entries(con, ident.account)", "self._entries(con, ident.key)", (ODOSITE_REEXPORT,)),
-    Mutant("odosite-reexport-checked-under-its-own-entity-names", ODO, "BudgetOdometer._check",
+           (f"{ACCOUNT_T}::test_runs_left_counts_the_releases_that_still_fit",)),
+    Mutant("account-cap-set-through-a-reexport-lands-on-the-reexport", ODO, "BudgetOdometer.set_cap",
+           "(account, epsilon, delta, now_iso())", "(key, epsilon, delta, now_iso())", (ACCOUNT_REEXPORT,)),
+    Mutant("account-cap-of-a-reexport-read-as-none", ODO, "BudgetOdometer.cap",
+           "self._identity(con, key).account", "key", (ACCOUNT_REEXPORT,)),
+    Mutant("account-balance-of-a-reexport-shows-its-own-spend", ODO, "BudgetOdometer.balance",
+           "self._identity(con, key).account", "key", (ACCOUNT_REEXPORT,)),
+    Mutant("account-reexport-checked-against-its-own-spend", ODO, "BudgetOdometer._check",
+           "self._entries(con, ident.account)", "self._entries(con, ident.key)", (ACCOUNT_REEXPORT,)),
+    Mutant("account-reexport-checked-under-its-own-entity-names", ODO, "BudgetOdometer._check",
            "self._plan_entries(plans, operation, ident.entity_map)", "self._plan_entries(plans, operation)",
-           (ODOSITE_REEXPORT,)),
-    Mutant("odosite-reexport-charged-under-its-own-entity-names", ODO, "BudgetOdometer.reserve",
-           "mapped_charge_rows(rid)", "None", arg=2, tests=(ODOSITE_REEXPORT,)),
-    Mutant("odosite-other-account-checked-against-this-accounts-cap", ODO, "BudgetOdometer.reserve",
+           (ACCOUNT_REEXPORT,)),
+    Mutant("account-reexport-charged-under-its-own-entity-names", ODO, "BudgetOdometer.reserve",
+           "mapped_charge_rows(rid)", "None", arg=2, tests=(ACCOUNT_REEXPORT,)),
+    Mutant("account-other-account-checked-against-this-accounts-cap", ODO, "BudgetOdometer.reserve",
            "(cap_e, cap_d) if who_is is ident else self._cap(con, who_is.account)", "(cap_e, cap_d)",
            (f"{FPT}::test_people_padded_with_others_are_checked_against_their_own_cap_and_charged_to_it",)),
-    Mutant("odosite-sweep-points-checked-one-by-one-not-as-a-batch", ODO, "BudgetOdometer._plan_entries",
+    Mutant("account-sweep-points-checked-one-by-one-not-as-a-batch", ODO, "BudgetOdometer._plan_entries",
            "batch_id if p.batch else None", "None",
            (f"{ODOT}::test_a_run_and_its_comparison_are_checked_as_they_will_be_charged_not_as_a_batch",)),
-    Mutant("odosite-delta-refusal-names-epsilon", ODO, "BudgetOdometer._check", "'delta'", "'epsilon'",
+    Mutant("account-delta-refusal-names-epsilon", ODO, "BudgetOdometer._check", "'delta'", "'epsilon'",
            ("tests/test_budget_delta_refusal.py::test_refusal_for_delta_names_delta_not_a_finite_basic_epsilon",)),
-    Mutant("odosite-runs-left-counts-the-other-accounts-charges", ODO, "BudgetOdometer.runs_left", ODOSITE_OP_ROWS,
-           "con.execute(\"" + ODOSITE_OP_ROWS_SQL + "\", (last['operation'],))",
+    Mutant("account-runs-left-counts-the-other-accounts-charges", ODO, "BudgetOdometer.runs_left", ACCOUNT_OP_ROWS,
+           "con.execute(\"" + ACCOUNT_OP_ROWS_SQL + "\", (last['operation'],))",
            (f"{FPT}::test_runs_left_of_an_account_counts_its_own_charges_of_a_padded_tables_run_not_the_other_"
             "accounts",)),
-    Mutant("odosite-refused-audit-registers-its-data", "dpfed_core/cli/budget_cmd.py", "open_store",
+    Mutant("account-refused-audit-registers-its-data", "dpfed_core/cli/budget_cmd.py", "open_store",
            "dataset_key(dataset)", "odometer.register(dataset, dataset_key(dataset))",
            (f"{ODOT}::test_a_refused_audit_of_a_view_the_store_does_not_know_leaves_no_row",)),
     Mutant("tradeoff-page-sweep-rules-checked-after-run", TRADE_PAGE, MODULE,
@@ -6696,423 +6696,423 @@ MUTANTS = (
     Mutant("planner-repeated-seed-counted-twice", PLANNER, "users_needed", "len(set(seeds)) < 2",
            "len(seeds) < 2", (PLANNER_SEEDS,)),
     # reading and loading an uploaded table: rows kept, merged, counted and numbered as the file has them
-    Mutant("uploadin-semicolon-separator-not-sniffed", TABLES, "_sniff_sep",
+    Mutant("upload-semicolon-separator-not-sniffed", TABLES, "_sniff_sep",
            "(',', '\\t', ';', '|')",
            "(',', '\\t', '|')",
            ("tests/test_long_table_rows.py::"
             "test_the_same_table_is_the_same_dataset_whatever_its_separator_line_ends_mark_or_column_order",)),
-    Mutant("uploadin-chunk-codes-restart-at-zero", TABLES, "_CodeBook.add",
+    Mutant("upload-chunk-codes-restart-at-zero", TABLES, "_CodeBook.add",
            'len(self.index) + np.arange(int(new.sum()))',
            'np.arange(int(new.sum()))',
            ("tests/test_long_table_rows.py::"
             "test_a_table_read_in_chunks_is_the_table_read_whole",)),
-    Mutant("uploadin-chunk-rows-not-added-up", TABLES, "read_table",
+    Mutant("upload-chunk-rows-not-added-up", TABLES, "read_table",
            'n += len(chunk)',
            'n = len(chunk)',
            ("tests/test_long_table_rows.py::"
             "test_a_table_read_in_chunks_is_the_table_read_whole",)),
-    Mutant("uploadin-line-of-a-row-one-early", TABLES, "_row_ref",
+    Mutant("upload-line-of-a-row-one-early", TABLES, "_row_ref",
            '2 if from_text is True else int(from_text)',
            '1 if from_text is True else int(from_text)',
            ("tests/test_long_table_rows.py::"
             "test_an_error_names_the_files_own_line_with_a_header_without_one_and_after_blank_lines",)),
-    Mutant("uploadin-data-row-counted-from-zero", TABLES, "_row_ref",
+    Mutant("upload-data-row-counted-from-zero", TABLES, "_row_ref",
            'int(index_value) + 1',
            'int(index_value)',
            ("tests/test_long_table_rows.py::"
             "test_an_error_names_the_files_own_line_with_a_header_without_one_and_after_blank_lines",)),
-    Mutant("uploadin-blank-lines-before-the-header-not-counted", TABLES, "read_table",
+    Mutant("upload-blank-lines-before-the-header-not-counted", TABLES, "read_table",
            '(2 if header else 1) + skip',
            '2 if header else 1',
            ("tests/test_long_table_rows.py::"
             "test_an_error_names_the_files_own_line_with_a_header_without_one_and_after_blank_lines",)),
-    Mutant("uploadin-row-with-one-empty-field-dropped-as-blank", TABLES, "read_table",
+    Mutant("upload-row-with-one-empty-field-dropped-as-blank", TABLES, "read_table",
            'df.isna().all(axis=1)',
            'df.isna().any(axis=1)',
            ("tests/test_long_table_rows.py::"
             "test_a_row_with_one_empty_field_is_refused_not_dropped_and_drop_missing_counts_rows_not_cells",)),
-    Mutant("uploadin-repeats-counted-with-their-first-row", LT, "_merge_duplicates",
+    Mutant("upload-repeats-counted-with-their-first-row", LT, "_merge_duplicates",
            "int(t.duplicated(['u', 'i']).sum())",
            'int(dup.sum())',
            ("tests/test_long_table_rows.py::"
             "test_repeated_ratings_keep_the_last_in_file_order_and_the_note_counts_the_repeats",)),
-    Mutant("uploadin-repeated-ratings-keep-the-first", LT, "_merge_duplicates",
+    Mutant("upload-repeated-ratings-keep-the-first", LT, "_merge_duplicates",
            "how if how != 'last' else 'last'",
            "how if how != 'last' else 'first'",
            ("tests/test_long_table_rows.py::"
             "test_repeated_ratings_keep_the_last_in_file_order_and_the_note_counts_the_repeats",)),
-    Mutant("uploadin-summed-count-at-the-bound-said-above-it", LT, "_summed_counts_over_bound",
+    Mutant("upload-summed-count-at-the-bound-said-above-it", LT, "_summed_counts_over_bound",
            'v > value_max',
            'v >= value_max',
            ("tests/test_long_table_rows.py::"
             "test_an_event_log_without_a_value_column_adds_its_events_up_and_checks_the_sums_against_the_bound",)),
-    Mutant("uploadin-dropped-rows-counted-by-empty-cells", LT, "_reject_or_drop_missing",
+    Mutant("upload-dropped-rows-counted-by-empty-cells", LT, "_reject_or_drop_missing",
            'int(any_miss.sum())',
            'int(miss.to_numpy().sum())',
            ("tests/test_long_table_rows.py::"
             "test_a_row_with_one_empty_field_is_refused_not_dropped_and_drop_missing_counts_rows_not_cells",)),
-    Mutant("uploadin-more-empty-rows-counted-with-the-first", LT, "_reject_or_drop_missing",
+    Mutant("upload-more-empty-rows-counted-with-the-first", LT, "_reject_or_drop_missing",
            'n_bad - 1',
            'n_bad',
            ("tests/test_long_table_rows.py::"
             "test_a_row_with_one_empty_field_is_refused_not_dropped_and_drop_missing_counts_rows_not_cells",)),
-    Mutant("uploadin-nan-rating-not-a-missing-number", LT, "_build",
+    Mutant("upload-nan-rating-not-a-missing-number", LT, "_build",
            '_reject_or_drop_missing(df, label, from_text, needed, drop_missing, notes)',
            '()',
            ("tests/test_long_table_rows.py::"
             "test_a_row_with_one_empty_field_is_refused_not_dropped_and_drop_missing_counts_rows_not_cells",), arg='numeric'),
-    Mutant("uploadin-list-missing-most-of-the-table-not-said", LT, "_apply_entities",
+    Mutant("upload-list-missing-most-of-the-table-not-said", LT, "_apply_entities",
            '2 * n_rows > len(t)',
            'n_rows > len(t)',
            ("tests/test_long_table_rows.py::"
             "test_a_table_of_one_entity_is_refused_and_a_declared_list_missing_most_of_the_table_says_so",)),
-    Mutant("uploadin-one-entity-federation-accepted", LT, "_apply_entities",
+    Mutant("upload-one-entity-federation-accepted", LT, "_apply_entities",
            'len(ents) < 2',
            'len(ents) < 1',
            ("tests/test_long_table_rows.py::"
             "test_a_table_of_one_entity_is_refused_and_a_declared_list_missing_most_of_the_table_says_so",)),
-    Mutant("uploadin-catalogue-counts-undeclared-items-as-used", LT, "_apply_catalogue",
+    Mutant("upload-catalogue-counts-undeclared-items-as-used", LT, "_apply_catalogue",
            "t.loc[known, 'i'].nunique()",
            "t['i'].nunique()",
            ("tests/test_long_table_rows.py::"
             "test_the_catalogue_note_counts_the_declared_items_without_a_row",)),
-    Mutant("uploadin-fully-used-catalogue-said-to-miss-items", LT, "_apply_catalogue",
+    Mutant("upload-fully-used-catalogue-said-to-miss-items", LT, "_apply_catalogue",
            'n_used < len(ids)',
            'n_used <= len(ids)',
            ("tests/test_long_table_rows.py::"
             "test_the_catalogue_note_counts_the_declared_items_without_a_row",)),
-    Mutant("uploadin-mixed-ids-in-numeric-order", LT, "_natural_order",
+    Mutant("upload-mixed-ids-in-numeric-order", LT, "_natural_order",
            'num.notna().all()',
            'num.notna().any()',
            ("tests/test_long_table_rows.py::"
             "test_ids_are_in_numeric_order_only_when_every_one_is_a_number",)),
-    Mutant("uploadin-first-item-past-the-catalogue-keeps-its-id-as-name", LT, "_assemble",
+    Mutant("upload-first-item-past-the-catalogue-keeps-its-id-as-name", LT, "_assemble",
            'got.index.to_numpy() >= named',
            'got.index.to_numpy() > named',
            ("tests/test_long_table_rows.py::"
             "test_an_item_outside_a_titled_catalogue_takes_the_datas_name",)),
-    Mutant("uploadin-users-unordered-within-their-entity", LT, "_assemble",
+    Mutant("upload-users-unordered-within-their-entity", LT, "_assemble",
            "np.argsort(ent_of_user, kind='stable')",
            'np.argsort(ent_of_user)',
            ("tests/test_long_table_rows.py::"
             "test_users_are_in_natural_order_within_their_entity_whatever_the_rows_order",)),
-    Mutant("uploadin-one-negative-value-among-positive-ones-accepted", LT, "_values",
+    Mutant("upload-one-negative-value-among-positive-ones-accepted", LT, "_values",
            '(v < 0).any()',
            '(v < 0).all()',
            ("tests/test_long_table_rows.py::"
             "test_one_negative_value_among_positive_ones_is_refused",)),
-    Mutant("uploadin-summed-ratings-accepted", LT, "_check_options",
+    Mutant("upload-summed-ratings-accepted", LT, "_check_options",
            "duplicates == 'sum' and value_kind == 'ratings'",
            'False',
            ("tests/test_long_table_rows.py::"
             "test_repeated_ratings_keep_the_last_in_file_order_and_the_note_counts_the_repeats",)),
-    Mutant("uploadin-event-log-read-as-implicit", LT, "infer_value_kind",
+    Mutant("upload-event-log-read-as-implicit", LT, "infer_value_kind",
            "('counts', 'no value column: each row is one event')",
            "('implicit', 'no value column: each row is one event')",
            ("tests/test_long_table_rows.py::"
             "test_an_event_log_without_a_value_column_adds_its_events_up_and_checks_the_sums_against_the_bound",)),
-    Mutant("uploadin-word-header-refused-on-any-lone-id", LT, "_refuse_header_read_as_data",
+    Mutant("upload-word-header-refused-on-any-lone-id", LT, "_refuse_header_read_as_data",
            'all((_rows_of_first(df[c]) == 1 for c in dict.fromkeys(columns)))',
            'any((_rows_of_first(df[c]) == 1 for c in dict.fromkeys(columns)))',
            ("tests/test_intake_rules.py::"
             "test_a_header_of_words_read_without_one_is_refused_where_ids_are_words_too",)),
-    Mutant("uploadin-word-header-read-as-data", LT, "_refuse_header_read_as_data",
+    Mutant("upload-word-header-read-as-data", LT, "_refuse_header_read_as_data",
            '_numeric(pd.Series(first)).notna().any() or any((pd.isna(df[c].iloc[0]) for c in columns))',
            'True',
            ("tests/test_intake_rules.py::"
             "test_a_header_of_words_read_without_one_is_refused_where_ids_are_words_too",)),
-    Mutant("uploadin-one-name-among-its-values-read-as-data", TABLES, "header_is_data",
+    Mutant("upload-one-name-among-its-values-read-as-data", TABLES, "header_is_data",
            'len(found if found is not None else names_as_values(df)) >= 2',
            'len(found if found is not None else names_as_values(df)) >= 1',
            ("tests/test_long_table_rows.py::"
             "test_a_header_naming_one_of_its_own_values_is_still_a_header",)),
-    Mutant("uploadin-repeated-header-line-read-as-data", TABLES, "names_as_values",
+    Mutant("upload-repeated-header-line-read-as-data", TABLES, "names_as_values",
            'cells[c][~again]',
            'cells[c]',
            ("tests/test_upload.py::"
             "test_a_first_line_of_words_that_are_values_below_is_data_on_both_front_ends",)),
-    Mutant("uploadin-data-read-as-header-kept", LT, "_build",
+    Mutant("upload-data-read-as-header-kept", LT, "_build",
            '_refuse_data_read_as_header(df, label, from_text, list(needed))',
            'None',
            ("tests/test_upload.py::"
             "test_a_first_line_of_words_that_are_values_below_is_data_on_both_front_ends",)),
-    Mutant("uploadin-missing-column-error-without-the-no-header-hint", TABLES, "_check_columns",
+    Mutant("upload-missing-column-error-without-the-no-header-hint", TABLES, "_check_columns",
            'header_is_data(df)',
            'headerless(cols)',
            ("tests/test_upload.py::"
             "test_a_first_line_of_words_that_are_values_below_is_data_on_both_front_ends",)),
-    Mutant("uploadin-upload-of-word-data-read-with-a-header", UPLOAD, "read_upload",
+    Mutant("upload-upload-of-word-data-read-with-a-header", UPLOAD, "read_upload",
            'header_is_data(df)',
            'headerless([str(c) for c in df.columns])',
            ("tests/test_upload.py::"
             "test_a_first_line_of_words_that_are_values_below_is_data_on_both_front_ends",)),
-    Mutant("uploadin-repeated-name-columns-counted-from-zero", "dpfed_core/ui/upload.py", "repeated_names_text",
+    Mutant("upload-repeated-name-columns-counted-from-zero", "dpfed_core/ui/upload.py", "repeated_names_text",
            '[i + 1 for i, n in enumerate(header) if n == name]',
            '[i for i, n in enumerate(header) if n == name]',
            ("tests/test_long_table_rows.py::"
             "test_a_header_naming_a_column_twice_gives_its_places_counted_from_one",)),
-    Mutant("uploadin-output-never-renamed-into-place", ATOMIC, "atomic_write",
+    Mutant("upload-output-never-renamed-into-place", ATOMIC, "atomic_write",
            'os.replace(tmp_name, p)',
            'None',
            ("tests/test_long_table_rows.py::"
             "test_an_output_is_written_whole_by_a_rename_and_a_failed_write_leaves_no_part_file",)),
-    Mutant("uploadin-part-file-left-after-a-failed-write", ATOMIC, "atomic_write",
+    Mutant("upload-part-file-left-after-a-failed-write", ATOMIC, "atomic_write",
            'os.unlink(tmp_name)',
            'None',
            ("tests/test_long_table_rows.py::"
             "test_an_output_is_written_whole_by_a_rename_and_a_failed_write_leaves_no_part_file",)),
-    Mutant("uploadin-upload-rows-counted-with-the-header", TABLES, "check_upload_size",
+    Mutant("upload-upload-rows-counted-with-the-header", TABLES, "check_upload_size",
            'lines > max_rows + header',
            'lines > max_rows',
            ("tests/test_long_table_rows.py::"
             "test_an_upload_of_as_many_rows_as_the_limit_is_read_and_one_more_is_refused",), nth=0),
-    Mutant("uploadin-first-character-key-takes-two", LT, "derive_entity",
+    Mutant("upload-first-character-key-takes-two", LT, "derive_entity",
            's.str[:1]',
            's.str[:2]',
            ("tests/test_long_table_rows.py::"
             "test_entity_keys_take_the_first_character_or_the_declared_prefix",), nth=1),
-    Mutant("uploadin-prefix-key-one-character-short", LT, "derive_entity",
+    Mutant("upload-prefix-key-one-character-short", LT, "derive_entity",
            's.str[:int(m.group(1))]',
            's.str[:int(m.group(1)) - 1]',
            ("tests/test_long_table_rows.py::"
             "test_entity_keys_take_the_first_character_or_the_declared_prefix",)),
-    Mutant("uploadin-attributes-joined-by-position", UPLOAD, "join_user_attributes",
+    Mutant("upload-attributes-joined-by-position", UPLOAD, "join_user_attributes",
            'joined.index = interactions.index',
            'pass',
            ("tests/test_upload.py::"
             "test_a_header_repeated_inside_a_table_joined_to_user_attributes_is_skipped_as_without_them",)),
-    Mutant("uploadin-catalogue-numbers-written-apart-not-said-in-the-note", LT, "_apply_catalogue",
+    Mutant("upload-catalogue-numbers-written-apart-not-said-in-the-note", LT, "_apply_catalogue",
            "_written_apart(ids, bad.unique(), set(t.loc[known, 'i'].astype(str)))", "''",
            ("tests/test_long_table_rows.py::"
             "test_catalogue_ids_that_write_the_datas_numbers_another_way_are_named_with_both_spellings",)),
-    Mutant("uploadin-catalogue-numbers-written-apart-not-said-in-the-error", LT, "_apply_catalogue",
+    Mutant("upload-catalogue-numbers-written-apart-not-said-in-the-error", LT, "_apply_catalogue",
            "_written_apart(ids, bad.unique())", "''",
            ("tests/test_long_table_rows.py::"
             "test_catalogue_ids_that_write_the_datas_numbers_another_way_are_named_with_both_spellings",), nth=0),
-    Mutant("uploadin-missing-column-named-without-its-flag", TABLES, "_check_columns",
+    Mutant("upload-missing-column-named-without-its-flag", TABLES, "_check_columns",
            "param = (params or {}).get(c)", "param = None",
            ("tests/test_long_table_rows.py::"
             "test_a_column_missing_by_its_case_is_named_with_its_flag_and_the_files_spelling",)),
-    Mutant("uploadin-three-column-long-table-refused", UPLOAD, "upload_columns",
+    Mutant("upload-three-column-long-table-refused", UPLOAD, "upload_columns",
            "df.shape[1] < min_columns", "df.shape[1] <= min_columns",
            ("tests/test_long_table_rows.py::"
             "test_a_long_table_of_three_columns_is_offered_for_mapping_and_two_are_refused",)),
-    Mutant("uploadin-users-without-attributes-counted-by-rows", UPLOAD, "join_user_attributes",
+    Mutant("upload-users-without-attributes-counted-by-rows", UPLOAD, "join_user_attributes",
            "users[missing].unique()", "users[missing]",
            ("tests/test_long_table_rows.py::"
             "test_users_without_an_attribute_row_are_counted_once_whatever_their_rows",)),
-    Mutant("uploadin-header-less-upload-reread-with-its-header", UPLOAD, "read_upload",
+    Mutant("upload-header-less-upload-reread-with-its-header", UPLOAD, "read_upload",
            "read_table(bytes(data), filename=filename, what=what, encoding=encoding, header=False)", "True",
            ("tests/test_upload.py::"
             "test_headerless_tab_separated_udata_is_guessed_user_item_rating_timestamp",), arg="header"),
     # ---- a deployed site is its own law: its policy, its budget, its shares, its shard, its TLS
-    Mutant("deploysite-delta-above-max-delta-accepted", SITE, "check",
-           "req.delta > policy.max_delta * (1 + 1e-12)", "False", (DEPLOYSITE_RULES,)),
-    Mutant("deploysite-one-dropout-more-than-the-policy-accepted", SITE, "check",
-           "req.max_dropouts > policy.max_dropouts", "req.max_dropouts > policy.max_dropouts + 1", (DEPLOYSITE_RULES,)),
-    Mutant("deploysite-method-the-policy-does-not-list-accepted", SITE, "check",
-           "req.method not in policy.methods", "False", (DEPLOYSITE_RULES,)),
-    Mutant("deploysite-non-private-run-accepted-by-default", SITE, "check",
-           "not policy.allow_non_private", "False", (DEPLOYSITE_RULES,)),
-    Mutant("deploysite-value-bounds-upper-end-unchecked", SITE, "check", "not lo <= v <= hi", "not lo <= v",
+    Mutant("node-site-delta-above-max-delta-accepted", SITE, "check",
+           "req.delta > policy.max_delta * (1 + 1e-12)", "False", (NODE_SITE_RULES,)),
+    Mutant("node-site-one-dropout-more-than-the-policy-accepted", SITE, "check",
+           "req.max_dropouts > policy.max_dropouts", "req.max_dropouts > policy.max_dropouts + 1", (NODE_SITE_RULES,)),
+    Mutant("node-site-method-the-policy-does-not-list-accepted", SITE, "check",
+           "req.method not in policy.methods", "False", (NODE_SITE_RULES,)),
+    Mutant("node-site-non-private-run-accepted-by-default", SITE, "check",
+           "not policy.allow_non_private", "False", (NODE_SITE_RULES,)),
+    Mutant("node-site-value-bounds-upper-end-unchecked", SITE, "check", "not lo <= v <= hi", "not lo <= v",
            (SITE_BOUNDS,)),
-    Mutant("deploysite-value-bounds-skip-the-methods-defaults", SITE, "check",
+    Mutant("node-site-value-bounds-skip-the-methods-defaults", SITE, "check",
            "{k: v for k, v in req.bounds.items() if not lo <= v <= hi}",
            "{k: v for k, v in req.bounds.items() if not lo <= v <= hi and k not in req.derived}", (SITE_DERIVED,)),
-    Mutant("deploysite-site-budget-capped-at-one-runs-max", SITE, "accept",
+    Mutant("node-site-site-budget-capped-at-one-runs-max", SITE, "accept",
            "odo.set_cap(key, policy.budget_epsilon, policy.budget_delta)", "policy.max_epsilon",
-           (DEPLOYSITE_BUDGET,), arg=1),
-    Mutant("deploysite-simulation-charged-at-the-coordinators-epsilon", SITE, "accept", "PlannedRelease(kind='run')",
-           "{shard.entity: (req.epsilon, dlt)}", (DEPLOYSITE_SIM_CHARGE,), arg="charges"),
-    Mutant("deploysite-secure-catalogue-over-declared-items-accepted", SITE, "accept",
+           (NODE_SITE_BUDGET,), arg=1),
+    Mutant("node-site-simulation-charged-at-the-coordinators-epsilon", SITE, "accept", "PlannedRelease(kind='run')",
+           "{shard.entity: (req.epsilon, dlt)}", (NODE_SITE_SIM_CHARGE,), arg="charges"),
+    Mutant("node-site-secure-catalogue-over-declared-items-accepted", SITE, "accept",
            "req.item_catalogue != 'declared' and declared is not None and declared < shard.train.shape[1]", "False",
-           (DEPLOYSITE_CATALOGUE,)),
-    Mutant("deploysite-own-items-called-a-declared-catalogue", SITE, "accept",
+           (NODE_SITE_CATALOGUE,)),
+    Mutant("node-site-own-items-called-a-declared-catalogue", SITE, "accept",
            "req.item_catalogue == 'declared' and (not req.non_private) and (getattr(shard, 'item_source', None) "
-           "not in (None, 'declared'))", "False", (DEPLOYSITE_OWN_ITEMS,)),
-    Mutant("deploysite-refusal-left-out-of-the-sites-log", SITE, "accept",
-           "log.add(**base, decision='refused', rule=exc.rule, note=exc.for_site())", "None", (DEPLOYSITE_BUDGET,)),
-    Mutant("deploysite-secagg-threshold-one-dropout-too-lenient", SITE, "check_secagg",
-           "share_num - threshold > allowed", "share_num - threshold > allowed + 1", (DEPLOYSITE_SECAGG_RUN,)),
-    Mutant("deploysite-secagg-one-key-share-below-the-rule", SITE, "check_secagg", "share_num < rule",
-           "share_num < rule - 1", (DEPLOYSITE_SECAGG_RULE,)),
-    Mutant("deploysite-secagg-sum-one-site-short", SITE, "check_secagg",
+           "not in (None, 'declared'))", "False", (NODE_SITE_OWN_ITEMS,)),
+    Mutant("node-site-refusal-left-out-of-the-sites-log", SITE, "accept",
+           "log.add(**base, decision='refused', rule=exc.rule, note=exc.for_site())", "None", (NODE_SITE_BUDGET,)),
+    Mutant("node-site-secagg-threshold-one-dropout-too-lenient", SITE, "check_secagg",
+           "share_num - threshold > allowed", "share_num - threshold > allowed + 1", (NODE_SITE_SECAGG_RUN,)),
+    Mutant("node-site-secagg-one-key-share-below-the-rule", SITE, "check_secagg", "share_num < rule",
+           "share_num < rule - 1", (NODE_SITE_SECAGG_RULE,)),
+    Mutant("node-site-secagg-sum-one-site-short", SITE, "check_secagg",
            "not n_accepted - allowed <= sample_num <= n_accepted",
-           "not n_accepted - allowed - 1 <= sample_num <= n_accepted", (DEPLOYSITE_SECAGG_SITES,)),
-    Mutant("deploysite-unmask-this-node-named-dropped", SITE, "check_unmask", "int(own) in gone", "False",
-           (DEPLOYSITE_UNMASK,), nth=0),
-    Mutant("deploysite-unmask-a-live-node-named-twice", SITE, "check_unmask", "len(set(live)) != len(live)", "False",
-           (DEPLOYSITE_UNMASK,)),
-    Mutant("deploysite-unmask-one-dropped-neighbour-too-many", SITE, "check_unmask", "len(gone) > allowed",
-           "len(gone) > allowed + 1", (DEPLOYSITE_UNMASK,)),
-    Mutant("deploysite-infinite-site-budget-accepted", SITE, "_checked_policy", "math.isinf(num['budget_epsilon'])",
-           "False", (DEPLOYSITE_BAD_POLICY,)),
-    Mutant("deploysite-budget-delta-room-for-half-a-run", SITE, "_checked_policy", "budget_delta < 2 * max_delta",
-           "budget_delta < max_delta", (DEPLOYSITE_BAD_POLICY,)),
-    Mutant("deploysite-empty-method-list-accepted", SITE, "_checked_policy", "not raw['methods']", "False",
-           (DEPLOYSITE_BAD_POLICY,)),
-    Mutant("deploysite-misspelt-policy-key-ignored", SITE, "_checked_policy", "sorted(set(raw) - set(_KEYS))", "[]",
-           (DEPLOYSITE_BAD_POLICY,)),
-    Mutant("deploysite-negative-epsilon-in-a-policy-accepted", SITE, "_checked_policy", "v < 0", "False",
-           (DEPLOYSITE_BAD_POLICY,)),
-    Mutant("deploysite-empty-store-key-accepted", SITE, "_checked_policy", "not str(raw['store']).strip()", "False",
-           (DEPLOYSITE_BAD_POLICY,)),
-    Mutant("deploysite-relative-store-read-from-the-working-folder", SITE, "_checked_policy",
+           "not n_accepted - allowed - 1 <= sample_num <= n_accepted", (NODE_SITE_SECAGG_SITES,)),
+    Mutant("node-site-unmask-this-node-named-dropped", SITE, "check_unmask", "int(own) in gone", "False",
+           (NODE_SITE_UNMASK,), nth=0),
+    Mutant("node-site-unmask-a-live-node-named-twice", SITE, "check_unmask", "len(set(live)) != len(live)", "False",
+           (NODE_SITE_UNMASK,)),
+    Mutant("node-site-unmask-one-dropped-neighbour-too-many", SITE, "check_unmask", "len(gone) > allowed",
+           "len(gone) > allowed + 1", (NODE_SITE_UNMASK,)),
+    Mutant("node-site-infinite-site-budget-accepted", SITE, "_checked_policy", "math.isinf(num['budget_epsilon'])",
+           "False", (NODE_SITE_BAD_POLICY,)),
+    Mutant("node-site-budget-delta-room-for-half-a-run", SITE, "_checked_policy", "budget_delta < 2 * max_delta",
+           "budget_delta < max_delta", (NODE_SITE_BAD_POLICY,)),
+    Mutant("node-site-empty-method-list-accepted", SITE, "_checked_policy", "not raw['methods']", "False",
+           (NODE_SITE_BAD_POLICY,)),
+    Mutant("node-site-misspelt-policy-key-ignored", SITE, "_checked_policy", "sorted(set(raw) - set(_KEYS))", "[]",
+           (NODE_SITE_BAD_POLICY,)),
+    Mutant("node-site-negative-epsilon-in-a-policy-accepted", SITE, "_checked_policy", "v < 0", "False",
+           (NODE_SITE_BAD_POLICY,)),
+    Mutant("node-site-empty-store-key-accepted", SITE, "_checked_policy", "not str(raw['store']).strip()", "False",
+           (NODE_SITE_BAD_POLICY,)),
+    Mutant("node-site-relative-store-read-from-the-working-folder", SITE, "_checked_policy",
            "(p.parent / store).resolve()", "store.resolve()", (STRICT_DEFAULTS,)),
-    Mutant("deploysite-shard-numbered-by-export-order", SHARDS, "write_shards",
-           "h if declared is None else declared.index(str(name))", "h", (DEPLOYSITE_SHARDS,)),
-    Mutant("deploysite-shards-of-other-sites-written", SHARDS, "write_shards",
-           "only is not None and str(name) not in only", "False", (DEPLOYSITE_SHARD_ONLY,)),
-    Mutant("deploysite-shard-of-another-format-read", SHARDS, "load_shard", "int(z['version']) != SHARD_VERSION",
-           "False", (DEPLOYSITE_SHARD_FORMAT,)),
-    Mutant("deploysite-shards-declared-catalogue-not-read", SHARDS, "load_shard",
-           "int(z['n_declared']) if 'n_declared' in z.files else None", "None", (DEPLOYSITE_SHARD_FORMAT,)),
-    Mutant("deploysite-declared-federation-listing-a-site-twice", SHARDS, "write_shards",
-           "unknown or len(set(declared)) != len(declared)", "unknown", (DEPLOYSITE_SHARD_ONLY,)),
-    Mutant("deploysite-shamir-duplicate-share-combined", DEPLOYSITE_SHAMIR, "combine_chunk",
-           "len(set(indices)) != len(indices)", "False", (DEPLOYSITE_SHAMIR_REFUSED,)),
-    Mutant("deploysite-shamir-zero-index-combined", DEPLOYSITE_SHAMIR, "combine_chunk", "0 in indices", "False",
-           (DEPLOYSITE_SHAMIR_REFUSED,)),
-    Mutant("deploysite-shamir-one-share-fewer-than-given", DEPLOYSITE_SHAMIR, "combine_chunk",
+    Mutant("node-site-shard-numbered-by-export-order", SHARDS, "write_shards",
+           "h if declared is None else declared.index(str(name))", "h", (NODE_SITE_SHARDS,)),
+    Mutant("node-site-shards-of-other-sites-written", SHARDS, "write_shards",
+           "only is not None and str(name) not in only", "False", (NODE_SITE_SHARD_ONLY,)),
+    Mutant("node-site-shard-of-another-format-read", SHARDS, "load_shard", "int(z['version']) != SHARD_VERSION",
+           "False", (NODE_SITE_SHARD_FORMAT,)),
+    Mutant("node-site-shards-declared-catalogue-not-read", SHARDS, "load_shard",
+           "int(z['n_declared']) if 'n_declared' in z.files else None", "None", (NODE_SITE_SHARD_FORMAT,)),
+    Mutant("node-site-declared-federation-listing-a-site-twice", SHARDS, "write_shards",
+           "unknown or len(set(declared)) != len(declared)", "unknown", (NODE_SITE_SHARD_ONLY,)),
+    Mutant("node-site-shamir-duplicate-share-combined", NODE_SITE_SHAMIR, "combine_chunk",
+           "len(set(indices)) != len(indices)", "False", (NODE_SITE_SHAMIR_REFUSED,)),
+    Mutant("node-site-shamir-zero-index-combined", NODE_SITE_SHAMIR, "combine_chunk", "0 in indices", "False",
+           (NODE_SITE_SHAMIR_REFUSED,)),
+    Mutant("node-site-shamir-one-share-fewer-than-given", NODE_SITE_SHAMIR, "combine_chunk",
            "zip(shares, _basis_at_zero(indices))", "zip(shares[:-1], _basis_at_zero(indices[:-1]))",
-           (DEPLOYSITE_SHAMIR_EQUAL,)),
-    Mutant("deploysite-gf128-reduced-one-bit-early", DEPLOYSITE_SHAMIR, "_gf128_mul", "f1 >> 128", "f1 >> 127",
-           (DEPLOYSITE_GF128,)),
-    Mutant("deploysite-ca-may-sign-further-cas", SECURITY, "make_tls", "x509.BasicConstraints(ca=True, path_length=0)",
-           "x509.BasicConstraints(ca=True, path_length=None)", (DEPLOYSITE_CA,)),
+           (NODE_SITE_SHAMIR_EQUAL,)),
+    Mutant("node-site-gf128-reduced-one-bit-early", NODE_SITE_SHAMIR, "_gf128_mul", "f1 >> 128", "f1 >> 127",
+           (NODE_SITE_GF128,)),
+    Mutant("node-site-ca-may-sign-further-cas", SECURITY, "make_tls", "x509.BasicConstraints(ca=True, path_length=0)",
+           "x509.BasicConstraints(ca=True, path_length=None)", (NODE_SITE_CA,)),
     # the third ``ca_key`` of make_tls is the one the server certificate is signed with
-    Mutant("deploysite-server-certificate-signed-by-its-own-key", SECURITY, "make_tls", "ca_key", "key",
-           (DEPLOYSITE_CA,), nth=2),
-    Mutant("deploysite-node-key-of-any-kind-registered", SECURITY, "load_public_key",
-           "not isinstance(key, ec.EllipticCurvePublicKey)", "False", (DEPLOYSITE_NODE_KEY,)),
-    Mutant("deploysite-every-node-given-the-first-sites-policy", LAUNCHER, "LocalFederation._start",
-           "self.site_policies[h]", "self.site_policies[0]", (DEPLOYSITE_ARGV,)),
-    Mutant("deploysite-every-node-signs-with-the-first-key", LAUNCHER, "LocalFederation._start",
-           "keys[h].private", "keys[0].private", (DEPLOYSITE_ARGV,)),
-    Mutant("deploysite-node-does-not-verify-the-superlink", LAUNCHER, "LocalFederation._start",
+    Mutant("node-site-server-certificate-signed-by-its-own-key", SECURITY, "make_tls", "ca_key", "key",
+           (NODE_SITE_CA,), nth=2),
+    Mutant("node-site-node-key-of-any-kind-registered", SECURITY, "load_public_key",
+           "not isinstance(key, ec.EllipticCurvePublicKey)", "False", (NODE_SITE_NODE_KEY,)),
+    Mutant("node-site-every-node-given-the-first-sites-policy", LAUNCHER, "LocalFederation._start",
+           "self.site_policies[h]", "self.site_policies[0]", (NODE_SITE_ARGV,)),
+    Mutant("node-site-every-node-signs-with-the-first-key", LAUNCHER, "LocalFederation._start",
+           "keys[h].private", "keys[0].private", (NODE_SITE_ARGV,)),
+    Mutant("node-site-node-does-not-verify-the-superlink", LAUNCHER, "LocalFederation._start",
            "node += ['--root-certificates', str(self.tls.ca), '--auth-supernode-private-key', str(keys[h].private), "
            "'--ssl-certfile', str(self.tls.cert), '--ssl-keyfile', str(self.tls.key), '--ssl-ca-certfile', "
            "str(self.tls.ca)]",
            "node += ['--auth-supernode-private-key', str(keys[h].private), '--ssl-certfile', str(self.tls.cert), "
-           "'--ssl-keyfile', str(self.tls.key), '--ssl-ca-certfile', str(self.tls.ca)]", (DEPLOYSITE_ARGV,)),
-    Mutant("deploysite-superlink-without-node-authentication", LAUNCHER, "LocalFederation._start",
+           "'--ssl-keyfile', str(self.tls.key), '--ssl-ca-certfile', str(self.tls.ca)]", (NODE_SITE_ARGV,)),
+    Mutant("node-site-superlink-without-node-authentication", LAUNCHER, "LocalFederation._start",
            "link += ['--ssl-ca-certfile', str(self.tls.ca), '--ssl-certfile', str(self.tls.cert), '--ssl-keyfile', "
            "str(self.tls.key), '--enable-supernode-auth']",
            "link += ['--ssl-ca-certfile', str(self.tls.ca), '--ssl-certfile', str(self.tls.cert), '--ssl-keyfile', "
-           "str(self.tls.key)]", (DEPLOYSITE_ARGV,)),
-    Mutant("deploysite-node-keys-never-registered", LAUNCHER, "LocalFederation._start",
-           "self.control.register([k.public for k in keys])", "None", (DEPLOYSITE_ARGV,)),
-    Mutant("deploysite-site-command-reads-a-store-it-creates", "dpfed_core/cli/site_cmd.py", "_store",
-           "not path.exists()", "False", (DEPLOYSITE_SITE_CMD,)),
-    Mutant("deploysite-site-command-store-of-no-site", "dpfed_core/cli/site_cmd.py", "_store",
-           "'{site}' in str(policy.store) and (not args.site)", "False", (DEPLOYSITE_SITE_CMD,)),
-    Mutant("deploysite-site-command-run-accepted-outside-withdraw", "dpfed_core/cli/site_cmd.py", "cmd_site",
+           "str(self.tls.key)]", (NODE_SITE_ARGV,)),
+    Mutant("node-site-node-keys-never-registered", LAUNCHER, "LocalFederation._start",
+           "self.control.register([k.public for k in keys])", "None", (NODE_SITE_ARGV,)),
+    Mutant("node-site-site-command-reads-a-store-it-creates", "dpfed_core/cli/site_cmd.py", "_store",
+           "not path.exists()", "False", (NODE_SITE_SITE_CMD,)),
+    Mutant("node-site-site-command-store-of-no-site", "dpfed_core/cli/site_cmd.py", "_store",
+           "'{site}' in str(policy.store) and (not args.site)", "False", (NODE_SITE_SITE_CMD,)),
+    Mutant("node-site-site-command-run-accepted-outside-withdraw", "dpfed_core/cli/site_cmd.py", "cmd_site",
            "(args.what == 'withdraw') != bool(args.run)", "args.what == 'withdraw' and (not args.run)",
            (SITE_WITHDRAWS,)),
-    Mutant("deploysite-only-the-first-sites-own-policy-checked", DEPLOYSITE_DEPLOYED, "check_site_policy",
+    Mutant("node-site-only-the-first-sites-own-policy-checked", NODE_SITE_DEPLOYED, "check_site_policy",
            "list(zip(dataset.entity_names, sites))[:1 if shared else None]",
-           "list(zip(dataset.entity_names, sites))[:1]", (DEPLOYSITE_OWN_POLICIES,)),
-    Mutant("deploysite-policies-of-another-count-than-the-sites", DEPLOYSITE_DEPLOYED, "check_site_policy",
+           "list(zip(dataset.entity_names, sites))[:1]", (NODE_SITE_OWN_POLICIES,)),
+    Mutant("node-site-policies-of-another-count-than-the-sites", NODE_SITE_DEPLOYED, "check_site_policy",
            "dataset is not None and (not shared) and (len(paths) != dataset.n_entities)", "False",
-           (DEPLOYSITE_OWN_POLICIES,)),
-    Mutant("deploysite-missing-store-folder-found-only-by-the-sites", DEPLOYSITE_DEPLOYED, "check_site_policy",
-           "policy.check_store_folder(entity)", "None", (DEPLOYSITE_OWN_POLICIES,)),
-    Mutant("deploysite-policy-of-another-site-given-to-every-site", DEPLOYSITE_DEPLOYED, "check_site_policy",
-           "policy.site and policy.site != entity", "False", (DEPLOYSITE_SHARED_POLICY,)),
-    Mutant("deploysite-precheck-row-bound-at-the-largest-catalogue", DEPLOYSITE_DEPLOYED, "check_site_policy",
-           "request_of(config, dataset.n_entities, float(dataset.value_max))", "None", (DEPLOYSITE_ROW_BOUND,),
+           (NODE_SITE_OWN_POLICIES,)),
+    Mutant("node-site-missing-store-folder-found-only-by-the-sites", NODE_SITE_DEPLOYED, "check_site_policy",
+           "policy.check_store_folder(entity)", "None", (NODE_SITE_OWN_POLICIES,)),
+    Mutant("node-site-policy-of-another-site-given-to-every-site", NODE_SITE_DEPLOYED, "check_site_policy",
+           "policy.site and policy.site != entity", "False", (NODE_SITE_SHARED_POLICY,)),
+    Mutant("node-site-precheck-row-bound-at-the-largest-catalogue", NODE_SITE_DEPLOYED, "check_site_policy",
+           "request_of(config, dataset.n_entities, float(dataset.value_max))", "None", (NODE_SITE_ROW_BOUND,),
            arg="n_items"),
-    Mutant("deploysite-node-outside-the-federation-identified", DEPLOYSITE_SERVER, "_Run.identify",
-           "any((not 0 <= h < self.n_entities for h in by_index))", "False", (DEPLOYSITE_IDENTIFY,)),
-    Mutant("deploysite-a-decision-that-is-no-refusal-taken-for-acceptance", DEPLOYSITE_SERVER, "_Run.site_decisions",
+    Mutant("node-site-node-outside-the-federation-identified", NODE_SITE_SERVER, "_Run.identify",
+           "any((not 0 <= h < self.n_entities for h in by_index))", "False", (NODE_SITE_IDENTIFY,)),
+    Mutant("node-site-a-decision-that-is-no-refusal-taken-for-acceptance", NODE_SITE_SERVER, "_Run.site_decisions",
            "[d for d in decisions if d['decision'] != 'accepted']",
-           "[d for d in decisions if d['decision'] == 'refused']", (DEPLOYSITE_DECISIONS,)),
-    Mutant("deploysite-write-shards-out-dir-found-a-file-after-the-load", "dpfed_core/cli/deploy_cmd.py",
-           "cmd_write_shards", "_check_out_dir(args.out_dir)", "None", (DEPLOYSITE_OUT_DIR,)),
-    Mutant("deploysite-shard-folder-called-missing", SHARDS, "load_shard",
+           "[d for d in decisions if d['decision'] == 'refused']", (NODE_SITE_DECISIONS,)),
+    Mutant("node-site-write-shards-out-dir-found-a-file-after-the-load", "dpfed_core/cli/deploy_cmd.py",
+           "cmd_write_shards", "_check_out_dir(args.out_dir)", "None", (NODE_SITE_OUT_DIR,)),
+    Mutant("node-site-shard-folder-called-missing", SHARDS, "load_shard",
            "'is a folder, not a shard file' if p.is_dir() else 'does not exist'", "'does not exist'",
-           (DEPLOYSITE_FOLDER_PATHS,)),
+           (NODE_SITE_FOLDER_PATHS,)),
     Mutant("site-policy-unbounded-value-bounds-said-as-out-of-order", SITE, "_checked_policy",
            "not all(math.isfinite(b) for b in bounds)", "False", (BAD_POLICY,)),
     Mutant("dry-run-loader-notes-unsaid", BUDGET_CMD, "dry_run", "getattr(dataset, 'notes', ())", "()",
            ("tests/test_cli.py::test_a_dry_run_states_what_the_loader_inferred_merged_or_accepted",)),
-    Mutant("reportread-composed-bars-request-line-at-the-coalition", PLOTS, "privacy_composed_bars",
-           "(requested, 'requested ε', 'dash')", "(coalition, 'requested ε', 'dash')", (REPORTREAD_COMPOSED,)),
-    Mutant("reportread-composed-bars-a-running-total-over-entities", PLOTS, "privacy_composed_bars",
-           "fig.add_bar()", "ORIG.cumsum()", (REPORTREAD_COMPOSED,), arg="y"),
-    Mutant("reportread-composed-bars-coalition-line-at-the-request", PLOTS, "privacy_composed_bars",
+    Mutant("chart-composed-bars-request-line-at-the-coalition", PLOTS, "privacy_composed_bars",
+           "(requested, 'requested ε', 'dash')", "(coalition, 'requested ε', 'dash')", (CHART_COMPOSED,)),
+    Mutant("chart-composed-bars-a-running-total-over-entities", PLOTS, "privacy_composed_bars",
+           "fig.add_bar()", "ORIG.cumsum()", (CHART_COMPOSED,), arg="y"),
+    Mutant("chart-composed-bars-coalition-line-at-the-request", PLOTS, "privacy_composed_bars",
            "(coalition, 'ε against the server + all other entities', 'dot')",
-           "(requested, 'ε against the server + all other entities', 'dot')", (REPORTREAD_COMPOSED,)),
-    Mutant("reportread-report-coalition-line-without-secure-aggregation", RSECTIONS, "_privacy",
+           "(requested, 'ε against the server + all other entities', 'dot')", (CHART_COMPOSED,)),
+    Mutant("chart-report-coalition-line-without-secure-aggregation", RSECTIONS, "_privacy",
            "_f(coal) if secure and coal is not None else None", "_f(coal) if coal is not None else None",
-           (REPORTREAD_SECURE,)),
-    Mutant("reportread-report-request-line-at-the-coalition-epsilon", RSECTIONS, "_privacy",
-           "privacy_composed_bars(per_entity, _f(p.get('requested_epsilon')))", "_f(coal)", (REPORTREAD_SECURE,),
+           (CHART_SECURE,)),
+    Mutant("chart-report-request-line-at-the-coalition-epsilon", RSECTIONS, "_privacy",
+           "privacy_composed_bars(per_entity, _f(p.get('requested_epsilon')))", "_f(coal)", (CHART_SECURE,),
            arg=1),
-    Mutant("reportread-tradeoff-dp-reference-infinity-stated-at-its-x", PLOTS, "tradeoff_chart",
-           "'∞ (non-private)' if np.isinf(e) else f'{e:g}'", "f'{e:g}'", (REPORTREAD_DP_REF,)),
-    Mutant("reportread-tradeoff-dp-reference-hover-of-the-metric-key", PLOTS, "tradeoff_chart",
-           "_esc(metric_label or metric)", "_esc(metric)", (REPORTREAD_DP_REF,), nth=2),
-    Mutant("reportread-tradeoff-reference-named-as-the-swept-method", PLOTS, "tradeoff_chart",
-           "labels.get(ref, ref)", "labels.get(method, method)", (REPORTREAD_TRADEOFF,)),
-    Mutant("reportread-tradeoff-swept-method-named-by-its-key", PLOTS, "tradeoff_chart",
-           "labels.get(method, method)", "method", (REPORTREAD_TRADEOFF,)),
-    Mutant("reportread-tradeoff-infinite-point-from-the-first-row", PLOTS, "tradeoff_chart",
-           "inf_row['mean'].iloc[0]", "d['mean'].iloc[0]", (REPORTREAD_TRADEOFF,)),
-    Mutant("reportread-tradeoff-infinite-spread-from-the-first-row", PLOTS, "tradeoff_chart",
-           "inf_row['sd'].iloc[0]", "d['sd'].iloc[0]", (REPORTREAD_TRADEOFF,)),
-    Mutant("reportread-tradeoff-reference-line-at-the-swept-mean", PLOTS, "tradeoff_chart",
-           "float(r['mean'].iloc[0])", "float(d['mean'].iloc[0])", (REPORTREAD_TRADEOFF,)),
-    Mutant("reportread-tradeoff-axis-titled-by-the-metric-key", PLOTS, "tradeoff_chart",
+    Mutant("chart-tradeoff-dp-reference-infinity-stated-at-its-x", PLOTS, "tradeoff_chart",
+           "'∞ (non-private)' if np.isinf(e) else f'{e:g}'", "f'{e:g}'", (CHART_DP_REF,)),
+    Mutant("chart-tradeoff-dp-reference-hover-of-the-metric-key", PLOTS, "tradeoff_chart",
+           "_esc(metric_label or metric)", "_esc(metric)", (CHART_DP_REF,), nth=2),
+    Mutant("chart-tradeoff-reference-named-as-the-swept-method", PLOTS, "tradeoff_chart",
+           "labels.get(ref, ref)", "labels.get(method, method)", (CHART_TRADEOFF,)),
+    Mutant("chart-tradeoff-swept-method-named-by-its-key", PLOTS, "tradeoff_chart",
+           "labels.get(method, method)", "method", (CHART_TRADEOFF,)),
+    Mutant("chart-tradeoff-infinite-point-from-the-first-row", PLOTS, "tradeoff_chart",
+           "inf_row['mean'].iloc[0]", "d['mean'].iloc[0]", (CHART_TRADEOFF,)),
+    Mutant("chart-tradeoff-infinite-spread-from-the-first-row", PLOTS, "tradeoff_chart",
+           "inf_row['sd'].iloc[0]", "d['sd'].iloc[0]", (CHART_TRADEOFF,)),
+    Mutant("chart-tradeoff-reference-line-at-the-swept-mean", PLOTS, "tradeoff_chart",
+           "float(r['mean'].iloc[0])", "float(d['mean'].iloc[0])", (CHART_TRADEOFF,)),
+    Mutant("chart-tradeoff-axis-titled-by-the-metric-key", PLOTS, "tradeoff_chart",
            "fig.update_yaxes(title=metric_label or metric)", "fig.update_yaxes(title=metric)",
-           (REPORTREAD_TRADEOFF,)),
-    Mutant("reportread-bars-not-aligned-to-their-entities", PLOTS, "metric_bars",
+           (CHART_TRADEOFF,)),
+    Mutant("chart-bars-not-aligned-to-their-entities", PLOTS, "metric_bars",
            "df[df['method'] == m].assign(entity=lambda x: x['entity'].astype(str)).set_index('entity')"
            ".reindex(entities)",
            "df[df['method'] == m].assign(entity=lambda x: x['entity'].astype(str)).set_index('entity')",
-           (REPORTREAD_BARS,)),
-    Mutant("reportread-bars-axis-titled-by-the-metric-key", PLOTS, "metric_bars", "metric_label or metric",
-           "metric", (REPORTREAD_BARS,)),
-    Mutant("reportread-bars-legend-by-the-method-key", PLOTS, "metric_bars", "(labels or {}).get(m, m)", "m",
-           (REPORTREAD_BARS,)),
-    Mutant("reportread-dots-every-method-at-the-first-methods-values", PLOTS, "metric_dots", "wide[m]",
-           "wide[first]", (REPORTREAD_DOTS,)),
-    Mutant("reportread-audit-chart-claimed-epsilon-drawn-as-the-bound", RFIGURES, "audit_epsilon_figure",
-           "[_f(r['epsilon_lb']) for r in part]", "[_f(r['epsilon']) for r in part]", (REPORTREAD_AUDIT_EPS,)),
-    Mutant("reportread-audit-chart-ceiling-of-the-fewest-runs", RFIGURES, "audit_epsilon_figure",
+           (CHART_BARS,)),
+    Mutant("chart-bars-axis-titled-by-the-metric-key", PLOTS, "metric_bars", "metric_label or metric",
+           "metric", (CHART_BARS,)),
+    Mutant("chart-bars-legend-by-the-method-key", PLOTS, "metric_bars", "(labels or {}).get(m, m)", "m",
+           (CHART_BARS,)),
+    Mutant("chart-dots-every-method-at-the-first-methods-values", PLOTS, "metric_dots", "wide[m]",
+           "wide[first]", (CHART_DOTS,)),
+    Mutant("chart-audit-chart-claimed-epsilon-drawn-as-the-bound", RFIGURES, "audit_epsilon_figure",
+           "[_f(r['epsilon_lb']) for r in part]", "[_f(r['epsilon']) for r in part]", (CHART_AUDIT_EPS,)),
+    Mutant("chart-audit-chart-ceiling-of-the-fewest-runs", RFIGURES, "audit_epsilon_figure",
            "max((_f(r.get('max_certifiable_epsilon')) for r in summ), default=math.nan)",
-           "min((_f(r.get('max_certifiable_epsilon')) for r in summ), default=math.nan)", (REPORTREAD_AUDIT_EPS,)),
-    Mutant("reportread-audit-chart-hover-claims-the-lower-bound", RFIGURES, "audit_epsilon_figure",
-           "fmt_eps(r['epsilon'])", "fmt_eps(r['epsilon_lb'])", (REPORTREAD_AUDIT_EPS,)),
-    Mutant("reportread-audit-chart-claims-joined-in-the-order-they-ran", RFIGURES, "audit_epsilon_figure",
+           "min((_f(r.get('max_certifiable_epsilon')) for r in summ), default=math.nan)", (CHART_AUDIT_EPS,)),
+    Mutant("chart-audit-chart-hover-claims-the-lower-bound", RFIGURES, "audit_epsilon_figure",
+           "fmt_eps(r['epsilon'])", "fmt_eps(r['epsilon_lb'])", (CHART_AUDIT_EPS,)),
+    Mutant("chart-audit-chart-claims-joined-in-the-order-they-ran", RFIGURES, "audit_epsilon_figure",
            "sorted((r for r in pts if math.isfinite(_f(r['epsilon']))), key=lambda r: _f(r['epsilon']))",
-           "[r for r in pts if math.isfinite(_f(r['epsilon']))]", (REPORTREAD_AUDIT_ORDER,)),
-    Mutant("reportread-audit-roc-curves-of-every-attack", RFIGURES, "audit_roc_figure",
+           "[r for r in pts if math.isfinite(_f(r['epsilon']))]", (CHART_AUDIT_ORDER,)),
+    Mutant("chart-audit-roc-curves-of-every-attack", RFIGURES, "audit_roc_figure",
            "[r for r in audit_doc['results'] if r['attack'] == drawn[r['method']]]", "list(audit_doc['results'])",
-           (REPORTREAD_ROC,)),
-    Mutant("reportread-audit-roc-title-names-the-attack-asked-not-drawn", RFIGURES, "audit_roc_figure",
+           (CHART_ROC,)),
+    Mutant("chart-audit-roc-title-names-the-attack-asked-not-drawn", RFIGURES, "audit_roc_figure",
            "f\"ROC — {chosen} — attack: {', '.join(attacks)}\"", "f'ROC — {chosen} — attack: {attack}'",
-           (REPORTREAD_ROC_SUMMABLE,)),
-    Mutant("reportread-audit-roc-curves-of-two-attacks-unnamed", RFIGURES, "audit_roc_figure", "len(attacks) > 1",
-           "False", (REPORTREAD_ROC_SUMMABLE,)),
-    Mutant("reportread-audit-roc-summable-audit-drawn-by-every-attack", RFIGURES, "audit_roc_figure",
-           "attack if attack in a else a[0]", "attack", (REPORTREAD_ROC_SUMMABLE,)),
-    Mutant("reportread-paper-secure-aggregation-said-of-any-aggregation", PAPER_DIFF, "paper_differences",
-           "config.get('aggregation') == 'secure'", "config.get('aggregation')", (REPORTREAD_PAPER,)),
-    Mutant("reportread-paper-prototype-parameter-over-the-methods-own", PAPER_DIFF, "_param",
+           (CHART_ROC_SUMMABLE,)),
+    Mutant("chart-audit-roc-curves-of-two-attacks-unnamed", RFIGURES, "audit_roc_figure", "len(attacks) > 1",
+           "False", (CHART_ROC_SUMMABLE,)),
+    Mutant("chart-audit-roc-summable-audit-drawn-by-every-attack", RFIGURES, "audit_roc_figure",
+           "attack if attack in a else a[0]", "attack", (CHART_ROC_SUMMABLE,)),
+    Mutant("chart-paper-secure-aggregation-said-of-any-aggregation", PAPER_DIFF, "paper_differences",
+           "config.get('aggregation') == 'secure'", "config.get('aggregation')", (CHART_PAPER,)),
+    Mutant("chart-paper-prototype-parameter-over-the-methods-own", PAPER_DIFF, "_param",
            "{**(config.get('prototype_params') or {}), **(config.get('method_params') or {})}",
-           "{**(config.get('method_params') or {}), **(config.get('prototype_params') or {})}", (REPORTREAD_PAPER,)),
-    Mutant("reportread-better-direction-inverted", "dpfed_core/evaluation/verdicts.py", "better_word",
-           "metric in LOWER_IS_BETTER", "metric not in LOWER_IS_BETTER", (REPORTREAD_DIRECTION,)),
-    Mutant("reportread-mar-counted-higher-is-better", "dpfed_core/evaluation/experiments.py", MODULE,
-           "{'train_rmse', 'test_rmse', 'mar'}", "{'train_rmse', 'test_rmse'}", (REPORTREAD_DIRECTION,)),
-    Mutant("reportread-report-mar-header-points-up", RSECTIONS, MODULE, "'MAR (↓)'", "'MAR (↑)'",
-           (REPORTREAD_DIRECTION,)),
-    Mutant("reportread-report-recall-header-points-down", RSECTIONS, MODULE, "'recall@10 (↑)'", "'recall@10 (↓)'",
-           (REPORTREAD_DIRECTION,)),
-    Mutant("reportread-public-report-prints-the-audits-results", RSECTIONS, "_audit", "public", "False",
+           "{**(config.get('method_params') or {}), **(config.get('prototype_params') or {})}", (CHART_PAPER,)),
+    Mutant("chart-better-direction-inverted", "dpfed_core/evaluation/verdicts.py", "better_word",
+           "metric in LOWER_IS_BETTER", "metric not in LOWER_IS_BETTER", (CHART_DIRECTION,)),
+    Mutant("chart-mar-counted-higher-is-better", "dpfed_core/evaluation/experiments.py", MODULE,
+           "{'train_rmse', 'test_rmse', 'mar'}", "{'train_rmse', 'test_rmse'}", (CHART_DIRECTION,)),
+    Mutant("chart-report-mar-header-points-up", RSECTIONS, MODULE, "'MAR (↓)'", "'MAR (↑)'",
+           (CHART_DIRECTION,)),
+    Mutant("chart-report-recall-header-points-down", RSECTIONS, MODULE, "'recall@10 (↑)'", "'recall@10 (↓)'",
+           (CHART_DIRECTION,)),
+    Mutant("chart-public-report-prints-the-audits-results", RSECTIONS, "_audit", "public", "False",
            ("tests/test_report.py::test_public_report_holds_no_number_computed_on_private_data",), nth=0),
-    Mutant("reportread-report-every-method-given-the-runs-metrics", RSECTIONS, "_utility",
+    Mutant("chart-report-every-method-given-the-runs-metrics", RSECTIONS, "_utility",
            "d.get('overall', {}).get(k)", "run.get('overall', {}).get(k)",
            ("tests/test_report.py::test_values_match_the_run",)),
     Mutant("tradeoff-chart-crossing-baseline-unnamed", "dpfed_core/reporting/plots.py", "tradeoff_chart",
@@ -7123,257 +7123,257 @@ MUTANTS = (
            ("tests/test_report.py::test_the_tradeoff_chart_marks_where_federation_pays_against_the_first_baseline_of_"
             "the_sweep",), arg="crossing_against"),
     # each site's own model in round 2: its hold-out, its blend weights, its own items and what it recommends
-    Mutant("siteround-holdout-rank-counts-the-hidden-item-as-its-own-tie", BLEND, "holdout_mar",
-           "ties = (S == s_h[:, None]).sum(1) - 1", "ties = (S == s_h[:, None]).sum(1)", (SITEROUND_CACHED,)),
-    Mutant("siteround-holdout-rank-over-the-hidden-item-too", BLEND, "holdout_mar", "np.maximum(n_cand - 1, 1)",
-           "np.maximum(n_cand, 1)", (SITEROUND_CACHED,)),
-    Mutant("siteround-holdout-training-items-left-as-candidates", BLEND, "_HoldoutScores._block_ranks",
-           "S[self.ex_rows[a:b] - start, self.ex_cols[a:b]] = -np.inf", "pass", (SITEROUND_CACHED,)),
-    Mutant("siteround-weight-search-keeps-the-worse-weight", BLEND, "choose_weights", "r < best - 1e-12",
-           "r > best + 1e-12", (SITEROUND_PICKS,)),
-    Mutant("siteround-evidence-difference-default-minus-search", BLEND, "choose_weights",
+    Mutant("own-model-holdout-rank-counts-the-hidden-item-as-its-own-tie", BLEND, "holdout_mar",
+           "ties = (S == s_h[:, None]).sum(1) - 1", "ties = (S == s_h[:, None]).sum(1)", (OWN_MODEL_CACHED,)),
+    Mutant("own-model-holdout-rank-over-the-hidden-item-too", BLEND, "holdout_mar", "np.maximum(n_cand - 1, 1)",
+           "np.maximum(n_cand, 1)", (OWN_MODEL_CACHED,)),
+    Mutant("own-model-holdout-training-items-left-as-candidates", BLEND, "_HoldoutScores._block_ranks",
+           "S[self.ex_rows[a:b] - start, self.ex_cols[a:b]] = -np.inf", "pass", (OWN_MODEL_CACHED,)),
+    Mutant("own-model-weight-search-keeps-the-worse-weight", BLEND, "choose_weights", "r < best - 1e-12",
+           "r > best + 1e-12", (OWN_MODEL_PICKS,)),
+    Mutant("own-model-evidence-difference-default-minus-search", BLEND, "choose_weights",
            "holdout.ranks(wm, item_vector(wi)) - holdout.ranks(d_m, item_vector(d_i))",
-           "holdout.ranks(d_m, item_vector(d_i)) - holdout.ranks(wm, item_vector(wi))", (SITEROUND_EVIDENCE,)),
-    Mutant("siteround-standard-error-over-n-not-its-root", BLEND, "_clearly_lower", "math.sqrt(diff.size)",
-           "diff.size", (SITEROUND_CLEARLY,)),
-    Mutant("siteround-hold-out-item-parts-read-the-hidden-entries", BLEND, "fit_blend",
+           "holdout.ranks(d_m, item_vector(d_i)) - holdout.ranks(wm, item_vector(wi))", (OWN_MODEL_EVIDENCE,)),
+    Mutant("own-model-standard-error-over-n-not-its-root", BLEND, "_clearly_lower", "math.sqrt(diff.size)",
+           "diff.size", (OWN_MODEL_CLEARLY,)),
+    Mutant("own-model-hold-out-item-parts-read-the-hidden-entries", BLEND, "fit_blend",
            "vecs = [_unit(part(reduced)) for part in item_parts]", "vecs = [_unit(part(X)) for part in item_parts]",
-           (SITEROUND_HOLDOUT_ITEM_PARTS,)),
-    Mutant("siteround-hold-out-matrix-parts-fitted-on-the-hidden-entries", BLEND, "fit_blend",
+           (OWN_MODEL_HOLDOUT_ITEM_PARTS,)),
+    Mutant("own-model-hold-out-matrix-parts-fitted-on-the-hidden-entries", BLEND, "fit_blend",
            "reduced if fit_rows is None else reduced[fit_rows]", "X if fit_rows is None else X[fit_rows]",
-           (SITEROUND_HIDDEN_FACTORS,)),
-    Mutant("siteround-refit-item-part-not-unit", BLEND, "fit_blend", "_unit(part(X))[:, None]", "part(X)[:, None]",
+           (OWN_MODEL_HIDDEN_FACTORS,)),
+    Mutant("own-model-refit-item-part-not-unit", BLEND, "fit_blend", "_unit(part(X))[:, None]", "part(X)[:, None]",
            (BLEND_WEIGHTS,)),
-    Mutant("siteround-matrix-part-not-scaled-to-unit-rows", BLEND, "_unit_factors",
+    Mutant("own-model-matrix-part-not-scaled-to-unit-rows", BLEND, "_unit_factors",
            "U * _inverse_row_norms(U, V)[:, None]", "U", (BLEND_WEIGHTS,)),
-    Mutant("siteround-reported-weights-of-matrix-and-item-parts-swapped", BLEND, "fit_blend",
+    Mutant("own-model-reported-weights-of-matrix-and-item-parts-swapped", BLEND, "fit_blend",
            "{'matrix_weights': wm, 'item_weights': wi, 'holdout_mar': best, 'blocks': blocks}",
            "{'matrix_weights': wi, 'item_weights': wm, 'holdout_mar': best, 'blocks': blocks}", (BLEND_WEIGHTS,)),
-    Mutant("siteround-small-holdout-default-weights-swapped", BLEND, "fit_blend",
+    Mutant("own-model-small-holdout-default-weights-swapped", BLEND, "fit_blend",
            "(list(default[0]), list(default[1]), math.nan)", "(list(default[1]), list(default[0]), math.nan)",
-           (SITEROUND_FEW_USERS,), nth=0),
-    Mutant("siteround-no-holdout-default-weights-swapped", BLEND, "fit_blend",
+           (OWN_MODEL_FEW_USERS,), nth=0),
+    Mutant("own-model-no-holdout-default-weights-swapped", BLEND, "fit_blend",
            "(list(default[0]), list(default[1]), math.nan)", "(list(default[1]), list(default[0]), math.nan)",
-           (SITEROUND_NO_HOLDOUT,), nth=1),
-    Mutant("siteround-alone-default-keeps-the-federations-popularity", BLEND, "fit_site_model",
+           (OWN_MODEL_NO_HOLDOUT,), nth=1),
+    Mutant("own-model-alone-default-keeps-the-federations-popularity", BLEND, "fit_site_model",
            "[1.0 if name == 'own popularity' else 0.0 for name in inames]",
-           "[1.0 if name == 'dp popularity' else 0.0 for name in inames]", (SITEROUND_ALONE,)),
-    Mutant("siteround-shrinkage-keeps-lambda-of-the-sites-own", BLEND, "shrunk_popularity_parts",
-           "own[S] *= 1.0 - lam", "own[S] *= lam", (SITEROUND_EB,)),
-    Mutant("siteround-shrinkage-gives-the-federation-one-minus-lambda", BLEND, "shrunk_popularity_parts",
-           "lam * mass / float(g[S].sum())", "(1.0 - lam) * mass / float(g[S].sum())", (SITEROUND_EB,)),
-    Mutant("siteround-eb-weight-inverted", BLEND, "_eb_weight", "V / (V + D) if V + D > 0 else 0.0",
-           "D / (V + D) if V + D > 0 else 0.0", (SITEROUND_EB_WEIGHT,)),
-    Mutant("siteround-value-scale-inverted", BLEND, "value_scale", "xs / ss if ss > 0 and xs > 0 else 1.0",
-           "ss / xs if ss > 0 and xs > 0 else 1.0", (SITEROUND_VALUE_SCALE,)),
-    Mutant("siteround-released-rows-drop-the-own-models-draw", BLEND, "released_drop", "_site_streams(X)[0]",
-           "_site_streams(X)[1]", (SITEROUND_RELEASED,)),
-    Mutant("siteround-own-nmf-factors-on-the-first-columns", BLEND, "own_nmf", "V[used] = V_used",
-           "V[:used.size] = V_used", (SITEROUND_OWN_NMF,)),
-    Mutant("siteround-own-nmf-fitted-on-every-column-of-a-sparse-site", BLEND, "own_nmf",
-           "used.size == X.shape[1] and X.has_canonical_format", "X.has_canonical_format", (SITEROUND_OWN_NMF,)),
-    Mutant("siteround-shared-key-zero-not-shared", "dpfed_core/models/shared_items.py", "SharedItems.columns",
-           "np.flatnonzero(self.item_key >= 0)", "np.flatnonzero(self.item_key > 0)", (SITEROUND_LIFT,)),
-    Mutant("siteround-entity-of-a-user-looked-up-on-the-left", EFAC, "EntityFactors.scores",
+           "[1.0 if name == 'dp popularity' else 0.0 for name in inames]", (OWN_MODEL_ALONE,)),
+    Mutant("own-model-shrinkage-keeps-lambda-of-the-sites-own", BLEND, "shrunk_popularity_parts",
+           "own[S] *= 1.0 - lam", "own[S] *= lam", (OWN_MODEL_EB,)),
+    Mutant("own-model-shrinkage-gives-the-federation-one-minus-lambda", BLEND, "shrunk_popularity_parts",
+           "lam * mass / float(g[S].sum())", "(1.0 - lam) * mass / float(g[S].sum())", (OWN_MODEL_EB,)),
+    Mutant("own-model-eb-weight-inverted", BLEND, "_eb_weight", "V / (V + D) if V + D > 0 else 0.0",
+           "D / (V + D) if V + D > 0 else 0.0", (OWN_MODEL_EB_WEIGHT,)),
+    Mutant("own-model-value-scale-inverted", BLEND, "value_scale", "xs / ss if ss > 0 and xs > 0 else 1.0",
+           "ss / xs if ss > 0 and xs > 0 else 1.0", (OWN_MODEL_VALUE_SCALE,)),
+    Mutant("own-model-released-rows-drop-the-own-models-draw", BLEND, "released_drop", "_site_streams(X)[0]",
+           "_site_streams(X)[1]", (OWN_MODEL_RELEASED,)),
+    Mutant("own-model-own-nmf-factors-on-the-first-columns", BLEND, "own_nmf", "V[used] = V_used",
+           "V[:used.size] = V_used", (OWN_MODEL_OWN_NMF,)),
+    Mutant("own-model-own-nmf-fitted-on-every-column-of-a-sparse-site", BLEND, "own_nmf",
+           "used.size == X.shape[1] and X.has_canonical_format", "X.has_canonical_format", (OWN_MODEL_OWN_NMF,)),
+    Mutant("own-model-shared-key-zero-not-shared", "dpfed_core/models/shared_items.py", "SharedItems.columns",
+           "np.flatnonzero(self.item_key >= 0)", "np.flatnonzero(self.item_key > 0)", (OWN_MODEL_LIFT,)),
+    Mutant("own-model-entity-of-a-user-looked-up-on-the-left", EFAC, "EntityFactors.scores",
            "np.searchsorted(self._starts, rows, side='right')", "np.searchsorted(self._starts, rows, side='left')",
-           (SITEROUND_OWN_PRODUCT,)),
-    Mutant("siteround-own-columns-read-at-the-global-row", EFAC, "EntityFactors.scores",
-           "loc.U[rows[mask] - self.slices[h].start]", "loc.U[rows[mask]]", (SITEROUND_OWN_PRODUCT,)),
-    Mutant("siteround-entity-given-the-previous-entitys-own-columns", EFAC, "EntityFactors.entity",
-           "(self.slices[h], self.local[h])", "(self.slices[h], self.local[h - 1])", (SITEROUND_OWN_PRODUCT,)),
-    Mutant("siteround-wider-axis-keeps-own-columns-on-their-old-items", EFAC, "EntityFactors.on_items",
+           (OWN_MODEL_OWN_PRODUCT,)),
+    Mutant("own-model-own-columns-read-at-the-global-row", EFAC, "EntityFactors.scores",
+           "loc.U[rows[mask] - self.slices[h].start]", "loc.U[rows[mask]]", (OWN_MODEL_OWN_PRODUCT,)),
+    Mutant("own-model-entity-given-the-previous-entitys-own-columns", EFAC, "EntityFactors.entity",
+           "(self.slices[h], self.local[h])", "(self.slices[h], self.local[h - 1])", (OWN_MODEL_OWN_PRODUCT,)),
+    Mutant("own-model-wider-axis-keeps-own-columns-on-their-old-items", EFAC, "EntityFactors.on_items",
            "LocalColumns(loc.U, cols[loc.items], loc.L)", "LocalColumns(loc.U, loc.items, loc.L)",
-           (SITEROUND_ON_ITEMS,)),
-    Mutant("siteround-local-columns-keep-only-rows-without-a-zero", EFAC, "LocalColumns.from_dense",
-           "np.any(L_full != 0.0, axis=1)", "np.all(L_full != 0.0, axis=1)", (SITEROUND_NONZERO_ROWS,)),
-    Mutant("siteround-recommend-shows-seen-items", PROTO, "recommend_from_factors", "scores[seen] = -np.inf", "pass",
-           (SITEROUND_EXCLUDE_SEEN,)),
-    Mutant("siteround-recommend-hides-the-held-out-items", PROTO, "recommend_from_factors",
-           "seen = X_train[row].indices", "seen = dataset.X[row].indices", (SITEROUND_RECOMMEND,)),
-    Mutant("siteround-recommend-ties-by-the-higher-item", PROTO, "recommend_from_factors",
-           "np.argsort(-scores, kind='stable')", "np.argsort(scores, kind='stable')[::-1]", (SITEROUND_RECOMMEND,)),
-    Mutant("siteround-recommend-pads-with-seen-items", PROTO, "recommend_from_factors",
-           "n = min(n, int(np.isfinite(scores).sum()))", "pass", (SITEROUND_RECOMMEND,)),
-    Mutant("siteround-user-id-found-as-a-position", PROTO, "user_row", "sl.start + int(hits[0])", "int(hits[0])",
-           (SITEROUND_RECOMMEND,)),
-    Mutant("siteround-server-fit-without-ridge", PROTO, "FederatedRecommender._fit_prototypes",
-           "fit_nmf(P_fit, self.rank, self.lam, self.mode)", "0.0", (SITEROUND_RIDGE,), arg=2),
-    Mutant("siteround-round-two-row-fit-without-ridge", PROTO, "FederatedRecommender._fit_prototypes",
-           "(X[sl], self.V_, self.lam, self.mode)", "(X[sl], self.V_, 0.0, self.mode)", (SITEROUND_RIDGE,)),
-    Mutant("siteround-prototype-round-two-forgets-the-sites-own-items", PROTO,
-           "FederatedRecommender._round2_on_known_items", SITEROUND_ROUND2_FIT,
-           SITEROUND_ROUND2_FIT[:-1] + ", own=False)", (SITEROUND_OWN_ITEMS,)),
-    Mutant("siteround-prototype-round-one-reads-the-validation-entries", PROTO, "FederatedRecommender._fit_prototypes",
-           "shared.project(released_rows(X[sl]))", "shared.project(X[sl])", (SITEROUND_OWN_ITEMS,)),
-    Mutant("siteround-prototype-round-two-not-masked-to-known-names", PROTO,
-           "FederatedRecommender._round2_on_known_items", SITEROUND_ROUND2_FIT, "False", (SITEROUND_OWN_ITEMS,),
+           (OWN_MODEL_ON_ITEMS,)),
+    Mutant("own-model-local-columns-keep-only-rows-without-a-zero", EFAC, "LocalColumns.from_dense",
+           "np.any(L_full != 0.0, axis=1)", "np.all(L_full != 0.0, axis=1)", (OWN_MODEL_NONZERO_ROWS,)),
+    Mutant("own-model-recommend-shows-seen-items", PROTO, "recommend_from_factors", "scores[seen] = -np.inf", "pass",
+           (OWN_MODEL_EXCLUDE_SEEN,)),
+    Mutant("own-model-recommend-hides-the-held-out-items", PROTO, "recommend_from_factors",
+           "seen = X_train[row].indices", "seen = dataset.X[row].indices", (OWN_MODEL_RECOMMEND,)),
+    Mutant("own-model-recommend-ties-by-the-higher-item", PROTO, "recommend_from_factors",
+           "np.argsort(-scores, kind='stable')", "np.argsort(scores, kind='stable')[::-1]", (OWN_MODEL_RECOMMEND,)),
+    Mutant("own-model-recommend-pads-with-seen-items", PROTO, "recommend_from_factors",
+           "n = min(n, int(np.isfinite(scores).sum()))", "pass", (OWN_MODEL_RECOMMEND,)),
+    Mutant("own-model-user-id-found-as-a-position", PROTO, "user_row", "sl.start + int(hits[0])", "int(hits[0])",
+           (OWN_MODEL_RECOMMEND,)),
+    Mutant("own-model-server-fit-without-ridge", PROTO, "FederatedRecommender._fit_prototypes",
+           "fit_nmf(P_fit, self.rank, self.lam, self.mode)", "0.0", (OWN_MODEL_RIDGE,), arg=2),
+    Mutant("own-model-round-two-row-fit-without-ridge", PROTO, "FederatedRecommender._fit_prototypes",
+           "(X[sl], self.V_, self.lam, self.mode)", "(X[sl], self.V_, 0.0, self.mode)", (OWN_MODEL_RIDGE,)),
+    Mutant("own-model-prototype-round-two-forgets-the-sites-own-items", PROTO,
+           "FederatedRecommender._round2_on_known_items", OWN_MODEL_ROUND2_FIT,
+           OWN_MODEL_ROUND2_FIT[:-1] + ", own=False)", (OWN_MODEL_OWN_ITEMS,)),
+    Mutant("own-model-prototype-round-one-reads-the-validation-entries", PROTO, "FederatedRecommender._fit_prototypes",
+           "shared.project(released_rows(X[sl]))", "shared.project(X[sl])", (OWN_MODEL_OWN_ITEMS,)),
+    Mutant("own-model-prototype-round-two-not-masked-to-known-names", PROTO,
+           "FederatedRecommender._round2_on_known_items", OWN_MODEL_ROUND2_FIT, "False", (OWN_MODEL_OWN_ITEMS,),
            arg="known_only"),
-    Mutant("siteround-converged-before-two-objectives", FACTOR, "converged",
-           "if len(history) < 2:\n    return False", "if len(history) < 2:\n    return True", (SITEROUND_CONVERGED,)),
-    Mutant("siteround-round-two-zero-mode-row-fit-without-ridge", FACTOR, "fit_rows_given",
+    Mutant("own-model-converged-before-two-objectives", FACTOR, "converged",
+           "if len(history) < 2:\n    return False", "if len(history) < 2:\n    return True", (OWN_MODEL_CONVERGED,)),
+    Mutant("own-model-round-two-zero-mode-row-fit-without-ridge", FACTOR, "fit_rows_given",
            "_hals_sweep(A, U, B, lam, track=True)", "_hals_sweep(A, U, B, 0.0, track=True)",
-           (f"{SITEROUND_NNLS}[zero]",)),
-    Mutant("siteround-round-two-observed-row-fit-without-ridge", FACTOR, "fit_rows_given",
-           "_observed_sweeps(sp.csr_matrix(X), U, V, lam, max_sweeps, tol)", "0.0", (f"{SITEROUND_NNLS}[observed]",),
+           (f"{OWN_MODEL_NNLS}[zero]",)),
+    Mutant("own-model-round-two-observed-row-fit-without-ridge", FACTOR, "fit_rows_given",
+           "_observed_sweeps(sp.csr_matrix(X), U, V, lam, max_sweeps, tol)", "0.0", (f"{OWN_MODEL_NNLS}[observed]",),
            arg=3),
-    Mutant("siteround-prototype-weights-not-square-rooted", FACTOR, "fit_nmf",
+    Mutant("own-model-prototype-weights-not-square-rooted", FACTOR, "fit_nmf",
            "np.sqrt(np.maximum(np.asarray(weights, dtype=np.float64), 0.0))",
-           "np.maximum(np.asarray(weights, dtype=np.float64), 0.0)", (SITEROUND_DUPLICATION,)),
-    Mutant("siteround-nmf-update-without-ridge", FACTOR, "update_factor", "_hals_sweep(A, W, B, lam)",
-           "_hals_sweep(A, W, B, 0.0)", (SITEROUND_UPDATE_RIDGE,)),
-    Mutant("siteround-zero-fit-stops-at-once", FACTOR, "fit_nmf", "converged(history, tol)", "True",
-           (f"{SITEROUND_STOPS}[zero]",)),
-    Mutant("siteround-observed-fit-stops-at-once", FACTOR, "_observed_fit", "converged(history, tol)", "True",
-           (f"{SITEROUND_STOPS}[observed]",)),
-    Mutant("siteround-message-sender-and-receiver-swapped", "dpfed_core/federation/messages.py", "array_message",
+           "np.maximum(np.asarray(weights, dtype=np.float64), 0.0)", (OWN_MODEL_DUPLICATION,)),
+    Mutant("own-model-nmf-update-without-ridge", FACTOR, "update_factor", "_hals_sweep(A, W, B, lam)",
+           "_hals_sweep(A, W, B, 0.0)", (OWN_MODEL_UPDATE_RIDGE,)),
+    Mutant("own-model-zero-fit-stops-at-once", FACTOR, "fit_nmf", "converged(history, tol)", "True",
+           (f"{OWN_MODEL_STOPS}[zero]",)),
+    Mutant("own-model-observed-fit-stops-at-once", FACTOR, "_observed_fit", "converged(history, tol)", "True",
+           (f"{OWN_MODEL_STOPS}[observed]",)),
+    Mutant("own-model-message-sender-and-receiver-swapped", "dpfed_core/federation/messages.py", "array_message",
            "Message(round_, sender, receiver)",
            "Message(round_, receiver, sender, content, tuple((int(s) for s in arr.shape)), int(arr.nbytes))",
-           (SITEROUND_MESSAGES,)),
-    Mutant("siteround-release-of-another-width-accepted", PROTO, "check_release",
-           "P.ndim != 2 or P.shape[1] != n_columns", "P.ndim != 2", (SITEROUND_RELEASE_SHAPE,)),
-    Mutant("siteround-cluster-sizes-of-other-prototypes-accepted", PROTO, "check_release",
+           (OWN_MODEL_MESSAGES,)),
+    Mutant("own-model-release-of-another-width-accepted", PROTO, "check_release",
+           "P.ndim != 2 or P.shape[1] != n_columns", "P.ndim != 2", (OWN_MODEL_RELEASE_SHAPE,)),
+    Mutant("own-model-cluster-sizes-of-other-prototypes-accepted", PROTO, "check_release",
            "release.counts is not None and np.shape(release.counts) != (P.shape[0],)", "False",
-           (SITEROUND_RELEASE_SHAPE,)),
-    Mutant("siteround-krandom-sends-the-first-rows", PROTOS, "KRandomPrototypes.release", "X[idx].toarray()",
-           "X[:k].toarray()", (SITEROUND_KRANDOM,)),
+           (OWN_MODEL_RELEASE_SHAPE,)),
+    Mutant("own-model-krandom-sends-the-first-rows", PROTOS, "KRandomPrototypes.release", "X[idx].toarray()",
+           "X[:k].toarray()", (OWN_MODEL_KRANDOM,)),
     # Xin & Jaakkola as the paper states it: the heaviest users public, the M-step's soft threshold on either
     # path, the E-step's centred Eq. 4, EM run to its tolerance, private rows frozen at their weights, PMC's
     # signs and h, PMD's permuted candidates and their search, the stream's settings, each entity's charge
-    Mutant("compsys-xin-public-lightest", XIN_PY, "select_public_users",
+    Mutant("systems-xin-public-lightest", XIN_PY, "select_public_users",
            "np.argsort(-np.diff(sp.csr_matrix(X).indptr), kind='stable')",
-           "np.argsort(np.diff(sp.csr_matrix(X).indptr), kind='stable')", (COMPSYS_HEAVIEST,)),
-    Mutant("compsys-xin-public-count-ignored", XIN_PY, "select_public_users",
+           "np.argsort(np.diff(sp.csr_matrix(X).indptr), kind='stable')", (SYSTEMS_HEAVIEST,)),
+    Mutant("systems-xin-public-count-ignored", XIN_PY, "select_public_users",
            "n_public if n_public is not None else max(1, int(math.ceil(fraction * n)))",
-           "max(1, int(math.ceil(fraction * n)))", (COMPSYS_HEAVIEST,)),
-    Mutant("compsys-xin-gram-directions-unnormalised", XIN_PY, "shrink_step",
-           "Ul[:, order[big]].T @ A / d[big][:, None]", "Ul[:, order[big]].T @ A", (COMPSYS_GRAM,)),
-    Mutant("compsys-xin-gram-wide-ascending", XIN_PY, "shrink_step", "np.argsort(w)[::-1]", "np.argsort(w)",
-           (COMPSYS_GRAM,), nth=0),
-    Mutant("compsys-xin-gram-tall-ascending", XIN_PY, "shrink_step", "np.argsort(w)[::-1]", "np.argsort(w)",
-           (COMPSYS_GRAM,), nth=1),
-    Mutant("compsys-xin-gram-eigenvectors-untransposed", XIN_PY, "shrink_step", "Qv[:, order].T", "Qv[:, order]",
-           (COMPSYS_GRAM,)),
-    Mutant("compsys-xin-singular-values-unshrunk", XIN_PY, "shrink_step", "np.sqrt(d[keep] - tau)",
-           "np.sqrt(d[keep])", (COMPSYS_SOFT, COMPSYS_GRAM)),
-    Mutant("compsys-xin-row-weights-unsquarerooted", XIN_PY, "shrink_step",
+           "max(1, int(math.ceil(fraction * n)))", (SYSTEMS_HEAVIEST,)),
+    Mutant("systems-xin-gram-directions-unnormalised", XIN_PY, "shrink_step",
+           "Ul[:, order[big]].T @ A / d[big][:, None]", "Ul[:, order[big]].T @ A", (SYSTEMS_GRAM,)),
+    Mutant("systems-xin-gram-wide-ascending", XIN_PY, "shrink_step", "np.argsort(w)[::-1]", "np.argsort(w)",
+           (SYSTEMS_GRAM,), nth=0),
+    Mutant("systems-xin-gram-tall-ascending", XIN_PY, "shrink_step", "np.argsort(w)[::-1]", "np.argsort(w)",
+           (SYSTEMS_GRAM,), nth=1),
+    Mutant("systems-xin-gram-eigenvectors-untransposed", XIN_PY, "shrink_step", "Qv[:, order].T", "Qv[:, order]",
+           (SYSTEMS_GRAM,)),
+    Mutant("systems-xin-singular-values-unshrunk", XIN_PY, "shrink_step", "np.sqrt(d[keep] - tau)",
+           "np.sqrt(d[keep])", (SYSTEMS_SOFT, SYSTEMS_GRAM)),
+    Mutant("systems-xin-row-weights-unsquarerooted", XIN_PY, "shrink_step",
            "rows * np.sqrt(np.asarray(weights, dtype=float))[:, None]",
            "rows * np.asarray(weights, dtype=float)[:, None]",
-           (COMPSYS_SOFT,)),
-    Mutant("compsys-xin-eq4-uncentred", XIN_PY, "local_factors", "Vp.T @ (X.data[lo:hi] - mu[idx])",
-           "Vp.T @ X.data[lo:hi]", (COMPSYS_ESTEP,)),
-    Mutant("compsys-xin-eq4-without-rho", XIN_PY, "local_factors", "eye = rho * np.eye(r)", "eye = np.eye(r)",
-           (COMPSYS_ESTEP,)),
-    Mutant("compsys-xin-observed-kept-uncentred", XIN_PY, "complete_rows",
+           (SYSTEMS_SOFT,)),
+    Mutant("systems-xin-eq4-uncentred", XIN_PY, "local_factors", "Vp.T @ (X.data[lo:hi] - mu[idx])",
+           "Vp.T @ X.data[lo:hi]", (SYSTEMS_ESTEP,)),
+    Mutant("systems-xin-eq4-without-rho", XIN_PY, "local_factors", "eye = rho * np.eye(r)", "eye = np.eye(r)",
+           (SYSTEMS_ESTEP,)),
+    Mutant("systems-xin-observed-kept-uncentred", XIN_PY, "complete_rows",
            "C[rows, X.indices] = X.data - mu[X.indices]",
-           "C[rows, X.indices] = X.data", (COMPSYS_ESTEP,)),
-    Mutant("compsys-xin-observed-replaced-by-the-fit", XIN_PY, "complete_rows",
-           "C[rows, X.indices] = X.data - mu[X.indices]", "pass", (COMPSYS_ESTEP,)),
-    Mutant("compsys-xin-em-one-pass", XIN_PY, "fit_em", "range(1, max_iter + 1)", "range(1, 2)", (COMPSYS_EM,)),
-    Mutant("compsys-xin-em-never-converges", XIN_PY, "fit_em", "prev = C", "pass", (COMPSYS_EM,)),
-    Mutant("compsys-xin-private-rows-left-out", XIN_PY, "fit_em", "extra_rows is not None and len(extra_rows)",
-           "False", (COMPSYS_FROZEN,)),
-    Mutant("compsys-xin-private-weights-misaligned", XIN_PY, "fit_em",
+           "C[rows, X.indices] = X.data", (SYSTEMS_ESTEP,)),
+    Mutant("systems-xin-observed-replaced-by-the-fit", XIN_PY, "complete_rows",
+           "C[rows, X.indices] = X.data - mu[X.indices]", "pass", (SYSTEMS_ESTEP,)),
+    Mutant("systems-xin-em-one-pass", XIN_PY, "fit_em", "range(1, max_iter + 1)", "range(1, 2)", (SYSTEMS_EM,)),
+    Mutant("systems-xin-em-never-converges", XIN_PY, "fit_em", "prev = C", "pass", (SYSTEMS_EM,)),
+    Mutant("systems-xin-private-rows-left-out", XIN_PY, "fit_em", "extra_rows is not None and len(extra_rows)",
+           "False", (SYSTEMS_FROZEN,)),
+    Mutant("systems-xin-private-weights-misaligned", XIN_PY, "fit_em",
            "np.concatenate([np.ones(len(C)), np.asarray(extra_weights, dtype=float)])",
-           "np.concatenate([np.asarray(extra_weights, dtype=float), np.ones(len(C))])", (COMPSYS_FROZEN,)),
-    Mutant("compsys-xin-warm-start-ignored", XIN_PY, "fit_em", "np.zeros((X.shape[1], 0)) if V0 is None else V0",
-           "np.zeros((X.shape[1], 0))", (COMPSYS_FROZEN,)),
-    Mutant("compsys-xin-pmc-h-root-mean-square", XIN_PY, "pmc_release", "float(np.mean(np.abs(r)))",
-           "float(np.sqrt(np.mean(r * r)))", (COMPSYS_PMC, COMPSYS_PMC_FLIP)),
-    Mutant("compsys-xin-pmc-public-h-ignored", XIN_PY, "pmc_release",
-           "float(np.mean(np.abs(r))) if h is None else float(h)", "float(np.mean(np.abs(r)))", (COMPSYS_PMC,)),
-    Mutant("compsys-xin-pmc-zero-released-as-zero", XIN_PY, "pmc_release",
-           "z[zero] = rng.choice([-1.0, 1.0], size=int(zero.sum()))", "pass", (COMPSYS_PMC,)),
-    Mutant("compsys-xin-pmc-no-global-flip", XIN_PY, "pmc_release", "rng.choice([-1.0, 1.0]) * hh * z", "hh * z",
-           (COMPSYS_PMC_FLIP,)),
-    Mutant("compsys-xin-pmd-candidates-drawn-independently", XIN_PY, "pmd_release",
-           "S[np.argsort(rng.random((K, m)), axis=0)]", "rng.choice(S, size=(K, m))", (COMPSYS_PERM,)),
-    Mutant("compsys-xin-pmd-swap-copies", XIN_PY, "pmd_release", "A[p, i], A[q, i] = (b, a)", "A[p, i] = b",
-           (COMPSYS_PERM,)),
-    Mutant("compsys-xin-pmd-loss-sign", XIN_PY, "pmd_release.loss", "nv * nv - 2 * dv * dv", "nv * nv + 2 * dv * dv",
-           (COMPSYS_ALIGN,)),
-    Mutant("compsys-xin-pmd-keeps-worse-swaps", XIN_PY, "pmd_release",
+           "np.concatenate([np.asarray(extra_weights, dtype=float), np.ones(len(C))])", (SYSTEMS_FROZEN,)),
+    Mutant("systems-xin-warm-start-ignored", XIN_PY, "fit_em", "np.zeros((X.shape[1], 0)) if V0 is None else V0",
+           "np.zeros((X.shape[1], 0))", (SYSTEMS_FROZEN,)),
+    Mutant("systems-xin-pmc-h-root-mean-square", XIN_PY, "pmc_release", "float(np.mean(np.abs(r)))",
+           "float(np.sqrt(np.mean(r * r)))", (SYSTEMS_PMC, SYSTEMS_PMC_FLIP)),
+    Mutant("systems-xin-pmc-public-h-ignored", XIN_PY, "pmc_release",
+           "float(np.mean(np.abs(r))) if h is None else float(h)", "float(np.mean(np.abs(r)))", (SYSTEMS_PMC,)),
+    Mutant("systems-xin-pmc-zero-released-as-zero", XIN_PY, "pmc_release",
+           "z[zero] = rng.choice([-1.0, 1.0], size=int(zero.sum()))", "pass", (SYSTEMS_PMC,)),
+    Mutant("systems-xin-pmc-no-global-flip", XIN_PY, "pmc_release", "rng.choice([-1.0, 1.0]) * hh * z", "hh * z",
+           (SYSTEMS_PMC_FLIP,)),
+    Mutant("systems-xin-pmd-candidates-drawn-independently", XIN_PY, "pmd_release",
+           "S[np.argsort(rng.random((K, m)), axis=0)]", "rng.choice(S, size=(K, m))", (SYSTEMS_PERM,)),
+    Mutant("systems-xin-pmd-swap-copies", XIN_PY, "pmd_release", "A[p, i], A[q, i] = (b, a)", "A[p, i] = b",
+           (SYSTEMS_PERM,)),
+    Mutant("systems-xin-pmd-loss-sign", XIN_PY, "pmd_release.loss", "nv * nv - 2 * dv * dv", "nv * nv + 2 * dv * dv",
+           (SYSTEMS_ALIGN,)),
+    Mutant("systems-xin-pmd-keeps-worse-swaps", XIN_PY, "pmd_release",
            "loss(np_, dp) + loss(nq, dq) < loss(nrm[p], dot[p]) + loss(nrm[q], dot[q])",
-           "loss(np_, dp) + loss(nq, dq) > loss(nrm[p], dot[p]) + loss(nrm[q], dot[q])", (COMPSYS_ALIGN,)),
-    Mutant("compsys-xin-pmd-completion-unrounded", XIN_PY, "XinJaakkola._stream",
-           "S[np.argmin(np.abs(r[:, None] - S[None, :]), axis=1)]", "r", (COMPSYS_PMD_STREAM,)),
-    Mutant("compsys-xin-pmd-search-settings-dropped", XIN_PY, "XinJaakkola._stream",
+           "loss(np_, dp) + loss(nq, dq) > loss(nrm[p], dot[p]) + loss(nrm[q], dot[q])", (SYSTEMS_ALIGN,)),
+    Mutant("systems-xin-pmd-completion-unrounded", XIN_PY, "XinJaakkola._stream",
+           "S[np.argmin(np.abs(r[:, None] - S[None, :]), axis=1)]", "r", (SYSTEMS_PMD_STREAM,)),
+    Mutant("systems-xin-pmd-search-settings-dropped", XIN_PY, "XinJaakkola._stream",
            "pmd_release(r_s, mu, S, rng, self.pmd_sweeps, self.pmd_tries)", "pmd_release(r_s, mu, S, rng)",
-           (COMPSYS_PMD_STREAM,)),
-    Mutant("compsys-xin-pmd-sweeps-and-tries-swapped", XIN_PY, "XinJaakkola._stream",
+           (SYSTEMS_PMD_STREAM,)),
+    Mutant("systems-xin-pmd-sweeps-and-tries-swapped", XIN_PY, "XinJaakkola._stream",
            "pmd_release(r_s, mu, S, rng, self.pmd_sweeps, self.pmd_tries)",
-           "pmd_release(r_s, mu, S, rng, self.pmd_tries, self.pmd_sweeps)", (COMPSYS_PMD_STREAM,)),
-    Mutant("compsys-xin-pmc-uncentred", XIN_PY, "XinJaakkola._stream", "pmc_release(r - mu, rng)",
+           "pmd_release(r_s, mu, S, rng, self.pmd_tries, self.pmd_sweeps)", (SYSTEMS_PMD_STREAM,)),
+    Mutant("systems-xin-pmc-uncentred", XIN_PY, "XinJaakkola._stream", "pmc_release(r - mu, rng)",
            "pmc_release(r, rng)",
-           (COMPSYS_PMC_STREAM,)),
-    Mutant("compsys-xin-batch-of-twenty-always", XIN_PY, "XinJaakkola._stream", "range(0, len(private), self.batch)",
-           "range(0, len(private), 20)", (COMPSYS_WEIGHT, COMPSYS_PMD_STREAM)),
-    Mutant("compsys-xin-max-rank-not-passed", XIN_PY, "XinJaakkola.fit",
+           (SYSTEMS_PMC_STREAM,)),
+    Mutant("systems-xin-batch-of-twenty-always", XIN_PY, "XinJaakkola._stream", "range(0, len(private), self.batch)",
+           "range(0, len(private), 20)", (SYSTEMS_WEIGHT, SYSTEMS_PMD_STREAM)),
+    Mutant("systems-xin-max-rank-not-passed", XIN_PY, "XinJaakkola.fit",
            "fit_em(Xp, self.tau, max_rank=self.max_rank, max_iter=self.max_iter, tol=self.tol)",
-           "fit_em(Xp, self.tau, max_iter=self.max_iter, tol=self.tol)", (COMPSYS_MODEL,)),
-    Mutant("compsys-xin-max-iter-not-passed", XIN_PY, "XinJaakkola.fit",
+           "fit_em(Xp, self.tau, max_iter=self.max_iter, tol=self.tol)", (SYSTEMS_MODEL,)),
+    Mutant("systems-xin-max-iter-not-passed", XIN_PY, "XinJaakkola.fit",
            "fit_em(Xp, self.tau, max_rank=self.max_rank, max_iter=self.max_iter, tol=self.tol)",
-           "fit_em(Xp, self.tau, max_rank=self.max_rank, tol=self.tol)", (COMPSYS_MODEL,)),
-    Mutant("compsys-xin-local-ridge-not-tau", XIN_PY, "XinJaakkola.fit", "local_factors(X, mu, V, self.tau)",
-           "local_factors(X, mu, V, 1.0)", (COMPSYS_MODEL,)),
-    Mutant("compsys-xin-full-em-on-the-public-share", XIN_PY, "XinJaakkola.fit", "self.mechanism == 'full'", "False",
-           (COMPSYS_MODEL,)),
-    Mutant("compsys-xin-entity-private-count-includes-public", XIN_PY, "_make_fit.fit", "len(rows) - len(pub)",
-           "len(rows)", (COMPSYS_ENTITY,)),
-    Mutant("compsys-xin-private-users-uncharged", XIN_PY, "_make_fit.fit",
+           "fit_em(Xp, self.tau, max_rank=self.max_rank, tol=self.tol)", (SYSTEMS_MODEL,)),
+    Mutant("systems-xin-local-ridge-not-tau", XIN_PY, "XinJaakkola.fit", "local_factors(X, mu, V, self.tau)",
+           "local_factors(X, mu, V, 1.0)", (SYSTEMS_MODEL,)),
+    Mutant("systems-xin-full-em-on-the-public-share", XIN_PY, "XinJaakkola.fit", "self.mechanism == 'full'", "False",
+           (SYSTEMS_MODEL,)),
+    Mutant("systems-xin-entity-private-count-includes-public", XIN_PY, "_make_fit.fit", "len(rows) - len(pub)",
+           "len(rows)", (SYSTEMS_ENTITY,)),
+    Mutant("systems-xin-private-users-uncharged", XIN_PY, "_make_fit.fit",
            "ledger.spend(name, 'private users', f'{mechanism.upper()} release (not DP)', math.inf)", "pass",
-           (COMPSYS_ENTITY,)),
-    Mutant("compsys-xin-pmd-counts-rounded-onto-one-to-five", XIN_PY, "_make_fit.fit",
-           "mechanism == 'pmd' and 'values' not in params", "False", (COMPSYS_NO_SCALE,)),
-    Mutant("compsys-xin-pmd-single-value-accepted", XIN_PY, "XinJaakkola.fit", "len(S) < 2", "len(S) < 1",
-           (COMPSYS_PMD_SET,)),
-    Mutant("compsys-xin-pmd-repeated-values-accepted", XIN_PY, "XinJaakkola.fit", "len(np.unique(S)) != len(S)",
-           "False", (COMPSYS_PMD_SET,)),
-    Mutant("compsys-xin-zero-tau-past-its-parameter-check", SPECS, MODULE,
+           (SYSTEMS_ENTITY,)),
+    Mutant("systems-xin-pmd-counts-rounded-onto-one-to-five", XIN_PY, "_make_fit.fit",
+           "mechanism == 'pmd' and 'values' not in params", "False", (SYSTEMS_NO_SCALE,)),
+    Mutant("systems-xin-pmd-single-value-accepted", XIN_PY, "XinJaakkola.fit", "len(S) < 2", "len(S) < 1",
+           (SYSTEMS_PMD_SET,)),
+    Mutant("systems-xin-pmd-repeated-values-accepted", XIN_PY, "XinJaakkola.fit", "len(np.unique(S)) != len(S)",
+           "False", (SYSTEMS_PMD_SET,)),
+    Mutant("systems-xin-zero-tau-past-its-parameter-check", SPECS, MODULE,
            "Param('tau', 'float', 10.0, 'singular-value threshold τ of the trace-norm EM', low=0, low_open=True)",
-           "False", (COMPSYS_NAMED,), arg="low_open"),
-    Mutant("compsys-xin-public-count-refusal-names-no-control", XIN_PY, "select_public_users",
+           "False", (SYSTEMS_NAMED,), arg="low_open"),
+    Mutant("systems-xin-public-count-refusal-names-no-control", XIN_PY, "select_public_users",
            "ConfigError(f'n_public, the number of public users, must be between 1 and the {n} users of the data, "
-           "got {k}', param='prototype_params')", "None", (COMPSYS_NAMED,), arg="param"),
+           "got {k}', param='prototype_params')", "None", (SYSTEMS_NAMED,), arg="param"),
     # Friedman et al.'s noise at the paper's sensitivities and stabilisers; FCF's Adam descending
-    Mutant("compsys-fri-psgd-error-sensitivity-b", FRIEDMAN, "FriedmanMF._fit_psgd", "dr = 2 * B", "dr = B",
+    Mutant("systems-fri-psgd-error-sensitivity-b", FRIEDMAN, "FriedmanMF._fit_psgd", "dr = 2 * B", "dr = B",
            (f"{FRIT}::test_psgd_bounded_noise_scale_and_budget",)),
-    Mutant("compsys-fri-isgd-rating-sensitivity-b", FRIEDMAN, "perturb_ratings_bounded", "dr = 2 * B", "dr = B",
+    Mutant("systems-fri-isgd-rating-sensitivity-b", FRIEDMAN, "perturb_ratings_bounded", "dr = 2 * B", "dr = B",
            (f"{FRIT}::test_input_perturbation_bounded_scale_and_laplace_fit",)),
-    Mutant("compsys-fri-item-averages-unstabilised", FRIEDMAN, "private_global_effects",
+    Mutant("systems-fri-item-averages-unstabilised", FRIEDMAN, "private_global_effects",
            "_noisy_average(sums, R.item_counts(), g, beta_m, ss, cs, rng)", "0.0",
            (f"{FRIT}::test_private_global_effects_noiseless_by_hand",), arg=3),
-    Mutant("compsys-fri-user-averages-toward-the-raw-mean", FRIEDMAN, "private_global_effects",
+    Mutant("systems-fri-user-averages-toward-the-raw-mean", FRIEDMAN, "private_global_effects",
            "_noisy_average(usums, R.user_counts(), g2, beta_u, ss, cs, rng)", "g",
            (f"{FRIT}::test_private_global_effects_noiseless_by_hand",), arg=2),
-    Mutant("compsys-fri-unbounded-count-whole-share", FRIEDMAN, "private_global_effects.scales", "half = eps / 2",
+    Mutant("systems-fri-unbounded-count-whole-share", FRIEDMAN, "private_global_effects.scales", "half = eps / 2",
            "half = eps", (f"{FRIT}::test_private_global_effects_noise_scales_match_paper",)),
-    Mutant("compsys-fri-pals-count-dropped", FRIEDMAN, "FriedmanMF._fit_pals.half_step",
+    Mutant("systems-fri-pals-count-dropped", FRIEDMAN, "FriedmanMF._fit_pals.half_step",
            "g / (np.maximum(counts, 1) * lam)", "g / lam",
            (f"{FRIT}::test_pals_per_user_noise_scale_divides_by_count",)),
-    Mutant("compsys-fri-item-averages-unclamped", FRIEDMAN, "private_global_effects",
+    Mutant("systems-fri-item-averages-unclamped", FRIEDMAN, "private_global_effects",
            "np.clip(_noisy_average(sums, R.item_counts(), g, beta_m, ss, cs, rng), r_min, r_max)",
            "_noisy_average(sums, R.item_counts(), g, beta_m, ss, cs, rng)",
            (f"{FRIT}::test_private_global_effects_noise_scales_match_paper",)),
-    Mutant("compsys-fri-user-averages-unclamped", FRIEDMAN, "private_global_effects",
+    Mutant("systems-fri-user-averages-unclamped", FRIEDMAN, "private_global_effects",
            "np.clip(_noisy_average(usums, R.user_counts(), g2, beta_u, ss, cs, rng), -user_clamp, user_clamp)",
            "_noisy_average(usums, R.user_counts(), g2, beta_u, ss, cs, rng)",
            (f"{FRIT}::test_private_global_effects_noise_scales_match_paper",)),
-    Mutant("compsys-fri-psgd-every-epoch-at-the-whole-budget", FRIEDMAN, "FriedmanMF._fit_psgd",
+    Mutant("systems-fri-psgd-every-epoch-at-the-whole-budget", FRIEDMAN, "FriedmanMF._fit_psgd",
            "_scale(dr, eps_mf / k)", "_scale(dr, eps_mf)", (f"{FRIT}::test_psgd_bounded_noise_scale_and_budget",)),
-    Mutant("compsys-fri-pals-half-steps-at-the-iterations-share", FRIEDMAN, "FriedmanMF._fit_pals",
+    Mutant("systems-fri-pals-half-steps-at-the-iterations-share", FRIEDMAN, "FriedmanMF._fit_pals",
            "eps_step = eps_mf / (2 * k)", "eps_step = eps_mf / k", (f"{FRIT}::test_pals_sensitivity_theorem6_table1",)),
-    Mutant("compsys-fri-unbounded-cell-sensitivity-2b", FRIEDMAN, "perturb_ratings_unbounded", "_scale(B, eps_mf)",
+    Mutant("systems-fri-unbounded-cell-sensitivity-2b", FRIEDMAN, "perturb_ratings_unbounded", "_scale(B, eps_mf)",
            "_scale(2 * B, eps_mf)", (f"{FRIT}::test_input_perturbation_unbounded_fake_ratings",)),
-    Mutant("compsys-fcf-adam-second-moment-unsquared", FCF_PY, "FCF.fit", "(1 - self.beta2) * g * g",
+    Mutant("systems-fcf-adam-second-moment-unsquared", FCF_PY, "FCF.fit", "(1 - self.beta2) * g * g",
            "(1 - self.beta2) * np.abs(g)", (f"{FCFT}::test_one_fcf_epoch_reaches_the_als_item_step",)),
-    Mutant("compsys-fcf-untouched-item-error-sign", FCF_PY, "client_upload", "e = -(Y @ x_u)", "e = Y @ x_u",
+    Mutant("systems-fcf-untouched-item-error-sign", FCF_PY, "client_upload", "e = -(Y @ x_u)", "e = Y @ x_u",
            (f"{FCFT}::test_server_gradient_is_sum_of_client_uploads_and_true_gradient",)),
-    Mutant("compsys-fcf-adam-ascends", FCF_PY, "FCF.fit", "Y = Y - self.gamma * mh / (np.sqrt(vh) + self.adam_eps)",
+    Mutant("systems-fcf-adam-ascends", FCF_PY, "FCF.fit", "Y = Y - self.gamma * mh / (np.sqrt(vh) + self.adam_eps)",
            "Y = Y + self.gamma * mh / (np.sqrt(vh) + self.adam_eps)",
            (f"{FCFT}::test_one_fcf_epoch_reaches_the_als_item_step",)),
-    Mutant("compsys-fcf-confidence-without-one", FCF_PY, "solve_rows", "1.0 + alpha * C1.data", "alpha * C1.data",
+    Mutant("systems-fcf-confidence-without-one", FCF_PY, "solve_rows", "1.0 + alpha * C1.data", "alpha * C1.data",
            (f"{FCFT}::test_solve_rows_matches_eq7_and_zeroes_gradient",)),
-    Mutant("compsys-fcf-upload-unweighted", FCF_PY, "client_upload",
+    Mutant("systems-fcf-upload-unweighted", FCF_PY, "client_upload",
            "(1.0 + alpha * values) * (1.0 - Y[items] @ x_u)", "1.0 - Y[items] @ x_u",
            (f"{FCFT}::test_server_gradient_is_sum_of_client_uploads_and_true_gradient",)),
 )
