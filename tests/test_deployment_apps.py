@@ -470,6 +470,7 @@ def _transport(names=None):
     t = object.__new__(sa._Transport)
     t.round_timeout = 30.0
     t.entity_of_node = dict(names or {})
+    t.index_of_node = {}
     return t
 
 
@@ -1518,9 +1519,16 @@ def test_a_secure_sum_that_stops_on_silent_nodes_names_them_the_step_and_the_tim
     leaves the protocol without an error reply: the refusal says which entities went quiet, at which
     step, how long the server waited and the flag that lengthens the wait."""
     from flwr.app import Context, RecordDict
+    from flwr.common import ndarray_to_bytes
+    from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key
+
+    # what a node's masked vector looks like to the server: SecAgg+'s weight entry, then the share
+    masked = SimpleNamespace(config_records={RECORD_KEY_CONFIGS: {Key.MASKED_PARAMETERS: [
+        ndarray_to_bytes(np.array([1])), ndarray_to_bytes(np.arange(4))]}})
 
     def envelope(dst=None, src=None):
-        return SimpleNamespace(metadata=SimpleNamespace(dst_node_id=dst, src_node_id=src), has_error=lambda: False)
+        return SimpleNamespace(metadata=SimpleNamespace(dst_node_id=dst, src_node_id=src), has_error=lambda: False,
+                               content=masked)
 
     class Workflow:
         """SecAgg+ whose masked vectors came from one node only: too few to unmask, no aggregate."""

@@ -103,6 +103,121 @@ class DeploymentRunError(DeploymentError):
     stopped before any site drew noise, as :class:`~dpfed_core.errors.DeploymentError` carries it)."""
 
 
+#: What a site's operator can do about a reply the server cannot use: this dpfed's site never sends one, so
+#: the node runs another version, was modified, or runs a plug-in method whose release has another shape.
+BAD_REPLY_REMEDY = ("its operator should run the coordinator's dpfed version and the run's plug-ins "
+                    "(DPFED_PLUGINS) unmodified, or fix the plug-in method's release")
+
+
+def bad_reply(site: str, what: str, problem: str) -> DeploymentRunError:
+    """The error of a site's reply the server cannot use: the site, the message, what is wrong (shapes,
+    finiteness and the identity the site gave: nothing it did not choose to send) and what can be done."""
+    return DeploymentRunError(f"{what} from {site}: {problem}; {BAD_REPLY_REMEDY}; run stopped, nothing written")
+
+
+def reply_array(site: str, what: str, record, key: str) -> np.ndarray:
+    """Array ``key`` of a reply's array record, numeric and finite (any shape)."""
+    if key not in record.keys():
+        raise bad_reply(site, what, f"the reply has no {key!r}")
+    try:
+        a = np.asarray(record[key].numpy())
+    except Exception:  # noqa: BLE001 - whatever the bytes are, they are no array
+        raise bad_reply(site, what, f"its {key!r} is not an array") from None
+    if not np.issubdtype(a.dtype, np.number) or np.issubdtype(a.dtype, np.complexfloating):
+        raise bad_reply(site, what, f"its {key!r} holds {a.dtype} values, not real numbers")
+    if not np.all(np.isfinite(a)):
+        raise bad_reply(site, what, f"its {key!r} has entries that are not finite (NaN or ±∞)")
+    return a
+
+
+def check_prototypes(site: str, content, n_columns: int | None, counts: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """One site's round-1 release as the server fits it (:func:`~dpfed_core.federation.protocol.check_release`
+    on the wire): prototypes k × ``n_columns`` (None: the run states no catalogue size), finite; with
+    ``counts``, one finite cluster size per prototype. A negative size is a noisy count's legitimate value
+    (the fit clips it at 0, as in process), so it is accepted. Returns ``(prototypes, counts or None)``."""
+    what = "round-1 prototypes"
+    if "release" not in content.keys():
+        raise bad_reply(site, what, "the reply holds no release")
+    release = content["release"]
+    P = reply_array(site, what, release, "prototypes")
+    if P.ndim != 2 or (n_columns is not None and P.shape[1] != n_columns):
+        want = f"k × {n_columns}" if n_columns is not None else "k × (catalogue size)"
+        raise bad_reply(site, what, f"prototypes of shape {tuple(P.shape)}, expected {want} (one row per "
+                                    "prototype, one column per declared item)")
+    if not counts:
+        return P, None
+    c = reply_array(site, "round-1 cluster sizes", release, "counts")
+    if c.shape != (P.shape[0],):
+        raise bad_reply(site, "round-1 cluster sizes", f"{c.size} cluster sizes of shape {tuple(c.shape)} for "
+                                                      f"{P.shape[0]} prototypes, expected one per prototype")
+    return P, c
+
+
+def check_ledger(site: str, what: str, meta, entity: str) -> list[dict]:
+    """The ledger rows a site's reply carries (the result's and the run ledger's): JSON of a list of rows
+    (:class:`~dpfed_core.privacy.ledger.LedgerRow` fields), each of the site's own entity, with
+    non-negative ε and δ."""
+    from dpfed_core.privacy.ledger import LedgerRow
+
+    if "ledger" not in meta.keys() or "note" not in meta.keys():
+        raise bad_reply(site, what, "the reply has no ledger rows or no release note")
+    try:
+        rows = loads(str(meta["ledger"]))
+    except ValueError:
+        raise bad_reply(site, what, "its ledger rows are not JSON") from None
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise bad_reply(site, what, "its ledger rows are not a list of rows")
+    for row in rows:
+        try:
+            parsed = LedgerRow.from_record(row)
+        except (KeyError, TypeError, ValueError):
+            raise bad_reply(site, what, "a ledger row lacks a field (entity, stage, mechanism, epsilon, delta) or "
+                                        "has one that is not a number") from None
+        if parsed.entity != entity:
+            raise bad_reply(site, what, f"a ledger row is charged to entity {parsed.entity!r}, not its own")
+        if not (parsed.epsilon >= 0 and parsed.delta >= 0):
+            raise bad_reply(site, what, f"a ledger row spends ε = {parsed.epsilon}, δ = {parsed.delta}; both must "
+                                        "be non-negative numbers")
+    return rows
+
+
+def check_coalition(site: str, what: str, meta) -> float:
+    """The ε a site states against the server with every other entity (the result's trust record): a
+    non-negative number, ∞ included."""
+    try:
+        value = loads(str(meta["coalition_epsilon"])) if "coalition_epsilon" in meta.keys() else None
+    except ValueError:
+        value = None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise bad_reply(site, what, "its coalition ε is not a non-negative number")
+    return float(value)
+
+
+def check_masked(site: str, what: str, reply: Message, length: int | None) -> np.ndarray:
+    """A site's masked vector of a secure sum (SecAgg+'s weight entry, then the share, every entry
+    masked): the share's length (``length``: the method's public shape; None when it states none)
+    and finite entries — public facts of a masked vector, nothing of the share. Returns the share's
+    masked part."""
+    from flwr.common import bytes_to_ndarray
+    from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key
+
+    try:
+        parts = [np.asarray(bytes_to_ndarray(b))
+                 for b in reply.content.config_records[RECORD_KEY_CONFIGS][Key.MASKED_PARAMETERS]]
+    except Exception:  # noqa: BLE001 - a reply without a masked vector, or bytes that are no array
+        raise bad_reply(site, what, "the reply holds no masked vector") from None
+    if len(parts) != 2 or parts[0].shape != (1,):
+        raise bad_reply(site, what, f"the masked vector has {len(parts)} parts, expected the protocol's weight "
+                                    "entry and the share")
+    share = parts[1]
+    if share.ndim != 1 or (length is not None and share.shape[0] != length):
+        raise bad_reply(site, what, f"a share of shape {tuple(share.shape)}, expected "
+                                    f"({length if length is not None else 'n'},) (the method's public shape)")
+    if not all(np.issubdtype(p.dtype, np.number) and np.all(np.isfinite(p)) for p in parts):
+        raise bad_reply(site, what, "the masked vector has entries that are not finite numbers")
+    return share
+
+
 #: Flower's error codes of a reply that says the node is gone (not that it failed): the message or
 #: its reply expired, the node stopped heartbeating, or the reply's objects never arrived.
 LOST_NODE_ERRORS = frozenset({ErrorCode.MESSAGE_UNAVAILABLE, ErrorCode.REPLY_MESSAGE_UNAVAILABLE,
@@ -173,6 +288,7 @@ class _Transport:
         self.dump_dir = Path(str(rc["dump-dir"])) if str(rc.get("dump-dir", "")) else None
         self.messages: list[dict] = []
         self.entity_of_node: dict[int, str] = {}
+        self.index_of_node: dict[int, int] = {}  # each accepting site's index, as its decision gave it
         self._dumped = 0
         # Doorbells (local deployment only): ours on the SuperLink's port number, the nodes' on theirs.
         bells = [int(p) for p in str(rc.get("doorbells", "")).split(",") if p.strip()]
@@ -349,9 +465,12 @@ class _SecureSum:
     def __init__(self, run: "_Run") -> None:
         self.run = run
 
-    def __call__(self, nodes: list[int], method, stage: str | None) -> tuple[np.ndarray, dict]:
+    def __call__(self, nodes: list[int], method, stage: str | None,
+                 length: int | None = None) -> tuple[np.ndarray, dict]:
         """One secure sum of every live node's share of ``stage`` (SecAgg+), carrying any pending
-        public result with its share instructions. Returns ``(sum on the grid, record)``."""
+        public result with its share instructions. ``length``: every share's length by the method's
+        public shapes (None: it states none; the shares must then agree). Returns ``(sum on the grid,
+        record)``."""
         run = self.run
         transport = run.transport
         from flwr.server import ServerConfig
@@ -411,6 +530,7 @@ class _SecureSum:
                                   clipping_range=clip, quantization_range=target, modulus_range=modulus,
                                   timeout=transport.round_timeout)
         step = {"i": 0}
+        shape: dict = {"of": None}  # the first share's length, when the method states none
         failures: dict[str, str] = {}
         silent: list[str] = []
         masked: list[dict] = []  # the log's entries of the masked vectors, shaped once the sum is known
@@ -437,6 +557,11 @@ class _SecureSum:
                     transport.log(r, 1, label + " (reply)", False, r.metadata.src_node_id)
                     if fit and not r.has_error():
                         masked.append(transport.messages[-1])
+                        # checked where it arrives: SecAgg+ would add shares of other lengths in NumPy's
+                        # words, or unmask a NaN into a sum every site is sent
+                        share = check_masked(transport.name(r.metadata.src_node_id), f"masked share ({label})",
+                                             r, length if length is not None else shape["of"])
+                        shape["of"] = share.shape[0]
                     transport.dump(r, f"secagg{step['i']}" + (f"_{stage}" if stage else ""))
                     if r.has_error():  # SecAgg+ drops a failed node silently; keep its reason
                         failures[transport.name(r.metadata.src_node_id)] = r.error.reason
@@ -484,6 +609,16 @@ class _SecureSum:
                 "grid": GRID, "contributors": _SumOnly.n_active,
                 "server_saw": "masked vectors and their unmasked sum only"}
         return total, info
+
+    @staticmethod
+    def share_length(method, group: tuple[str, ...], n_items: int | None, public: dict) -> int | None:
+        """Every site's share length of one secure sum by the method's public shapes (the stages' lengths
+        added up); None when the catalogue's size or a stage's length is not stated."""
+        if n_items is None:
+            return None
+        lengths = [method.share_length(stage, n_items, inputs)
+                   for stage, inputs in fused_inputs(method, group, n_items, public)]
+        return None if any(n is None for n in lengths) else int(sum(lengths))
 
     @staticmethod
     def fused_lengths(method, group: tuple[str, ...], n_items: int | None, public: dict, size: int) -> list[int]:
@@ -581,6 +716,8 @@ class _Run:
             d = {k: str(meta[k]) for k in ("entity", "decision", "rule", "message")}
             if d["decision"] == "accepted":
                 self.transport.entity_of_node[r.metadata.src_node_id] = d["entity"]
+                if "index" in meta.keys():
+                    self.transport.index_of_node[r.metadata.src_node_id] = meta["index"]
                 accepted.append(r.metadata.src_node_id)
             decisions.append(d)
         self.decisions = decisions
@@ -654,12 +791,31 @@ class _Run:
     def instructions(self) -> ConfigRecord:
         return ConfigRecord({"config": self.config_json, "n-entities": self.n_entities})
 
-    def identify(self, replies: list[Message]) -> list[Message]:
+    def site_identity(self, r: Message, what: str) -> tuple[int, str]:
+        """``(index, entity)`` a reply's meta gives, checked against what the site's decision gave: a
+        site answering as another entity would be fitted, ordered and charged as that one."""
+        node = r.metadata.src_node_id
+        site = self.transport.name(node)
+        if "meta" not in r.content.keys():
+            raise bad_reply(site, what, "the reply names no entity (no meta record)")
+        meta = r.content["meta"]
+        if "entity" not in meta.keys() or "index" not in meta.keys():
+            raise bad_reply(site, what, "the reply's meta record lacks its entity or index")
+        idx, name = meta["index"], str(meta["entity"])
+        if isinstance(idx, bool) or not isinstance(idx, (int, np.integer)):
+            raise bad_reply(site, what, f"the entity index {idx!r} is not an integer")
+        decided = self.transport.entity_of_node.get(node)
+        decided_index = self.transport.index_of_node.get(node, idx)
+        if (decided is not None and name != decided) or int(idx) != int(decided_index):
+            raise bad_reply(site, what, f"the reply names entity {name!r} (index {int(idx)}), but the site's "
+                                        f"decision named {decided!r} (index {int(decided_index)})")
+        return int(idx), name
+
+    def identify(self, replies: list[Message], what: str = "round 2") -> list[Message]:
         """Map nodes to entities from their replies; refuse duplicates and gaps."""
         by_index: dict[int, Message] = {}
         for r in replies:
-            meta = r.content["meta"]
-            idx, name = int(meta["index"]), str(meta["entity"])
+            idx, name = self.site_identity(r, what)
             if idx in by_index:
                 raise DeploymentRunError(f"two SuperNodes serve entity {name!r} (index {idx}); "
                                          "give every node its own shard")
@@ -677,10 +833,23 @@ class _Run:
         self.transport.progress("round1_sent", nodes=len(nodes))
         before = len(self.transport.messages)
         replies = self.identify(self.transport.exchange(msgs, 1, "round-1 instruction (public run configuration)",
-                                                        "prototypes (+ ledger rows)")[0])
-        P = [r.content["release"]["prototypes"].numpy() for r in replies]
-        counts = ([r.content["release"]["counts"].numpy() for r in replies]
-                  if self.config.server_weighting == "counts" else None)
+                                                        "prototypes (+ ledger rows)")[0], "round-1 prototypes")
+        # checked where they arrive (the in-process protocol's check_release): else another width or a
+        # NaN fails in the fit in SciPy's words, or a wrong count is fitted as another prototype's weight
+        n_columns = catalogue_size_from_json(self.config_json)
+        weighted = self.config.server_weighting == "counts"
+        P, counts = [], ([] if weighted else None)
+        for r in replies:
+            site = self.transport.name(r.metadata.src_node_id)
+            p, c = check_prototypes(site, r.content, n_columns, weighted)
+            if n_columns is None and P and p.shape[1] != P[0].shape[1]:
+                raise bad_reply(site, "round-1 prototypes", f"prototypes of {p.shape[1]} columns while "
+                                f"{self.transport.name(replies[0].metadata.src_node_id)} sent {P[0].shape[1]}; "
+                                "every site sends one column per item of the run's catalogue")
+            check_ledger(site, "round-1 prototypes", r.content["meta"], site)
+            P.append(p)
+            if weighted:
+                counts.append(c)
         shape_of = {r.metadata.src_node_id: list(p.shape) for r, p in zip(replies, P)}
         for m in self.transport.messages[before:]:
             if m["receiver"] == "server":
@@ -704,7 +873,7 @@ class _Run:
 
         t0 = time.perf_counter()
         before = len(self.transport.messages)
-        total, info = self.secure_sum(nodes, method, "catalogue")
+        total, info = self.secure_sum(nodes, method, "catalogue", cat.SECURE_CATALOGUE_BUCKETS)
         rho, _dlt, _cfg = secure_catalogue_budget(self.config)
         keys, _sigma, sigma_sum, threshold = cat.secure_catalogue_keys(
             total, rho, info["contributors"], divisor=secure_catalogue_divisor(self.n_entities, self.config))
@@ -742,7 +911,8 @@ class _Run:
             t0 = time.perf_counter()
             before = len(self.transport.messages)
             label = SUM_OF_STAGES.join(group)
-            total, info = self.secure_sum(nodes, method, label if len(stages) > 1 else None)
+            total, info = self.secure_sum(nodes, method, label if len(stages) > 1 else None,
+                                          _SecureSum.share_length(method, group, n_items, public))
             lengths = _SecureSum.fused_lengths(method, group, n_items, public, total.size)
             parts = np.split(total, np.cumsum(lengths)[:-1])
             for stage, part in zip(group, parts):
@@ -802,8 +972,14 @@ class _Run:
             if m["content"] == "item factors V":
                 m["shape"] = list(V.shape)
         if self.config.method in SUMMABLE_METHODS:
-            replies = self.identify(replies)
+            replies = self.identify(replies, "round-2 acknowledgement")
+            for r in replies:
+                site = self.transport.name(r.metadata.src_node_id)
+                check_ledger(site, "round-2 acknowledgement", r.content["meta"], site)
+                check_coalition(site, "round-2 acknowledgement", r.content["meta"])
         else:
+            for r in replies:
+                self.site_identity(r, "round-2 acknowledgement")
             order = {n: i for i, n in enumerate(nodes_in_order)}
             replies = sorted(replies, key=lambda r: order[r.metadata.src_node_id])
         for r in replies:

@@ -1,0 +1,160 @@
+"""The coordinator checks every site reply it uses where it arrives: a node of the Simulation Engine
+(in-process backend) sends what this dpfed's site never sends (tests/tamper_replies.py), and the run
+ends with one error naming the site and the message, no result file, and the sites told to withdraw."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("flwr")
+
+from dpfed_core.config import RunConfig  # noqa: E402
+from dpfed_core.deployment import DeploymentError, write_shards  # noqa: E402
+from dpfed_core.deployment.deployed import run_deployed  # noqa: E402
+from dpfed_core.evaluation.experiments import make_split  # noqa: E402
+from tests.test_deployment import lab_policy, three_clinics  # noqa: E402
+
+TESTS = str(Path(__file__).resolve().parent)
+KMEANS = RunConfig(method="kmeans", k=4, rank=3, max_iter=30, simulation=True, server_weighting="counts")
+
+
+def tampered_run(monkeypatch, kind: str, cfg: RunConfig, declared: bool = True) -> tuple[str, list]:
+    """Run ``cfg`` with clinic B's replies tampered as ``kind``; returns (the run's error, result files)."""
+    from dpfed_core.deployment.launcher import Guard
+    from dpfed_core.deployment.simulation_engine import SimulatedFederation
+
+    monkeypatch.setenv("PYTHONPATH", TESTS + (os.pathsep + os.environ["PYTHONPATH"]
+                                              if os.environ.get("PYTHONPATH") else ""))
+    monkeypatch.setenv("DPFED_PLUGINS", "tamper_replies")
+    monkeypatch.setenv("DPFED_TEST_TAMPER", kind)
+    monkeypatch.setenv("DPFED_TEST_TAMPER_SITE", "clinic B")
+    ds = three_clinics(declared=declared)
+    guard = Guard()
+    try:
+        shards = write_shards(ds, make_split(ds, cfg), guard.path / "shards")
+        with SimulatedFederation(shards, None, ds.entity_names, guard=guard,
+                                 site_policy=lab_policy(guard.path)) as fed:
+            with pytest.raises(DeploymentError) as err:
+                run_deployed(ds, cfg, federation=fed, round_timeout=60, timeout=240, engine="simulation")
+            written = list(Path(fed.dir).glob("result_*"))
+    finally:
+        guard.close()
+    return str(err.value), written
+
+
+@pytest.mark.parametrize("kind, what, problem", [
+    ("wide", "round-1 prototypes", r"prototypes of shape \(\d+, 41\), expected k × 40"),
+    ("flat", "round-1 prototypes", r"prototypes of shape \(\d+,\), expected k × 40"),
+    ("cube", "round-1 prototypes", r"prototypes of shape \(1, \d+, 40\), expected k × 40"),
+    ("nan", "round-1 prototypes", "not finite"),
+    ("counts-long", "round-1 cluster sizes", "5 cluster sizes of shape \\(5,\\) for 4 prototypes"),
+    ("counts-inf", "round-1 cluster sizes", "not finite"),
+    ("other-entity", "round-1 prototypes", "names entity 'clinic A' \\(index 1\\), but the site's decision named "
+                                           "'clinic B'"),
+    ("bad-ledger", "round-1 prototypes", "ledger rows are not JSON"),
+    ("foreign-ledger", "round-1 prototypes", "ledger row is charged to entity 'clinic A'"),
+    ("no-meta", "round-1 prototypes", "names no entity"),
+    ("round2-index", "round-2 acknowledgement", "index 6"),
+])
+def test_a_prototype_sites_bad_reply_ends_the_run_naming_the_site_and_the_message(monkeypatch, kind, what,
+                                                                                    problem):
+    import re
+
+    message, written = tampered_run(monkeypatch, kind, KMEANS)
+    assert re.search(f"{what} from clinic B: .*{problem}", message), message
+    assert "DPFED_PLUGINS" in message and "Traceback" not in message and "Error:" not in message
+    # every site released its prototypes before the reply was read: each was told, and keeps its charge
+    assert "kept their charge" in message, message
+    assert written == []
+
+
+POPULARITY = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure")
+
+
+@pytest.mark.parametrize("kind, declared, what, problem", [
+    ("share-long", True, r"masked share \(SecAgg\+ collect masked vectors\)", r"share of shape \(41,\), expected \(40,\)"),
+    ("catalogue-short", False, r"masked share \(SecAgg\+ collect masked vectors \[catalogue\]\)",
+     r"share of shape \(4095,\), expected \(4096,\)"),
+])
+def test_a_secure_sum_share_of_another_length_ends_the_run_naming_the_site(monkeypatch, kind, declared, what,
+                                                                          problem):
+    import re
+
+    message, written = tampered_run(monkeypatch, kind, POPULARITY, declared=declared)
+    assert re.search(f"{what} from clinic B: .*{problem}", message), message
+    assert "kept their charge" in message and written == []
+
+
+def _masked_reply(*parts):
+    from types import SimpleNamespace
+
+    from flwr.common import ndarray_to_bytes
+    from flwr.common.secure_aggregation.secaggplus_constants import RECORD_KEY_CONFIGS, Key
+
+    return SimpleNamespace(content=SimpleNamespace(config_records={
+        RECORD_KEY_CONFIGS: {Key.MASKED_PARAMETERS: [ndarray_to_bytes(np.asarray(p)) for p in parts]}}))
+
+
+def test_a_masked_share_is_read_for_its_public_length_and_finiteness_only():
+    from dpfed_core.deployment.server_app import DeploymentRunError, check_masked
+
+    share = check_masked("clinic B", "masked share", _masked_reply([7], np.arange(5.0)), 5)
+    assert share.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert check_masked("clinic B", "masked share", _masked_reply([7], np.arange(6.0)), None).size == 6
+    for parts, length, problem in [(([7], np.arange(6.0)), 5, r"shape \(6,\), expected \(5,\)"),
+                                   (([7], np.arange(4.0)), 5, r"shape \(4,\), expected \(5,\)"),
+                                   (([7], np.arange(6.0).reshape(2, 3)), None, r"shape \(2, 3\)"),
+                                   (([7], [0.0, np.nan, 1.0]), 3, "not finite"),
+                                   (([np.inf], [0.0, 2.0, 1.0]), 3, "not finite"),
+                                   ((np.arange(3.0),), 3, "weight entry and the share")]:
+        with pytest.raises(DeploymentRunError, match=f"masked share from clinic B: .*{problem}"):
+            check_masked("clinic B", "masked share", _masked_reply(*parts), length)
+
+
+def test_a_sites_prototypes_counts_and_ledger_rows_are_checked_and_a_noisy_negative_count_is_kept():
+    from flwr.app import Array, ArrayRecord, ConfigRecord
+
+    from dpfed_core.deployment.server_app import (DeploymentRunError, check_coalition, check_ledger,
+                                                  check_prototypes)
+    from dpfed_core.deployment.wire import dumps
+
+    def content(P, c=None):
+        arrays = {"prototypes": Array(np.asarray(P, dtype=float))}
+        if c is not None:
+            arrays["counts"] = Array(np.asarray(c, dtype=float))
+        return {"release": ArrayRecord(arrays)}
+
+    P, c = check_prototypes("clinic B", content(np.ones((2, 3)), [-1.5, 4.0]), 3, True)
+    assert P.shape == (2, 3) and c.tolist() == [-1.5, 4.0]  # a DP count below 0: the fit clips it
+    assert check_prototypes("clinic B", content(np.ones((2, 3))), 3, False)[1] is None
+    with pytest.raises(DeploymentRunError, match=r"shape \(2, 4\), expected k × 3"):
+        check_prototypes("clinic B", content(np.ones((2, 4))), 3, False)
+    with pytest.raises(DeploymentRunError, match=r"shape \(2, 2\), expected k × 3"):
+        check_prototypes("clinic B", content(np.ones((2, 2))), 3, False)
+    with pytest.raises(DeploymentRunError, match="round-1 cluster sizes from clinic B: the reply has no 'counts'"):
+        check_prototypes("clinic B", content(np.ones((2, 3))), 3, True)
+    with pytest.raises(DeploymentRunError, match="1 cluster sizes of shape \\(1,\\) for 2 prototypes"):
+        check_prototypes("clinic B", content(np.ones((2, 3)), [1.0]), 3, True)
+    with pytest.raises(DeploymentRunError, match="round-1 prototypes from clinic B: the reply holds no release"):
+        check_prototypes("clinic B", {}, 3, False)
+
+    row = {"entity": "clinic B", "stage": "round 1", "mechanism": "gaussian", "epsilon": 0.5, "delta": 1e-6,
+           "sensitivity": 1.0, "noise_scale": 2.0}
+    meta = ConfigRecord({"ledger": dumps([row]), "note": ""})
+    assert check_ledger("clinic B", "round-1 prototypes", meta, "clinic B") == [row]
+    for bad, problem in [({**row, "epsilon": -0.5}, "ε = -0.5"), ({**row, "delta": float("nan")}, "δ = nan"),
+                         ({k: v for k, v in row.items() if k != "stage"}, "lacks a field")]:
+        with pytest.raises(DeploymentRunError, match=problem):
+            check_ledger("clinic B", "round-1 prototypes", ConfigRecord({"ledger": dumps([bad]), "note": ""}),
+                         "clinic B")
+    with pytest.raises(DeploymentRunError, match="not a list of rows"):
+        check_ledger("clinic B", "round-1 prototypes", ConfigRecord({"ledger": dumps(row), "note": ""}), "clinic B")
+    assert check_coalition("clinic B", "round-2 acknowledgement", ConfigRecord({"coalition_epsilon": "\"inf\""})) \
+        == float("inf")
+    assert check_coalition("clinic B", "round-2 acknowledgement", ConfigRecord({"coalition_epsilon": "2.5"})) == 2.5
+    for bad in ("null", "-1", "\"x\"", "{"):
+        with pytest.raises(DeploymentRunError, match="round-2 acknowledgement from clinic B: its coalition ε"):
+            check_coalition("clinic B", "round-2 acknowledgement", ConfigRecord({"coalition_epsilon": bad}))
