@@ -858,6 +858,16 @@ def test_equal_scores_share_a_rank_and_the_cut_through_a_tie_is_said():
     assert "share a rank" in note and "3 more items score the same as the last one" in note, note
 
 
+def test_a_top_n_below_1_is_one_error_naming_the_control_not_a_list_cut_from_its_end():
+    """n = −2 used to list every candidate but the last two (a slice from the end)."""
+    ds, split, result, entity, user, row, hidden = _scored_run()
+    assert len(dash.recommend_table(ds, split, result, entity, user, n=1)) == 1
+    for n in (0, -2, 1.5):
+        with pytest.raises(ConfigError, match=f"n \\(“Top-N” on the Recommend page\\), the length of the "
+                                              f"recommendation list, must be a whole number of at least 1, got {n}"):
+            dash.recommend_table(ds, split, result, entity, user, n=n)
+
+
 def test_the_why_column_marks_only_the_items_the_dp_selection_left_out():
     ds, split, result, entity, user, row, hidden = _scored_run()
     top = int(np.argmax(result.V[:, 0]))

@@ -142,6 +142,18 @@ def test_recommend_excludes_seen(small):
         model.recommend("south", "nobody")
 
 
+@pytest.mark.parametrize("n", [0, -3, 2.5, "5", True, None])
+def test_a_recommendation_list_length_that_is_no_whole_number_above_0_is_one_error_naming_n(small, n):
+    """A negative n used to cut the list from its end (all items but the last |n|), a fraction was
+    truncated, and a string failed in Python's words."""
+    model = FederatedRecommender("kmeans", k=5, rank=3, random_state=0).fit(small)
+    with pytest.raises(ConfigError, match="n, the length of the recommendation list, must be a whole number of at "
+                                          f"least 1, got {n!r}") as err:
+        model.recommend("south", 0, n=n)
+    assert err.value.param == "n"
+    assert len(model.recommend("south", 0, n=np.int64(3))[0]) == 3
+
+
 def test_a_users_position_is_within_its_entity_never_the_next_entitys_first_user(small):
     from dpfed_core.federation.protocol import user_row
 

@@ -511,12 +511,22 @@ def user_row(dataset: FederatedDataset, entity, user) -> int:
     return sl.start + int(hits[0])
 
 
+def check_list_length(n, control: str = "") -> int:
+    """``n`` of a top-n list: a whole number ≥ 1 (a bool, a fraction or a string is refused: a fraction
+    would be truncated and a negative one would cut the list from its end). ``control``: where a front
+    end sets it, named in the error."""
+    where = f" ({control})" if control else ""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ConfigError(f"n{where}, the length of the recommendation list, must be a whole number of at least 1, "
+                          f"got {n!r}", param="n")
+    return int(n)
+
+
 def recommend_from_factors(dataset, X_train, U, V, entity, user, n=10, exclude_seen=True):
     """Shared top-n logic for every factor model (see :meth:`FederatedRecommender.recommend`):
     ``(U, V)`` arrays, or an :class:`~dpfed_core.models.entity_factors.EntityFactors` as ``U`` with
     ``V=None`` (the user's entity then scores with its own factors)."""
-    if n < 1:
-        raise ConfigError(f"n must be at least 1, got {n}")
+    n = check_list_length(n)
     row = user_row(dataset, entity, user)
     scores = as_entity_factors(U, V).scores([row])[0]
     if exclude_seen:

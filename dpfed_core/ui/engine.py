@@ -30,7 +30,7 @@ from dpfed_core.evaluation.verdicts import (BASELINE_NAMES, METRIC_SHORT, REFERE
                                             crossing_epsilon, crossing_lines, entity_verdict, format_epsilon, is_defined, pays_from_sentence, sweep_entity_verdict,
                                             sweep_verdict_sentence, unproved_sweep_text, verdict_sentence,
                                             verdict_word)
-from dpfed_core.federation.protocol import user_row
+from dpfed_core.federation.protocol import check_list_length, user_row
 from dpfed_core.methods import MethodResult
 from dpfed_core.privacy.noise import SIMULATION_LABEL  # noqa: F401
 from dpfed_core.ui.catalogue import (AGGREGATION_HELP, BASE_REFERENCES, DP_METHOD, PLAN_TO_LEDGER,  # noqa: F401
@@ -251,6 +251,7 @@ def recommend_table(ds: FederatedDataset, split, result: MethodResult, entity: s
     each one is among the user's hidden test entries (a hit). Candidates are the items the entity could
     suggest: a name it never held and no public list names (:func:`names_known_to`), on which the model
     learned nothing (score 0), is no suggestion it could make."""
+    n = check_list_length(n, "“Top-N” on the Recommend page")
     row = user_row(ds, entity, user)
     scores = np.array(result.entity_factors().scores([row])[0], dtype=float)
     scores[split.train[row].indices] = -np.inf
