@@ -465,6 +465,46 @@ def test_a_share_entry_beyond_secaggs_range_is_refused_not_clipped(tmp_path, cap
     assert clip < peak <= 2 * clip
 
 
+def test_a_share_with_entries_that_are_not_finite_is_refused_not_quantised(tmp_path, monkeypatch):
+    """A method's share holding NaN passed the range check (NaN > clip is false) and SecAgg+ quantised
+    it to some integer: the sum every site is sent was wrong without a word."""
+    import dataclasses
+
+    from flwr.common import FitIns, ndarrays_to_parameters
+    from flwr.compat.common import recorddict_compat as compat
+
+    from dpfed_core.deployment.shards import write_shards
+    from dpfed_core.deployment.wire import run_json
+    from dpfed_core.errors import DpfedError
+    from dpfed_core.evaluation.experiments import make_split
+
+    X = sp.csr_matrix((np.ones(36), (np.arange(36), np.arange(36) % 8)), shape=(36, 8))
+    ds = FederatedDataset.from_parts(X, np.repeat(["A", "B", "C"], 12), value_kind="counts", value_max=1,
+                                     name="small values", item_source="declared")
+    cfg = RunConfig(method="dp-popularity", epsilon=math.inf, aggregation="secure")
+    shards = write_shards(ds, make_split(ds, cfg), tmp_path / "shards")
+    run = run_json(cfg, "declared", ds.n_items)
+    ins = FitIns(ndarrays_to_parameters([]), {"config": run, "n-entities": 3, "stage": "release"})
+    msg = SimpleNamespace(content=compat.fitins_to_recorddict(ins, keep_input=True))
+    real = ca.stage_share
+
+    def share_with(value):
+        def stage_share(*args):
+            share = real(*args)
+            return dataclasses.replace(share, values=np.where(np.arange(share.values.size) == 2, value,
+                                                              share.values))
+        return stage_share
+
+    for i, bad in enumerate((np.nan, np.inf, -np.inf)):
+        policy = write_policy(tmp_path / f"p{i}.toml", methods=["dp-popularity"], max_epsilon=1.0,
+                              budget_epsilon=1.0, allow_non_private=True, store=str(tmp_path / f"{i}{{site}}.sqlite3"))
+        ctx = _context(**{"data-path": str(shards[0]), "policy-path": str(policy)})
+        ctx.state.config_records[ca.ACCEPTED_KEY] = ConfigRecord({"config": run, "n-entities": 3, "operation": "op"})
+        monkeypatch.setattr(ca, "stage_share", share_with(bad))
+        with pytest.raises(DpfedError, match="A: the dp-popularity release share has entries that are not finite"):
+            ca.secure_share(msg, ctx)
+
+
 # ============================================================================ the server, reading replies
 def _transport(names=None):
     t = object.__new__(sa._Transport)

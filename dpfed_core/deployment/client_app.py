@@ -701,6 +701,12 @@ def _secure_share(msg: Message, context: Context) -> Message:
         rows_now = ledger.rows
         _keep_rng(rng, context)  # the method's stream only: the catalogue's is its own
     _target, _modulus, clip = secagg_ranges(H)
+    if not np.all(np.isfinite(values)):
+        # SecAgg+ would quantise a NaN or ±∞ to some integer and the sum every site is sent would be
+        # wrong without a word (a NaN also passes the range check below)
+        raise DpfedError(f"{shard.entity}: the {config.method} {stage} share has entries that are not finite "
+                         "numbers; the secure sum cannot carry it (fix the method's share, or choose another "
+                         "method)")
     peak = float(np.max(np.abs(values))) if values.size else 0.0
     if peak > clip:
         # SecAgg+ would clip this entry silently and the sum would be wrong: refuse instead. The error
