@@ -158,3 +158,21 @@ def test_a_sites_prototypes_counts_and_ledger_rows_are_checked_and_a_noisy_negat
     for bad in ("null", "-1", "\"x\"", "{"):
         with pytest.raises(DeploymentRunError, match="round-2 acknowledgement from clinic B: its coalition ε"):
             check_coalition("clinic B", "round-2 acknowledgement", ConfigRecord({"coalition_epsilon": bad}))
+
+
+def test_deploy_local_prints_a_sites_bad_reply_as_one_message_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    from dpfed_core.cli.main import main
+
+    monkeypatch.setenv("PYTHONPATH", TESTS + (os.pathsep + os.environ["PYTHONPATH"]
+                                              if os.environ.get("PYTHONPATH") else ""))
+    monkeypatch.setenv("DPFED_PLUGINS", "")
+    monkeypatch.setenv("DPFED_TEST_TAMPER", "nan")
+    monkeypatch.setenv("DPFED_TEST_TAMPER_SITE", "South")
+    out = tmp_path / "dep.json"
+    code = main(["deploy-local", "--data", "sample:clinic", "--federation", "region", "--method", "kmeans",
+                 "--simulation", "--engine", "simulation", "--plugin", "tamper_replies",
+                 "--site-policy", str(lab_policy(tmp_path)), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code != 0 and not out.exists()
+    assert "round-1 prototypes from South: its 'prototypes' has entries that are not finite" in err, err
+    assert "Traceback" not in err and err.count("round-1 prototypes from South") == 1
