@@ -1005,6 +1005,16 @@ OWN_MODEL_UPDATE_RIDGE = f"{FACTORT}::test_a_factor_update_minimises_the_ridge_o
 OWN_MODEL_ROUND2_FIT = ("fit_site_model(X_h, rank=self.rank, lam=self.lam, mode=self.mode, max_iter=self.max_iter, "
                         "rng=None, features=features, V_fed=V_h, known_only=not shared.public)")
 
+REPLY_TESTS = "tests/test_deployment_replies.py"
+REPLY_BAD = f"{REPLY_TESTS}::test_a_prototype_sites_bad_reply_ends_the_run_naming_the_site_and_the_message"
+REPLY_SHARE = f"{REPLY_TESTS}::test_a_secure_sum_share_of_another_length_ends_the_run_naming_the_site"
+REPLY_MASKED = f"{REPLY_TESTS}::test_a_masked_share_is_read_for_its_public_length_and_finiteness_only"
+REPLY_UNITS = (f"{REPLY_TESTS}::test_a_sites_prototypes_counts_and_ledger_rows_are_checked_and_a_noisy_negative_"
+               "count_is_kept")
+REPLY_COOC_WIDE = f"{REPLY_TESTS}::test_shares_that_all_miss_the_methods_public_length_end_the_run_at_their_arrival"
+REPLY_WIDTH = "P.ndim != 2 or (n_columns is not None and P.shape[1] != n_columns)"
+REPLY_IDENTITY = "decided is not None and name != decided or int(idx) != int(decided_index)"
+
 MUTANTS = (
     # the dashboard's pages (scripts: edited at module level) and the method catalogue they show. What a
     # page gets wrong, a reader takes as the product's word: the list of another length or user, the
@@ -7376,6 +7386,66 @@ MUTANTS = (
     Mutant("systems-fcf-upload-unweighted", FCF_PY, "client_upload",
            "(1.0 + alpha * values) * (1.0 - Y[items] @ x_u)", "1.0 - Y[items] @ x_u",
            (f"{FCFT}::test_server_gradient_is_sum_of_client_uploads_and_true_gradient",)),
+    # the deployed server checks each site reply where it arrives (shapes, finiteness, identity, ledger)
+    Mutant("reply-prototype-width-unchecked", SERVER, "check_prototypes", REPLY_WIDTH, "P.ndim != 2",
+           (f"{REPLY_BAD}[wide]", REPLY_UNITS)),
+    Mutant("reply-prototype-dimensions-unchecked", SERVER, "check_prototypes", REPLY_WIDTH,
+           "n_columns is not None and P.shape[1] != n_columns", (f"{REPLY_BAD}[flat]",)),
+    Mutant("reply-prototype-width-off-by-one", SERVER, "check_prototypes", "P.shape[1] != n_columns",
+           "P.shape[1] != n_columns + 1", (f"{REPLY_BAD}[wide]", REPLY_UNITS)),
+    Mutant("reply-values-finiteness-unchecked", SERVER, "reply_array", "not np.all(np.isfinite(a))", "False",
+           (f"{REPLY_BAD}[nan]", f"{REPLY_BAD}[counts-inf]")),
+    Mutant("reply-counts-length-unchecked", SERVER, "check_prototypes", "c.shape != (P.shape[0],)", "False",
+           (f"{REPLY_BAD}[counts-long]", REPLY_UNITS)),
+    Mutant("reply-counts-check-skipped", SERVER, "_Run.round1_prototypes",
+           "check_prototypes(site, r.content, n_columns, weighted)", "False",
+           (f"{REPLY_BAD}[counts-long]",), arg=3),
+    Mutant("reply-entity-name-unchecked", SERVER, "_Run.site_identity", REPLY_IDENTITY,
+           "int(idx) != int(decided_index)", (f"{REPLY_BAD}[other-entity]",)),
+    Mutant("reply-entity-index-unchecked", SERVER, "_Run.site_identity", REPLY_IDENTITY,
+           "decided is not None and name != decided", (f"{REPLY_BAD}[round2-index]",)),
+    Mutant("reply-round2-identity-unchecked", SERVER, "_Run.round2", "self.site_identity(r, 'round-2 acknowledgement')",
+           "None", (f"{REPLY_BAD}[round2-index]",)),
+    Mutant("reply-ledger-entity-unchecked", SERVER, "check_ledger", "parsed.entity != entity", "False",
+           (f"{REPLY_BAD}[foreign-ledger]",)),
+    Mutant("reply-ledger-round1-unchecked", SERVER, "_Run.round1_prototypes",
+           "check_ledger(site, 'round-1 prototypes', r.content['meta'], site)", "None",
+           (f"{REPLY_BAD}[bad-ledger]", f"{REPLY_BAD}[foreign-ledger]")),
+    Mutant("reply-ledger-negative-epsilon-kept", SERVER, "check_ledger",
+           "parsed.epsilon >= 0 and parsed.delta >= 0", "parsed.delta >= 0", (REPLY_UNITS,)),
+    Mutant("reply-coalition-negative-kept", SERVER, "check_coalition",
+           "isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0",
+           "isinstance(value, bool) or not isinstance(value, (int, float))", (REPLY_UNITS,)),
+    Mutant("reply-masked-length-unchecked", SERVER, "check_masked",
+           "share.ndim != 1 or (length is not None and share.shape[0] != length)", "share.ndim != 1",
+           (REPLY_MASKED, f"{REPLY_SHARE}[share-long]")),
+    Mutant("reply-masked-finiteness-unchecked", SERVER, "check_masked",
+           "not all((np.issubdtype(p.dtype, np.number) and np.all(np.isfinite(p)) for p in parts))", "False",
+           (REPLY_MASKED,)),
+    Mutant("reply-share-lengths-unchecked", SERVER, "_SecureSum.__call__._LoggingGrid.send_and_receive",
+           "check_share_lengths(f'masked share ({label})', lengths)", "None", (f"{REPLY_SHARE}[share-long]",)),
+    Mutant("reply-share-lengths-minority-named", SERVER, "check_share_lengths", "n != counts[0][0]",
+           "n == counts[0][0]", (f"{REPLY_TESTS}::test_shares_of_a_method_that_states_no_length_must_agree_and_the_"
+                                 "odd_site_is_named", f"{REPLY_SHARE}[share-long]")),
+    Mutant("reply-sum-length-not-passed", SERVER, "_Run.round1_summable",
+           "self.secure_sum(nodes, method, label if len(stages) > 1 else None, "
+           "_SecureSum.share_length(method, group, n_items, public))", "None", (REPLY_COOC_WIDE,), arg=3),
+    Mutant("reply-catalogue-buckets-off-by-one", SERVER, "_Run.round1_catalogue",
+           "self.secure_sum(nodes, method, 'catalogue', cat.SECURE_CATALOGUE_BUCKETS)",
+           "ORIG - 1", (f"{REPLY_SHARE}[catalogue-short]",), arg=3),
+    Mutant("reply-site-share-finiteness-unchecked", "dpfed_core/deployment/client_app.py", "_secure_share",
+           "not np.all(np.isfinite(values))", "False",
+           ("tests/test_deployment_apps.py::test_a_share_with_entries_that_are_not_finite_is_refused_not_quantised",)),
+    Mutant("reply-recommend-list-length-zero-kept", "dpfed_core/federation/protocol.py", "check_list_length",
+           "n < 1", "n < 0",
+           ("tests/test_protocol.py::test_a_recommendation_list_length_that_is_no_whole_number_above_0_is_one_error_"
+            "naming_n",
+            "tests/test_dashboard_engine.py::test_a_top_n_below_1_is_one_error_naming_the_control_not_a_list_cut_from_"
+            "its_end")),
+    Mutant("reply-recommend-list-length-fraction-kept", "dpfed_core/federation/protocol.py", "check_list_length",
+           "isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1", "n < 1",
+           ("tests/test_protocol.py::test_a_recommendation_list_length_that_is_no_whole_number_above_0_is_one_error_"
+            "naming_n",)),
 )
 
 

@@ -3,7 +3,7 @@ what arrives (tests/test_deployment_replies.py).
 
 Imported as a plug-in (``DPFED_PLUGINS=tamper_replies``) by every process of a deployment, it changes
 the ClientApp only in the Simulation Engine's process, and only the replies of the site named by
-``DPFED_TEST_TAMPER_SITE``; ``DPFED_TEST_TAMPER`` says what it sends instead (a key of :data:`KINDS`).
+``DPFED_TEST_TAMPER_SITE`` (``*``: every site's shares); ``DPFED_TEST_TAMPER`` says what it sends instead (a key of :data:`KINDS`).
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def _install() -> None:
 
     def stage_share(method, X, rng, ledger_view, n_entities, stage, public):
         share = real_share(method, X, rng, ledger_view, n_entities, stage, public)
-        if kind == "share-long" and ledger_view.entity == _site():
+        if kind == "share-long" and _site() in (ledger_view.entity, "*"):
             share = dataclasses.replace(share, values=np.append(share.values, 0.0))
         return share
 

@@ -21,8 +21,9 @@ TESTS = str(Path(__file__).resolve().parent)
 KMEANS = RunConfig(method="kmeans", k=4, rank=3, max_iter=30, simulation=True, server_weighting="counts")
 
 
-def tampered_run(monkeypatch, kind: str, cfg: RunConfig, declared: bool = True) -> tuple[str, list]:
-    """Run ``cfg`` with clinic B's replies tampered as ``kind``; returns (the run's error, result files)."""
+def tampered_run(monkeypatch, kind: str, cfg: RunConfig, declared: bool = True,
+                 site: str = "clinic B") -> tuple[str, list]:
+    """Run ``cfg`` with ``site``'s replies tampered as ``kind``; returns (the run's error, result files)."""
     from dpfed_core.deployment.launcher import Guard
     from dpfed_core.deployment.simulation_engine import SimulatedFederation
 
@@ -30,7 +31,7 @@ def tampered_run(monkeypatch, kind: str, cfg: RunConfig, declared: bool = True) 
                                               if os.environ.get("PYTHONPATH") else ""))
     monkeypatch.setenv("DPFED_PLUGINS", "tamper_replies")
     monkeypatch.setenv("DPFED_TEST_TAMPER", kind)
-    monkeypatch.setenv("DPFED_TEST_TAMPER_SITE", "clinic B")
+    monkeypatch.setenv("DPFED_TEST_TAMPER_SITE", site)
     ds = three_clinics(declared=declared)
     guard = Guard()
     try:
@@ -45,7 +46,7 @@ def tampered_run(monkeypatch, kind: str, cfg: RunConfig, declared: bool = True) 
     return str(err.value), written
 
 
-@pytest.mark.parametrize("kind, what, problem", [
+PROTOTYPE_CASES = [
     ("wide", "round-1 prototypes", r"prototypes of shape \(\d+, 41\), expected k × 40"),
     ("flat", "round-1 prototypes", r"prototypes of shape \(\d+,\), expected k × 40"),
     ("cube", "round-1 prototypes", r"prototypes of shape \(1, \d+, 40\), expected k × 40"),
@@ -58,7 +59,10 @@ def tampered_run(monkeypatch, kind: str, cfg: RunConfig, declared: bool = True) 
     ("foreign-ledger", "round-1 prototypes", "ledger row is charged to entity 'clinic A'"),
     ("no-meta", "round-1 prototypes", "names no entity"),
     ("round2-index", "round-2 acknowledgement", "index 6"),
-])
+]
+
+
+@pytest.mark.parametrize("kind, what, problem", PROTOTYPE_CASES, ids=[c[0] for c in PROTOTYPE_CASES])
 def test_a_prototype_sites_bad_reply_ends_the_run_naming_the_site_and_the_message(monkeypatch, kind, what,
                                                                                     problem):
     import re
@@ -74,11 +78,15 @@ def test_a_prototype_sites_bad_reply_ends_the_run_naming_the_site_and_the_messag
 POPULARITY = RunConfig(method="dp-popularity", epsilon=1.0, rank=3, simulation=True, aggregation="secure")
 
 
-@pytest.mark.parametrize("kind, declared, what, problem", [
-    ("share-long", True, r"masked share \(SecAgg\+ collect masked vectors\)", r"share of shape \(41,\), expected \(40,\)"),
+SHARE_CASES = [
+    ("share-long", True, r"masked share \(SecAgg\+ collect masked vectors\)",
+     "a share of 41 entries, while the other sites' have 40"),
     ("catalogue-short", False, r"masked share \(SecAgg\+ collect masked vectors \[catalogue\]\)",
      r"share of shape \(4095,\), expected \(4096,\)"),
-])
+]
+
+
+@pytest.mark.parametrize("kind, declared, what, problem", SHARE_CASES, ids=[c[0] for c in SHARE_CASES])
 def test_a_secure_sum_share_of_another_length_ends_the_run_naming_the_site(monkeypatch, kind, declared, what,
                                                                           problem):
     import re
@@ -176,3 +184,28 @@ def test_deploy_local_prints_a_sites_bad_reply_as_one_message_and_writes_nothing
     assert code != 0 and not out.exists()
     assert "round-1 prototypes from South: its 'prototypes' has entries that are not finite" in err, err
     assert "Traceback" not in err and err.count("round-1 prototypes from South") == 1
+
+
+def test_shares_of_a_method_that_states_no_length_must_agree_and_the_odd_site_is_named():
+    from dpfed_core.deployment.server_app import DeploymentRunError, check_share_lengths
+
+    check_share_lengths("masked share", {"A": 40, "B": 40, "C": 40})
+    check_share_lengths("masked share", {})
+    with pytest.raises(DeploymentRunError, match="masked share from B, D: a share of 39, 41 entries, while the other "
+                                                 "sites' have 40"):
+        check_share_lengths("masked share", {"D": 41, "A": 40, "B": 39, "C": 40, "E": 40})
+    with pytest.raises(DeploymentRunError, match=r"masked share from A, B: shares of different lengths \(A: 40, B: 41\)"):
+        check_share_lengths("masked share", {"B": 41, "A": 40})
+
+
+def test_shares_that_all_miss_the_methods_public_length_end_the_run_at_their_arrival(monkeypatch):
+    """Every site sends a popularity share one entry longer than the 40 declared items: the shares
+    agree with each other, so only the method's public length (its share_length) shows them wrong."""
+    import re
+
+    cfg = RunConfig(method="dp-cooccurrence", epsilon=1.0, rank=3, max_iter=60, simulation=True,
+                    aggregation="secure", method_params={"max_items": 30})
+    message, written = tampered_run(monkeypatch, "share-long", cfg, site="*")
+    assert re.search(r"masked share \(SecAgg\+ collect masked vectors \[popularity\]\) from clinic [ABC]: a share "
+                     r"of shape \(41,\), expected \(40,\)", message), message
+    assert "kept their charge" in message and written == []

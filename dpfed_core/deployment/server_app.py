@@ -218,6 +218,23 @@ def check_masked(site: str, what: str, reply: Message, length: int | None) -> np
     return share
 
 
+def check_share_lengths(what: str, lengths: dict[str, int]) -> None:
+    """The sites' shares of one secure sum have one length (when the method states none, the check of
+    each against it cannot say which is wrong): the sites off the most common length are named, every
+    site with its length when no length is the most common."""
+    from collections import Counter
+
+    counts = Counter(lengths.values()).most_common()
+    if len(counts) < 2:
+        return
+    if counts[0][1] > counts[1][1]:
+        odd = sorted(site for site, n in lengths.items() if n != counts[0][0])
+        raise bad_reply(", ".join(odd), what, f"a share of {', '.join(str(lengths[s]) for s in odd)} entries, while "
+                                              f"the other sites' have {counts[0][0]}")
+    raise bad_reply(", ".join(sorted(lengths)), what, "shares of different lengths ("
+                    + ", ".join(f"{site}: {lengths[site]}" for site in sorted(lengths)) + ")")
+
+
 #: Flower's error codes of a reply that says the node is gone (not that it failed): the message or
 #: its reply expired, the node stopped heartbeating, or the reply's objects never arrived.
 LOST_NODE_ERRORS = frozenset({ErrorCode.MESSAGE_UNAVAILABLE, ErrorCode.REPLY_MESSAGE_UNAVAILABLE,
@@ -530,7 +547,6 @@ class _SecureSum:
                                   clipping_range=clip, quantization_range=target, modulus_range=modulus,
                                   timeout=transport.round_timeout)
         step = {"i": 0}
-        shape: dict = {"of": None}  # the first share's length, when the method states none
         failures: dict[str, str] = {}
         silent: list[str] = []
         masked: list[dict] = []  # the log's entries of the masked vectors, shaped once the sum is known
@@ -553,18 +569,19 @@ class _SecureSum:
                 for m in messages:
                     transport.log(m, 1, down, True, m.metadata.dst_node_id, carried_shape if fit else None)
                 replies = transport.send_and_receive(messages, timeout)
+                lengths: dict[str, int] = {}
                 for r in replies:
                     transport.log(r, 1, label + " (reply)", False, r.metadata.src_node_id)
                     if fit and not r.has_error():
                         masked.append(transport.messages[-1])
                         # checked where it arrives: SecAgg+ would add shares of other lengths in NumPy's
                         # words, or unmask a NaN into a sum every site is sent
-                        share = check_masked(transport.name(r.metadata.src_node_id), f"masked share ({label})",
-                                             r, length if length is not None else shape["of"])
-                        shape["of"] = share.shape[0]
+                        site = transport.name(r.metadata.src_node_id)
+                        lengths[site] = check_masked(site, f"masked share ({label})", r, length).shape[0]
                     transport.dump(r, f"secagg{step['i']}" + (f"_{stage}" if stage else ""))
                     if r.has_error():  # SecAgg+ drops a failed node silently; keep its reason
                         failures[transport.name(r.metadata.src_node_id)] = r.error.reason
+                check_share_lengths(f"masked share ({label})", lengths)
                 answered = {r.metadata.src_node_id for r in replies}
                 quiet = [transport.name(m.metadata.dst_node_id) for m in messages
                          if m.metadata.dst_node_id not in answered]
