@@ -7433,6 +7433,10 @@ MUTANTS = (
     Mutant("reply-catalogue-buckets-off-by-one", SERVER, "_Run.round1_catalogue",
            "self.secure_sum(nodes, method, 'catalogue', cat.SECURE_CATALOGUE_BUCKETS)",
            "ORIG - 1", (f"{REPLY_SHARE}[catalogue-short]",), arg=3),
+    Mutant("reply-unread-decision-taken-as-refusal", SERVER, "_Run.site_decisions",
+           "str(r.content['meta']['decision']) not in ('accepted', 'refused')", "False",
+           (f"{REPLY_TESTS}::test_a_decision_the_server_cannot_read_ends_the_run_and_the_sites_that_accepted_give_"
+            "their_charge_back",)),
     Mutant("reply-site-share-finiteness-unchecked", "dpfed_core/deployment/client_app.py", "_secure_share",
            "not np.all(np.isfinite(values))", "False",
            ("tests/test_deployment_apps.py::test_a_share_with_entries_that_are_not_finite_is_refused_not_quantised",)),

@@ -15,7 +15,7 @@ import numpy as np
 
 #: What the tampered site sends: each a bad reply the server must name.
 KINDS = ("wide", "nan", "flat", "cube", "counts-long", "counts-inf", "other-entity", "bad-ledger",
-         "foreign-ledger", "share-long", "catalogue-short", "round2-index", "no-meta")
+         "foreign-ledger", "share-long", "catalogue-short", "round2-index", "no-meta", "no-decision")
 
 
 def _site() -> str:
@@ -61,6 +61,9 @@ def _install() -> None:
 
     def Message(content, *args, **kwargs):  # noqa: N802 - stands in for Flower's Message
         meta = content["meta"] if isinstance(content, RecordDict) and "meta" in content.keys() else None
+        if meta is not None and kind == "no-decision" and str(meta.get("entity", "")) == _site():
+            content["meta"] = ConfigRecord({**dict(meta), "decision": "maybe"})
+            return real_message(content, *args, **kwargs)
         if meta is not None and str(meta.get("entity", "")) == _site() and "decision" not in meta.keys():
             fields = dict(meta)
             if "release" in content.keys():

@@ -209,3 +209,11 @@ def test_shares_that_all_miss_the_methods_public_length_end_the_run_at_their_arr
     assert re.search(r"masked share \(SecAgg\+ collect masked vectors \[popularity\]\) from clinic [ABC]: a share "
                      r"of shape \(41,\), expected \(40,\)", message), message
     assert "kept their charge" in message and written == []
+
+
+def test_a_decision_the_server_cannot_read_ends_the_run_and_the_sites_that_accepted_give_their_charge_back(
+        monkeypatch):
+    message, written = tampered_run(monkeypatch, "no-decision", KMEANS)
+    assert "site policy decision from clinic B: the reply is no decision" in message, message
+    assert "nothing was released by any site; 2 of the 2 site(s) that accepted gave their charge back" in message
+    assert written == []

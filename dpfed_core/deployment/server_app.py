@@ -727,6 +727,21 @@ class _Run:
                         and str(r.content["meta"]["decision"]) == "accepted"]
             raise DeploymentRunError(f"{exc}; nothing was released by any site{self.withdraw(accepted)}",
                                      ledger_rows=0) from None
+        fields = ("entity", "decision", "rule", "message")
+        unread = [r for r in replies if "meta" not in r.content.keys()
+                  or any(k not in r.content["meta"].keys() for k in fields)
+                  or str(r.content["meta"]["decision"]) not in ("accepted", "refused")]
+        if unread:
+            # a decision the server cannot read is no acceptance: the run ends as at a silent site
+            accepted = [r.metadata.src_node_id for r in replies
+                        if r not in unread and str(r.content["meta"]["decision"]) == "accepted"]
+            names = sorted(str(r.content["meta"]["entity"]) if "meta" in r.content.keys()
+                           and "entity" in r.content["meta"].keys() else self.transport.name(r.metadata.src_node_id)
+                           for r in unread)
+            why = bad_reply(", ".join(names), "site policy decision",
+                            "the reply is no decision (entity, decision accepted or refused, rule, message)")
+            raise DeploymentRunError(f"{why}; nothing was released by any site{self.withdraw(accepted)}",
+                                     ledger_rows=0)
         decisions, accepted = [], []
         for r in sorted(replies, key=lambda r: nodes.index(r.metadata.src_node_id)):
             meta = r.content["meta"]
@@ -768,9 +783,13 @@ class _Run:
         answers = []
         for r in replies:
             self.transport.log(r, 0, WITHDRAW_REPLY, False, r.metadata.src_node_id)
-            if not r.has_error():
-                answers.append(r.content["meta"])
-        for meta in sorted(answers, key=lambda m: int(m.get("index", -1))):  # entity order, not arrival order
+            if not r.has_error() and "meta" in r.content.keys() and {"entity", "decision"} <= set(r.content["meta"].keys()):
+                answers.append(r.content["meta"])  # a reply that is no answer counts as none: the site keeps its charge
+        def entity_order(meta) -> int:  # entity order, not arrival order
+            index = meta.get("index", -1)
+            return int(index) if isinstance(index, (int, np.integer)) else -1
+
+        for meta in sorted(answers, key=entity_order):
             outcome["withdrawn" if str(meta["decision"]) == "withdrawn" else "kept"].append(str(meta["entity"]))
         silent = len(nodes) - len(outcome["withdrawn"]) - len(outcome["kept"])
         self.withdrawals = {**outcome, "no_answer": silent}
