@@ -7437,6 +7437,14 @@ MUTANTS = (
            "str(r.content['meta']['decision']) not in ('accepted', 'refused')", "False",
            (f"{REPLY_TESTS}::test_a_decision_the_server_cannot_read_ends_the_run_and_the_sites_that_accepted_give_"
             "their_charge_back",)),
+    Mutant("reply-site-catalogue-keys-negative-kept", "dpfed_core/deployment/client_app.py", "_check_catalogue_keys",
+           "np.any(k < 0)", "False",
+           ("tests/test_deployment_apps.py::test_broadcast_catalogue_keys_that_are_no_distinct_bucket_numbers_are_"
+            "refused",)),
+    Mutant("reply-site-catalogue-keys-off-by-one", "dpfed_core/deployment/client_app.py", "_check_catalogue_keys",
+           "np.any(k >= n)", "np.any(k > n)",
+           ("tests/test_deployment_apps.py::test_broadcast_catalogue_keys_that_are_no_distinct_bucket_numbers_are_"
+            "refused",)),
     Mutant("reply-site-share-finiteness-unchecked", "dpfed_core/deployment/client_app.py", "_secure_share",
            "not np.all(np.isfinite(values))", "False",
            ("tests/test_deployment_apps.py::test_a_share_with_entries_that_are_not_finite_is_refused_not_quantised",)),

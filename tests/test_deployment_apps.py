@@ -51,6 +51,22 @@ def test_the_released_catalogue_keys_outlive_a_later_stages_public_result():
     np.testing.assert_array_equal(ctx.state.array_records[ca.PUBLIC_KEY]["items"].numpy(), [1])
 
 
+def test_broadcast_catalogue_keys_that_are_no_distinct_bucket_numbers_are_refused():
+    """A key −1 used to wrap onto bucket 4095 (marking the site's items there released), a repeated key
+    gave two rows of V one bucket."""
+    from dpfed_core.errors import DpfedError
+
+    ca._store_public(_context(), ca.CATALOGUE_STAGE, {"keys": np.array([0, 9, 4095])})
+    ca._store_public(_context(), ca.CATALOGUE_STAGE, {"keys": np.array([], dtype=float)})  # nothing passed
+    for keys in ([-1, 4], [4, 4096], [4, 9, 4], [1.5, 2.0], [[1, 2]]):
+        ctx = _context()
+        with pytest.raises(DpfedError, match="broadcast catalogue keys are not distinct bucket numbers 0…4095"):
+            ca._store_public(ctx, ca.CATALOGUE_STAGE, {"keys": np.array(keys)})
+        assert ca.CATALOGUE_KEY not in ctx.state.array_records
+    with pytest.raises(DpfedError, match="broadcast catalogue keys"):
+        ca._store_public(_context(), ca.CATALOGUE_STAGE, {})
+
+
 def test_a_nodes_shares_read_the_declared_catalogues_columns_only():
     """The run's JSON states the declared catalogue's size; a node whose shard holds items outside it
     (after it) computes its shares from the declared columns only, refuses a shard narrower than the

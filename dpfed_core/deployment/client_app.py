@@ -791,9 +791,26 @@ def _planned_rhos(method, drawn: set[str]) -> list[float] | None:
     return [r for s, r in rho.items() if s not in drawn]
 
 
+def _check_catalogue_keys(keys) -> None:
+    """The released catalogue keys the coordinator broadcast: distinct whole bucket numbers within the
+    public bucket count. A negative key would wrap onto the last buckets (NumPy indexing) and mark
+    this site's items there released though no threshold released them; a repeated one would give
+    two of V's rows one bucket."""
+    from dpfed_core.privacy import catalogue as cat
+
+    k = np.asarray(keys) if keys is not None else None
+    n = cat.SECURE_CATALOGUE_BUCKETS
+    if (k is None or k.ndim != 1 or not (np.issubdtype(k.dtype, np.integer) or k.size == 0)
+            or np.any(k < 0) or np.any(k >= n) or np.unique(k).size != k.size):
+        raise DpfedError(f"the broadcast catalogue keys are not distinct bucket numbers 0…{n - 1}; nothing of "
+                         "them was used (the coordinator's catalogue step is faulty)")
+
+
 def _store_public(context: Context, after: str, arrays: dict) -> None:
     """Keep the public result of stage ``after`` that a later step reads. The catalogue's released
     keys are kept apart: a later stage's public result replaces PUBLIC_KEY."""
+    if after == CATALOGUE_STAGE:
+        _check_catalogue_keys(arrays.get("keys"))
     context.state.array_records[CATALOGUE_KEY if after == CATALOGUE_STAGE else PUBLIC_KEY] = ArrayRecord(
         {k: Array(np.ascontiguousarray(a)) for k, a in arrays.items()})
 
