@@ -551,6 +551,9 @@ def test_a_node_that_does_not_answer_or_answers_with_an_error_stops_the_run_nami
     failed = _reply(3, {"error": {"message": "round 1: shard belongs to another federation"}})
     with pytest.raises(sa.DeploymentRunError, match="round 1: clinic C: round 1: shard belongs"):
         t.check_replies(_sent(1, 3), [_reply(1), failed], "round 1")
+    # an error record without its message still names the site (not a KeyError of the server)
+    with pytest.raises(sa.DeploymentRunError, match="round 1: clinic C: it failed and gave no reason"):
+        t.check_replies(_sent(1, 3), [_reply(1), _reply(3, {"error": {}})], "round 1")
 
 
 def test_a_site_lost_after_the_secure_sums_leaves_the_run_within_max_dropouts_and_beyond_stops():

@@ -377,7 +377,9 @@ class _Transport:
             if r.has_error():
                 raise DeploymentRunError(f"{what}: {self.name(node)} failed: {r.error.reason}")
             if "error" in r.content.keys():
-                raise DeploymentRunError(f"{what}: {self.name(node)}: {r.content['error']['message']}")
+                error = r.content["error"]
+                reason = str(error["message"]) if "message" in error.keys() else "it failed and gave no reason"
+                raise DeploymentRunError(f"{what}: {self.name(node)}: {reason}")
         return missing
 
     def send_and_receive(self, messages: list[Message], timeout: float | None) -> list[Message]:
