@@ -34,7 +34,9 @@ progress), the secure sum (:class:`_SecureSum`: SecAgg+ driven from this main) a
 Every message sent and received is logged with its size as Flower serialises it (:mod:`.wire`);
 ``dump-dir`` keeps a copy of every payload the server received (the tests of what crosses the wire read it).
 Any failure — an error reply, a node that does not answer within ``round-timeout``, a node lost in
-the secure sum — ends the run with one clear message in the progress file and no result file.
+the secure sum, a reply the server cannot use (each is checked where it arrives: shapes the run's
+public facts give, finite values, the entity the site's decision named, well-formed ledger rows;
+:func:`bad_reply`) — ends the run with one clear message in the progress file and no result file.
 """
 from __future__ import annotations
 
