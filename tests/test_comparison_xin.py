@@ -417,3 +417,24 @@ def test_more_public_users_than_users_or_a_zero_tau_is_refused_naming_the_parame
     assert err.value.param == "prototype_params"
     every = cfg.replace(method_params={"n_public": 60, "tau": 2.0, "max_iter": 3})
     assert len(run_method(ratings_dataset(), every)[1].model.public_) == 60
+
+
+def test_em_stops_at_the_first_iteration_whose_completed_rows_moved_less_than_tol_relative_to_the_last():
+    """The stopping rule the docstring states: the change of the completed rows relative to the previous
+    iteration's, checked from the second iteration on."""
+    X, _, _ = low_rank_ratings(13, n=30, m=15)
+    mu = xin.item_means(X)
+    V, prev, changes = np.zeros((X.shape[1], 0)), None, []
+    for _ in range(40):
+        C = xin.complete_rows(X, mu, V, 2.0)
+        V = xin.shrink_step(C, None, 2.0, 50)
+        if prev is not None:
+            changes.append(np.linalg.norm(C - prev) / np.linalg.norm(prev))
+        prev = C
+    # a tolerance equal to the change at iteration 4 (changes[j] belongs to iteration j + 2): the first
+    # iteration strictly below it is where the fit stops
+    tol = changes[2]
+    expected = next(j + 2 for j, c in enumerate(changes) if c < tol)
+    assert xin.fit_em(X, 2.0, max_iter=40, tol=tol)[2] == expected
+    assert xin.fit_em(X, 2.0, max_iter=40, tol=math.inf)[2] == 2
+    assert "completed rows" in xin.fit_em.__doc__ and "V Vᵀ" not in xin.fit_em.__doc__

@@ -132,7 +132,9 @@ def fit_em(X: sp.csr_matrix, tau: float, *, mu: np.ndarray | None = None, max_ra
 
     ``extra_rows`` (k, m): frozen, already-centred rows (private users' released vectors) that enter
     every M-step with ``extra_weights`` but are never re-completed. Returns (μ, V, iterations).
-    Stops when the relative change of V Vᵀ's action on the completed rows is below ``tol``.
+    Stops at the first iteration whose completed rows C (the E-step's centred rows) differ from the
+    previous iteration's by less than ``tol`` relative to them, ‖C − C_prev‖_F / ‖C_prev‖_F < ``tol``
+    (so at the earliest at iteration 2), or after ``max_iter`` iterations.
     """
     X = sp.csr_matrix(X)
     mu = item_means(X) if mu is None else mu
