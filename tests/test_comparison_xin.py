@@ -438,3 +438,27 @@ def test_em_stops_at_the_first_iteration_whose_completed_rows_moved_less_than_to
     assert xin.fit_em(X, 2.0, max_iter=40, tol=tol)[2] == expected
     assert xin.fit_em(X, 2.0, max_iter=40, tol=math.inf)[2] == 2
     assert "completed rows" in xin.fit_em.__doc__ and "V Vᵀ" not in xin.fit_em.__doc__
+
+
+@pytest.mark.parametrize("mechanism", ["pmc", "pmd"])
+def test_each_private_user_downloads_the_model_before_its_release_and_the_log_counts_every_copy(mechanism):
+    """The streamed protocol sends (μ, V) to every private user before it completes its row and releases:
+    the message log counts one copy per private user, with its bytes, not one per entity."""
+    ds = ratings_dataset()
+    cfg = RunConfig(method=f"xin-{mechanism}", mode="observed", n_hidden=3,
+                    method_params={"public_fraction": 0.1, "tau": 2.0, "max_iter": 5, "max_rank": 1,
+                                   "pmd_sweeps": 1, "pmd_tries": 1})
+    res = xin._make_fit(mechanism)(ds, ds.X.tocsr(), cfg, np.random.default_rng(0), lambda *a, **k: None)
+    assert res.model.V_.shape[1] == 1  # rank 1 throughout: each copy is μ and one column of V
+    public = set(res.model.public_.tolist())
+    copies = 0
+    for name, sl in zip(ds.entity_names, ds.entity_slices()):
+        n_priv = sum(1 for u in range(sl.start, sl.stop) if u not in public)
+        (sent,) = [m for m in res.messages if m.sender == "server" and m.receiver == name and m.round == 2]
+        assert f"each of {n_priv} private users" in sent.content
+        assert sent.shape == (n_priv, ds.n_items, 2) and sent.bytes == n_priv * ds.n_items * 2 * 8
+        copies += sent.shape[0]
+    assert copies == ds.n_users - len(public)
+    public_only = xin._make_fit("none")(ds, ds.X.tocsr(), cfg.replace(method="xin-public"),
+                                        np.random.default_rng(0), lambda *a, **k: None)
+    assert not [m for m in public_only.messages if m.round == 2]

@@ -221,7 +221,9 @@ class XinJaakkola:
     random_state : seed or Generator.
 
     Attributes: ``mu_`` (m,), ``V_`` (m, r), ``U_`` (n, r) local factors, ``public_`` (indices),
-    ``messages_`` (list of (round, who, content, n_floats)), ``rounds_``.
+    ``messages_`` (list of (round, who, content, n_floats)), ``rounds_``, ``downloaded_`` (n,): the
+    columns of the (μ, V) each private user downloaded to complete its row before its release
+    (1 + the rank of V then; 0 for a user who released nothing).
     """
 
     public_fraction: float = 0.01
@@ -255,6 +257,7 @@ class XinJaakkola:
             else np.random.default_rng(self.random_state)
         n, m = X.shape
         self.rounds_ = 0
+        self.downloaded_ = np.zeros(n, dtype=np.int64)
         if self.mechanism == "full":
             self.public_ = np.arange(n)
         else:
@@ -280,7 +283,10 @@ class XinJaakkola:
         S = np.asarray(self.values, dtype=float)
         for start in range(0, len(private), self.batch):
             users = private[start:start + self.batch]
-            # Each private user completes its own row locally with the current (μ, V), then releases.
+            # Each private user downloads the current (μ, V), completes its own row locally, then releases.
+            self.downloaded_[users] = 1 + V.shape[1]
+            self.messages_.append((self.rounds_ + 1, "server", f"(μ, V) to each of {len(users)} private users",
+                                   len(users) * (mu.size + V.size)))
             full = complete_rows(X[users], mu, V, self.tau) + mu[None, :]
             for k in range(len(users)):
                 r = full[k]
@@ -345,6 +351,13 @@ def _make_fit(mechanism: str):
             if mechanism in ("pmc", "pmd"):
                 n_priv = len(rows) - len(pub)
                 if n_priv:
+                    # each private user downloads the (μ, V) of its batch before its release: one copy per user
+                    cols = model.downloaded_[[r for r in rows if r not in public_set]]
+                    ranks = sorted({int(c) - 1 for c in cols})
+                    said = f"rank {ranks[0]}" if len(ranks) == 1 else f"rank {ranks[0]} to {ranks[-1]} as V grew"
+                    messages.append(Message(2, SERVER, name, f"(μ, V) item model to each of {n_priv} private users "
+                                            f"before its release ({said})", (n_priv, dataset.n_items, int(cols.max())),
+                                            int(cols.sum()) * dataset.n_items * 8))
                     messages.append(Message(2, name, SERVER, f"{n_priv} {mechanism.upper()} vectors (not DP)",
                                             (n_priv, dataset.n_items), n_priv * dataset.n_items * 8))
                     ledger.spend(name, "private users", f"{mechanism.upper()} release (not DP)", math.inf)
