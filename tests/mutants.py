@@ -4144,9 +4144,9 @@ MUTANTS = (
     # the Federate page's plan per stage: a maximum, with why a stage that stops on an earlier release can
     # spend less, the k each table is for when the automatic k may use two
     Mutant("plan-caption-never-says-why-less", UI_CATALOGUE, "plan_captions",
-           "{'candidates', 'search'} & set(plan['stage'])", "False", (PLAN_AT_MOST,)),
+           "{'candidates', 'local search', 'coreset sums'} & set(plan['stage'])", "False", (PLAN_AT_MOST,)),
     Mutant("plan-caption-says-early-stop-without-those-stages", UI_CATALOGUE, "plan_captions",
-           "{'candidates', 'search'} & set(plan['stage'])", "True", (PLAN_AT_MOST,)),
+           "{'candidates', 'local search', 'coreset sums'} & set(plan['stage'])", "True", (PLAN_AT_MOST,)),
     Mutant("plan-caption-k-unnamed", UI_CATALOGUE, "plan_captions", "len(plans) > 1", "False",
            (PLAN_ON_PAGE,)),
     Mutant("federate-page-plan-not-shown", FED_PAGE, MODULE,
