@@ -401,7 +401,7 @@ with tabs[1]:
         st.dataframe(dash.top_items_per_factor(V_shared, ds.item_names, 8, columns=_columns))
 with tabs[2]:
     msgs = dash.messages_table(doc)
-    st.markdown(f"{len(msgs)} messages crossed an entity's boundary "
+    st.markdown(f"{int(msgs['copies'].sum())} messages crossed an entity's boundary "
                 f"({msgs['bytes'].sum() / 1024:.1f} KiB in total)." if not msgs.empty else "No messages.")
     st.dataframe(msgs, hide_index=True)
 with tabs[3]:

@@ -462,3 +462,25 @@ def test_each_private_user_downloads_the_model_before_its_release_and_the_log_co
     public_only = xin._make_fit("none")(ds, ds.X.tocsr(), cfg.replace(method="xin-public"),
                                         np.random.default_rng(0), lambda *a, **k: None)
     assert not [m for m in public_only.messages if m.round == 2]
+
+
+def test_the_dashboard_and_the_report_count_every_copy_a_user_sent_or_received():
+    """A per-user message is logged once with its copies: the Federate page's count and the report's
+    count each copy — every public user's ratings, each private user's download and release, and one
+    model per entity at the end."""
+    from dpfed_core.reporting.report import build_report
+    from dpfed_core.ui.tables import messages_table
+
+    ds = ratings_dataset()
+    cfg = RunConfig(method="xin-pmc", mode="observed", n_hidden=3,
+                    method_params={"public_fraction": 0.1, "tau": 2.0, "max_iter": 5})
+    doc, res = run_method(ds, cfg)
+    n_public = len(res.model.public_)
+    sent = n_public + 2 * (ds.n_users - n_public) + ds.n_entities
+    table = messages_table(doc)
+    assert int(table["copies"].sum()) == sent and len(table) < sent
+    page = build_report(doc, generated="x", include_plotlyjs=False)
+    assert f"{sent} messages in round(s) 1, 2, 3" in page
+    # a document written before messages recorded their copies counts each of its rows once
+    old = {**doc, "messages": [{k: v for k, v in m.items() if k != "copies"} for m in doc["messages"]]}
+    assert int(messages_table(old)["copies"].sum()) == len(doc["messages"])

@@ -121,10 +121,13 @@ def has_prototypes(result: MethodResult) -> bool:
 
 
 def messages_table(doc: dict) -> pd.DataFrame:
+    """The run's message log, one row per logged message; ``copies`` is how many times it was sent (one
+    per user for a per-user download or upload; 1 in a document that does not say)."""
     df = pd.DataFrame(doc.get("messages", []),
-                      columns=["round", "sender", "receiver", "content", "shape", "bytes"])
+                      columns=["round", "sender", "receiver", "content", "shape", "bytes", "copies"])
     if not df.empty:
         df["shape"] = df["shape"].map(shape_text)
+        df["copies"] = df["copies"].fillna(1).astype(int)
     return df
 
 

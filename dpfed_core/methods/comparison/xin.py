@@ -346,7 +346,8 @@ def _make_fit(mechanism: str):
                 block = train[pub]
                 messages.append(Message(1, name, SERVER, f"all ratings of {len(pub)} public users",
                                         (len(pub), dataset.n_items),
-                                        int(block.data.nbytes + block.indices.nbytes + block.indptr.nbytes)))
+                                        int(block.data.nbytes + block.indices.nbytes + block.indptr.nbytes),
+                                        copies=len(pub)))
                 ledger.spend(name, "public users", "raw ratings of public users (no privacy)", math.inf)
             if mechanism in ("pmc", "pmd"):
                 n_priv = len(rows) - len(pub)
@@ -357,9 +358,9 @@ def _make_fit(mechanism: str):
                     said = f"rank {ranks[0]}" if len(ranks) == 1 else f"rank {ranks[0]} to {ranks[-1]} as V grew"
                     messages.append(Message(2, SERVER, name, f"(μ, V) item model to each of {n_priv} private users "
                                             f"before its release ({said})", (n_priv, dataset.n_items, int(cols.max())),
-                                            int(cols.sum()) * dataset.n_items * 8))
+                                            int(cols.sum()) * dataset.n_items * 8, copies=n_priv))
                     messages.append(Message(2, name, SERVER, f"{n_priv} {mechanism.upper()} vectors (not DP)",
-                                            (n_priv, dataset.n_items), n_priv * dataset.n_items * 8))
+                                            (n_priv, dataset.n_items), n_priv * dataset.n_items * 8, copies=n_priv))
                     ledger.spend(name, "private users", f"{mechanism.upper()} release (not DP)", math.inf)
             messages.append(Message(3, SERVER, name, "(μ, V) item model", (dataset.n_items, V.shape[1]),
                                     int(V.nbytes)))
