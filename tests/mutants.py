@@ -655,6 +655,9 @@ READ_INF_BARS = ("tests/test_report_charts.py::test_the_composed_epsilon_chart_k
 READ_WITH_METHOD = ("tests/test_app_pages.py::test_a_dp_method_after_a_run_that_spent_no_epsilon_gets_the_measured_"
                     "default_epsilon")
 READ_PLAN_STAGES = "tests/test_dashboard_engine.py::test_every_stage_the_plan_names_is_a_stage_of_the_runs_ledger"
+READ_COPIES = f"{XINT}::test_the_dashboard_and_the_report_count_every_copy_a_user_sent_or_received"
+READ_FCF_COPIES = ("tests/test_comparison_fcf.py::test_fcf_charges_every_entity_logs_both_directions_and_reports_"
+                   "progress_against_every_round")
 SYSTEMS_GRAM = f"{XINT}::test_the_m_step_through_the_gram_matrix_is_the_thin_svds_soft_threshold"
 SYSTEMS_SOFT = f"{XINT}::test_shrink_step_soft_thresholds_singular_values"
 SYSTEMS_ESTEP = f"{XINT}::test_the_e_step_keeps_each_observed_rating_centred_and_fills_the_rest_by_eq4"
@@ -7430,6 +7433,14 @@ MUTANTS = (
            "self.candidates == 'lsh' and k > 1", "False", (READ_PLAN_STAGES,)),
     Mutant("read-plan-stages-named-by-their-plan-keys", UI_CATALOGUE, "budget_plans", "obj.stage_names(k).get(s, s)",
            "s", (READ_PLAN_STAGES,)),
+    Mutant("read-report-counts-logged-rows-not-copies", RSECTIONS, "_messages", "sum(_copies(mm) for mm in msgs)",
+           "len(msgs)", (READ_COPIES,)),
+    Mutant("read-dashboard-message-copies-unread", UI_TABLES, "messages_table",
+           "df['copies'] = df['copies'].fillna(1).astype(int)", "df['copies'] = 1", (READ_COPIES,)),
+    Mutant("read-xin-private-releases-one-message-per-entity", XIN_PY, "_make_fit.fit", "Message(2, name, SERVER)",
+           "1", (READ_COPIES,), arg="copies"),
+    Mutant("read-fcf-downloads-one-message-per-entity", FCF_PY, "_fit_fcf.on_round", "Message(rnd, SERVER, name)",
+           "1", (READ_FCF_COPIES,), arg="copies"),
 )
 
 
