@@ -484,3 +484,20 @@ def test_the_dashboard_and_the_report_count_every_copy_a_user_sent_or_received()
     # a document written before messages recorded their copies counts each of its rows once
     old = {**doc, "messages": [{k: v for k, v in m.items() if k != "copies"} for m in doc["messages"]]}
     assert int(messages_table(old)["copies"].sum()) == len(doc["messages"])
+
+
+def test_the_federate_page_says_the_round_the_message_log_broadcast_the_model_in():
+    """Xin et al.'s model reaches the entities in round 3 and a central curator's never leaves it: the V tab
+    says what the log says, not the two-round protocol's round 2."""
+    from dpfed_core.ui.tables import broadcast_words
+
+    ds = ratings_dataset()
+    cfg = RunConfig(method="xin-pmc", mode="observed", n_hidden=3,
+                    method_params={"public_fraction": 0.1, "tau": 2.0, "max_iter": 5})
+    doc, _ = run_method(ds, cfg)
+    assert broadcast_words(doc) == "broadcast to every entity in round 3"
+    two_rounds = {"messages": [{"round": 1, "sender": "A", "receiver": "server"},
+                               {"round": 2, "sender": "server", "receiver": "A"}]}
+    assert broadcast_words(two_rounds) == "broadcast to every entity in round 2"
+    curator, _ = run_method(ds, RunConfig(method="item-average", mode="observed", n_hidden=3))
+    assert "no entity received it" in broadcast_words(curator)

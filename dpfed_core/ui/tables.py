@@ -131,6 +131,18 @@ def messages_table(doc: dict) -> pd.DataFrame:
     return df
 
 
+def broadcast_words(doc: dict) -> str:
+    """Where the run's item model went, as its message log says: "broadcast to every entity in round r"
+    (the last round the server sent the entities something), or that no entity received it when the
+    log has no message from the server (a central curator keeps the model it fits)."""
+    from dpfed_core.federation.messages import SERVER
+
+    rounds = [int(m.get("round", 0)) for m in doc.get("messages") or [] if m.get("sender") == SERVER]
+    if not rounds:
+        return "kept where it was fitted: no entity received it (the message log has no message to them)"
+    return f"broadcast to every entity in round {max(rounds)}"
+
+
 def ledger_table(doc: dict) -> pd.DataFrame:
     df = pd.DataFrame(doc["privacy"]["ledger"])
     if df.empty:
