@@ -593,3 +593,14 @@ def test_a_parameter_the_method_would_ignore_is_refused_naming_it_and_its_defaul
     fits = [run_method(ds, cfg.replace(method="ge-mf", method_params={"solver": s, "iterations": 2}))[1].V
             for s in ("als", "sgd")]
     assert not np.allclose(fits[0], fits[1])
+
+
+@pytest.mark.parametrize("name, private", [("global-average", False), ("ge-mf", False), ("friedman-ge", True)])
+def test_a_non_private_baseline_is_not_said_to_have_an_epsilon_protecting_one_rating(name, private):
+    ds = rating_dataset()
+    cfg = RunConfig(method=name, epsilon=2.0, mode="observed", rank=2, seed=1, n_hidden=3,
+                    method_params={"iterations": 2} if name == "ge-mf" else {})
+    doc, res = run_method(ds, cfg)
+    said = " ".join(res.extra["notes"])
+    assert ("its ε protects one rating" in said) is private
+    assert ("no privacy" in said) is (not private)
