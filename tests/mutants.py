@@ -657,6 +657,7 @@ READ_WITH_METHOD = ("tests/test_app_pages.py::test_a_dp_method_after_a_run_that_
 READ_PLAN_STAGES = "tests/test_dashboard_engine.py::test_every_stage_the_plan_names_is_a_stage_of_the_runs_ledger"
 READ_COPIES = f"{XINT}::test_the_dashboard_and_the_report_count_every_copy_a_user_sent_or_received"
 READ_BROADCAST = f"{XINT}::test_the_federate_page_says_the_round_the_message_log_broadcast_the_model_in"
+READ_FRI_BASELINE_NOTE = f"{FRIT}::test_a_non_private_baseline_is_not_said_to_have_an_epsilon_protecting_one_rating"
 READ_FCF_COPIES = ("tests/test_comparison_fcf.py::test_fcf_charges_every_entity_logs_both_directions_and_reports_"
                    "progress_against_every_round")
 SYSTEMS_GRAM = f"{XINT}::test_the_m_step_through_the_gram_matrix_is_the_thin_svds_soft_threshold"
@@ -7446,6 +7447,8 @@ MUTANTS = (
            "min(rounds)", (READ_BROADCAST,)),
     Mutant("read-broadcast-said-for-a-curator-that-kept-the-model", UI_TABLES, "broadcast_words", "not rounds",
            "False", (READ_BROADCAST,)),
+    Mutant("read-fri-baseline-said-to-protect-one-rating", FRIEDMAN, "_make_fit.fit", "_notes(config, private)",
+           "_notes(config)", (READ_FRI_BASELINE_NOTE,)),
 )
 
 
